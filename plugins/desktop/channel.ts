@@ -1,0 +1,87 @@
+/**
+ * The built-in `desktop` channel (protocol.md 通道模板与命令行示例): a system notification per new card —
+ * Linux `notify-send` (text after `--`), macOS `osascript` (text as arguments), Windows a toast from a fixed
+ * PowerShell script fed base64 JSON (the text is never PowerShell code). Without a graphical session it calls
+ * nothing and reports `skipped-<card id>` once; updates of a card are only reported, never shown again.
+ * Only `node:` modules here.
+ */
+import { execFile } from "node:child_process";
+
+interface Card { id: number; version: number; ref: string | null; kind: string; title: string; state: string }
+interface Args {
+  hub: {
+    nextCard(wait: number): Promise<{ card: Card | null }>;
+    delivered(id: number, version: number, ref: string): Promise<unknown>;
+    failed(id: number, version: number, error: string): Promise<unknown>;
+  };
+  options: { name: string };
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+
+const zh = /^zh/i.test(process.env.AGENT_AUTOLOOP_LANG || process.env.LANG || "");
+const heading = zh ? "Agent 问你一个问题" : "An agent has a question for you";
+const noticeHeading = zh ? "Agent 通知" : "Agent notice";
+const hint = zh ? "运行 agent-autoloop status 查看" : "Run agent-autoloop status to see it";
+
+/** Whether a graphical session can show notifications. */
+export function hasGraphicalSession(env: NodeJS.ProcessEnv = process.env, platform = process.platform): boolean {
+  if (platform === "darwin" || platform === "win32") return true;
+  return Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
+}
+
+const toastScript = [
+  "$d = [System.Text.Encoding]::UTF8.GetString([System.Convert]::FromBase64String($args[0])) | ConvertFrom-Json",
+  "[Windows.UI.Notifications.ToastNotificationManager, Windows.UI.Notifications, ContentType = WindowsRuntime] > $null",
+  "$x = [Windows.UI.Notifications.ToastNotificationManager]::GetTemplateContent([Windows.UI.Notifications.ToastTemplateType]::ToastText02)",
+  "$t = $x.GetElementsByTagName('text'); $t.Item(0).AppendChild($x.CreateTextNode($d.title)) > $null; $t.Item(1).AppendChild($x.CreateTextNode($d.body)) > $null",
+  "[Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier('agent-autoloop').Show([Windows.UI.Notifications.ToastNotification]::new($x))",
+].join("; ");
+
+/** The program and arguments that show one notification on this platform. */
+export function notifyCommand(title: string, body: string, platform = process.platform): [string, string[]] {
+  if (platform === "darwin") {
+    return ["osascript", ["-e", "on run argv", "-e", "display notification (item 2 of argv) with title (item 1 of argv)", "-e", "end run", title, body]];
+  }
+  if (platform === "win32") {
+    const data = Buffer.from(JSON.stringify({ title, body }), "utf8").toString("base64");
+    return ["powershell.exe", ["-NoProfile", "-NonInteractive", "-Command", toastScript, data]];
+  }
+  return ["notify-send", ["--app-name=agent-autoloop", "--", title, body]];
+}
+
+function run(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: 15_000 }, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+export default async function desktopChannel({ hub, log, signal }: Args): Promise<void> {
+  while (!signal.aborted) {
+    let card: Card | null;
+    try {
+      card = (await hub.nextCard(50)).card;
+    } catch (e) {
+      if (signal.aborted) return;
+      log(`next card: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, 5000));
+      continue;
+    }
+    if (!card) continue;
+    if (card.ref !== null) {
+      await hub.delivered(card.id, card.version, card.ref).catch(() => {});
+      continue;
+    }
+    if (!hasGraphicalSession()) {
+      await hub.delivered(card.id, card.version, `skipped-${card.id}`).catch(() => {});
+      continue;
+    }
+    const [cmd, args] = notifyCommand(card.kind === "ask" ? heading : noticeHeading, `${card.title}\n${hint}`);
+    try {
+      await run(cmd, args);
+      await hub.delivered(card.id, card.version, `desktop-${card.id}`);
+    } catch (e) {
+      await hub.failed(card.id, card.version, (e as Error).message).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The built-in `file` channel: appends each card (and each update of it) to a text file as a readable block.
+ * The simplest channel to watch: `tail -f ~/.agent-autoloop/cards.txt`. Answers go in through the CLI.
+ * Options (config.json): `path` — the file (default: cards.txt in the current folder).
+ * Only `node:` modules here: a plugin must run when installed outside the engine.
+ */
+import { appendFileSync } from "node:fs";
+
+interface Card {
+  id: number; version: number; ref: string | null; kind: "ask" | "notice"; fyi: boolean; state: string;
+  title: string; text: string; options: string[]; recommend: number | null; choice: number | null;
+  answer: string | null; by: string | null; result: string | null; link: string | null; rule: string | null; at: string;
+}
+interface Args {
+  hub: {
+    nextCard(wait: number): Promise<{ card: Card | null }>;
+    delivered(id: number, version: number, ref: string): Promise<unknown>;
+    failed(id: number, version: number, error: string): Promise<unknown>;
+  };
+  options: { path?: string; name: string };
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+
+const zh = /^zh/i.test(process.env.AGENT_AUTOLOOP_LANG || process.env.LANG || "");
+const words = zh
+  ? { ask: "提问", notice: "通知", fyi: "仅告知", recommended: "推荐", answer: "回答", handled: "已处理", result: "结果", by: "回答人", link: "链接" }
+  : { ask: "ask", notice: "notice", fyi: "fyi", recommended: "recommended", answer: "answer", handled: "handled", result: "result", by: "by", link: "link" };
+
+/** The text block of one card version. */
+export function renderCard(card: Card): string {
+  const kind = card.fyi ? words.fyi : card.kind === "ask" ? words.ask : words.notice;
+  const lines = [`── card ${card.id} · v${card.version} · ${kind} · ${card.state}${card.rule ? ` · ${card.rule}` : ""} · ${card.at}`, card.title];
+  if (card.text) lines.push(card.text);
+  card.options.forEach((o, i) => lines.push(`  ${i}) ${o}${card.recommend === i ? `  ← ${words.recommended}` : ""}`));
+  if (card.choice !== null) lines.push(`${words.answer}: ${card.choice}) ${card.options[card.choice] ?? ""}`);
+  if (card.answer) lines.push(`${words.answer}: ${card.answer}`);
+  if (card.by) lines.push(`${words.by}: ${card.by}`);
+  if (card.result) lines.push(`${words.result}: ${card.result}`);
+  if (card.link) lines.push(`${words.link}: ${card.link}`);
+  if (card.state === "open" && card.kind === "ask") lines.push(`→ agent-autoloop answer ${card.id} <0-${card.options.length - 1}>`);
+  if (card.state === "open" && card.kind === "notice" && !card.fyi) lines.push(`→ agent-autoloop answer ${card.id} 0   (${words.handled})`);
+  return lines.join("\n") + "\n\n";
+}
+
+export default async function fileChannel({ hub, options, log, signal }: Args): Promise<void> {
+  const path = options.path ?? "cards.txt";
+  while (!signal.aborted) {
+    let card: Card | null;
+    try {
+      card = (await hub.nextCard(50)).card;
+    } catch (e) {
+      if (signal.aborted) return;
+      log(`next card: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, 5000));
+      continue;
+    }
+    if (!card) continue;
+    try {
+      appendFileSync(path, renderCard(card), { mode: 0o600 });
+    } catch (e) {
+      await hub.failed(card.id, card.version, (e as Error).message).catch(() => {});
+      continue;
+    }
+    await hub.delivered(card.id, card.version, card.ref ?? `file-${card.id}`).catch((e: Error) => log(`delivered: ${e.message}`));
+  }
+}

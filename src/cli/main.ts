@@ -1,0 +1,218 @@
+/**
+ * The `agent-autoloop` command line (DESIGN.md 接口): init, serve, status, answer, resolve, stop, key, check,
+ * --version. Every command but init, serve, check and key (while no hub runs) talks to the hub over HTTP.
+ */
+import { Command, CommanderError } from "commander";
+import { readFileSync, existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { homePaths, readConfig, engineDir, type Home } from "../host/home.js";
+import { initialize, parseListen, registerKeysLocally, removeKeyLocally, startServe, urlOf } from "../host/serve.js";
+import { HubClient, HubError } from "../protocol/client.js";
+import { parseRules } from "../kernel/rules.js";
+import { systemTimeZone } from "../host/hub.js";
+import { keyKinds, type KeyKind } from "../kernel/types.js";
+import { validKeyName } from "../host/http.js";
+import { newKey } from "../host/home.js";
+import { langFromEnv, t } from "../i18n/messages.js";
+import { formatStatus } from "./status.js";
+
+const lang = langFromEnv(process.env);
+
+class CliError extends Error {
+  constructor(message: string, readonly code = 1) { super(message); }
+}
+
+function home(): Home {
+  return homePaths();
+}
+
+function hubUrl(h: Home): string {
+  if (process.env.AGENT_AUTOLOOP_URL) return process.env.AGENT_AUTOLOOP_URL;
+  const { host, port } = parseListen(readConfig(h).listen);
+  return urlOf(host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host, port);
+}
+
+function ownerClient(): HubClient {
+  const h = home();
+  if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
+  return new HubClient(hubUrl(h), readConfig(h).owner);
+}
+
+/** Runs an HTTP call, turning "cannot connect" into a sentence that says what to do. */
+async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>): Promise<T> {
+  try {
+    return await f(client);
+  } catch (e) {
+    if (e instanceof HubError) throw new CliError(e.message);
+    const cause = ((e as Error & { cause?: Error }).cause?.message ?? (e as Error).message);
+    throw new CliError(t(lang, "cli.hubDown", { url: client.url, error: cause }));
+  }
+}
+
+/** Whether a hub answers at the home's address. */
+async function hubRunning(h: Home): Promise<boolean> {
+  try {
+    const res = await fetch(`${hubUrl(h)}/v1/health`, { signal: AbortSignal.timeout(1500) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+function version(): string {
+  let commit = "";
+  let tag = "";
+  try {
+    commit = execFileSync("git", ["-C", engineDir, "rev-parse", "--short", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    tag = execFileSync("git", ["-C", engineDir, "describe", "--tags", "--exact-match", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    // not a git checkout, or no tag on this commit
+  }
+  return `${tag || t(lang, "cli.unreleased")}${commit ? ` (${commit})` : ""}`;
+}
+
+export function program(): Command {
+  const p = new Command("agent-autoloop");
+  p.description("A self-hosted hub that turns events into coding-agent runs and brings you only what needs a human.")
+    .version(version(), "-V, --version")
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  p.command("init").description("create the home directory (rules.json, config.json, keys)").action(() => {
+    const h = home();
+    const created = initialize(h, lang);
+    console.log(t(lang, created ? "cli.init.created" : "cli.init.exists", { home: h.dir }));
+  });
+
+  p.command("serve")
+    .description("run the hub, the local worker and the channels in one process")
+    .option("--listen <host:port>", "listen address (port 0 picks a free port)")
+    .action(async (o: { listen?: string }) => {
+      const running = await startServe(home(), { listen: o.listen, lang });
+      console.log(t(lang, "serve.listening", { url: running.url }));
+      let stopping = false;
+      const stop = () => {
+        if (stopping) return;
+        stopping = true;
+        void running.close().then(() => process.exit(0));
+      };
+      process.on("SIGTERM", stop);
+      process.on("SIGINT", stop);
+    });
+
+  p.command("status")
+    .description("cards, runs, rules, workers and unrouted events at a glance")
+    .option("--json", "print the raw /v1/state answer")
+    .option("--before <run>", "older runs, before this run id")
+    .action(async (o: { json?: boolean; before?: string }) => {
+      const client = ownerClient();
+      const state = await call(client, (c) => c.state(o.before ? Number(o.before) : undefined));
+      console.log(o.json ? JSON.stringify(state, null, 2) : formatStatus(state, lang, client.url));
+    });
+
+  p.command("answer")
+    .description("answer a card: the number of an option (0, 1, …), or --text")
+    .argument("<card>", "card id")
+    .argument("[choice]", "option number")
+    .option("--text <text>", "an answer in your own words")
+    .action(async (card: string, choice: string | undefined, o: { text?: string }) => {
+      if (choice === undefined && o.text === undefined) throw new CliError(t(lang, "card.choiceOrText"));
+      if (choice !== undefined && !/^\d+$/.test(choice)) throw new CliError(t(lang, "card.choiceRange", { max: "n" }));
+      const body: { choice?: number; text?: string } = {};
+      if (choice !== undefined) body.choice = Number(choice);
+      if (o.text !== undefined) body.text = o.text;
+      const res = (await call(ownerClient(), (c) => c.answer(cardId(card), body))) as { card: { title: string; state: string } };
+      console.log(`card ${card}: ${res.card.state} — ${res.card.title}`);
+    });
+
+  p.command("resolve")
+    .description("close a card: no decision needed any more")
+    .argument("<card>", "card id")
+    .argument("[reason...]", "why")
+    .action(async (card: string, reason: string[]) => {
+      const res = await call(ownerClient(), (c) => c.resolve(cardId(card), reason.join(" ") || undefined));
+      console.log(`card ${card}: ${res.changed ? "closed" : "already closed"}`);
+    });
+
+  p.command("stop")
+    .description("stop a run")
+    .argument("<run>", "run id")
+    .action(async (run: string) => {
+      if (!/^[1-9]\d*$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
+      const res = await call(ownerClient(), (c) => c.cancel(Number(run)));
+      console.log(`run ${run}: ${res.state}`);
+    });
+
+  const key = p.command("key").description("create or remove access keys");
+  key.command("new")
+    .description("create a key and print it (replaces an earlier key of the same kind and name)")
+    .argument("<kind>", "source | worker | channel | owner")
+    .argument("<name>", "the name in rules.json (source, worker or channel name)")
+    .action(async (kind: string, name: string) => {
+      checkKey(kind, name);
+      const h = home();
+      if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
+      if (await hubRunning(h)) {
+        const res = await call(ownerClient(), (c) => c.keyNew(kind, name));
+        console.log(res.key);
+      } else {
+        const k = newKey();
+        registerKeysLocally(h, [{ kind: kind as KeyKind, name, key: k }], lang);
+        console.log(k);
+      }
+    });
+  key.command("remove")
+    .description("remove a key: its long polls and streams end at once")
+    .argument("<kind>", "source | worker | channel | owner")
+    .argument("<name>", "its name")
+    .action(async (kind: string, name: string) => {
+      checkKey(kind, name);
+      const h = home();
+      if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
+      const changed = (await hubRunning(h))
+        ? (await call(ownerClient(), (c) => c.keyRemove(kind, name))).changed
+        : removeKeyLocally(h, kind as KeyKind, name, lang);
+      console.log(changed ? "removed" : "no such key");
+    });
+
+  p.command("check")
+    .description("validate a rules file without touching the hub (default: rules.json)")
+    .argument("[file]", "rules file")
+    .action((file: string | undefined) => {
+      const f = file ?? home().rules;
+      let text: string;
+      try {
+        text = readFileSync(f, "utf8");
+      } catch (e) {
+        throw new CliError(`${f}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+      const r = parseRules(text, { timezone: systemTimeZone() });
+      if (!r.ok) throw new CliError(`${f}:${r.line}:${r.column}: ${r.error}`);
+      console.log(t(lang, "cli.check.ok", {
+        file: f, rules: r.rules.rules.length, agents: Object.keys(r.rules.agents).length,
+        sources: Object.keys(r.rules.sources).length, channels: Object.keys(r.rules.channels).length,
+      }));
+    });
+  return p;
+}
+
+function cardId(s: string): number {
+  if (!/^[1-9]\d*$/.test(s)) throw new CliError(t(lang, "notFound.card", { id: s }));
+  return Number(s);
+}
+
+function checkKey(kind: string, name: string): void {
+  if (!keyKinds.includes(kind as KeyKind)) throw new CliError(t(lang, "key.kind"));
+  if (!validKeyName(name)) throw new CliError(t(lang, "key.name"));
+}
+
+/** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) process.exit(e.exitCode);
+    process.stderr.write(`agent-autoloop: ${(e as Error).message}\n`);
+    process.exit(e instanceof CliError ? e.code : 1);
+  }
+}

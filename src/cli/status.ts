@@ -1,0 +1,73 @@
+/** `agent-autoloop status`: the owner's state summary, readable at a glance. */
+import type { Lang } from "../i18n/messages.js";
+
+type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const words = {
+  zh: {
+    hub: "中台", rules: "规则", cards: "待处理的卡片", none: "（无）", runs: "最近的轮次", lines: "规则", workers: "接单程序",
+    online: "在线", offline: "离线", unrouted: "没有规则接的事件", spending: "用量", today: "今天", week: "7 天",
+    rounds: "轮", tokens: "Token", noTokens: "轮没报 Token", noCost: "轮没报费用", paused: "暂停中", answer: "回答",
+    recommended: "推荐", queued: "排队", running: "在跑", timers: "等待中的复查", pausedRules: "暂停中的规则",
+  },
+  en: {
+    hub: "hub", rules: "rules", cards: "Cards waiting for you", none: "(none)", runs: "Recent runs", lines: "Rules", workers: "Workers",
+    online: "online", offline: "offline", unrouted: "Unrouted events", spending: "Spending", today: "today", week: "7 days",
+    rounds: "runs", tokens: "tokens", noTokens: "without token counts", noCost: "without cost", paused: "paused", answer: "answer",
+    recommended: "recommended", queued: "queued", running: "running", timers: "Timers waiting", pausedRules: "Paused rules",
+  },
+};
+
+function time(iso: string | null | undefined, tz: string): string {
+  if (!iso) return "-";
+  const d = new Date(iso);
+  const f = new Intl.DateTimeFormat("en-CA", { timeZone: tz, month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+  const p = Object.fromEntries(f.formatToParts(d).map((x) => [x.type, x.value]));
+  return `${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+}
+
+/** Formats GET /v1/state for a person. */
+export function formatStatus(s: Any, lang: Lang, url: string): string {
+  const w = words[lang];
+  const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  const out: string[] = [];
+  out.push(`${w.hub} ${url} · ${w.rules} v${s.rulesVersion} · ${s.timezone} · ${time(s.now, tz)}`);
+  out.push("", `${w.cards} (${s.cards.length}):`);
+  if (s.cards.length === 0) out.push(`  ${w.none}`);
+  for (const c of s.cards as Any[]) {
+    out.push(`  #${c.id} ${c.kind}${c.state !== "open" ? ` (${c.state})` : ""}${c.rule ? ` [${c.rule}${c.lane ? ` ${c.lane}` : ""}]` : ""} ${c.title}`);
+    if (c.text) for (const line of String(c.text).split("\n").slice(0, 3)) out.push(`      ${line}`);
+    (c.options as string[]).forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ← ${w.recommended}` : ""}`));
+    if (c.state === "open") out.push(`      → agent-autoloop answer ${c.id} ${c.kind === "ask" ? `<0-${c.options.length - 1}>` : "0"}`);
+  }
+  out.push("", `${w.runs}:`);
+  if (s.runs.length === 0) out.push(`  ${w.none}`);
+  for (const r of (s.runs as Any[]).slice(0, 10)) {
+    const u = r.usage ? ` · ${(r.usage.input ?? 0) + (r.usage.output ?? 0)} ${w.tokens}${r.usage.cost !== undefined ? ` $${Number(r.usage.cost).toFixed(4)}` : ""}` : "";
+    out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ""} · ${time(r.endedAt ?? r.startedAt ?? r.claimedAt ?? r.createdAt, tz)}${r.worker ? ` · ${r.worker}` : ""}${u}`);
+    if (r.summary) out.push(`      ${r.summary}`);
+    if (r.error && r.state !== "done") out.push(`      ${r.error}`);
+  }
+  out.push("", `${w.lines}:`);
+  for (const l of s.lines as Any[]) {
+    const when = l.cron ? `cron ${l.cron}` : `${l.source}:${(l.types as string[]).join(",")}`;
+    out.push(`  ${l.name} ← ${when} → ${l.to} · ${w.queued} ${l.queued} · ${w.running} ${l.running}${l.paused ? ` · ${w.paused}` : ""}`);
+  }
+  if ((s.pauses as Any[]).length) {
+    out.push("", `${w.pausedRules}:`);
+    for (const p of s.pauses as Any[]) out.push(`  ${p.name} · ${p.by}${p.reason ? ` · ${p.reason}` : ""}${p.until ? ` · until ${time(p.until, tz)}` : ""}`);
+  }
+  out.push("", `${w.workers}:`);
+  if (s.workers.length === 0) out.push(`  ${w.none}`);
+  for (const x of s.workers as Any[]) out.push(`  ${x.name} · ${x.online ? w.online : w.offline} · ${time(x.seenAt, tz)}`);
+  if ((s.timers as Any[]).length) {
+    out.push("", `${w.timers}:`);
+    for (const x of s.timers as Any[]) out.push(`  ${x.rule}${x.lane ? ` ${x.lane}` : ""} · ${x.key} · ${time(x.at, tz)}${x.about ? ` · ${x.about}` : ""}`);
+  }
+  out.push("", `${w.unrouted} (${s.totals.unrouted}):`);
+  for (const e of (s.unrouted as Any[]).slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type}${e.summary ? ` · ${e.summary}` : ""}`);
+  const sp = (x: Any, label: string) =>
+    `  ${label}: ${x.rounds} ${w.rounds} · ${x.tokens} ${w.tokens} · $${Number(x.cost).toFixed(4)}${x.missingTokens ? ` · ${x.missingTokens} ${w.noTokens}` : ""}${x.missingCost ? ` · ${x.missingCost} ${w.noCost}` : ""}`;
+  out.push("", `${w.spending}:`, sp(s.spending.today, w.today), sp(s.spending.week, w.week));
+  return out.join("\n");
+}

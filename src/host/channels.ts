@@ -1,0 +1,65 @@
+/**
+ * Running channel plugins in the hub's process (plugins.md 通道插件): each gets `{ hub, options, log, signal }`,
+ * talks to the hub over HTTP with its own key, and is restarted 30 s after it returns or throws.
+ * Its errors are logged and never stop the hub.
+ */
+import { HubClient, type ChannelCardView } from "../protocol/client.js";
+import { loadPlugin } from "./plugins.js";
+import { channelRestartDelayMs } from "../kernel/limits.js";
+import type { ChannelConfig } from "./home.js";
+
+/** What a channel plugin calls (protocol.md 通道). */
+export interface ChannelHub {
+  nextCard(wait: number): Promise<{ card: ChannelCardView | null }>;
+  delivered(id: number, version: number, ref: string): Promise<unknown>;
+  failed(id: number, version: number, error: string): Promise<unknown>;
+  answer(id: number, a: { choice?: number; text?: string; by: string; ref: string }): Promise<unknown>;
+}
+
+export interface ChannelArgs {
+  hub: ChannelHub;
+  /** The channel's config.json entry without its key. */
+  options: Record<string, unknown> & { name: string };
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+
+export type ChannelPlugin = (args: ChannelArgs) => Promise<void>;
+
+/** A ChannelHub for one channel key; long polls end when `signal` aborts. */
+export function channelHub(url: string, key: string, signal: AbortSignal): ChannelHub {
+  const client = new HubClient(url, key);
+  return {
+    nextCard: (wait) => client.nextCard(wait, signal),
+    delivered: (id, version, ref) => client.delivered(id, version, ref),
+    failed: (id, version, error) => client.failed(id, version, error),
+    answer: (id, a) => client.answer(id, a),
+  };
+}
+
+/**
+ * Runs one configured channel until `signal` aborts, restarting it 30 s after it returns or throws.
+ * @param restartDelayMs overridable for tests.
+ */
+export async function runChannel(
+  name: string, config: ChannelConfig, url: string, pluginsDir: string, signal: AbortSignal,
+  log: (line: string) => void, restartDelayMs = channelRestartDelayMs,
+): Promise<void> {
+  const { key, use, ...rest } = config;
+  const options = { ...rest, name };
+  const say = (line: string) => log(`channel ${name}: ${line}`);
+  while (!signal.aborted) {
+    try {
+      const plugin = await loadPlugin<ChannelPlugin>("channel", use, pluginsDir);
+      await plugin({ hub: channelHub(url, key, signal), options, log: say, signal });
+      if (!signal.aborted) say("returned; restarting in 30 s");
+    } catch (e) {
+      if (signal.aborted) break;
+      say(`${(e as Error).message}; restarting in 30 s`);
+    }
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, restartDelayMs);
+      signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
+    });
+  }
+}

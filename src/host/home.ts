@@ -1,0 +1,201 @@
+/**
+ * The home directory (`AGENT_AUTOLOOP_HOME`, default `~/.agent-autoloop`): rules.json, config.json,
+ * secrets.env, master.key, the database, plugins/ and worker/ (DESIGN.md 接口). `init` creates it once.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, renameSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve, dirname } from "node:path";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+
+export interface WorkerConfig { name: string; key: string; capacity: number }
+export interface ChannelConfig { use: string; key: string; [option: string]: unknown }
+/** config.json (issue 2): where the hub listens and the keys of the parts `serve` runs in its process. */
+export interface Config {
+  listen: string;
+  publicUrl: string | null;
+  owner: string;
+  worker: WorkerConfig | null;
+  channels: Record<string, ChannelConfig>;
+}
+
+export interface Home {
+  dir: string;
+  rules: string;
+  config: string;
+  secrets: string;
+  masterKey: string;
+  database: string;
+  plugins: string;
+  worker: string;
+  cards: string;
+}
+
+/** Paths of a home directory; `dir` defaults to AGENT_AUTOLOOP_HOME, else ~/.agent-autoloop. */
+export function homePaths(dir = process.env.AGENT_AUTOLOOP_HOME || join(homedir(), ".agent-autoloop")): Home {
+  const d = resolve(dir);
+  return {
+    dir: d,
+    rules: join(d, "rules.json"),
+    config: join(d, "config.json"),
+    secrets: join(d, "secrets.env"),
+    masterKey: join(d, "master.key"),
+    database: join(d, "hub.db"),
+    plugins: join(d, "plugins"),
+    worker: join(d, "worker"),
+    cards: join(d, "cards.txt"),
+  };
+}
+
+/** The engine's own directory (the checkout or install, where package.json is), for built-in plugins and examples. */
+export const engineDir = findEngineDir(dirname(fileURLToPath(import.meta.url)));
+
+function findEngineDir(from: string): string {
+  for (let d = from; ; d = dirname(d)) {
+    const pkg = join(d, "package.json");
+    if (existsSync(pkg) && /"name":\s*"agent-autoloop"/.test(readFileSync(pkg, "utf8"))) return d;
+    if (dirname(d) === d) return resolve(from, "../..");
+  }
+}
+
+/** A new random access key: 32 random bytes, base64url (43 characters). */
+export function newKey(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** Writes a file atomically with the given mode (write to a temporary name, then rename). */
+export function writeFileAtomic(path: string, content: string | Buffer, mode = 0o600): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, content, { mode });
+  chmodSync(tmp, mode);
+  renameSync(tmp, path);
+}
+
+/**
+ * Reads config.json.
+ * @throws Error naming the file and the field when it is missing or malformed.
+ */
+export function readConfig(home: Home): Config {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(home.config, "utf8"));
+  } catch (e) {
+    throw new Error(`${home.config}: ${(e as Error).message}`);
+  }
+  const c = raw as Partial<Config>;
+  if (typeof c !== "object" || c === null) throw new Error(`${home.config}: must hold a JSON object`);
+  if (typeof c.listen !== "string") throw new Error(`${home.config}: listen must be "HOST:PORT"`);
+  if (typeof c.owner !== "string") throw new Error(`${home.config}: owner must be the owner key`);
+  if (c.worker !== undefined && c.worker !== null) {
+    if (typeof c.worker.name !== "string" || typeof c.worker.key !== "string") throw new Error(`${home.config}: worker needs name and key`);
+    c.worker.capacity = Number.isSafeInteger(c.worker.capacity) && c.worker.capacity >= 1 ? c.worker.capacity : 2;
+  }
+  for (const [name, ch] of Object.entries(c.channels ?? {})) {
+    if (typeof ch?.use !== "string" || typeof ch?.key !== "string") throw new Error(`${home.config}: channels.${name} needs use and key`);
+  }
+  return { listen: c.listen, publicUrl: c.publicUrl ?? null, owner: c.owner, worker: c.worker ?? null, channels: c.channels ?? {} };
+}
+
+/** Reads (or creates, mode 0600) the master key: 32 random bytes kept as hex in master.key. */
+export function readMasterKey(home: Home, create = false): Buffer {
+  if (!existsSync(home.masterKey)) {
+    if (!create) throw new Error(`${home.masterKey} is missing`);
+    mkdirSync(home.dir, { recursive: true, mode: 0o700 });
+    writeFileAtomic(home.masterKey, randomBytes(32).toString("hex") + "\n", 0o600);
+  }
+  const hex = readFileSync(home.masterKey, "utf8").trim();
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`${home.masterKey}: expected 64 hex characters`);
+  return Buffer.from(hex, "hex");
+}
+
+/** Reads secrets.env (KEY=value lines, # comments) into a map; a missing file is empty. */
+export function readSecrets(home: Home): Record<string, string> {
+  if (!existsSync(home.secrets)) return {};
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(home.secrets, "utf8").split(/\r?\n/)) {
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (m && !line.trimStart().startsWith("#")) out[m[1]!] = m[2]!.replace(/^(['"])(.*)\1$/, "$2");
+  }
+  return out;
+}
+
+/** The starter rules.json written by `init`: a commented example the README's curl line triggers. */
+export function starterRules(engine: string): string {
+  const agent = JSON.stringify(join(engine, "examples", "agents", "ask-once.mjs"));
+  return `// agent-autoloop rules (JSONC: comments and trailing commas are fine).
+// Which event goes to which agent, where, with which skill, and what reaches you.
+// Check a draft with: agent-autoloop check <file>. Edits take effect while the hub runs;
+// a broken edit keeps the old rules running and sends you a card saying what is wrong.
+{
+  // Time zone for cron rules and "today" (IANA name). Default: this computer's zone.
+  // "timezone": "Asia/Shanghai",
+
+  // Only these kinds of actions make an agent ask you first.
+  "askFirst": ["delete data", "stop a service", "spend money", "message people outside"],
+
+  // Who may post events. Give each a key: agent-autoloop key new source <name>
+  "sources": {
+    "demo": { "name": "Demo" }
+  },
+
+  // Who does the work. "worker" is the name of the worker that runs it (config.json "worker.name").
+  "agents": {
+    "demo-agent": {
+      "name": "Demo agent",
+      "worker": "local",
+      "use": "command",
+      // A small script that asks you one question, then finishes with your answer.
+      "command": ["node", ${agent}]
+    }
+    // "claude": { "worker": "local", "use": "claude", "access": "edit" },
+    // "codex": { "worker": "local", "use": "codex", "access": "edit" }
+  },
+
+  // Where cards reach you. Keys and options live in config.json "channels".
+  "channels": {
+    "desktop": { "name": "Desktop" },
+    "file": { "name": "Cards file" }
+  },
+
+  "rules": [
+    {
+      "name": "demo",
+      "when": { "source": "demo", "types": ["*"] },
+      "to": "demo-agent",
+      "cwd": "~",
+      "prompt": "Read the context file and ask the owner how to proceed."
+    }
+  ]
+}
+`;
+}
+
+/**
+ * Creates the home directory once: master.key (0600), keys for the owner, the local worker and the default
+ * channels, the starter rules.json; `register` records the keys in the store before config.json (0600) is written.
+ * @returns the new config, or null when the home already has a config.json (nothing is changed then).
+ */
+export function initHome(home: Home, register: (config: Config) => void, engine = engineDir): Config | null {
+  if (existsSync(home.config)) return null;
+  mkdirSync(home.dir, { recursive: true, mode: 0o700 });
+  readMasterKey(home, true);
+  const config: Config = {
+    listen: "127.0.0.1:8787",
+    publicUrl: null,
+    owner: newKey(),
+    worker: { name: "local", key: newKey(), capacity: 2 },
+    channels: {
+      desktop: { use: "desktop", key: newKey() },
+      file: { use: "file", key: newKey(), path: home.cards },
+    },
+  };
+  if (!existsSync(home.rules)) writeFileAtomic(home.rules, starterRules(engine), 0o644);
+  mkdirSync(home.plugins, { recursive: true });
+  mkdirSync(home.worker, { recursive: true, mode: 0o700 });
+  register(config);
+  writeFileAtomic(home.config, JSON.stringify(config, null, 2) + "\n", 0o600);
+  return config;
+}
+
+/** The owner key's name in the log (who answered from the CLI). */
+export const ownerKeyName = "owner";

@@ -1,0 +1,230 @@
+/**
+ * The /v1 HTTP adapter (protocol.md): turns web Requests into kernel inputs and decisions into JSON answers.
+ * Handlers take a web `Request` (Hono); the Node server is a thin edge. Every rejection is a 4xx JSON
+ * `{ "error": "…" }` naming the field, and leaves no fact behind. Bodies over 1 MiB get 413 unread.
+ */
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { TSchema, Static } from "@sinclair/typebox";
+import type { Hub } from "./hub.js";
+import { buildState } from "./state.js";
+import { check, isRealIsoDate } from "../protocol/validate.js";
+import * as S from "../protocol/schema.js";
+import { hashKey, hashText } from "../kernel/credentials.js";
+import { callerOf } from "../kernel/decide.js";
+import { claimIdMaxChars, longPollMaxSeconds, requestBodyMaxBytes } from "../kernel/limits.js";
+import { keyKinds, type Input, type KeyKind } from "../kernel/types.js";
+import { t } from "../i18n/messages.js";
+import { newKey } from "./home.js";
+
+type J = Record<string, unknown>;
+
+/** The bearer key or token of a request, or null. */
+export function bearer(req: Request): string | null {
+  const h = req.headers.get("authorization");
+  const m = h ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
+  return m ? m[1]! : null;
+}
+
+/** JSON with keys sorted, so equal content gives equal text (replay checks). */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
+  if (v && typeof v === "object") {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as J)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(v);
+}
+
+export function createApp(hub: Hub): Hono {
+  const app = new Hono();
+  const lang = hub.env.lang;
+  const fail = (c: Context, status: number, error: string) => c.json({ error }, status as 400);
+
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: requestBodyMaxBytes,
+      onError: (c) => c.json({ error: t(lang, "body.tooLarge", { limit: requestBodyMaxBytes }) }, 413),
+    }),
+  );
+
+  /** Reads and validates a JSON body; an empty body counts as `{}` where `emptyOk`. */
+  async function body<Sch extends TSchema>(c: Context, schema: Sch, emptyOk = false): Promise<Static<Sch> | Response> {
+    const text = await c.req.text();
+    let value: unknown;
+    if (text.trim() === "" && emptyOk) value = {};
+    else {
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return fail(c, 400, t(lang, "body.json"));
+      }
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return fail(c, 400, t(lang, "body.object"));
+    const checked = check(schema, value, lang);
+    return checked.ok ? checked.value : fail(c, 400, checked.error);
+  }
+
+  const keyHashOf = (c: Context) => {
+    const b = bearer(c.req.raw);
+    return b ? hashKey(b) : null;
+  };
+
+  const idParam = (c: Context, name: string): number | null => {
+    const v = c.req.param(name) ?? "";
+    return /^[1-9]\d{0,15}$/.test(v) ? Number(v) : null;
+  };
+
+  async function answer(c: Context, input: Input): Promise<Response> {
+    try {
+      const d = await hub.submit(input);
+      return c.json(d.body as J, d.status as 200);
+    } catch (e) {
+      return fail(c, 503, `busy, try again: ${(e as Error).message}`);
+    }
+  }
+
+  app.get("/v1/health", (c) => c.json({ ok: true }));
+
+  app.post("/v1/events", async (c) => {
+    const ev = await body(c, S.EventIn);
+    if (ev instanceof Response) return ev;
+    return answer(c, { kind: "event", keyHash: keyHashOf(c), event: ev });
+  });
+
+  app.get("/v1/work", async (c) => {
+    const q = c.req.query();
+    const claim = q.claim ?? "";
+    if (claim.length < 1 || claim.length > claimIdMaxChars || /[\u0000-\u001f]/.test(claim)) {
+      return fail(c, 400, t(lang, "work.claim", { limit: claimIdMaxChars }));
+    }
+    const wait = intParam(q.wait, 0);
+    if (wait === null || wait < 0) return fail(c, 400, t(lang, "query.invalid", { field: "wait" }));
+    const capacity = intParam(q.capacity, 1);
+    if (capacity === null || capacity < 0) return fail(c, 400, t(lang, "query.invalid", { field: "capacity" }));
+    const running: number[] = [];
+    for (const part of (q.running ?? "").split(",").filter((p) => p !== "")) {
+      if (!/^[1-9]\d{0,15}$/.test(part) || running.length >= 1000) return fail(c, 400, t(lang, "query.invalid", { field: "running" }));
+      running.push(Number(part));
+    }
+    return poll(c, { kind: "work", keyHash: keyHashOf(c), claim, running, capacity }, wait);
+  });
+
+  app.get("/v1/cards/next", async (c) => {
+    const wait = intParam(c.req.query("wait"), 0);
+    if (wait === null || wait < 0) return fail(c, 400, t(lang, "query.invalid", { field: "wait" }));
+    return poll(c, { kind: "cardsNext", keyHash: keyHashOf(c) }, wait);
+  });
+
+  async function poll(c: Context, input: Extract<Input, { kind: "work" | "cardsNext" }>, waitSeconds: number): Promise<Response> {
+    try {
+      const d = await hub.poll(input, Math.min(waitSeconds, longPollMaxSeconds) * 1000, c.req.raw.signal);
+      return c.json(d.body as J, d.status as 200);
+    } catch (e) {
+      return fail(c, 503, `busy, try again: ${(e as Error).message}`);
+    }
+  }
+
+  app.post("/v1/runs/:id/started", async (c) => {
+    const run = idParam(c, "id");
+    if (run === null) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") }));
+    const b = await body(c, S.Started, true);
+    if (b instanceof Response) return b;
+    return answer(c, { kind: "started", run, token: bearer(c.req.raw) ?? "", session: b.session ?? null, link: b.link ?? null });
+  });
+
+  app.post("/v1/runs/:id/result", async (c) => {
+    const run = idParam(c, "id");
+    if (run === null) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") }));
+    const b = await body(c, S.Result);
+    if (b instanceof Response) return b;
+    const badLater = (b.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));
+    if (badLater >= 0) return fail(c, 400, t(lang, "field.pattern", { field: `later[${badLater}].at`, what: "a real ISO date-time with Z or an offset" }));
+    const badAsk = (b.ask ?? []).findIndex((a) => a.recommend !== undefined && a.recommend >= a.options.length);
+    if (badAsk >= 0) return fail(c, 400, t(lang, "field.range", { field: `ask[${badAsk}].recommend` }));
+    return answer(c, { kind: "result", run, token: bearer(c.req.raw) ?? "", result: b, hash: hashText(canonicalJson(b)) });
+  });
+
+  app.post("/v1/runs/:id/cancel", async (c) => {
+    const run = idParam(c, "id");
+    const b = await body(c, S.CancelRun, true);
+    if (b instanceof Response) return b;
+    if (run === null) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") }));
+    return answer(c, { kind: "cancel", keyHash: keyHashOf(c), run });
+  });
+
+  app.post("/v1/cards/:id/:action{delivered|failed|answer|resolve}", async (c) => {
+    const card = idParam(c, "id");
+    const action = c.req.param("action");
+    const keyHash = keyHashOf(c);
+    const notFound = () => fail(c, 404, t(lang, "notFound.card", { id: c.req.param("id") }));
+    switch (action) {
+      case "delivered": {
+        const b = await body(c, S.Delivered);
+        if (b instanceof Response) return b;
+        return card === null ? notFound() : answer(c, { kind: "delivered", keyHash, card, version: b.version, ref: b.ref });
+      }
+      case "failed": {
+        const b = await body(c, S.Failed);
+        if (b instanceof Response) return b;
+        return card === null ? notFound() : answer(c, { kind: "failed", keyHash, card, version: b.version, error: b.error ?? null });
+      }
+      case "answer": {
+        const b = await body(c, S.Answer);
+        if (b instanceof Response) return b;
+        return card === null ? notFound() : answer(c, { kind: "answer", keyHash, card, choice: b.choice ?? null, text: b.text ?? null, by: b.by ?? null, ref: b.ref ?? null });
+      }
+      default: {
+        const b = await body(c, S.ResolveCard, true);
+        if (b instanceof Response) return b;
+        return card === null ? notFound() : answer(c, { kind: "resolve", keyHash, card, reason: b.reason ?? null });
+      }
+    }
+  });
+
+  /** Owner-only reads: 401/403 as the permission table says. */
+  function ownerOnly(c: Context): Response | null {
+    const keyHash = keyHashOf(c);
+    if (!keyHash) return fail(c, 401, t(lang, "auth.missing"));
+    const who = callerOf(hub.store.view, keyHash);
+    if (!who) return fail(c, 401, t(lang, "auth.unknown"));
+    if (who.kind !== "owner") return fail(c, 403, t(lang, "auth.kind", { actual: who.kind, expected: "owner" }));
+    return null;
+  }
+
+  app.get("/v1/state", (c) => {
+    const denied = ownerOnly(c);
+    if (denied) return denied;
+    const beforeRaw = c.req.query("before");
+    const before = beforeRaw === undefined ? null : /^[1-9]\d{0,15}$/.test(beforeRaw) ? Number(beforeRaw) : NaN;
+    if (Number.isNaN(before)) return fail(c, 400, t(lang, "query.invalid", { field: "before" }));
+    return c.json(buildState(hub.store.view, hub.env, hub.now(), hub.store.seq, before));
+  });
+
+  app.on(["POST", "DELETE"], "/v1/keys/:kind/:name", async (c) => {
+    const kind = c.req.param("kind") as KeyKind;
+    const name = c.req.param("name");
+    if (!keyKinds.includes(kind)) return fail(c, 400, t(lang, "key.kind"));
+    if (!validKeyName(name)) return fail(c, 400, t(lang, "key.name"));
+    if (c.req.method === "DELETE") return answer(c, { kind: "keyRemove", keyHash: keyHashOf(c), local: false, keyKind: kind, name });
+    const key = newKey();
+    const d = await hub.submit({ kind: "keyNew", keyHash: keyHashOf(c), local: false, keyKind: kind, name, newHash: hashKey(key) }).catch((e: Error) => e);
+    if (d instanceof Error) return fail(c, 503, d.message);
+    if (d.status !== 200) return c.json(d.body as J, d.status as 400);
+    return c.json({ ok: true, kind, name, key });
+  });
+
+  app.notFound((c) => fail(c, 404, t(lang, "notFound.route", { method: c.req.method, path: new URL(c.req.url).pathname })));
+  app.onError((e, c) => fail(c, 500, `internal error: ${e.message}`));
+  return app;
+}
+
+/** Key names: 1–100 characters, no control characters or slashes. */
+export function validKeyName(name: string): boolean {
+  return name.length >= 1 && [...name].length <= 100 && !/[\u0000-\u001f\u007f/]/.test(name);
+}
+
+function intParam(v: string | undefined, dflt: number): number | null {
+  if (v === undefined || v === "") return dflt;
+  return /^\d{1,6}$/.test(v) ? Number(v) : null;
+}

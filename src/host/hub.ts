@@ -1,0 +1,282 @@
+/**
+ * The hub's shell (DESIGN.md): one queue of inputs committed in groups, long polls held until something
+ * changes, the single timer for the next deadline, and the rules file watched for edits.
+ */
+import { readFileSync, watchFile, unwatchFile } from "node:fs";
+import { Store } from "./store.js";
+import type { Home } from "./home.js";
+import { readMasterKey } from "./home.js";
+import { callerOf, nextDeadline, nextOfferAt } from "../kernel/decide.js";
+import type { Decision, Env, Fact, Input } from "../kernel/types.js";
+import { parseRules } from "../kernel/rules.js";
+import { hashText } from "../kernel/credentials.js";
+import { t, type Lang } from "../i18n/messages.js";
+
+/** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
+const timerMaxSleepMs = 60_000;
+/** Inputs committed in one transaction at most. */
+const commitBatchMax = 512;
+/** 失败时会怎样: a busy database is tried again after this long (ms). */
+const busyRetryMs = 5_000;
+
+export type Committed = Decision & { committed: Fact[] };
+
+interface Waiter {
+  keyHash: string;
+  wake: () => void;
+  gone: (status: number, error: string) => void;
+}
+
+export interface HubOptions {
+  home: Home;
+  lang: Lang;
+  /** Base URL for card links (publicUrl, or the listen address once known). */
+  publicUrl?: string | null;
+  /** The clock (ms since epoch); the simulation and tests may inject one. */
+  clock?: () => number;
+  /** Reports what the hub does that a person running it may want to see (not facts). */
+  log?: (line: string) => void;
+}
+
+/** The system time zone, the default of rules.json `timezone`. */
+export function systemTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
+/** Reads and parses the rules file into the input that loads it (or reports what is wrong, with line and column). */
+export function readRulesInput(path: string): Extract<Input, { kind: "rules" | "rulesError" }> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    return { kind: "rulesError", error: `${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, missing: true };
+  }
+  const parsed = parseRules(text, { timezone: systemTimeZone() });
+  if (!parsed.ok) return { kind: "rulesError", error: `${path}:${parsed.line}:${parsed.column}: ${parsed.error}`, missing: false };
+  return { kind: "rules", rules: parsed.rules, hash: hashText(JSON.stringify(parsed.rules)) };
+}
+
+export class Hub {
+  readonly store: Store;
+  readonly env: Env;
+  private readonly clock: () => number;
+  private readonly log: (line: string) => void;
+  private queue: { input: Input; now: number; resolve: (d: Committed) => void; reject: (e: Error) => void }[] = [];
+  private flushing = false;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  /** Called with every committed fact (the stream). */
+  readonly listeners = new Set<(facts: Fact[]) => void>();
+
+  constructor(readonly opts: HubOptions) {
+    const master = readMasterKey(opts.home);
+    this.store = new Store({ path: opts.home.database, master });
+    this.env = { master, lang: opts.lang, publicUrl: opts.publicUrl ?? null };
+    this.clock = opts.clock ?? Date.now;
+    this.log = opts.log ?? (() => {});
+  }
+
+  /**
+   * Loads the rules file and starts the timer and the file watch.
+   * @throws Error when rules were never loaded and the file cannot be read or is invalid (the hub must not start).
+   */
+  async start(): Promise<void> {
+    const first = readRulesInput(this.opts.home.rules);
+    if (first.kind === "rulesError" && !this.store.view.rules()) {
+      throw new Error(t(this.env.lang, "serve.noRules", { file: this.opts.home.rules, error: first.error }));
+    }
+    await this.submit(first);
+    if (first.kind === "rulesError") this.log(first.error);
+    watchFile(this.opts.home.rules, { interval: 1000 }, () => void this.reloadRules());
+    this.arm();
+  }
+
+  /** Reads the rules file again; the kernel ignores it when nothing changed. */
+  async reloadRules(): Promise<void> {
+    if (this.closed) return;
+    const input = readRulesInput(this.opts.home.rules);
+    if (input.kind === "rulesError") this.log(input.error);
+    try {
+      await this.submit(input);
+    } catch (e) {
+      this.log(`rules: ${(e as Error).message}`);
+    }
+  }
+
+  setPublicUrl(url: string | null): void {
+    this.env.publicUrl = url;
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  /** Queues an input for the next group commit and resolves with its decision after COMMIT. */
+  submit(input: Input): Promise<Committed> {
+    if (this.closed) return Promise.reject(new Error("the hub is shutting down"));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ input, now: this.clock(), resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    const batch = this.queue.splice(0, commitBatchMax);
+    if (batch.length === 0) {
+      this.flushing = false;
+      return;
+    }
+    let results: Committed[];
+    try {
+      results = this.store.commit(batch, this.env);
+    } catch (e) {
+      for (const b of batch) b.reject(e as Error);
+      this.log(`commit failed: ${(e as Error).message}`);
+      this.continueFlush();
+      return;
+    }
+    const facts: Fact[] = [];
+    let wakeWorkers = false;
+    const wakeChannels = new Set<string>();
+    let keysChanged = false;
+    results.forEach((d, i) => {
+      facts.push(...d.committed);
+      if (d.committed.length > 0) {
+        if (d.wake?.workers) wakeWorkers = true;
+        for (const ch of d.wake?.channels ?? []) wakeChannels.add(ch);
+        if (batch[i]!.input.kind === "keyRemove" || batch[i]!.input.kind === "keyNew") keysChanged = true;
+      }
+      batch[i]!.resolve(d);
+    });
+    if (facts.length > 0) for (const l of this.listeners) l(facts);
+    if (keysChanged) this.dropRevokedWaiters();
+    if (wakeWorkers) this.wakeAll("worker:");
+    for (const ch of wakeChannels) this.wakeAll(`channel:${ch}`);
+    if (facts.length > 0) this.arm();
+    this.continueFlush();
+  }
+
+  private continueFlush(): void {
+    if (this.queue.length > 0) setImmediate(() => this.flush());
+    else this.flushing = false;
+  }
+
+  private wakeAll(prefix: string): void {
+    for (const [key, set] of this.waiters) if (key === prefix || key.startsWith(prefix)) for (const w of [...set]) w.wake();
+  }
+
+  private dropRevokedWaiters(): void {
+    for (const set of this.waiters.values()) {
+      for (const w of [...set]) if (!callerOf(this.store.view, w.keyHash)) w.gone(401, t(this.env.lang, "auth.unknown"));
+    }
+  }
+
+  /** Whether a key hash is still valid (streams check this). */
+  keyValid(keyHash: string): boolean {
+    return callerOf(this.store.view, keyHash) !== undefined;
+  }
+
+  /**
+   * Decides a long-poll input; when it finds nothing, holds it up to `waitMs` and decides it again whenever
+   * something it may want was committed. Resolves early when `signal` aborts (the client went away).
+   */
+  async poll(input: Extract<Input, { kind: "work" | "cardsNext" }>, waitMs: number, signal?: AbortSignal): Promise<Committed> {
+    const first = await this.submit(input);
+    if (!first.park || waitMs <= 0 || !input.keyHash) return first;
+    const caller = callerOf(this.store.view, input.keyHash);
+    if (!caller) return first;
+    const key = caller.kind === "worker" ? `worker:${caller.name}` : `channel:${caller.name}`;
+    return new Promise<Committed>((resolve) => {
+      let last = first;
+      let busy = false;
+      let again = false;
+      let done = false;
+      const set = this.waiters.get(key) ?? new Set<Waiter>();
+      this.waiters.set(key, set);
+      const finish = (d: Committed) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timeout);
+        set.delete(waiter);
+        if (set.size === 0) this.waiters.delete(key);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(d);
+      };
+      const retry = async () => {
+        if (done) return;
+        if (busy) {
+          again = true;
+          return;
+        }
+        busy = true;
+        try {
+          do {
+            again = false;
+            last = await this.submit(input);
+            if (!last.park) return finish(last);
+          } while (again && !done);
+        } catch {
+          // a busy database: keep waiting; the timeout answers with the last decision
+        } finally {
+          busy = false;
+        }
+      };
+      const waiter: Waiter = {
+        keyHash: input.keyHash!,
+        wake: () => void retry(),
+        gone: (status, error) => finish({ status, body: { error }, facts: [], committed: [] }),
+      };
+      const onAbort = () => finish(last);
+      const timeout = setTimeout(() => finish(last), waitMs);
+      set.add(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Arms the single timer for the next deadline of the due table or the next card offer. */
+  arm(delayMs?: number): void {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    const now = this.clock();
+    let wait = delayMs;
+    if (wait === undefined) {
+      const due = nextDeadline(this.store.view);
+      const offer = nextOfferAt(this.store.view);
+      const next = Math.min(due ?? Infinity, offer ?? Infinity);
+      wait = next === Infinity ? timerMaxSleepMs : Math.max(0, next - now);
+    }
+    this.timer = setTimeout(() => void this.fire(), Math.min(wait, timerMaxSleepMs));
+    this.timer.unref?.();
+  }
+
+  private async fire(): Promise<void> {
+    this.timer = null;
+    const now = this.clock();
+    const due = nextDeadline(this.store.view);
+    const offer = nextOfferAt(this.store.view);
+    try {
+      if (due !== null && due <= now) await this.submit({ kind: "tick" });
+    } catch (e) {
+      this.log(`timer: ${(e as Error).message}; trying again in 5 s`);
+      this.arm(busyRetryMs);
+      return;
+    }
+    if (offer !== null && offer <= now) this.wakeAll("channel:");
+    this.arm();
+  }
+
+  /** Stops accepting input, answers held polls, stops the timer and closes the database after the last commit. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    unwatchFile(this.opts.home.rules);
+    for (const set of this.waiters.values()) for (const w of [...set]) w.gone(503, "the hub is shutting down");
+    this.store.close();
+  }
+}

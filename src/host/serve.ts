@@ -1,0 +1,151 @@
+/**
+ * `agent-autoloop serve`: the hub, the local worker and the channels in one process, talking to each other
+ * over the same HTTP protocol (protocol.md 协议). Initializes a new home first.
+ */
+import { serve as nodeServe, type ServerType } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { existsSync } from "node:fs";
+import { Hub } from "./hub.js";
+import { createApp } from "./http.js";
+import { initHome, readConfig, readMasterKey, ownerKeyName, type Config, type Home } from "./home.js";
+import { runChannel } from "./channels.js";
+import { Worker } from "../worker/worker.js";
+import { Store } from "./store.js";
+import { hashKey } from "../kernel/credentials.js";
+import type { KeyKind } from "../kernel/types.js";
+import { t, type Lang } from "../i18n/messages.js";
+
+/** Splits "HOST:PORT" (or "[v6]:PORT"). @throws Error naming the value when malformed. */
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new Error(`listen: expected HOST:PORT, got ${JSON.stringify(listen)}`);
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+/** The URL clients use for a listen address. */
+export function urlOf(host: string, port: number): string {
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * Records keys in the home's database directly, for `init` and `key new` while no hub runs.
+ * @throws Error when the store cannot be opened or a key is refused.
+ */
+export function registerKeysLocally(home: Home, keys: { kind: KeyKind; name: string; key: string }[], lang: Lang): void {
+  const master = readMasterKey(home);
+  const store = new Store({ path: home.database, master });
+  try {
+    const now = Date.now();
+    const results = store.commit(
+      keys.map((k) => ({ input: { kind: "keyNew", keyHash: null, local: true, keyKind: k.kind, name: k.name, newHash: hashKey(k.key) }, now })),
+      { master, lang, publicUrl: null },
+    );
+    const bad = results.find((r) => r.status !== 200);
+    if (bad) throw new Error(JSON.stringify(bad.body));
+  } finally {
+    store.close();
+  }
+}
+
+/** Removes a key directly in the home's database (`key remove` while no hub runs). @returns whether one existed. */
+export function removeKeyLocally(home: Home, kind: KeyKind, name: string, lang: Lang): boolean {
+  const master = readMasterKey(home);
+  const store = new Store({ path: home.database, master });
+  try {
+    const [r] = store.commit([{ input: { kind: "keyRemove", keyHash: null, local: true, keyKind: kind, name }, now: Date.now() }], { master, lang, publicUrl: null });
+    return (r!.body as { changed: boolean }).changed;
+  } finally {
+    store.close();
+  }
+}
+
+/** The keys of a config.json that must be known to the hub. */
+export function configKeys(config: Config): { kind: KeyKind; name: string; key: string }[] {
+  return [
+    { kind: "owner", name: ownerKeyName, key: config.owner },
+    ...(config.worker ? [{ kind: "worker" as const, name: config.worker.name, key: config.worker.key }] : []),
+    ...Object.entries(config.channels).map(([name, ch]) => ({ kind: "channel" as const, name, key: ch.key })),
+  ];
+}
+
+/** Creates a new home (keys registered in its database). @returns the config, or null when it already existed. */
+export function initialize(home: Home, lang: Lang): Config | null {
+  return initHome(home, (config) => registerKeysLocally(home, configKeys(config), lang));
+}
+
+export interface Running {
+  url: string;
+  hub: Hub;
+  worker: Worker | null;
+  close(): Promise<void>;
+}
+
+export interface ServeOptions {
+  listen?: string;
+  lang: Lang;
+  log?: (line: string) => void;
+  /** Channel restart delay (tests). */
+  channelRestartMs?: number;
+}
+
+/**
+ * Starts hub + local worker + channels.
+ * @throws Error when config.json or rules.json cannot be used (a hub that never loaded rules does not start).
+ */
+export async function startServe(home: Home, opts: ServeOptions): Promise<Running> {
+  const log = opts.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  if (!existsSync(home.config)) {
+    initialize(home, opts.lang);
+    log(t(opts.lang, "cli.init.created", { home: home.dir }));
+  }
+  const config = readConfig(home);
+  const { host, port } = parseListen(opts.listen ?? config.listen);
+  const hub = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log });
+  try {
+    await hub.start();
+  } catch (e) {
+    await hub.close();
+    throw e;
+  }
+  const app = createApp(hub);
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = nodeServe({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
+    s.once("error", reject);
+  });
+  // Long polls hold requests for up to 50 s: keep the server's own timeouts above that.
+  (server as unknown as { requestTimeout: number; headersTimeout: number; keepAliveTimeout: number }).requestTimeout = 0;
+  const actual = (server.address() as AddressInfo).port;
+  const url = urlOf(host, actual);
+  if (!config.publicUrl) hub.setPublicUrl(url);
+
+  const ac = new AbortController();
+  let worker: Worker | null = null;
+  let workerDone: Promise<void> = Promise.resolve();
+  if (config.worker) {
+    worker = new Worker({ url, key: config.worker.key, name: config.worker.name, capacity: config.worker.capacity, home, lang: opts.lang, log });
+    workerDone = worker.run().catch((e: Error) => log(`worker: ${e.message}`));
+  }
+  const channelsDone = Object.entries(config.channels).map(([name, ch]) =>
+    runChannel(name, ch, url, home.plugins, ac.signal, log, opts.channelRestartMs).catch((e: Error) => log(`channel ${name}: ${e.message}`)),
+  );
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    hub,
+    worker,
+    close() {
+      closing ??= (async () => {
+        ac.abort();
+        worker?.stop();
+        await Promise.all([workerDone, ...channelsDone]);
+        await new Promise<void>((r) => {
+          server.close(() => r());
+          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        });
+        await hub.close();
+      })();
+      return closing;
+    },
+  };
+}

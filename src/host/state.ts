@@ -1,0 +1,111 @@
+/**
+ * GET /v1/state (protocol.md 本人): the whole picture in one snapshot. Reads only what is current or bounded
+ * (open cards, active runs, one page of runs, recent lists, the last 7 days of ended runs), never all history.
+ */
+import type { View } from "../kernel/view.js";
+import { emptyRules } from "../kernel/view.js";
+import type { CardRow, EventRow, RunRow, TimerRow, Totals, WorkerRow, ChannelSeenRow } from "../kernel/types.js";
+import { stateRecentCards, stateRecentEvents, stateRunsPerPage, workerOnlineMs } from "../kernel/limits.js";
+import { Ctx } from "../kernel/context.js";
+import { ownerCard } from "../kernel/cards.js";
+import type { Env } from "../kernel/types.js";
+
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+/** The start of "today" in `tz` as epoch ms. */
+export function startOfDay(now: number, tz: string): number {
+  const parts = new Intl.DateTimeFormat("en-US", { timeZone: tz, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })
+    .formatToParts(new Date(now));
+  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
+  const sinceMidnightMs = ((get("hour") * 60 + get("minute")) * 60 + get("second")) * 1000 + (now % 1000);
+  return now - sinceMidnightMs;
+}
+
+function runView(r: RunRow) {
+  return {
+    id: r.id, rule: r.rule, lane: r.lane, state: r.state, attempt: r.attempt, failures: r.failures, manual: r.manual,
+    worker: r.worker, agent: r.agent, session: r.session, link: r.link, events: r.events.length, answers: r.answers,
+    createdAt: iso(r.createdAt), claimedAt: iso(r.claimedAt), startedAt: iso(r.startedAt), endedAt: iso(r.endedAt),
+    readyAt: iso(r.readyAt), outcome: r.outcome, summary: r.summary, error: r.error, usage: r.usage, mergedInto: r.mergedInto,
+  };
+}
+
+function eventView(e: EventRow) {
+  return { id: e.id, source: e.source, eventId: e.sid, type: e.type, subject: e.subject, summary: e.summary, at: iso(e.at), routed: e.routed, paused: e.paused };
+}
+
+/** Sums usage of runs ended since `from`: rounds, tokens, cost, and how many runs did not report each. */
+function spendingSince(view: View, from: number) {
+  const s = { rounds: 0, tokens: 0, cost: 0, missingTokens: 0, missingCost: 0 };
+  for (const { row } of view.where<RunRow>("runs", "ended >= ?", from)) {
+    if (row.mergedInto !== null || (row.state === "cancelled" && row.attempt === 0)) continue;
+    s.rounds++;
+    const u = row.usage ?? {};
+    if (row.usageReported.tokens) s.tokens += (u.input ?? 0) + (u.output ?? 0);
+    else s.missingTokens++;
+    if (row.usageReported.cost) s.cost += u.cost ?? 0;
+    else s.missingCost++;
+  }
+  s.cost = Math.round(s.cost * 1e6) / 1e6;
+  return s;
+}
+
+/**
+ * Builds the owner's state summary.
+ * @param before run id to page from (older runs), or null for the first page.
+ */
+export function buildState(view: View, env: Env, now: number, seq: number, before: number | null) {
+  const meta = view.rules();
+  const rules = meta?.rules ?? emptyRules();
+  const c = new Ctx(view, now, env);
+  const totals = view.get<Totals>("meta", "totals") ?? { events: 0, unrouted: 0, runs: 0, cards: 0, openCards: 0 };
+  const cards = view.where<CardRow>("cards", "state IN ('open', 'answered') ORDER BY key").map(({ row }) => ownerCard(c, row));
+  const recentCards = view.where<CardRow>("cards", "state = 'closed' ORDER BY key DESC LIMIT ?", stateRecentCards).map(({ row }) => ownerCard(c, row));
+  const page = view.where<RunRow>("runs", before === null ? "1 ORDER BY key DESC LIMIT ?" : "key < ? ORDER BY key DESC LIMIT ?", ...(before === null ? [] : [before]), stateRunsPerPage + 1);
+  const hasMore = page.length > stateRunsPerPage;
+  const runs = page.slice(0, stateRunsPerPage).map(({ row }) => runView(row));
+  const active = view.where<RunRow>("runs", "state IN ('queued', 'waiting', 'claimed', 'running', 'stopping', 'uncertain') ORDER BY key").map((r) => r.row);
+  const workers = view.where<WorkerRow>("workers", "1 ORDER BY key").map(({ row }) => ({
+    name: row.name, seenAt: iso(row.seenAt), online: now - row.seenAt < workerOnlineMs,
+  }));
+  const seenWorker = new Map(workers.map((w) => [w.name, w]));
+  const channelSeen = new Map(view.where<ChannelSeenRow>("channels", "1").map(({ row }) => [row.name, row.seenAt]));
+  const pauses = view.where<{ by: string; reason: string | null; since: number; until: number | null }>("pauses", "1 ORDER BY key").map(({ key, row }) => ({
+    name: String(key), by: row.by, reason: row.reason, since: iso(row.since), until: iso(row.until),
+  }));
+  const paused = new Map(pauses.map((p) => [p.name, p]));
+  const lines = rules.rules.map((r) => ({
+    name: r.name, source: r.source, types: r.types, cron: r.cron, to: r.to, group: r.group, parallel: r.parallel, resume: r.resume, tell: r.tell,
+    queued: active.filter((a) => a.rule === r.name && (a.state === "queued" || a.state === "waiting")).length,
+    running: active.filter((a) => a.rule === r.name && ["claimed", "running", "stopping", "uncertain"].includes(a.state)).length,
+    paused: paused.get(r.name) ?? null,
+    skippedAt: null as string | null,
+  }));
+  const today = startOfDay(now, rules.timezone);
+  return {
+    seq,
+    now: iso(now),
+    timezone: rules.timezone,
+    rulesVersion: meta?.version ?? 0,
+    totals,
+    cards,
+    recentCards,
+    agents: Object.values(rules.agents).map((a) => ({
+      id: a.id, name: a.name, use: a.use, worker: a.worker, access: a.access, online: seenWorker.get(a.worker)?.online ?? false,
+    })),
+    workers,
+    channels: Object.values(rules.channels).map((ch) => ({ id: ch.id, name: ch.name, links: ch.links, seenAt: iso(channelSeen.get(ch.id)) })),
+    sources: Object.values(rules.sources).map((s) => ({ id: s.id, name: s.name, adapter: s.adapter })),
+    lines,
+    elsewhere: rules.elsewhere,
+    runs,
+    active: active.map(runView),
+    nextBefore: hasMore ? runs[runs.length - 1]!.id : null,
+    hasMore,
+    unrouted: view.where<EventRow>("events", "unrouted = 1 ORDER BY key DESC LIMIT ?", stateRecentEvents).map(({ row }) => eventView(row)),
+    skipped: view.where<EventRow>("events", "skipped = 1 ORDER BY key DESC LIMIT ?", stateRecentEvents).map(({ row }) => eventView(row)),
+    spending: { today: spendingSince(view, today), week: spendingSince(view, now - 7 * 24 * 3600_000) },
+    timers: before !== null ? [] : view.where<TimerRow>("timers", "1 ORDER BY at").map(({ row }) => ({ rule: row.rule, lane: row.lane, key: row.key, about: row.about, at: iso(row.at) })),
+    pauses,
+  };
+}

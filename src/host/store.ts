@@ -1,0 +1,175 @@
+/**
+ * The SQLite store (protocol.md 日志与确定性): the append-only fact log, the projection, the log cursor and the
+ * format fingerprint, all committed in one transaction (WAL, synchronous=FULL). Several accepted inputs may share
+ * one transaction (group commit); each is answered only after that COMMIT.
+ */
+import Database from "better-sqlite3";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { createHash } from "node:crypto";
+import { evolve, projectionDdl, projectionDrop } from "../kernel/evolve.js";
+import { View } from "../kernel/view.js";
+import { decide } from "../kernel/decide.js";
+import type { Decision, Env, Fact, FactDraft, Input } from "../kernel/types.js";
+
+/** The files whose content decides what is stored (protocol.md: kernel/evolve.ts, kernel/credentials.ts). */
+const formatFiles = ["../kernel/evolve.js", "../kernel/credentials.js"];
+
+/**
+ * The format fingerprint: SHA-256 over the files that decide stored content and the master key's hash.
+ * A mismatch at open makes the store rebuild the projection from the log.
+ */
+export function formatFingerprint(master: Buffer): string {
+  const h = createHash("sha256");
+  for (const f of formatFiles) h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
+  h.update(createHash("sha256").update(master).digest());
+  return h.digest("hex");
+}
+
+export interface OpenOptions {
+  /** `:memory:` for the simulation. */
+  path: string;
+  master: Buffer;
+  /** Overrides the computed fingerprint (tests of the rebuild). */
+  fingerprint?: string;
+}
+
+export class Store {
+  readonly db: Database.Database;
+  readonly view: View;
+  private lastSeq: number;
+  /** How the store was opened: whether the projection was rebuilt from the log, and how long it took (ms). */
+  readonly opened: { rebuilt: boolean; rebuildMs: number; facts: number };
+
+  constructor(opts: OpenOptions) {
+    if (opts.path !== ":memory:") closeSync(openSync(opts.path, "a", 0o600)); // created private: it holds key hashes
+    this.db = new Database(opts.path);
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = FULL");
+    this.db.pragma("busy_timeout = 5000");
+    this.db.exec(`CREATE TABLE IF NOT EXISTS facts (seq INTEGER PRIMARY KEY, at TEXT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL)`);
+    this.db.exec(`CREATE TABLE IF NOT EXISTS fact_runs (run INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (run, seq)) WITHOUT ROWID`);
+    this.db.exec(`CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    this.lastSeq = (this.db.prepare(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s;
+    const fingerprint = opts.fingerprint ?? formatFingerprint(opts.master);
+    const meta = (k: string) => (this.db.prepare(`SELECT value FROM store_meta WHERE key = ?`).get(k) as { value: string } | undefined)?.value;
+    const cursor = Number(meta("cursor") ?? -1);
+    const started = performance.now();
+    const rebuild = meta("fingerprint") !== fingerprint || cursor !== this.lastSeq;
+    if (rebuild) this.rebuild(fingerprint);
+    else for (const sql of projectionDdl()) this.db.exec(sql);
+    this.opened = { rebuilt: rebuild, rebuildMs: rebuild ? performance.now() - started : 0, facts: this.lastSeq };
+    this.view = new View(this.db);
+  }
+
+  /** The sequence number of the last fact in the log. */
+  get seq(): number {
+    return this.lastSeq;
+  }
+
+  /**
+   * Replays the whole log into a fresh projection in one transaction, streaming the facts (never loading the
+   * log whole). Done at open, before the hub accepts input, so no new commit can be overwritten.
+   */
+  private rebuild(fingerprint: string): void {
+    const reader = this.db.name === ":memory:" ? null : new Database(this.db.name, { readonly: true });
+    try {
+      this.db.transaction(() => {
+        for (const sql of projectionDrop()) this.db.exec(sql);
+        for (const sql of projectionDdl()) this.db.exec(sql);
+        this.db.exec(`DELETE FROM fact_runs`);
+        // A second connection streams the log while this one writes the projection.
+        const rows = reader?.prepare(`SELECT seq, body FROM facts ORDER BY seq`).iterate() as IterableIterator<{ seq: number; body: string }> | undefined;
+        for (const row of rows ?? []) {
+          const changes = JSON.parse(row.body) as Fact["changes"];
+          evolve(this.db, [{ changes }]);
+          this.indexRuns(row.seq, changes);
+        }
+        this.setMeta("fingerprint", fingerprint);
+        this.setMeta("cursor", String(this.lastSeq));
+      })();
+    } finally {
+      reader?.close();
+    }
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.db.prepare(`INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)`).run(key, value);
+  }
+
+  /** Remembers which runs a fact touched, so `why` reads a run's facts through an index. */
+  private indexRuns(seq: number, changes: Fact["changes"]): void {
+    const runs = new Set<number>();
+    for (const [table, key, row] of changes) {
+      if (table === "runs") runs.add(Number(key));
+      else if ((table === "cards" || table === "timers") && row && typeof (row as { run?: unknown }).run === "number") runs.add((row as { run: number }).run);
+    }
+    const ins = this.db.prepare(`INSERT OR IGNORE INTO fact_runs (run, seq) VALUES (?, ?)`);
+    for (const r of runs) ins.run(r, seq);
+  }
+
+  private append(f: FactDraft, now: number): Fact {
+    const fact: Fact = { v: 1, seq: this.lastSeq + 1, at: new Date(now).toISOString(), kind: f.kind, changes: f.changes };
+    this.db.prepare(`INSERT INTO facts (seq, at, kind, body) VALUES (?, ?, ?, ?)`).run(fact.seq, fact.at, fact.kind, JSON.stringify(f.changes));
+    this.indexRuns(fact.seq, f.changes);
+    this.lastSeq = fact.seq;
+    return fact;
+  }
+
+  /**
+   * Decides and commits a batch of inputs in one transaction. An input whose decision throws (a kernel bug)
+   * is rolled back alone and answered 500; the others stand.
+   * @returns one decision per input, in order, each with the facts it committed.
+   * @throws when the transaction itself cannot commit (for example SQLITE_BUSY after the busy timeout).
+   */
+  commit(batch: { input: Input; now: number }[], env: Env): (Decision & { committed: Fact[] })[] {
+    const out: (Decision & { committed: Fact[] })[] = [];
+    this.db.exec("BEGIN IMMEDIATE");
+    // Another process (a CLI writing a key while no hub ran) may have appended: read the end of the log.
+    this.lastSeq = (this.db.prepare(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s;
+    const seqBefore = this.lastSeq;
+    try {
+      for (const { input, now } of batch) {
+        this.db.exec("SAVEPOINT one");
+        const seq = this.lastSeq;
+        try {
+          const d = decide(this.view, input, now, env);
+          const committed = d.facts.map((f) => this.append(f, now));
+          evolve(this.db, d.facts);
+          this.db.exec("RELEASE one");
+          out.push({ ...d, committed });
+        } catch (e) {
+          this.db.exec("ROLLBACK TO one");
+          this.db.exec("RELEASE one");
+          this.lastSeq = seq;
+          out.push({ status: 500, body: { error: `internal error: ${(e as Error).message}` }, facts: [], committed: [] });
+        }
+      }
+      if (this.lastSeq !== seqBefore) this.setMeta("cursor", String(this.lastSeq));
+      this.db.exec("COMMIT");
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      this.lastSeq = seqBefore;
+      throw e;
+    }
+    return out;
+  }
+
+  /** Facts after `seq`, in order, at most `limit`, as stored (with key hashes). */
+  factsAfter(seq: number, limit: number): Fact[] {
+    return (this.db.prepare(`SELECT seq, at, kind, body FROM facts WHERE seq > ? ORDER BY seq LIMIT ?`).all(seq, limit) as {
+      seq: number; at: string; kind: string; body: string;
+    }[]).map((r) => ({ v: 1, seq: r.seq, at: r.at, kind: r.kind, changes: JSON.parse(r.body) }));
+  }
+
+  /** The facts that touched a run, in order. */
+  factsOfRun(run: number): Fact[] {
+    return (this.db.prepare(`SELECT f.seq, f.at, f.kind, f.body FROM fact_runs r JOIN facts f ON f.seq = r.seq WHERE r.run = ? ORDER BY f.seq`).all(run) as {
+      seq: number; at: string; kind: string; body: string;
+    }[]).map((r) => ({ v: 1, seq: r.seq, at: r.at, kind: r.kind, changes: JSON.parse(r.body) }));
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The message catalog: every text meant for a person, in Chinese and English.
+ * The language comes from `AGENT_AUTOLOOP_LANG`, else `LANG` (anything starting with `zh` is Chinese, else English).
+ * Texts the protocol fixes (for example `没有这条规则：<名字>`) are not here: they stay exactly as specified.
+ */
+
+export type Lang = "zh" | "en";
+
+type Params = Record<string, string | number>;
+type Entry = { zh: string; en: string };
+
+const catalog = {
+  // validation
+  "field.required": { zh: "{field}：必填", en: "{field}: required" },
+  "field.type": { zh: "{field}：应为 {type}", en: "{field}: must be {type}" },
+  "field.maxLength": { zh: "{field}：最多 {limit} 个字", en: "{field}: at most {limit} characters" },
+  "field.minLength": { zh: "{field}：不能为空", en: "{field}: must not be empty" },
+  "field.pattern": { zh: "{field}：格式不对，应为 {what}", en: "{field}: wrong format, expected {what}" },
+  "field.unknown": { zh: "{field}：不认识的字段", en: "{field}: unknown field" },
+  "field.enum": { zh: "{field}：只能是 {values}", en: "{field}: must be one of {values}" },
+  "field.range": { zh: "{field}：超出范围", en: "{field}: out of range" },
+  "field.maxItems": { zh: "{field}：最多 {limit} 项", en: "{field}: at most {limit} items" },
+  "field.minItems": { zh: "{field}：至少 {limit} 项", en: "{field}: at least {limit} items" },
+  "field.invalid": { zh: "{field}：不合法", en: "{field}: invalid" },
+  "body.json": { zh: "请求体不是合法的 JSON", en: "the request body is not valid JSON" },
+  "body.object": { zh: "请求体应为 JSON 对象", en: "the request body must be a JSON object" },
+  "body.tooLarge": { zh: "请求体超过 {limit} 字节", en: "the request body is larger than {limit} bytes" },
+  "query.invalid": { zh: "查询参数 {field} 不合法", en: "query parameter {field} is invalid" },
+  // auth
+  "auth.missing": { zh: "缺少 Authorization: Bearer <密钥>", en: "missing Authorization: Bearer <key>" },
+  "auth.unknown": { zh: "密钥不对", en: "unknown key" },
+  "auth.kind": { zh: "这把密钥是{actual}的，这里要{expected}的", en: "this is a {actual} key; this needs a {expected} key" },
+  "auth.token": { zh: "token 不对或已失效（每次领取都会重新签发）", en: "the token is wrong or no longer valid (each claim issues a new one)" },
+  "auth.notYourRun": { zh: "这一轮不是交给这个接单程序的", en: "this run was not given to this worker" },
+  // not found
+  "notFound.route": { zh: "没有这个接口：{method} {path}", en: "no such endpoint: {method} {path}" },
+  "notFound.run": { zh: "没有这一轮：{id}", en: "no such run: {id}" },
+  "notFound.card": { zh: "没有这张卡片：{id}", en: "no such card: {id}" },
+  // conflicts
+  "result.conflict": { zh: "这次执行已经交过不同的结果", en: "a different result was already submitted for this attempt" },
+  "result.ended": { zh: "这一轮已经结束", en: "this run has already ended" },
+  "card.answered": { zh: "这张卡片已经回答过了", en: "this card was already answered" },
+  "card.closed": { zh: "这张卡片已经结案", en: "this card is already closed" },
+  "card.fyi": { zh: "仅告知的通知不能回答", en: "an fyi notice cannot be answered" },
+  "card.notForChannel": { zh: "这张卡片不发给这个通道", en: "this card is not sent to this channel" },
+  "card.version": { zh: "version：卡片没有这个版本（现在是 {version}）", en: "version: the card has no such version (now {version})" },
+  "card.choiceRange": { zh: "choice：只能是 0 到 {max}", en: "choice: must be 0 to {max}" },
+  "card.choiceOrText": { zh: "choice 或 text 至少写一个", en: "give choice or text" },
+  "card.noticeChoice": { zh: "choice：通知只有一个选项 0（已处理）", en: "choice: a notice has one option, 0 (handled)" },
+  "card.byRequired": { zh: "by：通道转达回答时必填", en: "by: required when a channel relays an answer" },
+  "card.refRequired": { zh: "ref：通道转达回答时必填", en: "ref: required when a channel relays an answer" },
+  "card.byNotAnswerer": { zh: "by：{by} 不在这个通道的 answerers 里", en: "by: {by} is not among this channel's answerers" },
+  "card.refMismatch": { zh: "ref：和送达的那条消息不一致", en: "ref: does not match the delivered message" },
+  "card.notDelivered": { zh: "这张卡片还没有送达这个通道", en: "this card has not been delivered to this channel" },
+  "run.notCancellable": { zh: "这一轮已经结束，不能停止", en: "this run has already ended and cannot be stopped" },
+  "work.claim": { zh: "claim：必填，最多 {limit} 个字符", en: "claim: required, at most {limit} characters" },
+  "work.claimOther": { zh: "claim：这个编号已经领过另一份活", en: "claim: this claim id already took another job" },
+  "key.kind": { zh: "种类只能是 source、worker、channel、owner", en: "kind must be source, worker, channel or owner" },
+  "key.name": { zh: "名字：1 到 100 个字，不能有控制字符", en: "name: 1 to 100 characters, no control characters" },
+  "key.exists": { zh: "已经有这把密钥：{kind} {name}", en: "this key already exists: {kind} {name}" },
+  // card texts written by the hub
+  "answer.handled": { zh: "已处理", en: "Handled" },
+  "result.executed": { zh: "已执行", en: "Done" },
+  "result.notNeeded": { zh: "不用决定了", en: "No longer needed" },
+  "result.cancelled": { zh: "已停止", en: "Stopped" },
+  "card.failing.title": { zh: "「{rule}」连续 {n} 次没跑成", en: "\"{rule}\" failed {n} times in a row" },
+  "card.failing.text": { zh: "第 {run} 轮：{error}\n{at} 会再试一次。", en: "Run {run}: {error}\nIt will try again at {at}." },
+  "card.gaveUp.title": { zh: "「{rule}」连续 {n} 次没跑成，不再重试", en: "\"{rule}\" failed {n} times in a row; no more retries" },
+  "card.gaveUp.text": { zh: "第 {run} 轮已记为 cancelled：{error}", en: "Run {run} is now cancelled: {error}" },
+  "card.rulesError.title": { zh: "rules.json 有错，旧规则继续生效", en: "rules.json has an error; the old rules keep running" },
+  "card.rulesMissing.title": { zh: "读不到 rules.json，旧规则继续生效", en: "rules.json cannot be read; the old rules keep running" },
+  "card.ruleGone.title": { zh: "规则「{rule}」没了，第 {run} 轮已取消", en: "Rule \"{rule}\" is gone; run {run} is cancelled" },
+  "card.ruleGone.text": { zh: "规则被删掉或改了名，这一轮还没领走，记为 cancelled。", en: "The rule was deleted or renamed before this run was claimed; it is cancelled." },
+  "card.hops.title": { zh: "事件链超过 {max} 层，没有派发", en: "An event chain went past {max} hops and was not dispatched" },
+  "card.hops.text": { zh: "来源 {source} 的事件 {id}（{type}）是第 {hops} 层。", en: "Event {id} ({type}) from {source} is at hop {hops}." },
+  "card.uncertain.title": { zh: "第 {run} 轮（{rule}）情况不明", en: "Run {run} ({rule}) is uncertain" },
+  "card.uncertain.text": { zh: "接单程序 {worker} 5 分钟没报这一轮，已放开这一组。它后来交的结果照样收。", en: "Worker {worker} has not reported this run for 5 minutes; its group is released. A later result is still accepted." },
+  "card.offline.title": { zh: "接单程序 {worker} 10 分钟没连上", en: "Worker {worker} has not been seen for 10 minutes" },
+  "card.offline.text": { zh: "交给它的活留着，不放开。它回来后这张卡片自动收尾。", en: "Its runs stay with it. This card closes when it returns." },
+  "card.done.title": { zh: "「{rule}」做完了", en: "\"{rule}\" is done" },
+  "card.receipt.title": { zh: "第 {run} 轮的回执读不懂，已作废", en: "The receipt of run {run} could not be read and was voided" },
+  // CLI
+  "cli.init.created": { zh: "已创建 {home}", en: "created {home}" },
+  "cli.init.exists": { zh: "{home} 已经初始化过，什么都没改", en: "{home} is already set up; nothing changed" },
+  "cli.hubDown": { zh: "连不上中台 {url}：{error}。先运行 agent-autoloop serve", en: "cannot reach the hub at {url}: {error}. Start it with agent-autoloop serve" },
+  "cli.noHome": { zh: "{home} 还没初始化，先运行 agent-autoloop init", en: "{home} is not set up yet; run agent-autoloop init first" },
+  "cli.noOwner": { zh: "config.json 里没有本人密钥（owner）", en: "config.json has no owner key" },
+  "cli.check.ok": { zh: "{file} 没问题：{rules} 条规则，{agents} 个 Agent，{sources} 个来源，{channels} 个通道", en: "{file} is valid: {rules} rules, {agents} agents, {sources} sources, {channels} channels" },
+  "cli.unreleased": { zh: "未发布", en: "unreleased" },
+  "serve.listening": { zh: "listening on {url}", en: "listening on {url}" },
+  "serve.noRules": { zh: "读不到规则 {file}：{error}。从没载入过规则的中台不启动。", en: "cannot load rules {file}: {error}. A hub that never loaded rules does not start." },
+} satisfies Record<string, Entry>;
+
+export type MessageId = keyof typeof catalog;
+
+/** Picks the language from the environment: AGENT_AUTOLOOP_LANG, then LANG; `zh*` → Chinese, else English. */
+export function langFromEnv(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Lang {
+  const v = (env.AGENT_AUTOLOOP_LANG || env.LC_ALL || env.LANG || "").toLowerCase();
+  return v.startsWith("zh") ? "zh" : "en";
+}
+
+/**
+ * Formats a message of the catalog in `lang`, replacing `{name}` with params.name.
+ * Unknown placeholders are left as they are (a visible defect, never a crash).
+ */
+export function t(lang: Lang, id: MessageId, params: Params = {}): string {
+  const entry: Entry = catalog[id];
+  return entry[lang].replace(/\{(\w+)\}/g, (m, k: string) => (k in params ? String(params[k]) : m));
+}

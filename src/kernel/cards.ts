@@ -1,0 +1,248 @@
+/**
+ * Cards (protocol.md 通道, 本人): creation with per-lane keys, delivery to channels with leases and retries,
+ * answers (first one wins), closing and resolving. Asks that get answered become events of their lane.
+ */
+import { Ctx } from "./context.js";
+import type { RuleDef } from "./rules.js";
+import type { CardRow, CardState, ChannelSeenRow, Delivery, OutboxRow, RunRow } from "./types.js";
+import {
+  cardOfferLeaseMs, deliveryGiveUpMs, deliveryRetryFirstMs, deliveryRetryMaxMs, fyiDeliveryWindowMs, heartbeatRecordIntervalMs,
+} from "./limits.js";
+import { cardLinkToken } from "./credentials.js";
+import { enqueue, freeEventId, recordEvent } from "./lanes.js";
+
+export interface NewCard {
+  kind: "ask" | "notice";
+  fyi?: boolean;
+  title: string;
+  text?: string | null;
+  options?: string[];
+  recommend?: number | null;
+  about?: string | null;
+  key?: string | null;
+  rule: RuleDef | null;
+  lane: string;
+  run: number | null;
+  system?: string | null;
+}
+
+function outboxKey(channel: string, card: number): string {
+  return `${channel}\u0000${card}`;
+}
+
+function cardKey(rule: string | null, lane: string, key: string): string {
+  return `${rule ?? ""}\u0000${lane}\u0000${key}`;
+}
+
+/** The key that makes a card unique while open: its own `key`, else its title and text (protocol.md 回执). */
+export function dedupKey(spec: Pick<NewCard, "key" | "title" | "text">): string {
+  return spec.key ? `k:${spec.key}` : `t:${spec.title}\n${spec.text ?? ""}`;
+}
+
+/** The open card with this key in the lane, if any. */
+export function openCardByKey(c: Ctx, rule: string | null, lane: string, key: string): CardRow | undefined {
+  const hit = c.tx.get<{ card: number }>("cardkeys", cardKey(rule, lane, key));
+  if (!hit) return undefined;
+  const card = c.tx.get<CardRow>("cards", hit.card);
+  return card && card.state === "open" ? card : undefined;
+}
+
+/**
+ * Creates a card unless one with the same key is still open in the lane (fyi notices: unless this run
+ * already made it). The card goes to the rule's channels, or to every channel.
+ * @returns the new card's id, or null when an equal card is still open.
+ */
+export function createCard(c: Ctx, spec: NewCard): number | null {
+  const fyi = spec.kind === "notice" && spec.fyi === true;
+  const ruleName = spec.rule?.name ?? null;
+  const base = dedupKey(spec);
+  const dk = fyi ? `fyi:${spec.run ?? ""}:${base}` : base;
+  const existing = c.tx.get<{ card: number }>("cardkeys", cardKey(ruleName, spec.lane, dk));
+  if (existing) {
+    const card = c.tx.get<CardRow>("cards", existing.card);
+    if (fyi || (card && card.state === "open")) return null;
+  }
+  const id = c.nextId("card");
+  const channels = spec.rule?.channels ?? Object.keys(c.rules.channels);
+  const card: CardRow = {
+    id, version: 1, kind: spec.kind, fyi,
+    state: fyi ? "closed" : "open",
+    title: spec.title, text: spec.text ?? "",
+    options: spec.kind === "ask" ? spec.options ?? [] : [],
+    recommend: spec.kind === "ask" ? spec.recommend ?? null : null,
+    about: spec.about ?? null, key: spec.key ?? null,
+    rule: ruleName, lane: spec.lane, group: spec.rule?.group ?? null, source: spec.rule?.source ?? null,
+    run: spec.run, system: spec.system ?? null, channels, at: c.now,
+    choice: null, answer: null, by: null, answeredAt: null, result: null, closedAt: fyi ? c.now : null,
+    deliveries: {},
+  };
+  c.tx.put("cards", id, card);
+  c.tx.put("cardkeys", cardKey(ruleName, spec.lane, dk), { card: id });
+  for (const ch of channels) offer(c, ch, id, c.now);
+  if (fyi) c.due("fyiExpire", id, c.now + fyiDeliveryWindowMs);
+  c.count({ cards: 1, openCards: fyi ? 0 : 1 });
+  return id;
+}
+
+function offer(c: Ctx, channel: string, card: number, at: number): void {
+  const row: OutboxRow = { channel, card, nextAt: at };
+  c.tx.put("outbox", outboxKey(channel, card), row);
+  c.wake.channels.add(channel);
+}
+
+/**
+ * Saves a changed card with the next version and offers the change to channels that already show it;
+ * channels that never got a card that is no longer open do not get it at all.
+ */
+export function saveCard(c: Ctx, card: CardRow, from: CardState): void {
+  card.version += 1;
+  c.tx.put("cards", card.id, card);
+  if (from === "open" && card.state !== "open") {
+    c.count({ openCards: -1 });
+    const ck = cardKey(card.rule, card.lane, dedupKey(card));
+    if (c.tx.get<{ card: number }>("cardkeys", ck)?.card === card.id) c.tx.del("cardkeys", ck);
+  }
+  for (const ch of card.channels) {
+    if (card.deliveries[ch]?.ref) offer(c, ch, card.id, c.now);
+    else if (card.state !== "open" && !card.fyi) c.tx.del("outbox", outboxKey(ch, card.id));
+  }
+}
+
+/** Closes a card (notice handled, card resolved, hub alert cleared) with a result text. No-op if closed. */
+export function closeCard(c: Ctx, id: number, result: string, answer: string | null = null, by: string | null = null): boolean {
+  const card = c.tx.get<CardRow>("cards", id);
+  if (!card || card.state === "closed") return false;
+  const from = card.state;
+  card.state = "closed";
+  card.closedAt = c.now;
+  card.result = result;
+  if (answer !== null) card.answer = answer;
+  if (by !== null) card.by = by;
+  saveCard(c, card, from);
+  return true;
+}
+
+/** The card as a channel sees it (protocol.md 通道): no lane, no about. */
+export function channelCard(c: Ctx, card: CardRow, channel: string | null) {
+  const links = channel !== null && c.rules.channels[channel]?.links === true;
+  return {
+    id: card.id, version: card.version, ref: channel ? card.deliveries[channel]?.ref ?? null : null,
+    kind: card.kind, fyi: card.fyi, state: card.state, title: card.title, text: card.text,
+    options: card.options, recommend: card.recommend, choice: card.choice, answer: card.answer, by: card.by,
+    result: card.result, link: links && c.env.publicUrl ? cardLink(c, card) : null,
+    rule: card.rule, at: c.iso(card.at),
+  };
+}
+
+/** The card as the owner sees it: the channel view plus `lane`, `about`, `run` and deliveries. */
+export function ownerCard(c: Ctx, card: CardRow) {
+  return {
+    ...channelCard(c, card, null),
+    lane: card.lane, about: card.about, run: card.run, channels: card.channels,
+    deliveries: Object.fromEntries(Object.entries(card.deliveries).map(([k, d]) => [k, { ref: d.ref, version: d.version, failures: d.failures, gaveUp: d.gaveUp, error: d.error }])),
+  };
+}
+
+export function cardLink(c: Ctx, card: CardRow): string {
+  return `${c.env.publicUrl}/c/${card.id}/${cardLinkToken(c.env.master, card.id, card.at)}`;
+}
+
+/** Records that a channel polled, at most once a minute (protocol.md Agent: heartbeats are thinned). */
+export function channelSeen(c: Ctx, channel: string): void {
+  const seen = c.tx.get<ChannelSeenRow>("channels", channel);
+  if (!seen || c.now - seen.seenAt >= heartbeatRecordIntervalMs) c.tx.put("channels", channel, { name: channel, seenAt: c.now });
+}
+
+/**
+ * GET /v1/cards/next: the card this channel should send or update now, leased for a minute.
+ * @returns the card, or null when there is nothing to send now.
+ */
+export function nextCard(c: Ctx, channel: string): ReturnType<typeof channelCard> | null {
+  const hit = c.view.where<OutboxRow>("outbox", "channel = ? AND nextAt <= ? ORDER BY nextAt, key LIMIT 1", channel, c.now)[0];
+  if (!hit) return null;
+  const card = c.tx.get<CardRow>("cards", hit.row.card);
+  if (!card) {
+    c.tx.del("outbox", hit.key);
+    return null;
+  }
+  c.tx.put("outbox", hit.key, { ...hit.row, nextAt: c.now + cardOfferLeaseMs });
+  return channelCard(c, card, channel);
+}
+
+function delivery(card: CardRow, channel: string): Delivery {
+  return card.deliveries[channel] ?? { ref: null, version: 0, failures: 0, firstFailedAt: null, gaveUp: false, error: null };
+}
+
+/** POST /v1/cards/:id/delivered: the channel sent `version` as message `ref`. */
+export function delivered(c: Ctx, channel: string, card: CardRow, version: number, ref: string): void {
+  const d = delivery(card, channel);
+  const key = outboxKey(channel, card.id);
+  if (version === card.version) c.tx.del("outbox", key);
+  else if (c.tx.get("outbox", key) === undefined) offer(c, channel, card.id, c.now);
+  if (d.ref === ref && d.version >= version && !d.error) return;
+  card.deliveries[channel] = { ...d, ref, version: Math.max(d.version, version), error: null, gaveUp: false };
+  c.tx.put("cards", card.id, card);
+}
+
+/**
+ * POST /v1/cards/:id/failed: a first send is retried with growing gaps (30 s doubling, at most 15 min)
+ * and given up an hour after its first failure; a failed update is only recorded (protocol.md 通道).
+ */
+export function failed(c: Ctx, channel: string, card: CardRow, error: string | null): void {
+  const d = delivery(card, channel);
+  const key = outboxKey(channel, card.id);
+  d.failures += 1;
+  d.error = error ?? "failed";
+  if (d.ref !== null) {
+    c.tx.del("outbox", key);
+  } else {
+    d.firstFailedAt ??= c.now;
+    const giveUpAt = d.firstFailedAt + deliveryGiveUpMs;
+    if (c.now >= giveUpAt) {
+      d.gaveUp = true;
+      c.tx.del("outbox", key);
+    } else {
+      const wait = Math.min(deliveryRetryFirstMs * 2 ** (d.failures - 1), deliveryRetryMaxMs);
+      c.tx.put("outbox", key, { channel, card: card.id, nextAt: Math.min(c.now + wait, giveUpAt) } satisfies OutboxRow);
+    }
+  }
+  card.deliveries[channel] = d;
+  c.tx.put("cards", card.id, card);
+}
+
+/** The run that made a card, for its session. */
+function askingRun(c: Ctx, card: CardRow): RunRow | undefined {
+  return card.run !== null ? c.tx.get<RunRow>("runs", card.run) : undefined;
+}
+
+/**
+ * Records an answer (the caller checked it is the first and valid). A notice closes as handled;
+ * an ask becomes an answer event of its lane and a run that continues the asking run's session.
+ */
+export function answerCard(c: Ctx, card: CardRow, choice: number | null, text: string | null, by: string): void {
+  if (card.kind === "notice") {
+    closeCard(c, card.id, c.msg("answer.handled"), text, by);
+    return;
+  }
+  const from = card.state;
+  card.state = "answered";
+  card.choice = choice;
+  card.answer = text;
+  card.by = by;
+  card.answeredAt = c.now;
+  saveCard(c, card, from);
+  const rule = card.rule !== null ? c.rule(card.rule) : undefined;
+  if (!rule || card.source === null) return; // hub alerts and cards of deleted rules only record the answer
+  const asker = askingRun(c, card);
+  const ev = recordEvent(c, {
+    source: card.source, sid: freeEventId(c, card.source, `card:${card.id}:answer`), type: "card.answer",
+    subject: card.lane || null, summary: card.title, detail: null, link: null, hops: asker?.hops ?? 0, internal: "answer",
+  });
+  ev.routed = [rule.name];
+  c.tx.put("events", ev.id, ev);
+  const session = asker?.session ?? null;
+  enqueue(c, rule, card.lane, {
+    answers: [card.id], hops: asker?.hops ?? 0,
+    sessionHint: session ? { session, agent: asker?.agent ?? null } : null,
+  });
+}

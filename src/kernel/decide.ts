@@ -1,0 +1,322 @@
+/**
+ * `decide(view, input, now, env)`: the pure heart of the hub (protocol.md 日志与确定性). It reads the view,
+ * never changes it, and returns the answer plus the facts that explain it. The shell commits the facts with
+ * `evolve` in one transaction and replies only after COMMIT. No clock, randomness, files or network here.
+ *
+ * Reads like a table: input kind → permission check (谁能做什么) → checks → facts.
+ */
+import { Ctx } from "./context.js";
+import type { View } from "./view.js";
+import type { Caller, CardRow, Decision, DueRow, Env, Input, KeyKind, KeyRow, RunRow, WorkerRow } from "./types.js";
+import { answerCard, closeCard, createCard, delivered, failed, nextCard, channelSeen, openCardByKey, ownerCard } from "./cards.js";
+import { findEvent, recordEvent, routeEvent } from "./lanes.js";
+import { applyResult, cancelOrphans, cancelRun, leaseExpired, retryDue, started, timerDue, tokenValid, work } from "./runs.js";
+import { tooDeepNotice } from "./notices.js";
+import type { MessageId } from "../i18n/messages.js";
+
+type Reply = { status: number; body: unknown; park?: boolean };
+
+const ok = (body: unknown = { ok: true }): Reply => ({ status: 200, body });
+const err = (status: number, error: string): Reply => ({ status, body: { error } });
+
+/** Looks up who holds a key, by the SHA-256 of the bearer key. */
+export function callerOf(view: View, keyHash: string | null): Caller | undefined {
+  if (!keyHash) return undefined;
+  const k = view.get<KeyRow>("keys", keyHash);
+  return k ? { kind: k.kind, name: k.name } : undefined;
+}
+
+const kindNames: Record<KeyKind, { zh: string; en: string }> = {
+  source: { zh: "来源", en: "source" },
+  worker: { zh: "接单程序", en: "worker" },
+  channel: { zh: "通道", en: "channel" },
+  owner: { zh: "本人", en: "owner" },
+};
+
+/**
+ * The permission table (protocol.md 谁能做什么): the caller must hold one of `kinds`.
+ * @returns the caller, or the 401/403 reply.
+ */
+export function authorize(c: Ctx, keyHash: string | null, kinds: KeyKind[]): Caller | Reply {
+  if (!keyHash) return err(401, c.msg("auth.missing"));
+  const caller = callerOf(c.view, keyHash);
+  if (!caller) return err(401, c.msg("auth.unknown"));
+  if (!kinds.includes(caller.kind)) {
+    return err(403, c.msg("auth.kind", { actual: kindNames[caller.kind][c.env.lang], expected: kinds.map((k) => kindNames[k][c.env.lang]).join("/") }));
+  }
+  return caller;
+}
+
+const isReply = (x: unknown): x is Reply => typeof x === "object" && x !== null && "status" in x;
+
+/**
+ * Decides one input. Pure: the same view, input, time and environment give the same decision.
+ * @param now milliseconds since the Unix epoch (UTC), from the shell's clock.
+ * @returns the HTTP status and body, the facts to commit (empty when nothing changed), and `park` for long polls.
+ */
+export function decide(view: View, input: Input, now: number, env: Env): Decision {
+  const c = new Ctx(view, now, env);
+  const reply = step(c, input);
+  const changes = c.tx.changes();
+  return {
+    status: reply.status,
+    body: reply.body,
+    facts: changes.length > 0 && reply.status < 400 ? [{ kind: factKind(input, reply), changes }] : [],
+    park: reply.park,
+    wake: { workers: c.wake.workers, channels: [...c.wake.channels] },
+  };
+}
+
+function factKind(input: Input, reply: Reply): string {
+  if (input.kind === "work") return (reply.body as { job: unknown }).job ? "claim" : "heartbeat";
+  if (input.kind === "cardsNext") return (reply.body as { card: unknown }).card ? "offer" : "heartbeat";
+  return input.kind;
+}
+
+function step(c: Ctx, input: Input): Reply {
+  switch (input.kind) {
+    case "event": return postEvent(c, input);
+    case "work": return getWork(c, input);
+    case "started": return runStarted(c, input);
+    case "result": return runResult(c, input);
+    case "cardsNext": return cardsNext(c, input);
+    case "delivered": return cardDelivered(c, input);
+    case "failed": return cardFailed(c, input);
+    case "answer": return cardAnswer(c, input);
+    case "resolve": return cardResolve(c, input);
+    case "cancel": return runCancel(c, input);
+    case "rules": return loadRules(c, input);
+    case "rulesError": return rulesError(c, input);
+    case "keyNew": return keyNew(c, input);
+    case "keyRemove": return keyRemove(c, input);
+    case "tick": return tick(c);
+  }
+}
+
+function postEvent(c: Ctx, input: Extract<Input, { kind: "event" }>): Reply {
+  const who = authorize(c, input.keyHash, ["source"]);
+  if (isReply(who)) return who;
+  const e = input.event;
+  const source = who.name;
+  const dup = findEvent(c, source, e.id);
+  if (dup) return ok({ event: dup.id, duplicate: true, routed: dup.routed, paused: dup.paused });
+  const ev = recordEvent(c, {
+    source, sid: e.id, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
+    link: e.link ?? null, hops: e.hops ?? 0, internal: null,
+  });
+  const routed = routeEvent(c, ev, (deep) => tooDeepNotice(c, deep));
+  return ok({ event: ev.id, duplicate: false, routed: routed.routed, paused: routed.paused });
+}
+
+function getWork(c: Ctx, input: Extract<Input, { kind: "work" }>): Reply {
+  const who = authorize(c, input.keyHash, ["worker"]);
+  if (isReply(who)) return who;
+  const out = work(c, who.name, input.claim, input.running, input.capacity);
+  return { status: 200, body: out, park: out.job === null && out.cancel.length === 0 };
+}
+
+function runFor(c: Ctx, id: number): RunRow | Reply {
+  const run = c.tx.get<RunRow>("runs", id);
+  return run ?? err(404, c.msg("notFound.run", { id }));
+}
+
+function runStarted(c: Ctx, input: Extract<Input, { kind: "started" }>): Reply {
+  const run = runFor(c, input.run);
+  if (isReply(run)) return run;
+  if (!tokenValid(c, run, input.token)) return err(403, c.msg("auth.token"));
+  if (!["claimed", "running", "stopping", "uncertain"].includes(run.state)) return err(409, c.msg("result.ended"));
+  started(c, run, input.session, input.link);
+  return ok();
+}
+
+function runResult(c: Ctx, input: Extract<Input, { kind: "result" }>): Reply {
+  const run = runFor(c, input.run);
+  if (isReply(run)) return run;
+  if (!tokenValid(c, run, input.token)) return err(403, c.msg("auth.token"));
+  const prior = run.results[String(run.attempt)];
+  if (prior) return prior.hash === input.hash ? ok(prior.response) : err(409, c.msg("result.conflict"));
+  if (!["claimed", "running", "stopping", "uncertain"].includes(run.state)) return err(409, c.msg("result.ended"));
+  const attempt = run.attempt;
+  const rejected = applyResult(c, run, input.result);
+  const response = { rejected };
+  const after = c.tx.get<RunRow>("runs", run.id) as RunRow;
+  after.results[String(attempt)] = { hash: input.hash, response };
+  c.tx.put("runs", after.id, after);
+  return ok(response);
+}
+
+function runCancel(c: Ctx, input: Extract<Input, { kind: "cancel" }>): Reply {
+  const who = authorize(c, input.keyHash, ["owner"]);
+  if (isReply(who)) return who;
+  const run = runFor(c, input.run);
+  if (isReply(run)) return run;
+  if (["done", "nothing", "cancelled"].includes(run.state)) return err(409, c.msg("run.notCancellable"));
+  const changed = cancelRun(c, run);
+  return ok({ ok: true, changed, state: (c.tx.get<RunRow>("runs", run.id) as RunRow).state });
+}
+
+function cardsNext(c: Ctx, input: Extract<Input, { kind: "cardsNext" }>): Reply {
+  const who = authorize(c, input.keyHash, ["channel"]);
+  if (isReply(who)) return who;
+  channelSeen(c, who.name);
+  const card = nextCard(c, who.name);
+  return { status: 200, body: { card }, park: card === null };
+}
+
+function cardFor(c: Ctx, id: number): CardRow | Reply {
+  return c.tx.get<CardRow>("cards", id) ?? err(404, c.msg("notFound.card", { id }));
+}
+
+function channelCardFor(c: Ctx, keyHash: string | null, id: number): { who: Caller; card: CardRow } | Reply {
+  const who = authorize(c, keyHash, ["channel"]);
+  if (isReply(who)) return who;
+  const card = cardFor(c, id);
+  if (isReply(card)) return card;
+  if (!card.channels.includes(who.name)) return err(403, c.msg("card.notForChannel"));
+  return { who, card };
+}
+
+function cardDelivered(c: Ctx, input: Extract<Input, { kind: "delivered" }>): Reply {
+  const got = channelCardFor(c, input.keyHash, input.card);
+  if (isReply(got)) return got;
+  if (input.version > got.card.version) return err(400, c.msg("card.version", { version: got.card.version }));
+  delivered(c, got.who.name, got.card, input.version, input.ref);
+  return ok();
+}
+
+function cardFailed(c: Ctx, input: Extract<Input, { kind: "failed" }>): Reply {
+  const got = channelCardFor(c, input.keyHash, input.card);
+  if (isReply(got)) return got;
+  if (input.version > got.card.version) return err(400, c.msg("card.version", { version: got.card.version }));
+  failed(c, got.who.name, got.card, input.error);
+  return ok();
+}
+
+function cardAnswer(c: Ctx, input: Extract<Input, { kind: "answer" }>): Reply {
+  const who = authorize(c, input.keyHash, ["channel", "owner"]);
+  if (isReply(who)) return who;
+  const card = cardFor(c, input.card);
+  if (isReply(card)) return card;
+  let by = who.name;
+  if (who.kind === "channel") {
+    if (!card.channels.includes(who.name)) return err(403, c.msg("card.notForChannel"));
+    if (input.by === null) return err(400, c.msg("card.byRequired"));
+    if (input.ref === null) return err(400, c.msg("card.refRequired"));
+    const answerers = c.rules.channels[who.name]?.answerers ?? null;
+    if (answerers !== null && !answerers.includes(input.by)) return err(403, c.msg("card.byNotAnswerer", { by: input.by }));
+    const ref = card.deliveries[who.name]?.ref ?? null;
+    if (ref === null) return err(409, c.msg("card.notDelivered"));
+    if (ref !== input.ref) return err(409, c.msg("card.refMismatch"));
+    by = input.by;
+  }
+  if (card.fyi) return err(409, c.msg("card.fyi"));
+  if (card.state === "answered") return err(409, c.msg("card.answered"));
+  if (card.state === "closed") return err(409, c.msg(card.choice !== null || card.answer !== null ? "card.answered" : "card.closed"));
+  if (card.kind === "ask") {
+    if (input.choice === null && input.text === null) return err(400, c.msg("card.choiceOrText"));
+    if (input.choice !== null && input.choice >= card.options.length) return err(400, c.msg("card.choiceRange", { max: card.options.length - 1 }));
+  } else if (input.choice !== null && input.choice !== 0) {
+    return err(400, c.msg("card.noticeChoice"));
+  }
+  answerCard(c, card, input.choice, input.text, by);
+  return ok({ ok: true, card: ownerCard(c, c.tx.get<CardRow>("cards", card.id) as CardRow) });
+}
+
+function cardResolve(c: Ctx, input: Extract<Input, { kind: "resolve" }>): Reply {
+  const who = authorize(c, input.keyHash, ["owner"]);
+  if (isReply(who)) return who;
+  const card = cardFor(c, input.card);
+  if (isReply(card)) return card;
+  const result = input.reason ? `${c.msg("result.notNeeded")}：${input.reason}` : c.msg("result.notNeeded");
+  const changed = closeCard(c, card.id, result, null, who.name);
+  return ok({ ok: true, changed });
+}
+
+function loadRules(c: Ctx, input: Extract<Input, { kind: "rules" }>): Reply {
+  const errCard = openCardByKey(c, null, "", "k:rules-error");
+  if (errCard) closeCard(c, errCard.id, c.msg("result.notNeeded"));
+  const current = c.tx.get<{ hash: string }>("meta", "rules");
+  if (current?.hash === input.hash) return ok({ ok: true, changed: false, version: c.rulesVersion });
+  const version = c.rulesVersion + 1;
+  c.tx.put("meta", "rules", { version, hash: input.hash, rules: input.rules, at: c.now });
+  c.tx.put("meta", "rulesVersion", { version });
+  // From here on this decision works with the new rules.
+  c.rules = input.rules;
+  cancelOrphans(c, new Set(input.rules.rules.map((r) => r.name)));
+  c.wake.workers = true;
+  return ok({ ok: true, changed: true, version });
+}
+
+function rulesError(c: Ctx, input: Extract<Input, { kind: "rulesError" }>): Reply {
+  const title: MessageId = input.missing ? "card.rulesMissing.title" : "card.rulesError.title";
+  const open = openCardByKey(c, null, "", "k:rules-error");
+  if (open && open.text === input.error) return ok({ ok: true, changed: false });
+  if (open) closeCard(c, open.id, c.msg("result.notNeeded"));
+  createCard(c, { kind: "notice", key: "rules-error", title: c.msg(title), text: input.error, rule: null, lane: "", run: null, system: "rulesError" });
+  return ok({ ok: true, changed: true });
+}
+
+function keyNew(c: Ctx, input: Extract<Input, { kind: "keyNew" }>): Reply {
+  if (!input.local) {
+    const who = authorize(c, input.keyHash, ["owner"]);
+    if (isReply(who)) return who;
+  }
+  for (const { key } of c.view.where<KeyRow>("keys", "kn = ?", `${input.keyKind}/${input.name}`)) c.tx.del("keys", key);
+  c.tx.put("keys", input.newHash, { kind: input.keyKind, name: input.name, at: c.now } satisfies KeyRow);
+  return ok({ ok: true });
+}
+
+function keyRemove(c: Ctx, input: Extract<Input, { kind: "keyRemove" }>): Reply {
+  if (!input.local) {
+    const who = authorize(c, input.keyHash, ["owner"]);
+    if (isReply(who)) return who;
+  }
+  const hits = c.view.where<KeyRow>("keys", "kn = ?", `${input.keyKind}/${input.name}`);
+  for (const { key } of hits) c.tx.del("keys", key);
+  return ok({ ok: true, changed: hits.length > 0 });
+}
+
+/** A timer woke the shell: every deadline of the due table up to now is handled (protocol.md 结构与实测). */
+function tick(c: Ctx): Reply {
+  for (const { key, row } of c.view.where<DueRow>("due", "at <= ? ORDER BY at, key", c.now)) {
+    if (!c.tx.get("due", key)) continue;
+    c.tx.del("due", key);
+    switch (row.kind) {
+      case "retry": retryDue(c, Number(row.ref)); break;
+      case "lease": leaseExpired(c, Number(row.ref)); break;
+      case "later": timerDue(c, row.ref); break;
+      case "offline": workerOffline(c, row.ref); break;
+      case "fyiExpire": fyiExpire(c, Number(row.ref)); break;
+    }
+  }
+  return ok({ ok: true });
+}
+
+function workerOffline(c: Ctx, name: string): void {
+  const w = c.tx.get<WorkerRow>("workers", name);
+  if (!w || w.offlineCard) return;
+  const id = createCard(c, {
+    kind: "notice", key: `offline:${name}`, title: c.msg("card.offline.title", { worker: name }), text: c.msg("card.offline.text"),
+    rule: null, lane: "", run: null, system: "offline",
+  });
+  c.tx.put("workers", name, { ...w, offlineCard: id });
+}
+
+function fyiExpire(c: Ctx, id: number): void {
+  const card = c.tx.get<CardRow>("cards", id);
+  if (!card) return;
+  for (const ch of card.channels) c.tx.del("outbox", `${ch}\u0000${id}`);
+}
+
+/** The earliest deadline of the due table (ms), or null. The shell arms its single timer for it. */
+export function nextDeadline(view: View): number | null {
+  const r = view.sql(`SELECT MIN(at) AS at FROM v_due`).get() as { at: number | null } | undefined;
+  return r?.at ?? null;
+}
+
+/** The earliest time a leased or retried card becomes offerable again (ms), or null. */
+export function nextOfferAt(view: View): number | null {
+  const r = view.sql(`SELECT MIN(nextAt) AS at FROM v_outbox`).get() as { at: number | null } | undefined;
+  return r?.at ?? null;
+}
+

@@ -1,0 +1,143 @@
+/**
+ * Events into lanes into runs (protocol.md 规则, 来源, 事项): recording an event once per source and id,
+ * matching rules, and queueing or merging runs per lane.
+ */
+import { Ctx, laneKey } from "./context.js";
+import { anyGlob, type RuleDef } from "./rules.js";
+import { hopsMax } from "./limits.js";
+import type { EventRow, LaneRow, RunRow, TimerFire } from "./types.js";
+
+export interface NewEvent {
+  source: string;
+  sid: string;
+  type: string;
+  subject: string | null;
+  summary: string | null;
+  detail: string | null;
+  link: string | null;
+  hops: number;
+  internal: EventRow["internal"];
+}
+
+/** Finds an event by source and the source's id, in this decision's writes or the view. */
+export function findEvent(c: Ctx, source: string, sid: string): EventRow | undefined {
+  const mine = c.createdEvents.get(`${source}\u0000${sid}`);
+  if (mine !== undefined) return c.tx.get<EventRow>("events", mine);
+  const hit = c.view.where<EventRow>("events", "sk = ?", `${source}\u0000${sid}`)[0];
+  return hit ? c.tx.get<EventRow>("events", hit.row.id) : undefined;
+}
+
+/**
+ * An id that is unique within `source` for an event the hub makes itself: `base`, or `base#2`, `base#3`, …
+ * when taken (protocol.md 日志与确定性: internal events never overwrite a source's events).
+ */
+export function freeEventId(c: Ctx, source: string, base: string): string {
+  if (!findEvent(c, source, base)) return base;
+  for (let i = 2; ; i++) if (!findEvent(c, source, `${base}#${i}`)) return `${base}#${i}`;
+}
+
+/** Records a new event (the caller checked it is not a duplicate). Routing is separate. */
+export function recordEvent(c: Ctx, e: NewEvent): EventRow {
+  const id = c.nextId("event");
+  const row: EventRow = { id, ...e, at: c.now, routed: [], paused: [], unrouted: false };
+  c.tx.put("events", id, row);
+  c.createdEvents.set(`${e.source}\u0000${e.sid}`, id);
+  c.count({ events: 1 });
+  return row;
+}
+
+/** The lane an event of `rule` goes to: the subject for `parallel` rules, else "" (protocol.md 事项). */
+export function laneOf(rule: RuleDef, subject: string | null): string {
+  return rule.parallel !== null ? subject ?? "" : "";
+}
+
+export function isPaused(c: Ctx, rule: string): boolean {
+  return c.tx.get("pauses", rule) !== undefined;
+}
+
+/**
+ * Matches an event against the event rules and queues it into each matching rule's lane.
+ * Paused rules are listed in `paused` and take nothing; an event deeper than the hop limit is kept, not dispatched.
+ * @returns the updated event row.
+ */
+export function routeEvent(c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => void): EventRow {
+  if (ev.hops > hopsMax) {
+    ev.tooDeep = true;
+    c.tx.put("events", ev.id, ev);
+    onTooDeep(ev);
+    return ev;
+  }
+  for (const rule of c.rules.rules) {
+    if (rule.cron !== null || rule.source !== ev.source || !anyGlob(rule.types, ev.type)) continue;
+    if (isPaused(c, rule.name)) {
+      ev.paused.push(rule.name);
+      continue;
+    }
+    ev.routed.push(rule.name);
+    enqueue(c, rule, laneOf(rule, ev.subject), { events: [ev.id], hops: ev.hops });
+  }
+  ev.unrouted = ev.routed.length === 0 && ev.paused.length === 0;
+  if (ev.unrouted) c.count({ unrouted: 1 });
+  c.tx.put("events", ev.id, ev);
+  return ev;
+}
+
+export interface Enqueue {
+  events?: number[];
+  answers?: number[];
+  timers?: TimerFire[];
+  manual?: boolean;
+  hops: number;
+  /** The session this work should continue (the run that asked or set the timer), with its agent. */
+  sessionHint?: { session: string; agent: string | null } | null;
+}
+
+export function getLane(c: Ctx, rule: string, lane: string): LaneRow {
+  return c.tx.get<LaneRow>("lanes", laneKey(rule, lane)) ?? { rule, lane, queued: null, active: null, last: null };
+}
+
+export function putLane(c: Ctx, lane: LaneRow): void {
+  c.tx.put("lanes", laneKey(lane.rule, lane.lane), lane);
+}
+
+/**
+ * Adds work to the lane's queued run, or queues a new run when the lane has none (protocol.md 事项:
+ * events for a lane with a queued or retry-waiting run merge into it; a running run does not take more).
+ * @returns the run id.
+ */
+export function enqueue(c: Ctx, rule: RuleDef, laneName: string, add: Enqueue): number {
+  const lane = getLane(c, rule.name, laneName);
+  let run: RunRow | undefined = lane.queued !== null ? c.tx.get<RunRow>("runs", lane.queued) : undefined;
+  if (!run) {
+    const id = c.nextId("run");
+    run = {
+      id, rule: rule.name, lane: laneName, group: rule.group, state: "queued",
+      events: [], answers: [], timers: [], manual: false, hops: 0,
+      attempt: 0, failures: 0, claims: 0, claim: null, worker: null, agent: null, job: null,
+      session: null, sessionHint: null, link: null,
+      createdAt: c.now, claimedAt: null, startedAt: null, endedAt: null, readyAt: c.now, seenAt: null,
+      outcome: null, summary: null, error: null, usage: null, usageReported: { tokens: false, cost: false },
+      results: {}, retryCard: null, stopRequested: false, mergedInto: null,
+    };
+    lane.queued = id;
+    putLane(c, lane);
+    c.count({ runs: 1 });
+  }
+  run.events.push(...(add.events ?? []));
+  run.answers.push(...(add.answers ?? []));
+  run.timers.push(...(add.timers ?? []));
+  run.hops = Math.max(run.hops, add.hops);
+  if (add.sessionHint && !run.sessionHint) run.sessionHint = add.sessionHint;
+  if (add.manual) {
+    run.manual = true;
+    if (run.state === "waiting") {
+      // A manual run cancels the retry wait of the queued run it joins (protocol.md 立即运行).
+      run.state = "queued";
+      run.readyAt = c.now;
+      c.undue("retry", run.id);
+    }
+  }
+  c.tx.put("runs", run.id, run);
+  c.wake.workers = true;
+  return run.id;
+}

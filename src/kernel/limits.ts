@@ -1,0 +1,87 @@
+/**
+ * Every limit of the hub, defined once. Units are in the names. Section names refer to
+ * the specification (protocol.md) that sets them.
+ */
+
+/** 来源: event field limits, in Unicode code points (`type` in characters, all ASCII). */
+export const eventIdMaxCodepoints = 200;
+export const eventSubjectMaxCodepoints = 100;
+export const eventSummaryMaxCodepoints = 200;
+export const eventDetailMaxCodepoints = 4000;
+export const eventLinkMaxCodepoints = 500;
+export const eventTypeMaxChars = 64;
+
+/** 一致性和复现: card answer and channel report limits, in code points. */
+export const answerTextMaxCodepoints = 4000;
+export const answerByMaxCodepoints = 500;
+export const answerRefMaxCodepoints = 500;
+export const deliveryRefMaxCodepoints = 500;
+export const deliveryErrorMaxCodepoints = 2000;
+
+/** Receipt texts (our choice where the spec is silent; generous, finite). */
+export const cardTitleMaxCodepoints = 200;
+export const cardTextMaxCodepoints = 4000;
+export const cardAboutMaxCodepoints = 4000;
+export const cardKeyMaxCodepoints = 200;
+export const cardOptionsMax = 10;
+export const cardOptionMaxCodepoints = 200;
+export const receiptItemsMax = 50;
+export const runSummaryMaxCodepoints = 1000;
+export const runErrorMaxCodepoints = 4000;
+export const sessionMaxCodepoints = 500;
+export const reasonMaxCodepoints = 1000;
+export const claimIdMaxChars = 100;
+
+/** HTTP: bodies above this are refused with 413 without being read whole. */
+export const requestBodyMaxBytes = 1024 * 1024;
+
+/** Agent: the longest a claim may be held open waiting for work or cards, in seconds. */
+export const longPollMaxSeconds = 50;
+
+/** Agent: heartbeats are written to the log at most this often per worker (and per channel). */
+export const heartbeatRecordIntervalMs = 60_000;
+
+/** 失败时会怎样: retry after 5 min, doubling, at most 1 h; card at the 3rd; cancel at the 10th. */
+export const retryDelayFirstMs = 5 * 60_000;
+export const retryDelayMaxMs = 60 * 60_000;
+export const failuresBeforeCard = 3;
+export const failuresBeforeCancel = 10;
+
+/** 失败时会怎样: a run unreported for 5 min is uncertain; a worker unseen for 10 min is offline. */
+export const runLeaseMs = 5 * 60_000;
+export const workerOfflineMs = 10 * 60_000;
+/** A worker counts as online for 3 min after its last recorded heartbeat. */
+export const workerOnlineMs = 3 * 60_000;
+
+/** 通道: an offered card not reported is offered again after 1 min. */
+export const cardOfferLeaseMs = 60_000;
+/** 通道: a failed first delivery is retried with growing gaps and given up after 1 h. */
+export const deliveryRetryFirstMs = 30_000;
+export const deliveryRetryMaxMs = 15 * 60_000;
+export const deliveryGiveUpMs = 60 * 60_000;
+/** notice.fyi: delivered at most this long after creation. */
+export const fyiDeliveryWindowMs = 24 * 60 * 60_000;
+/** Card link pages are valid this long from the card's creation. */
+export const cardLinkValidMs = 7 * 24 * 60 * 60_000;
+
+/** 一致性和复现: receipt events deeper than this are recorded but not dispatched. */
+export const hopsMax = 8;
+
+/** 本人: runs per page of GET /v1/state. */
+export const stateRunsPerPage = 60;
+/** 本人: recently closed cards listed in GET /v1/state. */
+export const stateRecentCards = 20;
+/** 本人: unrouted and paused-skipped events listed in GET /v1/state. */
+export const stateRecentEvents = 20;
+
+/** Worker: stop = SIGTERM to the process group, SIGKILL after this long. */
+export const stopGraceMs = 10_000;
+/** Worker: a run's output is kept this long after it ends. */
+export const runOutputKeepMs = 14 * 24 * 60 * 60_000;
+/** Worker: a receipt is rewritten at most this many times. */
+export const receiptRewritesMax = 2;
+/** Worker: last message bytes kept from an agent's stdout when it is not structured. */
+export const agentOutputTailBytes = 256 * 1024;
+
+/** Channels: a channel plugin that returned or threw is restarted after this long. */
+export const channelRestartDelayMs = 30_000;

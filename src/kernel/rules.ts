@@ -1,0 +1,336 @@
+/**
+ * rules.json: parsing (JSONC: comments and trailing commas), validation with line and column, normalization.
+ * Pure: text in, normalized rules or one error out (protocol.md 规则). Used by the hub, `check` and the simulation.
+ */
+import { parseTree, findNodeAtLocation, printParseErrorCode, type ParseError, type Node, type JSONPath } from "jsonc-parser";
+import { Cron } from "croner";
+
+export type Access = "read" | "edit" | "full";
+export type Tell = "always" | "needed" | "never";
+
+export interface SourceDef { id: string; name: string; adapter: string | null }
+export interface AgentDef {
+  id: string; name: string; worker: string; use: string;
+  model: string | null; effort: string | null; access: Access;
+  command: string[] | null; program: string | null;
+}
+export interface ChannelDef { id: string; name: string; answerers: string[] | null; links: boolean }
+export interface Budget { cost: number | null; tokens: number | null; per: "day" | "week" }
+export interface RuleDef {
+  name: string;
+  /** Event rules: `source` + `types` globs; cron rules: `cron` (source `schedule`). */
+  source: string; types: string[]; cron: string | null;
+  to: string; cwd: string | null; skill: string | null; prompt: string | null;
+  group: string; parallel: number | null; resume: boolean; tell: Tell;
+  emits: { source: string; types: string[] } | null;
+  channels: string[] | null;
+  budget: Budget | null;
+}
+export interface ElsewhereDef {
+  name: string; source: string | null; to: string | null; cron: string | null; where: string | null;
+  cwd: string | null; skill: string | null; prompt: string | null;
+}
+/** The normalized rule file. Every optional field is present, with its default filled in. */
+export interface Rules {
+  timezone: string;
+  askFirst: string[];
+  sources: Record<string, SourceDef>;
+  agents: Record<string, AgentDef>;
+  channels: Record<string, ChannelDef>;
+  rules: RuleDef[];
+  elsewhere: ElsewhereDef[];
+}
+
+/** The source name of cron rules' events (protocol.md 暂停、恢复、立即运行). */
+export const scheduleSource = "schedule";
+/** Names of sources, agents, channels, workers: what a key name and a URL segment can carry. */
+const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+export type RulesParse = { ok: true; rules: Rules } | { ok: false; error: string; line: number; column: number };
+
+class RulesError extends Error {
+  constructor(message: string, readonly path: JSONPath) { super(message); }
+}
+
+/** 1-based line and column of a character offset in `text`. */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let last = -1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) { line++; last = i; }
+  return { line, column: offset - last };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Reads a rule file's text. Never throws: a bad file gives `{ok:false, error, line, column}`. */
+export function parseRules(text: string, defaults: { timezone: string }): RulesParse {
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length > 0 || !tree) {
+    const e = errors[0];
+    const at = lineColumn(text, e ? e.offset : 0);
+    return { ok: false, error: e ? `JSON: ${printParseErrorCode(e.error)}` : "JSON: empty file", ...at };
+  }
+  const value = nodeValue(tree);
+  try {
+    return { ok: true, rules: normalizeRules(value, defaults) };
+  } catch (err) {
+    if (!(err instanceof RulesError)) throw err;
+    const node = findNodeAtLocation(tree, err.path) ?? findNodeAtLocation(tree, err.path.slice(0, -1)) ?? tree;
+    const at = lineColumn(text, node.offset);
+    return { ok: false, error: err.message, ...at };
+  }
+}
+
+function nodeValue(node: Node): unknown {
+  switch (node.type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const prop of node.children ?? []) {
+        const [k, v] = prop.children ?? [];
+        if (k && v) out[String(k.value)] = nodeValue(v);
+      }
+      return out;
+    }
+    case "array":
+      return (node.children ?? []).map(nodeValue);
+    default:
+      return node.value;
+  }
+}
+
+function where(path: JSONPath): string {
+  let out = "";
+  for (const p of path) out += typeof p === "number" ? `[${p}]` : out ? `.${p}` : p;
+  return out;
+}
+
+function fail(path: JSONPath, msg: string): never {
+  throw new RulesError(`${where(path)}: ${msg}`, path);
+}
+
+function str(v: unknown, path: JSONPath, opts: { required?: boolean; max?: number } = {}): string | null {
+  if (v === undefined || v === null) {
+    if (opts.required) fail(path, "required");
+    return null;
+  }
+  if (typeof v !== "string") fail(path, "must be a string");
+  if (opts.required && v.length === 0) fail(path, "must not be empty");
+  if ([...v].length > (opts.max ?? 4000)) fail(path, `at most ${opts.max ?? 4000} characters`);
+  return v;
+}
+
+function strings(v: unknown, path: JSONPath): string[] | null {
+  if (v === undefined || v === null) return null;
+  if (!Array.isArray(v)) fail(path, "must be an array of strings");
+  return v.map((x, i) => str(x, [...path, i], { required: true }) as string);
+}
+
+function known(obj: Record<string, unknown>, path: JSONPath, keys: string[]): void {
+  for (const k of Object.keys(obj)) if (!keys.includes(k)) fail([...path, k], `unknown field (known: ${keys.join(", ")})`);
+}
+
+function name(v: string, path: JSONPath): string {
+  if (!namePattern.test(v)) fail(path, "names use letters, digits, _ . - (at most 100)");
+  return v;
+}
+
+/** Whether `tz` is an IANA time zone this Node knows. */
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `expr` is a cron expression croner accepts. */
+export function isCron(expr: string): boolean {
+  try {
+    new Cron(expr, { paused: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Validates and normalizes a parsed rule file. Throws RulesError naming the path on the first problem. */
+function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
+  if (!isObject(raw)) fail([], "the file must hold one JSON object");
+  known(raw, [], ["$schema", "timezone", "askFirst", "sources", "agents", "channels", "rules", "elsewhere"]);
+  const timezone = str(raw.timezone, ["timezone"]) ?? defaults.timezone;
+  if (!isTimeZone(timezone)) fail(["timezone"], `unknown time zone ${timezone}`);
+  const askFirst = strings(raw.askFirst, ["askFirst"]) ?? [];
+
+  const sources: Record<string, SourceDef> = {};
+  const rawSources = raw.sources ?? {};
+  if (!isObject(rawSources)) fail(["sources"], "must be an object");
+  for (const [id, def] of Object.entries(rawSources)) {
+    const p = ["sources", id];
+    name(id, p);
+    if (id === scheduleSource) fail(p, `"${scheduleSource}" is the source of cron rules and cannot be declared`);
+    if (!isObject(def)) fail(p, "must be an object");
+    known(def, p, ["name", "adapter"]);
+    const adapter = str(def.adapter, [...p, "adapter"]);
+    if (adapter !== null && !/^[a-z0-9-]+$/.test(adapter)) fail([...p, "adapter"], "plugin names use a-z, 0-9 and -");
+    sources[id] = { id, name: str(def.name, [...p, "name"], { max: 100 }) ?? id, adapter };
+  }
+
+  const agents: Record<string, AgentDef> = {};
+  const rawAgents = raw.agents ?? {};
+  if (!isObject(rawAgents)) fail(["agents"], "must be an object");
+  for (const [id, def] of Object.entries(rawAgents)) {
+    const p = ["agents", id];
+    name(id, p);
+    if (!isObject(def)) fail(p, "must be an object");
+    known(def, p, ["name", "worker", "use", "model", "effort", "access", "command", "program"]);
+    const use = str(def.use, [...p, "use"], { required: true }) as string;
+    if (!/^[a-z0-9-]+$/.test(use)) fail([...p, "use"], "plugin names use a-z, 0-9 and -");
+    const access = (str(def.access, [...p, "access"]) ?? "edit") as Access;
+    if (!["read", "edit", "full"].includes(access)) fail([...p, "access"], "must be read, edit or full");
+    const command = strings(def.command, [...p, "command"]);
+    if (command !== null && command.length === 0) fail([...p, "command"], "must not be empty");
+    if ((use === "command" || use === "acp") && command === null) fail([...p, "command"], `required for use "${use}"`);
+    agents[id] = {
+      id,
+      name: str(def.name, [...p, "name"], { max: 100 }) ?? id,
+      worker: name(str(def.worker, [...p, "worker"], { required: true }) as string, [...p, "worker"]),
+      use,
+      model: str(def.model, [...p, "model"], { max: 200 }),
+      effort: str(def.effort, [...p, "effort"], { max: 50 }),
+      access,
+      command,
+      program: str(def.program, [...p, "program"]),
+    };
+  }
+
+  const channels: Record<string, ChannelDef> = {};
+  const rawChannels = raw.channels ?? {};
+  if (!isObject(rawChannels)) fail(["channels"], "must be an object");
+  for (const [id, def] of Object.entries(rawChannels)) {
+    const p = ["channels", id];
+    name(id, p);
+    if (!isObject(def)) fail(p, "must be an object");
+    known(def, p, ["name", "answerers", "links"]);
+    const links = def.links ?? false;
+    if (typeof links !== "boolean") fail([...p, "links"], "must be true or false");
+    channels[id] = { id, name: str(def.name, [...p, "name"], { max: 100 }) ?? id, answerers: strings(def.answerers, [...p, "answerers"]), links };
+  }
+
+  const rawRules = raw.rules ?? [];
+  if (!Array.isArray(rawRules)) fail(["rules"], "must be an array");
+  const taken = new Set<string>();
+  const rules: RuleDef[] = rawRules.map((def, i) => {
+    const p = ["rules", i];
+    if (!isObject(def)) fail(p, "must be an object");
+    known(def, p, ["name", "when", "to", "cwd", "skill", "prompt", "group", "parallel", "resume", "tell", "emits", "channels", "budget"]);
+    const ruleName = str(def.name, [...p, "name"], { required: true, max: 100 }) as string;
+    if (/[\u0000-\u001f]/.test(ruleName)) fail([...p, "name"], "no control characters");
+    if (taken.has(ruleName)) fail([...p, "name"], `another rule is already named "${ruleName}"`);
+    taken.add(ruleName);
+    const when = def.when;
+    if (!isObject(when)) fail([...p, "when"], 'required: {"source", "types"} or {"cron"}');
+    known(when, [...p, "when"], ["source", "types", "cron"]);
+    let source: string;
+    let types: string[] = ["*"];
+    let cron: string | null = null;
+    if (when.cron !== undefined) {
+      if (when.source !== undefined || when.types !== undefined) fail([...p, "when"], "a cron rule has no source or types");
+      cron = str(when.cron, [...p, "when", "cron"], { required: true }) as string;
+      if (!isCron(cron)) fail([...p, "when", "cron"], `not a cron expression: ${cron}`);
+      source = scheduleSource;
+    } else {
+      source = str(when.source, [...p, "when", "source"], { required: true }) as string;
+      if (!sources[source]) fail([...p, "when", "source"], `no source "${source}" in sources`);
+      types = strings(when.types, [...p, "when", "types"]) ?? ["*"];
+    }
+    const to = str(def.to, [...p, "to"], { required: true }) as string;
+    if (!agents[to]) fail([...p, "to"], `no agent "${to}" in agents`);
+    const parallel = def.parallel ?? null;
+    if (parallel !== null && !(Number.isSafeInteger(parallel) && (parallel as number) >= 1)) fail([...p, "parallel"], "must be a whole number ≥ 1");
+    const resume = def.resume ?? false;
+    if (typeof resume !== "boolean") fail([...p, "resume"], "must be true or false");
+    const tell = (str(def.tell, [...p, "tell"]) ?? "needed") as Tell;
+    if (!["always", "needed", "never"].includes(tell)) fail([...p, "tell"], "must be always, needed or never");
+    let emits: RuleDef["emits"] = null;
+    if (def.emits !== undefined && def.emits !== null) {
+      if (!isObject(def.emits)) fail([...p, "emits"], 'must be {"source", "types"}');
+      known(def.emits, [...p, "emits"], ["source", "types"]);
+      const es = str(def.emits.source, [...p, "emits", "source"], { required: true }) as string;
+      if (!sources[es]) fail([...p, "emits", "source"], `no source "${es}" in sources`);
+      emits = { source: es, types: strings(def.emits.types, [...p, "emits", "types"]) ?? ["*"] };
+    }
+    const ruleChannels = strings(def.channels, [...p, "channels"]);
+    ruleChannels?.forEach((c, j) => { if (!channels[c]) fail([...p, "channels", j], `no channel "${c}" in channels`); });
+    return {
+      name: ruleName, source, types, cron, to,
+      cwd: str(def.cwd, [...p, "cwd"]),
+      skill: str(def.skill, [...p, "skill"], { max: 200 }),
+      prompt: str(def.prompt, [...p, "prompt"]),
+      group: str(def.group, [...p, "group"], { max: 100 }) ?? ruleName,
+      parallel: parallel as number | null,
+      resume, tell, emits, channels: ruleChannels,
+      budget: budget(def.budget, [...p, "budget"]),
+    };
+  });
+
+  const rawElsewhere = raw.elsewhere ?? [];
+  if (!Array.isArray(rawElsewhere)) fail(["elsewhere"], "must be an array");
+  const elsewhere: ElsewhereDef[] = rawElsewhere.map((def, i) => {
+    const p = ["elsewhere", i];
+    if (!isObject(def)) fail(p, "must be an object");
+    known(def, p, ["name", "source", "to", "cron", "where", "cwd", "skill", "prompt"]);
+    const taskName = str(def.name, [...p, "name"], { required: true, max: 100 }) as string;
+    if (taken.has(taskName)) fail([...p, "name"], `a rule or task is already named "${taskName}"`);
+    taken.add(taskName);
+    const source = str(def.source, [...p, "source"]);
+    if (source !== null && !sources[source]) fail([...p, "source"], `no source "${source}" in sources`);
+    const to = str(def.to, [...p, "to"]);
+    if (to !== null && !agents[to]) fail([...p, "to"], `no agent "${to}" in agents`);
+    const cwd = str(def.cwd, [...p, "cwd"]);
+    const skill = str(def.skill, [...p, "skill"], { max: 200 });
+    const prompt = str(def.prompt, [...p, "prompt"]);
+    if (cwd !== null && to === null) fail([...p, "to"], "a task with cwd needs to");
+    if (cwd !== null && skill === null && prompt === null) fail([...p, "cwd"], "a task with cwd needs skill or prompt");
+    const cron = str(def.cron, [...p, "cron"]);
+    if (cron !== null && !isCron(cron)) fail([...p, "cron"], `not a cron expression: ${cron}`);
+    return { name: taskName, source, to, cron, where: str(def.where, [...p, "where"]), cwd, skill, prompt };
+  });
+
+  return { timezone, askFirst, sources, agents, channels, rules, elsewhere };
+}
+
+function budget(v: unknown, path: JSONPath): Budget | null {
+  if (v === undefined || v === null) return null;
+  if (!isObject(v)) fail(path, 'must be {"cost", "tokens", "per"}');
+  known(v, path, ["cost", "tokens", "per"]);
+  const num = (x: unknown, k: string) => {
+    if (x === undefined || x === null) return null;
+    if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) fail([...path, k], "must be a number > 0");
+    return x;
+  };
+  const cost = num(v.cost, "cost");
+  const tokens = num(v.tokens, "tokens");
+  if (cost === null && tokens === null) fail(path, "needs cost or tokens");
+  const per = v.per ?? "day";
+  if (per !== "day" && per !== "week") fail([...path, "per"], "must be day or week");
+  return { cost, tokens, per };
+}
+
+/**
+ * Glob match for `when.types` and `emits.types`: `*` is any run of characters, `?` one character,
+ * everything else literal.
+ */
+export function globMatch(pattern: string, value: string): boolean {
+  let re = "^";
+  for (const ch of pattern) re += ch === "*" ? ".*" : ch === "?" ? "." : ch.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(re + "$", "s").test(value);
+}
+
+/** Whether any of the globs matches `value`. */
+export function anyGlob(patterns: string[], value: string): boolean {
+  return patterns.some((p) => globMatch(p, value));
+}

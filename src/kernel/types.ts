@@ -1,0 +1,217 @@
+/**
+ * The kernel's data: facts, projection rows, inputs and decisions (protocol.md 日志与确定性).
+ * Times inside rows are milliseconds since the Unix epoch (UTC); the protocol shows them as ISO strings.
+ */
+import type { Rules } from "./rules.js";
+import type { EventIn, Result, Usage } from "../protocol/schema.js";
+
+/** One projection row change: `[table, key, row]`; `row === null` deletes the row. */
+export type Change = [table: string, key: string | number, row: object | null];
+
+/** A fact before the store gives it a sequence number. */
+export interface FactDraft { kind: string; changes: Change[] }
+/** One fact of the append-only log: version, sequence, UTC ISO time, kind, normalized row changes. */
+export interface Fact extends FactDraft { v: 1; seq: number; at: string }
+
+export type KeyKind = "source" | "worker" | "channel" | "owner";
+export const keyKinds: readonly KeyKind[] = ["source", "worker", "channel", "owner"];
+
+export interface KeyRow { kind: KeyKind; name: string; at: number }
+
+export interface EventRow {
+  id: number;
+  source: string;
+  /** The source's own id (`id` of POST /v1/events), unique per source. */
+  sid: string;
+  type: string;
+  subject: string | null;
+  summary: string | null;
+  detail: string | null;
+  link: string | null;
+  hops: number;
+  at: number;
+  /** Rules that took the event. */
+  routed: string[];
+  /** Rules that matched but were paused. */
+  paused: string[];
+  /** No rule matched (and none was paused). */
+  unrouted: boolean;
+  /** Events the hub made itself: an answer, a timer, a manual run, a cron time. */
+  internal: "answer" | "timer" | "manual" | "cron" | "receipt" | null;
+  /** Recorded but not dispatched because its hops went past the limit. */
+  tooDeep?: boolean;
+}
+
+export type RunState =
+  | "queued" | "waiting" | "claimed" | "running" | "stopping" | "uncertain"
+  | "done" | "nothing" | "cancelled";
+export const activeRunStates: readonly RunState[] = ["claimed", "running", "stopping"];
+export const endedRunStates: readonly RunState[] = ["done", "nothing", "cancelled"];
+
+export interface TimerFire { key: string; about: string | null; at: number; run: number | null }
+
+export interface UsageSum { input?: number; output?: number; cached?: number; cost?: number }
+
+/** What a claimed run keeps of its rule and agent: later rule edits do not change it. */
+export interface JobSnapshot {
+  rule: { name: string; cwd: string | null; skill: string | null; prompt: string | null };
+  agent: {
+    id: string; name: string; use: string; model: string | null; effort: string | null; access: string;
+    command: string[] | null; program: string | null;
+  };
+  session: string | null;
+  askFirst: string[];
+  context: {
+    events: unknown[]; answers: unknown[]; timers: unknown[]; waiting: unknown[]; open: unknown[]; decided: unknown[];
+  };
+}
+
+export interface RunRow {
+  id: number;
+  rule: string;
+  lane: string;
+  group: string;
+  state: RunState;
+  events: number[];
+  /** Card ids whose answers this run continues. */
+  answers: number[];
+  timers: TimerFire[];
+  manual: boolean;
+  hops: number;
+  /** Attempts claimed so far; the current attempt's number. */
+  attempt: number;
+  /** Consecutive failed attempts. */
+  failures: number;
+  /** Claims of the current attempt (a repeated claim reissues the token). */
+  claims: number;
+  claim: string | null;
+  worker: string | null;
+  agent: string | null;
+  job: JobSnapshot | null;
+  /** The session the agent reported for this run, if any. */
+  session: string | null;
+  /** The session the next attempt should try to continue (answers, timers, retries). */
+  sessionHint: { session: string; agent: string | null } | null;
+  link: string | null;
+  createdAt: number;
+  claimedAt: number | null;
+  startedAt: number | null;
+  endedAt: number | null;
+  readyAt: number;
+  seenAt: number | null;
+  outcome: string | null;
+  summary: string | null;
+  error: string | null;
+  usage: UsageSum | null;
+  /** Attempts whose usage was reported (for "missing usage" counts). */
+  usageReported: { tokens: boolean; cost: boolean };
+  /** Result receipts by attempt: body hash and the answer given, for replays. */
+  results: Record<string, { hash: string; response: unknown }>;
+  /** The "will retry" card of this run, closed when the run ends or stops. */
+  retryCard: number | null;
+  /** The owner asked to stop it. */
+  stopRequested: boolean;
+  mergedInto: number | null;
+}
+
+export interface LaneRow {
+  rule: string;
+  lane: string;
+  queued: number | null;
+  active: number | null;
+  last: { run: number; session: string | null; agent: string | null; stopped: boolean } | null;
+}
+
+export interface GroupRow { name: string; active: number[] }
+
+export interface Delivery {
+  ref: string | null;
+  version: number;
+  failures: number;
+  firstFailedAt: number | null;
+  gaveUp: boolean;
+  error: string | null;
+}
+
+export type CardState = "open" | "answered" | "closed";
+export interface CardRow {
+  id: number;
+  version: number;
+  kind: "ask" | "notice";
+  fyi: boolean;
+  state: CardState;
+  title: string;
+  text: string;
+  options: string[];
+  recommend: number | null;
+  about: string | null;
+  key: string | null;
+  rule: string | null;
+  lane: string;
+  group: string | null;
+  source: string | null;
+  run: number | null;
+  /** Hub alerts: what the card is about (failing, gaveUp, rulesError, …), null for receipt cards. */
+  system: string | null;
+  channels: string[];
+  at: number;
+  choice: number | null;
+  answer: string | null;
+  by: string | null;
+  answeredAt: number | null;
+  result: string | null;
+  closedAt: number | null;
+  deliveries: Record<string, Delivery>;
+}
+
+export interface OutboxRow { channel: string; card: number; nextAt: number }
+export interface DueRow { at: number; kind: string; ref: string }
+export interface TimerRow { rule: string; lane: string; key: string; at: number; about: string | null; run: number | null; hops: number }
+export interface WorkerRow { name: string; seenAt: number; offlineCard: number | null }
+export interface ChannelSeenRow { name: string; seenAt: number }
+export interface RulesMeta { version: number; hash: string; rules: Rules; at: number }
+export interface Counters { event: number; run: number; card: number }
+export interface Totals { events: number; unrouted: number; runs: number; cards: number; openCards: number }
+
+/** Who is calling: the key kind and name, from the SHA-256 of the bearer key (never the key itself). */
+export interface Caller { kind: KeyKind; name: string }
+
+/** What the shell hands to `decide` for one accepted request or timer. */
+export type Input =
+  | { kind: "event"; keyHash: string | null; event: EventIn }
+  | { kind: "work"; keyHash: string | null; claim: string; running: number[]; capacity: number }
+  | { kind: "started"; run: number; token: string; session: string | null; link: string | null }
+  | { kind: "result"; run: number; token: string; result: Result; hash: string }
+  | { kind: "cardsNext"; keyHash: string | null }
+  | { kind: "delivered"; keyHash: string | null; card: number; version: number; ref: string }
+  | { kind: "failed"; keyHash: string | null; card: number; version: number; error: string | null }
+  | { kind: "answer"; keyHash: string | null; card: number; choice: number | null; text: string | null; by: string | null; ref: string | null }
+  | { kind: "resolve"; keyHash: string | null; card: number; reason: string | null }
+  | { kind: "cancel"; keyHash: string | null; run: number }
+  | { kind: "rules"; rules: Rules; hash: string }
+  | { kind: "rulesError"; error: string; missing: boolean }
+  | { kind: "keyNew"; keyHash: string | null; local: boolean; keyKind: KeyKind; name: string; newHash: string }
+  | { kind: "keyRemove"; keyHash: string | null; local: boolean; keyKind: KeyKind; name: string }
+  | { kind: "tick" };
+
+/** The answer to one input: an HTTP status and JSON body, the facts to commit, and whether to hold a long poll. */
+export interface Decision {
+  status: number;
+  body: unknown;
+  facts: FactDraft[];
+  /** A long poll found nothing: hold the request and decide again when something changes. */
+  park?: boolean;
+  /** Long polls that may now get something: workers (runs), channels by name (cards). */
+  wake?: { workers: boolean; channels: string[] };
+}
+
+/** What the shell gives `decide` besides the view: the master key and the hub's language. */
+export interface Env {
+  /** The master key (random bytes of master.key); run tokens and card links derive from it. */
+  master: Buffer;
+  lang: "zh" | "en";
+  /** Base URL of card link pages (`publicUrl`, else the local listen address), or null. */
+  publicUrl: string | null;
+}
+
+export type { Usage };

@@ -1,0 +1,105 @@
+/**
+ * Reading the projection (protocol.md 日志与确定性: the view is read through SQLite indexes on demand;
+ * nothing of history is held in memory). `Tx` overlays the changes one decision makes, so `decide`
+ * reads its own writes without touching the database; the changes become the decision's fact.
+ */
+import type { Db, Statement } from "./evolve.js";
+import type { Change, RulesMeta } from "./types.js";
+import type { Rules } from "./rules.js";
+
+/** Read access to the projection. One instance per database; it caches prepared statements and parsed rules. */
+export class View {
+  private readonly cache = new Map<string, Statement>();
+  private rulesCache: { version: number; meta: RulesMeta } | null = null;
+
+  constructor(readonly db: Db) {}
+
+  /** A prepared statement, cached by its SQL text. */
+  sql(sql: string): Statement {
+    let s = this.cache.get(sql);
+    if (!s) this.cache.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+
+  /** One row of `table` by key, parsed; undefined when absent. */
+  get<T>(table: string, key: string | number): T | undefined {
+    const r = this.sql(`SELECT data FROM v_${table} WHERE key = ?`).get(key) as { data: string } | undefined;
+    return r ? (JSON.parse(r.data) as T) : undefined;
+  }
+
+  /** Rows of `table` matching a WHERE clause over its generated columns, parsed, with their keys. */
+  where<T>(table: string, clause: string, ...params: unknown[]): { key: string | number; row: T }[] {
+    return (this.sql(`SELECT key, data FROM v_${table} WHERE ${clause}`).all(...params) as { key: string | number; data: string }[]).map(
+      (r) => ({ key: r.key, row: JSON.parse(r.data) as T }),
+    );
+  }
+
+  /** The current rules, parsed once per rules version (a new view version never reads old rules). */
+  rules(): RulesMeta | undefined {
+    const v = this.sql(`SELECT data FROM v_meta WHERE key = 'rulesVersion'`).get() as { data: string } | undefined;
+    if (!v) return undefined;
+    const version = (JSON.parse(v.data) as { version: number }).version;
+    if (this.rulesCache?.version === version) return this.rulesCache.meta;
+    const meta = this.get<RulesMeta>("meta", "rules");
+    if (!meta) return undefined;
+    this.rulesCache = { version, meta };
+    return meta;
+  }
+}
+
+/** Current rules or an empty rule set when none was ever loaded. */
+export function emptyRules(): Rules {
+  return { timezone: "UTC", askFirst: [], sources: {}, agents: {}, channels: {}, rules: [], elsewhere: [] };
+}
+
+/**
+ * One decision's read-your-writes overlay over a `View`. `put`/`del` record changes in order;
+ * `get` answers from the overlay first. Nothing reaches the database until the shell commits.
+ */
+export class Tx {
+  private readonly overlay = new Map<string, object | null>();
+  private readonly order: Change[] = [];
+
+  constructor(readonly view: View) {}
+
+  private k(table: string, key: string | number): string {
+    return `${table}\u0001${key}`;
+  }
+
+  get<T>(table: string, key: string | number): T | undefined {
+    const k = this.k(table, key);
+    if (this.overlay.has(k)) {
+      const v = this.overlay.get(k);
+      return v === null ? undefined : (structuredClone(v) as T);
+    }
+    return this.view.get<T>(table, key);
+  }
+
+  /** Whether this decision already changed the row. */
+  touched(table: string, key: string | number): boolean {
+    return this.overlay.has(this.k(table, key));
+  }
+
+  put(table: string, key: string | number, row: object): void {
+    const copy = structuredClone(row);
+    this.overlay.set(this.k(table, key), copy);
+    this.order.push([table, key, copy]);
+  }
+
+  del(table: string, key: string | number): void {
+    if (!this.overlay.has(this.k(table, key)) && this.view.get(table, key) === undefined) return;
+    this.overlay.set(this.k(table, key), null);
+    this.order.push([table, key, null]);
+  }
+
+  /** The changes, last write per row wins, in the order rows were first written. */
+  changes(): Change[] {
+    const last = new Map<string, Change>();
+    for (const c of this.order) {
+      const k = this.k(c[0], c[1]);
+      last.delete(k);
+      last.set(k, c);
+    }
+    return [...last.values()];
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The shapes of everything that crosses the /v1 protocol, as JSON Schema 2020-12 built with TypeBox.
+ * `protocol/schema.json` is generated from these definitions (`npm run schema`) and the hub validates
+ * its own inputs with them, so the published schema and the hub cannot drift (protocol.md 一致性和复现).
+ */
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import * as L from "../kernel/limits.js";
+
+const text = (max: number, description?: string) => Type.String({ maxLength: max, ...(description ? { description } : {}) });
+/** Non-negative safe integer. */
+const count = () => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+
+/** 来源: `subject` is an identifier (letters, digits and `# . _ : / @ -`), since it reaches prompts. */
+export const subjectPattern = "^[A-Za-z0-9#._:/@-]*$";
+/** 来源: `link` is a plain ASCII http(s) URL with no spaces, since it reaches prompts. */
+export const linkPattern = "^https?://[!-~]+$";
+/** 来源: `type` is a short dotted name. */
+export const typePattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]*$";
+
+/** An event as a source posts it to POST /v1/events (protocol.md 来源). */
+export const EventIn = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: L.eventIdMaxCodepoints }),
+    type: Type.String({ minLength: 1, maxLength: L.eventTypeMaxChars, pattern: typePattern, description: "letters, digits and . _ : / -" }),
+    subject: Type.Optional(Type.String({ maxLength: L.eventSubjectMaxCodepoints, pattern: subjectPattern, description: "letters, digits and # . _ : / @ -" })),
+    summary: Type.Optional(text(L.eventSummaryMaxCodepoints)),
+    detail: Type.Optional(text(L.eventDetailMaxCodepoints)),
+    link: Type.Optional(Type.String({ maxLength: L.eventLinkMaxCodepoints, pattern: linkPattern, description: "a plain ASCII http(s) URL" })),
+    hops: Type.Optional(count()),
+  },
+  { additionalProperties: false },
+);
+export type EventIn = Static<typeof EventIn>;
+
+/** A receipt event: like a source event but without `hops` (the hub sets it). */
+export const ReceiptEvent = Type.Object(
+  {
+    id: EventIn.properties.id,
+    type: EventIn.properties.type,
+    subject: EventIn.properties.subject,
+    summary: EventIn.properties.summary,
+    detail: EventIn.properties.detail,
+    link: EventIn.properties.link,
+  },
+  { additionalProperties: false },
+);
+
+/** An ask card requested by a receipt or by POST /v1/tell. */
+export const Ask = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: L.cardTitleMaxCodepoints }),
+    text: Type.Optional(text(L.cardTextMaxCodepoints)),
+    options: Type.Array(Type.String({ minLength: 1, maxLength: L.cardOptionMaxCodepoints }), { minItems: 1, maxItems: L.cardOptionsMax }),
+    recommend: Type.Optional(count()),
+    about: Type.Optional(text(L.cardAboutMaxCodepoints)),
+    key: Type.Optional(Type.String({ minLength: 1, maxLength: L.cardKeyMaxCodepoints })),
+  },
+  { additionalProperties: false },
+);
+export type Ask = Static<typeof Ask>;
+
+export const Notice = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: L.cardTitleMaxCodepoints }),
+    text: Type.Optional(text(L.cardTextMaxCodepoints)),
+    key: Type.Optional(Type.String({ minLength: 1, maxLength: L.cardKeyMaxCodepoints })),
+    fyi: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type Notice = Static<typeof Notice>;
+
+export const Resolve = Type.Object(
+  { card: Type.Integer({ minimum: 1 }), reason: Type.Optional(text(L.reasonMaxCodepoints)) },
+  { additionalProperties: false },
+);
+
+/** `later.at` is a real ISO date-time with `Z` or an offset (checked again for real dates in code). */
+export const isoWithZonePattern = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$";
+export const Later = Type.Union([
+  Type.Object(
+    {
+      key: Type.String({ minLength: 1, maxLength: L.cardKeyMaxCodepoints }),
+      at: Type.String({ pattern: isoWithZonePattern, description: "an ISO date-time with Z or an offset" }),
+      about: Type.Optional(text(L.cardAboutMaxCodepoints)),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { key: Type.String({ minLength: 1, maxLength: L.cardKeyMaxCodepoints }), cancel: Type.Literal(true) },
+    { additionalProperties: false },
+  ),
+]);
+
+/** Usage of one attempt: token counts and USD cost, each optional, finite and non-negative. */
+export const Usage = Type.Object(
+  {
+    input: Type.Optional(Type.Number({ minimum: 0 })),
+    output: Type.Optional(Type.Number({ minimum: 0 })),
+    cached: Type.Optional(Type.Number({ minimum: 0 })),
+    cost: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+export type Usage = Static<typeof Usage>;
+
+const items = <T extends TSchema>(t: T) => Type.Optional(Type.Array(t, { maxItems: L.receiptItemsMax }));
+
+/** The receipt part of a result: what the agent asks the hub to do, applied in one transaction. */
+export const ReceiptFields = {
+  ask: items(Ask),
+  notice: items(Notice),
+  resolve: items(Resolve),
+  later: items(Later),
+  events: items(ReceiptEvent),
+};
+
+/** POST /v1/runs/:id/result (protocol.md Agent：领活、干活、交回执). */
+export const Result = Type.Object(
+  {
+    outcome: Type.Union([Type.Literal("done"), Type.Literal("nothing"), Type.Literal("failed"), Type.Literal("cancelled")]),
+    summary: Type.Optional(text(L.runSummaryMaxCodepoints)),
+    error: Type.Optional(text(L.runErrorMaxCodepoints)),
+    session: Type.Optional(Type.Union([Type.String({ maxLength: L.sessionMaxCodepoints }), Type.Null()])),
+    usage: Type.Optional(Usage),
+    ...ReceiptFields,
+  },
+  { additionalProperties: false },
+);
+export type Result = Static<typeof Result>;
+
+/** The receipt alone, as an agent writes it in its ```agent-autoloop block. */
+export const Receipt = Type.Object(ReceiptFields, { additionalProperties: false });
+export type Receipt = Static<typeof Receipt>;
+
+export const Started = Type.Object(
+  {
+    session: Type.Optional(Type.Union([Type.String({ maxLength: L.sessionMaxCodepoints }), Type.Null()])),
+    link: Type.Optional(Type.Union([Type.String({ maxLength: L.eventLinkMaxCodepoints }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+export const Delivered = Type.Object(
+  { version: Type.Integer({ minimum: 1 }), ref: Type.String({ minLength: 1, maxLength: L.deliveryRefMaxCodepoints }) },
+  { additionalProperties: false },
+);
+export const Failed = Type.Object(
+  { version: Type.Integer({ minimum: 1 }), error: Type.Optional(text(L.deliveryErrorMaxCodepoints)) },
+  { additionalProperties: false },
+);
+/** POST /v1/cards/:id/answer: from a channel ({choice, by, ref}) or the owner ({choice} or {text}). */
+export const Answer = Type.Object(
+  {
+    choice: Type.Optional(count()),
+    text: Type.Optional(text(L.answerTextMaxCodepoints)),
+    by: Type.Optional(Type.String({ minLength: 1, maxLength: L.answerByMaxCodepoints })),
+    ref: Type.Optional(Type.String({ minLength: 1, maxLength: L.answerRefMaxCodepoints })),
+  },
+  { additionalProperties: false },
+);
+export const ResolveCard = Type.Object({ reason: Type.Optional(text(L.reasonMaxCodepoints)) }, { additionalProperties: false });
+export const CancelRun = Type.Object({}, { additionalProperties: false });
+
+/** The card a channel receives (protocol.md 通道). */
+export const Card = Type.Object({
+  id: Type.Integer(),
+  version: Type.Integer(),
+  ref: Type.Union([Type.String(), Type.Null()]),
+  kind: Type.Union([Type.Literal("ask"), Type.Literal("notice")]),
+  fyi: Type.Boolean(),
+  state: Type.Union([Type.Literal("open"), Type.Literal("answered"), Type.Literal("closed")]),
+  title: Type.String(),
+  text: Type.String(),
+  options: Type.Array(Type.String()),
+  recommend: Type.Union([Type.Integer(), Type.Null()]),
+  choice: Type.Union([Type.Integer(), Type.Null()]),
+  answer: Type.Union([Type.String(), Type.Null()]),
+  by: Type.Union([Type.String(), Type.Null()]),
+  result: Type.Union([Type.String(), Type.Null()]),
+  link: Type.Union([Type.String(), Type.Null()]),
+  rule: Type.Union([Type.String(), Type.Null()]),
+  at: Type.String(),
+});
+export type Card = Static<typeof Card>;
+
+/** The job a worker claims from GET /v1/work (protocol.md Agent). */
+export const Job = Type.Object({
+  run: Type.Integer(),
+  token: Type.String(),
+  attempt: Type.Integer(),
+  rule: Type.Object({
+    name: Type.String(),
+    cwd: Type.Union([Type.String(), Type.Null()]),
+    skill: Type.Union([Type.String(), Type.Null()]),
+    prompt: Type.Union([Type.String(), Type.Null()]),
+  }),
+  agent: Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    use: Type.String(),
+    model: Type.Union([Type.String(), Type.Null()]),
+    effort: Type.Union([Type.String(), Type.Null()]),
+    access: Type.String(),
+    command: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    program: Type.Union([Type.String(), Type.Null()]),
+  }),
+  session: Type.Union([Type.String(), Type.Null()]),
+  askFirst: Type.Array(Type.String()),
+  context: Type.Object({
+    events: Type.Array(Type.Any()),
+    answers: Type.Array(Type.Any()),
+    timers: Type.Array(Type.Any()),
+    waiting: Type.Array(Type.Any()),
+    open: Type.Array(Type.Any()),
+    decided: Type.Array(Type.Any()),
+  }),
+});
+export type Job = Static<typeof Job>;
+
+/** One fact of the log, as the stream and `why --json` show it (protocol.md 日志与确定性). */
+export const Fact = Type.Object({
+  v: Type.Literal(1),
+  seq: Type.Integer({ minimum: 1 }),
+  at: Type.String(),
+  kind: Type.String(),
+  changes: Type.Array(Type.Tuple([Type.String(), Type.Union([Type.String(), Type.Integer()]), Type.Any()])),
+});
+
+/** Every definition that goes into protocol/schema.json. */
+export const definitions = {
+  EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
+  ResolveCard, CancelRun, Card, Job, Fact,
+};

@@ -1,0 +1,78 @@
+/**
+ * The agent plugin contract (plugins.md Agent 插件) and small helpers built-in plugins may use.
+ */
+import { existsSync, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
+
+/** One launch of an agent, as the worker hands it to a plugin's `command`. */
+export interface Turn {
+  /** The prompt of this launch (the run's prompt, or the receipt-rewrite request). */
+  prompt: string;
+  /** The session the hub suggested for this run (null = new). */
+  session: string | null;
+  /** The session to continue in this launch (null = start a new one). */
+  resume: string | null;
+  cwd: string;
+  access: "read" | "edit" | "full";
+  model: string | null;
+  effort: string | null;
+  /** The rule's `command` (for `command` and `acp`), or null. */
+  command: string[] | null;
+  /** The program to start instead of the one found on PATH (agents.<id>.program), or null. */
+  program: string | null;
+  /** The context file (JSON data of this run). */
+  contextFile: string;
+  /** The folder of this run's files; restricted CLIs must be allowed to read it. */
+  folder: string;
+}
+
+export interface Usage { input?: number; output?: number; cached?: number; cost?: number }
+
+/** What a plugin reads from the output so far (`code` is null while the process runs). */
+export interface AgentRead {
+  text?: string;
+  session?: string;
+  usage?: Usage;
+  sessionUsage?: Usage;
+  error?: string;
+  finished?: boolean;
+  started?: boolean;
+}
+
+export interface AgentPlugin {
+  command(turn: Turn): string[];
+  read(stdout: string, code: number | null, stderr: string): AgentRead | undefined | null;
+  link?(session: string): string | null;
+  check?(): string | null | Promise<string | null>;
+  /** Extra environment for the agent process (merged over the allowlisted environment). */
+  env?(turn: Turn): Record<string, string>;
+}
+
+/** Finds an executable on PATH (or returns an absolute path as is when it exists); null when absent. */
+export function findProgram(name: string, path = process.env.PATH ?? ""): string | null {
+  if (name.includes("/")) return existsSync(name) ? name : null;
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const f = join(dir, name);
+    try {
+      if (statSync(f).isFile()) return f;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/** The last `max` characters of a text (for error messages from stderr). */
+export function tail(text: string, max = 2000): string {
+  const t = text.trim();
+  return t.length <= max ? t : "…" + t.slice(t.length - max);
+}
+
+/**
+ * Replaces `{prompt}`, `{model}`, `{effort}`, `{cwd}`, `{context}` in each argument once: the inserted text is
+ * never scanned again, so a prompt containing `{cwd}` or `$&` reaches the program unchanged (plugins.md).
+ */
+export function substitute(args: string[], values: Record<"prompt" | "model" | "effort" | "cwd" | "context", string>): string[] {
+  return args.map((a) => a.replace(/\{(prompt|model|effort|cwd|context)\}/g, (_m, k: keyof typeof values) => values[k]));
+}

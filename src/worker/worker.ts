@@ -1,0 +1,346 @@
+/**
+ * The worker (protocol.md Agent：领活、干活、交回执): claims runs over HTTP, launches each agent under a detached
+ * supervisor, reports start and result, stops runs the owner cancels, and after a restart picks up the runs it
+ * was watching. Its own keys never reach the agent: not in the prompt, the context file or the environment.
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { HubClient, HubError, type WorkJob } from "../protocol/client.js";
+import { loadPlugin } from "../host/plugins.js";
+import type { Home } from "../host/home.js";
+import { buildPrompt, rewritePrompt } from "./prompt.js";
+import { readMessage, type ReadMessage } from "./receipt.js";
+import { childEnv } from "./env.js";
+import { readExit, readFrom, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import type { AgentPlugin, AgentRead, Turn, Usage } from "./agents.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { longPollMaxSeconds, receiptRewritesMax, runOutputKeepMs } from "../kernel/limits.js";
+
+/** 接一个新 Agent: after `finished`, a process still there 30 s later is stopped. */
+const finishedGraceMs = 30_000;
+const watchIntervalMs = 200;
+
+export interface WorkerOptions {
+  url: string;
+  key: string;
+  name: string;
+  /** How many runs at once (config.json worker.capacity, default 2). */
+  capacity: number;
+  home: Home;
+  lang: Lang;
+  log?: (line: string) => void;
+  /** Extra environment variable names passed to agents (config.json worker.env). */
+  allowEnv?: string[];
+}
+
+interface Active {
+  run: number;
+  dir: string;
+  cancel: () => void;
+  done: Promise<void>;
+}
+
+/** Expands `~/` and `~\` to the home directory; other paths are resolved as they are. */
+export function expandHome(p: string): string {
+  if (p === "~") return homedir();
+  if (p.startsWith("~/") || p.startsWith("~\\")) return join(homedir(), p.slice(2));
+  return resolve(p);
+}
+
+export class Worker {
+  private readonly client: HubClient;
+  private readonly active = new Map<number, Active>();
+  private pollAbort: AbortController | null = null;
+  private stopped = false;
+  private readonly runsDir: string;
+  private readonly log: (line: string) => void;
+
+  constructor(readonly opts: WorkerOptions) {
+    this.client = new HubClient(opts.url, opts.key);
+    this.runsDir = join(opts.home.worker, "runs");
+    this.log = opts.log ?? (() => {});
+  }
+
+  /** Runs the claim loop until `stop()`. Picks up unfinished runs of an earlier worker process first. */
+  async run(): Promise<void> {
+    mkdirSync(this.runsDir, { recursive: true, mode: 0o700 });
+    this.cleanOld();
+    this.recover();
+    let claim = randomUUID();
+    while (!this.stopped) {
+      const free = Math.max(0, this.opts.capacity - this.active.size);
+      const ac = new AbortController();
+      this.pollAbort = ac;
+      let res: Awaited<ReturnType<HubClient["work"]>>;
+      try {
+        res = await this.client.work({ claim, wait: longPollMaxSeconds, running: [...this.active.keys()], capacity: free }, ac.signal);
+      } catch (e) {
+        if (this.stopped) break;
+        if (ac.signal.aborted) continue; // same claim id again: a job claimed meanwhile comes back
+        if (e instanceof HubError && (e.status === 401 || e.status === 403)) {
+          this.log(`worker ${this.opts.name}: ${e.message}`);
+          await sleep(30_000);
+        } else await sleep(2_000);
+        continue;
+      } finally {
+        this.pollAbort = null;
+      }
+      claim = randomUUID();
+      for (const id of res.cancel) this.active.get(id)?.cancel();
+      if (res.job) this.begin(res.job);
+    }
+  }
+
+  /** Stops claiming. Agents keep running under their supervisors; a new worker process picks them up. */
+  stop(): void {
+    this.stopped = true;
+    this.pollAbort?.abort();
+  }
+
+  /** Waits for the runs this process is watching to be reported (tests). */
+  async idle(): Promise<void> {
+    while (this.active.size > 0) await Promise.all([...this.active.values()].map((a) => a.done));
+  }
+
+  private nudge(): void {
+    this.pollAbort?.abort();
+  }
+
+  private begin(job: WorkJob): void {
+    const dir = join(this.runsDir, `${job.run}-${job.attempt}`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, "job.json"), JSON.stringify(job), { mode: 0o600 });
+    this.track(job, dir, false);
+  }
+
+  private track(job: WorkJob, dir: string, recovered: boolean): void {
+    let cancelled = false;
+    let onCancel: (() => void) | null = null;
+    const a: Active = {
+      run: job.run,
+      dir,
+      cancel: () => {
+        cancelled = true;
+        onCancel?.();
+      },
+      done: Promise.resolve(),
+    };
+    a.done = (async () => {
+      try {
+        await this.execute(job, dir, recovered, () => cancelled, (f) => (onCancel = f));
+      } catch (e) {
+        this.log(`run ${job.run}: ${(e as Error).stack ?? e}`);
+      } finally {
+        this.active.delete(job.run);
+        this.nudge();
+      }
+    })();
+    this.active.set(job.run, a);
+  }
+
+  /** Picks up runs an earlier worker process started and did not report. */
+  private recover(): void {
+    if (!existsSync(this.runsDir)) return;
+    for (const name of readdirSync(this.runsDir)) {
+      const dir = join(this.runsDir, name);
+      if (existsSync(join(dir, "submitted")) || !existsSync(join(dir, "job.json"))) continue;
+      try {
+        const job = JSON.parse(readFileSync(join(dir, "job.json"), "utf8")) as WorkJob;
+        if (!this.active.has(job.run)) this.track(job, dir, true);
+      } catch {
+        // an unreadable leftover: leave it for the owner
+      }
+    }
+  }
+
+  /** Removes run folders that were reported more than 14 days ago. */
+  private cleanOld(): void {
+    if (!existsSync(this.runsDir)) return;
+    const limit = Date.now() - runOutputKeepMs;
+    for (const name of readdirSync(this.runsDir)) {
+      const marker = join(this.runsDir, name, "submitted");
+      try {
+        if (statSync(marker).mtimeMs < limit) rmSync(join(this.runsDir, name), { recursive: true, force: true });
+      } catch {
+        // not reported yet or already gone
+      }
+    }
+  }
+
+  private async execute(job: WorkJob, dir: string, recovered: boolean, isCancelled: () => boolean, setCancel: (f: () => void) => void): Promise<void> {
+    const lang = this.opts.lang;
+    const contextFile = join(dir, "context.json");
+    if (!recovered) {
+      writeFileSync(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2), { mode: 0o600 });
+    }
+    const submit = (body: Record<string, unknown>) => this.submit(job, dir, body);
+    if (recovered && existsSync(join(dir, "result.json"))) {
+      return submit(JSON.parse(readFileSync(join(dir, "result.json"), "utf8")) as Record<string, unknown>);
+    }
+
+    let plugin: AgentPlugin;
+    try {
+      plugin = await loadPlugin<AgentPlugin>("agent", job.agent.use, this.opts.home.plugins);
+    } catch (e) {
+      return submit({ outcome: "failed", error: (e as Error).message, session: job.session });
+    }
+    const cwd = expandHome(job.rule.cwd ?? "~");
+    if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
+      return submit({ outcome: "failed", error: `cwd ${cwd} is not a folder on worker ${this.opts.name}`, session: job.session });
+    }
+    const prompt = buildPrompt({ rule: job.rule, askFirst: job.askFirst, contextFile, lang });
+    const turnBase: Omit<Turn, "prompt" | "resume"> = {
+      session: job.session, cwd, access: job.agent.access as Turn["access"], model: job.agent.model, effort: job.agent.effort,
+      command: job.agent.command, program: job.agent.program, contextFile, folder: dir,
+    };
+
+    // Launch 1: the run itself, continuing the suggested session; a refused session opens a new one.
+    let launch = recovered ? latestLaunch(dir) : 0;
+    let usage: Usage = {};
+    let read: AgentRead | null;
+    let resume = job.session;
+    if (recovered && launch > 0) {
+      read = await this.watch(job, plugin, join(dir, String(launch)), isCancelled, setCancel, true);
+    } else {
+      launch += 1;
+      read = await this.launch(job, plugin, dir, launch, { ...turnBase, prompt, resume }, isCancelled, setCancel);
+      if (read && !read.started && resume && (read.error || read.text === undefined) && !isCancelled()) {
+        // Not started on the resumed session: it was refused; run the prompt again in a new session.
+        resume = null;
+        launch += 1;
+        read = await this.launch(job, plugin, dir, launch, { ...turnBase, prompt, resume: null }, isCancelled, setCancel);
+      }
+    }
+    if (isCancelled()) return submit({ outcome: "cancelled", session: read?.session ?? resume ?? null, usage: read?.usage });
+    addUsage(usage, read?.usage);
+    const session = read?.session ?? (read?.started ? resume : null) ?? null;
+    if (!read) return submit({ outcome: "failed", error: t(lang, "field.invalid", { field: `plugin ${job.agent.use}` }), session: resume, usage });
+    if (read.error || read.text === undefined) {
+      return submit({ outcome: "failed", error: read.error ?? "the agent gave no last message", session, usage });
+    }
+    let msg: ReadMessage = readMessage(read.text, lang);
+    let receiptError = msg.receiptError;
+    // A bad receipt: resume the same session and ask only for the last message again, at most twice.
+    for (let i = 0; receiptError && session && i < receiptRewritesMax && !isCancelled(); i++) {
+      launch += 1;
+      const again = await this.launch(job, plugin, dir, launch, { ...turnBase, prompt: rewritePrompt(receiptError, lang), resume: session }, isCancelled, setCancel);
+      addUsage(usage, again?.usage);
+      if (!again || again.error || again.text === undefined) break;
+      const fixed = readMessage(again.text, lang);
+      receiptError = fixed.receiptError;
+      if (!receiptError) msg = { ...msg, receipt: fixed.receipt, receiptError: null };
+    }
+    if (isCancelled()) return submit({ outcome: "cancelled", session, usage });
+    const body: Record<string, unknown> = { outcome: msg.outcome, summary: msg.summary, session, usage };
+    if (msg.error) body.error = msg.error;
+    const notice = [...(msg.receipt.notice ?? [])];
+    if (receiptError) {
+      notice.push({ title: t(lang, "card.receipt.title", { run: job.run }), text: `${receiptError}\n${join(dir, String(launch), "stdout")}` });
+    }
+    if (msg.outcome === "failed") {
+      if (notice.length) body.notice = notice;
+    } else if (!receiptError) {
+      Object.assign(body, msg.receipt);
+      if (notice.length) body.notice = notice;
+    } else body.notice = notice;
+    return submit(body);
+  }
+
+  /** Starts one launch of the agent and watches it to its end. */
+  private async launch(job: WorkJob, plugin: AgentPlugin, dir: string, n: number, turn: Turn, isCancelled: () => boolean, setCancel: (f: () => void) => void): Promise<AgentRead | null> {
+    const ldir = join(dir, String(n));
+    mkdirSync(ldir, { recursive: true, mode: 0o700 });
+    let argv: string[];
+    let extra: Record<string, string> = {};
+    try {
+      argv = plugin.command(turn);
+      extra = plugin.env?.(turn) ?? {};
+    } catch (e) {
+      return { error: `plugin ${job.agent.use}: ${(e as Error).message}` };
+    }
+    if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== "string")) return { error: `plugin ${job.agent.use}: command() gave no argument list` };
+    const env = childEnv(process.env, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run) }, this.opts.allowEnv);
+    await startSupervised(ldir, argv, turn.cwd, env);
+    return this.watch(job, plugin, ldir, isCancelled, setCancel, false);
+  }
+
+  /** Watches a launch: reports start and session, stops it when cancelled or 30 s after `finished`. */
+  private async watch(job: WorkJob, plugin: AgentPlugin, ldir: string, isCancelled: () => boolean, setCancel: (f: () => void) => void, recovered: boolean): Promise<AgentRead | null> {
+    let reportedSession: string | null | undefined = recovered ? undefined : null;
+    let startedSent = false;
+    let finishedAt: number | null = null;
+    let stopping: Promise<void> | null = null;
+    const stop = () => {
+      stopping ??= stopGroup(ldir);
+    };
+    setCancel(stop);
+    if (isCancelled()) stop();
+    const safeRead = (code: number | null): AgentRead | null => {
+      try {
+        return plugin.read(readFrom(join(ldir, "stdout")), code, readFrom(join(ldir, "stderr"))) ?? null;
+      } catch {
+        return null;
+      }
+    };
+    for (;;) {
+      const exit = readExit(ldir);
+      if (exit) {
+        if (stopping) await stopping;
+        if (exit.error) return { error: `could not start ${job.agent.use}: ${exit.error}` };
+        return safeRead(exit.code ?? 128);
+      }
+      const pids = readPids(ldir);
+      if (pids && !processAlive(pids.supervisor) && !readExit(ldir)) return { error: "the agent's supervisor is gone; its exit code is unknown" };
+      if (!pids && !readExit(ldir)) return { error: "the agent process did not start" };
+      const r = safeRead(null);
+      if (r && !startedSent) {
+        startedSent = true;
+        await this.client.started(job.run, job.token, {}).catch(() => {});
+      }
+      if (r?.session && r.session !== reportedSession) {
+        reportedSession = r.session;
+        const link = plugin.link?.(r.session) ?? null;
+        await this.client.started(job.run, job.token, { session: r.session, link }).catch(() => {});
+      }
+      if (r?.finished && finishedAt === null) finishedAt = Date.now();
+      if (finishedAt !== null && Date.now() - finishedAt > finishedGraceMs) stop();
+      await sleep(watchIntervalMs);
+    }
+  }
+
+  /** Reports a result, retrying until the hub answers (a lost answer is replayed with the same token and body). */
+  private async submit(job: WorkJob, dir: string, body: Record<string, unknown>): Promise<void> {
+    if (body.usage && Object.keys(body.usage as object).length === 0) delete body.usage;
+    for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+    writeFileSync(join(dir, "result.json"), JSON.stringify(body), { mode: 0o600 });
+    for (let wait = 1000; ; wait = Math.min(wait * 2, 30_000)) {
+      try {
+        await this.client.result(job.run, job.token, body);
+        break;
+      } catch (e) {
+        if (e instanceof HubError && e.status >= 400 && e.status < 500) {
+          this.log(`run ${job.run}: the hub refused the result: ${e.message}`);
+          break;
+        }
+        await sleep(wait);
+      }
+    }
+    writeFileSync(join(dir, "submitted"), new Date().toISOString());
+  }
+}
+
+function latestLaunch(dir: string): number {
+  let n = 0;
+  for (const name of readdirSync(dir)) if (/^\d+$/.test(name)) n = Math.max(n, Number(name));
+  return n;
+}
+
+function addUsage(sum: Usage, u: Usage | undefined): void {
+  if (!u) return;
+  for (const k of ["input", "output", "cached", "cost"] as const) {
+    const v = u[k];
+    if (typeof v === "number" && Number.isFinite(v) && v >= 0) sum[k] = (sum[k] ?? 0) + v;
+  }
+}
