@@ -44,7 +44,8 @@ export function createApp(hub: Hub): Hono {
     "*",
     bodyLimit({
       maxSize: requestBodyMaxBytes,
-      onError: (c) => c.json({ error: t(lang, "body.tooLarge", { limit: requestBodyMaxBytes }) }, 413),
+      // The rest of the body is not read: close the connection so no client reuses a half-read socket.
+      onError: (c) => c.json({ error: t(lang, "body.tooLarge", { limit: requestBodyMaxBytes }) }, 413, { connection: "close" }),
     }),
   );
 

@@ -4,7 +4,9 @@
  * one transaction (group commit); each is answered only after that COMMIT.
  */
 import Database from "better-sqlite3";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { engineDir } from "./home.js";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import { evolve, projectionDdl, projectionDrop } from "../kernel/evolve.js";
@@ -13,7 +15,13 @@ import { decide } from "../kernel/decide.js";
 import type { Decision, Env, Fact, FactDraft, Input } from "../kernel/types.js";
 
 /** The files whose content decides what is stored (protocol.md: kernel/evolve.ts, kernel/credentials.ts). */
-const formatFiles = ["../kernel/evolve.js", "../kernel/credentials.js"];
+const formatFiles = ["evolve", "credentials"];
+
+/** The source of a kernel file: the TypeScript source when the engine has it, else the compiled sibling. */
+function formatSource(name: string): Buffer {
+  const ts = join(engineDir, "src", "kernel", `${name}.ts`);
+  return existsSync(ts) ? readFileSync(ts) : readFileSync(fileURLToPath(new URL(`../kernel/${name}.js`, import.meta.url)));
+}
 
 /**
  * The format fingerprint: SHA-256 over the files that decide stored content and the master key's hash.
@@ -21,7 +29,7 @@ const formatFiles = ["../kernel/evolve.js", "../kernel/credentials.js"];
  */
 export function formatFingerprint(master: Buffer): string {
   const h = createHash("sha256");
-  for (const f of formatFiles) h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
+  for (const f of formatFiles) h.update(formatSource(f));
   h.update(createHash("sha256").update(master).digest());
   return h.digest("hex");
 }

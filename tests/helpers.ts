@@ -1,0 +1,105 @@
+/**
+ * Test fixtures: a temporary home, a hub on 127.0.0.1 port 0 with a real SQLite file, keys of every kind,
+ * and a small HTTP helper. Nothing here is a mock: the hub is the product's own `startServe`.
+ */
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { homePaths, newKey, readMasterKey, writeFileAtomic, type Config, type Home } from "../src/host/home.js";
+import { registerKeysLocally, startServe, type Running } from "../src/host/serve.js";
+
+export const engine = join(import.meta.dirname, "..");
+
+export function tempDir(prefix = "aa-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface Keys { source: string; source2: string; worker: string; worker2: string; channel: string; channel2: string; owner: string }
+
+/** Rules used by most HTTP tests: source shop → rule "alerts" → agent on worker w1; channels ch1 (answerers) and ch2. */
+export const baseRules = {
+  timezone: "UTC",
+  askFirst: ["delete data"],
+  sources: { shop: { name: "Shop" }, crm: { name: "CRM" } },
+  agents: {
+    bot: { worker: "w1", use: "command", command: ["echo", "hi"] },
+    bot2: { worker: "w2", use: "command", command: ["echo", "hi"] },
+  },
+  channels: { ch1: { name: "One", answerers: ["ou_alice"] }, ch2: { name: "Two" } },
+  rules: [
+    { name: "alerts", when: { source: "shop", types: ["alert.*"] }, to: "bot", cwd: "/tmp", prompt: "handle it", emits: { source: "shop", types: ["followup.*"] } },
+    { name: "per-subject", when: { source: "crm", types: ["ticket.*"] }, to: "bot2", parallel: 2 },
+  ],
+};
+
+export interface Fixture {
+  home: Home;
+  url: string;
+  keys: Keys;
+  running: Running;
+  call(method: string, path: string, key: string | null, body?: unknown, raw?: string): Promise<{ status: number; body: any }>;
+  seq(): number;
+  writeRules(rules: unknown): void;
+  close(): Promise<void>;
+}
+
+/** Starts a hub alone (no local worker or channel) with keys of every kind registered. */
+export async function hubFixture(rules: unknown = baseRules, config: Partial<Config> = {}): Promise<Fixture> {
+  const dir = tempDir();
+  const home = homePaths(dir);
+  mkdirSync(home.dir, { recursive: true });
+  readMasterKey(home, true);
+  const keys: Keys = {
+    source: newKey(), source2: newKey(), worker: newKey(), worker2: newKey(), channel: newKey(), channel2: newKey(), owner: newKey(),
+  };
+  registerKeysLocally(home, [
+    { kind: "source", name: "shop", key: keys.source },
+    { kind: "source", name: "crm", key: keys.source2 },
+    { kind: "worker", name: "w1", key: keys.worker },
+    { kind: "worker", name: "w2", key: keys.worker2 },
+    { kind: "channel", name: "ch1", key: keys.channel },
+    { kind: "channel", name: "ch2", key: keys.channel2 },
+    { kind: "owner", name: "owner", key: keys.owner },
+  ], "en");
+  writeFileSync(home.rules, typeof rules === "string" ? rules : JSON.stringify(rules, null, 2));
+  const cfg: Config = { listen: "127.0.0.1:0", publicUrl: null, owner: keys.owner, worker: null, channels: {}, ...config };
+  writeFileAtomic(home.config, JSON.stringify(cfg));
+  const running = await startServe(home, { lang: "en", log: () => {} });
+  const url = running.url;
+  return {
+    home, url, keys, running,
+    async call(method, path, key, body, raw) {
+      const headers: Record<string, string> = {};
+      if (key) headers.authorization = `Bearer ${key}`;
+      if (body !== undefined || raw !== undefined) headers["content-type"] = "application/json";
+      const res = await fetch(url + path, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON
+      }
+      return { status: res.status, body: parsed as any };
+    },
+    seq: () => running.hub.store.seq,
+    writeRules(r) {
+      writeFileSync(home.rules, typeof r === "string" ? r : JSON.stringify(r, null, 2));
+    },
+    async close() {
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until `f` returns a truthy value (polling every 25 ms, at most `ms`). */
+export async function until<T>(f: () => T | Promise<T>, ms = 10_000, what = "condition"): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
