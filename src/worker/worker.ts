@@ -37,6 +37,8 @@ export interface WorkerOptions {
 
 interface Active {
   run: number;
+  /** The job being run; a repeated claim replaces its token here (the old token stops working). */
+  job: WorkJob;
   dir: string;
   cancel: () => void;
   done: Promise<void>;
@@ -68,7 +70,15 @@ export class Worker {
     mkdirSync(this.runsDir, { recursive: true, mode: 0o700 });
     this.cleanOld();
     this.recover();
-    let claim = randomUUID();
+    // The claim id is kept on disk before each request: a worker that dies before it saw the answer asks again
+    // with the same id after a restart and gets the same job back (protocol.md 失败时会怎样: 领活的响应丢了).
+    const claimFile = join(this.opts.home.worker, "claim");
+    const newClaim = () => {
+      const id = randomUUID();
+      writeFileSync(claimFile, id, { mode: 0o600 });
+      return id;
+    };
+    let claim = existsSync(claimFile) ? readFileSync(claimFile, "utf8").trim() || newClaim() : newClaim();
     while (!this.stopped) {
       const free = Math.max(0, this.opts.capacity - this.active.size);
       const ac = new AbortController();
@@ -87,9 +97,9 @@ export class Worker {
       } finally {
         this.pollAbort = null;
       }
-      claim = randomUUID();
-      for (const id of res.cancel) this.active.get(id)?.cancel();
       if (res.job) this.begin(res.job);
+      claim = newClaim();
+      for (const id of res.cancel) this.active.get(id)?.cancel();
     }
   }
 
@@ -112,7 +122,9 @@ export class Worker {
     const dir = join(this.runsDir, `${job.run}-${job.attempt}`);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(join(dir, "job.json"), JSON.stringify(job), { mode: 0o600 });
-    this.track(job, dir, false);
+    const known = this.active.get(job.run);
+    if (known) known.job.token = job.token; // the same job again after a restart: keep watching, new token
+    else this.track(job, dir, existsSync(join(dir, "1")));
   }
 
   private track(job: WorkJob, dir: string, recovered: boolean): void {
@@ -120,6 +132,7 @@ export class Worker {
     let onCancel: (() => void) | null = null;
     const a: Active = {
       run: job.run,
+      job,
       dir,
       cancel: () => {
         cancelled = true;
