@@ -1,0 +1,87 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readMessage } from "../src/worker/receipt.js";
+import { substitute } from "../src/worker/agents.js";
+import { buildPrompt } from "../src/worker/prompt.js";
+import { childEnv } from "../src/worker/env.js";
+
+const block = (lang: string, body: string) => "```" + lang + "\n" + body + "\n```";
+
+test("first-line markers, in Chinese and English", () => {
+  const cases: [string, string, string | null, boolean][] = [
+    ["没跑成：网络断了", "failed", "网络断了", false],
+    ["Not run: the API answered 503", "failed", "the API answered 503", false],
+    ["not run:timeout", "failed", "timeout", false],
+    ["待你处理：需要登录", "done", null, true],
+    ["Needs you: log in again", "done", null, true],
+    ["没事可做：没有新反馈", "nothing", null, false],
+    ["Nothing to do: no new issues", "nothing", null, false],
+    ["Fixed the typo and opened a PR.", "done", null, false],
+    ["\n\n  Trailing blank lines first\n", "done", null, false],
+  ];
+  for (const [text, outcome, error, needsYou] of cases) {
+    const m = readMessage(text);
+    assert.equal(m.outcome, outcome, text);
+    assert.equal(m.error, error, text);
+    assert.equal(m.needsYou, needsYou, text);
+    assert.equal(m.receiptError, null);
+    assert.deepEqual(m.receipt, {});
+  }
+  assert.equal(readMessage("\n\n  Trailing blank lines first\n").summary, "Trailing blank lines first");
+});
+
+test("the last agent-autoloop block is the receipt", () => {
+  const text = [
+    "Asked the owner.",
+    block("agent-autoloop", '{"notice":[{"title":"old"}]}'),
+    "some words",
+    block("json", '{"unrelated": true}'),
+    block("agent-autoloop", '{"ask":[{"title":"Go?","options":["yes","no"],"recommend":1}],"later":[{"key":"k","cancel":true}]}'),
+  ].join("\n");
+  const m = readMessage(text);
+  assert.equal(m.receiptError, null);
+  assert.deepEqual(m.receipt, { ask: [{ title: "Go?", options: ["yes", "no"], recommend: 1 }], later: [{ key: "k", cancel: true }] });
+});
+
+test("a receipt in a json block is mislabeled; an ordinary json block is not a receipt", () => {
+  const mislabeled = readMessage("Done.\n" + block("json", '{"ask":[{"title":"t","options":["a"]}]}'));
+  assert.match(mislabeled.receiptError ?? "", /must be in an ```agent-autoloop block/);
+  const ordinary = readMessage("Done.\n" + block("json", '{"status":"ok","ask":1}'));
+  assert.equal(ordinary.receiptError, null);
+  assert.deepEqual(ordinary.receipt, {});
+});
+
+test("a bad receipt is reported with the field", () => {
+  assert.match(readMessage(block("agent-autoloop", "{not json}")).receiptError ?? "", /^receipt JSON: /);
+  assert.equal(readMessage(block("agent-autoloop", '{"ask":[{"title":"t"}]}')).receiptError, "receipt: ask[0].options: required");
+  assert.equal(readMessage(block("agent-autoloop", '{"later":[{"key":"k","at":"2026-13-01T00:00:00Z"}]}')).receiptError, "receipt: later[0].at is not a real date-time");
+  assert.equal(readMessage(block("agent-autoloop", '{"bogus":[]}')).receiptError, "receipt: bogus: unknown field");
+});
+
+test("command placeholders are substituted once per argument and never again", () => {
+  const args = substitute(["run", "{prompt}", "--cwd={cwd}", "{model}/{effort}", "{context}", "{unknown}"], {
+    prompt: "text with {cwd} and $& and $1", model: "m", effort: "high", cwd: "/work", context: "/ctx.json",
+  });
+  assert.deepEqual(args, ["run", "text with {cwd} and $& and $1", "--cwd=/work", "m/high", "/ctx.json", "{unknown}"]);
+});
+
+test("the prompt carries the rule's words and the receipt instructions, never event text", () => {
+  const p = buildPrompt({ rule: { name: "r", prompt: "Handle the alert.", skill: "run-ops" }, askFirst: ["delete data", "spend money"], contextFile: "/x/context.json", lang: "en" });
+  assert.match(p, /^Handle the alert\.\n\nUse the skill "run-ops"\./);
+  assert.match(p, /\/x\/context\.json/);
+  assert.match(p, /Ask the owner first only for these kinds of actions: delete data, spend money\./);
+  assert.match(p, /```agent-autoloop/);
+  const zh = buildPrompt({ rule: { name: "r", prompt: null, skill: null }, askFirst: [], contextFile: "/c", lang: "zh" });
+  assert.match(zh, /没跑成：原因/);
+});
+
+test("the agent's environment is an allowlist: no hub keys, no unrelated secrets", () => {
+  const env = childEnv({
+    PATH: "/bin", HOME: "/h", LANG: "C.UTF-8", LC_ALL: "C", ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o", CODEX_HOME: "/c",
+    AGENT_AUTOLOOP_KEY: "hub-key", AGENT_AUTOLOOP_HOME: "/home", AWS_SECRET_ACCESS_KEY: "s", DATABASE_URL: "postgres://", GITHUB_TOKEN: "g",
+  }, { AGENT_AUTOLOOP_CONTEXT: "/ctx", AGENT_AUTOLOOP_RUN: "3" }, ["DATABASE_URL"]);
+  assert.deepEqual(env, {
+    PATH: "/bin", HOME: "/h", LANG: "C.UTF-8", LC_ALL: "C", ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o", CODEX_HOME: "/c",
+    DATABASE_URL: "postgres://", AGENT_AUTOLOOP_CONTEXT: "/ctx", AGENT_AUTOLOOP_RUN: "3",
+  });
+});

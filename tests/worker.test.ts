@@ -1,0 +1,156 @@
+/**
+ * The worker with real child processes: the command agent, its environment, failures, stops of whole process
+ * groups, bad receipts, and a worker restart in the middle of a run.
+ */
+import { test, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { hubFixture, baseRules, until, tempDir, type Fixture } from "./helpers.js";
+import { Worker } from "../src/worker/worker.js";
+import { startSupervised, stopGroup, readPids, groupAlive, readExit } from "../src/worker/supervise.js";
+
+let f: Fixture | null = null;
+const workers: Worker[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) w.stop();
+  await f?.close();
+  f = null;
+});
+
+/** A hub whose rule "alerts" runs `node -e <script>` as a command agent, and a worker for it. */
+async function setup(script: string, extraArgs: string[] = []) {
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["node", "-e", script, ...extraArgs] } } };
+  f = await hubFixture(rules);
+  return f;
+}
+
+function startWorker(fx: Fixture): Worker {
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 2, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  return w;
+}
+
+const state = async (fx: Fixture) => (await fx.call("GET", "/v1/state", fx.keys.owner)).body;
+
+function processes(pattern: string): string[] {
+  try {
+    return execFileSync("pgrep", ["-f", pattern], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+test("the command agent gets {prompt} and {context}, an allowlisted environment, and no event text in the prompt", async () => {
+  const fx = await setup(
+    `const fs=require("fs");const ctx=JSON.parse(fs.readFileSync(process.env.AGENT_AUTOLOOP_CONTEXT,"utf8"));` +
+      `fs.writeFileSync(process.argv[3]+"/seen.json",JSON.stringify({prompt:process.argv[1],ctxArg:process.argv[2],env:process.env,ctx}));console.log("Done: looked")`,
+    ["{prompt}", "{context}", "{cwd}"],
+  );
+  process.env.AGENT_AUTOLOOP_TEST_SECRET = "must-not-leak";
+  process.env.SOME_PASSWORD = "nope";
+  try {
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x", summary: "SECRET SUMMARY TEXT", detail: "SECRET DETAIL" });
+    startWorker(fx);
+    const st = await until(async () => {
+      const s = await state(fx);
+      return s.runs[0]?.state === "done" && s;
+    }, 15_000, "the run to finish");
+    assert.equal(st.runs[0].summary, "Done: looked");
+    const seen = JSON.parse(readFileSync("/tmp/seen.json", "utf8"));
+    assert.match(seen.prompt, /^handle it\n/);
+    assert.doesNotMatch(seen.prompt, /SECRET/);
+    assert.equal(seen.ctxArg, seen.env.AGENT_AUTOLOOP_CONTEXT);
+    assert.equal(seen.env.AGENT_AUTOLOOP_RUN, "1");
+    assert.equal(seen.env.AGENT_AUTOLOOP_TEST_SECRET, undefined);
+    assert.equal(seen.env.SOME_PASSWORD, undefined);
+    assert.equal(seen.ctx.events[0].summary, "SECRET SUMMARY TEXT");
+    const text = JSON.stringify(seen);
+    assert.doesNotMatch(text, new RegExp(fx.keys.worker.replace(/[-]/g, "\\-")), "the worker key is nowhere the agent can see");
+  } finally {
+    delete process.env.AGENT_AUTOLOOP_TEST_SECRET;
+    delete process.env.SOME_PASSWORD;
+  }
+});
+
+test("an exit code other than 0 is 'not run': the run waits for a retry with the error", async () => {
+  const fx = await setup(`console.error("boom: token expired"); process.exit(3)`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  const st = await until(async () => {
+    const s = await state(fx);
+    return s.runs[0]?.state === "waiting" && s;
+  }, 15_000, "the failure");
+  assert.equal(st.runs[0].error, "exit code 3: boom: token expired");
+  assert.equal(st.runs[0].failures, 1);
+});
+
+test("'Not run:' on the first line is a failure even with exit code 0", async () => {
+  const fx = await setup(`console.log("Not run: upstream is down")`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  const st = await until(async () => {
+    const s = await state(fx);
+    return s.runs[0]?.state === "waiting" && s;
+  }, 15_000, "the failure");
+  assert.equal(st.runs[0].error, "upstream is down");
+});
+
+test("a command agent's unreadable receipt is voided: the outcome stands and a card points at the output", async () => {
+  const fx = await setup('console.log("Did the work.\\n```agent-autoloop\\n{\\"ask\\": [{\\"title\\": 1}]}\\n```")');
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  const st = await until(async () => {
+    const s = await state(fx);
+    return s.runs[0]?.state === "done" && s;
+  }, 15_000, "the run");
+  assert.equal(st.runs[0].summary, "Did the work.");
+  assert.equal(st.cards.length, 1);
+  assert.equal(st.cards[0].title, "The receipt of run 1 could not be read and was voided");
+  assert.match(st.cards[0].text, /^receipt: ask\[0\]\.title: must be string\n.*\/worker\/runs\/1-1\/1\/stdout$/);
+});
+
+test("stopping a run stops its whole process group before it is reported cancelled", async () => {
+  const marker = `sleep ${300 + Math.floor(Math.random() * 600)}`;
+  const fx = await setup(`require("child_process").spawn("sh",["-c","${marker}"],{stdio:"ignore"}); setTimeout(()=>{}, 600000)`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  await until(async () => (await state(fx)).runs[0]?.state === "running" && processes(marker).length > 0, 15_000, "the agent and its child");
+  const r = await fx.call("POST", "/v1/runs/1/cancel", fx.keys.owner, {});
+  assert.equal(r.body.state, "stopping");
+  await until(async () => (await state(fx)).runs[0]?.state === "cancelled", 20_000, "the run to be cancelled");
+  assert.deepEqual(processes(marker), [], "no process of the group is left");
+});
+
+test("a process group that ignores SIGTERM is killed after the grace period", async () => {
+  const dir = tempDir("aa-sup-");
+  mkdirSync(join(dir, "l"));
+  await startSupervised(join(dir, "l"), ["sh", "-c", "trap '' TERM; sleep 333 & wait; sleep 334"], dir, { PATH: process.env.PATH! });
+  const pids = readPids(join(dir, "l"))!;
+  assert.equal(groupAlive(pids.pgid), true);
+  const t0 = Date.now();
+  await stopGroup(join(dir, "l"), 700);
+  assert.ok(Date.now() - t0 >= 650, "waited for the grace period");
+  assert.equal(groupAlive(pids.pgid), false);
+  await until(() => readExit(join(dir, "l")), 5000, "the exit record");
+  assert.equal(readExit(join(dir, "l"))!.signal, "SIGKILL");
+});
+
+test("a worker restarted in the middle of a run picks it up and reports the result", async () => {
+  const fx = await setup(`setTimeout(() => console.log("Done: slow work"), 1500)`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const first = startWorker(fx);
+  await until(async () => (await state(fx)).runs[0]?.state === "running", 15_000, "the run to start");
+  first.stop(); // the agent keeps running under its supervisor
+  await new Promise((r) => setTimeout(r, 2500)); // it finishes while no worker watches
+  assert.equal((await state(fx)).runs[0].state, "running");
+  startWorker(fx);
+  const st = await until(async () => {
+    const s = await state(fx);
+    return s.runs[0]?.state === "done" && s;
+  }, 15_000, "the restarted worker to report");
+  assert.equal(st.runs[0].summary, "Done: slow work");
+  assert.ok(existsSync(join(fx.home.worker, "runs", "1-1", "submitted")));
+});
