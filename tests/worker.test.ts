@@ -109,7 +109,7 @@ test("a command agent's unreadable receipt is voided: the outcome stands and a c
   assert.equal(st.runs[0].summary, "Did the work.");
   assert.equal(st.cards.length, 1);
   assert.equal(st.cards[0].title, "The receipt of run 1 could not be read and was voided");
-  assert.match(st.cards[0].text, /^receipt: ask\[0\]\.title: must be string\n.*\/worker\/runs\/1-1\/1\/stdout$/);
+  assert.match(st.cards[0].text, /^receipt: ask\[0\]\.options: required\n.*\/worker\/runs\/1-1\/1\/stdout$/);
 });
 
 test("stopping a run stops its whole process group before it is reported cancelled", async () => {

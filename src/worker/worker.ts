@@ -103,7 +103,10 @@ export class Worker {
     }
   }
 
-  /** Stops claiming. Agents keep running under their supervisors; a new worker process picks them up. */
+  /**
+   * Stops claiming and watching. Agents keep running under their supervisors; the next worker process picks
+   * them up from their run folders and reports them.
+   */
   stop(): void {
     this.stopped = true;
     this.pollAbort?.abort();
@@ -144,7 +147,7 @@ export class Worker {
       try {
         await this.execute(job, dir, recovered, () => cancelled, (f) => (onCancel = f));
       } catch (e) {
-        this.log(`run ${job.run}: ${(e as Error).stack ?? e}`);
+        if (!(e instanceof Halted)) this.log(`run ${job.run}: ${(e as Error).stack ?? e}`);
       } finally {
         this.active.delete(job.run);
         this.nudge();
@@ -298,6 +301,7 @@ export class Worker {
       }
     };
     for (;;) {
+      if (this.stopped) throw new Halted();
       const exit = readExit(ldir);
       if (exit) {
         if (stopping) await stopping;
@@ -325,6 +329,7 @@ export class Worker {
 
   /** Reports a result, retrying until the hub answers (a lost answer is replayed with the same token and body). */
   private async submit(job: WorkJob, dir: string, body: Record<string, unknown>): Promise<void> {
+    if (this.stopped) throw new Halted();
     if (body.usage && Object.keys(body.usage as object).length === 0) delete body.usage;
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
     writeFileSync(join(dir, "result.json"), JSON.stringify(body), { mode: 0o600 });
@@ -333,6 +338,7 @@ export class Worker {
         await this.client.result(job.run, job.token, body);
         break;
       } catch (e) {
+        if (this.stopped) throw new Halted();
         if (e instanceof HubError && e.status >= 400 && e.status < 500) {
           this.log(`run ${job.run}: the hub refused the result: ${e.message}`);
           break;
@@ -343,6 +349,9 @@ export class Worker {
     writeFileSync(join(dir, "submitted"), new Date().toISOString());
   }
 }
+
+/** The worker process is stopping: leave the run to the next worker process. */
+class Halted extends Error {}
 
 function latestLaunch(dir: string): number {
   let n = 0;
