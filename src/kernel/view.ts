@@ -21,6 +21,11 @@ export class View {
     return s;
   }
 
+  /** The SQL texts prepared so far (to check their query plans). */
+  preparedSql(): string[] {
+    return [...this.cache.keys()];
+  }
+
   /** One row of `table` by key, parsed; undefined when absent. */
   get<T>(table: string, key: string | number): T | undefined {
     const r = this.sql(`SELECT data FROM v_${table} WHERE key = ?`).get(key) as { data: string } | undefined;

@@ -1,0 +1,111 @@
+/** The CLI as a user runs it: a real child process of bin/agent-autoloop.js. */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { writeFileSync, statSync, rmSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { engine, tempDir, hubFixture } from "./helpers.js";
+
+const bin = join(engine, "bin", "agent-autoloop.js");
+const dir = tempDir("aa-cli-");
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[], extraEnv: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    env: { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en", AGENT_AUTOLOOP_URL: "http://127.0.0.1:1", ...extraEnv },
+    encoding: "utf8",
+  });
+  return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim() };
+}
+
+test("--version shows the release tag of this commit, or 'unreleased', and the commit", () => {
+  const r = run(["--version"]);
+  assert.equal(r.code, 0);
+  assert.match(r.out, /^(v\d+\.\d+\.\d+\S*|unreleased)( \([0-9a-f]{7,}\))?$/);
+});
+
+test("npx agent-autoloop works from the checkout", () => {
+  const r = spawnSync("npx", ["--no", "agent-autoloop", "--version"], { cwd: engine, encoding: "utf8", env: { ...process.env, AGENT_AUTOLOOP_LANG: "en" } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout.trim(), /^(v\d|unreleased)/);
+});
+
+test("init creates the home with private files once; a second init changes nothing", () => {
+  const first = run(["init"]);
+  assert.equal(first.code, 0);
+  assert.equal(first.out, `created ${dir}`);
+  const before = readFileSync(join(dir, "config.json"), "utf8");
+  assert.equal(statSync(join(dir, "master.key")).mode & 0o777, 0o600);
+  assert.equal(statSync(join(dir, "config.json")).mode & 0o777, 0o600);
+  assert.equal(statSync(join(dir, "hub.db")).mode & 0o777, 0o600);
+  const second = run(["init"]);
+  assert.equal(second.out, `${dir} is already set up; nothing changed`);
+  assert.equal(readFileSync(join(dir, "config.json"), "utf8"), before);
+  const config = JSON.parse(before);
+  assert.deepEqual(Object.keys(config), ["listen", "publicUrl", "owner", "worker", "channels"]);
+  assert.equal(config.listen, "127.0.0.1:8787");
+  assert.deepEqual(config.worker.name, "local");
+  assert.equal(config.worker.capacity, 2);
+  assert.deepEqual(Object.keys(config.channels), ["desktop", "file"]);
+  const check = run(["check"]);
+  assert.equal(check.code, 0, check.err);
+  assert.match(check.out, /is valid: 1 rules, 1 agents, 1 sources, 2 channels$/);
+});
+
+test("check reports the line and column of a problem and exits 1, without a hub", () => {
+  const f = join(dir, "draft.json");
+  writeFileSync(f, '{\n  "rules": [ { "name": "r", "to": "a" } ]\n}');
+  const r = run(["check", f]);
+  assert.equal(r.code, 1);
+  assert.equal(r.err, `agent-autoloop: ${f}:2:14: rules[0].when: required: {"source", "types"} or {"cron"}`);
+  const missing = run(["check", join(dir, "nope.json")]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.err, /nope\.json: ENOENT/);
+});
+
+test("key new and key remove work without a running hub; bad kinds are refused", () => {
+  const k = run(["key", "new", "source", "demo"]);
+  assert.equal(k.code, 0, k.err);
+  assert.match(k.out, /^[A-Za-z0-9_-]{43}$/);
+  assert.equal(run(["key", "remove", "source", "demo"]).out, "removed");
+  assert.equal(run(["key", "remove", "source", "demo"]).out, "no such key");
+  const bad = run(["key", "new", "admin", "x"]);
+  assert.equal(bad.code, 1);
+  assert.equal(bad.err, "agent-autoloop: kind must be source, worker, channel or owner");
+});
+
+test("commands that need the hub say how to start it", () => {
+  const r = run(["status"]);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /^agent-autoloop: cannot reach the hub at http:\/\/127\.0\.0\.1:1: .*Start it with agent-autoloop serve$/);
+});
+
+test("status, answer, resolve and stop talk to a running hub", async () => {
+  const f = await hubFixture();
+  try {
+    writeFileSync(join(f.home.dir, "config.json"), JSON.stringify({ ...JSON.parse(readFileSync(f.home.config, "utf8")) }));
+    await f.call("POST", "/v1/events", f.keys.source, { id: "1", type: "alert.x", subject: "#9" });
+    const job = (await f.call("GET", "/v1/work?claim=x", f.keys.worker)).body.job;
+    await f.call("POST", "/v1/runs/1/result", job.token, { outcome: "done", summary: "asked", ask: [{ title: "Ship it?", options: ["yes", "no"], recommend: 1 }, { title: "Other?", options: ["x"] }] });
+    await f.call("POST", "/v1/events", f.keys.source, { id: "2", type: "alert.x" });
+    const env = { AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_URL: f.url };
+    const status = run(["status"], env);
+    assert.equal(status.code, 0, status.err);
+    assert.match(status.out, /Cards waiting for you \(2\):\n {2}#1 ask \[alerts\] Ship it\?\n {6}0\) yes\n {6}1\) no {2}← recommended\n {6}→ agent-autoloop answer 1 <0-1>/);
+    assert.match(status.out, /#1 alerts · done .* · w1\n {6}asked/);
+    const json = JSON.parse(run(["status", "--json"], env).out);
+    assert.equal(json.cards.length, 2);
+    assert.equal(run(["answer", "1", "1"], env).out, "card 1: answered — Ship it?");
+    const twice = run(["answer", "1", "0"], env);
+    assert.equal(twice.code, 1);
+    assert.equal(twice.err, "agent-autoloop: this card was already answered");
+    assert.equal(run(["answer", "2", "5"], env).err, "agent-autoloop: choice: must be 0 to 0");
+    assert.equal(run(["resolve", "2", "not", "needed"], env).out, "card 2: closed");
+    assert.equal(run(["stop", "2"], env).out, "run 2: cancelled");
+    assert.equal(run(["stop", "99"], env).err, "agent-autoloop: no such run: 99");
+    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    assert.equal(st.recentCards.find((c: any) => c.id === 2).result, "No longer needed：not needed");
+  } finally {
+    await f.close();
+  }
+});
