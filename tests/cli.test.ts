@@ -25,7 +25,7 @@ test("--version shows the release tag of this commit, or 'unreleased', and the c
 });
 
 test("npx agent-autoloop works from the checkout", () => {
-  const r = spawnSync("npx", ["--no", "agent-autoloop", "--version"], { cwd: engine, encoding: "utf8", env: { ...process.env, AGENT_AUTOLOOP_LANG: "en" } });
+  const r = spawnSync("npx", ["--no", "--", "agent-autoloop", "--version"], { cwd: engine, encoding: "utf8", env: { ...process.env, AGENT_AUTOLOOP_LANG: "en" } });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout.trim(), /^(v\d|unreleased)/);
 });
