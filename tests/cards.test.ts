@@ -100,6 +100,9 @@ test("the owner answers with text; a notice closes as handled; fyi cannot be ans
   void id;
   const noChoice = await f.call("POST", `/v1/cards/${ask.id}/answer`, f.keys.owner, {});
   assert.equal(noChoice.status, 400);
+  const empty = await f.call("POST", `/v1/cards/${ask.id}/answer`, f.keys.owner, { text: "" });
+  assert.equal(empty.status, 400);
+  assert.equal(empty.body.error, "text: must not be empty");
   const text = await f.call("POST", `/v1/cards/${ask.id}/answer`, f.keys.owner, { text: "neither, wait" });
   assert.equal(text.body.card.answer, "neither, wait");
   assert.equal(text.body.card.by, "owner");
@@ -122,7 +125,7 @@ test("resolve closes a card as no longer needed; an undelivered resolved card is
   assert.deepEqual(again.body, { ok: true, changed: false });
   assert.deepEqual((await next()).body, { card: null });
   const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-  assert.equal(st.recentCards[0].result, "No longer needed：fixed upstream");
+  assert.equal(st.recentCards[0].result, "No longer needed: fixed upstream");
 });
 
 test("a receipt resolves an earlier card of the same source and group; others are rejected", async () => {
@@ -133,7 +136,7 @@ test("a receipt resolves an earlier card of the same source and group; others ar
   const r = await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", resolve: [{ card: first, reason: "verified in logs" }] });
   assert.deepEqual(r.body, { rejected: [] });
   const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-  assert.equal(st.recentCards.find((c: any) => c.id === first).result, "No longer needed：verified in logs");
+  assert.equal(st.recentCards.find((c: any) => c.id === first).result, "No longer needed: verified in logs");
 });
 
 test("a failed delivery is retried later; a wrong version is refused", async () => {
@@ -152,13 +155,13 @@ test("cards endpoints check keys and ids", async () => {
   const id = await askCard();
   const seq = f.seq();
   const cases: [string, string, string | null, unknown, number, RegExp][] = [
-    ["GET", "/v1/cards/next", f.keys.owner, undefined, 403, /channel key/],
+    ["GET", "/v1/cards/next", f.keys.owner, undefined, 403, /key of kind channel/],
     ["GET", "/v1/cards/next", null, undefined, 401, /missing/],
-    ["POST", `/v1/cards/${id}/delivered`, f.keys.worker, { version: 1, ref: "r" }, 403, /channel key/],
+    ["POST", `/v1/cards/${id}/delivered`, f.keys.worker, { version: 1, ref: "r" }, 403, /key of kind channel/],
     ["POST", `/v1/cards/${id}/delivered`, f.keys.channel, { version: 1 }, 400, /^ref: required$/],
     ["POST", `/v1/cards/${id}/delivered`, f.keys.channel, { version: 1, ref: "r".repeat(501) }, 400, /^ref: at most 500/],
     ["POST", `/v1/cards/999/delivered`, f.keys.channel, { version: 1, ref: "r" }, 404, /^no such card: 999$/],
-    ["POST", `/v1/cards/${id}/answer`, f.keys.source, { choice: 0 }, 403, /channel\/owner/],
+    ["POST", `/v1/cards/${id}/answer`, f.keys.source, { choice: 0 }, 403, /kind channel\/owner/],
     ["POST", `/v1/cards/${id}/answer`, f.keys.owner, { choice: 0, text: "t".repeat(4001) }, 400, /^text: at most 4000/],
     ["POST", `/v1/cards/${id}/answer`, f.keys.channel, { choice: 0, by: "b".repeat(501), ref: "r" }, 400, /^by: at most 500/],
     ["POST", `/v1/cards/${id}/resolve`, f.keys.channel, {}, 403, /owner/],

@@ -1,7 +1,7 @@
 /** The CLI as a user runs it: a real child process of bin/agent-autoloop.js. */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawnSync, execFile } from "node:child_process";
 import { writeFileSync, statSync, rmSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, hubFixture } from "./helpers.js";
@@ -16,6 +16,16 @@ function run(args: string[], extraEnv: Record<string, string> = {}) {
     encoding: "utf8",
   });
   return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim() };
+}
+
+/** Like run(), without blocking this process: the hub of a fixture runs in this process. */
+function runAsync(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], {
+      env: { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en", AGENT_AUTOLOOP_URL: "http://127.0.0.1:1", ...extraEnv },
+      encoding: "utf8",
+    }, (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout.trim(), err: stderr.trim() }));
+  });
 }
 
 test("--version shows the release tag of this commit, or 'unreleased', and the commit", () => {
@@ -89,22 +99,30 @@ test("status, answer, resolve and stop talk to a running hub", async () => {
     await f.call("POST", "/v1/runs/1/result", job.token, { outcome: "done", summary: "asked", ask: [{ title: "Ship it?", options: ["yes", "no"], recommend: 1 }, { title: "Other?", options: ["x"] }] });
     await f.call("POST", "/v1/events", f.keys.source, { id: "2", type: "alert.x" });
     const env = { AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_URL: f.url };
-    const status = run(["status"], env);
+    const status = await runAsync(["status"], env);
     assert.equal(status.code, 0, status.err);
     assert.match(status.out, /Cards waiting for you \(2\):\n {2}#1 ask \[alerts\] Ship it\?\n {6}0\) yes\n {6}1\) no {2}← recommended\n {6}→ agent-autoloop answer 1 <0-1>/);
     assert.match(status.out, /#1 alerts · done .* · w1\n {6}asked/);
-    const json = JSON.parse(run(["status", "--json"], env).out);
+    const json = JSON.parse((await runAsync(["status", "--json"], env)).out);
     assert.equal(json.cards.length, 2);
-    assert.equal(run(["answer", "1", "1"], env).out, "card 1: answered — Ship it?");
-    const twice = run(["answer", "1", "0"], env);
+    assert.equal((await runAsync(["answer", "1", "1"], env)).out, "card 1: answered — Ship it?");
+    const twice = await runAsync(["answer", "1", "0"], env);
     assert.equal(twice.code, 1);
     assert.equal(twice.err, "agent-autoloop: this card was already answered");
-    assert.equal(run(["answer", "2", "5"], env).err, "agent-autoloop: choice: must be 0 to 0");
-    assert.equal(run(["resolve", "2", "not", "needed"], env).out, "card 2: closed");
-    assert.equal(run(["stop", "2"], env).out, "run 2: cancelled");
-    assert.equal(run(["stop", "99"], env).err, "agent-autoloop: no such run: 99");
+    assert.equal((await runAsync(["answer", "2", "5"], env)).err, "agent-autoloop: choice: must be 0 to 0");
+    assert.equal((await runAsync(["resolve", "2", "not", "needed"], env)).out, "card 2: closed");
+    assert.equal((await runAsync(["stop", "2"], env)).out, "run 2: cancelled");
+    assert.equal((await runAsync(["stop", "99"], env)).err, "agent-autoloop: no such run: 99");
     const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-    assert.equal(st.recentCards.find((c: any) => c.id === 2).result, "No longer needed：not needed");
+    assert.equal(st.recentCards.find((c: any) => c.id === 2).result, "No longer needed: not needed");
+    assert.equal((await runAsync(["answer", "1", "abc"], env)).err, "agent-autoloop: choice: the option's number (0, 1, …); use --text for your own words");
+    assert.equal((await runAsync(["status", "--before", "abc"], env)).err, "agent-autoloop: no such run: abc");
+    // rotating the owner key the CLI uses updates config.json, so the CLI keeps working
+    const rotated = await runAsync(["key", "new", "owner", "owner"], env);
+    assert.equal(rotated.code, 0, `${rotated.err} ${rotated.out}`);
+    assert.equal(JSON.parse(readFileSync(f.home.config, "utf8")).owner, rotated.out);
+    assert.equal((await runAsync(["status"], env)).code, 0);
+    assert.equal((await f.call("GET", "/v1/state", f.keys.owner)).status, 401, "the old owner key is gone");
   } finally {
     await f.close();
   }

@@ -6,7 +6,7 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, execFileSync, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync, existsSync, rmSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, until } from "./helpers.js";
@@ -113,6 +113,11 @@ test("GitHub issue → rule → command agent asks → file channel → CLI answ
   const runs = readdirSync(join(dir, "worker", "runs")).sort();
   assert.deepEqual(runs, ["1-1", "2-1"]);
   for (const r of runs) assert.ok(existsSync(join(dir, "worker", "runs", r, "submitted")));
+
+  // one hub per home: a second serve refuses to start
+  const second = spawnSync(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env, encoding: "utf8" });
+  assert.equal(second.status, 1);
+  assert.match(second.stderr, new RegExp(`^agent-autoloop: another hub already runs on this home \\(pid ${hub.pid}\\)`));
 
   // SIGTERM shuts down cleanly
   hub.kill("SIGTERM");

@@ -60,6 +60,9 @@ test("bad events are refused with the field named, and leave no fact", async () 
     [{ id: "x", type: "alert.x", hops: -1 }, 400, /^hops: out of range$/],
     [{ id: "x", type: "alert.x", hops: 1.5 }, 400, /^hops: must be integer$/],
     [[1, 2], 400, /request body must be a JSON object/],
+    [{ id: "nul\u0000id", type: "alert.x" }, 400, /^id: wrong format, expected no control characters$/],
+    [{ id: "x", type: "alert.x", summary: "\u001b[31mred" }, 400, /^summary: wrong format, expected no control characters$/],
+    [{ id: "x", type: "alert.x", detail: "ok\nlines\tand tabs\u0007bell" }, 400, /^detail: wrong format, expected no control characters except line breaks and tabs$/],
   ];
   const seq = f.seq();
   for (const [body, status, error] of cases) {
@@ -88,6 +91,8 @@ test("a body over 1 MiB is refused with 413", async () => {
 
 test("only a source key may post events", async () => {
   const seq = f.seq();
+  const unauthenticatedBadBody = await post({ id: 1 }, null as unknown as string);
+  assert.equal(unauthenticatedBadBody.status, 401, "the key is checked before the body");
   const none = await post({ id: "k", type: "alert.x" }, null as unknown as string);
   assert.equal(none.status, 401);
   assert.match(none.body.error, /missing Authorization/);
@@ -96,7 +101,7 @@ test("only a source key may post events", async () => {
   for (const key of [f.keys.worker, f.keys.channel, f.keys.owner]) {
     const r = await post({ id: "k", type: "alert.x" }, key);
     assert.equal(r.status, 403);
-    assert.match(r.body.error, /needs a source key/);
+    assert.match(r.body.error, /needs a key of kind source/);
   }
   assert.equal(f.seq(), seq);
 });

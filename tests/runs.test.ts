@@ -74,7 +74,7 @@ test("a result is applied once; the same token and body replay the same answer; 
   assert.deepEqual(r.body, {
     rejected: [
       { card: 999, reason: "no such card: 999" },
-      { event: "f2", reason: "type other.type 不在 emits.types 里" },
+      { event: "f2", reason: "type other.type is not in emits.types" },
     ],
   });
   assert.equal(f.seq(), seq + 1, "one transaction, one fact");
@@ -196,7 +196,10 @@ test("bad work and result requests are refused with the field named, and leave n
     ["GET", "/v1/work?claim=x&wait=abc", f.keys.worker, undefined, 400, /wait/],
     ["GET", "/v1/work?claim=x&running=1,a", f.keys.worker, undefined, 400, /running/],
     ["GET", "/v1/work?claim=x&capacity=-1", f.keys.worker, undefined, 400, /capacity/],
-    ["POST", "/v1/runs/1/result", job.token, { outcome: "maybe" }, 400, /^outcome: /],
+    ["POST", "/v1/runs/1/result", job.token, { outcome: "maybe" }, 400, /^outcome: must be one of \["done","nothing","failed","cancelled"\]$/],
+    ["POST", "/v1/runs/1/started", job.token, { link: "javascript:alert(1)" }, 400, /^link: wrong format/],
+    ["POST", "/v1/runs/1/started", job.token, { link: "https://ä.example" }, 400, /^link: wrong format/],
+    ["POST", "/v1/runs/1/started", job.token, { session: "a\u0000b" }, 400, /^session: wrong format/],
     ["POST", "/v1/runs/1/result", job.token, { outcome: "done", usage: { input: -1 } }, 400, /^usage.input: out of range$/],
     ["POST", "/v1/runs/1/result", job.token, { outcome: "done", usage: [] }, 400, /^usage: must be object$/],
     ["POST", "/v1/runs/1/result", job.token, { outcome: "done", later: [{ key: "k", at: "2026-02-30T09:00:00Z" }] }, 400, /^later\[0\]\.at: /],
@@ -216,5 +219,10 @@ test("bad work and result requests are refused with the field named, and leave n
     assert.equal(r.status, status, `${method} ${path} ${JSON.stringify(body)}`);
     assert.match(r.body.error, error, `${method} ${path} ${JSON.stringify(body)}`);
   }
-  assert.equal(f.seq(), seq);
+  const infinite = await f.call("POST", "/v1/runs/1/result", job.token, undefined, '{"outcome":"done","usage":{"cost":1e400}}');
+  assert.equal(infinite.status, 400, "1e400 parses to Infinity: usage must be finite");
+  assert.equal(infinite.body.error, "usage.cost: out of range");
+  const link = await f.call("POST", "/v1/runs/1/started", job.token, { session: "s", link: "claude://resume/s" });
+  assert.equal(link.status, 200, "a session link may use the agent's own scheme");
+  assert.equal(f.seq(), seq + 1, "only the accepted start wrote a fact");
 });

@@ -5,7 +5,7 @@
 import { Command, CommanderError } from "commander";
 import { readFileSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
-import { homePaths, readConfig, engineDir, type Home } from "../host/home.js";
+import { homePaths, readConfig, engineDir, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
 import { initialize, parseListen, registerKeysLocally, removeKeyLocally, startServe, urlOf } from "../host/serve.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import { parseRules } from "../kernel/rules.js";
@@ -105,6 +105,7 @@ export function program(): Command {
     .option("--json", "print the raw /v1/state answer")
     .option("--before <run>", "older runs, before this run id")
     .action(async (o: { json?: boolean; before?: string }) => {
+      if (o.before !== undefined && !/^[1-9]\d{0,14}$/.test(o.before)) throw new CliError(t(lang, "notFound.run", { id: o.before }));
       const client = ownerClient();
       const state = await call(client, (c) => c.state(o.before ? Number(o.before) : undefined));
       console.log(o.json ? JSON.stringify(state, null, 2) : formatStatus(state, lang, client.url));
@@ -117,7 +118,7 @@ export function program(): Command {
     .option("--text <text>", "an answer in your own words")
     .action(async (card: string, choice: string | undefined, o: { text?: string }) => {
       if (choice === undefined && o.text === undefined) throw new CliError(t(lang, "card.choiceOrText"));
-      if (choice !== undefined && !/^\d+$/.test(choice)) throw new CliError(t(lang, "card.choiceRange", { max: "n" }));
+      if (choice !== undefined && !/^\d{1,6}$/.test(choice)) throw new CliError(t(lang, "cli.choice"));
       const body: { choice?: number; text?: string } = {};
       if (choice !== undefined) body.choice = Number(choice);
       if (o.text !== undefined) body.text = o.text;
@@ -138,7 +139,7 @@ export function program(): Command {
     .description("stop a run")
     .argument("<run>", "run id")
     .action(async (run: string) => {
-      if (!/^[1-9]\d*$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
+      if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
       const res = await call(ownerClient(), (c) => c.cancel(Number(run)));
       console.log(`run ${run}: ${res.state}`);
     });
@@ -152,14 +153,16 @@ export function program(): Command {
       checkKey(kind, name);
       const h = home();
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-      if (await hubRunning(h)) {
-        const res = await call(ownerClient(), (c) => c.keyNew(kind, name));
-        console.log(res.key);
-      } else {
-        const k = newKey();
+      let k: string;
+      if (await hubRunning(h)) k = (await call(ownerClient(), (c) => c.keyNew(kind, name))).key;
+      else {
+        k = newKey();
         registerKeysLocally(h, [{ kind: kind as KeyKind, name, key: k }], lang);
-        console.log(k);
       }
+      // A key config.json holds is rotated there too, or the CLI, the local worker or a channel would be locked out.
+      const what = updateConfigKey(h, kind as KeyKind, name, k);
+      console.log(k);
+      if (what && kind !== "owner") process.stderr.write(t(lang, "cli.keyConfig", { what }) + "\n");
     });
   key.command("remove")
     .description("remove a key: its long polls and streams end at once")
@@ -173,6 +176,8 @@ export function program(): Command {
         ? (await call(ownerClient(), (c) => c.keyRemove(kind, name))).changed
         : removeKeyLocally(h, kind as KeyKind, name, lang);
       console.log(changed ? "removed" : "no such key");
+      const what = configHolds(readConfig(h), kind as KeyKind, name);
+      if (changed && what) process.stderr.write(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
 
   p.command("check")
@@ -196,8 +201,29 @@ export function program(): Command {
   return p;
 }
 
+/** Which local part of config.json uses the key of this kind and name ("owner", "worker local", "channel file"), or null. */
+function configHolds(config: Config, kind: KeyKind, name: string): string | null {
+  if (kind === "owner" && name === ownerKeyName) return "owner";
+  if (kind === "worker" && config.worker?.name === name) return `worker ${name}`;
+  if (kind === "channel" && config.channels[name]) return `channel ${name}`;
+  return null;
+}
+
+/** Writes a rotated key into config.json when config.json holds that key. @returns what holds it, or null. */
+function updateConfigKey(h: Home, kind: KeyKind, name: string, key: string): string | null {
+  const config = readConfig(h);
+  const what = configHolds(config, kind, name);
+  if (!what) return null;
+  const raw = JSON.parse(readFileSync(h.config, "utf8")) as Config;
+  if (kind === "owner") raw.owner = key;
+  else if (kind === "worker" && raw.worker) raw.worker.key = key;
+  else if (kind === "channel" && raw.channels[name]) raw.channels[name]!.key = key;
+  writeFileAtomic(h.config, JSON.stringify(raw, null, 2) + "\n", 0o600);
+  return what;
+}
+
 function cardId(s: string): number {
-  if (!/^[1-9]\d*$/.test(s)) throw new CliError(t(lang, "notFound.card", { id: s }));
+  if (!/^[1-9]\d{0,14}$/.test(s)) throw new CliError(t(lang, "notFound.card", { id: s }));
   return Number(s);
 }
 

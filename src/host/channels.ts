@@ -57,6 +57,7 @@ export async function runChannel(
       if (signal.aborted) break;
       say(`${(e as Error).message}; restarting in 30 s`);
     }
+    if (signal.aborted) break;
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, restartDelayMs);
       signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });

@@ -73,8 +73,21 @@ export function createApp(hub: Hub): Hono {
 
   const idParam = (c: Context, name: string): number | null => {
     const v = c.req.param(name) ?? "";
-    return /^[1-9]\d{0,15}$/.test(v) ? Number(v) : null;
+    return /^[1-9]\d{0,14}$/.test(v) ? Number(v) : null;
   };
+
+  /**
+   * The permission table checked before the body is read, so a caller without the right key learns nothing
+   * about validation. The kernel checks again when it decides.
+   */
+  function gate(c: Context, kinds: KeyKind[]): Response | null {
+    const keyHash = keyHashOf(c);
+    if (!keyHash) return fail(c, 401, t(lang, "auth.missing"));
+    const who = callerOf(hub.store.view, keyHash);
+    if (!who) return fail(c, 401, t(lang, "auth.unknown"));
+    if (!kinds.includes(who.kind)) return fail(c, 403, t(lang, "auth.kind", { actual: who.kind, expected: kinds.join("/") }));
+    return null;
+  }
 
   async function answer(c: Context, input: Input): Promise<Response> {
     try {
@@ -88,12 +101,16 @@ export function createApp(hub: Hub): Hono {
   app.get("/v1/health", (c) => c.json({ ok: true }));
 
   app.post("/v1/events", async (c) => {
+    const denied = gate(c, ["source"]);
+    if (denied) return denied;
     const ev = await body(c, S.EventIn);
     if (ev instanceof Response) return ev;
     return answer(c, { kind: "event", keyHash: keyHashOf(c), event: ev });
   });
 
   app.get("/v1/work", async (c) => {
+    const denied = gate(c, ["worker"]);
+    if (denied) return denied;
     const q = c.req.query();
     const claim = q.claim ?? "";
     if (claim.length < 1 || claim.length > claimIdMaxChars || /[\u0000-\u001f]/.test(claim)) {
@@ -105,13 +122,15 @@ export function createApp(hub: Hub): Hono {
     if (capacity === null || capacity < 0) return fail(c, 400, t(lang, "query.invalid", { field: "capacity" }));
     const running: number[] = [];
     for (const part of (q.running ?? "").split(",").filter((p) => p !== "")) {
-      if (!/^[1-9]\d{0,15}$/.test(part) || running.length >= 1000) return fail(c, 400, t(lang, "query.invalid", { field: "running" }));
+      if (!/^[1-9]\d{0,14}$/.test(part) || running.length >= 1000) return fail(c, 400, t(lang, "query.invalid", { field: "running" }));
       running.push(Number(part));
     }
     return poll(c, { kind: "work", keyHash: keyHashOf(c), claim, running, capacity }, wait);
   });
 
   app.get("/v1/cards/next", async (c) => {
+    const denied = gate(c, ["channel"]);
+    if (denied) return denied;
     const wait = intParam(c.req.query("wait"), 0);
     if (wait === null || wait < 0) return fail(c, 400, t(lang, "query.invalid", { field: "wait" }));
     return poll(c, { kind: "cardsNext", keyHash: keyHashOf(c) }, wait);
@@ -147,6 +166,8 @@ export function createApp(hub: Hub): Hono {
   });
 
   app.post("/v1/runs/:id/cancel", async (c) => {
+    const denied = gate(c, ["owner"]);
+    if (denied) return denied;
     const run = idParam(c, "id");
     const b = await body(c, S.CancelRun, true);
     if (b instanceof Response) return b;
@@ -158,6 +179,8 @@ export function createApp(hub: Hub): Hono {
     const card = idParam(c, "id");
     const action = c.req.param("action");
     const keyHash = keyHashOf(c);
+    const denied = gate(c, action === "answer" ? ["channel", "owner"] : action === "resolve" ? ["owner"] : ["channel"]);
+    if (denied) return denied;
     const notFound = () => fail(c, 404, t(lang, "notFound.card", { id: c.req.param("id") }));
     switch (action) {
       case "delivered": {
@@ -183,26 +206,18 @@ export function createApp(hub: Hub): Hono {
     }
   });
 
-  /** Owner-only reads: 401/403 as the permission table says. */
-  function ownerOnly(c: Context): Response | null {
-    const keyHash = keyHashOf(c);
-    if (!keyHash) return fail(c, 401, t(lang, "auth.missing"));
-    const who = callerOf(hub.store.view, keyHash);
-    if (!who) return fail(c, 401, t(lang, "auth.unknown"));
-    if (who.kind !== "owner") return fail(c, 403, t(lang, "auth.kind", { actual: who.kind, expected: "owner" }));
-    return null;
-  }
-
   app.get("/v1/state", (c) => {
-    const denied = ownerOnly(c);
+    const denied = gate(c, ["owner"]);
     if (denied) return denied;
     const beforeRaw = c.req.query("before");
-    const before = beforeRaw === undefined ? null : /^[1-9]\d{0,15}$/.test(beforeRaw) ? Number(beforeRaw) : NaN;
+    const before = beforeRaw === undefined ? null : /^[1-9]\d{0,14}$/.test(beforeRaw) ? Number(beforeRaw) : NaN;
     if (Number.isNaN(before)) return fail(c, 400, t(lang, "query.invalid", { field: "before" }));
     return c.json(buildState(hub.store.view, hub.env, hub.now(), hub.store.seq, before));
   });
 
   app.on(["POST", "DELETE"], "/v1/keys/:kind/:name", async (c) => {
+    const denied = gate(c, ["owner"]);
+    if (denied) return denied;
     const kind = c.req.param("kind") as KeyKind;
     const name = c.req.param("name");
     if (!keyKinds.includes(kind)) return fail(c, 400, t(lang, "key.kind"));

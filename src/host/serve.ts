@@ -4,7 +4,8 @@
  */
 import { serve as nodeServe, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Hub } from "./hub.js";
 import { createApp } from "./http.js";
 import { initHome, readConfig, readMasterKey, ownerKeyName, type Config, type Home } from "./home.js";
@@ -74,6 +75,41 @@ export function initialize(home: Home, lang: Lang): Config | null {
   return initHome(home, (config) => registerKeysLocally(home, configKeys(config), lang));
 }
 
+/**
+ * Takes the home's hub lock (`hub.pid`): one hub per home, or two local workers and two sets of channels
+ * would run. A lock left by a process that is gone is taken over.
+ * @returns the function that releases it.
+ * @throws Error naming the pid when another live hub holds it.
+ */
+export function lockHome(home: Home, lang: Lang): () => void {
+  const file = join(home.dir, "hub.pid");
+  for (let i = 0; i < 2; i++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: "wx", mode: 0o600 });
+      return () => {
+        try {
+          if (readFileSync(file, "utf8").trim() === String(process.pid)) unlinkSync(file);
+        } catch {
+          // already gone
+        }
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const pid = Number(readFileSync(file, "utf8").trim());
+      let alive = false;
+      try {
+        process.kill(pid, 0);
+        alive = pid !== process.pid;
+      } catch (err) {
+        alive = (err as NodeJS.ErrnoException).code === "EPERM";
+      }
+      if (alive) throw new Error(t(lang, "serve.locked", { pid, home: home.dir }));
+      unlinkSync(file);
+    }
+  }
+  throw new Error(t(lang, "serve.locked", { pid: "?", home: home.dir }));
+}
+
 export interface Running {
   url: string;
   hub: Hub;
@@ -101,11 +137,19 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   }
   const config = readConfig(home);
   const { host, port } = parseListen(opts.listen ?? config.listen);
-  const hub = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log });
+  const unlock = lockHome(home, opts.lang);
+  let hub: Hub;
+  try {
+    hub = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log });
+  } catch (e) {
+    unlock();
+    throw e;
+  }
   try {
     await hub.start();
   } catch (e) {
     await hub.close();
+    unlock();
     throw e;
   }
   const app = createApp(hub);
@@ -144,6 +188,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
           (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
         });
         await hub.close();
+        unlock();
       })();
       return closing;
     },

@@ -227,7 +227,7 @@ function cardResolve(c: Ctx, input: Extract<Input, { kind: "resolve" }>): Reply 
   if (isReply(who)) return who;
   const card = cardFor(c, input.card);
   if (isReply(card)) return card;
-  const result = input.reason ? `${c.msg("result.notNeeded")}：${input.reason}` : c.msg("result.notNeeded");
+  const result = input.reason ? c.msg("result.notNeededWhy", { reason: input.reason }) : c.msg("result.notNeeded");
   const changed = closeCard(c, card.id, result, null, who.name);
   return ok({ ok: true, changed });
 }

@@ -398,7 +398,7 @@ export function applyResult(c: Ctx, run: RunRow, result: Result): Rejected[] {
   for (const res of result.resolve ?? []) {
     const why = resolveInScope(c, run, rule, res.card);
     if (why) rejected.push({ card: res.card, reason: why });
-    else closeCard(c, res.card, res.reason ? `${c.msg("result.notNeeded")}：${res.reason}` : c.msg("result.notNeeded"));
+    else closeCard(c, res.card, res.reason ? c.msg("result.notNeededWhy", { reason: res.reason }) : c.msg("result.notNeeded"));
   }
   for (const l of result.later ?? []) later(c, run, l);
   for (const e of result.events ?? []) {
@@ -421,7 +421,7 @@ function resolveInScope(c: Ctx, run: RunRow, rule: RuleDef | undefined, id: numb
   const card = c.tx.get<CardRow>("cards", id);
   if (!card) return c.msg("notFound.card", { id });
   if (!rule || card.source !== rule.source || card.group !== rule.group || card.at > (run.claimedAt ?? 0) || card.run === run.id) {
-    return "不在本轮核对范围";
+    return c.msg("rejected.scope");
   }
   if (card.state !== "open") return c.msg("card.closed");
   return null;
@@ -445,8 +445,8 @@ function later(c: Ctx, run: RunRow, l: NonNullable<Result["later"]>[number]): vo
 
 /** A receipt event: source fixed by the rule's `emits`, hops one more than the run's deepest event. */
 function emit(c: Ctx, run: RunRow, rule: RuleDef | undefined, e: NonNullable<Result["events"]>[number]): string | null {
-  if (!rule?.emits) return "规则没有写 emits，不能发事件";
-  if (!anyGlob(rule.emits.types, e.type)) return `type ${e.type} 不在 emits.types 里`;
+  if (!rule?.emits) return c.msg("rejected.noEmits");
+  if (!anyGlob(rule.emits.types, e.type)) return c.msg("rejected.type", { type: e.type });
   const source = rule.emits.source;
   if (findEvent(c, source, e.id)) return null;
   const ev = recordEvent(c, {

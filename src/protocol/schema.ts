@@ -6,9 +6,20 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
 
-const text = (max: number, description?: string) => Type.String({ maxLength: max, ...(description ? { description } : {}) });
+/** One line of text: no control characters. */
+export const linePattern = "^[^\\u0000-\\u001f\\u007f]*$";
+/** Free text: line breaks and tabs allowed, no other control characters (they could drive a terminal). */
+export const textPattern = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$";
+const noControl = "no control characters";
+const noControlText = "no control characters except line breaks and tabs";
+const line = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: linePattern, description: noControl });
+const text = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: textPattern, description: noControlText });
 /** Non-negative safe integer. */
 const count = () => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+/** A finite non-negative number (JSON's 1e400 parses to Infinity and is refused). */
+const amount = () => Type.Number({ minimum: 0, maximum: Number.MAX_VALUE });
+/** A link an agent reports for its session: an ASCII URL of any scheme but javascript/data, no spaces. */
+export const sessionLinkPattern = "^(?![jJ][aA][vV][aA][sS][cC][rR][iI][pP][tT]:|[dD][aA][tT][aA]:)[A-Za-z][A-Za-z0-9+.-]*:[!-~]+$";
 
 /** 来源: `subject` is an identifier (letters, digits and `# . _ : / @ -`), since it reaches prompts. */
 export const subjectPattern = "^[A-Za-z0-9#._:/@-]*$";
@@ -20,10 +31,10 @@ export const typePattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]*$";
 /** An event as a source posts it to POST /v1/events (protocol.md 来源). */
 export const EventIn = Type.Object(
   {
-    id: Type.String({ minLength: 1, maxLength: L.eventIdMaxCodepoints }),
+    id: line(L.eventIdMaxCodepoints, 1),
     type: Type.String({ minLength: 1, maxLength: L.eventTypeMaxChars, pattern: typePattern, description: "letters, digits and . _ : / -" }),
     subject: Type.Optional(Type.String({ maxLength: L.eventSubjectMaxCodepoints, pattern: subjectPattern, description: "letters, digits and # . _ : / @ -" })),
-    summary: Type.Optional(text(L.eventSummaryMaxCodepoints)),
+    summary: Type.Optional(line(L.eventSummaryMaxCodepoints)),
     detail: Type.Optional(text(L.eventDetailMaxCodepoints)),
     link: Type.Optional(Type.String({ maxLength: L.eventLinkMaxCodepoints, pattern: linkPattern, description: "a plain ASCII http(s) URL" })),
     hops: Type.Optional(count()),
@@ -48,12 +59,12 @@ export const ReceiptEvent = Type.Object(
 /** An ask card requested by a receipt or by POST /v1/tell. */
 export const Ask = Type.Object(
   {
-    title: Type.String({ minLength: 1, maxLength: L.cardTitleMaxCodepoints }),
+    title: line(L.cardTitleMaxCodepoints, 1),
     text: Type.Optional(text(L.cardTextMaxCodepoints)),
-    options: Type.Array(Type.String({ minLength: 1, maxLength: L.cardOptionMaxCodepoints }), { minItems: 1, maxItems: L.cardOptionsMax }),
+    options: Type.Array(line(L.cardOptionMaxCodepoints, 1), { minItems: 1, maxItems: L.cardOptionsMax }),
     recommend: Type.Optional(count()),
     about: Type.Optional(text(L.cardAboutMaxCodepoints)),
-    key: Type.Optional(Type.String({ minLength: 1, maxLength: L.cardKeyMaxCodepoints })),
+    key: Type.Optional(line(L.cardKeyMaxCodepoints, 1)),
   },
   { additionalProperties: false },
 );
@@ -61,9 +72,9 @@ export type Ask = Static<typeof Ask>;
 
 export const Notice = Type.Object(
   {
-    title: Type.String({ minLength: 1, maxLength: L.cardTitleMaxCodepoints }),
+    title: line(L.cardTitleMaxCodepoints, 1),
     text: Type.Optional(text(L.cardTextMaxCodepoints)),
-    key: Type.Optional(Type.String({ minLength: 1, maxLength: L.cardKeyMaxCodepoints })),
+    key: Type.Optional(line(L.cardKeyMaxCodepoints, 1)),
     fyi: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -71,7 +82,7 @@ export const Notice = Type.Object(
 export type Notice = Static<typeof Notice>;
 
 export const Resolve = Type.Object(
-  { card: Type.Integer({ minimum: 1 }), reason: Type.Optional(text(L.reasonMaxCodepoints)) },
+  { card: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), reason: Type.Optional(text(L.reasonMaxCodepoints)) },
   { additionalProperties: false },
 );
 
@@ -80,14 +91,14 @@ export const isoWithZonePattern = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\
 export const Later = Type.Union([
   Type.Object(
     {
-      key: Type.String({ minLength: 1, maxLength: L.cardKeyMaxCodepoints }),
+      key: line(L.cardKeyMaxCodepoints, 1),
       at: Type.String({ pattern: isoWithZonePattern, description: "an ISO date-time with Z or an offset" }),
       about: Type.Optional(text(L.cardAboutMaxCodepoints)),
     },
     { additionalProperties: false },
   ),
   Type.Object(
-    { key: Type.String({ minLength: 1, maxLength: L.cardKeyMaxCodepoints }), cancel: Type.Literal(true) },
+    { key: line(L.cardKeyMaxCodepoints, 1), cancel: Type.Literal(true) },
     { additionalProperties: false },
   ),
 ]);
@@ -95,10 +106,10 @@ export const Later = Type.Union([
 /** Usage of one attempt: token counts and USD cost, each optional, finite and non-negative. */
 export const Usage = Type.Object(
   {
-    input: Type.Optional(Type.Number({ minimum: 0 })),
-    output: Type.Optional(Type.Number({ minimum: 0 })),
-    cached: Type.Optional(Type.Number({ minimum: 0 })),
-    cost: Type.Optional(Type.Number({ minimum: 0 })),
+    input: Type.Optional(amount()),
+    output: Type.Optional(amount()),
+    cached: Type.Optional(amount()),
+    cost: Type.Optional(amount()),
   },
   { additionalProperties: false },
 );
@@ -118,10 +129,10 @@ export const ReceiptFields = {
 /** POST /v1/runs/:id/result (protocol.md Agent：领活、干活、交回执). */
 export const Result = Type.Object(
   {
-    outcome: Type.Union([Type.Literal("done"), Type.Literal("nothing"), Type.Literal("failed"), Type.Literal("cancelled")]),
+    outcome: Type.Unsafe<"done" | "nothing" | "failed" | "cancelled">({ type: "string", enum: ["done", "nothing", "failed", "cancelled"] }),
     summary: Type.Optional(text(L.runSummaryMaxCodepoints)),
     error: Type.Optional(text(L.runErrorMaxCodepoints)),
-    session: Type.Optional(Type.Union([Type.String({ maxLength: L.sessionMaxCodepoints }), Type.Null()])),
+    session: Type.Optional(Type.Union([line(L.sessionMaxCodepoints), Type.Null()])),
     usage: Type.Optional(Usage),
     ...ReceiptFields,
   },
@@ -135,27 +146,27 @@ export type Receipt = Static<typeof Receipt>;
 
 export const Started = Type.Object(
   {
-    session: Type.Optional(Type.Union([Type.String({ maxLength: L.sessionMaxCodepoints }), Type.Null()])),
-    link: Type.Optional(Type.Union([Type.String({ maxLength: L.eventLinkMaxCodepoints }), Type.Null()])),
+    session: Type.Optional(Type.Union([line(L.sessionMaxCodepoints), Type.Null()])),
+    link: Type.Optional(Type.Union([Type.String({ maxLength: L.eventLinkMaxCodepoints, pattern: sessionLinkPattern, description: "an ASCII URL without spaces (not javascript: or data:)" }), Type.Null()])),
   },
   { additionalProperties: false },
 );
 
 export const Delivered = Type.Object(
-  { version: Type.Integer({ minimum: 1 }), ref: Type.String({ minLength: 1, maxLength: L.deliveryRefMaxCodepoints }) },
+  { version: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), ref: line(L.deliveryRefMaxCodepoints, 1) },
   { additionalProperties: false },
 );
 export const Failed = Type.Object(
-  { version: Type.Integer({ minimum: 1 }), error: Type.Optional(text(L.deliveryErrorMaxCodepoints)) },
+  { version: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), error: Type.Optional(text(L.deliveryErrorMaxCodepoints)) },
   { additionalProperties: false },
 );
 /** POST /v1/cards/:id/answer: from a channel ({choice, by, ref}) or the owner ({choice} or {text}). */
 export const Answer = Type.Object(
   {
     choice: Type.Optional(count()),
-    text: Type.Optional(text(L.answerTextMaxCodepoints)),
-    by: Type.Optional(Type.String({ minLength: 1, maxLength: L.answerByMaxCodepoints })),
-    ref: Type.Optional(Type.String({ minLength: 1, maxLength: L.answerRefMaxCodepoints })),
+    text: Type.Optional(text(L.answerTextMaxCodepoints, 1)),
+    by: Type.Optional(line(L.answerByMaxCodepoints, 1)),
+    ref: Type.Optional(line(L.answerRefMaxCodepoints, 1)),
   },
   { additionalProperties: false },
 );
