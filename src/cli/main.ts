@@ -144,6 +144,34 @@ export function program(): Command {
       console.log(`run ${run}: ${res.state}`);
     });
 
+  p.command("pause")
+    .description("pause a rule: cron times are skipped, events are not taken, queued runs wait")
+    .argument("<rule>", "rule name")
+    .option("--reason <text>", "why")
+    .option("--until <time>", "resume by itself then (ISO time with a zone, e.g. 2026-11-07T09:00:00+08:00)")
+    .action(async (rule: string, o: { reason?: string; until?: string }) => {
+      const res = await call(ownerClient(), (c) => c.pause(rule, { ...(o.reason ? { reason: o.reason } : {}), ...(o.until ? { until: o.until } : {}) }));
+      console.log(`${rule}: ${res.changed ? "paused" : "already paused"}${res.paused.until ? ` until ${res.paused.until}` : ""}`);
+    });
+
+  p.command("resume")
+    .description("resume a paused rule (missed cron times are not made up)")
+    .argument("<rule>", "rule name")
+    .action(async (rule: string) => {
+      const res = await call(ownerClient(), (c) => c.resume(rule));
+      console.log(`${rule}: ${res.changed ? "resumed" : "was not paused"}`);
+    });
+
+  p.command("run")
+    .description("run a rule now, through normal dispatch")
+    .argument("<rule>", "rule name")
+    .option("--subject <subject>", "the subject (the lane of a parallel rule)")
+    .option("--reason <text>", "why (the event's detail)")
+    .action(async (rule: string, o: { subject?: string; reason?: string }) => {
+      const res = await call(ownerClient(), (c) => c.runNow(rule, { ...(o.subject ? { subject: o.subject } : {}), ...(o.reason ? { reason: o.reason } : {}) }));
+      console.log(`${rule}: event ${res.event}, run ${res.run}`);
+    });
+
   const key = p.command("key").description("create or remove access keys");
   key.command("new")
     .description("create a key and print it (replaces an earlier key of the same kind and name)")

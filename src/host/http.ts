@@ -206,6 +206,31 @@ export function createApp(hub: Hub): Hono {
     }
   });
 
+  app.post("/v1/rules/:name/:action{pause|resume|run}", async (c) => {
+    const denied = gate(c, ["owner"]);
+    if (denied) return denied;
+    const rule = c.req.param("name");
+    const keyHash = keyHashOf(c);
+    switch (c.req.param("action")) {
+      case "pause": {
+        const b = await body(c, S.PauseBody, true);
+        if (b instanceof Response) return b;
+        if (b.until !== undefined && !isRealIsoDate(b.until)) return fail(c, 400, t(lang, "field.pattern", { field: "until", what: "a real ISO date-time with Z or an offset" }));
+        return answer(c, { kind: "pause", keyHash, rule, reason: b.reason ?? null, until: b.until ?? null });
+      }
+      case "resume": {
+        const b = await body(c, S.ResumeBody, true);
+        if (b instanceof Response) return b;
+        return answer(c, { kind: "resume", keyHash, rule });
+      }
+      default: {
+        const b = await body(c, S.RunNowBody, true);
+        if (b instanceof Response) return b;
+        return answer(c, { kind: "runNow", keyHash, rule, subject: b.subject ?? null, reason: b.reason ?? null });
+      }
+    }
+  });
+
   app.get("/v1/state", (c) => {
     const denied = gate(c, ["owner"]);
     if (denied) return denied;

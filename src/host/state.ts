@@ -4,7 +4,7 @@
  */
 import type { View } from "../kernel/view.js";
 import { emptyRules } from "../kernel/view.js";
-import type { CardRow, EventRow, RunRow, TimerRow, Totals, WorkerRow, ChannelSeenRow } from "../kernel/types.js";
+import type { CardRow, CronRow, EventRow, PauseRow, RunRow, TimerRow, Totals, WorkerRow, ChannelSeenRow } from "../kernel/types.js";
 import { stateRecentCards, stateRecentEvents, stateRunsPerPage, workerOnlineMs } from "../kernel/limits.js";
 import { Ctx } from "../kernel/context.js";
 import { ownerCard } from "../kernel/cards.js";
@@ -70,16 +70,17 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
   }));
   const seenWorker = new Map(workers.map((w) => [w.name, w]));
   const channelSeen = new Map(view.where<ChannelSeenRow>("channels", "1").map(({ row }) => [row.name, row.seenAt]));
-  const pauses = view.where<{ by: string; reason: string | null; since: number; until: number | null }>("pauses", "1 ORDER BY key").map(({ key, row }) => ({
+  const pauses = view.where<PauseRow>("pauses", "1 ORDER BY key").map(({ key, row }) => ({
     name: String(key), by: row.by, reason: row.reason, since: iso(row.since), until: iso(row.until),
   }));
-  const paused = new Map(pauses.map((p) => [p.name, p]));
+  const paused = new Map(pauses.map(({ name, ...p }) => [name, p]));
   const lines = rules.rules.map((r) => ({
     name: r.name, source: r.source, types: r.types, cron: r.cron, to: r.to, group: r.group, parallel: r.parallel, resume: r.resume, tell: r.tell,
     queued: active.filter((a) => a.rule === r.name && (a.state === "queued" || a.state === "waiting")).length,
     running: active.filter((a) => a.rule === r.name && ["claimed", "running", "stopping", "uncertain"].includes(a.state)).length,
     paused: paused.get(r.name) ?? null,
-    skippedAt: null as string | null,
+    skippedAt: iso(view.get<CronRow>("crons", r.name)?.skippedAt),
+    nextAt: iso(view.get<CronRow>("crons", r.name)?.next),
   }));
   const today = startOfDay(now, rules.timezone);
   return {

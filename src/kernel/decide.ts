@@ -12,6 +12,7 @@ import { answerCard, closeCard, createCard, delivered, failed, nextCard, channel
 import { findEvent, recordEvent, routeEvent } from "./lanes.js";
 import { applyResult, cancelOrphans, cancelRun, leaseExpired, retryDue, started, timerDue, tokenValid, work } from "./runs.js";
 import { tooDeepNotice } from "./notices.js";
+import { cronDue, pauseDue, pauseRule, resumeRule, runNow, scheduleCrons } from "./control.js";
 import type { MessageId } from "../i18n/messages.js";
 
 type Reply = { status: number; body: unknown; park?: boolean };
@@ -68,6 +69,8 @@ export function decide(view: View, input: Input, now: number, env: Env): Decisio
 }
 
 function factKind(input: Input, reply: Reply): string {
+  if (input.kind === "pause") return "pauseRule";
+  if (input.kind === "resume") return "resumeRule";
   if (input.kind === "work") return (reply.body as { job: unknown }).job ? "claim" : "heartbeat";
   if (input.kind === "cardsNext") return (reply.body as { card: unknown }).card ? "offer" : "heartbeat";
   return input.kind;
@@ -89,8 +92,16 @@ function step(c: Ctx, input: Input): Reply {
     case "rulesError": return rulesError(c, input);
     case "keyNew": return keyNew(c, input);
     case "keyRemove": return keyRemove(c, input);
+    case "pause": return control(c, input.keyHash, (who) => pauseRule(c, input.rule, who.name, input.reason, input.until === null ? null : Date.parse(input.until)));
+    case "resume": return control(c, input.keyHash, () => resumeRule(c, input.rule));
+    case "runNow": return control(c, input.keyHash, (who) => runNow(c, input.rule, who.name, input.subject, input.reason));
     case "tick": return tick(c);
   }
+}
+
+function control(c: Ctx, keyHash: string | null, f: (who: Caller) => Reply): Reply {
+  const who = authorize(c, keyHash, ["owner"]);
+  return isReply(who) ? who : f(who);
 }
 
 function postEvent(c: Ctx, input: Extract<Input, { kind: "event" }>): Reply {
@@ -243,6 +254,7 @@ function loadRules(c: Ctx, input: Extract<Input, { kind: "rules" }>): Reply {
   // From here on this decision works with the new rules.
   c.rules = input.rules;
   cancelOrphans(c, new Set(input.rules.rules.map((r) => r.name)));
+  scheduleCrons(c, c.now);
   c.wake.workers = true;
   return ok({ ok: true, changed: true, version });
 }
@@ -287,6 +299,8 @@ function tick(c: Ctx): Reply {
       case "later": timerDue(c, row.ref); break;
       case "offline": workerOffline(c, row.ref); break;
       case "fyiExpire": fyiExpire(c, Number(row.ref)); break;
+      case "cron": cronDue(c, row.ref, row.at); break;
+      case "pause": pauseDue(c, row.ref); break;
     }
   }
   return ok({ ok: true });

@@ -49,6 +49,7 @@ export const tables: Record<string, { intKey: boolean; columns: Record<string, s
   due: { intKey: false, columns: { at: json("at") }, indexes: [["at"]] },
   outbox: { intKey: false, columns: { channel: json("channel"), nextAt: json("nextAt") }, indexes: [["channel", "nextAt"], ["nextAt"]] },
   pauses: { intKey: false, columns: {}, indexes: [] },
+  crons: { intKey: false, columns: {}, indexes: [] },
   spend: { intKey: false, columns: {}, indexes: [] },
 };
 

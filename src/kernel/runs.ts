@@ -190,7 +190,8 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
 function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"] {
   const events = run.events
     .map((id) => c.tx.get<EventRow>("events", id))
-    .filter((e): e is EventRow => !!e && e.internal !== "answer")
+    // Answers and timers are events of the log too, but the job carries them in `answers` and `timers`.
+    .filter((e): e is EventRow => !!e && e.internal !== "answer" && e.internal !== "timer")
     .map((e) => ({
       id: e.sid, source: e.source, sourceName: c.rules.sources[e.source]?.name ?? e.source, type: e.type,
       subject: e.subject, summary: e.summary, detail: e.detail, link: e.link, receivedAt: c.iso(e.at),

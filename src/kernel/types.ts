@@ -167,6 +167,10 @@ export interface CardRow {
 export interface OutboxRow { channel: string; card: number; nextAt: number }
 export interface DueRow { at: number; kind: string; ref: string }
 export interface TimerRow { rule: string; lane: string; key: string; at: number; about: string | null; run: number | null; hops: number }
+/** A pause of a rule (protocol.md 暂停、恢复、立即运行). Times in ms. */
+export interface PauseRow { by: string; reason: string | null; since: number; until: number | null }
+/** A cron rule's schedule: the expression and zone it was computed for, and the last skipped time. */
+export interface CronRow { rule: string; expr: string; tz: string; next: number | null; skippedAt: number | null; lastAt: number | null }
 export interface WorkerRow { name: string; seenAt: number; offlineCard: number | null }
 export interface ChannelSeenRow { name: string; seenAt: number }
 export interface RulesMeta { version: number; hash: string; rules: Rules; at: number }
@@ -192,6 +196,9 @@ export type Input =
   | { kind: "rulesError"; error: string; missing: boolean }
   | { kind: "keyNew"; keyHash: string | null; local: boolean; keyKind: KeyKind; name: string; newHash: string }
   | { kind: "keyRemove"; keyHash: string | null; local: boolean; keyKind: KeyKind; name: string }
+  | { kind: "pause"; keyHash: string | null; rule: string; reason: string | null; until: string | null }
+  | { kind: "resume"; keyHash: string | null; rule: string }
+  | { kind: "runNow"; keyHash: string | null; rule: string; subject: string | null; reason: string | null }
   | { kind: "tick" };
 
 /** The answer to one input: an HTTP status and JSON body, the facts to commit, and whether to hold a long poll. */

@@ -95,6 +95,18 @@ export class HubClient {
     return this.call<Record<string, unknown>>(`/v1/state${before ? `?before=${before}` : ""}`);
   }
 
+  pause(rule: string, body: { reason?: string; until?: string }) {
+    return this.call<{ changed: boolean; rule: string; paused: Record<string, unknown> }>(`/v1/rules/${encodeURIComponent(rule)}/pause`, { body });
+  }
+
+  resume(rule: string) {
+    return this.call<{ changed: boolean; rule: string }>(`/v1/rules/${encodeURIComponent(rule)}/resume`, { body: {} });
+  }
+
+  runNow(rule: string, body: { subject?: string; reason?: string }) {
+    return this.call<{ event: number; run: number }>(`/v1/rules/${encodeURIComponent(rule)}/run`, { body });
+  }
+
   keyNew(kind: string, name: string) {
     return this.call<{ key: string }>(`/v1/keys/${encodeURIComponent(kind)}/${encodeURIComponent(name)}`, { method: "POST" });
   }

@@ -170,6 +170,19 @@ export const Answer = Type.Object(
   },
   { additionalProperties: false },
 );
+/** POST /v1/rules/:name/pause (protocol.md 暂停、恢复、立即运行). */
+export const PauseBody = Type.Object(
+  {
+    reason: Type.Optional(text(L.reasonMaxCodepoints)),
+    until: Type.Optional(Type.String({ pattern: isoWithZonePattern, description: "an ISO date-time with Z or an offset" })),
+  },
+  { additionalProperties: false },
+);
+export const ResumeBody = Type.Object({}, { additionalProperties: false });
+export const RunNowBody = Type.Object(
+  { subject: EventIn.properties.subject, reason: Type.Optional(text(L.eventDetailMaxCodepoints)) },
+  { additionalProperties: false },
+);
 export const ResolveCard = Type.Object({ reason: Type.Optional(text(L.reasonMaxCodepoints)) }, { additionalProperties: false });
 export const CancelRun = Type.Object({}, { additionalProperties: false });
 
@@ -241,5 +254,5 @@ export const Fact = Type.Object({
 /** Every definition that goes into protocol/schema.json. */
 export const definitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
-  ResolveCard, CancelRun, Card, Job, Fact,
+  ResolveCard, CancelRun, PauseBody, ResumeBody, RunNowBody, Card, Job, Fact,
 };

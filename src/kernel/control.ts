@@ -1,0 +1,132 @@
+/**
+ * Time and the owner's controls (protocol.md 来源: 定时; 本人: 暂停、恢复、立即运行): cron times from the due
+ * table, pauses with `until`, and manual runs. Paused cron rules skip their times without making them up; paused
+ * event rules take no events; a paused rule dispatches nothing, manual runs included.
+ */
+import { Ctx } from "./context.js";
+import type { RuleDef } from "./rules.js";
+import type { CronRow, PauseRow, RunRow } from "./types.js";
+import { enqueue, freeEventId, laneOf, recordEvent } from "./lanes.js";
+import { latestCronAt, nextCronAt } from "./cron.js";
+
+/** Event type of a cron time and of a manual run (protocol.md 立即运行: `run.manual`). */
+export const cronEventType = "schedule.cron";
+export const manualEventType = "run.manual";
+
+/** Puts the next time of every cron rule on the due table; rules that are no longer cron lose theirs. */
+export function scheduleCrons(c: Ctx, fromMs: number, only?: string): void {
+  for (const rule of c.rules.rules) {
+    if (rule.cron === null || (only !== undefined && rule.name !== only)) continue;
+    const row = c.tx.get<CronRow>("crons", rule.name);
+    if (only === undefined && row && row.expr === rule.cron && row.tz === c.rules.timezone && row.next !== null) continue;
+    const next = nextCronAt(rule.cron, c.rules.timezone, fromMs);
+    c.tx.put("crons", rule.name, { rule: rule.name, expr: rule.cron, tz: c.rules.timezone, next, skippedAt: row?.skippedAt ?? null, lastAt: row?.lastAt ?? null } satisfies CronRow);
+    if (next !== null) c.due("cron", rule.name, next);
+    else c.undue("cron", rule.name);
+  }
+  if (only !== undefined) return;
+  for (const { key } of c.view.where<CronRow>("crons", "1")) {
+    const rule = c.rule(String(key));
+    if (!rule || rule.cron === null) {
+      c.tx.del("crons", key);
+      c.undue("cron", key);
+    }
+  }
+}
+
+/**
+ * A cron time came due (`dueAt`, possibly long ago after downtime): one run for the latest missed time, or a skip
+ * when the rule is paused; then the next time after now.
+ */
+export function cronDue(c: Ctx, ruleName: string, dueAt: number): void {
+  const rule = c.rule(ruleName);
+  const row = c.tx.get<CronRow>("crons", ruleName);
+  if (!rule || rule.cron === null || !row) return;
+  const at = latestCronAt(rule.cron, c.rules.timezone, dueAt, c.now);
+  if (c.tx.get<PauseRow>("pauses", rule.name)) row.skippedAt = at;
+  else {
+    fire(c, rule, `cron:${c.iso(at)}`, cronEventType, null, rule.name, null, false);
+    row.lastAt = at;
+  }
+  row.next = nextCronAt(rule.cron, c.rules.timezone, c.now);
+  c.tx.put("crons", rule.name, row);
+  if (row.next !== null) c.due("cron", rule.name, row.next);
+}
+
+function fire(c: Ctx, rule: RuleDef, baseId: string, type: string, subject: string | null, summary: string, detail: string | null, manual: boolean) {
+  const ev = recordEvent(c, {
+    source: rule.source, sid: freeEventId(c, rule.source, baseId), type, subject, summary, detail, link: null, hops: 0,
+    internal: manual ? "manual" : "cron",
+  });
+  ev.routed = [rule.name];
+  c.tx.put("events", ev.id, ev);
+  const run = enqueue(c, rule, laneOf(rule, subject), { events: [ev.id], hops: 0, manual });
+  return { event: ev.id, run };
+}
+
+export type ControlReply = { status: number; body: unknown };
+const err = (status: number, error: string): ControlReply => ({ status, body: { error } });
+
+/** Finds a rule for a control request: 404 with the protocol's text, 400 for an elsewhere task. */
+function target(c: Ctx, name: string): RuleDef | ControlReply {
+  const rule = c.rules.rules.find((r) => r.name === name);
+  if (rule) return rule;
+  if (c.rules.elsewhere.some((e) => e.name === name)) return err(400, c.msg("control.elsewhere", { name }));
+  return err(404, `没有这条规则：${name}`);
+}
+
+const isReply = (x: unknown): x is ControlReply => typeof x === "object" && x !== null && "status" in x;
+
+function pauseView(c: Ctx, p: PauseRow) {
+  return { by: p.by, reason: p.reason, since: c.iso(p.since), until: p.until === null ? null : c.iso(p.until) };
+}
+
+/** POST /v1/rules/:name/pause. A repeated pause keeps `since` and writes nothing when nothing changed. */
+export function pauseRule(c: Ctx, name: string, by: string, reason: string | null, until: number | null): ControlReply {
+  const rule = target(c, name);
+  if (isReply(rule)) return rule;
+  if (until !== null && until <= c.now) return err(400, c.msg("control.untilPast"));
+  const old = c.tx.get<PauseRow>("pauses", name);
+  const next: PauseRow = { by: old?.by ?? by, reason, since: old?.since ?? c.now, until };
+  if (old && old.reason === reason && old.until === until) return { status: 200, body: { changed: false, rule: name, paused: pauseView(c, old) } };
+  c.tx.put("pauses", name, next);
+  if (until !== null) c.due("pause", name, until);
+  else c.undue("pause", name);
+  return { status: 200, body: { changed: true, rule: name, paused: pauseView(c, next) } };
+}
+
+/** POST /v1/rules/:name/resume. Works for a paused rule that was since removed from rules.json. */
+export function resumeRule(c: Ctx, name: string): ControlReply {
+  const paused = c.tx.get<PauseRow>("pauses", name);
+  if (!paused) {
+    const rule = target(c, name);
+    if (isReply(rule)) return rule;
+    return { status: 200, body: { changed: false, rule: name } };
+  }
+  resume(c, name);
+  return { status: 200, body: { changed: true, rule: name } };
+}
+
+/** Ends a pause: queued runs become claimable; cron times go on from now, missed ones are not made up. */
+export function resume(c: Ctx, name: string): void {
+  c.tx.del("pauses", name);
+  c.undue("pause", name);
+  if (c.rule(name)?.cron) scheduleCrons(c, c.now, name);
+  c.wake.workers = true;
+}
+
+/** A pause's `until` came: the rule resumes (a `tick` fact). */
+export function pauseDue(c: Ctx, name: string): void {
+  const p = c.tx.get<PauseRow>("pauses", name);
+  if (p && p.until !== null && p.until <= c.now) resume(c, name);
+}
+
+/** POST /v1/rules/:name/run: a `run.manual` event through normal dispatch; refused while the rule is paused. */
+export function runNow(c: Ctx, name: string, by: string, subject: string | null, reason: string | null): ControlReply {
+  const rule = target(c, name);
+  if (isReply(rule)) return rule;
+  if (c.tx.get<PauseRow>("pauses", name)) return err(409, `规则「${name}」暂停中，先恢复再手动运行`);
+  const out = fire(c, rule, `manual:${c.iso(c.now)}`, manualEventType, subject, c.msg("control.manualSummary", { name: by }), reason, true);
+  const run = c.tx.get<RunRow>("runs", out.run) as RunRow;
+  return { status: 200, body: { event: out.event, run: run.id } };
+}

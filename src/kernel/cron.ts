@@ -1,0 +1,52 @@
+/**
+ * Cron times (protocol.md 来源: 定时) in the rule file's time zone, with croner. A wall-clock time that does not
+ * exist (spring forward) is skipped; a wall-clock time that repeats (fall back) runs once, at its first instant.
+ */
+import { Cron } from "croner";
+
+const cache = new Map<string, Cron>();
+function cron(expr: string, tz: string): Cron {
+  const k = `${tz}\u0000${expr}`;
+  let c = cache.get(k);
+  if (!c) cache.set(k, (c = new Cron(expr, { timezone: tz, paused: true })));
+  return c;
+}
+
+/** The local wall-clock time of an instant in `tz`, to the minute ("2026-11-01 01:30"). */
+export function wallClock(ms: number, tz: string): string {
+  const p = Object.fromEntries(
+    new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
+      .formatToParts(new Date(ms)).map((x) => [x.type, x.value]),
+  );
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
+}
+
+/** Whether the instant repeats a wall-clock time an earlier instant already had (the hour after fall back). */
+function repeatsWallClock(ms: number, tz: string): boolean {
+  const w = wallClock(ms, tz);
+  return [30, 60, 120].some((min) => wallClock(ms - min * 60_000, tz) === w);
+}
+
+/**
+ * The next cron time strictly after `afterMs` (epoch ms), or null when the expression has none.
+ * Skips times croner shifts out of a daylight-saving gap and the second instance of a repeated wall-clock time.
+ */
+export function nextCronAt(expr: string, tz: string, afterMs: number): number | null {
+  const c = cron(expr, tz);
+  let from = new Date(afterMs);
+  for (let i = 0; i < 1000; i++) {
+    const d = c.nextRun(from);
+    if (!d) return null;
+    const ms = d.getTime();
+    if (c.match(d) && !repeatsWallClock(ms, tz)) return ms;
+    from = d;
+  }
+  return null;
+}
+
+/** The latest cron time after `sinceMs` and at or before `atMs` (the one a late wake-up runs), else `sinceMs`. */
+export function latestCronAt(expr: string, tz: string, sinceMs: number, atMs: number): number {
+  const c = cron(expr, tz);
+  const prev = c.previousRuns(1, new Date(atMs + 1))[0];
+  return prev && prev.getTime() >= sinceMs && c.match(prev) ? prev.getTime() : sinceMs;
+}

@@ -1,0 +1,299 @@
+/**
+ * The failure table and the due table walked through time with an injected clock (protocol.md 失败时会怎样,
+ * 来源: 定时, 暂停、恢复、立即运行), on the real kernel and a real SQLite file.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Clock, K } from "./clock.js";
+import { baseRules } from "./helpers.js";
+
+const min = 60_000;
+
+test("a failing run retries after 5 min doubling to 1 h; card at the 3rd failure; cancelled with a notice at the 10th", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  const waits: number[] = [];
+  for (let i = 1; i <= 10; i++) {
+    const job = k.claim(`c${i}`).job!;
+    assert.equal(job.attempt, i);
+    k.result(job.run, { outcome: "failed", error: `boom ${i}` });
+    const r = k.run(1);
+    if (i < 10) {
+      assert.equal(r.state, "waiting");
+      waits.push((r.readyAt - k.now) / min);
+      assert.equal(k.claim(`early${i}`).job, null, "not before its time");
+      k.advance(r.readyAt);
+    }
+    const cards = k.state().cards.map((c: any) => c.title).filter((x: string) => !x.startsWith("Worker"));
+    if (i < 3) assert.deepEqual(cards, []);
+    if (i >= 3 && i < 10) assert.deepEqual(cards, ['"alerts" failed 3 times in a row'], "one card from the 3rd failure on");
+  }
+  assert.deepEqual(waits, [5, 10, 20, 40, 60, 60, 60, 60, 60]);
+  const s = k.state();
+  assert.equal(k.run(1).state, "cancelled");
+  assert.deepEqual(s.cards.map((c: any) => c.title).filter((x: string) => !x.startsWith("Worker")), ['"alerts" failed 10 times in a row; no more retries']);
+  assert.equal(s.recentCards.find((c: any) => c.title.startsWith('"alerts" failed 3')).result, "Stopped", "the will-retry card closes when the run stops");
+  k.close();
+});
+
+test("the will-retry card closes when the run finally succeeds", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  for (let i = 1; i <= 3; i++) {
+    const job = k.claim(`c${i}`).job!;
+    k.result(job.run, { outcome: "failed", error: "x" });
+    k.advance(k.run(1).readyAt);
+  }
+  const titles = () => k.state().cards.map((c: any) => c.title).filter((x: string) => !x.startsWith("Worker"));
+  assert.equal(titles().length, 1);
+  const job = k.claim("c4").job!;
+  k.result(job.run, { outcome: "done" });
+  assert.deepEqual(titles(), []);
+  assert.equal(k.run(1).failures, 0);
+  k.close();
+});
+
+test("events while a run runs form a new run; if the run fails they join its retry", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  const job = k.claim("c1").job!;
+  k.event("e2");
+  assert.equal(k.run(2).state, "queued", "a new run while the first is running");
+  k.result(job.run, { outcome: "failed", error: "x" });
+  assert.equal(k.run(2).state, "cancelled");
+  assert.equal(k.run(2).mergedInto, 1);
+  assert.deepEqual(k.run(1).events.length, 2);
+  k.event("e3");
+  assert.equal(k.run(1).events.length, 3, "events during the retry wait join it");
+  k.close();
+});
+
+test("a retry continues the session the failed attempt reported", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  const job = k.claim("c1").job!;
+  k.commit({ kind: "started", run: job.run, token: job.token, session: "sess-1", link: null });
+  k.result(job.run, { outcome: "failed", error: "broke halfway", session: "sess-1" });
+  k.advance(k.run(1).readyAt);
+  assert.equal(k.claim("c2").job!.session, "sess-1");
+  k.close();
+});
+
+test("a worker silent about a run for 5 min makes it uncertain: group released, one card; a late result still counts", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  const job = k.claim("c1").job!;
+  k.minutes(4);
+  k.event("e2");
+  assert.equal(k.claim("c2").job, null, "the group is busy");
+  k.minutes(1.5);
+  assert.equal(k.run(1).state, "uncertain");
+  assert.deepEqual(k.state().cards.map((c: any) => c.title), ["Run 1 (alerts) is uncertain"]);
+  const second = k.claim("c3").job!;
+  assert.equal(second.run, 2, "the group was released");
+  const r = k.commit({ kind: "result", run: 1, token: job.token, result: { outcome: "done", summary: "late" } as never, hash: "late" });
+  assert.equal(r.status, 200);
+  assert.equal(k.run(1).state, "done");
+  k.close();
+});
+
+test("a heartbeat naming the run brings an uncertain run back and closes its card", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  k.claim("c1");
+  k.minutes(6);
+  assert.equal(k.run(1).state, "uncertain");
+  k.heartbeat([1]);
+  assert.equal(k.run(1).state, "claimed");
+  assert.deepEqual(k.state().cards, []);
+  k.close();
+});
+
+test("heartbeats keep a run's lease; they are written at most once a minute", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  k.claim("c1");
+  for (let i = 0; i < 12; i++) {
+    const before = k.store.seq;
+    k.heartbeat([1]);
+    k.now += 30_000;
+    k.heartbeat([1]);
+    assert.ok(k.store.seq - before <= 1, "two heartbeats in a minute write one fact at most");
+    k.minutes(0.5);
+  }
+  assert.equal(k.run(1).state, "claimed");
+  k.close();
+});
+
+test("a worker unseen for 10 min gets one card, which closes when it returns", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.heartbeat([]);
+  k.minutes(9);
+  assert.deepEqual(k.state().cards, []);
+  k.minutes(2);
+  assert.deepEqual(k.state().cards.map((c: any) => c.title), ["Worker w1 has not been seen for 10 minutes"]);
+  k.minutes(60);
+  assert.equal(k.state().cards.length, 1, "one card, not one per check");
+  k.heartbeat([]);
+  assert.deepEqual(k.state().cards, []);
+  k.close();
+});
+
+test("later: a timer of the lane wakes a run with it in context, on the session that set it; a key moves or cancels it", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  let job = k.claim("c1").job!;
+  k.commit({ kind: "started", run: job.run, token: job.token, session: "s-later", link: null });
+  k.result(job.run, {
+    outcome: "done", session: "s-later",
+    later: [{ key: "recheck", at: "2026-11-02T09:00:00Z", about: "look again" }, { key: "gone", at: "2026-11-02T08:30:00Z" }],
+  });
+  k.event("e2");
+  job = k.claim("c2").job!;
+  assert.deepEqual(job.context.waiting.map((w: any) => w.key), ["gone", "recheck"]);
+  k.result(job.run, { outcome: "done", later: [{ key: "recheck", at: "2026-11-02T10:00:00Z", about: "moved" }, { key: "gone", cancel: true }] });
+  k.advance("2026-11-02T09:30:00Z");
+  assert.equal(k.claim("c3").job, null, "the moved timer is not due yet; the cancelled one never fires");
+  k.advance("2026-11-02T10:00:00Z");
+  job = k.claim("c4").job!;
+  assert.deepEqual(job.context.timers.map((x: any) => [x.key, x.about]), [["recheck", "moved"]]);
+  assert.equal(job.session, null, "the run that moved the timer reported no session");
+  assert.deepEqual(job.context.events, [], "a timer is not an event of the source");
+  k.close();
+});
+
+const cronRules = (expr: string, timezone = "UTC") => ({
+  ...baseRules, timezone,
+  rules: [{ name: "daily", when: { cron: expr }, to: "bot" }],
+});
+
+function cronRuns(k: Clock): string[] {
+  return k.store.view.where<any>("events", "1 ORDER BY key").map(({ row }) => row).filter((e) => e.source === "schedule").map((e) => e.sid);
+}
+
+test("a cron rule runs at its times; after downtime only the latest missed time runs", () => {
+  const k = new Clock(cronRules("0 9 * * *"), "2026-11-02T08:00:00Z");
+  k.advance("2026-11-02T09:00:00Z");
+  assert.deepEqual(cronRuns(k), ["cron:2026-11-02T09:00:00.000Z"]);
+  k.sleepUntil("2026-11-05T12:00:00Z"); // asleep across three 09:00s
+  assert.deepEqual(cronRuns(k), ["cron:2026-11-02T09:00:00.000Z", "cron:2026-11-05T09:00:00.000Z"]);
+  assert.equal(k.state().lines[0].nextAt, "2026-11-06T09:00:00.000Z");
+  k.close();
+});
+
+test("daylight saving in America/New_York: a missing time is skipped, a repeated time runs once", () => {
+  const spring = new Clock(cronRules("30 2 * * *", "America/New_York"), "2026-03-07T12:00:00Z");
+  spring.advance("2026-03-10T12:00:00Z");
+  assert.deepEqual(cronRuns(spring), ["cron:2026-03-09T06:30:00.000Z", "cron:2026-03-10T06:30:00.000Z"], "02:30 on 2026-03-08 does not exist");
+  spring.close();
+  const fall = new Clock(cronRules("30 1 * * *", "America/New_York"), "2026-10-31T12:00:00Z");
+  fall.advance("2026-11-02T12:00:00Z");
+  assert.deepEqual(cronRuns(fall), ["cron:2026-11-01T05:30:00.000Z", "cron:2026-11-02T06:30:00.000Z"], "01:30 on 2026-11-01 runs once");
+  fall.close();
+  const hourly = new Clock(cronRules("0 * * * *", "America/New_York"), "2026-11-01T03:30:00Z");
+  hourly.advance("2026-11-01T08:30:00Z");
+  assert.deepEqual(cronRuns(hourly), [
+    "cron:2026-11-01T04:00:00.000Z", // 00:00 EDT
+    "cron:2026-11-01T05:00:00.000Z", // 01:00 EDT; 01:00 EST (06:00Z) is the same wall-clock time again
+    "cron:2026-11-01T07:00:00.000Z", // 02:00 EST
+    "cron:2026-11-01T08:00:00.000Z", // 03:00 EST
+  ]);
+  hourly.close();
+});
+
+test("a paused cron rule skips its times without making them up; resume goes on from the next time", () => {
+  const k = new Clock(cronRules("0 * * * *"), "2026-11-02T08:30:00Z");
+  const p = k.commit({ kind: "pause", keyHash: K.owner, rule: "daily", reason: "upstream down", until: null });
+  assert.equal(p.facts[0]!.kind, "pauseRule");
+  k.advance("2026-11-02T11:30:00Z");
+  assert.deepEqual(cronRuns(k), []);
+  assert.equal(k.state().lines[0].skippedAt, "2026-11-02T11:00:00.000Z");
+  const r = k.commit({ kind: "resume", keyHash: K.owner, rule: "daily" });
+  assert.equal(r.facts[0]!.kind, "resumeRule");
+  assert.deepEqual(cronRuns(k), [], "nothing made up at resume");
+  k.advance("2026-11-02T12:00:00Z");
+  assert.deepEqual(cronRuns(k), ["cron:2026-11-02T12:00:00.000Z"]);
+  k.close();
+});
+
+test("a paused event rule takes no events and does not make them up; paused lists them", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: null });
+  const ev = k.event("during");
+  assert.deepEqual(ev.body, { event: 1, duplicate: false, routed: [], paused: ["alerts"] });
+  const s = k.state();
+  assert.equal(s.totals.unrouted, 0, "a paused-skipped event is not unrouted");
+  assert.deepEqual(s.skipped.map((e: any) => e.eventId), ["during"]);
+  assert.deepEqual(s.pauses.map((x: any) => [x.name, x.by]), [["alerts", "owner"]]);
+  assert.deepEqual(s.lines.find((l: any) => l.name === "alerts").paused.by, "owner");
+  k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+  assert.equal(k.claim("c1").job, null, "not made up after resume");
+  k.close();
+});
+
+test("queued and retry-waiting runs stay queued while paused and go out after resume", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: null });
+  assert.equal(k.claim("c1").job, null);
+  k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+  assert.equal(k.claim("c2").job!.run, 1);
+  k.close();
+});
+
+test("pause until resumes by itself in a tick; a repeated pause keeps since and writes nothing when unchanged", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  const a = k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "r", until: "2026-11-02T10:00:00+01:00" });
+  assert.deepEqual(a.body, { changed: true, rule: "alerts", paused: { by: "owner", reason: "r", since: "2026-11-02T08:00:00.000Z", until: "2026-11-02T09:00:00.000Z" } });
+  k.minutes(10);
+  const seq = k.store.seq;
+  const same = k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "r", until: "2026-11-02T09:00:00Z" });
+  assert.equal((same.body as any).changed, false);
+  assert.equal(k.store.seq, seq);
+  const moved = k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "r2", until: "2026-11-02T09:30:00Z" });
+  assert.equal((moved.body as any).paused.since, "2026-11-02T08:00:00.000Z");
+  k.advance("2026-11-02T09:29:00Z");
+  assert.equal(k.state().pauses.length, 1);
+  k.advance("2026-11-02T09:30:00Z");
+  assert.deepEqual(k.state().pauses, []);
+  const last = k.store.factsAfter(k.store.seq - 1, 1)[0]!;
+  assert.equal(last.kind, "tick");
+  const past = k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: "2026-11-01T00:00:00Z" });
+  assert.deepEqual([past.status, (past.body as any).error], [400, "until: must be later than now"]);
+  k.close();
+});
+
+test("run now: the protocol's texts for unknown, elsewhere and paused rules; a manual run joins the queued run and ends its retry wait", () => {
+  const rules = { ...baseRules, elsewhere: [{ name: "weekly", to: "bot", cron: "0 6 * * 0", where: "an app" }] };
+  const k = new Clock(rules, "2026-11-02T08:00:00Z");
+  const unknown = k.commit({ kind: "runNow", keyHash: K.owner, rule: "nope", subject: null, reason: null });
+  assert.deepEqual([unknown.status, unknown.body], [404, { error: "没有这条规则：nope" }]);
+  const elsewhere = k.commit({ kind: "runNow", keyHash: K.owner, rule: "weekly", subject: null, reason: null });
+  assert.equal(elsewhere.status, 400);
+  k.event("e1");
+  const job = k.claim("c1").job!;
+  k.result(job.run, { outcome: "failed", error: "x" });
+  assert.equal(k.run(1).state, "waiting");
+  const manual = k.commit({ kind: "runNow", keyHash: K.owner, rule: "alerts", subject: "#1", reason: "look now" });
+  assert.deepEqual(manual.body, { event: 2, run: 1 });
+  assert.equal(k.run(1).state, "queued", "the retry wait is cancelled");
+  assert.equal(k.run(1).manual, true);
+  const again = k.claim("c2").job!;
+  const ev = again.context.events.find((e: any) => e.type === "run.manual");
+  assert.deepEqual([ev.source, ev.summary, ev.detail, ev.subject], ["shop", "owner ran it by hand", "look now", "#1"]);
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: null });
+  const paused = k.commit({ kind: "runNow", keyHash: K.owner, rule: "alerts", subject: null, reason: null });
+  assert.deepEqual([paused.status, paused.body], [409, { error: "规则「alerts」暂停中，先恢复再手动运行" }]);
+  const unknownPause = k.commit({ kind: "pause", keyHash: K.owner, rule: "ghost", reason: null, until: null });
+  assert.deepEqual(unknownPause.body, { error: "没有这条规则：ghost" });
+  k.close();
+});
+
+test("a paused rule removed from rules.json can still be resumed", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: null });
+  k.loadRules({ ...baseRules, rules: baseRules.rules.filter((r) => r.name !== "alerts") });
+  const r = k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+  assert.deepEqual(r.body, { changed: true, rule: "alerts" });
+  k.close();
+});
