@@ -108,6 +108,15 @@ export function createApp(hub: Hub): Hono {
     return answer(c, { kind: "event", keyHash: keyHashOf(c), event: ev });
   });
 
+  app.post("/v1/tell", async (c) => {
+    const denied = gate(c, ["source", "worker"]);
+    if (denied) return denied;
+    const b = await body(c, S.TellBody);
+    if (b instanceof Response) return b;
+    if (b.ask?.recommend !== undefined && b.ask.recommend >= b.ask.options.length) return fail(c, 400, t(lang, "field.range", { field: "ask.recommend" }));
+    return answer(c, { kind: "tell", keyHash: keyHashOf(c), body: b });
+  });
+
   app.get("/v1/work", async (c) => {
     const denied = gate(c, ["worker"]);
     if (denied) return denied;

@@ -7,19 +7,11 @@ import { emptyRules } from "../kernel/view.js";
 import type { CardRow, CronRow, EventRow, PauseRow, RunRow, TimerRow, Totals, WorkerRow, ChannelSeenRow } from "../kernel/types.js";
 import { stateRecentCards, stateRecentEvents, stateRunsPerPage, workerOnlineMs } from "../kernel/limits.js";
 import { Ctx } from "../kernel/context.js";
+import { startOfDay } from "../kernel/period.js";
 import { ownerCard } from "../kernel/cards.js";
 import type { Env } from "../kernel/types.js";
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
-
-/** The start of "today" in `tz` as epoch ms. */
-export function startOfDay(now: number, tz: string): number {
-  const parts = new Intl.DateTimeFormat("en-US", { timeZone: tz, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })
-    .formatToParts(new Date(now));
-  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
-  const sinceMidnightMs = ((get("hour") * 60 + get("minute")) * 60 + get("second")) * 1000 + (now % 1000);
-  return now - sinceMidnightMs;
-}
 
 function runView(r: RunRow) {
   return {

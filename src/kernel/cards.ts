@@ -10,6 +10,7 @@ import {
 } from "./limits.js";
 import { cardLinkToken } from "./credentials.js";
 import { enqueue, freeEventId, recordEvent } from "./lanes.js";
+import { budgetAnswered } from "./budget.js";
 
 export interface NewCard {
   kind: "ask" | "notice";
@@ -24,6 +25,10 @@ export interface NewCard {
   lane: string;
   run: number | null;
   system?: string | null;
+  /** The card's source when it has no rule (POST /v1/tell from a source). */
+  source?: string | null;
+  /** For fyi notices: who may not send the same key twice (default: the run). */
+  fyiScope?: string;
 }
 
 function outboxKey(channel: string, card: number): string {
@@ -56,7 +61,7 @@ export function createCard(c: Ctx, spec: NewCard): number | null {
   const fyi = spec.kind === "notice" && spec.fyi === true;
   const ruleName = spec.rule?.name ?? null;
   const base = dedupKey(spec);
-  const dk = fyi ? `fyi:${spec.run ?? ""}:${base}` : base;
+  const dk = fyi ? `fyi:${spec.fyiScope ?? spec.run ?? ""}:${base}` : base;
   const existing = c.tx.get<{ card: number }>("cardkeys", cardKey(ruleName, spec.lane, dk));
   if (existing) {
     const card = c.tx.get<CardRow>("cards", existing.card);
@@ -71,7 +76,7 @@ export function createCard(c: Ctx, spec: NewCard): number | null {
     options: spec.kind === "ask" ? spec.options ?? [] : [],
     recommend: spec.kind === "ask" ? spec.recommend ?? null : null,
     about: spec.about ?? null, key: spec.key ?? null,
-    rule: ruleName, lane: spec.lane, group: spec.rule?.group ?? null, source: spec.rule?.source ?? null,
+    rule: ruleName, lane: spec.lane, group: spec.rule?.group ?? null, source: spec.source ?? spec.rule?.source ?? null,
     run: spec.run, system: spec.system ?? null, channels, at: c.now,
     choice: null, answer: null, by: null, answeredAt: null, result: null, closedAt: fyi ? c.now : null,
     deliveries: {},
@@ -222,6 +227,14 @@ function askingRun(c: Ctx, card: CardRow): RunRow | undefined {
 export function answerCard(c: Ctx, card: CardRow, choice: number | null, text: string | null, by: string): void {
   if (card.kind === "notice") {
     closeCard(c, card.id, c.msg("answer.handled"), text, by);
+    return;
+  }
+  if (card.system === "budget") {
+    card.choice = choice;
+    card.by = by;
+    card.answeredAt = c.now;
+    c.tx.put("cards", card.id, card);
+    budgetAnswered(c, card, choice);
     return;
   }
   const from = card.state;

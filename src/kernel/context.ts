@@ -4,7 +4,7 @@
  */
 import { Tx, View, emptyRules } from "./view.js";
 import type { Counters, DueRow, Env, Totals } from "./types.js";
-import type { Rules, RuleDef } from "./rules.js";
+import { elsewhereSource, type Rules, type RuleDef } from "./rules.js";
 import { t, type MessageId } from "../i18n/messages.js";
 
 export class Ctx {
@@ -28,8 +28,20 @@ export class Ctx {
     return t(this.env.lang, id, params);
   }
 
+  /**
+   * A rule by name; an `elsewhere` task with `to` and `cwd` acts as a rule too (its asks, once answered, wake
+   * its agent in its folder, one run at a time in a group named after the task).
+   */
   rule(name: string): RuleDef | undefined {
-    return this.rules.rules.find((r) => r.name === name);
+    const rule = this.rules.rules.find((r) => r.name === name);
+    if (rule) return rule;
+    const task = this.rules.elsewhere.find((e) => e.name === name);
+    if (!task || task.to === null || task.cwd === null) return undefined;
+    return {
+      name: task.name, source: task.source ?? elsewhereSource, types: [], cron: null, to: task.to, cwd: task.cwd,
+      skill: task.skill, prompt: task.prompt, group: task.name, parallel: null, resume: false, tell: "needed",
+      emits: null, channels: null, budget: null,
+    };
   }
 
   /** Allocates the next id of a kind. Ids are never reused, even after the row is gone. */

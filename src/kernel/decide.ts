@@ -12,6 +12,8 @@ import { answerCard, closeCard, createCard, delivered, failed, nextCard, channel
 import { findEvent, recordEvent, routeEvent } from "./lanes.js";
 import { applyResult, cancelOrphans, cancelRun, leaseExpired, retryDue, started, timerDue, tokenValid, work } from "./runs.js";
 import { tooDeepNotice } from "./notices.js";
+import { tell } from "./tell.js";
+import { countUsage } from "./budget.js";
 import { cronDue, pauseDue, pauseRule, resumeRule, runNow, scheduleCrons } from "./control.js";
 import type { MessageId } from "../i18n/messages.js";
 
@@ -58,11 +60,11 @@ const isReply = (x: unknown): x is Reply => typeof x === "object" && x !== null 
 export function decide(view: View, input: Input, now: number, env: Env): Decision {
   const c = new Ctx(view, now, env);
   const reply = step(c, input);
-  const changes = c.tx.changes();
+  const facts = reply.status < 400 ? c.tx.facts().map((f) => ({ kind: f.kind ?? factKind(input, reply), changes: f.changes })) : [];
   return {
     status: reply.status,
     body: reply.body,
-    facts: changes.length > 0 && reply.status < 400 ? [{ kind: factKind(input, reply), changes }] : [],
+    facts,
     park: reply.park,
     wake: { workers: c.wake.workers, channels: [...c.wake.channels] },
   };
@@ -95,6 +97,10 @@ function step(c: Ctx, input: Input): Reply {
     case "pause": return control(c, input.keyHash, (who) => pauseRule(c, input.rule, who.name, input.reason, input.until === null ? null : Date.parse(input.until)));
     case "resume": return control(c, input.keyHash, () => resumeRule(c, input.rule));
     case "runNow": return control(c, input.keyHash, (who) => runNow(c, input.rule, who.name, input.subject, input.reason));
+    case "tell": {
+      const who = authorize(c, input.keyHash, ["source", "worker"]);
+      return isReply(who) ? who : tell(c, who, input.body);
+    }
     case "tick": return tick(c);
   }
 }
@@ -153,6 +159,8 @@ function runResult(c: Ctx, input: Extract<Input, { kind: "result" }>): Reply {
   const after = c.tx.get<RunRow>("runs", run.id) as RunRow;
   after.results[String(attempt)] = { hash: input.hash, response };
   c.tx.put("runs", after.id, after);
+  const rule = c.rule(run.rule);
+  if (rule) countUsage(c, rule, input.result.usage); // last: a budget pause is a fact of its own after the result
   return ok(response);
 }
 

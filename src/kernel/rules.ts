@@ -43,6 +43,8 @@ export interface Rules {
 
 /** The source name of cron rules' events (protocol.md 暂停、恢复、立即运行). */
 export const scheduleSource = "schedule";
+/** The source of cards and runs of `elsewhere` tasks that name no source. */
+export const elsewhereSource = "elsewhere";
 /** Names of sources, agents, channels, workers: what a key name and a URL segment can carry. */
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
@@ -172,6 +174,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     const p = ["sources", id];
     name(id, p);
     if (id === scheduleSource) fail(p, `"${scheduleSource}" is the source of cron rules and cannot be declared`);
+    if (id === elsewhereSource) fail(p, `"${elsewhereSource}" is the source of elsewhere tasks and cannot be declared`);
     if (!isObject(def)) fail(p, "must be an object");
     known(def, p, ["name", "adapter"]);
     const adapter = str(def.adapter, [...p, "adapter"]);

@@ -52,6 +52,16 @@ export class View {
   }
 }
 
+function dedupe(changes: Change[]): Change[] {
+  const last = new Map<string, Change>();
+  for (const c of changes) {
+    const k = `${c[0]}\u0001${c[1]}`;
+    last.delete(k);
+    last.set(k, c);
+  }
+  return [...last.values()];
+}
+
 /** Current rules or an empty rule set when none was ever loaded. */
 export function emptyRules(): Rules {
   return { timezone: "UTC", askFirst: [], sources: {}, agents: {}, channels: {}, rules: [], elsewhere: [] };
@@ -63,7 +73,10 @@ export function emptyRules(): Rules {
  */
 export class Tx {
   private readonly overlay = new Map<string, object | null>();
-  private readonly order: Change[] = [];
+  private order: Change[] = [];
+  /** Earlier facts of this decision, closed by `mark`. */
+  private readonly segments: { kind: string | null; changes: Change[] }[] = [];
+  private kind: string | null = null;
 
   constructor(readonly view: View) {}
 
@@ -97,14 +110,25 @@ export class Tx {
     this.order.push([table, key, null]);
   }
 
-  /** The changes, last write per row wins, in the order rows were first written. */
+  /**
+   * Starts a new fact of `kind` in this decision: the changes so far stay in the facts before it
+   * (for example a result that pauses its rule for budget: `result`, then `pauseRule`).
+   */
+  mark(kind: string): void {
+    this.segments.push({ kind: this.kind, changes: this.order });
+    this.order = [];
+    this.kind = kind;
+  }
+
+  /** The changes of each fact, last write per row wins within a fact. `kind` null means the input's own kind. */
+  facts(): { kind: string | null; changes: Change[] }[] {
+    return [...this.segments, { kind: this.kind, changes: this.order }]
+      .map((seg) => ({ kind: seg.kind, changes: dedupe(seg.changes) }))
+      .filter((seg) => seg.changes.length > 0);
+  }
+
+  /** All changes of the decision, last write per row wins. */
   changes(): Change[] {
-    const last = new Map<string, Change>();
-    for (const c of this.order) {
-      const k = this.k(c[0], c[1]);
-      last.delete(k);
-      last.set(k, c);
-    }
-    return [...last.values()];
+    return dedupe(this.facts().flatMap((f) => f.changes));
   }
 }

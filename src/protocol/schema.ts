@@ -183,6 +183,17 @@ export const RunNowBody = Type.Object(
   { subject: EventIn.properties.subject, reason: Type.Optional(text(L.eventDetailMaxCodepoints)) },
   { additionalProperties: false },
 );
+/** POST /v1/tell: `key` + `text` (an fyi notice, sent once per key) or `ask` (tasks with `cwd`). */
+export const TellBody = Type.Object(
+  {
+    task: Type.Optional(line(100, 1)),
+    key: Type.Optional(line(L.cardKeyMaxCodepoints, 1)),
+    title: Type.Optional(line(L.cardTitleMaxCodepoints, 1)),
+    text: Type.Optional(text(L.cardTextMaxCodepoints, 1)),
+    ask: Type.Optional(Ask),
+  },
+  { additionalProperties: false },
+);
 export const ResolveCard = Type.Object({ reason: Type.Optional(text(L.reasonMaxCodepoints)) }, { additionalProperties: false });
 export const CancelRun = Type.Object({}, { additionalProperties: false });
 
@@ -254,5 +265,5 @@ export const Fact = Type.Object({
 /** Every definition that goes into protocol/schema.json. */
 export const definitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
-  ResolveCard, CancelRun, PauseBody, ResumeBody, RunNowBody, Card, Job, Fact,
+  ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, Card, Job, Fact,
 };

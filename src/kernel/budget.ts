@@ -1,0 +1,58 @@
+/**
+ * Budgets (beyond the protocol; issue 3): a rule may set `budget: { cost, tokens, per }`. Reported usage is summed
+ * per rule and period (day or week in the rule file's time zone) as it arrives. When a result takes the rule past
+ * its budget, the hub pauses the rule (a `pauseRule` fact, `by: "budget"`) and asks the owner whether to resume for
+ * the rest of the period. Runs already claimed finish normally. Tokens are input + output (cached tokens are
+ * part of input as the CLIs report them, and are not added again).
+ */
+import type { Ctx } from "./context.js";
+import type { RuleDef } from "./rules.js";
+import type { CardRow, PauseRow } from "./types.js";
+import type { Usage } from "../protocol/schema.js";
+import { periodOf } from "./period.js";
+import { closeCard, createCard } from "./cards.js";
+import { resume } from "./control.js";
+
+export interface SpendRow { rule: string; start: number; end: number; cost: number; tokens: number; rounds: number }
+export interface BudgetOk { rule: string; until: number }
+
+const spendKey = (rule: string, start: number) => `${rule}\u0000${start}`;
+const okKey = (rule: string) => `ok\u0000${rule}`;
+
+/** Adds one result's reported usage to the rule's current period and pauses the rule when it goes past its budget. */
+export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): void {
+  if (!rule.budget || !usage) return;
+  const { start, end } = periodOf(c.now, c.rules.timezone, rule.budget.per);
+  const row = c.tx.get<SpendRow>("spend", spendKey(rule.name, start)) ?? { rule: rule.name, start, end, cost: 0, tokens: 0, rounds: 0 };
+  row.cost += usage.cost ?? 0;
+  row.tokens += (usage.input ?? 0) + (usage.output ?? 0);
+  row.rounds += 1;
+  c.tx.put("spend", spendKey(rule.name, start), row);
+  const over = (rule.budget.cost !== null && row.cost >= rule.budget.cost) || (rule.budget.tokens !== null && row.tokens >= rule.budget.tokens);
+  if (!over || c.tx.get("pauses", rule.name)) return;
+  const ok = c.tx.get<BudgetOk>("spend", okKey(rule.name));
+  if (ok && ok.until > c.now) return;
+  c.tx.mark("pauseRule");
+  c.tx.put("pauses", rule.name, { by: "budget", reason: c.msg("budget.reason"), since: c.now, until: null } satisfies PauseRow);
+  c.undue("pause", rule.name);
+  const used = `$${row.cost.toFixed(2)} / ${row.tokens} tokens`;
+  const limit = `${rule.budget.cost !== null ? `$${rule.budget.cost}` : "-"} / ${rule.budget.tokens ?? "-"} tokens`;
+  createCard(c, {
+    kind: "ask", key: `budget:${rule.name}:${start}`, system: "budget", rule: null, lane: "", run: null,
+    title: c.msg(rule.budget.per === "day" ? "budget.title.day" : "budget.title.week", { rule: rule.name }),
+    text: c.msg("budget.text", { used, limit, until: c.iso(end) }),
+    options: [c.msg("budget.resume"), c.msg("budget.keep")], recommend: 1,
+    about: `${rule.name}\u0000${end}`,
+  });
+}
+
+/** The owner answered a budget card: 0 resumes for the rest of the period (no budget pause again until it ends). */
+export function budgetAnswered(c: Ctx, card: CardRow, choice: number | null): void {
+  const [ruleName, endText] = (card.about ?? "").split("\u0000");
+  if (!ruleName) return;
+  if (choice === 0) {
+    c.tx.put("spend", okKey(ruleName), { rule: ruleName, until: Number(endText) } satisfies BudgetOk);
+    if (c.tx.get<PauseRow>("pauses", ruleName)?.by === "budget") resume(c, ruleName);
+  }
+  closeCard(c, card.id, c.msg(choice === 0 ? "budget.resumed" : "budget.kept"));
+}

@@ -1,0 +1,51 @@
+/**
+ * POST /v1/tell (protocol.md 来源: 直接告诉你): a source or an `elsewhere` task speaks to the owner without an agent.
+ * `key` + `text` is an fyi notice, sent once per key; an `ask` (tasks with `cwd` only) is a question whose answer
+ * wakes the task's agent in its folder.
+ */
+import type { Ctx } from "./context.js";
+import type { Caller } from "./types.js";
+import type { Ask } from "../protocol/schema.js";
+import { createCard, dedupKey, openCardByKey } from "./cards.js";
+import { elsewhereSource } from "./rules.js";
+
+export interface TellBody { task?: string; key?: string; text?: string; title?: string; ask?: Ask }
+type Reply = { status: number; body: unknown };
+const err = (status: number, error: string): Reply => ({ status, body: { error } });
+
+export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
+  let speaker: string;
+  let source: string;
+  const task = b.task !== undefined ? c.rules.elsewhere.find((e) => e.name === b.task) : undefined;
+  if (who.kind === "source") {
+    if (b.task !== undefined) return err(403, c.msg("tell.sourceTask"));
+    speaker = `source:${who.name}`;
+    source = who.name;
+  } else {
+    if (b.task === undefined) return err(400, c.msg("field.required", { field: "task" }));
+    if (!task) return err(404, c.msg("tell.noTask", { name: b.task }));
+    const worker = task.to !== null ? c.rules.agents[task.to]?.worker : undefined;
+    if (worker !== who.name) return err(403, c.msg("tell.notYourTask", { name: task.name }));
+    speaker = `task:${task.name}`;
+    source = task.source ?? elsewhereSource;
+  }
+  if (b.ask) {
+    if (b.key !== undefined || b.text !== undefined) return err(400, c.msg("tell.askOrText"));
+    const rule = task ? c.rule(task.name) : undefined;
+    if (!task || !rule) return err(400, c.msg("tell.askNeedsCwd"));
+    const existing = openCardByKey(c, rule.name, "", dedupKey(b.ask));
+    if (existing) return { status: 200, body: { card: existing.id, duplicate: true } };
+    const id = createCard(c, {
+      kind: "ask", title: b.ask.title, text: b.ask.text, options: b.ask.options, recommend: b.ask.recommend ?? null,
+      about: b.ask.about ?? null, key: b.ask.key ?? null, rule, lane: "", run: null,
+    });
+    return { status: 200, body: { card: id, duplicate: false } };
+  }
+  if (b.key === undefined) return err(400, c.msg("field.required", { field: "key" }));
+  if (b.text === undefined) return err(400, c.msg("field.required", { field: "text" }));
+  const title = b.title ?? (task ? task.name : c.rules.sources[source]?.name ?? source);
+  const hit = c.tx.get<{ card: number }>("cardkeys", `\u0000\u0000fyi:${speaker}:k:${b.key}`);
+  if (hit) return { status: 200, body: { card: hit.card, duplicate: true } };
+  const id = createCard(c, { kind: "notice", fyi: true, title, text: b.text, key: b.key, rule: null, lane: "", run: null, source, fyiScope: speaker });
+  return { status: 200, body: { card: id, duplicate: false } };
+}
