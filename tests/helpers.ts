@@ -84,7 +84,8 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
     },
     seq: () => running.hub.store.seq,
     writeRules(r) {
-      writeFileSync(home.rules, typeof r === "string" ? r : JSON.stringify(r, null, 2));
+      // as editors save: a new file renamed over the old one
+      writeFileAtomic(home.rules, typeof r === "string" ? r : JSON.stringify(r, null, 2), 0o644);
     },
     async close() {
       await running.close();

@@ -77,6 +77,35 @@ test("a broken edit keeps the old rules running and shows one card with line and
   }
 });
 
+test("a deleted rules file keeps the old rules running with one card; putting it back clears it", async () => {
+  const f = await hubFixture();
+  try {
+    const { unlinkSync } = await import("node:fs");
+    unlinkSync(f.home.rules);
+    await f.running.hub.reloadRules();
+    await f.running.hub.reloadRules();
+    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    assert.deepEqual(st.cards.map((c: any) => c.title), ["rules.json cannot be read; the old rules keep running"]);
+    assert.match(st.cards[0].text, /rules\.json: ENOENT$/);
+    assert.deepEqual((await f.call("POST", "/v1/events", f.keys.source, { id: "x", type: "alert.x" })).body.routed, ["alerts"]);
+    f.writeRules(baseRules);
+    await f.running.hub.reloadRules();
+    assert.deepEqual((await f.call("GET", "/v1/state", f.keys.owner)).body.cards, []);
+  } finally {
+    await f.close();
+  }
+});
+
+test("a hub that never loaded rules does not start without a readable rules file", async () => {
+  const { homePaths, readMasterKey, writeFileAtomic } = await import("../src/host/home.js");
+  const { startServe } = await import("../src/host/serve.js");
+  const { tempDir } = await import("./helpers.js");
+  const home = homePaths(tempDir());
+  readMasterKey(home, true);
+  writeFileAtomic(home.config, JSON.stringify({ listen: "127.0.0.1:0", publicUrl: null, owner: "x", worker: null, channels: {} }));
+  await assert.rejects(startServe(home, { lang: "en", log: () => {} }), /cannot load rules .*rules\.json: ENOENT.*A hub that never loaded rules does not start/);
+});
+
 test("a deleted rule cancels its unclaimed runs with a notice; a claimed run keeps its job", async () => {
   const f = await hubFixture();
   try {
@@ -103,7 +132,7 @@ test("the rules file is watched: an edit takes effect while the hub runs", async
   const f = await hubFixture();
   try {
     f.writeRules({ ...baseRules, rules: [{ ...baseRules.rules[0], name: "renamed" }] });
-    await until(async () => (await f.call("GET", "/v1/state", f.keys.owner)).body.rulesVersion === 2, 10_000, "the watcher to load the edit");
+    await until(async () => (await f.call("GET", "/v1/state", f.keys.owner)).body.rulesVersion === 2, 20_000, "the watcher to load the edit");
     const ev = await f.call("POST", "/v1/events", f.keys.source, { id: "w", type: "alert.x" });
     assert.deepEqual(ev.body.routed, ["renamed"]);
   } finally {

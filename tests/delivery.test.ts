@@ -1,0 +1,87 @@
+/** Card delivery through time (protocol.md 通道): retries with growing gaps, giving up after an hour, fyi windows, tell modes. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Clock, K } from "./clock.js";
+import { baseRules } from "./helpers.js";
+import { nextOfferAt } from "../src/kernel/decide.js";
+
+const oneChannel = { ...baseRules, channels: { ch1: { name: "One" } } };
+
+function askCard(k: Clock, receipt: Record<string, unknown> = { ask: [{ title: "Q", options: ["a", "b"] }] }) {
+  k.now += 1000;
+  k.event(`e${k.now}`);
+  const job = k.claim(`c${k.now}`).job!;
+  k.result(job.run, { outcome: "done", ...receipt });
+}
+
+const next = (k: Clock) => (k.commit({ kind: "cardsNext", keyHash: K.channel }).body as { card: any }).card;
+
+test("a first send that keeps failing is retried with growing gaps and given up after an hour; the card stays open", () => {
+  const k = new Clock(oneChannel, "2026-11-02T08:00:00Z");
+  askCard(k);
+  const first = k.now;
+  const gaps: number[] = [];
+  for (;;) {
+    const card = next(k);
+    if (!card) break;
+    k.commit({ kind: "failed", keyHash: K.channel, card: card.id, version: card.version, error: "HTTP 500" });
+    const at = nextOfferAt(k.store.view);
+    if (at === null) break;
+    gaps.push((at - k.now) / 1000);
+    k.now = at;
+  }
+  assert.deepEqual(gaps.slice(0, 6), [30, 60, 120, 240, 480, 900]);
+  assert.ok(k.now - first <= 60 * 60_000 + 1);
+  const s = k.state();
+  assert.equal(s.cards[0].state, "open");
+  assert.equal(s.cards[0].deliveries.ch1.gaveUp, true);
+  assert.equal(next(k), null);
+  k.close();
+});
+
+test("an offered card not reported comes again after a minute", () => {
+  const k = new Clock(oneChannel, "2026-11-02T08:00:00Z");
+  askCard(k);
+  assert.notEqual(next(k), null);
+  k.now += 59_000;
+  assert.equal(next(k), null);
+  k.now += 1_000;
+  assert.equal(next(k).id, 1);
+  k.close();
+});
+
+test("an fyi notice is closed at creation yet delivered within 24 h, not after", () => {
+  const k = new Clock(oneChannel, "2026-11-02T08:00:00Z");
+  askCard(k, { notice: [{ title: "FYI", fyi: true }, { title: "later one", fyi: true }] });
+  const a = next(k);
+  assert.deepEqual([a.title, a.state, a.fyi], ["FYI", "closed", true]);
+  k.commit({ kind: "delivered", keyHash: K.channel, card: a.id, version: a.version, ref: "m1" });
+  k.advance(Date.parse("2026-11-03T08:00:01Z"));
+  const offered: string[] = [];
+  for (let card = next(k); card; card = next(k)) offered.push(card.title);
+  assert.equal(offered.includes("later one"), false, "the second fyi expired undelivered");
+  k.close();
+});
+
+test("tell: always sends a card for every finished run; never drops the receipt's notices but not its asks", () => {
+  const rules = (tell: string) => ({ ...oneChannel, rules: [{ ...baseRules.rules[0], tell }] });
+  const always = new Clock(rules("always"), "2026-11-02T08:00:00Z");
+  askCard(always, { summary: "fixed it" });
+  assert.deepEqual(always.state().recentCards.map((c: any) => [c.title, c.text, c.fyi]), [['"alerts" is done', "fixed it", true]]);
+  askCard(always, { notice: [{ title: "own" }] });
+  assert.equal(always.state().recentCards.length, 1, "a run that made its own card gets no extra one");
+  always.close();
+  const never = new Clock(rules("never"), "2026-11-02T08:00:00Z");
+  askCard(never, { notice: [{ title: "quiet" }], ask: [{ title: "still asked", options: ["x"] }] });
+  assert.deepEqual(never.state().cards.map((c: any) => c.title), ["still asked"]);
+  never.close();
+});
+
+test("a rule's channels filter where its cards go", () => {
+  const rules = { ...baseRules, rules: [{ ...baseRules.rules[0], channels: ["ch2"] }] };
+  const k = new Clock(rules, "2026-11-02T08:00:00Z");
+  askCard(k);
+  assert.equal(next(k), null, "ch1 is not among the rule's channels");
+  assert.deepEqual(k.state().cards[0].channels, ["ch2"]);
+  k.close();
+});
