@@ -15,6 +15,8 @@ import { validKeyName } from "../host/http.js";
 import { newKey } from "../host/home.js";
 import { langFromEnv, t } from "../i18n/messages.js";
 import { formatStatus } from "./status.js";
+import { timeline } from "./why.js";
+import type { Fact } from "../kernel/types.js";
 
 const lang = langFromEnv(process.env);
 
@@ -170,6 +172,16 @@ export function program(): Command {
     .action(async (rule: string, o: { subject?: string; reason?: string }) => {
       const res = await call(ownerClient(), (c) => c.runNow(rule, { ...(o.subject ? { subject: o.subject } : {}), ...(o.reason ? { reason: o.reason } : {}) }));
       console.log(`${rule}: event ${res.event}, run ${res.run}`);
+    });
+
+  p.command("why")
+    .description("how a run came about and what it did, from the fact log")
+    .argument("<run>", "run id")
+    .option("--json", "print the raw facts")
+    .action(async (run: string, o: { json?: boolean }) => {
+      if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
+      const res = await call(ownerClient(), (c) => c.call<{ run: number; facts: Fact[] }>(`/v1/runs/${run}/why`));
+      console.log(o.json ? JSON.stringify(res.facts, null, 2) : timeline(Number(run), res.facts).join("\n"));
     });
 
   const key = p.command("key").description("create or remove access keys");

@@ -16,6 +16,13 @@ import { claimIdMaxChars, longPollMaxSeconds, requestBodyMaxBytes } from "../ker
 import { keyKinds, type Input, type KeyKind } from "../kernel/types.js";
 import { t } from "../i18n/messages.js";
 import { newKey } from "./home.js";
+import { streamSSE } from "hono/streaming";
+import { publicFact, withoutRuleBodies } from "./facts.js";
+
+/** Facts read from the log per page while streaming. */
+const streamPageFacts = 256;
+/** A comment line keeps an idle stream open through proxies (ms). */
+const streamKeepAliveMs = 25_000;
 
 type J = Record<string, unknown>;
 
@@ -238,6 +245,50 @@ export function createApp(hub: Hub): Hono {
         return answer(c, { kind: "runNow", keyHash, rule, subject: b.subject ?? null, reason: b.reason ?? null });
       }
     }
+  });
+
+  app.get("/v1/stream", (c) => {
+    const denied = gate(c, ["owner"]);
+    if (denied) return denied;
+    const from = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
+    if (!/^\d{1,15}$/.test(from)) return fail(c, 400, t(lang, "query.invalid", { field: "after" }));
+    const keyHash = keyHashOf(c)!;
+    const signal = c.req.raw.signal;
+    return streamSSE(c, async (stream) => {
+      let after = Number(from);
+      let wake: (() => void) | null = null;
+      const listener = () => wake?.();
+      hub.listeners.add(listener);
+      signal.addEventListener("abort", listener);
+      try {
+        while (!signal.aborted && !stream.aborted && hub.keyValid(keyHash)) {
+          // Read the log a page at a time and send it as fast as the subscriber takes it; never the whole log.
+          const page = hub.store.factsAfter(after, streamPageFacts);
+          for (const f of page) {
+            await stream.writeSSE({ id: String(f.seq), event: "fact", data: JSON.stringify(publicFact(f)) });
+            after = f.seq;
+          }
+          if (page.length === streamPageFacts) continue;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, streamKeepAliveMs);
+          });
+          wake = null;
+          if (hub.store.seq === after && !signal.aborted) await stream.write(": keep-alive\n\n");
+        }
+      } finally {
+        hub.listeners.delete(listener);
+        signal.removeEventListener("abort", listener);
+      }
+    });
+  });
+
+  app.get("/v1/runs/:id/why", (c) => {
+    const denied = gate(c, ["owner"]);
+    if (denied) return denied;
+    const run = idParam(c, "id");
+    if (run === null || !hub.store.view.get("runs", run)) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") }));
+    return c.json({ run, facts: hub.store.factsOfRun(run).map((f) => withoutRuleBodies(publicFact(f))) });
   });
 
   app.get("/v1/state", (c) => {

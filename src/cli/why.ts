@@ -1,0 +1,52 @@
+/**
+ * `agent-autoloop why <run>`: a run's timeline from its facts (protocol.md 日志与确定性) — events, rules version,
+ * claims, start and end, session, receipt, answers and follow-up runs — in local time `MM-DD HH:mm:ss`.
+ * Rule bodies are never printed.
+ */
+import type { Fact } from "../kernel/types.js";
+
+type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** `MM-DD HH:mm:ss` in the local time zone of this computer. */
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** The timeline lines of one run from the facts `GET /v1/runs/:id/why` returns. */
+export function timeline(run: number, facts: Fact[]): string[] {
+  const out: string[] = [];
+  let state: string | null = null;
+  for (const f of facts) {
+    const at = localTime(f.at);
+    const say = (text: string) => out.push(`${at}  ${text}`);
+    let me: Row | null = null;
+    for (const [table, key, row] of f.changes) {
+      if (!row) continue;
+      const r = row as Row;
+      if (table === "meta" && key === "rules") say(`rules v${r.version}`);
+      if (table === "events") say(`event ${r.source}/${r.sid} ${r.type}${r.subject ? ` ${r.subject}` : ""}${r.summary ? ` — ${r.summary}` : ""}`);
+      if (table === "runs" && Number(key) === run) me = r;
+      if (table === "runs" && Number(key) !== run && r.state === "queued" && r.answers?.length) say(`follow-up run #${key}`);
+      if (table === "cards" && r.run === run && r.version === 1) say(`card #${r.id} ${r.fyi ? "fyi" : r.kind}: ${r.title}`);
+      if (table === "cards" && r.run === run && r.state === "answered") {
+        say(`card #${r.id} answered: ${r.choice !== null ? r.options[r.choice] : r.answer} (by ${r.by})`);
+      }
+      if (table === "timers" && r.run === run) say(`later ${r.key} at ${localTime(new Date(r.at).toISOString())}`);
+    }
+    if (me && me.state !== state) {
+      const detail =
+        me.state === "claimed" ? ` by ${me.worker} · attempt ${me.attempt} · session ${me.job?.session ?? "new"}`
+        : me.state === "running" ? `${me.session ? ` · session ${me.session}` : ""}`
+        : ["done", "nothing", "cancelled"].includes(me.state) ? `${me.summary ? ` — ${me.summary}` : ""}${me.usage ? ` · usage ${JSON.stringify(me.usage)}` : ""}`
+        : me.state === "waiting" ? ` — ${me.error ?? "failed"} · retry at ${localTime(new Date(me.readyAt).toISOString())}`
+        : "";
+      say(`${f.kind}: ${state ?? "new"} → ${me.state}${detail}`);
+      state = me.state;
+    } else if (me && f.kind === "started" && me.session) {
+      say(`session ${me.session}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,119 @@
+/** The fact stream (SSE) and `why` (protocol.md 日志与确定性). */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { hashKey } from "../src/kernel/credentials.js";
+import { timeline } from "../src/cli/why.js";
+import { hubFixture, until, type Fixture } from "./helpers.js";
+
+/** Reads SSE messages from a response body until `stop` says enough. */
+async function readSse(res: Response, stop: (msgs: { id: string; event: string; data: any }[]) => boolean) {
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  const msgs: { id: string; event: string; data: any }[] = [];
+  while (!stop(msgs)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      if (block.startsWith(":")) continue;
+      const m: Record<string, string> = {};
+      for (const line of block.split("\n")) {
+        const j = line.indexOf(": ");
+        m[line.slice(0, j)] = (m[line.slice(0, j)] ? m[line.slice(0, j)] + "\n" : "") + line.slice(j + 2);
+      }
+      msgs.push({ id: m.id!, event: m.event!, data: JSON.parse(m.data!) });
+    }
+  }
+  return { msgs, reader };
+}
+
+async function loop(f: Fixture) {
+  await f.call("POST", "/v1/events", f.keys.source, { id: "w1", type: "alert.x", subject: "#3", summary: "disk full" });
+  const job = (await f.call("GET", "/v1/work?claim=a", f.keys.worker)).body.job;
+  await f.call("POST", `/v1/runs/${job.run}/started`, job.token, { session: "sess-why" });
+  await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", summary: "asked", ask: [{ title: "Clean up?", options: ["yes", "no"] }] });
+  await f.call("POST", "/v1/cards/1/answer", f.keys.owner, { choice: 0 });
+}
+
+test("the stream sends every fact from the start in order, without key hashes, then live ones; resumes after Last-Event-ID", async () => {
+  const f = await hubFixture();
+  try {
+    await loop(f);
+    const total = f.seq();
+    const res = await fetch(`${f.url}/v1/stream?after=0`, { headers: { authorization: `Bearer ${f.keys.owner}` } });
+    assert.equal(res.headers.get("content-type"), "text/event-stream");
+    const { msgs, reader } = await readSse(res, (m) => m.length >= total);
+    assert.deepEqual(msgs.map((m) => Number(m.id)), Array.from({ length: total }, (_, i) => i + 1));
+    assert.ok(msgs.every((m) => m.event === "fact" && m.data.seq === Number(m.id) && m.data.v === 1));
+    const text = JSON.stringify(msgs);
+    for (const k of Object.values(f.keys)) {
+      assert.equal(text.includes(hashKey(k)), false, "no key hash is ever sent");
+      assert.equal(text.includes(k), false, "no key");
+    }
+    // live: a new fact arrives on the open stream
+    reader.releaseLock();
+    const live = res.body!.getReader();
+    await f.call("POST", "/v1/events", f.keys.source, { id: "live", type: "zzz" });
+    let got = "";
+    while (!got.includes('"live"')) got += new TextDecoder().decode((await live.read()).value);
+    assert.match(got, new RegExp(`id: ${total + 1}`));
+    await live.cancel();
+    const resumed = await fetch(`${f.url}/v1/stream`, { headers: { authorization: `Bearer ${f.keys.owner}`, "last-event-id": String(total) } });
+    const r2 = await readSse(resumed, (m) => m.length >= 1);
+    assert.equal(r2.msgs[0]!.id, String(total + 1));
+    await r2.reader.cancel();
+    assert.equal((await f.call("GET", "/v1/stream", f.keys.source)).status, 403);
+  } finally {
+    await f.close();
+  }
+});
+
+test("removing the owner key closes its stream", async () => {
+  const f = await hubFixture();
+  try {
+    const second = (await f.call("POST", "/v1/keys/owner/viewer", f.keys.owner)).body.key;
+    const res = await fetch(`${f.url}/v1/stream?after=${f.seq()}`, { headers: { authorization: `Bearer ${second}` } });
+    const reader = res.body!.getReader();
+    await f.call("DELETE", "/v1/keys/owner/viewer", f.keys.owner);
+    let done = false;
+    await until(async () => {
+      const r = await reader.read();
+      done = r.done;
+      return done;
+    }, 10_000, "the stream to end");
+    assert.equal(done, true);
+  } finally {
+    await f.close();
+  }
+});
+
+test("why: the run's timeline — event, claim, session, receipt, answer, follow-up — with no rule bodies", async () => {
+  const f = await hubFixture();
+  try {
+    await loop(f);
+    const why = await f.call("GET", "/v1/runs/1/why", f.keys.owner);
+    assert.equal(why.status, 200);
+    assert.equal(JSON.stringify(why.body).includes('"agents"'), false, "no rule bodies");
+    const lines = timeline(1, why.body.facts).map((l) => l.slice(16));
+    assert.deepEqual(lines, [
+      "event shop/w1 alert.x #3 — disk full",
+      "event: new → queued",
+      "claim: queued → claimed by w1 · attempt 1 · session new",
+      "started: claimed → running · session sess-why",
+      "card #1 ask: Clean up?",
+      "result: running → done — asked",
+      "card #1 answered: yes (by owner)",
+      "event shop/card:1:answer card.answer — Clean up?",
+      "follow-up run #2",
+    ]);
+    assert.match(timeline(1, why.body.facts)[0]!, /^\d{2}-\d{2} \d{2}:\d{2}:\d{2}  /);
+    assert.equal((await f.call("GET", "/v1/runs/99/why", f.keys.owner)).status, 404);
+    assert.equal((await f.call("GET", "/v1/runs/1/why", f.keys.worker)).status, 403);
+  } finally {
+    await f.close();
+  }
+});
