@@ -109,6 +109,26 @@ test("a heartbeat naming the run brings an uncertain run back and closes its car
   k.close();
 });
 
+test("an uncertain run whose lane was taken meanwhile stays uncertain when its worker reports it (one active run per lane)", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  const a = k.claim("c1").job!;
+  k.minutes(6);
+  assert.equal(k.run(1).state, "uncertain");
+  k.event("e2");
+  const b = k.claim("c2").job!;
+  assert.equal(b.run, 2);
+  k.heartbeat([1, 2]);
+  assert.equal(k.run(1).state, "uncertain");
+  assert.equal(k.run(2).state, "claimed");
+  k.commit({ kind: "started", run: 1, token: a.token, session: null, link: null });
+  assert.equal(k.run(1).state, "uncertain");
+  k.result(1, { outcome: "done" });
+  assert.equal(k.run(1).state, "done", "its result still counts");
+  assert.equal(k.run(2).state, "claimed");
+  k.close();
+});
+
 test("heartbeats keep a run's lease; they are written at most once a minute", () => {
   const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
   k.event("e1");

@@ -86,7 +86,7 @@ function heartbeat(c: Ctx, worker: string, running: number[]): number[] {
     for (const id of running) {
       const run = c.tx.get<RunRow>("runs", id);
       if (!run || run.worker !== worker) continue;
-      if (run.state === "uncertain") {
+      if (run.state === "uncertain" && laneFree(c, run)) {
         run.state = run.startedAt !== null ? "running" : "claimed";
         occupy(c, run);
         backFromUncertain(c, run);
@@ -221,7 +221,7 @@ function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"
 /** POST /v1/runs/:id/started: the agent took the prompt; remembers its session and link. */
 export function started(c: Ctx, run: RunRow, session: string | null, link: string | null): void {
   let changed = false;
-  if (run.state === "uncertain") {
+  if (run.state === "uncertain" && laneFree(c, run)) {
     run.state = "running";
     occupy(c, run);
     backFromUncertain(c, run);
@@ -247,6 +247,15 @@ export function started(c: Ctx, run: RunRow, session: string | null, link: strin
     changed = true;
   }
   if (changed) c.tx.put("runs", run.id, run);
+}
+
+/**
+ * Whether an uncertain run can take its lane back: only when no other run took the lane meanwhile. Otherwise it
+ * stays uncertain (outside its group's count) until its result arrives or the owner stops it.
+ */
+function laneFree(c: Ctx, run: RunRow): boolean {
+  const active = getLane(c, run.rule, run.lane).active;
+  return active === null || active === run.id;
 }
 
 /** Closes the "uncertain" card of a run whose worker reported it again. */

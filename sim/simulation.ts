@@ -1,0 +1,378 @@
+/**
+ * A seeded simulation of the hub's kernel (protocol.md 一致性和复现): sources, workers, channels and the owner act
+ * at random against the real `decide`/`evolve` on an in-memory SQLite database, with faults — lost responses,
+ * repeated requests, worker restarts, clock jumps, crashes between decide and commit. Every 128 steps a fresh
+ * scenario starts; before it ends the faults stop and all work is drained. After every transition the invariants are
+ * checked; at the end of each scenario the whole log is replayed and must equal the live projection.
+ * The same seed gives the same run, step for step.
+ */
+import { Store } from "../src/host/store.js";
+import { decide, nextDeadline } from "../src/kernel/decide.js";
+import { parseRules } from "../src/kernel/rules.js";
+import { hashKey, runToken } from "../src/kernel/credentials.js";
+import { tables } from "../src/kernel/evolve.js";
+import type { CardRow, DueRow, Env, GroupRow, Input, LaneRow, RunRow, Totals } from "../src/kernel/types.js";
+
+/** A small, fast, seedable PRNG (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const K = { src: hashKey("src"), src2: hashKey("src2"), w1: hashKey("w1"), w2: hashKey("w2"), ch: hashKey("ch"), own: hashKey("own") };
+
+const simRules = {
+  timezone: "UTC",
+  sources: { shop: {}, crm: {} },
+  agents: { a1: { worker: "w1", use: "command", command: ["x"] }, a2: { worker: "w2", use: "command", command: ["x"] } },
+  channels: { ch: { answerers: ["alice"] } },
+  rules: [
+    { name: "alerts", when: { source: "shop", types: ["alert.*"] }, to: "a1", emits: { source: "crm", types: ["ticket.*"] } },
+    { name: "tickets", when: { source: "crm", types: ["ticket.*"] }, to: "a2", parallel: 2, resume: true },
+    { name: "mixed", when: { source: "shop", types: ["order.*"] }, to: "a2", group: "alerts-and-orders", parallel: 3 },
+    { name: "hourly", when: { cron: "17 * * * *" }, to: "a1" },
+  ],
+};
+
+export interface SimReport { seed: number; steps: number; scenarios: number; facts: number; replays: number }
+
+class Violation extends Error {}
+
+interface WorkerSim {
+  key: string;
+  name: string;
+  /** What the worker believes it runs: run id → token. */
+  jobs: Map<number, { token: string; started: boolean }>;
+  /** A claim whose answer was lost: asked again with the same id. */
+  pendingClaim: string | null;
+}
+
+export class Simulation {
+  private store!: Store;
+  private readonly env: Env;
+  private readonly r: () => number;
+  private now = Date.parse("2026-11-01T00:00:00Z");
+  private faults = true;
+  private workers: WorkerSim[] = [];
+  private lostInputs: Input[] = [];
+  private claimSeq = 0;
+  private eventSeq = 0;
+  readonly report: SimReport;
+
+  constructor(readonly seed: number) {
+    this.r = rng(seed);
+    this.env = { master: Buffer.alloc(32, seed & 0xff), lang: "en", publicUrl: null };
+    this.report = { seed, steps: 0, scenarios: 0, facts: 0, replays: 0 };
+  }
+
+  private pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(this.r() * xs.length)]!;
+  }
+
+  private chance(p: number): boolean {
+    return this.r() < p;
+  }
+
+  /** Starts a fresh scenario: a new in-memory database with keys and rules. */
+  private scenario(): void {
+    this.store?.close();
+    this.store = new Store({ path: ":memory:", master: this.env.master, fingerprint: "sim" });
+    this.workers = [
+      { key: K.w1, name: "w1", jobs: new Map(), pendingClaim: null },
+      { key: K.w2, name: "w2", jobs: new Map(), pendingClaim: null },
+    ];
+    this.lostInputs = [];
+    const keys: [string, string, string][] = [["source", "shop", K.src], ["source", "crm", K.src2], ["worker", "w1", K.w1], ["worker", "w2", K.w2], ["channel", "ch", K.ch], ["owner", "owner", K.own]];
+    for (const [kind, name, hash] of keys) this.apply({ kind: "keyNew", keyHash: null, local: true, keyKind: kind as never, name, newHash: hash });
+    const parsed = parseRules(JSON.stringify(simRules), { timezone: "UTC" });
+    if (!parsed.ok) throw new Error(parsed.error);
+    this.apply({ kind: "rules", rules: parsed.rules, hash: "sim-rules" });
+    this.report.scenarios++;
+  }
+
+  /** Decides and commits one input; checks the invariants after it. */
+  private apply(input: Input) {
+    const [d] = this.store.commit([{ input, now: this.now }], this.env);
+    if (d!.status >= 500) throw new Violation(`step ${this.report.steps}: ${input.kind} answered ${d!.status}: ${JSON.stringify(d!.body)}`);
+    this.report.facts += d!.committed.length;
+    this.checkInvariants(input.kind);
+    return d!;
+  }
+
+  /** Runs `steps` steps. @throws Violation naming the step and what broke. */
+  run(steps: number): SimReport {
+    this.scenario();
+    for (let i = 0; i < steps; i++) {
+      this.report.steps++;
+      const inScenario = i % 128;
+      if (inScenario === 0 && i > 0) {
+        this.drain();
+        this.replayCheck();
+        this.scenario();
+      }
+      this.faults = inScenario < 100;
+      this.step();
+    }
+    this.drain();
+    this.replayCheck();
+    this.store.close();
+    return this.report;
+  }
+
+  private step(): void {
+    const x = this.r();
+    if (this.faults && this.lostInputs.length > 0 && x < 0.05) {
+      // a repeated request whose first answer was lost
+      this.apply(this.lostInputs.splice(Math.floor(this.r() * this.lostInputs.length), 1)[0]!);
+      return;
+    }
+    if (x < 0.2) this.sourceEvent();
+    else if (x < 0.45) this.workerStep(this.pick(this.workers));
+    else if (x < 0.6) this.channelStep();
+    else if (x < 0.72) this.ownerStep();
+    else if (x < 0.85) this.advance(this.chance(0.1) ? 3_600_000 * (1 + Math.floor(this.r() * 30)) : Math.floor(this.r() * 400_000));
+    else if (this.faults && x < 0.9) this.crashBetweenDecideAndCommit();
+    else if (this.faults && x < 0.93) this.restartWorker(this.pick(this.workers));
+    else this.workerStep(this.pick(this.workers));
+  }
+
+  private sourceEvent(): void {
+    const id = this.chance(0.2) && this.eventSeq > 0 ? `e${Math.floor(this.r() * this.eventSeq)}` : `e${++this.eventSeq}`;
+    const shop = this.chance(0.6);
+    const type = shop ? this.pick(["alert.cpu", "alert.disk", "order.new", "other.thing"]) : this.pick(["ticket.new", "ticket.reply"]);
+    const input: Input = {
+      kind: "event", keyHash: shop ? K.src : K.src2,
+      event: { id, type, subject: this.pick(["#1", "#2", "#3"]), summary: "s", hops: this.chance(0.02) ? 9 : 0 },
+    };
+    this.send(input);
+  }
+
+  /** Sends an input; with faults, its answer may be lost (the input is remembered to be sent again). */
+  private send(input: Input) {
+    const d = this.apply(input);
+    if (this.faults && this.chance(0.05)) {
+      this.lostInputs.push(input);
+      return null;
+    }
+    return d;
+  }
+
+  private workerStep(w: WorkerSim): void {
+    const running = [...w.jobs.keys()];
+    if (running.length > 0 && this.chance(0.6)) {
+      const id = this.pick(running);
+      const job = w.jobs.get(id)!;
+      if (!job.started && this.chance(0.5)) {
+        this.send({ kind: "started", run: id, token: job.token, session: `s-${id}-${Math.floor(this.r() * 3)}`, link: null });
+        job.started = true;
+        return;
+      }
+      const d = this.send({ kind: "result", run: id, token: job.token, result: this.randomResult(id), hash: `h-${id}-${this.now}` });
+      if (d && d.status !== 409) w.jobs.delete(id);
+      else if (d?.status === 409) w.jobs.delete(id);
+      return;
+    }
+    const claim = w.pendingClaim ?? `${w.name}-${++this.claimSeq}`;
+    const d = this.apply({ kind: "work", keyHash: w.key, claim, running, capacity: Math.max(0, 2 - running.length) });
+    if (this.faults && this.chance(0.05)) {
+      w.pendingClaim = claim; // the answer was lost: ask again with the same claim id
+      return;
+    }
+    w.pendingClaim = null;
+    const body = d.body as { job: { run: number; token: string } | null; cancel: number[] };
+    if (body.job) w.jobs.set(body.job.run, { token: body.job.token, started: false });
+    for (const id of body.cancel) {
+      const job = w.jobs.get(id);
+      if (job) {
+        this.send({ kind: "result", run: id, token: job.token, result: { outcome: "cancelled" }, hash: `c-${id}` });
+        w.jobs.delete(id);
+      }
+    }
+  }
+
+  private randomResult(run: number): any {
+    const outcome = this.pick(["done", "done", "done", "nothing", "failed"]);
+    const res: any = { outcome, summary: "ok", usage: this.chance(0.7) ? { input: 10, output: 5, cost: 0.01 } : undefined };
+    if (this.chance(0.4)) res.ask = [{ title: this.pick(["Q1", "Q2"]), options: ["a", "b"], key: this.chance(0.5) ? "k" : undefined }];
+    if (this.chance(0.3)) res.notice = [{ title: "N", fyi: this.chance(0.5) }];
+    if (this.chance(0.2)) res.resolve = [{ card: 1 + Math.floor(this.r() * 10) }];
+    if (this.chance(0.2)) res.later = [this.chance(0.8) ? { key: "t", at: new Date(this.now + Math.floor(this.r() * 7_200_000)).toISOString() } : { key: "t", cancel: true }];
+    if (this.chance(0.15)) res.events = [{ id: `r${run}-${this.now}`, type: this.pick(["ticket.followup", "bad.type"]) }];
+    for (const k of Object.keys(res)) if (res[k] === undefined) delete res[k];
+    return res;
+  }
+
+  private channelStep(): void {
+    const d = this.send({ kind: "cardsNext", keyHash: K.ch });
+    const card = (d?.body as { card: { id: number; version: number; ref: string | null } | null } | undefined)?.card;
+    if (!card) return;
+    if (this.chance(0.15)) this.send({ kind: "failed", keyHash: K.ch, card: card.id, version: card.version, error: "x" });
+    else if (this.chance(0.9)) this.send({ kind: "delivered", keyHash: K.ch, card: card.id, version: card.version, ref: card.ref ?? `m${card.id}` });
+  }
+
+  private ownerStep(): void {
+    const open = this.store.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => x.row);
+    const x = this.r();
+    if (open.length > 0 && x < 0.5) {
+      const card = this.pick(open);
+      if (card.kind === "ask" && this.chance(0.3) && card.deliveries.ch?.ref) {
+        this.send({ kind: "answer", keyHash: K.ch, card: card.id, choice: Math.floor(this.r() * card.options.length), text: null, by: "alice", ref: card.deliveries.ch.ref });
+      } else {
+        this.send({ kind: "answer", keyHash: K.own, card: card.id, choice: card.kind === "ask" ? Math.floor(this.r() * card.options.length) : 0, text: null, by: null, ref: null });
+      }
+    } else if (open.length > 0 && x < 0.6) this.send({ kind: "resolve", keyHash: K.own, card: this.pick(open).id, reason: null });
+    else if (x < 0.7) this.send({ kind: "cancel", keyHash: K.own, run: 1 + Math.floor(this.r() * 20) });
+    else if (x < 0.8) this.send({ kind: "pause", keyHash: K.own, rule: this.pick(["alerts", "tickets", "hourly"]), reason: null, until: this.chance(0.5) ? new Date(this.now + 3_600_000).toISOString() : null });
+    else if (x < 0.9) this.send({ kind: "resume", keyHash: K.own, rule: this.pick(["alerts", "tickets", "hourly"]) });
+    else this.send({ kind: "runNow", keyHash: K.own, rule: this.pick(["alerts", "tickets", "mixed"]), subject: this.pick(["#1", "#2"]), reason: null });
+  }
+
+  /** Moves the clock forward, firing due deadlines on the way (a clock jump fires them late, all at once). */
+  private advance(ms: number): void {
+    const end = this.now + ms;
+    const jump = this.chance(0.2);
+    for (;;) {
+      const next = nextDeadline(this.store.view);
+      if (next === null || next > end) break;
+      if (!jump) this.now = Math.max(this.now, next);
+      else this.now = end;
+      this.apply({ kind: "tick" });
+      if (jump) break;
+    }
+    this.now = end;
+  }
+
+  /** A crash after decide and before commit: the decision is thrown away; nothing may have changed. */
+  private crashBetweenDecideAndCommit(): void {
+    const seq = this.store.seq;
+    const input: Input = { kind: "event", keyHash: K.src, event: { id: `crash-${this.report.steps}`, type: "alert.cpu" } };
+    decide(this.store.view, input, this.now, this.env);
+    if (this.store.seq !== seq) throw new Violation("decide wrote to the log");
+    this.lostInputs.push(input); // the client sends it again later
+  }
+
+  private restartWorker(w: WorkerSim): void {
+    // A restarted worker forgets claims it never saw answered; runs it was watching it keeps (they are on disk).
+    w.pendingClaim = null;
+  }
+
+  /** Stops faults and works until nothing is left: every run ends, every card is delivered and closed. */
+  private drain(): void {
+    this.faults = false;
+    for (const input of this.lostInputs.splice(0)) this.apply(input);
+    for (const p of this.store.view.where<{ by: string }>("pauses", "1")) this.apply({ kind: "resume", keyHash: K.own, rule: String(p.key) });
+    for (let round = 0; round < 500; round++) {
+      let busy = false;
+      for (const w of this.workers) {
+        for (const [id, job] of [...w.jobs]) {
+          this.apply({ kind: "result", run: id, token: job.token, result: { outcome: "done" }, hash: `d-${id}-${this.now}` });
+          w.jobs.delete(id);
+          busy = true;
+        }
+        const d = this.apply({ kind: "work", keyHash: w.key, claim: `${w.name}-drain-${++this.claimSeq}`, running: [], capacity: 2 });
+        const job = (d.body as { job: { run: number; token: string } | null }).job;
+        if (job) {
+          w.jobs.set(job.run, { token: job.token, started: true });
+          busy = true;
+        }
+      }
+      const uncertain = this.store.view.where<RunRow>("runs", "state IN ('uncertain', 'stopping')").map((x) => x.row);
+      for (const run of uncertain) {
+        this.apply({ kind: "cancel", keyHash: K.own, run: run.id });
+        const token = runToken(this.env.master, run.id, run.attempt, run.claims);
+        this.apply({ kind: "result", run: run.id, token, result: { outcome: "cancelled" }, hash: `u-${run.id}-${this.now}` });
+        busy = true;
+      }
+      for (const card of this.store.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => x.row)) {
+        this.apply({ kind: "answer", keyHash: K.own, card: card.id, choice: 0, text: null, by: null, ref: null });
+        busy = true;
+      }
+      const waiting = this.store.view.where<RunRow>("runs", "state IN ('waiting', 'queued')").length;
+      const due = this.store.view.where<DueRow>("due", "json_extract(data, '$.kind') IN ('retry', 'later', 'lease', 'pause')").length;
+      if (!busy && waiting === 0 && due === 0) return;
+      if (!busy) this.advance(3_600_000);
+    }
+    throw new Violation(`scenario ${this.report.scenarios} did not drain`);
+  }
+
+  /** The whole log replayed into a fresh projection equals the live one. */
+  private replayCheck(): void {
+    const live = this.dump(this.store);
+    const facts = this.store.factsAfter(0, Number.MAX_SAFE_INTEGER);
+    const fresh = new Store({ path: ":memory:", master: this.env.master, fingerprint: "sim" });
+    try {
+      fresh.db.exec("BEGIN");
+      for (const f of facts) {
+        for (const [t, k, row] of f.changes) {
+          if (row === null) fresh.db.prepare(`DELETE FROM v_${t} WHERE key = ?`).run(k);
+          else fresh.db.prepare(`INSERT OR REPLACE INTO v_${t} (key, data) VALUES (?, ?)`).run(k, JSON.stringify(row));
+        }
+      }
+      fresh.db.exec("COMMIT");
+      const replayed = this.dump(fresh);
+      for (const t of Object.keys(live)) {
+        if (JSON.stringify(live[t]) !== JSON.stringify(replayed[t])) throw new Violation(`scenario ${this.report.scenarios}: replay of table ${t} differs from the live projection`);
+      }
+      this.report.replays++;
+    } finally {
+      fresh.close();
+    }
+  }
+
+  private dump(store: Store): Record<string, unknown[]> {
+    const out: Record<string, unknown[]> = {};
+    for (const t of Object.keys(tables)) out[t] = store.db.prepare(`SELECT key, data FROM v_${t} ORDER BY key`).all();
+    return out;
+  }
+
+  /** What must hold after every transition. */
+  private checkInvariants(after: string): void {
+    const v = this.store.view;
+    const fail = (msg: string) => {
+      throw new Violation(`step ${this.report.steps} (after ${after}): ${msg}`);
+    };
+    const active = v.where<RunRow>("runs", "state IN ('claimed', 'running', 'stopping')").map((x) => x.row);
+    const lanesSeen = new Set<string>();
+    for (const run of active) {
+      const laneKey = `${run.rule}\u0000${run.lane}`;
+      if (lanesSeen.has(laneKey)) fail(`two active runs in lane ${run.rule}/${run.lane}`);
+      lanesSeen.add(laneKey);
+      const lane = v.get<LaneRow>("lanes", laneKey);
+      if (lane?.active !== run.id) fail(`active run ${run.id} is not its lane's active run`);
+      const group = v.get<GroupRow>("groups", run.group);
+      if (!group?.active.includes(run.id)) fail(`active run ${run.id} is not in group ${run.group}`);
+      if (run.claim === null || run.worker === null || run.job === null) fail(`active run ${run.id} has no claim`);
+    }
+    for (const { row: g } of v.where<GroupRow>("groups", "1")) {
+      for (const id of g.active) {
+        const run = v.get<RunRow>("runs", id);
+        if (!run || !["claimed", "running", "stopping"].includes(run.state)) fail(`group ${g.name} holds run ${id} in state ${run?.state}`);
+      }
+    }
+    for (const { row: lane } of v.where<LaneRow>("lanes", "1")) {
+      if (lane.queued !== null) {
+        const q = v.get<RunRow>("runs", lane.queued);
+        if (!q || !["queued", "waiting"].includes(q.state)) fail(`lane ${lane.rule}/${lane.lane} queues run ${lane.queued} in state ${q?.state}`);
+      }
+    }
+    for (const { row } of v.where<RunRow>("runs", "state = 'waiting'")) {
+      if (!v.get<DueRow>("due", `retry:${row.id}`)) fail(`waiting run ${row.id} has no retry deadline`);
+    }
+    const totals = v.get<Totals>("meta", "totals");
+    const open = (v.sql(`SELECT COUNT(*) AS n FROM v_cards WHERE state = 'open'`).get() as { n: number }).n;
+    if ((totals?.openCards ?? 0) !== open) fail(`totals.openCards ${totals?.openCards} but ${open} open cards`);
+    const dup = v.sql(`SELECT sk, COUNT(*) AS n FROM v_events GROUP BY sk HAVING n > 1 LIMIT 1`).get() as { sk: string } | undefined;
+    if (dup) fail(`event ${dup.sk} recorded twice`);
+  }
+}
+
+/** Runs the simulation for a seed and a number of steps. @throws with the step and invariant that broke. */
+export function simulate(seed: number, steps: number): SimReport {
+  return new Simulation(seed).run(steps);
+}
