@@ -6,6 +6,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
+import { buildState } from "../src/host/state.js";
+
+const require_state = () => ({ buildState });
 
 const min = 60_000;
 
@@ -315,5 +318,46 @@ test("a paused rule removed from rules.json can still be resumed", () => {
   k.loadRules({ ...baseRules, rules: baseRules.rules.filter((r) => r.name !== "alerts") });
   const r = k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
   assert.deepEqual(r.body, { changed: true, rule: "alerts" });
+  k.close();
+});
+
+test("hops: receipt events go one deeper; past 8 they are recorded, not dispatched, with one notice", () => {
+  const rules = { ...baseRules, rules: [{ ...baseRules.rules[0], emits: { source: "shop", types: ["alert.*"] } }] };
+  const k = new Clock(rules, "2026-11-02T08:00:00Z");
+  k.event("deep", { hops: 7 });
+  const job = k.claim("c1").job!;
+  k.result(job.run, { outcome: "done", events: [{ id: "child", type: "alert.child" }] });
+  const child = k.store.view.where<any>("events", "1").map((x) => x.row).find((e) => e.sid === "child");
+  assert.equal(child.hops, 8);
+  assert.deepEqual(child.routed, ["alerts"], "8 is still dispatched");
+  const j2 = k.claim("c2").job!;
+  k.result(j2.run, { outcome: "done", events: [{ id: "grandchild", type: "alert.gc" }] });
+  const gc = k.store.view.where<any>("events", "1").map((x) => x.row).find((e) => e.sid === "grandchild");
+  assert.deepEqual([gc.hops, gc.routed, gc.tooDeep], [9, [], true]);
+  const direct = k.event("too-deep", { hops: 9 });
+  assert.deepEqual((direct.body as any).routed, []);
+  k.event("too-deep", { hops: 9 });
+  const notices = k.state().cards.filter((c: any) => c.title.startsWith("An event chain went past 8 hops"));
+  assert.equal(notices.length, 2, "one notice per too-deep event; a duplicate adds none");
+  k.close();
+});
+
+test("GET /v1/state pages runs 60 at a time with before", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  for (let i = 0; i < 70; i++) {
+    k.event(`e${i}`);
+    const job = k.claim(`c${i}`).job!;
+    k.result(job.run, { outcome: "nothing" });
+    k.now += 1000;
+  }
+  const first = k.state();
+  assert.equal(first.runs.length, 60);
+  assert.deepEqual([first.runs[0].id, first.runs[59].id, first.hasMore, first.nextBefore], [70, 11, true, 11]);
+  const { buildState } = require_state();
+  const second = buildState(k.store.view, k.env, k.now, k.store.seq, first.nextBefore);
+  assert.deepEqual([second.runs.length, second.runs[0].id, second.runs[9].id, second.hasMore, second.nextBefore], [10, 10, 1, false, null]);
+  assert.deepEqual(second.timers, [], "timers only on the first page");
+  assert.equal(first.spending.today.rounds, 70);
+  assert.equal(first.spending.today.missingTokens, 70, "no usage reported is counted as missing, not as zero");
   k.close();
 });
