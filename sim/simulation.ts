@@ -10,7 +10,7 @@ import { Store } from "../src/host/store.js";
 import { decide, nextDeadline } from "../src/kernel/decide.js";
 import { parseRules } from "../src/kernel/rules.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
-import { tables } from "../src/kernel/evolve.js";
+import { evolve, tables } from "../src/kernel/evolve.js";
 import type { CardRow, DueRow, Env, GroupRow, Input, LaneRow, RunRow, Totals } from "../src/kernel/types.js";
 
 /** A small, fast, seedable PRNG (mulberry32). */
@@ -301,75 +301,79 @@ export class Simulation {
     throw new Violation(`scenario ${this.report.scenarios} did not drain`);
   }
 
-  /** The whole log replayed into a fresh projection equals the live one. */
   private replayCheck(): void {
-    const live = this.dump(this.store);
-    const facts = this.store.factsAfter(0, Number.MAX_SAFE_INTEGER);
-    const fresh = new Store({ path: ":memory:", master: this.env.master, fingerprint: "sim" });
-    try {
-      fresh.db.exec("BEGIN");
-      for (const f of facts) {
-        for (const [t, k, row] of f.changes) {
-          if (row === null) fresh.db.prepare(`DELETE FROM v_${t} WHERE key = ?`).run(k);
-          else fresh.db.prepare(`INSERT OR REPLACE INTO v_${t} (key, data) VALUES (?, ?)`).run(k, JSON.stringify(row));
-        }
-      }
-      fresh.db.exec("COMMIT");
-      const replayed = this.dump(fresh);
-      for (const t of Object.keys(live)) {
-        if (JSON.stringify(live[t]) !== JSON.stringify(replayed[t])) throw new Violation(`scenario ${this.report.scenarios}: replay of table ${t} differs from the live projection`);
-      }
-      this.report.replays++;
-    } finally {
-      fresh.close();
-    }
+    const diff = replayDiff(this.store, this.env.master);
+    if (diff) throw new Violation(`scenario ${this.report.scenarios}: replay of table ${diff} differs from the live projection`);
+    this.report.replays++;
   }
 
-  private dump(store: Store): Record<string, unknown[]> {
-    const out: Record<string, unknown[]> = {};
-    for (const t of Object.keys(tables)) out[t] = store.db.prepare(`SELECT key, data FROM v_${t} ORDER BY key`).all();
-    return out;
-  }
-
-  /** What must hold after every transition. */
   private checkInvariants(after: string): void {
-    const v = this.store.view;
-    const fail = (msg: string) => {
-      throw new Violation(`step ${this.report.steps} (after ${after}): ${msg}`);
-    };
-    const active = v.where<RunRow>("runs", "state IN ('claimed', 'running', 'stopping')").map((x) => x.row);
-    const lanesSeen = new Set<string>();
-    for (const run of active) {
-      const laneKey = `${run.rule}\u0000${run.lane}`;
-      if (lanesSeen.has(laneKey)) fail(`two active runs in lane ${run.rule}/${run.lane}`);
-      lanesSeen.add(laneKey);
-      const lane = v.get<LaneRow>("lanes", laneKey);
-      if (lane?.active !== run.id) fail(`active run ${run.id} is not its lane's active run`);
-      const group = v.get<GroupRow>("groups", run.group);
-      if (!group?.active.includes(run.id)) fail(`active run ${run.id} is not in group ${run.group}`);
-      if (run.claim === null || run.worker === null || run.job === null) fail(`active run ${run.id} has no claim`);
-    }
-    for (const { row: g } of v.where<GroupRow>("groups", "1")) {
-      for (const id of g.active) {
-        const run = v.get<RunRow>("runs", id);
-        if (!run || !["claimed", "running", "stopping"].includes(run.state)) fail(`group ${g.name} holds run ${id} in state ${run?.state}`);
-      }
-    }
-    for (const { row: lane } of v.where<LaneRow>("lanes", "1")) {
-      if (lane.queued !== null) {
-        const q = v.get<RunRow>("runs", lane.queued);
-        if (!q || !["queued", "waiting"].includes(q.state)) fail(`lane ${lane.rule}/${lane.lane} queues run ${lane.queued} in state ${q?.state}`);
-      }
-    }
-    for (const { row } of v.where<RunRow>("runs", "state = 'waiting'")) {
-      if (!v.get<DueRow>("due", `retry:${row.id}`)) fail(`waiting run ${row.id} has no retry deadline`);
-    }
-    const totals = v.get<Totals>("meta", "totals");
-    const open = (v.sql(`SELECT COUNT(*) AS n FROM v_cards WHERE state = 'open'`).get() as { n: number }).n;
-    if ((totals?.openCards ?? 0) !== open) fail(`totals.openCards ${totals?.openCards} but ${open} open cards`);
-    const dup = v.sql(`SELECT sk, COUNT(*) AS n FROM v_events GROUP BY sk HAVING n > 1 LIMIT 1`).get() as { sk: string } | undefined;
-    if (dup) fail(`event ${dup.sk} recorded twice`);
+    const problem = invariantProblem(this.store);
+    if (problem) throw new Violation(`step ${this.report.steps} (after ${after}): ${problem}`);
   }
+}
+
+function dump(store: Store): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const t of Object.keys(tables)) out[t] = store.db.prepare(`SELECT key, data FROM v_${t} ORDER BY key`).all();
+  return out;
+}
+
+/**
+ * Replays the whole log of `store` into a fresh in-memory projection.
+ * @returns the first table that differs from the live projection, or null when they are equal.
+ */
+export function replayDiff(store: Store, master: Buffer): string | null {
+  const live = dump(store);
+  const fresh = new Store({ path: ":memory:", master, fingerprint: "sim" });
+  try {
+    fresh.db.exec("BEGIN");
+    for (const f of store.factsAfter(0, Number.MAX_SAFE_INTEGER)) evolve(fresh.db, [f]);
+    fresh.db.exec("COMMIT");
+    const replayed = dump(fresh);
+    for (const t of Object.keys(live)) if (JSON.stringify(live[t]) !== JSON.stringify(replayed[t])) return t;
+    return null;
+  } finally {
+    fresh.close();
+  }
+}
+
+/** What must hold after every transition. @returns the first problem found, or null. */
+export function invariantProblem(store: Store): string | null {
+  const v = store.view;
+  const active = v.where<RunRow>("runs", "state IN ('claimed', 'running', 'stopping')").map((x) => x.row);
+  const lanesSeen = new Set<string>();
+  for (const run of active) {
+    const laneKey = `${run.rule}\u0000${run.lane}`;
+    if (lanesSeen.has(laneKey)) return `two active runs in lane ${run.rule}/${run.lane}`;
+    lanesSeen.add(laneKey);
+    const lane = v.get<LaneRow>("lanes", laneKey);
+    if (lane?.active !== run.id) return `active run ${run.id} is not its lane's active run`;
+    const group = v.get<GroupRow>("groups", run.group);
+    if (!group?.active.includes(run.id)) return `active run ${run.id} is not in group ${run.group}`;
+    if (run.claim === null || run.worker === null || run.job === null) return `active run ${run.id} has no claim`;
+  }
+  for (const { row: g } of v.where<GroupRow>("groups", "1")) {
+    for (const id of g.active) {
+      const run = v.get<RunRow>("runs", id);
+      if (!run || !["claimed", "running", "stopping"].includes(run.state)) return `group ${g.name} holds run ${id} in state ${run?.state}`;
+    }
+  }
+  for (const { row: lane } of v.where<LaneRow>("lanes", "1")) {
+    if (lane.queued !== null) {
+      const q = v.get<RunRow>("runs", lane.queued);
+      if (!q || !["queued", "waiting"].includes(q.state)) return `lane ${lane.rule}/${lane.lane} queues run ${lane.queued} in state ${q?.state}`;
+    }
+  }
+  for (const { row } of v.where<RunRow>("runs", "state = 'waiting'")) {
+    if (!v.get<DueRow>("due", `retry:${row.id}`)) return `waiting run ${row.id} has no retry deadline`;
+  }
+  const totals = v.get<Totals>("meta", "totals");
+  const open = (v.sql(`SELECT COUNT(*) AS n FROM v_cards WHERE state = 'open'`).get() as { n: number }).n;
+  if ((totals?.openCards ?? 0) !== open) return `totals.openCards ${totals?.openCards} but ${open} open cards`;
+  const dup = v.sql(`SELECT sk, COUNT(*) AS n FROM v_events GROUP BY sk HAVING n > 1 LIMIT 1`).get() as { sk: string } | undefined;
+  if (dup) return `event ${dup.sk} recorded twice`;
+  return null;
 }
 
 /** Runs the simulation for a seed and a number of steps. @throws with the step and invariant that broke. */

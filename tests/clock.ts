@@ -67,7 +67,7 @@ export class Clock {
 
   claim(claim: string, worker = K.worker, running: number[] = []) {
     const d = this.commit({ kind: "work", keyHash: worker, claim, running, capacity: 1 });
-    return d.body as { job: { run: number; attempt: number; token: string; session: string | null; context: any } | null; cancel: number[] };
+    return d.body as { job: { run: number; attempt: number; token: string; session: string | null; context: any; rule: { name: string; cwd: string | null; prompt: string | null } } | null; cancel: number[] };
   }
 
   heartbeat(running: number[], worker = K.worker) {

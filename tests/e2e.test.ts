@@ -38,7 +38,7 @@ async function startHub(): Promise<ChildProcess> {
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
-  url = await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 15_000, `the hub to listen (output: ${out})`);
+  url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 15_000, `the hub to listen (output: ${out})`))!;
   return child;
 }
 
@@ -81,7 +81,7 @@ test("GitHub issue → rule → command agent asks → file channel → CLI answ
   hub = await startHub();
 
   const cardsFile = join(dir, "cards.txt");
-  const text = await until(() => existsSync(cardsFile) && readFileSync(cardsFile, "utf8").includes("How should I handle github #1?") && readFileSync(cardsFile, "utf8"), 20_000, "the card in cards.txt");
+  const text = (await until(() => (existsSync(cardsFile) && readFileSync(cardsFile, "utf8").includes("How should I handle github #1?") ? readFileSync(cardsFile, "utf8") : ""), 20_000, "the card in cards.txt"));
   assert.match(text, /── card 1 · v1 · ask · open · triage/);
   assert.match(text, /Spelling error in the README file/);
   assert.match(text, /0\) Fix it now {2}← recommended/);

@@ -40,6 +40,8 @@ export interface OpenOptions {
   master: Buffer;
   /** Overrides the computed fingerprint (tests of the rebuild). */
   fingerprint?: string;
+  /** An open database to use instead of opening `path` (a copy of a prepared image, in the enumeration). */
+  db?: Database.Database;
 }
 
 export class Store {
@@ -50,8 +52,8 @@ export class Store {
   readonly opened: { rebuilt: boolean; rebuildMs: number; facts: number };
 
   constructor(opts: OpenOptions) {
-    if (opts.path !== ":memory:") closeSync(openSync(opts.path, "a", 0o600)); // created private: it holds key hashes
-    this.db = new Database(opts.path);
+    if (!opts.db && opts.path !== ":memory:") closeSync(openSync(opts.path, "a", 0o600)); // created private: it holds key hashes
+    this.db = opts.db ?? new Database(opts.path);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 5000");
@@ -70,6 +72,11 @@ export class Store {
     this.view = new View(this.db);
   }
 
+  /** A store over an already open database (its format fingerprint must be "enum" or match). */
+  static fromDatabase(db: Database.Database, master: Buffer, fingerprint = "enum"): Store {
+    return new Store({ path: ":memory:", master, fingerprint, db });
+  }
+
   /** The sequence number of the last fact in the log. */
   get seq(): number {
     return this.lastSeq;
@@ -80,7 +87,7 @@ export class Store {
    * log whole). Done at open, before the hub accepts input, so no new commit can be overwritten.
    */
   private rebuild(fingerprint: string): void {
-    const reader = this.db.name === ":memory:" ? null : new Database(this.db.name, { readonly: true });
+    const reader = this.db.memory ? null : new Database(this.db.name, { readonly: true });
     try {
       this.db.transaction(() => {
         for (const sql of projectionDrop()) this.db.exec(sql);
