@@ -1,0 +1,194 @@
+/**
+ * `npm run benchmark`: measures a real hub process over real HTTP on this machine and prints the figures
+ * (protocol.md 结构与实测). Nothing is asserted; no GC is forced; medians of repeated runs.
+ *
+ * - cold start: from spawning `serve` to its "listening on" line (median of 5)
+ * - idle RSS, and RSS with 1,000 held long polls
+ * - durable events/s: one client, one request at a time, each committed (WAL + FULL) before its answer;
+ *   and 32 concurrent clients (group commit)
+ * - claim latency p50/p99 (claim + result of a queued run)
+ * - with BENCH_QUEUE (default 5,000) queued runs and a ~4.4 KB rules file: blocked-heartbeat p50/p99, CPU per
+ *   heartbeat, facts written meanwhile
+ * - simulation steps/s
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
+import { tmpdir, cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { homePaths, newKey, readMasterKey, writeFileAtomic, engineDir } from "../src/host/home.js";
+import { registerKeysLocally } from "../src/host/serve.js";
+import { simulate } from "../sim/simulation.js";
+
+const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+
+function rules(): string {
+  // ~4.4 KB of rules: 24 rules over 3 sources, one of them the benchmark's.
+  const r = {
+    timezone: "UTC",
+    askFirst: ["delete data", "stop a service", "spend money", "message people outside"],
+    sources: { bench: { name: "Bench" }, shop: { name: "Shop" }, crm: { name: "CRM" } },
+    agents: { a: { name: "Agent A", worker: "w", use: "command", command: ["true"] }, b: { name: "Agent B", worker: "other", use: "command", command: ["true"] } },
+    channels: { ch: { name: "Channel", answerers: ["alice", "bob"] } },
+    rules: [
+      { name: "bench", when: { source: "bench", types: ["job.*"] }, to: "a", parallel: 1000, cwd: "/tmp", prompt: "Do the benchmark job." },
+      ...Array.from({ length: 23 }, (_, i) => ({
+        name: `rule-${i}`, when: { source: i % 2 ? "shop" : "crm", types: [`type${i}.*`, `other${i}.*`] }, to: "b", cwd: "~/code/project",
+        prompt: "Handle the event as described in the section of the skill for this kind of event.", skill: "ops", group: `g${i % 5}`,
+      })),
+    ],
+  };
+  return JSON.stringify(r, null, 2);
+}
+
+interface Hub { child: ChildProcess; url: string; startMs: number; dir: string }
+
+async function startHub(dir: string): Promise<Hub> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [join(engineDir, "bin", "agent-autoloop.js"), "serve", "--listen", "127.0.0.1:0"], {
+    env: { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en" }, stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  const url = await new Promise<string>((resolve) => {
+    const t = setInterval(() => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearInterval(t);
+        resolve(m[1]!);
+      }
+    }, 1);
+  });
+  return { child, url, startMs: performance.now() - t0, dir };
+}
+
+async function stop(h: Hub): Promise<void> {
+  const exited = new Promise((r) => h.child.once("exit", r));
+  h.child.kill("SIGKILL");
+  await exited;
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+}
+
+async function call(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(url + path, {
+    method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return res.json();
+}
+
+function setup(): { dir: string; keys: { source: string; worker: string; owner: string; channel: string } } {
+  const dir = mkdtempSync(join(tmpdir(), "aa-bench-"));
+  const home = homePaths(dir);
+  mkdirSync(dir, { recursive: true });
+  readMasterKey(home, true);
+  const keys = { source: newKey(), worker: newKey(), owner: newKey(), channel: newKey() };
+  registerKeysLocally(home, [
+    { kind: "source", name: "bench", key: keys.source }, { kind: "worker", name: "w", key: keys.worker },
+    { kind: "owner", name: "owner", key: keys.owner }, { kind: "channel", name: "ch", key: keys.channel },
+  ], "en");
+  writeFileSync(home.rules, rules());
+  writeFileAtomic(home.config, JSON.stringify({ listen: "127.0.0.1:0", publicUrl: null, owner: keys.owner, worker: null, channels: {} }));
+  return { dir, keys };
+}
+
+async function main(): Promise<void> {
+  const out: [string, string][] = [];
+  const say = (k: string, v: string) => {
+    out.push([k, v]);
+    console.log(`${k.padEnd(58)} ${v}`);
+  };
+  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+  const { dir, keys } = setup();
+  try {
+    // cold start
+    const starts: number[] = [];
+    let hub = await startHub(dir);
+    starts.push(hub.startMs);
+    for (let i = 0; i < 4; i++) {
+      await stop(hub);
+      hub = await startHub(dir);
+      starts.push(hub.startMs);
+    }
+    say("cold start (spawn → listening), median of 5", `${median(starts).toFixed(0)} ms`);
+    await new Promise((r) => setTimeout(r, 1500));
+    say("idle RSS", `${rssMb(hub.child.pid!).toFixed(1)} MB`);
+
+    // durable events/s, one client
+    const n1 = 2000;
+    let t0 = performance.now();
+    for (let i = 0; i < n1; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `s${i}`, type: "other.x" });
+    let s = (performance.now() - t0) / 1000;
+    say("events/s, 1 client (each committed before its answer)", `${Math.round(n1 / s)}`);
+    // 32 concurrent clients
+    const n32 = 8000;
+    let next = 0;
+    t0 = performance.now();
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      while (next < n32) await call(hub.url, keys.source, "POST", "/v1/events", { id: `c${next++}`, type: "other.x" });
+    }));
+    s = (performance.now() - t0) / 1000;
+    say("events/s, 32 concurrent clients (group commit)", `${Math.round(n32 / s)}`);
+
+    // claim latency: queue runs, claim and finish them one by one
+    for (let i = 0; i < 300; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `q${i}`, type: "job.x", subject: `s${i}` });
+    const claims: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t = performance.now();
+      const w = await call(hub.url, keys.worker, "GET", `/v1/work?claim=cl${i}&capacity=1`);
+      claims.push(performance.now() - t);
+      if (w.job) await call(hub.url, w.job.token, "POST", `/v1/runs/${w.job.run}/result`, { outcome: "nothing" });
+    }
+    say("claim latency p50 / p99 (GET /v1/work, a queued run)", `${median(claims).toFixed(2)} / ${pct(claims, 0.99).toFixed(2)} ms`);
+
+    // 1,000 held long polls
+    const ac = new AbortController();
+    const polls = Array.from({ length: 1000 }, (_, i) => fetch(`${hub.url}/v1/cards/next?wait=50`, { headers: { authorization: `Bearer ${keys.channel}` }, signal: ac.signal }).catch(() => null));
+    await new Promise((r) => setTimeout(r, 3000));
+    say("RSS with 1,000 held long polls", `${rssMb(hub.child.pid!).toFixed(1)} MB`);
+
+    // deep queue: blocked heartbeats
+    for (let i = 0; i < queueDepth; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `d${i}`, type: "job.deep", subject: `d${i}` });
+    const seqBefore = (await call(hub.url, keys.owner, "GET", "/v1/state")).seq;
+    const beats: number[] = [];
+    const cpu0 = cpuMs(hub.child.pid!);
+    const nBeats = 2000;
+    for (let i = 0; i < nBeats; i++) {
+      const t = performance.now();
+      await call(hub.url, keys.worker, "GET", `/v1/work?claim=hb${i}&capacity=0&running=`);
+      beats.push(performance.now() - t);
+    }
+    const cpu = (cpuMs(hub.child.pid!) - cpu0) / nBeats;
+    const seqAfter = (await call(hub.url, keys.owner, "GET", "/v1/state")).seq;
+    say(`blocked heartbeat p50 / p99 (${queueDepth} queued runs, ~4.4 KB rules)`, `${median(beats).toFixed(2)} / ${pct(beats, 0.99).toFixed(2)} ms`);
+    say("CPU per blocked heartbeat", `${(cpu * 1000).toFixed(0)} µs`);
+    say("facts written during those heartbeats", `${seqAfter - seqBefore - 0}`);
+    const states: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const t = performance.now();
+      await call(hub.url, keys.owner, "GET", "/v1/state");
+      states.push(performance.now() - t);
+    }
+    say("state summary (GET /v1/state) median", `${median(states).toFixed(1)} ms`);
+    ac.abort();
+    await Promise.all(polls);
+    await stop(hub);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const t0 = performance.now();
+  const r = simulate(24301, 20_000);
+  say("simulation steps/s (seed 24301, 20,000 steps)", `${Math.round(r.steps / ((performance.now() - t0) / 1000))}`);
+}
+
+await main();
