@@ -59,7 +59,7 @@ test("init creates the home with private files once; a second init changes nothi
   assert.deepEqual(Object.keys(config.channels), ["desktop", "file"]);
   const check = run(["check"]);
   assert.equal(check.code, 0, check.err);
-  assert.match(check.out, /is valid: 1 rules, 1 agents, 1 sources, 2 channels$/);
+  assert.match(check.out, /is valid: 1 rules, 1 agents, 1 sources, 2 channels, 0 elsewhere tasks$/);
 });
 
 test("check reports the line and column of a problem and exits 1, without a hub", () => {
@@ -103,6 +103,7 @@ test("status, answer, resolve and stop talk to a running hub", async () => {
     assert.equal(status.code, 0, status.err);
     assert.match(status.out, /Cards waiting for you \(2\):\n {2}#1 ask \[alerts\] Ship it\?\n {6}0\) yes\n {6}1\) no {2}← recommended\n {6}→ agent-autoloop answer 1 <0-1>/);
     assert.match(status.out, /#1 alerts · done .* · w1\n {6}asked/);
+    assert.match(status.out, /Active runs \(1\):\n {2}#2 alerts · queued · since /);
     const json = JSON.parse((await runAsync(["status", "--json"], env)).out);
     assert.equal(json.cards.length, 2);
     assert.equal((await runAsync(["answer", "1", "1"], env)).out, "card 1: answered — Ship it?");

@@ -89,6 +89,22 @@ test("a run that takes its rule past the budget pauses it (by budget) with one a
   k.close();
 });
 
+test("resuming a budget pause by hand resumes it for the rest of the period and closes the card", () => {
+  const k = new Clock(budgetRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  const j = k.claim("c1").job!;
+  k.result(j.run, { outcome: "done", usage: { cost: 2 } });
+  assert.equal(k.state().cards.length, 1);
+  k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+  assert.deepEqual(k.state().cards, []);
+  assert.equal(k.state().recentCards[0].result, "Resumed; no budget pause again this period");
+  k.event("e2");
+  const j2 = k.claim("c2").job!;
+  k.result(j2.run, { outcome: "done", usage: { cost: 2 } });
+  assert.deepEqual(k.state().pauses, [], "no second budget pause in the same period");
+  k.close();
+});
+
 test("keep paused closes the budget card and leaves the pause", () => {
   const k = new Clock(budgetRules, "2026-11-02T08:00:00Z");
   k.event("e1");

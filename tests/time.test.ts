@@ -97,6 +97,7 @@ test("a worker silent about a run for 5 min makes it uncertain: group released, 
   const r = k.commit({ kind: "result", run: 1, token: job.token, result: { outcome: "done", summary: "late" } as never, hash: "late" });
   assert.equal(r.status, 200);
   assert.equal(k.run(1).state, "done");
+  assert.deepEqual(k.state().cards.filter((c: any) => c.title.includes("uncertain")), [], "the late result closes the uncertain card");
   k.close();
 });
 

@@ -235,7 +235,7 @@ export function program(): Command {
       if (!r.ok) throw new CliError(`${f}:${r.line}:${r.column}: ${r.error}`);
       console.log(t(lang, "cli.check.ok", {
         file: f, rules: r.rules.rules.length, agents: Object.keys(r.rules.agents).length,
-        sources: Object.keys(r.rules.sources).length, channels: Object.keys(r.rules.channels).length,
+        sources: Object.keys(r.rules.sources).length, channels: Object.keys(r.rules.channels).length, elsewhere: r.rules.elsewhere.length,
       }));
     });
   return p;

@@ -9,12 +9,16 @@ const words = {
     online: "在线", offline: "离线", unrouted: "没有规则接的事件", spending: "用量", today: "今天", week: "7 天",
     rounds: "轮", tokens: "Token", noTokens: "轮没报 Token", noCost: "轮没报费用", paused: "暂停中", answer: "回答",
     recommended: "推荐", queued: "排队", running: "在跑", timers: "等待中的复查", pausedRules: "暂停中的规则",
+    active: "进行中的轮次", failures: "连续失败", retryAt: "重试于", since: "自", next: "下次", skippedAt: "跳过于",
+    elsewhere: "别处的定时任务", skipped: "因暂停没接的事件",
   },
   en: {
     hub: "hub", rules: "rules", cards: "Cards waiting for you", none: "(none)", runs: "Recent runs", lines: "Rules", workers: "Workers",
     online: "online", offline: "offline", unrouted: "Unrouted events", spending: "Spending", today: "today", week: "7 days",
     rounds: "runs", tokens: "tokens", noTokens: "without token counts", noCost: "without cost", paused: "paused", answer: "answer",
     recommended: "recommended", queued: "queued", running: "running", timers: "Timers waiting", pausedRules: "Paused rules",
+    active: "Active runs", failures: "failures", retryAt: "retry at", since: "since", next: "next", skippedAt: "skipped at",
+    elsewhere: "Elsewhere tasks", skipped: "Events skipped while paused",
   },
 };
 
@@ -40,10 +44,22 @@ export function formatStatus(s: Any, lang: Lang, url: string): string {
     (c.options as string[]).forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ← ${w.recommended}` : ""}`));
     if (c.state === "open") out.push(`      → agent-autoloop answer ${c.id} ${c.kind === "ask" ? `<0-${c.options.length - 1}>` : "0"}`);
   }
+  const usage = (u: Any | null) => {
+    if (!u) return "";
+    const tokens = u.input !== undefined || u.output !== undefined ? ` · ${(u.input ?? 0) + (u.output ?? 0)} ${w.tokens}` : "";
+    return `${tokens}${u.cost !== undefined ? ` · $${Number(u.cost).toFixed(4)}` : ""}`;
+  };
+  out.push("", `${w.active} (${s.active.length}):`);
+  if (s.active.length === 0) out.push(`  ${w.none}`);
+  for (const r of s.active as Any[]) {
+    const when = r.state === "waiting" ? `${w.retryAt} ${time(r.readyAt, tz)}` : `${w.since} ${time(r.claimedAt ?? r.createdAt, tz)}`;
+    out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state} · ${when}${r.failures ? ` · ${w.failures} ${r.failures}` : ""}${r.worker ? ` · ${r.worker}` : ""}`);
+    if (r.error && r.state === "waiting") out.push(`      ${r.error}`);
+  }
   out.push("", `${w.runs}:`);
   if (s.runs.length === 0) out.push(`  ${w.none}`);
   for (const r of (s.runs as Any[]).slice(0, 10)) {
-    const u = r.usage ? ` · ${(r.usage.input ?? 0) + (r.usage.output ?? 0)} ${w.tokens}${r.usage.cost !== undefined ? ` $${Number(r.usage.cost).toFixed(4)}` : ""}` : "";
+    const u = usage(r.usage);
     out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ""} · ${time(r.endedAt ?? r.startedAt ?? r.claimedAt ?? r.createdAt, tz)}${r.worker ? ` · ${r.worker}` : ""}${u}`);
     if (r.summary) out.push(`      ${r.summary}`);
     if (r.error && r.state !== "done") out.push(`      ${r.error}`);
@@ -51,7 +67,12 @@ export function formatStatus(s: Any, lang: Lang, url: string): string {
   out.push("", `${w.lines}:`);
   for (const l of s.lines as Any[]) {
     const when = l.cron ? `cron ${l.cron}` : `${l.source}:${(l.types as string[]).join(",")}`;
-    out.push(`  ${l.name} ← ${when} → ${l.to} · ${w.queued} ${l.queued} · ${w.running} ${l.running}${l.paused ? ` · ${w.paused}` : ""}`);
+    const cron = l.cron ? `${l.nextAt ? ` · ${w.next} ${time(l.nextAt, tz)}` : ""}${l.skippedAt ? ` · ${w.skippedAt} ${time(l.skippedAt, tz)}` : ""}` : "";
+    out.push(`  ${l.name} ← ${when} → ${l.to} · ${w.queued} ${l.queued} · ${w.running} ${l.running}${l.paused ? ` · ${w.paused}` : ""}${cron}`);
+  }
+  if ((s.elsewhere as Any[]).length) {
+    out.push("", `${w.elsewhere}:`);
+    for (const e of s.elsewhere as Any[]) out.push(`  ${e.name}${e.where ? ` · ${e.where}` : ""}${e.cron ? ` · cron ${e.cron}` : ""}${e.to ? ` → ${e.to}` : ""}`);
   }
   if ((s.pauses as Any[]).length) {
     out.push("", `${w.pausedRules}:`);
@@ -63,6 +84,10 @@ export function formatStatus(s: Any, lang: Lang, url: string): string {
   if ((s.timers as Any[]).length) {
     out.push("", `${w.timers}:`);
     for (const x of s.timers as Any[]) out.push(`  ${x.rule}${x.lane ? ` ${x.lane}` : ""} · ${x.key} · ${time(x.at, tz)}${x.about ? ` · ${x.about}` : ""}`);
+  }
+  if ((s.skipped as Any[]).length) {
+    out.push("", `${w.skipped}:`);
+    for (const e of (s.skipped as Any[]).slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type} · ${(e.paused as string[]).join(", ")}`);
   }
   out.push("", `${w.unrouted} (${s.totals.unrouted}):`);
   for (const e of (s.unrouted as Any[]).slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type}${e.summary ? ` · ${e.summary}` : ""}`);

@@ -231,8 +231,8 @@ export function createApp(hub: Hub): Hono {
       case "pause": {
         const b = await body(c, S.PauseBody, true);
         if (b instanceof Response) return b;
-        if (b.until !== undefined && !isRealIsoDate(b.until)) return fail(c, 400, t(lang, "field.pattern", { field: "until", what: "a real ISO date-time with Z or an offset" }));
-        return answer(c, { kind: "pause", keyHash, rule, reason: b.reason ?? null, until: b.until ?? null });
+        if (typeof b.until === "string" && !isRealIsoDate(b.until)) return fail(c, 400, t(lang, "field.pattern", { field: "until", what: "a real ISO date-time with Z or an offset" }));
+        return answer(c, { kind: "pause", keyHash, rule, reason: b.reason || null, until: b.until ?? null });
       }
       case "resume": {
         const b = await body(c, S.ResumeBody, true);

@@ -108,8 +108,16 @@ export class Store {
     }
   }
 
+  private readonly statements = new Map<string, Database.Statement>();
+  /** A prepared statement, cached by its SQL text. */
+  private stmt(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+
   private setMeta(key: string, value: string): void {
-    this.db.prepare(`INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)`).run(key, value);
+    this.stmt(`INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)`).run(key, value);
   }
 
   /** Remembers which runs a fact touched, so `why` reads a run's facts through an index. */
@@ -119,13 +127,13 @@ export class Store {
       if (table === "runs") runs.add(Number(key));
       else if ((table === "cards" || table === "timers") && row && typeof (row as { run?: unknown }).run === "number") runs.add((row as { run: number }).run);
     }
-    const ins = this.db.prepare(`INSERT OR IGNORE INTO fact_runs (run, seq) VALUES (?, ?)`);
+    const ins = this.stmt(`INSERT OR IGNORE INTO fact_runs (run, seq) VALUES (?, ?)`);
     for (const r of runs) ins.run(r, seq);
   }
 
   private append(f: FactDraft, now: number): Fact {
     const fact: Fact = { v: 1, seq: this.lastSeq + 1, at: new Date(now).toISOString(), kind: f.kind, changes: f.changes };
-    this.db.prepare(`INSERT INTO facts (seq, at, kind, body) VALUES (?, ?, ?, ?)`).run(fact.seq, fact.at, fact.kind, JSON.stringify(f.changes));
+    this.stmt(`INSERT INTO facts (seq, at, kind, body) VALUES (?, ?, ?, ?)`).run(fact.seq, fact.at, fact.kind, JSON.stringify(f.changes));
     this.indexRuns(fact.seq, f.changes);
     this.lastSeq = fact.seq;
     return fact;
@@ -141,7 +149,7 @@ export class Store {
     const out: (Decision & { committed: Fact[] })[] = [];
     this.db.exec("BEGIN IMMEDIATE");
     // Another process (a CLI writing a key while no hub ran) may have appended: read the end of the log.
-    this.lastSeq = (this.db.prepare(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s;
+    this.lastSeq = (this.stmt(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s;
     const seqBefore = this.lastSeq;
     try {
       for (const { input, now } of batch) {
@@ -172,7 +180,7 @@ export class Store {
 
   /** Facts after `seq`, in order, at most `limit`, as stored (with key hashes). */
   factsAfter(seq: number, limit: number): Fact[] {
-    return (this.db.prepare(`SELECT seq, at, kind, body FROM facts WHERE seq > ? ORDER BY seq LIMIT ?`).all(seq, limit) as {
+    return (this.stmt(`SELECT seq, at, kind, body FROM facts WHERE seq > ? ORDER BY seq LIMIT ?`).all(seq, limit) as {
       seq: number; at: string; kind: string; body: string;
     }[]).map((r) => ({ v: 1, seq: r.seq, at: r.at, kind: r.kind, changes: JSON.parse(r.body) }));
   }

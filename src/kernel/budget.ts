@@ -35,8 +35,10 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   c.tx.mark("pauseRule");
   c.tx.put("pauses", rule.name, { by: "budget", reason: c.msg("budget.reason"), since: c.now, until: null } satisfies PauseRow);
   c.undue("pause", rule.name);
-  const used = `$${row.cost.toFixed(2)} / ${row.tokens} tokens`;
-  const limit = `${rule.budget.cost !== null ? `$${rule.budget.cost}` : "-"} / ${rule.budget.tokens ?? "-"} tokens`;
+  const parts = (cost: string, tokens: string) =>
+    [rule.budget!.cost !== null ? cost : null, rule.budget!.tokens !== null ? tokens : null].filter(Boolean).join(" · ");
+  const used = parts(`$${row.cost.toFixed(2)}`, `${row.tokens} tokens`);
+  const limit = parts(`$${rule.budget.cost}`, `${rule.budget.tokens} tokens`);
   createCard(c, {
     kind: "ask", key: `budget:${rule.name}:${start}`, system: "budget", rule: null, lane: "", run: null,
     title: c.msg(rule.budget.per === "day" ? "budget.title.day" : "budget.title.week", { rule: rule.name }),
@@ -44,6 +46,12 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
     options: [c.msg("budget.resume"), c.msg("budget.keep")], recommend: 1,
     about: `${rule.name}\u0000${end}`,
   });
+}
+
+/** The open budget card of a rule, if any. */
+export function openBudgetCard(c: Ctx, rule: string): CardRow | undefined {
+  return c.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => c.tx.get<CardRow>("cards", x.row.id)!)
+    .find((card) => card.system === "budget" && card.state === "open" && (card.about ?? "").startsWith(`${rule}\u0000`));
 }
 
 /** The owner answered a budget card: 0 resumes for the rest of the period (no budget pause again until it ends). */

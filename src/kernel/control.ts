@@ -8,6 +8,7 @@ import type { RuleDef } from "./rules.js";
 import type { CronRow, PauseRow, RunRow } from "./types.js";
 import { enqueue, freeEventId, laneOf, recordEvent } from "./lanes.js";
 import { latestCronAt, nextCronAt } from "./cron.js";
+import { budgetAnswered, openBudgetCard } from "./budget.js";
 
 /** Event type of a cron time and of a manual run (protocol.md 立即运行: `run.manual`). */
 export const cronEventType = "schedule.cron";
@@ -103,7 +104,10 @@ export function resumeRule(c: Ctx, name: string): ControlReply {
     if (isReply(rule)) return rule;
     return { status: 200, body: { changed: false, rule: name } };
   }
-  resume(c, name);
+  // Resuming a budget pause by hand answers its card: resumed for the rest of the period.
+  const card = paused.by === "budget" ? openBudgetCard(c, name) : undefined;
+  if (card) budgetAnswered(c, card, 0);
+  else resume(c, name);
   return { status: 200, body: { changed: true, rule: name } };
 }
 

@@ -279,6 +279,7 @@ function addUsage(run: RunRow, usage: Result["usage"]): void {
 /** Ends a run: frees its lane and group, closes its "will retry" card, marks answered cards executed. */
 export function endRun(c: Ctx, run: RunRow, state: Extract<RunState, "done" | "nothing" | "cancelled">): void {
   const wasActive = ["claimed", "running", "stopping"].includes(run.state);
+  backFromUncertain(c, run);
   run.state = state;
   run.outcome = state;
   run.endedAt = c.now;
@@ -318,6 +319,7 @@ export function retryDelayMs(failures: number): number {
 function failRun(c: Ctx, run: RunRow, error: string): void {
   run.failures += 1;
   run.error = error;
+  backFromUncertain(c, run);
   const rule = c.rule(run.rule);
   if (run.failures >= failuresBeforeCancel) {
     createCard(c, {
@@ -360,7 +362,7 @@ function failRun(c: Ctx, run: RunRow, error: string): void {
   if (run.failures === failuresBeforeCard) {
     run.retryCard = createCard(c, {
       kind: "notice", title: c.msg("card.failing.title", { rule: run.rule, n: run.failures }),
-      text: c.msg("card.failing.text", { run: run.id, error, at: c.iso(run.readyAt) }),
+      text: c.msg("card.failing.text", { run: run.id, error }),
       rule: rule ?? null, lane: run.lane, run: run.id, system: "failing",
     });
   }

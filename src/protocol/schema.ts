@@ -173,8 +173,8 @@ export const Answer = Type.Object(
 /** POST /v1/rules/:name/pause (protocol.md 暂停、恢复、立即运行). */
 export const PauseBody = Type.Object(
   {
-    reason: Type.Optional(text(L.reasonMaxCodepoints)),
-    until: Type.Optional(Type.String({ pattern: isoWithZonePattern, description: "an ISO date-time with Z or an offset" })),
+    reason: Type.Optional(Type.Union([text(L.reasonMaxCodepoints), Type.Null()])),
+    until: Type.Optional(Type.Union([Type.String({ pattern: isoWithZonePattern, description: "an ISO date-time with Z or an offset" }), Type.Null()])),
   },
   { additionalProperties: false },
 );
