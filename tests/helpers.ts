@@ -44,7 +44,7 @@ export interface Fixture {
 }
 
 /** Starts a hub alone (no local worker or channel) with keys of every kind registered. */
-export async function hubFixture(rules: unknown = baseRules, config: Partial<Config> = {}): Promise<Fixture> {
+export async function hubFixture(rules: unknown = baseRules, config: Partial<Config> = {}, secrets = ""): Promise<Fixture> {
   const dir = tempDir();
   const home = homePaths(dir);
   mkdirSync(home.dir, { recursive: true });
@@ -62,6 +62,7 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
     { kind: "owner", name: "owner", key: keys.owner },
   ], "en");
   writeFileSync(home.rules, typeof rules === "string" ? rules : JSON.stringify(rules, null, 2));
+  if (secrets) writeFileAtomic(home.secrets, secrets);
   const cfg: Config = { listen: "127.0.0.1:0", publicUrl: null, owner: keys.owner, worker: null, channels: {}, ...config };
   writeFileAtomic(home.config, JSON.stringify(cfg));
   const running = await startServe(home, { lang: "en", log: () => {} });

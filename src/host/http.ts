@@ -16,6 +16,8 @@ import { claimIdMaxChars, longPollMaxSeconds, requestBodyMaxBytes } from "../ker
 import { keyKinds, type Input, type KeyKind } from "../kernel/types.js";
 import { t } from "../i18n/messages.js";
 import { newKey } from "./home.js";
+import { loadPlugin } from "./plugins.js";
+import type { EventIn } from "../protocol/schema.js";
 import { streamSSE } from "hono/streaming";
 import { publicFact, withoutRuleBodies } from "./facts.js";
 
@@ -113,6 +115,31 @@ export function createApp(hub: Hub): Hono {
     const ev = await body(c, S.EventIn);
     if (ev instanceof Response) return ev;
     return answer(c, { kind: "event", keyHash: keyHashOf(c), event: ev });
+  });
+
+  app.post("/v1/in/:source", async (c) => {
+    const source = c.req.param("source");
+    const def = hub.store.view.rules()?.rules.sources[source];
+    if (!def?.adapter) return fail(c, 404, t(lang, "in.noAdapter", { source }));
+    const raw = await c.req.text();
+    const headers: Record<string, string> = {};
+    c.req.raw.headers.forEach((v, k) => (headers[k.toLowerCase()] = v));
+    let events: unknown;
+    try {
+      const adapter = await loadPlugin<(a: { headers: Record<string, string>; body: string; secret: string | null }) => unknown>("source", def.adapter, hub.opts.home.plugins);
+      events = adapter({ headers, body: raw, secret: hub.secret(source) });
+    } catch (e) {
+      const status = (e as { status?: number }).status;
+      return fail(c, status === 401 || status === 403 ? status : 400, (e as Error).message);
+    }
+    if (!Array.isArray(events)) return fail(c, 400, t(lang, "in.bad", { n: 0, error: "the adapter did not return a list" }));
+    const checked: EventIn[] = [];
+    for (const [i, e] of events.entries()) {
+      const r = check(S.EventIn, e, lang);
+      if (!r.ok) return fail(c, 400, t(lang, "in.bad", { n: i, error: r.error }));
+      checked.push(r.value);
+    }
+    return answer(c, { kind: "eventsIn", source, events: checked });
   });
 
   app.post("/v1/tell", async (c) => {

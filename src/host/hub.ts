@@ -5,7 +5,7 @@
 import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import { Store } from "./store.js";
 import type { Home } from "./home.js";
-import { readMasterKey } from "./home.js";
+import { readMasterKey, readSecrets } from "./home.js";
 import { callerOf, nextDeadline, nextOfferAt } from "../kernel/decide.js";
 import type { Decision, Env, Fact, Input } from "../kernel/types.js";
 import { parseRules } from "../kernel/rules.js";
@@ -69,7 +69,10 @@ export class Hub {
   /** Called with every committed fact (the stream). */
   readonly listeners = new Set<(facts: Fact[]) => void>();
 
+  private readonly secrets: Record<string, string>;
+
   constructor(readonly opts: HubOptions) {
+    this.secrets = readSecrets(opts.home);
     const master = readMasterKey(opts.home);
     this.store = new Store({ path: opts.home.database, master });
     this.env = { master, lang: opts.lang, publicUrl: opts.publicUrl ?? null };
@@ -102,6 +105,11 @@ export class Hub {
     } catch (e) {
       this.log(`rules: ${(e as Error).message}`);
     }
+  }
+
+  /** The webhook secret of a source: AGENT_AUTOLOOP_SECRET_<SOURCE> from secrets.env (read at start), or null. */
+  secret(source: string): string | null {
+    return this.secrets[`AGENT_AUTOLOOP_SECRET_${source.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`] ?? null;
   }
 
   setPublicUrl(url: string | null): void {

@@ -82,6 +82,8 @@ const catalog = {
   "tell.notYourTask": { zh: "任务「{name}」不是交给这个接单程序的", en: "task \"{name}\" is not given to this worker" },
   "tell.askOrText": { zh: "ask 和 key/text 只能写一种", en: "give either ask or key and text, not both" },
   "tell.askNeedsCwd": { zh: "ask：只有写了 cwd 的 elsewhere 任务能提问", en: "ask: only an elsewhere task with cwd can ask" },
+  "in.noAdapter": { zh: "来源 {source} 没有配置 adapter", en: "source {source} has no adapter in rules.json" },
+  "in.bad": { zh: "adapter 交回的第 {n} 条事件不合法：{error}", en: "event {n} from the adapter is invalid: {error}" },
   "cli.choice": { zh: "choice：写选项的编号（0、1……），自己的话用 --text", en: "choice: the option's number (0, 1, …); use --text for your own words" },
   "cli.keyConfig": { zh: "已把新密钥写进 config.json；重启 serve 后本机的{what}才用新密钥", en: "config.json now holds the new key; restart serve so the local {what} uses it" },
   "cli.keyConfigRemoved": { zh: "注意：config.json 里的{what}还在用这把已删除的密钥", en: "note: the local {what} in config.json still uses this removed key" },

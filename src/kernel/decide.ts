@@ -81,6 +81,7 @@ function factKind(input: Input, reply: Reply): string {
 function step(c: Ctx, input: Input): Reply {
   switch (input.kind) {
     case "event": return postEvent(c, input);
+    case "eventsIn": return eventsIn(c, input);
     case "work": return getWork(c, input);
     case "started": return runStarted(c, input);
     case "result": return runResult(c, input);
@@ -113,16 +114,27 @@ function control(c: Ctx, keyHash: string | null, f: (who: Caller) => Reply): Rep
 function postEvent(c: Ctx, input: Extract<Input, { kind: "event" }>): Reply {
   const who = authorize(c, input.keyHash, ["source"]);
   if (isReply(who)) return who;
-  const e = input.event;
-  const source = who.name;
+  return ok(takeEvent(c, who.name, input.event));
+}
+
+/**
+ * POST /v1/in/<source>: events an adapter translated from a verified webhook (the shell checked the signature
+ * through the adapter and the shapes through the schema). The source must still be declared with an adapter.
+ */
+function eventsIn(c: Ctx, input: Extract<Input, { kind: "eventsIn" }>): Reply {
+  if (!c.rules.sources[input.source]?.adapter) return err(404, c.msg("in.noAdapter", { source: input.source }));
+  return ok({ events: input.events.map((e) => takeEvent(c, input.source, e)) });
+}
+
+function takeEvent(c: Ctx, source: string, e: Extract<Input, { kind: "event" }>["event"]) {
   const dup = findEvent(c, source, e.id);
-  if (dup) return ok({ event: dup.id, duplicate: true, routed: dup.routed, paused: dup.paused });
+  if (dup) return { event: dup.id, duplicate: true, routed: dup.routed, paused: dup.paused };
   const ev = recordEvent(c, {
     source, sid: e.id, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
     link: e.link ?? null, hops: e.hops ?? 0, internal: null,
   });
   const routed = routeEvent(c, ev, (deep) => tooDeepNotice(c, deep));
-  return ok({ event: ev.id, duplicate: false, routed: routed.routed, paused: routed.paused });
+  return { event: ev.id, duplicate: false, routed: routed.routed, paused: routed.paused };
 }
 
 function getWork(c: Ctx, input: Extract<Input, { kind: "work" }>): Reply {

@@ -1,0 +1,98 @@
+/**
+ * The built-in `github` source adapter (plugins.md 事件插件): checks `X-Hub-Signature-256` (HMAC-SHA256 of the raw
+ * body with the source's secret) in constant time, then turns GitHub webhook deliveries into events with stable
+ * ids, so a redelivery is recorded once. Only translates: no requests. Only `node:` modules.
+ *
+ * Mapped: issues, issue_comment, pull_request, pull_request_review, push, check_run, workflow_run, release.
+ * `ping` and other events give no event.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+interface Args { headers: Record<string, string>; body: string; secret: string | null }
+interface Event { id: string; type: string; subject?: string; summary?: string; detail?: string; link?: string }
+
+/** An error the hub answers with this HTTP status and message. */
+class Refused extends Error {
+  constructor(readonly status: number, message: string) { super(message); }
+}
+
+const clip = (s: unknown, max: number): string | undefined => {
+  if (typeof s !== "string" || s === "") return undefined;
+  const clean = s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, "");
+  return [...clean].slice(0, max).join("");
+};
+const line = (s: unknown, max: number) => clip(typeof s === "string" ? s.replace(/[\r\n\t]+/g, " ") : s, max);
+/** Subjects are identifiers: letters, digits and `# . _ : / @ -`; anything else becomes `-`. */
+const subject = (s: unknown) => (typeof s === "string" && s !== "" ? [...s.replace(/[^A-Za-z0-9#._:/@-]/g, "-")].slice(0, 100).join("") : undefined);
+const link = (s: unknown) => (typeof s === "string" && /^https?:\/\/[!-~]+$/.test(s) && s.length <= 500 ? s : undefined);
+const type = (event: string, action: unknown) => (typeof action === "string" && action ? `${event}.${action}` : event).replace(/[^A-Za-z0-9._:/-]/g, "_").slice(0, 64);
+
+/** Verifies the signature of the raw body. @throws Refused 401 when it is missing or wrong. */
+export function verify(headers: Record<string, string>, body: string, secret: string | null): void {
+  if (!secret) throw new Refused(401, "no secret for this source: set AGENT_AUTOLOOP_SECRET_<SOURCE> in secrets.env and restart the hub");
+  const got = headers["x-hub-signature-256"] ?? "";
+  if (!/^sha256=[0-9a-f]{64}$/.test(got)) throw new Refused(401, "missing or malformed X-Hub-Signature-256");
+  const want = "sha256=" + createHmac("sha256", secret).update(body, "utf8").digest("hex");
+  if (!timingSafeEqual(Buffer.from(got), Buffer.from(want))) throw new Refused(401, "X-Hub-Signature-256 does not match the body");
+}
+
+/** Maps one parsed delivery to events. */
+export function toEvents(event: string, p: any): Event[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const action = p?.action;
+  const t = type(event, action);
+  switch (event) {
+    case "issues": {
+      const i = p.issue;
+      return [{ id: `issues:${i.id}:${action}:${i.updated_at}`, type: t, subject: `#${i.number}`, summary: line(i.title, 200), detail: clip(i.body, 4000), link: link(i.html_url) }];
+    }
+    case "issue_comment": {
+      const c = p.comment;
+      return [{ id: `issue_comment:${c.id}:${action}:${c.updated_at}`, type: t, subject: `#${p.issue.number}`, summary: line(p.issue.title, 200), detail: clip(c.body, 4000), link: link(c.html_url) }];
+    }
+    case "pull_request": {
+      const pr = p.pull_request;
+      return [{ id: `pull_request:${pr.id}:${action}:${pr.updated_at}:${pr.head?.sha ?? ""}`, type: t, subject: `#${pr.number}`, summary: line(pr.title, 200), detail: clip(pr.body, 4000), link: link(pr.html_url) }];
+    }
+    case "pull_request_review": {
+      const r = p.review;
+      return [{ id: `pull_request_review:${r.id}:${action}:${r.submitted_at ?? ""}`, type: t, subject: `#${p.pull_request.number}`, summary: line(`${r.state}: ${p.pull_request.title}`, 200), detail: clip(r.body, 4000), link: link(r.html_url) }];
+    }
+    case "push": {
+      const branch = String(p.ref ?? "").replace(/^refs\/(heads|tags)\//, "");
+      return [{ id: `push:${p.repository?.id}:${p.ref}:${p.after}`, type: t, subject: subject(branch), summary: line(p.head_commit?.message ?? `${p.commits?.length ?? 0} commits`, 200), link: link(p.compare) }];
+    }
+    case "check_run": {
+      const c = p.check_run;
+      const pr = c.pull_requests?.[0]?.number;
+      return [{ id: `check_run:${c.id}:${action}:${c.status}:${c.conclusion ?? ""}`, type: t, subject: pr ? `#${pr}` : subject(c.head_sha?.slice(0, 12)), summary: line(`${c.name}: ${c.conclusion ?? c.status}`, 200), link: link(c.html_url) }];
+    }
+    case "workflow_run": {
+      const w = p.workflow_run;
+      const pr = w.pull_requests?.[0]?.number;
+      return [{ id: `workflow_run:${w.id}:${action}:${w.run_attempt ?? 1}:${w.status}:${w.conclusion ?? ""}`, type: t, subject: pr ? `#${pr}` : subject(w.head_branch), summary: line(`${w.name}: ${w.conclusion ?? w.status}`, 200), link: link(w.html_url) }];
+    }
+    case "release": {
+      const r = p.release;
+      return [{ id: `release:${r.id}:${action}`, type: t, subject: subject(r.tag_name), summary: line(r.name || r.tag_name, 200), detail: clip(r.body, 4000), link: link(r.html_url) }];
+    }
+    default:
+      return [];
+  }
+}
+
+export default function github({ headers, body, secret }: Args): Event[] {
+  verify(headers, body, secret);
+  const event = headers["x-github-event"];
+  if (!event) throw new Refused(400, "missing X-GitHub-Event");
+  let payload: unknown;
+  try {
+    payload = JSON.parse(body);
+  } catch {
+    throw new Refused(400, "the body is not JSON (set the webhook's content type to application/json)");
+  }
+  try {
+    return toEvents(event, payload).map((e) => Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)) as unknown as Event);
+  } catch (e) {
+    throw new Refused(400, `not a ${event} payload GitHub sends: ${(e as Error).message}`);
+  }
+}

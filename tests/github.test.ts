@@ -1,0 +1,84 @@
+/**
+ * Signed GitHub webhooks in through POST /v1/in/<source> and the built-in `github` adapter, with the real payloads
+ * of @octokit/webhooks-examples signed in the test, plus tampered and unsigned ones.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { createRequire } from "node:module";
+import { hubFixture, baseRules, type Fixture } from "./helpers.js";
+
+const examples = createRequire(import.meta.url)("@octokit/webhooks-examples/api.github.com/index.json") as { name: string; examples: any[] }[];
+const secret = "It's a Secret to Everybody";
+let f: Fixture;
+before(async () => {
+  const rules = { ...baseRules, sources: { ...baseRules.sources, gh: { name: "GitHub", adapter: "github" } }, rules: [...baseRules.rules, { name: "gh-issues", when: { source: "gh", types: ["issues.*"] }, to: "bot" }] };
+  f = await hubFixture(rules, {}, `# webhook secrets\nAGENT_AUTOLOOP_SECRET_GH="${secret}"\n`);
+});
+after(async () => {
+  await f.close();
+});
+
+const sign = (body: string, s = secret) => "sha256=" + createHmac("sha256", s).update(body).digest("hex");
+async function deliver(event: string, body: string, signature: string | null = sign(body)) {
+  const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": event, "x-github-delivery": "d-1" };
+  if (signature) headers["x-hub-signature-256"] = signature;
+  const res = await fetch(`${f.url}/v1/in/gh`, { method: "POST", headers, body });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+test("issues.opened becomes the event the rules expect; a redelivery is a duplicate", async () => {
+  const payload = examples.find((x) => x.name === "issues")!.examples.find((e) => e.action === "opened");
+  const body = JSON.stringify(payload);
+  const r = await deliver("issues", body);
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body.events.map((e: any) => [e.duplicate, e.routed]), [[false, ["gh-issues"]]]);
+  const again = await deliver("issues", body);
+  assert.deepEqual(again.body.events.map((e: any) => e.duplicate), [true]);
+  const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+  assert.equal(st.runs[0].rule, "gh-issues");
+  const job = (await f.call("GET", "/v1/work?claim=gh1", f.keys.worker)).body.job;
+  const ev = job.context.events[0];
+  assert.deepEqual([ev.source, ev.type, ev.subject, ev.summary, ev.link], ["gh", "issues.opened", `#${payload.issue.number}`, payload.issue.title, payload.issue.html_url]);
+  assert.equal(ev.id, `issues:${payload.issue.id}:opened:${payload.issue.updated_at}`);
+});
+
+test("every example payload of the eight mapped events is accepted and gives one valid event", async () => {
+  const mapped = ["issues", "issue_comment", "pull_request", "pull_request_review", "push", "check_run", "workflow_run", "release"];
+  let count = 0;
+  for (const name of mapped) {
+    const group = examples.find((x) => x.name === name)!;
+    for (const payload of group.examples) {
+      const r = await deliver(name, JSON.stringify(payload));
+      assert.equal(r.status, 200, `${name}.${payload.action}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.events.length, 1, `${name}.${payload.action}`);
+      count++;
+    }
+  }
+  assert.ok(count > 50, `${count} payloads`);
+});
+
+test("ping and unmapped events give no event", async () => {
+  const ping = examples.find((x) => x.name === "ping")!.examples[0];
+  const r = await deliver("ping", JSON.stringify(ping));
+  assert.deepEqual([r.status, r.body], [200, { events: [] }]);
+});
+
+test("tampered, unsigned, wrongly signed and malformed deliveries are refused and record nothing", async () => {
+  const payload = examples.find((x) => x.name === "issues")!.examples[0];
+  const body = JSON.stringify(payload);
+  const seq = f.seq();
+  const tampered = await deliver("issues", body.replace(payload.issue.title, "changed"), sign(body));
+  assert.deepEqual([tampered.status, tampered.body], [401, { error: "X-Hub-Signature-256 does not match the body" }]);
+  const unsigned = await deliver("issues", body, null);
+  assert.deepEqual([unsigned.status, unsigned.body], [401, { error: "missing or malformed X-Hub-Signature-256" }]);
+  const wrong = await deliver("issues", body, sign(body, "another secret"));
+  assert.equal(wrong.status, 401);
+  const notJson = await deliver("issues", "not json");
+  assert.equal(notJson.status, 400);
+  const noEvent = await fetch(`${f.url}/v1/in/gh`, { method: "POST", headers: { "x-hub-signature-256": sign(body) }, body });
+  assert.equal(noEvent.status, 400);
+  const unknownSource = await fetch(`${f.url}/v1/in/shop`, { method: "POST", body });
+  assert.equal(unknownSource.status, 404, "a source without an adapter takes no webhooks");
+  assert.equal(f.seq(), seq);
+});
