@@ -1,0 +1,153 @@
+/**
+ * The built-in `webhook` channel (protocol.md 通道模板与命令行示例): posts each new card to a chat robot's incoming
+ * webhook in that platform's own format — `platform`: `dingtalk`, `wecom`, `slack`, `discord` — or to any URL with
+ * a custom `body` template whose strings have `{text}` replaced. Checks each platform's success answer (`errcode`,
+ * `ok`), refuses (reports failed) a card over the platform's size limit instead of truncating it, keeps mentions
+ * from firing on Discord and shows link markup and angle brackets in card text literally on WeCom.
+ * Webhooks cannot edit a sent message, so updates are only reported. Only `node:` modules.
+ *
+ * Options (config.json): `url`, and `platform` or `body`.
+ */
+
+interface Card {
+  id: number; version: number; ref: string | null; kind: "ask" | "notice"; fyi: boolean; state: string;
+  title: string; text: string; options: string[]; recommend: number | null; link: string | null; rule: string | null;
+}
+interface Args {
+  hub: {
+    nextCard(wait: number): Promise<{ card: Card | null }>;
+    delivered(id: number, version: number, ref: string): Promise<unknown>;
+    failed(id: number, version: number, error: string): Promise<unknown>;
+  };
+  options: { name: string; url?: string; platform?: string; body?: unknown };
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+
+/** WeCom markdown messages: at most 2048 bytes. */
+export const wecomMaxBytes = 2048;
+/** Discord messages: at most 2000 characters. */
+export const discordMaxChars = 2000;
+
+const zh = /^zh/i.test(process.env.AGENT_AUTOLOOP_LANG || process.env.LANG || "");
+const words = zh
+  ? { open: "打开链接", handle: "点击处理", recommended: "推荐", answerHint: "回答：agent-autoloop answer", fyi: "仅告知" }
+  : { open: "Open link", handle: "Answer here", recommended: "recommended", answerHint: "Answer: agent-autoloop answer", fyi: "FYI" };
+
+/**
+ * WeCom: link markup and angle brackets in card text are shown as they are (full-width), never as links, tags or
+ * mentions; a plain web address becomes an "打开链接" / "Open link" link.
+ */
+export function wecomLiteral(s: string): string {
+  return s
+    .split(/(https?:\/\/[^\s<>\[\]()]+)/)
+    .map((part, i) => (i % 2 === 1 ? `[${words.open}](${part})` : part.replace(/</g, "＜").replace(/>/g, "＞").replace(/\[/g, "［").replace(/\]/g, "］").replace(/\(/g, "（").replace(/\)/g, "）")))
+    .join("");
+}
+
+/** The message text of a card for a platform (plain text; WeCom markdown with its two links). */
+export function renderText(card: Card, platform: string | undefined): string {
+  const lit = platform === "wecom" ? wecomLiteral : (s: string) => s;
+  const head = `${card.fyi ? `[${words.fyi}] ` : ""}${lit(card.title)}${card.rule ? ` · ${lit(card.rule)}` : ""}`;
+  const lines = [platform === "wecom" ? `**${head}**` : head];
+  if (card.text) lines.push(lit(card.text));
+  const hasOptions = card.kind === "ask" && card.options.length > 0;
+  if (hasOptions) card.options.forEach((o, i) => lines.push(`${i}. ${lit(o)}${card.recommend === i ? ` (${words.recommended})` : ""}`));
+  if (card.link) {
+    // WeCom: a card's answer page is "点击处理"; a notice without options gets no "1. 已处理" line.
+    lines.push(platform === "wecom" ? `[${words.handle}](${card.link})` : `${words.handle}: ${card.link}`);
+  } else if (!card.fyi) {
+    lines.push(`${words.answerHint} ${card.id} ${hasOptions ? `<0-${card.options.length - 1}>` : "0"}`);
+  }
+  return lines.join("\n");
+}
+
+/** Replaces `{text}` in every string of a JSON template. */
+export function fillTemplate(template: unknown, text: string): unknown {
+  if (typeof template === "string") return template.split("{text}").join(text);
+  if (Array.isArray(template)) return template.map((x) => fillTemplate(x, text));
+  if (template && typeof template === "object") return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, fillTemplate(v, text)]));
+  return template;
+}
+
+/**
+ * The request body for a card, or the reason it cannot be sent (over the platform's limit).
+ * @throws Error when neither `platform` nor `body` is configured.
+ */
+export function payload(card: Card, options: Args["options"]): { body: unknown } | { tooLarge: string } {
+  const text = renderText(card, options.platform);
+  switch (options.platform) {
+    case "dingtalk":
+      return { body: { msgtype: "text", text: { content: text } } };
+    case "wecom":
+      if (Buffer.byteLength(text, "utf8") > wecomMaxBytes) return { tooLarge: `the card is ${Buffer.byteLength(text, "utf8")} bytes; WeCom takes at most ${wecomMaxBytes}` };
+      return { body: { msgtype: "markdown", markdown: { content: text } } };
+    case "slack":
+      return { body: { text } };
+    case "discord":
+      if ([...text].length > discordMaxChars) return { tooLarge: `the card is ${[...text].length} characters; Discord takes at most ${discordMaxChars}` };
+      return { body: { content: text, allowed_mentions: { parse: [] } } };
+    case undefined:
+      if (options.body === undefined) throw new Error("webhook channel: set platform (dingtalk, wecom, slack, discord) or a body template");
+      return { body: fillTemplate(options.body, text) };
+    default:
+      throw new Error(`webhook channel: unknown platform ${options.platform}`);
+  }
+}
+
+/** Whether the platform said the message was taken; else why not. */
+export async function accepted(res: Response, platform: string | undefined): Promise<string | null> {
+  const text = await res.text();
+  if (!res.ok) return `HTTP ${res.status}: ${text.slice(0, 300)}`;
+  if (platform === "dingtalk" || platform === "wecom") {
+    try {
+      const j = JSON.parse(text) as { errcode?: number; errmsg?: string };
+      return j.errcode === 0 ? null : `errcode ${j.errcode}: ${j.errmsg ?? ""}`;
+    } catch {
+      return `not a JSON answer: ${text.slice(0, 300)}`;
+    }
+  }
+  if (platform === "slack") {
+    if (text.trim() === "ok") return null;
+    try {
+      return (JSON.parse(text) as { ok?: boolean }).ok === true ? null : `Slack answered ${text.slice(0, 300)}`;
+    } catch {
+      return `Slack answered ${text.slice(0, 300)}`;
+    }
+  }
+  return null;
+}
+
+export default async function webhookChannel({ hub, options, log, signal }: Args): Promise<void> {
+  if (!options.url) throw new Error("webhook channel: url is required");
+  while (!signal.aborted) {
+    let card: Card | null;
+    try {
+      card = (await hub.nextCard(50)).card;
+    } catch (e) {
+      if (signal.aborted) return;
+      log(`next card: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, 5000));
+      continue;
+    }
+    if (!card) continue;
+    if (card.ref !== null) {
+      // a webhook cannot change a sent message: report the new version as shown
+      await hub.delivered(card.id, card.version, card.ref).catch(() => {});
+      continue;
+    }
+    const p = payload(card, options);
+    if ("tooLarge" in p) {
+      await hub.failed(card.id, card.version, p.tooLarge).catch(() => {});
+      continue;
+    }
+    try {
+      const res = await fetch(options.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(p.body), signal: AbortSignal.timeout(15_000) });
+      const problem = await accepted(res, options.platform);
+      if (problem) await hub.failed(card.id, card.version, problem);
+      else await hub.delivered(card.id, card.version, `webhook-${card.id}`);
+    } catch (e) {
+      await hub.failed(card.id, card.version, (e as Error).message).catch(() => {});
+    }
+  }
+}
