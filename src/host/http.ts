@@ -17,6 +17,7 @@ import { keyKinds, type Input, type KeyKind } from "../kernel/types.js";
 import { t } from "../i18n/messages.js";
 import { newKey } from "./home.js";
 import { loadPlugin } from "./plugins.js";
+import { linkPage } from "./link-page.js";
 import type { EventIn } from "../protocol/schema.js";
 import { streamSSE } from "hono/streaming";
 import { publicFact, withoutRuleBodies } from "./facts.js";
@@ -108,6 +109,27 @@ export function createApp(hub: Hub): Hono {
   }
 
   app.get("/v1/health", (c) => c.json({ ok: true }));
+
+  // Card link pages: plain HTML, no script; the link is the permission to answer this one card.
+  const linkHeaders = { "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'", "cache-control": "no-store", "referrer-policy": "no-referrer" };
+  app.get("/c/:id/:token", (c) => {
+    const id = idParam(c, "id");
+    const p = linkPage(hub.store.view, hub.env, hub.now(), id ?? 0, c.req.param("token"));
+    return c.html(p.html, p.status as 200, linkHeaders);
+  });
+  app.post("/c/:id/:token", async (c) => {
+    const id = idParam(c, "id") ?? 0;
+    const token = c.req.param("token");
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const choiceRaw = typeof form.choice === "string" ? form.choice : undefined;
+    const text = typeof form.text === "string" && form.text.trim() !== "" ? [...form.text].slice(0, 4000).join("") : null;
+    const choice = choiceRaw !== undefined && /^\d{1,3}$/.test(choiceRaw) ? Number(choiceRaw) : null;
+    const d = await hub.submit({ kind: "linkAnswer", card: id, token, choice, text }).catch(() => null);
+    if (d && d.status === 200) return c.redirect(`/c/${id}/${encodeURIComponent(token)}`, 303);
+    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token);
+    const error = d ? (d.body as { error: string }).error : "busy, try again";
+    return c.html(p.html.replace("<body>", `<body><p><strong>${error.replace(/[&<>"']/g, "")}</strong></p>`), (d?.status ?? 503) as 400, linkHeaders);
+  });
 
   app.post("/v1/events", async (c) => {
     const denied = gate(c, ["source"]);

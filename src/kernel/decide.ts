@@ -13,6 +13,8 @@ import { findEvent, recordEvent, routeEvent } from "./lanes.js";
 import { applyResult, cancelOrphans, cancelRun, leaseExpired, retryDue, started, timerDue, tokenValid, work } from "./runs.js";
 import { tooDeepNotice } from "./notices.js";
 import { tell } from "./tell.js";
+import { cardLinkToken, safeEqual } from "./credentials.js";
+import { cardLinkValidMs } from "./limits.js";
 import { countUsage } from "./budget.js";
 import { cronDue, pauseDue, pauseRule, resumeRule, runNow, scheduleCrons } from "./control.js";
 import type { MessageId } from "../i18n/messages.js";
@@ -89,6 +91,7 @@ function step(c: Ctx, input: Input): Reply {
     case "delivered": return cardDelivered(c, input);
     case "failed": return cardFailed(c, input);
     case "answer": return cardAnswer(c, input);
+    case "linkAnswer": return linkAnswer(c, input);
     case "resolve": return cardResolve(c, input);
     case "cancel": return runCancel(c, input);
     case "rules": return loadRules(c, input);
@@ -223,6 +226,14 @@ function cardFailed(c: Ctx, input: Extract<Input, { kind: "failed" }>): Reply {
   return ok();
 }
 
+/** An answer from a card's link page: the link is the permission (protocol.md 谁能做什么: 带权限的卡片链接). */
+function linkAnswer(c: Ctx, input: Extract<Input, { kind: "linkAnswer" }>): Reply {
+  const card = c.tx.get<CardRow>("cards", input.card);
+  if (!card || !safeEqual(input.token, cardLinkToken(c.env.master, card.id, card.at))) return err(404, c.msg("link.unknown"));
+  if (c.now > card.at + cardLinkValidMs) return err(410, c.msg("link.expired"));
+  return answerChecked(c, card, input.choice, input.text, "link");
+}
+
 function cardAnswer(c: Ctx, input: Extract<Input, { kind: "answer" }>): Reply {
   const who = authorize(c, input.keyHash, ["channel", "owner"]);
   if (isReply(who)) return who;
@@ -240,6 +251,12 @@ function cardAnswer(c: Ctx, input: Extract<Input, { kind: "answer" }>): Reply {
     if (ref !== input.ref) return err(409, c.msg("card.refMismatch"));
     by = input.by;
   }
+  return answerChecked(c, card, input.choice, input.text, by);
+}
+
+/** The checks every answer passes: first one wins, a valid choice, fyi never. */
+function answerChecked(c: Ctx, card: CardRow, choice: number | null, text: string | null, by: string): Reply {
+  const input = { choice, text };
   if (card.fyi) return err(409, c.msg("card.fyi"));
   if (card.state === "answered") return err(409, c.msg("card.answered"));
   if (card.state === "closed") return err(409, c.msg(card.choice !== null || card.answer !== null ? "card.answered" : "card.closed"));

@@ -199,6 +199,7 @@ export type Input =
   | { kind: "pause"; keyHash: string | null; rule: string; reason: string | null; until: string | null }
   | { kind: "resume"; keyHash: string | null; rule: string }
   | { kind: "runNow"; keyHash: string | null; rule: string; subject: string | null; reason: string | null }
+  | { kind: "linkAnswer"; card: number; token: string; choice: number | null; text: string | null }
   | { kind: "eventsIn"; source: string; events: EventIn[] }
   | { kind: "tell"; keyHash: string | null; body: import("./tell.js").TellBody }
   | { kind: "tick" };

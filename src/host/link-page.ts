@@ -1,0 +1,56 @@
+/**
+ * The card link page (protocol.md 通道: `links: true`): a plain HTML form with no script showing one card's text and
+ * buttons, answerable once by whoever holds the link, valid 7 days from the card's creation. After that it no longer
+ * shows the card. The token is derived from the master key (HMAC) and never stored, so links survive restarts.
+ */
+import type { View } from "../kernel/view.js";
+import type { CardRow, Env } from "../kernel/types.js";
+import { cardLinkToken, safeEqual } from "../kernel/credentials.js";
+import { cardLinkValidMs } from "../kernel/limits.js";
+import { t } from "../i18n/messages.js";
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
+
+/** Finds the card a link names, when the token is right and the link has not expired. */
+export function linkedCard(view: View, env: Env, now: number, id: number, token: string): { card: CardRow } | { status: 404 | 410 } {
+  const card = view.get<CardRow>("cards", id);
+  if (!card || !safeEqual(token, cardLinkToken(env.master, card.id, card.at))) return { status: 404 };
+  if (now > card.at + cardLinkValidMs) return { status: 410 };
+  return { card };
+}
+
+function page(lang: Env["lang"], title: string, body: string): string {
+  return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}
+pre{white-space:pre-wrap;font:inherit}button{font:inherit;margin:.25rem 0;padding:.5rem 1rem;display:block;width:100%}
+textarea{width:100%;font:inherit}.muted{color:#666}</style></head><body>${body}</body></html>`;
+}
+
+/** The HTML of a link page: the card with its buttons while it is open, else its outcome; or why it cannot be shown. */
+export function linkPage(view: View, env: Env, now: number, id: number, token: string): { status: number; html: string } {
+  const lang = env.lang;
+  const found = linkedCard(view, env, now, id, token);
+  if ("status" in found) {
+    const msg = t(lang, found.status === 410 ? "link.expired" : "link.unknown");
+    return { status: found.status, html: page(lang, msg, `<p>${esc(msg)}</p>`) };
+  }
+  const card = found.card;
+  const parts = [`<h1>${esc(card.title)}</h1>`];
+  if (card.rule) parts.push(`<p class="muted">${esc(card.rule)}</p>`);
+  if (card.text) parts.push(`<pre>${esc(card.text)}</pre>`);
+  const action = `/c/${card.id}/${encodeURIComponent(token)}`;
+  if (card.state === "open" && !card.fyi) {
+    const buttons = card.kind === "ask"
+      ? card.options.map((o, i) => `<button name="choice" value="${i}">${esc(o)}${card.recommend === i ? ` (${esc(t(lang, "link.recommended"))})` : ""}</button>`).join("")
+      : `<button name="choice" value="0">${esc(t(lang, "answer.handled"))}</button>`;
+    parts.push(`<form method="post" action="${action}">${buttons}</form>`);
+    if (card.kind === "ask") {
+      parts.push(`<form method="post" action="${action}"><p><textarea name="text" rows="3" maxlength="4000" required></textarea></p><button>${esc(t(lang, "link.sendText"))}</button></form>`);
+    }
+  } else {
+    const answer = card.choice !== null && card.kind === "ask" ? card.options[card.choice] : card.answer;
+    if (answer) parts.push(`<p><strong>${esc(t(lang, "link.answer"))}:</strong> ${esc(answer)}${card.by ? ` (${esc(card.by)})` : ""}</p>`);
+    parts.push(`<p class="muted">${esc(card.result ?? (card.state === "answered" ? t(lang, "link.answered") : card.state))}</p>`);
+  }
+  return { status: 200, html: page(lang, card.title, parts.join("\n")) };
+}

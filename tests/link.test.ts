@@ -1,0 +1,64 @@
+/** Card link pages (protocol.md 通道: links): a plain form, answerable once, 7 days, token never stored. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { hubFixture, baseRules } from "./helpers.js";
+import { Clock, K } from "./clock.js";
+import { linkPage } from "../src/host/link-page.js";
+import { cardLink } from "../src/kernel/cards.js";
+import { Ctx } from "../src/kernel/context.js";
+
+const rules = { ...baseRules, channels: { ch1: { name: "Text only", links: true } } };
+
+test("a links channel gets a link; the page shows the card with buttons and no script; the first answer wins", async () => {
+  const f = await hubFixture(rules);
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "l1", type: "alert.x" });
+    const job = (await f.call("GET", "/v1/work?claim=l", f.keys.worker)).body.job;
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Roll back <v2>?", text: "errors & timeouts", options: ["yes", "no"], recommend: 1 }] });
+    const card = (await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card;
+    assert.match(card.link, new RegExp(`^${f.url}/c/1/[A-Za-z0-9_-]{43}$`));
+    const page = await fetch(card.link);
+    const html = await page.text();
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get("content-security-policy")!, /default-src 'none'/);
+    assert.match(html, /<h1>Roll back &lt;v2&gt;\?<\/h1>/);
+    assert.match(html, /<pre>errors &amp; timeouts<\/pre>/);
+    assert.match(html, /<button name="choice" value="0">yes<\/button><button name="choice" value="1">no \(recommended\)<\/button>/);
+    assert.doesNotMatch(html, /<script/i);
+    const post = await fetch(card.link, { method: "POST", body: new URLSearchParams({ choice: "1" }), redirect: "manual" });
+    assert.equal(post.status, 303);
+    const after = await (await fetch(card.link)).text();
+    assert.match(after, /<strong>Answer:<\/strong> no \(link\)/);
+    assert.doesNotMatch(after, /<form/);
+    const again = await fetch(card.link, { method: "POST", body: new URLSearchParams({ choice: "0" }), redirect: "manual" });
+    assert.equal(again.status, 409);
+    assert.match(await again.text(), /this card was already answered/);
+    const wrong = await fetch(card.link.replace(/.$/, (ch: string) => (ch === "A" ? "B" : "A")));
+    assert.equal(wrong.status, 404);
+    assert.doesNotMatch(await wrong.text(), /Roll back/);
+    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    assert.equal(st.cards[0].by, "link");
+    assert.equal(st.cards[0].choice, 1);
+  } finally {
+    await f.close();
+  }
+});
+
+test("after 7 days the link no longer shows the card or takes an answer", () => {
+  const k = new Clock(rules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  const job = k.claim("c1").job!;
+  k.result(job.run, { outcome: "done", ask: [{ title: "Secret question", options: ["a"] }] });
+  const card = k.store.view.get<any>("cards", 1);
+  const env = { ...k.env, publicUrl: "http://h" };
+  const token = cardLink(new Ctx(k.store.view, k.now, env), card).split("/").pop()!;
+  assert.equal(linkPage(k.store.view, env, k.now + 7 * 86_400_000, 1, token).status, 200);
+  const late = linkPage(k.store.view, env, k.now + 7 * 86_400_000 + 1, 1, token);
+  assert.equal(late.status, 410);
+  assert.doesNotMatch(late.html, /Secret question/);
+  k.now += 8 * 86_400_000;
+  const r = k.commit({ kind: "linkAnswer", card: 1, token, choice: 0, text: null });
+  assert.deepEqual([r.status, (r.body as any).error], [410, "This link has expired (links last 7 days from the card's creation)"]);
+  void K;
+  k.close();
+});
