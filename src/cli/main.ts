@@ -16,6 +16,7 @@ import { newKey } from "../host/home.js";
 import { langFromEnv, t } from "../i18n/messages.js";
 import { formatStatus } from "./status.js";
 import { timeline } from "./why.js";
+import { runMcp, sourceFromConfig } from "./mcp.js";
 import type { Fact } from "../kernel/types.js";
 
 const lang = langFromEnv(process.env);
@@ -182,6 +183,15 @@ export function program(): Command {
       if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
       const res = await call(ownerClient(), (c) => c.call<{ run: number; facts: Fact[] }>(`/v1/runs/${run}/why`));
       console.log(o.json ? JSON.stringify(res.facts, null, 2) : timeline(Number(run), res.facts).join("\n"));
+    });
+
+  p.command("mcp")
+    .description("a stdio MCP server whose tools call this hub (status, why, answer, resolve, stop, emit, tell)")
+    .action(async () => {
+      const h = home();
+      if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
+      const config = readConfig(h);
+      await runMcp({ url: hubUrl(h), owner: config.owner || null, source: sourceFromConfig(h.config), version: version() });
     });
 
   const key = p.command("key").description("create or remove access keys");

@@ -1,0 +1,42 @@
+/** `agent-autoloop mcp` with the SDK's own client over stdio, against a running hub. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { hubFixture, engine } from "./helpers.js";
+
+test("the MCP server lists the tools the local keys allow and calls the hub's HTTP API", async () => {
+  const f = await hubFixture();
+  const client = new Client({ name: "test", version: "1" });
+  try {
+    const config = JSON.parse(readFileSync(f.home.config, "utf8"));
+    writeFileSync(f.home.config, JSON.stringify({ ...config, source: { name: "shop", key: f.keys.source } }));
+    const transport = new StdioClientTransport({
+      command: process.execPath, args: [join(engine, "bin", "agent-autoloop.js"), "mcp"],
+      env: { PATH: process.env.PATH!, AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_URL: f.url, AGENT_AUTOLOOP_LANG: "en" },
+    });
+    await client.connect(transport);
+    assert.equal(client.getServerVersion()?.name, "agent-autoloop");
+    const tools = (await client.listTools()).tools.map((x) => x.name).sort();
+    assert.deepEqual(tools, ["answer", "emit", "resolve", "status", "stop", "tell", "why"]);
+    const emitted = await client.callTool({ name: "emit", arguments: { id: "m1", type: "alert.mcp", summary: "from MCP" } });
+    assert.deepEqual(JSON.parse((emitted.content as any)[0].text), { event: 1, duplicate: false, routed: ["alerts"], paused: [] });
+    const job = (await f.call("GET", "/v1/work?claim=m", f.keys.worker)).body.job;
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "MCP?", options: ["y", "n"] }] });
+    await client.ping();
+    const status = JSON.parse(((await client.callTool({ name: "status", arguments: {} })).content as any)[0].text);
+    assert.equal(status.cards[0].title, "MCP?");
+    const answered = JSON.parse(((await client.callTool({ name: "answer", arguments: { card: 1, choice: 1 } })).content as any)[0].text);
+    assert.equal(answered.card.by, "owner");
+    const again = await client.callTool({ name: "answer", arguments: { card: 1, choice: 0 } });
+    assert.equal(again.isError, true);
+    assert.equal((again.content as any)[0].text, "this card was already answered");
+    const why = JSON.parse(((await client.callTool({ name: "why", arguments: { run: 1 } })).content as any)[0].text);
+    assert.ok(why.facts.length >= 4);
+  } finally {
+    await client.close();
+    await f.close();
+  }
+});
