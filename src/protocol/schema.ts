@@ -259,7 +259,11 @@ export const Fact = Type.Object({
   seq: Type.Integer({ minimum: 1 }),
   at: Type.String(),
   kind: Type.String(),
-  changes: Type.Array(Type.Tuple([Type.String(), Type.Union([Type.String(), Type.Integer()]), Type.Any()])),
+  /** `[table, key, row]`, row null for a delete (JSON Schema 2020-12 `prefixItems`). */
+  changes: Type.Array(Type.Unsafe<[string, string | number, unknown]>({
+    type: "array", minItems: 3, maxItems: 3, items: false,
+    prefixItems: [{ type: "string" }, { type: ["string", "integer"] }, { type: ["object", "null"] }],
+  })),
 });
 
 /** Every definition that goes into protocol/schema.json. */

@@ -1,0 +1,48 @@
+/** protocol/schema.json: up to date with the definitions the hub validates with, and real traffic matches it. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import Ajv2020Module from "ajv/dist/2020.js";
+import { schemaDocument } from "../src/protocol/schema-document.js";
+import { hubFixture, engine } from "./helpers.js";
+
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
+const published = JSON.parse(readFileSync(join(engine, "protocol", "schema.json"), "utf8"));
+
+test("protocol/schema.json is what `npm run schema` writes from the hub's own definitions", () => {
+  assert.deepEqual(published, JSON.parse(JSON.stringify(schemaDocument())));
+});
+
+test("jobs, cards, results and facts seen over HTTP match the published schema", async () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  ajv.addSchema(published, "s");
+  const check = (def: string, value: unknown) => {
+    const ok = ajv.validate(`s#/$defs/${def}`, value);
+    assert.equal(ok, true, `${def}: ${ajv.errorsText()} in ${JSON.stringify(value).slice(0, 300)}`);
+  };
+  const f = await hubFixture();
+  try {
+    const event = { id: "s1", type: "alert.x", subject: "#1", summary: "s", detail: "d", link: "https://x.example/1" };
+    check("EventIn", event);
+    await f.call("POST", "/v1/events", f.keys.source, event);
+    const job = (await f.call("GET", "/v1/work?claim=s", f.keys.worker)).body.job;
+    check("Job", job);
+    const result = { outcome: "done", summary: "ok", usage: { input: 1, output: 2, cost: 0.1 }, ask: [{ title: "Q", options: ["a", "b"] }], later: [{ key: "k", at: "2030-01-01T00:00:00Z" }], notice: [{ title: "n", fyi: true }] };
+    check("Result", result);
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, result);
+    for (let card = (await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card; card; card = (await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card) {
+      check("Card", card);
+    }
+    const res = await fetch(`${f.url}/v1/stream?after=0`, { headers: { authorization: `Bearer ${f.keys.owner}` } });
+    const reader = res.body!.getReader();
+    let text = "";
+    while ((text.match(/\n\n/g) ?? []).length < f.seq()) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    for (const block of text.split("\n\n").filter((b) => b.startsWith("event: fact"))) {
+      check("Fact", JSON.parse(block.split("\n").find((l) => l.startsWith("data: "))!.slice(6)));
+    }
+  } finally {
+    await f.close();
+  }
+});
