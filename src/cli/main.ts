@@ -3,7 +3,9 @@
  * --version. Every command but init, serve, check and key (while no hub runs) talks to the hub over HTTP.
  */
 import { Command, CommanderError } from "commander";
-import { readFileSync, existsSync } from "node:fs";
+import { readFileSync, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { pluginNamePattern } from "../host/plugins.js";
 import { execFileSync } from "node:child_process";
 import { homePaths, readConfig, engineDir, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
 import { initialize, parseListen, registerKeysLocally, removeKeyLocally, startServe, urlOf } from "../host/serve.js";
@@ -183,6 +185,22 @@ export function program(): Command {
       if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
       const res = await call(ownerClient(), (c) => c.call<{ run: number; facts: Fact[] }>(`/v1/runs/${run}/why`));
       console.log(o.json ? JSON.stringify(res.facts, null, 2) : timeline(Number(run), res.facts).join("\n"));
+    });
+
+  p.command("add")
+    .description("install a plugin by cloning a git repository into the plugins folder (no install scripts, no updates)")
+    .argument("<repo>", "a git URL or a local git repository")
+    .action((repo: string) => {
+      const h = home();
+      const base = repo.replace(/[\\/]+$/, "").split(/[\\/:]/).pop()!.replace(/\.git$/, "");
+      const name = base.toLowerCase();
+      if (!pluginNamePattern.test(name)) throw new CliError(t(lang, "add.badName", { name }));
+      const target = join(h.plugins, name);
+      if (existsSync(target)) throw new CliError(t(lang, "add.exists", { name, dir: target }));
+      mkdirSync(h.plugins, { recursive: true });
+      // Clone only: no submodules, no hooks (a clone runs none of the repository's code).
+      execFileSync("git", ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--depth", "1", "--no-recurse-submodules", repo, target], { stdio: ["ignore", "ignore", "pipe"] });
+      console.log(t(lang, "add.done", { name, dir: target }));
     });
 
   p.command("mcp")

@@ -44,7 +44,10 @@ export async function loadPlugin<T>(kind: PluginKind, name: string, installDir: 
   } else {
     mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
   }
-  const value = mod.default ?? (mod as { default?: { default?: unknown } }).default?.default;
+  // A .ts file outside an ESM package is compiled as CommonJS: its exports object arrives as `default`.
+  let value = mod.default as unknown;
+  const inner = value as { __esModule?: boolean; default?: unknown } | null;
+  if (inner && typeof inner === "object" && "default" in inner && (inner.__esModule || Object.keys(inner).length === 1)) value = inner.default;
   if (value === undefined || value === null) throw new Error(`${file}: no default export`);
   loaded.set(file, value);
   return value as T;

@@ -1,0 +1,20 @@
+/**
+ * A minimal agent plugin: `printf` stands in for a model, so it runs anywhere. It prints one line when it takes the
+ * prompt (so `read` knows the run started, and its session) and then its last message.
+ * Replace `command` with your CLI and `read` with the parsing of its output.
+ */
+interface Turn { prompt: string; session: string | null; resume: string | null; cwd: string; contextFile: string }
+
+export default {
+  command(turn: Turn): string[] {
+    const session = turn.resume ?? `hello-${Date.now()}`;
+    return ["printf", "%s\\n%s\\n", `session ${session}`, "Done: said hello."];
+  },
+  read(stdout: string, code: number | null) {
+    const lines = stdout.split("\n").filter((l) => l !== "");
+    const session = /^session (\S+)$/.exec(lines[0] ?? "")?.[1];
+    if (code === null) return { started: session !== undefined, session };
+    if (code !== 0) return { started: session !== undefined, session, error: `exit code ${code}` };
+    return { started: true, session, finished: true, text: lines.slice(1).join("\n") };
+  },
+};
