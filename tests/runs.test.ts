@@ -226,3 +226,15 @@ test("bad work and result requests are refused with the field named, and leave n
   assert.equal(link.status, 200, "a session link may use the agent's own scheme");
   assert.equal(f.seq(), seq + 1, "only the accepted start wrote a fact");
 });
+
+test("a long poll decided in the same commit group as the event it waits for still gets the job (no lost wake)", async () => {
+  const { hashKey } = await import("../src/kernel/credentials.js");
+  const hub = f.running.hub;
+  // Both inputs go into one group commit: the poll is decided first (nothing yet), the event second.
+  const poll = hub.poll({ kind: "work", keyHash: hashKey(f.keys.worker), claim: "same-group", running: [], capacity: 1 }, 20_000);
+  void hub.submit({ kind: "event", keyHash: hashKey(f.keys.source), event: { id: "g1", type: "alert.x" } });
+  const t0 = Date.now();
+  const d = await poll;
+  assert.equal((d.body as any).job?.run, 1);
+  assert.ok(Date.now() - t0 < 10_000, "answered at once, not after the 20 s wait");
+});

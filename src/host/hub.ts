@@ -66,6 +66,8 @@ export class Hub {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly waiters = new Map<string, Set<Waiter>>();
+  /** How often each kind of long poll was woken ("worker:", "channel:<name>"), to catch a wake that came between a poll's decision and its wait. */
+  private readonly wakeCount = new Map<string, number>();
   /** Called with every committed fact (the stream). */
   readonly listeners = new Set<(facts: Fact[]) => void>();
 
@@ -174,7 +176,13 @@ export class Hub {
   }
 
   private wakeAll(prefix: string): void {
+    this.wakeCount.set(prefix, (this.wakeCount.get(prefix) ?? 0) + 1);
     for (const [key, set] of this.waiters) if (key === prefix || key.startsWith(prefix)) for (const w of [...set]) w.wake();
+  }
+
+  /** The wake counter that concerns a waiter key ("worker:<name>" is woken by "worker:", channels by their own). */
+  private wakesOf(key: string): number {
+    return key.startsWith("worker:") ? this.wakeCount.get("worker:") ?? 0 : (this.wakeCount.get(key) ?? 0) + (this.wakeCount.get("channel:") ?? 0);
   }
 
   private dropRevokedWaiters(): void {
@@ -193,11 +201,16 @@ export class Hub {
    * something it may want was committed. Resolves early when `signal` aborts (the client went away).
    */
   async poll(input: Extract<Input, { kind: "work" | "cardsNext" }>, waitMs: number, signal?: AbortSignal): Promise<Committed> {
-    const first = await this.submit(input);
-    if (!first.park || waitMs <= 0 || !input.keyHash) return first;
-    const caller = callerOf(this.store.view, input.keyHash);
-    if (!caller) return first;
-    const key = caller.kind === "worker" ? `worker:${caller.name}` : `channel:${caller.name}`;
+    const caller = input.keyHash ? callerOf(this.store.view, input.keyHash) : undefined;
+    const key = caller ? (caller.kind === "worker" ? `worker:${caller.name}` : `channel:${caller.name}`) : "";
+    let first: Committed;
+    // A wake committed in the same group as this poll's decision fires before the poll waits: decide again then.
+    for (let i = 0; ; i++) {
+      const wakes = this.wakesOf(key);
+      first = await this.submit(input);
+      if (!first.park || waitMs <= 0 || !caller || this.wakesOf(key) === wakes || i >= 3) break;
+    }
+    if (!first.park || waitMs <= 0 || !caller) return first;
     return new Promise<Committed>((resolve) => {
       let last = first;
       let busy = false;
