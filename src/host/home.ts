@@ -147,8 +147,8 @@ export function starterRules(engine: string): string {
       // A small script that asks you one question, then finishes with your answer.
       "command": ["node", ${agent}]
     }
-    // "claude": { "worker": "local", "use": "claude", "access": "edit" },
-    // "codex": { "worker": "local", "use": "codex", "access": "edit" }
+    // Any CLI that prints its last message works as a "command" agent, for example Claude Code in print mode:
+    // "claude": { "worker": "local", "use": "command", "command": ["claude", "-p", "{prompt}"] }
   },
 
   // Where cards reach you. Keys and options live in config.json "channels".
