@@ -19,6 +19,7 @@ import { langFromEnv, t } from "../i18n/messages.js";
 import { formatStatus } from "./status.js";
 import { timeline } from "./why.js";
 import { runMcp, sourceFromConfig } from "./mcp.js";
+import { conformance, type ConformanceConfig } from "../protocol/conformance.js";
 import type { Fact } from "../kernel/types.js";
 
 const lang = langFromEnv(process.env);
@@ -201,6 +202,27 @@ export function program(): Command {
       // Clone only: no submodules, no hooks (a clone runs none of the repository's code).
       execFileSync("git", ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--depth", "1", "--no-recurse-submodules", repo, target], { stdio: ["ignore", "ignore", "pipe"] });
       console.log(t(lang, "add.done", { name, dir: target }));
+    });
+
+  p.command("conformance")
+    .description("check a hub for testing against the protocol over real HTTP (writes events and cards)")
+    .argument("<url>", "the hub's URL")
+    .requiredOption("--config <file>", 'JSON: { "keys": { "source", "worker", "channel", "owner" }, "eventType", "answerer" }')
+    .action(async (url: string, o: { config: string }) => {
+      let cfg: ConformanceConfig;
+      try {
+        cfg = JSON.parse(readFileSync(o.config, "utf8")) as ConformanceConfig;
+      } catch (e) {
+        throw new CliError(`${o.config}: ${(e as Error).message}`);
+      }
+      if (!cfg?.keys?.source || !cfg.keys.worker || !cfg.keys.channel || !cfg.keys.owner || !cfg.eventType || !cfg.answerer) {
+        throw new CliError(`${o.config}: needs keys.source, keys.worker, keys.channel, keys.owner, eventType and answerer`);
+      }
+      const checks = await conformance(url, cfg);
+      for (const c of checks) console.log(`${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
+      const failed = checks.filter((c) => !c.ok).length;
+      console.log(`${checks.length - failed} passed, ${failed} failed`);
+      if (failed > 0) process.exitCode = 1;
     });
 
   p.command("mcp")
