@@ -62,6 +62,24 @@ test("init creates the home with private files once; a second init changes nothi
   assert.match(check.out, /is valid: 1 rules, 1 agents, 1 sources, 2 channels, 0 elsewhere tasks$/);
 });
 
+test("doctor finds each local agent's program and says what to do for a missing one", () => {
+  const ok = run(["doctor"]);
+  assert.equal(ok.code, 0, ok.out);
+  assert.match(ok.out, /^ok   rules\.json: 1 rules, 1 agents\nok   agent demo-agent: \S+node \(v\d+/);
+  const rulesFile = join(dir, "rules.json");
+  const before = readFileSync(rulesFile, "utf8");
+  writeFileSync(rulesFile, JSON.stringify({ sources: {}, agents: { ghost: { worker: "local", use: "command", command: ["no-such-agent-cli", "{prompt}"] }, other: { worker: "elsewhere", use: "claude" }, odd: { worker: "local", use: "nope" } }, channels: {}, rules: [] }));
+  try {
+    const bad = run(["doctor"]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.out, /FIX  agent ghost: program no-such-agent-cli is not on PATH — install it, or set "program" to its full path/);
+    assert.match(bad.out, /ok   agent other: runs on worker elsewhere, not here/);
+    assert.match(bad.out, /FIX  agent odd: no agent plugin "nope"/);
+  } finally {
+    writeFileSync(rulesFile, before);
+  }
+});
+
 test("check reports the line and column of a problem and exits 1, without a hub", () => {
   const f = join(dir, "draft.json");
   writeFileSync(f, '{\n  "rules": [ { "name": "r", "to": "a" } ]\n}');

@@ -20,6 +20,7 @@ import { formatStatus } from "./status.js";
 import { timeline } from "./why.js";
 import { runMcp, sourceFromConfig } from "./mcp.js";
 import { conformance, type ConformanceConfig } from "../protocol/conformance.js";
+import { doctor } from "./doctor.js";
 import type { Fact } from "../kernel/types.js";
 
 const lang = langFromEnv(process.env);
@@ -202,6 +203,16 @@ export function program(): Command {
       // Clone only: no submodules, no hooks (a clone runs none of the repository's code).
       execFileSync("git", ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--depth", "1", "--no-recurse-submodules", repo, target], { stdio: ["ignore", "ignore", "pipe"] });
       console.log(t(lang, "add.done", { name, dir: target }));
+    });
+
+  p.command("doctor")
+    .description("check that the agents of this computer's worker can run, and say what to do next")
+    .action(async () => {
+      const h = home();
+      if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
+      const findings = await doctor(h, readConfig(h));
+      for (const f of findings) console.log(`${f.ok ? "ok  " : "FIX "} ${f.line}`);
+      if (findings.some((f) => !f.ok)) process.exitCode = 1;
     });
 
   p.command("conformance")

@@ -1,0 +1,74 @@
+/**
+ * `agent-autoloop doctor`: for each agent of rules.json that runs on this computer's worker, finds its plugin and its
+ * program (and version), calls the plugin's `check()`, and says what to do next for anything missing. Also warns
+ * about channels that take answers from anyone. The exit code tells whether all is well.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { findPlugin, loadPlugin } from "../host/plugins.js";
+import { parseRules } from "../kernel/rules.js";
+import { systemTimeZone } from "../host/hub.js";
+import { findProgram, type AgentPlugin } from "../worker/agents.js";
+import type { Config, Home } from "../host/home.js";
+
+export interface Finding { ok: boolean; line: string }
+
+function versionOf(program: string): string | null {
+  try {
+    return execFileSync(program, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Checks the local setup. Never throws for a problem it can describe; each finding is one line. */
+export async function doctor(home: Home, config: Config): Promise<Finding[]> {
+  const out: Finding[] = [];
+  let text: string;
+  try {
+    text = readFileSync(home.rules, "utf8");
+  } catch (e) {
+    return [{ ok: false, line: `rules.json: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} — run agent-autoloop init` }];
+  }
+  const parsed = parseRules(text, { timezone: systemTimeZone() });
+  if (!parsed.ok) return [{ ok: false, line: `rules.json:${parsed.line}:${parsed.column}: ${parsed.error} — fix it; agent-autoloop check shows the same` }];
+  const rules = parsed.rules;
+  const local = config.worker?.name ?? null;
+  out.push({ ok: true, line: `rules.json: ${rules.rules.length} rules, ${Object.keys(rules.agents).length} agents` });
+  if (!local) out.push({ ok: true, line: "config.json has no local worker: agents run on workers elsewhere" });
+  for (const agent of Object.values(rules.agents)) {
+    if (agent.worker !== local) {
+      out.push({ ok: true, line: `agent ${agent.id}: runs on worker ${agent.worker}, not here` });
+      continue;
+    }
+    const file = findPlugin("agent", agent.use, home.plugins);
+    if (!file) {
+      out.push({ ok: false, line: `agent ${agent.id}: no agent plugin "${agent.use}" — install it with agent-autoloop add <git url>, or use "command"` });
+      continue;
+    }
+    const programName = agent.program ?? (agent.use === "command" || agent.use === "acp" ? agent.command?.[0] ?? null : agent.use);
+    if (programName) {
+      const program = findProgram(programName);
+      if (!program) {
+        out.push({ ok: false, line: `agent ${agent.id}: program ${programName} is not on PATH — install it, or set "program" to its full path` });
+        continue;
+      }
+      const version = versionOf(program);
+      out.push({ ok: true, line: `agent ${agent.id}: ${program}${version ? ` (${version})` : ""}` });
+    }
+    try {
+      const plugin = await loadPlugin<AgentPlugin>("agent", agent.use, home.plugins);
+      const next = plugin.check ? await plugin.check() : null;
+      if (next) out.push({ ok: false, line: `agent ${agent.id}: ${next}` });
+    } catch (e) {
+      out.push({ ok: false, line: `agent ${agent.id}: plugin ${agent.use} does not load: ${(e as Error).message}` });
+    }
+  }
+  for (const ch of Object.values(rules.channels)) {
+    const configured = config.channels[ch.id];
+    if (!configured) out.push({ ok: true, line: `channel ${ch.id}: not run by this computer's serve (no entry in config.json)` });
+    else if (!findPlugin("channel", configured.use, home.plugins)) out.push({ ok: false, line: `channel ${ch.id}: no channel plugin "${configured.use}"` });
+    else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: `channel ${ch.id}: note: no answerers set, so anyone in that chat can answer its cards` });
+  }
+  return out;
+}
