@@ -7,7 +7,7 @@
 import Database from "better-sqlite3";
 import { Store } from "../src/host/store.js";
 import { parseRules } from "../src/kernel/rules.js";
-import { hashKey, runToken } from "../src/kernel/credentials.js";
+import { hashKey } from "../src/kernel/credentials.js";
 import type { CardRow, Env, Input, RunRow } from "../src/kernel/types.js";
 import { invariantProblem, replayDiff } from "./simulation.js";
 
@@ -112,7 +112,6 @@ export function enumerate(): EnumerateReport {
     if (left.length > 0) throw new Error(`ordering ${order.join(" → ")}: runs left after draining: ${left.map((r) => `${r.id}:${r.state}`).join(", ")}`);
     const diff = replayDiff(store, env.master);
     if (diff) throw new Error(`ordering ${order.join(" → ")}: replay of ${diff} differs`);
-    void runToken;
     store.close();
   }
   return { orderings: orders.length, transitions };
