@@ -58,6 +58,15 @@ test("every example payload of the eight mapped events is accepted and gives one
   assert.ok(count > 50, `${count} payloads`);
 });
 
+test("a push to a very long branch name keeps a stable id within the limit", async () => {
+  const push = structuredClone(examples.find((x) => x.name === "push")!.examples[0]);
+  push.ref = "refs/heads/" + "b".repeat(240);
+  const body = JSON.stringify(push);
+  const r = await deliver("push", body);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual((await deliver("push", body)).body.events.map((e: any) => e.duplicate), [true]);
+});
+
 test("ping and unmapped events give no event", async () => {
   const ping = examples.find((x) => x.name === "ping")!.examples[0];
   const r = await deliver("ping", JSON.stringify(ping));

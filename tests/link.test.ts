@@ -44,6 +44,21 @@ test("a links channel gets a link; the page shows the card with buttons and no s
   }
 });
 
+test("a publicUrl with a trailing slash still gives working links", async () => {
+  const f = await hubFixture(rules);
+  try {
+    f.running.hub.setPublicUrl(f.url + "/");
+    await f.call("POST", "/v1/events", f.keys.source, { id: "s1", type: "alert.x" });
+    const job = (await f.call("GET", "/v1/work?claim=s", f.keys.worker)).body.job;
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Q", options: ["a"] }] });
+    const card = (await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card;
+    assert.match(card.link, new RegExp(`^${f.url}/c/1/`));
+    assert.equal((await fetch(card.link)).status, 200);
+  } finally {
+    await f.close();
+  }
+});
+
 test("after 7 days the link no longer shows the card or takes an answer", () => {
   const k = new Clock(rules, "2026-11-02T08:00:00Z");
   k.event("e1");

@@ -71,7 +71,7 @@ test("WeCom: markdown with the rule after the title, link markup and angle brack
   const card = await send({ url: `${base}/wecom`, platform: "wecom" }, ask);
   assert.equal(card.deliveries.ch1.ref, `webhook-${card.id}`);
   assert.equal(got[0]!.body.msgtype, "markdown");
-  assert.equal(got[0]!.body.markdown.content, `**Restart ＜the＞ ［shop］（[Open link](http://x)）? · alerts**\nIt is slow @everyone\n0. yes (recommended)\n1. no\nAnswer: agent-autoloop answer ${card.id} <0-1>`);
+  assert.equal(got[0]!.body.markdown.content, `**Restart ＜the＞ ［shop］（[Open link](http://x)）? · alerts**\nIt is slow @everyone\n0. yes (recommended)\n1. no\nAnswer: agent-autoloop answer ${card.id} ＜0-1＞`);
 });
 
 test("WeCom: a card over 2048 bytes is reported failed, not truncated or sent", async () => {
@@ -87,6 +87,16 @@ test("Slack: {text}; an answer other than ok is a failure", async () => {
   const bad = await send({ url: `${base}/slack`, platform: "slack" }, { notice: [{ title: "Again" }] });
   answer = null;
   assert.equal(bad.deliveries.ch1.error, "HTTP 403: invalid_token");
+});
+
+test("Slack: card text cannot mention @channel or users; a redirecting webhook is a failure, not a delivery", async () => {
+  const card = await send({ url: `${base}/slack`, platform: "slack" }, { notice: [{ title: "hi <!channel>", text: "<@U123> & co" }] });
+  assert.deepEqual(got[0]!.body, { text: `hi &lt;!channel&gt; · alerts\n&lt;@U123&gt; &amp; co\nAnswer: agent-autoloop answer ${card.id} 0` });
+  answer = { status: 302, body: "" };
+  const moved = await send({ url: `${base}/slack`, platform: "slack" }, { notice: [{ title: "moved" }] });
+  answer = null;
+  assert.match(moved.deliveries.ch1.error, /^HTTP 302: the webhook redirects/);
+  assert.equal(moved.deliveries.ch1.ref, null);
 });
 
 test("Discord: mentions cannot fire; over 2000 characters is a failure", async () => {

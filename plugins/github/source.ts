@@ -6,7 +6,7 @@
  * Mapped: issues, issue_comment, pull_request, pull_request_review, push, check_run, workflow_run, release.
  * `ping` and other events give no event.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 
 interface Args { headers: Record<string, string>; body: string; secret: string | null }
 interface Event { id: string; type: string; subject?: string; summary?: string; detail?: string; link?: string }
@@ -26,6 +26,12 @@ const line = (s: unknown, max: number) => clip(typeof s === "string" ? s.replace
 const subject = (s: unknown) => (typeof s === "string" && s !== "" ? [...s.replace(/[^A-Za-z0-9#._:/@-]/g, "-")].slice(0, 100).join("") : undefined);
 const link = (s: unknown) => (typeof s === "string" && /^https?:\/\/[!-~]+$/.test(s) && s.length <= 500 ? s : undefined);
 const type = (event: string, action: unknown) => (typeof action === "string" && action ? `${event}.${action}` : event).replace(/[^A-Za-z0-9._:/-]/g, "_").slice(0, 64);
+
+/** An event id within the hub's 200-character limit: long ids keep their kind and a SHA-256 of the whole. */
+export function stableId(id: string): string {
+  if ([...id].length <= 200) return id;
+  return `${id.split(":")[0]}:sha256:${createHash("sha256").update(id).digest("hex")}`;
+}
 
 /** Verifies the signature of the raw body. @throws Refused 401 when it is missing or wrong. */
 export function verify(headers: Record<string, string>, body: string, secret: string | null): void {
@@ -91,8 +97,8 @@ export default function github({ headers, body, secret }: Args): Event[] {
     throw new Refused(400, "the body is not JSON (set the webhook's content type to application/json)");
   }
   try {
-    return toEvents(event, payload).map((e) => Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)) as unknown as Event);
+    return toEvents(event, payload).map((e) => Object.fromEntries(Object.entries({ ...e, id: stableId(e.id) }).filter(([, v]) => v !== undefined)) as unknown as Event);
   } catch (e) {
-    throw new Refused(400, `not a ${event} payload GitHub sends: ${(e as Error).message}`);
+    throw new Refused(400, `the body is not a valid GitHub "${event}" payload (${(e as Error).message})`);
   }
 }

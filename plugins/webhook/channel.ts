@@ -46,18 +46,23 @@ export function wecomLiteral(s: string): string {
 }
 
 /** The message text of a card for a platform (plain text; WeCom markdown with its two links). */
+/** Slack: `&`, `<` and `>` escaped as Slack asks, so card text cannot mention @channel, a user or make a link. */
+export function slackLiteral(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
 export function renderText(card: Card, platform: string | undefined): string {
-  const lit = platform === "wecom" ? wecomLiteral : (s: string) => s;
+  const lit = platform === "wecom" ? wecomLiteral : platform === "slack" ? slackLiteral : (s: string) => s;
   const head = `${card.fyi ? `[${words.fyi}] ` : ""}${lit(card.title)}${card.rule ? ` · ${lit(card.rule)}` : ""}`;
   const lines = [platform === "wecom" ? `**${head}**` : head];
   if (card.text) lines.push(lit(card.text));
   const hasOptions = card.kind === "ask" && card.options.length > 0;
   if (hasOptions) card.options.forEach((o, i) => lines.push(`${i}. ${lit(o)}${card.recommend === i ? ` (${words.recommended})` : ""}`));
-  if (card.link) {
+  if (card.link && !card.fyi) {
     // WeCom: a card's answer page is "点击处理"; a notice without options gets no "1. 已处理" line.
     lines.push(platform === "wecom" ? `[${words.handle}](${card.link})` : `${words.handle}: ${card.link}`);
   } else if (!card.fyi) {
-    lines.push(`${words.answerHint} ${card.id} ${hasOptions ? `<0-${card.options.length - 1}>` : "0"}`);
+    lines.push(lit(`${words.answerHint} ${card.id} ${hasOptions ? `<0-${card.options.length - 1}>` : "0"}`));
   }
   return lines.join("\n");
 }
@@ -98,6 +103,7 @@ export function payload(card: Card, options: Args["options"]): { body: unknown }
 /** Whether the platform said the message was taken; else why not. */
 export async function accepted(res: Response, platform: string | undefined): Promise<string | null> {
   const text = await res.text();
+  if (res.status >= 300 && res.status < 400) return `HTTP ${res.status}: the webhook redirects (to ${res.headers.get("location") ?? "?"}); use the final URL`;
   if (!res.ok) return `HTTP ${res.status}: ${text.slice(0, 300)}`;
   if (platform === "dingtalk" || platform === "wecom") {
     try {
@@ -142,7 +148,8 @@ export default async function webhookChannel({ hub, options, log, signal }: Args
       continue;
     }
     try {
-      const res = await fetch(options.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(p.body), signal: AbortSignal.timeout(15_000) });
+      // A redirect would turn the POST into a GET without the message: count it as a failure.
+      const res = await fetch(options.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(p.body), signal: AbortSignal.timeout(15_000), redirect: "manual" });
       const problem = await accepted(res, options.platform);
       if (problem) await hub.failed(card.id, card.version, problem);
       else await hub.delivered(card.id, card.version, `webhook-${card.id}`);

@@ -46,7 +46,10 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
       out.push({ ok: false, line: `agent ${agent.id}: no agent plugin "${agent.use}" — install it with agent-autoloop add <git url>, or use "command"` });
       continue;
     }
-    const programName = agent.program ?? (agent.use === "command" || agent.use === "acp" ? agent.command?.[0] ?? null : agent.use);
+    // The program to look for: the agent's own `program`, the first word of `command`, or the CLI of a known plugin;
+    // other plugins say what they need through check().
+    const knownCli: Record<string, string> = { claude: "claude", codex: "codex", dsh: "dsh" };
+    const programName = agent.program ?? (agent.use === "command" || agent.use === "acp" ? agent.command?.[0] ?? null : knownCli[agent.use] ?? null);
     if (programName) {
       const program = findProgram(programName);
       if (!program) {
@@ -68,7 +71,13 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
     const configured = config.channels[ch.id];
     if (!configured) out.push({ ok: true, line: `channel ${ch.id}: not run by this computer's serve (no entry in config.json)` });
     else if (!findPlugin("channel", configured.use, home.plugins)) out.push({ ok: false, line: `channel ${ch.id}: no channel plugin "${configured.use}"` });
-    else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: `channel ${ch.id}: note: no answerers set, so anyone in that chat can answer its cards` });
+    else if (configured.use === "webhook") {
+      const platform = configured.platform;
+      if (typeof configured.url !== "string" || !/^https?:\/\//.test(configured.url)) out.push({ ok: false, line: `channel ${ch.id}: webhook needs "url" (an http or https address) in config.json` });
+      else if (platform !== undefined && !["dingtalk", "wecom", "slack", "discord"].includes(String(platform))) out.push({ ok: false, line: `channel ${ch.id}: unknown platform "${platform}" (dingtalk, wecom, slack, discord, or a "body" template)` });
+      else if (platform === undefined && configured.body === undefined) out.push({ ok: false, line: `channel ${ch.id}: webhook needs "platform" or a "body" template` });
+      else out.push({ ok: true, line: `channel ${ch.id}: webhook ${platform ?? "custom body"}` });
+    } else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: `channel ${ch.id}: note: no answerers set, so anyone in that chat can answer its cards` });
   }
   return out;
 }

@@ -42,6 +42,9 @@ export function formatStatus(s: Any, lang: Lang, url: string): string {
     out.push(`  #${c.id} ${c.kind}${c.state !== "open" ? ` (${c.state})` : ""}${c.rule ? ` [${c.rule}${c.lane ? ` ${c.lane}` : ""}]` : ""} ${c.title}`);
     if (c.text) for (const line of String(c.text).split("\n").slice(0, 3)) out.push(`      ${line}`);
     (c.options as string[]).forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ← ${w.recommended}` : ""}`));
+    for (const [ch, d] of Object.entries((c.deliveries ?? {}) as Record<string, Any>)) {
+      if (d.error) out.push(`      ! ${ch}: ${d.gaveUp ? "gave up" : "not delivered"} (${d.failures}×): ${d.error}`);
+    }
     if (c.state === "open") out.push(`      → agent-autoloop answer ${c.id} ${c.kind === "ask" ? `<0-${c.options.length - 1}>` : "0"}`);
   }
   const usage = (u: Any | null) => {

@@ -77,7 +77,7 @@ export class Hub {
     this.secrets = readSecrets(opts.home);
     const master = readMasterKey(opts.home);
     this.store = new Store({ path: opts.home.database, master });
-    this.env = { master, lang: opts.lang, publicUrl: opts.publicUrl ?? null };
+    this.env = { master, lang: opts.lang, publicUrl: opts.publicUrl ? opts.publicUrl.replace(/\/+$/, "") : null };
     this.clock = opts.clock ?? Date.now;
     this.log = opts.log ?? (() => {});
   }
@@ -114,8 +114,9 @@ export class Hub {
     return this.secrets[`AGENT_AUTOLOOP_SECRET_${source.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`] ?? null;
   }
 
+  /** Sets the base of card links; trailing slashes are dropped so links have one `/` before `c/`. */
   setPublicUrl(url: string | null): void {
-    this.env.publicUrl = url;
+    this.env.publicUrl = url === null ? null : url.replace(/\/+$/, "");
   }
 
   now(): number {

@@ -48,7 +48,7 @@ export function linkPage(view: View, env: Env, now: number, id: number, token: s
       parts.push(`<form method="post" action="${action}"><p><textarea name="text" rows="3" maxlength="4000" required></textarea></p><button>${esc(t(lang, "link.sendText"))}</button></form>`);
     }
   } else {
-    const answer = card.choice !== null && card.kind === "ask" ? card.options[card.choice] : card.answer;
+    const answer = [card.choice !== null && card.kind === "ask" ? card.options[card.choice] : null, card.answer].filter(Boolean).join(" — ");
     if (answer) parts.push(`<p><strong>${esc(t(lang, "link.answer"))}:</strong> ${esc(answer)}${card.by ? ` (${esc(card.by)})` : ""}</p>`);
     parts.push(`<p class="muted">${esc(card.result ?? (card.state === "answered" ? t(lang, "link.answered") : card.state))}</p>`);
   }
