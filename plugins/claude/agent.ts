@@ -1,0 +1,82 @@
+/**
+ * The built-in `claude` agent (plugins.md Agent 插件): Claude Code in print mode with stream-json output.
+ * `access` becomes the permission mode (read → plan, edit → acceptEdits, full → bypassPermissions); `model` and
+ * `effort` are passed on; `--resume <session>` continues a session. A run has started once Claude Code printed its
+ * `system/init` line (a session it refuses, for example one that does not exist, prints none, so the worker starts
+ * a new session). The `result` line is the last message.
+ *
+ * Usage of one launch: tokens from the result's `usage` (input counts cache writes and reads too; `cached` is the
+ * reads) and cost from `model_usage_since_last_result` (this launch only; `total_cost_usd` is cumulative over a
+ * resumed session, as observed with Claude Code 2.1.332, so it is given as `sessionUsage` only when the per-launch
+ * figure is missing).
+ */
+import { findProgram, tail, type AgentPlugin, type AgentRead } from "../../src/worker/agents.js";
+
+const permissionMode = { read: "plan", edit: "acceptEdits", full: "bypassPermissions" } as const;
+
+interface ResultLine {
+  type: "result"; is_error?: boolean; result?: string; session_id?: string; total_cost_usd?: number;
+  usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+  model_usage_since_last_result?: Record<string, { costUSD?: number }>;
+}
+
+/** The JSON lines of the output so far; an unfinished last line is left for later. */
+function lines(stdout: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of stdout.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const v = JSON.parse(line) as unknown;
+      if (v && typeof v === "object") out.push(v as Record<string, unknown>);
+    } catch {
+      // an unfinished line, or a line that is not ours
+    }
+  }
+  return out;
+}
+
+const plugin: AgentPlugin = {
+  command(turn) {
+    return [
+      turn.program ?? "claude", "-p", turn.prompt, "--output-format", "stream-json", "--verbose",
+      "--permission-mode", permissionMode[turn.access],
+      "--add-dir", turn.folder,
+      ...(turn.resume ? ["--resume", turn.resume] : []),
+      ...(turn.model ? ["--model", turn.model] : []),
+      ...(turn.effort ? ["--effort", turn.effort] : []),
+    ];
+  },
+  read(stdout, code, stderr) {
+    const all = lines(stdout);
+    const init = all.find((l) => l.type === "system" && l.subtype === "init");
+    const result = [...all].reverse().find((l) => l.type === "result") as ResultLine | undefined;
+    const session = (result?.session_id ?? init?.session_id) as string | undefined;
+    const out: AgentRead = { started: init !== undefined || result !== undefined, ...(session ? { session } : {}) };
+    if (result) {
+      out.finished = true;
+      const u = result.usage;
+      if (u) {
+        out.usage = {
+          input: (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+          output: u.output_tokens ?? 0,
+          cached: u.cache_read_input_tokens ?? 0,
+        };
+      }
+      const perLaunch = result.model_usage_since_last_result;
+      if (perLaunch) out.usage = { ...out.usage, cost: Object.values(perLaunch).reduce((s, m) => s + (m.costUSD ?? 0), 0) };
+      else if (typeof result.total_cost_usd === "number") out.sessionUsage = { cost: result.total_cost_usd };
+      if (result.is_error) out.error = result.result ?? "Claude Code reported an error";
+      else out.text = result.result ?? "";
+    }
+    if (code !== null && !result) out.error = tail(stderr, 1000) || `claude exited with code ${code} and no result`;
+    if (code !== null && code !== 0 && result && !out.error) out.error = `claude exited with code ${code}`;
+    return out;
+  },
+  check() {
+    return findProgram("claude")
+      ? null
+      : "Claude Code is not on PATH: npm install -g @anthropic-ai/claude-code, run `claude` once to log in (or set ANTHROPIC_API_KEY), or set the agent's \"program\"";
+  },
+};
+
+export default plugin;

@@ -1,0 +1,58 @@
+/** The built-in claude plugin over Claude Code's real output (samples recorded with Claude Code 2.1.332). */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import plugin from "../plugins/claude/agent.js";
+import { engine } from "./helpers.js";
+
+const sample = (name: string) => readFileSync(join(engine, "tests", "fixtures", "claude", name), "utf8");
+const turn = { prompt: "do it", session: null, resume: null, cwd: "/w", access: "edit" as const, model: null, effort: null, command: null, program: null, contextFile: "/r/context.json", folder: "/r" };
+
+test("the command line: print mode, stream-json, permission mode per access, resume, model, effort", () => {
+  assert.deepEqual(plugin.command(turn), ["claude", "-p", "do it", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", "--add-dir", "/r"]);
+  assert.deepEqual(plugin.command({ ...turn, access: "read", resume: "s-1", model: "opus", effort: "high", program: "/opt/claude" }),
+    ["/opt/claude", "-p", "do it", "--output-format", "stream-json", "--verbose", "--permission-mode", "plan", "--add-dir", "/r", "--resume", "s-1", "--model", "opus", "--effort", "high"]);
+  assert.equal(plugin.command({ ...turn, access: "full" })[7], "bypassPermissions");
+});
+
+test("a finished run: last message, session, per-launch usage and cost", () => {
+  const r = plugin.read(sample("claude-stream-json-1.jsonl"), 0, "")!;
+  assert.equal(r.started, true);
+  assert.equal(r.finished, true);
+  assert.equal(r.session, "9f9c3115-ca65-4aac-bec9-db8cc5660de1");
+  assert.equal(r.text, "Streamed answer ALPHA");
+  assert.deepEqual(r.usage, { input: 235, output: 89, cached: 67, cost: 0.0025104 });
+  assert.equal(r.error, undefined);
+});
+
+test("a resumed run reports this launch's usage, not the session's total", () => {
+  const r = plugin.read(sample("claude-stream-json-resume.jsonl"), 0, "")!;
+  assert.equal(r.text, "Resumed answer BETA");
+  assert.deepEqual(r.usage, { input: 123 + 45 + 67, output: 89, cached: 67, cost: 0.0025104 });
+  assert.equal(r.sessionUsage, undefined, "total_cost_usd (0.0050208, cumulative) is not used");
+});
+
+test("output still being written: started, no last message yet", () => {
+  const full = sample("claude-stream-json-1.jsonl");
+  const cut = full.slice(0, full.indexOf("\n") + 1) + full.slice(full.indexOf("\n") + 1, full.indexOf("\n") + 40);
+  const r = plugin.read(cut, null, "")!;
+  assert.deepEqual([r.started, r.finished, r.text], [true, undefined, undefined]);
+  assert.equal(r.session, "9f9c3115-ca65-4aac-bec9-db8cc5660de1");
+  const partial = plugin.read(sample("claude-stream-json-partial.jsonl"), null, "")!;
+  assert.equal(partial.started, true);
+});
+
+test("an unknown session is refused before starting: not started, so the worker opens a new session", () => {
+  const r = plugin.read("", 1, sample("claude-resume-unknown.stderr"))!;
+  assert.equal(r.started, false);
+  assert.match(r.error!, /^No conversation found with session ID: /);
+});
+
+test("API errors and a missing login are errors with Claude Code's own words", () => {
+  const e400 = plugin.read(sample("claude-json-error-400.stdout"), 1, "")!;
+  assert.equal(e400.error, "API Error: 400 fake failure 400");
+  assert.equal(e400.text, undefined);
+  const login = plugin.read(sample("claude-no-api-key.stdout"), 1, "")!;
+  assert.equal(login.error, "Not logged in · Please run /login");
+});
