@@ -147,8 +147,10 @@ export function starterRules(engine: string): string {
       // A small script that asks you one question, then finishes with your answer.
       "command": ["node", ${agent}]
     }
-    // Any CLI that prints its last message works as a "command" agent, for example Claude Code in print mode:
-    // "claude": { "worker": "local", "use": "command", "command": ["claude", "-p", "{prompt}"] }
+    // Claude Code (answers continue its session; access: read | edit | full):
+    // "claude": { "worker": "local", "use": "claude", "access": "edit" }
+    // Any other CLI that prints its last message works as a "command" agent:
+    // "other": { "worker": "local", "use": "command", "command": ["my-agent", "--prompt", "{prompt}"] }
   },
 
   // Where cards reach you. Keys and options live in config.json "channels".
