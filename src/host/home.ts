@@ -148,7 +148,8 @@ export function starterRules(engine: string): string {
       "command": ["node", ${agent}]
     }
     // Claude Code (answers continue its session; access: read | edit | full):
-    // "claude": { "worker": "local", "use": "claude", "access": "edit" }
+    // "claude": { "worker": "local", "use": "claude", "access": "edit" },
+    // "codex": { "worker": "local", "use": "codex", "access": "edit" },
     // Any other CLI that prints its last message works as a "command" agent:
     // "other": { "worker": "local", "use": "command", "command": ["my-agent", "--prompt", "{prompt}"] }
   },

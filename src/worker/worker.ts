@@ -3,7 +3,7 @@
  * supervisor, reports start and result, stops runs the owner cancels, and after a restart picks up the runs it
  * was watching. Its own keys never reach the agent: not in the prompt, the context file or the environment.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
@@ -231,6 +231,7 @@ export class Worker {
     }
     if (isCancelled()) return submit({ outcome: "cancelled", session: read?.session ?? resume ?? null, usage: read?.usage });
     addUsage(usage, read?.usage);
+    addUsage(usage, this.launchUsage(job.agent.use, read, resume !== null));
     const session = read?.session ?? (read?.started ? resume : null) ?? null;
     if (!read) return submit({ outcome: "failed", error: t(lang, "field.invalid", { field: `plugin ${job.agent.use}` }), session: resume, usage });
     if (read.error || read.text === undefined) {
@@ -243,6 +244,7 @@ export class Worker {
       launch += 1;
       const again = await this.launch(job, plugin, dir, launch, { ...turnBase, prompt: rewritePrompt(receiptError, lang), resume: session }, isCancelled, setCancel);
       addUsage(usage, again?.usage);
+      addUsage(usage, this.launchUsage(job.agent.use, again, true));
       if (!again || again.error || again.text === undefined) break;
       const fixed = readMessage(again.text, lang);
       receiptError = fixed.receiptError;
@@ -325,6 +327,35 @@ export class Worker {
       if (finishedAt !== null && Date.now() - finishedAt > finishedGraceMs) stop();
       await sleep(watchIntervalMs);
     }
+  }
+
+  /**
+   * This launch's share of figures a CLI reports only per session (`sessionUsage`): the new total minus the total
+   * recorded after the session's previous launch, from the ledger in `worker/usage/` (kept across worker restarts).
+   * A new session's total is all this launch's. A resumed session without a record, or a total that went down,
+   * reports nothing for that figure: no guessing.
+   */
+  private launchUsage(use: string, read: AgentRead | null, resumed: boolean): Usage | undefined {
+    if (!read?.sessionUsage || !read.session) return undefined;
+    const dir = join(this.opts.home.worker, "usage");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = join(dir, `${createHash("sha256").update(`${use}\u0000${read.session}`).digest("hex").slice(0, 40)}.json`);
+    let before: Usage | null = null;
+    try {
+      before = JSON.parse(readFileSync(file, "utf8")) as Usage;
+    } catch {
+      before = null;
+    }
+    const out: Usage = {};
+    for (const k of ["input", "output", "cached", "cost"] as const) {
+      const now = read.sessionUsage[k];
+      if (typeof now !== "number") continue;
+      const prev = before?.[k];
+      if (!resumed) out[k] = now;
+      else if (typeof prev === "number" && now >= prev) out[k] = now - prev;
+    }
+    writeFileSync(file, JSON.stringify({ ...before, ...read.sessionUsage }), { mode: 0o600 });
+    return out;
   }
 
   /** Reports a result, retrying until the hub answers (a lost answer is replayed with the same token and body). */

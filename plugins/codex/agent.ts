@@ -1,0 +1,75 @@
+/**
+ * The built-in `codex` agent (plugins.md Agent 插件): `codex exec --json` with stdin closed (the supervisor gives it
+ * none), `--skip-git-repo-check`, the sandbox from `access` (read → read-only, edit → workspace-write, full →
+ * danger-full-access), `-m` for the model and `model_reasoning_effort` for the effort; `codex exec resume <thread>`
+ * continues a session (it takes no `-s`, so the sandbox goes in as `-c sandbox_mode=…`).
+ * Codex reports token usage cumulatively over the thread, so it is given as `sessionUsage`; the worker turns it into
+ * this launch's figures from its ledger. Codex reports no cost.
+ */
+import { findProgram, tail, type AgentPlugin, type AgentRead } from "../../src/worker/agents.js";
+
+const sandbox = { read: "read-only", edit: "workspace-write", full: "danger-full-access" } as const;
+
+function lines(stdout: string): Record<string, any>[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const out: Record<string, any>[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
+  for (const line of stdout.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const v = JSON.parse(line) as unknown;
+      if (v && typeof v === "object") out.push(v as Record<string, unknown>);
+    } catch {
+      // an unfinished line
+    }
+  }
+  return out;
+}
+
+/** Codex wraps API errors as JSON text inside `message`: take the inner message when there is one. */
+function message(m: unknown): string {
+  if (typeof m !== "string") return "Codex reported an error";
+  try {
+    const inner = JSON.parse(m) as { error?: { message?: string } };
+    return inner.error?.message ?? m;
+  } catch {
+    return m;
+  }
+}
+
+const plugin: AgentPlugin = {
+  command(turn) {
+    const common = [
+      "--json", "--skip-git-repo-check",
+      ...(turn.model ? ["-m", turn.model] : []),
+      ...(turn.effort ? ["-c", `model_reasoning_effort="${turn.effort}"`] : []),
+    ];
+    const program = turn.program ?? "codex";
+    if (turn.resume) return [program, "exec", "resume", ...common, "-c", `sandbox_mode="${sandbox[turn.access]}"`, "--", turn.resume, turn.prompt];
+    return [program, "exec", ...common, "-s", sandbox[turn.access], "--", turn.prompt];
+  },
+  read(stdout, code, stderr) {
+    const all = lines(stdout);
+    const thread = all.find((l) => l.type === "thread.started");
+    const session = thread?.thread_id as string | undefined;
+    const out: AgentRead = { started: thread !== undefined, ...(session ? { session } : {}) };
+    const messages = all.filter((l) => l.type === "item.completed" && l.item?.type === "agent_message");
+    const done = [...all].reverse().find((l) => l.type === "turn.completed");
+    const failed = [...all].reverse().find((l) => l.type === "turn.failed" || l.type === "error");
+    if (done) {
+      out.finished = true;
+      const u = done.usage ?? {};
+      out.sessionUsage = { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0, cached: u.cached_input_tokens ?? 0 };
+      out.text = (messages.at(-1)?.item?.text as string | undefined) ?? "";
+    } else if (failed) {
+      out.finished = true;
+      out.error = message(failed.error?.message ?? failed.message);
+    }
+    if (code !== null && !done && !out.error) out.error = tail(stderr.split("\n\nStack backtrace:")[0] ?? "", 1000) || `codex exited with code ${code}`;
+    if (code !== null && code !== 0 && done) out.error = `codex exited with code ${code}`;
+    return out;
+  },
+  check() {
+    return findProgram("codex") ? null : "Codex is not on PATH: npm install -g @openai/codex, then log in with `codex login` (or set OPENAI_API_KEY), or set the agent's \"program\"";
+  },
+};
+
+export default plugin;
