@@ -10,7 +10,7 @@
  * resumed session, as observed with Claude Code 2.1.332, so it is given as `sessionUsage` only when the per-launch
  * figure is missing).
  */
-import { findProgram, tail, type AgentPlugin, type AgentRead } from "../../src/worker/agents.js";
+import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead } from "../../src/worker/agents.js";
 
 const permissionMode = { read: "plan", edit: "acceptEdits", full: "bypassPermissions" } as const;
 
@@ -20,20 +20,6 @@ interface ResultLine {
   model_usage_since_last_result?: Record<string, { costUSD?: number }>;
 }
 
-/** The JSON lines of the output so far; an unfinished last line is left for later. */
-function lines(stdout: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const line of stdout.split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      const v = JSON.parse(line) as unknown;
-      if (v && typeof v === "object") out.push(v as Record<string, unknown>);
-    } catch {
-      // an unfinished line, or a line that is not ours
-    }
-  }
-  return out;
-}
 
 const plugin: AgentPlugin = {
   command(turn) {

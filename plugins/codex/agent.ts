@@ -6,23 +6,10 @@
  * Codex reports token usage cumulatively over the thread, so it is given as `sessionUsage`; the worker turns it into
  * this launch's figures from its ledger. Codex reports no cost.
  */
-import { findProgram, tail, type AgentPlugin, type AgentRead } from "../../src/worker/agents.js";
+import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead } from "../../src/worker/agents.js";
 
 const sandbox = { read: "read-only", edit: "workspace-write", full: "danger-full-access" } as const;
 
-function lines(stdout: string): Record<string, any>[] { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const out: Record<string, any>[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
-  for (const line of stdout.split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      const v = JSON.parse(line) as unknown;
-      if (v && typeof v === "object") out.push(v as Record<string, unknown>);
-    } catch {
-      // an unfinished line
-    }
-  }
-  return out;
-}
 
 /** Codex wraps API errors as JSON text inside `message`: take the inner message when there is one. */
 function message(m: unknown): string {

@@ -3,9 +3,9 @@
  * Linux `notify-send` (text after `--`), macOS `osascript` (text as arguments), Windows a toast from a fixed
  * PowerShell script fed base64 JSON (the text is never PowerShell code). Without a graphical session it calls
  * nothing and reports `skipped-<card id>` once; updates of a card are only reported, never shown again.
- * Only `node:` modules here.
  */
 import { execFile } from "node:child_process";
+import { eachCard } from "../../src/host/channels.js";
 
 interface Card { id: number; version: number; ref: string | null; kind: string; title: string; state: string }
 interface Args {
@@ -57,24 +57,14 @@ function run(cmd: string, args: string[]): Promise<void> {
 }
 
 export default async function desktopChannel({ hub, log, signal }: Args): Promise<void> {
-  while (!signal.aborted) {
-    let card: Card | null;
-    try {
-      card = (await hub.nextCard(50)).card;
-    } catch (e) {
-      if (signal.aborted) return;
-      log(`next card: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 5000));
-      continue;
-    }
-    if (!card) continue;
+  await eachCard(hub, log, signal, async (card: Card) => {
     if (card.ref !== null) {
       await hub.delivered(card.id, card.version, card.ref).catch(() => {});
-      continue;
+      return;
     }
     if (!hasGraphicalSession()) {
       await hub.delivered(card.id, card.version, `skipped-${card.id}`).catch(() => {});
-      continue;
+      return;
     }
     const [cmd, args] = notifyCommand(card.kind === "ask" ? heading : noticeHeading, `${card.title}\n${hint}`);
     try {
@@ -83,5 +73,5 @@ export default async function desktopChannel({ hub, log, signal }: Args): Promis
     } catch (e) {
       await hub.failed(card.id, card.version, (e as Error).message).catch(() => {});
     }
-  }
+  });
 }

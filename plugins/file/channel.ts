@@ -2,9 +2,9 @@
  * The built-in `file` channel: appends each card (and each update of it) to a text file as a readable block.
  * The simplest channel to watch: `tail -f ~/.agent-autoloop/cards.txt`. Answers go in through the CLI.
  * Options (config.json): `path` — the file (default: cards.txt in the current folder).
- * Only `node:` modules here: a plugin must run when installed outside the engine.
  */
 import { appendFileSync } from "node:fs";
+import { eachCard } from "../../src/host/channels.js";
 
 interface Card {
   id: number; version: number; ref: string | null; kind: "ask" | "notice"; fyi: boolean; state: string;
@@ -45,23 +45,13 @@ export function renderCard(card: Card): string {
 
 export default async function fileChannel({ hub, options, log, signal }: Args): Promise<void> {
   const path = options.path ?? "cards.txt";
-  while (!signal.aborted) {
-    let card: Card | null;
-    try {
-      card = (await hub.nextCard(50)).card;
-    } catch (e) {
-      if (signal.aborted) return;
-      log(`next card: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 5000));
-      continue;
-    }
-    if (!card) continue;
+  await eachCard(hub, log, signal, async (card: Card) => {
     try {
       appendFileSync(path, renderCard(card), { mode: 0o600 });
     } catch (e) {
       await hub.failed(card.id, card.version, (e as Error).message).catch(() => {});
-      continue;
+      return;
     }
     await hub.delivered(card.id, card.version, card.ref ?? `file-${card.id}`).catch((e: Error) => log(`delivered: ${e.message}`));
-  }
+  });
 }

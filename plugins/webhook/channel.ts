@@ -4,10 +4,11 @@
  * a custom `body` template whose strings have `{text}` replaced. Checks each platform's success answer (`errcode`,
  * `ok`), refuses (reports failed) a card over the platform's size limit instead of truncating it, keeps mentions
  * from firing on Discord and shows link markup and angle brackets in card text literally on WeCom.
- * Webhooks cannot edit a sent message, so updates are only reported. Only `node:` modules.
+ * Webhooks cannot edit a sent message, so updates are only reported.
  *
  * Options (config.json): `url`, and `platform` or `body`.
  */
+import { eachCard } from "../../src/host/channels.js";
 
 interface Card {
   id: number; version: number; ref: string | null; kind: "ask" | "notice"; fyi: boolean; state: string;
@@ -126,35 +127,26 @@ export async function accepted(res: Response, platform: string | undefined): Pro
 
 export default async function webhookChannel({ hub, options, log, signal }: Args): Promise<void> {
   if (!options.url) throw new Error("webhook channel: url is required");
-  while (!signal.aborted) {
-    let card: Card | null;
-    try {
-      card = (await hub.nextCard(50)).card;
-    } catch (e) {
-      if (signal.aborted) return;
-      log(`next card: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 5000));
-      continue;
-    }
-    if (!card) continue;
+  const url = options.url;
+  await eachCard(hub, log, signal, async (card: Card) => {
     if (card.ref !== null) {
       // a webhook cannot change a sent message: report the new version as shown
       await hub.delivered(card.id, card.version, card.ref).catch(() => {});
-      continue;
+      return;
     }
     const p = payload(card, options);
     if ("tooLarge" in p) {
       await hub.failed(card.id, card.version, p.tooLarge).catch(() => {});
-      continue;
+      return;
     }
     try {
       // A redirect would turn the POST into a GET without the message: count it as a failure.
-      const res = await fetch(options.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(p.body), signal: AbortSignal.timeout(15_000), redirect: "manual" });
+      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(p.body), signal: AbortSignal.timeout(15_000), redirect: "manual" });
       const problem = await accepted(res, options.platform);
       if (problem) await hub.failed(card.id, card.version, problem);
       else await hub.delivered(card.id, card.version, `webhook-${card.id}`);
     } catch (e) {
       await hub.failed(card.id, card.version, (e as Error).message).catch(() => {});
     }
-  }
+  });
 }

@@ -64,3 +64,25 @@ export async function runChannel(
     });
   }
 }
+
+/**
+ * The loop of a built-in channel: takes the next card (a long poll of up to 50 s) and hands it to `handle`; when the
+ * hub cannot be reached it logs that and tries again 5 s later. Returns when `signal` aborts.
+ */
+export async function eachCard<C>(
+  hub: { nextCard(wait: number): Promise<{ card: C | null }> }, log: (line: string) => void, signal: AbortSignal,
+  handle: (card: C) => Promise<void>,
+): Promise<void> {
+  while (!signal.aborted) {
+    let card: C | null;
+    try {
+      card = (await hub.nextCard(50)).card;
+    } catch (e) {
+      if (signal.aborted) return;
+      log(`next card: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, 5000));
+      continue;
+    }
+    if (card) await handle(card);
+  }
+}

@@ -76,3 +76,18 @@ export function tail(text: string, max = 2000): string {
 export function substitute(args: string[], values: Record<"prompt" | "model" | "effort" | "cwd" | "context", string>): string[] {
   return args.map((a) => a.replace(/\{(prompt|model|effort|cwd|context)\}/g, (_m, k: keyof typeof values) => values[k]));
 }
+
+/** The JSON objects of a JSON-lines output so far; an unfinished last line and lines that are not JSON are skipped. */
+export function jsonLines(stdout: string): Record<string, any>[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const out: Record<string, any>[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
+  for (const line of stdout.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const v = JSON.parse(line) as unknown;
+      if (v && typeof v === "object" && !Array.isArray(v)) out.push(v as Record<string, unknown>);
+    } catch {
+      // an unfinished line, or a line that is not JSON
+    }
+  }
+  return out;
+}
