@@ -105,3 +105,11 @@ export async function until<T>(f: () => T | Promise<T>, ms = 10_000, what = "con
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** Waits until the newest run of the hub is in `state`; returns the whole owner state at that moment. */
+export async function untilLatestRun(f: Fixture, state: string, ms = 20_000): Promise<any> {
+  return until(async () => {
+    const s = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    return s.runs[0]?.state === state && s;
+  }, ms, `the latest run to be ${state}`);
+}

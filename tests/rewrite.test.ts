@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { hubFixture, baseRules, until } from "./helpers.js";
+import { hubFixture, baseRules, until, untilLatestRun } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
 
 /**
@@ -65,10 +65,7 @@ test("a bad receipt is rewritten on the same session, asking only for the last m
   ]);
   try {
     await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x" });
-    const st = await until(async () => {
-      const s = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-      return s.runs[0]?.state === "done" && s;
-    }, 20_000, "the run");
+    const st = await untilLatestRun(f, "done");
     assert.equal(st.runs[0].summary, "Did the work.");
     assert.deepEqual(st.cards.map((c: any) => [c.title, c.options]), [["Q", ["a", "b"]]]);
     assert.deepEqual(st.runs[0].usage, { input: 20, output: 2 }, "the rewrite's usage counts too");
@@ -86,10 +83,7 @@ test("a receipt still unreadable after two rewrites is voided: the outcome stand
   const { f, worker } = await setup(["Fixed it.\n" + block("{bad")]);
   try {
     await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x" });
-    const st = await until(async () => {
-      const s = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-      return s.runs[0]?.state === "done" && s;
-    }, 20_000, "the run");
+    const st = await untilLatestRun(f, "done");
     assert.equal(st.runs[0].summary, "Fixed it.");
     assert.deepEqual(st.runs[0].usage, { input: 30, output: 3 }, "one launch and two rewrites");
     assert.equal(st.cards[0].title, "The receipt of run 1 could not be read and was voided");

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { hubFixture, baseRules, until, tempDir, type Fixture } from "./helpers.js";
+import { hubFixture, baseRules, until, tempDir, type Fixture, untilLatestRun } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
 import { startSupervised, stopGroup, readPids, groupAlive, readExit } from "../src/worker/supervise.js";
 
@@ -79,10 +79,7 @@ test("an exit code other than 0 is 'not run': the run waits for a retry with the
   const fx = await setup(`console.error("boom: token expired"); process.exit(3)`);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   startWorker(fx);
-  const st = await until(async () => {
-    const s = await state(fx);
-    return s.runs[0]?.state === "waiting" && s;
-  }, 15_000, "the failure");
+  const st = await untilLatestRun(fx, "waiting");
   assert.equal(st.runs[0].error, "exit code 3: boom: token expired");
   assert.equal(st.runs[0].failures, 1);
 });
@@ -91,10 +88,7 @@ test("'Not run:' on the first line is a failure even with exit code 0", async ()
   const fx = await setup(`console.log("Not run: upstream is down")`);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   startWorker(fx);
-  const st = await until(async () => {
-    const s = await state(fx);
-    return s.runs[0]?.state === "waiting" && s;
-  }, 15_000, "the failure");
+  const st = await untilLatestRun(fx, "waiting");
   assert.equal(st.runs[0].error, "upstream is down");
 });
 
@@ -102,10 +96,7 @@ test("a command agent's unreadable receipt is voided: the outcome stands and a c
   const fx = await setup('console.log("Did the work.\\n```agent-autoloop\\n{\\"ask\\": [{\\"title\\": 1}]}\\n```")');
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   startWorker(fx);
-  const st = await until(async () => {
-    const s = await state(fx);
-    return s.runs[0]?.state === "done" && s;
-  }, 15_000, "the run");
+  const st = await untilLatestRun(fx, "done");
   assert.equal(st.runs[0].summary, "Did the work.");
   assert.equal(st.cards.length, 1);
   assert.equal(st.cards[0].title, "The receipt of run 1 could not be read and was voided");
@@ -147,10 +138,7 @@ test("a worker restarted in the middle of a run picks it up and reports the resu
   await new Promise((r) => setTimeout(r, 2500)); // it finishes while no worker watches
   assert.equal((await state(fx)).runs[0].state, "running");
   startWorker(fx);
-  const st = await until(async () => {
-    const s = await state(fx);
-    return s.runs[0]?.state === "done" && s;
-  }, 15_000, "the restarted worker to report");
+  const st = await untilLatestRun(fx, "done");
   assert.equal(st.runs[0].summary, "Done: slow work");
   assert.ok(existsSync(join(fx.home.worker, "runs", "1-1", "submitted")));
 });
