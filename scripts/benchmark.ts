@@ -11,13 +11,13 @@
  *   heartbeat, facts written meanwhile
  * - simulation steps/s
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir, cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { homePaths, newKey, readMasterKey, writeFileAtomic, engineDir } from "../src/host/home.js";
+import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
 import { registerKeysLocally } from "../src/host/serve.js";
 import { simulate } from "../sim/simulation.js";
+import { spawnHub, type HubProcess } from "../sim/hub-process.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -42,28 +42,7 @@ function rules(): string {
   return JSON.stringify(r, null, 2);
 }
 
-interface Hub { child: ChildProcess; url: string; startMs: number; dir: string }
-
-async function startHub(dir: string): Promise<Hub> {
-  const t0 = performance.now();
-  const child = spawn(process.execPath, [join(engineDir, "bin", "agent-autoloop.js"), "serve", "--listen", "127.0.0.1:0"], {
-    env: { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en" }, stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  const url = await new Promise<string>((resolve) => {
-    const t = setInterval(() => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearInterval(t);
-        resolve(m[1]!);
-      }
-    }, 1);
-  });
-  return { child, url, startMs: performance.now() - t0, dir };
-}
-
-async function stop(h: Hub): Promise<void> {
+async function stop(h: HubProcess): Promise<void> {
   const exited = new Promise((r) => h.child.once("exit", r));
   h.child.kill("SIGKILL");
   await exited;
@@ -113,11 +92,11 @@ async function main(): Promise<void> {
   try {
     // cold start
     const starts: number[] = [];
-    let hub = await startHub(dir);
+    let hub = await spawnHub(dir);
     starts.push(hub.startMs);
     for (let i = 0; i < 4; i++) {
       await stop(hub);
-      hub = await startHub(dir);
+      hub = await spawnHub(dir);
       starts.push(hub.startMs);
     }
     say("cold start (spawn → listening), median of 5", `${median(starts).toFixed(0)} ms`);

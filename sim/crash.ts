@@ -5,7 +5,6 @@
  * `duplicate: true` with the same number), and nothing unacknowledged is half-applied. It tests the process
  * dying, not the whole machine losing power.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,34 +12,10 @@ import Database from "better-sqlite3";
 import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
 import { registerKeysLocally } from "../src/host/serve.js";
 import { Store } from "../src/host/store.js";
-import { engineDir } from "../src/host/home.js";
 import { rng, replayDiff } from "./simulation.js";
+import { spawnHub } from "./hub-process.js";
 
 export interface CrashReport { kills: number; acknowledged: number; checkedAgain: number }
-
-async function startHub(homeDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(engineDir, "bin", "agent-autoloop.js"), "serve", "--listen", "127.0.0.1:0"], {
-    env: { ...process.env, AGENT_AUTOLOOP_HOME: homeDir, AGENT_AUTOLOOP_LANG: "en" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    const t = setInterval(() => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearInterval(t);
-        resolve(m[1]!);
-      }
-    }, 10);
-    child.once("exit", (code) => {
-      clearInterval(t);
-      reject(new Error(`the hub exited (${code}) before listening: ${out}`));
-    });
-  });
-  return { child, url };
-}
 
 /**
  * Runs `kills` crash cycles. @throws Error naming the cycle and what was lost or broken.
@@ -63,7 +38,7 @@ export async function crash(kills: number, seed: number, log: (s: string) => voi
   let checkedAgain = 0;
   try {
     for (let k = 0; k < kills; k++) {
-      const { child, url } = await startHub(dir);
+      const { child, url } = await spawnHub(dir);
       const exited = new Promise((res) => child.once("exit", res));
       // Every acknowledged event of earlier cycles is still known, with the same number.
       const sample = [...acked].filter(() => r() < Math.min(1, 50 / Math.max(1, acked.size)));
@@ -108,7 +83,7 @@ export async function crash(kills: number, seed: number, log: (s: string) => voi
       log(`cycle ${k + 1}/${kills}: ${acked.size} events acknowledged so far`);
     }
     // A last start: every event acknowledged in any cycle is there, with its number.
-    const { child, url } = await startHub(dir);
+    const { child, url } = await spawnHub(dir);
     try {
       for (const [id, num] of acked) {
         const res = await fetch(`${url}/v1/events`, { method: "POST", headers: { authorization: `Bearer ${source}`, "content-type": "application/json" }, body: JSON.stringify({ id, type: "alert.x" }) });
