@@ -49,6 +49,14 @@ test("an unknown session is refused before starting: not started, so the worker 
   assert.match(r.error!, /^No conversation found with session ID: /);
 });
 
+test("a resumed session whose files were deleted is refused: Claude Code 2.1.332 prints a result line but no init, so it is not started", () => {
+  // recorded from the real CLI in stream-json mode: a `result` with is_error, num_turns 0 and `errors`, exit code 1
+  const r = plugin.read(sample("claude-stream-json-resume-deleted.jsonl"), 1, sample("claude-stream-json-resume-deleted.stderr"))!;
+  assert.equal(r.started, false);
+  assert.equal(r.text, undefined);
+  assert.match(r.error!, /^No conversation found with session ID: [0-9a-f-]{36}$/);
+});
+
 test("API errors and a missing login are errors with Claude Code's own words", () => {
   const e400 = plugin.read(sample("claude-json-error-400.stdout"), 1, "")!;
   assert.equal(e400.error, "API Error: 400 fake failure 400");

@@ -23,14 +23,14 @@ export function agentsMissing(names: string[]): string | null {
 }
 
 /**
- * Sets this test process's environment so that agents launched by an in-process worker reach only the fake model:
- * an isolated HOME (Claude Code keeps sessions in $HOME/.claude), the Anthropic base URL and a dummy key, Claude
- * Code's switches against vendor traffic and retries, IS_SANDBOX=1 (bypassPermissions is refused to root without
- * it), and a CODEX_HOME whose config.toml names the fake provider, with TMPDIR outside it (Codex's sandbox fails
- * when TMPDIR lies inside a CODEX_HOME under /tmp). The CLIs' folder goes first on PATH.
+ * The environment that makes agents reach only the fake model: an isolated HOME (Claude Code keeps sessions in
+ * $HOME/.claude), the Anthropic base URL and a dummy key, Claude Code's switches against vendor traffic and
+ * retries, IS_SANDBOX=1 (bypassPermissions is refused to root without it), and a CODEX_HOME whose config.toml names
+ * the fake provider, with TMPDIR outside it (Codex's sandbox fails when TMPDIR lies inside a CODEX_HOME under
+ * /tmp). The CLIs' folder goes first on PATH. Creates the folders and Codex's config.
  * @param dir a fresh temporary folder for HOME, CODEX_HOME and TMPDIR.
  */
-export function pointAgentsAt(modelUrl: string, dir: string): void {
+export function agentEnv(modelUrl: string, dir: string): Record<string, string> {
   const home = join(dir, "home");
   const codexHome = join(dir, "codex-home");
   const tmp = join(dir, "tmp");
@@ -53,7 +53,7 @@ export function pointAgentsAt(modelUrl: string, dir: string): void {
     `apps = false`,
     ``,
   ].join("\n"));
-  Object.assign(process.env, {
+  return {
     PATH: `${agentBin}:${process.env.PATH}`,
     HOME: home,
     TMPDIR: tmp,
@@ -67,5 +67,10 @@ export function pointAgentsAt(modelUrl: string, dir: string): void {
     IS_SANDBOX: "1",
     CODEX_HOME: codexHome,
     OPENAI_API_KEY: "sk-fake-key",
-  });
+  };
+}
+
+/** Sets this test process's environment to `agentEnv(modelUrl, dir)`, for agents launched by an in-process worker. */
+export function pointAgentsAt(modelUrl: string, dir: string): void {
+  Object.assign(process.env, agentEnv(modelUrl, dir));
 }

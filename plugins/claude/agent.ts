@@ -2,8 +2,8 @@
  * The built-in `claude` agent (plugins.md Agent 插件): Claude Code in print mode with stream-json output.
  * `access` becomes the permission mode (read → plan, edit → acceptEdits, full → bypassPermissions); `model` and
  * `effort` are passed on; `--resume <session>` continues a session. A run has started once Claude Code printed its
- * `system/init` line (a session it refuses, for example one that does not exist, prints none, so the worker starts
- * a new session). The `result` line is the last message.
+ * `system/init` line (a session it refuses, for example one that does not exist or whose files were deleted, prints
+ * none: only an error `result` line, so the worker starts a new session). The `result` line is the last message.
  *
  * Usage of one launch: tokens from the result's `usage` (input counts cache writes and reads too; `cached` is the
  * reads) and cost from `model_usage_since_last_result` (this launch only; `total_cost_usd` is cumulative over a
@@ -15,7 +15,7 @@ import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead
 const permissionMode = { read: "plan", edit: "acceptEdits", full: "bypassPermissions" } as const;
 
 interface ResultLine {
-  type: "result"; is_error?: boolean; result?: string; session_id?: string; total_cost_usd?: number;
+  type: "result"; is_error?: boolean; result?: string; errors?: string[]; session_id?: string; total_cost_usd?: number;
   usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
   model_usage_since_last_result?: Record<string, { costUSD?: number }>;
 }
@@ -37,7 +37,9 @@ const plugin: AgentPlugin = {
     const init = all.find((l) => l.type === "system" && l.subtype === "init");
     const result = [...all].reverse().find((l) => l.type === "result") as ResultLine | undefined;
     const session = (result?.session_id ?? init?.session_id) as string | undefined;
-    const out: AgentRead = { started: init !== undefined || result !== undefined, ...(session ? { session } : {}) };
+    // Started once the session is open (the init line). A refused session prints no init: with a deleted or unknown
+    // session, Claude Code 2.1.332 prints only a `result` with is_error and `errors` (or nothing at all).
+    const out: AgentRead = { started: init !== undefined, ...(session ? { session } : {}) };
     if (result) {
       out.finished = true;
       const u = result.usage;
@@ -51,7 +53,7 @@ const plugin: AgentPlugin = {
       const perLaunch = result.model_usage_since_last_result;
       if (perLaunch) out.usage = { ...out.usage, cost: Object.values(perLaunch).reduce((s, m) => s + (m.costUSD ?? 0), 0) };
       else if (typeof result.total_cost_usd === "number") out.sessionUsage = { cost: result.total_cost_usd };
-      if (result.is_error) out.error = result.result ?? "Claude Code reported an error";
+      if (result.is_error) out.error = result.result ?? result.errors?.join("\n") ?? "Claude Code reported an error";
       else out.text = result.result ?? "";
     }
     if (code !== null && !result) out.error = tail(stderr, 1000) || `claude exited with code ${code} and no result`;

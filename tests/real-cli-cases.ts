@@ -1,0 +1,258 @@
+/**
+ * The agent plugins against the real CLIs (issue 5 "How it is tested"): a real `agent-autoloop serve` process (hub +
+ * local worker, real SQLite) runs the built-in `claude` or `codex` plugin, which launches the real CLI from npm
+ * (tests/agent-clis) against the fake model server (tests/fake-model.ts) on 127.0.0.1 port 0.
+ *
+ * Each scenario is a rule whose prompt carries a marker the fake model reacts to:
+ * - ask: the first launch asks a question; the owner answers with the CLI; the next run resumes the same session
+ *   and finishes; each run reports only its own launch's tokens (and cost), as `status` shows;
+ * - rewrite: the first receipt is malformed; the worker resumes the session asking for the last message again;
+ * - lost: the session is deleted from the CLI's storage before the answer; the resume is refused and a new
+ *   session opens;
+ * - stop: the model runs a long shell command; `stop` ends the run and no process of it is left;
+ * - kill: the hub and worker process is killed with SIGKILL while the model's command runs; after a restart the
+ *   worker picks the run up and reports its result.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync, readdirSync, rmSync, mkdirSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { engine, tempDir, until } from "./helpers.js";
+import { startFakeModel, replyTokens, type FakeModel, type Reply, type Turn } from "./fake-model.js";
+import { agentEnv, agentsMissing } from "./real-agents.js";
+import { readPids, groupAlive } from "../src/worker/supervise.js";
+
+const bin = join(engine, "bin", "agent-autoloop.js");
+
+const askReceipt = [
+  "Needs you: which database should the migration target?",
+  "```agent-autoloop",
+  JSON.stringify({ ask: [{ title: "Pick the database", text: "Which database should the migration target?", options: ["Postgres", "SQLite"], recommend: 0 }] }),
+  "```",
+].join("\n");
+
+/** The processes whose command line contains `marker` (read from /proc; the test's own pgrep would match itself). */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const p of readdirSync("/proc")) {
+    if (!/^\d+$/.test(p) || Number(p) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0").join(" ").includes(marker)) found.push(Number(p));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/**
+ * Registers the scenarios for one built-in agent plugin.
+ * @param agent "claude" or "codex"
+ * @param sleepMarker a number no other test uses, for the long shell command (found in the process table)
+ */
+export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number): void {
+  const program = agent;
+  const skip = agentsMissing([program]);
+  const dir = tempDir(`aa-${agent}-cli-`);
+  const project = join(dir, "project");
+  let model: FakeModel;
+  let env: Record<string, string> = {};
+  let hub: ChildProcess | null = null;
+  let url = "";
+  let owner = "";
+  let sourceKey = "";
+  const fresh = new Map<string, number>(); // scenario → fresh conversations seen
+
+  const shell = (command: string): Reply =>
+    agent === "claude" ? { tool: "Bash", input: { command, description: "run it" } } : { tool: "exec_command", input: { cmd: command } };
+
+  /** The fake model's behaviour: from the scenario marker in the prompt and what the conversation holds. */
+  function script(turn: Turn): Reply {
+    const scenario = /SCENARIO:(\w+)/.exec(turn.allUser)?.[1] ?? "none";
+    const resumed = (turn.allUser.match(/SCENARIO:\w+/g) ?? []).length >= 2;
+    if (turn.toolResult !== null) return { text: `Done: the command ran (${scenario})` };
+    if (turn.lastUser.includes("could not be read")) return { text: "Done: rewrote the receipt\n```agent-autoloop\n{\"notice\":[{\"title\":\"Rewritten\",\"text\":\"the receipt was rewritten\"}]}\n```" };
+    if (!resumed) fresh.set(scenario, (fresh.get(scenario) ?? 0) + 1);
+    switch (scenario) {
+      case "ask":
+        return resumed ? { text: "Done: migrated to the chosen database" } : { text: askReceipt };
+      case "rewrite":
+        return { text: "Done: all good\n```agent-autoloop\n{\"notice\": [ this is not json\n```" };
+      case "lost":
+        return fresh.get("lost")! >= 2 ? { text: "Done: started over on a new session" } : { text: askReceipt };
+      case "stop":
+        // Claude Code 2.1.332 blocks long sleeps ("Blocked: standalone sleep 9871", also when followed by other
+        // commands), and asks approval for `node -e` below access "full" (so this rule's agent has "full")
+        return shell(`node -e "setTimeout(() => {}, ${sleepMarker}e3)"`);
+      case "kill":
+        return shell(`sleep 4 && echo slept-${sleepMarker + 1}`);
+      default:
+        return { text: "Nothing to do: unknown scenario" };
+    }
+  }
+
+  function cli(...args: string[]): string {
+    return execFileSync(process.execPath, [bin, ...args], { env: { ...env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" }).trim();
+  }
+
+  async function startHub(): Promise<void> {
+    const child = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    hub = child;
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (out += d));
+    url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 15_000, `the hub to listen (output: ${out})`))!;
+  }
+
+  async function ownerGet(path: string): Promise<any> {
+    return (await fetch(url + path, { headers: { authorization: `Bearer ${owner}` } })).json();
+  }
+
+  async function post(type: string): Promise<void> {
+    const res = await fetch(`${url}/v1/events`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${sourceKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ id: `${type}-1`, type }),
+    });
+    assert.equal(res.status, 200, await res.text());
+  }
+
+  /** The runs of one rule, oldest first, once `done(runs)` holds. */
+  async function runsOf(rule: string, done: (runs: any[]) => boolean, ms = 90_000): Promise<any[]> {
+    let seen: any[] = [];
+    try {
+      return (await until(async () => {
+        seen = ((await ownerGet("/v1/state")).runs as any[]).filter((r) => r.rule === rule).reverse();
+        return done(seen) ? seen : null;
+      }, ms, `runs of ${rule}`))!;
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; last seen: ${JSON.stringify(seen)}`);
+    }
+  }
+
+  /** Deletes the CLI's stored sessions, as if they had been cleaned up (Claude Code: ~/.claude/projects; Codex: CODEX_HOME/sessions). */
+  function forgetSessions(): void {
+    const where = agent === "claude" ? join(env.HOME!, ".claude", "projects") : join(env.CODEX_HOME!, "sessions");
+    assert.ok(existsSync(where), `${where} exists before it is deleted`);
+    rmSync(where, { recursive: true, force: true });
+  }
+
+  before(async () => {
+    if (skip) return;
+    model = await startFakeModel(script);
+    mkdirSync(project, { recursive: true });
+    env = { ...(process.env as Record<string, string>), ...agentEnv(model.url, dir), AGENT_AUTOLOOP_HOME: join(dir, "aa"), AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" };
+    cli("init");
+    const scenarios = ["ask", "rewrite", "lost", "stop", "kill"];
+    writeFileSync(join(dir, "aa", "rules.json"), JSON.stringify({
+      timezone: "UTC",
+      sources: { lab: { name: "Lab" } },
+      agents: { [agent]: { worker: "local", use: agent }, full: { worker: "local", use: agent, access: "full" } },
+      channels: { file: {} },
+      rules: scenarios.map((s) => ({ name: s, when: { source: "lab", types: [`${s}.*`] }, to: s === "stop" ? "full" : agent, cwd: project, prompt: `SCENARIO:${s}` })),
+    }, null, 2));
+    const config = JSON.parse(readFileSync(join(dir, "aa", "config.json"), "utf8"));
+    config.channels = { file: config.channels.file };
+    writeFileSync(join(dir, "aa", "config.json"), JSON.stringify(config));
+    owner = config.owner;
+    url = "http://127.0.0.1:1"; // no hub yet: key new writes the key locally
+    sourceKey = cli("key", "new", "source", "lab");
+    await startHub();
+  });
+
+  after(async () => {
+    hub?.kill("SIGKILL");
+    for (const pid of processesWith(dir)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+    await model?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const served = () => model.served.length;
+
+  test(`${agent}: asks, the owner answers, the same session resumes and finishes; usage per launch`, { skip: skip ?? false }, async () => {
+    const before = served();
+    await post("ask.opened");
+    const [first] = await runsOf("ask", (r) => r[0]?.state === "waiting" || r[0]?.state === "done");
+    assert.equal(first.summary, "Needs you: which database should the migration target?");
+    assert.equal(served() - before, 1, "one model reply in the first launch");
+    assert.match(first.session, /^[0-9a-f-]{36}$/);
+    const card = ((await ownerGet("/v1/state")).cards as any[]).find((c) => c.title === "Pick the database");
+    assert.ok(card, "the question card is open");
+    assert.deepEqual(card.options, ["Postgres", "SQLite"]);
+    assert.equal(cli("answer", String(card.id), "1"), `card ${card.id}: answered — Pick the database`);
+    const runs = await runsOf("ask", (r) => r.length === 2 && r[1].state === "done");
+    assert.equal(runs[1].summary, "Done: migrated to the chosen database");
+    assert.equal(runs[1].session, first.session, "the answer resumed the asking session");
+    assert.equal(served() - before, 2, "one model reply in the resumed launch");
+    // each launch reports its own tokens, not the session's running total
+    const perLaunch = { input: replyTokens.input, output: replyTokens.output };
+    for (const r of runs) assert.deepEqual({ input: r.usage.input, output: r.usage.output }, perLaunch);
+    if (agent === "claude") {
+      assert.ok(runs[0].usage.cost > 0, "Claude Code reports a cost");
+      assert.equal(runs[1].usage.cost.toFixed(8), runs[0].usage.cost.toFixed(8), "the resumed launch's own cost, not the session total");
+    } else {
+      assert.equal(runs[1].usage.cost, undefined, "Codex reports no cost");
+    }
+    const status = cli("status");
+    const tokens = replyTokens.input + replyTokens.output;
+    const lines = status.split("\n").filter((l) => l.includes(`· ${tokens} tokens`));
+    assert.equal(lines.length, 2, `two runs with ${tokens} tokens each in:\n${status}`);
+  });
+
+  test(`${agent}: a malformed receipt is written again on the same session`, { skip: skip ?? false }, async () => {
+    const before = served();
+    await post("rewrite.opened");
+    const [run] = await runsOf("rewrite", (r) => r[0]?.state === "done");
+    assert.equal(run.summary, "Done: all good", "the business outcome of the first message stands");
+    assert.equal(served() - before, 2, "the first reply and the rewrite");
+    const notice = ((await ownerGet("/v1/state")).cards as any[]).find((c) => c.title === "Rewritten");
+    assert.ok(notice, "the rewritten receipt's notice became a card");
+    assert.deepEqual({ input: run.usage.input, output: run.usage.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
+  });
+
+  test(`${agent}: a session that no longer exists opens a new one`, { skip: skip ?? false }, async () => {
+    await post("lost.opened");
+    const [first] = await runsOf("lost", (r) => r[0]?.state === "waiting" || r[0]?.state === "done");
+    assert.equal(first.summary, "Needs you: which database should the migration target?");
+    forgetSessions();
+    const card = ((await ownerGet("/v1/state")).cards as any[]).find((c) => c.title === "Pick the database" && c.state === "open");
+    assert.ok(card, "the question card is open");
+    cli("answer", String(card.id), "0");
+    const runs = await runsOf("lost", (r) => r.length === 2 && r[1].state === "done");
+    assert.equal(runs[1].summary, "Done: started over on a new session");
+    assert.match(runs[1].session, /^[0-9a-f-]{36}$/);
+    assert.notEqual(runs[1].session, first.session, "a new session");
+  });
+
+  test(`${agent}: stopping a run in the middle of a tool call leaves no process behind`, { skip: skip ?? false }, async () => {
+    const marker = `${sleepMarker}e3`;
+    await post("stop.opened");
+    await until(() => processesWith(marker).length > 0, 90_000, `the model's command (${marker}) to run`);
+    const [run] = await runsOf("stop", (r) => r[0]?.state === "running");
+    const ldirs = readdirSync(join(dir, "aa", "worker", "runs", `${run.id}-1`)).filter((d) => /^\d+$/.test(d));
+    const pids = readPids(join(dir, "aa", "worker", "runs", `${run.id}-1`, ldirs[0]!));
+    assert.ok(pids && groupAlive(pids.pgid), "the launch's process group runs");
+    assert.equal(cli("stop", String(run.id)), `run ${run.id}: stopping`);
+    await runsOf("stop", (r) => r[0]?.state === "cancelled", 30_000);
+    assert.deepEqual(processesWith(marker), [], "the tool's command is gone");
+    assert.equal(groupAlive(pids!.pgid), false, "the whole process group is gone");
+  });
+
+  test(`${agent}: the worker killed with SIGKILL mid-run and restarted still reports the result`, { skip: skip ?? false }, async () => {
+    await post("kill.opened");
+    await until(() => processesWith(`slept-${sleepMarker + 1}`).length > 0, 90_000, "the model's command to run");
+    hub!.kill("SIGKILL");
+    await new Promise((r) => hub!.once("exit", r));
+    await startHub();
+    const [run] = await runsOf("kill", (r) => r[0]?.state === "done");
+    assert.equal(run.summary, "Done: the command ran (kill)");
+    assert.deepEqual({ input: run.usage.input, output: run.usage.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
+  });
+}
