@@ -5,7 +5,7 @@
 import { test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, existsSync } from "node:fs";
+import { mkdirSync, readFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hubFixture, baseRules, until, tempDir, type Fixture, untilLatestRun } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
@@ -141,4 +141,47 @@ test("a worker restarted in the middle of a run picks it up and reports the resu
   const st = await untilLatestRun(fx, "done");
   assert.equal(st.runs[0].summary, "Done: slow work");
   assert.ok(existsSync(join(fx.home.worker, "runs", "1-1", "submitted")));
+});
+
+/** Installs an agent plugin into the hub home's plugins folder and points rule "alerts" at it. */
+async function setupPlugin(name: string, source: string) {
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: name } } };
+  const fx = await hubFixture(rules);
+  f = fx;
+  mkdirSync(join(fx.home.plugins, name), { recursive: true });
+  writeFileSync(join(fx.home.plugins, name, "agent.mjs"), source);
+  return fx;
+}
+
+test("a plugin whose read() throws: the agent keeps running to its end, then the run is 'not run' (retried later)", async () => {
+  const marker = join(tempDir(), "ran-to-the-end");
+  const fx = await setupPlugin("throwing", `export default {
+    command: () => ["node", "-e", ${JSON.stringify(`setTimeout(() => require("fs").writeFileSync(${JSON.stringify(marker)}, "yes"), 800)`)}],
+    read() { throw new Error("cannot read this output"); },
+  };`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  const run = await until(async () => {
+    const r = (await state(fx)).runs[0];
+    return r?.failures === 1 && r;
+  }, 15_000, "the run to fail once");
+  assert.equal(existsSync(marker) && readFileSync(marker, "utf8"), "yes", `the process ran to its end (run: ${JSON.stringify(run)})`);
+  assert.equal(run.state, "waiting");
+  assert.equal(run.error, "plugin throwing: invalid");
+});
+
+test("a plugin that says finished while the process stays: the group is stopped after the grace period", async () => {
+  const fx = await setupPlugin("lingering", `export default {
+    command: () => ["node", "-e", "console.log('FINAL'); setInterval(() => {}, 1000)"],
+    read: (stdout, code) => stdout.includes("FINAL") ? { started: true, finished: true, text: "Done: said it and lingered" } : { started: true },
+  };`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 2, home: fx.home, lang: "en", finishedGraceMs: 300 });
+  workers.push(w);
+  void w.run();
+  const st = await untilLatestRun(fx, "done");
+  assert.equal(st.runs[0].summary, "Done: said it and lingered");
+  const pids = readPids(join(fx.home.worker, "runs", "1-1", "1"))!;
+  assert.equal(groupAlive(pids.pgid), false, "the lingering process group is gone");
+  assert.equal(readExit(join(fx.home.worker, "runs", "1-1", "1"))!.signal, "SIGTERM");
 });

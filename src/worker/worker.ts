@@ -33,6 +33,8 @@ export interface WorkerOptions {
   log?: (line: string) => void;
   /** Extra environment variable names passed to agents (config.json worker.env). */
   allowEnv?: string[];
+  /** How long a launch may stay after its plugin said `finished` before its group is stopped, in ms (default 30 s). */
+  finishedGraceMs?: number;
 }
 
 interface Active {
@@ -324,7 +326,7 @@ export class Worker {
         await this.client.started(job.run, job.token, { session: r.session, link }).catch(() => {});
       }
       if (r?.finished && finishedAt === null) finishedAt = Date.now();
-      if (finishedAt !== null && Date.now() - finishedAt > finishedGraceMs) stop();
+      if (finishedAt !== null && Date.now() - finishedAt > (this.opts.finishedGraceMs ?? finishedGraceMs)) stop();
       await sleep(watchIntervalMs);
     }
   }
