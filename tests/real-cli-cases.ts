@@ -62,6 +62,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
   let url = "";
   let owner = "";
   let sourceKey = "";
+  let hubOutput = ""; // everything the hub processes printed, shown when a wait times out
   const fresh = new Map<string, number>(); // scenario → fresh conversations seen
 
   const shell = (command: string): Reply =>
@@ -100,8 +101,8 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const child = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
     hub = child;
     let out = "";
-    child.stdout!.on("data", (d) => (out += d));
-    child.stderr!.on("data", (d) => (out += d));
+    child.stdout!.on("data", (d) => ((out += d), (hubOutput += d)));
+    child.stderr!.on("data", (d) => ((out += d), (hubOutput += d)));
     url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 15_000, `the hub to listen (output: ${out})`))!;
   }
 
@@ -127,7 +128,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
         return done(seen) ? seen : null;
       }, ms, `runs of ${rule}`))!;
     } catch (e) {
-      throw new Error(`${(e as Error).message}; last seen: ${JSON.stringify(seen)}`);
+      throw new Error(`${(e as Error).message}; last seen: ${JSON.stringify(seen)}; hub output: ${hubOutput.slice(-3000)}`);
     }
   }
 
@@ -163,7 +164,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
 
   after(async () => {
     hub?.kill("SIGKILL");
-    for (const pid of processesWith(dir)) {
+    for (const pid of [...processesWith(dir), ...processesWith(`${sleepMarker}e3`), ...processesWith(`slept-${sleepMarker + 1}`)]) {
       try {
         process.kill(pid, "SIGKILL");
       } catch {

@@ -238,3 +238,19 @@ test("a long poll decided in the same commit group as the event it waits for sti
   assert.equal((d.body as any).job?.run, 1);
   assert.ok(Date.now() - t0 < 10_000, "answered at once, not after the 20 s wait");
 });
+
+test("a newer poll with the same claim id supersedes a held one, which then never claims (its token would replace the live one)", async () => {
+  // A worker that aborted its poll asks again with the same claim id at once; the hub may not have seen the first
+  // connection close yet. Were both held, the stale one could claim after the live one and invalidate its token.
+  const stale = work("c-same", "&wait=20");
+  await new Promise((r) => setTimeout(r, 200));
+  const live = work("c-same", "&wait=20");
+  const first = await Promise.race([stale, new Promise((r) => setTimeout(() => r("still held"), 3000))]);
+  assert.deepEqual(first, { status: 200, body: { job: null, cancel: [] } }, "the older poll is answered, with no job");
+  await new Promise((r) => setTimeout(r, 200));
+  await event("e1");
+  const got = await live;
+  assert.equal(got.body.job.run, 1);
+  const started = await f.call("POST", "/v1/runs/1/started", got.body.job.token, {});
+  assert.equal(started.status, 200, "the live poll's token is the valid one");
+});

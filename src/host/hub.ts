@@ -23,8 +23,12 @@ export type Committed = Decision & { committed: Fact[] };
 
 interface Waiter {
   keyHash: string;
+  /** The claim id of a held `GET /v1/work`, null for other polls. */
+  claim: string | null;
   wake: () => void;
   gone: (status: number, error: string) => void;
+  /** Answers the poll with its last decision at once; it will not decide again. */
+  supersede: () => void;
 }
 
 export interface HubOptions {
@@ -204,6 +208,12 @@ export class Hub {
   async poll(input: Extract<Input, { kind: "work" | "cardsNext" }>, waitMs: number, signal?: AbortSignal): Promise<Committed> {
     const caller = input.keyHash ? callerOf(this.store.view, input.keyHash) : undefined;
     const key = caller ? (caller.kind === "worker" ? `worker:${caller.name}` : `channel:${caller.name}`) : "";
+    // A worker asks again with the same claim id when it lost the answer (or aborted its poll). An older poll of
+    // that claim still held here (its closed connection not noticed yet) must not claim after this one: a repeated
+    // claim issues a new token, which would replace the one this poll hands out.
+    if (input.kind === "work") {
+      for (const w of [...(this.waiters.get(key) ?? [])]) if (w.claim === input.claim && w.keyHash === input.keyHash) w.supersede();
+    }
     let first: Committed;
     // A wake committed in the same group as this poll's decision fires before the poll waits: decide again then.
     for (let i = 0; ; i++) {
@@ -238,6 +248,7 @@ export class Hub {
         try {
           do {
             again = false;
+            if (signal?.aborted) return finish(last); // the client went away: never claim for nobody
             last = await this.submit(input);
             if (!last.park) return finish(last);
           } while (again && !done);
@@ -249,8 +260,10 @@ export class Hub {
       };
       const waiter: Waiter = {
         keyHash: input.keyHash!,
+        claim: input.kind === "work" ? input.claim : null,
         wake: () => void retry(),
         gone: (status, error) => finish({ status, body: { error }, facts: [], committed: [] }),
+        supersede: () => finish(last),
       };
       const onAbort = () => finish(last);
       const timeout = setTimeout(() => finish(last), waitMs);
