@@ -9,7 +9,7 @@ import { hubFixture, baseRules, until, type Fixture } from "./helpers.js";
 import { startFakeFeishu, fakeAppId, fakeTenantToken, type FakeFeishu, type Recorded } from "./fake-feishu.js";
 import { newKey } from "../src/host/home.js";
 import { runChannel } from "../src/host/channels.js";
-import { parseOptions, sendUuid } from "../plugins/feishu/channel.js";
+import { feishuUuidMaxChars, parseOptions, sendUuid } from "../plugins/feishu/channel.js";
 import { feishuCard, readPress } from "../plugins/feishu/card.js";
 import type { ChannelCardView } from "../src/protocol/client.js";
 
@@ -266,5 +266,6 @@ test("in Chinese: 仅告知 before an fyi title, the 已处理 button, 推荐 on
     assert.deepEqual(readPress(odd, "open_id"), { problem: "feishu.badPress" });
   }
   assert.deepEqual(readPress({ action: { value: { card: "3", choice: "0" } }, open_message_id: "om_1", operator: { user_id: "u1" } }, "user_id"), { card: 3, choice: 0, by: "u1", ref: "om_1" });
-  assert.equal(sendUuid({ id: 2 ** 53 - 1, at: "2026-11-30T00:00:00.000Z" }, 2 ** 53 - 1).length <= 50, true);
+  assert.equal(sendUuid({ id: 2 ** 53 - 1, at: "2026-11-30T00:00:00.000Z" }, 2 ** 53 - 1).length <= feishuUuidMaxChars, true);
+  assert.equal(sendUuid({ id: 4, at: "not a time" }), "aa-4-0");
 });

@@ -33,7 +33,7 @@ import { answererIdTypes, choiceLabel, feishuCard, readPress, type AnswererIdTyp
 export const feishuCallTimeoutMs = 15_000;
 /** How many times one send is made when its answer is lost (the same `uuid` each time, so Feishu posts it once). */
 export const feishuSendAttemptsMax = 2;
-/** Feishu keeps a message's `uuid` at most this long, in characters (im/v1/messages create). */
+/** The longest `uuid` Feishu takes on a new message, in characters (im/v1/messages create). */
 export const feishuUuidMaxChars = 50;
 
 /** Whom the messages go to, as Feishu's `receive_id_type` names it. */
@@ -110,7 +110,10 @@ function inferReceiveIdType(id: string): ReceiveIdType | null {
  */
 export function sendUuid(card: Pick<ChannelCardView, "id" | "at">, version?: number): string {
   const born = Date.parse(card.at);
-  return `aa-${card.id}-${Number.isFinite(born) ? born.toString(36) : "0"}${version === undefined ? "" : `-v${version}`}`;
+  const uuid = `aa-${card.id}-${Number.isFinite(born) ? born.toString(36) : "0"}${version === undefined ? "" : `-v${version}`}`;
+  // Card ids and versions are safe integers, so this holds; a longer key would be refused by Feishu on every send.
+  if (uuid.length > feishuUuidMaxChars) throw new Error(`feishu channel: the message key ${uuid} is longer than ${feishuUuidMaxChars} characters`);
+  return uuid;
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: string; lost: boolean };
@@ -153,6 +156,10 @@ const timedOut = Symbol("timed out");
 /** The SDK logs whole requests and errors (app secret included) on its own; all of that is dropped. */
 const quiet = { error() {}, warn() {}, info() {}, debug() {}, trace() {} };
 
+/**
+ * The channel (plugins.md 通道插件): checks its options, opens the long connection for button presses, then sends and
+ * patches cards until `signal` aborts. Returns then; throws only for options that cannot work (see `parseOptions`).
+ */
 export default async function feishuChannel({ hub, options, log, signal, secret }: ChannelArgs): Promise<void> {
   const lang = langFromEnv(process.env);
   const o = parseOptions(options, secret, lang);

@@ -170,7 +170,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     worker = new Worker({ url, key: config.worker.key, name: config.worker.name, capacity: config.worker.capacity, home, lang: opts.lang, log });
     workerDone = worker.run().catch((e: Error) => log(`worker: ${e.message}`));
   }
-  const secrets = Object.keys(config.channels).length > 0 ? readSecrets(home) : {};
+  const secrets = readSecrets(home); // each channel gets its own AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>
   const channelsDone = Object.entries(config.channels).map(([name, ch]) =>
     runChannel(name, ch, url, home.plugins, ac.signal, log, opts.channelRestartMs, secrets).catch((e: Error) => log(`channel ${name}: ${e.message}`)),
   );
