@@ -139,7 +139,8 @@ test("a press by someone else, on another message or that cannot be read is refu
   for (const [value, operator, toast] of refusals) {
     assert.deepEqual(await fake.press(ref, value, operator), { code: 200, result: { toast: { type: "error", content: toast } } });
   }
-  assert.equal(f.seq(), seq, "no fact was written");
+  // The channel's own polls may be recorded (once a minute); nothing else is.
+  assert.deepEqual(f.running.hub.store.factsAfter(seq, 1000).filter((x) => x.kind !== "heartbeat"), [], "no fact was written");
   assert.deepEqual([(await ownerCard(q.id)).state, (await ownerCard(q.id)).by], ["open", null]);
   assert.equal(since(from, "PATCH", `/open-apis/im/v1/messages/${ref}`).length, 0);
   for (const c of [q, other]) await f.call("POST", `/v1/cards/${c.id}/resolve`, f.keys.owner, {});
