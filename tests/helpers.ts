@@ -43,7 +43,7 @@ export interface Fixture {
   close(): Promise<void>;
 }
 
-/** Starts a hub alone (no local worker or channel) with keys of every kind registered. */
+/** Starts a hub (alone unless `config` names a worker or channels) with keys of every kind registered. */
 export async function hubFixture(rules: unknown = baseRules, config: Partial<Config> = {}, secrets = ""): Promise<Fixture> {
   const dir = tempDir();
   const home = homePaths(dir);
@@ -60,6 +60,8 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
     { kind: "channel", name: "ch1", key: keys.channel },
     { kind: "channel", name: "ch2", key: keys.channel2 },
     { kind: "owner", name: "owner", key: keys.owner },
+    // channels that `serve` runs from config.json use their own keys
+    ...Object.entries(config.channels ?? {}).map(([name, ch]) => ({ kind: "channel" as const, name, key: ch.key })),
   ], "en");
   writeFileSync(home.rules, typeof rules === "string" ? rules : JSON.stringify(rules, null, 2));
   if (secrets) writeFileAtomic(home.secrets, secrets);

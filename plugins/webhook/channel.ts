@@ -8,7 +8,8 @@
  *
  * Options (config.json): `url`, and `platform` or `body`.
  */
-import { eachCard } from "../../src/host/channels.js";
+import { cardHeading, eachCard } from "../../src/host/channels.js";
+import { langFromEnv } from "../../src/i18n/messages.js";
 
 interface Card {
   id: number; version: number; ref: string | null; kind: "ask" | "notice"; fyi: boolean; state: string;
@@ -30,10 +31,10 @@ export const wecomMaxBytes = 2048;
 /** Discord messages: at most 2000 characters. */
 export const discordMaxChars = 2000;
 
-const zh = /^zh/i.test(process.env.AGENT_AUTOLOOP_LANG || process.env.LANG || "");
-const words = zh
-  ? { open: "打开链接", handle: "点击处理", recommended: "推荐", answerHint: "回答：agent-autoloop answer", fyi: "仅告知" }
-  : { open: "Open link", handle: "Answer here", recommended: "recommended", answerHint: "Answer: agent-autoloop answer", fyi: "FYI" };
+const lang = langFromEnv(process.env);
+const words = lang === "zh"
+  ? { open: "打开链接", handle: "点击处理", recommended: "推荐", answerHint: "回答：agent-autoloop answer" }
+  : { open: "Open link", handle: "Answer here", recommended: "recommended", answerHint: "Answer: agent-autoloop answer" };
 
 /**
  * WeCom: link markup and angle brackets in card text are shown as they are (full-width), never as links, tags or
@@ -54,7 +55,7 @@ export function slackLiteral(s: string): string {
 
 export function renderText(card: Card, platform: string | undefined): string {
   const lit = platform === "wecom" ? wecomLiteral : platform === "slack" ? slackLiteral : (s: string) => s;
-  const head = `${card.fyi ? `[${words.fyi}] ` : ""}${lit(card.title)}${card.rule ? ` · ${lit(card.rule)}` : ""}`;
+  const head = cardHeading(card, lang, lit);
   const lines = [platform === "wecom" ? `**${head}**` : head];
   if (card.text) lines.push(lit(card.text));
   const hasOptions = card.kind === "ask" && card.options.length > 0;

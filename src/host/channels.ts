@@ -6,7 +6,8 @@
 import { HubClient, type ChannelCardView } from "../protocol/client.js";
 import { loadPlugin } from "./plugins.js";
 import { channelRestartDelayMs } from "../kernel/limits.js";
-import type { ChannelConfig } from "./home.js";
+import { secretsEnvName, type ChannelConfig } from "./home.js";
+import { t, type Lang } from "../i18n/messages.js";
 
 /** What a channel plugin calls (protocol.md 通道). */
 export interface ChannelHub {
@@ -22,6 +23,8 @@ export interface ChannelArgs {
   options: Record<string, unknown> & { name: string };
   log: (line: string) => void;
   signal: AbortSignal;
+  /** The channel's secret from secrets.env, `AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>` (name as in `secretsEnvName`), or null. */
+  secret: string | null;
 }
 
 export type ChannelPlugin = (args: ChannelArgs) => Promise<void>;
@@ -40,18 +43,20 @@ export function channelHub(url: string, key: string, signal: AbortSignal): Chann
 /**
  * Runs one configured channel until `signal` aborts, restarting it 30 s after it returns or throws.
  * @param restartDelayMs overridable for tests.
+ * @param secrets the variables of secrets.env; the channel gets only its own, `AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>`.
  */
 export async function runChannel(
   name: string, config: ChannelConfig, url: string, pluginsDir: string, signal: AbortSignal,
-  log: (line: string) => void, restartDelayMs = channelRestartDelayMs,
+  log: (line: string) => void, restartDelayMs = channelRestartDelayMs, secrets: Record<string, string> = {},
 ): Promise<void> {
   const { key, use, ...rest } = config;
   const options = { ...rest, name };
+  const secret = secrets[`AGENT_AUTOLOOP_CHANNEL_SECRET_${secretsEnvName(name)}`] ?? null;
   const say = (line: string) => log(`channel ${name}: ${line}`);
   while (!signal.aborted) {
     try {
       const plugin = await loadPlugin<ChannelPlugin>("channel", use, pluginsDir);
-      await plugin({ hub: channelHub(url, key, signal), options, log: say, signal });
+      await plugin({ hub: channelHub(url, key, signal), options, log: say, signal, secret });
       if (!signal.aborted) say("returned; restarting in 30 s");
     } catch (e) {
       if (signal.aborted) break;
@@ -85,4 +90,15 @@ export async function eachCard<C>(
     }
     if (card) await handle(card);
   }
+}
+
+/**
+ * The first line of a card on a chat channel (protocol.md 通道模板与命令行示例): `[仅告知] ` / `[FYI] ` for fyi notices,
+ * the title, then ` · ` and the rule that made the card. `literal` makes the title and rule safe for the platform's
+ * markup (identity by default).
+ */
+export function cardHeading(
+  card: { fyi: boolean; title: string; rule: string | null }, lang: Lang, literal: (s: string) => string = (s) => s,
+): string {
+  return `${card.fyi ? `[${t(lang, "channel.fyi")}] ` : ""}${literal(card.title)}${card.rule ? ` · ${literal(card.rule)}` : ""}`;
 }

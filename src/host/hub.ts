@@ -5,7 +5,7 @@
 import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import { Store } from "./store.js";
 import type { Home } from "./home.js";
-import { readMasterKey, readSecrets } from "./home.js";
+import { readMasterKey, readSecrets, secretsEnvName } from "./home.js";
 import { callerOf, nextDeadline, nextOfferAt } from "../kernel/decide.js";
 import type { Decision, Env, Fact, Input } from "../kernel/types.js";
 import { parseRules } from "../kernel/rules.js";
@@ -115,7 +115,7 @@ export class Hub {
 
   /** The webhook secret of a source: AGENT_AUTOLOOP_SECRET_<SOURCE> from secrets.env (read at start), or null. */
   secret(source: string): string | null {
-    return this.secrets[`AGENT_AUTOLOOP_SECRET_${source.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`] ?? null;
+    return this.secrets[`AGENT_AUTOLOOP_SECRET_${secretsEnvName(source)}`] ?? null;
   }
 
   /** Sets the base of card links; trailing slashes are dropped so links have one `/` before `c/`. */

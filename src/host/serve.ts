@@ -8,7 +8,7 @@ import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Hub } from "./hub.js";
 import { createApp } from "./http.js";
-import { initHome, readConfig, readMasterKey, ownerKeyName, type Config, type Home } from "./home.js";
+import { initHome, readConfig, readMasterKey, readSecrets, ownerKeyName, type Config, type Home } from "./home.js";
 import { runChannel } from "./channels.js";
 import { Worker } from "../worker/worker.js";
 import { Store } from "./store.js";
@@ -170,8 +170,9 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     worker = new Worker({ url, key: config.worker.key, name: config.worker.name, capacity: config.worker.capacity, home, lang: opts.lang, log });
     workerDone = worker.run().catch((e: Error) => log(`worker: ${e.message}`));
   }
+  const secrets = readSecrets(home); // each channel gets its own AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>
   const channelsDone = Object.entries(config.channels).map(([name, ch]) =>
-    runChannel(name, ch, url, home.plugins, ac.signal, log, opts.channelRestartMs).catch((e: Error) => log(`channel ${name}: ${e.message}`)),
+    runChannel(name, ch, url, home.plugins, ac.signal, log, opts.channelRestartMs, secrets).catch((e: Error) => log(`channel ${name}: ${e.message}`)),
   );
   let closing: Promise<void> | null = null;
   return {
