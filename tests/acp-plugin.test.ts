@@ -4,15 +4,19 @@
  * 0.16.0, tests/fixtures/acp) and transcripts constructed for the failure paths, what `read` makes of its output,
  * and whole hub runs with the real claude-agent-acp adapter against the fake model server.
  */
-import { test, describe, afterEach } from "node:test";
+import { test, describe, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import plugin, { bridgeScript } from "../plugins/acp/agent.js";
 import { choosePermission, insideFolder, physicalPath } from "../plugins/acp/permission.js";
 import { TurnLog } from "../plugins/acp/turn.js";
-import { engine, tempDir } from "./helpers.js";
+import { engine, tempDir, hubFixture, baseRules, until, type Fixture } from "./helpers.js";
+import { startFakeModel, type FakeModel } from "./fake-model.js";
+import { agentsMissing, pointAgentsAt } from "./real-agents.js";
+import { Worker } from "../src/worker/worker.js";
+import { groupAlive } from "../src/worker/supervise.js";
 
 const fixtures = join(engine, "tests", "fixtures", "acp");
 const replayAgent = join(fixtures, "replay-agent.mjs");
@@ -144,7 +148,7 @@ describe("the turn's reply and cost from session updates", () => {
     assert.deepEqual(log.toolFacts("nope"), {});
     log.update(null);
     log.update({ sessionUpdate: "agent_message_chunk", content: { type: "image", data: "…" } });
-    log.update({ sessionUpdate: "usage_update", used: 1, size: 2, cost: { amount: 0.5, currency: "EUR" } });
+    log.update({ sessionUpdate: "usage_update", cost: { amount: 0.5, currency: "EUR" } });
     assert.equal(log.cost(), undefined, "only USD counts");
     log.update({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "failed" });
     say("   ");
@@ -174,7 +178,7 @@ async function bridge(transcript: string, index: number, o: { access?: string; r
 }
 
 /** Writes a constructed transcript (agent processes separated by an "exit" entry). */
-function transcript(...processes: { dir: string; msg?: unknown; text?: string; code?: number }[][]): string {
+function transcript(...processes: object[][]): string {
   const file = join(tempDir("aa-acp-tr-"), "t.jsonl");
   writeFileSync(file, processes.map((p) => p.map((e) => JSON.stringify(e)).join("\n")).join('\n{"dir":"exit","msg":{}}\n') + "\n");
   return file;
@@ -298,5 +302,196 @@ const missing = await bridge("", 0, { resume: "s-old", agent: ["no-such-acp-agen
     )]), 0, { access: "edit" });
     assert.deepEqual(refusedThenCancelled.sent.find((m) => m.id === 0 && !m.method).result, { outcome: { outcome: "selected", optionId: "cancel" } }, "a request carrying only the id is judged by the kind announced before");
     assert.deepEqual(read(refusedThenCancelled), { started: true, finished: true, session: "s-1", error: "the agent stopped its turn: cancelled (after a refused permission request: npm test: access edit does not allow execute)" });
+  });
+});
+
+describe("the plugin's command line and reading", () => {
+  test("the bridge runs the rule's command; the prompt goes in a file, not on the command line", () => {
+    const folder = tempDir("aa-acp-cmd-");
+    const turn = { prompt: "secret-ish prompt text", session: null, resume: null, cwd: "/w", access: "edit" as const, model: "m", effort: "high", command: ["claude-agent-acp", "--flag"], program: null, contextFile: join(folder, "context.json"), folder };
+    const argv = plugin.command(turn);
+    const promptFile = argv[5]!;
+    assert.deepEqual(argv, [process.execPath, bridgeScript, "--access", "edit", "--prompt-file", promptFile, "--", "claude-agent-acp", "--flag"]);
+    assert.equal(readFileSync(promptFile, "utf8"), "secret-ish prompt text");
+    assert.ok(promptFile.startsWith(folder + "/acp-prompt-"));
+    assert.ok(!argv.some((a) => a.includes("secret-ish")), "the prompt is not visible in process listings");
+    assert.deepEqual(plugin.command({ ...turn, resume: "s-9", access: "full", program: "/opt/acp" }).slice(2),
+      ["--access", "full", "--prompt-file", promptFile, "--resume", "s-9", "--", "/opt/acp", "--flag"]);
+    assert.throws(() => plugin.command({ ...turn, command: null }), /^Error: agent\.command is required for use: acp/);
+  });
+
+  test("read: output still being written, a bridge that died, a bad argument list", () => {
+    assert.deepEqual(plugin.read("", null, ""), { started: false });
+    assert.deepEqual(plugin.read('{"acp":"agent"}\n{"acp":"session","session":"s-2","via":"new"}\n{"acp":"pro', null, ""), { started: true, session: "s-2" });
+    assert.deepEqual(plugin.read("", 1, "Error: Cannot find module '@agentclientprotocol/sdk'\n"), { started: true, error: "Error: Cannot find module '@agentclientprotocol/sdk'" });
+    assert.deepEqual(plugin.read("", 137, ""), { started: true, error: "the acp bridge exited with code 137 and said nothing" });
+    assert.deepEqual(plugin.read('{"acp":"failed","error":"acp bridge: --access read|edit|full is required"}\n', 2, ""), { started: true, finished: true, error: "acp bridge: --access read|edit|full is required" });
+    assert.deepEqual(plugin.read('not json\n{"acp":"end","stopReason":"end_turn","text":"Done","usage":{"input":-1,"output":"x","cost":0.5}}\n', 0, ""), { started: true, finished: true, text: "Done", usage: { cost: 0.5 } });
+  });
+
+  test("check: the bridge must be built and the agent needs a command", () => {
+    assert.equal(plugin.check!({ program: null, command: ["claude-agent-acp"] }), null);
+    assert.equal(plugin.check!({ program: null, command: null }), 'agent.command is required for use: acp (the ACP agent to start, for example ["claude-agent-acp"])');
+  });
+});
+
+/** Process ids whose command line contains `pattern`. */
+function processes(pattern: string): string[] {
+  try {
+    return execFileSync("pgrep", ["-f", pattern], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+const missing = agentsMissing(["claude-agent-acp"]);
+
+describe("hub runs with the real claude-agent-acp adapter and the fake model", { skip: missing ?? false }, () => {
+  let model: FakeModel;
+  let f: Fixture | null = null;
+  let worker: Worker | null = null;
+  let work = "";
+  before(async () => {
+    model = await startFakeModel(() => ({ text: "Nothing to do: no script yet" }));
+    pointAgentsAt(model.url, tempDir("aa-acp-agents-"));
+  });
+  after(async () => {
+    await model.close();
+  });
+  afterEach(async () => {
+    worker?.stop();
+    worker = null;
+    await f?.close();
+    f = null;
+  });
+
+  /** A hub whose rule "alerts" runs claude-agent-acp through the acp plugin in a fresh folder, and a worker. */
+  async function setup(access: "read" | "edit" | "full", rule: Record<string, unknown> = {}) {
+    work = realpathSync(tempDir("aa-acp-work-"));
+    const rules = {
+      ...baseRules,
+      agents: { ...baseRules.agents, bot: { worker: "w1", use: "acp", command: ["claude-agent-acp"], access } },
+      rules: [{ ...baseRules.rules[0], cwd: work, prompt: "ACP-TASK", ...rule }],
+    };
+    f = await hubFixture(rules);
+    worker = new Worker({ url: f.url, key: f.keys.worker, name: "w1", capacity: 1, home: f.home, lang: "en" });
+    void worker.run();
+    return f;
+  }
+  const state = async (fx: Fixture) => (await fx.call("GET", "/v1/state", fx.keys.owner)).body;
+  /** Tokens the fake model served since `from` (an index into its ledger). */
+  const servedSince = (from: number) => model.served.slice(from).reduce((s, x) => ({ input: s.input + x.input, output: s.output + x.output }), { input: 0, output: 0 });
+  /** The bridge's lines of one launch of a run. */
+  const bridgeLines = (fx: Fixture, run: string, launch: number) =>
+    readFileSync(join(fx.home.worker, "runs", run, String(launch), "stdout"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+
+  test("asks a question, gets the answer, resumes the same session and finishes; usage per launch matches the model's ledger", async () => {
+    const ask = 'Needs you: which fix?\n```agent-autoloop\n{"ask":[{"title":"Which fix?","text":"Two ways to fix it.","options":["Fix it now","Later"],"recommend":0,"key":"fix"}]}\n```';
+    model.setScript((t) => {
+      if (t.toolResult !== null) return { text: `Done: the owner chose ${/"choice": 0/.test(t.toolResult) ? "Fix it now" : "something else"}` };
+      const asked = t.allUser.split("ACP-TASK").length - 1;
+      if (asked === 1) return { text: ask };
+      // The second run continues the session (its history has the first prompt): read the context to see the answer.
+      const context = /context is in (\S+\.json)/.exec(t.lastUser)?.[1] ?? "missing";
+      return { tool: "Read", input: { file_path: context } };
+    });
+    const fx = await setup("edit");
+    const before1 = model.served.length;
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+    const st1 = await until(async () => {
+      const s = await state(fx);
+      return s.runs[0]?.state === "done" && s;
+    }, 60_000, "the asking run to finish");
+    const run1 = st1.runs[0];
+    assert.equal(run1.summary, "Needs you: which fix?");
+    assert.match(run1.session, /^[0-9a-f-]{36}$/);
+    assert.equal(model.served.length - before1, 1);
+    assert.deepEqual(run1.usage, { ...servedSince(before1), cached: 0, cost: 0.00135 }, "120 input and 30 output tokens at the price Claude Code uses for its default model");
+    const card = st1.cards.find((c: any) => c.title === "Which fix?");
+    assert.ok(card, JSON.stringify(st1.cards));
+
+    const before2 = model.served.length;
+    const answered = await fx.call("POST", `/v1/cards/${card.id}/answer`, fx.keys.owner, { choice: 0 });
+    assert.equal(answered.status, 200, JSON.stringify(answered.body));
+    const st2 = await until(async () => {
+      const s = await state(fx);
+      return s.runs[0]?.id === 2 && s.runs[0].state === "done" && s;
+    }, 60_000, "the answered run to finish");
+    const run2 = st2.runs[0];
+    assert.equal(run2.summary, "Done: the owner chose Fix it now");
+    assert.equal(run2.session, run1.session, "the same session");
+    assert.equal(model.served.length - before2, 2, "the Read call and the last message");
+    assert.deepEqual(run2.usage, { ...servedSince(before2), cached: 0, cost: 0.0027 });
+    const lines = bridgeLines(fx, "2-1", 1);
+    assert.deepEqual(lines.find((l) => l.acp === "session"), { acp: "session", session: run1.session, via: "load" });
+    assert.equal(readdirSync(join(fx.home.worker, "runs", "2-1")).filter((n) => /^\d+$/.test(n)).length, 1, "one launch: the session was not refused");
+  });
+
+  test("permission requests are answered per access: an edit inside the folder yes, through a link outside no, a command no", async () => {
+    let step = 0;
+    const outside = realpathSync(tempDir("aa-acp-outside-"));
+    model.setScript((t) => {
+      if (t.lastUser.includes("ACP-TASK")) step = 0;
+      step += 1;
+      if (step === 1) return { tool: "Write", input: { file_path: join(work, "inside.txt"), content: "in" } };
+      if (step === 2) return { tool: "Write", input: { file_path: join(work, "link-out", "outside.txt"), content: "out" } };
+      if (step === 3) return { tool: "Bash", input: { command: "touch bash-made.txt", description: "make a file" } };
+      return { text: "Done: tried three tools" };
+    });
+    const fx = await setup("edit");
+    symlinkSync(outside, join(work, "link-out"));
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+    const st = await until(async () => {
+      const s = await state(fx);
+      return s.runs[0]?.state === "done" && s;
+    }, 60_000, "the run to finish");
+    assert.equal(st.runs[0].summary, "Done: tried three tools");
+    assert.equal(readFileSync(join(work, "inside.txt"), "utf8"), "in");
+    assert.equal(existsSync(join(outside, "outside.txt")), false);
+    assert.equal(existsSync(join(work, "bash-made.txt")), false);
+    const decisions = bridgeLines(fx, "1-1", 1).filter((l) => l.acp === "permission").map((l) => [l.kind, l.decision, l.option]);
+    assert.deepEqual(decisions, [["edit", "allow", "allow"], ["edit", "reject", "reject"], ["execute", "reject", "reject"]]);
+  });
+
+  test("a session that no longer exists opens a new one", async () => {
+    model.setScript(() => ({ text: "Done: fine" }));
+    const fx = await setup("read", { resume: true });
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+    const first = (await until(async () => {
+      const s = await state(fx);
+      return s.runs[0]?.state === "done" && s;
+    }, 60_000, "the first run")).runs[0];
+    // Claude keeps sessions under $HOME/.claude/projects: remove this one.
+    const projects = join(process.env.HOME!, ".claude", "projects");
+    const files = readdirSync(projects, { recursive: true, encoding: "utf8" }).filter((n) => n.includes(first.session));
+    assert.ok(files.length > 0);
+    for (const n of files) rmSync(join(projects, n), { recursive: true, force: true });
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.x" });
+    const second = (await until(async () => {
+      const s = await state(fx);
+      return s.runs[0]?.id === 2 && s.runs[0].state === "done" && s;
+    }, 60_000, "the second run")).runs[0];
+    assert.equal(second.summary, "Done: fine");
+    assert.match(second.session, /^[0-9a-f-]{36}$/);
+    assert.notEqual(second.session, first.session);
+    const refused = bridgeLines(fx, "2-1", 1);
+    assert.equal(refused.at(-1).acp, "refused");
+    assert.equal(refused.at(-1).session, first.session);
+    assert.deepEqual(bridgeLines(fx, "2-1", 2).find((l) => l.acp === "session"), { acp: "session", session: second.session, via: "new" });
+  });
+
+  test("stopping a run in the middle of a tool leaves no process behind", async () => {
+    const marker = `sleep ${987000 + Math.floor(Math.random() * 1000)}`;
+    model.setScript((t) => (t.toolResult === null ? { tool: "Bash", input: { command: marker, description: "wait" } } : { text: "Done: slept" }));
+    const fx = await setup("full");
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+    await until(() => processes(marker).length > 0, 60_000, "the tool to run");
+    const pids = JSON.parse(readFileSync(join(fx.home.worker, "runs", "1-1", "1", "pid.json"), "utf8"));
+    const r = await fx.call("POST", "/v1/runs/1/cancel", fx.keys.owner, {});
+    assert.equal(r.body.state, "stopping");
+    await until(async () => (await state(fx)).runs[0]?.state === "cancelled", 30_000, "the run to be cancelled");
+    assert.deepEqual(processes(marker), [], "the tool's process is gone");
+    assert.deepEqual(processes(join(fx.home.worker, "runs", "1-1")), [], "the bridge is gone");
+    assert.equal(groupAlive(pids.pgid), false, "the adapter and everything in its group are gone");
   });
 });
