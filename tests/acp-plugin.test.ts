@@ -16,7 +16,7 @@ import { engine, tempDir, hubFixture, baseRules, until, type Fixture } from "./h
 import { startFakeModel, type FakeModel } from "./fake-model.js";
 import { agentsMissing, pointAgentsAt } from "./real-agents.js";
 import { Worker } from "../src/worker/worker.js";
-import { groupAlive } from "../src/worker/supervise.js";
+import { groupAlive, startSupervised, stopGroup } from "../src/worker/supervise.js";
 
 const fixtures = join(engine, "tests", "fixtures", "acp");
 const replayAgent = join(fixtures, "replay-agent.mjs");
@@ -281,6 +281,20 @@ describe("the bridge's failure paths (constructed transcripts)", () => {
 const missing = await bridge("", 0, { resume: "s-old", agent: ["no-such-acp-agent-xyz"] });
     assert.equal(missing.code, 1);
     assert.deepEqual(read(missing), { started: true, finished: true, error: "could not start no-such-acp-agent-xyz: spawn no-such-acp-agent-xyz ENOENT" });
+  });
+
+  test("stopping the group ends an agent that ignores SIGTERM and its children (the agent runs in the bridge's group)", async () => {
+    const dir = tempDir("aa-acp-stop-");
+    const marker = `sleep ${986000 + Math.floor(Math.random() * 1000)}`;
+    writeFileSync(join(dir, "prompt.txt"), "x");
+    // An agent like codex-acp's wrapper: deaf to SIGTERM, never answers, and has a child of its own.
+    const agent = `process.on("SIGTERM", () => {}); require("child_process").spawn("sh", ["-c", "${marker}"], { stdio: "ignore" }); setInterval(() => {}, 1000);`;
+    mkdirSync(join(dir, "l"));
+    await startSupervised(join(dir, "l"), [process.execPath, bridgeScript, "--access", "read", "--prompt-file", join(dir, "prompt.txt"), "--", process.execPath, "-e", agent], dir, { PATH: process.env.PATH! });
+    await until(() => processes(`^${marker}`).length > 0, 10_000, "the agent's child");
+    await stopGroup(join(dir, "l"), 500);
+    assert.deepEqual(processes(marker), [], "the agent and its child are gone");
+    assert.deepEqual(processes(join(dir, "prompt.txt")), [], "the bridge is gone");
   });
 
   test("a line that is not JSON fails the launch, with the line quoted", async () => {
