@@ -2,7 +2,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync, execFile } from "node:child_process";
-import { writeFileSync, statSync, rmSync, readFileSync } from "node:fs";
+import { writeFileSync, statSync, rmSync, readFileSync, chmodSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, hubFixture } from "./helpers.js";
 
@@ -75,6 +75,28 @@ test("doctor finds each local agent's program and says what to do for a missing 
     assert.match(bad.out, /FIX  agent ghost: program no-such-agent-cli is not on PATH — install it, or set "program" to its full path/);
     assert.match(bad.out, /ok   agent other: runs on worker elsewhere, not here/);
     assert.match(bad.out, /FIX  agent odd: no agent plugin "nope"/);
+  } finally {
+    writeFileSync(rulesFile, before);
+  }
+});
+
+test("doctor checks acp and dsh agents: the ACP program, the dsh version and how to install it", () => {
+  const rulesFile = join(dir, "rules.json");
+  const before = readFileSync(rulesFile, "utf8");
+  const oldDsh = join(dir, "old-dsh");
+  writeFileSync(oldDsh, "#!/bin/sh\necho 0.1.9\n");
+  chmodSync(oldDsh, 0o755);
+  writeFileSync(rulesFile, JSON.stringify({ sources: {}, channels: {}, rules: [], agents: {
+    bridge: { worker: "local", use: "acp", command: ["node", "adapter.js"] },
+    lost: { worker: "local", use: "acp", command: ["no-such-acp-adapter"] },
+    deepseek: { worker: "local", use: "dsh", program: oldDsh },
+  } }));
+  try {
+    const r = run(["doctor"]);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /\nok   agent bridge: \S+node \(v\d+/);
+    assert.match(r.out, /\nFIX  agent lost: program no-such-acp-adapter is not on PATH/);
+    assert.match(r.out, /\nFIX  agent deepseek: dsh 0\.1\.9 is too old \(needs 0\.2\.2 or newer for dsh headless --json\): npm install -g @deepseek-ai\/dsh@next --allow-scripts=koffi,node-pty,@deepseek-ai\/dsh-subprocess-local/);
   } finally {
     writeFileSync(rulesFile, before);
   }

@@ -61,7 +61,7 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
     }
     try {
       const plugin = await loadPlugin<AgentPlugin>("agent", agent.use, home.plugins);
-      const next = plugin.check ? await plugin.check() : null;
+      const next = plugin.check ? await plugin.check({ program: agent.program ?? null, command: agent.command ?? null }) : null;
       if (next) out.push({ ok: false, line: `agent ${agent.id}: ${next}` });
     } catch (e) {
       out.push({ ok: false, line: `agent ${agent.id}: plugin ${agent.use} does not load: ${(e as Error).message}` });

@@ -39,11 +39,18 @@ export interface AgentRead {
   started?: boolean;
 }
 
+/** The parts of an agent's rules.json entry a plugin's `check` may look at. */
+export interface AgentSetup { program: string | null; command: string[] | null }
+
 export interface AgentPlugin {
   command(turn: Turn): string[];
   read(stdout: string, code: number | null, stderr: string): AgentRead | undefined | null;
   link?(session: string): string | null;
-  check?(): string | null | Promise<string | null>;
+  /**
+   * Whether the plugin can run here: null when it can, else what to do next (`agent-autoloop doctor` prints it).
+   * `agent` is the agent being checked (its `program` and `command` from rules.json); older callers pass nothing.
+   */
+  check?(agent?: AgentSetup): string | null | Promise<string | null>;
   /** Extra environment for the agent process (merged over the allowlisted environment). */
   env?(turn: Turn): Record<string, string>;
 }

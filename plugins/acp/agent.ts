@@ -1,0 +1,83 @@
+/**
+ * The built-in `acp` agent (protocol.md ACP 和 MCP; plugins.md Agent 插件): any agent that speaks the Agent Client
+ * Protocol v1 over stdio, started from the rule's `command` (for example `["claude-agent-acp"]`; `program`, when set,
+ * replaces its first word). Each launch is one process, the bridge (client.ts), which starts the agent in the same
+ * process group, creates or continues the session, sends the prompt and prints JSON lines (lines.ts) that `read`
+ * turns into the launch's outcome. The prompt goes to the bridge in a file in the run's folder, not on the command
+ * line. `access` decides the permission requests the agent makes (permission.ts); `model` and `effort` do not
+ * apply (set them in the agent itself).
+ *
+ * Outcome: started once the session exists or the launch ended without the agent refusing the old session (only an
+ * explicit refusal opens a new one); the session id; the last agent text message of the turn as the reply, only
+ * when the turn stopped with `end_turn`; usage of this launch (tokens from the prompt result's `usage`, cost from
+ * the agent's `usage_update`).
+ */
+import { createHash } from "node:crypto";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { engineDir } from "../../src/host/home.js";
+import { jsonLines, tail, type AgentPlugin, type AgentRead, type Usage } from "../../src/worker/agents.js";
+
+/** The compiled bridge (the worker runs the compiled one, also when the plugin itself is loaded from source). */
+export const bridgeScript = join(engineDir, "dist", "plugins", "acp", "client.js");
+
+const missingCommand = 'agent.command is required for use: acp (the ACP agent to start, for example ["claude-agent-acp"])';
+
+function usageOf(u: unknown): Usage | undefined {
+  if (!u || typeof u !== "object") return undefined;
+  const out: Usage = {};
+  for (const k of ["input", "output", "cached", "cost"] as const) {
+    const v = (u as Record<string, unknown>)[k];
+    if (typeof v === "number" && Number.isFinite(v) && v >= 0) out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+const plugin: AgentPlugin = {
+  command(turn) {
+    if (!turn.command || turn.command.length === 0) throw new Error(missingCommand);
+    const agent = [turn.program ?? turn.command[0]!, ...turn.command.slice(1)];
+    const promptFile = join(turn.folder, `acp-prompt-${createHash("sha256").update(turn.prompt).digest("hex").slice(0, 16)}.txt`);
+    writeFileSync(promptFile, turn.prompt, { mode: 0o600 });
+    return [
+      process.execPath, bridgeScript, "--access", turn.access, "--prompt-file", promptFile,
+      ...(turn.resume ? ["--resume", turn.resume] : []), "--", ...agent,
+    ];
+  },
+  read(stdout, code, stderr) {
+    const all = jsonLines(stdout).filter((l) => typeof l.acp === "string");
+    const refused = all.find((l) => l.acp === "refused");
+    if (refused) return { started: false, finished: true, error: `the agent refused session ${String(refused.session)}: ${String(refused.error)}` };
+    const session = all.filter((l) => l.acp === "session" && typeof l.session === "string").at(-1)?.session as string | undefined;
+    const end = all.find((l) => l.acp === "end");
+    const failed = all.find((l) => l.acp === "failed");
+    const out: AgentRead = { started: session !== undefined || code !== null, ...(session ? { session } : {}) };
+    if (end) {
+      out.finished = true;
+      const usage = usageOf(end.usage);
+      if (usage) out.usage = usage;
+      if (end.stopReason === "end_turn" && typeof end.text === "string") out.text = end.text;
+      else {
+        const refusedTool = all.filter((l) => l.acp === "permission" && l.decision === "reject").at(-1);
+        out.error = end.stopReason === "end_turn"
+          ? "the agent ended its turn without a text message"
+          : `the agent stopped its turn: ${String(end.stopReason)}` + (refusedTool ? ` (after a refused permission request: ${String(refusedTool.tool)}: ${String(refusedTool.why)})` : "");
+      }
+    } else if (failed) {
+      out.finished = true;
+      out.error = String(failed.error);
+      const usage = usageOf(failed.usage);
+      if (usage) out.usage = usage;
+    } else if (code !== null) {
+      out.error = tail(stderr, 1000) || `the acp bridge exited with code ${code} and said nothing`;
+    }
+    return out;
+  },
+  check(agent) {
+    if (!existsSync(bridgeScript)) return `the acp bridge is not built (${bridgeScript}): run npm run build in ${engineDir}`;
+    if (agent && (!agent.command || agent.command.length === 0)) return missingCommand;
+    return null;
+  },
+};
+
+export default plugin;
