@@ -85,7 +85,11 @@ test("GitHub issue → rule → command agent asks → file channel → CLI answ
   assert.match(text, /── card 1 · v1 · ask · open · triage/);
   assert.match(text, /Spelling error in the README file/);
   assert.match(text, /0\) Fix it now {2}← recommended/);
-  let s = await state();
+  // the file channel writes the card, then reports the delivery: wait for both reports
+  let s = await until(async () => {
+    const st = await state();
+    return st.cards[0]?.deliveries?.desktop && st.cards[0]?.deliveries?.file && st;
+  }, 20_000, "both channels to report the delivery");
   assert.equal(s.cards.length, 1);
   assert.equal(s.cards[0].deliveries.desktop.ref, "skipped-1", "no graphical session: the desktop channel skips the card once");
   assert.equal(s.cards[0].deliveries.file.ref, "file-1");

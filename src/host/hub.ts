@@ -68,6 +68,8 @@ export class Hub {
   private queue: { input: Input; now: number; resolve: (d: Committed) => void; reject: (e: Error) => void }[] = [];
   private flushing = false;
   private timer: NodeJS.Timeout | null = null;
+  /** The one extra read of rules.json after the watcher started (see start). */
+  private rulesRecheck: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly waiters = new Map<string, Set<Waiter>>();
   /** How often each kind of long poll was woken ("worker:", "channel:<name>"), to catch a wake that came between a poll's decision and its wait. */
@@ -98,6 +100,10 @@ export class Hub {
     await this.submit(first);
     if (first.kind === "rulesError") this.log(first.error);
     watchFile(this.opts.home.rules, { interval: 1000 }, () => void this.reloadRules());
+    // The watcher compares with its own first look at the file, taken a moment after this: an edit saved between
+    // the read above and that look would never be seen. Read once more after it (unchanged rules write nothing).
+    this.rulesRecheck = setTimeout(() => void this.reloadRules(), 1500);
+    this.rulesRecheck.unref?.();
     this.arm();
   }
 
@@ -311,6 +317,7 @@ export class Hub {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     unwatchFile(this.opts.home.rules);
+    if (this.rulesRecheck) clearTimeout(this.rulesRecheck);
     for (const set of this.waiters.values()) for (const w of [...set]) w.gone(503, "the hub is shutting down");
     this.store.close();
   }
