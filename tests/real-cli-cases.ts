@@ -49,9 +49,12 @@ function processesWith(marker: string): number[] {
 /**
  * Registers the scenarios for one built-in agent plugin.
  * @param agent "claude" or "codex"
- * @param sleepMarker a number no other test uses, for the long shell command (found in the process table)
+ * @param sleepMarker a number no other test uses, for the long shell command (found in the process table); this
+ *   process's pid is added, so that test runs side by side on one machine do not see each other's commands
  */
 export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number): void {
+  const stopMarker = `${sleepMarker}.${process.pid}e3`; // a JavaScript number: setTimeout's delay
+  const killMarker = `slept-${sleepMarker + 1}-${process.pid}`;
   const program = agent;
   const skip = agentsMissing([program]);
   const dir = tempDir(`aa-${agent}-cli-`);
@@ -85,9 +88,9 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
       case "stop":
         // Claude Code 2.1.332 blocks long sleeps ("Blocked: standalone sleep 9871", also when followed by other
         // commands), and asks approval for `node -e` below access "full" (so this rule's agent has "full")
-        return shell(`node -e "setTimeout(() => {}, ${sleepMarker}e3)"`);
+        return shell(`node -e "setTimeout(() => {}, ${stopMarker})"`);
       case "kill":
-        return shell(`sleep 4 && echo slept-${sleepMarker + 1}`);
+        return shell(`sleep 4 && echo ${killMarker}`);
       default:
         return { text: "Nothing to do: unknown scenario" };
     }
@@ -164,7 +167,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
 
   after(async () => {
     hub?.kill("SIGKILL");
-    for (const pid of [...processesWith(dir), ...processesWith(`${sleepMarker}e3`), ...processesWith(`slept-${sleepMarker + 1}`)]) {
+    for (const pid of [...processesWith(dir), ...processesWith(stopMarker), ...processesWith(killMarker)]) {
       try {
         process.kill(pid, "SIGKILL");
       } catch {
@@ -233,7 +236,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
   });
 
   test(`${agent}: stopping a run in the middle of a tool call leaves no process behind`, { skip: skip ?? false }, async () => {
-    const marker = `${sleepMarker}e3`;
+    const marker = stopMarker;
     await post("stop.opened");
     await until(() => processesWith(marker).length > 0, 90_000, `the model's command (${marker}) to run`);
     const [run] = await runsOf("stop", (r) => r[0]?.state === "running");
@@ -248,7 +251,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
 
   test(`${agent}: the worker killed with SIGKILL mid-run and restarted still reports the result`, { skip: skip ?? false }, async () => {
     await post("kill.opened");
-    await until(() => processesWith(`slept-${sleepMarker + 1}`).length > 0, 90_000, "the model's command to run");
+    await until(() => processesWith(killMarker).length > 0, 90_000, "the model's command to run");
     hub!.kill("SIGKILL");
     await new Promise((r) => hub!.once("exit", r));
     await startHub();
