@@ -115,6 +115,21 @@ test("stopping a run stops its whole process group before it is reported cancell
   assert.deepEqual(processes(marker), [], "no process of the group is left");
 });
 
+test("stopping a run also stops a descendant that left the process group (setsid), as agents' tool shells do", async () => {
+  // Claude Code (inside an ACP adapter) runs its Bash tool in a session of its own when SHELL is set: a group
+  // signal does not reach it. Descendants are found by parent id before the stop and signalled too.
+  const marker = `sleep ${1300 + Math.floor(Math.random() * 600)}`;
+  const fx = await setup(`require("child_process").spawn("setsid",["sh","-c","${marker}"],{stdio:"ignore"}); setTimeout(()=>{}, 600000)`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  await until(async () => (await state(fx)).runs[0]?.state === "running" && processes(marker).length > 1, 15_000, "the agent and its child");
+  await fx.call("POST", "/v1/runs/1/cancel", fx.keys.owner, {});
+  await until(async () => (await state(fx)).runs[0]?.state === "cancelled", 20_000, "the run to be cancelled");
+  const left = processes(marker);
+  for (const pid of left) process.kill(Number(pid), "SIGKILL");
+  assert.deepEqual(left, [], "the descendant in its own session is gone too");
+});
+
 test("a process group that ignores SIGTERM is killed after the grace period", async () => {
   const dir = tempDir("aa-sup-");
   mkdirSync(join(dir, "l"));

@@ -2,8 +2,8 @@
  * Starting, watching and stopping an agent process through its detached supervisor
  * (protocol.md Agent: stop = SIGTERM to the process group, SIGKILL after 10 s; only then is the run cancelled).
  */
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync, openSync, readSync, closeSync, fstatSync } from "node:fs";
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync, openSync, readSync, closeSync, fstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { engineDir } from "../host/home.js";
 import { stopGraceMs } from "../kernel/limits.js";
@@ -57,8 +57,9 @@ export function processAlive(pid: number): boolean {
 }
 
 /**
- * Stops the agent's whole process group: SIGTERM, then SIGKILL after 10 s.
- * Resolves when no process of the group is left.
+ * Stops the agent's whole process group: SIGTERM, then SIGKILL after `graceMs` (10 s). Descendants that left the
+ * group (a new session or group of their own) and are found through their parents get the same signals.
+ * Resolves when no process of the group, and none of those descendants, is left.
  */
 export async function stopGroup(dir: string, graceMs = stopGraceMs): Promise<void> {
   const pids = readPids(dir);
@@ -70,11 +71,96 @@ export async function stopGroup(dir: string, graceMs = stopGraceMs): Promise<voi
       // already gone
     }
   };
+  // Descendants that left the group (setsid: Claude Code's tool shells, for one) get the same signals; they are
+  // found by parent id while their parents in the group still live.
+  const escaped = new Map<number, string>();
+  const look = () => {
+    for (const p of escapedDescendants(pids.pgid)) escaped.set(p.pid, p.start);
+  };
+  const signalEscaped = (s: NodeJS.Signals) => {
+    for (const [pid, start] of escaped) {
+      if (!sameProcess(pid, start)) continue;
+      try {
+        process.kill(pid, s);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  const escapedAlive = () => [...escaped].some(([pid, start]) => sameProcess(pid, start));
+  look();
   signal("SIGTERM");
+  signalEscaped("SIGTERM");
   const deadline = Date.now() + graceMs;
-  while (groupAlive(pids.pgid) && Date.now() < deadline) await sleep(100);
+  while ((groupAlive(pids.pgid) || escapedAlive()) && Date.now() < deadline) {
+    await sleep(100);
+    if (groupAlive(pids.pgid)) {
+      look(); // forked meanwhile
+      signalEscaped("SIGTERM");
+    }
+  }
   if (groupAlive(pids.pgid)) signal("SIGKILL");
-  while (groupAlive(pids.pgid)) await sleep(50);
+  signalEscaped("SIGKILL");
+  while (groupAlive(pids.pgid) || escapedAlive()) await sleep(50);
+}
+
+/** One process of the process table: ids, and its start time as the system gives it (to tell a reused pid). */
+interface Proc { pid: number; ppid: number; pgid: number; start: string }
+
+/** The process table: Linux /proc; elsewhere `ps`; [] where neither works (Windows has no process groups). */
+function processTable(): Proc[] {
+  if (process.platform === "linux") {
+    const out: Proc[] = [];
+    for (const name of readdirSync("/proc")) {
+      if (!/^\d+$/.test(name)) continue;
+      const p = procStat(Number(name));
+      if (p) out.push(p);
+    }
+    return out;
+  }
+  if (process.platform === "win32") return [];
+  try {
+    const text = execFileSync("ps", ["-A", "-o", "pid=,ppid=,pgid=,lstart="], { encoding: "utf8" });
+    return text.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length >= 3)
+      .map((f) => ({ pid: Number(f[0]), ppid: Number(f[1]), pgid: Number(f[2]), start: f.slice(3).join(" ") }));
+  } catch {
+    return [];
+  }
+}
+
+/** /proc/<pid>/stat read into a Proc (fields after the command name: state, ppid, pgrp, …, starttime is the 22nd). */
+function procStat(pid: number): Proc | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return { pid, ppid: Number(f[1]), pgid: Number(f[2]), start: f[19] ?? "" };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `pid` is still the process that started at `start` (a pid can be reused). */
+function sameProcess(pid: number, start: string): boolean {
+  if (process.platform === "linux") return procStat(pid)?.start === start;
+  return processAlive(pid);
+}
+
+/** Descendants of the processes of group `pgid` that are in another group. */
+export function escapedDescendants(pgid: number): Proc[] {
+  const table = processTable();
+  const inside = new Set(table.filter((p) => p.pgid === pgid).map((p) => p.pid));
+  if (inside.size === 0) return [];
+  const found = new Set<number>(inside);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of table) {
+      if (!found.has(p.pid) && found.has(p.ppid)) {
+        found.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  return table.filter((p) => found.has(p.pid) && !inside.has(p.pid));
 }
 
 /** The text of a file from `offset` (bytes) on, at most `max` bytes; "" when missing. */
