@@ -268,6 +268,14 @@ describe("the bridge's failure paths (constructed transcripts)", () => {
     assert.deepEqual(read(resumed), { started: true, finished: true, session: "s-old", text: "Done: resumed" });
   });
 
+  test("an error answer to session/new keeps the agent's details (claude-agent-acp as root without IS_SANDBOX=1)", async () => {
+    const t = transcript([...initialize({}), { dir: "->agent", msg: { jsonrpc: "2.0", id: 2, method: "session/new", params: {} } },
+      { dir: "<-agent", msg: { jsonrpc: "2.0", id: 2, error: { code: -32603, message: "Internal error", data: { details: "Claude Code process exited with code 1" } } } }]);
+    const r = await bridge(t, 0);
+    assert.equal(r.code, 1);
+    assert.deepEqual(read(r), { started: true, finished: true, error: "the connection to the agent failed: Internal error: Claude Code process exited with code 1" });
+  });
+
   test("thread_active_writer is 'not run' in the agent's own words, on the same session", async () => {
     const words = "Thread s-old is open in another Codex process; close it there first.";
     const t = transcript([...initialize({ loadSession: true }), ...load({ error: { code: -32603, message: words, data: { reason: "thread_active_writer" } } })]);

@@ -261,7 +261,7 @@ export async function runBridge(opts: BridgeOptions, write: (line: BridgeLine) =
     const failure = e instanceof BridgeFailure ? e.message
       : startError ? `could not start ${opts.command[0]}: ${(startError as Error).message}`
       : exit ? `the agent exited (${exitText(exit)}) before its turn ended`
-      : `the connection to the agent failed: ${(e as Error).message}`;
+      : `the connection to the agent failed: ${e instanceof RequestError ? agentWords(e) : (e as Error).message}`;
     write({ acp: "failed", error: failure, ...(prompted ? { usage: withCost({}, log.cost()) } : {}) });
     code = 1;
   }
