@@ -73,6 +73,29 @@ test("ping and unmapped events give no event", async () => {
   assert.deepEqual([r.status, r.body], [200, { events: [] }]);
 });
 
+test("a signed delivery of the wrong shape is refused with the field named and records nothing (every mapped kind)", async () => {
+  const seq = f.seq();
+  const cases: [string, unknown, string][] = [
+    ["issues", { action: "opened", issue: "notanobject" }, "issue: an object is required"],
+    ["issues", { action: "opened", issue: { id: 1, number: "7", updated_at: "2026-11-30T00:00:00Z" } }, "issue.number: a whole number is required"],
+    ["issues", { issue: { id: 1, number: 7, updated_at: "x" } }, "action: a non-empty string is required"],
+    ["issue_comment", { action: "created", comment: { id: 5, updated_at: "x" }, issue: {} }, "issue.number: a whole number is required"],
+    ["pull_request", { action: "opened", pull_request: { id: 2, number: 3 } }, "pull_request.updated_at: a non-empty string is required"],
+    ["pull_request_review", { action: "submitted", review: { id: null }, pull_request: { number: 1 } }, "review.id: a whole number is required"],
+    ["push", { ref: "refs/heads/main", after: "abc", repository: null }, "repository: an object is required"],
+    ["check_run", { action: "completed", check_run: { id: 9 } }, "check_run.status: a non-empty string is required"],
+    ["workflow_run", { action: "completed", workflow_run: { id: 1.5, status: "completed" } }, "workflow_run.id: a whole number is required"],
+    ["release", { action: "published", release: [] }, "release: an object is required"],
+    ["issues", [1, 2], "payload: an object is required"],
+  ];
+  for (const [event, payload, field] of cases) {
+    const body = JSON.stringify(payload);
+    const r = await deliver(event, body, sign(body));
+    assert.deepEqual([r.status, r.body], [400, { error: `the body is not a valid GitHub "${event}" payload (${field})` }], `${event}: ${body}`);
+  }
+  assert.equal(f.seq(), seq);
+});
+
 test("tampered, unsigned, wrongly signed and malformed deliveries are refused and record nothing", async () => {
   const payload = examples.find((x) => x.name === "issues")!.examples[0];
   const body = JSON.stringify(payload);

@@ -42,47 +42,72 @@ export function verify(headers: Record<string, string>, body: string, secret: st
   if (!timingSafeEqual(Buffer.from(got), Buffer.from(want))) throw new Refused(401, "X-Hub-Signature-256 does not match the body");
 }
 
-/** Maps one parsed delivery to events. */
-export function toEvents(event: string, p: any): Event[] { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const action = p?.action;
+/** A field the event's id or subject is made of: a number (GitHub ids and issue numbers). @throws naming the field. */
+function num(v: unknown, field: string): number {
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) throw new Error(`${field}: a whole number is required`);
+  return v;
+}
+/** A field the event's id is made of: a non-empty string. @throws naming the field. */
+function str(v: unknown, field: string): string {
+  if (typeof v !== "string" || v === "") throw new Error(`${field}: a non-empty string is required`);
+  return v;
+}
+/** An object the mapping reads from. @throws naming the field. */
+function obj(v: unknown, field: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error(`${field}: an object is required`);
+  return v;
+}
+
+/**
+ * Maps one parsed delivery to events. Every field an event's id or subject is made of is checked first, so a
+ * payload of the wrong shape is refused instead of becoming an event like `issues:undefined:…` that later
+ * deliveries would be taken as duplicates of.
+ * @throws Error naming the first missing or mistyped field.
+ */
+export function toEvents(event: string, body: unknown): Event[] {
+  if (!["issues", "issue_comment", "pull_request", "pull_request_review", "push", "check_run", "workflow_run", "release"].includes(event)) return [];
+  const p = obj(body, "payload");
+  const action = event === "push" ? p.action : str(p.action, "action");
   const t = type(event, action);
   switch (event) {
     case "issues": {
-      const i = p.issue;
-      return [{ id: `issues:${i.id}:${action}:${i.updated_at}`, type: t, subject: `#${i.number}`, summary: line(i.title, 200), detail: clip(i.body, 4000), link: link(i.html_url) }];
+      const i = obj(p.issue, "issue");
+      return [{ id: `issues:${num(i.id, "issue.id")}:${action}:${str(i.updated_at, "issue.updated_at")}`, type: t, subject: `#${num(i.number, "issue.number")}`, summary: line(i.title, 200), detail: clip(i.body, 4000), link: link(i.html_url) }];
     }
     case "issue_comment": {
-      const c = p.comment;
-      return [{ id: `issue_comment:${c.id}:${action}:${c.updated_at}`, type: t, subject: `#${p.issue.number}`, summary: line(p.issue.title, 200), detail: clip(c.body, 4000), link: link(c.html_url) }];
+      const c = obj(p.comment, "comment");
+      const i = obj(p.issue, "issue");
+      return [{ id: `issue_comment:${num(c.id, "comment.id")}:${action}:${str(c.updated_at, "comment.updated_at")}`, type: t, subject: `#${num(i.number, "issue.number")}`, summary: line(i.title, 200), detail: clip(c.body, 4000), link: link(c.html_url) }];
     }
     case "pull_request": {
-      const pr = p.pull_request;
-      return [{ id: `pull_request:${pr.id}:${action}:${pr.updated_at}:${pr.head?.sha ?? ""}`, type: t, subject: `#${pr.number}`, summary: line(pr.title, 200), detail: clip(pr.body, 4000), link: link(pr.html_url) }];
+      const pr = obj(p.pull_request, "pull_request");
+      return [{ id: `pull_request:${num(pr.id, "pull_request.id")}:${action}:${str(pr.updated_at, "pull_request.updated_at")}:${pr.head?.sha ?? ""}`, type: t, subject: `#${num(pr.number, "pull_request.number")}`, summary: line(pr.title, 200), detail: clip(pr.body, 4000), link: link(pr.html_url) }];
     }
     case "pull_request_review": {
-      const r = p.review;
-      return [{ id: `pull_request_review:${r.id}:${action}:${r.submitted_at ?? ""}`, type: t, subject: `#${p.pull_request.number}`, summary: line(`${r.state}: ${p.pull_request.title}`, 200), detail: clip(r.body, 4000), link: link(r.html_url) }];
+      const r = obj(p.review, "review");
+      const pr = obj(p.pull_request, "pull_request");
+      return [{ id: `pull_request_review:${num(r.id, "review.id")}:${action}:${r.submitted_at ?? ""}`, type: t, subject: `#${num(pr.number, "pull_request.number")}`, summary: line(`${r.state}: ${pr.title}`, 200), detail: clip(r.body, 4000), link: link(r.html_url) }];
     }
     case "push": {
-      const branch = String(p.ref ?? "").replace(/^refs\/(heads|tags)\//, "");
-      return [{ id: `push:${p.repository?.id}:${p.ref}:${p.after}`, type: t, subject: subject(branch), summary: line(p.head_commit?.message ?? `${p.commits?.length ?? 0} commits`, 200), link: link(p.compare) }];
+      const ref = str(p.ref, "ref");
+      const branch = ref.replace(/^refs\/(heads|tags)\//, "");
+      const repo = obj(p.repository, "repository");
+      return [{ id: `push:${num(repo.id, "repository.id")}:${ref}:${str(p.after, "after")}`, type: t, subject: subject(branch), summary: line(p.head_commit?.message ?? `${Array.isArray(p.commits) ? p.commits.length : 0} commits`, 200), link: link(p.compare) }];
     }
     case "check_run": {
-      const c = p.check_run;
-      const pr = c.pull_requests?.[0]?.number;
-      return [{ id: `check_run:${c.id}:${action}:${c.status}:${c.conclusion ?? ""}`, type: t, subject: pr ? `#${pr}` : subject(c.head_sha?.slice(0, 12)), summary: line(`${c.name}: ${c.conclusion ?? c.status}`, 200), link: link(c.html_url) }];
+      const c = obj(p.check_run, "check_run");
+      const pr = Array.isArray(c.pull_requests) ? c.pull_requests[0]?.number : undefined;
+      return [{ id: `check_run:${num(c.id, "check_run.id")}:${action}:${str(c.status, "check_run.status")}:${c.conclusion ?? ""}`, type: t, subject: typeof pr === "number" ? `#${pr}` : subject(typeof c.head_sha === "string" ? c.head_sha.slice(0, 12) : undefined), summary: line(`${c.name}: ${c.conclusion ?? c.status}`, 200), link: link(c.html_url) }];
     }
     case "workflow_run": {
-      const w = p.workflow_run;
-      const pr = w.pull_requests?.[0]?.number;
-      return [{ id: `workflow_run:${w.id}:${action}:${w.run_attempt ?? 1}:${w.status}:${w.conclusion ?? ""}`, type: t, subject: pr ? `#${pr}` : subject(w.head_branch), summary: line(`${w.name}: ${w.conclusion ?? w.status}`, 200), link: link(w.html_url) }];
+      const w = obj(p.workflow_run, "workflow_run");
+      const pr = Array.isArray(w.pull_requests) ? w.pull_requests[0]?.number : undefined;
+      return [{ id: `workflow_run:${num(w.id, "workflow_run.id")}:${action}:${w.run_attempt ?? 1}:${str(w.status, "workflow_run.status")}:${w.conclusion ?? ""}`, type: t, subject: typeof pr === "number" ? `#${pr}` : subject(w.head_branch), summary: line(`${w.name}: ${w.conclusion ?? w.status}`, 200), link: link(w.html_url) }];
     }
-    case "release": {
-      const r = p.release;
-      return [{ id: `release:${r.id}:${action}`, type: t, subject: subject(r.tag_name), summary: line(r.name || r.tag_name, 200), detail: clip(r.body, 4000), link: link(r.html_url) }];
+    default: {
+      const r = obj(p.release, "release");
+      return [{ id: `release:${num(r.id, "release.id")}:${action}`, type: t, subject: subject(r.tag_name), summary: line(r.name || r.tag_name, 200), detail: clip(r.body, 4000), link: link(r.html_url) }];
     }
-    default:
-      return [];
   }
 }
 
