@@ -158,6 +158,8 @@ test("status, answer, resolve and stop talk to a running hub", async () => {
     assert.equal(st.recentCards.find((c: any) => c.id === 2).result, "No longer needed: not needed");
     assert.equal((await runAsync(["answer", "1", "abc"], env)).err, "agent-autoloop: choice: the option's number (0, 1, …); use --text for your own words");
     assert.equal((await runAsync(["status", "--before", "abc"], env)).err, "agent-autoloop: no such run: abc");
+    assert.equal((await runAsync(["answer", "abc", "0"], env)).err, "agent-autoloop: no such card: abc", "not 'cannot reach the hub'");
+    assert.equal((await runAsync(["pause", "nope"], env)).err, "agent-autoloop: no such rule: nope", "the protocol's Chinese text, said in English");
     // rotating the owner key the CLI uses updates config.json, so the CLI keeps working
     const rotated = await runAsync(["key", "new", "owner", "owner"], env);
     assert.equal(rotated.code, 0, `${rotated.err} ${rotated.out}`);

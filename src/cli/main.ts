@@ -50,7 +50,12 @@ async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>): Prom
   try {
     return await f(client);
   } catch (e) {
-    if (e instanceof HubError) throw new CliError(e.message);
+    if (e instanceof CliError) throw e; // the command's own check (a card id that is not a number, …)
+    if (e instanceof HubError) {
+      // The protocol fixes this answer's text in Chinese; the command line says it in the user's language.
+      const rule = e.status === 404 ? /^没有这条规则：(.*)$/s.exec(e.message) : null;
+      throw new CliError(rule ? t(lang, "notFound.rule", { name: rule[1]! }) : e.message);
+    }
     const cause = ((e as Error & { cause?: Error }).cause?.message ?? (e as Error).message);
     throw new CliError(t(lang, "cli.hubDown", { url: client.url, error: cause }));
   }

@@ -36,6 +36,7 @@ const catalog = {
   "notFound.route": { zh: "没有这个接口：{method} {path}", en: "no such endpoint: {method} {path}" },
   "notFound.run": { zh: "没有这一轮：{id}", en: "no such run: {id}" },
   "notFound.card": { zh: "没有这张卡片：{id}", en: "no such card: {id}" },
+  "notFound.rule": { zh: "没有这条规则：{name}", en: "no such rule: {name}" },
   // conflicts
   "result.conflict": { zh: "这次执行已经交过不同的结果", en: "a different result was already submitted for this attempt" },
   "result.ended": { zh: "这一轮已经结束", en: "this run has already ended" },
