@@ -117,3 +117,22 @@ test("why: the run's timeline — event, claim, session, receipt, answer, follow
     await f.close();
   }
 });
+
+test("why says each thing about a card once: created, each channel's delivery, the answer", () => {
+  const at = "2026-11-30T01:00:00.000Z";
+  const card = { id: 1, run: 1, version: 1, kind: "ask", fyi: false, title: "Pick", options: ["a", "b"], state: "open", choice: null, answer: null, by: null, deliveries: {} };
+  const fact = (seq: number, kind: string, row: object) => ({ v: 1, seq, at, kind, changes: [["cards", "1", row]] }) as any;
+  const lines = timeline(1, [
+    fact(1, "result", card),
+    fact(2, "delivered", { ...card, deliveries: { file: { version: 1, ref: "file-1" } } }),
+    fact(3, "delivered", { ...card, deliveries: { file: { version: 1, ref: "file-1" }, desktop: { version: 1, ref: "skipped-1" } } }),
+    fact(4, "answer", { ...card, state: "answered", choice: 1, by: "owner", deliveries: { file: { version: 1, ref: "file-1" }, desktop: { version: 1, ref: "skipped-1" } } }),
+    fact(5, "delivered", { ...card, state: "answered", choice: 1, by: "owner", version: 2, deliveries: { file: { version: 2, ref: "file-1" }, desktop: { version: 2, ref: "skipped-1" } } }),
+  ]).map((l) => l.slice(16));
+  assert.deepEqual(lines, [
+    "card #1 ask: Pick",
+    "card #1 delivered to file (file-1)",
+    "card #1 delivered to desktop (skipped-1)",
+    "card #1 answered: b (by owner)",
+  ]);
+});
