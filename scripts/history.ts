@@ -16,7 +16,8 @@
  * - rebuild: the stored format fingerprint is made stale (as after an upgrade), so the next start replays the
  *   whole log into a new projection: spawn → listening, and the process's peak RSS (VmHWM) after it
  * - crash recovery: SIGKILL while 8 clients post events, then spawn → listening, median of 3
- * No GC is forced; nothing is sampled selectively. Prints a markdown table and the machine.
+ * No GC is forced; nothing is sampled selectively. Prints a markdown table and the machine. HISTORY_KEEP=1 keeps
+ * the homes (their paths are printed) to look into afterwards.
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -205,7 +206,8 @@ async function measure(scenarios: number, log: (s: string) => void): Promise<Row
       rebuildMs: rebuilt.startMs, rebuildPeakMb, crashMs: median(crashes),
     };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (process.env.HISTORY_KEEP) log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 
