@@ -378,7 +378,7 @@ export function invariantProblem(store: Store): string | null {
   for (const { row } of v.where<RunRow>("runs", "ended IS NOT NULL")) {
     const share = usageOf(row);
     if (!share) continue;
-    const b = buckets.get(share.bucket) ?? { rounds: 0, tokens: 0, cost: 0, missingTokens: 0, missingCost: 0 };
+    const b = buckets.get(share.bucket) ?? { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
     for (const k of Object.keys(b) as (keyof UsageBucket)[]) b[k] += share.add[k];
     buckets.set(share.bucket, b);
   }
@@ -387,7 +387,7 @@ export function invariantProblem(store: Store): string | null {
   if (kept.length !== recount.length) return `${kept.length} usage buckets kept but runs end in ${recount.length}`;
   for (const [i, { key, row }] of kept.entries()) {
     const [bucket, sum] = recount[i]!;
-    const same = (Object.keys(sum) as (keyof UsageBucket)[]).every((k) => Math.abs(row[k] - sum[k]) < 1e-9);
+    const same = (Object.keys(sum) as (keyof UsageBucket)[]).every((k) => row[k] === sum[k]);
     if (key !== bucket || !same) return `usage bucket ${key} holds ${JSON.stringify(row)} but its runs sum to ${JSON.stringify(sum)}`;
   }
   return null;

@@ -82,13 +82,13 @@ test("evolve keeps the buckets equal to the run rows whatever a fact rewrites: u
   evolve(store.db, [{ changes: [["runs", 1, run({})]] }]);
   assert.deepEqual(buckets(), []);
   evolve(store.db, [{ changes: [["runs", 1, run({ state: "done", endedAt: t, usage: { input: 5, output: 1, cost: 0.5 }, usageReported: { tokens: true, cost: true } })]] }]);
-  assert.deepEqual(buckets(), [[edge, { rounds: 1, tokens: 6, cost: 0.5, missingTokens: 0, missingCost: 0 }]]);
+  assert.deepEqual(buckets(), [[edge, { rounds: 1, tokens: 6, costNanos: 500_000_000, missingTokens: 0, missingCost: 0 }]]);
   evolve(store.db, [{ changes: [["runs", 2, run({ state: "nothing", endedAt: t + 60_000 })]] }]);
-  assert.deepEqual(buckets(), [[edge, { rounds: 2, tokens: 6, cost: 0.5, missingTokens: 1, missingCost: 1 }]]);
+  assert.deepEqual(buckets(), [[edge, { rounds: 2, tokens: 6, costNanos: 500_000_000, missingTokens: 1, missingCost: 1 }]]);
   evolve(store.db, [{ changes: [["runs", 1, run({ state: "done", endedAt: t, usage: { input: 7 }, usageReported: { tokens: true, cost: false } })]] }]);
-  assert.deepEqual(buckets(), [[edge, { rounds: 2, tokens: 7, cost: 0, missingTokens: 1, missingCost: 2 }]]);
+  assert.deepEqual(buckets(), [[edge, { rounds: 2, tokens: 7, costNanos: 0, missingTokens: 1, missingCost: 2 }]]);
   evolve(store.db, [{ changes: [["runs", 2, run({ state: "nothing", endedAt: t + 3600_000 })]] }]);
-  assert.deepEqual(buckets(), [[edge, { rounds: 1, tokens: 7, cost: 0, missingTokens: 0, missingCost: 1 }], [edge + 3600_000, { rounds: 1, tokens: 0, cost: 0, missingTokens: 1, missingCost: 1 }]]);
+  assert.deepEqual(buckets(), [[edge, { rounds: 1, tokens: 7, costNanos: 0, missingTokens: 0, missingCost: 1 }], [edge + 3600_000, { rounds: 1, tokens: 0, costNanos: 0, missingTokens: 1, missingCost: 1 }]]);
   evolve(store.db, [{ changes: [["runs", 1, null], ["runs", 2, run({ state: "cancelled", attempt: 0, endedAt: t })]] }]);
   assert.deepEqual(buckets(), [], "a deleted run and one cancelled before any attempt leave nothing behind");
   evolve(store.db, [{ changes: [["runs", 3, run({ state: "cancelled", endedAt: t, mergedInto: 4, attempt: 2 })]] }]);

@@ -33,17 +33,18 @@ function eventView(e: EventRow) {
  * bucket edge are read one by one, so the cost does not grow with history or with the number of runs in the window.
  */
 function spendingSince(view: View, from: number) {
-  const s = { rounds: 0, tokens: 0, cost: 0, missingTokens: 0, missingCost: 0 };
+  const sum: UsageBucket = { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
+  const add = (b: UsageBucket) => {
+    for (const k of Object.keys(sum) as (keyof UsageBucket)[]) sum[k] += b[k];
+  };
   const edge = Math.ceil(from / usageBucketMs) * usageBucketMs;
   for (const { row } of view.where<RunRow>("runs", "ended >= ? AND ended < ?", from, edge)) {
     const share = usageOf(row);
-    if (share) for (const k of Object.keys(s) as (keyof typeof s)[]) s[k] += share.add[k];
+    if (share) add(share.add);
   }
-  for (const { row } of view.where<UsageBucket>("usage", "key >= ?", edge)) {
-    for (const k of Object.keys(s) as (keyof typeof s)[]) s[k] += row[k];
-  }
-  s.cost = Math.round(s.cost * 1e6) / 1e6;
-  return s;
+  for (const { row } of view.where<UsageBucket>("usage", "key >= ?", edge)) add(row);
+  const { costNanos, ...rest } = sum;
+  return { ...rest, cost: Math.round(costNanos / 1e3) / 1e6 };
 }
 
 /**

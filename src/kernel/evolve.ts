@@ -61,9 +61,10 @@ export const usageBucketMs = 15 * 60_000;
 /**
  * One `usage` row (key: the bucket's start, epoch ms): what GET /v1/state sums for "today" and "7 days" without
  * reading the runs of those days (DESIGN.md: aggregates kept as facts are applied). A run counts once it has ended,
- * unless it was merged into another or cancelled before any attempt; tokens are input + output.
+ * unless it was merged into another or cancelled before any attempt; tokens are input + output; cost is kept in whole
+ * nano-USD so that sums do not depend on the order runs were added in (a rebuild adds them in another order).
  */
-export interface UsageBucket { rounds: number; tokens: number; cost: number; missingTokens: number; missingCost: number }
+export interface UsageBucket { rounds: number; tokens: number; costNanos: number; missingTokens: number; missingCost: number }
 
 type RunUsage = {
   endedAt: number | null; mergedInto: number | null; state: string; attempt: number;
@@ -79,7 +80,7 @@ export function usageOf(run: RunUsage): { bucket: number; add: UsageBucket } | n
     add: {
       rounds: 1,
       tokens: run.usageReported.tokens ? (u.input ?? 0) + (u.output ?? 0) : 0,
-      cost: run.usageReported.cost ? u.cost ?? 0 : 0,
+      costNanos: run.usageReported.cost ? Math.round((u.cost ?? 0) * 1e9) : 0,
       missingTokens: run.usageReported.tokens ? 0 : 1,
       missingCost: run.usageReported.cost ? 0 : 1,
     },
@@ -89,7 +90,7 @@ export function usageOf(run: RunUsage): { bucket: number; add: UsageBucket } | n
 /** Moves one run's share out of (sign -1) or into (sign 1) its `usage` bucket; an emptied bucket is deleted. */
 function addUsage(db: Db, share: NonNullable<ReturnType<typeof usageOf>>, sign: 1 | -1): void {
   const old = stmt(db, `SELECT data FROM v_usage WHERE key = ?`).get(share.bucket) as { data: string } | undefined;
-  const b: UsageBucket = old ? JSON.parse(old.data) : { rounds: 0, tokens: 0, cost: 0, missingTokens: 0, missingCost: 0 };
+  const b: UsageBucket = old ? JSON.parse(old.data) : { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
   for (const k of Object.keys(share.add) as (keyof UsageBucket)[]) b[k] += sign * share.add[k];
   if (b.rounds === 0) stmt(db, `DELETE FROM v_usage WHERE key = ?`).run(share.bucket);
   else stmt(db, `INSERT OR REPLACE INTO v_usage (key, data) VALUES (?, ?)`).run(share.bucket, JSON.stringify(b));
