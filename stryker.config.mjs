@@ -17,6 +17,8 @@ export default {
   tap: {
     testFiles: [
       "tests/kernel.test.ts",
+      "tests/spending.test.ts",
+      "tests/budget.test.ts",
       "tests/delivery.test.ts",
       "tests/time.test.ts",
       "tests/tell-budget.test.ts",
