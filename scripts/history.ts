@@ -20,7 +20,7 @@
  * the homes (their paths are printed) to look into afterwards.
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { homePaths, newKey, readMasterKey, writeFileAtomic, type Home } from "../src/host/home.js";
@@ -218,8 +218,9 @@ async function main(): Promise<void> {
   if (sizes.length === 0) sizes.push(1000, 10_000, 100_000);
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const rows: Row[] = [];
+  const loadBefore = loadavg()[0]!;
   for (const n of sizes) rows.push(await measure(n, log));
-  console.log(`machine: ${machine()}; ${new Date().toISOString().slice(0, 10)}`);
+  console.log(`machine: ${machine()}; ${new Date().toISOString().slice(0, 10)}; load average ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`);
   console.log("");
   console.log("| scenarios | rounds | facts | database | normal start | idle RSS | claim (median) | state summary (median) | rebuild (start with full replay) | rebuild peak RSS | crash recovery (start after SIGKILL) |");
   console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");

@@ -345,7 +345,7 @@ test("hops: receipt events go one deeper; past 8 they are recorded, not dispatch
     ["notice", "An event chain went past 8 hops and was not dispatched", "Event too-deep (alert.x) from shop is at hop 9.", "", null],
   ]);
   const stored = notices.map((c: any) => k.store.view.get<any>("cards", c.id));
-  assert.deepEqual(stored.map((c) => [c.key, c.system]), [["hops:shop:grandchild", "hops"], ["hops:shop:too-deep", "hops"]]);
+  assert.deepEqual(stored.map((c: any) => [c.key, c.system]), [["hops:shop:grandchild", "hops"], ["hops:shop:too-deep", "hops"]]);
   k.close();
 });
 
