@@ -16,6 +16,7 @@ export default {
   testRunner: "tap",
   tap: {
     testFiles: [
+      "tests/credentials.test.ts",
       "tests/kernel.test.ts",
       "tests/spending.test.ts",
       "tests/budget.test.ts",
