@@ -30,6 +30,7 @@ export default {
       "tests/cards.test.ts",
       "tests/permissions.test.ts",
       "tests/runs.test.ts",
+      "tests/rules.test.ts",
       "sim/proof.test.ts",
     ],
     nodeArgs: ["--import", "tsx", "--test-reporter=tap"],
