@@ -17,6 +17,7 @@ export default {
   tap: {
     testFiles: [
       "tests/credentials.test.ts",
+      "tests/period.test.ts",
       "tests/kernel.test.ts",
       "tests/spending.test.ts",
       "tests/budget.test.ts",
