@@ -25,7 +25,11 @@ export function startOfDay(ms: number, tz: string): number {
 /** The start of the local week (Monday 00:00) of `ms` in `tz` (epoch ms). */
 export function startOfWeek(ms: number, tz: string): number {
   let day = startOfDay(ms, tz);
-  for (let i = 0; i < 7 && parts(day, tz).weekday !== 0; i++) day = startOfDay(day - 12 * 3600_000, tz);
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,UpdateOperator: a bound never reached (7 steps back always meet a Monday); it only stops a loop gone wrong
+  for (let i = 0; i < 7; i++) {
+    if (parts(day, tz).weekday === 0) break;
+    day = startOfDay(day - 12 * 3600_000, tz);
+  }
   return day;
 }
 
