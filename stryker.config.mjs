@@ -21,6 +21,7 @@ export default {
       "tests/kernel.test.ts",
       "tests/spending.test.ts",
       "tests/budget.test.ts",
+      "tests/tell.test.ts",
       "tests/delivery.test.ts",
       "tests/time.test.ts",
       "tests/tell-budget.test.ts",
