@@ -101,7 +101,8 @@ test("resume by hand answers only this rule's open budget card, whatever other c
   const k = new Clock(rulesWith({ cost: 1, per: "day" }, { cost: 1, per: "day" }), "2026-11-02T08:00:00Z");
   k.event("q1");
   const asking = k.claim("cq").job!;
-  k.result(asking.run, { outcome: "done", ask: [{ title: "Which?", options: ["a", "b"] }] });
+  // an ordinary question whose `about` happens to look like a budget card's
+  k.result(asking.run, { outcome: "done", ask: [{ title: "Which?", options: ["a", "b"], about: `alerts\u0000${nextDay}` }] });
   spend(k, "p1", { cost: 1 }, "page.x");
   spend(k, "e1", { cost: 1 });
   assert.deepEqual(k.state().cards.map((c: any) => c.title), ["Which?", '"alerts-b" used up today\'s budget and is paused', '"alerts" used up today\'s budget and is paused']);
