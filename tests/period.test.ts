@@ -18,6 +18,7 @@ test("the local day starts at local midnight, also on the days daylight saving s
   assert.equal(iso(startOfDay(at("2026-11-02T18:30:00.000Z"), "Asia/Kolkata")), "2026-11-02T18:30:00.000Z");
   // Chile moves its clocks from 00:00 to 01:00: that day starts at 01:00 local.
   assert.equal(iso(startOfDay(at("2026-09-06T12:00:00Z"), "America/Santiago")), "2026-09-06T04:00:00.000Z");
+  assert.equal(iso(startOfDay(at("2026-09-06T12:34:56.789Z"), "America/Santiago")), "2026-09-06T04:00:00.000Z");
 });
 
 test("a day period is 23, 24 or 25 hours long; a week runs Monday to Monday", () => {
