@@ -22,6 +22,7 @@ export default {
       "tests/spending.test.ts",
       "tests/budget.test.ts",
       "tests/tell.test.ts",
+      "tests/lanes.test.ts",
       "tests/delivery.test.ts",
       "tests/time.test.ts",
       "tests/tell-budget.test.ts",
