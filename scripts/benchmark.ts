@@ -11,17 +11,16 @@
  *   heartbeat, facts written meanwhile
  * - simulation steps/s
  */
-import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
-import { tmpdir, cpus, totalmem } from "node:os";
+import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
 import { registerKeysLocally } from "../src/host/serve.js";
 import { simulate } from "../sim/simulation.js";
-import { spawnHub, type HubProcess } from "../sim/hub-process.js";
+import { spawnHub } from "../sim/hub-process.js";
+import { call, cpuMs, machine, median, pct, statusMb, stopHub as stop } from "./measure.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 
 function rules(): string {
   // ~4.4 KB of rules: 24 rules over 3 sources, one of them the benchmark's.
@@ -40,30 +39,6 @@ function rules(): string {
     ],
   };
   return JSON.stringify(r, null, 2);
-}
-
-async function stop(h: HubProcess): Promise<void> {
-  const exited = new Promise((r) => h.child.once("exit", r));
-  h.child.kill("SIGKILL");
-  await exited;
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
-}
-
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-}
-
-async function call(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(url + path, {
-    method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return res.json();
 }
 
 function setup(): { dir: string; keys: { source: string; worker: string; owner: string; channel: string } } {
@@ -87,7 +62,7 @@ async function main(): Promise<void> {
     out.push([k, v]);
     console.log(`${k.padEnd(58)} ${v}`);
   };
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+  console.log(`machine: ${machine()}`);
   const { dir, keys } = setup();
   try {
     // cold start
@@ -101,7 +76,7 @@ async function main(): Promise<void> {
     }
     say("cold start (spawn → listening), median of 5", `${median(starts).toFixed(0)} ms`);
     await new Promise((r) => setTimeout(r, 1500));
-    say("idle RSS", `${rssMb(hub.child.pid!).toFixed(1)} MB`);
+    say("idle RSS", `${statusMb(hub.child.pid!).toFixed(1)} MB`);
 
     // durable events/s, one client
     const n1 = 2000;
@@ -134,7 +109,7 @@ async function main(): Promise<void> {
     const ac = new AbortController();
     const polls = Array.from({ length: 1000 }, (_, i) => fetch(`${hub.url}/v1/cards/next?wait=50`, { headers: { authorization: `Bearer ${keys.channel}` }, signal: ac.signal }).catch(() => null));
     await new Promise((r) => setTimeout(r, 3000));
-    say("RSS with 1,000 held long polls", `${rssMb(hub.child.pid!).toFixed(1)} MB`);
+    say("RSS with 1,000 held long polls", `${statusMb(hub.child.pid!).toFixed(1)} MB`);
 
     // deep queue: blocked heartbeats
     for (let i = 0; i < queueDepth; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `d${i}`, type: "job.deep", subject: `d${i}` });

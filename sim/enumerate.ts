@@ -38,8 +38,12 @@ function permutations<T>(xs: readonly T[]): T[][] {
 
 export interface EnumerateReport { orderings: number; transitions: number }
 
-/** Runs every ordering. @throws naming the ordering and the invariant that broke. */
-export function enumerate(): EnumerateReport {
+/**
+ * Runs every ordering, or every `every`-th one (the mutation run uses a sample to stay within a nightly budget).
+ * @param every 1 for all 8! orderings; n > 1 for orderings 0, n, 2n, … in a fixed order.
+ * @throws naming the ordering and the invariant that broke.
+ */
+export function enumerate(every = 1): EnumerateReport {
   const env: Env = { master: Buffer.alloc(32, 7), lang: "en", publicUrl: null };
   const now0 = Date.parse("2026-11-02T08:00:00Z");
   // The starting database, built once and copied for each ordering.
@@ -54,7 +58,7 @@ export function enumerate(): EnumerateReport {
   base.close();
 
   let transitions = 0;
-  const orders = permutations(actions);
+  const orders = permutations(actions).filter((_, i) => i % every === 0);
   for (const order of orders) {
     const store = Store.fromDatabase(new Database(image), env.master);
     let now = now0;

@@ -3,14 +3,15 @@
  * at random against the real `decide`/`evolve` on an in-memory SQLite database, with faults — lost responses,
  * repeated requests, worker restarts, clock jumps, crashes between decide and commit. Every 128 steps a fresh
  * scenario starts; before it ends the faults stop and all work is drained. After every transition the invariants are
- * checked; at the end of each scenario the whole log is replayed and must equal the live projection.
+ * checked (among them: the usage buckets equal a sum over the runs); at the end of each scenario the whole log is
+ * replayed and must equal the live projection.
  * The same seed gives the same run, step for step.
  */
 import { Store } from "../src/host/store.js";
 import { decide, nextDeadline } from "../src/kernel/decide.js";
 import { parseRules } from "../src/kernel/rules.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
-import { evolve, tables } from "../src/kernel/evolve.js";
+import { evolve, tables, usageOf, type UsageBucket } from "../src/kernel/evolve.js";
 import type { CardRow, DueRow, Env, GroupRow, Input, LaneRow, RunRow, Totals } from "../src/kernel/types.js";
 
 /** A small, fast, seedable PRNG (mulberry32). */
@@ -373,6 +374,22 @@ export function invariantProblem(store: Store): string | null {
   if ((totals?.openCards ?? 0) !== open) return `totals.openCards ${totals?.openCards} but ${open} open cards`;
   const dup = v.sql(`SELECT sk, COUNT(*) AS n FROM v_events GROUP BY sk HAVING n > 1 LIMIT 1`).get() as { sk: string } | undefined;
   if (dup) return `event ${dup.sk} recorded twice`;
+  const buckets = new Map<number, UsageBucket>();
+  for (const { row } of v.where<RunRow>("runs", "ended IS NOT NULL")) {
+    const share = usageOf(row);
+    if (!share) continue;
+    const b = buckets.get(share.bucket) ?? { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
+    for (const k of Object.keys(b) as (keyof UsageBucket)[]) b[k] += share.add[k];
+    buckets.set(share.bucket, b);
+  }
+  const kept = v.where<UsageBucket>("usage", "1 ORDER BY key");
+  const recount = [...buckets].sort((a, b) => a[0] - b[0]);
+  if (kept.length !== recount.length) return `${kept.length} usage buckets kept but runs end in ${recount.length}`;
+  for (const [i, { key, row }] of kept.entries()) {
+    const [bucket, sum] = recount[i]!;
+    const same = (Object.keys(sum) as (keyof UsageBucket)[]).every((k) => row[k] === sum[k]);
+    if (key !== bucket || !same) return `usage bucket ${key} holds ${JSON.stringify(row)} but its runs sum to ${JSON.stringify(sum)}`;
+  }
   return null;
 }
 

@@ -340,6 +340,12 @@ test("hops: receipt events go one deeper; past 8 they are recorded, not dispatch
   k.event("too-deep", { hops: 9 });
   const notices = k.state().cards.filter((c: any) => c.title.startsWith("An event chain went past 8 hops"));
   assert.equal(notices.length, 2, "one notice per too-deep event; a duplicate adds none");
+  assert.deepEqual(notices.map((c: any) => [c.kind, c.title, c.text, c.lane, c.rule]), [
+    ["notice", "An event chain went past 8 hops and was not dispatched", "Event grandchild (alert.gc) from shop is at hop 9.", "", null],
+    ["notice", "An event chain went past 8 hops and was not dispatched", "Event too-deep (alert.x) from shop is at hop 9.", "", null],
+  ]);
+  const stored = notices.map((c: any) => k.store.view.get<any>("cards", c.id));
+  assert.deepEqual(stored.map((c: any) => [c.key, c.system]), [["hops:shop:grandchild", "hops"], ["hops:shop:too-deep", "hops"]]);
   k.close();
 });
 

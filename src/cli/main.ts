@@ -18,9 +18,7 @@ import { newKey } from "../host/home.js";
 import { langFromEnv, t } from "../i18n/messages.js";
 import { formatStatus } from "./status.js";
 import { timeline } from "./why.js";
-import { runMcp, sourceFromConfig } from "./mcp.js";
 import { conformance, type ConformanceConfig } from "../protocol/conformance.js";
-import { doctor } from "./doctor.js";
 import type { Fact } from "../kernel/types.js";
 
 const lang = langFromEnv(process.env);
@@ -215,6 +213,7 @@ export function program(): Command {
     .action(async () => {
       const h = home();
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
+      const { doctor } = await import("./doctor.js"); // loaded on use: `serve` starts without it
       const findings = await doctor(h, readConfig(h));
       for (const f of findings) console.log(`${f.ok ? "ok  " : "FIX "} ${f.line}`);
       if (findings.some((f) => !f.ok)) process.exitCode = 1;
@@ -247,6 +246,7 @@ export function program(): Command {
       const h = home();
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
       const config = readConfig(h);
+      const { runMcp, sourceFromConfig } = await import("./mcp.js"); // the MCP SDK and zod: loaded on use only
       await runMcp({ url: hubUrl(h), owner: config.owner || null, source: sourceFromConfig(h.config), version: version() });
     });
 

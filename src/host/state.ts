@@ -9,6 +9,7 @@ import { stateRecentCards, stateRecentEvents, stateRunsPerPage, workerOnlineMs }
 import { Ctx } from "../kernel/context.js";
 import { startOfDay } from "../kernel/period.js";
 import { ownerCard } from "../kernel/cards.js";
+import { usageBucketMs, usageOf, type UsageBucket } from "../kernel/evolve.js";
 import type { Env } from "../kernel/types.js";
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -26,20 +27,24 @@ function eventView(e: EventRow) {
   return { id: e.id, source: e.source, eventId: e.sid, type: e.type, subject: e.subject, summary: e.summary, at: iso(e.at), routed: e.routed, paused: e.paused };
 }
 
-/** Sums usage of runs ended since `from`: rounds, tokens, cost, and how many runs did not report each. */
+/**
+ * Sums usage of runs ended since `from` (ms): rounds, tokens, cost, and how many runs did not report each. Whole
+ * quarter hours come from the `usage` buckets `evolve` keeps; only the runs that ended between `from` and the next
+ * bucket edge are read one by one, so the cost does not grow with history or with the number of runs in the window.
+ */
 function spendingSince(view: View, from: number) {
-  const s = { rounds: 0, tokens: 0, cost: 0, missingTokens: 0, missingCost: 0 };
-  for (const { row } of view.where<RunRow>("runs", "ended >= ?", from)) {
-    if (row.mergedInto !== null || (row.state === "cancelled" && row.attempt === 0)) continue;
-    s.rounds++;
-    const u = row.usage ?? {};
-    if (row.usageReported.tokens) s.tokens += (u.input ?? 0) + (u.output ?? 0);
-    else s.missingTokens++;
-    if (row.usageReported.cost) s.cost += u.cost ?? 0;
-    else s.missingCost++;
+  const sum: UsageBucket = { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
+  const add = (b: UsageBucket) => {
+    for (const k of Object.keys(sum) as (keyof UsageBucket)[]) sum[k] += b[k];
+  };
+  const edge = Math.ceil(from / usageBucketMs) * usageBucketMs;
+  for (const { row } of view.where<RunRow>("runs", "ended >= ? AND ended < ?", from, edge)) {
+    const share = usageOf(row);
+    if (share) add(share.add);
   }
-  s.cost = Math.round(s.cost * 1e6) / 1e6;
-  return s;
+  for (const { row } of view.where<UsageBucket>("usage", "key >= ?", edge)) add(row);
+  const { costNanos, ...rest } = sum;
+  return { ...rest, cost: Math.round(costNanos / 1e3) / 1e6 };
 }
 
 /**

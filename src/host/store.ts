@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { evolve, projectionDdl, projectionDrop } from "../kernel/evolve.js";
 import { View } from "../kernel/view.js";
 import { decide } from "../kernel/decide.js";
-import type { Decision, Env, Fact, FactDraft, Input } from "../kernel/types.js";
+import type { Change, Decision, Env, Fact, FactDraft, Input } from "../kernel/types.js";
 
 /** The files whose content decides what is stored (protocol.md: kernel/evolve.ts, kernel/credentials.ts). */
 const formatFiles = ["evolve", "credentials"];
@@ -42,7 +42,12 @@ export interface OpenOptions {
   fingerprint?: string;
   /** An open database to use instead of opening `path` (a copy of a prepared image, in the enumeration). */
   db?: Database.Database;
+  /** Facts per chunk of a rebuild (tests of chunk edges); default `rebuildChunkFacts`. */
+  rebuildChunkFacts?: number;
 }
+
+/** A rebuild applies the last change of each row once per this many facts (bounds its memory to one chunk). */
+const rebuildChunkFacts = 8192;
 
 export class Store {
   readonly db: Database.Database;
@@ -66,7 +71,7 @@ export class Store {
     const cursor = Number(meta("cursor") ?? -1);
     const started = performance.now();
     const rebuild = meta("fingerprint") !== fingerprint || cursor !== this.lastSeq;
-    if (rebuild) this.rebuild(fingerprint);
+    if (rebuild) this.rebuild(fingerprint, opts.rebuildChunkFacts ?? rebuildChunkFacts);
     else for (const sql of projectionDdl()) this.db.exec(sql);
     this.opened = { rebuilt: rebuild, rebuildMs: rebuild ? performance.now() - started : 0, facts: this.lastSeq };
     this.view = new View(this.db);
@@ -85,8 +90,10 @@ export class Store {
   /**
    * Replays the whole log into a fresh projection in one transaction, streaming the facts (never loading the
    * log whole). Done at open, before the hub accepts input, so no new commit can be overwritten.
+   * Every change is an upsert or delete of one row, so within a chunk of facts only the last change of each row
+   * is applied: the same projection with far fewer writes (the counters and a run's many states collapse).
    */
-  private rebuild(fingerprint: string): void {
+  private rebuild(fingerprint: string, chunkFacts: number): void {
     const reader = this.db.memory ? null : new Database(this.db.name, { readonly: true });
     try {
       this.db.transaction(() => {
@@ -95,11 +102,24 @@ export class Store {
         this.db.exec(`DELETE FROM fact_runs`);
         // A second connection streams the log while this one writes the projection.
         const rows = reader?.prepare(`SELECT seq, body FROM facts ORDER BY seq`).iterate() as IterableIterator<{ seq: number; body: string }> | undefined;
+        const last = new Map<string, Change>();
+        let facts = 0;
+        const flush = () => {
+          evolve(this.db, [{ changes: [...last.values()] }]);
+          last.clear();
+          facts = 0;
+        };
         for (const row of rows ?? []) {
           const changes = JSON.parse(row.body) as Fact["changes"];
-          evolve(this.db, [{ changes }]);
+          for (const c of changes) {
+            const k = `${c[0]}\u0001${c[1]}`;
+            last.delete(k);
+            last.set(k, c);
+          }
           this.indexRuns(row.seq, changes);
+          if (++facts >= chunkFacts) flush();
         }
+        flush();
         this.setMeta("fingerprint", fingerprint);
         this.setMeta("cursor", String(this.lastSeq));
       })();

@@ -33,8 +33,8 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   const ok = c.tx.get<BudgetOk>("spend", okKey(rule.name));
   if (ok && ok.until > c.now) return;
   c.tx.mark("pauseRule");
+  // No pause existed (checked above), so no pause deadline does either: nothing to take off the due table.
   c.tx.put("pauses", rule.name, { by: "budget", reason: c.msg("budget.reason"), since: c.now, until: null } satisfies PauseRow);
-  c.undue("pause", rule.name);
   const parts = (cost: string, tokens: string) =>
     [rule.budget!.cost !== null ? cost : null, rule.budget!.tokens !== null ? tokens : null].filter(Boolean).join(" · ");
   const used = parts(`$${row.cost.toFixed(2)}`, `${row.tokens} tokens`);
@@ -48,16 +48,19 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   });
 }
 
-/** The open budget card of a rule, if any. */
+/**
+ * The open budget card of a rule, if any. Read from the view: the only caller (resumeRule) asks before its decision
+ * changed any card, so the view's open cards are the decision's.
+ */
 export function openBudgetCard(c: Ctx, rule: string): CardRow | undefined {
-  return c.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => c.tx.get<CardRow>("cards", x.row.id)!)
-    .find((card) => card.system === "budget" && card.state === "open" && (card.about ?? "").startsWith(`${rule}\u0000`));
+  return c.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => x.row)
+    .find((card) => card.system === "budget" && card.about?.startsWith(`${rule}\u0000`));
 }
 
 /** The owner answered a budget card: 0 resumes for the rest of the period (no budget pause again until it ends). */
 export function budgetAnswered(c: Ctx, card: CardRow, choice: number | null): void {
-  const [ruleName, endText] = (card.about ?? "").split("\u0000");
-  if (!ruleName) return;
+  // Every budget card carries `<rule>\0<period end>` (countUsage).
+  const [ruleName, endText] = (card.about as string).split("\u0000") as [string, string];
   if (choice === 0) {
     c.tx.put("spend", okKey(ruleName), { rule: ruleName, until: Number(endText) } satisfies BudgetOk);
     if (c.tx.get<PauseRow>("pauses", ruleName)?.by === "budget") resume(c, ruleName);

@@ -51,7 +51,62 @@ export const tables: Record<string, { intKey: boolean; columns: Record<string, s
   pauses: { intKey: false, columns: {}, indexes: [] },
   crons: { intKey: false, columns: {}, indexes: [] },
   spend: { intKey: false, columns: {}, indexes: [] },
+  /** Ended runs summed per quarter hour of their end (`usageBucketMs`), kept by `evolve` itself: see `UsageBucket`. */
+  usage: { intKey: true, columns: {}, indexes: [] },
 };
+
+/** Width of a `usage` bucket (ms): a quarter hour, so a day starts on a bucket edge in every time zone in use. */
+export const usageBucketMs = 15 * 60_000;
+
+/**
+ * One `usage` row (key: the bucket's start, epoch ms): what GET /v1/state sums for "today" and "7 days" without
+ * reading the runs of those days (DESIGN.md: aggregates kept as facts are applied). A run counts once it has ended,
+ * unless it was merged into another or cancelled before any attempt; tokens are input + output; cost is kept in whole
+ * nano-USD so that sums do not depend on the order runs were added in (a rebuild adds them in another order).
+ */
+export interface UsageBucket { rounds: number; tokens: number; costNanos: number; missingTokens: number; missingCost: number }
+
+type RunUsage = {
+  endedAt: number | null; mergedInto: number | null; state: string; attempt: number;
+  usage: { input?: number; output?: number; cost?: number } | null; usageReported: { tokens: boolean; cost: boolean };
+};
+
+/** A run row's share of its bucket, or null when it does not count (not ended, merged, cancelled unclaimed). */
+export function usageOf(run: RunUsage): { bucket: number; add: UsageBucket } | null {
+  if (run.endedAt === null || run.mergedInto !== null || (run.state === "cancelled" && run.attempt === 0)) return null;
+  const u = run.usage ?? {};
+  return {
+    bucket: Math.floor(run.endedAt / usageBucketMs) * usageBucketMs,
+    add: {
+      rounds: 1,
+      tokens: run.usageReported.tokens ? (u.input ?? 0) + (u.output ?? 0) : 0,
+      costNanos: run.usageReported.cost ? Math.round((u.cost ?? 0) * 1e9) : 0,
+      missingTokens: run.usageReported.tokens ? 0 : 1,
+      missingCost: run.usageReported.cost ? 0 : 1,
+    },
+  };
+}
+
+/** Moves one run's share out of (sign -1) or into (sign 1) its `usage` bucket; an emptied bucket is deleted. */
+function addUsage(db: Db, share: NonNullable<ReturnType<typeof usageOf>>, sign: 1 | -1): void {
+  const old = stmt(db, `SELECT data FROM v_usage WHERE key = ?`).get(share.bucket) as { data: string } | undefined;
+  const b: UsageBucket = old ? JSON.parse(old.data) : { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
+  for (const k of Object.keys(share.add) as (keyof UsageBucket)[]) b[k] += sign * share.add[k];
+  if (b.rounds === 0) stmt(db, `DELETE FROM v_usage WHERE key = ?`).run(share.bucket);
+  else stmt(db, `INSERT OR REPLACE INTO v_usage (key, data) VALUES (?, ?)`).run(share.bucket, JSON.stringify(b));
+}
+
+/** Keeps the `usage` buckets equal to the sum over run rows: takes out the old row's share, adds the new one's. */
+function trackUsage(db: Db, key: string | number, row: object | null): void {
+  // Most changes are to runs that have not ended: the indexed column says so without parsing the row.
+  const ended = stmt(db, `SELECT ended FROM v_runs WHERE key = ?`).get(key) as { ended: number | null } | undefined;
+  const old = ended && ended.ended !== null ? (stmt(db, `SELECT data FROM v_runs WHERE key = ?`).get(key) as { data: string }) : null;
+  const before = old ? usageOf(JSON.parse(old.data) as RunUsage) : null;
+  const after = row ? usageOf(row as RunUsage) : null;
+  if (before && after && before.bucket === after.bucket && JSON.stringify(before.add) === JSON.stringify(after.add)) return;
+  if (before) addUsage(db, before, -1);
+  if (after) addUsage(db, after, 1);
+}
 
 /** SQL that creates the projection tables (idempotent). */
 export function projectionDdl(): string[] {
@@ -79,13 +134,16 @@ function stmt(db: Db, sql: string): Statement {
 }
 
 /**
- * Applies facts to the projection: each change upserts or deletes one row. The only projection writer.
- * @throws Error on a change to an unknown table (a kernel bug, never bad input).
+ * Applies facts to the projection: each change upserts or deletes one row; a change of a run also moves its share
+ * of the `usage` buckets, which no fact names. The only projection writer.
+ * @throws Error on a change to an unknown table or to `usage` (a kernel bug, never bad input).
  */
 export function evolve(db: Db, facts: readonly Pick<Fact, "changes">[]): void {
   for (const f of facts) {
     for (const [table, key, row] of f.changes) {
       if (!(table in tables)) throw new Error(`evolve: unknown table ${table}`);
+      if (table === "usage") throw new Error("evolve: usage is derived from runs, never written by a fact");
+      if (table === "runs") trackUsage(db, key, row);
       if (row === null) stmt(db, `DELETE FROM v_${table} WHERE key = ?`).run(key);
       else stmt(db, `INSERT OR REPLACE INTO v_${table} (key, data) VALUES (?, ?)`).run(key, JSON.stringify(row));
     }

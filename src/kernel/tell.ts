@@ -16,7 +16,7 @@ const err = (status: number, error: string): Reply => ({ status, body: { error }
 export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
   let speaker: string;
   let source: string;
-  const task = b.task !== undefined ? c.rules.elsewhere.find((e) => e.name === b.task) : undefined;
+  const task = c.rules.elsewhere.find((e) => e.name === b.task); // none when b.task is undefined
   if (who.kind === "source") {
     if (b.task !== undefined) return err(403, c.msg("tell.sourceTask"));
     speaker = `source:${who.name}`;
@@ -24,7 +24,7 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
   } else {
     if (b.task === undefined) return err(400, c.msg("field.required", { field: "task" }));
     if (!task) return err(404, c.msg("tell.noTask", { name: b.task }));
-    const worker = task.to !== null ? c.rules.agents[task.to]?.worker : undefined;
+    const worker = task.to !== null ? c.rules.agents[task.to]!.worker : undefined; // parseRules checked the agent exists
     if (worker !== who.name) return err(403, c.msg("tell.notYourTask", { name: task.name }));
     speaker = `task:${task.name}`;
     source = task.source ?? elsewhereSource;

@@ -1,0 +1,55 @@
+// Mutation testing of the kernel (DESIGN.md: "mutation testing of the kernel in which every mutant must be caught").
+// `npm run test:mutation` (sim/mutate.ts) runs it and lists every mutant that survived; see README "Proof".
+//
+// - The tap runner runs each test file as `node -r <stryker hook> --import tsx --test-reporter=tap <file>`, records
+//   which mutants each file executes, and runs a mutant only against the files that reach it, stopping at the first
+//   file that fails. Files are listed fastest first.
+// - The typescript checker type-checks every mutant first: a mutant that does not compile is a CompileError, never
+//   counted as killed (and excluded from the score).
+// - The test files are the kernel-level ones (the real kernel on a real SQLite file, through `decide`, through the
+//   in-process hub over HTTP), plus the simulation and a sample of the enumeration at a size 2 cores can afford
+//   (sim/proof.test.ts). Files that spawn hub processes or wait on timers are left out: their processes do not carry
+//   the mutant, or they take tens of seconds per mutant.
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  mutate: ["src/kernel/**/*.ts"],
+  testRunner: "tap",
+  tap: {
+    testFiles: [
+      "tests/credentials.test.ts",
+      "tests/period.test.ts",
+      "tests/kernel.test.ts",
+      "tests/spending.test.ts",
+      "tests/budget.test.ts",
+      "tests/tell.test.ts",
+      "tests/lanes.test.ts",
+      "tests/delivery.test.ts",
+      "tests/time.test.ts",
+      "tests/tell-budget.test.ts",
+      "tests/control.test.ts",
+      "tests/link.test.ts",
+      "tests/events.test.ts",
+      "tests/webhook.test.ts",
+      "tests/cards.test.ts",
+      "tests/permissions.test.ts",
+      "tests/runs.test.ts",
+      "tests/rules.test.ts",
+      "sim/proof.test.ts",
+    ],
+    nodeArgs: ["--import", "tsx", "--test-reporter=tap"],
+    forceBail: true,
+  },
+  checkers: ["typescript"],
+  tsconfigFile: "tsconfig.json",
+  typescriptChecker: { prioritizePerformanceOverAccuracy: false },
+  coverageAnalysis: "perTest",
+  concurrency: 2,
+  timeoutMS: 20000,
+  reporters: ["clear-text", "progress", "json"],
+  clearTextReporter: { allowEmojis: false, logTests: false, reportMutants: true, reportScoreTable: true },
+  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  // Every mutant must be caught: any survivor (or mutant no test reaches) makes the run fail.
+  thresholds: { high: 100, low: 100, break: 100 },
+  tempDirName: ".stryker-tmp",
+  ignorePatterns: ["dist", "reports", ".tmp"],
+};

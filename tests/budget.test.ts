@@ -1,0 +1,128 @@
+/**
+ * Budgets to the letter (issue 3; README "Time, failures and control"): what is stored per rule and period, the exact
+ * limits, the card's words, two budgeted rules side by side, and "resume for the rest of this period" ending with it.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Clock, K } from "./clock.js";
+import { baseRules } from "./helpers.js";
+
+const day = Date.parse("2026-11-02T00:00:00Z");
+const nextDay = Date.parse("2026-11-03T00:00:00Z");
+
+function rulesWith(budget: object, second: object | null = null) {
+  return {
+    ...baseRules,
+    rules: [
+      { ...baseRules.rules[0], budget },
+      ...(second ? [{ name: "alerts-b", when: { source: "shop", types: ["page.*"] }, to: "bot", budget: second }] : []),
+    ],
+  };
+}
+
+/** One event of `type`, claimed and finished with `usage`; returns the result's decision. */
+function spend(k: Clock, id: string, usage: object, type = "alert.x") {
+  k.event(id, { type });
+  const job = k.claim(`c-${id}`).job!;
+  return k.result(job.run, { outcome: "done", usage });
+}
+
+const spendRows = (d: { facts: { changes: unknown[][] }[] }) => d.facts.flatMap((f) => f.changes).filter((c) => c[0] === "spend");
+
+test("usage is summed per rule and day under its own key; a tokens budget pauses at exactly its limit", () => {
+  const k = new Clock(rulesWith({ tokens: 1000, per: "day" }), "2026-11-02T08:00:00Z");
+  const first = spend(k, "e1", { input: 600, output: 300, cost: 0.25 });
+  assert.deepEqual(spendRows(first), [["spend", `alerts\u0000${day}`, { rule: "alerts", start: day, end: nextDay, cost: 0.25, tokens: 900, rounds: 1 }]]);
+  assert.deepEqual(k.state().pauses, []);
+  const second = spend(k, "e2", { input: 60, output: 40 });
+  assert.deepEqual(spendRows(second), [["spend", `alerts\u0000${day}`, { rule: "alerts", start: day, end: nextDay, cost: 0.25, tokens: 1000, rounds: 2 }]]);
+  assert.deepEqual(second.facts.map((f) => f.kind), ["result", "pauseRule"]);
+  const [card] = k.state().cards;
+  assert.deepEqual([card.kind, card.title, card.options, card.recommend, card.lane, card.about], [
+    "ask", '"alerts" used up today\'s budget and is paused', ["Resume for the rest of this period", "Keep paused"], 1, "", `alerts\u0000${nextDay}`,
+  ]);
+  assert.equal(card.text, "Used 1000 tokens of 1000 tokens. Runs already claimed finish normally. This period ends at 2026-11-03T00:00:00.000Z. Resuming with agent-autoloop resume also resumes it for the rest of the period.");
+  const stored = k.store.view.get<{ key: string }>("cards", card.id)!;
+  assert.equal(stored.key, `budget:alerts:${day}`);
+  k.close();
+});
+
+test("a cost budget pauses at exactly its limit; with both limits the card names both", () => {
+  const k = new Clock(rulesWith({ cost: 1, tokens: 5000, per: "day" }), "2026-11-02T08:00:00Z");
+  spend(k, "e1", { cost: 0.5, input: 4 });
+  assert.deepEqual(k.state().pauses, []);
+  spend(k, "e2", { cost: 0.5, output: 6 });
+  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by, p.reason, p.until]), [["alerts", "budget", "over budget", null]]);
+  assert.match(k.state().cards[0].text, /^Used \$1\.00 · 10 tokens of \$1 · 5000 tokens\. /);
+  k.close();
+});
+
+test("a week's budget: its own title and period, Monday to Monday", () => {
+  const k = new Clock(rulesWith({ cost: 1, per: "week" }), "2026-11-04T08:00:00Z");
+  const d = spend(k, "e1", { cost: 1 });
+  const monday = Date.parse("2026-11-02T00:00:00Z");
+  const nextMonday = Date.parse("2026-11-09T00:00:00Z");
+  assert.deepEqual(spendRows(d), [["spend", `alerts\u0000${monday}`, { rule: "alerts", start: monday, end: nextMonday, cost: 1, tokens: 0, rounds: 1 }]]);
+  const [card] = k.state().cards;
+  assert.equal(card.title, '"alerts" used up this week\'s budget and is paused');
+  assert.equal(card.text, "Used $1.00 of $1. Runs already claimed finish normally. This period ends at 2026-11-09T00:00:00.000Z. Resuming with agent-autoloop resume also resumes it for the rest of the period.");
+  k.close();
+});
+
+test("each day and each rule counts on its own; resuming one rule's budget does not excuse another", () => {
+  const k = new Clock(rulesWith({ cost: 1, per: "day" }, { cost: 1, per: "day" }), "2026-11-02T08:00:00Z");
+  spend(k, "e1", { cost: 0.6 });
+  k.advance(nextDay + 8 * 3600_000);
+  spend(k, "e2", { cost: 0.6 });
+  assert.deepEqual(k.state().pauses, [], "0.6 yesterday and 0.6 today are under a daily 1");
+  spend(k, "e3", { cost: 0.6 });
+  const [a] = k.state().cards;
+  k.commit({ kind: "answer", keyHash: K.owner, card: a.id, choice: 0, text: null, by: null, ref: null });
+  assert.deepEqual(k.state().pauses, []);
+  spend(k, "p1", { cost: 2 }, "page.x");
+  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by]), [["alerts-b", "budget"]], "alerts-b was not excused by alerts' answer");
+  k.close();
+});
+
+test("resume for the rest of the period ends with the period, to the millisecond", () => {
+  const k = new Clock(rulesWith({ cost: 1, per: "day" }), "2026-11-02T08:00:00Z");
+  spend(k, "e1", { cost: 1 });
+  k.commit({ kind: "answer", keyHash: K.owner, card: k.state().cards[0].id, choice: 0, text: null, by: null, ref: null });
+  k.advance(nextDay - 1);
+  spend(k, "e2", { cost: 5 });
+  assert.deepEqual(k.state().pauses, [], "still the resumed period");
+  k.advance(nextDay);
+  spend(k, "e3", { cost: 1 });
+  assert.deepEqual(k.state().pauses.map((p: any) => p.by), ["budget"], "a new period: the budget pauses again");
+  k.close();
+});
+
+test("resume by hand answers only this rule's open budget card, whatever other cards are open", () => {
+  const k = new Clock(rulesWith({ cost: 1, per: "day" }, { cost: 1, per: "day" }), "2026-11-02T08:00:00Z");
+  k.event("q1");
+  const asking = k.claim("cq").job!;
+  // an ordinary question whose `about` happens to look like a budget card's
+  k.result(asking.run, { outcome: "done", ask: [{ title: "Which?", options: ["a", "b"], about: `alerts\u0000${nextDay}` }] });
+  spend(k, "p1", { cost: 1 }, "page.x");
+  spend(k, "e1", { cost: 1 });
+  assert.deepEqual(k.state().cards.map((c: any) => c.title), ["Which?", '"alerts-b" used up today\'s budget and is paused', '"alerts" used up today\'s budget and is paused']);
+  k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+  assert.deepEqual(k.state().cards.map((c: any) => c.title), ["Which?", '"alerts-b" used up today\'s budget and is paused']);
+  assert.deepEqual(k.state().pauses.map((p: any) => p.name), ["alerts-b"]);
+  k.close();
+});
+
+test("resume on the budget card leaves a pause the owner set since", () => {
+  const k = new Clock(rulesWith({ cost: 1, per: "day" }), "2026-11-02T08:00:00Z");
+  spend(k, "e1", { cost: 1 });
+  const card = k.state().cards[0];
+  // the owner limits the pause to an hour; it ends; then the owner pauses the rule again, by hand
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: new Date(k.now + 3600_000).toISOString() });
+  k.advance(k.now + 2 * 3600_000);
+  assert.deepEqual(k.state().pauses, []);
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "deploy", until: null });
+  k.commit({ kind: "answer", keyHash: K.owner, card: card.id, choice: 0, text: null, by: null, ref: null });
+  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by, p.reason]), [["alerts", "owner", "deploy"]]);
+  assert.equal(k.state().recentCards[0].result, "Resumed; no budget pause again this period");
+  k.close();
+});

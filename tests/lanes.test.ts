@@ -1,0 +1,102 @@
+/**
+ * Events into lanes into runs (protocol.md 规则, 来源, 事项) to the letter: which rules take an event, what a new
+ * event and a new run record, ids of internal events, and what joining a queued or retry-waiting run changes.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Clock, K } from "./clock.js";
+import { baseRules } from "./helpers.js";
+import { hashKey } from "../src/kernel/credentials.js";
+import type { EventRow, RunRow } from "../src/kernel/types.js";
+
+const rules = { ...baseRules, rules: [...baseRules.rules, { name: "hourly", when: { cron: "0 * * * *" }, to: "bot" }] };
+const events = (k: Clock) => k.store.view.where<EventRow>("events", "1 ORDER BY key").map((x) => x.row);
+const crm = hashKey("crm-key");
+
+function clock(): Clock {
+  const k = new Clock(rules, "2026-11-02T08:10:00Z");
+  k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: crm });
+  k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "schedule", newHash: hashKey("sched") });
+  return k;
+}
+
+test("a rule takes only events of its own source and types; a cron rule takes none; routed and unrouted are counted", () => {
+  const k = clock();
+  const other = k.commit({ kind: "event", keyHash: crm, event: { id: "x1", type: "alert.cpu" } });
+  assert.deepEqual(other.body, { event: 1, duplicate: false, routed: [], paused: [] }, "crm's alert is not for the shop rule");
+  const sched = k.commit({ kind: "event", keyHash: hashKey("sched"), event: { id: "x2", type: "schedule.cron" } });
+  assert.deepEqual((sched.body as any).routed, [], "a cron rule takes no posted event, even from a source named schedule");
+  const taken = k.event("x3");
+  assert.deepEqual((taken.body as any).routed, ["alerts"]);
+  const s = k.state();
+  assert.deepEqual(s.unrouted.map((e: any) => e.eventId), ["x2", "x1"]);
+  assert.deepEqual([s.totals.events, s.totals.unrouted, s.totals.runs], [3, 2, 1]);
+  assert.deepEqual(events(k).map((e) => [e.sid, e.unrouted, e.routed]), [["x1", true, []], ["x2", true, []], ["x3", false, ["alerts"]]]);
+  k.close();
+});
+
+test("a new run is not manual; a parallel rule's event without subject goes to the lane \"\"", () => {
+  const k = clock();
+  k.commit({ kind: "event", keyHash: crm, event: { id: "t1", type: "ticket.new" } });
+  k.event("a1");
+  const runs = k.store.view.where<RunRow>("runs", "1 ORDER BY key").map((x) => x.row);
+  assert.deepEqual(runs.map((r) => [r.rule, r.lane, r.manual, r.state, r.attempt]), [["per-subject", "", false, "queued", 0], ["alerts", "", false, "queued", 0]]);
+  k.close();
+});
+
+test("a receipt's events are told apart within one result; the same id twice is recorded once", () => {
+  const k = clock();
+  k.event("a1");
+  const job = k.claim("c1").job!;
+  const r = k.result(job.run, { outcome: "done", events: [{ id: "f1", type: "followup.a" }, { id: "f2", type: "followup.b" }, { id: "f1", type: "followup.c" }] });
+  assert.deepEqual(r.body, { rejected: [] });
+  assert.deepEqual(events(k).filter((e) => e.internal === "receipt").map((e) => [e.sid, e.type, e.hops]), [["f1", "followup.a", 1], ["f2", "followup.b", 1]]);
+  k.close();
+});
+
+test("an answer's event gets the next free id when a source already used it, and is not unrouted", () => {
+  const k = clock();
+  k.event("card:1:answer");
+  k.event("card:1:answer#2");
+  const job = k.claim("c1").job!;
+  k.result(job.run, { outcome: "done", ask: [{ title: "Go?", options: ["yes", "no"] }] });
+  const card = k.state().cards[0];
+  k.commit({ kind: "answer", keyHash: K.owner, card: card.id, choice: 0, text: null, by: null, ref: null });
+  const answer = events(k).find((e) => e.internal === "answer")!;
+  assert.deepEqual([answer.sid, answer.unrouted, answer.routed], ["card:1:answer#3", false, ["alerts"]]);
+  assert.deepEqual(k.state().unrouted, []);
+  k.close();
+});
+
+test("an event joining a retry-waiting run keeps its wait; a manual run ends the wait and its deadline", () => {
+  const k = clock();
+  k.event("a1");
+  const job = k.claim("c1").job!;
+  k.result(job.run, { outcome: "failed", error: "boom" });
+  const waiting = k.run(job.run);
+  assert.equal(waiting.state, "waiting");
+  k.event("a2");
+  const joined = k.run(job.run);
+  assert.deepEqual([joined.state, joined.readyAt, joined.manual, joined.events.length], ["waiting", waiting.readyAt, false, 2]);
+  assert.ok(k.store.view.get("due", `retry:${job.run}`));
+  k.now += 1000;
+  k.commit({ kind: "runNow", keyHash: K.owner, rule: "alerts", subject: null, reason: null });
+  const now = k.run(job.run);
+  assert.deepEqual([now.state, now.readyAt, now.manual], ["queued", k.now, true]);
+  assert.equal(k.store.view.get("due", `retry:${job.run}`), undefined, "the retry deadline is gone");
+  k.close();
+});
+
+test("a manual run joining a queued run leaves its time in the queue as it was", () => {
+  const k = clock();
+  k.event("a1");
+  k.claim("c1");
+  k.now += 1000;
+  k.event("a2"); // queued behind the running run
+  const queued = k.state().active.find((r: any) => r.state === "queued");
+  k.now += 5000;
+  k.commit({ kind: "runNow", keyHash: K.owner, rule: "alerts", subject: null, reason: null });
+  const after = k.run(queued.id);
+  assert.deepEqual([after.state, after.readyAt, after.manual, after.events.length], ["queued", Date.parse(queued.readyAt), true, 2]);
+  k.close();
+});

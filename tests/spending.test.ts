@@ -1,0 +1,98 @@
+/**
+ * Spending in GET /v1/state (protocol.md 本人; DESIGN.md: aggregates kept as facts are applied): "today" and "7 days"
+ * are read from the quarter-hour `usage` buckets that `evolve` keeps, plus the runs of one partial bucket, and must
+ * equal a sum over every run row, at any time of day and across bucket edges.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Clock, K } from "./clock.js";
+import { baseRules } from "./helpers.js";
+import { startOfDay } from "../src/kernel/period.js";
+import type { RunRow } from "../src/kernel/types.js";
+import { Store } from "../src/host/store.js";
+import { evolve, type UsageBucket } from "../src/kernel/evolve.js";
+
+const min = 60_000;
+
+/** The spending summary recomputed from every run row, the way it was defined before the buckets. */
+function bruteForce(k: Clock, from: number) {
+  const s = { rounds: 0, tokens: 0, cost: 0, missingTokens: 0, missingCost: 0 };
+  for (const { row } of k.store.view.where<RunRow>("runs", "1")) {
+    if (row.endedAt === null || row.endedAt < from || row.mergedInto !== null || (row.state === "cancelled" && row.attempt === 0)) continue;
+    s.rounds++;
+    const u = row.usage ?? {};
+    if (row.usageReported.tokens) s.tokens += (u.input ?? 0) + (u.output ?? 0);
+    else s.missingTokens++;
+    if (row.usageReported.cost) s.cost += u.cost ?? 0;
+    else s.missingCost++;
+  }
+  s.cost = Math.round(s.cost * 1e6) / 1e6;
+  return s;
+}
+
+test("today and 7 days equal a sum over all runs, at every minute-and-a-bit across nine days", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  const usages = [{ input: 100, output: 20, cost: 0.125 }, { input: 7 }, { cost: 0.5 }, undefined];
+  for (let i = 0; i < 9 * 24; i++) {
+    k.event(`e${i}`);
+    const job = k.claim(`c${i}`).job!;
+    const usage = usages[i % usages.length];
+    if (i % 5 === 4) k.event(`m${i}`); // queued behind the running run, then merged into its retry
+    k.result(job.run, i % 5 === 4 ? { outcome: "failed", error: "x", ...(usage ? { usage } : {}) } : { outcome: i % 3 ? "done" : "nothing", ...(usage ? { usage } : {}) });
+    if (i % 7 === 0) {
+      // a run cancelled before any attempt does not count; one merged into a retry does not either
+      k.event(`q${i}`);
+      const queued = k.state().active.find((r: any) => r.state === "queued");
+      if (queued) k.commit({ kind: "cancel", keyHash: K.owner, run: queued.id });
+    }
+    k.advance(k.now + 61 * min + 7_000);
+    const s = k.state();
+    assert.deepEqual(s.spending.today, bruteForce(k, startOfDay(k.now, "UTC")), `today at ${k.iso()}`);
+    assert.deepEqual(s.spending.week, bruteForce(k, k.now - 7 * 24 * 60 * min), `7 days at ${k.iso()}`);
+  }
+  const s = k.state();
+  assert.ok(s.spending.week.rounds > 100 && s.spending.week.tokens > 0 && s.spending.week.cost > 0 && s.spending.week.missingCost > 0);
+  assert.ok(s.spending.today.rounds < s.spending.week.rounds);
+  k.close();
+});
+
+test("a run that ended exactly on a bucket edge counts from that edge on, not before", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:14:59.999Z");
+  k.event("e1");
+  const job = k.claim("c1").job!;
+  k.now = Date.parse("2026-11-02T08:15:00.000Z");
+  k.result(job.run, { outcome: "done", usage: { input: 3, output: 4, cost: 0.25 } });
+  k.now = Date.parse("2026-11-09T08:14:59.999Z");
+  assert.deepEqual(k.state().spending.week, { rounds: 1, tokens: 7, cost: 0.25, missingTokens: 0, missingCost: 0 });
+  k.now = Date.parse("2026-11-09T08:15:00.000Z");
+  assert.deepEqual(k.state().spending.week, { rounds: 1, tokens: 7, cost: 0.25, missingTokens: 0, missingCost: 0 });
+  k.now = Date.parse("2026-11-09T08:15:00.001Z");
+  assert.deepEqual(k.state().spending.week, { rounds: 0, tokens: 0, cost: 0, missingTokens: 0, missingCost: 0 });
+  k.close();
+});
+
+test("evolve keeps the buckets equal to the run rows whatever a fact rewrites: usage, end time, or the row itself", () => {
+  const store = new Store({ path: ":memory:", master: Buffer.alloc(32), fingerprint: "t" });
+  const buckets = () => store.view.where<UsageBucket>("usage", "1 ORDER BY key").map(({ key, row }) => [key, row]);
+  const run = (over: Record<string, unknown>) => ({
+    endedAt: null, mergedInto: null, state: "running", attempt: 1, usage: null, usageReported: { tokens: false, cost: false }, ...over,
+  });
+  const t = Date.parse("2026-11-02T08:20:00Z");
+  const edge = Date.parse("2026-11-02T08:15:00Z");
+  evolve(store.db, [{ changes: [["runs", 1, run({})]] }]);
+  assert.deepEqual(buckets(), []);
+  evolve(store.db, [{ changes: [["runs", 1, run({ state: "done", endedAt: t, usage: { input: 5, output: 1, cost: 0.5 }, usageReported: { tokens: true, cost: true } })]] }]);
+  assert.deepEqual(buckets(), [[edge, { rounds: 1, tokens: 6, costNanos: 500_000_000, missingTokens: 0, missingCost: 0 }]]);
+  evolve(store.db, [{ changes: [["runs", 2, run({ state: "nothing", endedAt: t + 60_000 })]] }]);
+  assert.deepEqual(buckets(), [[edge, { rounds: 2, tokens: 6, costNanos: 500_000_000, missingTokens: 1, missingCost: 1 }]]);
+  evolve(store.db, [{ changes: [["runs", 1, run({ state: "done", endedAt: t, usage: { input: 7 }, usageReported: { tokens: true, cost: false } })]] }]);
+  assert.deepEqual(buckets(), [[edge, { rounds: 2, tokens: 7, costNanos: 0, missingTokens: 1, missingCost: 2 }]]);
+  evolve(store.db, [{ changes: [["runs", 2, run({ state: "nothing", endedAt: t + 3600_000 })]] }]);
+  assert.deepEqual(buckets(), [[edge, { rounds: 1, tokens: 7, costNanos: 0, missingTokens: 0, missingCost: 1 }], [edge + 3600_000, { rounds: 1, tokens: 0, costNanos: 0, missingTokens: 1, missingCost: 1 }]]);
+  evolve(store.db, [{ changes: [["runs", 1, null], ["runs", 2, run({ state: "cancelled", attempt: 0, endedAt: t })]] }]);
+  assert.deepEqual(buckets(), [], "a deleted run and one cancelled before any attempt leave nothing behind");
+  evolve(store.db, [{ changes: [["runs", 3, run({ state: "cancelled", endedAt: t, mergedInto: 4, attempt: 2 })]] }]);
+  assert.deepEqual(buckets(), [], "a run merged into another is counted there, not here");
+  assert.throws(() => evolve(store.db, [{ changes: [["usage", edge, { rounds: 1 }]] }]), /usage is derived from runs/);
+  store.close();
+});
