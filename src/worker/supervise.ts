@@ -74,11 +74,15 @@ export async function stopGroup(dir: string, graceMs = stopGraceMs): Promise<voi
   // Descendants that left the group (setsid: Claude Code's tool shells, for one) get the same signals; they are
   // found by parent id while their parents in the group still live.
   const escaped = new Map<number, string>();
-  const look = () => {
-    for (const p of escapedDescendants(pids.pgid)) escaped.set(p.pid, p.start);
+  /** Adds the escaped descendants found now; returns the ones not seen before. */
+  const look = (): Map<number, string> => {
+    const found = new Map<number, string>();
+    for (const p of escapedDescendants(pids.pgid)) if (!escaped.has(p.pid)) found.set(p.pid, p.start);
+    for (const [pid, start] of found) escaped.set(pid, start);
+    return found;
   };
-  const signalEscaped = (s: NodeJS.Signals) => {
-    for (const [pid, start] of escaped) {
+  const signalEscaped = (s: NodeJS.Signals, which: Map<number, string> = escaped) => {
+    for (const [pid, start] of which) {
       if (!sameProcess(pid, start)) continue;
       try {
         process.kill(pid, s);
@@ -94,10 +98,7 @@ export async function stopGroup(dir: string, graceMs = stopGraceMs): Promise<voi
   const deadline = Date.now() + graceMs;
   while ((groupAlive(pids.pgid) || escapedAlive()) && Date.now() < deadline) {
     await sleep(100);
-    if (groupAlive(pids.pgid)) {
-      look(); // forked meanwhile
-      signalEscaped("SIGTERM");
-    }
+    if (groupAlive(pids.pgid)) signalEscaped("SIGTERM", look()); // forked meanwhile: signalled once, like the rest
   }
   if (groupAlive(pids.pgid)) signal("SIGKILL");
   signalEscaped("SIGKILL");
