@@ -57,6 +57,18 @@ test("a worker only gets runs of agents on it; other workers get nothing", async
   assert.equal(mine.body.job.run, 1);
 });
 
+test("the queue is read a page at a time: a worker's run behind 70 runs of another worker is claimed, oldest first", async () => {
+  // 70 queued tickets for w2 (more than two pages of 32), then two alerts for w1.
+  for (let i = 0; i < 70; i++) assert.equal((await f.call("POST", "/v1/events", f.keys.source2, { id: `t${i}`, type: "ticket.new", subject: `#${i}` })).status, 200);
+  await event("e1");
+  const first = await work("c1");
+  assert.equal(first.body.job.run, 71);
+  assert.equal(first.body.job.context.events[0].id, "e1");
+  const w2 = await work("x1", "", f.keys.worker2);
+  assert.equal(w2.body.job.run, 1);
+  assert.equal((await work("c2")).body.job, null, "the alerts' group runs one at a time");
+});
+
 test("a result is applied once; the same token and body replay the same answer; another body is 409", async () => {
   await event("e1");
   const { job } = (await work("c1")).body;

@@ -20,34 +20,43 @@ export interface Statement {
 
 const json = (path: string, type = "") => `${type ? `CAST(` : ""}json_extract(data, '$.${path}')${type ? ` AS ${type})` : ""}`;
 
-/** Projection tables: name → generated columns and indexes. Integer keys for id-numbered rows. */
-export const tables: Record<string, { intKey: boolean; columns: Record<string, string>; indexes: string[][] }> = {
+/**
+ * An index of a projection table: its columns, and for a partial index the condition a row must meet to be in it.
+ * A row outside a partial index costs no index write, and every commit's pages are written and synced (WAL + FULL).
+ */
+export interface IndexDef { columns: string[]; where?: string }
+
+/**
+ * Projection tables: name → generated columns and indexes. Integer keys for id-numbered rows (the key is the rowid);
+ * text keys are WITHOUT ROWID tables, so an upsert changes one B-tree instead of the table and its key index.
+ */
+export const tables: Record<string, { intKey: boolean; columns: Record<string, string>; indexes: IndexDef[] }> = {
   meta: { intKey: false, columns: {}, indexes: [] },
-  keys: { intKey: false, columns: { kn: `${json("kind")} || '/' || ${json("name")}` }, indexes: [["kn"]] },
+  keys: { intKey: false, columns: { kn: `${json("kind")} || '/' || ${json("name")}` }, indexes: [{ columns: ["kn"] }] },
   events: {
     intKey: true,
     columns: { sk: `${json("source")} || char(0) || ${json("sid")}`, unrouted: json("unrouted"), skipped: `json_array_length(data, '$.paused') > 0` },
-    indexes: [["sk"], ["unrouted", "key"], ["skipped", "key"]],
+    indexes: [{ columns: ["sk"] }, { columns: ["key"], where: "unrouted = 1" }, { columns: ["key"], where: "skipped = 1" }],
   },
   runs: {
     intKey: true,
     columns: { state: json("state"), ck: `${json("worker")} || char(0) || ${json("claim")}`, ended: json("endedAt") },
-    indexes: [["state", "key"], ["ck"], ["ended"]],
+    indexes: [{ columns: ["state", "key"] }, { columns: ["ck"], where: "ck IS NOT NULL" }, { columns: ["ended"], where: "ended IS NOT NULL" }],
   },
   cards: {
     intKey: true,
     columns: { state: json("state"), sg: `${json("source")} || char(0) || ${json("group")}`, rl: `${json("rule")} || char(0) || ${json("lane")}` },
-    indexes: [["state", "key"], ["sg", "state"], ["rl", "key"]],
+    indexes: [{ columns: ["state", "key"] }, { columns: ["sg", "state"] }, { columns: ["rl", "key"] }],
   },
   lanes: { intKey: false, columns: {}, indexes: [] },
   groups: { intKey: false, columns: {}, indexes: [] },
   workers: { intKey: false, columns: {}, indexes: [] },
   channels: { intKey: false, columns: {}, indexes: [] },
-  timers: { intKey: false, columns: { at: json("at"), rl: `${json("rule")} || char(0) || ${json("lane")}` }, indexes: [["rl"], ["at"]] },
+  timers: { intKey: false, columns: { at: json("at"), rl: `${json("rule")} || char(0) || ${json("lane")}` }, indexes: [{ columns: ["rl"] }, { columns: ["at"] }] },
   cardkeys: { intKey: false, columns: {}, indexes: [] },
   sessions: { intKey: false, columns: {}, indexes: [] },
-  due: { intKey: false, columns: { at: json("at") }, indexes: [["at"]] },
-  outbox: { intKey: false, columns: { channel: json("channel"), nextAt: json("nextAt") }, indexes: [["channel", "nextAt"], ["nextAt"]] },
+  due: { intKey: false, columns: { at: json("at") }, indexes: [{ columns: ["at"] }] },
+  outbox: { intKey: false, columns: { channel: json("channel"), nextAt: json("nextAt") }, indexes: [{ columns: ["channel", "nextAt"] }, { columns: ["nextAt"] }] },
   pauses: { intKey: false, columns: {}, indexes: [] },
   crons: { intKey: false, columns: {}, indexes: [] },
   spend: { intKey: false, columns: {}, indexes: [] },
@@ -113,8 +122,9 @@ export function projectionDdl(): string[] {
   const out: string[] = [];
   for (const [name, def] of Object.entries(tables)) {
     const cols = Object.entries(def.columns).map(([c, expr]) => `, ${c} GENERATED ALWAYS AS (${expr}) VIRTUAL`).join("");
-    out.push(`CREATE TABLE IF NOT EXISTS v_${name} (key ${def.intKey ? "INTEGER" : "TEXT"} PRIMARY KEY, data TEXT NOT NULL${cols})`);
-    def.indexes.forEach((ix, i) => out.push(`CREATE INDEX IF NOT EXISTS v_${name}_i${i} ON v_${name} (${ix.join(", ")})`));
+    const table = def.intKey ? `key INTEGER PRIMARY KEY, data TEXT NOT NULL${cols})` : `key TEXT PRIMARY KEY, data TEXT NOT NULL${cols}) WITHOUT ROWID`;
+    out.push(`CREATE TABLE IF NOT EXISTS v_${name} (${table}`);
+    def.indexes.forEach((ix, i) => out.push(`CREATE INDEX IF NOT EXISTS v_${name}_i${i} ON v_${name} (${ix.columns.join(", ")})${ix.where ? ` WHERE ${ix.where}` : ""}`));
   }
   return out;
 }

@@ -130,7 +130,7 @@ export function work(c: Ctx, worker: string, claim: string, running: number[], c
     return { job: null, cancel };
   }
   if (capacity <= 0) return { job: null, cancel };
-  for (const { row } of c.view.where<RunRow>("runs", "state = 'queued' ORDER BY key")) {
+  for (const { row } of c.view.scan<RunRow>("runs", "state = 'queued'", [])) {
     const run = c.tx.get<RunRow>("runs", row.id) as RunRow;
     if (run.state !== "queued") continue;
     const rule = claimable(c, run, worker);

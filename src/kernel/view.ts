@@ -39,6 +39,22 @@ export class View {
     );
   }
 
+  /**
+   * Rows of `table` matching a WHERE clause over its generated columns, in key order, read `pageRows` at a time:
+   * a loop that stops early reads and parses only the pages it went through (the oldest claimable of thousands
+   * of queued runs). The clause must not order or limit.
+   */
+  *scan<T>(table: string, clause: string, params: unknown[], pageRows = 32): Generator<{ key: string | number; row: T }> {
+    const page = this.sql(`SELECT key, data FROM v_${table} WHERE (${clause}) AND key > ? ORDER BY key LIMIT ${pageRows}`);
+    let after: string | number = -Infinity;
+    for (;;) {
+      const rows = page.all(...params, after) as { key: string | number; data: string }[];
+      for (const r of rows) yield { key: r.key, row: JSON.parse(r.data) as T };
+      if (rows.length < pageRows) return;
+      after = rows[rows.length - 1]!.key;
+    }
+  }
+
   /** The current rules, parsed once per rules version (a new view version never reads old rules). */
   rules(): RulesMeta | undefined {
     const v = this.sql(`SELECT data FROM v_meta WHERE key = 'rulesVersion'`).get() as { data: string } | undefined;
