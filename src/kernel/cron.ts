@@ -9,19 +9,21 @@ function cron(expr: string, tz: string): Cron {
   return new Cron(expr, { timezone: tz });
 }
 
-/** The local wall-clock time of an instant in `tz`, to the minute ("2026-11-01 01:30"). */
-export function wallClock(ms: number, tz: string): string {
-  const p = Object.fromEntries(
-    new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
-      .formatToParts(new Date(ms)).map((x) => [x.type, x.value]),
-  );
+/** A formatter of local wall-clock times in `tz` (building one costs ~70 µs, using it ~6 µs: one per call of `nextCronAt`). */
+function wallClockFormat(tz: string): Intl.DateTimeFormat {
+  return new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+}
+
+/** The local wall-clock time of an instant with a formatter of `wallClockFormat`, to the minute ("2026-11-01 01:30"). */
+function wallClockWith(format: Intl.DateTimeFormat, ms: number): string {
+  const p = Object.fromEntries(format.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
 }
 
 /** Whether the instant repeats a wall-clock time an earlier instant already had (the hour after fall back). */
-function repeatsWallClock(ms: number, tz: string): boolean {
-  const w = wallClock(ms, tz);
-  return [30, 60, 120].some((min) => wallClock(ms - min * 60_000, tz) === w);
+function repeatsWallClock(format: Intl.DateTimeFormat, ms: number): boolean {
+  const w = wallClockWith(format, ms);
+  return [30, 60, 120].some((min) => wallClockWith(format, ms - min * 60_000) === w);
 }
 
 /**
@@ -30,13 +32,14 @@ function repeatsWallClock(ms: number, tz: string): boolean {
  */
 export function nextCronAt(expr: string, tz: string, afterMs: number): number | null {
   const c = cron(expr, tz);
+  const format = wallClockFormat(tz);
   let from = new Date(afterMs);
   // Stryker disable next-line EqualityOperator,UpdateOperator: a bound never reached (a skipped time is followed by a valid one within a day); it only stops a loop gone wrong
   for (let i = 0; i < 1000; i++) {
     const d = c.nextRun(from);
     if (!d) return null;
     const ms = d.getTime();
-    if (c.match(d) && !repeatsWallClock(ms, tz)) return ms;
+    if (c.match(d) && !repeatsWallClock(format, ms)) return ms;
     from = d;
   }
   return null;
