@@ -1,6 +1,12 @@
-/** Writes protocol/schema.json from the TypeBox definitions in src/protocol/schema.ts (`npm run schema`). */
+/**
+ * `npm run schema`: writes protocol/schema.json from the TypeBox definitions in src/protocol/schema.ts, and the
+ * validators the hub runs compiled from them (src/protocol/validators.generated.ts).
+ */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { schemaDocument } from "../src/protocol/schema-document.js";
+import { validatorsModule } from "./validators.js";
 
-writeFileSync(join(import.meta.dirname, "..", "protocol", "schema.json"), JSON.stringify(schemaDocument(), null, 2) + "\n");
+const root = join(import.meta.dirname, "..");
+writeFileSync(join(root, "protocol", "schema.json"), JSON.stringify(schemaDocument(), null, 2) + "\n");
+writeFileSync(join(root, "src", "protocol", "validators.generated.ts"), validatorsModule());

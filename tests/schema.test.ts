@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { schemaDocument } from "../src/protocol/schema-document.js";
+import { validatorsModule } from "../scripts/validators.js";
 import { hubFixture, engine } from "./helpers.js";
 
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
@@ -12,6 +13,10 @@ const published = JSON.parse(readFileSync(join(engine, "protocol", "schema.json"
 
 test("protocol/schema.json is what `npm run schema` writes from the hub's own definitions", () => {
   assert.deepEqual(published, JSON.parse(JSON.stringify(schemaDocument())));
+});
+
+test("the hub's compiled validators are what `npm run schema` writes from the same definitions", () => {
+  assert.equal(readFileSync(join(engine, "src", "protocol", "validators.generated.ts"), "utf8"), validatorsModule());
 });
 
 test("jobs, cards, results and facts seen over HTTP match the published schema", async () => {

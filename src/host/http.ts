@@ -5,11 +5,9 @@
  */
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { TSchema, Static } from "@sinclair/typebox";
 import type { Hub } from "./hub.js";
 import { buildState } from "./state.js";
-import { check, isRealIsoDate } from "../protocol/validate.js";
-import * as S from "../protocol/schema.js";
+import { check, isRealIsoDate, type Shape, type Validated } from "../protocol/validate.js";
 import { hashKey, hashText } from "../kernel/credentials.js";
 import { callerOf } from "../kernel/decide.js";
 import { claimIdMaxChars, longPollMaxSeconds, requestBodyMaxBytes } from "../kernel/limits.js";
@@ -60,7 +58,7 @@ export function createApp(hub: Hub): Hono {
   );
 
   /** Reads and validates a JSON body; an empty body counts as `{}` where `emptyOk`. */
-  async function body<Sch extends TSchema>(c: Context, schema: Sch, emptyOk = false): Promise<Static<Sch> | Response> {
+  async function body<N extends Validated>(c: Context, schema: N, emptyOk = false): Promise<Shape<N> | Response> {
     const text = await c.req.text();
     let value: unknown;
     if (text.trim() === "" && emptyOk) value = {};
@@ -134,7 +132,7 @@ export function createApp(hub: Hub): Hono {
   app.post("/v1/events", async (c) => {
     const denied = gate(c, ["source"]);
     if (denied) return denied;
-    const ev = await body(c, S.EventIn);
+    const ev = await body(c, "EventIn");
     if (ev instanceof Response) return ev;
     return answer(c, { kind: "event", keyHash: keyHashOf(c), event: ev });
   });
@@ -157,7 +155,7 @@ export function createApp(hub: Hub): Hono {
     if (!Array.isArray(events)) return fail(c, 400, t(lang, "in.bad", { n: 0, error: "the adapter did not return a list" }));
     const checked: EventIn[] = [];
     for (const [i, e] of events.entries()) {
-      const r = check(S.EventIn, e, lang);
+      const r = check("EventIn", e, lang);
       if (!r.ok) return fail(c, 400, t(lang, "in.bad", { n: i, error: r.error }));
       checked.push(r.value);
     }
@@ -167,7 +165,7 @@ export function createApp(hub: Hub): Hono {
   app.post("/v1/tell", async (c) => {
     const denied = gate(c, ["source", "worker"]);
     if (denied) return denied;
-    const b = await body(c, S.TellBody);
+    const b = await body(c, "TellBody");
     if (b instanceof Response) return b;
     if (b.ask?.recommend !== undefined && b.ask.recommend >= b.ask.options.length) return fail(c, 400, t(lang, "field.range", { field: "ask.recommend" }));
     return answer(c, { kind: "tell", keyHash: keyHashOf(c), body: b });
@@ -213,7 +211,7 @@ export function createApp(hub: Hub): Hono {
   app.post("/v1/runs/:id/started", async (c) => {
     const run = idParam(c, "id");
     if (run === null) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") }));
-    const b = await body(c, S.Started, true);
+    const b = await body(c, "Started", true);
     if (b instanceof Response) return b;
     return answer(c, { kind: "started", run, token: bearer(c.req.raw) ?? "", session: b.session ?? null, link: b.link ?? null });
   });
@@ -221,7 +219,7 @@ export function createApp(hub: Hub): Hono {
   app.post("/v1/runs/:id/result", async (c) => {
     const run = idParam(c, "id");
     if (run === null) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") }));
-    const b = await body(c, S.Result);
+    const b = await body(c, "Result");
     if (b instanceof Response) return b;
     const badLater = (b.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));
     if (badLater >= 0) return fail(c, 400, t(lang, "field.pattern", { field: `later[${badLater}].at`, what: "a real ISO date-time with Z or an offset" }));
@@ -234,7 +232,7 @@ export function createApp(hub: Hub): Hono {
     const denied = gate(c, ["owner"]);
     if (denied) return denied;
     const run = idParam(c, "id");
-    const b = await body(c, S.CancelRun, true);
+    const b = await body(c, "CancelRun", true);
     if (b instanceof Response) return b;
     if (run === null) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") }));
     return answer(c, { kind: "cancel", keyHash: keyHashOf(c), run });
@@ -249,22 +247,22 @@ export function createApp(hub: Hub): Hono {
     const notFound = () => fail(c, 404, t(lang, "notFound.card", { id: c.req.param("id") }));
     switch (action) {
       case "delivered": {
-        const b = await body(c, S.Delivered);
+        const b = await body(c, "Delivered");
         if (b instanceof Response) return b;
         return card === null ? notFound() : answer(c, { kind: "delivered", keyHash, card, version: b.version, ref: b.ref });
       }
       case "failed": {
-        const b = await body(c, S.Failed);
+        const b = await body(c, "Failed");
         if (b instanceof Response) return b;
         return card === null ? notFound() : answer(c, { kind: "failed", keyHash, card, version: b.version, error: b.error ?? null });
       }
       case "answer": {
-        const b = await body(c, S.Answer);
+        const b = await body(c, "Answer");
         if (b instanceof Response) return b;
         return card === null ? notFound() : answer(c, { kind: "answer", keyHash, card, choice: b.choice ?? null, text: b.text ?? null, by: b.by ?? null, ref: b.ref ?? null });
       }
       default: {
-        const b = await body(c, S.ResolveCard, true);
+        const b = await body(c, "ResolveCard", true);
         if (b instanceof Response) return b;
         return card === null ? notFound() : answer(c, { kind: "resolve", keyHash, card, reason: b.reason ?? null });
       }
@@ -278,18 +276,18 @@ export function createApp(hub: Hub): Hono {
     const keyHash = keyHashOf(c);
     switch (c.req.param("action")) {
       case "pause": {
-        const b = await body(c, S.PauseBody, true);
+        const b = await body(c, "PauseBody", true);
         if (b instanceof Response) return b;
         if (typeof b.until === "string" && !isRealIsoDate(b.until)) return fail(c, 400, t(lang, "field.pattern", { field: "until", what: "a real ISO date-time with Z or an offset" }));
         return answer(c, { kind: "pause", keyHash, rule, reason: b.reason || null, until: b.until ?? null });
       }
       case "resume": {
-        const b = await body(c, S.ResumeBody, true);
+        const b = await body(c, "ResumeBody", true);
         if (b instanceof Response) return b;
         return answer(c, { kind: "resume", keyHash, rule });
       }
       default: {
-        const b = await body(c, S.RunNowBody, true);
+        const b = await body(c, "RunNowBody", true);
         if (b instanceof Response) return b;
         return answer(c, { kind: "runNow", keyHash, rule, subject: b.subject ?? null, reason: b.reason ?? null });
       }

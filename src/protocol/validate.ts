@@ -2,14 +2,17 @@
  * Input validation of the hub, driven by the same schemas that are published in protocol/schema.json.
  * Lengths are counted in Unicode code points (Ajv's default `unicode: true`).
  */
-import Ajv2020Module, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import type { TSchema, Static } from "@sinclair/typebox";
+import type { ErrorObject } from "ajv";
+import type { Static } from "@sinclair/typebox";
+import type { definitions } from "./schema.js";
+import * as validators from "./validators.generated.js";
 import { t, type Lang } from "../i18n/messages.js";
 
-// Ajv ships CommonJS with a default export; under NodeNext it arrives as the module object.
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
-const ajv = new Ajv2020({ allErrors: false, strict: false, verbose: true });
-const compiled = new WeakMap<TSchema, ValidateFunction>();
+/** A definition the hub validates input with (compiled ahead of time by `npm run schema`). */
+export type Validated = keyof typeof validators & keyof typeof definitions;
+/** The value a definition describes. */
+export type Shape<N extends Validated> = Static<(typeof definitions)[N]>;
+type CompiledValidator = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 /** The outcome of a validation: the typed value, or one error text naming the field. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -62,16 +65,12 @@ function firstError(errors: ErrorObject[]): ErrorObject {
 }
 
 /**
- * Validates `value` against `schema`. Never throws for bad input.
+ * Validates `value` against the protocol definition `name` (protocol/schema.json `$defs`). Never throws for bad input.
  * @returns `{ok:true, value}` or `{ok:false, error}` with one message naming the field, in `lang`.
  */
-export function check<S extends TSchema>(schema: S, value: unknown, lang: Lang): Checked<Static<S>> {
-  let fn = compiled.get(schema);
-  if (!fn) {
-    fn = ajv.compile(schema);
-    compiled.set(schema, fn);
-  }
-  if (fn(value)) return { ok: true, value: value as Static<S> };
+export function check<N extends Validated>(name: N, value: unknown, lang: Lang): Checked<Shape<N>> {
+  const fn = validators[name] as CompiledValidator;
+  if (fn(value)) return { ok: true, value: value as Shape<N> };
   return { ok: false, error: describeError(firstError(fn.errors ?? []), lang) };
 }
 

@@ -3,7 +3,7 @@
  * (Chinese or English) and the receipt in the last ```agent-autoloop block. A last ```json block holding only
  * receipt fields is a mislabeled receipt, which the worker asks to rewrite; an ordinary json block is left alone.
  */
-import { Receipt } from "../protocol/schema.js";
+import type { Receipt } from "../protocol/schema.js";
 import { check, isRealIsoDate } from "../protocol/validate.js";
 import type { Lang } from "../i18n/messages.js";
 
@@ -86,7 +86,7 @@ export function parseReceipt(body: string, lang: Lang): { ok: true; receipt: Rec
   } catch (e) {
     return { ok: false, error: `receipt JSON: ${(e as Error).message}` };
   }
-  const c = check(Receipt, v, lang);
+  const c = check("Receipt", v, lang);
   if (!c.ok) return { ok: false, error: `receipt: ${c.error}` };
   const bad = (c.value.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));
   if (bad >= 0) return { ok: false, error: `receipt: later[${bad}].at is not a real date-time` };
