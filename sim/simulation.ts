@@ -12,7 +12,7 @@ import { decide, nextDeadline } from "../src/kernel/decide.js";
 import { parseRules } from "../src/kernel/rules.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import { evolve, tables, usageOf, type UsageBucket } from "../src/kernel/evolve.js";
-import type { CardRow, DueRow, Env, GroupRow, Input, LaneRow, RunRow, Totals } from "../src/kernel/types.js";
+import type { CardRow, DueRow, Env, Input, RunRow, Totals } from "../src/kernel/types.js";
 
 /** A small, fast, seedable PRNG (mulberry32). */
 export function rng(seed: number): () => number {
@@ -102,7 +102,7 @@ export class Simulation {
     const [d] = this.store.commit([{ input, now: this.now }], this.env);
     if (d!.status >= 500) throw new Violation(`step ${this.report.steps}: ${input.kind} answered ${d!.status}: ${JSON.stringify(d!.body)}`);
     this.report.facts += d!.committed.length;
-    this.checkInvariants(input.kind);
+    this.checkInvariants(input.kind, d!.committed.some((f) => f.changes.some((c) => c[0] === "runs")));
     return d!;
   }
 
@@ -308,8 +308,8 @@ export class Simulation {
     this.report.replays++;
   }
 
-  private checkInvariants(after: string): void {
-    const problem = invariantProblem(this.store);
+  private checkInvariants(after: string, runsChanged: boolean): void {
+    const problem = invariantProblem(this.store, runsChanged);
     if (problem) throw new Violation(`step ${this.report.steps} (after ${after}): ${problem}`);
   }
 }
@@ -339,41 +339,43 @@ export function replayDiff(store: Store, master: Buffer): string | null {
   }
 }
 
-/** What must hold after every transition. @returns the first problem found, or null. */
-export function invariantProblem(store: Store): string | null {
+/** The states of a run that holds its lane and its group. */
+const activeStates = "('claimed', 'running', 'stopping')";
+
+/**
+ * What must hold after every transition. The relational checks are SQL over the projection (read by SQLite, not
+ * parsed into objects); the usage buckets are recounted from the run rows with `usageOf`, unless `runsChanged` says
+ * the transition changed no run (the buckets follow run changes only: evolve refuses a fact that writes them).
+ * @returns the first problem found, or null.
+ */
+export function invariantProblem(store: Store, runsChanged = true): string | null {
   const v = store.view;
-  const active = v.where<RunRow>("runs", "state IN ('claimed', 'running', 'stopping')").map((x) => x.row);
-  const lanesSeen = new Set<string>();
-  for (const run of active) {
-    const laneKey = `${run.rule}\u0000${run.lane}`;
-    if (lanesSeen.has(laneKey)) return `two active runs in lane ${run.rule}/${run.lane}`;
-    lanesSeen.add(laneKey);
-    const lane = v.get<LaneRow>("lanes", laneKey);
-    if (lane?.active !== run.id) return `active run ${run.id} is not its lane's active run`;
-    const group = v.get<GroupRow>("groups", run.group);
-    if (!group?.active.includes(run.id)) return `active run ${run.id} is not in group ${run.group}`;
-    if (run.claim === null || run.worker === null || run.job === null) return `active run ${run.id} has no claim`;
-  }
-  for (const { row: g } of v.where<GroupRow>("groups", "1")) {
-    for (const id of g.active) {
-      const run = v.get<RunRow>("runs", id);
-      if (!run || !["claimed", "running", "stopping"].includes(run.state)) return `group ${g.name} holds run ${id} in state ${run?.state}`;
-    }
-  }
-  for (const { row: lane } of v.where<LaneRow>("lanes", "1")) {
-    if (lane.queued !== null) {
-      const q = v.get<RunRow>("runs", lane.queued);
-      if (!q || !["queued", "waiting"].includes(q.state)) return `lane ${lane.rule}/${lane.lane} queues run ${lane.queued} in state ${q?.state}`;
-    }
-  }
-  for (const { row } of v.where<RunRow>("runs", "state = 'waiting'")) {
-    if (!v.get<DueRow>("due", `retry:${row.id}`)) return `waiting run ${row.id} has no retry deadline`;
-  }
+  const first = (sql: string) => v.sql(sql).get() as Record<string, string | number | null> | undefined;
+  const twice = first(`SELECT data ->> 'rule' AS rule, data ->> 'lane' AS lane FROM v_runs WHERE state IN ${activeStates} GROUP BY 1, 2 HAVING COUNT(*) > 1`);
+  if (twice) return `two active runs in lane ${twice.rule}/${twice.lane}`;
+  const notLane = first(`SELECT r.key AS run FROM v_runs r LEFT JOIN v_lanes l ON l.key = (r.data ->> 'rule') || char(0) || (r.data ->> 'lane')
+    WHERE r.state IN ${activeStates} AND (l.data ->> 'active') IS NOT r.key`);
+  if (notLane) return `active run ${notLane.run} is not its lane's active run`;
+  const notGroup = first(`SELECT r.key AS run, r.data ->> 'group' AS grp FROM v_runs r LEFT JOIN v_groups g ON g.key = r.data ->> 'group'
+    WHERE r.state IN ${activeStates} AND NOT EXISTS (SELECT 1 FROM json_each(g.data, '$.active') a WHERE a.value = r.key)`);
+  if (notGroup) return `active run ${notGroup.run} is not in group ${notGroup.grp}`;
+  const unclaimed = first(`SELECT key AS run FROM v_runs WHERE state IN ${activeStates}
+    AND (data ->> 'claim' IS NULL OR data ->> 'worker' IS NULL OR data ->> 'job' IS NULL)`);
+  if (unclaimed) return `active run ${unclaimed.run} has no claim`;
+  const held = first(`SELECT g.key AS grp, a.value AS run, r.state AS state FROM v_groups g, json_each(g.data, '$.active') a
+    LEFT JOIN v_runs r ON r.key = a.value WHERE r.state IS NULL OR r.state NOT IN ${activeStates}`);
+  if (held) return `group ${held.grp} holds run ${held.run} in state ${held.state ?? undefined}`;
+  const queued = first(`SELECT l.data ->> 'rule' AS rule, l.data ->> 'lane' AS lane, l.data ->> 'queued' AS run, r.state AS state FROM v_lanes l
+    LEFT JOIN v_runs r ON r.key = l.data ->> 'queued' WHERE (l.data ->> 'queued') IS NOT NULL AND (r.state IS NULL OR r.state NOT IN ('queued', 'waiting'))`);
+  if (queued) return `lane ${queued.rule}/${queued.lane} queues run ${queued.run} in state ${queued.state ?? undefined}`;
+  const noRetry = first(`SELECT r.key AS run FROM v_runs r LEFT JOIN v_due d ON d.key = 'retry:' || r.key WHERE r.state = 'waiting' AND d.key IS NULL`);
+  if (noRetry) return `waiting run ${noRetry.run} has no retry deadline`;
   const totals = v.get<Totals>("meta", "totals");
   const open = (v.sql(`SELECT COUNT(*) AS n FROM v_cards WHERE state = 'open'`).get() as { n: number }).n;
   if ((totals?.openCards ?? 0) !== open) return `totals.openCards ${totals?.openCards} but ${open} open cards`;
   const dup = v.sql(`SELECT sk, COUNT(*) AS n FROM v_events GROUP BY sk HAVING n > 1 LIMIT 1`).get() as { sk: string } | undefined;
   if (dup) return `event ${dup.sk} recorded twice`;
+  if (!runsChanged) return null;
   const buckets = new Map<number, UsageBucket>();
   for (const { row } of v.where<RunRow>("runs", "ended IS NOT NULL")) {
     const share = usageOf(row);
