@@ -81,10 +81,15 @@ function version(): string {
   return `${tag || t(lang, "cli.unreleased")}${commit ? ` (${commit})` : ""}`;
 }
 
-export function program(): Command {
+/**
+ * The command line. `argv` (process.argv form) only decides whether the version is read: that takes two `git`
+ * processes (~0.1 s), which every other command, `serve` included, would wait for at start.
+ */
+export function program(argv: readonly string[] = process.argv): Command {
   const p = new Command("agent-autoloop");
+  const asksVersion = argv.slice(2).some((a) => a === "-V" || a === "--version");
   p.description("A self-hosted hub that turns events into coding-agent runs and brings you only what needs a human.")
-    .version(version(), "-V, --version")
+    .version(asksVersion ? version() : "", "-V, --version")
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
@@ -341,7 +346,7 @@ function checkKey(kind: string, name: string): void {
 /** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */
 export async function main(argv: string[]): Promise<void> {
   try {
-    await program().parseAsync(argv);
+    await program(argv).parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) process.exit(e.exitCode);
     process.stderr.write(`agent-autoloop: ${(e as Error).message}\n`);
