@@ -3,6 +3,7 @@
  * (Linux), one JSON call over real HTTP, stopping a hub process, and the machine line printed above the figures.
  */
 import { readFileSync } from "node:fs";
+import http from "node:http";
 import { cpus, totalmem } from "node:os";
 import type { HubProcess } from "../sim/hub-process.js";
 
@@ -24,13 +25,37 @@ export function cpuMs(pid: number): number {
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
 }
 
-/** One request with a bearer key and an optional JSON body; resolves with the parsed JSON answer. */
-export async function call(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(url + path, {
-    method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
+/** Keep-alive connections shared by every `call` (one pool per process; sockets are opened as calls need them). */
+const keepAlive = new http.Agent({ keepAlive: true });
+
+/**
+ * One request with a bearer key and an optional JSON body over node:http on a kept-alive connection (a lighter
+ * client than fetch, whose own cost per request on this machine is larger than the hub's); resolves with the
+ * parsed JSON answer.
+ * @throws Error when the connection fails or the answer is not JSON.
+ */
+export function call(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+  const u = new URL(url);
+  const data = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: u.hostname, port: u.port, method, path, agent: keepAlive,
+      headers: { authorization: `Bearer ${key}`, ...(data === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(data) }) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        } catch (e) {
+          reject(e);
+        }
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(data);
   });
-  return res.json();
 }
 
 /** Stops a hub process with `signal` and waits until it has exited. */
