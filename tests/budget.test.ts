@@ -126,3 +126,17 @@ test("resume on the budget card leaves a pause the owner set since", () => {
   assert.equal(k.state().recentCards[0].result, "Resumed; no budget pause again this period");
   k.close();
 });
+
+test("a usage too large to add pauses a budgeted rule and stays a number in its period's row", () => {
+  const k = new Clock(rulesWith({ tokens: 1000, cost: 5, per: "day" }), "2026-11-02T08:00:00Z");
+  const d = spend(k, "e1", { input: Number.MAX_VALUE, output: Number.MAX_VALUE, cost: Number.MAX_VALUE * 0.75 });
+  // MAX_VALUE + MAX_VALUE is Infinity, which JSON stores as null: the row keeps the largest number instead.
+  assert.deepEqual(spendRows(d), [["spend", `alerts\u0000${day}`, { rule: "alerts", start: day, end: nextDay, cost: Number.MAX_VALUE * 0.75, tokens: Number.MAX_VALUE, rounds: 1 }]]);
+  assert.deepEqual(d.facts.map((f) => f.kind), ["result", "pauseRule"]);
+  // Costs that add up past the largest number, under a tokens budget that is not reached: still a number.
+  const m = new Clock(rulesWith({ tokens: 1e300, per: "day" }), "2026-11-02T08:00:00Z");
+  spend(m, "e1", { input: 1, cost: Number.MAX_VALUE * 0.75 });
+  const two = spend(m, "e2", { input: 1, cost: Number.MAX_VALUE * 0.75 });
+  assert.deepEqual(spendRows(two), [["spend", `alerts\u0000${day}`, { rule: "alerts", start: day, end: nextDay, cost: Number.MAX_VALUE, tokens: 2, rounds: 2 }]]);
+  assert.deepEqual(two.facts.map((f) => f.kind), ["result"]);
+});

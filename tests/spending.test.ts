@@ -96,3 +96,21 @@ test("evolve keeps the buckets equal to the run rows whatever a fact rewrites: u
   assert.throws(() => evolve(store.db, [{ changes: [["usage", edge, { rounds: 1 }]] }]), /usage is derived from runs/);
   store.close();
 });
+
+test("a reported usage too large to count exactly counts as not reported, never as 0 or as a broken sum", () => {
+  const store = new Store({ path: ":memory:", master: Buffer.alloc(32), fingerprint: "t" });
+  const buckets = () => store.view.where<UsageBucket>("usage", "1 ORDER BY key").map(({ row }) => row);
+  const t = Date.parse("2026-11-02T08:20:00Z");
+  const ended = (usage: Record<string, number>) => ({
+    endedAt: t, mergedInto: null, state: "done", attempt: 1, usage, usageReported: { tokens: "input" in usage || "output" in usage, cost: "cost" in usage },
+  });
+  // 1.7976931348623157e308 twice sums to Infinity (stored as JSON null); 1e300 USD is no whole number of nano-USD;
+  // 2.5 tokens are not a count.
+  evolve(store.db, [{ changes: [["runs", 1, ended({ input: Number.MAX_VALUE, output: Number.MAX_VALUE, cost: 1e300 })]] }]);
+  evolve(store.db, [{ changes: [["runs", 2, ended({ input: 2.5, cost: 0.25 })]] }]);
+  evolve(store.db, [{ changes: [["runs", 3, ended({ input: 40, output: 2 })]] }]);
+  assert.deepEqual(buckets(), [{ rounds: 3, tokens: 42, costNanos: 250_000_000, missingTokens: 2, missingCost: 2 }]);
+  evolve(store.db, [{ changes: [["runs", 1, null], ["runs", 2, null], ["runs", 3, null]] }]);
+  assert.deepEqual(buckets(), [], "taking the runs out again leaves exact zeros, so nothing is left behind");
+  store.close();
+});

@@ -24,8 +24,9 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   if (!rule.budget || !usage) return;
   const { start, end } = periodOf(c.now, c.rules.timezone, rule.budget.per);
   const row = c.tx.get<SpendRow>("spend", spendKey(rule.name, start)) ?? { rule: rule.name, start, end, cost: 0, tokens: 0, rounds: 0 };
-  row.cost += usage.cost ?? 0;
-  row.tokens += (usage.input ?? 0) + (usage.output ?? 0);
+  // Sums past the largest number would be Infinity, which JSON stores as null: keep the largest number instead.
+  row.cost = Math.min(row.cost + (usage.cost ?? 0), Number.MAX_VALUE);
+  row.tokens = Math.min(row.tokens + (usage.input ?? 0) + (usage.output ?? 0), Number.MAX_VALUE);
   row.rounds += 1;
   c.tx.put("spend", spendKey(rule.name, start), row);
   const over = (rule.budget.cost !== null && row.cost >= rule.budget.cost) || (rule.budget.tokens !== null && row.tokens >= rule.budget.tokens);

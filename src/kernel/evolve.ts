@@ -80,18 +80,27 @@ type RunUsage = {
   usage: { input?: number; output?: number; cost?: number } | null; usageReported: { tokens: boolean; cost: boolean };
 };
 
-/** A run row's share of its bucket, or null when it does not count (not ended, merged, cancelled unclaimed). */
+/**
+ * A run row's share of its bucket, or null when it does not count (not ended, merged, cancelled unclaimed).
+ * Reported tokens count when they sum to a whole number within 2^53, cost when it is a whole number of nano-USD
+ * within 2^53 (~9 million USD); anything else (2.5 tokens, 1e308 twice, 1e300 USD) counts as not reported, since it
+ * cannot be added and taken out again exactly.
+ */
 export function usageOf(run: RunUsage): { bucket: number; add: UsageBucket } | null {
   if (run.endedAt === null || run.mergedInto !== null || (run.state === "cancelled" && run.attempt === 0)) return null;
   const u = run.usage ?? {};
+  const tokens = (u.input ?? 0) + (u.output ?? 0);
+  const costNanos = Math.round((u.cost ?? 0) * 1e9);
+  const countsTokens = run.usageReported.tokens && Number.isSafeInteger(tokens);
+  const countsCost = run.usageReported.cost && Number.isSafeInteger(costNanos);
   return {
     bucket: Math.floor(run.endedAt / usageBucketMs) * usageBucketMs,
     add: {
       rounds: 1,
-      tokens: run.usageReported.tokens ? (u.input ?? 0) + (u.output ?? 0) : 0,
-      costNanos: run.usageReported.cost ? Math.round((u.cost ?? 0) * 1e9) : 0,
-      missingTokens: run.usageReported.tokens ? 0 : 1,
-      missingCost: run.usageReported.cost ? 0 : 1,
+      tokens: countsTokens ? tokens : 0,
+      costNanos: countsCost ? costNanos : 0,
+      missingTokens: countsTokens ? 0 : 1,
+      missingCost: countsCost ? 0 : 1,
     },
   };
 }
