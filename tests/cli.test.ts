@@ -28,10 +28,11 @@ function runAsync(args: string[], extraEnv: Record<string, string> = {}): Promis
   });
 }
 
-test("--version shows the release tag of this commit, or 'unreleased', and the commit", () => {
-  const r = run(["--version"]);
-  assert.equal(r.code, 0);
-  assert.match(r.out, /^(v\d+\.\d+\.\d+\S*|unreleased)( \([0-9a-f]{7,}\))?$/);
+test("--version shows the release tag of this commit, or 'unreleased', and the commit; so do -V and -V among other short flags", () => {
+  const versions = [["--version"], ["-V"], ["-Vh"], ["-Vx"], ["status", "-V"]].map((args) => run(args));
+  assert.deepEqual(versions.map((r) => r.code), [0, 0, 0, 0, 0]);
+  assert.match(versions[0]!.out, /^(v\d+\.\d+\.\d+\S*|unreleased)( \([0-9a-f]{7,}\))?$/);
+  assert.deepEqual(versions.map((r) => r.out), Array(5).fill(versions[0]!.out));
 });
 
 test("npx agent-autoloop works from the checkout", () => {

@@ -87,7 +87,8 @@ function version(): string {
  */
 export function program(argv: readonly string[] = process.argv): Command {
   const p = new Command("agent-autoloop");
-  const asksVersion = argv.slice(2).some((a) => a === "-V" || a === "--version");
+  // Commander reads "-Vh" as -V then -h: any argument that starts with -V asks for the version.
+  const asksVersion = argv.slice(2).some((a) => a === "--version" || a.startsWith("-V"));
   p.description("A self-hosted hub that turns events into coding-agent runs and brings you only what needs a human.")
     .version(asksVersion ? version() : "", "-V, --version")
     .exitOverride()
