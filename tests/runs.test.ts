@@ -69,6 +69,17 @@ test("the queue is read a page at a time: a worker's run behind 70 runs of anoth
   assert.equal((await work("c2")).body.job, null, "the alerts' group runs one at a time");
 });
 
+test("a claim id is required, at most 100 characters, and without control characters; each refusal says which", async () => {
+  const errors = [];
+  for (const claim of ["", "x".repeat(101), "a%01b", "a%7Fb", "a%0Ab"]) {
+    const r = await work(claim);
+    errors.push([r.status, r.body.error]);
+  }
+  const long = "claim: required, at most 100 characters";
+  assert.deepEqual(errors, [[400, long], [400, long], [400, "claim: no control characters"], [400, "claim: no control characters"], [400, "claim: no control characters"]]);
+  assert.equal((await work("x".repeat(100))).status, 200);
+});
+
 test("a result is applied once; the same token and body replay the same answer; another body is 409", async () => {
   await event("e1");
   const { job } = (await work("c1")).body;

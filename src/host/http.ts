@@ -176,9 +176,8 @@ export function createApp(hub: Hub): Hono {
     if (denied) return denied;
     const q = c.req.query();
     const claim = q.claim ?? "";
-    if (claim.length < 1 || claim.length > claimIdMaxChars || /[\u0000-\u001f]/.test(claim)) {
-      return fail(c, 400, t(lang, "work.claim", { limit: claimIdMaxChars }));
-    }
+    if (claim.length < 1 || claim.length > claimIdMaxChars) return fail(c, 400, t(lang, "work.claim", { limit: claimIdMaxChars }));
+    if (/[\u0000-\u001f\u007f]/.test(claim)) return fail(c, 400, t(lang, "work.claimControl"));
     const wait = intParam(q.wait, 0);
     if (wait === null || wait < 0) return fail(c, 400, t(lang, "query.invalid", { field: "wait" }));
     const capacity = intParam(q.capacity, 1);

@@ -55,6 +55,7 @@ const catalog = {
   "card.notDelivered": { zh: "这张卡片还没有送达这个通道", en: "this card has not been delivered to this channel" },
   "run.notCancellable": { zh: "这一轮已经结束，不能停止", en: "this run has already ended and cannot be stopped" },
   "work.claim": { zh: "claim：必填，最多 {limit} 个字符", en: "claim: required, at most {limit} characters" },
+  "work.claimControl": { zh: "claim：不能有控制字符", en: "claim: no control characters" },
   "work.claimOther": { zh: "claim：这个编号已经领过另一份活", en: "claim: this claim id already took another job" },
   "key.kind": { zh: "种类只能是 source、worker、channel、owner", en: "kind must be source, worker, channel or owner" },
   "key.name": { zh: "名字：1 到 100 个字，不能有控制字符或 /", en: "name: 1 to 100 characters, no control characters or /" },
