@@ -56,6 +56,12 @@ test("a bad receipt is reported with the field", () => {
   assert.equal(readMessage(block("agent-autoloop", '{"ask":[{"title":"t"}]}')).receiptError, "receipt: ask[0].options: required");
   assert.equal(readMessage(block("agent-autoloop", '{"later":[{"key":"k","at":"2026-13-01T00:00:00Z"}]}')).receiptError, "receipt: later[0].at is not a real date-time");
   assert.equal(readMessage(block("agent-autoloop", '{"bogus":[]}')).receiptError, "receipt: bogus: unknown field");
+  // A `later` item is a timer or a cancel: the error comes from the form the item went furthest into.
+  const later = (item: string) => readMessage(block("agent-autoloop", `{"later":[${item}]}`)).receiptError;
+  assert.deepEqual(
+    [later('{"key":"k","cancel":false}'), later('{"key":"k"}'), later('{"at":"2026-01-01T00:00:00Z"}'), later('{"key":"k","at":5}')],
+    ["receipt: later[0].cancel: must be one of true", "receipt: later[0].at: required", "receipt: later[0].key: required", "receipt: later[0].at: must be string"],
+  );
 });
 
 test("command placeholders are substituted once per argument and never again", () => {

@@ -59,9 +59,15 @@ export function describeError(e: ErrorObject, lang: Lang): string {
   }
 }
 
-/** Picks the most telling error of a failed `anyOf` (Ajv reports the branches first, then `anyOf`). */
+/**
+ * Picks the most telling error of a failed `anyOf`: Ajv reports each branch's first error, then `anyOf`; the branch
+ * that got furthest into the value (the deepest field) is the one the sender meant, e.g. `later[0].cancel` for
+ * `{"key":"k","cancel":false}` rather than the other branch's missing `at`. Ties keep Ajv's order.
+ */
 function firstError(errors: ErrorObject[]): ErrorObject {
-  return errors.find((e) => e.keyword !== "anyOf") ?? errors[0]!;
+  const depth = (e: ErrorObject) => e.instancePath.split("/").length;
+  const branches = errors.filter((e) => e.keyword !== "anyOf");
+  return branches.reduce<ErrorObject | undefined>((best, e) => (best === undefined || depth(e) > depth(best) ? e : best), undefined) ?? errors[0]!;
 }
 
 /**
