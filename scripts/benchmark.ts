@@ -124,16 +124,17 @@ async function main(): Promise<void> {
     }
     const cpu = (cpuMs(hub.child.pid!) - cpu0) / nBeats;
     const seqAfter = (await call(hub.url, keys.owner, "GET", "/v1/state")).seq;
-    say(`blocked heartbeat p50 / p99 (${queueDepth} queued runs, ~4.4 KB rules)`, `${median(beats).toFixed(2)} / ${pct(beats, 0.99).toFixed(2)} ms`);
+    say(`blocked heartbeat p50 / p99 (${nBeats} of them, ${queueDepth} queued runs, ~4.4 KB rules)`, `${median(beats).toFixed(2)} / ${pct(beats, 0.99).toFixed(2)} ms`);
     say("CPU per blocked heartbeat", `${(cpu * 1000).toFixed(0)} µs`);
-    say("facts written during those heartbeats", `${seqAfter - seqBefore - 0}`);
+    say(`facts written during those ${nBeats} heartbeats`, `${seqAfter - seqBefore}`);
     const states: number[] = [];
     for (let i = 0; i < 30; i++) {
       const t = performance.now();
       await call(hub.url, keys.owner, "GET", "/v1/state");
       states.push(performance.now() - t);
     }
-    say("state summary (GET /v1/state) median", `${median(states).toFixed(1)} ms`);
+    const events = n1 + n32 + 300 + queueDepth;
+    say(`state summary (GET /v1/state) median of 30, ${events} events, ${queueDepth} queued runs`, `${median(states).toFixed(1)} ms`);
     ac.abort();
     await Promise.all(polls);
     await stop(hub);
