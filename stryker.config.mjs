@@ -25,6 +25,7 @@ export default {
       "tests/tell.test.ts",
       "tests/lanes.test.ts",
       "tests/delivery.test.ts",
+      "tests/card-rows.test.ts",
       "tests/time.test.ts",
       "tests/tell-budget.test.ts",
       "tests/control.test.ts",
