@@ -26,6 +26,7 @@ export default {
       "tests/lanes.test.ts",
       "tests/delivery.test.ts",
       "tests/card-rows.test.ts",
+      "tests/control-rows.test.ts",
       "tests/time.test.ts",
       "tests/tell-budget.test.ts",
       "tests/control.test.ts",

@@ -285,3 +285,33 @@ test("a channel removed from the rules still gets the cards made for it, without
   assert.match(next(k).link, /^https:\/\/hub\.example\/c\/1\//);
   k.close();
 });
+
+test("an elsewhere task's answered asks run one at a time in the task's group, each from a new session", () => {
+  const rules = {
+    ...twoRules,
+    elsewhere: [
+      { name: "sweep", to: "bot2", cwd: "/srv", skill: "tidy", where: "an app" },
+      { name: "report", source: "shop", to: "bot2", cwd: "/tmp", prompt: "Report.", where: "an app" },
+    ],
+  };
+  const k = new Clock(rules, "2026-11-02T08:00:00Z");
+  const tellAsk = (task: string, title: string) => k.commit({ kind: "tell", keyHash: K.worker2, body: { task, ask: { title, options: ["yes", "no"] } } });
+  const answer = (id: number) => k.commit({ kind: "answer", keyHash: K.owner, card: id, choice: 0, text: null, by: null, ref: null });
+  tellAsk("sweep", "First?");
+  tellAsk("sweep", "Second?");
+  tellAsk("report", "Third?");
+  answer(1);
+  answer(3);
+  const job = k.claim("c1", K.worker2).job!;
+  assert.deepEqual([job.rule, k.run(job.run).group, k.run(job.run).lane, job.session], [{ name: "sweep", cwd: "/srv", skill: "tidy", prompt: null }, "sweep", "", null]);
+  k.commit({ kind: "started", run: job.run, token: job.token, session: "s-sweep", link: null });
+  answer(2);
+  const answers = k.store.view.where<any>("events", "1 ORDER BY key").map(({ row }) => [row.source, row.routed]);
+  assert.deepEqual(answers, [["elsewhere", ["sweep"]], ["shop", ["report"]], ["elsewhere", ["sweep"]]]);
+  const other = k.commit({ kind: "work", keyHash: K.worker2, claim: "c2", running: [job.run], capacity: 2 }).body as any;
+  assert.equal(other.job.rule.name, "report", "the task's group is busy, another task's is not");
+  k.result(job.run, { outcome: "done", session: "s-sweep" });
+  const second = k.claim("c3", K.worker2).job!;
+  assert.deepEqual([second.rule.name, k.run(second.run).answers, second.session], ["sweep", [2], null]);
+  k.close();
+});
