@@ -315,3 +315,12 @@ test("an elsewhere task's answered asks run one at a time in the task's group, e
   assert.deepEqual([second.rule.name, k.run(second.run).answers, second.session], ["sweep", [2], null]);
   k.close();
 });
+
+test("an fyi notice not taken yet is still offered just before its day is over", () => {
+  const k = new Clock(twoRules, "2026-11-02T08:00:00Z");
+  receipt(k, { notice: [{ title: "F", fyi: true }] });
+  k.advance(k.now + 24 * 60 * 60_000 - 1);
+  assert.deepEqual(k.store.view.where<any>("due", "1").map(({ row }) => row).filter((d) => d.kind === "fyiExpire").map((d) => d.ref), ["1"]);
+  assert.equal(next(k).title, "F");
+  k.close();
+});

@@ -150,3 +150,13 @@ test("a resume that comes before the hub's timer handled a missed time does not 
   assert.deepEqual(events(k).map((e) => [e.summary, e.sid]), [["other", "cron:2026-11-02T10:00:00.000Z"]]);
   k.close();
 });
+
+test("a worker counts as online for 3 minutes after its last recorded heartbeat", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.heartbeat([]);
+  k.now += 3 * 60_000 - 1;
+  assert.deepEqual(k.state().workers.map((w: any) => [w.name, w.online]), [["w1", true]]);
+  k.now += 1;
+  assert.deepEqual(k.state().workers.map((w: any) => [w.name, w.online]), [["w1", false]]);
+  k.close();
+});
