@@ -27,6 +27,7 @@ export default {
       "tests/delivery.test.ts",
       "tests/card-rows.test.ts",
       "tests/control-rows.test.ts",
+      "tests/worker-clean.test.ts",
       "tests/time.test.ts",
       "tests/tell-budget.test.ts",
       "tests/control.test.ts",
