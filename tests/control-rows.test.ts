@@ -120,19 +120,24 @@ test("resuming by hand ends the pause's deadline too; a rule that is not paused 
   const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
   k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: "2026-11-02T09:00:00Z" });
   const r = k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
-  assert.deepEqual([r.status, r.body], [200, { changed: true, rule: "alerts" }]);
+  assert.deepEqual([r.status, r.body, r.wake], [200, { changed: true, rule: "alerts" }, { workers: true, channels: [] }], "waiting workers are woken");
   assert.deepEqual(dues(k, "pause"), []);
   const again = k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
   assert.deepEqual([again.status, again.body, again.facts], [200, { changed: false, rule: "alerts" }, []]);
   k.close();
 });
 
-test("an owner's pause over a budget pause keeps who paused it and since when", () => {
-  const rules = { ...baseRules, rules: [{ ...baseRules.rules[0], budget: { cost: 1, per: "day" } }] };
-  const k = new Clock(rules, "2026-11-02T08:00:00Z");
+/** A hub whose rule "alerts" (budget $1 a day) was just paused by its budget, with its budget card open. */
+function pausedByBudget(): Clock {
+  const k = new Clock({ ...baseRules, rules: [{ ...baseRules.rules[0], budget: { cost: 1, per: "day" } }] }, "2026-11-02T08:00:00Z");
   k.event("e1");
   const j = k.claim("c1").job!;
   k.result(j.run, { outcome: "done", usage: { cost: 2 } });
+  return k;
+}
+
+test("an owner's pause over a budget pause keeps who paused it and since when", () => {
+  const k = pausedByBudget();
   k.now += 60_000;
   const p = k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "looking", until: null });
   assert.deepEqual((p.body as any).paused, { by: "budget", reason: "looking", since: "2026-11-02T08:00:00.000Z", until: null });
@@ -158,5 +163,17 @@ test("a worker counts as online for 3 minutes after its last recorded heartbeat"
   assert.deepEqual(k.state().workers.map((w: any) => [w.name, w.online]), [["w1", true]]);
   k.now += 1;
   assert.deepEqual(k.state().workers.map((w: any) => [w.name, w.online]), [["w1", false]]);
+  k.close();
+});
+
+test("resuming the owner's own pause ends it even while an earlier budget card is still open", () => {
+  const k = pausedByBudget();
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: "2026-11-02T09:00:00Z" });
+  k.advance("2026-11-02T09:00:00Z");
+  assert.deepEqual(k.state().pauses, []);
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "mine", until: null });
+  assert.deepEqual(k.state().pauses.map((p: any) => p.by), ["owner"]);
+  k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+  assert.deepEqual(k.state().pauses, []);
   k.close();
 });
