@@ -107,6 +107,8 @@ test("pause until: must be later than now; a pause without until ends the earlie
   k.advance("2026-11-02T12:00:00Z");
   assert.equal(k.state().pauses.length, 1, "no longer ends at 09:00");
   pause("2026-11-02T13:00:00Z", "until I say so");
+  const reworded = pause("2026-11-02T13:00:00Z", "reworded");
+  assert.deepEqual(reworded.facts[0]!.changes.map(([table]) => table), ["pauses"], "the same until: its deadline is not written again");
   pause("2026-11-02T14:00:00Z", "until I say so");
   assert.deepEqual(dues(k, "pause"), [["alerts", "2026-11-02T14:00:00.000Z"]]);
   k.advance("2026-11-02T13:30:00Z");
