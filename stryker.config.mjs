@@ -16,6 +16,7 @@ export default {
   testRunner: "tap",
   tap: {
     testFiles: [
+      "tests/rules-table.test.ts",
       "tests/cron.test.ts",
       "tests/credentials.test.ts",
       "tests/period.test.ts",
