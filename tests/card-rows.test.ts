@@ -324,3 +324,13 @@ test("an fyi notice not taken yet is still offered just before its day is over",
   assert.equal(next(k).title, "F");
   k.close();
 });
+
+test("who closed a card: the owner who resolved it, or who answered a budget card", () => {
+  const k = new Clock({ ...twoRules, rules: [{ ...twoRules.rules[0], budget: { cost: 1, per: "day" } }] }, "2026-11-02T08:00:00Z");
+  receipt(k, { ...ask("Q"), usage: { cost: 2 } });
+  assert.deepEqual(allCards(k).map((c) => [c.id, c.system, c.state]), [[1, null, "open"], [2, "budget", "open"]]);
+  k.commit({ kind: "resolve", keyHash: K.owner, card: 1, reason: null });
+  k.commit({ kind: "answer", keyHash: K.owner, card: 2, choice: 1, text: null, by: null, ref: null });
+  assert.deepEqual(allCards(k).map((c) => [c.id, c.state, c.by, c.choice, c.result]), [[1, "closed", "owner", null, "No longer needed"], [2, "closed", "owner", 1, "Kept paused"]]);
+  k.close();
+});
