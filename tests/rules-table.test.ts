@@ -92,7 +92,16 @@ const refusals: [unknown, string, number, number][] = [
   [E({ to: "zz" }), "elsewhere[0].to: no agent \"zz\" in agents", 1, 91],
   [E({ cwd: "/x" }), "elsewhere[0].to: a task with cwd needs to", 1, 74],
   [E({ cwd: "/x", to: "a" }), "elsewhere[0].cwd: a task with cwd needs skill or prompt", 1, 92],
-  [E({ cron: "bad" }), "elsewhere[0].cron: not a cron expression: bad", 1, 93],];
+  [E({ cron: "bad" }), "elsewhere[0].cron: not a cron expression: bad", 1, 93],
+  [{ sources: { s: null } }, "sources.s: must be an object", 1, 17],
+  [{ sources: { ["s".repeat(101)]: {} } }, `sources.${"s".repeat(101)}: names use letters, digits, _ . - (at most 100)`, 1, 117],
+  [{ sources: { "a/b": {} } }, "sources.a/b: names use letters, digits, _ . - (at most 100)", 1, 19],
+  [{ sources: { s: { adapter: "ok!" } } }, "sources.s.adapter: plugin names use a-z, 0-9 and -", 1, 28],
+  [{ agents: { a: { worker: "w", use: "x y" } } }, "agents.a.use: plugin names use a-z, 0-9 and -", 1, 36],
+  [R({ when: { cron: "0 * * * *", source: "s" } }), "rules[0].when: a cron rule has no source or types", 1, 89],
+  ['{"sources":{"s":{}},"agents":{"a":{"worker":"w","use":"x"}},"rules":[{"name":"r","when":{"source":"s"},"to":"a","budget":{"cost":1e999}}]}', "rules[0].budget.cost: must be a number > 0", 1, 130],
+  [R({ budget: { tokens: -1 } }), "rules[0].budget.tokens: must be a number > 0", 1, 132],
+];
 
 test("every refusal of a rule file names the field, with its line and column", () => {
   for (const [file, error, line, column] of refusals) {
@@ -102,43 +111,51 @@ test("every refusal of a rule file names the field, with its line and column", (
 });
 
 test("a valid file comes back with every default filled in, and with every field it gave", () => {
-  assert.deepEqual(parseRules("{}", { timezone: "Asia/Shanghai" }), {
-    ok: true, rules: { timezone: "Asia/Shanghai", askFirst: [], sources: {}, agents: {}, channels: {}, rules: [], elsewhere: [] },
-  });
+  for (const text of ["{}", '{"timezone": null, "askFirst": null, "sources": null, "agents": null, "channels": null, "rules": null, "elsewhere": null}']) {
+    assert.deepEqual(parseRules(text, { timezone: "Asia/Shanghai" }), {
+      ok: true, rules: { timezone: "Asia/Shanghai", askFirst: [], sources: {}, agents: {}, channels: {}, rules: [], elsewhere: [] },
+    }, text);
+  }
   const file = {
     timezone: "UTC", askFirst: ["x"],
-    sources: { s: { name: "S", adapter: "gh" }, t: {} },
-    agents: { a: { worker: "w", use: "x" }, b: { worker: "w", use: "x", name: "B", model: "m", effort: "e", access: "read", command: ["c"], program: "p" } },
+    sources: { s: { name: "S", adapter: "git-hub2" }, "t_1.x-y": {} },
+    agents: { a: { worker: "w", use: "x" }, b: { worker: "w", use: "my-agent2", name: "B", model: "", effort: "e", access: "read", command: ["c"], program: "p" }, c: { worker: "w", use: "x", access: "full" } },
     channels: { c: { name: "C", answerers: ["u"], links: true }, d: {} },
     rules: [
-      { name: "c", when: { cron: "0 9 * * *" }, to: "a", emits: { source: "t" }, budget: { tokens: 5 }, cwd: "/x", skill: "k", prompt: "p", group: "g", parallel: 2, resume: true, tell: "never", channels: ["c"] },
-      { name: "e", when: { source: "s", types: ["a.*"] }, to: "b", emits: { source: "s", types: ["b.*"] }, budget: { cost: 2, per: "week" } },
+      { name: "c", when: { cron: "0 9 * * *" }, to: "a", emits: { source: "t_1.x-y" }, budget: { tokens: 5 }, cwd: "/x", skill: "k", prompt: "p", group: "g", parallel: 2, resume: true, tell: "never", channels: ["c"] },
+      { name: "e", when: { source: "s", types: ["a.*"] }, to: "b", emits: { source: "s", types: ["b.*"] }, budget: { cost: 2, per: "week" }, parallel: 1, tell: "always" },
+      { name: "n", when: { source: "s" }, to: "c", emits: null, budget: null, tell: "needed" },
     ],
-    elsewhere: [{ name: "x", source: "s", to: "a", cron: "0 1 * * *", where: "app", cwd: "/y", skill: "z" }, { name: "f" }],
+    elsewhere: [{ name: "x", source: "s", to: "a", cron: "0 1 * * *", where: "app", cwd: "/y", skill: "z" }, { name: "f", where: "" }],
   };
   assert.deepEqual(parseRules(JSON.stringify(file), { timezone: "Asia/Shanghai" }), {
     ok: true,
     rules: {
       timezone: "UTC", askFirst: ["x"],
-      sources: { s: { id: "s", name: "S", adapter: "gh" }, t: { id: "t", name: "t", adapter: null } },
+      sources: { s: { id: "s", name: "S", adapter: "git-hub2" }, "t_1.x-y": { id: "t_1.x-y", name: "t_1.x-y", adapter: null } },
       agents: {
         a: { id: "a", name: "a", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null },
-        b: { id: "b", name: "B", worker: "w", use: "x", model: "m", effort: "e", access: "read", command: ["c"], program: "p" },
+        b: { id: "b", name: "B", worker: "w", use: "my-agent2", model: "", effort: "e", access: "read", command: ["c"], program: "p" },
+        c: { id: "c", name: "c", worker: "w", use: "x", model: null, effort: null, access: "full", command: null, program: null },
       },
       channels: { c: { id: "c", name: "C", answerers: ["u"], links: true }, d: { id: "d", name: "d", answerers: null, links: false } },
       rules: [
         {
           name: "c", source: "schedule", types: ["*"], cron: "0 9 * * *", to: "a", cwd: "/x", skill: "k", prompt: "p", group: "g", parallel: 2,
-          resume: true, tell: "never", emits: { source: "t", types: ["*"] }, channels: ["c"], budget: { cost: null, tokens: 5, per: "day" },
+          resume: true, tell: "never", emits: { source: "t_1.x-y", types: ["*"] }, channels: ["c"], budget: { cost: null, tokens: 5, per: "day" },
         },
         {
-          name: "e", source: "s", types: ["a.*"], cron: null, to: "b", cwd: null, skill: null, prompt: null, group: "e", parallel: null,
-          resume: false, tell: "needed", emits: { source: "s", types: ["b.*"] }, channels: null, budget: { cost: 2, tokens: null, per: "week" },
+          name: "e", source: "s", types: ["a.*"], cron: null, to: "b", cwd: null, skill: null, prompt: null, group: "e", parallel: 1,
+          resume: false, tell: "always", emits: { source: "s", types: ["b.*"] }, channels: null, budget: { cost: 2, tokens: null, per: "week" },
+        },
+        {
+          name: "n", source: "s", types: ["*"], cron: null, to: "c", cwd: null, skill: null, prompt: null, group: "n", parallel: null,
+          resume: false, tell: "needed", emits: null, channels: null, budget: null,
         },
       ],
       elsewhere: [
         { name: "x", source: "s", to: "a", cron: "0 1 * * *", where: "app", cwd: "/y", skill: "z", prompt: null },
-        { name: "f", source: null, to: null, cron: null, where: null, cwd: null, skill: null, prompt: null },
+        { name: "f", source: null, to: null, cron: null, where: "", cwd: null, skill: null, prompt: null },
       ],
     },
   });
