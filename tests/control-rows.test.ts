@@ -179,3 +179,26 @@ test("resuming the owner's own pause ends it even while an earlier budget card i
   assert.deepEqual(k.state().pauses, []);
   k.close();
 });
+
+test("a cron expression with no next time (30 February) leaves no deadline", () => {
+  const k = new Clock(cronRules("0 9 * * *"), "2026-11-02T08:00:00Z");
+  assert.deepEqual(dues(k, "cron"), [["daily", "2026-11-02T09:00:00.000Z"]]);
+  k.loadRules(cronRules("0 0 30 2 *"));
+  assert.deepEqual([cron(k)!.expr, cron(k)!.next], ["0 0 30 2 *", null]);
+  assert.deepEqual(dues(k, "cron"), []);
+  assert.equal(k.state().lines.find((l: any) => l.name === "daily").nextAt, null);
+  k.close();
+});
+
+test("controls name the rule they refuse: not a rule (with or without elsewhere tasks), or an elsewhere task", () => {
+  const plain = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  const none = plain.commit({ kind: "pause", keyHash: K.owner, rule: "ghost", reason: null, until: null });
+  assert.deepEqual([none.status, none.body], [404, { error: "没有这条规则：ghost" }]);
+  const wake = plain.commit({ kind: "cardsNext", keyHash: K.channel }).wake;
+  assert.deepEqual(wake, { workers: false, channels: [] }, "a decision that gives workers nothing wakes none");
+  plain.close();
+  const k = new Clock({ ...baseRules, elsewhere: [{ name: "one", where: "app" }, { name: "two", where: "app" }] }, "2026-11-02T08:00:00Z");
+  const task = k.commit({ kind: "resume", keyHash: K.owner, rule: "two" });
+  assert.deepEqual([task.status, task.body], [400, { error: '"two" is an elsewhere task: the hub does not start it, so it cannot be paused, resumed or run' }]);
+  k.close();
+});

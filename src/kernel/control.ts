@@ -19,7 +19,8 @@ export function scheduleCrons(c: Ctx, fromMs: number, only?: string): void {
   for (const rule of c.rules.rules) {
     if (rule.cron === null || (only !== undefined && rule.name !== only)) continue;
     const row = c.tx.get<CronRow>("crons", rule.name);
-    if (only === undefined && row && row.expr === rule.cron && row.tz === c.rules.timezone && row.next !== null) continue;
+    // The same expression and zone: the row stands (one with no next time has none later either).
+    if (only === undefined && row && row.expr === rule.cron && row.tz === c.rules.timezone) continue;
     const next = nextCronAt(rule.cron, c.rules.timezone, fromMs);
     c.tx.put("crons", rule.name, { rule: rule.name, expr: rule.cron, tz: c.rules.timezone, next, skippedAt: row?.skippedAt ?? null, lastAt: row?.lastAt ?? null } satisfies CronRow);
     if (next !== null) c.due("cron", rule.name, next);
@@ -115,14 +116,16 @@ export function resumeRule(c: Ctx, name: string): ControlReply {
 export function resume(c: Ctx, name: string): void {
   c.tx.del("pauses", name);
   c.undue("pause", name);
-  if (c.rule(name)?.cron) scheduleCrons(c, c.now, name);
+  scheduleCrons(c, c.now, name); // a cron rule of that name only
   c.wake.workers = true;
 }
 
-/** A pause's `until` came: the rule resumes (a `tick` fact). */
+/**
+ * A pause's `until` came: the rule resumes (a `tick` fact). The deadline is set only with an `until` and is moved
+ * or removed with it (pauseRule, resume), so when it comes due the pause is there and its `until` has come.
+ */
 export function pauseDue(c: Ctx, name: string): void {
-  const p = c.tx.get<PauseRow>("pauses", name);
-  if (p && p.until !== null && p.until <= c.now) resume(c, name);
+  resume(c, name);
 }
 
 /** POST /v1/rules/:name/run: a `run.manual` event through normal dispatch; refused while the rule is paused. */
