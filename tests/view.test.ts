@@ -22,9 +22,15 @@ function rulesInput(extra: Record<string, unknown> = {}) {
   return { kind: "rules" as const, rules: r.rules, hash: JSON.stringify(extra) };
 }
 
-test("a view prepares each SQL text once", () => {
+/** A SQLite file with the projection's tables and nothing in them. */
+function emptyProjection() {
   const db = new Database(join(tempDir(), "v.db"));
   for (const sql of projectionDdl()) db.exec(sql);
+  return db;
+}
+
+test("a view prepares each SQL text once", () => {
+  const db = emptyProjection();
   const prepared: string[] = [];
   const counting: Db = { prepare: (sql) => (prepared.push(sql), db.prepare(sql)), exec: (sql) => db.exec(sql) };
   const view = new View(counting);
@@ -49,6 +55,17 @@ test("the rules are parsed once per version: the same object until a new version
   assert.notEqual(b, a);
   assert.deepEqual([b.version, b.rules.askFirst], [2, ["x"]]);
   store.close();
+});
+
+test("a rules version whose rules row is not there yet is not kept", () => {
+  const db = emptyProjection();
+  const view = new View(db);
+  db.prepare("INSERT INTO v_meta (key, data) VALUES ('rulesVersion', ?)").run(JSON.stringify({ version: 1 }));
+  assert.equal(view.rules(), undefined);
+  const meta = { version: 1, hash: "h", rules: emptyRules(), at: 5 };
+  db.prepare("INSERT INTO v_meta (key, data) VALUES ('rules', ?)").run(JSON.stringify(meta));
+  assert.deepEqual(view.rules(), meta);
+  db.close();
 });
 
 test("an overlay reads its own writes as copies, deletes only what exists, and hands over the last change per row", () => {
