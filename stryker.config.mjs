@@ -16,6 +16,8 @@ export default {
   testRunner: "tap",
   tap: {
     testFiles: [
+      "tests/rules-table.test.ts",
+      "tests/view.test.ts",
       "tests/cron.test.ts",
       "tests/credentials.test.ts",
       "tests/period.test.ts",
@@ -25,6 +27,9 @@ export default {
       "tests/tell.test.ts",
       "tests/lanes.test.ts",
       "tests/delivery.test.ts",
+      "tests/card-rows.test.ts",
+      "tests/control-rows.test.ts",
+      "tests/worker-clean.test.ts",
       "tests/time.test.ts",
       "tests/tell-budget.test.ts",
       "tests/control.test.ts",

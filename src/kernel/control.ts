@@ -14,18 +14,15 @@ import { budgetAnswered, openBudgetCard } from "./budget.js";
 export const cronEventType = "schedule.cron";
 export const manualEventType = "run.manual";
 
-/** Puts the next time of every cron rule on the due table; rules that are no longer cron lose theirs. */
-export function scheduleCrons(c: Ctx, fromMs: number, only?: string): void {
+/** Puts the next time of every cron rule on the due table (rules.json was loaded); rules that are no longer cron lose theirs. */
+export function scheduleCrons(c: Ctx, fromMs: number): void {
   for (const rule of c.rules.rules) {
-    if (rule.cron === null || (only !== undefined && rule.name !== only)) continue;
+    if (rule.cron === null) continue;
     const row = c.tx.get<CronRow>("crons", rule.name);
-    if (only === undefined && row && row.expr === rule.cron && row.tz === c.rules.timezone && row.next !== null) continue;
-    const next = nextCronAt(rule.cron, c.rules.timezone, fromMs);
-    c.tx.put("crons", rule.name, { rule: rule.name, expr: rule.cron, tz: c.rules.timezone, next, skippedAt: row?.skippedAt ?? null, lastAt: row?.lastAt ?? null } satisfies CronRow);
-    if (next !== null) c.due("cron", rule.name, next);
-    else c.undue("cron", rule.name);
+    // The same expression and zone: the row stands (one with no next time has none later either).
+    if (row && row.expr === rule.cron && row.tz === c.rules.timezone) continue;
+    scheduleCron(c, rule.name, rule.cron, fromMs);
   }
-  if (only !== undefined) return;
   for (const { key } of c.view.where<CronRow>("crons", "1")) {
     const rule = c.rule(String(key));
     if (!rule || rule.cron === null) {
@@ -33,6 +30,15 @@ export function scheduleCrons(c: Ctx, fromMs: number, only?: string): void {
       c.undue("cron", key);
     }
   }
+}
+
+/** Puts one cron rule's next time after `fromMs` on the due table, keeping its last and skipped times. */
+function scheduleCron(c: Ctx, name: string, expr: string, fromMs: number): void {
+  const row = c.tx.get<CronRow>("crons", name);
+  const next = nextCronAt(expr, c.rules.timezone, fromMs);
+  c.tx.put("crons", name, { rule: name, expr, tz: c.rules.timezone, next, skippedAt: row?.skippedAt ?? null, lastAt: row?.lastAt ?? null } satisfies CronRow);
+  if (next !== null) c.due("cron", name, next);
+  else c.undue("cron", name);
 }
 
 /**
@@ -115,14 +121,17 @@ export function resumeRule(c: Ctx, name: string): ControlReply {
 export function resume(c: Ctx, name: string): void {
   c.tx.del("pauses", name);
   c.undue("pause", name);
-  if (c.rule(name)?.cron) scheduleCrons(c, c.now, name);
+  const cron = c.rule(name)?.cron;
+  if (cron) scheduleCron(c, name, cron, c.now);
   c.wake.workers = true;
 }
 
-/** A pause's `until` came: the rule resumes (a `tick` fact). */
+/**
+ * A pause's `until` came: the rule resumes (a `tick` fact). The deadline is set only with an `until` and is moved
+ * or removed with it (pauseRule, resume), so when it comes due the pause is there and its `until` has come.
+ */
 export function pauseDue(c: Ctx, name: string): void {
-  const p = c.tx.get<PauseRow>("pauses", name);
-  if (p && p.until !== null && p.until <= c.now) resume(c, name);
+  resume(c, name);
 }
 
 /** POST /v1/rules/:name/run: a `run.manual` event through normal dispatch; refused while the rule is paused. */

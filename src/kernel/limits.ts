@@ -80,8 +80,6 @@ export const stopGraceMs = 10_000;
 export const runOutputKeepMs = 14 * 24 * 60 * 60_000;
 /** Worker: a receipt is rewritten at most this many times. */
 export const receiptRewritesMax = 2;
-/** Worker: last message bytes kept from an agent's stdout when it is not structured. */
-export const agentOutputTailBytes = 256 * 1024;
 
 /** Channels: a channel plugin that returned or threw is restarted after this long. */
 export const channelRestartDelayMs = 30_000;

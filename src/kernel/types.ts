@@ -45,8 +45,6 @@ export interface EventRow {
 export type RunState =
   | "queued" | "waiting" | "claimed" | "running" | "stopping" | "uncertain"
   | "done" | "nothing" | "cancelled";
-export const activeRunStates: readonly RunState[] = ["claimed", "running", "stopping"];
-export const endedRunStates: readonly RunState[] = ["done", "nothing", "cancelled"];
 
 export interface TimerFire { key: string; about: string | null; at: number; run: number | null }
 

@@ -1,0 +1,179 @@
+/**
+ * The rule file's checks, one by one (protocol.md 规则): every refusal names its field with the exact text, line and
+ * column, and a valid file comes back with every default filled in. Pure: parseRules alone, no hub.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { parseRules, globMatch, anyGlob } from "../src/kernel/rules.js";
+
+const S = { s: {} };
+const A = { a: { worker: "w", use: "x" } };
+/** A file with source s, agent a and one rule r (s → a) with `r` merged in. */
+const R = (r: object) => ({ sources: S, agents: A, rules: [{ name: "r", when: { source: "s" }, to: "a", ...r }] });
+/** A file with source s, agent a and one elsewhere task t with `e` merged in. */
+const E = (e: object) => ({ sources: S, agents: A, elsewhere: [{ name: "t", ...e }] });
+
+/** [file (text, or a value written as one line of JSON), error, line, column] */
+const refusals: [unknown, string, number, number][] = [
+  ["[]", ": the file must hold one JSON object", 1, 1],
+  ["\"\"", ": the file must hold one JSON object", 1, 1],
+  ["", "JSON: ValueExpected", 1, 1],
+  [{ bogus: 1 }, "bogus: unknown field (known: $schema, timezone, askFirst, sources, agents, channels, rules, elsewhere)", 1, 10],
+  [{ timezone: 5 }, "timezone: must be a string", 1, 13],
+  [{ askFirst: "x" }, "askFirst: must be an array of strings", 1, 13],
+  [{ askFirst: [""] }, "askFirst[0]: must not be empty", 1, 14],
+  [{ askFirst: [5] }, "askFirst[0]: must be a string", 1, 14],
+  [{ sources: [] }, "sources: must be an object", 1, 12],
+  [{ sources: { "bad name": {} } }, "sources.bad name: names use letters, digits, _ . - (at most 100)", 1, 24],
+  [{ sources: { elsewhere: {} } }, "sources.elsewhere: \"elsewhere\" is the source of elsewhere tasks and cannot be declared", 1, 25],
+  [{ sources: { s: 1 } }, "sources.s: must be an object", 1, 17],
+  [{ sources: { s: { x: 1 } } }, "sources.s.x: unknown field (known: name, adapter)", 1, 22],
+  [{ sources: { s: { adapter: "Bad" } } }, "sources.s.adapter: plugin names use a-z, 0-9 and -", 1, 28],
+  [{ sources: { s: { name: "n".repeat(101) } } }, "sources.s.name: at most 100 characters", 1, 25],
+  [{ agents: [] }, "agents: must be an object", 1, 11],
+  [{ agents: { "-a": {} } }, "agents.-a: names use letters, digits, _ . - (at most 100)", 1, 17],
+  [{ agents: { a: [] } }, "agents.a: must be an object", 1, 16],
+  [{ agents: { a: { x: 1 } } }, "agents.a.x: unknown field (known: name, worker, use, model, effort, access, command, program)", 1, 21],
+  [{ agents: { a: { worker: "w" } } }, "agents.a.use: required", 1, 16],
+  [{ agents: { a: { worker: "w", use: "Bad" } } }, "agents.a.use: plugin names use a-z, 0-9 and -", 1, 36],
+  [{ agents: { a: { worker: "w", use: "x", command: "ls" } } }, "agents.a.command: must be an array of strings", 1, 50],
+  [{ agents: { a: { worker: "w", use: "x", command: [] } } }, "agents.a.command: must not be empty", 1, 50],
+  [{ agents: { a: { worker: "w", use: "acp" } } }, "agents.a.command: required for use \"acp\"", 1, 16],
+  [{ agents: { a: { use: "x" } } }, "agents.a.worker: required", 1, 16],
+  [{ agents: { a: { use: "x", worker: "a b" } } }, "agents.a.worker: names use letters, digits, _ . - (at most 100)", 1, 36],
+  [{ agents: { a: { use: "x", worker: "w", model: "m".repeat(201) } } }, "agents.a.model: at most 200 characters", 1, 48],
+  [{ agents: { a: { use: "x", worker: "w", effort: "e".repeat(51) } } }, "agents.a.effort: at most 50 characters", 1, 49],
+  [{ agents: { a: { use: "x", worker: "w", name: "n".repeat(101) } } }, "agents.a.name: at most 100 characters", 1, 47],
+  [{ channels: 1 }, "channels: must be an object", 1, 13],
+  [{ channels: { "": {} } }, "channels.: names use letters, digits, _ . - (at most 100)", 1, 17],
+  [{ channels: { c: "x" } }, "channels.c: must be an object", 1, 18],
+  [{ channels: { c: { y: 1 } } }, "channels.c.y: unknown field (known: name, answerers, links)", 1, 23],
+  [{ channels: { c: { links: "yes" } } }, "channels.c.links: must be true or false", 1, 27],
+  [{ channels: { c: { answerers: [""] } } }, "channels.c.answerers[0]: must not be empty", 1, 32],
+  [{ rules: {} }, "rules: must be an array", 1, 10],
+  [{ rules: [1] }, "rules[0]: must be an object", 1, 11],
+  [R({ z: 1 }), "rules[0].z: unknown field (known: name, when, to, cwd, skill, prompt, group, parallel, resume, tell, emits, channels, budget)", 1, 117],
+  [{ rules: [{}] }, "rules[0].name: required", 1, 11],
+  [R({ name: "" }), "rules[0].name: must not be empty", 1, 78],
+  [R({ name: "n".repeat(101) }), "rules[0].name: at most 100 characters", 1, 78],
+  [R({ name: "a\nb" }), "rules[0].name: no control characters", 1, 78],
+  [R({ when: undefined }), "rules[0].when: required: {\"source\", \"types\"} or {\"cron\"}", 1, 70],
+  [R({ when: { x: 1 } }), "rules[0].when.x: unknown field (known: source, types, cron)", 1, 94],
+  [R({ when: { cron: "0 * * * *", types: ["a"] } }), "rules[0].when: a cron rule has no source or types", 1, 89],
+  [R({ when: { cron: null } }), "rules[0].when.cron: required", 1, 97],
+  [R({ when: {} }), "rules[0].when.source: required", 1, 89],
+  [R({ when: { source: "s", types: "a" } }), "rules[0].when.types: must be an array of strings", 1, 111],
+  [R({ to: undefined }), "rules[0].to: required", 1, 70],
+  [R({ to: "zz" }), "rules[0].to: no agent \"zz\" in agents", 1, 109],
+  [R({ parallel: 1.5 }), "rules[0].parallel: must be a whole number ≥ 1", 1, 124],
+  [R({ parallel: "2" }), "rules[0].parallel: must be a whole number ≥ 1", 1, 124],
+  [R({ resume: 1 }), "rules[0].resume: must be true or false", 1, 122],
+  [R({ tell: "sometimes" }), "rules[0].tell: must be always, needed or never", 1, 120],
+  [R({ emits: [] }), "rules[0].emits: must be {\"source\", \"types\"}", 1, 121],
+  [R({ emits: { q: 1 } }), "rules[0].emits.q: unknown field (known: source, types)", 1, 126],
+  [R({ emits: {} }), "rules[0].emits.source: required", 1, 121],
+  [R({ emits: { source: "zz" } }), "rules[0].emits.source: no source \"zz\" in sources", 1, 131],
+  [{ ...R({ channels: ["c", "zz"] }), channels: { c: {} } }, "rules[0].channels[1]: no channel \"zz\" in channels", 1, 129],
+  [R({ skill: "s".repeat(201) }), "rules[0].skill: at most 200 characters", 1, 121],
+  [R({ group: "g".repeat(101) }), "rules[0].group: at most 100 characters", 1, 121],
+  [R({ prompt: "p".repeat(4001) }), "rules[0].prompt: at most 4000 characters", 1, 122],
+  [R({ budget: 1 }), "rules[0].budget: must be {\"cost\", \"tokens\", \"per\"}", 1, 122],
+  [R({ budget: { cost: 1, x: 1 } }), "rules[0].budget.x: unknown field (known: cost, tokens, per)", 1, 136],
+  [R({ budget: { cost: 0 } }), "rules[0].budget.cost: must be a number > 0", 1, 130],
+  [R({ budget: { tokens: "5" } }), "rules[0].budget.tokens: must be a number > 0", 1, 132],
+  [R({ budget: {} }), "rules[0].budget: needs cost or tokens", 1, 122],
+  [R({ budget: { cost: 1, per: "month" } }), "rules[0].budget.per: must be day or week", 1, 138],
+  [{ elsewhere: {} }, "elsewhere: must be an array", 1, 14],
+  [{ elsewhere: ["x"] }, "elsewhere[0]: must be an object", 1, 15],
+  [E({ q: 1 }), "elsewhere[0].q: unknown field (known: name, source, to, cron, where, cwd, skill, prompt)", 1, 90],
+  [{ elsewhere: [{}] }, "elsewhere[0].name: required", 1, 15],
+  [{ ...R({}), elsewhere: [{ name: "r" }] }, "elsewhere[0].name: a rule or task is already named \"r\"", 1, 136],
+  [E({ source: "zz" }), "elsewhere[0].source: no source \"zz\" in sources", 1, 95],
+  [E({ to: "zz" }), "elsewhere[0].to: no agent \"zz\" in agents", 1, 91],
+  [E({ cwd: "/x" }), "elsewhere[0].to: a task with cwd needs to", 1, 74],
+  [E({ cwd: "/x", to: "a" }), "elsewhere[0].cwd: a task with cwd needs skill or prompt", 1, 92],
+  [E({ cron: "bad" }), "elsewhere[0].cron: not a cron expression: bad", 1, 93],
+  [{ sources: { s: null } }, "sources.s: must be an object", 1, 17],
+  [{ sources: { ["s".repeat(101)]: {} } }, `sources.${"s".repeat(101)}: names use letters, digits, _ . - (at most 100)`, 1, 117],
+  [{ sources: { "a/b": {} } }, "sources.a/b: names use letters, digits, _ . - (at most 100)", 1, 19],
+  [{ sources: { s: { adapter: "ok!" } } }, "sources.s.adapter: plugin names use a-z, 0-9 and -", 1, 28],
+  [{ agents: { a: { worker: "w", use: "x y" } } }, "agents.a.use: plugin names use a-z, 0-9 and -", 1, 36],
+  [R({ when: { cron: "0 * * * *", source: "s" } }), "rules[0].when: a cron rule has no source or types", 1, 89],
+  ['{"sources":{"s":{}},"agents":{"a":{"worker":"w","use":"x"}},"rules":[{"name":"r","when":{"source":"s"},"to":"a","budget":{"cost":1e999}}]}', "rules[0].budget.cost: must be a number > 0", 1, 130],
+  [R({ budget: { tokens: -1 } }), "rules[0].budget.tokens: must be a number > 0", 1, 132],
+];
+
+test("every refusal of a rule file names the field, with its line and column", () => {
+  for (const [file, error, line, column] of refusals) {
+    const text = typeof file === "string" ? file : JSON.stringify(file);
+    assert.deepEqual(parseRules(text, { timezone: "UTC" }), { ok: false, error, line, column }, text);
+  }
+});
+
+test("a valid file comes back with every default filled in, and with every field it gave", () => {
+  for (const text of ["{}", '{"timezone": null, "askFirst": null, "sources": null, "agents": null, "channels": null, "rules": null, "elsewhere": null}']) {
+    assert.deepEqual(parseRules(text, { timezone: "Asia/Shanghai" }), {
+      ok: true, rules: { timezone: "Asia/Shanghai", askFirst: [], sources: {}, agents: {}, channels: {}, rules: [], elsewhere: [] },
+    }, text);
+  }
+  const file = {
+    timezone: "UTC", askFirst: ["x"],
+    sources: { s: { name: "S", adapter: "git-hub2" }, "t_1.x-y": {} },
+    agents: { a: { worker: "w", use: "x" }, b: { worker: "w", use: "my-agent2", name: "B", model: "", effort: "e", access: "read", command: ["c"], program: "p" }, c: { worker: "w", use: "x", access: "full" } },
+    channels: { c: { name: "C", answerers: ["u"], links: true }, d: {} },
+    rules: [
+      { name: "c", when: { cron: "0 9 * * *" }, to: "a", emits: { source: "t_1.x-y" }, budget: { tokens: 5 }, cwd: "/x", skill: "k", prompt: "p", group: "g", parallel: 2, resume: true, tell: "never", channels: ["c"] },
+      { name: "e", when: { source: "s", types: ["a.*"] }, to: "b", emits: { source: "s", types: ["b.*"] }, budget: { cost: 2, per: "week" }, parallel: 1, tell: "always" },
+      { name: "n", when: { source: "s" }, to: "c", emits: null, budget: null, tell: "needed" },
+    ],
+    elsewhere: [{ name: "x", source: "s", to: "a", cron: "0 1 * * *", where: "app", cwd: "/y", skill: "z" }, { name: "f", where: "" }],
+  };
+  assert.deepEqual(parseRules(JSON.stringify(file), { timezone: "Asia/Shanghai" }), {
+    ok: true,
+    rules: {
+      timezone: "UTC", askFirst: ["x"],
+      sources: { s: { id: "s", name: "S", adapter: "git-hub2" }, "t_1.x-y": { id: "t_1.x-y", name: "t_1.x-y", adapter: null } },
+      agents: {
+        a: { id: "a", name: "a", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null },
+        b: { id: "b", name: "B", worker: "w", use: "my-agent2", model: "", effort: "e", access: "read", command: ["c"], program: "p" },
+        c: { id: "c", name: "c", worker: "w", use: "x", model: null, effort: null, access: "full", command: null, program: null },
+      },
+      channels: { c: { id: "c", name: "C", answerers: ["u"], links: true }, d: { id: "d", name: "d", answerers: null, links: false } },
+      rules: [
+        {
+          name: "c", source: "schedule", types: ["*"], cron: "0 9 * * *", to: "a", cwd: "/x", skill: "k", prompt: "p", group: "g", parallel: 2,
+          resume: true, tell: "never", emits: { source: "t_1.x-y", types: ["*"] }, channels: ["c"], budget: { cost: null, tokens: 5, per: "day" },
+        },
+        {
+          name: "e", source: "s", types: ["a.*"], cron: null, to: "b", cwd: null, skill: null, prompt: null, group: "e", parallel: 1,
+          resume: false, tell: "always", emits: { source: "s", types: ["b.*"] }, channels: null, budget: { cost: 2, tokens: null, per: "week" },
+        },
+        {
+          name: "n", source: "s", types: ["*"], cron: null, to: "c", cwd: null, skill: null, prompt: null, group: "n", parallel: null,
+          resume: false, tell: "needed", emits: null, channels: null, budget: null,
+        },
+      ],
+      elsewhere: [
+        { name: "x", source: "s", to: "a", cron: "0 1 * * *", where: "app", cwd: "/y", skill: "z", prompt: null },
+        { name: "f", source: null, to: null, cron: null, where: "", cwd: null, skill: null, prompt: null },
+      ],
+    },
+  });
+});
+
+test("limits are counted in code points: 4000 emoji make a valid prompt; names take 100 characters", () => {
+  const r = parseRules(JSON.stringify(R({ prompt: "😀".repeat(4000), name: "n".repeat(100) })), { timezone: "UTC" });
+  assert.equal(r.ok, true);
+  const named = parseRules(JSON.stringify({ sources: { ["s".repeat(100)]: {} } }), { timezone: "UTC" });
+  assert.equal(named.ok, true);
+});
+
+test("type globs: every character but * and ? is literal, and * spans lines", () => {
+  assert.equal(globMatch("a+b(c)[d]{e}|^$\\.", "a+b(c)[d]{e}|^$\\."), true);
+  assert.equal(globMatch("a+b", "aab"), false);
+  assert.equal(globMatch("x*", "x\ny"), true);
+  assert.equal(globMatch("?", ""), false);
+  assert.equal(anyGlob(["a.*", "b.*"], "b.x"), true);
+  assert.equal(anyGlob(["a.*"], "b.x"), false);
+  assert.equal(anyGlob([], "b.x"), false);
+});

@@ -1,0 +1,104 @@
+/**
+ * Reading the projection (src/kernel/view.ts) on a real SQLite file: prepared statements and parsed rules are kept,
+ * and a decision's overlay (`Tx`) reads its own writes and hands over each fact's last change per row.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import Database from "better-sqlite3";
+import { Store } from "../src/host/store.js";
+import { Tx, View, emptyRules } from "../src/kernel/view.js";
+import { projectionDdl, type Db } from "../src/kernel/evolve.js";
+import { parseRules } from "../src/kernel/rules.js";
+import type { Env } from "../src/kernel/types.js";
+import { baseRules, tempDir } from "./helpers.js";
+
+const env: Env = { master: randomBytes(32), lang: "en", publicUrl: null };
+
+function rulesInput(extra: Record<string, unknown> = {}) {
+  const r = parseRules(JSON.stringify({ ...baseRules, ...extra }), { timezone: "UTC" });
+  if (!r.ok) throw new Error(r.error);
+  return { kind: "rules" as const, rules: r.rules, hash: JSON.stringify(extra) };
+}
+
+/** A SQLite file with the projection's tables and nothing in them. */
+function emptyProjection() {
+  const db = new Database(join(tempDir(), "v.db"));
+  for (const sql of projectionDdl()) db.exec(sql);
+  return db;
+}
+
+test("a view prepares each SQL text once", () => {
+  const db = emptyProjection();
+  const prepared: string[] = [];
+  const counting: Db = { prepare: (sql) => (prepared.push(sql), db.prepare(sql)), exec: (sql) => db.exec(sql) };
+  const view = new View(counting);
+  assert.equal(view.get("meta", "x"), undefined);
+  assert.equal(view.get("meta", "y"), undefined);
+  assert.deepEqual(view.where("cards", "state = ?", "open"), []);
+  assert.deepEqual(view.where("cards", "state = ?", "closed"), []);
+  assert.deepEqual(prepared, ["SELECT data FROM v_meta WHERE key = ?", "SELECT key, data FROM v_cards WHERE state = ?"]);
+  assert.deepEqual(view.preparedSql(), prepared);
+  db.close();
+});
+
+test("the rules are parsed once per version: the same object until a new version is loaded", () => {
+  const store = new Store({ path: join(tempDir(), "r.db"), master: env.master });
+  assert.equal(store.view.rules(), undefined, "no rules loaded yet");
+  store.commit([{ input: rulesInput(), now: 1000 }], env);
+  const a = store.view.rules()!;
+  assert.equal(store.view.rules(), a);
+  assert.equal(a.version, 1);
+  store.commit([{ input: rulesInput({ askFirst: ["x"] }), now: 2000 }], env);
+  const b = store.view.rules()!;
+  assert.notEqual(b, a);
+  assert.deepEqual([b.version, b.rules.askFirst], [2, ["x"]]);
+  store.close();
+});
+
+test("a rules version whose rules row is not there yet is not kept", () => {
+  const db = emptyProjection();
+  const view = new View(db);
+  db.prepare("INSERT INTO v_meta (key, data) VALUES ('rulesVersion', ?)").run(JSON.stringify({ version: 1 }));
+  assert.equal(view.rules(), undefined);
+  const meta = { version: 1, hash: "h", rules: emptyRules(), at: 5 };
+  db.prepare("INSERT INTO v_meta (key, data) VALUES ('rules', ?)").run(JSON.stringify(meta));
+  assert.deepEqual(view.rules(), meta);
+  db.close();
+});
+
+test("an overlay reads its own writes as copies, deletes only what exists, and hands over the last change per row", () => {
+  const store = new Store({ path: join(tempDir(), "t.db"), master: env.master });
+  store.commit([{ input: rulesInput(), now: 1000 }], env);
+  const tx = new Tx(store.view);
+  assert.equal(tx.touched("pauses", "a"), false);
+  tx.del("pauses", "a");
+  assert.deepEqual(tx.facts(), [], "deleting a row that is not there is no change");
+  const row = { by: "me", n: 1 };
+  tx.put("pauses", "a", row);
+  row.n = 2;
+  const got = tx.get<{ by: string; n: number }>("pauses", "a")!;
+  assert.deepEqual(got, { by: "me", n: 1 }, "a copy was kept");
+  got.n = 3;
+  assert.equal(tx.get<{ n: number }>("pauses", "a")!.n, 1, "and a copy is handed out");
+  assert.equal(tx.touched("pauses", "a"), true);
+  tx.put("pauses", "b", { n: 1 });
+  tx.put("pauses", "a", { n: 4 });
+  tx.mark("second");
+  tx.del("pauses", "b");
+  assert.equal(tx.get("pauses", "b"), undefined);
+  tx.del("meta", "rules");
+  assert.deepEqual(tx.facts(), [
+    { kind: null, changes: [["pauses", "b", { n: 1 }], ["pauses", "a", { n: 4 }]] },
+    { kind: "second", changes: [["pauses", "b", null], ["meta", "rules", null]] },
+  ]);
+  assert.deepEqual(tx.changes(), [["pauses", "a", { n: 4 }], ["pauses", "b", null], ["meta", "rules", null]]);
+  tx.mark("empty");
+  assert.equal(tx.facts().length, 2, "a fact with no change is dropped");
+  store.close();
+});
+
+test("before any rules are loaded the kernel works with an empty rule set in UTC", () => {
+  assert.deepEqual(emptyRules(), { timezone: "UTC", askFirst: [], sources: {}, agents: {}, channels: {}, rules: [], elsewhere: [] });
+});
