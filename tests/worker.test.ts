@@ -133,9 +133,11 @@ test("stopping a run also stops a descendant that left the process group (setsid
 test("a process group that ignores SIGTERM is killed after the grace period", async () => {
   const dir = tempDir("aa-sup-");
   mkdirSync(join(dir, "l"));
-  await startSupervised(join(dir, "l"), ["sh", "-c", "trap '' TERM; sleep 333 & wait; sleep 334"], dir, { PATH: process.env.PATH! });
+  // The shell says when its trap is set: a SIGTERM that came before would end it at once (a race seen in CI).
+  await startSupervised(join(dir, "l"), ["sh", "-c", "trap '' TERM; touch trapped; sleep 333 & wait; sleep 334"], dir, { PATH: process.env.PATH! });
   const pids = readPids(join(dir, "l"))!;
   assert.equal(groupAlive(pids.pgid), true);
+  await until(() => existsSync(join(dir, "trapped")), 5000, "the trap to be set");
   const t0 = Date.now();
   await stopGroup(join(dir, "l"), 700);
   assert.ok(Date.now() - t0 >= 650, "waited for the grace period");
