@@ -93,6 +93,10 @@ test("evolve keeps the buckets equal to the run rows whatever a fact rewrites: u
   assert.deepEqual(buckets(), [], "a deleted run and one cancelled before any attempt leave nothing behind");
   evolve(store.db, [{ changes: [["runs", 3, run({ state: "cancelled", endedAt: t, mergedInto: 4, attempt: 2 })]] }]);
   assert.deepEqual(buckets(), [], "a run merged into another is counted there, not here");
+  // Only "cancelled before any attempt" is left out: a run cancelled after an attempt counts, and so does one that
+  // ended otherwise without an attempt.
+  evolve(store.db, [{ changes: [["runs", 5, run({ state: "cancelled", attempt: 1, endedAt: t })], ["runs", 6, run({ state: "nothing", attempt: 0, endedAt: t })]] }]);
+  assert.deepEqual(buckets(), [[edge, { rounds: 2, tokens: 0, costNanos: 0, missingTokens: 2, missingCost: 2 }]]);
   assert.throws(() => evolve(store.db, [{ changes: [["usage", edge, { rounds: 1 }]] }]), /usage is derived from runs/);
   store.close();
 });
