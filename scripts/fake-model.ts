@@ -4,14 +4,11 @@
  * the session is resumed. Prints the URL to put in ANTHROPIC_BASE_URL (Claude Code) or in a Codex provider's
  * base_url (with /v1). Stops on Ctrl-C.
  */
-import { startFakeModel } from "../tests/fake-model.js";
+import { receiptMessage, startFakeModel } from "../tests/fake-model.js";
 
-const receipt = [
-  "Needs you: which name should the project use?",
-  "```agent-autoloop",
-  JSON.stringify({ ask: [{ title: "Pick a name", text: "Which name should the project use?", options: ["aurora", "borealis"], recommend: 0 }] }),
-  "```",
-].join("\n");
+const receipt = receiptMessage("Needs you: which name should the project use?", {
+  ask: [{ title: "Pick a name", text: "Which name should the project use?", options: ["aurora", "borealis"], recommend: 0 }],
+});
 
 const model = await startFakeModel((turn) => {
   // every run's prompt carries the receipt instructions once: two of them mean a resumed session

@@ -13,7 +13,7 @@ import plugin, { bridgeScript } from "../plugins/acp/agent.js";
 import { choosePermission, insideFolder, physicalPath } from "../plugins/acp/permission.js";
 import { TurnLog } from "../plugins/acp/turn.js";
 import { engine, tempDir, hubFixture, baseRules, until, type Fixture } from "./helpers.js";
-import { startFakeModel, type FakeModel } from "./fake-model.js";
+import { receiptMessage, startFakeModel, type FakeModel } from "./fake-model.js";
 import { agentsMissing, pointAgentsAt } from "./real-agents.js";
 import { Worker } from "../src/worker/worker.js";
 import { groupAlive, startSupervised, stopGroup } from "../src/worker/supervise.js";
@@ -408,7 +408,7 @@ describe("hub runs with the real claude-agent-acp adapter and the fake model", {
     readFileSync(join(fx.home.worker, "runs", run, String(launch), "stdout"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
 
   test("asks a question, gets the answer, resumes the same session and finishes; usage per launch matches the model's ledger", async () => {
-    const ask = 'Needs you: which fix?\n```agent-autoloop\n{"ask":[{"title":"Which fix?","text":"Two ways to fix it.","options":["Fix it now","Later"],"recommend":0,"key":"fix"}]}\n```';
+    const ask = receiptMessage("Needs you: which fix?", { ask: [{ title: "Which fix?", text: "Two ways to fix it.", options: ["Fix it now", "Later"], recommend: 0, key: "fix" }] });
     model.setScript((t) => {
       if (t.toolResult !== null) return { text: `Done: the owner chose ${/"choice": 0/.test(t.toolResult) ? "Fix it now" : "something else"}` };
       const asked = t.allUser.split("ACP-TASK").length - 1;

@@ -38,6 +38,14 @@ export interface Served {
   reply: Reply;
 }
 
+/**
+ * An agent's last message as the worker reads it (protocol.md 回执): the first line, then the receipt as JSON in an
+ * ```agent-autoloop block.
+ */
+export function receiptMessage(firstLine: string, receipt: object): string {
+  return [firstLine, "```agent-autoloop", JSON.stringify(receipt), "```"].join("\n");
+}
+
 /** Fixed figures of every reply: input tokens, output tokens. */
 export const replyTokens = { input: 120, output: 30 } as const;
 

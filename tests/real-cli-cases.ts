@@ -19,18 +19,15 @@ import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync, readdirSync, rmSync, mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, until } from "./helpers.js";
-import { startFakeModel, replyTokens, type FakeModel, type Reply, type Turn } from "./fake-model.js";
+import { receiptMessage, startFakeModel, replyTokens, type FakeModel, type Reply, type Turn } from "./fake-model.js";
 import { agentEnv, agentsMissing } from "./real-agents.js";
 import { readPids, groupAlive } from "../src/worker/supervise.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 
-const askReceipt = [
-  "Needs you: which database should the migration target?",
-  "```agent-autoloop",
-  JSON.stringify({ ask: [{ title: "Pick the database", text: "Which database should the migration target?", options: ["Postgres", "SQLite"], recommend: 0 }] }),
-  "```",
-].join("\n");
+const askReceipt = receiptMessage("Needs you: which database should the migration target?", {
+  ask: [{ title: "Pick the database", text: "Which database should the migration target?", options: ["Postgres", "SQLite"], recommend: 0 }],
+});
 
 /** The processes whose command line contains `marker` (read from /proc; the test's own pgrep would match itself). */
 function processesWith(marker: string): number[] {
@@ -76,7 +73,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const scenario = /SCENARIO:(\w+)/.exec(turn.allUser)?.[1] ?? "none";
     const resumed = (turn.allUser.match(/SCENARIO:\w+/g) ?? []).length >= 2;
     if (turn.toolResult !== null) return { text: `Done: the command ran (${scenario})` };
-    if (turn.lastUser.includes("could not be read")) return { text: "Done: rewrote the receipt\n```agent-autoloop\n{\"notice\":[{\"title\":\"Rewritten\",\"text\":\"the receipt was rewritten\"}]}\n```" };
+    if (turn.lastUser.includes("could not be read")) return { text: receiptMessage("Done: rewrote the receipt", { notice: [{ title: "Rewritten", text: "the receipt was rewritten" }] }) };
     if (!resumed) fresh.set(scenario, (fresh.get(scenario) ?? 0) + 1);
     switch (scenario) {
       case "ask":
