@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import { nextOfferAt } from "../src/kernel/decide.js";
+import { hashKey } from "../src/kernel/credentials.js";
 
 const oneChannel = { ...baseRules, channels: { ch1: { name: "One" } } };
 
@@ -83,5 +84,37 @@ test("a rule's channels filter where its cards go", () => {
   askCard(k);
   assert.equal(next(k), null, "ch1 is not among the rule's channels");
   assert.deepEqual(k.state().cards[0].channels, ["ch2"]);
+  k.close();
+});
+
+test("a channel named like a property every object inherits (constructor) keeps its own deliveries, answers and links", () => {
+  const rules = { ...baseRules, channels: { constructor: { name: "C", answerers: ["ou_bob"], links: true } } };
+  const k = new Clock(rules, "2026-11-02T08:00:00Z");
+  const C = hashKey("constructor-channel");
+  k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "channel", name: "constructor", newHash: C });
+  askCard(k);
+  const nextC = () => (k.commit({ kind: "cardsNext", keyHash: C }).body as { card: any }).card;
+  const gaps: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const card = nextC();
+    assert.deepEqual([card.id, card.ref], [1, null]);
+    k.commit({ kind: "failed", keyHash: C, card: card.id, version: card.version, error: "HTTP 500" });
+    const at = nextOfferAt(k.store.view)!;
+    gaps.push((at - k.now) / 1000);
+    k.now = at;
+  }
+  assert.deepEqual(gaps, [30, 60, 120]);
+  assert.deepEqual(k.state().cards[0].deliveries, {
+    constructor: { ref: null, version: 0, failures: 3, gaveUp: false, error: "HTTP 500" },
+  });
+  assert.equal((Object as unknown as Record<string, unknown>).failures, undefined, "nothing written onto Object");
+  const card = nextC();
+  k.commit({ kind: "delivered", keyHash: C, card: card.id, version: card.version, ref: "m1" });
+  assert.equal(k.state().cards[0].deliveries.constructor.ref, "m1");
+  const refused = k.commit({ kind: "answer", keyHash: C, card: 1, choice: 0, text: null, by: "ou_mallory", ref: "m1" });
+  assert.equal(refused.status, 403, "only the channel's answerers may answer");
+  assert.equal(k.commit({ kind: "answer", keyHash: C, card: 1, choice: 0, text: null, by: "ou_bob", ref: "m2" }).status, 409, "the answer names the message the channel sent");
+  assert.equal(k.commit({ kind: "answer", keyHash: C, card: 1, choice: 0, text: null, by: "ou_bob", ref: "m1" }).status, 200);
+  assert.deepEqual([k.state().cards[0].state, k.state().cards[0].by], ["answered", "ou_bob"]);
   k.close();
 });

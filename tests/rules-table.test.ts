@@ -101,6 +101,17 @@ const refusals: [unknown, string, number, number][] = [
   [R({ when: { cron: "0 * * * *", source: "s" } }), "rules[0].when: a cron rule has no source or types", 1, 89],
   ['{"sources":{"s":{}},"agents":{"a":{"worker":"w","use":"x"}},"rules":[{"name":"r","when":{"source":"s"},"to":"a","budget":{"cost":1e999}}]}', "rules[0].budget.cost: must be a number > 0", 1, 130],
   [R({ budget: { tokens: -1 } }), "rules[0].budget.tokens: must be a number > 0", 1, 132],
+  // Names that are properties of every JavaScript object are names like any other: no such source, agent or channel.
+  [R({ when: { source: "constructor" } }), "rules[0].when.source: no source \"constructor\" in sources", 1, 99],
+  [R({ to: "toString" }), "rules[0].to: no agent \"toString\" in agents", 1, 109],
+  [R({ emits: { source: "valueOf" } }), "rules[0].emits.source: no source \"valueOf\" in sources", 1, 131],
+  [R({ channels: ["hasOwnProperty"] }), "rules[0].channels[0]: no channel \"hasOwnProperty\" in channels", 1, 125],
+  [E({ source: "isPrototypeOf" }), "elsewhere[0].source: no source \"isPrototypeOf\" in sources", 1, 95],
+  [E({ to: "constructor" }), "elsewhere[0].to: no agent \"constructor\" in agents", 1, 91],
+  // "__proto__" is a key like any other: an unknown field, or a name that does not start with a letter or digit.
+  ['{"__proto__": {"timezone": "Asia/Tokyo"}}', "__proto__: unknown field (known: $schema, timezone, askFirst, sources, agents, channels, rules, elsewhere)", 1, 15],
+  ['{"sources": {"__proto__": {}}}', "sources.__proto__: names use letters, digits, _ . - (at most 100)", 1, 27],
+  ['{"sources": {"s": {"__proto__": {"name": "x"}}}}', "sources.s.__proto__: unknown field (known: name, adapter)", 1, 33],
 ];
 
 test("every refusal of a rule file names the field, with its line and column", () => {

@@ -23,6 +23,7 @@ function clock(): Clock {
   const k = new Clock(rules, "2026-11-02T08:00:00Z");
   k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: hashKey("crm") });
   k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "ghost", newHash: hashKey("ghost") });
+  k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "constructor", newHash: hashKey("constructor") });
   return k;
 }
 const tell = (k: Clock, keyHash: string, body: TellBody) => {
@@ -54,10 +55,12 @@ test("an fyi notice is sent once per key and speaker: sources and tasks do not s
   assert.deepEqual(tell(k, hashKey("crm"), { key: "k", text: "again" }), [200, { card: 2, duplicate: true }]);
   assert.deepEqual(tell(k, hashKey("ghost"), { key: "k", text: "from a source rules.json does not declare" }), [200, { card: 5, duplicate: false }]);
   assert.deepEqual(tell(k, K.source, { key: "k2", text: "titled", title: "Nightly report" }), [200, { card: 6, duplicate: false }]);
+  assert.deepEqual(tell(k, hashKey("constructor"), { key: "k", text: "named like what every object inherits" }), [200, { card: 7, duplicate: false }]);
   const cards = k.state().recentCards.map((c: any) => [c.id, c.fyi, c.title, c.text]).sort((a: any, b: any) => a[0] - b[0]);
   assert.deepEqual(cards, [
     [1, true, "Shop", "from shop"], [2, true, "CRM", "from crm"], [3, true, "daily", "from daily"], [4, true, "weekly", "from weekly"],
     [5, true, "ghost", "from a source rules.json does not declare"], [6, true, "Nightly report", "titled"],
+    [7, true, "constructor", "named like what every object inherits"],
   ]);
   k.close();
 });

@@ -10,6 +10,7 @@ import { parseRules } from "../kernel/rules.js";
 import { systemTimeZone } from "../host/hub.js";
 import { findProgram, type AgentPlugin } from "../worker/agents.js";
 import type { Config, Home } from "../host/home.js";
+import { own } from "../kernel/own.js";
 
 export interface Finding { ok: boolean; line: string }
 
@@ -68,7 +69,7 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
     }
   }
   for (const ch of Object.values(rules.channels)) {
-    const configured = config.channels[ch.id];
+    const configured = own(config.channels, ch.id);
     if (!configured) out.push({ ok: true, line: `channel ${ch.id}: not run by this computer's serve (no entry in config.json)` });
     else if (!findPlugin("channel", configured.use, home.plugins)) out.push({ ok: false, line: `channel ${ch.id}: no channel plugin "${configured.use}"` });
     else if (configured.use === "webhook") {

@@ -20,6 +20,7 @@ import { formatStatus } from "./status.js";
 import { timeline } from "./why.js";
 import { conformance, type ConformanceConfig } from "../protocol/conformance.js";
 import type { Fact } from "../kernel/types.js";
+import { own } from "../kernel/own.js";
 
 const lang = langFromEnv(process.env);
 
@@ -317,7 +318,7 @@ export function program(argv: readonly string[] = process.argv): Command {
 function configHolds(config: Config, kind: KeyKind, name: string): string | null {
   if (kind === "owner" && name === ownerKeyName) return "owner";
   if (kind === "worker" && config.worker?.name === name) return `worker ${name}`;
-  if (kind === "channel" && config.channels[name]) return `channel ${name}`;
+  if (kind === "channel" && own(config.channels, name)) return `channel ${name}`;
   return null;
 }
 
@@ -329,7 +330,7 @@ function updateConfigKey(h: Home, kind: KeyKind, name: string, key: string): str
   const raw = JSON.parse(readFileSync(h.config, "utf8")) as Config;
   if (kind === "owner") raw.owner = key;
   else if (kind === "worker" && raw.worker) raw.worker.key = key;
-  else if (kind === "channel" && raw.channels[name]) raw.channels[name]!.key = key;
+  else if (kind === "channel" && own(raw.channels, name)) raw.channels[name]!.key = key;
   writeFileAtomic(h.config, JSON.stringify(raw, null, 2) + "\n", 0o600);
   return what;
 }

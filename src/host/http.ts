@@ -19,6 +19,7 @@ import { linkPage } from "./link-page.js";
 import type { EventIn } from "../protocol/schema.js";
 import { streamSSE } from "hono/streaming";
 import { publicFact, withoutRuleBodies } from "./facts.js";
+import { own } from "../kernel/own.js";
 
 /** Facts read from the log per page while streaming. */
 const streamPageFacts = 256;
@@ -139,7 +140,7 @@ export function createApp(hub: Hub): Hono {
 
   app.post("/v1/in/:source", async (c) => {
     const source = c.req.param("source");
-    const def = hub.store.view.rules()?.rules.sources[source];
+    const def = own(hub.store.view.rules()?.rules.sources ?? {}, source);
     if (!def?.adapter) return fail(c, 404, t(lang, "in.noAdapter", { source }));
     const raw = await c.req.text();
     const headers: Record<string, string> = {};

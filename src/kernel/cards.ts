@@ -11,6 +11,7 @@ import {
 import { cardLinkToken } from "./credentials.js";
 import { enqueue, freeEventId, recordEvent } from "./lanes.js";
 import { budgetAnswered } from "./budget.js";
+import { own } from "./own.js";
 
 export interface NewCard {
   kind: "ask" | "notice";
@@ -111,7 +112,7 @@ export function saveCard(c: Ctx, card: CardRow, from: CardState): void {
     c.tx.del("cardkeys", cardKey(card.rule, card.lane, dedupKey(card)));
   }
   for (const ch of card.channels) {
-    if (card.deliveries[ch]?.ref) offer(c, ch, card.id, c.now);
+    if (own(card.deliveries, ch)?.ref) offer(c, ch, card.id, c.now);
     else c.tx.del("outbox", outboxKey(ch, card.id));
   }
 }
@@ -132,9 +133,9 @@ export function closeCard(c: Ctx, id: number, result: string, answer: string | n
 
 /** The card as a channel sees it (protocol.md 通道): no lane, no about. */
 export function channelCard(c: Ctx, card: CardRow, channel: string | null) {
-  const links = channel !== null && c.rules.channels[channel]?.links === true;
+  const links = channel !== null && own(c.rules.channels, channel)?.links === true;
   return {
-    id: card.id, version: card.version, ref: channel ? card.deliveries[channel]?.ref ?? null : null,
+    id: card.id, version: card.version, ref: channel ? own(card.deliveries, channel)?.ref ?? null : null,
     kind: card.kind, fyi: card.fyi, state: card.state, title: card.title, text: card.text,
     options: card.options, recommend: card.recommend, choice: card.choice, answer: card.answer, by: card.by,
     result: card.result, link: links && c.env.publicUrl ? cardLink(c, card) : null,
@@ -179,7 +180,7 @@ export function nextCard(c: Ctx, channel: string): ReturnType<typeof channelCard
 }
 
 function delivery(card: CardRow, channel: string): Delivery {
-  return card.deliveries[channel] ?? { ref: null, version: 0, failures: 0, firstFailedAt: null, gaveUp: false, error: null };
+  return own(card.deliveries, channel) ?? { ref: null, version: 0, failures: 0, firstFailedAt: null, gaveUp: false, error: null };
 }
 
 /** POST /v1/cards/:id/delivered: the channel sent `version` as message `ref`. */

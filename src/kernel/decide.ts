@@ -18,6 +18,7 @@ import { cardLinkValidMs } from "./limits.js";
 import { countUsage } from "./budget.js";
 import { cronDue, pauseDue, pauseRule, resumeRule, runNow, scheduleCrons } from "./control.js";
 import type { MessageId } from "../i18n/messages.js";
+import { own } from "./own.js";
 
 type Reply = { status: number; body: unknown; park?: boolean };
 
@@ -125,7 +126,7 @@ function postEvent(c: Ctx, input: Extract<Input, { kind: "event" }>): Reply {
  * through the adapter and the shapes through the schema). The source must still be declared with an adapter.
  */
 function eventsIn(c: Ctx, input: Extract<Input, { kind: "eventsIn" }>): Reply {
-  if (!c.rules.sources[input.source]?.adapter) return err(404, c.msg("in.noAdapter", { source: input.source }));
+  if (!own(c.rules.sources, input.source)?.adapter) return err(404, c.msg("in.noAdapter", { source: input.source }));
   return ok({ events: input.events.map((e) => takeEvent(c, input.source, e)) });
 }
 
@@ -244,9 +245,9 @@ function cardAnswer(c: Ctx, input: Extract<Input, { kind: "answer" }>): Reply {
     if (!card.channels.includes(who.name)) return err(403, c.msg("card.notForChannel"));
     if (input.by === null) return err(400, c.msg("card.byRequired"));
     if (input.ref === null) return err(400, c.msg("card.refRequired"));
-    const answerers = c.rules.channels[who.name]?.answerers ?? null;
+    const answerers = own(c.rules.channels, who.name)?.answerers ?? null;
     if (answerers !== null && !answerers.includes(input.by)) return err(403, c.msg("card.byNotAnswerer", { by: input.by }));
-    const ref = card.deliveries[who.name]?.ref ?? null;
+    const ref = own(card.deliveries, who.name)?.ref ?? null;
     if (ref === null) return err(409, c.msg("card.notDelivered"));
     if (ref !== input.ref) return err(409, c.msg("card.refMismatch"));
     by = input.by;

@@ -2,8 +2,9 @@
  * rules.json: parsing (JSONC: comments and trailing commas), validation with line and column, normalization.
  * Pure: text in, normalized rules or one error out (protocol.md 规则). Used by the hub, `check` and the simulation.
  */
-import { parseTree, findNodeAtLocation, printParseErrorCode, type ParseError, type Node, type JSONPath } from "jsonc-parser";
+import { parseTree, findNodeAtLocation, getNodeValue, printParseErrorCode, type ParseError, type JSONPath } from "jsonc-parser";
 import { Cron } from "croner";
+import { own } from "./own.js";
 
 export type Access = "read" | "edit" | "full";
 export type Tell = "always" | "needed" | "never";
@@ -75,7 +76,8 @@ export function parseRules(text: string, defaults: { timezone: string }): RulesP
     const at = lineColumn(text, e ? e.offset : 0);
     return { ok: false, error: e ? `JSON: ${printParseErrorCode(e.error)}` : "JSON: empty file", ...at };
   }
-  const value = nodeValue(tree);
+  // Objects without a prototype: "__proto__" is a key like any other (refused as an unknown field or a bad name).
+  const value: unknown = getNodeValue(tree);
   try {
     return { ok: true, rules: normalizeRules(value, defaults) };
   } catch (err) {
@@ -83,23 +85,6 @@ export function parseRules(text: string, defaults: { timezone: string }): RulesP
     const node = findNodeAtLocation(tree, err.path) ?? findNodeAtLocation(tree, err.path.slice(0, -1)) ?? tree;
     const at = lineColumn(text, node.offset);
     return { ok: false, error: err.message, ...at };
-  }
-}
-
-function nodeValue(node: Node): unknown {
-  switch (node.type) {
-    case "object": {
-      const out: Record<string, unknown> = {};
-      for (const prop of node.children ?? []) {
-        const [k, v] = prop.children ?? [];
-        if (k && v) out[String(k.value)] = nodeValue(v);
-      }
-      return out;
-    }
-    case "array":
-      return (node.children ?? []).map(nodeValue);
-    default:
-      return node.value;
   }
 }
 
@@ -247,11 +232,11 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
       source = scheduleSource;
     } else {
       source = str(when.source, [...p, "when", "source"], { required: true }) as string;
-      if (!sources[source]) fail([...p, "when", "source"], `no source "${source}" in sources`);
+      if (own(sources, source) === undefined) fail([...p, "when", "source"], `no source "${source}" in sources`);
       types = strings(when.types, [...p, "when", "types"]) ?? ["*"];
     }
     const to = str(def.to, [...p, "to"], { required: true }) as string;
-    if (!agents[to]) fail([...p, "to"], `no agent "${to}" in agents`);
+    if (own(agents, to) === undefined) fail([...p, "to"], `no agent "${to}" in agents`);
     const parallel = def.parallel ?? null;
     if (parallel !== null && !(Number.isSafeInteger(parallel) && (parallel as number) >= 1)) fail([...p, "parallel"], "must be a whole number ≥ 1");
     const resume = def.resume ?? false;
@@ -263,11 +248,11 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
       if (!isObject(def.emits)) fail([...p, "emits"], 'must be {"source", "types"}');
       known(def.emits, [...p, "emits"], ["source", "types"]);
       const es = str(def.emits.source, [...p, "emits", "source"], { required: true }) as string;
-      if (!sources[es]) fail([...p, "emits", "source"], `no source "${es}" in sources`);
+      if (own(sources, es) === undefined) fail([...p, "emits", "source"], `no source "${es}" in sources`);
       emits = { source: es, types: strings(def.emits.types, [...p, "emits", "types"]) ?? ["*"] };
     }
     const ruleChannels = strings(def.channels, [...p, "channels"]);
-    ruleChannels?.forEach((c, j) => { if (!channels[c]) fail([...p, "channels", j], `no channel "${c}" in channels`); });
+    ruleChannels?.forEach((c, j) => { if (own(channels, c) === undefined) fail([...p, "channels", j], `no channel "${c}" in channels`); });
     return {
       name: ruleName, source, types, cron, to,
       cwd: str(def.cwd, [...p, "cwd"]),
@@ -290,9 +275,9 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     if (taken.has(taskName)) fail([...p, "name"], `a rule or task is already named "${taskName}"`);
     taken.add(taskName);
     const source = str(def.source, [...p, "source"]);
-    if (source !== null && !sources[source]) fail([...p, "source"], `no source "${source}" in sources`);
+    if (source !== null && own(sources, source) === undefined) fail([...p, "source"], `no source "${source}" in sources`);
     const to = str(def.to, [...p, "to"]);
-    if (to !== null && !agents[to]) fail([...p, "to"], `no agent "${to}" in agents`);
+    if (to !== null && own(agents, to) === undefined) fail([...p, "to"], `no agent "${to}" in agents`);
     const cwd = str(def.cwd, [...p, "cwd"]);
     const skill = str(def.skill, [...p, "skill"], { max: 200 });
     const prompt = str(def.prompt, [...p, "prompt"]);

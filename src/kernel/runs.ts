@@ -14,6 +14,7 @@ import { enqueue, findEvent, getLane, isPaused, laneOf, putLane, recordEvent, ro
 import type { CardRow, EventRow, GroupRow, JobSnapshot, RunRow, RunState, TimerRow, UsageSum, WorkerRow } from "./types.js";
 import type { Result } from "../protocol/schema.js";
 import { tooDeepNotice } from "./notices.js";
+import { own } from "./own.js";
 
 const isoOrNull = (c: Ctx, ms: number | null) => (ms === null ? null : c.iso(ms));
 
@@ -68,7 +69,7 @@ export function tokenValid(c: Ctx, run: RunRow, token: string): boolean {
 function claimable(c: Ctx, run: RunRow, worker: string): RuleDef | undefined {
   const rule = c.rule(run.rule);
   if (!rule) return undefined;
-  const agent = c.rules.agents[rule.to];
+  const agent = own(c.rules.agents, rule.to);
   if (!agent || agent.worker !== worker || isPaused(c, rule.name)) return undefined;
   const lane = getLane(c, run.rule, run.lane);
   if (lane.active !== null) return undefined;
@@ -159,7 +160,7 @@ function chooseSession(c: Ctx, run: RunRow, rule: RuleDef): string | null {
 }
 
 function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: string): void {
-  const agent = c.rules.agents[rule.to]!;
+  const agent = own(c.rules.agents, rule.to)!;
   run.attempt += 1;
   run.claims = 1;
   run.claim = claim;
@@ -193,7 +194,7 @@ function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"
     // Answers and timers are events of the log too, but the job carries them in `answers` and `timers`.
     .filter((e): e is EventRow => !!e && e.internal !== "answer" && e.internal !== "timer")
     .map((e) => ({
-      id: e.sid, source: e.source, sourceName: c.rules.sources[e.source]?.name ?? e.source, type: e.type,
+      id: e.sid, source: e.source, sourceName: own(c.rules.sources, e.source)?.name ?? e.source, type: e.type,
       subject: e.subject, summary: e.summary, detail: e.detail, link: e.link, receivedAt: c.iso(e.at),
     }));
   const answers = run.answers

@@ -8,6 +8,7 @@ import type { Caller } from "./types.js";
 import type { Ask } from "../protocol/schema.js";
 import { createCard, dedupKey, openCardByKey } from "./cards.js";
 import { elsewhereSource } from "./rules.js";
+import { own } from "./own.js";
 
 export interface TellBody { task?: string; key?: string; text?: string; title?: string; ask?: Ask }
 type Reply = { status: number; body: unknown };
@@ -24,7 +25,7 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
   } else {
     if (b.task === undefined) return err(400, c.msg("field.required", { field: "task" }));
     if (!task) return err(404, c.msg("tell.noTask", { name: b.task }));
-    const worker = task.to !== null ? c.rules.agents[task.to]!.worker : undefined; // parseRules checked the agent exists
+    const worker = task.to !== null ? own(c.rules.agents, task.to)!.worker : undefined; // parseRules checked the agent exists
     if (worker !== who.name) return err(403, c.msg("tell.notYourTask", { name: task.name }));
     speaker = `task:${task.name}`;
     source = task.source ?? elsewhereSource;
@@ -43,7 +44,7 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
   }
   if (b.key === undefined) return err(400, c.msg("field.required", { field: "key" }));
   if (b.text === undefined) return err(400, c.msg("field.required", { field: "text" }));
-  const title = b.title ?? (task ? task.name : c.rules.sources[source]?.name ?? source);
+  const title = b.title ?? (task ? task.name : own(c.rules.sources, source)?.name ?? source);
   const hit = c.tx.get<{ card: number }>("cardkeys", `\u0000\u0000fyi:${speaker}:k:${b.key}`);
   if (hit) return { status: 200, body: { card: hit.card, duplicate: true } };
   const id = createCard(c, { kind: "notice", fyi: true, title, text: b.text, key: b.key, rule: null, lane: "", run: null, source, fyiScope: speaker });
