@@ -97,7 +97,10 @@ test("evolve keeps the buckets equal to the run rows whatever a fact rewrites: u
   // ended otherwise without an attempt.
   evolve(store.db, [{ changes: [["runs", 5, run({ state: "cancelled", attempt: 1, endedAt: t })], ["runs", 6, run({ state: "nothing", attempt: 0, endedAt: t })]] }]);
   assert.deepEqual(buckets(), [[edge, { rounds: 2, tokens: 0, costNanos: 0, missingTokens: 2, missingCost: 2 }]]);
-  assert.throws(() => evolve(store.db, [{ changes: [["usage", edge, { rounds: 1 }]] }]), /usage is derived from runs/);
+  assert.throws(() => evolve(store.db, [{ changes: [["usage", edge, { rounds: 1 }]] }]), { message: "evolve: usage is derived from runs, never written by a fact" });
+  for (const table of ["nope", "constructor"]) {
+    assert.throws(() => evolve(store.db, [{ changes: [[table, 1, {}]] }]), { message: `evolve: unknown table ${table}` });
+  }
   store.close();
 });
 

@@ -18,7 +18,7 @@ export interface Statement {
   iterate(...params: unknown[]): IterableIterator<unknown>;
 }
 
-const json = (path: string, type = "") => `${type ? `CAST(` : ""}json_extract(data, '$.${path}')${type ? ` AS ${type})` : ""}`;
+const json = (path: string) => `json_extract(data, '$.${path}')`;
 
 /**
  * An index of a projection table: its columns, and for a partial index the condition a row must meet to be in it.
@@ -160,7 +160,7 @@ function stmt(db: Db, sql: string): Statement {
 export function evolve(db: Db, facts: readonly Pick<Fact, "changes">[]): void {
   for (const f of facts) {
     for (const [table, key, row] of f.changes) {
-      if (!(table in tables)) throw new Error(`evolve: unknown table ${table}`);
+      if (!Object.hasOwn(tables, table)) throw new Error(`evolve: unknown table ${table}`);
       if (table === "usage") throw new Error("evolve: usage is derived from runs, never written by a fact");
       if (table === "runs") trackUsage(db, key, row);
       if (row === null) stmt(db, `DELETE FROM v_${table} WHERE key = ?`).run(key);
