@@ -1,5 +1,5 @@
 /**
- * Reading the projection (src/kernel/view.ts) on a real SQLite file: prepared statements and parsed rules are kept,
+ * Reading the projection (src/kernel/view.ts) on a real SQLite file: prepared statements (the view's and evolve's) and parsed rules are kept,
  * and a decision's overlay (`Tx`) reads its own writes and hands over each fact's last change per row.
  */
 import { test } from "node:test";
@@ -9,9 +9,9 @@ import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import { Store } from "../src/host/store.js";
 import { Tx, View, emptyRules } from "../src/kernel/view.js";
-import { projectionDdl, type Db } from "../src/kernel/evolve.js";
+import { evolve, projectionDdl, type Db } from "../src/kernel/evolve.js";
 import { parseRules } from "../src/kernel/rules.js";
-import type { Env } from "../src/kernel/types.js";
+import type { Env, Fact } from "../src/kernel/types.js";
 import { baseRules, tempDir } from "./helpers.js";
 
 const env: Env = { master: randomBytes(32), lang: "en", publicUrl: null };
@@ -41,6 +41,31 @@ test("a view prepares each SQL text once", () => {
   assert.deepEqual(prepared, ["SELECT data FROM v_meta WHERE key = ?", "SELECT key, data FROM v_cards WHERE state = ?"]);
   assert.deepEqual(view.preparedSql(), prepared);
   db.close();
+});
+
+test("evolve prepares each SQL text once per database, and upserts, deletes and moves usage with it", () => {
+  const db = emptyProjection();
+  const prepared: string[] = [];
+  const counting: Db = { prepare: (sql) => (prepared.push(sql), db.prepare(sql)), exec: (sql) => db.exec(sql) };
+  const ended = { state: "done", endedAt: 900_000, mergedInto: null, attempt: 1, usage: { input: 1 }, usageReported: { tokens: true, cost: false } };
+  const batch = (n: number) => [
+    { changes: [["meta", "m", { n }], ["runs", 1, { ...ended, n }], ["meta", "m", null]] },
+    { changes: [["runs", 1, null], ["runs", 2, { ...ended, endedAt: 0 }]] },
+  ] as Pick<Fact, "changes">[];
+  evolve(counting, batch(1));
+  const once = [...prepared];
+  evolve(counting, batch(2));
+  assert.deepEqual(prepared, once, "the second batch prepared nothing new");
+  assert.equal(new Set(once).size, once.length, "no SQL text prepared twice");
+  assert.deepEqual(db.prepare("SELECT key, data FROM v_usage").all(), [{ key: 0, data: JSON.stringify({ rounds: 1, tokens: 1, costNanos: 0, missingTokens: 0, missingCost: 1 }) }]);
+  assert.deepEqual(db.prepare("SELECT key FROM v_runs").all(), [{ key: 2 }]);
+  assert.deepEqual(db.prepare("SELECT key FROM v_meta").all(), []);
+  const other = emptyProjection();
+  const prepared2: string[] = [];
+  evolve({ prepare: (sql) => (prepared2.push(sql), other.prepare(sql)), exec: (sql) => other.exec(sql) }, batch(1));
+  assert.deepEqual(prepared2, once, "another database prepares its own");
+  db.close();
+  other.close();
 });
 
 test("the rules are parsed once per version: the same object until a new version is loaded", () => {
