@@ -2,7 +2,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync, execFile } from "node:child_process";
-import { writeFileSync, statSync, rmSync, readFileSync, chmodSync } from "node:fs";
+import { writeFileSync, statSync, rmSync, readFileSync, chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, hubFixture } from "./helpers.js";
 
@@ -69,15 +69,20 @@ test("doctor finds each local agent's program and says what to do for a missing 
   assert.match(ok.out, /^ok   rules\.json: 1 rules, 1 agents\nok   agent demo-agent: \S+node \(v\d+/);
   const rulesFile = join(dir, "rules.json");
   const before = readFileSync(rulesFile, "utf8");
-  writeFileSync(rulesFile, JSON.stringify({ sources: {}, agents: { ghost: { worker: "local", use: "command", command: ["no-such-agent-cli", "{prompt}"] }, other: { worker: "elsewhere", use: "claude" }, odd: { worker: "local", use: "nope" } }, channels: {}, rules: [] }));
+  // A plugin may be named like a property every object inherits: it is a plugin like any other.
+  mkdirSync(join(dir, "plugins", "constructor"), { recursive: true });
+  writeFileSync(join(dir, "plugins", "constructor", "agent.mjs"), 'export default { command: () => ["true"], read: () => ({ text: "Done: ok" }) };\n');
+  writeFileSync(rulesFile, JSON.stringify({ sources: {}, agents: { ghost: { worker: "local", use: "command", command: ["no-such-agent-cli", "{prompt}"] }, other: { worker: "elsewhere", use: "claude" }, odd: { worker: "local", use: "nope" }, ctor: { worker: "local", use: "constructor" } }, channels: {}, rules: [] }));
   try {
     const bad = run(["doctor"]);
-    assert.equal(bad.code, 1);
+    assert.equal(bad.code, 1, bad.err);
+    assert.match(bad.out, /\nok   agent ctor: plugin constructor$/m);
     assert.match(bad.out, /FIX  agent ghost: program no-such-agent-cli is not on PATH — install it, or set "program" to its full path/);
     assert.match(bad.out, /ok   agent other: runs on worker elsewhere, not here/);
     assert.match(bad.out, /FIX  agent odd: no agent plugin "nope"/);
   } finally {
     writeFileSync(rulesFile, before);
+    rmSync(join(dir, "plugins", "constructor"), { recursive: true });
   }
 });
 

@@ -135,4 +135,10 @@ test("why says each thing about a card once: created, each channel's delivery, t
     "card #1 delivered to desktop (skipped-1)",
     "card #1 answered: b (by owner)",
   ]);
+  // Channel names are chosen by people: one named "answered" is a channel like any other.
+  const named = timeline(1, [
+    fact(1, "delivered", { ...card, deliveries: { answered: { version: 1, ref: "m-1" } } }),
+    fact(2, "answer", { ...card, state: "answered", choice: 0, by: "owner", deliveries: { answered: { version: 1, ref: "m-1" } } }),
+  ]).map((l) => l.slice(16));
+  assert.deepEqual(named, ["card #1 ask: Pick", "card #1 delivered to answered (m-1)", "card #1 answered: a (by owner)"]);
 });

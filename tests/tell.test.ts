@@ -15,6 +15,7 @@ const rules = {
     { name: "weekly", source: "shop", to: "bot", where: "the Claude app", cwd: "/tmp", prompt: "Go on." },
     { name: "daily", to: "bot", where: "cron" },
     { name: "other-worker", to: "bot2", cwd: "/tmp", skill: "x" },
+    { name: "t", to: "bot" }, { name: "t:k:u", to: "bot" }, { name: "t\\", to: "bot" },
   ],
 };
 const ask = { title: "Delete old branches?", text: "12 branches", options: ["yes", "no"] };
@@ -74,5 +75,15 @@ test("an ask from a task keeps its recommendation and what it is about, and is a
   assert.deepEqual(tell(k, K.worker, { task: "weekly", ask: { ...ask, title: "Another?" } }), [200, { card: 2, duplicate: false }]);
   const second = k.state().cards.find((c: any) => c.id === 2);
   assert.deepEqual([second.recommend, second.about], [null, null]);
+  k.close();
+});
+
+test("task names with the key format's own characters in them never share a notice key", () => {
+  const k = clock();
+  assert.deepEqual(tell(k, K.worker, { task: "t:k:u", key: "c", text: "from t:k:u" }), [200, { card: 1, duplicate: false }]);
+  assert.deepEqual(tell(k, K.worker, { task: "t", key: "u:k:c", text: "from t" }), [200, { card: 2, duplicate: false }]);
+  assert.deepEqual(tell(k, K.worker, { task: "t\\", key: ":k:c", text: "from t\\" }), [200, { card: 3, duplicate: false }]);
+  assert.deepEqual(tell(k, K.worker, { task: "t", key: "\\:k:c", text: "from t again" }), [200, { card: 4, duplicate: false }]);
+  assert.deepEqual(tell(k, K.worker, { task: "t:k:u", key: "c", text: "again" }), [200, { card: 1, duplicate: true }]);
   k.close();
 });

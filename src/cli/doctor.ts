@@ -50,7 +50,7 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
     // The program to look for: the agent's own `program`, the first word of `command`, or the CLI of a known plugin;
     // other plugins say what they need through check().
     const knownCli: Record<string, string> = { claude: "claude", codex: "codex", dsh: "dsh" };
-    const programName = agent.program ?? (agent.use === "command" || agent.use === "acp" ? agent.command?.[0] ?? null : knownCli[agent.use] ?? null);
+    const programName = agent.program ?? (agent.use === "command" || agent.use === "acp" ? agent.command?.[0] ?? null : own(knownCli, agent.use) ?? null);
     if (programName) {
       const program = findProgram(programName);
       if (!program) {
@@ -64,6 +64,7 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
       const plugin = await loadPlugin<AgentPlugin>("agent", agent.use, home.plugins);
       const next = plugin.check ? await plugin.check({ program: agent.program ?? null, command: agent.command ?? null }) : null;
       if (next) out.push({ ok: false, line: `agent ${agent.id}: ${next}` });
+      else if (!programName) out.push({ ok: true, line: `agent ${agent.id}: plugin ${agent.use}` });
     } catch (e) {
       out.push({ ok: false, line: `agent ${agent.id}: plugin ${agent.use} does not load: ${(e as Error).message}` });
     }

@@ -18,7 +18,8 @@ export function localTime(iso: string): string {
 export function timeline(run: number, facts: Fact[]): string[] {
   const out: string[] = [];
   let state: string | null = null;
-  // A card row is written again for every delivery and change: say each thing about it once.
+  // A card row is written again for every delivery and change: say each thing about it once (keys as JSON arrays,
+  // so that no channel name can read as another thing).
   const said = new Set<string>();
   const once = (what: string, say: (text: string) => void, text: string) => {
     if (said.has(what)) return;
@@ -37,11 +38,11 @@ export function timeline(run: number, facts: Fact[]): string[] {
       if (table === "runs" && Number(key) === run) me = r;
       if (table === "runs" && Number(key) !== run && r.state === "queued" && r.answers?.length) say(`follow-up run #${key}`);
       if (table === "cards" && r.run === run) {
-        once(`${r.id}`, say, `card #${r.id} ${r.fyi ? "fyi" : r.kind}: ${r.title}`);
+        once(JSON.stringify([r.id]), say, `card #${r.id} ${r.fyi ? "fyi" : r.kind}: ${r.title}`);
         for (const [channel, d] of Object.entries((r.deliveries ?? {}) as Record<string, Row>)) {
-          if (d?.ref) once(`${r.id} ${channel}`, say, `card #${r.id} delivered to ${channel} (${d.ref})`);
+          if (d?.ref) once(JSON.stringify([r.id, "delivered", channel]), say, `card #${r.id} delivered to ${channel} (${d.ref})`);
         }
-        if (r.state === "answered") once(`${r.id} answered`, say, `card #${r.id} answered: ${r.choice !== null ? r.options[r.choice] : r.answer} (by ${r.by})`);
+        if (r.state === "answered") once(JSON.stringify([r.id, "answered"]), say, `card #${r.id} answered: ${r.choice !== null ? r.options[r.choice] : r.answer} (by ${r.by})`);
       }
       if (table === "timers" && r.run === run) say(`later ${r.key} at ${localTime(new Date(r.at).toISOString())}`);
     }

@@ -27,7 +27,9 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
     if (!task) return err(404, c.msg("tell.noTask", { name: b.task }));
     const worker = task.to !== null ? own(c.rules.agents, task.to)!.worker : undefined; // parseRules checked the agent exists
     if (worker !== who.name) return err(403, c.msg("tell.notYourTask", { name: task.name }));
-    speaker = `task:${task.name}`;
+    // A task name may hold ":" (the separator of the notice key below): escaped, so no name and key pair reads as
+    // another. Source names cannot hold ":" or a backslash, and task names without them keep the key they always had.
+    speaker = `task:${task.name.replace(/[\\:]/g, "\\$&")}`;
     source = task.source ?? elsewhereSource;
   }
   if (b.ask) {
