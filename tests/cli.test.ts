@@ -128,6 +128,11 @@ test("key new and key remove work without a running hub; bad kinds are refused",
   const bad = run(["key", "new", "admin", "x"]);
   assert.equal(bad.code, 1);
   assert.equal(bad.err, "agent-autoloop: kind must be source, worker, channel or owner");
+  // ".." could be made without a hub but never removed through one (URLs drop it): refused like any name rules.json cannot use.
+  for (const name of ["..", ".", "a b"]) {
+    const r = run(["key", "new", "source", name]);
+    assert.deepEqual([r.code, r.err], [1, "agent-autoloop: name: letters, digits, _ . - (at most 100), starting with a letter or digit"], name);
+  }
 });
 
 test("commands that need the hub say how to start it", () => {

@@ -106,4 +106,14 @@ test("a new key for a name replaces the old one", async () => {
   const bad = await f.call("POST", "/v1/keys/robot/x", f.keys.owner);
   assert.equal(bad.status, 400);
   assert.equal(bad.body.error, "kind must be source, worker, channel or owner");
+  // A key's name is a name rules.json can use: "." and ".." could not be removed again (URLs drop them).
+  const names = ["__proto__", "a b", "%E2%80%AE", "%C3%A9", "-x", "x".repeat(101), "a%2Fb", ".x"];
+  for (const name of names) {
+    for (const method of ["POST", "DELETE"]) {
+      const r = await f.call(method, `/v1/keys/source/${name}`, f.keys.owner);
+      assert.deepEqual([r.status, r.body.error], [400, "name: letters, digits, _ . - (at most 100), starting with a letter or digit"], `${method} ${name}`);
+    }
+  }
+  const longest = await f.call("POST", `/v1/keys/source/${"x".repeat(100)}`, f.keys.owner);
+  assert.equal(longest.status, 200);
 });

@@ -108,6 +108,27 @@ const refusals: [unknown, string, number, number][] = [
   [R({ channels: ["hasOwnProperty"] }), "rules[0].channels[0]: no channel \"hasOwnProperty\" in channels", 1, 125],
   [E({ source: "isPrototypeOf" }), "elsewhere[0].source: no source \"isPrototypeOf\" in sources", 1, 95],
   [E({ to: "constructor" }), "elsewhere[0].to: no agent \"constructor\" in agents", 1, 91],
+  // A key given twice in one object: the later one would silently win.
+  ['{"sources": {"s": {}, "s": {"name": "dup"}}}', "sources.s: given twice", 1, 28],
+  ['{"channels": {"c": {}}, "channels": {}}', "channels: given twice", 1, 37],
+  ['{"rules": [{"name": "a", "name": "b"}]}', "rules[0].name: given twice", 1, 34],
+  // Names used in URLs, on the terminal and in card texts.
+  [R({ name: "." }), "rules[0].name: \".\" and \"..\" cannot be names (they cannot stand in a URL)", 1, 78],
+  [R({ name: ".." }), "rules[0].name: \".\" and \"..\" cannot be names (they cannot stand in a URL)", 1, 78],
+  [E({ name: ".." }), "elsewhere[0].name: \".\" and \"..\" cannot be names (they cannot stand in a URL)", 1, 82],
+  [R({ name: " " }), "rules[0].name: must not be empty", 1, 78],
+  [R({ group: "" }), "rules[0].group: must not be empty", 1, 121],
+  [R({ name: "a\u007fb" }), "rules[0].name: no control characters", 1, 78],
+  [R({ group: "g\u001b[2J" }), "rules[0].group: no control characters", 1, 121],
+  [E({ name: "e\u001b[31m" }), "elsewhere[0].name: no control characters", 1, 82],
+  [E({ where: "the\napp" }), "elsewhere[0].where: no control characters", 1, 94],
+  [{ sources: { s: { name: "S\u001b[31m" } } }, "sources.s.name: no control characters", 1, 25],
+  [{ agents: { a: { worker: "w", use: "x", name: "A\u0000" } } }, "agents.a.name: no control characters", 1, 47],
+  [{ channels: { c: { name: "\u001b]0;pwned\u0007" } } }, "channels.c.name: no control characters", 1, 26],
+  // Sources and channels whose names give the same secrets.env variable would share one secret.
+  [{ sources: { "gh-a": {}, gh_a: {} } }, "sources.gh_a: same secrets.env name (GH_A) as source \"gh-a\"; rename one", 1, 30],
+  [{ sources: { "gh-a": {}, "GH-A": {} } }, "sources.GH-A: same secrets.env name (GH_A) as source \"gh-a\"; rename one", 1, 30],
+  [{ channels: { "a.b": {}, a_b: {} } }, "channels.a_b: same secrets.env name (A_B) as channel \"a.b\"; rename one", 1, 29],
   // "__proto__" is a key like any other: an unknown field, or a name that does not start with a letter or digit.
   ['{"__proto__": {"timezone": "Asia/Tokyo"}}', "__proto__: unknown field (known: $schema, timezone, askFirst, sources, agents, channels, rules, elsewhere)", 1, 15],
   ['{"sources": {"__proto__": {}}}', "sources.__proto__: names use letters, digits, _ . - (at most 100)", 1, 27],

@@ -10,10 +10,9 @@ import { execFileSync } from "node:child_process";
 import { homePaths, readConfig, engineDir, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
 import { initialize, parseListen, registerKeysLocally, removeKeyLocally, startServe, urlOf } from "../host/serve.js";
 import { HubClient, HubError } from "../protocol/client.js";
-import { parseRules } from "../kernel/rules.js";
+import { isName, parseRules } from "../kernel/rules.js";
 import { systemTimeZone } from "../host/hub.js";
 import { keyKinds, type KeyKind } from "../kernel/types.js";
-import { validKeyName } from "../host/http.js";
 import { newKey } from "../host/home.js";
 import { langFromEnv, t } from "../i18n/messages.js";
 import { formatStatus } from "./status.js";
@@ -342,7 +341,7 @@ function cardId(s: string): number {
 
 function checkKey(kind: string, name: string): void {
   if (!keyKinds.includes(kind as KeyKind)) throw new CliError(t(lang, "key.kind"));
-  if (!validKeyName(name)) throw new CliError(t(lang, "key.name"));
+  if (!isName(name)) throw new CliError(t(lang, "key.name"));
 }
 
 /** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */

@@ -108,13 +108,8 @@ export function readMasterKey(home: Home, create = false): Buffer {
   return Buffer.from(hex, "hex");
 }
 
-/**
- * A source or channel name as it appears in a secrets.env variable: upper case, every character other than `A-Z` and
- * `0-9` (such as `-`) turned into `_` (protocol.md 来源: AGENT_AUTOLOOP_SECRET_<来源>).
- */
-export function secretsEnvName(name: string): string {
-  return name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
-}
+/** A source or channel name as it appears in a secrets.env variable (see the kernel's `secretsEnvName`). */
+export { secretsEnvName } from "../kernel/rules.js";
 
 /** Reads secrets.env (KEY=value lines, # comments) into a map; a missing file is empty. */
 export function readSecrets(home: Home): Record<string, string> {

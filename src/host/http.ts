@@ -20,6 +20,7 @@ import type { EventIn } from "../protocol/schema.js";
 import { streamSSE } from "hono/streaming";
 import { publicFact, withoutRuleBodies } from "./facts.js";
 import { own } from "../kernel/own.js";
+import { isName } from "../kernel/rules.js";
 
 /** Facts read from the log per page while streaming. */
 const streamPageFacts = 256;
@@ -353,7 +354,7 @@ export function createApp(hub: Hub): Hono {
     const kind = c.req.param("kind") as KeyKind;
     const name = c.req.param("name");
     if (!keyKinds.includes(kind)) return fail(c, 400, t(lang, "key.kind"));
-    if (!validKeyName(name)) return fail(c, 400, t(lang, "key.name"));
+    if (!isName(name)) return fail(c, 400, t(lang, "key.name"));
     if (c.req.method === "DELETE") return answer(c, { kind: "keyRemove", keyHash: keyHashOf(c), local: false, keyKind: kind, name });
     const key = newKey();
     const d = await hub.submit({ kind: "keyNew", keyHash: keyHashOf(c), local: false, keyKind: kind, name, newHash: hashKey(key) }).catch((e: Error) => e);
@@ -367,10 +368,6 @@ export function createApp(hub: Hub): Hono {
   return app;
 }
 
-/** Key names: 1–100 characters, no control characters or slashes. */
-export function validKeyName(name: string): boolean {
-  return name.length >= 1 && [...name].length <= 100 && !/[\u0000-\u001f\u007f/]/.test(name);
-}
 
 function intParam(v: string | undefined, dflt: number): number | null {
   if (v === undefined || v === "") return dflt;

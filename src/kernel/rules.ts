@@ -2,7 +2,7 @@
  * rules.json: parsing (JSONC: comments and trailing commas), validation with line and column, normalization.
  * Pure: text in, normalized rules or one error out (protocol.md 规则). Used by the hub, `check` and the simulation.
  */
-import { parseTree, findNodeAtLocation, getNodeValue, printParseErrorCode, type ParseError, type JSONPath } from "jsonc-parser";
+import { parseTree, findNodeAtLocation, getNodeValue, printParseErrorCode, type ParseError, type JSONPath, type Node } from "jsonc-parser";
 import { Cron } from "croner";
 import { own } from "./own.js";
 
@@ -48,6 +48,22 @@ export const scheduleSource = "schedule";
 export const elsewhereSource = "elsewhere";
 /** Names of sources, agents, channels, workers: what a key name and a URL segment can carry. */
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+/** Control characters, as the protocol's "no control characters" fields define them. */
+const controlCharacter = /[\u0000-\u001f\u007f]/;
+
+/** Whether `name` can name a source, agent, channel, worker or key: letters, digits, _ . -, at most 100, starting with a letter or digit. */
+export function isName(name: string): boolean {
+  return namePattern.test(name);
+}
+
+/**
+ * A source or channel name as it appears in a secrets.env variable: upper case, every character other than `A-Z` and
+ * `0-9` (such as `-`) turned into `_` (protocol.md 来源: AGENT_AUTOLOOP_SECRET_<来源>). Two names that give the same
+ * variable are refused in one rules file.
+ */
+export function secretsEnvName(name: string): string {
+  return name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+}
 
 export type RulesParse = { ok: true; rules: Rules } | { ok: false; error: string; line: number; column: number };
 
@@ -77,6 +93,8 @@ export function parseRules(text: string, defaults: { timezone: string }): RulesP
     return { ok: false, error: e ? `JSON: ${printParseErrorCode(e.error)}` : "JSON: empty file", ...at };
   }
   // Objects without a prototype: "__proto__" is a key like any other (refused as an unknown field or a bad name).
+  const twice = keyGivenTwice(tree, []);
+  if (twice) return { ok: false, error: `${where(twice.path)}: given twice`, ...lineColumn(text, twice.offset) };
   const value: unknown = getNodeValue(tree);
   try {
     return { ok: true, rules: normalizeRules(value, defaults) };
@@ -86,6 +104,29 @@ export function parseRules(text: string, defaults: { timezone: string }): RulesP
     const at = lineColumn(text, node.offset);
     return { ok: false, error: err.message, ...at };
   }
+}
+
+/** The first property whose key its object already had (path and offset of the later one's value), or null. */
+function keyGivenTwice(node: Node, path: JSONPath): { path: JSONPath; offset: number } | null {
+  const children = node.children ?? [];
+  if (node.type === "array") {
+    for (const [i, child] of children.entries()) {
+      const hit = keyGivenTwice(child, [...path, i]);
+      if (hit) return hit;
+    }
+  }
+  if (node.type === "object") {
+    const seen = new Set<string>();
+    for (const prop of children) {
+      const [k, v] = prop.children as [Node, Node];
+      const key = String(k.value);
+      if (seen.has(key)) return { path: [...path, key], offset: v.offset };
+      seen.add(key);
+      const hit = keyGivenTwice(v, [...path, key]);
+      if (hit) return hit;
+    }
+  }
+  return null;
 }
 
 function where(path: JSONPath): string {
@@ -98,13 +139,18 @@ function fail(path: JSONPath, msg: string): never {
   throw new RulesError(`${where(path)}: ${msg}`, path);
 }
 
-function str(v: unknown, path: JSONPath, opts: { required?: boolean; max?: number } = {}): string | null {
+/**
+ * A string field. `required`: present and not only spaces; `filled`: when present, not only spaces; `line`: one line
+ * of text people read (a name, a title): no control characters; `max`: at most so many code points (default 4000).
+ */
+function str(v: unknown, path: JSONPath, opts: { required?: boolean; filled?: boolean; line?: boolean; max?: number } = {}): string | null {
   if (v === undefined || v === null) {
     if (opts.required) fail(path, "required");
     return null;
   }
   if (typeof v !== "string") fail(path, "must be a string");
-  if (opts.required && v.length === 0) fail(path, "must not be empty");
+  if ((opts.required || opts.filled) && v.trim() === "") fail(path, "must not be empty");
+  if (opts.line && controlCharacter.test(v)) fail(path, "no control characters");
   if ([...v].length > (opts.max ?? 4000)) fail(path, `at most ${opts.max ?? 4000} characters`);
   return v;
 }
@@ -117,6 +163,13 @@ function strings(v: unknown, path: JSONPath): string[] | null {
 
 function known(obj: Record<string, unknown>, path: JSONPath, keys: string[]): void {
   for (const k of Object.keys(obj)) if (!keys.includes(k)) fail([...path, k], `unknown field (known: ${keys.join(", ")})`);
+}
+
+/** A rule's or elsewhere task's name: it stands in URLs (/v1/rules/<name>/pause) and on the terminal. */
+function ruleName(v: unknown, path: JSONPath): string {
+  const n = str(v, path, { required: true, max: 100, line: true }) as string;
+  if (n === "." || n === "..") fail(path, '"." and ".." cannot be names (they cannot stand in a URL)');
+  return n;
 }
 
 function name(v: string, path: JSONPath): string {
@@ -164,8 +217,9 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     known(def, p, ["name", "adapter"]);
     const adapter = str(def.adapter, [...p, "adapter"]);
     if (adapter !== null && !/^[a-z0-9-]+$/.test(adapter)) fail([...p, "adapter"], "plugin names use a-z, 0-9 and -");
-    sources[id] = { id, name: str(def.name, [...p, "name"], { max: 100 }) ?? id, adapter };
+    sources[id] = { id, name: str(def.name, [...p, "name"], { max: 100, line: true }) ?? id, adapter };
   }
+  oneSecretEach("sources", "source", Object.keys(sources));
 
   const agents: Record<string, AgentDef> = {};
   const rawAgents = raw.agents ?? {};
@@ -184,7 +238,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     if ((use === "command" || use === "acp") && command === null) fail([...p, "command"], `required for use "${use}"`);
     agents[id] = {
       id,
-      name: str(def.name, [...p, "name"], { max: 100 }) ?? id,
+      name: str(def.name, [...p, "name"], { max: 100, line: true }) ?? id,
       worker: name(str(def.worker, [...p, "worker"], { required: true }) as string, [...p, "worker"]),
       use,
       model: str(def.model, [...p, "model"], { max: 200 }),
@@ -205,8 +259,9 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     known(def, p, ["name", "answerers", "links"]);
     const links = def.links ?? false;
     if (typeof links !== "boolean") fail([...p, "links"], "must be true or false");
-    channels[id] = { id, name: str(def.name, [...p, "name"], { max: 100 }) ?? id, answerers: strings(def.answerers, [...p, "answerers"]), links };
+    channels[id] = { id, name: str(def.name, [...p, "name"], { max: 100, line: true }) ?? id, answerers: strings(def.answerers, [...p, "answerers"]), links };
   }
+  oneSecretEach("channels", "channel", Object.keys(channels));
 
   const rawRules = raw.rules ?? [];
   if (!Array.isArray(rawRules)) fail(["rules"], "must be an array");
@@ -215,10 +270,9 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     const p = ["rules", i];
     if (!isObject(def)) fail(p, "must be an object");
     known(def, p, ["name", "when", "to", "cwd", "skill", "prompt", "group", "parallel", "resume", "tell", "emits", "channels", "budget"]);
-    const ruleName = str(def.name, [...p, "name"], { required: true, max: 100 }) as string;
-    if (/[\u0000-\u001f]/.test(ruleName)) fail([...p, "name"], "no control characters");
-    if (taken.has(ruleName)) fail([...p, "name"], `another rule is already named "${ruleName}"`);
-    taken.add(ruleName);
+    const rule = ruleName(def.name, [...p, "name"]);
+    if (taken.has(rule)) fail([...p, "name"], `another rule is already named "${rule}"`);
+    taken.add(rule);
     const when = def.when;
     if (!isObject(when)) fail([...p, "when"], 'required: {"source", "types"} or {"cron"}');
     known(when, [...p, "when"], ["source", "types", "cron"]);
@@ -254,11 +308,11 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     const ruleChannels = strings(def.channels, [...p, "channels"]);
     ruleChannels?.forEach((c, j) => { if (own(channels, c) === undefined) fail([...p, "channels", j], `no channel "${c}" in channels`); });
     return {
-      name: ruleName, source, types, cron, to,
+      name: rule, source, types, cron, to,
       cwd: str(def.cwd, [...p, "cwd"]),
       skill: str(def.skill, [...p, "skill"], { max: 200 }),
       prompt: str(def.prompt, [...p, "prompt"]),
-      group: str(def.group, [...p, "group"], { max: 100 }) ?? ruleName,
+      group: str(def.group, [...p, "group"], { max: 100, filled: true, line: true }) ?? rule,
       parallel: parallel as number | null,
       resume, tell, emits, channels: ruleChannels,
       budget: budget(def.budget, [...p, "budget"]),
@@ -271,7 +325,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     const p = ["elsewhere", i];
     if (!isObject(def)) fail(p, "must be an object");
     known(def, p, ["name", "source", "to", "cron", "where", "cwd", "skill", "prompt"]);
-    const taskName = str(def.name, [...p, "name"], { required: true, max: 100 }) as string;
+    const taskName = ruleName(def.name, [...p, "name"]);
     if (taken.has(taskName)) fail([...p, "name"], `a rule or task is already named "${taskName}"`);
     taken.add(taskName);
     const source = str(def.source, [...p, "source"]);
@@ -285,10 +339,21 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     if (cwd !== null && skill === null && prompt === null) fail([...p, "cwd"], "a task with cwd needs skill or prompt");
     const cron = str(def.cron, [...p, "cron"]);
     if (cron !== null && !isCron(cron)) fail([...p, "cron"], `not a cron expression: ${cron}`);
-    return { name: taskName, source, to, cron, where: str(def.where, [...p, "where"]), cwd, skill, prompt };
+    return { name: taskName, source, to, cron, where: str(def.where, [...p, "where"], { line: true }), cwd, skill, prompt };
   });
 
   return { timezone, askFirst, sources, agents, channels, rules, elsewhere };
+}
+
+/** Refuses two names that give the same secrets.env variable: whoever holds one's secret could post as the other. */
+function oneSecretEach(field: string, kind: string, names: string[]): void {
+  const first = new Map<string, string>();
+  for (const id of names) {
+    const env = secretsEnvName(id);
+    const other = first.get(env);
+    if (other !== undefined) fail([field, id], `same secrets.env name (${env}) as ${kind} "${other}"; rename one`);
+    first.set(env, id);
+  }
 }
 
 function budget(v: unknown, path: JSONPath): Budget | null {
