@@ -110,7 +110,9 @@ test("tampered, unsigned, wrongly signed and malformed deliveries are refused an
   assert.equal(notJson.status, 400);
   const noEvent = await fetch(`${f.url}/v1/in/gh`, { method: "POST", headers: { "x-hub-signature-256": sign(body) }, body });
   assert.equal(noEvent.status, 400);
-  const unknownSource = await fetch(`${f.url}/v1/in/shop`, { method: "POST", body });
-  assert.equal(unknownSource.status, 404, "a source without an adapter takes no webhooks");
+  for (const source of ["shop", "nosuch", "constructor"]) {
+    const r = await fetch(`${f.url}/v1/in/${source}`, { method: "POST", body });
+    assert.deepEqual([r.status, await r.json()], [404, { error: `rules.json declares no source ${source} with an adapter` }], "only a declared source with an adapter takes webhooks");
+  }
   assert.equal(f.seq(), seq);
 });

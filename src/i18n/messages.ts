@@ -84,7 +84,7 @@ const catalog = {
   "tell.notYourTask": { zh: "任务「{name}」不是交给这个接单程序的", en: "task \"{name}\" is not given to this worker" },
   "tell.askOrText": { zh: "ask 和 key/text 只能写一种", en: "give either ask or key and text, not both" },
   "tell.askNeedsCwd": { zh: "ask：只有写了 cwd 的 elsewhere 任务能提问", en: "ask: only an elsewhere task with cwd can ask" },
-  "in.noAdapter": { zh: "来源 {source} 没有配置 adapter", en: "source {source} has no adapter in rules.json" },
+  "in.noAdapter": { zh: "rules.json 里没有配置了 adapter 的来源 {source}", en: "rules.json declares no source {source} with an adapter" },
   "in.bad": { zh: "adapter 交回的第 {n} 条事件不合法：{error}", en: "event {n} from the adapter is invalid: {error}" },
   "link.expired": { zh: "这个链接已经过期（卡片创建 7 天后失效）", en: "This link has expired (links last 7 days from the card's creation)" },
   "link.unknown": { zh: "没有这张卡片，或链接不对", en: "No such card, or the link is wrong" },
