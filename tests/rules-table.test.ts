@@ -108,6 +108,28 @@ const refusals: [unknown, string, number, number][] = [
   [R({ channels: ["hasOwnProperty"] }), "rules[0].channels[0]: no channel \"hasOwnProperty\" in channels", 1, 125],
   [E({ source: "isPrototypeOf" }), "elsewhere[0].source: no source \"isPrototypeOf\" in sources", 1, 95],
   [E({ to: "constructor" }), "elsewhere[0].to: no agent \"constructor\" in agents", 1, 91],
+  // Every optional text field refuses a value that is not a string, naming itself.
+  [{ sources: { s: { adapter: 5 } } }, "sources.s.adapter: must be a string", 1, 28],
+  [{ agents: { a: { worker: "w", use: "x", program: 5 } } }, "agents.a.program: must be a string", 1, 50],
+  [{ channels: { c: { answerers: "u" } } }, "channels.c.answerers: must be an array of strings", 1, 31],
+  [{ channels: { c: { name: "n".repeat(101) } } }, "channels.c.name: at most 100 characters", 1, 26],
+  [R({ emits: { source: "s", types: "x" } }), "rules[0].emits.types: must be an array of strings", 1, 143],
+  [R({ channels: "c" }), "rules[0].channels: must be an array of strings", 1, 124],
+  [R({ cwd: 5 }), "rules[0].cwd: must be a string", 1, 119],
+  [E({ source: 5 }), "elsewhere[0].source: must be a string", 1, 95],
+  [E({ to: 5 }), "elsewhere[0].to: must be a string", 1, 91],
+  [E({ cwd: 5 }), "elsewhere[0].cwd: must be a string", 1, 92],
+  [E({ skill: 5 }), "elsewhere[0].skill: must be a string", 1, 94],
+  [E({ skill: "s".repeat(201) }), "elsewhere[0].skill: at most 200 characters", 1, 94],
+  [E({ prompt: 5 }), "elsewhere[0].prompt: must be a string", 1, 95],
+  [E({ cron: 5 }), "elsewhere[0].cron: must be a string", 1, 93],
+  [E({ where: 5 }), "elsewhere[0].where: must be a string", 1, 94],
+  // Lines and columns of files written over several lines; a text with no value at all.
+  ['{\n  "sources": {\n    "s": 1\n  }\n}', "sources.s: must be an object", 3, 10],
+  ['{\n  "a": }', "JSON: ValueExpected", 2, 8],
+  ["   ", "JSON: ValueExpected", 1, 4],
+  ["// only a comment\n", "JSON: ValueExpected", 2, 1],
+  ["\n\n  /* c */ ", "JSON: ValueExpected", 3, 11],
   // A key given twice in one object: the later one would silently win.
   ['{"sources": {"s": {}, "s": {"name": "dup"}}}', "sources.s: given twice", 1, 28],
   ['{"channels": {"c": {}}, "channels": {}}', "channels: given twice", 1, 37],
@@ -157,6 +179,7 @@ test("a valid file comes back with every default filled in, and with every field
       { name: "c", when: { cron: "0 9 * * *" }, to: "a", emits: { source: "t_1.x-y" }, budget: { tokens: 5 }, cwd: "/x", skill: "k", prompt: "p", group: "g", parallel: 2, resume: true, tell: "never", channels: ["c"] },
       { name: "e", when: { source: "s", types: ["a.*"] }, to: "b", emits: { source: "s", types: ["b.*"] }, budget: { cost: 2, per: "week" }, parallel: 1, tell: "always" },
       { name: "n", when: { source: "s" }, to: "c", emits: null, budget: null, tell: "needed" },
+      { name: "b", when: { source: "s" }, to: "c", budget: { cost: null, tokens: 5, per: null } },
     ],
     elsewhere: [{ name: "x", source: "s", to: "a", cron: "0 1 * * *", where: "app", cwd: "/y", skill: "z" }, { name: "f", where: "" }],
   };
@@ -184,6 +207,10 @@ test("a valid file comes back with every default filled in, and with every field
           name: "n", source: "s", types: ["*"], cron: null, to: "c", cwd: null, skill: null, prompt: null, group: "n", parallel: null,
           resume: false, tell: "needed", emits: null, channels: null, budget: null,
         },
+        {
+          name: "b", source: "s", types: ["*"], cron: null, to: "c", cwd: null, skill: null, prompt: null, group: "b", parallel: null,
+          resume: false, tell: "needed", emits: null, channels: null, budget: { cost: null, tokens: 5, per: "day" },
+        },
       ],
       elsewhere: [
         { name: "x", source: "s", to: "a", cron: "0 1 * * *", where: "app", cwd: "/y", skill: "z", prompt: null },
@@ -205,6 +232,8 @@ test("type globs: every character but * and ? is literal, and * spans lines", ()
   assert.equal(globMatch("a+b", "aab"), false);
   assert.equal(globMatch("x*", "x\ny"), true);
   assert.equal(globMatch("?", ""), false);
+  assert.equal(globMatch("b", "abc"), false, "a pattern matches the whole type, not a part of it");
+  assert.equal(globMatch("a", "ab"), false);
   assert.equal(anyGlob(["a.*", "b.*"], "b.x"), true);
   assert.equal(anyGlob(["a.*"], "b.x"), false);
   assert.equal(anyGlob([], "b.x"), false);

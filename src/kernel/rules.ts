@@ -71,12 +71,10 @@ class RulesError extends Error {
   constructor(message: string, readonly path: JSONPath) { super(message); }
 }
 
-/** 1-based line and column of a character offset in `text`. */
-export function lineColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let last = -1;
-  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) { line++; last = i; }
-  return { line, column: offset - last };
+/** 1-based line and column (in UTF-16 code units, as editors count) of a UTF-16 offset in `text`. */
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  const lines = text.slice(0, offset).split("\n");
+  return { line: lines.length, column: lines[lines.length - 1]!.length + 1 };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -87,20 +85,20 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function parseRules(text: string, defaults: { timezone: string }): RulesParse {
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
-  if (errors.length > 0 || !tree) {
-    const e = errors[0];
-    const at = lineColumn(text, e ? e.offset : 0);
-    return { ok: false, error: e ? `JSON: ${printParseErrorCode(e.error)}` : "JSON: empty file", ...at };
-  }
-  // Objects without a prototype: "__proto__" is a key like any other (refused as an unknown field or a bad name).
-  const twice = keyGivenTwice(tree, []);
+  const e = errors[0];
+  if (e) return { ok: false, error: `JSON: ${printParseErrorCode(e.error)}`, ...lineColumn(text, e.offset) };
+  // A text without a value (empty, only spaces or comments) is a ValueExpected error above: here there is a tree.
+  const root = tree as Node;
+  const twice = keyGivenTwice(root, []);
   if (twice) return { ok: false, error: `${where(twice.path)}: given twice`, ...lineColumn(text, twice.offset) };
-  const value: unknown = getNodeValue(tree);
+  // Objects without a prototype: "__proto__" is a key like any other (refused as an unknown field or a bad name).
+  const value: unknown = getNodeValue(root);
   try {
     return { ok: true, rules: normalizeRules(value, defaults) };
   } catch (err) {
     if (!(err instanceof RulesError)) throw err;
-    const node = findNodeAtLocation(tree, err.path) ?? findNodeAtLocation(tree, err.path.slice(0, -1)) ?? tree;
+    // A missing field has no node: point at the object that lacks it.
+    const node = findNodeAtLocation(root, err.path) ?? findNodeAtLocation(root, err.path.slice(0, -1)) ?? root;
     const at = lineColumn(text, node.offset);
     return { ok: false, error: err.message, ...at };
   }
@@ -190,7 +188,7 @@ export function isTimeZone(tz: string): boolean {
 /** Whether `expr` is a cron expression croner accepts. */
 export function isCron(expr: string): boolean {
   try {
-    new Cron(expr, { paused: true });
+    new Cron(expr); // croner schedules nothing without a function to run
     return true;
   } catch {
     return false;
