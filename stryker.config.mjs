@@ -17,6 +17,7 @@ export default {
   tap: {
     testFiles: [
       "tests/rules-table.test.ts",
+      "tests/auth.test.ts",
       "tests/view.test.ts",
       "tests/cron.test.ts",
       "tests/credentials.test.ts",

@@ -1,0 +1,49 @@
+/**
+ * Who may do what (protocol.md 谁能做什么) at the kernel: the exact refusal for a missing, unknown or wrong kind of
+ * key, in both languages of the message catalog. Pure: the Clock kernel on a real SQLite file.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Clock, K } from "./clock.js";
+import { baseRules } from "./helpers.js";
+import type { Input } from "../src/kernel/types.js";
+
+/** One input per permission-table row: [input for a key hash, the kinds it takes]. */
+const rows: [(keyHash: string | null) => Input, string[]][] = [
+  [(keyHash) => ({ kind: "event", keyHash, event: { id: "e", type: "alert.x" } }), ["source"]],
+  [(keyHash) => ({ kind: "work", keyHash, claim: "c", running: [], capacity: 1 }), ["worker"]],
+  [(keyHash) => ({ kind: "cardsNext", keyHash }), ["channel"]],
+  [(keyHash) => ({ kind: "answer", keyHash, card: 1, choice: 0, text: null, by: "x", ref: "r" }), ["channel", "owner"]],
+  [(keyHash) => ({ kind: "tell", keyHash, body: { key: "k", text: "t" } }), ["source", "worker"]],
+  [(keyHash) => ({ kind: "pause", keyHash, rule: "alerts", reason: null, until: null }), ["owner"]],
+];
+
+const names = {
+  en: { source: "source", worker: "worker", channel: "channel", owner: "owner" },
+  zh: { source: "来源", worker: "接单程序", channel: "通道", owner: "本人" },
+} as const;
+
+for (const lang of ["en", "zh"] as const) {
+  test(`a missing, unknown or wrong kind of key is refused with words that name the kinds (${lang})`, () => {
+    const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+    k.env.lang = lang;
+    const before = k.store.view.sql("SELECT MAX(seq) AS seq FROM facts").get();
+    for (const [input, allowed] of rows) {
+      const missing = k.commit(input(null));
+      assert.deepEqual([missing.status, missing.body], [401, { error: lang === "en" ? "missing Authorization: Bearer <key>" : "缺少 Authorization: Bearer <密钥>" }]);
+      const unknown = k.commit(input("0".repeat(64)));
+      assert.deepEqual([unknown.status, unknown.body], [401, { error: lang === "en" ? "unknown key" : "密钥不对" }]);
+      for (const kind of ["source", "worker", "channel", "owner"] as const) {
+        if (allowed.includes(kind)) continue;
+        const d = k.commit(input(K[kind]));
+        const expected = allowed.map((a) => names[lang][a as keyof typeof names.en]).join("/");
+        const error = lang === "en"
+          ? `wrong kind of key (${names.en[kind]}); this needs a key of kind ${expected}`
+          : `这把密钥是${names.zh[kind]}的，这里要${expected}的`;
+        assert.deepEqual([d.status, d.body], [403, { error }], `${input(null).kind} with a ${kind} key`);
+      }
+    }
+    assert.deepEqual(k.store.view.sql("SELECT MAX(seq) AS seq FROM facts").get(), before, "no refusal wrote a fact");
+    k.close();
+  });
+}
