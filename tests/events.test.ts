@@ -39,6 +39,11 @@ test("an event no rule takes is kept and listed as unrouted", async () => {
   assert.equal(state.body.unrouted[0].eventId, "u1");
   assert.equal(state.body.unrouted[0].summary, "nobody listens");
   assert.ok(state.body.totals.unrouted >= 1);
+  // The newest 20, newest first, counted by event number (10 after 9, not before it).
+  const ids: number[] = [r.body.event];
+  for (let i = 2; i <= 25; i++) ids.push((await post({ id: `u${i}`, type: "order.paid" })).body.event);
+  const after = await f.call("GET", "/v1/state", f.keys.owner);
+  assert.deepEqual(after.body.unrouted.map((e: { id: number }) => e.id), ids.slice(-20).reverse());
 });
 
 test("bad events are refused with the field named, and leave no fact", async () => {

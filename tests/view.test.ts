@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import { Store } from "../src/host/store.js";
 import { Tx, View, emptyRules } from "../src/kernel/view.js";
-import { evolve, projectionDdl, type Db } from "../src/kernel/evolve.js";
+import { evolve, projectionDdl, projectionDrop, type Db } from "../src/kernel/evolve.js";
 import { parseRules } from "../src/kernel/rules.js";
 import type { Env, Fact } from "../src/kernel/types.js";
 import { baseRules, tempDir } from "./helpers.js";
@@ -66,6 +66,45 @@ test("evolve prepares each SQL text once per database, and upserts, deletes and 
   assert.deepEqual(prepared2, once, "another database prepares its own");
   db.close();
   other.close();
+});
+
+test("evolve reads an old run row only when the run had ended, and writes a usage bucket only when the share moves", () => {
+  const db = emptyProjection();
+  const calls: string[] = [];
+  const counting: Db = {
+    prepare: (sql) => {
+      const st = db.prepare(sql);
+      return {
+        run: (...a: unknown[]) => (calls.push(`run ${sql}`), st.run(...a)),
+        get: (...a: unknown[]) => (calls.push(`get ${sql}`), st.get(...a)),
+        all: (...a: unknown[]) => st.all(...a),
+        iterate: (...a: unknown[]) => st.iterate(...a),
+      };
+    },
+    exec: (sql) => db.exec(sql),
+  };
+  const run = (extra: object) => ({ state: "running", endedAt: null, mergedInto: null, attempt: 1, usage: null, usageReported: { tokens: false, cost: false }, ...extra });
+  const apply = (row: object) => {
+    calls.length = 0;
+    evolve(counting, [{ changes: [["runs", 1, row]] } as Pick<Fact, "changes">]);
+    return calls.filter((c) => !c.endsWith("SELECT ended FROM v_runs WHERE key = ?"));
+  };
+  const upsert = "run INSERT OR REPLACE INTO v_runs (key, data) VALUES (?, ?)";
+  assert.deepEqual(apply(run({})), [upsert], "a new run: nothing to read");
+  assert.deepEqual(apply(run({ summary: "x" })), [upsert], "a run that has not ended: its old row is not read");
+  const done = run({ state: "done", endedAt: 60_000, usage: { input: 2 }, usageReported: { tokens: true, cost: false } });
+  assert.deepEqual(apply(done), ["get SELECT data FROM v_usage WHERE key = ?", "run INSERT OR REPLACE INTO v_usage (key, data) VALUES (?, ?)", upsert]);
+  assert.deepEqual(apply({ ...done, summary: "same share" }), ["get SELECT data FROM v_runs WHERE key = ?", upsert], "the same share in the same bucket: no usage write");
+  assert.deepEqual(db.prepare("SELECT key, data FROM v_usage").all(), [{ key: 0, data: JSON.stringify({ rounds: 1, tokens: 2, costNanos: 0, missingTokens: 0, missingCost: 1 }) }]);
+  db.close();
+});
+
+test("projectionDrop drops every projection table and nothing else", () => {
+  const db = emptyProjection();
+  db.exec("CREATE TABLE facts (seq INTEGER PRIMARY KEY)");
+  for (const sql of projectionDrop()) db.exec(sql);
+  assert.deepEqual(db.prepare("SELECT name FROM sqlite_master").all(), [{ name: "facts" }]);
+  db.close();
 });
 
 test("the rules are parsed once per version: the same object until a new version is loaded", () => {
