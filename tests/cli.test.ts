@@ -133,6 +133,9 @@ test("key new and key remove work without a running hub; bad kinds are refused",
     const r = run(["key", "new", "source", name]);
     assert.deepEqual([r.code, r.err], [1, "agent-autoloop: name: letters, digits, _ . - (at most 100), starting with a letter or digit"], name);
   }
+  // A key made before that check, with such a name, can still be removed.
+  const old = run(["key", "remove", "source", "a b"]);
+  assert.deepEqual([old.code, old.out], [0, "no such key"]);
 });
 
 test("commands that need the hub say how to start it", () => {

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { homePaths, readConfig, engineDir, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
 import { initialize, parseListen, registerKeysLocally, removeKeyLocally, startServe, urlOf } from "../host/serve.js";
 import { HubClient, HubError } from "../protocol/client.js";
-import { isName, parseRules } from "../kernel/rules.js";
+import { isName, isOldKeyName, parseRules } from "../kernel/rules.js";
 import { systemTimeZone } from "../host/hub.js";
 import { keyKinds, type KeyKind } from "../kernel/types.js";
 import { newKey } from "../host/home.js";
@@ -281,7 +281,7 @@ export function program(argv: readonly string[] = process.argv): Command {
     .argument("<kind>", "source | worker | channel | owner")
     .argument("<name>", "its name")
     .action(async (kind: string, name: string) => {
-      checkKey(kind, name);
+      checkKey(kind, name, true);
       const h = home();
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
       const changed = (await hubRunning(h))
@@ -339,9 +339,10 @@ function cardId(s: string): number {
   return Number(s);
 }
 
-function checkKey(kind: string, name: string): void {
+/** Refuses a bad kind, or a name a new key cannot have (`remove`: a name no key, however old, can have). */
+function checkKey(kind: string, name: string, remove = false): void {
   if (!keyKinds.includes(kind as KeyKind)) throw new CliError(t(lang, "key.kind"));
-  if (!isName(name)) throw new CliError(t(lang, "key.name"));
+  if (remove ? !isOldKeyName(name) : !isName(name)) throw new CliError(t(lang, remove ? "key.oldName" : "key.name"));
 }
 
 /** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */

@@ -20,7 +20,7 @@ import type { EventIn } from "../protocol/schema.js";
 import { streamSSE } from "hono/streaming";
 import { publicFact, withoutRuleBodies } from "./facts.js";
 import { own } from "../kernel/own.js";
-import { isName } from "../kernel/rules.js";
+import { isName, isOldKeyName } from "../kernel/rules.js";
 
 /** Facts read from the log per page while streaming. */
 const streamPageFacts = 256;
@@ -354,8 +354,11 @@ export function createApp(hub: Hub): Hono {
     const kind = c.req.param("kind") as KeyKind;
     const name = c.req.param("name");
     if (!keyKinds.includes(kind)) return fail(c, 400, t(lang, "key.kind"));
+    if (c.req.method === "DELETE") {
+      if (!isOldKeyName(name)) return fail(c, 400, t(lang, "key.oldName"));
+      return answer(c, { kind: "keyRemove", keyHash: keyHashOf(c), local: false, keyKind: kind, name });
+    }
     if (!isName(name)) return fail(c, 400, t(lang, "key.name"));
-    if (c.req.method === "DELETE") return answer(c, { kind: "keyRemove", keyHash: keyHashOf(c), local: false, keyKind: kind, name });
     const key = newKey();
     const d = await hub.submit({ kind: "keyNew", keyHash: keyHashOf(c), local: false, keyKind: kind, name, newHash: hashKey(key) }).catch((e: Error) => e);
     if (d instanceof Error) return fail(c, 503, d.message);

@@ -58,6 +58,7 @@ const catalog = {
   "work.claimControl": { zh: "claim：不能有控制字符", en: "claim: no control characters" },
   "work.claimOther": { zh: "claim：这个编号已经领过另一份活", en: "claim: this claim id already took another job" },
   "key.kind": { zh: "种类只能是 source、worker、channel、owner", en: "kind must be source, worker, channel or owner" },
+  "key.oldName": { zh: "名字：1 到 100 个字，不能有控制字符或 /", en: "name: 1 to 100 characters, no control characters or /" },
   "key.name": { zh: "名字：字母、数字和 _ . -（最多 100 个），以字母或数字开头", en: "name: letters, digits, _ . - (at most 100), starting with a letter or digit" },
   "key.exists": { zh: "已经有这把密钥：{kind} {name}", en: "this key already exists: {kind} {name}" },
   // card texts written by the hub

@@ -57,6 +57,14 @@ export function isName(name: string): boolean {
 }
 
 /**
+ * Whether a key of this name can be removed: keys made before key names followed `isName` may hold any 1–100 code
+ * points without control characters or "/", and must stay removable.
+ */
+export function isOldKeyName(name: string): boolean {
+  return name !== "" && [...name].length <= 100 && !/[\u0000-\u001f\u007f/]/.test(name);
+}
+
+/**
  * A source or channel name as it appears in a secrets.env variable: upper case, every character other than `A-Z` and
  * `0-9` (such as `-`) turned into `_` (protocol.md 来源: AGENT_AUTOLOOP_SECRET_<来源>). Two names that give the same
  * variable are refused in one rules file.
