@@ -18,6 +18,7 @@ export default {
     testFiles: [
       "tests/rules-table.test.ts",
       "tests/auth.test.ts",
+      "tests/decide-table.test.ts",
       "tests/view.test.ts",
       "tests/cron.test.ts",
       "tests/credentials.test.ts",
