@@ -32,9 +32,10 @@ test("the kind of each fact names what happened; a decision says which long poll
   const hb = k.commit({ kind: "work", keyHash: K.worker, claim: "h", running: [], capacity: 1 });
   assert.deepEqual([kinds(hb), hb.park, hb.wake], [["heartbeat"], true, { workers: false, channels: [] }]);
   k.event("e1");
-  const claim = k.claim("c1");
+  const claim = k.commit({ kind: "work", keyHash: K.worker, claim: "c1", running: [], capacity: 1 }) as ReturnType<Clock["commit"]> & { body: { job: { run: number } } };
+  assert.deepEqual([kinds(claim), claim.park], [["claim"], false]);
   assert.deepEqual(kinds(k.commit({ kind: "work", keyHash: K.worker, claim: "c2", running: [1], capacity: 1 })), [], "a heartbeat within the minute writes nothing");
-  const done = k.result(claim.job!.run, { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
+  const done = k.result(claim.body.job.run, { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
   assert.deepEqual([kinds(done), done.wake], [["result"], { workers: true, channels: ["ch1", "ch2"] }]);
   const offer = k.commit({ kind: "cardsNext", keyHash: K.channel });
   assert.deepEqual([kinds(offer), offer.park], [["offer"], false]);
@@ -171,6 +172,7 @@ test("keys made over HTTP need the owner's key; made locally, no key", () => {
   assert.deepEqual(removed(K.owner, false), [200, { ok: true, changed: true }]);
   assert.deepEqual(made(null, true), [200, { ok: true }]);
   assert.deepEqual(removed(null, true), [200, { ok: true, changed: true }]);
+  assert.deepEqual(removed(K.owner, false), [200, { ok: true, changed: false }], "no such key");
   k.close();
 });
 
