@@ -1,0 +1,162 @@
+/**
+ * How a run ends, row by row (protocol.md Agent：交回执, 失败时会怎样): which usage counts as reported, what a
+ * receipt may resolve, and what ending a run leaves in its lane, sessions, deadlines and answered cards.
+ * Pure: the Clock kernel on a real SQLite file.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Clock, K } from "./clock.js";
+import { baseRules } from "./helpers.js";
+import { laneKey } from "../src/kernel/context.js";
+import { hashKey } from "../src/kernel/credentials.js";
+import type { CardRow, LaneRow } from "../src/kernel/types.js";
+
+const start = "2026-11-02T08:00:00Z";
+const lane = (k: Clock) => k.store.view.get<LaneRow>("lanes", laneKey("alerts", ""))!;
+const dues = (k: Clock) => k.store.view.where<{ kind: string }>("due", "1").map(({ key }) => key);
+
+/** A claimed run of rule alerts (worker w1), started on session `session`. */
+function claimed(k: Clock, id: string, session: string | null = null): number {
+  k.event(id);
+  const run = k.claim(`c-${id}`).job!.run;
+  if (session) k.commit({ kind: "started", run, token: k.token(run), session, link: null });
+  return run;
+}
+
+test("usage counts as reported per kind: any token count for tokens, cost for cost", () => {
+  const k = new Clock(baseRules, start);
+  for (const [usage, reported] of [
+    [{ input: 1 }, { tokens: true, cost: false }], [{ output: 1 }, { tokens: true, cost: false }], [{ cached: 1 }, { tokens: true, cost: false }],
+    [{ cost: 0 }, { tokens: false, cost: true }], [{}, { tokens: false, cost: false }],
+  ] as const) {
+    const run = claimed(k, `u${JSON.stringify(usage)}`);
+    k.result(run, { outcome: "done", usage });
+    assert.deepEqual([k.run(run).usageReported, k.run(run).usage], [reported, usage], JSON.stringify(usage));
+  }
+  k.close();
+});
+
+test("ending a run frees its session, clears its deadlines, and records how the lane's last run ended", () => {
+  const k = new Clock(baseRules, start);
+  const run = claimed(k, "e1", "s-1");
+  assert.deepEqual(k.store.view.get("sessions", "s-1"), { run });
+  assert.deepEqual(dues(k), [`lease:${run}`, "offline:w1"]);
+  k.result(run, { outcome: "done" });
+  assert.deepEqual(k.store.view.get("sessions", "s-1"), undefined);
+  assert.deepEqual(dues(k), ["offline:w1"]);
+  assert.deepEqual(lane(k).last, { run, session: "s-1", agent: "bot", stopped: false });
+  const stopped = claimed(k, "e2", "s-3");
+  k.result(stopped, { outcome: "cancelled" });
+  assert.deepEqual(lane(k).last, { run: stopped, session: "s-3", agent: "bot", stopped: true });
+  // A run cancelled before any attempt leaves the lane's last run as it was.
+  k.event("e3");
+  const queued = k.state().runs.find((r: { state: string }) => r.state === "queued").id;
+  k.commit({ kind: "cancel", keyHash: K.owner, run: queued });
+  assert.deepEqual(lane(k).last, { run: stopped, session: "s-3", agent: "bot", stopped: true });
+  k.close();
+});
+
+test("a failing run's card closes as 'Stopped' when it is stopped and 'No longer needed' when it then succeeds", () => {
+  for (const [outcome, result] of [["cancelled", "Stopped"], ["done", "No longer needed"]] as const) {
+    const k = new Clock(baseRules, start);
+    const run = claimed(k, "f1");
+    for (let i = 0; i < 3; i++) {
+      k.result(run, { outcome: "failed", error: `boom ${i}` });
+      k.advance(k.run(run).readyAt!);
+      assert.equal(k.claim(`retry-${i}`).job!.run, run);
+    }
+    const card = k.run(run).retryCard!;
+    assert.equal(k.store.view.get<CardRow>("cards", card)!.system, "failing");
+    assert.deepEqual(dues(k).filter((d) => String(d).startsWith("retry")), []);
+    k.result(run, { outcome });
+    assert.deepEqual([k.store.view.get<CardRow>("cards", card)!.state, k.store.view.get<CardRow>("cards", card)!.result], ["closed", result], outcome);
+    k.close();
+  }
+});
+
+test("answers a run carried are 'Done' when it finishes, and stay answered when it is stopped", () => {
+  for (const [outcome, state, result] of [["done", "closed", "Done"], ["nothing", "closed", "Done"], ["cancelled", "answered", null]] as const) {
+    const k = new Clock(baseRules, start);
+    const first = claimed(k, "a1");
+    k.result(first, { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
+    k.commit({ kind: "answer", keyHash: K.owner, card: 1, choice: 1, text: null, by: null, ref: null });
+    const next = k.claim("c-next").job!.run;
+    assert.deepEqual(k.run(next).answers, [1]);
+    k.result(next, { outcome });
+    const card = k.store.view.get<CardRow>("cards", 1)!;
+    assert.deepEqual([card.state, card.result], [state, result], outcome);
+    k.close();
+  }
+});
+
+test("a receipt resolves only open cards of its rule's source and group made before its claim, and not its own", () => {
+  const rules = {
+    ...baseRules,
+    rules: [
+      baseRules.rules[0],
+      { name: "crm-alerts", when: { source: "crm", types: ["ticket.*"] }, to: "bot2", group: "alerts" },
+      { name: "shop-other", when: { source: "shop", types: ["other.*"] }, to: "bot2", group: "other" },
+    ],
+  };
+  const k = new Clock(rules, start);
+  k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: hashKey("crm") });
+  const first = claimed(k, "r1");
+  k.result(first, { outcome: "done", ask: [{ title: "A", options: ["x"] }, { title: "B", options: ["x"] }, { title: "C", options: ["x"] }] });
+  k.commit({ kind: "resolve", keyHash: K.owner, card: 3, reason: null });
+  for (const [keyHash, id, type] of [[hashKey("crm"), "t1", "ticket.x"], [K.source, "o1", "other.x"]] as const) {
+    assert.equal(k.commit({ kind: "event", keyHash, event: { id, type } }).status, 200);
+    const run = k.claim(`c-${id}`, K.worker2).job!.run;
+    k.result(run, { outcome: "done", ask: [{ title: id, options: ["x"] }] });
+  }
+  const cards = (ids: number[]) => ids.map((id) => k.store.view.get<CardRow>("cards", id)!).map((c) => [c.source, c.group]);
+  assert.deepEqual(cards([4, 5]), [["crm", "alerts"], ["shop", "other"]]);
+  // Run 4 fails once with a notice, then its retry resolves that notice: a run does not resolve its own cards.
+  const run = claimed(k, "r2");
+  k.result(run, { outcome: "failed", error: "x", notice: [{ title: "mine" }] });
+  k.advance(k.run(run).readyAt!);
+  assert.equal(k.claim("c-retry").job!.run, run);
+  k.now += 1000;
+  const d = k.result(run, {
+    outcome: "done", ask: [{ title: "E", options: ["x"] }],
+    resolve: [{ card: 1, reason: "fixed" }, { card: 99 }, { card: 3 }, { card: 4 }, { card: 5 }, { card: 6 }, { card: 7 }],
+  });
+  assert.deepEqual(d.body, { rejected: [
+    { card: 99, reason: "no such card: 99" }, { card: 3, reason: "this card is already closed" },
+    { card: 4, reason: "outside this run's scope" }, { card: 5, reason: "outside this run's scope" },
+    { card: 6, reason: "outside this run's scope" }, { card: 7, reason: "outside this run's scope" },
+  ] });
+  const c1 = k.store.view.get<CardRow>("cards", 1)!;
+  assert.deepEqual([c1.state, c1.result], ["closed", "No longer needed: fixed"]);
+  // Another run's open card of the same rule, made before this claim: in scope.
+  const third = claimed(k, "r3");
+  const d2 = k.result(third, { outcome: "done", resolve: [{ card: 2 }] });
+  assert.deepEqual(d2.body, { rejected: [] });
+  assert.equal(k.store.view.get<CardRow>("cards", 2)!.state, "closed");
+  k.close();
+});
+
+test("a run stopped while it waits for its retry leaves no retry deadline behind", () => {
+  const k = new Clock(baseRules, start);
+  const run = claimed(k, "w1");
+  k.result(run, { outcome: "failed", error: "x" });
+  assert.deepEqual([k.run(run).state, dues(k).includes(`retry:${run}`)], ["waiting", true]);
+  k.commit({ kind: "cancel", keyHash: K.owner, run });
+  assert.deepEqual([k.run(run).state, dues(k).includes(`retry:${run}`)], ["cancelled", false]);
+  k.close();
+});
+
+test("a card made after a run was claimed is outside its receipt's scope; one made in the same millisecond is inside", () => {
+  const rules = { ...baseRules, rules: [{ ...baseRules.rules[0], parallel: 2 }, baseRules.rules[1]] };
+  const k = new Clock(rules, start);
+  k.event("b1", { subject: "b" });
+  k.result(k.claim("c-b1").job!.run, { outcome: "done", ask: [{ title: "same millisecond", options: ["x"] }] });
+  k.event("a1", { subject: "a" });
+  const a = k.claim("c-a1").job!.run;
+  k.now += 1;
+  k.event("b2", { subject: "b" });
+  k.result(k.claim("c-b2").job!.run, { outcome: "done", ask: [{ title: "later", options: ["x"] }] });
+  const d = k.result(a, { outcome: "done", resolve: [{ card: 1 }, { card: 2 }] });
+  assert.deepEqual(d.body, { rejected: [{ card: 2, reason: "outside this run's scope" }] });
+  assert.deepEqual([1, 2].map((id) => k.store.view.get<CardRow>("cards", id)!.state), ["closed", "open"]);
+  k.close();
+});
