@@ -160,3 +160,119 @@ test("a card made after a run was claimed is outside its receipt's scope; one ma
   assert.deepEqual([1, 2].map((id) => k.store.view.get<CardRow>("cards", id)!.state), ["closed", "open"]);
   k.close();
 });
+
+test("a failed attempt waits on its session, and work that came meanwhile joins it (manual, deepest hops)", () => {
+  const k = new Clock(baseRules, start);
+  const run = claimed(k, "m1", "s-1");
+  k.event("m2", { hops: 3 });
+  assert.equal(k.commit({ kind: "runNow", keyHash: K.owner, rule: "alerts", subject: null, reason: null }).status, 200);
+  const newer = lane(k).queued!;
+  assert.deepEqual([k.run(newer).manual, k.run(newer).hops, k.run(run).manual, k.run(run).hops], [true, 3, false, 0]);
+  k.result(run, { outcome: "failed", summary: "only a summary" });
+  const r = k.run(run);
+  assert.deepEqual(dues(k), ["offline:w1", `retry:${run}`], "the lease deadline went with the attempt");
+  k.now = r.readyAt!;
+  const due = k.commit({ kind: "tick" });
+  assert.deepEqual([k.run(run).state, due.wake?.workers], ["queued", true], "a retry that comes due wakes the workers");
+  assert.deepEqual([r.state, r.error, r.sessionHint, r.manual, r.hops, r.events.length], ["waiting", "only a summary", { session: "s-1", agent: "bot" }, true, 3, 3]);
+  assert.deepEqual([k.run(newer).state, k.run(newer).mergedInto, lane(k).queued], ["cancelled", run, run]);
+  assert.deepEqual(k.store.view.get("sessions", "s-1"), undefined);
+  k.close();
+});
+
+test("the tenth failure in a row gives up with a notice; a failure with neither error nor summary reads 'failed'", () => {
+  const k = new Clock(baseRules, start);
+  const run = claimed(k, "g1");
+  for (let i = 1; i <= 10; i++) {
+    if (i > 1) {
+      k.advance(k.run(run).readyAt!);
+      assert.equal(k.claim(`g-${i}`).job!.run, run);
+    }
+    k.result(run, { outcome: "failed" });
+  }
+  const r = k.run(run);
+  assert.deepEqual([r.state, r.error, r.failures], ["cancelled", "failed", 10]);
+  const cards = k.state().cards.concat(k.state().recentCards).map((c: any) => [c.title, c.text]);
+  const gaveUp = k.store.view.where<CardRow>("cards", "1").map(({ row }) => row).find((c) => c.system === "gaveUp")!;
+  assert.deepEqual([gaveUp.title, gaveUp.text, gaveUp.run], ['"alerts" failed 10 times in a row; no more retries', `Run ${run} is now cancelled: failed`, run]);
+  const failing = k.store.view.where<CardRow>("cards", "1").map(({ row }) => row).find((c) => c.system === "failing")!;
+  assert.deepEqual([failing.title, failing.text.split("\n")[0]], ['"alerts" failed 3 times in a row', `Run ${run}: failed`]);
+  assert.ok(cards.length >= 2);
+  k.close();
+});
+
+test("a stopped run that reports failed ends cancelled; notices of a failed attempt follow the rule's tell", () => {
+  const k = new Clock(baseRules, start);
+  const run = claimed(k, "s1");
+  const stop = k.commit({ kind: "cancel", keyHash: K.owner, run });
+  assert.deepEqual([k.run(run).stopRequested, stop.wake?.workers], [true, true]);
+  k.result(run, { outcome: "failed", error: "killed" });
+  assert.deepEqual([k.run(run).state, k.run(run).failures], ["cancelled", 0]);
+  const gaveUp = claimed(k, "s3");
+  k.result(gaveUp, { outcome: "cancelled", ask: [{ title: "never asked", options: ["a"] }] });
+  assert.deepEqual([k.run(gaveUp).state, k.store.view.where<CardRow>("cards", "1")], ["cancelled", []], "a cancelled receipt applies nothing");
+  const queued = claimed(k, "s2");
+  k.result(queued, { outcome: "failed", error: "x", notice: [{ title: "heads up" }] });
+  assert.deepEqual(k.store.view.where<CardRow>("cards", "1").map(({ row }) => row.title), ["heads up"]);
+  k.close();
+  const never = new Clock({ ...baseRules, rules: [{ ...baseRules.rules[0], tell: "never" }] }, start);
+  const r = claimed(never, "n1");
+  never.result(r, { outcome: "failed", error: "x", notice: [{ title: "heads up" }] });
+  assert.deepEqual(never.store.view.where<CardRow>("cards", "1"), []);
+  never.close();
+});
+
+test("tell always: a done run with no card of its own gets one 'is done' notice with its summary", () => {
+  const k = new Clock({ ...baseRules, rules: [{ ...baseRules.rules[0], tell: "always" }] }, start);
+  k.result(claimed(k, "t1"), { outcome: "done", summary: "all fixed" });
+  k.result(claimed(k, "t2"), { outcome: "done", ask: [{ title: "Q", options: ["a"] }] });
+  k.result(claimed(k, "t3"), { outcome: "nothing", summary: "nothing to do" });
+  // Asking again what is still open makes no card, so the run gets its "is done" notice.
+  k.result(claimed(k, "t4"), { outcome: "done", summary: "asked again", ask: [{ title: "Q", options: ["a"] }] });
+  const cards = k.store.view.where<CardRow>("cards", "1").map(({ row }) => [row.title, row.text, row.fyi]);
+  assert.deepEqual(cards, [['"alerts" is done', "all fixed", true], ["Q", "", false], ['"alerts" is done', "asked again", true]]);
+  k.close();
+});
+
+test("a later timer can be cancelled; when it comes due its lane runs again on the session of the run that set it", () => {
+  const k = new Clock(baseRules, start);
+  const at = new Date(Date.parse(start) + 3_600_000).toISOString();
+  const run = claimed(k, "l1", "s-9");
+  k.result(run, { outcome: "done", session: "s-9", later: [{ key: "check", at, about: "look again" }, { key: "gone", at }] });
+  const second = claimed(k, "l2");
+  k.result(second, { outcome: "done", later: [{ key: "gone", cancel: true }] });
+  assert.deepEqual(k.store.view.where("timers", "1").map(({ row }) => (row as { key: string }).key), ["check"]);
+  assert.deepEqual(dues(k).filter((d) => String(d).startsWith("later")).length, 1);
+  k.advance(Date.parse(at));
+  const next = k.state().runs.find((r: { state: string }) => r.state === "queued");
+  const row = k.run(next.id);
+  assert.deepEqual([row.sessionHint, row.timers.map((t) => [t.key, t.about, t.run])], [{ session: "s-9", agent: "bot" }, [["check", "look again", run]]]);
+  const ev = k.store.view.get<{ sid: string; type: string; routed: string[]; summary: string }>("events", row.events[0]!)!;
+  assert.deepEqual([ev.sid, ev.type, ev.routed, ev.summary], [`later::check:${at}`, "timer.due", ["alerts"], "look again"]);
+  k.close();
+});
+
+test("a run not reported for five minutes becomes uncertain with a notice naming its worker", () => {
+  const k = new Clock(baseRules, start);
+  const run = claimed(k, "x1");
+  k.advance(k.now + 5 * 60_000);
+  const card = k.store.view.where<CardRow>("cards", "1").map(({ row }) => row)[0]!;
+  assert.deepEqual([k.run(run).state, card.system, card.key, card.title, card.text], [
+    "uncertain", "uncertain", `uncertain:${run}`, `Run ${run} (alerts) is uncertain`,
+    "Worker w1 has not reported this run for 5 minutes; its group is released. A later result is still accepted.",
+  ]);
+  k.close();
+});
+
+test("when a rule goes, its queued runs are cancelled with a notice; other rules' runs stay", () => {
+  const k = new Clock(baseRules, start);
+  k.event("o1");
+  k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: hashKey("crm") });
+  k.commit({ kind: "event", keyHash: hashKey("crm"), event: { id: "t1", type: "ticket.x" } });
+  k.loadRules({ ...baseRules, rules: [baseRules.rules[1]] });
+  const runs = k.state().runs.map((r: { id: number; state: string; rule: string }) => [r.id, r.rule, r.state]).sort();
+  assert.deepEqual(runs, [[1, "alerts", "cancelled"], [2, "per-subject", "queued"]]);
+  const card = k.store.view.get<CardRow>("cards", 1)!;
+  assert.deepEqual([card.system, card.title, card.run], ["ruleGone", 'Rule "alerts" is gone; run 1 is cancelled', 1]);
+  k.close();
+});
