@@ -52,6 +52,7 @@ test("ending a run frees its session, clears its deadlines, and records how the 
   k.event("e3");
   const queued = k.state().runs.find((r: { state: string }) => r.state === "queued").id;
   k.commit({ kind: "cancel", keyHash: K.owner, run: queued });
+  assert.deepEqual([k.run(queued).state, k.run(queued).stopRequested], ["cancelled", true]);
   assert.deepEqual(lane(k).last, { run: stopped, session: "s-3", agent: "bot", stopped: true });
   k.close();
 });
@@ -175,7 +176,7 @@ test("a failed attempt waits on its session, and work that came meanwhile joins 
   const due = k.commit({ kind: "tick" });
   assert.deepEqual([k.run(run).state, due.wake?.workers], ["queued", true], "a retry that comes due wakes the workers");
   assert.deepEqual([r.state, r.error, r.sessionHint, r.manual, r.hops, r.events.length], ["waiting", "only a summary", { session: "s-1", agent: "bot" }, true, 3, 3]);
-  assert.deepEqual([k.run(newer).state, k.run(newer).mergedInto, lane(k).queued], ["cancelled", run, run]);
+  assert.deepEqual([k.run(newer).state, k.run(newer).outcome, k.run(newer).mergedInto, lane(k).queued], ["cancelled", "cancelled", run, run]);
   assert.deepEqual(k.store.view.get("sessions", "s-1"), undefined);
   k.close();
 });
@@ -206,6 +207,7 @@ test("a stopped run that reports failed ends cancelled; notices of a failed atte
   const run = claimed(k, "s1");
   const stop = k.commit({ kind: "cancel", keyHash: K.owner, run });
   assert.deepEqual([k.run(run).stopRequested, stop.wake?.workers], [true, true]);
+  assert.deepEqual(k.commit({ kind: "cancel", keyHash: K.owner, run }).body, { ok: true, changed: false, state: "stopping" }, "asked twice");
   k.result(run, { outcome: "failed", error: "killed" });
   assert.deepEqual([k.run(run).state, k.run(run).failures], ["cancelled", 0]);
   const gaveUp = claimed(k, "s3");
@@ -229,8 +231,11 @@ test("tell always: a done run with no card of its own gets one 'is done' notice 
   k.result(claimed(k, "t3"), { outcome: "nothing", summary: "nothing to do" });
   // Asking again what is still open makes no card, so the run gets its "is done" notice.
   k.result(claimed(k, "t4"), { outcome: "done", summary: "asked again", ask: [{ title: "Q", options: ["a"] }] });
+  k.result(claimed(k, "t5"), { outcome: "done" });
   const cards = k.store.view.where<CardRow>("cards", "1").map(({ row }) => [row.title, row.text, row.fyi]);
-  assert.deepEqual(cards, [['"alerts" is done', "all fixed", true], ["Q", "", false], ['"alerts" is done', "asked again", true]]);
+  assert.deepEqual(cards, [
+    ['"alerts" is done', "all fixed", true], ["Q", "", false], ['"alerts" is done', "asked again", true], ['"alerts" is done', "", true],
+  ]);
   k.close();
 });
 
@@ -274,5 +279,20 @@ test("when a rule goes, its queued runs are cancelled with a notice; other rules
   assert.deepEqual(runs, [[1, "alerts", "cancelled"], [2, "per-subject", "queued"]]);
   const card = k.store.view.get<CardRow>("cards", 1)!;
   assert.deepEqual([card.system, card.title, card.run], ["ruleGone", 'Rule "alerts" is gone; run 1 is cancelled', 1]);
+  k.close();
+});
+
+test("a carried answer the owner already closed stays as the owner left it; a failed run of a rule that went ends cancelled", () => {
+  const k = new Clock(baseRules, start);
+  k.result(claimed(k, "a1"), { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
+  k.commit({ kind: "answer", keyHash: K.owner, card: 1, choice: 0, text: null, by: null, ref: null });
+  const next = k.claim("c-next").job!.run;
+  k.commit({ kind: "resolve", keyHash: K.owner, card: 1, reason: "handled by hand" });
+  k.result(next, { outcome: "done" });
+  assert.equal(k.store.view.get<CardRow>("cards", 1)!.result, "No longer needed: handled by hand");
+  const running = claimed(k, "a2");
+  k.loadRules({ ...baseRules, rules: [baseRules.rules[1]] });
+  k.result(running, { outcome: "failed", error: "x" });
+  assert.deepEqual([k.run(running).state, k.run(running).failures], ["cancelled", 0]);
   k.close();
 });

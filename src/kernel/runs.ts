@@ -279,7 +279,6 @@ function addUsage(run: RunRow, usage: Result["usage"]): void {
 
 /** Ends a run: frees its lane and group, closes its "will retry" card, marks answered cards executed. */
 export function endRun(c: Ctx, run: RunRow, state: Extract<RunState, "done" | "nothing" | "cancelled">): void {
-  const wasActive = ["claimed", "running", "stopping"].includes(run.state);
   backFromUncertain(c, run);
   run.state = state;
   run.outcome = state;
@@ -290,7 +289,7 @@ export function endRun(c: Ctx, run: RunRow, state: Extract<RunState, "done" | "n
   for (const s of [run.session, run.job?.session]) {
     if (s && c.tx.get<{ run: number }>("sessions", s)?.run === run.id) c.tx.del("sessions", s);
   }
-  if (run.attempt > 0 || wasActive) {
+  if (run.attempt > 0) { // a run that was ever claimed (a claimed, running or stopping run always was)
     const lane = getLane(c, run.rule, run.lane);
     lane.last = { run: run.id, session: run.session ?? run.job?.session ?? null, agent: run.agent, stopped: state === "cancelled" };
     putLane(c, lane);
@@ -343,7 +342,7 @@ function failRun(c: Ctx, run: RunRow, error: string): void {
   c.due("retry", run.id, run.readyAt);
   // Work that arrived for the lane while this run was running joins the retry (protocol.md 失败时会怎样).
   const lane = getLane(c, run.rule, run.lane);
-  if (lane.queued !== null && lane.queued !== run.id) {
+  if (lane.queued !== null) { // never this run: it was active, and a lane's active run is never its queued one
     const newer = c.tx.get<RunRow>("runs", lane.queued);
     if (newer && newer.state === "queued") {
       run.events.push(...newer.events);
