@@ -20,6 +20,7 @@ export default {
       "tests/auth.test.ts",
       "tests/decide-table.test.ts",
       "tests/run-end.test.ts",
+      "tests/run-claim.test.ts",
       "tests/invariants.test.ts",
       "tests/github.test.ts",
       "tests/view.test.ts",

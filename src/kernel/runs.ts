@@ -123,7 +123,8 @@ export function work(c: Ctx, worker: string, claim: string, running: number[], c
   const again = c.view.where<RunRow>("runs", "ck = ?", `${worker}\u0000${claim}`)[0];
   if (again) {
     const run = c.tx.get<RunRow>("runs", again.row.id) as RunRow;
-    if (run.claim === claim && (run.state === "claimed" || run.state === "running" || run.state === "uncertain")) {
+    // The index found it by this worker and claim id, so run.claim is `claim`.
+    if (run.state === "claimed" || run.state === "running" || run.state === "uncertain") {
       run.claims += 1;
       c.tx.put("runs", run.id, run);
       return { job: jobOf(c, run), cancel };
