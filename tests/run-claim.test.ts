@@ -60,3 +60,52 @@ test("a job's context lists the lane's decided questions, oldest first, with the
   assert.deepEqual(third.context.decided.map((d: { card: number; title: string; choice: string }) => [d.card, d.title, d.choice]), [[1, "Pick", "y"], [2, "Say", "in my words"]]);
   k.close();
 });
+
+test("started: a claimed run starts once; its session and link are kept, and a repeat with nothing new writes nothing", () => {
+  const k = new Clock(rules, start);
+  k.event("e1");
+  const job = k.claim("c1").job!;
+  const token = k.token(job.run);
+  const first = k.commit({ kind: "started", run: job.run, token, session: "s-1", link: "https://x.example/1" });
+  const r = k.run(job.run);
+  assert.deepEqual([r.state, r.startedAt, r.session, r.link, first.committed.length], ["running", k.now, "s-1", "https://x.example/1", 1]);
+  assert.deepEqual(k.store.view.get("sessions", "s-1"), { run: job.run });
+  k.now += 1000;
+  const again = k.commit({ kind: "started", run: job.run, token, session: "s-1", link: "https://x.example/1" });
+  assert.deepEqual([again.status, again.committed.length, k.run(job.run).startedAt], [200, 0, k.now - 1000]);
+  const moved = k.commit({ kind: "started", run: job.run, token, session: null, link: "https://x.example/2" });
+  assert.deepEqual([moved.committed.length, k.run(job.run).link, k.run(job.run).session], [1, "https://x.example/2", "s-1"]);
+  k.close();
+});
+
+test("a resumed run that reports a new session gives up the one it was handed; a stopped lane's session is not resumed", () => {
+  const k = new Clock({ ...rules, rules: [{ ...rules.rules[0], resume: true }, rules.rules[1]] }, start);
+  k.event("e1");
+  const one = k.claim("c1").job!.run;
+  k.commit({ kind: "started", run: one, token: k.token(one), session: "s-1", link: null });
+  k.result(one, { outcome: "done" });
+  k.event("e2");
+  const two = k.claim("c2").job!;
+  assert.equal(two.session, "s-1", "the lane's last session is resumed");
+  assert.deepEqual(k.store.view.get("sessions", "s-1"), { run: two.run });
+  k.commit({ kind: "started", run: two.run, token: k.token(two.run), session: "s-2", link: null });
+  assert.deepEqual([k.store.view.get("sessions", "s-1"), k.store.view.get("sessions", "s-2")], [undefined, { run: two.run }]);
+  k.result(two.run, { outcome: "cancelled" });
+  k.event("e3");
+  assert.equal(k.claim("c3").job!.session, null, "the last run was stopped: a new session");
+  k.close();
+});
+
+test("a lane's session is resumed only by the agent that had it", () => {
+  const resume = { ...rules, rules: [{ ...rules.rules[0], resume: true }, rules.rules[1]] };
+  const k = new Clock(resume, start);
+  k.event("e1");
+  const one = k.claim("c1").job!.run;
+  k.commit({ kind: "started", run: one, token: k.token(one), session: "s-1", link: null });
+  k.result(one, { outcome: "done" });
+  k.loadRules({ ...resume, rules: [{ ...resume.rules[0], to: "bot2" }, rules.rules[1]] });
+  k.event("e2");
+  const two = k.claim("c2", K.worker2).job!;
+  assert.deepEqual([two.run, two.session], [2, null]);
+  k.close();
+});
