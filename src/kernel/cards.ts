@@ -43,6 +43,16 @@ function cardKey(rule: string | null, lane: string, key: string): string {
   return `${rule ?? ""}\u0000${lane}\u0000${key}`;
 }
 
+/** The key row of an fyi notice: `scope` (a run, or who told it) may send each dedup key once. */
+function fyiKey(rule: string | null, lane: string, scope: string | number, base: string): string {
+  return cardKey(rule, lane, `fyi:${scope}:${base}`);
+}
+
+/** The fyi notice `scope` already sent with this `key` (POST /v1/tell: no rule, no lane), if any. */
+export function sentFyiNotice(c: Ctx, scope: string, key: string): number | undefined {
+  return c.tx.get<{ card: number }>("cardkeys", fyiKey(null, "", scope, dedupKey({ key, title: "", text: null })))?.card;
+}
+
 /** The key that makes a card unique while open: its own `key`, else its title and text (protocol.md 回执). */
 export function dedupKey(spec: Pick<NewCard, "key" | "title" | "text">): string {
   return spec.key ? `k:${spec.key}` : `t:${spec.title}\n${spec.text ?? ""}`;
@@ -68,9 +78,9 @@ export function createCard(c: Ctx, spec: NewCard): number | null {
   const base = dedupKey(spec);
   // Stryker disable next-line StringLiteral: every fyi notice is made by a run or with a fyiScope (tell), so the "" is never used
   const scope = spec.fyiScope ?? spec.run ?? "";
-  const dk = fyi ? `fyi:${scope}:${base}` : base;
+  const rowKey = fyi ? fyiKey(ruleName, spec.lane, scope, base) : cardKey(ruleName, spec.lane, base);
   // An equal card is still open (its key row goes when it leaves open), or this fyi notice was already sent.
-  if (c.tx.get<{ card: number }>("cardkeys", cardKey(ruleName, spec.lane, dk))) return null;
+  if (c.tx.get<{ card: number }>("cardkeys", rowKey)) return null;
   const id = c.nextId("card");
   const channels = spec.rule?.channels ?? Object.keys(c.rules.channels);
   const card: CardRow = {
@@ -86,7 +96,7 @@ export function createCard(c: Ctx, spec: NewCard): number | null {
     deliveries: {},
   };
   c.tx.put("cards", id, card);
-  c.tx.put("cardkeys", cardKey(ruleName, spec.lane, dk), { card: id });
+  c.tx.put("cardkeys", rowKey, { card: id });
   for (const ch of channels) offer(c, ch, id, c.now);
   if (fyi) c.due("fyiExpire", id, c.now + fyiDeliveryWindowMs);
   c.count({ cards: 1, openCards: fyi ? 0 : 1 });

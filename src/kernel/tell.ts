@@ -6,7 +6,7 @@
 import type { Ctx } from "./context.js";
 import type { Caller } from "./types.js";
 import type { Ask } from "../protocol/schema.js";
-import { createCard, dedupKey, openCardByKey } from "./cards.js";
+import { createCard, dedupKey, openCardByKey, sentFyiNotice } from "./cards.js";
 import { elsewhereSource } from "./rules.js";
 import { own } from "./own.js";
 
@@ -47,8 +47,8 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
   if (b.key === undefined) return err(400, c.msg("field.required", { field: "key" }));
   if (b.text === undefined) return err(400, c.msg("field.required", { field: "text" }));
   const title = b.title ?? (task ? task.name : own(c.rules.sources, source)?.name ?? source);
-  const hit = c.tx.get<{ card: number }>("cardkeys", `\u0000\u0000fyi:${speaker}:k:${b.key}`);
-  if (hit) return { status: 200, body: { card: hit.card, duplicate: true } };
+  const sent = sentFyiNotice(c, speaker, b.key);
+  if (sent !== undefined) return { status: 200, body: { card: sent, duplicate: true } };
   const id = createCard(c, { kind: "notice", fyi: true, title, text: b.text, key: b.key, rule: null, lane: "", run: null, source, fyiScope: speaker });
   return { status: 200, body: { card: id, duplicate: false } };
 }
