@@ -371,7 +371,6 @@ export function createApp(hub: Hub): Hono {
   return app;
 }
 
-
 function intParam(v: string | undefined, dflt: number): number | null {
   if (v === undefined || v === "") return dflt;
   return /^\d{1,6}$/.test(v) ? Number(v) : null;

@@ -61,7 +61,7 @@ export function isName(name: string): boolean {
  * points without control characters or "/", and must stay removable.
  */
 export function isOldKeyName(name: string): boolean {
-  return name !== "" && [...name].length <= 100 && !/[\u0000-\u001f\u007f/]/.test(name);
+  return name !== "" && [...name].length <= 100 && !controlCharacter.test(name) && !name.includes("/");
 }
 
 /**
