@@ -79,6 +79,11 @@ export class Clock {
     return runToken(this.env.master, r.id, r.attempt, r.claims);
   }
 
+  /** POST /v1/runs/:id/started with the run's current token. */
+  started(run: number, session: string | null, link: string | null = null) {
+    return this.commit({ kind: "started", run, token: this.token(run), session, link });
+  }
+
   result(run: number, result: Record<string, unknown>) {
     return this.commit({ kind: "result", run, token: this.token(run), result: result as never, hash: JSON.stringify(result) + this.now });
   }

@@ -19,7 +19,7 @@ const dues = (k: Clock) => k.store.view.where<{ kind: string }>("due", "1").map(
 function claimed(k: Clock, id: string, session: string | null = null): number {
   k.event(id);
   const run = k.claim(`c-${id}`).job!.run;
-  if (session) k.commit({ kind: "started", run, token: k.token(run), session, link: null });
+  if (session) k.started(run, session);
   return run;
 }
 

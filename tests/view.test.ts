@@ -29,11 +29,15 @@ function emptyProjection() {
   return db;
 }
 
+/** `db` as a `Db` that writes down every SQL text it is asked to prepare into `prepared`. */
+function preparing(db: Database.Database, prepared: string[]): Db {
+  return { prepare: (sql) => (prepared.push(sql), db.prepare(sql)), exec: (sql) => db.exec(sql) };
+}
+
 test("a view prepares each SQL text once", () => {
   const db = emptyProjection();
   const prepared: string[] = [];
-  const counting: Db = { prepare: (sql) => (prepared.push(sql), db.prepare(sql)), exec: (sql) => db.exec(sql) };
-  const view = new View(counting);
+  const view = new View(preparing(db, prepared));
   assert.equal(view.get("meta", "x"), undefined);
   assert.equal(view.get("meta", "y"), undefined);
   assert.deepEqual(view.where("cards", "state = ?", "open"), []);
@@ -46,7 +50,7 @@ test("a view prepares each SQL text once", () => {
 test("evolve prepares each SQL text once per database, and upserts, deletes and moves usage with it", () => {
   const db = emptyProjection();
   const prepared: string[] = [];
-  const counting: Db = { prepare: (sql) => (prepared.push(sql), db.prepare(sql)), exec: (sql) => db.exec(sql) };
+  const counting = preparing(db, prepared);
   const ended = { state: "done", endedAt: 900_000, mergedInto: null, attempt: 1, usage: { input: 1 }, usageReported: { tokens: true, cost: false } };
   const batch = (n: number) => [
     { changes: [["meta", "m", { n }], ["runs", 1, { ...ended, n }], ["meta", "m", null]] },
@@ -62,7 +66,7 @@ test("evolve prepares each SQL text once per database, and upserts, deletes and 
   assert.deepEqual(db.prepare("SELECT key FROM v_meta").all(), []);
   const other = emptyProjection();
   const prepared2: string[] = [];
-  evolve({ prepare: (sql) => (prepared2.push(sql), other.prepare(sql)), exec: (sql) => other.exec(sql) }, batch(1));
+  evolve(preparing(other, prepared2), batch(1));
   assert.deepEqual(prepared2, once, "another database prepares its own");
   db.close();
   other.close();
