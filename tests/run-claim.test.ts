@@ -6,6 +6,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
+import { laneKey } from "../src/kernel/context.js";
+import { hashKey, runToken } from "../src/kernel/credentials.js";
+import type { CardRow, GroupRow, LaneRow, WorkerRow } from "../src/kernel/types.js";
 
 const start = "2026-11-02T08:00:00Z";
 const rules = { ...baseRules, rules: [{ ...baseRules.rules[0], parallel: 5 }, baseRules.rules[1]] };
@@ -106,5 +109,164 @@ test("a lane's session is resumed only by the agent that had it", () => {
   k.event("e2");
   const two = k.claim("c2", K.worker2).job!;
   assert.deepEqual([two.run, two.session], [2, null]);
+  k.close();
+});
+
+const crm = (k: Clock) => k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: hashKey("crm") });
+const lane = (k: Clock, rule = "alerts", name = "") => k.store.view.get<LaneRow>("lanes", laneKey(rule, name))!;
+const group = (k: Clock, name = "alerts") => k.store.view.get<GroupRow>("groups", name)?.active;
+const uncertainCard = (k: Clock, run: number) => k.store.view.where<CardRow>("cards", "1").map(({ row }) => row).find((c) => c.key === `uncertain:${run}`)!;
+const tables = (d: { committed: { changes: unknown[][] }[] }) => [...new Set(d.committed.flatMap((f) => f.changes.map((ch) => ch[0])))].sort();
+
+test("a group runs at most the largest parallel of its own rules at once; a group with nothing running keeps no row", () => {
+  const k = new Clock({ ...baseRules, rules: [{ ...baseRules.rules[0], parallel: 1 }, { ...baseRules.rules[1], parallel: 3 }] }, start);
+  crm(k);
+  k.event("a1", { subject: "a" });
+  k.event("b1", { subject: "b" });
+  const a = k.claim("c1").job!.run;
+  assert.deepEqual(k.claim("c2"), { job: null, cancel: [] }, "lane b waits: group alerts runs one run at a time");
+  for (const s of ["w", "x", "y", "z"]) k.commit({ kind: "event", keyHash: hashKey("crm"), event: { id: `t-${s}`, type: "ticket.x", subject: s } });
+  const taken = ["d1", "d2", "d3", "d4"].map((id) => k.claim(id, K.worker2).job?.run ?? null);
+  assert.deepEqual([taken, group(k, "per-subject"), group(k)], [[3, 4, 5, null], [3, 4, 5], [a]]);
+  k.result(a, { outcome: "done" });
+  assert.equal(group(k), undefined);
+  assert.equal(k.claim("c3").job!.run, 2);
+  k.close();
+});
+
+test("two claims decided in one commit take two different runs", () => {
+  const k = new Clock(rules, start);
+  k.event("e-a", { subject: "a" });
+  k.event("e-b", { subject: "b" });
+  const both = k.store.commit([
+    { input: { kind: "work", keyHash: K.worker, claim: "x1", running: [], capacity: 1 }, now: k.now },
+    { input: { kind: "work", keyHash: K.worker, claim: "x2", running: [], capacity: 1 }, now: k.now },
+  ], k.env);
+  assert.deepEqual(both.map((d) => (d.body as { job: { run: number } }).job.run), [1, 2]);
+  k.close();
+});
+
+test("a heartbeat counts once a minute: the worker's time and its runs' leases are kept at 60 s, not before", () => {
+  const k = new Clock(rules, start);
+  k.event("e1");
+  const run = k.claim("c1").job!.run;
+  const t0 = k.now;
+  k.now = t0 + 59_999;
+  k.heartbeat([run]);
+  assert.deepEqual([k.store.view.get<WorkerRow>("workers", "w1")!.seenAt, k.run(run).seenAt], [t0, t0]);
+  k.now = t0 + 60_000;
+  k.heartbeat([run]);
+  assert.deepEqual([k.store.view.get<WorkerRow>("workers", "w1")!.seenAt, k.run(run).seenAt], [t0 + 60_000, t0 + 60_000]);
+  k.close();
+});
+
+test("a run being stopped keeps its lease while its worker reports it, and ends cancelled when the worker goes quiet", () => {
+  const k = new Clock(rules, start);
+  k.event("e1");
+  const run = k.claim("c1").job!.run;
+  k.commit({ kind: "cancel", keyHash: K.owner, run });
+  k.advance(k.now + 4 * 60_000);
+  k.heartbeat([run]);
+  k.advance(k.now + 4 * 60_000);
+  assert.equal(k.run(run).state, "stopping", "the heartbeat 4 minutes in moved its lease");
+  k.advance(k.now + 60_000);
+  assert.equal(k.run(run).state, "cancelled");
+  k.close();
+});
+
+test("a token made for a run that was never claimed is refused", () => {
+  const k = new Clock(rules, start);
+  k.event("e1");
+  const forged = runToken(k.env.master, 1, 0, 0);
+  const d = k.commit({ kind: "started", run: 1, token: forged, session: null, link: null });
+  assert.deepEqual([d.status, k.run(1).state], [403, "queued"]);
+  k.close();
+});
+
+test("a worker that reports its uncertain run again gives it back its lane, group and lease, and closes its card", () => {
+  const k = new Clock(baseRules, start);
+  k.event("e1");
+  const one = k.claim("c1").job!.run; // never started: it comes back claimed
+  k.advance(k.now + 5 * 60_000);
+  assert.deepEqual([k.run(one).state, lane(k).active, group(k), uncertainCard(k, one).state], ["uncertain", null, undefined, "open"]);
+  k.event("e2"); // queued in the free lane; nobody claims it
+  const queued = lane(k).queued!;
+  k.heartbeat([one], K.worker2);
+  assert.equal(k.run(one).state, "uncertain", "another worker's heartbeat does not bring it back");
+  k.heartbeat([one]);
+  assert.deepEqual([k.run(one).state, k.run(one).seenAt, lane(k).active, lane(k).queued, group(k), uncertainCard(k, one).state], ["claimed", k.now, one, queued, [one], "closed"]);
+  k.event("e3");
+  assert.deepEqual(k.run(queued).events.length, 2, "later work joins the queued run");
+  k.advance(k.now + 5 * 60_000 - 1);
+  assert.equal(k.run(one).state, "claimed");
+  k.advance(k.now + 1);
+  assert.equal(k.run(one).state, "uncertain", "its lease ran again from the heartbeat");
+  k.close();
+});
+
+/** A clock whose first run started on session s-1 and then went unreported for 5 minutes (uncertain). */
+function uncertainRun(): [Clock, number] {
+  const k = new Clock(baseRules, start);
+  k.event("e1");
+  const one = k.claim("c1").job!.run;
+  k.started(one, "s-1");
+  k.advance(k.now + 5 * 60_000);
+  return [k, one];
+}
+
+test("an uncertain run that reports started takes its lane back and runs", () => {
+  const [k, one] = uncertainRun();
+  const back = k.started(one, "s-1");
+  assert.deepEqual([back.status, k.run(one).state, lane(k).active, group(k), uncertainCard(k, one).state], [200, "running", one, [one], "closed"]);
+  k.close();
+});
+
+test("an uncertain run whose lane another run took stays uncertain and outside its group until its result", () => {
+  const [k, one] = uncertainRun();
+  k.event("e2");
+  const two = k.claim("c2").job!.run;
+  k.now += 60_000;
+  k.heartbeat([one, two]);
+  const again = k.started(one, "s-1");
+  assert.deepEqual([again.status, k.run(one).state, lane(k).active, group(k), uncertainCard(k, one).state], [200, "uncertain", two, [two], "open"]);
+  const end = k.result(one, { outcome: "done" });
+  assert.deepEqual([k.run(one).state, lane(k).active, group(k), uncertainCard(k, one).state], ["done", two, [two], "closed"]);
+  assert.deepEqual(tables(end), ["cardkeys", "cards", "lanes", "meta", "outbox", "runs", "sessions"], "its group's row is not written");
+  k.close();
+});
+
+test("a lane's last session is not resumed while another run is using it, in any state that still goes on", () => {
+  for (const state of ["claimed", "running", "stopping", "uncertain"]) {
+    const k = new Clock({ ...rules, rules: [{ ...rules.rules[0], resume: true }, rules.rules[1]] }, start);
+    for (const subject of ["y", "x"]) { // both lanes' last session is s-1
+      k.event(`${subject}1`, { subject });
+      const run = k.claim(`c-${subject}1`).job!.run;
+      k.started(run, "s-1");
+      k.result(run, { outcome: "done" });
+    }
+    k.event("y2", { subject: "y" });
+    const y = k.claim("c-y2").job!;
+    assert.deepEqual([y.session, k.store.view.get("sessions", "s-1")], ["s-1", { run: y.run }]);
+    if (state === "running") k.started(y.run, "s-1");
+    if (state === "stopping") k.commit({ kind: "cancel", keyHash: K.owner, run: y.run });
+    if (state === "uncertain") k.advance(k.now + 5 * 60_000);
+    assert.equal(k.run(y.run).state, state);
+    k.event("x2", { subject: "x" });
+    const x = k.claim("c-x2").job!;
+    assert.deepEqual([x.run, x.session], [y.run + 1, null], state);
+    k.close();
+  }
+});
+
+test("a run started by a timer gets it in the job's timers, not among its events", () => {
+  const k = new Clock(rules, start);
+  k.event("e1");
+  const first = k.claim("c1").job!.run;
+  const at = new Date(k.now + 60_000).toISOString();
+  k.result(first, { outcome: "done", later: [{ key: "check", at, about: "look again" }] });
+  k.advance(Date.parse(at));
+  k.event("e2");
+  const job = k.claim("c2").job!;
+  assert.deepEqual([job.context.events.map((e: { id: string }) => e.id), job.context.timers], [["e2"], [{ key: "check", about: "look again", at }]]);
   k.close();
 });

@@ -30,8 +30,9 @@ function getGroup(c: Ctx, name: string): GroupRow {
 }
 
 function occupy(c: Ctx, run: RunRow): void {
+  // Only runs outside their group get here: queued ones, and uncertain ones that release() let go.
   const g = getGroup(c, run.group);
-  if (!g.active.includes(run.id)) g.active.push(run.id);
+  g.active.push(run.id);
   c.tx.put("groups", g.name, g);
   const lane = getLane(c, run.rule, run.lane);
   lane.active = run.id;
@@ -47,11 +48,11 @@ function release(c: Ctx, run: RunRow): void {
     if (g.active.length === 0) c.tx.del("groups", g.name);
     else c.tx.put("groups", g.name, g);
   }
+  // The lane is written even when it did not hold the run: every caller writes it in the same fact anyway.
   const lane = getLane(c, run.rule, run.lane);
-  let changed = false;
-  if (lane.active === run.id) { lane.active = null; changed = true; }
-  if (lane.queued === run.id) { lane.queued = null; changed = true; }
-  if (changed) putLane(c, lane);
+  if (lane.active === run.id) lane.active = null;
+  if (lane.queued === run.id) lane.queued = null;
+  putLane(c, lane);
   c.wake.workers = true;
 }
 
@@ -133,8 +134,8 @@ export function work(c: Ctx, worker: string, claim: string, running: number[], c
   }
   if (capacity <= 0) return { job: null, cancel };
   for (const { row } of c.view.scan<RunRow>("runs", "state = 'queued'", [])) {
+    // Still queued in this decision too: nothing before this loop changes a queued run.
     const run = c.tx.get<RunRow>("runs", row.id) as RunRow;
-    if (run.state !== "queued") continue;
     const rule = claimable(c, run, worker);
     if (!rule) continue;
     claimRun(c, run, rule, worker, claim);
@@ -146,14 +147,15 @@ export function work(c: Ctx, worker: string, claim: string, running: number[], c
 /** Chooses the session a run continues (protocol.md 规则: resume, and when a new session opens). */
 function chooseSession(c: Ctx, run: RunRow, rule: RuleDef): string | null {
   let session: string | null = null;
-  if (run.sessionHint && (run.sessionHint.agent === null || run.sessionHint.agent === rule.to)) session = run.sessionHint.session;
+  if (run.sessionHint && run.sessionHint.agent === rule.to) session = run.sessionHint.session;
   else if (rule.resume) {
     const last = getLane(c, run.rule, run.lane).last;
     if (last && !last.stopped && last.agent === rule.to && last.session) session = last.session;
   }
   if (session === null) return null;
+  // A session row names the run using it; this run is still queued in the store, so it never counts as using it.
   const user = c.tx.get<{ run: number }>("sessions", session);
-  if (user && user.run !== run.id) {
+  if (user) {
     const other = c.tx.get<RunRow>("runs", user.run);
     if (other && ["claimed", "running", "stopping", "uncertain"].includes(other.state)) return null;
   }
@@ -192,8 +194,9 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
 function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"] {
   const events = run.events
     .map((id) => c.tx.get<EventRow>("events", id))
-    // Answers and timers are events of the log too, but the job carries them in `answers` and `timers`.
-    .filter((e): e is EventRow => !!e && e.internal !== "answer" && e.internal !== "timer")
+    // A timer's event is an event of the log too, but the job carries it in `timers`. (Answers join a run as
+    // cards, never as events.)
+    .filter((e): e is EventRow => !!e && e.internal !== "timer")
     .map((e) => ({
       id: e.sid, source: e.source, sourceName: own(c.rules.sources, e.source)?.name ?? e.source, type: e.type,
       subject: e.subject, summary: e.summary, detail: e.detail, link: e.link, receivedAt: c.iso(e.at),
@@ -252,12 +255,12 @@ export function started(c: Ctx, run: RunRow, session: string | null, link: strin
 }
 
 /**
- * Whether an uncertain run can take its lane back: only when no other run took the lane meanwhile. Otherwise it
- * stays uncertain (outside its group's count) until its result arrives or the owner stops it.
+ * Whether an uncertain run can take its lane back: only when no other run took the lane meanwhile (an uncertain
+ * run itself released it). Otherwise it stays uncertain (outside its group's count) until its result arrives or
+ * the owner stops it.
  */
 function laneFree(c: Ctx, run: RunRow): boolean {
-  const active = getLane(c, run.rule, run.lane).active;
-  return active === null || active === run.id;
+  return getLane(c, run.rule, run.lane).active === null;
 }
 
 /** Closes the "uncertain" card of a run whose worker reported it again. */

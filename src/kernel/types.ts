@@ -88,7 +88,10 @@ export interface RunRow {
   job: JobSnapshot | null;
   /** The session the agent reported for this run, if any. */
   session: string | null;
-  /** The session the next attempt should try to continue (answers, timers, retries). */
+  /**
+   * The session the next attempt should try to continue (answers, timers, retries), and the agent id that had it:
+   * only that agent continues it (`agent` null: not known, so not continued).
+   */
   sessionHint: { session: string; agent: string | null } | null;
   link: string | null;
   createdAt: number;
