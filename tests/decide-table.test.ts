@@ -181,12 +181,37 @@ test("a worker not seen for ten minutes gets one offline notice, closed when it 
   k.heartbeat([]);
   k.advance(k.now + workerOfflineMs);
   const card = k.store.view.get<CardRow>("cards", 1)!;
-  assert.deepEqual([card.kind, card.key, card.system, card.title, card.text, card.state], [
+  assert.deepEqual([card.kind, card.key, card.system, card.title, card.text, card.state, card.rule, card.lane, card.run], [
     "notice", "offline:w1", "offline", "Worker w1 has not been seen for 10 minutes", "Its runs stay with it. This card closes when it returns.", "open",
+    null, "", null,
   ]);
   k.advance(k.now + 3 * workerOfflineMs);
   assert.equal(k.store.view.get<CardRow>("cards", 2), undefined, "one notice however long it stays away");
   k.heartbeat([]);
   assert.deepEqual([k.store.view.get<CardRow>("cards", 1)!.state, k.store.view.get<CardRow>("cards", 1)!.result], ["closed", "No longer needed"]);
   k.close();
+});
+
+test("started is taken in every state a run goes on in and refused once it ended; an ended run cannot be stopped", () => {
+  for (const state of ["claimed", "running", "stopping", "uncertain"]) {
+    const k = new Clock(baseRules, start);
+    k.event("e1");
+    const run = k.claim("c1").job!.run;
+    if (state === "running") k.started(run, null);
+    if (state === "stopping") k.commit({ kind: "cancel", keyHash: K.owner, run });
+    if (state === "uncertain") k.advance(k.now + runLeaseMs);
+    assert.equal(k.run(run).state, state);
+    assert.deepEqual([reply(k.started(run, "s-1")), k.run(run).session], [[200, { ok: true }], "s-1"], state);
+    k.close();
+  }
+  for (const outcome of ["done", "nothing", "cancelled"]) {
+    const k = new Clock(baseRules, start);
+    k.event("e1");
+    const run = k.claim("c1").job!.run;
+    k.result(run, { outcome });
+    assert.equal(k.run(run).state, outcome);
+    assert.deepEqual(reply(k.started(run, "s-1")), [409, { error: "this run has already ended" }], outcome);
+    assert.deepEqual(reply(k.commit({ kind: "cancel", keyHash: K.owner, run })), [409, { error: "this run has already ended and cannot be stopped" }], outcome);
+    k.close();
+  }
 });
