@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseRules, globMatch, anyGlob } from "../src/kernel/rules.js";
+import { parseRules, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName } from "../src/kernel/rules.js";
 
 const S = { s: {} };
 const A = { a: { worker: "w", use: "x" } };
@@ -237,4 +237,15 @@ test("type globs: every character but * and ? is literal, and * spans lines", ()
   assert.equal(anyGlob(["a.*", "b.*"], "b.x"), true);
   assert.equal(anyGlob(["a.*"], "b.x"), false);
   assert.equal(anyGlob([], "b.x"), false);
+});
+
+test("names: what a new name may be, what an old key's name may be, and the secrets.env variable of each", () => {
+  const names: [string, boolean, boolean][] = [ // [name, isName, isOldKeyName]
+    ["a", true, true], ["A.b_c-9", true, true], ["9", true, true], ["a".repeat(100), true, true], ["a".repeat(101), false, false],
+    ["", false, false], ["_a", false, true], [".", false, true], ["..", false, true], ["a b", false, true], ["é", false, true],
+    ["😀".repeat(100), false, true], ["😀".repeat(101), false, false], ["a/b", false, false], ["a\u007fb", false, false],
+    ["a\u0000", false, false], ["a\n", false, false],
+  ];
+  assert.deepEqual(names.map(([n]) => [n, isName(n), isOldKeyName(n)]), names);
+  assert.deepEqual(["gh-a", "GH_A", "a.b", "x9", "é"].map(secretsEnvName), ["GH_A", "GH_A", "A_B", "X9", "_"]);
 });
