@@ -270,3 +270,118 @@ test("a run started by a timer gets it in the job's timers, not among its events
   assert.deepEqual([job.context.events.map((e: { id: string }) => e.id), job.context.timers], [["e2"], [{ key: "check", about: "look again", at }]]);
   k.close();
 });
+
+test("a started run its worker reports again after it went uncertain comes back running", () => {
+  const [k, one] = uncertainRun();
+  k.heartbeat([one]);
+  assert.deepEqual([k.run(one).state, lane(k).active, group(k)], ["running", one, [one]]);
+  k.close();
+});
+
+test("a heartbeat names every run of its worker being stopped, listed or not; a stopped run that finished is not named", () => {
+  const k = new Clock(rules, start);
+  k.event("e-a", { subject: "a" });
+  const a = k.claim("c-a").job!.run;
+  k.event("e-b", { subject: "b" });
+  const b = k.claim("c-b").job!.run;
+  k.commit({ kind: "cancel", keyHash: K.owner, run: a });
+  k.commit({ kind: "cancel", keyHash: K.owner, run: b });
+  k.result(b, { outcome: "done" }); // finished before it heard of the stop: done, not cancelled
+  k.now += 60_000;
+  assert.deepEqual([k.run(b).state, k.heartbeat([]).body], ["done", { job: null, cancel: [a] }]);
+  assert.deepEqual(k.heartbeat([a, b]).body, { job: null, cancel: [a] });
+  k.close();
+});
+
+test("a repeated claim id of an uncertain run gets its job again", () => {
+  const k = new Clock(rules, start);
+  k.event("e1");
+  const run = k.claim("same").job!.run;
+  k.advance(k.now + 5 * 60_000);
+  assert.equal(k.run(run).state, "uncertain");
+  assert.deepEqual([k.claim("same").job?.run, k.run(run).claims], [run, 2]);
+  k.close();
+});
+
+test("an answer resumes the asking run's session only for the agent that had it", () => {
+  const k = new Clock(baseRules, start);
+  k.event("e1");
+  const run = k.claim("c1").job!.run;
+  k.started(run, "s-1");
+  k.result(run, { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
+  k.loadRules({ ...baseRules, rules: [{ ...baseRules.rules[0], to: "bot2" }, baseRules.rules[1]] });
+  k.commit({ kind: "answer", keyHash: K.owner, card: 1, choice: 0, text: null, by: null, ref: null });
+  const next = k.claim("c2", K.worker2).job!;
+  assert.deepEqual([next.run, k.run(next.run).sessionHint, next.session], [2, { session: "s-1", agent: "bot" }, null]);
+  k.close();
+});
+
+test("a job's decided questions leave out notices, even answered in words, and questions closed without an answer", () => {
+  const k = new Clock(rules, start);
+  k.event("e1");
+  const run = k.claim("c1").job!.run;
+  k.result(run, { outcome: "done", ask: [{ title: "Dropped", options: ["x"] }, { title: "Kept", options: ["x"] }], notice: [{ title: "N" }] });
+  k.commit({ kind: "resolve", keyHash: K.owner, card: 1, reason: "not needed" });
+  k.commit({ kind: "answer", keyHash: K.owner, card: 2, choice: 0, text: null, by: null, ref: null });
+  k.commit({ kind: "answer", keyHash: K.owner, card: 3, choice: null, text: "look at it again", by: null, ref: null });
+  const job = k.claim("c2").job!;
+  assert.deepEqual(job.context.decided.map((d: { card: number }) => d.card), [2]);
+  k.close();
+});
+
+test("a claimed run that starts is counted once in its group", () => {
+  const k = new Clock(rules, start);
+  k.event("e1");
+  const run = k.claim("c1").job!.run;
+  k.started(run, null);
+  assert.deepEqual([k.run(run).state, group(k)], ["running", [run]]);
+  k.close();
+});
+
+test("session rows: a run drops only the rows that still name it, when it reports a new session, fails or ends", () => {
+  const k = new Clock(rules, start);
+  const sessions = () => k.store.view.where<{ run: number }>("sessions", "1").map(({ key, row }) => [key, row.run]);
+  k.event("e-a", { subject: "a" });
+  const a = k.claim("c-a").job!.run;
+  k.event("e-b", { subject: "b" });
+  const b = k.claim("c-b").job!.run;
+  k.started(a, "s-1");
+  k.started(a, "s-2"); // a moved on: s-1 is no longer its
+  assert.deepEqual(sessions(), [["s-2", a]]);
+  k.started(b, "s-2"); // b reports a's session: the row names b now
+  k.result(a, { outcome: "failed", error: "x" });
+  assert.deepEqual(sessions(), [["s-2", b]], "a's retry keeps b's row");
+  k.started(b, "s-3");
+  k.started(b, "s-2");
+  k.event("e-c", { subject: "c" });
+  const c = k.claim("c-c").job!.run;
+  k.started(c, "s-3");
+  k.result(b, { outcome: "done" });
+  assert.deepEqual(sessions(), [["s-3", c]], "b's end keeps c's row");
+  k.close();
+});
+
+test("a run that fails while another of its lane waits for a retry leaves that one waiting with its own work", () => {
+  const [k, one] = uncertainRun();
+  k.event("e2");
+  const two = k.claim("c2").job!.run;
+  k.result(two, { outcome: "failed", error: "x" });
+  assert.equal(k.run(two).state, "waiting");
+  k.result(one, { outcome: "failed", error: "y" });
+  assert.deepEqual([k.run(two).state, k.run(two).events.length, k.run(one).state, k.run(one).events.length], ["waiting", 1, "waiting", 1]);
+  k.close();
+});
+
+test("a timer's event has its lane as subject, none for the rule's only lane", () => {
+  const k = new Clock(rules, start);
+  const at = new Date(k.now + 60_000).toISOString();
+  for (const subject of ["a", null]) {
+    k.event(`e-${subject}`, subject ? { subject } : {});
+    const run = k.claim(`c-${subject}`).job!.run;
+    k.result(run, { outcome: "done", later: [{ key: "k", at }] });
+  }
+  k.advance(Date.parse(at));
+  const timers = k.store.view.where<{ internal: string | null; subject: string | null }>("events", "1").map(({ row }) => row).filter((e) => e.internal === "timer");
+  assert.deepEqual(timers.map((e) => e.subject).sort(), ["a", null]);
+  k.close();
+});

@@ -278,7 +278,7 @@ test("when a rule goes, its queued runs are cancelled with a notice; other rules
   const runs = k.state().runs.map((r: { id: number; state: string; rule: string }) => [r.id, r.rule, r.state]).sort();
   assert.deepEqual(runs, [[1, "alerts", "cancelled"], [2, "per-subject", "queued"]]);
   const card = k.store.view.get<CardRow>("cards", 1)!;
-  assert.deepEqual([card.system, card.title, card.run], ["ruleGone", 'Rule "alerts" is gone; run 1 is cancelled', 1]);
+  assert.deepEqual([card.system, card.title, card.run, card.rule, card.lane], ["ruleGone", 'Rule "alerts" is gone; run 1 is cancelled', 1, null, ""]);
   k.close();
 });
 

@@ -331,8 +331,9 @@ function keyRemove(c: Ctx, input: Extract<Input, { kind: "keyRemove" }>): Reply 
 /** A timer woke the shell: every deadline of the due table up to now is handled (protocol.md 结构与实测). */
 function tick(c: Ctx): Reply {
   for (const { key, row } of c.view.where<DueRow>("due", "at <= ? ORDER BY at, key", c.now)) {
-    // A deadline removed earlier in this tick is skipped. Every handler also checks the current state of what it
-    // names (a waiting run, a live lease, a timer row, a paused rule), so this only saves the work.
+    // A deadline removed earlier in this tick is skipped. The handlers check the current state of what they name
+    // (a live lease, a timer row, a paused rule), and a retry deadline goes in the same step as its run leaves
+    // "waiting", so this only saves the work.
     // Stryker disable next-line ConditionalExpression: see above
     if (!c.tx.get("due", key)) continue;
     c.tx.del("due", key);

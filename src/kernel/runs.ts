@@ -101,10 +101,12 @@ function heartbeat(c: Ctx, worker: string, running: number[]): number[] {
     }
   }
   const cancel = new Set<number>();
+  // Every run of this worker being stopped, listed or not; and those it lists that the owner stopped and that
+  // ended meanwhile (an uncertain run stopped, or one that ended before its worker heard of the stop).
   for (const { row } of c.view.where<RunRow>("runs", "state = 'stopping'")) if (row.worker === worker) cancel.add(row.id);
   for (const id of running) {
     const run = c.tx.get<RunRow>("runs", id);
-    if (run && run.worker === worker && (run.state === "stopping" || (run.state === "cancelled" && run.stopRequested))) cancel.add(id);
+    if (run && run.worker === worker && run.state === "cancelled" && run.stopRequested) cancel.add(id);
   }
   return [...cancel].sort((a, b) => a - b);
 }
@@ -153,12 +155,9 @@ function chooseSession(c: Ctx, run: RunRow, rule: RuleDef): string | null {
     if (last && !last.stopped && last.agent === rule.to && last.session) session = last.session;
   }
   if (session === null) return null;
-  // A session row names the run using it; this run is still queued in the store, so it never counts as using it.
-  const user = c.tx.get<{ run: number }>("sessions", session);
-  if (user) {
-    const other = c.tx.get<RunRow>("runs", user.run);
-    if (other && ["claimed", "running", "stopping", "uncertain"].includes(other.state)) return null;
-  }
+  // A session row names the run using it, always one that goes on (runs drop theirs when they end or wait for a
+  // retry): that run has the session now, so this one starts a new one.
+  if (c.tx.get<{ run: number }>("sessions", session)) return null;
   return session;
 }
 
@@ -232,8 +231,7 @@ export function started(c: Ctx, run: RunRow, session: string | null, link: strin
     backFromUncertain(c, run);
     changed = true;
   } else if (run.state === "claimed") {
-    run.state = "running";
-    changed = true;
+    run.state = "running"; // a claimed run has not started: `changed` is set just below
   }
   if (run.startedAt === null) {
     run.startedAt = c.now;
@@ -241,8 +239,7 @@ export function started(c: Ctx, run: RunRow, session: string | null, link: strin
     changed = true;
   }
   if (session && session !== run.session) {
-    const hinted = run.job?.session;
-    if (hinted && hinted !== session && c.tx.get<{ run: number }>("sessions", hinted)?.run === run.id) c.tx.del("sessions", hinted);
+    dropSessions(c, run); // the one it was handed and one it reported before, unless another run took them
     run.session = session;
     c.tx.put("sessions", session, { run: run.id });
     changed = true;
@@ -261,6 +258,13 @@ export function started(c: Ctx, run: RunRow, session: string | null, link: strin
  */
 function laneFree(c: Ctx, run: RunRow): boolean {
   return getLane(c, run.rule, run.lane).active === null;
+}
+
+/** Drops the session rows that still name this run: the session it reported and the one its job was handed. */
+function dropSessions(c: Ctx, run: RunRow): void {
+  for (const s of [run.session, run.job?.session]) {
+    if (s && c.tx.get<{ run: number }>("sessions", s)?.run === run.id) c.tx.del("sessions", s);
+  }
 }
 
 /** Closes the "uncertain" card of a run whose worker reported it again. */
@@ -290,9 +294,7 @@ export function endRun(c: Ctx, run: RunRow, state: Extract<RunState, "done" | "n
   release(c, run);
   c.undue("lease", run.id);
   c.undue("retry", run.id);
-  for (const s of [run.session, run.job?.session]) {
-    if (s && c.tx.get<{ run: number }>("sessions", s)?.run === run.id) c.tx.del("sessions", s);
-  }
+  dropSessions(c, run);
   if (run.attempt > 0) { // a run that was ever claimed (a claimed, running or stopping run always was)
     const lane = getLane(c, run.rule, run.lane);
     lane.last = { run: run.id, session: run.session ?? run.job?.session ?? null, agent: run.agent, stopped: state === "cancelled" };
@@ -336,9 +338,7 @@ function failRun(c: Ctx, run: RunRow, error: string): void {
   release(c, run);
   c.undue("lease", run.id);
   const s = run.session ?? run.job?.session ?? null;
-  for (const x of [run.session, run.job?.session]) {
-    if (x && c.tx.get<{ run: number }>("sessions", x)?.run === run.id) c.tx.del("sessions", x);
-  }
+  dropSessions(c, run);
   if (s) run.sessionHint = { session: s, agent: run.agent };
   run.state = "waiting";
   run.claim = null;
@@ -404,8 +404,8 @@ export function applyResult(c: Ctx, run: RunRow, result: Result): Rejected[] {
     return rejected;
   }
   run.failures = 0;
-  let cards = 0;
-  const count = (id: number | null) => { if (id !== null) cards++; };
+  let madeCard = false;
+  const count = (id: number | null) => { if (id !== null) madeCard = true; };
   const r = rule ?? null;
   for (const a of result.ask ?? []) {
     count(createCard(c, { kind: "ask", title: a.title, text: a.text, options: a.options, recommend: a.recommend ?? null, about: a.about ?? null, key: a.key ?? null, rule: r, lane: run.lane, run: run.id }));
@@ -421,7 +421,7 @@ export function applyResult(c: Ctx, run: RunRow, result: Result): Rejected[] {
     const why = emit(c, run, rule, e);
     if (why) rejected.push({ event: e.id, reason: why });
   }
-  if (rule?.tell === "always" && result.outcome === "done" && cards === 0) {
+  if (rule?.tell === "always" && result.outcome === "done" && !madeCard) {
     createCard(c, { kind: "notice", fyi: true, title: c.msg("card.done.title", { rule: rule.name }), text: result.summary ?? "", rule, lane: run.lane, run: run.id });
   }
   endRun(c, run, result.outcome);
@@ -446,11 +446,9 @@ function resolveInScope(c: Ctx, run: RunRow, rule: RuleDef | undefined, id: numb
 /** `later`: sets, moves or cancels a timer of the lane (protocol.md 回执). */
 function later(c: Ctx, run: RunRow, l: NonNullable<Result["later"]>[number]): void {
   const key = `${laneKey(run.rule, run.lane)}\u0000${l.key}`;
-  if ("cancel" in l) {
-    if (c.tx.get("timers", key)) {
-      c.tx.del("timers", key);
-      c.undue("later", key);
-    }
+  if ("cancel" in l) { // a timer that is not there: nothing to remove
+    c.tx.del("timers", key);
+    c.undue("later", key);
     return;
   }
   const at = Date.parse(l.at);
@@ -509,16 +507,17 @@ export function leaseExpired(c: Ctx, runId: number): void {
   run.state = "uncertain";
   release(c, run);
   c.tx.put("runs", run.id, run);
+  // A run with a lease was claimed, so it has its worker.
   createCard(c, {
     kind: "notice", key: `uncertain:${run.id}`, title: c.msg("card.uncertain.title", { run: run.id, rule: run.rule }),
-    text: c.msg("card.uncertain.text", { worker: run.worker ?? "?" }), rule: null, lane: "", run: run.id, system: "uncertain",
+    text: c.msg("card.uncertain.text", { worker: run.worker as string }), rule: null, lane: "", run: run.id, system: "uncertain",
   });
 }
 
 /** A retry wait ended: the run is queued again. */
 export function retryDue(c: Ctx, runId: number): void {
-  const run = c.tx.get<RunRow>("runs", runId);
-  if (!run || run.state !== "waiting") return;
+  // A retry deadline is removed in the same step as its run leaves "waiting" (ended, or started by `run <rule>`).
+  const run = c.tx.get<RunRow>("runs", runId) as RunRow;
   run.state = "queued";
   run.readyAt = c.now;
   c.tx.put("runs", run.id, run);
