@@ -368,6 +368,9 @@ export function invariantProblem(store: Store, runsChanged = true): string | nul
   const queued = first(`SELECT l.data ->> 'rule' AS rule, l.data ->> 'lane' AS lane, l.data ->> 'queued' AS run, r.state AS state FROM v_lanes l
     LEFT JOIN v_runs r ON r.key = l.data ->> 'queued' WHERE (l.data ->> 'queued') IS NOT NULL AND (r.state IS NULL OR r.state NOT IN ('queued', 'waiting'))`);
   if (queued) return `lane ${queued.rule}/${queued.lane} queues run ${queued.run} in state ${queued.state ?? undefined}`;
+  const session = first(`SELECT s.key AS session, s.data ->> 'run' AS run, r.state AS state FROM v_sessions s LEFT JOIN v_runs r ON r.key = s.data ->> 'run'
+    WHERE r.state IS NULL OR r.state NOT IN ${activeStates.slice(0, -1)}, 'uncertain')`);
+  if (session) return `session ${session.session} names run ${session.run} in state ${session.state ?? undefined}`;
   const noRetry = first(`SELECT r.key AS run FROM v_runs r LEFT JOIN v_due d ON d.key = 'retry:' || r.key WHERE r.state = 'waiting' AND d.key IS NULL`);
   if (noRetry) return `waiting run ${noRetry.run} has no retry deadline`;
   const totals = v.get<Totals>("meta", "totals");
