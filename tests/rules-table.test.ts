@@ -134,6 +134,7 @@ const refusals: [unknown, string, number, number][] = [
   ['{"sources": {"s": {}, "s": {"name": "dup"}}}', "sources.s: given twice", 1, 28],
   ['{"channels": {"c": {}}, "channels": {}}', "channels: given twice", 1, 37],
   ['{"rules": [{"name": "a", "name": "b"}]}', "rules[0].name: given twice", 1, 34],
+  ['{"rules": [{"name": "a"}, {"name": "b", "name": "c"}]}', "rules[1].name: given twice", 1, 49],
   // Names used in URLs, on the terminal and in card texts.
   [R({ name: "." }), "rules[0].name: \".\" and \"..\" cannot be names (they cannot stand in a URL)", 1, 78],
   [R({ name: ".." }), "rules[0].name: \".\" and \"..\" cannot be names (they cannot stand in a URL)", 1, 78],
@@ -234,6 +235,7 @@ test("type globs: every character but * and ? is literal, and * spans lines", ()
   assert.equal(globMatch("?", ""), false);
   assert.equal(globMatch("b", "abc"), false, "a pattern matches the whole type, not a part of it");
   assert.equal(globMatch("a", "ab"), false);
+  assert.equal(globMatch("b", "ab"), false, "anchored at the start too");
   assert.equal(anyGlob(["a.*", "b.*"], "b.x"), true);
   assert.equal(anyGlob(["a.*"], "b.x"), false);
   assert.equal(anyGlob([], "b.x"), false);
