@@ -225,7 +225,9 @@ function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"
 /** POST /v1/runs/:id/started: the agent took the prompt; remembers its session and link. */
 export function started(c: Ctx, run: RunRow, session: string | null, link: string | null): void {
   let changed = false;
-  if (run.state === "uncertain" && laneFree(c, run)) {
+  // Of the runs that may report started (claimed, running, stopping, uncertain), only an uncertain one can find its
+  // lane free: the others hold it.
+  if (laneFree(c, run)) {
     run.state = "running";
     occupy(c, run);
     backFromUncertain(c, run);
