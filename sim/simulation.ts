@@ -373,6 +373,9 @@ export function invariantProblem(store: Store, runsChanged = true): string | nul
   if (session) return `session ${session.session} names run ${session.run} in state ${session.state ?? undefined}`;
   const noRetry = first(`SELECT r.key AS run FROM v_runs r LEFT JOIN v_due d ON d.key = 'retry:' || r.key WHERE r.state = 'waiting' AND d.key IS NULL`);
   if (noRetry) return `waiting run ${noRetry.run} has no retry deadline`;
+  const staleRetry = first(`SELECT d.data ->> 'ref' AS run, r.state AS state FROM v_due d LEFT JOIN v_runs r ON r.key = CAST(d.data ->> 'ref' AS INTEGER)
+    WHERE d.data ->> 'kind' = 'retry' AND (r.state IS NULL OR r.state != 'waiting')`);
+  if (staleRetry) return `retry deadline of run ${staleRetry.run} in state ${staleRetry.state ?? undefined}`;
   const totals = v.get<Totals>("meta", "totals");
   const open = (v.sql(`SELECT COUNT(*) AS n FROM v_cards WHERE state = 'open'`).get() as { n: number }).n;
   if ((totals?.openCards ?? 0) !== open) return `totals.openCards ${totals?.openCards} but ${open} open cards`;

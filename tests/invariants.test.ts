@@ -69,6 +69,7 @@ test("a sound projection has no problem; each broken row is named by its check",
     assert.equal(broken(`UPDATE v_groups SET data = json_set(data, '$.active', json('[2, 1]')) WHERE key = 'alerts'`), "group alerts holds run 1 in state done");
     assert.equal(broken(`UPDATE v_lanes SET data = json_set(data, '$.queued', 1) WHERE key = ?`, lane), "lane alerts/ queues run 1 in state done");
     assert.equal(setRun(3, "$.state", '"waiting"'), "waiting run 3 has no retry deadline");
+    assert.equal(broken(`INSERT INTO v_due (key, data) VALUES ('retry:1', '{"at":0,"kind":"retry","ref":"1"}')`), "retry deadline of run 1 in state done");
     assert.equal(broken(`INSERT INTO v_sessions (key, data) VALUES ('s-old', '{"run":1}')`), "session s-old names run 1 in state done");
     assert.equal(broken(`INSERT INTO v_sessions (key, data) VALUES ('s-gone', '{"run":9}')`), "session s-gone names run 9 in state undefined");
     assert.equal(broken(`UPDATE v_meta SET data = json_set(data, '$.openCards', 0) WHERE key = 'totals'`), "totals.openCards 0 but 1 open cards");
