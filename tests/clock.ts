@@ -70,6 +70,18 @@ export class Clock {
     return d.body as { job: { run: number; attempt: number; token: string; session: string | null; context: any; rule: { name: string; cwd: string | null; prompt: string | null } } | null; cancel: number[] };
   }
 
+  /**
+   * Posts event `id` (with `extra` fields, for example `{ subject }`) and claims it as worker w1 with claim id
+   * `c-<id>`; reports it started on `session` when one is given. Returns the run's id; throws when the claim gets no job.
+   */
+  claimed(id: string, session: string | null = null, extra: Record<string, unknown> = {}): number {
+    this.event(id, extra);
+    const job = this.claim(`c-${id}`).job;
+    if (!job) throw new Error(`claim c-${id} got no job`);
+    if (session) this.started(job.run, session);
+    return job.run;
+  }
+
   heartbeat(running: number[], worker = K.worker) {
     return this.commit({ kind: "work", keyHash: worker, claim: `hb-${this.now}`, running, capacity: 0 });
   }

@@ -17,8 +17,7 @@ test("a heartbeat asks a worker to stop only its own runs being stopped, in id o
   const k = new Clock(rules, start);
   const runs: number[] = [];
   for (const s of ["a", "b", "c", "d", "e"]) {
-    k.event(`e-${s}`, { subject: s });
-    runs.push(k.claim(`c-${s}`).job!.run);
+    runs.push(k.claimed(`e-${s}`, null, { subject: s }));
   }
   const [a, b, c, d, e] = runs as [number, number, number, number, number];
   k.result(d, { outcome: "done" });
@@ -50,8 +49,7 @@ test("a repeated claim id gets the same job with a new token while the run goes 
 
 test("a job's context lists the lane's decided questions, oldest first, with the chosen option or the words", () => {
   const k = new Clock(rules, start);
-  k.event("e1");
-  const run = k.claim("c1").job!.run;
+  const run = k.claimed("e1");
   k.result(run, { outcome: "done", ask: [{ title: "Pick", options: ["x", "y"] }, { title: "Say", options: ["x"] }, { title: "Open", options: ["x"] }], notice: [{ title: "N" }] });
   k.commit({ kind: "answer", keyHash: K.owner, card: 1, choice: 1, text: null, by: null, ref: null });
   k.commit({ kind: "answer", keyHash: K.owner, card: 2, choice: null, text: "in my words", by: null, ref: null });
@@ -82,8 +80,7 @@ test("started: a claimed run starts once; its session and link are kept, and a r
 
 test("a resumed run that reports a new session gives up the one it was handed; a stopped lane's session is not resumed", () => {
   const k = new Clock({ ...rules, rules: [{ ...rules.rules[0], resume: true }, rules.rules[1]] }, start);
-  k.event("e1");
-  const one = k.claim("c1").job!.run;
+  const one = k.claimed("e1");
   k.started(one, "s-1");
   k.result(one, { outcome: "done" });
   k.event("e2");
@@ -101,8 +98,7 @@ test("a resumed run that reports a new session gives up the one it was handed; a
 test("a lane's session is resumed only by the agent that had it", () => {
   const resume = { ...rules, rules: [{ ...rules.rules[0], resume: true }, rules.rules[1]] };
   const k = new Clock(resume, start);
-  k.event("e1");
-  const one = k.claim("c1").job!.run;
+  const one = k.claimed("e1");
   k.started(one, "s-1");
   k.result(one, { outcome: "done" });
   k.loadRules({ ...resume, rules: [{ ...resume.rules[0], to: "bot2" }, rules.rules[1]] });
@@ -148,8 +144,7 @@ test("two claims decided in one commit take two different runs", () => {
 
 test("a heartbeat counts once a minute: the worker's time and its runs' leases are kept at 60 s, not before", () => {
   const k = new Clock(rules, start);
-  k.event("e1");
-  const run = k.claim("c1").job!.run;
+  const run = k.claimed("e1");
   const t0 = k.now;
   k.now = t0 + 59_999;
   k.heartbeat([run]);
@@ -162,8 +157,7 @@ test("a heartbeat counts once a minute: the worker's time and its runs' leases a
 
 test("a run being stopped keeps its lease while its worker reports it, and ends cancelled when the worker goes quiet", () => {
   const k = new Clock(rules, start);
-  k.event("e1");
-  const run = k.claim("c1").job!.run;
+  const run = k.claimed("e1");
   k.commit({ kind: "cancel", keyHash: K.owner, run });
   k.advance(k.now + 4 * 60_000);
   k.heartbeat([run]);
@@ -185,8 +179,7 @@ test("a token made for a run that was never claimed is refused", () => {
 
 test("a worker that reports its uncertain run again gives it back its lane, group and lease, and closes its card", () => {
   const k = new Clock(baseRules, start);
-  k.event("e1");
-  const one = k.claim("c1").job!.run; // never started: it comes back claimed
+  const one = k.claimed("e1"); // never started: it comes back claimed
   k.advance(k.now + 5 * 60_000);
   assert.deepEqual([k.run(one).state, lane(k).active, group(k), uncertainCard(k, one).state], ["uncertain", null, undefined, "open"]);
   k.event("e2"); // queued in the free lane; nobody claims it
@@ -207,8 +200,7 @@ test("a worker that reports its uncertain run again gives it back its lane, grou
 /** A clock whose first run started on session s-1 and then went unreported for 5 minutes (uncertain). */
 function uncertainRun(): [Clock, number] {
   const k = new Clock(baseRules, start);
-  k.event("e1");
-  const one = k.claim("c1").job!.run;
+  const one = k.claimed("e1");
   k.started(one, "s-1");
   k.advance(k.now + 5 * 60_000);
   return [k, one];
@@ -223,8 +215,7 @@ test("an uncertain run that reports started takes its lane back and runs", () =>
 
 test("an uncertain run whose lane another run took stays uncertain and outside its group until its result", () => {
   const [k, one] = uncertainRun();
-  k.event("e2");
-  const two = k.claim("c2").job!.run;
+  const two = k.claimed("e2");
   k.now += 60_000;
   k.heartbeat([one, two]);
   const again = k.started(one, "s-1");
@@ -239,8 +230,7 @@ test("a lane's last session is not resumed while another run is using it, in any
   for (const state of ["claimed", "running", "stopping", "uncertain"]) {
     const k = new Clock({ ...rules, rules: [{ ...rules.rules[0], resume: true }, rules.rules[1]] }, start);
     for (const subject of ["y", "x"]) { // both lanes' last session is s-1
-      k.event(`${subject}1`, { subject });
-      const run = k.claim(`c-${subject}1`).job!.run;
+      const run = k.claimed(`${subject}1`, null, { subject });
       k.started(run, "s-1");
       k.result(run, { outcome: "done" });
     }
@@ -260,8 +250,7 @@ test("a lane's last session is not resumed while another run is using it, in any
 
 test("a run started by a timer gets it in the job's timers, not among its events", () => {
   const k = new Clock(rules, start);
-  k.event("e1");
-  const first = k.claim("c1").job!.run;
+  const first = k.claimed("e1");
   const at = new Date(k.now + 60_000).toISOString();
   k.result(first, { outcome: "done", later: [{ key: "check", at, about: "look again" }] });
   k.advance(Date.parse(at));
@@ -280,10 +269,8 @@ test("a started run its worker reports again after it went uncertain comes back 
 
 test("a heartbeat names every run of its worker being stopped, listed or not; a stopped run that finished is not named", () => {
   const k = new Clock(rules, start);
-  k.event("e-a", { subject: "a" });
-  const a = k.claim("c-a").job!.run;
-  k.event("e-b", { subject: "b" });
-  const b = k.claim("c-b").job!.run;
+  const a = k.claimed("e-a", null, { subject: "a" });
+  const b = k.claimed("e-b", null, { subject: "b" });
   k.commit({ kind: "cancel", keyHash: K.owner, run: a });
   k.commit({ kind: "cancel", keyHash: K.owner, run: b });
   k.result(b, { outcome: "done" }); // finished before it heard of the stop: done, not cancelled
@@ -295,18 +282,16 @@ test("a heartbeat names every run of its worker being stopped, listed or not; a 
 
 test("a repeated claim id of an uncertain run gets its job again", () => {
   const k = new Clock(rules, start);
-  k.event("e1");
-  const run = k.claim("same").job!.run;
+  const run = k.claimed("e1");
   k.advance(k.now + 5 * 60_000);
   assert.equal(k.run(run).state, "uncertain");
-  assert.deepEqual([k.claim("same").job?.run, k.run(run).claims], [run, 2]);
+  assert.deepEqual([k.claim("c-e1").job?.run, k.run(run).claims], [run, 2]);
   k.close();
 });
 
 test("an answer resumes the asking run's session only for the agent that had it", () => {
   const k = new Clock(baseRules, start);
-  k.event("e1");
-  const run = k.claim("c1").job!.run;
+  const run = k.claimed("e1");
   k.started(run, "s-1");
   k.result(run, { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
   k.loadRules({ ...baseRules, rules: [{ ...baseRules.rules[0], to: "bot2" }, baseRules.rules[1]] });
@@ -318,8 +303,7 @@ test("an answer resumes the asking run's session only for the agent that had it"
 
 test("a job's decided questions leave out notices, even answered in words, and questions closed without an answer", () => {
   const k = new Clock(rules, start);
-  k.event("e1");
-  const run = k.claim("c1").job!.run;
+  const run = k.claimed("e1");
   k.result(run, { outcome: "done", ask: [{ title: "Dropped", options: ["x"] }, { title: "Kept", options: ["x"] }], notice: [{ title: "N" }] });
   k.commit({ kind: "resolve", keyHash: K.owner, card: 1, reason: "not needed" });
   k.commit({ kind: "answer", keyHash: K.owner, card: 2, choice: 0, text: null, by: null, ref: null });
@@ -331,8 +315,7 @@ test("a job's decided questions leave out notices, even answered in words, and q
 
 test("a claimed run that starts is counted once in its group", () => {
   const k = new Clock(rules, start);
-  k.event("e1");
-  const run = k.claim("c1").job!.run;
+  const run = k.claimed("e1");
   k.started(run, null);
   assert.deepEqual([k.run(run).state, group(k)], ["running", [run]]);
   k.close();
@@ -341,10 +324,8 @@ test("a claimed run that starts is counted once in its group", () => {
 test("session rows: a run drops only the rows that still name it, when it reports a new session, fails or ends", () => {
   const k = new Clock(rules, start);
   const sessions = () => k.store.view.where<{ run: number }>("sessions", "1").map(({ key, row }) => [key, row.run]);
-  k.event("e-a", { subject: "a" });
-  const a = k.claim("c-a").job!.run;
-  k.event("e-b", { subject: "b" });
-  const b = k.claim("c-b").job!.run;
+  const a = k.claimed("e-a", null, { subject: "a" });
+  const b = k.claimed("e-b", null, { subject: "b" });
   k.started(a, "s-1");
   k.started(a, "s-2"); // a moved on: s-1 is no longer its
   assert.deepEqual(sessions(), [["s-2", a]]);
@@ -353,8 +334,7 @@ test("session rows: a run drops only the rows that still name it, when it report
   assert.deepEqual(sessions(), [["s-2", b]], "a's retry keeps b's row");
   k.started(b, "s-3");
   k.started(b, "s-2");
-  k.event("e-c", { subject: "c" });
-  const c = k.claim("c-c").job!.run;
+  const c = k.claimed("e-c", null, { subject: "c" });
   k.started(c, "s-3");
   k.result(b, { outcome: "done" });
   assert.deepEqual(sessions(), [["s-3", c]], "b's end keeps c's row");
@@ -363,8 +343,7 @@ test("session rows: a run drops only the rows that still name it, when it report
 
 test("a run that fails while another of its lane waits for a retry leaves that one waiting with its own work", () => {
   const [k, one] = uncertainRun();
-  k.event("e2");
-  const two = k.claim("c2").job!.run;
+  const two = k.claimed("e2");
   k.result(two, { outcome: "failed", error: "x" });
   assert.equal(k.run(two).state, "waiting");
   k.result(one, { outcome: "failed", error: "y" });

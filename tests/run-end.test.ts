@@ -15,21 +15,13 @@ const start = "2026-11-02T08:00:00Z";
 const lane = (k: Clock) => k.store.view.get<LaneRow>("lanes", laneKey("alerts", ""))!;
 const dues = (k: Clock) => k.store.view.where<{ kind: string }>("due", "1").map(({ key }) => key);
 
-/** A claimed run of rule alerts (worker w1), started on session `session`. */
-function claimed(k: Clock, id: string, session: string | null = null): number {
-  k.event(id);
-  const run = k.claim(`c-${id}`).job!.run;
-  if (session) k.started(run, session);
-  return run;
-}
-
 test("usage counts as reported per kind: any token count for tokens, cost for cost", () => {
   const k = new Clock(baseRules, start);
   for (const [usage, reported] of [
     [{ input: 1 }, { tokens: true, cost: false }], [{ output: 1 }, { tokens: true, cost: false }], [{ cached: 1 }, { tokens: true, cost: false }],
     [{ cost: 0 }, { tokens: false, cost: true }], [{}, { tokens: false, cost: false }],
   ] as const) {
-    const run = claimed(k, `u${JSON.stringify(usage)}`);
+    const run = k.claimed(`u${JSON.stringify(usage)}`);
     k.result(run, { outcome: "done", usage });
     assert.deepEqual([k.run(run).usageReported, k.run(run).usage], [reported, usage], JSON.stringify(usage));
   }
@@ -38,14 +30,14 @@ test("usage counts as reported per kind: any token count for tokens, cost for co
 
 test("ending a run frees its session, clears its deadlines, and records how the lane's last run ended", () => {
   const k = new Clock(baseRules, start);
-  const run = claimed(k, "e1", "s-1");
+  const run = k.claimed("e1", "s-1");
   assert.deepEqual(k.store.view.get("sessions", "s-1"), { run });
   assert.deepEqual(dues(k), [`lease:${run}`, "offline:w1"]);
   k.result(run, { outcome: "done" });
   assert.deepEqual(k.store.view.get("sessions", "s-1"), undefined);
   assert.deepEqual(dues(k), ["offline:w1"]);
   assert.deepEqual(lane(k).last, { run, session: "s-1", agent: "bot", stopped: false });
-  const stopped = claimed(k, "e2", "s-3");
+  const stopped = k.claimed("e2", "s-3");
   k.result(stopped, { outcome: "cancelled" });
   assert.deepEqual(lane(k).last, { run: stopped, session: "s-3", agent: "bot", stopped: true });
   // A run cancelled before any attempt leaves the lane's last run as it was.
@@ -60,7 +52,7 @@ test("ending a run frees its session, clears its deadlines, and records how the 
 test("a failing run's card closes as 'Stopped' when it is stopped and 'No longer needed' when it then succeeds", () => {
   for (const [outcome, result] of [["cancelled", "Stopped"], ["done", "No longer needed"]] as const) {
     const k = new Clock(baseRules, start);
-    const run = claimed(k, "f1");
+    const run = k.claimed("f1");
     for (let i = 0; i < 3; i++) {
       k.result(run, { outcome: "failed", error: `boom ${i}` });
       k.advance(k.run(run).readyAt!);
@@ -78,7 +70,7 @@ test("a failing run's card closes as 'Stopped' when it is stopped and 'No longer
 test("answers a run carried are 'Done' when it finishes, and stay answered when it is stopped", () => {
   for (const [outcome, state, result] of [["done", "closed", "Done"], ["nothing", "closed", "Done"], ["cancelled", "answered", null]] as const) {
     const k = new Clock(baseRules, start);
-    const first = claimed(k, "a1");
+    const first = k.claimed("a1");
     k.result(first, { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
     k.commit({ kind: "answer", keyHash: K.owner, card: 1, choice: 1, text: null, by: null, ref: null });
     const next = k.claim("c-next").job!.run;
@@ -101,7 +93,7 @@ test("a receipt resolves only open cards of its rule's source and group made bef
   };
   const k = new Clock(rules, start);
   k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: hashKey("crm") });
-  const first = claimed(k, "r1");
+  const first = k.claimed("r1");
   k.result(first, { outcome: "done", ask: [{ title: "A", options: ["x"] }, { title: "B", options: ["x"] }, { title: "C", options: ["x"] }] });
   k.commit({ kind: "resolve", keyHash: K.owner, card: 3, reason: null });
   for (const [keyHash, id, type] of [[hashKey("crm"), "t1", "ticket.x"], [K.source, "o1", "other.x"]] as const) {
@@ -112,7 +104,7 @@ test("a receipt resolves only open cards of its rule's source and group made bef
   const cards = (ids: number[]) => ids.map((id) => k.store.view.get<CardRow>("cards", id)!).map((c) => [c.source, c.group]);
   assert.deepEqual(cards([4, 5]), [["crm", "alerts"], ["shop", "other"]]);
   // Run 4 fails once with a notice, then its retry resolves that notice: a run does not resolve its own cards.
-  const run = claimed(k, "r2");
+  const run = k.claimed("r2");
   k.result(run, { outcome: "failed", error: "x", notice: [{ title: "mine" }] });
   k.advance(k.run(run).readyAt!);
   assert.equal(k.claim("c-retry").job!.run, run);
@@ -129,7 +121,7 @@ test("a receipt resolves only open cards of its rule's source and group made bef
   const c1 = k.store.view.get<CardRow>("cards", 1)!;
   assert.deepEqual([c1.state, c1.result], ["closed", "No longer needed: fixed"]);
   // Another run's open card of the same rule, made before this claim: in scope.
-  const third = claimed(k, "r3");
+  const third = k.claimed("r3");
   const d2 = k.result(third, { outcome: "done", resolve: [{ card: 2 }] });
   assert.deepEqual(d2.body, { rejected: [] });
   assert.equal(k.store.view.get<CardRow>("cards", 2)!.state, "closed");
@@ -138,7 +130,7 @@ test("a receipt resolves only open cards of its rule's source and group made bef
 
 test("a run stopped while it waits for its retry leaves no retry deadline behind", () => {
   const k = new Clock(baseRules, start);
-  const run = claimed(k, "w1");
+  const run = k.claimed("w1");
   k.result(run, { outcome: "failed", error: "x" });
   assert.deepEqual([k.run(run).state, dues(k).includes(`retry:${run}`)], ["waiting", true]);
   k.commit({ kind: "cancel", keyHash: K.owner, run });
@@ -164,7 +156,7 @@ test("a card made after a run was claimed is outside its receipt's scope; one ma
 
 test("a failed attempt waits on its session, and work that came meanwhile joins it (manual, deepest hops)", () => {
   const k = new Clock(baseRules, start);
-  const run = claimed(k, "m1", "s-1");
+  const run = k.claimed("m1", "s-1");
   k.event("m2", { hops: 3 });
   assert.equal(k.commit({ kind: "runNow", keyHash: K.owner, rule: "alerts", subject: null, reason: null }).status, 200);
   const newer = lane(k).queued!;
@@ -183,7 +175,7 @@ test("a failed attempt waits on its session, and work that came meanwhile joins 
 
 test("the tenth failure in a row gives up with a notice; a failure with neither error nor summary reads 'failed'", () => {
   const k = new Clock(baseRules, start);
-  const run = claimed(k, "g1");
+  const run = k.claimed("g1");
   for (let i = 1; i <= 10; i++) {
     if (i > 1) {
       k.advance(k.run(run).readyAt!);
@@ -204,21 +196,21 @@ test("the tenth failure in a row gives up with a notice; a failure with neither 
 
 test("a stopped run that reports failed ends cancelled; notices of a failed attempt follow the rule's tell", () => {
   const k = new Clock(baseRules, start);
-  const run = claimed(k, "s1");
+  const run = k.claimed("s1");
   const stop = k.commit({ kind: "cancel", keyHash: K.owner, run });
   assert.deepEqual([k.run(run).stopRequested, stop.wake?.workers], [true, true]);
   assert.deepEqual(k.commit({ kind: "cancel", keyHash: K.owner, run }).body, { ok: true, changed: false, state: "stopping" }, "asked twice");
   k.result(run, { outcome: "failed", error: "killed" });
   assert.deepEqual([k.run(run).state, k.run(run).failures], ["cancelled", 0]);
-  const gaveUp = claimed(k, "s3");
+  const gaveUp = k.claimed("s3");
   k.result(gaveUp, { outcome: "cancelled", ask: [{ title: "never asked", options: ["a"] }] });
   assert.deepEqual([k.run(gaveUp).state, k.store.view.where<CardRow>("cards", "1")], ["cancelled", []], "a cancelled receipt applies nothing");
-  const queued = claimed(k, "s2");
+  const queued = k.claimed("s2");
   k.result(queued, { outcome: "failed", error: "x", notice: [{ title: "heads up" }] });
   assert.deepEqual(k.store.view.where<CardRow>("cards", "1").map(({ row }) => row.title), ["heads up"]);
   k.close();
   const never = new Clock({ ...baseRules, rules: [{ ...baseRules.rules[0], tell: "never" }] }, start);
-  const r = claimed(never, "n1");
+  const r = never.claimed("n1");
   never.result(r, { outcome: "failed", error: "x", notice: [{ title: "heads up" }] });
   assert.deepEqual(never.store.view.where<CardRow>("cards", "1"), []);
   never.close();
@@ -226,12 +218,12 @@ test("a stopped run that reports failed ends cancelled; notices of a failed atte
 
 test("tell always: a done run with no card of its own gets one 'is done' notice with its summary", () => {
   const k = new Clock({ ...baseRules, rules: [{ ...baseRules.rules[0], tell: "always" }] }, start);
-  k.result(claimed(k, "t1"), { outcome: "done", summary: "all fixed" });
-  k.result(claimed(k, "t2"), { outcome: "done", ask: [{ title: "Q", options: ["a"] }] });
-  k.result(claimed(k, "t3"), { outcome: "nothing", summary: "nothing to do" });
+  k.result(k.claimed("t1"), { outcome: "done", summary: "all fixed" });
+  k.result(k.claimed("t2"), { outcome: "done", ask: [{ title: "Q", options: ["a"] }] });
+  k.result(k.claimed("t3"), { outcome: "nothing", summary: "nothing to do" });
   // Asking again what is still open makes no card, so the run gets its "is done" notice.
-  k.result(claimed(k, "t4"), { outcome: "done", summary: "asked again", ask: [{ title: "Q", options: ["a"] }] });
-  k.result(claimed(k, "t5"), { outcome: "done" });
+  k.result(k.claimed("t4"), { outcome: "done", summary: "asked again", ask: [{ title: "Q", options: ["a"] }] });
+  k.result(k.claimed("t5"), { outcome: "done" });
   const cards = k.store.view.where<CardRow>("cards", "1").map(({ row }) => [row.title, row.text, row.fyi]);
   assert.deepEqual(cards, [
     ['"alerts" is done', "all fixed", true], ["Q", "", false], ['"alerts" is done', "asked again", true], ['"alerts" is done', "", true],
@@ -242,9 +234,9 @@ test("tell always: a done run with no card of its own gets one 'is done' notice 
 test("a later timer can be cancelled; when it comes due its lane runs again on the session of the run that set it", () => {
   const k = new Clock(baseRules, start);
   const at = new Date(Date.parse(start) + 3_600_000).toISOString();
-  const run = claimed(k, "l1", "s-9");
+  const run = k.claimed("l1", "s-9");
   k.result(run, { outcome: "done", session: "s-9", later: [{ key: "check", at, about: "look again" }, { key: "gone", at }] });
-  const second = claimed(k, "l2");
+  const second = k.claimed("l2");
   k.result(second, { outcome: "done", later: [{ key: "gone", cancel: true }] });
   assert.deepEqual(k.store.view.where("timers", "1").map(({ row }) => (row as { key: string }).key), ["check"]);
   assert.deepEqual(dues(k).filter((d) => String(d).startsWith("later")).length, 1);
@@ -259,7 +251,7 @@ test("a later timer can be cancelled; when it comes due its lane runs again on t
 
 test("a run not reported for five minutes becomes uncertain with a notice naming its worker", () => {
   const k = new Clock(baseRules, start);
-  const run = claimed(k, "x1");
+  const run = k.claimed("x1");
   k.advance(k.now + 5 * 60_000);
   const card = k.store.view.where<CardRow>("cards", "1").map(({ row }) => row)[0]!;
   assert.deepEqual([k.run(run).state, card.system, card.key, card.title, card.text], [
@@ -284,13 +276,13 @@ test("when a rule goes, its queued runs are cancelled with a notice; other rules
 
 test("a carried answer the owner already closed stays as the owner left it; a failed run of a rule that went ends cancelled", () => {
   const k = new Clock(baseRules, start);
-  k.result(claimed(k, "a1"), { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
+  k.result(k.claimed("a1"), { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
   k.commit({ kind: "answer", keyHash: K.owner, card: 1, choice: 0, text: null, by: null, ref: null });
   const next = k.claim("c-next").job!.run;
   k.commit({ kind: "resolve", keyHash: K.owner, card: 1, reason: "handled by hand" });
   k.result(next, { outcome: "done" });
   assert.equal(k.store.view.get<CardRow>("cards", 1)!.result, "No longer needed: handled by hand");
-  const running = claimed(k, "a2");
+  const running = k.claimed("a2");
   k.loadRules({ ...baseRules, rules: [baseRules.rules[1]] });
   k.result(running, { outcome: "failed", error: "x" });
   assert.deepEqual([k.run(running).state, k.run(running).failures], ["cancelled", 0]);
