@@ -50,12 +50,17 @@ function fyiKey(rule: string | null, lane: string, scope: string | number, base:
 
 /** The fyi notice `scope` already sent with this `key` (POST /v1/tell: no rule, no lane), if any. */
 export function sentFyiNotice(c: Ctx, scope: string, key: string): number | undefined {
-  return c.tx.get<{ card: number }>("cardkeys", fyiKey(null, "", scope, dedupKey({ key, title: "", text: null })))?.card;
+  return c.tx.get<{ card: number }>("cardkeys", fyiKey(null, "", scope, ownDedupKey(key)))?.card;
 }
 
 /** The key that makes a card unique while open: its own `key`, else its title and text (protocol.md 回执). */
 export function dedupKey(spec: Pick<NewCard, "key" | "title" | "text">): string {
-  return spec.key ? `k:${spec.key}` : `t:${spec.title}\n${spec.text ?? ""}`;
+  return spec.key ? ownDedupKey(spec.key) : `t:${spec.title}\n${spec.text ?? ""}`;
+}
+
+/** The dedup key of a card that has its own `key`. */
+function ownDedupKey(key: string): string {
+  return `k:${key}`;
 }
 
 /**
