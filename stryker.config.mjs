@@ -57,7 +57,9 @@ export default {
   coverageAnalysis: "perTest",
   concurrency: 2,
   timeoutMS: 20000,
-  reporters: ["clear-text", "progress", "json"],
+  // "survivors" (sim/survivors-reporter.mjs) names each mutant no test caught as soon as it is tested.
+  plugins: ["@stryker-mutator/*", "./sim/survivors-reporter.mjs"],
+  reporters: ["clear-text", "progress", "json", "survivors"],
   clearTextReporter: { allowEmojis: false, logTests: false, reportMutants: true, reportScoreTable: true },
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
   // Every mutant must be caught: any survivor (or mutant no test reaches) makes the run fail.
