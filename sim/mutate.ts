@@ -13,7 +13,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { survivorsFile } from "./survivors-reporter.mjs";
+import { missedStatuses, survivorsFile } from "./survivors-reporter.mjs";
 
 const root = join(import.meta.dirname, "..");
 const reportFile = join(root, "reports", "mutation", "mutation.json");
@@ -31,7 +31,7 @@ export function summarize(report: { files: Record<string, { mutants: Mutant[] }>
     for (const m of mutants) counts[m.status] = (counts[m.status] ?? 0) + 1;
   }
   const caught = (counts.Killed ?? 0) + (counts.Timeout ?? 0);
-  const missed = (counts.Survived ?? 0) + (counts.NoCoverage ?? 0);
+  const missed = missedStatuses.reduce((n, status) => n + (counts[status] ?? 0), 0);
   return { counts, caught, missed, valid: caught + missed };
 }
 
