@@ -1,0 +1,38 @@
+/**
+ * Checking a call's arguments against its tool's JSON Schema (Ajv, draft 2020-12) before anything starts: arguments
+ * that fail are refused and the plugin is not started (issue 16). Compiled schemas are cached by manifest digest and
+ * tool name; the cache is bounded and starts over when full.
+ */
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { describeError } from "../protocol/validate.js";
+import type { Lang } from "../i18n/messages.js";
+
+/** Compiled argument schemas kept at once. */
+const compiledSchemasMax = 1000;
+
+let ajv = new Ajv2020({ strict: false, allErrors: false });
+let cache = new Map<string, ValidateFunction>();
+
+/**
+ * Checks `args` against `schema`. @param key identifies the schema (digest + tool) for the cache.
+ * @returns null when they fit, else one message naming the field (`name: required`), in `lang`.
+ */
+export function checkArguments(key: string, schema: Record<string, unknown>, args: unknown, lang: Lang): string | null {
+  let fn = cache.get(key);
+  if (!fn) {
+    if (cache.size >= compiledSchemasMax) {
+      ajv = new Ajv2020({ strict: false, allErrors: false });
+      cache = new Map();
+    }
+    try {
+      fn = ajv.compile(schema);
+    } catch (e) {
+      // A schema that compiled at load always compiles again; one from tools/list was checked too. Still: no crash.
+      return (e as Error).message;
+    }
+    cache.set(key, fn);
+  }
+  if (fn(args)) return null;
+  const first = fn.errors?.[0];
+  return first ? describeError(first, lang).replace(/^body(?=:)/, "arguments") : "invalid";
+}

@@ -1,0 +1,247 @@
+/**
+ * The tool host: one call API for every kind of tool plugin (spec tool-plugins.md), used alike by the owner's
+ * `plugins invoke`, the hub and the agents' tool bridge. A call names `<plugin>.<tool>`; the tool and its arguments are
+ * checked against the plugin's tool list and JSON Schema before anything starts; then the plugin runs by its kind
+ * (sync/async: a fresh process per call; mcp: a long-lived MCP server; service: a supervised gRPC server), in its
+ * sandbox when its manifest has one. Long-lived plugins follow the registry: a changed manifest restarts that plugin
+ * only; a removed one is stopped.
+ */
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { t, type Lang } from "../i18n/messages.js";
+import { checkArguments } from "./arguments.js";
+import { systemCgroups, type CgroupSystem } from "./cgroup.js";
+import { McpSession, allowedByList } from "./mcp.js";
+import type { LaunchSettings, PluginProcess } from "./process.js";
+import { ServiceSupervisor } from "./service.js";
+import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
+import { callTimeoutMsDefault, callTimeoutMsMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
+import type { ToolRegistry } from "./registry.js";
+import type { CallContext, CallOutcome, LongLivedStatus, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
+
+/** Settings of a tool host; everything but `lang` has a default. */
+export interface ToolHostOptions {
+  lang: Lang;
+  /** Receives log lines; `subsystem` is `plugin.<name>` for a plugin's stderr. Default: dropped. */
+  log?: (subsystem: string, line: string) => void;
+  /** Where PATH, HOME, LANG, TZ and pass-through variables are read from. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The bubblewrap program. Default: `bwrap` from PATH. */
+  bwrap?: string;
+  /** Host paths no sandbox may see (the hub's home, with its keys). */
+  hiddenPaths?: string[];
+  cgroups?: CgroupSystem;
+  /** Where service sockets go (short: unix socket paths are limited to 107 bytes). Default: a folder in the temp dir. */
+  socketDir?: string;
+  /** Waits between restarts of crashed long-lived plugins, in ms (default `restartBackoffMs`). */
+  restartBackoffMs?: readonly number[];
+}
+
+/** The runnable form of a registry record (null when it has no usable manifest). */
+function runnable(rec: PluginRecord | null): RunnablePlugin | null {
+  return rec?.manifest ? { name: rec.name, dir: rec.dir, manifest: rec.manifest } : null;
+}
+
+/** Splits `<plugin>.<tool>` at the first dot (plugin names have none). */
+export function splitToolName(qualified: string): { plugin: string; tool: string } | null {
+  const dot = qualified.indexOf(".");
+  if (dot <= 0 || dot === qualified.length - 1) return null;
+  return { plugin: qualified.slice(0, dot), tool: qualified.slice(dot + 1) };
+}
+
+export class ToolHost {
+  readonly settings: LaunchSettings;
+  private readonly socketDir: string;
+  private readonly backoff: readonly number[];
+  private listCache = new Map<string, ToolSpec[]>();
+  private services = new Map<string, ServiceSupervisor>();
+  private mcps = new Map<string, McpSession>();
+  /** The manifest digest each MCP session was started from (a changed manifest gets a new session). */
+  private mcpDigests = new Map<string, string>();
+  private background = new Set<PluginProcess>();
+  private statusListeners = new Set<(s: LongLivedStatus) => void>();
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(readonly registry: ToolRegistry, o: ToolHostOptions) {
+    this.settings = {
+      lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
+      parentEnv: o.env ?? process.env, log: o.log ?? (() => {}),
+    };
+    this.socketDir = o.socketDir ?? join(tmpdir(), `aa-tools-${process.pid}`);
+    this.backoff = o.restartBackoffMs ?? restartBackoffMs;
+  }
+
+  private get lang(): Lang {
+    return this.settings.lang;
+  }
+
+  /**
+   * Starts the long-lived plugins that start with the host (every service; MCP servers with `autostart`) and follows
+   * the registry from then on. Resolves once each has started or failed (failures show in `statuses()`).
+   */
+  async start(): Promise<void> {
+    this.unsubscribe = this.registry.onChange((r) => void this.follow(r));
+    await Promise.all(this.registry.list().filter((r) => r.status !== "shadowed").map((r) => this.startLongLived(r.name)));
+  }
+
+  private async startLongLived(name: string): Promise<void> {
+    const rec = this.registry.get(name);
+    const p = runnable(rec);
+    if (!p || !rec?.digest || this.services.has(name) || this.mcps.has(name)) return;
+    if (p.manifest.plugin_type === "service") {
+      const sup = new ServiceSupervisor(p, rec.digest, this.settings, this.socketDir, this.backoff, (s) => this.emit(s));
+      this.services.set(name, sup);
+      await sup.start();
+    } else if (p.manifest.plugin_type === "mcp" && p.manifest.mcp?.autostart) {
+      await this.mcpOf(p, rec.digest).ensure();
+    }
+  }
+
+  /** A registry change: stop what is gone or changed (by digest), start what is new. Other plugins are untouched. */
+  private async follow(r: RescanReport): Promise<void> {
+    for (const name of [...r.removed, ...r.changed]) await this.stopLongLived(name);
+    for (const name of [...r.added, ...r.changed]) await this.startLongLived(name);
+  }
+
+  private async stopLongLived(name: string): Promise<void> {
+    const sup = this.services.get(name);
+    this.services.delete(name);
+    const mcp = this.mcps.get(name);
+    this.mcps.delete(name);
+    await Promise.all([sup?.stop(), mcp?.stop()]);
+  }
+
+  private mcpOf(p: RunnablePlugin, digest: string): McpSession {
+    const key = p.name;
+    let s = this.mcps.get(key);
+    if (s && this.mcpDigests.get(key) !== digest) {
+      void s.stop();
+      s = undefined;
+    }
+    if (!s) {
+      s = new McpSession(p, this.settings, this.backoff, (st) => this.emit(st));
+      this.mcps.set(key, s);
+      this.mcpDigests.set(key, digest);
+    }
+    return s;
+  }
+  private emit(s: LongLivedStatus): void {
+    for (const fn of this.statusListeners) fn(s);
+  }
+
+  /** Hears every state change of a long-lived plugin (e.g. `crash_loop`: a card for the owner). @returns unsubscribe. */
+  onStatus(fn: (s: LongLivedStatus) => void): () => void {
+    this.statusListeners.add(fn);
+    return () => this.statusListeners.delete(fn);
+  }
+
+  /** The states of the long-lived plugins the host has met. */
+  statuses(): LongLivedStatus[] {
+    return [...[...this.services.values()].map((s) => ({ ...s.status })), ...[...this.mcps.values()].map((m) => ({ ...m.status }))];
+  }
+
+  /**
+   * The tools of plugin `name`: from its manifest; for a sync/async manifest that lists none, from `tools/list` run in
+   * its sandbox (cached by manifest digest); for mcp, from its server's `tools/list` after `tools_allowlist`.
+   * Runs plugin code only in those two cases, and only when asked (never on discovery).
+   */
+  async tools(name: string): Promise<ToolsOutcome> {
+    const rec = this.registry.get(name);
+    const p = runnable(rec);
+    if (!p || !rec?.digest) return { ok: false, code: "tools.unknown_plugin", message: this.unknownPlugin(name) };
+    const m = p.manifest;
+    const offer = (tools: ToolSpec[], source: "manifest" | "tools/list" | "mcp"): ToolsOutcome => ({
+      ok: true, source,
+      tools: tools.map((tool) => ({ qualifiedName: `${p.name}.${tool.name}`, plugin: p.name, tool, pluginType: m.plugin_type, disableModelInvocation: m.capabilities.disable_model_invocation })),
+    });
+    if (m.plugin_type === "mcp") {
+      const r = await this.mcpOf(p, rec.digest).listTools();
+      return r.ok ? offer(r.tools, "mcp") : { ok: false, code: "tools.tools_list", message: r.message };
+    }
+    if (m.capabilities.tools.length > 0 || m.plugin_type === "service") return offer(m.capabilities.tools, "manifest");
+    const cached = this.listCache.get(rec.digest);
+    if (cached) return offer(cached, "tools/list");
+    const asked = await askToolList(p, this.settings);
+    if (!asked.ok) return asked;
+    this.listCache.set(rec.digest, asked.tools);
+    return offer(asked.tools, "tools/list");
+  }
+
+  /** The tools of every plugin in use; plugins whose tools cannot be had are listed with why. */
+  async allTools(): Promise<{ tools: OfferedTool[]; problems: { plugin: string; message: string }[] }> {
+    const tools: OfferedTool[] = [];
+    const problems: { plugin: string; message: string }[] = [];
+    for (const rec of this.registry.list()) {
+      if (this.registry.get(rec.name) !== rec) continue;
+      const r = await this.tools(rec.name);
+      if (r.ok) tools.push(...r.tools);
+      else problems.push({ plugin: rec.name, message: r.message });
+    }
+    return { tools, problems };
+  }
+
+  private unknownPlugin(name: string): string {
+    const rec = this.registry.list().find((r) => r.name === name && r.status === "rejected");
+    return rec ? t(this.lang, "tools.call.rejected", { plugin: name, error: rec.errors[0] ?? "" }) : t(this.lang, "tools.call.unknownPlugin", { plugin: name });
+  }
+
+  /**
+   * Calls `<plugin>.<tool>` with `args`. Never throws. Refused (nothing started): a name that is not
+   * `<plugin>.<tool>`, an unknown plugin or tool, arguments that are not an object or fail the tool's JSON Schema, a
+   * sandbox that cannot be made, a service that is not running. The timeout is the caller's, else the manifest's
+   * `communication.timeout_ms`, else 30 s (services: 5 min), at most one hour.
+   */
+  async call(qualifiedName: string, args: unknown, ctx: CallContext): Promise<CallOutcome> {
+    const started = performance.now();
+    const o = await this.dispatch(qualifiedName, args, ctx);
+    return { ...o, durationMs: Math.round(performance.now() - started) } as CallOutcome;
+  }
+
+  private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {
+    const split = splitToolName(qualifiedName);
+    if (!split) return { status: "refused", code: "tools.bad_name", message: t(this.lang, "tools.call.name", { name: qualifiedName }) };
+    const rec = this.registry.get(split.plugin);
+    const p = runnable(rec);
+    if (!p || !rec?.digest) return { status: "refused", code: "tools.unknown_plugin", message: this.unknownPlugin(split.plugin) };
+    const m = p.manifest;
+    if (m.plugin_type === "mcp" && !allowedByList(m.mcp!, split.tool)) {
+      return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
+    }
+    const listed = await this.tools(p.name);
+    if (!listed.ok) return { status: "error", code: listed.code, message: listed.message };
+    const spec = listed.tools.find((x) => x.tool.name === split.tool)?.tool;
+    const anyTool = m.plugin_type === "service" && m.capabilities.tools.length === 0;
+    if (!spec && !anyTool) return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.call.unknownTool", { plugin: p.name, tool: split.tool }) };
+    const argsError = typeof args !== "object" || args === null || Array.isArray(args)
+      ? t(this.lang, "field.type", { field: "arguments", type: "object" })
+      : spec ? checkArguments(`${rec.digest}\0${spec.name}`, spec.parameters, args, this.lang) : null;
+    if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
+    const a = args as Record<string, unknown>;
+    const fallback = m.plugin_type === "service" ? serviceCallTimeoutMsDefault : m.communication.timeout_ms ?? callTimeoutMsDefault;
+    const timeoutMs = Math.min(callTimeoutMsMax, Math.max(1, ctx.timeoutMs ?? fallback));
+    switch (m.plugin_type) {
+      case "mcp":
+        return this.mcpOf(p, rec.digest).call(split.tool, a, ctx, timeoutMs);
+      case "service": {
+        const sup = this.services.get(p.name);
+        if (!sup) return { status: "refused", code: "tools.unavailable", message: t(this.lang, "tools.call.service", { plugin: p.name }) };
+        return sup.call(split.tool, a, ctx, timeoutMs);
+      }
+      default: {
+        const run = await runRequest(p, "tools/call", callParams(split.tool, a, ctx), this.settings, { timeoutMs, ctx, background: this.background });
+        if (!run.ok) return { status: "refused", code: run.code, message: run.message };
+        return outcomeOf(p, run.result, timeoutMs, this.lang);
+      }
+    }
+  }
+
+  /** Stops every long-lived plugin and every accepted async task's process; stops following the registry. */
+  async close(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    const names = new Set([...this.services.keys(), ...this.mcps.keys()]);
+    await Promise.all([...names].map((n) => this.stopLongLived(n)));
+    await Promise.all([...this.background].map((p) => p.end()));
+    this.background.clear();
+  }
+}

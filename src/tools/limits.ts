@@ -1,0 +1,84 @@
+/**
+ * Every limit of the tool host, defined once, with its unit in the name. "§" refers to spec tool-plugins.md; where
+ * the spec is silent the value is our choice (generous, finite) and says so.
+ */
+
+// ── manifest (§2; our bounds) ──────────────────────────────────────────────────────────────────────────────────
+/** A manifest file larger than this is refused unread (a real one is a few KiB). */
+export const manifestMaxBytes = 64 * 1024;
+/** Deepest nesting of tables and arrays in a manifest (a tool's JSON Schema lives inside it). */
+export const manifestDepthMax = 24;
+/** Tools one manifest (or one `tools/list` answer, or one MCP server) may offer. */
+export const manifestToolsMax = 128;
+/** The newest `manifest_version` this host knows (1 and 2 are migrated to it). */
+export const manifestVersionMax = 3;
+/** Plugin names, tool names: 1 to this many characters (as the public implementation). */
+export const pluginNameMaxChars = 128;
+export const toolNameMaxChars = 128;
+/** `version`: 1 to this many characters (as the public implementation). */
+export const pluginVersionMaxChars = 32;
+/** description, author, and any other free text of a manifest, in characters. */
+export const manifestTextMaxChars = 4000;
+/** One string of an array (args, binds, hooks, …) or an env value, in characters. */
+export const manifestItemMaxChars = 4096;
+/** Items of one array (args, binds, cap_drop, hooks, skill_refs, names, …). */
+export const manifestArrayItemsMax = 256;
+/** Entries of `entry_point.env`. */
+export const manifestEnvEntriesMax = 128;
+
+// ── sandbox (§7; our bounds) ───────────────────────────────────────────────────────────────────────────────────
+/** `[sandbox] memory` below this is refused: no interpreter starts in less. */
+export const sandboxMemoryMinBytes = 4 * 1024 * 1024;
+/** `[sandbox] cpus`: more than 0, at most this. */
+export const sandboxCpusMax = 1024;
+/** `[sandbox] pids` (our extension): 1 to this many processes and threads. */
+export const sandboxPidsMax = 65_536;
+/** The CFS period the `cpus` quota is a share of, in microseconds (the kernel's default). */
+export const cgroupCpuPeriodUs = 100_000;
+
+// ── calls (§4) ─────────────────────────────────────────────────────────────────────────────────────────────────
+/** `communication.timeout_ms` when the manifest has none (§2). */
+export const callTimeoutMsDefault = 30_000;
+/** The longest timeout a manifest or a caller may ask for: one hour. */
+export const callTimeoutMsMax = 3_600_000;
+/** One stdout line of a plugin, in bytes: a longer one ends the call as a plugin error. */
+export const stdoutLineMaxBytes = 4 * 1024 * 1024;
+/** All stdout of one call up to its response, in bytes: more ends the call as a plugin error (a flood). */
+export const stdoutMaxBytes = 16 * 1024 * 1024;
+/** stderr of one call that reaches the log, in bytes; the rest is read and dropped, with one line saying so. */
+export const stderrLogMaxBytes = 64 * 1024;
+/** stderr of a service or MCP server that reaches the log over its whole life, in bytes. */
+export const longLivedStderrLogMaxBytes = 1024 * 1024;
+/** One log line taken from a plugin's stderr, in characters (longer ones are cut). */
+export const logLineMaxChars = 2000;
+/** After its response, a plugin gets this long to exit on end of input before its process group is killed. */
+export const exitGraceMs = 1000;
+/** `tools/list` for a manifest that lists no tools: at most this long (or the manifest's timeout if shorter). */
+export const toolsListTimeoutMs = 10_000;
+/** Async task ids (the only credential of a callback): at least this many characters (issue 16). */
+export const taskIdMinChars = 16;
+/** Async task ids: at most this many characters (they travel in a URL path). */
+export const taskIdMaxChars = 200;
+
+// ── long-lived plugins: service (§6) and mcp ───────────────────────────────────────────────────────────────────
+/** A service plugin must accept gRPC on its socket within this long after it starts. */
+export const serviceStartTimeoutMs = 10_000;
+/** A service call without a caller's timeout ends after this long (§2: `timeout_ms` does not apply to services). */
+export const serviceCallTimeoutMsDefault = 300_000;
+/** Stopping a long-lived plugin: SIGTERM, then SIGKILL after this long (as the public implementation). */
+export const stopGraceMs = 5000;
+/** Waits before restarting a crashed service plugin, in order; the last repeats (as the public implementation). */
+export const restartBackoffMs: readonly number[] = [1000, 2000, 5000, 10_000];
+/** A service plugin that crashes more than this many times within `serviceCrashWindowMs` is given up on. */
+export const serviceCrashMax = 3;
+export const serviceCrashWindowMs = 60_000;
+/** Tools of one MCP server's `tools/list`, pages read at most (each page holds up to `manifestToolsMax`). */
+export const mcpListPagesMax = 16;
+
+// ── discovery ──────────────────────────────────────────────────────────────────────────────────────────────────
+/** Plugin folders read from one root; more are reported, not read. */
+export const pluginFoldersMax = 1000;
+/** The polling half of the watcher looks at every manifest this often; a change shows within 2 s (issue 16). */
+export const watchPollMs = 1000;
+/** File events closer together than this cause one rescan. */
+export const watchDebounceMs = 100;

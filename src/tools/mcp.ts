@@ -1,0 +1,249 @@
+/**
+ * MCP plugins (`plugin_type = "mcp"`, manifest_version 3): a long-lived stdio MCP server spoken to through
+ * @modelcontextprotocol/sdk's client, its tools offered as `<plugin>.<tool>`. The `[mcp]` block applies:
+ * `handshake_timeout_ms` bounds `initialize`; `tools_allowlist` filters the tools (mode allow + no names exports
+ * nothing, as the public implementation); `restart_policy` (never | on_crash | always) with `crash_loop_max` crashes
+ * in `crash_loop_window_secs` before it is given up on; `idle_shutdown_secs` stops an idle server (0 = never);
+ * `autostart` starts it with the host instead of at first use; `env_passthrough` feeds the environment (env.ts).
+ * The server runs in the plugin's sandbox and cgroup like any plugin process.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { CallToolResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { t } from "../i18n/messages.js";
+import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
+import { CrashWindow, backoffMs } from "./restart.js";
+import { readToolList, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
+import { mcpListPagesMax, stopGraceMs } from "./limits.js";
+import type { CallContext, LongLivedStatus, McpSpec, ToolSpec } from "./types.js";
+
+/** An MCP transport over a plugin process's stdio: one JSON-RPC message per line. Non-JSON lines are logged, skipped. */
+class ProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  constructor(private readonly proc: PluginProcess, private readonly log: (line: string) => void) {}
+
+  async start(): Promise<void> {
+    this.proc.onLine = (line) => {
+      if (line.trim() === "") return;
+      let msg: unknown;
+      try {
+        msg = JSON.parse(line);
+      } catch {
+        this.log(`stdout (not JSON-RPC, skipped): ${line.slice(0, 200)}`);
+        return;
+      }
+      this.onmessage?.(msg as JSONRPCMessage);
+    };
+    this.proc.onOverflow = () => void this.proc.end();
+    void this.proc.closed.then(() => this.onclose?.());
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.proc.write(JSON.stringify(message));
+  }
+
+  async close(): Promise<void> {
+    await stopProcess(this.proc);
+  }
+}
+
+/** Ends a long-lived process: SIGTERM to its group, SIGKILL after `stopGraceMs`, then its cgroup. */
+export async function stopProcess(proc: PluginProcess): Promise<void> {
+  proc.endInput();
+  proc.signal("SIGTERM");
+  const grace = new Promise<void>((r) => setTimeout(r, stopGraceMs).unref());
+  await Promise.race([proc.exited.then(() => undefined), grace]);
+  await proc.end();
+}
+
+/** Which server tools `[mcp] tools_allowlist` exports. */
+export function allowedByList(spec: McpSpec, tool: string): boolean {
+  const { mode, names } = spec.tools_allowlist;
+  return mode === "all" || (mode === "allow" ? names.includes(tool) : !names.includes(tool));
+}
+
+/** One MCP plugin's server: started on demand (or at once with `autostart`), restarted by its policy. */
+export class McpSession {
+  private client: Client | null = null;
+  private proc: PluginProcess | null = null;
+  private starting: Promise<{ ok: true } | { ok: false; message: string }> | null = null;
+  private tools: ToolSpec[] | null = null;
+  private crashes: CrashWindow;
+  private attempt = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private stopping = false;
+  private gaveUp = false;
+  private tag = 0;
+  readonly status: LongLivedStatus;
+
+  constructor(
+    readonly plugin: RunnablePlugin, private readonly s: LaunchSettings,
+    private readonly backoff: readonly number[], private readonly onStatus: (st: LongLivedStatus) => void,
+  ) {
+    this.crashes = new CrashWindow(this.spec.crash_loop_max, this.spec.crash_loop_window_secs * 1000);
+    this.status = { plugin: plugin.name, kind: "mcp", state: "stopped", pid: null, crashes: 0, lastError: null };
+  }
+
+  private get spec(): McpSpec {
+    return this.plugin.manifest.mcp!;
+  }
+
+  private set(state: LongLivedStatus["state"], lastError: string | null = this.status.lastError): void {
+    Object.assign(this.status, { state, pid: this.proc?.pid ?? null, crashes: this.crashes.count, lastError });
+    this.onStatus({ ...this.status });
+  }
+
+  /** Starts the server unless it runs; @returns once `initialize` is done (bounded by `handshake_timeout_ms`). */
+  ensure(): Promise<{ ok: true } | { ok: false; message: string }> {
+    const name = this.plugin.name;
+    if (this.status.state === "crash_loop") return Promise.resolve({ ok: false, message: this.status.lastError ?? "" });
+    if (this.gaveUp) return Promise.resolve({ ok: false, message: t(this.s.lang, "tools.long.stopped", { plugin: name }) });
+    if (this.client && this.status.state === "running") return Promise.resolve({ ok: true });
+    if (this.starting) return this.starting;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    this.starting = this.start().finally(() => (this.starting = null));
+    return this.starting;
+  }
+
+  private async start(): Promise<{ ok: true } | { ok: false; message: string }> {
+    this.stopping = false;
+    this.set("starting");
+    const prepared = await prepareLaunch({ name: this.plugin.name, dir: this.plugin.dir, manifest: this.plugin.manifest, tag: `${process.pid}-mcp-${++this.tag}` }, this.s);
+    if (!prepared.ok) {
+      this.set("stopped", prepared.refusal.message);
+      return { ok: false, message: prepared.refusal.message };
+    }
+    const proc = new PluginProcess(prepared.launch, this.plugin.name, this.s, true);
+    this.proc = proc;
+    const client = new Client({ name: "agent-autoloop-tool-host", version: "1" }, { capabilities: {} });
+    const transport = new ProcessTransport(proc, (l) => this.s.log(`plugin.${this.plugin.name}`, l));
+    void proc.spawnError.then((e) => this.s.log(`plugin.${this.plugin.name}`, e.message));
+    void proc.closed.then(() => this.exited(proc));
+    try {
+      await client.connect(transport, { timeout: this.spec.handshake_timeout_ms });
+    } catch (e) {
+      const message = t(this.s.lang, "tools.long.notReady", { plugin: this.plugin.name, ms: this.spec.handshake_timeout_ms, error: (e as Error).message });
+      this.status.lastError = message;
+      await proc.end();
+      return { ok: false, message: this.status.state === "crash_loop" ? this.status.lastError ?? message : message };
+    }
+    this.client = client;
+    this.tools = null;
+    this.set("running", null);
+    this.touch();
+    return { ok: true };
+  }
+
+  /** The process ended: a crash unless we stopped it; restart by policy. */
+  private exited(proc: PluginProcess): void {
+    if (proc !== this.proc) return;
+    this.client = null;
+    this.proc = null;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (this.stopping) return this.set("stopped");
+    void proc.exited.then((x) => {
+      const clean = x.code === 0 && x.signal === null;
+      const policy = this.spec.restart_policy;
+      if (!clean && this.crashes.record(Date.now())) {
+        this.gaveUp = true;
+        return this.set("crash_loop", t(this.s.lang, "tools.long.crashLoop", { plugin: this.plugin.name, crashes: this.crashes.count, seconds: this.spec.crash_loop_window_secs }));
+      }
+      const why = this.status.lastError ?? `exit ${x.code ?? x.signal}`;
+      if (policy === "never" && !clean) {
+        this.gaveUp = true;
+        return this.set("stopped", why);
+      }
+      if (policy === "always" || (!clean && policy === "on_crash")) {
+        this.set("backoff", clean ? null : why);
+        this.restartTimer = setTimeout(() => {
+          this.restartTimer = null;
+          void this.ensure();
+        }, backoffMs(++this.attempt, this.backoff));
+        this.restartTimer.unref();
+        return;
+      }
+      this.set("stopped", clean ? null : why);
+    });
+  }
+
+  /** Restarts the idle countdown (`idle_shutdown_secs`; 0 = never). */
+  private touch(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (this.spec.idle_shutdown_secs === 0) return;
+    this.idleTimer = setTimeout(() => void this.stop(), this.spec.idle_shutdown_secs * 1000);
+    this.idleTimer.unref();
+  }
+
+  /** The exported tools (after `tools_allowlist`), listed once per server start. */
+  async listTools(): Promise<{ ok: true; tools: ToolSpec[] } | { ok: false; message: string }> {
+    const ready = await this.ensure();
+    if (!ready.ok) return ready;
+    if (this.tools) return { ok: true, tools: this.tools };
+    const raw: unknown[] = [];
+    let cursor: string | undefined;
+    try {
+      for (let page = 0; page < mcpListPagesMax; page++) {
+        const r = await this.client!.listTools(cursor ? { cursor } : {}, { timeout: this.spec.handshake_timeout_ms });
+        raw.push(...r.tools);
+        cursor = r.nextCursor;
+        if (!cursor) break;
+      }
+    } catch (e) {
+      return { ok: false, message: t(this.s.lang, "tools.call.toolsList", { plugin: this.plugin.name, error: (e as Error).message }) };
+    }
+    const named = raw.filter((x) => allowedByList(this.spec, String((x as { name?: unknown }).name)));
+    const tools = readToolList({ tools: named });
+    if (typeof tools === "string") return { ok: false, message: t(this.s.lang, "tools.call.toolsList", { plugin: this.plugin.name, error: tools }) };
+    this.tools = tools;
+    return { ok: true, tools };
+  }
+
+  /** Calls `tool` (already checked against the allowlist and its schema). */
+  async call(tool: string, args: Record<string, unknown>, ctx: CallContext, timeoutMs: number): Promise<Outcome> {
+    const ready = await this.ensure();
+    if (!ready.ok) return { status: "refused", code: "tools.unavailable", message: ready.message };
+    this.touch();
+    try {
+      const r = await this.client!.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
+        timeout: timeoutMs,
+        signal: ctx.signal,
+        onprogress: (p) => ctx.onProgress?.({
+          ...(p.total ? { percent: Math.round((p.progress / p.total) * 100) } : {}),
+          ...(typeof p.message === "string" ? { message: p.message } : {}),
+        }),
+      });
+      this.touch();
+      const { _meta: _ignored, isError, ...result } = r as Record<string, unknown> & { isError?: boolean };
+      void _ignored;
+      if (isError) return { status: "error", code: "tools.tool_error", message: textOf(result.content) };
+      return { status: "ok", result };
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if (code === -32001) return { status: "timeout", message: t(this.s.lang, "tools.call.timeout", { plugin: this.plugin.name, ms: timeoutMs }) };
+      if (code === -32000) return { status: "error", code: "tools.plugin_exited", message: t(this.s.lang, "tools.long.ended", { plugin: this.plugin.name, error: (e as Error).message }) };
+      return { status: "error", code: typeof code === "number" ? code : "tools.plugin_protocol", message: (e as Error).message };
+    }
+  }
+
+  /** Stops the server (not a crash); a later call starts it again unless it was given up on. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.restartTimer = null;
+    const proc = this.proc;
+    if (proc) await stopProcess(proc);
+    this.set("stopped");
+  }
+}
+
+/** The text parts of an MCP content list, joined: what an error says. */
+function textOf(content: unknown): string {
+  if (!Array.isArray(content)) return "";
+  return content.filter((c) => c && typeof c === "object" && (c as { type?: unknown }).type === "text").map((c) => String((c as { text?: unknown }).text)).join("\n");
+}

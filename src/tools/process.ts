@@ -1,0 +1,219 @@
+/**
+ * Starting a plugin process (spec tool-plugins.md §2 entry_point, §7 sandbox): in its own process group, in the plugin
+ * folder, with an allowlisted environment; inside bubblewrap and its cgroup when the manifest has `[sandbox]` — and
+ * never without them then: a missing bubblewrap or cgroup controller refuses the start, naming the fix. Its stdout is
+ * cut into lines (bounded), its stderr goes to the log as `plugin.<name>` lines (bounded), and ending it ends its
+ * whole process group and cgroup.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { t, type Lang } from "../i18n/messages.js";
+import { createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
+import { pluginEnv } from "./env.js";
+import { bwrapArgv, missingBindSource, probeBwrap, type HostBind } from "./sandbox.js";
+import { logLineMaxChars, longLivedStderrLogMaxBytes, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
+import type { Manifest } from "./types.js";
+
+/** Where the host's processes come from: settings shared by every launch. */
+export interface LaunchSettings {
+  lang: Lang;
+  /** The bubblewrap program (a path, or a name looked up in PATH). */
+  bwrap: string;
+  /** Host paths a sandbox must not see (the hub's home with its keys). */
+  hidden: string[];
+  cgroups: CgroupSystem;
+  /** The environment allowlisted names are read from. */
+  parentEnv: NodeJS.ProcessEnv;
+  /** Receives each log line: `subsystem` is `plugin.<name>`. */
+  log: (subsystem: string, line: string) => void;
+}
+
+/** One plugin to start. `tag` makes its cgroup name unique. */
+export interface LaunchRequest {
+  name: string;
+  dir: string;
+  manifest: Manifest;
+  tag: string;
+  hostEnv?: Record<string, string>;
+  hostBinds?: HostBind[];
+}
+
+/** A start refused before anything ran: `code` is a `tools.*` string, `message` names the fix. */
+export interface LaunchRefusal {
+  code: string;
+  message: string;
+}
+
+/** What a launch runs: the argv, working directory, environment, and its cgroup (when the sandbox limits anything). */
+export interface Launch {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  cgroup: Cgroup | null;
+}
+
+const limitNames = { memory: "memory", cpu: "cpus", pids: "pids" } as const;
+
+/** Builds the command line of a plugin process (sandbox and cgroup when the manifest asks). Makes the cgroup. */
+export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Promise<{ ok: true; launch: Launch } | { ok: false; refusal: LaunchRefusal }> {
+  const m = req.manifest;
+  const env = pluginEnv(s.parentEnv, m, req.hostEnv);
+  const direct = [m.entry_point.command, ...m.entry_point.args];
+  if (!m.sandbox) return { ok: true, launch: { argv: direct, cwd: req.dir, env, cgroup: null } };
+  const probe = await probeBwrap(s.bwrap);
+  if (!probe.ok) return { ok: false, refusal: { code: "tools.sandbox_unavailable", message: t(s.lang, "tools.sandbox.noBwrap", { plugin: req.name, error: probe.error ?? "" }) } };
+  const missing = missingBindSource(m.sandbox, req.dir);
+  if (missing) return { ok: false, refusal: { code: "tools.bind_missing", message: t(s.lang, "tools.sandbox.bindMissing", { plugin: req.name, path: missing }) } };
+  const sandboxed = bwrapArgv({ bwrap: s.bwrap, sandbox: m.sandbox, pluginDir: req.dir, hidden: s.hidden, hostBinds: req.hostBinds ?? [], argv: direct });
+  const limits = { memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids };
+  if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env, cgroup: null } };
+  const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);
+  if (!made.ok) {
+    const { controller, error } = made.failure;
+    return { ok: false, refusal: { code: "tools.cgroup_unavailable", message: t(s.lang, "tools.sandbox.noCgroup", { plugin: req.name, what: limitNames[controller], controller, error }) } };
+  }
+  const argv = ["/bin/sh", "-c", joinScript, "sh", ...made.cgroup.procsFiles, "--", ...sandboxed];
+  return { ok: true, launch: { argv, cwd: req.dir, env, cgroup: made.cgroup } };
+}
+
+/** Why stdout was cut off: one line too long, or too much output in all. */
+export type StdoutOverflow = "line" | "total";
+
+/** How a process ended. */
+export interface ProcessExit {
+  code: number | null;
+  signal: string | null;
+}
+
+/**
+ * A running plugin process. Lines of stdout go to `onLine` until `stopReading()`; an overflow goes to `onOverflow` once
+ * and stops reading. `exited` resolves when the main process ends; `end()` kills the group and removes the cgroup.
+ */
+export class PluginProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly exited: Promise<ProcessExit>;
+  /** Resolves when stdout and stderr are closed (every process holding them is gone). */
+  readonly closed: Promise<void>;
+  readonly spawnError: Promise<Error>;
+  onLine: (line: string) => void = () => {};
+  onOverflow: (kind: StdoutOverflow) => void = () => {};
+  private reading = true;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private totalBytes = 0;
+  private stderrBytes = 0;
+  private stderrRest = "";
+  private ended = false;
+
+  /**
+   * @param longLived a service or MCP server: its stdout has no total bound (only per line), and its stderr budget is
+   *   `longLivedStderrLogMaxBytes` for its whole life.
+   */
+  constructor(readonly launch: Launch, readonly name: string, private readonly s: LaunchSettings, private readonly longLived = false) {
+    // detached: a process group of its own, so a timeout can end the plugin and everything it started.
+    this.child = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd: launch.cwd, env: launch.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    this.spawnError = new Promise((r) => this.child.once("error", r));
+    this.exited = new Promise((r) => this.child.once("exit", (code, signal) => r({ code, signal })));
+    this.closed = new Promise((r) => this.child.once("close", () => r()));
+    this.child.stdin.on("error", () => {}); // a plugin that exits without reading its input
+    this.child.stdout.on("data", (d: Buffer) => this.stdout(d));
+    this.child.stderr.on("data", (d: Buffer) => this.stderr(d));
+    this.child.stderr.on("end", () => this.flushStderr());
+  }
+
+  get pid(): number | null {
+    return this.child.pid ?? null;
+  }
+
+  /** Writes one line to stdin. */
+  write(line: string): void {
+    if (!this.child.stdin.destroyed) this.child.stdin.write(line + "\n");
+  }
+
+  /** Closes stdin (end of input). */
+  endInput(): void {
+    if (!this.child.stdin.destroyed) this.child.stdin.end();
+  }
+
+  /** Stops delivering stdout lines; what follows is read and dropped (so the plugin never blocks on a full pipe). */
+  stopReading(): void {
+    this.reading = false;
+    this.pending = [];
+  }
+
+  /** Signals the whole process group (ignored once it is gone). */
+  signal(sig: NodeJS.Signals): void {
+    if (this.child.pid === undefined) return;
+    try {
+      process.kill(-this.child.pid, sig);
+    } catch {
+      // the group is gone
+    }
+  }
+
+  /** Whether the kernel's OOM killer ended a process of its cgroup. */
+  oomKilled(): boolean {
+    return this.launch.cgroup?.oomKilled() ?? false;
+  }
+
+  /** SIGKILLs the group, empties and removes the cgroup, waits for the pipes to close. Idempotent. */
+  async end(): Promise<void> {
+    if (!this.ended) {
+      this.ended = true;
+      this.signal("SIGKILL");
+      await this.launch.cgroup?.destroy();
+    }
+    // A process that never started has no pipes to wait for.
+    if (this.child.pid !== undefined) await this.closed;
+  }
+
+  private stdout(d: Buffer): void {
+    this.totalBytes += d.length;
+    if (!this.reading) return;
+    if (!this.longLived && this.totalBytes > stdoutMaxBytes) return this.overflow("total");
+    let start = 0;
+    for (let i = d.indexOf(10); i >= 0; i = d.indexOf(10, start)) {
+      const line = Buffer.concat([...this.pending, d.subarray(start, i)]).toString("utf8");
+      this.pending = [];
+      this.pendingBytes = 0;
+      start = i + 1;
+      this.onLine(line);
+      if (!this.reading) return;
+    }
+    if (start < d.length) {
+      this.pending.push(d.subarray(start));
+      this.pendingBytes += d.length - start;
+      if (this.pendingBytes > stdoutLineMaxBytes) this.overflow("line");
+    }
+  }
+
+  private overflow(kind: StdoutOverflow): void {
+    this.stopReading();
+    this.onOverflow(kind);
+  }
+
+  private stderr(d: Buffer): void {
+    const max = this.longLived ? longLivedStderrLogMaxBytes : stderrLogMaxBytes;
+    if (this.stderrBytes > max) return;
+    this.stderrBytes += d.length;
+    const text = this.stderrRest + d.toString("utf8");
+    const lines = text.split("\n");
+    this.stderrRest = lines.pop() ?? "";
+    for (const l of lines) this.logLine(l);
+    if (this.stderrBytes > max) {
+      this.stderrRest = "";
+      this.s.log(`plugin.${this.name}`, t(this.s.lang, "tools.call.stderrCut", { limit: max }));
+    }
+  }
+
+  private flushStderr(): void {
+    if (this.stderrRest) this.logLine(this.stderrRest);
+    this.stderrRest = "";
+  }
+
+  private logLine(line: string): void {
+    const l = line.replace(/\r$/, "");
+    if (l.trim() === "") return;
+    this.s.log(`plugin.${this.name}`, [...l].length > logLineMaxChars ? [...l].slice(0, logLineMaxChars).join("") + "…" : l);
+  }
+}
+

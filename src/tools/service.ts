@@ -1,0 +1,222 @@
+/**
+ * Service plugins (spec tool-plugins.md §6): started by the tool host with `CORLINMAN_PLUGIN_ADDR` set to a unix
+ * socket path (a stale socket is removed first); the plugin serves gRPC `corlinman.v1.PluginBridge` there and each
+ * call is one `Execute` server stream: progress events are relayed, the first result, error or awaiting_approval ends
+ * the call, an earlier end of the stream is an error. Supervised: any exit is a crash; it is restarted after
+ * 1, 2, 5, 10 s; more than 3 crashes within 60 s is a crash loop and it is not restarted (`crash_loop` status: a card
+ * for the owner later). Only a change of its own manifest restarts it (the host compares digests).
+ */
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { randomBytes } from "node:crypto";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { t } from "../i18n/messages.js";
+import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
+import { stopProcess } from "./mcp.js";
+import { CrashWindow, backoffMs } from "./restart.js";
+import type { Outcome, RunnablePlugin } from "./stdio-runner.js";
+import { serviceCrashMax, serviceCrashWindowMs, serviceStartTimeoutMs } from "./limits.js";
+import type { CallContext, LongLivedStatus } from "./types.js";
+
+/** The variable naming the socket a service plugin serves on (§6). */
+export const pluginAddrVariable = "CORLINMAN_PLUGIN_ADDR";
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The .proto of the bridge: beside this file under tsx, in the source tree when running the compiled `dist/`. */
+export const bridgeProtoPath = [join(here, "plugin-bridge.proto"), join(here, "..", "..", "..", "src", "tools", "plugin-bridge.proto")].find((p) => existsSync(p))
+  ?? join(here, "plugin-bridge.proto");
+
+type BridgeClient = grpc.Client & { Execute(call: unknown, opts?: grpc.CallOptions): grpc.ClientReadableStream<ToolEvent> };
+type BridgeCtor = new (address: string, creds: grpc.ChannelCredentials) => BridgeClient;
+
+/** A ToolEvent as proto-loader gives it (keepCase, oneofs, bytes as Buffer). */
+interface ToolEvent {
+  kind?: "progress" | "result" | "error" | "awaiting_approval";
+  progress?: { message: string; fraction: number };
+  result?: { call_id: string; result_json: Buffer; duration_ms: number };
+  error?: { reason: string; message: string; retryable: boolean; upstream_code: string };
+  awaiting_approval?: { reason: string; args_preview_json: Buffer; tool: string };
+}
+
+let bridgeCtor: BridgeCtor | null = null;
+/** The generated client class of PluginBridge (loaded once). */
+export function bridgeClient(): BridgeCtor {
+  if (!bridgeCtor) {
+    const def = protoLoader.loadSync(bridgeProtoPath, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+    const pkg = grpc.loadPackageDefinition(def) as unknown as { corlinman: { v1: { PluginBridge: BridgeCtor } } };
+    bridgeCtor = pkg.corlinman.v1.PluginBridge;
+  }
+  return bridgeCtor;
+}
+
+/** One service plugin under supervision. */
+export class ServiceSupervisor {
+  readonly status: LongLivedStatus;
+  readonly socket: string;
+  private proc: PluginProcess | null = null;
+  private client: BridgeClient | null = null;
+  private crashes = new CrashWindow(serviceCrashMax, serviceCrashWindowMs);
+  private attempt = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private stopping = false;
+  private tag = 0;
+  private ready: Promise<boolean> | null = null;
+
+  /** @param socketDir a folder only this host writes; the socket is `<socketDir>/<name>.sock`. */
+  constructor(
+    readonly plugin: RunnablePlugin, readonly digest: string, private readonly s: LaunchSettings, private readonly socketDir: string,
+    private readonly backoff: readonly number[], private readonly onStatus: (st: LongLivedStatus) => void,
+  ) {
+    this.socket = join(socketDir, `${plugin.name}.sock`);
+    this.status = { plugin: plugin.name, kind: "service", state: "stopped", pid: null, crashes: 0, lastError: null };
+  }
+
+  private set(state: LongLivedStatus["state"], lastError: string | null = this.status.lastError): void {
+    Object.assign(this.status, { state, pid: this.proc?.pid ?? null, crashes: this.crashes.count, lastError });
+    this.onStatus({ ...this.status });
+  }
+
+  /** Starts the plugin and waits until it accepts gRPC (at most `serviceStartTimeoutMs`). @returns whether it runs. */
+  start(): Promise<boolean> {
+    this.ready = this.launch();
+    return this.ready;
+  }
+
+  private async launch(): Promise<boolean> {
+    this.stopping = false;
+    this.set("starting");
+    mkdirSync(this.socketDir, { recursive: true, mode: 0o700 });
+    rmSync(this.socket, { force: true });
+    const prepared = await prepareLaunch({
+      name: this.plugin.name, dir: this.plugin.dir, manifest: this.plugin.manifest, tag: `${process.pid}-svc-${++this.tag}`,
+      hostEnv: { [pluginAddrVariable]: this.socket }, hostBinds: [{ path: this.socketDir }],
+    }, this.s);
+    if (!prepared.ok) {
+      this.set("stopped", prepared.refusal.message);
+      return false;
+    }
+    const proc = new PluginProcess(prepared.launch, this.plugin.name, this.s, true);
+    this.proc = proc;
+    proc.onLine = (l) => this.s.log(`plugin.${this.plugin.name}`, l);
+    void proc.spawnError.then((e) => this.s.log(`plugin.${this.plugin.name}`, e.message));
+    void proc.closed.then(() => this.exited(proc));
+    const error = await this.connect(proc);
+    if (error !== null) {
+      this.status.lastError = t(this.s.lang, "tools.long.notReady", { plugin: this.plugin.name, ms: serviceStartTimeoutMs, error });
+      await proc.end();
+      return false;
+    }
+    this.attempt = 0;
+    this.set("running", null);
+    return true;
+  }
+
+  /** Waits for the socket, then for the gRPC channel; @returns null when ready, else why not. */
+  private async connect(proc: PluginProcess): Promise<string | null> {
+    const deadline = Date.now() + serviceStartTimeoutMs;
+    let gone = false;
+    void proc.exited.then(() => (gone = true));
+    while (!existsSync(this.socket)) {
+      if (gone) return "exited";
+      if (Date.now() > deadline) return "no socket";
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const Ctor = bridgeClient();
+    const client = new Ctor(`unix:${this.socket}`, grpc.credentials.createInsecure());
+    const err = await new Promise<Error | undefined>((r) => client.waitForReady(deadline, r));
+    if (err) {
+      client.close();
+      return err.message;
+    }
+    this.client = client;
+    return null;
+  }
+
+  /** Any exit is a crash (unless stopped): restart with backoff, or give up after too many. */
+  private exited(proc: PluginProcess): void {
+    if (proc !== this.proc) return;
+    this.client?.close();
+    this.client = null;
+    this.proc = null;
+    if (this.stopping) return this.set("stopped");
+    void proc.exited.then((x) => {
+      const why = this.status.lastError ?? `exit ${x.code ?? x.signal}`;
+      if (this.crashes.record(Date.now())) {
+        return this.set("crash_loop", t(this.s.lang, "tools.long.crashLoop", { plugin: this.plugin.name, crashes: this.crashes.count, seconds: serviceCrashWindowMs / 1000 }));
+      }
+      this.set("backoff", why);
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        void this.start();
+      }, backoffMs(++this.attempt, this.backoff));
+      this.timer.unref();
+    });
+  }
+
+  /** One call over `Execute`; refused when the plugin does not run. */
+  async call(tool: string, args: Record<string, unknown>, ctx: CallContext, timeoutMs: number): Promise<Outcome> {
+    if (this.status.state === "starting" && this.ready) await this.ready;
+    const client = this.client;
+    if (!client || this.status.state !== "running") {
+      return { status: "refused", code: "tools.unavailable", message: this.status.lastError ?? t(this.s.lang, "tools.call.service", { plugin: this.plugin.name }) };
+    }
+    const callId = `call_${randomBytes(8).toString("hex")}`;
+    const stream = client.Execute({
+      call_id: callId, plugin: this.plugin.name, tool, args_json: Buffer.from(JSON.stringify(args)), session_key: ctx.sessionKey,
+      approval_preconsented: false, trace: { traceparent: ctx.traceId ? `00-${ctx.traceId}-${randomBytes(8).toString("hex")}-01` : "", tracestate: "", request_id: ctx.requestId ?? "" },
+    }, { deadline: Date.now() + timeoutMs });
+    return new Promise<Outcome>((resolve) => {
+      let done = false;
+      const finish = (o: Outcome) => {
+        if (done) return;
+        done = true;
+        ctx.signal?.removeEventListener("abort", onAbort);
+        stream.cancel();
+        resolve(o);
+      };
+      const onAbort = () => finish({ status: "error", code: "tools.plugin_aborted", message: t(this.s.lang, "tools.call.aborted") });
+      ctx.signal?.addEventListener("abort", onAbort, { once: true });
+      stream.on("data", (ev: ToolEvent) => {
+        if (ev.kind === "progress" && ev.progress) {
+          const f = ev.progress.fraction;
+          ctx.onProgress?.({ ...(f >= 0 ? { percent: Math.round(f * 100) } : {}), ...(ev.progress.message ? { message: ev.progress.message } : {}) });
+        } else if (ev.kind === "result" && ev.result) {
+          finish(parseResult(ev.result.result_json, this.plugin.name));
+        } else if (ev.kind === "error" && ev.error) {
+          finish({ status: "error", code: ev.error.reason, message: ev.error.message });
+        } else if (ev.kind === "awaiting_approval" && ev.awaiting_approval) {
+          finish({ status: "awaiting_approval", reason: ev.awaiting_approval.reason, argsPreview: ev.awaiting_approval.args_preview_json.toString("utf8") });
+        }
+      });
+      stream.on("error", (e: grpc.ServiceError) => {
+        if (e.code === grpc.status.DEADLINE_EXCEEDED) finish({ status: "timeout", message: t(this.s.lang, "tools.call.timeout", { plugin: this.plugin.name, ms: timeoutMs }) });
+        else finish({ status: "error", code: "tools.plugin_exited", message: t(this.s.lang, "tools.long.ended", { plugin: this.plugin.name, error: e.details || e.message }) });
+      });
+      stream.on("end", () => finish({ status: "error", code: "tools.plugin_protocol", message: t(this.s.lang, "tools.long.ended", { plugin: this.plugin.name, error: "the stream ended without a result" }) }));
+    });
+  }
+
+  /** Stops the plugin: SIGTERM, SIGKILL after 5 s; no restart. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.client?.close();
+    this.client = null;
+    const proc = this.proc;
+    if (proc) await stopProcess(proc);
+    rmSync(this.socket, { force: true });
+    this.set("stopped");
+  }
+}
+
+/** A result's JSON text as a value; text that is not JSON is a plugin error. */
+function parseResult(bytes: Buffer, plugin: string): Outcome {
+  try {
+    return { status: "ok", result: bytes.length === 0 ? null : JSON.parse(bytes.toString("utf8")) };
+  } catch {
+    return { status: "error", code: "tools.plugin_protocol", message: `${plugin}: result_json is not JSON` };
+  }
+}

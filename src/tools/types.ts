@@ -1,0 +1,197 @@
+/**
+ * The public types of the tool host (spec tool-plugins.md): a manifest after validation and migration, a plugin as
+ * discovery sees it, a call and its outcome. Defined once here so that the plugin SDK can re-export them.
+ */
+
+/** `plugin_type` (§1): how a plugin is run. */
+export type PluginType = "sync" | "async" | "service" | "mcp";
+
+/** One tool a plugin offers (§2 `[[capabilities.tools]]`); `parameters` is a JSON Schema for the arguments. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/**
+ * `[sandbox]` (§7) after validation. `memory` is in bytes, `cpus` a share of one CPU, `pids` (our extension) the most
+ * processes and threads at once; null = no such limit. `binds` keep the manifest's Docker `-v` text, parsed in `mounts`.
+ */
+export interface SandboxSpec {
+  memoryBytes: number | null;
+  cpus: number | null;
+  pids: number | null;
+  read_only_root: boolean;
+  cap_drop: string[];
+  network: "none" | "bridge" | "host";
+  binds: string[];
+  mounts: BindMount[];
+}
+
+/** One `binds` entry: `host` is absolute, or relative to the plugin folder (`relative`); `container` is absolute. */
+export interface BindMount {
+  host: string;
+  relative: boolean;
+  container: string;
+  readOnly: boolean;
+}
+
+/** `[mcp]` (manifest_version 3, plugin_type = "mcp") with the public implementation's defaults filled in. */
+export interface McpSpec {
+  autostart: boolean;
+  restart_policy: "never" | "on_crash" | "always";
+  crash_loop_max: number;
+  crash_loop_window_secs: number;
+  handshake_timeout_ms: number;
+  idle_shutdown_secs: number;
+  env_passthrough: { allow: string[]; deny: string[] };
+  tools_allowlist: { mode: "allow" | "deny" | "all"; names: string[] };
+  resources_allowlist: { mode: "allow" | "deny" | "all"; patterns: string[] };
+}
+
+/** A manifest after validation and migration to `manifest_version` 3, every default filled in (§2). */
+export interface Manifest {
+  manifest_version: number;
+  /** The version the file declared (1 when absent), before migration. */
+  declared_version: number;
+  name: string;
+  version: string;
+  description: string;
+  author: string;
+  plugin_type: PluginType;
+  entry_point: { command: string; args: string[]; env: Record<string, string> };
+  communication: { timeout_ms: number | null };
+  capabilities: { tools: ToolSpec[]; disable_model_invocation: boolean };
+  /** null = no `[sandbox]` table: the plugin runs unsandboxed (§7). */
+  sandbox: SandboxSpec | null;
+  mcp: McpSpec | null;
+  protocols: string[];
+  hooks: string[];
+  skill_refs: string[];
+  meta: Record<string, unknown>;
+}
+
+/** One thing wrong with a manifest: the key (`sandbox.binds[0]`), its line in the file (1-based) when known, the text. */
+export interface ManifestProblem {
+  key: string;
+  line: number | null;
+  message: string;
+}
+
+/** Where a plugin folder was found; `home` (`<home>/plugins`) wins a clash over `builtin`. */
+export type PluginOrigin = "builtin" | "home";
+
+/** A root folder of plugin folders. */
+export interface PluginRoot {
+  dir: string;
+  origin: PluginOrigin;
+}
+
+/**
+ * A plugin folder as discovery sees it. `status`: `ok` (in use), `rejected` (its manifest is wrong: `errors`; if an
+ * earlier version was good, that one stays in use as `manifest`), `shadowed` (another folder with the same name wins:
+ * `shadowedBy`).
+ */
+export interface PluginRecord {
+  name: string;
+  dir: string;
+  manifestPath: string;
+  origin: PluginOrigin;
+  status: "ok" | "rejected" | "shadowed";
+  errors: string[];
+  /** The manifest in use: the current one, or the last good one of a rejected folder; null if never valid. */
+  manifest: Manifest | null;
+  /** sha256 (hex) of the bytes of `manifest`'s file: the key of trust lists and of the tools/list cache. */
+  digest: string | null;
+  shadowedBy: { dir: string; origin: PluginOrigin } | null;
+}
+
+/** A clash between two plugin folders with the same name: `winner` is in use, `loser` shadowed. */
+export interface PluginClash {
+  name: string;
+  winner: { dir: string; origin: PluginOrigin };
+  loser: { dir: string; origin: PluginOrigin };
+}
+
+/** What a rescan changed, by plugin name. */
+export interface RescanReport {
+  added: string[];
+  changed: string[];
+  removed: string[];
+  rejected: string[];
+  clashes: PluginClash[];
+}
+
+/** A progress notification of a running call (§4 `notifications/progress`; a service's Progress event). */
+export interface CallProgress {
+  percent?: number;
+  message?: string;
+}
+
+/**
+ * Who calls and how (§4 params). `sessionKey` is sent as `session_key`; `requestId`/`traceId` are made up when absent;
+ * `callbackUrl` is sent as `callback_url` when given; `timeoutMs` overrides the manifest's (capped at one hour).
+ */
+export interface CallContext {
+  sessionKey: string;
+  requestId?: string;
+  traceId?: string;
+  callbackUrl?: string;
+  timeoutMs?: number;
+  onProgress?: (p: CallProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** An error code: the plugin's own JSON-RPC code (a number), or one of the host's (`tools.*` strings). */
+export type ToolErrorCode = number | string;
+
+/**
+ * The outcome of one call, with its duration in ms (from the call to the outcome).
+ * - `ok`: the tool's `result`, exactly as the plugin sent it.
+ * - `error`: the plugin answered with an error, or broke the protocol, or exited (`code`, `message` name the plugin).
+ * - `timeout`, `oom`: ended by the host; its process group is gone.
+ * - `accepted`: an async plugin took the call as task `taskId` (the only credential of its callback).
+ * - `refused`: nothing was started (unknown tool, arguments that fail the schema, no sandbox, a crash-looping service).
+ * - `awaiting_approval`: a service plugin asked for the owner's approval (§6).
+ */
+export type CallOutcome = (
+  | { status: "ok"; result: unknown }
+  | { status: "error"; code: ToolErrorCode; message: string }
+  | { status: "timeout"; message: string }
+  | { status: "oom"; message: string }
+  | { status: "accepted"; taskId: string }
+  | { status: "refused"; code: string; message: string }
+  | { status: "awaiting_approval"; reason: string; argsPreview: string }
+) & { durationMs: number };
+
+/** A tool as offered to callers: `<plugin>.<tool>`, with the plugin's kind and whether models may call it. */
+export interface OfferedTool {
+  qualifiedName: string;
+  plugin: string;
+  tool: ToolSpec;
+  pluginType: PluginType;
+  disableModelInvocation: boolean;
+}
+
+/** The tools of one plugin, or why they cannot be had. */
+export type ToolsOutcome = { ok: true; tools: OfferedTool[]; source: "manifest" | "tools/list" | "mcp" } | { ok: false; code: string; message: string };
+
+/**
+ * The state of a long-lived plugin (service or mcp): `crash_loop` = given up after repeated crashes (a card for the
+ * owner later); `stopped` = not running and not to be restarted until asked.
+ */
+export interface LongLivedStatus {
+  plugin: string;
+  kind: "service" | "mcp";
+  state: "starting" | "running" | "backoff" | "crash_loop" | "stopped";
+  pid: number | null;
+  crashes: number;
+  lastError: string | null;
+}
+
+/** One line of a conformance run: a check, its verdict, and what was seen. */
+export interface ConformanceLine {
+  check: string;
+  verdict: "ok" | "warn" | "fail" | "skip";
+  detail: string;
+}
