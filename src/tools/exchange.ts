@@ -17,7 +17,8 @@ export type RpcResponse = { result: unknown } | { error: { code: number; message
 /** How an exchange ended. `message` is for people (it names the plugin). */
 export type ExchangeEnd =
   | { kind: "response"; response: RpcResponse }
-  | { kind: "timeout" | "oom" | "exited" | "protocol" | "overflow" | "spawn" | "aborted"; message: string };
+  | { kind: "protocol"; reason: "not_json" | "wrong_id" | "bad_response"; message: string }
+  | { kind: "timeout" | "oom" | "exited" | "overflow" | "spawn" | "aborted"; message: string };
 
 /** The end, and what was seen of the plugin's manners (for conformance). */
 export interface ExchangeResult {
@@ -97,14 +98,14 @@ export async function exchange(proc: PluginProcess, request: { id: number; metho
     }
     if (line.trim() === "") return;
     const msg = parseLine(line, o.plugin, o.lang);
-    if (typeof msg === "string") return finish({ kind: "protocol", message: msg });
+    if (typeof msg === "string") return finish({ kind: "protocol", reason: "not_json", message: msg });
     if (typeof msg.method === "string" && !("id" in msg)) {
       if (msg.method === "notifications/progress") o.onProgress?.(progressOf(msg.params));
       return;
     }
-    if (msg.id !== request.id) return finish({ kind: "protocol", message: t(o.lang, "tools.call.wrongId", { plugin: o.plugin, got: JSON.stringify(msg.id) ?? "none", expected: request.id }) });
+    if (msg.id !== request.id) return finish({ kind: "protocol", reason: "wrong_id", message: t(o.lang, "tools.call.wrongId", { plugin: o.plugin, got: JSON.stringify(msg.id) ?? "none", expected: request.id }) });
     const r = readResponse(msg);
-    if (typeof r === "string") return finish({ kind: "protocol", message: t(o.lang, "tools.call.badResponse", { plugin: o.plugin, why: r }) });
+    if (typeof r === "string") return finish({ kind: "protocol", reason: "bad_response", message: t(o.lang, "tools.call.badResponse", { plugin: o.plugin, why: r }) });
     finish({ kind: "response", response: r });
   };
   proc.onOverflow = (kind) => finish({

@@ -136,14 +136,15 @@ function validate(doc: Table, c: Checker): Manifest | null {
     protocols,
     hooks: c.strings(doc, [], "hooks"),
     skill_refs: c.strings(doc, [], "skill_refs"),
-    meta: c.table(doc, [], "meta") ?? {},
+    meta: plain(c.table(doc, [], "meta") ?? {}) as Record<string, unknown>,
   };
   return manifest;
 }
 
 function entryPoint(doc: Table, c: Checker): Manifest["entry_point"] {
   const p = ["entry_point"];
-  const ep = c.table(doc, [], "entry_point", true) ?? {};
+  const ep = c.table(doc, [], "entry_point", true);
+  if (!ep) return { command: "", args: [], env: {} };
   c.known(ep, p, ["command", "args", "env"]);
   const command = c.str(ep, p, "command", { min: 1, max: manifestItemMaxChars });
   if (hasDotDot(command)) c.add([...p, "command"], "tools.manifest.traversal");
@@ -201,9 +202,16 @@ function capabilities(doc: Table, c: Checker): Manifest["capabilities"] {
     const parameters = c.table(item, tp, "parameters") ?? { type: "object" };
     const schemaError = checkSchema(parameters);
     if (schemaError) c.add([...tp, "parameters"], "tools.manifest.schema", { error: schemaError });
-    tools.push({ name, description, parameters });
+    tools.push({ name, description, parameters: plain(parameters) as Record<string, unknown> });
   });
   return { tools, disable_model_invocation: disable };
+}
+
+/** A deep copy with ordinary objects for the parser's prototype-less tables (dates and other values kept). */
+function plain(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(plain);
+  if (isTable(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  return v;
 }
 
 /** Whether `v` is plain JSON: TOML also has dates and infinities, which a JSON Schema cannot hold. */

@@ -137,14 +137,22 @@ function scanValue(s: string, depth: number, inString: '"""' | "'''" | null): { 
   return { depth, inString };
 }
 
-/** The line of `key`, else of its nearest ancestor that has one (`a.b[0].c` → `a.b[0]` → `a.b` → `a`), else null. */
+/**
+ * The line of `key`, else of its nearest ancestor that has one (`a.b[0].c` → `a.b[0]` → `a.b` → `a`), else the first
+ * line of a key below it (a table only defined through a longer header), else null.
+ */
 export function lineOf(index: LineIndex, key: string): number | null {
   let k = key;
   for (;;) {
     const line = index.get(k);
     if (line !== undefined) return line;
     const cut = Math.max(k.lastIndexOf("."), k.lastIndexOf("["));
-    if (cut <= 0) return null;
+    if (cut <= 0) break;
     k = k.slice(0, cut);
   }
+  let first: number | null = null;
+  for (const [k2, line] of index) {
+    if ((k2.startsWith(`${key}.`) || k2.startsWith(`${key}[`)) && (first === null || line < first)) first = line;
+  }
+  return first;
 }

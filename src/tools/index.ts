@@ -1,0 +1,14 @@
+/**
+ * The tool host's one public entry (spec tool-plugins.md; issue 16): discovery and its watcher, the call API,
+ * conformance, manifest reading, and the public types. Nothing outside src/tools reaches past this file.
+ */
+export type * from "./types.js";
+export { ToolRegistry, formatClash } from "./registry.js";
+export { watchRegistry, type RegistryWatcher } from "./watch.js";
+export { ToolHost, splitToolName, type ToolHostOptions } from "./host.js";
+export { conformance, sampleArguments, type ConformanceOptions } from "./conformance.js";
+export { readManifest, manifestDigest, formatProblem, manifestFileNames, type ManifestResult } from "./manifest.js";
+export { probeBwrap } from "./sandbox.js";
+export { cgroupBases, systemCgroups, type CgroupSystem } from "./cgroup.js";
+export { pluginAddrVariable, bridgeProtoPath } from "./service.js";
+export * as toolLimits from "./limits.js";

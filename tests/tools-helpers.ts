@@ -1,0 +1,97 @@
+/**
+ * Fixtures of the tool host tests: plugin folders written into a temporary root, a registry and a host over them, a
+ * log that keeps its lines, and process checks that see through zombies.
+ */
+import { mkdirSync, readFileSync, writeFileSync, rmSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { ToolHost, ToolRegistry, type ToolHostOptions, type PluginOrigin } from "../src/tools/index.js";
+import { leftoverCgroups } from "../src/tools/cgroup.js";
+import { engine, tempDir } from "./helpers.js";
+
+export { until, engine, tempDir } from "./helpers.js";
+
+/** The example tool plugins of this repository. */
+export const examples = join(engine, "examples", "tool-plugins");
+
+/** A manifest for a sync plugin running `command args` with one tool `tool` (schema: any object), plus `extra` TOML. */
+export function syncManifest(name: string, command: string, args: string[], extra = "", type = "sync"): string {
+  return [
+    `name = "${name}"`, `version = "0.1.0"`, `plugin_type = "${type}"`, "",
+    "[entry_point]", `command = "${command}"`, `args = [${args.map((a) => JSON.stringify(a)).join(", ")}]`, "",
+    extra,
+  ].join("\n");
+}
+
+/** One tool in TOML, with an optional JSON Schema of parameters given as TOML lines. */
+export function toolToml(name: string, parameters = ""): string {
+  return `[[capabilities.tools]]\nname = "${name}"\n${parameters ? `\n[capabilities.tools.parameters]\n${parameters}\n` : ""}`;
+}
+
+/** Writes a plugin folder `<root>/<folder>` with `manifest.toml` and other files (name → content). */
+export function writePlugin(root: string, folder: string, manifest: string, files: Record<string, string> = {}): string {
+  const dir = join(root, folder);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "manifest.toml"), manifest);
+  for (const [f, content] of Object.entries(files)) {
+    mkdirSync(join(dir, f, ".."), { recursive: true });
+    writeFileSync(join(dir, f), content, { mode: 0o755 });
+  }
+  return dir;
+}
+
+/** A Node plugin script: `handler` is the body of `function (req)` returning the response object (or undefined). */
+export function nodePlugin(handler: string): string {
+  return `const rl = require("node:readline").createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+  const req = JSON.parse(line);
+  const res = (function (req) { ${handler} })(req);
+  if (res !== undefined) process.stdout.write(JSON.stringify(res) + "\\n");
+});
+`;
+}
+
+export interface HostFixture {
+  root: string;
+  registry: ToolRegistry;
+  host: ToolHost;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** A registry over a fresh temporary root (origin `home`) and a host with a log kept in `logs`. */
+export function hostFixture(opts: Partial<ToolHostOptions> & { origin?: PluginOrigin; roots?: string[] } = {}): HostFixture {
+  const root = tempDir("aa-tools-");
+  const logs: string[] = [];
+  const registry = new ToolRegistry([...(opts.roots ?? []).map((dir) => ({ dir, origin: "builtin" as const })), { dir: root, origin: opts.origin ?? "home" }], "en");
+  const host = new ToolHost(registry, { lang: "en", log: (s, l) => logs.push(`${s} ${l}`), socketDir: join(root, ".sock"), ...opts });
+  return {
+    root, registry, host, logs,
+    async close() {
+      await host.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Whether `pid` is a live process (a zombie, dead but not reaped, counts as gone). */
+export function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** The pids written one per line to `file` (by a plugin that reports its processes). */
+export function pidsIn(file: string): number[] {
+  return existsSync(file) ? readFileSync(file, "utf8").split(/\s+/).filter(Boolean).map(Number) : [];
+}
+
+/** Whether bubblewrap works here (the sandbox tests need it; CI installs it). */
+export { probeBwrap } from "../src/tools/index.js";
+
+/** The cgroups this test process left behind (none once every call has ended; names carry the host's pid). */
+export function leftovers(): string[] {
+  return leftoverCgroups().filter((d) => d.includes(`-${process.pid}-`));
+}
