@@ -78,7 +78,7 @@ export function readManifest(bytes: Uint8Array, lang: Lang): ManifestResult {
     return { ok: false, digest, problems: c.problems };
   }
   const manifest = validate(doc, c);
-  const problems = [...c.problems].sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+  const problems = [...c.problems].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
   return problems.length > 0 || !manifest ? { ok: false, digest, problems } : { ok: true, manifest, digest };
 }
 
