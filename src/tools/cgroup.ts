@@ -73,22 +73,23 @@ function v2Base(sys: CgroupSystem): string | null {
   return null;
 }
 
-/** Whether v2 can give `controller` to children of `base`: it is enabled there, or enabling it works. */
+/** Whether v2 can give `controller` to children of `base`: it is enabled there, or it is available and enabling it works. */
 function v2Offers(base: string, controller: Controller): boolean {
-  const has = () => {
+  const listed = (file: string) => {
     try {
-      return readFileSync(join(base, "cgroup.subtree_control"), "utf8").split(/\s+/).includes(controller);
+      return readFileSync(join(base, file), "utf8").split(/\s+/).includes(controller);
     } catch {
       return false;
     }
   };
-  if (has()) return true;
+  if (listed("cgroup.subtree_control")) return true;
+  if (!listed("cgroup.controllers")) return false;
   try {
     writeFileSync(join(base, "cgroup.subtree_control"), `+${controller}`);
   } catch {
     // busy (our own cgroup has processes) or not delegated: v1, or nothing
   }
-  return has();
+  return listed("cgroup.subtree_control");
 }
 
 /** The controllers `limits` need. */

@@ -1,0 +1,138 @@
+/**
+ * The sandbox without Docker (spec tool-plugins.md §7): bubblewrap namespaces and mounts, the allowlisted environment,
+ * hidden host paths, cgroup placement (v1 here; v2 checked on a folder laid out like one), and refusal — never a
+ * silent unsandboxed run — when bubblewrap or a cgroup controller is missing.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createCgroup } from "../src/tools/cgroup.js";
+import { examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
+
+const sandboxed = async () => (await probeBwrap("bwrap")).ok;
+
+/** A plugin that reports what it can see: a TCP port, the environment, a file, its capabilities. */
+const probe = (port: number, file: string) => nodePlugin(`
+  const fs = require("node:fs");
+  const sock = require("node:net").connect(${port}, "127.0.0.1");
+  const read = (p) => { try { return fs.readFileSync(p, "utf8"); } catch (e) { return e.code; } };
+  const caps = read("/proc/self/status").split("\\n").find((l) => l.startsWith("CapEff")) ?? "";
+  const answer = (net) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: req.id, result: { net, env: process.env, secret: read(${JSON.stringify(file)}), caps, cwd: process.cwd() } }) + "\\n");
+  sock.on("connect", () => { sock.destroy(); answer("connected"); });
+  sock.on("error", (e) => answer(e.code));
+  return undefined;`);
+
+test("sandboxed: no network, no caller secrets, hidden paths empty, no capabilities, cwd /workspace; network = host connects", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const server = createServer((s) => s.end()).listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  const port = (server.address() as { port: number }).port;
+  const home = tempDir();
+  writeFileSync(join(home, "master.key"), "top secret");
+  const f = hostFixture({ env: { ...process.env, HUB_SECRET: "s3cret", AGENT_AUTOLOOP_OWNER_KEY: "k" }, hiddenPaths: [home] });
+  try {
+    const main = probe(port, join(home, "master.key"));
+    writePlugin(f.root, "none", syncManifest("none", "node", ["main.js"], `[sandbox]\nnetwork = "none"\n\n${toolToml("go")}`), { "main.js": main });
+    writePlugin(f.root, "open", syncManifest("open", "node", ["main.js"], `[sandbox]\nnetwork = "host"\n\n${toolToml("go")}`), { "main.js": main });
+    f.registry.rescan();
+    const none = await f.host.call("none.go", {}, { sessionKey: "s" });
+    const open = await f.host.call("open.go", {}, { sessionKey: "s" });
+    assert.equal(none.status, "ok", JSON.stringify(none));
+    const seen = (none as { result: { net: string; env: Record<string, string>; secret: string; caps: string; cwd: string } }).result;
+    assert.equal(seen.net, "ECONNREFUSED", "the sandbox has only a loopback of its own");
+    assert.deepEqual(Object.keys(seen.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), ["HOME", "PATH"].concat(process.env.LANG ? ["LANG"] : [], process.env.TZ ? ["TZ"] : []).sort());
+    assert.equal(seen.secret, "ENOENT", "a hidden path is an empty folder inside");
+    assert.equal(seen.caps, "CapEff:\t0000000000000000");
+    assert.equal(seen.cwd, "/workspace");
+    assert.equal((open as { result: { net: string } }).result.net, "connected");
+  } finally {
+    server.close();
+    await f.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test("sandboxed: the §3 hello-python plugin runs unchanged inside a sandbox with limits", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const f = hostFixture();
+  try {
+    cpSync(join(examples, "hello-python"), join(f.root, "hello-python"), { recursive: true });
+    const file = join(f.root, "hello-python", "manifest.toml");
+    writeFileSync(file, readFileSync(file, "utf8") + '\n[sandbox]\nmemory = "256m"\ncpus = 0.5\npids = 64\nread_only_root = true\ncap_drop = ["ALL"]\nnetwork = "none"\nbinds = []\n');
+    f.registry.rescan();
+    const r = await f.host.call("hello-python.greet", { name: "Ada" }, { sessionKey: "s" });
+    assert.equal(r.status === "ok" && JSON.stringify(r.result), '{"content":"hello, Ada"}', JSON.stringify(r));
+    assert.deepEqual(leftovers(), []);
+  } finally {
+    await f.close();
+  }
+});
+
+test("a plugin that asks for a sandbox never runs without one: no bubblewrap, or no cgroup controller, refuses with the fix", async () => {
+  const noCgroups = tempDir();
+  const f = hostFixture({ bwrap: "/nonexistent/bwrap" });
+  const g = hostFixture({ cgroups: { root: noCgroups, self: "" } });
+  try {
+    for (const x of [f, g]) {
+      writePlugin(x.root, "boxed", syncManifest("boxed", "sh", ["-c", "touch started"], `[sandbox]\nmemory = "64m"\n\n${toolToml("go")}`));
+      x.registry.rescan();
+    }
+    const r = await f.host.call("boxed.go", {}, { sessionKey: "s" });
+    assert.deepEqual([r.status, "code" in r && r.code, "message" in r && r.message], [
+      "refused", "tools.sandbox_unavailable", "plugin boxed asks for a sandbox but bubblewrap cannot run (ENOENT). Install it: apt-get install bubblewrap",
+    ]);
+    if (await sandboxed()) {
+      const c = await g.host.call("boxed.go", {}, { sessionKey: "s" });
+      assert.deepEqual([c.status, "code" in c && c.code, "message" in c && c.message], [
+        "refused", "tools.cgroup_unavailable",
+        "plugin boxed limits memory but no cgroup memory controller can be used (not mounted, not delegated). Run as root with cgroup v1 memory mounted, or delegate the cgroup v2 memory controller to this user",
+      ]);
+    }
+    assert.equal(existsSync(join(f.root, "boxed", "started")) || existsSync(join(g.root, "boxed", "started")), false);
+  } finally {
+    await f.close();
+    await g.close();
+    rmSync(noCgroups, { recursive: true, force: true });
+  }
+});
+
+test("a bind whose host folder is missing is refused before the start", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const f = hostFixture();
+  try {
+    writePlugin(f.root, "b", syncManifest("b", "true", [], `[sandbox]\nbinds = ["./vendor:/workspace/vendor:ro"]\n\n${toolToml("go")}`));
+    f.registry.rescan();
+    const r = await f.host.call("b.go", {}, { sessionKey: "s" });
+    assert.deepEqual([r.status, "message" in r && r.message], ["refused", `plugin b binds ${join(f.root, "b", "vendor")}, which does not exist`]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("cgroup v2 where its controllers are delegated; v1 for the others; limits written in each one's files", () => {
+  const root = tempDir();
+  try {
+    // v2 (unified) offers memory and pids to our cgroup's children; cpu only exists as v1.
+    mkdirSync(join(root, "unified", "svc"), { recursive: true });
+    writeFileSync(join(root, "unified", "cgroup.controllers"), "memory pids\n");
+    writeFileSync(join(root, "unified", "svc", "cgroup.subtree_control"), "memory pids\n");
+    mkdirSync(join(root, "cpu,cpuacct", "grp"), { recursive: true });
+    writeFileSync(join(root, "cpu,cpuacct", "cgroup.procs"), "");
+    const sys = { root, self: "3:cpu,cpuacct:/grp\n0::/svc\n" };
+    const made = createCgroup("p-1", { memoryBytes: 64 << 20, cpus: 0.5, pids: 10 }, sys);
+    assert.ok(made.ok);
+    const v2 = join(root, "unified", "svc", "agent-autoloop-tools", "p-1");
+    const v1 = join(root, "cpu,cpuacct", "grp", "agent-autoloop-tools", "p-1");
+    assert.deepEqual(made.cgroup.procsFiles, [join(v2, "cgroup.procs"), join(v1, "cgroup.procs")]);
+    assert.deepEqual(["memory.max", "pids.max"].map((x) => readFileSync(join(v2, x), "utf8")), ["67108864", "10"]);
+    assert.deepEqual(["cpu.cfs_period_us", "cpu.cfs_quota_us"].map((x) => readFileSync(join(v1, x), "utf8")), ["100000", "50000"]);
+    writeFileSync(join(v2, "memory.events"), "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+    assert.equal(made.cgroup.oomKilled(), true);
+    const none = createCgroup("p-2", { memoryBytes: null, cpus: null, pids: 5 }, { root, self: "0::/other\n" });
+    assert.deepEqual(none.ok ? null : none.failure, { controller: "pids", error: "not mounted, not delegated" });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
