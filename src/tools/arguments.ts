@@ -3,6 +3,7 @@
  * that fail are refused and the plugin is not started (issue 16). Compiled schemas are cached by manifest digest and
  * tool name; the cache is bounded and starts over when full.
  */
+import { createRequire } from "node:module";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { describeError } from "../protocol/validate.js";
 import type { Lang } from "../i18n/messages.js";
@@ -10,7 +11,20 @@ import type { Lang } from "../i18n/messages.js";
 /** Compiled argument schemas kept at once. */
 const compiledSchemasMax = 1000;
 
-let ajv = new Ajv2020({ strict: false, allErrors: false });
+/** Draft-07's meta-schema: MCP servers' tool schemas often name it in `$schema` (zod's output does). */
+const draft07 = createRequire(import.meta.url)("ajv/dist/refs/json-schema-draft-07.json") as Record<string, unknown>;
+
+/**
+ * An Ajv for tool argument schemas: draft 2020-12, also accepting schemas that declare draft-07 (compiled with 2020
+ * rules, which agree with draft-07 on everything tool schemas use). Not strict: unknown keywords are annotations.
+ */
+export function schemaAjv(): Ajv2020 {
+  const a = new Ajv2020({ strict: false, allErrors: false });
+  a.addMetaSchema(draft07);
+  return a;
+}
+
+let ajv = schemaAjv();
 let cache = new Map<string, ValidateFunction>();
 
 /**
@@ -21,7 +35,7 @@ export function checkArguments(key: string, schema: Record<string, unknown>, arg
   let fn = cache.get(key);
   if (!fn) {
     if (cache.size >= compiledSchemasMax) {
-      ajv = new Ajv2020({ strict: false, allErrors: false });
+      ajv = schemaAjv();
       cache = new Map();
     }
     try {

@@ -156,7 +156,7 @@ export class ToolHost {
     });
     if (m.plugin_type === "mcp") {
       const r = await this.mcpOf(p, rec.digest).listTools();
-      return r.ok ? offer(r.tools, "mcp") : { ok: false, code: "tools.tools_list", message: r.message };
+      return r.ok ? offer(r.tools, "mcp") : { ok: false, code: r.unavailable ? "tools.unavailable" : "tools.tools_list", message: r.message };
     }
     if (m.capabilities.tools.length > 0 || m.plugin_type === "service") return offer(m.capabilities.tools, "manifest");
     const cached = this.listCache.get(rec.digest);
@@ -208,7 +208,8 @@ export class ToolHost {
       return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
     }
     const listed = await this.tools(p.name);
-    if (!listed.ok) return { status: "error", code: listed.code, message: listed.message };
+    // A server that cannot be started is a refusal (nothing ran); a tool list that came back wrong is the plugin's error.
+    if (!listed.ok) return { status: listed.code === "tools.unavailable" ? "refused" : "error", code: listed.code, message: listed.message };
     const spec = listed.tools.find((x) => x.tool.name === split.tool)?.tool;
     const anyTool = m.plugin_type === "service" && m.capabilities.tools.length === 0;
     if (!spec && !anyTool) return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.call.unknownTool", { plugin: p.name, tool: split.tool }) };

@@ -6,9 +6,9 @@
  */
 import { createHash } from "node:crypto";
 import { parse, TomlError } from "smol-toml";
-import { Ajv2020 } from "ajv/dist/2020.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { Checker, isTable, type Table } from "./manifest-check.js";
+import { schemaAjv } from "./arguments.js";
 import { indexLines } from "./toml-lines.js";
 import { hasDotDot, isCapability, parseBind, parseMemory } from "./sandbox-spec.js";
 import {
@@ -173,7 +173,7 @@ function communication(doc: Table, c: Checker): Manifest["communication"] {
   return { timeout_ms: c.int(comm, ["communication"], "timeout_ms", 1, callTimeoutMsMax, null) };
 }
 
-const schemaChecker = new Ajv2020({ strict: false, allErrors: false, validateSchema: true });
+const schemaChecker = schemaAjv();
 
 function capabilities(doc: Table, c: Checker): Manifest["capabilities"] {
   const p = ["capabilities"];

@@ -180,9 +180,9 @@ export class McpSession {
   }
 
   /** The exported tools (after `tools_allowlist`), listed once per server start. */
-  async listTools(): Promise<{ ok: true; tools: ToolSpec[] } | { ok: false; message: string }> {
+  async listTools(): Promise<{ ok: true; tools: ToolSpec[] } | { ok: false; unavailable: boolean; message: string }> {
     const ready = await this.ensure();
-    if (!ready.ok) return ready;
+    if (!ready.ok) return { ...ready, unavailable: true };
     if (this.tools) return { ok: true, tools: this.tools };
     const raw: unknown[] = [];
     let cursor: string | undefined;
@@ -194,11 +194,11 @@ export class McpSession {
         if (!cursor) break;
       }
     } catch (e) {
-      return { ok: false, message: t(this.s.lang, "tools.call.toolsList", { plugin: this.plugin.name, error: (e as Error).message }) };
+      return { ok: false, unavailable: false, message: t(this.s.lang, "tools.call.toolsList", { plugin: this.plugin.name, error: (e as Error).message }) };
     }
     const named = raw.filter((x) => allowedByList(this.spec, String((x as { name?: unknown }).name)));
     const tools = readToolList({ tools: named });
-    if (typeof tools === "string") return { ok: false, message: t(this.s.lang, "tools.call.toolsList", { plugin: this.plugin.name, error: tools }) };
+    if (typeof tools === "string") return { ok: false, unavailable: false, message: t(this.s.lang, "tools.call.toolsList", { plugin: this.plugin.name, error: tools }) };
     this.tools = tools;
     return { ok: true, tools };
   }
