@@ -1,0 +1,97 @@
+/**
+ * Service tool plugins (spec tool-plugins.md §6) with the small Node service of examples/tool-plugins/hello-service:
+ * started by the host with CORLINMAN_PLUGIN_ADDR, spoken to over gRPC PluginBridge.Execute (progress, result, error,
+ * awaiting_approval), supervised (restart with backoff, crash loop), restarted only by its own manifest's change.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { examples, hostFixture, running, syncManifest, toolToml, until, writePlugin, type HostFixture } from "./tools-helpers.js";
+
+const main = join(examples, "hello-service", "main.mjs");
+
+/** Installs hello-service in the fixture's root (its script by absolute path) and starts the host. */
+async function withService(f: HostFixture): Promise<string> {
+  const manifest = readFileSync(join(examples, "hello-service", "manifest.toml"), "utf8").replace('args = ["main.mjs"]', `args = [${JSON.stringify(main)}]`);
+  const dir = writePlugin(f.root, "hello-service", manifest);
+  f.registry.rescan();
+  await f.host.start();
+  return dir;
+}
+
+const pid = (f: HostFixture) => f.host.statuses().find((s) => s.plugin === "hello-service")?.pid ?? null;
+
+test("a service plugin is started with CORLINMAN_PLUGIN_ADDR and answers over PluginBridge.Execute", async () => {
+  const f = hostFixture();
+  try {
+    await withService(f);
+    assert.deepEqual(f.host.statuses().map((s) => [s.plugin, s.kind, s.state]), [["hello-service", "service", "running"]]);
+    assert.deepEqual(f.logs, [`plugin.hello-service hello-service listening on ${join(f.root, ".sock", "hello-service.sock")}`]);
+    const progress: unknown[] = [];
+    const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "owner:me", onProgress: (p) => progress.push(p) });
+    assert.equal(greet.status === "ok" && JSON.stringify(greet.result), '{"content":"hello, Ada"}');
+    assert.deepEqual(progress, [{ percent: 50, message: "looking up the name" }]);
+    const count = await f.host.call("hello-service.count", {}, { sessionKey: "owner:me" });
+    assert.deepEqual(count.status === "ok" && count.result, { served: 2, session_key: "owner:me" }, "one process keeps its state between calls");
+    const refuse = await f.host.call("hello-service.refuse", {}, { sessionKey: "s" });
+    assert.deepEqual([refuse.status, "code" in refuse && refuse.code, "message" in refuse && refuse.message], ["error", "FAILOVER_REASON_FORMAT", "refused on purpose"]);
+    const ask = await f.host.call("hello-service.ask", { path: "/x" }, { sessionKey: "s" });
+    assert.deepEqual([ask.status, "reason" in ask && ask.reason, "argsPreview" in ask && ask.argsPreview], ["awaiting_approval", "this writes files", '{"path":"/x"}']);
+    const bad = await f.host.call("hello-service.greet", {}, { sessionKey: "s" });
+    assert.equal(bad.status, "refused");
+  } finally {
+    await f.close();
+  }
+});
+
+test("supervision: a crash mid-call is an error, the service is restarted; more than 3 crashes in 60 s is a crash loop", async () => {
+  const f = hostFixture({ restartBackoffMs: [50] });
+  const seen: string[] = [];
+  f.host.onStatus((s) => seen.push(s.state));
+  try {
+    await withService(f);
+    const first = pid(f)!;
+    const crash = await f.host.call("hello-service.crash", {}, { sessionKey: "s" });
+    assert.deepEqual([crash.status, "code" in crash && crash.code], ["error", "tools.plugin_exited"]);
+    await until(() => f.host.statuses()[0]?.state === "running" && pid(f) !== first, 20_000, "the restart");
+    assert.equal(running(first), false);
+    const again = await f.host.call("hello-service.greet", { name: "Bo" }, { sessionKey: "s" });
+    assert.equal(again.status === "ok" && JSON.stringify(again.result), '{"content":"hello, Bo"}');
+    for (let i = 0; i < 3; i++) {
+      const p = pid(f);
+      if (p === null) break;
+      process.kill(p, "SIGKILL");
+      await until(() => pid(f) !== p && ["running", "crash_loop"].includes(f.host.statuses()[0]!.state), 20_000, `crash ${i + 2}`);
+    }
+    assert.equal(f.host.statuses()[0]?.state, "crash_loop");
+    const refused = await f.host.call("hello-service.greet", { name: "Cy" }, { sessionKey: "s" });
+    assert.deepEqual([refused.status, "message" in refused && refused.message], [
+      "refused", "plugin hello-service crashed 4 times within 60 s and is not restarted again (edit its manifest or restart the tool host to try again)",
+    ]);
+    assert.ok(seen.includes("backoff"));
+  } finally {
+    await f.close();
+  }
+});
+
+test("an unrelated edit does not restart a service; an edit of its own manifest does", async () => {
+  const f = hostFixture();
+  try {
+    const dir = await withService(f);
+    const other = writePlugin(f.root, "other", syncManifest("other", "true", [], toolToml("t")));
+    f.registry.rescan();
+    const before = pid(f)!;
+    writeFileSync(join(other, "manifest.toml"), syncManifest("other", "true", [], toolToml("t2")));
+    f.registry.rescan();
+    assert.equal(pid(f), before);
+    writeFileSync(join(dir, "manifest.toml"), readFileSync(join(dir, "manifest.toml"), "utf8") + "\n# edited\n");
+    f.registry.rescan();
+    await until(() => f.host.statuses()[0]?.state === "running" && pid(f) !== before, 20_000, "the restart after its own edit");
+    assert.equal(running(before), false);
+    const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "s" });
+    assert.equal(greet.status, "ok");
+  } finally {
+    await f.close();
+  }
+});
