@@ -6,9 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { examples, hostFixture, nodePlugin, pidsIn, running, syncManifest, tempDir, toolToml, until, writePlugin } from "./tools-helpers.js";
+import { engine, examples, hostFixture, nodePlugin, pidsIn, running, syncManifest, tempDir, toolToml, until, writePlugin } from "./tools-helpers.js";
 
 const ada = { name: "Ada" };
 
@@ -38,8 +38,12 @@ test("hello-rust.greet answers {\"content\":\"hello, Ada\"} (§3.5), built here 
   const f = hostFixture({ roots: [root] });
   try {
     cpSync(join(examples, "hello-rust"), join(root, "hello-rust"), { recursive: true, filter: (src) => !src.includes("/target") });
-    const build = spawnSync("cargo", ["build", "--release", "--quiet", ...cargoArgs()], { cwd: join(root, "hello-rust"), encoding: "utf8" });
+    // Built once per checkout into .tmp/ (ignored by git), then put where the manifest's command points.
+    const targetDir = join(engine, ".tmp", "hello-rust-target");
+    const build = spawnSync("cargo", ["build", "--release", "--quiet", "--target-dir", targetDir, ...cargoArgs()], { cwd: join(root, "hello-rust"), encoding: "utf8" });
     assert.equal(build.status, 0, build.stderr);
+    mkdirSync(join(root, "hello-rust", "target", "release"), { recursive: true });
+    cpSync(join(targetDir, "release", "hello-rust"), join(root, "hello-rust", "target", "release", "hello-rust"));
     f.registry.rescan();
     const r = await f.host.call("hello-rust.greet", ada, { sessionKey: "owner:test" });
     assert.equal(r.status === "ok" && JSON.stringify(r.result), '{"content":"hello, Ada"}', JSON.stringify(r));
@@ -119,17 +123,17 @@ test("refused calls start nothing: a bad name, an unknown plugin or tool, argume
   }
 });
 
-test("communication.timeout_ms ends the call and its whole process group: no grandchild is left", async () => {
+test("communication.timeout_ms ends the call and its whole process group: no grandchild is left, not even one that left the group", async () => {
   const f = hostFixture();
   try {
     writePlugin(f.root, "hang", syncManifest("hang", "sh", ["main.sh"], `[communication]\ntimeout_ms = 500\n\n${toolToml("wait")}`), {
-      "main.sh": "sleep 300 &\necho $! > pids\necho $$ >> pids\nsh -c 'sleep 300' &\necho $! >> pids\nwait\n",
+      "main.sh": "sleep 300 &\necho $! > pids\necho $$ >> pids\nsh -c 'sleep 300' &\necho $! >> pids\nsetsid sh -c 'echo $$ >> pids; exec sleep 300' &\nwait\n",
     });
     f.registry.rescan();
     const r = await f.host.call("hang.wait", {}, { sessionKey: "s" });
     assert.deepEqual([r.status, "message" in r && r.message], ["timeout", "plugin hang did not answer within 500 ms; its whole process group was ended"]);
     const pids = pidsIn(join(f.root, "hang", "pids"));
-    assert.equal(pids.length, 3);
+    assert.equal(pids.length, 4, "three in the group, one that left it with setsid");
     assert.deepEqual(pids.filter(running), [], "no process of the call is left");
   } finally {
     await f.close();

@@ -99,7 +99,7 @@ async function stdio(p: RunnablePlugin, s: LaunchSettings, o: ConformanceOptions
   add("tools.conf.call", outcome.status === "ok" || outcome.status === "accepted" ? "ok" : "fail", `${tool.name} ${JSON.stringify(args)} → ${JSON.stringify(outcome)}`);
   const wrongId = end.kind === "protocol" && end.reason === "wrong_id";
   add("tools.conf.idEcho", end.kind === "response" ? "ok" : wrongId ? "fail" : "skip", end.kind === "response" ? `id ${conformanceRequestId}` : end.message || end.kind);
-  const discipline = end.kind === "protocol" && !wrongId ? "fail" : run.result.extraOutput ? "warn" : end.kind === "response" ? "ok" : "skip";
+  const discipline = end.kind === "protocol" && !wrongId ? "fail" : run.result.extraOutput ? "warn" : end.kind === "response" || wrongId ? "ok" : "skip";
   add("tools.conf.stdout", discipline, end.kind === "protocol" && !wrongId ? end.message : run.result.extraOutput ? t(s.lang, "tools.call.extraOutput") : "");
   add("tools.conf.exit", end.kind !== "response" ? "skip" : run.result.exitedOnItsOwn || p.manifest.plugin_type === "async" ? "ok" : "warn", end.kind === "response" && !run.result.exitedOnItsOwn ? "killed after 1 s" : "");
   add("tools.conf.timeout", end.kind === "timeout" ? "fail" : "ok", `${took} ms of ${timeoutMs} ms`);

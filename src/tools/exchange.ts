@@ -147,6 +147,8 @@ export async function exchange(proc: PluginProcess, request: { id: number; metho
     return { end, exitedOnItsOwn: false, extraOutput };
   }
   let exitedOnItsOwn = false;
+  // What the plugin started is noted while it still runs: a child that left its group is found through it.
+  proc.noteDescendants();
   if (end.kind === "response") {
     const grace = new Promise<false>((r) => setTimeout(() => r(false), exitGraceMs).unref());
     exitedOnItsOwn = await Promise.race([proc.exited.then(() => true as const), grace]);

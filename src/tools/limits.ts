@@ -53,6 +53,8 @@ export const longLivedStderrLogMaxBytes = 1024 * 1024;
 export const logLineMaxChars = 2000;
 /** After its response, a plugin gets this long to exit on end of input before its process group is killed. */
 export const exitGraceMs = 1000;
+/** After killing a plugin, its pipes get this long to close; a process that escaped still holding them is cut off. */
+export const pipeCloseWaitMs = 2000;
 /** `tools/list` for a manifest that lists no tools: at most this long (or the manifest's timeout if shorter). */
 export const toolsListTimeoutMs = 10_000;
 /** Async task ids (the only credential of a callback): at least this many characters (issue 16). */

@@ -6,11 +6,12 @@
  * whole process group and cgroup.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { t, type Lang } from "../i18n/messages.js";
 import { createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
 import { pluginEnv } from "./env.js";
 import { bwrapArgv, missingBindSource, probeBwrap, type HostBind } from "./sandbox.js";
-import { logLineMaxChars, longLivedStderrLogMaxBytes, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
+import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import type { Manifest } from "./types.js";
 
 /** Where the host's processes come from: settings shared by every launch. */
@@ -103,6 +104,8 @@ export class PluginProcess {
   private stderrBytes = 0;
   private stderrRest = "";
   private ended = false;
+  /** Descendants seen so far (found through their parents), including those that left the process group. */
+  private known = new Set<number>();
 
   /**
    * @param longLived a service or MCP server: its stdout has no total bound (only per line), and its stderr budget is
@@ -155,15 +158,40 @@ export class PluginProcess {
     return this.launch.cgroup?.oomKilled() ?? false;
   }
 
-  /** SIGKILLs the group, empties and removes the cgroup, waits for the pipes to close. Idempotent. */
+  /**
+   * Notes the descendants living now, so that `end()` reaches them even if they left the process group (setsid) and
+   * their parent is gone by then. Outside a sandbox this is the only way to find them; inside one, the sandbox's pid
+   * namespace and cgroup end them anyway.
+   */
+  noteDescendants(): void {
+    if (this.child.pid !== undefined) for (const pid of descendantsOf(this.child.pid)) this.known.add(pid);
+  }
+
+  /**
+   * SIGKILLs the group and every descendant noted or found now, empties and removes the cgroup, and waits for the
+   * pipes to close — at most `pipeCloseWaitMs`: a process that escaped everything must not hold the call. Idempotent.
+   */
   async end(): Promise<void> {
     if (!this.ended) {
       this.ended = true;
+      this.noteDescendants();
       this.signal("SIGKILL");
+      for (const pid of this.known) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // gone already
+        }
+      }
       await this.launch.cgroup?.destroy();
     }
     // A process that never started has no pipes to wait for.
-    if (this.child.pid !== undefined) await this.closed;
+    if (this.child.pid === undefined) return;
+    const waited = await Promise.race([this.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), pipeCloseWaitMs).unref())]);
+    if (!waited) {
+      this.child.stdout.destroy();
+      this.child.stderr.destroy();
+    }
   }
 
   private stdout(d: Buffer): void {
@@ -217,3 +245,34 @@ export class PluginProcess {
   }
 }
 
+/** Every live descendant of `root` (by parent pid, from /proc; empty where there is no /proc). */
+export function descendantsOf(root: number): number[] {
+  const parent = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      parent.set(Number(e), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const out: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const p = queue.pop()!;
+    for (const [pid, ppid] of parent) {
+      if (ppid === p && !out.includes(pid)) {
+        out.push(pid);
+        queue.push(pid);
+      }
+    }
+  }
+  return out;
+}
