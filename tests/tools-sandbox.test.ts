@@ -8,8 +8,9 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 import { createCgroup } from "../src/tools/cgroup.js";
-import { examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
+import { engine, examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
 
 const sandboxed = async () => (await probeBwrap("bwrap")).ok;
 
@@ -135,4 +136,29 @@ test("cgroup v2 where its controllers are delegated; v1 for the others; limits w
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+});
+
+/** The repository is readable inside a sandbox unless it lies under /tmp or /run, which a sandbox sees empty. */
+const repoVisible = !/^\/(tmp|run)\//.test(engine);
+
+test("sandboxed long-lived plugins: a service reaches its socket through the host's bind; an MCP server runs with no network", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  if (!repoVisible) return t.skip(`the checkout (${engine}) is under /tmp or /run, which a sandbox sees empty`);
+  const f = hostFixture();
+  try {
+    const service = readFileSync(join(examples, "hello-service", "manifest.toml"), "utf8")
+      .replace('args = ["main.mjs"]', `args = [${JSON.stringify(join(examples, "hello-service", "main.mjs"))}]`) + '\n[sandbox]\nnetwork = "none"\nread_only_root = true\n';
+    writePlugin(f.root, "hello-service", service);
+    const everything = join(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json"), "..", "dist", "index.js");
+    writePlugin(f.root, "every", `manifest_version = 3\nname = "every"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everything)}, "stdio"]\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n[sandbox]\nmemory = "512m"\n`);
+    f.registry.rescan();
+    await f.host.start();
+    const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "s" });
+    assert.equal(greet.status === "ok" && JSON.stringify(greet.result), '{"content":"hello, Ada"}', JSON.stringify(greet));
+    const echo = await f.host.call("every.echo", { message: "boxed" }, { sessionKey: "s" });
+    assert.deepEqual(echo.status === "ok" && echo.result, { content: [{ type: "text", text: "Echo: boxed" }] }, JSON.stringify(echo));
+  } finally {
+    await f.close();
+  }
+  assert.deepEqual(leftovers(), [], "the MCP server's cgroup went with it");
 });

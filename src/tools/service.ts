@@ -183,7 +183,7 @@ export class ServiceSupervisor {
           const f = ev.progress.fraction;
           ctx.onProgress?.({ ...(f >= 0 ? { percent: Math.round(f * 100) } : {}), ...(ev.progress.message ? { message: ev.progress.message } : {}) });
         } else if (ev.kind === "result" && ev.result) {
-          finish(parseResult(ev.result.result_json, this.plugin.name));
+          finish(this.parseResult(ev.result.result_json));
         } else if (ev.kind === "error" && ev.error) {
           finish({ status: "error", code: ev.error.reason, message: ev.error.message });
         } else if (ev.kind === "awaiting_approval" && ev.awaiting_approval) {
@@ -194,8 +194,17 @@ export class ServiceSupervisor {
         if (e.code === grpc.status.DEADLINE_EXCEEDED) finish({ status: "timeout", message: t(this.s.lang, "tools.call.timeout", { plugin: this.plugin.name, ms: timeoutMs }) });
         else finish({ status: "error", code: "tools.plugin_exited", message: t(this.s.lang, "tools.long.ended", { plugin: this.plugin.name, error: e.details || e.message }) });
       });
-      stream.on("end", () => finish({ status: "error", code: "tools.plugin_protocol", message: t(this.s.lang, "tools.long.ended", { plugin: this.plugin.name, error: "the stream ended without a result" }) }));
+      stream.on("end", () => finish({ status: "error", code: "tools.plugin_protocol", message: t(this.s.lang, "tools.long.noResult", { plugin: this.plugin.name }) }));
     });
+  }
+
+  /** A result's JSON text as a value (empty = null); text that is not JSON is a plugin error. */
+  private parseResult(bytes: Buffer): Outcome {
+    try {
+      return { status: "ok", result: bytes.length === 0 ? null : JSON.parse(bytes.toString("utf8")) };
+    } catch {
+      return { status: "error", code: "tools.plugin_protocol", message: t(this.s.lang, "tools.long.resultJson", { plugin: this.plugin.name }) };
+    }
   }
 
   /** Stops the plugin: SIGTERM, SIGKILL after 5 s; no restart. */
@@ -209,14 +218,5 @@ export class ServiceSupervisor {
     if (proc) await stopProcess(proc);
     rmSync(this.socket, { force: true });
     this.set("stopped");
-  }
-}
-
-/** A result's JSON text as a value; text that is not JSON is a plugin error. */
-function parseResult(bytes: Buffer, plugin: string): Outcome {
-  try {
-    return { status: "ok", result: bytes.length === 0 ? null : JSON.parse(bytes.toString("utf8")) };
-  } catch {
-    return { status: "error", code: "tools.plugin_protocol", message: `${plugin}: result_json is not JSON` };
   }
 }
