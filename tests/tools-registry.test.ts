@@ -125,3 +125,41 @@ test("the watcher picks up a changed, an added and a removed manifest, and a roo
     await f.close();
   }
 });
+
+test("diagnose: every folder's manifest, entry point, sandbox and clash, without running anything", async () => {
+  const builtin = tempDir();
+  const f = hostFixture({ roots: [builtin], bwrap: "/nonexistent/bwrap" });
+  try {
+    writePlugin(builtin, "dup", syncManifest("dup", "true", [], toolToml("t")));
+    writePlugin(f.root, "dup", syncManifest("dup", "true", [], toolToml("t")));
+    writePlugin(f.root, "lost", syncManifest("lost", "./bin/run", [], toolToml("t")));
+    writePlugin(f.root, "boxed", syncManifest("boxed", "sh", ["-c", "touch ran"], `[sandbox]\n\n${toolToml("t")}`));
+    writePlugin(f.root, "bad", 'name = "bad"\n');
+    f.registry.rescan();
+    const report = await f.host.diagnose();
+    // Where sh and true are depends on this machine's PATH.
+    const lines = report.map((d) => [d.plugin, d.lines.map((l) => `${l.verdict} ${l.check}: ${l.detail}`.replace(/found: \/\S*\/(sh|true)$/, "found: <PATH>/$1"))]);
+    assert.deepEqual(lines, [
+      ["bad", [`fail the manifest reads and is valid: ${join(f.root, "bad", "manifest.toml")}: version: required; ${join(f.root, "bad", "manifest.toml")}: plugin_type: required; ${join(f.root, "bad", "manifest.toml")}: entry_point: required`]],
+      ["boxed", [
+        `ok the manifest reads and is valid: ${join(f.root, "boxed", "manifest.toml")}`, `ok the entry point is found: <PATH>/sh`,
+        "fail the sandbox it asks for can be made here: plugin boxed asks for a sandbox but bubblewrap cannot run (ENOENT). Install it: apt-get install bubblewrap",
+      ]],
+      ["dup", [
+        `ok the manifest reads and is valid: ${join(builtin, "dup", "manifest.toml")}`,
+        `warn name clash: plugin dup: ${join(f.root, "dup")} (home) wins over ${join(builtin, "dup")} (builtin)`,
+        "ok the entry point is found: <PATH>/true",
+      ]],
+      ["dup", [
+        `ok the manifest reads and is valid: ${join(f.root, "dup", "manifest.toml")}`,
+        `ok name clash: plugin dup: ${join(f.root, "dup")} (home) wins over ${join(builtin, "dup")} (builtin)`,
+        "ok the entry point is found: <PATH>/true",
+      ]],
+      ["lost", [`ok the manifest reads and is valid: ${join(f.root, "lost", "manifest.toml")}`, "fail the entry point is found: ./bin/run is not found (a relative path counts from the plugin folder, a name is looked up in PATH)"]],
+    ]);
+    assert.equal(existsSync(join(f.root, "boxed", "ran")), false);
+  } finally {
+    await f.close();
+    rmSync(builtin, { recursive: true, force: true });
+  }
+});

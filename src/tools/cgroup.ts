@@ -33,7 +33,12 @@ export function systemCgroups(): CgroupSystem {
   return { root: "/sys/fs/cgroup", self };
 }
 
-type Controller = "memory" | "cpu" | "pids";
+export type Controller = "memory" | "cpu" | "pids";
+
+/** The `[sandbox]` field each controller enforces. */
+export const controllerLimitName: Record<Controller, string> = { memory: "memory", cpu: "cpus", pids: "pids" };
+/** Why a controller cannot be had (an English detail inside a catalog message). */
+export const controllerMissing = "not mounted, not delegated";
 
 /** A made cgroup: the files a process writes its pid to, and what can be asked of it afterwards. */
 export interface Cgroup {
@@ -110,7 +115,7 @@ export function createCgroup(name: string, limits: CgroupLimits, sys: CgroupSyst
   const placement = new Map<string, { version: 1 | 2; controllers: Controller[] }>();
   for (const c of neededControllers(limits)) {
     const base = v2 && v2Offers(v2, c) ? v2 : v1Base(sys, c);
-    if (!base) return { ok: false, failure: { controller: c, error: "not mounted, not delegated" } };
+    if (!base) return { ok: false, failure: { controller: c, error: controllerMissing } };
     const dir = join(base, "agent-autoloop-tools", name);
     const p = placement.get(dir) ?? { version: base === v2 ? 2 : 1, controllers: [] };
     p.controllers.push(c);

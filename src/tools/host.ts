@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { checkArguments } from "./arguments.js";
+import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
 import { McpSession, allowedByList } from "./mcp.js";
 import type { LaunchSettings, PluginProcess } from "./process.js";
@@ -234,6 +235,11 @@ export class ToolHost {
         return outcomeOf(p, run.result, timeoutMs, this.lang);
       }
     }
+  }
+
+  /** The health of every plugin folder found: manifest, entry point, sandbox, clashes (runs no plugin code). */
+  diagnose(): Promise<PluginDiagnosis[]> {
+    return diagnose(this.registry, this.settings);
   }
 
   /** Stops every long-lived plugin and every accepted async task's process; stops following the registry. */

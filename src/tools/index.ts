@@ -6,6 +6,7 @@ export type * from "./types.js";
 export { ToolRegistry, formatClash } from "./registry.js";
 export { watchRegistry, type RegistryWatcher } from "./watch.js";
 export { ToolHost, splitToolName, type ToolHostOptions } from "./host.js";
+export { diagnose, resolveCommand, type PluginDiagnosis } from "./doctor.js";
 export { conformance, sampleArguments, type ConformanceOptions } from "./conformance.js";
 export { readManifest, manifestDigest, formatProblem, manifestFileNames, type ManifestResult } from "./manifest.js";
 export { probeBwrap } from "./sandbox.js";

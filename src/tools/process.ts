@@ -8,7 +8,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { t, type Lang } from "../i18n/messages.js";
-import { createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
+import { controllerLimitName, createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
 import { pluginEnv } from "./env.js";
 import { bwrapArgv, missingBindSource, probeBwrap, type HostBind } from "./sandbox.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
@@ -52,8 +52,6 @@ export interface Launch {
   cgroup: Cgroup | null;
 }
 
-const limitNames = { memory: "memory", cpu: "cpus", pids: "pids" } as const;
-
 /** Builds the command line of a plugin process (sandbox and cgroup when the manifest asks). Makes the cgroup. */
 export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Promise<{ ok: true; launch: Launch } | { ok: false; refusal: LaunchRefusal }> {
   const m = req.manifest;
@@ -70,7 +68,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);
   if (!made.ok) {
     const { controller, error } = made.failure;
-    return { ok: false, refusal: { code: "tools.cgroup_unavailable", message: t(s.lang, "tools.sandbox.noCgroup", { plugin: req.name, what: limitNames[controller], controller, error }) } };
+    return { ok: false, refusal: { code: "tools.cgroup_unavailable", message: t(s.lang, "tools.sandbox.noCgroup", { plugin: req.name, what: controllerLimitName[controller], controller, error }) } };
   }
   const argv = ["/bin/sh", "-c", joinScript, "sh", ...made.cgroup.procsFiles, "--", ...sandboxed];
   return { ok: true, launch: { argv, cwd: req.dir, env, cgroup: made.cgroup } };

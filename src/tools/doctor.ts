@@ -1,0 +1,68 @@
+/**
+ * A health check of every tool plugin found (later `agent-autoloop plugins doctor`): its manifest, its entry point
+ * (found without running it), whether the sandbox it asks for can be made here, and name clashes. Runs no plugin code.
+ */
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
+import { t } from "../i18n/messages.js";
+import { cgroupBases, controllerLimitName, controllerMissing, neededControllers } from "./cgroup.js";
+import { probeBwrap } from "./sandbox.js";
+import { formatClash, type ToolRegistry } from "./registry.js";
+import type { LaunchSettings } from "./process.js";
+import type { ConformanceLine, PluginRecord } from "./types.js";
+
+/** One plugin's checks: its name and folder, and a line per check. */
+export interface PluginDiagnosis {
+  plugin: string;
+  dir: string;
+  lines: ConformanceLine[];
+}
+
+/** Whether `file` is an executable file. */
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Where `command` would be run from: a path relative to the plugin folder, or the first match in `PATH`. */
+export function resolveCommand(command: string, dir: string, path: string): string | null {
+  if (command.includes("/")) {
+    const file = resolve(dir, command);
+    return executable(file) ? file : null;
+  }
+  for (const d of path.split(delimiter).filter(Boolean)) if (executable(join(d, command))) return join(d, command);
+  return null;
+}
+
+/** Checks every plugin folder of `registry` (the last rescan). Verdicts: ok, warn (shadowed), fail (needs fixing). */
+export async function diagnose(registry: ToolRegistry, s: LaunchSettings): Promise<PluginDiagnosis[]> {
+  const out: PluginDiagnosis[] = [];
+  const clashes = registry.problems().clashes;
+  for (const rec of registry.list()) out.push({ plugin: rec.name, dir: rec.dir, lines: await check(rec, s, clashes.filter((c) => c.name === rec.name).map((c) => formatClash(c, s.lang))) });
+  return out;
+}
+
+async function check(rec: PluginRecord, s: LaunchSettings, clashes: string[]): Promise<ConformanceLine[]> {
+  const lines: ConformanceLine[] = [];
+  const add = (id: Parameters<typeof t>[1], verdict: ConformanceLine["verdict"], detail: string) => lines.push({ check: t(s.lang, id), verdict, detail });
+  add("tools.conf.manifest", rec.errors.length > 0 ? "fail" : "ok", rec.errors.join("; ") || rec.manifestPath);
+  if (clashes.length > 0) add("tools.doctor.clash", rec.status === "shadowed" ? "warn" : "ok", clashes.join("; "));
+  const m = rec.manifest;
+  if (!m) return lines;
+  // Inside a sandbox the folder is /workspace, but a relative command is the same file.
+  const found = resolveCommand(m.entry_point.command, rec.dir, s.parentEnv.PATH ?? "");
+  add("tools.doctor.entry", found ? "ok" : "fail", found ?? t(s.lang, "tools.doctor.noCommand", { command: m.entry_point.command }));
+  if (!m.sandbox) return lines;
+  const probe = await probeBwrap(s.bwrap);
+  const controllers = neededControllers({ memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids });
+  const bases = cgroupBases(s.cgroups);
+  const missing = controllers.filter((c) => !bases[c]);
+  if (!probe.ok) add("tools.doctor.sandbox", "fail", t(s.lang, "tools.sandbox.noBwrap", { plugin: rec.name, error: probe.error ?? "" }));
+  else if (missing.length > 0) add("tools.doctor.sandbox", "fail", t(s.lang, "tools.sandbox.noCgroup", { plugin: rec.name, what: controllerLimitName[missing[0]!], controller: missing[0]!, error: controllerMissing }));
+  else add("tools.doctor.sandbox", "ok", ["bubblewrap", ...controllers.map((c) => `${c}: ${bases[c]}`)].join(", "));
+  return lines;
+}
