@@ -4,11 +4,15 @@
  */
 import { mkdirSync, readFileSync, writeFileSync, rmSync, existsSync } from "node:fs";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 import { ToolHost, ToolRegistry, type ToolHostOptions, type PluginOrigin } from "../src/tools/index.js";
 import { leftoverCgroups } from "../src/tools/cgroup.js";
 import { engine, tempDir } from "./helpers.js";
 
 export { until, engine, tempDir } from "./helpers.js";
+
+/** The real MCP server used as an mcp plugin: @modelcontextprotocol/server-everything's stdio entry. */
+export const everythingServer = join(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json"), "..", "dist", "index.js");
 
 /** The example tool plugins of this repository. */
 export const examples = join(engine, "examples", "tool-plugins");

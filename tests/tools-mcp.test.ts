@@ -5,15 +5,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import { hostFixture, running, until, writePlugin, type HostFixture } from "./tools-helpers.js";
+import { everythingServer, hostFixture, running, until, writePlugin, type HostFixture } from "./tools-helpers.js";
 
-const everything = join(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json"), "..", "dist", "index.js");
 
 /** An MCP plugin manifest running server-everything over stdio, with `mcp` lines in its [mcp] block. */
 function manifest(name: string, mcp: string): string {
-  return `manifest_version = 3\nname = "${name}"\nversion = "1.0.0"\nplugin_type = "mcp"\n\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everything)}, "stdio"]\n\n[mcp]\n${mcp}\n`;
+  return `manifest_version = 3\nname = "${name}"\nversion = "1.0.0"\nplugin_type = "mcp"\n\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everythingServer)}, "stdio"]\n\n[mcp]\n${mcp}\n`;
 }
 
 function install(f: HostFixture, name: string, mcp: string): void {

@@ -8,9 +8,8 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRequire } from "node:module";
 import { createCgroup } from "../src/tools/cgroup.js";
-import { engine, examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
+import { engine, everythingServer, examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
 
 const sandboxed = async () => (await probeBwrap("bwrap")).ok;
 
@@ -149,8 +148,7 @@ test("sandboxed long-lived plugins: a service reaches its socket through the hos
     const service = readFileSync(join(examples, "hello-service", "manifest.toml"), "utf8")
       .replace('args = ["main.mjs"]', `args = [${JSON.stringify(join(examples, "hello-service", "main.mjs"))}]`) + '\n[sandbox]\nnetwork = "none"\nread_only_root = true\n';
     writePlugin(f.root, "hello-service", service);
-    const everything = join(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json"), "..", "dist", "index.js");
-    writePlugin(f.root, "every", `manifest_version = 3\nname = "every"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everything)}, "stdio"]\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n[sandbox]\nmemory = "512m"\n`);
+        writePlugin(f.root, "every", `manifest_version = 3\nname = "every"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everythingServer)}, "stdio"]\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n[sandbox]\nmemory = "512m"\n`);
     f.registry.rescan();
     await f.host.start();
     const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "s" });

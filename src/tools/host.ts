@@ -16,7 +16,7 @@ import { McpSession, allowedByList } from "./mcp.js";
 import type { LaunchSettings, PluginProcess } from "./process.js";
 import { ServiceSupervisor } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
-import { callTimeoutMsDefault, callTimeoutMsMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
+import { callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
 import type { CallContext, CallOutcome, LongLivedStatus, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
 
@@ -164,6 +164,8 @@ export class ToolHost {
     if (cached) return offer(cached, "tools/list");
     const asked = await askToolList(p, this.settings);
     if (!asked.ok) return asked;
+    // One entry per manifest version ever seen; a host that lives through very many edits starts over.
+    if (this.listCache.size >= listCacheEntriesMax) this.listCache.clear();
     this.listCache.set(rec.digest, asked.tools);
     return offer(asked.tools, "tools/list");
   }

@@ -57,6 +57,8 @@ export const exitGraceMs = 1000;
 export const pipeCloseWaitMs = 2000;
 /** `tools/list` for a manifest that lists no tools: at most this long (or the manifest's timeout if shorter). */
 export const toolsListTimeoutMs = 10_000;
+/** Tool lists asked with `tools/list` kept at once (one per manifest digest). */
+export const listCacheEntriesMax = 1000;
 /** Async task ids (the only credential of a callback): at least this many characters (issue 16). */
 export const taskIdMinChars = 16;
 /** Async task ids: at most this many characters (they travel in a URL path). */
