@@ -6,6 +6,7 @@
  * sandbox when its manifest has one. Long-lived plugins follow the registry: a changed manifest restarts that plugin
  * only; a removed one is stopped.
  */
+import { rmdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
@@ -252,5 +253,10 @@ export class ToolHost {
     await Promise.all([...names].map((n) => this.stopLongLived(n)));
     await Promise.all([...this.background].map((p) => p.end()));
     this.background.clear();
+    try {
+      rmdirSync(this.socketDir); // only when empty: the sockets were removed as their services stopped
+    } catch {
+      // never made, or not ours to empty
+    }
   }
 }
