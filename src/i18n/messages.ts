@@ -134,6 +134,15 @@ const catalog = {
   "card.offline.text": { zh: "交给它的活留着，不放开。它回来后这张卡片自动收尾。", en: "Its runs stay with it. This card closes when it returns." },
   "card.done.title": { zh: "「{rule}」做完了", en: "\"{rule}\" is done" },
   "card.receipt.title": { zh: "第 {run} 轮的回执读不懂，已作废", en: "The receipt of run {run} could not be read and was voided" },
+  // the worker's own log lines and run errors
+  "worker.fileFault": { zh: "接单程序 {name}：{error}。先不领新活（手上的照常盯着、照常报心跳），{seconds} 秒后再试", en: "worker {name}: {error}. Not claiming new runs (the runs in hand are watched and reported as usual); trying again in {seconds} s" },
+  "worker.fileRecovered": { zh: "接单程序 {name}：文件又能写了，继续领活", en: "worker {name}: its files can be written again; claiming goes on" },
+  "worker.runFault": { zh: "第 {run} 轮：{error}。{seconds} 秒后再试", en: "run {run}: {error}. Trying again in {seconds} s" },
+  "worker.runGaveUp": { zh: "接单程序准备不了这一轮：{error}", en: "the worker could not prepare this run: {error}" },
+  "worker.outputSlow": { zh: "接单程序 {name}：读 {dir} 的输出超过 {seconds} 秒，重启读输出的线程", en: "worker {name}: reading the output of {dir} took over {seconds} s; the output thread is restarted" },
+  "worker.outputThread": { zh: "接单程序 {name}：读输出的线程出错：{error}", en: "worker {name}: the output thread failed: {error}" },
+  "worker.outputFailed": { zh: "读不了 Agent 的输出（读输出的线程出错或超过 {seconds} 秒没答）", en: "could not read the agent's output (the output thread failed or did not answer within {seconds} s)" },
+  "output.leftOut": { zh: "[……此处略去 {bytes} 字节输出……]", en: "[… {bytes} bytes of output left out here …]" },
   // CLI
   "cli.init.created": { zh: "已创建 {home}", en: "created {home}" },
   "cli.init.exists": { zh: "{home} 已经初始化过，什么都没改", en: "{home} is already set up; nothing changed" },
