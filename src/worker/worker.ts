@@ -45,6 +45,8 @@ export interface WorkerOptions {
   allowEnv?: string[];
   /** How long a launch may stay after its plugin said `finished` before its group is stopped, in ms (default 30 s). */
   finishedGraceMs?: number;
+  /** The first wait after a fault of the worker's own files, in ms (default `workerFaultRetryFirstMs`; tests). */
+  faultRetryFirstMs?: number;
 }
 
 interface Active {
@@ -92,7 +94,8 @@ export class Worker {
     let first = true;
     let claim: string | null = null;
     let fault: string | null = null;
-    let faultWaitMs = workerFaultRetryFirstMs;
+    const firstWaitMs = this.opts.faultRetryFirstMs ?? workerFaultRetryFirstMs;
+    let faultWaitMs = firstWaitMs;
     const takeClaim = (): string => {
       if (first) {
         let kept = "";
@@ -119,7 +122,7 @@ export class Worker {
         claim ??= takeClaim();
         if (fault !== null) this.log(t(this.opts.lang, "worker.fileRecovered", { name: this.opts.name }));
         fault = null;
-        faultWaitMs = workerFaultRetryFirstMs;
+        faultWaitMs = firstWaitMs;
       } catch (e) {
         const text = (e as Error).message;
         if (text !== fault) this.log(t(this.opts.lang, "worker.fileFault", { name: this.opts.name, error: text, seconds: faultWaitMs / 1000 }));
@@ -218,7 +221,7 @@ export class Worker {
             await this.submit(job, dir, { outcome: "failed", error: t(this.opts.lang, "worker.runGaveUp", { error }), session: job.session }).catch(() => {});
             return;
           }
-          const waitMs = Math.min(workerFaultRetryFirstMs * 2 ** (tries - 1), workerFaultRetryMaxMs);
+          const waitMs = Math.min((this.opts.faultRetryFirstMs ?? workerFaultRetryFirstMs) * 2 ** (tries - 1), workerFaultRetryMaxMs);
           this.log(t(this.opts.lang, "worker.runFault", { run: job.run, error, seconds: waitMs / 1000 }));
           await sleep(waitMs);
         }
@@ -478,7 +481,10 @@ function agentStarted(dir: string): boolean {
   try {
     return readdirSync(dir).some((n) => /^\d+$/.test(n) && (existsSync(join(dir, n, "pid.json")) || existsSync(join(dir, n, "exit.json"))));
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code !== "ENOENT"; // cannot tell: keep trying rather than report a run that may go on
+    // No folder (or a file in its place): nothing was started. Any other error (EMFILE, EIO): cannot tell, so keep
+    // trying rather than report a run whose agent may go on.
+    const code = (e as NodeJS.ErrnoException).code;
+    return code !== "ENOENT" && code !== "ENOTDIR";
   }
 }
 
