@@ -76,3 +76,10 @@ test("a writer killed with SIGKILL in the middle of its writes leaves the whole 
   // Each killed writer may leave its own temporary file; nothing else is there.
   assert.deepEqual(readdirSync(dir).filter((n) => n !== "result.json" && !/^result\.json\.\d+\.tmp$/.test(n)), []);
 });
+
+test("every file the worker and its supervisor write goes through that writer", () => {
+  const dir = join(engine, "src", "worker");
+  const direct = readdirSync(dir).filter((n) => n.endsWith(".ts") && n !== "files.ts")
+    .flatMap((n) => [...readFileSync(join(dir, n), "utf8").matchAll(/\b(writeFileSync|appendFileSync|createWriteStream|renameSync|writeSync)\(/g)].map((m) => `${n}: ${m[1]}`));
+  assert.deepEqual(direct, []);
+});
