@@ -105,3 +105,17 @@ test("a run whose folder cannot be made is tried again, then reported 'not run' 
   assert.equal((await fx.call("POST", "/v1/rules/alerts/run", fx.keys.owner, { subject: "#1" })).status, 200);
   await until(async () => (await runState(fx.url, fx.keys.owner, 1))?.state === "done", 20_000, "run 1 to be done");
 });
+
+test("a torn job.json left by an older worker is named in the log when a worker starts, not skipped silently", async () => {
+  const fx: Fixture = await hubFixture(rules);
+  cleanups.push(() => fx.close());
+  const folder = join(fx.home.worker, "runs", "5-1");
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, "job.json"), '{"run":5,"attempt":1,"tok');
+  const log: string[] = [];
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 2, home: fx.home, lang: "en", log: (l) => log.push(l) });
+  cleanups.push(() => w.stop());
+  void w.run();
+  await until(() => log.length > 0, 10_000, "a log line");
+  assert.deepEqual(log, [`worker w1: ${join(folder, "job.json")} cannot be read (Unterminated string in JSON at position 25); that run is not picked up and is left for you`]);
+});

@@ -139,6 +139,7 @@ const catalog = {
   "worker.fileRecovered": { zh: "接单程序 {name}：文件又能写了，继续领活", en: "worker {name}: its files can be written again; claiming goes on" },
   "worker.runFault": { zh: "第 {run} 轮：{error}。{seconds} 秒后再试", en: "run {run}: {error}. Trying again in {seconds} s" },
   "worker.runGaveUp": { zh: "接单程序准备不了这一轮：{error}", en: "the worker could not prepare this run: {error}" },
+  "worker.unreadableJob": { zh: "接单程序 {name}：{file} 读不懂（{error}），这一轮不接着盯，留给你处理", en: "worker {name}: {file} cannot be read ({error}); that run is not picked up and is left for you" },
   "worker.outputSlow": { zh: "接单程序 {name}：读 {dir} 的输出超过 {seconds} 秒，重启读输出的线程", en: "worker {name}: reading the output of {dir} took over {seconds} s; the output thread is restarted" },
   "worker.outputThread": { zh: "接单程序 {name}：读输出的线程出错：{error}", en: "worker {name}: the output thread failed: {error}" },
   "worker.outputFailed": { zh: "读不了 Agent 的输出（读输出的线程出错或超过 {seconds} 秒没答）", en: "could not read the agent's output (the output thread failed or did not answer within {seconds} s)" },

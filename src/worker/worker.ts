@@ -242,8 +242,11 @@ export class Worker {
       try {
         const job = JSON.parse(readFileSync(join(dir, "job.json"), "utf8")) as WorkJob;
         if (!this.active.has(job.run)) this.track(job, dir, true);
-      } catch {
-        // an unreadable leftover: leave it for the owner
+      } catch (e) {
+        // A file that is not JSON (written before writes were atomic) is left for the owner, and said; a file that
+        // cannot be read now (EMFILE) fails this pick-up, which the claim loop tries again.
+        if (!(e instanceof SyntaxError)) throw e;
+        this.log(t(this.opts.lang, "worker.unreadableJob", { name: this.opts.name, file: join(dir, "job.json"), error: e.message }));
       }
     }
   }
