@@ -90,3 +90,15 @@ test("200 MB of stream-json before the result line: done, with the result's card
   assert.equal(st.runs[0].session, "sess-big");
   assertReceiptApplied(st, "Done: read 200 MB");
 });
+
+test("a command agent whose last message is 20 MB (a log in a code block): its first line and its receipt are read", async () => {
+  const file = join(tempDir(), "agent.js");
+  writeFileSync(file, `const fs = require("fs");
+fs.writeSync(1, "Done: built it\\nThe log:\\n\`\`\`text\\n");
+const chunk = Buffer.from("cc -O2 -c some/file.c -o some/file.o\\n".repeat(28000));
+for (let left = ${20 * mb}; left > 0; left -= chunk.length) fs.writeSync(1, chunk);
+fs.writeSync(1, ${JSON.stringify("```\n" + message("That was all.").split("\n").slice(1).join("\n") + "\n")});
+`);
+  const { st } = await runWith({ use: "command", command: ["node", file] });
+  assertReceiptApplied(st, "Done: built it");
+});

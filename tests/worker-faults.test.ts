@@ -5,6 +5,7 @@
  */
 import { test, afterEach } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, hubFixture, tempDir, until, type Fixture } from "./helpers.js";
@@ -92,7 +93,7 @@ test("a run whose folder cannot be made is tried again, then reported 'not run' 
     const r = await runState(fx.url, fx.keys.owner, 1);
     return r?.state === "waiting" && r;
   }, 20_000, "run 1 to be reported not run");
-  assert.match(run1.error, /^the worker could not prepare this run: EEXIST: file already exists, mkdir '.*\/runs\/1-1'$/);
+  assert.match(run1.error, /^the worker could not go on with this run: EEXIST: file already exists, mkdir '.*\/runs\/1-1'$/);
   const folder = join(fx.home.worker, "runs", "1-1");
   assert.deepEqual(log.map((l) => l.replaceAll(folder, "<folder>").replace(`.${process.pid}.tmp`, ".<pid>.tmp")), [
     ...[0.1, 0.2, 0.4, 0.8].map((s) => `run 1: EEXIST: file already exists, mkdir '<folder>'. Trying again in ${s} s`),
@@ -118,4 +119,22 @@ test("a torn job.json left by an older worker is named in the log when a worker 
   void w.run();
   await until(() => log.length > 0, 10_000, "a log line");
   assert.deepEqual(log, [`worker w1: ${join(folder, "job.json")} cannot be read (Unterminated string in JSON at position 25); that run is not picked up and is left for you`]);
+});
+
+test("worker/claim made a FIFO: the worker does not block on it (nor the hub beside it), says so, and claims once it is gone", async () => {
+  const fx: Fixture = await hubFixture(rules);
+  cleanups.push(() => fx.close());
+  mkdirSync(fx.home.worker, { recursive: true });
+  const claim = join(fx.home.worker, "claim");
+  execFileSync("mkfifo", [claim]);
+  const log: string[] = [];
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 2, home: fx.home, lang: "en", log: (l) => log.push(l), faultRetryFirstMs: 100 });
+  cleanups.push(() => w.stop());
+  void w.run();
+  await until(() => log.length > 0, 10_000, "a log line");
+  assert.equal(log[0], `worker w1: ${claim}: not a regular file. Not claiming new runs (the runs in hand are watched and reported as usual); trying again in 0.1 s`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x", subject: "#1" });
+  rmSync(claim);
+  await until(async () => (await runState(fx.url, fx.keys.owner, 1))?.state === "done", 20_000, "run 1 to be done");
+  assert.deepEqual(log.slice(1), ["worker w1: its files can be written again; claiming goes on"]);
 });

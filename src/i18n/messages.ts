@@ -138,7 +138,7 @@ const catalog = {
   "worker.fileFault": { zh: "接单程序 {name}：{error}。先不领新活（手上的照常盯着、照常报心跳），{seconds} 秒后再试", en: "worker {name}: {error}. Not claiming new runs (the runs in hand are watched and reported as usual); trying again in {seconds} s" },
   "worker.fileRecovered": { zh: "接单程序 {name}：文件又能写了，继续领活", en: "worker {name}: its files can be written again; claiming goes on" },
   "worker.runFault": { zh: "第 {run} 轮：{error}。{seconds} 秒后再试", en: "run {run}: {error}. Trying again in {seconds} s" },
-  "worker.runGaveUp": { zh: "接单程序准备不了这一轮：{error}", en: "the worker could not prepare this run: {error}" },
+  "worker.runGaveUp": { zh: "接单程序没法接着做这一轮：{error}", en: "the worker could not go on with this run: {error}" },
   "worker.unreadableJob": { zh: "接单程序 {name}：{file} 读不懂（{error}），这一轮不接着盯，留给你处理", en: "worker {name}: {file} cannot be read ({error}); that run is not picked up and is left for you" },
   "worker.outputSlow": { zh: "接单程序 {name}：读 {dir} 的输出超过 {seconds} 秒，重启读输出的线程", en: "worker {name}: reading the output of {dir} took over {seconds} s; the output thread is restarted" },
   "worker.outputThread": { zh: "接单程序 {name}：读输出的线程出错：{error}", en: "worker {name}: the output thread failed: {error}" },

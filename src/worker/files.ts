@@ -1,8 +1,9 @@
 /**
  * Writing the files a worker relies on after a crash (`claim`, `job.json`, `context.json`, `result.json`,
- * `submitted`, the usage ledger, the supervisor's `spec.json`, `pid.json`, `exit.json`): whole or not at all.
+ * `submitted`, the usage ledger, the supervisor's `spec.json`, `pid.json`, `exit.json`): whole or not at all; and
+ * reading them, and the agent's output, without ever blocking on something that is not a regular file.
  */
-import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 /**
@@ -42,6 +43,32 @@ function syncFolder(dir: string): void {
   const fd = openSync(dir, "r");
   try {
     fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Opens a regular file for reading; never blocks (a FIFO in its place would hold the hub's event loop until some
+ * process writes to it).
+ * @throws the file system's error (ENOENT, EMFILE, …), or an Error naming `path` when it is not a regular file.
+ */
+export function openRegular(path: string): number {
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${path}: not a regular file`);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+  return fd;
+}
+
+/** The text of a regular file (see `openRegular`). @throws as `openRegular`, or the read's error. */
+export function readRegular(path: string): string {
+  const fd = openRegular(path);
+  try {
+    return readFileSync(fd, "utf8");
   } finally {
     closeSync(fd);
   }

@@ -1,13 +1,15 @@
 /**
  * The output thread (see output.ts): keeps a bounded window of each watched launch's stdout and stderr, reads what
  * the agent appended, and calls the agent plugin's `read` on the window, off the hub's event loop. It answers each
- * `read` request with the plugin's reading; a reading of unchanged output is answered from the last one.
+ * `read` request with the plugin's reading (a reading of unchanged output from the last one), and each `message`
+ * request with `readMessage` of its text.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { join } from "node:path";
 import { loadPlugin } from "../host/plugins.js";
 import type { AgentPlugin, AgentRead } from "./agents.js";
 import type { Lang } from "../i18n/messages.js";
+import { readMessage } from "./receipt.js";
 import {
   OutputWindow, agentOutputHeadBytes, agentOutputTailBytes, agentStderrHeadBytes, agentStderrTailBytes,
   type OutputReply, type OutputRequest,
@@ -51,12 +53,22 @@ parentPort!.on("message", (req: OutputRequest) => {
     watched.delete(req.dir);
     return;
   }
+  if (req.kind === "message") {
+    let value: OutputReply["value"] = null;
+    try {
+      value = readMessage(req.text, lang);
+    } catch {
+      // answered with null: the worker reads the first line itself and asks for the receipt again
+    }
+    parentPort!.postMessage({ id: req.id, value } satisfies OutputReply);
+    return;
+  }
   void answer(req).catch(() => null).then((read) => {
     try {
-      parentPort!.postMessage({ id: req.id, read } satisfies OutputReply);
+      parentPort!.postMessage({ id: req.id, value: read } satisfies OutputReply);
     } catch {
       // a reading that cannot be copied to the worker (a function, a symbol): not a valid reading
-      parentPort!.postMessage({ id: req.id, read: null } satisfies OutputReply);
+      parentPort!.postMessage({ id: req.id, value: null } satisfies OutputReply);
     }
   });
 });

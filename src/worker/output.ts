@@ -3,14 +3,17 @@
  * and stderr to files; the worker reads each file incrementally — only what was appended since its last look — and
  * keeps a bounded window of it: the first `agentOutputHeadBytes` and the last `agentOutputTailBytes`, both cut at
  * line boundaries. That window is what the plugin's `read(stdout, code, stderr)` is given; an output that fits is
- * given whole, exactly as written. The reading and the plugin's `read` run in a worker thread (output-thread.ts),
- * so an agent printing hundreds of megabytes never blocks the hub when hub and worker share a process.
+ * given whole, exactly as written. The reading, the plugin's `read` and the reading of the last message it finds
+ * (receipt.ts `readMessage`, megabytes long for a `command` agent) run in a worker thread (output-thread.ts), so an
+ * agent printing hundreds of megabytes never blocks the hub when hub and worker share a process.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { Worker as Thread } from "node:worker_threads";
 import { engineDir } from "../host/home.js";
 import type { AgentRead } from "./agents.js";
+import { readMessage, type ReadMessage } from "./receipt.js";
+import { openRegular } from "./files.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 /** Of a long stdout, the first this many bytes (cut at the last line end within them) are kept: 1 MiB. */
@@ -64,11 +67,11 @@ export class OutputWindow {
     this.head = Buffer.alloc(headBytes);
   }
 
-  /** Reads what was appended since the last call; returns whether anything was. A missing file is empty. */
+  /** Reads what was appended since the last call; returns whether anything was. A missing file (or not a regular one) is empty. */
   update(): boolean {
     let fd: number;
     try {
-      fd = openSync(this.file, "r");
+      fd = openRegular(this.file);
     } catch {
       return false;
     }
@@ -190,9 +193,13 @@ function wholeChars(buf: Buffer, len: number): number {
 /** One request to the output thread. */
 export type OutputRequest =
   | { kind: "read"; id: number; dir: string; use: string; plugins: string | null; code: number | null }
+  | { kind: "message"; id: number; text: string }
   | { kind: "forget"; dir: string };
-/** The thread's answer to a `read`: the plugin's reading (null when it threw or gave nothing usable). */
-export interface OutputReply { id: number; read: AgentRead | null }
+/**
+ * The thread's answer: to a `read`, the plugin's reading (null when it threw or gave nothing usable); to a
+ * `message`, the last message read by `readMessage`.
+ */
+export interface OutputReply { id: number; value: AgentRead | ReadMessage | null }
 
 /** The compiled thread script (the worker always runs the compiled one, also under tsx, as for the supervisor). */
 export const outputThreadScript = join(engineDir, "dist", "src", "worker", "output-thread.js");
@@ -205,7 +212,7 @@ export class OutputReader {
   private thread: Thread | null = null;
   private next = 1;
   /** Pending reads: each gets the plugin's reading, or undefined when the thread failed or timed out. */
-  private readonly pending = new Map<number, (r: AgentRead | null | undefined) => void>();
+  private readonly pending = new Map<number, (r: OutputReply["value"] | undefined) => void>();
   private closed = false;
 
   /** @param name the worker's name, for log lines. */
@@ -218,10 +225,28 @@ export class OutputReader {
    */
   async read(dir: string, use: string, plugins: string | null, code: number | null): Promise<AgentRead | null> {
     for (let i = 0; i < 2 && !this.closed; i++) {
-      const r = await this.ask({ kind: "read", id: this.next++, dir, use, plugins, code });
-      if (r !== undefined) return r;
+      const r = await this.ask({ kind: "read", id: this.next++, dir, use, plugins, code }, dir);
+      if (r !== undefined) return r as AgentRead | null;
     }
-    return this.closed ? null : { error: t(this.lang, "worker.outputFailed", { seconds: outputReadTimeoutMs / 1000 }) };
+    return this.closed ? null : { error: this.failure() };
+  }
+
+  /**
+   * `readMessage(text)` in the thread. When the thread fails twice, the outcome marker of the first line stands and
+   * the receipt is an error (so the worker asks for it again, and the owner gets a card).
+   */
+  async message(text: string): Promise<ReadMessage> {
+    for (let i = 0; i < 2 && !this.closed; i++) {
+      const r = await this.ask({ kind: "message", id: this.next++, text }, "");
+      if (r) return r as ReadMessage;
+      if (r === null) break; // readMessage itself failed: asking again gives the same
+    }
+    const nl = text.search(/\S[^\n]*/);
+    return { ...readMessage(nl < 0 ? "" : text.slice(nl, nl + 4000).split("\n")[0]!, this.lang), receiptError: this.failure() };
+  }
+
+  private failure(): string {
+    return t(this.lang, "worker.outputFailed", { seconds: outputReadTimeoutMs / 1000 });
   }
 
   /** Drops the thread's windows of `dir` (its launch was reported). */
@@ -235,11 +260,12 @@ export class OutputReader {
     this.restart();
   }
 
-  private ask(req: Extract<OutputRequest, { kind: "read" }>): Promise<AgentRead | null | undefined> {
+  /** Sends a request; resolves with the answer, or undefined when the thread failed or timed out (`dir` for the log). */
+  private ask(req: Extract<OutputRequest, { id: number }>, dir: string): Promise<OutputReply["value"] | undefined> {
     const thread = this.start();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        this.log(t(this.lang, "worker.outputSlow", { name: this.name, dir: req.dir, seconds: outputReadTimeoutMs / 1000 }));
+        this.log(t(this.lang, "worker.outputSlow", { name: this.name, dir, seconds: outputReadTimeoutMs / 1000 }));
         this.restart();
       }, outputReadTimeoutMs);
       timer.unref();
@@ -258,7 +284,7 @@ export class OutputReader {
     thread.on("message", (m: OutputReply) => {
       const done = this.pending.get(m.id);
       this.pending.delete(m.id);
-      done?.(m.read);
+      done?.(m.value);
     });
     thread.on("error", (e) => this.log(t(this.lang, "worker.outputThread", { name: this.name, error: e.message })));
     thread.on("exit", () => {

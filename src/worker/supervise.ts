@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { engineDir } from "../host/home.js";
 import { stopGraceMs } from "../kernel/limits.js";
-import { writeFileDurable } from "./files.js";
+import { readRegular, writeFileDurable } from "./files.js";
 
 export interface Exit { code: number | null; signal: string | null; error: string | null }
 
@@ -26,7 +26,7 @@ export async function startSupervised(dir: string, argv: string[], cwd: string, 
 
 export function readExit(dir: string): Exit | null {
   try {
-    return JSON.parse(readFileSync(join(dir, "exit.json"), "utf8")) as Exit;
+    return JSON.parse(readRegular(join(dir, "exit.json"))) as Exit;
   } catch {
     return null;
   }
@@ -34,7 +34,7 @@ export function readExit(dir: string): Exit | null {
 
 export function readPids(dir: string): { supervisor: number; pgid: number } | null {
   try {
-    return JSON.parse(readFileSync(join(dir, "pid.json"), "utf8")) as { supervisor: number; pgid: number };
+    return JSON.parse(readRegular(join(dir, "pid.json"))) as { supervisor: number; pgid: number };
   } catch {
     return null;
   }

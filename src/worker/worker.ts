@@ -4,17 +4,17 @@
  * was watching. Its own keys never reach the agent: not in the prompt, the context file or the environment.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { HubClient, HubError, type WorkJob } from "../protocol/client.js";
 import { loadPlugin } from "../host/plugins.js";
 import type { Home } from "../host/home.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
-import { readMessage, type ReadMessage } from "./receipt.js";
+import type { ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
-import { readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
-import { writeFileDurable } from "./files.js";
+import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
 import type { AgentPlugin, AgentRead, Turn, Usage } from "./agents.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -29,8 +29,11 @@ const watchIntervalMs = 200;
  */
 export const workerFaultRetryFirstMs = 1_000;
 export const workerFaultRetryMaxMs = 30_000;
-/** A run whose files cannot be prepared (no agent started yet) is tried this many times, then reported "not run". */
-export const runPrepareTriesMax = 5;
+/**
+ * A run the worker fails on (its files cannot be written, say) is tried this many times, then — once none of its
+ * agent processes is left — reported "not run", so that it never hangs on the worker.
+ */
+export const runFaultTriesMax = 5;
 
 export interface WorkerOptions {
   url: string;
@@ -100,7 +103,7 @@ export class Worker {
       if (first) {
         let kept = "";
         try {
-          kept = readFileSync(claimFile, "utf8").trim();
+          kept = readRegular(claimFile).trim();
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
         }
@@ -208,8 +211,8 @@ export class Worker {
       done: Promise.resolve(),
     };
     a.done = (async () => {
-      // A failure of the worker's own files or processes (not of the agent) is tried again as after a restart; a
-      // run with no agent started yet is reported "not run" after `runPrepareTriesMax` tries, so it never hangs.
+      // A failure of the worker's own files or processes (not of the agent) is tried again as after a restart; after
+      // `runFaultTriesMax` tries, a run with no agent process left is reported "not run", so it never hangs.
       for (let tries = 1, again = recovered; ; tries++, again = true) {
         try {
           await this.execute(job, dir, again, () => cancelled, (f) => (onCancel = f));
@@ -217,7 +220,7 @@ export class Worker {
         } catch (e) {
           if (e instanceof Halted || this.stopped) return;
           const error = (e as Error).message;
-          if (tries >= runPrepareTriesMax && !agentStarted(dir)) {
+          if (tries >= runFaultTriesMax && !agentRunning(dir)) {
             await this.submit(job, dir, { outcome: "failed", error: t(this.opts.lang, "worker.runGaveUp", { error }), session: job.session }).catch(() => {});
             return;
           }
@@ -240,13 +243,13 @@ export class Worker {
       const dir = join(this.runsDir, name);
       if (existsSync(join(dir, "submitted")) || !existsSync(join(dir, "job.json"))) continue;
       try {
-        const job = JSON.parse(readFileSync(join(dir, "job.json"), "utf8")) as WorkJob;
+        const job = JSON.parse(readRegular(join(dir, "job.json"))) as WorkJob;
         if (!this.active.has(job.run)) this.track(job, dir, true);
       } catch (e) {
-        // A file that is not JSON (written before writes were atomic) is left for the owner, and said; a file that
-        // cannot be read now (EMFILE) fails this pick-up, which the claim loop tries again.
-        if (!(e instanceof SyntaxError)) throw e;
-        this.log(t(this.opts.lang, "worker.unreadableJob", { name: this.opts.name, file: join(dir, "job.json"), error: e.message }));
+        // A file that is not JSON (written before writes were atomic) or not a regular file is left for the owner, and
+        // said; too many open files fails this pick-up, which the claim loop tries again.
+        if (["EMFILE", "ENFILE"].includes((e as NodeJS.ErrnoException).code ?? "")) throw e;
+        this.log(t(this.opts.lang, "worker.unreadableJob", { name: this.opts.name, file: join(dir, "job.json"), error: (e as Error).message }));
       }
     }
   }
@@ -274,7 +277,7 @@ export class Worker {
     }
     const submit = (body: Record<string, unknown>) => this.submit(job, dir, body);
     if (recovered && existsSync(join(dir, "result.json"))) {
-      return submit(JSON.parse(readFileSync(join(dir, "result.json"), "utf8")) as Record<string, unknown>);
+      return submit(JSON.parse(readRegular(join(dir, "result.json"))) as Record<string, unknown>);
     }
 
     let plugin: AgentPlugin;
@@ -303,7 +306,7 @@ export class Worker {
     } else {
       launch += 1;
       read = await this.launch(job, plugin, dir, launch, { ...turnBase, prompt, resume }, isCancelled, setCancel);
-      if (read && !read.started && resume && (read.error || read.text === undefined) && !isCancelled()) {
+      if (read && !read.started && resume && (read.error || typeof read.text !== "string") && !isCancelled()) {
         // Not started on the resumed session: it was refused; run the prompt again in a new session.
         resume = null;
         launch += 1;
@@ -315,10 +318,11 @@ export class Worker {
     addUsage(usage, this.launchUsage(job.agent.use, read, resume !== null));
     const session = read?.session ?? (read?.started ? resume : null) ?? null;
     if (!read) return submit({ outcome: "failed", error: t(lang, "field.invalid", { field: `plugin ${job.agent.use}` }), session: resume, usage });
-    if (read.error || read.text === undefined) {
+    if (read.error || typeof read.text !== "string") {
       return submit({ outcome: "failed", error: read.error ?? "the agent gave no last message", session, usage });
     }
-    let msg: ReadMessage = readMessage(read.text, lang);
+    // Read in the output thread: a command agent's last message is its whole output, megabytes long.
+    let msg: ReadMessage = await this.output.message(read.text);
     let receiptError = msg.receiptError;
     // A bad receipt: resume the same session and ask only for the last message again, at most twice.
     for (let i = 0; receiptError && session && i < receiptRewritesMax && !isCancelled(); i++) {
@@ -326,8 +330,8 @@ export class Worker {
       const again = await this.launch(job, plugin, dir, launch, { ...turnBase, prompt: rewritePrompt(receiptError, lang), resume: session }, isCancelled, setCancel);
       addUsage(usage, again?.usage);
       addUsage(usage, this.launchUsage(job.agent.use, again, true));
-      if (!again || again.error || again.text === undefined) break;
-      const fixed = readMessage(again.text, lang);
+      if (!again || again.error || typeof again.text !== "string") break;
+      const fixed = await this.output.message(again.text);
       receiptError = fixed.receiptError;
       if (!receiptError) msg = { ...msg, receipt: fixed.receipt, receiptError: null };
     }
@@ -421,7 +425,7 @@ export class Worker {
     const file = join(dir, `${createHash("sha256").update(`${use}\u0000${read.session}`).digest("hex").slice(0, 40)}.json`);
     let before: Usage | null = null;
     try {
-      before = JSON.parse(readFileSync(file, "utf8")) as Usage;
+      before = JSON.parse(readRegular(file)) as Usage;
     } catch {
       before = null;
     }
@@ -479,10 +483,12 @@ export class Worker {
 /** The worker process is stopping: leave the run to the next worker process. */
 class Halted extends Error {}
 
-/** Whether an agent process was started for the run in `dir` (a launch folder with a pid or exit record). */
-function agentStarted(dir: string): boolean {
+/** Whether an agent process of the run in `dir` may still be there: its latest launch has a live group and no exit. */
+function agentRunning(dir: string): boolean {
   try {
-    return readdirSync(dir).some((n) => /^\d+$/.test(n) && (existsSync(join(dir, n, "pid.json")) || existsSync(join(dir, n, "exit.json"))));
+    const ldir = join(dir, String(latestLaunch(dir)));
+    const pids = readPids(ldir);
+    return pids !== null && readExit(ldir) === null && groupAlive(pids.pgid);
   } catch (e) {
     // No folder (or a file in its place): nothing was started. Any other error (EMFILE, EIO): cannot tell, so keep
     // trying rather than report a run whose agent may go on.
