@@ -441,7 +441,7 @@ export class Worker {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       writeFileDurable(file, JSON.stringify({ ...before, ...read.sessionUsage }));
     } catch (e) {
-      // This launch's figures stand; the next launch of the session, finding no newer record, reports none.
+      // This launch's figures stand; the ledger stays behind, so the session's next launch counts them again.
       this.log(`worker ${this.opts.name}: ${(e as Error).message}`);
     }
     return out;
