@@ -10,6 +10,7 @@
  * - with BENCH_QUEUE (default 5,000) queued runs and a ~4.4 KB rules file: blocked-heartbeat p50/p99, CPU per
  *   heartbeat, facts written meanwhile
  * - simulation steps/s
+ * - the hub's event-loop delay while its in-process worker watches an agent printing 100 MB (scripts/output-watch.ts)
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +20,7 @@ import { registerKeysLocally } from "../src/host/serve.js";
 import { simulate } from "../sim/simulation.js";
 import { spawnHub } from "../sim/hub-process.js";
 import { call, cpuMs, machine, median, pct, statusMb, stopHub as stop } from "./measure.js";
+import { measureOutputWatch } from "./output-watch.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
 
@@ -144,6 +146,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const r = simulate(24301, 20_000);
   say("simulation steps/s (seed 24301, 20,000 steps)", `${Math.round(r.steps / ((performance.now() - t0) / 1000))}`);
+  await measureOutputWatch(say);
 }
 
 await main();

@@ -2,11 +2,12 @@
  * The home directory (`AGENT_AUTOLOOP_HOME`, default `~/.agent-autoloop`): rules.json, config.json,
  * secrets.env, master.key, the database, plugins/ and worker/ (DESIGN.md 接口). `init` creates it once.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, renameSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { writeFileDurable } from "../worker/files.js";
 
 export interface WorkerConfig { name: string; key: string; capacity: number }
 export interface ChannelConfig { use: string; key: string; [option: string]: unknown }
@@ -63,12 +64,9 @@ export function newKey(): string {
   return randomBytes(32).toString("base64url");
 }
 
-/** Writes a file atomically with the given mode (write to a temporary name, then rename). */
+/** Writes a file atomically and durably with the given mode (a temporary file, fsync, rename, fsync of the folder). */
 export function writeFileAtomic(path: string, content: string | Buffer, mode = 0o600): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, content, { mode });
-  chmodSync(tmp, mode);
-  renameSync(tmp, path);
+  writeFileDurable(path, content, mode);
 }
 
 /**

@@ -200,6 +200,16 @@ const catalog = {
   "tools.conf.stdout": { zh: "stdout 只有 JSON-RPC", en: "stdout carries only JSON-RPC" },
   "tools.conf.exit": { zh: "输入结束后自己退出", en: "exits on its own when its input ends" },
   "tools.conf.timeout": { zh: "超时后整个进程组被结束", en: "a timeout ends its whole process group" },
+  // the worker's own log lines and run errors
+  "worker.fileFault": { zh: "接单程序 {name}：{error}。先不领新活（手上的照常盯着、照常报心跳），{seconds} 秒后再试", en: "worker {name}: {error}. Not claiming new runs (the runs in hand are watched and reported as usual); trying again in {seconds} s" },
+  "worker.fileRecovered": { zh: "接单程序 {name}：文件又能写了，继续领活", en: "worker {name}: its files can be written again; claiming goes on" },
+  "worker.runFault": { zh: "第 {run} 轮：{error}。{seconds} 秒后再试", en: "run {run}: {error}. Trying again in {seconds} s" },
+  "worker.runGaveUp": { zh: "接单程序没法接着做这一轮：{error}", en: "the worker could not go on with this run: {error}" },
+  "worker.unreadableJob": { zh: "接单程序 {name}：{file} 读不懂（{error}），这一轮不接着盯，留给你处理", en: "worker {name}: {file} cannot be read ({error}); that run is not picked up and is left for you" },
+  "worker.outputSlow": { zh: "接单程序 {name}：读 {dir} 的输出超过 {seconds} 秒，重启读输出的线程", en: "worker {name}: reading the output of {dir} took over {seconds} s; the output thread is restarted" },
+  "worker.outputThread": { zh: "接单程序 {name}：读输出的线程出错：{error}", en: "worker {name}: the output thread failed: {error}" },
+  "worker.outputFailed": { zh: "读不了 Agent 的输出（读输出的线程出错或超过 {seconds} 秒没答）", en: "could not read the agent's output (the output thread failed or did not answer within {seconds} s)" },
+  "output.leftOut": { zh: "[……此处略去 {bytes} 字节输出……]", en: "[… {bytes} bytes of output left out here …]" },
   // CLI
   "cli.init.created": { zh: "已创建 {home}", en: "created {home}" },
   "cli.init.exists": { zh: "{home} 已经初始化过，什么都没改", en: "{home} is already set up; nothing changed" },

@@ -44,6 +44,12 @@ export interface AgentSetup { program: string | null; command: string[] | null }
 
 export interface AgentPlugin {
   command(turn: Turn): string[];
+  /**
+   * Reads the output so far. `stdout` is the whole output up to 9 MiB; beyond that its first 1 MiB and last 8 MiB,
+   * cut at line boundaries around one line saying how many bytes were left out (output.ts; stderr likewise with
+   * 64 KiB + 1 MiB). Called in the worker's output thread, on a module loaded there: it must depend only on its
+   * arguments, not on state kept by `command`.
+   */
   read(stdout: string, code: number | null, stderr: string): AgentRead | undefined | null;
   link?(session: string): string | null;
   /**

@@ -3,10 +3,11 @@
  * (protocol.md Agent: stop = SIGTERM to the process group, SIGKILL after 10 s; only then is the run cancelled).
  */
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync, openSync, readSync, closeSync, fstatSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { engineDir } from "../host/home.js";
 import { stopGraceMs } from "../kernel/limits.js";
+import { readRegular, writeFileDurable } from "./files.js";
 
 export interface Exit { code: number | null; signal: string | null; error: string | null }
 
@@ -15,15 +16,17 @@ export const supervisorScript = join(engineDir, "dist", "src", "worker", "superv
 
 /** Starts `argv` under a detached supervisor in `dir`; returns once the supervisor has started it. */
 export async function startSupervised(dir: string, argv: string[], cwd: string, env: Record<string, string>): Promise<void> {
-  writeFileSync(join(dir, "spec.json"), JSON.stringify({ argv, cwd, env }), { mode: 0o600 });
+  writeFileDurable(join(dir, "spec.json"), JSON.stringify({ argv, cwd, env }));
   const sup = spawn(process.execPath, [supervisorScript, dir], { detached: true, stdio: "ignore", cwd: dir, env: { PATH: process.env.PATH ?? "" } });
+  // A supervisor that cannot be started (EMFILE, EAGAIN) leaves no pid.json: the watch reports "did not start".
+  sup.on("error", () => {});
   sup.unref();
   for (let i = 0; i < 400 && !existsSync(join(dir, "pid.json")) && !existsSync(join(dir, "exit.json")); i++) await sleep(25);
 }
 
 export function readExit(dir: string): Exit | null {
   try {
-    return JSON.parse(readFileSync(join(dir, "exit.json"), "utf8")) as Exit;
+    return JSON.parse(readRegular(join(dir, "exit.json"))) as Exit;
   } catch {
     return null;
   }
@@ -31,7 +34,7 @@ export function readExit(dir: string): Exit | null {
 
 export function readPids(dir: string): { supervisor: number; pgid: number } | null {
   try {
-    return JSON.parse(readFileSync(join(dir, "pid.json"), "utf8")) as { supervisor: number; pgid: number };
+    return JSON.parse(readRegular(join(dir, "pid.json"))) as { supervisor: number; pgid: number };
   } catch {
     return null;
   }
@@ -162,25 +165,6 @@ export function escapedDescendants(pgid: number): Proc[] {
     }
   }
   return table.filter((p) => found.has(p.pid) && !inside.has(p.pid));
-}
-
-/** The text of a file from `offset` (bytes) on, at most `max` bytes; "" when missing. */
-export function readFrom(file: string, offset = 0, max = 64 * 1024 * 1024): string {
-  let fd: number;
-  try {
-    fd = openSync(file, "r");
-  } catch {
-    return "";
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const len = Math.max(0, Math.min(size - offset, max));
-    const buf = Buffer.alloc(len);
-    readSync(fd, buf, 0, len, offset);
-    return buf.toString("utf8");
-  } finally {
-    closeSync(fd);
-  }
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -5,8 +5,9 @@
  * files, writes `pid.json` ({supervisor, pgid}) and, when the agent exits, `exit.json` ({code, signal}).
  */
 import { spawn } from "node:child_process";
-import { openSync, readFileSync, writeFileSync, renameSync } from "node:fs";
+import { openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileDurable } from "./files.js";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -16,9 +17,7 @@ if (!dir) {
 const spec = JSON.parse(readFileSync(join(dir, "spec.json"), "utf8")) as { argv: string[]; cwd: string; env: Record<string, string> };
 
 function writeJson(name: string, value: unknown): void {
-  const tmp = join(dir!, `${name}.tmp`);
-  writeFileSync(tmp, JSON.stringify(value), { mode: 0o600 });
-  renameSync(tmp, join(dir!, name));
+  writeFileDurable(join(dir!, name), JSON.stringify(value));
 }
 
 // The worker stops the agent's process group, not this one; stay alive to record the exit.

@@ -4,16 +4,18 @@
  * was watching. Its own keys never reach the agent: not in the prompt, the context file or the environment.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { HubClient, HubError, type WorkJob } from "../protocol/client.js";
 import { loadPlugin } from "../host/plugins.js";
 import type { Home } from "../host/home.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
-import { readMessage, type ReadMessage } from "./receipt.js";
+import type { ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
-import { readExit, readFrom, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import { readRegular, writeFileDurable } from "./files.js";
+import { OutputReader } from "./output.js";
 import type { AgentPlugin, AgentRead, Turn, Usage } from "./agents.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runOutputKeepMs } from "../kernel/limits.js";
@@ -21,6 +23,17 @@ import { longPollMaxSeconds, receiptRewritesMax, runOutputKeepMs } from "../kern
 /** 接一个新 Agent: after `finished`, a process still there 30 s later is stopped. */
 const finishedGraceMs = 30_000;
 const watchIntervalMs = 200;
+/**
+ * After a failed write of the worker's own files (EISDIR, ENOSPC, EMFILE, …): the first wait before trying again, in
+ * ms; it doubles up to `workerFaultRetryMaxMs`. The claim loop never stops for such a fault.
+ */
+export const workerFaultRetryFirstMs = 1_000;
+export const workerFaultRetryMaxMs = 30_000;
+/**
+ * A run the worker fails on (its files cannot be written, say) is tried this many times, then — once none of its
+ * agent processes is left — reported "not run", so that it never hangs on the worker.
+ */
+export const runFaultTriesMax = 5;
 
 export interface WorkerOptions {
   url: string;
@@ -35,6 +48,8 @@ export interface WorkerOptions {
   allowEnv?: string[];
   /** How long a launch may stay after its plugin said `finished` before its group is stopped, in ms (default 30 s). */
   finishedGraceMs?: number;
+  /** The first wait after a fault of the worker's own files, in ms (default `workerFaultRetryFirstMs`; tests). */
+  faultRetryFirstMs?: number;
 }
 
 interface Active {
@@ -60,34 +75,71 @@ export class Worker {
   private stopped = false;
   private readonly runsDir: string;
   private readonly log: (line: string) => void;
+  private readonly output: OutputReader;
 
   constructor(readonly opts: WorkerOptions) {
     this.client = new HubClient(opts.url, opts.key);
     this.runsDir = join(opts.home.worker, "runs");
     this.log = opts.log ?? (() => {});
+    this.output = new OutputReader(opts.name, opts.lang, this.log);
   }
 
-  /** Runs the claim loop until `stop()`. Picks up unfinished runs of an earlier worker process first. */
+  /**
+   * Runs the claim loop until `stop()`. Picks up unfinished runs of an earlier worker process first. Never rejects
+   * for a fault of its own files: while the claim id cannot be kept on disk it claims nothing new but still reports
+   * the runs in hand (heartbeat), logs the fault once, and tries again with backoff; it says so when the fault goes.
+   */
   async run(): Promise<void> {
-    mkdirSync(this.runsDir, { recursive: true, mode: 0o700 });
-    this.cleanOld();
-    this.recover();
     // The claim id is kept on disk before each request: a worker that dies before it saw the answer asks again
     // with the same id after a restart and gets the same job back (protocol.md 失败时会怎样: 领活的响应丢了).
     const claimFile = join(this.opts.home.worker, "claim");
-    const newClaim = () => {
+    let prepared = false;
+    let first = true;
+    let claim: string | null = null;
+    let fault: string | null = null;
+    const firstWaitMs = this.opts.faultRetryFirstMs ?? workerFaultRetryFirstMs;
+    let faultWaitMs = firstWaitMs;
+    const takeClaim = (): string => {
+      if (first) {
+        let kept = "";
+        try {
+          kept = readRegular(claimFile).trim();
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        }
+        first = false;
+        if (kept) return kept;
+      }
       const id = randomUUID();
-      writeFileSync(claimFile, id, { mode: 0o600 });
+      writeFileDurable(claimFile, id);
       return id;
     };
-    let claim = existsSync(claimFile) ? readFileSync(claimFile, "utf8").trim() || newClaim() : newClaim();
     while (!this.stopped) {
-      const free = Math.max(0, this.opts.capacity - this.active.size);
+      try {
+        if (!prepared) {
+          mkdirSync(this.runsDir, { recursive: true, mode: 0o700 });
+          this.cleanOld();
+          this.recover();
+          prepared = true;
+        }
+        claim ??= takeClaim();
+        if (fault !== null) this.log(t(this.opts.lang, "worker.fileRecovered", { name: this.opts.name }));
+        fault = null;
+        faultWaitMs = firstWaitMs;
+      } catch (e) {
+        const text = (e as Error).message;
+        if (text !== fault) this.log(t(this.opts.lang, "worker.fileFault", { name: this.opts.name, error: text, seconds: faultWaitMs / 1000 }));
+        fault = text;
+      }
+      // While faulty: a heartbeat for the runs in hand under an id kept nowhere, which can be given no job.
+      const faulty = fault !== null;
+      const free = faulty ? 0 : Math.max(0, this.opts.capacity - this.active.size);
       const ac = new AbortController();
       this.pollAbort = ac;
       let res: Awaited<ReturnType<HubClient["work"]>>;
       try {
-        res = await this.client.work({ claim, wait: longPollMaxSeconds, running: [...this.active.keys()], capacity: free }, ac.signal);
+        const wait = faulty ? Math.ceil(faultWaitMs / 1000) : longPollMaxSeconds;
+        res = await this.client.work({ claim: claim ?? randomUUID(), wait, running: [...this.active.keys()], capacity: free }, ac.signal);
       } catch (e) {
         if (this.stopped) break;
         if (ac.signal.aborted) continue; // same claim id again: a job claimed meanwhile comes back
@@ -99,8 +151,9 @@ export class Worker {
       } finally {
         this.pollAbort = null;
       }
+      if (faulty) faultWaitMs = Math.min(faultWaitMs * 2, workerFaultRetryMaxMs);
+      else claim = null; // the next request gets a new id, kept on disk first
       if (res.job) this.begin(res.job);
-      claim = newClaim();
       for (const id of res.cancel) this.active.get(id)?.cancel();
     }
   }
@@ -112,6 +165,7 @@ export class Worker {
   stop(): void {
     this.stopped = true;
     this.pollAbort?.abort();
+    this.output.close();
   }
 
   /** Waits for the runs this process is watching to be reported (tests). */
@@ -123,13 +177,24 @@ export class Worker {
     this.pollAbort?.abort();
   }
 
+  /** Takes a claimed job: watches it, or updates the token of one watched already. Never throws. */
   private begin(job: WorkJob): void {
-    const dir = join(this.runsDir, `${job.run}-${job.attempt}`);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(dir, "job.json"), JSON.stringify(job), { mode: 0o600 });
     const known = this.active.get(job.run);
-    if (known) known.job.token = job.token; // the same job again after a restart: keep watching, new token
-    else this.track(job, dir, existsSync(join(dir, "1")));
+    if (known) {
+      // the same job again after a restart: keep watching, new token
+      known.job.token = job.token;
+      try {
+        this.saveJob(known.job, known.dir);
+      } catch (e) {
+        this.log(`run ${job.run}: ${(e as Error).message}`);
+      }
+    } else this.track(job, join(this.runsDir, `${job.run}-${job.attempt}`), existsSync(join(this.runsDir, `${job.run}-${job.attempt}`, "1")));
+  }
+
+  /** Writes the run's folder and `job.json`, from which a restarted worker picks the run up. */
+  private saveJob(job: WorkJob, dir: string): void {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileDurable(join(dir, "job.json"), JSON.stringify(job));
   }
 
   private track(job: WorkJob, dir: string, recovered: boolean): void {
@@ -146,15 +211,28 @@ export class Worker {
       done: Promise.resolve(),
     };
     a.done = (async () => {
-      try {
-        await this.execute(job, dir, recovered, () => cancelled, (f) => (onCancel = f));
-      } catch (e) {
-        if (!(e instanceof Halted)) this.log(`run ${job.run}: ${(e as Error).stack ?? e}`);
-      } finally {
-        this.active.delete(job.run);
-        this.nudge();
+      // A failure of the worker's own files or processes (not of the agent) is tried again as after a restart; after
+      // `runFaultTriesMax` tries, a run with no agent process left is reported "not run", so it never hangs.
+      for (let tries = 1, again = recovered; ; tries++, again = true) {
+        try {
+          await this.execute(job, dir, again, () => cancelled, (f) => (onCancel = f));
+          return;
+        } catch (e) {
+          if (e instanceof Halted || this.stopped) return;
+          const error = (e as Error).message;
+          if (tries >= runFaultTriesMax && !agentRunning(dir)) {
+            await this.submit(job, dir, { outcome: "failed", error: t(this.opts.lang, "worker.runGaveUp", { error }), session: job.session }).catch(() => {});
+            return;
+          }
+          const waitMs = Math.min((this.opts.faultRetryFirstMs ?? workerFaultRetryFirstMs) * 2 ** (tries - 1), workerFaultRetryMaxMs);
+          this.log(t(this.opts.lang, "worker.runFault", { run: job.run, error, seconds: waitMs / 1000 }));
+          await sleep(waitMs);
+        }
       }
-    })();
+    })().finally(() => {
+      this.active.delete(job.run);
+      this.nudge();
+    });
     this.active.set(job.run, a);
   }
 
@@ -165,10 +243,13 @@ export class Worker {
       const dir = join(this.runsDir, name);
       if (existsSync(join(dir, "submitted")) || !existsSync(join(dir, "job.json"))) continue;
       try {
-        const job = JSON.parse(readFileSync(join(dir, "job.json"), "utf8")) as WorkJob;
+        const job = JSON.parse(readRegular(join(dir, "job.json"))) as WorkJob;
         if (!this.active.has(job.run)) this.track(job, dir, true);
-      } catch {
-        // an unreadable leftover: leave it for the owner
+      } catch (e) {
+        // A file that is not JSON (written before writes were atomic) or not a regular file is left for the owner, and
+        // said; too many open files fails this pick-up, which the claim loop tries again.
+        if (["EMFILE", "ENFILE"].includes((e as NodeJS.ErrnoException).code ?? "")) throw e;
+        this.log(t(this.opts.lang, "worker.unreadableJob", { name: this.opts.name, file: join(dir, "job.json"), error: (e as Error).message }));
       }
     }
   }
@@ -190,12 +271,13 @@ export class Worker {
   private async execute(job: WorkJob, dir: string, recovered: boolean, isCancelled: () => boolean, setCancel: (f: () => void) => void): Promise<void> {
     const lang = this.opts.lang;
     const contextFile = join(dir, "context.json");
-    if (!recovered) {
-      writeFileSync(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2), { mode: 0o600 });
+    this.saveJob(job, dir);
+    if (!recovered || !existsSync(contextFile)) {
+      writeFileDurable(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2));
     }
     const submit = (body: Record<string, unknown>) => this.submit(job, dir, body);
     if (recovered && existsSync(join(dir, "result.json"))) {
-      return submit(JSON.parse(readFileSync(join(dir, "result.json"), "utf8")) as Record<string, unknown>);
+      return submit(JSON.parse(readRegular(join(dir, "result.json"))) as Record<string, unknown>);
     }
 
     let plugin: AgentPlugin;
@@ -224,7 +306,7 @@ export class Worker {
     } else {
       launch += 1;
       read = await this.launch(job, plugin, dir, launch, { ...turnBase, prompt, resume }, isCancelled, setCancel);
-      if (read && !read.started && resume && (read.error || read.text === undefined) && !isCancelled()) {
+      if (read && !read.started && resume && (read.error || typeof read.text !== "string") && !isCancelled()) {
         // Not started on the resumed session: it was refused; run the prompt again in a new session.
         resume = null;
         launch += 1;
@@ -236,10 +318,11 @@ export class Worker {
     addUsage(usage, this.launchUsage(job.agent.use, read, resume !== null));
     const session = read?.session ?? (read?.started ? resume : null) ?? null;
     if (!read) return submit({ outcome: "failed", error: t(lang, "field.invalid", { field: `plugin ${job.agent.use}` }), session: resume, usage });
-    if (read.error || read.text === undefined) {
+    if (read.error || typeof read.text !== "string") {
       return submit({ outcome: "failed", error: read.error ?? "the agent gave no last message", session, usage });
     }
-    let msg: ReadMessage = readMessage(read.text, lang);
+    // Read in the output thread: a command agent's last message is its whole output, megabytes long.
+    let msg: ReadMessage = await this.output.message(read.text);
     let receiptError = msg.receiptError;
     // A bad receipt: resume the same session and ask only for the last message again, at most twice.
     for (let i = 0; receiptError && session && i < receiptRewritesMax && !isCancelled(); i++) {
@@ -247,8 +330,8 @@ export class Worker {
       const again = await this.launch(job, plugin, dir, launch, { ...turnBase, prompt: rewritePrompt(receiptError, lang), resume: session }, isCancelled, setCancel);
       addUsage(usage, again?.usage);
       addUsage(usage, this.launchUsage(job.agent.use, again, true));
-      if (!again || again.error || again.text === undefined) break;
-      const fixed = readMessage(again.text, lang);
+      if (!again || again.error || typeof again.text !== "string") break;
+      const fixed = await this.output.message(again.text);
       receiptError = fixed.receiptError;
       if (!receiptError) msg = { ...msg, receipt: fixed.receipt, receiptError: null };
     }
@@ -297,37 +380,36 @@ export class Worker {
     };
     setCancel(stop);
     if (isCancelled()) stop();
-    const safeRead = (code: number | null): AgentRead | null => {
-      try {
-        return plugin.read(readFrom(join(ldir, "stdout")), code, readFrom(join(ldir, "stderr"))) ?? null;
-      } catch {
-        return null;
+    // The plugin reads a bounded window of the output, in the output thread: off this event loop (output.ts).
+    const read = (code: number | null) => this.output.read(ldir, job.agent.use, this.opts.home.plugins, code);
+    try {
+      for (;;) {
+        if (this.stopped) throw new Halted();
+        const exit = readExit(ldir);
+        if (exit) {
+          if (stopping) await stopping;
+          if (exit.error) return { error: `could not start ${job.agent.use}: ${exit.error}` };
+          return await read(exit.code ?? 128);
+        }
+        const pids = readPids(ldir);
+        if (pids && !processAlive(pids.supervisor) && !readExit(ldir)) return { error: "the agent's supervisor is gone; its exit code is unknown" };
+        if (!pids && !readExit(ldir)) return { error: "the agent process did not start" };
+        const r = await read(null);
+        if (r && !startedSent) {
+          startedSent = true;
+          await this.client.started(job.run, job.token, {}).catch(() => {});
+        }
+        if (r?.session && r.session !== reportedSession) {
+          reportedSession = r.session;
+          const link = plugin.link?.(r.session) ?? null;
+          await this.client.started(job.run, job.token, { session: r.session, link }).catch(() => {});
+        }
+        if (r?.finished && finishedAt === null) finishedAt = Date.now();
+        if (finishedAt !== null && Date.now() - finishedAt > (this.opts.finishedGraceMs ?? finishedGraceMs)) stop();
+        await sleep(watchIntervalMs);
       }
-    };
-    for (;;) {
-      if (this.stopped) throw new Halted();
-      const exit = readExit(ldir);
-      if (exit) {
-        if (stopping) await stopping;
-        if (exit.error) return { error: `could not start ${job.agent.use}: ${exit.error}` };
-        return safeRead(exit.code ?? 128);
-      }
-      const pids = readPids(ldir);
-      if (pids && !processAlive(pids.supervisor) && !readExit(ldir)) return { error: "the agent's supervisor is gone; its exit code is unknown" };
-      if (!pids && !readExit(ldir)) return { error: "the agent process did not start" };
-      const r = safeRead(null);
-      if (r && !startedSent) {
-        startedSent = true;
-        await this.client.started(job.run, job.token, {}).catch(() => {});
-      }
-      if (r?.session && r.session !== reportedSession) {
-        reportedSession = r.session;
-        const link = plugin.link?.(r.session) ?? null;
-        await this.client.started(job.run, job.token, { session: r.session, link }).catch(() => {});
-      }
-      if (r?.finished && finishedAt === null) finishedAt = Date.now();
-      if (finishedAt !== null && Date.now() - finishedAt > (this.opts.finishedGraceMs ?? finishedGraceMs)) stop();
-      await sleep(watchIntervalMs);
+    } finally {
+      this.output.forget(ldir);
     }
   }
 
@@ -340,11 +422,10 @@ export class Worker {
   private launchUsage(use: string, read: AgentRead | null, resumed: boolean): Usage | undefined {
     if (!read?.sessionUsage || !read.session) return undefined;
     const dir = join(this.opts.home.worker, "usage");
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = join(dir, `${createHash("sha256").update(`${use}\u0000${read.session}`).digest("hex").slice(0, 40)}.json`);
     let before: Usage | null = null;
     try {
-      before = JSON.parse(readFileSync(file, "utf8")) as Usage;
+      before = JSON.parse(readRegular(file)) as Usage;
     } catch {
       before = null;
     }
@@ -356,7 +437,13 @@ export class Worker {
       if (!resumed) out[k] = now;
       else if (typeof prev === "number" && now >= prev) out[k] = now - prev;
     }
-    writeFileSync(file, JSON.stringify({ ...before, ...read.sessionUsage }), { mode: 0o600 });
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      writeFileDurable(file, JSON.stringify({ ...before, ...read.sessionUsage }));
+    } catch (e) {
+      // This launch's figures stand; the ledger stays behind, so the session's next launch counts them again.
+      this.log(`worker ${this.opts.name}: ${(e as Error).message}`);
+    }
     return out;
   }
 
@@ -365,7 +452,8 @@ export class Worker {
     if (this.stopped) throw new Halted();
     if (body.usage && Object.keys(body.usage as object).length === 0) delete body.usage;
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
-    writeFileSync(join(dir, "result.json"), JSON.stringify(body), { mode: 0o600 });
+    // Kept so that a restarted worker reports the same body; when it cannot be kept, the result is still reported.
+    this.keep(join(dir, "result.json"), JSON.stringify(body), job.run);
     for (let wait = 1000; ; wait = Math.min(wait * 2, 30_000)) {
       try {
         await this.client.result(job.run, job.token, body);
@@ -379,12 +467,35 @@ export class Worker {
         await sleep(wait);
       }
     }
-    writeFileSync(join(dir, "submitted"), new Date().toISOString());
+    this.keep(join(dir, "submitted"), new Date().toISOString(), job.run);
+  }
+
+  /** Writes a file of a run's folder; a failure is logged, not thrown (what it protects is a restart's work). */
+  private keep(file: string, content: string, run: number): void {
+    try {
+      writeFileDurable(file, content);
+    } catch (e) {
+      this.log(`run ${run}: ${(e as Error).message}`);
+    }
   }
 }
 
 /** The worker process is stopping: leave the run to the next worker process. */
 class Halted extends Error {}
+
+/** Whether an agent process of the run in `dir` may still be there: its latest launch has a live group and no exit. */
+function agentRunning(dir: string): boolean {
+  try {
+    const ldir = join(dir, String(latestLaunch(dir)));
+    const pids = readPids(ldir);
+    return pids !== null && readExit(ldir) === null && groupAlive(pids.pgid);
+  } catch (e) {
+    // No folder (or a file in its place): nothing was started. Any other error (EMFILE, EIO): cannot tell, so keep
+    // trying rather than report a run whose agent may go on.
+    const code = (e as NodeJS.ErrnoException).code;
+    return code !== "ENOENT" && code !== "ENOTDIR";
+  }
+}
 
 function latestLaunch(dir: string): number {
   let n = 0;

@@ -1,0 +1,75 @@
+/**
+ * Writing the files a worker relies on after a crash (`claim`, `job.json`, `context.json`, `result.json`,
+ * `submitted`, the usage ledger, the supervisor's `spec.json`, `pid.json`, `exit.json`): whole or not at all; and
+ * reading them, and the agent's output, without ever blocking on something that is not a regular file.
+ */
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+
+/**
+ * Writes `content` to `path` atomically and durably: a temporary file beside it (`<path>.<pid>.tmp`), fsync, rename
+ * over `path`, fsync of the folder. A reader sees the old file or the new one, never a part; a crash at any point
+ * leaves one of the two (and at most one temporary file per crashed process, overwritten by its next write under
+ * the same pid). `mode` is set on the new file whatever the umask.
+ * @throws the file system's error (EISDIR, ENOSPC, EMFILE, …) after removing the temporary file; `path` is unchanged.
+ */
+export function writeFileDurable(path: string, content: string | Buffer, mode = 0o600): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    const fd = openSync(tmp, "w", mode);
+    try {
+      const buf = typeof content === "string" ? Buffer.from(content, "utf8") : content;
+      for (let at = 0; at < buf.length; ) at += writeSync(fd, buf, at, buf.length - at);
+      fchmodSync(fd, mode);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (e) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never made, or already renamed
+    }
+    throw e;
+  }
+  syncFolder(dirname(path));
+}
+
+/** Makes a rename in `dir` durable. Windows cannot open a folder for fsync; there the rename is left to the system. */
+function syncFolder(dir: string): void {
+  if (process.platform === "win32") return;
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Opens a regular file for reading; never blocks (a FIFO in its place would hold the hub's event loop until some
+ * process writes to it).
+ * @throws the file system's error (ENOENT, EMFILE, …), or an Error naming `path` when it is not a regular file.
+ */
+export function openRegular(path: string): number {
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error(`${path}: not a regular file`);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+  return fd;
+}
+
+/** The text of a regular file (see `openRegular`). @throws as `openRegular`, or the read's error. */
+export function readRegular(path: string): string {
+  const fd = openRegular(path);
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}

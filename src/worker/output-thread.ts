@@ -1,0 +1,74 @@
+/**
+ * The output thread (see output.ts): keeps a bounded window of each watched launch's stdout and stderr, reads what
+ * the agent appended, and calls the agent plugin's `read` on the window, off the hub's event loop. It answers each
+ * `read` request with the plugin's reading (a reading of unchanged output from the last one), and each `message`
+ * request with `readMessage` of its text.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { join } from "node:path";
+import { loadPlugin } from "../host/plugins.js";
+import type { AgentPlugin, AgentRead } from "./agents.js";
+import type { Lang } from "../i18n/messages.js";
+import { readMessage } from "./receipt.js";
+import {
+  OutputWindow, agentOutputHeadBytes, agentOutputTailBytes, agentStderrHeadBytes, agentStderrTailBytes,
+  type OutputReply, type OutputRequest,
+} from "./output.js";
+
+const lang = (workerData as { lang: Lang }).lang;
+
+interface Watched { stdout: OutputWindow; stderr: OutputWindow; last: { use: string; code: number | null; read: AgentRead | null } | null }
+const watched = new Map<string, Watched>();
+
+async function answer(req: Extract<OutputRequest, { kind: "read" }>): Promise<AgentRead | null> {
+  let w = watched.get(req.dir);
+  if (!w) {
+    w = {
+      stdout: new OutputWindow(join(req.dir, "stdout"), agentOutputHeadBytes, agentOutputTailBytes, lang),
+      stderr: new OutputWindow(join(req.dir, "stderr"), agentStderrHeadBytes, agentStderrTailBytes, lang),
+      last: null,
+    };
+    watched.set(req.dir, w);
+  }
+  let grew = true;
+  try {
+    grew = [w.stdout.update(), w.stderr.update()].some(Boolean);
+  } catch {
+    // a file that cannot be read now (too many open files): read the window as it is, look again next time
+  }
+  if (!grew && w.last && w.last.use === req.use && w.last.code === req.code) return w.last.read;
+  let read: AgentRead | null;
+  try {
+    const plugin = await loadPlugin<AgentPlugin>("agent", req.use, req.plugins);
+    read = plugin.read(w.stdout.text(), req.code, w.stderr.text()) ?? null;
+  } catch {
+    read = null;
+  }
+  w.last = { use: req.use, code: req.code, read };
+  return read;
+}
+
+parentPort!.on("message", (req: OutputRequest) => {
+  if (req.kind === "forget") {
+    watched.delete(req.dir);
+    return;
+  }
+  if (req.kind === "message") {
+    let value: OutputReply["value"] = null;
+    try {
+      value = readMessage(req.text, lang);
+    } catch {
+      // answered with null: the worker reads the first line itself and asks for the receipt again
+    }
+    parentPort!.postMessage({ id: req.id, value } satisfies OutputReply);
+    return;
+  }
+  void answer(req).catch(() => null).then((read) => {
+    try {
+      parentPort!.postMessage({ id: req.id, value: read } satisfies OutputReply);
+    } catch {
+      // a reading that cannot be copied to the worker (a function, a symbol): not a valid reading
+      parentPort!.postMessage({ id: req.id, value: null } satisfies OutputReply);
+    }
+  });
+});
