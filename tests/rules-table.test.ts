@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseRules, globMatch, globMatchSteps, anyGlob, isName, isOldKeyName, secretsEnvName } from "../src/kernel/rules.js";
+import { parseRules, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName } from "../src/kernel/rules.js";
 
 const S = { s: {} };
 const A = { a: { worker: "w", use: "x" } };
@@ -318,6 +318,13 @@ test("a file over 4 MiB is refused by its size in UTF-8 bytes; exactly 4 MiB is 
   assert.deepEqual(parseRules(fits, tz).ok, false, "€ after the value is not JSON, but the size let it through to the parser");
   assert.match((parseRules(fits, tz) as { error: string }).error, /^JSON: /);
 });
+
+/** `globMatch` with the steps it took. */
+function globMatchSteps(pattern: string, value: string): { match: boolean; steps: number } {
+  const counter = { steps: 0 };
+  const match = globMatch(pattern, value, counter);
+  return { match, steps: counter.steps };
+}
 
 /** The matcher the hub used before (a regular expression per glob): the reference for what globs mean. */
 function regexGlob(pattern: string, value: string): boolean {

@@ -452,23 +452,17 @@ function budget(v: unknown, path: JSONPath): Budget | null {
   return { cost, tokens, per };
 }
 
-/**
- * Glob match for `when.types` and `emits.types`: `*` is any run of characters, `?` one character (one UTF-16 code
- * unit), everything else literal; the whole type must match.
- */
-export function globMatch(pattern: string, value: string): boolean {
-  return globMatchSteps(pattern, value).match;
-}
-
 const starCode = 42; // "*"
 const anyCode = 63; // "?"
 
 /**
- * `globMatch`, with the steps it took. One pass over the type that only ever goes back to just after the last `*`
- * passed, one character further each time: fewer than (pattern length + 1) × (type length + 1) steps, and about
- * twice the type's length for a few stars, where a backtracking regular expression takes exponential time.
+ * Glob match for `when.types` and `emits.types`: `*` is any run of characters, `?` one character (one UTF-16 code
+ * unit), everything else literal; the whole type must match.
+ * One pass over the type that only ever goes back to just after the last `*` passed, one character further each time:
+ * fewer than (pattern length + 1) × (type length + 1) steps, and about the type's length for a few stars, where a
+ * backtracking regular expression takes exponential time. `counter.steps`, when given, grows by the steps taken.
  */
-export function globMatchSteps(pattern: string, value: string): { match: boolean; steps: number } {
+export function globMatch(pattern: string, value: string, counter?: { steps: number }): boolean {
   let p = 0;
   let v = 0;
   let steps = 0;
@@ -488,14 +482,17 @@ export function globMatchSteps(pattern: string, value: string): { match: boolean
       p = afterStar;
       v = ++starEnd;
     } else {
-      return { match: false, steps };
+      if (counter) counter.steps += steps;
+      return false; // no star to go back to
     }
   }
   for (; pattern.charCodeAt(p) === starCode; p++) steps++;
-  return { match: p === pattern.length, steps };
+  if (counter) counter.steps += steps;
+  return p === pattern.length;
 }
 
 /** Whether any of the globs matches `value`. */
 export function anyGlob(patterns: string[], value: string): boolean {
-  return patterns.some((p) => globMatch(p, value));
+  for (const p of patterns) if (globMatch(p, value)) return true;
+  return false;
 }
