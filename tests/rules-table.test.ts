@@ -365,6 +365,7 @@ test("a glob with 20 stars on a 10,000-character type is decided at once, in ste
   assert.deepEqual([globMatchSteps("*a*b", "aab"), globMatchSteps("a?c*", "abcde"), globMatchSteps("*x", "abc"), globMatchSteps("**", "")], [
     { match: true, steps: 5 }, { match: true, steps: 6 }, { match: false, steps: 4 }, { match: true, steps: 2 },
   ]);
+  assert.deepEqual([globMatchSteps("abc", "abx"), globMatchSteps("x*", "yz")], [{ match: false, steps: 3 }, { match: false, steps: 1 }], "no star to go back to");
   // Any glob on any type: at most (glob length + 1) × (type length + 1) steps.
   const cases: [string, string, boolean][] = [
     ["*ab*ab*ab*abc", "ab".repeat(500), false], ["*ab*ab*ab*ab", "ab".repeat(500), true], ["?*?*?*?*?*?*?*?*?*?*x", "y".repeat(3000), false],

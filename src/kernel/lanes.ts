@@ -55,13 +55,13 @@ export function isPaused(c: Ctx, rule: string): boolean {
   return c.tx.get("pauses", rule) !== undefined;
 }
 
-/**
- * The rules of each source, in the order of the file, built once per rules object (the view keeps one per rules
- * version): routing an event reads only its source's rules, however many others the file has.
- */
 const rulesBySource = new WeakMap<Rules, Map<string, RuleDef[]>>();
 
-function rulesOf(rules: Rules, source: string): RuleDef[] {
+/**
+ * The rules of `source`, in the order of the file, from an index built once per rules object (the view keeps one per
+ * rules version): routing an event reads only its source's rules, however many others the file has.
+ */
+export function rulesOf(rules: Rules, source: string): RuleDef[] {
   let index = rulesBySource.get(rules);
   if (!index) {
     index = new Map();

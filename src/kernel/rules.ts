@@ -102,7 +102,7 @@ export function parseRules(text: string, defaults: { timezone: string }): RulesP
     return { ok: false, error: `the file is larger than ${rulesFileMaxBytes / 1024 / 1024} MiB (${rulesFileMaxBytes} bytes)`, line: 1, column: 1 };
   }
   const deep = tooDeep(text);
-  if (deep >= 0) return { ok: false, error: `JSON: more than ${rulesFileDepthMax} objects and arrays inside one another`, ...lineColumn(text, deep) };
+  if (deep !== null) return { ok: false, error: `JSON: more than ${rulesFileDepthMax} objects and arrays inside one another`, ...lineColumn(text, deep) };
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const e = errors[0];
@@ -127,11 +127,11 @@ export function parseRules(text: string, defaults: { timezone: string }): RulesP
 }
 
 /**
- * The offset of the first object or array that opens more than `rulesFileDepthMax` deep, or -1. One pass over the
+ * The offset of the first object or array that opens more than `rulesFileDepthMax` deep, or null. One pass over the
  * tokens, without recursion (strings and comments are tokens of their own). A closing bracket counts only when it
  * closes the innermost opening one, so no text, however broken, nests deeper for the parser than counted here.
  */
-function tooDeep(text: string): number {
+function tooDeep(text: string): number | null {
   const scanner = createScanner(text, true);
   const open: SyntaxKind[] = [];
   for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
@@ -139,7 +139,7 @@ function tooDeep(text: string): number {
       if (open.push(token) > rulesFileDepthMax) return scanner.getTokenOffset();
     } else if (token === closing(open[open.length - 1])) open.pop();
   }
-  return -1;
+  return null;
 }
 
 function closing(opening: SyntaxKind | undefined): SyntaxKind | null {
