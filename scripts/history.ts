@@ -82,7 +82,7 @@ function build(home: Home, keys: Keys, scenarios: number): { facts: number; ms: 
     for (const [i, d] of out.entries()) if (d.status !== 200) throw new Error(`${inputs[i]!.kind} answered ${d.status}: ${JSON.stringify(d.body)}`);
     return out.map((d) => d.body as any);
   };
-  const rules = readRulesInput(home.rules);
+  const rules = readRulesInput(home.rules, "en");
   commit([rules]);
   let claimSeq = 0;
   /** Claims as many runs as are queued (one input each), starts them and hands in `result`. */

@@ -8,6 +8,7 @@ import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import { hashKey } from "../src/kernel/credentials.js";
 import type { EventRow, RunRow } from "../src/kernel/types.js";
+import { rulesOf } from "../src/kernel/lanes.js";
 
 const rules = { ...baseRules, rules: [...baseRules.rules, { name: "hourly", when: { cron: "0 * * * *" }, to: "bot" }] };
 const events = (k: Clock) => k.store.view.where<EventRow>("events", "1 ORDER BY key").map((x) => x.row);
@@ -32,6 +33,19 @@ test("a rule takes only events of its own source and types; a cron rule takes no
   assert.deepEqual(s.unrouted.map((e: any) => e.eventId), ["x2", "x1"]);
   assert.deepEqual([s.totals.events, s.totals.unrouted, s.totals.runs], [3, 2, 1]);
   assert.deepEqual(events(k).map((e) => [e.sid, e.unrouted, e.routed]), [["x1", true, []], ["x2", true, []], ["x3", false, ["alerts"]]]);
+  k.close();
+});
+
+test("routing reads the rules of the event's source from an index built once per rules version, in the order of the file", () => {
+  const k = clock();
+  const loaded = k.store.view.rules()!.rules;
+  const shop = rulesOf(loaded, "shop");
+  assert.deepEqual(shop.map((r) => r.name), ["alerts"]);
+  assert.equal(rulesOf(loaded, "shop"), shop, "the same list, not built again");
+  assert.deepEqual(rulesOf(loaded, "schedule").map((r) => r.name), ["hourly"]);
+  assert.deepEqual(rulesOf(loaded, "nobody"), []);
+  const two = { ...loaded, rules: [loaded.rules[1]!, { ...loaded.rules[0]!, name: "b" }, loaded.rules[0]!] };
+  assert.deepEqual(rulesOf(two, "shop").map((r) => r.name), ["b", "alerts"], "another rules object has its own index");
   k.close();
 });
 

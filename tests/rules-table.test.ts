@@ -251,3 +251,134 @@ test("names: what a new name may be, what an old key's name may be, and the secr
   assert.deepEqual(names.map(([n]) => [n, isName(n), isOldKeyName(n)]), names);
   assert.deepEqual(["gh-a", "GH_A", "a.b", "x9", "é"].map(secretsEnvName), ["GH_A", "GH_A", "A_B", "X9", "_"]);
 });
+
+/** 1-based line and column of the first `needle` in `text` (what parseRules reports for the node that starts there). */
+function at(text: string, needle: string, from = 0): { line: number; column: number } {
+  const i = text.indexOf(needle, from);
+  assert.ok(i >= 0, needle);
+  const lines = text.slice(0, i).split("\n");
+  return { line: lines.length, column: lines[lines.length - 1]!.length + 1 };
+}
+
+const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
+const keyed = (n: number, v: unknown = {}) => Object.fromEntries(times(n, (i) => [`n${i}`, v]));
+
+test("a file over a limit is refused before it is walked: depth, size and the length of every list, naming the limit", () => {
+  const tz = { timezone: "UTC" };
+  // [file, error, where the error points: after `prefix` (its first occurrence), `skip` more characters]
+  const cases: [unknown, string, string, number][] = [
+    ["[".repeat(2500) + "]".repeat(2500), "JSON: more than 16 objects and arrays inside one another", "", 16],
+    ['{"$schema": ' + '{"a": '.repeat(16) + "1" + "}".repeat(16) + "}", "JSON: more than 16 objects and arrays inside one another", '{"$schema": ', 15 * 6],
+    [{ rules: times(1001, () => ({})) }, "rules: at most 1000 rules", '"rules":[', 3 * 1000],
+    [{ elsewhere: times(1001, () => ({})) }, "elsewhere: at most 1000 tasks", '"elsewhere":[', 3 * 1000],
+    [{ sources: keyed(1001) }, "sources: at most 1000 sources", '"n999":{},', 0],
+    [{ agents: keyed(1001) }, "agents: at most 1000 agents", '"n999":{},', 0],
+    [{ channels: keyed(101) }, "channels: at most 100 channels", '"n99":{},', 0],
+    [{ askFirst: times(101, () => "x") }, "askFirst: at most 100 items", '"askFirst":[', 4 * 100],
+    [{ agents: { a: { command: times(101, () => "x") } } }, "agents.a.command: at most 100 items", '"command":[', 4 * 100],
+    [{ channels: { c: { answerers: times(101, () => "x") } } }, "channels.c.answerers: at most 100 items", '"answerers":[', 4 * 100],
+    [R({ when: { source: "s", types: times(101, () => "x") } }), "rules[0].when.types: at most 100 items", '"types":[', 4 * 100],
+    [R({ emits: { source: "s", types: times(101, () => "x") } }), "rules[0].emits.types: at most 100 items", '"types":[', 4 * 100],
+    [R({ channels: times(101, () => "x") }), "rules[0].channels: at most 100 items", '"channels":[', 4 * 100],
+    // The first list over its limit in the order of the file is named.
+    [{ rules: [{}, { when: { types: times(101, () => "x") } }], askFirst: times(101, () => "x") }, "rules[1].when.types: at most 100 items", '"types":[', 4 * 100],
+  ];
+  for (const [file, error, prefix, skip] of cases) {
+    const text = typeof file === "string" ? file : JSON.stringify(file);
+    const offset = text.indexOf(prefix) + prefix.length + skip;
+    assert.ok(text.indexOf(prefix) >= 0 && offset < text.length, error);
+    assert.deepEqual(parseRules(text, tz), { ok: false, error, line: 1, column: offset + 1 }, error);
+  }
+  // At every limit is fine (the lists inside an entry full in one entry each).
+  const full = parseRules(JSON.stringify({
+    sources: keyed(1000), agents: { ...keyed(999, { worker: "w", use: "x" }), a: { worker: "w", use: "x", command: times(100, () => "x") } },
+    channels: { ...keyed(99), c: { answerers: times(100, () => "u") } }, askFirst: times(100, () => "x"),
+    rules: [
+      { name: "full", when: { source: "n0", types: times(100, () => "x") }, to: "a", emits: { source: "n1", types: times(100, () => "y") }, channels: times(100, () => "c") },
+      ...times(999, (i) => ({ name: `r${i}`, when: { source: "n0" }, to: "a" })),
+    ],
+    elsewhere: times(1000, (i) => ({ name: `e${i}` })),
+  }), tz);
+  assert.equal(full.ok, true, full.ok ? "" : full.error);
+  assert.deepEqual(parseRules("[".repeat(16) + "]".repeat(16), tz), { ok: false, error: ": the file must hold one JSON object", line: 1, column: 1 }, "16 levels are parsed");
+  // Brackets inside strings and comments are not nesting.
+  assert.equal(parseRules(`// ${"[".repeat(40)}\n{"askFirst": ["${"{".repeat(40)}"], /* ${"[".repeat(40)} */}`, tz).ok, true);
+});
+
+test("a file over 4 MiB is refused by its size in UTF-8 bytes; exactly 4 MiB is read", () => {
+  const tz = { timezone: "UTC" };
+  const limit = 4 * 1024 * 1024;
+  // A file of `fill` inside the one string it holds (`{"$schema": "…"}`: 15 characters around it).
+  const file = (fill: string) => `{"$schema": "${fill}"}`;
+  assert.equal(parseRules(file("x".repeat(limit - 15)), tz).ok, true);
+  const over = { ok: false, error: "the file is larger than 4 MiB (4194304 bytes)", line: 1, column: 1 };
+  assert.deepEqual(parseRules(file("x".repeat(limit - 14)), tz), over);
+  // 2-byte characters: half as many code units reach the limit; 4-byte ones take two code units each.
+  const wide = file("é".repeat(limit / 2));
+  assert.ok(wide.length < limit);
+  assert.deepEqual(parseRules(wide, tz), over);
+  assert.deepEqual(parseRules(file("😀".repeat(limit / 4)), tz), over);
+  const fits = file("x".repeat(limit - 15 - 3 * 1000) + "€".repeat(1000));
+  assert.equal(Buffer.byteLength(fits), limit);
+  assert.equal(parseRules(fits, tz).ok, true);
+  assert.deepEqual(parseRules(fits + " ", tz), over);
+});
+
+/** `globMatch` with the steps it took. */
+function globMatchSteps(pattern: string, value: string): { match: boolean; steps: number } {
+  const counter = { steps: 0 };
+  const match = globMatch(pattern, value, counter);
+  return { match, steps: counter.steps };
+}
+
+/** The matcher the hub used before (a regular expression per glob): the reference for what globs mean. */
+function regexGlob(pattern: string): RegExp {
+  let re = "^";
+  for (const ch of pattern) re += ch === "*" ? ".*" : ch === "?" ? "." : ch.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(re + "$", "s");
+}
+
+test("globs mean what they meant: every glob over a * ? . of up to 5 characters on every type over a b . of up to 5", () => {
+  const words = (alphabet: string[], max: number): string[] => {
+    const out = [""];
+    for (let len = 1, prev = [""]; len <= max; len++) out.push(...(prev = prev.flatMap((w) => alphabet.map((a) => w + a))));
+    return out;
+  };
+  const values = words(["a", "b", "."], 5);
+  let matches = 0;
+  for (const p of words(["a", "*", "?", "."], 5)) {
+    const re = regexGlob(p);
+    for (const v of values) {
+      const want = re.test(v);
+      assert.equal(globMatch(p, v), want, `${JSON.stringify(p)} on ${JSON.stringify(v)}`);
+      if (want) matches++;
+    }
+  }
+  assert.equal(matches, 82_818, "of 496,860 pairs");
+});
+
+test("a glob with 20 stars on a 10,000-character type is decided at once, in steps bounded by the lengths", () => {
+  const value = "a".repeat(10_000);
+  const pattern = "*a".repeat(20) + "*b";
+  assert.equal(globMatch(pattern, value), false);
+  assert.equal(globMatch(pattern, value + "b"), true);
+  assert.equal(globMatch("*a*a*a*a*a*a*b", "a".repeat(64)), false);
+  const { match, steps } = globMatchSteps(pattern, value);
+  assert.equal(match, false);
+  assert.equal(steps, 10_021, "one step per character of the type, and one per character of the pattern before its last star");
+  // A step is one character of the type compared or skipped, or one star passed at its end.
+  assert.deepEqual([globMatchSteps("*a*b", "aab"), globMatchSteps("a?c*", "abcde"), globMatchSteps("*x", "abc"), globMatchSteps("**", "")], [
+    { match: true, steps: 5 }, { match: true, steps: 6 }, { match: false, steps: 4 }, { match: true, steps: 2 },
+  ]);
+  assert.deepEqual([globMatchSteps("abc", "abx"), globMatchSteps("x*", "yz")], [{ match: false, steps: 3 }, { match: false, steps: 1 }], "no star to go back to");
+  // Any glob on any type: at most (glob length + 1) × (type length + 1) steps.
+  const cases: [string, string, boolean][] = [
+    ["*ab*ab*ab*abc", "ab".repeat(500), false], ["*ab*ab*ab*ab", "ab".repeat(500), true], ["?*?*?*?*?*?*?*?*?*?*x", "y".repeat(3000), false],
+    ["*aaaaaaaaab", "a".repeat(2000), false], ["*aaaaaaaaab", "a".repeat(2000) + "b", true], ["", "a", false], ["*", "", true], ["", "", true],
+  ];
+  for (const [p, v, want] of cases) {
+    const r = globMatchSteps(p, v);
+    assert.equal(r.match, want, p);
+    assert.ok(r.steps <= (p.length + 1) * (v.length + 1), `${p}: ${r.steps} steps`);
+  }
+});

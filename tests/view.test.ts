@@ -11,7 +11,7 @@ import { Store } from "../src/host/store.js";
 import { Tx, View, emptyRules } from "../src/kernel/view.js";
 import { evolve, projectionDdl, projectionDrop, type Db } from "../src/kernel/evolve.js";
 import { parseRules } from "../src/kernel/rules.js";
-import type { Env, Fact } from "../src/kernel/types.js";
+import type { Change, Env, Fact } from "../src/kernel/types.js";
 import { baseRules, tempDir } from "./helpers.js";
 
 const env: Env = { master: randomBytes(32), lang: "en", publicUrl: null };
@@ -37,7 +37,7 @@ function preparing(db: Database.Database, prepared: string[]): Db {
 test("a view prepares each SQL text once", () => {
   const db = emptyProjection();
   const prepared: string[] = [];
-  const view = new View(preparing(db, prepared));
+  const view = new View(preparing(db, prepared), () => undefined);
   assert.equal(view.get("meta", "x"), undefined);
   assert.equal(view.get("meta", "y"), undefined);
   assert.deepEqual(view.where("cards", "state = ?", "open"), []);
@@ -125,14 +125,38 @@ test("the rules are parsed once per version: the same object until a new version
   store.close();
 });
 
-test("a rules version whose rules row is not there yet is not kept", () => {
+test("a rules version whose rules row is not there yet is not kept; its body is read from the fact its row names", () => {
   const db = emptyProjection();
-  const view = new View(db);
+  const meta = { version: 1, hash: "h", rules: emptyRules(), at: 5 };
+  const asked: number[] = [];
+  const log = new Map<number, Change[]>([[7, [["runs", 1, { state: "cancelled" }], ["meta", "rules", meta]]], [8, [["meta", "rules", null]]]]);
+  const view = new View(db, (seq) => (asked.push(seq), log.get(seq)));
   db.prepare("INSERT INTO v_meta (key, data) VALUES ('rulesVersion', ?)").run(JSON.stringify({ version: 1 }));
   assert.equal(view.rules(), undefined);
-  const meta = { version: 1, hash: "h", rules: emptyRules(), at: 5 };
-  db.prepare("INSERT INTO v_meta (key, data) VALUES ('rules', ?)").run(JSON.stringify(meta));
+  db.prepare("INSERT INTO v_meta (key, data) VALUES ('rules', ?)").run(JSON.stringify({ version: 1, hash: "h", at: 5, seq: 7 }));
   assert.deepEqual(view.rules(), meta);
+  assert.deepEqual(view.rules(), meta);
+  assert.deepEqual(asked, [7], "read from the log once per version");
+  // A row that points at a fact without rules is a bug: it fails loudly instead of running without rules.
+  for (const [seq, version] of [[8, 2], [9, 3]]) {
+    db.prepare("UPDATE v_meta SET data = ? WHERE key = 'rules'").run(JSON.stringify({ version, hash: "h", at: 5, seq }));
+    db.prepare("UPDATE v_meta SET data = ? WHERE key = 'rulesVersion'").run(JSON.stringify({ version }));
+    assert.throws(() => view.rules(), { message: `view: the log has no rules at seq ${seq}, where rules version ${version} points` });
+  }
+  db.close();
+});
+
+test("evolve keeps a rules version without its body, pointing at the fact that holds it; without that fact's seq it refuses", () => {
+  const db = emptyProjection();
+  const meta = { version: 3, hash: "h", rules: emptyRules(), at: 5 };
+  evolve(db, [{ seq: 12, changes: [["meta", "rules", meta], ["meta", "other", { rules: 1 }]] }]);
+  assert.deepEqual(db.prepare("SELECT key, data FROM v_meta ORDER BY key").all(), [
+    { key: "other", data: JSON.stringify({ rules: 1 }) },
+    { key: "rules", data: JSON.stringify({ version: 3, hash: "h", at: 5, seq: 12 }) },
+  ]);
+  evolve(db, [{ changes: [["meta", "rules", null]] }]);
+  assert.throws(() => evolve(db, [{ changes: [["meta", "rules", meta]] }]), { message: "evolve: a rules version needs the seq of the fact that holds it" });
+  assert.deepEqual(db.prepare("SELECT key FROM v_meta").all(), [{ key: "other" }]);
   db.close();
 });
 

@@ -4,10 +4,8 @@
  * about channels that take answers from anyone. The exit code tells whether all is well.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { findPlugin, loadPlugin } from "../host/plugins.js";
-import { parseRules } from "../kernel/rules.js";
-import { systemTimeZone } from "../host/hub.js";
+import { readRulesInput } from "../host/hub.js";
 import { findProgram, type AgentPlugin } from "../worker/agents.js";
 import type { Config, Home } from "../host/home.js";
 import { own } from "../kernel/own.js";
@@ -25,15 +23,12 @@ function versionOf(program: string): string | null {
 /** Checks the local setup. Never throws for a problem it can describe; each finding is one line. */
 export async function doctor(home: Home, config: Config): Promise<Finding[]> {
   const out: Finding[] = [];
-  let text: string;
-  try {
-    text = readFileSync(home.rules, "utf8");
-  } catch (e) {
-    return [{ ok: false, line: `rules.json: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} — run agent-autoloop init` }];
+  // Read as the hub reads it (a FIFO or a huge file is refused, never waited on).
+  const read = readRulesInput(home.rules, "en");
+  if (read.kind === "rulesError") {
+    return [{ ok: false, line: `${read.error} — ${read.missing ? "run agent-autoloop init" : "fix it; agent-autoloop check shows the same"}` }];
   }
-  const parsed = parseRules(text, { timezone: systemTimeZone() });
-  if (!parsed.ok) return [{ ok: false, line: `rules.json:${parsed.line}:${parsed.column}: ${parsed.error} — fix it; agent-autoloop check shows the same` }];
-  const rules = parsed.rules;
+  const rules = read.rules;
   const local = config.worker?.name ?? null;
   out.push({ ok: true, line: `rules.json: ${rules.rules.length} rules, ${Object.keys(rules.agents).length} agents` });
   if (!local) out.push({ ok: true, line: "config.json has no local worker: agents run on workers elsewhere" });

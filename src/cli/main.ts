@@ -10,8 +10,8 @@ import { execFileSync } from "node:child_process";
 import { homePaths, readConfig, engineDir, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
 import { initialize, parseListen, registerKeysLocally, removeKeyLocally, startServe, urlOf } from "../host/serve.js";
 import { HubClient, HubError } from "../protocol/client.js";
-import { isName, isOldKeyName, parseRules } from "../kernel/rules.js";
-import { systemTimeZone } from "../host/hub.js";
+import { isName, isOldKeyName } from "../kernel/rules.js";
+import { readRulesInput } from "../host/hub.js";
 import { keyKinds, type KeyKind } from "../kernel/types.js";
 import { newKey } from "../host/home.js";
 import { langFromEnv, t } from "../i18n/messages.js";
@@ -297,14 +297,9 @@ export function program(argv: readonly string[] = process.argv): Command {
     .argument("[file]", "rules file")
     .action((file: string | undefined) => {
       const f = file ?? home().rules;
-      let text: string;
-      try {
-        text = readFileSync(f, "utf8");
-      } catch (e) {
-        throw new CliError(`${f}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-      }
-      const r = parseRules(text, { timezone: systemTimeZone() });
-      if (!r.ok) throw new CliError(`${f}:${r.line}:${r.column}: ${r.error}`);
+      // What the hub would load, read the same way: check says what the hub would say.
+      const r = readRulesInput(f, lang);
+      if (r.kind === "rulesError") throw new CliError(r.error);
       console.log(t(lang, "cli.check.ok", {
         file: f, rules: r.rules.rules.length, agents: Object.keys(r.rules.agents).length,
         sources: Object.keys(r.rules.sources).length, channels: Object.keys(r.rules.channels).length, elsewhere: r.rules.elsewhere.length,

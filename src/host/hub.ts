@@ -2,7 +2,7 @@
  * The hub's shell (DESIGN.md): one queue of inputs committed in groups, long polls held until something
  * changes, the single timer for the next deadline, and the rules file watched for edits.
  */
-import { readFileSync, watchFile, unwatchFile } from "node:fs";
+import { watchFile, unwatchFile } from "node:fs";
 import { Store } from "./store.js";
 import type { Home } from "./home.js";
 import { readMasterKey, readSecrets, secretsEnvName } from "./home.js";
@@ -11,6 +11,7 @@ import type { Decision, Env, Fact, Input } from "../kernel/types.js";
 import { parseRules } from "../kernel/rules.js";
 import { hashText } from "../kernel/credentials.js";
 import { t, type Lang } from "../i18n/messages.js";
+import { readRulesText } from "./rules-file.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -47,17 +48,21 @@ export function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 }
 
-/** Reads and parses the rules file into the input that loads it (or reports what is wrong, with line and column). */
-export function readRulesInput(path: string): Extract<Input, { kind: "rules" | "rulesError" }> {
-  let text: string;
+/**
+ * Reads and parses the rules file into the input that loads it, or the input that reports what is wrong (with line and
+ * column). Never throws: whatever goes wrong is a `rulesError`, so the old rules keep running and a card says why.
+ */
+export function readRulesInput(path: string, lang: Lang): Extract<Input, { kind: "rules" | "rulesError" }> {
   try {
-    text = readFileSync(path, "utf8");
+    const read = readRulesText(path, lang);
+    if (!read.ok) return { kind: "rulesError", error: read.error, missing: read.unreadable };
+    const parsed = parseRules(read.text, { timezone: systemTimeZone() });
+    if (!parsed.ok) return { kind: "rulesError", error: `${path}:${parsed.line}:${parsed.column}: ${parsed.error}`, missing: false };
+    return { kind: "rules", rules: parsed.rules, hash: hashText(JSON.stringify(parsed.rules)) };
   } catch (e) {
-    return { kind: "rulesError", error: `${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, missing: true };
+    // A bug, not the file's fault; still no reason to stop the hub or keep it from starting on its stored rules.
+    return { kind: "rulesError", error: t(lang, "rules.unexpected", { file: path, error: String(e) }), missing: false };
   }
-  const parsed = parseRules(text, { timezone: systemTimeZone() });
-  if (!parsed.ok) return { kind: "rulesError", error: `${path}:${parsed.line}:${parsed.column}: ${parsed.error}`, missing: false };
-  return { kind: "rules", rules: parsed.rules, hash: hashText(JSON.stringify(parsed.rules)) };
 }
 
 export class Hub {
@@ -93,7 +98,7 @@ export class Hub {
    * @throws Error when rules were never loaded and the file cannot be read or is invalid (the hub must not start).
    */
   async start(): Promise<void> {
-    const first = readRulesInput(this.opts.home.rules);
+    const first = readRulesInput(this.opts.home.rules, this.env.lang);
     if (first.kind === "rulesError" && !this.store.view.rules()) {
       throw new Error(t(this.env.lang, "serve.noRules", { file: this.opts.home.rules, error: first.error }));
     }
@@ -107,12 +112,12 @@ export class Hub {
     this.arm();
   }
 
-  /** Reads the rules file again; the kernel ignores it when nothing changed. */
+  /** Reads the rules file again; the kernel ignores it when nothing changed. Never rejects (the watcher does not wait for it). */
   async reloadRules(): Promise<void> {
     if (this.closed) return;
-    const input = readRulesInput(this.opts.home.rules);
-    if (input.kind === "rulesError") this.log(input.error);
     try {
+      const input = readRulesInput(this.opts.home.rules, this.env.lang);
+      if (input.kind === "rulesError") this.log(input.error);
       await this.submit(input);
     } catch (e) {
       this.log(`rules: ${(e as Error).message}`);

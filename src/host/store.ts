@@ -74,7 +74,7 @@ export class Store {
     if (rebuild) this.rebuild(fingerprint, opts.rebuildChunkFacts ?? rebuildChunkFacts);
     else for (const sql of projectionDdl()) this.db.exec(sql);
     this.opened = { rebuilt: rebuild, rebuildMs: rebuild ? performance.now() - started : 0, facts: this.lastSeq };
-    this.view = new View(this.db);
+    this.view = new View(this.db, (seq) => this.factChanges(seq));
   }
 
   /** A store over an already open database (its format fingerprint must be "enum" or match). */
@@ -106,9 +106,11 @@ export class Store {
         // A second connection streams the log while this one writes the projection.
         const rows = reader?.prepare(`SELECT seq, body FROM facts ORDER BY seq`).iterate() as IterableIterator<{ seq: number; body: string }> | undefined;
         const last = new Map<string, Change>();
+        // The fact of the last rules version in the chunk: its row points there (evolve's RulesRow).
+        let rulesSeq: number | undefined;
         let facts = 0;
         const flush = () => {
-          evolve(this.db, [{ changes: [...last.values()] }]);
+          evolve(this.db, [{ seq: rulesSeq, changes: [...last.values()] }]);
           last.clear();
           facts = 0;
         };
@@ -118,6 +120,7 @@ export class Store {
             const k = `${c[0]}\u0001${c[1]}`;
             last.delete(k);
             last.set(k, c);
+            if (c[0] === "meta" && c[1] === "rules") rulesSeq = row.seq;
           }
           this.indexRuns(row.seq, changes);
           if (++facts >= chunkFacts) flush();
@@ -182,7 +185,7 @@ export class Store {
         try {
           const d = decide(this.view, input, now, env);
           const committed = d.facts.map((f) => this.append(f, now));
-          evolve(this.db, d.facts);
+          evolve(this.db, committed);
           this.db.exec("RELEASE one");
           out.push({ ...d, committed });
         } catch (e) {
@@ -207,6 +210,12 @@ export class Store {
     return (this.stmt(`SELECT seq, at, kind, body FROM facts WHERE seq > ? ORDER BY seq LIMIT ?`).all(seq, limit) as {
       seq: number; at: string; kind: string; body: string;
     }[]).map((r) => ({ v: 1, seq: r.seq, at: r.at, kind: r.kind, changes: JSON.parse(r.body) }));
+  }
+
+  /** The changes of the fact `seq`, or undefined when the log has no such fact (the view reads rules bodies here). */
+  private factChanges(seq: number): Change[] | undefined {
+    const row = this.stmt(`SELECT body FROM facts WHERE seq = ?`).get(seq) as { body: string } | undefined;
+    return row ? (JSON.parse(row.body) as Change[]) : undefined;
   }
 
   /** The facts that touched a run, in order. */

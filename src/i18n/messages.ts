@@ -219,6 +219,14 @@ const catalog = {
   "cli.check.ok": { zh: "{file} 没问题：{rules} 条规则，{agents} 个 Agent，{sources} 个来源，{channels} 个通道，{elsewhere} 个 elsewhere 任务", en: "{file} is valid: {rules} rules, {agents} agents, {sources} sources, {channels} channels, {elsewhere} elsewhere tasks" },
   "cli.unreleased": { zh: "未发布", en: "unreleased" },
   "serve.listening": { zh: "listening on {url}", en: "listening on {url}" },
+  "rules.notFile": { zh: "{file}：不是普通文件（{kind}）", en: "{file}: not a regular file ({kind})" },
+  "rules.kind.fifo": { zh: "是个 FIFO", en: "a FIFO" },
+  "rules.kind.directory": { zh: "是个目录", en: "a directory" },
+  "rules.kind.device": { zh: "是个设备", en: "a device" },
+  "rules.kind.socket": { zh: "是个套接字", en: "a socket" },
+  "rules.kind.other": { zh: "别的类型", en: "another kind of file" },
+  "rules.tooLarge": { zh: "{file}：{size} 字节，超过 {mib} MiB（{limit} 字节）", en: "{file}: {size} bytes, larger than {mib} MiB ({limit} bytes)" },
+  "rules.unexpected": { zh: "{file}：读规则时出错：{error}", en: "{file}: reading the rules failed: {error}" },
   "serve.noRules": { zh: "读不到规则 {file}：{error}。从没载入过规则的中台不启动。", en: "cannot load rules {file}: {error}. A hub that never loaded rules does not start." },
 } satisfies Record<string, Entry>;
 

@@ -153,18 +153,33 @@ function stmt(db: Db, sql: string): Statement {
 }
 
 /**
+ * The projection's row of the current rules version (`meta` "rules"). The fact that loaded the version holds its
+ * body; the projection keeps where (`seq`) instead of a second copy, and `View.rules` reads it once per version.
+ */
+export interface RulesRow { version: number; hash: string; at: number; seq: number }
+
+/** A change's row as the projection keeps it: a rules version without its body (see `RulesRow`), any other row as it is. */
+function projected(table: string, key: string | number, row: object, seq: number | undefined): object {
+  if (table !== "meta" || key !== "rules") return row;
+  if (seq === undefined) throw new Error("evolve: a rules version needs the seq of the fact that holds it");
+  const { version, hash, at } = row as RulesRow;
+  return { version, hash, at, seq } satisfies RulesRow;
+}
+
+/**
  * Applies facts to the projection: each change upserts or deletes one row; a change of a run also moves its share
  * of the `usage` buckets, which no fact names. The only projection writer.
- * @throws Error on a change to an unknown table or to `usage` (a kernel bug, never bad input).
+ * @param facts changes with the `seq` of their fact (needed for a rules version, see `RulesRow`).
+ * @throws Error on a change to an unknown table or to `usage`, or a rules version without `seq` (a bug, never bad input).
  */
-export function evolve(db: Db, facts: readonly Pick<Fact, "changes">[]): void {
+export function evolve(db: Db, facts: readonly (Pick<Fact, "changes"> & { seq?: number })[]): void {
   for (const f of facts) {
     for (const [table, key, row] of f.changes) {
       if (!Object.hasOwn(tables, table)) throw new Error(`evolve: unknown table ${table}`);
       if (table === "usage") throw new Error("evolve: usage is derived from runs, never written by a fact");
       if (table === "runs") trackUsage(db, key, row);
       if (row === null) stmt(db, `DELETE FROM v_${table} WHERE key = ?`).run(key);
-      else stmt(db, `INSERT OR REPLACE INTO v_${table} (key, data) VALUES (?, ?)`).run(key, JSON.stringify(row));
+      else stmt(db, `INSERT OR REPLACE INTO v_${table} (key, data) VALUES (?, ?)`).run(key, JSON.stringify(projected(table, key, row, f.seq)));
     }
   }
 }

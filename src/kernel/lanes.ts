@@ -3,7 +3,7 @@
  * matching rules, and queueing or merging runs per lane.
  */
 import { Ctx, laneKey } from "./context.js";
-import { anyGlob, type RuleDef } from "./rules.js";
+import { anyGlob, type RuleDef, type Rules } from "./rules.js";
 import { hopsMax } from "./limits.js";
 import type { EventRow, LaneRow, RunRow, TimerFire } from "./types.js";
 
@@ -55,6 +55,26 @@ export function isPaused(c: Ctx, rule: string): boolean {
   return c.tx.get("pauses", rule) !== undefined;
 }
 
+const rulesBySource = new WeakMap<Rules, Map<string, RuleDef[]>>();
+
+/**
+ * The rules of `source`, in the order of the file, from an index built once per rules object (the view keeps one per
+ * rules version): routing an event reads only its source's rules, however many others the file has.
+ */
+export function rulesOf(rules: Rules, source: string): RuleDef[] {
+  let index = rulesBySource.get(rules);
+  if (!index) {
+    index = new Map();
+    for (const rule of rules.rules) {
+      const list = index.get(rule.source);
+      if (list) list.push(rule);
+      else index.set(rule.source, [rule]);
+    }
+    rulesBySource.set(rules, index);
+  }
+  return index.get(source) ?? [];
+}
+
 /**
  * Matches an event against the event rules and queues it into each matching rule's lane.
  * Paused rules are listed in `paused` and take nothing; an event deeper than the hop limit is kept, not dispatched.
@@ -67,8 +87,8 @@ export function routeEvent(c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => vo
     onTooDeep(ev);
     return ev;
   }
-  for (const rule of c.rules.rules) {
-    if (rule.cron !== null || rule.source !== ev.source || !anyGlob(rule.types, ev.type)) continue;
+  for (const rule of rulesOf(c.rules, ev.source)) {
+    if (rule.cron !== null || !anyGlob(rule.types, ev.type)) continue;
     if (isPaused(c, rule.name)) {
       ev.paused.push(rule.name);
       continue;

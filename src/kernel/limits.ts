@@ -83,3 +83,19 @@ export const receiptRewritesMax = 2;
 
 /** Channels: a channel plugin that returned or threw is restarted after this long. */
 export const channelRestartDelayMs = 30_000;
+
+/**
+ * rules.json (our choice; protocol.md 规则 is silent): a file over any of these is refused whole, like a syntax error
+ * (the old rules keep running, one card says why), checked before the file is walked.
+ * Size in bytes of UTF-8; depth counts objects and arrays inside one another, the file's own braces included (a valid
+ * file needs 5); the counts are entries of `sources`, `agents`, `channels`, `rules` and `elsewhere`.
+ */
+export const rulesFileMaxBytes = 4 * 1024 * 1024;
+export const rulesFileDepthMax = 16;
+export const rulesFileSourcesMax = 1000;
+export const rulesFileAgentsMax = 1000;
+export const rulesFileChannelsMax = 100;
+export const rulesFileRulesMax = 1000;
+export const rulesFileElsewhereMax = 1000;
+/** Items of each list inside one entry: `askFirst`, a rule's `when.types`, `emits.types` and `channels`, an agent's `command`, a channel's `answerers`. */
+export const rulesFileListItemsMax = 100;

@@ -2,9 +2,13 @@
  * rules.json: parsing (JSONC: comments and trailing commas), validation with line and column, normalization.
  * Pure: text in, normalized rules or one error out (protocol.md 规则). Used by the hub, `check` and the simulation.
  */
-import { parseTree, findNodeAtLocation, getNodeValue, printParseErrorCode, type ParseError, type JSONPath, type Node } from "jsonc-parser";
+import { parseTree, findNodeAtLocation, getNodeValue, printParseErrorCode, createScanner, SyntaxKind, type ParseError, type JSONPath, type Node } from "jsonc-parser";
 import { Cron } from "croner";
 import { own } from "./own.js";
+import {
+  rulesFileAgentsMax, rulesFileChannelsMax, rulesFileDepthMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileMaxBytes,
+  rulesFileRulesMax, rulesFileSourcesMax,
+} from "./limits.js";
 
 export type Access = "read" | "edit" | "full";
 export type Tell = "always" | "needed" | "never";
@@ -89,14 +93,24 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Reads a rule file's text. Never throws: a bad file gives `{ok:false, error, line, column}`. */
+/**
+ * Reads a rule file's text. Never throws: a bad file gives `{ok:false, error, line, column}`. The file's size, depth and
+ * lists are checked before anything walks it (limits.ts: rulesFile…), so no file can exhaust the stack or stall a reader.
+ */
 export function parseRules(text: string, defaults: { timezone: string }): RulesParse {
+  if (Buffer.byteLength(text, "utf8") > rulesFileMaxBytes) {
+    return { ok: false, error: `the file is larger than ${rulesFileMaxBytes / 1024 / 1024} MiB (${rulesFileMaxBytes} bytes)`, line: 1, column: 1 };
+  }
+  const deep = tooDeep(text);
+  if (deep !== null) return { ok: false, error: `JSON: more than ${rulesFileDepthMax} objects and arrays inside one another`, ...lineColumn(text, deep) };
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const e = errors[0];
   if (e) return { ok: false, error: `JSON: ${printParseErrorCode(e.error)}`, ...lineColumn(text, e.offset) };
   // A text without a value (empty, only spaces or comments) is a ValueExpected error above: here there is a tree.
   const root = tree as Node;
+  const long = tooLong(root);
+  if (long) return { ok: false, error: `${where(long.path)}: at most ${long.max} ${long.what}`, ...lineColumn(text, long.first.offset) };
   const twice = keyGivenTwice(root, []);
   if (twice) return { ok: false, error: `${where(twice.path)}: given twice`, ...lineColumn(text, twice.offset) };
   // Objects without a prototype: "__proto__" is a key like any other (refused as an unknown field or a bad name).
@@ -110,6 +124,65 @@ export function parseRules(text: string, defaults: { timezone: string }): RulesP
     const at = lineColumn(text, node.offset);
     return { ok: false, error: err.message, ...at };
   }
+}
+
+/**
+ * The offset of the first object or array that opens more than `rulesFileDepthMax` deep, or null. One pass over the
+ * tokens, without recursion (strings and comments are tokens of their own). A closing bracket counts only when it
+ * closes the innermost opening one, so no text, however broken, nests deeper for the parser than counted here.
+ */
+function tooDeep(text: string): number | null {
+  const scanner = createScanner(text, true);
+  const open: SyntaxKind[] = [];
+  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    if (token === SyntaxKind.OpenBraceToken || token === SyntaxKind.OpenBracketToken) {
+      if (open.push(token) > rulesFileDepthMax) return scanner.getTokenOffset();
+    } else if (token === closing(open[open.length - 1])) open.pop();
+  }
+  return null;
+}
+
+function closing(opening: SyntaxKind | undefined): SyntaxKind | null {
+  return opening === SyntaxKind.OpenBraceToken ? SyntaxKind.CloseBraceToken : opening === SyntaxKind.OpenBracketToken ? SyntaxKind.CloseBracketToken : null;
+}
+
+/** The lists of the file that grow with it: where they are (`*`: any entry) and how many items each may hold. */
+const listLimits: { path: string[]; max: number; what: string }[] = [
+  { path: ["askFirst"], max: rulesFileListItemsMax, what: "items" },
+  { path: ["sources"], max: rulesFileSourcesMax, what: "sources" },
+  { path: ["agents"], max: rulesFileAgentsMax, what: "agents" },
+  { path: ["agents", "*", "command"], max: rulesFileListItemsMax, what: "items" },
+  { path: ["channels"], max: rulesFileChannelsMax, what: "channels" },
+  { path: ["channels", "*", "answerers"], max: rulesFileListItemsMax, what: "items" },
+  { path: ["rules"], max: rulesFileRulesMax, what: "rules" },
+  { path: ["rules", "*", "when", "types"], max: rulesFileListItemsMax, what: "items" },
+  { path: ["rules", "*", "emits", "types"], max: rulesFileListItemsMax, what: "items" },
+  { path: ["rules", "*", "channels"], max: rulesFileListItemsMax, what: "items" },
+  { path: ["elsewhere"], max: rulesFileElsewhereMax, what: "tasks" },
+];
+
+/** Whether `path` is `pattern` (`exact`) or leads into it. */
+function along(path: JSONPath, pattern: string[], exact: boolean): boolean {
+  if (exact ? path.length !== pattern.length : path.length > pattern.length) return false;
+  return path.every((p, i) => pattern[i] === "*" || pattern[i] === String(p));
+}
+
+/**
+ * The first list over its limit in the order of the file (its path, the first item past the limit, the limit), or
+ * null. Walks only the containers that lead to a limited list, with a stack of its own instead of recursion.
+ */
+function tooLong(root: Node): { path: JSONPath; first: Node; max: number; what: string } | null {
+  const stack: { node: Node; path: JSONPath }[] = [{ node: root, path: [] }];
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const children = top.node.children ?? [];
+    const limit = listLimits.find((l) => along(top!.path, l.path, true));
+    if (limit && children.length > limit.max) return { path: top.path, first: children[limit.max]!, max: limit.max, what: limit.what };
+    const inside = top.node.type === "object"
+      ? children.map((prop) => ({ node: prop.children![1]!, path: [...top!.path, String(prop.children![0]!.value)] }))
+      : children.map((node, i) => ({ node, path: [...top!.path, i] }));
+    stack.push(...inside.filter((c) => listLimits.some((l) => along(c.path, l.path, false))).reverse());
+  }
+  return null;
 }
 
 /** The first property whose key its object already had (path and offset of the later one's value), or null. */
@@ -379,17 +452,47 @@ function budget(v: unknown, path: JSONPath): Budget | null {
   return { cost, tokens, per };
 }
 
+const starCode = 42; // "*"
+const anyCode = 63; // "?"
+
 /**
- * Glob match for `when.types` and `emits.types`: `*` is any run of characters, `?` one character,
- * everything else literal.
+ * Glob match for `when.types` and `emits.types`: `*` is any run of characters, `?` one character (one UTF-16 code
+ * unit), everything else literal; the whole type must match.
+ * One pass over the type that only ever goes back to just after the last `*` passed, one character further each time:
+ * fewer than (pattern length + 1) × (type length + 1) steps, and about the type's length for a few stars, where a
+ * backtracking regular expression takes exponential time. `counter.steps`, when given, grows by the steps taken.
  */
-export function globMatch(pattern: string, value: string): boolean {
-  let re = "^";
-  for (const ch of pattern) re += ch === "*" ? ".*" : ch === "?" ? "." : ch.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(re + "$", "s").test(value);
+export function globMatch(pattern: string, value: string, counter?: { steps: number }): boolean {
+  let p = 0;
+  let v = 0;
+  let steps = 0;
+  // After the last star passed: where the pattern goes on (0: no star yet) and where in the value its run ends so far.
+  let afterStar = 0;
+  let starEnd = 0;
+  while (v < value.length) {
+    steps++;
+    const c = pattern.charCodeAt(p); // NaN past the end: equal to nothing
+    if (c === starCode) {
+      afterStar = ++p;
+      starEnd = v;
+    } else if (c === anyCode || c === value.charCodeAt(v)) {
+      p++;
+      v++;
+    } else if (afterStar > 0) {
+      p = afterStar;
+      v = ++starEnd;
+    } else {
+      if (counter) counter.steps += steps;
+      return false; // no star to go back to
+    }
+  }
+  for (; pattern.charCodeAt(p) === starCode; p++) steps++;
+  if (counter) counter.steps += steps;
+  return p === pattern.length;
 }
 
 /** Whether any of the globs matches `value`. */
 export function anyGlob(patterns: string[], value: string): boolean {
-  return patterns.some((p) => globMatch(p, value));
+  for (const p of patterns) if (globMatch(p, value)) return true;
+  return false;
 }

@@ -3,7 +3,7 @@
  * nothing of history is held in memory). `Tx` overlays the changes one decision makes, so `decide`
  * reads its own writes without touching the database; the changes become the decision's fact.
  */
-import type { Db, Statement } from "./evolve.js";
+import type { Db, RulesRow, Statement } from "./evolve.js";
 import type { Change, RulesMeta } from "./types.js";
 import type { Rules } from "./rules.js";
 
@@ -12,7 +12,11 @@ export class View {
   private readonly cache = new Map<string, Statement>();
   private rulesCache: { version: number; meta: RulesMeta } | null = null;
 
-  constructor(readonly db: Db) {}
+  /**
+   * @param factChanges the changes of the log's fact `seq`, from the shell that keeps the log (undefined when there is
+   *   no such fact): the body of a rules version is kept there alone (see `RulesRow`).
+   */
+  constructor(readonly db: Db, private readonly factChanges: (seq: number) => Change[] | undefined) {}
 
   /** A prepared statement, cached by its SQL text. */
   sql(sql: string): Statement {
@@ -61,8 +65,11 @@ export class View {
     if (!v) return undefined;
     const version = (JSON.parse(v.data) as { version: number }).version;
     if (this.rulesCache?.version === version) return this.rulesCache.meta;
-    const meta = this.get<RulesMeta>("meta", "rules");
-    if (!meta) return undefined;
+    const row = this.get<RulesRow>("meta", "rules");
+    if (!row) return undefined;
+    const loaded = this.factChanges(row.seq)?.find(([table, key]) => table === "meta" && key === "rules")?.[2] as RulesMeta | null | undefined;
+    if (!loaded) throw new Error(`view: the log has no rules at seq ${row.seq}, where rules version ${row.version} points`);
+    const meta: RulesMeta = { version: row.version, hash: row.hash, rules: loaded.rules, at: row.at };
     this.rulesCache = { version, meta };
     return meta;
   }

@@ -1,0 +1,54 @@
+/**
+ * Reading rules.json so that no file can hurt the hub (issue 14): a FIFO, a directory, a device or a socket is refused
+ * by its type without being read, a file over `rulesFileMaxBytes` by its size without being read whole, and opening
+ * never waits (a FIFO opened for reading would wait for a writer and block the hub's event loop for good).
+ * The hub, `check` and `doctor` read the file here, so they say the same about it.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { rulesFileMaxBytes } from "../kernel/limits.js";
+import { t, type Lang, type MessageId } from "../i18n/messages.js";
+
+/** The file's text, or why it was refused: `unreadable` when it could not be read at all (as a missing file). */
+export type RulesText = { ok: true; text: string } | { ok: false; error: string; unreadable: boolean };
+
+/** Reads the rules file at `path` as UTF-8. Never throws and never blocks on the file's kind. */
+export function readRulesText(path: string, lang: Lang): RulesText {
+  let fd: number;
+  try {
+    // O_NONBLOCK makes opening a FIFO return at once; regular files ignore it. (Windows has neither.)
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (e) {
+    return { ok: false, error: `${path}: ${errorCode(e)}`, unreadable: true };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { ok: false, error: t(lang, "rules.notFile", { file: path, kind: t(lang, kindOf(st)) }), unreadable: true };
+    if (st.size > rulesFileMaxBytes) return { ok: false, error: tooLarge(path, st.size, lang), unreadable: false };
+    // The file may have grown since fstat: read one byte more than the limit at most, and refuse it if that byte came.
+    const buffer = Buffer.allocUnsafe(rulesFileMaxBytes + 1);
+    let length = 0;
+    for (let got = -1; got !== 0 && length < buffer.length; length += got) got = readSync(fd, buffer, length, buffer.length - length, null);
+    if (length > rulesFileMaxBytes) return { ok: false, error: tooLarge(path, fstatSync(fd).size, lang), unreadable: false };
+    return { ok: true, text: buffer.toString("utf8", 0, length) };
+  } catch (e) {
+    return { ok: false, error: `${path}: ${errorCode(e)}`, unreadable: true };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function errorCode(e: unknown): string {
+  return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+}
+
+function tooLarge(path: string, size: number, lang: Lang): string {
+  return t(lang, "rules.tooLarge", { file: path, size, mib: rulesFileMaxBytes / 1024 / 1024, limit: rulesFileMaxBytes });
+}
+
+function kindOf(st: Stats): MessageId {
+  if (st.isFIFO()) return "rules.kind.fifo";
+  if (st.isDirectory()) return "rules.kind.directory";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "rules.kind.device";
+  if (st.isSocket()) return "rules.kind.socket";
+  return "rules.kind.other";
+}
