@@ -12,7 +12,7 @@ import { decide, nextDeadline } from "../src/kernel/decide.js";
 import { parseRules } from "../src/kernel/rules.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import { evolve, tables, usageOf, type UsageBucket } from "../src/kernel/evolve.js";
-import type { CardRow, DueRow, Env, Input, RunRow, Totals } from "../src/kernel/types.js";
+import type { CardRow, Change, DueRow, Env, Input, RunRow, Totals } from "../src/kernel/types.js";
 
 /** A small, fast, seedable PRNG (mulberry32). */
 export function rng(seed: number): () => number {
@@ -399,6 +399,19 @@ export function invariantProblem(store: Store, runsChanged = true): string | nul
     if (key !== bucket || !same) return `usage bucket ${key} holds ${JSON.stringify(row)} but its runs sum to ${JSON.stringify(sum)}`;
   }
   return null;
+}
+
+/**
+ * Appends a fact written by hand, as a damaged file or another program could leave one: the faults the kernel's
+ * asserts are there for. It goes into the log like any fact (a replay sees it too) and moves the log cursor.
+ */
+export function appendRawFact(store: Store, kind: string, changes: Change[], now: number): void {
+  store.db.transaction(() => {
+    const seq = (store.db.prepare(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s + 1;
+    store.db.prepare(`INSERT INTO facts (seq, at, kind, body) VALUES (?, ?, ?, ?)`).run(seq, new Date(now).toISOString(), kind, JSON.stringify(changes));
+    store.db.prepare(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('cursor', ?)`).run(String(seq));
+    evolve(store.db, [{ changes }]);
+  })();
 }
 
 /** Runs the simulation for a seed and a number of steps. @throws with the step and invariant that broke. */
