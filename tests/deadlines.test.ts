@@ -92,7 +92,7 @@ test("in one group commit, the input that throws is answered 500 and writes noth
   try {
     const now = h.hub.now();
     appendRawFact(h.hub.store, "corrupt", [["due", "retry:999", { at: now - 1, kind: "retry", ref: "999" } satisfies DueRow]], now);
-    const seq = h.hub.store.seq;
+    const seq = (h.hub.store.db.prepare(`SELECT MAX(seq) AS s FROM facts`).get() as { s: number }).s;
     const [a, bad, b] = h.hub.store.commit([
       { input: { kind: "event", keyHash: H.source, event: { id: "before", type: "other.x" } }, now },
       { input: { kind: "tick", due: "retry:999" } as Input, now },
