@@ -106,3 +106,24 @@ test("in one group commit, the input that throws is answered 500 and writes noth
     await h.close();
   }
 });
+
+test("a failing deadline whose failure cannot be recorded either: the timer waits 5 s instead of firing again at once", async () => {
+  const h = await hubWithClock();
+  try {
+    const now = h.hub.now();
+    appendRawFact(h.hub.store, "corrupt", [["due", "retry:999", { at: now, kind: "retry", ref: "999" } satisfies DueRow]], now);
+    // SQLite refuses to write that row again (as a full disk or a damaged page would refuse it).
+    h.hub.store.db.exec(`CREATE TEMP TRIGGER refuse BEFORE INSERT ON v_due WHEN NEW.key = 'retry:999' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    h.hub.arm();
+    await until(() => h.lines.some((l) => l.startsWith("timer: a past deadline changed nothing")), 10_000, "the timer to give up for now");
+    assert.deepEqual(h.lines.filter((l) => l.startsWith("internal error")).map((l) => l.split("\n")[0]), [
+      "internal error in tick: invariant retry-deadline-names-waiting-run",
+      "internal error in dueFailed: SqliteError: refused",
+    ]);
+    assert.equal(h.lines.at(-1), "timer: a past deadline changed nothing; trying again in 5 s");
+    const reads = await clockReadsWhileIdle(h, 1500);
+    assert.ok(reads <= 10, `the clock was read ${reads} times in 1.5 s`);
+  } finally {
+    await h.close();
+  }
+});
