@@ -70,7 +70,7 @@ test("a failing deadline is tried again after 5 s, 10 s, 20 s … at most every 
     if (i === 3) {
       const c = cards(k);
       assert.deepEqual(c.map((x) => [x.kind, x.state, x.system, x.key, x.title, x.channels]), [
-        ["notice", "open", "deadlineFailing", "deadline:retry:999", "Deadline retry:999 failed 3 times in a row", ["ch1", "ch2"]],
+        ["notice", "open", "deadlineFailing", "deadline:retry:999", "Deadline retry 999 failed 3 times in a row", ["ch1", "ch2"]],
       ]);
       assert.equal(c[0]!.text, "It came due at 2026-11-02T08:00:01.000Z. Last error: invariant retry-deadline-names-waiting-run\n"
         + "It keeps being retried (from 5 s, doubling, at most every hour); other deadlines go on. This card closes when it succeeds. The hub's output has each failure in detail.");
@@ -91,12 +91,12 @@ test("a deadline that failed and then succeeds closes its card; so does one set 
     assert.equal(k.tick()[0]!.status, 500);
   }
   assert.deepEqual(due(k, "offline:w2")!.failing?.error, "invariant offline-deadline-names-seen-worker");
-  assert.deepEqual(cards(k).map((c) => [c.title, c.state]), [["Deadline offline:w2 failed 3 times in a row", "open"]]);
+  assert.deepEqual(cards(k).map((c) => [c.title, c.state]), [["Deadline offline w2 failed 3 times in a row", "open"]]);
   k.heartbeat([], K.worker2); // the worker shows up: its offline deadline is set anew, 10 min on
   assert.deepEqual(due(k, "offline:w2"), { at: k.now + 10 * 60_000, kind: "offline", ref: "w2" });
   k.minutes(10);
   assert.deepEqual(cards(k).map((c) => [c.title, c.state, c.result]), [
-    ["Deadline offline:w2 failed 3 times in a row", "closed", "No longer needed"],
+    ["Deadline offline w2 failed 3 times in a row", "closed", "No longer needed"],
     ["Worker w2 has not been seen for 10 minutes", "open", null],
   ]);
   k.close();
@@ -112,6 +112,19 @@ test("a cron deadline that failed runs for the time it first came due, not for t
   k.tick();
   assert.deepEqual(k.store.view.where<{ sid: string }>("events", "1").map(({ row }) => row.sid), ["cron:2026-11-02T10:00:00.000Z"]);
   assert.deepEqual(due(k, "cron:hourly"), { at: Date.parse("2026-11-02T11:00:00Z"), kind: "cron", ref: "hourly" });
+  k.close();
+});
+
+test("the card names a deadline as a person reads it: a later timer's rule and key without the NULs of its key", () => {
+  const k = new Clock(baseRules, start);
+  k.event("e1");
+  k.result(k.claim("c1").job!.run, { outcome: "done", later: [{ key: "recheck", at: new Date(t0 + 60_000).toISOString() }] });
+  const key = "later:alerts\u0000\u0000recheck"; // rule, lane (none: the rule does not split lanes), key
+  for (let i = 0; i < 3; i++) {
+    k.now = due(k, key)!.at;
+    k.commit({ kind: "dueFailed", due: key, error: "disk" });
+  }
+  assert.deepEqual(cards(k).map((c) => c.title), ["Deadline later alerts · recheck failed 3 times in a row"]);
   k.close();
 });
 

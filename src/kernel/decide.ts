@@ -362,6 +362,9 @@ function tick(c: Ctx, key: string): Reply {
 
 const deadlineCardKey = (due: string) => `deadline:${due}`;
 
+/** A deadline as a person reads it: its kind and what it names, the NUL-joined parts of a `later` key shown with ` · `. */
+const deadlineLabel = (row: DueRow) => `${row.kind} ${row.ref.split("\u0000").filter((part) => part !== "").join(" · ")}`;
+
 /** Wait before the next try of a deadline after its n-th failure in a row: 5 s doubling, at most 1 h (ms). */
 export function deadlineRetryDelayMs(failures: number): number {
   return Math.min(deadlineRetryFirstMs * 2 ** (failures - 1), deadlineRetryMaxMs);
@@ -379,7 +382,7 @@ function dueFailed(c: Ctx, key: string, error: string): Reply {
   c.tx.put("due", key, { ...row, at: c.now + deadlineRetryDelayMs(failing.failures), failing } satisfies DueRow);
   if (failing.failures === deadlineFailuresBeforeCard) {
     createCard(c, {
-      kind: "notice", key: deadlineCardKey(key), title: c.msg("card.deadlineFailing.title", { due: key, n: failing.failures }),
+      kind: "notice", key: deadlineCardKey(key), title: c.msg("card.deadlineFailing.title", { due: deadlineLabel(row), n: failing.failures }),
       text: c.msg("card.deadlineFailing.text", { at: c.iso(failing.dueAt), error }), rule: null, lane: "", run: null, system: "deadlineFailing",
     });
   }
