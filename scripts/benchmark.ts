@@ -9,10 +9,13 @@
  * - claim latency p50/p99 (claim + result of a queued run)
  * - with BENCH_QUEUE (default 5,000) queued runs and a ~4.4 KB rules file: blocked-heartbeat p50/p99, CPU per
  *   heartbeat, facts written meanwhile
+ * - idle CPU over 30 s of a hub whose 10 cards wait for channels that do not poll and 10 for a webhook that fails
+ *   (`npm run benchmark -- idle` measures only this)
  * - simulation steps/s
  * - the hub's event-loop delay while its in-process worker watches an agent printing 100 MB (scripts/output-watch.ts)
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
@@ -23,6 +26,9 @@ import { call, cpuMs, machine, median, pct, statusMb, stopHub as stop } from "./
 import { measureOutputWatch } from "./output-watch.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
+/** The idle measurement: how long, and how many cards wait for each kind of channel that never delivers. */
+const idleMeasureMs = 30_000;
+const idleCardsPerChannel = Number(process.env.BENCH_IDLE_CARDS ?? 10);
 
 function rules(): string {
   // ~4.4 KB of rules: 24 rules over 3 sources, one of them the benchmark's.
@@ -58,13 +64,59 @@ function setup(): { dir: string; keys: { source: string; worker: string; owner: 
   return { dir, keys };
 }
 
+const say = (k: string, v: string) => console.log(`${k.padEnd(58)} ${v}`);
+
+/**
+ * Idle CPU of a hub process (issue 14): 10 open cards for a channel declared in rules.json that nothing runs (silent)
+ * and 10 for a webhook channel run by `serve` whose URL answers 500 (failing), then 30 s with no request from outside.
+ */
+async function idleWithUndeliveredCards(): Promise<void> {
+  const failing = createServer((_req, res) => res.writeHead(500).end("down"));
+  await new Promise<void>((r) => failing.listen(0, "127.0.0.1", r));
+  const dir = mkdtempSync(join(tmpdir(), "aa-bench-idle-"));
+  try {
+    const home = homePaths(dir);
+    readMasterKey(home, true);
+    const keys = { source: newKey(), worker: newKey(), hook: newKey() };
+    registerKeysLocally(home, [
+      { kind: "source", name: "bench", key: keys.source }, { kind: "worker", name: "w", key: keys.worker }, { kind: "channel", name: "hook", key: keys.hook },
+    ], "en");
+    const rule = (name: string) => ({ name, when: { source: "bench", types: [`${name}.*`] }, to: "a", parallel: Math.max(1, idleCardsPerChannel), channels: [name] });
+    writeFileSync(home.rules, JSON.stringify({
+      timezone: "UTC", sources: { bench: {} }, agents: { a: { worker: "w", use: "command", command: ["true"] } },
+      channels: { silent: {}, hook: {} }, rules: [rule("silent"), rule("hook")],
+    }));
+    const url = `http://127.0.0.1:${(failing.address() as { port: number }).port}/hook`;
+    writeFileAtomic(home.config, JSON.stringify({
+      listen: "127.0.0.1:0", publicUrl: null, owner: newKey(), worker: null, channels: { hook: { use: "webhook", key: keys.hook, url, platform: "slack" } },
+    }));
+    const hub = await spawnHub(dir);
+    try {
+      for (const name of ["silent", "hook"]) {
+        for (let i = 0; i < idleCardsPerChannel; i++) {
+          await call(hub.url, keys.source, "POST", "/v1/events", { id: `${name}${i}`, type: `${name}.x`, subject: `${name}${i}` });
+          const { job } = await call(hub.url, keys.worker, "GET", `/v1/work?claim=${name}${i}&capacity=1`);
+          await call(hub.url, job.token, "POST", `/v1/runs/${job.run}/result`, { outcome: "done", ask: [{ title: `Q ${name} ${i}`, options: ["a", "b"] }] });
+        }
+      }
+      await new Promise((r) => setTimeout(r, 3000)); // the webhook channel tries each card once and reports it failed
+      const cpu0 = cpuMs(hub.child.pid!);
+      await new Promise((r) => setTimeout(r, idleMeasureMs));
+      const used = cpuMs(hub.child.pid!) - cpu0;
+      say(`idle CPU over ${idleMeasureMs / 1000} s (${idleCardsPerChannel} cards for a silent channel, ${idleCardsPerChannel} for a failing webhook)`,
+        `${((100 * used) / idleMeasureMs).toFixed(2)} % of a core (${used.toFixed(0)} ms)`);
+    } finally {
+      await stop(hub);
+    }
+  } finally {
+    failing.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
-  const out: [string, string][] = [];
-  const say = (k: string, v: string) => {
-    out.push([k, v]);
-    console.log(`${k.padEnd(58)} ${v}`);
-  };
   console.log(`machine: ${machine()}`);
+  if (process.argv[2] === "idle") return idleWithUndeliveredCards();
   const { dir, keys } = setup();
   try {
     // cold start
@@ -143,6 +195,7 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  await idleWithUndeliveredCards();
   const t0 = performance.now();
   const r = simulate(24301, 20_000);
   say("simulation steps/s (seed 24301, 20,000 steps)", `${Math.round(r.steps / ((performance.now() - t0) / 1000))}`);

@@ -28,6 +28,7 @@ import { registerKeysLocally } from "../src/host/serve.js";
 import { readRulesInput } from "../src/host/hub.js";
 import { Store } from "../src/host/store.js";
 import { hashKey } from "../src/kernel/credentials.js";
+import { dueKeys } from "../src/kernel/decide.js";
 import type { Env, Input } from "../src/kernel/types.js";
 import { spawnHub, type HubProcess } from "../sim/hub-process.js";
 import { call, machine, median, statusMb, stopHub } from "./measure.js";
@@ -112,7 +113,7 @@ function build(home: Home, keys: Keys, scenarios: number): { facts: number; ms: 
     const open = store.view.where<{ id: number }>("cards", "state = 'open' ORDER BY key").map((x) => x.row.id);
     commit(open.map((card) => ({ kind: "answer", keyHash: h.owner, card, choice: 0, text: null, by: null, ref: null })));
     now += 31_000;
-    commit([{ kind: "tick" }]);
+    commit(dueKeys(store.view, now + 1000, Number.MAX_SAFE_INTEGER).map((due) => ({ kind: "tick", due }) as Input)); // commit adds the 1 s
     round(n, () => ({ outcome: "done", summary: "Patched", usage: { input: 2000, output: 500, cost: 0.02 } }));
     done += n;
   }

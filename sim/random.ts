@@ -10,4 +10,4 @@ if (!Number.isSafeInteger(seed) || !Number.isSafeInteger(steps) || steps < 1) {
 const t0 = performance.now();
 const report = simulate(seed, steps);
 const s = (performance.now() - t0) / 1000;
-console.log(`seed ${report.seed}: ${report.steps} steps, ${report.scenarios} scenarios, ${report.facts} facts, ${report.replays} replays equal to the live projection; ${s.toFixed(1)} s, ${Math.round(report.steps / s)} steps/s`);
+console.log(`seed ${report.seed}: ${report.steps} steps, ${report.scenarios} scenarios, ${report.facts} facts, ${report.replays} replays equal to the live projection, ${report.deadlineFailures} failed ticks of broken deadlines (${report.deadlineCards} cards); ${s.toFixed(1)} s, ${Math.round(report.steps / s)} steps/s`);

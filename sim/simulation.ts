@@ -8,11 +8,12 @@
  * The same seed gives the same run, step for step.
  */
 import { Store } from "../src/host/store.js";
-import { decide, nextDeadline } from "../src/kernel/decide.js";
+import { decide, dueKeys, nextDeadline } from "../src/kernel/decide.js";
+import { deadlineFailuresBeforeCard } from "../src/kernel/limits.js";
 import { parseRules } from "../src/kernel/rules.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import { evolve, tables, usageOf, type UsageBucket } from "../src/kernel/evolve.js";
-import type { CardRow, DueRow, Env, Input, RunRow, Totals } from "../src/kernel/types.js";
+import type { CardRow, Change, DueRow, Env, Input, RunRow, Totals } from "../src/kernel/types.js";
 
 /** A small, fast, seedable PRNG (mulberry32). */
 export function rng(seed: number): () => number {
@@ -41,7 +42,8 @@ const simRules = {
   ],
 };
 
-export interface SimReport { seed: number; steps: number; scenarios: number; facts: number; replays: number }
+/** What a simulation did; `deadlineFailures` counts the failed ticks of deadlines broken on purpose, `deadlineCards` their cards. */
+export interface SimReport { seed: number; steps: number; scenarios: number; facts: number; replays: number; deadlineFailures: number; deadlineCards: number }
 
 class Violation extends Error {}
 
@@ -62,6 +64,8 @@ export class Simulation {
   private faults = true;
   private workers: WorkerSim[] = [];
   private lostInputs: Input[] = [];
+  /** Deadlines this scenario broke on purpose (see `breakDeadline`): only their ticks may answer 500. */
+  private broken = new Set<string>();
   private claimSeq = 0;
   private eventSeq = 0;
   readonly report: SimReport;
@@ -69,7 +73,7 @@ export class Simulation {
   constructor(readonly seed: number) {
     this.r = rng(seed);
     this.env = { master: Buffer.alloc(32, seed & 0xff), lang: "en", publicUrl: null };
-    this.report = { seed, steps: 0, scenarios: 0, facts: 0, replays: 0 };
+    this.report = { seed, steps: 0, scenarios: 0, facts: 0, replays: 0, deadlineFailures: 0, deadlineCards: 0 };
   }
 
   private pick<T>(xs: readonly T[]): T {
@@ -95,6 +99,48 @@ export class Simulation {
     if (!parsed.ok) throw new Error(parsed.error);
     this.apply({ kind: "rules", rules: parsed.rules, hash: "sim-rules" });
     this.report.scenarios++;
+    this.broken = new Set();
+    // Every 4th scenario gets a deadline its handler cannot work with (a worker nobody knows, a kind nobody knows),
+    // as a damaged database could hold: it must fail alone, be retried later and become a card, never stop the rest.
+    if (this.report.scenarios % 4 === 1) this.breakDeadline({ at: this.now + 60_000, kind: "offline", ref: "ghost" });
+    if (this.report.scenarios % 4 === 3) this.breakDeadline({ at: this.now + 90_000, kind: "bogus", ref: "x" });
+  }
+
+  /** Puts a deadline into the due table behind the kernel's back (a hand-made fact in the log). */
+  private breakDeadline(row: DueRow): void {
+    const key = `${row.kind}:${row.ref}`;
+    appendRawFact(this.store, "corrupt", [["due", key, row]], this.now);
+    this.broken.add(key);
+  }
+
+  /**
+   * Fires every deadline due now, one tick each, as the hub's timer does. A tick of a deadline broken on purpose
+   * answers 500 and is reported back as `dueFailed`: it must then be due later, one failure more, with its card at
+   * the 3rd failure in a row.
+   */
+  private tick(): void {
+    for (const due of dueKeys(this.store.view, this.now, Number.MAX_SAFE_INTEGER)) {
+      const input: Input = { kind: "tick", due };
+      if (!this.broken.has(due)) {
+        this.apply(input);
+        continue;
+      }
+      const before = this.store.view.get<DueRow>("due", due)!;
+      const [d] = this.store.commit([{ input, now: this.now }], this.env);
+      if (d!.status !== 500 || d!.committed.length > 0) throw new Violation(`step ${this.report.steps}: the broken deadline ${due} answered ${d!.status}`);
+      this.apply({ kind: "dueFailed", due, error: d!.failure!.message });
+      this.report.deadlineFailures++;
+      const after = this.store.view.get<DueRow>("due", due);
+      const failures = (before.failing?.failures ?? 0) + 1;
+      if (!after || after.at <= this.now || after.failing?.failures !== failures) {
+        throw new Violation(`step ${this.report.steps}: the broken deadline ${due} after failure ${failures}: ${JSON.stringify(after)}`);
+      }
+      const card = this.store.view.where<CardRow>("cards", "state = 'open' AND json_extract(data, '$.key') = ?", `deadline:${due}`)[0];
+      if (failures === deadlineFailuresBeforeCard) {
+        if (!card) throw new Violation(`step ${this.report.steps}: no card for the broken deadline ${due}`);
+        this.report.deadlineCards++;
+      }
+    }
   }
 
   /** Decides and commits one input; checks the invariants after it. */
@@ -243,7 +289,7 @@ export class Simulation {
       if (next === null || next > end) break;
       if (!jump) this.now = Math.max(this.now, next);
       else this.now = end;
-      this.apply({ kind: "tick" });
+      this.tick();
       if (jump) break;
     }
     this.now = end;
@@ -399,6 +445,19 @@ export function invariantProblem(store: Store, runsChanged = true): string | nul
     if (key !== bucket || !same) return `usage bucket ${key} holds ${JSON.stringify(row)} but its runs sum to ${JSON.stringify(sum)}`;
   }
   return null;
+}
+
+/**
+ * Appends a fact written by hand, as a damaged file or another program could leave one: the faults the kernel's
+ * asserts are there for. It goes into the log like any fact (a replay sees it too) and moves the log cursor.
+ */
+export function appendRawFact(store: Store, kind: string, changes: Change[], now: number): void {
+  store.db.transaction(() => {
+    const seq = (store.db.prepare(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s + 1;
+    store.db.prepare(`INSERT INTO facts (seq, at, kind, body) VALUES (?, ?, ?, ?)`).run(seq, new Date(now).toISOString(), kind, JSON.stringify(changes));
+    store.db.prepare(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('cursor', ?)`).run(String(seq));
+    evolve(store.db, [{ changes }]);
+  })();
 }
 
 /** Runs the simulation for a seed and a number of steps. @throws with the step and invariant that broke. */

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Store } from "../src/host/store.js";
-import { nextDeadline } from "../src/kernel/decide.js";
+import { dueKeys, nextDeadline } from "../src/kernel/decide.js";
 import { parseRules } from "../src/kernel/rules.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import { buildState } from "../src/host/state.js";
@@ -39,6 +39,18 @@ export class Clock {
     return this.store.commit([{ input, now: this.now }], this.env)[0]!;
   }
 
+  /**
+   * Fires every deadline due now, one `tick` each, as the hub's timer does; a tick answered 500 is reported back as
+   * `dueFailed`, as the hub does. Returns the ticks' decisions.
+   */
+  tick() {
+    return dueKeys(this.store.view, this.now, Number.MAX_SAFE_INTEGER).map((due) => {
+      const d = this.commit({ kind: "tick", due });
+      if (d.failure) this.commit({ kind: "dueFailed", due, error: d.failure.message });
+      return d;
+    });
+  }
+
   /** Moves the clock to `to` (ms or ISO), firing every deadline on the way at its own time, as the timer would. */
   advance(to: number | string): void {
     const end = typeof to === "string" ? Date.parse(to) : to;
@@ -46,7 +58,7 @@ export class Clock {
       const next = nextDeadline(this.store.view);
       if (next === null || next > end) break;
       this.now = Math.max(this.now, next);
-      this.commit({ kind: "tick" });
+      this.tick();
     }
     this.now = end;
   }
@@ -54,7 +66,7 @@ export class Clock {
   /** Jumps the clock without firing anything on the way (a hub that was asleep), then fires what is due. */
   sleepUntil(to: string): void {
     this.now = Date.parse(to);
-    this.commit({ kind: "tick" });
+    this.tick();
   }
 
   minutes(n: number): void {

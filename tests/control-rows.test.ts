@@ -153,7 +153,7 @@ test("a resume that comes before the hub's timer handled a missed time does not 
   k.now = Date.parse("2026-11-02T10:30:00Z"); // asleep: nothing fired at 09:00 or 10:00
   k.commit({ kind: "resume", keyHash: K.owner, rule: "daily" });
   assert.deepEqual(dues(k, "cron"), [["daily", "2026-11-02T11:00:00.000Z"], ["other", "2026-11-02T09:00:00.000Z"]]);
-  k.commit({ kind: "tick" });
+  k.tick();
   assert.deepEqual(events(k).map((e) => [e.summary, e.sid]), [["other", "cron:2026-11-02T10:00:00.000Z"]]);
   k.close();
 });

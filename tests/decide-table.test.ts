@@ -50,7 +50,7 @@ test("the kind of each fact names what happened; a decision says which long poll
   assert.deepEqual([reply(rules), kinds(rules), rules.wake?.workers], [[200, { ok: true, changed: true, version: 2 }], ["rules"], true]);
   const same = k.commit({ kind: "rules", rules: k.store.view.rules()!.rules, hash: "v2" });
   assert.deepEqual([reply(same), kinds(same), same.wake?.workers], [[200, { ok: true, changed: false, version: 2 }], [], false]);
-  assert.deepEqual(reply(k.commit({ kind: "tick" })), [200, { ok: true }]);
+  assert.deepEqual([reply(k.commit({ kind: "tick", due: "later:gone" })), k.store.seq], [[200, { ok: true }], k.store.seq], "a deadline that is gone changes nothing");
   k.close();
 });
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Store } from "../src/host/store.js";
 import { buildState } from "../src/host/state.js";
-import { decide } from "../src/kernel/decide.js";
+import { decide, dueKeys } from "../src/kernel/decide.js";
 import { parseRules } from "../src/kernel/rules.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import { tables } from "../src/kernel/evolve.js";
@@ -59,7 +59,7 @@ function workload(store: Store, n: number, t0: number): void {
       if (i % 2 === 0) one({ kind: "answer", keyHash: hashKey("own"), card: card.id, choice: 1, text: null, by: null, ref: null });
     }
     now += 90_000;
-    one({ kind: "tick" });
+    for (const due of dueKeys(store.view, now + 1000, Number.MAX_SAFE_INTEGER)) one({ kind: "tick", due });
   }
 }
 

@@ -165,8 +165,8 @@ test("a failed attempt waits on its session, and work that came meanwhile joins 
   const r = k.run(run);
   assert.deepEqual(dues(k), ["offline:w1", `retry:${run}`], "the lease deadline went with the attempt");
   k.now = r.readyAt!;
-  const due = k.commit({ kind: "tick" });
-  assert.deepEqual([k.run(run).state, due.wake?.workers], ["queued", true], "a retry that comes due wakes the workers");
+  const [due] = k.tick();
+  assert.deepEqual([k.run(run).state, due!.wake?.workers], ["queued", true], "a retry that comes due wakes the workers");
   assert.deepEqual([r.state, r.error, r.sessionHint, r.manual, r.hops, r.events.length], ["waiting", "only a summary", { session: "s-1", agent: "bot" }, true, 3, 3]);
   assert.deepEqual([k.run(newer).state, k.run(newer).outcome, k.run(newer).mergedInto, lane(k).queued], ["cancelled", "cancelled", run, run]);
   assert.deepEqual(k.store.view.get("sessions", "s-1"), undefined);

@@ -6,7 +6,9 @@ import { watchFile, unwatchFile } from "node:fs";
 import { Store } from "./store.js";
 import type { Home } from "./home.js";
 import { readMasterKey, readSecrets, secretsEnvName } from "./home.js";
-import { callerOf, nextDeadline, nextOfferAt } from "../kernel/decide.js";
+import { callerOf, dueKeys, nextDeadline, nextOfferAt } from "../kernel/decide.js";
+import { InvariantError } from "../kernel/assert.js";
+import { deadlineErrorMaxCodepoints } from "../kernel/limits.js";
 import type { Decision, Env, Fact, Input } from "../kernel/types.js";
 import { parseRules } from "../kernel/rules.js";
 import { hashText } from "../kernel/credentials.js";
@@ -17,10 +19,13 @@ import { readRulesText } from "./rules-file.js";
 const timerMaxSleepMs = 60_000;
 /** Inputs committed in one transaction at most. */
 const commitBatchMax = 512;
-/** 失败时会怎样: a busy database is tried again after this long (ms). */
+/**
+ * 失败时会怎样: a busy database is tried again after this long (ms); so is a deadline in the past when the timer's
+ * last round changed nothing (its failure could not be recorded either), instead of firing again at once.
+ */
 const busyRetryMs = 5_000;
 
-export type Committed = Decision & { committed: Fact[] };
+export type Committed = Decision & { committed: Fact[]; failure?: Error };
 
 interface Waiter {
   keyHash: string;
@@ -73,6 +78,10 @@ export class Hub {
   private queue: { input: Input; now: number; resolve: (d: Committed) => void; reject: (e: Error) => void }[] = [];
   private flushing = false;
   private timer: NodeJS.Timeout | null = null;
+  /** The timer's round is running (see fire): it arms the timer itself when done. */
+  private firing = false;
+  /** Channels were woken for every card offer up to this time (ms): an offer in the past waits for its channel's poll. */
+  private offersWokenUntil = -Infinity;
   /** The one extra read of rules.json after the watcher started (see start). */
   private rulesRecheck: NodeJS.Timeout | null = null;
   private closed = false;
@@ -170,6 +179,7 @@ export class Hub {
     const wakeChannels = new Set<string>();
     let keysChanged = false;
     results.forEach((d, i) => {
+      if (d.failure) this.logFailure(batch[i]!.input.kind, d.failure);
       facts.push(...d.committed);
       if (d.committed.length > 0) {
         if (d.wake?.workers) wakeWorkers = true;
@@ -184,6 +194,12 @@ export class Hub {
     for (const ch of wakeChannels) this.wakeAll(`channel:${ch}`);
     if (facts.length > 0) this.arm();
     this.continueFlush();
+  }
+
+  /** Logs an input whose decision threw: its kind, the invariant it broke (or the error) and the stack. */
+  private logFailure(kind: string, e: Error): void {
+    const what = e instanceof InvariantError ? `invariant ${e.invariant}` : `${e.name}: ${e.message}`;
+    this.log(t(this.env.lang, "hub.internalError", { kind, what, stack: e.stack ?? "" }));
   }
 
   private continueFlush(): void {
@@ -283,15 +299,18 @@ export class Hub {
     });
   }
 
-  /** Arms the single timer for the next deadline of the due table or the next card offer. */
+  /**
+   * Arms the single timer for the next deadline of the due table or the next card offer not yet woken for.
+   * While the timer's round runs, `fire` arms it when done.
+   */
   arm(delayMs?: number): void {
-    if (this.closed) return;
+    if (this.closed || this.firing) return;
     if (this.timer) clearTimeout(this.timer);
     const now = this.clock();
     let wait = delayMs;
     if (wait === undefined) {
       const due = nextDeadline(this.store.view);
-      const offer = nextOfferAt(this.store.view);
+      const offer = nextOfferAt(this.store.view, this.offersWokenUntil);
       const next = Math.min(due ?? Infinity, offer ?? Infinity);
       wait = next === Infinity ? timerMaxSleepMs : Math.max(0, next - now);
     }
@@ -299,20 +318,41 @@ export class Hub {
     this.timer.unref?.();
   }
 
+  /**
+   * The timer's round: one `tick` per deadline due now, all in one group commit, so that each is decided alone; a
+   * tick answered 500 (logged in flush) is reported back as `dueFailed`, which moves that deadline on. Then channels
+   * are woken once for offers that came due. A round that changed nothing while a deadline is still past (its
+   * failure could not be recorded) waits `busyRetryMs` before the next: the timer never spins on a past time.
+   */
   private async fire(): Promise<void> {
     this.timer = null;
+    this.firing = true;
     const now = this.clock();
-    const due = nextDeadline(this.store.view);
-    const offer = nextOfferAt(this.store.view);
+    let delay: number | undefined;
     try {
-      if (due !== null && due <= now) await this.submit({ kind: "tick" });
+      const keys = dueKeys(this.store.view, now, commitBatchMax);
+      const ticks = await Promise.all(keys.map((due) => this.submit({ kind: "tick", due })));
+      const failed = await Promise.all(ticks.flatMap((d, i) => d.failure
+        ? [this.submit({ kind: "dueFailed", due: keys[i]!, error: [...d.failure.message].slice(0, deadlineErrorMaxCodepoints).join("") })]
+        : []));
+      if (this.closed) return;
+      const changed = [...ticks, ...failed].some((d) => d.committed.length > 0);
+      const next = nextDeadline(this.store.view);
+      if (!changed && next !== null && next <= this.clock()) {
+        this.log(t(this.env.lang, "hub.timerStuck", { seconds: busyRetryMs / 1000 }));
+        delay = busyRetryMs;
+      }
     } catch (e) {
+      if (this.closed) return; // the hub shut down during this round
       this.log(`timer: ${(e as Error).message}; trying again in 5 s`);
-      this.arm(busyRetryMs);
-      return;
+      delay = busyRetryMs;
+    } finally {
+      this.firing = false;
     }
+    const offer = nextOfferAt(this.store.view, this.offersWokenUntil);
     if (offer !== null && offer <= now) this.wakeAll("channel:");
-    this.arm();
+    this.offersWokenUntil = Math.max(this.offersWokenUntil, now);
+    this.arm(delay);
   }
 
   /** Stops accepting input, answers held polls, stops the timer and closes the database after the last commit. */

@@ -46,6 +46,9 @@ export interface OpenOptions {
   rebuildChunkFacts?: number;
 }
 
+/** One input's decision as committed: the facts it wrote, and for a 500 the error its decision threw. */
+export type StoreCommitted = Decision & { committed: Fact[]; failure?: Error };
+
 /** A rebuild applies the last change of each row once per this many facts (bounds its memory to one chunk). */
 const rebuildChunkFacts = 8192;
 
@@ -167,13 +170,14 @@ export class Store {
   }
 
   /**
-   * Decides and commits a batch of inputs in one transaction. An input whose decision throws (a kernel bug)
-   * is rolled back alone and answered 500; the others stand.
+   * Decides and commits a batch of inputs in one transaction. An input whose decision throws (a broken kernel
+   * invariant, a kernel bug, a write SQLite refuses) is rolled back alone to its savepoint and answered 500 with the
+   * error in `failure`; the others stand.
    * @returns one decision per input, in order, each with the facts it committed.
    * @throws when the transaction itself cannot commit (for example SQLITE_BUSY after the busy timeout).
    */
-  commit(batch: { input: Input; now: number }[], env: Env): (Decision & { committed: Fact[] })[] {
-    const out: (Decision & { committed: Fact[] })[] = [];
+  commit(batch: { input: Input; now: number }[], env: Env): StoreCommitted[] {
+    const out: StoreCommitted[] = [];
     this.db.exec("BEGIN IMMEDIATE");
     // Another process (a CLI writing a key while no hub ran) may have appended: read the end of the log.
     this.lastSeq = (this.stmt(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s;
@@ -192,7 +196,8 @@ export class Store {
           this.db.exec("ROLLBACK TO one");
           this.db.exec("RELEASE one");
           this.lastSeq = seq;
-          out.push({ status: 500, body: { error: `internal error: ${(e as Error).message}` }, facts: [], committed: [] });
+          const failure = e instanceof Error ? e : new Error(String(e));
+          out.push({ status: 500, body: { error: `internal error: ${failure.message}` }, facts: [], committed: [], failure });
         }
       }
       if (this.lastSeq !== seqBefore) this.setMeta("cursor", String(this.lastSeq));

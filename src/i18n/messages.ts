@@ -132,6 +132,8 @@ const catalog = {
   "card.uncertain.text": { zh: "接单程序 {worker} 5 分钟没报这一轮，已放开这一组。它后来交的结果照样收。", en: "Worker {worker} has not reported this run for 5 minutes; its group is released. A later result is still accepted." },
   "card.offline.title": { zh: "接单程序 {worker} 10 分钟没连上", en: "Worker {worker} has not been seen for 10 minutes" },
   "card.offline.text": { zh: "交给它的活留着，不放开。它回来后这张卡片自动收尾。", en: "Its runs stay with it. This card closes when it returns." },
+  "card.deadlineFailing.title": { zh: "到期项 {due} 连续 {n} 次处理失败", en: "Deadline {due} failed {n} times in a row" },
+  "card.deadlineFailing.text": { zh: "它在 {at} 到期。最近一次错误：{error}\n它会接着重试（5 秒起，每次翻倍，最长 1 小时），别的到期项照常处理；哪次成功了，这张卡片自动收尾。中台的输出里有每次失败的详情。", en: "It came due at {at}. Last error: {error}\nIt keeps being retried (from 5 s, doubling, at most every hour); other deadlines go on. This card closes when it succeeds. The hub's output has each failure in detail." },
   "card.done.title": { zh: "「{rule}」做完了", en: "\"{rule}\" is done" },
   "card.receipt.title": { zh: "第 {run} 轮的回执读不懂，已作废", en: "The receipt of run {run} could not be read and was voided" },
   // tool plugins (spec tool-plugins.md): manifests, discovery, calls, sandbox, long-lived plugins, conformance
@@ -218,6 +220,8 @@ const catalog = {
   "cli.noOwner": { zh: "config.json 里没有本人密钥（owner）", en: "config.json has no owner key" },
   "cli.check.ok": { zh: "{file} 没问题：{rules} 条规则，{agents} 个 Agent，{sources} 个来源，{channels} 个通道，{elsewhere} 个 elsewhere 任务", en: "{file} is valid: {rules} rules, {agents} agents, {sources} sources, {channels} channels, {elsewhere} elsewhere tasks" },
   "cli.unreleased": { zh: "未发布", en: "unreleased" },
+  "hub.internalError": { zh: "处理 {kind} 时出了内部错误：{what}\n{stack}", en: "internal error in {kind}: {what}\n{stack}" },
+  "hub.timerStuck": { zh: "到期时间已过，处理后什么都没变；{seconds} 秒后再试", en: "timer: a past deadline changed nothing; trying again in {seconds} s" },
   "serve.listening": { zh: "listening on {url}", en: "listening on {url}" },
   "rules.notFile": { zh: "{file}：不是普通文件（{kind}）", en: "{file}: not a regular file ({kind})" },
   "rules.kind.fifo": { zh: "是个 FIFO", en: "a FIFO" },

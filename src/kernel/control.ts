@@ -5,7 +5,7 @@
  */
 import { Ctx } from "./context.js";
 import type { RuleDef } from "./rules.js";
-import type { CronRow, PauseRow, RunRow } from "./types.js";
+import type { CronRow, PauseRow } from "./types.js";
 import { enqueue, freeEventId, laneOf, recordEvent } from "./lanes.js";
 import { latestCronAt, nextCronAt } from "./cron.js";
 import { budgetAnswered, openBudgetCard } from "./budget.js";
@@ -140,6 +140,5 @@ export function runNow(c: Ctx, name: string, by: string, subject: string | null,
   if (isReply(rule)) return rule;
   if (c.tx.get<PauseRow>("pauses", name)) return err(409, `规则「${name}」暂停中，先恢复再手动运行`);
   const out = fire(c, rule, `manual:${c.iso(c.now)}`, manualEventType, subject, c.msg("control.manualSummary", { name: by }), reason, true);
-  const run = c.tx.get<RunRow>("runs", out.run) as RunRow;
-  return { status: 200, body: { event: out.event, run: run.id } };
+  return { status: 200, body: { event: out.event, run: out.run } };
 }

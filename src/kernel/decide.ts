@@ -14,7 +14,8 @@ import { applyResult, cancelOrphans, cancelRun, leaseExpired, retryDue, started,
 import { tooDeepNotice } from "./notices.js";
 import { tell } from "./tell.js";
 import { cardLinkToken, safeEqual } from "./credentials.js";
-import { cardLinkValidMs } from "./limits.js";
+import { cardLinkValidMs, deadlineFailuresBeforeCard, deadlineRetryFirstMs, deadlineRetryMaxMs } from "./limits.js";
+import { assert } from "./assert.js";
 import { countUsage } from "./budget.js";
 import { cronDue, pauseDue, pauseRule, resumeRule, runNow, scheduleCrons } from "./control.js";
 import type { MessageId } from "../i18n/messages.js";
@@ -108,7 +109,8 @@ function step(c: Ctx, input: Input): Reply {
       const who = authorize(c, input.keyHash, ["source", "worker"]);
       return isReply(who) ? who : tell(c, who, input.body);
     }
-    case "tick": return tick(c);
+    case "tick": return tick(c, input.due);
+    case "dueFailed": return dueFailed(c, input.due, input.error);
   }
 }
 
@@ -174,7 +176,8 @@ function runResult(c: Ctx, input: Extract<Input, { kind: "result" }>): Reply {
   const attempt = run.attempt;
   const rejected = applyResult(c, run, input.result);
   const response = { rejected };
-  const after = c.tx.get<RunRow>("runs", run.id) as RunRow;
+  const after = c.tx.get<RunRow>("runs", run.id);
+  assert(after, "result-run-exists");
   after.results[String(attempt)] = { hash: input.hash, response };
   c.tx.put("runs", after.id, after);
   const rule = c.rule(run.rule);
@@ -189,7 +192,9 @@ function runCancel(c: Ctx, input: Extract<Input, { kind: "cancel" }>): Reply {
   if (isReply(run)) return run;
   if (["done", "nothing", "cancelled"].includes(run.state)) return err(409, c.msg("run.notCancellable"));
   const changed = cancelRun(c, run);
-  return ok({ ok: true, changed, state: (c.tx.get<RunRow>("runs", run.id) as RunRow).state });
+  const after = c.tx.get<RunRow>("runs", run.id);
+  assert(after, "cancelled-run-exists");
+  return ok({ ok: true, changed, state: after.state });
 }
 
 function cardsNext(c: Ctx, input: Extract<Input, { kind: "cardsNext" }>): Reply {
@@ -270,7 +275,9 @@ function answerChecked(c: Ctx, card: CardRow, choice: number | null, text: strin
     return err(400, c.msg("card.noticeChoice"));
   }
   answerCard(c, card, input.choice, input.text, by);
-  return ok({ ok: true, card: ownerCard(c, c.tx.get<CardRow>("cards", card.id) as CardRow) });
+  const after = c.tx.get<CardRow>("cards", card.id);
+  assert(after, "answered-card-exists");
+  return ok({ ok: true, card: ownerCard(c, after) });
 }
 
 function cardResolve(c: Ctx, input: Extract<Input, { kind: "resolve" }>): Reply {
@@ -328,32 +335,65 @@ function keyRemove(c: Ctx, input: Extract<Input, { kind: "keyRemove" }>): Reply 
   return ok({ ok: true, changed: hits.length > 0 });
 }
 
-/** A timer woke the shell: every deadline of the due table up to now is handled (protocol.md 结构与实测). */
-function tick(c: Ctx): Reply {
-  for (const { key, row } of c.view.where<DueRow>("due", "at <= ? ORDER BY at, key", c.now)) {
-    // A deadline removed earlier in this tick is skipped. The handlers check the current state of what they name
-    // (a live lease, a timer row, a paused rule), and a retry deadline goes in the same step as its run leaves
-    // "waiting", so this only saves the work.
-    // Stryker disable next-line ConditionalExpression: see above
-    if (!c.tx.get("due", key)) continue;
-    c.tx.del("due", key);
-    switch (row.kind) {
-      case "retry": retryDue(c, Number(row.ref)); break;
-      case "lease": leaseExpired(c, Number(row.ref)); break;
-      case "later": timerDue(c, row.ref); break;
-      case "offline": workerOffline(c, row.ref); break;
-      case "fyiExpire": fyiExpire(c, Number(row.ref)); break;
-      case "cron": cronDue(c, row.ref, row.at); break;
-      case "pause": pauseDue(c, row.ref); break;
-    }
+/**
+ * A timer woke the shell for one deadline of the due table (protocol.md 结构与实测). The shell sends one `tick` per
+ * due row, so each is decided alone: one whose handler throws (500) holds up no other and is reported back as
+ * `dueFailed`. A deadline that is gone (handled, moved or removed by an earlier input) or not due yet changes nothing.
+ * One that succeeds closes the card its earlier failures made.
+ */
+function tick(c: Ctx, key: string): Reply {
+  const row = c.tx.get<DueRow>("due", key);
+  if (!row || row.at > c.now) return ok({ ok: true });
+  c.tx.del("due", key);
+  switch (row.kind) {
+    case "retry": retryDue(c, Number(row.ref)); break;
+    case "lease": leaseExpired(c, Number(row.ref)); break;
+    case "later": timerDue(c, row.ref); break;
+    case "offline": workerOffline(c, row.ref); break;
+    case "fyiExpire": fyiExpire(c, Number(row.ref)); break;
+    case "cron": cronDue(c, row.ref, row.failing?.dueAt ?? row.at); break;
+    case "pause": pauseDue(c, row.ref); break;
+    default: assert(false, "due-kind-known");
   }
+  const card = openCardByKey(c, null, "", `k:${deadlineCardKey(key)}`);
+  if (card) closeCard(c, card.id, c.msg("result.notNeeded"));
   return ok({ ok: true });
+}
+
+const deadlineCardKey = (due: string) => `deadline:${due}`;
+
+/** A deadline as a person reads it: its kind and what it names, the NUL-joined parts of a `later` key shown with ` · `. */
+const deadlineLabel = (row: DueRow) => `${row.kind} ${row.ref.split("\u0000").filter((part) => part !== "").join(" · ")}`;
+
+/** Wait before the next try of a deadline after its n-th failure in a row: 5 s doubling, at most 1 h (ms). */
+export function deadlineRetryDelayMs(failures: number): number {
+  return Math.min(deadlineRetryFirstMs * 2 ** (failures - 1), deadlineRetryMaxMs);
+}
+
+/**
+ * The shell reports that the `tick` of deadline `key` failed with `error` (protocol.md 失败时会怎样): it is tried
+ * again after a growing wait, and at the 3rd failure in a row the owner gets a card naming it. Nothing changes when
+ * the deadline is gone or no longer due (it was handled, moved or set anew since).
+ */
+function dueFailed(c: Ctx, key: string, error: string): Reply {
+  const row = c.tx.get<DueRow>("due", key);
+  if (!row || row.at > c.now) return ok({ ok: true, changed: false });
+  const failing = { dueAt: row.failing?.dueAt ?? row.at, failures: (row.failing?.failures ?? 0) + 1, error };
+  c.tx.put("due", key, { ...row, at: c.now + deadlineRetryDelayMs(failing.failures), failing } satisfies DueRow);
+  if (failing.failures === deadlineFailuresBeforeCard) {
+    createCard(c, {
+      kind: "notice", key: deadlineCardKey(key), title: c.msg("card.deadlineFailing.title", { due: deadlineLabel(row), n: failing.failures }),
+      text: c.msg("card.deadlineFailing.text", { at: c.iso(failing.dueAt), error }), rule: null, lane: "", run: null, system: "deadlineFailing",
+    });
+  }
+  return ok({ ok: true, changed: true });
 }
 
 function workerOffline(c: Ctx, name: string): void {
   // The offline deadline is armed only by a recorded heartbeat, which writes the worker's row and closes its
   // offline card: when it comes due, the row is there and no offline card is open.
-  const w = c.tx.get<WorkerRow>("workers", name) as WorkerRow;
+  const w = c.tx.get<WorkerRow>("workers", name);
+  assert(w?.offlineCard === null, "offline-deadline-names-seen-worker");
   const id = createCard(c, {
     kind: "notice", key: `offline:${name}`, title: c.msg("card.offline.title", { worker: name }), text: c.msg("card.offline.text"),
     rule: null, lane: "", run: null, system: "offline",
@@ -373,9 +413,17 @@ export function nextDeadline(view: View): number | null {
   return r?.at ?? null;
 }
 
-/** The earliest time a leased or retried card becomes offerable again (ms), or null. */
-export function nextOfferAt(view: View): number | null {
-  const r = view.sql(`SELECT MIN(nextAt) AS at FROM v_outbox`).get() as { at: number | null } | undefined;
+/** The keys of the due table's deadlines at or before `now` (ms), earliest first, at most `limit`: one `tick` each. */
+export function dueKeys(view: View, now: number, limit: number): string[] {
+  return (view.sql(`SELECT key FROM v_due WHERE at <= ? ORDER BY at, key LIMIT ?`).all(now, limit) as { key: string }[]).map((r) => r.key);
+}
+
+/**
+ * The earliest time after `afterMs` at which a leased or retried card becomes offerable again (ms), or null.
+ * The shell wakes channels at each such time once: an offer that lies in the past waits for its channel's next poll.
+ */
+export function nextOfferAt(view: View, afterMs = -Infinity): number | null {
+  const r = view.sql(`SELECT MIN(nextAt) AS at FROM v_outbox WHERE nextAt > ?`).get(afterMs) as { at: number | null } | undefined;
   return r?.at ?? null;
 }
 

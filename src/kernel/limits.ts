@@ -47,6 +47,16 @@ export const retryDelayMaxMs = 60 * 60_000;
 export const failuresBeforeCard = 3;
 export const failuresBeforeCancel = 10;
 
+/**
+ * 失败时会怎样: a deadline whose handler fails (a broken invariant) is tried again after 5 s, doubling, at most every
+ * hour, for as long as it fails; at the 3rd failure in a row the owner gets a card naming it.
+ */
+export const deadlineRetryFirstMs = 5_000;
+export const deadlineRetryMaxMs = 60 * 60_000;
+export const deadlineFailuresBeforeCard = 3;
+/** The error of a failed deadline as recorded and shown on its card, in code points. */
+export const deadlineErrorMaxCodepoints = 1000;
+
 /** 失败时会怎样: a run unreported for 5 min is uncertain; a worker unseen for 10 min is offline. */
 export const runLeaseMs = 5 * 60_000;
 export const workerOfflineMs = 10 * 60_000;

@@ -15,6 +15,7 @@ import type { CardRow, EventRow, GroupRow, JobSnapshot, RunRow, RunState, TimerR
 import type { Result } from "../protocol/schema.js";
 import { tooDeepNotice } from "./notices.js";
 import { own } from "./own.js";
+import { assert } from "./assert.js";
 
 const isoOrNull = (c: Ctx, ms: number | null) => (ms === null ? null : c.iso(ms));
 
@@ -113,7 +114,8 @@ function heartbeat(c: Ctx, worker: string, running: number[]): number[] {
 
 /** The job of a run as the worker gets it: the snapshot taken at claim plus the current token. */
 export function jobOf(c: Ctx, run: RunRow) {
-  const job = run.job as JobSnapshot;
+  const job = run.job;
+  assert(job, "claimed-run-has-job");
   return { run: run.id, token: tokenOf(c, run), attempt: run.attempt, ...job };
 }
 
@@ -125,7 +127,8 @@ export function work(c: Ctx, worker: string, claim: string, running: number[], c
   const cancel = heartbeat(c, worker, running);
   const again = c.view.where<RunRow>("runs", "ck = ?", `${worker}\u0000${claim}`)[0];
   if (again) {
-    const run = c.tx.get<RunRow>("runs", again.row.id) as RunRow;
+    const run = c.tx.get<RunRow>("runs", again.row.id);
+    assert(run, "claimed-run-exists");
     // The index found it by this worker and claim id, so run.claim is `claim`.
     if (run.state === "claimed" || run.state === "running" || run.state === "uncertain") {
       run.claims += 1;
@@ -137,7 +140,8 @@ export function work(c: Ctx, worker: string, claim: string, running: number[], c
   if (capacity <= 0) return { job: null, cancel };
   for (const { row } of c.view.scan<RunRow>("runs", "state = 'queued'", [])) {
     // Still queued in this decision too: nothing before this loop changes a queued run.
-    const run = c.tx.get<RunRow>("runs", row.id) as RunRow;
+    const run = c.tx.get<RunRow>("runs", row.id);
+    assert(run, "queued-run-exists");
     const rule = claimable(c, run, worker);
     if (!rule) continue;
     claimRun(c, run, rule, worker, claim);
@@ -510,16 +514,18 @@ export function leaseExpired(c: Ctx, runId: number): void {
   release(c, run);
   c.tx.put("runs", run.id, run);
   // A run with a lease was claimed, so it has its worker.
+  assert(run.worker !== null, "leased-run-has-worker");
   createCard(c, {
     kind: "notice", key: `uncertain:${run.id}`, title: c.msg("card.uncertain.title", { run: run.id, rule: run.rule }),
-    text: c.msg("card.uncertain.text", { worker: run.worker as string }), rule: null, lane: "", run: run.id, system: "uncertain",
+    text: c.msg("card.uncertain.text", { worker: run.worker }), rule: null, lane: "", run: run.id, system: "uncertain",
   });
 }
 
 /** A retry wait ended: the run is queued again. */
 export function retryDue(c: Ctx, runId: number): void {
   // A retry deadline is removed in the same step as its run leaves "waiting" (ended, or started by `run <rule>`).
-  const run = c.tx.get<RunRow>("runs", runId) as RunRow;
+  const run = c.tx.get<RunRow>("runs", runId);
+  assert(run?.state === "waiting", "retry-deadline-names-waiting-run");
   run.state = "queued";
   run.readyAt = c.now;
   c.tx.put("runs", run.id, run);
@@ -552,7 +558,8 @@ export function timerDue(c: Ctx, key: string): void {
 export function cancelOrphans(c: Ctx, names: Set<string>): void {
   for (const { row } of c.view.where<RunRow>("runs", "state IN ('queued', 'waiting') ORDER BY key")) {
     if (names.has(row.rule)) continue;
-    const run = c.tx.get<RunRow>("runs", row.id) as RunRow;
+    const run = c.tx.get<RunRow>("runs", row.id);
+    assert(run, "orphaned-run-exists");
     createCard(c, {
       kind: "notice", title: c.msg("card.ruleGone.title", { rule: run.rule, run: run.id }), text: c.msg("card.ruleGone.text"),
       rule: null, lane: "", run: run.id, system: "ruleGone",

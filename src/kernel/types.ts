@@ -166,7 +166,12 @@ export interface CardRow {
 }
 
 export interface OutboxRow { channel: string; card: number; nextAt: number }
-export interface DueRow { at: number; kind: string; ref: string }
+/**
+ * One deadline of the due table (key `<kind>:<ref>`): when it comes due (ms), what kind it is and what it names.
+ * `failing` is set while its handler keeps failing (protocol.md 失败时会怎样): `at` is then the next try, `dueAt`
+ * the time it first came due (what the handler gets), `failures` the failed tries in a row, `error` the last error.
+ */
+export interface DueRow { at: number; kind: string; ref: string; failing?: { dueAt: number; failures: number; error: string } }
 export interface TimerRow { rule: string; lane: string; key: string; at: number; about: string | null; run: number | null; hops: number }
 /** A pause of a rule (protocol.md 暂停、恢复、立即运行). Times in ms. */
 export interface PauseRow { by: string; reason: string | null; since: number; until: number | null }
@@ -203,7 +208,10 @@ export type Input =
   | { kind: "linkAnswer"; card: number; token: string; choice: number | null; text: string | null }
   | { kind: "eventsIn"; source: string; events: EventIn[] }
   | { kind: "tell"; keyHash: string | null; body: import("./tell.js").TellBody }
-  | { kind: "tick" };
+  /** The timer: the deadline `due` (a due table key) came due; the shell sends one per due row, so each is decided alone. */
+  | { kind: "tick"; due: string }
+  /** The shell: the `tick` of `due` failed (answered 500) with `error`; it is tried again later. */
+  | { kind: "dueFailed"; due: string; error: string };
 
 /** The answer to one input: an HTTP status and JSON body, the facts to commit, and whether to hold a long poll. */
 export interface Decision {
