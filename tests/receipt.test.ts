@@ -24,7 +24,7 @@ test("first-line markers, in Chinese and English", () => {
     assert.equal(m.outcome, outcome, text);
     assert.equal(m.error, error, text);
     assert.equal(m.needsYou, needsYou, text);
-    assert.equal(m.receiptError, null);
+    assert.equal(m.receiptError === null, !needsYou, "a call for the owner without an ask is a receipt error (below)");
     assert.deepEqual(m.receipt, {});
   }
   assert.equal(readMessage("\n\n  Trailing blank lines first\n").summary, "Trailing blank lines first");

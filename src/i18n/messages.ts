@@ -133,7 +133,22 @@ const catalog = {
   "card.offline.title": { zh: "接单程序 {worker} 10 分钟没连上", en: "Worker {worker} has not been seen for 10 minutes" },
   "card.offline.text": { zh: "交给它的活留着，不放开。它回来后这张卡片自动收尾。", en: "Its runs stay with it. This card closes when it returns." },
   "card.done.title": { zh: "「{rule}」做完了", en: "\"{rule}\" is done" },
+  "card.cronMissed.title": { zh: "「{rule}」在中台停着时错过了 {n} 次定时", en: "\"{rule}\": {n} missed cron time(s) while the hub was down" },
+  "card.cronMissed.text": {
+    zh: "第一次错过：{first}。最后一次错过：{last}。中台回来后只补跑了最近的一次：{ran}。",
+    en: "First missed: {first}. Last missed: {last}. Only the latest time, {ran}, ran when the hub was back.",
+  },
   "card.receipt.title": { zh: "第 {run} 轮的回执读不懂，已作废", en: "The receipt of run {run} could not be read and was voided" },
+  "card.needsYou.title": { zh: "第 {run} 轮说待你处理，但没有提问", en: "Run {run} says it needs you but asked no question" },
+  "card.question.title": { zh: "第 {run} 轮以问句结束，但没有向你提问", en: "Run {run} ended with a question but asked you nothing" },
+  "receipt.needsYouNoAsk": {
+    zh: "第一行说要本人处理，但回执里没有 ask（给本人的问题要写成回执里的 ask，否则没人看得到）",
+    en: "the first line says the owner must act, but the receipt has no ask (a question for the owner must be an ask in the receipt, or nobody sees it)",
+  },
+  "receipt.questionNoAsk": {
+    zh: "消息以问句结束，但回执里没有 ask（给本人的问题要写成回执里的 ask，否则没人看得到；不是问本人的，就以结论结尾）",
+    en: "the message ends with a question, but the receipt has no ask (a question for the owner must be an ask in the receipt, or nobody sees it; if it is not for the owner, end with your conclusion)",
+  },
   // CLI
   "cli.init.created": { zh: "已创建 {home}", en: "created {home}" },
   "cli.init.exists": { zh: "{home} 已经初始化过，什么都没改", en: "{home} is already set up; nothing changed" },

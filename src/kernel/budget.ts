@@ -50,12 +50,26 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
 }
 
 /**
- * The open budget card of a rule, if any. Read from the view: the only caller (resumeRule) asks before its decision
- * changed any card, so the view's open cards are the decision's.
+ * The open budget card of a rule, if any. Found through the view's open cards, then read again in this decision: a
+ * budget card is made only by a result, never in the same decision as a resume or a pause's end (the callers).
  */
-export function openBudgetCard(c: Ctx, rule: string): CardRow | undefined {
-  return c.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => x.row)
-    .find((card) => card.system === "budget" && card.about?.startsWith(`${rule}\u0000`));
+function openBudgetCard(c: Ctx, rule: string): CardRow | undefined {
+  return c.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => c.tx.get<CardRow>("cards", x.key) as CardRow)
+    .find((card) => card.state === "open" && card.system === "budget" && card.about?.startsWith(`${rule}\u0000`));
+}
+
+/**
+ * Ends a budget pause (`resume <rule>`, or an `until` the owner gave it), whatever became of its card (README
+ * Budgets): the same as answering the card "resume": no budget pause again until the period the pause began in
+ * ends. An open card is answered so; a card answered "Keep paused" or resolved stays as it is. A rule that has
+ * no budget any more just resumes.
+ */
+export function resumeBudgetPause(c: Ctx, name: string, pause: PauseRow): void {
+  const card = openBudgetCard(c, name);
+  if (card) return budgetAnswered(c, card, 0);
+  const budget = c.rule(name)?.budget;
+  if (budget) c.tx.put("spend", okKey(name), { rule: name, until: periodOf(pause.since, c.rules.timezone, budget.per).end } satisfies BudgetOk);
+  resume(c, name);
 }
 
 /** The owner answered a budget card: 0 resumes for the rest of the period (no budget pause again until it ends). */
