@@ -77,6 +77,7 @@ test("the prompt carries the rule's words and the receipt instructions, never ev
   assert.match(p, /\/x\/context\.json/);
   assert.match(p, /Ask the owner first only for these kinds of actions: delete data, spend money\./);
   assert.match(p, /```agent-autoloop/);
+  assert.match(p, /A question outside an ask reaches nobody\.$/);
   const zh = buildPrompt({ rule: { name: "r", prompt: null, skill: null }, askFirst: [], contextFile: "/c", lang: "zh" });
   assert.match(zh, /没跑成：原因/);
 });

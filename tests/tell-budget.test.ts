@@ -161,6 +161,14 @@ test("a budget pause the owner gave an `until`: when it comes the rule resumes f
   k.close();
 });
 
+test("resuming the owner's own pause of a budgeted rule gives no exemption from its budget", () => {
+  const k = new Clock(budgetRules, "2026-11-02T08:00:00Z");
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: null });
+  k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+  assert.deepEqual(spendAgain(k, "e1", 2), { pauses: ["budget"], cards: ['"alerts" used up today\'s budget and is paused'] });
+  k.close();
+});
+
 test("resume of a budget pause whose rule no longer has a budget just resumes it", () => {
   const { k, card } = overBudget();
   k.commit({ kind: "answer", keyHash: K.owner, card, choice: 1, text: null, by: null, ref: null });

@@ -218,6 +218,9 @@ test("cron times missed while the hub was down show: skippedAt and the count on 
   const outage1 = ["daily", '"daily": 2 missed cron time(s) while the hub was down',
     "First missed: 2026-11-03T09:00:00.000Z. Last missed: 2026-11-04T09:00:00.000Z. Only the latest time, 2026-11-05T09:00:00.000Z, ran when the hub was back."];
   assert.deepEqual(fyiCards(k), [outage1]);
+  const card = k.store.view.where<any>("cards", "1 ORDER BY key").map(({ row }) => row).find((c) => c.fyi);
+  assert.deepEqual([card.system, card.key, card.lane, card.run, card.state], ["cronMissed", "missed:2026-11-03T09:00:00.000Z", "", null, "closed"]);
+  assert.ok(k.store.view.get("cardkeys", "daily\u0000\u0000fyi:cron:k:missed:2026-11-03T09:00:00.000Z"), "its key is kept: sent once");
   // on time, or late within the same period: nothing missed, no card; the last outage still shows
   k.advance("2026-11-06T09:00:00Z");
   k.sleepUntil("2026-11-07T09:30:00Z");
@@ -241,11 +244,13 @@ test("cron times skipped while paused are counted one after another, asleep or n
   assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T13:00:00.000Z", 5]);
   assert.deepEqual(fyiCards(k), [], "the owner paused it: no card");
   k.commit({ kind: "resume", keyHash: K.owner, rule: "daily" });
-  k.advance("2026-11-02T14:00:00Z");
-  assert.deepEqual(cronRuns(k), ["cron:2026-11-02T14:00:00.000Z"]);
+  k.sleepUntil("2026-11-02T16:30:00Z"); // an outage right after the resume: 14:00 and 15:00 missed, 16:00 runs
+  assert.deepEqual(cronRuns(k), ["cron:2026-11-02T16:00:00.000Z"]);
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T15:00:00.000Z", 2], "an outage counts on its own");
+  assert.deepEqual(fyiCards(k).map((c: any) => c[1]), ['"daily": 2 missed cron time(s) while the hub was down']);
   k.commit({ kind: "pause", keyHash: K.owner, rule: "daily", reason: null, until: null });
-  k.advance("2026-11-02T15:00:00Z");
-  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T15:00:00.000Z", 1], "a new count after a time that ran");
+  k.advance("2026-11-02T17:00:00Z");
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T17:00:00.000Z", 1], "a new count after a time that ran");
   k.close();
 });
 

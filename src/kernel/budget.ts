@@ -50,12 +50,14 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
 }
 
 /**
- * The open budget card of a rule, if any. Found through the view's open cards, then read again in this decision: a
- * budget card is made only by a result, never in the same decision as a resume or a pause's end (the callers).
+ * The open budget card of a rule, if any. Read from the view: a rule's budget card is made only by a result and
+ * closed only by its answer, a resolve or `resumeBudgetPause` of that rule, none of which comes before the one
+ * caller in the same decision (a resume; a pause's `until`, one deadline per rule in a tick), so the view's open
+ * cards are the decision's.
  */
 function openBudgetCard(c: Ctx, rule: string): CardRow | undefined {
-  return c.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => c.tx.get<CardRow>("cards", x.key) as CardRow)
-    .find((card) => card.state === "open" && card.system === "budget" && card.about?.startsWith(`${rule}\u0000`));
+  return c.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => x.row)
+    .find((card) => card.system === "budget" && card.about?.startsWith(`${rule}\u0000`));
 }
 
 /**

@@ -57,8 +57,10 @@ export function cronDue(c: Ctx, ruleName: string, dueAt: number): void {
   // A paused rule skips `at` too; a running one runs it.
   const skipped = skippedCronTimes(rule.cron, c.rules.timezone, dueAt, paused ? at + 1 : at, cronSkippedCountMax);
   if (skipped.last !== null) {
-    // Skips right after earlier ones (no time ran since) add to their count; after a time that ran, a new count.
-    const earlier = row.skippedAt !== null && (row.lastAt === null || row.lastAt < row.skippedAt) ? row.skippedCount ?? 0 : 0;
+    // A paused rule's skips add up while no time runs between them (a row from before the count was kept had one);
+    // the skips of a late wake-up that runs its latest time are an outage of their own.
+    // Stryker disable next-line EqualityOperator: a time either ran or was skipped, so lastAt never equals skippedAt
+    const earlier = paused && row.skippedAt !== null && (row.lastAt === null || row.lastAt < row.skippedAt) ? row.skippedCount ?? 1 : 0;
     row.skippedCount = Math.min(earlier + skipped.count, cronSkippedCountMax);
     row.skippedAt = skipped.last;
     if (!paused) missedNotice(c, rule, dueAt, skipped.last, skipped.count, at);
