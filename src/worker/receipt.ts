@@ -55,8 +55,9 @@ export function fencedBlocks(text: string): { lang: string; body: string }[] {
  * ends otherwise; a question meant for the owner is nearly always the last thing said.
  */
 function closingQuestion(text: string): string | null {
-  const last = text.replace(fencedBlockRe, "").split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "").at(-1);
-  return last !== undefined && /[?？][*_]*$/.test(last) ? last : null;
+  const prose = text.replace(fencedBlockRe, "").trimEnd();
+  const last = prose.slice(prose.lastIndexOf("\n") + 1).trim();
+  return /[?？][*_]*$/.test(last) ? last : null;
 }
 
 /** Reads a last message into outcome, summary and receipt. Never throws. */
