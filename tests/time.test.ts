@@ -251,6 +251,8 @@ test("cron times skipped while paused are counted one after another, asleep or n
   k.commit({ kind: "pause", keyHash: K.owner, rule: "daily", reason: null, until: null });
   k.advance("2026-11-02T17:00:00Z");
   assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T17:00:00.000Z", 1], "a new count after a time that ran");
+  k.advance("2026-11-02T18:00:00Z");
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T18:00:00.000Z", 2], "which adds up while paused");
   k.close();
 });
 
