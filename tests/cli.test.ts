@@ -4,7 +4,11 @@ import assert from "node:assert/strict";
 import { spawnSync, execFile } from "node:child_process";
 import { writeFileSync, statSync, rmSync, readFileSync, chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { engine, tempDir, hubFixture } from "./helpers.js";
+import { engine, tempDir, hubFixture, baseRules, until } from "./helpers.js";
+import { readMasterKey } from "../src/host/home.js";
+import { Store } from "../src/host/store.js";
+import { readRulesInput } from "../src/host/hub.js";
+import { startServe } from "../src/host/serve.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const dir = tempDir("aa-cli-");
@@ -182,5 +186,41 @@ test("status, answer, resolve and stop talk to a running hub", async () => {
     assert.equal((await f.call("GET", "/v1/state", f.keys.owner)).status, 401, "the old owner key is gone");
   } finally {
     await f.close();
+  }
+});
+
+test("cron times missed while the hub was down: status shows how many and the last one, /v1/state has them, one fyi card", async () => {
+  const f = await hubFixture();
+  await f.running.close();
+  let running = f.running;
+  try {
+    // This hub last ran in June 2020, when its rules got a cron rule for every 1 January (UTC).
+    writeFileSync(f.home.rules, JSON.stringify({ ...baseRules, rules: [...baseRules.rules, { name: "yearly", when: { cron: "0 0 1 1 *" }, to: "bot" }] }));
+    const master = readMasterKey(f.home);
+    const store = new Store({ path: f.home.database, master });
+    store.commit([{ input: readRulesInput(f.home.rules, "en"), now: Date.parse("2020-06-01T00:00:00Z") }], { master, lang: "en", publicUrl: null });
+    store.close();
+    running = await startServe(f.home, { lang: "en", log: () => {} });
+    const year = new Date().getUTCFullYear();
+    const missed = year - 2021; // 1 January 2021 to the year before this one; this year's ran
+    const owner = { authorization: `Bearer ${f.keys.owner}` };
+    const state = await until(async () => {
+      const s = await (await fetch(`${running.url}/v1/state`, { headers: owner })).json() as any;
+      return s.runs.length > 0 && s;
+    }, 10_000, "the latest missed time to run");
+    const line = state.lines.find((l: any) => l.name === "yearly");
+    assert.deepEqual([line.skippedAt, line.skippedCount], [`${year - 1}-01-01T00:00:00.000Z`, missed]);
+    assert.deepEqual(state.runs.map((r: any) => r.rule), ["yearly"], "only the latest time ran");
+    assert.deepEqual(state.recentCards.map((c: any) => [c.fyi, c.rule, c.title]), [[true, "yearly", `"yearly": ${missed} missed cron time(s) while the hub was down`]]);
+    const status = await runAsync(["status"], { AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_URL: running.url });
+    assert.equal(status.code, 0, status.err);
+    const f2 = new Intl.DateTimeFormat("en-CA", { month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+    const p = Object.fromEntries(f2.formatToParts(new Date(Date.UTC(year - 1, 0, 1))).map((x) => [x.type, x.value]));
+    const last = `${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+    assert.ok(status.out.includes(`  yearly ← cron 0 0 1 1 * → bot · queued 1 · running 0 · next `), status.out);
+    assert.ok(status.out.includes(` · skipped ${missed}× (last ${last})`), status.out);
+  } finally {
+    await running.close();
+    rmSync(f.home.dir, { recursive: true, force: true });
   }
 });

@@ -61,9 +61,9 @@ test("a skipped time is kept across an edit of the expression, and a resume sche
   const k = new Clock(cronRules("0 * * * *"), "2026-11-02T08:30:00Z");
   k.commit({ kind: "pause", keyHash: K.owner, rule: "daily", reason: null, until: null });
   k.advance("2026-11-02T10:30:00Z");
-  assert.equal(cron(k)!.skippedAt, Date.parse("2026-11-02T10:00:00Z"));
+  assert.deepEqual([cron(k)!.skippedAt, cron(k)!.skippedCount], [Date.parse("2026-11-02T10:00:00Z"), 2]);
   k.loadRules(cronRules("30 * * * *"));
-  assert.deepEqual([cron(k)!.skippedAt, cron(k)!.next, cron(k)!.lastAt], [Date.parse("2026-11-02T10:00:00Z"), Date.parse("2026-11-02T11:30:00Z"), null]);
+  assert.deepEqual([cron(k)!.skippedAt, cron(k)!.skippedCount, cron(k)!.next, cron(k)!.lastAt], [Date.parse("2026-11-02T10:00:00Z"), 2, Date.parse("2026-11-02T11:30:00Z"), null]);
   k.now = Date.parse("2026-11-02T10:45:00Z");
   k.commit({ kind: "resume", keyHash: K.owner, rule: "daily" });
   assert.deepEqual(dues(k, "cron"), [["daily", "2026-11-02T11:30:00.000Z"]]);

@@ -7,6 +7,7 @@
  * - ask: the first launch asks a question; the owner answers with the CLI; the next run resumes the same session
  *   and finishes; each run reports only its own launch's tokens (and cost), as `status` shows;
  * - rewrite: the first receipt is malformed; the worker resumes the session asking for the last message again;
+ * - needsyou: the first message says "Needs you" without an ask; the rewrite on the same session adds the ask;
  * - lost: the session is deleted from the CLI's storage before the answer; the resume is refused and a new
  *   session opens;
  * - stop: the model runs a long shell command; `stop` ends the run and no process of it is left;
@@ -27,6 +28,9 @@ const bin = join(engine, "bin", "agent-autoloop.js");
 
 const askReceipt = receiptMessage("Needs you: which database should the migration target?", {
   ask: [{ title: "Pick the database", text: "Which database should the migration target?", options: ["Postgres", "SQLite"], recommend: 0 }],
+});
+const needsYouAsk = receiptMessage("Needs you: the staging database password expired", {
+  ask: [{ title: "Staging password expired", text: "Reset the staging database password, then answer.", options: ["I reset it", "Skip staging"] }],
 });
 
 /** The processes whose command line contains `marker` (read from /proc; the test's own pgrep would match itself). */
@@ -73,13 +77,17 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const scenario = /SCENARIO:(\w+)/.exec(turn.allUser)?.[1] ?? "none";
     const resumed = (turn.allUser.match(/SCENARIO:\w+/g) ?? []).length >= 2;
     if (turn.toolResult !== null) return { text: `Done: the command ran (${scenario})` };
-    if (turn.lastUser.includes("could not be read")) return { text: receiptMessage("Done: rewrote the receipt", { notice: [{ title: "Rewritten", text: "the receipt was rewritten" }] }) };
+    if (turn.lastUser.includes("could not be read")) {
+      return { text: scenario === "needsyou" ? needsYouAsk : receiptMessage("Done: rewrote the receipt", { notice: [{ title: "Rewritten", text: "the receipt was rewritten" }] }) };
+    }
     if (!resumed) fresh.set(scenario, (fresh.get(scenario) ?? 0) + 1);
     switch (scenario) {
       case "ask":
         return resumed ? { text: "Done: migrated to the chosen database" } : { text: askReceipt };
       case "rewrite":
         return { text: "Done: all good\n```agent-autoloop\n{\"notice\": [ this is not json\n```" };
+      case "needsyou":
+        return { text: "Needs you: the staging database password expired" };
       case "lost":
         return fresh.get("lost")! >= 2 ? { text: "Done: started over on a new session" } : { text: askReceipt };
       case "stop":
@@ -145,7 +153,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     mkdirSync(project, { recursive: true });
     env = { ...(process.env as Record<string, string>), ...agentEnv(model.url, dir), AGENT_AUTOLOOP_HOME: join(dir, "aa"), AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" };
     cli("init");
-    const scenarios = ["ask", "rewrite", "lost", "stop", "kill"];
+    const scenarios = ["ask", "rewrite", "needsyou", "lost", "stop", "kill"];
     writeFileSync(join(dir, "aa", "rules.json"), JSON.stringify({
       timezone: "UTC",
       sources: { lab: { name: "Lab" } },
@@ -215,6 +223,17 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     assert.equal(served() - before, 2, "the first reply and the rewrite");
     const notice = ((await ownerGet("/v1/state")).cards as any[]).find((c) => c.title === "Rewritten");
     assert.ok(notice, "the rewritten receipt's notice became a card");
+    assert.deepEqual({ input: run.usage.input, output: run.usage.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
+  });
+
+  test(`${agent}: "Needs you" without an ask is written again on the same session; its ask becomes the card`, { skip: skip ?? false }, async () => {
+    const before = served();
+    await post("needsyou.opened");
+    const [run] = await runsOf("needsyou", (r) => r[0]?.state === "done");
+    assert.equal(run.summary, "Needs you: the staging database password expired");
+    assert.equal(served() - before, 2, "the first reply and the rewrite");
+    const cards = ((await ownerGet("/v1/state")).cards as any[]).filter((c) => c.rule === "needsyou");
+    assert.deepEqual(cards.map((c) => [c.kind, c.title, c.options]), [["ask", "Staging password expired", ["I reset it", "Skip staging"]]]);
     assert.deepEqual({ input: run.usage.input, output: run.usage.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
   });
 

@@ -24,7 +24,7 @@ test("first-line markers, in Chinese and English", () => {
     assert.equal(m.outcome, outcome, text);
     assert.equal(m.error, error, text);
     assert.equal(m.needsYou, needsYou, text);
-    assert.equal(m.receiptError, null);
+    assert.equal(m.receiptError === null, !needsYou, "a call for the owner without an ask is a receipt error (below)");
     assert.deepEqual(m.receipt, {});
   }
   assert.equal(readMessage("\n\n  Trailing blank lines first\n").summary, "Trailing blank lines first");
@@ -77,6 +77,7 @@ test("the prompt carries the rule's words and the receipt instructions, never ev
   assert.match(p, /\/x\/context\.json/);
   assert.match(p, /Ask the owner first only for these kinds of actions: delete data, spend money\./);
   assert.match(p, /```agent-autoloop/);
+  assert.match(p, /A question outside an ask reaches nobody\.$/);
   const zh = buildPrompt({ rule: { name: "r", prompt: null, skill: null }, askFirst: [], contextFile: "/c", lang: "zh" });
   assert.match(zh, /没跑成：原因/);
 });
@@ -90,4 +91,46 @@ test("the agent's environment is an allowlist: no hub keys, no unrelated secrets
     PATH: "/bin", HOME: "/h", LANG: "C.UTF-8", LC_ALL: "C", ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o", CODEX_HOME: "/c",
     DATABASE_URL: "postgres://", AGENT_AUTOLOOP_CONTEXT: "/ctx", AGENT_AUTOLOOP_RUN: "3",
   });
+});
+
+test("a message that calls for the owner without an ask is a receipt error: 'Needs you' / 待你处理, or ending with a question", () => {
+  const ask = block("agent-autoloop", '{"ask":[{"title":"Which?","options":["a","b"]}]}');
+  const cases: [string, "needsYou" | "question" | null, string | null][] = [
+    // the first-line marker, in both languages and any case, with or without other receipt items
+    ["Needs you: the npm token expired; log in again", "needsYou", "Needs you: the npm token expired; log in again"],
+    ["待你处理：需要重新登录 npm", "needsYou", "待你处理：需要重新登录 npm"],
+    ["needs you: pick one\n" + block("agent-autoloop", '{"notice":[{"title":"t"}],"ask":[]}'), "needsYou", "needs you: pick one"],
+    ["Needs you: is the key revoked?", "needsYou", "Needs you: is the key revoked?"],
+    // the last line outside code blocks ends with a question mark (ASCII or full width), emphasis aside
+    ["Which of the two names should the project use?", "question", "Which of the two names should the project use?"],
+    ["Fixed the flaky test.\n\nShould I also raise the timeout?  \n", "question", "Should I also raise the timeout?"],
+    ["我改好了。\n要不要顺便升级依赖？", "question", "要不要顺便升级依赖？"],
+    ["**Should I merge it?**", "question", "**Should I merge it?**"],
+    ["Which branch?\n" + block("agent-autoloop", '{"later":[{"key":"k","cancel":true}]}'), "question", "Which branch?"],
+    ["Two ways out:\n```sh\nnpm ci\n```\nWhich one?", "question", "Which one?"],
+    // not a call for the owner: an ask is there, the question is not last, or sits in code, or a marker says otherwise
+    ["Needs you: log in again\n" + ask, null, null],
+    ["Which branch should I merge into?\n" + ask, null, null],
+    ["Fixed the typo and opened a PR.", null, null],
+    ["Why did CI fail? A stale cache; cleared it.", null, null],
+    ['Answered the FAQ entry "How do I reset my password?"', null, null],
+    ["Done.\n```sh\necho 'really?'\n```", null, null],
+    ["Nothing to do: should anything change?", null, null],
+    ["Not run: is the API down?", null, null],
+    ["", null, null],
+  ];
+  for (const [text, kind, line] of cases) {
+    const m = readMessage(text);
+    assert.deepEqual(m.unasked, kind === null ? null : { kind, line }, text);
+    if (kind === null) assert.equal(m.receiptError, null, text);
+  }
+  assert.equal(readMessage("Needs you: log in").receiptError,
+    "the first line says the owner must act, but the receipt has no ask (a question for the owner must be an ask in the receipt, or nobody sees it)");
+  assert.equal(readMessage("Which one?").receiptError,
+    "the message ends with a question, but the receipt has no ask (a question for the owner must be an ask in the receipt, or nobody sees it; if it is not for the owner, end with your conclusion)");
+  assert.equal(readMessage("待你处理：登录", "zh").receiptError, "第一行说要本人处理，但回执里没有 ask（给本人的问题要写成回执里的 ask，否则没人看得到）");
+  // the readable receipt is kept: what it lacks is the ask
+  assert.deepEqual(readMessage("Which branch?\n" + block("agent-autoloop", '{"later":[{"key":"k","cancel":true}]}')).receipt, { later: [{ key: "k", cancel: true }] });
+  // an unreadable receipt is that error, not this one
+  assert.equal(readMessage("Needs you: x\n" + block("agent-autoloop", "{bad")).unasked, null);
 });

@@ -94,6 +94,56 @@ test("a receipt still unreadable after two rewrites is voided: the outcome stand
   }
 });
 
+test("'Needs you' without an ask is rewritten on the same session; the ask it then gives becomes the card", async () => {
+  const { f, worker, launches } = await setup([
+    "Needs you: the deploy key was revoked",
+    "Needs you: the deploy key was revoked\n" + block('{"ask": [{"title": "Deploy key revoked", "options": ["I renewed it", "Skip deploys"]}]}'),
+  ]);
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x" });
+    const st = await untilLatestRun(f, "done");
+    assert.equal(st.runs[0].summary, "Needs you: the deploy key was revoked");
+    assert.deepEqual(st.cards.map((c: any) => [c.kind, c.title, c.options]), [["ask", "Deploy key revoked", ["I renewed it", "Skip deploys"]]]);
+    const l = launches();
+    assert.equal(l.length, 2);
+    assert.equal(l[1]!.resume, "s0", "the rewrite continues the same session");
+    assert.match(l[1]!.prompt, /^The receipt in your last message could not be read: the first line says the owner must act, but the receipt has no ask \(a question for the owner must be an ask in the receipt, or nobody sees it\)\. Do not redo any work/);
+  } finally {
+    worker.stop();
+    await f.close();
+  }
+});
+
+test("a last message that is a plain question, still without an ask after two rewrites: one notice with the first line and where the output is", async () => {
+  const { f, worker, launches } = await setup(["Which region should the new bucket go to?"]);
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x" });
+    const st = await untilLatestRun(f, "done");
+    assert.equal(st.runs[0].summary, "Which region should the new bucket go to?");
+    assert.equal(launches().length, 3, "one launch and two rewrites");
+    assert.match(launches()[1]!.prompt, /could not be read: the message ends with a question, but the receipt has no ask/);
+    assert.deepEqual(st.cards.map((c: any) => [c.kind, c.title]), [["notice", "Run 1 ended with a question but asked you nothing"]]);
+    assert.match(st.cards[0].text, /^Which region should the new bucket go to\?\n\/.*\/worker\/runs\/1-1\/3\/stdout$/);
+  } finally {
+    worker.stop();
+    await f.close();
+  }
+});
+
+test("a question the rewrite turns into a plain conclusion makes no card", async () => {
+  const { f, worker, launches } = await setup(["Fixed it. Want me to also bump the version?", "Fixed it; the version stays."]);
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x" });
+    const st = await untilLatestRun(f, "done");
+    assert.equal(launches().length, 2);
+    assert.deepEqual(st.cards, []);
+    assert.equal(st.runs[0].summary, "Fixed it. Want me to also bump the version?", "the first message's outcome and summary stand");
+  } finally {
+    worker.stop();
+    await f.close();
+  }
+});
+
 test("a refused session opens a new one and runs the prompt again; resume goes on with the lane's session", async () => {
   const { f, worker } = await setup(["Done: first.", "Done: second."], ["s0"]);
   try {

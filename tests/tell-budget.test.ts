@@ -117,6 +117,69 @@ test("keep paused closes the budget card and leaves the pause", () => {
   k.close();
 });
 
+/** A hub whose rule "alerts" ($1 a day) went past its budget at 08:00 on 2026-11-02: paused by budget, its card open. */
+function overBudget(): { k: Clock; card: number } {
+  const k = new Clock(budgetRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  const j = k.claim("c1").job!;
+  k.result(j.run, { outcome: "done", usage: { cost: 2 } });
+  return { k, card: k.state().cards[0].id };
+}
+
+/** Runs one more event of "alerts" to its end with `cost`; returns the budget pauses and open budget cards after it. */
+function spendAgain(k: Clock, id: string, cost: number) {
+  k.event(id);
+  const j = k.claim(`c-${id}`).job!;
+  k.result(j.run, { outcome: "done", usage: { cost } });
+  const s = k.state();
+  return { pauses: s.pauses.map((p: any) => p.by), cards: s.cards.map((c: any) => c.title) };
+}
+
+test("resume after the budget card was answered 'Keep paused' or resolved still resumes for the rest of the period", () => {
+  for (const close of ["keep", "resolve"] as const) {
+    const { k, card } = overBudget();
+    if (close === "keep") k.commit({ kind: "answer", keyHash: K.owner, card, choice: 1, text: null, by: null, ref: null });
+    else k.commit({ kind: "resolve", keyHash: K.owner, card, reason: null });
+    k.minutes(30);
+    const r = k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+    assert.deepEqual([r.status, r.body], [200, { changed: true, rule: "alerts" }], close);
+    assert.deepEqual(spendAgain(k, "e2", 5), { pauses: [], cards: [] }, `${close}: no budget pause again today`);
+    k.advance("2026-11-03T00:00:00Z");
+    assert.deepEqual(spendAgain(k, "e3", 1), { pauses: ["budget"], cards: ['"alerts" used up today\'s budget and is paused'] }, `${close}: the next day counts again`);
+    k.close();
+  }
+});
+
+test("a budget pause the owner gave an `until`: when it comes the rule resumes for the rest of the period and the card closes as resumed", () => {
+  const { k, card } = overBudget();
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "after lunch", until: "2026-11-02T13:00:00Z" });
+  k.advance("2026-11-02T13:00:00Z");
+  const s = k.state();
+  assert.deepEqual([s.pauses, s.cards.map((c: any) => c.title)], [[], ["Worker w1 has not been seen for 10 minutes"]]);
+  assert.equal(s.recentCards.find((c: any) => c.id === card).result, "Resumed; no budget pause again this period");
+  assert.deepEqual(spendAgain(k, "e2", 5), { pauses: [], cards: [] });
+  k.close();
+});
+
+test("resuming the owner's own pause of a budgeted rule gives no exemption from its budget", () => {
+  const k = new Clock(budgetRules, "2026-11-02T08:00:00Z");
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: null });
+  k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+  assert.deepEqual(spendAgain(k, "e1", 2), { pauses: ["budget"], cards: ['"alerts" used up today\'s budget and is paused'] });
+  k.close();
+});
+
+test("resume of a budget pause whose rule no longer has a budget just resumes it", () => {
+  const { k, card } = overBudget();
+  k.commit({ kind: "answer", keyHash: K.owner, card, choice: 1, text: null, by: null, ref: null });
+  k.loadRules(baseRules);
+  k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
+  assert.deepEqual(k.state().pauses, []);
+  k.loadRules(budgetRules);
+  assert.deepEqual(spendAgain(k, "e2", 5).pauses, ["budget"], "no exemption was recorded for a rule without a budget");
+  k.close();
+});
+
 test("POST /v1/tell over HTTP and check of budgets", async () => {
   const f = await hubFixture(elsewhereRules);
   try {

@@ -205,6 +205,68 @@ test("a cron rule runs at its times; after downtime only the latest missed time 
   k.close();
 });
 
+const line = (k: Clock) => k.state().lines[0];
+const fyiCards = (k: Clock) => k.state().recentCards.filter((c: any) => c.fyi).map((c: any) => [c.rule, c.title, c.text]).reverse();
+
+test("cron times missed while the hub was down show: skippedAt and the count on the rule, one fyi card per outage", () => {
+  const k = new Clock(cronRules("0 9 * * *"), "2026-11-02T08:00:00Z");
+  k.advance("2026-11-02T09:00:00Z");
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], [null, 0]);
+  k.sleepUntil("2026-11-05T12:00:00Z"); // asleep across 11-03 and 11-04 09:00; 11-05 09:00 is made up
+  assert.deepEqual(cronRuns(k), ["cron:2026-11-02T09:00:00.000Z", "cron:2026-11-05T09:00:00.000Z"]);
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-04T09:00:00.000Z", 2]);
+  const outage1 = ["daily", '"daily": 2 missed cron time(s) while the hub was down',
+    "First missed: 2026-11-03T09:00:00.000Z. Last missed: 2026-11-04T09:00:00.000Z. Only the latest time, 2026-11-05T09:00:00.000Z, ran when the hub was back."];
+  assert.deepEqual(fyiCards(k), [outage1]);
+  const card = k.store.view.where<any>("cards", "1 ORDER BY key").map(({ row }) => row).find((c) => c.fyi);
+  assert.deepEqual([card.system, card.key, card.lane, card.run, card.state], ["cronMissed", "missed:2026-11-03T09:00:00.000Z", "", null, "closed"]);
+  assert.ok(k.store.view.get("cardkeys", "daily\u0000\u0000fyi:cron:k:missed:2026-11-03T09:00:00.000Z"), "its key is kept: sent once");
+  // on time, or late within the same period: nothing missed, no card; the last outage still shows
+  k.advance("2026-11-06T09:00:00Z");
+  k.sleepUntil("2026-11-07T09:30:00Z");
+  assert.equal(cronRuns(k).length, 4);
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-04T09:00:00.000Z", 2]);
+  assert.deepEqual(fyiCards(k), [outage1]);
+  // a second outage counts on its own and has its own card
+  k.sleepUntil("2026-11-09T10:00:00Z");
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-08T09:00:00.000Z", 1]);
+  assert.deepEqual(fyiCards(k), [outage1, ["daily", '"daily": 1 missed cron time(s) while the hub was down',
+    "First missed: 2026-11-08T09:00:00.000Z. Last missed: 2026-11-08T09:00:00.000Z. Only the latest time, 2026-11-09T09:00:00.000Z, ran when the hub was back."]]);
+  k.close();
+});
+
+test("cron times skipped while paused are counted one after another, asleep or not, without a card; a run starts a new count", () => {
+  const k = new Clock(cronRules("0 * * * *"), "2026-11-02T08:30:00Z");
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "daily", reason: null, until: null });
+  k.advance("2026-11-02T10:30:00Z");
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T10:00:00.000Z", 2]);
+  k.sleepUntil("2026-11-02T13:30:00Z"); // asleep while paused: 11:00, 12:00 and 13:00 are skipped too
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T13:00:00.000Z", 5]);
+  assert.deepEqual(fyiCards(k), [], "the owner paused it: no card");
+  k.commit({ kind: "resume", keyHash: K.owner, rule: "daily" });
+  k.sleepUntil("2026-11-02T16:30:00Z"); // an outage right after the resume: 14:00 and 15:00 missed, 16:00 runs
+  assert.deepEqual(cronRuns(k), ["cron:2026-11-02T16:00:00.000Z"]);
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T15:00:00.000Z", 2], "an outage counts on its own");
+  assert.deepEqual(fyiCards(k).map((c: any) => c[1]), ['"daily": 2 missed cron time(s) while the hub was down']);
+  k.commit({ kind: "pause", keyHash: K.owner, rule: "daily", reason: null, until: null });
+  k.advance("2026-11-02T17:00:00Z");
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T17:00:00.000Z", 1], "a new count after a time that ran");
+  k.advance("2026-11-02T18:00:00Z");
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-02T18:00:00.000Z", 2], "which adds up while paused");
+  k.close();
+});
+
+test("missed cron times are counted up to 1000; the last missed time is exact beyond that", () => {
+  const k = new Clock(cronRules("* * * * *"), "2026-11-02T00:00:30Z");
+  k.sleepUntil("2026-11-03T01:00:30Z"); // 00:01 on 11-02 to 00:59 on 11-03 missed (1499), 01:00 runs
+  assert.deepEqual(cronRuns(k), ["cron:2026-11-03T01:00:00.000Z"]);
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-03T00:59:00.000Z", 1000]);
+  assert.deepEqual(fyiCards(k).map((c: any) => c[1]), ['"daily": 1000+ missed cron time(s) while the hub was down']);
+  k.sleepUntil("2026-11-03T01:02:30Z");
+  assert.deepEqual([line(k).skippedAt, line(k).skippedCount], ["2026-11-03T01:01:00.000Z", 1]);
+  k.close();
+});
+
 test("daylight saving in America/New_York: a missing time is skipped, a repeated time runs once", () => {
   const spring = new Clock(cronRules("30 2 * * *", "America/New_York"), "2026-03-07T12:00:00Z");
   spring.advance("2026-03-10T12:00:00Z");

@@ -103,6 +103,37 @@ test("a command agent's unreadable receipt is voided: the outcome stands and a c
   assert.match(st.cards[0].text, /^receipt: ask\[0\]\.options: required\n.*\/worker\/runs\/1-1\/1\/stdout$/);
 });
 
+test("a command agent's 'Needs you' without an ask ends done; a notice card carries its first line and where its output is; the rest of its receipt applies", async () => {
+  const message = "Needs you: the npm token expired; log in again\nI stopped before publishing.\n```agent-autoloop\n{\"notice\": [{\"title\": \"Built 1.4.2\"}]}\n```";
+  const fx = await setup(`console.log(${JSON.stringify(message)})`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  const st = await untilLatestRun(fx, "done");
+  assert.equal(st.runs[0].summary, "Needs you: the npm token expired; log in again");
+  assert.deepEqual(st.cards.map((c: any) => [c.kind, c.rule, c.title]), [
+    ["notice", "alerts", "Built 1.4.2"],
+    ["notice", "alerts", "Run 1 says it needs you but asked no question"],
+  ]);
+  assert.match(st.cards[1].text, /^Needs you: the npm token expired; log in again\n\/.*\/worker\/runs\/1-1\/1\/stdout$/);
+});
+
+test("a command agent whose last message ends with a question gets a card; one with a question mark mid-text does not", async () => {
+  const fx = await setup(`console.log(process.env.AGENT_AUTOLOOP_RUN === "1" ? "Looked at the failing build.\\nShould I pin Node 20 or move to 22?" : "Why did CI fail? A stale cache; cleared it.")`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  const st = await untilLatestRun(fx, "done");
+  assert.equal(st.runs[0].summary, "Looked at the failing build.");
+  assert.deepEqual(st.cards.map((c: any) => [c.kind, c.title]), [["notice", "Run 1 ended with a question but asked you nothing"]]);
+  assert.match(st.cards[0].text, /^Looked at the failing build\.\nShould I pin Node 20 or move to 22\?\n\/.*\/worker\/runs\/1-1\/1\/stdout$/);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.x" });
+  const st2 = await until(async () => {
+    const s = await state(fx);
+    return s.runs[0]?.id === 2 && s.runs[0].state === "done" && s;
+  }, 15_000, "run 2 to finish");
+  assert.equal(st2.runs[0].summary, "Why did CI fail? A stale cache; cleared it.");
+  assert.equal(st2.cards.length, 1, "no card for an ordinary summary");
+});
+
 test("stopping a run stops its whole process group before it is reported cancelled", async () => {
   const marker = `sleep ${300 + Math.floor(Math.random() * 600)}`;
   const fx = await setup(`require("child_process").spawn("sh",["-c","${marker}"],{stdio:"ignore"}); setTimeout(()=>{}, 600000)`);

@@ -1,5 +1,6 @@
 /** `agent-autoloop status`: the owner's state summary, readable at a glance. */
 import type { Lang } from "../i18n/messages.js";
+import { cronSkippedCountMax } from "../kernel/limits.js";
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -9,7 +10,8 @@ const words = {
     online: "在线", offline: "离线", unrouted: "没有规则接的事件", spending: "用量", today: "今天", week: "7 天",
     rounds: "轮", tokens: "Token", noTokens: "轮没报 Token", noCost: "轮没报费用", paused: "暂停中", answer: "回答",
     recommended: "推荐", queued: "排队", running: "在跑", timers: "等待中的复查", pausedRules: "暂停中的规则",
-    active: "进行中的轮次", failures: "连续失败", retryAt: "重试于", since: "自", next: "下次", skippedAt: "跳过于",
+    active: "进行中的轮次", failures: "连续失败", retryAt: "重试于", since: "自", next: "下次",
+    cronSkipped: (n: string, last: string) => `跳过 ${n} 次（最近 ${last}）`,
     elsewhere: "别处的定时任务", skipped: "因暂停没接的事件",
   },
   en: {
@@ -17,7 +19,8 @@ const words = {
     online: "online", offline: "offline", unrouted: "Unrouted events", spending: "Spending", today: "today", week: "7 days",
     rounds: "runs", tokens: "tokens", noTokens: "without token counts", noCost: "without cost", paused: "paused", answer: "answer",
     recommended: "recommended", queued: "queued", running: "running", timers: "Timers waiting", pausedRules: "Paused rules",
-    active: "Active runs", failures: "failures", retryAt: "retry at", since: "since", next: "next", skippedAt: "skipped at",
+    active: "Active runs", failures: "failures", retryAt: "retry at", since: "since", next: "next",
+    cronSkipped: (n: string, last: string) => `skipped ${n}× (last ${last})`,
     elsewhere: "Elsewhere tasks", skipped: "Events skipped while paused",
   },
 };
@@ -70,7 +73,7 @@ export function formatStatus(s: Any, lang: Lang, url: string): string {
   out.push("", `${w.lines}:`);
   for (const l of s.lines as Any[]) {
     const when = l.cron ? `cron ${l.cron}` : `${l.source}:${(l.types as string[]).join(",")}`;
-    const cron = l.cron ? `${l.nextAt ? ` · ${w.next} ${time(l.nextAt, tz)}` : ""}${l.skippedAt ? ` · ${w.skippedAt} ${time(l.skippedAt, tz)}` : ""}` : "";
+    const cron = l.cron ? `${l.nextAt ? ` · ${w.next} ${time(l.nextAt, tz)}` : ""}${l.skippedAt ? ` · ${w.cronSkipped(`${l.skippedCount}${l.skippedCount >= cronSkippedCountMax ? "+" : ""}`, time(l.skippedAt, tz))}` : ""}` : "";
     out.push(`  ${l.name} ← ${when} → ${l.to} · ${w.queued} ${l.queued} · ${w.running} ${l.running}${l.paused ? ` · ${w.paused}` : ""}${cron}`);
   }
   if ((s.elsewhere as Any[]).length) {

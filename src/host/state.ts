@@ -71,14 +71,20 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
     name: String(key), by: row.by, reason: row.reason, since: iso(row.since), until: iso(row.until),
   }));
   const paused = new Map(pauses.map(({ name, ...p }) => [name, p]));
-  const lines = rules.rules.map((r) => ({
-    name: r.name, source: r.source, types: r.types, cron: r.cron, to: r.to, group: r.group, parallel: r.parallel, resume: r.resume, tell: r.tell,
-    queued: active.filter((a) => a.rule === r.name && (a.state === "queued" || a.state === "waiting")).length,
-    running: active.filter((a) => a.rule === r.name && ["claimed", "running", "stopping", "uncertain"].includes(a.state)).length,
-    paused: paused.get(r.name) ?? null,
-    skippedAt: iso(view.get<CronRow>("crons", r.name)?.skippedAt),
-    nextAt: iso(view.get<CronRow>("crons", r.name)?.next),
-  }));
+  const lines = rules.rules.map((r) => {
+    const cron = view.get<CronRow>("crons", r.name);
+    return {
+      name: r.name, source: r.source, types: r.types, cron: r.cron, to: r.to, group: r.group, parallel: r.parallel, resume: r.resume, tell: r.tell,
+      queued: active.filter((a) => a.rule === r.name && (a.state === "queued" || a.state === "waiting")).length,
+      running: active.filter((a) => a.rule === r.name && ["claimed", "running", "stopping", "uncertain"].includes(a.state)).length,
+      paused: paused.get(r.name) ?? null,
+      skippedAt: iso(cron?.skippedAt),
+      // How many cron times were skipped one after another up to skippedAt (a pause, or one outage; at most 1000).
+      // A row from before the count was kept says only that one was.
+      skippedCount: cron?.skippedCount ?? (cron?.skippedAt ? 1 : 0),
+      nextAt: iso(cron?.next),
+    };
+  });
   const today = startOfDay(now, rules.timezone);
   return {
     seq,

@@ -135,6 +135,11 @@ const catalog = {
   "card.deadlineFailing.title": { zh: "到期项 {due} 连续 {n} 次处理失败", en: "Deadline {due} failed {n} times in a row" },
   "card.deadlineFailing.text": { zh: "它在 {at} 到期。最近一次错误：{error}\n它会接着重试（5 秒起，每次翻倍，最长 1 小时），别的到期项照常处理；哪次成功了，这张卡片自动收尾。中台的输出里有每次失败的详情。", en: "It came due at {at}. Last error: {error}\nIt keeps being retried (from 5 s, doubling, at most every hour); other deadlines go on. This card closes when it succeeds. The hub's output has each failure in detail." },
   "card.done.title": { zh: "「{rule}」做完了", en: "\"{rule}\" is done" },
+  "card.cronMissed.title": { zh: "「{rule}」在中台停着时错过了 {n} 次定时", en: "\"{rule}\": {n} missed cron time(s) while the hub was down" },
+  "card.cronMissed.text": {
+    zh: "第一次错过：{first}。最后一次错过：{last}。中台回来后只补跑了最近的一次：{ran}。",
+    en: "First missed: {first}. Last missed: {last}. Only the latest time, {ran}, ran when the hub was back.",
+  },
   "card.receipt.title": { zh: "第 {run} 轮的回执读不懂，已作废", en: "The receipt of run {run} could not be read and was voided" },
   // tool plugins (spec tool-plugins.md): manifests, discovery, calls, sandbox, long-lived plugins, conformance
   "tools.manifest.tooLarge": { zh: "manifest 超过 {limit} 字节", en: "the manifest is larger than {limit} bytes" },
@@ -212,6 +217,16 @@ const catalog = {
   "worker.outputThread": { zh: "接单程序 {name}：读输出的线程出错：{error}", en: "worker {name}: the output thread failed: {error}" },
   "worker.outputFailed": { zh: "读不了 Agent 的输出（读输出的线程出错或超过 {seconds} 秒没答）", en: "could not read the agent's output (the output thread failed or did not answer within {seconds} s)" },
   "output.leftOut": { zh: "[……此处略去 {bytes} 字节输出……]", en: "[… {bytes} bytes of output left out here …]" },
+  "card.needsYou.title": { zh: "第 {run} 轮说待你处理，但没有提问", en: "Run {run} says it needs you but asked no question" },
+  "card.question.title": { zh: "第 {run} 轮以问句结束，但没有向你提问", en: "Run {run} ended with a question but asked you nothing" },
+  "receipt.needsYouNoAsk": {
+    zh: "第一行说要本人处理，但回执里没有 ask（给本人的问题要写成回执里的 ask，否则没人看得到）",
+    en: "the first line says the owner must act, but the receipt has no ask (a question for the owner must be an ask in the receipt, or nobody sees it)",
+  },
+  "receipt.questionNoAsk": {
+    zh: "消息以问句结束，但回执里没有 ask（给本人的问题要写成回执里的 ask，否则没人看得到；不是问本人的，就以结论结尾）",
+    en: "the message ends with a question, but the receipt has no ask (a question for the owner must be an ask in the receipt, or nobody sees it; if it is not for the owner, end with your conclusion)",
+  },
   // CLI
   "cli.init.created": { zh: "已创建 {home}", en: "created {home}" },
   "cli.init.exists": { zh: "{home} 已经初始化过，什么都没改", en: "{home} is already set up; nothing changed" },

@@ -50,12 +50,28 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
 }
 
 /**
- * The open budget card of a rule, if any. Read from the view: the only caller (resumeRule) asks before its decision
- * changed any card, so the view's open cards are the decision's.
+ * The open budget card of a rule, if any. Read from the view: a rule's budget card is made only by a result and
+ * closed only by its answer, a resolve or `resumeBudgetPause` of that rule, none of which comes before the one
+ * caller in the same decision (a resume; a pause's `until`, one deadline per rule in a tick), so the view's open
+ * cards are the decision's.
  */
-export function openBudgetCard(c: Ctx, rule: string): CardRow | undefined {
+function openBudgetCard(c: Ctx, rule: string): CardRow | undefined {
   return c.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => x.row)
     .find((card) => card.system === "budget" && card.about?.startsWith(`${rule}\u0000`));
+}
+
+/**
+ * Ends a budget pause (`resume <rule>`, or an `until` the owner gave it), whatever became of its card (README
+ * Budgets): the same as answering the card "resume": no budget pause again until the period the pause began in
+ * ends. An open card is answered so; a card answered "Keep paused" or resolved stays as it is. A rule that has
+ * no budget any more just resumes.
+ */
+export function resumeBudgetPause(c: Ctx, name: string, pause: PauseRow): void {
+  const card = openBudgetCard(c, name);
+  if (card) return budgetAnswered(c, card, 0);
+  const budget = c.rule(name)?.budget;
+  if (budget) c.tx.put("spend", okKey(name), { rule: name, until: periodOf(pause.since, c.rules.timezone, budget.per).end } satisfies BudgetOk);
+  resume(c, name);
 }
 
 /** The owner answered a budget card: 0 resumes for the rest of the period (no budget pause again until it ends). */

@@ -7,8 +7,10 @@ import { Ctx } from "./context.js";
 import type { RuleDef } from "./rules.js";
 import type { CronRow, PauseRow } from "./types.js";
 import { enqueue, freeEventId, laneOf, recordEvent } from "./lanes.js";
-import { latestCronAt, nextCronAt } from "./cron.js";
-import { budgetAnswered, openBudgetCard } from "./budget.js";
+import { latestCronAt, nextCronAt, skippedCronTimes } from "./cron.js";
+import { resumeBudgetPause } from "./budget.js";
+import { createCard } from "./cards.js";
+import { cronSkippedCountMax } from "./limits.js";
 
 /** Event type of a cron time and of a manual run (protocol.md 立即运行: `run.manual`). */
 export const cronEventType = "schedule.cron";
@@ -36,28 +38,49 @@ export function scheduleCrons(c: Ctx, fromMs: number): void {
 function scheduleCron(c: Ctx, name: string, expr: string, fromMs: number): void {
   const row = c.tx.get<CronRow>("crons", name);
   const next = nextCronAt(expr, c.rules.timezone, fromMs);
-  c.tx.put("crons", name, { rule: name, expr, tz: c.rules.timezone, next, skippedAt: row?.skippedAt ?? null, lastAt: row?.lastAt ?? null } satisfies CronRow);
+  c.tx.put("crons", name, { ...row, rule: name, expr, tz: c.rules.timezone, next, skippedAt: row?.skippedAt ?? null, lastAt: row?.lastAt ?? null } satisfies CronRow);
   if (next !== null) c.due("cron", name, next);
   else c.undue("cron", name);
 }
 
 /**
  * A cron time came due (`dueAt`, possibly long ago after downtime): one run for the latest missed time, or a skip
- * when the rule is paused; then the next time after now.
+ * when the rule is paused; then the next time after now. Times before the latest that a late wake-up skips are
+ * counted on the row and told in one fyi card per wake-up (not per missed time); a paused rule's skips get no card.
  */
 export function cronDue(c: Ctx, ruleName: string, dueAt: number): void {
   const rule = c.rule(ruleName);
   const row = c.tx.get<CronRow>("crons", ruleName);
   if (!rule || rule.cron === null || !row) return;
   const at = latestCronAt(rule.cron, c.rules.timezone, dueAt, c.now);
-  if (c.tx.get<PauseRow>("pauses", rule.name)) row.skippedAt = at;
-  else {
+  const paused = c.tx.get<PauseRow>("pauses", rule.name) !== undefined;
+  // A paused rule skips `at` too; a running one runs it.
+  const skipped = skippedCronTimes(rule.cron, c.rules.timezone, dueAt, paused ? at + 1 : at, cronSkippedCountMax);
+  if (skipped.last !== null) {
+    // A paused rule's skips add up while no time runs between them (a row from before the count was kept had one);
+    // the skips of a late wake-up that runs its latest time are an outage of their own.
+    // Stryker disable next-line EqualityOperator: a time either ran or was skipped, so lastAt never equals skippedAt
+    const earlier = paused && row.skippedAt !== null && (row.lastAt === null || row.lastAt < row.skippedAt) ? row.skippedCount ?? 1 : 0;
+    row.skippedCount = Math.min(earlier + skipped.count, cronSkippedCountMax);
+    row.skippedAt = skipped.last;
+    if (!paused) missedNotice(c, rule, dueAt, skipped.last, skipped.count, at);
+  }
+  if (!paused) {
     fire(c, rule, `cron:${c.iso(at)}`, cronEventType, null, rule.name, null, false);
     row.lastAt = at;
   }
   row.next = nextCronAt(rule.cron, c.rules.timezone, c.now);
   c.tx.put("crons", rule.name, row);
   if (row.next !== null) c.due("cron", rule.name, row.next);
+}
+
+/** The fyi card of one late wake-up that skipped `count` cron times of `rule`, `first` to `last`, and ran `ran`. */
+function missedNotice(c: Ctx, rule: RuleDef, first: number, last: number, count: number, ran: number): void {
+  createCard(c, {
+    kind: "notice", fyi: true, system: "cronMissed", rule, lane: "", run: null, fyiScope: "cron", key: `missed:${c.iso(first)}`,
+    title: c.msg("card.cronMissed.title", { rule: rule.name, n: count < cronSkippedCountMax ? count : `${count}+` }),
+    text: c.msg("card.cronMissed.text", { first: c.iso(first), last: c.iso(last), ran: c.iso(ran) }),
+  });
 }
 
 function fire(c: Ctx, rule: RuleDef, baseId: string, type: string, subject: string | null, summary: string, detail: string | null, manual: boolean) {
@@ -110,11 +133,14 @@ export function resumeRule(c: Ctx, name: string): ControlReply {
     if (isReply(rule)) return rule;
     return { status: 200, body: { changed: false, rule: name } };
   }
-  // Resuming a budget pause by hand answers its card: resumed for the rest of the period.
-  const card = paused.by === "budget" ? openBudgetCard(c, name) : undefined;
-  if (card) budgetAnswered(c, card, 0);
-  else resume(c, name);
+  endPause(c, name, paused);
   return { status: 200, body: { changed: true, rule: name } };
+}
+
+/** Ends a pause by hand or at its `until`; a budget pause resumes for the rest of its period (budget.ts). */
+function endPause(c: Ctx, name: string, pause: PauseRow): void {
+  if (pause.by === "budget") resumeBudgetPause(c, name, pause);
+  else resume(c, name);
 }
 
 /** Ends a pause: queued runs become claimable; cron times go on from now, missed ones are not made up. */
@@ -131,7 +157,7 @@ export function resume(c: Ctx, name: string): void {
  * or removed with it (pauseRule, resume), so when it comes due the pause is there and its `until` has come.
  */
 export function pauseDue(c: Ctx, name: string): void {
-  resume(c, name);
+  endPause(c, name, c.tx.get<PauseRow>("pauses", name) as PauseRow);
 }
 
 /** POST /v1/rules/:name/run: a `run.manual` event through normal dispatch; refused while the rule is paused. */

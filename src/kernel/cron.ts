@@ -31,8 +31,11 @@ function repeatsWallClock(format: Intl.DateTimeFormat, ms: number): boolean {
  * Skips times croner shifts out of a daylight-saving gap and the second instance of a repeated wall-clock time.
  */
 export function nextCronAt(expr: string, tz: string, afterMs: number): number | null {
-  const c = cron(expr, tz);
-  const format = wallClockFormat(tz);
+  return nextWith(cron(expr, tz), wallClockFormat(tz), afterMs);
+}
+
+/** `nextCronAt` with the schedule and formatter already built (counting many times builds them once). */
+function nextWith(c: Cron, format: Intl.DateTimeFormat, afterMs: number): number | null {
   let from = new Date(afterMs);
   // Stryker disable next-line EqualityOperator,UpdateOperator: a bound never reached (a skipped time is followed by a valid one within a day); it only stops a loop gone wrong
   for (let i = 0; i < 1000; i++) {
@@ -51,4 +54,25 @@ export function latestCronAt(expr: string, tz: string, sinceMs: number, atMs: nu
   const prev = c.previousRuns(1, new Date(atMs + 1))[0];
   // Stryker disable next-line EqualityOperator: a cron time exactly at sinceMs gives sinceMs either way
   return prev && prev.getTime() >= sinceMs && c.match(prev) ? prev.getTime() : sinceMs;
+}
+
+/**
+ * The cron times a late wake-up skips (protocol.md 失败时会怎样: 定时错过了): those from `fromMs` (a cron time, the
+ * one that came due) up to but not including `toMs`, the same times `nextCronAt` gives one by one.
+ * @param max counting stops here: each time costs a schedule step (~60 µs), and an every-minute rule asleep for days
+ *   would otherwise hold up the hub
+ * @returns how many (at most `max`) and the last of them (exact also beyond `max`; null when there are none)
+ */
+export function skippedCronTimes(expr: string, tz: string, fromMs: number, toMs: number, max: number): { count: number; last: number | null } {
+  const c = cron(expr, tz);
+  const format = wallClockFormat(tz);
+  let count = 0;
+  let last: number | null = null;
+  for (let at: number | null = fromMs; at !== null && at < toMs && count < max; at = nextWith(c, format, at)) {
+    count += 1;
+    last = at;
+  }
+  // Beyond `max` the last skipped time is the latest before `toMs`, found without walking to it.
+  if (count === max) last = latestCronAt(expr, tz, fromMs, toMs - 1);
+  return { count, last };
 }

@@ -77,6 +77,9 @@ export const cardLinkValidMs = 7 * 24 * 60 * 60_000;
 /** 一致性和复现: receipt events deeper than this are recorded but not dispatched. */
 export const hopsMax = 8;
 
+/** 定时错过了: cron times skipped by one late wake-up or one pause are counted up to this many (each costs ~60 µs). */
+export const cronSkippedCountMax = 1000;
+
 /** 本人: runs per page of GET /v1/state. */
 export const stateRunsPerPage = 60;
 /** 本人: recently closed cards listed in GET /v1/state. */

@@ -176,7 +176,12 @@ export interface TimerRow { rule: string; lane: string; key: string; at: number;
 /** A pause of a rule (protocol.md 暂停、恢复、立即运行). Times in ms. */
 export interface PauseRow { by: string; reason: string | null; since: number; until: number | null }
 /** A cron rule's schedule: the expression and zone it was computed for, and the last skipped time. */
-export interface CronRow { rule: string; expr: string; tz: string; next: number | null; skippedAt: number | null; lastAt: number | null }
+/**
+ * A cron rule's schedule. `skippedAt` is the last skipped time and `skippedCount` how many were skipped one after
+ * another up to it with no time run between (a pause, or one outage; counted up to `cronSkippedCountMax`); absent
+ * in rows written before the count was kept.
+ */
+export interface CronRow { rule: string; expr: string; tz: string; next: number | null; skippedAt: number | null; skippedCount?: number; lastAt: number | null }
 export interface WorkerRow { name: string; seenAt: number; offlineCard: number | null }
 export interface ChannelSeenRow { name: string; seenAt: number }
 export interface RulesMeta { version: number; hash: string; rules: Rules; at: number }

@@ -27,7 +27,7 @@ const text = {
   "later": [{ "key": "…", "at": "2026-11-05T09:00:00+08:00", "about": "到时候查什么" }],
   "events": [{ "id": "…", "type": "…", "subject": "…", "summary": "…" }] }
 \`\`\`
-要问本人就交 ask 并结束这一轮，不要等回答；回答会在下一轮的 answers 里。`,
+要问本人就交 ask 并结束这一轮，不要等回答；回答会在下一轮的 answers 里。不在 ask 里的问题没人看得到。`,
   },
   en: {
     skill: (s: string) => `Use the skill "${s}".`,
@@ -43,7 +43,7 @@ What the hub should do goes in a last agent-autoloop code block (every field is 
   "later": [{ "key": "…", "at": "2026-11-05T09:00:00+08:00", "about": "what to check then" }],
   "events": [{ "id": "…", "type": "…", "subject": "…", "summary": "…" }] }
 \`\`\`
-To ask the owner, put an ask in the receipt and end this run; do not wait. The answer arrives in the next run's answers.`,
+To ask the owner, put an ask in the receipt and end this run; do not wait. The answer arrives in the next run's answers. A question outside an ask reaches nobody.`,
   },
 };
 

@@ -2,10 +2,12 @@
  * Reading an agent's last message (protocol.md Agent 只需要做一件事): the first line's outcome marker
  * (Chinese or English) and the receipt in the last ```agent-autoloop block. A last ```json block holding only
  * receipt fields is a mislabeled receipt, which the worker asks to rewrite; an ordinary json block is left alone.
+ * A message that calls for the owner without an ask (issue 14: the owner is never left unaware) is rewritten too:
+ * a first line "待你处理：" / "Needs you:", or a last line outside code blocks that ends with a question mark.
  */
 import type { Receipt } from "../protocol/schema.js";
 import { check, isRealIsoDate } from "../protocol/validate.js";
-import type { Lang } from "../i18n/messages.js";
+import { t, type Lang } from "../i18n/messages.js";
 
 export type MessageOutcome = "done" | "nothing" | "failed";
 
@@ -19,8 +21,17 @@ export interface ReadMessage {
   needsYou: boolean;
   /** The receipt, `{}` when the message has none. */
   receipt: Receipt;
-  /** Why the receipt could not be used (bad JSON, bad field, mislabeled block), or null. */
+  /**
+   * Why the message must be written again, or null: the receipt could not be used (bad JSON, bad field, mislabeled
+   * block), or the message calls for the owner without an ask (`unasked`).
+   */
   receiptError: string | null;
+  /**
+   * A `done` message with a readable receipt but no ask that still calls for the owner: `needsYou` (its first line
+   * has the 待你处理 / Needs you marker; `line` is that line) or `question` (its last line outside code blocks
+   * ends with "?" or "？"; `line` is that line). Its receipt is kept: what it lacks is the ask.
+   */
+  unasked: { kind: "needsYou" | "question"; line: string } | null;
 }
 
 const receiptKeys = ["ask", "notice", "resolve", "later", "events"];
@@ -30,12 +41,23 @@ const markers: { re: RegExp; outcome: MessageOutcome; needsYou?: boolean }[] = [
   { re: /^\s*(?:没事可做|nothing to do)\s*[:：]\s*(.*)$/i, outcome: "nothing" },
 ];
 
+/** A fenced code block of Markdown: the fence, the info word, the body. */
+const fencedBlockRe = /^(`{3,}|~{3,})[ \t]*([\w-]*)[^\n]*\n([\s\S]*?)^\1[ \t]*$/gm;
+
 /** Fenced code blocks of a Markdown text, in order: their info word and body. */
 export function fencedBlocks(text: string): { lang: string; body: string }[] {
-  const out: { lang: string; body: string }[] = [];
-  const re = /^(`{3,}|~{3,})[ \t]*([\w-]*)[^\n]*\n([\s\S]*?)^\1[ \t]*$/gm;
-  for (let m = re.exec(text); m; m = re.exec(text)) out.push({ lang: m[2]!.toLowerCase(), body: m[3]! });
-  return out;
+  return [...text.matchAll(fencedBlockRe)].map((m) => ({ lang: m[2]!.toLowerCase(), body: m[3]! }));
+}
+
+/**
+ * The last non-blank line of a message outside its fenced code blocks, trimmed, if it ends with a question mark
+ * (ASCII or full width) before any closing Markdown emphasis; else null. A summary that only mentions a question
+ * ends otherwise; a question meant for the owner is nearly always the last thing said.
+ */
+function closingQuestion(text: string): string | null {
+  const prose = text.replace(fencedBlockRe, "").trimEnd();
+  const last = prose.slice(prose.lastIndexOf("\n") + 1).trim();
+  return /[?？][*_]*$/.test(last) ? last : null;
 }
 
 /** Reads a last message into outcome, summary and receipt. Never throws. */
@@ -75,7 +97,26 @@ export function readMessage(text: string, lang: Lang = "en"): ReadMessage {
       }
     }
   }
-  return { outcome, summary, error, needsYou, receipt, receiptError };
+  let unasked: ReadMessage["unasked"] = null;
+  if (outcome === "done" && receiptError === null && !receipt.ask?.length) {
+    const question = closingQuestion(text);
+    if (needsYou) unasked = { kind: "needsYou", line: first };
+    else if (question !== null) unasked = { kind: "question", line: question };
+    if (unasked) receiptError = t(lang, unasked.kind === "needsYou" ? "receipt.needsYouNoAsk" : "receipt.questionNoAsk");
+  }
+  return { outcome, summary, error, needsYou, receipt, receiptError, unasked };
+}
+
+/**
+ * The notice the worker adds when a message's receipt error stands after the rewrites (or the agent has no session):
+ * for a message that called for the owner without an ask, its first line (and its closing question) and where its
+ * output is; else the error and where the output is, the receipt voided.
+ * @param output the path of the last launch's output file
+ */
+export function receiptErrorNotice(msg: ReadMessage, error: string, run: number, output: string, lang: Lang): { title: string; text: string } {
+  if (msg.unasked === null) return { title: t(lang, "card.receipt.title", { run }), text: `${error}\n${output}` };
+  const lines = [...new Set([msg.summary, msg.unasked.line])];
+  return { title: t(lang, msg.unasked.kind === "needsYou" ? "card.needsYou.title" : "card.question.title", { run }), text: [...lines, output].join("\n") };
 }
 
 /** Parses and validates a receipt's JSON text. */

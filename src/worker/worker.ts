@@ -11,7 +11,7 @@ import { HubClient, HubError, type WorkJob } from "../protocol/client.js";
 import { loadPlugin } from "../host/plugins.js";
 import type { Home } from "../host/home.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
-import type { ReadMessage } from "./receipt.js";
+import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
 import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
@@ -339,12 +339,10 @@ export class Worker {
     const body: Record<string, unknown> = { outcome: msg.outcome, summary: msg.summary, session, usage };
     if (msg.error) body.error = msg.error;
     const notice = [...(msg.receipt.notice ?? [])];
-    if (receiptError) {
-      notice.push({ title: t(lang, "card.receipt.title", { run: job.run }), text: `${receiptError}\n${join(dir, String(launch), "stdout")}` });
-    }
+    if (receiptError) notice.push(receiptErrorNotice(msg, receiptError, job.run, join(dir, String(launch), "stdout"), lang));
     if (msg.outcome === "failed") {
       if (notice.length) body.notice = notice;
-    } else if (!receiptError) {
+    } else if (!receiptError || msg.unasked) { // a message that only lacked an ask keeps the rest of its receipt
       Object.assign(body, msg.receipt);
       if (notice.length) body.notice = notice;
     } else body.notice = notice;
