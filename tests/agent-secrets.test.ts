@@ -6,11 +6,11 @@
  */
 import { test, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readFileSync, readdirSync, statSync, mkdirSync, writeFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { hubFixture, baseRules, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
+import { hubFixture, baseRules, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
-import { writeFileAtomic } from "../src/host/home.js";
+import { homePaths, writeFileAtomic } from "../src/host/home.js";
 
 let f: Fixture | null = null;
 const workers: Worker[] = [];
@@ -123,6 +123,10 @@ test("a command agent that looks for the hub's secrets finds none: not the run t
   const text = JSON.stringify(seen);
   const found = Object.entries(secrets).filter(([, v]) => text.includes(v)).map(([k]) => k);
   assert.deepEqual(found, [], `the agent read: ${Object.keys(seen.files).filter((p) => Object.values(secrets).some((s) => seen.files[p]!.includes(s))).join(", ")}`);
+  // It did try: the files the attack of the issue read are not there for it.
+  for (const file of [join(fx.home.worker, "runs", "1-1", "job.json"), fx.home.config, fx.home.masterKey, fx.home.secrets, fx.home.database]) {
+    assert.equal(seen.tried[file], "ENOENT", file);
+  }
   // What it does see: its context file, and an environment of allowlisted names only.
   assert.ok(seen.files[seen.env.AGENT_AUTOLOOP_CONTEXT!]?.includes('"rule": "alerts"'), "the context file is readable");
   assert.deepEqual(Object.keys(seen.env).filter((k) => /TOKEN|KEY|PASSWORD|SECRET|^GH_|^GIT_/.test(k)), []);
@@ -135,9 +139,79 @@ test("an agent's environment values are in no file: spec.json keeps the names of
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   const st = await untilLatestRun(fx, "done", 30_000);
   assert.equal(st.runs[0].summary, "Done: has GH_TOKEN", "an agent gets the variables its entry names");
-  const spec = JSON.parse(readFileSync(join(fx.home.worker, "runs", "1-1", "1", "spec.json"), "utf8")) as { env: unknown };
+  const spec = JSON.parse(readFileSync(join(fx.home.worker, "runs", "1-1", "1", "spec.json"), "utf8")) as { env: unknown; sandboxed: boolean };
+  assert.equal(spec.sandboxed, true);
   assert.ok(Array.isArray(spec.env) && spec.env.includes("GH_TOKEN") && spec.env.includes("PATH"), `names only: ${JSON.stringify(spec.env)}`);
   for (const [file, content] of filesUnder(fx.home.dir)) {
     for (const [name, value] of Object.entries(envSecrets)) assert.ok(!content.includes(value), `${file} holds ${name}`);
+  }
+});
+
+test('"sandbox": false runs the agent without bubblewrap (it sees the home: the owner chose so); its environment is still the allowlist', async () => {
+  plant(envSecrets);
+  const cwd = tempDir("aa-open-cwd-");
+  const probe = 'const fs=require("fs");console.log("Done: home " + (fs.existsSync(require("path").resolve(process.argv[1])) ? "visible" : "hidden") + ", GH_TOKEN " + (process.env.GH_TOKEN ? "set" : "unset"))';
+  const fx = await setup({ use: "command", command: [process.execPath, "-e", probe, "{context}/../../../../../master.key"], sandbox: false }, cwd);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 30_000);
+  assert.equal(st.runs[0].summary, "Done: home visible, GH_TOKEN unset");
+  const spec = JSON.parse(readFileSync(join(fx.home.worker, "runs", "1-1", "1", "spec.json"), "utf8")) as { argv: string[]; sandboxed: boolean };
+  assert.equal(spec.sandboxed, false);
+  assert.equal(spec.argv[0], process.execPath);
+});
+
+test("a sandboxed agent sees its plugin's own files when the plugin is installed in the home, and nothing else of the home", async () => {
+  const cwd = tempDir("aa-plugin-cwd-");
+  const fx = await setup({ use: "local-tool" }, cwd);
+  const pluginDir = join(fx.home.plugins, "local-tool");
+  mkdirSync(pluginDir, { recursive: true });
+  writeFileSync(join(pluginDir, "run.cjs"), 'const fs=require("fs"),p=require("path");console.log("Done: " + fs.readdirSync(p.dirname(__dirname)).join(",") + " / " + fs.readdirSync(p.join(__dirname, "../..")).sort().join(","))');
+  writeFileSync(join(pluginDir, "agent.mjs"), `export default {
+    command: () => [process.execPath, ${JSON.stringify(join(pluginDir, "run.cjs"))}],
+    read: (stdout, code) => code === null ? { started: true } : { started: true, finished: true, text: stdout.trim() },
+  };`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 30_000);
+  assert.equal(st.runs[0].summary, "Done: local-tool / plugins,worker", "the plugins folder holds only this plugin; the home only the folders leading to what is shown");
+});
+
+test("a sandboxed agent whose rule works inside the worker's home is not started: the run fails saying why", async () => {
+  // A worker with a home of its own (as on another computer): the rule's folder lies inside it.
+  const workerHome = homePaths(tempDir("aa-worker-home-"));
+  const inside = join(workerHome.dir, "work");
+  mkdirSync(inside);
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'] } }, rules: [{ ...baseRules.rules[0], cwd: inside }] };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: workerHome, lang: "en" });
+  workers.push(w);
+  void w.run();
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "waiting", 30_000);
+  assert.equal(st.runs[0].error, `cwd ${inside} is inside the worker's home ${realpathSync(workerHome.dir)}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent bot`);
+});
+
+test("without bubblewrap on PATH agents run without the sandbox, and the worker says so once in its log", async () => {
+  const cwd = tempDir("aa-nobwrap-cwd-");
+  const emptyBin = tempDir("aa-empty-bin-");
+  const lines: string[] = [];
+  const path = process.env.PATH;
+  process.env.PATH = emptyBin;
+  try {
+    const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'] } }, rules: [{ ...baseRules.rules[0], cwd }] };
+    const fx = await hubFixture(rules);
+    f = fx;
+    const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en", log: (l) => lines.push(l) });
+    workers.push(w);
+    void w.run();
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+    await untilLatestRun(fx, "done", 30_000);
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.y" });
+    await until(async () => (await fx.call("GET", "/v1/state", fx.keys.owner)).body.runs.filter((r: any) => r.state === "done").length === 2, 30_000, "two runs done");
+    const spec = JSON.parse(readFileSync(join(fx.home.worker, "runs", "2-1", "1", "spec.json"), "utf8")) as { sandboxed: boolean };
+    assert.equal(spec.sandboxed, false);
+    assert.deepEqual(lines, ["worker w1: agents run without a sandbox and can read this home: bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: apt-get install bubblewrap)"]);
+  } finally {
+    process.env.PATH = path;
   }
 });
