@@ -38,7 +38,7 @@ const refusals: [unknown, string, number, number][] = [
   [{ agents: { a: { worker: "w", use: "x", sandbox: 1 } } }, "agents.a.sandbox: must be true or false", 1, 50],
   [{ agents: { a: { worker: "w", use: "x", env: "GH_TOKEN" } } }, "agents.a.env: must be an array of strings", 1, 46],
   [{ agents: { a: { worker: "w", use: "x", env: Array.from({ length: 101 }, (_, i) => `V${i}`) } } }, "agents.a.env: at most 100 names", 1, 46],
-  ...["GH-TOKEN", "1A", "*", "GH*", "_*", "GH_**", "A B", "É", "A".repeat(101), "GH_TOKEN\n"].map((n): [unknown, string, number, number] =>
+  ...["GH-TOKEN", "1A", "*", "GH*", "_*", "1_*", "GH_**", "A B", "É", "A".repeat(101), "C".repeat(100) + "_*", "GH_TOKEN\n"].map((n): [unknown, string, number, number] =>
     [{ agents: { a: { worker: "w", use: "x", env: ["OK", n] } } }, "agents.a.env[1]: a variable name (letters, digits and _, not starting with a digit, at most 100) or a prefix such as GH_*", 1, 52]),
   [{ agents: { a: { worker: "w", use: "x", env: ["AGENT_AUTOLOOP_KEY"] } } }, "agents.a.env[0]: AGENT_AUTOLOOP_ variables never reach agents", 1, 47],
   [{ agents: { a: { worker: "w", use: "x", env: ["AGENT_AUTOLOOP_*"] } } }, "agents.a.env[0]: AGENT_AUTOLOOP_ variables never reach agents", 1, 47],
@@ -184,7 +184,7 @@ test("a valid file comes back with every default filled in, and with every field
     sources: { s: { name: "S", adapter: "git-hub2" }, "t_1.x-y": {} },
     agents: {
       a: { worker: "w", use: "x" },
-      b: { worker: "w", use: "my-agent2", name: "B", model: "", effort: "e", access: "read", command: ["c"], program: "p", sandbox: false, env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(98) + "_*"] },
+      b: { worker: "w", use: "my-agent2", name: "B", model: "", effort: "e", access: "read", command: ["c"], program: "p", sandbox: false, env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(99) + "_*"] },
       c: { worker: "w", use: "x", access: "full", sandbox: null, env: null },
       d: { worker: "w", use: "x", sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`) },
     },
@@ -206,7 +206,7 @@ test("a valid file comes back with every default filled in, and with every field
         a: { id: "a", name: "a", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [] },
         b: {
           id: "b", name: "B", worker: "w", use: "my-agent2", model: "", effort: "e", access: "read", command: ["c"], program: "p", sandbox: false,
-          env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(98) + "_*"],
+          env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(99) + "_*"],
         },
         c: { id: "c", name: "c", worker: "w", use: "x", model: null, effort: null, access: "full", command: null, program: null, sandbox: true, env: [] },
         d: { id: "d", name: "d", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`) },
