@@ -62,21 +62,25 @@ child.on("error", (e) => {
 if (child.pid !== undefined) {
   if (!spec.sandboxed) writeJson("pid.json", { supervisor: process.pid, pgid: child.pid });
   else {
-    // bwrap writes {"child-pid": N, …} once the sandbox is set up; until then (or if it fails first) its own group.
+    // bwrap writes {"child-pid": N, …} once the sandbox is set up. If it stops before (its exit code and stderr say
+    // why), its own group is recorded.
     let info = "";
+    let recorded = false;
+    const record = (pgid: number) => {
+      if (!recorded) writeJson("pid.json", { supervisor: process.pid, pgid });
+      recorded = true;
+    };
     const info$ = child.stdio[3]!;
-    const record = () => {
-      let pgid = child.pid!;
+    info$.on("data", (d: Buffer) => {
+      info += d.toString();
       try {
         const pid = (JSON.parse(info) as { "child-pid"?: unknown })["child-pid"];
-        if (typeof pid === "number" && Number.isSafeInteger(pid) && pid > 1) pgid = pid;
+        if (typeof pid === "number" && Number.isSafeInteger(pid) && pid > 1) record(pid);
       } catch {
-        // bwrap stopped before it set up the sandbox: its exit code and stderr say why
+        // not all of it yet
       }
-      writeJson("pid.json", { supervisor: process.pid, pgid });
-    };
-    info$.on("data", (d: Buffer) => (info += d.toString()));
-    info$.on("end", record);
+    });
+    info$.on("end", () => record(child.pid!));
     info$.on("error", () => {});
   }
 }
