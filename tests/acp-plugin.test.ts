@@ -392,7 +392,8 @@ describe("hub runs with the real claude-agent-acp adapter and the fake model", {
     work = realpathSync(tempDir("aa-acp-work-"));
     const rules = {
       ...baseRules,
-      agents: { ...baseRules.agents, bot: { worker: "w1", use: "acp", command: ["claude-agent-acp"], access } },
+      // claude-agent-acp runs Claude Code: it needs Claude Code's variables, which an acp agent names itself
+      agents: { ...baseRules.agents, bot: { worker: "w1", use: "acp", command: ["claude-agent-acp"], access, env: ["ANTHROPIC_*", "CLAUDE_*", "DISABLE_*", "IS_SANDBOX"] } },
       rules: [{ ...baseRules.rules[0], cwd: work, prompt: "ACP-TASK", ...rule }],
     };
     f = await hubFixture(rules);

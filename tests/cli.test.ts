@@ -2,7 +2,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync, execFile } from "node:child_process";
-import { writeFileSync, statSync, rmSync, readFileSync, chmodSync, mkdirSync } from "node:fs";
+import { writeFileSync, statSync, rmSync, readFileSync, chmodSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, hubFixture, baseRules, until } from "./helpers.js";
 import { readMasterKey } from "../src/host/home.js";
@@ -87,6 +87,41 @@ test("doctor finds each local agent's program and says what to do for a missing 
   } finally {
     writeFileSync(rulesFile, before);
     rmSync(join(dir, "plugins", "constructor"), { recursive: true });
+  }
+});
+
+test("doctor says whether the sandbox hides this home from the local agents, and why not", () => {
+  const ok = run(["doctor"]);
+  assert.equal(ok.code, 0, ok.out);
+  assert.match(ok.out, /\nok   sandbox: on for demo-agent \(bubblewrap \d+\.\d+\.\d+\): this home is hidden from them$/m);
+  // No bubblewrap on PATH (only node): a FIX on Linux, with what to install.
+  const bin = join(dir, "bin-no-bwrap");
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(process.execPath, join(bin, "node"));
+  const missing = run(["doctor"], { PATH: bin });
+  assert.equal(missing.code, 1, missing.out);
+  assert.match(missing.out, /\nFIX  sandbox: off for demo-agent, which can read this home's keys: bubblewrap \(bwrap\) is not installed: install it \(Debian and Ubuntu: apt-get install bubblewrap\)$/m);
+  // A bubblewrap that cannot make its namespaces here (a container, a kernel that forbids them): its own words.
+  writeFileSync(join(bin, "bwrap"), "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n");
+  chmodSync(join(bin, "bwrap"), 0o755);
+  const broken = run(["doctor"], { PATH: bin });
+  assert.equal(broken.code, 1, broken.out);
+  assert.match(broken.out, new RegExp(`\nFIX  sandbox: ${join(bin, "bwrap")} does not run here \\(bwrap: No permissions to create new namespace\\), so runs of demo-agent fail — let it make namespaces, or set "sandbox": false on them$`, "m"));
+  rmSync(bin, { recursive: true });
+  const rulesFile = join(dir, "rules.json");
+  const before = readFileSync(rulesFile, "utf8");
+  try {
+    // Turned off by the owner: a note, not a fault. A sandboxed agent's rule working inside the home: a FIX.
+    writeFileSync(rulesFile, JSON.stringify({ sources: {}, channels: {}, agents: {
+      open: { worker: "local", use: "command", command: ["node"], sandbox: false },
+      boxed: { worker: "local", use: "command", command: ["node"] },
+    }, rules: [{ name: "inside", when: { cron: "0 0 1 1 *" }, to: "boxed", cwd: join(dir, "plugins") }, { name: "fine", when: { cron: "0 0 1 1 *" }, to: "open", cwd: dir }] }));
+    const r = run(["doctor"]);
+    assert.equal(r.code, 1, r.out);
+    assert.match(r.out, /\nok   agent open: note: sandbox off \("sandbox": false in rules\.json\), so it can read this home's keys\nok   sandbox: on for boxed \(bubblewrap [\d.]+\): this home is hidden from them\nFIX  rule inside: cwd \S+ is inside this home, which the sandbox hides from agent boxed — choose another folder$/m);
+    assert.doesNotMatch(r.out, /rule fine/);
+  } finally {
+    writeFileSync(rulesFile, before);
   }
 });
 

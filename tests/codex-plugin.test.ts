@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import plugin from "../plugins/codex/agent.js";
-import { engine, hubFixture, baseRules, until } from "./helpers.js";
+import { engine, hubFixture, baseRules, until, tempDir } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
 
 const sample = (name: string) => readFileSync(join(engine, "tests", "fixtures", "codex", name), "utf8");
@@ -38,7 +38,7 @@ test("the worker turns cumulative session figures into this launch's, across a w
   // A plugin whose session total grows by 100 input and 10 output tokens per launch.
   const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "cumulative" } }, rules: [{ ...baseRules.rules[0], resume: true }] };
   const f = await hubFixture(rules);
-  const state = join(f.home.dir, "cumulative-state");
+  const state = join(tempDir("aa-cumulative-"), "state"); // the agent's own file: outside the hub's home, which agents cannot see
   mkdirSync(join(f.home.plugins, "cumulative"), { recursive: true });
   writeFileSync(join(f.home.plugins, "cumulative", "agent.mjs"), `
 export default {

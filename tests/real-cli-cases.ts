@@ -16,7 +16,8 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { promisify } from "node:util";
 import { readFileSync, writeFileSync, readdirSync, rmSync, mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, until } from "./helpers.js";
@@ -25,6 +26,7 @@ import { agentEnv, agentsMissing } from "./real-agents.js";
 import { readPids, groupAlive } from "../src/worker/supervise.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
+const execFileAsync = promisify(execFile);
 
 const askReceipt = receiptMessage("Needs you: which database should the migration target?", {
   ask: [{ title: "Pick the database", text: "Which database should the migration target?", options: ["Postgres", "SQLite"], recommend: 0 }],
@@ -101,8 +103,14 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     }
   }
 
-  function cli(...args: string[]): string {
-    return execFileSync(process.execPath, [bin, ...args], { env: { ...env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" }).trim();
+  /**
+   * Runs the CLI without blocking this process: a synchronous call would hold the event loop for seconds, during which
+   * the hub may close an idle keep-alive connection of this process's fetch pool unseen, and the next POST on it fails
+   * with "other side closed".
+   */
+  async function cli(...args: string[]): Promise<string> {
+    const { stdout } = await execFileAsync(process.execPath, [bin, ...args], { env: { ...env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" });
+    return stdout.trim();
   }
 
   async function startHub(): Promise<void> {
@@ -152,7 +160,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     model = await startFakeModel(script);
     mkdirSync(project, { recursive: true });
     env = { ...(process.env as Record<string, string>), ...agentEnv(model.url, dir), AGENT_AUTOLOOP_HOME: join(dir, "aa"), AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" };
-    cli("init");
+    await cli("init");
     const scenarios = ["ask", "rewrite", "needsyou", "lost", "stop", "kill"];
     writeFileSync(join(dir, "aa", "rules.json"), JSON.stringify({
       timezone: "UTC",
@@ -166,7 +174,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     writeFileSync(join(dir, "aa", "config.json"), JSON.stringify(config));
     owner = config.owner;
     url = "http://127.0.0.1:1"; // no hub yet: key new writes the key locally
-    sourceKey = cli("key", "new", "source", "lab");
+    sourceKey = await cli("key", "new", "source", "lab");
     await startHub();
   });
 
@@ -195,7 +203,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const card = ((await ownerGet("/v1/state")).cards as any[]).find((c) => c.title === "Pick the database");
     assert.ok(card, "the question card is open");
     assert.deepEqual(card.options, ["Postgres", "SQLite"]);
-    assert.equal(cli("answer", String(card.id), "1"), `card ${card.id}: answered — Pick the database`);
+    assert.equal(await cli("answer", String(card.id), "1"), `card ${card.id}: answered — Pick the database`);
     const runs = await runsOf("ask", (r) => r.length === 2 && r[1].state === "done");
     assert.equal(runs[1].summary, "Done: migrated to the chosen database");
     assert.equal(runs[1].session, first.session, "the answer resumed the asking session");
@@ -209,7 +217,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     } else {
       assert.equal(runs[1].usage.cost, undefined, "Codex reports no cost");
     }
-    const status = cli("status");
+    const status = await cli("status");
     const tokens = replyTokens.input + replyTokens.output;
     const lines = status.split("\n").filter((l) => l.includes(`· ${tokens} tokens`));
     assert.equal(lines.length, 2, `two runs with ${tokens} tokens each in:\n${status}`);
@@ -244,7 +252,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     forgetSessions();
     const card = ((await ownerGet("/v1/state")).cards as any[]).find((c) => c.title === "Pick the database" && c.state === "open");
     assert.ok(card, "the question card is open");
-    cli("answer", String(card.id), "0");
+    await cli("answer", String(card.id), "0");
     const runs = await runsOf("lost", (r) => r.length === 2 && r[1].state === "done");
     assert.equal(runs[1].summary, "Done: started over on a new session");
     assert.match(runs[1].session, /^[0-9a-f-]{36}$/);
@@ -259,7 +267,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const ldirs = readdirSync(join(dir, "aa", "worker", "runs", `${run.id}-1`)).filter((d) => /^\d+$/.test(d));
     const pids = readPids(join(dir, "aa", "worker", "runs", `${run.id}-1`, ldirs[0]!));
     assert.ok(pids && groupAlive(pids.pgid), "the launch's process group runs");
-    assert.equal(cli("stop", String(run.id)), `run ${run.id}: stopping`);
+    assert.equal(await cli("stop", String(run.id)), `run ${run.id}: stopping`);
     await runsOf("stop", (r) => r[0]?.state === "cancelled", 30_000);
     assert.deepEqual(processesWith(marker), [], "the tool's command is gone");
     assert.equal(groupAlive(pids!.pgid), false, "the whole process group is gone");

@@ -4,6 +4,7 @@ import { readMessage } from "../src/worker/receipt.js";
 import { substitute } from "../src/worker/agents.js";
 import { buildPrompt } from "../src/worker/prompt.js";
 import { childEnv } from "../src/worker/env.js";
+import type { AgentPlugin } from "../src/worker/agents.js";
 
 const block = (lang: string, body: string) => "```" + lang + "\n" + body + "\n```";
 
@@ -82,15 +83,25 @@ test("the prompt carries the rule's words and the receipt instructions, never ev
   assert.match(zh, /没跑成：原因/);
 });
 
-test("the agent's environment is an allowlist: no hub keys, no unrelated secrets", () => {
-  const env = childEnv({
-    PATH: "/bin", HOME: "/h", LANG: "C.UTF-8", LC_ALL: "C", ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o", CODEX_HOME: "/c",
+test("the agent's environment is an allowlist: the base names, its plugin's and its own names; no hub keys, no unrelated secrets", async () => {
+  const parent = {
+    PATH: "/bin", HOME: "/h", LANG: "C.UTF-8", LC_ALL: "C", ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o", CODEX_HOME: "/c", IS_SANDBOX: "1",
     AGENT_AUTOLOOP_KEY: "hub-key", AGENT_AUTOLOOP_HOME: "/home", AWS_SECRET_ACCESS_KEY: "s", DATABASE_URL: "postgres://", GITHUB_TOKEN: "g",
-  }, { AGENT_AUTOLOOP_CONTEXT: "/ctx", AGENT_AUTOLOOP_RUN: "3" }, ["DATABASE_URL"]);
-  assert.deepEqual(env, {
-    PATH: "/bin", HOME: "/h", LANG: "C.UTF-8", LC_ALL: "C", ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o", CODEX_HOME: "/c",
-    DATABASE_URL: "postgres://", AGENT_AUTOLOOP_CONTEXT: "/ctx", AGENT_AUTOLOOP_RUN: "3",
+    GH_TOKEN: "gh", GIT_ASKPASS: "/askpass", SSH_AUTH_SOCK: "/agent.sock", DEEPSEEK_API_KEY: "d", DISABLE_TELEMETRY: "1",
+  };
+  const extra = { AGENT_AUTOLOOP_CONTEXT: "/ctx", AGENT_AUTOLOOP_RUN: "3" };
+  const base = { PATH: "/bin", HOME: "/h", LANG: "C.UTF-8", LC_ALL: "C", ...extra };
+  const plugin = async (name: string) => ((await import(`../plugins/${name}/agent.ts`)) as { default: AgentPlugin }).default.passEnv ?? [];
+  assert.deepEqual(childEnv(parent, await plugin("command"), extra), base, "a command agent: the base names only");
+  assert.deepEqual(childEnv(parent, await plugin("acp"), extra), base, "acp: its agent's variables come from the agent's env");
+  assert.deepEqual(childEnv(parent, await plugin("claude"), extra), { ...base, ANTHROPIC_API_KEY: "a", IS_SANDBOX: "1", DISABLE_TELEMETRY: "1" });
+  assert.deepEqual(childEnv(parent, await plugin("codex"), extra), { ...base, OPENAI_API_KEY: "o", CODEX_HOME: "/c" });
+  assert.deepEqual(childEnv(parent, await plugin("dsh"), extra), { ...base, DEEPSEEK_API_KEY: "d" });
+  // The agent's rules.json `env`: exact names and PREFIX_* prefixes; AGENT_AUTOLOOP_* never, whatever a list says.
+  assert.deepEqual(childEnv(parent, ["GH_TOKEN", "GIT_*", "DATABASE_URL", "AGENT_AUTOLOOP_*", "AGENT_AUTOLOOP_KEY"], extra), {
+    ...base, GH_TOKEN: "gh", GIT_ASKPASS: "/askpass", DATABASE_URL: "postgres://",
   });
+  assert.deepEqual(childEnv(parent, ["SSH_AUTH_SOCK"], extra), { ...base, SSH_AUTH_SOCK: "/agent.sock" });
 });
 
 test("a message that calls for the owner without an ask is a receipt error: 'Needs you' / 待你处理, or ending with a question", () => {

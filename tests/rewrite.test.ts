@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { hubFixture, baseRules, until, untilLatestRun } from "./helpers.js";
+import { hubFixture, baseRules, until, untilLatestRun, tempDir } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
 
 /**
@@ -43,7 +43,7 @@ console.log(replies[Math.min(n, replies.length) - 1]);
 async function setup(replies: string[], refuse: string[] = []) {
   const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "sessiony" } }, rules: [{ ...baseRules.rules[0], resume: true }] };
   const f = await hubFixture(rules);
-  const dir = join(f.home.dir, "agent-state");
+  const dir = tempDir("aa-agent-state-"); // the agent's own files: outside the hub's home, which agents cannot see
   mkdirSync(dir, { recursive: true });
   mkdirSync(join(f.home.plugins, "sessiony"), { recursive: true });
   writeFileSync(join(dir, "agent.cjs"), script(dir));

@@ -33,7 +33,15 @@ const refusals: [unknown, string, number, number][] = [
   [{ agents: [] }, "agents: must be an object", 1, 11],
   [{ agents: { "-a": {} } }, "agents.-a: names use letters, digits, _ . - (at most 100)", 1, 17],
   [{ agents: { a: [] } }, "agents.a: must be an object", 1, 16],
-  [{ agents: { a: { x: 1 } } }, "agents.a.x: unknown field (known: name, worker, use, model, effort, access, command, program)", 1, 21],
+  [{ agents: { a: { x: 1 } } }, "agents.a.x: unknown field (known: name, worker, use, model, effort, access, command, program, sandbox, env)", 1, 21],
+  [{ agents: { a: { worker: "w", use: "x", sandbox: "yes" } } }, "agents.a.sandbox: must be true or false", 1, 50],
+  [{ agents: { a: { worker: "w", use: "x", sandbox: 1 } } }, "agents.a.sandbox: must be true or false", 1, 50],
+  [{ agents: { a: { worker: "w", use: "x", env: "GH_TOKEN" } } }, "agents.a.env: must be an array of strings", 1, 46],
+  [{ agents: { a: { worker: "w", use: "x", env: Array.from({ length: 101 }, (_, i) => `V${i}`) } } }, "agents.a.env: at most 100 names", 1, 46],
+  ...["GH-TOKEN", "1A", "*", "GH*", "_*", "1_*", "GH_**", "A B", "É", "A".repeat(101), "C".repeat(100) + "_*", "GH_TOKEN\n"].map((n): [unknown, string, number, number] =>
+    [{ agents: { a: { worker: "w", use: "x", env: ["OK", n] } } }, "agents.a.env[1]: a variable name (letters, digits and _, not starting with a digit, at most 100) or a prefix such as GH_*", 1, 52]),
+  [{ agents: { a: { worker: "w", use: "x", env: ["AGENT_AUTOLOOP_KEY"] } } }, "agents.a.env[0]: AGENT_AUTOLOOP_ variables never reach agents", 1, 47],
+  [{ agents: { a: { worker: "w", use: "x", env: ["AGENT_AUTOLOOP_*"] } } }, "agents.a.env[0]: AGENT_AUTOLOOP_ variables never reach agents", 1, 47],
   [{ agents: { a: { worker: "w" } } }, "agents.a.use: required", 1, 16],
   [{ agents: { a: { worker: "w", use: "Bad" } } }, "agents.a.use: plugin names use a-z, 0-9 and -", 1, 36],
   [{ agents: { a: { worker: "w", use: "x", command: "ls" } } }, "agents.a.command: must be an array of strings", 1, 50],
@@ -174,7 +182,12 @@ test("a valid file comes back with every default filled in, and with every field
   const file = {
     timezone: "UTC", askFirst: ["x"],
     sources: { s: { name: "S", adapter: "git-hub2" }, "t_1.x-y": {} },
-    agents: { a: { worker: "w", use: "x" }, b: { worker: "w", use: "my-agent2", name: "B", model: "", effort: "e", access: "read", command: ["c"], program: "p" }, c: { worker: "w", use: "x", access: "full" } },
+    agents: {
+      a: { worker: "w", use: "x" },
+      b: { worker: "w", use: "my-agent2", name: "B", model: "", effort: "e", access: "read", command: ["c"], program: "p", sandbox: false, env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(99) + "_*"] },
+      c: { worker: "w", use: "x", access: "full", sandbox: null, env: null },
+      d: { worker: "w", use: "x", sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`) },
+    },
     channels: { c: { name: "C", answerers: ["u"], links: true }, d: {} },
     rules: [
       { name: "c", when: { cron: "0 9 * * *" }, to: "a", emits: { source: "t_1.x-y" }, budget: { tokens: 5 }, cwd: "/x", skill: "k", prompt: "p", group: "g", parallel: 2, resume: true, tell: "never", channels: ["c"] },
@@ -190,9 +203,13 @@ test("a valid file comes back with every default filled in, and with every field
       timezone: "UTC", askFirst: ["x"],
       sources: { s: { id: "s", name: "S", adapter: "git-hub2" }, "t_1.x-y": { id: "t_1.x-y", name: "t_1.x-y", adapter: null } },
       agents: {
-        a: { id: "a", name: "a", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null },
-        b: { id: "b", name: "B", worker: "w", use: "my-agent2", model: "", effort: "e", access: "read", command: ["c"], program: "p" },
-        c: { id: "c", name: "c", worker: "w", use: "x", model: null, effort: null, access: "full", command: null, program: null },
+        a: { id: "a", name: "a", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [] },
+        b: {
+          id: "b", name: "B", worker: "w", use: "my-agent2", model: "", effort: "e", access: "read", command: ["c"], program: "p", sandbox: false,
+          env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(99) + "_*"],
+        },
+        c: { id: "c", name: "c", worker: "w", use: "x", model: null, effort: null, access: "full", command: null, program: null, sandbox: true, env: [] },
+        d: { id: "d", name: "d", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`) },
       },
       channels: { c: { id: "c", name: "C", answerers: ["u"], links: true }, d: { id: "d", name: "d", answerers: null, links: false } },
       rules: [

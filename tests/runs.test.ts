@@ -22,7 +22,7 @@ test("a worker claims a run; the job has exactly the protocol's shape", async ()
   assert.deepEqual({ ...job, token: "T", context: { ...job.context, events: job.context.events.map((e: any) => ({ ...e, receivedAt: "R" })) } }, {
     run: 1, token: "T", attempt: 1,
     rule: { name: "alerts", cwd: "/tmp", skill: null, prompt: "handle it" },
-    agent: { id: "bot", name: "bot", use: "command", model: null, effort: null, access: "edit", command: ["echo", "hi"], program: null },
+    agent: { id: "bot", name: "bot", use: "command", model: null, effort: null, access: "edit", command: ["echo", "hi"], program: null, sandbox: true, env: [] },
     session: null,
     askFirst: ["delete data"],
     context: {

@@ -19,9 +19,13 @@ afterEach(async () => {
   f = null;
 });
 
-/** A hub whose rule "alerts" runs `node -e <script>` as a command agent, and a worker for it. */
-async function setup(script: string, extraArgs: string[] = []) {
-  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["node", "-e", script, ...extraArgs] } } };
+/** A hub whose rule "alerts" runs `node -e <script>` as a command agent in `cwd`, and a worker for it. */
+async function setup(script: string, extraArgs: string[] = [], cwd = "/tmp") {
+  const rules = {
+    ...baseRules,
+    agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["node", "-e", script, ...extraArgs] } },
+    rules: [{ ...baseRules.rules[0], cwd }, ...baseRules.rules.slice(1)],
+  };
   f = await hubFixture(rules);
   return f;
 }
@@ -44,10 +48,12 @@ function processes(pattern: string): string[] {
 }
 
 test("the command agent gets {prompt} and {context}, an allowlisted environment, and no event text in the prompt", async () => {
+  const cwd = tempDir("aa-worker-cwd-");
   const fx = await setup(
     `const fs=require("fs");const ctx=JSON.parse(fs.readFileSync(process.env.AGENT_AUTOLOOP_CONTEXT,"utf8"));` +
       `fs.writeFileSync(process.argv[3]+"/seen.json",JSON.stringify({prompt:process.argv[1],ctxArg:process.argv[2],env:process.env,ctx}));console.log("Done: looked")`,
     ["{prompt}", "{context}", "{cwd}"],
+    cwd,
   );
   process.env.AGENT_AUTOLOOP_TEST_SECRET = "must-not-leak";
   process.env.SOME_PASSWORD = "nope";
@@ -59,7 +65,7 @@ test("the command agent gets {prompt} and {context}, an allowlisted environment,
       return s.runs[0]?.state === "done" && s;
     }, 15_000, "the run to finish");
     assert.equal(st.runs[0].summary, "Done: looked");
-    const seen = JSON.parse(readFileSync("/tmp/seen.json", "utf8"));
+    const seen = JSON.parse(readFileSync(join(cwd, "seen.json"), "utf8"));
     assert.match(seen.prompt, /^handle it\n/);
     assert.doesNotMatch(seen.prompt, /SECRET/);
     assert.equal(seen.ctxArg, seen.env.AGENT_AUTOLOOP_CONTEXT);

@@ -22,6 +22,8 @@ interface ResultLine {
 
 
 const plugin: AgentPlugin = {
+  // Claude Code's settings and credentials; IS_SANDBOX=1 lets it run bypassPermissions as root (README, acp).
+  passEnv: ["ANTHROPIC_*", "CLAUDE_*", "DISABLE_*", "IS_SANDBOX"],
   command(turn) {
     return [
       turn.program ?? "claude", "-p", turn.prompt, "--output-format", "stream-json", "--verbose",

@@ -23,6 +23,7 @@ function message(m: unknown): string {
 }
 
 const plugin: AgentPlugin = {
+  passEnv: ["OPENAI_*", "CODEX_*"],
   command(turn) {
     const common = [
       "--json", "--skip-git-repo-check",

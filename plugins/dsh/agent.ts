@@ -65,6 +65,7 @@ export function atLeast(v: readonly number[], min: readonly number[]): boolean {
 }
 
 const plugin: AgentPlugin = {
+  passEnv: ["DEEPSEEK_*", "DSH_*"],
   command(turn) {
     // A prompt that starts with "-" would be read as an option: a leading newline changes nothing for the model.
     const prompt = turn.prompt.startsWith("-") ? `\n${turn.prompt}` : turn.prompt;

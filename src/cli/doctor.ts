@@ -1,7 +1,8 @@
 /**
  * `agent-autoloop doctor`: for each agent of rules.json that runs on this computer's worker, finds its plugin and its
  * program (and version), calls the plugin's `check()`, and says what to do next for anything missing. Also warns
- * about channels that take answers from anyone. The exit code tells whether all is well.
+ * about channels that take answers from anyone, and says whether the agents run in the sandbox that hides this home
+ * from them (src/worker/sandbox.ts), and why not. The exit code tells whether all is well.
  */
 import { execFileSync } from "node:child_process";
 import { findPlugin, loadPlugin } from "../host/plugins.js";
@@ -9,6 +10,9 @@ import { readRulesInput } from "../host/hub.js";
 import { findProgram, type AgentPlugin } from "../worker/agents.js";
 import type { Config, Home } from "../host/home.js";
 import { own } from "../kernel/own.js";
+import type { AgentDef, Rules } from "../kernel/rules.js";
+import { isInside, probeSandbox, realPath, sandboxHere } from "../worker/sandbox.js";
+import { expandHome } from "../worker/worker.js";
 
 export interface Finding { ok: boolean; line: string }
 
@@ -64,6 +68,7 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
       out.push({ ok: false, line: `agent ${agent.id}: plugin ${agent.use} does not load: ${(e as Error).message}` });
     }
   }
+  out.push(...sandboxFindings(home, rules, Object.values(rules.agents).filter((a) => a.worker === local)));
   for (const ch of Object.values(rules.channels)) {
     const configured = own(config.channels, ch.id);
     if (!configured) out.push({ ok: true, line: `channel ${ch.id}: not run by this computer's serve (no entry in config.json)` });
@@ -75,6 +80,41 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
       else if (platform === undefined && configured.body === undefined) out.push({ ok: false, line: `channel ${ch.id}: webhook needs "platform" or a "body" template` });
       else out.push({ ok: true, line: `channel ${ch.id}: webhook ${platform ?? "custom body"}` });
     } else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: `channel ${ch.id}: note: no answerers set, so anyone in that chat can answer its cards` });
+  }
+  return out;
+}
+
+/**
+ * Whether this computer's agents run with this home hidden (README "Agents"): a note for each agent that turned the
+ * sandbox off, then one line for the others: on (bubblewrap's version, after a trial run), or off and why — a FIX on
+ * Linux, where installing bubblewrap or letting it make namespaces turns it on; a note elsewhere, where it cannot be.
+ * A rule whose cwd lies inside the home cannot run sandboxed: a FIX naming it.
+ */
+function sandboxFindings(home: Home, rules: Rules, local: AgentDef[]): Finding[] {
+  const out: Finding[] = [];
+  for (const a of local.filter((x) => !x.sandbox)) {
+    out.push({ ok: true, line: `agent ${a.id}: note: sandbox off ("sandbox": false in rules.json), so it can read this home's keys` });
+  }
+  const boxed = local.filter((x) => x.sandbox);
+  if (boxed.length === 0) return out;
+  const names = boxed.map((a) => a.id).join(", ");
+  const here = sandboxHere();
+  if ("off" in here) {
+    const fixable = process.platform === "linux";
+    out.push({ ok: !fixable, line: `sandbox: off for ${names}, which can read this home's keys: ${here.off}` });
+    return out;
+  }
+  const failed = probeSandbox(here.bwrap, realPath(home.dir));
+  if (failed) {
+    out.push({ ok: false, line: `sandbox: ${here.bwrap} does not run here (${failed}), so runs of ${names} fail — let it make namespaces, or set "sandbox": false on them` });
+    return out;
+  }
+  out.push({ ok: true, line: `sandbox: on for ${names} (${versionOf(here.bwrap) ?? here.bwrap}): this home is hidden from them` });
+  const homeDir = realPath(home.dir);
+  for (const r of rules.rules) {
+    if (!boxed.some((a) => a.id === r.to)) continue;
+    const cwd = realPath(expandHome(r.cwd ?? "~"));
+    if (isInside(cwd, homeDir)) out.push({ ok: false, line: `rule ${r.name}: cwd ${r.cwd ?? "~"} is inside this home, which the sandbox hides from agent ${r.to} — choose another folder` });
   }
   return out;
 }

@@ -140,19 +140,23 @@ export function starterRules(engine: string): string {
   },
 
   // Who does the work. "worker" is the name of the worker that runs it (config.json "worker.name").
+  // "sandbox": true hides this folder (keys, master.key, the database) from the agent where bubblewrap is
+  // installed (Linux); agent-autoloop doctor says whether it is on. "env" lists more of the worker's environment
+  // variables an agent gets, for example ["GH_TOKEN", "GIT_*", "SSH_AUTH_SOCK"]; by default none.
   "agents": {
     "demo-agent": {
       "name": "Demo agent",
       "worker": "local",
       "use": "command",
       // A small script that asks you one question, then finishes with your answer.
-      "command": ["node", ${agent}]
+      "command": ["node", ${agent}],
+      "sandbox": true
     }
     // Claude Code (answers continue its session; access: read | edit | full):
-    // "claude": { "worker": "local", "use": "claude", "access": "edit" },
-    // "codex": { "worker": "local", "use": "codex", "access": "edit" },
+    // "claude": { "worker": "local", "use": "claude", "access": "edit", "sandbox": true },
+    // "codex": { "worker": "local", "use": "codex", "access": "edit", "sandbox": true },
     // Any other CLI that prints its last message works as a "command" agent:
-    // "other": { "worker": "local", "use": "command", "command": ["my-agent", "--prompt", "{prompt}"] }
+    // "other": { "worker": "local", "use": "command", "command": ["my-agent", "--prompt", "{prompt}"], "sandbox": true }
   },
 
   // Where cards reach you. Keys and options live in config.json "channels".

@@ -87,6 +87,9 @@ export const stateRecentCards = 20;
 /** 本人: unrouted and paused-skipped events listed in GET /v1/state. */
 export const stateRecentEvents = 20;
 
+/** rules.json: the most variable names an agent's `env` may list. */
+export const agentEnvNamesMax = 100;
+
 /** Worker: stop = SIGTERM to the process group, SIGKILL after this long. */
 export const stopGraceMs = 10_000;
 /** Worker: a run's output is kept this long after it ends. */

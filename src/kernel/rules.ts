@@ -7,7 +7,7 @@ import { Cron } from "croner";
 import { own } from "./own.js";
 import {
   rulesFileAgentsMax, rulesFileChannelsMax, rulesFileDepthMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileMaxBytes,
-  rulesFileRulesMax, rulesFileSourcesMax,
+  rulesFileRulesMax, rulesFileSourcesMax, agentEnvNamesMax,
 } from "./limits.js";
 
 export type Access = "read" | "edit" | "full";
@@ -18,6 +18,10 @@ export interface AgentDef {
   id: string; name: string; worker: string; use: string;
   model: string | null; effort: string | null; access: Access;
   command: string[] | null; program: string | null;
+  /** Whether the worker hides its home from this agent with bubblewrap where it can (absent: true). */
+  sandbox: boolean;
+  /** Names of the worker's environment variables this agent also gets; `NAME_*` stands for a prefix. */
+  env: string[];
 }
 export interface ChannelDef { id: string; name: string; answerers: string[] | null; links: boolean }
 export interface Budget { cost: number | null; tokens: number | null; per: "day" | "week" }
@@ -52,6 +56,8 @@ export const scheduleSource = "schedule";
 export const elsewhereSource = "elsewhere";
 /** Names of sources, agents, channels, workers: what a key name and a URL segment can carry. */
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+/** An environment variable name, or a prefix of names written `PREFIX_*`. */
+const envNamePattern = /^[A-Za-z_][A-Za-z0-9_]{0,99}$|^[A-Za-z][A-Za-z0-9_]{0,98}_\*$/;
 /** Control characters, as the protocol's "no control characters" fields define them. */
 const controlCharacter = /[\u0000-\u001f\u007f]/;
 
@@ -240,6 +246,17 @@ function strings(v: unknown, path: JSONPath): string[] | null {
   return v.map((x, i) => str(x, [...path, i], { required: true }) as string);
 }
 
+/** An agent's `env`: variable names (`NAME_*` for a prefix), never the worker's own `AGENT_AUTOLOOP_*`. */
+function envNames(v: unknown, path: JSONPath): string[] {
+  const names = strings(v, path) ?? [];
+  if (names.length > agentEnvNamesMax) fail(path, `at most ${agentEnvNamesMax} names`);
+  for (const [i, n] of names.entries()) {
+    if (!envNamePattern.test(n)) fail([...path, i], "a variable name (letters, digits and _, not starting with a digit, at most 100) or a prefix such as GH_*");
+    if (n.startsWith("AGENT_AUTOLOOP_")) fail([...path, i], "AGENT_AUTOLOOP_ variables never reach agents");
+  }
+  return names;
+}
+
 function known(obj: Record<string, unknown>, path: JSONPath, keys: string[]): void {
   for (const k of Object.keys(obj)) if (!keys.includes(k)) fail([...path, k], `unknown field (known: ${keys.join(", ")})`);
 }
@@ -307,7 +324,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     const p = ["agents", id];
     name(id, p);
     if (!isObject(def)) fail(p, "must be an object");
-    known(def, p, ["name", "worker", "use", "model", "effort", "access", "command", "program"]);
+    known(def, p, ["name", "worker", "use", "model", "effort", "access", "command", "program", "sandbox", "env"]);
     const use = str(def.use, [...p, "use"], { required: true }) as string;
     if (!/^[a-z0-9-]+$/.test(use)) fail([...p, "use"], "plugin names use a-z, 0-9 and -");
     const access = (str(def.access, [...p, "access"]) ?? "edit") as Access;
@@ -315,6 +332,8 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     const command = strings(def.command, [...p, "command"]);
     if (command !== null && command.length === 0) fail([...p, "command"], "must not be empty");
     if ((use === "command" || use === "acp") && command === null) fail([...p, "command"], `required for use "${use}"`);
+    const sandbox = def.sandbox ?? true;
+    if (typeof sandbox !== "boolean") fail([...p, "sandbox"], "must be true or false");
     agents[id] = {
       id,
       name: str(def.name, [...p, "name"], { max: 100, line: true }) ?? id,
@@ -325,6 +344,8 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
       access,
       command,
       program: str(def.program, [...p, "program"]),
+      sandbox,
+      env: envNames(def.env, [...p, "env"]),
     };
   }
 

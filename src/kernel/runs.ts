@@ -181,7 +181,7 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
     rule: { name: rule.name, cwd: rule.cwd, skill: rule.skill, prompt: rule.prompt },
     agent: {
       id: agent.id, name: agent.name, use: agent.use, model: agent.model, effort: agent.effort, access: agent.access,
-      command: agent.command, program: agent.program,
+      command: agent.command, program: agent.program, sandbox: agent.sandbox, env: agent.env,
     },
     session,
     askFirst: c.rules.askFirst,

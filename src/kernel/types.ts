@@ -56,6 +56,8 @@ export interface JobSnapshot {
   agent: {
     id: string; name: string; use: string; model: string | null; effort: string | null; access: string;
     command: string[] | null; program: string | null;
+    /** Absent in jobs claimed before these fields existed: the worker reads that as true and []. */
+    sandbox?: boolean; env?: string[];
   };
   session: string | null;
   askFirst: string[];

@@ -125,6 +125,10 @@ export interface WorkJob {
   agent: {
     id: string; name: string; use: string; model: string | null; effort: string | null; access: string;
     command: string[] | null; program: string | null;
+    /** Hide the worker's home from the agent with bubblewrap where it can (absent: true). */
+    sandbox?: boolean;
+    /** Names of the worker's environment variables the agent also gets (`NAME_*`: a prefix; absent: none). */
+    env?: string[];
   };
   session: string | null;
   askFirst: string[];

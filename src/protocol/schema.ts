@@ -239,6 +239,8 @@ export const Job = Type.Object({
     access: Type.String(),
     command: Type.Union([Type.Array(Type.String()), Type.Null()]),
     program: Type.Union([Type.String(), Type.Null()]),
+    sandbox: Type.Optional(Type.Boolean()),
+    env: Type.Optional(Type.Array(Type.String())),
   }),
   session: Type.Union([Type.String(), Type.Null()]),
   askFirst: Type.Array(Type.String()),

@@ -59,6 +59,12 @@ export interface AgentPlugin {
   check?(agent?: AgentSetup): string | null | Promise<string | null>;
   /** Extra environment for the agent process (merged over the allowlisted environment). */
   env?(turn: Turn): Record<string, string>;
+  /**
+   * The worker's environment variables this plugin's CLI needs besides the base list (src/worker/env.ts): exact
+   * names, or prefixes written `PREFIX_*` (Claude Code: `ANTHROPIC_*`, …). Nothing else of the worker's environment
+   * reaches the agent, except what the agent's rules.json `env` names.
+   */
+  passEnv?: readonly string[];
 }
 
 /** Finds an executable on PATH (or returns an absolute path as is when it exists); null when absent. */

@@ -1,29 +1,35 @@
 /**
- * The environment of an agent process (DESIGN.md 安全): an allowlist. Hub keys, tokens and unrelated
- * secrets never reach the agent; only what a CLI needs to run and find its own credentials does.
+ * The environment of an agent process (DESIGN.md 安全): an allowlist. Hub keys, tokens and unrelated secrets never
+ * reach the agent. Every agent gets the base names below; an agent plugin adds the variables of its own CLI
+ * (`AgentPlugin.passEnv`: Claude Code's `ANTHROPIC_*`, Codex's `OPENAI_*`, …), and the agent's rules.json `env` adds
+ * what the owner grants that agent alone (`GH_TOKEN`, `GIT_*`, `SSH_AUTH_SOCK`, …). README "Agents" lists the same.
  */
 
-/** Variables passed through by exact name. */
-const allowedNames = new Set([
-  "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR", "TEMP", "TMP",
-  "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
-  "SSH_AUTH_SOCK", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
-  "http_proxy", "https_proxy", "no_proxy", "IS_SANDBOX", "SYSTEMROOT", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
-]);
-/** Variables passed through by prefix: locales and the agent CLIs' own settings and credentials. */
-const allowedPrefixes = ["LC_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "OPENAI_", "DEEPSEEK_", "DSH_", "DISABLE_", "GIT_", "GH_"];
-/** Never passed, whatever the lists say. */
-const deniedPrefixes = ["AGENT_AUTOLOOP_"];
+/** What every agent gets, by exact name: finding programs, the user and locale, temporary folders, proxies, CAs. */
+export const baseEnvNames: readonly string[] = [
+  "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR", "TEMP", "TMP",
+  "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "DISPLAY", "WAYLAND_DISPLAY",
+  "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy",
+  "https_proxy", "no_proxy", "SYSTEMROOT", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
+];
+
+/** Never passed, whatever a list says: the worker's and the hub's own variables. */
+const deniedPrefix = "AGENT_AUTOLOOP_";
+
+/** Whether variable `name` is one of `names` (exact names, or prefixes written `PREFIX_*`). */
+export function envNameAllowed(name: string, names: readonly string[]): boolean {
+  if (name.startsWith(deniedPrefix)) return false;
+  return names.some((n) => (n.endsWith("*") ? name.startsWith(n.slice(0, -1)) : name === n));
+}
 
 /**
- * The child environment: the allowlisted part of `parent`, plus `extra` (which wins).
- * @param allow extra names the owner allowed in config.json (`worker.env`).
+ * The child environment: the variables of `parent` that `baseEnvNames` or `allow` name, plus `extra` (which wins: a
+ * plugin's own values and the worker's AGENT_AUTOLOOP_CONTEXT / AGENT_AUTOLOOP_RUN).
+ * @param allow names and `PREFIX_*` prefixes from the agent's plugin (`passEnv`) and its rules.json `env`.
  */
-export function childEnv(parent: NodeJS.ProcessEnv, extra: Record<string, string>, allow: string[] = []): Record<string, string> {
+export function childEnv(parent: NodeJS.ProcessEnv, allow: readonly string[], extra: Record<string, string>): Record<string, string> {
+  const names = [...baseEnvNames, ...allow];
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(parent)) {
-    if (v === undefined || deniedPrefixes.some((p) => k.startsWith(p))) continue;
-    if (allowedNames.has(k) || allow.includes(k) || allowedPrefixes.some((p) => k.startsWith(p))) out[k] = v;
-  }
+  for (const [k, v] of Object.entries(parent)) if (v !== undefined && envNameAllowed(k, names)) out[k] = v;
   return { ...out, ...extra };
 }

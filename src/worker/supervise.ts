@@ -14,12 +14,28 @@ export interface Exit { code: number | null; signal: string | null; error: strin
 /** The compiled supervisor script (the worker always runs the compiled one, also under tsx). */
 export const supervisorScript = join(engineDir, "dist", "src", "worker", "supervisor-main.js");
 
+/**
+ * What the supervisor starts (supervisor-main.ts). It reaches the supervisor over its stdin, never through a file:
+ * `spec.json` in the launch folder keeps `argv`, `cwd`, `sandboxed` and the *names* of the environment variables.
+ */
+export interface LaunchSpec {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** `argv` starts bubblewrap with `--info-fd 3` (sandbox.ts): the agent's process group is the one bwrap reports. */
+  sandboxed: boolean;
+}
+
 /** Starts `argv` under a detached supervisor in `dir`; returns once the supervisor has started it. */
-export async function startSupervised(dir: string, argv: string[], cwd: string, env: Record<string, string>): Promise<void> {
-  writeFileDurable(join(dir, "spec.json"), JSON.stringify({ argv, cwd, env }));
-  const sup = spawn(process.execPath, [supervisorScript, dir], { detached: true, stdio: "ignore", cwd: dir, env: { PATH: process.env.PATH ?? "" } });
+export async function startSupervised(dir: string, argv: string[], cwd: string, env: Record<string, string>, sandboxed = false): Promise<void> {
+  const spec: LaunchSpec = { argv, cwd, env, sandboxed };
+  writeFileDurable(join(dir, "spec.json"), JSON.stringify({ argv, cwd, env: Object.keys(env).sort(), sandboxed }));
+  const sup = spawn(process.execPath, [supervisorScript, dir], { detached: true, stdio: ["pipe", "ignore", "ignore"], cwd: dir, env: { PATH: process.env.PATH ?? "" } });
   // A supervisor that cannot be started (EMFILE, EAGAIN) leaves no pid.json: the watch reports "did not start".
   sup.on("error", () => {});
+  // A supervisor that died at once closes its stdin: the write fails, and its missing pid.json tells the worker.
+  sup.stdin!.on("error", () => {});
+  sup.stdin!.end(JSON.stringify(spec));
   sup.unref();
   for (let i = 0; i < 400 && !existsSync(join(dir, "pid.json")) && !existsSync(join(dir, "exit.json")); i++) await sleep(25);
 }

@@ -1,23 +1,44 @@
 /**
  * The supervisor of one agent process (protocol.md 结构与实测: each run is supervised so its output and exit code
- * survive a worker restart). Started detached by the worker with the run folder as its only argument; reads
- * `spec.json` ({argv, cwd, env}), starts the agent in its own process group with stdout and stderr going to
- * files, writes `pid.json` ({supervisor, pgid}) and, when the agent exits, `exit.json` ({code, signal}).
+ * survive a worker restart). Started detached by the worker with the run folder as its only argument; reads its
+ * spec ({argv, cwd, env, sandboxed}: supervise.ts LaunchSpec) from stdin, so the agent's environment values are in no
+ * file; starts the agent in its own process group with stdout and stderr going to files, writes `pid.json`
+ * ({supervisor, pgid}) and, when the agent exits, `exit.json` ({code, signal}).
+ *
+ * A sandboxed agent (`argv` starts bubblewrap) is bwrap's child in a new session: its process group is the one
+ * bwrap reports on file descriptor 3, and its exit code comes back through bwrap as a shell reports it (128 + the
+ * signal's number for a signal), which is recorded as that signal, as it is for an agent run without the sandbox.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { openSync, readFileSync } from "node:fs";
+import { constants } from "node:os";
 import { join } from "node:path";
 import { writeFileDurable } from "./files.js";
+import type { LaunchSpec } from "./supervise.js";
 
 const dir = process.argv[2];
 if (!dir) {
-  process.stderr.write("usage: supervisor-main <run folder>\n");
+  process.stderr.write("usage: supervisor-main <run folder> < spec.json\n");
   process.exit(2);
 }
-const spec = JSON.parse(readFileSync(join(dir, "spec.json"), "utf8")) as { argv: string[]; cwd: string; env: Record<string, string> };
 
 function writeJson(name: string, value: unknown): void {
   writeFileDurable(join(dir!, name), JSON.stringify(value));
+}
+
+let spec: LaunchSpec;
+try {
+  spec = JSON.parse(readFileSync(0, "utf8")) as LaunchSpec;
+} catch (e) {
+  writeJson("exit.json", { code: 127, signal: null, error: `no launch spec on stdin: ${(e as Error).message}` });
+  process.exit(0);
+}
+
+/** The signal name of a shell-style exit code (128 + n), or null. */
+function signalOf(code: number | null): NodeJS.Signals | null {
+  if (code === null || code <= 128) return null;
+  const found = Object.entries(constants.signals).find(([, n]) => n === code - 128);
+  return (found?.[0] as NodeJS.Signals | undefined) ?? null;
 }
 
 // The worker stops the agent's process group, not this one; stay alive to record the exit.
@@ -25,9 +46,10 @@ for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, () =
 
 const out = openSync(join(dir, "stdout"), "a", 0o600);
 const err = openSync(join(dir, "stderr"), "a", 0o600);
-let child;
+let child: ChildProcess;
 try {
-  child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio: ["ignore", out, err], detached: true });
+  const stdio: ("ignore" | "pipe" | number)[] = ["ignore", out, err, ...(spec.sandboxed ? ["pipe" as const] : [])];
+  child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio, detached: true });
 } catch (e) {
   writeJson("exit.json", { code: 127, signal: null, error: (e as Error).message });
   process.exit(0);
@@ -36,8 +58,33 @@ child.on("error", (e) => {
   writeJson("exit.json", { code: 127, signal: null, error: e.message });
   process.exit(0);
 });
-if (child.pid !== undefined) writeJson("pid.json", { supervisor: process.pid, pgid: child.pid });
+if (child.pid !== undefined) {
+  if (!spec.sandboxed) writeJson("pid.json", { supervisor: process.pid, pgid: child.pid });
+  else {
+    // bwrap writes {"child-pid": N, …} once the sandbox is set up. If it stops before (its exit code and stderr say
+    // why), its own group is recorded.
+    let info = "";
+    let recorded = false;
+    const record = (pgid: number) => {
+      if (!recorded) writeJson("pid.json", { supervisor: process.pid, pgid });
+      recorded = true;
+    };
+    const info$ = child.stdio[3]!;
+    info$.on("data", (d: Buffer) => {
+      info += d.toString();
+      try {
+        const pid = (JSON.parse(info) as { "child-pid"?: unknown })["child-pid"];
+        if (typeof pid === "number" && Number.isSafeInteger(pid) && pid > 1) record(pid);
+      } catch {
+        // not all of it yet
+      }
+    });
+    info$.on("end", () => record(child.pid!));
+    info$.on("error", () => {});
+  }
+}
 child.on("exit", (code, signal) => {
-  writeJson("exit.json", { code, signal, error: null });
+  const sig = signal ?? (spec.sandboxed ? signalOf(code) : null);
+  writeJson("exit.json", { code: sig && !signal ? null : code, signal: sig, error: null });
   process.exit(0);
 });

@@ -2,13 +2,17 @@
  * The worker (protocol.md Agent：领活、干活、交回执): claims runs over HTTP, launches each agent under a detached
  * supervisor, reports start and result, stops runs the owner cancels, and after a restart picks up the runs it
  * was watching. Its own keys never reach the agent: not in the prompt, the context file or the environment.
+ *
+ * A run's folder (`<home>/worker/runs/<run>-<attempt>/`) keeps the worker's own files (job.json with the run token,
+ * result.json, each launch's spec, output and exit code); the agent gets only its `agent/` subfolder (the context
+ * file), and where bubblewrap runs it cannot see the rest of the home at all (sandbox.ts).
  */
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { HubClient, HubError, type WorkJob } from "../protocol/client.js";
-import { loadPlugin } from "../host/plugins.js";
+import { findPlugin, loadPlugin } from "../host/plugins.js";
 import type { Home } from "../host/home.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
@@ -16,6 +20,7 @@ import { childEnv } from "./env.js";
 import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
+import { isInside, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
 import type { AgentPlugin, AgentRead, Turn, Usage } from "./agents.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runOutputKeepMs } from "../kernel/limits.js";
@@ -44,8 +49,6 @@ export interface WorkerOptions {
   home: Home;
   lang: Lang;
   log?: (line: string) => void;
-  /** Extra environment variable names passed to agents (config.json worker.env). */
-  allowEnv?: string[];
   /** How long a launch may stay after its plugin said `finished` before its group is stopped, in ms (default 30 s). */
   finishedGraceMs?: number;
   /** The first wait after a fault of the worker's own files, in ms (default `workerFaultRetryFirstMs`; tests). */
@@ -76,6 +79,8 @@ export class Worker {
   private readonly runsDir: string;
   private readonly log: (line: string) => void;
   private readonly output: OutputReader;
+  /** Whether the worker said that agents run without a sandbox here (once per process). */
+  private sandboxOffSaid = false;
 
   constructor(readonly opts: WorkerOptions) {
     this.client = new HubClient(opts.url, opts.key);
@@ -270,9 +275,12 @@ export class Worker {
 
   private async execute(job: WorkJob, dir: string, recovered: boolean, isCancelled: () => boolean, setCancel: (f: () => void) => void): Promise<void> {
     const lang = this.opts.lang;
-    const contextFile = join(dir, "context.json");
+    // The agent's own folder: the only part of the run folder it needs (and, sandboxed, the only part it sees).
+    const agentDir = join(dir, "agent");
+    const contextFile = join(agentDir, "context.json");
     this.saveJob(job, dir);
     if (!recovered || !existsSync(contextFile)) {
+      mkdirSync(agentDir, { recursive: true, mode: 0o700 });
       writeFileDurable(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2));
     }
     const submit = (body: Record<string, unknown>) => this.submit(job, dir, body);
@@ -293,7 +301,7 @@ export class Worker {
     const prompt = buildPrompt({ rule: job.rule, askFirst: job.askFirst, contextFile, lang });
     const turnBase: Omit<Turn, "prompt" | "resume"> = {
       session: job.session, cwd, access: job.agent.access as Turn["access"], model: job.agent.model, effort: job.agent.effort,
-      command: job.agent.command, program: job.agent.program, contextFile, folder: dir,
+      command: job.agent.command, program: job.agent.program, contextFile, folder: agentDir,
     };
 
     // Launch 1: the run itself, continuing the suggested session; a refused session opens a new one.
@@ -362,9 +370,36 @@ export class Worker {
       return { error: `plugin ${job.agent.use}: ${(e as Error).message}` };
     }
     if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== "string")) return { error: `plugin ${job.agent.use}: command() gave no argument list` };
-    const env = childEnv(process.env, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run) }, this.opts.allowEnv);
-    await startSupervised(ldir, argv, turn.cwd, env);
+    const sandbox = this.sandbox(job, turn);
+    if ("error" in sandbox) return { error: sandbox.error };
+    const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
+    const env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run) });
+    if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, argv), turn.cwd, env, true);
+    else await startSupervised(ldir, argv, turn.cwd, env);
     return this.watch(job, plugin, ldir, isCancelled, setCancel, false);
+  }
+
+  /**
+   * The sandbox of a launch: the worker's home hidden, the agent's folder (and its plugin's, when installed in the
+   * home) shown read-only. None when the agent says `"sandbox": false` or bubblewrap cannot run here (said once in
+   * the log). A working folder inside the home cannot be hidden and shown at once: that launch is refused.
+   */
+  private sandbox(job: WorkJob, turn: Turn): { plan: SandboxPlan | null } | { error: string } {
+    if (job.agent.sandbox === false) return { plan: null };
+    const here = sandboxHere();
+    if ("off" in here) {
+      if (!this.sandboxOffSaid) this.log(`worker ${this.opts.name}: agents run without a sandbox and can read this home: ${here.off}`);
+      this.sandboxOffSaid = true;
+      return { plan: null };
+    }
+    const home = realPath(this.opts.home.dir);
+    const cwd = realPath(turn.cwd);
+    if (isInside(cwd, home)) {
+      return { error: `cwd ${turn.cwd} is inside the worker's home ${home}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent ${job.agent.id}` };
+    }
+    const pluginFile = findPlugin("agent", job.agent.use, this.opts.home.plugins);
+    const show = [realPath(turn.folder), ...(pluginFile ? [realPath(dirname(pluginFile))] : [])].filter((d) => isInside(d, home) && d !== home);
+    return { plan: { bwrap: here.bwrap, hide: home, show, cwd } };
   }
 
   /** Watches a launch: reports start and session, stops it when cancelled or 30 s after `finished`. */

@@ -1,0 +1,217 @@
+/**
+ * What a launched agent can read (issue 14, item 1): a `command` agent that tries, as an attacker would, the files next
+ * to its context file (job.json with the run token, ../../../config.json, ../../../master.key, spec.json), every file
+ * under the hub's home it can find, the environment of every process it can see, and its own environment. It must
+ * find none of the hub's secrets, and no file of the worker may keep an agent's environment values.
+ */
+import { test, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync, statSync, mkdirSync, writeFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { hubFixture, baseRules, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { Worker } from "../src/worker/worker.js";
+import { homePaths, writeFileAtomic } from "../src/host/home.js";
+
+let f: Fixture | null = null;
+const workers: Worker[] = [];
+const planted: string[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) w.stop();
+  await f?.close();
+  f = null;
+  for (const k of planted.splice(0)) delete process.env[k];
+});
+
+/** Sets variables in the worker's environment (the agent's parent) for one test. */
+function plant(vars: Record<string, string>): void {
+  for (const [k, v] of Object.entries(vars)) {
+    process.env[k] = v;
+    planted.push(k);
+  }
+}
+
+/**
+ * The attacking agent: collects everything it can read into `<cwd>/seen.json` and prints "Done: …".
+ * The hub's home is guessed as the highest folder above the context file below the temporary folder (or "/").
+ */
+const attack = String.raw`
+const fs = require("fs"), path = require("path");
+const got = { env: process.env, files: {}, tried: {} };
+const read = (f) => { try { const st = fs.statSync(f); if (!st.isFile() || (st.size > 20e6)) return false; const t = fs.readFileSync(f, "utf8"); got.files[f] = t.slice(0, 200000); return true; } catch (e) { got.tried[f] = e.code || String(e); return false; } };
+const walk = (d, depth) => {
+  let names = [];
+  try { names = fs.readdirSync(d); } catch (e) { got.tried[d] = e.code || String(e); return; }
+  for (const n of names) {
+    const p = path.join(d, n);
+    let st; try { st = fs.statSync(p); } catch { continue; }
+    if (st.isDirectory()) { if (depth < 12) walk(p, depth + 1); } else if (st.isFile()) read(p);
+  }
+};
+const ctx = process.env.AGENT_AUTOLOOP_CONTEXT;
+const here = path.dirname(ctx);
+read(ctx);
+for (let d = here, i = 0; i < 6; d = path.dirname(d), i++) {
+  for (const n of ["job.json", "spec.json", "result.json", "config.json", "master.key", "secrets.env", "hub.db", "claim", "1/spec.json"]) read(path.join(d, n));
+}
+let top = here;
+while (path.dirname(top) !== require("os").tmpdir() && path.dirname(top) !== top && path.dirname(top) !== "/") top = path.dirname(top);
+walk(top, 0);
+for (const p of fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+  read("/proc/" + p + "/environ"); read("/proc/" + p + "/cmdline");
+  try { for (const fd of fs.readdirSync("/proc/" + p + "/fd")) read("/proc/" + p + "/fd/" + fd); } catch {}
+}
+fs.writeFileSync(path.join(process.cwd(), "seen.json"), JSON.stringify(got));
+console.log("Done: looked around");
+`;
+
+/** A hub whose rule "alerts" runs `agent` (a rules.json agent entry) in `cwd`, its config.json and secrets.env full of keys, and a worker for it. */
+async function setup(agent: Record<string, unknown>, cwd: string) {
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", ...agent } }, rules: [{ ...baseRules.rules[0], cwd }] };
+  const fx = await hubFixture(rules);
+  f = fx;
+  // config.json as `init` writes it for `serve`: the owner, the local worker's and the channels' keys.
+  writeFileAtomic(fx.home.config, JSON.stringify({
+    listen: "127.0.0.1:0", publicUrl: null, owner: fx.keys.owner,
+    worker: { name: "w1", key: fx.keys.worker, capacity: 1 },
+    channels: { ch1: { use: "file", key: fx.keys.channel, path: join(fx.home.dir, "cards.txt") } },
+  }));
+  writeFileAtomic(fx.home.secrets, "AGENT_AUTOLOOP_SECRET_SHOP=webhook-secret-a1b2c3d4e5f6\n");
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  return fx;
+}
+
+/** Every file under `dir`, with its text. */
+function filesUnder(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const n of readdirSync(dir)) {
+    const p = join(dir, n);
+    const st = statSync(p);
+    if (st.isDirectory()) for (const [k, v] of filesUnder(p)) out.set(k, v);
+    else if (st.isFile()) out.set(p, readFileSync(p, "latin1"));
+  }
+  return out;
+}
+
+const envSecrets = {
+  GH_TOKEN: "ghp_secretGitHubToken0123456789",
+  GIT_CONFIG_VALUE_0: "Authorization: Bearer git-secret-0123456789",
+  ANTHROPIC_API_KEY: "sk-ant-secret-anthropic-0123456789",
+  OPENAI_API_KEY: "sk-secret-openai-0123456789",
+  SOME_PASSWORD: "hunter2-secret-0123456789",
+};
+
+test("a command agent that looks for the hub's secrets finds none: not the run token, keys, master key, webhook secrets or the worker's environment", async () => {
+  plant(envSecrets);
+  const cwd = tempDir("aa-attack-cwd-");
+  const fx = await setup({ use: "command", command: ["node", "-e", attack] }, cwd);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 30_000);
+  assert.equal(st.runs[0].summary, "Done: looked around");
+  const seen = JSON.parse(readFileSync(join(cwd, "seen.json"), "utf8")) as { env: Record<string, string>; files: Record<string, string>; tried: Record<string, string> };
+  const job = JSON.parse(readFileSync(join(fx.home.worker, "runs", "1-1", "job.json"), "utf8")) as { token: string };
+  const secrets: Record<string, string> = {
+    "run token": job.token,
+    "owner key": fx.keys.owner,
+    "worker key": fx.keys.worker,
+    "channel key": fx.keys.channel,
+    "master key": readFileSync(fx.home.masterKey, "utf8").trim(),
+    "webhook secret": "webhook-secret-a1b2c3d4e5f6",
+    ...envSecrets,
+  };
+  const text = JSON.stringify(seen);
+  const found = Object.entries(secrets).filter(([, v]) => text.includes(v)).map(([k]) => k);
+  assert.deepEqual(found, [], `the agent read: ${Object.keys(seen.files).filter((p) => Object.values(secrets).some((s) => seen.files[p]!.includes(s))).join(", ")}`);
+  // It did try: the files the attack of the issue read are not there for it.
+  for (const file of [join(fx.home.worker, "runs", "1-1", "job.json"), fx.home.config, fx.home.masterKey, fx.home.secrets, fx.home.database]) {
+    assert.equal(seen.tried[file], "ENOENT", file);
+  }
+  // What it does see: its context file, and an environment of allowlisted names only.
+  assert.ok(seen.files[seen.env.AGENT_AUTOLOOP_CONTEXT!]?.includes('"rule": "alerts"'), "the context file is readable");
+  assert.deepEqual(Object.keys(seen.env).filter((k) => /TOKEN|KEY|PASSWORD|SECRET|^GH_|^GIT_/.test(k)), []);
+});
+
+test("an agent's environment values are in no file: spec.json keeps the names of the variables it passed", async () => {
+  plant(envSecrets);
+  const cwd = tempDir("aa-attack-cwd-");
+  const fx = await setup({ use: "command", command: ["node", "-e", 'console.log("Done: " + (process.env.GH_TOKEN ? "has" : "has no") + " GH_TOKEN")'], env: ["GH_TOKEN"] }, cwd);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 30_000);
+  assert.equal(st.runs[0].summary, "Done: has GH_TOKEN", "an agent gets the variables its entry names");
+  const spec = JSON.parse(readFileSync(join(fx.home.worker, "runs", "1-1", "1", "spec.json"), "utf8")) as { env: unknown; sandboxed: boolean };
+  assert.equal(spec.sandboxed, true);
+  assert.ok(Array.isArray(spec.env) && spec.env.includes("GH_TOKEN") && spec.env.includes("PATH"), `names only: ${JSON.stringify(spec.env)}`);
+  for (const [file, content] of filesUnder(fx.home.dir)) {
+    for (const [name, value] of Object.entries(envSecrets)) assert.ok(!content.includes(value), `${file} holds ${name}`);
+  }
+});
+
+test('"sandbox": false runs the agent without bubblewrap (it sees the home: the owner chose so); its environment is still the allowlist', async () => {
+  plant(envSecrets);
+  const cwd = tempDir("aa-open-cwd-");
+  const probe = 'const fs=require("fs");console.log("Done: home " + (fs.existsSync(require("path").resolve(process.argv[1])) ? "visible" : "hidden") + ", GH_TOKEN " + (process.env.GH_TOKEN ? "set" : "unset"))';
+  const fx = await setup({ use: "command", command: [process.execPath, "-e", probe, "{context}/../../../../../master.key"], sandbox: false }, cwd);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 30_000);
+  assert.equal(st.runs[0].summary, "Done: home visible, GH_TOKEN unset");
+  const spec = JSON.parse(readFileSync(join(fx.home.worker, "runs", "1-1", "1", "spec.json"), "utf8")) as { argv: string[]; sandboxed: boolean };
+  assert.equal(spec.sandboxed, false);
+  assert.equal(spec.argv[0], process.execPath);
+});
+
+test("a sandboxed agent sees its plugin's own files when the plugin is installed in the home, and nothing else of the home", async () => {
+  const cwd = tempDir("aa-plugin-cwd-");
+  const fx = await setup({ use: "local-tool" }, cwd);
+  const pluginDir = join(fx.home.plugins, "local-tool");
+  mkdirSync(pluginDir, { recursive: true });
+  writeFileSync(join(pluginDir, "run.cjs"), 'const fs=require("fs"),p=require("path");console.log("Done: " + fs.readdirSync(p.dirname(__dirname)).join(",") + " / " + fs.readdirSync(p.join(__dirname, "../..")).sort().join(","))');
+  writeFileSync(join(pluginDir, "agent.mjs"), `export default {
+    command: () => [process.execPath, ${JSON.stringify(join(pluginDir, "run.cjs"))}],
+    read: (stdout, code) => code === null ? { started: true } : { started: true, finished: true, text: stdout.trim() },
+  };`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 30_000);
+  assert.equal(st.runs[0].summary, "Done: local-tool / plugins,worker", "the plugins folder holds only this plugin; the home only the folders leading to what is shown");
+});
+
+test("a sandboxed agent whose rule works inside the worker's home is not started: the run fails saying why", async () => {
+  // A worker with a home of its own (as on another computer): the rule's folder lies inside it.
+  const workerHome = homePaths(tempDir("aa-worker-home-"));
+  const inside = join(workerHome.dir, "work");
+  mkdirSync(inside);
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'] } }, rules: [{ ...baseRules.rules[0], cwd: inside }] };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: workerHome, lang: "en" });
+  workers.push(w);
+  void w.run();
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "waiting", 30_000);
+  assert.equal(st.runs[0].error, `cwd ${inside} is inside the worker's home ${realpathSync(workerHome.dir)}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent bot`);
+});
+
+test("without bubblewrap on PATH agents run without the sandbox, and the worker says so once in its log", async () => {
+  const cwd = tempDir("aa-nobwrap-cwd-");
+  const emptyBin = tempDir("aa-empty-bin-");
+  const lines: string[] = [];
+  const path = process.env.PATH;
+  process.env.PATH = emptyBin;
+  try {
+    const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'] } }, rules: [{ ...baseRules.rules[0], cwd }] };
+    const fx = await hubFixture(rules);
+    f = fx;
+    const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en", log: (l) => lines.push(l) });
+    workers.push(w);
+    void w.run();
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+    await untilLatestRun(fx, "done", 30_000);
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.y" });
+    await until(async () => (await fx.call("GET", "/v1/state", fx.keys.owner)).body.runs.filter((r: any) => r.state === "done").length === 2, 30_000, "two runs done");
+    const spec = JSON.parse(readFileSync(join(fx.home.worker, "runs", "2-1", "1", "spec.json"), "utf8")) as { sandboxed: boolean };
+    assert.equal(spec.sandboxed, false);
+    assert.deepEqual(lines, ["worker w1: agents run without a sandbox and can read this home: bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: apt-get install bubblewrap)"]);
+  } finally {
+    process.env.PATH = path;
+  }
+});
