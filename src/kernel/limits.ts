@@ -83,3 +83,20 @@ export const receiptRewritesMax = 2;
 
 /** Channels: a channel plugin that returned or threw is restarted after this long. */
 export const channelRestartDelayMs = 30_000;
+
+/**
+ * HTTP edge (issue 14): a request's headers must arrive within this long of the connection's first byte or of the
+ * previous response (408, connection closed). Long polls are not affected: they wait for the response, not the request.
+ */
+export const requestHeadersTimeoutMs = 10_000;
+/** HTTP edge: the whole request, headers and body, must arrive within this long (408, connection closed). */
+export const requestBodyTimeoutMs = 30_000;
+/** HTTP edge: how often the server looks for requests over the two limits above (their precision). */
+export const timeoutCheckIntervalMs = 1_000;
+/**
+ * HTTP edge: connections whose current or last request carried no valid key or run token, per client address. A new
+ * one over the cap closes the oldest such connection, one that sent a request without a key first.
+ */
+export const anonymousConnectionsPerAddressMax = 64;
+/** HTTP edge: the same over all addresses together. */
+export const anonymousConnectionsMax = 512;
