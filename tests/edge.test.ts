@@ -137,9 +137,9 @@ test("a body that is not UTF-8 is refused with 400 and records nothing: two diff
   const f = await hubFixture(ghRules, {}, `AGENT_AUTOLOOP_SECRET_GH="${secret}"\n`);
   try {
     const seq = f.seq();
-    const post = (body: Buffer, path = "/v1/events", headers: Record<string, string> = { authorization: `Bearer ${f.keys.source}` }) =>
+    const post = (body: Uint8Array<ArrayBuffer>, path = "/v1/events", headers: Record<string, string> = { authorization: `Bearer ${f.keys.source}` }) =>
       fetch(f.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }).then(async (r) => [r.status, await r.json()]);
-    const bytes = (a: string, b: number[], c: string) => Buffer.concat([Buffer.from(a), Buffer.from(b), Buffer.from(c)]);
+    const bytes = (a: string, b: number[], c: string) => new Uint8Array(Buffer.concat([Buffer.from(a), Buffer.from(b), Buffer.from(c)]));
     const notUtf8 = [400, { error: "the request body is not valid UTF-8" }];
     assert.deepEqual(await post(bytes('{"id":"a', [0xff], 'b","type":"alert.x"}')), notUtf8);
     assert.deepEqual(await post(bytes('{"id":"a', [0xfe], 'b","type":"alert.x"}')), notUtf8);
@@ -150,19 +150,19 @@ test("a body that is not UTF-8 is refused with 400 and records nothing: two diff
     assert.deepEqual(await post(signed, "/v1/in/gh", { "x-github-event": "issues", "x-hub-signature-256": signature }), notUtf8);
     assert.equal(f.seq(), seq);
     // the link page's form: percent-encoded bytes that are not UTF-8
-    const form = await fetch(`${f.url}/c/1/x`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: Buffer.from("text=%FF%FE") });
+    const form = await fetch(`${f.url}/c/1/x`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new Uint8Array(Buffer.from("text=%FF%FE")) });
     assert.equal(form.status, 404, "an unknown link is refused before its body is read");
     await f.call("POST", "/v1/events", f.keys.source, { id: "l1", type: "alert.x" });
     const job = (await f.call("GET", "/v1/work?claim=l", f.keys.worker)).body.job;
     await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Q", options: ["a", "b"] }] });
     const card = (await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card;
-    const answer = (body: string) => fetch(card.link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: Buffer.from(body), redirect: "manual" });
+    const answer = (body: string) => fetch(card.link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new Uint8Array(Buffer.from(body)), redirect: "manual" });
     const bad = await answer("text=%FF%FE");
     assert.equal(bad.status, 400);
     assert.match(await bad.text(), /the request body is not valid UTF-8/);
     const bidi = await answer("text=" + encodeURIComponent("ok \u202e gnp.exe"));
     assert.equal(bidi.status, 400);
-    assert.match(await bidi.text(), /text: no control characters/);
+    assert.match(await bidi.text(), /text: wrong format, expected no control characters except line breaks and tabs/);
     assert.equal((await f.call("GET", "/v1/state", f.keys.owner)).body.cards[0].state, "open", "nothing answered");
     assert.equal((await answer("text=" + encodeURIComponent("fine, thanks"))).status, 303);
   } finally {

@@ -6,10 +6,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, makeHome, serveProcess, until } from "./helpers.js";
-import { Supervisor } from "../src/host/supervise.js";
+import { Supervisor } from "../src/worker/loops.js";
 
 test("a loop that throws or returns is logged and restarted with a doubling delay up to the largest; stop() ends it", async () => {
   const lines: string[] = [];
@@ -39,11 +39,11 @@ test("a loop that ran long enough without failing starts again from the first de
   const lines: string[] = [];
   const sup = new Supervisor((l) => lines.push(l));
   let starts = 0;
-  sup.start("loop b", async () => {
+  sup.start("loop b", async (signal) => {
     starts++;
     if (starts === 3) await new Promise((r) => setTimeout(r, 120));
     if (starts <= 4) throw new Error(`fail ${starts}`);
-    await new Promise(() => {});
+    await new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
   }, { restartFirstMs: 10, restartMaxMs: 1000, stableMs: 100 });
   await until(() => starts === 5, 5000, "the fifth start");
   await sup.stop();
@@ -84,7 +84,7 @@ export default async function ({ hub, options, signal }) {
 `);
   const hub = await serveProcess(dir);
   try {
-    await until(() => readFileSync(counter, "utf8") === "4", 30_000, `the channel's fourth start (output: ${hub.output()})`);
+    await until(() => existsSync(counter) && readFileSync(counter, "utf8") === "4", 30_000, `the channel's fourth start (output: ${hub.output()})`);
     const out = hub.output();
     assert.match(out, /^channel boom: uncaught exception: Error: async boom\n {4}at /m);
     assert.match(out, /^channel boom: unhandled rejection: Error: unhandled boom\n {4}at /m);

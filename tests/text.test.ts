@@ -13,7 +13,7 @@ import { definitions, linePattern, textPattern } from "../src/protocol/schema.js
 import { validatedNames } from "../scripts/validators.js";
 import { check } from "../src/protocol/validate.js";
 import { parseReceipt } from "../src/worker/receipt.js";
-import { isOldKeyName, parseRules } from "../src/kernel/rules.js";
+import { isName, isOldKeyName, parseRules } from "../src/kernel/rules.js";
 import { baseRules, hubFixture, untilLatestRun } from "./helpers.js";
 
 /** Every kind refused everywhere, with a name for failure messages. */
@@ -59,23 +59,24 @@ test("every string field of every /v1 input refuses C1 controls, bidi controls a
   assert.ok(fields > 40, `${fields} string fields`);
 });
 
-test("the refusal names the field and says what is refused, in both languages", () => {
-  assert.deepEqual(check("EventIn", { id: "a\u202eb", type: "x" }, "en"), { ok: false, error: "id: no control characters or bidirectional controls" });
-  assert.deepEqual(check("Result", { outcome: "done", ask: [{ title: "Q", options: ["a", "b\u0085"] }] }, "en"), { ok: false, error: "ask[0].options[1]: no control characters or bidirectional controls" });
-  assert.deepEqual(check("Answer", { text: "x\u2066" }, "en"), { ok: false, error: "text: no control characters or bidirectional controls except line breaks and tabs" });
+test("the refusal names the field, as for other control characters", () => {
+  assert.deepEqual(check("EventIn", { id: "a\u202eb", type: "x" }, "en"), { ok: false, error: "id: wrong format, expected no control characters" });
+  assert.deepEqual(check("Result", { outcome: "done", ask: [{ title: "Q", options: ["a", "b\u0085"] }] }, "en"), { ok: false, error: "ask[0].options[1]: wrong format, expected no control characters" });
+  assert.deepEqual(check("Answer", { text: "x\u2066" }, "en"), { ok: false, error: "text: wrong format, expected no control characters except line breaks and tabs" });
   assert.equal(check("EventIn", { id: `${kept}`, type: "x", detail: `${kept}\nline two` }, "en").ok, true);
   const receipt = parseReceipt(JSON.stringify({ notice: [{ title: "\u2067hidden" }] }), "en");
-  assert.deepEqual(receipt, { ok: false, error: "receipt: notice[0].title: no control characters or bidirectional controls" });
+  assert.deepEqual(receipt, { ok: false, error: "receipt: notice[0].title: wrong format, expected no control characters" });
 });
 
-test("names in rules.json and key names refuse the same characters", () => {
+test("names in rules.json refuse the same characters; new key names are ASCII, and old keys with such names stay removable", () => {
   for (const [what, ch] of refused) {
     const r = parseRules(JSON.stringify({ ...baseRules, rules: [{ ...baseRules.rules[0], name: `a${ch}b` }] }), { timezone: "UTC" });
     assert.equal(r.ok, false, `a rule name with ${what}`);
-    assert.equal(isOldKeyName(`a${ch}b`), false, `a key name with ${what}`);
+    assert.equal(isName(`a${ch}b`), false, `a new key name with ${what}`);
   }
-  assert.equal(isOldKeyName("a\u2028b"), false);
-  assert.equal(isOldKeyName("ok 中文"), true);
+  const display = parseRules(JSON.stringify({ ...baseRules, sources: { shop: { name: "Shop\u202e" } } }), { timezone: "UTC" });
+  assert.equal(display.ok, false, "a display name");
+  assert.equal(isOldKeyName("a\u202eb"), true, "a key made before names were checked can still be removed");
 });
 
 test("over HTTP: refused with 400 naming the field, nothing recorded — body fields, the claim id and key names", async () => {
@@ -83,12 +84,12 @@ test("over HTTP: refused with 400 naming the field, nothing recorded — body fi
   try {
     const seq = f.seq();
     const ev = await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x", summary: "pay \u202egnp.exe" });
-    assert.deepEqual([ev.status, ev.body], [400, { error: "summary: no control characters or bidirectional controls" }]);
+    assert.deepEqual([ev.status, ev.body], [400, { error: "summary: wrong format, expected no control characters" }]);
     const tell = await f.call("POST", "/v1/tell", f.keys.source, { key: "k", text: "\u009b31mred" });
-    assert.deepEqual([tell.status, tell.body], [400, { error: "text: no control characters or bidirectional controls except line breaks and tabs" }]);
+    assert.deepEqual([tell.status, tell.body], [400, { error: "text: wrong format, expected no control characters except line breaks and tabs" }]);
     const claim = await f.call("GET", `/v1/work?claim=${encodeURIComponent("c\u2066")}`, f.keys.worker);
     assert.deepEqual([claim.status, claim.body], [400, { error: "claim: no control characters" }]);
-    const key = await f.call("DELETE", `/v1/keys/source/${encodeURIComponent("x\u202e")}`, f.keys.owner);
+    const key = await f.call("POST", `/v1/keys/source/${encodeURIComponent("x\u202e")}`, f.keys.owner);
     assert.equal(key.status, 400);
     assert.equal(f.seq(), seq);
   } finally {

@@ -81,8 +81,17 @@ export const runOutputKeepMs = 14 * 24 * 60 * 60_000;
 /** Worker: a receipt is rewritten at most this many times. */
 export const receiptRewritesMax = 2;
 
-/** Channels: a channel plugin that returned or threw is restarted after this long. */
+/** Feishu: a long connection the SDK gave up on is started again after this long (the channel goes on sending). */
 export const channelRestartDelayMs = 30_000;
+
+/**
+ * Supervised loops (the local worker, channels; src/worker/loops.ts): a loop that threw, returned or was faulted by an
+ * uncaught error is started again after this long, doubling up to `loopRestartMaxMs`.
+ */
+export const loopRestartFirstMs = 1_000;
+export const loopRestartMaxMs = 5 * 60_000;
+/** Supervised loops: one that ran this long before failing starts again from `loopRestartFirstMs`. */
+export const loopStableMs = 60_000;
 
 /**
  * HTTP edge (issue 14): a request's headers must arrive within this long of the connection's first byte or of the

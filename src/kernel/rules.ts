@@ -5,6 +5,7 @@
 import { parseTree, findNodeAtLocation, getNodeValue, printParseErrorCode, type ParseError, type JSONPath, type Node } from "jsonc-parser";
 import { Cron } from "croner";
 import { own } from "./own.js";
+import { lineForbidden } from "./text.js";
 
 export type Access = "read" | "edit" | "full";
 export type Tell = "always" | "needed" | "never";
@@ -48,8 +49,10 @@ export const scheduleSource = "schedule";
 export const elsewhereSource = "elsewhere";
 /** Names of sources, agents, channels, workers: what a key name and a URL segment can carry. */
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
-/** Control characters, as the protocol's "no control characters" fields define them. */
-const controlCharacter = /[\u0000-\u001f\u007f]/;
+/** Control characters, as the protocol's "no control characters" fields define them (src/kernel/text.ts). */
+const controlCharacter = lineForbidden;
+/** What key names refused before names followed `isName` (C0 and DEL only): such keys must stay removable. */
+const oldControlCharacter = /[\u0000-\u001f\u007f]/;
 
 /** Whether `name` can name a source, agent, channel, worker or key: letters, digits, _ . -, at most 100, starting with a letter or digit. */
 export function isName(name: string): boolean {
@@ -61,7 +64,7 @@ export function isName(name: string): boolean {
  * points without control characters or "/", and must stay removable.
  */
 export function isOldKeyName(name: string): boolean {
-  return name !== "" && [...name].length <= 100 && !controlCharacter.test(name) && !name.includes("/");
+  return name !== "" && [...name].length <= 100 && !oldControlCharacter.test(name) && !name.includes("/");
 }
 
 /**

@@ -17,6 +17,7 @@ import { readExit, readFrom, readPids, processAlive, sleep, startSupervised, sto
 import type { AgentPlugin, AgentRead, Turn, Usage } from "./agents.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runOutputKeepMs } from "../kernel/limits.js";
+import { neutralise } from "../kernel/text.js";
 
 /** 接一个新 Agent: after `finished`, a process still there 30 s later is stopped. */
 const finishedGraceMs = 30_000;
@@ -257,7 +258,7 @@ export class Worker {
     if (msg.error) body.error = msg.error;
     const notice = [...(msg.receipt.notice ?? [])];
     if (receiptError) {
-      notice.push({ title: t(lang, "card.receipt.title", { run: job.run }), text: `${receiptError}\n${join(dir, String(launch), "stdout")}` });
+      notice.push({ title: t(lang, "card.receipt.title", { run: job.run }), text: neutralise(`${receiptError}\n${join(dir, String(launch), "stdout")}`, false) });
     }
     if (msg.outcome === "failed") {
       if (notice.length) body.notice = notice;
@@ -365,6 +366,8 @@ export class Worker {
     if (this.stopped) throw new Halted();
     if (body.usage && Object.keys(body.usage as object).length === 0) delete body.usage;
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+    // An agent's words and errors may hold characters the hub refuses (src/kernel/text.ts): removed, not refused.
+    for (const k of ["summary", "error"]) if (typeof body[k] === "string") body[k] = neutralise(body[k] as string, false);
     writeFileSync(join(dir, "result.json"), JSON.stringify(body), { mode: 0o600 });
     for (let wait = 1000; ; wait = Math.min(wait * 2, 30_000)) {
       try {
