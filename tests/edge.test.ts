@@ -133,6 +133,22 @@ test("connections without a key are capped per address; keyed workers and channe
   }
 });
 
+test("a burst of keyed clients on one address, far over the cap, is not cut before its keys are seen", async () => {
+  const f = await hubFixture(baseRules, {}, "", { limits: { anonymousConnectionsPerAddressMax: 8 } });
+  const raws: Raw[] = [];
+  try {
+    // 50 connections at once (a proxy, many channels), each sending its keyed request a round trip after connecting
+    raws.push(...(await Promise.all(Array.from({ length: 50 }, () => open(f.url)))));
+    await new Promise((r) => setTimeout(r, 250));
+    for (const r of raws) r.socket.write(`GET /v1/cards/next?wait=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${f.keys.channel}\r\n\r\n`);
+    await until(() => raws.every((r) => r.status() !== null || r.closed()), 10_000, "every poll to be answered");
+    assert.deepEqual(raws.map((r) => r.status()), Array(50).fill(200));
+  } finally {
+    for (const r of raws) r.socket.destroy();
+    await f.close();
+  }
+});
+
 test("a body that is not UTF-8 is refused with 400 and records nothing: two different ids cannot collide as duplicates", async () => {
   const f = await hubFixture(ghRules, {}, `AGENT_AUTOLOOP_SECRET_GH="${secret}"\n`);
   try {

@@ -19,6 +19,7 @@ export interface EdgeLimits {
   timeoutCheckIntervalMs: number;
   anonymousConnectionsPerAddressMax: number;
   anonymousConnectionsMax: number;
+  silentConnectionGraceMs: number;
 }
 
 export const edgeLimits: EdgeLimits = {
@@ -27,6 +28,7 @@ export const edgeLimits: EdgeLimits = {
   timeoutCheckIntervalMs: L.timeoutCheckIntervalMs,
   anonymousConnectionsPerAddressMax: L.anonymousConnectionsPerAddressMax,
   anonymousConnectionsMax: L.anonymousConnectionsMax,
+  silentConnectionGraceMs: L.silentConnectionGraceMs,
 };
 
 /**
@@ -60,22 +62,26 @@ export function keyedRequest(hub: Hub): (req: IncomingMessage) => boolean {
 interface Connection {
   socket: Socket;
   address: string;
+  /** When it was accepted (ms, performance clock). */
+  openedAt: number;
   /** Its current or last request carried a valid key: not counted. */
   keyed: boolean;
-  /** It sent a request without a key (closed before ones that have not spoken yet). */
+  /** It sent a request without a key. */
   spoke: boolean;
 }
 
 /**
- * Caps the connections without a key: a new connection, or a request without a key, that puts an address (or all
- * addresses) over its cap closes the oldest other such connection there — one that already sent a request without a
- * key first, else one that has not spoken yet (a worker's new connection is the newest, so it is the last to go).
- * A held long poll or stream with a key is never closed.
+ * Caps the connections without a key: when an address (or all addresses together) is over its cap, its oldest
+ * connections that may be closed are closed until it is not: those that sent a request without a key, and those
+ * that sent nothing for `silentConnectionGraceMs` (a client that just connected gets that long to send its headers,
+ * so a burst of keyed clients on one address is not cut before it could show its keys). A connection whose request
+ * carries a valid key or run token is never counted, so a held long poll or stream with a key is never closed.
  */
 export function guardConnections(server: Server, isKeyed: (req: IncomingMessage) => boolean, limits: EdgeLimits): void {
   const byAddress = new Map<string, Set<Connection>>();
   const all = new Set<Connection>();
   const bySocket = new WeakMap<Socket, Connection>();
+  let recheck: NodeJS.Timeout | null = null;
   const count = (c: Connection) => {
     let set = byAddress.get(c.address);
     if (!set) byAddress.set(c.address, (set = new Set()));
@@ -88,32 +94,40 @@ export function guardConnections(server: Server, isKeyed: (req: IncomingMessage)
     if (set?.size === 0) byAddress.delete(c.address);
     all.delete(c);
   };
-  /** Closes the oldest connection of `set` other than `keep`, preferring one that spoke; false when there is none. */
-  const closeOldest = (set: Set<Connection>, keep: Connection): boolean => {
-    let pick: Connection | undefined;
-    for (const c of set) {
-      if (c === keep) continue;
-      if (c.spoke) {
-        pick = c;
-        break;
-      }
-      pick ??= c;
+  /** Closes the oldest connections of `set` that may be closed until it holds `max`; true when some young ones had to stay. */
+  const trim = (set: Set<Connection>, max: number, now: number): boolean => {
+    if (set.size <= max) return false;
+    for (const c of [...set]) {
+      if (set.size <= max) return false;
+      if (!c.spoke && now - c.openedAt < limits.silentConnectionGraceMs) continue;
+      uncount(c);
+      c.socket.destroy();
     }
-    if (!pick) return false;
-    uncount(pick);
-    pick.socket.destroy();
-    return true;
+    return set.size > max;
   };
-  const enforce = (c: Connection) => {
-    while ((byAddress.get(c.address)?.size ?? 0) > limits.anonymousConnectionsPerAddressMax && closeOldest(byAddress.get(c.address)!, c));
-    while (all.size > limits.anonymousConnectionsMax && closeOldest(all, c));
+  const enforce = (address: string) => {
+    const now = performance.now();
+    const set = byAddress.get(address);
+    const addressWaits = set ? trim(set, limits.anonymousConnectionsPerAddressMax, now) : false;
+    const allWait = trim(all, limits.anonymousConnectionsMax, now);
+    const waiting = addressWaits || allWait;
+    if (waiting && !recheck) {
+      recheck = setTimeout(() => {
+        recheck = null;
+        for (const a of [...byAddress.keys()]) enforce(a);
+      }, limits.silentConnectionGraceMs);
+      recheck.unref();
+    }
   };
   server.on("connection", (socket: Socket) => {
-    const c: Connection = { socket, address: socket.remoteAddress ?? "", keyed: false, spoke: false };
+    const c: Connection = { socket, address: socket.remoteAddress ?? "", openedAt: performance.now(), keyed: false, spoke: false };
     bySocket.set(socket, c);
     count(c);
-    enforce(c);
+    enforce(c.address);
     socket.once("close", () => uncount(c));
+  });
+  server.once("close", () => {
+    if (recheck) clearTimeout(recheck);
   });
   server.prependListener("request", (req: IncomingMessage) => {
     const c = bySocket.get(req.socket);
@@ -126,6 +140,6 @@ export function guardConnections(server: Server, isKeyed: (req: IncomingMessage)
     c.keyed = false;
     c.spoke = true;
     count(c);
-    enforce(c);
+    enforce(c.address);
   });
 }

@@ -103,9 +103,12 @@ export const requestBodyTimeoutMs = 30_000;
 /** HTTP edge: how often the server looks for requests over the two limits above (their precision). */
 export const timeoutCheckIntervalMs = 1_000;
 /**
- * HTTP edge: connections whose current or last request carried no valid key or run token, per client address. A new
- * one over the cap closes the oldest such connection, one that sent a request without a key first.
+ * HTTP edge: connections whose current or last request carried no valid key or run token, per client address. Over
+ * the cap the oldest such connections are closed: those that sent a request without a key, and those silent for
+ * `silentConnectionGraceMs`.
  */
 export const anonymousConnectionsPerAddressMax = 64;
 /** HTTP edge: the same over all addresses together. */
 export const anonymousConnectionsMax = 512;
+/** HTTP edge: a new connection may send nothing this long before it counts as one the caps may close. */
+export const silentConnectionGraceMs = 500;
