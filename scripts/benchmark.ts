@@ -9,6 +9,8 @@
  * - claim latency p50/p99 (claim + result of a queued run)
  * - with BENCH_QUEUE (default 5,000) queued runs and a ~4.4 KB rules file: blocked-heartbeat p50/p99, CPU per
  *   heartbeat, facts written meanwhile
+ * - under the slow-body attack of issue 14 (2,000 connections without a key, a byte a second, beside the 1,000 held
+ *   long polls): GET /v1/health p50/p99 on new connections, claim latency, connections still held, RSS, descriptors
  * - simulation steps/s
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
@@ -18,7 +20,7 @@ import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/h
 import { registerKeysLocally } from "../src/host/serve.js";
 import { simulate } from "../sim/simulation.js";
 import { spawnHub } from "../sim/hub-process.js";
-import { call, cpuMs, machine, median, pct, statusMb, stopHub as stop } from "./measure.js";
+import { call, cpuMs, healthMs, machine, median, openFds, pct, slowBodyAttack, statusMb, stopHub as stop } from "./measure.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
 
@@ -110,6 +112,24 @@ async function main(): Promise<void> {
     const polls = Array.from({ length: 1000 }, (_, i) => fetch(`${hub.url}/v1/cards/next?wait=50`, { headers: { authorization: `Bearer ${keys.channel}` }, signal: ac.signal }).catch(() => null));
     await new Promise((r) => setTimeout(r, 3000));
     say("RSS with 1,000 held long polls", `${statusMb(hub.child.pid!).toFixed(1)} MB`);
+
+    // the slow-body attack of issue 14, beside the held long polls (keyed: never counted against the caps)
+    const attack = await slowBodyAttack(hub.url, 2000);
+    await new Promise((r) => setTimeout(r, 2000));
+    const health: number[] = [];
+    for (let i = 0; i < 100; i++) health.push(await healthMs(hub.url));
+    say("GET /v1/health p50 / p99 under a slow-body attack of 2,000 connections", `${median(health).toFixed(2)} / ${pct(health, 0.99).toFixed(2)} ms`);
+    for (let i = 0; i < 50; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `a${i}`, type: "job.x", subject: `a${i}` });
+    const attacked: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const t = performance.now();
+      const w = await call(hub.url, keys.worker, "GET", `/v1/work?claim=at${i}&capacity=1`);
+      attacked.push(performance.now() - t);
+      if (w.job) await call(hub.url, w.job.token, "POST", `/v1/runs/${w.job.run}/result`, { outcome: "nothing" });
+    }
+    say("claim latency p50 / p99 under that attack", `${median(attacked).toFixed(2)} / ${pct(attacked, 0.99).toFixed(2)} ms`);
+    say("attack connections the hub still holds / its descriptors / RSS", `${attack.open()} / ${openFds(hub.child.pid!)} / ${statusMb(hub.child.pid!).toFixed(1)} MB`);
+    attack.stop();
 
     // deep queue: blocked heartbeats
     for (let i = 0; i < queueDepth; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `d${i}`, type: "job.deep", subject: `d${i}` });

@@ -124,7 +124,7 @@ test("connections without a key are capped per address; keyed workers and channe
     assert.equal(got.body.job.rule.name, "alerts");
     assert.deepEqual(await next, { status: 200, body: { card: null } });
     await until(() => raws.filter((r) => !r.closed()).length <= cap, 5000, "the cap to hold");
-    // connections that sent a request without a key go before ones that have not spoken yet
+    // a request without a key that is refused before its body is closed with its body unread
     const anon = await open(f.url, partial("POST", "/v1/in/nosuch", {}, 10, ""));
     await until(() => anon.closed(), 5000, "the refused request's connection to close");
   } finally {

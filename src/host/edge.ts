@@ -4,7 +4,7 @@
  * address with whoever else runs on the machine (127.0.0.1), so a request whose headers carry a valid key or run
  * token takes its connection out of the count: a flood without keys cannot lock out the hub's own worker.
  */
-import type { IncomingMessage, Server, ServerOptions } from "node:http";
+import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Hub } from "./hub.js";
 import { bearerOf, runTokenValid } from "./http.js";
@@ -62,20 +62,27 @@ export function keyedRequest(hub: Hub): (req: IncomingMessage) => boolean {
 interface Connection {
   socket: Socket;
   address: string;
-  /** When it was accepted (ms, performance clock). */
-  openedAt: number;
+  /** silent: accepted, no request yet; receiving: a request without a key is being received or answered; idle: between requests. */
+  state: "silent" | "receiving" | "idle";
+  /** When it entered that state (ms, performance clock). */
+  since: number;
+  /**
+   * The event loop has polled its socket at least once since it was accepted: bytes its client had sent by then were
+   * read (and a request in them seen). Until then a busy hub, not the client, may be why it looks silent.
+   */
+  polled: boolean;
   /** Its current or last request carried a valid key: not counted. */
   keyed: boolean;
-  /** It sent a request without a key. */
-  spoke: boolean;
 }
 
 /**
  * Caps the connections without a key: when an address (or all addresses together) is over its cap, its oldest
- * connections that may be closed are closed until it is not: those that sent a request without a key, and those
- * that sent nothing for `silentConnectionGraceMs` (a client that just connected gets that long to send its headers,
- * so a burst of keyed clients on one address is not cut before it could show its keys). A connection whose request
- * carries a valid key or run token is never counted, so a held long poll or stream with a key is never closed.
+ * connections that may be closed are closed until it is not. Those are: idle ones (between requests); silent ones
+ * that sent nothing for `silentConnectionGraceMs` and whose socket the event loop has read since (a hub busy with a
+ * burst has not looked at it yet); and ones whose request without a key has been arriving or waiting for its
+ * answer that long (a slow body). A client that just connected, or just started a request, is never cut: a burst
+ * of keyed clients on one address shows its keys first. A connection whose request carries a valid key or run token
+ * is never counted, so a held long poll or stream with a key is never closed.
  */
 export function guardConnections(server: Server, isKeyed: (req: IncomingMessage) => boolean, limits: EdgeLimits): void {
   const byAddress = new Map<string, Set<Connection>>();
@@ -94,12 +101,14 @@ export function guardConnections(server: Server, isKeyed: (req: IncomingMessage)
     if (set?.size === 0) byAddress.delete(c.address);
     all.delete(c);
   };
-  /** Closes the oldest connections of `set` that may be closed until it holds `max`; true when some young ones had to stay. */
+  const closable = (c: Connection, now: number) =>
+    c.state === "idle" || (now - c.since >= limits.silentConnectionGraceMs && (c.state === "receiving" || c.polled));
+  /** Closes the oldest closable connections of `set` until it holds `max`; true when it is still over (young ones stay). */
   const trim = (set: Set<Connection>, max: number, now: number): boolean => {
     if (set.size <= max) return false;
     for (const c of [...set]) {
       if (set.size <= max) return false;
-      if (!c.spoke && now - c.openedAt < limits.silentConnectionGraceMs) continue;
+      if (!closable(c, now)) continue;
       uncount(c);
       c.socket.destroy();
     }
@@ -110,8 +119,7 @@ export function guardConnections(server: Server, isKeyed: (req: IncomingMessage)
     const set = byAddress.get(address);
     const addressWaits = set ? trim(set, limits.anonymousConnectionsPerAddressMax, now) : false;
     const allWait = trim(all, limits.anonymousConnectionsMax, now);
-    const waiting = addressWaits || allWait;
-    if (waiting && !recheck) {
+    if ((addressWaits || allWait) && !recheck) {
       recheck = setTimeout(() => {
         recheck = null;
         for (const a of [...byAddress.keys()]) enforce(a);
@@ -120,8 +128,10 @@ export function guardConnections(server: Server, isKeyed: (req: IncomingMessage)
     }
   };
   server.on("connection", (socket: Socket) => {
-    const c: Connection = { socket, address: socket.remoteAddress ?? "", openedAt: performance.now(), keyed: false, spoke: false };
+    const c: Connection = { socket, address: socket.remoteAddress ?? "", state: "silent", since: performance.now(), polled: false, keyed: false };
     bySocket.set(socket, c);
+    // Accepted in this turn's poll phase; an immediate queued from an immediate runs after the next poll phase.
+    setImmediate(() => setImmediate(() => (c.polled = true)));
     count(c);
     enforce(c.address);
     socket.once("close", () => uncount(c));
@@ -129,7 +139,7 @@ export function guardConnections(server: Server, isKeyed: (req: IncomingMessage)
   server.once("close", () => {
     if (recheck) clearTimeout(recheck);
   });
-  server.prependListener("request", (req: IncomingMessage) => {
+  server.prependListener("request", (req: IncomingMessage, res: ServerResponse) => {
     const c = bySocket.get(req.socket);
     if (!c || c.socket.destroyed) return;
     if (isKeyed(req)) {
@@ -138,7 +148,14 @@ export function guardConnections(server: Server, isKeyed: (req: IncomingMessage)
       return;
     }
     c.keyed = false;
-    c.spoke = true;
+    c.state = "receiving";
+    c.since = performance.now();
+    res.once("finish", () => {
+      if (c.state === "receiving" && !c.keyed) {
+        c.state = "idle";
+        c.since = performance.now();
+      }
+    });
     count(c);
     enforce(c.address);
   });

@@ -111,4 +111,4 @@ export const anonymousConnectionsPerAddressMax = 64;
 /** HTTP edge: the same over all addresses together. */
 export const anonymousConnectionsMax = 512;
 /** HTTP edge: a new connection may send nothing this long before it counts as one the caps may close. */
-export const silentConnectionGraceMs = 500;
+export const silentConnectionGraceMs = 2_000;
