@@ -58,6 +58,18 @@ function setup(): { dir: string; keys: { source: string; worker: string; owner: 
   return { dir, keys };
 }
 
+/** Claims `n` queued runs one by one (claim ids `<prefix><i>`) and finishes each; the claim times in ms. */
+async function claimLatencies(url: string, workerKey: string, prefix: string, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const w = await call(url, workerKey, "GET", `/v1/work?claim=${prefix}${i}&capacity=1`);
+    out.push(performance.now() - t);
+    if (w.job) await call(url, w.job.token, "POST", `/v1/runs/${w.job.run}/result`, { outcome: "nothing" });
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   const out: [string, string][] = [];
   const say = (k: string, v: string) => {
@@ -98,13 +110,7 @@ async function main(): Promise<void> {
 
     // claim latency: queue runs, claim and finish them one by one
     for (let i = 0; i < 300; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `q${i}`, type: "job.x", subject: `s${i}` });
-    const claims: number[] = [];
-    for (let i = 0; i < 300; i++) {
-      const t = performance.now();
-      const w = await call(hub.url, keys.worker, "GET", `/v1/work?claim=cl${i}&capacity=1`);
-      claims.push(performance.now() - t);
-      if (w.job) await call(hub.url, w.job.token, "POST", `/v1/runs/${w.job.run}/result`, { outcome: "nothing" });
-    }
+    const claims = await claimLatencies(hub.url, keys.worker, "cl", 300);
     say("claim latency p50 / p99 (GET /v1/work, a queued run)", `${median(claims).toFixed(2)} / ${pct(claims, 0.99).toFixed(2)} ms`);
 
     // 1,000 held long polls
@@ -120,13 +126,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 100; i++) health.push(await healthMs(hub.url));
     say("GET /v1/health p50 / p99 under a slow-body attack of 2,000 connections", `${median(health).toFixed(2)} / ${pct(health, 0.99).toFixed(2)} ms`);
     for (let i = 0; i < 50; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `a${i}`, type: "job.x", subject: `a${i}` });
-    const attacked: number[] = [];
-    for (let i = 0; i < 50; i++) {
-      const t = performance.now();
-      const w = await call(hub.url, keys.worker, "GET", `/v1/work?claim=at${i}&capacity=1`);
-      attacked.push(performance.now() - t);
-      if (w.job) await call(hub.url, w.job.token, "POST", `/v1/runs/${w.job.run}/result`, { outcome: "nothing" });
-    }
+    const attacked = await claimLatencies(hub.url, keys.worker, "at", 50);
     say("claim latency p50 / p99 under that attack", `${median(attacked).toFixed(2)} / ${pct(attacked, 0.99).toFixed(2)} ms`);
     say("attack connections the hub still holds / its descriptors / RSS", `${attack.open()} / ${openFds(hub.child.pid!)} / ${statusMb(hub.child.pid!).toFixed(1)} MB`);
     attack.stop();
