@@ -14,6 +14,7 @@ import { validatedNames } from "../scripts/validators.js";
 import { check } from "../src/protocol/validate.js";
 import { parseReceipt } from "../src/worker/receipt.js";
 import { isName, isOldKeyName, parseRules } from "../src/kernel/rules.js";
+import { neutralise } from "../src/kernel/text.js";
 import { baseRules, hubFixture, untilLatestRun } from "./helpers.js";
 
 /** Every kind refused everywhere, with a name for failure messages. */
@@ -77,6 +78,15 @@ test("names in rules.json refuse the same characters; new key names are ASCII, a
   const display = parseRules(JSON.stringify({ ...baseRules, sources: { shop: { name: "Shop\u202e" } } }), { timezone: "UTC" });
   assert.equal(display.ok, false, "a display name");
   assert.equal(isOldKeyName("a\u202eb"), true, "a key made before names were checked can still be removed");
+});
+
+test("neutralise removes what is refused; in one-line text a run of line breaks, tabs and separators becomes one space", () => {
+  const all = refused.map(([, ch]) => ch).join("-"); // apart: "\ud800\udfff" together would be a pair
+  assert.equal(neutralise(`a${all}b\u0007\u001b[31m`, false), `a${"-".repeat(refused.length - 1)}b[31m`);
+  assert.equal(neutralise("one\r\n\ttwo\u2028\u2029three\u0085four", true), "one two three four");
+  assert.equal(neutralise("keep\nlines\tand tabs\u2028", false), "keep\nlines\tand tabs\u2028");
+  assert.equal(neutralise(kept, true), kept);
+  assert.equal(neutralise("👩‍💻\ud83d", true), "👩‍💻", "a lone surrogate goes, a pair stays");
 });
 
 test("over HTTP: refused with 400 naming the field, nothing recorded — body fields, the claim id and key names", async () => {

@@ -45,7 +45,7 @@ export function bearerOf(authorization: string | null | undefined): string | nul
   return m ? m[1]! : null;
 }
 
-/** The run of a `/v1/runs/<id>/started|result` path and the token given for it, when that token is the run's current one. */
+/** Whether `token` is the current token of run `run` (constant-time; false for a run that does not exist). */
 export function runTokenValid(hub: Hub, run: number, token: string): boolean {
   const row = hub.store.view.get<RunRow>("runs", run);
   return row !== undefined && runTokenMatches(hub.env.master, row, token);
@@ -153,8 +153,9 @@ export function createApp(hub: Hub): Hono {
   function runGate(c: Context, run: number | null): Response | null {
     const token = bearer(c.req.raw);
     if (!token) return fail(c, 401, t(lang, "auth.missing"));
-    if (run === null || !hub.store.view.get<RunRow>("runs", run)) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") ?? "" }));
-    if (!runTokenValid(hub, run, token)) return fail(c, 403, t(lang, "auth.token"));
+    const row = run === null ? undefined : hub.store.view.get<RunRow>("runs", run);
+    if (!row) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") ?? "" }));
+    if (!runTokenMatches(hub.env.master, row, token)) return fail(c, 403, t(lang, "auth.token"));
     return null;
   }
 

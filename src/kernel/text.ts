@@ -17,8 +17,6 @@ export const lineForbiddenClass = "\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\
 
 /** Matches a character one-line text may not hold. */
 export const lineForbidden = new RegExp(`[${lineForbiddenClass}]`, "u");
-/** Matches a character free text may not hold. */
-export const textForbidden = new RegExp(`[${textForbiddenClass}]`, "u");
 
 /**
  * Text relayed from elsewhere made acceptable instead of refused (a webhook's issue title, an agent's last words):
