@@ -1,7 +1,9 @@
 /**
  * The /v1 HTTP adapter (protocol.md): turns web Requests into kernel inputs and decisions into JSON answers.
- * Handlers take a web `Request` (Hono); the Node server is a thin edge. Every rejection is a 4xx JSON
- * `{ "error": "…" }` naming the field, and leaves no fact behind. Bodies over 1 MiB get 413 unread.
+ * Handlers take a web `Request` (Hono); the Node server is a thin edge (src/host/edge.ts: timeouts and connection
+ * caps). Every rejection is a 4xx JSON `{ "error": "…" }` naming the field, and leaves no fact behind. Bodies over
+ * 1 MiB get 413 unread; a body that is not UTF-8 gets 400. A credential in the path or headers (key, run token, card
+ * link, webhook source and signature header) is checked before the body is read; no credential at all is 401.
  */
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
