@@ -47,6 +47,7 @@ export default {
       "tests/permissions.test.ts",
       "tests/runs.test.ts",
       "tests/rules.test.ts",
+      "tests/text.test.ts",
       "sim/proof.test.ts",
     ],
     nodeArgs: ["--import", "tsx", "--test-reporter=tap"],

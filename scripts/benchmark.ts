@@ -11,6 +11,8 @@
  *   heartbeat, facts written meanwhile
  * - idle CPU over 30 s of a hub whose 10 cards wait for channels that do not poll and 10 for a webhook that fails
  *   (`npm run benchmark -- idle` measures only this)
+ * - under the slow-body attack of issue 14 (2,000 connections without a key, a byte a second, beside the 1,000 held
+ *   long polls): GET /v1/health p50/p99 on new connections, claim latency, connections still held, RSS, descriptors
  * - simulation steps/s
  * - the hub's event-loop delay while its in-process worker watches an agent printing 100 MB (scripts/output-watch.ts)
  */
@@ -22,7 +24,7 @@ import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/h
 import { registerKeysLocally } from "../src/host/serve.js";
 import { simulate } from "../sim/simulation.js";
 import { spawnHub } from "../sim/hub-process.js";
-import { call, cpuMs, machine, median, pct, statusMb, stopHub as stop } from "./measure.js";
+import { call, cpuMs, healthMs, machine, median, openFds, pct, slowBodyAttack, statusMb, stopHub as stop } from "./measure.js";
 import { measureOutputWatch } from "./output-watch.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
@@ -114,6 +116,18 @@ async function idleWithUndeliveredCards(): Promise<void> {
   }
 }
 
+/** Claims `n` queued runs one by one (claim ids `<prefix><i>`) and finishes each; the claim times in ms. */
+async function claimLatencies(url: string, workerKey: string, prefix: string, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const w = await call(url, workerKey, "GET", `/v1/work?claim=${prefix}${i}&capacity=1`);
+    out.push(performance.now() - t);
+    if (w.job) await call(url, w.job.token, "POST", `/v1/runs/${w.job.run}/result`, { outcome: "nothing" });
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   console.log(`machine: ${machine()}`);
   if (process.argv[2] === "idle") return idleWithUndeliveredCards();
@@ -150,13 +164,7 @@ async function main(): Promise<void> {
 
     // claim latency: queue runs, claim and finish them one by one
     for (let i = 0; i < 300; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `q${i}`, type: "job.x", subject: `s${i}` });
-    const claims: number[] = [];
-    for (let i = 0; i < 300; i++) {
-      const t = performance.now();
-      const w = await call(hub.url, keys.worker, "GET", `/v1/work?claim=cl${i}&capacity=1`);
-      claims.push(performance.now() - t);
-      if (w.job) await call(hub.url, w.job.token, "POST", `/v1/runs/${w.job.run}/result`, { outcome: "nothing" });
-    }
+    const claims = await claimLatencies(hub.url, keys.worker, "cl", 300);
     say("claim latency p50 / p99 (GET /v1/work, a queued run)", `${median(claims).toFixed(2)} / ${pct(claims, 0.99).toFixed(2)} ms`);
 
     // 1,000 held long polls
@@ -164,6 +172,18 @@ async function main(): Promise<void> {
     const polls = Array.from({ length: 1000 }, (_, i) => fetch(`${hub.url}/v1/cards/next?wait=50`, { headers: { authorization: `Bearer ${keys.channel}` }, signal: ac.signal }).catch(() => null));
     await new Promise((r) => setTimeout(r, 3000));
     say("RSS with 1,000 held long polls", `${statusMb(hub.child.pid!).toFixed(1)} MB`);
+
+    // the slow-body attack of issue 14, beside the held long polls (keyed: never counted against the caps)
+    const attack = await slowBodyAttack(hub.url, 2000);
+    await new Promise((r) => setTimeout(r, 2000));
+    const health: number[] = [];
+    for (let i = 0; i < 100; i++) health.push(await healthMs(hub.url));
+    say("GET /v1/health p50 / p99 under a slow-body attack of 2,000 connections", `${median(health).toFixed(2)} / ${pct(health, 0.99).toFixed(2)} ms`);
+    for (let i = 0; i < 50; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `a${i}`, type: "job.x", subject: `a${i}` });
+    const attacked = await claimLatencies(hub.url, keys.worker, "at", 50);
+    say("claim latency p50 / p99 under that attack", `${median(attacked).toFixed(2)} / ${pct(attacked, 0.99).toFixed(2)} ms`);
+    say("attack connections the hub still holds / its descriptors / RSS", `${attack.open()} / ${openFds(hub.child.pid!)} / ${statusMb(hub.child.pid!).toFixed(1)} MB`);
+    attack.stop();
 
     // deep queue: blocked heartbeats
     for (let i = 0; i < queueDepth; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `d${i}`, type: "job.deep", subject: `d${i}` });

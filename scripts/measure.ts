@@ -1,9 +1,11 @@
 /**
  * What `npm run benchmark` and `npm run history` share: order statistics, a process's memory and CPU from /proc
- * (Linux), one JSON call over real HTTP, stopping a hub process, and the machine line printed above the figures.
+ * (Linux), one JSON call over real HTTP, stopping a hub process, the machine line printed above the figures, and
+ * the slow-body attack of issue 14.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import http from "node:http";
+import { connect, type Socket } from "node:net";
 import { cpus, totalmem } from "node:os";
 import type { HubProcess } from "../sim/hub-process.js";
 
@@ -69,4 +71,56 @@ export async function stopHub(h: HubProcess, signal: NodeJS.Signals = "SIGKILL")
 /** "2 × <cpu model>, 24 GiB, Node v20…": the machine the figures come from. */
 export function machine(): string {
   return `${cpus().length} × ${cpus()[0]?.model}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+}
+
+/** Open descriptors of a process (Linux /proc). */
+export function openFds(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/**
+ * The slow-body attack of issue 14 from this process: `n` connections without a key, a quarter each sending a card
+ * link's headers, a webhook's headers, half a request line, or nothing; every one then sends a byte a second.
+ * @returns how many of them the hub still holds open, and a stop that closes them all.
+ */
+export async function slowBodyAttack(url: string, n: number): Promise<{ open(): number; stop(): void }> {
+  const u = new URL(url);
+  const heads = [
+    "POST /c/1/x HTTP/1.1\r\nHost: h\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nc",
+    "POST /v1/in/bench HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{",
+    "POST /v1/events HTTP/1.1\r\nHost: h\r\n",
+    "",
+  ];
+  const sockets: { socket: Socket; closed: boolean }[] = [];
+  for (let i = 0; i < n; i++) {
+    await new Promise<void>((resolve) => {
+      const entry = { socket: connect(Number(u.port), u.hostname, () => resolve()), closed: false };
+      entry.socket.on("error", () => resolve());
+      entry.socket.on("close", () => (entry.closed = true));
+      if (heads[i % heads.length]) entry.socket.write(heads[i % heads.length]!);
+      sockets.push(entry);
+    });
+  }
+  const dribble = setInterval(() => {
+    for (const e of sockets) if (!e.closed) e.socket.write("x");
+  }, 1000);
+  return {
+    open: () => sockets.filter((e) => !e.closed).length,
+    stop() {
+      clearInterval(dribble);
+      for (const e of sockets) e.socket.destroy();
+    },
+  };
+}
+
+/** GET /v1/health on a new connection without a key, as an outside monitor asks; resolves with the time taken in ms. */
+export function healthMs(url: string): Promise<number> {
+  const t = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${url}/v1/health`, { agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => (res.statusCode === 200 ? resolve(performance.now() - t) : reject(new Error(`health: ${res.statusCode}`))));
+    });
+    req.on("error", reject);
+  });
 }

@@ -47,3 +47,19 @@ for (const lang of ["en", "zh"] as const) {
     k.close();
   });
 }
+
+test("a run token that is not given at all is 401 (no credential), before the run is looked up; a wrong one stays 403", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  const run = k.claimed("t1");
+  const before = k.store.view.sql("SELECT MAX(seq) AS seq FROM facts").get();
+  for (const id of [run, 999]) {
+    const started = k.commit({ kind: "started", run: id, token: "", session: null, link: null });
+    assert.deepEqual([started.status, started.body], [401, { error: "missing Authorization: Bearer <key>" }]);
+    const result = k.commit({ kind: "result", run: id, token: "", result: { outcome: "done" }, hash: "h" });
+    assert.deepEqual([result.status, result.body], [401, { error: "missing Authorization: Bearer <key>" }]);
+  }
+  const wrong = k.commit({ kind: "result", run, token: "x", result: { outcome: "done" }, hash: "h" });
+  assert.equal(wrong.status, 403);
+  assert.deepEqual(k.store.view.sql("SELECT MAX(seq) AS seq FROM facts").get(), before, "no refusal wrote a fact");
+  k.close();
+});

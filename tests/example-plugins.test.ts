@@ -53,7 +53,9 @@ test("agent-autoloop add installs the example plugins by cloning; they run throu
     void worker.run();
     const body = JSON.stringify({ id: 7, status: "paid" });
     const unsigned = await fetch(`${f.url}/v1/in/orders`, { method: "POST", body });
-    assert.deepEqual([unsigned.status, await unsigned.json()], [401, { error: "bad x-shop-signature" }]);
+    assert.deepEqual([unsigned.status, await unsigned.json()], [401, { error: "not accepted: this address takes only webhooks signed with their source's secret" }], "refused before the body: the plugin declares its signatureHeader");
+    const wrong = await fetch(`${f.url}/v1/in/orders`, { method: "POST", body, headers: { "x-shop-signature": "0".repeat(64) } });
+    assert.deepEqual([wrong.status, await wrong.json()], [401, { error: "bad x-shop-signature" }]);
     const signed = await fetch(`${f.url}/v1/in/orders`, { method: "POST", body, headers: { "x-shop-signature": createHmac("sha256", "shh").update(body).digest("hex") } });
     assert.deepEqual((await signed.json()).events.map((e: any) => e.routed), [["orders"]]);
     const st = await until(async () => {

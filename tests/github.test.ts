@@ -102,8 +102,11 @@ test("tampered, unsigned, wrongly signed and malformed deliveries are refused an
   const seq = f.seq();
   const tampered = await deliver("issues", body.replace(payload.issue.title, "changed"), sign(body));
   assert.deepEqual([tampered.status, tampered.body], [401, { error: "X-Hub-Signature-256 does not match the body" }]);
+  const refusedUnread = { error: "not accepted: this address takes only webhooks signed with their source's secret" };
   const unsigned = await deliver("issues", body, null);
-  assert.deepEqual([unsigned.status, unsigned.body], [401, { error: "missing or malformed X-Hub-Signature-256" }]);
+  assert.deepEqual([unsigned.status, unsigned.body], [401, refusedUnread], "no signature header: refused before the body");
+  const malformed = await deliver("issues", body, "sha1=abc");
+  assert.deepEqual([malformed.status, malformed.body], [401, { error: "missing or malformed X-Hub-Signature-256" }]);
   const wrong = await deliver("issues", body, sign(body, "another secret"));
   assert.equal(wrong.status, 401);
   const notJson = await deliver("issues", "not json");
@@ -112,7 +115,7 @@ test("tampered, unsigned, wrongly signed and malformed deliveries are refused an
   assert.equal(noEvent.status, 400);
   for (const source of ["shop", "nosuch", "constructor"]) {
     const r = await fetch(`${f.url}/v1/in/${source}`, { method: "POST", body });
-    assert.deepEqual([r.status, await r.json()], [404, { error: `rules.json declares no source ${source} with an adapter` }], "only a declared source with an adapter takes webhooks");
+    assert.deepEqual([r.status, await r.json()], [401, refusedUnread], "only a declared source with an adapter takes webhooks, and the refusal names none");
   }
   assert.equal(f.seq(), seq);
 });

@@ -5,8 +5,9 @@
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawn, type ChildProcess } from "node:child_process";
 import { homePaths, newKey, readMasterKey, writeFileAtomic, type Config, type Home } from "../src/host/home.js";
-import { registerKeysLocally, startServe, type Running } from "../src/host/serve.js";
+import { registerKeysLocally, startServe, type Running, type ServeOptions } from "../src/host/serve.js";
 
 export const engine = join(import.meta.dirname, "..");
 
@@ -43,8 +44,11 @@ export interface Fixture {
   close(): Promise<void>;
 }
 
-/** Starts a hub (alone unless `config` names a worker or channels) with keys of every kind registered. */
-export async function hubFixture(rules: unknown = baseRules, config: Partial<Config> = {}, secrets = ""): Promise<Fixture> {
+/**
+ * Writes a home with keys of every kind registered (and those of the channels `config` names), `rules`, `config` and
+ * `secrets`, without starting anything: for `startServe` here, or a real `serve` child process.
+ */
+export function makeHome(rules: unknown = baseRules, config: Partial<Config> = {}, secrets = ""): { dir: string; home: Home; keys: Keys } {
   const dir = tempDir();
   const home = homePaths(dir);
   mkdirSync(home.dir, { recursive: true });
@@ -60,14 +64,21 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
     { kind: "channel", name: "ch1", key: keys.channel },
     { kind: "channel", name: "ch2", key: keys.channel2 },
     { kind: "owner", name: "owner", key: keys.owner },
-    // channels that `serve` runs from config.json use their own keys
+    // the worker and channels that `serve` runs from config.json use their own keys
+    ...(config.worker && !["w1", "w2"].includes(config.worker.name) ? [{ kind: "worker" as const, name: config.worker.name, key: config.worker.key }] : []),
     ...Object.entries(config.channels ?? {}).map(([name, ch]) => ({ kind: "channel" as const, name, key: ch.key })),
   ], "en");
   writeFileSync(home.rules, typeof rules === "string" ? rules : JSON.stringify(rules, null, 2));
   if (secrets) writeFileAtomic(home.secrets, secrets);
   const cfg: Config = { listen: "127.0.0.1:0", publicUrl: null, owner: keys.owner, worker: null, channels: {}, ...config };
   writeFileAtomic(home.config, JSON.stringify(cfg));
-  const running = await startServe(home, { lang: "en", log: () => {} });
+  return { dir, home, keys };
+}
+
+/** Starts a hub (alone unless `config` names a worker or channels) with keys of every kind registered. */
+export async function hubFixture(rules: unknown = baseRules, config: Partial<Config> = {}, secrets = "", options: Partial<ServeOptions> = {}): Promise<Fixture> {
+  const { dir, home, keys } = makeHome(rules, config, secrets);
+  const running = await startServe(home, { lang: "en", log: () => {}, ...options });
   const url = running.url;
   return {
     home, url, keys, running,
@@ -114,4 +125,33 @@ export async function untilLatestRun(f: Fixture, state: string, ms = 20_000): Pr
     const s = (await f.call("GET", "/v1/state", f.keys.owner)).body;
     return s.runs[0]?.state === state && s;
   }, ms, `the latest run to be ${state}`);
+}
+
+/** A real `agent-autoloop serve` child process on a home (the CLI is run from dist/: `npm run build` first). */
+export interface ServeProcess { url: string; child: ChildProcess; output(): string; stop(): Promise<void> }
+
+/**
+ * Starts `serve --listen 127.0.0.1:0` on `dir` and waits for its address.
+ * @param descriptorsMax when given, the process runs under `ulimit -n` of this many open files.
+ */
+export async function serveProcess(dir: string, descriptorsMax?: number): Promise<ServeProcess> {
+  const env = { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" };
+  const argv = [process.execPath, join(engine, "bin", "agent-autoloop.js"), "serve", "--listen", "127.0.0.1:0"];
+  const child = descriptorsMax === undefined
+    ? spawn(argv[0]!, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] })
+    : spawn("sh", ["-c", `ulimit -n ${descriptorsMax} && exec "$0" "$@"`, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 15_000, `the hub to listen (output: ${out})`))!;
+  return {
+    url, child,
+    output: () => out,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
 }

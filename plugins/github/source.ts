@@ -1,14 +1,19 @@
 /**
  * The built-in `github` source adapter (plugins.md 事件插件): checks `X-Hub-Signature-256` (HMAC-SHA256 of the raw
  * body with the source's secret) in constant time, then turns GitHub webhook deliveries into events with stable
- * ids, so a redelivery is recorded once. Only translates: no requests. Only `node:` modules.
+ * ids, so a redelivery is recorded once. Only translates: no requests. Only `node:` modules and the engine's text rules.
  *
  * Mapped: issues, issue_comment, pull_request, pull_request_review, push, check_run, workflow_run, release.
- * `ping` and other events give no event.
+ * `ping` and other events give no event. Text the hub would refuse (control and bidi characters, src/kernel/text.ts)
+ * is removed from titles and bodies rather than losing the delivery.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { neutralise } from "../../src/kernel/text.js";
 
 interface Args { headers: Record<string, string>; body: string; secret: string | null }
+
+/** The header that carries the signature: the hub refuses a delivery without it before reading the body. */
+export const signatureHeader = "x-hub-signature-256";
 interface Event { id: string; type: string; subject?: string; summary?: string; detail?: string; link?: string }
 
 /** An error the hub answers with this HTTP status and message. */
@@ -16,12 +21,12 @@ class Refused extends Error {
   constructor(readonly status: number, message: string) { super(message); }
 }
 
-const clip = (s: unknown, max: number): string | undefined => {
+/** Free text of the payload without the characters the hub refuses (src/kernel/text.ts), cut to `max` code points. */
+const clip = (s: unknown, max: number, oneLine = false): string | undefined => {
   if (typeof s !== "string" || s === "") return undefined;
-  const clean = s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, "");
-  return [...clean].slice(0, max).join("");
+  return [...neutralise(s, oneLine)].slice(0, max).join("");
 };
-const line = (s: unknown, max: number) => clip(typeof s === "string" ? s.replace(/[\r\n\t]+/g, " ") : s, max);
+const line = (s: unknown, max: number) => clip(s, max, true);
 /** Subjects are identifiers: letters, digits and `# . _ : / @ -`; anything else becomes `-`. */
 const subject = (s: unknown) => (typeof s === "string" && s !== "" ? [...s.replace(/[^A-Za-z0-9#._:/@-]/g, "-")].slice(0, 100).join("") : undefined);
 const link = (s: unknown) => (typeof s === "string" && /^https?:\/\/[!-~]+$/.test(s) && s.length <= 500 ? s : undefined);

@@ -1,11 +1,12 @@
 /**
  * Running channel plugins in the hub's process (plugins.md 通道插件): each gets `{ hub, options, log, signal }`,
- * talks to the hub over HTTP with its own key, and is restarted 30 s after it returns or throws.
- * Its errors are logged and never stop the hub.
+ * talks to the hub over HTTP with its own key, and is restarted by the supervisor (src/worker/loops.ts) after it
+ * returns or throws, or leaves an uncaught error behind. Its errors are logged and never stop the hub.
  */
 import { HubClient, type ChannelCardView } from "../protocol/client.js";
 import { loadPlugin } from "./plugins.js";
-import { channelRestartDelayMs } from "../kernel/limits.js";
+import { loopRestartFirstMs } from "../kernel/limits.js";
+import { Supervisor, type Loop } from "../worker/loops.js";
 import { secretsEnvName, type ChannelConfig } from "./home.js";
 import { t, type Lang } from "../i18n/messages.js";
 
@@ -41,33 +42,36 @@ export function channelHub(url: string, key: string, signal: AbortSignal): Chann
 }
 
 /**
- * Runs one configured channel until `signal` aborts, restarting it 30 s after it returns or throws.
- * @param restartDelayMs overridable for tests.
+ * One run of a configured channel: loads its plugin and runs it until `signal` aborts. Returning or throwing early
+ * is a failure its supervisor restarts (src/worker/loops.ts).
  * @param secrets the variables of secrets.env; the channel gets only its own, `AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>`.
  */
-export async function runChannel(
-  name: string, config: ChannelConfig, url: string, pluginsDir: string, signal: AbortSignal,
-  log: (line: string) => void, restartDelayMs = channelRestartDelayMs, secrets: Record<string, string> = {},
-): Promise<void> {
+export function channelLoop(
+  name: string, config: ChannelConfig, url: string, pluginsDir: string, log: (line: string) => void, secrets: Record<string, string> = {},
+): Loop {
   const { key, use, ...rest } = config;
   const options = { ...rest, name };
   const secret = secrets[`AGENT_AUTOLOOP_CHANNEL_SECRET_${secretsEnvName(name)}`] ?? null;
   const say = (line: string) => log(`channel ${name}: ${line}`);
-  while (!signal.aborted) {
-    try {
-      const plugin = await loadPlugin<ChannelPlugin>("channel", use, pluginsDir);
-      await plugin({ hub: channelHub(url, key, signal), options, log: say, signal, secret });
-      if (!signal.aborted) say("returned; restarting in 30 s");
-    } catch (e) {
-      if (signal.aborted) break;
-      say(`${(e as Error).message}; restarting in 30 s`);
-    }
-    if (signal.aborted) break;
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, restartDelayMs);
-      signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
-    });
-  }
+  return async (signal) => {
+    const plugin = await loadPlugin<ChannelPlugin>("channel", use, pluginsDir);
+    await plugin({ hub: channelHub(url, key, signal), options, log: say, signal, secret });
+  };
+}
+
+/**
+ * Runs one configured channel under its own supervisor until `signal` aborts (`serve` runs all its channels under
+ * one supervisor with `channelLoop`).
+ * @param restartFirstMs the first restart delay (tests).
+ */
+export async function runChannel(
+  name: string, config: ChannelConfig, url: string, pluginsDir: string, signal: AbortSignal,
+  log: (line: string) => void, restartFirstMs = loopRestartFirstMs, secrets: Record<string, string> = {},
+): Promise<void> {
+  const supervisor = new Supervisor(log);
+  supervisor.start(`channel ${name}`, channelLoop(name, config, url, pluginsDir, log, secrets), { restartFirstMs });
+  if (!signal.aborted) await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+  await supervisor.stop();
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * The /v1 HTTP adapter (protocol.md): turns web Requests into kernel inputs and decisions into JSON answers.
- * Handlers take a web `Request` (Hono); the Node server is a thin edge. Every rejection is a 4xx JSON
- * `{ "error": "…" }` naming the field, and leaves no fact behind. Bodies over 1 MiB get 413 unread.
+ * Handlers take a web `Request` (Hono); the Node server is a thin edge (src/host/edge.ts: timeouts and connection
+ * caps). Every rejection is a 4xx JSON `{ "error": "…" }` naming the field, and leaves no fact behind. Bodies over
+ * 1 MiB get 413 unread; a body that is not UTF-8 gets 400. A credential in the path or headers (key, run token, card
+ * link, webhook source and signature header) is checked before the body is read; no credential at all is 401.
  */
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -13,27 +15,67 @@ import { callerOf } from "../kernel/decide.js";
 import { claimIdMaxChars, longPollMaxSeconds, requestBodyMaxBytes } from "../kernel/limits.js";
 import { keyKinds, type Input, type KeyKind } from "../kernel/types.js";
 import { t } from "../i18n/messages.js";
-import { newKey } from "./home.js";
-import { loadPlugin } from "./plugins.js";
-import { linkPage } from "./link-page.js";
+import { newKey, secretsEnvName } from "./home.js";
+import { loadPluginModule } from "./plugins.js";
+import { linkedCard, linkPage } from "./link-page.js";
 import type { EventIn } from "../protocol/schema.js";
 import { streamSSE } from "hono/streaming";
 import { publicFact, withoutRuleBodies } from "./facts.js";
 import { own } from "../kernel/own.js";
 import { isName, isOldKeyName } from "../kernel/rules.js";
+import { runTokenMatches } from "../kernel/runs.js";
+import { lineForbidden } from "../kernel/text.js";
+import type { RunRow } from "../kernel/types.js";
 
 /** Facts read from the log per page while streaming. */
 const streamPageFacts = 256;
 /** A comment line keeps an idle stream open through proxies (ms). */
 const streamKeepAliveMs = 25_000;
+/** A webhook refused before its body for one reason is logged at most this often per source (ms): attackers cannot flood the log. */
+const webhookRefusalLogIntervalMs = 60_000;
 
 type J = Record<string, unknown>;
 
 /** The bearer key or token of a request, or null. */
 export function bearer(req: Request): string | null {
-  const h = req.headers.get("authorization");
-  const m = h ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
+  return bearerOf(req.headers.get("authorization"));
+}
+
+/** The bearer key or token in an Authorization header's value, or null. */
+export function bearerOf(authorization: string | null | undefined): string | null {
+  const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
   return m ? m[1]! : null;
+}
+
+/** Whether `token` is the current token of run `run` (constant-time; false for a run that does not exist). */
+export function runTokenValid(hub: Hub, run: number, token: string): boolean {
+  const row = hub.store.view.get<RunRow>("runs", run);
+  return row !== undefined && runTokenMatches(hub.env.master, row, token);
+}
+
+/** Decodes a body as UTF-8, or null when it is not (invalid bytes are never replaced: two ids must not become one). */
+export function strictUtf8(bytes: ArrayBuffer): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** The fields of an `application/x-www-form-urlencoded` body, or null when one is not UTF-8 once percent-decoded. */
+export function formFields(text: string): Record<string, string> | null {
+  const out: Record<string, string> = {};
+  try {
+    for (const pair of text.split("&")) {
+      if (pair === "") continue;
+      const eq = pair.indexOf("=");
+      const [k, v] = eq < 0 ? [pair, ""] : [pair.slice(0, eq), pair.slice(eq + 1)];
+      out[decodeURIComponent(k.replace(/\+/g, " "))] ??= decodeURIComponent(v.replace(/\+/g, " "));
+    }
+  } catch {
+    return null;
+  }
+  return out;
 }
 
 /** JSON with keys sorted, so equal content gives equal text (replay checks). */
@@ -59,9 +101,16 @@ export function createApp(hub: Hub): Hono {
     }),
   );
 
+  /** Reads a body as UTF-8 text, or answers 400 when it is not UTF-8. */
+  async function bodyText(c: Context): Promise<string | Response> {
+    const text = strictUtf8(await c.req.arrayBuffer());
+    return text ?? fail(c, 400, t(lang, "body.utf8"));
+  }
+
   /** Reads and validates a JSON body; an empty body counts as `{}` where `emptyOk`. */
   async function body<N extends Validated>(c: Context, schema: N, emptyOk = false): Promise<Shape<N> | Response> {
-    const text = await c.req.text();
+    const text = await bodyText(c);
+    if (text instanceof Response) return text;
     let value: unknown;
     if (text.trim() === "" && emptyOk) value = {};
     else {
@@ -99,6 +148,19 @@ export function createApp(hub: Hub): Hono {
     return null;
   }
 
+  /**
+   * The run token of `POST /v1/runs/<id>/started|result`, checked before the body is read: none → 401, no such run →
+   * 404, not the run's current token → 403 (the kernel checks again when it decides).
+   */
+  function runGate(c: Context, run: number | null): Response | null {
+    const token = bearer(c.req.raw);
+    if (!token) return fail(c, 401, t(lang, "auth.missing"));
+    const row = run === null ? undefined : hub.store.view.get<RunRow>("runs", run);
+    if (!row) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") ?? "" }));
+    if (!runTokenMatches(hub.env.master, row, token)) return fail(c, 403, t(lang, "auth.token"));
+    return null;
+  }
+
   async function answer(c: Context, input: Input): Promise<Response> {
     try {
       const d = await hub.submit(input);
@@ -120,15 +182,27 @@ export function createApp(hub: Hub): Hono {
   app.post("/c/:id/:token", async (c) => {
     const id = idParam(c, "id") ?? 0;
     const token = c.req.param("token");
-    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-    const choiceRaw = typeof form.choice === "string" ? form.choice : undefined;
+    const page = (status: number, error: string | null) => {
+      const p = linkPage(hub.store.view, hub.env, hub.now(), id, token);
+      const html = error === null ? p.html : p.html.replace("<body>", `<body><p><strong>${error.replace(/[&<>"']/g, "")}</strong></p>`);
+      return c.html(html, status as 400, linkHeaders);
+    };
+    // The link is the credential: checked before the body is read, so a stranger's slow body holds nothing.
+    const linked = linkedCard(hub.store.view, hub.env, hub.now(), id, token);
+    if ("status" in linked) return page(linked.status, null);
+    const raw = strictUtf8(await c.req.arrayBuffer());
+    const form = raw === null ? null : formFields(raw);
+    if (form === null) return page(400, t(lang, "body.utf8"));
+    const choiceRaw = form.choice;
     const text = typeof form.text === "string" && form.text.trim() !== "" ? [...form.text].slice(0, 4000).join("") : null;
+    if (text !== null) {
+      const checked = check("Answer", { text }, lang);
+      if (!checked.ok) return page(400, checked.error);
+    }
     const choice = choiceRaw !== undefined && /^\d{1,3}$/.test(choiceRaw) ? Number(choiceRaw) : null;
     const d = await hub.submit({ kind: "linkAnswer", card: id, token, choice, text }).catch(() => null);
     if (d && d.status === 200) return c.redirect(`/c/${id}/${encodeURIComponent(token)}`, 303);
-    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token);
-    const error = d ? (d.body as { error: string }).error : "busy, try again";
-    return c.html(p.html.replace("<body>", `<body><p><strong>${error.replace(/[&<>"']/g, "")}</strong></p>`), (d?.status ?? 503) as 400, linkHeaders);
+    return page(d?.status ?? 503, d ? (d.body as { error: string }).error : "busy, try again");
   });
 
   app.post("/v1/events", async (c) => {
@@ -139,17 +213,49 @@ export function createApp(hub: Hub): Hono {
     return answer(c, { kind: "event", keyHash: keyHashOf(c), event: ev });
   });
 
+  const refusalLoggedAt = new Map<string, number>();
+  /** Logs why a declared webhook source refused a delivery, at most once per reason and interval. */
+  const logRefusal = (source: string, reason: string) => {
+    const key = `${source}\u0000${reason}`;
+    const at = refusalLoggedAt.get(key);
+    if (at !== undefined && hub.now() - at < webhookRefusalLogIntervalMs) return;
+    refusalLoggedAt.set(key, hub.now());
+    hub.opts.log?.(t(lang, "in.refusedLog", { source, reason }));
+  };
+
   app.post("/v1/in/:source", async (c) => {
     const source = c.req.param("source");
+    // Everything that can be checked without the body is, before reading it; the caller has no key, so every such
+    // refusal is the same 401 that names nothing (which sources exist, which have adapters, where the home is).
+    const refused = () => c.json({ error: t(lang, "in.refused") }, 401, { connection: "close" });
     const def = own(hub.store.view.rules()?.rules.sources ?? {}, source);
-    if (!def?.adapter) return fail(c, 404, t(lang, "in.noAdapter", { source }));
-    const raw = await c.req.text();
+    if (!def?.adapter) return refused();
+    const secret = hub.secret(source);
+    if (!secret) {
+      logRefusal(source, t(lang, "in.noSecret", { variable: `AGENT_AUTOLOOP_SECRET_${secretsEnvName(source)}` }));
+      return refused();
+    }
+    let adapter: (a: { headers: Record<string, string>; body: string; secret: string | null }) => unknown;
+    let signatureHeader: unknown;
+    try {
+      const mod = await loadPluginModule("source", def.adapter, hub.opts.home.plugins);
+      adapter = mod.default as typeof adapter;
+      signatureHeader = mod.signatureHeader;
+    } catch (e) {
+      logRefusal(source, `adapter ${def.adapter}: ${(e as Error).message}`);
+      return refused();
+    }
+    if (typeof signatureHeader === "string" && !c.req.header(signatureHeader)) {
+      logRefusal(source, t(lang, "in.noSignature", { header: signatureHeader }));
+      return refused();
+    }
+    const raw = await bodyText(c);
+    if (raw instanceof Response) return raw;
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => (headers[k.toLowerCase()] = v));
     let events: unknown;
     try {
-      const adapter = await loadPlugin<(a: { headers: Record<string, string>; body: string; secret: string | null }) => unknown>("source", def.adapter, hub.opts.home.plugins);
-      events = adapter({ headers, body: raw, secret: hub.secret(source) });
+      events = adapter({ headers, body: raw, secret });
     } catch (e) {
       const status = (e as { status?: number }).status;
       return fail(c, status === 401 || status === 403 ? status : 400, (e as Error).message);
@@ -179,7 +285,7 @@ export function createApp(hub: Hub): Hono {
     const q = c.req.query();
     const claim = q.claim ?? "";
     if (claim.length < 1 || claim.length > claimIdMaxChars) return fail(c, 400, t(lang, "work.claim", { limit: claimIdMaxChars }));
-    if (/[\u0000-\u001f\u007f]/.test(claim)) return fail(c, 400, t(lang, "work.claimControl"));
+    if (lineForbidden.test(claim)) return fail(c, 400, t(lang, "work.claimControl"));
     const wait = intParam(q.wait, 0);
     if (wait === null || wait < 0) return fail(c, 400, t(lang, "query.invalid", { field: "wait" }));
     const capacity = intParam(q.capacity, 1);
@@ -211,7 +317,8 @@ export function createApp(hub: Hub): Hono {
 
   app.post("/v1/runs/:id/started", async (c) => {
     const run = idParam(c, "id");
-    if (run === null) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") }));
+    const denied = runGate(c, run);
+    if (denied || run === null) return denied!;
     const b = await body(c, "Started", true);
     if (b instanceof Response) return b;
     return answer(c, { kind: "started", run, token: bearer(c.req.raw) ?? "", session: b.session ?? null, link: b.link ?? null });
@@ -219,7 +326,8 @@ export function createApp(hub: Hub): Hono {
 
   app.post("/v1/runs/:id/result", async (c) => {
     const run = idParam(c, "id");
-    if (run === null) return fail(c, 404, t(lang, "notFound.run", { id: c.req.param("id") }));
+    const denied = runGate(c, run);
+    if (denied || run === null) return denied!;
     const b = await body(c, "Result");
     if (b instanceof Response) return b;
     const badLater = (b.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));
@@ -367,7 +475,11 @@ export function createApp(hub: Hub): Hono {
   });
 
   app.notFound((c) => fail(c, 404, t(lang, "notFound.route", { method: c.req.method, path: new URL(c.req.url).pathname })));
-  app.onError((e, c) => fail(c, 500, `internal error: ${e.message}`));
+  // The message may name files of the home: it goes to the hub's log, not to a caller that may hold no key.
+  app.onError((e, c) => {
+    hub.opts.log?.(`internal error: ${c.req.method} ${new URL(c.req.url).pathname}: ${e.stack ?? e.message}`);
+    return fail(c, 500, t(lang, "internal"));
+  });
   return app;
 }
 

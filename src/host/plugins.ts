@@ -27,28 +27,43 @@ export function findPlugin(kind: PluginKind, name: string, installDir: string | 
   return candidates.find((f) => existsSync(f)) ?? null;
 }
 
-const loaded = new Map<string, unknown>();
+/** A plugin module: its default export and its named ones. */
+export type PluginModule = Record<string, unknown> & { default: unknown };
+
+const loaded = new Map<string, PluginModule>();
 
 /**
  * Loads a plugin's default export (cached per file).
  * @throws Error naming the plugin when it is missing or has no default export.
  */
 export async function loadPlugin<T>(kind: PluginKind, name: string, installDir: string | null): Promise<T> {
+  return (await loadPluginModule(kind, name, installDir)).default as T;
+}
+
+/**
+ * Loads a plugin's module: the default export and named exports such as a source plugin's `signatureHeader`
+ * (cached per file).
+ * @throws Error naming the plugin when it is missing or has no default export.
+ */
+export async function loadPluginModule(kind: PluginKind, name: string, installDir: string | null): Promise<PluginModule> {
   const file = findPlugin(kind, name, installDir);
   if (!file) throw new Error(`no ${kind} plugin "${name}" (looked in ${installDir ?? "-"} and the built-in plugins)`);
-  if (loaded.has(file)) return loaded.get(file) as T;
-  let mod: { default?: unknown };
+  const cached = loaded.get(file);
+  if (cached) return cached;
+  let mod: Record<string, unknown>;
   if (file.endsWith(".ts")) {
     const { tsImport } = await import("tsx/esm/api");
-    mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as { default?: unknown };
+    mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
   } else {
-    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   }
   // A .ts file outside an ESM package is compiled as CommonJS: its exports object arrives as `default`.
-  let value = mod.default as unknown;
-  const inner = value as { __esModule?: boolean; default?: unknown } | null;
-  if (inner && typeof inner === "object" && "default" in inner && (inner.__esModule || Object.keys(inner).length === 1)) value = inner.default;
-  if (value === undefined || value === null) throw new Error(`${file}: no default export`);
-  loaded.set(file, value);
-  return value as T;
+  const inner = mod.default as { __esModule?: boolean; default?: unknown } | null | undefined;
+  const exports = inner && typeof inner === "object" && "default" in inner && (inner.__esModule || Object.keys(inner).length === 1)
+    ? (inner as Record<string, unknown>)
+    : mod;
+  if (exports.default === undefined || exports.default === null) throw new Error(`${file}: no default export`);
+  const found: PluginModule = { ...exports, default: exports.default };
+  loaded.set(file, found);
+  return found;
 }

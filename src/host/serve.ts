@@ -4,13 +4,16 @@
  */
 import { serve as nodeServe, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Hub } from "./hub.js";
 import { createApp } from "./http.js";
 import { initHome, readConfig, readMasterKey, readSecrets, ownerKeyName, type Config, type Home } from "./home.js";
-import { runChannel } from "./channels.js";
+import { channelLoop } from "./channels.js";
+import { edgeLimits, guardConnections, keyedRequest, serverOptions, type EdgeLimits } from "./edge.js";
 import { Worker } from "../worker/worker.js";
+import { Supervisor } from "../worker/loops.js";
 import { Store } from "./store.js";
 import { hashKey } from "../kernel/credentials.js";
 import type { KeyKind } from "../kernel/types.js";
@@ -113,7 +116,8 @@ export function lockHome(home: Home, lang: Lang): () => void {
 export interface Running {
   url: string;
   hub: Hub;
-  worker: Worker | null;
+  /** The local worker's current instance (a new one after a fault restarted it), or null without a local worker. */
+  readonly worker: Worker | null;
   close(): Promise<void>;
 }
 
@@ -121,8 +125,8 @@ export interface ServeOptions {
   listen?: string;
   lang: Lang;
   log?: (line: string) => void;
-  /** Channel restart delay (tests). */
-  channelRestartMs?: number;
+  /** The HTTP edge's limits, shortened by tests (src/kernel/limits.ts has the real ones). */
+  limits?: Partial<EdgeLimits>;
 }
 
 /**
@@ -153,37 +157,55 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     throw e;
   }
   const app = createApp(hub);
+  const limits = { ...edgeLimits, ...opts.limits };
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = nodeServe({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
+    const s = nodeServe({ fetch: app.fetch, hostname: host, port, serverOptions: serverOptions(limits) }, () => resolve(s));
     s.once("error", reject);
   });
-  // Long polls hold requests for up to 50 s: keep the server's own timeouts above that.
-  (server as unknown as { requestTimeout: number; headersTimeout: number; keepAliveTimeout: number }).requestTimeout = 0;
+  guardConnections(server as Server, keyedRequest(hub), limits);
   const actual = (server.address() as AddressInfo).port;
   const url = urlOf(host, actual);
   if (!config.publicUrl) hub.setPublicUrl(url);
 
-  const ac = new AbortController();
+  // The local worker and the channels run under one supervisor: restarted after a failure, never ending the hub.
+  const supervisor = new Supervisor(log);
+  supervisor.guardProcess();
   let worker: Worker | null = null;
-  let workerDone: Promise<void> = Promise.resolve();
   if (config.worker) {
-    worker = new Worker({ url, key: config.worker.key, name: config.worker.name, capacity: config.worker.capacity, home, lang: opts.lang, log });
-    workerDone = worker.run().catch((e: Error) => log(`worker: ${e.message}`));
+    const wc = config.worker;
+    let stopped = true;
+    supervisor.start("worker", async (signal) => {
+      // The same worker again after it threw (it still watches its runs); a new one after it was stopped (a fault or
+      // shutdown), which picks up the runs of the old one from their folders.
+      if (!worker || stopped) worker = new Worker({ url, key: wc.key, name: wc.name, capacity: wc.capacity, home, lang: opts.lang, log });
+      const w = worker;
+      stopped = false;
+      const onAbort = () => {
+        stopped = true;
+        w.stop();
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        await w.run();
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+      }
+    });
   }
   const secrets = readSecrets(home); // each channel gets its own AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>
-  const channelsDone = Object.entries(config.channels).map(([name, ch]) =>
-    runChannel(name, ch, url, home.plugins, ac.signal, log, opts.channelRestartMs, secrets).catch((e: Error) => log(`channel ${name}: ${e.message}`)),
-  );
+  for (const [name, ch] of Object.entries(config.channels)) {
+    supervisor.start(`channel ${name}`, channelLoop(name, ch, url, home.plugins, log, secrets));
+  }
   let closing: Promise<void> | null = null;
   return {
     url,
     hub,
-    worker,
+    get worker() {
+      return worker;
+    },
     close() {
       closing ??= (async () => {
-        ac.abort();
-        worker?.stop();
-        await Promise.all([workerDone, ...channelsDone]);
+        await supervisor.stop();
         await new Promise<void>((r) => {
           server.close(() => r());
           (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();

@@ -158,6 +158,7 @@ function runFor(c: Ctx, id: number): RunRow | Reply {
 }
 
 function runStarted(c: Ctx, input: Extract<Input, { kind: "started" }>): Reply {
+  if (input.token === "") return err(401, c.msg("auth.missing")); // no credential at all, as for keys
   const run = runFor(c, input.run);
   if (isReply(run)) return run;
   if (!tokenValid(c, run, input.token)) return err(403, c.msg("auth.token"));
@@ -167,6 +168,7 @@ function runStarted(c: Ctx, input: Extract<Input, { kind: "started" }>): Reply {
 }
 
 function runResult(c: Ctx, input: Extract<Input, { kind: "result" }>): Reply {
+  if (input.token === "") return err(401, c.msg("auth.missing"));
   const run = runFor(c, input.run);
   if (isReply(run)) return run;
   if (!tokenValid(c, run, input.token)) return err(403, c.msg("auth.token"));

@@ -97,7 +97,7 @@ export const runOutputKeepMs = 14 * 24 * 60 * 60_000;
 /** Worker: a receipt is rewritten at most this many times. */
 export const receiptRewritesMax = 2;
 
-/** Channels: a channel plugin that returned or threw is restarted after this long. */
+/** Feishu: a long connection the SDK gave up on is started again after this long (the channel goes on sending). */
 export const channelRestartDelayMs = 30_000;
 
 /**
@@ -115,3 +115,32 @@ export const rulesFileRulesMax = 1000;
 export const rulesFileElsewhereMax = 1000;
 /** Items of each list inside one entry: `askFirst`, a rule's `when.types`, `emits.types` and `channels`, an agent's `command`, a channel's `answerers`. */
 export const rulesFileListItemsMax = 100;
+
+/**
+ * Supervised loops (the local worker, channels; src/worker/loops.ts): a loop that threw, returned or was faulted by an
+ * uncaught error is started again after this long, doubling up to `loopRestartMaxMs`.
+ */
+export const loopRestartFirstMs = 1_000;
+export const loopRestartMaxMs = 5 * 60_000;
+/** Supervised loops: one that ran this long before failing starts again from `loopRestartFirstMs`. */
+export const loopStableMs = 60_000;
+
+/**
+ * HTTP edge (issue 14): a request's headers must arrive within this long of the connection's first byte or of the
+ * previous response (408, connection closed). Long polls are not affected: they wait for the response, not the request.
+ */
+export const requestHeadersTimeoutMs = 10_000;
+/** HTTP edge: the whole request, headers and body, must arrive within this long (408, connection closed). */
+export const requestBodyTimeoutMs = 30_000;
+/** HTTP edge: how often the server looks for requests over the two limits above (their precision). */
+export const timeoutCheckIntervalMs = 1_000;
+/**
+ * HTTP edge: connections whose current or last request carried no valid key or run token, per client address. Over
+ * the cap the oldest such connections are closed: those that sent a request without a key, and those silent for
+ * `silentConnectionGraceMs`.
+ */
+export const anonymousConnectionsPerAddressMax = 64;
+/** HTTP edge: the same over all addresses together. */
+export const anonymousConnectionsMax = 512;
+/** HTTP edge: a new connection may send nothing this long before it counts as one the caps may close. */
+export const silentConnectionGraceMs = 2_000;

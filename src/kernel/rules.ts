@@ -9,6 +9,7 @@ import {
   rulesFileAgentsMax, rulesFileChannelsMax, rulesFileDepthMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileMaxBytes,
   rulesFileRulesMax, rulesFileSourcesMax, agentEnvNamesMax,
 } from "./limits.js";
+import { lineForbidden } from "./text.js";
 
 export type Access = "read" | "edit" | "full";
 export type Tell = "always" | "needed" | "never";
@@ -58,8 +59,10 @@ export const elsewhereSource = "elsewhere";
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /** An environment variable name, or a prefix of names written `PREFIX_*`. */
 const envNamePattern = /^[A-Za-z_][A-Za-z0-9_]{0,99}$|^[A-Za-z][A-Za-z0-9_]{0,98}_\*$/;
-/** Control characters, as the protocol's "no control characters" fields define them. */
-const controlCharacter = /[\u0000-\u001f\u007f]/;
+/** Control characters, as the protocol's "no control characters" fields define them (src/kernel/text.ts). */
+const controlCharacter = lineForbidden;
+/** What key names refused before names followed `isName` (C0 and DEL only): such keys must stay removable. */
+const oldControlCharacter = /[\u0000-\u001f\u007f]/;
 
 /** Whether `name` can name a source, agent, channel, worker or key: letters, digits, _ . -, at most 100, starting with a letter or digit. */
 export function isName(name: string): boolean {
@@ -71,7 +74,7 @@ export function isName(name: string): boolean {
  * points without control characters or "/", and must stay removable.
  */
 export function isOldKeyName(name: string): boolean {
-  return name !== "" && [...name].length <= 100 && !controlCharacter.test(name) && !name.includes("/");
+  return name !== "" && [...name].length <= 100 && !oldControlCharacter.test(name) && !name.includes("/");
 }
 
 /**

@@ -64,7 +64,15 @@ export function tokenOf(c: Ctx, run: RunRow): string {
 
 /** Whether `token` is the run's current token (constant-time). */
 export function tokenValid(c: Ctx, run: RunRow, token: string): boolean {
-  return run.attempt > 0 && safeEqual(token, tokenOf(c, run));
+  return runTokenMatches(c.env.master, run, token);
+}
+
+/**
+ * Whether `token` is the token of the run's current claim (constant-time); the shell checks it before reading a
+ * request's body, the kernel again when it decides.
+ */
+export function runTokenMatches(master: Buffer, run: Pick<RunRow, "id" | "attempt" | "claims">, token: string): boolean {
+  return run.attempt > 0 && safeEqual(token, runToken(master, run.id, run.attempt, run.claims));
 }
 
 /** Whether the run can be claimed by `worker` now (protocol.md 规则: group one at a time, lane one at a time). */

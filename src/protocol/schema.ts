@@ -5,11 +5,12 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
+import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 
-/** One line of text: no control characters. */
-export const linePattern = "^[^\\u0000-\\u001f\\u007f]*$";
-/** Free text: line breaks and tabs allowed, no other control characters (they could drive a terminal). */
-export const textPattern = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$";
+/** One line of text: no control characters (C0, DEL, C1, bidi and line separators; src/kernel/text.ts). */
+export const linePattern = `^[^${lineForbiddenClass}]*$`;
+/** Free text: line breaks and tabs allowed, no other control characters (they could drive a terminal or hide text). */
+export const textPattern = `^[^${textForbiddenClass}]*$`;
 const noControl = "no control characters";
 const noControlText = "no control characters except line breaks and tabs";
 const line = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: linePattern, description: noControl });

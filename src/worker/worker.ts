@@ -24,6 +24,7 @@ import { isInside, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "
 import type { AgentPlugin, AgentRead, Turn, Usage } from "./agents.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runOutputKeepMs } from "../kernel/limits.js";
+import { neutralise } from "../kernel/text.js";
 
 /** 接一个新 Agent: after `finished`, a process still there 30 s later is stopped. */
 const finishedGraceMs = 30_000;
@@ -347,7 +348,10 @@ export class Worker {
     const body: Record<string, unknown> = { outcome: msg.outcome, summary: msg.summary, session, usage };
     if (msg.error) body.error = msg.error;
     const notice = [...(msg.receipt.notice ?? [])];
-    if (receiptError) notice.push(receiptErrorNotice(msg, receiptError, job.run, join(dir, String(launch), "stdout"), lang));
+    if (receiptError) {
+      const n = receiptErrorNotice(msg, receiptError, job.run, join(dir, String(launch), "stdout"), lang);
+      notice.push({ title: neutralise(n.title, true), text: neutralise(n.text, false) });
+    }
     if (msg.outcome === "failed") {
       if (notice.length) body.notice = notice;
     } else if (!receiptError || msg.unasked) { // a message that only lacked an ask keeps the rest of its receipt
@@ -485,6 +489,8 @@ export class Worker {
     if (this.stopped) throw new Halted();
     if (body.usage && Object.keys(body.usage as object).length === 0) delete body.usage;
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+    // An agent's words and errors may hold characters the hub refuses (src/kernel/text.ts): removed, not refused.
+    for (const k of ["summary", "error"]) if (typeof body[k] === "string") body[k] = neutralise(body[k] as string, false);
     // Kept so that a restarted worker reports the same body; when it cannot be kept, the result is still reported.
     this.keep(join(dir, "result.json"), JSON.stringify(body), job.run);
     for (let wait = 1000; ; wait = Math.min(wait * 2, 30_000)) {

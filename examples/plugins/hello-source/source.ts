@@ -6,6 +6,9 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 
 interface Args { headers: Record<string, string>; body: string; secret: string | null }
 
+/** The header with the signature: the hub refuses a request without it before reading the body. */
+export const signatureHeader = "x-shop-signature";
+
 export default function helloSource({ headers, body, secret }: Args) {
   if (!secret) throw Object.assign(new Error("no secret configured"), { status: 401 });
   const want = createHmac("sha256", secret).update(body).digest("hex");

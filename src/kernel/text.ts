@@ -1,0 +1,28 @@
+/**
+ * What "no control characters" means everywhere (protocol.md 来源: text fields; issue 14): characters that could
+ * drive a terminal, or make text read differently from what it says, are refused in every text field of every /v1
+ * input, in rules.json names and in key names. Defined once here; the protocol schema builds its patterns from it.
+ *
+ * Refused: C0 controls and DEL, C1 controls (U+0080–U+009F, e.g. U+009B, a one-byte CSI on some terminals), the bidi
+ * embeddings and overrides (U+202A–U+202E) and isolates (U+2066–U+2069) that reorder what a reader sees ("Trojan
+ * Source"), the deprecated format controls after them (U+206A–U+206F), and lone surrogates (stored as U+FFFD, so two
+ * different strings would become one). One-line text also refuses U+2028 and U+2029 (line and paragraph separators).
+ * Kept: the marks LRM, RLM and ALM (U+200E, U+200F, U+061C) and joiners, which real Arabic, Hebrew and emoji need.
+ */
+
+/** The refused characters of free text (line breaks and tabs allowed), as the body of a RegExp class for the `u` flag. */
+export const textForbiddenClass = "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u206f\\ud800-\\udfff";
+/** The refused characters of one-line text: the above, line breaks, tabs and the line and paragraph separators. */
+export const lineForbiddenClass = "\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u206f\\ud800-\\udfff";
+
+/** Matches a character one-line text may not hold. */
+export const lineForbidden = new RegExp(`[${lineForbiddenClass}]`, "u");
+
+/**
+ * Text relayed from elsewhere made acceptable instead of refused (a webhook's issue title, an agent's last words):
+ * refused characters are removed; in one-line text, runs of line breaks, tabs and separators become one space first.
+ */
+export function neutralise(text: string, oneLine: boolean): string {
+  const spaced = oneLine ? text.replace(/[\r\n\t\u0085\u2028\u2029]+/g, " ") : text;
+  return spaced.replace(new RegExp(`[${oneLine ? lineForbiddenClass : textForbiddenClass}]`, "gu"), "");
+}

@@ -1,0 +1,141 @@
+/**
+ * Text that could drive a terminal or hide what it says (issue 14, item 10): C1 controls (U+0080–U+009F), bidi
+ * embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the deprecated format controls after them
+ * (U+206A–U+206F) and lone surrogates are refused in every text field of every /v1 input — the same kind of refusal
+ * as C0 controls — and line separators (U+2028, U+2029) in one-line fields. The hub's own clients neutralise what
+ * they relay from elsewhere (the github adapter, the worker's summary and error) instead of having it refused.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { createRequire } from "node:module";
+import { definitions, linePattern, textPattern } from "../src/protocol/schema.js";
+import { validatedNames } from "../scripts/validators.js";
+import { check } from "../src/protocol/validate.js";
+import { parseReceipt } from "../src/worker/receipt.js";
+import { isName, isOldKeyName, parseRules } from "../src/kernel/rules.js";
+import { neutralise } from "../src/kernel/text.js";
+import { baseRules, hubFixture, untilLatestRun } from "./helpers.js";
+
+/** Every kind refused everywhere, with a name for failure messages. */
+const refused: [string, string][] = [
+  ["U+0080", "\u0080"], ["U+0085 NEL", "\u0085"], ["U+009B CSI", "\u009b"], ["U+009F", "\u009f"],
+  ["U+202A LRE", "\u202a"], ["U+202B RLE", "\u202b"], ["U+202C PDF", "\u202c"], ["U+202D LRO", "\u202d"], ["U+202E RLO", "\u202e"],
+  ["U+2066 LRI", "\u2066"], ["U+2067 RLI", "\u2067"], ["U+2068 FSI", "\u2068"], ["U+2069 PDI", "\u2069"], ["U+206F NODS", "\u206f"],
+  ["lone high surrogate", "\ud800"], ["lone low surrogate", "\udfff"],
+];
+/** Kept: marks and joiners real text needs (Arabic and Hebrew marks, emoji sequences), and CJK. */
+const kept = "ok \u200e\u200f\u061c \u200d 👩‍💻 中文 ";
+
+type Node = Record<string, unknown>;
+/** Every string schema under `node`, with its path. */
+function strings(node: unknown, path: string, out: [string, Node][] = []): [string, Node][] {
+  if (!node || typeof node !== "object") return out;
+  const n = node as Node;
+  if (n.type === "string") out.push([path, n]);
+  for (const [k, v] of Object.entries(n)) {
+    if (k === "properties") for (const [p, s] of Object.entries(v as Node)) strings(s, `${path}.${p}`, out);
+    else if (k === "items" || k === "anyOf") strings(v, path + "[]", out);
+    else if (Array.isArray(v)) v.forEach((x, i) => strings(x, `${path}[${i}]`, out));
+  }
+  return out;
+}
+
+test("every string field of every /v1 input refuses C1 controls, bidi controls and lone surrogates; one-line fields also line separators", () => {
+  let fields = 0;
+  for (const name of validatedNames) {
+    for (const [path, s] of strings(definitions[name], name)) {
+      fields++;
+      if (s.enum || s.const !== undefined) continue;
+      assert.equal(typeof s.pattern, "string", `${path} has a pattern`);
+      const re = new RegExp(s.pattern as string, "u");
+      for (const [what, ch] of refused) assert.ok(!re.test(`a${ch}b`), `${path} refuses ${what}`);
+      if (s.pattern === linePattern) {
+        assert.ok(!re.test("a\u2028b") && !re.test("a\u2029b"), `${path} refuses line separators`);
+        assert.ok(re.test(kept), `${path} keeps ${kept}`);
+      }
+      if (s.pattern === textPattern) assert.ok(re.test(`${kept}\n\t\u2028`), `${path} keeps ${kept}, line breaks and tabs`);
+    }
+  }
+  assert.ok(fields > 40, `${fields} string fields`);
+});
+
+test("the refusal names the field, as for other control characters", () => {
+  assert.deepEqual(check("EventIn", { id: "a\u202eb", type: "x" }, "en"), { ok: false, error: "id: wrong format, expected no control characters" });
+  assert.deepEqual(check("Result", { outcome: "done", ask: [{ title: "Q", options: ["a", "b\u0085"] }] }, "en"), { ok: false, error: "ask[0].options[1]: wrong format, expected no control characters" });
+  assert.deepEqual(check("Answer", { text: "x\u2066" }, "en"), { ok: false, error: "text: wrong format, expected no control characters except line breaks and tabs" });
+  assert.equal(check("EventIn", { id: `${kept}`, type: "x", detail: `${kept}\nline two` }, "en").ok, true);
+  const receipt = parseReceipt(JSON.stringify({ notice: [{ title: "\u2067hidden" }] }), "en");
+  assert.deepEqual(receipt, { ok: false, error: "receipt: notice[0].title: wrong format, expected no control characters" });
+});
+
+test("names in rules.json refuse the same characters; new key names are ASCII, and old keys with such names stay removable", () => {
+  for (const [what, ch] of refused) {
+    const r = parseRules(JSON.stringify({ ...baseRules, rules: [{ ...baseRules.rules[0], name: `a${ch}b` }] }), { timezone: "UTC" });
+    assert.equal(r.ok, false, `a rule name with ${what}`);
+    assert.equal(isName(`a${ch}b`), false, `a new key name with ${what}`);
+  }
+  const display = parseRules(JSON.stringify({ ...baseRules, sources: { shop: { name: "Shop\u202e" } } }), { timezone: "UTC" });
+  assert.equal(display.ok, false, "a display name");
+  assert.equal(isOldKeyName("a\u202eb"), true, "a key made before names were checked can still be removed");
+});
+
+test("neutralise removes what is refused; in one-line text a run of line breaks, tabs and separators becomes one space", () => {
+  const all = refused.map(([, ch]) => ch).join("-"); // apart: "\ud800\udfff" together would be a pair
+  assert.equal(neutralise(`a${all}b\u0007\u001b[31m`, false), `a${"-".repeat(refused.length - 1)}b[31m`);
+  assert.equal(neutralise("one\r\n\ttwo\u2028\u2029three\u0085four", true), "one two three four");
+  assert.equal(neutralise("keep\nlines\tand tabs\u2028", false), "keep\nlines\tand tabs\u2028");
+  assert.equal(neutralise(kept, true), kept);
+  assert.equal(neutralise("👩‍💻\ud83d", true), "👩‍💻", "a lone surrogate goes, a pair stays");
+});
+
+test("over HTTP: refused with 400 naming the field, nothing recorded — body fields, the claim id and key names", async () => {
+  const f = await hubFixture();
+  try {
+    const seq = f.seq();
+    const ev = await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x", summary: "pay \u202egnp.exe" });
+    assert.deepEqual([ev.status, ev.body], [400, { error: "summary: wrong format, expected no control characters" }]);
+    const tell = await f.call("POST", "/v1/tell", f.keys.source, { key: "k", text: "\u009b31mred" });
+    assert.deepEqual([tell.status, tell.body], [400, { error: "text: wrong format, expected no control characters except line breaks and tabs" }]);
+    const claim = await f.call("GET", `/v1/work?claim=${encodeURIComponent("c\u2066")}`, f.keys.worker);
+    assert.deepEqual([claim.status, claim.body], [400, { error: "claim: no control characters" }]);
+    const key = await f.call("POST", `/v1/keys/source/${encodeURIComponent("x\u202e")}`, f.keys.owner);
+    assert.equal(key.status, 400);
+    assert.equal(f.seq(), seq);
+  } finally {
+    await f.close();
+  }
+});
+
+test("the github adapter removes those characters from what it relays instead of losing the delivery", async () => {
+  const examples = createRequire(import.meta.url)("@octokit/webhooks-examples/api.github.com/index.json") as { name: string; examples: any[] }[];
+  const secret = "s3cret";
+  const rules = { ...baseRules, sources: { ...baseRules.sources, gh: { name: "GitHub", adapter: "github" } }, rules: [...baseRules.rules, { name: "gh", when: { source: "gh", types: ["issues.*"] }, to: "bot" }] };
+  const f = await hubFixture(rules, {}, `AGENT_AUTOLOOP_SECRET_GH="${secret}"\n`);
+  try {
+    const payload = structuredClone(examples.find((x) => x.name === "issues")!.examples.find((e) => e.action === "opened"));
+    payload.issue.title = "fix \u202egnp.exe\u2028now";
+    payload.issue.body = "a\u0085b\u2066c\nd";
+    const body = JSON.stringify(payload);
+    const res = await fetch(`${f.url}/v1/in/gh`, { method: "POST", headers: { "x-github-event": "issues", "x-hub-signature-256": "sha256=" + createHmac("sha256", secret).update(body).digest("hex") }, body });
+    assert.equal(res.status, 200, await res.clone().text());
+    const job = (await f.call("GET", "/v1/work?claim=g", f.keys.worker)).body.job;
+    const e = job.context.events[0];
+    assert.deepEqual([e.summary, e.detail], ["fix gnp.exe now", "abc\nd"]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("the worker neutralises an agent's summary and error instead of having its result refused", async () => {
+  const say = (text: string, code = 0) => ["node", "-e", `console.log(${JSON.stringify(text)}); process.exitCode = ${code}`];
+  const rules = { ...baseRules, agents: { bot: { worker: "local", use: "command", command: say("Done \u202eevil\u0085 ok") } }, rules: [baseRules.rules[0]] };
+  const f = await hubFixture(rules, { worker: { name: "local", key: "w".repeat(43), capacity: 1 } });
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "n1", type: "alert.x" });
+    const s = await untilLatestRun(f, "done");
+    assert.equal(s.runs[0].summary, "Done evil ok");
+  } finally {
+    await f.close();
+  }
+});
