@@ -61,10 +61,11 @@ async function serve(home: string): Promise<{ child: ChildProcess; url: string; 
   return { child, url, output: () => out };
 }
 
-async function stop(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return child.exitCode;
+/** Stops a hub with SIGTERM. @returns its exit code, or the signal that ended it. */
+async function stop(child: ChildProcess): Promise<number | string | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode ?? child.signalCode;
   child.kill("SIGTERM");
-  return new Promise((r) => child.once("exit", (code) => r(code)));
+  return new Promise((r) => child.once("exit", (code, signal) => r(code ?? signal)));
 }
 
 /** A stranger: an HTTP server that records what it is sent and answers like a hub of `homeId` (or without a home id). */
@@ -225,14 +226,14 @@ test("a zombie or a reused pid in hub.pid is not a live hub; a live pid without 
     const made = await cli(home, ["key", "new", "source", "demo"]);
     assert.equal(made.code, 0, made.err);
     const hub = await serve(home);
-    assert.equal(await stop(hub.child), 0);
+    assert.equal(await stop(hub.child), 0, hub.output());
 
     // The parent is alive, but it is not the process that wrote this start time: the pid was reused.
     writeFileSync(pidFile, `${z.parent}\n1\n`);
     writeFileSync(join(home, "hub.json"), JSON.stringify({ pid: z.parent, start: "1", url: other.url, home: homeIdOf(home) }));
     assert.equal((await cli(home, ["key", "remove", "source", "demo"])).out, "removed");
     const again = await serve(home);
-    assert.equal(await stop(again.child), 0);
+    assert.equal(await stop(again.child), 0, again.output());
     assert.deepEqual(other.seen, [], "records of dead or reused pids are never followed");
 
     // A pid file from before start times were kept, naming a live process: taken for a hub, and nothing is written.

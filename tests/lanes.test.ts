@@ -16,7 +16,8 @@ const crm = hashKey("crm-key");
 function clock(): Clock {
   const k = new Clock(rules, "2026-11-02T08:10:00Z");
   k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: crm });
-  k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "schedule", newHash: hashKey("sched") });
+  // "schedule" gets no key any more (see the reserved names below); a home may still hold one made before that.
+  k.store.db.prepare("INSERT INTO v_keys (key, data) VALUES (?, ?)").run(hashKey("sched"), JSON.stringify({ kind: "source", name: "schedule", at: k.now }));
   return k;
 }
 
@@ -32,6 +33,18 @@ test("a rule takes only events of its own source and types; a cron rule takes no
   assert.deepEqual(s.unrouted.map((e: any) => e.eventId), ["x2", "x1"]);
   assert.deepEqual([s.totals.events, s.totals.unrouted, s.totals.runs], [3, 2, 1]);
   assert.deepEqual(events(k).map((e) => [e.sid, e.unrouted, e.routed]), [["x1", true, []], ["x2", true, []], ["x3", false, ["alerts"]]]);
+  k.close();
+});
+
+test("the sources the hub uses for its own events, schedule and elsewhere, get no key; other kinds may use the names", () => {
+  const k = clock();
+  for (const name of ["schedule", "elsewhere"]) {
+    const r = k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name, newHash: hashKey(`new-${name}`) });
+    assert.deepEqual([r.status, r.body, r.facts], [400, { error: `"${name}" is a source name the hub uses for its own events (schedule: cron rules; elsewhere: elsewhere tasks); it gets no key` }, []]);
+  }
+  assert.equal(k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "worker", name: "schedule", newHash: hashKey("w-schedule") }).status, 200);
+  assert.equal(k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "channel", name: "elsewhere", newHash: hashKey("c-elsewhere") }).status, 200);
+  assert.deepEqual(k.commit({ kind: "keyRemove", keyHash: null, local: true, keyKind: "source", name: "schedule" }).body, { ok: true, changed: true }, "an old one can be removed");
   k.close();
 });
 

@@ -6,6 +6,7 @@ import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import { Store } from "./store.js";
 import type { Home } from "./home.js";
 import { readMasterKey, readSecrets, secretsEnvName } from "./home.js";
+import { readHomeId } from "./lock.js";
 import { callerOf, nextDeadline, nextOfferAt } from "../kernel/decide.js";
 import type { Decision, Env, Fact, Input } from "../kernel/types.js";
 import { parseRules } from "../kernel/rules.js";
@@ -78,8 +79,11 @@ export class Hub {
   readonly listeners = new Set<(facts: Fact[]) => void>();
 
   private readonly secrets: Record<string, string>;
+  /** The id of the home this hub serves, sent on every answer (lock.ts); a home without one gets it here. */
+  readonly homeId: string;
 
   constructor(readonly opts: HubOptions) {
+    this.homeId = readHomeId(opts.home, true);
     this.secrets = readSecrets(opts.home);
     const master = readMasterKey(opts.home);
     this.store = new Store({ path: opts.home.database, master });
