@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { engine, tempDir, until, hubFixture } from "./helpers.js";
 import { hashKey, hashText } from "../src/kernel/credentials.js";
 import { canonicalJson } from "../src/host/http.js";
+import { processAlive, processInfo } from "../src/host/lock.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const root = tempDir("aa-cli-home-");
@@ -211,6 +212,29 @@ async function zombie(): Promise<{ zombie: number; parent: number; done(): void 
   await until(() => execFileSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).trim().startsWith("Z"), 5_000, "the zombie");
   return { zombie: pid, parent: sh.pid!, done: () => sh.kill("SIGKILL") };
 }
+
+test("processes are described the same through /proc and through ps (the way on macOS)", async (t) => {
+  if (!existsSync("/proc/self/stat")) return t.skip("no /proc here: ps is the only way");
+  const z = await zombie();
+  try {
+    for (const via of ["proc", "ps"] as const) {
+      assert.equal(processInfo(z.zombie, via)?.state, "Z", via);
+      assert.equal(processAlive(z.zombie, null), false);
+      assert.equal(processInfo(2 ** 22 + 12345, via), null, `${via}: no such process`);
+      assert.equal(processInfo(0, via), null);
+    }
+    assert.equal(processInfo(z.parent, "ps")?.state, "S");
+    assert.equal(processInfo(z.parent, "ps")!.start, processInfo(z.parent, "ps")!.start, "the same start time each time");
+    const start = processInfo(z.parent)!.start;
+    assert.equal(processAlive(z.parent, start), true);
+    assert.equal(processAlive(z.parent, null), true);
+    assert.equal(processAlive(z.parent, `${start}0`), false, "another start time: a reused pid");
+    assert.equal(processAlive(0, null), false, "0 would name this process group");
+    assert.equal(processAlive(-1, null), false);
+  } finally {
+    z.done();
+  }
+});
 
 test("a zombie or a reused pid in hub.pid is not a live hub; a live pid without its start time still is", async () => {
   const z = await zombie();

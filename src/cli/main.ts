@@ -77,7 +77,8 @@ export function program(argv: readonly string[] = process.argv): Command {
     .description("run the hub, the local worker and the channels in one process")
     .option("--listen <host:port>", "listen address (port 0 picks a free port)")
     .action(async (o: { listen?: string }) => {
-      const running = await startServe(home(), { listen: o.listen, lang });
+      // The hub's log lines carry text from outside too (a channel's or a webhook's error, a rules file's content).
+      const running = await startServe(home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n") });
       let stopping = false;
       const stop = () => {
         if (stopping) return;
