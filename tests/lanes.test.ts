@@ -17,7 +17,8 @@ const crm = hashKey("crm-key");
 function clock(): Clock {
   const k = new Clock(rules, "2026-11-02T08:10:00Z");
   k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: crm });
-  k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "schedule", newHash: hashKey("sched") });
+  // "schedule" gets no key any more (see the reserved names below); a home may still hold one made before that.
+  k.store.db.prepare("INSERT INTO v_keys (key, data) VALUES (?, ?)").run(hashKey("sched"), JSON.stringify({ kind: "source", name: "schedule", at: k.now }));
   return k;
 }
 
@@ -46,6 +47,18 @@ test("routing reads the rules of the event's source from an index built once per
   assert.deepEqual(rulesOf(loaded, "nobody"), []);
   const two = { ...loaded, rules: [loaded.rules[1]!, { ...loaded.rules[0]!, name: "b" }, loaded.rules[0]!] };
   assert.deepEqual(rulesOf(two, "shop").map((r) => r.name), ["b", "alerts"], "another rules object has its own index");
+  k.close();
+});
+
+test("the sources the hub uses for its own events, schedule and elsewhere, get no key; other kinds may use the names", () => {
+  const k = clock();
+  for (const name of ["schedule", "elsewhere"]) {
+    const r = k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name, newHash: hashKey(`new-${name}`) });
+    assert.deepEqual([r.status, r.body, r.facts], [400, { error: `"${name}" is a source name the hub uses for its own events (schedule: cron rules; elsewhere: elsewhere tasks); it gets no key` }, []]);
+  }
+  assert.equal(k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "worker", name: "schedule", newHash: hashKey("w-schedule") }).status, 200);
+  assert.equal(k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "channel", name: "elsewhere", newHash: hashKey("c-elsewhere") }).status, 200);
+  assert.deepEqual(k.commit({ kind: "keyRemove", keyHash: null, local: true, keyKind: "source", name: "schedule" }).body, { ok: true, changed: true }, "an old one can be removed");
   k.close();
 });
 

@@ -1,16 +1,17 @@
 /**
  * The `agent-autoloop` command line (DESIGN.md 接口): init, serve, status, answer, resolve, stop, key, check,
- * --version. Every command but init, serve, check and key (while no hub runs) talks to the hub over HTTP.
+ * --version. Every command but init, serve, check and key (while no hub runs) talks to the hub over HTTP, and only
+ * to this home's hub (connect.ts); everything it prints goes through print.ts.
  */
 import { Command, CommanderError } from "commander";
 import { readFileSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { pluginNamePattern } from "../host/plugins.js";
+import { isBuiltInPlugin, pluginNamePattern } from "../host/plugins.js";
 import { execFileSync } from "node:child_process";
 import { homePaths, readConfig, engineDir, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
-import { initialize, parseListen, registerKeysLocally, removeKeyLocally, startServe, urlOf } from "../host/serve.js";
-import { HubClient, HubError } from "../protocol/client.js";
-import { isName, isOldKeyName } from "../kernel/rules.js";
+import { initialize, registerKeysLocally, removeKeyLocally, startServe } from "../host/serve.js";
+import { HubClient } from "../protocol/client.js";
+import { isName, isOldKeyName, reservedSources } from "../kernel/rules.js";
 import { readRulesInput } from "../host/hub.js";
 import { keyKinds, type KeyKind } from "../kernel/types.js";
 import { newKey } from "../host/home.js";
@@ -20,53 +21,25 @@ import { timeline } from "./why.js";
 import { conformance, type ConformanceConfig } from "../protocol/conformance.js";
 import type { Fact } from "../kernel/types.js";
 import { own } from "../kernel/own.js";
+import { CliError, call as callHub, changeKeys, hubUrl } from "./connect.js";
+import { printable, say, sayError } from "./print.js";
 
 const lang = langFromEnv(process.env);
-
-class CliError extends Error {
-  constructor(message: string, readonly code = 1) { super(message); }
-}
 
 function home(): Home {
   return homePaths();
 }
 
-function hubUrl(h: Home): string {
-  if (process.env.AGENT_AUTOLOOP_URL) return process.env.AGENT_AUTOLOOP_URL;
-  const { host, port } = parseListen(readConfig(h).listen);
-  return urlOf(host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host, port);
-}
-
-function ownerClient(): HubClient {
+/** A client of this home's hub with the owner key, once the hub answered with this home's id. */
+async function ownerClient(): Promise<HubClient> {
   const h = home();
   if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-  return new HubClient(hubUrl(h), readConfig(h).owner);
+  return new HubClient(await hubUrl(h, lang), readConfig(h).owner);
 }
 
-/** Runs an HTTP call, turning "cannot connect" into a sentence that says what to do. */
-async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>): Promise<T> {
-  try {
-    return await f(client);
-  } catch (e) {
-    if (e instanceof CliError) throw e; // the command's own check (a card id that is not a number, …)
-    if (e instanceof HubError) {
-      // The protocol fixes this answer's text in Chinese; the command line says it in the user's language.
-      const rule = e.status === 404 ? /^没有这条规则：(.*)$/s.exec(e.message) : null;
-      throw new CliError(rule ? t(lang, "notFound.rule", { name: rule[1]! }) : e.message);
-    }
-    const cause = ((e as Error & { cause?: Error }).cause?.message ?? (e as Error).message);
-    throw new CliError(t(lang, "cli.hubDown", { url: client.url, error: cause }));
-  }
-}
-
-/** Whether a hub answers at the home's address. */
-async function hubRunning(h: Home): Promise<boolean> {
-  try {
-    const res = await fetch(`${hubUrl(h)}/v1/health`, { signal: AbortSignal.timeout(1500) });
-    return res.ok;
-  } catch {
-    return false;
-  }
+/** Runs an owner call on this home's hub (see connect.ts `call`). */
+async function call<T>(client: HubClient | Promise<HubClient>, f: (c: HubClient) => Promise<T>): Promise<T> {
+  return callHub(await client, f, lang);
 }
 
 function version(): string {
@@ -92,20 +65,20 @@ export function program(argv: readonly string[] = process.argv): Command {
   p.description("A self-hosted hub that turns events into coding-agent runs and brings you only what needs a human.")
     .version(asksVersion ? version() : "", "-V, --version")
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({ writeOut: (s) => process.stdout.write(printable(s)), writeErr: (s) => sayError(s) });
 
   p.command("init").description("create the home directory (rules.json, config.json, keys)").action(() => {
     const h = home();
     const created = initialize(h, lang);
-    console.log(t(lang, created ? "cli.init.created" : "cli.init.exists", { home: h.dir }));
+    say(t(lang, created ? "cli.init.created" : "cli.init.exists", { home: h.dir }));
   });
 
   p.command("serve")
     .description("run the hub, the local worker and the channels in one process")
     .option("--listen <host:port>", "listen address (port 0 picks a free port)")
     .action(async (o: { listen?: string }) => {
-      const running = await startServe(home(), { listen: o.listen, lang });
-      console.log(t(lang, "serve.listening", { url: running.url }));
+      // The hub's log lines carry text from outside too (a channel's or a webhook's error, a rules file's content).
+      const running = await startServe(home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n") });
       let stopping = false;
       const stop = () => {
         if (stopping) return;
@@ -114,6 +87,8 @@ export function program(argv: readonly string[] = process.argv): Command {
       };
       process.on("SIGTERM", stop);
       process.on("SIGINT", stop);
+      // Only now: whoever waits for this line may send SIGTERM at once, which must find the handler in place.
+      say(t(lang, "serve.listening", { url: running.url }));
     });
 
   p.command("status")
@@ -122,9 +97,9 @@ export function program(argv: readonly string[] = process.argv): Command {
     .option("--before <run>", "older runs, before this run id")
     .action(async (o: { json?: boolean; before?: string }) => {
       if (o.before !== undefined && !/^[1-9]\d{0,14}$/.test(o.before)) throw new CliError(t(lang, "notFound.run", { id: o.before }));
-      const client = ownerClient();
+      const client = await ownerClient();
       const state = await call(client, (c) => c.state(o.before ? Number(o.before) : undefined));
-      console.log(o.json ? JSON.stringify(state, null, 2) : formatStatus(state, lang, client.url));
+      say(o.json ? JSON.stringify(state, null, 2) : formatStatus(state, lang, client.url));
     });
 
   p.command("answer")
@@ -139,7 +114,7 @@ export function program(argv: readonly string[] = process.argv): Command {
       if (choice !== undefined) body.choice = Number(choice);
       if (o.text !== undefined) body.text = o.text;
       const res = (await call(ownerClient(), (c) => c.answer(cardId(card), body))) as { card: { title: string; state: string } };
-      console.log(`card ${card}: ${res.card.state} — ${res.card.title}`);
+      say(`card ${card}: ${res.card.state} — ${res.card.title}`);
     });
 
   p.command("resolve")
@@ -148,7 +123,7 @@ export function program(argv: readonly string[] = process.argv): Command {
     .argument("[reason...]", "why")
     .action(async (card: string, reason: string[]) => {
       const res = await call(ownerClient(), (c) => c.resolve(cardId(card), reason.join(" ") || undefined));
-      console.log(`card ${card}: ${res.changed ? "closed" : "already closed"}`);
+      say(`card ${card}: ${res.changed ? "closed" : "already closed"}`);
     });
 
   p.command("stop")
@@ -157,7 +132,7 @@ export function program(argv: readonly string[] = process.argv): Command {
     .action(async (run: string) => {
       if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
       const res = await call(ownerClient(), (c) => c.cancel(Number(run)));
-      console.log(`run ${run}: ${res.state}`);
+      say(`run ${run}: ${res.state}`);
     });
 
   p.command("pause")
@@ -167,7 +142,7 @@ export function program(argv: readonly string[] = process.argv): Command {
     .option("--until <time>", "resume by itself then (ISO time with a zone, e.g. 2026-11-07T09:00:00+08:00)")
     .action(async (rule: string, o: { reason?: string; until?: string }) => {
       const res = await call(ownerClient(), (c) => c.pause(rule, { ...(o.reason ? { reason: o.reason } : {}), ...(o.until ? { until: o.until } : {}) }));
-      console.log(`${rule}: ${res.changed ? "paused" : "already paused"}${res.paused.until ? ` until ${res.paused.until}` : ""}`);
+      say(`${rule}: ${res.changed ? "paused" : "already paused"}${res.paused.until ? ` until ${res.paused.until}` : ""}`);
     });
 
   p.command("resume")
@@ -175,7 +150,7 @@ export function program(argv: readonly string[] = process.argv): Command {
     .argument("<rule>", "rule name")
     .action(async (rule: string) => {
       const res = await call(ownerClient(), (c) => c.resume(rule));
-      console.log(`${rule}: ${res.changed ? "resumed" : "was not paused"}`);
+      say(`${rule}: ${res.changed ? "resumed" : "was not paused"}`);
     });
 
   p.command("run")
@@ -185,7 +160,7 @@ export function program(argv: readonly string[] = process.argv): Command {
     .option("--reason <text>", "why (the event's detail)")
     .action(async (rule: string, o: { subject?: string; reason?: string }) => {
       const res = await call(ownerClient(), (c) => c.runNow(rule, { ...(o.subject ? { subject: o.subject } : {}), ...(o.reason ? { reason: o.reason } : {}) }));
-      console.log(`${rule}: event ${res.event}, run ${res.run}`);
+      say(`${rule}: event ${res.event}, run ${res.run}`);
     });
 
   p.command("why")
@@ -195,23 +170,33 @@ export function program(argv: readonly string[] = process.argv): Command {
     .action(async (run: string, o: { json?: boolean }) => {
       if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
       const res = await call(ownerClient(), (c) => c.call<{ run: number; facts: Fact[] }>(`/v1/runs/${run}/why`));
-      console.log(o.json ? JSON.stringify(res.facts, null, 2) : timeline(Number(run), res.facts).join("\n"));
+      say(o.json ? JSON.stringify(res.facts, null, 2) : timeline(Number(run), res.facts).join("\n"));
     });
 
   p.command("add")
     .description("install a plugin by cloning a git repository into the plugins folder (no install scripts, no updates)")
     .argument("<repo>", "a git URL or a local git repository")
-    .action((repo: string) => {
+    .option("--replace", "install it even when a built-in plugin has that name (it is then used in place of the built-in one)")
+    .action((repo: string, o: { replace?: boolean }) => {
       const h = home();
       const base = repo.replace(/[\\/]+$/, "").split(/[\\/:]/).pop()!.replace(/\.git$/, "");
       const name = base.toLowerCase();
       if (!pluginNamePattern.test(name)) throw new CliError(t(lang, "add.badName", { name }));
+      const builtIn = isBuiltInPlugin(name);
+      if (builtIn && !o.replace) throw new CliError(t(lang, "add.builtIn", { name, repo }));
       const target = join(h.plugins, name);
       if (existsSync(target)) throw new CliError(t(lang, "add.exists", { name, dir: target }));
       mkdirSync(h.plugins, { recursive: true });
-      // Clone only: no submodules, no hooks (a clone runs none of the repository's code).
-      execFileSync("git", ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--depth", "1", "--no-recurse-submodules", repo, target], { stdio: ["ignore", "ignore", "pipe"] });
-      console.log(t(lang, "add.done", { name, dir: target }));
+      // Clone only: no submodules, no hooks (a clone runs none of the repository's code). "--" keeps a URL that
+      // starts with "-" (--upload-pack=…) from being read as an option.
+      const clone = ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--depth", "1", "--no-recurse-submodules", "--", repo, target];
+      try {
+        execFileSync("git", clone, { stdio: ["ignore", "ignore", "pipe"] });
+      } catch (e) {
+        const stderr = String((e as { stderr?: Buffer }).stderr ?? "").split("\n").filter((l) => l && !l.startsWith("warning:")).join(" ").trim();
+        throw new CliError(t(lang, "add.failed", { error: stderr || (e as Error).message }));
+      }
+      say(t(lang, builtIn ? "add.replaced" : "add.done", { name, dir: target }));
     });
 
   p.command("doctor")
@@ -221,7 +206,7 @@ export function program(argv: readonly string[] = process.argv): Command {
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
       const { doctor } = await import("./doctor.js"); // loaded on use: `serve` starts without it
       const findings = await doctor(h, readConfig(h));
-      for (const f of findings) console.log(`${f.ok ? "ok  " : "FIX "} ${f.line}`);
+      for (const f of findings) say(`${f.ok ? "ok  " : "FIX "} ${f.line}`);
       if (findings.some((f) => !f.ok)) process.exitCode = 1;
     });
 
@@ -240,9 +225,9 @@ export function program(argv: readonly string[] = process.argv): Command {
         throw new CliError(`${o.config}: needs keys.source, keys.worker, keys.channel, keys.owner, eventType and answerer`);
       }
       const checks = await conformance(url, cfg);
-      for (const c of checks) console.log(`${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
+      for (const c of checks) say(`${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
       const failed = checks.filter((c) => !c.ok).length;
-      console.log(`${checks.length - failed} passed, ${failed} failed`);
+      say(`${checks.length - failed} passed, ${failed} failed`);
       if (failed > 0) process.exitCode = 1;
     });
 
@@ -253,7 +238,8 @@ export function program(argv: readonly string[] = process.argv): Command {
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
       const config = readConfig(h);
       const { runMcp, sourceFromConfig } = await import("./mcp.js"); // the MCP SDK and zod: loaded on use only
-      await runMcp({ url: hubUrl(h), owner: config.owner || null, source: sourceFromConfig(h.config), version: version() });
+      // The hub is looked for (and its home id checked) at each tool call's need, so mcp may start before the hub.
+      await runMcp({ hub: () => hubUrl(h, lang), owner: config.owner || null, source: sourceFromConfig(h.config), version: version() });
     });
 
   const key = p.command("key").description("create or remove access keys");
@@ -265,16 +251,15 @@ export function program(argv: readonly string[] = process.argv): Command {
       checkKey(kind, name);
       const h = home();
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-      let k: string;
-      if (await hubRunning(h)) k = (await call(ownerClient(), (c) => c.keyNew(kind, name))).key;
-      else {
-        k = newKey();
-        registerKeysLocally(h, [{ kind: kind as KeyKind, name, key: k }], lang);
-      }
+      const k = await changeKeys(h, lang, async (c) => (await c.keyNew(kind, name)).key, () => {
+        const made = newKey();
+        registerKeysLocally(h, [{ kind: kind as KeyKind, name, key: made }], lang);
+        return made;
+      });
       // A key config.json holds is rotated there too, or the CLI, the local worker or a channel would be locked out.
       const what = updateConfigKey(h, kind as KeyKind, name, k);
-      console.log(k);
-      if (what && kind !== "owner") process.stderr.write(t(lang, "cli.keyConfig", { what }) + "\n");
+      say(k);
+      if (what && kind !== "owner") sayError(t(lang, "cli.keyConfig", { what }) + "\n");
     });
   key.command("remove")
     .description("remove a key: its long polls and streams end at once")
@@ -284,12 +269,10 @@ export function program(argv: readonly string[] = process.argv): Command {
       checkKey(kind, name, true);
       const h = home();
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-      const changed = (await hubRunning(h))
-        ? (await call(ownerClient(), (c) => c.keyRemove(kind, name))).changed
-        : removeKeyLocally(h, kind as KeyKind, name, lang);
-      console.log(changed ? "removed" : "no such key");
+      const changed = await changeKeys(h, lang, async (c) => (await c.keyRemove(kind, name)).changed, () => removeKeyLocally(h, kind as KeyKind, name, lang));
+      say(changed ? "removed" : "no such key");
       const what = configHolds(readConfig(h), kind as KeyKind, name);
-      if (changed && what) process.stderr.write(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
+      if (changed && what) sayError(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
 
   p.command("check")
@@ -300,7 +283,7 @@ export function program(argv: readonly string[] = process.argv): Command {
       // What the hub would load, read the same way: check says what the hub would say.
       const r = readRulesInput(f, lang);
       if (r.kind === "rulesError") throw new CliError(r.error);
-      console.log(t(lang, "cli.check.ok", {
+      say(t(lang, "cli.check.ok", {
         file: f, rules: r.rules.rules.length, agents: Object.keys(r.rules.agents).length,
         sources: Object.keys(r.rules.sources).length, channels: Object.keys(r.rules.channels).length, elsewhere: r.rules.elsewhere.length,
       }));
@@ -338,6 +321,7 @@ function cardId(s: string): number {
 function checkKey(kind: string, name: string, remove = false): void {
   if (!keyKinds.includes(kind as KeyKind)) throw new CliError(t(lang, "key.kind"));
   if (remove ? !isOldKeyName(name) : !isName(name)) throw new CliError(t(lang, remove ? "key.oldName" : "key.name"));
+  if (!remove && kind === "source" && reservedSources.includes(name)) throw new CliError(t(lang, "key.reserved", { name }));
 }
 
 /** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */
@@ -346,7 +330,7 @@ export async function main(argv: string[]): Promise<void> {
     await program(argv).parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) process.exit(e.exitCode);
-    process.stderr.write(`agent-autoloop: ${(e as Error).message}\n`);
+    sayError(`agent-autoloop: ${(e as Error).message}\n`);
     process.exit(e instanceof CliError ? e.code : 1);
   }
 }

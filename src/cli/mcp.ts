@@ -4,15 +4,28 @@
  * `emit` and `tell` with the source key of config.json's optional `"source": { "name", "key" }`. Only the tools a
  * configured key allows are listed. Standard output carries only JSON-RPC; each call answers on its own, so a slow
  * call does not hold up `ping`. It does not tell callers apart: an answer is recorded as the owner's, so do not give
- * it to agents the hub itself starts (a run could answer its own card).
+ * it to agents the hub itself starts (a run could answer its own card). A keyed call goes only to a hub that answered
+ * with this home's id (connect.ts). A line that is over `mcpLineMaxBytes`, not JSON, or not a JSON-RPC message is
+ * answered with a JSON-RPC error (id null unless the message had a usable id) and the server reads on.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { readFileSync } from "node:fs";
-import { HubClient } from "../protocol/client.js";
+import { Transform, type TransformCallback } from "node:stream";
+import { HubClient, HubError } from "../protocol/client.js";
 
-export interface McpConfig { url: string; owner: string | null; source: { name: string; key: string } | null; version: string }
+/** The longest line (one JSON-RPC message) `mcp` reads, in bytes without the line break: 10 MiB, the SDK's own limit. */
+export const mcpLineMaxBytes = 10 * 1024 * 1024;
+
+export interface McpConfig {
+  /** Finds this home's hub and returns its URL; throws with the reason when there is none. */
+  hub: () => Promise<string>;
+  owner: string | null;
+  source: { name: string; key: string } | null;
+  version: string;
+}
 
 type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
 
@@ -24,38 +37,116 @@ async function result(f: () => Promise<unknown>): Promise<ToolResult> {
   }
 }
 
+/**
+ * Calls with `key` on this home's hub: the hub is found (and its home id checked) at the first call, and again after
+ * a call that could not reach it (the hub may have restarted on another port).
+ */
+function hubCaller(cfg: McpConfig, key: string): <T>(f: (c: HubClient) => Promise<T>) => Promise<T> {
+  let client: Promise<HubClient> | null = null;
+  return async (f) => {
+    client ??= cfg.hub().then((url) => new HubClient(url, key));
+    try {
+      return await f(await client);
+    } catch (e) {
+      if (!(e instanceof HubError)) client = null;
+      throw e;
+    }
+  };
+}
+
 /** Builds the server with the tools the configured keys allow. */
 export function mcpServer(cfg: McpConfig): McpServer {
   const server = new McpServer({ name: "agent-autoloop", version: cfg.version });
   if (cfg.owner) {
-    const owner = new HubClient(cfg.url, cfg.owner);
+    const owner = hubCaller(cfg, cfg.owner);
     server.registerTool("status", { description: "The hub's state: open cards, runs, rules, workers, unrouted events, spending.", inputSchema: { before: z.number().int().positive().optional().describe("older runs: before this run id") } },
-      ({ before }) => result(() => owner.state(before)));
+      ({ before }) => result(() => owner((c) => c.state(before))));
     server.registerTool("why", { description: "A run's facts: events, claims, start, receipt, answers, follow-up runs.", inputSchema: { run: z.number().int().positive() } },
-      ({ run }) => result(() => owner.call(`/v1/runs/${run}/why`)));
+      ({ run }) => result(() => owner((c) => c.call(`/v1/runs/${run}/why`))));
     server.registerTool("answer", { description: "Answer a card: the option number, or your own words.", inputSchema: { card: z.number().int().positive(), choice: z.number().int().min(0).optional(), text: z.string().min(1).max(4000).optional() } },
-      ({ card, choice, text }) => result(() => owner.answer(card, { ...(choice !== undefined ? { choice } : {}), ...(text !== undefined ? { text } : {}) })));
+      ({ card, choice, text }) => result(() => owner((c) => c.answer(card, { ...(choice !== undefined ? { choice } : {}), ...(text !== undefined ? { text } : {}) }))));
     server.registerTool("resolve", { description: "Close a card: no decision needed any more.", inputSchema: { card: z.number().int().positive(), reason: z.string().max(1000).optional() } },
-      ({ card, reason }) => result(() => owner.resolve(card, reason)));
+      ({ card, reason }) => result(() => owner((c) => c.resolve(card, reason))));
     server.registerTool("stop", { description: "Stop a run.", inputSchema: { run: z.number().int().positive() } },
-      ({ run }) => result(() => owner.cancel(run)));
+      ({ run }) => result(() => owner((c) => c.cancel(run))));
   }
   if (cfg.source) {
-    const source = new HubClient(cfg.url, cfg.source.key);
+    const source = hubCaller(cfg, cfg.source.key);
     server.registerTool("emit", {
       description: `Post an event as the source "${cfg.source.name}".`,
       inputSchema: { id: z.string().min(1).max(200), type: z.string().min(1).max(64), subject: z.string().max(100).optional(), summary: z.string().max(200).optional(), detail: z.string().max(4000).optional(), link: z.string().max(500).optional() },
-    }, (event) => result(() => source.postEvent(event)));
+    }, (event) => result(() => source((c) => c.postEvent(event))));
     server.registerTool("tell", { description: "Tell the owner something (an fyi notice, once per key).", inputSchema: { key: z.string().min(1).max(200), text: z.string().min(1).max(4000), title: z.string().max(200).optional() } },
-      (body) => result(() => source.call("/v1/tell", { body })));
+      (body) => result(() => source((c) => c.call("/v1/tell", { body }))));
   }
   return server;
+}
+
+type RpcError = { id: string | number | null; code: number; message: string };
+
+/**
+ * Splits standard input into lines and passes on only whole JSON-RPC messages of at most `maxBytes`; for any other
+ * line it calls `refuse` (JSON-RPC 2.0 §5.1: -32700 parse error, -32600 invalid request) and reads on. A line over
+ * the limit is dropped as it arrives, never held whole.
+ */
+export class MessageLines extends Transform {
+  private parts: Buffer[] = [];
+  private bytes = 0;
+  private tooLong = false;
+
+  constructor(private readonly maxBytes: number, private readonly refuse: (e: RpcError) => void) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    let from = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, from);
+      const piece = chunk.subarray(from, nl === -1 ? chunk.length : nl);
+      if (!this.tooLong && this.bytes + piece.length > this.maxBytes) {
+        this.tooLong = true;
+        this.parts = [];
+      }
+      if (!this.tooLong) {
+        this.parts.push(piece);
+        this.bytes += piece.length;
+      }
+      if (nl === -1) break;
+      this.endLine();
+      from = nl + 1;
+    }
+    done();
+  }
+
+  private endLine(): void {
+    const tooLong = this.tooLong;
+    const line = Buffer.concat(this.parts).toString("utf8").replace(/\r$/, "");
+    this.parts = [];
+    this.bytes = 0;
+    this.tooLong = false;
+    if (tooLong) return this.refuse({ id: null, code: -32700, message: `Parse error: line over ${this.maxBytes} bytes, skipped` });
+    if (line.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      return this.refuse({ id: null, code: -32700, message: "Parse error: not JSON" });
+    }
+    if (!JSONRPCMessageSchema.safeParse(value).success) {
+      const id = (value as { id?: unknown } | null)?.id;
+      return this.refuse({ id: typeof id === "string" || typeof id === "number" ? id : null, code: -32600, message: "Invalid Request: not a JSON-RPC 2.0 message" });
+    }
+    this.push(line + "\n");
+  }
 }
 
 /** Runs the server on stdin/stdout until stdin closes. */
 export async function runMcp(cfg: McpConfig): Promise<void> {
   const server = mcpServer(cfg);
-  await server.connect(new StdioServerTransport());
+  const refuse = ({ id, code, message }: RpcError) => void process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n");
+  const lines = process.stdin.pipe(new MessageLines(mcpLineMaxBytes, refuse));
+  // The SDK's own buffer never holds more than one line here; give it room for the longest one and its line break.
+  await server.connect(new StdioServerTransport(lines, process.stdout, { maxBufferSize: mcpLineMaxBytes + 2 }));
 }
 
 /** The optional `source` entry of config.json for `emit` and `tell`. */

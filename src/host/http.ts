@@ -18,6 +18,7 @@ import { t } from "../i18n/messages.js";
 import { newKey, secretsEnvName } from "./home.js";
 import { loadPluginModule } from "./plugins.js";
 import { linkedCard, linkPage } from "./link-page.js";
+import { homeIdHeader } from "./lock.js";
 import type { EventIn } from "../protocol/schema.js";
 import { streamSSE } from "hono/streaming";
 import { publicFact, withoutRuleBodies } from "./facts.js";
@@ -92,6 +93,8 @@ export function createApp(hub: Hub): Hono {
   const lang = hub.env.lang;
   const fail = (c: Context, status: number, error: string) => c.json({ error }, status as 400);
 
+  // Every answer, refusals included, says which home this hub serves: the CLI checks it before it sends a key.
+  app.use("*", async (c, next) => { await next(); c.header(homeIdHeader, hub.homeId); });
   app.use(
     "*",
     bodyLimit({

@@ -6,6 +6,7 @@ import { watchFile, unwatchFile } from "node:fs";
 import { Store } from "./store.js";
 import type { Home } from "./home.js";
 import { readMasterKey, readSecrets, secretsEnvName } from "./home.js";
+import { readHomeId } from "./lock.js";
 import { callerOf, dueKeys, nextDeadline, nextOfferAt } from "../kernel/decide.js";
 import { InvariantError } from "../kernel/assert.js";
 import { deadlineErrorMaxCodepoints } from "../kernel/limits.js";
@@ -92,8 +93,11 @@ export class Hub {
   readonly listeners = new Set<(facts: Fact[]) => void>();
 
   private readonly secrets: Record<string, string>;
+  /** The id of the home this hub serves, sent on every answer (lock.ts); a home without one gets it here. */
+  readonly homeId: string;
 
   constructor(readonly opts: HubOptions) {
+    this.homeId = readHomeId(opts.home, true);
     this.secrets = readSecrets(opts.home);
     const master = readMasterKey(opts.home);
     this.store = new Store({ path: opts.home.database, master });

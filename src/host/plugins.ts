@@ -30,6 +30,11 @@ export function findPlugin(kind: PluginKind, name: string, installDir: string | 
 /** A plugin module: its default export and its named ones. */
 export type PluginModule = Record<string, unknown> & { default: unknown };
 
+/** Whether a built-in plugin (of any kind) has this name: an installed plugin of that name would be used instead. */
+export function isBuiltInPlugin(name: string): boolean {
+  return (["agent", "channel", "source"] as const).some((kind) => findPlugin(kind, name, null) !== null);
+}
+
 const loaded = new Map<string, PluginModule>();
 
 /**

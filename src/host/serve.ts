@@ -5,8 +5,7 @@
 import { serve as nodeServe, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { Hub } from "./hub.js";
 import { createApp } from "./http.js";
 import { initHome, readConfig, readMasterKey, readSecrets, ownerKeyName, type Config, type Home } from "./home.js";
@@ -18,6 +17,7 @@ import { Store } from "./store.js";
 import { hashKey } from "../kernel/credentials.js";
 import type { KeyKind } from "../kernel/types.js";
 import { t, type Lang } from "../i18n/messages.js";
+import { readHomeId, removeHubRecord, tryLockHome, writeHubRecord } from "./lock.js";
 
 /** Splits "HOST:PORT" (or "[v6]:PORT"). @throws Error naming the value when malformed. */
 export function parseListen(listen: string): { host: string; port: number } {
@@ -30,6 +30,11 @@ export function parseListen(listen: string): { host: string; port: number } {
 /** The URL clients use for a listen address. */
 export function urlOf(host: string, port: number): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+/** The URL a client on this computer uses for a listen address: the wildcard addresses are reached on loopback. */
+export function localUrlOf(host: string, port: number): string {
+  return urlOf(host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host, port);
 }
 
 /**
@@ -75,42 +80,21 @@ export function configKeys(config: Config): { kind: KeyKind; name: string; key: 
 
 /** Creates a new home (keys registered in its database). @returns the config, or null when it already existed. */
 export function initialize(home: Home, lang: Lang): Config | null {
-  return initHome(home, (config) => registerKeysLocally(home, configKeys(config), lang));
+  const config = initHome(home, (c) => registerKeysLocally(home, configKeys(c), lang));
+  if (config) readHomeId(home, true);
+  return config;
 }
 
 /**
- * Takes the home's hub lock (`hub.pid`): one hub per home, or two local workers and two sets of channels
- * would run. A lock left by a process that is gone is taken over.
+ * Takes the home's hub lock (`hub.pid`, see lock.ts): one hub per home, or two local workers and two sets of channels
+ * would run. A lock left by a process that is gone, a zombie or a reused pid is taken over.
  * @returns the function that releases it.
- * @throws Error naming the pid when another live hub holds it.
+ * @throws Error naming the pid when another live process holds it.
  */
 export function lockHome(home: Home, lang: Lang): () => void {
-  const file = join(home.dir, "hub.pid");
-  for (let i = 0; i < 2; i++) {
-    try {
-      writeFileSync(file, String(process.pid), { flag: "wx", mode: 0o600 });
-      return () => {
-        try {
-          if (readFileSync(file, "utf8").trim() === String(process.pid)) unlinkSync(file);
-        } catch {
-          // already gone
-        }
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      const pid = Number(readFileSync(file, "utf8").trim());
-      let alive = false;
-      try {
-        process.kill(pid, 0);
-        alive = pid !== process.pid;
-      } catch (err) {
-        alive = (err as NodeJS.ErrnoException).code === "EPERM";
-      }
-      if (alive) throw new Error(t(lang, "serve.locked", { pid, home: home.dir }));
-      unlinkSync(file);
-    }
-  }
-  throw new Error(t(lang, "serve.locked", { pid: "?", home: home.dir }));
+  const lock = tryLockHome(home);
+  if ("holder" in lock) throw new Error(t(lang, "serve.locked", { pid: lock.holder ?? "?", home: home.dir }));
+  return lock.release;
 }
 
 export interface Running {
@@ -166,6 +150,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   const actual = (server.address() as AddressInfo).port;
   const url = urlOf(host, actual);
   if (!config.publicUrl) hub.setPublicUrl(url);
+  writeHubRecord(home, localUrlOf(host, actual), hub.homeId);
 
   // The local worker and the channels run under one supervisor: restarted after a failure, never ending the hub.
   const supervisor = new Supervisor(log);
@@ -211,6 +196,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
           (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
         });
         await hub.close();
+        removeHubRecord(home);
         unlock();
       })();
       return closing;

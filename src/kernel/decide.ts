@@ -20,6 +20,7 @@ import { countUsage } from "./budget.js";
 import { cronDue, pauseDue, pauseRule, resumeRule, runNow, scheduleCrons } from "./control.js";
 import type { MessageId } from "../i18n/messages.js";
 import { own } from "./own.js";
+import { reservedSources } from "./rules.js";
 
 type Reply = { status: number; body: unknown; park?: boolean };
 
@@ -322,6 +323,8 @@ function keyNew(c: Ctx, input: Extract<Input, { kind: "keyNew" }>): Reply {
     const who = authorize(c, input.keyHash, ["owner"]);
     if (isReply(who)) return who;
   }
+  // Whoever held a key for "schedule" or "elsewhere" could post events that read as the hub's own.
+  if (input.keyKind === "source" && reservedSources.includes(input.name)) return err(400, c.msg("key.reserved", { name: input.name }));
   for (const { key } of c.view.where<KeyRow>("keys", "kn = ?", `${input.keyKind}/${input.name}`)) c.tx.del("keys", key);
   c.tx.put("keys", input.newHash, { kind: input.keyKind, name: input.name, at: c.now } satisfies KeyRow);
   return ok({ ok: true });

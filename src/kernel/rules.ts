@@ -55,6 +55,8 @@ export interface Rules {
 export const scheduleSource = "schedule";
 /** The source of cards and runs of `elsewhere` tasks that name no source. */
 export const elsewhereSource = "elsewhere";
+/** Source names the hub uses for its own events: a rules file cannot declare them and no key is made for them. */
+export const reservedSources: readonly string[] = [scheduleSource, elsewhereSource];
 /** Names of sources, agents, channels, workers: what a key name and a URL segment can carry. */
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /** An environment variable name, or a prefix of names written `PREFIX_*`. */

@@ -1,0 +1,118 @@
+/**
+ * How the CLI reaches this home's hub without ever sending a key to anything else, and how it writes the database
+ * when no hub runs (issue 14, item 9). Before any key goes out, a keyless `GET /v1/health` must answer with this
+ * home's id (the `x-agent-autoloop-home` header); while no hub runs, the CLI holds the home's lock (the one `serve`
+ * takes) for as long as it writes, so a hub cannot start under it and it never writes behind a running hub.
+ */
+import { HubClient, HubError } from "../protocol/client.js";
+import { readConfig, type Home } from "../host/home.js";
+import { homeIdHeader, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
+import { localUrlOf, parseListen } from "../host/serve.js";
+import { t, type Lang } from "../i18n/messages.js";
+
+/** A failure the CLI reports as one line (exit code 1 unless given). */
+export class CliError extends Error {
+  constructor(message: string, readonly code = 1) { super(message); }
+}
+
+/** How long the CLI waits for a hub's keyless `GET /v1/health` answer (ms). */
+export const hubProbeTimeoutMs = 3_000;
+
+/**
+ * Where this home's hub may be, in this order: the URL the running hub recorded in `hub.json` (only while the process
+ * that wrote it is alive), then `AGENT_AUTOLOOP_URL` when set, else `listen` of config.json.
+ */
+export function hubCandidates(h: Home, env: NodeJS.ProcessEnv): string[] {
+  const out: string[] = [];
+  const recorded = recordedHubUrl(h);
+  if (recorded) out.push(recorded);
+  if (env.AGENT_AUTOLOOP_URL) out.push(env.AGENT_AUTOLOOP_URL.replace(/\/+$/, ""));
+  else {
+    const { host, port } = parseListen(readConfig(h).listen);
+    out.push(localUrlOf(host, port));
+  }
+  return [...new Set(out)];
+}
+
+type Probe = { url: string; home: string | null } | { url: string; error: string };
+
+/** Asks `url` which home it serves; sends no key and follows no redirect. */
+async function probe(url: string): Promise<Probe> {
+  try {
+    const res = await fetch(`${url}/v1/health`, { redirect: "manual", signal: AbortSignal.timeout(hubProbeTimeoutMs) });
+    await res.body?.cancel();
+    return { url, home: res.headers.get(homeIdHeader) };
+  } catch (e) {
+    return { url, error: (e as Error & { cause?: Error }).cause?.message ?? (e as Error).message };
+  }
+}
+
+/**
+ * Finds this home's hub: the first candidate (see `hubCandidates`) that answers with this home's id.
+ * @returns its URL; or, when there is none, the error to show and the reason in a few words.
+ */
+export async function findHub(h: Home, lang: Lang, env: NodeJS.ProcessEnv = process.env): Promise<{ url: string } | { failure: CliError; reason: string }> {
+  const ours = readHomeId(h, true);
+  const probes: Probe[] = [];
+  for (const url of hubCandidates(h, env)) {
+    const p = await probe(url);
+    if ("home" in p && p.home === ours) return { url };
+    probes.push(p);
+  }
+  const stranger = probes.find((p): p is Extract<Probe, { home: string | null }> => "home" in p);
+  if (stranger) {
+    const text = stranger.home
+      ? t(lang, "cli.otherHome", { url: stranger.url, theirs: stranger.home, ours, home: h.dir })
+      : t(lang, "cli.noHomeId", { url: stranger.url, ours, home: h.dir });
+    return { failure: new CliError(text), reason: text };
+  }
+  const down = probes[0] as Extract<Probe, { error: string }>;
+  return { failure: new CliError(t(lang, "cli.hubDown", { url: down.url, error: down.error })), reason: t(lang, "cli.unreachable", { url: down.url, error: down.error }) };
+}
+
+/** This home's hub URL. @throws CliError when no candidate is this home's hub (naming both homes on a mismatch). */
+export async function hubUrl(h: Home, lang: Lang): Promise<string> {
+  const found = await findHub(h, lang);
+  if ("failure" in found) throw found.failure;
+  return found.url;
+}
+
+/**
+ * Runs an HTTP call, turning "cannot connect" into a sentence that says what to do.
+ * @throws CliError with the hub's refusal, or saying the hub cannot be reached.
+ */
+export async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>, lang: Lang): Promise<T> {
+  try {
+    return await f(client);
+  } catch (e) {
+    if (e instanceof CliError) throw e; // the command's own check (a card id that is not a number, …)
+    if (e instanceof HubError) {
+      // The protocol fixes this answer's text in Chinese; the command line says it in the user's language.
+      const rule = e.status === 404 ? /^没有这条规则：(.*)$/s.exec(e.message) : null;
+      throw new CliError(rule ? t(lang, "notFound.rule", { name: rule[1]! }) : e.message);
+    }
+    const cause = ((e as Error & { cause?: Error }).cause?.message ?? (e as Error).message);
+    throw new CliError(t(lang, "cli.hubDown", { url: client.url, error: cause }));
+  }
+}
+
+/**
+ * Changes keys in this home: through its hub when one runs, else in the database itself while holding the home's
+ * lock, so that no hub can start in between.
+ * @param viaHub the change as a call to the running hub (with the owner key)
+ * @param here the change made in the database
+ * @throws CliError when another process holds the lock but no hub of this home answers: nothing is written then.
+ */
+export async function changeKeys<T>(h: Home, lang: Lang, viaHub: (c: HubClient) => Promise<T>, here: () => T): Promise<T> {
+  const lock = tryLockHome(h);
+  if ("release" in lock) {
+    try {
+      return here();
+    } finally {
+      lock.release();
+    }
+  }
+  const found = await findHub(h, lang);
+  if ("failure" in found) throw new CliError(t(lang, "cli.lockedNoHub", { pid: lock.holder ?? "?", reason: found.reason }));
+  return call(new HubClient(found.url, readConfig(h).owner), viaHub, lang);
+}
