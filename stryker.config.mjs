@@ -48,6 +48,7 @@ export default {
       "tests/runs.test.ts",
       "tests/rules.test.ts",
       "tests/text.test.ts",
+      "tests/deadlines.test.ts",
       "sim/proof.test.ts",
     ],
     nodeArgs: ["--import", "tsx", "--test-reporter=tap"],
