@@ -3,7 +3,7 @@
  * embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the deprecated format controls after them
  * (U+206A–U+206F) and lone surrogates are refused in every text field of every /v1 input — the same kind of refusal
  * as C0 controls — and line separators (U+2028, U+2029) in one-line fields. The hub's own clients neutralise what
- * they relay from elsewhere (the github adapter, the worker's summary and error) instead of having it refused.
+ * they relay from elsewhere (the github adapter, the worker's summary and error: tests/worker.test.ts) instead of having it refused.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,7 +15,7 @@ import { check } from "../src/protocol/validate.js";
 import { parseReceipt } from "../src/worker/receipt.js";
 import { isName, isOldKeyName, parseRules } from "../src/kernel/rules.js";
 import { neutralise } from "../src/kernel/text.js";
-import { baseRules, hubFixture, untilLatestRun } from "./helpers.js";
+import { baseRules, hubFixture } from "./helpers.js";
 
 /** Every kind refused everywhere, with a name for failure messages. */
 const refused: [string, string][] = [
@@ -122,19 +122,6 @@ test("the github adapter removes those characters from what it relays instead of
     const job = (await f.call("GET", "/v1/work?claim=g", f.keys.worker)).body.job;
     const e = job.context.events[0];
     assert.deepEqual([e.summary, e.detail], ["fix gnp.exe now", "abc\nd"]);
-  } finally {
-    await f.close();
-  }
-});
-
-test("the worker neutralises an agent's summary and error instead of having its result refused", async () => {
-  const say = (text: string, code = 0) => ["node", "-e", `console.log(${JSON.stringify(text)}); process.exitCode = ${code}`];
-  const rules = { ...baseRules, agents: { bot: { worker: "local", use: "command", command: say("Done \u202eevil\u0085 ok") } }, rules: [baseRules.rules[0]] };
-  const f = await hubFixture(rules, { worker: { name: "local", key: "w".repeat(43), capacity: 1 } });
-  try {
-    await f.call("POST", "/v1/events", f.keys.source, { id: "n1", type: "alert.x" });
-    const s = await untilLatestRun(f, "done");
-    assert.equal(s.runs[0].summary, "Done evil ok");
   } finally {
     await f.close();
   }

@@ -239,3 +239,16 @@ test("a plugin that says finished while the process stays: the group is stopped 
   assert.equal(groupAlive(pids.pgid), false, "the lingering process group is gone");
   assert.equal(readExit(join(fx.home.worker, "runs", "1-1", "1"))!.signal, "SIGTERM");
 });
+
+test("the worker neutralises an agent's summary and error instead of having its result refused", async () => {
+  const say = (text: string, code = 0) => ["node", "-e", `console.log(${JSON.stringify(text)}); process.exitCode = ${code}`];
+  const rules = { ...baseRules, agents: { bot: { worker: "local", use: "command", command: say("Done \u202eevil\u0085 ok") } }, rules: [baseRules.rules[0]] };
+  const f: Fixture = await hubFixture(rules, { worker: { name: "local", key: "w".repeat(43), capacity: 1 } });
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "n1", type: "alert.x" });
+    const s = await untilLatestRun(f, "done");
+    assert.equal(s.runs[0].summary, "Done evil ok");
+  } finally {
+    await f.close();
+  }
+});
