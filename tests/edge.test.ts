@@ -245,7 +245,7 @@ test("the slow-body attack of issue 14 (400 connections, one byte now and then) 
     assert.equal(run.summary, "finished it");
     // The caps close a silent connection only after its grace (silentConnectionGraceMs): wait for it, not a time.
     const stillOpen = () => raws.filter((r) => !r.closed()).length;
-    await until(() => stillOpen() <= anonymousConnectionsPerAddressMax, 30_000, `connections without a key to be capped (${stillOpen()} open; ${hub.output()})`);
+    await until(() => stillOpen() <= anonymousConnectionsPerAddressMax, 30_000, () => `connections without a key to be capped (${stillOpen()} open; ${hub.output()})`);
     assert.equal(hub.child.exitCode, null, "the hub is still running");
   } finally {
     clearInterval(dribble);

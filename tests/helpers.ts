@@ -108,13 +108,16 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
   };
 }
 
-/** Waits until `f` returns a truthy value (polling every 25 ms, at most `ms`). */
-export async function until<T>(f: () => T | Promise<T>, ms = 10_000, what = "condition"): Promise<T> {
+/**
+ * Waits until `f` returns a truthy value (polling every 25 ms, at most `ms`). `what` names it in the timeout's error;
+ * a function is called only then, so it can show what happened meanwhile (a process's output).
+ */
+export async function until<T>(f: () => T | Promise<T>, ms = 10_000, what: string | (() => string) = "condition"): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await f();
     if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === "function" ? what() : what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -143,7 +146,7 @@ export async function serveProcess(dir: string, descriptorsMax?: number): Promis
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
-  const url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 15_000, `the hub to listen (output: ${out})`))!;
+  const url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 60_000, () => `the hub to listen (output: ${out})`))!;
   return {
     url, child,
     output: () => out,

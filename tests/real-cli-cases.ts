@@ -119,7 +119,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     let out = "";
     child.stdout!.on("data", (d) => ((out += d), (hubOutput += d)));
     child.stderr!.on("data", (d) => ((out += d), (hubOutput += d)));
-    url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 15_000, `the hub to listen (output: ${out})`))!;
+    url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 60_000, () => `the hub to listen (output: ${out})`))!;
   }
 
   async function ownerGet(path: string): Promise<any> {

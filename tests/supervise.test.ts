@@ -84,7 +84,7 @@ export default async function ({ hub, options, signal }) {
 `);
   const hub = await serveProcess(dir);
   try {
-    await until(() => existsSync(counter) && readFileSync(counter, "utf8") === "4", 30_000, `the channel's fourth start (output: ${hub.output()})`);
+    await until(() => existsSync(counter) && readFileSync(counter, "utf8") === "4", 30_000, () => `the channel's fourth start (output: ${hub.output()})`);
     const out = hub.output();
     assert.match(out, /^channel boom: uncaught exception: Error: async boom\n {4}at /m);
     assert.match(out, /^channel boom: unhandled rejection: Error: unhandled boom\n {4}at /m);
