@@ -9,6 +9,7 @@ import { hubFixture, baseRules, until, type Fixture } from "./helpers.js";
 import { startFakeFeishu, fakeAppId, fakeTenantToken, type FakeFeishu, type Recorded } from "./fake-feishu.js";
 import { newKey } from "../src/host/home.js";
 import { runChannel } from "../src/host/channels.js";
+import { PluginLoader } from "../src/common/plugins.js";
 import { feishuUuidMaxChars, parseOptions, sendUuid } from "../plugins/feishu/channel.js";
 import { feishuCard, readPress } from "../plugins/feishu/card.js";
 import type { ChannelCardView } from "../src/protocol/client.js";
@@ -205,7 +206,7 @@ test("a wrong app secret: the long connection failure is logged with its retry t
   const ac = new AbortController();
   const wrong = "wrong-secret-value";
   const done = runChannel("ch2", { use: "feishu", key: f.keys.channel2, appId: fakeAppId, receiveId: "oc_chat1", domain: fake.url },
-    f.url, f.home.plugins, ac.signal, (l) => lines.push(l), 50, { AGENT_AUTOLOOP_CHANNEL_SECRET_CH2: wrong, AGENT_AUTOLOOP_CHANNEL_SECRET_FEISHU: secret });
+    f.url, new PluginLoader(f.home.plugins), ac.signal, (l) => lines.push(l), 50, { AGENT_AUTOLOOP_CHANNEL_SECRET_CH2: wrong, AGENT_AUTOLOOP_CHANNEL_SECRET_FEISHU: secret });
   try {
     await until(() => lines.length > 0, 10_000, "a log line");
     assert.deepEqual(lines, ["channel ch2: long connection failed: pullConnectConfig failed: code=514, msg=auth failed; trying again in 30 s"]);

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { engine, tempDir } from "./helpers.js";
 import { OutputWindow } from "../src/worker/output.js";
 import { readMessage } from "../src/worker/receipt.js";
-import type { AgentPlugin } from "../src/worker/agents.js";
+import type { AgentPlugin } from "../src/sdk/index.js";
 import claude from "../plugins/claude/agent.js";
 import codex from "../plugins/codex/agent.js";
 import dsh from "../plugins/dsh/agent.js";

@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readMessage } from "../src/worker/receipt.js";
-import { substitute } from "../src/worker/agents.js";
+import { substitute } from "../src/sdk/index.js";
 import { buildPrompt } from "../src/worker/prompt.js";
 import { childEnv } from "../src/worker/env.js";
-import type { AgentPlugin } from "../src/worker/agents.js";
+import type { AgentPlugin } from "../src/sdk/index.js";
 
 const block = (lang: string, body: string) => "```" + lang + "\n" + body + "\n```";
 

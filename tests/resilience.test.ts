@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 import { hubFixture, tempDir, until } from "./helpers.js";
 import { runChannel } from "../src/host/channels.js";
+import { PluginLoader } from "../src/common/plugins.js";
 
 test("a channel plugin that throws or returns is logged and restarted; the hub is unaffected", async () => {
   const f = await hubFixture();
@@ -24,7 +25,7 @@ export default async function ({ hub, signal }) {
   const lines: string[] = [];
   const ac = new AbortController();
   try {
-    const done = runChannel("ch1", { use: "flaky", key: f.keys.channel }, f.url, plugins, ac.signal, (l) => lines.push(l), 50);
+    const done = runChannel("ch1", { use: "flaky", key: f.keys.channel }, f.url, new PluginLoader(plugins), ac.signal, (l) => lines.push(l), 50);
     await until(() => lines.length >= 2, 5000, "two restarts");
     assert.deepEqual(lines.slice(0, 2), ["channel ch1: Error: boom on start 1; restarting in 0.05 s", "channel ch1: returned; restarting in 0.1 s"]);
     await until(async () => (await f.call("GET", "/v1/state", f.keys.owner)).body.channels.find((c: any) => c.id === "ch1").seenAt, 5000, "the third start to poll");

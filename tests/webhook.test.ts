@@ -8,7 +8,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hubFixture, baseRules, until, type Fixture } from "./helpers.js";
 import { channelHub } from "../src/host/channels.js";
-import { loadPlugin } from "../src/host/plugins.js";
+import { PluginLoader } from "../src/common/plugins.js";
+import type { ChannelPlugin } from "../src/sdk/index.js";
 
 let f: Fixture;
 let server: Server;
@@ -45,8 +46,8 @@ async function send(options: Record<string, unknown>, receipt: Record<string, un
   const job = (await f.call("GET", `/v1/work?claim=w${n}`, f.keys.worker)).body.job;
   await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ...JSON.parse(JSON.stringify(receipt).split("KEY").join(String(n))) });
   const ac = new AbortController();
-  const plugin = await loadPlugin<(a: unknown) => Promise<void>>("channel", "webhook", null);
-  const running = plugin({ hub: channelHub(f.url, f.keys.channel, ac.signal), options: { name: "ch1", ...options }, log: () => {}, signal: ac.signal }).catch(() => {});
+  const plugin = await new PluginLoader(null).load<ChannelPlugin>("channel", "webhook");
+  const running = plugin({ hub: channelHub(f.url, f.keys.channel, ac.signal), options: { name: "ch1", ...options }, log: () => {}, signal: ac.signal, secret: null }).catch(() => {});
   const card = await until(async () => {
     const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
     const c = [...st.cards, ...st.recentCards].find((x: any) => x.run === job.run);

@@ -14,12 +14,16 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { engineDir } from "../../src/host/home.js";
-import { jsonLines, tail, type AgentPlugin, type AgentRead, type Usage } from "../../src/worker/agents.js";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { jsonLines, tail, type AgentPlugin, type AgentRead, type Usage } from "agent-autoloop/sdk";
 
+/** This plugin's folder: `<engine>/dist/plugins/acp` when compiled, `<engine>/plugins/acp` when loaded from source. */
+const here = dirname(fileURLToPath(import.meta.url));
+/** The engine's folder, found from this file alone (a plugin imports nothing of the engine but the SDK). */
+const engine = basename(dirname(dirname(here))) === "dist" ? join(here, "..", "..", "..") : join(here, "..", "..");
 /** The compiled bridge (the worker runs the compiled one, also when the plugin itself is loaded from source). */
-export const bridgeScript = join(engineDir, "dist", "plugins", "acp", "client.js");
+export const bridgeScript = join(engine, "dist", "plugins", "acp", "client.js");
 
 const missingCommand = 'agent.command is required for use: acp (the ACP agent to start, for example ["claude-agent-acp"])';
 
@@ -74,7 +78,7 @@ const plugin: AgentPlugin = {
     return out;
   },
   check(agent) {
-    if (!existsSync(bridgeScript)) return `the acp bridge is not built (${bridgeScript}): run npm run build in ${engineDir}`;
+    if (!existsSync(bridgeScript)) return `the acp bridge is not built (${bridgeScript}): run npm run build in ${engine}`;
     if (agent && (!agent.command || agent.command.length === 0)) return missingCommand;
     return null;
   },

@@ -10,7 +10,7 @@
  * resumed session, as observed with Claude Code 2.1.332, so it is given as `sessionUsage` only when the per-launch
  * figure is missing).
  */
-import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead } from "../../src/worker/agents.js";
+import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead } from "agent-autoloop/sdk";
 
 const permissionMode = { read: "plan", edit: "acceptEdits", full: "bypassPermissions" } as const;
 

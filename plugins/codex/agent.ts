@@ -6,7 +6,7 @@
  * Codex reports token usage cumulatively over the thread, so it is given as `sessionUsage`; the worker turns it into
  * this launch's figures from its ledger. Codex reports no cost.
  */
-import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead } from "../../src/worker/agents.js";
+import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead } from "agent-autoloop/sdk";
 
 const sandbox = { read: "read-only", edit: "workspace-write", full: "danger-full-access" } as const;
 

@@ -3,7 +3,7 @@
  * Arguments come from the agent's `command` with `{prompt}`, `{model}`, `{effort}`, `{cwd}`, `{context}` put in
  * once each; stdout is the last message; an exit code other than 0 means "not run". No session.
  */
-import { substitute, tail, type AgentPlugin } from "../../src/worker/agents.js";
+import { substitute, tail, type AgentPlugin } from "agent-autoloop/sdk";
 
 const plugin: AgentPlugin = {
   command(turn) {

@@ -5,19 +5,7 @@
  * nothing and reports `skipped-<card id>` once; updates of a card are only reported, never shown again.
  */
 import { execFile } from "node:child_process";
-import { eachCard } from "../../src/host/channels.js";
-
-interface Card { id: number; version: number; ref: string | null; kind: string; title: string; state: string }
-interface Args {
-  hub: {
-    nextCard(wait: number): Promise<{ card: Card | null }>;
-    delivered(id: number, version: number, ref: string): Promise<unknown>;
-    failed(id: number, version: number, error: string): Promise<unknown>;
-  };
-  options: { name: string };
-  log: (line: string) => void;
-  signal: AbortSignal;
-}
+import { eachCard, type Card, type ChannelArgs } from "agent-autoloop/sdk";
 
 const zh = /^zh/i.test(process.env.AGENT_AUTOLOOP_LANG || process.env.LANG || "");
 const heading = zh ? "Agent 问你一个问题" : "An agent has a question for you";
@@ -56,7 +44,7 @@ function run(cmd: string, args: string[]): Promise<void> {
   });
 }
 
-export default async function desktopChannel({ hub, log, signal }: Args): Promise<void> {
+export default async function desktopChannel({ hub, log, signal }: ChannelArgs): Promise<void> {
   await eachCard(hub, log, signal, async (card: Card) => {
     if (card.ref !== null) {
       await hub.delivered(card.id, card.version, card.ref).catch(() => {});

@@ -13,7 +13,7 @@
  * DSH reports tokens, no cost; it has no desktop session link.
  */
 import { execFileSync } from "node:child_process";
-import { findProgram, jsonLines, tail, type AgentPlugin, type AgentRead, type Usage } from "../../src/worker/agents.js";
+import { findProgram, jsonLines, tail, type AgentPlugin, type AgentRead, type Usage } from "agent-autoloop/sdk";
 
 const permissionMode = { read: "read-only", edit: "workspace-write", full: "danger-full-access" } as const;
 

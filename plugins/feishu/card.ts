@@ -1,14 +1,12 @@
 /**
  * What a card looks like on Feishu, and what a press of one of its buttons says (protocol.md 通道; 回执: an fyi notice
- * is a grey card without the "已处理" button). Pure functions: no SDK, no network.
+ * is a grey card without the "已处理" button). Pure functions: no Feishu SDK, no network.
  *
  * The message is a Feishu interactive card (card JSON 1.0) with `config.update_multi`, so that one PATCH of the
  * message changes it for everyone in the chat. All card text is `plain_text`: nothing an agent writes can become a
  * link, a mention or markup.
  */
-import type { ChannelCardView } from "../../src/protocol/client.js";
-import { cardHeading } from "../../src/host/channels.js";
-import { t, type Lang } from "../../src/i18n/messages.js";
+import { cardHeading, t, type Card, type Lang } from "agent-autoloop/sdk";
 
 /** Which Feishu user id of the person who pressed a button becomes the answer's `by` (and is matched with `answerers`). */
 export type AnswererIdType = "open_id" | "user_id" | "union_id";
@@ -43,7 +41,7 @@ const plain = (content: string): PlainText => ({ tag: "plain_text", content });
  * result, and while the card is open one button per option (the recommended one highlighted) or, for a notice that is
  * not fyi, one "已处理" button. A card with a `link` (channels with `links: true`) also gets a button opening it.
  */
-export function feishuCard(card: ChannelCardView, lang: Lang): FeishuCard {
+export function feishuCard(card: Card, lang: Lang): FeishuCard {
   const elements: FeishuCard["elements"] = [];
   if (card.text) elements.push({ tag: "div", text: plain(card.text) });
   const outcome = outcomeLines(card, lang);
@@ -55,11 +53,11 @@ export function feishuCard(card: ChannelCardView, lang: Lang): FeishuCard {
 }
 
 /** The option a choice stands for: the ask's option, or "已处理" for a notice. */
-export function choiceLabel(card: Pick<ChannelCardView, "kind" | "options">, choice: number, lang: Lang): string {
+export function choiceLabel(card: Pick<Card, "kind" | "options">, choice: number, lang: Lang): string {
   return card.kind === "notice" ? t(lang, "answer.handled") : card.options[choice] ?? String(choice);
 }
 
-function outcomeLines(card: ChannelCardView, lang: Lang): string[] {
+function outcomeLines(card: Card, lang: Lang): string[] {
   const lines: string[] = [];
   if (card.choice !== null) lines.push(t(lang, "channel.answerLine", { answer: choiceLabel(card, card.choice, lang) }));
   if (card.answer) lines.push(t(lang, "channel.answerLine", { answer: card.answer }));
@@ -68,7 +66,7 @@ function outcomeLines(card: ChannelCardView, lang: Lang): string[] {
   return lines;
 }
 
-function cardButtons(card: ChannelCardView, lang: Lang): Button[] {
+function cardButtons(card: Card, lang: Lang): Button[] {
   if (card.fyi || card.state !== "open") return [];
   const choose = (label: string, choice: number, primary: boolean): Button =>
     ({ tag: "button", text: plain(label), type: primary ? "primary" : "default", value: { card: card.id, choice } });

@@ -22,13 +22,11 @@
  * reaches a log line or a fact (the SDK's own logging is switched off, since it may print request bodies).
  */
 import * as lark from "@larksuiteoapi/node-sdk";
-import { eachCard, type ChannelArgs } from "../../src/host/channels.js";
-import { secretsEnvName } from "../../src/host/home.js";
-import { channelRestartDelayMs as longConnectionRetryMs } from "../../src/kernel/limits.js";
-import type { ChannelCardView } from "../../src/protocol/client.js";
-import { langFromEnv, t, type Lang } from "../../src/i18n/messages.js";
+import { channelSecretVariable, eachCard, langFromEnv, t, type Card, type ChannelArgs, type Lang } from "agent-autoloop/sdk";
 import { answererIdTypes, choiceLabel, feishuCard, readPress, type AnswererIdType } from "./card.js";
 
+/** A long connection the SDK gave up on is started again after this long, in ms (the channel goes on sending). */
+export const longConnectionRetryMs = 30_000;
 /** The longest one Feishu API call may take, token included, in ms; after that its answer counts as lost. */
 export const feishuCallTimeoutMs = 15_000;
 /** How many times one send is made when its answer is lost (the same `uuid` each time, so Feishu posts it once). */
@@ -82,7 +80,7 @@ export function parseOptions(options: Record<string, unknown>, secret: string | 
   // The SDK's long connection silently does nothing for any other form of app id.
   if (!/^cli_[0-9a-fA-F]{16}$/.test(appId)) throw new Error(t(lang, "feishu.optionInvalid", { field: "appId", what: "cli_ + 16 hex digits" }));
   const appSecret = secret ?? text("appSecret", false);
-  if (!appSecret) throw new Error(t(lang, "feishu.noSecret", { variable: `AGENT_AUTOLOOP_CHANNEL_SECRET_${secretsEnvName(name)}` }));
+  if (!appSecret) throw new Error(t(lang, "feishu.noSecret", { variable: channelSecretVariable(name) }));
   const receiveId = text("receiveId", true)!;
   const receiveIdType = oneOf("receiveIdType", receiveIdTypes) ?? inferReceiveIdType(receiveId);
   if (receiveIdType === null) throw new Error(t(lang, "feishu.optionRequired", { field: "receiveIdType" }));
@@ -108,7 +106,7 @@ function inferReceiveIdType(id: string): ReceiveIdType | null {
  * the extra message that replaces an ended card Feishu would not patch (protocol.md 通道). The creation time keeps
  * two hubs that share an app from taking each other's card numbers for repeats. At most 50 characters.
  */
-export function sendUuid(card: Pick<ChannelCardView, "id" | "at">, version?: number): string {
+export function sendUuid(card: Pick<Card, "id" | "at">, version?: number): string {
   const born = Date.parse(card.at);
   const uuid = `aa-${card.id}-${Number.isFinite(born) ? born.toString(36) : "0"}${version === undefined ? "" : `-v${version}`}`;
   // Card ids and versions are safe integers, so this holds; a longer key would be refused by Feishu on every send.
@@ -179,7 +177,7 @@ export default async function feishuChannel({ hub, options, log, signal, secret 
     }
   }
 
-  async function deliver(card: ChannelCardView): Promise<void> {
+  async function deliver(card: Card): Promise<void> {
     const content = JSON.stringify(feishuCard(card, lang));
     let result: { ref: string } | { error: string };
     if (card.ref === null) {
@@ -208,7 +206,7 @@ export default async function feishuChannel({ hub, options, log, signal, secret 
     const p = readPress(event, o.answererIdType);
     if ("problem" in p) return toast("error", t(lang, p.problem, { idType: o.answererIdType }));
     try {
-      const answered = await hub.answer(p.card, { choice: p.choice, by: p.by, ref: p.ref }) as { card?: Pick<ChannelCardView, "kind" | "options"> };
+      const answered = await hub.answer(p.card, { choice: p.choice, by: p.by, ref: p.ref }) as { card?: Pick<Card, "kind" | "options"> };
       return toast("success", t(lang, "feishu.recorded", { choice: answered.card ? choiceLabel(answered.card, p.choice, lang) : String(p.choice) }));
     } catch (e) {
       // The hub refused (HubError carries its status): not an answerer, another message, already answered, …

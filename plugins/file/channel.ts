@@ -4,23 +4,7 @@
  * Options (config.json): `path` — the file (default: cards.txt in the current folder).
  */
 import { appendFileSync } from "node:fs";
-import { eachCard } from "../../src/host/channels.js";
-
-interface Card {
-  id: number; version: number; ref: string | null; kind: "ask" | "notice"; fyi: boolean; state: string;
-  title: string; text: string; options: string[]; recommend: number | null; choice: number | null;
-  answer: string | null; by: string | null; result: string | null; link: string | null; rule: string | null; at: string;
-}
-interface Args {
-  hub: {
-    nextCard(wait: number): Promise<{ card: Card | null }>;
-    delivered(id: number, version: number, ref: string): Promise<unknown>;
-    failed(id: number, version: number, error: string): Promise<unknown>;
-  };
-  options: { path?: string; name: string };
-  log: (line: string) => void;
-  signal: AbortSignal;
-}
+import { eachCard, type Card, type ChannelArgs } from "agent-autoloop/sdk";
 
 const zh = /^zh/i.test(process.env.AGENT_AUTOLOOP_LANG || process.env.LANG || "");
 const words = zh
@@ -43,7 +27,8 @@ export function renderCard(card: Card): string {
   return lines.join("\n") + "\n\n";
 }
 
-export default async function fileChannel({ hub, options, log, signal }: Args): Promise<void> {
+export default async function fileChannel({ hub, options, log, signal }: ChannelArgs): Promise<void> {
+  if (options.path !== undefined && typeof options.path !== "string") throw new Error("file channel: path must be a file path (a string)");
   const path = options.path ?? "cards.txt";
   await eachCard(hub, log, signal, async (card: Card) => {
     try {

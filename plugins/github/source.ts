@@ -1,25 +1,19 @@
 /**
  * The built-in `github` source adapter (plugins.md 事件插件): checks `X-Hub-Signature-256` (HMAC-SHA256 of the raw
  * body with the source's secret) in constant time, then turns GitHub webhook deliveries into events with stable
- * ids, so a redelivery is recorded once. Only translates: no requests. Only `node:` modules and the engine's text rules.
+ * ids, so a redelivery is recorded once. Only translates: no requests. Only `node:` modules and the plugin SDK.
  *
  * Mapped: issues, issue_comment, pull_request, pull_request_review, push, check_run, workflow_run, release.
  * `ping` and other events give no event. Text the hub would refuse (control and bidi characters, src/kernel/text.ts)
  * is removed from titles and bodies rather than losing the delivery.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { neutralise } from "../../src/kernel/text.js";
-
-interface Args { headers: Record<string, string>; body: string; secret: string | null }
+import { neutralise, Refusal, type SourceArgs, type SourceEvent } from "agent-autoloop/sdk";
 
 /** The header that carries the signature: the hub refuses a delivery without it before reading the body. */
 export const signatureHeader = "x-hub-signature-256";
+/** An event as mapped, before fields it has no value for are left out. */
 interface Event { id: string; type: string; subject?: string; summary?: string; detail?: string; link?: string }
-
-/** An error the hub answers with this HTTP status and message. */
-class Refused extends Error {
-  constructor(readonly status: number, message: string) { super(message); }
-}
 
 /** Free text of the payload without the characters the hub refuses (src/kernel/text.ts), cut to `max` code points. */
 const clip = (s: unknown, max: number, oneLine = false): string | undefined => {
@@ -38,13 +32,13 @@ export function stableId(id: string): string {
   return `${id.split(":")[0]}:sha256:${createHash("sha256").update(id).digest("hex")}`;
 }
 
-/** Verifies the signature of the raw body. @throws Refused 401 when it is missing or wrong. */
+/** Verifies the signature of the raw body. @throws Refusal 401 when it is missing or wrong. */
 export function verify(headers: Record<string, string>, body: string, secret: string | null): void {
-  if (!secret) throw new Refused(401, "no secret for this source: set AGENT_AUTOLOOP_SECRET_<SOURCE> in secrets.env and restart the hub");
+  if (!secret) throw new Refusal(401, "no secret for this source: set AGENT_AUTOLOOP_SECRET_<SOURCE> in secrets.env and restart the hub");
   const got = headers["x-hub-signature-256"] ?? "";
-  if (!/^sha256=[0-9a-f]{64}$/.test(got)) throw new Refused(401, "missing or malformed X-Hub-Signature-256");
+  if (!/^sha256=[0-9a-f]{64}$/.test(got)) throw new Refusal(401, "missing or malformed X-Hub-Signature-256");
   const want = "sha256=" + createHmac("sha256", secret).update(body, "utf8").digest("hex");
-  if (!timingSafeEqual(Buffer.from(got), Buffer.from(want))) throw new Refused(401, "X-Hub-Signature-256 does not match the body");
+  if (!timingSafeEqual(Buffer.from(got), Buffer.from(want))) throw new Refusal(401, "X-Hub-Signature-256 does not match the body");
 }
 
 /** A field the event's id or subject is made of: a number (GitHub ids and issue numbers). @throws naming the field. */
@@ -116,19 +110,19 @@ export function toEvents(event: string, body: unknown): Event[] {
   }
 }
 
-export default function github({ headers, body, secret }: Args): Event[] {
+export default function github({ headers, body, secret }: SourceArgs): SourceEvent[] {
   verify(headers, body, secret);
   const event = headers["x-github-event"];
-  if (!event) throw new Refused(400, "missing X-GitHub-Event");
+  if (!event) throw new Refusal(400, "missing X-GitHub-Event");
   let payload: unknown;
   try {
     payload = JSON.parse(body);
   } catch {
-    throw new Refused(400, "the body is not JSON (set the webhook's content type to application/json)");
+    throw new Refusal(400, "the body is not JSON (set the webhook's content type to application/json)");
   }
   try {
-    return toEvents(event, payload).map((e) => Object.fromEntries(Object.entries({ ...e, id: stableId(e.id) }).filter(([, v]) => v !== undefined)) as unknown as Event);
+    return toEvents(event, payload).map((e) => Object.fromEntries(Object.entries({ ...e, id: stableId(e.id) }).filter(([, v]) => v !== undefined)) as unknown as SourceEvent);
   } catch (e) {
-    throw new Refused(400, `the body is not a valid GitHub "${event}" payload (${(e as Error).message})`);
+    throw new Refusal(400, `the body is not a valid GitHub "${event}" payload (${(e as Error).message})`);
   }
 }

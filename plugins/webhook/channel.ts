@@ -8,23 +8,10 @@
  *
  * Options (config.json): `url`, and `platform` or `body`.
  */
-import { cardHeading, eachCard } from "../../src/host/channels.js";
-import { langFromEnv } from "../../src/i18n/messages.js";
+import { cardText, eachCard, langFromEnv, type Card, type ChannelArgs, type TextFormat } from "agent-autoloop/sdk";
 
-interface Card {
-  id: number; version: number; ref: string | null; kind: "ask" | "notice"; fyi: boolean; state: string;
-  title: string; text: string; options: string[]; recommend: number | null; link: string | null; rule: string | null;
-}
-interface Args {
-  hub: {
-    nextCard(wait: number): Promise<{ card: Card | null }>;
-    delivered(id: number, version: number, ref: string): Promise<unknown>;
-    failed(id: number, version: number, error: string): Promise<unknown>;
-  };
-  options: { name: string; url?: string; platform?: string; body?: unknown };
-  log: (line: string) => void;
-  signal: AbortSignal;
-}
+/** The options of a webhook channel (config.json `channels.<name>`). */
+interface Options { name: string; url?: string; platform?: string; body?: unknown }
 
 /** WeCom markdown messages: at most 2048 bytes. */
 export const wecomMaxBytes = 2048;
@@ -32,9 +19,7 @@ export const wecomMaxBytes = 2048;
 export const discordMaxChars = 2000;
 
 const lang = langFromEnv(process.env);
-const words = lang === "zh"
-  ? { open: "打开链接", handle: "点击处理", recommended: "推荐", answerHint: "回答：agent-autoloop answer" }
-  : { open: "Open link", handle: "Answer here", recommended: "recommended", answerHint: "Answer: agent-autoloop answer" };
+const openLink = lang === "zh" ? "打开链接" : "Open link";
 
 /**
  * WeCom: link markup and angle brackets in card text are shown as they are (full-width), never as links, tags or
@@ -43,30 +28,27 @@ const words = lang === "zh"
 export function wecomLiteral(s: string): string {
   return s
     .split(/(https?:\/\/[^\s<>\[\]()]+)/)
-    .map((part, i) => (i % 2 === 1 ? `[${words.open}](${part})` : part.replace(/</g, "＜").replace(/>/g, "＞").replace(/\[/g, "［").replace(/\]/g, "］").replace(/\(/g, "（").replace(/\)/g, "）")))
+    .map((part, i) => (i % 2 === 1 ? `[${openLink}](${part})` : part.replace(/</g, "＜").replace(/>/g, "＞").replace(/\[/g, "［").replace(/\]/g, "］").replace(/\(/g, "（").replace(/\)/g, "）")))
     .join("");
 }
 
-/** The message text of a card for a platform (plain text; WeCom markdown with its two links). */
 /** Slack: `&`, `<` and `>` escaped as Slack asks, so card text cannot mention @channel, a user or make a link. */
 export function slackLiteral(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
+/**
+ * How each platform's markup shows card text. WeCom: a bold heading and the card's answer page as a "点击处理" link
+ * (a notice without options gets no "1. 已处理" line); Slack: text escaped; others: plain text.
+ */
+const formats: Record<string, TextFormat> = {
+  wecom: { literal: wecomLiteral, heading: (line) => `**${line}**`, link: (label, url) => `[${label}](${url})` },
+  slack: { literal: slackLiteral },
+};
+
+/** The message text of a card for a platform: the card's text projection (SDK `cardText`) in that platform's markup. */
 export function renderText(card: Card, platform: string | undefined): string {
-  const lit = platform === "wecom" ? wecomLiteral : platform === "slack" ? slackLiteral : (s: string) => s;
-  const head = cardHeading(card, lang, lit);
-  const lines = [platform === "wecom" ? `**${head}**` : head];
-  if (card.text) lines.push(lit(card.text));
-  const hasOptions = card.kind === "ask" && card.options.length > 0;
-  if (hasOptions) card.options.forEach((o, i) => lines.push(`${i}. ${lit(o)}${card.recommend === i ? ` (${words.recommended})` : ""}`));
-  if (card.link && !card.fyi) {
-    // WeCom: a card's answer page is "点击处理"; a notice without options gets no "1. 已处理" line.
-    lines.push(platform === "wecom" ? `[${words.handle}](${card.link})` : `${words.handle}: ${card.link}`);
-  } else if (!card.fyi) {
-    lines.push(lit(`${words.answerHint} ${card.id} ${hasOptions ? `<0-${card.options.length - 1}>` : "0"}`));
-  }
-  return lines.join("\n");
+  return cardText(card, lang, (platform !== undefined && Object.hasOwn(formats, platform) ? formats[platform] : undefined) ?? {});
 }
 
 /** Replaces `{text}` in every string of a JSON template. */
@@ -81,7 +63,7 @@ export function fillTemplate(template: unknown, text: string): unknown {
  * The request body for a card, or the reason it cannot be sent (over the platform's limit).
  * @throws Error when neither `platform` nor `body` is configured.
  */
-export function payload(card: Card, options: Args["options"]): { body: unknown } | { tooLarge: string } {
+export function payload(card: Card, options: Options): { body: unknown } | { tooLarge: string } {
   const text = renderText(card, options.platform);
   switch (options.platform) {
     case "dingtalk":
@@ -126,7 +108,8 @@ export async function accepted(res: Response, platform: string | undefined): Pro
   return null;
 }
 
-export default async function webhookChannel({ hub, options, log, signal }: Args): Promise<void> {
+export default async function webhookChannel({ hub, options: raw, log, signal }: ChannelArgs): Promise<void> {
+  const options = raw as Options; // config.json values: each is checked where it is used (payload, the url below)
   if (!options.url) throw new Error("webhook channel: url is required");
   const url = options.url;
   await eachCard(hub, log, signal, async (card: Card) => {

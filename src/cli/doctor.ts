@@ -5,9 +5,9 @@
  * from them (src/worker/sandbox.ts), and why not. The exit code tells whether all is well.
  */
 import { execFileSync } from "node:child_process";
-import { findPlugin, loadPlugin } from "../host/plugins.js";
-import { readRulesInput } from "../host/hub.js";
-import { findProgram, type AgentPlugin } from "../worker/agents.js";
+import { PluginLoader } from "../common/plugins.js";
+import { readRulesInput } from "../host/rules-file.js";
+import { findProgram, type AgentPlugin } from "../sdk/index.js";
 import type { Config, Home } from "../host/home.js";
 import { own } from "../kernel/own.js";
 import type { AgentDef, Rules } from "../kernel/rules.js";
@@ -27,6 +27,7 @@ function versionOf(program: string): string | null {
 /** Checks the local setup. Never throws for a problem it can describe; each finding is one line. */
 export async function doctor(home: Home, config: Config): Promise<Finding[]> {
   const out: Finding[] = [];
+  const plugins = new PluginLoader(home.plugins);
   // Read as the hub reads it (a FIFO or a huge file is refused, never waited on).
   const read = readRulesInput(home.rules, "en");
   if (read.kind === "rulesError") {
@@ -41,7 +42,7 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
       out.push({ ok: true, line: `agent ${agent.id}: runs on worker ${agent.worker}, not here` });
       continue;
     }
-    const file = findPlugin("agent", agent.use, home.plugins);
+    const file = plugins.find("agent", agent.use);
     if (!file) {
       out.push({ ok: false, line: `agent ${agent.id}: no agent plugin "${agent.use}" — install it with agent-autoloop add <git url>, or use "command"` });
       continue;
@@ -60,7 +61,7 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
       out.push({ ok: true, line: `agent ${agent.id}: ${program}${version ? ` (${version})` : ""}` });
     }
     try {
-      const plugin = await loadPlugin<AgentPlugin>("agent", agent.use, home.plugins);
+      const plugin = await plugins.load<AgentPlugin>("agent", agent.use);
       const next = plugin.check ? await plugin.check({ program: agent.program ?? null, command: agent.command ?? null }) : null;
       if (next) out.push({ ok: false, line: `agent ${agent.id}: ${next}` });
       else if (!programName) out.push({ ok: true, line: `agent ${agent.id}: plugin ${agent.use}` });
@@ -72,7 +73,7 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
   for (const ch of Object.values(rules.channels)) {
     const configured = own(config.channels, ch.id);
     if (!configured) out.push({ ok: true, line: `channel ${ch.id}: not run by this computer's serve (no entry in config.json)` });
-    else if (!findPlugin("channel", configured.use, home.plugins)) out.push({ ok: false, line: `channel ${ch.id}: no channel plugin "${configured.use}"` });
+    else if (!plugins.find("channel", configured.use)) out.push({ ok: false, line: `channel ${ch.id}: no channel plugin "${configured.use}"` });
     else if (configured.use === "webhook") {
       const platform = configured.platform;
       if (typeof configured.url !== "string" || !/^https?:\/\//.test(configured.url)) out.push({ ok: false, line: `channel ${ch.id}: webhook needs "url" (an http or https address) in config.json` });

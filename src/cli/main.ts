@@ -4,15 +4,13 @@
  * to this home's hub (connect.ts); everything it prints goes through print.ts.
  */
 import { Command, CommanderError } from "commander";
-import { readFileSync, existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { isBuiltInPlugin, pluginNamePattern } from "../host/plugins.js";
+import { readFileSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { homePaths, readConfig, engineDir, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
 import { initialize, registerKeysLocally, removeKeyLocally, startServe } from "../host/serve.js";
 import { HubClient } from "../protocol/client.js";
 import { isName, isOldKeyName, reservedSources } from "../kernel/rules.js";
-import { readRulesInput } from "../host/hub.js";
+import { readRulesInput } from "../host/rules-file.js";
 import { keyKinds, type KeyKind } from "../kernel/types.js";
 import { newKey } from "../host/home.js";
 import { langFromEnv, t } from "../i18n/messages.js";
@@ -23,6 +21,7 @@ import type { Fact } from "../kernel/types.js";
 import { own } from "../kernel/own.js";
 import { CliError, call as callHub, changeKeys, hubUrl } from "./connect.js";
 import { printable, say, sayError } from "./print.js";
+import { addPlugin } from "./add.js";
 
 const lang = langFromEnv(process.env);
 
@@ -174,29 +173,11 @@ export function program(argv: readonly string[] = process.argv): Command {
     });
 
   p.command("add")
-    .description("install a plugin by cloning a git repository into the plugins folder (no install scripts, no updates)")
-    .argument("<repo>", "a git URL or a local git repository")
+    .description("install a plugin: clone a git repository, or copy a local folder, into the plugins folder (no install scripts, no updates)")
+    .argument("<repo>", "a git URL, a local git repository, or a local folder (copied without .git and node_modules)")
     .option("--replace", "install it even when a built-in plugin has that name (it is then used in place of the built-in one)")
     .action((repo: string, o: { replace?: boolean }) => {
-      const h = home();
-      const base = repo.replace(/[\\/]+$/, "").split(/[\\/:]/).pop()!.replace(/\.git$/, "");
-      const name = base.toLowerCase();
-      if (!pluginNamePattern.test(name)) throw new CliError(t(lang, "add.badName", { name }));
-      const builtIn = isBuiltInPlugin(name);
-      if (builtIn && !o.replace) throw new CliError(t(lang, "add.builtIn", { name, repo }));
-      const target = join(h.plugins, name);
-      if (existsSync(target)) throw new CliError(t(lang, "add.exists", { name, dir: target }));
-      mkdirSync(h.plugins, { recursive: true });
-      // Clone only: no submodules, no hooks (a clone runs none of the repository's code). "--" keeps a URL that
-      // starts with "-" (--upload-pack=…) from being read as an option.
-      const clone = ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--depth", "1", "--no-recurse-submodules", "--", repo, target];
-      try {
-        execFileSync("git", clone, { stdio: ["ignore", "ignore", "pipe"] });
-      } catch (e) {
-        const stderr = String((e as { stderr?: Buffer }).stderr ?? "").split("\n").filter((l) => l && !l.startsWith("warning:")).join(" ").trim();
-        throw new CliError(t(lang, "add.failed", { error: stderr || (e as Error).message }));
-      }
-      say(t(lang, builtIn ? "add.replaced" : "add.done", { name, dir: target }));
+      say(addPlugin(home(), repo, o.replace === true, lang));
     });
 
   p.command("doctor")

@@ -3,11 +3,10 @@
  * secrets.env, master.key, the database, plugins/ and worker/ (DESIGN.md 接口). `init` creates it once.
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join, resolve, dirname } from "node:path";
+import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { writeFileDurable } from "../worker/files.js";
+import { engineDir, type Home } from "../common/paths.js";
 
 export interface WorkerConfig { name: string; key: string; capacity: number }
 export interface ChannelConfig { use: string; key: string; [option: string]: unknown }
@@ -20,44 +19,8 @@ export interface Config {
   channels: Record<string, ChannelConfig>;
 }
 
-export interface Home {
-  dir: string;
-  rules: string;
-  config: string;
-  secrets: string;
-  masterKey: string;
-  database: string;
-  plugins: string;
-  worker: string;
-  cards: string;
-}
-
-/** Paths of a home directory; `dir` defaults to AGENT_AUTOLOOP_HOME, else ~/.agent-autoloop. */
-export function homePaths(dir = process.env.AGENT_AUTOLOOP_HOME || join(homedir(), ".agent-autoloop")): Home {
-  const d = resolve(dir);
-  return {
-    dir: d,
-    rules: join(d, "rules.json"),
-    config: join(d, "config.json"),
-    secrets: join(d, "secrets.env"),
-    masterKey: join(d, "master.key"),
-    database: join(d, "hub.db"),
-    plugins: join(d, "plugins"),
-    worker: join(d, "worker"),
-    cards: join(d, "cards.txt"),
-  };
-}
-
-/** The engine's own directory (the checkout or install, where package.json is), for built-in plugins and examples. */
-export const engineDir = findEngineDir(dirname(fileURLToPath(import.meta.url)));
-
-function findEngineDir(from: string): string {
-  for (let d = from; ; d = dirname(d)) {
-    const pkg = join(d, "package.json");
-    if (existsSync(pkg) && /"name":\s*"agent-autoloop"/.test(readFileSync(pkg, "utf8"))) return d;
-    if (dirname(d) === d) return resolve(from, "../..");
-  }
-}
+/** The home's paths and the engine's folder live in src/common (the worker uses them too); re-exported for the host. */
+export { engineDir, homePaths, type Home } from "../common/paths.js";
 
 /** A new random access key: 32 random bytes, base64url (43 characters). */
 export function newKey(): string {

@@ -16,7 +16,7 @@ import { claimIdMaxChars, longPollMaxSeconds, requestBodyMaxBytes } from "../ker
 import { keyKinds, type Input, type KeyKind } from "../kernel/types.js";
 import { t } from "../i18n/messages.js";
 import { newKey, secretsEnvName } from "./home.js";
-import { loadPluginModule } from "./plugins.js";
+import type { SourceArgs } from "../sdk/index.js";
 import { linkedCard, linkPage } from "./link-page.js";
 import { homeIdHeader } from "./lock.js";
 import type { EventIn } from "../protocol/schema.js";
@@ -238,10 +238,11 @@ export function createApp(hub: Hub): Hono {
       logRefusal(source, t(lang, "in.noSecret", { variable: `AGENT_AUTOLOOP_SECRET_${secretsEnvName(source)}` }));
       return refused();
     }
-    let adapter: (a: { headers: Record<string, string>; body: string; secret: string | null }) => unknown;
+    // What the module holds is not trusted to be a SourceModule: its default export's answer is checked below.
+    let adapter: (a: SourceArgs) => unknown;
     let signatureHeader: unknown;
     try {
-      const mod = await loadPluginModule("source", def.adapter, hub.opts.home.plugins);
+      const mod = await hub.plugins.loadModule("source", def.adapter);
       adapter = mod.default as typeof adapter;
       signatureHeader = mod.signatureHeader;
     } catch (e) {

@@ -11,10 +11,9 @@ import { callerOf, dueKeys, nextDeadline, nextOfferAt } from "../kernel/decide.j
 import { InvariantError } from "../kernel/assert.js";
 import { deadlineErrorMaxCodepoints } from "../kernel/limits.js";
 import type { Decision, Env, Fact, Input } from "../kernel/types.js";
-import { parseRules } from "../kernel/rules.js";
-import { hashText } from "../kernel/credentials.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { readRulesText } from "./rules-file.js";
+import { readRulesInput } from "./rules-file.js";
+import { PluginLoader } from "../common/plugins.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -47,29 +46,12 @@ export interface HubOptions {
   clock?: () => number;
   /** Reports what the hub does that a person running it may want to see (not facts). */
   log?: (line: string) => void;
+  /** Finds and keeps the plugins of this home (source adapters here; `serve` shares it with its worker and channels). */
+  plugins?: PluginLoader;
 }
 
-/** The system time zone, the default of rules.json `timezone`. */
-export function systemTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
-}
-
-/**
- * Reads and parses the rules file into the input that loads it, or the input that reports what is wrong (with line and
- * column). Never throws: whatever goes wrong is a `rulesError`, so the old rules keep running and a card says why.
- */
-export function readRulesInput(path: string, lang: Lang): Extract<Input, { kind: "rules" | "rulesError" }> {
-  try {
-    const read = readRulesText(path, lang);
-    if (!read.ok) return { kind: "rulesError", error: read.error, missing: read.unreadable };
-    const parsed = parseRules(read.text, { timezone: systemTimeZone() });
-    if (!parsed.ok) return { kind: "rulesError", error: `${path}:${parsed.line}:${parsed.column}: ${parsed.error}`, missing: false };
-    return { kind: "rules", rules: parsed.rules, hash: hashText(JSON.stringify(parsed.rules)) };
-  } catch (e) {
-    // A bug, not the file's fault; still no reason to stop the hub or keep it from starting on its stored rules.
-    return { kind: "rulesError", error: t(lang, "rules.unexpected", { file: path, error: String(e) }), missing: false };
-  }
-}
+/** Reading rules.json lives in rules-file.ts, which `check` and `doctor` use without loading the hub; re-exported here. */
+export { readRulesInput, systemTimeZone } from "./rules-file.js";
 
 export class Hub {
   readonly store: Store;
@@ -95,8 +77,11 @@ export class Hub {
   private readonly secrets: Record<string, string>;
   /** The id of the home this hub serves, sent on every answer (lock.ts); a home without one gets it here. */
   readonly homeId: string;
+  /** The plugins this hub loads (source adapters), from `<home>/plugins` first, then the built-in ones. */
+  readonly plugins: PluginLoader;
 
   constructor(readonly opts: HubOptions) {
+    this.plugins = opts.plugins ?? new PluginLoader(opts.home.plugins);
     this.homeId = readHomeId(opts.home, true);
     this.secrets = readSecrets(opts.home);
     const master = readMasterKey(opts.home);

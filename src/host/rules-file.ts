@@ -2,11 +2,15 @@
  * Reading rules.json so that no file can hurt the hub (issue 14): a FIFO, a directory, a device or a socket is refused
  * by its type without being read, a file over `rulesFileMaxBytes` by its size without being read whole, and opening
  * never waits (a FIFO opened for reading would wait for a writer and block the hub's event loop for good).
- * The hub, `check` and `doctor` read the file here, so they say the same about it.
+ * The hub, `check` and `doctor` read the file here, so they say the same about it; this module loads no database,
+ * so `check` and `doctor` never reach one.
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { rulesFileMaxBytes } from "../kernel/limits.js";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
+import { parseRules } from "../kernel/rules.js";
+import { hashText } from "../kernel/credentials.js";
+import type { Input } from "../kernel/types.js";
 
 /** The file's text, or why it was refused: `unreadable` when it could not be read at all (as a missing file). */
 export type RulesText = { ok: true; text: string } | { ok: false; error: string; unreadable: boolean };
@@ -34,6 +38,28 @@ export function readRulesText(path: string, lang: Lang): RulesText {
     return { ok: false, error: `${path}: ${errorCode(e)}`, unreadable: true };
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The system time zone, the default of rules.json `timezone`. */
+export function systemTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
+/**
+ * Reads and parses the rules file into the input that loads it, or the input that reports what is wrong (with line and
+ * column). Never throws: whatever goes wrong is a `rulesError`, so the old rules keep running and a card says why.
+ */
+export function readRulesInput(path: string, lang: Lang): Extract<Input, { kind: "rules" | "rulesError" }> {
+  try {
+    const read = readRulesText(path, lang);
+    if (!read.ok) return { kind: "rulesError", error: read.error, missing: read.unreadable };
+    const parsed = parseRules(read.text, { timezone: systemTimeZone() });
+    if (!parsed.ok) return { kind: "rulesError", error: `${path}:${parsed.line}:${parsed.column}: ${parsed.error}`, missing: false };
+    return { kind: "rules", rules: parsed.rules, hash: hashText(JSON.stringify(parsed.rules)) };
+  } catch (e) {
+    // A bug, not the file's fault; still no reason to stop the hub or keep it from starting on its stored rules.
+    return { kind: "rulesError", error: t(lang, "rules.unexpected", { file: path, error: String(e) }), missing: false };
   }
 }
 

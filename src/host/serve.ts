@@ -162,7 +162,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     supervisor.start("worker", async (signal) => {
       // The same worker again after it threw (it still watches its runs); a new one after it was stopped (a fault or
       // shutdown), which picks up the runs of the old one from their folders.
-      if (!worker || stopped) worker = new Worker({ url, key: wc.key, name: wc.name, capacity: wc.capacity, home, lang: opts.lang, log });
+      if (!worker || stopped) worker = new Worker({ url, key: wc.key, name: wc.name, capacity: wc.capacity, home, lang: opts.lang, log, plugins: hub.plugins });
       const w = worker;
       stopped = false;
       const onAbort = () => {
@@ -179,7 +179,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   }
   const secrets = readSecrets(home); // each channel gets its own AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>
   for (const [name, ch] of Object.entries(config.channels)) {
-    supervisor.start(`channel ${name}`, channelLoop(name, ch, url, home.plugins, log, secrets));
+    supervisor.start(`channel ${name}`, channelLoop(name, ch, url, hub.plugins, log, secrets));
   }
   let closing: Promise<void> | null = null;
   return {

@@ -97,9 +97,6 @@ export const runOutputKeepMs = 14 * 24 * 60 * 60_000;
 /** Worker: a receipt is rewritten at most this many times. */
 export const receiptRewritesMax = 2;
 
-/** Feishu: a long connection the SDK gave up on is started again after this long (the channel goes on sending). */
-export const channelRestartDelayMs = 30_000;
-
 /**
  * rules.json (our choice; protocol.md 规则 is silent): a file over any of these is refused whole, like a syntax error
  * (the old rules keep running, one card says why), checked before the file is walked.

@@ -6,16 +6,17 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { join } from "node:path";
-import { loadPlugin } from "../host/plugins.js";
-import type { AgentPlugin, AgentRead } from "./agents.js";
-import type { Lang } from "../i18n/messages.js";
+import { PluginLoader } from "../common/plugins.js";
+import type { AgentPlugin, AgentRead } from "../sdk/index.js";
 import { readMessage } from "./receipt.js";
 import {
   OutputWindow, agentOutputHeadBytes, agentOutputTailBytes, agentStderrHeadBytes, agentStderrTailBytes,
-  type OutputReply, type OutputRequest,
+  type OutputReply, type OutputRequest, type OutputThreadData,
 } from "./output.js";
 
-const lang = (workerData as { lang: Lang }).lang;
+const { lang, plugins: pluginsDir } = workerData as OutputThreadData;
+/** This thread's plugins: each agent plugin is loaded once here, apart from the worker's own copy. */
+const plugins = new PluginLoader(pluginsDir);
 
 interface Watched { stdout: OutputWindow; stderr: OutputWindow; last: { use: string; code: number | null; read: AgentRead | null } | null }
 const watched = new Map<string, Watched>();
@@ -39,7 +40,7 @@ async function answer(req: Extract<OutputRequest, { kind: "read" }>): Promise<Ag
   if (!grew && w.last && w.last.use === req.use && w.last.code === req.code) return w.last.read;
   let read: AgentRead | null;
   try {
-    const plugin = await loadPlugin<AgentPlugin>("agent", req.use, req.plugins);
+    const plugin = await plugins.load<AgentPlugin>("agent", req.use);
     read = plugin.read(w.stdout.text(), req.code, w.stderr.text()) ?? null;
   } catch {
     read = null;

@@ -10,8 +10,8 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { Worker as Thread } from "node:worker_threads";
-import { engineDir } from "../host/home.js";
-import type { AgentRead } from "./agents.js";
+import { engineDir } from "../common/paths.js";
+import type { AgentRead } from "../sdk/index.js";
 import { readMessage, type ReadMessage } from "./receipt.js";
 import { openRegular } from "./files.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -192,7 +192,7 @@ function wholeChars(buf: Buffer, len: number): number {
 
 /** One request to the output thread. */
 export type OutputRequest =
-  | { kind: "read"; id: number; dir: string; use: string; plugins: string | null; code: number | null }
+  | { kind: "read"; id: number; dir: string; use: string; code: number | null }
   | { kind: "message"; id: number; text: string }
   | { kind: "forget"; dir: string };
 /**
@@ -200,6 +200,9 @@ export type OutputRequest =
  * `message`, the last message read by `readMessage`.
  */
 export interface OutputReply { id: number; value: AgentRead | ReadMessage | null }
+
+/** What the output thread is started with. */
+export interface OutputThreadData { lang: Lang; plugins: string | null }
 
 /** The compiled thread script (the worker always runs the compiled one, also under tsx, as for the supervisor). */
 export const outputThreadScript = join(engineDir, "dist", "src", "worker", "output-thread.js");
@@ -215,17 +218,23 @@ export class OutputReader {
   private readonly pending = new Map<number, (r: OutputReply["value"] | undefined) => void>();
   private closed = false;
 
-  /** @param name the worker's name, for log lines. */
-  constructor(private readonly name: string, private readonly lang: Lang, private readonly log: (line: string) => void = () => {}) {}
+  /**
+   * @param name the worker's name, for log lines.
+   * @param plugins the worker's `<home>/plugins` (null: built-in plugins only); the thread loads plugins from there.
+   */
+  constructor(
+    private readonly name: string, private readonly lang: Lang, private readonly plugins: string | null,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
 
   /**
    * The plugin `use`'s reading of launch folder `dir` (its `stdout` and `stderr`), `code` being the exit code or
    * null while the agent runs. Null when the plugin threw or returned nothing. When the thread fails or does not
    * answer in time, it is restarted and asked once more; then the reading is an error.
    */
-  async read(dir: string, use: string, plugins: string | null, code: number | null): Promise<AgentRead | null> {
+  async read(dir: string, use: string, code: number | null): Promise<AgentRead | null> {
     for (let i = 0; i < 2 && !this.closed; i++) {
-      const r = await this.ask({ kind: "read", id: this.next++, dir, use, plugins, code }, dir);
+      const r = await this.ask({ kind: "read", id: this.next++, dir, use, code }, dir);
       if (r !== undefined) return r as AgentRead | null;
     }
     return this.closed ? null : { error: this.failure() };
@@ -279,7 +288,7 @@ export class OutputReader {
 
   private start(): Thread {
     if (this.thread) return this.thread;
-    const thread = new Thread(outputThreadScript, { workerData: { lang: this.lang } });
+    const thread = new Thread(outputThreadScript, { workerData: { lang: this.lang, plugins: this.plugins } satisfies OutputThreadData });
     thread.unref();
     thread.on("message", (m: OutputReply) => {
       const done = this.pending.get(m.id);

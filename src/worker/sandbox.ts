@@ -13,7 +13,7 @@
 import { execFileSync } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { relative, isAbsolute } from "node:path";
-import { findProgram } from "./agents.js";
+import { findProgram } from "../sdk/index.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
 export type SandboxHere = { bwrap: string } | { off: string };

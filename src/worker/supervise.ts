@@ -5,7 +5,7 @@
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { engineDir } from "../host/home.js";
+import { engineDir } from "../common/paths.js";
 import { stopGraceMs } from "../kernel/limits.js";
 import { readRegular, writeFileDurable } from "./files.js";
 

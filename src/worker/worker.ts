@@ -12,8 +12,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { HubClient, HubError, type WorkJob } from "../protocol/client.js";
-import { findPlugin, loadPlugin } from "../host/plugins.js";
-import type { Home } from "../host/home.js";
+import { PluginLoader } from "../common/plugins.js";
+import type { Home } from "../common/paths.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
@@ -21,7 +21,7 @@ import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, s
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
 import { isInside, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
-import type { AgentPlugin, AgentRead, Turn, Usage } from "./agents.js";
+import type { AgentPlugin, AgentRead, Turn, Usage } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runOutputKeepMs } from "../kernel/limits.js";
 import { neutralise } from "../kernel/text.js";
@@ -54,6 +54,8 @@ export interface WorkerOptions {
   finishedGraceMs?: number;
   /** The first wait after a fault of the worker's own files, in ms (default `workerFaultRetryFirstMs`; tests). */
   faultRetryFirstMs?: number;
+  /** Finds and keeps agent plugins (`serve` passes its hub's); default: a loader of `home.plugins` of its own. */
+  plugins?: PluginLoader;
 }
 
 interface Active {
@@ -80,6 +82,7 @@ export class Worker {
   private readonly runsDir: string;
   private readonly log: (line: string) => void;
   private readonly output: OutputReader;
+  private readonly plugins: PluginLoader;
   /** Whether the worker said that agents run without a sandbox here (once per process). */
   private sandboxOffSaid = false;
 
@@ -87,7 +90,8 @@ export class Worker {
     this.client = new HubClient(opts.url, opts.key);
     this.runsDir = join(opts.home.worker, "runs");
     this.log = opts.log ?? (() => {});
-    this.output = new OutputReader(opts.name, opts.lang, this.log);
+    this.plugins = opts.plugins ?? new PluginLoader(opts.home.plugins);
+    this.output = new OutputReader(opts.name, opts.lang, this.plugins.installDir, this.log);
   }
 
   /**
@@ -291,7 +295,7 @@ export class Worker {
 
     let plugin: AgentPlugin;
     try {
-      plugin = await loadPlugin<AgentPlugin>("agent", job.agent.use, this.opts.home.plugins);
+      plugin = await this.plugins.load<AgentPlugin>("agent", job.agent.use);
     } catch (e) {
       return submit({ outcome: "failed", error: (e as Error).message, session: job.session });
     }
@@ -401,7 +405,7 @@ export class Worker {
     if (isInside(cwd, home)) {
       return { error: `cwd ${turn.cwd} is inside the worker's home ${home}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent ${job.agent.id}` };
     }
-    const pluginFile = findPlugin("agent", job.agent.use, this.opts.home.plugins);
+    const pluginFile = this.plugins.find("agent", job.agent.use);
     const show = [realPath(turn.folder), ...(pluginFile ? [realPath(dirname(pluginFile))] : [])].filter((d) => isInside(d, home) && d !== home);
     return { plan: { bwrap: here.bwrap, hide: home, show, cwd } };
   }
@@ -418,7 +422,7 @@ export class Worker {
     setCancel(stop);
     if (isCancelled()) stop();
     // The plugin reads a bounded window of the output, in the output thread: off this event loop (output.ts).
-    const read = (code: number | null) => this.output.read(ldir, job.agent.use, this.opts.home.plugins, code);
+    const read = (code: number | null) => this.output.read(ldir, job.agent.use, code);
     try {
       for (;;) {
         if (this.stopped) throw new Halted();

@@ -1,5 +1,7 @@
 /**
- * The agent plugin contract (plugins.md Agent 插件) and small helpers built-in plugins may use.
+ * The agent plugin contract (plugins.md Agent 插件): what the worker hands a plugin (`Turn`), what the plugin gives
+ * back (`AgentPlugin`, `AgentRead`), and small helpers agent plugins share (`findProgram`, `tail`, `substitute`,
+ * `jsonLines`). Part of the plugin SDK (`agent-autoloop/sdk`); the worker uses the same definitions.
  */
 import { existsSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
@@ -26,6 +28,7 @@ export interface Turn {
   folder: string;
 }
 
+/** Tokens (`input`, `output`, `cached`) and money (`cost`, in US dollars) an agent reported using (protocol.md 用量). */
 export interface Usage { input?: number; output?: number; cached?: number; cost?: number }
 
 /** What a plugin reads from the output so far (`code` is null while the process runs). */
@@ -42,6 +45,7 @@ export interface AgentRead {
 /** The parts of an agent's rules.json entry a plugin's `check` may look at. */
 export interface AgentSetup { program: string | null; command: string[] | null }
 
+/** An agent plugin (an agent.ts's default export): how to start its CLI for a turn and how to read its output. */
 export interface AgentPlugin {
   command(turn: Turn): string[];
   /**

@@ -1,0 +1,139 @@
+/**
+ * `agent-autoloop add <git url | git repository | folder>` (plugins.md 安装): installs a plugin into `<home>/plugins/<name>`.
+ * A git URL or repository is cloned (no hooks, no submodules, no install scripts); a local folder that is not a git
+ * repository — a plugin author's first try — is copied without its `.git` and `node_modules` folders. Nothing of the
+ * plugin runs. Afterwards `<home>/node_modules/agent-autoloop` links to this engine, so the plugin's
+ * `import … from "agent-autoloop/sdk"` resolves (src/common/plugins.ts `linkEngine`).
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import {
+  chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync,
+} from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { isBuiltInPlugin, linkEngine, pluginNamePattern } from "../common/plugins.js";
+import type { Home } from "../common/paths.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { CliError } from "./connect.js";
+
+/** A local folder `add` copies holds at most this many entries (files, folders and links; without .git and node_modules). */
+export const addFolderEntriesMax = 10_000;
+/** … and at most this many bytes of files (100 MiB). */
+export const addFolderBytesMax = 100 * 1024 * 1024;
+/** Folders `add` leaves out of a copy, at any depth: version control and installed packages. */
+const notCopied = new Set([".git", "node_modules"]);
+
+/**
+ * Installs the plugin `source` names and says so (the line to print).
+ * @param replace install it even when a built-in plugin has that name.
+ * @throws CliError naming the problem: a bad name, a plugin of that name already installed, a built-in name without
+ *   `replace`, a failed clone, a folder too large or holding something other than files, folders and links.
+ *   Nothing is left in the plugins folder then.
+ */
+export function addPlugin(h: Home, source: string, replace: boolean, lang: Lang): string {
+  const folder = isLocalFolder(source) && !isGitRepository(source) ? resolve(source) : null;
+  const local = folder !== null || existsSync(source);
+  // A local path is named by its last folder (so "." works); a URL by the last part after "/", "\" or ":".
+  const base = (local ? basename(resolve(source)) : source.replace(/[\\/]+$/, "").split(/[\\/:]/).pop()!).replace(/\.git$/, "");
+  const name = base.toLowerCase();
+  if (!pluginNamePattern.test(name)) throw new CliError(t(lang, folder ? "add.badFolderName" : "add.badName", { name }));
+  const builtIn = isBuiltInPlugin(name);
+  if (builtIn && !replace) throw new CliError(t(lang, "add.builtIn", { name, repo: source }));
+  const target = join(h.plugins, name);
+  if (existsSync(target)) throw new CliError(t(lang, "add.exists", { name, dir: target }));
+  mkdirSync(h.plugins, { recursive: true });
+  if (folder) copyFolder(folder, target, lang);
+  else clone(source, target, lang);
+  try {
+    linkEngine(h.plugins);
+  } catch {
+    // The plugin is installed; the hub makes the link when it loads the plugin (or says why the SDK is not found).
+  }
+  return t(lang, builtIn ? "add.replaced" : "add.done", { name, dir: target });
+}
+
+/** Whether `path` is an existing folder on this computer. */
+function isLocalFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a local folder is a git repository: a work tree (`.git`) or a bare one (`HEAD`, `objects/`, `refs/`). */
+function isGitRepository(dir: string): boolean {
+  if (existsSync(join(dir, ".git"))) return true;
+  return existsSync(join(dir, "HEAD")) && isLocalFolder(join(dir, "objects")) && isLocalFolder(join(dir, "refs"));
+}
+
+/** Clones a repository into `target`: no hooks, no submodules; "--" keeps a URL that starts with "-" from being an option. */
+function clone(repo: string, target: string, lang: Lang): void {
+  const args = ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--depth", "1", "--no-recurse-submodules", "--", repo, target];
+  try {
+    execFileSync("git", args, { stdio: ["ignore", "ignore", "pipe"] });
+  } catch (e) {
+    const stderr = String((e as { stderr?: Buffer }).stderr ?? "").split("\n").filter((l) => l && !l.startsWith("warning:")).join(" ").trim();
+    throw new CliError(t(lang, "add.failed", { error: stderr || (e as Error).message }));
+  }
+}
+
+type Entry = { path: string; kind: "folder" | "file" | "link"; mode: number };
+
+/**
+ * What a copy of `root` holds, in an order that creates each folder before its contents: files, folders and links
+ * only, within the limits. @throws CliError before anything is written.
+ */
+function folderEntries(root: string, lang: Lang): Entry[] {
+  const out: Entry[] = [];
+  let bytes = 0;
+  const walk = (rel: string) => {
+    for (const name of readdirSync(join(root, rel)).sort()) {
+      if (notCopied.has(name)) continue;
+      const path = join(rel, name);
+      const st = lstatSync(join(root, path));
+      const kind = st.isDirectory() ? "folder" : st.isFile() ? "file" : st.isSymbolicLink() ? "link" : null;
+      if (!kind) throw new CliError(t(lang, "add.notFile", { file: join(root, path) }));
+      if (kind === "file") bytes += st.size;
+      out.push({ path, kind, mode: st.mode & 0o777 });
+      if (out.length > addFolderEntriesMax || bytes > addFolderBytesMax) {
+        throw new CliError(t(lang, "add.tooLarge", { dir: root, entries: addFolderEntriesMax, mib: addFolderBytesMax / 1024 / 1024 }));
+      }
+      if (kind === "folder") walk(path);
+    }
+  };
+  walk("");
+  return out;
+}
+
+/**
+ * Copies a plugin folder into `target` whole or not at all: into a hidden folder next to it first (no plugin name
+ * starts with "."), renamed into place at the end. Links are copied as links, as git would.
+ * @throws CliError when the folder cannot be read or copied; the hidden folder is removed then.
+ */
+function copyFolder(from: string, target: string, lang: Lang): void {
+  let entries: Entry[];
+  try {
+    entries = folderEntries(from, lang);
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(t(lang, "add.copyFailed", { dir: from, error: (e as Error).message }));
+  }
+  const temporary = join(resolve(target, ".."), `.add-${basename(target)}-${randomBytes(4).toString("hex")}`);
+  try {
+    mkdirSync(temporary, { mode: 0o755 });
+    for (const e of entries) {
+      const to = join(temporary, e.path);
+      if (e.kind === "folder") mkdirSync(to, { mode: e.mode | 0o700 });
+      else if (e.kind === "link") symlinkSync(readlinkSync(join(from, e.path)), to);
+      else {
+        copyFileSync(join(from, e.path), to);
+        chmodSync(to, e.mode | 0o600);
+      }
+    }
+    renameSync(temporary, target);
+  } catch (e) {
+    rmSync(temporary, { recursive: true, force: true });
+    throw new CliError(t(lang, "add.copyFailed", { dir: from, error: (e as Error).message }));
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Where things are on disk, for every part that runs on this computer (host, worker, CLI): the engine's own folder
+ * and the layout of a home directory (`AGENT_AUTOLOOP_HOME`, default `~/.agent-autoloop`; DESIGN.md 接口). Only
+ * paths: nothing here reads or writes a home's files.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The files and folders of a home directory (absolute paths). */
+export interface Home {
+  dir: string;
+  rules: string;
+  config: string;
+  secrets: string;
+  masterKey: string;
+  database: string;
+  plugins: string;
+  worker: string;
+  cards: string;
+}
+
+/** Paths of a home directory; `dir` defaults to AGENT_AUTOLOOP_HOME, else ~/.agent-autoloop. */
+export function homePaths(dir = process.env.AGENT_AUTOLOOP_HOME || join(homedir(), ".agent-autoloop")): Home {
+  const d = resolve(dir);
+  return {
+    dir: d,
+    rules: join(d, "rules.json"),
+    config: join(d, "config.json"),
+    secrets: join(d, "secrets.env"),
+    masterKey: join(d, "master.key"),
+    database: join(d, "hub.db"),
+    plugins: join(d, "plugins"),
+    worker: join(d, "worker"),
+    cards: join(d, "cards.txt"),
+  };
+}
+
+/**
+ * The engine's own directory (the checkout or install, where package.json is): built-in plugins, compiled scripts
+ * the worker starts (`dist/`), examples, and the package installed plugins import the SDK from.
+ */
+export const engineDir = findEngineDir(dirname(fileURLToPath(import.meta.url)));
+
+function findEngineDir(from: string): string {
+  for (let d = from; ; d = dirname(d)) {
+    const pkg = join(d, "package.json");
+    if (existsSync(pkg) && /"name":\s*"agent-autoloop"/.test(readFileSync(pkg, "utf8"))) return d;
+    if (dirname(d) === d) return resolve(from, "../..");
+  }
+}

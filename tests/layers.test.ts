@@ -1,0 +1,236 @@
+/**
+ * The layers of DESIGN.md, checked on the code: every import under `src/`, `plugins/` and `examples/plugins/` (static
+ * `import` and `export … from`, `import type`, `import("…")` with a literal string) must follow the arrows below.
+ * A violation prints as `file:line imports X (layer A → layer B not allowed)`.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { isBuiltin } from "node:module";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import ts from "typescript";
+import { engine } from "./helpers.js";
+
+type Layer = "kernel" | "i18n" | "protocol" | "sdk" | "common" | "tools" | "worker" | "host" | "cli" | "plugins";
+
+/** Which layer a file is in, by the folder it is under (the first match). A file under none fails the test. */
+const folders: [string, Layer][] = [
+  ["src/kernel/", "kernel"],
+  ["src/i18n/", "i18n"],
+  ["src/protocol/", "protocol"],
+  ["src/sdk/", "sdk"],
+  ["src/common/", "common"],
+  ["src/tools/", "tools"],
+  ["src/worker/", "worker"],
+  ["src/host/", "host"],
+  ["src/cli/", "cli"],
+  ["plugins/", "plugins"],
+  ["examples/plugins/", "plugins"],
+];
+
+interface Arrows {
+  /** The other layers it may import (its own layer always; a plugin only its own folder). */
+  layers: Layer[];
+  /** Layers it may import types from only (`import type`: nothing is loaded at run time). */
+  typesFrom?: Layer[];
+  /** npm packages: the ones named, or any the project declares in package.json `dependencies`. */
+  npm: string[] | "declared";
+  /** Node's built-in modules: all, or these with only these named imports. */
+  node: "all" | Record<string, string[]>;
+  /** Package subpaths of this engine it may import by name. */
+  engine?: string[];
+}
+
+/**
+ * The arrows (DESIGN.md "Shape" and "Plugin hosts"): what each layer may import. Arrows point inward: the kernel is
+ * pure (its catalog texts, deterministic hashing, two pure parsers); the SDK is what plugins see and loads no hub;
+ * `common` (paths, finding and loading plugins) is shared by host, worker and CLI; the worker and the tool host (a part
+ * of the worker layer) never import the host; plugins import the SDK only.
+ */
+const arrows: Record<Layer, Arrows> = {
+  kernel: { layers: ["i18n"], typesFrom: ["protocol"], npm: ["croner", "jsonc-parser"], node: { "node:crypto": ["createHash", "createHmac", "timingSafeEqual"] } },
+  i18n: { layers: [], npm: [], node: {} },
+  protocol: { layers: ["kernel", "i18n"], npm: "declared", node: "all" },
+  sdk: { layers: ["kernel", "i18n"], typesFrom: ["protocol"], npm: [], node: "all" },
+  common: { layers: [], npm: ["tsx"], node: "all" },
+  tools: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "worker"], npm: "declared", node: "all" },
+  worker: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools"], npm: "declared", node: "all" },
+  host: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "worker"], npm: "declared", node: "all" },
+  cli: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "worker", "host"], npm: "declared", node: "all" },
+  plugins: { layers: [], npm: "declared", node: "all", engine: ["agent-autoloop/sdk"] },
+};
+
+/**
+ * Clients never reach the database: no file of the CLI may load these, directly or through what it imports — except
+ * through `host/serve.ts`, the sanctioned door: `serve` and `init` start or create the hub, and `key new|remove`
+ * writes keys locally only while no hub runs on the home (src/cli/connect.ts `changeKeys` holds the home's lock).
+ */
+const database = ["src/host/store.ts", "npm:better-sqlite3"];
+const databaseDoor = "src/host/serve.ts";
+
+const declared = Object.keys((JSON.parse(readFileSync(join(engine, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
+const sourceFile = /\.(ts|mts|cts|js|mjs|cjs)$/;
+
+/** One import: where it is, what it names, what it resolves to, and whether only types come in. */
+interface Import { file: string; line: number; spec: string; target: string; typeOnly: boolean; names: string[] | null }
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? (n === "node_modules" ? [] : filesUnder(p)) : sourceFile.test(n) ? [p] : [];
+  });
+}
+
+const rel = (p: string) => relative(engine, p).split(sep).join("/");
+
+/** The engine file a relative import names (`./x.js` is `./x.ts` in the sources), or null when there is none. */
+function resolveRelative(from: string, spec: string): string | null {
+  const p = resolve(dirname(from), spec);
+  for (const c of [p, p.replace(/\.js$/, ".ts"), p.replace(/\.mjs$/, ".mts"), p.replace(/\.cjs$/, ".cts"), `${p}.ts`, join(p, "index.ts")]) {
+    if (existsSync(c) && statSync(c).isFile()) return c;
+  }
+  return null;
+}
+
+/** What an import names: an engine file (relative to the engine), `node:<name>`, `npm:<package>` or `engine:<subpath>`. */
+function targetOf(file: string, spec: string): string {
+  if (spec.startsWith(".")) {
+    const f = resolveRelative(file, spec);
+    return f ? rel(f) : `unresolved:${spec}`;
+  }
+  if (spec.startsWith("node:") || isBuiltin(spec)) return spec.startsWith("node:") ? spec : `node:${spec}`;
+  if (spec === "agent-autoloop" || spec.startsWith("agent-autoloop/")) return `engine:${spec}`;
+  const parts = spec.split("/");
+  return `npm:${spec.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]}`;
+}
+
+/** Every import of a file, with its line, from the TypeScript syntax tree (so comments and strings never count). */
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, "utf8");
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const out: Import[] = [];
+  const add = (node: ts.Node, spec: string, typeOnly: boolean, names: string[] | null) =>
+    out.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1, spec, target: targetOf(file, spec), typeOnly, names });
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const c = node.importClause;
+      const named = c?.namedBindings && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : null;
+      const typeOnly = !!c && (c.isTypeOnly || (!c.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
+      const names = c && !c.name && named ? named.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text) : null;
+      add(node, node.moduleSpecifier.text, typeOnly, c ? names : []);
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : null;
+      const typeOnly = node.isTypeOnly || (!!named && named.length > 0 && named.every((e) => e.isTypeOnly));
+      add(node, node.moduleSpecifier.text, typeOnly, named ? named.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text) : null);
+    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+      add(node, node.moduleReference.expression.text, node.isTypeOnly, null);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
+      add(node, node.arguments[0].text, false, null);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      add(node, node.argument.literal.text, true, null);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+function layerOf(path: string): Layer | null {
+  return folders.find(([prefix]) => path.startsWith(prefix))?.[1] ?? null;
+}
+
+/** The plugin folder a file is in (`plugins/<name>` or `examples/plugins/<name>`). */
+function pluginFolder(path: string): string {
+  const parts = path.split("/");
+  return parts.slice(0, parts[0] === "examples" ? 3 : 2).join("/");
+}
+
+/** Why an import crosses a layer against the arrows, or null when it may be made. */
+function violation(i: Import): string | null {
+  const from = rel(i.file);
+  const layer = layerOf(from)!;
+  const a = arrows[layer];
+  const no = (to: string) => `${layer} → ${to} not allowed`;
+  if (i.target.startsWith("unresolved:")) return `${no(i.spec)}: no such file`;
+  if (i.target.startsWith("node:")) {
+    if (a.node === "all") return null;
+    const names = Object.hasOwn(a.node, i.target) ? a.node[i.target]! : null;
+    if (!names) return no(i.target);
+    const extra = i.names === null ? ["*"] : i.names.filter((n) => !names.includes(n));
+    return extra.length === 0 ? null : no(`${i.target} ${extra.join(", ")}`);
+  }
+  if (i.target.startsWith("npm:")) {
+    const pkg = i.target.slice(4);
+    const allowed = a.npm === "declared" ? declared : a.npm;
+    if (allowed.includes(pkg)) return null;
+    return a.npm === "declared" ? `${no(`npm package ${pkg}`)}: not in package.json dependencies` : no(`npm package ${pkg}`);
+  }
+  if (i.target.startsWith("engine:")) return a.engine?.includes(i.spec) ? null : no(i.spec);
+  const to = layerOf(i.target);
+  if (!to) return no(i.target);
+  if (layer === "plugins") return to === "plugins" && pluginFolder(i.target) === pluginFolder(from) ? null : no(to === "plugins" ? `another plugin (${pluginFolder(i.target)})` : to);
+  if (to === layer || a.layers.includes(to)) return null;
+  if (a.typesFrom?.includes(to)) return i.typeOnly ? null : `${no(to)} at run time (import type only)`;
+  return no(to);
+}
+
+const files = ["src", "plugins", join("examples", "plugins")].flatMap((d) => filesUnder(join(engine, d)));
+const imports = files.flatMap(importsOf);
+
+/** The engine files and packages a file loads at run time, directly or through others, stopping at `stop`. */
+function reach(start: string, stop: string[] = []): Map<string, string[]> {
+  const byFile = new Map<string, Import[]>();
+  for (const i of imports) if (!i.typeOnly) byFile.set(rel(i.file), [...(byFile.get(rel(i.file)) ?? []), i]);
+  const paths = new Map<string, string[]>([[start, [start]]]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const f = queue.shift()!;
+    for (const i of byFile.get(f) ?? []) {
+      if (paths.has(i.target) || stop.includes(i.target)) continue;
+      paths.set(i.target, [...paths.get(f)!, i.target]);
+      if (!i.target.includes(":")) queue.push(i.target);
+    }
+  }
+  return paths;
+}
+
+test("every file under src/, plugins/ and examples/plugins/ is in a layer, and the walk finds their imports", () => {
+  assert.deepEqual(files.map(rel).filter((f) => layerOf(f) === null), []);
+  // The walk sees every kind of import: a static one, a type-only one, a dynamic one, a re-export.
+  const seen = (file: string, spec: string) => imports.find((i) => rel(i.file) === file && i.spec === spec);
+  assert.equal(seen("src/cli/main.ts", "./doctor.js")?.typeOnly, false, "import(\"./doctor.js\")");
+  assert.equal(seen("src/kernel/tell.ts", "../protocol/schema.js")?.typeOnly, true);
+  assert.equal(seen("src/sdk/index.ts", "./agent.js")?.target, "src/sdk/agent.ts");
+  assert.equal(seen("plugins/feishu/channel.ts", "agent-autoloop/sdk")?.target, "engine:agent-autoloop/sdk");
+});
+
+test("no import crosses a layer against the arrows of DESIGN.md", () => {
+  const found = imports.flatMap((i) => {
+    const why = violation(i);
+    return why ? [`${rel(i.file)}:${i.line} imports ${i.spec} (${why})`] : [];
+  });
+  assert.deepEqual(found, [], `\n${found.join("\n")}`);
+});
+
+test("clients never reach the database: no CLI file loads the store or better-sqlite3, except through host/serve.ts", () => {
+  const found: string[] = [];
+  for (const file of files.map(rel).filter((f) => layerOf(f) === "cli")) {
+    const paths = reach(file, [databaseDoor]);
+    const path = database.map((db) => paths.get(db)).find((p) => p !== undefined);
+    if (!path) continue;
+    const first = imports.find((i) => rel(i.file) === file && i.target === path[1] && !i.typeOnly)!;
+    found.push(`${file}:${first.line} imports ${first.spec} (cli → database not allowed: ${path.slice(1).join(" → ")})`);
+  }
+  assert.deepEqual(found, [], `\n${found.join("\n")}`);
+});
+
+test("the plugin SDK loads no hub: from src/sdk/index.ts only the kernel, the catalog and pure packages are reached", () => {
+  const reached = [...reach("src/sdk/index.ts").keys()];
+  const layers = [...new Set(reached.filter((t) => !t.includes(":")).map((t) => layerOf(t)))].sort();
+  assert.deepEqual(layers, ["i18n", "kernel", "sdk"]);
+  const packages = reached.filter((t) => t.startsWith("npm:")).map((t) => t.slice(4));
+  assert.deepEqual(packages.filter((p) => !(arrows.kernel.npm as string[]).includes(p)), [], "only the kernel's pure packages");
+  const exported = Object.keys(JSON.parse(readFileSync(join(engine, "package.json"), "utf8")).exports as Record<string, unknown>);
+  assert.deepEqual(exported, ["./sdk", "./package.json"]);
+});
