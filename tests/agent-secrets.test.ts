@@ -6,11 +6,13 @@
  */
 import { test, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync, statSync, mkdirSync, writeFileSync, realpathSync } from "node:fs";
+import { readFileSync, readdirSync, statSync, mkdirSync, writeFileSync, realpathSync, rmSync, existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { hubFixture, baseRules, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { tmpdir } from "node:os";
+import { hubFixture, baseRules, engine, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
 import { homePaths, writeFileAtomic } from "../src/host/home.js";
+import { readOnlyPaths } from "../src/worker/sandbox.js";
 
 let f: Fixture | null = null;
 const workers: Worker[] = [];
@@ -214,4 +216,82 @@ test("without bubblewrap on PATH agents run without the sandbox, and the worker 
   } finally {
     process.env.PATH = path;
   }
+});
+
+/**
+ * The attack of the hardening review (F1): an agent that changes what the hub later runs or loads outside the sandbox
+ * (its code in dist/, node_modules/ or plugins/, the node binary, a program on the hub's PATH, a module on its
+ * NODE_PATH, tsx's compile cache) would run its code with the hub's rights at the next start. Each try here makes a new
+ * file (nothing of the engine or of node is changed even when the sandbox fails), except node itself, which is only
+ * asked whether it could be written (access W_OK), and an existing engine file, only opened for writing.
+ */
+const tamper = String.raw`
+const fs = require("fs");
+const [execPath, existing, ...fresh] = JSON.parse(process.argv[1]);
+const tried = {};
+for (const f of fresh) { try { fs.writeFileSync(f, "planted", { flag: "wx" }); tried[f] = "written"; } catch (e) { tried[f] = e.code || String(e); } }
+try { fs.accessSync(execPath, fs.constants.W_OK); tried[execPath] = "writable"; } catch (e) { tried[execPath] = e.code || String(e); }
+try { fs.closeSync(fs.openSync(existing, "r+")); tried[existing] = "opened for writing"; } catch (e) { tried[existing] = e.code || String(e); }
+fs.writeFileSync(require("path").join(process.cwd(), "tried.json"), JSON.stringify(tried));
+console.log("Done: tried");
+`;
+
+test("a sandboxed agent cannot change what the hub runs outside the sandbox: the engine (dist, node_modules, plugins), node, the folders of PATH and NODE_PATH, tsx's cache", async () => {
+  const cwd = tempDir("aa-tamper-cwd-");
+  const bin = tempDir("aa-tamper-bin-"); // first on the hub's PATH: where it finds ps, git, bwrap and the agents' CLIs
+  const modules = tempDir("aa-tamper-modules-");
+  const path = process.env.PATH;
+  const nodePath = process.env.NODE_PATH;
+  process.env.PATH = `${bin}:${path}`;
+  process.env.NODE_PATH = modules;
+  const probe = `sandbox-probe-${process.pid}-${Date.now()}`;
+  const tsxCache = join(tmpdir(), `tsx-${process.getuid!()}`);
+  mkdirSync(tsxCache, { recursive: true });
+  const fresh = [
+    join(engine, "dist", "plugins", "command", `${probe}.js`), join(engine, "node_modules", `${probe}.js`), join(engine, "plugins", `${probe}.ts`),
+    join(engine, `${probe}.js`), join(bin, "ps"), join(modules, `${probe}.js`), join(tsxCache, probe),
+  ];
+  const existing = join(engine, "dist", "plugins", "command", "agent.js");
+  try {
+    const fx = await setup({ use: "command", command: [process.execPath, "-e", tamper, JSON.stringify([realpathSync(process.execPath), existing, ...fresh])] }, cwd);
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+    const st = await untilLatestRun(fx, "done", 30_000);
+    assert.equal(st.runs[0].summary, "Done: tried");
+    const tried = JSON.parse(readFileSync(join(cwd, "tried.json"), "utf8")) as Record<string, string>;
+    const expected = Object.fromEntries([...fresh, realpathSync(process.execPath), existing].map((f) => [f, "EROFS"]));
+    assert.deepEqual(tried, expected);
+  } finally {
+    process.env.PATH = path;
+    if (nodePath === undefined) delete process.env.NODE_PATH;
+    else process.env.NODE_PATH = nodePath;
+    for (const f of fresh) rmSync(f, { force: true });
+  }
+  assert.deepEqual(fresh.filter((f) => existsSync(f)), []);
+});
+
+test("a sandboxed agent whose rule works inside a folder the sandbox keeps read-only (the engine) is not started: the run fails saying why", async () => {
+  const inside = join(engine, "examples");
+  const fx = await setup({ use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'] }, inside);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "waiting", 30_000);
+  assert.equal(st.runs[0].error, `cwd ${inside} lies inside ${realpathSync(engine)}, which the sandbox keeps read-only because the hub runs code or programs from there: choose another folder, or set "sandbox": false on agent bot`);
+});
+
+test("what stays read-only: the engine and the targets of its node_modules links, node and Node's global module folders, node_modules above the engine, PATH and NODE_PATH folders (relative ones from the hub's folder), tsx's cache; nested paths once", () => {
+  const root = realpathSync(tempDir("aa-readonly-"));
+  const dirs = ["top/node_modules", "top/engine/node_modules/@scope", "linked/pkg", "scoped", "node/bin", "node/lib/node", "user/.node_modules", "user/.node_libraries", "bin", "hubdir/rel-bin", "modules", "tsx-0"];
+  for (const d of dirs) mkdirSync(join(root, d), { recursive: true });
+  writeFileSync(join(root, "node", "bin", "node"), "");
+  symlinkSync(join(root, "linked", "pkg"), join(root, "top", "engine", "node_modules", "pkg"));
+  symlinkSync(join(root, "scoped"), join(root, "top", "engine", "node_modules", "@scope", "s"));
+  mkdirSync(join(root, "top", "engine", "node_modules", "plain"));
+  const paths = readOnlyPaths({
+    engine: join(root, "top", "engine"), execPath: join(root, "node", "bin", "node"),
+    path: [join(root, "bin"), "rel-bin", join(root, "missing"), join(root, "top", "engine", "node_modules", ".bin"), ""].join(":"),
+    nodePath: join(root, "modules"), userHome: join(root, "user"), tsxCache: join(root, "tsx-0"), cwd: join(root, "hubdir"),
+  });
+  assert.deepEqual(paths.filter((p) => p.startsWith(root)).sort(), [
+    "bin", "hubdir/rel-bin", "linked/pkg", "modules", "node/bin/node", "node/lib/node", "scoped", "top/engine", "top/node_modules", "tsx-0", "user/.node_libraries", "user/.node_modules",
+  ].map((d) => join(root, d)).sort());
+  rmSync(root, { recursive: true, force: true });
 });

@@ -2,18 +2,24 @@
  * The agent sandbox (issue 14): where bubblewrap runs, the worker starts each agent with the worker's home hidden, so
  * that an agent (same OS user) cannot read the run token, config.json's keys, master.key, secrets.env, the database or
  * other runs' files. Only what the agent needs from the home is shown again, read-only: its run's `agent/` folder
- * (the context file) and the folder of its plugin when that is installed in the home. Everything else stays as it is:
- * the network, the rest of the file system (cwd, ~/.claude, CODEX_HOME, …) writable as before. The point is hiding the
- * hub's secrets, not isolating the agent.
+ * (the context file) and the folder of its plugin when that is installed in the home. Apart from what the hub runs
+ * (below), everything else stays as it is: the network, the rest of the file system (cwd, ~/.claude, CODEX_HOME, …)
+ * writable as before. The point is keeping the hub's secrets and code out of reach, not isolating the agent.
  *
  * The agent runs in its own PID namespace (it cannot see the hub's or the worker's processes, their environment or
  * their open files in /proc), in a new session whose process group the worker stops (bwrap's `--info-fd` gives its
  * id), with no capabilities (an agent run as root cannot unmount what hides the home).
+ *
+ * What the hub, its worker, supervisor, channels and plugins later run or load outside the sandbox is read-only inside
+ * it (`readOnlyPaths`): an agent that could append to the engine's dist/ or to node would run its code with the hub's
+ * rights, master key included, at the next start.
  */
 import { execFileSync } from "node:child_process";
-import { realpathSync } from "node:fs";
-import { relative, isAbsolute } from "node:path";
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync } from "node:fs";
+import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:path";
+import { homedir, tmpdir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
+import { engineDir } from "../common/paths.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
 export type SandboxHere = { bwrap: string } | { off: string };
@@ -29,9 +35,13 @@ export function sandboxHere(platform: NodeJS.Platform = process.platform, path =
   return { bwrap };
 }
 
-/** One sandboxed launch: the folder to hide, the folders inside it to show again (read-only), the working folder. */
+/**
+ * One sandboxed launch: what stays read-only everywhere (`readOnlyPaths`), the folder to hide, the folders inside it to
+ * show again (read-only), the working folder.
+ */
 export interface SandboxPlan {
   bwrap: string;
+  readOnly?: string[];
   hide: string;
   show: string[];
   cwd: string;
@@ -50,6 +60,8 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
     "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
     "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
     ...(infoFd === null ? [] : ["--info-fd", String(infoFd)]),
+    // Before the home is hidden: a read-only folder that holds the home must not show it again.
+    ...(plan.readOnly ?? []).flatMap((d) => ["--ro-bind", d, d]),
     "--tmpfs", plan.hide,
     ...plan.show.flatMap((d) => ["--ro-bind", d, d]),
     "--chdir", plan.cwd,
@@ -70,6 +82,94 @@ export function realPath(path: string): string {
 export function isInside(path: string, dir: string): boolean {
   const rel = relative(dir, path);
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+/** Where the hub's code and the programs it starts come from (this process's, by default). */
+export interface HubOrigin {
+  /** The engine's folder (the checkout or the installed package: dist/, node_modules/, plugins/). */
+  engine: string;
+  /** The node executable the hub runs (`process.execPath`). */
+  execPath: string;
+  /** The hub's PATH and NODE_PATH (`delimiter`-separated). */
+  path: string;
+  nodePath: string;
+  /** The hub's user's home folder (Node's global module folders `~/.node_modules`, `~/.node_libraries`). */
+  userHome: string;
+  /** tsx's compile cache (`<tmpdir>/tsx-<uid>`): plugins written in TypeScript are loaded through it. */
+  tsxCache: string | null;
+  /** The folder relative PATH entries are taken from. */
+  cwd: string;
+}
+
+/** This process's origin; tsx's cache folder is made when missing, so that no agent can make it first. */
+export function hubOrigin(): HubOrigin {
+  const tsxCache = join(tmpdir(), `tsx-${process.geteuid?.() ?? userInfo().username}`);
+  try {
+    mkdirSync(tsxCache, { recursive: true, mode: 0o700 });
+  } catch {
+    // a file in its place, or a read-only tmp: nothing of tsx's is cached there then
+  }
+  return {
+    engine: engineDir, execPath: process.execPath, path: process.env.PATH ?? "", nodePath: process.env.NODE_PATH ?? "",
+    userHome: homedir(), tsxCache, cwd: process.cwd(),
+  };
+}
+
+/**
+ * What a sandboxed agent must not change because the hub runs or loads it outside the sandbox, as real paths that
+ * exist: the engine's folder; the node executable and Node's global module folders (`<node>/../../lib/node`,
+ * `~/.node_modules`, `~/.node_libraries`); the `node_modules` folders above the engine, where Node looks for a module
+ * the engine lacks (an optional dependency); the targets of links in the engine's node_modules; every folder on PATH
+ * (where the hub finds `ps`, `git`, `bwrap`, the agents' CLIs) and NODE_PATH; tsx's compile cache. Nested paths are
+ * left out (their parent covers them).
+ */
+export function readOnlyPaths(o: HubOrigin): string[] {
+  const found: string[] = [];
+  const add = (p: string) => {
+    if (existsSync(p)) found.push(realPath(p));
+  };
+  const engine = realPath(o.engine);
+  add(engine);
+  const node = realPath(o.execPath);
+  add(node);
+  add(join(dirname(dirname(node)), "lib", "node"));
+  add(join(o.userHome, ".node_modules"));
+  add(join(o.userHome, ".node_libraries"));
+  for (let d = dirname(engine); ; d = dirname(d)) {
+    add(join(d, "node_modules"));
+    if (dirname(d) === d) break;
+  }
+  for (const link of linksIn(join(engine, "node_modules"))) add(link);
+  for (const list of [o.path, o.nodePath]) {
+    for (const entry of list.split(delimiter)) if (entry) add(resolve(o.cwd, entry));
+  }
+  if (o.tsxCache) add(o.tsxCache);
+  const unique = [...new Set(found)].sort((a, b) => a.length - b.length);
+  return unique.filter((p, i) => !unique.slice(0, i).some((q) => isInside(p, q)));
+}
+
+/** The links among the packages of a node_modules folder (scoped ones too): `npm link` and workspaces make them. */
+function linksIn(modules: string): string[] {
+  const out: string[] = [];
+  const names = (dir: string) => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  };
+  for (const name of names(modules)) {
+    const p = join(modules, name);
+    const entries = name.startsWith("@") ? names(p).map((n) => join(p, n)) : [p];
+    for (const e of entries) {
+      try {
+        if (lstatSync(e).isSymbolicLink()) out.push(e);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return out;
 }
 
 /**

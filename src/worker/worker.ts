@@ -20,7 +20,7 @@ import { childEnv } from "./env.js";
 import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
-import { isInside, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
+import { hubOrigin, isInside, readOnlyPaths, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
 import type { AgentPlugin, AgentRead, Turn, Usage } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runOutputKeepMs } from "../kernel/limits.js";
@@ -405,9 +405,13 @@ export class Worker {
     if (isInside(cwd, home)) {
       return { error: `cwd ${turn.cwd} is inside the worker's home ${home}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent ${job.agent.id}` };
     }
+    // What the hub runs outside the sandbox stays read-only in it; an agent cannot work in such a folder.
+    const readOnly = readOnlyPaths(hubOrigin()).filter((d) => !isInside(d, home));
+    const locked = readOnly.find((d) => isInside(cwd, d));
+    if (locked) return { error: t(this.opts.lang, "sandbox.cwdReadOnly", { cwd: turn.cwd, folder: locked, agent: job.agent.id }) };
     const pluginFile = this.plugins.find("agent", job.agent.use);
     const show = [realPath(turn.folder), ...(pluginFile ? [realPath(dirname(pluginFile))] : [])].filter((d) => isInside(d, home) && d !== home);
-    return { plan: { bwrap: here.bwrap, hide: home, show, cwd } };
+    return { plan: { bwrap: here.bwrap, readOnly, hide: home, show, cwd } };
   }
 
   /** Watches a launch: reports start and session, stops it when cancelled or 30 s after `finished`. */
