@@ -12,6 +12,7 @@ import { createHmac } from "node:crypto";
 import { rmSync } from "node:fs";
 import { baseRules, hubFixture, makeHome, serveProcess, until } from "./helpers.js";
 import { anonymousConnectionsPerAddressMax } from "../src/kernel/limits.js";
+import { BoundedLog } from "../src/host/log-limit.js";
 
 /** A raw HTTP/1.1 connection: what it received so far, and whether the hub closed it. */
 interface Raw { socket: Socket; received(): string; closed(): boolean; status(): number | null }
@@ -253,4 +254,49 @@ test("the slow-body attack of issue 14 (400 connections, one byte now and then) 
     await hub.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("clients that hang up mid-body are no internal error and log nothing, with or without a key; a refused webhook's reason is logged once", async () => {
+  const lines: string[] = [];
+  const f = await hubFixture(ghRules, {}, `AGENT_AUTOLOOP_SECRET_GH="${secret}"\n`, { log: (l) => lines.push(l) });
+  try {
+    // 60 each: a signed webhook and a keyed event that announce 1,000 bytes, send "{" and close the socket
+    const aborted = [
+      ...Array.from({ length: 60 }, () => partial("POST", "/v1/in/gh", { "x-github-event": "issues", "x-hub-signature-256": "sha256=00", "content-type": "application/json" }, 1000, "{")),
+      ...Array.from({ length: 60 }, () => partial("POST", "/v1/events", { authorization: `Bearer ${f.keys.source}`, "content-type": "application/json" }, 1000, "{")),
+    ];
+    for (const text of aborted) {
+      const r = await open(f.url, text);
+      await new Promise((resolve) => r.socket.write("", resolve));
+      r.socket.destroy();
+      await until(() => r.closed(), 5000, "the socket to close");
+    }
+    // 60 webhooks without their signature header: refused before the body, the reason logged once
+    for (let i = 0; i < 60; i++) assert.equal((await fetch(`${f.url}/v1/in/gh`, { method: "POST", body: "{}" })).status, 401);
+    // the hub handled every hang-up before it answers these (one connection after another)
+    for (let i = 0; i < 20; i++) assert.equal((await fetch(`${f.url}/v1/health`)).status, 200);
+    assert.deepEqual(lines, ["webhook /v1/in/gh refused before its body was read: the request has no x-hub-signature-256 header"]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("a bounded log writes one line of a kind a minute, then says how many were left out (on a stack's first line); kinds beyond its memory wait for old ones to expire", () => {
+  const lines: string[] = [];
+  let now = 0;
+  const log = new BoundedLog((l) => lines.push(l), () => now, "en", 60_000, 2);
+  log.say("a", "A1");
+  for (let i = 0; i < 5; i++) log.say("a", "A again");
+  log.say("b", "B1\n  at x");
+  log.say("c", "C1"); // a third kind: over the memory of 2
+  now = 59_999;
+  log.say("b", "B2");
+  now = 60_000;
+  log.say("a", "A2");
+  log.say("b", "B3\n  at y");
+  log.say("c", "C2");
+  assert.deepEqual(lines, ["A1", "B1\n  at x", "A2 (5 more like it since the last one were not logged)", "B3 (1 more like it since the last one were not logged)\n  at y"]);
+  now = 120_000;
+  log.say("c", "C3");
+  assert.equal(lines.at(-1), "C3");
 });

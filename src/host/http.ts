@@ -27,13 +27,12 @@ import { isName, isOldKeyName } from "../kernel/rules.js";
 import { runTokenMatches } from "../kernel/runs.js";
 import { lineForbidden } from "../kernel/text.js";
 import type { RunRow } from "../kernel/types.js";
+import { BoundedLog, clientHungUp } from "./log-limit.js";
 
 /** Facts read from the log per page while streaming. */
 const streamPageFacts = 256;
 /** A comment line keeps an idle stream open through proxies (ms). */
 const streamKeepAliveMs = 25_000;
-/** A webhook refused before its body for one reason is logged at most this often per source (ms): attackers cannot flood the log. */
-const webhookRefusalLogIntervalMs = 60_000;
 
 type J = Record<string, unknown>;
 
@@ -92,6 +91,8 @@ export function createApp(hub: Hub): Hono {
   const app = new Hono();
   const lang = hub.env.lang;
   const fail = (c: Context, status: number, error: string) => c.json({ error }, status as 400);
+  // Every log line a caller can cause goes through this: at most one of a kind a minute (log-limit.ts).
+  const callerLog = new BoundedLog(hub.opts.log, () => hub.now(), lang);
 
   // Every answer, refusals included, says which home this hub serves: the CLI checks it before it sends a key.
   app.use("*", async (c, next) => { await next(); c.header(homeIdHeader, hub.homeId); });
@@ -216,15 +217,8 @@ export function createApp(hub: Hub): Hono {
     return answer(c, { kind: "event", keyHash: keyHashOf(c), event: ev });
   });
 
-  const refusalLoggedAt = new Map<string, number>();
   /** Logs why a declared webhook source refused a delivery, at most once per reason and interval. */
-  const logRefusal = (source: string, reason: string) => {
-    const key = `${source}\u0000${reason}`;
-    const at = refusalLoggedAt.get(key);
-    if (at !== undefined && hub.now() - at < webhookRefusalLogIntervalMs) return;
-    refusalLoggedAt.set(key, hub.now());
-    hub.opts.log?.(t(lang, "in.refusedLog", { source, reason }));
-  };
+  const logRefusal = (source: string, reason: string) => callerLog.say(`in\u0000${source}\u0000${reason}`, t(lang, "in.refusedLog", { source, reason }));
 
   app.post("/v1/in/:source", async (c) => {
     const source = c.req.param("source");
@@ -480,8 +474,11 @@ export function createApp(hub: Hub): Hono {
 
   app.notFound((c) => fail(c, 404, t(lang, "notFound.route", { method: c.req.method, path: new URL(c.req.url).pathname })));
   // The message may name files of the home: it goes to the hub's log, not to a caller that may hold no key.
+  // A client that hung up is no internal error; the others are logged at most once a minute per route and error.
   app.onError((e, c) => {
-    hub.opts.log?.(`internal error: ${c.req.method} ${new URL(c.req.url).pathname}: ${e.stack ?? e.message}`);
+    if (clientHungUp(c.req.raw, e)) return fail(c, 400, t(lang, "body.aborted"));
+    const kind = `${c.req.method} ${c.req.routePath} ${(e as NodeJS.ErrnoException).code ?? e.name}`;
+    callerLog.say(kind, `internal error: ${c.req.method} ${new URL(c.req.url).pathname}: ${e.stack ?? e.message}`);
     return fail(c, 500, t(lang, "internal"));
   });
   return app;

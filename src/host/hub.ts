@@ -14,6 +14,7 @@ import type { Decision, Env, Fact, Input } from "../kernel/types.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { readRulesInput } from "./rules-file.js";
 import { PluginLoader } from "../common/plugins.js";
+import { BoundedLog } from "./log-limit.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -58,6 +59,8 @@ export class Hub {
   readonly env: Env;
   private readonly clock: () => number;
   private readonly log: (line: string) => void;
+  /** What callers' inputs make the hub log (a commit that failed, a decision that threw): at most one of a kind a minute. */
+  private readonly callerLog: BoundedLog;
   private queue: { input: Input; now: number; resolve: (d: Committed) => void; reject: (e: Error) => void }[] = [];
   private flushing = false;
   private timer: NodeJS.Timeout | null = null;
@@ -89,6 +92,7 @@ export class Hub {
     this.env = { master, lang: opts.lang, publicUrl: opts.publicUrl ? opts.publicUrl.replace(/\/+$/, "") : null };
     this.clock = opts.clock ?? Date.now;
     this.log = opts.log ?? (() => {});
+    this.callerLog = new BoundedLog(this.log, () => this.now(), opts.lang);
   }
 
   /**
@@ -159,7 +163,7 @@ export class Hub {
       results = this.store.commit(batch, this.env);
     } catch (e) {
       for (const b of batch) b.reject(e as Error);
-      this.log(`commit failed: ${(e as Error).message}`);
+      this.callerLog.say(`commit ${(e as NodeJS.ErrnoException).code ?? (e as Error).name}`, `commit failed: ${(e as Error).message}`);
       this.continueFlush();
       return;
     }
@@ -188,7 +192,7 @@ export class Hub {
   /** Logs an input whose decision threw: its kind, the invariant it broke (or the error) and the stack. */
   private logFailure(kind: string, e: Error): void {
     const what = e instanceof InvariantError ? `invariant ${e.invariant}` : `${e.name}: ${e.message}`;
-    this.log(t(this.env.lang, "hub.internalError", { kind, what, stack: e.stack ?? "" }));
+    this.callerLog.say(`failure ${kind} ${e instanceof InvariantError ? e.invariant : e.name}`, t(this.env.lang, "hub.internalError", { kind, what, stack: e.stack ?? "" }));
   }
 
   private continueFlush(): void {

@@ -91,6 +91,8 @@ const catalog = {
   "in.noAdapter": { zh: "rules.json 里没有配置了 adapter 的来源 {source}", en: "rules.json declares no source {source} with an adapter" },
   "in.refused": { zh: "不接受：这个地址只收用来源的秘密签过名的 Webhook", en: "not accepted: this address takes only webhooks signed with their source's secret" },
   "in.refusedLog": { zh: "Webhook /v1/in/{source} 在读请求体之前被拒：{reason}", en: "webhook /v1/in/{source} refused before its body was read: {reason}" },
+  "log.leftOut": { zh: "（上一条之后又有 {n} 条同类的没记）", en: "({n} more like it since the last one were not logged)" },
+  "body.aborted": { zh: "请求体没传完连接就断了", en: "the connection closed before the request body was complete" },
   "in.noSecret": { zh: "没有秘密：在 secrets.env 里设置 {variable}，然后重启中台", en: "no secret: set {variable} in secrets.env and restart the hub" },
   "in.noSignature": { zh: "请求没有 {header} 头", en: "the request has no {header} header" },
   "in.bad": { zh: "adapter 交回的第 {n} 条事件不合法：{error}", en: "event {n} from the adapter is invalid: {error}" },

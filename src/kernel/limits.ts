@@ -141,3 +141,11 @@ export const anonymousConnectionsPerAddressMax = 64;
 export const anonymousConnectionsMax = 512;
 /** HTTP edge: a new connection may send nothing this long before it counts as one the caps may close. */
 export const silentConnectionGraceMs = 2_000;
+
+/**
+ * Log lines a caller can cause (a refused webhook, a request's internal error; src/host/log-limit.ts): at most one of
+ * a kind (route and reason) per this long; the next one of that kind says how many were left out meanwhile.
+ */
+export const callerLogIntervalMs = 60_000;
+/** Kinds of such lines remembered at once; a line of a new kind beyond this is left out until older kinds expire. */
+export const callerLogKindsMax = 1_000;
