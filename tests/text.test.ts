@@ -2,8 +2,9 @@
  * Text that could drive a terminal or hide what it says (issue 14, item 10): C1 controls (U+0080–U+009F), bidi
  * embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the deprecated format controls after them
  * (U+206A–U+206F) and lone surrogates are refused in every text field of every /v1 input — the same kind of refusal
- * as C0 controls — and line separators (U+2028, U+2029) in one-line fields. The hub's own clients neutralise what
- * they relay from elsewhere (the github adapter, the worker's summary and error: tests/worker.test.ts) instead of having it refused.
+ * as C0 controls — and line separators (U+2028, U+2029) in one-line fields. The hub's own parts neutralise what
+ * they relay from elsewhere instead of having it refused: the github adapter, any installed adapter's summary and
+ * detail, the channels' reports (here), the worker's summary, error and session (tests/worker.test.ts).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,7 +16,10 @@ import { check } from "../src/protocol/validate.js";
 import { parseReceipt } from "../src/worker/receipt.js";
 import { isName, isOldKeyName, parseRules } from "../src/kernel/rules.js";
 import { neutralise } from "../src/kernel/text.js";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { baseRules, hubFixture } from "./helpers.js";
+import { channelHub } from "../src/host/channels.js";
 
 /** Every kind refused everywhere, with a name for failure messages. */
 const refused: [string, string][] = [
@@ -122,6 +126,51 @@ test("the github adapter removes those characters from what it relays instead of
     const job = (await f.call("GET", "/v1/work?claim=g", f.keys.worker)).body.job;
     const e = job.context.events[0];
     assert.deepEqual([e.summary, e.detail], ["fix gnp.exe now", "abc\nd"]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("a channel's reports relay its platform's text: control characters removed, an error over 2,000 characters cut, instead of the report refused", async () => {
+  const f = await hubFixture({ ...baseRules, channels: { ch1: { name: "One", answerers: ["ou_alice"] } } });
+  const ac = new AbortController();
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "c1", type: "alert.x" });
+    const job = (await f.call("GET", "/v1/work?claim=c", f.keys.worker)).body.job;
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Q", options: ["a", "b"], key: "q" }], notice: [{ title: "N" }] });
+    const hub = channelHub(f.url, f.keys.channel, ac.signal);
+    const first = (await hub.nextCard(0)).card!;
+    const second = (await hub.nextCard(0)).card!;
+    await hub.delivered(first.id, first.version, "msg\u202e-1"); // the answer names the same message
+    await hub.answer(first.id, { text: "yes \u001b[2J\u2067please", by: "ou_\u202ealice", ref: "msg-\u009b1" });
+    await hub.failed(second.id, second.version, "\u009b" + "x".repeat(3000));
+    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    const cards = [...st.cards, ...st.recentCards];
+    const a = cards.find((c: any) => c.id === first.id);
+    const b = cards.find((c: any) => c.id === second.id);
+    assert.deepEqual([a.deliveries.ch1.ref, a.answer, a.by], ["msg-1", "yes [2Jplease", "ou_alice"]);
+    assert.equal(b.deliveries.ch1.error, "x".repeat(1999) + "…");
+  } finally {
+    ac.abort();
+    await f.close();
+  }
+});
+
+test("an installed source adapter's summary and detail are relayed by the hub with those characters removed and cut to their limits; its ids are still checked", async () => {
+  const rules = { ...baseRules, sources: { ...baseRules.sources, relay: { name: "Relay", adapter: "relay-source" } }, rules: [...baseRules.rules, { name: "r", when: { source: "relay", types: ["relay.*"] }, to: "bot" }] };
+  const f = await hubFixture(rules, {}, "AGENT_AUTOLOOP_SECRET_RELAY=s\n");
+  try {
+    mkdirSync(join(f.home.plugins, "relay-source"), { recursive: true });
+    writeFileSync(join(f.home.plugins, "relay-source", "source.mjs"), `export default ({ body }) => body === "bad id"
+      ? [{ id: "r\\u202e2", type: "relay.x" }]
+      : [{ id: "r1", type: "relay.x", summary: "sum \\u001b[1m\\u202eevil\\nnext" + "s".repeat(300), detail: "d\\u0085e\\u2066f\\n" + "x".repeat(5000) }];`);
+    const res = await fetch(`${f.url}/v1/in/relay`, { method: "POST", body: "{}" });
+    assert.equal(res.status, 200, await res.clone().text());
+    const e = (await f.call("GET", "/v1/work?claim=r", f.keys.worker)).body.job.context.events[0];
+    assert.equal(e.summary, ("sum [1mevil next" + "s".repeat(300)).slice(0, 199) + "…");
+    assert.equal(e.detail, ("def\n" + "x".repeat(5000)).slice(0, 3999) + "…");
+    const bad = await fetch(`${f.url}/v1/in/relay`, { method: "POST", body: "bad id" });
+    assert.deepEqual([bad.status, await bad.json()], [400, { error: "event 0 from the adapter is invalid: id: wrong format, expected no control characters" }]);
   } finally {
     await f.close();
   }

@@ -117,3 +117,10 @@ test("DingTalk errcode other than 0 is a failure; a custom body template gets {t
   assert.equal(custom.deliveries.ch1.ref, `webhook-${custom.id}`);
   assert.deepEqual(got[0]!.body, { msg: { content: `[bot] Hello "quoted" · alerts\nAnswer: agent-autoloop answer ${custom.id} 0` }, n: 1 });
 });
+
+test("a webhook that fails with control characters in its answer: the card shows its status and body, those characters removed, not the hub's refusal of them", async () => {
+  answer = { status: 500, body: "boom \u001b[31mred\u001b[0m \u009b2J \u202eevil\u2066" };
+  const bad = await send({ url: `${base}/slack`, platform: "slack" }, { notice: [{ title: "x" }] });
+  answer = null;
+  assert.equal(bad.deliveries.ch1.error, "HTTP 500: boom [31mred[0m 2J evil");
+});

@@ -207,18 +207,23 @@ async function setupPlugin(name: string, source: string) {
   return fx;
 }
 
+/** Posts an event for rule "alerts", starts a worker, and waits for the run's first failure; returns the run. */
+async function firstFailure(fx: Fixture): Promise<any> {
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  return until(async () => {
+    const r = (await state(fx)).runs[0];
+    return r?.failures === 1 && r;
+  }, 15_000, "the run to fail once");
+}
+
 test("a plugin whose read() throws: the agent keeps running to its end, then the run is 'not run' (retried later)", async () => {
   const marker = join(tempDir(), "ran-to-the-end");
   const fx = await setupPlugin("throwing", `export default {
     command: () => ["node", "-e", ${JSON.stringify(`setTimeout(() => require("fs").writeFileSync(${JSON.stringify(marker)}, "yes"), 800)`)}],
     read() { throw new Error("cannot read this output"); },
   };`);
-  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
-  startWorker(fx);
-  const run = await until(async () => {
-    const r = (await state(fx)).runs[0];
-    return r?.failures === 1 && r;
-  }, 15_000, "the run to fail once");
+  const run = await firstFailure(fx);
   assert.equal(existsSync(marker) && readFileSync(marker, "utf8"), "yes", `the process ran to its end (run: ${JSON.stringify(run)})`);
   assert.equal(run.state, "waiting");
   assert.equal(run.error, "plugin throwing: invalid");
@@ -251,4 +256,14 @@ test("the worker neutralises an agent's summary and error instead of having its 
   } finally {
     await f.close();
   }
+});
+
+test("the worker neutralises and cuts what a plugin relays: a session with control characters, an error over the protocol's 4,000 characters", async () => {
+  const fx = await setupPlugin("noisy", `export default {
+    command: () => ["node", "-e", "0"],
+    read: (stdout, code) => code === null ? { started: true, session: "s\\u001b[2J1\\u202e" } : { started: true, finished: true, session: "s\\u001b[2J1\\u202e", error: "\\u009b" + "e".repeat(5000) },
+  };`);
+  const run = await firstFailure(fx);
+  assert.equal(run.session, "s[2J1");
+  assert.equal(run.error, "e".repeat(3999) + "…");
 });

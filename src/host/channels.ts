@@ -5,19 +5,31 @@
  */
 import { HubClient } from "../protocol/client.js";
 import type { PluginLoader } from "../common/plugins.js";
-import { loopRestartFirstMs } from "../kernel/limits.js";
+import { answerByMaxCodepoints, answerRefMaxCodepoints, answerTextMaxCodepoints, deliveryErrorMaxCodepoints, deliveryRefMaxCodepoints, loopRestartFirstMs } from "../kernel/limits.js";
+import { relayed } from "../kernel/text.js";
 import { Supervisor, type Loop } from "../worker/loops.js";
 import type { ChannelConfig } from "./home.js";
 import { channelSecretVariable, type ChannelHub, type ChannelPlugin } from "../sdk/index.js";
 
-/** A ChannelHub for one channel key; long polls end when `signal` aborts. */
+/**
+ * A ChannelHub for one channel key; long polls end when `signal` aborts. What a channel reports comes from its
+ * platform (a webhook's error body, a chat message's text, its sender and message ids): characters the hub refuses are
+ * removed and text over its field's limit is cut (src/kernel/text.ts `relayed`), so that the report is not refused
+ * and its reason lost.
+ */
 export function channelHub(url: string, key: string, signal: AbortSignal): ChannelHub {
   const client = new HubClient(url, key);
+  const line = (s: string, max: number) => (typeof s === "string" ? relayed(s, true, max) : s);
   return {
     nextCard: (wait) => client.nextCard(wait, signal),
-    delivered: (id, version, ref) => client.delivered(id, version, ref),
-    failed: (id, version, error) => client.failed(id, version, error),
-    answer: (id, a) => client.answer(id, a),
+    delivered: (id, version, ref) => client.delivered(id, version, line(ref, deliveryRefMaxCodepoints)),
+    failed: (id, version, error) => client.failed(id, version, typeof error === "string" ? relayed(error, false, deliveryErrorMaxCodepoints) : error),
+    answer: (id, a) => client.answer(id, {
+      ...a,
+      ...(typeof a.text === "string" ? { text: relayed(a.text, false, answerTextMaxCodepoints) } : {}),
+      by: line(a.by, answerByMaxCodepoints),
+      ref: line(a.ref, answerRefMaxCodepoints),
+    }),
   };
 }
 

@@ -28,6 +28,7 @@ import { runTokenMatches } from "../kernel/runs.js";
 import { lineForbidden } from "../kernel/text.js";
 import type { RunRow } from "../kernel/types.js";
 import { BoundedLog, clientHungUp } from "./log-limit.js";
+import { relayedEvent } from "./relay.js";
 
 /** Facts read from the log per page while streaming. */
 const streamPageFacts = 256;
@@ -261,7 +262,7 @@ export function createApp(hub: Hub): Hono {
     if (!Array.isArray(events)) return fail(c, 400, t(lang, "in.bad", { n: 0, error: "the adapter did not return a list" }));
     const checked: EventIn[] = [];
     for (const [i, e] of events.entries()) {
-      const r = check("EventIn", e, lang);
+      const r = check("EventIn", relayedEvent(e), lang);
       if (!r.ok) return fail(c, 400, t(lang, "in.bad", { n: i, error: r.error }));
       checked.push(r.value);
     }

@@ -26,3 +26,12 @@ export function neutralise(text: string, oneLine: boolean): string {
   const spaced = oneLine ? text.replace(/[\r\n\t\u0085\u2028\u2029]+/g, " ") : text;
   return spaced.replace(new RegExp(`[${oneLine ? lineForbiddenClass : textForbiddenClass}]`, "gu"), "");
 }
+
+/**
+ * Text relayed from elsewhere made to fit a field of at most `maxCodepoints`: neutralised, then, when still longer,
+ * cut with "…" as its last character (a reason too long for the field must not get the whole report refused).
+ */
+export function relayed(text: string, oneLine: boolean, maxCodepoints: number): string {
+  const chars = [...neutralise(text, oneLine)];
+  return chars.length <= maxCodepoints ? chars.join("") : chars.slice(0, maxCodepoints - 1).join("") + "…";
+}

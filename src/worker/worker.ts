@@ -23,8 +23,9 @@ import { OutputReader } from "./output.js";
 import { hubOrigin, isInside, readOnlyPaths, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
 import type { AgentPlugin, AgentRead, Turn, Usage } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { longPollMaxSeconds, receiptRewritesMax, runOutputKeepMs } from "../kernel/limits.js";
-import { neutralise } from "../kernel/text.js";
+import { longPollMaxSeconds, receiptRewritesMax, runErrorMaxCodepoints, runOutputKeepMs, runSummaryMaxCodepoints, sessionMaxCodepoints } from "../kernel/limits.js";
+import { neutralise, relayed } from "../kernel/text.js";
+import { sessionLinkPattern } from "../protocol/schema.js";
 
 /** 接一个新 Agent: after `finished`, a process still there 30 s later is stopped. */
 const finishedGraceMs = 30_000;
@@ -447,7 +448,8 @@ export class Worker {
         if (r?.session && r.session !== reportedSession) {
           reportedSession = r.session;
           const link = plugin.link?.(r.session) ?? null;
-          await this.client.started(job.run, job.token, { session: r.session, link }).catch(() => {});
+          const shown = typeof link === "string" && new RegExp(sessionLinkPattern).test(link) ? link : null;
+          await this.client.started(job.run, job.token, { session: relayedSession(r.session), link: shown }).catch(() => {});
         }
         if (r?.finished && finishedAt === null) finishedAt = Date.now();
         if (finishedAt !== null && Date.now() - finishedAt > (this.opts.finishedGraceMs ?? finishedGraceMs)) stop();
@@ -497,8 +499,11 @@ export class Worker {
     if (this.stopped) throw new Halted();
     if (body.usage && Object.keys(body.usage as object).length === 0) delete body.usage;
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
-    // An agent's words and errors may hold characters the hub refuses (src/kernel/text.ts): removed, not refused.
-    for (const k of ["summary", "error"]) if (typeof body[k] === "string") body[k] = neutralise(body[k] as string, false);
+    // An agent's words, errors and session id may hold characters the hub refuses or be too long (src/kernel/text.ts):
+    // removed and cut, not refused with the whole result.
+    if (typeof body.summary === "string") body.summary = relayed(body.summary, false, runSummaryMaxCodepoints);
+    if (typeof body.error === "string") body.error = relayed(body.error, false, runErrorMaxCodepoints);
+    if (typeof body.session === "string") body.session = relayedSession(body.session);
     // Kept so that a restarted worker reports the same body; when it cannot be kept, the result is still reported.
     this.keep(join(dir, "result.json"), JSON.stringify(body), job.run);
     for (let wait = 1000; ; wait = Math.min(wait * 2, 30_000)) {
@@ -525,6 +530,11 @@ export class Worker {
       this.log(`run ${run}: ${(e as Error).message}`);
     }
   }
+}
+
+/** A session id as a CLI printed it, made acceptable to the hub (one line, at most `sessionMaxCodepoints`). */
+function relayedSession(session: string): string {
+  return relayed(session, true, sessionMaxCodepoints);
 }
 
 /** The worker process is stopping: leave the run to the next worker process. */
