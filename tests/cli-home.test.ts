@@ -16,6 +16,8 @@ import { engine, tempDir, until, hubFixture } from "./helpers.js";
 import { hashKey, hashText } from "../src/kernel/credentials.js";
 import { canonicalJson } from "../src/host/http.js";
 import { processAlive, processInfo } from "../src/host/lock.js";
+import { fileErrorMessage } from "../src/host/home-files.js";
+import { writeFileAtomic } from "../src/host/home.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const root = tempDir("aa-cli-home-");
@@ -383,4 +385,80 @@ test("status and why print C1 controls, escapes and bidi overrides from agents a
   } finally {
     await f.close();
   }
+});
+
+test("a folder where the home keeps a file, or a file where it keeps a folder: serve, key new and init say which, what is wrong and what to do, and leave no lock behind", async () => {
+  const notFile = (p: string) => `agent-autoloop: ${p} is a folder where agent-autoloop keeps a file: move or remove that folder, then try again`;
+  const notFolder = (p: string) => `agent-autoloop: ${p} is a file where agent-autoloop keeps a folder: move or remove that file, then try again`;
+  for (const name of ["hub.json", "hub.pid", "config.json", "secrets.env", "master.key", "home.id", "hub.db", "hub.db-wal", "rules.json"]) {
+    const home = newHome();
+    rmSync(join(home, name), { force: true });
+    mkdirSync(join(home, name));
+    const served = await cli(home, ["serve", "--listen", "127.0.0.1:0"]);
+    assert.deepEqual([served.code, served.err], [1, notFile(join(home, name))], `serve with a folder ${name}`);
+    if (name !== "hub.pid") assert.equal(existsSync(join(home, "hub.pid")), false, `serve with a folder ${name} leaves no lock`);
+    if (name !== "hub.json") assert.equal(existsSync(join(home, "hub.json")), false, `serve with a folder ${name} leaves no record`);
+    if (name === "config.json") continue; // without config.json the CLI says there is no home here
+    const key = await cli(home, ["key", "new", "source", "x"]);
+    assert.deepEqual([key.code, key.err], [1, notFile(join(home, name))], `key new with a folder ${name}`);
+  }
+  for (const name of ["worker", "plugins"]) {
+    const home = newHome();
+    rmSync(join(home, name), { recursive: true, force: true });
+    writeFileSync(join(home, name), "");
+    const served = await cli(home, ["serve", "--listen", "127.0.0.1:0"]);
+    assert.deepEqual([served.code, served.err], [1, notFolder(join(home, name))], `serve with a file ${name}`);
+    assert.equal(existsSync(join(home, "hub.pid")), false);
+  }
+  const fresh = join(root, "fresh-home");
+  mkdirSync(join(fresh, "master.key"), { recursive: true });
+  const init = await cli(fresh, ["init"]);
+  assert.deepEqual([init.code, init.err], [1, notFile(join(fresh, "master.key"))]);
+});
+
+test("a start that fails after taking the home's lock releases it: a listen address in use", async () => {
+  const home = newHome();
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(0, "127.0.0.1", r));
+  try {
+    const r = await cli(home, ["serve", "--listen", `127.0.0.1:${(busy.address() as AddressInfo).port}`]);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /EADDRINUSE/);
+    assert.deepEqual([existsSync(join(home, "hub.pid")), existsSync(join(home, "hub.json"))], [false, false]);
+  } finally {
+    busy.close();
+  }
+});
+
+test("file system errors are said as the file meant (a rename's target, a temporary file's real name), what is wrong and what to do", () => {
+  const dir = tempDir("aa-file-errors-");
+  mkdirSync(join(dir, "hub.json"));
+  writeFileSync(join(dir, "plugins"), "");
+  const thrown = (f: () => void) => {
+    try {
+      f();
+    } catch (e) {
+      return e;
+    }
+    assert.fail("no error");
+  };
+  const errno = (code: string, path: string) => Object.assign(new Error(`${code}: …, open '${path}'`), { code, path });
+  assert.deepEqual([
+    fileErrorMessage(thrown(() => writeFileAtomic(join(dir, "hub.json"), "{}")), "en"),
+    fileErrorMessage(thrown(() => writeFileSync(join(dir, "plugins", "x"), "")), "en"),
+    fileErrorMessage(errno("EACCES", join(dir, "config.json.4242.tmp")), "en"),
+    fileErrorMessage(errno("EROFS", join(dir, "hub.pid.4242.0a1b2c.tmp")), "en"),
+    fileErrorMessage(errno("ENOSPC", join(dir, "hub.db")), "en"),
+    fileErrorMessage(errno("ECONNREFUSED", join(dir, "x")), "en"),
+    fileErrorMessage(new Error("plain"), "en"),
+  ], [
+    `${join(dir, "hub.json")} is a folder where agent-autoloop keeps a file: move or remove that folder, then try again`,
+    `${join(dir, "plugins", "x")}: a part of this path is a file where a folder belongs: move or remove that file, then try again`,
+    `${join(dir, "config.json")}: permission denied. The user running agent-autoloop must be able to read and write it: chown or chmod it, or run agent-autoloop as its owner`,
+    `${join(dir, "hub.pid")}: the file system is read-only; agent-autoloop must be able to write in its home`,
+    `${join(dir, "hub.db")}: no space left on the disk (or over quota): free some space, then try again`,
+    null,
+    null,
+  ]);
+  rmSync(dir, { recursive: true, force: true });
 });

@@ -8,6 +8,7 @@ import { HubClient, HubError } from "../protocol/client.js";
 import { readConfig, type Home } from "../host/home.js";
 import { homeIdHeader, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
 import { localUrlOf, parseListen } from "../host/serve.js";
+import { checkHomeFiles } from "../host/home-files.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 /** A failure the CLI reports as one line (exit code 1 unless given). */
@@ -101,9 +102,11 @@ export async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>
  * lock, so that no hub can start in between.
  * @param viaHub the change as a call to the running hub (with the owner key)
  * @param here the change made in the database
- * @throws CliError when another process holds the lock but no hub of this home answers: nothing is written then.
+ * @throws CliError when another process holds the lock but no hub of this home answers: nothing is written then;
+ *   Error naming the file when one of the home's files is a folder (home-files.ts).
  */
 export async function changeKeys<T>(h: Home, lang: Lang, viaHub: (c: HubClient) => Promise<T>, here: () => T): Promise<T> {
+  checkHomeFiles(h, lang);
   const lock = tryLockHome(h);
   if ("release" in lock) {
     try {

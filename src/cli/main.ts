@@ -20,6 +20,7 @@ import { conformance, type ConformanceConfig } from "../protocol/conformance.js"
 import type { Fact } from "../kernel/types.js";
 import { own } from "../kernel/own.js";
 import { CliError, call as callHub, changeKeys, hubUrl } from "./connect.js";
+import { fileErrorMessage } from "../host/home-files.js";
 import { printable, say, sayError } from "./print.js";
 import { addPlugin } from "./add.js";
 
@@ -311,7 +312,8 @@ export async function main(argv: string[]): Promise<void> {
     await program(argv).parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) process.exit(e.exitCode);
-    sayError(`agent-autoloop: ${(e as Error).message}\n`);
+    // A file system error names a temporary file and no remedy: said as the file, what is wrong and what to do.
+    sayError(`agent-autoloop: ${fileErrorMessage(e, lang) ?? (e as Error).message}\n`);
     process.exit(e instanceof CliError ? e.code : 1);
   }
 }

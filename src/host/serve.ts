@@ -18,6 +18,7 @@ import { hashKey } from "../kernel/credentials.js";
 import type { KeyKind } from "../kernel/types.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { readHomeId, removeHubRecord, tryLockHome, writeHubRecord } from "./lock.js";
+import { checkHomeFiles } from "./home-files.js";
 
 /** Splits "HOST:PORT" (or "[v6]:PORT"). @throws Error naming the value when malformed. */
 export function parseListen(listen: string): { host: string; port: number } {
@@ -80,6 +81,7 @@ export function configKeys(config: Config): { kind: KeyKind; name: string; key: 
 
 /** Creates a new home (keys registered in its database). @returns the config, or null when it already existed. */
 export function initialize(home: Home, lang: Lang): Config | null {
+  checkHomeFiles(home, lang);
   const config = initHome(home, (c) => registerKeysLocally(home, configKeys(c), lang));
   if (config) readHomeId(home, true);
   return config;
@@ -119,6 +121,7 @@ export interface ServeOptions {
  */
 export async function startServe(home: Home, opts: ServeOptions): Promise<Running> {
   const log = opts.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  checkHomeFiles(home, opts.lang);
   if (!existsSync(home.config)) {
     initialize(home, opts.lang);
     log(t(opts.lang, "cli.init.created", { home: home.dir }));
@@ -126,31 +129,34 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   const config = readConfig(home);
   const { host, port } = parseListen(opts.listen ?? config.listen);
   const unlock = lockHome(home, opts.lang);
-  let hub: Hub;
+  // A start that fails gives back what it took: the database, the address, the record and the lock.
+  let taken: Hub | null = null;
+  let listening: ServerType | null = null;
+  let url: string;
   try {
-    hub = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log });
-  } catch (e) {
-    unlock();
-    throw e;
-  }
-  try {
+    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log }));
     await hub.start();
+    const app = createApp(hub);
+    const limits = { ...edgeLimits, ...opts.limits };
+    const server = (listening = await new Promise<ServerType>((resolve, reject) => {
+      const s = nodeServe({ fetch: app.fetch, hostname: host, port, serverOptions: serverOptions(limits) }, () => resolve(s));
+      s.once("error", reject);
+    }));
+    guardConnections(server as Server, keyedRequest(hub), limits);
+    const actual = (server.address() as AddressInfo).port;
+    url = urlOf(host, actual);
+    if (!config.publicUrl) hub.setPublicUrl(url);
+    writeHubRecord(home, localUrlOf(host, actual), hub.homeId);
   } catch (e) {
-    await hub.close();
+    const server = listening as ServerType | null;
+    if (server) await new Promise<void>((r) => server.close(() => r()));
+    await (taken as Hub | null)?.close();
+    removeHubRecord(home);
     unlock();
     throw e;
   }
-  const app = createApp(hub);
-  const limits = { ...edgeLimits, ...opts.limits };
-  const server: ServerType = await new Promise((resolve, reject) => {
-    const s = nodeServe({ fetch: app.fetch, hostname: host, port, serverOptions: serverOptions(limits) }, () => resolve(s));
-    s.once("error", reject);
-  });
-  guardConnections(server as Server, keyedRequest(hub), limits);
-  const actual = (server.address() as AddressInfo).port;
-  const url = urlOf(host, actual);
-  if (!config.publicUrl) hub.setPublicUrl(url);
-  writeHubRecord(home, localUrlOf(host, actual), hub.homeId);
+  const hub: Hub = taken;
+  const server: ServerType = listening;
 
   // The local worker and the channels run under one supervisor: restarted after a failure, never ending the hub.
   const supervisor = new Supervisor(log);

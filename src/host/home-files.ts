@@ -1,0 +1,52 @@
+/**
+ * The files and folders of a home that the hub or the CLI writes when it starts (hardening of issue 14): a folder
+ * where a file belongs (or the other way round), a file that cannot be written for lack of permission or space, is
+ * said in one sentence naming the file, what is wrong and what to do — never as a bare `EISDIR … rename '….tmp'`.
+ */
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { t, type Lang } from "../i18n/messages.js";
+import type { Home } from "./home.js";
+
+/** The home's own files, written or locked at start (`hub.db-wal` and `-shm` are SQLite's, beside the database). */
+export function homeFiles(home: Home): string[] {
+  return [home.config, home.rules, home.secrets, home.masterKey, home.database, `${home.database}-wal`, `${home.database}-shm`,
+    join(home.dir, "home.id"), join(home.dir, "hub.pid"), join(home.dir, "hub.json")];
+}
+
+/**
+ * Checks that none of the home's files is a folder and none of its folders (`plugins`, `worker`) a file.
+ * @throws Error saying which and what to do.
+ */
+export function checkHomeFiles(home: Home, lang: Lang): void {
+  const isDir = (p: string) => {
+    try {
+      return statSync(p).isDirectory();
+    } catch {
+      return null; // not there (yet): made when needed
+    }
+  };
+  for (const f of homeFiles(home)) if (isDir(f) === true) throw new Error(t(lang, "home.notFile", { file: f }));
+  for (const d of [home.plugins, home.worker]) if (isDir(d) === false) throw new Error(t(lang, "home.notFolder", { file: d }));
+}
+
+/** The temporary names the home's files are written under before their rename (`<file>.<pid>[.<hex>].tmp`). */
+const temporarySuffix = /\.\d+(\.[0-9a-f]+)?\.tmp$/;
+
+/**
+ * A file system error said in a sentence (the file, what is wrong, what to do), or null for other errors. The file
+ * named is the one meant: a rename's target, and a temporary file's real name.
+ */
+export function fileErrorMessage(e: unknown, lang: Lang): string | null {
+  const err = e as NodeJS.ErrnoException & { dest?: string };
+  if (typeof err?.code !== "string" || typeof err.path !== "string") return null;
+  const file = (err.code === "EISDIR" && err.dest ? err.dest : err.path).replace(temporarySuffix, "");
+  switch (err.code) {
+    case "EISDIR": return t(lang, "home.notFile", { file });
+    case "ENOTDIR": return t(lang, "file.pathNotFolder", { file });
+    case "EACCES": case "EPERM": return t(lang, "file.denied", { file });
+    case "EROFS": return t(lang, "file.readOnly", { file });
+    case "ENOSPC": case "EDQUOT": return t(lang, "file.full", { file });
+    default: return null;
+  }
+}
