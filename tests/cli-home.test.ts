@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { engine, tempDir, until, hubFixture } from "./helpers.js";
 import { hashKey, hashText } from "../src/kernel/credentials.js";
 import { canonicalJson } from "../src/host/http.js";
@@ -461,4 +462,49 @@ test("file system errors are said as the file meant (a rename's target, a tempor
     null,
   ]);
   rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A process of this engine holding a home's lock as `serve` does while it starts ("hub": its address not recorded
+ * yet) or as `key new` does while it writes the database ("keys"); resolves once it holds it.
+ */
+async function holdLock(home: string, as: "hub" | "keys"): Promise<ChildProcess> {
+  const marker = join(root, `held-${as}-${Date.now()}`);
+  const src = (f: string) => JSON.stringify(pathToFileURL(join(engine, "src", f)).href);
+  const script = as === "hub"
+    ? `const { lockHome } = await import(${src("host/serve.ts")}); const { homePaths } = await import(${src("host/home.ts")});
+       lockHome(homePaths(process.argv[1]), "en"); require("fs").writeFileSync(process.argv[2], ""); setInterval(() => {}, 1000);`
+    : `const { changeKeys } = await import(${src("cli/connect.ts")}); const { homePaths } = await import(${src("host/home.ts")});
+       await changeKeys(homePaths(process.argv[1]), "en", async () => {}, () => { require("fs").writeFileSync(process.argv[2], ""); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000); });`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=commonjs", "-e", `(async () => { ${script} })()`, home, marker], { env: envFor(home), stdio: "ignore" });
+  children.push(child);
+  await until(() => existsSync(marker), 15_000, `the ${as} lock to be held`);
+  return child;
+}
+
+test("serve and key new say what holds the home's lock: the command line changing keys, or a hub still starting; a port-0 address is never tried", async () => {
+  const home = newHome("127.0.0.1:0");
+  const keys = await holdLock(home, "keys");
+  try {
+    const served = await cli(home, ["serve", "--listen", "127.0.0.1:0"]);
+    assert.deepEqual([served.code, served.err], [1, `agent-autoloop: agent-autoloop key new or key remove (pid ${keys.pid}) is changing this home's keys right now: try again in a moment (${home})`]);
+    const key = await cli(home, ["key", "new", "source", "x"]);
+    assert.deepEqual([key.code, key.err], [1, `agent-autoloop: agent-autoloop key new or key remove (pid ${keys.pid}) is changing this home's keys right now; nothing was written: try again in a moment`]);
+  } finally {
+    keys.kill("SIGKILL");
+  }
+  const hub = await holdLock(home, "hub");
+  try {
+    const key = await cli(home, ["key", "new", "source", "x"]);
+    assert.deepEqual([key.code, key.err], [1, `agent-autoloop: the hub of this home (pid ${hub.pid}) is starting and has not said its address yet; nothing was written: try again in a moment`]);
+    const status = await cli(home, ["status"]);
+    assert.deepEqual([status.code, status.err], [1, `agent-autoloop: the hub of this home (pid ${hub.pid}) is starting and has not said its address yet: try again in a moment`]);
+    const served = await cli(home, ["serve", "--listen", "127.0.0.1:0"]);
+    assert.deepEqual([served.code, served.err], [1, `agent-autoloop: another hub already runs on this home (pid ${hub.pid}): ${home}`]);
+  } finally {
+    hub.kill("SIGKILL");
+  }
+  await until(() => hub.exitCode !== null || hub.signalCode !== null, 5000, "the holder to end");
+  const none = await cli(home, ["status"]);
+  assert.deepEqual([none.code, none.err], [1, "agent-autoloop: no hub runs on this home: start it with agent-autoloop serve (config.json's listen has port 0, so the hub's address is known only once it runs)"]);
 });

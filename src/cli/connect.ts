@@ -6,7 +6,7 @@
  */
 import { HubClient, HubError } from "../protocol/client.js";
 import { readConfig, type Home } from "../host/home.js";
-import { homeIdHeader, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
+import { homeIdHeader, lockHeldBy, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
 import { localUrlOf, parseListen } from "../host/serve.js";
 import { checkHomeFiles } from "../host/home-files.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -21,7 +21,8 @@ export const hubProbeTimeoutMs = 3_000;
 
 /**
  * Where this home's hub may be, in this order: the URL the running hub recorded in `hub.json` (only while the process
- * that wrote it is alive), then `AGENT_AUTOLOOP_URL` when set, else `listen` of config.json.
+ * that wrote it is alive), then `AGENT_AUTOLOOP_URL` when set, else `listen` of config.json. Port 0 is no address to
+ * try (`listen: "127.0.0.1:0"` picks a free port when the hub starts): only the record can say where that hub is.
  */
 export function hubCandidates(h: Home, env: NodeJS.ProcessEnv): string[] {
   const out: string[] = [];
@@ -30,9 +31,9 @@ export function hubCandidates(h: Home, env: NodeJS.ProcessEnv): string[] {
   if (env.AGENT_AUTOLOOP_URL) out.push(env.AGENT_AUTOLOOP_URL.replace(/\/+$/, ""));
   else {
     const { host, port } = parseListen(readConfig(h).listen);
-    out.push(localUrlOf(host, port));
+    if (port !== 0) out.push(localUrlOf(host, port));
   }
-  return [...new Set(out)];
+  return [...new Set(out)].filter((u) => !/^https?:\/\/(\[[^\]]*\]|[^/:]*):0+(\/|$)/.test(u));
 }
 
 type Probe = { url: string; home: string | null } | { url: string; error: string };
@@ -50,9 +51,10 @@ async function probe(url: string): Promise<Probe> {
 
 /**
  * Finds this home's hub: the first candidate (see `hubCandidates`) that answers with this home's id.
- * @returns its URL; or, when there is none, the error to show and the reason in a few words.
+ * @returns its URL; or, when there is none, the error to show and the reason in a few words (`starting`: the pid of
+ *   a hub that holds the lock and has not recorded its address yet).
  */
-export async function findHub(h: Home, lang: Lang, env: NodeJS.ProcessEnv = process.env): Promise<{ url: string } | { failure: CliError; reason: string }> {
+export async function findHub(h: Home, lang: Lang, env: NodeJS.ProcessEnv = process.env): Promise<{ url: string } | { failure: CliError; reason: string; starting?: number }> {
   const ours = readHomeId(h, true);
   const probes: Probe[] = [];
   for (const url of hubCandidates(h, env)) {
@@ -67,7 +69,17 @@ export async function findHub(h: Home, lang: Lang, env: NodeJS.ProcessEnv = proc
       : t(lang, "cli.noHomeId", { url: stranger.url, ours, home: h.dir });
     return { failure: new CliError(text), reason: text };
   }
-  const down = probes[0] as Extract<Probe, { error: string }>;
+  // No record yet while a hub holds the lock: it is starting (it records its address once it listens).
+  const held = recordedHubUrl(h) ? null : lockHeldBy(h);
+  if (held?.by === "hub") {
+    const text = t(lang, "cli.hubStarting", { pid: held.pid });
+    return { failure: new CliError(text), reason: text, starting: held.pid };
+  }
+  const down = probes[0] as Extract<Probe, { error: string }> | undefined;
+  if (!down) {
+    const text = t(lang, "cli.noHubPortZero");
+    return { failure: new CliError(text), reason: text };
+  }
   return { failure: new CliError(t(lang, "cli.hubDown", { url: down.url, error: down.error })), reason: t(lang, "cli.unreachable", { url: down.url, error: down.error }) };
 }
 
@@ -102,12 +114,13 @@ export async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>
  * lock, so that no hub can start in between.
  * @param viaHub the change as a call to the running hub (with the owner key)
  * @param here the change made in the database
- * @throws CliError when another process holds the lock but no hub of this home answers: nothing is written then;
+ * @throws CliError when another process holds the lock (another CLI changing keys, a hub still starting) but no hub
+ *   of this home answers: nothing is written then;
  *   Error naming the file when one of the home's files is a folder (home-files.ts).
  */
 export async function changeKeys<T>(h: Home, lang: Lang, viaHub: (c: HubClient) => Promise<T>, here: () => T): Promise<T> {
   checkHomeFiles(h, lang);
-  const lock = tryLockHome(h);
+  const lock = tryLockHome(h, "keys");
   if ("release" in lock) {
     try {
       return here();
@@ -115,7 +128,12 @@ export async function changeKeys<T>(h: Home, lang: Lang, viaHub: (c: HubClient) 
       lock.release();
     }
   }
+  if (lock.by === "keys") throw new CliError(t(lang, "cli.keysBusy", { pid: lock.holder ?? "?" }));
   const found = await findHub(h, lang);
-  if ("failure" in found) throw new CliError(t(lang, "cli.lockedNoHub", { pid: lock.holder ?? "?", reason: found.reason }));
+  if ("failure" in found) {
+    throw new CliError(found.starting !== undefined
+      ? t(lang, "cli.hubStartingUnwritten", { pid: found.starting })
+      : t(lang, "cli.lockedNoHub", { pid: lock.holder ?? "?", reason: found.reason }));
+  }
   return call(new HubClient(found.url, readConfig(h).owner), viaHub, lang);
 }

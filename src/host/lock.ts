@@ -126,27 +126,43 @@ export function processAlive(pid: number, start: string | null): boolean {
   return start === null || start === "" || info.start === start;
 }
 
-/** Reads `hub.pid`: the pid on its first line, the start time on its second (absent in files of older versions). */
-function readPidFile(file: string): { pid: number; start: string | null } | null {
+/** Who holds a home's lock: a hub (running, or starting: no `hub.json` yet), or the CLI changing keys while no hub runs. */
+export type LockHolder = "hub" | "keys";
+const lockHolders: readonly string[] = ["hub", "keys"] satisfies LockHolder[];
+
+/**
+ * Reads `hub.pid`: the pid on its first line, the start time on its second, who holds it on its third (the last two
+ * absent in files of older versions).
+ */
+function readPidFile(file: string): { pid: number; start: string | null; by: LockHolder | null } | null {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch {
     return null;
   }
-  const [pid, start] = text.split("\n");
-  return /^\d{1,10}$/.test(pid ?? "") ? { pid: Number(pid), start: start?.trim() || null } : null;
+  const [pid, start, by] = text.split("\n");
+  const holder = by?.trim() ?? "";
+  return /^\d{1,10}$/.test(pid ?? "") ? { pid: Number(pid), start: start?.trim() || null, by: lockHolders.includes(holder) ? (holder as LockHolder) : null } : null;
+}
+
+/** The live process other than this one that holds the home's lock, and who it is (null: a file of an older version). */
+export function lockHeldBy(home: Home): { pid: number; by: LockHolder | null } | null {
+  const held = readPidFile(pidFile(home));
+  return held && held.pid !== process.pid && processAlive(held.pid, held.start) ? { pid: held.pid, by: held.by } : null;
 }
 
 /**
  * Takes the home's lock (`hub.pid`): held by the hub while it runs, and by the CLI while it writes the database
  * with no hub running. A lock left by a process that is gone (or a zombie, or whose pid now names another process)
  * is taken over.
- * @returns `release` once taken; `holder` (the live holder's pid, null when unknown) when another process holds it.
+ * @param as who takes it, written in the file so that whoever finds it taken can say what holds it.
+ * @returns `release` once taken; `holder` (the live holder's pid, null when unknown) and `by` (who it is, null when
+ *   unknown) when another process holds it.
  */
-export function tryLockHome(home: Home): { release: () => void } | { holder: number | null } {
+export function tryLockHome(home: Home, as: LockHolder): { release: () => void } | { holder: number | null; by: LockHolder | null } {
   const file = pidFile(home);
-  const mine = `${process.pid}\n${ownStart() ?? ""}\n`;
+  const mine = `${process.pid}\n${ownStart() ?? ""}\n${as}\n`;
   for (let i = 0; i < 2; i++) {
     if (createOnce(file, mine, 0o600)) {
       return {
@@ -160,14 +176,15 @@ export function tryLockHome(home: Home): { release: () => void } | { holder: num
       };
     }
     const held = readPidFile(file);
-    if (held && held.pid !== process.pid && processAlive(held.pid, held.start)) return { holder: held.pid };
+    if (held && held.pid !== process.pid && processAlive(held.pid, held.start)) return { holder: held.pid, by: held.by };
     try {
       unlinkSync(file);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
     }
   }
-  return { holder: readPidFile(file)?.pid ?? null };
+  const last = readPidFile(file);
+  return { holder: last?.pid ?? null, by: last?.by ?? null };
 }
 
 /** The running hub's record (`hub.json`). */

@@ -91,11 +91,14 @@ export function initialize(home: Home, lang: Lang): Config | null {
  * Takes the home's hub lock (`hub.pid`, see lock.ts): one hub per home, or two local workers and two sets of channels
  * would run. A lock left by a process that is gone, a zombie or a reused pid is taken over.
  * @returns the function that releases it.
- * @throws Error naming the pid when another live process holds it.
+ * @throws Error naming the pid and what it is (a hub, the CLI changing keys) when another live process holds it.
  */
 export function lockHome(home: Home, lang: Lang): () => void {
-  const lock = tryLockHome(home);
-  if ("holder" in lock) throw new Error(t(lang, "serve.locked", { pid: lock.holder ?? "?", home: home.dir }));
+  const lock = tryLockHome(home, "hub");
+  if ("holder" in lock) {
+    // A file of an older version does not say who holds it: taken for a hub, as then.
+    throw new Error(t(lang, lock.by === "keys" ? "serve.lockedByKeys" : "serve.locked", { pid: lock.holder ?? "?", home: home.dir }));
+  }
   return lock.release;
 }
 
