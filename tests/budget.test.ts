@@ -52,7 +52,7 @@ test("a cost budget pauses at exactly its limit; with both limits the card names
   spend(k, "e1", { cost: 0.5, input: 4 });
   assert.deepEqual(k.state().pauses, []);
   spend(k, "e2", { cost: 0.5, output: 6 });
-  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by, p.reason, p.until]), [["alerts", "budget", "over budget", null]]);
+  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by, p.reason, p.until]), [["alerts", "budget", "超出预算", null]]);
   assert.match(k.state().cards[0].text, /^Used \$1\.00 · 10 tokens of \$1 · 5000 tokens\. /);
   k.close();
 });

@@ -83,7 +83,7 @@ test("a manual run of a per-subject rule goes to the subject's lane and records 
   assert.deepEqual(r.body, { event: 1, run: 1 });
   const [ev] = events(k);
   assert.deepEqual([ev!.source, ev!.sid, ev!.type, ev!.subject, ev!.summary, ev!.detail, ev!.routed, ev!.internal], [
-    "crm", "manual:2026-11-02T08:00:00.000Z", "run.manual", "#9", "owner ran it by hand", null, ["per-subject"], "manual",
+    "crm", "manual:2026-11-02T08:00:00.000Z", "run.manual", "#9", "owner 手动运行", null, ["per-subject"], "manual",
   ]);
   assert.deepEqual([k.run(1).lane, k.run(1).manual, k.run(1).state], ["#9", true, "queued"]);
   const again = k.commit({ kind: "runNow", keyHash: K.owner, rule: "per-subject", subject: "#10", reason: null });

@@ -114,9 +114,9 @@ test("a receipt resolves only open cards of its rule's source and group made bef
     resolve: [{ card: 1, reason: "fixed" }, { card: 99 }, { card: 3 }, { card: 4 }, { card: 5 }, { card: 6 }, { card: 7 }],
   });
   assert.deepEqual(d.body, { rejected: [
-    { card: 99, reason: "no such card: 99" }, { card: 3, reason: "this card is already closed" },
-    { card: 4, reason: "outside this run's scope" }, { card: 5, reason: "outside this run's scope" },
-    { card: 6, reason: "outside this run's scope" }, { card: 7, reason: "outside this run's scope" },
+    { card: 99, reason: "没有这张卡片：99" }, { card: 3, reason: "这张卡片已经结案" },
+    { card: 4, reason: "不在本轮核对范围" }, { card: 5, reason: "不在本轮核对范围" },
+    { card: 6, reason: "不在本轮核对范围" }, { card: 7, reason: "不在本轮核对范围" },
   ] });
   const c1 = k.store.view.get<CardRow>("cards", 1)!;
   assert.deepEqual([c1.state, c1.result], ["closed", "No longer needed: fixed"]);
@@ -149,7 +149,7 @@ test("a card made after a run was claimed is outside its receipt's scope; one ma
   k.event("b2", { subject: "b" });
   k.result(k.claim("c-b2").job!.run, { outcome: "done", ask: [{ title: "later", options: ["x"] }] });
   const d = k.result(a, { outcome: "done", resolve: [{ card: 1 }, { card: 2 }] });
-  assert.deepEqual(d.body, { rejected: [{ card: 2, reason: "outside this run's scope" }] });
+  assert.deepEqual(d.body, { rejected: [{ card: 2, reason: "不在本轮核对范围" }] });
   assert.deepEqual([1, 2].map((id) => k.store.view.get<CardRow>("cards", id)!.state), ["closed", "open"]);
   k.close();
 });

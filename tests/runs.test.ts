@@ -96,8 +96,8 @@ test("a result is applied once; the same token and body replay the same answer; 
   assert.equal(r.status, 200);
   assert.deepEqual(r.body, {
     rejected: [
-      { card: 999, reason: "no such card: 999" },
-      { event: "f2", reason: "type other.type is not in emits.types" },
+      { card: 999, reason: "没有这张卡片：999" },
+      { event: "f2", reason: "type other.type 不在 emits.types 里" },
     ],
   });
   assert.equal(f.seq(), seq + 1, "one transaction, one fact");

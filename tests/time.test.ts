@@ -366,7 +366,7 @@ test("run now: the protocol's texts for unknown, elsewhere and paused rules; a m
   assert.equal(k.run(1).manual, true);
   const again = k.claim("c2").job!;
   const ev = again.context.events.find((e: any) => e.type === "run.manual");
-  assert.deepEqual([ev.source, ev.summary, ev.detail, ev.subject], ["shop", "owner ran it by hand", "look now", "#1"]);
+  assert.deepEqual([ev.source, ev.summary, ev.detail, ev.subject], ["shop", "owner 手动运行", "look now", "#1"]);
   k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: null, until: null });
   const paused = k.commit({ kind: "runNow", keyHash: K.owner, rule: "alerts", subject: null, reason: null });
   assert.deepEqual([paused.status, paused.body], [409, { error: "规则「alerts」暂停中，先恢复再手动运行" }]);

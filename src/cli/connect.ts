@@ -7,14 +7,12 @@
 import { HubClient, HubError } from "../protocol/client.js";
 import { readConfig, type Home } from "../host/home.js";
 import { homeIdHeader, lockHeldBy, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
-import { localUrlOf, parseListen } from "../host/serve.js";
+import { localUrlOf, parseListen } from "../host/listen.js";
 import { checkHomeFiles } from "../host/home-files.js";
-import { t, type Lang } from "../i18n/messages.js";
+import { localize, t, type Lang } from "../i18n/messages.js";
+import { CliError } from "./print.js";
 
-/** A failure the CLI reports as one line (exit code 1 unless given). */
-export class CliError extends Error {
-  constructor(message: string, readonly code = 1) { super(message); }
-}
+export { CliError };
 
 /** How long the CLI waits for a hub's keyless `GET /v1/health` answer (ms). */
 export const hubProbeTimeoutMs = 3_000;
@@ -24,13 +22,13 @@ export const hubProbeTimeoutMs = 3_000;
  * that wrote it is alive), then `AGENT_AUTOLOOP_URL` when set, else `listen` of config.json. Port 0 is no address to
  * try (`listen: "127.0.0.1:0"` picks a free port when the hub starts): only the record can say where that hub is.
  */
-export function hubCandidates(h: Home, env: NodeJS.ProcessEnv): string[] {
+export function hubCandidates(h: Home, env: NodeJS.ProcessEnv, lang: Lang = "en"): string[] {
   const out: string[] = [];
   const recorded = recordedHubUrl(h);
   if (recorded) out.push(recorded);
   if (env.AGENT_AUTOLOOP_URL) out.push(env.AGENT_AUTOLOOP_URL.replace(/\/+$/, ""));
   else {
-    const { host, port } = parseListen(readConfig(h).listen);
+    const { host, port } = parseListen(readConfig(h).listen, lang);
     if (port !== 0) out.push(localUrlOf(host, port));
   }
   return [...new Set(out)].filter((u) => !/^https?:\/\/(\[[^\]]*\]|[^/:]*):0+(\/|$)/.test(u));
@@ -57,7 +55,7 @@ async function probe(url: string): Promise<Probe> {
 export async function findHub(h: Home, lang: Lang, env: NodeJS.ProcessEnv = process.env): Promise<{ url: string } | { failure: CliError; reason: string; starting?: number }> {
   const ours = readHomeId(h, true);
   const probes: Probe[] = [];
-  for (const url of hubCandidates(h, env)) {
+  for (const url of hubCandidates(h, env, lang)) {
     const p = await probe(url);
     if ("home" in p && p.home === ours) return { url };
     probes.push(p);
@@ -99,11 +97,9 @@ export async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>
     return await f(client);
   } catch (e) {
     if (e instanceof CliError) throw e; // the command's own check (a card id that is not a number, …)
-    if (e instanceof HubError) {
-      // The protocol fixes this answer's text in Chinese; the command line says it in the user's language.
-      const rule = e.status === 404 ? /^没有这条规则：(.*)$/s.exec(e.message) : null;
-      throw new CliError(rule ? t(lang, "notFound.rule", { name: rule[1]! }) : e.message);
-    }
+    // The hub words its refusals in its own language, and the protocol fixes some in Chinese: the command line
+    // says each in its user's language.
+    if (e instanceof HubError) throw new CliError(localize(e.message, lang));
     const cause = ((e as Error & { cause?: Error }).cause?.message ?? (e as Error).message);
     throw new CliError(t(lang, "cli.hubDown", { url: client.url, error: cause }));
   }

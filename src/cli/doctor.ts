@@ -13,6 +13,7 @@ import { own } from "../kernel/own.js";
 import type { AgentDef, Rules } from "../kernel/rules.js";
 import { isInside, probeSandbox, realPath, sandboxHere } from "../worker/sandbox.js";
 import { expandHome } from "../worker/worker.js";
+import { t, type Lang } from "../i18n/messages.js";
 
 export interface Finding { ok: boolean; line: string }
 
@@ -24,27 +25,30 @@ function versionOf(program: string): string | null {
   }
 }
 
-/** Checks the local setup. Never throws for a problem it can describe; each finding is one line. */
-export async function doctor(home: Home, config: Config): Promise<Finding[]> {
+/**
+ * Checks the local setup, each finding one line worded in `lang` (default English). Never throws for a problem it
+ * can describe.
+ */
+export async function doctor(home: Home, config: Config, lang: Lang = "en"): Promise<Finding[]> {
   const out: Finding[] = [];
   const plugins = new PluginLoader(home.plugins);
   // Read as the hub reads it (a FIFO or a huge file is refused, never waited on).
-  const read = readRulesInput(home.rules, "en");
+  const read = readRulesInput(home.rules, lang);
   if (read.kind === "rulesError") {
-    return [{ ok: false, line: `${read.error} — ${read.missing ? "run agent-autoloop init" : "fix it; agent-autoloop check shows the same"}` }];
+    return [{ ok: false, line: t(lang, read.missing ? "doctor.rulesMissing" : "doctor.rulesError", { error: read.error }) }];
   }
   const rules = read.rules;
   const local = config.worker?.name ?? null;
-  out.push({ ok: true, line: `rules.json: ${rules.rules.length} rules, ${Object.keys(rules.agents).length} agents` });
-  if (!local) out.push({ ok: true, line: "config.json has no local worker: agents run on workers elsewhere" });
+  out.push({ ok: true, line: t(lang, "doctor.rules", { rules: rules.rules.length, agents: Object.keys(rules.agents).length }) });
+  if (!local) out.push({ ok: true, line: t(lang, "doctor.noWorker") });
   for (const agent of Object.values(rules.agents)) {
     if (agent.worker !== local) {
-      out.push({ ok: true, line: `agent ${agent.id}: runs on worker ${agent.worker}, not here` });
+      out.push({ ok: true, line: t(lang, "doctor.elsewhere", { agent: agent.id, worker: agent.worker }) });
       continue;
     }
     const file = plugins.find("agent", agent.use);
     if (!file) {
-      out.push({ ok: false, line: `agent ${agent.id}: no agent plugin "${agent.use}" — install it with agent-autoloop add <git url>, or use "command"` });
+      out.push({ ok: false, line: t(lang, "doctor.noPlugin", { agent: agent.id, use: agent.use }) });
       continue;
     }
     // The program to look for: the agent's own `program`, the first word of `command`, or the CLI of a known plugin;
@@ -54,33 +58,34 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
     if (programName) {
       const program = findProgram(programName);
       if (!program) {
-        out.push({ ok: false, line: `agent ${agent.id}: program ${programName} is not on PATH — install it, or set "program" to its full path` });
+        out.push({ ok: false, line: t(lang, "doctor.noProgram", { agent: agent.id, program: programName }) });
         continue;
       }
       const version = versionOf(program);
-      out.push({ ok: true, line: `agent ${agent.id}: ${program}${version ? ` (${version})` : ""}` });
+      out.push({ ok: true, line: version ? t(lang, "doctor.programVersion", { agent: agent.id, program, version }) : t(lang, "doctor.program", { agent: agent.id, program }) });
     }
     try {
       const plugin = await plugins.load<AgentPlugin>("agent", agent.use);
       const next = plugin.check ? await plugin.check({ program: agent.program ?? null, command: agent.command ?? null }) : null;
-      if (next) out.push({ ok: false, line: `agent ${agent.id}: ${next}` });
-      else if (!programName) out.push({ ok: true, line: `agent ${agent.id}: plugin ${agent.use}` });
+      if (next) out.push({ ok: false, line: t(lang, "doctor.next", { agent: agent.id, next }) });
+      else if (!programName) out.push({ ok: true, line: t(lang, "doctor.plugin", { agent: agent.id, use: agent.use }) });
     } catch (e) {
-      out.push({ ok: false, line: `agent ${agent.id}: plugin ${agent.use} does not load: ${(e as Error).message}` });
+      out.push({ ok: false, line: t(lang, "doctor.pluginFails", { agent: agent.id, use: agent.use, error: (e as Error).message }) });
     }
   }
-  out.push(...sandboxFindings(home, rules, Object.values(rules.agents).filter((a) => a.worker === local)));
+  out.push(...sandboxFindings(home, rules, Object.values(rules.agents).filter((a) => a.worker === local), lang));
   for (const ch of Object.values(rules.channels)) {
     const configured = own(config.channels, ch.id);
-    if (!configured) out.push({ ok: true, line: `channel ${ch.id}: not run by this computer's serve (no entry in config.json)` });
-    else if (!plugins.find("channel", configured.use)) out.push({ ok: false, line: `channel ${ch.id}: no channel plugin "${configured.use}"` });
+    const channel = ch.id;
+    if (!configured) out.push({ ok: true, line: t(lang, "doctor.channelNotHere", { channel }) });
+    else if (!plugins.find("channel", configured.use)) out.push({ ok: false, line: t(lang, "doctor.noChannelPlugin", { channel, use: configured.use }) });
     else if (configured.use === "webhook") {
       const platform = configured.platform;
-      if (typeof configured.url !== "string" || !/^https?:\/\//.test(configured.url)) out.push({ ok: false, line: `channel ${ch.id}: webhook needs "url" (an http or https address) in config.json` });
-      else if (platform !== undefined && !["dingtalk", "wecom", "slack", "discord"].includes(String(platform))) out.push({ ok: false, line: `channel ${ch.id}: unknown platform "${platform}" (dingtalk, wecom, slack, discord, or a "body" template)` });
-      else if (platform === undefined && configured.body === undefined) out.push({ ok: false, line: `channel ${ch.id}: webhook needs "platform" or a "body" template` });
-      else out.push({ ok: true, line: `channel ${ch.id}: webhook ${platform ?? "custom body"}` });
-    } else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: `channel ${ch.id}: note: no answerers set, so anyone in that chat can answer its cards` });
+      if (typeof configured.url !== "string" || !/^https?:\/\//.test(configured.url)) out.push({ ok: false, line: t(lang, "doctor.webhookUrl", { channel }) });
+      else if (platform !== undefined && !["dingtalk", "wecom", "slack", "discord"].includes(String(platform))) out.push({ ok: false, line: t(lang, "doctor.webhookPlatform", { channel, platform: String(platform) }) });
+      else if (platform === undefined && configured.body === undefined) out.push({ ok: false, line: t(lang, "doctor.webhookNeeds", { channel }) });
+      else out.push({ ok: true, line: t(lang, "doctor.webhook", { channel, platform: platform === undefined ? t(lang, "doctor.customBody") : String(platform) }) });
+    } else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: t(lang, "doctor.anyone", { channel }) });
   }
   return out;
 }
@@ -91,31 +96,29 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
  * Linux, where installing bubblewrap or letting it make namespaces turns it on; a note elsewhere, where it cannot be.
  * A rule whose cwd lies inside the home cannot run sandboxed: a FIX naming it.
  */
-function sandboxFindings(home: Home, rules: Rules, local: AgentDef[]): Finding[] {
+function sandboxFindings(home: Home, rules: Rules, local: AgentDef[], lang: Lang): Finding[] {
   const out: Finding[] = [];
-  for (const a of local.filter((x) => !x.sandbox)) {
-    out.push({ ok: true, line: `agent ${a.id}: note: sandbox off ("sandbox": false in rules.json), so it can read this home's keys` });
-  }
+  for (const a of local.filter((x) => !x.sandbox)) out.push({ ok: true, line: t(lang, "doctor.sandboxOffAgent", { agent: a.id }) });
   const boxed = local.filter((x) => x.sandbox);
   if (boxed.length === 0) return out;
-  const names = boxed.map((a) => a.id).join(", ");
-  const here = sandboxHere();
+  const agents = boxed.map((a) => a.id).join(", ");
+  const here = sandboxHere(process.platform, process.env.PATH ?? "", lang);
   if ("off" in here) {
     const fixable = process.platform === "linux";
-    out.push({ ok: !fixable, line: `sandbox: off for ${names}, which can read this home's keys: ${here.off}` });
+    out.push({ ok: !fixable, line: t(lang, "doctor.sandboxOff", { agents, why: here.off }) });
     return out;
   }
   const failed = probeSandbox(here.bwrap, realPath(home.dir));
   if (failed) {
-    out.push({ ok: false, line: `sandbox: ${here.bwrap} does not run here (${failed}), so runs of ${names} fail — let it make namespaces, or set "sandbox": false on them` });
+    out.push({ ok: false, line: t(lang, "doctor.sandboxFails", { bwrap: here.bwrap, error: failed, agents }) });
     return out;
   }
-  out.push({ ok: true, line: `sandbox: on for ${names} (${versionOf(here.bwrap) ?? here.bwrap}): this home is hidden from them` });
+  out.push({ ok: true, line: t(lang, "doctor.sandboxOn", { agents, version: versionOf(here.bwrap) ?? here.bwrap }) });
   const homeDir = realPath(home.dir);
   for (const r of rules.rules) {
     if (!boxed.some((a) => a.id === r.to)) continue;
     const cwd = realPath(expandHome(r.cwd ?? "~"));
-    if (isInside(cwd, homeDir)) out.push({ ok: false, line: `rule ${r.name}: cwd ${r.cwd ?? "~"} is inside this home, which the sandbox hides from agent ${r.to} — choose another folder` });
+    if (isInside(cwd, homeDir)) out.push({ ok: false, line: t(lang, "doctor.cwdInside", { rule: r.name, cwd: r.cwd ?? "~", agent: r.to }) });
   }
   return out;
 }

@@ -1,48 +1,50 @@
 /**
  * The `agent-autoloop` command line (DESIGN.md 接口): init, serve, status, answer, resolve, stop, key, check,
  * --version. Every command but init, serve, check and key (while no hub runs) talks to the hub over HTTP, and only
- * to this home's hub (connect.ts); everything it prints goes through print.ts.
+ * to this home's hub (connect.ts); everything it prints goes through print.ts, in the language of the message catalog
+ * (`AGENT_AUTOLOOP_LANG`, else `LANG`).
+ *
+ * Start-up time: this module loads only commander, the catalog and print.ts. Each command loads what it uses when it
+ * runs (`import()` in its action), so `--help`, `--version`, `status` and `answer` never load the hub, SQLite or
+ * the worker; `npm run benchmark` measures `--help` against a bare `node -e 0`.
  */
 import { Command, CommanderError } from "commander";
-import { readFileSync, existsSync } from "node:fs";
-import { execFileSync } from "node:child_process";
-import { homePaths, readConfig, engineDir, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
-import { initialize, registerKeysLocally, removeKeyLocally, startServe } from "../host/serve.js";
-import { HubClient } from "../protocol/client.js";
-import { isName, isOldKeyName, reservedSources } from "../kernel/rules.js";
-import { readRulesInput } from "../host/rules-file.js";
-import { keyKinds, type KeyKind } from "../kernel/types.js";
-import { newKey } from "../host/home.js";
-import { langFromEnv, t } from "../i18n/messages.js";
-import { formatStatus } from "./status.js";
-import { timeline } from "./why.js";
-import { conformance, type ConformanceConfig } from "../protocol/conformance.js";
-import type { Fact } from "../kernel/types.js";
-import { own } from "../kernel/own.js";
-import { CliError, call as callHub, changeKeys, hubUrl } from "./connect.js";
-import { fileErrorMessage } from "../host/home-files.js";
-import { printable, say, sayError } from "./print.js";
-import { addPlugin } from "./add.js";
+import { langFromEnv, localize, t } from "../i18n/messages.js";
+import { CliError, printable, say, sayError } from "./print.js";
+import type { Config, Home } from "../host/home.js";
+import type { HubClient } from "../protocol/client.js";
+import type { ConformanceConfig } from "../protocol/conformance.js";
+import type { Fact, KeyKind } from "../kernel/types.js";
 
 const lang = langFromEnv(process.env);
 
-function home(): Home {
+async function home(): Promise<Home> {
+  const { homePaths } = await import("../host/home.js");
   return homePaths();
+}
+
+/** This home, with its config.json read. @throws CliError when the home is not set up yet. */
+async function setUpHome(): Promise<{ h: Home; config: Config }> {
+  const [{ existsSync }, { homePaths, readConfig }] = await Promise.all([import("node:fs"), import("../host/home.js")]);
+  const h = homePaths();
+  if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
+  return { h, config: readConfig(h) };
 }
 
 /** A client of this home's hub with the owner key, once the hub answered with this home's id. */
 async function ownerClient(): Promise<HubClient> {
-  const h = home();
-  if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-  return new HubClient(await hubUrl(h, lang), readConfig(h).owner);
+  const [{ h, config }, { hubUrl }, { HubClient }] = await Promise.all([setUpHome(), import("./connect.js"), import("../protocol/client.js")]);
+  return new HubClient(await hubUrl(h, lang), config.owner);
 }
 
 /** Runs an owner call on this home's hub (see connect.ts `call`). */
 async function call<T>(client: HubClient | Promise<HubClient>, f: (c: HubClient) => Promise<T>): Promise<T> {
+  const { call: callHub } = await import("./connect.js");
   return callHub(await client, f, lang);
 }
 
-function version(): string {
+async function version(): Promise<string> {
+  const [{ execFileSync }, { engineDir }] = await Promise.all([import("node:child_process"), import("../host/home.js")]);
   let commit = "";
   let tag = "";
   try {
@@ -54,31 +56,48 @@ function version(): string {
   return `${tag || t(lang, "cli.unreleased")}${commit ? ` (${commit})` : ""}`;
 }
 
+/** Commander's own headings, as its help calls `styleTitle` with them, in the catalog's words. */
+const helpTitles: Record<string, Parameters<typeof t>[1]> = {
+  "Usage:": "cli.help.usage", "Options:": "cli.help.options", "Commands:": "cli.help.commands",
+  "Arguments:": "cli.help.arguments", "Global Options:": "cli.help.globalOptions",
+};
+
 /**
  * The command line. `argv` (process.argv form) only decides whether the version is read: that takes two `git`
  * processes (~0.1 s), which every other command, `serve` included, would wait for at start.
  */
-export function program(argv: readonly string[] = process.argv): Command {
+export async function program(argv: readonly string[] = process.argv): Promise<Command> {
   const p = new Command("agent-autoloop");
   // Commander reads "-Vh" as -V then -h: any argument that starts with -V asks for the version.
   const asksVersion = argv.slice(2).some((a) => a === "--version" || a.startsWith("-V"));
-  p.description("A self-hosted hub that turns events into coding-agent runs and brings you only what needs a human.")
-    .version(asksVersion ? version() : "", "-V, --version")
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => process.stdout.write(printable(s)), writeErr: (s) => sayError(s) });
+  // Set before any subcommand is made: subcommands copy the help and output settings of their parent when made.
+  p.configureHelp({ styleTitle: (title) => { const id = helpTitles[title]; return id ? t(lang, id) : title; } })
+    .helpOption("-h, --help", t(lang, "cli.desc.help"))
+    .helpCommand("help [command]", t(lang, "cli.desc.help"))
+    .configureOutput({
+      writeOut: (s) => process.stdout.write(printable(s)),
+      writeErr: (s) => sayError(s),
+      // Commander words its own errors in English ("error: unknown command 'x'"): shown in the user's language.
+      outputError: (s, write) => write(localize(s, lang)),
+    })
+    .exitOverride();
+  p.description(t(lang, "cli.desc.program"))
+    .version(asksVersion ? await version() : "", "-V, --version", t(lang, "cli.desc.version"));
 
-  p.command("init").description("create the home directory (rules.json, config.json, keys)").action(() => {
-    const h = home();
+  p.command("init").description(t(lang, "cli.desc.init")).action(async () => {
+    const h = await home();
+    const { initialize } = await import("../host/serve.js");
     const created = initialize(h, lang);
     say(t(lang, created ? "cli.init.created" : "cli.init.exists", { home: h.dir }));
   });
 
   p.command("serve")
-    .description("run the hub, the local worker and the channels in one process")
-    .option("--listen <host:port>", "listen address (port 0 picks a free port)")
+    .description(t(lang, "cli.desc.serve"))
+    .option("--listen <host:port>", t(lang, "cli.desc.listen"))
     .action(async (o: { listen?: string }) => {
+      const { startServe } = await import("../host/serve.js");
       // The hub's log lines carry text from outside too (a channel's or a webhook's error, a rules file's content).
-      const running = await startServe(home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n") });
+      const running = await startServe(await home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n") });
       let stopping = false;
       const stop = () => {
         if (stopping) return;
@@ -92,21 +111,23 @@ export function program(argv: readonly string[] = process.argv): Command {
     });
 
   p.command("status")
-    .description("cards, runs, rules, workers and unrouted events at a glance")
-    .option("--json", "print the raw /v1/state answer")
-    .option("--before <run>", "older runs, before this run id")
+    .description(t(lang, "cli.desc.status"))
+    .option("--json", t(lang, "cli.desc.statusJson"))
+    .option("--before <run>", t(lang, "cli.desc.before"))
     .action(async (o: { json?: boolean; before?: string }) => {
       if (o.before !== undefined && !/^[1-9]\d{0,14}$/.test(o.before)) throw new CliError(t(lang, "notFound.run", { id: o.before }));
       const client = await ownerClient();
       const state = await call(client, (c) => c.state(o.before ? Number(o.before) : undefined));
-      say(o.json ? JSON.stringify(state, null, 2) : formatStatus(state, lang, client.url));
+      if (o.json) return say(JSON.stringify(state, null, 2));
+      const { formatStatus } = await import("./status.js");
+      say(formatStatus(state, lang, client.url));
     });
 
   p.command("answer")
-    .description("answer a card: the number of an option (0, 1, …), or --text")
-    .argument("<card>", "card id")
-    .argument("[choice]", "option number")
-    .option("--text <text>", "an answer in your own words")
+    .description(t(lang, "cli.desc.answer"))
+    .argument("<card>", t(lang, "cli.arg.card"))
+    .argument("[choice]", t(lang, "cli.arg.choice"))
+    .option("--text <text>", t(lang, "cli.desc.text"))
     .action(async (card: string, choice: string | undefined, o: { text?: string }) => {
       if (choice === undefined && o.text === undefined) throw new CliError(t(lang, "card.choiceOrText"));
       if (choice !== undefined && !/^\d{1,6}$/.test(choice)) throw new CliError(t(lang, "cli.choice"));
@@ -114,89 +135,95 @@ export function program(argv: readonly string[] = process.argv): Command {
       if (choice !== undefined) body.choice = Number(choice);
       if (o.text !== undefined) body.text = o.text;
       const res = (await call(ownerClient(), (c) => c.answer(cardId(card), body))) as { card: { title: string; state: string } };
-      say(`card ${card}: ${res.card.state} — ${res.card.title}`);
+      say(t(lang, "cli.answered", { card, state: res.card.state, title: res.card.title }));
     });
 
   p.command("resolve")
-    .description("close a card: no decision needed any more")
-    .argument("<card>", "card id")
-    .argument("[reason...]", "why")
+    .description(t(lang, "cli.desc.resolve"))
+    .argument("<card>", t(lang, "cli.arg.card"))
+    .argument("[reason...]", t(lang, "cli.desc.reason"))
     .action(async (card: string, reason: string[]) => {
       const res = await call(ownerClient(), (c) => c.resolve(cardId(card), reason.join(" ") || undefined));
-      say(`card ${card}: ${res.changed ? "closed" : "already closed"}`);
+      say(t(lang, res.changed ? "cli.resolved" : "cli.resolvedAlready", { card }));
     });
 
   p.command("stop")
-    .description("stop a run")
-    .argument("<run>", "run id")
+    .description(t(lang, "cli.desc.stop"))
+    .argument("<run>", t(lang, "cli.arg.run"))
     .action(async (run: string) => {
       if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
       const res = await call(ownerClient(), (c) => c.cancel(Number(run)));
-      say(`run ${run}: ${res.state}`);
+      say(t(lang, "cli.stopped", { run, state: res.state }));
     });
 
   p.command("pause")
-    .description("pause a rule: cron times are skipped, events are not taken, queued runs wait")
-    .argument("<rule>", "rule name")
-    .option("--reason <text>", "why")
-    .option("--until <time>", "resume by itself then (ISO time with a zone, e.g. 2026-11-07T09:00:00+08:00)")
+    .description(t(lang, "cli.desc.pause"))
+    .argument("<rule>", t(lang, "cli.arg.rule"))
+    .option("--reason <text>", t(lang, "cli.desc.reason"))
+    .option("--until <time>", t(lang, "cli.desc.until"))
     .action(async (rule: string, o: { reason?: string; until?: string }) => {
       const res = await call(ownerClient(), (c) => c.pause(rule, { ...(o.reason ? { reason: o.reason } : {}), ...(o.until ? { until: o.until } : {}) }));
-      say(`${rule}: ${res.changed ? "paused" : "already paused"}${res.paused.until ? ` until ${res.paused.until}` : ""}`);
+      const until = res.paused.until ? String(res.paused.until) : null;
+      say(until
+        ? t(lang, res.changed ? "cli.pausedUntil" : "cli.pausedAlreadyUntil", { rule, until })
+        : t(lang, res.changed ? "cli.paused" : "cli.pausedAlready", { rule }));
     });
 
   p.command("resume")
-    .description("resume a paused rule (missed cron times are not made up)")
-    .argument("<rule>", "rule name")
+    .description(t(lang, "cli.desc.resume"))
+    .argument("<rule>", t(lang, "cli.arg.rule"))
     .action(async (rule: string) => {
       const res = await call(ownerClient(), (c) => c.resume(rule));
-      say(`${rule}: ${res.changed ? "resumed" : "was not paused"}`);
+      say(t(lang, res.changed ? "cli.resumed" : "cli.notPaused", { rule }));
     });
 
   p.command("run")
-    .description("run a rule now, through normal dispatch")
-    .argument("<rule>", "rule name")
-    .option("--subject <subject>", "the subject (the lane of a parallel rule)")
-    .option("--reason <text>", "why (the event's detail)")
+    .description(t(lang, "cli.desc.run"))
+    .argument("<rule>", t(lang, "cli.arg.rule"))
+    .option("--subject <subject>", t(lang, "cli.desc.subject"))
+    .option("--reason <text>", t(lang, "cli.desc.runReason"))
     .action(async (rule: string, o: { subject?: string; reason?: string }) => {
       const res = await call(ownerClient(), (c) => c.runNow(rule, { ...(o.subject ? { subject: o.subject } : {}), ...(o.reason ? { reason: o.reason } : {}) }));
-      say(`${rule}: event ${res.event}, run ${res.run}`);
+      say(t(lang, "cli.ran", { rule, event: res.event, run: res.run }));
     });
 
   p.command("why")
-    .description("how a run came about and what it did, from the fact log")
-    .argument("<run>", "run id")
-    .option("--json", "print the raw facts")
+    .description(t(lang, "cli.desc.why"))
+    .argument("<run>", t(lang, "cli.arg.run"))
+    .option("--json", t(lang, "cli.desc.whyJson"))
     .action(async (run: string, o: { json?: boolean }) => {
       if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
       const res = await call(ownerClient(), (c) => c.call<{ run: number; facts: Fact[] }>(`/v1/runs/${run}/why`));
-      say(o.json ? JSON.stringify(res.facts, null, 2) : timeline(Number(run), res.facts).join("\n"));
+      if (o.json) return say(JSON.stringify(res.facts, null, 2));
+      const { timeline } = await import("./why.js");
+      say(timeline(Number(run), res.facts, lang).join("\n"));
     });
 
   p.command("add")
-    .description("install a plugin: clone a git repository, or copy a local folder, into the plugins folder (no install scripts, no updates)")
-    .argument("<repo>", "a git URL, a local git repository, or a local folder (copied without .git and node_modules)")
-    .option("--replace", "install it even when a built-in plugin has that name (it is then used in place of the built-in one)")
-    .action((repo: string, o: { replace?: boolean }) => {
-      say(addPlugin(home(), repo, o.replace === true, lang));
+    .description(t(lang, "cli.desc.add"))
+    .argument("<repo>", t(lang, "cli.arg.repo"))
+    .option("--replace", t(lang, "cli.desc.replace"))
+    .action(async (repo: string, o: { replace?: boolean }) => {
+      const [h, { addPlugin }] = await Promise.all([home(), import("./add.js")]);
+      say(addPlugin(h, repo, o.replace === true, lang));
     });
 
   p.command("doctor")
-    .description("check that the agents of this computer's worker can run, and say what to do next")
+    .description(t(lang, "cli.desc.doctor"))
     .action(async () => {
-      const h = home();
-      if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-      const { doctor } = await import("./doctor.js"); // loaded on use: `serve` starts without it
-      const findings = await doctor(h, readConfig(h));
-      for (const f of findings) say(`${f.ok ? "ok  " : "FIX "} ${f.line}`);
+      const { h, config } = await setUpHome();
+      const { doctor } = await import("./doctor.js");
+      const findings = await doctor(h, config, lang);
+      for (const f of findings) say(t(lang, f.ok ? "cli.doctor.ok" : "cli.doctor.fix", { line: f.line }));
       if (findings.some((f) => !f.ok)) process.exitCode = 1;
     });
 
   p.command("conformance")
-    .description("check a hub for testing against the protocol over real HTTP (writes events and cards)")
-    .argument("<url>", "the hub's URL")
-    .requiredOption("--config <file>", 'JSON: { "keys": { "source", "worker", "channel", "owner" }, "eventType", "answerer" }')
+    .description(t(lang, "cli.desc.conformance"))
+    .argument("<url>", t(lang, "cli.arg.url"))
+    .requiredOption("--config <file>", t(lang, "cli.desc.config"))
     .action(async (url: string, o: { config: string }) => {
+      const [{ readFileSync }, { conformance }] = await Promise.all([import("node:fs"), import("../protocol/conformance.js")]);
       let cfg: ConformanceConfig;
       try {
         cfg = JSON.parse(readFileSync(o.config, "utf8")) as ConformanceConfig;
@@ -204,65 +231,64 @@ export function program(argv: readonly string[] = process.argv): Command {
         throw new CliError(`${o.config}: ${(e as Error).message}`);
       }
       if (!cfg?.keys?.source || !cfg.keys.worker || !cfg.keys.channel || !cfg.keys.owner || !cfg.eventType || !cfg.answerer) {
-        throw new CliError(`${o.config}: needs keys.source, keys.worker, keys.channel, keys.owner, eventType and answerer`);
+        throw new CliError(t(lang, "cli.conformance.config", { file: o.config }));
       }
       const checks = await conformance(url, cfg);
-      for (const c of checks) say(`${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
+      for (const c of checks) say(t(lang, c.ok ? "cli.conformance.pass" : "cli.conformance.fail", { check: `${c.name}${c.detail ? ` — ${c.detail}` : ""}` }));
       const failed = checks.filter((c) => !c.ok).length;
-      say(`${checks.length - failed} passed, ${failed} failed`);
+      say(t(lang, "cli.conformance.summary", { passed: checks.length - failed, failed }));
       if (failed > 0) process.exitCode = 1;
     });
 
   p.command("mcp")
-    .description("a stdio MCP server whose tools call this hub (status, why, answer, resolve, stop, emit, tell)")
+    .description(t(lang, "cli.desc.mcp"))
     .action(async () => {
-      const h = home();
-      if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-      const config = readConfig(h);
-      const { runMcp, sourceFromConfig } = await import("./mcp.js"); // the MCP SDK and zod: loaded on use only
+      const { h, config } = await setUpHome();
+      const [{ runMcp, sourceFromConfig }, { hubUrl }] = await Promise.all([import("./mcp.js"), import("./connect.js")]);
       // The hub is looked for (and its home id checked) at each tool call's need, so mcp may start before the hub.
-      await runMcp({ hub: () => hubUrl(h, lang), owner: config.owner || null, source: sourceFromConfig(h.config), version: version() });
+      await runMcp({ hub: () => hubUrl(h, lang), owner: config.owner || null, source: sourceFromConfig(h.config), version: await version() });
     });
 
-  const key = p.command("key").description("create or remove access keys");
+  const key = p.command("key").description(t(lang, "cli.desc.key"));
   key.command("new")
-    .description("create a key and print it (replaces an earlier key of the same kind and name)")
-    .argument("<kind>", "source | worker | channel | owner")
-    .argument("<name>", "the name in rules.json (source, worker or channel name)")
+    .description(t(lang, "cli.desc.keyNew"))
+    .argument("<kind>", t(lang, "cli.arg.kind"))
+    .argument("<name>", t(lang, "cli.arg.keyName"))
     .action(async (kind: string, name: string) => {
-      checkKey(kind, name);
-      const h = home();
-      if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
+      await checkKey(kind, name);
+      const { h } = await setUpHome();
+      const [{ changeKeys }, { newKey }, { registerKeysLocally }] = await Promise.all([import("./connect.js"), import("../host/home.js"), import("../host/serve.js")]);
       const k = await changeKeys(h, lang, async (c) => (await c.keyNew(kind, name)).key, () => {
         const made = newKey();
         registerKeysLocally(h, [{ kind: kind as KeyKind, name, key: made }], lang);
         return made;
       });
       // A key config.json holds is rotated there too, or the CLI, the local worker or a channel would be locked out.
-      const what = updateConfigKey(h, kind as KeyKind, name, k);
+      const what = await updateConfigKey(h, kind as KeyKind, name, k);
       say(k);
       if (what && kind !== "owner") sayError(t(lang, "cli.keyConfig", { what }) + "\n");
     });
   key.command("remove")
-    .description("remove a key: its long polls and streams end at once")
-    .argument("<kind>", "source | worker | channel | owner")
-    .argument("<name>", "its name")
+    .description(t(lang, "cli.desc.keyRemove"))
+    .argument("<kind>", t(lang, "cli.arg.kind"))
+    .argument("<name>", t(lang, "cli.arg.itsName"))
     .action(async (kind: string, name: string) => {
-      checkKey(kind, name, true);
-      const h = home();
-      if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
+      await checkKey(kind, name, true);
+      const { h } = await setUpHome();
+      const [{ changeKeys }, { removeKeyLocally }, { readConfig }] = await Promise.all([import("./connect.js"), import("../host/serve.js"), import("../host/home.js")]);
       const changed = await changeKeys(h, lang, async (c) => (await c.keyRemove(kind, name)).changed, () => removeKeyLocally(h, kind as KeyKind, name, lang));
-      say(changed ? "removed" : "no such key");
-      const what = configHolds(readConfig(h), kind as KeyKind, name);
+      say(t(lang, changed ? "cli.keyRemoved" : "cli.noSuchKey"));
+      const what = await configHolds(readConfig(h), kind as KeyKind, name);
       if (changed && what) sayError(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
 
   p.command("check")
-    .description("validate a rules file without touching the hub (default: rules.json)")
-    .argument("[file]", "rules file")
-    .action((file: string | undefined) => {
-      const f = file ?? home().rules;
+    .description(t(lang, "cli.desc.check"))
+    .argument("[file]", t(lang, "cli.arg.file"))
+    .action(async (file: string | undefined) => {
+      const f = file ?? (await home()).rules;
       // What the hub would load, read the same way: check says what the hub would say.
+      const { readRulesInput } = await import("../host/rules-file.js");
       const r = readRulesInput(f, lang);
       if (r.kind === "rulesError") throw new CliError(r.error);
       say(t(lang, "cli.check.ok", {
@@ -274,17 +300,19 @@ export function program(argv: readonly string[] = process.argv): Command {
 }
 
 /** Which local part of config.json uses the key of this kind and name ("owner", "worker local", "channel file"), or null. */
-function configHolds(config: Config, kind: KeyKind, name: string): string | null {
-  if (kind === "owner" && name === ownerKeyName) return "owner";
-  if (kind === "worker" && config.worker?.name === name) return `worker ${name}`;
-  if (kind === "channel" && own(config.channels, name)) return `channel ${name}`;
+async function configHolds(config: Config, kind: KeyKind, name: string): Promise<string | null> {
+  const [{ ownerKeyName }, { own }] = await Promise.all([import("../host/home.js"), import("../kernel/own.js")]);
+  if (kind === "owner" && name === ownerKeyName) return t(lang, "key.kindName.owner");
+  if (kind === "worker" && config.worker?.name === name) return t(lang, "cli.holder.worker", { name });
+  if (kind === "channel" && own(config.channels, name)) return t(lang, "cli.holder.channel", { name });
   return null;
 }
 
 /** Writes a rotated key into config.json when config.json holds that key. @returns what holds it, or null. */
-function updateConfigKey(h: Home, kind: KeyKind, name: string, key: string): string | null {
+async function updateConfigKey(h: Home, kind: KeyKind, name: string, key: string): Promise<string | null> {
+  const [{ readFileSync }, { readConfig, writeFileAtomic }, { own }] = await Promise.all([import("node:fs"), import("../host/home.js"), import("../kernel/own.js")]);
   const config = readConfig(h);
-  const what = configHolds(config, kind, name);
+  const what = await configHolds(config, kind, name);
   if (!what) return null;
   const raw = JSON.parse(readFileSync(h.config, "utf8")) as Config;
   if (kind === "owner") raw.owner = key;
@@ -300,7 +328,8 @@ function cardId(s: string): number {
 }
 
 /** Refuses a bad kind, or a name a new key cannot have (`remove`: a name no key, however old, can have). */
-function checkKey(kind: string, name: string, remove = false): void {
+async function checkKey(kind: string, name: string, remove = false): Promise<void> {
+  const [{ keyKinds }, { isName, isOldKeyName, reservedSources }] = await Promise.all([import("../kernel/types.js"), import("../kernel/rules.js")]);
   if (!keyKinds.includes(kind as KeyKind)) throw new CliError(t(lang, "key.kind"));
   if (remove ? !isOldKeyName(name) : !isName(name)) throw new CliError(t(lang, remove ? "key.oldName" : "key.name"));
   if (!remove && kind === "source" && reservedSources.includes(name)) throw new CliError(t(lang, "key.reserved", { name }));
@@ -309,11 +338,13 @@ function checkKey(kind: string, name: string, remove = false): void {
 /** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */
 export async function main(argv: string[]): Promise<void> {
   try {
-    await program(argv).parseAsync(argv);
+    await (await program(argv)).parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) process.exit(e.exitCode);
-    // A file system error names a temporary file and no remedy: said as the file, what is wrong and what to do.
-    sayError(`agent-autoloop: ${fileErrorMessage(e, lang) ?? (e as Error).message}\n`);
+    // A file system error names a temporary file and no remedy: said as the file, what is wrong and what to do. A
+    // hub's refusal may be worded in another language than this command line's, or fixed by the protocol.
+    const { fileErrorMessage } = await import("../host/home-files.js");
+    sayError(t(lang, "cli.failed", { error: fileErrorMessage(e, lang) ?? localize((e as Error).message, lang) }) + "\n");
     process.exit(e instanceof CliError ? e.code : 1);
   }
 }

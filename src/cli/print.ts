@@ -6,6 +6,11 @@
  * by their `\uXXXX` escapes. In JSON output the escapes are JSON's own: the text still parses to the same value.
  */
 
+/** A failure the CLI reports as one line (exit code 1 unless given). */
+export class CliError extends Error {
+  constructor(message: string, readonly code = 1) { super(message); }
+}
+
 /** C0 controls other than tab and line feed, DEL, C1 controls (U+0080–U+009F), and Unicode's Bidi_Control characters. */
 const unprintable = /(?![\t\n])[\p{Cc}\p{Bidi_Control}]/gu;
 

@@ -1,29 +1,8 @@
-/** `agent-autoloop status`: the owner's state summary, readable at a glance. */
-import type { Lang } from "../i18n/messages.js";
+/** `agent-autoloop status`: the owner's state summary, readable at a glance, worded from the message catalog. */
+import { localize, t, type Lang } from "../i18n/messages.js";
 import { cronSkippedCountMax } from "../kernel/limits.js";
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const words = {
-  zh: {
-    hub: "中台", rules: "规则", cards: "待处理的卡片", none: "（无）", runs: "最近的轮次", lines: "规则", workers: "接单程序",
-    online: "在线", offline: "离线", unrouted: "没有规则接的事件", spending: "用量", today: "今天", week: "7 天",
-    rounds: "轮", tokens: "Token", noTokens: "轮没报 Token", noCost: "轮没报费用", paused: "暂停中", answer: "回答",
-    recommended: "推荐", queued: "排队", running: "在跑", timers: "等待中的复查", pausedRules: "暂停中的规则",
-    active: "进行中的轮次", failures: "连续失败", retryAt: "重试于", since: "自", next: "下次",
-    cronSkipped: (n: string, last: string) => `跳过 ${n} 次（最近 ${last}）`,
-    elsewhere: "别处的定时任务", skipped: "因暂停没接的事件",
-  },
-  en: {
-    hub: "hub", rules: "rules", cards: "Cards waiting for you", none: "(none)", runs: "Recent runs", lines: "Rules", workers: "Workers",
-    online: "online", offline: "offline", unrouted: "Unrouted events", spending: "Spending", today: "today", week: "7 days",
-    rounds: "runs", tokens: "tokens", noTokens: "without token counts", noCost: "without cost", paused: "paused", answer: "answer",
-    recommended: "recommended", queued: "queued", running: "running", timers: "Timers waiting", pausedRules: "Paused rules",
-    active: "Active runs", failures: "failures", retryAt: "retry at", since: "since", next: "next",
-    cronSkipped: (n: string, last: string) => `skipped ${n}× (last ${last})`,
-    elsewhere: "Elsewhere tasks", skipped: "Events skipped while paused",
-  },
-};
 
 function time(iso: string | null | undefined, tz: string): string {
   if (!iso) return "-";
@@ -33,72 +12,81 @@ function time(iso: string | null | undefined, tz: string): string {
   return `${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
 }
 
-/** Formats GET /v1/state for a person. */
+/**
+ * Formats GET /v1/state for a person, in `lang`. Protocol values (states, kinds, cron expressions) and what others
+ * wrote (titles, summaries, errors) are shown as they are; a pause reason the hub wrote is shown in `lang`.
+ */
 export function formatStatus(s: Any, lang: Lang, url: string): string {
-  const w = words[lang];
+  const w = (id: Parameters<typeof t>[1], params?: Parameters<typeof t>[2]) => t(lang, id, params);
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
   const out: string[] = [];
-  out.push(`${w.hub} ${url} · ${w.rules} v${s.rulesVersion} · ${s.timezone} · ${time(s.now, tz)}`);
-  out.push("", `${w.cards} (${s.cards.length}):`);
-  if (s.cards.length === 0) out.push(`  ${w.none}`);
+  out.push(w("status.header", { url, version: s.rulesVersion, timezone: s.timezone, now: time(s.now, tz) }));
+  out.push("", w("status.cards", { n: s.cards.length }));
+  if (s.cards.length === 0) out.push(`  ${w("status.none")}`);
   for (const c of s.cards as Any[]) {
     out.push(`  #${c.id} ${c.kind}${c.state !== "open" ? ` (${c.state})` : ""}${c.rule ? ` [${c.rule}${c.lane ? ` ${c.lane}` : ""}]` : ""} ${c.title}`);
     if (c.text) for (const line of String(c.text).split("\n").slice(0, 3)) out.push(`      ${line}`);
-    (c.options as string[]).forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ← ${w.recommended}` : ""}`));
+    (c.options as string[]).forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ${w("status.recommended")}` : ""}`));
     for (const [ch, d] of Object.entries((c.deliveries ?? {}) as Record<string, Any>)) {
-      if (d.error) out.push(`      ! ${ch}: ${d.gaveUp ? "gave up" : "not delivered"} (${d.failures}×): ${d.error}`);
+      if (d.error) out.push(`      ${w(d.gaveUp ? "status.deliveryGaveUp" : "status.deliveryFailing", { channel: ch, failures: d.failures, error: d.error })}`);
     }
-    if (c.state === "open") out.push(`      → agent-autoloop answer ${c.id} ${c.kind === "ask" ? `<0-${c.options.length - 1}>` : "0"}`);
+    if (c.state === "open") out.push(`      ${w("status.answerHint", { card: c.id, choice: c.kind === "ask" ? `<0-${c.options.length - 1}>` : "0" })}`);
   }
   const usage = (u: Any | null) => {
     if (!u) return "";
-    const tokens = u.input !== undefined || u.output !== undefined ? ` · ${(u.input ?? 0) + (u.output ?? 0)} ${w.tokens}` : "";
+    const tokens = u.input !== undefined || u.output !== undefined ? ` · ${w("status.tokens", { n: (u.input ?? 0) + (u.output ?? 0) })}` : "";
     return `${tokens}${u.cost !== undefined ? ` · $${Number(u.cost).toFixed(4)}` : ""}`;
   };
-  out.push("", `${w.active} (${s.active.length}):`);
-  if (s.active.length === 0) out.push(`  ${w.none}`);
+  out.push("", w("status.active", { n: s.active.length }));
+  if (s.active.length === 0) out.push(`  ${w("status.none")}`);
   for (const r of s.active as Any[]) {
-    const when = r.state === "waiting" ? `${w.retryAt} ${time(r.readyAt, tz)}` : `${w.since} ${time(r.claimedAt ?? r.createdAt, tz)}`;
-    out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state} · ${when}${r.failures ? ` · ${w.failures} ${r.failures}` : ""}${r.worker ? ` · ${r.worker}` : ""}`);
+    const when = r.state === "waiting" ? w("status.retryAt", { at: time(r.readyAt, tz) }) : w("status.since", { at: time(r.claimedAt ?? r.createdAt, tz) });
+    out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state} · ${when}${r.failures ? ` · ${w("status.failures", { n: r.failures })}` : ""}${r.worker ? ` · ${r.worker}` : ""}`);
     if (r.error && r.state === "waiting") out.push(`      ${r.error}`);
   }
-  out.push("", `${w.runs}:`);
-  if (s.runs.length === 0) out.push(`  ${w.none}`);
+  out.push("", w("status.runs"));
+  if (s.runs.length === 0) out.push(`  ${w("status.none")}`);
   for (const r of (s.runs as Any[]).slice(0, 10)) {
     const u = usage(r.usage);
-    out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ""} · ${time(r.endedAt ?? r.startedAt ?? r.claimedAt ?? r.createdAt, tz)}${r.worker ? ` · ${r.worker}` : ""}${u}`);
+    const attempt = r.attempt > 1 ? ` ${w("status.attempt", { n: r.attempt })}` : "";
+    out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state}${attempt} · ${time(r.endedAt ?? r.startedAt ?? r.claimedAt ?? r.createdAt, tz)}${r.worker ? ` · ${r.worker}` : ""}${u}`);
     if (r.summary) out.push(`      ${r.summary}`);
     if (r.error && r.state !== "done") out.push(`      ${r.error}`);
   }
-  out.push("", `${w.lines}:`);
+  out.push("", w("status.rules"));
   for (const l of s.lines as Any[]) {
     const when = l.cron ? `cron ${l.cron}` : `${l.source}:${(l.types as string[]).join(",")}`;
-    const cron = l.cron ? `${l.nextAt ? ` · ${w.next} ${time(l.nextAt, tz)}` : ""}${l.skippedAt ? ` · ${w.cronSkipped(`${l.skippedCount}${l.skippedCount >= cronSkippedCountMax ? "+" : ""}`, time(l.skippedAt, tz))}` : ""}` : "";
-    out.push(`  ${l.name} ← ${when} → ${l.to} · ${w.queued} ${l.queued} · ${w.running} ${l.running}${l.paused ? ` · ${w.paused}` : ""}${cron}`);
+    const skipped = `${l.skippedCount}${l.skippedCount >= cronSkippedCountMax ? "+" : ""}`;
+    const cron = l.cron ? `${l.nextAt ? ` · ${w("status.next", { at: time(l.nextAt, tz) })}` : ""}${l.skippedAt ? ` · ${w("status.cronSkipped", { n: skipped, last: time(l.skippedAt, tz) })}` : ""}` : "";
+    out.push(`  ${l.name} ← ${when} → ${l.to} · ${w("status.queued", { n: l.queued })} · ${w("status.running", { n: l.running })}${l.paused ? ` · ${w("status.paused")}` : ""}${cron}`);
   }
   if ((s.elsewhere as Any[]).length) {
-    out.push("", `${w.elsewhere}:`);
+    out.push("", w("status.elsewhere"));
     for (const e of s.elsewhere as Any[]) out.push(`  ${e.name}${e.where ? ` · ${e.where}` : ""}${e.cron ? ` · cron ${e.cron}` : ""}${e.to ? ` → ${e.to}` : ""}`);
   }
   if ((s.pauses as Any[]).length) {
-    out.push("", `${w.pausedRules}:`);
-    for (const p of s.pauses as Any[]) out.push(`  ${p.name} · ${p.by}${p.reason ? ` · ${p.reason}` : ""}${p.until ? ` · until ${time(p.until, tz)}` : ""}`);
+    out.push("", w("status.pausedRules"));
+    for (const p of s.pauses as Any[]) {
+      // The budget's pause reason is data the hub writes the same on every machine: shown in `lang`.
+      const reason = p.reason ? ` · ${p.by === "budget" ? localize(p.reason, lang) : p.reason}` : "";
+      out.push(`  ${p.name} · ${p.by}${reason}${p.until ? ` · ${w("status.until", { at: time(p.until, tz) })}` : ""}`);
+    }
   }
-  out.push("", `${w.workers}:`);
-  if (s.workers.length === 0) out.push(`  ${w.none}`);
-  for (const x of s.workers as Any[]) out.push(`  ${x.name} · ${x.online ? w.online : w.offline} · ${time(x.seenAt, tz)}`);
+  out.push("", w("status.workers"));
+  if (s.workers.length === 0) out.push(`  ${w("status.none")}`);
+  for (const x of s.workers as Any[]) out.push(`  ${x.name} · ${w(x.online ? "status.online" : "status.offline")} · ${time(x.seenAt, tz)}`);
   if ((s.timers as Any[]).length) {
-    out.push("", `${w.timers}:`);
+    out.push("", w("status.timers"));
     for (const x of s.timers as Any[]) out.push(`  ${x.rule}${x.lane ? ` ${x.lane}` : ""} · ${x.key} · ${time(x.at, tz)}${x.about ? ` · ${x.about}` : ""}`);
   }
   if ((s.skipped as Any[]).length) {
-    out.push("", `${w.skipped}:`);
+    out.push("", w("status.skipped"));
     for (const e of (s.skipped as Any[]).slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type} · ${(e.paused as string[]).join(", ")}`);
   }
-  out.push("", `${w.unrouted} (${s.totals.unrouted}):`);
+  out.push("", w("status.unrouted", { n: s.totals.unrouted }));
   for (const e of (s.unrouted as Any[]).slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type}${e.summary ? ` · ${e.summary}` : ""}`);
-  const sp = (x: Any, label: string) =>
-    `  ${label}: ${x.rounds} ${w.rounds} · ${x.tokens} ${w.tokens} · $${Number(x.cost).toFixed(4)}${x.missingTokens ? ` · ${x.missingTokens} ${w.noTokens}` : ""}${x.missingCost ? ` · ${x.missingCost} ${w.noCost}` : ""}`;
-  out.push("", `${w.spending}:`, sp(s.spending.today, w.today), sp(s.spending.week, w.week));
+  const sp = (x: Any, label: string) => `  ${w("status.spent", { label, runs: x.rounds, tokens: x.tokens, cost: Number(x.cost).toFixed(4) })}`
+    + `${x.missingTokens ? ` · ${w("status.noTokens", { n: x.missingTokens })}` : ""}${x.missingCost ? ` · ${w("status.noCost", { n: x.missingCost })}` : ""}`;
+  out.push("", w("status.spending"), sp(s.spending.today, w("status.today")), sp(s.spending.week, w("status.week")));
   return out.join("\n");
 }

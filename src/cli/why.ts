@@ -4,6 +4,7 @@
  * Rule bodies are never printed.
  */
 import type { Fact } from "../kernel/types.js";
+import { localize, t, type Lang } from "../i18n/messages.js";
 
 type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -14,8 +15,11 @@ export function localTime(iso: string): string {
   return `${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
-/** The timeline lines of one run from the facts `GET /v1/runs/:id/why` returns. */
-export function timeline(run: number, facts: Fact[]): string[] {
+/**
+ * The timeline lines of one run from the facts `GET /v1/runs/:id/why` returns, worded in `lang` (default English).
+ * Protocol values (fact kinds, run states, card kinds) stay as the protocol spells them.
+ */
+export function timeline(run: number, facts: Fact[], lang: Lang = "en"): string[] {
   const out: string[] = [];
   let state: string | null = null;
   // A card row is written again for every delivery and change: say each thing about it once (keys as JSON arrays,
@@ -33,31 +37,43 @@ export function timeline(run: number, facts: Fact[]): string[] {
     for (const [table, key, row] of f.changes) {
       if (!row) continue;
       const r = row as Row;
-      if (table === "meta" && key === "rules") say(`rules v${r.version}`);
-      if (table === "events") say(`event ${r.source}/${r.sid} ${r.type}${r.subject ? ` ${r.subject}` : ""}${r.summary ? ` — ${r.summary}` : ""}`);
+      if (table === "meta" && key === "rules") say(t(lang, "why.rules", { version: r.version }));
+      if (table === "events") say(t(lang, "why.event", { event: eventLine(r, lang) }));
       if (table === "runs" && Number(key) === run) me = r;
-      if (table === "runs" && Number(key) !== run && r.state === "queued" && r.answers?.length) say(`follow-up run #${key}`);
+      if (table === "runs" && Number(key) !== run && r.state === "queued" && r.answers?.length) say(t(lang, "why.followUp", { run: key }));
       if (table === "cards" && r.run === run) {
-        once(JSON.stringify([r.id]), say, `card #${r.id} ${r.fyi ? "fyi" : r.kind}: ${r.title}`);
+        once(JSON.stringify([r.id]), say, t(lang, "why.card", { card: r.id, kind: r.fyi ? "fyi" : r.kind, title: r.title }));
         for (const [channel, d] of Object.entries((r.deliveries ?? {}) as Record<string, Row>)) {
-          if (d?.ref) once(JSON.stringify([r.id, "delivered", channel]), say, `card #${r.id} delivered to ${channel} (${d.ref})`);
+          if (d?.ref) once(JSON.stringify([r.id, "delivered", channel]), say, t(lang, "why.delivered", { card: r.id, channel, ref: d.ref }));
         }
-        if (r.state === "answered") once(JSON.stringify([r.id, "answered"]), say, `card #${r.id} answered: ${r.choice !== null ? r.options[r.choice] : r.answer} (by ${r.by})`);
+        if (r.state === "answered") {
+          const answer = r.choice !== null ? r.options[r.choice] : r.answer;
+          once(JSON.stringify([r.id, "answered"]), say, t(lang, "why.answered", { card: r.id, answer, by: r.by }));
+        }
       }
-      if (table === "timers" && r.run === run) say(`later ${r.key} at ${localTime(new Date(r.at).toISOString())}`);
+      if (table === "timers" && r.run === run) say(t(lang, "why.later", { key: r.key, at: localTime(new Date(r.at).toISOString()) }));
     }
     if (me && me.state !== state) {
       const detail =
-        me.state === "claimed" ? ` by ${me.worker} · attempt ${me.attempt} · session ${me.job?.session ?? "new"}`
-        : me.state === "running" ? `${me.session ? ` · session ${me.session}` : ""}`
-        : ["done", "nothing", "cancelled"].includes(me.state) ? `${me.summary ? ` — ${me.summary}` : ""}${me.usage ? ` · usage ${JSON.stringify(me.usage)}` : ""}`
-        : me.state === "waiting" ? ` — ${me.error ?? "failed"} · retry at ${localTime(new Date(me.readyAt).toISOString())}`
+        me.state === "claimed" ? ` ${t(lang, "why.claimedBy", { worker: me.worker, attempt: me.attempt, session: me.job?.session ?? t(lang, "why.new") })}`
+        : me.state === "running" ? `${me.session ? ` · ${t(lang, "why.session", { session: me.session })}` : ""}`
+        : ["done", "nothing", "cancelled"].includes(me.state) ? `${me.summary ? ` — ${me.summary}` : ""}${me.usage ? ` · ${t(lang, "why.usage", { usage: JSON.stringify(me.usage) })}` : ""}`
+        : me.state === "waiting" ? ` — ${t(lang, "why.retry", { error: me.error ?? t(lang, "why.failed"), at: localTime(new Date(me.readyAt).toISOString()) })}`
         : "";
-      say(`${f.kind}: ${state ?? "new"} → ${me.state}${detail}`);
+      say(`${f.kind}: ${state ?? t(lang, "why.new")} → ${me.state}${detail}`);
       state = me.state;
     } else if (me && f.kind === "started" && me.session) {
-      say(`session ${me.session}`);
+      say(t(lang, "why.session", { session: me.session }));
     }
   }
   return out;
+}
+
+/**
+ * An event as the timeline names it: `source/id type[ subject][ — summary]`. The summary of a manual run is the
+ * protocol's fixed Chinese text: shown in `lang` like the rest of the line.
+ */
+function eventLine(r: Row, lang: Lang): string {
+  const summary = r.summary && r.type === "run.manual" ? localize(r.summary, lang) : r.summary;
+  return `${r.source}/${r.sid} ${r.type}${r.subject ? ` ${r.subject}` : ""}${summary ? ` — ${summary}` : ""}`;
 }

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { writeFileDurable } from "../worker/files.js";
 import { engineDir, type Home } from "../common/paths.js";
+import { t } from "../i18n/messages.js";
 
 export interface WorkerConfig { name: string; key: string; capacity: number }
 export interface ChannelConfig { use: string; key: string; [option: string]: unknown }
@@ -34,7 +35,8 @@ export function writeFileAtomic(path: string, content: string | Buffer, mode = 0
 
 /**
  * Reads config.json.
- * @throws Error naming the file and the field when it is missing or malformed.
+ * @throws Error naming the file and the field when it is missing or malformed, worded in English from the message
+ * catalog (the CLI shows it in its user's language: i18n `localize`).
  */
 export function readConfig(home: Home): Config {
   let raw: unknown;
@@ -44,28 +46,31 @@ export function readConfig(home: Home): Config {
     throw new Error(`${home.config}: ${(e as Error).message}`);
   }
   const c = raw as Partial<Config>;
-  if (typeof c !== "object" || c === null) throw new Error(`${home.config}: must hold a JSON object`);
-  if (typeof c.listen !== "string") throw new Error(`${home.config}: listen must be "HOST:PORT"`);
-  if (typeof c.owner !== "string") throw new Error(`${home.config}: owner must be the owner key`);
+  if (typeof c !== "object" || c === null) throw new Error(t("en", "home.configObject", { file: home.config }));
+  if (typeof c.listen !== "string") throw new Error(t("en", "home.configListen", { file: home.config }));
+  if (typeof c.owner !== "string") throw new Error(t("en", "home.configOwner", { file: home.config }));
   if (c.worker !== undefined && c.worker !== null) {
-    if (typeof c.worker.name !== "string" || typeof c.worker.key !== "string") throw new Error(`${home.config}: worker needs name and key`);
+    if (typeof c.worker.name !== "string" || typeof c.worker.key !== "string") throw new Error(t("en", "home.configWorker", { file: home.config }));
     c.worker.capacity = Number.isSafeInteger(c.worker.capacity) && c.worker.capacity >= 1 ? c.worker.capacity : 2;
   }
   for (const [name, ch] of Object.entries(c.channels ?? {})) {
-    if (typeof ch?.use !== "string" || typeof ch?.key !== "string") throw new Error(`${home.config}: channels.${name} needs use and key`);
+    if (typeof ch?.use !== "string" || typeof ch?.key !== "string") throw new Error(t("en", "home.configChannel", { file: home.config, name }));
   }
   return { listen: c.listen, publicUrl: c.publicUrl ?? null, owner: c.owner, worker: c.worker ?? null, channels: c.channels ?? {} };
 }
 
-/** Reads (or creates, mode 0600) the master key: 32 random bytes kept as hex in master.key. */
+/**
+ * Reads (or creates, mode 0600) the master key: 32 random bytes kept as hex in master.key.
+ * @throws Error (English, from the catalog) when it is missing without `create`, or not 64 hex characters.
+ */
 export function readMasterKey(home: Home, create = false): Buffer {
   if (!existsSync(home.masterKey)) {
-    if (!create) throw new Error(`${home.masterKey} is missing`);
+    if (!create) throw new Error(t("en", "home.noMasterKey", { file: home.masterKey }));
     mkdirSync(home.dir, { recursive: true, mode: 0o700 });
     writeFileAtomic(home.masterKey, randomBytes(32).toString("hex") + "\n", 0o600);
   }
   const hex = readFileSync(home.masterKey, "utf8").trim();
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`${home.masterKey}: expected 64 hex characters`);
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(t("en", "home.masterKey", { file: home.masterKey }));
   return Buffer.from(hex, "hex");
 }
 

@@ -171,7 +171,7 @@ export function createApp(hub: Hub): Hono {
       const d = await hub.submit(input);
       return c.json(d.body as J, d.status as 200);
     } catch (e) {
-      return fail(c, 503, `busy, try again: ${(e as Error).message}`);
+      return fail(c, 503, t(lang, "hub.busyBecause", { error: (e as Error).message }));
     }
   }
 
@@ -207,7 +207,7 @@ export function createApp(hub: Hub): Hono {
     const choice = choiceRaw !== undefined && /^\d{1,3}$/.test(choiceRaw) ? Number(choiceRaw) : null;
     const d = await hub.submit({ kind: "linkAnswer", card: id, token, choice, text }).catch(() => null);
     if (d && d.status === 200) return c.redirect(`/c/${id}/${encodeURIComponent(token)}`, 303);
-    return page(d?.status ?? 503, d ? (d.body as { error: string }).error : "busy, try again");
+    return page(d?.status ?? 503, d ? (d.body as { error: string }).error : t(lang, "hub.busy"));
   });
 
   app.post("/v1/events", async (c) => {
@@ -241,7 +241,7 @@ export function createApp(hub: Hub): Hono {
       adapter = mod.default as typeof adapter;
       signatureHeader = mod.signatureHeader;
     } catch (e) {
-      logRefusal(source, `adapter ${def.adapter}: ${(e as Error).message}`);
+      logRefusal(source, t(lang, "in.adapterFailed", { adapter: def.adapter, error: (e as Error).message }));
       return refused();
     }
     if (typeof signatureHeader === "string" && !c.req.header(signatureHeader)) {
@@ -259,7 +259,7 @@ export function createApp(hub: Hub): Hono {
       const status = (e as { status?: number }).status;
       return fail(c, status === 401 || status === 403 ? status : 400, (e as Error).message);
     }
-    if (!Array.isArray(events)) return fail(c, 400, t(lang, "in.bad", { n: 0, error: "the adapter did not return a list" }));
+    if (!Array.isArray(events)) return fail(c, 400, t(lang, "in.bad", { n: 0, error: t(lang, "in.notList") }));
     const checked: EventIn[] = [];
     for (const [i, e] of events.entries()) {
       const r = check("EventIn", relayedEvent(e), lang);
@@ -310,7 +310,7 @@ export function createApp(hub: Hub): Hono {
       const d = await hub.poll(input, Math.min(waitSeconds, longPollMaxSeconds) * 1000, c.req.raw.signal);
       return c.json(d.body as J, d.status as 200);
     } catch (e) {
-      return fail(c, 503, `busy, try again: ${(e as Error).message}`);
+      return fail(c, 503, t(lang, "hub.busyBecause", { error: (e as Error).message }));
     }
   }
 
@@ -330,7 +330,7 @@ export function createApp(hub: Hub): Hono {
     const b = await body(c, "Result");
     if (b instanceof Response) return b;
     const badLater = (b.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));
-    if (badLater >= 0) return fail(c, 400, t(lang, "field.pattern", { field: `later[${badLater}].at`, what: "a real ISO date-time with Z or an offset" }));
+    if (badLater >= 0) return fail(c, 400, t(lang, "field.pattern", { field: `later[${badLater}].at`, what: t(lang, "field.isoTime") }));
     const badAsk = (b.ask ?? []).findIndex((a) => a.recommend !== undefined && a.recommend >= a.options.length);
     if (badAsk >= 0) return fail(c, 400, t(lang, "field.range", { field: `ask[${badAsk}].recommend` }));
     return answer(c, { kind: "result", run, token: bearer(c.req.raw) ?? "", result: b, hash: hashText(canonicalJson(b)) });
@@ -386,7 +386,7 @@ export function createApp(hub: Hub): Hono {
       case "pause": {
         const b = await body(c, "PauseBody", true);
         if (b instanceof Response) return b;
-        if (typeof b.until === "string" && !isRealIsoDate(b.until)) return fail(c, 400, t(lang, "field.pattern", { field: "until", what: "a real ISO date-time with Z or an offset" }));
+        if (typeof b.until === "string" && !isRealIsoDate(b.until)) return fail(c, 400, t(lang, "field.pattern", { field: "until", what: t(lang, "field.isoTime") }));
         return answer(c, { kind: "pause", keyHash, rule, reason: b.reason || null, until: b.until ?? null });
       }
       case "resume": {
@@ -479,7 +479,7 @@ export function createApp(hub: Hub): Hono {
   app.onError((e, c) => {
     if (clientHungUp(c.req.raw, e)) return fail(c, 400, t(lang, "body.aborted"));
     const kind = `${c.req.method} ${c.req.routePath} ${(e as NodeJS.ErrnoException).code ?? e.name}`;
-    callerLog.say(kind, `internal error: ${c.req.method} ${new URL(c.req.url).pathname}: ${e.stack ?? e.message}`);
+    callerLog.say(kind, t(lang, "hub.internalRequest", { method: c.req.method, path: new URL(c.req.url).pathname, stack: e.stack ?? e.message }));
     return fail(c, 500, t(lang, "internal"));
   });
   return app;

@@ -122,7 +122,7 @@ export class Hub {
       if (input.kind === "rulesError") this.log(input.error);
       await this.submit(input);
     } catch (e) {
-      this.log(`rules: ${(e as Error).message}`);
+      this.log(t(this.env.lang, "hub.rulesFailed", { error: (e as Error).message }));
     }
   }
 
@@ -142,7 +142,7 @@ export class Hub {
 
   /** Queues an input for the next group commit and resolves with its decision after COMMIT. */
   submit(input: Input): Promise<Committed> {
-    if (this.closed) return Promise.reject(new Error("the hub is shutting down"));
+    if (this.closed) return Promise.reject(new Error(t(this.env.lang, "hub.closing")));
     return new Promise((resolve, reject) => {
       this.queue.push({ input, now: this.clock(), resolve, reject });
       if (!this.flushing) {
@@ -163,7 +163,7 @@ export class Hub {
       results = this.store.commit(batch, this.env);
     } catch (e) {
       for (const b of batch) b.reject(e as Error);
-      this.callerLog.say(`commit ${(e as NodeJS.ErrnoException).code ?? (e as Error).name}`, `commit failed: ${(e as Error).message}`);
+      this.callerLog.say(`commit ${(e as NodeJS.ErrnoException).code ?? (e as Error).name}`, t(this.env.lang, "hub.commitFailed", { error: (e as Error).message }));
       this.continueFlush();
       return;
     }
@@ -337,7 +337,7 @@ export class Hub {
       }
     } catch (e) {
       if (this.closed) return; // the hub shut down during this round
-      this.log(`timer: ${(e as Error).message}; trying again in 5 s`);
+      this.log(t(this.env.lang, "hub.timerFailed", { error: (e as Error).message, seconds: busyRetryMs / 1000 }));
       delay = busyRetryMs;
     } finally {
       this.firing = false;
@@ -356,7 +356,7 @@ export class Hub {
     if (this.timer) clearTimeout(this.timer);
     unwatchFile(this.opts.home.rules);
     if (this.rulesRecheck) clearTimeout(this.rulesRecheck);
-    for (const set of this.waiters.values()) for (const w of [...set]) w.gone(503, "the hub is shutting down");
+    for (const set of this.waiters.values()) for (const w of [...set]) w.gone(503, t(this.env.lang, "hub.closing"));
     this.store.close();
   }
 }

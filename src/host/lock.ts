@@ -10,6 +10,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { writeFileAtomic, type Home } from "./home.js";
+import { t } from "../i18n/messages.js";
 
 /** The response header on every answer of a hub: the id of the home it serves (not a secret). */
 export const homeIdHeader = "x-agent-autoloop-home";
@@ -59,14 +60,14 @@ export function readHomeId(home: Home, create = false): string {
   for (let i = 0; i < 2; i++) {
     try {
       const id = readFileSync(file, "utf8").trim();
-      if (!homeIdPattern.test(id)) throw new Error(`${file}: expected 22 characters A-Z a-z 0-9 _ -; delete the file to get a new id`);
+      if (!homeIdPattern.test(id)) throw new Error(t("en", "home.homeId", { file }));
       return id;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT" || !create) throw e;
     }
     createOnce(file, randomBytes(16).toString("base64url") + "\n", 0o644);
   }
-  throw new Error(`${file}: cannot be created`);
+  throw new Error(t("en", "home.homeIdCreate", { file }));
 }
 
 /** What the system says about a process: its state letter and its start time (opaque, compared as text). */

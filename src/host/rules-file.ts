@@ -54,7 +54,7 @@ export function readRulesInput(path: string, lang: Lang): Extract<Input, { kind:
   try {
     const read = readRulesText(path, lang);
     if (!read.ok) return { kind: "rulesError", error: read.error, missing: read.unreadable };
-    const parsed = parseRules(read.text, { timezone: systemTimeZone() });
+    const parsed = parseRules(read.text, { timezone: systemTimeZone() }, lang);
     if (!parsed.ok) return { kind: "rulesError", error: `${path}:${parsed.line}:${parsed.column}: ${parsed.error}`, missing: false };
     return { kind: "rules", rules: parsed.rules, hash: hashText(JSON.stringify(parsed.rules)) };
   } catch (e) {

@@ -20,23 +20,10 @@ import { t, type Lang } from "../i18n/messages.js";
 import { readHomeId, removeHubRecord, tryLockHome, writeHubRecord } from "./lock.js";
 import { checkHomeFiles } from "./home-files.js";
 
-/** Splits "HOST:PORT" (or "[v6]:PORT"). @throws Error naming the value when malformed. */
-export function parseListen(listen: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen.trim());
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`listen: expected HOST:PORT, got ${JSON.stringify(listen)}`);
-  return { host: (m[1] ?? m[2])!, port };
-}
+import { localUrlOf, parseListen, urlOf } from "./listen.js";
 
-/** The URL clients use for a listen address. */
-export function urlOf(host: string, port: number): string {
-  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-}
-
-/** The URL a client on this computer uses for a listen address: the wildcard addresses are reached on loopback. */
-export function localUrlOf(host: string, port: number): string {
-  return urlOf(host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host, port);
-}
+// Listen addresses live in listen.ts (the CLI reads them without loading the hub); named here too for callers of serve.
+export { parseListen, urlOf, localUrlOf };
 
 /**
  * Records keys in the home's database directly, for `init` and `key new` while no hub runs.
@@ -130,7 +117,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     log(t(opts.lang, "cli.init.created", { home: home.dir }));
   }
   const config = readConfig(home);
-  const { host, port } = parseListen(opts.listen ?? config.listen);
+  const { host, port } = parseListen(opts.listen ?? config.listen, opts.lang);
   const unlock = lockHome(home, opts.lang);
   // A start that fails gives back what it took: the database, the address, the record and the lock.
   let taken: Hub | null = null;
@@ -162,7 +149,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   const server: ServerType = listening;
 
   // The local worker and the channels run under one supervisor: restarted after a failure, never ending the hub.
-  const supervisor = new Supervisor(log);
+  const supervisor = new Supervisor(log, opts.lang);
   supervisor.guardProcess();
   let worker: Worker | null = null;
   if (config.worker) {

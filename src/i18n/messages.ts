@@ -82,7 +82,7 @@ const catalog = {
   "budget.resume": { zh: "这个周期内恢复（不再因预算暂停）", en: "Resume for the rest of this period" },
   "budget.keep": { zh: "保持暂停", en: "Keep paused" },
   "budget.resumed": { zh: "已恢复，这个周期内不再因预算暂停", en: "Resumed; no budget pause again this period" },
-  "budget.kept": { zh: "保持暂停", en: "Kept paused" },
+  "budget.kept": { zh: "已保持暂停", en: "Kept paused" },
   "tell.sourceTask": { zh: "task：来源的密钥只能以自己的名义说话", en: "task: a source key speaks only for its own source" },
   "tell.noTask": { zh: "没有这个 elsewhere 任务：{name}", en: "no such elsewhere task: {name}" },
   "tell.notYourTask": { zh: "任务「{name}」不是交给这个接单程序的", en: "task \"{name}\" is not given to this worker" },
@@ -280,13 +280,275 @@ const catalog = {
   "rules.tooLarge": { zh: "{file}：{size} 字节，超过 {mib} MiB（{limit} 字节）", en: "{file}: {size} bytes, larger than {mib} MiB ({limit} bytes)" },
   "rules.unexpected": { zh: "{file}：读规则时出错：{error}", en: "{file}: reading the rules failed: {error}" },
   "serve.noRules": { zh: "读不到规则 {file}：{error}。从没载入过规则的中台不启动。", en: "cannot load rules {file}: {error}. A hub that never loaded rules does not start." },
+  // texts the protocol fixes or the hub puts into data (fixedMessageIds): written in Chinese on every machine
+  "control.paused": { zh: "规则「{name}」暂停中，先恢复再手动运行", en: "rule \"{name}\" is paused: resume it before running it by hand" },
+  "rejected.noCard": { zh: "没有这张卡片：{id}", en: "no such card: {id}" },
+  "rejected.closed": { zh: "这张卡片已经结案", en: "this card is already closed" },
+  // the kinds of keys, as refusals name them
+  "key.kindName.source": { zh: "来源", en: "source" },
+  "key.kindName.worker": { zh: "接单程序", en: "worker" },
+  "key.kindName.channel": { zh: "通道", en: "channel" },
+  "key.kindName.owner": { zh: "本人", en: "owner" },
+  // rules.json checks (kernel/rules.ts): "{path}: {message}", with the line and column added by whoever reads the file
+  "rulesJson.at": { zh: "{path}：{message}", en: "{path}: {message}" },
+  "rulesJson.tooLarge": { zh: "文件超过 {mib} MiB（{limit} 字节）", en: "the file is larger than {mib} MiB ({limit} bytes)" },
+  "rulesJson.tooDeep": { zh: "JSON：对象和数组套了超过 {max} 层", en: "JSON: more than {max} objects and arrays inside one another" },
+  "rulesJson.syntax": { zh: "JSON 写错了：{code}", en: "JSON: {code}" },
+  "rulesJson.notObject": { zh: "文件里要是一个 JSON 对象", en: "the file must hold one JSON object" },
+  "rulesJson.tooMany.items": { zh: "最多 {max} 项", en: "at most {max} items" },
+  "rulesJson.tooMany.sources": { zh: "最多 {max} 个来源", en: "at most {max} sources" },
+  "rulesJson.tooMany.agents": { zh: "最多 {max} 个 Agent", en: "at most {max} agents" },
+  "rulesJson.tooMany.channels": { zh: "最多 {max} 个通道", en: "at most {max} channels" },
+  "rulesJson.tooMany.rules": { zh: "最多 {max} 条规则", en: "at most {max} rules" },
+  "rulesJson.tooMany.tasks": { zh: "最多 {max} 个任务", en: "at most {max} tasks" },
+  "rulesJson.tooMany.names": { zh: "最多 {max} 个名字", en: "at most {max} names" },
+  "rulesJson.twice": { zh: "写了两次", en: "given twice" },
+  "rulesJson.required": { zh: "必填", en: "required" },
+  "rulesJson.string": { zh: "应为字符串", en: "must be a string" },
+  "rulesJson.empty": { zh: "不能为空", en: "must not be empty" },
+  "rulesJson.control": { zh: "不能有控制字符", en: "no control characters" },
+  "rulesJson.maxChars": { zh: "最多 {max} 个字", en: "at most {max} characters" },
+  "rulesJson.strings": { zh: "应为字符串数组", en: "must be an array of strings" },
+  "rulesJson.envName": { zh: "应为环境变量名（字母、数字和 _，不以数字开头，最多 100 个），或 GH_* 这样的前缀", en: "a variable name (letters, digits and _, not starting with a digit, at most 100) or a prefix such as GH_*" },
+  "rulesJson.envOwn": { zh: "AGENT_AUTOLOOP_ 开头的变量从不交给 Agent", en: "AGENT_AUTOLOOP_ variables never reach agents" },
+  "rulesJson.unknownField": { zh: "不认识的字段（认识的有：{known}）", en: "unknown field (known: {known})" },
+  "rulesJson.dotName": { zh: "\".\" 和 \"..\" 不能当名字（它们放不进 URL）", en: "\".\" and \"..\" cannot be names (they cannot stand in a URL)" },
+  "rulesJson.name": { zh: "名字只能用字母、数字和 _ . -（最多 100 个）", en: "names use letters, digits, _ . - (at most 100)" },
+  "rulesJson.timezone": { zh: "不认识的时区 {timezone}", en: "unknown time zone {timezone}" },
+  "rulesJson.object": { zh: "应为对象", en: "must be an object" },
+  "rulesJson.scheduleSource": { zh: "\"{name}\" 是定时规则的来源，不能声明", en: "\"{name}\" is the source of cron rules and cannot be declared" },
+  "rulesJson.elsewhereSource": { zh: "\"{name}\" 是 elsewhere 任务的来源，不能声明", en: "\"{name}\" is the source of elsewhere tasks and cannot be declared" },
+  "rulesJson.pluginName": { zh: "插件名只能用 a-z、0-9 和 -", en: "plugin names use a-z, 0-9 and -" },
+  "rulesJson.access": { zh: "只能是 read、edit 或 full", en: "must be read, edit or full" },
+  "rulesJson.commandFor": { zh: "use 是 \"{use}\" 时必填", en: "required for use \"{use}\"" },
+  "rulesJson.boolean": { zh: "只能是 true 或 false", en: "must be true or false" },
+  "rulesJson.array": { zh: "应为数组", en: "must be an array" },
+  "rulesJson.ruleTaken": { zh: "已经有一条规则叫 \"{name}\"", en: "another rule is already named \"{name}\"" },
+  "rulesJson.when": { zh: "必填：{\"source\", \"types\"} 或 {\"cron\"}", en: "required: {\"source\", \"types\"} or {\"cron\"}" },
+  "rulesJson.cronOnly": { zh: "定时规则不写 source 和 types", en: "a cron rule has no source or types" },
+  "rulesJson.cron": { zh: "不是 cron 表达式：{cron}", en: "not a cron expression: {cron}" },
+  "rulesJson.noSource": { zh: "sources 里没有来源 \"{name}\"", en: "no source \"{name}\" in sources" },
+  "rulesJson.noAgent": { zh: "agents 里没有 Agent \"{name}\"", en: "no agent \"{name}\" in agents" },
+  "rulesJson.parallel": { zh: "应为 ≥ 1 的整数", en: "must be a whole number ≥ 1" },
+  "rulesJson.tell": { zh: "只能是 always、needed 或 never", en: "must be always, needed or never" },
+  "rulesJson.emits": { zh: "应为 {\"source\", \"types\"}", en: "must be {\"source\", \"types\"}" },
+  "rulesJson.noChannel": { zh: "channels 里没有通道 \"{name}\"", en: "no channel \"{name}\" in channels" },
+  "rulesJson.taskTaken": { zh: "已经有规则或任务叫 \"{name}\"", en: "a rule or task is already named \"{name}\"" },
+  "rulesJson.cwdNeedsTo": { zh: "写了 cwd 的任务要写 to", en: "a task with cwd needs to" },
+  "rulesJson.cwdNeedsWhat": { zh: "写了 cwd 的任务要写 skill 或 prompt", en: "a task with cwd needs skill or prompt" },
+  "rulesJson.sameSecret.source": { zh: "和来源 \"{other}\" 对应同一个 secrets.env 变量（{env}）；改掉其中一个名字", en: "same secrets.env name ({env}) as source \"{other}\"; rename one" },
+  "rulesJson.sameSecret.channel": { zh: "和通道 \"{other}\" 对应同一个 secrets.env 变量（{env}）；改掉其中一个名字", en: "same secrets.env name ({env}) as channel \"{other}\"; rename one" },
+  "rulesJson.budget": { zh: "应为 {\"cost\", \"tokens\", \"per\"}", en: "must be {\"cost\", \"tokens\", \"per\"}" },
+  "rulesJson.positive": { zh: "应为大于 0 的数", en: "must be a number > 0" },
+  "rulesJson.budgetNeeds": { zh: "要写 cost 或 tokens", en: "needs cost or tokens" },
+  "rulesJson.per": { zh: "只能是 day 或 week", en: "must be day or week" },
+  // `agent-autoloop --help`: commander's headings and descriptions
+  "cli.help.usage": { zh: "用法：", en: "Usage:" },
+  "cli.help.options": { zh: "选项：", en: "Options:" },
+  "cli.help.commands": { zh: "命令：", en: "Commands:" },
+  "cli.help.arguments": { zh: "参数：", en: "Arguments:" },
+  "cli.help.globalOptions": { zh: "全局选项：", en: "Global Options:" },
+  "cli.desc.program": { zh: "自己架设的中台：把发生的事变成编程 Agent 的一轮轮工作，只把需要人的事带到你面前。", en: "A self-hosted hub that turns events into coding-agent runs and brings you only what needs a human." },
+  "cli.desc.version": { zh: "显示版本号", en: "output the version number" },
+  "cli.desc.help": { zh: "显示命令的帮助", en: "display help for command" },
+  "cli.desc.init": { zh: "创建主目录（rules.json、config.json、密钥）", en: "create the home directory (rules.json, config.json, keys)" },
+  "cli.desc.serve": { zh: "在一个进程里运行中台、本机的接单程序和通道", en: "run the hub, the local worker and the channels in one process" },
+  "cli.desc.listen": { zh: "监听地址（端口写 0 就挑一个空闲端口）", en: "listen address (port 0 picks a free port)" },
+  "cli.desc.status": { zh: "一眼看清卡片、轮次、规则、接单程序和没有规则接的事件", en: "cards, runs, rules, workers and unrouted events at a glance" },
+  "cli.desc.statusJson": { zh: "原样打印 /v1/state 的回答", en: "print the raw /v1/state answer" },
+  "cli.desc.before": { zh: "更早的轮次：这一轮之前的", en: "older runs, before this run id" },
+  "cli.desc.answer": { zh: "回答卡片：选项的编号（0、1……），或用 --text", en: "answer a card: the number of an option (0, 1, …), or --text" },
+  "cli.desc.text": { zh: "用自己的话回答", en: "an answer in your own words" },
+  "cli.desc.resolve": { zh: "结案：不用再决定了", en: "close a card: no decision needed any more" },
+  "cli.desc.stop": { zh: "停止一轮", en: "stop a run" },
+  "cli.desc.pause": { zh: "暂停规则：跳过定时，不接事件，排队的轮次等着", en: "pause a rule: cron times are skipped, events are not taken, queued runs wait" },
+  "cli.desc.reason": { zh: "原因", en: "why" },
+  "cli.desc.until": { zh: "到这个时间自动恢复（带时区的 ISO 时间，比如 2026-11-07T09:00:00+08:00）", en: "resume by itself then (ISO time with a zone, e.g. 2026-11-07T09:00:00+08:00)" },
+  "cli.desc.resume": { zh: "恢复暂停的规则（错过的定时不补跑）", en: "resume a paused rule (missed cron times are not made up)" },
+  "cli.desc.run": { zh: "立即运行一条规则，走正常派活", en: "run a rule now, through normal dispatch" },
+  "cli.desc.subject": { zh: "对象（parallel 规则的事项）", en: "the subject (the lane of a parallel rule)" },
+  "cli.desc.runReason": { zh: "原因（事件的 detail）", en: "why (the event's detail)" },
+  "cli.desc.why": { zh: "从事实日志看一轮是怎么来的、做了什么", en: "how a run came about and what it did, from the fact log" },
+  "cli.desc.whyJson": { zh: "原样打印事实", en: "print the raw facts" },
+  "cli.desc.add": { zh: "安装插件：把 git 仓库克隆进、或把本机的目录复制进 plugins 目录（不跑安装脚本，不自动更新）", en: "install a plugin: clone a git repository, or copy a local folder, into the plugins folder (no install scripts, no updates)" },
+  "cli.desc.replace": { zh: "内置插件已经用了这个名字也照样安装（之后用它顶替内置的）", en: "install it even when a built-in plugin has that name (it is then used in place of the built-in one)" },
+  "cli.desc.doctor": { zh: "检查本机接单程序的 Agent 能不能跑，并说下一步该做什么", en: "check that the agents of this computer's worker can run, and say what to do next" },
+  "cli.desc.conformance": { zh: "通过真实 HTTP 按协议检查一个测试用的中台（会写入事件和卡片）", en: "check a hub for testing against the protocol over real HTTP (writes events and cards)" },
+  "cli.desc.config": { zh: "JSON：{ \"keys\": { \"source\", \"worker\", \"channel\", \"owner\" }, \"eventType\", \"answerer\" }", en: "JSON: { \"keys\": { \"source\", \"worker\", \"channel\", \"owner\" }, \"eventType\", \"answerer\" }" },
+  "cli.desc.mcp": { zh: "stdio 上的 MCP 服务，它的工具调用这个中台（status、why、answer、resolve、stop、emit、tell）", en: "a stdio MCP server whose tools call this hub (status, why, answer, resolve, stop, emit, tell)" },
+  "cli.desc.key": { zh: "创建或删除访问密钥", en: "create or remove access keys" },
+  "cli.desc.keyNew": { zh: "创建一把密钥并打印出来（顶替同种类、同名字的旧密钥）", en: "create a key and print it (replaces an earlier key of the same kind and name)" },
+  "cli.desc.keyRemove": { zh: "删除密钥：用它的长轮询和事件流立即结束", en: "remove a key: its long polls and streams end at once" },
+  "cli.desc.check": { zh: "校验规则文件，不碰中台（默认 rules.json）", en: "validate a rules file without touching the hub (default: rules.json)" },
+  "cli.arg.card": { zh: "卡片编号", en: "card id" },
+  "cli.arg.choice": { zh: "选项编号", en: "option number" },
+  "cli.arg.run": { zh: "轮次编号", en: "run id" },
+  "cli.arg.rule": { zh: "规则名", en: "rule name" },
+  "cli.arg.repo": { zh: "git 地址、本机的 git 仓库，或本机的目录（复制时不带 .git 和 node_modules）", en: "a git URL, a local git repository, or a local folder (copied without .git and node_modules)" },
+  "cli.arg.url": { zh: "中台的地址", en: "the hub's URL" },
+  "cli.arg.kind": { zh: "种类：source | worker | channel | owner", en: "source | worker | channel | owner" },
+  "cli.arg.keyName": { zh: "rules.json 里的名字（来源、接单程序或通道的名字）", en: "the name in rules.json (source, worker or channel name)" },
+  "cli.arg.itsName": { zh: "它的名字", en: "its name" },
+  "cli.arg.file": { zh: "规则文件", en: "rules file" },
+  // commander's own errors, as it words them (localize shows them in the user's language)
+  "cli.cmd.unknownCommand": { zh: "错误：没有「{name}」这个命令", en: "error: unknown command '{name}'" },
+  "cli.cmd.unknownOption": { zh: "错误：没有「{name}」这个选项", en: "error: unknown option '{name}'" },
+  "cli.cmd.missingArgument": { zh: "错误：缺少必填参数「{name}」", en: "error: missing required argument '{name}'" },
+  "cli.cmd.optionArgument": { zh: "错误：选项「{flags}」缺少值", en: "error: option '{flags}' argument missing" },
+  "cli.cmd.requiredOption": { zh: "错误：没有写必填选项「{flags}」", en: "error: required option '{flags}' not specified" },
+  "cli.cmd.tooManyOne": { zh: "错误：「{name}」的参数太多：只要 1 个，给了 {got} 个。", en: "error: too many arguments for '{name}'. Expected 1 argument but got {got}." },
+  "cli.cmd.tooMany": { zh: "错误：「{name}」的参数太多：只要 {expected} 个，给了 {got} 个。", en: "error: too many arguments for '{name}'. Expected {expected} arguments but got {got}." },
+  "cli.cmd.didYouMean": { zh: "（是不是想用 {name}？）", en: "(Did you mean {name}?)" },
+  "cli.cmd.didYouMeanOne": { zh: "（是不是想用其中一个：{names}？）", en: "(Did you mean one of {names}?)" },
+  // what the commands print
+  "cli.answered": { zh: "卡片 {card}：{state} — {title}", en: "card {card}: {state} — {title}" },
+  "cli.resolved": { zh: "卡片 {card}：已结案", en: "card {card}: closed" },
+  "cli.resolvedAlready": { zh: "卡片 {card}：早就结案了", en: "card {card}: already closed" },
+  "cli.stopped": { zh: "第 {run} 轮：{state}", en: "run {run}: {state}" },
+  "cli.paused": { zh: "{rule}：已暂停", en: "{rule}: paused" },
+  "cli.pausedUntil": { zh: "{rule}：已暂停，到 {until} 自动恢复", en: "{rule}: paused until {until}" },
+  "cli.pausedAlready": { zh: "{rule}：早就暂停了", en: "{rule}: already paused" },
+  "cli.pausedAlreadyUntil": { zh: "{rule}：早就暂停了，到 {until} 自动恢复", en: "{rule}: already paused until {until}" },
+  "cli.resumed": { zh: "{rule}：已恢复", en: "{rule}: resumed" },
+  "cli.notPaused": { zh: "{rule}：本来就没暂停", en: "{rule}: was not paused" },
+  "cli.ran": { zh: "{rule}：事件 {event}，第 {run} 轮", en: "{rule}: event {event}, run {run}" },
+  "cli.keyRemoved": { zh: "已删除", en: "removed" },
+  "cli.noSuchKey": { zh: "没有这把密钥", en: "no such key" },
+  "cli.holder.worker": { zh: "接单程序 {name}", en: "worker {name}" },
+  "cli.holder.channel": { zh: "通道 {name}", en: "channel {name}" },
+  "cli.doctor.ok": { zh: "正常 {line}", en: "ok   {line}" },
+  "cli.doctor.fix": { zh: "待修 {line}", en: "FIX  {line}" },
+  "cli.conformance.pass": { zh: "正常 {check}", en: "ok   {check}" },
+  "cli.conformance.fail": { zh: "失败 {check}", en: "FAIL {check}" },
+  "cli.conformance.summary": { zh: "{passed} 项通过，{failed} 项失败", en: "{passed} passed, {failed} failed" },
+  "cli.conformance.config": { zh: "{file}：要写 keys.source、keys.worker、keys.channel、keys.owner、eventType 和 answerer", en: "{file}: needs keys.source, keys.worker, keys.channel, keys.owner, eventType and answerer" },
+  "cli.failed": { zh: "agent-autoloop：{error}", en: "agent-autoloop: {error}" },
+  // `agent-autoloop status`
+  "status.header": { zh: "中台 {url} · 规则 v{version} · {timezone} · {now}", en: "hub {url} · rules v{version} · {timezone} · {now}" },
+  "status.cards": { zh: "待处理的卡片（{n}）：", en: "Cards waiting for you ({n}):" },
+  "status.none": { zh: "（无）", en: "(none)" },
+  "status.recommended": { zh: "← 推荐", en: "← recommended" },
+  "status.deliveryGaveUp": { zh: "! {channel}：放弃了（{failures} 次）：{error}", en: "! {channel}: gave up ({failures}×): {error}" },
+  "status.deliveryFailing": { zh: "! {channel}：没送达（{failures} 次）：{error}", en: "! {channel}: not delivered ({failures}×): {error}" },
+  "status.answerHint": { zh: "→ 回答：agent-autoloop answer {card} {choice}", en: "→ agent-autoloop answer {card} {choice}" },
+  "status.tokens": { zh: "{n} Token", en: "{n} tokens" },
+  "status.active": { zh: "进行中的轮次（{n}）：", en: "Active runs ({n}):" },
+  "status.retryAt": { zh: "{at} 重试", en: "retry at {at}" },
+  "status.since": { zh: "自 {at}", en: "since {at}" },
+  "status.failures": { zh: "连续失败 {n} 次", en: "failures {n}" },
+  "status.runs": { zh: "最近的轮次：", en: "Recent runs:" },
+  "status.attempt": { zh: "（第 {n} 次执行）", en: "(attempt {n})" },
+  "status.rules": { zh: "规则：", en: "Rules:" },
+  "status.queued": { zh: "排队 {n}", en: "queued {n}" },
+  "status.running": { zh: "在跑 {n}", en: "running {n}" },
+  "status.paused": { zh: "暂停中", en: "paused" },
+  "status.next": { zh: "下次 {at}", en: "next {at}" },
+  "status.cronSkipped": { zh: "跳过 {n} 次（最近 {last}）", en: "skipped {n}× (last {last})" },
+  "status.elsewhere": { zh: "别处的定时任务：", en: "Elsewhere tasks:" },
+  "status.pausedRules": { zh: "暂停中的规则：", en: "Paused rules:" },
+  "status.until": { zh: "到 {at}", en: "until {at}" },
+  "status.workers": { zh: "接单程序：", en: "Workers:" },
+  "status.online": { zh: "在线", en: "online" },
+  "status.offline": { zh: "离线", en: "offline" },
+  "status.timers": { zh: "等待中的复查：", en: "Timers waiting:" },
+  "status.skipped": { zh: "因暂停没接的事件：", en: "Events skipped while paused:" },
+  "status.unrouted": { zh: "没有规则接的事件（{n}）：", en: "Unrouted events ({n}):" },
+  "status.spending": { zh: "用量：", en: "Spending:" },
+  "status.today": { zh: "今天", en: "today" },
+  "status.week": { zh: "7 天", en: "7 days" },
+  "status.spent": { zh: "{label}：{runs} 轮 · {tokens} Token · ${cost}", en: "{label}: {runs} runs · {tokens} tokens · ${cost}" },
+  "status.noTokens": { zh: "{n} 轮没报 Token", en: "{n} without token counts" },
+  "status.noCost": { zh: "{n} 轮没报费用", en: "{n} without cost" },
+  // `agent-autoloop why`
+  "why.rules": { zh: "规则 v{version}", en: "rules v{version}" },
+  "why.event": { zh: "事件 {event}", en: "event {event}" },
+  "why.followUp": { zh: "接着的一轮 #{run}", en: "follow-up run #{run}" },
+  "why.card": { zh: "卡片 #{card} {kind}：{title}", en: "card #{card} {kind}: {title}" },
+  "why.delivered": { zh: "卡片 #{card} 已送达 {channel}（{ref}）", en: "card #{card} delivered to {channel} ({ref})" },
+  "why.answered": { zh: "卡片 #{card} 已回答：{answer}（{by}）", en: "card #{card} answered: {answer} (by {by})" },
+  "why.later": { zh: "到期复查 {key}，{at}", en: "later {key} at {at}" },
+  "why.new": { zh: "新", en: "new" },
+  "why.claimedBy": { zh: "由 {worker} 领取 · 第 {attempt} 次执行 · 会话 {session}", en: "by {worker} · attempt {attempt} · session {session}" },
+  "why.session": { zh: "会话 {session}", en: "session {session}" },
+  "why.usage": { zh: "用量 {usage}", en: "usage {usage}" },
+  "why.retry": { zh: "{error} · {at} 重试", en: "{error} · retry at {at}" },
+  "why.failed": { zh: "没跑成", en: "failed" },
+  // `agent-autoloop doctor`
+  "doctor.rulesMissing": { zh: "{error} — 先运行 agent-autoloop init", en: "{error} — run agent-autoloop init" },
+  "doctor.rulesError": { zh: "{error} — 改好它；agent-autoloop check 说的一样", en: "{error} — fix it; agent-autoloop check shows the same" },
+  "doctor.rules": { zh: "rules.json：{rules} 条规则，{agents} 个 Agent", en: "rules.json: {rules} rules, {agents} agents" },
+  "doctor.noWorker": { zh: "config.json 里没有本机的接单程序：Agent 在别处的接单程序上跑", en: "config.json has no local worker: agents run on workers elsewhere" },
+  "doctor.elsewhere": { zh: "Agent {agent}：在接单程序 {worker} 上跑，不在这台电脑", en: "agent {agent}: runs on worker {worker}, not here" },
+  "doctor.noPlugin": { zh: "Agent {agent}：没有 Agent 插件 \"{use}\" — 用 agent-autoloop add <git 地址> 装上，或改用 \"command\"", en: "agent {agent}: no agent plugin \"{use}\" — install it with agent-autoloop add <git url>, or use \"command\"" },
+  "doctor.noProgram": { zh: "Agent {agent}：PATH 里找不到程序 {program} — 装上它，或把 \"program\" 写成完整路径", en: "agent {agent}: program {program} is not on PATH — install it, or set \"program\" to its full path" },
+  "doctor.program": { zh: "Agent {agent}：{program}", en: "agent {agent}: {program}" },
+  "doctor.programVersion": { zh: "Agent {agent}：{program}（{version}）", en: "agent {agent}: {program} ({version})" },
+  "doctor.next": { zh: "Agent {agent}：{next}", en: "agent {agent}: {next}" },
+  "doctor.plugin": { zh: "Agent {agent}：插件 {use}", en: "agent {agent}: plugin {use}" },
+  "doctor.pluginFails": { zh: "Agent {agent}：插件 {use} 加载不了：{error}", en: "agent {agent}: plugin {use} does not load: {error}" },
+  "doctor.channelNotHere": { zh: "通道 {channel}：不由这台电脑的 serve 运行（config.json 里没有它）", en: "channel {channel}: not run by this computer's serve (no entry in config.json)" },
+  "doctor.noChannelPlugin": { zh: "通道 {channel}：没有通道插件 \"{use}\"", en: "channel {channel}: no channel plugin \"{use}\"" },
+  "doctor.webhookUrl": { zh: "通道 {channel}：webhook 要在 config.json 里写 \"url\"（http 或 https 地址）", en: "channel {channel}: webhook needs \"url\" (an http or https address) in config.json" },
+  "doctor.webhookPlatform": { zh: "通道 {channel}：不认识的 platform \"{platform}\"（dingtalk、wecom、slack、discord，或写 \"body\" 模板）", en: "channel {channel}: unknown platform \"{platform}\" (dingtalk, wecom, slack, discord, or a \"body\" template)" },
+  "doctor.webhookNeeds": { zh: "通道 {channel}：webhook 要写 \"platform\" 或 \"body\" 模板", en: "channel {channel}: webhook needs \"platform\" or a \"body\" template" },
+  "doctor.webhook": { zh: "通道 {channel}：webhook {platform}", en: "channel {channel}: webhook {platform}" },
+  "doctor.customBody": { zh: "自定义 body", en: "custom body" },
+  "doctor.anyone": { zh: "通道 {channel}：注意：没有设 answerers，那个聊天里谁都能回答它的卡片", en: "channel {channel}: note: no answerers set, so anyone in that chat can answer its cards" },
+  "doctor.sandboxOffAgent": { zh: "Agent {agent}：注意：沙箱关着（rules.json 里写了 \"sandbox\": false），它读得到这个目录的密钥", en: "agent {agent}: note: sandbox off (\"sandbox\": false in rules.json), so it can read this home's keys" },
+  "doctor.sandboxOff": { zh: "沙箱：{agents} 没有沙箱，读得到这个目录的密钥：{why}", en: "sandbox: off for {agents}, which can read this home's keys: {why}" },
+  "doctor.sandboxFails": { zh: "沙箱：{bwrap} 在这里跑不起来（{error}），所以 {agents} 的轮次会失败 — 允许它建命名空间，或给它们写 \"sandbox\": false", en: "sandbox: {bwrap} does not run here ({error}), so runs of {agents} fail — let it make namespaces, or set \"sandbox\": false on them" },
+  "doctor.sandboxOn": { zh: "沙箱：{agents} 在沙箱里跑（{version}）：看不到这个目录", en: "sandbox: on for {agents} ({version}): this home is hidden from them" },
+  "doctor.cwdInside": { zh: "规则 {rule}：cwd {cwd} 在这个目录里面，沙箱对 Agent {agent} 藏起了它 — 换一个目录", en: "rule {rule}: cwd {cwd} is inside this home, which the sandbox hides from agent {agent} — choose another folder" },
+  "sandbox.notLinux": { zh: "bubblewrap 只能在 Linux 上跑，这台电脑是 {platform}", en: "bubblewrap runs on Linux only, and this computer runs {platform}" },
+  "sandbox.noBwrap": { zh: "没装 bubblewrap（bwrap）：装上它（Debian 和 Ubuntu：apt-get install bubblewrap）", en: "bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: apt-get install bubblewrap)" },
+  // the hub's log lines and refusals of the shell
+  "hub.rulesFailed": { zh: "规则：{error}", en: "rules: {error}" },
+  "hub.closing": { zh: "中台正在关闭", en: "the hub is shutting down" },
+  "hub.commitFailed": { zh: "提交失败：{error}", en: "commit failed: {error}" },
+  "hub.timerFailed": { zh: "定时器：{error}；{seconds} 秒后再试", en: "timer: {error}; trying again in {seconds} s" },
+  "hub.internalRequest": { zh: "内部出错：{method} {path}：{stack}", en: "internal error: {method} {path}: {stack}" },
+  "hub.internalDecision": { zh: "内部出错：{error}", en: "internal error: {error}" },
+  "hub.busy": { zh: "中台忙，请再试一次", en: "busy, try again" },
+  "hub.busyBecause": { zh: "中台忙，请再试一次：{error}", en: "busy, try again: {error}" },
+  "in.notList": { zh: "adapter 交回的不是列表", en: "the adapter did not return a list" },
+  "in.adapterFailed": { zh: "adapter {adapter}：{error}", en: "adapter {adapter}: {error}" },
+  "field.isoTime": { zh: "带 Z 或时差的真实 ISO 日期时间", en: "a real ISO date-time with Z or an offset" },
+  "serve.listen": { zh: "listen：应为 主机:端口，现在是 {value}", en: "listen: expected HOST:PORT, got {value}" },
+  "channel.log": { zh: "通道 {name}：{line}", en: "channel {name}: {line}" },
+  "channel.nextFailed": { zh: "领卡片失败：{error}", en: "next card: {error}" },
+  "loop.uncaught": { zh: "{part}：未捕获的异常：{error}", en: "{part}: uncaught exception: {error}" },
+  "loop.unhandled": { zh: "{part}：未处理的 Promise 拒绝：{error}", en: "{part}: unhandled rejection: {error}" },
+  "loop.restart": { zh: "{part}：{why}；{delay} 后重启", en: "{part}: {why}; restarting in {delay}" },
+  "loop.returned": { zh: "结束了", en: "returned" },
+  "loop.faulted": { zh: "被未捕获的错误停掉了", en: "stopped by an uncaught error" },
+  "loop.seconds": { zh: "{seconds} 秒", en: "{seconds} s" },
+  "worker.log": { zh: "接单程序 {name}：{error}", en: "worker {name}: {error}" },
+  "worker.runLog": { zh: "第 {run} 轮：{error}", en: "run {run}: {error}" },
+  "worker.resultRefused": { zh: "第 {run} 轮：中台不收这份结果：{error}", en: "run {run}: the hub refused the result: {error}" },
+  "worker.noSandbox": { zh: "接单程序 {name}：Agent 不在沙箱里跑，读得到这个目录：{why}", en: "worker {name}: agents run without a sandbox and can read this home: {why}" },
+  // home files and plugins
+  "home.configObject": { zh: "{file}：应为一个 JSON 对象", en: "{file}: must hold a JSON object" },
+  "home.configListen": { zh: "{file}：listen 应为 \"主机:端口\"", en: "{file}: listen must be \"HOST:PORT\"" },
+  "home.configOwner": { zh: "{file}：owner 应为本人密钥", en: "{file}: owner must be the owner key" },
+  "home.configWorker": { zh: "{file}：worker 要写 name 和 key", en: "{file}: worker needs name and key" },
+  "home.configChannel": { zh: "{file}：channels.{name} 要写 use 和 key", en: "{file}: channels.{name} needs use and key" },
+  "home.noMasterKey": { zh: "{file} 不见了", en: "{file} is missing" },
+  "home.masterKey": { zh: "{file}：应为 64 个十六进制字符", en: "{file}: expected 64 hex characters" },
+  "home.homeId": { zh: "{file}：应为 22 个 A-Z a-z 0-9 _ - 字符；删掉这个文件就会得到新的编号", en: "{file}: expected 22 characters A-Z a-z 0-9 _ -; delete the file to get a new id" },
+  "home.homeIdCreate": { zh: "{file}：建不了", en: "{file}: cannot be created" },
+  "plugins.notFound": { zh: "没有 {kind} 插件 \"{name}\"（找过 {dir} 和内置插件）", en: "no {kind} plugin \"{name}\" (looked in {dir} and the built-in plugins)" },
+  "plugins.noDefault": { zh: "{file}：没有默认导出", en: "{file}: no default export" },
 } satisfies Record<string, Entry>;
 
 export type MessageId = keyof typeof catalog;
 
-/** Picks the language from the environment: AGENT_AUTOLOOP_LANG, then LANG; `zh*` → Chinese, else English. */
+/**
+ * Picks the language from the environment: `AGENT_AUTOLOOP_LANG` when set and not empty, else `LANG`; a value that
+ * starts with `zh` (any case) is Chinese, anything else English. Nothing else of the locale (`LC_ALL`, `LC_MESSAGES`)
+ * counts, so one variable decides and a person can always tell which.
+ */
 export function langFromEnv(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Lang {
-  const v = (env.AGENT_AUTOLOOP_LANG || env.LC_ALL || env.LANG || "").toLowerCase();
+  const v = (env.AGENT_AUTOLOOP_LANG || env.LANG || "").toLowerCase();
   return v.startsWith("zh") ? "zh" : "en";
 }
 
@@ -296,5 +558,78 @@ export function langFromEnv(env: NodeJS.ProcessEnv | Record<string, string | und
  */
 export function t(lang: Lang, id: MessageId, params: Params = {}): string {
   const entry: Entry = catalog[id];
-  return entry[lang].replace(/\{(\w+)\}/g, (m, k: string) => (k in params ? String(params[k]) : m));
+  return entry[lang].replace(placeholder, (m, k: string) => (k in params ? String(params[k]) : m));
+}
+
+/** A `{name}` placeholder of a catalog text. */
+const placeholder = /\{(\w+)\}/g;
+
+/**
+ * Messages whose Chinese text is the protocol's own (protocol.md fixes it, or it is text the hub puts into data:
+ * facts, events, jobs). The hub writes these in Chinese whatever its language, so the same inputs give the same
+ * facts and answers on every machine; their English text only serves `localize`, which shows them to a person.
+ */
+export const fixedMessageIds = [
+  "notFound.rule", "control.paused", "control.manualSummary", "budget.reason",
+  "rejected.scope", "rejected.noEmits", "rejected.type", "rejected.noCard", "rejected.closed",
+] as const satisfies readonly MessageId[];
+
+/** A message whose text the protocol fixes or that goes into data (see `fixedMessageIds`). */
+export type FixedMessageId = (typeof fixedMessageIds)[number];
+
+/** The text of a fixed message (see `fixedMessageIds`): the same on every machine, whatever the hub's language. */
+export function fixedText(id: FixedMessageId, params: Params = {}): string {
+  return t("zh", id, params);
+}
+
+type Pattern = { id: MessageId; re: RegExp; names: string[]; literal: number };
+let patterns: Pattern[] | null = null;
+
+/**
+ * Every catalog text in both languages as an anchored pattern, the most specific (most literal characters) first;
+ * built on first use (the CLI needs it only for what it shows of a hub's answers).
+ */
+function catalogPatterns(): Pattern[] {
+  if (patterns) return patterns;
+  patterns = [];
+  for (const id of Object.keys(catalog) as MessageId[]) {
+    for (const text of new Set([catalog[id].zh, catalog[id].en])) {
+      const names: string[] = [];
+      const parts = text.split(placeholder); // literal, name, literal, name, …, literal
+      const literal = parts.filter((_, i) => i % 2 === 0).join("").replace(/[\s\p{P}]/gu, "").length;
+      if (literal < 2) continue; // only placeholders and punctuation: it would match almost anything
+      const source = parts.map((part, i) => {
+        if (i % 2 === 0) return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        if (names.includes(part)) return `\\k<${part}>`;
+        names.push(part);
+        return `(?<${part}>.*?)`;
+      }).join("");
+      patterns.push({ id, re: new RegExp(`^${source}$`, "su"), names, literal });
+    }
+  }
+  patterns.sort((a, b) => b.literal - a.literal);
+  return patterns;
+}
+
+/** `text` in `lang` when it is a catalog text in either language, else null. */
+function relocalize(text: string, lang: Lang): string | null {
+  for (const p of catalogPatterns()) {
+    const m = p.re.exec(text);
+    if (m) return t(lang, p.id, Object.fromEntries(p.names.map((n) => [n, m.groups![n]!])));
+  }
+  return null;
+}
+
+/**
+ * Shows a text that came from the catalog, in either language, in `lang`: a hub's refusal or a fixed text of the
+ * protocol (see `fixedMessageIds`) reaches a person in that person's language. A text that is not one catalog text
+ * is looked up line by line; a line that is no catalog text (a person's or a program's own words) stays as it is.
+ */
+export function localize(text: string, lang: Lang): string {
+  return relocalize(text, lang) ?? text.split("\n").map((line) => relocalize(line, lang) ?? line).join("\n");
+}
+
+/** Every message of the catalog with its two texts (for the catalog's own tests). */
+export function catalogEntries(): [MessageId, Entry][] {
+  return Object.entries(catalog) as [MessageId, Entry][];
 }

@@ -12,6 +12,7 @@ import type { Usage } from "../protocol/schema.js";
 import { periodOf } from "./period.js";
 import { closeCard, createCard } from "./cards.js";
 import { resume } from "./control.js";
+import { fixedText } from "../i18n/messages.js";
 
 export interface SpendRow { rule: string; start: number; end: number; cost: number; tokens: number; rounds: number }
 export interface BudgetOk { rule: string; until: number }
@@ -35,7 +36,7 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   if (ok && ok.until > c.now) return;
   c.tx.mark("pauseRule");
   // No pause existed (checked above), so no pause deadline does either: nothing to take off the due table.
-  c.tx.put("pauses", rule.name, { by: "budget", reason: c.msg("budget.reason"), since: c.now, until: null } satisfies PauseRow);
+  c.tx.put("pauses", rule.name, { by: "budget", reason: fixedText("budget.reason"), since: c.now, until: null } satisfies PauseRow);
   const parts = (cost: string, tokens: string) =>
     [rule.budget!.cost !== null ? cost : null, rule.budget!.tokens !== null ? tokens : null].filter(Boolean).join(" · ");
   const used = parts(`$${row.cost.toFixed(2)}`, `${row.tokens} tokens`);

@@ -23,7 +23,7 @@ export class Ctx {
     this.rulesVersion = meta?.version ?? 0;
   }
 
-  /** A text of the message catalog in the hub's language. */
+  /** A text of the message catalog in the hub's language: for refusals and cards, never for data (`fixedText`). */
   msg(id: MessageId, params?: Record<string, string | number>): string {
     return t(this.env.lang, id, params);
   }

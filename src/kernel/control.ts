@@ -11,6 +11,7 @@ import { latestCronAt, nextCronAt, skippedCronTimes } from "./cron.js";
 import { resumeBudgetPause } from "./budget.js";
 import { createCard } from "./cards.js";
 import { cronSkippedCountMax } from "./limits.js";
+import { fixedText } from "../i18n/messages.js";
 
 /** Event type of a cron time and of a manual run (protocol.md 立即运行: `run.manual`). */
 export const cronEventType = "schedule.cron";
@@ -102,7 +103,7 @@ function target(c: Ctx, name: string): RuleDef | ControlReply {
   const rule = c.rules.rules.find((r) => r.name === name);
   if (rule) return rule;
   if (c.rules.elsewhere.some((e) => e.name === name)) return err(400, c.msg("control.elsewhere", { name }));
-  return err(404, `没有这条规则：${name}`);
+  return err(404, fixedText("notFound.rule", { name }));
 }
 
 const isReply = (x: unknown): x is ControlReply => typeof x === "object" && x !== null && "status" in x;
@@ -164,7 +165,7 @@ export function pauseDue(c: Ctx, name: string): void {
 export function runNow(c: Ctx, name: string, by: string, subject: string | null, reason: string | null): ControlReply {
   const rule = target(c, name);
   if (isReply(rule)) return rule;
-  if (c.tx.get<PauseRow>("pauses", name)) return err(409, `规则「${name}」暂停中，先恢复再手动运行`);
-  const out = fire(c, rule, `manual:${c.iso(c.now)}`, manualEventType, subject, c.msg("control.manualSummary", { name: by }), reason, true);
+  if (c.tx.get<PauseRow>("pauses", name)) return err(409, fixedText("control.paused", { name }));
+  const out = fire(c, rule, `manual:${c.iso(c.now)}`, manualEventType, subject, fixedText("control.manualSummary", { name: by }), reason, true);
   return { status: 200, body: { event: out.event, run: out.run } };
 }

@@ -34,12 +34,8 @@ export function callerOf(view: View, keyHash: string | null): Caller | undefined
   return k ? { kind: k.kind, name: k.name } : undefined;
 }
 
-const kindNames: Record<KeyKind, { zh: string; en: string }> = {
-  source: { zh: "来源", en: "source" },
-  worker: { zh: "接单程序", en: "worker" },
-  channel: { zh: "通道", en: "channel" },
-  owner: { zh: "本人", en: "owner" },
-};
+/** A kind of key as refusals name it, in the hub's language. */
+const kindName = (c: Ctx, kind: KeyKind) => c.msg(`key.kindName.${kind}`);
 
 /**
  * The permission table (protocol.md 谁能做什么): the caller must hold one of `kinds`.
@@ -50,7 +46,7 @@ export function authorize(c: Ctx, keyHash: string | null, kinds: KeyKind[]): Cal
   const caller = callerOf(c.view, keyHash);
   if (!caller) return err(401, c.msg("auth.unknown"));
   if (!kinds.includes(caller.kind)) {
-    return err(403, c.msg("auth.kind", { actual: kindNames[caller.kind][c.env.lang], expected: kinds.map((k) => kindNames[k][c.env.lang]).join("/") }));
+    return err(403, c.msg("auth.kind", { actual: kindName(c, caller.kind), expected: kinds.map((k) => kindName(c, k)).join("/") }));
   }
   return caller;
 }

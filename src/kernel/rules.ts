@@ -10,6 +10,7 @@ import {
   rulesFileRulesMax, rulesFileSourcesMax, agentEnvNamesMax,
 } from "./limits.js";
 import { lineForbidden } from "./text.js";
+import { t, type Lang, type MessageId } from "../i18n/messages.js";
 
 export type Access = "read" | "edit" | "full";
 export type Tell = "always" | "needed" | "never";
@@ -90,8 +91,11 @@ export function secretsEnvName(name: string): string {
 
 export type RulesParse = { ok: true; rules: Rules } | { ok: false; error: string; line: number; column: number };
 
+/** What is wrong with a rule file, as a message of the catalog, and where. */
+type Problem = { id: MessageId; params?: Record<string, string | number> };
+
 class RulesError extends Error {
-  constructor(message: string, readonly path: JSONPath) { super(message); }
+  constructor(readonly problem: Problem, readonly path: JSONPath) { super(problem.id); }
 }
 
 /** 1-based line and column (in UTF-16 code units, as editors count) of a UTF-16 offset in `text`. */
@@ -105,25 +109,27 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Reads a rule file's text. Never throws: a bad file gives `{ok:false, error, line, column}`. The file's size, depth and
- * lists are checked before anything walks it (limits.ts: rulesFile…), so no file can exhaust the stack or stall a reader.
+ * Reads a rule file's text. Never throws: a bad file gives `{ok:false, error, line, column}`, the error worded in
+ * `lang` (default English) from the message catalog. The file's size, depth and lists are checked before anything
+ * walks it (limits.ts: rulesFile…), so no file can exhaust the stack or stall a reader.
  */
-export function parseRules(text: string, defaults: { timezone: string }): RulesParse {
+export function parseRules(text: string, defaults: { timezone: string }, lang: Lang = "en"): RulesParse {
   if (Buffer.byteLength(text, "utf8") > rulesFileMaxBytes) {
-    return { ok: false, error: `the file is larger than ${rulesFileMaxBytes / 1024 / 1024} MiB (${rulesFileMaxBytes} bytes)`, line: 1, column: 1 };
+    return { ok: false, error: t(lang, "rulesJson.tooLarge", { mib: rulesFileMaxBytes / 1024 / 1024, limit: rulesFileMaxBytes }), line: 1, column: 1 };
   }
   const deep = tooDeep(text);
-  if (deep !== null) return { ok: false, error: `JSON: more than ${rulesFileDepthMax} objects and arrays inside one another`, ...lineColumn(text, deep) };
+  if (deep !== null) return { ok: false, error: t(lang, "rulesJson.tooDeep", { max: rulesFileDepthMax }), ...lineColumn(text, deep) };
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const e = errors[0];
-  if (e) return { ok: false, error: `JSON: ${printParseErrorCode(e.error)}`, ...lineColumn(text, e.offset) };
+  if (e) return { ok: false, error: t(lang, "rulesJson.syntax", { code: printParseErrorCode(e.error) }), ...lineColumn(text, e.offset) };
   // A text without a value (empty, only spaces or comments) is a ValueExpected error above: here there is a tree.
   const root = tree as Node;
+  const at = (path: JSONPath, problem: Problem) => t(lang, "rulesJson.at", { path: where(path), message: t(lang, problem.id, problem.params) });
   const long = tooLong(root);
-  if (long) return { ok: false, error: `${where(long.path)}: at most ${long.max} ${long.what}`, ...lineColumn(text, long.first.offset) };
+  if (long) return { ok: false, error: at(long.path, { id: long.id, params: { max: long.max } }), ...lineColumn(text, long.first.offset) };
   const twice = keyGivenTwice(root, []);
-  if (twice) return { ok: false, error: `${where(twice.path)}: given twice`, ...lineColumn(text, twice.offset) };
+  if (twice) return { ok: false, error: at(twice.path, { id: "rulesJson.twice" }), ...lineColumn(text, twice.offset) };
   // Objects without a prototype: "__proto__" is a key like any other (refused as an unknown field or a bad name).
   const value: unknown = getNodeValue(root);
   try {
@@ -132,8 +138,7 @@ export function parseRules(text: string, defaults: { timezone: string }): RulesP
     if (!(err instanceof RulesError)) throw err;
     // A missing field has no node: point at the object that lacks it.
     const node = findNodeAtLocation(root, err.path) ?? findNodeAtLocation(root, err.path.slice(0, -1)) ?? root;
-    const at = lineColumn(text, node.offset);
-    return { ok: false, error: err.message, ...at };
+    return { ok: false, error: at(err.path, err.problem), ...lineColumn(text, node.offset) };
   }
 }
 
@@ -158,18 +163,18 @@ function closing(opening: SyntaxKind | undefined): SyntaxKind | null {
 }
 
 /** The lists of the file that grow with it: where they are (`*`: any entry) and how many items each may hold. */
-const listLimits: { path: string[]; max: number; what: string }[] = [
-  { path: ["askFirst"], max: rulesFileListItemsMax, what: "items" },
-  { path: ["sources"], max: rulesFileSourcesMax, what: "sources" },
-  { path: ["agents"], max: rulesFileAgentsMax, what: "agents" },
-  { path: ["agents", "*", "command"], max: rulesFileListItemsMax, what: "items" },
-  { path: ["channels"], max: rulesFileChannelsMax, what: "channels" },
-  { path: ["channels", "*", "answerers"], max: rulesFileListItemsMax, what: "items" },
-  { path: ["rules"], max: rulesFileRulesMax, what: "rules" },
-  { path: ["rules", "*", "when", "types"], max: rulesFileListItemsMax, what: "items" },
-  { path: ["rules", "*", "emits", "types"], max: rulesFileListItemsMax, what: "items" },
-  { path: ["rules", "*", "channels"], max: rulesFileListItemsMax, what: "items" },
-  { path: ["elsewhere"], max: rulesFileElsewhereMax, what: "tasks" },
+const listLimits: { path: string[]; max: number; id: MessageId }[] = [
+  { path: ["askFirst"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
+  { path: ["sources"], max: rulesFileSourcesMax, id: "rulesJson.tooMany.sources" },
+  { path: ["agents"], max: rulesFileAgentsMax, id: "rulesJson.tooMany.agents" },
+  { path: ["agents", "*", "command"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
+  { path: ["channels"], max: rulesFileChannelsMax, id: "rulesJson.tooMany.channels" },
+  { path: ["channels", "*", "answerers"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
+  { path: ["rules"], max: rulesFileRulesMax, id: "rulesJson.tooMany.rules" },
+  { path: ["rules", "*", "when", "types"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
+  { path: ["rules", "*", "emits", "types"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
+  { path: ["rules", "*", "channels"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
+  { path: ["elsewhere"], max: rulesFileElsewhereMax, id: "rulesJson.tooMany.tasks" },
 ];
 
 /** Whether `path` is `pattern` (`exact`) or leads into it. */
@@ -182,12 +187,12 @@ function along(path: JSONPath, pattern: string[], exact: boolean): boolean {
  * The first list over its limit in the order of the file (its path, the first item past the limit, the limit), or
  * null. Walks only the containers that lead to a limited list, with a stack of its own instead of recursion.
  */
-function tooLong(root: Node): { path: JSONPath; first: Node; max: number; what: string } | null {
+function tooLong(root: Node): { path: JSONPath; first: Node; max: number; id: MessageId } | null {
   const stack: { node: Node; path: JSONPath }[] = [{ node: root, path: [] }];
   for (let top = stack.pop(); top; top = stack.pop()) {
     const children = top.node.children ?? [];
     const limit = listLimits.find((l) => along(top!.path, l.path, true));
-    if (limit && children.length > limit.max) return { path: top.path, first: children[limit.max]!, max: limit.max, what: limit.what };
+    if (limit && children.length > limit.max) return { path: top.path, first: children[limit.max]!, max: limit.max, id: limit.id };
     const inside = top.node.type === "object"
       ? children.map((prop) => ({ node: prop.children![1]!, path: [...top!.path, String(prop.children![0]!.value)] }))
       : children.map((node, i) => ({ node, path: [...top!.path, i] }));
@@ -225,8 +230,9 @@ function where(path: JSONPath): string {
   return out;
 }
 
-function fail(path: JSONPath, msg: string): never {
-  throw new RulesError(`${where(path)}: ${msg}`, path);
+/** Refuses the file: what is wrong at `path`, as message `id` of the catalog with `params`. */
+function fail(path: JSONPath, id: MessageId, params?: Problem["params"]): never {
+  throw new RulesError({ id, params }, path);
 }
 
 /**
@@ -235,46 +241,46 @@ function fail(path: JSONPath, msg: string): never {
  */
 function str(v: unknown, path: JSONPath, opts: { required?: boolean; filled?: boolean; line?: boolean; max?: number } = {}): string | null {
   if (v === undefined || v === null) {
-    if (opts.required) fail(path, "required");
+    if (opts.required) fail(path, "rulesJson.required");
     return null;
   }
-  if (typeof v !== "string") fail(path, "must be a string");
-  if ((opts.required || opts.filled) && v.trim() === "") fail(path, "must not be empty");
-  if (opts.line && controlCharacter.test(v)) fail(path, "no control characters");
-  if ([...v].length > (opts.max ?? 4000)) fail(path, `at most ${opts.max ?? 4000} characters`);
+  if (typeof v !== "string") fail(path, "rulesJson.string");
+  if ((opts.required || opts.filled) && v.trim() === "") fail(path, "rulesJson.empty");
+  if (opts.line && controlCharacter.test(v)) fail(path, "rulesJson.control");
+  if ([...v].length > (opts.max ?? 4000)) fail(path, "rulesJson.maxChars", { max: opts.max ?? 4000 });
   return v;
 }
 
 function strings(v: unknown, path: JSONPath): string[] | null {
   if (v === undefined || v === null) return null;
-  if (!Array.isArray(v)) fail(path, "must be an array of strings");
+  if (!Array.isArray(v)) fail(path, "rulesJson.strings");
   return v.map((x, i) => str(x, [...path, i], { required: true }) as string);
 }
 
 /** An agent's `env`: variable names (`NAME_*` for a prefix), never the worker's own `AGENT_AUTOLOOP_*`. */
 function envNames(v: unknown, path: JSONPath): string[] {
   const names = strings(v, path) ?? [];
-  if (names.length > agentEnvNamesMax) fail(path, `at most ${agentEnvNamesMax} names`);
+  if (names.length > agentEnvNamesMax) fail(path, "rulesJson.tooMany.names", { max: agentEnvNamesMax });
   for (const [i, n] of names.entries()) {
-    if (!envNamePattern.test(n)) fail([...path, i], "a variable name (letters, digits and _, not starting with a digit, at most 100) or a prefix such as GH_*");
-    if (n.startsWith("AGENT_AUTOLOOP_")) fail([...path, i], "AGENT_AUTOLOOP_ variables never reach agents");
+    if (!envNamePattern.test(n)) fail([...path, i], "rulesJson.envName");
+    if (n.startsWith("AGENT_AUTOLOOP_")) fail([...path, i], "rulesJson.envOwn");
   }
   return names;
 }
 
 function known(obj: Record<string, unknown>, path: JSONPath, keys: string[]): void {
-  for (const k of Object.keys(obj)) if (!keys.includes(k)) fail([...path, k], `unknown field (known: ${keys.join(", ")})`);
+  for (const k of Object.keys(obj)) if (!keys.includes(k)) fail([...path, k], "rulesJson.unknownField", { known: keys.join(", ") });
 }
 
 /** A rule's or elsewhere task's name: it stands in URLs (/v1/rules/<name>/pause) and on the terminal. */
 function ruleName(v: unknown, path: JSONPath): string {
   const n = str(v, path, { required: true, max: 100, line: true }) as string;
-  if (n === "." || n === "..") fail(path, '"." and ".." cannot be names (they cannot stand in a URL)');
+  if (n === "." || n === "..") fail(path, "rulesJson.dotName");
   return n;
 }
 
 function name(v: string, path: JSONPath): string {
-  if (!namePattern.test(v)) fail(path, "names use letters, digits, _ . - (at most 100)");
+  if (!namePattern.test(v)) fail(path, "rulesJson.name");
   return v;
 }
 
@@ -300,45 +306,45 @@ export function isCron(expr: string): boolean {
 
 /** Validates and normalizes a parsed rule file. Throws RulesError naming the path on the first problem. */
 function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
-  if (!isObject(raw)) fail([], "the file must hold one JSON object");
+  if (!isObject(raw)) fail([], "rulesJson.notObject");
   known(raw, [], ["$schema", "timezone", "askFirst", "sources", "agents", "channels", "rules", "elsewhere"]);
   const timezone = str(raw.timezone, ["timezone"]) ?? defaults.timezone;
-  if (!isTimeZone(timezone)) fail(["timezone"], `unknown time zone ${timezone}`);
+  if (!isTimeZone(timezone)) fail(["timezone"], "rulesJson.timezone", { timezone });
   const askFirst = strings(raw.askFirst, ["askFirst"]) ?? [];
 
   const sources: Record<string, SourceDef> = {};
   const rawSources = raw.sources ?? {};
-  if (!isObject(rawSources)) fail(["sources"], "must be an object");
+  if (!isObject(rawSources)) fail(["sources"], "rulesJson.object");
   for (const [id, def] of Object.entries(rawSources)) {
     const p = ["sources", id];
     name(id, p);
-    if (id === scheduleSource) fail(p, `"${scheduleSource}" is the source of cron rules and cannot be declared`);
-    if (id === elsewhereSource) fail(p, `"${elsewhereSource}" is the source of elsewhere tasks and cannot be declared`);
-    if (!isObject(def)) fail(p, "must be an object");
+    if (id === scheduleSource) fail(p, "rulesJson.scheduleSource", { name: scheduleSource });
+    if (id === elsewhereSource) fail(p, "rulesJson.elsewhereSource", { name: elsewhereSource });
+    if (!isObject(def)) fail(p, "rulesJson.object");
     known(def, p, ["name", "adapter"]);
     const adapter = str(def.adapter, [...p, "adapter"]);
-    if (adapter !== null && !/^[a-z0-9-]+$/.test(adapter)) fail([...p, "adapter"], "plugin names use a-z, 0-9 and -");
+    if (adapter !== null && !/^[a-z0-9-]+$/.test(adapter)) fail([...p, "adapter"], "rulesJson.pluginName");
     sources[id] = { id, name: str(def.name, [...p, "name"], { max: 100, line: true }) ?? id, adapter };
   }
   oneSecretEach("sources", "source", Object.keys(sources));
 
   const agents: Record<string, AgentDef> = {};
   const rawAgents = raw.agents ?? {};
-  if (!isObject(rawAgents)) fail(["agents"], "must be an object");
+  if (!isObject(rawAgents)) fail(["agents"], "rulesJson.object");
   for (const [id, def] of Object.entries(rawAgents)) {
     const p = ["agents", id];
     name(id, p);
-    if (!isObject(def)) fail(p, "must be an object");
+    if (!isObject(def)) fail(p, "rulesJson.object");
     known(def, p, ["name", "worker", "use", "model", "effort", "access", "command", "program", "sandbox", "env"]);
     const use = str(def.use, [...p, "use"], { required: true }) as string;
-    if (!/^[a-z0-9-]+$/.test(use)) fail([...p, "use"], "plugin names use a-z, 0-9 and -");
+    if (!/^[a-z0-9-]+$/.test(use)) fail([...p, "use"], "rulesJson.pluginName");
     const access = (str(def.access, [...p, "access"]) ?? "edit") as Access;
-    if (!["read", "edit", "full"].includes(access)) fail([...p, "access"], "must be read, edit or full");
+    if (!["read", "edit", "full"].includes(access)) fail([...p, "access"], "rulesJson.access");
     const command = strings(def.command, [...p, "command"]);
-    if (command !== null && command.length === 0) fail([...p, "command"], "must not be empty");
-    if ((use === "command" || use === "acp") && command === null) fail([...p, "command"], `required for use "${use}"`);
+    if (command !== null && command.length === 0) fail([...p, "command"], "rulesJson.empty");
+    if ((use === "command" || use === "acp") && command === null) fail([...p, "command"], "rulesJson.commandFor", { use });
     const sandbox = def.sandbox ?? true;
-    if (typeof sandbox !== "boolean") fail([...p, "sandbox"], "must be true or false");
+    if (typeof sandbox !== "boolean") fail([...p, "sandbox"], "rulesJson.boolean");
     agents[id] = {
       id,
       name: str(def.name, [...p, "name"], { max: 100, line: true }) ?? id,
@@ -356,62 +362,62 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
 
   const channels: Record<string, ChannelDef> = {};
   const rawChannels = raw.channels ?? {};
-  if (!isObject(rawChannels)) fail(["channels"], "must be an object");
+  if (!isObject(rawChannels)) fail(["channels"], "rulesJson.object");
   for (const [id, def] of Object.entries(rawChannels)) {
     const p = ["channels", id];
     name(id, p);
-    if (!isObject(def)) fail(p, "must be an object");
+    if (!isObject(def)) fail(p, "rulesJson.object");
     known(def, p, ["name", "answerers", "links"]);
     const links = def.links ?? false;
-    if (typeof links !== "boolean") fail([...p, "links"], "must be true or false");
+    if (typeof links !== "boolean") fail([...p, "links"], "rulesJson.boolean");
     channels[id] = { id, name: str(def.name, [...p, "name"], { max: 100, line: true }) ?? id, answerers: strings(def.answerers, [...p, "answerers"]), links };
   }
   oneSecretEach("channels", "channel", Object.keys(channels));
 
   const rawRules = raw.rules ?? [];
-  if (!Array.isArray(rawRules)) fail(["rules"], "must be an array");
+  if (!Array.isArray(rawRules)) fail(["rules"], "rulesJson.array");
   const taken = new Set<string>();
   const rules: RuleDef[] = rawRules.map((def, i) => {
     const p = ["rules", i];
-    if (!isObject(def)) fail(p, "must be an object");
+    if (!isObject(def)) fail(p, "rulesJson.object");
     known(def, p, ["name", "when", "to", "cwd", "skill", "prompt", "group", "parallel", "resume", "tell", "emits", "channels", "budget"]);
     const rule = ruleName(def.name, [...p, "name"]);
-    if (taken.has(rule)) fail([...p, "name"], `another rule is already named "${rule}"`);
+    if (taken.has(rule)) fail([...p, "name"], "rulesJson.ruleTaken", { name: rule });
     taken.add(rule);
     const when = def.when;
-    if (!isObject(when)) fail([...p, "when"], 'required: {"source", "types"} or {"cron"}');
+    if (!isObject(when)) fail([...p, "when"], "rulesJson.when");
     known(when, [...p, "when"], ["source", "types", "cron"]);
     let source: string;
     let types: string[] = ["*"];
     let cron: string | null = null;
     if (when.cron !== undefined) {
-      if (when.source !== undefined || when.types !== undefined) fail([...p, "when"], "a cron rule has no source or types");
+      if (when.source !== undefined || when.types !== undefined) fail([...p, "when"], "rulesJson.cronOnly");
       cron = str(when.cron, [...p, "when", "cron"], { required: true }) as string;
-      if (!isCron(cron)) fail([...p, "when", "cron"], `not a cron expression: ${cron}`);
+      if (!isCron(cron)) fail([...p, "when", "cron"], "rulesJson.cron", { cron });
       source = scheduleSource;
     } else {
       source = str(when.source, [...p, "when", "source"], { required: true }) as string;
-      if (own(sources, source) === undefined) fail([...p, "when", "source"], `no source "${source}" in sources`);
+      if (own(sources, source) === undefined) fail([...p, "when", "source"], "rulesJson.noSource", { name: source });
       types = strings(when.types, [...p, "when", "types"]) ?? ["*"];
     }
     const to = str(def.to, [...p, "to"], { required: true }) as string;
-    if (own(agents, to) === undefined) fail([...p, "to"], `no agent "${to}" in agents`);
+    if (own(agents, to) === undefined) fail([...p, "to"], "rulesJson.noAgent", { name: to });
     const parallel = def.parallel ?? null;
-    if (parallel !== null && !(Number.isSafeInteger(parallel) && (parallel as number) >= 1)) fail([...p, "parallel"], "must be a whole number ≥ 1");
+    if (parallel !== null && !(Number.isSafeInteger(parallel) && (parallel as number) >= 1)) fail([...p, "parallel"], "rulesJson.parallel");
     const resume = def.resume ?? false;
-    if (typeof resume !== "boolean") fail([...p, "resume"], "must be true or false");
+    if (typeof resume !== "boolean") fail([...p, "resume"], "rulesJson.boolean");
     const tell = (str(def.tell, [...p, "tell"]) ?? "needed") as Tell;
-    if (!["always", "needed", "never"].includes(tell)) fail([...p, "tell"], "must be always, needed or never");
+    if (!["always", "needed", "never"].includes(tell)) fail([...p, "tell"], "rulesJson.tell");
     let emits: RuleDef["emits"] = null;
     if (def.emits !== undefined && def.emits !== null) {
-      if (!isObject(def.emits)) fail([...p, "emits"], 'must be {"source", "types"}');
+      if (!isObject(def.emits)) fail([...p, "emits"], "rulesJson.emits");
       known(def.emits, [...p, "emits"], ["source", "types"]);
       const es = str(def.emits.source, [...p, "emits", "source"], { required: true }) as string;
-      if (own(sources, es) === undefined) fail([...p, "emits", "source"], `no source "${es}" in sources`);
+      if (own(sources, es) === undefined) fail([...p, "emits", "source"], "rulesJson.noSource", { name: es });
       emits = { source: es, types: strings(def.emits.types, [...p, "emits", "types"]) ?? ["*"] };
     }
     const ruleChannels = strings(def.channels, [...p, "channels"]);
-    ruleChannels?.forEach((c, j) => { if (own(channels, c) === undefined) fail([...p, "channels", j], `no channel "${c}" in channels`); });
+    ruleChannels?.forEach((c, j) => { if (own(channels, c) === undefined) fail([...p, "channels", j], "rulesJson.noChannel", { name: c }); });
     return {
       name: rule, source, types, cron, to,
       cwd: str(def.cwd, [...p, "cwd"]),
@@ -425,25 +431,25 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
   });
 
   const rawElsewhere = raw.elsewhere ?? [];
-  if (!Array.isArray(rawElsewhere)) fail(["elsewhere"], "must be an array");
+  if (!Array.isArray(rawElsewhere)) fail(["elsewhere"], "rulesJson.array");
   const elsewhere: ElsewhereDef[] = rawElsewhere.map((def, i) => {
     const p = ["elsewhere", i];
-    if (!isObject(def)) fail(p, "must be an object");
+    if (!isObject(def)) fail(p, "rulesJson.object");
     known(def, p, ["name", "source", "to", "cron", "where", "cwd", "skill", "prompt"]);
     const taskName = ruleName(def.name, [...p, "name"]);
-    if (taken.has(taskName)) fail([...p, "name"], `a rule or task is already named "${taskName}"`);
+    if (taken.has(taskName)) fail([...p, "name"], "rulesJson.taskTaken", { name: taskName });
     taken.add(taskName);
     const source = str(def.source, [...p, "source"]);
-    if (source !== null && own(sources, source) === undefined) fail([...p, "source"], `no source "${source}" in sources`);
+    if (source !== null && own(sources, source) === undefined) fail([...p, "source"], "rulesJson.noSource", { name: source });
     const to = str(def.to, [...p, "to"]);
-    if (to !== null && own(agents, to) === undefined) fail([...p, "to"], `no agent "${to}" in agents`);
+    if (to !== null && own(agents, to) === undefined) fail([...p, "to"], "rulesJson.noAgent", { name: to });
     const cwd = str(def.cwd, [...p, "cwd"]);
     const skill = str(def.skill, [...p, "skill"], { max: 200 });
     const prompt = str(def.prompt, [...p, "prompt"]);
-    if (cwd !== null && to === null) fail([...p, "to"], "a task with cwd needs to");
-    if (cwd !== null && skill === null && prompt === null) fail([...p, "cwd"], "a task with cwd needs skill or prompt");
+    if (cwd !== null && to === null) fail([...p, "to"], "rulesJson.cwdNeedsTo");
+    if (cwd !== null && skill === null && prompt === null) fail([...p, "cwd"], "rulesJson.cwdNeedsWhat");
     const cron = str(def.cron, [...p, "cron"]);
-    if (cron !== null && !isCron(cron)) fail([...p, "cron"], `not a cron expression: ${cron}`);
+    if (cron !== null && !isCron(cron)) fail([...p, "cron"], "rulesJson.cron", { cron });
     return { name: taskName, source, to, cron, where: str(def.where, [...p, "where"], { line: true }), cwd, skill, prompt };
   });
 
@@ -451,30 +457,30 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
 }
 
 /** Refuses two names that give the same secrets.env variable: whoever holds one's secret could post as the other. */
-function oneSecretEach(field: string, kind: string, names: string[]): void {
+function oneSecretEach(field: string, kind: "source" | "channel", names: string[]): void {
   const first = new Map<string, string>();
   for (const id of names) {
     const env = secretsEnvName(id);
     const other = first.get(env);
-    if (other !== undefined) fail([field, id], `same secrets.env name (${env}) as ${kind} "${other}"; rename one`);
+    if (other !== undefined) fail([field, id], kind === "source" ? "rulesJson.sameSecret.source" : "rulesJson.sameSecret.channel", { env, other });
     first.set(env, id);
   }
 }
 
 function budget(v: unknown, path: JSONPath): Budget | null {
   if (v === undefined || v === null) return null;
-  if (!isObject(v)) fail(path, 'must be {"cost", "tokens", "per"}');
+  if (!isObject(v)) fail(path, "rulesJson.budget");
   known(v, path, ["cost", "tokens", "per"]);
   const num = (x: unknown, k: string) => {
     if (x === undefined || x === null) return null;
-    if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) fail([...path, k], "must be a number > 0");
+    if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) fail([...path, k], "rulesJson.positive");
     return x;
   };
   const cost = num(v.cost, "cost");
   const tokens = num(v.tokens, "tokens");
-  if (cost === null && tokens === null) fail(path, "needs cost or tokens");
+  if (cost === null && tokens === null) fail(path, "rulesJson.budgetNeeds");
   const per = v.per ?? "day";
-  if (per !== "day" && per !== "week") fail([...path, "per"], "must be day or week");
+  if (per !== "day" && per !== "week") fail([...path, "per"], "rulesJson.per");
   return { cost, tokens, per };
 }
 

@@ -16,6 +16,7 @@ import type { Result } from "../protocol/schema.js";
 import { tooDeepNotice } from "./notices.js";
 import { own } from "./own.js";
 import { assert } from "./assert.js";
+import { fixedText } from "../i18n/messages.js";
 
 const isoOrNull = (c: Ctx, ms: number | null) => (ms === null ? null : c.iso(ms));
 
@@ -449,11 +450,11 @@ function notice(c: Ctx, run: RunRow, rule: RuleDef | null, n: NonNullable<Result
 /** Why a receipt may not resolve a card: same source, same group, created before this run's claim, still open. */
 function resolveInScope(c: Ctx, run: RunRow, rule: RuleDef | undefined, id: number): string | null {
   const card = c.tx.get<CardRow>("cards", id);
-  if (!card) return c.msg("notFound.card", { id });
+  if (!card) return fixedText("rejected.noCard", { id });
   if (!rule || card.source !== rule.source || card.group !== rule.group || card.at > (run.claimedAt ?? 0) || card.run === run.id) {
-    return c.msg("rejected.scope");
+    return fixedText("rejected.scope");
   }
-  if (card.state !== "open") return c.msg("card.closed");
+  if (card.state !== "open") return fixedText("rejected.closed");
   return null;
 }
 
@@ -473,8 +474,8 @@ function later(c: Ctx, run: RunRow, l: NonNullable<Result["later"]>[number]): vo
 
 /** A receipt event: source fixed by the rule's `emits`, hops one more than the run's deepest event. */
 function emit(c: Ctx, run: RunRow, rule: RuleDef | undefined, e: NonNullable<Result["events"]>[number]): string | null {
-  if (!rule?.emits) return c.msg("rejected.noEmits");
-  if (!anyGlob(rule.emits.types, e.type)) return c.msg("rejected.type", { type: e.type });
+  if (!rule?.emits) return fixedText("rejected.noEmits");
+  if (!anyGlob(rule.emits.types, e.type)) return fixedText("rejected.type", { type: e.type });
   const source = rule.emits.source;
   if (findEvent(c, source, e.id)) return null;
   const ev = recordEvent(c, {

@@ -235,6 +235,10 @@ export interface Decision {
 export interface Env {
   /** The master key (random bytes of master.key); run tokens and card links derive from it. */
   master: Buffer;
+  /**
+   * The hub's language: it words refusals and the cards the hub writes (text for a person). Never text that goes
+   * into events, jobs or other data: that is the same on every machine (i18n/messages.ts `fixedText`).
+   */
   lang: "zh" | "en";
   /** Base URL of card link pages (`publicUrl`, else the local listen address), or null. */
   publicUrl: string | null;

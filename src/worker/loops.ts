@@ -11,6 +11,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { loopRestartFirstMs, loopRestartMaxMs, loopStableMs } from "../kernel/limits.js";
+import { t, type Lang } from "../i18n/messages.js";
 
 /** Delays of one loop; the defaults are the limits of the same names. */
 export interface LoopOptions {
@@ -49,8 +50,8 @@ function describe(e: unknown, stack: boolean): string {
 }
 
 /** A delay for people: "0.05 s", "1 s", "300 s". */
-function seconds(ms: number): string {
-  return `${ms / 1000} s`;
+function seconds(ms: number, lang: Lang): string {
+  return t(lang, "loop.seconds", { seconds: ms / 1000 });
 }
 
 export class Supervisor {
@@ -58,8 +59,11 @@ export class Supervisor {
   private readonly running = new Set<Promise<void>>();
   private unguard: (() => void) | null = null;
 
-  /** @param log where restarts and uncaught errors are reported, one entry per call (stacks span lines). */
-  constructor(private readonly log: (line: string) => void) {}
+  /**
+   * @param log where restarts and uncaught errors are reported, one entry per call (stacks span lines).
+   * @param lang the language of those entries.
+   */
+  constructor(private readonly log: (line: string) => void, private readonly lang: Lang = "en") {}
 
   /** Runs `loop` as the part `name` until `stop()`, restarting it with backoff whenever it throws, returns or faults. */
   start(name: string, loop: Loop, opts: LoopOptions = {}): void {
@@ -74,13 +78,13 @@ export class Supervisor {
    */
   guardProcess(): void {
     if (this.unguard) return;
-    const report = (what: string) => (e: unknown) => {
+    const report = (what: "loop.uncaught" | "loop.unhandled") => (e: unknown) => {
       const part = parts.getStore();
-      this.log(`${part?.name ?? "hub"}: ${what}: ${describe(e, true)}`);
+      this.log(t(this.lang, what, { part: part?.name ?? "hub", error: describe(e, true) }));
       part?.fault(e);
     };
-    const onException = report("uncaught exception");
-    const onRejection = report("unhandled rejection");
+    const onException = report("loop.uncaught");
+    const onRejection = report("loop.unhandled");
     process.on("uncaughtException", onException);
     process.on("unhandledRejection", onRejection);
     this.unguard = () => {
@@ -121,8 +125,8 @@ export class Supervisor {
       stop.removeEventListener("abort", onStop);
       if (stop.aborted) break;
       if (Date.now() - startedAt >= stable) delay = first;
-      const why = outcome.kind === "returned" ? "returned" : outcome.kind === "fault" ? "stopped by an uncaught error" : describe(outcome.error, false);
-      this.log(`${name}: ${why}; restarting in ${seconds(delay)}`);
+      const why = outcome.kind === "returned" ? t(this.lang, "loop.returned") : outcome.kind === "fault" ? t(this.lang, "loop.faulted") : describe(outcome.error, false);
+      this.log(t(this.lang, "loop.restart", { part: name, why, delay: seconds(delay, this.lang) }));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, delay);
         function done() {

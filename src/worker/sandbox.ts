@@ -20,6 +20,7 @@ import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:pa
 import { homedir, tmpdir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
 import { engineDir } from "../common/paths.js";
+import { t, type Lang } from "../i18n/messages.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
 export type SandboxHere = { bwrap: string } | { off: string };
@@ -27,11 +28,11 @@ export type SandboxHere = { bwrap: string } | { off: string };
 /** How long `doctor`'s trial run of bubblewrap may take, in ms. */
 const sandboxProbeTimeoutMs = 10_000;
 
-/** Finds bubblewrap: Linux only; `bwrap` on PATH. */
-export function sandboxHere(platform: NodeJS.Platform = process.platform, path = process.env.PATH ?? ""): SandboxHere {
-  if (platform !== "linux") return { off: `bubblewrap runs on Linux only, and this computer runs ${platform}` };
+/** Finds bubblewrap: Linux only; `bwrap` on PATH. Why not is worded in `lang`. */
+export function sandboxHere(platform: NodeJS.Platform = process.platform, path = process.env.PATH ?? "", lang: Lang = "en"): SandboxHere {
+  if (platform !== "linux") return { off: t(lang, "sandbox.notLinux", { platform }) };
   const bwrap = findProgram("bwrap", path);
-  if (!bwrap) return { off: "bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: apt-get install bubblewrap)" };
+  if (!bwrap) return { off: t(lang, "sandbox.noBwrap") };
   return { bwrap };
 }
 

@@ -155,7 +155,7 @@ export class Worker {
         if (this.stopped) break;
         if (ac.signal.aborted) continue; // same claim id again: a job claimed meanwhile comes back
         if (e instanceof HubError && (e.status === 401 || e.status === 403)) {
-          this.log(`worker ${this.opts.name}: ${e.message}`);
+          this.log(t(this.opts.lang, "worker.log", { name: this.opts.name, error: e.message }));
           await sleep(30_000);
         } else await sleep(2_000);
         continue;
@@ -197,7 +197,7 @@ export class Worker {
       try {
         this.saveJob(known.job, known.dir);
       } catch (e) {
-        this.log(`run ${job.run}: ${(e as Error).message}`);
+        this.log(t(this.opts.lang, "worker.runLog", { run: job.run, error: (e as Error).message }));
       }
     } else this.track(job, join(this.runsDir, `${job.run}-${job.attempt}`), existsSync(join(this.runsDir, `${job.run}-${job.attempt}`, "1")));
   }
@@ -395,9 +395,9 @@ export class Worker {
    */
   private sandbox(job: WorkJob, turn: Turn): { plan: SandboxPlan | null } | { error: string } {
     if (job.agent.sandbox === false) return { plan: null };
-    const here = sandboxHere();
+    const here = sandboxHere(process.platform, process.env.PATH ?? "", this.opts.lang);
     if ("off" in here) {
-      if (!this.sandboxOffSaid) this.log(`worker ${this.opts.name}: agents run without a sandbox and can read this home: ${here.off}`);
+      if (!this.sandboxOffSaid) this.log(t(this.opts.lang, "worker.noSandbox", { name: this.opts.name, why: here.off }));
       this.sandboxOffSaid = true;
       return { plan: null };
     }
@@ -489,7 +489,7 @@ export class Worker {
       writeFileDurable(file, JSON.stringify({ ...before, ...read.sessionUsage }));
     } catch (e) {
       // This launch's figures stand; the ledger stays behind, so the session's next launch counts them again.
-      this.log(`worker ${this.opts.name}: ${(e as Error).message}`);
+      this.log(t(this.opts.lang, "worker.log", { name: this.opts.name, error: (e as Error).message }));
     }
     return out;
   }
@@ -513,7 +513,7 @@ export class Worker {
       } catch (e) {
         if (this.stopped) throw new Halted();
         if (e instanceof HubError && e.status >= 400 && e.status < 500) {
-          this.log(`run ${job.run}: the hub refused the result: ${e.message}`);
+          this.log(t(this.opts.lang, "worker.resultRefused", { run: job.run, error: e.message }));
           break;
         }
         await sleep(wait);
@@ -527,7 +527,7 @@ export class Worker {
     try {
       writeFileDurable(file, content);
     } catch (e) {
-      this.log(`run ${run}: ${(e as Error).message}`);
+      this.log(t(this.opts.lang, "worker.runLog", { run, error: (e as Error).message }));
     }
   }
 }
