@@ -39,8 +39,9 @@ async function ownerClient(): Promise<HubClient> {
 
 /** Runs an owner call on this home's hub (see connect.ts `call`). */
 async function call<T>(client: HubClient | Promise<HubClient>, f: (c: HubClient) => Promise<T>): Promise<T> {
-  const { call: callHub } = await import("./connect.js");
-  return callHub(await client, f, lang);
+  // Both at once: a client that fails (no home, no hub) is handled here, never left as an unhandled rejection.
+  const [c, { call: callHub }] = await Promise.all([client, import("./connect.js")]);
+  return callHub(c, f, lang);
 }
 
 async function version(): Promise<string> {

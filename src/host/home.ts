@@ -75,7 +75,7 @@ export function readMasterKey(home: Home, create = false): Buffer {
 }
 
 /** A source or channel name as it appears in a secrets.env variable (see the kernel's `secretsEnvName`). */
-export { secretsEnvName } from "../kernel/rules.js";
+export { secretsEnvName } from "../kernel/names.js";
 
 /** Reads secrets.env (KEY=value lines, # comments) into a map; a missing file is empty. */
 export function readSecrets(home: Home): Record<string, string> {

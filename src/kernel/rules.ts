@@ -11,6 +11,7 @@ import {
 } from "./limits.js";
 import { lineForbidden } from "./text.js";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
+import { secretsEnvName } from "./names.js";
 
 export type Access = "read" | "edit" | "full";
 export type Tell = "always" | "needed" | "never";
@@ -80,14 +81,8 @@ export function isOldKeyName(name: string): boolean {
   return name !== "" && [...name].length <= 100 && !oldControlCharacter.test(name) && !name.includes("/");
 }
 
-/**
- * A source or channel name as it appears in a secrets.env variable: upper case, every character other than `A-Z` and
- * `0-9` (such as `-`) turned into `_` (protocol.md 来源: AGENT_AUTOLOOP_SECRET_<来源>). Two names that give the same
- * variable are refused in one rules file.
- */
-export function secretsEnvName(name: string): string {
-  return name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
-}
+/** See names.ts: two names that give the same secrets.env variable are refused in one rules file. */
+export { secretsEnvName };
 
 export type RulesParse = { ok: true; rules: Rules } | { ok: false; error: string; line: number; column: number };
 
