@@ -15,9 +15,12 @@
  *   long polls): GET /v1/health p50/p99 on new connections, claim latency, connections still held, RSS, descriptors
  * - simulation steps/s
  * - the hub's event-loop delay while its in-process worker watches an agent printing 100 MB (scripts/output-watch.ts)
+ * - CLI start: `agent-autoloop --help` against a bare `node -e 0`, medians of 21 runs taken in turns (issue 15's goal:
+ *   within 1.5×); `npm run benchmark -- cli` measures only this
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
@@ -116,6 +119,29 @@ async function idleWithUndeliveredCards(): Promise<void> {
   }
 }
 
+/**
+ * CLI start (issue 15): wall time of `agent-autoloop --help` (the compiled CLI) and of a bare `node -e 0`, each run
+ * `cliStartRuns` times in turns so that a busy moment of the machine weighs on both alike; medians and their ratio.
+ */
+async function cliStart(): Promise<void> {
+  const cliStartRuns = 21;
+  const bin = join(import.meta.dirname, "..", "bin", "agent-autoloop.js");
+  const wallMs = (args: string[]) => {
+    const t = performance.now();
+    const r = spawnSync(process.execPath, args, { stdio: "ignore", env: { ...process.env, AGENT_AUTOLOOP_LANG: "en" } });
+    if (r.status !== 0) throw new Error(`node ${args.join(" ")} exited with ${r.status}`);
+    return performance.now() - t;
+  };
+  const bare: number[] = [];
+  const help: number[] = [];
+  for (let i = 0; i < cliStartRuns; i++) {
+    bare.push(wallMs(["-e", "0"]));
+    help.push(wallMs([bin, "--help"]));
+  }
+  say(`CLI start: agent-autoloop --help / node -e 0, medians of ${cliStartRuns}`,
+    `${median(help).toFixed(0)} / ${median(bare).toFixed(0)} ms (${(median(help) / median(bare)).toFixed(2)}×)`);
+}
+
 /** Claims `n` queued runs one by one (claim ids `<prefix><i>`) and finishes each; the claim times in ms. */
 async function claimLatencies(url: string, workerKey: string, prefix: string, n: number): Promise<number[]> {
   const out: number[] = [];
@@ -131,6 +157,9 @@ async function claimLatencies(url: string, workerKey: string, prefix: string, n:
 async function main(): Promise<void> {
   console.log(`machine: ${machine()}`);
   if (process.argv[2] === "idle") return idleWithUndeliveredCards();
+  if (process.argv[2] === "cli") return cliStart();
+  // First, while no hub of this benchmark runs: a process start is what it measures.
+  await cliStart();
   const { dir, keys } = setup();
   try {
     // cold start
