@@ -153,12 +153,16 @@ async function http(url: string, key: string, method: string, path: string, body
 }
 
 for (const LANG of ["en_US.UTF-8", "zh_CN.UTF-8"]) {
-  test(`a manual run's event says "<key name> 手动运行" on a hub under LANG=${LANG}, and reaches the job so`, async () => {
+  test(`a manual run's event says "<key name> 手动运行" on a hub under LANG=${LANG}, and reaches the job so; why says it in the CLI's language`, async () => {
     const { dir, keys, hub: h } = await hub({ LANG });
     const ran = await cli(dir, ["run", "alerts", "--reason", "look now"], { LANG });
-    assert.equal(ran.code, 0, ran.err);
+    assert.deepEqual([ran.code, ran.out], [0, LANG.startsWith("zh") ? "alerts：事件 1，第 1 轮" : "alerts: event 1, run 1"], ran.err);
     const { job } = await http(h.url, keys.worker, "GET", "/v1/work?claim=c1&capacity=1");
     assert.deepEqual(job.context.events.map((e: any) => [e.type, e.summary, e.detail]), [["run.manual", "owner 手动运行", "look now"]]);
+    for (const [env, summary] of [[{ LANG: "C.UTF-8" }, "owner ran it by hand"], [{ LANG: "zh_CN.UTF-8" }, "owner 手动运行"]] as const) {
+      const why = await cli(dir, ["why", "1"], env);
+      assert.match(why.out, new RegExp(`^\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}  \\S+ shop/manual:\\S+ run\\.manual — ${summary}$`, "m"), why.out);
+    }
   });
 }
 

@@ -1,9 +1,14 @@
 /**
- * The message catalog: every text meant for a person, in Chinese and English.
+ * The message catalog: every text meant for a person, in Chinese and English, each `{name}` placeholder in both.
  * The language comes from `AGENT_AUTOLOOP_LANG`, else `LANG` (anything starting with `zh` is Chinese, else English).
- * Texts the protocol fixes (for example `没有这条规则：<名字>`) are not here: they stay exactly as specified.
+ *
+ * - `t(lang, id, params)`: a text in one language (pure: the kernel uses it for refusals and the cards it writes).
+ * - `fixedText(id, params)`: a text the protocol fixes (`没有这条规则：<名字>`) or that goes into data (a manual
+ *   run's summary, a receipt's rejections): its Chinese text, on every machine, so the same inputs give the same facts.
+ * - `localize(text, lang)`: a catalog text of either language shown in `lang` (a hub's refusal, commander's errors).
  */
 
+/** A language of the catalog: Chinese or English. */
 export type Lang = "zh" | "en";
 
 type Params = Record<string, string | number>;
@@ -514,8 +519,6 @@ const catalog = {
   "in.adapterFailed": { zh: "adapter {adapter}：{error}", en: "adapter {adapter}: {error}" },
   "field.isoTime": { zh: "带 Z 或时差的真实 ISO 日期时间", en: "a real ISO date-time with Z or an offset" },
   "serve.listen": { zh: "listen：应为 主机:端口，现在是 {value}", en: "listen: expected HOST:PORT, got {value}" },
-  "channel.log": { zh: "通道 {name}：{line}", en: "channel {name}: {line}" },
-  "channel.nextFailed": { zh: "领卡片失败：{error}", en: "next card: {error}" },
   "loop.uncaught": { zh: "{part}：未捕获的异常：{error}", en: "{part}: uncaught exception: {error}" },
   "loop.unhandled": { zh: "{part}：未处理的 Promise 拒绝：{error}", en: "{part}: unhandled rejection: {error}" },
   "loop.restart": { zh: "{part}：{why}；{delay} 后重启", en: "{part}: {why}; restarting in {delay}" },
@@ -540,6 +543,7 @@ const catalog = {
   "plugins.noDefault": { zh: "{file}：没有默认导出", en: "{file}: no default export" },
 } satisfies Record<string, Entry>;
 
+/** The id of a message of the catalog. */
 export type MessageId = keyof typeof catalog;
 
 /**
