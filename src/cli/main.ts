@@ -9,7 +9,7 @@
  * the worker; `npm run benchmark` measures `--help` against a bare `node -e 0`.
  */
 import { Command, CommanderError } from "commander";
-import { langFromEnv, localize, t } from "../i18n/messages.js";
+import { langFromEnv, localize, t, type MessageId } from "../i18n/messages.js";
 import { CliError, printable, say, sayError } from "./print.js";
 import type { Config, Home } from "../host/home.js";
 import type { HubClient } from "../protocol/client.js";
@@ -58,7 +58,7 @@ async function version(): Promise<string> {
 }
 
 /** Commander's own headings, as its help calls `styleTitle` with them, in the catalog's words. */
-const helpTitles: Record<string, Parameters<typeof t>[1]> = {
+const helpTitles: Record<string, MessageId> = {
   "Usage:": "cli.help.usage", "Options:": "cli.help.options", "Commands:": "cli.help.commands",
   "Arguments:": "cli.help.arguments", "Global Options:": "cli.help.globalOptions",
 };

@@ -1,5 +1,5 @@
 /** `agent-autoloop status`: the owner's state summary, readable at a glance, worded from the message catalog. */
-import { localize, t, type Lang } from "../i18n/messages.js";
+import { localize, t, type Lang, type MessageId } from "../i18n/messages.js";
 import { cronSkippedCountMax } from "../kernel/limits.js";
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -17,7 +17,7 @@ function time(iso: string | null | undefined, tz: string): string {
  * wrote (titles, summaries, errors) are shown as they are; a pause reason the hub wrote is shown in `lang`.
  */
 export function formatStatus(s: Any, lang: Lang, url: string): string {
-  const w = (id: Parameters<typeof t>[1], params?: Parameters<typeof t>[2]) => t(lang, id, params);
+  const w = (id: MessageId, params?: Record<string, string | number>) => t(lang, id, params);
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
   const out: string[] = [];
   out.push(w("status.header", { url, version: s.rulesVersion, timezone: s.timezone, now: time(s.now, tz) }));
