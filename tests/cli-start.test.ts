@@ -57,8 +57,8 @@ test("--help and --version load commander, the catalog and print.ts; --version a
   const version = await run(["--version"], join(dir, "none"));
   assert.equal(version.code, 0, version.err);
   assert.deepEqual(version.loaded, [
-    "bin/agent-autoloop.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/host/home.js", "dist/src/i18n/messages.js",
-    "dist/src/kernel/names.js", "dist/src/worker/files.js", "node_modules/commander",
+    "bin/agent-autoloop.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js", "dist/src/host/home.js",
+    "dist/src/i18n/messages.js", "dist/src/kernel/names.js", "dist/src/worker/files.js", "node_modules/commander",
   ]);
 });
 
@@ -70,8 +70,9 @@ test("status and answer load the client and what finds this home's hub: no hub, 
     const { job } = (await f.call("GET", "/v1/work?claim=c1&capacity=1", f.keys.worker)).body;
     await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Go?", options: ["yes", "no"] }] });
     const client = [
-      "bin/agent-autoloop.js", "dist/src/cli/connect.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/host/home.js",
-      "dist/src/host/listen.js", "dist/src/host/lock.js", "dist/src/i18n/messages.js", "dist/src/kernel/names.js",
+      "bin/agent-autoloop.js", "dist/src/cli/connect.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js",
+      "dist/src/host/home-files.js", "dist/src/host/home.js", "dist/src/host/listen.js", "dist/src/host/lock.js",
+      "dist/src/i18n/messages.js", "dist/src/kernel/names.js",
       "dist/src/protocol/client.js", "dist/src/worker/files.js", "node_modules/commander",
     ];
     const status = await run(["status"], f.home.dir);
