@@ -6,7 +6,8 @@
 import { Command, CommanderError } from "commander";
 import { readFileSync, existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
-import { homePaths, readConfig, engineDir, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
+import { releaseSync } from "../host/version.js";
+import { homePaths, readConfig, writeFileAtomic, ownerKeyName, type Config, type Home } from "../host/home.js";
 import { initialize, registerKeysLocally, removeKeyLocally, startServe } from "../host/serve.js";
 import { HubClient } from "../protocol/client.js";
 import { isName, isOldKeyName, reservedSources } from "../kernel/rules.js";
@@ -43,15 +44,8 @@ async function call<T>(client: HubClient | Promise<HubClient>, f: (c: HubClient)
 }
 
 function version(): string {
-  let commit = "";
-  let tag = "";
-  try {
-    commit = execFileSync("git", ["-C", engineDir, "rev-parse", "--short", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-    tag = execFileSync("git", ["-C", engineDir, "describe", "--tags", "--exact-match", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-  } catch {
-    // not a git checkout, or no tag on this commit
-  }
-  return `${tag || t(lang, "cli.unreleased")}${commit ? ` (${commit})` : ""}`;
+  const { tag, commit } = releaseSync();
+  return `${tag ?? t(lang, "cli.unreleased")}${commit ? ` (${commit})` : ""}`;
 }
 
 /**

@@ -19,6 +19,8 @@ import { newKey, secretsEnvName } from "./home.js";
 import type { SourceArgs } from "../sdk/index.js";
 import { linkedCard, linkPage } from "./link-page.js";
 import { homeIdHeader } from "./lock.js";
+import { releaseTag } from "./version.js";
+import { rootPage, rootPageHeaders } from "./root-page.js";
 import type { EventIn } from "../protocol/schema.js";
 import { streamSSE } from "hono/streaming";
 import { publicFact, withoutRuleBodies } from "./facts.js";
@@ -175,7 +177,9 @@ export function createApp(hub: Hub): Hono {
     }
   }
 
-  app.get("/v1/health", (c) => c.json({ ok: true }));
+  app.get("/v1/health", async (c) => c.json({ ok: true, version: await releaseTag() }));
+  // A browser opening the hub's address: what this is and where to look (root-page.ts).
+  app.get("/", (c) => c.html(rootPage(lang), 200, rootPageHeaders));
 
   // Card link pages: plain HTML, no script; the link is the permission to answer this one card.
   const linkHeaders = { "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'", "cache-control": "no-store", "referrer-policy": "no-referrer" };

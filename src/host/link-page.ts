@@ -9,7 +9,8 @@ import { cardLinkToken, safeEqual } from "../kernel/credentials.js";
 import { cardLinkValidMs } from "../kernel/limits.js";
 import { t } from "../i18n/messages.js";
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
+/** Escapes text for HTML (element content and quoted attributes). */
+export const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
 
 /** Finds the card a link names, when the token is right and the link has not expired. */
 export function linkedCard(view: View, env: Env, now: number, id: number, token: string): { card: CardRow } | { status: 404 | 410 } {
@@ -19,7 +20,8 @@ export function linkedCard(view: View, env: Env, now: number, id: number, token:
   return { card };
 }
 
-function page(lang: Env["lang"], title: string, body: string): string {
+/** A whole plain page (no script) around `body`, in `lang`, titled `title` (escaped here). */
+export function page(lang: Env["lang"], title: string, body: string): string {
   return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}
 pre{white-space:pre-wrap;font:inherit}button{font:inherit;margin:.25rem 0;padding:.5rem 1rem;display:block;width:100%}
