@@ -13,6 +13,8 @@ import { own } from "../kernel/own.js";
 import type { AgentDef, Rules } from "../kernel/rules.js";
 import { isInside, probeSandbox, realPath, sandboxHere } from "../worker/sandbox.js";
 import { expandHome } from "../worker/worker.js";
+import { findHub } from "./connect.js";
+import { t, type Lang } from "../i18n/messages.js";
 
 export interface Finding { ok: boolean; line: string }
 
@@ -31,7 +33,7 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
   // Read as the hub reads it (a FIFO or a huge file is refused, never waited on).
   const read = readRulesInput(home.rules, "en");
   if (read.kind === "rulesError") {
-    return [{ ok: false, line: `${read.error} — ${read.missing ? "run agent-autoloop init" : "fix it; agent-autoloop check shows the same"}` }];
+    return [{ ok: false, line: `${read.error} — ${read.missing ? "run agent-autoloop init" : "fix it; agent-autoloop check shows the same"}` }, await hubFinding(home, "en")];
   }
   const rules = read.rules;
   const local = config.worker?.name ?? null;
@@ -82,7 +84,18 @@ export async function doctor(home: Home, config: Config): Promise<Finding[]> {
       else out.push({ ok: true, line: `channel ${ch.id}: webhook ${platform ?? "custom body"}` });
     } else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: `channel ${ch.id}: note: no answerers set, so anyone in that chat can answer its cards` });
   }
+  out.push(await hubFinding(home, "en"));
   return out;
+}
+
+/**
+ * Whether this home's hub answers, found as every command finds it (connect.ts): up at its URL; not running (a note:
+ * doctor is often run before `serve`), with how to start it; or a server of another home on the address, a FIX.
+ */
+export async function hubFinding(home: Home, lang: Lang): Promise<Finding> {
+  const found = await findHub(home, lang);
+  if ("url" in found) return { ok: true, line: t(lang, "doctor.hubUp", { url: found.url }) };
+  return found.down ? { ok: true, line: t(lang, "doctor.hubDown", { reason: found.reason }) } : { ok: false, line: t(lang, "doctor.hubOther", { reason: found.reason }) };
 }
 
 /**

@@ -15,7 +15,8 @@ import { readRulesInput } from "../host/rules-file.js";
 import { keyKinds, type KeyKind } from "../kernel/types.js";
 import { newKey } from "../host/home.js";
 import { langFromEnv, t } from "../i18n/messages.js";
-import { formatStatus } from "./status.js";
+import { formatStatus, stateOfRule } from "./status.js";
+import { keyNameNote } from "./key-note.js";
 import { timeline } from "./why.js";
 import { conformance, type ConformanceConfig } from "../protocol/conformance.js";
 import type { Fact } from "../kernel/types.js";
@@ -89,11 +90,17 @@ export function program(argv: readonly string[] = process.argv): Command {
     .description("cards, runs, rules, workers and unrouted events at a glance")
     .option("--json", "print the raw /v1/state answer")
     .option("--before <run>", "older runs, before this run id")
-    .action(async (o: { json?: boolean; before?: string }) => {
+    .option("--rule <name>", "only this rule's runs")
+    .action(async (o: { json?: boolean; before?: string; rule?: string }) => {
       if (o.before !== undefined && !/^[1-9]\d{0,14}$/.test(o.before)) throw new CliError(t(lang, "notFound.run", { id: o.before }));
       const client = await ownerClient();
-      const state = await call(client, (c) => c.state(o.before ? Number(o.before) : undefined));
-      say(o.json ? JSON.stringify(state, null, 2) : formatStatus(state, lang, client.url));
+      const before = o.before ? Number(o.before) : undefined;
+      const state = o.rule === undefined
+        ? await call(client, (c) => c.state(before))
+        : await stateOfRule((b) => call(client, (c) => c.state(b)), o.rule, before);
+      if (state === null) throw new CliError(t(lang, "notFound.rule", { name: o.rule! }));
+      const localChannels = Object.keys(readConfig(home()).channels);
+      say(o.json ? JSON.stringify(state, null, 2) : formatStatus(state, lang, client.url, { localChannels, rule: o.rule ?? null }));
     });
 
   p.command("answer")
@@ -236,6 +243,8 @@ export function program(argv: readonly string[] = process.argv): Command {
       const what = updateConfigKey(h, kind as KeyKind, name, k);
       say(k);
       if (what && kind !== "owner") sayError(t(lang, "cli.keyConfig", { what }) + "\n");
+      const note = keyNameNote(h.rules, kind as KeyKind, name, lang);
+      if (note) sayError(note + "\n");
     });
   key.command("remove")
     .description("remove a key: its long polls and streams end at once")
@@ -258,7 +267,7 @@ export function program(argv: readonly string[] = process.argv): Command {
       const f = file ?? home().rules;
       // What the hub would load, read the same way: check says what the hub would say.
       const r = readRulesInput(f, lang);
-      if (r.kind === "rulesError") throw new CliError(r.error);
+      if (r.kind === "rulesError") throw new CliError(file === undefined && !existsSync(f) ? t(lang, "cli.check.noFile", { error: r.error }) : r.error);
       say(t(lang, "cli.check.ok", {
         file: f, rules: r.rules.rules.length, agents: Object.keys(r.rules.agents).length,
         sources: Object.keys(r.rules.sources).length, channels: Object.keys(r.rules.channels).length, elsewhere: r.rules.elsewhere.length,

@@ -1,6 +1,11 @@
 /** `agent-autoloop status`: the owner's state summary, readable at a glance. */
-import type { Lang } from "../i18n/messages.js";
+import { t, type Lang } from "../i18n/messages.js";
 import { cronSkippedCountMax } from "../kernel/limits.js";
+
+/** How many recent runs `status` shows. */
+export const statusRunsShown = 10;
+/** `status --rule`: how many pages of runs (`stateRunsPerPage` each) it reads at most looking for the rule's runs. */
+export const statusRulePagesMax = 20;
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -33,8 +38,11 @@ function time(iso: string | null | undefined, tz: string): string {
   return `${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
 }
 
+/** What `formatStatus` knows besides the state: this home's config.json channels, and the rule `--rule` names. */
+export interface StatusOptions { localChannels?: string[] | null; rule?: string | null }
+
 /** Formats GET /v1/state for a person. */
-export function formatStatus(s: Any, lang: Lang, url: string): string {
+export function formatStatus(s: Any, lang: Lang, url: string, opts: StatusOptions = {}): string {
   const w = words[lang];
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
   const out: string[] = [];
@@ -49,6 +57,7 @@ export function formatStatus(s: Any, lang: Lang, url: string): string {
       if (d.error) out.push(`      ! ${ch}: ${d.gaveUp ? "gave up" : "not delivered"} (${d.failures}×): ${d.error}`);
     }
     if (c.state === "open") out.push(`      → agent-autoloop answer ${c.id} ${c.kind === "ask" ? `<0-${c.options.length - 1}>` : "0"}`);
+    out.push(...waitsForSilentChannels(s, c, lang));
   }
   const usage = (u: Any | null) => {
     if (!u) return "";
@@ -62,19 +71,21 @@ export function formatStatus(s: Any, lang: Lang, url: string): string {
     out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state} · ${when}${r.failures ? ` · ${w.failures} ${r.failures}` : ""}${r.worker ? ` · ${r.worker}` : ""}`);
     if (r.error && r.state === "waiting") out.push(`      ${r.error}`);
   }
-  out.push("", `${w.runs}:`);
+  out.push("", opts.rule ? t(lang, "status.runsOfRule", { rule: opts.rule }) : `${w.runs}:`);
   if (s.runs.length === 0) out.push(`  ${w.none}`);
-  for (const r of (s.runs as Any[]).slice(0, 10)) {
+  for (const r of (s.runs as Any[]).slice(0, statusRunsShown)) {
     const u = usage(r.usage);
     out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ""} · ${time(r.endedAt ?? r.startedAt ?? r.claimedAt ?? r.createdAt, tz)}${r.worker ? ` · ${r.worker}` : ""}${u}`);
     if (r.summary) out.push(`      ${r.summary}`);
     if (r.error && r.state !== "done") out.push(`      ${r.error}`);
   }
+  if (opts.rule && s.nextBefore) out.push(`  ${t(lang, "status.olderRunsOfRule", { rule: opts.rule, run: s.nextBefore })}`);
   out.push("", `${w.lines}:`);
   for (const l of s.lines as Any[]) {
     const when = l.cron ? `cron ${l.cron}` : `${l.source}:${(l.types as string[]).join(",")}`;
-    const cron = l.cron ? `${l.nextAt ? ` · ${w.next} ${time(l.nextAt, tz)}` : ""}${l.skippedAt ? ` · ${w.cronSkipped(`${l.skippedCount}${l.skippedCount >= cronSkippedCountMax ? "+" : ""}`, time(l.skippedAt, tz))}` : ""}` : "";
-    out.push(`  ${l.name} ← ${when} → ${l.to} · ${w.queued} ${l.queued} · ${w.running} ${l.running}${l.paused ? ` · ${w.paused}` : ""}${cron}`);
+    // A paused rule's next cron time would be skipped: it shows when the pause ends instead.
+    const cron = l.cron ? `${l.nextAt && !l.paused ? ` · ${w.next} ${time(l.nextAt, tz)}` : ""}${l.skippedAt ? ` · ${w.cronSkipped(`${l.skippedCount}${l.skippedCount >= cronSkippedCountMax ? "+" : ""}`, time(l.skippedAt, tz))}` : ""}` : "";
+    out.push(`  ${l.name} ← ${when} → ${l.to} · ${w.queued} ${l.queued} · ${w.running} ${l.running}${l.paused ? ` · ${l.paused.until ? t(lang, "status.pausedUntil", { at: time(l.paused.until, tz) }) : w.paused}` : ""}${cron}`);
   }
   if ((s.elsewhere as Any[]).length) {
     out.push("", `${w.elsewhere}:`);
@@ -87,6 +98,7 @@ export function formatStatus(s: Any, lang: Lang, url: string): string {
   out.push("", `${w.workers}:`);
   if (s.workers.length === 0) out.push(`  ${w.none}`);
   for (const x of s.workers as Any[]) out.push(`  ${x.name} · ${x.online ? w.online : w.offline} · ${time(x.seenAt, tz)}`);
+  out.push(...channelSection(s, lang, tz, opts.localChannels ?? null));
   if ((s.timers as Any[]).length) {
     out.push("", `${w.timers}:`);
     for (const x of s.timers as Any[]) out.push(`  ${x.rule}${x.lane ? ` ${x.lane}` : ""} · ${x.key} · ${time(x.at, tz)}${x.about ? ` · ${x.about}` : ""}`);
@@ -101,4 +113,64 @@ export function formatStatus(s: Any, lang: Lang, url: string): string {
     `  ${label}: ${x.rounds} ${w.rounds} · ${x.tokens} ${w.tokens} · $${Number(x.cost).toFixed(4)}${x.missingTokens ? ` · ${x.missingTokens} ${w.noTokens}` : ""}${x.missingCost ? ` · ${x.missingCost} ${w.noCost}` : ""}`;
   out.push("", `${w.spending}:`, sp(s.spending.today, w.today), sp(s.spending.week, w.week));
   return out.join("\n");
+}
+
+/** Whether `card` waits for its first delivery to `channel` (an open card it was never delivered to, not given up). */
+function waitsFor(card: Any, channel: string): boolean {
+  const d = (card.deliveries ?? {})[channel] as Any | undefined;
+  return card.state === "open" && (card.channels as string[] | undefined)?.includes(channel) === true && !d?.ref && !d?.gaveUp;
+}
+
+/** The marks of a card that waits for channels that never polled. */
+function waitsForSilentChannels(s: Any, card: Any, lang: Lang): string[] {
+  const never = new Set((s.channels as Any[]).filter((ch) => !ch.seenAt).map((ch) => ch.id as string));
+  return ((card.channels ?? []) as string[]).filter((ch) => never.has(ch) && waitsFor(card, ch)).map((channel) => `      ${t(lang, "status.waitsForNeverPolled", { channel })}`);
+}
+
+/**
+ * The channels of rules.json: last poll and cards waiting for each. For one that never polled, what to do: serve
+ * starts the channels of config.json when it starts (a channel added while it runs needs a restart), and a channel
+ * config.json does not have is not run on this computer at all.
+ * @param localChannels the channel names in this home's config.json, or null when not known.
+ */
+function channelSection(s: Any, lang: Lang, tz: string, localChannels: string[] | null): string[] {
+  const out = ["", t(lang, "status.channels")];
+  if ((s.channels as Any[]).length === 0) out.push(`  ${words[lang].none}`);
+  for (const ch of s.channels as Any[]) {
+    const waiting = (s.cards as Any[]).filter((c) => waitsFor(c, ch.id)).length;
+    const poll = ch.seenAt ? t(lang, "status.lastPoll", { at: time(ch.seenAt, tz) }) : t(lang, "status.neverPolled");
+    out.push(`  ${ch.id} · ${poll} · ${t(lang, "status.cardsWaiting", { n: waiting })}`);
+    if (!ch.seenAt && localChannels) {
+      out.push(`      ${t(lang, localChannels.includes(ch.id) ? "status.channelNotStarted" : "status.channelNotHere", { channel: ch.id })}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The state `status --rule` shows: `rule`'s active runs and its newest runs (up to `statusRunsShown`), looked for page
+ * by page through older runs, at most `statusRulePagesMax` pages; `nextBefore` is where older ones of the rule go on.
+ * @param page reads one page of `GET /v1/state` (`before`: older runs than this id).
+ * @returns null when rules.json has no such rule and none of the runs read is one of it.
+ */
+export async function stateOfRule(page: (before?: number) => Promise<Any>, rule: string, before?: number): Promise<Any | null> {
+  const first = await page(before);
+  const runs: Any[] = [];
+  let s = first;
+  let nextBefore: number | null = null;
+  for (let pages = 1; ; pages++) {
+    for (const r of s.runs as Any[]) if (r.rule === rule && runs.length < statusRunsShown) runs.push(r);
+    if (runs.length >= statusRunsShown) {
+      nextBefore = runs.at(-1)!.id;
+      break;
+    }
+    if (!s.hasMore || pages >= statusRulePagesMax) {
+      nextBefore = s.hasMore ? s.nextBefore : null;
+      break;
+    }
+    s = await page(s.nextBefore);
+  }
+  const active = (first.active as Any[]).filter((r) => r.rule === rule);
+  if (runs.length === 0 && active.length === 0 && !(first.lines as Any[]).some((l) => l.name === rule)) return null;
+  return { ...first, runs, active, nextBefore, hasMore: nextBefore !== null };
 }
