@@ -222,7 +222,10 @@ export function program(argv: readonly string[] = process.argv): Command {
       const config = readConfig(h);
       const { runMcp, sourceFromConfig } = await import("./mcp.js"); // the MCP SDK and zod: loaded on use only
       // The hub is looked for (and its home id checked) at each tool call's need, so mcp may start before the hub.
-      await runMcp({ hub: () => hubUrl(h, lang), owner: config.owner || null, source: sourceFromConfig(h.config), version: version() });
+      await runMcp({
+        hub: () => hubUrl(h, lang), owner: config.owner || null, source: sourceFromConfig(h.config), version: version(),
+        lang, localChannels: Object.keys(config.channels),
+      });
     });
 
   const key = p.command("key").description("create or remove access keys");
