@@ -55,14 +55,14 @@ test("the README's Try it section does what it says: a question, the answer resu
   let out = "";
   hub.stdout!.on("data", (d) => (out += d));
   hub.stderr!.on("data", (d) => (out += d));
-  url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 30_000, `the hub to listen (output: ${out})`))!;
+  url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 60_000, () => `the hub to listen (output: ${out})`))!;
 
   const key = await cli("key", "new", "source", "demo");
   const posted = await fetch(`${url}/v1/events`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: '{"id":"t1","type":"try.it"}' });
   assert.deepEqual(await posted.json(), { event: 1, duplicate: false, routed: ["ask-me"], paused: [] });
 
   const cards = join(home, "cards.txt");
-  await until(() => existsSync(cards) && readFileSync(cards, "utf8").includes("Pick a name"), 180_000, `the card in cards.txt (hub output: ${out})`);
+  await until(() => existsSync(cards) && readFileSync(cards, "utf8").includes("Pick a name"), 180_000, () => `the card in cards.txt (hub output: ${out})`);
   const card = /── card (\d+) · v1 · ask · open · ask-me/.exec(readFileSync(cards, "utf8"))![1]!;
   assert.match(await cli("answer", card, "1"), /^card \d+: answered — Pick a name$/);
   const owner = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).owner as string;
@@ -70,7 +70,7 @@ test("the README's Try it section does what it says: a question, the answer resu
   const runs = await until(async () => {
     const s = await state();
     return s.runs.length === 2 && s.runs[0].state === "done" && s.runs;
-  }, 180_000, `the second run to be done (hub output: ${out})`);
+  }, 180_000, () => `the second run to be done (hub output: ${out})`);
 
   assert.equal(readFileSync(join(folder, "NAME.txt"), "utf8"), "borealis\n", "the chosen name, written by the agent");
   assert.equal(runs[0].session, runs[1].session, "the answer resumed the same session");
