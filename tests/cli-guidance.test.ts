@@ -36,11 +36,11 @@ test("serve on an address already in use names it and how to pick another; the h
   try {
     const howTo = `Pick another address with --listen HOST:PORT (port 0 picks a free port), or change "listen" in ${made.home.config}`;
     const r = await cli(["serve", "--listen", `127.0.0.1:${port}`]);
-    assert.deepEqual([r.code, r.err], [1, `agent-autoloop: cannot listen on 127.0.0.1:${port}: another program already uses this address. ${howTo}`]);
+    assert.deepEqual([r.code, r.err], [1, `agent-autoloop: cannot listen on 127.0.0.1:${port}: another program already uses this address (EADDRINUSE). ${howTo}`]);
     // In one process: the failed start leaves the home's lock free, so the next start works.
-    await assert.rejects(startServe(made.home, { lang: "en", log: () => {}, listen: `127.0.0.1:${port}` }), { message: `cannot listen on 127.0.0.1:${port}: another program already uses this address. ${howTo}` });
+    await assert.rejects(startServe(made.home, { lang: "en", log: () => {}, listen: `127.0.0.1:${port}` }), { message: `cannot listen on 127.0.0.1:${port}: another program already uses this address (EADDRINUSE). ${howTo}` });
     // An address this computer does not have (TEST-NET-1, RFC 5737): the same kind of fault, said the same way.
-    await assert.rejects(startServe(made.home, { lang: "en", log: () => {}, listen: "192.0.2.1:0" }), { message: `cannot listen on 192.0.2.1:0: this computer has no such address. ${howTo}` });
+    await assert.rejects(startServe(made.home, { lang: "en", log: () => {}, listen: "192.0.2.1:0" }), { message: `cannot listen on 192.0.2.1:0: this computer has no such address (EADDRNOTAVAIL). ${howTo}` });
     const running = await startServe(made.home, { lang: "en", log: () => {}, listen: "127.0.0.1:0" });
     await running.close();
   } finally {

@@ -104,10 +104,11 @@ export function lockHome(home: Home, lang: Lang): () => void {
 
 /** Why `serve` cannot listen on `address`, in words, and how to pick another address (`--listen`, config.json). */
 function listenFailure(e: NodeJS.ErrnoException, address: string, home: Home, lang: Lang): string {
-  const why = e.code === "EADDRINUSE" ? t(lang, "serve.addressInUse")
+  const words = e.code === "EADDRINUSE" ? t(lang, "serve.addressInUse")
     : e.code === "EADDRNOTAVAIL" ? t(lang, "serve.addressNotHere")
     : e.code === "EACCES" ? t(lang, "serve.addressDenied")
-    : e.message;
+    : null;
+  const why = words ? `${words} (${e.code})` : e.message;
   return t(lang, "serve.cannotListen", { address: address.trim(), why, config: home.config });
 }
 
