@@ -1,5 +1,5 @@
 // Mutation testing of the kernel (DESIGN.md: "mutation testing of the kernel in which every mutant must be caught").
-// `npm run test:mutation` (sim/mutate.ts) runs it and lists every mutant that survived; see README "Proof".
+// `npm run test:mutation` (sim/mutate.ts) runs it and lists every mutant that survived; see docs/proof.md.
 //
 // - The tap runner runs each test file as `node -r <stryker hook> --import tsx --test-reporter=tap <file>`, records
 //   which mutants each file executes, and runs a mutant only against the files that reach it, stopping at the first

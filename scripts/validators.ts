@@ -1,7 +1,7 @@
 /**
  * The hub's input validators, compiled ahead of time (Ajv standalone code) from the TypeBox definitions in
  * src/protocol/schema.ts, so that a starting hub loads neither TypeBox nor Ajv's compiler nor compiles a schema
- * (README "Measurements": start time and idle memory). `npm run schema` writes the module; tests/schema.test.ts
+ * (docs/measurements.md: start time and idle memory). `npm run schema` writes the module; tests/schema.test.ts
  * checks that the committed file is what this writes.
  */
 import Ajv2020Module from "ajv/dist/2020.js";
