@@ -15,6 +15,7 @@ import { t, type Lang } from "../i18n/messages.js";
 import { readRulesInput } from "./rules-file.js";
 import { PluginLoader } from "../common/plugins.js";
 import { BoundedLog } from "./log-limit.js";
+import type { EndpointName } from "../protocol/endpoints.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -49,6 +50,11 @@ export interface HubOptions {
   log?: (line: string) => void;
   /** Finds and keeps the plugins of this home (source adapters here; `serve` shares it with its worker and channels). */
   plugins?: PluginLoader;
+  /**
+   * Checks every answer the HTTP layer sends against the endpoint's published shape, returning what differs or null
+   * (tests pass the client's own check: tests/helpers.ts). A difference fails that request with 500.
+   */
+  checkAnswer?: (endpoint: EndpointName, status: number, body: unknown) => string | null;
 }
 
 /** Reading rules.json lives in rules-file.ts, which `check` and `doctor` use without loading the hub; re-exported here. */

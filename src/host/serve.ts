@@ -6,7 +6,7 @@ import { serve as nodeServe, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { existsSync } from "node:fs";
-import { Hub } from "./hub.js";
+import { Hub, type HubOptions } from "./hub.js";
 import { createApp } from "./http.js";
 import { initHome, readConfig, readMasterKey, readSecrets, ownerKeyName, type Config, type Home } from "./home.js";
 import { channelLoop } from "./channels.js";
@@ -116,6 +116,8 @@ export interface ServeOptions {
   log?: (line: string) => void;
   /** The HTTP edge's limits, shortened by tests (src/kernel/limits.ts has the real ones). */
   limits?: Partial<EdgeLimits>;
+  /** Checks every answer against its published shape (HubOptions.checkAnswer); tests set it. */
+  checkAnswer?: HubOptions["checkAnswer"];
 }
 
 /**
@@ -137,7 +139,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   let listening: ServerType | null = null;
   let url: string;
   try {
-    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log }));
+    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log, checkAnswer: opts.checkAnswer }));
     await hub.start();
     const app = createApp(hub);
     const limits = { ...edgeLimits, ...opts.limits };

@@ -1,7 +1,8 @@
 /**
- * The shapes of everything that crosses the /v1 protocol, as JSON Schema 2020-12 built with TypeBox.
- * `protocol/schema.json` is generated from these definitions (`npm run schema`) and the hub validates
- * its own inputs with them, so the published schema and the hub cannot drift (protocol.md 一致性和复现).
+ * The shapes of what callers send over the /v1 protocol (request bodies and query strings), as JSON Schema 2020-12
+ * built with TypeBox; what the hub answers is in responses.ts. `protocol/schema.json` is generated from both
+ * (`npm run schema`, definitions.ts) and the hub validates its own inputs with these, so the published schema and
+ * the hub cannot drift (protocol.md 一致性和复现).
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
@@ -198,79 +199,40 @@ export const TellBody = Type.Object(
 export const ResolveCard = Type.Object({ reason: Type.Optional(text(L.reasonMaxCodepoints)) }, { additionalProperties: false });
 export const CancelRun = Type.Object({}, { additionalProperties: false });
 
-/** The card a channel receives (protocol.md 通道). */
-export const Card = Type.Object({
-  id: Type.Integer(),
-  version: Type.Integer(),
-  ref: Type.Union([Type.String(), Type.Null()]),
-  kind: Type.Union([Type.Literal("ask"), Type.Literal("notice")]),
-  fyi: Type.Boolean(),
-  state: Type.Union([Type.Literal("open"), Type.Literal("answered"), Type.Literal("closed")]),
-  title: Type.String(),
-  text: Type.String(),
-  options: Type.Array(Type.String()),
-  recommend: Type.Union([Type.Integer(), Type.Null()]),
-  choice: Type.Union([Type.Integer(), Type.Null()]),
-  answer: Type.Union([Type.String(), Type.Null()]),
-  by: Type.Union([Type.String(), Type.Null()]),
-  result: Type.Union([Type.String(), Type.Null()]),
-  link: Type.Union([Type.String(), Type.Null()]),
-  rule: Type.Union([Type.String(), Type.Null()]),
-  at: Type.String(),
-});
-export type Card = Static<typeof Card>;
+/** A number in a query string (`wait` in seconds, `capacity`): up to 6 digits; empty or absent takes the default. */
+const queryCount = () => Type.String({ pattern: "^\\d{0,6}$", description: "a whole number of at most 6 digits" });
+/** A run id in a query string: 1 to 15 digits, no leading zero. */
+export const idPattern = "^[1-9]\\d{0,14}$";
 
-/** The job a worker claims from GET /v1/work (protocol.md Agent). */
-export const Job = Type.Object({
-  run: Type.Integer(),
-  token: Type.String(),
-  attempt: Type.Integer(),
-  rule: Type.Object({
-    name: Type.String(),
-    cwd: Type.Union([Type.String(), Type.Null()]),
-    skill: Type.Union([Type.String(), Type.Null()]),
-    prompt: Type.Union([Type.String(), Type.Null()]),
-  }),
-  agent: Type.Object({
-    id: Type.String(),
-    name: Type.String(),
-    use: Type.String(),
-    model: Type.Union([Type.String(), Type.Null()]),
-    effort: Type.Union([Type.String(), Type.Null()]),
-    access: Type.String(),
-    command: Type.Union([Type.Array(Type.String()), Type.Null()]),
-    program: Type.Union([Type.String(), Type.Null()]),
-    sandbox: Type.Optional(Type.Boolean()),
-    env: Type.Optional(Type.Array(Type.String())),
-  }),
-  session: Type.Union([Type.String(), Type.Null()]),
-  askFirst: Type.Array(Type.String()),
-  context: Type.Object({
-    events: Type.Array(Type.Any()),
-    answers: Type.Array(Type.Any()),
-    timers: Type.Array(Type.Any()),
-    waiting: Type.Array(Type.Any()),
-    open: Type.Array(Type.Any()),
-    decided: Type.Array(Type.Any()),
-  }),
-});
-export type Job = Static<typeof Job>;
+/**
+ * `running` of GET /v1/work: the worker's runs in hand, as run ids separated by commas (empty items are skipped), at
+ * most `runningRunsMax`. Each id ends at a comma or the end, so the pattern never backtracks over a long list.
+ */
+export const runningPattern = `^,*(?:[1-9]\\d{0,14}(?:,+|$)){0,${L.runningRunsMax}}$`;
 
-/** One fact of the log, as the stream and `why --json` show it (protocol.md 日志与确定性). */
-export const Fact = Type.Object({
-  v: Type.Literal(1),
-  seq: Type.Integer({ minimum: 1 }),
-  at: Type.String(),
-  kind: Type.String(),
-  /** `[table, key, row]`, row null for a delete (JSON Schema 2020-12 `prefixItems`). */
-  changes: Type.Array(Type.Unsafe<[string, string | number, unknown]>({
-    type: "array", minItems: 3, maxItems: 3, items: false,
-    prefixItems: [{ type: "string" }, { type: ["string", "integer"] }, { type: ["object", "null"] }],
-  })),
+/** GET /v1/work?claim=&wait=&running=&capacity= (protocol.md Agent：领活). Other query parameters are ignored. */
+export const WorkQuery = Type.Object({
+  claim: Type.String({ minLength: 1, maxLength: L.claimIdMaxCodepoints, pattern: linePattern, description: noControl }),
+  wait: Type.Optional(queryCount()),
+  capacity: Type.Optional(queryCount()),
+  running: Type.Optional(Type.String({ pattern: runningPattern, description: `run ids separated by commas, at most ${L.runningRunsMax}` })),
 });
+export type WorkQuery = Static<typeof WorkQuery>;
 
-/** Every definition that goes into protocol/schema.json. */
-export const definitions = {
+/** GET /v1/cards/next?wait= (protocol.md 通道). */
+export const CardsNextQuery = Type.Object({ wait: Type.Optional(queryCount()) });
+export type CardsNextQuery = Static<typeof CardsNextQuery>;
+
+/** GET /v1/state?before= (protocol.md 本人): the page of runs older than this run id. */
+export const StateQuery = Type.Object({ before: Type.Optional(Type.String({ pattern: idPattern, description: "a run id" })) });
+export type StateQuery = Static<typeof StateQuery>;
+
+/** GET /v1/stream?after= (protocol.md 日志与确定性): facts after this sequence number; `Last-Event-ID` wins over it. */
+export const StreamQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: "^\\d{1,15}$", description: "a fact sequence number" })) });
+export type StreamQuery = Static<typeof StreamQuery>;
+
+/** The request definitions: bodies and query strings, by name. */
+export const requestDefinitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
-  ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, Card, Job, Fact,
+  ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, StreamQuery,
 };
