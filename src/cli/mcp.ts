@@ -62,7 +62,7 @@ export function mcpServer(cfg: McpConfig): McpServer {
     server.registerTool("status", { description: "The hub's state: open cards, runs, rules, workers, unrouted events, spending.", inputSchema: { before: z.number().int().positive().optional().describe("older runs: before this run id") } },
       ({ before }) => result(() => owner((c) => c.state(before))));
     server.registerTool("why", { description: "A run's facts: events, claims, start, receipt, answers, follow-up runs.", inputSchema: { run: z.number().int().positive() } },
-      ({ run }) => result(() => owner((c) => c.call(`/v1/runs/${run}/why`))));
+      ({ run }) => result(() => owner((c) => c.why(run))));
     server.registerTool("answer", { description: "Answer a card: the option number, or your own words.", inputSchema: { card: z.number().int().positive(), choice: z.number().int().min(0).optional(), text: z.string().min(1).max(4000).optional() } },
       ({ card, choice, text }) => result(() => owner((c) => c.answer(card, { ...(choice !== undefined ? { choice } : {}), ...(text !== undefined ? { text } : {}) }))));
     server.registerTool("resolve", { description: "Close a card: no decision needed any more.", inputSchema: { card: z.number().int().positive(), reason: z.string().max(1000).optional() } },
@@ -77,7 +77,7 @@ export function mcpServer(cfg: McpConfig): McpServer {
       inputSchema: { id: z.string().min(1).max(200), type: z.string().min(1).max(64), subject: z.string().max(100).optional(), summary: z.string().max(200).optional(), detail: z.string().max(4000).optional(), link: z.string().max(500).optional() },
     }, (event) => result(() => source((c) => c.postEvent(event))));
     server.registerTool("tell", { description: "Tell the owner something (an fyi notice, once per key).", inputSchema: { key: z.string().min(1).max(200), text: z.string().min(1).max(4000), title: z.string().max(200).optional() } },
-      (body) => result(() => source((c) => c.call("/v1/tell", { body }))));
+      (body) => result(() => source((c) => c.tell(body))));
   }
   return server;
 }

@@ -1,8 +1,7 @@
 /** `agent-autoloop status`: the owner's state summary, readable at a glance. */
 import type { Lang } from "../i18n/messages.js";
 import { cronSkippedCountMax } from "../kernel/limits.js";
-
-type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Spending, State, UsageTotals } from "../protocol/responses.js";
 
 const words = {
   zh: {
@@ -34,71 +33,71 @@ function time(iso: string | null | undefined, tz: string): string {
 }
 
 /** Formats GET /v1/state for a person. */
-export function formatStatus(s: Any, lang: Lang, url: string): string {
+export function formatStatus(s: State, lang: Lang, url: string): string {
   const w = words[lang];
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
   const out: string[] = [];
   out.push(`${w.hub} ${url} · ${w.rules} v${s.rulesVersion} · ${s.timezone} · ${time(s.now, tz)}`);
   out.push("", `${w.cards} (${s.cards.length}):`);
   if (s.cards.length === 0) out.push(`  ${w.none}`);
-  for (const c of s.cards as Any[]) {
+  for (const c of s.cards) {
     out.push(`  #${c.id} ${c.kind}${c.state !== "open" ? ` (${c.state})` : ""}${c.rule ? ` [${c.rule}${c.lane ? ` ${c.lane}` : ""}]` : ""} ${c.title}`);
-    if (c.text) for (const line of String(c.text).split("\n").slice(0, 3)) out.push(`      ${line}`);
-    (c.options as string[]).forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ← ${w.recommended}` : ""}`));
-    for (const [ch, d] of Object.entries((c.deliveries ?? {}) as Record<string, Any>)) {
+    if (c.text) for (const line of c.text.split("\n").slice(0, 3)) out.push(`      ${line}`);
+    c.options.forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ← ${w.recommended}` : ""}`));
+    for (const [ch, d] of Object.entries(c.deliveries)) {
       if (d.error) out.push(`      ! ${ch}: ${d.gaveUp ? "gave up" : "not delivered"} (${d.failures}×): ${d.error}`);
     }
     if (c.state === "open") out.push(`      → agent-autoloop answer ${c.id} ${c.kind === "ask" ? `<0-${c.options.length - 1}>` : "0"}`);
   }
-  const usage = (u: Any | null) => {
+  const usage = (u: UsageTotals | null) => {
     if (!u) return "";
     const tokens = u.input !== undefined || u.output !== undefined ? ` · ${(u.input ?? 0) + (u.output ?? 0)} ${w.tokens}` : "";
-    return `${tokens}${u.cost !== undefined ? ` · $${Number(u.cost).toFixed(4)}` : ""}`;
+    return `${tokens}${u.cost !== undefined ? ` · $${u.cost.toFixed(4)}` : ""}`;
   };
   out.push("", `${w.active} (${s.active.length}):`);
   if (s.active.length === 0) out.push(`  ${w.none}`);
-  for (const r of s.active as Any[]) {
+  for (const r of s.active) {
     const when = r.state === "waiting" ? `${w.retryAt} ${time(r.readyAt, tz)}` : `${w.since} ${time(r.claimedAt ?? r.createdAt, tz)}`;
     out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state} · ${when}${r.failures ? ` · ${w.failures} ${r.failures}` : ""}${r.worker ? ` · ${r.worker}` : ""}`);
     if (r.error && r.state === "waiting") out.push(`      ${r.error}`);
   }
   out.push("", `${w.runs}:`);
   if (s.runs.length === 0) out.push(`  ${w.none}`);
-  for (const r of (s.runs as Any[]).slice(0, 10)) {
+  for (const r of s.runs.slice(0, 10)) {
     const u = usage(r.usage);
     out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ""} · ${time(r.endedAt ?? r.startedAt ?? r.claimedAt ?? r.createdAt, tz)}${r.worker ? ` · ${r.worker}` : ""}${u}`);
     if (r.summary) out.push(`      ${r.summary}`);
     if (r.error && r.state !== "done") out.push(`      ${r.error}`);
   }
   out.push("", `${w.lines}:`);
-  for (const l of s.lines as Any[]) {
-    const when = l.cron ? `cron ${l.cron}` : `${l.source}:${(l.types as string[]).join(",")}`;
+  for (const l of s.lines) {
+    const when = l.cron ? `cron ${l.cron}` : `${l.source}:${l.types.join(",")}`;
     const cron = l.cron ? `${l.nextAt ? ` · ${w.next} ${time(l.nextAt, tz)}` : ""}${l.skippedAt ? ` · ${w.cronSkipped(`${l.skippedCount}${l.skippedCount >= cronSkippedCountMax ? "+" : ""}`, time(l.skippedAt, tz))}` : ""}` : "";
     out.push(`  ${l.name} ← ${when} → ${l.to} · ${w.queued} ${l.queued} · ${w.running} ${l.running}${l.paused ? ` · ${w.paused}` : ""}${cron}`);
   }
-  if ((s.elsewhere as Any[]).length) {
+  if (s.elsewhere.length) {
     out.push("", `${w.elsewhere}:`);
-    for (const e of s.elsewhere as Any[]) out.push(`  ${e.name}${e.where ? ` · ${e.where}` : ""}${e.cron ? ` · cron ${e.cron}` : ""}${e.to ? ` → ${e.to}` : ""}`);
+    for (const e of s.elsewhere) out.push(`  ${e.name}${e.where ? ` · ${e.where}` : ""}${e.cron ? ` · cron ${e.cron}` : ""}${e.to ? ` → ${e.to}` : ""}`);
   }
-  if ((s.pauses as Any[]).length) {
+  if (s.pauses.length) {
     out.push("", `${w.pausedRules}:`);
-    for (const p of s.pauses as Any[]) out.push(`  ${p.name} · ${p.by}${p.reason ? ` · ${p.reason}` : ""}${p.until ? ` · until ${time(p.until, tz)}` : ""}`);
+    for (const p of s.pauses) out.push(`  ${p.name} · ${p.by}${p.reason ? ` · ${p.reason}` : ""}${p.until ? ` · until ${time(p.until, tz)}` : ""}`);
   }
   out.push("", `${w.workers}:`);
   if (s.workers.length === 0) out.push(`  ${w.none}`);
-  for (const x of s.workers as Any[]) out.push(`  ${x.name} · ${x.online ? w.online : w.offline} · ${time(x.seenAt, tz)}`);
-  if ((s.timers as Any[]).length) {
+  for (const x of s.workers) out.push(`  ${x.name} · ${x.online ? w.online : w.offline} · ${time(x.seenAt, tz)}`);
+  if (s.timers.length) {
     out.push("", `${w.timers}:`);
-    for (const x of s.timers as Any[]) out.push(`  ${x.rule}${x.lane ? ` ${x.lane}` : ""} · ${x.key} · ${time(x.at, tz)}${x.about ? ` · ${x.about}` : ""}`);
+    for (const x of s.timers) out.push(`  ${x.rule}${x.lane ? ` ${x.lane}` : ""} · ${x.key} · ${time(x.at, tz)}${x.about ? ` · ${x.about}` : ""}`);
   }
-  if ((s.skipped as Any[]).length) {
+  if (s.skipped.length) {
     out.push("", `${w.skipped}:`);
-    for (const e of (s.skipped as Any[]).slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type} · ${(e.paused as string[]).join(", ")}`);
+    for (const e of s.skipped.slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type} · ${e.paused.join(", ")}`);
   }
   out.push("", `${w.unrouted} (${s.totals.unrouted}):`);
-  for (const e of (s.unrouted as Any[]).slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type}${e.summary ? ` · ${e.summary}` : ""}`);
-  const sp = (x: Any, label: string) =>
-    `  ${label}: ${x.rounds} ${w.rounds} · ${x.tokens} ${w.tokens} · $${Number(x.cost).toFixed(4)}${x.missingTokens ? ` · ${x.missingTokens} ${w.noTokens}` : ""}${x.missingCost ? ` · ${x.missingCost} ${w.noCost}` : ""}`;
+  for (const e of s.unrouted.slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type}${e.summary ? ` · ${e.summary}` : ""}`);
+  const sp = (x: Spending, label: string) =>
+    `  ${label}: ${x.rounds} ${w.rounds} · ${x.tokens} ${w.tokens} · $${x.cost.toFixed(4)}${x.missingTokens ? ` · ${x.missingTokens} ${w.noTokens}` : ""}${x.missingCost ? ` · ${x.missingCost} ${w.noCost}` : ""}`;
   out.push("", `${w.spending}:`, sp(s.spending.today, w.today), sp(s.spending.week, w.week));
   return out.join("\n");
 }

@@ -3,7 +3,7 @@
  * Times inside rows are milliseconds since the Unix epoch (UTC); the protocol shows them as ISO strings.
  */
 import type { Rules } from "./rules.js";
-import type { EventIn, Result, Usage } from "../protocol/schema.js";
+import type { EventIn, Result, TellBody, Usage } from "../protocol/schema.js";
 import type { Job } from "../protocol/responses.js";
 
 /** One projection row change: `[table, key, row]`; `row === null` deletes the row. */
@@ -207,7 +207,7 @@ export type Input =
   | { kind: "runNow"; keyHash: string | null; rule: string; subject: string | null; reason: string | null }
   | { kind: "linkAnswer"; card: number; token: string; choice: number | null; text: string | null }
   | { kind: "eventsIn"; source: string; events: EventIn[] }
-  | { kind: "tell"; keyHash: string | null; body: import("./tell.js").TellBody }
+  | { kind: "tell"; keyHash: string | null; body: TellBody }
   /** The timer: the deadline `due` (a due table key) came due; the shell sends one per due row, so each is decided alone. */
   | { kind: "tick"; due: string }
   /** The shell: the `tick` of `due` failed (answered 500) with `error`; it is tried again later. */

@@ -153,15 +153,18 @@ export const Started = Type.Object(
   },
   { additionalProperties: false },
 );
+export type Started = Static<typeof Started>;
 
 export const Delivered = Type.Object(
   { version: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), ref: line(L.deliveryRefMaxCodepoints, 1) },
   { additionalProperties: false },
 );
+export type Delivered = Static<typeof Delivered>;
 export const Failed = Type.Object(
   { version: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), error: Type.Optional(text(L.deliveryErrorMaxCodepoints)) },
   { additionalProperties: false },
 );
+export type Failed = Static<typeof Failed>;
 /** POST /v1/cards/:id/answer: from a channel ({choice, by, ref}) or the owner ({choice} or {text}). */
 export const Answer = Type.Object(
   {
@@ -172,6 +175,7 @@ export const Answer = Type.Object(
   },
   { additionalProperties: false },
 );
+export type Answer = Static<typeof Answer>;
 /** POST /v1/rules/:name/pause (protocol.md 暂停、恢复、立即运行). */
 export const PauseBody = Type.Object(
   {
@@ -180,11 +184,14 @@ export const PauseBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type PauseBody = Static<typeof PauseBody>;
 export const ResumeBody = Type.Object({}, { additionalProperties: false });
+export type ResumeBody = Static<typeof ResumeBody>;
 export const RunNowBody = Type.Object(
   { subject: EventIn.properties.subject, reason: Type.Optional(text(L.eventDetailMaxCodepoints)) },
   { additionalProperties: false },
 );
+export type RunNowBody = Static<typeof RunNowBody>;
 /** POST /v1/tell: `key` + `text` (an fyi notice, sent once per key) or `ask` (tasks with `cwd`). */
 export const TellBody = Type.Object(
   {
@@ -196,8 +203,11 @@ export const TellBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type TellBody = Static<typeof TellBody>;
 export const ResolveCard = Type.Object({ reason: Type.Optional(text(L.reasonMaxCodepoints)) }, { additionalProperties: false });
+export type ResolveCard = Static<typeof ResolveCard>;
 export const CancelRun = Type.Object({}, { additionalProperties: false });
+export type CancelRun = Static<typeof CancelRun>;
 
 /** A number in a query string (`wait` in seconds, `capacity`): up to 6 digits; empty or absent takes the default. */
 const queryCount = () => Type.String({ pattern: "^\\d{0,6}$", description: "a whole number of at most 6 digits" });
