@@ -26,7 +26,8 @@ export function checkResponse<N extends CheckedResponse>(name: N, value: unknown
   const fn = validators[name] as CompiledValidator;
   if (fn(value)) return { ok: true, value: value as ResponseShape<N> };
   const error = fn.errors?.[0] ?? { instancePath: "", keyword: "invalid", schemaPath: "", params: {} };
-  return { ok: false, field: fieldName(error.instancePath), error };
+  const missing = error.keyword === "required" ? String((error.params as { missingProperty?: unknown }).missingProperty) : undefined;
+  return { ok: false, field: fieldName(error.instancePath, missing), error };
 }
 
 /** The value when it matches the answer shape `name`, else undefined (for reading facts' rows, which may be older). */
