@@ -6,6 +6,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
+import { idPattern } from "./patterns.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 
 /** One line of text: no control characters (C0, DEL, C1, bidi and line separators; src/kernel/text.ts). */
@@ -211,8 +212,6 @@ export type CancelRun = Static<typeof CancelRun>;
 
 /** A number in a query string (`wait` in seconds, `capacity`): up to 6 digits; empty or absent takes the default. */
 const queryCount = () => Type.String({ pattern: "^\\d{0,6}$", description: "a whole number of at most 6 digits" });
-/** A run id in a query string: 1 to 15 digits, no leading zero. */
-export const idPattern = "^[1-9]\\d{0,14}$";
 
 /**
  * `running` of GET /v1/work: the worker's runs in hand, as run ids separated by commas (empty items are skipped), at

@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import type { Hub } from "../hub.js";
 import { runTokenMatches } from "../../kernel/runs.js";
 import type { RunRow } from "../../kernel/types.js";
-import { idPattern } from "../../protocol/schema.js";
+import { idPattern } from "../../protocol/patterns.js";
 
 /** The bearer key or token of a request, or null. */
 export function bearer(req: Request): string | null {
