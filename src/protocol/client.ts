@@ -25,6 +25,7 @@ export class ProtocolError extends Error {
   }
 }
 
+/** How one call is made: with which credential, and a signal that aborts it (a long poll the caller gives up). */
 export interface CallOptions {
   /** Bearer key or run token for this call; defaults to the client's key. */
   auth?: string | null;

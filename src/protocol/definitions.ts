@@ -5,6 +5,7 @@
 import { requestDefinitions } from "./schema.js";
 import { responseDefinitions } from "./responses.js";
 
+/** Every definition by its name in `$defs`: requests first, then answers (the names do not overlap). */
 export const definitions = { ...requestDefinitions, ...responseDefinitions };
 /** The name of any protocol definition. */
 export type DefinitionName = keyof typeof definitions;
