@@ -6,7 +6,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
-import { idPattern } from "./patterns.js";
+import { idPattern, sessionLinkPattern } from "./patterns.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 
 /** One line of text: no control characters (C0, DEL, C1, bidi and line separators; src/kernel/text.ts). */
@@ -21,8 +21,6 @@ const text = (max: number, min = 0) => Type.String({ minLength: min, maxLength: 
 const count = () => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 /** A finite non-negative number (JSON's 1e400 parses to Infinity and is refused). */
 const amount = () => Type.Number({ minimum: 0, maximum: Number.MAX_VALUE });
-/** A link an agent reports for its session: an ASCII URL of any scheme but javascript/data, no spaces. */
-export const sessionLinkPattern = "^(?![jJ][aA][vV][aA][sS][cC][rR][iI][pP][tT]:|[dD][aA][tT][aA]:)[A-Za-z][A-Za-z0-9+.-]*:[!-~]+$";
 
 /** 来源: `subject` is an identifier (letters, digits and `# . _ : / @ -`), since it reaches prompts. */
 export const subjectPattern = "^[A-Za-z0-9#._:/@-]*$";

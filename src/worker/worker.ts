@@ -28,7 +28,7 @@ import type { AgentPlugin, AgentRead, Turn, Usage } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runErrorMaxCodepoints, runOutputKeepMs, runSummaryMaxCodepoints, sessionMaxCodepoints } from "../kernel/limits.js";
 import { neutralise, relayed } from "../kernel/text.js";
-import { sessionLinkPattern } from "../protocol/schema.js";
+import { sessionLinkPattern } from "../protocol/patterns.js";
 
 /** 接一个新 Agent: after `finished`, a process still there 30 s later is stopped. */
 const finishedGraceMs = 30_000;
