@@ -4,7 +4,8 @@
  * home's id (the `x-agent-autoloop-home` header); while no hub runs, the CLI holds the home's lock (the one `serve`
  * takes) for as long as it writes, so a hub cannot start under it and it never writes behind a running hub.
  */
-import { HubClient, HubError } from "../protocol/client.js";
+import { HubClient, HubError, ProtocolError } from "../protocol/client.js";
+import { describeError } from "../protocol/describe.js";
 import { readConfig, type Home } from "../host/home.js";
 import { homeIdHeader, lockHeldBy, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
 import { localUrlOf, parseListen } from "../host/serve.js";
@@ -107,6 +108,7 @@ export async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>
       const rule = e.status === 404 ? /^没有这条规则：(.*)$/s.exec(e.message) : null;
       throw new CliError(rule ? t(lang, "notFound.rule", { name: rule[1]! }) : e.message);
     }
+    if (e instanceof ProtocolError) throw new CliError(t(lang, "cli.badAnswer", { url: client.url, problem: describeError(e.problem, lang) }));
     const cause = ((e as Error & { cause?: Error }).cause?.message ?? (e as Error).message);
     throw new CliError(t(lang, "cli.hubDown", { url: client.url, error: cause }));
   }

@@ -19,7 +19,6 @@ import { formatStatus, stateOfRule } from "./status.js";
 import { keyNameNote } from "./key-note.js";
 import { timeline } from "./why.js";
 import { conformance, type ConformanceConfig } from "../protocol/conformance.js";
-import type { Fact } from "../kernel/types.js";
 import { own } from "../kernel/own.js";
 import { CliError, call as callHub, changeKeys, hubUrl } from "./connect.js";
 import { fileErrorMessage } from "../host/home-files.js";
@@ -114,7 +113,7 @@ export function program(argv: readonly string[] = process.argv): Command {
       const body: { choice?: number; text?: string } = {};
       if (choice !== undefined) body.choice = Number(choice);
       if (o.text !== undefined) body.text = o.text;
-      const res = (await call(ownerClient(), (c) => c.answer(cardId(card), body))) as { card: { title: string; state: string } };
+      const res = await call(ownerClient(), (c) => c.answer(cardId(card), body));
       say(`card ${card}: ${res.card.state} — ${res.card.title}`);
     });
 
@@ -170,7 +169,7 @@ export function program(argv: readonly string[] = process.argv): Command {
     .option("--json", "print the raw facts")
     .action(async (run: string, o: { json?: boolean }) => {
       if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
-      const res = await call(ownerClient(), (c) => c.call<{ run: number; facts: Fact[] }>(`/v1/runs/${run}/why`));
+      const res = await call(ownerClient(), (c) => c.why(Number(run)));
       say(o.json ? JSON.stringify(res.facts, null, 2) : timeline(Number(run), res.facts).join("\n"));
     });
 
@@ -233,17 +232,17 @@ export function program(argv: readonly string[] = process.argv): Command {
     .description("create a key and print it (replaces an earlier key of the same kind and name)")
     .argument("<kind>", "source | worker | channel | owner")
     .argument("<name>", "the name in rules.json (source, worker or channel name)")
-    .action(async (kind: string, name: string) => {
-      checkKey(kind, name);
+    .action(async (given: string, name: string) => {
+      const kind = checkKey(given, name);
       const h = home();
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
       const k = await changeKeys(h, lang, async (c) => (await c.keyNew(kind, name)).key, () => {
         const made = newKey();
-        registerKeysLocally(h, [{ kind: kind as KeyKind, name, key: made }], lang);
+        registerKeysLocally(h, [{ kind, name, key: made }], lang);
         return made;
       });
       // A key config.json holds is rotated there too, or the CLI, the local worker or a channel would be locked out.
-      const what = updateConfigKey(h, kind as KeyKind, name, k);
+      const what = updateConfigKey(h, kind, name, k);
       say(k);
       if (what && kind !== "owner") sayError(t(lang, "cli.keyConfig", { what }) + "\n");
       const note = keyNameNote(h.rules, kind as KeyKind, name, lang);
@@ -253,13 +252,13 @@ export function program(argv: readonly string[] = process.argv): Command {
     .description("remove a key: its long polls and streams end at once")
     .argument("<kind>", "source | worker | channel | owner")
     .argument("<name>", "its name")
-    .action(async (kind: string, name: string) => {
-      checkKey(kind, name, true);
+    .action(async (given: string, name: string) => {
+      const kind = checkKey(given, name, true);
       const h = home();
       if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-      const changed = await changeKeys(h, lang, async (c) => (await c.keyRemove(kind, name)).changed, () => removeKeyLocally(h, kind as KeyKind, name, lang));
+      const changed = await changeKeys(h, lang, async (c) => (await c.keyRemove(kind, name)).changed, () => removeKeyLocally(h, kind, name, lang));
       say(changed ? "removed" : "no such key");
-      const what = configHolds(readConfig(h), kind as KeyKind, name);
+      const what = configHolds(readConfig(h), kind, name);
       if (changed && what) sayError(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
 
@@ -306,10 +305,13 @@ function cardId(s: string): number {
 }
 
 /** Refuses a bad kind, or a name a new key cannot have (`remove`: a name no key, however old, can have). */
-function checkKey(kind: string, name: string, remove = false): void {
-  if (!keyKinds.includes(kind as KeyKind)) throw new CliError(t(lang, "key.kind"));
+/** Checks a key's kind and name as the hub does. @returns the kind. @throws CliError naming what is wrong. */
+function checkKey(kind: string, name: string, remove = false): KeyKind {
+  const known = keyKinds.find((k) => k === kind);
+  if (!known) throw new CliError(t(lang, "key.kind"));
   if (remove ? !isOldKeyName(name) : !isName(name)) throw new CliError(t(lang, remove ? "key.oldName" : "key.name"));
   if (!remove && kind === "source" && reservedSources.includes(name)) throw new CliError(t(lang, "key.reserved", { name }));
+  return known;
 }
 
 /** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */

@@ -16,7 +16,6 @@ import { z } from "zod";
 import { readFileSync } from "node:fs";
 import { Transform, type TransformCallback } from "node:stream";
 import { HubClient, HubError } from "../protocol/client.js";
-import type { Fact } from "../kernel/types.js";
 import type { Lang } from "../i18n/messages.js";
 import { formatStatus } from "./status.js";
 import { timeline } from "./why.js";
@@ -84,7 +83,7 @@ export function mcpServer(cfg: McpConfig): McpServer {
       description: "A run's timeline as `agent-autoloop why` prints it: events, claims, start, receipt, answers, follow-up runs.",
       inputSchema: { run: z.number().int().positive(), raw },
     }, ({ run, raw }) => result(() => owner(async (c) => {
-      const res = await c.call<{ run: number; facts: Fact[] }>(`/v1/runs/${run}/why`);
+      const res = await c.why(run);
       return raw ? res : timeline(run, res.facts).join("\n");
     })));
     server.registerTool("answer", { description: "Answer a card: the option number, or your own words.", inputSchema: { card: z.number().int().positive(), choice: z.number().int().min(0).optional(), text: z.string().min(1).max(4000).optional() } },
@@ -101,7 +100,7 @@ export function mcpServer(cfg: McpConfig): McpServer {
       inputSchema: { id: z.string().min(1).max(200), type: z.string().min(1).max(64), subject: z.string().max(100).optional(), summary: z.string().max(200).optional(), detail: z.string().max(4000).optional(), link: z.string().max(500).optional() },
     }, (event) => result(() => source((c) => c.postEvent(event))));
     server.registerTool("tell", { description: "Tell the owner something (an fyi notice, once per key).", inputSchema: { key: z.string().min(1).max(200), text: z.string().min(1).max(4000), title: z.string().max(200).optional() } },
-      (body) => result(() => source((c) => c.call("/v1/tell", { body }))));
+      (body) => result(() => source((c) => c.tell(body))));
   }
   return server;
 }

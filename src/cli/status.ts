@@ -1,13 +1,13 @@
 /** `agent-autoloop status`: the owner's state summary, readable at a glance. */
 import { t, type Lang } from "../i18n/messages.js";
 import { cronSkippedCountMax } from "../kernel/limits.js";
+import type { OwnerCard, Spending, State, UsageTotals } from "../protocol/responses.js";
 
 /** How many recent runs `status` shows. */
 export const statusRunsShown = 10;
 /** `status --rule`: how many pages of runs (`stateRunsPerPage` each) it reads at most looking for the rule's runs. */
 export const statusRulePagesMax = 20;
 
-type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const words = {
   zh: {
@@ -42,38 +42,38 @@ function time(iso: string | null | undefined, tz: string): string {
 export interface StatusOptions { localChannels?: string[] | null; rule?: string | null }
 
 /** Formats GET /v1/state for a person. */
-export function formatStatus(s: Any, lang: Lang, url: string, opts: StatusOptions = {}): string {
+export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOptions = {}): string {
   const w = words[lang];
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
   const out: string[] = [];
   out.push(`${w.hub} ${url} · ${w.rules} v${s.rulesVersion} · ${s.timezone} · ${time(s.now, tz)}`);
   out.push("", `${w.cards} (${s.cards.length}):`);
   if (s.cards.length === 0) out.push(`  ${w.none}`);
-  for (const c of s.cards as Any[]) {
+  for (const c of s.cards) {
     out.push(`  #${c.id} ${c.kind}${c.state !== "open" ? ` (${c.state})` : ""}${c.rule ? ` [${c.rule}${c.lane ? ` ${c.lane}` : ""}]` : ""} ${c.title}`);
-    if (c.text) for (const line of String(c.text).split("\n").slice(0, 3)) out.push(`      ${line}`);
-    (c.options as string[]).forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ← ${w.recommended}` : ""}`));
-    for (const [ch, d] of Object.entries((c.deliveries ?? {}) as Record<string, Any>)) {
+    if (c.text) for (const line of c.text.split("\n").slice(0, 3)) out.push(`      ${line}`);
+    c.options.forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ← ${w.recommended}` : ""}`));
+    for (const [ch, d] of Object.entries(c.deliveries)) {
       if (d.error) out.push(`      ! ${ch}: ${d.gaveUp ? "gave up" : "not delivered"} (${d.failures}×): ${d.error}`);
     }
     if (c.state === "open") out.push(`      → agent-autoloop answer ${c.id} ${c.kind === "ask" ? `<0-${c.options.length - 1}>` : "0"}`);
     out.push(...waitsForSilentChannels(s, c, lang));
   }
-  const usage = (u: Any | null) => {
+  const usage = (u: UsageTotals | null) => {
     if (!u) return "";
     const tokens = u.input !== undefined || u.output !== undefined ? ` · ${(u.input ?? 0) + (u.output ?? 0)} ${w.tokens}` : "";
-    return `${tokens}${u.cost !== undefined ? ` · $${Number(u.cost).toFixed(4)}` : ""}`;
+    return `${tokens}${u.cost !== undefined ? ` · $${u.cost.toFixed(4)}` : ""}`;
   };
   out.push("", `${w.active} (${s.active.length}):`);
   if (s.active.length === 0) out.push(`  ${w.none}`);
-  for (const r of s.active as Any[]) {
+  for (const r of s.active) {
     const when = r.state === "waiting" ? `${w.retryAt} ${time(r.readyAt, tz)}` : `${w.since} ${time(r.claimedAt ?? r.createdAt, tz)}`;
     out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state} · ${when}${r.failures ? ` · ${w.failures} ${r.failures}` : ""}${r.worker ? ` · ${r.worker}` : ""}`);
     if (r.error && r.state === "waiting") out.push(`      ${r.error}`);
   }
   out.push("", opts.rule ? t(lang, "status.runsOfRule", { rule: opts.rule }) : `${w.runs}:`);
   if (s.runs.length === 0) out.push(`  ${w.none}`);
-  for (const r of (s.runs as Any[]).slice(0, statusRunsShown)) {
+  for (const r of s.runs.slice(0, statusRunsShown)) {
     const u = usage(r.usage);
     out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ""} · ${time(r.endedAt ?? r.startedAt ?? r.claimedAt ?? r.createdAt, tz)}${r.worker ? ` · ${r.worker}` : ""}${u}`);
     if (r.summary) out.push(`      ${r.summary}`);
@@ -81,50 +81,50 @@ export function formatStatus(s: Any, lang: Lang, url: string, opts: StatusOption
   }
   if (opts.rule && s.nextBefore) out.push(`  ${t(lang, "status.olderRunsOfRule", { rule: opts.rule, run: s.nextBefore })}`);
   out.push("", `${w.lines}:`);
-  for (const l of s.lines as Any[]) {
-    const when = l.cron ? `cron ${l.cron}` : `${l.source}:${(l.types as string[]).join(",")}`;
+  for (const l of s.lines) {
+    const when = l.cron ? `cron ${l.cron}` : `${l.source}:${l.types.join(",")}`;
     // A paused rule's next cron time would be skipped: it shows when the pause ends instead.
     const cron = l.cron ? `${l.nextAt && !l.paused ? ` · ${w.next} ${time(l.nextAt, tz)}` : ""}${l.skippedAt ? ` · ${w.cronSkipped(`${l.skippedCount}${l.skippedCount >= cronSkippedCountMax ? "+" : ""}`, time(l.skippedAt, tz))}` : ""}` : "";
     out.push(`  ${l.name} ← ${when} → ${l.to} · ${w.queued} ${l.queued} · ${w.running} ${l.running}${l.paused ? ` · ${l.paused.until ? t(lang, "status.pausedUntil", { at: time(l.paused.until, tz) }) : w.paused}` : ""}${cron}`);
   }
-  if ((s.elsewhere as Any[]).length) {
+  if (s.elsewhere.length) {
     out.push("", `${w.elsewhere}:`);
-    for (const e of s.elsewhere as Any[]) out.push(`  ${e.name}${e.where ? ` · ${e.where}` : ""}${e.cron ? ` · cron ${e.cron}` : ""}${e.to ? ` → ${e.to}` : ""}`);
+    for (const e of s.elsewhere) out.push(`  ${e.name}${e.where ? ` · ${e.where}` : ""}${e.cron ? ` · cron ${e.cron}` : ""}${e.to ? ` → ${e.to}` : ""}`);
   }
-  if ((s.pauses as Any[]).length) {
+  if (s.pauses.length) {
     out.push("", `${w.pausedRules}:`);
-    for (const p of s.pauses as Any[]) out.push(`  ${p.name} · ${p.by}${p.reason ? ` · ${p.reason}` : ""}${p.until ? ` · until ${time(p.until, tz)}` : ""}`);
+    for (const p of s.pauses) out.push(`  ${p.name} · ${p.by}${p.reason ? ` · ${p.reason}` : ""}${p.until ? ` · until ${time(p.until, tz)}` : ""}`);
   }
   out.push("", `${w.workers}:`);
   if (s.workers.length === 0) out.push(`  ${w.none}`);
-  for (const x of s.workers as Any[]) out.push(`  ${x.name} · ${x.online ? w.online : w.offline} · ${time(x.seenAt, tz)}`);
+  for (const x of s.workers) out.push(`  ${x.name} · ${x.online ? w.online : w.offline} · ${time(x.seenAt, tz)}`);
   out.push(...channelSection(s, lang, tz, opts.localChannels ?? null));
-  if ((s.timers as Any[]).length) {
+  if (s.timers.length) {
     out.push("", `${w.timers}:`);
-    for (const x of s.timers as Any[]) out.push(`  ${x.rule}${x.lane ? ` ${x.lane}` : ""} · ${x.key} · ${time(x.at, tz)}${x.about ? ` · ${x.about}` : ""}`);
+    for (const x of s.timers) out.push(`  ${x.rule}${x.lane ? ` ${x.lane}` : ""} · ${x.key} · ${time(x.at, tz)}${x.about ? ` · ${x.about}` : ""}`);
   }
-  if ((s.skipped as Any[]).length) {
+  if (s.skipped.length) {
     out.push("", `${w.skipped}:`);
-    for (const e of (s.skipped as Any[]).slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type} · ${(e.paused as string[]).join(", ")}`);
+    for (const e of s.skipped.slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type} · ${e.paused.join(", ")}`);
   }
   out.push("", `${w.unrouted} (${s.totals.unrouted}):`);
-  for (const e of (s.unrouted as Any[]).slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type}${e.summary ? ` · ${e.summary}` : ""}`);
-  const sp = (x: Any, label: string) =>
-    `  ${label}: ${x.rounds} ${w.rounds} · ${x.tokens} ${w.tokens} · $${Number(x.cost).toFixed(4)}${x.missingTokens ? ` · ${x.missingTokens} ${w.noTokens}` : ""}${x.missingCost ? ` · ${x.missingCost} ${w.noCost}` : ""}`;
+  for (const e of s.unrouted.slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type}${e.summary ? ` · ${e.summary}` : ""}`);
+  const sp = (x: Spending, label: string) =>
+    `  ${label}: ${x.rounds} ${w.rounds} · ${x.tokens} ${w.tokens} · $${x.cost.toFixed(4)}${x.missingTokens ? ` · ${x.missingTokens} ${w.noTokens}` : ""}${x.missingCost ? ` · ${x.missingCost} ${w.noCost}` : ""}`;
   out.push("", `${w.spending}:`, sp(s.spending.today, w.today), sp(s.spending.week, w.week));
   return out.join("\n");
 }
 
 /** Whether `card` waits for its first delivery to `channel` (an open card it was never delivered to, not given up). */
-function waitsFor(card: Any, channel: string): boolean {
-  const d = (card.deliveries ?? {})[channel] as Any | undefined;
-  return card.state === "open" && (card.channels as string[] | undefined)?.includes(channel) === true && !d?.ref && !d?.gaveUp;
+function waitsFor(card: OwnerCard, channel: string): boolean {
+  const d = card.deliveries[channel] as OwnerCard["deliveries"][string] | undefined;
+  return card.state === "open" && card.channels.includes(channel) && !d?.ref && !d?.gaveUp;
 }
 
 /** The marks of a card that waits for channels that never polled. */
-function waitsForSilentChannels(s: Any, card: Any, lang: Lang): string[] {
-  const never = new Set((s.channels as Any[]).filter((ch) => !ch.seenAt).map((ch) => ch.id as string));
-  return ((card.channels ?? []) as string[]).filter((ch) => never.has(ch) && waitsFor(card, ch)).map((channel) => `      ${t(lang, "status.waitsForNeverPolled", { channel })}`);
+function waitsForSilentChannels(s: State, card: OwnerCard, lang: Lang): string[] {
+  const never = new Set(s.channels.filter((ch) => !ch.seenAt).map((ch) => ch.id));
+  return card.channels.filter((ch) => never.has(ch) && waitsFor(card, ch)).map((channel) => `      ${t(lang, "status.waitsForNeverPolled", { channel })}`);
 }
 
 /**
@@ -133,11 +133,11 @@ function waitsForSilentChannels(s: Any, card: Any, lang: Lang): string[] {
  * config.json does not have is not run on this computer at all.
  * @param localChannels the channel names in this home's config.json, or null when not known.
  */
-function channelSection(s: Any, lang: Lang, tz: string, localChannels: string[] | null): string[] {
+function channelSection(s: State, lang: Lang, tz: string, localChannels: string[] | null): string[] {
   const out = ["", t(lang, "status.channels")];
-  if ((s.channels as Any[]).length === 0) out.push(`  ${words[lang].none}`);
-  for (const ch of s.channels as Any[]) {
-    const waiting = (s.cards as Any[]).filter((c) => waitsFor(c, ch.id)).length;
+  if (s.channels.length === 0) out.push(`  ${words[lang].none}`);
+  for (const ch of s.channels) {
+    const waiting = s.cards.filter((c) => waitsFor(c, ch.id)).length;
     const poll = ch.seenAt ? t(lang, "status.lastPoll", { at: time(ch.seenAt, tz) }) : t(lang, "status.neverPolled");
     out.push(`  ${ch.id} · ${poll} · ${t(lang, "status.cardsWaiting", { n: waiting })}`);
     if (!ch.seenAt && localChannels) {
@@ -153,13 +153,13 @@ function channelSection(s: Any, lang: Lang, tz: string, localChannels: string[] 
  * @param page reads one page of `GET /v1/state` (`before`: older runs than this id).
  * @returns null when rules.json has no such rule and none of the runs read is one of it.
  */
-export async function stateOfRule(page: (before?: number) => Promise<Any>, rule: string, before?: number): Promise<Any | null> {
+export async function stateOfRule(page: (before?: number) => Promise<State>, rule: string, before?: number): Promise<State | null> {
   const first = await page(before);
-  const runs: Any[] = [];
+  const runs: State["runs"] = [];
   let s = first;
   let nextBefore: number | null = null;
   for (let pages = 1; ; pages++) {
-    for (const r of s.runs as Any[]) if (r.rule === rule && runs.length < statusRunsShown) runs.push(r);
+    for (const r of s.runs) if (r.rule === rule && runs.length < statusRunsShown) runs.push(r);
     if (runs.length >= statusRunsShown) {
       nextBefore = runs.at(-1)!.id;
       break;
@@ -168,9 +168,9 @@ export async function stateOfRule(page: (before?: number) => Promise<Any>, rule:
       nextBefore = s.hasMore ? s.nextBefore : null;
       break;
     }
-    s = await page(s.nextBefore);
+    s = await page(s.nextBefore ?? undefined);
   }
-  const active = (first.active as Any[]).filter((r) => r.rule === rule);
-  if (runs.length === 0 && active.length === 0 && !(first.lines as Any[]).some((l) => l.name === rule)) return null;
+  const active = first.active.filter((r) => r.rule === rule);
+  if (runs.length === 0 && active.length === 0 && !first.lines.some((l) => l.name === rule)) return null;
   return { ...first, runs, active, nextBefore, hasMore: nextBefore !== null };
 }

@@ -3,9 +3,8 @@
  * claims, start and end, session, receipt, answers and follow-up runs — in local time `MM-DD HH:mm:ss`.
  * Rule bodies are never printed.
  */
-import type { Fact } from "../kernel/types.js";
-
-type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Fact, RunFactRow } from "../protocol/responses.js";
+import { asShape } from "../protocol/response-check.js";
 
 /** `MM-DD HH:mm:ss` in the local time zone of this computer. */
 export function localTime(iso: string): string {
@@ -29,22 +28,27 @@ export function timeline(run: number, facts: Fact[]): string[] {
   for (const f of facts) {
     const at = localTime(f.at);
     const say = (text: string) => out.push(`${at}  ${text}`);
-    let me: Row | null = null;
+    let me: RunFactRow | null = null;
+    // Rows are read through their published shapes (protocol/responses.ts); a row of another shape says nothing.
     for (const [table, key, row] of f.changes) {
       if (!row) continue;
-      const r = row as Row;
-      if (table === "meta" && key === "rules") say(`rules v${r.version}`);
-      if (table === "events") say(`event ${r.source}/${r.sid} ${r.type}${r.subject ? ` ${r.subject}` : ""}${r.summary ? ` — ${r.summary}` : ""}`);
-      if (table === "runs" && Number(key) === run) me = r;
-      if (table === "runs" && Number(key) !== run && r.state === "queued" && r.answers?.length) say(`follow-up run #${key}`);
-      if (table === "cards" && r.run === run) {
-        once(JSON.stringify([r.id]), say, `card #${r.id} ${r.fyi ? "fyi" : r.kind}: ${r.title}`);
-        for (const [channel, d] of Object.entries((r.deliveries ?? {}) as Record<string, Row>)) {
-          if (d?.ref) once(JSON.stringify([r.id, "delivered", channel]), say, `card #${r.id} delivered to ${channel} (${d.ref})`);
+      const rules = table === "meta" && key === "rules" ? asShape("RulesFactRow", row) : undefined;
+      if (rules) say(`rules v${rules.version}`);
+      const e = table === "events" ? asShape("EventFactRow", row) : undefined;
+      if (e) say(`event ${e.source}/${e.sid} ${e.type}${e.subject ? ` ${e.subject}` : ""}${e.summary ? ` — ${e.summary}` : ""}`);
+      const r = table === "runs" ? asShape("RunFactRow", row) : undefined;
+      if (r && Number(key) === run) me = r;
+      if (r && Number(key) !== run && r.state === "queued" && r.answers.length) say(`follow-up run #${key}`);
+      const card = table === "cards" ? asShape("CardFactRow", row) : undefined;
+      if (card && card.run === run) {
+        once(JSON.stringify([card.id]), say, `card #${card.id} ${card.fyi ? "fyi" : card.kind}: ${card.title}`);
+        for (const [channel, d] of Object.entries(card.deliveries)) {
+          if (d.ref) once(JSON.stringify([card.id, "delivered", channel]), say, `card #${card.id} delivered to ${channel} (${d.ref})`);
         }
-        if (r.state === "answered") once(JSON.stringify([r.id, "answered"]), say, `card #${r.id} answered: ${r.choice !== null ? r.options[r.choice] : r.answer} (by ${r.by})`);
+        if (card.state === "answered") once(JSON.stringify([card.id, "answered"]), say, `card #${card.id} answered: ${card.choice !== null ? card.options[card.choice] : card.answer} (by ${card.by})`);
       }
-      if (table === "timers" && r.run === run) say(`later ${r.key} at ${localTime(new Date(r.at).toISOString())}`);
+      const timer = table === "timers" ? asShape("TimerFactRow", row) : undefined;
+      if (timer && timer.run === run) say(`later ${timer.key} at ${localTime(new Date(timer.at).toISOString())}`);
     }
     if (me && me.state !== state) {
       const detail =

@@ -17,6 +17,7 @@ import { PluginLoader } from "../common/plugins.js";
 import { BoundedLog } from "./log-limit.js";
 import { Presence } from "./presence.js";
 import { workerOnlineMs } from "../kernel/limits.js";
+import type { EndpointName } from "../protocol/endpoints.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -53,6 +54,11 @@ export interface HubOptions {
   plugins?: PluginLoader;
   /** No poll for this long (ms) is a worker or channel gone silent (presence.ts); default `workerOnlineMs`, shortened by tests. */
   presenceSilentMs?: number;
+  /**
+   * Checks every answer the HTTP layer sends against the endpoint's published shape, returning what differs or null
+   * (tests pass the client's own check: tests/helpers.ts). A difference fails that request with 500.
+   */
+  checkAnswer?: (endpoint: EndpointName, status: number, body: unknown) => string | null;
 }
 
 /** Reading rules.json lives in rules-file.ts, which `check` and `doctor` use without loading the hub; re-exported here. */

@@ -1,12 +1,14 @@
 /**
  * The card link page (protocol.md 通道: `links: true`): a plain HTML form with no script showing one card's text and
  * buttons, answerable once by whoever holds the link, valid 7 days from the card's creation. After that it no longer
- * shows the card. The token is derived from the master key (HMAC) and never stored, so links survive restarts.
+ * shows the card. The token is derived from the master key (HMAC) and never stored, so links survive restarts. Its
+ * text box takes what an answer may hold (`answerTextMaxCodepoints`; browsers count UTF-16 units, so they stop at or
+ * before it); a longer answer sent anyway is refused with the limit named (routes/link.ts).
  */
 import type { View } from "../kernel/view.js";
 import type { CardRow, Env } from "../kernel/types.js";
 import { cardLinkToken, safeEqual } from "../kernel/credentials.js";
-import { cardLinkValidMs } from "../kernel/limits.js";
+import { answerTextMaxCodepoints, cardLinkValidMs } from "../kernel/limits.js";
 import { t } from "../i18n/messages.js";
 
 /** Escapes text for HTML (element content and quoted attributes). */
@@ -47,7 +49,7 @@ export function linkPage(view: View, env: Env, now: number, id: number, token: s
       : `<button name="choice" value="0">${esc(t(lang, "answer.handled"))}</button>`;
     parts.push(`<form method="post" action="${action}">${buttons}</form>`);
     if (card.kind === "ask") {
-      parts.push(`<form method="post" action="${action}"><p><textarea name="text" rows="3" maxlength="4000" required></textarea></p><button>${esc(t(lang, "link.sendText"))}</button></form>`);
+      parts.push(`<form method="post" action="${action}"><p><textarea name="text" rows="3" maxlength="${answerTextMaxCodepoints}" required></textarea></p><button>${esc(t(lang, "link.sendText"))}</button></form>`);
     }
   } else {
     const answer = [card.choice !== null && card.kind === "ask" ? card.options[card.choice] : null, card.answer].filter(Boolean).join(" — ");

@@ -6,7 +6,7 @@ import { serve as nodeServe, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { existsSync } from "node:fs";
-import { Hub } from "./hub.js";
+import { Hub, type HubOptions } from "./hub.js";
 import { createApp } from "./http.js";
 import { initHome, readConfig, readMasterKey, readSecrets, ownerKeyName, type Config, type Home } from "./home.js";
 import { channelLoop } from "./channels.js";
@@ -128,6 +128,8 @@ export interface ServeOptions {
   limits?: Partial<EdgeLimits>;
   /** When a worker or channel counts as gone silent (ms; tests shorten it): see presence.ts. */
   presenceSilentMs?: number;
+  /** Checks every answer against its published shape (HubOptions.checkAnswer); tests set it. */
+  checkAnswer?: HubOptions["checkAnswer"];
 }
 
 /**
@@ -149,7 +151,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   let listening: ServerType | null = null;
   let url: string;
   try {
-    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs }));
+    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer }));
     await hub.start();
     const app = createApp(hub);
     const limits = { ...edgeLimits, ...opts.limits };
