@@ -1,5 +1,5 @@
 // Mutation testing of the kernel (DESIGN.md: "mutation testing of the kernel in which every mutant must be caught").
-// `npm run test:mutation` (sim/mutate.ts) runs it and lists every mutant that survived; see docs/proof.md.
+// `npm run test:mutation` (sim/mutate.ts) runs it and lists every mutant that survived; see README "Proof".
 //
 // - The tap runner runs each test file as `node -r <stryker hook> --import tsx --test-reporter=tap <file>`, records
 //   which mutants each file executes, and runs a mutant only against the files that reach it, stopping at the first
@@ -71,5 +71,7 @@ export default {
   // Every mutant must be caught: any survivor (or mutant no test reaches) makes the run fail.
   thresholds: { high: 100, low: 100, break: 100 },
   tempDirName: ".stryker-tmp",
-  ignorePatterns: ["dist", "reports", ".tmp"],
+  // dist/ is copied into the sandbox: plugins import `agent-autoloop/sdk`, which the package's exports map to
+  // dist/src/sdk (built by `npm ci`'s prepare); without it every test of a built-in adapter fails the dry run.
+  ignorePatterns: ["reports", ".tmp"],
 };
