@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
-import { baseRules } from "./helpers.js";
+import { baseRules, hubFixture } from "./helpers.js";
 import type { Input } from "../src/kernel/types.js";
 
 /** One input per permission-table row: [input for a key hash, the kinds it takes]. */
@@ -62,4 +62,16 @@ test("a run token that is not given at all is 401 (no credential), before the ru
   assert.equal(wrong.status, 403);
   assert.deepEqual(k.store.view.sql("SELECT MAX(seq) AS seq FROM facts").get(), before, "no refusal wrote a fact");
   k.close();
+});
+
+test("over HTTP a wrong kind of key gets the kernel's own words, checked before the body (zh)", async () => {
+  const f = await hubFixture(baseRules, {}, "", { lang: "zh" });
+  try {
+    const state = await f.call("GET", "/v1/state", f.keys.source);
+    assert.deepEqual([state.status, state.body], [403, { error: "这把密钥是来源的，这里要本人的" }]);
+    const answer = await f.call("POST", "/v1/cards/1/answer", f.keys.worker, undefined, "not json");
+    assert.deepEqual([answer.status, answer.body], [403, { error: "这把密钥是接单程序的，这里要通道/本人的" }]);
+  } finally {
+    await f.close();
+  }
 });

@@ -155,7 +155,7 @@ test("check reports the line and column of a problem and exits 1, without a hub"
   assert.equal(r.err, `agent-autoloop: ${f}:2:14: rules[0].when: required: {"source", "types"} or {"cron"}`);
   const missing = run(["check", join(dir, "nope.json")]);
   assert.equal(missing.code, 1);
-  assert.match(missing.err, /nope\.json: ENOENT/);
+  assert.match(missing.err, /nope\.json: no such file \(ENOENT\)$/);
 });
 
 test("key new and key remove work without a running hub; bad kinds are refused", () => {

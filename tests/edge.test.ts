@@ -236,7 +236,7 @@ test("the slow-body attack of issue 14 (400 connections, one byte now and then) 
       for (const r of raws) if (!r.closed()) r.socket.write("x");
     }, 1000);
     const health = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(60_000) });
-    assert.deepEqual([health.status, await health.json()], [200, { ok: true }]);
+    assert.deepEqual([health.status, (await health.json()).ok], [200, true]);
     const posted = await fetch(`${url}/v1/events`, { method: "POST", headers: { authorization: `Bearer ${keys.source}`, "content-type": "application/json" }, body: JSON.stringify({ id: "under-attack", type: "alert.x" }) });
     assert.equal(posted.status, 200);
     const run = await until(async () => {

@@ -24,6 +24,8 @@ export interface Turn {
   tools: string[];
   /** The model name the CLI asked for. */
   model: string;
+  /** The system prompt the CLI sent (Claude Code names the working directory there), "" when none. */
+  system: string;
 }
 
 /** One reply: plain text, or a call of one tool (`input` is the tool's JSON arguments). */
@@ -82,6 +84,7 @@ function anthropicTurn(body: any): Turn {
     toolResult: toolBlock ? textOf(toolBlock.content) || String(toolBlock.content ?? "") : null,
     tools: (body.tools ?? []).map((t: any) => t.name),
     model: String(body.model ?? ""),
+    system: textOf(body.system),
   };
 }
 
@@ -100,6 +103,7 @@ function openaiTurn(body: any): Turn {
     toolResult: isTool ? String(typeof last.output === "string" ? last.output : JSON.stringify(last.output)) : null,
     tools: (body.tools ?? []).map((t: any) => t.name ?? t.type),
     model: String(body.model ?? ""),
+    system: typeof body.instructions === "string" ? body.instructions : "",
   };
 }
 

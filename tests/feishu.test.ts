@@ -12,7 +12,7 @@ import { runChannel } from "../src/host/channels.js";
 import { PluginLoader } from "../src/common/plugins.js";
 import { feishuUuidMaxChars, parseOptions, sendUuid } from "../plugins/feishu/channel.js";
 import { feishuCard, readPress } from "../plugins/feishu/card.js";
-import type { ChannelCardView } from "../src/protocol/client.js";
+import type { Card as ChannelCardView } from "../src/protocol/responses.js";
 
 process.env.AGENT_AUTOLOOP_LANG = "en";
 const secret = "s3cret-feishu-app-secret";

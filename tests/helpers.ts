@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
 import { homePaths, newKey, readMasterKey, writeFileAtomic, type Config, type Home } from "../src/host/home.js";
 import { registerKeysLocally, startServe, type Running, type ServeOptions } from "../src/host/serve.js";
+import { endpoints, type EndpointName } from "../src/protocol/endpoints.js";
+import { checkResponse } from "../src/protocol/response-check.js";
 
 export const engine = join(import.meta.dirname, "..");
 
@@ -75,10 +77,23 @@ export function makeHome(rules: unknown = baseRules, config: Partial<Config> = {
   return { dir, home, keys };
 }
 
+/**
+ * Checks an answer the hub sends against the endpoint's published shape (a refusal against `ErrorBody`), as every
+ * hub of the tests does: each HTTP test is also a test of the contract.
+ * @returns what differs, or null.
+ */
+export function checkAnswer(endpoint: EndpointName, status: number, body: unknown): string | null {
+  const checked = checkResponse(status >= 400 ? "ErrorBody" : endpoints[endpoint].response, body);
+  if (checked.ok) return null;
+  const problem = `${endpoint} ${status} ${checked.field}: ${checked.error.keyword} ${JSON.stringify(checked.error.params)}`;
+  process.stderr.write(`answer off the contract: ${problem} in ${JSON.stringify(body).slice(0, 500)}\n`);
+  return problem;
+}
+
 /** Starts a hub (alone unless `config` names a worker or channels) with keys of every kind registered. */
 export async function hubFixture(rules: unknown = baseRules, config: Partial<Config> = {}, secrets = "", options: Partial<ServeOptions> = {}): Promise<Fixture> {
   const { dir, home, keys } = makeHome(rules, config, secrets);
-  const running = await startServe(home, { lang: "en", log: () => {}, ...options });
+  const running = await startServe(home, { lang: "en", log: () => {}, checkAnswer, ...options });
   const url = running.url;
   return {
     home, url, keys, running,

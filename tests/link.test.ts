@@ -77,3 +77,25 @@ test("after 7 days the link no longer shows the card or takes an answer", () => 
   void K;
   k.close();
 });
+
+test("an answer over the limit is refused with the limit named, never cut, and nothing is recorded", async () => {
+  const f = await hubFixture(rules);
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "long1", type: "alert.x" });
+    const job = (await f.call("GET", "/v1/work?claim=long", f.keys.worker)).body.job;
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Why?", options: ["a"] }] });
+    const card = (await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card;
+    const seq = f.seq();
+    const refused = await fetch(card.link, { method: "POST", body: new URLSearchParams({ text: "x".repeat(4001) }), redirect: "manual" });
+    assert.equal(refused.status, 400);
+    assert.match(await refused.text(), /<body><p><strong>text: at most 4000 characters<\/strong><\/p>/);
+    assert.equal(f.seq(), seq, "nothing recorded");
+    const page = await (await fetch(card.link)).text();
+    assert.match(page, /<textarea name="text" rows="3" maxlength="4000" required>/);
+    const longest = await fetch(card.link, { method: "POST", body: new URLSearchParams({ text: "😀".repeat(4000) }), redirect: "manual" });
+    assert.equal(longest.status, 303, "4000 code points are taken whole");
+    assert.equal((await f.call("GET", "/v1/state", f.keys.owner)).body.cards[0].answer, "😀".repeat(4000));
+  } finally {
+    await f.close();
+  }
+});

@@ -2,6 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync, readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -26,15 +27,49 @@ test("the MCP server lists the tools the local keys allow and calls the hub's HT
     const job = (await f.call("GET", "/v1/work?claim=m", f.keys.worker)).body.job;
     await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "MCP?", options: ["y", "n"] }] });
     await client.ping();
-    const status = JSON.parse(((await client.callTool({ name: "status", arguments: {} })).content as any)[0].text);
+    const status = JSON.parse(((await client.callTool({ name: "status", arguments: { raw: true } })).content as any)[0].text);
     assert.equal(status.cards[0].title, "MCP?");
     const answered = JSON.parse(((await client.callTool({ name: "answer", arguments: { card: 1, choice: 1 } })).content as any)[0].text);
     assert.equal(answered.card.by, "owner");
     const again = await client.callTool({ name: "answer", arguments: { card: 1, choice: 0 } });
     assert.equal(again.isError, true);
     assert.equal((again.content as any)[0].text, "this card was already answered");
-    const why = JSON.parse(((await client.callTool({ name: "why", arguments: { run: 1 } })).content as any)[0].text);
+    const why = JSON.parse(((await client.callTool({ name: "why", arguments: { run: 1, raw: true } })).content as any)[0].text);
     assert.ok(why.facts.length >= 4);
+  } finally {
+    await client.close();
+    await f.close();
+  }
+});
+
+test("the MCP status and why tools answer with the compact text the CLI prints; the raw facts only when asked", async () => {
+  const f = await hubFixture();
+  const client = new Client({ name: "test", version: "1" });
+  const env = { PATH: process.env.PATH!, AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_URL: f.url, AGENT_AUTOLOOP_LANG: "en", TZ: "UTC" };
+  const cli = (args: string[]) => new Promise<string>((resolve, reject) => execFile(process.execPath, [join(engine, "bin", "agent-autoloop.js"), ...args], { env, encoding: "utf8" }, (e, out) => (e ? reject(e) : resolve(out.trimEnd()))));
+  try {
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(engine, "bin", "agent-autoloop.js"), "mcp"], env }));
+    // One simple run: an event, a claim, a receipt with a question.
+    await f.call("POST", "/v1/events", f.keys.source, { id: "s1", type: "alert.x", summary: "disk full" });
+    const job = (await f.call("GET", "/v1/work?claim=s", f.keys.worker)).body.job;
+    await f.call("POST", `/v1/runs/${job.run}/started`, job.token, { session: "sess-1" });
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", summary: "Needs you: which disk?", ask: [{ title: "Which disk?", options: ["/", "/var"] }] });
+    const text = async (name: string, args: Record<string, unknown>) => ((await client.callTool({ name, arguments: args })).content as any)[0].text as string;
+
+    const status = await text("status", {});
+    const printed = await cli(["status"]);
+    const withoutNow = (s: string) => s.replace(/^(hub .*) · \d\d-\d\d \d\d:\d\d:\d\d$/m, "$1");
+    assert.equal(withoutNow(status), withoutNow(printed), "what `agent-autoloop status` prints");
+    assert.ok(status.length < 2000, `${status.length} characters`);
+    const rawStatus = JSON.parse(await text("status", { raw: true }));
+    assert.equal(rawStatus.cards[0].title, "Which disk?");
+
+    const why = await text("why", { run: job.run });
+    assert.equal(why, await cli(["why", String(job.run)]), "what `agent-autoloop why` prints");
+    assert.ok(why.length < 1500, `${why.length} characters`);
+    const rawWhy = JSON.parse(await text("why", { run: job.run, raw: true }));
+    assert.deepEqual(Object.keys(rawWhy), ["run", "facts"]);
+    assert.equal(rawWhy.run, job.run);
   } finally {
     await client.close();
     await f.close();

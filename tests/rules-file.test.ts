@@ -151,7 +151,7 @@ test("check names a rules file it may not read (permission denied)", () => {
     chmodSync(file, 0o000);
     // root reads any file: run check as nobody then.
     const c = check(file, process.getuid?.() === 0 ? 65534 : undefined);
-    assert.deepEqual([c.code, c.err], [1, `agent-autoloop: ${file}: EACCES`]);
+    assert.deepEqual([c.code, c.err], [1, `agent-autoloop: ${file}: permission denied (EACCES)`]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

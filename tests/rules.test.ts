@@ -86,7 +86,7 @@ test("a deleted rules file keeps the old rules running with one card; putting it
     await f.running.hub.reloadRules();
     const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
     assert.deepEqual(st.cards.map((c: any) => c.title), ["rules.json cannot be read; the old rules keep running"]);
-    assert.match(st.cards[0].text, /rules\.json: ENOENT$/);
+    assert.match(st.cards[0].text, /rules\.json: no such file \(ENOENT\)$/);
     assert.deepEqual((await f.call("POST", "/v1/events", f.keys.source, { id: "x", type: "alert.x" })).body.routed, ["alerts"]);
     f.writeRules(baseRules);
     await f.running.hub.reloadRules();
@@ -103,7 +103,7 @@ test("a hub that never loaded rules does not start without a readable rules file
   const home = homePaths(tempDir());
   readMasterKey(home, true);
   writeFileAtomic(home.config, JSON.stringify({ listen: "127.0.0.1:0", publicUrl: null, owner: "x", worker: null, channels: {} }));
-  await assert.rejects(startServe(home, { lang: "en", log: () => {} }), /cannot load rules .*rules\.json: ENOENT.*A hub that never loaded rules does not start/);
+  await assert.rejects(startServe(home, { lang: "en", log: () => {} }), /cannot load rules .*rules\.json: no such file \(ENOENT\).*A hub that never loaded rules does not start/);
 });
 
 test("a deleted rule cancels its unclaimed runs with a notice; a claimed run keeps its job", async () => {

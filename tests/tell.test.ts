@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import { hashKey } from "../src/kernel/credentials.js";
-import type { TellBody } from "../src/kernel/tell.js";
+import type { TellBody } from "../src/protocol/schema.js";
 
 const rules = {
   ...baseRules,

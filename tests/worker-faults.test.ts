@@ -73,7 +73,7 @@ test("worker/claim made a folder while serve runs: the worker logs it, claims no
 
   rmSync(claim, { recursive: true });
   await until(async () => (await runState(url, keys.owner, 2))?.state === "done", 60_000, "run 2 to be done once the claim file can be written");
-  assert.deepEqual(log.filter((l) => l.startsWith("worker")).map((l) => l.replace(/: EISDIR.*/, ": EISDIR")), ["worker w1: EISDIR", "worker w1: its files can be written again; claiming goes on"]);
+  assert.deepEqual(log.filter((l) => l.startsWith("worker w1:")).map((l) => l.replace(/: EISDIR.*/, ": EISDIR")), ["worker w1: EISDIR", "worker w1: its files can be written again; claiming goes on"]);
   assert.match(readFileSync(claim, "utf8"), /^[0-9a-f-]{36}$/);
 });
 

@@ -4,7 +4,8 @@
  * home's id (the `x-agent-autoloop-home` header); while no hub runs, the CLI holds the home's lock (the one `serve`
  * takes) for as long as it writes, so a hub cannot start under it and it never writes behind a running hub.
  */
-import { HubClient, HubError } from "../protocol/client.js";
+import { HubClient, HubError, ProtocolError } from "../protocol/client.js";
+import { describeError } from "../protocol/describe.js";
 import { readConfig, type Home } from "../host/home.js";
 import { homeIdHeader, lockHeldBy, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
 import { localUrlOf, parseListen } from "../host/listen.js";
@@ -49,10 +50,13 @@ async function probe(url: string): Promise<Probe> {
 
 /**
  * Finds this home's hub: the first candidate (see `hubCandidates`) that answers with this home's id.
- * @returns its URL; or, when there is none, the error to show and the reason in a few words (`starting`: the pid of
- *   a hub that holds the lock and has not recorded its address yet).
+ * @returns its URL; or, when there is none, the error to show, the reason in a few words, and whether nothing answered
+ * (`down`; else a server of another home, or one that does not say, answered); `starting`: the pid of a hub that holds
+ *   the lock and has not recorded its address yet.
  */
-export async function findHub(h: Home, lang: Lang, env: NodeJS.ProcessEnv = process.env): Promise<{ url: string } | { failure: CliError; reason: string; starting?: number }> {
+export async function findHub(
+  h: Home, lang: Lang, env: NodeJS.ProcessEnv = process.env,
+): Promise<{ url: string } | { failure: CliError; reason: string; down: boolean; starting?: number }> {
   const ours = readHomeId(h, true);
   const probes: Probe[] = [];
   for (const url of hubCandidates(h, env, lang)) {
@@ -65,20 +69,20 @@ export async function findHub(h: Home, lang: Lang, env: NodeJS.ProcessEnv = proc
     const text = stranger.home
       ? t(lang, "cli.otherHome", { url: stranger.url, theirs: stranger.home, ours, home: h.dir })
       : t(lang, "cli.noHomeId", { url: stranger.url, ours, home: h.dir });
-    return { failure: new CliError(text), reason: text };
+    return { failure: new CliError(text), reason: text, down: false };
   }
   // No record yet while a hub holds the lock: it is starting (it records its address once it listens).
   const held = recordedHubUrl(h) ? null : lockHeldBy(h);
   if (held?.by === "hub") {
     const text = t(lang, "cli.hubStarting", { pid: held.pid });
-    return { failure: new CliError(text), reason: text, starting: held.pid };
+    return { failure: new CliError(text), reason: text, starting: held.pid, down: true };
   }
   const down = probes[0] as Extract<Probe, { error: string }> | undefined;
   if (!down) {
     const text = t(lang, "cli.noHubPortZero");
-    return { failure: new CliError(text), reason: text };
+    return { failure: new CliError(text), reason: text, down: true };
   }
-  return { failure: new CliError(t(lang, "cli.hubDown", { url: down.url, error: down.error })), reason: t(lang, "cli.unreachable", { url: down.url, error: down.error }) };
+  return { failure: new CliError(t(lang, "cli.hubDown", { url: down.url, error: down.error })), reason: t(lang, "cli.unreachable", { url: down.url, error: down.error }), down: true };
 }
 
 /** This home's hub URL. @throws CliError when no candidate is this home's hub (naming both homes on a mismatch). */
@@ -100,6 +104,7 @@ export async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>
     // The hub words its refusals in its own language, and the protocol fixes some in Chinese: the command line
     // says each in its user's language.
     if (e instanceof HubError) throw new CliError(localize(e.message, lang));
+    if (e instanceof ProtocolError) throw new CliError(t(lang, "cli.badAnswer", { url: client.url, problem: describeError(e.problem, lang) }));
     const cause = ((e as Error & { cause?: Error }).cause?.message ?? (e as Error).message);
     throw new CliError(t(lang, "cli.hubDown", { url: client.url, error: cause }));
   }

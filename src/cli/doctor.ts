@@ -13,6 +13,7 @@ import { own } from "../kernel/own.js";
 import type { AgentDef, Rules } from "../kernel/rules.js";
 import { isInside, probeSandbox, realPath, sandboxHere } from "../worker/sandbox.js";
 import { expandHome } from "../worker/worker.js";
+import { findHub } from "./connect.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 export interface Finding { ok: boolean; line: string }
@@ -35,7 +36,7 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
   // Read as the hub reads it (a FIFO or a huge file is refused, never waited on).
   const read = readRulesInput(home.rules, lang);
   if (read.kind === "rulesError") {
-    return [{ ok: false, line: t(lang, read.missing ? "doctor.rulesMissing" : "doctor.rulesError", { error: read.error }) }];
+    return [{ ok: false, line: t(lang, read.missing ? "doctor.rulesMissing" : "doctor.rulesError", { error: read.error }) }, await hubFinding(home, lang)];
   }
   const rules = read.rules;
   const local = config.worker?.name ?? null;
@@ -87,7 +88,18 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
       else out.push({ ok: true, line: t(lang, "doctor.webhook", { channel, platform: platform === undefined ? t(lang, "doctor.customBody") : String(platform) }) });
     } else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: t(lang, "doctor.anyone", { channel }) });
   }
+  out.push(await hubFinding(home, lang));
   return out;
+}
+
+/**
+ * Whether this home's hub answers, found as every command finds it (connect.ts): up at its URL; not running (a note:
+ * doctor is often run before `serve`), with how to start it; or a server of another home on the address, a FIX.
+ */
+export async function hubFinding(home: Home, lang: Lang): Promise<Finding> {
+  const found = await findHub(home, lang);
+  if ("url" in found) return { ok: true, line: t(lang, "doctor.hubUp", { url: found.url }) };
+  return found.down ? { ok: true, line: t(lang, "doctor.hubDown", { reason: found.reason }) } : { ok: false, line: t(lang, "doctor.hubOther", { reason: found.reason }) };
 }
 
 /**

@@ -14,7 +14,7 @@ import { CliError, printable, say, sayError } from "./print.js";
 import type { Config, Home } from "../host/home.js";
 import type { HubClient } from "../protocol/client.js";
 import type { ConformanceConfig } from "../protocol/conformance.js";
-import type { Fact, KeyKind } from "../kernel/types.js";
+import type { KeyKind } from "../kernel/types.js";
 
 const lang = langFromEnv(process.env);
 
@@ -45,16 +45,9 @@ async function call<T>(client: HubClient | Promise<HubClient>, f: (c: HubClient)
 }
 
 async function version(): Promise<string> {
-  const [{ execFileSync }, { engineDir }] = await Promise.all([import("node:child_process"), import("../host/home.js")]);
-  let commit = "";
-  let tag = "";
-  try {
-    commit = execFileSync("git", ["-C", engineDir, "rev-parse", "--short", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-    tag = execFileSync("git", ["-C", engineDir, "describe", "--tags", "--exact-match", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-  } catch {
-    // not a git checkout, or no tag on this commit
-  }
-  return `${tag || t(lang, "cli.unreleased")}${commit ? ` (${commit})` : ""}`;
+  const { releaseSync } = await import("../host/version.js");
+  const { tag, commit } = releaseSync();
+  return `${tag ?? t(lang, "cli.unreleased")}${commit ? ` (${commit})` : ""}`;
 }
 
 /** Commander's own headings, as its help calls `styleTitle` with them, in the catalog's words. */
@@ -115,13 +108,19 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .description(t(lang, "cli.desc.status"))
     .option("--json", t(lang, "cli.desc.statusJson"))
     .option("--before <run>", t(lang, "cli.desc.before"))
-    .action(async (o: { json?: boolean; before?: string }) => {
+    .option("--rule <name>", t(lang, "cli.desc.statusRule"))
+    .action(async (o: { json?: boolean; before?: string; rule?: string }) => {
       if (o.before !== undefined && !/^[1-9]\d{0,14}$/.test(o.before)) throw new CliError(t(lang, "notFound.run", { id: o.before }));
       const client = await ownerClient();
-      const state = await call(client, (c) => c.state(o.before ? Number(o.before) : undefined));
+      const before = o.before ? Number(o.before) : undefined;
+      const [{ formatStatus, stateOfRule }, { readConfig }] = await Promise.all([import("./status.js"), import("../host/home.js")]);
+      const state = o.rule === undefined
+        ? await call(client, (c) => c.state(before))
+        : await stateOfRule((b) => call(client, (c) => c.state(b)), o.rule, before);
+      if (state === null) throw new CliError(t(lang, "notFound.rule", { name: o.rule! }));
       if (o.json) return say(JSON.stringify(state, null, 2));
-      const { formatStatus } = await import("./status.js");
-      say(formatStatus(state, lang, client.url));
+      const localChannels = Object.keys(readConfig(await home()).channels);
+      say(formatStatus(state, lang, client.url, { localChannels, rule: o.rule ?? null }));
     });
 
   p.command("answer")
@@ -135,7 +134,7 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       const body: { choice?: number; text?: string } = {};
       if (choice !== undefined) body.choice = Number(choice);
       if (o.text !== undefined) body.text = o.text;
-      const res = (await call(ownerClient(), (c) => c.answer(cardId(card), body))) as { card: { title: string; state: string } };
+      const res = await call(ownerClient(), (c) => c.answer(cardId(card), body));
       say(t(lang, "cli.answered", { card, state: res.card.state, title: res.card.title }));
     });
 
@@ -194,7 +193,7 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .option("--json", t(lang, "cli.desc.whyJson"))
     .action(async (run: string, o: { json?: boolean }) => {
       if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
-      const res = await call(ownerClient(), (c) => c.call<{ run: number; facts: Fact[] }>(`/v1/runs/${run}/why`));
+      const res = await call(ownerClient(), (c) => c.why(Number(run)));
       if (o.json) return say(JSON.stringify(res.facts, null, 2));
       const { timeline } = await import("./why.js");
       say(timeline(Number(run), res.facts, lang).join("\n"));
@@ -247,7 +246,10 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       const { h, config } = await setUpHome();
       const [{ runMcp, sourceFromConfig }, { hubUrl }] = await Promise.all([import("./mcp.js"), import("./connect.js")]);
       // The hub is looked for (and its home id checked) at each tool call's need, so mcp may start before the hub.
-      await runMcp({ hub: () => hubUrl(h, lang), owner: config.owner || null, source: sourceFromConfig(h.config), version: await version() });
+      await runMcp({
+        hub: () => hubUrl(h, lang), owner: config.owner || null, source: sourceFromConfig(h.config), version: await version(),
+        lang, localChannels: Object.keys(config.channels),
+      });
     });
 
   const key = p.command("key").description(t(lang, "cli.desc.key"));
@@ -255,31 +257,34 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .description(t(lang, "cli.desc.keyNew"))
     .argument("<kind>", t(lang, "cli.arg.kind"))
     .argument("<name>", t(lang, "cli.arg.keyName"))
-    .action(async (kind: string, name: string) => {
-      await checkKey(kind, name);
+    .action(async (given: string, name: string) => {
+      const kind = await checkKey(given, name);
       const { h } = await setUpHome();
       const [{ changeKeys }, { newKey }, { registerKeysLocally }] = await Promise.all([import("./connect.js"), import("../host/home.js"), import("../host/serve.js")]);
+      const { keyNameNote } = await import("./key-note.js");
       const k = await changeKeys(h, lang, async (c) => (await c.keyNew(kind, name)).key, () => {
         const made = newKey();
-        registerKeysLocally(h, [{ kind: kind as KeyKind, name, key: made }], lang);
+        registerKeysLocally(h, [{ kind, name, key: made }], lang);
         return made;
       });
       // A key config.json holds is rotated there too, or the CLI, the local worker or a channel would be locked out.
-      const what = await updateConfigKey(h, kind as KeyKind, name, k);
+      const what = await updateConfigKey(h, kind, name, k);
       say(k);
       if (what && kind !== "owner") sayError(t(lang, "cli.keyConfig", { what }) + "\n");
+      const note = keyNameNote(h.rules, kind, name, lang);
+      if (note) sayError(note + "\n");
     });
   key.command("remove")
     .description(t(lang, "cli.desc.keyRemove"))
     .argument("<kind>", t(lang, "cli.arg.kind"))
     .argument("<name>", t(lang, "cli.arg.itsName"))
-    .action(async (kind: string, name: string) => {
-      await checkKey(kind, name, true);
+    .action(async (given: string, name: string) => {
+      const kind = await checkKey(given, name, true);
       const { h } = await setUpHome();
       const [{ changeKeys }, { removeKeyLocally }, { readConfig }] = await Promise.all([import("./connect.js"), import("../host/serve.js"), import("../host/home.js")]);
-      const changed = await changeKeys(h, lang, async (c) => (await c.keyRemove(kind, name)).changed, () => removeKeyLocally(h, kind as KeyKind, name, lang));
+      const changed = await changeKeys(h, lang, async (c) => (await c.keyRemove(kind, name)).changed, () => removeKeyLocally(h, kind, name, lang));
       say(t(lang, changed ? "cli.keyRemoved" : "cli.noSuchKey"));
-      const what = await configHolds(readConfig(h), kind as KeyKind, name);
+      const what = await configHolds(readConfig(h), kind, name);
       if (changed && what) sayError(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
 
@@ -289,9 +294,9 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .action(async (file: string | undefined) => {
       const f = file ?? (await home()).rules;
       // What the hub would load, read the same way: check says what the hub would say.
-      const { readRulesInput } = await import("../host/rules-file.js");
+      const [{ readRulesInput }, { existsSync }] = await Promise.all([import("../host/rules-file.js"), import("node:fs")]);
       const r = readRulesInput(f, lang);
-      if (r.kind === "rulesError") throw new CliError(r.error);
+      if (r.kind === "rulesError") throw new CliError(file === undefined && !existsSync(f) ? t(lang, "cli.check.noFile", { error: r.error }) : r.error);
       say(t(lang, "cli.check.ok", {
         file: f, rules: r.rules.rules.length, agents: Object.keys(r.rules.agents).length,
         sources: Object.keys(r.rules.sources).length, channels: Object.keys(r.rules.channels).length, elsewhere: r.rules.elsewhere.length,
@@ -329,11 +334,14 @@ function cardId(s: string): number {
 }
 
 /** Refuses a bad kind, or a name a new key cannot have (`remove`: a name no key, however old, can have). */
-async function checkKey(kind: string, name: string, remove = false): Promise<void> {
+/** Checks a key's kind and name as the hub does. @returns the kind. @throws CliError naming what is wrong. */
+async function checkKey(kind: string, name: string, remove = false): Promise<KeyKind> {
   const [{ keyKinds }, { isName, isOldKeyName, reservedSources }] = await Promise.all([import("../kernel/types.js"), import("../kernel/rules.js")]);
-  if (!keyKinds.includes(kind as KeyKind)) throw new CliError(t(lang, "key.kind"));
+  const known = keyKinds.find((k) => k === kind);
+  if (!known) throw new CliError(t(lang, "key.kind"));
   if (remove ? !isOldKeyName(name) : !isName(name)) throw new CliError(t(lang, remove ? "key.oldName" : "key.name"));
   if (!remove && kind === "source" && reservedSources.includes(name)) throw new CliError(t(lang, "key.reserved", { name }));
+  return known;
 }
 
 /** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */

@@ -1,6 +1,7 @@
 /**
  * `agent-autoloop mcp`: a stdio MCP server (protocol version 2025-11-25, built with @modelcontextprotocol/sdk) whose
  * tools call the hub's own HTTP API: `status`, `why`, `answer`, `resolve`, `stop` with the owner key of config.json,
+ * `status` and `why` answering with the text the CLI prints (`raw: true`: the hub's JSON, which is many times longer),
  * `emit` and `tell` with the source key of config.json's optional `"source": { "name", "key" }`. Only the tools a
  * configured key allows are listed. Standard output carries only JSON-RPC; each call answers on its own, so a slow
  * call does not hold up `ping`. It does not tell callers apart: an answer is recorded as the owner's, so do not give
@@ -15,6 +16,10 @@ import { z } from "zod";
 import { readFileSync } from "node:fs";
 import { Transform, type TransformCallback } from "node:stream";
 import { HubClient, HubError } from "../protocol/client.js";
+import type { Lang } from "../i18n/messages.js";
+import { formatStatus } from "./status.js";
+import { timeline } from "./why.js";
+import { printable } from "./print.js";
 
 /** The longest line (one JSON-RPC message) `mcp` reads, in bytes without the line break: 10 MiB, the SDK's own limit. */
 export const mcpLineMaxBytes = 10 * 1024 * 1024;
@@ -25,13 +30,19 @@ export interface McpConfig {
   owner: string | null;
   source: { name: string; key: string } | null;
   version: string;
+  /** The language of `status` and `why` text (default English). */
+  lang?: Lang;
+  /** The channels of this home's config.json, for `status` (see formatStatus). */
+  localChannels?: string[];
 }
 
 type ToolResult = { content: { type: "text"; text: string }[]; isError?: boolean };
 
+/** A tool's answer: `f`'s value as text (made printable, as the CLI prints it) or as indented JSON. */
 async function result(f: () => Promise<unknown>): Promise<ToolResult> {
   try {
-    return { content: [{ type: "text", text: JSON.stringify(await f(), null, 2) }] };
+    const value = await f();
+    return { content: [{ type: "text", text: typeof value === "string" ? printable(value) : JSON.stringify(value, null, 2) }] };
   } catch (e) {
     return { content: [{ type: "text", text: (e as Error).message }], isError: true };
   }
@@ -59,10 +70,22 @@ export function mcpServer(cfg: McpConfig): McpServer {
   const server = new McpServer({ name: "agent-autoloop", version: cfg.version });
   if (cfg.owner) {
     const owner = hubCaller(cfg, cfg.owner);
-    server.registerTool("status", { description: "The hub's state: open cards, runs, rules, workers, unrouted events, spending.", inputSchema: { before: z.number().int().positive().optional().describe("older runs: before this run id") } },
-      ({ before }) => result(() => owner((c) => c.state(before))));
-    server.registerTool("why", { description: "A run's facts: events, claims, start, receipt, answers, follow-up runs.", inputSchema: { run: z.number().int().positive() } },
-      ({ run }) => result(() => owner((c) => c.call(`/v1/runs/${run}/why`))));
+    const lang = cfg.lang ?? "en";
+    const raw = z.boolean().optional().describe("the hub's JSON instead of the summary (many times longer)");
+    server.registerTool("status", {
+      description: "The hub's state as `agent-autoloop status` prints it: open cards, runs, rules, workers, channels, unrouted events, spending.",
+      inputSchema: { before: z.number().int().positive().optional().describe("older runs: before this run id"), raw },
+    }, ({ before, raw }) => result(() => owner(async (c) => {
+      const state = await c.state(before);
+      return raw ? state : formatStatus(state, lang, c.url, { localChannels: cfg.localChannels ?? null });
+    })));
+    server.registerTool("why", {
+      description: "A run's timeline as `agent-autoloop why` prints it: events, claims, start, receipt, answers, follow-up runs.",
+      inputSchema: { run: z.number().int().positive(), raw },
+    }, ({ run, raw }) => result(() => owner(async (c) => {
+      const res = await c.why(run);
+      return raw ? res : timeline(run, res.facts).join("\n");
+    })));
     server.registerTool("answer", { description: "Answer a card: the option number, or your own words.", inputSchema: { card: z.number().int().positive(), choice: z.number().int().min(0).optional(), text: z.string().min(1).max(4000).optional() } },
       ({ card, choice, text }) => result(() => owner((c) => c.answer(card, { ...(choice !== undefined ? { choice } : {}), ...(text !== undefined ? { text } : {}) }))));
     server.registerTool("resolve", { description: "Close a card: no decision needed any more.", inputSchema: { card: z.number().int().positive(), reason: z.string().max(1000).optional() } },
@@ -77,7 +100,7 @@ export function mcpServer(cfg: McpConfig): McpServer {
       inputSchema: { id: z.string().min(1).max(200), type: z.string().min(1).max(64), subject: z.string().max(100).optional(), summary: z.string().max(200).optional(), detail: z.string().max(4000).optional(), link: z.string().max(500).optional() },
     }, (event) => result(() => source((c) => c.postEvent(event))));
     server.registerTool("tell", { description: "Tell the owner something (an fyi notice, once per key).", inputSchema: { key: z.string().min(1).max(200), text: z.string().min(1).max(4000), title: z.string().max(200).optional() } },
-      (body) => result(() => source((c) => c.call("/v1/tell", { body }))));
+      (body) => result(() => source((c) => c.tell(body))));
   }
   return server;
 }

@@ -3,10 +3,9 @@
  * claims, start and end, session, receipt, answers and follow-up runs — in local time `MM-DD HH:mm:ss`.
  * Rule bodies are never printed.
  */
-import type { Fact } from "../kernel/types.js";
+import type { Fact, RunFactRow, EventFactRow } from "../protocol/responses.js";
+import { asShape } from "../protocol/response-check.js";
 import { localize, t, type Lang } from "../i18n/messages.js";
-
-type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** `MM-DD HH:mm:ss` in the local time zone of this computer. */
 export function localTime(iso: string): string {
@@ -33,29 +32,34 @@ export function timeline(run: number, facts: Fact[], lang: Lang = "en"): string[
   for (const f of facts) {
     const at = localTime(f.at);
     const say = (text: string) => out.push(`${at}  ${text}`);
-    let me: Row | null = null;
+    let me: RunFactRow | null = null;
+    // Rows are read through their published shapes (protocol/responses.ts); a row of another shape says nothing.
     for (const [table, key, row] of f.changes) {
       if (!row) continue;
-      const r = row as Row;
-      if (table === "meta" && key === "rules") say(t(lang, "why.rules", { version: r.version }));
-      if (table === "events") say(t(lang, "why.event", { event: eventLine(r, lang) }));
-      if (table === "runs" && Number(key) === run) me = r;
-      if (table === "runs" && Number(key) !== run && r.state === "queued" && r.answers?.length) say(t(lang, "why.followUp", { run: key }));
-      if (table === "cards" && r.run === run) {
-        once(JSON.stringify([r.id]), say, t(lang, "why.card", { card: r.id, kind: r.fyi ? "fyi" : r.kind, title: r.title }));
-        for (const [channel, d] of Object.entries((r.deliveries ?? {}) as Record<string, Row>)) {
-          if (d?.ref) once(JSON.stringify([r.id, "delivered", channel]), say, t(lang, "why.delivered", { card: r.id, channel, ref: d.ref }));
+      const rules = table === "meta" && key === "rules" ? asShape("RulesFactRow", row) : undefined;
+      if (rules) say(t(lang, "why.rules", { version: rules.version }));
+      const e = table === "events" ? asShape("EventFactRow", row) : undefined;
+      if (e) say(t(lang, "why.event", { event: eventLine(e, lang) }));
+      const r = table === "runs" ? asShape("RunFactRow", row) : undefined;
+      if (r && Number(key) === run) me = r;
+      if (r && Number(key) !== run && r.state === "queued" && r.answers.length) say(t(lang, "why.followUp", { run: key }));
+      const card = table === "cards" ? asShape("CardFactRow", row) : undefined;
+      if (card && card.run === run) {
+        once(JSON.stringify([card.id]), say, t(lang, "why.card", { card: card.id, kind: card.fyi ? "fyi" : card.kind, title: card.title }));
+        for (const [channel, d] of Object.entries(card.deliveries)) {
+          if (d.ref) once(JSON.stringify([card.id, "delivered", channel]), say, t(lang, "why.delivered", { card: card.id, channel, ref: d.ref }));
         }
-        if (r.state === "answered") {
-          const answer = r.choice !== null ? r.options[r.choice] : r.answer;
-          once(JSON.stringify([r.id, "answered"]), say, t(lang, "why.answered", { card: r.id, answer, by: r.by }));
+        if (card.state === "answered") {
+          const answer = card.choice !== null ? card.options[card.choice] : card.answer;
+          once(JSON.stringify([card.id, "answered"]), say, t(lang, "why.answered", { card: card.id, answer: answer ?? "", by: card.by ?? "-" }));
         }
       }
-      if (table === "timers" && r.run === run) say(t(lang, "why.later", { key: r.key, at: localTime(new Date(r.at).toISOString()) }));
+      const timer = table === "timers" ? asShape("TimerFactRow", row) : undefined;
+      if (timer && timer.run === run) say(t(lang, "why.later", { key: timer.key, at: localTime(new Date(timer.at).toISOString()) }));
     }
     if (me && me.state !== state) {
       const detail =
-        me.state === "claimed" ? ` ${t(lang, "why.claimedBy", { worker: me.worker, attempt: me.attempt, session: me.job?.session ?? t(lang, "why.new") })}`
+        me.state === "claimed" ? ` ${t(lang, "why.claimedBy", { worker: me.worker ?? "-", attempt: me.attempt, session: me.job?.session ?? t(lang, "why.new") })}`
         : me.state === "running" ? `${me.session ? ` · ${t(lang, "why.session", { session: me.session })}` : ""}`
         : ["done", "nothing", "cancelled"].includes(me.state) ? `${me.summary ? ` — ${me.summary}` : ""}${me.usage ? ` · ${t(lang, "why.usage", { usage: JSON.stringify(me.usage) })}` : ""}`
         : me.state === "waiting" ? ` — ${t(lang, "why.retry", { error: me.error ?? t(lang, "why.failed"), at: localTime(new Date(me.readyAt).toISOString()) })}`
@@ -73,7 +77,7 @@ export function timeline(run: number, facts: Fact[], lang: Lang = "en"): string[
  * An event as the timeline names it: `source/id type[ subject][ — summary]`. The summary of a manual run is the
  * protocol's fixed Chinese text: shown in `lang` like the rest of the line.
  */
-function eventLine(r: Row, lang: Lang): string {
+function eventLine(r: EventFactRow, lang: Lang): string {
   const summary = r.summary && r.type === "run.manual" ? localize(r.summary, lang) : r.summary;
   return `${r.source}/${r.sid} ${r.type}${r.subject ? ` ${r.subject}` : ""}${summary ? ` — ${summary}` : ""}`;
 }

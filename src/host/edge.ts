@@ -7,7 +7,7 @@
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Hub } from "./hub.js";
-import { bearerOf, runTokenValid } from "./http.js";
+import { bearerOf, runTokenValid } from "./routes/read.js";
 import { hashKey } from "../kernel/credentials.js";
 import { callerOf } from "../kernel/decide.js";
 import * as L from "../kernel/limits.js";

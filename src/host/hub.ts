@@ -15,6 +15,9 @@ import { t, type Lang } from "../i18n/messages.js";
 import { readRulesInput } from "./rules-file.js";
 import { PluginLoader } from "../common/plugins.js";
 import { BoundedLog } from "./log-limit.js";
+import { Presence } from "./presence.js";
+import { workerOnlineMs } from "../kernel/limits.js";
+import type { EndpointName } from "../protocol/endpoints.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -49,6 +52,13 @@ export interface HubOptions {
   log?: (line: string) => void;
   /** Finds and keeps the plugins of this home (source adapters here; `serve` shares it with its worker and channels). */
   plugins?: PluginLoader;
+  /** No poll for this long (ms) is a worker or channel gone silent (presence.ts); default `workerOnlineMs`, shortened by tests. */
+  presenceSilentMs?: number;
+  /**
+   * Checks every answer the HTTP layer sends against the endpoint's published shape, returning what differs or null
+   * (tests pass the client's own check: tests/helpers.ts). A difference fails that request with 500.
+   */
+  checkAnswer?: (endpoint: EndpointName, status: number, body: unknown) => string | null;
 }
 
 /** Reading rules.json lives in rules-file.ts, which `check` and `doctor` use without loading the hub; re-exported here. */
@@ -74,6 +84,8 @@ export class Hub {
   private readonly waiters = new Map<string, Set<Waiter>>();
   /** How often each kind of long poll was woken ("worker:", "channel:<name>"), to catch a wake that came between a poll's decision and its wait. */
   private readonly wakeCount = new Map<string, number>();
+  /** The workers and channels polling, for the hub's "connected" and "went silent" lines. */
+  private readonly presence: Presence;
   /** Called with every committed fact (the stream). */
   readonly listeners = new Set<(facts: Fact[]) => void>();
 
@@ -93,6 +105,7 @@ export class Hub {
     this.clock = opts.clock ?? Date.now;
     this.log = opts.log ?? (() => {});
     this.callerLog = new BoundedLog(this.log, () => this.now(), opts.lang);
+    this.presence = new Presence({ clock: this.clock, silentAfterMs: opts.presenceSilentMs ?? workerOnlineMs, log: this.log, lang: opts.lang });
   }
 
   /**
@@ -227,6 +240,20 @@ export class Hub {
    */
   async poll(input: Extract<Input, { kind: "work" | "cardsNext" }>, waitMs: number, signal?: AbortSignal): Promise<Committed> {
     const caller = input.keyHash ? callerOf(this.store.view, input.keyHash) : undefined;
+    const part = caller?.kind === "worker" || caller?.kind === "channel" ? { kind: caller.kind, name: caller.name } : null;
+    if (!part) return this.held(input, waitMs, signal, caller);
+    this.presence.pollStarted(part.kind, part.name);
+    try {
+      return await this.held(input, waitMs, signal, caller);
+    } finally {
+      this.presence.pollEnded(part.kind, part.name);
+    }
+  }
+
+  /** `poll` itself, for the caller its key names (if any). */
+  private async held(
+    input: Extract<Input, { kind: "work" | "cardsNext" }>, waitMs: number, signal: AbortSignal | undefined, caller: ReturnType<typeof callerOf>,
+  ): Promise<Committed> {
     const key = caller ? (caller.kind === "worker" ? `worker:${caller.name}` : `channel:${caller.name}`) : "";
     // A worker asks again with the same claim id when it lost the answer (or aborted its poll). An older poll of
     // that claim still held here (its closed connection not noticed yet) must not claim after this one: a repeated
@@ -353,6 +380,7 @@ export class Hub {
     if (this.closed) return;
     while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;
+    this.presence.close();
     if (this.timer) clearTimeout(this.timer);
     unwatchFile(this.opts.home.rules);
     if (this.rulesRecheck) clearTimeout(this.rulesRecheck);

@@ -1,15 +1,18 @@
 /**
  * The card link page (protocol.md 通道: `links: true`): a plain HTML form with no script showing one card's text and
  * buttons, answerable once by whoever holds the link, valid 7 days from the card's creation. After that it no longer
- * shows the card. The token is derived from the master key (HMAC) and never stored, so links survive restarts.
+ * shows the card. The token is derived from the master key (HMAC) and never stored, so links survive restarts. Its
+ * text box takes what an answer may hold (`answerTextMaxCodepoints`; browsers count UTF-16 units, so they stop at or
+ * before it); a longer answer sent anyway is refused with the limit named (routes/link.ts).
  */
 import type { View } from "../kernel/view.js";
 import type { CardRow, Env } from "../kernel/types.js";
 import { cardLinkToken, safeEqual } from "../kernel/credentials.js";
-import { cardLinkValidMs } from "../kernel/limits.js";
+import { answerTextMaxCodepoints, cardLinkValidMs } from "../kernel/limits.js";
 import { t } from "../i18n/messages.js";
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
+/** Escapes text for HTML (element content and quoted attributes). */
+export const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
 
 /** Finds the card a link names, when the token is right and the link has not expired. */
 export function linkedCard(view: View, env: Env, now: number, id: number, token: string): { card: CardRow } | { status: 404 | 410 } {
@@ -19,7 +22,8 @@ export function linkedCard(view: View, env: Env, now: number, id: number, token:
   return { card };
 }
 
-function page(lang: Env["lang"], title: string, body: string): string {
+/** A whole plain page (no script) around `body`, in `lang`, titled `title` (escaped here). */
+export function page(lang: Env["lang"], title: string, body: string): string {
   return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}
 pre{white-space:pre-wrap;font:inherit}button{font:inherit;margin:.25rem 0;padding:.5rem 1rem;display:block;width:100%}
@@ -45,7 +49,7 @@ export function linkPage(view: View, env: Env, now: number, id: number, token: s
       : `<button name="choice" value="0">${esc(t(lang, "answer.handled"))}</button>`;
     parts.push(`<form method="post" action="${action}">${buttons}</form>`);
     if (card.kind === "ask") {
-      parts.push(`<form method="post" action="${action}"><p><textarea name="text" rows="3" maxlength="4000" required></textarea></p><button>${esc(t(lang, "link.sendText"))}</button></form>`);
+      parts.push(`<form method="post" action="${action}"><p><textarea name="text" rows="3" maxlength="${answerTextMaxCodepoints}" required></textarea></p><button>${esc(t(lang, "link.sendText"))}</button></form>`);
     }
   } else {
     const answer = [card.choice !== null && card.kind === "ask" ? card.options[card.choice] : null, card.answer].filter(Boolean).join(" — ");

@@ -22,7 +22,7 @@ export function readRulesText(path: string, lang: Lang): RulesText {
     // O_NONBLOCK makes opening a FIFO return at once; regular files ignore it. (Windows has neither.)
     fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (e) {
-    return { ok: false, error: `${path}: ${errorCode(e)}`, unreadable: true };
+    return { ok: false, error: `${path}: ${errorText(e, lang)}`, unreadable: true };
   }
   try {
     const st = fstatSync(fd);
@@ -35,7 +35,7 @@ export function readRulesText(path: string, lang: Lang): RulesText {
     if (length > rulesFileMaxBytes) return { ok: false, error: tooLarge(path, fstatSync(fd).size, lang), unreadable: false };
     return { ok: true, text: buffer.toString("utf8", 0, length) };
   } catch (e) {
-    return { ok: false, error: `${path}: ${errorCode(e)}`, unreadable: true };
+    return { ok: false, error: `${path}: ${errorText(e, lang)}`, unreadable: true };
   } finally {
     closeSync(fd);
   }
@@ -63,8 +63,11 @@ export function readRulesInput(path: string, lang: Lang): Extract<Input, { kind:
   }
 }
 
-function errorCode(e: unknown): string {
-  return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+/** Why a file could not be read: in words with the system's code for the common cases (`no such file (ENOENT)`), else the code. */
+function errorText(e: unknown, lang: Lang): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  const words = code === "ENOENT" ? t(lang, "rules.noSuchFile") : code === "EACCES" ? t(lang, "rules.noPermission") : null;
+  return words ? `${words} (${code})` : code ?? (e as Error).message;
 }
 
 function tooLarge(path: string, size: number, lang: Lang): string {

@@ -6,7 +6,7 @@ import { serve as nodeServe, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { existsSync } from "node:fs";
-import { Hub } from "./hub.js";
+import { Hub, type HubOptions } from "./hub.js";
 import { createApp } from "./http.js";
 import { initHome, readConfig, readMasterKey, readSecrets, ownerKeyName, type Config, type Home } from "./home.js";
 import { channelLoop } from "./channels.js";
@@ -89,6 +89,16 @@ export function lockHome(home: Home, lang: Lang): () => void {
   return lock.release;
 }
 
+/** Why `serve` cannot listen on `address`, in words, and how to pick another address (`--listen`, config.json). */
+function listenFailure(e: NodeJS.ErrnoException, address: string, home: Home, lang: Lang): string {
+  const words = e.code === "EADDRINUSE" ? t(lang, "serve.addressInUse")
+    : e.code === "EADDRNOTAVAIL" ? t(lang, "serve.addressNotHere")
+    : e.code === "EACCES" ? t(lang, "serve.addressDenied")
+    : null;
+  const why = words ? `${words} (${e.code})` : e.message;
+  return t(lang, "serve.cannotListen", { address: address.trim(), why, config: home.config });
+}
+
 export interface Running {
   url: string;
   hub: Hub;
@@ -103,6 +113,10 @@ export interface ServeOptions {
   log?: (line: string) => void;
   /** The HTTP edge's limits, shortened by tests (src/kernel/limits.ts has the real ones). */
   limits?: Partial<EdgeLimits>;
+  /** When a worker or channel counts as gone silent (ms; tests shorten it): see presence.ts. */
+  presenceSilentMs?: number;
+  /** Checks every answer against its published shape (HubOptions.checkAnswer); tests set it. */
+  checkAnswer?: HubOptions["checkAnswer"];
 }
 
 /**
@@ -124,13 +138,14 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   let listening: ServerType | null = null;
   let url: string;
   try {
-    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log }));
+    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer }));
     await hub.start();
     const app = createApp(hub);
     const limits = { ...edgeLimits, ...opts.limits };
     const server = (listening = await new Promise<ServerType>((resolve, reject) => {
       const s = nodeServe({ fetch: app.fetch, hostname: host, port, serverOptions: serverOptions(limits) }, () => resolve(s));
-      s.once("error", reject);
+      // The address cannot be had: the error says which and what to do.
+      s.once("error", (e) => reject(new Error(listenFailure(e as NodeJS.ErrnoException, opts.listen ?? config.listen, home, opts.lang))));
     }));
     guardConnections(server as Server, keyedRequest(hub), limits);
     const actual = (server.address() as AddressInfo).port;

@@ -11,10 +11,16 @@ import { startOfDay } from "../kernel/period.js";
 import { ownerCard } from "../kernel/cards.js";
 import { usageBucketMs, usageOf, type UsageBucket } from "../kernel/evolve.js";
 import type { Env } from "../kernel/types.js";
+import type { EventView, RunView, Spending, State } from "../protocol/responses.js";
 
-const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+/** A time in ms as an ISO string; null stays null. */
+function iso(ms: number): string;
+function iso(ms: number | null | undefined): string | null;
+function iso(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
+}
 
-function runView(r: RunRow) {
+function runView(r: RunRow): RunView {
   return {
     id: r.id, rule: r.rule, lane: r.lane, state: r.state, attempt: r.attempt, failures: r.failures, manual: r.manual,
     worker: r.worker, agent: r.agent, session: r.session, link: r.link, events: r.events.length, answers: r.answers,
@@ -23,7 +29,7 @@ function runView(r: RunRow) {
   };
 }
 
-function eventView(e: EventRow) {
+function eventView(e: EventRow): EventView {
   return { id: e.id, source: e.source, eventId: e.sid, type: e.type, subject: e.subject, summary: e.summary, at: iso(e.at), routed: e.routed, paused: e.paused };
 }
 
@@ -32,7 +38,7 @@ function eventView(e: EventRow) {
  * quarter hours come from the `usage` buckets `evolve` keeps; only the runs that ended between `from` and the next
  * bucket edge are read one by one, so the cost does not grow with history or with the number of runs in the window.
  */
-function spendingSince(view: View, from: number) {
+function spendingSince(view: View, from: number): Spending {
   const sum: UsageBucket = { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
   const add = (b: UsageBucket) => {
     for (const k of Object.keys(sum) as (keyof UsageBucket)[]) sum[k] += b[k];
@@ -51,7 +57,7 @@ function spendingSince(view: View, from: number) {
  * Builds the owner's state summary.
  * @param before run id to page from (older runs), or null for the first page.
  */
-export function buildState(view: View, env: Env, now: number, seq: number, before: number | null) {
+export function buildState(view: View, env: Env, now: number, seq: number, before: number | null): State {
   const meta = view.rules();
   const rules = meta?.rules ?? emptyRules();
   const c = new Ctx(view, now, env);

@@ -12,6 +12,7 @@ import { cardLinkToken } from "./credentials.js";
 import { enqueue, freeEventId, recordEvent } from "./lanes.js";
 import { budgetAnswered } from "./budget.js";
 import { own } from "./own.js";
+import type { Card, OwnerCard } from "../protocol/responses.js";
 
 export interface NewCard {
   kind: "ask" | "notice";
@@ -147,7 +148,7 @@ export function closeCard(c: Ctx, id: number, result: string, answer: string | n
 }
 
 /** The card as a channel sees it (protocol.md 通道): no lane, no about. */
-export function channelCard(c: Ctx, card: CardRow, channel: string | null) {
+export function channelCard(c: Ctx, card: CardRow, channel: string | null): Card {
   const links = channel !== null && own(c.rules.channels, channel)?.links === true;
   return {
     id: card.id, version: card.version, ref: channel ? own(card.deliveries, channel)?.ref ?? null : null,
@@ -159,7 +160,7 @@ export function channelCard(c: Ctx, card: CardRow, channel: string | null) {
 }
 
 /** The card as the owner sees it: the channel view plus `lane`, `about`, `run` and deliveries. */
-export function ownerCard(c: Ctx, card: CardRow) {
+export function ownerCard(c: Ctx, card: CardRow): OwnerCard {
   return {
     ...channelCard(c, card, null),
     lane: card.lane, about: card.about, run: card.run, channels: card.channels,
@@ -181,7 +182,7 @@ export function channelSeen(c: Ctx, channel: string): void {
  * GET /v1/cards/next: the card this channel should send or update now, leased for a minute.
  * @returns the card, or null when there is nothing to send now.
  */
-export function nextCard(c: Ctx, channel: string): ReturnType<typeof channelCard> | null {
+export function nextCard(c: Ctx, channel: string): Card | null {
   const hit = c.view.where<OutboxRow>("outbox", "channel = ? AND nextAt <= ? ORDER BY nextAt, key LIMIT 1", channel, c.now)[0];
   if (!hit) return null;
   const card = c.tx.get<CardRow>("cards", hit.row.card);

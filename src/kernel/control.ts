@@ -12,6 +12,7 @@ import { resumeBudgetPause } from "./budget.js";
 import { createCard } from "./cards.js";
 import { cronSkippedCountMax } from "./limits.js";
 import { fixedText } from "../i18n/messages.js";
+import type { Pause } from "../protocol/responses.js";
 
 /** Event type of a cron time and of a manual run (protocol.md 立即运行: `run.manual`). */
 export const cronEventType = "schedule.cron";
@@ -108,7 +109,7 @@ function target(c: Ctx, name: string): RuleDef | ControlReply {
 
 const isReply = (x: unknown): x is ControlReply => typeof x === "object" && x !== null && "status" in x;
 
-function pauseView(c: Ctx, p: PauseRow) {
+function pauseView(c: Ctx, p: PauseRow): Pause {
   return { by: p.by, reason: p.reason, since: c.iso(p.since), until: p.until === null ? null : c.iso(p.until) };
 }
 

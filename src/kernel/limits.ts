@@ -30,7 +30,10 @@ export const runSummaryMaxCodepoints = 1000;
 export const runErrorMaxCodepoints = 4000;
 export const sessionMaxCodepoints = 500;
 export const reasonMaxCodepoints = 1000;
-export const claimIdMaxChars = 100;
+/** Agent：领活: a worker's claim id, in code points like every other text limit (it was counted in UTF-16 units). */
+export const claimIdMaxCodepoints = 100;
+/** Agent：领活: run ids a worker may report in hand with one GET /v1/work (`running`). */
+export const runningRunsMax = 1000;
 
 /** HTTP: bodies above this are refused with 413 without being read whole. */
 export const requestBodyMaxBytes = 1024 * 1024;

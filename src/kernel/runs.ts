@@ -13,6 +13,7 @@ import { closeCard, createCard, openCardByKey, saveCard } from "./cards.js";
 import { enqueue, findEvent, getLane, isPaused, laneOf, putLane, recordEvent, routeEvent } from "./lanes.js";
 import type { CardRow, EventRow, GroupRow, JobSnapshot, RunRow, RunState, TimerRow, UsageSum, WorkerRow } from "./types.js";
 import type { Result } from "../protocol/schema.js";
+import type { Job, Rejected, WorkAnswer } from "../protocol/responses.js";
 import { tooDeepNotice } from "./notices.js";
 import { own } from "./own.js";
 import { assert } from "./assert.js";
@@ -122,7 +123,7 @@ function heartbeat(c: Ctx, worker: string, running: number[]): number[] {
 }
 
 /** The job of a run as the worker gets it: the snapshot taken at claim plus the current token. */
-export function jobOf(c: Ctx, run: RunRow) {
+export function jobOf(c: Ctx, run: RunRow): Job {
   const job = run.job;
   assert(job, "claimed-run-has-job");
   return { run: run.id, token: tokenOf(c, run), attempt: run.attempt, ...job };
@@ -132,7 +133,7 @@ export function jobOf(c: Ctx, run: RunRow) {
  * GET /v1/work: heartbeat, then the same job again for a repeated claim id (with a new token), else the
  * oldest claimable queued run for this worker. `capacity <= 0` only reports in and reads no queue.
  */
-export function work(c: Ctx, worker: string, claim: string, running: number[], capacity: number) {
+export function work(c: Ctx, worker: string, claim: string, running: number[], capacity: number): WorkAnswer {
   const cancel = heartbeat(c, worker, running);
   const again = c.view.where<RunRow>("runs", "ck = ?", `${worker}\u0000${claim}`)[0];
   if (again) {
@@ -388,7 +389,6 @@ function failRun(c: Ctx, run: RunRow, error: string): void {
   c.tx.put("runs", run.id, run);
 }
 
-export type Rejected = { card?: number; event?: string; later?: string; reason: string };
 
 /**
  * POST /v1/runs/:id/result after the token check: applies the outcome and the receipt in one step.

@@ -5,12 +5,11 @@
  */
 import type { Ctx } from "./context.js";
 import type { Caller } from "./types.js";
-import type { Ask } from "../protocol/schema.js";
+import type { TellBody } from "../protocol/schema.js";
 import { createCard, dedupKey, openCardByKey, sentFyiNotice } from "./cards.js";
 import { elsewhereSource } from "./rules.js";
 import { own } from "./own.js";
 
-export interface TellBody { task?: string; key?: string; text?: string; title?: string; ask?: Ask }
 type Reply = { status: number; body: unknown };
 const err = (status: number, error: string): Reply => ({ status, body: { error } });
 

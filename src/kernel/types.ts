@@ -3,7 +3,8 @@
  * Times inside rows are milliseconds since the Unix epoch (UTC); the protocol shows them as ISO strings.
  */
 import type { Rules } from "./rules.js";
-import type { EventIn, Result, Usage } from "../protocol/schema.js";
+import type { EventIn, Result, TellBody, Usage } from "../protocol/schema.js";
+import type { Job } from "../protocol/responses.js";
 
 /** One projection row change: `[table, key, row]`; `row === null` deletes the row. */
 export type Change = [table: string, key: string | number, row: object | null];
@@ -42,29 +43,19 @@ export interface EventRow {
   tooDeep?: boolean;
 }
 
-export type RunState =
-  | "queued" | "waiting" | "claimed" | "running" | "stopping" | "uncertain"
-  | "done" | "nothing" | "cancelled";
+/** Every state a run can be in; the last three end it. The protocol's shapes publish this list (src/protocol/responses.ts). */
+export const runStates = ["queued", "waiting", "claimed", "running", "stopping", "uncertain", "done", "nothing", "cancelled"] as const;
+export type RunState = (typeof runStates)[number];
 
 export interface TimerFire { key: string; about: string | null; at: number; run: number | null }
 
 export interface UsageSum { input?: number; output?: number; cached?: number; cost?: number }
 
-/** What a claimed run keeps of its rule and agent: later rule edits do not change it. */
-export interface JobSnapshot {
-  rule: { name: string; cwd: string | null; skill: string | null; prompt: string | null };
-  agent: {
-    id: string; name: string; use: string; model: string | null; effort: string | null; access: string;
-    command: string[] | null; program: string | null;
-    /** Absent in jobs claimed before these fields existed: the worker reads that as true and []. */
-    sandbox?: boolean; env?: string[];
-  };
-  session: string | null;
-  askFirst: string[];
-  context: {
-    events: unknown[]; answers: unknown[]; timers: unknown[]; waiting: unknown[]; open: unknown[]; decided: unknown[];
-  };
-}
+/**
+ * What a claimed run keeps of its rule and agent: later rule edits do not change it. It is the job a worker gets
+ * (protocol `Job`, src/protocol/responses.ts) without what each claim sets: run id, token and attempt.
+ */
+export type JobSnapshot = Omit<Job, "run" | "token" | "attempt">;
 
 export interface RunRow {
   id: number;
@@ -136,7 +127,9 @@ export interface Delivery {
   error: string | null;
 }
 
-export type CardState = "open" | "answered" | "closed";
+/** Every state a card can be in (protocol.md 通道). */
+export const cardStates = ["open", "answered", "closed"] as const;
+export type CardState = (typeof cardStates)[number];
 export interface CardRow {
   id: number;
   version: number;
@@ -214,7 +207,7 @@ export type Input =
   | { kind: "runNow"; keyHash: string | null; rule: string; subject: string | null; reason: string | null }
   | { kind: "linkAnswer"; card: number; token: string; choice: number | null; text: string | null }
   | { kind: "eventsIn"; source: string; events: EventIn[] }
-  | { kind: "tell"; keyHash: string | null; body: import("./tell.js").TellBody }
+  | { kind: "tell"; keyHash: string | null; body: TellBody }
   /** The timer: the deadline `due` (a due table key) came due; the shell sends one per due row, so each is decided alone. */
   | { kind: "tick"; due: string }
   /** The shell: the `tick` of `due` failed (answered 500) with `error`; it is tried again later. */

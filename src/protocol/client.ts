@@ -1,39 +1,67 @@
 /**
  * The HTTP client every part of agent-autoloop uses to talk to a hub: worker, channels, CLI, MCP, conformance.
- * One bearer key (or run token) per call; JSON in, JSON out; non-2xx answers become `HubError`.
+ * One bearer key (or run token) per call; JSON in, JSON out. Paths, bodies and answers come from the endpoint table
+ * (endpoints.ts) and the protocol's definitions: every answer is checked against its published shape before a caller
+ * sees it (response-check.ts), so callers get typed values and never cast a body. A non-2xx answer is a `HubError`;
+ * a 2xx answer of the wrong shape is a `ProtocolError`.
  */
+import type { ErrorObject } from "ajv";
+import { endpoints, pathOf, type BodyOf, type EndpointName, type EndpointSpec, type ParamsOf, type QueryOf } from "./endpoints.js";
+import { checkResponse, type ResponseShape } from "./response-check.js";
+import type { Answer, EventIn, PauseBody, Result, RunNowBody, Started, TellBody } from "./schema.js";
+import type { KeyKind } from "../kernel/types.js";
 
+/** The hub refused a call (4xx, 5xx): its status, and its `{ error }` text when it sent one. */
 export class HubError extends Error {
-  constructor(readonly status: number, readonly body: unknown, message: string) {
+  constructor(readonly status: number, readonly error: string | null, message: string) {
     super(message);
   }
 }
 
+/** A hub answered a call with a body that is not the endpoint's published shape (another version, or not a hub). */
+export class ProtocolError extends Error {
+  constructor(readonly endpoint: EndpointName, readonly field: string, readonly problem: ErrorObject) {
+    super(`the answer to ${endpoints[endpoint].method} ${endpoints[endpoint].path} does not match the protocol: ${field}: ${problem.keyword} ${JSON.stringify(problem.params)}`);
+  }
+}
+
+/** How one call is made: with which credential, and a signal that aborts it (a long poll the caller gives up). */
 export interface CallOptions {
-  method?: "GET" | "POST" | "DELETE";
-  body?: unknown;
   /** Bearer key or run token for this call; defaults to the client's key. */
   auth?: string | null;
   signal?: AbortSignal;
 }
+
+/** What one call of endpoint `E` sends: its path parameters, query string and body, as the table defines them. */
+export type RequestOf<E extends EndpointName> =
+  & (keyof ParamsOf<E> extends never ? { params?: undefined } : { params: ParamsOf<E> })
+  & (QueryOf<E> extends undefined ? { query?: undefined } : { query: QueryOf<E> })
+  & (BodyOf<E> extends undefined ? { body?: undefined } : { body: BodyOf<E> });
+
+/** What endpoint `E` answers, as the client hands it on. */
+export type AnswerOf<E extends EndpointName> = ResponseShape<(typeof endpoints)[E]["response"]>;
 
 /** A client of one hub at `url` (e.g. `http://127.0.0.1:8787`) holding one key. */
 export class HubClient {
   constructor(readonly url: string, readonly key: string | null) {}
 
   /**
-   * Calls `path` and returns the parsed JSON answer.
-   * @throws HubError for an HTTP error answer (with the hub's `error` text); the fetch error when unreachable.
+   * Calls endpoint `name` and returns its answer, checked against the endpoint's published shape.
+   * @throws HubError for an HTTP error answer (with the hub's `error` text); ProtocolError for a 2xx answer of
+   *   another shape; the fetch error when the hub cannot be reached.
    */
-  async call<T = unknown>(path: string, opts: CallOptions = {}): Promise<T> {
+  async request<E extends EndpointName>(name: E, req: RequestOf<E>, opts: CallOptions = {}): Promise<AnswerOf<E>> {
+    const spec: EndpointSpec = endpoints[name];
+    const qs = new URLSearchParams(Object.entries(req.query ?? {}).filter((e): e is [string, string] => typeof e[1] === "string")).toString();
+    const query = qs ? `?${qs}` : "";
     const auth = opts.auth === undefined ? this.key : opts.auth;
     const headers: Record<string, string> = {};
     if (auth) headers.authorization = `Bearer ${auth}`;
-    if (opts.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(this.url.replace(/\/$/, "") + path, {
-      method: opts.method ?? (opts.body === undefined ? "GET" : "POST"),
+    if (req.body !== undefined) headers["content-type"] = "application/json";
+    const res = await fetch(this.url.replace(/\/$/, "") + pathOf(spec.path, req.params ?? {}) + query, {
+      method: spec.method,
       headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
       signal: opts.signal,
     });
     const text = await res.text();
@@ -44,100 +72,109 @@ export class HubClient {
       data = { error: text };
     }
     if (!res.ok) {
-      const msg = (data as { error?: string } | null)?.error ?? `HTTP ${res.status}`;
-      throw new HubError(res.status, data, msg);
+      const refusal = checkResponse("ErrorBody", data);
+      const error = refusal.ok ? refusal.value.error : null;
+      throw new HubError(res.status, error, error ?? `HTTP ${res.status}`);
     }
-    return data as T;
+    const response = endpoints[name].response;
+    const checked = checkResponse(response, data);
+    if (!checked.ok) throw new ProtocolError(name, checked.field, checked.error);
+    return checked.value;
   }
 
-  postEvent(event: unknown) {
-    return this.call<{ event: number; duplicate: boolean; routed: string[]; paused: string[] }>("/v1/events", { body: event });
+  /** GET /v1/health (no key needed). */
+  health() {
+    return this.request("health", {});
   }
 
+  /** POST /v1/events with a source key (protocol.md 来源). */
+  postEvent(event: EventIn) {
+    return this.request("postEvent", { body: event });
+  }
+
+  /** POST /v1/tell with a source or worker key. */
+  tell(body: TellBody) {
+    return this.request("tell", { body });
+  }
+
+  /** GET /v1/work: heartbeat and long poll for a job (`wait` in seconds). */
   work(q: { claim: string; wait: number; running: number[]; capacity: number }, signal?: AbortSignal) {
-    const qs = new URLSearchParams({ claim: q.claim, wait: String(q.wait), running: q.running.join(","), capacity: String(q.capacity) });
-    return this.call<{ job: WorkJob | null; cancel: number[] }>(`/v1/work?${qs}`, { signal });
+    const query = { claim: q.claim, wait: String(q.wait), running: q.running.join(","), capacity: String(q.capacity) };
+    return this.request("work", { query }, { signal });
   }
 
-  started(run: number, token: string, body: { session?: string | null; link?: string | null }) {
-    return this.call(`/v1/runs/${run}/started`, { body, auth: token });
+  /** POST /v1/runs/:id/started with the run's token. */
+  started(run: number, token: string, body: Started) {
+    return this.request("started", { params: { id: run }, body }, { auth: token });
   }
 
-  result(run: number, token: string, body: unknown) {
-    return this.call<{ rejected: unknown[] }>(`/v1/runs/${run}/result`, { body, auth: token });
+  /** POST /v1/runs/:id/result with the run's token; a lost answer is replayed with the same body. */
+  result(run: number, token: string, body: Result) {
+    return this.request("result", { params: { id: run }, body }, { auth: token });
   }
 
+  /** GET /v1/cards/next: long poll for the card to send or update (`wait` in seconds). */
   nextCard(wait: number, signal?: AbortSignal) {
-    return this.call<{ card: ChannelCardView | null }>(`/v1/cards/next?wait=${wait}`, { signal });
+    return this.request("cardsNext", { query: { wait: String(wait) } }, { signal });
   }
 
+  /** POST /v1/cards/:id/delivered: the channel sent `version` of the card as its message `ref`. */
   delivered(card: number, version: number, ref: string) {
-    return this.call(`/v1/cards/${card}/delivered`, { body: { version, ref } });
+    return this.request("delivered", { params: { id: card }, body: { version, ref } });
   }
 
+  /** POST /v1/cards/:id/failed: the channel could not send `version` of the card. */
   failed(card: number, version: number, error: string) {
-    return this.call(`/v1/cards/${card}/failed`, { body: { version, error } });
+    return this.request("failed", { params: { id: card }, body: { version, error } });
   }
 
-  answer(card: number, body: { choice?: number; text?: string; by?: string; ref?: string }) {
-    return this.call(`/v1/cards/${card}/answer`, { body });
+  /** POST /v1/cards/:id/answer: a channel relays an answer ({choice|text, by, ref}) or the owner answers. */
+  answer(card: number, body: Answer) {
+    return this.request("answer", { params: { id: card }, body });
   }
 
+  /** POST /v1/cards/:id/resolve: the owner closes a card. */
   resolve(card: number, reason?: string) {
-    return this.call<{ ok: boolean; changed: boolean }>(`/v1/cards/${card}/resolve`, { body: reason ? { reason } : {} });
+    return this.request("resolve", { params: { id: card }, body: reason ? { reason } : {} });
   }
 
+  /** POST /v1/runs/:id/cancel: the owner stops a run. */
   cancel(run: number) {
-    return this.call<{ ok: boolean; changed: boolean; state: string }>(`/v1/runs/${run}/cancel`, { body: {} });
+    return this.request("cancel", { params: { id: run }, body: {} });
   }
 
+  /** GET /v1/state: the owner's whole picture; `before` pages to older runs. */
   state(before?: number) {
-    return this.call<Record<string, unknown>>(`/v1/state${before ? `?before=${before}` : ""}`);
+    return this.request("state", { query: before ? { before: String(before) } : {} });
   }
 
-  pause(rule: string, body: { reason?: string; until?: string }) {
-    return this.call<{ changed: boolean; rule: string; paused: Record<string, unknown> }>(`/v1/rules/${encodeURIComponent(rule)}/pause`, { body });
+  /** GET /v1/runs/:id/why: the facts about one run. */
+  why(run: number) {
+    return this.request("why", { params: { id: run } });
   }
 
+  /** POST /v1/rules/:name/pause. */
+  pause(rule: string, body: PauseBody) {
+    return this.request("pause", { params: { name: rule }, body });
+  }
+
+  /** POST /v1/rules/:name/resume. */
   resume(rule: string) {
-    return this.call<{ changed: boolean; rule: string }>(`/v1/rules/${encodeURIComponent(rule)}/resume`, { body: {} });
+    return this.request("resume", { params: { name: rule }, body: {} });
   }
 
-  runNow(rule: string, body: { subject?: string; reason?: string }) {
-    return this.call<{ event: number; run: number }>(`/v1/rules/${encodeURIComponent(rule)}/run`, { body });
+  /** POST /v1/rules/:name/run: run a rule now through normal dispatch. */
+  runNow(rule: string, body: RunNowBody) {
+    return this.request("runNow", { params: { name: rule }, body });
   }
 
-  keyNew(kind: string, name: string) {
-    return this.call<{ key: string }>(`/v1/keys/${encodeURIComponent(kind)}/${encodeURIComponent(name)}`, { method: "POST" });
+  /** POST /v1/keys/:kind/:name: a new key (shown once). */
+  keyNew(kind: KeyKind, name: string) {
+    return this.request("keyNew", { params: { kind, name } });
   }
 
-  keyRemove(kind: string, name: string) {
-    return this.call<{ ok: boolean; changed: boolean }>(`/v1/keys/${encodeURIComponent(kind)}/${encodeURIComponent(name)}`, { method: "DELETE" });
+  /** DELETE /v1/keys/:kind/:name. */
+  keyRemove(kind: KeyKind, name: string) {
+    return this.request("keyRemove", { params: { kind, name } });
   }
-}
-
-/** The job as a worker receives it (protocol.md Job). */
-export interface WorkJob {
-  run: number;
-  token: string;
-  attempt: number;
-  rule: { name: string; cwd: string | null; skill: string | null; prompt: string | null };
-  agent: {
-    id: string; name: string; use: string; model: string | null; effort: string | null; access: string;
-    command: string[] | null; program: string | null;
-    /** Hide the worker's home from the agent with bubblewrap where it can (absent: true). */
-    sandbox?: boolean;
-    /** Names of the worker's environment variables the agent also gets (`NAME_*`: a prefix; absent: none). */
-    env?: string[];
-  };
-  session: string | null;
-  askFirst: string[];
-  context: Record<string, unknown[]>;
-}
-
-/** The card as a channel receives it (protocol.md 通道). */
-export interface ChannelCardView {
-  id: number; version: number; ref: string | null; kind: "ask" | "notice"; fyi: boolean; state: string;
-  title: string; text: string; options: string[]; recommend: number | null; choice: number | null;
-  answer: string | null; by: string | null; result: string | null; link: string | null; rule: string | null; at: string;
 }

@@ -6,6 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { HubClient, HubError } from "./client.js";
+import type { Job } from "./responses.js";
+import type { Result } from "./schema.js";
 
 export interface ConformanceConfig {
   keys: { source: string; worker: string; channel: string; owner: string };
@@ -47,7 +49,7 @@ export async function conformance(url: string, cfg: ConformanceConfig): Promise<
     }
   };
   let first: { event: number } = { event: 0 };
-  let job: { run: number; token: string; attempt: number; context: Record<string, any[]> } | null = null; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let job: Job | null = null;
   let card: { id: number; version: number; ref: string | null } | null = null;
   const title = `conformance ${tag}: proceed?`;
   try {
@@ -66,7 +68,7 @@ export async function conformance(url: string, cfg: ConformanceConfig): Promise<
         await source.postEvent({ id: "x", type: cfg.eventType, subject: "not an identifier!" });
         throw new Error("accepted a subject with spaces");
       } catch (e) {
-        expect(e instanceof HubError && e.status === 400 && typeof (e.body as { error?: unknown })?.error === "string", `expected 400 {error}, got ${(e as Error).message}`);
+        expect(e instanceof HubError && e.status === 400 && typeof e.error === "string", `expected 400 {error}, got ${(e as Error).message}`);
       }
     });
     await check("leftover work of earlier checks is finished", async () => {
@@ -87,11 +89,11 @@ export async function conformance(url: string, cfg: ConformanceConfig): Promise<
     await check("a claim gets the run; the same claim id gets it again with a new token, the old one stops working", async () => {
       const a = await worker.work({ claim: `claim-${tag}`, wait: 5, running: [], capacity: 1 });
       expect(a.job, "no job for the event");
-      expect((a.job!.context.events as { id: string }[] | undefined)?.some((e) => e.id === `c-${tag}-1`), "the job's context lacks the event");
+      expect(a.job!.context.events.some((e) => e.id === `c-${tag}-1`), "the job's context lacks the event");
       const b = await worker.work({ claim: `claim-${tag}`, wait: 0, running: [], capacity: 1 });
       expect(b.job && b.job.run === a.job!.run && b.job.token !== a.job!.token, "the repeated claim did not return the same run with a new token");
       expect((await status(() => worker.started(a.job!.run, a.job!.token, {}))) === 403, "the old token still works");
-      job = b.job as typeof job;
+      job = b.job;
     });
     await check("parallel lanes: another subject is claimable while the first runs", async () => {
       await source.postEvent({ id: `c-${tag}-2`, type: cfg.eventType, subject: `#d${tag}` });
@@ -101,7 +103,7 @@ export async function conformance(url: string, cfg: ConformanceConfig): Promise<
     });
     await check("start, then a result with a question; a replay gives the same answer, another body 409", async () => {
       await worker.started(job!.run, job!.token, { session: `sess-${tag}` });
-      const body = { outcome: "done", summary: "asked", session: `sess-${tag}`, ask: [{ title, options: ["yes", "no"] }] };
+      const body: Result = { outcome: "done", summary: "asked", session: `sess-${tag}`, ask: [{ title, options: ["yes", "no"] }] };
       const r1 = await worker.result(job!.run, job!.token, body);
       const r2 = await worker.result(job!.run, job!.token, body);
       expect(JSON.stringify(r1) === JSON.stringify(r2), "the replay answered differently");
@@ -125,12 +127,12 @@ export async function conformance(url: string, cfg: ConformanceConfig): Promise<
     await check("the answer starts the next run on the asking run's session, with the answer in its context", async () => {
       const w = await worker.work({ claim: `claim3-${tag}`, wait: 5, running: [], capacity: 1 });
       expect(w.job, "no run after the answer");
-      const answer = (w.job!.context.answers as { card: number; choice: number; by: string }[] | undefined)?.find((a) => a.card === card!.id);
+      const answer = w.job!.context.answers.find((a) => a.card === card!.id);
       expect(answer && answer.choice === 1 && answer.by === cfg.answerer, "the job lacks the answer");
       expect(w.job!.session === `sess-${tag}`, `the job's session is ${w.job!.session}, not the asking run's`);
       await worker.result(w.job!.run, w.job!.token, { outcome: "done", summary: "continued" });
       const s = await owner.state();
-      const run = (s.runs as { id: number; state: string }[]).find((r) => r.id === w.job!.run);
+      const run = s.runs.find((r) => r.id === w.job!.run);
       expect(run?.state === "done", "the state does not show the run done");
     });
   } catch (e) {

@@ -1,5 +1,5 @@
 /** The published JSON Schema document (JSON Schema 2020-12) built from the protocol's TypeBox definitions. */
-import { definitions } from "./schema.js";
+import { definitions } from "./definitions.js";
 
 /** The whole document: `$defs` holds every shape of the /v1 protocol. */
 export function schemaDocument(): Record<string, unknown> {

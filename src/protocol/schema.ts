@@ -1,10 +1,12 @@
 /**
- * The shapes of everything that crosses the /v1 protocol, as JSON Schema 2020-12 built with TypeBox.
- * `protocol/schema.json` is generated from these definitions (`npm run schema`) and the hub validates
- * its own inputs with them, so the published schema and the hub cannot drift (protocol.md 一致性和复现).
+ * The shapes of what callers send over the /v1 protocol (request bodies and query strings), as JSON Schema 2020-12
+ * built with TypeBox; what the hub answers is in responses.ts. `protocol/schema.json` is generated from both
+ * (`npm run schema`, definitions.ts) and the hub validates its own inputs with these, so the published schema and
+ * the hub cannot drift (protocol.md 一致性和复现).
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
+import { idPattern, sessionLinkPattern } from "./patterns.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 
 /** One line of text: no control characters (C0, DEL, C1, bidi and line separators; src/kernel/text.ts). */
@@ -19,8 +21,6 @@ const text = (max: number, min = 0) => Type.String({ minLength: min, maxLength: 
 const count = () => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 /** A finite non-negative number (JSON's 1e400 parses to Infinity and is refused). */
 const amount = () => Type.Number({ minimum: 0, maximum: Number.MAX_VALUE });
-/** A link an agent reports for its session: an ASCII URL of any scheme but javascript/data, no spaces. */
-export const sessionLinkPattern = "^(?![jJ][aA][vV][aA][sS][cC][rR][iI][pP][tT]:|[dD][aA][tT][aA]:)[A-Za-z][A-Za-z0-9+.-]*:[!-~]+$";
 
 /** 来源: `subject` is an identifier (letters, digits and `# . _ : / @ -`), since it reaches prompts. */
 export const subjectPattern = "^[A-Za-z0-9#._:/@-]*$";
@@ -152,15 +152,18 @@ export const Started = Type.Object(
   },
   { additionalProperties: false },
 );
+export type Started = Static<typeof Started>;
 
 export const Delivered = Type.Object(
   { version: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), ref: line(L.deliveryRefMaxCodepoints, 1) },
   { additionalProperties: false },
 );
+export type Delivered = Static<typeof Delivered>;
 export const Failed = Type.Object(
   { version: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), error: Type.Optional(text(L.deliveryErrorMaxCodepoints)) },
   { additionalProperties: false },
 );
+export type Failed = Static<typeof Failed>;
 /** POST /v1/cards/:id/answer: from a channel ({choice, by, ref}) or the owner ({choice} or {text}). */
 export const Answer = Type.Object(
   {
@@ -171,6 +174,7 @@ export const Answer = Type.Object(
   },
   { additionalProperties: false },
 );
+export type Answer = Static<typeof Answer>;
 /** POST /v1/rules/:name/pause (protocol.md 暂停、恢复、立即运行). */
 export const PauseBody = Type.Object(
   {
@@ -179,11 +183,14 @@ export const PauseBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type PauseBody = Static<typeof PauseBody>;
 export const ResumeBody = Type.Object({}, { additionalProperties: false });
+export type ResumeBody = Static<typeof ResumeBody>;
 export const RunNowBody = Type.Object(
   { subject: EventIn.properties.subject, reason: Type.Optional(text(L.eventDetailMaxCodepoints)) },
   { additionalProperties: false },
 );
+export type RunNowBody = Static<typeof RunNowBody>;
 /** POST /v1/tell: `key` + `text` (an fyi notice, sent once per key) or `ask` (tasks with `cwd`). */
 export const TellBody = Type.Object(
   {
@@ -195,82 +202,44 @@ export const TellBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type TellBody = Static<typeof TellBody>;
 export const ResolveCard = Type.Object({ reason: Type.Optional(text(L.reasonMaxCodepoints)) }, { additionalProperties: false });
+export type ResolveCard = Static<typeof ResolveCard>;
 export const CancelRun = Type.Object({}, { additionalProperties: false });
+export type CancelRun = Static<typeof CancelRun>;
 
-/** The card a channel receives (protocol.md 通道). */
-export const Card = Type.Object({
-  id: Type.Integer(),
-  version: Type.Integer(),
-  ref: Type.Union([Type.String(), Type.Null()]),
-  kind: Type.Union([Type.Literal("ask"), Type.Literal("notice")]),
-  fyi: Type.Boolean(),
-  state: Type.Union([Type.Literal("open"), Type.Literal("answered"), Type.Literal("closed")]),
-  title: Type.String(),
-  text: Type.String(),
-  options: Type.Array(Type.String()),
-  recommend: Type.Union([Type.Integer(), Type.Null()]),
-  choice: Type.Union([Type.Integer(), Type.Null()]),
-  answer: Type.Union([Type.String(), Type.Null()]),
-  by: Type.Union([Type.String(), Type.Null()]),
-  result: Type.Union([Type.String(), Type.Null()]),
-  link: Type.Union([Type.String(), Type.Null()]),
-  rule: Type.Union([Type.String(), Type.Null()]),
-  at: Type.String(),
+/** A number in a query string (`wait` in seconds, `capacity`): up to 6 digits; empty or absent takes the default. */
+const queryCount = () => Type.String({ pattern: "^\\d{0,6}$", description: "a whole number of at most 6 digits" });
+
+/**
+ * `running` of GET /v1/work: the worker's runs in hand, as run ids separated by commas (empty items are skipped), at
+ * most `runningRunsMax`. Each id ends at a comma or the end, so the pattern never backtracks over a long list.
+ */
+export const runningPattern = `^,*(?:[1-9]\\d{0,14}(?:,+|$)){0,${L.runningRunsMax}}$`;
+
+/** GET /v1/work?claim=&wait=&running=&capacity= (protocol.md Agent：领活). Other query parameters are ignored. */
+export const WorkQuery = Type.Object({
+  claim: Type.String({ minLength: 1, maxLength: L.claimIdMaxCodepoints, pattern: linePattern, description: noControl }),
+  wait: Type.Optional(queryCount()),
+  capacity: Type.Optional(queryCount()),
+  running: Type.Optional(Type.String({ pattern: runningPattern, description: `run ids separated by commas, at most ${L.runningRunsMax}` })),
 });
-export type Card = Static<typeof Card>;
+export type WorkQuery = Static<typeof WorkQuery>;
 
-/** The job a worker claims from GET /v1/work (protocol.md Agent). */
-export const Job = Type.Object({
-  run: Type.Integer(),
-  token: Type.String(),
-  attempt: Type.Integer(),
-  rule: Type.Object({
-    name: Type.String(),
-    cwd: Type.Union([Type.String(), Type.Null()]),
-    skill: Type.Union([Type.String(), Type.Null()]),
-    prompt: Type.Union([Type.String(), Type.Null()]),
-  }),
-  agent: Type.Object({
-    id: Type.String(),
-    name: Type.String(),
-    use: Type.String(),
-    model: Type.Union([Type.String(), Type.Null()]),
-    effort: Type.Union([Type.String(), Type.Null()]),
-    access: Type.String(),
-    command: Type.Union([Type.Array(Type.String()), Type.Null()]),
-    program: Type.Union([Type.String(), Type.Null()]),
-    sandbox: Type.Optional(Type.Boolean()),
-    env: Type.Optional(Type.Array(Type.String())),
-  }),
-  session: Type.Union([Type.String(), Type.Null()]),
-  askFirst: Type.Array(Type.String()),
-  context: Type.Object({
-    events: Type.Array(Type.Any()),
-    answers: Type.Array(Type.Any()),
-    timers: Type.Array(Type.Any()),
-    waiting: Type.Array(Type.Any()),
-    open: Type.Array(Type.Any()),
-    decided: Type.Array(Type.Any()),
-  }),
-});
-export type Job = Static<typeof Job>;
+/** GET /v1/cards/next?wait= (protocol.md 通道). */
+export const CardsNextQuery = Type.Object({ wait: Type.Optional(queryCount()) });
+export type CardsNextQuery = Static<typeof CardsNextQuery>;
 
-/** One fact of the log, as the stream and `why --json` show it (protocol.md 日志与确定性). */
-export const Fact = Type.Object({
-  v: Type.Literal(1),
-  seq: Type.Integer({ minimum: 1 }),
-  at: Type.String(),
-  kind: Type.String(),
-  /** `[table, key, row]`, row null for a delete (JSON Schema 2020-12 `prefixItems`). */
-  changes: Type.Array(Type.Unsafe<[string, string | number, unknown]>({
-    type: "array", minItems: 3, maxItems: 3, items: false,
-    prefixItems: [{ type: "string" }, { type: ["string", "integer"] }, { type: ["object", "null"] }],
-  })),
-});
+/** GET /v1/state?before= (protocol.md 本人): the page of runs older than this run id. */
+export const StateQuery = Type.Object({ before: Type.Optional(Type.String({ pattern: idPattern, description: "a run id" })) });
+export type StateQuery = Static<typeof StateQuery>;
 
-/** Every definition that goes into protocol/schema.json. */
-export const definitions = {
+/** GET /v1/stream?after= (protocol.md 日志与确定性): facts after this sequence number; `Last-Event-ID` wins over it. */
+export const StreamQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: "^\\d{1,15}$", description: "a fact sequence number" })) });
+export type StreamQuery = Static<typeof StreamQuery>;
+
+/** The request definitions: bodies and query strings, by name. */
+export const requestDefinitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
-  ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, Card, Job, Fact,
+  ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, StreamQuery,
 };

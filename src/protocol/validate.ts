@@ -4,9 +4,13 @@
  */
 import type { ErrorObject } from "ajv";
 import type { Static } from "@sinclair/typebox";
-import type { definitions } from "./schema.js";
+import type { definitions } from "./definitions.js";
 import * as validators from "./validators.generated.js";
 import { t, type Lang } from "../i18n/messages.js";
+import { describeError, fieldName, firstError } from "./describe.js";
+import { claimIdMaxCodepoints } from "../kernel/limits.js";
+
+export { describeError, fieldName } from "./describe.js";
 
 /** A definition the hub validates input with (compiled ahead of time by `npm run schema`). */
 export type Validated = keyof typeof validators & keyof typeof definitions;
@@ -17,59 +21,6 @@ type CompiledValidator = ((value: unknown) => boolean) & { errors?: ErrorObject[
 /** The outcome of a validation: the typed value, or one error text naming the field. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 
-/** Turns an Ajv instance path (`/ask/0/title`) into a field name people read (`ask[0].title`). */
-export function fieldName(instancePath: string, extra?: string): string {
-  const parts = instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
-  if (extra !== undefined) parts.push(extra);
-  let out = "";
-  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
-  return out || "body";
-}
-
-/** Formats the first Ajv error as a catalog message naming the field. */
-export function describeError(e: ErrorObject, lang: Lang): string {
-  const p = e.params as Record<string, unknown>;
-  switch (e.keyword) {
-    case "required":
-      return t(lang, "field.required", { field: fieldName(e.instancePath, String(p.missingProperty)) });
-    case "additionalProperties":
-      return t(lang, "field.unknown", { field: fieldName(e.instancePath, String(p.additionalProperty)) });
-    case "type":
-      return t(lang, "field.type", { field: fieldName(e.instancePath), type: String(p.type) });
-    case "maxLength":
-      return t(lang, "field.maxLength", { field: fieldName(e.instancePath), limit: Number(p.limit) });
-    case "minLength":
-      return t(lang, "field.minLength", { field: fieldName(e.instancePath) });
-    case "pattern": {
-      const what = (e.parentSchema as { description?: string } | undefined)?.description ?? String(p.pattern);
-      return t(lang, "field.pattern", { field: fieldName(e.instancePath), what });
-    }
-    case "const":
-    case "enum":
-      return t(lang, "field.enum", { field: fieldName(e.instancePath), values: JSON.stringify(p.allowedValue ?? p.allowedValues) });
-    case "maximum":
-    case "minimum":
-      return t(lang, "field.range", { field: fieldName(e.instancePath) });
-    case "maxItems":
-      return t(lang, "field.maxItems", { field: fieldName(e.instancePath), limit: Number(p.limit) });
-    case "minItems":
-      return t(lang, "field.minItems", { field: fieldName(e.instancePath), limit: Number(p.limit) });
-    default:
-      return t(lang, "field.invalid", { field: fieldName(e.instancePath) });
-  }
-}
-
-/**
- * Picks the most telling error of a failed `anyOf`: Ajv reports each branch's first error, then `anyOf`; the branch
- * that got furthest into the value (the deepest field) is the one the sender meant, e.g. `later[0].cancel` for
- * `{"key":"k","cancel":false}` rather than the other branch's missing `at`. Ties keep Ajv's order.
- */
-function firstError(errors: ErrorObject[]): ErrorObject {
-  const depth = (e: ErrorObject) => e.instancePath.split("/").length;
-  const branches = errors.filter((e) => e.keyword !== "anyOf");
-  return branches.reduce<ErrorObject | undefined>((best, e) => (best === undefined || depth(e) > depth(best) ? e : best), undefined) ?? errors[0]!;
-}
-
 /**
  * Validates `value` against the protocol definition `name` (protocol/schema.json `$defs`). Never throws for bad input.
  * @returns `{ok:true, value}` or `{ok:false, error}` with one message naming the field, in `lang`.
@@ -78,6 +29,51 @@ export function check<N extends Validated>(name: N, value: unknown, lang: Lang):
   const fn = validators[name] as CompiledValidator;
   if (fn(value)) return { ok: true, value: value as Shape<N> };
   return { ok: false, error: describeError(firstError(fn.errors ?? []), lang) };
+}
+
+/**
+ * Validates a query string (every value a string; a value a header gave instead is in it too) against the definition
+ * `name`. Never throws. The refusal names the parameter (`query.invalid`); the claim id of GET /v1/work says what a
+ * claim id must be.
+ * @returns `{ok:true, value}` or `{ok:false, error}` in `lang`.
+ */
+export function checkQuery<N extends Validated>(name: N, value: Record<string, string>, lang: Lang): Checked<Shape<N>> {
+  const fn = validators[name] as CompiledValidator;
+  if (fn(value)) return { ok: true, value: value as Shape<N> };
+  const e = firstError(fn.errors ?? []);
+  const field = e.keyword === "required" ? String(e.params.missingProperty) : fieldName(e.instancePath);
+  if (field === "claim") return { ok: false, error: e.keyword === "pattern" ? t(lang, "work.claimControl") : t(lang, "work.claim", { limit: claimIdMaxCodepoints }) };
+  return { ok: false, error: t(lang, "query.invalid", { field }) };
+}
+
+/** What JSON Schema cannot say about a body, by definition: returns the error, or null. */
+type Refinements = { [N in Validated]?: (value: Shape<N>, lang: Lang) => string | null };
+
+const realDate = (field: string, lang: Lang) => t(lang, "field.pattern", { field, what: "a real ISO date-time with Z or an offset" });
+const recommendOut = (field: string, lang: Lang) => t(lang, "field.range", { field });
+
+/** A `later.at` or pause `until` that names a real instant; an ask's `recommend` that is one of its options. */
+const refinements: Refinements = {
+  Result: (b, lang) => {
+    const later = (b.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));
+    if (later >= 0) return realDate(`later[${later}].at`, lang);
+    const ask = (b.ask ?? []).findIndex((a) => a.recommend !== undefined && a.recommend >= a.options.length);
+    return ask >= 0 ? recommendOut(`ask[${ask}].recommend`, lang) : null;
+  },
+  TellBody: (b, lang) => (b.ask?.recommend !== undefined && b.ask.recommend >= b.ask.options.length ? recommendOut("ask.recommend", lang) : null),
+  PauseBody: (b, lang) => (typeof b.until === "string" && !isRealIsoDate(b.until) ? realDate("until", lang) : null),
+};
+
+/**
+ * Validates a request body: `check`, then what the schema cannot say (a real date, a recommended option that exists).
+ * Never throws for bad input.
+ * @returns `{ok:true, value}` or `{ok:false, error}` with one message naming the field, in `lang`.
+ */
+export function checkBody<N extends Validated>(name: N, value: unknown, lang: Lang): Checked<Shape<N>> {
+  const checked = check(name, value, lang);
+  if (!checked.ok) return checked;
+  const error = refinements[name]?.(checked.value, lang) ?? null;
+  return error === null ? checked : { ok: false, error };
 }
 
 /** Whether a string with an ISO date-time names a real instant (`2026-02-30T…` does not). */

@@ -5,14 +5,14 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import type { WorkJob } from "../protocol/client.js";
+import type { Job as WireJob } from "../protocol/responses.js";
 
 /**
  * The job a worker claims for a run (protocol.md Job). A plugin never gets it whole (the run token stays with the
  * worker): `command` gets a `Turn` made from it, and the agent reads the job's context from `Turn.contextFile`
  * (`{ run, attempt, rule, ...context }`, also named by `AGENT_AUTOLOOP_CONTEXT` in the agent's environment).
  */
-export type Job = WorkJob;
+export type Job = WireJob;
 
 /** One launch of an agent, as the worker hands it to a plugin's `command`. */
 export interface Turn {

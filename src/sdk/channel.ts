@@ -4,23 +4,23 @@
  * loop (`eachCard`) and the card's text projection for chat platforms (`cardHeading`, `cardText`). Part of the plugin
  * SDK (`agent-autoloop/sdk`); the hub runs channels with the same definitions (src/host/channels.ts).
  */
-import type { ChannelCardView } from "../protocol/client.js";
+import type { AnswerAnswer, Card as WireCard, CardNext, Ok } from "../protocol/responses.js";
 import { secretsEnvName } from "../kernel/rules.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 /** One version of a card as `GET /v1/cards/next` hands it to a channel (protocol.md 通道). */
-export type Card = ChannelCardView;
+export type Card = WireCard;
 
 /** What a channel plugin calls: the hub, with the channel's own key (protocol.md 通道). */
 export interface ChannelHub {
   /** The next card version to show, waiting up to `wait` seconds (at most 50) for one; `card` is null when none came. */
-  nextCard(wait: number): Promise<{ card: Card | null }>;
+  nextCard(wait: number): Promise<CardNext>;
   /** This version of the card is shown; `ref` is the platform's message id (a later version updates that message). */
-  delivered(id: number, version: number, ref: string): Promise<unknown>;
+  delivered(id: number, version: number, ref: string): Promise<Ok>;
   /** This version could not be shown (the hub retries it later); `error` says why. */
-  failed(id: number, version: number, error: string): Promise<unknown>;
+  failed(id: number, version: number, error: string): Promise<Ok>;
   /** An answer given on the platform: an option number or a text, who gave it (`by`) and on which message (`ref`). */
-  answer(id: number, a: { choice?: number; text?: string; by: string; ref: string }): Promise<unknown>;
+  answer(id: number, a: { choice?: number; text?: string; by: string; ref: string }): Promise<AnswerAnswer>;
 }
 
 /** What the hub hands a channel plugin when it starts it (plugins.md 通道插件). */

@@ -11,7 +11,10 @@ import { createHash, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { HubClient, HubError, type WorkJob } from "../protocol/client.js";
+import { HubClient, HubError } from "../protocol/client.js";
+import type { Job } from "../protocol/responses.js";
+import type { Result } from "../protocol/schema.js";
+import { check } from "../protocol/validate.js";
 import { PluginLoader } from "../common/plugins.js";
 import type { Home } from "../common/paths.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
@@ -25,7 +28,7 @@ import type { AgentPlugin, AgentRead, Turn, Usage } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runErrorMaxCodepoints, runOutputKeepMs, runSummaryMaxCodepoints, sessionMaxCodepoints } from "../kernel/limits.js";
 import { neutralise, relayed } from "../kernel/text.js";
-import { sessionLinkPattern } from "../protocol/schema.js";
+import { sessionLinkPattern } from "../protocol/patterns.js";
 
 /** 接一个新 Agent: after `finished`, a process still there 30 s later is stopped. */
 const finishedGraceMs = 30_000;
@@ -62,7 +65,7 @@ export interface WorkerOptions {
 interface Active {
   run: number;
   /** The job being run; a repeated claim replaces its token here (the old token stops working). */
-  job: WorkJob;
+  job: Job;
   dir: string;
   cancel: () => void;
   done: Promise<void>;
@@ -189,7 +192,7 @@ export class Worker {
   }
 
   /** Takes a claimed job: watches it, or updates the token of one watched already. Never throws. */
-  private begin(job: WorkJob): void {
+  private begin(job: Job): void {
     const known = this.active.get(job.run);
     if (known) {
       // the same job again after a restart: keep watching, new token
@@ -203,12 +206,12 @@ export class Worker {
   }
 
   /** Writes the run's folder and `job.json`, from which a restarted worker picks the run up. */
-  private saveJob(job: WorkJob, dir: string): void {
+  private saveJob(job: Job, dir: string): void {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileDurable(join(dir, "job.json"), JSON.stringify(job));
   }
 
-  private track(job: WorkJob, dir: string, recovered: boolean): void {
+  private track(job: Job, dir: string, recovered: boolean): void {
     let cancelled = false;
     let onCancel: (() => void) | null = null;
     const a: Active = {
@@ -254,7 +257,7 @@ export class Worker {
       const dir = join(this.runsDir, name);
       if (existsSync(join(dir, "submitted")) || !existsSync(join(dir, "job.json"))) continue;
       try {
-        const job = JSON.parse(readRegular(join(dir, "job.json"))) as WorkJob;
+        const job = JSON.parse(readRegular(join(dir, "job.json"))) as Job;
         if (!this.active.has(job.run)) this.track(job, dir, true);
       } catch (e) {
         // A file that is not JSON (written before writes were atomic) or not a regular file is left for the owner, and
@@ -279,7 +282,7 @@ export class Worker {
     }
   }
 
-  private async execute(job: WorkJob, dir: string, recovered: boolean, isCancelled: () => boolean, setCancel: (f: () => void) => void): Promise<void> {
+  private async execute(job: Job, dir: string, recovered: boolean, isCancelled: () => boolean, setCancel: (f: () => void) => void): Promise<void> {
     const lang = this.opts.lang;
     // The agent's own folder: the only part of the run folder it needs (and, sandboxed, the only part it sees).
     const agentDir = join(dir, "agent");
@@ -289,9 +292,11 @@ export class Worker {
       mkdirSync(agentDir, { recursive: true, mode: 0o700 });
       writeFileDurable(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2));
     }
-    const submit = (body: Record<string, unknown>) => this.submit(job, dir, body);
+    const submit = (body: Result) => this.submit(job, dir, body);
     if (recovered && existsSync(join(dir, "result.json"))) {
-      return submit(JSON.parse(readRegular(join(dir, "result.json"))) as Record<string, unknown>);
+      // The body this worker kept before it stopped; one that no longer reads as a result reports why instead.
+      const kept = check("Result", JSON.parse(readRegular(join(dir, "result.json"))), lang);
+      return submit(kept.ok ? kept.value : { outcome: "failed", error: `result.json: ${kept.error}`, session: job.session });
     }
 
     let plugin: AgentPlugin;
@@ -350,7 +355,7 @@ export class Worker {
       if (!receiptError) msg = { ...msg, receipt: fixed.receipt, receiptError: null };
     }
     if (isCancelled()) return submit({ outcome: "cancelled", session, usage });
-    const body: Record<string, unknown> = { outcome: msg.outcome, summary: msg.summary, session, usage };
+    const body: Result = { outcome: msg.outcome, summary: msg.summary, session, usage };
     if (msg.error) body.error = msg.error;
     const notice = [...(msg.receipt.notice ?? [])];
     if (receiptError) {
@@ -367,7 +372,7 @@ export class Worker {
   }
 
   /** Starts one launch of the agent and watches it to its end. */
-  private async launch(job: WorkJob, plugin: AgentPlugin, dir: string, n: number, turn: Turn, isCancelled: () => boolean, setCancel: (f: () => void) => void): Promise<AgentRead | null> {
+  private async launch(job: Job, plugin: AgentPlugin, dir: string, n: number, turn: Turn, isCancelled: () => boolean, setCancel: (f: () => void) => void): Promise<AgentRead | null> {
     const ldir = join(dir, String(n));
     mkdirSync(ldir, { recursive: true, mode: 0o700 });
     let argv: string[];
@@ -393,7 +398,7 @@ export class Worker {
    * home) shown read-only. None when the agent says `"sandbox": false` or bubblewrap cannot run here (said once in
    * the log). A working folder inside the home cannot be hidden and shown at once: that launch is refused.
    */
-  private sandbox(job: WorkJob, turn: Turn): { plan: SandboxPlan | null } | { error: string } {
+  private sandbox(job: Job, turn: Turn): { plan: SandboxPlan | null } | { error: string } {
     if (job.agent.sandbox === false) return { plan: null };
     const here = sandboxHere(process.platform, process.env.PATH ?? "", this.opts.lang);
     if ("off" in here) {
@@ -416,7 +421,7 @@ export class Worker {
   }
 
   /** Watches a launch: reports start and session, stops it when cancelled or 30 s after `finished`. */
-  private async watch(job: WorkJob, plugin: AgentPlugin, ldir: string, isCancelled: () => boolean, setCancel: (f: () => void) => void, recovered: boolean): Promise<AgentRead | null> {
+  private async watch(job: Job, plugin: AgentPlugin, ldir: string, isCancelled: () => boolean, setCancel: (f: () => void) => void, recovered: boolean): Promise<AgentRead | null> {
     let reportedSession: string | null | undefined = recovered ? undefined : null;
     let startedSent = false;
     let finishedAt: number | null = null;
@@ -495,10 +500,10 @@ export class Worker {
   }
 
   /** Reports a result, retrying until the hub answers (a lost answer is replayed with the same token and body). */
-  private async submit(job: WorkJob, dir: string, body: Record<string, unknown>): Promise<void> {
+  private async submit(job: Job, dir: string, body: Result): Promise<void> {
     if (this.stopped) throw new Halted();
-    if (body.usage && Object.keys(body.usage as object).length === 0) delete body.usage;
-    for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+    if (body.usage && Object.keys(body.usage).length === 0) delete body.usage;
+    // Fields left undefined are left out of the JSON kept and sent alike.
     // An agent's words, errors and session id may hold characters the hub refuses or be too long (src/kernel/text.ts):
     // removed and cut, not refused with the whole result.
     if (typeof body.summary === "string") body.summary = relayed(body.summary, false, runSummaryMaxCodepoints);

@@ -1,0 +1,40 @@
+/**
+ * Cards and channels (protocol.md 通道, 本人): a channel takes the next card with `GET /v1/cards/next` (a long poll)
+ * and reports `delivered`, `failed` and the answers it got; the owner answers and resolves cards too.
+ */
+import { Hono, type Context } from "hono";
+import type { Hub } from "../hub.js";
+import { t } from "../../i18n/messages.js";
+import { decide, poll, queryNumber, refuse, route } from "./endpoint.js";
+import { idParam } from "./read.js";
+
+/** The routes of cards and channels. */
+export function cardRoutes(hub: Hub): Hono {
+  const app = new Hono();
+  /** A card id that is not a number: 404, once the key and the body were checked (the kernel answers other unknown ids). */
+  const notFound = (c: Context) => refuse(c, 404, t(hub.env.lang, "notFound.card", { id: c.req.param("id") ?? "" }));
+
+  route(app, hub, "cardsNext", (c, req) => poll(c, hub, "cardsNext", { kind: "cardsNext", keyHash: req.keyHash }, queryNumber(req.query.wait, 0)));
+
+  route(app, hub, "delivered", (c, req) => {
+    const card = idParam(c, "id");
+    return card === null ? notFound(c) : decide(c, hub, "delivered", { kind: "delivered", keyHash: req.keyHash, card, version: req.body.version, ref: req.body.ref });
+  });
+
+  route(app, hub, "failed", (c, req) => {
+    const card = idParam(c, "id");
+    return card === null ? notFound(c) : decide(c, hub, "failed", { kind: "failed", keyHash: req.keyHash, card, version: req.body.version, error: req.body.error ?? null });
+  });
+
+  route(app, hub, "answer", (c, req) => {
+    const card = idParam(c, "id");
+    const b = req.body;
+    return card === null ? notFound(c) : decide(c, hub, "answer", { kind: "answer", keyHash: req.keyHash, card, choice: b.choice ?? null, text: b.text ?? null, by: b.by ?? null, ref: b.ref ?? null });
+  });
+
+  route(app, hub, "resolve", (c, req) => {
+    const card = idParam(c, "id");
+    return card === null ? notFound(c) : decide(c, hub, "resolve", { kind: "resolve", keyHash: req.keyHash, card, reason: req.body.reason ?? null });
+  });
+  return app;
+}

@@ -1,0 +1,173 @@
+/**
+ * The one middleware every /v1 endpoint goes through, driven by the endpoint table (src/protocol/endpoints.ts), in
+ * the order the edge needs (src/host/edge.ts): first the credential — before the body, so a caller without the right
+ * key learns nothing about validation and a stranger's slow body holds nothing — then the query string, then the body
+ * (strict UTF-8, JSON, an object, the endpoint's definition through the generated validators). Every refusal is a
+ * 4xx `{ "error": "…" }` naming the field, with the kernel's texts; the handler gets typed values. Also the ways a
+ * route answers: a decision of the kernel, a held long poll, or an answer the shell builds itself.
+ */
+import type { Context, Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { Hub } from "../hub.js";
+import { endpoints, type Auth, type BodyOf, type EndpointName, type EndpointSpec, type QueryOf, type ResponseOf } from "../../protocol/endpoints.js";
+import { checkBody, checkQuery } from "../../protocol/validate.js";
+import { hashKey } from "../../kernel/credentials.js";
+import { authorize } from "../../kernel/decide.js";
+import { Ctx } from "../../kernel/context.js";
+import { runTokenMatches } from "../../kernel/runs.js";
+import { longPollMaxSeconds } from "../../kernel/limits.js";
+import type { Input, RunRow } from "../../kernel/types.js";
+import { t } from "../../i18n/messages.js";
+import { bearer, idParam, strictUtf8 } from "./read.js";
+
+/** The run of the path, for an endpoint its run's token calls (the middleware found it and checked the token). */
+type RunOf<E extends EndpointName> = (typeof endpoints)[E]["auth"] extends "run" ? number : undefined;
+
+/** What the middleware hands a route: the caller's credential and the request's checked query and body. */
+export interface Checked<E extends EndpointName> {
+  /** The SHA-256 of the bearer key (what the kernel knows keys by), or null without one. */
+  keyHash: string | null;
+  /** The bearer key or run token as sent, "" without one. */
+  token: string;
+  run: RunOf<E>;
+  query: QueryOf<E>;
+  body: BodyOf<E>;
+}
+
+/** A route's handler: called once the middleware accepted the request. */
+export type Handler<E extends EndpointName> = (c: Context, req: Checked<E>) => Response | Promise<Response>;
+
+/** A JSON answer with any status (Hono types statuses narrowly; the kernel's decisions carry plain numbers). */
+export function json(c: Context, status: number, body: unknown): Response {
+  return c.json(body, status as ContentfulStatusCode);
+}
+
+/** The text of a refusal the kernel decided (`{ error }`), or null for any other body. */
+export function errorOf(body: unknown): string | null {
+  return typeof body === "object" && body !== null && "error" in body && typeof body.error === "string" ? body.error : null;
+}
+
+/** A refusal: `{ error }` with a 4xx or 5xx status. */
+export function refuse(c: Context, status: number, error: string): Response {
+  return json(c, status, { error });
+}
+
+/**
+ * Sends the answer of endpoint `name`. With the hub's `checkAnswer` (tests) it is first checked against the
+ * endpoint's published shape: a mismatch throws, so the request fails with 500 and the hub's log names it.
+ */
+export function send(c: Context, hub: Hub, name: EndpointName, status: number, body: unknown): Response {
+  const problem = hub.opts.checkAnswer?.(name, status, body) ?? null;
+  if (problem !== null) throw new Error(`the answer of ${name} does not match the protocol: ${problem}`);
+  return json(c, status, body);
+}
+
+/** Sends an answer the shell built itself, typed by the endpoint's published shape. */
+export function reply<E extends EndpointName>(c: Context, hub: Hub, name: E, body: ResponseOf<E>): Response {
+  return send(c, hub, name, 200, body);
+}
+
+/** Decides `input` (after COMMIT) and sends the kernel's answer; 503 when the store is busy or the hub is closing. */
+export async function decide(c: Context, hub: Hub, name: EndpointName, input: Input): Promise<Response> {
+  try {
+    const d = await hub.submit(input);
+    return send(c, hub, name, d.status, d.body);
+  } catch (e) {
+    return refuse(c, 503, t(hub.env.lang, "http.busy", { error: (e as Error).message }));
+  }
+}
+
+/**
+ * Decides a long poll and holds it up to `waitSeconds` (at most `longPollMaxSeconds`) while it finds nothing; ends
+ * early when the client goes away.
+ */
+export async function poll(c: Context, hub: Hub, name: EndpointName, input: Extract<Input, { kind: "work" | "cardsNext" }>, waitSeconds: number): Promise<Response> {
+  try {
+    const d = await hub.poll(input, Math.min(waitSeconds, longPollMaxSeconds) * 1000, c.req.raw.signal);
+    return send(c, hub, name, d.status, d.body);
+  } catch (e) {
+    return refuse(c, 503, t(hub.env.lang, "http.busy", { error: (e as Error).message }));
+  }
+}
+
+/** A number of a checked query string: empty or absent is `dflt`. */
+export function queryNumber(v: string | undefined, dflt: number): number {
+  return v === undefined || v === "" ? dflt : Number(v);
+}
+
+/** Reads a body as UTF-8 text, or the 400 refusal when it is not UTF-8. */
+export async function bodyText(c: Context, hub: Hub): Promise<string | Response> {
+  const text = strictUtf8(await c.req.arrayBuffer());
+  return text ?? refuse(c, 400, t(hub.env.lang, "body.utf8"));
+}
+
+/**
+ * The permission check before the body is read (protocol.md 谁能做什么). Keys: the kernel's own check and texts
+ * (it checks again when it decides). A run's token: none → 401, no such run → 404, not its current token → 403.
+ * @returns the refusal, or what to go on with: the run of the path for a run's token.
+ */
+function gate(c: Context, hub: Hub, auth: Auth, token: string, keyHash: string | null): Response | { run?: number } {
+  if (auth === "none" || auth === "webhook") return {};
+  const lang = hub.env.lang;
+  if (auth === "run") {
+    if (!token) return refuse(c, 401, t(lang, "auth.missing"));
+    const run = idParam(c, "id");
+    const row = run === null ? undefined : hub.store.view.get<RunRow>("runs", run);
+    if (!row) return refuse(c, 404, t(lang, "notFound.run", { id: c.req.param("id") ?? "" }));
+    return runTokenMatches(hub.env.master, row, token) ? { run: row.id } : refuse(c, 403, t(lang, "auth.token"));
+  }
+  const who = authorize(new Ctx(hub.store.view, hub.now(), hub.env), keyHash, [...auth]);
+  return "status" in who ? json(c, who.status, who.body) : {};
+}
+
+/** The query string of `spec` checked, or the 400 refusal. A header named in `queryHeaders` wins over its parameter. */
+function query(c: Context, hub: Hub, spec: EndpointSpec): { value: unknown } | Response {
+  if (!spec.query) return { value: undefined };
+  const q: Record<string, string> = { ...c.req.query() };
+  for (const [field, header] of Object.entries(spec.queryHeaders ?? {})) {
+    const v = c.req.header(header);
+    if (v !== undefined) q[field] = v;
+  }
+  const checked = checkQuery(spec.query, q, hub.env.lang);
+  return checked.ok ? { value: checked.value } : refuse(c, 400, checked.error);
+}
+
+/** The body of `spec` read and checked, or the 400 refusal; an empty body is `{}` where the endpoint allows it. */
+async function body(c: Context, hub: Hub, spec: EndpointSpec): Promise<{ value: unknown } | Response> {
+  if (!spec.body) return { value: undefined };
+  const lang = hub.env.lang;
+  const text = await bodyText(c, hub);
+  if (text instanceof Response) return text;
+  let value: unknown = {};
+  if (text.trim() !== "" || !spec.emptyBody) {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return refuse(c, 400, t(lang, "body.json"));
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse(c, 400, t(lang, "body.object"));
+  const checked = checkBody(spec.body, value, lang);
+  return checked.ok ? { value: checked.value } : refuse(c, 400, checked.error);
+}
+
+/**
+ * Mounts endpoint `name` of the table on `app`: its method and path, the middleware, then `handler` with the checked
+ * request.
+ */
+export function route<E extends EndpointName>(app: Hono, hub: Hub, name: E, handler: Handler<E>): void {
+  const spec: EndpointSpec = endpoints[name];
+  app.on(spec.method, spec.path, async (c) => {
+    const token = bearer(c.req.raw) ?? "";
+    const keyHash = token ? hashKey(token) : null;
+    const allowed = gate(c, hub, spec.auth, token, keyHash);
+    if (allowed instanceof Response) return allowed;
+    const q = query(c, hub, spec);
+    if (q instanceof Response) return q;
+    const b = await body(c, hub, spec);
+    if (b instanceof Response) return b;
+    // The values passed the checks of exactly `spec.auth`, `spec.query` and `spec.body`, which RunOf<E>, QueryOf<E>
+    // and BodyOf<E> name: TypeScript cannot follow a table lookup by a generic key, so they are typed here once.
+    return handler(c, { keyHash, token, run: allowed.run as RunOf<E>, query: q.value as QueryOf<E>, body: b.value as BodyOf<E> });
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * The card link page (protocol.md 通道: `links: true`): `GET /c/<id>/<token>` shows one card as a plain HTML form,
+ * `POST` answers it. The link is the permission to answer this one card, checked before the body is read. A refused
+ * answer shows the page again with the reason on top; an answer over `answerTextMaxCodepoints` is refused, never cut.
+ */
+import { Hono, type Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { Hub } from "../hub.js";
+import { linkedCard, linkPage } from "../link-page.js";
+import { check } from "../../protocol/validate.js";
+import { t } from "../../i18n/messages.js";
+import { formFields, idParam, strictUtf8 } from "./read.js";
+import { errorOf } from "./endpoint.js";
+
+/** No script, no other origins, nothing cached, no referrer: the page carries a capability. */
+const linkHeaders = { "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'", "cache-control": "no-store", "referrer-policy": "no-referrer" };
+
+/** The routes of the link page. */
+export function linkRoutes(hub: Hub): Hono {
+  const app = new Hono();
+  const lang = hub.env.lang;
+  /** The page of card `id` with `status`, and `error` on top when an answer was refused. */
+  const page = (c: Context, id: number, token: string, status: number, error: string | null) => {
+    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token);
+    const html = error === null ? p.html : p.html.replace("<body>", `<body><p><strong>${error.replace(/[&<>"']/g, "")}</strong></p>`);
+    return c.html(html, status as ContentfulStatusCode, linkHeaders);
+  };
+
+  app.get("/c/:id/:token", (c) => {
+    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"));
+    return c.html(p.html, p.status as ContentfulStatusCode, linkHeaders);
+  });
+
+  app.post("/c/:id/:token", async (c) => {
+    const id = idParam(c, "id") ?? 0;
+    const token = c.req.param("token");
+    // The link is the credential: checked before the body is read, so a stranger's slow body holds nothing.
+    const linked = linkedCard(hub.store.view, hub.env, hub.now(), id, token);
+    if ("status" in linked) return page(c, id, token, linked.status, null);
+    const raw = strictUtf8(await c.req.arrayBuffer());
+    const form = raw === null ? null : formFields(raw);
+    if (form === null) return page(c, id, token, 400, t(lang, "body.utf8"));
+    const text = typeof form.text === "string" && form.text.trim() !== "" ? form.text : null;
+    if (text !== null) {
+      const checked = check("Answer", { text }, lang);
+      if (!checked.ok) return page(c, id, token, 400, checked.error);
+    }
+    const choice = form.choice !== undefined && /^\d{1,3}$/.test(form.choice) ? Number(form.choice) : null;
+    const d = await hub.submit({ kind: "linkAnswer", card: id, token, choice, text }).catch(() => null);
+    if (d === null) return page(c, id, token, 503, t(lang, "link.busy"));
+    if (d.status === 200) return c.redirect(`/c/${id}/${encodeURIComponent(token)}`, 303);
+    return page(c, id, token, d.status, errorOf(d.body) ?? t(lang, "internal"));
+  });
+  return app;
+}

@@ -1,0 +1,47 @@
+/**
+ * The owner (protocol.md 本人, 暂停、恢复、立即运行): the whole picture with `GET /v1/state`, stopping a run, and
+ * pausing, resuming and running a rule now. Also what anyone may ask: `GET /v1/health`, and the root page `/` a browser
+ * opening the hub's address gets (root-page.ts).
+ */
+import { Hono } from "hono";
+import type { Hub } from "../hub.js";
+import { buildState } from "../state.js";
+import { t } from "../../i18n/messages.js";
+import { decide, refuse, reply, route } from "./endpoint.js";
+import { idParam } from "./read.js";
+import { releaseTag } from "../version.js";
+import { rootPage, rootPageHeaders } from "../root-page.js";
+
+/** The owner's routes, health and the root page. */
+export function ownerRoutes(hub: Hub): Hono {
+  const app = new Hono();
+
+  route(app, hub, "health", async (c) => reply(c, hub, "health", { ok: true, version: await releaseTag() }));
+  // A browser opening the hub's address: what this is and where to look.
+  app.get("/", (c) => c.html(rootPage(hub.env.lang), 200, rootPageHeaders));
+
+  route(app, hub, "state", (c, req) => {
+    const before = req.query.before === undefined ? null : Number(req.query.before);
+    return reply(c, hub, "state", buildState(hub.store.view, hub.env, hub.now(), hub.store.seq, before));
+  });
+
+  // The body is checked before the path's run id, as for cards.
+  route(app, hub, "cancel", (c, req) => {
+    const run = idParam(c, "id");
+    if (run === null) return refuse(c, 404, t(hub.env.lang, "notFound.run", { id: c.req.param("id") ?? "" }));
+    return decide(c, hub, "cancel", { kind: "cancel", keyHash: req.keyHash, run });
+  });
+
+  route(app, hub, "pause", (c, req) => {
+    const b = req.body;
+    return decide(c, hub, "pause", { kind: "pause", keyHash: req.keyHash, rule: c.req.param("name") ?? "", reason: b.reason || null, until: b.until ?? null });
+  });
+
+  route(app, hub, "resume", (c, req) => decide(c, hub, "resume", { kind: "resume", keyHash: req.keyHash, rule: c.req.param("name") ?? "" }));
+
+  route(app, hub, "runNow", (c, req) => {
+    const b = req.body;
+    return decide(c, hub, "runNow", { kind: "runNow", keyHash: req.keyHash, rule: c.req.param("name") ?? "", subject: b.subject ?? null, reason: b.reason ?? null });
+  });
+  return app;
+}

@@ -1,0 +1,61 @@
+/**
+ * The stream and `why` (protocol.md 日志与确定性): every fact in order as server-sent events from a sequence number
+ * on, and the facts about one run. Neither carries key hashes or capability tokens; `why` carries no rule bodies.
+ */
+import { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { Hub } from "../hub.js";
+import { publicFact, withoutRuleBodies } from "../facts.js";
+import { t } from "../../i18n/messages.js";
+import { queryNumber, refuse, reply, route } from "./endpoint.js";
+import { idParam } from "./read.js";
+
+/** Facts read from the log per page while streaming. */
+const streamPageFacts = 256;
+/** A comment line keeps an idle stream open through proxies (ms). */
+const streamKeepAliveMs = 25_000;
+
+/** The routes of the stream and `why`. */
+export function streamRoutes(hub: Hub): Hono {
+  const app = new Hono();
+
+  // `after` (or Last-Event-ID): the stream goes on from the next fact, for as long as the owner key stays valid.
+  route(app, hub, "stream", (c, req) => {
+    const keyHash = req.keyHash ?? "";
+    const signal = c.req.raw.signal;
+    return streamSSE(c, async (stream) => {
+      let after = queryNumber(req.query.after, 0);
+      let wake: (() => void) | null = null;
+      const listener = () => wake?.();
+      hub.listeners.add(listener);
+      signal.addEventListener("abort", listener);
+      try {
+        while (!signal.aborted && !stream.aborted && hub.keyValid(keyHash)) {
+          // Read the log a page at a time and send it as fast as the subscriber takes it; never the whole log.
+          const page = hub.store.factsAfter(after, streamPageFacts);
+          for (const f of page) {
+            await stream.writeSSE({ id: String(f.seq), event: "fact", data: JSON.stringify(publicFact(f)) });
+            after = f.seq;
+          }
+          if (page.length === streamPageFacts) continue;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, streamKeepAliveMs);
+          });
+          wake = null;
+          if (hub.store.seq === after && !signal.aborted) await stream.write(": keep-alive\n\n");
+        }
+      } finally {
+        hub.listeners.delete(listener);
+        signal.removeEventListener("abort", listener);
+      }
+    });
+  });
+
+  route(app, hub, "why", (c) => {
+    const run = idParam(c, "id");
+    if (run === null || !hub.store.view.get("runs", run)) return refuse(c, 404, t(hub.env.lang, "notFound.run", { id: c.req.param("id") ?? "" }));
+    return reply(c, hub, "why", { run, facts: hub.store.factsOfRun(run).map((f) => withoutRuleBodies(publicFact(f))) });
+  });
+  return app;
+}

@@ -1,0 +1,30 @@
+/**
+ * Work and runs (protocol.md Agent：领活、干活、交回执): a worker claims with `GET /v1/work` (a long poll that is also
+ * its heartbeat), then the run's own token reports `POST /v1/runs/<id>/started` and `POST /v1/runs/<id>/result`.
+ */
+import { Hono } from "hono";
+import type { Hub } from "../hub.js";
+import { hashText } from "../../kernel/credentials.js";
+import { decide, poll, queryNumber, route } from "./endpoint.js";
+import { canonicalJson } from "./read.js";
+
+/** The routes of work and runs. */
+export function workRoutes(hub: Hub): Hono {
+  const app = new Hono();
+
+  route(app, hub, "work", (c, req) => {
+    const q = req.query;
+    const running = (q.running ?? "").split(",").filter((p) => p !== "").map(Number);
+    const input = { kind: "work", keyHash: req.keyHash, claim: q.claim, running, capacity: queryNumber(q.capacity, 1) } as const;
+    return poll(c, hub, "work", input, queryNumber(q.wait, 0));
+  });
+
+  // The middleware found the run of the path and checked its token (the kernel checks again when it decides).
+  route(app, hub, "started", (c, req) =>
+    decide(c, hub, "started", { kind: "started", run: req.run, token: req.token, session: req.body.session ?? null, link: req.body.link ?? null }));
+
+  // A replay is recognised by the body's canonical JSON: the same body again gets the same answer.
+  route(app, hub, "result", (c, req) =>
+    decide(c, hub, "result", { kind: "result", run: req.run, token: req.token, result: req.body, hash: hashText(canonicalJson(req.body)) }));
+  return app;
+}

@@ -1,0 +1,345 @@
+/**
+ * The shapes of what the hub answers over the /v1 protocol, as JSON Schema 2020-12 built with TypeBox: one definition
+ * per answer, published in `protocol/schema.json` next to the requests (definitions.ts), checked by the client on
+ * every answer it reads (response-check.ts) and by the tests on every answer the hub sends.
+ *
+ * Objects are open (no `additionalProperties: false`): a later hub may add fields, and clients ignore the ones they
+ * do not know (protocol.md 版本与兼容). Times are ISO 8601 strings in UTC unless a field says otherwise.
+ */
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { cardStates, keyKinds, runStates, type KeyKind } from "../kernel/types.js";
+
+const str = () => Type.String();
+const int = () => Type.Integer({ minimum: 0 });
+const id = () => Type.Integer({ minimum: 1 });
+const bool = () => Type.Boolean();
+const iso = () => Type.String({ description: "an ISO 8601 time in UTC" });
+/** A value of `t` or null: `type: [..., "null"]` for a string, integer or boolean (compiled far smaller than `anyOf`). */
+const orNull = <T extends TSchema>(t: T) =>
+  typeof t.type === "string" && t.type !== "object" && t.type !== "array"
+    ? Type.Unsafe<Static<T> | null>({ ...t, type: [t.type, "null"] })
+    : Type.Union([t, Type.Null()]);
+/** A string that is one of `values` (published as `enum`). */
+const oneOf = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: "string", enum: [...values] });
+/**
+ * A reference to a shape used in more than one answer (it carries `$id`, its name in `$defs`): published and compiled
+ * once instead of copied into every answer that holds it.
+ */
+const ref = <T extends TSchema>(shape: T) => Type.Unsafe<Static<T>>(Type.Ref(shape.$id!));
+
+/** A run's state (protocol.md Agent, 失败时会怎样). */
+export const RunState = oneOf(runStates);
+/** A card's state (protocol.md 通道). */
+export const CardState = oneOf(cardStates);
+/** A key's kind (protocol.md 谁能做什么). */
+export const KeyKindName = oneOf<KeyKind>(keyKinds);
+
+/** Every refusal, 4xx or 5xx: what was wrong, naming the field (DESIGN.md 接口). */
+export const ErrorBody = Type.Object({ error: str() }, { description: "every 4xx and 5xx answer" });
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** GET /v1/health (no key). */
+export const Health = Type.Object(
+  { ok: Type.Literal(true), version: Type.String({ description: "the release tag of the running hub, or `unreleased`" }) },
+  { description: "GET /v1/health" },
+);
+export type Health = Static<typeof Health>;
+
+/** The plain acknowledgement: POST /v1/runs/:id/started, /v1/cards/:id/delivered, /v1/cards/:id/failed. */
+export const Ok = Type.Object({ ok: Type.Literal(true) }, { description: "POST /v1/runs/:id/started, /v1/cards/:id/delivered and /failed" });
+export type Ok = Static<typeof Ok>;
+
+/** An acknowledgement that says whether anything changed: POST /v1/cards/:id/resolve, DELETE /v1/keys/:kind/:name. */
+export const Changed = Type.Object({ ok: Type.Literal(true), changed: bool() }, { description: "POST /v1/cards/:id/resolve, DELETE /v1/keys/:kind/:name" });
+export type Changed = Static<typeof Changed>;
+
+/** What became of one posted event (protocol.md 来源): its id in the hub, and the rules that took it or were paused. */
+export const EventAccepted = Type.Object(
+  { event: id(), duplicate: bool(), routed: Type.Array(str()), paused: Type.Array(str()) },
+  { $id: "EventAccepted", description: "POST /v1/events" },
+);
+export type EventAccepted = Static<typeof EventAccepted>;
+
+/** POST /v1/in/:source: what became of each event the source's adapter made of a webhook delivery. */
+export const EventsAccepted = Type.Object({ events: Type.Array(ref(EventAccepted)) }, { description: "POST /v1/in/:source" });
+export type EventsAccepted = Static<typeof EventsAccepted>;
+
+/** POST /v1/tell: the card told, and whether it was already there (the same key told before, or an equal ask open). */
+export const TellAnswer = Type.Object({ card: id(), duplicate: bool() }, { description: "POST /v1/tell" });
+export type TellAnswer = Static<typeof TellAnswer>;
+
+/** The card a channel receives (protocol.md 通道). `ref` is this channel's message id; `link` its link page. */
+export const Card = Type.Object(
+  {
+    id: id(),
+    version: id(),
+    ref: orNull(str()),
+    kind: oneOf(["ask", "notice"] as const),
+    fyi: bool(),
+    state: CardState,
+    title: str(),
+    text: str(),
+    options: Type.Array(str()),
+    recommend: orNull(int()),
+    choice: orNull(int()),
+    answer: orNull(str()),
+    by: orNull(str()),
+    result: orNull(str()),
+    link: orNull(str()),
+    rule: orNull(str()),
+    at: iso(),
+  },
+  { $id: "Card", description: "the card of GET /v1/cards/next" },
+);
+export type Card = Static<typeof Card>;
+
+/** One channel's delivery of a card, as the owner sees it. */
+export const Delivery = Type.Object({ ref: orNull(str()), version: int(), failures: int(), gaveUp: bool(), error: orNull(str()) });
+
+/** The card as the owner sees it (protocol.md 本人): the channel's view plus its lane, `about`, run and deliveries. */
+export const OwnerCard = Type.Object(
+  {
+    ...Card.properties,
+    lane: str(),
+    about: orNull(str()),
+    run: orNull(id()),
+    channels: Type.Array(str()),
+    deliveries: Type.Record(str(), Delivery),
+  },
+  { $id: "OwnerCard", description: "cards of GET /v1/state, and the card of a card answer" },
+);
+export type OwnerCard = Static<typeof OwnerCard>;
+
+/** GET /v1/cards/next: the card to send or update now, or null when the wait ended with none. */
+export const CardNext = Type.Object({ card: orNull(ref(Card)) }, { description: "GET /v1/cards/next" });
+export type CardNext = Static<typeof CardNext>;
+
+/** POST /v1/cards/:id/answer: the card after the answer. */
+export const AnswerAnswer = Type.Object({ ok: Type.Literal(true), card: ref(OwnerCard) }, { description: "POST /v1/cards/:id/answer" });
+export type AnswerAnswer = Static<typeof AnswerAnswer>;
+
+/** An event of the run's context file (protocol.md Job.context): data, never instructions. */
+const ContextEvent = Type.Object({
+  id: str(), source: str(), sourceName: str(), type: str(), subject: orNull(str()), summary: orNull(str()),
+  detail: orNull(str()), link: orNull(str()), receivedAt: iso(),
+});
+/** An answer this run continues. `text` is the answer in the owner's words, `choice` the option number. */
+const ContextAnswer = Type.Object({
+  card: id(), title: str(), options: Type.Array(str()), choice: orNull(int()), text: orNull(str()), about: orNull(str()),
+  by: orNull(str()), at: orNull(iso()),
+});
+/** A `later` timer: one that woke this run (`timers`) or one of its lane still waiting (`waiting`). */
+const ContextTimer = Type.Object({ key: str(), about: orNull(str()), at: iso() });
+/** An open card of the rule's source and group. */
+const ContextOpenCard = Type.Object({ card: id(), title: str(), text: str(), at: iso() });
+/** An ask of this lane that was decided, with the chosen option's text or the answer. */
+const ContextDecided = Type.Object({ card: id(), title: str(), choice: orNull(str()), at: orNull(iso()) });
+
+/** The job a worker claims from GET /v1/work (protocol.md Agent：领活、干活、交回执). */
+export const Job = Type.Object({
+  run: id(),
+  token: str(),
+  attempt: id(),
+  rule: Type.Object({ name: str(), cwd: orNull(str()), skill: orNull(str()), prompt: orNull(str()) }),
+  agent: Type.Object({
+    id: str(),
+    name: str(),
+    use: str(),
+    model: orNull(str()),
+    effort: orNull(str()),
+    access: str(),
+    command: orNull(Type.Array(str())),
+    program: orNull(str()),
+    /** Absent in jobs claimed before this field existed: the worker reads that as true. */
+    sandbox: Type.Optional(bool()),
+    /** Absent in jobs claimed before this field existed: the worker reads that as none. */
+    env: Type.Optional(Type.Array(str())),
+  }),
+  session: orNull(str()),
+  askFirst: Type.Array(str()),
+  context: Type.Object({
+    events: Type.Array(ContextEvent),
+    answers: Type.Array(ContextAnswer),
+    timers: Type.Array(ContextTimer),
+    waiting: Type.Array(ContextTimer),
+    open: Type.Array(ContextOpenCard),
+    decided: Type.Array(ContextDecided),
+  }),
+}, { $id: "Job", description: "the job of GET /v1/work" });
+export type Job = Static<typeof Job>;
+
+/** GET /v1/work: a job (or null when the wait ended with none) and the runs in hand the owner asked to stop. */
+export const WorkAnswer = Type.Object({ job: orNull(ref(Job)), cancel: Type.Array(id()) }, { description: "GET /v1/work" });
+export type WorkAnswer = Static<typeof WorkAnswer>;
+
+/** A receipt item the hub did not apply because it lies outside the run's scope, and why. */
+export const Rejected = Type.Object({
+  card: Type.Optional(int()),
+  event: Type.Optional(str()),
+  later: Type.Optional(str()),
+  reason: str(),
+});
+export type Rejected = Static<typeof Rejected>;
+
+/** POST /v1/runs/:id/result: the receipt items not applied (a replay of the same body gets the same answer). */
+export const ResultAnswer = Type.Object({ rejected: Type.Array(Rejected) }, { description: "POST /v1/runs/:id/result" });
+export type ResultAnswer = Static<typeof ResultAnswer>;
+
+/** POST /v1/runs/:id/cancel: whether it changed anything, and the run's state after. */
+export const CancelAnswer = Type.Object({ ok: Type.Literal(true), changed: bool(), state: RunState }, { description: "POST /v1/runs/:id/cancel" });
+export type CancelAnswer = Static<typeof CancelAnswer>;
+
+/** A rule's pause in effect (protocol.md 暂停、恢复、立即运行): who paused it, why, since when and until when. */
+export const Pause = Type.Object({ by: str(), reason: orNull(str()), since: iso(), until: orNull(iso()) }, { $id: "Pause" });
+export type Pause = Static<typeof Pause>;
+
+/** POST /v1/rules/:name/pause. */
+export const PauseAnswer = Type.Object({ changed: bool(), rule: str(), paused: ref(Pause) }, { description: "POST /v1/rules/:name/pause" });
+export type PauseAnswer = Static<typeof PauseAnswer>;
+
+/** POST /v1/rules/:name/resume. */
+export const ResumeAnswer = Type.Object({ changed: bool(), rule: str() }, { description: "POST /v1/rules/:name/resume" });
+export type ResumeAnswer = Static<typeof ResumeAnswer>;
+
+/** POST /v1/rules/:name/run: the `run.manual` event recorded and the run it queued (or joined). */
+export const RunNowAnswer = Type.Object({ event: id(), run: id() }, { description: "POST /v1/rules/:name/run" });
+export type RunNowAnswer = Static<typeof RunNowAnswer>;
+
+/** POST /v1/keys/:kind/:name: the new key, shown this once (the hub keeps only its hash). */
+export const KeyNew = Type.Object({ ok: Type.Literal(true), kind: KeyKindName, name: str(), key: str() }, { description: "POST /v1/keys/:kind/:name" });
+export type KeyNew = Static<typeof KeyNew>;
+
+/** Token counts and USD cost summed over a run's attempts, each only when some attempt reported it. */
+export const UsageTotals = Type.Object({
+  input: Type.Optional(Type.Number({ minimum: 0 })),
+  output: Type.Optional(Type.Number({ minimum: 0 })),
+  cached: Type.Optional(Type.Number({ minimum: 0 })),
+  cost: Type.Optional(Type.Number({ minimum: 0 })),
+}, { $id: "UsageTotals" });
+export type UsageTotals = Static<typeof UsageTotals>;
+
+/** A run as GET /v1/state lists it. `events` is how many events it took; `answers` the cards whose answers it continues. */
+export const RunView = Type.Object({
+  id: id(), rule: str(), lane: str(), state: RunState, attempt: int(), failures: int(), manual: bool(),
+  worker: orNull(str()), agent: orNull(str()), session: orNull(str()), link: orNull(str()), events: int(), answers: Type.Array(id()),
+  createdAt: iso(), claimedAt: orNull(iso()), startedAt: orNull(iso()), endedAt: orNull(iso()), readyAt: iso(),
+  outcome: orNull(str()), summary: orNull(str()), error: orNull(str()), usage: orNull(ref(UsageTotals)), mergedInto: orNull(id()),
+}, { $id: "RunView" });
+export type RunView = Static<typeof RunView>;
+
+/** An event as GET /v1/state lists it: `eventId` is the source's own id, `paused` the paused rules that did not take it. */
+export const EventView = Type.Object({
+  id: id(), source: str(), eventId: str(), type: str(), subject: orNull(str()), summary: orNull(str()), at: iso(),
+  routed: Type.Array(str()), paused: Type.Array(str()),
+}, { $id: "EventView" });
+export type EventView = Static<typeof EventView>;
+
+/** Usage of the runs that ended in a window: runs, tokens, USD cost, and how many runs did not report each. */
+export const Spending = Type.Object({ rounds: int(), tokens: Type.Number({ minimum: 0 }), cost: Type.Number({ minimum: 0 }), missingTokens: int(), missingCost: int() }, { $id: "Spending" });
+export type Spending = Static<typeof Spending>;
+
+/** One rule of rules.json with what it has in hand now (protocol.md 本人, 暂停、恢复、立即运行). */
+export const RuleLine = Type.Object({
+  name: str(), source: str(), types: Type.Array(str()), cron: orNull(str()), to: str(), group: str(), parallel: orNull(int()),
+  resume: bool(), tell: str(),
+  queued: int(), running: int(),
+  paused: orNull(ref(Pause)),
+  /** The last cron time skipped, and how many were skipped one after another up to it. */
+  skippedAt: orNull(iso()), skippedCount: int(),
+  nextAt: orNull(iso()),
+}, { $id: "RuleLine" });
+export type RuleLine = Static<typeof RuleLine>;
+
+/** GET /v1/state (protocol.md 本人): the whole picture in one snapshot, taken at log sequence number `seq`. */
+export const State = Type.Object({
+  seq: int(),
+  now: iso(),
+  timezone: str(),
+  rulesVersion: int(),
+  totals: Type.Object({ events: int(), unrouted: int(), runs: int(), cards: int(), openCards: int() }),
+  cards: Type.Array(ref(OwnerCard)),
+  recentCards: Type.Array(ref(OwnerCard)),
+  agents: Type.Array(Type.Object({ id: str(), name: str(), use: str(), worker: str(), access: str(), online: bool() })),
+  workers: Type.Array(Type.Object({ name: str(), seenAt: iso(), online: bool() })),
+  channels: Type.Array(Type.Object({ id: str(), name: str(), links: bool(), seenAt: orNull(iso()) })),
+  sources: Type.Array(Type.Object({ id: str(), name: str(), adapter: orNull(str()) })),
+  lines: Type.Array(ref(RuleLine)),
+  elsewhere: Type.Array(Type.Object({
+    name: str(), source: orNull(str()), to: orNull(str()), cron: orNull(str()), where: orNull(str()), cwd: orNull(str()),
+    skill: orNull(str()), prompt: orNull(str()),
+  })),
+  runs: Type.Array(ref(RunView)),
+  active: Type.Array(ref(RunView)),
+  nextBefore: orNull(id()),
+  hasMore: bool(),
+  unrouted: Type.Array(ref(EventView)),
+  skipped: Type.Array(ref(EventView)),
+  spending: Type.Object({ today: ref(Spending), week: ref(Spending) }),
+  timers: Type.Array(Type.Object({ rule: str(), lane: str(), key: str(), about: orNull(str()), at: iso() })),
+  pauses: Type.Array(Type.Object({ name: str(), ...Pause.properties })),
+}, { description: "GET /v1/state" });
+export type State = Static<typeof State>;
+
+/**
+ * One fact of the log, as the stream and `why` show it (protocol.md 日志与确定性): version, sequence number, time,
+ * kind and the projection's row changes `[table, key, row]` (row null for a delete). Key hashes show as "…".
+ */
+export const Fact = Type.Object({
+  v: Type.Literal(1),
+  seq: id(),
+  at: iso(),
+  kind: str(),
+  /** `[table, key, row]`, row null for a delete (JSON Schema 2020-12 `prefixItems`). */
+  changes: Type.Array(Type.Unsafe<[string, string | number, object | null]>({
+    type: "array", minItems: 3, maxItems: 3, items: false,
+    prefixItems: [{ type: "string" }, { type: ["string", "integer"] }, { type: ["object", "null"] }],
+  })),
+}, { $id: "Fact", description: "the data of each `event: fact` of GET /v1/stream, and the facts of GET /v1/runs/:id/why" });
+export type Fact = Static<typeof Fact>;
+
+/** GET /v1/runs/:id/why: the facts about one run, oldest first; the rules row carries only its version and hash. */
+export const Why = Type.Object({ run: id(), facts: Type.Array(ref(Fact)) }, { description: "GET /v1/runs/:id/why" });
+export type Why = Static<typeof Why>;
+
+/*
+ * The rows of the facts as `why` reads them (table `runs`, `cards`, `events`, `timers`, and `meta` key `rules`):
+ * only the fields a timeline needs, so that rows written by older hubs, and fields added later, still read.
+ */
+
+/** A `runs` row of a fact. */
+export const RunFactRow = Type.Object({
+  id: id(), state: RunState, attempt: int(), worker: orNull(str()), session: orNull(str()),
+  job: orNull(Type.Object({ session: orNull(str()) })), summary: orNull(str()), error: orNull(str()),
+  usage: orNull(ref(UsageTotals)), readyAt: int(), answers: Type.Array(id()),
+});
+export type RunFactRow = Static<typeof RunFactRow>;
+
+/** A `cards` row of a fact. `deliveries` holds each channel's message id once delivered. */
+export const CardFactRow = Type.Object({
+  id: id(), run: orNull(id()), fyi: bool(), kind: oneOf(["ask", "notice"] as const), title: str(), state: CardState,
+  choice: orNull(int()), options: Type.Array(str()), answer: orNull(str()), by: orNull(str()),
+  deliveries: Type.Record(str(), Type.Object({ ref: orNull(str()) })),
+});
+export type CardFactRow = Static<typeof CardFactRow>;
+
+/** An `events` row of a fact: `sid` is the source's own id. */
+export const EventFactRow = Type.Object({ source: str(), sid: str(), type: str(), subject: orNull(str()), summary: orNull(str()) });
+export type EventFactRow = Static<typeof EventFactRow>;
+
+/** A `timers` row of a fact: a `later` timer of a run, due at `at` (milliseconds since the epoch). */
+export const TimerFactRow = Type.Object({ run: orNull(id()), key: str(), at: int() });
+export type TimerFactRow = Static<typeof TimerFactRow>;
+
+/** The `meta` row `rules` of a fact: the rules version it loaded. */
+export const RulesFactRow = Type.Object({ version: int() });
+export type RulesFactRow = Static<typeof RulesFactRow>;
+
+/** The response definitions, by name. */
+export const responseDefinitions = {
+  ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
+  WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
+  RunView, EventView, Spending, RuleLine, State, Fact, Why, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
+  RulesFactRow,
+};
+/** The name of a response definition. */
+export type ResponseName = keyof typeof responseDefinitions;
