@@ -58,11 +58,11 @@ test("--help and --version load commander, the catalog and print.ts; --version a
   assert.equal(version.code, 0, version.err);
   assert.deepEqual(version.loaded, [
     "bin/agent-autoloop.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js", "dist/src/host/home.js",
-    "dist/src/i18n/messages.js", "dist/src/kernel/names.js", "dist/src/worker/files.js", "node_modules/commander",
+    "dist/src/host/version.js", "dist/src/i18n/messages.js", "dist/src/kernel/names.js", "dist/src/worker/files.js", "node_modules/commander",
   ]);
 });
 
-test("status and answer load the client and what finds this home's hub: no hub, database, server or rules parser", async () => {
+test("status and answer load the client, its answer checks and what finds this home's hub: no hub, database, server or rules parser", async () => {
   const f = await hubFixture();
   try {
     const event = await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x" });
@@ -73,7 +73,10 @@ test("status and answer load the client and what finds this home's hub: no hub, 
       "bin/agent-autoloop.js", "dist/src/cli/connect.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js",
       "dist/src/host/home-files.js", "dist/src/host/home.js", "dist/src/host/listen.js", "dist/src/host/lock.js",
       "dist/src/i18n/messages.js", "dist/src/kernel/names.js",
-      "dist/src/protocol/client.js", "dist/src/worker/files.js", "node_modules/commander",
+      // the client checks every answer against its published shape (ahead-of-time validators, no schema library)
+      "dist/src/protocol/client.js", "dist/src/protocol/describe.js", "dist/src/protocol/endpoints.js",
+      "dist/src/protocol/response-check.js", "dist/src/protocol/responses.generated.js",
+      "dist/src/worker/files.js", "node_modules/commander",
     ];
     const status = await run(["status"], f.home.dir);
     assert.equal(status.code, 0, status.err);

@@ -34,8 +34,6 @@ const catalog = {
   "internal": { zh: "中台内部出错（详情见中台日志）", en: "internal error (the hub's log has the details)" },
   "query.invalid": { zh: "查询参数 {field} 不合法", en: "query parameter {field} is invalid" },
   "cli.badAnswer": { zh: "{url} 的回答不合协议：{problem}", en: "the answer of {url} does not match the protocol: {problem}" },
-  "http.busy": { zh: "中台正忙，请重试：{error}", en: "busy, try again: {error}" },
-  "link.busy": { zh: "中台正忙，请重试", en: "busy, try again" },
   // auth
   "auth.missing": { zh: "缺少 Authorization: Bearer <密钥>", en: "missing Authorization: Bearer <key>" },
   "auth.unknown": { zh: "密钥不对", en: "unknown key" },

@@ -73,7 +73,7 @@ export async function decide(c: Context, hub: Hub, name: EndpointName, input: In
     const d = await hub.submit(input);
     return send(c, hub, name, d.status, d.body);
   } catch (e) {
-    return refuse(c, 503, t(hub.env.lang, "http.busy", { error: (e as Error).message }));
+    return refuse(c, 503, t(hub.env.lang, "hub.busyBecause", { error: (e as Error).message }));
   }
 }
 
@@ -86,7 +86,7 @@ export async function poll(c: Context, hub: Hub, name: EndpointName, input: Extr
     const d = await hub.poll(input, Math.min(waitSeconds, longPollMaxSeconds) * 1000, c.req.raw.signal);
     return send(c, hub, name, d.status, d.body);
   } catch (e) {
-    return refuse(c, 503, t(hub.env.lang, "http.busy", { error: (e as Error).message }));
+    return refuse(c, 503, t(hub.env.lang, "hub.busyBecause", { error: (e as Error).message }));
   }
 }
 

@@ -29,7 +29,7 @@ export function keyRoutes(hub: Hub): Hono {
     if (!isName(name)) return refuse(c, 400, t(lang, "key.name"));
     const key = newKey();
     const d = await hub.submit({ kind: "keyNew", keyHash: req.keyHash, local: false, keyKind: kind, name, newHash: hashKey(key) }).catch((e: Error) => e);
-    if (d instanceof Error) return refuse(c, 503, t(lang, "http.busy", { error: d.message }));
+    if (d instanceof Error) return refuse(c, 503, t(lang, "hub.busyBecause", { error: d.message }));
     if (d.status !== 200) return send(c, hub, "keyNew", d.status, d.body);
     return reply(c, hub, "keyNew", { ok: true, kind, name, key });
   });

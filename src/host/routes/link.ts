@@ -47,7 +47,7 @@ export function linkRoutes(hub: Hub): Hono {
     }
     const choice = form.choice !== undefined && /^\d{1,3}$/.test(form.choice) ? Number(form.choice) : null;
     const d = await hub.submit({ kind: "linkAnswer", card: id, token, choice, text }).catch(() => null);
-    if (d === null) return page(c, id, token, 503, t(lang, "link.busy"));
+    if (d === null) return page(c, id, token, 503, t(lang, "hub.busy"));
     if (d.status === 200) return c.redirect(`/c/${id}/${encodeURIComponent(token)}`, 303);
     return page(c, id, token, d.status, errorOf(d.body) ?? t(lang, "internal"));
   });
