@@ -42,12 +42,15 @@ test("another process holding the database: the request answers 503, the hub kee
   const f = await hubFixture();
   try {
     const sqlite = createRequire(import.meta.url).resolve("better-sqlite3");
-    const holder = spawn(process.execPath, ["-e", `const D=require(${JSON.stringify(sqlite)}); const d=new D(${JSON.stringify(f.home.database)}); d.exec("BEGIN EXCLUSIVE"); console.log("locked"); setTimeout(() => { d.exec("COMMIT"); process.exit(0); }, 7000);`], { stdio: ["ignore", "pipe", "inherit"] });
+    // The holder keeps its lock until the test says so on its stdin (not for a fixed time, which a loaded machine
+    // could outlast before the request even reaches SQLite).
+    const holder = spawn(process.execPath, ["-e", `const D=require(${JSON.stringify(sqlite)}); const d=new D(${JSON.stringify(f.home.database)}); d.exec("BEGIN EXCLUSIVE"); console.log("locked"); process.stdin.once("data", () => { d.exec("COMMIT"); process.exit(0); });`], { stdio: ["pipe", "pipe", "inherit"] });
     await new Promise<void>((r) => holder.stdout!.once("data", () => r()));
     const busy = await f.call("POST", "/v1/events", f.keys.source, { id: "b1", type: "alert.x" });
+    holder.stdin!.end("release\n");
+    await new Promise((r) => holder.once("exit", r));
     assert.equal(busy.status, 503);
     assert.match(busy.body.error, /^busy, try again: database is locked/);
-    await new Promise((r) => holder.once("exit", r));
     const ok = await f.call("POST", "/v1/events", f.keys.source, { id: "b1", type: "alert.x" });
     assert.deepEqual([ok.status, ok.body.duplicate], [200, false], "nothing of the refused request was kept");
   } finally {
