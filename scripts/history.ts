@@ -110,7 +110,7 @@ function build(home: Home, keys: Keys, scenarios: number): { facts: number; ms: 
       if (offered.length === 0) break;
       commit(offered.map((c) => ({ kind: "delivered", keyHash: h.channel, card: c!.id, version: c!.version, ref: `m${c!.id}` })));
     }
-    const open = store.view.where<{ id: number }>("cards", "state = 'open' ORDER BY key").map((x) => x.row.id);
+    const open = store.view.where("cards", "state = 'open' ORDER BY key").map((x) => x.row.id);
     commit(open.map((card) => ({ kind: "answer", keyHash: h.owner, card, choice: 0, text: null, by: null, ref: null })));
     now += 31_000;
     commit(dueKeys(store.view, now + 1000, Number.MAX_SAFE_INTEGER).map((due) => ({ kind: "tick", due }) as Input)); // commit adds the 1 s

@@ -95,7 +95,7 @@ export function enumerate(every = 1): EnumerateReport {
           break;
         }
         case "owner-answer": {
-          const open = store.view.where<CardRow>("cards", "state = 'open' ORDER BY key")[0]?.row;
+          const open = store.view.where("cards", "state = 'open' ORDER BY key")[0]?.row;
           if (open) apply({ kind: "answer", keyHash: K.own, card: open.id, choice: 0, text: null, by: null, ref: null });
           break;
         }
@@ -108,11 +108,11 @@ export function enumerate(every = 1): EnumerateReport {
         if (!jobs.has(w)) claim(w, `${w}-drain-${now}`);
         result(w, {});
       }
-      for (const card of store.view.where<CardRow>("cards", "state = 'open'").map((x) => x.row)) {
+      for (const card of store.view.where("cards", "state = 'open'").map((x) => x.row)) {
         apply({ kind: "answer", keyHash: K.own, card: card.id, choice: 0, text: null, by: null, ref: null });
       }
     }
-    const left = store.view.where<RunRow>("runs", "state NOT IN ('done', 'nothing', 'cancelled')").map((x) => x.row);
+    const left = store.view.where("runs", "state NOT IN ('done', 'nothing', 'cancelled')").map((x) => x.row);
     if (left.length > 0) throw new Error(`ordering ${order.join(" → ")}: runs left after draining: ${left.map((r) => `${r.id}:${r.state}`).join(", ")}`);
     const diff = replayDiff(store, env.master);
     if (diff) throw new Error(`ordering ${order.join(" → ")}: replay of ${diff} differs`);

@@ -103,7 +103,7 @@ export class Simulation {
     // Every 4th scenario gets a deadline its handler cannot work with (a worker nobody knows, a kind nobody knows),
     // as a damaged database could hold: it must fail alone, be retried later and become a card, never stop the rest.
     if (this.report.scenarios % 4 === 1) this.breakDeadline({ at: this.now + 60_000, kind: "offline", ref: "ghost" });
-    if (this.report.scenarios % 4 === 3) this.breakDeadline({ at: this.now + 90_000, kind: "bogus", ref: "x" });
+    if (this.report.scenarios % 4 === 3) this.breakDeadline({ at: this.now + 90_000, kind: "bogus" as DueRow["kind"], ref: "x" }); // deliberately not a DueKind
   }
 
   /** Puts a deadline into the due table behind the kernel's back (a hand-made fact in the log). */
@@ -125,17 +125,17 @@ export class Simulation {
         this.apply(input);
         continue;
       }
-      const before = this.store.view.get<DueRow>("due", due)!;
+      const before = this.store.view.get("due", due)!;
       const [d] = this.store.commit([{ input, now: this.now }], this.env);
       if (d!.status !== 500 || d!.committed.length > 0) throw new Violation(`step ${this.report.steps}: the broken deadline ${due} answered ${d!.status}`);
       this.apply({ kind: "dueFailed", due, error: d!.failure!.message });
       this.report.deadlineFailures++;
-      const after = this.store.view.get<DueRow>("due", due);
+      const after = this.store.view.get("due", due);
       const failures = (before.failing?.failures ?? 0) + 1;
       if (!after || after.at <= this.now || after.failing?.failures !== failures) {
         throw new Violation(`step ${this.report.steps}: the broken deadline ${due} after failure ${failures}: ${JSON.stringify(after)}`);
       }
-      const card = this.store.view.where<CardRow>("cards", "state = 'open' AND json_extract(data, '$.key') = ?", `deadline:${due}`)[0];
+      const card = this.store.view.where("cards", "state = 'open' AND json_extract(data, '$.key') = ?", `deadline:${due}`)[0];
       if (failures === deadlineFailuresBeforeCard) {
         if (!card) throw new Violation(`step ${this.report.steps}: no card for the broken deadline ${due}`);
         this.report.deadlineCards++;
@@ -264,7 +264,7 @@ export class Simulation {
   }
 
   private ownerStep(): void {
-    const open = this.store.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => x.row);
+    const open = this.store.view.where("cards", "state = 'open' ORDER BY key").map((x) => x.row);
     const x = this.r();
     if (open.length > 0 && x < 0.5) {
       const card = this.pick(open);
@@ -313,7 +313,7 @@ export class Simulation {
   private drain(): void {
     this.faults = false;
     for (const input of this.lostInputs.splice(0)) this.apply(input);
-    for (const p of this.store.view.where<{ by: string }>("pauses", "1")) this.apply({ kind: "resume", keyHash: K.own, rule: String(p.key) });
+    for (const p of this.store.view.where("pauses", "1")) this.apply({ kind: "resume", keyHash: K.own, rule: String(p.key) });
     for (let round = 0; round < 500; round++) {
       let busy = false;
       for (const w of this.workers) {
@@ -329,19 +329,19 @@ export class Simulation {
           busy = true;
         }
       }
-      const uncertain = this.store.view.where<RunRow>("runs", "state IN ('uncertain', 'stopping')").map((x) => x.row);
+      const uncertain = this.store.view.where("runs", "state IN ('uncertain', 'stopping')").map((x) => x.row);
       for (const run of uncertain) {
         this.apply({ kind: "cancel", keyHash: K.own, run: run.id });
         const token = runToken(this.env.master, run.id, run.attempt, run.claims);
         this.apply({ kind: "result", run: run.id, token, result: { outcome: "cancelled" }, hash: `u-${run.id}-${this.now}` });
         busy = true;
       }
-      for (const card of this.store.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => x.row)) {
+      for (const card of this.store.view.where("cards", "state = 'open' ORDER BY key").map((x) => x.row)) {
         this.apply({ kind: "answer", keyHash: K.own, card: card.id, choice: 0, text: null, by: null, ref: null });
         busy = true;
       }
-      const waiting = this.store.view.where<RunRow>("runs", "state IN ('waiting', 'queued')").length;
-      const due = this.store.view.where<DueRow>("due", "json_extract(data, '$.kind') IN ('retry', 'later', 'lease', 'pause')").length;
+      const waiting = this.store.view.where("runs", "state IN ('waiting', 'queued')").length;
+      const due = this.store.view.where("due", "json_extract(data, '$.kind') IN ('retry', 'later', 'lease', 'pause')").length;
       if (!busy && waiting === 0 && due === 0) return;
       if (!busy) this.advance(3_600_000);
     }
@@ -422,21 +422,21 @@ export function invariantProblem(store: Store, runsChanged = true): string | nul
   const staleRetry = first(`SELECT d.data ->> 'ref' AS run, r.state AS state FROM v_due d LEFT JOIN v_runs r ON r.key = CAST(d.data ->> 'ref' AS INTEGER)
     WHERE d.data ->> 'kind' = 'retry' AND (r.state IS NULL OR r.state != 'waiting')`);
   if (staleRetry) return `retry deadline of run ${staleRetry.run} in state ${staleRetry.state ?? undefined}`;
-  const totals = v.get<Totals>("meta", "totals");
+  const totals = v.get("meta", "totals");
   const open = (v.sql(`SELECT COUNT(*) AS n FROM v_cards WHERE state = 'open'`).get() as { n: number }).n;
   if ((totals?.openCards ?? 0) !== open) return `totals.openCards ${totals?.openCards} but ${open} open cards`;
   const dup = v.sql(`SELECT sk, COUNT(*) AS n FROM v_events GROUP BY sk HAVING n > 1 LIMIT 1`).get() as { sk: string } | undefined;
   if (dup) return `event ${dup.sk} recorded twice`;
   if (!runsChanged) return null;
   const buckets = new Map<number, UsageBucket>();
-  for (const { row } of v.where<RunRow>("runs", "ended IS NOT NULL")) {
+  for (const { row } of v.where("runs", "ended IS NOT NULL")) {
     const share = usageOf(row);
     if (!share) continue;
     const b = buckets.get(share.bucket) ?? { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
     for (const k of Object.keys(b) as (keyof UsageBucket)[]) b[k] += share.add[k];
     buckets.set(share.bucket, b);
   }
-  const kept = v.where<UsageBucket>("usage", "1 ORDER BY key");
+  const kept = v.where("usage", "1 ORDER BY key");
   const recount = [...buckets].sort((a, b) => a[0] - b[0]);
   if (kept.length !== recount.length) return `${kept.length} usage buckets kept but runs end in ${recount.length}`;
   for (const [i, { key, row }] of kept.entries()) {

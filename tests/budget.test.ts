@@ -42,7 +42,7 @@ test("usage is summed per rule and day under its own key; a tokens budget pauses
     "ask", '"alerts" used up today\'s budget and is paused', ["Resume for the rest of this period", "Keep paused"], 1, "", `alerts\u0000${nextDay}`,
   ]);
   assert.equal(card.text, "Used 1000 tokens of 1000 tokens. Runs already claimed finish normally. This period ends at 2026-11-03T00:00:00.000Z. Resuming with agent-autoloop resume also resumes it for the rest of the period.");
-  const stored = k.store.view.get<{ key: string }>("cards", card.id)!;
+  const stored = k.store.view.get("cards", card.id)!;
   assert.equal(stored.key, `budget:alerts:${day}`);
   k.close();
 });

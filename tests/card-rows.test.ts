@@ -29,8 +29,8 @@ function receipt(k: Clock, receipt: Record<string, unknown>, type = "alert.x", s
   return job.run;
 }
 
-const card = (k: Clock, id: number) => k.store.view.get<CardRow>("cards", id)!;
-const allCards = (k: Clock) => k.store.view.where<CardRow>("cards", "1 ORDER BY key").map(({ row }) => row);
+const card = (k: Clock, id: number) => k.store.view.get("cards", id)!;
+const allCards = (k: Clock) => k.store.view.where("cards", "1 ORDER BY key").map(({ row }) => row);
 const next = (k: Clock, key = K.channel) => (k.commit({ kind: "cardsNext", keyHash: key }).body as { card: any }).card;
 const ask = (title: string, more: Record<string, unknown> = {}) => ({ ask: [{ title, options: ["a", "b"], ...more }] });
 
@@ -167,7 +167,7 @@ test("a first send that fails: retries 30 s doubling to 15 min, the last one at 
   const gaps: number[] = [];
   for (let card = next(k); card; card = next(k)) {
     k.commit({ kind: "failed", keyHash: K.channel, card: 1, version: 1, error: `HTTP ${gaps.length}` });
-    const row = k.store.view.get<{ nextAt: number }>("outbox", `ch1\u00001`);
+    const row = k.store.view.get("outbox", `ch1\u00001`);
     if (!row) break;
     gaps.push((row.nextAt - k.now) / 1000);
     k.now = row.nextAt - 1;
@@ -228,7 +228,7 @@ test("an answer becomes an event of the card's lane at the asking run's depth, a
   receipt(k, ask("R")); // rule alerts, lane "", no session
   k.commit({ kind: "answer", keyHash: K.owner, card: 1, choice: 1, text: null, by: null, ref: null });
   k.commit({ kind: "answer", keyHash: K.owner, card: 2, choice: 0, text: null, by: null, ref: null });
-  const events = k.store.view.where<any>("events", "1 ORDER BY key").map(({ row }) => row).filter((e) => e.internal === "answer");
+  const events = k.store.view.where("events", "1 ORDER BY key").map(({ row }) => row).filter((e) => e.internal === "answer");
   assert.deepEqual(events.map((e) => [e.source, e.sid, e.type, e.subject, e.summary, e.hops, e.routed, e.internal]), [
     ["shop", "card:1:answer", "card.answer", "s1", "Q", 3, ["lanes"], "answer"],
     ["shop", "card:2:answer", "card.answer", null, "R", 0, ["alerts"], "answer"],
@@ -250,7 +250,7 @@ test("an answer to a card whose rule is gone is recorded, and nothing runs", () 
   assert.equal(r.status, 200);
   assert.deepEqual([card(k, 1).state, card(k, 1).choice, card(k, 1).answer, card(k, 1).by], ["answered", 1, "ok", "owner"]);
   assert.equal(k.store.view.where("runs", "1").length, seqRuns);
-  assert.deepEqual(k.store.view.where<any>("events", "1").filter(({ row }) => row.internal === "answer"), []);
+  assert.deepEqual(k.store.view.where("events", "1").filter(({ row }) => row.internal === "answer"), []);
   k.close();
 });
 
@@ -266,7 +266,7 @@ test("resolving an answered card keeps its answer and who gave it", () => {
 test("a card a channel has not taken yet waits for it past a day; an fyi notice does not", () => {
   const k = new Clock(twoRules, "2026-11-02T08:00:00Z");
   receipt(k, { notice: [{ title: "N" }, { title: "F", fyi: true }] });
-  assert.deepEqual(k.store.view.where<any>("due", "1").map(({ row }) => row).filter((d) => d.kind === "fyiExpire").map((d) => d.ref), ["2"]);
+  assert.deepEqual(k.store.view.where("due", "1").map(({ row }) => row).filter((d) => d.kind === "fyiExpire").map((d) => d.ref), ["2"]);
   k.advance(k.now + 25 * 60 * 60_000);
   const offered: string[] = [];
   for (let got = next(k); got; got = next(k)) offered.push(got.title);
@@ -306,7 +306,7 @@ test("an elsewhere task's answered asks run one at a time in the task's group, e
   assert.deepEqual([job.rule, k.run(job.run).group, k.run(job.run).lane, job.session], [{ name: "sweep", cwd: "/srv", skill: "tidy", prompt: null }, "sweep", "", null]);
   k.commit({ kind: "started", run: job.run, token: job.token, session: "s-sweep", link: null });
   answer(2);
-  const answers = k.store.view.where<any>("events", "1 ORDER BY key").map(({ row }) => [row.source, row.routed]);
+  const answers = k.store.view.where("events", "1 ORDER BY key").map(({ row }) => [row.source, row.routed]);
   assert.deepEqual(answers, [["elsewhere", ["sweep"]], ["shop", ["report"]], ["elsewhere", ["sweep"]]]);
   const other = k.commit({ kind: "work", keyHash: K.worker2, claim: "c2", running: [job.run], capacity: 2 }).body as any;
   assert.equal(other.job.rule.name, "report", "the task's group is busy, another task's is not");
@@ -320,7 +320,7 @@ test("an fyi notice not taken yet is still offered just before its day is over",
   const k = new Clock(twoRules, "2026-11-02T08:00:00Z");
   receipt(k, { notice: [{ title: "F", fyi: true }] });
   k.advance(k.now + 24 * 60 * 60_000 - 1);
-  assert.deepEqual(k.store.view.where<any>("due", "1").map(({ row }) => row).filter((d) => d.kind === "fyiExpire").map((d) => d.ref), ["1"]);
+  assert.deepEqual(k.store.view.where("due", "1").map(({ row }) => row).filter((d) => d.kind === "fyiExpire").map((d) => d.ref), ["1"]);
   assert.equal(next(k).title, "F");
   k.close();
 });

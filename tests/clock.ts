@@ -113,7 +113,7 @@ export class Clock {
   }
 
   run(id: number): RunRow {
-    return this.store.view.get<RunRow>("runs", id)!;
+    return this.store.view.get("runs", id)!;
   }
 
   state(): any {

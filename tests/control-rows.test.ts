@@ -14,10 +14,10 @@ const cronRules = (expr: string, extra: Record<string, unknown> = {}) => ({
   rules: [...baseRules.rules, { name: "daily", when: { cron: expr }, to: "bot" }],
 });
 
-const cron = (k: Clock, name = "daily") => k.store.view.get<CronRow>("crons", name);
-const dues = (k: Clock, kind: string) => k.store.view.where<{ at: number; kind: string; ref: string }>("due", "1 ORDER BY key").map(({ row }) => row)
+const cron = (k: Clock, name = "daily") => k.store.view.get("crons", name);
+const dues = (k: Clock, kind: string) => k.store.view.where("due", "1 ORDER BY key").map(({ row }) => row)
   .filter((d) => d.kind === kind).map((d) => [d.ref, new Date(d.at).toISOString()]);
-const events = (k: Clock) => k.store.view.where<EventRow>("events", "1 ORDER BY key").map(({ row }) => row);
+const events = (k: Clock) => k.store.view.where("events", "1 ORDER BY key").map(({ row }) => row);
 
 test("a cron schedule follows rules.json: kept when unchanged, recomputed for a new expression or zone, gone with the cron", () => {
   const k = new Clock(cronRules("0 9 * * *"), "2026-11-02T08:00:00Z");

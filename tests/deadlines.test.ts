@@ -56,9 +56,9 @@ test("a deadline naming a run that does not exist fails alone: logged with its i
     // The broken row comes due first, a real `later` 1.5 s after it.
     appendRawFact(h.hub.store, "corrupt", [["due", "retry:999", { at: now, kind: "retry", ref: "999" } satisfies DueRow]], now);
     await h.submit({ kind: "result", run: job.job.run, token: job.job.token, hash: "r1", result: { outcome: "done", later: [{ key: "t", at: new Date(now + 1500).toISOString() }] } });
-    const fired = await until(() => h.hub.store.view.where<RunRow>("runs", "state = 'queued'")[0]?.row, 15_000, "the later timer to fire");
+    const fired = await until(() => h.hub.store.view.where("runs", "state = 'queued'")[0]?.row, 15_000, "the later timer to fire");
     assert.deepEqual(fired.timers.map((t) => t.key), ["t"]);
-    const failing = h.hub.store.view.get<DueRow>("due", "retry:999")!;
+    const failing = h.hub.store.view.get("due", "retry:999")!;
     assert.equal(failing.kind, "retry");
     assert.ok(failing.at > now, "the failing deadline was moved on, not retried at once");
     const logged = h.lines.filter((l) => l.includes("invariant"));
@@ -101,7 +101,7 @@ test("in one group commit, the input that throws is answered 500 and writes noth
     assert.deepEqual([a!.status, bad!.status, b!.status], [200, 500, 200]);
     assert.deepEqual([a!.committed.length, bad!.committed.length, b!.committed.length], [1, 0, 1]);
     assert.equal(h.hub.store.seq, seq + 2);
-    assert.deepEqual(h.hub.store.view.get<DueRow>("due", "retry:999"), { at: now - 1, kind: "retry", ref: "999" });
+    assert.deepEqual(h.hub.store.view.get("due", "retry:999"), { at: now - 1, kind: "retry", ref: "999" });
   } finally {
     await h.close();
   }

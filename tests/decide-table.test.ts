@@ -104,7 +104,7 @@ test("a channel's delivery reports and answers are checked against the card, its
 
 test("a card link works until exactly seven days after the card was made", () => {
   const { k } = asked();
-  const card = k.store.view.get<CardRow>("cards", 1)!;
+  const card = k.store.view.get("cards", 1)!;
   const token = cardLinkToken(k.env.master, 1, card.at);
   const link = { kind: "linkAnswer", card: 1, token, choice: 0, text: null } as const;
   k.now = card.at + cardLinkValidMs + 1;
@@ -149,7 +149,7 @@ test("rules.json errors: one open card per error text; a new text replaces it; g
   assert.deepEqual(reply(k.commit({ kind: "rulesError", error: "x: bad", missing: false })), [200, { ok: true, changed: false }]);
   assert.deepEqual(reply(k.commit({ kind: "rulesError", error: "gone", missing: true })), [200, { ok: true, changed: true }]);
   const cards = () => k.state().cards.concat(k.state().recentCards).map((c: any) => [c.id, c.state, c.title, c.text, c.result]);
-  const rows = () => [1, 2].map((id) => k.store.view.get<CardRow>("cards", id)).map((c) => [c?.key, c?.system]);
+  const rows = () => [1, 2].map((id) => k.store.view.get("cards", id)).map((c) => [c?.key, c?.system]);
   assert.deepEqual(rows(), [["rules-error", "rulesError"], ["rules-error", "rulesError"]]);
   const seen = new Map(cards().map((c: any[]) => [c[0], c]));
   assert.deepEqual([...seen.values()].sort((a: any, b: any) => a[0] - b[0]), [
@@ -157,7 +157,7 @@ test("rules.json errors: one open card per error text; a new text replaces it; g
     [2, "open", "rules.json cannot be read; the old rules keep running", "gone", null],
   ]);
   k.commit({ kind: "rules", rules: k.store.view.rules()!.rules, hash: "v2" });
-  assert.equal(k.store.view.get<CardRow>("cards", 2)!.state, "closed");
+  assert.equal(k.store.view.get("cards", 2)!.state, "closed");
   k.close();
 });
 
@@ -180,15 +180,15 @@ test("a worker not seen for ten minutes gets one offline notice, closed when it 
   const k = new Clock(baseRules, start);
   k.heartbeat([]);
   k.advance(k.now + workerOfflineMs);
-  const card = k.store.view.get<CardRow>("cards", 1)!;
+  const card = k.store.view.get("cards", 1)!;
   assert.deepEqual([card.kind, card.key, card.system, card.title, card.text, card.state, card.rule, card.lane, card.run], [
     "notice", "offline:w1", "offline", "Worker w1 has not been seen for 10 minutes", "Its runs stay with it. This card closes when it returns.", "open",
     null, "", null,
   ]);
   k.advance(k.now + 3 * workerOfflineMs);
-  assert.equal(k.store.view.get<CardRow>("cards", 2), undefined, "one notice however long it stays away");
+  assert.equal(k.store.view.get("cards", 2), undefined, "one notice however long it stays away");
   k.heartbeat([]);
-  assert.deepEqual([k.store.view.get<CardRow>("cards", 1)!.state, k.store.view.get<CardRow>("cards", 1)!.result], ["closed", "No longer needed"]);
+  assert.deepEqual([k.store.view.get("cards", 1)!.state, k.store.view.get("cards", 1)!.result], ["closed", "No longer needed"]);
   k.close();
 });
 

@@ -16,8 +16,8 @@ import type { CardRow, DueRow } from "../src/kernel/types.js";
 const start = "2026-11-02T08:00:00Z";
 const t0 = Date.parse(start);
 const broken = (k: Clock, row: DueRow) => appendRawFact(k.store, "corrupt", [["due", `${row.kind}:${row.ref}`, row]], k.now);
-const due = (k: Clock, key: string) => k.store.view.get<DueRow>("due", key);
-const cards = (k: Clock) => k.store.view.where<CardRow>("cards", "1 ORDER BY key").map(({ row }) => row);
+const due = (k: Clock, key: string) => k.store.view.get("due", key);
+const cards = (k: Clock) => k.store.view.where("cards", "1 ORDER BY key").map(({ row }) => row);
 const lastSeq = (k: Clock) => (k.store.db.prepare(`SELECT MAX(seq) AS s FROM facts`).get() as { s: number }).s;
 
 test("assert throws an InvariantError naming the invariant when its condition is falsy, and nothing otherwise", () => {
@@ -111,7 +111,7 @@ test("a cron deadline that failed runs for the time it first came due, not for t
   assert.deepEqual(k.commit({ kind: "dueFailed", due: "cron:hourly", error: "disk" }).body, { ok: true, changed: true });
   k.now = Date.parse("2026-11-02T10:20:00Z");
   k.tick();
-  assert.deepEqual(k.store.view.where<{ sid: string }>("events", "1").map(({ row }) => row.sid), ["cron:2026-11-02T10:00:00.000Z"]);
+  assert.deepEqual(k.store.view.where("events", "1").map(({ row }) => row.sid), ["cron:2026-11-02T10:00:00.000Z"]);
   assert.deepEqual(due(k, "cron:hourly"), { at: Date.parse("2026-11-02T11:00:00Z"), kind: "cron", ref: "hourly" });
   k.close();
 });
@@ -131,7 +131,7 @@ test("the card names a deadline as a person reads it: a later timer's rule and k
 
 test("a deadline of a kind nobody knows fails with due-kind-known", () => {
   const k = new Clock(baseRules, start);
-  broken(k, { at: t0, kind: "bogus", ref: "x" });
+  broken(k, { at: t0, kind: "bogus" as DueRow["kind"], ref: "x" }); // deliberately not a DueKind
   const [d] = k.tick();
   assert.deepEqual([d!.status, d!.body], [500, { error: "internal error: invariant due-kind-known" }]);
   assert.equal(due(k, "bogus:x")!.failing?.failures, 1);
@@ -156,7 +156,7 @@ test("a tick or a failure report for a deadline that is gone or not due yet chan
 
 test("dueKeys takes at most `limit` keys at or before now; nextOfferAt looks only after the time given", () => {
   const k = new Clock(baseRules, start);
-  for (const [ref, at] of [["b", t0 + 2], ["a", t0 + 2], ["c", t0 + 1], ["d", t0 + 3]] as const) broken(k, { at, kind: "bogus", ref });
+  for (const [ref, at] of [["b", t0 + 2], ["a", t0 + 2], ["c", t0 + 1], ["d", t0 + 3]] as const) broken(k, { at, kind: "bogus" as DueRow["kind"], ref });
   assert.deepEqual(dueKeys(k.store.view, t0 + 2, 10), ["bogus:c", "bogus:a", "bogus:b"]);
   assert.deepEqual(dueKeys(k.store.view, t0 + 2, 2), ["bogus:c", "bogus:a"]);
   k.commit({ kind: "rulesError", error: "x", missing: false }); // a card for ch1 and ch2, offerable now

@@ -11,7 +11,7 @@ import type { EventRow, RunRow } from "../src/kernel/types.js";
 import { rulesOf } from "../src/kernel/lanes.js";
 
 const rules = { ...baseRules, rules: [...baseRules.rules, { name: "hourly", when: { cron: "0 * * * *" }, to: "bot" }] };
-const events = (k: Clock) => k.store.view.where<EventRow>("events", "1 ORDER BY key").map((x) => x.row);
+const events = (k: Clock) => k.store.view.where("events", "1 ORDER BY key").map((x) => x.row);
 const crm = hashKey("crm-key");
 
 function clock(): Clock {
@@ -66,7 +66,7 @@ test("a new run is not manual; a parallel rule's event without subject goes to t
   const k = clock();
   k.commit({ kind: "event", keyHash: crm, event: { id: "t1", type: "ticket.new" } });
   k.event("a1");
-  const runs = k.store.view.where<RunRow>("runs", "1 ORDER BY key").map((x) => x.row);
+  const runs = k.store.view.where("runs", "1 ORDER BY key").map((x) => x.row);
   assert.deepEqual(runs.map((r) => [r.rule, r.lane, r.manual, r.state, r.attempt]), [["per-subject", "", false, "queued", 0], ["alerts", "", false, "queued", 0]]);
   k.close();
 });

@@ -64,7 +64,7 @@ test("after 7 days the link no longer shows the card or takes an answer", () => 
   k.event("e1");
   const job = k.claim("c1").job!;
   k.result(job.run, { outcome: "done", ask: [{ title: "Secret question", options: ["a"] }] });
-  const card = k.store.view.get<any>("cards", 1);
+  const card = k.store.view.get("cards", 1)!;
   const env = { ...k.env, publicUrl: "http://h" };
   const token = cardLink(new Ctx(k.store.view, k.now, env), card).split("/").pop()!;
   assert.equal(linkPage(k.store.view, env, k.now + 7 * 86_400_000, 1, token).status, 200);

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
-import { laneKey } from "../src/kernel/context.js";
+import { laneKey } from "../src/kernel/tables.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import type { CardRow, GroupRow, LaneRow, WorkerRow } from "../src/kernel/types.js";
 
@@ -109,9 +109,9 @@ test("a lane's session is resumed only by the agent that had it", () => {
 });
 
 const crm = (k: Clock) => k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: hashKey("crm") });
-const lane = (k: Clock, rule = "alerts", name = "") => k.store.view.get<LaneRow>("lanes", laneKey(rule, name))!;
-const group = (k: Clock, name = "alerts") => k.store.view.get<GroupRow>("groups", name)?.active;
-const uncertainCard = (k: Clock, run: number) => k.store.view.where<CardRow>("cards", "1").map(({ row }) => row).find((c) => c.key === `uncertain:${run}`)!;
+const lane = (k: Clock, rule = "alerts", name = "") => k.store.view.get("lanes", laneKey(rule, name))!;
+const group = (k: Clock, name = "alerts") => k.store.view.get("groups", name)?.active;
+const uncertainCard = (k: Clock, run: number) => k.store.view.where("cards", "1").map(({ row }) => row).find((c) => c.key === `uncertain:${run}`)!;
 const tables = (d: { committed: { changes: unknown[][] }[] }) => [...new Set(d.committed.flatMap((f) => f.changes.map((ch) => ch[0])))].sort();
 
 test("a group runs at most the largest parallel of its own rules at once; a group with nothing running keeps no row", () => {
@@ -148,10 +148,10 @@ test("a heartbeat counts once a minute: the worker's time and its runs' leases a
   const t0 = k.now;
   k.now = t0 + 59_999;
   k.heartbeat([run]);
-  assert.deepEqual([k.store.view.get<WorkerRow>("workers", "w1")!.seenAt, k.run(run).seenAt], [t0, t0]);
+  assert.deepEqual([k.store.view.get("workers", "w1")!.seenAt, k.run(run).seenAt], [t0, t0]);
   k.now = t0 + 60_000;
   k.heartbeat([run]);
-  assert.deepEqual([k.store.view.get<WorkerRow>("workers", "w1")!.seenAt, k.run(run).seenAt], [t0 + 60_000, t0 + 60_000]);
+  assert.deepEqual([k.store.view.get("workers", "w1")!.seenAt, k.run(run).seenAt], [t0 + 60_000, t0 + 60_000]);
   k.close();
 });
 
@@ -323,7 +323,7 @@ test("a claimed run that starts is counted once in its group", () => {
 
 test("session rows: a run drops only the rows that still name it, when it reports a new session, fails or ends", () => {
   const k = new Clock(rules, start);
-  const sessions = () => k.store.view.where<{ run: number }>("sessions", "1").map(({ key, row }) => [key, row.run]);
+  const sessions = () => k.store.view.where("sessions", "1").map(({ key, row }) => [key, row.run]);
   const a = k.claimed("e-a", null, { subject: "a" });
   const b = k.claimed("e-b", null, { subject: "b" });
   k.started(a, "s-1");
@@ -360,7 +360,7 @@ test("a timer's event has its lane as subject, none for the rule's only lane", (
     k.result(run, { outcome: "done", later: [{ key: "k", at }] });
   }
   k.advance(Date.parse(at));
-  const timers = k.store.view.where<{ internal: string | null; subject: string | null }>("events", "1").map(({ row }) => row).filter((e) => e.internal === "timer");
+  const timers = k.store.view.where("events", "1").map(({ row }) => row).filter((e) => e.internal === "timer");
   assert.deepEqual(timers.map((e) => e.subject).sort(), ["a", null]);
   k.close();
 });

@@ -7,13 +7,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
-import { laneKey } from "../src/kernel/context.js";
+import { laneKey } from "../src/kernel/tables.js";
 import { hashKey } from "../src/kernel/credentials.js";
 import type { CardRow, LaneRow } from "../src/kernel/types.js";
 
 const start = "2026-11-02T08:00:00Z";
-const lane = (k: Clock) => k.store.view.get<LaneRow>("lanes", laneKey("alerts", ""))!;
-const dues = (k: Clock) => k.store.view.where<{ kind: string }>("due", "1").map(({ key }) => key);
+const lane = (k: Clock) => k.store.view.get("lanes", laneKey("alerts", ""))!;
+const dues = (k: Clock) => k.store.view.where("due", "1").map(({ key }) => key);
 
 test("usage counts as reported per kind: any token count for tokens, cost for cost", () => {
   const k = new Clock(baseRules, start);
@@ -59,10 +59,10 @@ test("a failing run's card closes as 'Stopped' when it is stopped and 'No longer
       assert.equal(k.claim(`retry-${i}`).job!.run, run);
     }
     const card = k.run(run).retryCard!;
-    assert.equal(k.store.view.get<CardRow>("cards", card)!.system, "failing");
+    assert.equal(k.store.view.get("cards", card)!.system, "failing");
     assert.deepEqual(dues(k).filter((d) => String(d).startsWith("retry")), []);
     k.result(run, { outcome });
-    assert.deepEqual([k.store.view.get<CardRow>("cards", card)!.state, k.store.view.get<CardRow>("cards", card)!.result], ["closed", result], outcome);
+    assert.deepEqual([k.store.view.get("cards", card)!.state, k.store.view.get("cards", card)!.result], ["closed", result], outcome);
     k.close();
   }
 });
@@ -76,7 +76,7 @@ test("answers a run carried are 'Done' when it finishes, and stay answered when 
     const next = k.claim("c-next").job!.run;
     assert.deepEqual(k.run(next).answers, [1]);
     k.result(next, { outcome });
-    const card = k.store.view.get<CardRow>("cards", 1)!;
+    const card = k.store.view.get("cards", 1)!;
     assert.deepEqual([card.state, card.result], [state, result], outcome);
     k.close();
   }
@@ -101,7 +101,7 @@ test("a receipt resolves only open cards of its rule's source and group made bef
     const run = k.claim(`c-${id}`, K.worker2).job!.run;
     k.result(run, { outcome: "done", ask: [{ title: id, options: ["x"] }] });
   }
-  const cards = (ids: number[]) => ids.map((id) => k.store.view.get<CardRow>("cards", id)!).map((c) => [c.source, c.group]);
+  const cards = (ids: number[]) => ids.map((id) => k.store.view.get("cards", id)!).map((c) => [c.source, c.group]);
   assert.deepEqual(cards([4, 5]), [["crm", "alerts"], ["shop", "other"]]);
   // Run 4 fails once with a notice, then its retry resolves that notice: a run does not resolve its own cards.
   const run = k.claimed("r2");
@@ -118,13 +118,13 @@ test("a receipt resolves only open cards of its rule's source and group made bef
     { card: 4, reason: "不在本轮核对范围" }, { card: 5, reason: "不在本轮核对范围" },
     { card: 6, reason: "不在本轮核对范围" }, { card: 7, reason: "不在本轮核对范围" },
   ] });
-  const c1 = k.store.view.get<CardRow>("cards", 1)!;
+  const c1 = k.store.view.get("cards", 1)!;
   assert.deepEqual([c1.state, c1.result], ["closed", "No longer needed: fixed"]);
   // Another run's open card of the same rule, made before this claim: in scope.
   const third = k.claimed("r3");
   const d2 = k.result(third, { outcome: "done", resolve: [{ card: 2 }] });
   assert.deepEqual(d2.body, { rejected: [] });
-  assert.equal(k.store.view.get<CardRow>("cards", 2)!.state, "closed");
+  assert.equal(k.store.view.get("cards", 2)!.state, "closed");
   k.close();
 });
 
@@ -150,7 +150,7 @@ test("a card made after a run was claimed is outside its receipt's scope; one ma
   k.result(k.claim("c-b2").job!.run, { outcome: "done", ask: [{ title: "later", options: ["x"] }] });
   const d = k.result(a, { outcome: "done", resolve: [{ card: 1 }, { card: 2 }] });
   assert.deepEqual(d.body, { rejected: [{ card: 2, reason: "不在本轮核对范围" }] });
-  assert.deepEqual([1, 2].map((id) => k.store.view.get<CardRow>("cards", id)!.state), ["closed", "open"]);
+  assert.deepEqual([1, 2].map((id) => k.store.view.get("cards", id)!.state), ["closed", "open"]);
   k.close();
 });
 
@@ -186,9 +186,9 @@ test("the tenth failure in a row gives up with a notice; a failure with neither 
   const r = k.run(run);
   assert.deepEqual([r.state, r.error, r.failures], ["cancelled", "failed", 10]);
   const cards = k.state().cards.concat(k.state().recentCards).map((c: any) => [c.title, c.text]);
-  const gaveUp = k.store.view.where<CardRow>("cards", "1").map(({ row }) => row).find((c) => c.system === "gaveUp")!;
+  const gaveUp = k.store.view.where("cards", "1").map(({ row }) => row).find((c) => c.system === "gaveUp")!;
   assert.deepEqual([gaveUp.title, gaveUp.text, gaveUp.run], ['"alerts" failed 10 times in a row; no more retries', `Run ${run} is now cancelled: failed`, run]);
-  const failing = k.store.view.where<CardRow>("cards", "1").map(({ row }) => row).find((c) => c.system === "failing")!;
+  const failing = k.store.view.where("cards", "1").map(({ row }) => row).find((c) => c.system === "failing")!;
   assert.deepEqual([failing.title, failing.text.split("\n")[0]], ['"alerts" failed 3 times in a row', `Run ${run}: failed`]);
   assert.ok(cards.length >= 2);
   k.close();
@@ -204,15 +204,15 @@ test("a stopped run that reports failed ends cancelled; notices of a failed atte
   assert.deepEqual([k.run(run).state, k.run(run).failures], ["cancelled", 0]);
   const gaveUp = k.claimed("s3");
   k.result(gaveUp, { outcome: "cancelled", ask: [{ title: "never asked", options: ["a"] }] });
-  assert.deepEqual([k.run(gaveUp).state, k.store.view.where<CardRow>("cards", "1")], ["cancelled", []], "a cancelled receipt applies nothing");
+  assert.deepEqual([k.run(gaveUp).state, k.store.view.where("cards", "1")], ["cancelled", []], "a cancelled receipt applies nothing");
   const queued = k.claimed("s2");
   k.result(queued, { outcome: "failed", error: "x", notice: [{ title: "heads up" }] });
-  assert.deepEqual(k.store.view.where<CardRow>("cards", "1").map(({ row }) => row.title), ["heads up"]);
+  assert.deepEqual(k.store.view.where("cards", "1").map(({ row }) => row.title), ["heads up"]);
   k.close();
   const never = new Clock({ ...baseRules, rules: [{ ...baseRules.rules[0], tell: "never" }] }, start);
   const r = never.claimed("n1");
   never.result(r, { outcome: "failed", error: "x", notice: [{ title: "heads up" }] });
-  assert.deepEqual(never.store.view.where<CardRow>("cards", "1"), []);
+  assert.deepEqual(never.store.view.where("cards", "1"), []);
   never.close();
 });
 
@@ -224,7 +224,7 @@ test("tell always: a done run with no card of its own gets one 'is done' notice 
   // Asking again what is still open makes no card, so the run gets its "is done" notice.
   k.result(k.claimed("t4"), { outcome: "done", summary: "asked again", ask: [{ title: "Q", options: ["a"] }] });
   k.result(k.claimed("t5"), { outcome: "done" });
-  const cards = k.store.view.where<CardRow>("cards", "1").map(({ row }) => [row.title, row.text, row.fyi]);
+  const cards = k.store.view.where("cards", "1").map(({ row }) => [row.title, row.text, row.fyi]);
   assert.deepEqual(cards, [
     ['"alerts" is done', "all fixed", true], ["Q", "", false], ['"alerts" is done', "asked again", true], ['"alerts" is done', "", true],
   ]);
@@ -244,7 +244,7 @@ test("a later timer can be cancelled; when it comes due its lane runs again on t
   const next = k.state().runs.find((r: { state: string }) => r.state === "queued");
   const row = k.run(next.id);
   assert.deepEqual([row.sessionHint, row.timers.map((t) => [t.key, t.about, t.run])], [{ session: "s-9", agent: "bot" }, [["check", "look again", run]]]);
-  const ev = k.store.view.get<{ sid: string; type: string; routed: string[]; summary: string }>("events", row.events[0]!)!;
+  const ev = k.store.view.get("events", row.events[0]!)!;
   assert.deepEqual([ev.sid, ev.type, ev.routed, ev.summary], [`later::check:${at}`, "timer.due", ["alerts"], "look again"]);
   k.close();
 });
@@ -253,7 +253,7 @@ test("a run not reported for five minutes becomes uncertain with a notice naming
   const k = new Clock(baseRules, start);
   const run = k.claimed("x1");
   k.advance(k.now + 5 * 60_000);
-  const card = k.store.view.where<CardRow>("cards", "1").map(({ row }) => row)[0]!;
+  const card = k.store.view.where("cards", "1").map(({ row }) => row)[0]!;
   assert.deepEqual([k.run(run).state, card.system, card.key, card.title, card.text], [
     "uncertain", "uncertain", `uncertain:${run}`, `Run ${run} (alerts) is uncertain`,
     "Worker w1 has not reported this run for 5 minutes; its group is released. A later result is still accepted.",
@@ -269,7 +269,7 @@ test("when a rule goes, its queued runs are cancelled with a notice; other rules
   k.loadRules({ ...baseRules, rules: [baseRules.rules[1]] });
   const runs = k.state().runs.map((r: { id: number; state: string; rule: string }) => [r.id, r.rule, r.state]).sort();
   assert.deepEqual(runs, [[1, "alerts", "cancelled"], [2, "per-subject", "queued"]]);
-  const card = k.store.view.get<CardRow>("cards", 1)!;
+  const card = k.store.view.get("cards", 1)!;
   assert.deepEqual([card.system, card.title, card.run, card.rule, card.lane], ["ruleGone", 'Rule "alerts" is gone; run 1 is cancelled', 1, null, ""]);
   k.close();
 });
@@ -281,7 +281,7 @@ test("a carried answer the owner already closed stays as the owner left it; a fa
   const next = k.claim("c-next").job!.run;
   k.commit({ kind: "resolve", keyHash: K.owner, card: 1, reason: "handled by hand" });
   k.result(next, { outcome: "done" });
-  assert.equal(k.store.view.get<CardRow>("cards", 1)!.result, "No longer needed: handled by hand");
+  assert.equal(k.store.view.get("cards", 1)!.result, "No longer needed: handled by hand");
   const running = k.claimed("a2");
   k.loadRules({ ...baseRules, rules: [baseRules.rules[1]] });
   k.result(running, { outcome: "failed", error: "x" });

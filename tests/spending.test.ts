@@ -17,7 +17,7 @@ const min = 60_000;
 /** The spending summary recomputed from every run row, the way it was defined before the buckets. */
 function bruteForce(k: Clock, from: number) {
   const s = { rounds: 0, tokens: 0, cost: 0, missingTokens: 0, missingCost: 0 };
-  for (const { row } of k.store.view.where<RunRow>("runs", "1")) {
+  for (const { row } of k.store.view.where("runs", "1")) {
     if (row.endedAt === null || row.endedAt < from || row.mergedInto !== null || (row.state === "cancelled" && row.attempt === 0)) continue;
     s.rounds++;
     const u = row.usage ?? {};
@@ -73,7 +73,7 @@ test("a run that ended exactly on a bucket edge counts from that edge on, not be
 
 test("evolve keeps the buckets equal to the run rows whatever a fact rewrites: usage, end time, or the row itself", () => {
   const store = new Store({ path: ":memory:", master: Buffer.alloc(32), fingerprint: "t" });
-  const buckets = () => store.view.where<UsageBucket>("usage", "1 ORDER BY key").map(({ key, row }) => [key, row]);
+  const buckets = () => store.view.where("usage", "1 ORDER BY key").map(({ key, row }) => [key, row]);
   const run = (over: Record<string, unknown>) => ({
     endedAt: null, mergedInto: null, state: "running", attempt: 1, usage: null, usageReported: { tokens: false, cost: false }, ...over,
   });
@@ -106,7 +106,7 @@ test("evolve keeps the buckets equal to the run rows whatever a fact rewrites: u
 
 test("a reported usage too large to count exactly counts as not reported, never as 0 or as a broken sum", () => {
   const store = new Store({ path: ":memory:", master: Buffer.alloc(32), fingerprint: "t" });
-  const buckets = () => store.view.where<UsageBucket>("usage", "1 ORDER BY key").map(({ row }) => row);
+  const buckets = () => store.view.where("usage", "1 ORDER BY key").map(({ row }) => row);
   const t = Date.parse("2026-11-02T08:20:00Z");
   const ended = (usage: Record<string, number>) => ({
     endedAt: t, mergedInto: null, state: "done", attempt: 1, usage, usageReported: { tokens: "input" in usage || "output" in usage, cost: "cost" in usage },

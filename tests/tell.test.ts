@@ -87,7 +87,7 @@ test("task names with the key format's own characters in them never share a noti
   assert.deepEqual(tell(k, K.worker, { task: "t:k:u", key: "c", text: "again" }), [200, { card: 1, duplicate: true }]);
   // The stored keys: ":" and "\\" in a task name escaped, every other name as it always was.
   assert.deepEqual(tell(k, K.worker, { task: "daily", key: "k", text: "plain" }), [200, { card: 5, duplicate: false }]);
-  const keys = k.store.view.where<{ card: number }>("cardkeys", "1").map(({ key, row }) => [key, row.card]);
+  const keys = k.store.view.where("cardkeys", "1").map(({ key, row }) => [key, row.card]);
   assert.deepEqual(keys, [
     ["\u0000\u0000fyi:task:daily:k:k", 5], ["\u0000\u0000fyi:task:t:k:\\:k:c", 4], ["\u0000\u0000fyi:task:t:k:u:k:c", 2],
     ["\u0000\u0000fyi:task:t\\:k\\:u:k:c", 1], ["\u0000\u0000fyi:task:t\\\\:k::k:c", 3],

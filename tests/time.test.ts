@@ -192,7 +192,7 @@ const cronRules = (expr: string, timezone = "UTC") => ({
 });
 
 function cronRuns(k: Clock): string[] {
-  return k.store.view.where<any>("events", "1 ORDER BY key").map(({ row }) => row).filter((e) => e.source === "schedule").map((e) => e.sid);
+  return k.store.view.where("events", "1 ORDER BY key").map(({ row }) => row).filter((e) => e.source === "schedule").map((e) => e.sid);
 }
 
 test("a cron rule runs at its times; after downtime only the latest missed time runs", () => {
@@ -218,7 +218,7 @@ test("cron times missed while the hub was down show: skippedAt and the count on 
   const outage1 = ["daily", '"daily": 2 missed cron time(s) while the hub was down',
     "First missed: 2026-11-03T09:00:00.000Z. Last missed: 2026-11-04T09:00:00.000Z. Only the latest time, 2026-11-05T09:00:00.000Z, ran when the hub was back."];
   assert.deepEqual(fyiCards(k), [outage1]);
-  const card = k.store.view.where<any>("cards", "1 ORDER BY key").map(({ row }) => row).find((c) => c.fyi);
+  const card = k.store.view.where("cards", "1 ORDER BY key").map(({ row }) => row).find((c) => c.fyi)!;
   assert.deepEqual([card.system, card.key, card.lane, card.run, card.state], ["cronMissed", "missed:2026-11-03T09:00:00.000Z", "", null, "closed"]);
   assert.ok(k.store.view.get("cardkeys", "daily\u0000\u0000fyi:cron:k:missed:2026-11-03T09:00:00.000Z"), "its key is kept: sent once");
   // on time, or late within the same period: nothing missed, no card; the last outage still shows
@@ -390,12 +390,12 @@ test("hops: receipt events go one deeper; past 8 they are recorded, not dispatch
   k.event("deep", { hops: 7 });
   const job = k.claim("c1").job!;
   k.result(job.run, { outcome: "done", events: [{ id: "child", type: "alert.child" }] });
-  const child = k.store.view.where<any>("events", "1").map((x) => x.row).find((e) => e.sid === "child");
+  const child = k.store.view.where("events", "1").map((x) => x.row).find((e) => e.sid === "child")!;
   assert.equal(child.hops, 8);
   assert.deepEqual(child.routed, ["alerts"], "8 is still dispatched");
   const j2 = k.claim("c2").job!;
   k.result(j2.run, { outcome: "done", events: [{ id: "grandchild", type: "alert.gc" }] });
-  const gc = k.store.view.where<any>("events", "1").map((x) => x.row).find((e) => e.sid === "grandchild");
+  const gc = k.store.view.where("events", "1").map((x) => x.row).find((e) => e.sid === "grandchild")!;
   assert.deepEqual([gc.hops, gc.routed, gc.tooDeep], [9, [], true]);
   const direct = k.event("too-deep", { hops: 9 });
   assert.deepEqual((direct.body as any).routed, []);
@@ -406,7 +406,7 @@ test("hops: receipt events go one deeper; past 8 they are recorded, not dispatch
     ["notice", "An event chain went past 8 hops and was not dispatched", "Event grandchild (alert.gc) from shop is at hop 9.", "", null],
     ["notice", "An event chain went past 8 hops and was not dispatched", "Event too-deep (alert.x) from shop is at hop 9.", "", null],
   ]);
-  const stored = notices.map((c: any) => k.store.view.get<any>("cards", c.id));
+  const stored = notices.map((c: any) => k.store.view.get("cards", c.id));
   assert.deepEqual(stored.map((c: any) => [c.key, c.system]), [["hops:shop:grandchild", "hops"], ["hops:shop:too-deep", "hops"]]);
   k.close();
 });

@@ -38,8 +38,8 @@ test("a view prepares each SQL text once", () => {
   const db = emptyProjection();
   const prepared: string[] = [];
   const view = new View(preparing(db, prepared), () => undefined);
-  assert.equal(view.get("meta", "x"), undefined);
-  assert.equal(view.get("meta", "y"), undefined);
+  assert.equal(view.get("meta", "ids"), undefined);
+  assert.equal(view.get("meta", "totals"), undefined);
   assert.deepEqual(view.where("cards", "state = ?", "open"), []);
   assert.deepEqual(view.where("cards", "state = ?", "closed"), []);
   assert.deepEqual(prepared, ["SELECT data FROM v_meta WHERE key = ?", "SELECT key, data FROM v_cards WHERE state = ?"]);
@@ -164,28 +164,28 @@ test("an overlay reads its own writes as copies, deletes only what exists, and h
   const store = new Store({ path: join(tempDir(), "t.db"), master: env.master });
   store.commit([{ input: rulesInput(), now: 1000 }], env);
   const tx = new Tx(store.view);
-  assert.equal(tx.touched("pauses", "a"), false);
-  tx.del("pauses", "a");
+  assert.equal(tx.touched("sessions", "a"), false);
+  tx.del("sessions", "a");
   assert.deepEqual(tx.facts(), [], "deleting a row that is not there is no change");
-  const row = { by: "me", n: 1 };
-  tx.put("pauses", "a", row);
-  row.n = 2;
-  const got = tx.get<{ by: string; n: number }>("pauses", "a")!;
-  assert.deepEqual(got, { by: "me", n: 1 }, "a copy was kept");
-  got.n = 3;
-  assert.equal(tx.get<{ n: number }>("pauses", "a")!.n, 1, "and a copy is handed out");
-  assert.equal(tx.touched("pauses", "a"), true);
-  tx.put("pauses", "b", { n: 1 });
-  tx.put("pauses", "a", { n: 4 });
+  const row = { run: 1 };
+  tx.put("sessions", "a", row);
+  row.run = 2;
+  const got = tx.get("sessions", "a")!;
+  assert.deepEqual(got, { run: 1 }, "a copy was kept");
+  got.run = 3;
+  assert.equal(tx.get("sessions", "a")!.run, 1, "and a copy is handed out");
+  assert.equal(tx.touched("sessions", "a"), true);
+  tx.put("sessions", "b", { run: 1 });
+  tx.put("sessions", "a", { run: 4 });
   tx.mark("second");
-  tx.del("pauses", "b");
-  assert.equal(tx.get("pauses", "b"), undefined);
+  tx.del("sessions", "b");
+  assert.equal(tx.get("sessions", "b"), undefined);
   tx.del("meta", "rules");
   assert.deepEqual(tx.facts(), [
-    { kind: null, changes: [["pauses", "b", { n: 1 }], ["pauses", "a", { n: 4 }]] },
-    { kind: "second", changes: [["pauses", "b", null], ["meta", "rules", null]] },
+    { kind: null, changes: [["sessions", "b", { run: 1 }], ["sessions", "a", { run: 4 }]] },
+    { kind: "second", changes: [["sessions", "b", null], ["meta", "rules", null]] },
   ]);
-  assert.deepEqual(tx.changes(), [["pauses", "a", { n: 4 }], ["pauses", "b", null], ["meta", "rules", null]]);
+  assert.deepEqual(tx.changes(), [["sessions", "a", { run: 4 }], ["sessions", "b", null], ["meta", "rules", null]]);
   tx.mark("empty");
   assert.equal(tx.facts().length, 2, "a fact with no change is dropped");
   store.close();

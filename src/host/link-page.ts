@@ -16,7 +16,7 @@ export const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;",
 
 /** Finds the card a link names, when the token is right and the link has not expired. */
 export function linkedCard(view: View, env: Env, now: number, id: number, token: string): { card: CardRow } | { status: 404 | 410 } {
-  const card = view.get<CardRow>("cards", id);
+  const card = view.get("cards", id);
   if (!card || !safeEqual(token, cardLinkToken(env.master, card.id, card.at))) return { status: 404 };
   if (now > card.at + cardLinkValidMs) return { status: 410 };
   return { card };

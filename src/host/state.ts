@@ -44,11 +44,11 @@ function spendingSince(view: View, from: number): Spending {
     for (const k of Object.keys(sum) as (keyof UsageBucket)[]) sum[k] += b[k];
   };
   const edge = Math.ceil(from / usageBucketMs) * usageBucketMs;
-  for (const { row } of view.where<RunRow>("runs", "ended >= ? AND ended < ?", from, edge)) {
+  for (const { row } of view.where("runs", "ended >= ? AND ended < ?", from, edge)) {
     const share = usageOf(row);
     if (share) add(share.add);
   }
-  for (const { row } of view.where<UsageBucket>("usage", "key >= ?", edge)) add(row);
+  for (const { row } of view.where("usage", "key >= ?", edge)) add(row);
   const { costNanos, ...rest } = sum;
   return { ...rest, cost: Math.round(costNanos / 1e3) / 1e6 };
 }
@@ -61,24 +61,24 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
   const meta = view.rules();
   const rules = meta?.rules ?? emptyRules();
   const c = new Ctx(view, now, env);
-  const totals = view.get<Totals>("meta", "totals") ?? { events: 0, unrouted: 0, runs: 0, cards: 0, openCards: 0 };
-  const cards = view.where<CardRow>("cards", "state IN ('open', 'answered') ORDER BY key").map(({ row }) => ownerCard(c, row));
-  const recentCards = view.where<CardRow>("cards", "state = 'closed' ORDER BY key DESC LIMIT ?", stateRecentCards).map(({ row }) => ownerCard(c, row));
-  const page = view.where<RunRow>("runs", before === null ? "1 ORDER BY key DESC LIMIT ?" : "key < ? ORDER BY key DESC LIMIT ?", ...(before === null ? [] : [before]), stateRunsPerPage + 1);
+  const totals = view.get("meta", "totals") ?? { events: 0, unrouted: 0, runs: 0, cards: 0, openCards: 0 };
+  const cards = view.where("cards", "state IN ('open', 'answered') ORDER BY key").map(({ row }) => ownerCard(c, row));
+  const recentCards = view.where("cards", "state = 'closed' ORDER BY key DESC LIMIT ?", stateRecentCards).map(({ row }) => ownerCard(c, row));
+  const page = view.where("runs", before === null ? "1 ORDER BY key DESC LIMIT ?" : "key < ? ORDER BY key DESC LIMIT ?", ...(before === null ? [] : [before]), stateRunsPerPage + 1);
   const hasMore = page.length > stateRunsPerPage;
   const runs = page.slice(0, stateRunsPerPage).map(({ row }) => runView(row));
-  const active = view.where<RunRow>("runs", "state IN ('queued', 'waiting', 'claimed', 'running', 'stopping', 'uncertain') ORDER BY key").map((r) => r.row);
-  const workers = view.where<WorkerRow>("workers", "1 ORDER BY key").map(({ row }) => ({
+  const active = view.where("runs", "state IN ('queued', 'waiting', 'claimed', 'running', 'stopping', 'uncertain') ORDER BY key").map((r) => r.row);
+  const workers = view.where("workers", "1 ORDER BY key").map(({ row }) => ({
     name: row.name, seenAt: iso(row.seenAt), online: now - row.seenAt < workerOnlineMs,
   }));
   const seenWorker = new Map(workers.map((w) => [w.name, w]));
-  const channelSeen = new Map(view.where<ChannelSeenRow>("channels", "1").map(({ row }) => [row.name, row.seenAt]));
-  const pauses = view.where<PauseRow>("pauses", "1 ORDER BY key").map(({ key, row }) => ({
+  const channelSeen = new Map(view.where("channels", "1").map(({ row }) => [row.name, row.seenAt]));
+  const pauses = view.where("pauses", "1 ORDER BY key").map(({ key, row }) => ({
     name: String(key), by: row.by, reason: row.reason, since: iso(row.since), until: iso(row.until),
   }));
   const paused = new Map(pauses.map(({ name, ...p }) => [name, p]));
   const lines = rules.rules.map((r) => {
-    const cron = view.get<CronRow>("crons", r.name);
+    const cron = view.get("crons", r.name);
     return {
       name: r.name, source: r.source, types: r.types, cron: r.cron, to: r.to, group: r.group, parallel: r.parallel, resume: r.resume, tell: r.tell,
       queued: active.filter((a) => a.rule === r.name && (a.state === "queued" || a.state === "waiting")).length,
@@ -112,10 +112,10 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
     active: active.map(runView),
     nextBefore: hasMore ? runs[runs.length - 1]!.id : null,
     hasMore,
-    unrouted: view.where<EventRow>("events", "unrouted = 1 ORDER BY key DESC LIMIT ?", stateRecentEvents).map(({ row }) => eventView(row)),
-    skipped: view.where<EventRow>("events", "skipped = 1 ORDER BY key DESC LIMIT ?", stateRecentEvents).map(({ row }) => eventView(row)),
+    unrouted: view.where("events", "unrouted = 1 ORDER BY key DESC LIMIT ?", stateRecentEvents).map(({ row }) => eventView(row)),
+    skipped: view.where("events", "skipped = 1 ORDER BY key DESC LIMIT ?", stateRecentEvents).map(({ row }) => eventView(row)),
     spending: { today: spendingSince(view, today), week: spendingSince(view, now - 7 * 24 * 3600_000) },
-    timers: before !== null ? [] : view.where<TimerRow>("timers", "1 ORDER BY at").map(({ row }) => ({ rule: row.rule, lane: row.lane, key: row.key, about: row.about, at: iso(row.at) })),
+    timers: before !== null ? [] : view.where("timers", "1 ORDER BY at").map(({ row }) => ({ rule: row.rule, lane: row.lane, key: row.key, about: row.about, at: iso(row.at) })),
     pauses,
   };
 }

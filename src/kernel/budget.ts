@@ -7,24 +7,20 @@
  */
 import type { Ctx } from "./context.js";
 import type { RuleDef } from "./rules.js";
-import type { CardRow, PauseRow } from "./types.js";
+import type { BudgetOk, CardRow, PauseRow } from "./types.js";
 import type { Usage } from "../protocol/schema.js";
 import { periodOf } from "./period.js";
 import { closeCard, createCard } from "./cards.js";
-import { resume } from "./control.js";
+import { resume } from "./schedule.js";
 import { fixedText } from "../i18n/messages.js";
-
-export interface SpendRow { rule: string; start: number; end: number; cost: number; tokens: number; rounds: number }
-export interface BudgetOk { rule: string; until: number }
-
-const spendKey = (rule: string, start: number) => `${rule}\u0000${start}`;
-const okKey = (rule: string) => `ok\u0000${rule}`;
+import { budgetOkKey, spendKey } from "./tables.js";
+import { budgetAbout, readBudgetAbout, systemCardKey } from "./system-cards.js";
 
 /** Adds one result's reported usage to the rule's current period and pauses the rule when it goes past its budget. */
 export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): void {
   if (!rule.budget || !usage) return;
   const { start, end } = periodOf(c.now, c.rules.timezone, rule.budget.per);
-  const row = c.tx.get<SpendRow>("spend", spendKey(rule.name, start)) ?? { rule: rule.name, start, end, cost: 0, tokens: 0, rounds: 0 };
+  const row = c.tx.get("spend", spendKey(rule.name, start)) ?? { rule: rule.name, start, end, cost: 0, tokens: 0, rounds: 0 };
   // Sums past the largest number would be Infinity, which JSON stores as null: keep the largest number instead.
   row.cost = Math.min(row.cost + (usage.cost ?? 0), Number.MAX_VALUE);
   row.tokens = Math.min(row.tokens + (usage.input ?? 0) + (usage.output ?? 0), Number.MAX_VALUE);
@@ -32,7 +28,7 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   c.tx.put("spend", spendKey(rule.name, start), row);
   const over = (rule.budget.cost !== null && row.cost >= rule.budget.cost) || (rule.budget.tokens !== null && row.tokens >= rule.budget.tokens);
   if (!over || c.tx.get("pauses", rule.name)) return;
-  const ok = c.tx.get<BudgetOk>("spend", okKey(rule.name));
+  const ok = c.tx.get("spend", budgetOkKey(rule.name));
   if (ok && ok.until > c.now) return;
   c.tx.mark("pauseRule");
   // No pause existed (checked above), so no pause deadline does either: nothing to take off the due table.
@@ -42,11 +38,11 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   const used = parts(`$${row.cost.toFixed(2)}`, `${row.tokens} tokens`);
   const limit = parts(`$${rule.budget.cost}`, `${rule.budget.tokens} tokens`);
   createCard(c, {
-    kind: "ask", key: `budget:${rule.name}:${start}`, system: "budget", rule: null, lane: "", run: null,
+    kind: "ask", key: systemCardKey.budget(rule.name, start), system: "budget", rule: null, lane: "", run: null,
     title: c.msg(rule.budget.per === "day" ? "budget.title.day" : "budget.title.week", { rule: rule.name }),
     text: c.msg("budget.text", { used, limit, until: c.iso(end) }),
     options: [c.msg("budget.resume"), c.msg("budget.keep")], recommend: 1,
-    about: `${rule.name}\u0000${end}`,
+    about: budgetAbout(rule.name, end),
   });
 }
 
@@ -57,8 +53,8 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
  * cards are the decision's.
  */
 function openBudgetCard(c: Ctx, rule: string): CardRow | undefined {
-  return c.view.where<CardRow>("cards", "state = 'open' ORDER BY key").map((x) => x.row)
-    .find((card) => card.system === "budget" && card.about?.startsWith(`${rule}\u0000`));
+  // Every budget card carries its rule and period in `about` (countUsage).
+  return c.view.cardsIn("open").find((card) => card.system === "budget" && readBudgetAbout(card.about as string).rule === rule);
 }
 
 /**
@@ -71,17 +67,29 @@ export function resumeBudgetPause(c: Ctx, name: string, pause: PauseRow): void {
   const card = openBudgetCard(c, name);
   if (card) return budgetAnswered(c, card, 0);
   const budget = c.rule(name)?.budget;
-  if (budget) c.tx.put("spend", okKey(name), { rule: name, until: periodOf(pause.since, c.rules.timezone, budget.per).end } satisfies BudgetOk);
+  if (budget) c.tx.put("spend", budgetOkKey(name), { rule: name, until: periodOf(pause.since, c.rules.timezone, budget.per).end } satisfies BudgetOk);
   resume(c, name);
 }
 
-/** The owner answered a budget card: 0 resumes for the rest of the period (no budget pause again until it ends). */
-export function budgetAnswered(c: Ctx, card: CardRow, choice: number | null): void {
-  // Every budget card carries `<rule>\0<period end>` (countUsage).
-  const [ruleName, endText] = (card.about as string).split("\u0000") as [string, string];
+/**
+ * The owner answered a budget card `by` name (the caller checked the answer is the first and valid): the answer is
+ * recorded and the card closed; 0 resumes for the rest of the period (no budget pause again until it ends).
+ */
+export function answerBudgetCard(c: Ctx, card: CardRow, choice: number | null, by: string): void {
+  card.choice = choice;
+  card.by = by;
+  card.answeredAt = c.now;
+  c.tx.put("cards", card.id, card);
+  budgetAnswered(c, card, choice);
+}
+
+/** Closes a budget card answered `choice`: 0 resumes for the rest of the period (no budget pause again until it ends). */
+function budgetAnswered(c: Ctx, card: CardRow, choice: number | null): void {
+  // Every budget card carries its rule and period in `about` (countUsage).
+  const { rule: ruleName, periodEnd } = readBudgetAbout(card.about as string);
   if (choice === 0) {
-    c.tx.put("spend", okKey(ruleName), { rule: ruleName, until: Number(endText) } satisfies BudgetOk);
-    if (c.tx.get<PauseRow>("pauses", ruleName)?.by === "budget") resume(c, ruleName);
+    c.tx.put("spend", budgetOkKey(ruleName), { rule: ruleName, until: periodEnd } satisfies BudgetOk);
+    if (c.tx.get("pauses", ruleName)?.by === "budget") resume(c, ruleName);
   }
   closeCard(c, card.id, c.msg(choice === 0 ? "budget.resumed" : "budget.kept"));
 }

@@ -2,18 +2,19 @@
  * Cards (protocol.md 通道, 本人): creation with per-lane keys, delivery to channels with leases and retries,
  * answers (first one wins), closing and resolving. Asks that get answered become events of their lane.
  */
-import { Ctx } from "./context.js";
+import type { Ctx } from "./context.js";
 import type { RuleDef } from "./rules.js";
-import type { CardRow, CardState, ChannelSeenRow, Delivery, OutboxRow, RunRow } from "./types.js";
+import type { CardRow, CardState, Delivery, OutboxRow, RunRow, SystemKind } from "./types.js";
+import { cardKeyOf, outboxKey } from "./tables.js";
 import {
   cardOfferLeaseMs, deliveryGiveUpMs, deliveryRetryFirstMs, deliveryRetryMaxMs, fyiDeliveryWindowMs, heartbeatRecordIntervalMs,
 } from "./limits.js";
 import { cardLinkToken } from "./credentials.js";
 import { enqueue, freeEventId, recordEvent } from "./lanes.js";
-import { budgetAnswered } from "./budget.js";
 import { own } from "./own.js";
 import type { Card, OwnerCard } from "../protocol/responses.js";
 
+/** What `createCard` makes a card of (protocol.md 回执: ask, notice). */
 export interface NewCard {
   kind: "ask" | "notice";
   /** Notices only. */
@@ -29,29 +30,22 @@ export interface NewCard {
   rule: RuleDef | null;
   lane: string;
   run: number | null;
-  system?: string | null;
+  /** Hub alerts: what the card is about (its key, if it has one, from `systemCardKey`). */
+  system?: SystemKind | null;
   /** The card's source when it has no rule (POST /v1/tell from a source). */
   source?: string | null;
   /** For fyi notices: who may not send the same key twice (default: the run). */
   fyiScope?: string;
 }
 
-function outboxKey(channel: string, card: number): string {
-  return `${channel}\u0000${card}`;
-}
-
-function cardKey(rule: string | null, lane: string, key: string): string {
-  return `${rule ?? ""}\u0000${lane}\u0000${key}`;
-}
-
 /** The key row of an fyi notice: `scope` (a run, or who told it) may send each dedup key once. */
 function fyiKey(rule: string | null, lane: string, scope: string | number, base: string): string {
-  return cardKey(rule, lane, `fyi:${scope}:${base}`);
+  return cardKeyOf(rule, lane, `fyi:${scope}:${base}`);
 }
 
 /** The fyi notice `scope` already sent with this `key` (POST /v1/tell: no rule, no lane), if any. */
 export function sentFyiNotice(c: Ctx, scope: string, key: string): number | undefined {
-  return c.tx.get<{ card: number }>("cardkeys", fyiKey(null, "", scope, ownDedupKey(key)))?.card;
+  return c.tx.get("cardkeys", fyiKey(null, "", scope, ownDedupKey(key)))?.card;
 }
 
 /** The key that makes a card unique while open: its own `key`, else its title and text (protocol.md 回执). */
@@ -69,8 +63,13 @@ function ownDedupKey(key: string): string {
  * card leaves open (fyi keys, kept to stop repeats, are never looked up here).
  */
 export function openCardByKey(c: Ctx, rule: string | null, lane: string, key: string): CardRow | undefined {
-  const hit = c.tx.get<{ card: number }>("cardkeys", cardKey(rule, lane, key));
-  return hit ? c.tx.get<CardRow>("cards", hit.card) : undefined;
+  const hit = c.tx.get("cardkeys", cardKeyOf(rule, lane, key));
+  return hit ? c.tx.get("cards", hit.card) : undefined;
+}
+
+/** The open hub alert (no rule, no lane) with this `key`, from `systemCardKey`, if any. */
+export function openAlert(c: Ctx, key: string): CardRow | undefined {
+  return openCardByKey(c, null, "", ownDedupKey(key));
 }
 
 /**
@@ -84,9 +83,9 @@ export function createCard(c: Ctx, spec: NewCard): number | null {
   const base = dedupKey(spec);
   // Stryker disable next-line StringLiteral: every fyi notice is made by a run or with a fyiScope (tell), so the "" is never used
   const scope = spec.fyiScope ?? spec.run ?? "";
-  const rowKey = fyi ? fyiKey(ruleName, spec.lane, scope, base) : cardKey(ruleName, spec.lane, base);
+  const rowKey = fyi ? fyiKey(ruleName, spec.lane, scope, base) : cardKeyOf(ruleName, spec.lane, base);
   // An equal card is still open (its key row goes when it leaves open), or this fyi notice was already sent.
-  if (c.tx.get<{ card: number }>("cardkeys", rowKey)) return null;
+  if (c.tx.get("cardkeys", rowKey)) return null;
   const id = c.nextId("card");
   const channels = spec.rule?.channels ?? Object.keys(c.rules.channels);
   const card: CardRow = {
@@ -125,7 +124,7 @@ export function saveCard(c: Ctx, card: CardRow, from: CardState): void {
   c.tx.put("cards", card.id, card);
   if (from === "open") {
     c.count({ openCards: -1 });
-    c.tx.del("cardkeys", cardKey(card.rule, card.lane, dedupKey(card)));
+    c.tx.del("cardkeys", cardKeyOf(card.rule, card.lane, dedupKey(card)));
   }
   for (const ch of card.channels) {
     if (own(card.deliveries, ch)?.ref) offer(c, ch, card.id, c.now);
@@ -135,7 +134,7 @@ export function saveCard(c: Ctx, card: CardRow, from: CardState): void {
 
 /** Closes a card (notice handled, card resolved, hub alert cleared) with a result text. No-op if closed. */
 export function closeCard(c: Ctx, id: number, result: string, answer: string | null = null, by: string | null = null): boolean {
-  const card = c.tx.get<CardRow>("cards", id);
+  const card = c.tx.get("cards", id);
   if (!card || card.state === "closed") return false;
   const from = card.state;
   card.state = "closed";
@@ -168,13 +167,14 @@ export function ownerCard(c: Ctx, card: CardRow): OwnerCard {
   };
 }
 
+/** The URL of a card's link page (protocol.md 谁能做什么: 带权限的卡片链接) under `publicUrl`. */
 export function cardLink(c: Ctx, card: CardRow): string {
   return `${c.env.publicUrl}/c/${card.id}/${cardLinkToken(c.env.master, card.id, card.at)}`;
 }
 
 /** Records that a channel polled, at most once a minute (protocol.md Agent: heartbeats are thinned). */
 export function channelSeen(c: Ctx, channel: string): void {
-  const seen = c.tx.get<ChannelSeenRow>("channels", channel);
+  const seen = c.tx.get("channels", channel);
   if (!seen || c.now - seen.seenAt >= heartbeatRecordIntervalMs) c.tx.put("channels", channel, { name: channel, seenAt: c.now });
 }
 
@@ -183,9 +183,9 @@ export function channelSeen(c: Ctx, channel: string): void {
  * @returns the card, or null when there is nothing to send now.
  */
 export function nextCard(c: Ctx, channel: string): Card | null {
-  const hit = c.view.where<OutboxRow>("outbox", "channel = ? AND nextAt <= ? ORDER BY nextAt, key LIMIT 1", channel, c.now)[0];
+  const hit = c.view.nextOffer(channel, c.now);
   if (!hit) return null;
-  const card = c.tx.get<CardRow>("cards", hit.row.card);
+  const card = c.tx.get("cards", hit.row.card);
   if (!card) {
     // Stryker disable next-line StringLiteral: cards are never deleted, so an outbox row always names a card
     c.tx.del("outbox", hit.key);
@@ -238,24 +238,16 @@ export function failed(c: Ctx, channel: string, card: CardRow, error: string | n
 
 /** The run that made a card, for its session. */
 function askingRun(c: Ctx, card: CardRow): RunRow | undefined {
-  return card.run !== null ? c.tx.get<RunRow>("runs", card.run) : undefined;
+  return card.run !== null ? c.tx.get("runs", card.run) : undefined;
 }
 
 /**
- * Records an answer (the caller checked it is the first and valid). A notice closes as handled;
- * an ask becomes an answer event of its lane and a run that continues the asking run's session.
+ * Records an answer (the caller checked it is the first and valid; a budget card's answer is budget.ts's). A notice
+ * closes as handled; an ask becomes an answer event of its lane and a run that continues the asking run's session.
  */
 export function answerCard(c: Ctx, card: CardRow, choice: number | null, text: string | null, by: string): void {
   if (card.kind === "notice") {
     closeCard(c, card.id, c.msg("answer.handled"), text, by);
-    return;
-  }
-  if (card.system === "budget") {
-    card.choice = choice;
-    card.by = by;
-    card.answeredAt = c.now;
-    c.tx.put("cards", card.id, card);
-    budgetAnswered(c, card, choice);
     return;
   }
   const from = card.state;

@@ -2,8 +2,9 @@
  * What every kernel step shares: the overlay, the time, the environment and the current rules,
  * plus the small bookkeeping every step needs (ids, totals, the due table).
  */
-import { Tx, View, emptyRules } from "./view.js";
-import type { Counters, DueRow, Env, Totals } from "./types.js";
+import { Tx, emptyRules, type Projection } from "./view.js";
+import type { Counters, DueKind, DueRow, Env, Totals } from "./types.js";
+import { dueKey } from "./tables.js";
 import { elsewhereSource, type Rules, type RuleDef } from "./rules.js";
 import { t, type MessageId } from "../i18n/messages.js";
 
@@ -16,7 +17,7 @@ export class Ctx {
   /** Long polls this decision may have given something to: workers (new runs), channels by name (cards). */
   readonly wake = { workers: false, channels: new Set<string>() };
 
-  constructor(readonly view: View, readonly now: number, readonly env: Env) {
+  constructor(readonly view: Projection, readonly now: number, readonly env: Env) {
     this.tx = new Tx(view);
     const meta = view.rules();
     this.rules = meta?.rules ?? emptyRules();
@@ -47,7 +48,7 @@ export class Ctx {
 
   /** Allocates the next id of a kind. Ids are never reused, even after the row is gone. */
   nextId(kind: keyof Counters): number {
-    const c = this.tx.get<Counters>("meta", "ids") ?? { event: 0, run: 0, card: 0 };
+    const c = this.tx.get("meta", "ids") ?? { event: 0, run: 0, card: 0 };
     c[kind] += 1;
     this.tx.put("meta", "ids", c);
     return c[kind];
@@ -55,31 +56,27 @@ export class Ctx {
 
   /** Adds to the running totals kept for GET /v1/state (never recounted by scanning history). */
   count(delta: Partial<Totals>): void {
-    const c = this.tx.get<Totals>("meta", "totals") ?? { events: 0, unrouted: 0, runs: 0, cards: 0, openCards: 0 };
+    const c = this.tx.get("meta", "totals") ?? { events: 0, unrouted: 0, runs: 0, cards: 0, openCards: 0 };
     for (const [k, v] of Object.entries(delta)) c[k as keyof Totals] += v as number;
     this.tx.put("meta", "totals", c);
   }
 
-  /** Sets (or moves) one deadline of the due table. */
-  due(kind: string, ref: string | number, at: number): void {
-    const key = `${kind}:${ref}`;
+  /** Sets (or moves) one deadline of the due table to `at` (ms). */
+  due(kind: DueKind, ref: string | number, at: number): void {
+    const key = dueKey(kind, ref);
     const row: DueRow = { at, kind, ref: String(ref) };
-    const old = this.tx.get<DueRow>("due", key);
+    const old = this.tx.get("due", key);
     if (old && old.at === at) return;
     this.tx.put("due", key, row);
   }
 
   /** Removes one deadline of the due table, if present. */
-  undue(kind: string, ref: string | number): void {
-    this.tx.del("due", `${kind}:${ref}`);
+  undue(kind: DueKind, ref: string | number): void {
+    this.tx.del("due", dueKey(kind, ref));
   }
 
+  /** A time (ms since the epoch) as the protocol shows it: an ISO string in UTC. */
   iso(ms: number): string {
     return new Date(ms).toISOString();
   }
-}
-
-/** Key of a lane row: rule name and lane (subject or ""), joined by a NUL. */
-export function laneKey(rule: string, lane: string): string {
-  return `${rule}\u0000${lane}`;
 }

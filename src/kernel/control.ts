@@ -3,9 +3,9 @@
  * table, pauses with `until`, and manual runs. Paused cron rules skip their times without making them up; paused
  * event rules take no events; a paused rule dispatches nothing, manual runs included.
  */
-import { Ctx } from "./context.js";
+import type { Ctx } from "./context.js";
 import type { RuleDef } from "./rules.js";
-import type { CronRow, PauseRow } from "./types.js";
+import type { PauseRow } from "./types.js";
 import { enqueue, freeEventId, laneOf, recordEvent } from "./lanes.js";
 import { latestCronAt, nextCronAt, skippedCronTimes } from "./cron.js";
 import { resumeBudgetPause } from "./budget.js";
@@ -13,37 +13,13 @@ import { createCard } from "./cards.js";
 import { cronSkippedCountMax } from "./limits.js";
 import { fixedText } from "../i18n/messages.js";
 import type { Pause } from "../protocol/responses.js";
+import { resume } from "./schedule.js";
+import { systemCardKey } from "./system-cards.js";
+import { assert } from "./assert.js";
 
 /** Event type of a cron time and of a manual run (protocol.md 立即运行: `run.manual`). */
 export const cronEventType = "schedule.cron";
 export const manualEventType = "run.manual";
-
-/** Puts the next time of every cron rule on the due table (rules.json was loaded); rules that are no longer cron lose theirs. */
-export function scheduleCrons(c: Ctx, fromMs: number): void {
-  for (const rule of c.rules.rules) {
-    if (rule.cron === null) continue;
-    const row = c.tx.get<CronRow>("crons", rule.name);
-    // The same expression and zone: the row stands (one with no next time has none later either).
-    if (row && row.expr === rule.cron && row.tz === c.rules.timezone) continue;
-    scheduleCron(c, rule.name, rule.cron, fromMs);
-  }
-  for (const { key } of c.view.where<CronRow>("crons", "1")) {
-    const rule = c.rule(String(key));
-    if (!rule || rule.cron === null) {
-      c.tx.del("crons", key);
-      c.undue("cron", key);
-    }
-  }
-}
-
-/** Puts one cron rule's next time after `fromMs` on the due table, keeping its last and skipped times. */
-function scheduleCron(c: Ctx, name: string, expr: string, fromMs: number): void {
-  const row = c.tx.get<CronRow>("crons", name);
-  const next = nextCronAt(expr, c.rules.timezone, fromMs);
-  c.tx.put("crons", name, { ...row, rule: name, expr, tz: c.rules.timezone, next, skippedAt: row?.skippedAt ?? null, lastAt: row?.lastAt ?? null } satisfies CronRow);
-  if (next !== null) c.due("cron", name, next);
-  else c.undue("cron", name);
-}
 
 /**
  * A cron time came due (`dueAt`, possibly long ago after downtime): one run for the latest missed time, or a skip
@@ -52,10 +28,10 @@ function scheduleCron(c: Ctx, name: string, expr: string, fromMs: number): void 
  */
 export function cronDue(c: Ctx, ruleName: string, dueAt: number): void {
   const rule = c.rule(ruleName);
-  const row = c.tx.get<CronRow>("crons", ruleName);
+  const row = c.tx.get("crons", ruleName);
   if (!rule || rule.cron === null || !row) return;
   const at = latestCronAt(rule.cron, c.rules.timezone, dueAt, c.now);
-  const paused = c.tx.get<PauseRow>("pauses", rule.name) !== undefined;
+  const paused = c.tx.get("pauses", rule.name) !== undefined;
   // A paused rule skips `at` too; a running one runs it.
   const skipped = skippedCronTimes(rule.cron, c.rules.timezone, dueAt, paused ? at + 1 : at, cronSkippedCountMax);
   if (skipped.last !== null) {
@@ -79,7 +55,7 @@ export function cronDue(c: Ctx, ruleName: string, dueAt: number): void {
 /** The fyi card of one late wake-up that skipped `count` cron times of `rule`, `first` to `last`, and ran `ran`. */
 function missedNotice(c: Ctx, rule: RuleDef, first: number, last: number, count: number, ran: number): void {
   createCard(c, {
-    kind: "notice", fyi: true, system: "cronMissed", rule, lane: "", run: null, fyiScope: "cron", key: `missed:${c.iso(first)}`,
+    kind: "notice", fyi: true, system: "cronMissed", rule, lane: "", run: null, fyiScope: "cron", key: systemCardKey.cronMissed(c.iso(first)),
     title: c.msg("card.cronMissed.title", { rule: rule.name, n: count < cronSkippedCountMax ? count : `${count}+` }),
     text: c.msg("card.cronMissed.text", { first: c.iso(first), last: c.iso(last), ran: c.iso(ran) }),
   });
@@ -118,7 +94,7 @@ export function pauseRule(c: Ctx, name: string, by: string, reason: string | nul
   const rule = target(c, name);
   if (isReply(rule)) return rule;
   if (until !== null && until <= c.now) return err(400, c.msg("control.untilPast"));
-  const old = c.tx.get<PauseRow>("pauses", name);
+  const old = c.tx.get("pauses", name);
   const next: PauseRow = { by: old?.by ?? by, reason, since: old?.since ?? c.now, until };
   if (old && old.reason === reason && old.until === until) return { status: 200, body: { changed: false, rule: name, paused: pauseView(c, old) } };
   c.tx.put("pauses", name, next);
@@ -129,7 +105,7 @@ export function pauseRule(c: Ctx, name: string, by: string, reason: string | nul
 
 /** POST /v1/rules/:name/resume. Works for a paused rule that was since removed from rules.json. */
 export function resumeRule(c: Ctx, name: string): ControlReply {
-  const paused = c.tx.get<PauseRow>("pauses", name);
+  const paused = c.tx.get("pauses", name);
   if (!paused) {
     const rule = target(c, name);
     if (isReply(rule)) return rule;
@@ -145,28 +121,21 @@ function endPause(c: Ctx, name: string, pause: PauseRow): void {
   else resume(c, name);
 }
 
-/** Ends a pause: queued runs become claimable; cron times go on from now, missed ones are not made up. */
-export function resume(c: Ctx, name: string): void {
-  c.tx.del("pauses", name);
-  c.undue("pause", name);
-  const cron = c.rule(name)?.cron;
-  if (cron) scheduleCron(c, name, cron, c.now);
-  c.wake.workers = true;
-}
-
 /**
  * A pause's `until` came: the rule resumes (a `tick` fact). The deadline is set only with an `until` and is moved
  * or removed with it (pauseRule, resume), so when it comes due the pause is there and its `until` has come.
  */
 export function pauseDue(c: Ctx, name: string): void {
-  endPause(c, name, c.tx.get<PauseRow>("pauses", name) as PauseRow);
+  const pause = c.tx.get("pauses", name);
+  assert(pause, "pause-deadline-names-paused-rule");
+  endPause(c, name, pause);
 }
 
 /** POST /v1/rules/:name/run: a `run.manual` event through normal dispatch; refused while the rule is paused. */
 export function runNow(c: Ctx, name: string, by: string, subject: string | null, reason: string | null): ControlReply {
   const rule = target(c, name);
   if (isReply(rule)) return rule;
-  if (c.tx.get<PauseRow>("pauses", name)) return err(409, fixedText("control.paused", { name }));
+  if (c.tx.get("pauses", name)) return err(409, fixedText("control.paused", { name }));
   const out = fire(c, rule, `manual:${c.iso(c.now)}`, manualEventType, subject, fixedText("control.manualSummary", { name: by }), reason, true);
   return { status: 200, body: { event: out.event, run: out.run } };
 }

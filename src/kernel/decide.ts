@@ -6,9 +6,9 @@
  * Reads like a table: input kind → permission check (谁能做什么) → checks → facts.
  */
 import { Ctx } from "./context.js";
-import type { View } from "./view.js";
-import type { Caller, CardRow, Decision, DueRow, Env, Input, KeyKind, KeyRow, RunRow, WorkerRow } from "./types.js";
-import { answerCard, closeCard, createCard, delivered, failed, nextCard, channelSeen, openCardByKey, ownerCard } from "./cards.js";
+import type { Projection } from "./view.js";
+import type { Caller, CardRow, Decision, DueRow, Env, Input, KeyKind, RunRow } from "./types.js";
+import { answerCard, closeCard, createCard, delivered, failed, nextCard, channelSeen, openAlert, ownerCard } from "./cards.js";
 import { findEvent, recordEvent, routeEvent } from "./lanes.js";
 import { applyResult, cancelOrphans, cancelRun, leaseExpired, retryDue, started, timerDue, tokenValid, work } from "./runs.js";
 import { tooDeepNotice } from "./notices.js";
@@ -16,8 +16,11 @@ import { tell } from "./tell.js";
 import { cardLinkToken, safeEqual } from "./credentials.js";
 import { cardLinkValidMs, deadlineFailuresBeforeCard, deadlineRetryFirstMs, deadlineRetryMaxMs } from "./limits.js";
 import { assert } from "./assert.js";
-import { countUsage } from "./budget.js";
-import { cronDue, pauseDue, pauseRule, resumeRule, runNow, scheduleCrons } from "./control.js";
+import { answerBudgetCard, countUsage } from "./budget.js";
+import { cronDue, pauseDue, pauseRule, resumeRule, runNow } from "./control.js";
+import { scheduleCrons } from "./schedule.js";
+import { outboxKey } from "./tables.js";
+import { systemCardKey } from "./system-cards.js";
 import type { MessageId } from "../i18n/messages.js";
 import { own } from "./own.js";
 import { reservedSources } from "./rules.js";
@@ -28,9 +31,9 @@ const ok = (body: unknown = { ok: true }): Reply => ({ status: 200, body });
 const err = (status: number, error: string): Reply => ({ status, body: { error } });
 
 /** Looks up who holds a key, by the SHA-256 of the bearer key. */
-export function callerOf(view: View, keyHash: string | null): Caller | undefined {
+export function callerOf(view: Projection, keyHash: string | null): Caller | undefined {
   if (!keyHash) return undefined;
-  const k = view.get<KeyRow>("keys", keyHash);
+  const k = view.get("keys", keyHash);
   return k ? { kind: k.kind, name: k.name } : undefined;
 }
 
@@ -58,7 +61,7 @@ const isReply = (x: unknown): x is Reply => typeof x === "object" && x !== null 
  * @param now milliseconds since the Unix epoch (UTC), from the shell's clock.
  * @returns the HTTP status and body, the facts to commit (empty when nothing changed), and `park` for long polls.
  */
-export function decide(view: View, input: Input, now: number, env: Env): Decision {
+export function decide(view: Projection, input: Input, now: number, env: Env): Decision {
   const c = new Ctx(view, now, env);
   const reply = step(c, input);
   // No refusal writes before it refuses; this keeps a refusal from ever committing a change should one start to.
@@ -150,7 +153,7 @@ function getWork(c: Ctx, input: Extract<Input, { kind: "work" }>): Reply {
 }
 
 function runFor(c: Ctx, id: number): RunRow | Reply {
-  const run = c.tx.get<RunRow>("runs", id);
+  const run = c.tx.get("runs", id);
   return run ?? err(404, c.msg("notFound.run", { id }));
 }
 
@@ -175,7 +178,7 @@ function runResult(c: Ctx, input: Extract<Input, { kind: "result" }>): Reply {
   const attempt = run.attempt;
   const rejected = applyResult(c, run, input.result);
   const response = { rejected };
-  const after = c.tx.get<RunRow>("runs", run.id);
+  const after = c.tx.get("runs", run.id);
   assert(after, "result-run-exists");
   after.results[String(attempt)] = { hash: input.hash, response };
   c.tx.put("runs", after.id, after);
@@ -191,7 +194,7 @@ function runCancel(c: Ctx, input: Extract<Input, { kind: "cancel" }>): Reply {
   if (isReply(run)) return run;
   if (["done", "nothing", "cancelled"].includes(run.state)) return err(409, c.msg("run.notCancellable"));
   const changed = cancelRun(c, run);
-  const after = c.tx.get<RunRow>("runs", run.id);
+  const after = c.tx.get("runs", run.id);
   assert(after, "cancelled-run-exists");
   return ok({ ok: true, changed, state: after.state });
 }
@@ -205,7 +208,7 @@ function cardsNext(c: Ctx, input: Extract<Input, { kind: "cardsNext" }>): Reply 
 }
 
 function cardFor(c: Ctx, id: number): CardRow | Reply {
-  return c.tx.get<CardRow>("cards", id) ?? err(404, c.msg("notFound.card", { id }));
+  return c.tx.get("cards", id) ?? err(404, c.msg("notFound.card", { id }));
 }
 
 function channelCardFor(c: Ctx, keyHash: string | null, id: number): { who: Caller; card: CardRow } | Reply {
@@ -235,7 +238,7 @@ function cardFailed(c: Ctx, input: Extract<Input, { kind: "failed" }>): Reply {
 
 /** An answer from a card's link page: the link is the permission (protocol.md 谁能做什么: 带权限的卡片链接). */
 function linkAnswer(c: Ctx, input: Extract<Input, { kind: "linkAnswer" }>): Reply {
-  const card = c.tx.get<CardRow>("cards", input.card);
+  const card = c.tx.get("cards", input.card);
   if (!card || !safeEqual(input.token, cardLinkToken(c.env.master, card.id, card.at))) return err(404, c.msg("link.unknown"));
   if (c.now > card.at + cardLinkValidMs) return err(410, c.msg("link.expired"));
   return answerChecked(c, card, input.choice, input.text, "link");
@@ -273,8 +276,9 @@ function answerChecked(c: Ctx, card: CardRow, choice: number | null, text: strin
   } else if (input.choice !== null && input.choice !== 0) {
     return err(400, c.msg("card.noticeChoice"));
   }
-  answerCard(c, card, input.choice, input.text, by);
-  const after = c.tx.get<CardRow>("cards", card.id);
+  if (card.system === "budget") answerBudgetCard(c, card, input.choice, by);
+  else answerCard(c, card, input.choice, input.text, by);
+  const after = c.tx.get("cards", card.id);
   assert(after, "answered-card-exists");
   return ok({ ok: true, card: ownerCard(c, after) });
 }
@@ -290,9 +294,9 @@ function cardResolve(c: Ctx, input: Extract<Input, { kind: "resolve" }>): Reply 
 }
 
 function loadRules(c: Ctx, input: Extract<Input, { kind: "rules" }>): Reply {
-  const errCard = openCardByKey(c, null, "", "k:rules-error");
+  const errCard = openAlert(c, systemCardKey.rulesError());
   if (errCard) closeCard(c, errCard.id, c.msg("result.notNeeded"));
-  const current = c.tx.get<{ hash: string }>("meta", "rules");
+  const current = c.tx.get("meta", "rules");
   if (current?.hash === input.hash) return ok({ ok: true, changed: false, version: c.rulesVersion });
   const version = c.rulesVersion + 1;
   c.tx.put("meta", "rules", { version, hash: input.hash, rules: input.rules, at: c.now });
@@ -307,10 +311,10 @@ function loadRules(c: Ctx, input: Extract<Input, { kind: "rules" }>): Reply {
 
 function rulesError(c: Ctx, input: Extract<Input, { kind: "rulesError" }>): Reply {
   const title: MessageId = input.missing ? "card.rulesMissing.title" : "card.rulesError.title";
-  const open = openCardByKey(c, null, "", "k:rules-error");
+  const open = openAlert(c, systemCardKey.rulesError());
   if (open && open.text === input.error) return ok({ ok: true, changed: false });
   if (open) closeCard(c, open.id, c.msg("result.notNeeded"));
-  createCard(c, { kind: "notice", key: "rules-error", title: c.msg(title), text: input.error, rule: null, lane: "", run: null, system: "rulesError" });
+  createCard(c, { kind: "notice", key: systemCardKey.rulesError(), title: c.msg(title), text: input.error, rule: null, lane: "", run: null, system: "rulesError" });
   return ok({ ok: true, changed: true });
 }
 
@@ -321,8 +325,8 @@ function keyNew(c: Ctx, input: Extract<Input, { kind: "keyNew" }>): Reply {
   }
   // Whoever held a key for "schedule" or "elsewhere" could post events that read as the hub's own.
   if (input.keyKind === "source" && reservedSources.includes(input.name)) return err(400, c.msg("key.reserved", { name: input.name }));
-  for (const { key } of c.view.where<KeyRow>("keys", "kn = ?", `${input.keyKind}/${input.name}`)) c.tx.del("keys", key);
-  c.tx.put("keys", input.newHash, { kind: input.keyKind, name: input.name, at: c.now } satisfies KeyRow);
+  for (const hash of c.view.keysNamed(input.keyKind, input.name)) c.tx.del("keys", hash);
+  c.tx.put("keys", input.newHash, { kind: input.keyKind, name: input.name, at: c.now });
   return ok({ ok: true });
 }
 
@@ -331,8 +335,8 @@ function keyRemove(c: Ctx, input: Extract<Input, { kind: "keyRemove" }>): Reply 
     const who = authorize(c, input.keyHash, ["owner"]);
     if (isReply(who)) return who;
   }
-  const hits = c.view.where<KeyRow>("keys", "kn = ?", `${input.keyKind}/${input.name}`);
-  for (const { key } of hits) c.tx.del("keys", key);
+  const hits = c.view.keysNamed(input.keyKind, input.name);
+  for (const hash of hits) c.tx.del("keys", hash);
   return ok({ ok: true, changed: hits.length > 0 });
 }
 
@@ -343,7 +347,7 @@ function keyRemove(c: Ctx, input: Extract<Input, { kind: "keyRemove" }>): Reply 
  * One that succeeds closes the card its earlier failures made.
  */
 function tick(c: Ctx, key: string): Reply {
-  const row = c.tx.get<DueRow>("due", key);
+  const row = c.tx.get("due", key);
   if (!row || row.at > c.now) return ok({ ok: true });
   c.tx.del("due", key);
   switch (row.kind) {
@@ -354,14 +358,12 @@ function tick(c: Ctx, key: string): Reply {
     case "fyiExpire": fyiExpire(c, Number(row.ref)); break;
     case "cron": cronDue(c, row.ref, row.failing?.dueAt ?? row.at); break;
     case "pause": pauseDue(c, row.ref); break;
-    default: assert(false, "due-kind-known");
+    default: assert(false, "due-kind-known"); // a row of a kind this kernel does not know (DueKind)
   }
-  const card = openCardByKey(c, null, "", `k:${deadlineCardKey(key)}`);
+  const card = openAlert(c, systemCardKey.deadlineFailing(key));
   if (card) closeCard(c, card.id, c.msg("result.notNeeded"));
   return ok({ ok: true });
 }
-
-const deadlineCardKey = (due: string) => `deadline:${due}`;
 
 /** A deadline as a person reads it: its kind and what it names, the NUL-joined parts of a `later` key shown with ` · `. */
 const deadlineLabel = (row: DueRow) => `${row.kind} ${row.ref.split("\u0000").filter((part) => part !== "").join(" · ")}`;
@@ -377,13 +379,13 @@ export function deadlineRetryDelayMs(failures: number): number {
  * the deadline is gone or no longer due (it was handled, moved or set anew since).
  */
 function dueFailed(c: Ctx, key: string, error: string): Reply {
-  const row = c.tx.get<DueRow>("due", key);
+  const row = c.tx.get("due", key);
   if (!row || row.at > c.now) return ok({ ok: true, changed: false });
   const failing = { dueAt: row.failing?.dueAt ?? row.at, failures: (row.failing?.failures ?? 0) + 1, error };
   c.tx.put("due", key, { ...row, at: c.now + deadlineRetryDelayMs(failing.failures), failing } satisfies DueRow);
   if (failing.failures === deadlineFailuresBeforeCard) {
     createCard(c, {
-      kind: "notice", key: deadlineCardKey(key), title: c.msg("card.deadlineFailing.title", { due: deadlineLabel(row), n: failing.failures }),
+      kind: "notice", key: systemCardKey.deadlineFailing(key), title: c.msg("card.deadlineFailing.title", { due: deadlineLabel(row), n: failing.failures }),
       text: c.msg("card.deadlineFailing.text", { at: c.iso(failing.dueAt), error }), rule: null, lane: "", run: null, system: "deadlineFailing",
     });
   }
@@ -393,38 +395,36 @@ function dueFailed(c: Ctx, key: string, error: string): Reply {
 function workerOffline(c: Ctx, name: string): void {
   // The offline deadline is armed only by a recorded heartbeat, which writes the worker's row and closes its
   // offline card: when it comes due, the row is there and no offline card is open.
-  const w = c.tx.get<WorkerRow>("workers", name);
+  const w = c.tx.get("workers", name);
   assert(w?.offlineCard === null, "offline-deadline-names-seen-worker");
   const id = createCard(c, {
-    kind: "notice", key: `offline:${name}`, title: c.msg("card.offline.title", { worker: name }), text: c.msg("card.offline.text"),
+    kind: "notice", key: systemCardKey.offline(name), title: c.msg("card.offline.title", { worker: name }), text: c.msg("card.offline.text"),
     rule: null, lane: "", run: null, system: "offline",
   });
   c.tx.put("workers", name, { ...w, offlineCard: id });
 }
 
 function fyiExpire(c: Ctx, id: number): void {
-  const card = c.tx.get<CardRow>("cards", id);
+  const card = c.tx.get("cards", id);
   if (!card) return;
-  for (const ch of card.channels) c.tx.del("outbox", `${ch}\u0000${id}`);
+  for (const ch of card.channels) c.tx.del("outbox", outboxKey(ch, id));
 }
 
 /** The earliest deadline of the due table (ms), or null. The shell arms its single timer for it. */
-export function nextDeadline(view: View): number | null {
-  const r = view.sql(`SELECT MIN(at) AS at FROM v_due`).get() as { at: number | null } | undefined;
-  return r?.at ?? null;
+export function nextDeadline(view: Projection): number | null {
+  return view.nextDueAt();
 }
 
 /** The keys of the due table's deadlines at or before `now` (ms), earliest first, at most `limit`: one `tick` each. */
-export function dueKeys(view: View, now: number, limit: number): string[] {
-  return (view.sql(`SELECT key FROM v_due WHERE at <= ? ORDER BY at, key LIMIT ?`).all(now, limit) as { key: string }[]).map((r) => r.key);
+export function dueKeys(view: Projection, now: number, limit: number): string[] {
+  return view.dueKeys(now, limit);
 }
 
 /**
  * The earliest time after `afterMs` at which a leased or retried card becomes offerable again (ms), or null.
  * The shell wakes channels at each such time once: an offer that lies in the past waits for its channel's next poll.
  */
-export function nextOfferAt(view: View, afterMs = -Infinity): number | null {
-  const r = view.sql(`SELECT MIN(nextAt) AS at FROM v_outbox WHERE nextAt > ?`).get(afterMs) as { at: number | null } | undefined;
-  return r?.at ?? null;
+export function nextOfferAt(view: Projection, afterMs = -Infinity): number | null {
+  return view.nextOfferAt(afterMs);
 }
 

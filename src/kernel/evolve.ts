@@ -4,7 +4,10 @@
  * mechanical upsert or delete per change and replaying the log rebuilds exactly the same view.
  * This file decides stored content: changing it changes the format fingerprint and makes the hub rebuild.
  */
-import type { Fact } from "./types.js";
+import type { Fact, RulesRow, UsageBucket } from "./types.js";
+import type { TableName } from "./tables.js";
+
+export type { RulesRow, UsageBucket };
 
 /** A minimal synchronous SQLite handle (better-sqlite3's Database satisfies it). */
 export interface Db {
@@ -26,11 +29,15 @@ const json = (path: string) => `json_extract(data, '$.${path}')`;
  */
 export interface IndexDef { columns: string[]; where?: string }
 
+/** The SQL of one projection table: an integer or text key, generated columns (name → SQL expression) and indexes. */
+export interface TableDef { intKey: boolean; columns: Record<string, string>; indexes: IndexDef[] }
+
 /**
- * Projection tables: name → generated columns and indexes. Integer keys for id-numbered rows (the key is the rowid);
- * text keys are WITHOUT ROWID tables, so an upsert changes one B-tree instead of the table and its key index.
+ * Projection tables: name → generated columns and indexes, for every table of the registry (tables.ts, which gives
+ * their key and row types). Integer keys for id-numbered rows (the key is the rowid); text keys are WITHOUT ROWID
+ * tables, so an upsert changes one B-tree instead of the table and its key index.
  */
-export const tables: Record<string, { intKey: boolean; columns: Record<string, string>; indexes: IndexDef[] }> = {
+export const tables: Record<TableName, TableDef> = {
   meta: { intKey: false, columns: {}, indexes: [] },
   keys: { intKey: false, columns: { kn: `${json("kind")} || '/' || ${json("name")}` }, indexes: [{ columns: ["kn"] }] },
   events: {
@@ -66,14 +73,6 @@ export const tables: Record<string, { intKey: boolean; columns: Record<string, s
 
 /** Width of a `usage` bucket (ms): a quarter hour, so a day starts on a bucket edge in every time zone in use. */
 export const usageBucketMs = 15 * 60_000;
-
-/**
- * One `usage` row (key: the bucket's start, epoch ms): what GET /v1/state sums for "today" and "7 days" without
- * reading the runs of those days (DESIGN.md: aggregates kept as facts are applied). A run counts once it has ended,
- * unless it was merged into another or cancelled before any attempt; tokens are input + output; cost is kept in whole
- * nano-USD so that sums do not depend on the order runs were added in (a rebuild adds them in another order).
- */
-export interface UsageBucket { rounds: number; tokens: number; costNanos: number; missingTokens: number; missingCost: number }
 
 type RunUsage = {
   endedAt: number | null; mergedInto: number | null; state: string; attempt: number;
@@ -151,12 +150,6 @@ function stmt(db: Db, sql: string): Statement {
   if (!s) m.set(sql, (s = db.prepare(sql)));
   return s;
 }
-
-/**
- * The projection's row of the current rules version (`meta` "rules"). The fact that loaded the version holds its
- * body; the projection keeps where (`seq`) instead of a second copy, and `View.rules` reads it once per version.
- */
-export interface RulesRow { version: number; hash: string; at: number; seq: number }
 
 /** A change's row as the projection keeps it: a rules version without its body (see `RulesRow`), any other row as it is. */
 function projected(table: string, key: string | number, row: object, seq: number | undefined): object {

@@ -2,10 +2,12 @@
  * Events into lanes into runs (protocol.md 规则, 来源, 事项): recording an event once per source and id,
  * matching rules, and queueing or merging runs per lane.
  */
-import { Ctx, laneKey } from "./context.js";
+import type { Ctx } from "./context.js";
 import { anyGlob, type RuleDef, type Rules } from "./rules.js";
 import { hopsMax } from "./limits.js";
 import type { EventRow, LaneRow, RunRow, TimerFire } from "./types.js";
+import { laneKey } from "./tables.js";
+import { moveRun } from "./run-state.js";
 
 export interface NewEvent {
   source: string;
@@ -22,9 +24,9 @@ export interface NewEvent {
 /** Finds an event by source and the source's id, in this decision's writes or the view. */
 export function findEvent(c: Ctx, source: string, sid: string): EventRow | undefined {
   const mine = c.createdEvents.get(`${source}\u0000${sid}`);
-  if (mine !== undefined) return c.tx.get<EventRow>("events", mine);
-  const hit = c.view.where<EventRow>("events", "sk = ?", `${source}\u0000${sid}`)[0];
-  return hit ? c.tx.get<EventRow>("events", hit.row.id) : undefined;
+  if (mine !== undefined) return c.tx.get("events", mine);
+  const hit = c.view.eventBySourceId(source, sid);
+  return hit ? c.tx.get("events", hit.id) : undefined;
 }
 
 /**
@@ -51,6 +53,7 @@ export function laneOf(rule: RuleDef, subject: string | null): string {
   return rule.parallel !== null ? subject ?? "" : "";
 }
 
+/** Whether `rule` is paused now (in this decision's writes or the view). */
 export function isPaused(c: Ctx, rule: string): boolean {
   return c.tx.get("pauses", rule) !== undefined;
 }
@@ -112,10 +115,12 @@ export interface Enqueue {
   sessionHint?: { session: string; agent: string | null } | null;
 }
 
+/** A lane's row, or an empty lane (nothing queued, nothing active, no last run) when it has none yet. */
 export function getLane(c: Ctx, rule: string, lane: string): LaneRow {
-  return c.tx.get<LaneRow>("lanes", laneKey(rule, lane)) ?? { rule, lane, queued: null, active: null, last: null };
+  return c.tx.get("lanes", laneKey(rule, lane)) ?? { rule, lane, queued: null, active: null, last: null };
 }
 
+/** Writes a lane's row. */
 export function putLane(c: Ctx, lane: LaneRow): void {
   c.tx.put("lanes", laneKey(lane.rule, lane.lane), lane);
 }
@@ -127,7 +132,7 @@ export function putLane(c: Ctx, lane: LaneRow): void {
  */
 export function enqueue(c: Ctx, rule: RuleDef, laneName: string, add: Enqueue): number {
   const lane = getLane(c, rule.name, laneName);
-  let run: RunRow | undefined = lane.queued !== null ? c.tx.get<RunRow>("runs", lane.queued) : undefined;
+  let run: RunRow | undefined = lane.queued !== null ? c.tx.get("runs", lane.queued) : undefined;
   if (!run) {
     const id = c.nextId("run");
     run = {
@@ -152,7 +157,7 @@ export function enqueue(c: Ctx, rule: RuleDef, laneName: string, add: Enqueue): 
     run.manual = true;
     if (run.state === "waiting") {
       // A manual run cancels the retry wait of the queued run it joins (protocol.md 立即运行).
-      run.state = "queued";
+      moveRun(run, "queued");
       run.readyAt = c.now;
       c.undue("retry", run.id);
     }

@@ -2,16 +2,19 @@
  * Runs (protocol.md Agent：领活、干活、交回执, 失败时会怎样): claiming with leases and tokens, the job and
  * its session, start, results with their receipt applied in one step, retries, stops and the end of a run.
  */
-import { Ctx, laneKey } from "./context.js";
+import type { Ctx } from "./context.js";
 import { anyGlob, type RuleDef } from "./rules.js";
 import {
   failuresBeforeCancel, failuresBeforeCard, heartbeatRecordIntervalMs, retryDelayFirstMs, retryDelayMaxMs, runLeaseMs,
   workerOfflineMs, stateRecentCards,
 } from "./limits.js";
 import { runToken, safeEqual } from "./credentials.js";
-import { closeCard, createCard, openCardByKey, saveCard } from "./cards.js";
-import { enqueue, findEvent, getLane, isPaused, laneOf, putLane, recordEvent, routeEvent } from "./lanes.js";
-import type { CardRow, EventRow, GroupRow, JobSnapshot, RunRow, RunState, TimerRow, UsageSum, WorkerRow } from "./types.js";
+import { closeCard, createCard, openAlert, saveCard } from "./cards.js";
+import { enqueue, findEvent, getLane, isPaused, putLane, recordEvent, routeEvent } from "./lanes.js";
+import type { CardRow, EventRow, GroupRow, JobSnapshot, RunOutcome, RunRow, TimerRow, UsageSum } from "./types.js";
+import { timerKey } from "./tables.js";
+import { moveRun } from "./run-state.js";
+import { systemCardKey } from "./system-cards.js";
 import type { Result } from "../protocol/schema.js";
 import type { Job, Rejected, WorkAnswer } from "../protocol/responses.js";
 import { tooDeepNotice } from "./notices.js";
@@ -29,7 +32,7 @@ function groupLimit(c: Ctx, group: string): number {
 }
 
 function getGroup(c: Ctx, name: string): GroupRow {
-  return c.tx.get<GroupRow>("groups", name) ?? { name, active: [] };
+  return c.tx.get("groups", name) ?? { name, active: [] };
 }
 
 function occupy(c: Ctx, run: RunRow): void {
@@ -91,16 +94,16 @@ function claimable(c: Ctx, run: RunRow, worker: string): RuleDef | undefined {
 
 /** Records a worker's heartbeat at most once a minute; returns the ids to cancel. */
 function heartbeat(c: Ctx, worker: string, running: number[]): number[] {
-  const w = c.tx.get<WorkerRow>("workers", worker);
+  const w = c.tx.get("workers", worker);
   if (!w || c.now - w.seenAt >= heartbeatRecordIntervalMs) {
     if (w?.offlineCard) closeCard(c, w.offlineCard, c.msg("result.notNeeded"));
-    c.tx.put("workers", worker, { name: worker, seenAt: c.now, offlineCard: null } satisfies WorkerRow);
+    c.tx.put("workers", worker, { name: worker, seenAt: c.now, offlineCard: null });
     c.due("offline", worker, c.now + workerOfflineMs);
     for (const id of running) {
-      const run = c.tx.get<RunRow>("runs", id);
+      const run = c.tx.get("runs", id);
       if (!run || run.worker !== worker) continue;
       if (run.state === "uncertain" && laneFree(c, run)) {
-        run.state = run.startedAt !== null ? "running" : "claimed";
+        moveRun(run, run.startedAt !== null ? "running" : "claimed");
         occupy(c, run);
         backFromUncertain(c, run);
       }
@@ -114,9 +117,9 @@ function heartbeat(c: Ctx, worker: string, running: number[]): number[] {
   const cancel = new Set<number>();
   // Every run of this worker being stopped, listed or not; and those it lists that the owner stopped and that
   // ended meanwhile (an uncertain run stopped, or one that ended before its worker heard of the stop).
-  for (const { row } of c.view.where<RunRow>("runs", "state = 'stopping'")) if (row.worker === worker) cancel.add(row.id);
+  for (const row of c.view.runsIn(["stopping"])) if (row.worker === worker) cancel.add(row.id);
   for (const id of running) {
-    const run = c.tx.get<RunRow>("runs", id);
+    const run = c.tx.get("runs", id);
     if (run && run.worker === worker && run.state === "cancelled" && run.stopRequested) cancel.add(id);
   }
   return [...cancel].sort((a, b) => a - b);
@@ -135,9 +138,9 @@ export function jobOf(c: Ctx, run: RunRow): Job {
  */
 export function work(c: Ctx, worker: string, claim: string, running: number[], capacity: number): WorkAnswer {
   const cancel = heartbeat(c, worker, running);
-  const again = c.view.where<RunRow>("runs", "ck = ?", `${worker}\u0000${claim}`)[0];
+  const again = c.view.runOfClaim(worker, claim);
   if (again) {
-    const run = c.tx.get<RunRow>("runs", again.row.id);
+    const run = c.tx.get("runs", again.id);
     assert(run, "claimed-run-exists");
     // The index found it by this worker and claim id, so run.claim is `claim`.
     if (run.state === "claimed" || run.state === "running" || run.state === "uncertain") {
@@ -148,9 +151,9 @@ export function work(c: Ctx, worker: string, claim: string, running: number[], c
     return { job: null, cancel };
   }
   if (capacity <= 0) return { job: null, cancel };
-  for (const { row } of c.view.scan<RunRow>("runs", "state = 'queued'", [])) {
+  for (const row of c.view.queuedRuns()) {
     // Still queued in this decision too: nothing before this loop changes a queued run.
-    const run = c.tx.get<RunRow>("runs", row.id);
+    const run = c.tx.get("runs", row.id);
     assert(run, "queued-run-exists");
     const rule = claimable(c, run, worker);
     if (!rule) continue;
@@ -171,7 +174,7 @@ function chooseSession(c: Ctx, run: RunRow, rule: RuleDef): string | null {
   if (session === null) return null;
   // A session row names the run using it, always one that goes on (runs drop theirs when they end or wait for a
   // retry): that run has the session now, so this one starts a new one.
-  if (c.tx.get<{ run: number }>("sessions", session)) return null;
+  if (c.tx.get("sessions", session)) return null;
   return session;
 }
 
@@ -182,7 +185,7 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
   run.claim = claim;
   run.worker = worker;
   run.agent = agent.id;
-  run.state = "claimed";
+  moveRun(run, "claimed");
   run.claimedAt = c.now;
   run.seenAt = c.now;
   run.startedAt = null;
@@ -206,7 +209,7 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
 /** The context file's content (protocol.md Job.context): data, never instructions. */
 function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"] {
   const events = run.events
-    .map((id) => c.tx.get<EventRow>("events", id))
+    .map((id) => c.tx.get("events", id))
     // A timer's event is an event of the log too, but the job carries it in `timers`. (Answers join a run as
     // cards, never as events.)
     .filter((e): e is EventRow => !!e && e.internal !== "timer")
@@ -215,7 +218,7 @@ function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"
       subject: e.subject, summary: e.summary, detail: e.detail, link: e.link, receivedAt: c.iso(e.at),
     }));
   const answers = run.answers
-    .map((id) => c.tx.get<CardRow>("cards", id))
+    .map((id) => c.tx.get("cards", id))
     .filter((card): card is CardRow => !!card)
     .map((card) => ({
       card: card.id, title: card.title, options: card.options, choice: card.choice, text: card.answer, about: card.about,
@@ -223,15 +226,15 @@ function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"
     }));
   const timers = run.timers.map((tm) => ({ key: tm.key, about: tm.about, at: c.iso(tm.at) }));
   const waiting = c.view
-    .where<TimerRow>("timers", "rl = ? ORDER BY at", laneKey(run.rule, run.lane))
-    .map(({ row }) => ({ key: row.key, about: row.about, at: c.iso(row.at) }));
+    .timersOf(run.rule, run.lane)
+    .map((row) => ({ key: row.key, about: row.about, at: c.iso(row.at) }));
   const open = c.view
-    .where<CardRow>("cards", "sg = ? AND state = 'open' ORDER BY key", `${rule.source}\u0000${rule.group}`)
-    .map(({ row }) => ({ card: row.id, title: row.title, text: row.text, at: c.iso(row.at) }));
+    .openCardsOf(rule.source, rule.group)
+    .map((row) => ({ card: row.id, title: row.title, text: row.text, at: c.iso(row.at) }));
   const decided = c.view
-    .where<CardRow>("cards", "rl = ? AND state != 'open' ORDER BY key DESC LIMIT ?", laneKey(run.rule, run.lane), stateRecentCards)
-    .filter(({ row }) => row.kind === "ask" && (row.choice !== null || row.answer !== null))
-    .map(({ row }) => ({ card: row.id, title: row.title, choice: row.choice !== null ? row.options[row.choice] ?? null : row.answer, at: isoOrNull(c, row.answeredAt) }))
+    .settledCardsOf(run.rule, run.lane, stateRecentCards)
+    .filter((row) => row.kind === "ask" && (row.choice !== null || row.answer !== null))
+    .map((row) => ({ card: row.id, title: row.title, choice: row.choice !== null ? row.options[row.choice] ?? null : row.answer, at: isoOrNull(c, row.answeredAt) }))
     .reverse();
   return { events, answers, timers, waiting, open, decided };
 }
@@ -242,12 +245,12 @@ export function started(c: Ctx, run: RunRow, session: string | null, link: strin
   // Of the runs that may report started (claimed, running, stopping, uncertain), only an uncertain one can find its
   // lane free: the others hold it.
   if (laneFree(c, run)) {
-    run.state = "running";
+    moveRun(run, "running");
     occupy(c, run);
     backFromUncertain(c, run);
     changed = true;
   } else if (run.state === "claimed") {
-    run.state = "running"; // a claimed run has not started: `changed` is set just below
+    moveRun(run, "running"); // a claimed run has not started: `changed` is set just below
   }
   if (run.startedAt === null) {
     run.startedAt = c.now;
@@ -279,13 +282,13 @@ function laneFree(c: Ctx, run: RunRow): boolean {
 /** Drops the session rows that still name this run: the session it reported and the one its job was handed. */
 function dropSessions(c: Ctx, run: RunRow): void {
   for (const s of [run.session, run.job?.session]) {
-    if (s && c.tx.get<{ run: number }>("sessions", s)?.run === run.id) c.tx.del("sessions", s);
+    if (s && c.tx.get("sessions", s)?.run === run.id) c.tx.del("sessions", s);
   }
 }
 
 /** Closes the "uncertain" card of a run whose worker reported it again. */
 function backFromUncertain(c: Ctx, run: RunRow): void {
-  const card = openCardByKey(c, null, "", `k:uncertain:${run.id}`);
+  const card = openAlert(c, systemCardKey.uncertain(run.id));
   if (card) closeCard(c, card.id, c.msg("result.notNeeded"));
 }
 
@@ -302,9 +305,9 @@ function addUsage(run: RunRow, usage: Result["usage"]): void {
 }
 
 /** Ends a run: frees its lane and group, closes its "will retry" card, marks answered cards executed. */
-export function endRun(c: Ctx, run: RunRow, state: Extract<RunState, "done" | "nothing" | "cancelled">): void {
+export function endRun(c: Ctx, run: RunRow, state: RunOutcome): void {
   backFromUncertain(c, run);
-  run.state = state;
+  moveRun(run, state);
   run.outcome = state;
   run.endedAt = c.now;
   release(c, run);
@@ -319,7 +322,7 @@ export function endRun(c: Ctx, run: RunRow, state: Extract<RunState, "done" | "n
   if (run.retryCard !== null) closeCard(c, run.retryCard, state === "cancelled" ? c.msg("result.cancelled") : c.msg("result.notNeeded"));
   if (state !== "cancelled") {
     for (const id of run.answers) {
-      const card = c.tx.get<CardRow>("cards", id);
+      const card = c.tx.get("cards", id);
       if (card && card.state === "answered") {
         card.result = c.msg("result.executed");
         const from = card.state;
@@ -356,21 +359,21 @@ function failRun(c: Ctx, run: RunRow, error: string): void {
   const s = run.session ?? run.job?.session ?? null;
   dropSessions(c, run);
   if (s) run.sessionHint = { session: s, agent: run.agent };
-  run.state = "waiting";
+  moveRun(run, "waiting");
   run.claim = null;
   run.readyAt = c.now + retryDelayMs(run.failures);
   c.due("retry", run.id, run.readyAt);
   // Work that arrived for the lane while this run was running joins the retry (protocol.md 失败时会怎样).
   const lane = getLane(c, run.rule, run.lane);
   if (lane.queued !== null) { // never this run: it was active, and a lane's active run is never its queued one
-    const newer = c.tx.get<RunRow>("runs", lane.queued);
+    const newer = c.tx.get("runs", lane.queued);
     if (newer && newer.state === "queued") {
       run.events.push(...newer.events);
       run.answers.push(...newer.answers);
       run.timers.push(...newer.timers);
       run.manual ||= newer.manual;
       run.hops = Math.max(run.hops, newer.hops);
-      newer.state = "cancelled";
+      moveRun(newer, "cancelled");
       newer.outcome = "cancelled";
       newer.endedAt = c.now;
       newer.mergedInto = run.id;
@@ -449,7 +452,7 @@ function notice(c: Ctx, run: RunRow, rule: RuleDef | null, n: NonNullable<Result
 
 /** Why a receipt may not resolve a card: same source, same group, created before this run's claim, still open. */
 function resolveInScope(c: Ctx, run: RunRow, rule: RuleDef | undefined, id: number): string | null {
-  const card = c.tx.get<CardRow>("cards", id);
+  const card = c.tx.get("cards", id);
   if (!card) return fixedText("rejected.noCard", { id });
   if (!rule || card.source !== rule.source || card.group !== rule.group || card.at > (run.claimedAt ?? 0) || card.run === run.id) {
     return fixedText("rejected.scope");
@@ -460,7 +463,7 @@ function resolveInScope(c: Ctx, run: RunRow, rule: RuleDef | undefined, id: numb
 
 /** `later`: sets, moves or cancels a timer of the lane (protocol.md 回执). */
 function later(c: Ctx, run: RunRow, l: NonNullable<Result["later"]>[number]): void {
-  const key = `${laneKey(run.rule, run.lane)}\u0000${l.key}`;
+  const key = timerKey(run.rule, run.lane, l.key);
   if ("cancel" in l) { // a timer that is not there: nothing to remove
     c.tx.del("timers", key);
     c.undue("later", key);
@@ -501,7 +504,7 @@ export function cancelRun(c: Ctx, run: RunRow): boolean {
       return true;
     case "claimed":
     case "running":
-      run.state = "stopping";
+      moveRun(run, "stopping");
       run.stopRequested = true;
       c.tx.put("runs", run.id, run);
       c.wake.workers = true;
@@ -513,19 +516,19 @@ export function cancelRun(c: Ctx, run: RunRow): boolean {
 
 /** A lease ran out: the worker has not reported the run for 5 minutes; free its group and tell the owner. */
 export function leaseExpired(c: Ctx, runId: number): void {
-  const run = c.tx.get<RunRow>("runs", runId);
+  const run = c.tx.get("runs", runId);
   if (!run || !["claimed", "running", "stopping"].includes(run.state)) return;
   if (run.stopRequested) {
     endRun(c, run, "cancelled");
     return;
   }
-  run.state = "uncertain";
+  moveRun(run, "uncertain");
   release(c, run);
   c.tx.put("runs", run.id, run);
   // A run with a lease was claimed, so it has its worker.
   assert(run.worker !== null, "leased-run-has-worker");
   createCard(c, {
-    kind: "notice", key: `uncertain:${run.id}`, title: c.msg("card.uncertain.title", { run: run.id, rule: run.rule }),
+    kind: "notice", key: systemCardKey.uncertain(run.id), title: c.msg("card.uncertain.title", { run: run.id, rule: run.rule }),
     text: c.msg("card.uncertain.text", { worker: run.worker }), rule: null, lane: "", run: run.id, system: "uncertain",
   });
 }
@@ -533,9 +536,9 @@ export function leaseExpired(c: Ctx, runId: number): void {
 /** A retry wait ended: the run is queued again. */
 export function retryDue(c: Ctx, runId: number): void {
   // A retry deadline is removed in the same step as its run leaves "waiting" (ended, or started by `run <rule>`).
-  const run = c.tx.get<RunRow>("runs", runId);
+  const run = c.tx.get("runs", runId);
   assert(run?.state === "waiting", "retry-deadline-names-waiting-run");
-  run.state = "queued";
+  moveRun(run, "queued");
   run.readyAt = c.now;
   c.tx.put("runs", run.id, run);
   c.wake.workers = true;
@@ -543,12 +546,12 @@ export function retryDue(c: Ctx, runId: number): void {
 
 /** A `later` timer came due: its lane gets a run that continues the session of the run that set it. */
 export function timerDue(c: Ctx, key: string): void {
-  const tm = c.tx.get<TimerRow>("timers", key);
+  const tm = c.tx.get("timers", key);
   if (!tm) return;
   c.tx.del("timers", key);
   const rule = c.rule(tm.rule);
   if (!rule) return;
-  const setter = tm.run !== null ? c.tx.get<RunRow>("runs", tm.run) : undefined;
+  const setter = tm.run !== null ? c.tx.get("runs", tm.run) : undefined;
   const session = setter?.session ?? null;
   const src = rule.source;
   const ev = recordEvent(c, {
@@ -565,9 +568,9 @@ export function timerDue(c: Ctx, key: string): void {
 
 /** Cancels unclaimed runs of rules that no longer exist, with a notice (protocol.md 失败时会怎样). */
 export function cancelOrphans(c: Ctx, names: Set<string>): void {
-  for (const { row } of c.view.where<RunRow>("runs", "state IN ('queued', 'waiting') ORDER BY key")) {
+  for (const row of c.view.runsIn(["queued", "waiting"])) {
     if (names.has(row.rule)) continue;
-    const run = c.tx.get<RunRow>("runs", row.id);
+    const run = c.tx.get("runs", row.id);
     assert(run, "orphaned-run-exists");
     createCard(c, {
       kind: "notice", title: c.msg("card.ruleGone.title", { rule: run.rule, run: run.id }), text: c.msg("card.ruleGone.text"),
@@ -577,4 +580,3 @@ export function cancelOrphans(c: Ctx, names: Set<string>): void {
   }
 }
 
-export { laneOf };

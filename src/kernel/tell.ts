@@ -13,6 +13,11 @@ import { own } from "./own.js";
 type Reply = { status: number; body: unknown };
 const err = (status: number, error: string): Reply => ({ status, body: { error } });
 
+/**
+ * Decides POST /v1/tell for a source or worker key (the caller's kind was checked): an fyi notice once per key, or an
+ * ask of an `elsewhere` task. Refusals: 403 a source naming a task or a worker not running it, 404 an unknown task,
+ * 400 a missing field, an ask with key/text, an ask of a task without `cwd`.
+ */
 export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
   let speaker: string;
   let source: string;

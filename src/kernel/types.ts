@@ -43,9 +43,15 @@ export interface EventRow {
   tooDeep?: boolean;
 }
 
-/** Every state a run can be in; the last three end it. The protocol's shapes publish this list (src/protocol/responses.ts). */
+/**
+ * Where a run is (protocol.md Agent：领活、干活、交回执); the last three end it. It changes only through `moveRun`
+ * (run-state.ts), by its table. The protocol's shapes publish this list (src/protocol/responses.ts).
+ */
 export const runStates = ["queued", "waiting", "claimed", "running", "stopping", "uncertain", "done", "nothing", "cancelled"] as const;
 export type RunState = (typeof runStates)[number];
+
+/** How a run ended: its end state (a failed attempt is retried or ends `cancelled`, so `failed` is never an outcome). */
+export type RunOutcome = Extract<RunState, "done" | "nothing" | "cancelled">;
 
 export interface TimerFire { key: string; about: string | null; at: number; run: number | null }
 
@@ -93,7 +99,8 @@ export interface RunRow {
   endedAt: number | null;
   readyAt: number;
   seenAt: number | null;
-  outcome: string | null;
+  /** Set when the run ends, equal to its end state; null while it goes on. */
+  outcome: RunOutcome | null;
   summary: string | null;
   error: string | null;
   usage: UsageSum | null;
@@ -130,6 +137,18 @@ export interface Delivery {
 /** Every state a card can be in (protocol.md 通道). */
 export const cardStates = ["open", "answered", "closed"] as const;
 export type CardState = (typeof cardStates)[number];
+
+/**
+ * What a hub alert card is about (`CardRow.system`); its key, when it has one, is built in system-cards.ts.
+ * `failing`/`gaveUp`: a run's attempts keep failing, `uncertain`: a run's lease ran out, `ruleGone`: a queued run's rule
+ * was removed, `offline`: a worker went silent, `rulesError`: rules.json is broken or missing, `hops`: an event went past
+ * the hop limit, `budget`: a rule went past its budget (an ask), `deadlineFailing`: a deadline's handler keeps failing,
+ * `cronMissed`: a late wake-up skipped cron times (an fyi notice).
+ */
+export type SystemKind =
+  | "failing" | "gaveUp" | "uncertain" | "ruleGone" | "offline" | "rulesError" | "hops" | "budget" | "deadlineFailing"
+  | "cronMissed";
+
 export interface CardRow {
   id: number;
   version: number;
@@ -147,8 +166,8 @@ export interface CardRow {
   group: string | null;
   source: string | null;
   run: number | null;
-  /** Hub alerts: what the card is about (failing, gaveUp, rulesError, …), null for receipt cards. */
-  system: string | null;
+  /** Hub alerts: what the card is about, null for cards of receipts and of POST /v1/tell. */
+  system: SystemKind | null;
   channels: string[];
   at: number;
   choice: number | null;
@@ -161,16 +180,24 @@ export interface CardRow {
 }
 
 export interface OutboxRow { channel: string; card: number; nextAt: number }
+
+/**
+ * The kinds of deadline of the due table, each with what its `ref` names: `retry` a waiting run's id (its wait
+ * ends), `lease` a claimed run's id (its lease runs out), `later` a timer key (timers table), `offline` a worker name,
+ * `fyiExpire` an fyi card's id (its delivery window closes), `cron` a cron rule's name, `pause` a paused rule's name
+ * (its `until` comes).
+ */
+export type DueKind = "retry" | "lease" | "later" | "offline" | "fyiExpire" | "cron" | "pause";
+
 /**
  * One deadline of the due table (key `<kind>:<ref>`): when it comes due (ms), what kind it is and what it names.
  * `failing` is set while its handler keeps failing (protocol.md 失败时会怎样): `at` is then the next try, `dueAt`
  * the time it first came due (what the handler gets), `failures` the failed tries in a row, `error` the last error.
  */
-export interface DueRow { at: number; kind: string; ref: string; failing?: { dueAt: number; failures: number; error: string } }
+export interface DueRow { at: number; kind: DueKind; ref: string; failing?: { dueAt: number; failures: number; error: string } }
 export interface TimerRow { rule: string; lane: string; key: string; at: number; about: string | null; run: number | null; hops: number }
 /** A pause of a rule (protocol.md 暂停、恢复、立即运行). Times in ms. */
 export interface PauseRow { by: string; reason: string | null; since: number; until: number | null }
-/** A cron rule's schedule: the expression and zone it was computed for, and the last skipped time. */
 /**
  * A cron rule's schedule. `skippedAt` is the last skipped time and `skippedCount` how many were skipped one after
  * another up to it with no time run between (a pause, or one outage; counted up to `cronSkippedCountMax`); absent
@@ -179,9 +206,35 @@ export interface PauseRow { by: string; reason: string | null; since: number; un
 export interface CronRow { rule: string; expr: string; tz: string; next: number | null; skippedAt: number | null; skippedCount?: number; lastAt: number | null }
 export interface WorkerRow { name: string; seenAt: number; offlineCard: number | null }
 export interface ChannelSeenRow { name: string; seenAt: number }
+/** A rules version with its body: what a `rules` fact writes to `meta` "rules", and what `View.rules` gives. */
 export interface RulesMeta { version: number; hash: string; rules: Rules; at: number }
+/**
+ * The projection's row of the current rules version (`meta` "rules"). The fact that loaded the version holds its
+ * body; the projection keeps where (`seq`) instead of a second copy, and `View.rules` reads it once per version.
+ */
+export interface RulesRow { version: number; hash: string; at: number; seq: number }
+/** `meta` "rulesVersion": the current rules version, read before the (larger) rules row. */
+export interface RulesVersionRow { version: number }
 export interface Counters { event: number; run: number; card: number }
 export interface Totals { events: number; unrouted: number; runs: number; cards: number; openCards: number }
+
+/**
+ * One `usage` row (key: the bucket's start, epoch ms): what GET /v1/state sums for "today" and "7 days" without
+ * reading the runs of those days (DESIGN.md: aggregates kept as facts are applied). A run counts once it has ended,
+ * unless it was merged into another or cancelled before any attempt; tokens are input + output; cost is kept in whole
+ * nano-USD so that sums do not depend on the order runs were added in (a rebuild adds them in another order).
+ */
+export interface UsageBucket { rounds: number; tokens: number; costNanos: number; missingTokens: number; missingCost: number }
+
+/** A rule's reported usage in one budget period (`spend` key `<rule>\0<period start>`); cost in USD, times in ms. */
+export interface SpendRow { rule: string; start: number; end: number; cost: number; tokens: number; rounds: number }
+/** The owner let a rule go past its budget until `until` (ms): no budget pause before then (`spend` key `ok\0<rule>`). */
+export interface BudgetOk { rule: string; until: number }
+
+/** A `cardkeys` row: the card that holds a dedup key (an open card, or an fyi notice already sent). */
+export interface CardKeyRow { card: number }
+/** A `sessions` row: the run that uses an agent session now (one that goes on: it is dropped when the run ends or waits). */
+export interface SessionRow { run: number }
 
 /** Who is calling: the key kind and name, from the SHA-256 of the bearer key (never the key itself). */
 export interface Caller { kind: KeyKind; name: string }

@@ -16,7 +16,7 @@ import { authorize } from "../../kernel/decide.js";
 import { Ctx } from "../../kernel/context.js";
 import { runTokenMatches } from "../../kernel/runs.js";
 import { longPollMaxSeconds } from "../../kernel/limits.js";
-import type { Input, RunRow } from "../../kernel/types.js";
+import type { Input } from "../../kernel/types.js";
 import { t } from "../../i18n/messages.js";
 import { bearer, idParam, strictUtf8 } from "./read.js";
 
@@ -112,7 +112,7 @@ function gate(c: Context, hub: Hub, auth: Auth, token: string, keyHash: string |
   if (auth === "run") {
     if (!token) return refuse(c, 401, t(lang, "auth.missing"));
     const run = idParam(c, "id");
-    const row = run === null ? undefined : hub.store.view.get<RunRow>("runs", run);
+    const row = run === null ? undefined : hub.store.view.get("runs", run);
     if (!row) return refuse(c, 404, t(lang, "notFound.run", { id: c.req.param("id") ?? "" }));
     return runTokenMatches(hub.env.master, row, token) ? { run: row.id } : refuse(c, 403, t(lang, "auth.token"));
   }

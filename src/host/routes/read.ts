@@ -5,7 +5,6 @@
 import type { Context } from "hono";
 import type { Hub } from "../hub.js";
 import { runTokenMatches } from "../../kernel/runs.js";
-import type { RunRow } from "../../kernel/types.js";
 import { idPattern } from "../../protocol/patterns.js";
 
 /** The bearer key or token of a request, or null. */
@@ -21,7 +20,7 @@ export function bearerOf(authorization: string | null | undefined): string | nul
 
 /** Whether `token` is the current token of run `run` (constant-time; false for a run that does not exist). */
 export function runTokenValid(hub: Hub, run: number, token: string): boolean {
-  const row = hub.store.view.get<RunRow>("runs", run);
+  const row = hub.store.view.get("runs", run);
   return row !== undefined && runTokenMatches(hub.env.master, row, token);
 }
 
