@@ -17,6 +17,7 @@ export default {
   tap: {
     testFiles: [
       "tests/rules-table.test.ts",
+      "tests/run-state.test.ts",
       "tests/auth.test.ts",
       "tests/decide-table.test.ts",
       "tests/run-end.test.ts",

@@ -8,6 +8,7 @@ import { dueKey } from "./tables.js";
 import { elsewhereSource, type Rules, type RuleDef } from "./rules.js";
 import { t, type MessageId } from "../i18n/messages.js";
 
+/** One decision's context, made by `decide` per input (and by the shell to render cards); never kept across inputs. */
 export class Ctx {
   readonly tx: Tx;
   rules: Rules;

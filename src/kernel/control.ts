@@ -72,6 +72,7 @@ function fire(c: Ctx, rule: RuleDef, baseId: string, type: string, subject: stri
   return { event: ev.id, run };
 }
 
+/** The answer to a control request: an HTTP status and JSON body. */
 export type ControlReply = { status: number; body: unknown };
 const err = (status: number, error: string): ControlReply => ({ status, body: { error } });
 

@@ -4,6 +4,22 @@
  * `evolve` in one transaction and replies only after COMMIT. No clock, randomness, files or network here.
  *
  * Reads like a table: input kind → permission check (谁能做什么) → checks → facts.
+ *
+ * The kernel's modules form a DAG: each imports only from modules on lower lines (tests/kernel-modules.test.ts fails
+ * on a cycle). Nothing in the kernel imports from src/host, src/worker or src/cli.
+ *
+ *   decide                    the input table (this file): permission, checks, facts; the kernel's entry
+ *   runs · control · tell     steps by input kind: claims, results, retries, stops; cron, pause, resume, run now; tell
+ *   notices · budget          alerts several steps raise (hops); budgets: spend, pause, the budget card and its answer
+ *   cards · schedule          cards: create, deliver, answer, close; cron schedules and the end of a pause
+ *   lanes                     events into lanes into queued runs
+ *   context                   Ctx: the decision's overlay, time, environment, rules, ids, totals, due table
+ *   view                      Projection (typed reads; the SQLite View answers them) and the Tx overlay
+ *   evolve                    the projection's SQL schema and its only writer
+ *   tables · run-state · system-cards   table registry (row and key types, keys); run state moves; hub alert keys
+ *   types                     rows, inputs, decisions, the unions (RunState, RunOutcome, DueKind, SystemKind)
+ *   rules                     rules.json parsed and checked
+ *   limits · own · text · cron · period · credentials · assert   leaves
  */
 import { Ctx } from "./context.js";
 import type { Projection } from "./view.js";

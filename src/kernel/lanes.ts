@@ -9,6 +9,7 @@ import type { EventRow, LaneRow, RunRow, TimerFire } from "./types.js";
 import { laneKey } from "./tables.js";
 import { moveRun } from "./run-state.js";
 
+/** An event to record: `recordEvent` gives it its id, time and (empty) routing. */
 export interface NewEvent {
   source: string;
   sid: string;
@@ -105,6 +106,7 @@ export function routeEvent(c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => vo
   return ev;
 }
 
+/** Work that `enqueue` adds to a lane's queued run: events, answered cards, timers, a manual run, its depth. */
 export interface Enqueue {
   events?: number[];
   answers?: number[];

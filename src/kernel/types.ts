@@ -14,11 +14,15 @@ export interface FactDraft { kind: string; changes: Change[] }
 /** One fact of the append-only log: version, sequence, UTC ISO time, kind, normalized row changes. */
 export interface Fact extends FactDraft { v: 1; seq: number; at: string }
 
+/** The kinds of key (protocol.md 谁能做什么): what a bearer key may do. */
 export type KeyKind = "source" | "worker" | "channel" | "owner";
+/** Every key kind, in the order the CLI lists them. */
 export const keyKinds: readonly KeyKind[] = ["source", "worker", "channel", "owner"];
 
+/** A `keys` row (key: the SHA-256 of the bearer key): its kind, name and when it was made (ms). */
 export interface KeyRow { kind: KeyKind; name: string; at: number }
 
+/** An `events` row (key: the hub's event id): the event as recorded, where it went, and when (ms). */
 export interface EventRow {
   id: number;
   source: string;
@@ -53,8 +57,10 @@ export type RunState = (typeof runStates)[number];
 /** How a run ended: its end state (a failed attempt is retried or ends `cancelled`, so `failed` is never an outcome). */
 export type RunOutcome = Extract<RunState, "done" | "nothing" | "cancelled">;
 
+/** A `later` timer as it joins a run: its key, what it is about, when it was set for (ms), the run that set it. */
 export interface TimerFire { key: string; about: string | null; at: number; run: number | null }
 
+/** Usage reported for a run, summed over its attempts: tokens, and cost in USD. */
 export interface UsageSum { input?: number; output?: number; cached?: number; cost?: number }
 
 /**
@@ -63,6 +69,7 @@ export interface UsageSum { input?: number; output?: number; cached?: number; co
  */
 export type JobSnapshot = Omit<Job, "run" | "token" | "attempt">;
 
+/** A `runs` row (key: the run id): one run of a rule in a lane, its attempts, claim, job, session and end. Times in ms. */
 export interface RunRow {
   id: number;
   rule: string;
@@ -115,6 +122,10 @@ export interface RunRow {
   mergedInto: number | null;
 }
 
+/**
+ * A `lanes` row (key: `laneKey`): the lane's queued run (new work merges into it), its active run, and the last run
+ * that ended in it (for `resume`).
+ */
 export interface LaneRow {
   rule: string;
   lane: string;
@@ -123,8 +134,10 @@ export interface LaneRow {
   last: { run: number; session: string | null; agent: string | null; stopped: boolean } | null;
 }
 
+/** A `groups` row (key: the group name): the runs that hold a place in the group now. */
 export interface GroupRow { name: string; active: number[] }
 
+/** A card's delivery to one channel: the message `ref`, the version it shows, failures of a first send (ms times). */
 export interface Delivery {
   ref: string | null;
   version: number;
@@ -134,7 +147,10 @@ export interface Delivery {
   error: string | null;
 }
 
-/** Every state a card can be in (protocol.md 通道). */
+/**
+ * Where a card is (protocol.md 通道): open (waiting for the owner), answered (an ask whose answer a run has not carried
+ * out yet), closed.
+ */
 export const cardStates = ["open", "answered", "closed"] as const;
 export type CardState = (typeof cardStates)[number];
 
@@ -149,6 +165,7 @@ export type SystemKind =
   | "failing" | "gaveUp" | "uncertain" | "ruleGone" | "offline" | "rulesError" | "hops" | "budget" | "deadlineFailing"
   | "cronMissed";
 
+/** A `cards` row (key: the card id): an ask or notice, where it belongs, its answer and deliveries. Times in ms. */
 export interface CardRow {
   id: number;
   version: number;
@@ -179,6 +196,7 @@ export interface CardRow {
   deliveries: Record<string, Delivery>;
 }
 
+/** An `outbox` row (key: `outboxKey`): card `card` is to be offered to `channel` from `nextAt` (ms) on. */
 export interface OutboxRow { channel: string; card: number; nextAt: number }
 
 /**
@@ -195,6 +213,7 @@ export type DueKind = "retry" | "lease" | "later" | "offline" | "fyiExpire" | "c
  * the time it first came due (what the handler gets), `failures` the failed tries in a row, `error` the last error.
  */
 export interface DueRow { at: number; kind: DueKind; ref: string; failing?: { dueAt: number; failures: number; error: string } }
+/** A `timers` row (key: `timerKey`): a `later` timer of a lane, when it comes due (ms), the run that set it and its depth. */
 export interface TimerRow { rule: string; lane: string; key: string; at: number; about: string | null; run: number | null; hops: number }
 /** A pause of a rule (protocol.md 暂停、恢复、立即运行). Times in ms. */
 export interface PauseRow { by: string; reason: string | null; since: number; until: number | null }
@@ -204,7 +223,9 @@ export interface PauseRow { by: string; reason: string | null; since: number; un
  * in rows written before the count was kept.
  */
 export interface CronRow { rule: string; expr: string; tz: string; next: number | null; skippedAt: number | null; skippedCount?: number; lastAt: number | null }
+/** A `workers` row (key: the worker name): when it was last seen (ms) and its open "offline" card, if any. */
 export interface WorkerRow { name: string; seenAt: number; offlineCard: number | null }
+/** A `channels` row (key: the channel name): when it last polled (ms), written at most once a minute. */
 export interface ChannelSeenRow { name: string; seenAt: number }
 /** A rules version with its body: what a `rules` fact writes to `meta` "rules", and what `View.rules` gives. */
 export interface RulesMeta { version: number; hash: string; rules: Rules; at: number }
@@ -215,7 +236,9 @@ export interface RulesMeta { version: number; hash: string; rules: Rules; at: nu
 export interface RulesRow { version: number; hash: string; at: number; seq: number }
 /** `meta` "rulesVersion": the current rules version, read before the (larger) rules row. */
 export interface RulesVersionRow { version: number }
+/** `meta` "ids": the last id given to an event, a run and a card (ids are never reused). */
 export interface Counters { event: number; run: number; card: number }
+/** `meta` "totals": running totals for GET /v1/state, kept as decisions go (never recounted from history). */
 export interface Totals { events: number; unrouted: number; runs: number; cards: number; openCards: number }
 
 /**
