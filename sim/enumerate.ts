@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { Store } from "../src/host/store.js";
 import { parseRules } from "../src/kernel/rules.js";
 import { hashKey } from "../src/kernel/credentials.js";
-import type { CardRow, Env, Input, RunRow } from "../src/kernel/types.js";
+import type { Env, Input } from "../src/kernel/types.js";
 import { invariantProblem, replayDiff } from "./simulation.js";
 
 const K = { src: hashKey("src"), w1: hashKey("w1"), w2: hashKey("w2"), ch: hashKey("ch"), own: hashKey("own") };

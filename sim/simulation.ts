@@ -13,7 +13,7 @@ import { deadlineFailuresBeforeCard } from "../src/kernel/limits.js";
 import { parseRules } from "../src/kernel/rules.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import { evolve, tables, usageOf, type UsageBucket } from "../src/kernel/evolve.js";
-import type { CardRow, Change, DueRow, Env, Input, RunRow, Totals } from "../src/kernel/types.js";
+import type { Change, DueRow, Env, Input } from "../src/kernel/types.js";
 
 /** A small, fast, seedable PRNG (mulberry32). */
 export function rng(seed: number): () => number {

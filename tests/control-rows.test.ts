@@ -7,7 +7,6 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
-import type { CronRow, EventRow } from "../src/kernel/types.js";
 
 const cronRules = (expr: string, extra: Record<string, unknown> = {}) => ({
   ...baseRules, ...extra,

@@ -11,7 +11,7 @@ import { baseRules } from "./helpers.js";
 import { appendRawFact } from "../sim/simulation.js";
 import { deadlineRetryDelayMs, dueKeys, nextOfferAt } from "../src/kernel/decide.js";
 import { assert as invariant, InvariantError } from "../src/kernel/assert.js";
-import type { CardRow, DueRow } from "../src/kernel/types.js";
+import type { DueRow } from "../src/kernel/types.js";
 
 const start = "2026-11-02T08:00:00Z";
 const t0 = Date.parse(start);

@@ -8,7 +8,6 @@ import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import { laneKey } from "../src/kernel/tables.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
-import type { CardRow, GroupRow, LaneRow, WorkerRow } from "../src/kernel/types.js";
 
 const start = "2026-11-02T08:00:00Z";
 const rules = { ...baseRules, rules: [{ ...baseRules.rules[0], parallel: 5 }, baseRules.rules[1]] };

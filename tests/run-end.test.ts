@@ -9,7 +9,6 @@ import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import { laneKey } from "../src/kernel/tables.js";
 import { hashKey } from "../src/kernel/credentials.js";
-import type { CardRow, LaneRow } from "../src/kernel/types.js";
 
 const start = "2026-11-02T08:00:00Z";
 const lane = (k: Clock) => k.store.view.get("lanes", laneKey("alerts", ""))!;

@@ -4,7 +4,7 @@
  */
 import type { View } from "../kernel/view.js";
 import { emptyRules } from "../kernel/view.js";
-import type { CardRow, CronRow, EventRow, PauseRow, RunRow, TimerRow, Totals, WorkerRow, ChannelSeenRow } from "../kernel/types.js";
+import type { EventRow, RunRow } from "../kernel/types.js";
 import { stateRecentCards, stateRecentEvents, stateRunsPerPage, workerOnlineMs } from "../kernel/limits.js";
 import { Ctx } from "../kernel/context.js";
 import { startOfDay } from "../kernel/period.js";
