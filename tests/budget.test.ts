@@ -6,6 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
+import { appendRawFact } from "../sim/simulation.js";
 
 const day = Date.parse("2026-11-02T00:00:00Z");
 const nextDay = Date.parse("2026-11-03T00:00:00Z");
@@ -123,6 +124,21 @@ test("resume on the budget card leaves a pause the owner set since", () => {
   k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "deploy", until: null });
   k.commit({ kind: "answer", keyHash: K.owner, card: card.id, choice: 0, text: null, by: null, ref: null });
   assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by, p.reason]), [["alerts", "owner", "deploy"]]);
+  assert.equal(k.state().recentCards[0].result, "Resumed; no budget pause again this period");
+  k.close();
+});
+
+test("a budget card still open under a pause the owner set (as hubs before resume answered it left it): resume on it leaves that pause", () => {
+  const k = new Clock(rulesWith({ cost: 1, per: "day" }), "2026-11-02T08:00:00Z");
+  spend(k, "e1", { cost: 1 });
+  const card = k.state().cards[0];
+  // Today a budget card is open only while its budget pause stands; an older hub's log can hold the card open under
+  // the owner's own pause (its resume by hand did not answer the card): written here as that log would have it.
+  appendRawFact(k.store, "pauseRule", [["pauses", "alerts", { by: "owner", reason: "deploy", since: k.now, until: null }]], k.now);
+  const d = k.commit({ kind: "answer", keyHash: K.owner, card: card.id, choice: 0, text: null, by: null, ref: null });
+  assert.equal(d.status, 200);
+  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by, p.reason]), [["alerts", "owner", "deploy"]]);
+  assert.deepEqual(d.facts.flatMap((f) => f.changes).filter((c) => c[0] === "spend"), [["spend", "ok\u0000alerts", { rule: "alerts", until: nextDay }]]);
   assert.equal(k.state().recentCards[0].result, "Resumed; no budget pause again this period");
   k.close();
 });
