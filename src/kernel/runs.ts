@@ -392,7 +392,6 @@ function failRun(c: Ctx, run: RunRow, error: string): void {
   c.tx.put("runs", run.id, run);
 }
 
-
 /**
  * POST /v1/runs/:id/result after the token check: applies the outcome and the receipt in one step.
  * `failed` keeps only `notice`; a run the owner stopped ends `cancelled` when it reports `failed` or `cancelled`.
