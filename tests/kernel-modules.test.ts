@@ -1,7 +1,8 @@
 /**
  * The kernel's modules form a DAG, drawn at the top of src/kernel/decide.ts as lines of modules: every import of a
  * kernel file (type-only imports included) goes to a module on a lower line, every kernel file is on the drawing, and
- * there is no cycle. A new import that closes a circle, or a file missing from the drawing, fails here.
+ * there is no cycle. A new import that closes a circle, or a file missing from the drawing, fails here. And SQL stays
+ * in the view layer: a clause string in any other kernel file fails here too.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -72,4 +73,20 @@ test("decide.ts draws every kernel module once, and every import goes to a lower
     for (const to of imports) if (line.get(to)! <= line.get(from)!) upward.push(`${from} → ${to}`);
   }
   assert.deepEqual(upward, []);
+});
+
+/** SQL words and fragments a clause string would hold (`state = ?`, `ORDER BY key`, `LIMIT 1`, …). */
+const sqlText = /\b(?:SELECT|INSERT|DELETE FROM|UPDATE|WHERE|ORDER BY|GROUP BY|LIMIT|json_extract)\b|[=<>] \?|\? (?:AND|OR)\b/;
+
+test("only the view layer speaks SQL: view.ts reads, evolve.ts is the schema and the only writer; decisions ask typed questions", () => {
+  const speaking = readdirSync(kernel)
+    .filter((f) => f.endsWith(".ts"))
+    .filter((f) => readFileSync(join(kernel, f), "utf8").split("\n").some((line) => sqlText.test(line)));
+  assert.deepEqual(speaking.sort(), ["evolve.ts", "view.ts"]);
+});
+
+test("the SQL check finds a clause string in decision code", () => {
+  assert.ok(sqlText.test(`c.view.where("outbox", "channel = ? AND nextAt <= ? ORDER BY nextAt, key LIMIT 1", channel, c.now)`));
+  assert.ok(sqlText.test(`c.view.where("runs", "ck = ?", key)`));
+  assert.ok(!sqlText.test(`const hit = c.view.nextOffer(channel, c.now);`));
 });
