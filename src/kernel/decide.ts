@@ -374,7 +374,8 @@ function tick(c: Ctx, key: string): Reply {
     case "fyiExpire": fyiExpire(c, Number(row.ref)); break;
     case "cron": cronDue(c, row.ref, row.failing?.dueAt ?? row.at); break;
     case "pause": pauseDue(c, row.ref); break;
-    default: assert(false, "due-kind-known"); // a row of a kind this kernel does not know (DueKind)
+    // A row of a kind this kernel does not know (DueKind): a damaged database.
+    default: assert(false, "due-kind-known");
   }
   const card = openAlert(c, systemCardKey.deadlineFailing(key));
   if (card) closeCard(c, card.id, c.msg("result.notNeeded"));
