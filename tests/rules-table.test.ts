@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseRules, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName } from "../src/kernel/rules.js";
+import { parseRules, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName, approvalsOf, approvalWaitSecondsOf, ruleTools, type Rules } from "../src/kernel/rules.js";
 
 const S = { s: {} };
 const A = { a: { worker: "w", use: "x" } };
@@ -18,7 +18,7 @@ const refusals: [unknown, string, number, number][] = [
   ["[]", ": the file must hold one JSON object", 1, 1],
   ["\"\"", ": the file must hold one JSON object", 1, 1],
   ["", "JSON: ValueExpected", 1, 1],
-  [{ bogus: 1 }, "bogus: unknown field (known: $schema, timezone, askFirst, sources, agents, channels, rules, elsewhere)", 1, 10],
+  [{ bogus: 1 }, "bogus: unknown field (known: $schema, timezone, askFirst, sources, agents, channels, rules, elsewhere, approvals, approvalWaitSeconds)", 1, 10],
   [{ timezone: 5 }, "timezone: must be a string", 1, 13],
   [{ askFirst: "x" }, "askFirst: must be an array of strings", 1, 13],
   [{ askFirst: [""] }, "askFirst[0]: must not be empty", 1, 14],
@@ -60,7 +60,7 @@ const refusals: [unknown, string, number, number][] = [
   [{ channels: { c: { answerers: [""] } } }, "channels.c.answerers[0]: must not be empty", 1, 32],
   [{ rules: {} }, "rules: must be an array", 1, 10],
   [{ rules: [1] }, "rules[0]: must be an object", 1, 11],
-  [R({ z: 1 }), "rules[0].z: unknown field (known: name, when, to, cwd, skill, prompt, group, parallel, resume, tell, emits, channels, budget)", 1, 117],
+  [R({ z: 1 }), "rules[0].z: unknown field (known: name, when, to, cwd, skill, prompt, group, parallel, resume, tell, emits, channels, budget, tools)", 1, 117],
   [{ rules: [{}] }, "rules[0].name: required", 1, 11],
   [R({ name: "" }), "rules[0].name: must not be empty", 1, 78],
   [R({ name: "n".repeat(101) }), "rules[0].name: at most 100 characters", 1, 78],
@@ -161,9 +161,37 @@ const refusals: [unknown, string, number, number][] = [
   [{ sources: { "gh-a": {}, "GH-A": {} } }, "sources.GH-A: same secrets.env name (GH_A) as source \"gh-a\"; rename one", 1, 30],
   [{ channels: { "a.b": {}, a_b: {} } }, "channels.a_b: same secrets.env name (A_B) as channel \"a.b\"; rename one", 1, 29],
   // "__proto__" is a key like any other: an unknown field, or a name that does not start with a letter or digit.
-  ['{"__proto__": {"timezone": "Asia/Tokyo"}}', "__proto__: unknown field (known: $schema, timezone, askFirst, sources, agents, channels, rules, elsewhere)", 1, 15],
+  ['{"__proto__": {"timezone": "Asia/Tokyo"}}', "__proto__: unknown field (known: $schema, timezone, askFirst, sources, agents, channels, rules, elsewhere, approvals, approvalWaitSeconds)", 1, 15],
   ['{"sources": {"__proto__": {}}}', "sources.__proto__: names use letters, digits, _ . - (at most 100)", 1, 27],
   ['{"sources": {"s": {"__proto__": {"name": "x"}}}}', "sources.s.__proto__: unknown field (known: name, adapter)", 1, 33],
+  // Tool plugins (issue 16): a rule's tools, the approvals beside the rules, and the wait of a prompt.
+  [R({ tools: "file-ops.*" }), "rules[0].tools: must be an array of strings", 1, 121],
+  [R({ tools: [""] }), "rules[0].tools[0]: must not be empty", 1, 122],
+  [R({ tools: [5] }), "rules[0].tools[0]: must be a string", 1, 122],
+  ...["greet", "*", "*.greet", "file ops.x", "-a.x", "a.", ".x", "a.b c", "a.b?", "a.$x", `${"p".repeat(129)}.x`, `a.${"t".repeat(129)}`].map((tool): [unknown, string, number, number] =>
+    [R({ tools: ["ok.*", tool] }), "rules[0].tools[1]: must be <plugin>.<tool>, with * for any run of characters in the tool's part (such as file-ops.*)", 1, 129]),
+  [{ approvals: {} }, "approvals: must be an array", 1, 14],
+  [{ approvals: ["file-ops"] }, "approvals[0]: must be an object", 1, 15],
+  [{ approvals: [{ plugin: "p", mode: "auto", x: 1 }] }, "approvals[0].x: unknown field (known: plugin, tool, mode, allow_session_keys)", 1, 47],
+  [{ approvals: [{ mode: "deny" }] }, "approvals[0].plugin: required", 1, 15],
+  [{ approvals: [{ plugin: "", mode: "deny" }] }, "approvals[0].plugin: must not be empty", 1, 25],
+  [{ approvals: [{ plugin: 7, mode: "deny" }] }, "approvals[0].plugin: must be a string", 1, 25],
+  ...["file.ops", "-x", "a b", "p".repeat(129), "*"].map((plugin): [unknown, string, number, number] =>
+    [{ approvals: [{ plugin, mode: "deny" }] }, "approvals[0].plugin: tool plugin names use letters, digits, _ and -, starting with a letter or digit (at most 128)", 1, 25]),
+  ...["write", "file-ops.", "other.write", "file-ops.*", "file-ops.w rite", `file-ops.${"t".repeat(129)}`, "file-opsx.write"].map((tool): [unknown, string, number, number] =>
+    [{ approvals: [{ plugin: "file-ops", tool, mode: "prompt" }] }, "approvals[0].tool: must be a tool of plugin \"file-ops\": file-ops.<tool> (no *)", 1, 43]),
+  [{ approvals: [{ plugin: "p", tool: 1, mode: "deny" }] }, "approvals[0].tool: must be a string", 1, 36],
+  [{ approvals: [{ plugin: "p" }] }, "approvals[0].mode: required", 1, 15],
+  [{ approvals: [{ plugin: "p", mode: "ask" }] }, "approvals[0].mode: must be auto, prompt or deny", 1, 36],
+  [{ approvals: [{ plugin: "p", mode: "AUTO" }] }, "approvals[0].mode: must be auto, prompt or deny", 1, 36],
+  [{ approvals: [{ plugin: "p", mode: "prompt", allow_session_keys: "triage:*" }] }, "approvals[0].allow_session_keys: must be an array of strings", 1, 66],
+  [{ approvals: [{ plugin: "p", mode: "prompt", allow_session_keys: ["a", ""] }] }, "approvals[0].allow_session_keys[1]: must not be empty", 1, 71],
+  [{ approvals: [{ plugin: "p", mode: "prompt", allow_session_keys: ["a\nb"] }] }, "approvals[0].allow_session_keys[0]: no control characters", 1, 67],
+  [{ approvals: [{ plugin: "p", mode: "prompt", allow_session_keys: ["k".repeat(301)] }] }, "approvals[0].allow_session_keys[0]: at most 300 characters", 1, 67],
+  [{ approvals: [{ plugin: "p", mode: "deny" }, { plugin: "q", mode: "auto" }, { plugin: "p", mode: "auto" }] }, "approvals[2]: the same plugin and tool as approvals[0]", 1, 73],
+  [{ approvals: [{ plugin: "p", tool: "p.x", mode: "deny" }, { plugin: "p", tool: "p.x", mode: "auto" }] }, "approvals[1].tool: the same plugin and tool as approvals[0]", 1, 78],
+  ...[-1, 1.5, "60", 601, true].map((wait): [unknown, string, number, number] =>
+    [{ approvalWaitSeconds: wait }, "approvalWaitSeconds: must be a whole number of seconds from 0 to 600", 1, 24]),
 ];
 
 test("every refusal of a rule file names the field, with its line and column", () => {
@@ -238,6 +266,44 @@ test("a valid file comes back with every default filled in, and with every field
   });
 });
 
+test("tools, approvals and the prompt's wait come back as given; a file without them normalizes as before", () => {
+  const tools = ["hello-python.greet", "file-ops.*", "a_b-9.x.y*z", `${"p".repeat(128)}.${"t".repeat(128)}`];
+  const file = {
+    ...R({ tools }),
+    approvals: [
+      { plugin: "file-ops", tool: "file-ops.write", mode: "prompt" },
+      { plugin: "dangerous", mode: "deny" },
+      { plugin: "search", mode: "auto", allow_session_keys: ["triage:*"] },
+      { plugin: "file-ops", mode: "auto", tool: null, allow_session_keys: null },
+      { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)] },
+    ],
+    approvalWaitSeconds: 0,
+  };
+  const r = parseRules(JSON.stringify(file), { timezone: "UTC" });
+  assert.ok(r.ok, r.ok ? "" : r.error);
+  assert.deepEqual(r.rules.rules[0]!.tools, tools);
+  assert.deepEqual(r.rules.approvals, [
+    { plugin: "file-ops", tool: "file-ops.write", mode: "prompt", allow_session_keys: [] },
+    { plugin: "dangerous", tool: null, mode: "deny", allow_session_keys: [] },
+    { plugin: "search", tool: null, mode: "auto", allow_session_keys: ["triage:*"] },
+    { plugin: "file-ops", tool: null, mode: "auto", allow_session_keys: [] },
+    { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)] },
+  ]);
+  assert.equal(r.rules.approvalWaitSeconds, 0);
+  assert.equal(approvalWaitSecondsOf(r.rules), 0);
+  assert.equal((parseRules(JSON.stringify({ approvalWaitSeconds: 600 }), { timezone: "UTC" }) as { rules: Rules }).rules.approvalWaitSeconds, 600);
+  // Without them: no such fields, read as none and 60 s; `null` is "not given" as for every other field.
+  for (const text of [JSON.stringify(R({})), JSON.stringify({ ...R({ tools: null }), approvals: null, approvalWaitSeconds: null })]) {
+    const plain = parseRules(text, { timezone: "UTC" });
+    assert.ok(plain.ok);
+    assert.deepEqual([Object.keys(plain.rules).includes("approvals"), Object.keys(plain.rules).includes("approvalWaitSeconds"), Object.keys(plain.rules.rules[0]!).includes("tools")], [false, false, false], text);
+    assert.deepEqual([approvalsOf(plain.rules), approvalWaitSecondsOf(plain.rules), ruleTools(plain.rules.rules[0]!)], [[], 60, []]);
+  }
+  const empty = parseRules(JSON.stringify({ ...R({ tools: [] }), approvals: [] }), { timezone: "UTC" });
+  assert.ok(empty.ok);
+  assert.deepEqual([empty.rules.approvals, empty.rules.rules[0]!.tools], [[], []]);
+});
+
 test("limits are counted in code points: 4000 emoji make a valid prompt; names take 100 characters", () => {
   const r = parseRules(JSON.stringify(R({ prompt: "😀".repeat(4000), name: "n".repeat(100) })), { timezone: "UTC" });
   assert.equal(r.ok, true);
@@ -297,6 +363,9 @@ test("a file over a limit is refused before it is walked: depth, size and the le
     [R({ when: { source: "s", types: times(101, () => "x") } }), "rules[0].when.types: at most 100 items", '"types":[', 4 * 100],
     [R({ emits: { source: "s", types: times(101, () => "x") } }), "rules[0].emits.types: at most 100 items", '"types":[', 4 * 100],
     [R({ channels: times(101, () => "x") }), "rules[0].channels: at most 100 items", '"channels":[', 4 * 100],
+    [R({ tools: times(101, () => "p.x") }), "rules[0].tools: at most 100 items", '"tools":[', 6 * 100],
+    [{ approvals: times(1001, () => ({})) }, "approvals: at most 1000 approval rules", '"approvals":[', 3 * 1000],
+    [{ approvals: [{ plugin: "p", mode: "prompt", allow_session_keys: times(101, () => "k") }] }, "approvals[0].allow_session_keys: at most 100 items", '"allow_session_keys":[', 4 * 100],
     // The first list over its limit in the order of the file is named.
     [{ rules: [{}, { when: { types: times(101, () => "x") } }], askFirst: times(101, () => "x") }, "rules[1].when.types: at most 100 items", '"types":[', 4 * 100],
   ];
@@ -311,10 +380,11 @@ test("a file over a limit is refused before it is walked: depth, size and the le
     sources: keyed(1000), agents: { ...keyed(999, { worker: "w", use: "x" }), a: { worker: "w", use: "x", command: times(100, () => "x") } },
     channels: { ...keyed(99), c: { answerers: times(100, () => "u") } }, askFirst: times(100, () => "x"),
     rules: [
-      { name: "full", when: { source: "n0", types: times(100, () => "x") }, to: "a", emits: { source: "n1", types: times(100, () => "y") }, channels: times(100, () => "c") },
+      { name: "full", when: { source: "n0", types: times(100, () => "x") }, to: "a", emits: { source: "n1", types: times(100, () => "y") }, channels: times(100, () => "c"), tools: times(100, () => "p.x") },
       ...times(999, (i) => ({ name: `r${i}`, when: { source: "n0" }, to: "a" })),
     ],
     elsewhere: times(1000, (i) => ({ name: `e${i}` })),
+    approvals: [{ plugin: "p0", mode: "prompt", allow_session_keys: times(100, () => "k") }, ...times(999, (i) => ({ plugin: `p${i + 1}`, mode: "auto" }))],
   }), tz);
   assert.equal(full.ok, true, full.ok ? "" : full.error);
   assert.deepEqual(parseRules("[".repeat(16) + "]".repeat(16), tz), { ok: false, error: ": the file must hold one JSON object", line: 1, column: 1 }, "16 levels are parsed");

@@ -383,6 +383,13 @@ const catalog = {
   "rulesJson.positive": { zh: "应为大于 0 的数", en: "must be a number > 0" },
   "rulesJson.budgetNeeds": { zh: "要写 cost 或 tokens", en: "needs cost or tokens" },
   "rulesJson.per": { zh: "只能是 day 或 week", en: "must be day or week" },
+  "rulesJson.tooMany.approvals": { zh: "最多 {max} 条审批规则", en: "at most {max} approval rules" },
+  "rulesJson.toolPattern": { zh: "应为 <插件>.<工具>，<工具> 里可以用 * 代表任意一串字符（如 file-ops.*）", en: "must be <plugin>.<tool>, with * for any run of characters in the tool's part (such as file-ops.*)" },
+  "rulesJson.toolPlugin": { zh: "工具插件名只能用字母、数字、_ 和 -，以字母或数字开头，最多 {max} 个", en: "tool plugin names use letters, digits, _ and -, starting with a letter or digit (at most {max})" },
+  "rulesJson.approvalTool": { zh: "应为插件 \"{plugin}\" 的一个工具：{plugin}.<工具>（不能用 *）", en: "must be a tool of plugin \"{plugin}\": {plugin}.<tool> (no *)" },
+  "rulesJson.approvalMode": { zh: "只能是 auto、prompt 或 deny", en: "must be auto, prompt or deny" },
+  "rulesJson.approvalTwice": { zh: "和 approvals[{index}] 的插件、工具相同", en: "the same plugin and tool as approvals[{index}]" },
+  "rulesJson.approvalWait": { zh: "应为 0 到 {max} 的整数（秒）", en: "must be a whole number of seconds from 0 to {max}" },
   // `agent-autoloop --help`: commander's headings and descriptions
   "cli.help.usage": { zh: "用法：", en: "Usage:" },
   "cli.help.options": { zh: "选项：", en: "Options:" },

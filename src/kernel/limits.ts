@@ -113,8 +113,29 @@ export const rulesFileAgentsMax = 1000;
 export const rulesFileChannelsMax = 100;
 export const rulesFileRulesMax = 1000;
 export const rulesFileElsewhereMax = 1000;
-/** Items of each list inside one entry: `askFirst`, a rule's `when.types`, `emits.types` and `channels`, an agent's `command`, a channel's `answerers`. */
+/**
+ * Items of each list inside one entry: `askFirst`, a rule's `when.types`, `emits.types`, `channels` and `tools`, an
+ * agent's `command`, a channel's `answerers`, an approval's `allow_session_keys`.
+ */
 export const rulesFileListItemsMax = 100;
+/** rules.json (our choice): entries of `approvals` (issue 16). */
+export const rulesFileApprovalsMax = 1000;
+
+/**
+ * Tool plugins (spec tool-plugins.md §2, as the public implementation): a plugin's name and a tool's name, 1 to this
+ * many characters. rules.json's `tools` and `approvals` and the tool host's manifests (src/tools) use the same limits.
+ */
+export const toolPluginNameMaxChars = 128;
+export const toolNameMaxChars = 128;
+/** rules.json `allow_session_keys` (our choice): one pattern, in characters (a session key is `<rule>:<lane>`, at most 201). */
+export const sessionKeyPatternMaxChars = 300;
+/**
+ * rules.json `approvalWaitSeconds` (issue 16): how long an agent's call in `prompt` mode waits for the owner's answer
+ * before it returns "awaiting approval" to the agent — by default, and at most (our choice: an agent's tool call
+ * should not hang for long).
+ */
+export const approvalWaitSecondsDefault = 60;
+export const approvalWaitSecondsMax = 600;
 
 /**
  * Supervised loops (the local worker, channels; src/worker/loops.ts): a loop that threw, returned or was faulted by an

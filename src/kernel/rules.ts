@@ -7,7 +7,8 @@ import { Cron } from "croner";
 import { own } from "./own.js";
 import {
   rulesFileAgentsMax, rulesFileChannelsMax, rulesFileDepthMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileMaxBytes,
-  rulesFileRulesMax, rulesFileSourcesMax, agentEnvNamesMax,
+  rulesFileRulesMax, rulesFileSourcesMax, agentEnvNamesMax, rulesFileApprovalsMax, toolPluginNameMaxChars, toolNameMaxChars,
+  sessionKeyPatternMaxChars, approvalWaitSecondsDefault, approvalWaitSecondsMax,
 } from "./limits.js";
 import { lineForbidden } from "./text.js";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
@@ -37,12 +38,31 @@ export interface RuleDef {
   emits: { source: string; types: string[] } | null;
   channels: string[] | null;
   budget: Budget | null;
+  /**
+   * The tools this rule's agent is offered (issue 16): `<plugin>.<tool>` patterns, `*` any run of characters in the
+   * tool's part. Absent when the file gives none (read as none: `ruleTools`), so such files normalize as before.
+   */
+  tools?: string[];
 }
+/** How a tool call is approved (spec tool-plugins.md §8): run it, ask the owner first, or refuse it. */
+export type ApprovalMode = "auto" | "prompt" | "deny";
+/**
+ * One entry of `approvals` (spec tool-plugins.md §8, as the public implementation's `[[approvals.rules]]`): the mode
+ * of the calls of `plugin`'s tool `tool` (`<plugin>.<tool>`), or of all its tools when `tool` is null; calls whose
+ * session key matches one of `allow_session_keys` (`*` any run of characters) need no approval where the mode says
+ * `prompt`.
+ */
+export interface ApprovalRule { plugin: string; tool: string | null; mode: ApprovalMode; allow_session_keys: string[] }
 export interface ElsewhereDef {
   name: string; source: string | null; to: string | null; cron: string | null; where: string | null;
   cwd: string | null; skill: string | null; prompt: string | null;
 }
-/** The normalized rule file. Every optional field is present, with its default filled in. */
+/**
+ * The normalized rule file. Every optional field is present, with its default filled in — except the fields of tool
+ * plugins (issue 16: a rule's `tools`, `approvals`, `approvalWaitSeconds`), present only when the file gives them, so
+ * that files without them normalize (and hash) as before and rules an older hub kept in its log read the same way.
+ * Read them through `ruleTools`, `approvalsOf` and `approvalWaitSecondsOf`.
+ */
 export interface Rules {
   timezone: string;
   askFirst: string[];
@@ -51,6 +71,10 @@ export interface Rules {
   channels: Record<string, ChannelDef>;
   rules: RuleDef[];
   elsewhere: ElsewhereDef[];
+  /** How tool calls are approved, matched in order of precedence by `approvalOf` (absent: none, every call `auto`). */
+  approvals?: ApprovalRule[];
+  /** How long an agent's call in `prompt` mode waits for the owner, in seconds (absent: `approvalWaitSecondsDefault`). */
+  approvalWaitSeconds?: number;
 }
 
 /** The source name of cron rules' events (protocol.md 暂停、恢复、立即运行). */
@@ -63,6 +87,12 @@ export const reservedSources: readonly string[] = [scheduleSource, elsewhereSour
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /** An environment variable name, or a prefix of names written `PREFIX_*`. */
 const envNamePattern = /^[A-Za-z_][A-Za-z0-9_]{0,99}$|^[A-Za-z][A-Za-z0-9_]{0,98}_\*$/;
+/** A tool plugin's name (spec tool-plugins.md §2): letters, digits, `_` and `-` (a `.` would split `<plugin>.<tool>`). */
+export const toolPluginNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+/** A tool's name within its plugin: letters, digits, `_`, `-` and `.` (as MCP tool names). */
+export const toolNamePattern = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+/** The tool part of a rule's `tools` entry: a tool's name in which `*` stands for any run of characters. */
+const toolGlobPattern = /^[A-Za-z0-9_.*-]+$/;
 /** Control characters, as the protocol's "no control characters" fields define them (src/kernel/text.ts). */
 const controlCharacter = lineForbidden;
 /** What key names refused before names followed `isName` (C0 and DEL only): such keys must stay removable. */
@@ -169,7 +199,10 @@ const listLimits: { path: string[]; max: number; id: MessageId }[] = [
   { path: ["rules", "*", "when", "types"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
   { path: ["rules", "*", "emits", "types"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
   { path: ["rules", "*", "channels"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
+  { path: ["rules", "*", "tools"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
   { path: ["elsewhere"], max: rulesFileElsewhereMax, id: "rulesJson.tooMany.tasks" },
+  { path: ["approvals"], max: rulesFileApprovalsMax, id: "rulesJson.tooMany.approvals" },
+  { path: ["approvals", "*", "allow_session_keys"], max: rulesFileListItemsMax, id: "rulesJson.tooMany.items" },
 ];
 
 /** Whether `path` is `pattern` (`exact`) or leads into it. */
@@ -302,7 +335,7 @@ export function isCron(expr: string): boolean {
 /** Validates and normalizes a parsed rule file. Throws RulesError naming the path on the first problem. */
 function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
   if (!isObject(raw)) fail([], "rulesJson.notObject");
-  known(raw, [], ["$schema", "timezone", "askFirst", "sources", "agents", "channels", "rules", "elsewhere"]);
+  known(raw, [], ["$schema", "timezone", "askFirst", "sources", "agents", "channels", "rules", "elsewhere", "approvals", "approvalWaitSeconds"]);
   const timezone = str(raw.timezone, ["timezone"]) ?? defaults.timezone;
   if (!isTimeZone(timezone)) fail(["timezone"], "rulesJson.timezone", { timezone });
   const askFirst = strings(raw.askFirst, ["askFirst"]) ?? [];
@@ -375,7 +408,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
   const rules: RuleDef[] = rawRules.map((def, i) => {
     const p = ["rules", i];
     if (!isObject(def)) fail(p, "rulesJson.object");
-    known(def, p, ["name", "when", "to", "cwd", "skill", "prompt", "group", "parallel", "resume", "tell", "emits", "channels", "budget"]);
+    known(def, p, ["name", "when", "to", "cwd", "skill", "prompt", "group", "parallel", "resume", "tell", "emits", "channels", "budget", "tools"]);
     const rule = ruleName(def.name, [...p, "name"]);
     if (taken.has(rule)) fail([...p, "name"], "rulesJson.ruleTaken", { name: rule });
     taken.add(rule);
@@ -413,6 +446,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     }
     const ruleChannels = strings(def.channels, [...p, "channels"]);
     ruleChannels?.forEach((c, j) => { if (own(channels, c) === undefined) fail([...p, "channels", j], "rulesJson.noChannel", { name: c }); });
+    const tools = toolPatterns(def.tools, [...p, "tools"]);
     return {
       name: rule, source, types, cron, to,
       cwd: str(def.cwd, [...p, "cwd"]),
@@ -422,6 +456,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
       parallel: parallel as number | null,
       resume, tell, emits, channels: ruleChannels,
       budget: budget(def.budget, [...p, "budget"]),
+      ...(tools === null ? {} : { tools }),
     };
   });
 
@@ -448,7 +483,60 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     return { name: taskName, source, to, cron, where: str(def.where, [...p, "where"], { line: true }), cwd, skill, prompt };
   });
 
-  return { timezone, askFirst, sources, agents, channels, rules, elsewhere };
+  const approvals = approvalRules(raw.approvals, ["approvals"]);
+  const wait = raw.approvalWaitSeconds ?? null;
+  if (wait !== null && !(Number.isSafeInteger(wait) && (wait as number) >= 0 && (wait as number) <= approvalWaitSecondsMax)) {
+    fail(["approvalWaitSeconds"], "rulesJson.approvalWait", { max: approvalWaitSecondsMax });
+  }
+  return {
+    timezone, askFirst, sources, agents, channels, rules, elsewhere,
+    ...(approvals === null ? {} : { approvals }),
+    ...(wait === null ? {} : { approvalWaitSeconds: wait as number }),
+  };
+}
+
+/** A rule's `tools`: `<plugin>.<tool>` with `*` allowed in the tool's part only (a rule names each plugin it offers). */
+function toolPatterns(v: unknown, path: JSONPath): string[] | null {
+  const patterns = strings(v, path);
+  patterns?.forEach((pattern, i) => {
+    const dot = pattern.indexOf(".");
+    const plugin = pattern.slice(0, dot);
+    const tool = pattern.slice(dot + 1);
+    if (dot < 0 || !isToolPlugin(plugin) || !toolGlobPattern.test(tool) || tool.length > toolNameMaxChars) fail([...path, i], "rulesJson.toolPattern");
+  });
+  return patterns;
+}
+
+function isToolPlugin(name: string): boolean {
+  return toolPluginNamePattern.test(name) && name.length <= toolPluginNameMaxChars;
+}
+
+/** `approvals`: each entry checked, and no two for the same plugin and tool (which one applied would be a guess). */
+function approvalRules(v: unknown, path: JSONPath): ApprovalRule[] | null {
+  if (v === undefined || v === null) return null;
+  if (!Array.isArray(v)) fail(path, "rulesJson.array");
+  const seen = new Map<string, number>();
+  return v.map((def, i) => {
+    const p = [...path, i];
+    if (!isObject(def)) fail(p, "rulesJson.object");
+    known(def, p, ["plugin", "tool", "mode", "allow_session_keys"]);
+    const plugin = str(def.plugin, [...p, "plugin"], { required: true }) as string;
+    if (!isToolPlugin(plugin)) fail([...p, "plugin"], "rulesJson.toolPlugin", { max: toolPluginNameMaxChars });
+    const tool = str(def.tool, [...p, "tool"]);
+    const toolName = tool?.slice(plugin.length + 1) ?? "";
+    if (tool !== null && !(tool.startsWith(`${plugin}.`) && toolNamePattern.test(toolName) && toolName.length <= toolNameMaxChars)) {
+      fail([...p, "tool"], "rulesJson.approvalTool", { plugin });
+    }
+    const mode = str(def.mode, [...p, "mode"], { required: true }) as ApprovalMode;
+    if (!["auto", "prompt", "deny"].includes(mode)) fail([...p, "mode"], "rulesJson.approvalMode");
+    const keys = strings(def.allow_session_keys, [...p, "allow_session_keys"]) ?? [];
+    keys.forEach((k, j) => str(k, [...p, "allow_session_keys", j], { line: true, max: sessionKeyPatternMaxChars }));
+    const key = `${plugin}\u0000${tool ?? ""}`;
+    const first = seen.get(key);
+    if (first !== undefined) fail(tool === null ? p : [...p, "tool"], "rulesJson.approvalTwice", { index: first });
+    seen.set(key, i);
+    return { plugin, tool, mode, allow_session_keys: keys };
+  });
 }
 
 /** Refuses two names that give the same secrets.env variable: whoever holds one's secret could post as the other. */
@@ -522,4 +610,110 @@ export function globMatch(pattern: string, value: string, counter?: { steps: num
 export function anyGlob(patterns: string[], value: string): boolean {
   for (const p of patterns) if (globMatch(p, value)) return true;
   return false;
+}
+
+/**
+ * Whether `value` matches `pattern`, in which `*` stands for any run of characters (none included) and every other
+ * character, `?` too, is literal: rules.json's tool patterns and `allow_session_keys` (issue 16). Each piece between
+ * stars is looked for once, left to right (the leftmost place is always the right one when only `*` is special).
+ */
+export function starMatch(pattern: string, value: string): boolean {
+  const pieces = pattern.split("*");
+  const first = pieces[0]!;
+  if (pieces.length === 1) return pattern === value;
+  const last = pieces[pieces.length - 1]!;
+  if (first.length + last.length > value.length || !value.startsWith(first) || !value.endsWith(last)) return false;
+  const end = value.length - last.length;
+  let at = first.length;
+  for (const piece of pieces.slice(1, -1)) {
+    const found = value.indexOf(piece, at);
+    if (found < 0 || found + piece.length > end) return false;
+    at = found + piece.length;
+  }
+  return true;
+}
+
+/** A rule's tool patterns (none when the file gave none). */
+export function ruleTools(rule: RuleDef): string[] {
+  return rule.tools ?? [];
+}
+
+/** Whether `rule` offers tool `qualified` (`<plugin>.<tool>`) to its agent: one of its `tools` patterns matches it. */
+export function ruleOffers(rule: RuleDef, qualified: string): boolean {
+  return ruleTools(rule).some((p) => starMatch(p, qualified));
+}
+
+/** The approval rules of a rule file (none when it gave none). */
+export function approvalsOf(rules: Rules): ApprovalRule[] {
+  return rules.approvals ?? [];
+}
+
+/** How long an agent's call in `prompt` mode waits for the owner's answer, in seconds. */
+export function approvalWaitSecondsOf(rules: Rules): number {
+  return rules.approvalWaitSeconds ?? approvalWaitSecondsDefault;
+}
+
+/**
+ * The entry of `approvals` that governs tool `qualified` (`<plugin>.<tool>`) of `plugin` (spec tool-plugins.md §8):
+ * the one naming this plugin and tool, else the one naming the plugin alone, else null (the default, `auto`).
+ * `index` is its place in the file.
+ */
+export function approvalRuleFor(approvals: readonly ApprovalRule[], plugin: string, qualified: string): { rule: ApprovalRule; index: number } | null {
+  let pluginOnly: { rule: ApprovalRule; index: number } | null = null;
+  for (const [index, rule] of approvals.entries()) {
+    if (rule.plugin !== plugin) continue;
+    if (rule.tool === qualified) return { rule, index };
+    if (rule.tool === null) pluginOnly ??= { rule, index };
+  }
+  return pluginOnly;
+}
+
+/** One tool call to approve: what is called, by whom, and what is known of the plugin. */
+export interface ApprovalAsk {
+  /** The plugin's name and the tool as `<plugin>.<tool>`. */
+  plugin: string;
+  tool: string;
+  /** An agent's run, or the owner's own call (`plugins invoke`). */
+  caller: "agent" | "owner";
+  /** `<rule>:<lane>` for an agent's run, `owner:<key name>` for the owner (issue 16). */
+  sessionKey: string;
+  /** The manifest's `capabilities.disable_model_invocation`. */
+  disableModelInvocation: boolean;
+  /** Whether the plugin is built in (its first call by an agent is not forced to `prompt`). */
+  builtin: boolean;
+  /** Whether the trust list holds this plugin at its current manifest digest (an earlier "always allow"). */
+  trusted: boolean;
+}
+
+/**
+ * Why a call gets its mode: `hidden` (the manifest hides the tool from agents), `tool` / `plugin` (the entry of
+ * `approvals` at `index` naming the tool / the plugin alone), `default` (no entry: `auto`), `session` (a `prompt`
+ * entry's `allow_session_keys` matched), `owner` (the owner is never asked about their own call), `firstUse` (an
+ * agent's call of a plugin that is not built in and not trusted at this manifest).
+ */
+export interface ApprovalVerdict {
+  mode: ApprovalMode;
+  why: "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse";
+  /** The entry of `approvals` that decided, by its place in the file; null when none did. */
+  index: number | null;
+}
+
+/**
+ * The approval mode of one call (spec tool-plugins.md §8; issue 16), in this order: a tool the manifest hides from
+ * models (`disable_model_invocation`) is refused to agents; then the entry naming plugin and tool, else the plugin
+ * alone, else `auto`; a `prompt` entry lets the sessions of its `allow_session_keys` through (as the public
+ * implementation, the list applies to `prompt` only: `deny` stays a refusal); the owner's own call is never
+ * prompted (`deny` still refuses it); an agent's `auto` call of a plugin that is not built in becomes `prompt` until
+ * the trust list holds the plugin at its current manifest digest. Pure.
+ */
+export function approvalOf(approvals: readonly ApprovalRule[], ask: ApprovalAsk): ApprovalVerdict {
+  if (ask.caller === "agent" && ask.disableModelInvocation) return { mode: "deny", why: "hidden", index: null };
+  const entry = approvalRuleFor(approvals, ask.plugin, ask.tool);
+  let verdict: ApprovalVerdict = entry
+    ? { mode: entry.rule.mode, why: entry.rule.tool === null ? "plugin" : "tool", index: entry.index }
+    : { mode: "auto", why: "default", index: null };
+  if (verdict.mode === "prompt" && entry!.rule.allow_session_keys.some((k) => starMatch(k, ask.sessionKey))) verdict = { ...verdict, mode: "auto", why: "session" };
+  if (ask.caller === "owner") return verdict.mode === "prompt" ? { ...verdict, mode: "auto", why: "owner" } : verdict;
+  if (verdict.mode === "auto" && !ask.builtin && !ask.trusted) return { ...verdict, mode: "prompt", why: "firstUse" };
+  return verdict;
 }

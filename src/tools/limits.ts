@@ -12,9 +12,8 @@ export const manifestDepthMax = 24;
 export const manifestToolsMax = 128;
 /** The newest `manifest_version` this host knows (1 and 2 are migrated to it). */
 export const manifestVersionMax = 3;
-/** Plugin names, tool names: 1 to this many characters (as the public implementation). */
-export const pluginNameMaxChars = 128;
-export const toolNameMaxChars = 128;
+/** Plugin names, tool names: 1 to this many characters (as the public implementation; rules.json names them too). */
+export { toolPluginNameMaxChars as pluginNameMaxChars, toolNameMaxChars } from "../kernel/limits.js";
 /** `version`: 1 to this many characters (as the public implementation). */
 export const pluginVersionMaxChars = 32;
 /** description, author, and any other free text of a manifest, in characters. */

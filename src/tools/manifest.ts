@@ -16,15 +16,14 @@ import {
   manifestToolsMax, manifestVersionMax, pluginNameMaxChars, pluginVersionMaxChars, sandboxCpusMax, sandboxMemoryMinBytes,
   sandboxPidsMax, toolNameMaxChars,
 } from "./limits.js";
+import { toolPluginNamePattern as pluginNamePattern, toolNamePattern } from "../kernel/rules.js";
 import type { BindMount, Manifest, ManifestProblem, McpSpec, PluginType, SandboxSpec, ToolSpec } from "./types.js";
 
 /** The file names a plugin folder may hold its manifest in: the spec's, then the public implementation's. */
 export const manifestFileNames = ["manifest.toml", "plugin-manifest.toml"] as const;
 
-/** Plugin names: letters, digits, `_` and `-`, starting with a letter or digit (a `.` would split `<plugin>.<tool>`). */
-export const pluginNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-/** Tool names: letters, digits, `_`, `-` and `.` (as MCP tool names). */
-export const toolNamePattern = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+/** Plugin names and tool names: as rules.json names them (`<plugin>.<tool>`), defined once in the kernel. */
+export { pluginNamePattern, toolNamePattern };
 /** Environment variable names. */
 export const envNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
