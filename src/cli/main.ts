@@ -1,8 +1,8 @@
 /**
  * The `agent-autoloop` command line (DESIGN.md 接口): init, serve, status, answer, resolve, stop, key, check,
- * --version. Every command but init, serve, check and key (while no hub runs) talks to the hub over HTTP, and only
- * to this home's hub (connect.ts); everything it prints goes through print.ts, in the language of the message catalog
- * (`AGENT_AUTOLOOP_LANG`, else `LANG`).
+ * plugins, --version. Every command but init, serve, check, plugins and key (while no hub runs) talks to the hub
+ * over HTTP, and only to this home's hub (connect.ts); everything it prints goes through print.ts, in the language of
+ * the message catalog (`AGENT_AUTOLOOP_LANG`, else `LANG`).
  *
  * Start-up time: this module loads only commander, the catalog and print.ts. Each command loads what it uses when it
  * runs (`import()` in its action), so `--help`, `--version`, `status` and `answer` never load the hub, SQLite or
@@ -252,6 +252,30 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       });
     });
 
+  // Tool plugins of this home, read locally (src/tools): no hub needed, no plugin code run but inspect's tools/list.
+  const plugins = p.command("plugins").description(t(lang, "cli.desc.plugins"));
+  plugins.command("list")
+    .description(t(lang, "cli.desc.pluginsList"))
+    .option("--json", t(lang, "cli.desc.pluginsJson"))
+    .action(async (o: { json?: boolean }) => {
+      const [{ h }, { listPlugins }] = await Promise.all([setUpHome(), import("./plugins.js")]);
+      print(listPlugins(h, lang, o.json === true));
+    });
+  plugins.command("inspect")
+    .description(t(lang, "cli.desc.pluginsInspect"))
+    .argument("<name>", t(lang, "cli.arg.plugin"))
+    .option("--json", t(lang, "cli.desc.pluginsJson"))
+    .action(async (name: string, o: { json?: boolean }) => {
+      const [{ h }, { inspectPlugin }] = await Promise.all([setUpHome(), import("./plugins.js")]);
+      print(await inspectPlugin(h, name, lang, o.json === true));
+    });
+  plugins.command("doctor")
+    .description(t(lang, "cli.desc.pluginsDoctor"))
+    .action(async () => {
+      const [{ h }, { doctorPlugins }] = await Promise.all([setUpHome(), import("./plugins.js")]);
+      print(await doctorPlugins(h, lang));
+    });
+
   const key = p.command("key").description(t(lang, "cli.desc.key"));
   key.command("new")
     .description(t(lang, "cli.desc.keyNew"))
@@ -326,6 +350,13 @@ async function updateConfigKey(h: Home, kind: KeyKind, name: string, key: string
   else if (kind === "channel" && own(raw.channels, name)) raw.channels[name]!.key = key;
   writeFileAtomic(h.config, JSON.stringify(raw, null, 2) + "\n", 0o600);
   return what;
+}
+
+/** Prints what a command produced (stdout lines, then stderr lines) and sets the exit code. */
+function print(r: { out: string[]; err: string[]; code: number }): void {
+  for (const line of r.out) say(line);
+  for (const line of r.err) sayError(line + "\n");
+  if (r.code !== 0) process.exitCode = r.code;
 }
 
 function cardId(s: string): number {

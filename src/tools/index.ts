@@ -3,7 +3,7 @@
  * conformance, manifest reading, and the public types. Nothing outside src/tools reaches past this file.
  */
 export type * from "./types.js";
-export { ToolRegistry, formatClash } from "./registry.js";
+export { ToolRegistry, formatClash, homeToolRoots } from "./registry.js";
 export { watchRegistry, type RegistryWatcher } from "./watch.js";
 export { ToolHost, splitToolName, type ToolHostOptions } from "./host.js";
 export { diagnose, resolveCommand, type PluginDiagnosis } from "./doctor.js";

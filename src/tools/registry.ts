@@ -7,9 +7,19 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
+import { engineDir } from "../common/paths.js";
 import { formatProblem, manifestFileNames, readManifest, type ManifestResult } from "./manifest.js";
 import { manifestMaxBytes, pluginFoldersMax } from "./limits.js";
 import type { Manifest, PluginClash, PluginOrigin, PluginRecord, PluginRoot, RescanReport } from "./types.js";
+
+/**
+ * The roots of a home's tool plugins (DESIGN.md "Plugin hosts"): the engine's built-in `plugins/`, then the home's
+ * `plugins/` folder `pluginsDir`, which wins a name clash. Folders without a manifest (agent, channel and source
+ * plugins) are not tool plugins and are passed over.
+ */
+export function homeToolRoots(pluginsDir: string): PluginRoot[] {
+  return [{ dir: join(engineDir, "plugins"), origin: "builtin" }, { dir: pluginsDir, origin: "home" }];
+}
 
 /** What is known of one plugin folder between rescans. */
 interface Folder {

@@ -1,0 +1,289 @@
+/**
+ * `agent-autoloop plugins list | inspect | doctor` (issue 16; spec tool-plugins.md §9): the tool plugins of this home
+ * — the engine's built-in ones, then `<home>/plugins` — read locally through the tool host's registry (src/tools),
+ * with approval modes from rules.json as the hub reads it. Reading runs no plugin code. Only `inspect` asks a plugin
+ * in use for its tools when they are not in its manifest (`tools/list` inside its sandbox, bounded; an MCP server's
+ * `tools/list`), as the contract allows, and ends whatever it started before it returns.
+ */
+import { basename } from "node:path";
+import { t, type Lang, type MessageId } from "../i18n/messages.js";
+import { homeToolRoots, ToolHost, ToolRegistry, formatClash, toolLimits, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
+import { approvalRuleFor, approvalsOf, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
+import { readRulesInput } from "../host/rules-file.js";
+import type { Home } from "../host/home.js";
+import type { ConformanceLine } from "../tools/index.js";
+import { CliError } from "./print.js";
+
+/** What a command prints: lines for stdout and for stderr, and the exit code. */
+export interface Printed {
+  out: string[];
+  err: string[];
+  code: number;
+}
+
+/** A plugin folder's line of `list` (also its `--json` form): `tools` null when they are not in the manifest. */
+export interface PluginLine {
+  name: string;
+  version: string | null;
+  kind: string | null;
+  tools: string[] | null;
+  origin: string;
+  status: "ok" | "error" | "shadowed";
+  dir: string;
+  errors: string[];
+}
+
+/** The registry of this home's tool plugins, read once. */
+function registryOf(h: Home, lang: Lang): ToolRegistry {
+  const registry = new ToolRegistry(homeToolRoots(h.plugins), lang);
+  registry.rescan();
+  return registry;
+}
+
+function lineOf(rec: PluginRecord): PluginLine {
+  const m = rec.manifest;
+  return {
+    name: rec.name, version: m?.version ?? null, kind: m?.plugin_type ?? null, tools: m ? listedTools(m) : null, origin: rec.origin,
+    status: rec.status === "ok" ? "ok" : rec.status === "rejected" ? "error" : "shadowed", dir: rec.dir, errors: rec.errors,
+  };
+}
+
+/** The tool names a manifest lists, or null when they are asked of the plugin (tools/list, an MCP server) or any go. */
+function listedTools(m: Manifest): string[] | null {
+  return m.plugin_type !== "mcp" && m.capabilities.tools.length > 0 ? m.capabilities.tools.map((x) => x.name) : null;
+}
+
+/** Words for tools that are not in the manifest. */
+function unlistedTools(m: Manifest | null, lang: Lang): string {
+  if (!m) return "-";
+  return t(lang, m.plugin_type === "service" ? "cli.plugins.toolsAny" : "cli.plugins.toolsAsked");
+}
+
+/** Lines of columns, each padded to its widest cell, two spaces apart. */
+function columns(rows: string[][]): string[] {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length))) ?? [];
+  return rows.map((r) => r.map((cell, i) => cell + " ".repeat(widths[i]! - [...cell].length)).join("  ").trimEnd());
+}
+
+/** What is wrong with the folders of a registry, for stderr: errors, last good versions in use, clashes, notes. */
+function problems(registry: ToolRegistry, lang: Lang): string[] {
+  const err: string[] = [];
+  for (const rec of registry.list()) {
+    err.push(...rec.errors);
+    if (rec.status === "rejected" && rec.manifest) err.push(t(lang, "cli.plugins.lastGood", { name: rec.name }));
+  }
+  const { clashes, notes } = registry.problems();
+  return [...err, ...clashes.map((c) => formatClash(c, lang)), ...notes];
+}
+
+/**
+ * `plugins list`: one line per plugin folder — name, version, kind, tools, (origin), status — or with `json` the
+ * lines as a JSON array. What is wrong goes to stderr. Exit 0: a listing, not a verdict (`doctor` gives one).
+ */
+export function listPlugins(h: Home, lang: Lang, json: boolean): Printed {
+  const registry = registryOf(h, lang);
+  const lines = registry.list().map(lineOf);
+  const err = problems(registry, lang);
+  if (json) return { out: [JSON.stringify(lines, null, 2)], err, code: 0 };
+  if (lines.length === 0) return { out: [t(lang, "cli.plugins.none", { dir: h.plugins })], err, code: 0 };
+  const rows = registry.list().map((rec, i) => {
+    const l = lines[i]!;
+    return [l.name, l.version ?? "-", l.kind ?? "-", l.tools?.join(",") ?? unlistedTools(rec.manifest, lang), `(${l.origin})`, t(lang, `cli.plugins.status.${l.status}`)];
+  });
+  return { out: columns(rows), err, code: 0 };
+}
+
+/** The folders `name` stands for: plugins of that name, else the folder of that name. @throws CliError when none. */
+function recordsNamed(registry: ToolRegistry, name: string, h: Home, lang: Lang): PluginRecord[] {
+  const all = registry.list();
+  const named = all.filter((r) => r.name === name);
+  const found = named.length > 0 ? named : all.filter((r) => basename(r.dir) === name);
+  if (found.length === 0) throw new CliError(t(lang, "cli.plugins.notFound", { name, dir: h.plugins }));
+  // The one in use first.
+  return found.sort((a, b) => Number(registry.get(b.name) === b) - Number(registry.get(a.name) === a));
+}
+
+/** rules.json as the hub would read it: its rules and approvals, or why it cannot be read (`missing`: no such file). */
+function rulesOf(h: Home, lang: Lang): { rules: Rules | null; error: string | null; missing: boolean } {
+  const read = readRulesInput(h.rules, lang);
+  return read.kind === "rules" ? { rules: read.rules, error: null, missing: false } : { rules: null, error: read.error, missing: read.missing };
+}
+
+/** One tool of `inspect`: its approval as configured, and the rules that offer it. */
+interface InspectedTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  approval: { mode: ApprovalRule["mode"]; entry: number | null; allow_session_keys: string[] };
+  offeredBy: string[];
+}
+
+/** What `inspect` found about one plugin folder (its `--json` form). */
+export interface Inspected extends Omit<PluginLine, "tools"> {
+  manifestPath: string;
+  digest: string | null;
+  shadowedBy: PluginRecord["shadowedBy"];
+  manifest: Manifest | null;
+  /** Where the tools came from; null when they were not asked (the folder is not in use). */
+  toolsSource: "manifest" | "tools/list" | "mcp" | null;
+  toolsError: string | null;
+  tools: InspectedTool[];
+  rulesError: string | null;
+  checks: ConformanceLine[];
+}
+
+function inspectedTools(rec: PluginRecord, outcome: ToolsOutcome | null, rules: Rules | null): InspectedTool[] {
+  if (!outcome?.ok) return [];
+  const approvals = rules ? approvalsOf(rules) : [];
+  return outcome.tools.map((o) => {
+    const entry = approvalRuleFor(approvals, rec.name, o.qualifiedName);
+    return {
+      name: o.qualifiedName, description: o.tool.description, parameters: o.tool.parameters,
+      approval: { mode: entry?.rule.mode ?? "auto", entry: entry?.index ?? null, allow_session_keys: entry?.rule.allow_session_keys ?? [] },
+      offeredBy: (rules?.rules ?? []).filter((r) => ruleOffers(r, o.qualifiedName)).map((r) => r.name),
+    };
+  });
+}
+
+/**
+ * `plugins inspect <name>`: each folder of that plugin name (or folder name) — manifest, origin, tools, sandbox,
+ * approval modes from rules.json, why it is (not) loaded, and the doctor's checks. Asks the plugin in use for its
+ * tools when they are not in its manifest, in its sandbox, and ends it. @throws CliError (exit 1) for an unknown name.
+ */
+export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boolean): Promise<Printed> {
+  const registry = registryOf(h, lang);
+  const records = recordsNamed(registry, name, h, lang);
+  const { rules, error: rulesError } = rulesOf(h, lang);
+  const err: string[] = [];
+  // The home (keys, database) is hidden from every sandbox; a plugin's stderr is shown as the hub would log it.
+  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => err.push(`${subsystem}: ${line}`) });
+  const found: Inspected[] = [];
+  try {
+    const checks = await host.diagnose();
+    for (const rec of records) {
+      const outcome = registry.get(rec.name) === rec ? await host.tools(rec.name) : null;
+      found.push({
+        ...lineOf(rec), manifestPath: rec.manifestPath, digest: rec.digest, shadowedBy: rec.shadowedBy, manifest: rec.manifest,
+        toolsSource: outcome?.ok ? outcome.source : null, toolsError: outcome && !outcome.ok ? outcome.message : null,
+        tools: inspectedTools(rec, outcome, rules), rulesError, checks: checks.find((d) => d.dir === rec.dir)?.lines ?? [],
+      });
+    }
+  } finally {
+    await host.close();
+  }
+  if (json) return { out: [JSON.stringify(found.length === 1 ? found[0] : found, null, 2)], err, code: 0 };
+  return { out: found.flatMap((p, i) => [...(i > 0 ? [""] : []), ...inspectText(p, lang)]), err, code: 0 };
+}
+
+/** A check line: its verdict word, the check and what was seen. */
+function checkLine(l: ConformanceLine, lang: Lang): string {
+  return t(lang, "cli.plugins.check", { verdict: t(lang, `cli.plugins.verdict.${l.verdict}`), check: l.check, detail: l.detail });
+}
+
+function sandboxText(m: Manifest, lang: Lang): string {
+  const s = m.sandbox;
+  if (!s) return t(lang, "cli.plugins.sandboxNone");
+  const none = "-";
+  return t(lang, "cli.plugins.sandbox", {
+    memory: s.memoryBytes === null ? none : `${Math.round(s.memoryBytes / 1024 / 1024)} MiB`, cpus: s.cpus ?? none, pids: s.pids ?? none,
+    network: s.network, root: t(lang, s.read_only_root ? "cli.plugins.root.readOnly" : "cli.plugins.root.writable"),
+    binds: s.binds.length > 0 ? s.binds.join(", ") : none,
+  });
+}
+
+function approvalText(p: Inspected, tool: InspectedTool, lang: Lang): string {
+  const a = tool.approval;
+  const mode = a.entry === null ? t(lang, "cli.plugins.approval.default") : t(lang, "cli.plugins.approval.entry", { mode: a.mode, index: a.entry });
+  if (p.manifest?.capabilities.disable_model_invocation) return t(lang, "cli.plugins.approval.hidden", { mode });
+  const notes: string[] = [];
+  if (a.mode === "prompt" && a.allow_session_keys.length > 0) notes.push(t(lang, "cli.plugins.approval.sessions", { keys: a.allow_session_keys.join(", ") }));
+  if (a.mode === "auto" && p.origin !== "builtin") notes.push(t(lang, "cli.plugins.approval.firstUse"));
+  return [t(lang, "cli.plugins.approval", { mode }), ...notes].join(t(lang, "cli.plugins.approval.joiner"));
+}
+
+/** Why a folder is (not) loaded. */
+function whyText(p: Inspected, lang: Lang): string {
+  if (p.status === "shadowed") return t(lang, "cli.plugins.why.shadowed", { winner: p.shadowedBy?.dir ?? "", origin: p.shadowedBy?.origin ?? "" });
+  if (p.status === "error") return t(lang, p.manifest ? "cli.plugins.why.lastGood" : "cli.plugins.why.rejected", { errors: p.errors.join("; ") });
+  return t(lang, "cli.plugins.why.ok");
+}
+
+function toolsHeading(p: Inspected, lang: Lang): string {
+  if (p.toolsError !== null) return t(lang, "cli.plugins.tools.failed", { error: p.toolsError });
+  if (p.toolsSource === null) return t(lang, "cli.plugins.tools.notAsked");
+  if (p.tools.length === 0) return t(lang, p.kind === "service" ? "cli.plugins.toolsAny" : "cli.plugins.tools.none");
+  const id: Record<NonNullable<Inspected["toolsSource"]>, MessageId> = { manifest: "cli.plugins.tools.manifest", "tools/list": "cli.plugins.tools.list", mcp: "cli.plugins.tools.mcp" };
+  return t(lang, id[p.toolsSource]);
+}
+
+function inspectText(p: Inspected, lang: Lang): string[] {
+  const m = p.manifest;
+  const out = [t(lang, "cli.plugins.head", { name: p.name, version: p.version ?? "-", kind: p.kind ?? "-", origin: p.origin, status: t(lang, `cli.plugins.status.${p.status}`) })];
+  const add = (id: MessageId, params: Record<string, string | number>) => out.push(`  ${t(lang, id, params)}`);
+  add("cli.plugins.why", { why: whyText(p, lang) });
+  add("cli.plugins.folder", { dir: p.dir });
+  add("cli.plugins.manifest", { path: p.manifestPath, digest: p.digest ?? "-" });
+  if (m) {
+    if (m.description) add("cli.plugins.description", { text: m.description });
+    if (m.author) add("cli.plugins.author", { text: m.author });
+    add("cli.plugins.runs", { command: [m.entry_point.command, ...m.entry_point.args].join(" ") });
+    if (m.plugin_type === "sync" || m.plugin_type === "async") add("cli.plugins.timeout", { ms: m.communication.timeout_ms ?? toolLimits.callTimeoutMsDefault });
+    out.push(`  ${sandboxText(m, lang)}`);
+  }
+  out.push(`  ${toolsHeading(p, lang)}`);
+  for (const tool of p.tools) {
+    out.push(`    ${tool.description ? t(lang, "cli.plugins.tool", { name: tool.name, description: tool.description }) : tool.name}`);
+    out.push(`      ${approvalText(p, tool, lang)}`);
+    out.push(`      ${tool.offeredBy.length > 0 ? t(lang, "cli.plugins.offered", { rules: tool.offeredBy.join(", ") }) : t(lang, "cli.plugins.offeredNone")}`);
+    out.push(`      ${t(lang, "cli.plugins.parameters", { schema: JSON.stringify(tool.parameters) })}`);
+  }
+  if (p.rulesError !== null) add("cli.plugins.rulesError", { error: p.rulesError });
+  if (p.checks.length > 0) {
+    add("cli.plugins.checks", {});
+    for (const l of p.checks) out.push(`    ${checkLine(l, lang)}`);
+  }
+  return out;
+}
+
+/** rules.json's tools and approvals that name a plugin not found here: warnings (it may be installed later). */
+function rulesWarnings(registry: ToolRegistry, rules: Rules, lang: Lang): ConformanceLine[] {
+  const known = (plugin: string) => registry.get(plugin) !== null;
+  const lines: ConformanceLine[] = [];
+  for (const r of rules.rules) {
+    for (const pattern of r.tools ?? []) {
+      const plugin = pattern.slice(0, pattern.indexOf("."));
+      if (!known(plugin)) lines.push({ check: t(lang, "cli.plugins.rulesTools", { rule: r.name }), verdict: "warn", detail: t(lang, "cli.plugins.noPlugin", { pattern, plugin }) });
+    }
+  }
+  approvalsOf(rules).forEach((a, i) => {
+    if (!known(a.plugin)) lines.push({ check: t(lang, "cli.plugins.rulesApproval", { index: i }), verdict: "warn", detail: t(lang, "cli.plugins.noPlugin", { pattern: a.tool ?? a.plugin, plugin: a.plugin }) });
+  });
+  return lines;
+}
+
+/**
+ * `plugins doctor`: every plugin folder's checks (manifest, entry point, sandbox available here, clashes) and
+ * rules.json's tools and approvals that name no plugin found; runs no plugin code. Exit 1 when anything needs fixing.
+ */
+export async function doctorPlugins(h: Home, lang: Lang): Promise<Printed> {
+  const registry = registryOf(h, lang);
+  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir] });
+  let diagnoses: PluginDiagnosis[];
+  try {
+    diagnoses = await host.diagnose();
+  } finally {
+    await host.close();
+  }
+  const out: string[] = [];
+  const { rules, error, missing } = rulesOf(h, lang);
+  const rulesLines = rules ? rulesWarnings(registry, rules, lang) : [];
+  for (const d of diagnoses) out.push(t(lang, "cli.plugins.doctorHead", { name: d.plugin, dir: d.dir }), ...d.lines.map((l) => `  ${checkLine(l, lang)}`));
+  if (rulesLines.length > 0) out.push(t(lang, "cli.plugins.doctorRules", { file: h.rules }), ...rulesLines.map((l) => `  ${checkLine(l, lang)}`));
+  const failing = diagnoses.filter((d) => d.lines.some((l) => l.verdict === "fail")).length;
+  out.push(diagnoses.length === 0
+    ? t(lang, "cli.plugins.none", { dir: h.plugins })
+    : t(lang, failing > 0 ? "cli.plugins.doctorFix" : "cli.plugins.doctorFine", { failing, plugins: diagnoses.length }));
+  // A home without rules.json yet has nothing to warn about; a broken one leaves every approval unknown.
+  const err = [...registry.problems().notes, ...(error !== null && !missing ? [t(lang, "cli.plugins.rulesError", { error })] : [])];
+  return { out, err, code: failing > 0 ? 1 : 0 };
+}
