@@ -203,6 +203,11 @@ function listedRows(): Row[] {
     { endpoint: "keyRemove", what: "path", method: "DELETE", path: "/v1/keys/robot/x", key: "owner", status: 400, error: "kind must be source, worker, channel or owner" },
     { endpoint: "keyRemove", what: "path", method: "DELETE", path: "/v1/keys/source/a%01b", key: "owner", status: 400, error: "name: 1 to 100 characters, no control characters or /" },
 
+    // The same endpoint under the name the declarative plugins' specification gives it.
+    { endpoint: "tools", what: "key", method: "GET", path: "/api/tools", status: 401, error: missingKey },
+    { endpoint: "tools", what: "key", method: "GET", path: "/api/tools", key: { bearer: "no-such-key" }, status: 401, error: "unknown key" },
+    { endpoint: "tools", what: "key", method: "GET", path: "/api/tools", key: "worker", status: 403, error: "wrong kind of key (worker); this needs a key of kind owner" },
+
     { endpoint: null, what: "method", method: "GET", path: "/v1/events", key: "source", status: 404, error: "no such endpoint: GET /v1/events" },
     { endpoint: null, what: "method", method: "POST", path: "/v1/state", key: "owner", body: {}, status: 404, error: "no such endpoint: POST /v1/state" },
     { endpoint: null, what: "method", method: "GET", path: "/v1/runs/1/result", key: "token", status: 404, error: "no such endpoint: GET /v1/runs/1/result" },
@@ -210,6 +215,8 @@ function listedRows(): Row[] {
     { endpoint: null, what: "method", method: "PUT", path: "/v1/keys/source/x", key: "owner", status: 404, error: "no such endpoint: PUT /v1/keys/source/x" },
     { endpoint: null, what: "method", method: "POST", path: "/v1/health", status: 404, error: "no such endpoint: POST /v1/health" },
     { endpoint: null, what: "method", method: "GET", path: "/v1/cards/1", key: "owner", status: 404, error: "no such endpoint: GET /v1/cards/1" },
+    { endpoint: null, what: "method", method: "POST", path: "/v1/tools", key: "owner", status: 404, error: "no such endpoint: POST /v1/tools" },
+    { endpoint: null, what: "method", method: "DELETE", path: "/api/tools", key: "owner", status: 404, error: "no such endpoint: DELETE /api/tools" },
   ];
 }
 

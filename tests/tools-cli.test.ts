@@ -8,10 +8,10 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, engine, makeHome } from "./helpers.js";
-import { everythingServer, examples, nodePlugin, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { everythingServer, examples, nodePlugin, processesIn, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const homes: string[] = [];
@@ -35,17 +35,6 @@ function home(rules: unknown): { dir: string; plugins: string } {
   homes.push(made.dir);
   mkdirSync(made.home.plugins, { recursive: true });
   return { dir: made.dir, plugins: made.home.plugins };
-}
-
-/** The pids of processes whose working directory is `dir` (a plugin runs in its folder). */
-function processesIn(dir: string): number[] {
-  return readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return readlinkSync(`/proc/${p}/cwd`) === dir;
-    } catch {
-      return false;
-    }
-  }).map(Number);
 }
 
 /** A sync plugin without a tool list: it answers tools/list with `add` and appends each method it is asked to `asked`. */

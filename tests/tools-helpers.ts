@@ -2,7 +2,7 @@
  * Fixtures of the tool host tests: plugin folders written into a temporary root, a registry and a host over them, a
  * log that keeps its lines, and process checks that see through zombies.
  */
-import { mkdirSync, readFileSync, writeFileSync, rmSync, existsSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync, rmSync, existsSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { ToolHost, ToolRegistry, type ToolHostOptions, type PluginOrigin } from "../src/tools/index.js";
@@ -75,6 +75,17 @@ export function hostFixture(opts: Partial<ToolHostOptions> & { origin?: PluginOr
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** The pids of processes whose working directory is `dir` (a plugin runs in its folder). */
+export function processesIn(dir: string): number[] {
+  return readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return readlinkSync(`/proc/${p}/cwd`) === dir;
+    } catch {
+      return false;
+    }
+  }).map(Number);
 }
 
 /** Whether `pid` is a live process (a zombie, dead but not reaped, counts as gone). */

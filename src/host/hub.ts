@@ -18,6 +18,7 @@ import { BoundedLog } from "./log-limit.js";
 import { Presence } from "./presence.js";
 import { workerOnlineMs } from "../kernel/limits.js";
 import type { EndpointName } from "../protocol/endpoints.js";
+import type { ToolHost } from "../tools/index.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -94,6 +95,8 @@ export class Hub {
   readonly homeId: string;
   /** The plugins this hub loads (source adapters), from `<home>/plugins` first, then the built-in ones. */
   readonly plugins: PluginLoader;
+  /** The tool host of this home's tool plugins (issue 16), made when first asked for; see `toolHost`. */
+  private tools: Promise<ToolHost> | null = null;
 
   constructor(readonly opts: HubOptions) {
     this.plugins = opts.plugins ?? new PluginLoader(opts.home.plugins);
@@ -375,11 +378,31 @@ export class Hub {
     this.arm(delay);
   }
 
+  /**
+   * The tool host of this home's tool plugins — built in, then `<home>/plugins` — made at its first use, so that a hub
+   * nobody asks about tools loads none of it (src/tools brings MCP, gRPC and a schema compiler). The home is hidden
+   * from every sandbox; a plugin's stderr goes to the hub's log as `plugin.<name>`. Closed with the hub.
+   */
+  toolHost(): Promise<ToolHost> {
+    this.tools ??= import("../tools/index.js").then(({ ToolHost, ToolRegistry, homeToolRoots }) => {
+      const registry = new ToolRegistry(homeToolRoots(this.opts.home.plugins), this.env.lang);
+      return new ToolHost(registry, { lang: this.env.lang, hiddenPaths: [this.opts.home.dir], log: (subsystem, line) => this.log(`${subsystem}: ${line}`) });
+    });
+    return this.tools;
+  }
+
+  /** Logs a line a caller's request caused: at most one of `kind` a minute (log-limit.ts). */
+  logForCaller(kind: string, line: string): void {
+    this.callerLog.say(kind, line);
+  }
+
   /** Stops accepting input, answers held polls, stops the timer and closes the database after the last commit. */
   async close(): Promise<void> {
     if (this.closed) return;
     while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;
+    // Long-lived tool plugins (MCP servers) the listing started end with the hub.
+    await this.tools?.then((host) => host.close(), () => {});
     this.presence.close();
     if (this.timer) clearTimeout(this.timer);
     unwatchFile(this.opts.home.rules);

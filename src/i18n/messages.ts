@@ -238,6 +238,7 @@ const catalog = {
   "tools.long.noResult": { zh: "插件 {plugin} 的 Execute 流没给结果就结束了", en: "plugin {plugin} ended its Execute stream without a result" },
   "tools.long.resultJson": { zh: "插件 {plugin} 的 result_json 不是 JSON", en: "plugin {plugin} sent a result_json that is not JSON" },
   "tools.long.notAllowed": { zh: "插件 {plugin} 的 [mcp] tools_allowlist 不放行工具 {tool}", en: "plugin {plugin}'s [mcp] tools_allowlist does not export tool {tool}" },
+  "tools.listFailed": { zh: "GET /v1/tools 没列插件 {plugin} 的工具：{error}", en: "GET /v1/tools leaves out the tools of plugin {plugin}: {error}" },
   "tools.doctor.clash": { zh: "同名插件", en: "name clash" },
   "tools.doctor.entry": { zh: "入口程序找得到", en: "the entry point is found" },
   "tools.doctor.noCommand": { zh: "找不到 {command}（相对路径从插件目录算，否则在 PATH 里找）", en: "{command} is not found (a relative path counts from the plugin folder, a name is looked up in PATH)" },

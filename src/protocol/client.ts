@@ -177,4 +177,9 @@ export class HubClient {
   keyRemove(kind: KeyKind, name: string) {
     return this.request("keyRemove", { params: { kind, name } });
   }
+
+  /** GET /v1/tools: the tools of the hub's home, with their plugin, kind and approval mode. */
+  tools() {
+    return this.request("tools", {});
+  }
 }

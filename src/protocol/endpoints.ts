@@ -22,7 +22,7 @@ export type Auth =
   | "none";
 
 /** The sections of the protocol, one route module each (src/host/routes/<section>.ts). */
-export type Section = "events" | "work" | "cards" | "owner" | "stream" | "keys";
+export type Section = "events" | "work" | "cards" | "owner" | "stream" | "keys" | "tools";
 
 /** One endpoint of the table. */
 export interface EndpointSpec {
@@ -30,6 +30,8 @@ export interface EndpointSpec {
   method: "GET" | "POST" | "DELETE";
   /** The path, with `:name` for a path parameter. */
   path: string;
+  /** Other paths the same endpoint answers at (the names other specifications give it). */
+  aliases?: readonly string[];
   auth: Auth;
   /** The definition of the query string (all values strings), when it has one. */
   query?: Validated;
@@ -74,6 +76,8 @@ export const endpoints = {
 
   keyNew: { section: "keys", method: "POST", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "KeyNew" },
   keyRemove: { section: "keys", method: "DELETE", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "Changed" },
+
+  tools: { section: "tools", method: "GET", path: "/v1/tools", aliases: ["/api/tools"], auth: ["owner"], response: "Tools" },
 } as const satisfies Record<string, EndpointSpec>;
 
 /** The name of an endpoint. */

@@ -334,12 +334,28 @@ export type TimerFactRow = Static<typeof TimerFactRow>;
 export const RulesFactRow = Type.Object({ version: int() });
 export type RulesFactRow = Static<typeof RulesFactRow>;
 
+/**
+ * A tool the hub's home offers (issue 16; spec declarative-plugins.md's `/api/tools`): `name` is `<pluginId>.<tool>`,
+ * `kind` its plugin's (`http` for a declarative plugin's HTTP tool), `parameters` the JSON Schema of its arguments,
+ * `approval` the mode rules.json's `approvals` give it (exact plugin and tool, else the plugin, else `auto`; an agent's
+ * first call of a plugin that is not built in still asks once), `disableModelInvocation` whether agents never see it.
+ */
+export const ToolView = Type.Object({
+  name: str(), pluginId: str(), kind: oneOf(["http", "sync", "async", "service", "mcp"] as const), description: str(),
+  parameters: Type.Record(str(), Type.Unknown()), approval: oneOf(["auto", "prompt", "deny"] as const), disableModelInvocation: bool(),
+}, { $id: "ToolView" });
+export type ToolView = Static<typeof ToolView>;
+
+/** GET /v1/tools (also `/api/tools`): every tool of the hub's home, by plugin then tool. */
+export const Tools = Type.Array(ref(ToolView), { description: "GET /v1/tools" });
+export type Tools = Static<typeof Tools>;
+
 /** The response definitions, by name. */
 export const responseDefinitions = {
   ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
-  RulesFactRow,
+  RulesFactRow, ToolView, Tools,
 };
 /** The name of a response definition. */
 export type ResponseName = keyof typeof responseDefinitions;

@@ -152,12 +152,12 @@ async function body(c: Context, hub: Hub, spec: EndpointSpec): Promise<{ value: 
 }
 
 /**
- * Mounts endpoint `name` of the table on `app`: its method and path, the middleware, then `handler` with the checked
- * request.
+ * Mounts endpoint `name` of the table on `app`: its method and path (and its aliases), the middleware, then `handler`
+ * with the checked request.
  */
 export function route<E extends EndpointName>(app: Hono, hub: Hub, name: E, handler: Handler<E>): void {
   const spec: EndpointSpec = endpoints[name];
-  app.on(spec.method, spec.path, async (c) => {
+  app.on(spec.method, [spec.path, ...(spec.aliases ?? [])], async (c) => {
     const token = bearer(c.req.raw) ?? "";
     const keyHash = token ? hashKey(token) : null;
     const allowed = gate(c, hub, spec.auth, token, keyHash);

@@ -1,0 +1,82 @@
+/**
+ * `GET /v1/tools` (issue 16), also at `/api/tools`: a real hub over HTTP lists the tools of its home's tool plugins
+ * for the owner — name, plugin, kind, description, parameters and the approval mode its current rules give — reading
+ * the plugin folders at each request, asking a manifest without tools with tools/list once per manifest digest, and
+ * ending the MCP servers it started when it closes. Every answer is checked against the published shape.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { baseRules, hubFixture, until } from "./helpers.js";
+import { everythingServer, examples, nodePlugin, processesIn, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { HubClient } from "../src/protocol/client.js";
+
+const rules = (approvals: unknown[]) => ({ ...baseRules, approvals });
+
+test("GET /v1/tools lists every tool of the home's plugins with plugin, kind and approval mode; /api/tools is the same", async () => {
+  const logs: string[] = [];
+  const f = await hubFixture(rules([
+    { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt", allow_session_keys: ["alerts:*"] },
+    { plugin: "lister", mode: "deny" },
+  ]), {}, "", { log: (l: string) => logs.push(l) });
+  let every = "";
+  try {
+    const plugins = f.home.plugins;
+    mkdirSync(plugins, { recursive: true });
+    assert.deepEqual(await f.call("GET", "/v1/tools", f.keys.owner), { status: 200, body: [] }, "no plugins: no tools");
+    cpSync(join(examples, "hello-python"), join(plugins, "hello-python"), { recursive: true });
+    cpSync(join(examples, "hello-service"), join(plugins, "hello-service"), { recursive: true });
+    const lister = writePlugin(plugins, "lister", syncManifest("lister", "node", ["main.js"]), {
+      "main.js": nodePlugin(`
+        require("node:fs").appendFileSync("asked", req.method + "\\n");
+        return { jsonrpc: "2.0", id: req.id, result: { tools: [{ name: "add", inputSchema: { type: "object", properties: { a: { type: "number" } } } }] } };`),
+    });
+    writePlugin(plugins, "secret", syncManifest("secret", "bash", ["main.sh"], `${toolToml("wipe")}\n[capabilities]\ndisable_model_invocation = true\n`));
+    writePlugin(plugins, "broken", `colour = "blue"\n${syncManifest("broken", "node", ["main.js"], toolToml("x"))}`);
+    writePlugin(plugins, "mute", syncManifest("mute", "node", ["-e", "process.exit(3)"]));
+    every = writePlugin(plugins, "every", `manifest_version = 3\nname = "every"\nversion = "1.0.0"\nplugin_type = "mcp"\n\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everythingServer)}, "stdio"]\n\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n`);
+
+    const greet = { type: "object", required: ["name"], properties: { name: { type: "string" } } };
+    const r = await f.call("GET", "/v1/tools", f.keys.owner);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const echo = r.body.find((x: { name: string }) => x.name === "every.echo");
+    assert.deepEqual(r.body, [
+      { ...echo, name: "every.echo", pluginId: "every", kind: "mcp", approval: "auto", disableModelInvocation: false },
+      { name: "hello-python.greet", pluginId: "hello-python", kind: "sync", description: "Greet a person", parameters: greet, approval: "prompt", disableModelInvocation: false },
+      ...([
+        ["greet", "Greet a person (with a progress event first)", greet], ["count", "How many calls this process has served: state kept between calls", { type: "object" }],
+        ["refuse", "Answers with an error event", { type: "object" }], ["ask", "Asks for the owner's approval first", { type: "object" }],
+        ["crash", "Exits mid-call (to show supervision)", { type: "object" }],
+      ] as const).map(([tool, description, parameters]) => ({
+        name: `hello-service.${tool}`, pluginId: "hello-service", kind: "service", description, parameters, approval: "auto", disableModelInvocation: false,
+      })),
+      { name: "lister.add", pluginId: "lister", kind: "sync", description: "", parameters: { type: "object", properties: { a: { type: "number" } } }, approval: "deny", disableModelInvocation: false },
+      { name: "secret.wipe", pluginId: "secret", kind: "sync", description: "", parameters: { type: "object" }, approval: "auto", disableModelInvocation: true },
+    ]);
+    assert.match(echo.description, /echo/i);
+    assert.equal(echo.parameters.type, "object");
+    // The broken plugin and the one whose tools/list fails are left out; the log says why the latter is missing.
+    assert.ok(logs.some((l) => l.startsWith("GET /v1/tools leaves out the tools of plugin mute: ")), logs.join("\n"));
+    // The same through the other path and the typed client; tools/list was asked once (cached by the manifest's digest).
+    assert.deepEqual((await f.call("GET", "/api/tools", f.keys.owner)).body, r.body);
+    assert.deepEqual(await new HubClient(f.url, f.keys.owner).tools(), r.body);
+    assert.equal(readFileSync(join(lister, "asked"), "utf8"), "tools/list\n");
+
+    // A changed manifest, a removed plugin and changed approvals show at the next request.
+    writeFileSync(join(plugins, "hello-python", "manifest.toml"), readFileSync(join(plugins, "hello-python", "manifest.toml"), "utf8").replace('description = "Greet a person"', 'description = "Say hello"'));
+    rmSync(join(plugins, "secret"), { recursive: true });
+    f.writeRules(rules([{ plugin: "hello-python", mode: "deny" }]));
+    const after = (await until(async () => {
+      const b = (await f.call("GET", "/v1/tools", f.keys.owner)).body as { name: string; description: string; approval: string }[];
+      return b.find((x) => x.name === "hello-python.greet")?.approval === "deny" ? b : null;
+    }))!;
+    assert.deepEqual(after.map((x) => x.name), ["every.echo", "hello-python.greet", ...["greet", "count", "refuse", "ask", "crash"].map((x) => `hello-service.${x}`), "lister.add"]);
+    assert.deepEqual([after[1]!.description, after.at(-1)!.approval], ["Say hello", "auto"]);
+    assert.ok(processesIn(every).length > 0, "the MCP server runs while the hub does");
+    assert.deepEqual(processesIn(join(plugins, "hello-service")), [], "listing does not start a service plugin");
+  } finally {
+    await f.close();
+  }
+  assert.deepEqual(processesIn(every), [], "the hub ended the MCP server it started");
+});
