@@ -16,7 +16,7 @@ import { validatedNames } from "../scripts/validators.js";
 import { check } from "../src/protocol/validate.js";
 import { parseReceipt } from "../src/worker/receipt.js";
 import { isName, isOldKeyName, parseRules } from "../src/kernel/rules.js";
-import { neutralise } from "../src/kernel/text.js";
+import { neutralise, relayed } from "../src/kernel/text.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, hubFixture } from "./helpers.js";
@@ -83,6 +83,13 @@ test("names in rules.json refuse the same characters; new key names are ASCII, a
   const display = parseRules(JSON.stringify({ ...baseRules, sources: { shop: { name: "Shop\u202e" } } }), { timezone: "UTC" });
   assert.equal(display.ok, false, "a display name");
   assert.equal(isOldKeyName("a\u202eb"), true, "a key made before names were checked can still be removed");
+});
+
+test("relayed keeps a text of exactly its field's length whole and cuts a longer one to that length, ending in …", () => {
+  assert.equal(relayed("abc", true, 3), "abc");
+  assert.equal(relayed("abcd", true, 3), "ab…");
+  assert.equal(relayed("a\u0007b\nc", true, 3), "ab c".slice(0, 2) + "…", "neutralised first: 'ab c' is 4 codepoints");
+  assert.equal(relayed("😀😀😀", false, 3), "😀😀😀", "codepoints, not UTF-16 units");
 });
 
 test("neutralise removes what is refused; in one-line text a run of line breaks, tabs and separators becomes one space", () => {
