@@ -6,7 +6,6 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
-import { appendRawFact } from "../sim/simulation.js";
 
 const day = Date.parse("2026-11-02T00:00:00Z");
 const nextDay = Date.parse("2026-11-03T00:00:00Z");
@@ -43,8 +42,9 @@ test("usage is summed per rule and day under its own key; a tokens budget pauses
     "ask", '"alerts" used up today\'s budget and is paused', ["Resume for the rest of this period", "Keep paused"], 1, "", `alerts\u0000${nextDay}`,
   ]);
   assert.equal(card.text, "Used 1000 tokens of 1000 tokens. Runs already claimed finish normally. This period ends at 2026-11-03T00:00:00.000Z. Resuming with agent-autoloop resume also resumes it for the rest of the period.");
-  const stored = k.store.view.get("cards", card.id)!;
-  assert.equal(stored.key, `budget:alerts:${day}`);
+  // Its key, as the decision's fact writes it: one budget card per rule and period, found again by it (resume).
+  const written = second.facts.flatMap((f) => f.changes).filter(([table, id]) => table === "cards" && id === card.id);
+  assert.deepEqual(written.map(([, , row]) => (row as { key: string }).key), [`budget:alerts:${day}`]);
   k.close();
 });
 
@@ -53,7 +53,7 @@ test("a cost budget pauses at exactly its limit; with both limits the card names
   spend(k, "e1", { cost: 0.5, input: 4 });
   assert.deepEqual(k.state().pauses, []);
   spend(k, "e2", { cost: 0.5, output: 6 });
-  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by, p.reason, p.until]), [["alerts", "budget", "超出预算", null]]);
+  assert.deepEqual(k.state().pauses.map((p) => [p.name, p.by, p.reason, p.until]), [["alerts", "budget", "超出预算", null]]);
   assert.match(k.state().cards[0].text, /^Used \$1\.00 · 10 tokens of \$1 · 5000 tokens\. /);
   k.close();
 });
@@ -81,7 +81,7 @@ test("each day and each rule counts on its own; resuming one rule's budget does 
   k.commit({ kind: "answer", keyHash: K.owner, card: a.id, choice: 0, text: null, by: null, ref: null });
   assert.deepEqual(k.state().pauses, []);
   spend(k, "p1", { cost: 2 }, "page.x");
-  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by]), [["alerts-b", "budget"]], "alerts-b was not excused by alerts' answer");
+  assert.deepEqual(k.state().pauses.map((p) => [p.name, p.by]), [["alerts-b", "budget"]], "alerts-b was not excused by alerts' answer");
   k.close();
 });
 
@@ -94,7 +94,7 @@ test("resume for the rest of the period ends with the period, to the millisecond
   assert.deepEqual(k.state().pauses, [], "still the resumed period");
   k.advance(nextDay);
   spend(k, "e3", { cost: 1 });
-  assert.deepEqual(k.state().pauses.map((p: any) => p.by), ["budget"], "a new period: the budget pauses again");
+  assert.deepEqual(k.state().pauses.map((p) => p.by), ["budget"], "a new period: the budget pauses again");
   k.close();
 });
 
@@ -106,10 +106,10 @@ test("resume by hand answers only this rule's open budget card, whatever other c
   k.result(asking.run, { outcome: "done", ask: [{ title: "Which?", options: ["a", "b"], about: `alerts\u0000${nextDay}` }] });
   spend(k, "p1", { cost: 1 }, "page.x");
   spend(k, "e1", { cost: 1 });
-  assert.deepEqual(k.state().cards.map((c: any) => c.title), ["Which?", '"alerts-b" used up today\'s budget and is paused', '"alerts" used up today\'s budget and is paused']);
+  assert.deepEqual(k.state().cards.map((c) => c.title), ["Which?", '"alerts-b" used up today\'s budget and is paused', '"alerts" used up today\'s budget and is paused']);
   k.commit({ kind: "resume", keyHash: K.owner, rule: "alerts" });
-  assert.deepEqual(k.state().cards.map((c: any) => c.title), ["Which?", '"alerts-b" used up today\'s budget and is paused']);
-  assert.deepEqual(k.state().pauses.map((p: any) => p.name), ["alerts-b"]);
+  assert.deepEqual(k.state().cards.map((c) => c.title), ["Which?", '"alerts-b" used up today\'s budget and is paused']);
+  assert.deepEqual(k.state().pauses.map((p) => p.name), ["alerts-b"]);
   k.close();
 });
 
@@ -123,7 +123,7 @@ test("resume on the budget card leaves a pause the owner set since", () => {
   assert.deepEqual(k.state().pauses, []);
   k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "deploy", until: null });
   k.commit({ kind: "answer", keyHash: K.owner, card: card.id, choice: 0, text: null, by: null, ref: null });
-  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by, p.reason]), [["alerts", "owner", "deploy"]]);
+  assert.deepEqual(k.state().pauses.map((p) => [p.name, p.by, p.reason]), [["alerts", "owner", "deploy"]]);
   assert.equal(k.state().recentCards[0].result, "Resumed; no budget pause again this period");
   k.close();
 });
@@ -134,10 +134,10 @@ test("a budget card still open under a pause the owner set (as hubs before resum
   const card = k.state().cards[0];
   // Today a budget card is open only while its budget pause stands; an older hub's log can hold the card open under
   // the owner's own pause (its resume by hand did not answer the card): written here as that log would have it.
-  appendRawFact(k.store, "pauseRule", [["pauses", "alerts", { by: "owner", reason: "deploy", since: k.now, until: null }]], k.now);
+  k.appendRaw("pauseRule", [["pauses", "alerts", { by: "owner", reason: "deploy", since: k.now, until: null }]]);
   const d = k.commit({ kind: "answer", keyHash: K.owner, card: card.id, choice: 0, text: null, by: null, ref: null });
   assert.equal(d.status, 200);
-  assert.deepEqual(k.state().pauses.map((p: any) => [p.name, p.by, p.reason]), [["alerts", "owner", "deploy"]]);
+  assert.deepEqual(k.state().pauses.map((p) => [p.name, p.by, p.reason]), [["alerts", "owner", "deploy"]]);
   assert.deepEqual(d.facts.flatMap((f) => f.changes).filter((c) => c[0] === "spend"), [["spend", "ok\u0000alerts", { rule: "alerts", until: nextDay }]]);
   assert.equal(k.state().recentCards[0].result, "Resumed; no budget pause again this period");
   k.close();

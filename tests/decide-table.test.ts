@@ -5,11 +5,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Clock, K } from "./clock.js";
+import { Clock, K, written } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import { cardLinkToken } from "../src/kernel/credentials.js";
 import { cardLinkValidMs, runLeaseMs, workerOfflineMs } from "../src/kernel/limits.js";
-import type { CardRow, Input } from "../src/kernel/types.js";
+import type { Input } from "../src/kernel/types.js";
 
 const start = "2026-11-02T08:00:00Z";
 const reply = (d: { status: number; body: unknown }) => [d.status, d.body];
@@ -46,11 +46,12 @@ test("the kind of each fact names what happened; a decision says which long poll
   k.commit({ kind: "delivered", keyHash: K.channel, card: 1, version: 1, ref: "m" });
   k.now += 60_000;
   assert.deepEqual(kinds(k.commit({ kind: "cardsNext", keyHash: K.channel })), ["heartbeat"], "seen again after a minute, nothing to send");
-  const rules = k.commit({ kind: "rules", rules: { ...k.store.view.rules()!.rules, askFirst: ["x"] }, hash: "v2" });
+  const rules = k.commit({ kind: "rules", rules: { ...k.rules, askFirst: ["x"] }, hash: "v2" });
   assert.deepEqual([reply(rules), kinds(rules), rules.wake?.workers], [[200, { ok: true, changed: true, version: 2 }], ["rules"], true]);
-  const same = k.commit({ kind: "rules", rules: k.store.view.rules()!.rules, hash: "v2" });
+  const same = k.commit({ kind: "rules", rules: k.rules, hash: "v2" });
   assert.deepEqual([reply(same), kinds(same), same.wake?.workers], [[200, { ok: true, changed: false, version: 2 }], [], false]);
-  assert.deepEqual([reply(k.commit({ kind: "tick", due: "later:gone" })), k.store.seq], [[200, { ok: true }], k.store.seq], "a deadline that is gone changes nothing");
+  const gone = k.commit({ kind: "tick", due: "later:gone" });
+  assert.deepEqual([reply(gone), gone.committed], [[200, { ok: true }], []], "a deadline that is gone changes nothing");
   k.close();
 });
 
@@ -104,12 +105,12 @@ test("a channel's delivery reports and answers are checked against the card, its
 
 test("a card link works until exactly seven days after the card was made", () => {
   const { k } = asked();
-  const card = k.store.view.get("cards", 1)!;
-  const token = cardLinkToken(k.env.master, 1, card.at);
+  const made = Date.parse(k.card(1).at);
+  const token = cardLinkToken(k.env.master, 1, made);
   const link = { kind: "linkAnswer", card: 1, token, choice: 0, text: null } as const;
-  k.now = card.at + cardLinkValidMs + 1;
+  k.now = made + cardLinkValidMs + 1;
   assert.deepEqual(reply(k.commit(link)), [410, { error: "This link has expired (links last 7 days from the card's creation)" }]);
-  k.now = card.at + cardLinkValidMs;
+  k.now = made + cardLinkValidMs;
   const d = k.commit(link);
   assert.deepEqual([d.status, (d.body as { card: { by: string } }).card.by], [200, "link"]);
   k.close();
@@ -145,19 +146,20 @@ test("a notice is answered with choice 0 (handled) or text, and its answer comes
 
 test("rules.json errors: one open card per error text; a new text replaces it; good rules close it", () => {
   const k = new Clock(baseRules, start);
-  assert.deepEqual(reply(k.commit({ kind: "rulesError", error: "x: bad", missing: false })), [200, { ok: true, changed: true }]);
+  const bad = k.commit({ kind: "rulesError", error: "x: bad", missing: false });
+  assert.deepEqual(reply(bad), [200, { ok: true, changed: true }]);
   assert.deepEqual(reply(k.commit({ kind: "rulesError", error: "x: bad", missing: false })), [200, { ok: true, changed: false }]);
-  assert.deepEqual(reply(k.commit({ kind: "rulesError", error: "gone", missing: true })), [200, { ok: true, changed: true }]);
-  const cards = () => k.state().cards.concat(k.state().recentCards).map((c: any) => [c.id, c.state, c.title, c.text, c.result]);
-  const rows = () => [1, 2].map((id) => k.store.view.get("cards", id)).map((c) => [c?.key, c?.system]);
-  assert.deepEqual(rows(), [["rules-error", "rulesError"], ["rules-error", "rulesError"]]);
-  const seen = new Map(cards().map((c: any[]) => [c[0], c]));
-  assert.deepEqual([...seen.values()].sort((a: any, b: any) => a[0] - b[0]), [
+  const gone = k.commit({ kind: "rulesError", error: "gone", missing: true });
+  assert.deepEqual(reply(gone), [200, { ok: true, changed: true }]);
+  // One key for every rules.json error (the facts write it): the new text's card takes the place of the old.
+  const keys = [...written(bad, "cards"), ...written(gone, "cards")].map((c) => [c!.id, c!.key, c!.system]);
+  assert.deepEqual(keys, [[1, "rules-error", "rulesError"], [1, "rules-error", "rulesError"], [2, "rules-error", "rulesError"]]);
+  assert.deepEqual(k.cards().map((c) => [c.id, c.state, c.title, c.text, c.result]), [
     [1, "closed", "rules.json has an error; the old rules keep running", "x: bad", "No longer needed"],
     [2, "open", "rules.json cannot be read; the old rules keep running", "gone", null],
   ]);
-  k.commit({ kind: "rules", rules: k.store.view.rules()!.rules, hash: "v2" });
-  assert.equal(k.store.view.get("cards", 2)!.state, "closed");
+  k.commit({ kind: "rules", rules: k.rules, hash: "v2" });
+  assert.equal(k.card(2).state, "closed");
   k.close();
 });
 
@@ -179,16 +181,17 @@ test("keys made over HTTP need the owner's key; made locally, no key", () => {
 test("a worker not seen for ten minutes gets one offline notice, closed when it comes back", () => {
   const k = new Clock(baseRules, start);
   k.heartbeat([]);
+  const before = k.seq();
   k.advance(k.now + workerOfflineMs);
-  const card = k.store.view.get("cards", 1)!;
-  assert.deepEqual([card.kind, card.key, card.system, card.title, card.text, card.state, card.rule, card.lane, card.run], [
-    "notice", "offline:w1", "offline", "Worker w1 has not been seen for 10 minutes", "Its runs stay with it. This card closes when it returns.", "open",
-    null, "", null,
+  const card = k.card(1);
+  assert.deepEqual([card.kind, card.title, card.text, card.state, card.rule, card.lane, card.run], [
+    "notice", "Worker w1 has not been seen for 10 minutes", "Its runs stay with it. This card closes when it returns.", "open", null, "", null,
   ]);
+  assert.deepEqual(written({ facts: k.stream(before) }, "cards").map((c) => [c!.id, c!.key, c!.system]), [[1, "offline:w1", "offline"]], "as the stream shows it");
   k.advance(k.now + 3 * workerOfflineMs);
-  assert.equal(k.store.view.get("cards", 2), undefined, "one notice however long it stays away");
+  assert.deepEqual(k.cards().map((c) => c.id), [1], "one notice however long it stays away");
   k.heartbeat([]);
-  assert.deepEqual([k.store.view.get("cards", 1)!.state, k.store.view.get("cards", 1)!.result], ["closed", "No longer needed"]);
+  assert.deepEqual([k.card(1).state, k.card(1).result], ["closed", "No longer needed"]);
   k.close();
 });
 

@@ -10,6 +10,7 @@ import { homePaths, newKey, readMasterKey, writeFileAtomic, type Config, type Ho
 import { registerKeysLocally, startServe, type Running, type ServeOptions } from "../src/host/serve.js";
 import { endpoints, type EndpointName } from "../src/protocol/endpoints.js";
 import { checkResponse } from "../src/protocol/response-check.js";
+import type { State } from "../src/protocol/responses.js";
 
 export const engine = join(import.meta.dirname, "..");
 
@@ -41,6 +42,8 @@ export interface Fixture {
   keys: Keys;
   running: Running;
   call(method: string, path: string, key: string | null, body?: unknown, raw?: string): Promise<{ status: number; body: any }>;
+  /** GET /v1/state with the owner's key: the owner's state. @throws when the hub does not answer 200. */
+  state(): Promise<State>;
   seq(): number;
   writeRules(rules: unknown): void;
   close(): Promise<void>;
@@ -95,7 +98,7 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
   const { dir, home, keys } = makeHome(rules, config, secrets);
   const running = await startServe(home, { lang: "en", log: () => {}, checkAnswer, ...options });
   const url = running.url;
-  return {
+  const fixture: Fixture = {
     home, url, keys, running,
     async call(method, path, key, body, raw) {
       const headers: Record<string, string> = {};
@@ -111,6 +114,11 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
       }
       return { status: res.status, body: parsed as any };
     },
+    async state() {
+      const r = await fixture.call("GET", "/v1/state", keys.owner);
+      if (r.status !== 200) throw new Error(`GET /v1/state answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body as State;
+    },
     seq: () => running.hub.store.seq,
     writeRules(r) {
       // as editors save: a new file renamed over the old one
@@ -121,6 +129,7 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return fixture;
 }
 
 /**
@@ -138,11 +147,11 @@ export async function until<T>(f: () => T | Promise<T>, ms = 10_000, what: strin
 }
 
 /** Waits until the newest run of the hub is in `state`; returns the whole owner state at that moment. */
-export async function untilLatestRun(f: Fixture, state: string, ms = 20_000): Promise<any> {
-  return until(async () => {
-    const s = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-    return s.runs[0]?.state === state && s;
-  }, ms, `the latest run to be ${state}`);
+export async function untilLatestRun(f: Fixture, state: string, ms = 20_000): Promise<State> {
+  return (await until(async () => {
+    const s = await f.state();
+    return s.runs[0]?.state === state ? s : null;
+  }, ms, `the latest run to be ${state}`))!;
 }
 
 /** A real `agent-autoloop serve` child process on a home (the CLI is run from dist/: `npm run build` first). */

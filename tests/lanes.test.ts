@@ -4,21 +4,19 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Clock, K } from "./clock.js";
+import { Clock, K, written } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import { hashKey } from "../src/kernel/credentials.js";
-import type { EventRow, RunRow } from "../src/kernel/types.js";
 import { rulesOf } from "../src/kernel/lanes.js";
 
 const rules = { ...baseRules, rules: [...baseRules.rules, { name: "hourly", when: { cron: "0 * * * *" }, to: "bot" }] };
-const events = (k: Clock) => k.store.view.where("events", "1 ORDER BY key").map((x) => x.row);
 const crm = hashKey("crm-key");
 
 function clock(): Clock {
   const k = new Clock(rules, "2026-11-02T08:10:00Z");
   k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: crm });
   // "schedule" gets no key any more (see the reserved names below); a home may still hold one made before that.
-  k.store.db.prepare("INSERT INTO v_keys (key, data) VALUES (?, ?)").run(hashKey("sched"), JSON.stringify({ kind: "source", name: "schedule", at: k.now }));
+  k.appendRaw("keyNew", [["keys", hashKey("sched"), { kind: "source", name: "schedule", at: k.now }]]);
   return k;
 }
 
@@ -27,19 +25,19 @@ test("a rule takes only events of its own source and types; a cron rule takes no
   const other = k.commit({ kind: "event", keyHash: crm, event: { id: "x1", type: "alert.cpu" } });
   assert.deepEqual(other.body, { event: 1, duplicate: false, routed: [], paused: [] }, "crm's alert is not for the shop rule");
   const sched = k.commit({ kind: "event", keyHash: hashKey("sched"), event: { id: "x2", type: "schedule.cron" } });
-  assert.deepEqual((sched.body as any).routed, [], "a cron rule takes no posted event, even from a source named schedule");
+  assert.deepEqual(sched.body, { event: 2, duplicate: false, routed: [], paused: [] }, "a cron rule takes no posted event, even from a source named schedule");
   const taken = k.event("x3");
-  assert.deepEqual((taken.body as any).routed, ["alerts"]);
+  assert.deepEqual(taken.body, { event: 3, duplicate: false, routed: ["alerts"], paused: [] });
   const s = k.state();
-  assert.deepEqual(s.unrouted.map((e: any) => e.eventId), ["x2", "x1"]);
+  assert.deepEqual(s.unrouted.map((e) => [e.eventId, e.routed]), [["x2", []], ["x1", []]]);
   assert.deepEqual([s.totals.events, s.totals.unrouted, s.totals.runs], [3, 2, 1]);
-  assert.deepEqual(events(k).map((e) => [e.sid, e.unrouted, e.routed]), [["x1", true, []], ["x2", true, []], ["x3", false, ["alerts"]]]);
+  assert.deepEqual(k.claim("c1").job!.context.events.map((e) => e.id), ["x3"], "the routed event is not unrouted: it is the run's");
   k.close();
 });
 
 test("routing reads the rules of the event's source from an index built once per rules version, in the order of the file", () => {
   const k = clock();
-  const loaded = k.store.view.rules()!.rules;
+  const loaded = k.rules;
   const shop = rulesOf(loaded, "shop");
   assert.deepEqual(shop.map((r) => r.name), ["alerts"]);
   assert.equal(rulesOf(loaded, "shop"), shop, "the same list, not built again");
@@ -66,7 +64,7 @@ test("a new run is not manual; a parallel rule's event without subject goes to t
   const k = clock();
   k.commit({ kind: "event", keyHash: crm, event: { id: "t1", type: "ticket.new" } });
   k.event("a1");
-  const runs = k.store.view.where("runs", "1 ORDER BY key").map((x) => x.row);
+  const runs = k.state().runs.reverse();
   assert.deepEqual(runs.map((r) => [r.rule, r.lane, r.manual, r.state, r.attempt]), [["per-subject", "", false, "queued", 0], ["alerts", "", false, "queued", 0]]);
   k.close();
 });
@@ -77,7 +75,8 @@ test("a receipt's events are told apart within one result; the same id twice is 
   const job = k.claim("c1").job!;
   const r = k.result(job.run, { outcome: "done", events: [{ id: "f1", type: "followup.a" }, { id: "f2", type: "followup.b" }, { id: "f1", type: "followup.c" }] });
   assert.deepEqual(r.body, { rejected: [] });
-  assert.deepEqual(events(k).filter((e) => e.internal === "receipt").map((e) => [e.sid, e.type, e.hops]), [["f1", "followup.a", 1], ["f2", "followup.b", 1]]);
+  assert.deepEqual(written(r, "events").map((e) => [e!.sid, e!.type, e!.hops, e!.internal]), [["f1", "followup.a", 1, "receipt"], ["f2", "followup.b", 1, "receipt"]]);
+  assert.deepEqual(k.state().unrouted.map((e) => [e.eventId, e.type]), [["f2", "followup.b"], ["f1", "followup.a"]]);
   k.close();
 });
 
@@ -88,9 +87,8 @@ test("an answer's event gets the next free id when a source already used it, and
   const job = k.claim("c1").job!;
   k.result(job.run, { outcome: "done", ask: [{ title: "Go?", options: ["yes", "no"] }] });
   const card = k.state().cards[0];
-  k.commit({ kind: "answer", keyHash: K.owner, card: card.id, choice: 0, text: null, by: null, ref: null });
-  const answer = events(k).find((e) => e.internal === "answer")!;
-  assert.deepEqual([answer.sid, answer.unrouted, answer.routed], ["card:1:answer#3", false, ["alerts"]]);
+  const answered = k.commit({ kind: "answer", keyHash: K.owner, card: card.id, choice: 0, text: null, by: null, ref: null });
+  assert.deepEqual(written(answered, "events").map((e) => [e!.sid, e!.internal, e!.unrouted, e!.routed]), [["card:1:answer#3", "answer", false, ["alerts"]]]);
   assert.deepEqual(k.state().unrouted, []);
   k.close();
 });
@@ -104,13 +102,13 @@ test("an event joining a retry-waiting run keeps its wait; a manual run ends the
   assert.equal(waiting.state, "waiting");
   k.event("a2");
   const joined = k.run(job.run);
-  assert.deepEqual([joined.state, joined.readyAt, joined.manual, joined.events.length], ["waiting", waiting.readyAt, false, 2]);
-  assert.ok(k.store.view.get("due", `retry:${job.run}`));
+  assert.deepEqual([joined.state, joined.readyAt, joined.manual, joined.events], ["waiting", waiting.readyAt, false, 2]);
+  assert.deepEqual(k.dueKeys(Date.parse(joined.readyAt)), [`retry:${job.run}`], "its retry comes due at its time");
   k.now += 1000;
   k.commit({ kind: "runNow", keyHash: K.owner, rule: "alerts", subject: null, reason: null });
   const now = k.run(job.run);
-  assert.deepEqual([now.state, now.readyAt, now.manual], ["queued", k.now, true]);
-  assert.equal(k.store.view.get("due", `retry:${job.run}`), undefined, "the retry deadline is gone");
+  assert.deepEqual([now.state, now.readyAt, now.manual], ["queued", k.iso(), true]);
+  assert.deepEqual(k.dueKeys(Date.parse(joined.readyAt)), [], "the retry deadline is gone");
   k.close();
 });
 
@@ -120,10 +118,10 @@ test("a manual run joining a queued run leaves its time in the queue as it was",
   k.claim("c1");
   k.now += 1000;
   k.event("a2"); // queued behind the running run
-  const queued = k.state().active.find((r: any) => r.state === "queued");
+  const queued = k.state().active.find((r) => r.state === "queued")!;
   k.now += 5000;
   k.commit({ kind: "runNow", keyHash: K.owner, rule: "alerts", subject: null, reason: null });
   const after = k.run(queued.id);
-  assert.deepEqual([after.state, after.readyAt, after.manual, after.events.length], ["queued", Date.parse(queued.readyAt), true, 2]);
+  assert.deepEqual([after.state, after.readyAt, after.manual, after.events], ["queued", queued.readyAt, true, 2]);
   k.close();
 });

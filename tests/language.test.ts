@@ -11,9 +11,10 @@ import { execFile } from "node:child_process";
 import { rmSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalogEntries, fixedMessageIds, fixedText, langFromEnv, localize, t, type Lang } from "../src/i18n/messages.js";
-import { Clock, K } from "./clock.js";
+import { Clock, K, written } from "./clock.js";
 import { baseRules, engine, makeHome, serveProcess, type ServeProcess } from "./helpers.js";
 import type { Fact } from "../src/kernel/types.js";
+import type { ResultAnswer, WorkAnswer } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -99,7 +100,7 @@ function scenario(lang: Lang): { facts: Fact[]; paused: unknown } {
     assert.equal(k.commit({ kind: "runNow", keyHash: K.owner, rule: "per-subject", subject: "#1", reason: null }).status, 200);
     const third = k.claim("c3", K.worker2).job!;
     k.result(third.run, { outcome: "done", resolve: [{ card: 1 }], events: [{ id: "f3", type: "followup.y" }] });
-    const facts = k.store.factsAfter(0, 10_000).map((f) => ({ ...f, changes: f.changes.filter(([table]) => table !== "cards" && table !== "outbox") }));
+    const facts = k.stream().map((f) => ({ ...f, changes: f.changes.filter(([table]) => table !== "cards" && table !== "outbox") }));
     return { facts, paused: [paused.status, paused.body] };
   } finally {
     k.close();
@@ -112,10 +113,10 @@ test("the same inputs give the same facts whatever the hub's language: events, j
   assert.deepEqual(en.facts, zh.facts);
   assert.deepEqual(en.paused, [409, { error: "规则「alerts」暂停中，先恢复再手动运行" }]);
   assert.deepEqual(zh.paused, en.paused);
-  const rows = (table: string) => en.facts.flatMap((f) => f.changes).filter(([tb]) => tb === table).map(([, , row]) => row as Record<string, any>);
-  assert.deepEqual(rows("events")[0]!.summary, "owner 手动运行");
-  assert.deepEqual(rows("pauses").filter(Boolean).map((p) => [p.by, p.reason]), [["budget", "超出预算"]]);
-  const rejected = rows("runs").flatMap((r) => Object.values(r.results as Record<string, { response: { rejected: unknown[] } }>)).flatMap((x) => x.response.rejected);
+  const log = { facts: en.facts };
+  assert.deepEqual(written(log, "events")[0]!.summary, "owner 手动运行");
+  assert.deepEqual(written(log, "pauses").filter((p) => p !== null).map((p) => [p.by, p.reason]), [["budget", "超出预算"]]);
+  const rejected = written(log, "runs").flatMap((r) => Object.values(r!.results)).flatMap((x) => (x.response as ResultAnswer).rejected);
   assert.deepEqual([...new Set(rejected.map((x) => JSON.stringify(x)))].sort(), [
     { card: 1, reason: "不在本轮核对范围" },
     { card: 1, reason: "这张卡片已经结案" },
@@ -147,9 +148,10 @@ async function hub(extra: Record<string, string>): Promise<{ dir: string; keys: 
   return { dir, keys, hub: process };
 }
 
-async function http(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+/** One request to the hub at `url`; its answer, read as `T` (the hub checks its answers against the contract). */
+async function http<T = unknown>(url: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return res.json();
+  return res.json() as Promise<T>;
 }
 
 for (const LANG of ["en_US.UTF-8", "zh_CN.UTF-8"]) {
@@ -157,8 +159,8 @@ for (const LANG of ["en_US.UTF-8", "zh_CN.UTF-8"]) {
     const { dir, keys, hub: h } = await hub({ LANG });
     const ran = await cli(dir, ["run", "alerts", "--reason", "look now"], { LANG });
     assert.deepEqual([ran.code, ran.out], [0, LANG.startsWith("zh") ? "alerts：事件 1，第 1 轮" : "alerts: event 1, run 1"], ran.err);
-    const { job } = await http(h.url, keys.worker, "GET", "/v1/work?claim=c1&capacity=1");
-    assert.deepEqual(job.context.events.map((e: any) => [e.type, e.summary, e.detail]), [["run.manual", "owner 手动运行", "look now"]]);
+    const { job } = await http<WorkAnswer>(h.url, keys.worker, "GET", "/v1/work?claim=c1&capacity=1");
+    assert.deepEqual(job!.context.events.map((e) => [e.type, e.summary, e.detail]), [["run.manual", "owner 手动运行", "look now"]]);
     for (const [env, summary] of [[{ LANG: "C.UTF-8" }, "owner ran it by hand"], [{ LANG: "zh_CN.UTF-8" }, "owner 手动运行"]] as const) {
       const why = await cli(dir, ["why", "1"], env);
       assert.match(why.out, new RegExp(`^\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}  \\S+ shop/manual:\\S+ run\\.manual — ${summary}$`, "m"), why.out);
@@ -198,14 +200,14 @@ test("under AGENT_AUTOLOOP_LANG=zh, status, check of a broken file, doctor, why 
   const zh = { AGENT_AUTOLOOP_LANG: "zh" };
   // A run that asks a question and reports usage; one that fails and waits for its retry; a paused rule.
   await http(h.url, keys.source, "POST", "/v1/events", { id: "e1", type: "alert.disk", subject: "#1", summary: "磁盘满了" });
-  const first = (await http(h.url, keys.worker, "GET", "/v1/work?claim=c1&capacity=1")).job;
+  const first = (await http<WorkAnswer>(h.url, keys.worker, "GET", "/v1/work?claim=c1&capacity=1")).job!;
   await http(h.url, first.token, "POST", `/v1/runs/${first.run}/started`, { session: "s-1" });
   await http(h.url, first.token, "POST", `/v1/runs/${first.run}/result`, {
     outcome: "done", summary: "问了本人", usage: { input: 10, output: 5, cost: 0.01 },
     ask: [{ title: "要清理吗？", options: ["清理", "不清理"], recommend: 0 }], later: [{ key: "复查", at: "2030-01-01T00:00:00Z" }],
   });
   await http(h.url, keys.source2, "POST", "/v1/events", { id: "t1", type: "ticket.new", subject: "#2" });
-  const second = (await http(h.url, keys.worker2, "GET", "/v1/work?claim=c2&capacity=1")).job;
+  const second = (await http<WorkAnswer>(h.url, keys.worker2, "GET", "/v1/work?claim=c2&capacity=1")).job!;
   await http(h.url, second.token, "POST", `/v1/runs/${second.run}/result`, { outcome: "failed", error: "网络断了" });
   await http(h.url, keys.source, "POST", "/v1/events", { id: "u1", type: "nobody.cares" });
   assert.equal((await cli(dir, ["pause", "per-subject", "--reason", "休息"], zh)).code, 0);

@@ -13,7 +13,8 @@ import { startServe } from "../src/host/serve.js";
 import { Store } from "../src/host/store.js";
 import { readMasterKey } from "../src/host/home.js";
 import { parseRules } from "../src/kernel/rules.js";
-import { hashText } from "../src/kernel/credentials.js";
+import { hashKey, hashText } from "../src/kernel/credentials.js";
+import type { State } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 
@@ -174,11 +175,13 @@ test("a hub whose stored rules are over a limit today still starts on them, with
     writeFileSync(home.config, JSON.stringify({ listen: "127.0.0.1:0", publicUrl: null, owner: "o".repeat(43), worker: null, channels: {} }));
     const running = await startServe(home, { lang: "en", log: () => {} });
     try {
-      const state = running.hub.store.view.rules()!;
-      assert.deepEqual([state.version, state.rules.rules.length], [1, 1001]);
-      const open = running.hub.store.db.prepare("SELECT data ->> 'title' AS title, data ->> 'text' AS text FROM v_cards").all();
+      // The owner's state over HTTP (an owner key made locally, as `key new` makes it).
+      await running.hub.submit({ kind: "keyNew", keyHash: null, local: true, keyKind: "owner", name: "me", newHash: hashKey("owner-key") });
+      const res = await fetch(`${running.url}/v1/state`, { headers: { authorization: "Bearer owner-key" } });
+      const state = (await res.json()) as State;
+      assert.deepEqual([res.status, state.rulesVersion, state.lines.length], [200, 1, 1001]);
       const at = JSON.stringify(file).indexOf('{"name":"r1000"') + 1;
-      assert.deepEqual(open, [{ title: refusedTitle, text: `${home.rules}:1:${at}: rules: at most 1000 rules` }]);
+      assert.deepEqual(state.cards.map((c) => [c.title, c.text]), [[refusedTitle, `${home.rules}:1:${at}: rules: at most 1000 rules`]]);
     } finally {
       await running.close();
     }
@@ -187,6 +190,7 @@ test("a hub whose stored rules are over a limit today still starts on them, with
   }
 });
 
+// The store's own test: where a rules version is kept (it reads the log and the projection).
 test("a rules version is stored once: in the log; the projection keeps its version, hash and where the log has it", async () => {
   const f = await hubFixture();
   try {

@@ -5,15 +5,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Clock } from "./clock.js";
+import { Clock, written } from "./clock.js";
 import { baseRules } from "./helpers.js";
-import { appendRawFact } from "../sim/simulation.js";
+import { deadlineRetryDelayMs } from "../src/kernel/decide.js";
 import { moveRun, runMayMove } from "../src/kernel/run-state.js";
 import { InvariantError } from "../src/kernel/assert.js";
 import { runLeaseMs } from "../src/kernel/limits.js";
 import type { RunRow, RunState } from "../src/kernel/types.js";
 
-const lastSeq = (k: Clock) => (k.store.db.prepare(`SELECT MAX(seq) AS s FROM facts`).get() as { s: number }).s;
 const states: RunState[] = ["queued", "waiting", "claimed", "running", "stopping", "uncertain", "done", "nothing", "cancelled"];
 
 /** The moves protocol.md describes, one line per state: where a run in it may go next. */
@@ -47,15 +46,18 @@ test("moveRun changes the state along the table and throws run-move-allowed off 
 });
 
 test("a stopping run that was never asked to stop (a damaged row) fails its lease deadline instead of becoming uncertain", () => {
-  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z", { failingTicks: true });
   const run = k.claimed("e1");
-  // A run is stopping only because the owner asked (stopRequested); this row says otherwise.
-  appendRawFact(k.store, "corrupt", [["runs", run, { ...k.run(run), state: "stopping", stopRequested: false }]], k.now);
-  const seq = lastSeq(k);
+  // A run is stopping only because the owner asked (stopRequested); this row says otherwise. (The row as the stream
+  // last wrote it, damaged.)
+  const row = written({ facts: k.stream() }, "runs").filter((r) => r?.id === run).at(-1)!;
+  k.appendRaw("corrupt", [["runs", run, { ...row, state: "stopping", stopRequested: false }]]);
+  const seq = k.seq();
   k.now += runLeaseMs;
   const [lease] = k.tick();
   assert.deepEqual([lease!.status, lease!.body], [500, { error: "internal error: invariant run-move-allowed" }]);
-  assert.deepEqual([k.run(run).state, k.store.view.get("due", `lease:${run}`)!.failing?.failures], ["stopping", 1]);
-  assert.equal(lastSeq(k), seq + 1, "only the deadline's failure was written");
+  assert.equal(k.run(run).state, "stopping");
+  assert.deepEqual([k.nextDeadline(), k.dueKeys(k.now + deadlineRetryDelayMs(1))], [k.now + deadlineRetryDelayMs(1), [`lease:${run}`]], "its lease deadline failed once");
+  assert.equal(k.seq(), seq + 1, "only the deadline's failure was written");
   k.close();
 });

@@ -1,29 +1,32 @@
 /**
  * Spending in GET /v1/state (protocol.md 本人; DESIGN.md: aggregates kept as facts are applied): "today" and "7 days"
  * are read from the quarter-hour `usage` buckets that `evolve` keeps, plus the runs of one partial bucket, and must
- * equal a sum over every run row, at any time of day and across bucket edges.
+ * equal a sum over every run the state lists, at any time of day and across bucket edges. The last two tests are the
+ * projection's own: they read the buckets `evolve` keeps.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import { startOfDay } from "../src/kernel/period.js";
-import type { RunRow } from "../src/kernel/types.js";
 import { Store } from "../src/host/store.js";
 import { evolve, type UsageBucket } from "../src/kernel/evolve.js";
 
 const min = 60_000;
 
-/** The spending summary recomputed from every run row, the way it was defined before the buckets. */
+/**
+ * The spending summary recomputed from every run the owner's state lists (page by page), the way it was defined before
+ * the buckets. A run's usage holds a kind only when some attempt reported it.
+ */
 function bruteForce(k: Clock, from: number) {
   const s = { rounds: 0, tokens: 0, cost: 0, missingTokens: 0, missingCost: 0 };
-  for (const { row } of k.store.view.where("runs", "1")) {
-    if (row.endedAt === null || row.endedAt < from || row.mergedInto !== null || (row.state === "cancelled" && row.attempt === 0)) continue;
+  for (const run of k.runs()) {
+    if (run.endedAt === null || Date.parse(run.endedAt) < from || run.mergedInto !== null || (run.state === "cancelled" && run.attempt === 0)) continue;
     s.rounds++;
-    const u = row.usage ?? {};
-    if (row.usageReported.tokens) s.tokens += (u.input ?? 0) + (u.output ?? 0);
+    const u = run.usage ?? {};
+    if (u.input !== undefined || u.output !== undefined || u.cached !== undefined) s.tokens += (u.input ?? 0) + (u.output ?? 0);
     else s.missingTokens++;
-    if (row.usageReported.cost) s.cost += u.cost ?? 0;
+    if (u.cost !== undefined) s.cost += u.cost;
     else s.missingCost++;
   }
   s.cost = Math.round(s.cost * 1e6) / 1e6;
@@ -42,7 +45,7 @@ test("today and 7 days equal a sum over all runs, at every minute-and-a-bit acro
     if (i % 7 === 0) {
       // a run cancelled before any attempt does not count; one merged into a retry does not either
       k.event(`q${i}`);
-      const queued = k.state().active.find((r: any) => r.state === "queued");
+      const queued = k.state().active.find((r) => r.state === "queued");
       if (queued) k.commit({ kind: "cancel", keyHash: K.owner, run: queued.id });
     }
     k.advance(k.now + 61 * min + 7_000);

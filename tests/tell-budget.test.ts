@@ -44,9 +44,9 @@ test("tell from a worker: only for its own tasks; ask needs cwd; the answer wake
   assert.equal(job.rule.cwd, "/tmp");
   assert.equal(job.rule.prompt, "Go on from the answer.");
   assert.equal(job.session, null, "never the task's own session");
-  assert.deepEqual(job.context.answers.map((a: any) => [a.card, a.choice]), [[1, 0]]);
+  assert.deepEqual(job.context.answers.map((a) => [a.card, a.choice]), [[1, 0]]);
   k.result(job.run, { outcome: "done" });
-  assert.equal(k.state().recentCards.find((c: any) => c.id === 1).result, "Done");
+  assert.equal(k.state().recentCards.find((c) => c.id === 1)!.result, "Done");
   k.close();
 });
 
@@ -66,7 +66,7 @@ test("a run that takes its rule past the budget pauses it (by budget) with one a
   const r = k.result(j2.run, { outcome: "done", usage: { cost: 0.5, input: 100, output: 20 } });
   assert.deepEqual(r.facts.map((f) => f.kind), ["result", "pauseRule"]);
   const s = k.state();
-  assert.deepEqual(s.pauses.map((p: any) => [p.name, p.by]), [["alerts", "budget"]]);
+  assert.deepEqual(s.pauses.map((p) => [p.name, p.by]), [["alerts", "budget"]]);
   assert.equal(s.cards.length, 1);
   assert.equal(s.cards[0].title, '"alerts" used up today\'s budget and is paused');
   assert.deepEqual(s.cards[0].options, ["Resume for the rest of this period", "Keep paused"]);
@@ -85,7 +85,7 @@ test("a run that takes its rule past the budget pauses it (by budget) with one a
   k.event("e4");
   const j4 = k.claim("c5").job!;
   k.result(j4.run, { outcome: "done", usage: { cost: 1.5 } });
-  assert.deepEqual(k.state().pauses.map((p: any) => p.by), ["budget"]);
+  assert.deepEqual(k.state().pauses.map((p) => p.by), ["budget"]);
   k.close();
 });
 
@@ -132,7 +132,7 @@ function spendAgain(k: Clock, id: string, cost: number) {
   const j = k.claim(`c-${id}`).job!;
   k.result(j.run, { outcome: "done", usage: { cost } });
   const s = k.state();
-  return { pauses: s.pauses.map((p: any) => p.by), cards: s.cards.map((c: any) => c.title) };
+  return { pauses: s.pauses.map((p) => p.by), cards: s.cards.map((c) => c.title) };
 }
 
 test("resume after the budget card was answered 'Keep paused' or resolved still resumes for the rest of the period", () => {
@@ -155,8 +155,8 @@ test("a budget pause the owner gave an `until`: when it comes the rule resumes f
   k.commit({ kind: "pause", keyHash: K.owner, rule: "alerts", reason: "after lunch", until: "2026-11-02T13:00:00Z" });
   k.advance("2026-11-02T13:00:00Z");
   const s = k.state();
-  assert.deepEqual([s.pauses, s.cards.map((c: any) => c.title)], [[], ["Worker w1 has not been seen for 10 minutes"]]);
-  assert.equal(s.recentCards.find((c: any) => c.id === card).result, "Resumed; no budget pause again this period");
+  assert.deepEqual([s.pauses, s.cards.map((c) => c.title)], [[], ["Worker w1 has not been seen for 10 minutes"]]);
+  assert.equal(s.recentCards.find((c) => c.id === card)!.result, "Resumed; no budget pause again this period");
   assert.deepEqual(spendAgain(k, "e2", 5), { pauses: [], cards: [] });
   k.close();
 });
