@@ -81,18 +81,18 @@ describe("permissions per access", () => {
 describe("the turn's reply and cost from session updates", () => {
   /** The `session/update` params of one agent process of a transcript, and where its first prompt was sent. */
   function updates(file: string, processIndex: number) {
-    const out: { update: any; afterPrompt: boolean }[] = [];
+    const out: { update: Parameters<TurnLog["update"]>[0]; afterPrompt: boolean }[] = [];
     let proc = 0;
     let prompted = false;
     for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean)) {
-      const e = JSON.parse(line);
+      const e = JSON.parse(line) as { dir: string; msg: RpcMessage & { params?: { update?: Parameters<TurnLog["update"]>[0] } } };
       if (e.dir === "exit") proc++;
       if (proc !== processIndex) continue;
       if (e.dir === "->agent" && e.msg.method === "session/prompt") {
         if (prompted) break; // one prompt per launch
         prompted = true;
       }
-      if (e.dir === "<-agent" && e.msg.method === "session/update") out.push({ update: e.msg.params.update, afterPrompt: prompted });
+      if (e.dir === "<-agent" && e.msg.method === "session/update") out.push({ update: e.msg.params?.update, afterPrompt: prompted });
     }
     return out;
   }
@@ -156,7 +156,10 @@ describe("the turn's reply and cost from session updates", () => {
   });
 });
 
-interface BridgeRun { stdout: string; stderr: string; code: number | null; sent: any[]; dir: string }
+/** A JSON-RPC message as a transcript or the bridge's log holds it. */
+interface RpcMessage { jsonrpc?: string; id?: number | string; method?: string; params?: unknown; result?: unknown }
+
+interface BridgeRun { stdout: string; stderr: string; code: number | null; sent: RpcMessage[]; dir: string }
 
 /** Runs the compiled bridge against the replay agent on `transcript`'s process `index`. */
 async function bridge(transcript: string, index: number, o: { access?: string; resume?: string; skip?: string[]; prompt?: string; agent?: string[] } = {}): Promise<BridgeRun> {
@@ -172,7 +175,7 @@ async function bridge(transcript: string, index: number, o: { access?: string; r
   return new Promise((resolve) => {
     execFile(process.execPath, args, { cwd: dir, timeout: 20_000 }, (err, stdout, stderr) => {
       const code = err ? ((err as { code?: number }).code ?? null) : 0;
-      resolve({ stdout, stderr, code: typeof code === "number" ? code : null, sent: readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)), dir });
+      resolve({ stdout, stderr, code: typeof code === "number" ? code : null, sent: readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as RpcMessage), dir });
     });
   });
 }
@@ -214,12 +217,12 @@ describe("the bridge over recorded transcripts", () => {
   test("a permission request is answered per access with the one-time option; the reply is the last message", async () => {
     const edit = await bridge(claudeTranscript, 0, { access: "edit", skip: ["session/prompt=1"] });
     const answer = edit.sent.find((m) => m.id === 0 && m.method === undefined);
-    assert.deepEqual(answer.result, { outcome: { outcome: "selected", optionId: "reject" } });
+    assert.deepEqual(answer?.result, { outcome: { outcome: "selected", optionId: "reject" } });
     const permission = edit.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.acp === "permission");
     assert.deepEqual(permission, { acp: "permission", tool: "touch created-acp.txt", kind: "execute", decision: "reject", option: "reject", why: "access edit does not allow execute" });
     assert.equal(read(edit).text, "TOOL_RESULT_SEEN: (Bash completed with no output)", "not 'Running the command.', the message before the tool");
     const full = await bridge(claudeTranscript, 0, { access: "full", skip: ["session/prompt=1"] });
-    assert.deepEqual(full.sent.find((m) => m.id === 0 && m.method === undefined).result, { outcome: { outcome: "selected", optionId: "allow" } });
+    assert.deepEqual(full.sent.find((m) => m.id === 0 && m.method === undefined)?.result, { outcome: { outcome: "selected", optionId: "allow" } });
   });
 
   test("a resumed session is loaded when the agent declares loadSession; the replayed history is not the reply", async () => {
@@ -233,7 +236,7 @@ describe("the bridge over recorded transcripts", () => {
       started: true, finished: true, session: claudeSession, text: "TOOL_RESULT_SEEN: (Bash completed with no output)",
       usage: { input: 246 + 134 + 90, output: 178, cached: 134, cost: 0.006309500000000001 },
     });
-    assert.deepEqual(claude.sent.find((m) => m.id === 0 && m.method === undefined).result, { outcome: { outcome: "selected", optionId: "reject" } }, "read does not allow execute");
+    assert.deepEqual(claude.sent.find((m) => m.id === 0 && m.method === undefined)?.result, { outcome: { outcome: "selected", optionId: "reject" } }, "read does not allow execute");
   });
 
   test("codex-acp: messages without messageId, no usage", async () => {
@@ -322,7 +325,7 @@ const missing = await bridge("", 0, { resume: "s-old", agent: ["no-such-acp-agen
       { dir: "->agent", msg: { jsonrpc: "2.0", id: 0, result: {} } },
       promptResult({ stopReason: "cancelled" }),
     )]), 0, { access: "edit" });
-    assert.deepEqual(refusedThenCancelled.sent.find((m) => m.id === 0 && !m.method).result, { outcome: { outcome: "selected", optionId: "cancel" } }, "a request carrying only the id is judged by the kind announced before");
+    assert.deepEqual(refusedThenCancelled.sent.find((m) => m.id === 0 && !m.method)?.result, { outcome: { outcome: "selected", optionId: "cancel" } }, "a request carrying only the id is judged by the kind announced before");
     assert.deepEqual(read(refusedThenCancelled), { started: true, finished: true, session: "s-1", error: "the agent stopped its turn: cancelled (after a refused permission request: npm test: access edit does not allow execute)" });
   });
 });
@@ -401,7 +404,7 @@ describe("hub runs with the real claude-agent-acp adapter and the fake model", {
     void worker.run();
     return f;
   }
-  const state = async (fx: Fixture) => (await fx.call("GET", "/v1/state", fx.keys.owner)).body;
+  const state = (fx: Fixture) => fx.state();
   /** Tokens the fake model served since `from` (an index into its ledger). */
   const servedSince = (from: number) => model.served.slice(from).reduce((s, x) => ({ input: s.input + x.input, output: s.output + x.output }), { input: 0, output: 0 });
   /** The bridge's lines of one launch of a run. */
@@ -427,10 +430,10 @@ describe("hub runs with the real claude-agent-acp adapter and the fake model", {
     }, 60_000, "the asking run to finish");
     const run1 = st1.runs[0];
     assert.equal(run1.summary, "Needs you: which fix?");
-    assert.match(run1.session, /^[0-9a-f-]{36}$/);
+    assert.match(run1.session!, /^[0-9a-f-]{36}$/);
     assert.equal(model.served.length - before1, 1);
     assert.deepEqual(run1.usage, { ...servedSince(before1), cached: 0, cost: 0.00135 }, "120 input and 30 output tokens at the price Claude Code uses for its default model");
-    const card = st1.cards.find((c: any) => c.title === "Which fix?");
+    const card = st1.cards.find((c) => c.title === "Which fix?");
     assert.ok(card, JSON.stringify(st1.cards));
 
     const before2 = model.served.length;
@@ -486,7 +489,7 @@ describe("hub runs with the real claude-agent-acp adapter and the fake model", {
     }, 60_000, "the first run")).runs[0];
     // Claude keeps sessions under $HOME/.claude/projects: remove this one.
     const projects = join(process.env.HOME!, ".claude", "projects");
-    const files = readdirSync(projects, { recursive: true, encoding: "utf8" }).filter((n) => n.includes(first.session));
+    const files = readdirSync(projects, { recursive: true, encoding: "utf8" }).filter((n) => n.includes(first.session!));
     assert.ok(files.length > 0);
     for (const n of files) rmSync(join(projects, n), { recursive: true, force: true });
     await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.x" });
@@ -495,7 +498,7 @@ describe("hub runs with the real claude-agent-acp adapter and the fake model", {
       return s.runs[0]?.id === 2 && s.runs[0].state === "done" && s;
     }, 60_000, "the second run")).runs[0];
     assert.equal(second.summary, "Done: fine");
-    assert.match(second.session, /^[0-9a-f-]{36}$/);
+    assert.match(second.session!, /^[0-9a-f-]{36}$/);
     assert.notEqual(second.session, first.session);
     const refused = bridgeLines(fx, "2-1", 1);
     assert.equal(refused.at(-1).acp, "refused");

@@ -209,7 +209,7 @@ test("without bubblewrap on PATH agents run without the sandbox, and the worker 
     await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
     await untilLatestRun(fx, "done", 30_000);
     await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.y" });
-    await until(async () => (await fx.call("GET", "/v1/state", fx.keys.owner)).body.runs.filter((r: any) => r.state === "done").length === 2, 30_000, "two runs done");
+    await until(async () => (await fx.state()).runs.filter((r) => r.state === "done").length === 2, 30_000, "two runs done");
     const spec = JSON.parse(readFileSync(join(fx.home.worker, "runs", "2-1", "1", "spec.json"), "utf8")) as { sandboxed: boolean };
     assert.equal(spec.sandboxed, false);
     assert.deepEqual(lines, ["worker w1: agents run without a sandbox and can read this home: bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: apt-get install bubblewrap)"]);

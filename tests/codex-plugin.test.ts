@@ -56,8 +56,8 @@ export default {
   };
   const runDone = async (id: number) =>
     until(async () => {
-      const s = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-      const r = s.runs.find((x: any) => x.id === id);
+      const s = await f.state();
+      const r = s.runs.find((x) => x.id === id);
       return r?.state === "done" && r;
     }, 15_000, `run ${id}`);
   let w = start();

@@ -10,6 +10,7 @@ import { spawn, spawnSync, execFileSync, type ChildProcess } from "node:child_pr
 import { readFileSync, writeFileSync, existsSync, rmSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, until } from "./helpers.js";
+import type { State } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const dir = tempDir("aa-e2e-");
@@ -42,10 +43,10 @@ async function startHub(): Promise<ChildProcess> {
   return child;
 }
 
-async function state(): Promise<any> {
-  const owner = JSON.parse(readFileSync(join(dir, "config.json"), "utf8")).owner;
+async function state(): Promise<State> {
+  const owner = (JSON.parse(readFileSync(join(dir, "config.json"), "utf8")) as { owner: string }).owner;
   const res = await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } });
-  return res.json();
+  return (await res.json()) as State;
 }
 
 test("GitHub issue → rule → command agent asks → file channel → CLI answer → next run finishes, across a SIGKILL", async () => {

@@ -17,6 +17,7 @@ import { addFolderBytesMax } from "../src/cli/add.js";
 import { Worker } from "../src/worker/worker.js";
 import { runChannel } from "../src/host/channels.js";
 import { PluginLoader } from "../src/common/plugins.js";
+import type { EventsAccepted } from "../src/protocol/responses.js";
 
 function gitRepo(from: string, name: string): string {
   const dir = join(tempDir("aa-repo-"), name);
@@ -63,7 +64,7 @@ test("agent-autoloop add installs the example plugins by cloning; they run throu
     const wrong = await fetch(`${f.url}/v1/in/orders`, { method: "POST", body, headers: { "x-shop-signature": "0".repeat(64) } });
     assert.deepEqual([wrong.status, await wrong.json()], [401, { error: "bad x-shop-signature" }]);
     const signed = await fetch(`${f.url}/v1/in/orders`, { method: "POST", body, headers: { "x-shop-signature": createHmac("sha256", "shh").update(body).digest("hex") } });
-    assert.deepEqual((await signed.json()).events.map((e: any) => e.routed), [["orders"]]);
+    assert.deepEqual(((await signed.json()) as EventsAccepted).events.map((e) => e.routed), [["orders"]]);
     const st = await until(async () => {
       const s = (await f.call("GET", "/v1/state", f.keys.owner)).body;
       return s.runs[0]?.state === "done" && s;

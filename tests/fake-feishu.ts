@@ -76,28 +76,34 @@ export function decodeFrame(b: Buffer): Frame {
 /** What the fake answers instead of the next normal answer: an HTTP status and body, or `drop` (do it, then lose the answer). */
 export type Failure = { status: number; body: unknown } | "drop";
 
+/**
+ * A request body as the Feishu channel sends one (tenant token, long-connection endpoint, message create and patch):
+ * the fields the fake and the tests read. No body is `{}`; one that is not a JSON object is kept as `{ text }`.
+ */
+export interface FeishuBody { app_id?: unknown; app_secret?: unknown; AppID?: unknown; AppSecret?: unknown; uuid?: string; receive_id?: string; msg_type?: string; content?: string; text?: string }
+
 /** A recorded request. */
-export interface Recorded { method: string; path: string; query: Record<string, string>; auth: string | undefined; body: any }
+export interface Recorded { method: string; path: string; query: Record<string, string>; auth: string | undefined; body: FeishuBody }
 
 export interface FakeFeishu {
   url: string;
   /** Every request, in order. */
   requests: Recorded[];
   /** Posted messages by id: the uuid, receiver and the card JSON as it is now. */
-  messages: Map<string, { uuid: string | undefined; receiveId: string; card: any }>;
+  messages: Map<string, { uuid: string | undefined; receiveId: string | undefined; card: unknown }>;
   /** The next create or patch gets this instead. */
   failNext: { create?: Failure; patch?: Failure };
   /** Resolves when a long connection is open (the newest, if several). */
   connected(): Promise<void>;
   /** Presses a button over the long connection; resolves with what the SDK answered (`{ code, result }`). */
-  press(messageId: string, value: unknown, operator: Record<string, string>): Promise<{ code: number; result: any }>;
+  press(messageId: string, value: unknown, operator: Record<string, string>): Promise<{ code: number; result: unknown }>;
   close(): Promise<void>;
 }
 
 /** Starts the fake; `appSecret` is the only secret it accepts. */
 export async function startFakeFeishu(appSecret: string): Promise<FakeFeishu> {
   const requests: Recorded[] = [];
-  const messages = new Map<string, { uuid: string | undefined; receiveId: string; card: any }>();
+  const messages: FakeFeishu["messages"] = new Map();
   const failNext: FakeFeishu["failNext"] = {};
   const byUuid = new Map<string, string>();
   const sockets: WebSocket[] = [];
@@ -119,11 +125,12 @@ export async function startFakeFeishu(appSecret: string): Promise<FakeFeishu> {
     req.on("data", (d) => (data += d));
     req.on("end", () => {
       const u = new URL(req.url!, "http://x");
-      let body: any = null;
+      let body: FeishuBody = {};
       try {
-        body = data ? JSON.parse(data) : null;
+        const parsed: unknown = data ? JSON.parse(data) : {};
+        body = typeof parsed === "object" && parsed !== null ? (parsed as FeishuBody) : { text: data };
       } catch {
-        body = data;
+        body = { text: data };
       }
       requests.push({ method: req.method!, path: u.pathname, query: Object.fromEntries(u.searchParams), auth: req.headers.authorization, body });
       const authorized = req.headers.authorization === `Bearer ${fakeTenantToken}`;
@@ -147,7 +154,7 @@ export async function startFakeFeishu(appSecret: string): Promise<FakeFeishu> {
         if (!id) {
           id = `om_${++seq}`;
           if (body.uuid) byUuid.set(body.uuid, id);
-          messages.set(id, { uuid: body.uuid, receiveId: body.receive_id, card: JSON.parse(body.content) });
+          messages.set(id, { uuid: body.uuid, receiveId: body.receive_id, card: JSON.parse(body.content!) });
         }
         if (f === "drop") return req.socket.destroy(); // posted, but the answer is lost
         return json(res, 200, { code: 0, msg: "success", data: { message_id: id, msg_type: body.msg_type, chat_id: "oc_chat1" } });
@@ -158,7 +165,7 @@ export async function startFakeFeishu(appSecret: string): Promise<FakeFeishu> {
         if (f && f !== "drop") return json(res, f.status, f.body);
         const m = messages.get(patch[1]!);
         if (!m) return json(res, 400, { code: 230001, msg: "message not found" });
-        m.card = JSON.parse(body.content);
+        m.card = JSON.parse(body.content!);
         if (f === "drop") return req.socket.destroy();
         return json(res, 200, { code: 0, msg: "success", data: {} });
       }

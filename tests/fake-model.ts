@@ -61,49 +61,61 @@ export interface FakeModel {
   close(): Promise<void>;
 }
 
+/** Field `key` of `v` when `v` is an object, else undefined: a request is read as the CLI sent it, whatever its shape. */
+function field(v: unknown, key: string): unknown {
+  return typeof v === "object" && v !== null ? (v as Record<string, unknown>)[key] : undefined;
+}
+
+/** `v` when it is an array, else none. */
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((c: any) => (typeof c?.text === "string" ? c.text : typeof c?.content === "string" ? c.content : Array.isArray(c?.content) ? textOf(c.content) : ""))
+    .map((c) => {
+      const [text, inner] = [field(c, "text"), field(c, "content")];
+      return typeof text === "string" ? text : typeof inner === "string" ? inner : Array.isArray(inner) ? textOf(inner) : "";
+    })
     .join("\n");
 }
 
 /** Reads an Anthropic Messages request into a Turn. */
-function anthropicTurn(body: any): Turn {
-  const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
-  const users = messages.filter((m) => m.role === "user");
+function anthropicTurn(body: unknown): Turn {
+  const messages = list(field(body, "messages"));
+  const users = messages.filter((m) => field(m, "role") === "user");
   const last = messages[messages.length - 1];
-  const blocks: any[] = Array.isArray(last?.content) ? last.content : [];
-  const toolBlock = blocks.find((b) => b?.type === "tool_result");
-  const lastAssistant = messages.map((m) => m.role).lastIndexOf("assistant");
+  const toolBlock = list(field(last, "content")).find((b) => field(b, "type") === "tool_result");
+  const lastAssistant = messages.map((m) => field(m, "role")).lastIndexOf("assistant");
   return {
     api: "anthropic",
-    lastUser: toolBlock ? "" : messages.slice(lastAssistant + 1).map((m) => textOf(m.content)).join("\n"),
-    allUser: users.map((m) => textOf(m.content)).join("\n"),
-    toolResult: toolBlock ? textOf(toolBlock.content) || String(toolBlock.content ?? "") : null,
-    tools: (body.tools ?? []).map((t: any) => t.name),
-    model: String(body.model ?? ""),
-    system: textOf(body.system),
+    lastUser: toolBlock ? "" : messages.slice(lastAssistant + 1).map((m) => textOf(field(m, "content"))).join("\n"),
+    allUser: users.map((m) => textOf(field(m, "content"))).join("\n"),
+    toolResult: toolBlock ? textOf(field(toolBlock, "content")) || String(field(toolBlock, "content") ?? "") : null,
+    tools: list(field(body, "tools")).map((t) => String(field(t, "name"))),
+    model: String(field(body, "model") ?? ""),
+    system: textOf(field(body, "system")),
   };
 }
 
 /** Reads an OpenAI Responses request into a Turn. */
-function openaiTurn(body: any): Turn {
-  const input: any[] = Array.isArray(body.input) ? body.input : [];
+function openaiTurn(body: unknown): Turn {
+  const input = list(field(body, "input"));
   const last = input[input.length - 1];
-  const isUser = (i: any) => (i.type === "message" || i.type === undefined) && i.role === "user";
+  const isUser = (i: unknown) => (field(i, "type") === "message" || field(i, "type") === undefined) && field(i, "role") === "user";
   const userItems = input.filter(isUser);
-  const isTool = last?.type === "function_call_output" || last?.type === "custom_tool_call_output";
-  const lastAssistant = input.map((i) => i.role === "assistant" || i.type === "function_call").lastIndexOf(true);
+  const isTool = field(last, "type") === "function_call_output" || field(last, "type") === "custom_tool_call_output";
+  const lastAssistant = input.map((i) => field(i, "role") === "assistant" || field(i, "type") === "function_call").lastIndexOf(true);
+  const output = field(last, "output");
+  const instructions = field(body, "instructions");
   return {
     api: "openai",
-    lastUser: isTool ? "" : input.slice(lastAssistant + 1).filter(isUser).map((i) => textOf(i.content)).join("\n"),
-    allUser: userItems.map((i) => textOf(i.content)).join("\n"),
-    toolResult: isTool ? String(typeof last.output === "string" ? last.output : JSON.stringify(last.output)) : null,
-    tools: (body.tools ?? []).map((t: any) => t.name ?? t.type),
-    model: String(body.model ?? ""),
-    system: typeof body.instructions === "string" ? body.instructions : "",
+    lastUser: isTool ? "" : input.slice(lastAssistant + 1).filter(isUser).map((i) => textOf(field(i, "content"))).join("\n"),
+    allUser: userItems.map((i) => textOf(field(i, "content"))).join("\n"),
+    toolResult: isTool ? String(typeof output === "string" ? output : JSON.stringify(output)) : null,
+    tools: list(field(body, "tools")).map((t) => String(field(t, "name") ?? field(t, "type"))),
+    model: String(field(body, "model") ?? ""),
+    system: typeof instructions === "string" ? instructions : "",
   };
 }
 
@@ -166,7 +178,7 @@ export async function startFakeModel(script: (turn: Turn) => Reply): Promise<Fak
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { type: "not_found_error", message: `no ${req.method} ${path}` } }));
         return;
       }
-      const body = JSON.parse(await readBody(req));
+      const body: unknown = JSON.parse(await readBody(req));
       const api = path === "/v1/messages" ? "anthropic" : "openai";
       const turn = api === "anthropic" ? anthropicTurn(body) : openaiTurn(body);
       const reply = current(turn);

@@ -12,7 +12,7 @@ import { runChannel } from "../src/host/channels.js";
 import { PluginLoader } from "../src/common/plugins.js";
 import { feishuUuidMaxChars, parseOptions, sendUuid } from "../plugins/feishu/channel.js";
 import { feishuCard, readPress } from "../plugins/feishu/card.js";
-import type { Card as ChannelCardView } from "../src/protocol/responses.js";
+import type { Card as ChannelCardView, OwnerCard } from "../src/protocol/responses.js";
 
 process.env.AGENT_AUTOLOOP_LANG = "en";
 const secret = "s3cret-feishu-app-secret";
@@ -44,23 +44,23 @@ const button = (label: string, type: string, cardId: number, choice: number) => 
 
 let n = 0;
 /** Runs one event through the worker API with this receipt; returns the cards the run made, as the owner sees them. */
-async function makeCards(receipt: Record<string, unknown>): Promise<any[]> {
+async function makeCards(receipt: Record<string, unknown>): Promise<OwnerCard[]> {
   n++;
   await f.call("POST", "/v1/events", f.keys.source, { id: `fs${n}`, type: "alert.x" });
   const job = (await f.call("GET", `/v1/work?claim=fs${n}`, f.keys.worker)).body.job;
   await f.call("POST", `/v1/runs/${job.run}/started`, job.token, { session: `sess-${n}` });
   await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ...receipt });
-  const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-  return [...st.cards, ...st.recentCards].filter((c: any) => c.run === job.run).sort((a: any, b: any) => a.id - b.id);
+  const st = await f.state();
+  return [...st.cards, ...st.recentCards].filter((c) => c.run === job.run).sort((a, b) => a.id - b.id);
 }
 
-async function ownerCard(id: number): Promise<any> {
-  const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-  return [...st.cards, ...st.recentCards].find((c: any) => c.id === id);
+async function ownerCard(id: number): Promise<OwnerCard | undefined> {
+  const st = await f.state();
+  return [...st.cards, ...st.recentCards].find((c) => c.id === id);
 }
 
 /** Waits until the channel reported the card's current version (delivered or failed); returns the card. */
-async function settled(id: number, what = "delivered"): Promise<any> {
+async function settled(id: number, what = "delivered"): Promise<OwnerCard> {
   return until(async () => {
     const c = await ownerCard(id);
     const d = c?.deliveries.feishu;
@@ -79,14 +79,14 @@ test("a question is one interactive card: heading with the rule, plain text, one
   assert.equal(sent.length, 1);
   assert.equal(sent[0]!.auth, `Bearer ${fakeTenantToken}`);
   assert.deepEqual(sent[0]!.query, { receive_id_type: "chat_id" });
-  assert.deepEqual({ ...sent[0]!.body, content: JSON.parse(sent[0]!.body.content) }, {
+  assert.deepEqual({ ...sent[0]!.body, content: JSON.parse(sent[0]!.body.content!) }, {
     receive_id: "oc_chat1", msg_type: "interactive", uuid: `aa-${q.id}-${Date.parse(q.at).toString(36)}`,
     content: card("blue", "Restart the shop? · alerts", [
       div("It is slow <at id=all></at> [x](http://y)"),
       { tag: "action", actions: [button("yes (recommended)", "primary", q.id, 0), button("no", "default", q.id, 1)] },
     ]),
   });
-  assert.equal(fake.messages.get(c.deliveries.feishu.ref)?.uuid, sent[0]!.body.uuid, "the reported ref is the posted message");
+  assert.equal(fake.messages.get(c.deliveries.feishu!.ref!)?.uuid, sent[0]!.body.uuid, "the reported ref is the posted message");
 });
 
 test("an fyi notice is a grey card without buttons; a notice that is not fyi has the one 已处理 button", async () => {
@@ -94,7 +94,7 @@ test("an fyi notice is a grey card without buttons; a notice that is not fyi has
   const [fyi, notice] = await makeCards({ notice: [{ title: "Deployed", text: "v2 is live", fyi: true }, { title: "Disk almost full", text: "92%" }] });
   await settled(fyi.id);
   await settled(notice.id);
-  const content = (id: number) => JSON.parse(creates(from).find((r) => r.body.uuid.startsWith(`aa-${id}-`))!.body.content);
+  const content = (id: number) => JSON.parse(creates(from).find((r) => r.body.uuid!.startsWith(`aa-${id}-`))!.body.content!);
   assert.deepEqual(content(fyi.id), card("grey", "[FYI] Deployed · alerts", [div("v2 is live")]));
   assert.deepEqual(content(notice.id), card("blue", "Disk almost full · alerts", [div("92%"), { tag: "action", actions: [button("Handled", "primary", notice.id, 0)] }]));
   await f.call("POST", `/v1/cards/${notice.id}/resolve`, f.keys.owner, {});
@@ -103,7 +103,7 @@ test("an fyi notice is a grey card without buttons; a notice that is not fyi has
 test("a press by an answerer over the long connection answers the card; the run goes on with it; the same message is patched", async () => {
   const from = fake.requests.length;
   const [q] = await makeCards({ ask: [{ title: "Deploy?", text: "v3 is ready", options: ["yes", "no"], key: "d" }] });
-  const ref = (await settled(q.id)).deliveries.feishu.ref;
+  const ref = (await settled(q.id)).deliveries.feishu!.ref!;
   const pressed = await fake.press(ref, { card: q.id, choice: 1 }, { open_id: "ou_alice", user_id: "u_alice", union_id: "on_alice" });
   assert.deepEqual(pressed, { code: 200, result: { toast: { type: "success", content: "Recorded: no" } } });
   const answered = await settled(q.id);
@@ -111,23 +111,23 @@ test("a press by an answerer over the long connection answers the card; the run 
   assert.equal(answered.deliveries.feishu.ref, ref);
   const patches = () => since(from, "PATCH", `/open-apis/im/v1/messages/${ref}`);
   assert.equal(patches().length, 1);
-  assert.deepEqual(JSON.parse(patches()[0]!.body.content), card("green", "Deploy? · alerts", [div("v3 is ready"), div("Answer: no\nBy: ou_alice")]));
+  assert.deepEqual(JSON.parse(patches()[0]!.body.content!), card("green", "Deploy? · alerts", [div("v3 is ready"), div("Answer: no\nBy: ou_alice")]));
   // The answer wakes the lane: the next run continues the asking session with the answer in its context.
   const job = (await f.call("GET", "/v1/work?claim=after-press", f.keys.worker)).body.job;
   assert.equal(job.session, `sess-${n}`);
   assert.deepEqual({ ...job.context.answers[0], at: "A" }, { card: q.id, title: "Deploy?", options: ["yes", "no"], choice: 1, text: null, about: null, by: "ou_alice", at: "A" });
   await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done" });
-  await until(async () => (await ownerCard(q.id)).deliveries.feishu.version === 3, 10_000, "the closed version patched");
+  await until(async () => (await ownerCard(q.id))?.deliveries.feishu?.version === 3, 10_000, "the closed version patched");
   assert.equal(patches().length, 2);
-  assert.deepEqual(JSON.parse(patches()[1]!.body.content), card("grey", "Deploy? · alerts", [div("v3 is ready"), div("Answer: no\nBy: ou_alice\nResult: Done")]));
+  assert.deepEqual(JSON.parse(patches()[1]!.body.content!), card("grey", "Deploy? · alerts", [div("v3 is ready"), div("Answer: no\nBy: ou_alice\nResult: Done")]));
   assert.equal(creates(from).length, 1, "updates never post a new message");
-  assert.deepEqual(fake.messages.get(ref)!.card, JSON.parse(patches()[1]!.body.content));
+  assert.deepEqual(fake.messages.get(ref)!.card, JSON.parse(patches()[1]!.body.content!));
 });
 
 test("a press by someone else, on another message or that cannot be read is refused with a toast and records nothing", async () => {
   const from = fake.requests.length;
   const [q, other] = await makeCards({ ask: [{ title: "Drop the cache?", options: ["yes", "no"], key: "c" }, { title: "Other?", options: ["a"], key: "o" }] });
-  const ref = (await settled(q.id)).deliveries.feishu.ref;
+  const ref = (await settled(q.id)).deliveries.feishu!.ref!;
   await settled(other.id);
   const seq = f.seq();
   const refusals = [
@@ -142,7 +142,7 @@ test("a press by someone else, on another message or that cannot be read is refu
   }
   // The channel's own polls may be recorded (once a minute); nothing else is.
   assert.deepEqual(f.running.hub.store.factsAfter(seq, 1000).filter((x) => x.kind !== "heartbeat"), [], "no fact was written");
-  assert.deepEqual([(await ownerCard(q.id)).state, (await ownerCard(q.id)).by], ["open", null]);
+  assert.deepEqual([(await ownerCard(q.id))?.state, (await ownerCard(q.id))?.by], ["open", null]);
   assert.equal(since(from, "PATCH", `/open-apis/im/v1/messages/${ref}`).length, 0);
   for (const c of [q, other]) await f.call("POST", `/v1/cards/${c.id}/resolve`, f.keys.owner, {});
 });
@@ -151,7 +151,7 @@ test("a send whose answer is lost is made again under the same uuid, and Feishu 
   const from = fake.requests.length;
   fake.failNext.create = "drop";
   const [c] = await makeCards({ notice: [{ title: "Lost answer" }] });
-  const ref = (await settled(c.id)).deliveries.feishu.ref;
+  const ref = (await settled(c.id)).deliveries.feishu!.ref!;
   const sent = creates(from);
   assert.equal(sent.length, 2);
   assert.equal(sent[0]!.body.uuid, `aa-${c.id}-${Date.parse(c.at).toString(36)}`);
@@ -163,23 +163,23 @@ test("a send whose answer is lost is made again under the same uuid, and Feishu 
 test("closing a card patches its message; an ended card Feishu will not patch is sent again under a key with its version", async () => {
   const from = fake.requests.length;
   const [a, b] = await makeCards({ ask: [{ title: "Scale up?", options: ["yes"], key: "s" }, { title: "Scale down?", options: ["yes"], key: "t" }] });
-  const refA = (await settled(a.id)).deliveries.feishu.ref;
-  const refB = (await settled(b.id)).deliveries.feishu.ref;
+  const refA = (await settled(a.id)).deliveries.feishu!.ref!;
+  const refB = (await settled(b.id)).deliveries.feishu!.ref!;
   await f.call("POST", `/v1/cards/${a.id}/resolve`, f.keys.owner, { reason: "load is normal" });
   assert.equal((await settled(a.id)).deliveries.feishu.ref, refA);
   const patchesA = since(from, "PATCH", `/open-apis/im/v1/messages/${refA}`);
   assert.equal(patchesA.length, 1);
-  assert.deepEqual(JSON.parse(patchesA[0]!.body.content), card("grey", "Scale up? · alerts", [div("By: owner\nResult: No longer needed: load is normal")]));
+  assert.deepEqual(JSON.parse(patchesA[0]!.body.content!), card("grey", "Scale up? · alerts", [div("By: owner\nResult: No longer needed: load is normal")]));
 
   fake.failNext.patch = { status: 400, body: { code: 230099, msg: "this card can no longer be edited" } };
   await f.call("POST", `/v1/cards/${b.id}/resolve`, f.keys.owner, {});
   const closed = await settled(b.id);
   assert.notEqual(closed.deliveries.feishu.ref, refB);
-  const resent = creates(from).filter((r) => r.body.uuid.startsWith(`aa-${b.id}-`));
+  const resent = creates(from).filter((r) => r.body.uuid!.startsWith(`aa-${b.id}-`));
   assert.deepEqual(resent.map((r) => r.body.uuid), [sendUuid(b), sendUuid(b, 2)]);
   assert.equal(sendUuid(b, 2), `aa-${b.id}-${Date.parse(b.at).toString(36)}-v2`);
-  assert.deepEqual(JSON.parse(resent[1]!.body.content), card("grey", "Scale down? · alerts", [div("By: owner\nResult: No longer needed")]));
-  assert.equal(fake.messages.get(closed.deliveries.feishu.ref)!.uuid, sendUuid(b, 2));
+  assert.deepEqual(JSON.parse(resent[1]!.body.content!), card("grey", "Scale down? · alerts", [div("By: owner\nResult: No longer needed")]));
+  assert.equal(fake.messages.get(closed.deliveries.feishu!.ref!)!.uuid, sendUuid(b, 2));
 });
 
 test("a Feishu error is reported failed with its code and message, and the channel goes on with the next card", async () => {
@@ -197,7 +197,7 @@ test("a Feishu error is reported failed with its code and message, and the chann
   const [h] = await makeCards({ notice: [{ title: "Not Feishu" }] });
   assert.equal((await settled(h.id, "failed")).deliveries.feishu.error, 'Feishu send: not a Feishu answer: {"ok":true}');
   const [z] = await makeCards({ notice: [{ title: "Sent" }] });
-  assert.match((await settled(z.id)).deliveries.feishu.ref, /^om_/);
+  assert.match((await settled(z.id)).deliveries.feishu!.ref!, /^om_/);
   for (const c of [x, y, g, h, z]) await f.call("POST", `/v1/cards/${c.id}/resolve`, f.keys.owner, {});
 });
 
@@ -218,8 +218,8 @@ test("a wrong app secret: the long connection failure is logged with its retry t
     const job = (await f.call("GET", "/v1/work?claim=wrong-1", f.keys.worker2)).body.job;
     await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", notice: [{ title: "Never shown" }] });
     const c = await until(async () => {
-      const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-      return st.cards.find((x: any) => x.run === job.run && x.deliveries.ch2?.failures > 0);
+      const st = await f.state();
+      return st.cards.find((x) => x.run === job.run && (x.deliveries.ch2?.failures ?? 0) > 0);
     }, 10_000, "the failed send");
     assert.equal(c.deliveries.ch2.error, "Feishu send (tenant token): code 10014: app secret invalid");
     assert.equal(lines.at(-1), `channel ch2: card ${c.id} v1: Feishu send (tenant token): code 10014: app secret invalid`);

@@ -5,10 +5,9 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { createRequire } from "node:module";
-import { hubFixture, baseRules, type Fixture } from "./helpers.js";
+import { hubFixture, baseRules, githubExamples, type Fixture } from "./helpers.js";
+import type { EventsAccepted, Job } from "../src/protocol/responses.js";
 
-const examples = createRequire(import.meta.url)("@octokit/webhooks-examples/api.github.com/index.json") as { name: string; examples: any[] }[];
 const secret = "It's a Secret to Everybody";
 let f: Fixture;
 before(async () => {
@@ -24,31 +23,32 @@ async function deliver(event: string, body: string, signature: string | null = s
   const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": event, "x-github-delivery": "d-1" };
   if (signature) headers["x-hub-signature-256"] = signature;
   const res = await fetch(`${f.url}/v1/in/gh`, { method: "POST", headers, body });
-  return { status: res.status, body: (await res.json()) as any };
+  // A refusal's body is `{ error }`: the tests compare it whole.
+  return { status: res.status, body: (await res.json()) as EventsAccepted };
 }
 
 test("issues.opened becomes the event the rules expect; a redelivery is a duplicate", async () => {
-  const payload = examples.find((x) => x.name === "issues")!.examples.find((e) => e.action === "opened");
+  const payload = githubExamples("issues").find((e) => e.action === "opened")!;
+  const issue = payload.issue!;
   const body = JSON.stringify(payload);
   const r = await deliver("issues", body);
   assert.equal(r.status, 200);
-  assert.deepEqual(r.body.events.map((e: any) => [e.duplicate, e.routed]), [[false, ["gh-issues"]]]);
+  assert.deepEqual(r.body.events.map((e) => [e.duplicate, e.routed]), [[false, ["gh-issues"]]]);
   const again = await deliver("issues", body);
-  assert.deepEqual(again.body.events.map((e: any) => e.duplicate), [true]);
-  const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-  assert.equal(st.runs[0].rule, "gh-issues");
-  const job = (await f.call("GET", "/v1/work?claim=gh1", f.keys.worker)).body.job;
-  const ev = job.context.events[0];
-  assert.deepEqual([ev.source, ev.type, ev.subject, ev.summary, ev.link], ["gh", "issues.opened", `#${payload.issue.number}`, payload.issue.title, payload.issue.html_url]);
-  assert.equal(ev.id, `issues:${payload.issue.id}:opened:${payload.issue.updated_at}`);
+  assert.deepEqual(again.body.events.map((e) => e.duplicate), [true]);
+  const st = await f.state();
+  assert.equal(st.runs[0]!.rule, "gh-issues");
+  const job: Job = (await f.call("GET", "/v1/work?claim=gh1", f.keys.worker)).body.job;
+  const ev = job.context.events[0]!;
+  assert.deepEqual([ev.source, ev.type, ev.subject, ev.summary, ev.link], ["gh", "issues.opened", `#${issue.number}`, issue.title, issue.html_url]);
+  assert.equal(ev.id, `issues:${issue.id}:opened:${issue.updated_at}`);
 });
 
 test("every example payload of the eight mapped events is accepted and gives one valid event", async () => {
   const mapped = ["issues", "issue_comment", "pull_request", "pull_request_review", "push", "check_run", "workflow_run", "release"];
   let count = 0;
   for (const name of mapped) {
-    const group = examples.find((x) => x.name === name)!;
-    for (const payload of group.examples) {
+    for (const payload of githubExamples(name)) {
       const r = await deliver(name, JSON.stringify(payload));
       assert.equal(r.status, 200, `${name}.${payload.action}: ${JSON.stringify(r.body)}`);
       assert.equal(r.body.events.length, 1, `${name}.${payload.action}`);
@@ -59,16 +59,16 @@ test("every example payload of the eight mapped events is accepted and gives one
 });
 
 test("a push to a very long branch name keeps a stable id within the limit", async () => {
-  const push = structuredClone(examples.find((x) => x.name === "push")!.examples[0]);
+  const push = structuredClone(githubExamples("push")[0]!);
   push.ref = "refs/heads/" + "b".repeat(240);
   const body = JSON.stringify(push);
   const r = await deliver("push", body);
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  assert.deepEqual((await deliver("push", body)).body.events.map((e: any) => e.duplicate), [true]);
+  assert.deepEqual((await deliver("push", body)).body.events.map((e) => e.duplicate), [true]);
 });
 
 test("ping and unmapped events give no event", async () => {
-  const ping = examples.find((x) => x.name === "ping")!.examples[0];
+  const ping = githubExamples("ping")[0];
   const r = await deliver("ping", JSON.stringify(ping));
   assert.deepEqual([r.status, r.body], [200, { events: [] }]);
 });
@@ -97,10 +97,10 @@ test("a signed delivery of the wrong shape is refused with the field named and r
 });
 
 test("tampered, unsigned, wrongly signed and malformed deliveries are refused and record nothing", async () => {
-  const payload = examples.find((x) => x.name === "issues")!.examples[0];
+  const payload = githubExamples("issues")[0]!;
   const body = JSON.stringify(payload);
   const seq = f.seq();
-  const tampered = await deliver("issues", body.replace(payload.issue.title, "changed"), sign(body));
+  const tampered = await deliver("issues", body.replace(payload.issue!.title, "changed"), sign(body));
   assert.deepEqual([tampered.status, tampered.body], [401, { error: "X-Hub-Signature-256 does not match the body" }]);
   const refusedUnread = { error: "not accepted: this address takes only webhooks signed with their source's secret" };
   const unsigned = await deliver("issues", body, null);

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
 import { homePaths, newKey, readMasterKey, writeFileAtomic, type Config, type Home } from "../src/host/home.js";
 import { registerKeysLocally, startServe, type Running, type ServeOptions } from "../src/host/serve.js";
 import { endpoints, type EndpointName } from "../src/protocol/endpoints.js";
@@ -19,6 +20,23 @@ export function tempDir(prefix = "aa-test-"): string {
 }
 
 export interface Keys { source: string; source2: string; worker: string; worker2: string; channel: string; channel2: string; owner: string }
+
+/**
+ * A GitHub webhook payload of @octokit/webhooks-examples, as real deliveries carry it: the fields the tests read are
+ * named, the rest is kept as it comes.
+ */
+export interface GitHubPayload {
+  action?: string;
+  ref?: string;
+  issue?: { id: number; number: number; title: string; body: string | null; html_url: string; updated_at: string };
+  [field: string]: unknown;
+}
+
+/** The example payloads of GitHub webhook event `name` (`issues`, `push`, …) from @octokit/webhooks-examples. */
+export function githubExamples(name: string): GitHubPayload[] {
+  const all = createRequire(import.meta.url)("@octokit/webhooks-examples/api.github.com/index.json") as { name: string; examples: GitHubPayload[] }[];
+  return all.find((x) => x.name === name)!.examples;
+}
 
 /** Rules used by most HTTP tests: source shop → rule "alerts" → agent on worker w1; channels ch1 (answerers) and ch2. */
 export const baseRules = {
@@ -132,15 +150,18 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
   return fixture;
 }
 
+/** What `until` hands back: a value of `T` that is not falsy. */
+export type Truthy<T> = Exclude<T, false | null | undefined | 0 | "">;
+
 /**
  * Waits until `f` returns a truthy value (polling every 25 ms, at most `ms`). `what` names it in the timeout's error;
  * a function is called only then, so it can show what happened meanwhile (a process's output).
  */
-export async function until<T>(f: () => T | Promise<T>, ms = 10_000, what: string | (() => string) = "condition"): Promise<T> {
+export async function until<T>(f: () => T | Promise<T>, ms = 10_000, what: string | (() => string) = "condition"): Promise<Truthy<T>> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await f();
-    if (v) return v;
+    if (v) return v as Truthy<T>;
     if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === "function" ? what() : what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -148,10 +169,10 @@ export async function until<T>(f: () => T | Promise<T>, ms = 10_000, what: strin
 
 /** Waits until the newest run of the hub is in `state`; returns the whole owner state at that moment. */
 export async function untilLatestRun(f: Fixture, state: string, ms = 20_000): Promise<State> {
-  return (await until(async () => {
+  return until(async () => {
     const s = await f.state();
-    return s.runs[0]?.state === state ? s : null;
-  }, ms, `the latest run to be ${state}`))!;
+    return s.runs[0]?.state === state && s;
+  }, ms, `the latest run to be ${state}`);
 }
 
 /** A real `agent-autoloop serve` child process on a home (the CLI is run from dist/: `npm run build` first). */

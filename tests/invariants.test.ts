@@ -12,6 +12,7 @@ import { hashKey, runToken } from "../src/kernel/credentials.js";
 import type { Env, Input } from "../src/kernel/types.js";
 import { invariantProblem } from "../sim/simulation.js";
 import { baseRules } from "./helpers.js";
+import type { WorkAnswer } from "../src/protocol/responses.js";
 
 const master = randomBytes(32);
 const env: Env = { master, lang: "en", publicUrl: null };
@@ -24,14 +25,14 @@ function prepared(): Store {
   const one = (input: Input) => {
     const d = store.commit([{ input, now: (now += 1000) }], env)[0]!;
     assert.equal(d.status, 200, JSON.stringify(d.body));
-    return d.body as any;
+    return d.body;
   };
   one({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "shop", newHash: hashKey("src") });
   one({ kind: "keyNew", keyHash: null, local: true, keyKind: "worker", name: "w1", newHash: hashKey("wrk") });
   one({ kind: "rules", rules: parsed.rules, hash: "h" });
   // Run 1 ends with usage and a question; run 2 is claimed (active); run 3 is queued behind it in the rule's one lane.
   one({ kind: "event", keyHash: hashKey("src"), event: { id: "e1", type: "alert.x", subject: "#1" } });
-  const j1 = one({ kind: "work", keyHash: hashKey("wrk"), claim: "c1", running: [], capacity: 1 }).job;
+  const j1 = (one({ kind: "work", keyHash: hashKey("wrk"), claim: "c1", running: [], capacity: 1 }) as WorkAnswer).job!;
   const t1 = runToken(master, j1.run, j1.attempt, 1);
   one({ kind: "result", run: j1.run, token: t1, hash: "r1", result: { outcome: "done", usage: { input: 10, output: 5, cost: 0.01 }, ask: [{ title: "q", options: ["a", "b"] }] } });
   one({ kind: "event", keyHash: hashKey("src"), event: { id: "e2", type: "alert.x", subject: "#2" } });

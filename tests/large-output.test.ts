@@ -9,6 +9,7 @@ import { chmodSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hubFixture, baseRules, tempDir, until, type Fixture } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
+import type { State } from "../src/protocol/responses.js";
 
 let f: Fixture | null = null;
 let worker: Worker | null = null;
@@ -54,7 +55,7 @@ fs.writeSync(1, ${JSON.stringify(JSON.stringify(result) + "\n")});
   return file;
 }
 
-async function runWith(agent: Record<string, unknown>): Promise<{ fx: Fixture; st: any }> {
+async function runWith(agent: Record<string, unknown>): Promise<{ fx: Fixture; st: State }> {
   const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", ...agent } } };
   const fx = await hubFixture(rules);
   f = fx;
@@ -62,19 +63,19 @@ async function runWith(agent: Record<string, unknown>): Promise<{ fx: Fixture; s
   worker = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 2, home: fx.home, lang: "en" });
   void worker.run();
   // Any end, so that a failure shows its error rather than a time-out.
-  const st = await until(async () => {
-    const s = (await fx.call("GET", "/v1/state", fx.keys.owner)).body;
-    return ["done", "nothing", "waiting", "failed", "cancelled"].includes(s.runs[0]?.state) && s;
-  }, 180_000, "the run to end");
-  assert.deepEqual([st.runs[0].state, st.runs[0].error], ["done", null]);
+  const st = (await until(async () => {
+    const s = await fx.state();
+    return ["done", "nothing", "waiting", "failed", "cancelled"].includes(s.runs[0]?.state ?? "") ? s : null;
+  }, 180_000, "the run to end"))!;
+  assert.deepEqual([st.runs[0]!.state, st.runs[0]!.error], ["done", null]);
   return { fx, st };
 }
 
-function assertReceiptApplied(st: any, summary: string): void {
-  assert.equal(st.runs[0].summary, summary);
-  assert.deepEqual(st.cards.map((c: any) => [c.title, c.options]), [["Pick a name", ["Alpha", "Beta"]]]);
-  assert.deepEqual(st.timers.map((t: any) => [t.rule, t.key, t.at]), [["alerts", "look-again", "2099-01-01T00:00:00.000Z"]]);
-  assert.deepEqual(st.unrouted.map((e: any) => [e.source, e.eventId, e.type]), [["shop", "big-1", "followup.big"]]);
+function assertReceiptApplied(st: State, summary: string): void {
+  assert.equal(st.runs[0]!.summary, summary);
+  assert.deepEqual(st.cards.map((c) => [c.title, c.options]), [["Pick a name", ["Alpha", "Beta"]]]);
+  assert.deepEqual(st.timers.map((t) => [t.rule, t.key, t.at]), [["alerts", "look-again", "2099-01-01T00:00:00.000Z"]]);
+  assert.deepEqual(st.unrouted.map((e) => [e.source, e.eventId, e.type]), [["shop", "big-1", "followup.big"]]);
 }
 
 test("70 MB of stream-json before the result line: the run ends done with the result's receipt (it failed with 'no result' when only the first 64 MiB were read)", async () => {

@@ -7,6 +7,12 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { hubFixture, engine } from "./helpers.js";
+import type { AnswerAnswer, EventAccepted, State, Why } from "../src/protocol/responses.js";
+
+/** The text of a tool's answer: its first content item, which the hub's MCP server always makes text. */
+async function textOf(answer: ReturnType<Client["callTool"]>): Promise<string> {
+  return ((await answer).content as { type: "text"; text: string }[])[0]!.text;
+}
 
 test("the MCP server lists the tools the local keys allow and calls the hub's HTTP API", async () => {
   const f = await hubFixture();
@@ -22,19 +28,19 @@ test("the MCP server lists the tools the local keys allow and calls the hub's HT
     assert.equal(client.getServerVersion()?.name, "agent-autoloop");
     const tools = (await client.listTools()).tools.map((x) => x.name).sort();
     assert.deepEqual(tools, ["answer", "emit", "resolve", "status", "stop", "tell", "why"]);
-    const emitted = await client.callTool({ name: "emit", arguments: { id: "m1", type: "alert.mcp", summary: "from MCP" } });
-    assert.deepEqual(JSON.parse((emitted.content as any)[0].text), { event: 1, duplicate: false, routed: ["alerts"], paused: [] });
+    const emitted = JSON.parse(await textOf(client.callTool({ name: "emit", arguments: { id: "m1", type: "alert.mcp", summary: "from MCP" } }))) as EventAccepted;
+    assert.deepEqual(emitted, { event: 1, duplicate: false, routed: ["alerts"], paused: [] });
     const job = (await f.call("GET", "/v1/work?claim=m", f.keys.worker)).body.job;
     await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "MCP?", options: ["y", "n"] }] });
     await client.ping();
-    const status = JSON.parse(((await client.callTool({ name: "status", arguments: { raw: true } })).content as any)[0].text);
-    assert.equal(status.cards[0].title, "MCP?");
-    const answered = JSON.parse(((await client.callTool({ name: "answer", arguments: { card: 1, choice: 1 } })).content as any)[0].text);
+    const status = JSON.parse(await textOf(client.callTool({ name: "status", arguments: { raw: true } }))) as State;
+    assert.equal(status.cards[0]!.title, "MCP?");
+    const answered = JSON.parse(await textOf(client.callTool({ name: "answer", arguments: { card: 1, choice: 1 } }))) as AnswerAnswer;
     assert.equal(answered.card.by, "owner");
-    const again = await client.callTool({ name: "answer", arguments: { card: 1, choice: 0 } });
-    assert.equal(again.isError, true);
-    assert.equal((again.content as any)[0].text, "this card was already answered");
-    const why = JSON.parse(((await client.callTool({ name: "why", arguments: { run: 1, raw: true } })).content as any)[0].text);
+    const again = client.callTool({ name: "answer", arguments: { card: 1, choice: 0 } });
+    assert.equal((await again).isError, true);
+    assert.equal(await textOf(again), "this card was already answered");
+    const why = JSON.parse(await textOf(client.callTool({ name: "why", arguments: { run: 1, raw: true } }))) as Why;
     assert.ok(why.facts.length >= 4);
   } finally {
     await client.close();
@@ -54,7 +60,7 @@ test("the MCP status and why tools answer with the compact text the CLI prints; 
     const job = (await f.call("GET", "/v1/work?claim=s", f.keys.worker)).body.job;
     await f.call("POST", `/v1/runs/${job.run}/started`, job.token, { session: "sess-1" });
     await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", summary: "Needs you: which disk?", ask: [{ title: "Which disk?", options: ["/", "/var"] }] });
-    const text = async (name: string, args: Record<string, unknown>) => ((await client.callTool({ name, arguments: args })).content as any)[0].text as string;
+    const text = (name: string, args: Record<string, unknown>) => textOf(client.callTool({ name, arguments: args }));
 
     const status = await text("status", {});
     const printed = await cli(["status"]);

@@ -24,6 +24,7 @@ import { engine, tempDir, until } from "./helpers.js";
 import { receiptMessage, startFakeModel, replyTokens, type FakeModel, type Reply, type Turn } from "./fake-model.js";
 import { agentEnv, agentsMissing } from "./real-agents.js";
 import { readPids, groupAlive } from "../src/worker/supervise.js";
+import type { RunView, State } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const execFileAsync = promisify(execFile);
@@ -122,8 +123,9 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 60_000, () => `the hub to listen (output: ${out})`))!;
   }
 
-  async function ownerGet(path: string): Promise<any> {
-    return (await fetch(url + path, { headers: { authorization: `Bearer ${owner}` } })).json();
+  /** GET /v1/state as the owner. */
+  async function ownerState(): Promise<State> {
+    return (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
   }
 
   async function post(type: string): Promise<void> {
@@ -136,11 +138,11 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
   }
 
   /** The runs of one rule, oldest first, once `done(runs)` holds. */
-  async function runsOf(rule: string, done: (runs: any[]) => boolean, ms = 90_000): Promise<any[]> {
-    let seen: any[] = [];
+  async function runsOf(rule: string, done: (runs: RunView[]) => boolean, ms = 90_000): Promise<RunView[]> {
+    let seen: RunView[] = [];
     try {
       return (await until(async () => {
-        seen = ((await ownerGet("/v1/state")).runs as any[]).filter((r) => r.rule === rule).reverse();
+        seen = (await ownerState()).runs.filter((r) => r.rule === rule).reverse();
         return done(seen) ? seen : null;
       }, ms, `runs of ${rule}`))!;
     } catch (e) {
@@ -199,8 +201,8 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const [first] = await runsOf("ask", (r) => r[0]?.state === "waiting" || r[0]?.state === "done");
     assert.equal(first.summary, "Needs you: which database should the migration target?");
     assert.equal(served() - before, 1, "one model reply in the first launch");
-    assert.match(first.session, /^[0-9a-f-]{36}$/);
-    const card = ((await ownerGet("/v1/state")).cards as any[]).find((c) => c.title === "Pick the database");
+    assert.match(first.session!, /^[0-9a-f-]{36}$/);
+    const card = (await ownerState()).cards.find((c) => c.title === "Pick the database");
     assert.ok(card, "the question card is open");
     assert.deepEqual(card.options, ["Postgres", "SQLite"]);
     assert.equal(await cli("answer", String(card.id), "1"), `card ${card.id}: answered — Pick the database`);
@@ -210,12 +212,12 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     assert.equal(served() - before, 2, "one model reply in the resumed launch");
     // each launch reports its own tokens, not the session's running total
     const perLaunch = { input: replyTokens.input, output: replyTokens.output };
-    for (const r of runs) assert.deepEqual({ input: r.usage.input, output: r.usage.output }, perLaunch);
+    for (const r of runs) assert.deepEqual({ input: r.usage?.input, output: r.usage?.output }, perLaunch);
     if (agent === "claude") {
-      assert.ok(runs[0].usage.cost > 0, "Claude Code reports a cost");
-      assert.equal(runs[1].usage.cost.toFixed(8), runs[0].usage.cost.toFixed(8), "the resumed launch's own cost, not the session total");
+      assert.ok(runs[0]!.usage!.cost! > 0, "Claude Code reports a cost");
+      assert.equal(runs[1]!.usage!.cost!.toFixed(8), runs[0]!.usage!.cost!.toFixed(8), "the resumed launch's own cost, not the session total");
     } else {
-      assert.equal(runs[1].usage.cost, undefined, "Codex reports no cost");
+      assert.equal(runs[1]!.usage?.cost, undefined, "Codex reports no cost");
     }
     const status = await cli("status");
     const tokens = replyTokens.input + replyTokens.output;
@@ -229,9 +231,9 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const [run] = await runsOf("rewrite", (r) => r[0]?.state === "done");
     assert.equal(run.summary, "Done: all good", "the business outcome of the first message stands");
     assert.equal(served() - before, 2, "the first reply and the rewrite");
-    const notice = ((await ownerGet("/v1/state")).cards as any[]).find((c) => c.title === "Rewritten");
+    const notice = (await ownerState()).cards.find((c) => c.title === "Rewritten");
     assert.ok(notice, "the rewritten receipt's notice became a card");
-    assert.deepEqual({ input: run.usage.input, output: run.usage.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
+    assert.deepEqual({ input: run.usage?.input, output: run.usage?.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
   });
 
   test(`${agent}: "Needs you" without an ask is written again on the same session; its ask becomes the card`, { skip: skip ?? false }, async () => {
@@ -240,9 +242,9 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const [run] = await runsOf("needsyou", (r) => r[0]?.state === "done");
     assert.equal(run.summary, "Needs you: the staging database password expired");
     assert.equal(served() - before, 2, "the first reply and the rewrite");
-    const cards = ((await ownerGet("/v1/state")).cards as any[]).filter((c) => c.rule === "needsyou");
+    const cards = (await ownerState()).cards.filter((c) => c.rule === "needsyou");
     assert.deepEqual(cards.map((c) => [c.kind, c.title, c.options]), [["ask", "Staging password expired", ["I reset it", "Skip staging"]]]);
-    assert.deepEqual({ input: run.usage.input, output: run.usage.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
+    assert.deepEqual({ input: run.usage?.input, output: run.usage?.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
   });
 
   test(`${agent}: a session that no longer exists opens a new one`, { skip: skip ?? false }, async () => {
@@ -250,12 +252,12 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const [first] = await runsOf("lost", (r) => r[0]?.state === "waiting" || r[0]?.state === "done");
     assert.equal(first.summary, "Needs you: which database should the migration target?");
     forgetSessions();
-    const card = ((await ownerGet("/v1/state")).cards as any[]).find((c) => c.title === "Pick the database" && c.state === "open");
+    const card = (await ownerState()).cards.find((c) => c.title === "Pick the database" && c.state === "open");
     assert.ok(card, "the question card is open");
     await cli("answer", String(card.id), "0");
     const runs = await runsOf("lost", (r) => r.length === 2 && r[1].state === "done");
     assert.equal(runs[1].summary, "Done: started over on a new session");
-    assert.match(runs[1].session, /^[0-9a-f-]{36}$/);
+    assert.match(runs[1]!.session!, /^[0-9a-f-]{36}$/);
     assert.notEqual(runs[1].session, first.session, "a new session");
   });
 
@@ -281,6 +283,6 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     await startHub();
     const [run] = await runsOf("kill", (r) => r[0]?.state === "done");
     assert.equal(run.summary, "Done: the command ran (kill)");
-    assert.deepEqual({ input: run.usage.input, output: run.usage.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
+    assert.deepEqual({ input: run.usage?.input, output: run.usage?.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
   });
 }

@@ -28,7 +28,7 @@ export default async function ({ hub, signal }) {
     const done = runChannel("ch1", { use: "flaky", key: f.keys.channel }, f.url, new PluginLoader(plugins), ac.signal, (l) => lines.push(l), 50);
     await until(() => lines.length >= 2, 5000, "two restarts");
     assert.deepEqual(lines.slice(0, 2), ["channel ch1: Error: boom on start 1; restarting in 0.05 s", "channel ch1: returned; restarting in 0.1 s"]);
-    await until(async () => (await f.call("GET", "/v1/state", f.keys.owner)).body.channels.find((c: any) => c.id === "ch1").seenAt, 5000, "the third start to poll");
+    await until(async () => (await f.state()).channels.find((c) => c.id === "ch1")!.seenAt, 5000, "the third start to poll");
     assert.equal((await f.call("POST", "/v1/events", f.keys.source, { id: "ok", type: "alert.x" })).status, 200);
     ac.abort();
     await done;

@@ -67,7 +67,7 @@ test("a bad receipt is rewritten on the same session, asking only for the last m
     await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x" });
     const st = await untilLatestRun(f, "done");
     assert.equal(st.runs[0].summary, "Did the work.");
-    assert.deepEqual(st.cards.map((c: any) => [c.title, c.options]), [["Q", ["a", "b"]]]);
+    assert.deepEqual(st.cards.map((c) => [c.title, c.options]), [["Q", ["a", "b"]]]);
     assert.deepEqual(st.runs[0].usage, { input: 20, output: 2 }, "the rewrite's usage counts too");
     const l = launches();
     assert.equal(l.length, 2);
@@ -103,7 +103,7 @@ test("'Needs you' without an ask is rewritten on the same session; the ask it th
     await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x" });
     const st = await untilLatestRun(f, "done");
     assert.equal(st.runs[0].summary, "Needs you: the deploy key was revoked");
-    assert.deepEqual(st.cards.map((c: any) => [c.kind, c.title, c.options]), [["ask", "Deploy key revoked", ["I renewed it", "Skip deploys"]]]);
+    assert.deepEqual(st.cards.map((c) => [c.kind, c.title, c.options]), [["ask", "Deploy key revoked", ["I renewed it", "Skip deploys"]]]);
     const l = launches();
     assert.equal(l.length, 2);
     assert.equal(l[1]!.resume, "s0", "the rewrite continues the same session");
@@ -122,7 +122,7 @@ test("a last message that is a plain question, still without an ask after two re
     assert.equal(st.runs[0].summary, "Which region should the new bucket go to?");
     assert.equal(launches().length, 3, "one launch and two rewrites");
     assert.match(launches()[1]!.prompt, /could not be read: the message ends with a question, but the receipt has no ask/);
-    assert.deepEqual(st.cards.map((c: any) => [c.kind, c.title]), [["notice", "Run 1 ended with a question but asked you nothing"]]);
+    assert.deepEqual(st.cards.map((c) => [c.kind, c.title]), [["notice", "Run 1 ended with a question but asked you nothing"]]);
     assert.match(st.cards[0].text, /^Which region should the new bucket go to\?\n\/.*\/worker\/runs\/1-1\/3\/stdout$/);
   } finally {
     worker.stop();

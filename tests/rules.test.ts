@@ -84,8 +84,8 @@ test("a deleted rules file keeps the old rules running with one card; putting it
     unlinkSync(f.home.rules);
     await f.running.hub.reloadRules();
     await f.running.hub.reloadRules();
-    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-    assert.deepEqual(st.cards.map((c: any) => c.title), ["rules.json cannot be read; the old rules keep running"]);
+    const st = await f.state();
+    assert.deepEqual(st.cards.map((c) => c.title), ["rules.json cannot be read; the old rules keep running"]);
     assert.match(st.cards[0].text, /rules\.json: no such file \(ENOENT\)$/);
     assert.deepEqual((await f.call("POST", "/v1/events", f.keys.source, { id: "x", type: "alert.x" })).body.routed, ["alerts"]);
     f.writeRules(baseRules);
@@ -114,15 +114,15 @@ test("a deleted rule cancels its unclaimed runs with a notice; a claimed run kee
     await f.call("POST", "/v1/events", f.keys.source, { id: "2", type: "alert.b" });
     f.writeRules({ ...baseRules, rules: baseRules.rules.filter((r) => r.name !== "alerts") });
     await f.running.hub.reloadRules();
-    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    const st = await f.state();
     assert.equal(st.rulesVersion, 2);
-    assert.deepEqual(st.runs.map((r: any) => [r.id, r.state]), [[2, "cancelled"], [1, "claimed"]]);
+    assert.deepEqual(st.runs.map((r) => [r.id, r.state]), [[2, "cancelled"], [1, "claimed"]]);
     assert.equal(st.cards.length, 1);
     assert.equal(st.cards[0].title, 'Rule "alerts" is gone; run 2 is cancelled');
     const res = await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", summary: "finished anyway" });
     assert.equal(res.status, 200);
-    const after = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-    assert.equal(after.runs.find((r: any) => r.id === 1).state, "done");
+    const after = await f.state();
+    assert.equal(after.runs.find((r) => r.id === 1)!.state, "done");
   } finally {
     await f.close();
   }

@@ -4,13 +4,17 @@ import assert from "node:assert/strict";
 import { hashKey } from "../src/kernel/credentials.js";
 import { timeline } from "../src/cli/why.js";
 import { hubFixture, until, type Fixture } from "./helpers.js";
+import type { Fact } from "../src/protocol/responses.js";
+
+/** One server-sent message: its id, event name and data (a fact: the stream sends only `event: fact`). */
+interface Sse { id: string; event: string; data: Fact }
 
 /** Reads SSE messages from a response body until `stop` says enough. */
-async function readSse(res: Response, stop: (msgs: { id: string; event: string; data: any }[]) => boolean) {
+async function readSse(res: Response, stop: (msgs: Sse[]) => boolean) {
   const reader = res.body!.getReader();
   const dec = new TextDecoder();
   let buf = "";
-  const msgs: { id: string; event: string; data: any }[] = [];
+  const msgs: Sse[] = [];
   while (!stop(msgs)) {
     const { value, done } = await reader.read();
     if (done) break;
@@ -25,7 +29,7 @@ async function readSse(res: Response, stop: (msgs: { id: string; event: string; 
         const j = line.indexOf(": ");
         m[line.slice(0, j)] = (m[line.slice(0, j)] ? m[line.slice(0, j)] + "\n" : "") + line.slice(j + 2);
       }
-      msgs.push({ id: m.id!, event: m.event!, data: JSON.parse(m.data!) });
+      msgs.push({ id: m.id!, event: m.event!, data: JSON.parse(m.data!) as Fact });
     }
   }
   return { msgs, reader };
@@ -121,7 +125,7 @@ test("why: the run's timeline — event, claim, session, receipt, answer, follow
 test("why says each thing about a card once: created, each channel's delivery, the answer", () => {
   const at = "2026-11-30T01:00:00.000Z";
   const card = { id: 1, run: 1, version: 1, kind: "ask", fyi: false, title: "Pick", options: ["a", "b"], state: "open", choice: null, answer: null, by: null, deliveries: {} };
-  const fact = (seq: number, kind: string, row: object) => ({ v: 1, seq, at, kind, changes: [["cards", "1", row]] }) as any;
+  const fact = (seq: number, kind: string, row: object): Fact => ({ v: 1, seq, at, kind, changes: [["cards", "1", row]] });
   const lines = timeline(1, [
     fact(1, "result", card),
     fact(2, "delivered", { ...card, deliveries: { file: { version: 1, ref: "file-1" } } }),

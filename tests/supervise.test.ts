@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { baseRules, makeHome, serveProcess, until } from "./helpers.js";
 import { Supervisor } from "../src/worker/loops.js";
+import type { State } from "../src/protocol/responses.js";
 
 test("a loop that throws or returns is logged and restarted with a doubling delay up to the largest; stop() ends it", async () => {
   const lines: string[] = [];
@@ -97,8 +98,8 @@ export default async function ({ hub, options, signal }) {
     assert.equal(health.status, 200);
     await fetch(`${hub.url}/v1/events`, { method: "POST", headers: { authorization: `Bearer ${keys.source}`, "content-type": "application/json" }, body: JSON.stringify({ id: "after", type: "alert.x" }) });
     const state = await until(async () => {
-      const s = await (await fetch(`${hub.url}/v1/state`, { headers: { authorization: `Bearer ${keys.owner}` } })).json();
-      return s.runs[0]?.state === "done" && s.channels.find((c: any) => c.id === "boom")?.seenAt && s;
+      const s = (await (await fetch(`${hub.url}/v1/state`, { headers: { authorization: `Bearer ${keys.owner}` } })).json()) as State;
+      return s.runs[0]?.state === "done" && s.channels.find((c) => c.id === "boom")?.seenAt && s;
     }, 20_000, "a run to finish and the restarted channel to poll");
     assert.equal(state.runs[0].summary, "all good");
   } finally {

@@ -9,7 +9,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { createRequire } from "node:module";
 import { linePattern, textPattern } from "../src/protocol/schema.js";
 import { definitions } from "../src/protocol/definitions.js";
 import { validatedNames } from "../scripts/validators.js";
@@ -19,7 +18,7 @@ import { isName, isOldKeyName, parseRules } from "../src/kernel/rules.js";
 import { neutralise, relayed } from "../src/kernel/text.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseRules, hubFixture } from "./helpers.js";
+import { baseRules, githubExamples, hubFixture } from "./helpers.js";
 import { channelHub } from "../src/host/channels.js";
 
 /** Every kind refused everywhere, with a name for failure messages. */
@@ -120,14 +119,13 @@ test("over HTTP: refused with 400 naming the field, nothing recorded — body fi
 });
 
 test("the github adapter removes those characters from what it relays instead of losing the delivery", async () => {
-  const examples = createRequire(import.meta.url)("@octokit/webhooks-examples/api.github.com/index.json") as { name: string; examples: any[] }[];
   const secret = "s3cret";
   const rules = { ...baseRules, sources: { ...baseRules.sources, gh: { name: "GitHub", adapter: "github" } }, rules: [...baseRules.rules, { name: "gh", when: { source: "gh", types: ["issues.*"] }, to: "bot" }] };
   const f = await hubFixture(rules, {}, `AGENT_AUTOLOOP_SECRET_GH="${secret}"\n`);
   try {
-    const payload = structuredClone(examples.find((x) => x.name === "issues")!.examples.find((e) => e.action === "opened"));
-    payload.issue.title = "fix \u202egnp.exe\u2028now";
-    payload.issue.body = "a\u0085b\u2066c\nd";
+    const payload = structuredClone(githubExamples("issues").find((e) => e.action === "opened")!);
+    payload.issue!.title = "fix \u202egnp.exe\u2028now";
+    payload.issue!.body = "a\u0085b\u2066c\nd";
     const body = JSON.stringify(payload);
     const res = await fetch(`${f.url}/v1/in/gh`, { method: "POST", headers: { "x-github-event": "issues", "x-hub-signature-256": "sha256=" + createHmac("sha256", secret).update(body).digest("hex") }, body });
     assert.equal(res.status, 200, await res.clone().text());
@@ -152,10 +150,10 @@ test("a channel's reports relay its platform's text: control characters removed,
     await hub.delivered(first.id, first.version, "msg\u202e-1"); // the answer names the same message
     await hub.answer(first.id, { text: "yes \u001b[2J\u2067please", by: "ou_\u202ealice", ref: "msg-\u009b1" });
     await hub.failed(second.id, second.version, "\u009b" + "x".repeat(3000));
-    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    const st = await f.state();
     const cards = [...st.cards, ...st.recentCards];
-    const a = cards.find((c: any) => c.id === first.id);
-    const b = cards.find((c: any) => c.id === second.id);
+    const a = cards.find((c) => c.id === first.id)!;
+    const b = cards.find((c) => c.id === second.id)!;
     assert.deepEqual([a.deliveries.ch1.ref, a.answer, a.by], ["msg-1", "yes [2Jplease", "ou_alice"]);
     assert.equal(b.deliveries.ch1.error, "x".repeat(1999) + "…");
   } finally {

@@ -15,6 +15,7 @@ import { engine, tempDir, until } from "./helpers.js";
 import { startFakeModel } from "./fake-model.js";
 import { tryItReply } from "./try-it-model.js";
 import { agentEnv, agentsMissing } from "./real-agents.js";
+import type { State } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const execFileAsync = promisify(execFile);
@@ -66,7 +67,7 @@ test("the README's Try it section does what it says: a question, the answer resu
   const card = /── card (\d+) · v1 · ask · open · ask-me/.exec(readFileSync(cards, "utf8"))![1]!;
   assert.match(await cli("answer", card, "1"), /^card \d+: answered — Pick a name$/);
   const owner = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).owner as string;
-  const state = async () => (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json() as Promise<any>;
+  const state = async () => (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json() as Promise<State>;
   const runs = await until(async () => {
     const s = await state();
     return s.runs.length === 2 && s.runs[0].state === "done" && s.runs;
@@ -74,7 +75,7 @@ test("the README's Try it section does what it says: a question, the answer resu
 
   assert.equal(readFileSync(join(folder, "NAME.txt"), "utf8"), "borealis\n", "the chosen name, written by the agent");
   assert.equal(runs[0].session, runs[1].session, "the answer resumed the same session");
-  assert.deepEqual(runs.map((r: any) => r.summary), ['Done: wrote "borealis" in NAME.txt', "Needs you: which name should the project use?"]);
+  assert.deepEqual(runs.map((r) => r.summary), ['Done: wrote "borealis" in NAME.txt', "Needs you: which name should the project use?"]);
   const status = await cli("status");
   for (const run of [1, 2]) assert.match(status, new RegExp(`\\n  #${run} ask-me · done · \\S+ \\S+ · local · \\d+ tokens · \\$\\d+\\.\\d{4}\\n`), status);
   const why = await cli("why", "2");

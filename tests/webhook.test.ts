@@ -15,7 +15,9 @@ let f: Fixture;
 let server: Server;
 let base = "";
 /** What the fake platforms received, and what they answer next. */
-const got: { path: string; body: any }[] = [];
+/** A webhook's JSON body as a channel posted it (DingTalk, WeCom, Slack, Discord, a custom template): the fields read here. */
+interface Posted { msgtype?: string; markdown?: { content: string }; content?: string; allowed_mentions?: unknown; [field: string]: unknown }
+const got: { path: string; body: Posted }[] = [];
 let answer: { status: number; body: string } | null = null;
 
 before(async () => {
@@ -24,7 +26,7 @@ before(async () => {
     let data = "";
     req.on("data", (d) => (data += d));
     req.on("end", () => {
-      got.push({ path: req.url!, body: JSON.parse(data) });
+      got.push({ path: req.url!, body: JSON.parse(data) as Posted });
       const a = answer ?? ({ "/dingtalk": { status: 200, body: '{"errcode":0,"errmsg":"ok"}' }, "/wecom": { status: 200, body: '{"errcode":0,"errmsg":"ok"}' }, "/slack": { status: 200, body: "ok" }, "/discord": { status: 204, body: "" } } as Record<string, { status: number; body: string }>)[req.url!] ?? { status: 200, body: "{}" };
       res.writeHead(a.status, { "content-type": "application/json" }).end(a.body);
     });
@@ -49,8 +51,8 @@ async function send(options: Record<string, unknown>, receipt: Record<string, un
   const plugin = await new PluginLoader(null).load<ChannelPlugin>("channel", "webhook");
   const running = plugin({ hub: channelHub(f.url, f.keys.channel, ac.signal), options: { name: "ch1", ...options }, log: () => {}, signal: ac.signal, secret: null }).catch(() => {});
   const card = await until(async () => {
-    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
-    const c = [...st.cards, ...st.recentCards].find((x: any) => x.run === job.run);
+    const st = await f.state();
+    const c = [...st.cards, ...st.recentCards].find((x) => x.run === job.run);
     return c && (c.deliveries.ch1?.ref || c.deliveries.ch1?.failures) ? c : null;
   }, 10_000, "the delivery report");
   ac.abort();
@@ -72,13 +74,13 @@ test("WeCom: markdown with the rule after the title, link markup and angle brack
   const card = await send({ url: `${base}/wecom`, platform: "wecom" }, ask);
   assert.equal(card.deliveries.ch1.ref, `webhook-${card.id}`);
   assert.equal(got[0]!.body.msgtype, "markdown");
-  assert.equal(got[0]!.body.markdown.content, `**Restart ＜the＞ ［shop］（[Open link](http://x)）? · alerts**\nIt is slow @everyone\n0. yes (recommended)\n1. no\nAnswer: agent-autoloop answer ${card.id} ＜0-1＞`);
+  assert.equal(got[0]!.body.markdown!.content, `**Restart ＜the＞ ［shop］（[Open link](http://x)）? · alerts**\nIt is slow @everyone\n0. yes (recommended)\n1. no\nAnswer: agent-autoloop answer ${card.id} ＜0-1＞`);
 });
 
 test("WeCom: a card over 2048 bytes is reported failed, not truncated or sent", async () => {
   const card = await send({ url: `${base}/wecom`, platform: "wecom" }, { notice: [{ title: "big", text: "字".repeat(700) }] });
   assert.equal(got.length, 0);
-  assert.match(card.deliveries.ch1.error, /^the card is \d+ bytes; WeCom takes at most 2048$/);
+  assert.match(card.deliveries.ch1!.error!, /^the card is \d+ bytes; WeCom takes at most 2048$/);
 });
 
 test("Slack: {text}; an answer other than ok is a failure", async () => {
@@ -96,16 +98,16 @@ test("Slack: card text cannot mention @channel or users; a redirecting webhook i
   answer = { status: 302, body: "" };
   const moved = await send({ url: `${base}/slack`, platform: "slack" }, { notice: [{ title: "moved" }] });
   answer = null;
-  assert.match(moved.deliveries.ch1.error, /^HTTP 302: the webhook redirects/);
+  assert.match(moved.deliveries.ch1!.error!, /^HTTP 302: the webhook redirects/);
   assert.equal(moved.deliveries.ch1.ref, null);
 });
 
 test("Discord: mentions cannot fire; over 2000 characters is a failure", async () => {
   await send({ url: `${base}/discord`, platform: "discord" }, ask);
   assert.deepEqual(got[0]!.body.allowed_mentions, { parse: [] });
-  assert.match(got[0]!.body.content, /@everyone/);
+  assert.match(got[0]!.body.content!, /@everyone/);
   const big = await send({ url: `${base}/discord`, platform: "discord" }, { notice: [{ title: "big", text: "x".repeat(2001) }] });
-  assert.match(big.deliveries.ch1.error, /Discord takes at most 2000/);
+  assert.match(big.deliveries.ch1!.error!, /Discord takes at most 2000/);
 });
 
 test("DingTalk errcode other than 0 is a failure; a custom body template gets {text}", async () => {

@@ -12,6 +12,7 @@ import { baseRules, hubFixture, tempDir, until, type Fixture } from "./helpers.j
 import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
 import { registerKeysLocally, startServe, type Running } from "../src/host/serve.js";
 import { Worker } from "../src/worker/worker.js";
+import type { State } from "../src/protocol/responses.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -24,9 +25,9 @@ const rules = {
   rules: [{ name: "alerts", when: { source: "shop", types: ["alert.*"] }, to: "bot", cwd: "/tmp", prompt: "handle it", parallel: 2 }],
 };
 
-async function state(url: string, owner: string): Promise<any> {
+async function state(url: string, owner: string): Promise<State> {
   const res = await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } });
-  return res.json();
+  return (await res.json()) as State;
 }
 
 async function post(url: string, key: string, event: object): Promise<void> {
@@ -34,7 +35,7 @@ async function post(url: string, key: string, event: object): Promise<void> {
   assert.equal(res.status, 200);
 }
 
-const runState = async (url: string, owner: string, id: number) => (await state(url, owner)).runs.find((r: any) => r.id === id);
+const runState = async (url: string, owner: string, id: number) => (await state(url, owner)).runs.find((r) => r.id === id);
 
 test("worker/claim made a folder while serve runs: the worker logs it, claims nothing new, and claims again once it is fixed", async () => {
   const dir = tempDir();
@@ -68,8 +69,8 @@ test("worker/claim made a folder while serve runs: the worker logs it, claims no
 
   await post(url, keys.source, { id: "e2", type: "alert.x", subject: "#2" });
   await new Promise((r) => setTimeout(r, 2500)); // a few fault retries
-  assert.equal((await runState(url, keys.owner, 2)).state, "queued", "no claim while the claim id cannot be kept");
-  assert.equal((await state(url, keys.owner)).workers[0].online, true);
+  assert.equal((await runState(url, keys.owner, 2))?.state, "queued", "no claim while the claim id cannot be kept");
+  assert.equal((await state(url, keys.owner)).workers[0]!.online, true);
 
   rmSync(claim, { recursive: true });
   await until(async () => (await runState(url, keys.owner, 2))?.state === "done", 60_000, "run 2 to be done once the claim file can be written");
@@ -93,7 +94,7 @@ test("a run whose folder cannot be made is tried again, then reported 'not run' 
     const r = await runState(fx.url, fx.keys.owner, 1);
     return r?.state === "waiting" && r;
   }, 20_000, "run 1 to be reported not run");
-  assert.match(run1.error, /^the worker could not go on with this run: EEXIST: file already exists, mkdir '.*\/runs\/1-1'$/);
+  assert.match(run1.error!, /^the worker could not go on with this run: EEXIST: file already exists, mkdir '.*\/runs\/1-1'$/);
   const folder = join(fx.home.worker, "runs", "1-1");
   assert.deepEqual(log.map((l) => l.replaceAll(folder, "<folder>").replace(`.${process.pid}.tmp`, ".<pid>.tmp")), [
     ...[0.1, 0.2, 0.4, 0.8].map((s) => `run 1: EEXIST: file already exists, mkdir '<folder>'. Trying again in ${s} s`),

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { hubFixture, baseRules, until, tempDir, type Fixture, untilLatestRun } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
 import { startSupervised, stopGroup, readPids, groupAlive, readExit } from "../src/worker/supervise.js";
+import type { RunView } from "../src/protocol/responses.js";
 
 let f: Fixture | null = null;
 const workers: Worker[] = [];
@@ -37,7 +38,7 @@ function startWorker(fx: Fixture): Worker {
   return w;
 }
 
-const state = async (fx: Fixture) => (await fx.call("GET", "/v1/state", fx.keys.owner)).body;
+const state = (fx: Fixture) => fx.state();
 
 function processes(pattern: string): string[] {
   try {
@@ -116,7 +117,7 @@ test("a command agent's 'Needs you' without an ask ends done; a notice card carr
   startWorker(fx);
   const st = await untilLatestRun(fx, "done");
   assert.equal(st.runs[0].summary, "Needs you: the npm token expired; log in again");
-  assert.deepEqual(st.cards.map((c: any) => [c.kind, c.rule, c.title]), [
+  assert.deepEqual(st.cards.map((c) => [c.kind, c.rule, c.title]), [
     ["notice", "alerts", "Built 1.4.2"],
     ["notice", "alerts", "Run 1 says it needs you but asked no question"],
   ]);
@@ -129,7 +130,7 @@ test("a command agent whose last message ends with a question gets a card; one w
   startWorker(fx);
   const st = await untilLatestRun(fx, "done");
   assert.equal(st.runs[0].summary, "Looked at the failing build.");
-  assert.deepEqual(st.cards.map((c: any) => [c.kind, c.title]), [["notice", "Run 1 ended with a question but asked you nothing"]]);
+  assert.deepEqual(st.cards.map((c) => [c.kind, c.title]), [["notice", "Run 1 ended with a question but asked you nothing"]]);
   assert.match(st.cards[0].text, /^Looked at the failing build\.\nShould I pin Node 20 or move to 22\?\n\/.*\/worker\/runs\/1-1\/1\/stdout$/);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.x" });
   const st2 = await until(async () => {
@@ -208,7 +209,7 @@ async function setupPlugin(name: string, source: string) {
 }
 
 /** Posts an event for rule "alerts", starts a worker, and waits for the run's first failure; returns the run. */
-async function firstFailure(fx: Fixture): Promise<any> {
+async function firstFailure(fx: Fixture): Promise<RunView> {
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   startWorker(fx);
   return until(async () => {
