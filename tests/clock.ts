@@ -2,11 +2,11 @@
  * A kernel driven through time: a real SQLite store and the real decide/evolve, with the clock in the test's
  * hands. `advance` runs the due table the way the hub's single timer would.
  *
- * Tests read what the hub answers, never its rows: each decision's reply (`commit`), the owner's state as GET /v1/state
- * gives it (`state`, `run`, `card`), a run's facts as GET /v1/runs/:id/why gives them (`why`), the facts as
- * GET /v1/stream sends them (`stream`), a card's link page, and what the kernel tells the hub's timer (`dueKeys`,
- * `nextDeadline`, `nextOfferAt`). The store itself is private: the simulation's invariant checks and the store's own
- * tests read rows, not these.
+ * Tests read what the hub answers, never its rows: each decision (`commit`: its reply, and the facts it wrote, which
+ * the stream sends), the owner's state as GET /v1/state gives it (`state`, `run`, `card`), the facts as GET /v1/stream
+ * sends them (`stream`), a card's link page, and what the kernel tells the hub's timer (`dueKeys`, `nextDeadline`,
+ * `nextOfferAt`). The store itself is private: the simulation's invariant checks and the store's own tests read rows,
+ * not these.
  */
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -16,10 +16,10 @@ import { parseRules, type Rules } from "../src/kernel/rules.js";
 import { hashKey } from "../src/kernel/credentials.js";
 import { buildState } from "../src/host/state.js";
 import { linkPage } from "../src/host/link-page.js";
-import { publicFact, withoutRuleBodies } from "../src/host/facts.js";
+import { publicFact } from "../src/host/facts.js";
 import type { Change, Env, Fact, Input } from "../src/kernel/types.js";
 import type { KeyOf, RowOf, TableName } from "../src/kernel/tables.js";
-import type { Card, CardNext, OwnerCard, RunView, State, WorkAnswer, Why } from "../src/protocol/responses.js";
+import type { Card, CardNext, OwnerCard, RunView, State, WorkAnswer } from "../src/protocol/responses.js";
 import { appendRawFact } from "../sim/simulation.js";
 import { tempDir } from "./helpers.js";
 
@@ -210,11 +210,6 @@ export class Clock {
     const c = this.cards().find((x) => x.id === id);
     if (!c) throw new Error(`no card ${id} in the owner's state`);
     return c;
-  }
-
-  /** GET /v1/runs/:id/why: the facts about run `run`, oldest first, as a client sees them. */
-  why(run: number): Why {
-    return { run, facts: this.#store.factsOfRun(run).map((f) => withoutRuleBodies(publicFact(f))) };
   }
 
   /** The facts after `seq`, as GET /v1/stream sends them. */

@@ -59,6 +59,12 @@ export interface Fixture {
   url: string;
   keys: Keys;
   running: Running;
+  /**
+   * One request as it is: `body` sent as JSON, or `raw` as written (malformed on purpose, some tests). Answers the
+   * status and the body as sent (JSON, else the text). The body is `any`: whatever any endpoint answered, a refusal
+   * included. Tests read an answer through the contract's type (`const job: Job = …`, `state()`); the hub checks every
+   * answer against its endpoint's published shape before it sends it (`checkAnswer`).
+   */
   call(method: string, path: string, key: string | null, body?: unknown, raw?: string): Promise<{ status: number; body: any }>;
   /** GET /v1/state with the owner's key: the owner's state. @throws when the hub does not answer 200. */
   state(): Promise<State>;
