@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 import { engine } from "./helpers.js";
 
-type Layer = "kernel" | "i18n" | "protocol" | "sdk" | "common" | "tools" | "worker" | "host" | "cli" | "plugins";
+type Layer = "kernel" | "i18n" | "protocol" | "sdk" | "common" | "tools" | "worker" | "host" | "cli" | "plugins" | "console";
 
 /** Which layer a file is in, by the folder it is under (the first match). A file under none fails the test. */
 const folders: [string, Layer][] = [
@@ -24,6 +24,7 @@ const folders: [string, Layer][] = [
   ["src/worker/", "worker"],
   ["src/host/", "host"],
   ["src/cli/", "cli"],
+  ["src/console/", "console"],
   ["plugins/", "plugins"],
   ["examples/plugins/", "plugins"],
 ];
@@ -58,6 +59,8 @@ const arrows: Record<Layer, Arrows> = {
   host: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "worker"], npm: "declared", node: "all" },
   cli: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "worker", "host"], npm: "declared", node: "all" },
   plugins: { layers: [], npm: "declared", node: "all", engine: ["agent-autoloop/sdk"] },
+  // The owner console runs in the browser: its own modules only (served as they are, no bundler), nothing of Node.
+  console: { layers: [], npm: [], node: {} },
 };
 
 /**

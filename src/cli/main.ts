@@ -199,6 +199,21 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       say(timeline(Number(run), res.facts, lang).join("\n"));
     });
 
+  p.command("console")
+    .description(t(lang, "cli.desc.console"))
+    .option("--end", t(lang, "cli.desc.consoleEnd"))
+    .option("--no-open", t(lang, "cli.desc.consoleNoOpen"))
+    .action(async (o: { end?: boolean; open: boolean }) => {
+      if (o.end) {
+        const res = await call(ownerClient(), (c) => c.consoleEnd());
+        return say(t(lang, "cli.console.ended", { n: res.ended }));
+      }
+      const res = await call(ownerClient(), (c) => c.consoleSignIn());
+      const [{ localTime }, { openBrowser }] = await Promise.all([import("./why.js"), import("./open-browser.js")]);
+      say(t(lang, "cli.console.link", { link: res.link, until: localTime(res.expiresAt) }));
+      if (o.open) openBrowser(res.link);
+    });
+
   p.command("add")
     .description(t(lang, "cli.desc.add"))
     .argument("<repo>", t(lang, "cli.arg.repo"))

@@ -11,6 +11,7 @@ import { bearerOf, runTokenValid } from "./routes/read.js";
 import { hashKey } from "../kernel/credentials.js";
 import { callerOf } from "../kernel/decide.js";
 import * as L from "../kernel/limits.js";
+import { consoleCookieName, cookieValue, httpsUrl } from "./console-session.js";
 
 /** The edge's limits (src/kernel/limits.ts); tests shorten them. */
 export interface EdgeLimits {
@@ -44,11 +45,14 @@ export function serverOptions(limits: EdgeLimits): ServerOptions {
   };
 }
 
-/** Whether a request's headers carry a valid key (any kind) or, on its run's started/result path, the run's token. */
+/**
+ * Whether a request's headers carry a valid key (any kind), an owner console session's cookie or, on its run's
+ * started/result path, the run's token.
+ */
 export function keyedRequest(hub: Hub): (req: IncomingMessage) => boolean {
   return (req) => {
     const token = bearerOf(req.headers.authorization);
-    if (!token) return false;
+    if (!token) return hub.console.find(cookieValue(req.headers.cookie, consoleCookieName(httpsUrl(hub.env.publicUrl)))) !== null;
     try {
       if (callerOf(hub.store.view, hashKey(token))) return true;
       const m = /^\/v1\/runs\/([1-9]\d{0,14})\/(?:started|result)(?:\?|$)/.exec(req.url ?? "");

@@ -19,6 +19,7 @@ import { Presence } from "./presence.js";
 import { workerOnlineMs } from "../kernel/limits.js";
 import type { EndpointName } from "../protocol/endpoints.js";
 import type { ToolHost } from "../tools/index.js";
+import { ConsoleSessions } from "./console-session.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -97,6 +98,8 @@ export class Hub {
   readonly plugins: PluginLoader;
   /** The tool host of this home's tool plugins (issue 16), made when first asked for; see `toolHost`. */
   private tools: Promise<ToolHost> | null = null;
+  /** The owner console's sign-in links and sessions (console-session.ts): in memory, ended by a restart. */
+  readonly console: ConsoleSessions;
 
   constructor(readonly opts: HubOptions) {
     this.plugins = opts.plugins ?? new PluginLoader(opts.home.plugins);
@@ -108,6 +111,7 @@ export class Hub {
     this.clock = opts.clock ?? Date.now;
     this.log = opts.log ?? (() => {});
     this.callerLog = new BoundedLog(this.log, () => this.now(), opts.lang);
+    this.console = new ConsoleSessions(this.clock, (h) => callerOf(this.store.view, h)?.kind === "owner");
     this.presence = new Presence({ clock: this.clock, silentAfterMs: opts.presenceSilentMs ?? workerOnlineMs, log: this.log, lang: opts.lang });
   }
 
@@ -198,7 +202,10 @@ export class Hub {
       batch[i]!.resolve(d);
     });
     if (facts.length > 0) for (const l of this.listeners) l(facts);
-    if (keysChanged) this.dropRevokedWaiters();
+    if (keysChanged) {
+      this.dropRevokedWaiters();
+      this.console.dropRevoked();
+    }
     if (wakeWorkers) this.wakeAll("worker:");
     for (const ch of wakeChannels) this.wakeAll(`channel:${ch}`);
     if (facts.length > 0) this.arm();

@@ -1,8 +1,8 @@
 /**
  * The page a browser gets at the hub's root `/`: what this is and where to look. The hub speaks JSON under `/v1` to
  * programs that hold a key; a person who opens its address finds this short page instead of a JSON 404. It names
- * nothing of the home (no path, no key) and has no script, no form and no link out; when an owner console exists,
- * this is where it will be pointed to.
+ * nothing of the home (no path, no key) and has no script, no form and no link out; it points to the owner console
+ * (`/console/`, signed in with the link `agent-autoloop console` prints).
  */
 import { t, type Lang } from "../i18n/messages.js";
 import { esc, page } from "./link-page.js";
@@ -18,6 +18,7 @@ export function rootPage(lang: Lang): string {
     `<p>${esc(t(lang, "root.what"))}</p>`,
     "<ul>",
     `<li>${esc(t(lang, "root.status", { command: "\u0000" })).replace("\u0000", code("agent-autoloop status"))}</li>`,
+    `<li>${esc(t(lang, "root.console", { path: "\u0000", command: "\u0001" })).replace("\u0000", `<a href="/console/">/console/</a>`).replace("\u0001", code("agent-autoloop console"))}</li>`,
     `<li>${esc(t(lang, "root.readme"))}</li>`,
     `<li>${esc(t(lang, "root.health", { path: "\u0000" })).replace("\u0000", `<a href="/v1/health">/v1/health</a>`)}</li>`,
     "</ul>",

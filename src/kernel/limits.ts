@@ -173,3 +173,15 @@ export const silentConnectionGraceMs = 2_000;
 export const callerLogIntervalMs = 60_000;
 /** Kinds of such lines remembered at once; a line of a new kind beyond this is left out until older kinds expire. */
 export const callerLogKindsMax = 1_000;
+
+/**
+ * Owner console (issue 17; src/host/console-session.ts): a sign-in link that `agent-autoloop console` prints works
+ * once, within this long of being made.
+ */
+export const consoleSignInValidMs = 5 * 60_000;
+/** Owner console: sign-in links made and not yet used, at most; making one more forgets the oldest. */
+export const consoleSignInsPendingMax = 16;
+/** Owner console: a session ends this long after its sign-in, whatever it does meanwhile (the cookie's Max-Age). */
+export const consoleSessionMaxMs = 24 * 3_600_000;
+/** Owner console: sessions held at once, at most; a sign-in past it ends the oldest session. */
+export const consoleSessionsMax = 64;

@@ -182,4 +182,14 @@ export class HubClient {
   tools() {
     return this.request("tools", {});
   }
+
+  /** POST /v1/console/sign-in: a one-time sign-in link to the owner console (issue 17). */
+  consoleSignIn() {
+    return this.request("consoleSignIn", {});
+  }
+
+  /** DELETE /v1/console/sessions: ends every owner console session. */
+  consoleEnd() {
+    return this.request("consoleEnd", {});
+  }
 }

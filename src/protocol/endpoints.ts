@@ -22,7 +22,7 @@ export type Auth =
   | "none";
 
 /** The sections of the protocol, one route module each (src/host/routes/<section>.ts). */
-export type Section = "events" | "work" | "cards" | "owner" | "stream" | "keys" | "tools";
+export type Section = "events" | "work" | "cards" | "owner" | "stream" | "keys" | "tools" | "console";
 
 /** One endpoint of the table. */
 export interface EndpointSpec {
@@ -45,6 +45,12 @@ export interface EndpointSpec {
   response: ResponseName;
   /** The answer is a stream of server-sent events, not one JSON body. */
   stream?: boolean;
+  /**
+   * The owner console's session cookie stands for the owner key that made it (issue 17; src/host/console-session.ts).
+   * Only owner endpoints the console uses have it: keys and console sign-in take the key itself, and every other
+   * endpoint ignores the cookie.
+   */
+  cookie?: boolean;
 }
 
 /** The /v1 endpoints, by name. */
@@ -62,22 +68,25 @@ export const endpoints = {
   cardsNext: { section: "cards", method: "GET", path: "/v1/cards/next", auth: ["channel"], query: "CardsNextQuery", response: "CardNext" },
   delivered: { section: "cards", method: "POST", path: "/v1/cards/:id/delivered", auth: ["channel"], body: "Delivered", response: "Ok" },
   failed: { section: "cards", method: "POST", path: "/v1/cards/:id/failed", auth: ["channel"], body: "Failed", response: "Ok" },
-  answer: { section: "cards", method: "POST", path: "/v1/cards/:id/answer", auth: ["channel", "owner"], body: "Answer", response: "AnswerAnswer" },
-  resolve: { section: "cards", method: "POST", path: "/v1/cards/:id/resolve", auth: ["owner"], body: "ResolveCard", emptyBody: true, response: "Changed" },
+  answer: { section: "cards", method: "POST", path: "/v1/cards/:id/answer", auth: ["channel", "owner"], body: "Answer", response: "AnswerAnswer", cookie: true },
+  resolve: { section: "cards", method: "POST", path: "/v1/cards/:id/resolve", auth: ["owner"], body: "ResolveCard", emptyBody: true, response: "Changed", cookie: true },
 
-  state: { section: "owner", method: "GET", path: "/v1/state", auth: ["owner"], query: "StateQuery", response: "State" },
-  cancel: { section: "owner", method: "POST", path: "/v1/runs/:id/cancel", auth: ["owner"], body: "CancelRun", emptyBody: true, response: "CancelAnswer" },
-  pause: { section: "owner", method: "POST", path: "/v1/rules/:name/pause", auth: ["owner"], body: "PauseBody", emptyBody: true, response: "PauseAnswer" },
-  resume: { section: "owner", method: "POST", path: "/v1/rules/:name/resume", auth: ["owner"], body: "ResumeBody", emptyBody: true, response: "ResumeAnswer" },
-  runNow: { section: "owner", method: "POST", path: "/v1/rules/:name/run", auth: ["owner"], body: "RunNowBody", emptyBody: true, response: "RunNowAnswer" },
+  state: { section: "owner", method: "GET", path: "/v1/state", auth: ["owner"], query: "StateQuery", response: "State", cookie: true },
+  cancel: { section: "owner", method: "POST", path: "/v1/runs/:id/cancel", auth: ["owner"], body: "CancelRun", emptyBody: true, response: "CancelAnswer", cookie: true },
+  pause: { section: "owner", method: "POST", path: "/v1/rules/:name/pause", auth: ["owner"], body: "PauseBody", emptyBody: true, response: "PauseAnswer", cookie: true },
+  resume: { section: "owner", method: "POST", path: "/v1/rules/:name/resume", auth: ["owner"], body: "ResumeBody", emptyBody: true, response: "ResumeAnswer", cookie: true },
+  runNow: { section: "owner", method: "POST", path: "/v1/rules/:name/run", auth: ["owner"], body: "RunNowBody", emptyBody: true, response: "RunNowAnswer", cookie: true },
 
-  stream: { section: "stream", method: "GET", path: "/v1/stream", auth: ["owner"], query: "StreamQuery", queryHeaders: { after: "last-event-id" }, response: "Fact", stream: true },
-  why: { section: "stream", method: "GET", path: "/v1/runs/:id/why", auth: ["owner"], response: "Why" },
+  stream: { section: "stream", method: "GET", path: "/v1/stream", auth: ["owner"], query: "StreamQuery", queryHeaders: { after: "last-event-id" }, response: "Fact", stream: true, cookie: true },
+  why: { section: "stream", method: "GET", path: "/v1/runs/:id/why", auth: ["owner"], response: "Why", cookie: true },
 
   keyNew: { section: "keys", method: "POST", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "KeyNew" },
   keyRemove: { section: "keys", method: "DELETE", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "Changed" },
 
   tools: { section: "tools", method: "GET", path: "/v1/tools", aliases: ["/api/tools"], auth: ["owner"], response: "Tools" },
+
+  consoleSignIn: { section: "console", method: "POST", path: "/v1/console/sign-in", auth: ["owner"], response: "ConsoleLink" },
+  consoleEnd: { section: "console", method: "DELETE", path: "/v1/console/sessions", auth: ["owner"], response: "ConsoleEnded" },
 } as const satisfies Record<string, EndpointSpec>;
 
 /** The name of an endpoint. */

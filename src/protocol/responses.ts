@@ -350,12 +350,20 @@ export type ToolView = Static<typeof ToolView>;
 export const Tools = Type.Array(ref(ToolView), { description: "GET /v1/tools" });
 export type Tools = Static<typeof Tools>;
 
+/** POST /v1/console/sign-in: the owner console's one-time sign-in link and when it stops working (issue 17). */
+export const ConsoleLink = Type.Object({ link: str(), expiresAt: iso() }, { description: "POST /v1/console/sign-in" });
+export type ConsoleLink = Static<typeof ConsoleLink>;
+
+/** DELETE /v1/console/sessions: how many console sessions ended (unused sign-in links are forgotten too). */
+export const ConsoleEnded = Type.Object({ ended: int() }, { description: "DELETE /v1/console/sessions" });
+export type ConsoleEnded = Static<typeof ConsoleEnded>;
+
 /** The response definitions, by name. */
 export const responseDefinitions = {
   ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
-  RulesFactRow, ToolView, Tools,
+  RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded,
 };
 /** The name of a response definition. */
 export type ResponseName = keyof typeof responseDefinitions;

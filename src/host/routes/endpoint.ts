@@ -19,6 +19,7 @@ import { longPollMaxSeconds } from "../../kernel/limits.js";
 import type { Input } from "../../kernel/types.js";
 import { t } from "../../i18n/messages.js";
 import { bearer, idParam, strictUtf8 } from "./read.js";
+import { consoleCookieName, cookieValue, httpsUrl, type ConsoleSession } from "../console-session.js";
 
 /** The run of the path, for an endpoint its run's token calls (the middleware found it and checked the token). */
 type RunOf<E extends EndpointName> = (typeof endpoints)[E]["auth"] extends "run" ? number : undefined;
@@ -32,6 +33,8 @@ export interface Checked<E extends EndpointName> {
   run: RunOf<E>;
   query: QueryOf<E>;
   body: BodyOf<E>;
+  /** The owner console session the request came with instead of a key (endpoints with `cookie`), else null. */
+  session: ConsoleSession | null;
 }
 
 /** A route's handler: called once the middleware accepted the request. */
@@ -151,6 +154,25 @@ async function body(c: Context, hub: Hub, spec: EndpointSpec): Promise<{ value: 
   return checked.ok ? { value: checked.value } : refuse(c, 400, checked.error);
 }
 
+/** Whether the hub's public address is https: the cookie is then `Secure` and named `__Host-…`. */
+export const secureHub = (hub: Hub) => httpsUrl(hub.env.publicUrl);
+
+/** The host (`name[:port]`) the request was sent to. */
+export const hostOf = (c: Context) => new URL(c.req.url).host;
+
+/**
+ * The console session of a request's cookie, for an endpoint that takes one. A changing request is taken only with
+ * the `Origin` its session signed in from: a page of another site cannot lend itself the cookie's power, whatever a
+ * browser's SameSite rules.
+ * @returns the session, null when there is none (the key check then refuses), or the 403 refusal.
+ */
+export function consoleSessionOf(c: Context, hub: Hub, changing: boolean): ConsoleSession | null | Response {
+  const session = hub.console.find(cookieValue(c.req.header("cookie"), consoleCookieName(secureHub(hub))));
+  if (!session) return null;
+  if (changing && c.req.header("origin") !== session.origin) return refuse(c, 403, t(hub.env.lang, "console.origin"));
+  return session;
+}
+
 /**
  * Mounts endpoint `name` of the table on `app`: its method and path (and its aliases), the middleware, then `handler`
  * with the checked request.
@@ -159,7 +181,15 @@ export function route<E extends EndpointName>(app: Hono, hub: Hub, name: E, hand
   const spec: EndpointSpec = endpoints[name];
   app.on(spec.method, [spec.path, ...(spec.aliases ?? [])], async (c) => {
     const token = bearer(c.req.raw) ?? "";
-    const keyHash = token ? hashKey(token) : null;
+    let keyHash = token ? hashKey(token) : null;
+    // Without a key, the owner console's cookie stands for the owner key that made it, where the table says so.
+    let session: ConsoleSession | null = null;
+    if (!token && spec.cookie) {
+      const found = consoleSessionOf(c, hub, spec.method !== "GET");
+      if (found instanceof Response) return found;
+      session = found;
+      keyHash = found?.keyHash ?? null;
+    }
     const allowed = gate(c, hub, spec.auth, token, keyHash);
     if (allowed instanceof Response) return allowed;
     const q = query(c, hub, spec);
@@ -168,6 +198,6 @@ export function route<E extends EndpointName>(app: Hono, hub: Hub, name: E, hand
     if (b instanceof Response) return b;
     // The values passed the checks of exactly `spec.auth`, `spec.query` and `spec.body`, which RunOf<E>, QueryOf<E>
     // and BodyOf<E> name: TypeScript cannot follow a table lookup by a generic key, so they are typed here once.
-    return handler(c, { keyHash, token, run: allowed.run as RunOf<E>, query: q.value as QueryOf<E>, body: b.value as BodyOf<E> });
+    return handler(c, { keyHash, token, run: allowed.run as RunOf<E>, query: q.value as QueryOf<E>, body: b.value as BodyOf<E>, session });
   });
 }

@@ -28,9 +28,12 @@ export function streamRoutes(hub: Hub): Hono {
       let wake: (() => void) | null = null;
       const listener = () => wake?.();
       hub.listeners.add(listener);
+      hub.console.ended.add(listener);
       signal.addEventListener("abort", listener);
+      // A console's stream lasts as long as its session (ended from the CLI, by sign-out, or with its key).
+      const session = req.session;
       try {
-        while (!signal.aborted && !stream.aborted && hub.keyValid(keyHash)) {
+        while (!signal.aborted && !stream.aborted && hub.keyValid(keyHash) && (session === null || hub.console.alive(session))) {
           // Read the log a page at a time and send it as fast as the subscriber takes it; never the whole log.
           const page = hub.store.factsAfter(after, streamPageFacts);
           for (const f of page) {
@@ -47,6 +50,7 @@ export function streamRoutes(hub: Hub): Hono {
         }
       } finally {
         hub.listeners.delete(listener);
+        hub.console.ended.delete(listener);
         signal.removeEventListener("abort", listener);
       }
     });

@@ -1,0 +1,54 @@
+// @ts-check
+/**
+ * The console as a client of `/v1`, with its session cookie (HttpOnly: no script here ever sees it). Every answer is
+ * JSON; a refusal becomes an `ApiError` with the hub's own words. A 401 means the session is gone (ended from the
+ * CLI, its key removed, or expired): `onSignedOut` is told.
+ */
+
+/** A refusal of the hub: its status and its `error` text. */
+export class ApiError extends Error {
+  /** @param {number} status @param {string} message */
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** @type {() => void} */
+let signedOut = () => {};
+
+/** Sets what happens when the hub says the session is gone. @param {() => void} f */
+export function onSignedOut(f) {
+  signedOut = f;
+}
+
+/**
+ * Calls the hub. The browser sends the session cookie and, for a POST, this page's `Origin` (which the hub checks).
+ * @param {"GET" | "POST" | "DELETE"} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<any>}
+ */
+export async function api(method, path, body) {
+  /** @type {RequestInit} */
+  const init = { method, credentials: "same-origin", headers: { accept: "application/json" } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = { ...init.headers, "content-type": "application/json" };
+  }
+  const res = await fetch(path, init);
+  const text = await res.text();
+  /** @type {any} */
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = { error: text };
+  }
+  if (res.status === 401 && path.startsWith("/v1/")) signedOut();
+  if (!res.ok) throw new ApiError(res.status, typeof data?.error === "string" ? data.error : `HTTP ${res.status}`);
+  return data;
+}
+
+/** A path segment, encoded. @param {string | number} v */
+export const seg = (v) => encodeURIComponent(String(v));

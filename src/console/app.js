@@ -1,0 +1,251 @@
+// @ts-check
+/**
+ * The owner console (issue 17): signs in with the link's token, then shows the views of `/v1/state`, kept live by
+ * `/v1/stream` (server-sent events; the browser resumes with Last-Event-ID). The console has no power of its own:
+ * every change is the same `/v1` call the CLI makes. Views: #/needs (landing), #/runs, #/runs/<id>, #/rules,
+ * #/workers, #/spending, #/plugins.
+ */
+import { api, onSignedOut } from "./api.js";
+import { fill, h } from "./dom.js";
+import { currentLang, loadCatalog, setLang, t } from "./i18n.js";
+import { needsView } from "./needs.js";
+import { runsView, runView } from "./runs.js";
+import { rulesView } from "./rules.js";
+import { workersView, spendingView, pluginsView } from "./more.js";
+
+/**
+ * What a view gets: the latest state, a way to ask for a fresh one, and to say something in the live region.
+ * @typedef {{ state: any, refresh: () => void, announce: (text: string) => void }} Ctx
+ * @typedef {{ el: HTMLElement, update: (ctx: Ctx) => void, title: string, dispose?: () => void }} View
+ */
+
+const app = /** @type {HTMLElement} */ (document.getElementById("app"));
+/** @type {any} */
+let state = null;
+/** @type {View | null} */
+let view = null;
+let viewKey = "";
+/** @type {EventSource | null} */
+let stream = null;
+/** @type {ReturnType<typeof setTimeout> | null} */
+let refreshTimer = null;
+let refreshing = false;
+let refreshAgain = false;
+let signedIn = false;
+
+const routes = [
+  ["needs", "console.nav.needs"],
+  ["runs", "console.nav.runs"],
+  ["rules", "console.nav.rules"],
+  ["workers", "console.nav.workers"],
+  ["spending", "console.nav.spending"],
+  ["plugins", "console.nav.plugins"],
+];
+
+const systemDark = matchMedia("(prefers-color-scheme: dark)");
+
+/** The theme: the reader's choice, else the system's. */
+function applyTheme() {
+  const theme = localStorage.getItem("aa.theme");
+  document.documentElement.dataset.theme = theme === "light" || theme === "dark" ? theme : systemDark.matches ? "dark" : "light";
+}
+
+/** Exchanges the sign-in token of the link (in the URL's fragment, never sent to a server) for the session cookie. */
+async function signInFromLink() {
+  const m = /^#sign-in=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (!m) return null;
+  // The token leaves the address bar and the history before anything else happens.
+  history.replaceState(null, "", "/console/#/needs");
+  try {
+    await api("POST", "/console/session", { token: m[1] });
+    return null;
+  } catch (e) {
+    return /** @type {Error} */ (e).message;
+  }
+}
+
+/** The page shown without a session: how to get one. @param {string | null} problem */
+function showSignedOut(problem) {
+  signedIn = false;
+  stream?.close();
+  stream = null;
+  view?.dispose?.();
+  view = null;
+  viewKey = "";
+  const command = h("code", {}, "agent-autoloop console");
+  const [before, after] = t("console.signedOut.how", { command: "\u0000" }).split("\u0000");
+  fill(app, h("main", { id: "main", class: "signed-out" },
+    h("h1", {}, t("console.signedOut")),
+    problem ? h("p", { class: "error", role: "alert" }, t("console.signInFailed", { error: problem })) : null,
+    h("p", {}, before, command, after),
+  ));
+  document.title = t("console.title");
+  app.removeAttribute("aria-busy");
+}
+
+/** The header, navigation and the main region, once signed in. */
+function shell() {
+  const nav = h("nav", { "aria-label": t("console.nav") },
+    h("ul", {}, routes.map(([key, id]) => h("li", {}, h("a", { href: `#/${key}`, "data-route": key }, t(id))))));
+  const langSelect = h("select", { id: "lang", onchange: (/** @type {Event} */ e) => {
+    setLang(/** @type {any} */ (e.target).value);
+    rebuild();
+  } }, h("option", { value: "zh" }, "中文"), h("option", { value: "en" }, "English"));
+  /** @type {HTMLSelectElement} */ (langSelect).value = currentLang();
+  const themeSelect = h("select", { id: "theme", onchange: (/** @type {Event} */ e) => {
+    const v = /** @type {any} */ (e.target).value;
+    if (v === "auto") localStorage.removeItem("aa.theme");
+    else localStorage.setItem("aa.theme", v);
+    applyTheme();
+  } }, ["auto", "light", "dark"].map((v) => h("option", { value: v }, t(`console.theme.${v}`))));
+  /** @type {HTMLSelectElement} */ (themeSelect).value = localStorage.getItem("aa.theme") ?? "auto";
+  const signOut = h("button", { type: "button", class: "quiet", onclick: async () => {
+    try {
+      await api("POST", "/console/sign-out");
+    } finally {
+      showSignedOut(null);
+    }
+  } }, t("console.signOut"));
+  fill(app,
+    h("a", { class: "skip", href: "#main", onclick: (/** @type {Event} */ e) => {
+      e.preventDefault();
+      document.getElementById("main")?.focus();
+    } }, t("console.skip")),
+    h("header", { class: "top" },
+      h("div", { class: "brand" }, h("img", { src: "/console/icon.svg", alt: "", width: 24, height: 24 }), h("span", {}, "agent-autoloop")),
+      nav,
+      h("div", { class: "tools" },
+        h("span", { id: "live", class: "live", role: "status" }),
+        h("label", { class: "tool" }, h("span", { class: "sr" }, t("console.lang")), langSelect),
+        h("label", { class: "tool" }, h("span", { class: "sr" }, t("console.theme")), themeSelect),
+        signOut)),
+    h("main", { id: "main", tabindex: -1 }),
+    h("div", { id: "announce", class: "sr", role: "status", "aria-live": "polite" }));
+  app.removeAttribute("aria-busy");
+}
+
+/** Says something to screen readers (and tests) once. @param {string} text */
+function announce(text) {
+  const el = document.getElementById("announce");
+  if (el) el.textContent = text;
+}
+
+/** Marks the live region: connected or reconnecting. @param {boolean} ok */
+function live(ok) {
+  const el = document.getElementById("live");
+  if (!el) return;
+  el.textContent = ok ? t("console.live") : t("console.reconnecting");
+  el.className = ok ? "live on" : "live off";
+}
+
+/** The route of the address: its view's key and argument. */
+function route() {
+  const m = /^#\/(\w+)(?:\/(\d+))?$/.exec(location.hash);
+  const key = m && routes.some(([k]) => k === m[1]) ? m[1] : "needs";
+  return { key, arg: m?.[2] ?? null };
+}
+
+/** Shows the view the address names (made anew when the route changes, updated in place otherwise). */
+function render() {
+  if (!signedIn || !state) return;
+  const { key, arg } = route();
+  const wanted = `${key}/${arg ?? ""}`;
+  const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  const ctx = { state, refresh, announce };
+  if (wanted !== viewKey || !view) {
+    view?.dispose?.();
+    view = key === "runs" && arg ? runView(Number(arg), ctx)
+      : key === "runs" ? runsView(ctx)
+      : key === "rules" ? rulesView(ctx)
+      : key === "workers" ? workersView(ctx)
+      : key === "spending" ? spendingView(ctx)
+      : key === "plugins" ? pluginsView(ctx)
+      : needsView(ctx);
+    const moved = viewKey !== "";
+    viewKey = wanted;
+    fill(main, view.el);
+    for (const a of document.querySelectorAll("nav a")) {
+      if (/** @type {HTMLElement} */ (a).dataset.route === key) a.setAttribute("aria-current", "page");
+      else a.removeAttribute("aria-current");
+    }
+    // Moving between views puts the focus on the new view's heading (keyboard and screen-reader users land there).
+    if (moved) /** @type {HTMLElement | null} */ (main.querySelector("h1"))?.focus();
+  } else {
+    view.update(ctx);
+  }
+  document.title = `${view.title} · ${t("console.title")}`;
+}
+
+/** Builds the page again (after a change of language). */
+function rebuild() {
+  viewKey = "";
+  view?.dispose?.();
+  view = null;
+  shell();
+  live(stream?.readyState === EventSource.OPEN);
+  render();
+}
+
+/** Reads `/v1/state` again; calls that come while one is under way make one more after it. */
+async function refresh() {
+  if (refreshing) {
+    refreshAgain = true;
+    return;
+  }
+  refreshing = true;
+  try {
+    do {
+      refreshAgain = false;
+      state = await api("GET", "/v1/state");
+      render();
+    } while (refreshAgain);
+  } catch (e) {
+    if (signedIn) announce(t("console.failed", { error: /** @type {Error} */ (e).message }));
+  } finally {
+    refreshing = false;
+  }
+}
+
+/** Follows the fact log from the state's sequence number; each batch of facts reads the state again (one read per 100 ms at most). */
+function follow() {
+  stream = new EventSource(`/v1/stream?after=${state.seq}`);
+  stream.addEventListener("open", () => live(true));
+  stream.addEventListener("fact", () => {
+    refreshTimer ??= setTimeout(() => {
+      refreshTimer = null;
+      void refresh();
+    }, 100);
+  });
+  stream.addEventListener("error", () => {
+    live(false);
+    // A closed stream is not retried by the browser (a refusal): the session may be gone; the state read says.
+    if (stream?.readyState === EventSource.CLOSED) {
+      stream = null;
+      setTimeout(async () => {
+        await refresh();
+        if (signedIn && !stream) follow();
+      }, 2000);
+    }
+  });
+}
+
+async function start() {
+  applyTheme();
+  systemDark.addEventListener("change", applyTheme);
+  await loadCatalog();
+  const problem = await signInFromLink();
+  onSignedOut(() => showSignedOut(null));
+  try {
+    state = await api("GET", "/v1/state");
+  } catch {
+    if (!signedIn) showSignedOut(problem);
+    return;
+  }
+  signedIn = true;
+  shell();
+  render();
+  follow();
+  addEventListener("hashchange", render);
+}
+
+void start();

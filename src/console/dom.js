@@ -1,0 +1,91 @@
+// @ts-check
+/**
+ * Building the page without HTML strings: every element is made with `h`, every text goes in as a text node. Text an
+ * agent or a source wrote goes through `said`, which also isolates its direction (a bidi control in it cannot turn
+ * the text around it) and shows its control characters as visible marks instead of obeying them.
+ */
+
+/**
+ * @typedef {string | number | Node | null | undefined | false} Child
+ * @typedef {{ [name: string]: string | number | boolean | null | undefined | ((e: any) => void) }} Attrs
+ */
+
+/**
+ * An element with attributes and children. `on<event>` attributes take a function; `true` sets a boolean attribute,
+ * `false`, null and undefined leave it out; strings and numbers become text nodes, never HTML.
+ * @param {string} tag
+ * @param {Attrs} [attrs]
+ * @param {...(Child | Child[])} children
+ * @returns {HTMLElement}
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (typeof v === "function") el.addEventListener(name.slice(2), v);
+    else if (v === true) el.setAttribute(name, "");
+    else el.setAttribute(name, String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+/**
+ * Appends children (text for strings and numbers).
+ * @param {Node} el
+ * @param {(Child | Child[])[]} children
+ */
+export function append(el, children) {
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+  }
+}
+
+/**
+ * Replaces an element's children.
+ * @param {Element} el
+ * @param {...(Child | Child[])} children
+ */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+}
+
+// C0 and C1 controls but tab and line feed, and the Unicode direction controls (embeddings, overrides, isolates,
+// marks): shown as ⟦U+XXXX⟧, never applied.
+const controls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text others wrote (an agent, a source, a channel): its control characters made visible.
+ * @param {string | null | undefined} text
+ * @returns {string}
+ */
+export function visible(text) {
+  return (text ?? "").replace(controls, (c) => `⟦U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟧`);
+}
+
+/**
+ * Text others wrote, as an element of its own whose direction is isolated from the page around it.
+ * @param {string | null | undefined} text
+ * @param {string} [tag]
+ * @param {Attrs} [attrs]
+ */
+export function said(text, tag = "bdi", attrs = {}) {
+  return h(tag, { ...attrs, dir: "auto", class: `said${attrs.class ? ` ${attrs.class}` : ""}` }, visible(text));
+}
+
+/**
+ * An http(s) URL as it is, or null for any other (a `javascript:` or `data:` link never becomes a link).
+ * @param {string | null | undefined} url
+ * @returns {string | null}
+ */
+export function safeHref(url) {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
+  } catch {
+    return null;
+  }
+}

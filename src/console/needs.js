@@ -1,0 +1,179 @@
+// @ts-check
+/**
+ * "Needs you", the landing view: the open question cards, newest first, each with its rule, lane, the agent's text,
+ * its options as buttons (the recommended one marked), an answer in one's own words, and resolve; then notices and
+ * fyi cards with "mark as handled". Answering is `POST /v1/cards/<id>/answer`, the CLI's own call: the first answer
+ * wins, and a card answered elsewhere changes in place (its element stays; what is typed in it too, while it is open).
+ */
+import { api, seg } from "./api.js";
+import { fill, h, said } from "./dom.js";
+import { t, when } from "./i18n.js";
+
+/**
+ * What a card's element remembers between updates: the version it shows, and a message of the last try to answer.
+ * @typedef {{ el: HTMLElement, shown: string, message: { text: string, error: boolean } | null, busy: boolean }} CardUi
+ */
+
+/** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
+export function needsView(ctx) {
+  /** @type {Map<number, CardUi>} */
+  const ui = new Map();
+  const asks = h("ul", { class: "cards", id: "asks" });
+  const notices = h("ul", { class: "cards", id: "notices" });
+  const emptyAsks = h("p", { class: "empty" }, t("console.needs.empty"));
+  const emptyNotices = h("p", { class: "empty" }, t("console.needs.noNotices"));
+  const el = h("section", { class: "view needs" },
+    h("h1", { tabindex: -1 }, t("console.nav.needs")),
+    emptyAsks, asks,
+    h("h2", {}, t("console.needs.notices")),
+    emptyNotices, notices);
+
+  /** @param {import("./app.js").Ctx} c */
+  const update = (c) => {
+    /** @type {any[]} */
+    const cards = [...c.state.cards].sort((a, b) => b.id - a.id);
+    const isAsk = (/** @type {any} */ card) => card.kind === "ask" && !card.fyi;
+    place(asks, cards.filter(isAsk), c);
+    place(notices, cards.filter((card) => !isAsk(card)), c);
+    emptyAsks.hidden = asks.childElementCount > 0;
+    emptyNotices.hidden = notices.childElementCount > 0;
+  };
+
+  /**
+   * Puts the cards into `list` in order, reusing each card's element.
+   * @param {HTMLElement} list @param {any[]} cards @param {import("./app.js").Ctx} c
+   */
+  const place = (list, cards, c) => {
+    const keep = new Set(cards.map((card) => card.id));
+    for (const [id, u] of ui) if (!keep.has(id) && u.el.parentElement === list) { u.el.remove(); ui.delete(id); }
+    let before = list.firstElementChild;
+    for (const card of cards) {
+      let u = ui.get(card.id);
+      if (!u) {
+        u = { el: h("li", { class: "card", id: `card-${card.id}` }), shown: "", message: null, busy: false };
+        ui.set(card.id, u);
+      }
+      const shown = `${card.version}/${card.state}`;
+      if (u.shown !== shown) {
+        draw(u, card, c);
+        u.shown = shown;
+      }
+      if (u.el !== before) list.insertBefore(u.el, before);
+      else before = before.nextElementSibling;
+    }
+  };
+
+  /**
+   * (Re)draws one card; an answer being typed survives.
+   * @param {CardUi} u @param {any} card @param {import("./app.js").Ctx} c
+   */
+  const draw = (u, card, c) => {
+    const draft = /** @type {HTMLTextAreaElement | null} */ (u.el.querySelector("textarea"));
+    const typed = draft?.value ?? "";
+    const hadFocus = draft !== null && document.activeElement === draft;
+    u.el.dataset.state = card.state;
+    const titleId = `card-${card.id}-title`;
+    u.el.setAttribute("aria-labelledby", titleId);
+    const meta = [t("console.card.label", { card: card.id })];
+    if (card.rule) meta.push(t("console.card.ruleLane", { rule: card.rule, lane: card.lane || "-" }));
+    if (card.run) meta.push(t("console.card.fromRun", { run: card.run }));
+    meta.push(when(card.at));
+    /** @type {(Node | null)[]} */
+    const parts = [
+      h("h3", { id: titleId }, card.fyi ? h("span", { class: "badge" }, t("console.card.fyi")) : null, said(card.title)),
+      h("p", { class: "meta" }, meta.join(" · ")),
+      card.text ? said(card.text, "p", { class: "text" }) : null,
+    ];
+    for (const [channel, d] of Object.entries(card.deliveries ?? {})) {
+      const dv = /** @type {any} */ (d);
+      if (dv.error) parts.push(h("p", { class: "warn" }, t("console.card.delivery", { channel, failures: dv.failures, error: "" }), said(dv.error)));
+    }
+    const status = h("p", { class: u.message?.error ? "message error" : "message", role: u.message?.error ? "alert" : "status" }, u.message?.text ?? "");
+    if (card.state === "open") parts.push(actions(u, card, c, typed));
+    else parts.push(outcome(card));
+    parts.push(status);
+    fill(u.el, ...parts);
+    if (hadFocus) /** @type {HTMLTextAreaElement | null} */ (u.el.querySelector("textarea"))?.focus();
+  };
+
+  /**
+   * Sends an answer (or a resolve) of one card and says how it went in the card itself.
+   * @param {CardUi} u @param {any} card @param {import("./app.js").Ctx} c
+   * @param {"answer" | "resolve"} what @param {{ choice?: number, text?: string }} body
+   */
+  const send = async (u, card, c, what, body) => {
+    if (u.busy) return;
+    u.busy = true;
+    u.message = { text: t("console.card.sending"), error: false };
+    redrawMessage(u);
+    try {
+      await api("POST", `/v1/cards/${seg(card.id)}/${what}`, body);
+      u.message = null;
+      c.announce(t("console.card.label", { card: card.id }));
+    } catch (e) {
+      // Someone else was first (or the card closed meanwhile): the hub's words say so, and the card shows its outcome.
+      u.message = { text: /** @type {Error} */ (e).message, error: true };
+      c.announce(u.message.text);
+    } finally {
+      u.busy = false;
+      u.shown = "";
+      c.refresh();
+      redrawMessage(u);
+    }
+  };
+
+  /** @param {CardUi} u */
+  const redrawMessage = (u) => {
+    const m = u.el.querySelector(".message");
+    if (!m) return;
+    m.textContent = u.message?.text ?? "";
+    m.className = u.message?.error ? "message error" : "message";
+    m.setAttribute("role", u.message?.error ? "alert" : "status");
+  };
+
+  /**
+   * The controls of an open card.
+   * @param {CardUi} u @param {any} card @param {import("./app.js").Ctx} c @param {string} typed
+   */
+  const actions = (u, card, c, typed) => {
+    if (card.fyi) {
+      return h("div", { class: "actions" }, h("button", { type: "button", onclick: () => send(u, card, c, "resolve", {}) }, t("console.card.done")));
+    }
+    if (card.kind === "notice") {
+      return h("div", { class: "actions" }, h("button", { type: "button", onclick: () => send(u, card, c, "answer", { choice: 0 }) }, t("console.card.done")));
+    }
+    const textId = `card-${card.id}-text`;
+    const area = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: textId, rows: 2 }));
+    area.value = typed;
+    return h("div", { class: "actions" },
+      h("fieldset", { class: "options" },
+        h("legend", {}, t("console.card.options")),
+        card.options.map((/** @type {string} */ o, /** @type {number} */ i) => h("button", {
+          type: "button",
+          class: card.recommend === i ? "option recommended" : "option",
+          "data-choice": i,
+          onclick: () => send(u, card, c, "answer", { choice: i }),
+        }, said(o), card.recommend === i ? h("span", { class: "badge" }, t("console.card.recommended")) : null))),
+      h("form", { class: "own-words", onsubmit: (/** @type {Event} */ e) => {
+        e.preventDefault();
+        if (area.value.trim() !== "") void send(u, card, c, "answer", { text: area.value });
+      } },
+        h("label", { for: textId }, t("console.card.ownWords")),
+        area,
+        h("div", { class: "row" },
+          h("button", { type: "submit" }, t("console.card.send")),
+          h("button", { type: "button", class: "quiet", onclick: () => send(u, card, c, "resolve", {}) }, t("console.card.resolve")))));
+  };
+
+  /** What became of a card that is no longer open. @param {any} card */
+  const outcome = (card) => {
+    const answer = card.choice !== null && card.kind === "ask" ? card.options[card.choice] : card.answer;
+    if (card.state === "answered" || answer) {
+      return h("p", { class: "outcome" }, t("console.card.answered", { answer: "\u0000", by: card.by ?? t("console.card.you") }).split("\u0000").flatMap((part, i) => i === 0 ? [part] : [said(answer ?? ""), part]));
+    }
+    return h("p", { class: "outcome" }, t("console.card.closedAs", { result: "" }), said(card.result ?? card.state));
+  };
+
+  update(ctx);
+  return { el, update, title: t("console.nav.needs") };
+}

@@ -1,0 +1,224 @@
+// @ts-check
+/**
+ * Runs: the runs in progress and the recent ones (older pages on demand), filtered by rule, state and worker, a
+ * failure's reason on its row; and one run's page: its timeline from `GET /v1/runs/<id>/why` worded as the CLI's
+ * `why` does (the same catalog texts), times in the browser's zone, the raw facts on demand, and stop.
+ */
+import { api, seg } from "./api.js";
+import { fill, h, safeHref, said } from "./dom.js";
+import { num, t, when, zone } from "./i18n.js";
+
+const activeStates = ["queued", "waiting", "claimed", "running", "stopping", "uncertain"];
+const runStates = [...activeStates, "done", "nothing", "cancelled"];
+
+/** Tokens and cost of a run's usage, or "". @param {any} u */
+function usageText(u) {
+  if (!u) return "";
+  const parts = [];
+  if (u.input !== undefined || u.output !== undefined) parts.push(t("console.runs.tokens", { n: num((u.input ?? 0) + (u.output ?? 0)) }));
+  if (u.cost !== undefined) parts.push(`$${u.cost.toFixed(4)}`);
+  return parts.join(" · ");
+}
+
+/** One run as a list row. @param {any} r */
+function runRow(r) {
+  const failed = r.error && (r.state === "waiting" || r.state === "cancelled" || r.failures > 0);
+  const bits = [
+    r.lane ? `${r.rule} · ${r.lane}` : r.rule,
+    r.attempt > 1 ? t("console.runs.attempt", { n: r.attempt }) : null,
+    r.failures ? t("console.runs.failures", { n: r.failures }) : null,
+    r.worker,
+    r.state === "waiting" ? t("console.runs.retryAt", { at: when(r.readyAt) }) : when(r.endedAt ?? r.startedAt ?? r.claimedAt ?? r.createdAt),
+    usageText(r.usage) || null,
+  ].filter(Boolean);
+  return h("li", { class: failed ? "run failed" : "run", "data-run": r.id, "data-state": r.state },
+    h("div", { class: "run-head" },
+      h("a", { href: `#/runs/${r.id}` }, `#${r.id}`),
+      h("span", { class: `state state-${r.state}` }, r.state),
+      h("span", { class: "meta" }, bits.join(" · "))),
+    r.summary ? said(r.summary, "p", { class: "summary" }) : null,
+    r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
+}
+
+/** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
+export function runsView(ctx) {
+  /** @type {any[]} older pages read so far */
+  let older = [];
+  /** @type {number | null} */
+  let nextBefore = null;
+  let hasMore = false;
+  /** @type {Record<string, string>} */
+  const filter = { rule: "", state: "", worker: "" };
+  /** @param {string} key @param {string} label */
+  const select = (key, label) => {
+    const s = /** @type {HTMLSelectElement} */ (h("select", { id: `filter-${key}`, onchange: () => {
+      filter[key] = s.value;
+      update(ctx);
+    } }));
+    return { s, el: h("label", { class: "filter" }, h("span", {}, label), s) };
+  };
+  const byRule = select("rule", t("console.runs.byRule"));
+  const byState = select("state", t("console.runs.byState"));
+  const byWorker = select("worker", t("console.runs.byWorker"));
+  const active = h("ul", { class: "runs", id: "active-runs" });
+  const recent = h("ul", { class: "runs", id: "recent-runs" });
+  const more = h("button", { type: "button", class: "quiet", onclick: async () => {
+    if (nextBefore === null) return;
+    const page = await api("GET", `/v1/state?before=${seg(nextBefore)}`);
+    older = [...older, ...page.runs];
+    nextBefore = page.nextBefore;
+    hasMore = page.hasMore;
+    update(ctx);
+  } }, t("console.runs.older"));
+  const empty = h("p", { class: "empty" });
+  const el = h("section", { class: "view runs-view" },
+    h("h1", { tabindex: -1 }, t("console.nav.runs")),
+    h("div", { class: "filters" }, byRule.el, byState.el, byWorker.el),
+    h("h2", {}, t("console.runs.active")), active,
+    h("h2", {}, t("console.runs.recent")), empty, recent, more);
+
+  /**
+   * Fills a filter's options, keeping its choice.
+   * @param {{ s: HTMLSelectElement }} sel @param {string[]} values
+   */
+  const options = (sel, values) => {
+    const v = sel.s.value;
+    fill(sel.s, h("option", { value: "" }, t("console.filter.any")), [...new Set(values)].sort().map((x) => h("option", { value: x }, x)));
+    sel.s.value = values.includes(v) ? v : "";
+  };
+
+  /** @param {import("./app.js").Ctx} c */
+  const update = (c) => {
+    const s = c.state;
+    if (older.length === 0) {
+      nextBefore = s.nextBefore;
+      hasMore = s.hasMore;
+    }
+    const seen = new Set();
+    const runs = [...s.runs, ...older].filter((r) => !seen.has(r.id) && seen.add(r.id));
+    options(byRule, [...s.lines.map((/** @type {any} */ l) => l.name), ...runs.map((r) => r.rule)]);
+    options(byState, runStates);
+    options(byWorker, runs.map((r) => r.worker).filter(Boolean));
+    const keep = (/** @type {any} */ r) => (!filter.rule || r.rule === filter.rule) && (!filter.state || r.state === filter.state) && (!filter.worker || r.worker === filter.worker);
+    fill(active, s.active.filter(keep).map(runRow));
+    const shown = runs.filter(keep);
+    fill(recent, shown.map(runRow));
+    empty.textContent = runs.length === 0 ? t("console.runs.empty") : shown.length === 0 ? t("console.runs.none") : "";
+    empty.hidden = empty.textContent === "";
+    more.hidden = !hasMore;
+  };
+  update(ctx);
+  return { el, update, title: t("console.nav.runs") };
+}
+
+/**
+ * The timeline of one run from its facts: the CLI's `why` (src/cli/why.ts) in the browser, with the same texts.
+ * @param {number} run @param {any[]} facts
+ * @returns {{ at: string, text: string }[]}
+ */
+export function timeline(run, facts) {
+  /** @type {{ at: string, text: string }[]} */
+  const out = [];
+  /** @type {string | null} */
+  let state = null;
+  const said = new Set();
+  for (const f of facts) {
+    /** @param {string} text */
+    const say = (text) => out.push({ at: f.at, text });
+    /** @param {string} what @param {string} text */
+    const once = (what, text) => {
+      if (said.has(what)) return;
+      said.add(what);
+      say(text);
+    };
+    /** @type {any} */
+    let me = null;
+    for (const [table, key, row] of f.changes) {
+      if (!row) continue;
+      if (table === "meta" && key === "rules" && typeof row.version === "number") say(t("why.rules", { version: row.version }));
+      if (table === "events" && typeof row.sid === "string") {
+        say(t("why.event", { event: `${row.source}/${row.sid} ${row.type}${row.subject ? ` ${row.subject}` : ""}${row.summary ? ` — ${row.summary}` : ""}` }));
+      }
+      if (table === "runs" && typeof row.state === "string") {
+        if (Number(key) === run) me = row;
+        else if (row.state === "queued" && row.answers?.length) say(t("why.followUp", { run: key }));
+      }
+      if (table === "cards" && row.run === run) {
+        once(JSON.stringify([row.id]), t("why.card", { card: row.id, kind: row.fyi ? "fyi" : row.kind, title: row.title }));
+        for (const [channel, d] of Object.entries(row.deliveries ?? {})) {
+          const dv = /** @type {any} */ (d);
+          if (dv.ref) once(JSON.stringify([row.id, "delivered", channel]), t("why.delivered", { card: row.id, channel, ref: dv.ref }));
+        }
+        if (row.state === "answered") {
+          const answer = row.choice !== null ? row.options[row.choice] : row.answer;
+          once(JSON.stringify([row.id, "answered"]), t("why.answered", { card: row.id, answer: answer ?? "", by: row.by ?? "-" }));
+        }
+      }
+      if (table === "timers" && row.run === run) say(t("why.later", { key: row.key, at: when(row.at) }));
+    }
+    if (me && me.state !== state) {
+      const detail =
+        me.state === "claimed" ? ` ${t("why.claimedBy", { worker: me.worker ?? "-", attempt: me.attempt, session: me.job?.session ?? t("why.new") })}`
+        : me.state === "running" ? (me.session ? ` · ${t("why.session", { session: me.session })}` : "")
+        : ["done", "nothing", "cancelled"].includes(me.state) ? `${me.summary ? ` — ${me.summary}` : ""}${me.usage ? ` · ${t("why.usage", { usage: JSON.stringify(me.usage) })}` : ""}`
+        : me.state === "waiting" ? ` — ${t("why.retry", { error: me.error ?? t("why.failed"), at: when(me.readyAt) })}`
+        : "";
+      say(`${f.kind}: ${state ?? t("why.new")} → ${me.state}${detail}`);
+      state = me.state;
+    } else if (me && f.kind === "started" && me.session) {
+      say(t("why.session", { session: me.session }));
+    }
+  }
+  return out;
+}
+
+/** One run's page. @param {number} id @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
+export function runView(id, ctx) {
+  const head = h("div", { class: "run-detail" });
+  const steps = h("ol", { class: "timeline", id: "timeline" });
+  const raw = h("pre", { class: "raw" });
+  const message = h("p", { class: "message", role: "status" });
+  const stop = h("button", { type: "button", class: "danger", id: "stop-run", onclick: async () => {
+    try {
+      const r = await api("POST", `/v1/runs/${seg(id)}/cancel`, {});
+      message.textContent = t("console.run.stopped", { state: r.state });
+      message.className = "message";
+    } catch (e) {
+      message.textContent = /** @type {Error} */ (e).message;
+      message.className = "message error";
+    }
+    ctx.refresh();
+  } }, t("console.run.stop"));
+  const el = h("section", { class: "view run-page" },
+    h("p", {}, h("a", { href: "#/runs" }, `← ${t("console.run.back")}`)),
+    h("h1", { tabindex: -1 }, t("console.run.title", { run: id })),
+    head, h("div", { class: "actions" }, stop), message,
+    h("h2", {}, t("console.run.timeline", { zone })), steps,
+    h("details", {}, h("summary", {}, t("console.run.raw")), raw));
+  let factsSeen = -1;
+
+  /** @param {import("./app.js").Ctx} c */
+  const update = (c) => {
+    const r = [...c.state.active, ...c.state.runs].find((x) => x.id === id);
+    if (r) {
+      const link = safeHref(r.link);
+      fill(head,
+        h("ul", { class: "runs" }, runRow(r)),
+        link ? h("p", {}, h("a", { href: link, rel: "noopener noreferrer", target: "_blank" }, said(link))) : null);
+    }
+    stop.hidden = r ? !activeStates.includes(r.state) : true;
+    // The facts of a run change only when the log grows: read them again then.
+    if (c.state.seq !== factsSeen) {
+      factsSeen = c.state.seq;
+      void api("GET", `/v1/runs/${seg(id)}/why`).then((w) => {
+        fill(steps, timeline(id, w.facts).map((s) => h("li", {}, h("time", { datetime: s.at }, when(s.at)), " ", said(s.text))));
+        raw.textContent = JSON.stringify(w.facts, null, 2);
+      }, (e) => {
+        message.textContent = /** @type {Error} */ (e).message;
+        message.className = "message error";
+      });
+    }
+  };
+  update(ctx);
+  return { el, update, title: t("console.run.title", { run: id }) };
+}

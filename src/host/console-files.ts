@@ -1,0 +1,73 @@
+/**
+ * The owner console's files (issue 17): plain ES modules, a style sheet and one HTML page in `src/console/`, served
+ * as they are (no build step), plus `catalog.json`, the console's texts of the message catalog in both languages.
+ * Only the files found in that one folder at first use are served (no path is ever joined from a request), with
+ * the console's headers: a strict Content-Security-Policy (scripts and styles from this origin only: no inline
+ * script or style, no eval), no framing, no sniffing, no referrer.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { engineDir } from "./home.js";
+import { catalogEntries } from "../i18n/messages.js";
+
+/** Headers of every console answer (pages, files, the sign-in exchange). */
+export const consoleHeaders: Readonly<Record<string, string>> = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+};
+
+/** One file of the console: its bytes, content type and cache policy. */
+export interface ConsoleFile { body: Buffer; type: string; cache: string }
+
+const types: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".json": "application/json; charset=utf-8",
+};
+
+/** The folder of the console's files in this engine. */
+export const consoleDir = join(engineDir, "src", "console");
+
+let files: Promise<Map<string, ConsoleFile>> | null = null;
+
+/** Reads the console's folder once: every file of a known type, and the catalog. */
+async function load(): Promise<Map<string, ConsoleFile>> {
+  const out = new Map<string, ConsoleFile>();
+  for (const name of await readdir(consoleDir)) {
+    const type = types[name.slice(name.lastIndexOf("."))];
+    if (!type) continue;
+    // The page itself is never cached: it is the one file that names the others.
+    out.set(name, { body: await readFile(join(consoleDir, name)), type, cache: name.endsWith(".html") ? "no-store" : "no-cache" });
+  }
+  out.set("catalog.json", { body: Buffer.from(JSON.stringify(consoleCatalog())), type: types[".json"]!, cache: "no-cache" });
+  return out;
+}
+
+/** The console's texts: every `console.*` and `why.*` message of the catalog, by language then id. */
+export function consoleCatalog(): { zh: Record<string, string>; en: Record<string, string> } {
+  const zh: Record<string, string> = {};
+  const en: Record<string, string> = {};
+  for (const [id, entry] of catalogEntries()) {
+    // The console words its timeline with the same texts as `why` (src/cli/why.ts).
+    if (!id.startsWith("console.") && !id.startsWith("why.")) continue;
+    zh[id] = entry.zh;
+    en[id] = entry.en;
+  }
+  return { zh, en };
+}
+
+/** The console file `name` (a plain file name of that folder, or `catalog.json`), or null. */
+export async function consoleFile(name: string): Promise<ConsoleFile | null> {
+  files ??= load().catch((e: unknown) => {
+    files = null;
+    throw e;
+  });
+  return (await files).get(name) ?? null;
+}

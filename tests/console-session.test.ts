@@ -1,0 +1,333 @@
+/**
+ * The owner console's sign-in and session (issue 17, "Security (each a test)"): the one-time sign-in link, its cookie,
+ * what the cookie opens and what it never opens, the Origin check of changing requests, how a session ends (its key
+ * removed or replaced, `console --end`, sign-out, its age), the console's headers, and nothing secret in the page, its
+ * files or the hub's log. Socketless through `createApp(hub).request()` with the hub's clock in the test's hands; the
+ * stream, the edge and the CLI over a real socket and real processes (`npm run build` first for the CLI).
+ */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { IncomingMessage } from "node:http";
+import { Hub } from "../src/host/hub.js";
+import { createApp } from "../src/host/http.js";
+import { keyedRequest } from "../src/host/edge.js";
+import { consoleCatalog, consoleDir } from "../src/host/console-files.js";
+import { endpoints, pathOf, type EndpointName } from "../src/protocol/endpoints.js";
+import { catalogEntries } from "../src/i18n/messages.js";
+import { consoleSessionMaxMs, consoleSignInValidMs } from "../src/kernel/limits.js";
+import { checkAnswer, engine, hubFixture, makeHome, serveProcess, until } from "./helpers.js";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+after(async () => {
+  for (const f of cleanup.reverse()) await f();
+});
+
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const origin = "http://localhost";
+const missingKey = "missing Authorization: Bearer <key>";
+const refusedOrigin = "refused: this console request came from another page or address (its Origin does not match)";
+const badLink = "this sign-in link is unknown, used or expired: run agent-autoloop console for a new one";
+
+/** A hub on a fresh home with its clock in the test's hands, and a socketless way to call it. */
+async function consoleHub(config: { publicUrl?: string } = {}) {
+  const made = makeHome(undefined, config);
+  let now = Date.parse("2026-03-01T10:00:00Z");
+  const log: string[] = [];
+  const hub = new Hub({ home: made.home, lang: "en", checkAnswer, clock: () => now, publicUrl: config.publicUrl ?? "http://127.0.0.1:8787", log: (l) => log.push(l) });
+  await hub.start();
+  const app = createApp(hub);
+  cleanup.push(async () => {
+    await hub.close();
+    rmSync(made.dir, { recursive: true, force: true });
+  });
+  /** One request; `cookie` is sent as the session cookie's value. */
+  const call = async (method: string, path: string, o: { key?: string; cookie?: string; cookieName?: string; origin?: string | null; body?: unknown; statusOnly?: boolean } = {}) => {
+    const headers: Record<string, string> = {};
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    if (o.cookie) headers.cookie = `other=1; ${o.cookieName ?? "aa_console"}=${o.cookie}`;
+    if (o.origin) headers.origin = o.origin;
+    if (o.body !== undefined) headers["content-type"] = "application/json";
+    const res = await app.request(`http://localhost${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+    if (o.statusOnly) {
+      await res.body?.cancel(); // a stream never ends by itself
+      return { status: res.status, body: null, headers: res.headers };
+    }
+    const text = await res.text();
+    let body: any = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // a page or a file
+    }
+    return { status: res.status, body, headers: res.headers };
+  };
+  /** A sign-in link made with `key` (the owner's by default): its token. */
+  const link = async (key = made.keys.owner) => {
+    const r = await call("POST", "/v1/console/sign-in", { key });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return /#sign-in=([A-Za-z0-9_-]{43})$/.exec(r.body.link)![1]!;
+  };
+  /** Signs in with a new link: the cookie's value. */
+  const signIn = async (key = made.keys.owner) => {
+    const r = await call("POST", "/console/session", { origin, body: { token: await link(key) } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return /^aa_console=([A-Za-z0-9_-]{43});/.exec(r.headers.get("set-cookie")!)![1]!;
+  };
+  return { hub, app, keys: made.keys, log, call, link, signIn, advance: (ms: number) => (now += ms), now: () => now };
+}
+
+test("the sign-in link: owner key only, the hub's public address, the token in the fragment, 5 minutes", async () => {
+  const h = await consoleHub();
+  const r = await h.call("POST", "/v1/console/sign-in", { key: h.keys.owner });
+  assert.equal(r.status, 200);
+  assert.match(r.body.link, /^http:\/\/127\.0\.0\.1:8787\/console\/#sign-in=[A-Za-z0-9_-]{43}$/);
+  assert.equal(r.body.expiresAt, new Date(h.now() + consoleSignInValidMs).toISOString());
+  assert.equal(consoleSignInValidMs, 300_000);
+  for (const key of [h.keys.worker, h.keys.channel, h.keys.source]) assert.equal((await h.call("POST", "/v1/console/sign-in", { key })).status, 403);
+  assert.deepEqual((await h.call("POST", "/v1/console/sign-in")).body, { error: missingKey });
+  // A cookie never makes a link (nor a key): a stolen session cannot outlive itself.
+  const cookie = await h.signIn();
+  assert.deepEqual(await h.call("POST", "/v1/console/sign-in", { cookie, origin }).then((x) => [x.status, x.body]), [401, { error: missingKey }]);
+});
+
+test("a sign-in token works once and for 5 minutes; it gives a HttpOnly, SameSite=Strict cookie for Path=/", async () => {
+  const h = await consoleHub();
+  const token = await h.link();
+  const first = await h.call("POST", "/console/session", { origin, body: { token } });
+  assert.equal(first.status, 200);
+  assert.match(first.headers.get("set-cookie")!, /^aa_console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=86400$/);
+  assert.deepEqual([first.body, first.headers.get("content-security-policy"), first.headers.get("x-content-type-options")], [{ ok: true }, csp, "nosniff"]);
+  const again = await h.call("POST", "/console/session", { origin, body: { token } });
+  assert.deepEqual([again.status, again.body, again.headers.get("set-cookie")], [401, { error: badLink }, null]);
+
+  const late = await h.link();
+  h.advance(consoleSignInValidMs - 1);
+  const inTime = await h.link();
+  h.advance(1);
+  assert.deepEqual((await h.call("POST", "/console/session", { origin, body: { token: late } })).body, { error: badLink }, "at 5 minutes: expired");
+  assert.equal((await h.call("POST", "/console/session", { origin, body: { token: inTime } })).status, 200);
+  assert.deepEqual((await h.call("POST", "/console/session", { origin, body: { token: "x".repeat(43) } })).body, { error: badLink });
+  assert.deepEqual((await h.call("POST", "/console/session", { origin, body: {} })).body, { error: "token: required" });
+  assert.deepEqual((await h.call("POST", "/console/session", { origin, body: "[" })).status, 400);
+});
+
+test("signing in needs the hub's own Origin; a refused sign-in does not use the token up", async () => {
+  const h = await consoleHub();
+  const token = await h.link();
+  for (const o of [null, "http://evil.example", "null", "http://localhost.evil.example"]) {
+    assert.deepEqual((await h.call("POST", "/console/session", { origin: o, body: { token } })).body, { error: refusedOrigin }, String(o));
+  }
+  assert.equal((await h.call("POST", "/console/session", { origin, body: { token } })).status, 200);
+});
+
+test("the cookie stands for the owner key on the owner endpoints the console uses, and on no other endpoint", async () => {
+  const h = await consoleHub();
+  const cookie = await h.signIn();
+  assert.equal((await h.call("GET", "/v1/state", { cookie })).status, 200);
+  assert.equal((await h.call("GET", "/v1/state", { cookie: "y".repeat(43) })).status, 401, "an unknown cookie is no credential");
+  const seq = h.hub.store.seq;
+  const taken: string[] = [];
+  for (const [name, spec] of Object.entries(endpoints) as [EndpointName, (typeof endpoints)[EndpointName]][]) {
+    if (spec.auth === "none") continue;
+    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "owner", source: "shop" });
+    const takes = "cookie" in spec && spec.cookie === true;
+    const r = await h.call(spec.method, path, { cookie, origin, body: spec.method === "GET" ? undefined : {}, statusOnly: takes });
+    if (takes) {
+      taken.push(name);
+      assert.notEqual(r.status, 401, name);
+      continue;
+    }
+    assert.equal(r.status, 401, `${name}: ${JSON.stringify(r.body)}`);
+    if (Array.isArray(spec.auth) || spec.auth === "run") assert.deepEqual(r.body, { error: missingKey }, name);
+  }
+  assert.deepEqual(taken.sort(), ["answer", "cancel", "pause", "resolve", "resume", "runNow", "state", "stream", "why"]);
+  // Only the owner endpoints: keys, sign-in and the parts' endpoints never take it.
+  for (const name of taken) assert.ok((endpoints[name as EndpointName].auth as readonly string[]).includes("owner"), name);
+  assert.ok(h.hub.store.seq >= seq);
+});
+
+test("a changing request with the cookie needs the Origin its session signed in from; refused, it writes nothing", async () => {
+  const h = await consoleHub();
+  const cookie = await h.signIn();
+  const seq = h.hub.store.seq;
+  for (const o of [null, "http://evil.example", "https://localhost", "http://localhost:8787"]) {
+    const r = await h.call("POST", "/v1/rules/alerts/pause", { cookie, origin: o, body: { reason: "csrf" } });
+    assert.deepEqual([r.status, r.body], [403, { error: refusedOrigin }], String(o));
+  }
+  assert.equal(h.hub.store.seq, seq, "no refusal wrote a fact");
+  const ok = await h.call("POST", "/v1/rules/alerts/pause", { cookie, origin, body: { reason: "from the console" } });
+  assert.deepEqual([ok.status, ok.body.changed, ok.body.paused.by], [200, true, "owner"]);
+  // A read needs no Origin (SameSite=Strict keeps other sites' pages from sending the cookie at all).
+  assert.equal((await h.call("GET", "/v1/state", { cookie })).status, 200);
+});
+
+test("a session ends when its owner key is removed or replaced, and stands only for that key", async () => {
+  const h = await consoleHub();
+  const made = await h.call("POST", "/v1/keys/owner/laptop", { key: h.keys.owner });
+  const laptop = made.body.key as string;
+  const mine = await h.signIn();
+  const theirs = await h.signIn(laptop);
+  const pendingLink = await h.link(laptop);
+  assert.equal((await h.call("GET", "/v1/state", { cookie: theirs })).status, 200);
+  assert.equal((await h.call("DELETE", "/v1/keys/owner/laptop", { key: h.keys.owner })).body.changed, true);
+  assert.deepEqual((await h.call("GET", "/v1/state", { cookie: theirs })).body, { error: missingKey });
+  assert.deepEqual((await h.call("POST", "/console/session", { origin, body: { token: pendingLink } })).body, { error: badLink }, "its unused link died with it");
+  assert.equal((await h.call("GET", "/v1/state", { cookie: mine })).status, 200, "the other owner key's session goes on");
+  assert.equal(h.hub.console.size, 1);
+  // The same name with a new key is another key: the old one's session ends.
+  const again = (await h.call("POST", "/v1/keys/owner/laptop", { key: h.keys.owner })).body.key as string;
+  const third = await h.signIn(again);
+  await h.call("POST", "/v1/keys/owner/laptop", { key: h.keys.owner });
+  assert.equal((await h.call("GET", "/v1/state", { cookie: third })).status, 401);
+});
+
+test("sessions end with `console --end` (DELETE /v1/console/sessions), by sign-out, and 24 hours after sign-in", async () => {
+  const h = await consoleHub();
+  const a = await h.signIn();
+  const b = await h.signIn();
+  const unused = await h.link();
+  const ended = await h.call("DELETE", "/v1/console/sessions", { key: h.keys.owner });
+  assert.deepEqual([ended.status, ended.body], [200, { ended: 2 }]);
+  for (const cookie of [a, b]) assert.equal((await h.call("GET", "/v1/state", { cookie })).status, 401);
+  assert.deepEqual((await h.call("POST", "/console/session", { origin, body: { token: unused } })).body, { error: badLink });
+  assert.deepEqual((await h.call("DELETE", "/v1/console/sessions", { key: h.keys.owner })).body, { ended: 0 });
+
+  const c = await h.signIn();
+  const out = await h.call("POST", "/console/sign-out", { cookie: c, origin });
+  assert.deepEqual([out.status, out.headers.get("set-cookie")], [200, "aa_console=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"]);
+  assert.equal((await h.call("GET", "/v1/state", { cookie: c })).status, 401);
+  const d = await h.signIn();
+  assert.equal((await h.call("POST", "/console/sign-out", { cookie: d, origin: "http://evil.example" })).status, 403, "sign-out is a change too");
+
+  const e = await h.signIn();
+  h.advance(consoleSessionMaxMs - 1);
+  assert.equal((await h.call("GET", "/v1/state", { cookie: e })).status, 200);
+  h.advance(1);
+  assert.equal((await h.call("GET", "/v1/state", { cookie: e })).status, 401);
+});
+
+test("with an https public URL the cookie is Secure and __Host- named, and the link uses that address", async () => {
+  const h = await consoleHub({ publicUrl: "https://hub.example.org" });
+  const r = await h.call("POST", "/v1/console/sign-in", { key: h.keys.owner });
+  assert.match(r.body.link, /^https:\/\/hub\.example\.org\/console\/#sign-in=[A-Za-z0-9_-]{43}$/);
+  const token = /#sign-in=(.+)$/.exec(r.body.link)![1]!;
+  // Behind a TLS proxy the request reaches the hub as http on another host; the page's Origin is the public one.
+  const res = await h.call("POST", "/console/session", { origin: "https://hub.example.org", body: { token } });
+  assert.match(res.headers.get("set-cookie")!, /^__Host-aa_console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=86400; Secure$/);
+  const cookie = /^__Host-aa_console=([^;]+)/.exec(res.headers.get("set-cookie")!)![1]!;
+  assert.equal((await h.call("GET", "/v1/state", { cookie, cookieName: "__Host-aa_console" })).status, 200);
+  assert.equal((await h.call("GET", "/v1/state", { cookie })).status, 401, "the plain name is not taken on https");
+  assert.equal((await h.call("POST", "/v1/runs/1/cancel", { cookie, cookieName: "__Host-aa_console", origin: "https://hub.example.org", body: {} })).status, 404);
+});
+
+test("the console's files: a strict CSP, nosniff, no framing, only the folder's own files, both languages' texts", async () => {
+  const h = await consoleHub();
+  const page = await h.call("GET", "/console/");
+  assert.equal(page.status, 200);
+  assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
+  assert.equal(page.headers.get("cache-control"), "no-store");
+  const js = await h.call("GET", "/console/app.js");
+  for (const r of [page, js, await h.call("GET", "/console/catalog.json"), await h.call("GET", "/console/style.css")]) {
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("content-security-policy"), csp);
+    assert.equal(r.headers.get("x-content-type-options"), "nosniff");
+    assert.equal(r.headers.get("x-frame-options"), "DENY");
+    assert.equal(r.headers.get("referrer-policy"), "no-referrer");
+  }
+  assert.equal(js.headers.get("content-type"), "text/javascript; charset=utf-8");
+  assert.equal((await h.call("GET", "/console")).status, 301);
+  for (const p of ["/console/../package.json", "/console/%2e%2e/package.json", "/console/..%2fpackage.json", "/console/nope.js", "/console/views/x.js"]) {
+    assert.equal((await h.call("GET", p)).status, 404, p);
+  }
+  // No inline script or style in the page: every script and sheet is a file of this origin.
+  assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc=)[^>]*>/);
+  assert.doesNotMatch(page.body, /<style|\sstyle=|\son\w+=/);
+  const catalog = (await h.call("GET", "/console/catalog.json")).body;
+  assert.deepEqual(catalog, consoleCatalog());
+  const ids = catalogEntries().map(([id]) => id).filter((id) => id.startsWith("console."));
+  assert.deepEqual(Object.keys(catalog.zh).filter((id) => id.startsWith("console.")), ids);
+  assert.deepEqual(Object.keys(catalog.en).filter((id) => id.startsWith("console.")), ids);
+});
+
+test("nothing secret in the page, its files, or the hub's log: no key, master key, sign-in token or cookie", async () => {
+  const h = await consoleHub();
+  const token = await h.link();
+  const r = await h.call("POST", "/console/session", { origin, body: { token } });
+  const cookie = /^aa_console=([^;]+)/.exec(r.headers.get("set-cookie")!)![1]!;
+  await h.call("POST", "/v1/rules/alerts/pause", { cookie, origin: "http://evil.example", body: {} });
+  const master = readFileSync(h.hub.opts.home.masterKey, "utf8").trim();
+  const secrets = [...Object.values(h.keys), master, token, cookie];
+  const served = [...readdirSync(consoleDir).map((f) => `/console/${f}`), "/console/catalog.json", "/console/"];
+  for (const path of served) {
+    const text = JSON.stringify((await h.call("GET", path, { cookie })).body);
+    for (const s of secrets) assert.ok(!text.includes(s), `${path} holds a secret`);
+  }
+  const log = h.log.join("\n");
+  for (const s of secrets) assert.ok(!log.includes(s), "the log holds a secret");
+  // The files never write to storage anything but the reader's choices (language, theme).
+  for (const f of readdirSync(consoleDir).filter((n) => n.endsWith(".js"))) {
+    for (const m of readFileSync(join(consoleDir, f), "utf8").matchAll(/localStorage\.setItem\(([^,]+),/g)) assert.match(m[1]!, /^(?:"aa\.lang"|"aa\.theme")$/, f);
+  }
+});
+
+test("a console's stream ends with its session; a console's connection counts as keyed at the edge", async () => {
+  const f = await hubFixture();
+  cleanup.push(() => f.close());
+  const { hub } = f.running;
+  const token = /#sign-in=(.+)$/.exec((await f.call("POST", "/v1/console/sign-in", f.keys.owner)).body.link)![1]!;
+  const signed = await fetch(`${f.url}/console/session`, { method: "POST", headers: { origin: f.url, "content-type": "application/json" }, body: JSON.stringify({ token }) });
+  const cookie = signed.headers.get("set-cookie")!.split(";")[0]!;
+  const keyed = keyedRequest(hub);
+  const req = (headers: Record<string, string>) => ({ headers, url: "/v1/stream" }) as unknown as IncomingMessage;
+  assert.equal(keyed(req({ cookie })), true);
+  assert.equal(keyed(req({ cookie: "aa_console=nope" })), false);
+  const res = await fetch(`${f.url}/v1/stream`, { headers: { cookie } });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  let text = "";
+  await until(async () => {
+    const { value } = await reader.read();
+    text += new TextDecoder().decode(value);
+    return text.includes("event: fact");
+  }, 10_000, "the first facts");
+  assert.deepEqual((await f.call("DELETE", "/v1/console/sessions", f.keys.owner)).body, { ended: 1 });
+  // The stream ends at once (not at its next keep-alive): read to its end.
+  for (;;) if ((await reader.read()).done) break;
+  assert.equal(keyed(req({ cookie })), false);
+  assert.equal((await fetch(`${f.url}/v1/stream`, { headers: { cookie } })).status, 401);
+});
+
+/** Runs the CLI on a home with a hub running on it. */
+function cli(args: string[], home: string): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(engine, "bin", "agent-autoloop.js"), ...args], { env: { ...process.env, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" } }, (e, stdout, stderr) => {
+      resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out: stdout + stderr });
+    });
+  });
+}
+
+test("`agent-autoloop console` prints a one-time link (opening nothing here); `console --end` ends the sessions", async () => {
+  const made = makeHome();
+  const serve = await serveProcess(made.dir);
+  cleanup.push(async () => {
+    await serve.stop();
+    rmSync(made.dir, { recursive: true, force: true });
+  });
+  const printed = await cli(["console"], made.dir);
+  assert.equal(printed.code, 0, printed.out);
+  const m = /^Console sign-in link \(works once, until \d\d-\d\d \d\d:\d\d:\d\d\):\n {2}(http:\/\/127\.0\.0\.1:\d+\/console\/#sign-in=([A-Za-z0-9_-]{43}))\n$/.exec(printed.out);
+  assert.ok(m, printed.out);
+  const exchange = () => fetch(`${serve.url}/console/session`, { method: "POST", headers: { origin: serve.url, "content-type": "application/json" }, body: JSON.stringify({ token: m[2] }) });
+  const res = await exchange();
+  assert.equal(res.status, 200);
+  assert.equal((await exchange()).status, 401, "the link works once");
+  const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
+  assert.equal((await fetch(`${serve.url}/v1/state`, { headers: { cookie } })).status, 200);
+  const ended = await cli(["console", "--end"], made.dir);
+  assert.deepEqual(ended, { code: 0, out: "ended 1 console sessions\n" });
+  assert.equal((await fetch(`${serve.url}/v1/state`, { headers: { cookie } })).status, 401);
+  assert.ok(!serve.output().includes(m[2]!), "the hub's log never shows the token");
+});
