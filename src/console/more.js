@@ -1,9 +1,11 @@
 // @ts-check
 /**
  * The smaller views: workers and channels (last seen, online, agents, runs in hand, cards waiting), spending (today
- * and the last 7 days; runs that reported no usage counted apart, never as zero; a plain SVG chart), and the plugins
+ * and the last 7 days from the hub's sums; by day and by rule from the runs that ended, as plain SVG charts; runs
+ * that reported no usage counted apart, never as zero), and the plugins
  * slot (filled with the declarative-plugin work).
  */
+import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
 import { num, t, when } from "./i18n.js";
 
@@ -60,38 +62,109 @@ export function workersView(ctx) {
   return { el, update, title: t("console.nav.workers") };
 }
 
+/** Pages of older runs the spending view reads at most, looking for the runs that ended in the last 7 days. */
+const spendingPagesMax = 20;
+const dayMs = 86_400_000;
+
+/**
+ * A horizontal bar chart: one labelled bar per row, the value written at its end; read by screen readers as its
+ * label. Plain SVG (no library): a chart a person reads in a second.
+ * @param {string} title @param {[string, number][]} rows @param {(v: number) => string} format
+ */
+function barChart(title, rows, format) {
+  const max = Math.max(1e-9, ...rows.map((r) => r[1]));
+  const w = 560;
+  const rowH = 26;
+  const labelW = 150;
+  const barW = w - labelW - 110;
+  const parts = rows.flatMap(([label, v], i) => {
+    const y = 6 + i * rowH;
+    const len = v > 0 ? Math.max(2, Math.round((v / max) * barW)) : 0;
+    return [
+      svg("text", { x: labelW - 8, y: y + 15, "text-anchor": "end", class: "chart-label" }, label.length > 20 ? `${label.slice(0, 19)}…` : label),
+      svg("rect", { x: labelW, y: y + 2, width: len, height: rowH - 8, rx: 3, class: "chart-bar" }),
+      svg("text", { x: labelW + len + 6, y: y + 15, class: "chart-value" }, format(v)),
+    ];
+  });
+  return h("figure", { class: "chart" },
+    h("figcaption", {}, title),
+    svg("svg", { viewBox: `0 0 ${w} ${12 + rows.length * rowH}`, width: "100%", role: "img", "aria-label": `${title}: ${rows.map(([l, v]) => `${l} ${format(v)}`).join(", ")}` }, ...parts));
+}
+
 /** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
 export function spendingView(ctx) {
   const boxes = h("div", { class: "spend" });
-  const chart = h("figure", { class: "chart" });
-  const el = h("section", { class: "view spending-view" }, h("h1", { tabindex: -1 }, t("console.nav.spending")), boxes, chart);
+  const charts = h("div", { class: "charts" });
+  const note = h("p", { class: "meta" });
+  const el = h("section", { class: "view spending-view" }, h("h1", { tabindex: -1 }, t("console.nav.spending")), boxes, charts, note);
+  /** @type {any[]} the older pages read (runs ended within 7 days may be on them) */
+  let older = [];
+  let olderRead = false;
   /** @param {any} sp @param {string} label */
   const box = (sp, label) => h("div", { class: "spend-box" },
     h("h2", {}, label),
     h("p", { class: "big" }, t("console.spending.cost", { cost: sp.cost.toFixed(2) })),
     h("p", {}, t("console.spending.tokens", { n: num(sp.tokens) }), " · ", t("console.spending.runs", { n: sp.rounds })),
     sp.missingTokens || sp.missingCost ? h("p", { class: "warn" }, t("console.spending.missing", { n: Math.max(sp.missingTokens, sp.missingCost) })) : null);
+
+  /** Reads older pages until they reach back 7 days (at most `spendingPagesMax`), once. @param {any} s */
+  const readOlder = async (s) => {
+    olderRead = true;
+    let before = s.nextBefore;
+    const from = Date.now() - 7 * dayMs;
+    for (let i = 0; i < spendingPagesMax && before !== null; i++) {
+      const page = await api("GET", `/v1/state?before=${seg(before)}`);
+      older = [...older, ...page.runs];
+      const last = page.runs.at(-1);
+      if (!page.hasMore || !last || Date.parse(last.createdAt) < from) break;
+      before = page.nextBefore;
+    }
+    update(ctx);
+  };
+
   /** @param {import("./app.js").Ctx} c */
   const update = (c) => {
-    const { today, week } = c.state.spending;
+    ctx = c;
+    const s = c.state;
+    const { today, week } = s.spending;
     fill(boxes, box(today, t("console.spending.today")), box(week, t("console.spending.week")));
-    // Two bars, today against the week, on one scale: cost when any was reported, else tokens.
-    const byCost = week.cost > 0;
-    const values = [[t("console.spending.today"), byCost ? today.cost : today.tokens], [t("console.spending.week"), byCost ? week.cost : week.tokens]];
-    const max = Math.max(1e-9, ...values.map((v) => Number(v[1])));
-    const w = 320;
-    const bars = values.map(([label, v], i) => {
-      const len = Math.round((Number(v) / max) * (w - 120));
-      return [
-        svg("text", { x: 0, y: 22 + i * 34, class: "chart-label" }, String(label)),
-        svg("rect", { x: 110, y: 8 + i * 34, width: Math.max(len, 1), height: 20, rx: 3, class: "chart-bar" }),
-      ];
-    }).flat();
-    fill(chart,
-      svg("svg", { viewBox: `0 0 ${w} 76`, width: "100%", role: "img", "aria-label": values.map(([l, v]) => `${l}: ${byCost ? `$${Number(v).toFixed(2)}` : num(Number(v))}`).join(", ") }, ...bars));
+    if (!olderRead && s.hasMore) void readOlder(s);
+    // The runs that ended in the last 7 days, by day (the browser's zone) and by rule.
+    const seen = new Set();
+    const from = Date.now() - 7 * dayMs;
+    const ended = [...s.runs, ...older].filter((r) => !seen.has(r.id) && seen.add(r.id) && r.endedAt && Date.parse(r.endedAt) >= from);
+    const byCost = ended.some((r) => r.usage?.cost !== undefined);
+    const value = (/** @type {any} */ r) => (byCost ? r.usage?.cost : r.usage?.input !== undefined || r.usage?.output !== undefined ? (r.usage.input ?? 0) + (r.usage.output ?? 0) : undefined);
+    /** @type {Map<string, number>} */
+    const days = new Map();
+    for (let i = 6; i >= 0; i--) days.set(dayKey(Date.now() - i * dayMs), 0);
+    /** @type {Map<string, number>} */
+    const rules = new Map();
+    let missing = 0;
+    for (const r of ended) {
+      const v = value(r);
+      if (v === undefined) {
+        missing++;
+        continue;
+      }
+      const d = dayKey(Date.parse(r.endedAt));
+      if (days.has(d)) days.set(d, (days.get(d) ?? 0) + v);
+      rules.set(r.rule, (rules.get(r.rule) ?? 0) + v);
+    }
+    const what = t(byCost ? "console.spending.usd" : "console.spending.tokenCount");
+    const format = (/** @type {number} */ v) => (byCost ? `$${v.toFixed(2)}` : num(Math.round(v)));
+    fill(charts,
+      barChart(t("console.spending.byDay", { what }), [...days], format),
+      barChart(t("console.spending.byRule", { what }), [...rules].sort((a, b) => b[1] - a[1]), format));
+    note.textContent = t("console.spending.fromRuns", { n: ended.length, missing });
   };
   update(ctx);
   return { el, update, title: t("console.nav.spending") };
+}
+
+/** `MM-DD` of a time in the browser's zone. @param {number} ms */
+function dayKey(ms) {
+  return when(ms).slice(0, 5);
 }
 
 /** @param {import("./app.js").Ctx} _ctx @returns {import("./app.js").View} */

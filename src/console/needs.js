@@ -2,7 +2,7 @@
 /**
  * "Needs you", the landing view: the open question cards, newest first, each with its rule, lane, the agent's text,
  * its options as buttons (the recommended one marked), an answer in one's own words, and resolve; then notices and
- * fyi cards with "mark as handled". Answering is `POST /v1/cards/<id>/answer`, the CLI's own call: the first answer
+ * fyi cards with "mark as handled" (fyi cards are closed when told: the recent ones are shown to read). Answering is `POST /v1/cards/<id>/answer`, the CLI's own call: the first answer
  * wins, and a card answered elsewhere changes in place (its element stays; what is typed in it too, while it is open).
  */
 import { api, seg } from "./api.js";
@@ -34,7 +34,9 @@ export function needsView(ctx) {
     const cards = [...c.state.cards].sort((a, b) => b.id - a.id);
     const isAsk = (/** @type {any} */ card) => card.kind === "ask" && !card.fyi;
     place(asks, cards.filter(isAsk), c);
-    place(notices, cards.filter((card) => !isAsk(card)), c);
+    // FYI cards are closed when told: the recent ones show below the open notices, to read, with nothing to do.
+    const fyi = c.state.recentCards.filter((/** @type {any} */ card) => card.fyi).sort((/** @type {any} */ a, /** @type {any} */ b) => b.id - a.id);
+    place(notices, [...cards.filter((card) => !isAsk(card)), ...fyi], c);
     emptyAsks.hidden = asks.childElementCount > 0;
     emptyNotices.hidden = notices.childElementCount > 0;
   };
@@ -145,7 +147,7 @@ export function needsView(ctx) {
     const textId = `card-${card.id}-text`;
     const area = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: textId, rows: 2 }));
     area.value = typed;
-    return h("div", { class: "actions" },
+    return h("div", { class: "answer" },
       h("fieldset", { class: "options" },
         h("legend", {}, t("console.card.options")),
         card.options.map((/** @type {string} */ o, /** @type {number} */ i) => h("button", {
@@ -167,6 +169,7 @@ export function needsView(ctx) {
 
   /** What became of a card that is no longer open. @param {any} card */
   const outcome = (card) => {
+    if (card.fyi) return null;
     const answer = card.choice !== null && card.kind === "ask" ? card.options[card.choice] : card.answer;
     if (card.state === "answered" || answer) {
       return h("p", { class: "outcome" }, t("console.card.answered", { answer: "\u0000", by: card.by ?? t("console.card.you") }).split("\u0000").flatMap((part, i) => i === 0 ? [part] : [said(answer ?? ""), part]));

@@ -62,10 +62,11 @@ export function rulesView(ctx) {
     const p = line.paused;
     /** @type {(Node | null)[]} */
     const parts = [
-      h("h2", {}, said(line.name), " ", h("span", { class: p ? "state state-paused" : "state state-active" }, p ? t("console.rules.paused", { by: p.by, since: when(p.since) }) : t("console.rules.active"))),
+      h("h2", {}, said(line.name), " ", h("span", { class: p ? "state state-paused" : "state state-active" }, t(p ? "console.rules.pausedBadge" : "console.rules.active"))),
       h("p", { class: "meta" }, `${trigger} · ${t("console.rules.to", { agent: line.to })} · ${t("console.rules.counts", { queued: line.queued, running: line.running })}`),
-      p?.reason ? h("p", {}, t("console.rules.reason", { reason: "" }), said(p.reason)) : null,
-      p?.until ? h("p", {}, t("console.rules.until", { until: when(p.until) })) : null,
+      p ? h("p", { class: "pause-info" }, t("console.rules.paused", { by: p.by, since: when(p.since) })) : null,
+      p?.reason ? h("p", { class: "pause-info" }, t("console.rules.reason", { reason: "" }), said(p.reason)) : null,
+      p?.until ? h("p", { class: "pause-info" }, t("console.rules.until", { until: when(p.until) })) : null,
     ];
     const runNow = h("button", { type: "button", onclick: () => act("POST", `/v1/rules/${name}/run`, {}, (r) => t("console.rules.ran", { run: r.run })) }, t("console.rules.runNow"));
     if (p) {

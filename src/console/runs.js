@@ -101,7 +101,8 @@ export function runsView(ctx) {
     options(byWorker, runs.map((r) => r.worker).filter(Boolean));
     const keep = (/** @type {any} */ r) => (!filter.rule || r.rule === filter.rule) && (!filter.state || r.state === filter.state) && (!filter.worker || r.worker === filter.worker);
     fill(active, s.active.filter(keep).map(runRow));
-    const shown = runs.filter(keep);
+    // A run in progress shows once, above; the recent ones are those that ended.
+    const shown = runs.filter((r) => keep(r) && !activeStates.includes(r.state));
     fill(recent, shown.map(runRow));
     empty.textContent = runs.length === 0 ? t("console.runs.empty") : shown.length === 0 ? t("console.runs.none") : "";
     empty.hidden = empty.textContent === "";

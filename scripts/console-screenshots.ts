@@ -1,0 +1,46 @@
+/**
+ * `npm run console:screenshots`: every view of the owner console at 1280×800 and 390×844, light and dark, written as
+ * PNG files to `screenshots/console/` (not committed; README "Console" shows one of them, docs/console-needs-you.png).
+ * A hub on a temporary home gets cards and runs through the real /v1 calls (tests/console-kit.ts), then headless
+ * Debian Chromium signs in with the printed link and visits each view.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { askCard, consoleFixture, launch, runOnce, signedIn } from "../tests/console-kit.js";
+
+const out = join(import.meta.dirname, "..", "screenshots", "console");
+mkdirSync(out, { recursive: true });
+
+const f = await consoleFixture();
+const browser = await launch();
+try {
+  // What a person running a few agents sees on a weekday: finished, failed and running work, questions, notices.
+  await runOnce(f, "sentry-4120", { outcome: "done", summary: "Fixed the null check in the checkout handler; PR #481 opened.", usage: { input: 182_000, output: 9_400, cost: 1.42 } });
+  await runOnce(f, "sentry-4121", { outcome: "failed", error: "npm test: 3 failing (checkout.spec.ts)" });
+  await runOnce(f, "ci-9001", { outcome: "nothing", summary: "Flaky test, passed on retry; nothing to change.", usage: { input: 40_000, output: 1_200 } });
+  await askCard(f, "deploy-7", { title: "Deploy v2.3.0 to production?", text: "The canary has been green for 2 hours (error rate 0.02 %, p95 210 ms).\nThe migration adds one nullable column.", options: ["Deploy now", "Wait until Monday", "Cancel the release"], recommend: 0 });
+  await askCard(f, "issue-311", { title: "Close issue #311 as a duplicate of #288?", options: ["Close it", "Keep it open"] });
+  await f.call("POST", "/v1/tell", f.keys.source, { key: "disk", title: "Disk on build-2 is 91 % full", text: "Old artifacts in /var/cache/ci can go." });
+  await runOnce(f, "sentry-4122", null);
+  await f.call("POST", "/v1/rules/nightly/pause", f.keys.owner, { reason: "holiday freeze", until: "2099-01-02T09:00:00Z" });
+  const run = (await f.call("GET", "/v1/state", f.keys.owner)).body.runs.find((r: { state: string }) => r.state === "done").id as number;
+
+  const views = ["needs", "runs", `runs/${run}`, "rules", "workers", "spending", "plugins"];
+  for (const [width, height] of [[1280, 800], [390, 844]] as const) {
+    for (const dark of [false, true]) {
+      const { context, page } = await signedIn(browser, f, { width, height, dark });
+      for (const view of views) {
+        await page.evaluate((v) => (location.hash = `#/${v}`), view);
+        await page.waitForSelector(view.startsWith("runs/") ? "#timeline li" : "main h1");
+        await page.waitForTimeout(150);
+        const file = join(out, `${view.startsWith("runs/") ? "run" : view}-${width}-${dark ? "dark" : "light"}.png`);
+        await page.screenshot({ path: file, fullPage: true });
+        process.stdout.write(`${file}\n`);
+      }
+      await context.close();
+    }
+  }
+} finally {
+  await browser.close();
+  await f.close();
+}

@@ -1,0 +1,328 @@
+/**
+ * The owner console in a real browser (issue 17): headless Debian Chromium driven by playwright-core against a real hub
+ * on 127.0.0.1. Signing in with the printed link; answering a card from "Needs you" and seeing the run it resumes
+ * appear live in another tab; two tabs racing one card (one wins, the other is told); agent text shown as text only;
+ * stopping a run and following its timeline; pausing and resuming a rule; the spending chart; keyboard-only use; the
+ * session ending live; an axe-core check of every view, light and dark, finding no serious or critical violation.
+ * Skipped, with the reason, only where Chromium is missing outside CI (console-kit.ts).
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import type { Browser, Page } from "playwright-core";
+import { askCard, browserMissing, consoleFixture, launch, runOnce, signedIn, signInLink } from "./console-kit.js";
+import type { Fixture } from "./helpers.js";
+
+const missing = browserMissing();
+const skip = missing ?? false;
+let browser: Browser;
+let f: Fixture;
+
+before(async () => {
+  if (missing) return;
+  browser = await launch();
+  f = await consoleFixture();
+});
+after(async () => {
+  await browser?.close();
+  await f?.close();
+});
+
+/** Collects what the page logs as errors (a CSP refusal shows there) and uncaught exceptions. */
+function errorsOf(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (m) => {
+    // A refused answer (409) or an ended session (401) is the hub's word, not a fault of the page.
+    if (m.type() === "error" && !/status of (409|401)/.test(m.text())) errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(e.message));
+  return errors;
+}
+
+/** Marks the page's window: a reload loses the mark. */
+const mark = (page: Page) => page.evaluate(() => ((window as unknown as { mark: number }).mark = 1));
+const marked = (page: Page) => page.evaluate(() => (window as unknown as { mark?: number }).mark === 1);
+
+test("sign in, answer a card from Needs you, and see the run it resumes appear live in another tab", { skip }, async () => {
+  const card = await askCard(f, "live-1", { title: "Deploy v2 to production?", text: "The canary has been green for 2 hours.", options: ["Deploy now", "Wait until Monday"], recommend: 0 });
+  const { context, page } = await signedIn(browser, f);
+  const errors = errorsOf(page);
+  try {
+    assert.equal(await page.locator("h1").textContent(), "Needs you");
+    const el = page.locator(`#card-${card}`);
+    assert.equal(await el.locator("h3").textContent(), "Deploy v2 to production?");
+    assert.match(await el.locator(".meta").textContent() ?? "", new RegExp(`^Card #${card} · rule alerts · lane live-1 · from run #\\d+ · \\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`));
+    assert.equal(await el.locator("button.option.recommended").textContent(), "Deploy nowrecommended");
+    // The session cookie is HttpOnly: no script of the page sees it; storage holds no secret.
+    assert.equal(await page.evaluate(() => document.cookie), "");
+    assert.equal(await page.evaluate(() => location.hash), "#/needs", "the token left the address bar");
+
+    const runs = await context.newPage();
+    await runs.goto(`${f.url}/console/#/runs`);
+    await runs.waitForSelector("#recent-runs li");
+    await mark(runs);
+    await page.evaluate((id) => ((document.getElementById(`card-${id}`) as unknown as { mark: number }).mark = 1), card);
+
+    await el.locator("button.option", { hasText: "Wait until Monday" }).click();
+    await page.waitForFunction((id) => document.querySelector(`#card-${id} .outcome`)?.textContent === "Answered: Wait until Monday (owner)", card);
+    assert.equal(await page.evaluate((id) => (document.getElementById(`card-${id}`) as unknown as { mark?: number }).mark, card), 1, "the card changed in place");
+    const state = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    const resumed = state.runs[0];
+    assert.deepEqual([resumed.state, resumed.answers], ["queued", [card]]);
+    await runs.waitForSelector(`#active-runs li[data-run="${resumed.id}"][data-state="queued"]`);
+    assert.ok(await marked(runs), "the runs tab was not reloaded");
+    assert.deepEqual(errors, []);
+    const storage = await page.evaluate(() => Object.keys(localStorage));
+    assert.ok(storage.every((k) => k === "aa.lang" || k === "aa.theme"), storage.join());
+  } finally {
+    await context.close();
+  }
+});
+
+test("two tabs answer one card: the first wins, the other is told and shows the winner", { skip }, async () => {
+  const card = await askCard(f, "race-1", { title: "Merge the release branch?", options: ["Merge", "Hold"] });
+  const { context, page: a } = await signedIn(browser, f);
+  try {
+    const b = await context.newPage();
+    // Tab b hears nothing live, so it still offers the card when it answers after a.
+    await b.route("**/v1/stream**", (r) => r.abort());
+    await b.goto(`${f.url}/console/#/needs`);
+    await b.waitForSelector(`#card-${card} button.option`);
+    await a.locator(`#card-${card} button.option`, { hasText: "Merge" }).click();
+    await a.waitForSelector(`#card-${card} .outcome`);
+    await b.locator(`#card-${card} button.option`, { hasText: "Hold" }).click();
+    await b.waitForFunction((id) => document.querySelector(`#card-${id} [role=alert]`)?.textContent === "this card was already answered", card);
+    await b.waitForFunction((id) => document.querySelector(`#card-${id} .outcome`)?.textContent === "Answered: Merge (owner)", card);
+    assert.equal(await a.locator(`#card-${card} .outcome`).textContent(), "Answered: Merge (owner)");
+    const answered = (await f.call("GET", "/v1/state", f.keys.owner)).body.cards.find((c: { id: number }) => c.id === card);
+    assert.deepEqual([answered.state, answered.choice], ["answered", 0]);
+  } finally {
+    await context.close();
+  }
+});
+
+test("a card answered elsewhere changes in place, keeping what was typed in other cards", { skip }, async () => {
+  const one = await askCard(f, "else-1", { title: "Rotate the API key?", options: ["Rotate", "Skip"] });
+  const two = await askCard(f, "else-2", { title: "Bump the Node version?", options: ["Bump", "Later"] });
+  const { context, page } = await signedIn(browser, f);
+  try {
+    await page.fill(`#card-${two}-text`, "only after the release");
+    assert.equal((await f.call("POST", `/v1/cards/${one}/answer`, f.keys.owner, { choice: 1 })).status, 200);
+    await page.waitForFunction((id) => document.querySelector(`#card-${id} .outcome`)?.textContent === "Answered: Skip (owner)", one);
+    assert.equal(await page.locator(`#card-${one} button`).count(), 0, "it cannot be answered twice");
+    assert.equal(await page.inputValue(`#card-${two}-text`), "only after the release");
+  } finally {
+    await context.close();
+  }
+});
+
+test("agent text is shown as text: no script, no javascript: link, no markup, control characters visible", { skip }, async () => {
+  const hostile = {
+    title: `<script>window.pwned=1</script><img src=x onerror="window.pwned=2">`,
+    text: `[click me](javascript:window.pwned=3) <a href="javascript:window.pwned=4">here</a> **bold** <b>b</b>\n# heading\n\u200Fmarked\u061C`,
+    options: [`<svg onload="window.pwned=5">`, `javascript:window.pwned=6`, `\`\`\`<iframe src="javascript:window.pwned=7">`],
+    recommend: 2,
+  };
+  const card = await askCard(f, "xss-1", hostile);
+  // Direction overrides never get into a card at all: the hub refuses them (src/kernel/text.ts).
+  const refused = await f.call("POST", "/v1/tell", f.keys.source, { key: "bidi", ask: { title: "evil\u202Etxt.exe", options: ["ok"] } });
+  assert.equal(refused.status, 400);
+  const { context, page } = await signedIn(browser, f);
+  const errors = errorsOf(page);
+  try {
+    const el = page.locator(`#card-${card}`);
+    await el.waitFor();
+    assert.equal(await el.locator("h3 .said").textContent(), hostile.title);
+    assert.equal(await el.locator(".text").textContent(), hostile.text.replace("\u200F", "⟦U+200F⟧").replace("\u061C", "⟦U+061C⟧"));
+    assert.deepEqual(await el.locator("button.option .said").allTextContents(), hostile.options);
+    const found = await page.evaluate((id) => {
+      const c = document.getElementById(`card-${id}`)!;
+      return {
+        elements: [...c.querySelectorAll("script, img, a, b, strong, svg, iframe, h1, em")].map((e) => e.tagName),
+        handlers: [...c.querySelectorAll("*")].flatMap((e) => [...e.attributes].map((a) => a.name)).filter((n) => n.startsWith("on") || n === "href" || n === "src"),
+        pwned: (window as unknown as { pwned?: number }).pwned ?? null,
+        isolated: [...c.querySelectorAll(".said")].every((e) => e.getAttribute("dir") === "auto" && getComputedStyle(e).unicodeBidi === "isolate"),
+      };
+    }, card);
+    assert.deepEqual(found, { elements: [], handlers: [], pwned: null, isolated: true });
+    // The console's own text helper, given what the hub refuses today (an older fact, another hub): shown, not obeyed.
+    const shown = await page.evaluate(async () => {
+      const dom = await import("/console/dom.js" as string);
+      const el = dom.said("evil\u202Etxt.exe\u2066x\u0007");
+      return [el.textContent, el.getAttribute("dir"), dom.safeHref("javascript:alert(1)"), dom.safeHref("JaVaScRiPt:x"), dom.safeHref("https://ok.example/")];
+    });
+    assert.deepEqual(shown, ["evil⟦U+202E⟧txt.exe⟦U+2066⟧x⟦U+0007⟧", "auto", null, null, "https://ok.example/"]);
+    await el.locator("button.option").nth(1).click();
+    await page.waitForSelector(`#card-${card} .outcome`);
+    assert.equal(await el.locator(".outcome .said").textContent(), "javascript:window.pwned=6");
+    assert.equal(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned ?? null), null);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("runs: a failure shows its reason on the row; a run's timeline; stop a running run", { skip }, async () => {
+  await runOnce(f, "fail-1", { outcome: "failed", error: "npm test: 3 failing" });
+  const running = await runOnce(f, "stop-1", null);
+  const { context, page } = await signedIn(browser, f);
+  try {
+    await page.click("nav a[href='#/runs']");
+    await page.waitForSelector("#active-runs li");
+    const failed = page.locator("#active-runs li, #recent-runs li").filter({ hasText: "npm test: 3 failing" }).first();
+    assert.equal(await failed.locator(".error-line").textContent(), "Why it failed: npm test: 3 failing");
+    await page.selectOption("#filter-state", "running");
+    assert.deepEqual(await page.locator("#active-runs li, #recent-runs li").evaluateAll((els) => els.map((e) => e.getAttribute("data-state"))), ["running"]);
+    await page.click(`#active-runs li[data-run="${running.run}"] a`);
+    await page.waitForSelector("#timeline li");
+    assert.equal(await page.locator("h1").textContent(), `Run #${running.run}`);
+    const lines = (await page.locator("#timeline li .said").allTextContents());
+    assert.deepEqual(lines, [
+      "event shop/stop-1 alert.deploy stop-1 — deploy stop-1", "event: new → queued", "claim: queued → claimed by w1 · attempt 1 · session new",
+      "started: claimed → running · session sess-stop-1",
+    ]);
+    await page.click("#stop-run");
+    await page.waitForFunction(() => /^Stop asked for \(now (stopping|cancelled)\)$/.test(document.querySelector(".run-page .message")?.textContent ?? ""));
+    const state = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    assert.ok(["stopping", "cancelled"].includes([...state.active, ...state.runs].find((r: { id: number }) => r.id === running.run).state));
+    await page.waitForFunction(() => [...document.querySelectorAll("#timeline li")].some((li) => li.textContent!.includes("→ stopping") || li.textContent!.includes("→ cancelled")));
+    await page.click("details summary");
+    assert.match(await page.locator("pre.raw").textContent() ?? "", /"kind": "cancel"/);
+  } finally {
+    await context.close();
+  }
+});
+
+test("rules: pause with a reason and an end, resume, run now", { skip }, async () => {
+  const { context, page } = await signedIn(browser, f);
+  try {
+    await page.click("nav a[href='#/rules']");
+    const rule = page.locator("li.rule[data-rule=nightly]");
+    assert.match(await rule.locator(".meta").textContent() ?? "", /^on schedule: 0 3 \* \* \* · next \d\d-\d\d 03:00:00 \(UTC\) · runs bot · 0 queued · 0 running$/);
+    await rule.getByRole("button", { name: "Pause…" }).click();
+    await page.fill("#pause-nightly-reason", "holiday freeze");
+    await page.fill("#pause-nightly-until", "2099-01-02T09:30");
+    await rule.getByRole("button", { name: "Pause this rule" }).click();
+    await rule.locator(".state-paused").waitFor();
+    assert.equal(await rule.locator("p", { hasText: "reason:" }).textContent(), "reason: holiday freeze");
+    const paused = (await f.call("GET", "/v1/state", f.keys.owner)).body.lines.find((l: { name: string }) => l.name === "nightly").paused;
+    assert.deepEqual([paused.by, paused.reason, paused.until], ["owner", "holiday freeze", new Date(2099, 0, 2, 9, 30).toISOString()]);
+    await rule.getByRole("button", { name: "Resume this rule" }).click();
+    await rule.locator(".state-active").waitFor();
+    await rule.getByRole("button", { name: "Run it now" }).click();
+    await page.waitForFunction(() => /^Queued as run #\d+$/.test(document.querySelector("li.rule[data-rule=nightly] .message")?.textContent ?? ""));
+    const run = (await f.call("GET", "/v1/state", f.keys.owner)).body.runs[0];
+    assert.deepEqual([run.rule, run.manual], ["nightly", true]);
+  } finally {
+    await context.close();
+  }
+});
+
+test("spending, workers and channels, plugins: shown from the state; the chart reads in words", { skip }, async () => {
+  const { context, page } = await signedIn(browser, f);
+  try {
+    await page.click("nav a[href='#/spending']");
+    const labels = await page.locator(".chart svg").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label")));
+    assert.equal(labels.length, 2);
+    assert.match(labels[0]!, /^By day, last 7 days \(US dollars\): (\d\d-\d\d \$\d+\.\d\d(, |$)){7}/);
+    assert.match(labels[1]!, /^By rule, last 7 days \(US dollars\): alerts \$\d+\.\d\d/);
+    await page.click("nav a[href='#/workers']");
+    assert.match(await page.locator("#workers li").first().textContent() ?? "", /^w1 (online|offline)/);
+    assert.match(await page.locator("#channels li").first().textContent() ?? "", /^Team chat \(ch1\)never seen · \d+ cards waiting$/);
+    await page.click("nav a[href='#/plugins']");
+    assert.equal(await page.locator("h1").textContent(), "Plugins");
+  } finally {
+    await context.close();
+  }
+});
+
+test("keyboard only: the skip link first, then every control in order; a card answered with Tab and Enter", { skip }, async () => {
+  const card = await askCard(f, "keys-1", { title: "Keyboard question?", options: ["Yes by keyboard", "No"] });
+  const { context, page } = await signedIn(browser, f);
+  try {
+    await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.className), "skip");
+    let reached = false;
+    for (let i = 0; i < 80 && !reached; i++) {
+      await page.keyboard.press("Tab");
+      reached = await page.evaluate((id) => document.activeElement?.closest(`#card-${id}`) !== null && document.activeElement?.textContent === "Yes by keyboard", card);
+    }
+    assert.ok(reached, "the card's first option is reachable by Tab");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction((id) => document.querySelector(`#card-${id} .outcome`)?.textContent === "Answered: Yes by keyboard (owner)", card);
+    // A view is opened from the keyboard too, and its heading takes the focus.
+    await page.focus("nav a[href='#/runs']");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.activeElement?.tagName === "H1" && document.activeElement.textContent === "Runs");
+  } finally {
+    await context.close();
+  }
+});
+
+test("Chinese from the browser's language, a switch to English, dark from the system or the switch", { skip }, async () => {
+  const { context, page } = await signedIn(browser, f, { locale: "zh-CN", dark: true });
+  try {
+    assert.equal(await page.locator("h1").textContent(), "需要你");
+    assert.equal(await page.evaluate(() => document.documentElement.lang), "zh-CN");
+    const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(await bg(), "rgb(15, 18, 22)");
+    await page.selectOption("#theme", "light");
+    assert.equal(await bg(), "rgb(246, 247, 249)");
+    await page.selectOption("#lang", "en");
+    assert.equal(await page.locator("h1").textContent(), "Needs you");
+    await page.reload();
+    await page.waitForSelector("nav a[aria-current=page]");
+    assert.deepEqual([await page.locator("h1").textContent(), await bg()], ["Needs you", "rgb(246, 247, 249)"], "the choices are kept");
+  } finally {
+    await context.close();
+  }
+});
+
+test("a used sign-in link says so; a session ended from the CLI signs the open page out live", { skip }, async () => {
+  const link = await signInLink(f);
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(link);
+    await page.waitForSelector("nav");
+    const other = await (await browser.newContext()).newPage();
+    await other.goto(link);
+    await other.waitForSelector("main.signed-out");
+    assert.equal(await other.locator("[role=alert]").textContent(), "Sign-in did not work: this sign-in link is unknown, used or expired: run agent-autoloop console for a new one");
+    assert.equal(await other.locator("main p").last().textContent(), "On the computer the hub runs on, run agent-autoloop console and open the link it prints (it works once, for 5 minutes).");
+    await other.context().close();
+    assert.ok((await f.call("DELETE", "/v1/console/sessions", f.keys.owner)).body.ended >= 1);
+    await page.waitForSelector("main.signed-out", { timeout: 20_000 });
+    assert.equal(await page.locator("h1").textContent(), "You are not signed in to the console");
+  } finally {
+    await context.close();
+  }
+});
+
+test("axe-core finds no serious or critical violation in any view, light and dark, at desktop and phone width", { skip }, async () => {
+  await askCard(f, "axe-1", { title: "Accessible?", text: "Check every view.", options: ["Yes", "No"], recommend: 0 });
+  const axe = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  const run = (await f.call("GET", "/v1/state", f.keys.owner)).body.runs[0].id;
+  const found: string[] = [];
+  for (const [dark, width, height] of [[false, 1280, 800], [true, 1280, 800], [false, 390, 844], [true, 390, 844]] as const) {
+    const { context, page } = await signedIn(browser, f, { dark, width, height });
+    try {
+      for (const view of ["needs", "runs", `runs/${run}`, "rules", "workers", "spending", "plugins"]) {
+        await page.evaluate((v) => (location.hash = `#/${v}`), view);
+        await page.waitForSelector(view.startsWith("runs/") ? "#timeline li" : "main h1");
+        // Through the DevTools protocol (the page's CSP rightly refuses an injected inline script).
+        await page.evaluate(axe);
+        const violations = await page.evaluate(async () => {
+          const r = await (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ testEngine: { name: string }; passes: unknown[]; violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document, { resultTypes: ["violations"] });
+          if (r.testEngine.name !== "axe-core" || r.passes.length === 0) return ["axe did not run"];
+          return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+        });
+        for (const v of violations) found.push(`${view} ${dark ? "dark" : "light"} ${width}: ${v}`);
+      }
+    } finally {
+      await context.close();
+    }
+  }
+  assert.deepEqual(found, []);
+});

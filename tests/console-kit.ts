@@ -1,0 +1,101 @@
+/**
+ * What the console's browser tests and `npm run console:screenshots` share: Debian's Chromium driven by
+ * playwright-core (never a downloaded browser), a hub with runs and cards made through the real /v1 calls (a source's
+ * event, a worker's claim, start and receipt), and signing a page in with the link `agent-autoloop console` prints.
+ */
+import { existsSync } from "node:fs";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { hubFixture, type Fixture } from "./helpers.js";
+
+/** Debian's Chromium (`apt-get install chromium`; .ci/run installs it). */
+export const chromiumPath = "/usr/bin/chromium";
+
+/** Why the browser tests cannot run here, or null. In CI a missing Chromium is a failure, never a skip. */
+export function browserMissing(): string | null {
+  if (existsSync(chromiumPath)) return null;
+  if (process.env.CI) throw new Error(`${chromiumPath} is missing: .ci/run installs Debian's chromium`);
+  return `${chromiumPath} is missing (apt-get install chromium)`;
+}
+
+/**
+ * Starts headless Chromium with the flags this machine needs: no sandbox (root), no GPU, and nothing of the browser's
+ * own background traffic (the network here is closed: its connections would be refused, many at a time).
+ */
+export function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+/** Rules of the console's hub: two rules on one source (one paused later), a cron rule, a channel. */
+export const consoleRules = {
+  timezone: "UTC",
+  sources: { shop: { name: "Shop" } },
+  agents: { bot: { worker: "w1", use: "command", command: ["echo", "hi"] } },
+  channels: { ch1: { name: "Team chat", answerers: ["ou_alice"] } },
+  rules: [
+    { name: "alerts", when: { source: "shop", types: ["alert.*"] }, to: "bot", cwd: "/tmp", prompt: "handle it", parallel: 3 },
+    { name: "nightly", when: { cron: "0 3 * * *" }, to: "bot", cwd: "/tmp", prompt: "tidy up" },
+  ],
+};
+
+/** A hub for the console with its owner, source and worker keys. */
+export async function consoleFixture(): Promise<Fixture> {
+  return hubFixture(consoleRules);
+}
+
+/**
+ * One run of rule `alerts` for a new event: claimed and started by worker w1, then ended with `result` (a receipt),
+ * or left running when `result` is null.
+ * @returns the run's id and token.
+ */
+export async function runOnce(f: Fixture, id: string, result: Record<string, unknown> | null, subject = id): Promise<{ run: number; token: string }> {
+  const ev = await f.call("POST", "/v1/events", f.keys.source, { id, type: "alert.deploy", subject, summary: `deploy ${subject}` });
+  if (ev.status !== 200) throw new Error(`event ${id}: ${JSON.stringify(ev.body)}`);
+  // Runs queued before (an answer's follow-up) are claimed first: end them with nothing until this event's run comes.
+  let job: { run: number; token: string; context: { events: { id: string }[] } } | null = null;
+  for (let i = 0; i < 20; i++) {
+    job = (await f.call("GET", `/v1/work?claim=${id}-${i}`, f.keys.worker)).body.job;
+    if (!job || job.context.events.some((e) => e.id === id)) break;
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "nothing" });
+  }
+  if (!job) throw new Error(`no job for ${id}`);
+  await f.call("POST", `/v1/runs/${job.run}/started`, job.token, { session: `sess-${id}` });
+  if (result) {
+    const r = await f.call("POST", `/v1/runs/${job.run}/result`, job.token, result);
+    if (r.status !== 200) throw new Error(`result ${id}: ${JSON.stringify(r.body)}`);
+  }
+  return { run: job.run, token: job.token };
+}
+
+/** A run whose receipt asks the owner a question; returns the card's id. */
+export async function askCard(f: Fixture, id: string, ask: Record<string, unknown>): Promise<number> {
+  await runOnce(f, id, { outcome: "done", summary: `asked about ${id}`, usage: { input: 1200, output: 300, cost: 0.0123 }, ask: [ask] });
+  const state = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+  return Math.max(...state.cards.map((c: { id: number }) => c.id));
+}
+
+/** A new sign-in link, made with the owner key as `agent-autoloop console` does. */
+export async function signInLink(f: Fixture): Promise<string> {
+  const r = await f.call("POST", "/v1/console/sign-in", f.keys.owner);
+  if (r.status !== 200) throw new Error(`sign-in: ${JSON.stringify(r.body)}`);
+  return r.body.link;
+}
+
+/**
+ * A browser context signed in to the console (the session cookie is the context's), with `page` on `hash`.
+ * @param options viewport and color scheme of the context.
+ */
+export async function signedIn(browser: Browser, f: Fixture, options: { width?: number; height?: number; dark?: boolean; locale?: string } = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: options.height ?? 800 },
+    colorScheme: options.dark ? "dark" : "light",
+    locale: options.locale ?? "en-US",
+  });
+  const page = await context.newPage();
+  await page.goto(await signInLink(f));
+  await page.waitForSelector("nav a[aria-current=page]");
+  return { context, page };
+}
