@@ -17,6 +17,8 @@
  * - the hub's event-loop delay while its in-process worker watches an agent printing 100 MB (scripts/output-watch.ts)
  * - CLI start: `agent-autoloop --help` against a bare `node -e 0`, medians of 21 runs taken in turns (issue 15's goal:
  *   within 1.5×); `npm run benchmark -- cli` measures only this
+ * - the owner console (scripts/console-benchmark.ts): first load with 1,000 open cards and 10,000 runs (bytes, time
+ *   to the Needs-you list) and the hub's RSS with 20 console tabs on the stream; `npm run benchmark -- console`
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -29,6 +31,7 @@ import { simulate } from "../sim/simulation.js";
 import { spawnHub } from "../sim/hub-process.js";
 import { call, cpuMs, healthMs, machine, median, openFds, pct, slowBodyAttack, statusMb, stopHub as stop } from "./measure.js";
 import { measureOutputWatch } from "./output-watch.js";
+import { consoleFigures } from "./console-benchmark.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
 /** The idle measurement: how long, and how many cards wait for each kind of channel that never delivers. */
@@ -158,6 +161,7 @@ async function main(): Promise<void> {
   console.log(`machine: ${machine()}`);
   if (process.argv[2] === "idle") return idleWithUndeliveredCards();
   if (process.argv[2] === "cli") return cliStart();
+  if (process.argv[2] === "console") return consoleFigures(say);
   // First, while no hub of this benchmark runs: a process start is what it measures.
   await cliStart();
   const { dir, keys } = setup();
@@ -249,6 +253,7 @@ async function main(): Promise<void> {
   const r = simulate(24301, 20_000);
   say("simulation steps/s (seed 24301, 20,000 steps)", `${Math.round(r.steps / ((performance.now() - t0) / 1000))}`);
   await measureOutputWatch(say);
+  await consoleFigures(say);
 }
 
 await main();

@@ -93,7 +93,7 @@ test("status and answer load the client, its answer checks and what finds this h
 
 test("each command that needs a home says so in one line when there is none, and exits 1", async () => {
   const none = join(dir, "not-set-up");
-  for (const args of [["status"], ["answer", "1", "0"], ["resolve", "1"], ["stop", "1"], ["pause", "r"], ["resume", "r"], ["run", "r"], ["why", "1"], ["doctor"], ["mcp"], ["key", "new", "worker", "w"], ["key", "remove", "worker", "w"], ["plugins", "list"], ["plugins", "inspect", "x"], ["plugins", "doctor"]]) {
+  for (const args of [["status"], ["answer", "1", "0"], ["resolve", "1"], ["stop", "1"], ["pause", "r"], ["resume", "r"], ["run", "r"], ["why", "1"], ["doctor"], ["mcp"], ["key", "new", "worker", "w"], ["key", "remove", "worker", "w"], ["plugins", "list"], ["plugins", "inspect", "x"], ["plugins", "doctor"], ["console"], ["console", "--end"]]) {
     const r = await run(args, none);
     assert.deepEqual([r.code, r.err, r.out], [1, `agent-autoloop: ${none} is not set up yet; run agent-autoloop init first`, ""], args.join(" "));
   }

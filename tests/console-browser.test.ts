@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Browser, Page } from "playwright-core";
 import { askCard, browserMissing, consoleFixture, launch, runOnce, signedIn, signInLink } from "./console-kit.js";
-import type { Fixture } from "./helpers.js";
+import { until, type Fixture } from "./helpers.js";
 
 const missing = browserMissing();
 const skip = missing ?? false;
@@ -80,14 +80,15 @@ test("sign in, answer a card from Needs you, and see the run it resumes appear l
   }
 });
 
-test("two tabs answer one card: the first wins, the other is told and shows the winner", { skip }, async () => {
+test("two browsers answer one card: the first wins, the other is told and shows the winner", { skip }, async () => {
   const card = await askCard(f, "race-1", { title: "Merge the release branch?", options: ["Merge", "Hold"] });
   const { context, page: a } = await signedIn(browser, f);
+  const other = await browser.newContext();
   try {
-    const b = await context.newPage();
-    // Tab b hears nothing live, so it still offers the card when it answers after a.
+    const b = await other.newPage();
+    // Browser b hears nothing live, so it still offers the card when it answers after a.
     await b.route("**/v1/stream**", (r) => r.abort());
-    await b.goto(`${f.url}/console/#/needs`);
+    await b.goto(await signInLink(f));
     await b.waitForSelector(`#card-${card} button.option`);
     await a.locator(`#card-${card} button.option`, { hasText: "Merge" }).click();
     await a.waitForSelector(`#card-${card} .outcome`);
@@ -97,6 +98,36 @@ test("two tabs answer one card: the first wins, the other is told and shows the 
     assert.equal(await a.locator(`#card-${card} .outcome`).textContent(), "Answered: Merge (owner)");
     const answered = (await f.call("GET", "/v1/state", f.keys.owner)).body.cards.find((c: { id: number }) => c.id === card);
     assert.deepEqual([answered.state, answered.choice], ["answered", 0]);
+  } finally {
+    await context.close();
+    await other.close();
+  }
+});
+
+test("the tabs of one browser share one stream: ten tabs all load and all stay live", { skip }, async () => {
+  const { context, page } = await signedIn(browser, f);
+  try {
+    const streams: string[] = [];
+    context.on("request", (r) => {
+      if (new URL(r.url()).pathname === "/v1/stream") streams.push(r.url());
+    });
+    const pages = [page];
+    // A browser opens 6 connections to a host at most: with a stream in each tab the seventh could not load at all.
+    for (let i = 1; i < 10; i++) {
+      const p = await context.newPage();
+      await p.goto(`${f.url}/console/#/runs`);
+      await p.waitForSelector("#live.on");
+      pages.push(p);
+    }
+    assert.equal(streams.length, 0, "the first tab holds the only stream");
+    const card = await askCard(f, "tabs-1", { title: "Seen in every tab?", options: ["Yes"] });
+    await pages[9]!.click("nav a[href='#/needs']");
+    await pages[9]!.waitForSelector(`#card-${card}`);
+    // The tab holding the stream closes: another takes it over, and the rest stay live.
+    await page.close();
+    await until(() => streams.length === 1, 20_000, "another tab to take the stream over");
+    await askCard(f, "tabs-2", { title: "Still live?", options: ["Yes"] });
+    await pages[9]!.waitForFunction(() => [...document.querySelectorAll("#asks h3")].some((h) => h.textContent === "Still live?"));
   } finally {
     await context.close();
   }

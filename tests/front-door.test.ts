@@ -42,6 +42,8 @@ test("a browser opening the hub's root gets a short page saying what this is and
   assert.match(html, /<code>agent-autoloop status<\/code>/);
   assert.match(html, /README/);
   assert.match(html, /<a href="\/v1\/health">\/v1\/health<\/a>/);
+  // It points to the owner console and how to sign in to it (issue 17).
+  assert.match(html, /The owner console: <a href="\/console\/">\/console\/<\/a> \(sign in with the link <code>agent-autoloop console<\/code> prints\)\./);
   assert.equal(/<script|<form|<img/i.test(html), false, "a plain page");
   for (const s of [f.keys.owner, f.home.dir]) assert.equal(html.includes(s), false, "nothing secret");
   const head = await fetch(`${f.url}/`, { method: "HEAD" });

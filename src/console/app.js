@@ -66,9 +66,14 @@ async function signInFromLink() {
 
 /** The page shown without a session: how to get one. @param {string | null} problem */
 function showSignedOut(problem) {
+  const was = signedIn;
   signedIn = false;
   stream?.close();
   stream = null;
+  leading = false;
+  releaseLock?.();
+  releaseLock = null;
+  if (was) tabs.postMessage({ kind: "signedOut" });
   view?.dispose?.();
   view = null;
   viewKey = "";
@@ -182,7 +187,7 @@ function rebuild() {
   view?.dispose?.();
   view = null;
   shell();
-  live(stream?.readyState === EventSource.OPEN);
+  live(streamOk);
   render();
 }
 
@@ -206,27 +211,83 @@ async function refresh() {
   }
 }
 
-/** Follows the fact log from the state's sequence number; each batch of facts reads the state again (one read per 100 ms at most). */
-function follow() {
+/** Reads the state again soon: one read per 100 ms at most, however many facts come. */
+function soon() {
+  refreshTimer ??= setTimeout(() => {
+    refreshTimer = null;
+    void refresh();
+  }, 100);
+}
+
+/**
+ * The tabs of one browser share one stream: a browser opens at most 6 connections to a host, and a stream holds one
+ * for good, so every tab holding its own would leave the seventh tab unable to load anything. The tab that holds
+ * the lock `aa-console-stream` (Web Locks) follows the stream and tells the others on a BroadcastChannel; when it
+ * closes, another tab takes the lock over.
+ */
+const tabs = new BroadcastChannel("aa-console");
+/** Whether this tab holds the stream, and how to let the lock go. */
+let leading = false;
+/** @type {(() => void) | null} */
+let releaseLock = null;
+/** The stream's state as this tab last knew it (told by the tab that holds it). */
+let streamOk = false;
+
+/** Marks the live region and, leading, tells the other tabs. @param {boolean} ok */
+function setLive(ok) {
+  streamOk = ok;
+  live(ok);
+  if (leading) tabs.postMessage({ kind: "live", ok });
+}
+
+tabs.addEventListener("message", (e) => {
+  const m = e.data ?? {};
+  if (m.kind === "facts") soon();
+  else if (m.kind === "live") {
+    streamOk = m.ok === true;
+    live(streamOk);
+  } else if (m.kind === "hello" && leading) tabs.postMessage({ kind: "live", ok: streamOk });
+  else if (m.kind === "signedOut" && signedIn) void refresh();
+});
+
+/** Follows the fact log from the state's sequence number (the browser resumes with Last-Event-ID). */
+function openStream() {
   stream = new EventSource(`/v1/stream?after=${state.seq}`);
-  stream.addEventListener("open", () => live(true));
+  stream.addEventListener("open", () => setLive(true));
   stream.addEventListener("fact", () => {
-    refreshTimer ??= setTimeout(() => {
-      refreshTimer = null;
-      void refresh();
-    }, 100);
+    soon();
+    tabs.postMessage({ kind: "facts" });
   });
   stream.addEventListener("error", () => {
-    live(false);
+    setLive(false);
     // A closed stream is not retried by the browser (a refusal): the session may be gone; the state read says.
     if (stream?.readyState === EventSource.CLOSED) {
       stream = null;
       setTimeout(async () => {
         await refresh();
-        if (signedIn && !stream) follow();
+        if (signedIn && !stream) openStream();
       }, 2000);
     }
   });
+}
+
+/** Takes part in the stream: holds it when this tab gets the lock, else hears it from the tab that does. */
+function follow() {
+  if (!("locks" in navigator)) {
+    leading = true;
+    openStream();
+    return;
+  }
+  tabs.postMessage({ kind: "hello" });
+  void navigator.locks.request("aa-console-stream", () => new Promise((release) => {
+    if (!signedIn) return release(undefined);
+    leading = true;
+    releaseLock = () => release(undefined);
+    // What happened while another tab held the stream is in the state read first.
+    void refresh().then(() => {
+      if (signedIn) openStream();
+    });
+  }));
 }
 
 async function start() {
