@@ -5,14 +5,10 @@
  * `/v1/state`) and the time from opening the link to the Needs-you list showing all 1,000 cards — and the hub's RSS
  * with 20 consoles holding `/v1/stream` (20 browsers: the tabs of one browser share one stream). Skipped, saying why, where Chromium is missing.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
-import { registerKeysLocally } from "../src/host/serve.js";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileAtomic } from "../src/host/home.js";
 import { spawnHub } from "../sim/hub-process.js";
-import { call, statusMb, stopHub } from "./measure.js";
+import { benchHome, call, statusMb, stopHub } from "./measure.js";
 import { chromiumPath, launch } from "../tests/console-kit.js";
 
 const cards = Number(process.env.BENCH_CONSOLE_CARDS ?? 1000);
@@ -35,14 +31,7 @@ export async function consoleFigures(say: (k: string, v: string) => void): Promi
     say("console figures", `skipped: ${chromiumPath} is missing (apt-get install chromium)`);
     return;
   }
-  const dir = mkdtempSync(join(tmpdir(), "aa-bench-console-"));
-  const home = homePaths(dir);
-  mkdirSync(dir, { recursive: true });
-  readMasterKey(home, true);
-  const keys = { source: newKey(), worker: newKey(), owner: newKey() };
-  registerKeysLocally(home, [
-    { kind: "source", name: "bench", key: keys.source }, { kind: "worker", name: "w", key: keys.worker }, { kind: "owner", name: "owner", key: keys.owner },
-  ], "en");
+  const { dir, home, keys } = benchHome("aa-bench-console-");
   writeFileSync(home.rules, JSON.stringify({
     timezone: "UTC",
     sources: { bench: { name: "Bench" } },

@@ -1,13 +1,16 @@
 /**
  * What `npm run benchmark` and `npm run history` share: order statistics, a process's memory and CPU from /proc
- * (Linux), one JSON call over real HTTP, stopping a hub process, the machine line printed above the figures, and
- * the slow-body attack of issue 14.
+ * (Linux), one JSON call over real HTTP, stopping a hub process, the machine line printed above the figures, the
+ * slow-body attack of issue 14, and a benchmark's home with its keys.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import http from "node:http";
 import { connect, type Socket } from "node:net";
-import { cpus, totalmem } from "node:os";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
 import type { HubProcess } from "../sim/hub-process.js";
+import { homePaths, newKey, readMasterKey, type Home } from "../src/host/home.js";
+import { registerKeysLocally } from "../src/host/serve.js";
 
 /** The median (the upper one of an even count) of a non-empty list. */
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -123,4 +126,20 @@ export function healthMs(url: string): Promise<number> {
     });
     req.on("error", reject);
   });
+}
+
+/**
+ * A new home for a benchmark under the system's temporary folder: its master key, and keys registered for source
+ * `bench`, worker `w` and the owner. Rules and config.json are the caller's.
+ */
+export function benchHome(prefix: string): { dir: string; home: Home; keys: { source: string; worker: string; owner: string } } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const home = homePaths(dir);
+  mkdirSync(dir, { recursive: true });
+  readMasterKey(home, true);
+  const keys = { source: newKey(), worker: newKey(), owner: newKey() };
+  registerKeysLocally(home, [
+    { kind: "source", name: "bench", key: keys.source }, { kind: "worker", name: "w", key: keys.worker }, { kind: "owner", name: "owner", key: keys.owner },
+  ], "en");
+  return { dir, home, keys };
 }

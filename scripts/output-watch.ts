@@ -5,14 +5,13 @@
  * stream-json lines at about 20 MB/s, then its result line; measured: the event-loop delay of this process
  * (perf_hooks, 10 ms resolution) from the event's post to the run's end, the run's end state and the time it took.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
-import { registerKeysLocally, startServe } from "../src/host/serve.js";
-import { call } from "./measure.js";
+import { writeFileAtomic } from "../src/host/home.js";
+import { startServe } from "../src/host/serve.js";
+import { benchHome, call } from "./measure.js";
 
 const mib = 1024 * 1024;
 
@@ -39,15 +38,8 @@ tick();
 
 /** Measures and reports through `say` (label, value). */
 export async function measureOutputWatch(say: (label: string, value: string) => void, mb = Number(process.env.BENCH_OUTPUT_MB ?? 100)): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "aa-bench-out-"));
+  const { dir, home, keys } = benchHome("aa-bench-out-");
   try {
-    const home = homePaths(dir);
-    mkdirSync(dir, { recursive: true });
-    readMasterKey(home, true);
-    const keys = { source: newKey(), worker: newKey(), owner: newKey() };
-    registerKeysLocally(home, [
-      { kind: "source", name: "bench", key: keys.source }, { kind: "worker", name: "w", key: keys.worker }, { kind: "owner", name: "owner", key: keys.owner },
-    ], "en");
     writeFileSync(home.rules, JSON.stringify({
       timezone: "UTC", sources: { bench: {} }, agents: { big: { worker: "w", use: "claude", program: printer(dir, mb) } }, channels: {},
       rules: [{ name: "print", when: { source: "bench", types: ["print.*"] }, to: "big", cwd: dir }],
