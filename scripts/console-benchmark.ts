@@ -36,21 +36,20 @@ export async function consoleFigures(say: (k: string, v: string) => void): Promi
     timezone: "UTC",
     sources: { bench: { name: "Bench" } },
     agents: { a: { worker: "w", use: "command", command: ["true"] } },
-    rules: [{ name: "bench", when: { source: "bench", types: ["job.*"] }, to: "a", parallel: 1000, cwd: "/tmp", prompt: "Do it." }],
+    rules: [{ name: "bench", when: { source: "bench", types: ["job.*"] }, to: "a", parallel: 100_000, cwd: "/tmp", prompt: "Do it." }],
   }));
   writeFileAtomic(home.config, JSON.stringify({ listen: "127.0.0.1:0", publicUrl: null, owner: keys.owner, worker: null, channels: {} }));
   const hub = await spawnHub(dir);
   const browser = await launch();
   try {
-    // 10,000 ended runs: an event each, claimed and ended by the worker with a summary and usage.
+    // 10,000 ended runs: an event each, claimed and ended by the worker with a summary and usage; the receipts of the
+    // first 1,000 ask the owner a question (an open card each).
     await inParallel(runs, async (i) => {
-      await call(hub.url, keys.source, "POST", "/v1/events", { id: `r${i}`, type: "job.x", subject: `s${i % 900}` });
+      await call(hub.url, keys.source, "POST", "/v1/events", { id: `r${i}`, type: "job.x", subject: `s${i}` });
       const { job } = await call(hub.url, keys.worker, "GET", `/v1/work?claim=c${i}`);
-      if (job) await call(hub.url, job.token, "POST", `/v1/runs/${job.run}/result`, { outcome: "done", summary: `run ${i} done`, usage: { input: 1000, output: 200, cost: 0.01 } });
+      const ask = i < cards ? { ask: [{ title: `Question ${i}: deploy build ${i}?`, text: "The canary is green.", options: ["Deploy", "Wait", "Cancel"], recommend: 0 }] } : {};
+      if (job) await call(hub.url, job.token, "POST", `/v1/runs/${job.run}/result`, { outcome: "done", summary: `run ${i} done`, usage: { input: 1000, output: 200, cost: 0.01 }, ...ask });
     });
-    await inParallel(cards, (i) => call(hub.url, keys.worker, "POST", "/v1/tell", {
-      task: `t${i}`, ask: { title: `Question ${i}: deploy build ${i}?`, text: "The canary is green.", options: ["Deploy", "Wait", "Cancel"], recommend: 0 },
-    }));
     const state = await call(hub.url, keys.owner, "GET", "/v1/state");
     say("console: the hub's contents", `${state.cards.length} open cards, ${state.totals.runs} runs`);
 
@@ -58,21 +57,23 @@ export async function consoleFigures(say: (k: string, v: string) => void): Promi
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     const bytes = { files: 0, state: 0 };
-    page.on("response", async (r) => {
-      const body = await r.body().catch(() => Buffer.alloc(0));
+    const reading: Promise<void>[] = [];
+    page.on("response", (r) => reading.push(r.body().then((body) => {
       if (new URL(r.url()).pathname === "/v1/state") bytes.state += body.length;
       else bytes.files += body.length;
-    });
+    }, () => {})));
     const { link } = await call(hub.url, keys.owner, "POST", "/v1/console/sign-in");
     const t0 = performance.now();
     await page.goto(link);
     await page.waitForFunction((n) => document.querySelectorAll("#asks > li").length === n, state.cards.length, { timeout: 120_000 });
     const loadMs = performance.now() - t0;
+    await Promise.all(reading);
     say(`console first load: link → Needs-you list of ${state.cards.length} cards (${state.totals.runs} runs)`, `${loadMs.toFixed(0)} ms`);
     say("console first load: bytes of its files / of GET /v1/state (uncompressed)", `${(bytes.files / 1024).toFixed(1)} KiB / ${(bytes.state / 1024).toFixed(1)} KiB`);
     await context.close();
 
     // 20 browsers (the tabs of one browser share one stream), each holding the stream.
+    await new Promise((r) => setTimeout(r, 2000));
     const before = statusMb(hub.child.pid!);
     const contexts = [];
     for (let i = 0; i < tabs; i++) {
