@@ -20,7 +20,8 @@ try {
   await runOnce(f, "ci-9001", { outcome: "nothing", summary: "Flaky test, passed on retry; nothing to change.", usage: { input: 40_000, output: 1_200 } });
   await askCard(f, "deploy-7", { title: "Deploy v2.3.0 to production?", text: "The canary has been green for 2 hours (error rate 0.02 %, p95 210 ms).\nThe migration adds one nullable column.", options: ["Deploy now", "Wait until Monday", "Cancel the release"], recommend: 0 });
   await askCard(f, "issue-311", { title: "Close issue #311 as a duplicate of #288?", options: ["Close it", "Keep it open"] });
-  await f.call("POST", "/v1/tell", f.keys.source, { key: "disk", title: "Disk on build-2 is 91 % full", text: "Old artifacts in /var/cache/ci can go." });
+  await runOnce(f, "disk-2", { outcome: "done", summary: "Checked the build machines.", notice: [{ title: "Disk on build-2 is 91 % full", text: "Old artifacts in /var/cache/ci can go." }] });
+  await f.call("POST", "/v1/tell", f.keys.source, { key: "release-notes", title: "Release notes for v2.3.0 were drafted", text: "docs/releases/2.3.0.md" });
   await runOnce(f, "sentry-4122", null);
   await f.call("POST", "/v1/rules/nightly/pause", f.keys.owner, { reason: "holiday freeze", until: "2099-01-02T09:00:00Z" });
   const run = (await f.call("GET", "/v1/state", f.keys.owner)).body.runs.find((r: { state: string }) => r.state === "done").id as number;

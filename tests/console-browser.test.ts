@@ -148,6 +148,26 @@ test("a card answered elsewhere changes in place, keeping what was typed in othe
   }
 });
 
+test("notices: marked as handled from the console; FYI cards shown to read, with nothing to do", { skip }, async () => {
+  await runOnce(f, "notice-1", { outcome: "done", notice: [{ title: "Disk on build-2 is 91 % full", text: "Old artifacts can go." }, { title: "Release notes drafted", fyi: true }] });
+  const { context, page } = await signedIn(browser, f);
+  try {
+    const notice = page.locator("#notices li", { hasText: "Disk on build-2 is 91 % full" });
+    const fyi = page.locator("#notices li", { hasText: "Release notes drafted" });
+    assert.equal(await fyi.locator("button").count(), 0);
+    assert.equal(await fyi.locator(".badge").textContent(), "FYI");
+    const id = Number((await notice.getAttribute("id"))!.slice("card-".length));
+    await notice.getByRole("button", { name: "Mark as handled" }).click();
+    // Handled, the notice is done with: it leaves the list (answered elsewhere meanwhile, it would say by whom).
+    await notice.waitFor({ state: "detached" });
+    const state = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    const card = [...state.cards, ...state.recentCards].find((c: { id: number }) => c.id === id);
+    assert.deepEqual([card.state, card.by], ["closed", "owner"]);
+  } finally {
+    await context.close();
+  }
+});
+
 test("agent text is shown as text: no script, no javascript: link, no markup, control characters visible", { skip }, async () => {
   const hostile = {
     title: `<script>window.pwned=1</script><img src=x onerror="window.pwned=2">`,

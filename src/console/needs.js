@@ -170,6 +170,7 @@ export function needsView(ctx) {
   /** What became of a card that is no longer open. @param {any} card */
   const outcome = (card) => {
     if (card.fyi) return null;
+    if (card.kind === "notice" && card.state === "answered") return h("p", { class: "outcome" }, t("console.card.handledBy", { by: card.by ?? t("console.card.you") }));
     const answer = card.choice !== null && card.kind === "ask" ? card.options[card.choice] : card.answer;
     if (card.state === "answered" || answer) {
       return h("p", { class: "outcome" }, t("console.card.answered", { answer: "\u0000", by: card.by ?? t("console.card.you") }).split("\u0000").flatMap((part, i) => i === 0 ? [part] : [said(answer ?? ""), part]));

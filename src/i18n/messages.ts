@@ -694,6 +694,7 @@ const catalog = {
   "console.card.resolve": { zh: "不用回答，结案", en: "Resolve without an answer" },
   "console.card.done": { zh: "标为已处理", en: "Mark as handled" },
   "console.card.answered": { zh: "已回答：{answer}（{by}）", en: "Answered: {answer} ({by})" },
+  "console.card.handledBy": { zh: "{by} 已处理", en: "Handled by {by}" },
   "console.card.closedAs": { zh: "已结案：{result}", en: "Closed: {result}" },
   "console.card.you": { zh: "你", en: "you" },
   "console.card.sending": { zh: "正在发送…", en: "Sending…" },
