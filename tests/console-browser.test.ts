@@ -271,6 +271,7 @@ test("rules: pause with a reason and an end, resume, run now", { skip }, async (
 });
 
 test("spending, workers and channels, plugins: shown from the state; the chart reads in words", { skip }, async () => {
+  await runOnce(f, "spend-1", { outcome: "done", usage: { input: 5000, output: 500, cost: 0.25 } });
   const { context, page } = await signedIn(browser, f);
   try {
     await page.click("nav a[href='#/spending']");
@@ -283,6 +284,12 @@ test("spending, workers and channels, plugins: shown from the state; the chart r
     assert.match(await page.locator("#channels li").first().textContent() ?? "", /^Team chat \(ch1\)never seen · \d+ cards waiting$/);
     await page.click("nav a[href='#/plugins']");
     assert.equal(await page.locator("h1").textContent(), "Plugins");
+    // The tools of this home's tool plugins, as GET /v1/tools lists them for the owner key.
+    const tools = (await f.call("GET", "/v1/tools", f.keys.owner)).body as { pluginId: string; name: string }[];
+    await page.waitForFunction(() => !document.querySelector("#plugins")?.textContent?.includes("Loading"));
+    assert.equal(await page.locator("#plugins [role=alert]").count(), 0);
+    assert.deepEqual(await page.locator("#plugins .tools-list code").allTextContents(), tools.map((x) => x.name));
+    if (tools.length === 0) assert.equal(await page.locator("#plugins").textContent(), "This home has no tool plugins yet.");
   } finally {
     await context.close();
   }

@@ -167,8 +167,28 @@ function dayKey(ms) {
   return when(ms).slice(0, 5);
 }
 
-/** @param {import("./app.js").Ctx} _ctx @returns {import("./app.js").View} */
+/**
+ * The plugins: the tools of this home's tool plugins (`GET /v1/tools`, read when the view opens: the hub reads the
+ * plugin folders again for it), by plugin, with each tool's approval mode; declarative plugins' panels come later.
+ * @param {import("./app.js").Ctx} _ctx @returns {import("./app.js").View}
+ */
 export function pluginsView(_ctx) {
-  const el = h("section", { class: "view plugins-view" }, h("h1", { tabindex: -1 }, t("console.nav.plugins")), h("p", { class: "empty" }, t("console.plugins.slot")));
+  const list = h("div", { class: "plugins", id: "plugins" }, h("p", { class: "empty" }, t("console.loading")));
+  const el = h("section", { class: "view plugins-view" },
+    h("h1", { tabindex: -1 }, t("console.nav.plugins")),
+    h("h2", {}, t("console.plugins.tools")), list,
+    h("p", { class: "meta" }, t("console.plugins.slot")));
+  void api("GET", "/v1/tools").then((/** @type {any[]} */ tools) => {
+    /** @type {Map<string, any[]>} */
+    const byPlugin = new Map();
+    for (const tool of tools) byPlugin.set(tool.pluginId, [...(byPlugin.get(tool.pluginId) ?? []), tool]);
+    fill(list, byPlugin.size === 0 ? h("p", { class: "empty" }, t("console.plugins.none")) : [...byPlugin].map(([plugin, ts]) => h("article", { class: "part" },
+      h("h3", {}, said(plugin), " ", h("span", { class: "state" }, ts[0].kind)),
+      h("ul", { class: "tools-list" }, ts.map((tool) => h("li", {},
+        h("code", {}, said(tool.name)), " ",
+        h("span", { class: tool.approval === "auto" ? "state state-active" : "state state-paused" }, t("console.plugins.approval", { mode: tool.approval })),
+        tool.disableModelInvocation ? h("span", { class: "meta" }, ` ${t("console.plugins.hidden")}`) : null,
+        tool.description ? said(tool.description, "p", { class: "meta" }) : null))))));
+  }, (e) => fill(list, h("p", { class: "error", role: "alert" }, t("console.failed", { error: /** @type {Error} */ (e).message }))));
   return { el, update: () => {}, title: t("console.nav.plugins") };
 }

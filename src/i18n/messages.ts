@@ -759,6 +759,10 @@ const catalog = {
   "console.spending.usd": { zh: "美元", en: "US dollars" },
   "console.spending.tokenCount": { zh: "词元数", en: "tokens" },
   "console.spending.fromRuns": { zh: "按结束的轮计算（读了 {n} 轮）；没报告用量的轮另算：{missing}", en: "Summed from the runs that ended ({n} read); runs without usage, counted apart: {missing}" },
+  "console.plugins.tools": { zh: "工具插件的工具", en: "Tools of the tool plugins" },
+  "console.plugins.none": { zh: "这个家目录里还没有工具插件。", en: "This home has no tool plugins yet." },
+  "console.plugins.approval": { zh: "审批：{mode}", en: "approval: {mode}" },
+  "console.plugins.hidden": { zh: "不提供给 Agent", en: "not offered to agents" },
   "console.plugins.slot": { zh: "插件的状态和面板会随声明式插件一起到这里。", en: "Plugin status and panels come here with declarative plugins." },
 } satisfies Record<string, Entry>;
 

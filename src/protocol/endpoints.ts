@@ -47,8 +47,8 @@ export interface EndpointSpec {
   stream?: boolean;
   /**
    * The owner console's session cookie stands for the owner key that made it (issue 17; src/host/console-session.ts).
-   * Only owner endpoints the console uses have it: keys and console sign-in take the key itself, and every other
-   * endpoint ignores the cookie.
+   * Only owner endpoints the console uses have it (its Plugins view reads tools): keys and console sign-in take the
+   * key itself, and every other endpoint ignores the cookie.
    */
   cookie?: boolean;
 }
@@ -83,7 +83,7 @@ export const endpoints = {
   keyNew: { section: "keys", method: "POST", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "KeyNew" },
   keyRemove: { section: "keys", method: "DELETE", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "Changed" },
 
-  tools: { section: "tools", method: "GET", path: "/v1/tools", aliases: ["/api/tools"], auth: ["owner"], response: "Tools" },
+  tools: { section: "tools", method: "GET", path: "/v1/tools", aliases: ["/api/tools"], auth: ["owner"], response: "Tools", cookie: true },
 
   consoleSignIn: { section: "console", method: "POST", path: "/v1/console/sign-in", auth: ["owner"], response: "ConsoleLink" },
   consoleEnd: { section: "console", method: "DELETE", path: "/v1/console/sessions", auth: ["owner"], response: "ConsoleEnded" },
