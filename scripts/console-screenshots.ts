@@ -33,6 +33,7 @@ try {
       for (const view of views) {
         await page.evaluate((v) => (location.hash = `#/${v}`), view);
         await page.waitForSelector(view.startsWith("runs/") ? "#timeline li" : "main h1");
+        await page.waitForFunction(() => !document.querySelector("[aria-busy=true]"));
         await page.waitForTimeout(150);
         const file = join(out, `${view.startsWith("runs/") ? "run" : view}-${width}-${dark ? "dark" : "light"}.png`);
         await page.screenshot({ path: file, fullPage: true });

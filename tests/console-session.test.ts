@@ -327,7 +327,7 @@ test("`agent-autoloop console` prints a one-time link (opening nothing here); `c
   const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
   assert.equal((await fetch(`${serve.url}/v1/state`, { headers: { cookie } })).status, 200);
   const ended = await cli(["console", "--end"], made.dir);
-  assert.deepEqual(ended, { code: 0, out: "ended 1 console sessions\n" });
+  assert.deepEqual(ended, { code: 0, out: "console sessions ended: 1\n" });
   assert.equal((await fetch(`${serve.url}/v1/state`, { headers: { cookie } })).status, 401);
   assert.ok(!serve.output().includes(m[2]!), "the hub's log never shows the token");
 });

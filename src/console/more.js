@@ -173,7 +173,8 @@ function dayKey(ms) {
  * @param {import("./app.js").Ctx} _ctx @returns {import("./app.js").View}
  */
 export function pluginsView(_ctx) {
-  const list = h("div", { class: "plugins", id: "plugins" }, h("p", { class: "empty" }, t("console.loading")));
+  const list = h("div", { class: "plugins", id: "plugins", "aria-busy": "true" }, h("p", { class: "empty" }, t("console.loading")));
+  const done = () => list.removeAttribute("aria-busy");
   const el = h("section", { class: "view plugins-view" },
     h("h1", { tabindex: -1 }, t("console.nav.plugins")),
     h("h2", {}, t("console.plugins.tools")), list,
@@ -189,6 +190,10 @@ export function pluginsView(_ctx) {
         h("span", { class: tool.approval === "auto" ? "state state-active" : "state state-paused" }, t("console.plugins.approval", { mode: tool.approval })),
         tool.disableModelInvocation ? h("span", { class: "meta" }, ` ${t("console.plugins.hidden")}`) : null,
         tool.description ? said(tool.description, "p", { class: "meta" }) : null))))));
-  }, (e) => fill(list, h("p", { class: "error", role: "alert" }, t("console.failed", { error: /** @type {Error} */ (e).message }))));
+    done();
+  }, (e) => {
+    fill(list, h("p", { class: "error", role: "alert" }, t("console.failed", { error: /** @type {Error} */ (e).message })));
+    done();
+  });
   return { el, update: () => {}, title: t("console.nav.plugins") };
 }
