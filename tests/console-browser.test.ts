@@ -358,6 +358,22 @@ test("a used sign-in link says so; a session ended from the CLI signs the open p
   }
 });
 
+test("a hub that cannot answer at first is said to be so (not a sign-out), and the console comes up when it answers", { skip }, async () => {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    let refused = 0;
+    await page.route("**/v1/state", (r) => (refused++ === 0 ? r.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: "the hub is busy" }) }) : r.continue()));
+    await page.goto(await signInLink(f));
+    await page.waitForSelector("[role=alert]");
+    assert.equal(await page.locator("[role=alert]").textContent(), "Something went wrong: the hub is busy");
+    await page.waitForSelector("nav a[aria-current=page]", { timeout: 20_000 });
+    assert.equal(await page.locator("h1").textContent(), "Needs you");
+  } finally {
+    await context.close();
+  }
+});
+
 test("axe-core finds no serious or critical violation in any view, light and dark, at desktop and phone width", { skip }, async () => {
   await askCard(f, "axe-1", { title: "Accessible?", text: "Check every view.", options: ["Yes", "No"], recommend: 0 });
   const axe = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");

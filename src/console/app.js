@@ -296,11 +296,21 @@ async function start() {
   await loadCatalog();
   const problem = await signInFromLink();
   onSignedOut(() => showSignedOut(null));
-  try {
-    state = await api("GET", "/v1/state");
-  } catch {
-    if (!signedIn) showSignedOut(problem);
-    return;
+  for (;;) {
+    try {
+      state = await api("GET", "/v1/state");
+      break;
+    } catch (e) {
+      if (/** @type {any} */ (e).status === 401) {
+        showSignedOut(problem);
+        return;
+      }
+      // The hub did not answer (busy, restarting, out of reach): that is no sign-out. Say so and ask again.
+      fill(app, h("main", { id: "main" }, h("h1", {}, t("console.title")),
+        h("p", { class: "error", role: "alert" }, t("console.failed", { error: /** @type {Error} */ (e).message }))));
+      app.removeAttribute("aria-busy");
+      await new Promise((r) => setTimeout(r, 3000));
+    }
   }
   signedIn = true;
   shell();
