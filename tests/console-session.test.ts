@@ -331,3 +331,17 @@ test("`agent-autoloop console` prints a one-time link (opening nothing here); `c
   assert.equal((await fetch(`${serve.url}/v1/state`, { headers: { cookie } })).status, 401);
   assert.ok(!serve.output().includes(m[2]!), "the hub's log never shows the token");
 });
+
+test("a hub listening on every address (0.0.0.0) without publicUrl gives links on loopback, which a browser here opens", async () => {
+  const made = makeHome();
+  const serve = await serveProcess(made.dir, undefined, undefined, "0.0.0.0:0");
+  cleanup.push(async () => {
+    await serve.stop();
+    rmSync(made.dir, { recursive: true, force: true });
+  });
+  const port = new URL(serve.url).port;
+  const printed = await cli(["console"], made.dir);
+  assert.equal(printed.code, 0, printed.out);
+  const link = /(http:\/\/\S+)\/console\/#sign-in=/.exec(printed.out)?.[1];
+  assert.equal(link, `http://127.0.0.1:${port}`, printed.out);
+});

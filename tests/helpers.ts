@@ -185,16 +185,17 @@ export async function untilLatestRun(f: Fixture, state: string, ms = 20_000): Pr
 export interface ServeProcess { url: string; child: ChildProcess; output(): string; stop(): Promise<void> }
 
 /**
- * Starts `serve --listen 127.0.0.1:0` on `dir` and waits for its address.
+ * Starts `serve --listen 127.0.0.1:0` (or `listen`) on `dir` and waits for its address.
  * @param descriptorsMax when given, the process runs under `ulimit -n` of this many open files.
  * @param baseEnv its environment (default: this process's, in English, without a display); the home is set on it.
  */
 export async function serveProcess(
   dir: string, descriptorsMax?: number,
   baseEnv: NodeJS.ProcessEnv = { ...process.env, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" },
+  listen = "127.0.0.1:0",
 ): Promise<ServeProcess> {
   const env = { ...baseEnv, AGENT_AUTOLOOP_HOME: dir };
-  const argv = [process.execPath, join(engine, "bin", "agent-autoloop.js"), "serve", "--listen", "127.0.0.1:0"];
+  const argv = [process.execPath, join(engine, "bin", "agent-autoloop.js"), "serve", "--listen", listen];
   const child = descriptorsMax === undefined
     ? spawn(argv[0]!, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] })
     : spawn("sh", ["-c", `ulimit -n ${descriptorsMax} && exec "$0" "$@"`, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });

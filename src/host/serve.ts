@@ -150,7 +150,8 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     guardConnections(server as Server, keyedRequest(hub), limits);
     const actual = (server.address() as AddressInfo).port;
     url = urlOf(host, actual);
-    if (!config.publicUrl) hub.setPublicUrl(url);
+    // Without publicUrl, links name this computer: a wildcard address (0.0.0.0, ::) is not one a browser opens.
+    if (!config.publicUrl) hub.setPublicUrl(localUrlOf(host, actual));
     writeHubRecord(home, localUrlOf(host, actual), hub.homeId);
   } catch (e) {
     const server = listening as ServerType | null;
