@@ -428,21 +428,29 @@ export function invariantProblem(store: Store, runsChanged = true): string | nul
   const dup = v.sql(`SELECT sk, COUNT(*) AS n FROM v_events GROUP BY sk HAVING n > 1 LIMIT 1`).get() as { sk: string } | undefined;
   if (dup) return `event ${dup.sk} recorded twice`;
   if (!runsChanged) return null;
-  const buckets = new Map<number, UsageBucket>();
+  const zero = (): UsageBucket => ({ rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 });
+  const buckets = new Map<number, { sum: UsageBucket; rules: Map<string, UsageBucket> }>();
   for (const { row } of v.where("runs", "ended IS NOT NULL")) {
     const share = usageOf(row);
     if (!share) continue;
-    const b = buckets.get(share.bucket) ?? { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
-    for (const k of Object.keys(b) as (keyof UsageBucket)[]) b[k] += share.add[k];
+    const b = buckets.get(share.bucket) ?? { sum: zero(), rules: new Map() };
+    const r = b.rules.get(share.rule) ?? zero();
+    for (const k of Object.keys(r) as (keyof UsageBucket)[]) {
+      b.sum[k] += share.add[k];
+      r[k] += share.add[k];
+    }
+    b.rules.set(share.rule, r);
     buckets.set(share.bucket, b);
   }
   const kept = v.where("usage", "1 ORDER BY key");
   const recount = [...buckets].sort((a, b) => a[0] - b[0]);
   if (kept.length !== recount.length) return `${kept.length} usage buckets kept but runs end in ${recount.length}`;
   for (const [i, { key, row }] of kept.entries()) {
-    const [bucket, sum] = recount[i]!;
-    const same = (Object.keys(sum) as (keyof UsageBucket)[]).every((k) => row[k] === sum[k]);
-    if (key !== bucket || !same) return `usage bucket ${key} holds ${JSON.stringify(row)} but its runs sum to ${JSON.stringify(sum)}`;
+    const [bucket, { sum, rules }] = recount[i]!;
+    // The rules' sums as the bucket keeps them: sorted by name, every field of a rule's sum.
+    const byRule = [...rules].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([rule, r]) => ({ rule, ...r }));
+    const same = (Object.keys(sum) as (keyof UsageBucket)[]).every((k) => row[k] === sum[k]) && JSON.stringify(row.rules) === JSON.stringify(byRule);
+    if (key !== bucket || !same) return `usage bucket ${key} holds ${JSON.stringify(row)} but its runs sum to ${JSON.stringify({ ...sum, rules: byRule })}`;
   }
   return null;
 }

@@ -156,3 +156,25 @@ test("a usage too large to add pauses a budgeted rule and stays a number in its 
   assert.deepEqual(spendRows(two), [["spend", `alerts\u0000${day}`, { rule: "alerts", start: day, end: nextDay, cost: Number.MAX_VALUE, tokens: 2, rounds: 2 }]]);
   assert.deepEqual(two.facts.map((f) => f.kind), ["result"]);
 });
+
+test("GET /v1/state shows each rule's budget and what its period counted; a new period starts from nothing", () => {
+  // 2026-11-04 is a Wednesday: the week began on Monday 2026-11-02 and ends on Monday 2026-11-09 (UTC).
+  const k = new Clock(rulesWith({ cost: 10, per: "week" }, { tokens: 5000, per: "day" }), "2026-11-04T08:00:00Z");
+  spend(k, "e1", { input: 100, output: 20, cost: 0.25 });
+  spend(k, "e2", { input: 1000, output: 200 }, "page.x");
+  spend(k, "e3", { cost: 0.5 });
+  k.event("e4");
+  k.result(k.claim("c-e4").job!.run, { outcome: "done" });
+  const budgets = () => k.state().lines.map((l) => [l.name, l.budget]);
+  assert.deepEqual(budgets(), [
+    ["alerts", { cost: 10, tokens: null, per: "week", spentCost: 0.75, spentTokens: 120, periodEnd: "2026-11-09T00:00:00.000Z" }],
+    ["alerts-b", { cost: null, tokens: 5000, per: "day", spentCost: 0, spentTokens: 1200, periodEnd: "2026-11-05T00:00:00.000Z" }],
+  ]);
+  // A run that reported no usage is no spending of the budget; the rule's spending counts it apart.
+  assert.deepEqual(k.state().lines[0]!.spending.today, { rounds: 3, tokens: 120, cost: 0.75, missingTokens: 2, missingCost: 1 });
+  k.advance("2026-11-05T00:00:00Z");
+  assert.deepEqual(budgets()[1], ["alerts-b", { cost: null, tokens: 5000, per: "day", spentCost: 0, spentTokens: 0, periodEnd: "2026-11-06T00:00:00.000Z" }]);
+  assert.equal((budgets()[0]![1] as { spentCost: number }).spentCost, 0.75, "the week goes on");
+  assert.deepEqual(new Clock(baseRules, "2026-11-04T08:00:00Z").state().lines.map((l) => l.budget), [null, null], "rules without a budget");
+  k.close();
+});

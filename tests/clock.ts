@@ -14,7 +14,7 @@ import { Store, type StoreCommitted } from "../src/host/store.js";
 import { dueKeys, nextDeadline, nextOfferAt } from "../src/kernel/decide.js";
 import { parseRules, type Rules } from "../src/kernel/rules.js";
 import { hashKey } from "../src/kernel/credentials.js";
-import { buildState } from "../src/host/state.js";
+import { buildState, type RunFilter } from "../src/host/state.js";
 import { linkPage } from "../src/host/link-page.js";
 import { publicFact } from "../src/host/facts.js";
 import type { Change, Env, Fact, Input } from "../src/kernel/types.js";
@@ -178,9 +178,12 @@ export class Clock {
     return this.commit({ kind: "result", run, token: this.token(run), result: result as never, hash: JSON.stringify(result) + this.now });
   }
 
-  /** GET /v1/state as the owner: the first page of runs, or the page of runs older than `before`. */
-  state(before: number | null = null): State {
-    return buildState(this.#store.view, this.env, this.now, this.#store.seq, before);
+  /**
+   * GET /v1/state as the owner: the first page of runs, or the page of runs older than `before`; with `filter`, the
+   * runs of that rule, state and worker among those the page looks through (GET /v1/state?rule=&state=&worker=).
+   */
+  state(before: number | null = null, filter?: RunFilter): State {
+    return buildState(this.#store.view, this.env, this.now, this.#store.seq, before, { filter });
   }
 
   /** Run `id` as GET /v1/state lists it (the page that starts with it). @throws when there is no such run. */

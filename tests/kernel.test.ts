@@ -110,6 +110,7 @@ test("the hot paths read through indexes: no full scan of events, runs, cards, t
   workload(store, 30, 10_000);
   buildState(store.view, env, 20_000, store.seq, null); // the state summary's queries too
   buildState(store.view, env, 20_000, store.seq, 5);
+  buildState(store.view, env, 20_000, store.seq, null, { filter: { rule: "alerts", state: "done", worker: "w1" } });
   const big = ["v_events", "v_runs", "v_cards", "v_timers", "v_outbox", "v_due", "v_keys"];
   // Walking a partial index reads only the rows it holds (unrouted or skipped events): not a scan of the table.
   const partial = Object.entries(tables).flatMap(([name, def]) => def.indexes.flatMap((ix, i) => (ix.where ? [`v_${name}_i${i}`] : [])));

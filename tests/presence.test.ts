@@ -73,3 +73,26 @@ test("serve prints a line when a worker or channel connects or goes silent, and 
     await f.close();
   }
 });
+
+test("GET /v1/state gives each worker's slots as its last GET /v1/work said them: capacity (free now) plus running", async () => {
+  const f = await hubFixture();
+  try {
+    const slots = async () => (await f.state()).workers.map((w) => [w.name, w.slots, w.free]);
+    assert.equal((await f.call("GET", "/v1/work?claim=a&capacity=3", f.keys.worker)).status, 200);
+    assert.deepEqual(await slots(), [["w1", 3, 3]]);
+    // Two runs in hand (ids the hub need not know: the worker's word is what is shown), one slot free.
+    assert.equal((await f.call("GET", "/v1/work?claim=b&capacity=1&running=7,8", f.keys.worker)).status, 200);
+    assert.deepEqual(await slots(), [["w1", 3, 1]]);
+    // No capacity given is one, as GET /v1/work reads it; a channel's poll says nothing of workers.
+    await f.call("GET", "/v1/work?claim=c", f.keys.worker);
+    await f.call("GET", "/v1/cards/next", f.keys.channel);
+    assert.deepEqual(await slots(), [["w1", 1, 1]]);
+  } finally {
+    await f.close();
+  }
+  // A hub that started after the worker's last poll does not know its slots (kept in memory, like presence).
+  const { p } = presence();
+  assert.equal(p.capacityOf("w1"), null);
+  p.pollStarted("channel", "w1");
+  assert.equal(p.capacityOf("w1"), null, "a channel of the same name is not the worker");
+});

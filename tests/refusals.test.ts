@@ -173,6 +173,9 @@ function listedRows(): Row[] {
     { endpoint: "resolve", what: "path", method: "POST", path: "/v1/cards/abc/resolve", key: "owner", raw: "", status: 404, error: "no such card: abc" },
 
     { endpoint: "state", what: "query", method: "GET", path: "/v1/state?before=0", key: "owner", status: 400, error: "query parameter before is invalid" },
+    { endpoint: "state", what: "query", method: "GET", path: "/v1/state?state=stuck", key: "owner", status: 400, error: "query parameter state is invalid" },
+    { endpoint: "state", what: "limit", method: "GET", path: `/v1/state?rule=${x(201)}`, key: "owner", status: 400, error: "query parameter rule is invalid" },
+    { endpoint: "state", what: "form", method: "GET", path: "/v1/state?worker=w%0A1", key: "owner", status: 400, error: "query parameter worker is invalid" },
 
     { endpoint: "cancel", what: "unknown", method: "POST", path: `/v1/runs/${run}/cancel`, key: "owner", body: { now: true }, status: 400, error: "now: unknown field" },
     { endpoint: "cancel", what: "path", method: "POST", path: "/v1/runs/-1/cancel", key: "owner", body: {}, status: 404, error: "no such run: -1" },

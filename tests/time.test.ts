@@ -438,3 +438,41 @@ test("GET /v1/state pages runs 60 at a time with before", () => {
   assert.equal(first.spending.today.missingTokens, 70, "no usage reported is counted as missing, not as zero");
   k.close();
 });
+
+test("GET /v1/state?rule=&state=&worker= pages the runs that match, looking through 2,000 run ids a page at most", () => {
+  const pages = { name: "pages", when: { source: "shop", types: ["page.*"] }, to: "bot2" };
+  // With `parallel`, each subject is a lane of its own: every event of alerts below is a run of its own.
+  const k = new Clock({ ...baseRules, rules: [{ ...baseRules.rules[0], parallel: 2 }, pages] }, "2026-11-02T08:00:00Z");
+  // Run 1 is the only one of rule pages (worker w2); then 2,049 runs of alerts, queued, every 7th one stopped.
+  k.event("p1", { type: "page.x" });
+  k.result(k.claim("c-p1", K.worker2).job!.run, { outcome: "done" });
+  k.now += 1000;
+  k.commitAll(Array.from({ length: 2049 }, (_, j) => ({ kind: "event", keyHash: K.source, event: { id: `e${j + 2}`, type: "alert.x", subject: `s${j + 2}` } } as const)));
+  const sevens = Array.from({ length: 292 }, (_, j) => 2044 - 7 * j);
+  k.commitAll(sevens.map((run) => ({ kind: "cancel", keyHash: K.owner, run } as const)));
+  const ids = (s: { runs: { id: number }[] }) => s.runs.map((r) => r.id);
+  const rule = { rule: "pages", state: null, worker: null };
+  const first = k.state(null, rule);
+  // Nothing in the newest 2,000 ids (2050 down to 51): an empty page that says where the next look goes on.
+  assert.deepEqual([ids(first), first.nextBefore, first.hasMore, first.reachedAt], [[], 51, true, k.run(51).createdAt]);
+  const second = k.state(first.nextBefore, rule);
+  assert.deepEqual([ids(second), second.nextBefore, second.hasMore, second.reachedAt], [[1], null, false, k.run(1).createdAt]);
+  assert.deepEqual(ids(k.state(51, { rule: null, state: null, worker: "w2" })), [1]);
+  assert.deepEqual(ids(k.state(null, { rule: null, state: null, worker: "w1" })), []);
+  // Full pages end at their last run, like unfiltered ones; every match comes once, newest first.
+  const stopped = { rule: "alerts", state: "cancelled", worker: null } as const;
+  const seen: number[][] = [];
+  for (let before: number | null = null, i = 0; i === 0 || before !== null; i++) {
+    const page = k.state(before, stopped);
+    seen.push(ids(page));
+    before = page.nextBefore;
+  }
+  assert.deepEqual(seen.map((p) => p.length), [60, 60, 60, 60, 52]);
+  assert.deepEqual(seen.flat(), sevens);
+  assert.deepEqual(ids(k.state(null, { rule: "nope", state: null, worker: null })), []);
+  // The unfiltered page, the active runs and the sums are the same whatever the filter.
+  const plain = k.state();
+  assert.deepEqual([plain.runs.length, plain.nextBefore, plain.reachedAt], [60, 1991, k.run(1991).createdAt]);
+  assert.deepEqual([first.active, first.spending, first.totals], [plain.active, plain.spending, plain.totals]);
+  k.close();
+});

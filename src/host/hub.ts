@@ -16,6 +16,7 @@ import { readRulesInput } from "./rules-file.js";
 import { PluginLoader } from "../common/plugins.js";
 import { BoundedLog } from "./log-limit.js";
 import { Presence } from "./presence.js";
+import type { WorkerCapacity } from "./state.js";
 import { workerOnlineMs } from "../kernel/limits.js";
 import type { EndpointName } from "../protocol/endpoints.js";
 import type { ToolHost } from "../tools/index.js";
@@ -239,6 +240,11 @@ export class Hub {
     }
   }
 
+  /** A worker's slots as its last poll since this hub started said them (`GET /v1/work`), or null. */
+  workerCapacity(name: string): WorkerCapacity | null {
+    return this.presence.capacityOf(name);
+  }
+
   /** Whether a key hash is still valid (streams check this). */
   keyValid(keyHash: string): boolean {
     return callerOf(this.store.view, keyHash) !== undefined;
@@ -252,7 +258,7 @@ export class Hub {
     const caller = input.keyHash ? callerOf(this.store.view, input.keyHash) : undefined;
     const part = caller?.kind === "worker" || caller?.kind === "channel" ? { kind: caller.kind, name: caller.name } : null;
     if (!part) return this.held(input, waitMs, signal, caller);
-    this.presence.pollStarted(part.kind, part.name);
+    this.presence.pollStarted(part.kind, part.name, input.kind === "work" ? { free: input.capacity, inHand: input.running.length } : null);
     try {
       return await this.held(input, waitMs, signal, caller);
     } finally {

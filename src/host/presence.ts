@@ -11,7 +11,11 @@ import { t, type Lang } from "../i18n/messages.js";
 /** What polls: a worker (`GET /v1/work`) or a channel (`GET /v1/cards/next`). */
 export type PartKind = "worker" | "channel";
 
-interface Part { kind: PartKind; name: string; held: number; lastAt: number; silent: boolean }
+/**
+ * A part that polls; a worker also with what its last poll said: `free`, the runs it can take now (`capacity`), and
+ * `inHand`, how many it listed in `running`.
+ */
+interface Part { kind: PartKind; name: string; held: number; lastAt: number; silent: boolean; said: { free: number; inHand: number } | null }
 
 export interface PresenceOptions {
   /** The clock (ms since epoch). */
@@ -32,10 +36,14 @@ export class Presence {
 
   constructor(private readonly opts: PresenceOptions) {}
 
-  /** A poll of `name` began; says "connected" when it is the first, or the first since it went silent. */
-  pollStarted(kind: PartKind, name: string): void {
+  /**
+   * A poll of `name` began; says "connected" when it is the first, or the first since it went silent. A worker's poll
+   * also says how many runs it can take now and how many it has in hand (`said`; null for a channel).
+   */
+  pollStarted(kind: PartKind, name: string, said: { free: number; inHand: number } | null = null): void {
     const key = `${kind}:${name}`;
-    const part = this.parts.get(key) ?? { kind, name, held: 0, lastAt: 0, silent: true };
+    const part = this.parts.get(key) ?? { kind, name, held: 0, lastAt: 0, silent: true, said: null };
+    part.said = said ?? part.said;
     if (part.silent) this.opts.log(t(this.opts.lang, "presence.connected", { part: this.label(part) }));
     part.silent = false;
     part.held += 1;
@@ -73,6 +81,15 @@ export class Presence {
       next = next === null ? at : Math.min(next, at);
     }
     return next;
+  }
+
+  /**
+   * A worker's slots as its last poll said them: the runs it can take now (`free`) plus those it has in hand, or null
+   * when it has not polled since this hub started (kept in memory only, like everything here).
+   */
+  capacityOf(name: string): { slots: number; free: number } | null {
+    const said = this.parts.get(`worker:${name}`)?.said;
+    return said ? { slots: said.free + said.inHand, free: said.free } : null;
   }
 
   /** Stops the timer. */

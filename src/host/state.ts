@@ -4,12 +4,14 @@
  */
 import type { View } from "../kernel/view.js";
 import { emptyRules } from "../kernel/view.js";
-import type { EventRow, RunRow } from "../kernel/types.js";
-import { stateRecentCards, stateRecentEvents, stateRunsPerPage, workerOnlineMs } from "../kernel/limits.js";
+import type { EventRow, RunRow, RunState } from "../kernel/types.js";
+import { stateRecentCards, stateRecentEvents, stateRunsPerPage, stateRunsScanRows, workerOnlineMs } from "../kernel/limits.js";
 import { Ctx } from "../kernel/context.js";
-import { startOfDay } from "../kernel/period.js";
+import { periodOf, startOfDay } from "../kernel/period.js";
 import { ownerCard } from "../kernel/cards.js";
 import { usageBucketMs, usageOf, type UsageBucket } from "../kernel/evolve.js";
+import { spendKey } from "../kernel/tables.js";
+import type { Budget } from "../kernel/rules.js";
 import type { Env } from "../kernel/types.js";
 import type { EventView, RunView, Spending, State } from "../protocol/responses.js";
 
@@ -33,43 +35,96 @@ function eventView(e: EventRow): EventView {
   return { id: e.id, source: e.source, eventId: e.sid, type: e.type, subject: e.subject, summary: e.summary, at: iso(e.at), routed: e.routed, paused: e.paused };
 }
 
-/**
- * Sums usage of runs ended since `from` (ms): rounds, tokens, cost, and how many runs did not report each. Whole
- * quarter hours come from the `usage` buckets `evolve` keeps; only the runs that ended between `from` and the next
- * bucket edge are read one by one, so the cost does not grow with history or with the number of runs in the window.
- */
-function spendingSince(view: View, from: number): Spending {
-  const sum: UsageBucket = { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
-  const add = (b: UsageBucket) => {
-    for (const k of Object.keys(sum) as (keyof UsageBucket)[]) sum[k] += b[k];
-  };
-  const edge = Math.ceil(from / usageBucketMs) * usageBucketMs;
-  for (const { row } of view.where("runs", "ended >= ? AND ended < ?", from, edge)) {
-    const share = usageOf(row);
-    if (share) add(share.add);
-  }
-  for (const { row } of view.where("usage", "key >= ?", edge)) add(row);
+const zeroUsage = (): UsageBucket => ({ rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 });
+
+/** Adds `b` to `sum`. */
+function addUsage(sum: UsageBucket, b: UsageBucket): void {
+  for (const k of Object.keys(sum) as (keyof UsageBucket)[]) sum[k] += b[k];
+}
+
+/** A usage sum as the owner reads it: cost in USD (to the micro-dollar) instead of nano-USD. */
+function spendingOf(sum: UsageBucket): Spending {
   const { costNanos, ...rest } = sum;
   return { ...rest, cost: Math.round(costNanos / 1e3) / 1e6 };
 }
 
 /**
+ * Sums usage of runs ended since `from` (ms), in all and per rule: rounds, tokens, cost, and how many runs did not
+ * report each. Whole quarter hours come from the `usage` buckets `evolve` keeps (with their rules' sums); only the runs
+ * that ended between `from` and the next bucket edge are read one by one, so the cost does not grow with history or
+ * with the number of runs in the window.
+ */
+function usageSince(view: View, from: number): { all: UsageBucket; rules: Map<string, UsageBucket> } {
+  const all = zeroUsage();
+  const rules = new Map<string, UsageBucket>();
+  const add = (rule: string, b: UsageBucket) => {
+    addUsage(all, b);
+    const r = rules.get(rule) ?? zeroUsage();
+    addUsage(r, b);
+    rules.set(rule, r);
+  };
+  const edge = Math.ceil(from / usageBucketMs) * usageBucketMs;
+  for (const { row } of view.where("runs", "ended >= ? AND ended < ?", from, edge)) {
+    const share = usageOf(row);
+    if (share) add(share.rule, share.add);
+  }
+  for (const { row } of view.where("usage", "key >= ?", edge)) for (const { rule, ...b } of row.rules) add(rule, b);
+  return { all, rules };
+}
+
+/** What GET /v1/state's runs may be narrowed to: a rule, a state, a worker (each null: any). */
+export interface RunFilter { rule: string | null; state: RunState | null; worker: string | null }
+
+/** What a worker's last poll said of its slots (`Presence.capacityOf`). */
+export interface WorkerCapacity { slots: number; free: number }
+
+/** What the state may be asked for besides the page: a filter of its runs, and the workers' slots as they last said. */
+export interface StateOptions { filter?: RunFilter; capacityOf?: (worker: string) => WorkerCapacity | null }
+
+/**
+ * One page of runs, newest first, older than `before` (null: the newest). Without a filter, `stateRunsPerPage` runs.
+ * With one, the runs that match among at most `stateRunsScanRows` run ids below `before` (a range of the rowid, so a
+ * page reads at most that many rows however rare the match): the page may hold fewer than a full page, and `nextBefore`
+ * then says where the next look goes on. Run ids are never reused, so a range of ids is a range of history.
+ */
+function runsPage(view: View, before: number | null, filter: RunFilter | null): { rows: RunRow[]; nextBefore: number | null; reachedAt: number | null } {
+  if (!filter) {
+    const page = view.where("runs", before === null ? "1 ORDER BY key DESC LIMIT ?" : "key < ? ORDER BY key DESC LIMIT ?", ...(before === null ? [] : [before]), stateRunsPerPage + 1);
+    const rows = page.slice(0, stateRunsPerPage).map((r) => r.row);
+    return { rows, nextBefore: page.length > stateRunsPerPage ? rows[rows.length - 1]!.id : null, reachedAt: rows.at(-1)?.createdAt ?? null };
+  }
+  const top = before ?? Number((view.sql("SELECT MAX(key) AS k FROM v_runs").get() as { k: number | null }).k ?? 0) + 1;
+  const floor = Math.max(1, top - stateRunsScanRows);
+  const page = view.where(
+    "runs",
+    "key < ? AND key >= ? AND (? IS NULL OR json_extract(data, '$.rule') = ?) AND (? IS NULL OR state = ?) AND (? IS NULL OR json_extract(data, '$.worker') = ?) ORDER BY key DESC LIMIT ?",
+    top, floor, filter.rule, filter.rule, filter.state, filter.state, filter.worker, filter.worker, stateRunsPerPage + 1,
+  );
+  const rows = page.slice(0, stateRunsPerPage).map((r) => r.row);
+  if (page.length > stateRunsPerPage) return { rows, nextBefore: rows[rows.length - 1]!.id, reachedAt: rows[rows.length - 1]!.createdAt };
+  // The whole range was looked through: the next look starts below it, if any run is there.
+  const below = view.where("runs", "key < ? ORDER BY key DESC LIMIT 1", floor).length > 0;
+  return { rows, nextBefore: below ? floor : null, reachedAt: view.get("runs", floor)?.createdAt ?? null };
+}
+
+/**
  * Builds the owner's state summary.
  * @param before run id to page from (older runs), or null for the first page.
+ * @param opts a filter of the page's runs; where the workers' slots are known.
  */
-export function buildState(view: View, env: Env, now: number, seq: number, before: number | null): State {
+export function buildState(view: View, env: Env, now: number, seq: number, before: number | null, opts: StateOptions = {}): State {
   const meta = view.rules();
   const rules = meta?.rules ?? emptyRules();
   const c = new Ctx(view, now, env);
   const totals = view.get("meta", "totals") ?? { events: 0, unrouted: 0, runs: 0, cards: 0, openCards: 0 };
   const cards = view.where("cards", "state IN ('open', 'answered') ORDER BY key").map(({ row }) => ownerCard(c, row));
   const recentCards = view.where("cards", "state = 'closed' ORDER BY key DESC LIMIT ?", stateRecentCards).map(({ row }) => ownerCard(c, row));
-  const page = view.where("runs", before === null ? "1 ORDER BY key DESC LIMIT ?" : "key < ? ORDER BY key DESC LIMIT ?", ...(before === null ? [] : [before]), stateRunsPerPage + 1);
-  const hasMore = page.length > stateRunsPerPage;
-  const runs = page.slice(0, stateRunsPerPage).map(({ row }) => runView(row));
+  const page = runsPage(view, before, opts.filter ?? null);
+  const runs = page.rows.map(runView);
   const active = view.where("runs", "state IN ('queued', 'waiting', 'claimed', 'running', 'stopping', 'uncertain') ORDER BY key").map((r) => r.row);
   const workers = view.where("workers", "1 ORDER BY key").map(({ row }) => ({
     name: row.name, seenAt: iso(row.seenAt), online: now - row.seenAt < workerOnlineMs,
+    slots: opts.capacityOf?.(row.name)?.slots ?? null, free: opts.capacityOf?.(row.name)?.free ?? null,
   }));
   const seenWorker = new Map(workers.map((w) => [w.name, w]));
   const channelSeen = new Map(view.where("channels", "1").map(({ row }) => [row.name, row.seenAt]));
@@ -77,6 +132,9 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
     name: String(key), by: row.by, reason: row.reason, since: iso(row.since), until: iso(row.until),
   }));
   const paused = new Map(pauses.map(({ name, ...p }) => [name, p]));
+  const today = startOfDay(now, rules.timezone);
+  const usedToday = usageSince(view, today);
+  const usedWeek = usageSince(view, now - 7 * 24 * 3600_000);
   const lines = rules.rules.map((r) => {
     const cron = view.get("crons", r.name);
     return {
@@ -89,9 +147,10 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
       // A row from before the count was kept says only that one was.
       skippedCount: cron?.skippedCount ?? (cron?.skippedAt ? 1 : 0),
       nextAt: iso(cron?.next),
+      spending: { today: spendingOf(usedToday.rules.get(r.name) ?? zeroUsage()), week: spendingOf(usedWeek.rules.get(r.name) ?? zeroUsage()) },
+      budget: r.budget ? budgetOf(view, r.name, r.budget, periodOf(now, rules.timezone, r.budget.per)) : null,
     };
   });
-  const today = startOfDay(now, rules.timezone);
   return {
     seq,
     now: iso(now),
@@ -110,12 +169,19 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
     elsewhere: rules.elsewhere,
     runs,
     active: active.map(runView),
-    nextBefore: hasMore ? runs[runs.length - 1]!.id : null,
-    hasMore,
+    nextBefore: page.nextBefore,
+    hasMore: page.nextBefore !== null,
+    reachedAt: iso(page.reachedAt),
     unrouted: view.where("events", "unrouted = 1 ORDER BY key DESC LIMIT ?", stateRecentEvents).map(({ row }) => eventView(row)),
     skipped: view.where("events", "skipped = 1 ORDER BY key DESC LIMIT ?", stateRecentEvents).map(({ row }) => eventView(row)),
-    spending: { today: spendingSince(view, today), week: spendingSince(view, now - 7 * 24 * 3600_000) },
+    spending: { today: spendingOf(usedToday.all), week: spendingOf(usedWeek.all) },
     timers: before !== null ? [] : view.where("timers", "1 ORDER BY at").map(({ row }) => ({ rule: row.rule, lane: row.lane, key: row.key, about: row.about, at: iso(row.at) })),
     pauses,
   };
+}
+
+/** A rule's budget with what its current period counted against it (the `spend` row `countUsage` keeps). */
+function budgetOf(view: View, rule: string, budget: Budget, period: { start: number; end: number }): NonNullable<State["lines"][number]["budget"]> {
+  const spent = view.get("spend", spendKey(rule, period.start));
+  return { cost: budget.cost, tokens: budget.tokens, per: budget.per, spentCost: spent?.cost ?? 0, spentTokens: spent?.tokens ?? 0, periodEnd: iso(period.end) };
 }

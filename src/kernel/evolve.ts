@@ -4,10 +4,10 @@
  * mechanical upsert or delete per change and replaying the log rebuilds exactly the same view.
  * This file decides stored content: changing it changes the format fingerprint and makes the hub rebuild.
  */
-import type { Fact, RulesRow, UsageBucket } from "./types.js";
+import type { Fact, RulesRow, UsageBucket, UsageRow } from "./types.js";
 import type { TableName } from "./tables.js";
 
-export type { RulesRow, UsageBucket };
+export type { RulesRow, UsageBucket, UsageRow };
 
 /** A minimal synchronous SQLite handle (better-sqlite3's Database satisfies it). */
 export interface Db {
@@ -75,17 +75,18 @@ export const tables: Record<TableName, TableDef> = {
 export const usageBucketMs = 15 * 60_000;
 
 type RunUsage = {
-  endedAt: number | null; mergedInto: number | null; state: string; attempt: number;
+  rule: string; endedAt: number | null; mergedInto: number | null; state: string; attempt: number;
   usage: { input?: number; output?: number; cost?: number } | null; usageReported: { tokens: boolean; cost: boolean };
 };
 
 /**
- * A run row's share of its bucket, or null when it does not count (not ended, merged, cancelled unclaimed).
+ * A run row's share of its bucket (and of its rule's sums there), or null when it does not count (not ended, merged,
+ * cancelled unclaimed).
  * Reported tokens count when they sum to a whole number within 2^53, cost when it is a whole number of nano-USD
  * within 2^53 (~9 million USD); anything else (2.5 tokens, 1e308 twice, 1e300 USD) counts as not reported, since it
  * cannot be added and taken out again exactly.
  */
-export function usageOf(run: RunUsage): { bucket: number; add: UsageBucket } | null {
+export function usageOf(run: RunUsage): { bucket: number; rule: string; add: UsageBucket } | null {
   if (run.endedAt === null || run.mergedInto !== null || (run.state === "cancelled" && run.attempt === 0)) return null;
   const u = run.usage ?? {};
   const tokens = (u.input ?? 0) + (u.output ?? 0);
@@ -94,6 +95,7 @@ export function usageOf(run: RunUsage): { bucket: number; add: UsageBucket } | n
   const countsCost = run.usageReported.cost && Number.isSafeInteger(costNanos);
   return {
     bucket: Math.floor(run.endedAt / usageBucketMs) * usageBucketMs,
+    rule: run.rule,
     add: {
       rounds: 1,
       tokens: countsTokens ? tokens : 0,
@@ -104,11 +106,20 @@ export function usageOf(run: RunUsage): { bucket: number; add: UsageBucket } | n
   };
 }
 
-/** Moves one run's share out of (sign -1) or into (sign 1) its `usage` bucket; an emptied bucket is deleted. */
+/**
+ * Moves one run's share out of (sign -1) or into (sign 1) its `usage` bucket and its rule's sums there; an emptied
+ * bucket is deleted, an emptied rule leaves the bucket's list.
+ */
 function addUsage(db: Db, share: NonNullable<ReturnType<typeof usageOf>>, sign: 1 | -1): void {
   const old = stmt(db, `SELECT data FROM v_usage WHERE key = ?`).get(share.bucket) as { data: string } | undefined;
-  const b: UsageBucket = old ? JSON.parse(old.data) : { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 };
-  for (const k of Object.keys(share.add) as (keyof UsageBucket)[]) b[k] += sign * share.add[k];
+  const b: UsageRow = old ? JSON.parse(old.data) : { rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0, rules: [] };
+  let r = b.rules.find((x) => x.rule === share.rule);
+  if (!r) b.rules.push((r = { rule: share.rule, rounds: 0, tokens: 0, costNanos: 0, missingTokens: 0, missingCost: 0 }));
+  for (const k of Object.keys(share.add) as (keyof UsageBucket)[]) {
+    b[k] += sign * share.add[k];
+    r[k] += sign * share.add[k];
+  }
+  b.rules = b.rules.filter((x) => x.rounds !== 0).sort((x, y) => (x.rule < y.rule ? -1 : x.rule > y.rule ? 1 : 0));
   if (b.rounds === 0) stmt(db, `DELETE FROM v_usage WHERE key = ?`).run(share.bucket);
   else stmt(db, `INSERT OR REPLACE INTO v_usage (key, data) VALUES (?, ?)`).run(share.bucket, JSON.stringify(b));
 }
@@ -120,7 +131,7 @@ function trackUsage(db: Db, key: string | number, row: object | null): void {
   const old = ended && ended.ended !== null ? (stmt(db, `SELECT data FROM v_runs WHERE key = ?`).get(key) as { data: string }) : null;
   const before = old ? usageOf(JSON.parse(old.data) as RunUsage) : null;
   const after = row ? usageOf(row as RunUsage) : null;
-  if (before && after && before.bucket === after.bucket && JSON.stringify(before.add) === JSON.stringify(after.add)) return;
+  if (before && after && before.bucket === after.bucket && before.rule === after.rule && JSON.stringify(before.add) === JSON.stringify(after.add)) return;
   if (before) addUsage(db, before, -1);
   if (after) addUsage(db, after, 1);
 }

@@ -85,6 +85,10 @@ export const cronSkippedCountMax = 1000;
 
 /** 本人: runs per page of GET /v1/state. */
 export const stateRunsPerPage = 60;
+/** 本人: runs a page of GET /v1/state with `rule`, `state` or `worker` looks through at most (matching or not). */
+export const stateRunsScanRows = 2000;
+/** 本人: the longest `rule` or `worker` of GET /v1/state's query. */
+export const stateFilterMaxCodepoints = 200;
 /** 本人: recently closed cards listed in GET /v1/state. */
 export const stateRecentCards = 20;
 /** 本人: unrouted and paused-skipped events listed in GET /v1/state. */

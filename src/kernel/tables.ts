@@ -9,7 +9,7 @@
  */
 import type {
   BudgetOk, CardKeyRow, CardRow, ChannelSeenRow, Counters, CronRow, DueKind, DueRow, EventRow, GroupRow, KeyRow, LaneRow,
-  OutboxRow, PauseRow, RulesMeta, RulesRow, RulesVersionRow, RunRow, SessionRow, SpendRow, TimerRow, Totals, UsageBucket,
+  OutboxRow, PauseRow, RulesMeta, RulesRow, RulesVersionRow, RunRow, SessionRow, SpendRow, TimerRow, Totals, UsageRow,
   WorkerRow,
 } from "./types.js";
 
@@ -58,7 +58,7 @@ export interface Tables {
   crons: { key: string; row: CronRow };
   spend: { key: SpendKey; row: SpendRow } | { key: BudgetOkKey; row: BudgetOk };
   /** Key: the bucket's start (ms). Kept by `evolve` itself, never written by a decision. */
-  usage: { key: number; row: UsageBucket };
+  usage: { key: number; row: UsageRow };
 }
 
 /** The name of a projection table (its SQL table is `v_<name>`). */

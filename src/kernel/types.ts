@@ -248,6 +248,11 @@ export interface Totals { events: number; unrouted: number; runs: number; cards:
  * nano-USD so that sums do not depend on the order runs were added in (a rebuild adds them in another order).
  */
 export interface UsageBucket { rounds: number; tokens: number; costNanos: number; missingTokens: number; missingCost: number }
+/**
+ * A `usage` row: the bucket's sums, and the same sums per rule (the run's `rule`), sorted by rule name so that the row
+ * does not depend on the order runs were added in; a rule whose runs all left the bucket leaves the list.
+ */
+export interface UsageRow extends UsageBucket { rules: (UsageBucket & { rule: string })[] }
 
 /** A rule's reported usage in one budget period (`spend` key `<rule>\0<period start>`); cost in USD, times in ms. */
 export interface SpendRow { rule: string; start: number; end: number; cost: number; tokens: number; rounds: number }

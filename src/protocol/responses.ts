@@ -247,6 +247,16 @@ export const RuleLine = Type.Object({
   /** The last cron time skipped, and how many were skipped one after another up to it. */
   skippedAt: orNull(iso()), skippedCount: int(),
   nextAt: orNull(iso()),
+  /** The usage of the rule's runs that ended today (the rules' zone) and in the last 7 days, as `spending` sums it. */
+  spending: Type.Object({ today: ref(Spending), week: ref(Spending) }),
+  /**
+   * The rule's budget from rules.json (null: none): its limits (null: not limited), and what the current period (day
+   * or week from Monday, the rules' zone; ends at `periodEnd`) counted against it: only the runs that reported usage.
+   */
+  budget: orNull(Type.Object({
+    cost: orNull(Type.Number({ minimum: 0 })), tokens: orNull(Type.Number({ minimum: 0 })), per: oneOf(["day", "week"] as const),
+    spentCost: Type.Number({ minimum: 0 }), spentTokens: Type.Number({ minimum: 0 }), periodEnd: iso(),
+  })),
 }, { $id: "RuleLine" });
 export type RuleLine = Static<typeof RuleLine>;
 
@@ -260,7 +270,11 @@ export const State = Type.Object({
   cards: Type.Array(ref(OwnerCard)),
   recentCards: Type.Array(ref(OwnerCard)),
   agents: Type.Array(Type.Object({ id: str(), name: str(), use: str(), worker: str(), access: str(), online: bool() })),
-  workers: Type.Array(Type.Object({ name: str(), seenAt: iso(), online: bool() })),
+  /**
+   * `slots`: the runs the worker can hold, as its last `GET /v1/work` since the hub started said (its `capacity`, the
+   * runs it can take now, plus its `running`); `free`: that `capacity`. Both null until it asks for work again.
+   */
+  workers: Type.Array(Type.Object({ name: str(), seenAt: iso(), online: bool(), slots: orNull(int()), free: orNull(int()) })),
   channels: Type.Array(Type.Object({ id: str(), name: str(), links: bool(), seenAt: orNull(iso()) })),
   sources: Type.Array(Type.Object({ id: str(), name: str(), adapter: orNull(str()) })),
   lines: Type.Array(ref(RuleLine)),
@@ -272,6 +286,8 @@ export const State = Type.Object({
   active: Type.Array(ref(RunView)),
   nextBefore: orNull(id()),
   hasMore: bool(),
+  /** When the oldest run this page looked through was made (filtered pages look through runs that do not match too). */
+  reachedAt: orNull(iso()),
   unrouted: Type.Array(ref(EventView)),
   skipped: Type.Array(ref(EventView)),
   spending: Type.Object({ today: ref(Spending), week: ref(Spending) }),

@@ -8,6 +8,7 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
 import { idPattern, sessionLinkPattern } from "./patterns.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
+import { runStates, type RunState } from "../kernel/types.js";
 
 /** One line of text: no control characters (C0, DEL, C1, bidi and line separators; src/kernel/text.ts). */
 export const linePattern = `^[^${lineForbiddenClass}]*$`;
@@ -230,8 +231,16 @@ export type WorkQuery = Static<typeof WorkQuery>;
 export const CardsNextQuery = Type.Object({ wait: Type.Optional(queryCount()) });
 export type CardsNextQuery = Static<typeof CardsNextQuery>;
 
-/** GET /v1/state?before= (protocol.md 本人): the page of runs older than this run id. */
-export const StateQuery = Type.Object({ before: Type.Optional(Type.String({ pattern: idPattern, description: "a run id" })) });
+/**
+ * GET /v1/state?before=&rule=&state=&worker= (protocol.md 本人): the page of runs older than this run id; `rule`,
+ * `state` and `worker` keep only the runs of that rule, in that state, claimed by that worker (empty: any).
+ */
+export const StateQuery = Type.Object({
+  before: Type.Optional(Type.String({ pattern: idPattern, description: "a run id" })),
+  rule: Type.Optional(line(L.stateFilterMaxCodepoints)),
+  state: Type.Optional(Type.Unsafe<RunState | "">({ type: "string", enum: [...runStates, ""], description: "a run's state, or empty" })),
+  worker: Type.Optional(line(L.stateFilterMaxCodepoints)),
+});
 export type StateQuery = Static<typeof StateQuery>;
 
 /** GET /v1/stream?after= (protocol.md 日志与确定性): facts after this sequence number; `Last-Event-ID` wins over it. */

@@ -21,8 +21,10 @@ export function ownerRoutes(hub: Hub): Hono {
   app.get("/", (c) => c.html(rootPage(hub.env.lang), 200, rootPageHeaders));
 
   route(app, hub, "state", (c, req) => {
-    const before = req.query.before === undefined ? null : Number(req.query.before);
-    return reply(c, hub, "state", buildState(hub.store.view, hub.env, hub.now(), hub.store.seq, before));
+    const q = req.query;
+    const before = q.before === undefined ? null : Number(q.before);
+    const filter = q.rule || q.state || q.worker ? { rule: q.rule || null, state: q.state || null, worker: q.worker || null } : undefined;
+    return reply(c, hub, "state", buildState(hub.store.view, hub.env, hub.now(), hub.store.seq, before, { filter, capacityOf: (w) => hub.workerCapacity(w) }));
   });
 
   // The body is checked before the path's run id, as for cards.
