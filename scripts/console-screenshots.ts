@@ -23,6 +23,8 @@ try {
   await runOnce(f, "disk-2", { outcome: "done", summary: "Checked the build machines.", notice: [{ title: "Disk on build-2 is 91 % full", text: "Old artifacts in /var/cache/ci can go." }] });
   await f.call("POST", "/v1/tell", f.keys.source, { key: "release-notes", title: "Release notes for v2.3.0 were drafted", text: "docs/releases/2.3.0.md" });
   await runOnce(f, "sentry-4122", null);
+  // The worker says what it can hold (2 slots, one run in hand), as the built-in worker does when it asks for work.
+  await f.call("GET", `/v1/work?claim=slots&capacity=1&running=${(await f.state()).active.find((r) => r.state === "running")!.id}`, f.keys.worker);
   await f.call("POST", "/v1/rules/nightly/pause", f.keys.owner, { reason: "holiday freeze", until: "2099-01-02T09:00:00Z" });
   const run = (await f.call("GET", "/v1/state", f.keys.owner)).body.runs.find((r: { state: string }) => r.state === "done").id as number;
 

@@ -29,15 +29,19 @@ export function launch(): Promise<Browser> {
   });
 }
 
-/** Rules of the console's hub: two rules on one source (one paused later), a cron rule, a channel. */
+/**
+ * Rules of the console's hub: a rule on a source with a budget, two cron rules (one paused later; one in croner's own
+ * form for "the last Friday of the month"), a channel.
+ */
 export const consoleRules = {
   timezone: "UTC",
   sources: { shop: { name: "Shop" } },
   agents: { bot: { worker: "w1", use: "command", command: ["echo", "hi"] } },
   channels: { ch1: { name: "Team chat", answerers: ["ou_alice"] } },
   rules: [
-    { name: "alerts", when: { source: "shop", types: ["alert.*"] }, to: "bot", cwd: "/tmp", prompt: "handle it", parallel: 3 },
+    { name: "alerts", when: { source: "shop", types: ["alert.*"] }, to: "bot", cwd: "/tmp", prompt: "handle it", parallel: 3, budget: { cost: 20, per: "day" } },
     { name: "nightly", when: { cron: "0 3 * * *" }, to: "bot", cwd: "/tmp", prompt: "tidy up" },
+    { name: "month-end", when: { cron: "0 17 * * FRI#L" }, to: "bot", cwd: "/tmp", prompt: "write the month's report" },
   ],
 };
 
@@ -86,13 +90,16 @@ export async function signInLink(f: Fixture): Promise<string> {
 
 /**
  * A browser context signed in to the console (the session cookie is the context's), with `page` on `hash`.
- * @param options viewport and color scheme of the context.
+ * @param options viewport, color scheme, language and time zone of the context (UTC unless given).
  */
-export async function signedIn(browser: Browser, f: Fixture, options: { width?: number; height?: number; dark?: boolean; locale?: string } = {}): Promise<{ context: BrowserContext; page: Page }> {
+export async function signedIn(
+  browser: Browser, f: Fixture, options: { width?: number; height?: number; dark?: boolean; locale?: string; timezoneId?: string } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
     viewport: { width: options.width ?? 1280, height: options.height ?? 800 },
     colorScheme: options.dark ? "dark" : "light",
     locale: options.locale ?? "en-US",
+    timezoneId: options.timezoneId ?? "UTC",
   });
   const page = await context.newPage();
   await page.goto(await signInLink(f));

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 import type { IncomingMessage } from "node:http";
 import { Hub } from "../src/host/hub.js";
 import { createApp } from "../src/host/http.js";
@@ -239,8 +240,15 @@ test("the console's files: a strict CSP, nosniff, no framing, only the folder's 
   }
   assert.equal(js.headers.get("content-type"), "text/javascript; charset=utf-8");
   assert.equal((await h.call("GET", "/console")).status, 301);
-  for (const p of ["/console/../package.json", "/console/%2e%2e/package.json", "/console/..%2fpackage.json", "/console/nope.js", "/console/views/x.js"]) {
+  for (const p of ["/console/../package.json", "/console/%2e%2e/package.json", "/console/..%2fpackage.json", "/console/nope.js", "/console/views/x.js", "/console/vendor/nope.js", "/console/vendor/..%2f..%2fpackage.json"]) {
     assert.equal((await h.call("GET", p)).status, 404, p);
+  }
+  // The libraries' browser files, as their packages ship them, with the same headers.
+  const require = createRequire(import.meta.url);
+  for (const [path, file] of [["/console/vendor/cronstrue.js", "cronstrue/dist/cronstrue.min.js"], ["/console/vendor/cronstrue-zh_CN.js", "cronstrue/locales/zh_CN.min.js"]] as const) {
+    const r = await h.call("GET", path);
+    assert.deepEqual([r.status, r.headers.get("content-type"), r.headers.get("content-security-policy"), r.headers.get("x-content-type-options")], [200, "text/javascript; charset=utf-8", csp, "nosniff"], path);
+    assert.equal(r.body, readFileSync(require.resolve(file), "utf8"), path);
   }
   // No inline script or style in the page: every script and sheet is a file of this origin.
   assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc=)[^>]*>/);
@@ -260,7 +268,7 @@ test("nothing secret in the page, its files, or the hub's log: no key, master ke
   await h.call("POST", "/v1/rules/alerts/pause", { cookie, origin: "http://evil.example", body: {} });
   const master = readFileSync(h.hub.opts.home.masterKey, "utf8").trim();
   const secrets = [...Object.values(h.keys), master, token, cookie];
-  const served = [...readdirSync(consoleDir).map((f) => `/console/${f}`), "/console/catalog.json", "/console/"];
+  const served = [...readdirSync(consoleDir).map((f) => `/console/${f}`), "/console/catalog.json", "/console/", "/console/vendor/cronstrue.js", "/console/vendor/cronstrue-zh_CN.js"];
   for (const path of served) {
     const text = JSON.stringify((await h.call("GET", path, { cookie })).body);
     for (const s of secrets) assert.ok(!text.includes(s), `${path} holds a secret`);

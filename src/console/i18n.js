@@ -78,3 +78,24 @@ export function when(at, tz = zone) {
 export function num(n) {
   return new Intl.NumberFormat(lang === "zh" ? "zh-CN" : "en-US").format(n);
 }
+
+/**
+ * What runs that ended in a window used, in words: cost, tokens and runs, and apart the runs that reported no usage. A
+ * kind no run reported is said to be missing, never shown as 0.
+ * @param {{ rounds: number, tokens: number, cost: number, missingTokens: number, missingCost: number }} sp a `Spending` of the state
+ */
+export function spendText(sp) {
+  if (sp.rounds === 0) return t("console.spend.none");
+  const parts = [
+    sp.missingCost < sp.rounds ? t("console.spending.cost", { cost: sp.cost.toFixed(2) }) : t("console.spend.noCost"),
+    sp.missingTokens < sp.rounds ? t("console.spending.tokens", { n: num(sp.tokens) }) : t("console.spend.noTokens"),
+    t("console.spend.runs", { n: num(sp.rounds) }),
+  ];
+  const text = parts.join(" · ");
+  if (sp.missingCost === 0 && sp.missingTokens === 0) return text;
+  const apart = sp.missingCost === sp.missingTokens
+    ? t("console.spend.missing", { n: num(sp.missingCost) })
+    : t("console.spend.missingEach", { cost: num(sp.missingCost), tokens: num(sp.missingTokens) });
+  // The Chinese brackets are full width and need no space before them.
+  return `${text}${apart.startsWith("（") ? "" : " "}${apart}`;
+}

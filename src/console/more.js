@@ -1,26 +1,13 @@
 // @ts-check
 /**
- * The smaller views: workers and channels (last seen, online, agents, runs in hand, cards waiting), spending (today
- * and the last 7 days from the hub's sums; by day and by rule from the runs that ended, as plain SVG charts; runs
- * that reported no usage counted apart, never as zero), and the plugins
- * slot (filled with the declarative-plugin work).
+ * The smaller views: workers and channels (last seen, online, capacity, agents, runs in hand, cards waiting),
+ * spending (today and the last 7 days from the hub's sums; by day and by rule from the runs that ended, as plain bar
+ * charts; runs that reported no usage counted apart, never as zero), and the plugins slot (filled with the
+ * declarative-plugin work).
  */
 import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
 import { num, t, when } from "./i18n.js";
-
-const svgNs = "http://www.w3.org/2000/svg";
-
-/**
- * An SVG element (charts only; attributes are numbers and fixed names).
- * @param {string} tag @param {Record<string, string | number>} attrs @param {...(SVGElement | string)} children
- */
-function svg(tag, attrs, ...children) {
-  const el = document.createElementNS(svgNs, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  for (const c of children) el.append(c);
-  return el;
-}
 
 /** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
 export function workersView(ctx) {
@@ -43,6 +30,8 @@ export function workersView(ctx) {
         h("h3", {}, said(name), " ", h("span", { class: online ? "state state-online" : "state state-offline" }, t(online ? "console.workers.online" : "console.workers.offline"))),
         h("p", { class: "meta" }, [
           w ? t("console.workers.seen", { at: when(w.seenAt) }) : t("console.workers.neverSeen"),
+          // Its slots as its last poll said them; the runs in hand as the hub counts them.
+          w?.slots !== null && w?.slots !== undefined ? t("console.workers.slots", { slots: w.slots, free: w.free }) : t("console.workers.slotsUnknown"),
           t("console.workers.inHand", { n: inHand }),
           agents.length ? t("console.workers.agents", { agents: agents.join(", ") }) : null,
         ].filter(Boolean).join(" · ")));
@@ -67,28 +56,25 @@ const spendingPagesMax = 20;
 const dayMs = 86_400_000;
 
 /**
- * A horizontal bar chart: one labelled bar per row, the value written at its end; read by screen readers as its
- * label. Plain SVG (no library): a chart a person reads in a second.
+ * A horizontal bar chart: one labelled bar per row, the value written after it; read by screen readers as its label.
+ * Plain elements laid out by the style sheet (no library, no SVG): the text keeps the page's size at any width, so
+ * the chart reads in a second on a phone as on a desktop. Each bar's length is set through the CSSOM, which the
+ * page's Content-Security-Policy allows (a `style` attribute it would refuse).
  * @param {string} title @param {[string, number][]} rows @param {(v: number) => string} format
  */
 function barChart(title, rows, format) {
   const max = Math.max(1e-9, ...rows.map((r) => r[1]));
-  const w = 560;
-  const rowH = 26;
-  const labelW = 150;
-  const barW = w - labelW - 110;
-  const parts = rows.flatMap(([label, v], i) => {
-    const y = 6 + i * rowH;
-    const len = v > 0 ? Math.max(2, Math.round((v / max) * barW)) : 0;
-    return [
-      svg("text", { x: labelW - 8, y: y + 15, "text-anchor": "end", class: "chart-label" }, label.length > 20 ? `${label.slice(0, 19)}…` : label),
-      svg("rect", { x: labelW, y: y + 2, width: len, height: rowH - 8, rx: 3, class: "chart-bar" }),
-      svg("text", { x: labelW + len + 6, y: y + 15, class: "chart-value" }, format(v)),
-    ];
+  const bars = rows.map(([label, v]) => {
+    const bar = h("span", { class: "bar" });
+    bar.style.width = `${v > 0 ? Math.max(1, (v / max) * 100) : 0}%`;
+    return h("div", { class: "bar-row" },
+      h("span", { class: "bar-label", title: label }, label),
+      h("span", { class: "bar-track" }, bar),
+      h("span", { class: "bar-value" }, format(v)));
   });
   return h("figure", { class: "chart" },
     h("figcaption", {}, title),
-    svg("svg", { viewBox: `0 0 ${w} ${12 + rows.length * rowH}`, width: "100%", role: "img", "aria-label": `${title}: ${rows.map(([l, v]) => `${l} ${format(v)}`).join(", ")}` }, ...parts));
+    h("div", { class: "bars", role: "img", "aria-label": `${title}: ${rows.map(([l, v]) => `${l} ${format(v)}`).join(", ")}` }, bars));
 }
 
 /** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
@@ -103,8 +89,9 @@ export function spendingView(ctx) {
   /** @param {any} sp @param {string} label */
   const box = (sp, label) => h("div", { class: "spend-box" },
     h("h2", {}, label),
-    h("p", { class: "big" }, t("console.spending.cost", { cost: sp.cost.toFixed(2) })),
-    h("p", {}, t("console.spending.tokens", { n: num(sp.tokens) }), " · ", t("console.spending.runs", { n: sp.rounds })),
+    // A kind that every run left unreported is said so, never shown as 0.
+    h("p", { class: "big" }, sp.rounds > 0 && sp.missingCost === sp.rounds ? t("console.spend.noCost") : t("console.spending.cost", { cost: sp.cost.toFixed(2) })),
+    h("p", {}, sp.rounds > 0 && sp.missingTokens === sp.rounds ? t("console.spend.noTokens") : t("console.spending.tokens", { n: num(sp.tokens) }), " · ", t("console.spending.runs", { n: sp.rounds })),
     sp.missingTokens || sp.missingCost ? h("p", { class: "warn" }, t("console.spending.missing", { n: Math.max(sp.missingTokens, sp.missingCost) })) : null);
 
   /** Reads older pages until they reach back 7 days (at most `spendingPagesMax`), once. @param {any} s */

@@ -40,20 +40,35 @@ function runRow(r) {
     r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
 }
 
-/** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
+/** Pages of runs one look at the hub goes through at most, for a filter that matches few runs. */
+const searchPagesMax = 5;
+
+/**
+ * The runs: those in progress (all of them, from the state) and the recent ones. Without a filter, the recent runs are
+ * the state's newest page, with older pages on demand. With a filter, the hub is asked for the runs that match
+ * (`GET /v1/state?rule=&state=&worker=`), page after page until a page's worth or `searchPagesMax` pages, and further
+ * back on demand; the view says how far back the list reaches either way. Live updates come from the state's newest
+ * page, which takes the place of what an older page said of the same run.
+ * @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View}
+ */
 export function runsView(ctx) {
-  /** @type {any[]} older pages read so far */
+  /** @type {any[]} older pages read so far (no filter) */
   let older = [];
   /** @type {number | null} */
   let nextBefore = null;
   let hasMore = false;
+  /** @type {string | null} when the oldest run read was made */
+  let reachedAt = null;
+  /** What the hub found for the filter: its runs, where to look on, how far back it looked, whether it is looking. */
+  let found = { key: "", runs: /** @type {any[]} */ ([]), nextBefore: /** @type {number | null} */ (null), reachedAt: /** @type {string | null} */ (null), busy: false, error: "" };
   /** @type {Record<string, string>} */
   const filter = { rule: "", state: "", worker: "" };
+  const filterKey = () => (filter.rule || filter.state || filter.worker ? JSON.stringify(filter) : "");
   /** @param {string} key @param {string} label */
   const select = (key, label) => {
     const s = /** @type {HTMLSelectElement} */ (h("select", { id: `filter-${key}`, onchange: () => {
       filter[key] = s.value;
-      update(ctx);
+      void search(true);
     } }));
     return { s, el: h("label", { class: "filter" }, h("span", {}, label), s) };
   };
@@ -62,12 +77,15 @@ export function runsView(ctx) {
   const byWorker = select("worker", t("console.runs.byWorker"));
   const active = h("ul", { class: "runs", id: "active-runs" });
   const recent = h("ul", { class: "runs", id: "recent-runs" });
-  const more = h("button", { type: "button", class: "quiet", onclick: async () => {
+  const reach = h("p", { class: "meta reach", id: "runs-reach", role: "status" });
+  const more = h("button", { type: "button", class: "quiet", id: "more-runs", onclick: async () => {
+    if (filterKey()) return void search(false);
     if (nextBefore === null) return;
     const page = await api("GET", `/v1/state?before=${seg(nextBefore)}`);
     older = [...older, ...page.runs];
     nextBefore = page.nextBefore;
     hasMore = page.hasMore;
+    reachedAt = page.reachedAt ?? reachedAt;
     update(ctx);
   } }, t("console.runs.older"));
   const empty = h("p", { class: "empty" });
@@ -75,7 +93,39 @@ export function runsView(ctx) {
     h("h1", { tabindex: -1 }, t("console.nav.runs")),
     h("div", { class: "filters" }, byRule.el, byState.el, byWorker.el),
     h("h2", {}, t("console.runs.active")), active,
-    h("h2", {}, t("console.runs.recent")), empty, recent, more);
+    h("h2", {}, t("console.runs.recent")), empty, recent, reach, more);
+
+  /**
+   * Asks the hub for the runs that match the filter: from the newest (`fresh`) or on from where the last look ended,
+   * page after page until a page's worth of runs or `searchPagesMax` pages. A look whose filter changed meanwhile
+   * is dropped.
+   * @param {boolean} fresh
+   */
+  const search = async (fresh) => {
+    const key = filterKey();
+    if (fresh) found = { key, runs: [], nextBefore: null, reachedAt: null, busy: false, error: "" };
+    if (!key) return update(ctx);
+    found.busy = true;
+    update(ctx);
+    const wanted = found.runs.length + 60;
+    try {
+      for (let i = 0; i < searchPagesMax; i++) {
+        const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== ""));
+        if (found.nextBefore !== null) q.set("before", String(found.nextBefore));
+        const page = await api("GET", `/v1/state?${q}`);
+        if (filterKey() !== key) return;
+        found.runs = [...found.runs, ...page.runs];
+        found.nextBefore = page.nextBefore;
+        found.reachedAt = page.reachedAt ?? found.reachedAt;
+        if (page.nextBefore === null || found.runs.length >= wanted) break;
+      }
+    } catch (e) {
+      if (filterKey() === key) found.error = /** @type {Error} */ (e).message;
+    }
+    if (filterKey() !== key) return;
+    found.busy = false;
+    update(ctx);
+  };
 
   /**
    * Fills a filter's options, keeping its choice.
@@ -89,24 +139,42 @@ export function runsView(ctx) {
 
   /** @param {import("./app.js").Ctx} c */
   const update = (c) => {
+    ctx = c;
     const s = c.state;
     if (older.length === 0) {
       nextBefore = s.nextBefore;
       hasMore = s.hasMore;
+      reachedAt = s.reachedAt ?? null;
     }
+    const key = filterKey();
+    // The newest page and the active runs are the freshest word on a run: they come first, and win.
     const seen = new Set();
-    const runs = [...s.runs, ...older].filter((r) => !seen.has(r.id) && seen.add(r.id));
-    options(byRule, [...s.lines.map((/** @type {any} */ l) => l.name), ...runs.map((r) => r.rule)]);
+    const runs = [...s.active, ...s.runs, ...(key ? found.runs : older)].filter((r) => !seen.has(r.id) && seen.add(r.id));
+    options(byRule, [...s.lines.map((/** @type {any} */ l) => l.name), ...runs.map((r) => r.rule), filter.rule].filter(Boolean));
     options(byState, runStates);
-    options(byWorker, runs.map((r) => r.worker).filter(Boolean));
+    options(byWorker, [...s.workers.map((/** @type {any} */ w) => w.name), ...s.agents.map((/** @type {any} */ a) => a.worker), ...runs.map((r) => r.worker), filter.worker].filter(Boolean));
     const keep = (/** @type {any} */ r) => (!filter.rule || r.rule === filter.rule) && (!filter.state || r.state === filter.state) && (!filter.worker || r.worker === filter.worker);
     fill(active, s.active.filter(keep).map(runRow));
     // A run in progress shows once, above; the recent ones are those that ended.
-    const shown = runs.filter((r) => keep(r) && !activeStates.includes(r.state));
+    const shown = runs.filter((r) => keep(r) && !activeStates.includes(r.state)).sort((a, b) => b.id - a.id);
     fill(recent, shown.map(runRow));
-    empty.textContent = runs.length === 0 ? t("console.runs.empty") : shown.length === 0 ? t("console.runs.none") : "";
+    empty.textContent = key && found.busy && shown.length === 0 ? "" : runs.length === 0 && !key ? t("console.runs.empty") : shown.length === 0 ? t("console.runs.none") : "";
     empty.hidden = empty.textContent === "";
-    more.hidden = !hasMore;
+    // How far back the list reaches: the hub's look for a filter, else the pages read.
+    if (key) {
+      reach.textContent = found.error ? t("console.failed", { error: found.error })
+        : found.busy ? t("console.runs.searching")
+        : found.nextBefore === null ? t("console.runs.searchedAll")
+        : t("console.runs.searchedBack", { at: when(found.reachedAt) });
+      reach.setAttribute("aria-busy", String(found.busy));
+      more.textContent = t("console.runs.searchOlder");
+      more.hidden = found.busy || found.nextBefore === null;
+    } else {
+      reach.textContent = !hasMore ? (runs.length ? t("console.runs.reachAll") : "") : t("console.runs.reachBack", { at: when(reachedAt) });
+      reach.setAttribute("aria-busy", "false");
+      more.textContent = t("console.runs.older");
+      more.hidden = !hasMore;
+    }
   };
   update(ctx);
   return { el, update, title: t("console.nav.runs") };

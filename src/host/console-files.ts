@@ -1,11 +1,13 @@
 /**
  * The owner console's files (issue 17): plain ES modules, a style sheet and one HTML page in `src/console/`, served
- * as they are (no build step), plus `catalog.json`, the console's texts of the message catalog in both languages.
- * Only the files found in that one folder at first use are served (no path is ever joined from a request), with
- * the console's headers: a strict Content-Security-Policy (scripts and styles from this origin only: no inline
- * script or style, no eval), no framing, no sniffing, no referrer.
+ * as they are (no build step), plus `catalog.json`, the console's texts of the message catalog in both languages,
+ * and the browser files of the libraries it uses (`vendor/`), read from their npm packages as they are.
+ * Only the files found in that one folder at first use and the named library files are served (no path is ever
+ * joined from a request), with the console's headers: a strict Content-Security-Policy (scripts and styles from this
+ * origin only: no inline script or style, no eval), no framing, no sniffing, no referrer.
  */
 import { readdir, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { engineDir } from "./home.js";
 import { catalogEntries } from "../i18n/messages.js";
@@ -35,6 +37,15 @@ const types: Record<string, string> = {
 /** The folder of the console's files in this engine. */
 export const consoleDir = join(engineDir, "src", "console");
 
+/**
+ * The libraries' browser files the console loads, by the name it asks for: cronstrue (cron expressions in words, in
+ * English and Chinese) as its package builds it, a UMD script that sets `globalThis.cronstrue` when imported.
+ */
+const vendorFiles: Record<string, string> = {
+  "vendor/cronstrue.js": "cronstrue/dist/cronstrue.min.js",
+  "vendor/cronstrue-zh_CN.js": "cronstrue/locales/zh_CN.min.js",
+};
+
 let files: Promise<Map<string, ConsoleFile>> | null = null;
 
 /** Reads the console's folder once: every file of a known type, and the catalog. */
@@ -47,6 +58,10 @@ async function load(): Promise<Map<string, ConsoleFile>> {
     out.set(name, { body: await readFile(join(consoleDir, name)), type, cache: name.endsWith(".html") ? "no-store" : "no-cache" });
   }
   out.set("catalog.json", { body: Buffer.from(JSON.stringify(consoleCatalog())), type: types[".json"]!, cache: "no-cache" });
+  const require = createRequire(import.meta.url);
+  for (const [name, spec] of Object.entries(vendorFiles)) {
+    out.set(name, { body: await readFile(require.resolve(spec)), type: types[".js"]!, cache: "no-cache" });
+  }
   return out;
 }
 
