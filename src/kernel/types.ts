@@ -67,7 +67,12 @@ export interface UsageSum { input?: number; output?: number; cached?: number; co
  * What a claimed run keeps of its rule and agent: later rule edits do not change it. It is the job a worker gets
  * (protocol `Job`, src/protocol/responses.ts) without what each claim sets: run id, token and attempt.
  */
-export type JobSnapshot = Omit<Job, "run" | "token" | "attempt">;
+export type JobSnapshot = Omit<Job, "run" | "token" | "attempt" | "tools" | "sessionKey"> & {
+  /** The rule's `tools` patterns (issue 16); absent in runs claimed before they were kept: none. */
+  tools?: string[];
+  /** The session key of the run's tool calls, `<rule>:<lane>`; absent in runs claimed before it was kept. */
+  sessionKey?: string;
+};
 
 /** A `runs` row (key: the run id): one run of a rule in a lane, its attempts, claim, job, session and end. Times in ms. */
 export interface RunRow {
