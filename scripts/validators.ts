@@ -24,7 +24,7 @@ export const validatedNames = [
 /** The answers clients check: every endpoint's answer, the refusal, and the rows of facts `why` reads. */
 export const checkedResponseNames = [
   "ErrorBody", ...new Set(Object.values(endpoints).map((e) => e.response)),
-  "RunFactRow", "CardFactRow", "EventFactRow", "TimerFactRow", "RulesFactRow",
+  "RunFactRow", "CardFactRow", "EventFactRow", "TimerFactRow", "RulesFactRow", "ToolCallFactRow", "TrustFactRow",
 ] as const satisfies readonly (keyof typeof definitions)[];
 
 /**

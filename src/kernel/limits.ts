@@ -199,11 +199,13 @@ export const toolCallWaitMaxSeconds = 600;
 export const toolTaskIdMinChars = 16;
 /** Async task ids: at most this many characters (they travel in a URL path). */
 export const toolTaskIdMaxChars = 200;
+/** A tool call's timeout when its manifest and its caller give none (spec tool-plugins.md §2), and a parked call's (ms). */
+export const toolCallTimeoutMsDefault = 30_000;
 /** The longest timeout of a tool call, and so of a parked async call's deadline: one hour (ms). */
 export const toolCallTimeoutMsMax = 3_600_000;
 /** Async calls parked and not yet completed, over the whole hub; more are recorded as errors, not parked. */
 export const toolParkedCallsMax = 10_000;
-/** A callback's `result` as the hub keeps it (canonical JSON, UTF-8 bytes); a bigger one is refused with 413. */
+/** A callback's `result` as the hub keeps it (its JSON, UTF-8 bytes); a bigger one is refused (400, naming `result`). */
 export const toolResultMaxBytes = 256 * 1024;
 /** A callback's `result`: arrays and objects inside one another at most this deep (the outermost counts 1). */
 export const toolResultDepthMax = 64;
@@ -211,3 +213,8 @@ export const toolResultDepthMax = 64;
 export const toolErrorMessageMaxCodepoints = 2000;
 /** A callback's error `code` when it is a string, in characters. */
 export const toolErrorCodeMaxChars = 100;
+/**
+ * An owner's answer to a tool call's card that came after the agent stopped waiting is kept for the next call of the
+ * same tool in the same session this long (ms); an older one is not used (the owner is asked again).
+ */
+export const toolGrantValidMs = 24 * 60 * 60_000;

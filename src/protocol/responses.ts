@@ -338,6 +338,17 @@ export type TimerFactRow = Static<typeof TimerFactRow>;
 export const RulesFactRow = Type.Object({ version: int() });
 export type RulesFactRow = Static<typeof RulesFactRow>;
 
+/** A `calls` row of a fact (issue 16): a tool call, its session, where it is, and what goes with that. Times in ms. */
+export const ToolCallFactRow = Type.Object({
+  id: id(), run: orNull(id()), tool: str(), sessionKey: str(), status: str(), card: orNull(id()), reason: orNull(str()),
+  durationMs: orNull(int()), deadline: orNull(int()),
+});
+export type ToolCallFactRow = Static<typeof ToolCallFactRow>;
+
+/** A `trust` row of a fact (issue 16): the owner trusted a plugin at a manifest digest ("always allow"). */
+export const TrustFactRow = Type.Object({ plugin: str(), digest: str(), by: str() });
+export type TrustFactRow = Static<typeof TrustFactRow>;
+
 /**
  * A tool the hub's home offers (issue 16; spec declarative-plugins.md's `/api/tools`): `name` is `<pluginId>.<tool>`,
  * `kind` its plugin's (`http` for a declarative plugin's HTTP tool), `parameters` the JSON Schema of its arguments,
@@ -402,7 +413,7 @@ export const responseDefinitions = {
   ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
-  RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ToolCallDecision, ToolError, ToolCallResult,
+  RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
 };
 /** The name of a response definition. */
 export type ResponseName = keyof typeof responseDefinitions;
