@@ -8,7 +8,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { baseRules, hubFixture, until, type Fixture } from "./helpers.js";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { baseRules, hubFixture, makeHome, serveProcess, until, type Fixture } from "./helpers.js";
 import { toolArgsDigest, toolArgsPreview } from "../src/protocol/tool-calls.js";
 import { HubClient, HubError } from "../src/protocol/client.js";
 import { timeline } from "../src/cli/why.js";
@@ -106,5 +108,246 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     ]);
   } finally {
     await f.close();
+  }
+});
+
+test("trust by plugin and manifest digest: an \"always allow\" answered while the call is held lets it run and later calls through; a changed manifest asks again", async () => {
+  const f = await hubFixture(toolRules([], ["search.*"], 30));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const first = await client.toolCall(job.run, job.token, callBody("search.find"));
+    assert.deepEqual([first.decision, first.card], ["prompt", 1]);
+    // The agent's call is held; the owner answers "always allow" meanwhile: the held GET answers allow.
+    const held = client.toolCallWait(job.run, job.token, first.call, 20);
+    const answered = await owner.answer(1, { choice: 1 });
+    assert.deepEqual([answered.card.state, answered.card.choice, answered.card.result], ["closed", 1, "allowed; plugin search is trusted at this manifest"]);
+    assert.deepEqual(await held, { call: first.call, decision: "allow", card: 1 });
+    assert.equal((await f.state()).runs.length, 1, "an answer the held call took wakes no lane");
+    // Later calls of the plugin at the same manifest, even of another tool: allowed without asking.
+    assert.deepEqual(await client.toolCall(job.run, job.token, callBody("search.other")), { call: 2, decision: "allow" });
+    // A changed manifest (another digest) asks again.
+    const changed = await client.toolCall(job.run, job.token, callBody("search.find", { manifestDigest: digestB }));
+    assert.deepEqual([changed.decision, changed.card], ["prompt", 2]);
+    // The trust entry is a fact, keyed by plugin and digest.
+    assert.deepEqual({ ...f.running.hub.store.view.get("trust", `search\u0000${digestA}`)!, at: 0 }, { plugin: "search", digest: digestA, card: 1, by: "owner", at: 0 });
+    const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
+    assert.ok(lines.includes(`plugin search trusted at manifest sha256 ${digestA} ("always allow" by owner)`), lines.join("\n"));
+  } finally {
+    await f.close();
+  }
+});
+
+test("a prompt answered after the hold: the agent was told to end its turn, the answer wakes the lane and the next call passes once (allow once) or is denied once", async () => {
+  const f = await hubFixture(toolRules([{ plugin: "files", tool: "files.write", mode: "prompt" }], ["files.*"], 0));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const body = callBody("files.write", { builtIn: true });
+    const first = await client.toolCall(job.run, job.token, body);
+    assert.equal(first.decision, "prompt");
+    assert.deepEqual(await client.toolCallWait(job.run, job.token, first.call, 5), first, "no hold: the call is awaiting approval at once");
+    assert.equal(f.running.hub.store.view.get("calls", first.call)!.status, "awaiting_approval");
+    // The agent ends its turn; the owner answers "allow once": the lane gets a run that continues the session.
+    assert.equal((await client.result(job.run, job.token, { outcome: "done", session: "sess-1" })).rejected.length, 0);
+    await owner.answer(first.card!, { choice: 0 });
+    const next = (await f.call("GET", "/v1/work?claim=next1", f.keys.worker)).body.job as Job;
+    assert.deepEqual([next.session, next.context.answers.map((a) => [a.card, a.choice])], ["sess-1", [[first.card, 0]]]);
+    assert.deepEqual(await client.toolCall(next.run, next.token, body), { call: 2, decision: "allow", card: first.card }, "the repeated call passes");
+    const again = await client.toolCall(next.run, next.token, body);
+    assert.deepEqual([again.decision, again.card], ["prompt", 2], "allow once is spent by one call");
+    // Denied after the hold: the next call is denied once, then asked again.
+    await client.result(next.run, next.token, { outcome: "done" });
+    await owner.answer(again.card!, { choice: 2 });
+    const third = (await f.call("GET", "/v1/work?claim=next2", f.keys.worker)).body.job as Job;
+    assert.deepEqual(await client.toolCall(third.run, third.token, body), { call: 4, decision: "deny", card: 2, reason: "the owner denied files.write on card 2" });
+    assert.equal((await client.toolCall(third.run, third.token, body)).decision, "prompt");
+    // A text answer is refused: the card takes its options only.
+    const text = await f.call("POST", `/v1/cards/3/answer`, f.keys.owner, { text: "sure" });
+    assert.deepEqual([text.status, text.body], [400, { error: "this card takes one of its options: 0 allow once, 1 always allow, 2 deny" }]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("a held call whose hold runs out is awaiting approval (the timer's deadline); a denied answer while held denies it", async () => {
+  const f = await hubFixture(toolRules([{ plugin: "files", mode: "prompt" }], ["files.*"], 1));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const body = callBody("files.write", { builtIn: true });
+    const first = await client.toolCall(job.run, job.token, body);
+    // Asked to wait longer than the hold: answered at the hold's end, still a prompt.
+    assert.deepEqual(await client.toolCallWait(job.run, job.token, first.call, 30), first);
+    await until(() => f.running.hub.store.view.get("calls", first.call)!.status === "awaiting_approval");
+    const second = await client.toolCall(job.run, job.token, body);
+    const held = client.toolCallWait(job.run, job.token, second.call, 30);
+    await owner.answer(second.card!, { choice: 2 });
+    assert.deepEqual(await held, { call: second.call, decision: "deny", card: second.card, reason: `the owner denied files.write on card ${second.card}` });
+    assert.equal(f.running.hub.store.view.get("calls", second.call)!.status, "denied");
+  } finally {
+    await f.close();
+  }
+});
+
+test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 404; past the deadline 410 and a timeout; the legacy path; replays", async () => {
+  const f = await hubFixture(toolRules([], ["jobs.*"]));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const call = async () => (await client.toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }))).call;
+    const status = (id: number) => f.running.hub.store.view.get("calls", id)!.status;
+    const refusal = (e: unknown) => e instanceof HubError ? [e.status, e.error] : e;
+
+    const sync = await call();
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, sync, { status: "ok", durationMs: 12 }), { ok: true });
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, sync, { status: "ok", durationMs: 12 }), { ok: true }, "the same report again");
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, sync, { status: "error", durationMs: 3 }).catch(refusal), [409, `tool call ${sync} already ended as ok`]);
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, sync, 0).catch(refusal), [409, `tool call ${sync} was never parked: it has no result to wait for`]);
+
+    // Parked: the hub keeps the HMAC of the task id; the callback completes it and the waiting caller gets the result.
+    const task = "task_0123456789abcdef";
+    const parked = await call();
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, parked, { status: "parked", durationMs: 40, taskId: task, timeoutMs: 60_000 }), { ok: true });
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, parked, 0), { status: "pending" });
+    const waiting = client.toolCallResult(job.run, job.token, parked, 30);
+    assert.deepEqual(await client.pluginCallback(task, { status: "success", result: { content: "done" } }), { ok: true });
+    assert.deepEqual(await waiting, { status: "ok", result: { content: "done" } });
+    assert.deepEqual([await client.pluginCallback(task, { status: "success", result: {} }).catch(refusal)], [[404, "no such task, or it is already completed"]], "completed: 404");
+    assert.deepEqual(await client.pluginCallback("task_unknown_0000000", { status: "success" }).catch(refusal), [404, "no such task, or it is already completed"]);
+    assert.deepEqual((await f.call("POST", "/v1/plugins/callback/short", null, { status: "success" })).status, 404, "not even a task id");
+
+    // The legacy path, an error result.
+    const legacy = await call();
+    await client.toolCallOutcome(job.run, job.token, legacy, { status: "parked", durationMs: 5, taskId: "legacy-task-000000001" });
+    assert.deepEqual((await f.call("POST", "/plugin-callback/legacy-task-000000001", null, { status: "error", error: { code: -32000, message: "disk\u0007 full" } })).body, { ok: true });
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, legacy, 0), { status: "error", error: { code: -32000, message: "disk full" } });
+
+    // Past its deadline: 410, and the call has failed with a timeout (the timer's deadline).
+    const late = await call();
+    await client.toolCallOutcome(job.run, job.token, late, { status: "parked", durationMs: 5, taskId: "late-task-00000000001", timeoutMs: 1 });
+    await until(() => status(late) === "timeout");
+    assert.deepEqual(await client.pluginCallback("late-task-00000000001", { status: "success" }).catch(refusal), [410, "this task's deadline has passed: the call already failed with a timeout"]);
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, late, 5), { status: "timeout" });
+
+    // Refused reports: a parked call without a task id, a task id without parking, a task id used twice, a call of
+    // another run, a call that was not allowed.
+    const more = await call();
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, more, { status: "parked", durationMs: 1 }).catch(refusal), [400, "taskId: required when status is parked"]);
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, more, { status: "ok", durationMs: 1, taskId: task }).catch(refusal), [400, "taskId: only with status parked"]);
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, more, { status: "parked", durationMs: 1, taskId: task }).catch(refusal), [409, "this task id is already in use: each async task needs its own"]);
+    assert.deepEqual((await f.call("POST", `/v1/runs/${job.run}/tools/calls/${more}/outcome`, job.token, { status: "parked", durationMs: 1, taskId: "short" })).body, { error: `taskId: wrong format, expected 16 to 200 of A-Z a-z 0-9 . _ ~ -` });
+    const other = await runOf(f, "s2");
+    assert.deepEqual(await client.toolCallOutcome(other.run, other.token, more, { status: "ok", durationMs: 1 }).catch(refusal), [404, `no tool call ${more}`]);
+    assert.deepEqual(await owner.ownerToolCallOutcome(more, { status: "ok", durationMs: 1 }).catch(refusal), [404, `no tool call ${more}`], "an agent's call is not the owner's");
+    const denied = (await client.toolCall(job.run, job.token, callBody("nope.x", { builtIn: true }))).call;
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, denied, { status: "ok", durationMs: 1 }).catch(refusal), [409, `tool call ${denied} was not allowed (denied): it has no outcome to report`]);
+
+    // Ended calls are counted by plugin and status for today.
+    await client.toolCallOutcome(job.run, job.token, more, { status: "oom", durationMs: 1 });
+    const s = await f.state();
+    assert.deepEqual(s.toolCalls, [{ plugin: "jobs", status: "error", count: 1 }, { plugin: "jobs", status: "ok", count: 2 }, { plugin: "jobs", status: "oom", count: 1 }, { plugin: "jobs", status: "timeout", count: 1 }, { plugin: "nope", status: "denied", count: 1 }]);
+    // A run that ended takes no more calls.
+    await client.result(job.run, job.token, { outcome: "done" });
+    assert.deepEqual(await call().catch(refusal), [409, `run ${job.run} has ended: its tool calls are not accepted`]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("hostile callback bodies are refused naming the field and change nothing: huge, deep, wrong types", async () => {
+  const f = await hubFixture(toolRules([], ["jobs.*"]));
+  try {
+    const client = new HubClient(f.url, null);
+    const job = await runOf(f, "s1");
+    const id = (await client.toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }))).call;
+    const task = "hostile-task-0000001";
+    await client.toolCallOutcome(job.run, job.token, id, { status: "parked", durationMs: 1, taskId: task, timeoutMs: 600_000 });
+    const seq = f.seq();
+    const post = (raw: string) => f.call("POST", `/v1/plugins/callback/${task}`, null, undefined, raw);
+    const deep = (n: number) => `{"status":"success","result":${"[".repeat(n)}${"]".repeat(n)}}`;
+    const cases: [string, number, unknown][] = [
+      [deep(65), 400, { error: "result: nested deeper than 64 levels" }],
+      [deep(400_000), 400, { error: "result: nested deeper than 64 levels" }],
+      [`{"status":"success","result":"${"x".repeat(262_144)}"}`, 400, { error: "result: larger than 262144 bytes" }],
+      [`{"status":"success","result":"${"x".repeat(1024 * 1024)}"}`, 413, { error: "the request body is larger than 1048576 bytes" }],
+      ['{"status":"done"}', 400, { error: "status: must be one of [\"success\",\"error\"]" }],
+      ['{"status":7}', 400, { error: "status: must be string" }],
+      ['{"status":"error"}', 400, { error: "error: required when status is error" }],
+      ['{"status":"error","error":{"code":{"a":1},"message":"m"}}', 400, { error: "error.code: must be integer,string" }],
+      ['{"status":"error","error":{"code":1,"message":["m"]}}', 400, { error: "error.message: must be string" }],
+      ['[1,2]', 400, { error: "the request body must be a JSON object" }],
+      ['{"status":"success"', 400, { error: "the request body is not valid JSON" }],
+    ];
+    for (const [raw, status, body] of cases) assert.deepEqual([(await post(raw)).status, (await post(raw)).body], [status, body], raw.slice(0, 60));
+    assert.equal(f.seq(), seq, "no refusal wrote a fact");
+    // A deep result within the limit, and fields a plugin adds beyond the contract, are taken.
+    assert.deepEqual((await post(`{"status":"success","task_id":"${task}","result":${deep(63).slice(29, -1)}}`)).body, { ok: true });
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, id, 0), { status: "ok", result: JSON.parse(deep(63).slice(29, -1)) });
+  } finally {
+    await f.close();
+  }
+});
+
+test("a parked call survives a hub restart (a real serve process killed and started again); its task id is never in the database or the log in clear", async () => {
+  const { dir, home, keys } = makeHome(toolRules([], ["jobs.*"]));
+  let hub = await serveProcess(dir);
+  const logs: string[] = [];
+  try {
+    const client = () => new HubClient(hub.url, null);
+    const owner = () => new HubClient(hub.url, keys.owner);
+    await new HubClient(hub.url, keys.source).postEvent({ id: "e1", type: "alert.x", subject: "s1" });
+    const job = (await new HubClient(hub.url, keys.worker).work({ claim: "c1", wait: 0, running: [], capacity: 1 })).job!;
+    const park = async (task: string, timeoutMs: number) => {
+      const { call } = await client().toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }));
+      await client().toolCallOutcome(job.run, job.token, call, { status: "parked", durationMs: 3, taskId: task, timeoutMs });
+      return call;
+    };
+    const kept = await park("survivor-task-id-0001", 600_000);
+    const late = await park("late-survivor-task-02", 1500);
+    const ownCall = (await owner().ownerToolCall(callBody("jobs.run"))).call;
+    await owner().ownerToolCallOutcome(ownCall, { status: "parked", durationMs: 2, taskId: "owner-task-id-000003", timeoutMs: 600_000 });
+    hub.child.kill("SIGKILL");
+    await new Promise((r) => hub.child.once("exit", r));
+    logs.push(hub.output());
+    await new Promise((r) => setTimeout(r, 1600)); // the late call's deadline passes while no hub runs
+    hub = await serveProcess(dir);
+
+    assert.deepEqual(await client().toolCallResult(job.run, job.token, kept, 0), { status: "pending" });
+    assert.deepEqual(await client().pluginCallback("survivor-task-id-0001", { status: "success", result: { content: "after the restart" } }), { ok: true });
+    assert.deepEqual(await client().toolCallResult(job.run, job.token, kept, 0), { status: "ok", result: { content: "after the restart" } });
+    const refusal = (e: unknown) => e instanceof HubError ? [e.status, e.error] : e;
+    assert.deepEqual(await client().pluginCallback("late-survivor-task-02", { status: "success" }).catch(refusal), [410, "this task's deadline has passed: the call already failed with a timeout"]);
+    assert.deepEqual(await client().toolCallResult(job.run, job.token, late, 10), { status: "timeout" });
+    assert.deepEqual(await client().pluginCallback("owner-task-id-000003", { status: "success", result: 7 }), { ok: true });
+    assert.deepEqual(await owner().ownerToolCallResult(ownCall, 0), { status: "ok", result: 7 });
+
+    // The stream and `why` carry no task id and no hash of one.
+    const stream = await fetch(`${hub.url}/v1/stream`, { headers: { authorization: `Bearer ${keys.owner}` } });
+    const reader = stream.body!.getReader();
+    let text = "";
+    while (!text.includes(`"kind":"toolCallback"`) || !text.endsWith("\n\n")) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const why = JSON.stringify(await owner().why(job.run));
+    for (const seen of [text, why]) {
+      assert.ok(seen.includes('["tasks","…",{"call":'), "the tasks row shows without its key");
+      for (const task of ["survivor-task-id-0001", "late-survivor-task-02", "owner-task-id-000003"]) assert.ok(!seen.includes(task));
+    }
+  } finally {
+    await hub.stop();
+    logs.push(hub.output());
+    // Not in the database, its log or the hub's log in clear.
+    const files = readdirSync(home.dir).filter((n) => n.includes(".db") || n.includes("sqlite"));
+    assert.ok(files.length > 0, readdirSync(home.dir).join(" "));
+    for (const name of files) {
+      const bytes = readFileSync(join(home.dir, name)).toString("latin1");
+      for (const task of ["survivor-task-id-0001", "late-survivor-task-02", "owner-task-id-000003"]) assert.ok(!bytes.includes(task), `${task} in ${name}`);
+    }
+    for (const task of ["survivor-task-id-0001", "late-survivor-task-02"]) assert.ok(!logs.join("\n").includes(task));
+    rmSync(dir, { recursive: true, force: true });
   }
 });

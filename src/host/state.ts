@@ -9,6 +9,7 @@ import { stateRecentCards, stateRecentEvents, stateRunsPerPage, workerOnlineMs }
 import { Ctx } from "../kernel/context.js";
 import { startOfDay } from "../kernel/period.js";
 import { ownerCard } from "../kernel/cards.js";
+import { toolStatsKey } from "../kernel/tables.js";
 import { usageBucketMs, usageOf, type UsageBucket } from "../kernel/evolve.js";
 import type { Env } from "../kernel/types.js";
 import type { EventView, RunView, Spending, State } from "../protocol/responses.js";
@@ -117,5 +118,23 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
     spending: { today: spendingSince(view, today), week: spendingSince(view, now - 7 * 24 * 3600_000) },
     timers: before !== null ? [] : view.where("timers", "1 ORDER BY at").map(({ row }) => ({ rule: row.rule, lane: row.lane, key: row.key, about: row.about, at: iso(row.at) })),
     pauses,
+    toolCalls: toolCallsSince(view, today),
   };
+}
+
+/**
+ * Tool calls that ended since `from` (ms, a quarter-hour edge: the start of a day in any time zone in use), by plugin
+ * and status, from the `toolstats` quarter hours (issue 16); sorted by plugin, then status.
+ */
+function toolCallsSince(view: View, from: number): State["toolCalls"] {
+  const counts = new Map<string, { plugin: string; status: string; count: number }>();
+  for (const { row } of view.where("toolstats", "key >= ?", toolStatsKey(Math.floor(from / usageBucketMs) * usageBucketMs, ""))) {
+    for (const [status, n] of Object.entries(row.counts)) {
+      const k = JSON.stringify([row.plugin, status]);
+      const c = counts.get(k) ?? { plugin: row.plugin, status, count: 0 };
+      c.count += n ?? 0;
+      counts.set(k, c);
+    }
+  }
+  return [...counts.values()].sort((a, b) => (a.plugin === b.plugin ? (a.status < b.status ? -1 : 1) : a.plugin < b.plugin ? -1 : 1));
 }

@@ -281,6 +281,8 @@ export const State = Type.Object({
   spending: Type.Object({ today: ref(Spending), week: ref(Spending) }),
   timers: Type.Array(Type.Object({ rule: str(), lane: str(), key: str(), about: orNull(str()), at: iso() })),
   pauses: Type.Array(Type.Object({ name: str(), ...Pause.properties })),
+  /** Tool calls that ended today (the rules' time zone), by plugin and status (issue 16). */
+  toolCalls: Type.Array(Type.Object({ plugin: str(), status: str(), count: int() })),
 }, { description: "GET /v1/state" });
 export type State = Static<typeof State>;
 

@@ -287,7 +287,11 @@ export const PluginCallbackBody = Type.Object({
   status: Type.Unsafe<"success" | "error">({ type: "string", enum: ["success", "error"] }),
   result: Type.Optional(Type.Unknown()),
   error: Type.Optional(Type.Object({
-    code: Type.Union([Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }), line(L.toolErrorCodeMaxChars)]),
+    // One type list rather than a union, so a wrong type is refused as "must be integer,string".
+    code: Type.Unsafe<number | string>({
+      type: ["integer", "string"], minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, maxLength: L.toolErrorCodeMaxChars,
+      pattern: linePattern, description: `an integer, or a line of at most ${L.toolErrorCodeMaxChars} characters`,
+    }),
     message: Type.String(),
   })),
 });
