@@ -95,10 +95,16 @@ export function toolRoutes(hub: Hub): Hono {
     return reply(c, hub, "toolCallGet", callDecisionOf(new Ctx(hub.store.view, hub.now(), hub.env), call));
   });
 
-  route(app, hub, "toolCallOutcome", (c, req) =>
-    decide(c, hub, "toolCallOutcome", { kind: "toolOutcome", run: req.run, token: req.token, call: idParam(c, "call") ?? 0, body: req.body }));
-  route(app, hub, "ownerToolCallOutcome", (c, req) =>
-    decide(c, hub, "ownerToolCallOutcome", { kind: "ownerToolOutcome", keyHash: req.keyHash, call: idParam(c, "call") ?? 0, body: req.body }));
+  // A path that names no call id is as unknown as a call that does not exist.
+  const callId = (c: Context) => idParam(c, "call") ?? refuse(c, 404, t(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
+  route(app, hub, "toolCallOutcome", (c, req) => {
+    const call = callId(c);
+    return call instanceof Response ? call : decide(c, hub, "toolCallOutcome", { kind: "toolOutcome", run: req.run, token: req.token, call, body: req.body });
+  });
+  route(app, hub, "ownerToolCallOutcome", (c, req) => {
+    const call = callId(c);
+    return call instanceof Response ? call : decide(c, hub, "ownerToolCallOutcome", { kind: "ownerToolOutcome", keyHash: req.keyHash, call, body: req.body });
+  });
 
   // A parked call's end; while pending, held up to `waitSeconds`, never past the call's deadline.
   const result = async (c: Context, name: "toolCallResult" | "ownerToolCallResult", run: number | null, waitSeconds: string | undefined) => {
