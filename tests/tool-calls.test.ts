@@ -58,13 +58,13 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     const job = await runOf(f, "s1");
     assert.deepEqual([job.tools, job.sessionKey], [["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*"], "alerts:s1"]);
     const call = (b: ToolCallBody) => client.toolCall(job.run, job.token, b);
-    assert.deepEqual(await call(callBody("builtin.x", { builtIn: true })), { call: 1, decision: "allow" }, "no entry: auto");
-    assert.deepEqual(await call(callBody("search.find", { builtIn: true })), { call: 2, decision: "allow" }, "the plugin's entry: auto");
-    assert.deepEqual(await call(callBody("dangerous.rm", { builtIn: true })), { call: 3, decision: "deny", reason: "approvals[1] of rules.json denies dangerous.rm" });
+    assert.deepEqual(await call(callBody("builtin.x", { builtIn: true })), { call: 1, decision: "allow", sessionKey: "alerts:s1" }, "no entry: auto");
+    assert.deepEqual(await call(callBody("search.find", { builtIn: true })), { call: 2, decision: "allow", sessionKey: "alerts:s1" }, "the plugin's entry: auto");
+    assert.deepEqual(await call(callBody("dangerous.rm", { builtIn: true })), { call: 3, decision: "deny", sessionKey: "alerts:s1", reason: "approvals[1] of rules.json denies dangerous.rm" });
     assert.deepEqual(await call(callBody("secret.wipe", { builtIn: true, disableModelInvocation: true })), {
-      call: 4, decision: "deny", reason: "secret.wipe is hidden from agents (disable_model_invocation = true in its manifest)",
+      call: 4, decision: "deny", sessionKey: "alerts:s1", reason: "secret.wipe is hidden from agents (disable_model_invocation = true in its manifest)",
     });
-    assert.deepEqual(await call(callBody("other.tool", { builtIn: true })), { call: 5, decision: "deny", reason: "rule alerts does not offer other.tool (see its \"tools\" in rules.json)" });
+    assert.deepEqual(await call(callBody("other.tool", { builtIn: true })), { call: 5, decision: "deny", sessionKey: "alerts:s1", reason: "rule alerts does not offer other.tool (see its \"tools\" in rules.json)" });
     const exact = await call(callBody("hello-python.greet", { builtIn: true }));
     assert.deepEqual([exact.decision, exact.card], ["prompt", 1], "the tool's entry: prompt, with a card");
     const first = await call(callBody("search.find"));
@@ -72,14 +72,14 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
 
     // allow_session_keys: the session `alerts:ok-1` needs no approval for the built-in tool; not built in, its first use still asks.
     const ok = await runOf(f, "ok-1");
-    assert.deepEqual(await client.toolCall(ok.run, ok.token, callBody("hello-python.greet", { builtIn: true })), { call: 8, decision: "allow" });
+    assert.deepEqual(await client.toolCall(ok.run, ok.token, callBody("hello-python.greet", { builtIn: true })), { call: 8, decision: "allow", sessionKey: "alerts:ok-1" });
     assert.equal((await client.toolCall(ok.run, ok.token, callBody("hello-python.greet"))).decision, "prompt");
 
     // The owner: never prompted, `deny` still refuses, disable_model_invocation does not hide a tool from the owner.
     const owner = new HubClient(f.url, f.keys.owner);
-    assert.deepEqual(await owner.ownerToolCall(callBody("hello-python.greet")), { call: 10, decision: "allow" });
-    assert.deepEqual(await owner.ownerToolCall(callBody("dangerous.rm")), { call: 11, decision: "deny", reason: "approvals[1] of rules.json denies dangerous.rm" });
-    assert.deepEqual(await owner.ownerToolCall(callBody("secret.wipe", { disableModelInvocation: true })), { call: 12, decision: "allow" });
+    assert.deepEqual(await owner.ownerToolCall(callBody("hello-python.greet")), { call: 10, decision: "allow", sessionKey: "owner:owner" });
+    assert.deepEqual(await owner.ownerToolCall(callBody("dangerous.rm")), { call: 11, decision: "deny", sessionKey: "owner:owner", reason: "approvals[1] of rules.json denies dangerous.rm" });
+    assert.deepEqual(await owner.ownerToolCall(callBody("secret.wipe", { disableModelInvocation: true })), { call: 12, decision: "allow", sessionKey: "owner:owner" });
 
     // The calls are facts, with the session key, the caller, the digest and the decision: never the arguments.
     const row = f.running.hub.store.view.get("calls", 6)!;
@@ -123,10 +123,10 @@ test("trust by plugin and manifest digest: an \"always allow\" answered while th
     const held = client.toolCallWait(job.run, job.token, first.call, 20);
     const answered = await owner.answer(1, { choice: 1 });
     assert.deepEqual([answered.card.state, answered.card.choice, answered.card.result], ["closed", 1, "allowed; plugin search is trusted at this manifest"]);
-    assert.deepEqual(await held, { call: first.call, decision: "allow", card: 1 });
+    assert.deepEqual(await held, { call: first.call, decision: "allow", sessionKey: "alerts:s1", card: 1 });
     assert.equal((await f.state()).runs.length, 1, "an answer the held call took wakes no lane");
     // Later calls of the plugin at the same manifest, even of another tool: allowed without asking.
-    assert.deepEqual(await client.toolCall(job.run, job.token, callBody("search.other")), { call: 2, decision: "allow" });
+    assert.deepEqual(await client.toolCall(job.run, job.token, callBody("search.other")), { call: 2, decision: "allow", sessionKey: "alerts:s1" });
     // A changed manifest (another digest) asks again.
     const changed = await client.toolCall(job.run, job.token, callBody("search.find", { manifestDigest: digestB }));
     assert.deepEqual([changed.decision, changed.card], ["prompt", 2]);
@@ -155,14 +155,14 @@ test("a prompt answered after the hold: the agent was told to end its turn, the 
     await owner.answer(first.card!, { choice: 0 });
     const next = (await f.call("GET", "/v1/work?claim=next1", f.keys.worker)).body.job as Job;
     assert.deepEqual([next.session, next.context.answers.map((a) => [a.card, a.choice])], ["sess-1", [[first.card, 0]]]);
-    assert.deepEqual(await client.toolCall(next.run, next.token, body), { call: 2, decision: "allow", card: first.card }, "the repeated call passes");
+    assert.deepEqual(await client.toolCall(next.run, next.token, body), { call: 2, decision: "allow", sessionKey: "alerts:s1", card: first.card }, "the repeated call passes");
     const again = await client.toolCall(next.run, next.token, body);
     assert.deepEqual([again.decision, again.card], ["prompt", 2], "allow once is spent by one call");
     // Denied after the hold: the next call is denied once, then asked again.
     await client.result(next.run, next.token, { outcome: "done" });
     await owner.answer(again.card!, { choice: 2 });
     const third = (await f.call("GET", "/v1/work?claim=next2", f.keys.worker)).body.job as Job;
-    assert.deepEqual(await client.toolCall(third.run, third.token, body), { call: 4, decision: "deny", card: 2, reason: "the owner denied files.write on card 2" });
+    assert.deepEqual(await client.toolCall(third.run, third.token, body), { call: 4, decision: "deny", sessionKey: "alerts:s1", card: 2, reason: "the owner denied files.write on card 2" });
     assert.equal((await client.toolCall(third.run, third.token, body)).decision, "prompt");
     // A text answer is refused: the card takes its options only.
     const text = await f.call("POST", `/v1/cards/3/answer`, f.keys.owner, { text: "sure" });
@@ -186,7 +186,7 @@ test("a held call whose hold runs out is awaiting approval (the timer's deadline
     const second = await client.toolCall(job.run, job.token, body);
     const held = client.toolCallWait(job.run, job.token, second.call, 30);
     await owner.answer(second.card!, { choice: 2 });
-    assert.deepEqual(await held, { call: second.call, decision: "deny", card: second.card, reason: `the owner denied files.write on card ${second.card}` });
+    assert.deepEqual(await held, { call: second.call, decision: "deny", sessionKey: "alerts:s1", card: second.card, reason: `the owner denied files.write on card ${second.card}` });
     assert.equal(f.running.hub.store.view.get("calls", second.call)!.status, "denied");
   } finally {
     await f.close();

@@ -69,7 +69,7 @@ export const tables: Record<TableName, TableDef> = {
   spend: { intKey: false, columns: {}, indexes: [] },
   /** Ended runs summed per quarter hour of their end (`usageBucketMs`), kept by `evolve` itself: see `UsageBucket`. */
   usage: { intKey: true, columns: {}, indexes: [] },
-  calls: { intKey: true, columns: { run: json("run") }, indexes: [{ columns: ["run"], where: "run IS NOT NULL" }] },
+  calls: { intKey: true, columns: { run: json("run") }, indexes: [{ columns: ["run"] }] },
   trust: { intKey: false, columns: {}, indexes: [] },
   grants: { intKey: false, columns: {}, indexes: [] },
   tasks: { intKey: false, columns: {}, indexes: [] },

@@ -48,7 +48,7 @@ const endStatuses: readonly ToolCallStatus[] = ["ok", "error", "timeout", "oom",
 
 /** The answer a caller gets about a call: its decision now, with the card, hold or reason that goes with it. */
 export function callDecisionOf(c: Ctx, call: ToolCallRow): ToolCallDecision {
-  const out: ToolCallDecision = { call: call.id, decision: call.decision };
+  const out: ToolCallDecision = { call: call.id, decision: call.decision, sessionKey: call.sessionKey };
   if (call.card !== null) out.card = call.card;
   if (call.reason !== null) out.reason = call.reason;
   if (call.decision === "prompt" && call.waitUntil !== null) out.waitUntil = c.iso(call.waitUntil);

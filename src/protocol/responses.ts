@@ -380,14 +380,16 @@ export const toolDecisions = ["allow", "deny", "prompt"] as const;
 export type ToolDecision = (typeof toolDecisions)[number];
 
 /**
- * POST /v1/runs/:id/tools/calls, POST /v1/tools/calls and GET /v1/runs/:id/tools/calls/:call: the call's id and its
- * decision now. `prompt`: the owner is asked on ask card `card` (allow once / always allow / deny); `waitUntil` is
+ * POST /v1/runs/:id/tools/calls, POST /v1/tools/calls and GET /v1/runs/:id/tools/calls/:call: the call's id, its
+ * session key and its decision now. `prompt`: the owner is asked on ask card `card` (allow once / always allow / deny); `waitUntil` is
  * when the hub stops holding the agent's call for it (then the agent is told to end its turn: the answer wakes the
  * lane). `deny`: `reason` says why, in the hub's language.
  */
 export const ToolCallDecision = Type.Object({
   call: id(),
   decision: oneOf(toolDecisions),
+  /** The call's session key (`<rule>:<lane>`, `owner:<key name>`): the `session_key` to send the plugin. */
+  sessionKey: str(),
   card: Type.Optional(id()),
   reason: Type.Optional(str()),
   waitUntil: Type.Optional(iso()),
