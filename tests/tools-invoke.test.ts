@@ -132,6 +132,11 @@ test("through a running hub: each hello plugin with §3.5's exact output, exit c
       [1, 2, 2, 1, 2, 1, 1],
     );
     assert.equal(f.running.hub.store.view.get("calls", 1)!.sessionKey, "owner:owner");
+    // `status` shows them by plugin and status for today.
+    const status = (await cli(["status"], dir)).out;
+    const from = status.indexOf("Tool calls today (by plugin and status):");
+    assert.ok(from > 0, status.join("\n"));
+    assert.deepEqual(status.slice(from + 1, from + 4), ["  banned: denied 2", "  chatty: ok 1", "  grumpy: error 2"]);
   } finally {
     await f.close();
   }
