@@ -46,6 +46,7 @@ export default {
       "tests/rules.test.ts",
       "tests/text.test.ts",
       "tests/deadlines.test.ts",
+      "tests/tool-calls.test.ts",
       "sim/proof.test.ts",
     ],
     nodeArgs: ["--import", "tsx", "--test-reporter=tap"],

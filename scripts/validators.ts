@@ -18,12 +18,13 @@ const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).d
 export const validatedNames = [
   "EventIn", "TellBody", "Started", "Result", "CancelRun", "Delivered", "Failed", "Answer", "ResolveCard", "PauseBody",
   "ResumeBody", "RunNowBody", "Receipt", "WorkQuery", "CardsNextQuery", "StateQuery", "StreamQuery",
+  "ToolCallBody", "ToolOutcomeBody", "PluginCallbackBody", "ToolWaitQuery",
 ] as const satisfies readonly (keyof typeof definitions)[];
 
 /** The answers clients check: every endpoint's answer, the refusal, and the rows of facts `why` reads. */
 export const checkedResponseNames = [
   "ErrorBody", ...new Set(Object.values(endpoints).map((e) => e.response)),
-  "RunFactRow", "CardFactRow", "EventFactRow", "TimerFactRow", "RulesFactRow",
+  "RunFactRow", "CardFactRow", "EventFactRow", "TimerFactRow", "RulesFactRow", "ToolCallFactRow", "TrustFactRow",
 ] as const satisfies readonly (keyof typeof definitions)[];
 
 /**

@@ -5,10 +5,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { engine, examples, hostFixture, nodePlugin, pidsIn, running, syncManifest, tempDir, toolToml, until, writePlugin } from "./tools-helpers.js";
+import { buildHelloRust, examples, hostFixture, nodePlugin, pidsIn, running, syncManifest, tempDir, toolToml, until, writePlugin } from "./tools-helpers.js";
 
 const ada = { name: "Ada" };
 
@@ -26,24 +25,11 @@ for (const name of ["hello-python", "hello-node", "hello-bash"]) {
   });
 }
 
-/** Cargo's registry: Debian's packaged crates when crates.io cannot be reached (as here and in CI). */
-function cargoArgs(): string[] {
-  const debian = "/usr/share/cargo/registry";
-  return existsSync(debian) ? ["--offline", "--config", 'source.crates-io.replace-with="debian"', "--config", `source.debian.directory="${debian}"`] : [];
-}
-
 test("hello-rust.greet answers {\"content\":\"hello, Ada\"} (§3.5), built here when cargo exists", async (t) => {
-  if (spawnSync("cargo", ["--version"]).status !== 0) return t.skip("cargo is not installed: hello-rust was not built");
   const root = tempDir();
   const f = hostFixture({ roots: [root] });
   try {
-    cpSync(join(examples, "hello-rust"), join(root, "hello-rust"), { recursive: true, filter: (src) => !src.includes("/target") });
-    // Built once per checkout into .tmp/ (ignored by git), then put where the manifest's command points.
-    const targetDir = join(engine, ".tmp", "hello-rust-target");
-    const build = spawnSync("cargo", ["build", "--release", "--quiet", "--target-dir", targetDir, ...cargoArgs()], { cwd: join(root, "hello-rust"), encoding: "utf8" });
-    assert.equal(build.status, 0, build.stderr);
-    mkdirSync(join(root, "hello-rust", "target", "release"), { recursive: true });
-    cpSync(join(targetDir, "release", "hello-rust"), join(root, "hello-rust", "target", "release", "hello-rust"));
+    if (!buildHelloRust(root)) return t.skip("cargo is not installed: hello-rust was not built");
     f.registry.rescan();
     const r = await f.host.call("hello-rust.greet", ada, { sessionKey: "owner:test" });
     assert.equal(r.status === "ok" && JSON.stringify(r.result), '{"content":"hello, Ada"}', JSON.stringify(r));

@@ -2,7 +2,8 @@
  * Fixtures of the tool host tests: plugin folders written into a temporary root, a registry and a host over them, a
  * log that keeps its lines, and process checks that see through zombies.
  */
-import { mkdirSync, readFileSync, writeFileSync, rmSync, existsSync, readdirSync, readlinkSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync, rmSync, existsSync, readdirSync, readlinkSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { ToolHost, ToolRegistry, type ToolHostOptions, type PluginOrigin } from "../src/tools/index.js";
@@ -16,6 +17,28 @@ export const everythingServer = join(createRequire(import.meta.url).resolve("@mo
 
 /** The example tool plugins of this repository. */
 export const examples = join(engine, "examples", "tool-plugins");
+
+/** Cargo's registry: Debian's packaged crates when crates.io cannot be reached (as here and in CI). */
+function cargoArgs(): string[] {
+  const debian = "/usr/share/cargo/registry";
+  return existsSync(debian) ? ["--offline", "--config", 'source.crates-io.replace-with="debian"', "--config", `source.debian.directory="${debian}"`] : [];
+}
+
+/**
+ * Copies the hello-rust example into `root` and builds it there when cargo exists: built once per checkout into
+ * .tmp/ (ignored by git), then put where its manifest's command points.
+ * @returns false when cargo is not installed (nothing copied); throws when the build fails.
+ */
+export function buildHelloRust(root: string): boolean {
+  if (spawnSync("cargo", ["--version"]).status !== 0) return false;
+  cpSync(join(examples, "hello-rust"), join(root, "hello-rust"), { recursive: true, filter: (src) => !src.includes("/target") });
+  const targetDir = join(engine, ".tmp", "hello-rust-target");
+  const build = spawnSync("cargo", ["build", "--release", "--quiet", "--target-dir", targetDir, ...cargoArgs()], { cwd: join(root, "hello-rust"), encoding: "utf8" });
+  if (build.status !== 0) throw new Error(`cargo build of hello-rust failed: ${build.stderr}`);
+  mkdirSync(join(root, "hello-rust", "target", "release"), { recursive: true });
+  cpSync(join(targetDir, "release", "hello-rust"), join(root, "hello-rust", "target", "release", "hello-rust"));
+  return true;
+}
 
 /** A manifest for a sync plugin running `command args` with one tool `tool` (schema: any object), plus `extra` TOML. */
 export function syncManifest(name: string, command: string, args: string[], extra = "", type = "sync"): string {

@@ -119,22 +119,44 @@ export async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>
  *   of this home answers: nothing is written then;
  *   Error naming the file when one of the home's files is a folder (home-files.ts).
  */
-export async function changeKeys<T>(h: Home, lang: Lang, viaHub: (c: HubClient) => Promise<T>, here: () => T): Promise<T> {
+export function changeKeys<T>(h: Home, lang: Lang, viaHub: (c: HubClient) => Promise<T>, here: () => T): Promise<T> {
+  return throughHome(h, lang, "keys", viaHub, here);
+}
+
+/** How long a CLI write waits for another CLI that holds the home's lock for a moment (`plugins invoke`), in ms. */
+export const cliLockWaitMs = 3_000;
+
+/**
+ * Does something to this home's records through its hub when one runs, else in the database itself while holding
+ * the home's lock as `as` (see `changeKeys`). `plugins invoke` waits up to `cliLockWaitMs` for another CLI holding
+ * the lock for a moment; `keys` does not.
+ * @throws CliError as `changeKeys`.
+ */
+export async function throughHome<T>(h: Home, lang: Lang, as: "keys" | "invoke", viaHub: (c: HubClient) => Promise<T>, here: () => T | Promise<T>): Promise<T> {
   checkHomeFiles(h, lang);
-  const lock = tryLockHome(h, "keys");
-  if ("release" in lock) {
-    try {
-      return here();
-    } finally {
-      lock.release();
+  const until = Date.now() + (as === "invoke" ? cliLockWaitMs : 0);
+  for (;;) {
+    const lock = tryLockHome(h, as);
+    if ("release" in lock) {
+      try {
+        return await here();
+      } finally {
+        lock.release();
+      }
     }
+    if (lock.by === "keys" || lock.by === "invoke") {
+      if (Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      throw new CliError(t(lang, lock.by === "keys" ? "cli.keysBusy" : "cli.invokeBusy", { pid: lock.holder ?? "?" }));
+    }
+    const found = await findHub(h, lang);
+    if ("failure" in found) {
+      throw new CliError(found.starting !== undefined
+        ? t(lang, "cli.hubStartingUnwritten", { pid: found.starting })
+        : t(lang, "cli.lockedNoHub", { pid: lock.holder ?? "?", reason: found.reason }));
+    }
+    return call(new HubClient(found.url, readConfig(h).owner), viaHub, lang);
   }
-  if (lock.by === "keys") throw new CliError(t(lang, "cli.keysBusy", { pid: lock.holder ?? "?" }));
-  const found = await findHub(h, lang);
-  if ("failure" in found) {
-    throw new CliError(found.starting !== undefined
-      ? t(lang, "cli.hubStartingUnwritten", { pid: found.starting })
-      : t(lang, "cli.lockedNoHub", { pid: lock.holder ?? "?", reason: found.reason }));
-  }
-  return call(new HubClient(found.url, readConfig(h).owner), viaHub, lang);
 }

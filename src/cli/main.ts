@@ -291,6 +291,24 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       print(await doctorPlugins(h, lang));
     });
 
+  plugins.command("invoke")
+    .description(t(lang, "cli.desc.pluginsInvoke"))
+    .argument("<tool>", t(lang, "cli.arg.tool"))
+    .option("--args <json>", t(lang, "cli.desc.invokeArgs"), "{}")
+    .option("--json", t(lang, "cli.desc.invokeJson"))
+    .action(async (tool: string, o: { args: string; json?: boolean }) => {
+      const [{ h, config }, { invokeTool }] = await Promise.all([setUpHome(), import("./invoke.js")]);
+      process.exitCode = await invokeTool(h, config, tool, o.args, o.json === true, lang, { out: say, err: (line) => sayError(line + "\n") });
+    });
+  plugins.command("conformance")
+    .description(t(lang, "cli.desc.pluginsConformance"))
+    .argument("<folder>", t(lang, "cli.arg.folder"))
+    .option("--args <json>", t(lang, "cli.desc.conformanceArgs"))
+    .action(async (folder: string, o: { args?: string }) => {
+      const { pluginConformance } = await import("./plugins.js");
+      print(await pluginConformance(folder, o.args, lang));
+    });
+
   const key = p.command("key").description(t(lang, "cli.desc.key"));
   key.command("new")
     .description(t(lang, "cli.desc.keyNew"))

@@ -7,7 +7,7 @@
  */
 import { basename } from "node:path";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
-import { homeToolRoots, ToolHost, ToolRegistry, formatClash, toolLimits, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
+import { conformance, homeToolRoots, ToolHost, ToolRegistry, formatClash, toolLimits, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
 import { approvalRuleFor, approvalsOf, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
 import { readRulesInput } from "../host/rules-file.js";
 import type { Home } from "../host/home.js";
@@ -286,4 +286,26 @@ export async function doctorPlugins(h: Home, lang: Lang): Promise<Printed> {
   // A home without rules.json yet has nothing to warn about; a broken one leaves every approval unknown.
   const err = [...registry.problems().notes, ...(error !== null && !missing ? [t(lang, "cli.plugins.rulesError", { error })] : [])];
   return { out, err, code: failing > 0 ? 1 : 0 };
+}
+
+/**
+ * `plugins conformance <folder> [--args JSON]` (issue 16): checks a tool plugin folder against the contract (manifest,
+ * tool list, a good call, a bad call, id echo, stdout discipline, exit at end of input, timeout), one line per check,
+ * as `doctor` words them. Exit 1 when a check fails (a `warn` does not fail it).
+ * @throws CliError when `--args` is not a JSON object.
+ */
+export async function pluginConformance(folder: string, argsText: string | undefined, lang: Lang): Promise<Printed> {
+  let args: Record<string, unknown> | undefined;
+  if (argsText !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(argsText);
+    } catch (e) {
+      throw new CliError(t(lang, "cli.invoke.argsJson", { error: (e as Error).message }));
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new CliError(t(lang, "field.type", { field: "--args", type: "object" }));
+    args = parsed as Record<string, unknown>;
+  }
+  const lines = await conformance(folder, { lang, args });
+  return { out: lines.map((l) => checkLine(l, lang)), err: [], code: lines.some((l) => l.verdict === "fail") ? 1 : 0 };
 }

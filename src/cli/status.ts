@@ -99,6 +99,14 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
   const sp = (x: Spending, label: string) => `  ${w("status.spent", { label, runs: x.rounds, tokens: x.tokens, cost: x.cost.toFixed(4) })}`
     + `${x.missingTokens ? ` · ${w("status.noTokens", { n: x.missingTokens })}` : ""}${x.missingCost ? ` · ${w("status.noCost", { n: x.missingCost })}` : ""}`;
   out.push("", w("status.spending"), sp(s.spending.today, w("status.today")), sp(s.spending.week, w("status.week")));
+  // Tool calls that ended today, one line per plugin (issue 16).
+  const calls = s.toolCalls;
+  if (calls.length > 0) {
+    out.push("", w("status.toolCalls"));
+    for (const plugin of [...new Set(calls.map((c) => c.plugin))]) {
+      out.push(`  ${plugin}: ${calls.filter((c) => c.plugin === plugin).map((c) => `${c.status} ${c.count}`).join(" · ")}`);
+    }
+  }
   return out.join("\n");
 }
 

@@ -3,7 +3,7 @@
  * claims, start and end, session, receipt, answers and follow-up runs — in local time `MM-DD HH:mm:ss`.
  * Rule bodies are never printed.
  */
-import type { Fact, RunFactRow, EventFactRow } from "../protocol/responses.js";
+import type { Fact, RunFactRow, EventFactRow, ToolCallFactRow } from "../protocol/responses.js";
 import { asShape } from "../protocol/response-check.js";
 import { localize, t, type Lang } from "../i18n/messages.js";
 
@@ -54,6 +54,13 @@ export function timeline(run: number, facts: Fact[], lang: Lang = "en"): string[
           once(JSON.stringify([card.id, "answered"]), say, t(lang, "why.answered", { card: card.id, answer: answer ?? "", by: card.by ?? "-" }));
         }
       }
+      const call = table === "calls" ? asShape("ToolCallFactRow", row) : undefined;
+      if (call && call.run === run) {
+        const line = toolCallLine(call, lang);
+        if (line !== null) once(JSON.stringify(["call", call.id, call.status]), say, line);
+      }
+      const trust = table === "trust" ? asShape("TrustFactRow", row) : undefined;
+      if (trust) say(t(lang, "why.tool.trust", { plugin: trust.plugin, digest: trust.digest, by: trust.by }));
       const timer = table === "timers" ? asShape("TimerFactRow", row) : undefined;
       if (timer && timer.run === run) say(t(lang, "why.later", { key: timer.key, at: localTime(new Date(timer.at).toISOString()) }));
     }
@@ -80,4 +87,22 @@ export function timeline(run: number, facts: Fact[], lang: Lang = "en"): string[
 function eventLine(r: EventFactRow, lang: Lang): string {
   const summary = r.summary && r.type === "run.manual" ? localize(r.summary, lang) : r.summary;
   return `${r.source}/${r.sid} ${r.type}${r.subject ? ` ${r.subject}` : ""}${summary ? ` — ${summary}` : ""}`;
+}
+
+/**
+ * A tool call as the timeline tells it, once per status it reaches: allowed, asking the owner, awaiting approval,
+ * denied with why, parked until its deadline, and how it ended. Null for a status it does not tell.
+ */
+function toolCallLine(call: ToolCallFactRow, lang: Lang): string | null {
+  const p = { tool: call.tool, session: call.sessionKey, card: call.card ?? "-" };
+  switch (call.status) {
+    case "allowed": return t(lang, "why.tool.allowed", p);
+    case "asking": return t(lang, "why.tool.asking", p);
+    case "awaiting_approval": return t(lang, "why.tool.awaiting", p);
+    case "denied": return t(lang, "why.tool.denied", { ...p, reason: call.reason ?? "-" });
+    case "parked": return t(lang, "why.tool.parked", { ...p, at: call.deadline === null ? "-" : localTime(new Date(call.deadline).toISOString()) });
+    case "ok": case "error": case "timeout": case "oom":
+      return t(lang, "why.tool.ended", { ...p, status: call.status, ms: call.durationMs ?? "-" });
+    default: return null;
+  }
 }

@@ -4,11 +4,14 @@
  */
 import type { Fact } from "../kernel/types.js";
 
-/** A fact with key hashes replaced by "…" (the stream's and `why`'s form). */
+/** Tables whose row keys are credentials' hashes: key hashes, and the HMACs of async tool calls' task ids. */
+const hashKeyedTables = new Set(["keys", "tasks"]);
+
+/** A fact with key hashes and task-id hashes replaced by "…" (the stream's and `why`'s form). */
 export function publicFact(f: Fact): Fact {
   return {
     ...f,
-    changes: f.changes.map(([table, key, row]) => (table === "keys" ? [table, "…", row] : [table, key, row])),
+    changes: f.changes.map(([table, key, row]) => (hashKeyedTables.has(table) ? [table, "…", row] : [table, key, row])),
   };
 }
 

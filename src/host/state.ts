@@ -10,7 +10,7 @@ import { Ctx } from "../kernel/context.js";
 import { periodOf, startOfDay } from "../kernel/period.js";
 import { ownerCard } from "../kernel/cards.js";
 import { usageBucketMs, usageOf, type UsageBucket } from "../kernel/evolve.js";
-import { spendKey } from "../kernel/tables.js";
+import { spendKey, toolStatsKey } from "../kernel/tables.js";
 import type { Budget } from "../kernel/rules.js";
 import type { Env } from "../kernel/types.js";
 import type { EventView, RunView, Spending, State } from "../protocol/responses.js";
@@ -177,6 +177,7 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
     spending: { today: spendingOf(usedToday.all), week: spendingOf(usedWeek.all) },
     timers: before !== null ? [] : view.where("timers", "1 ORDER BY at").map(({ row }) => ({ rule: row.rule, lane: row.lane, key: row.key, about: row.about, at: iso(row.at) })),
     pauses,
+    toolCalls: toolCallsSince(view, today),
   };
 }
 
@@ -184,4 +185,21 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
 function budgetOf(view: View, rule: string, budget: Budget, period: { start: number; end: number }): NonNullable<State["lines"][number]["budget"]> {
   const spent = view.get("spend", spendKey(rule, period.start));
   return { cost: budget.cost, tokens: budget.tokens, per: budget.per, spentCost: spent?.cost ?? 0, spentTokens: spent?.tokens ?? 0, periodEnd: iso(period.end) };
+}
+
+/**
+ * Tool calls that ended since `from` (ms, a quarter-hour edge: the start of a day in any time zone in use), by plugin
+ * and status, from the `toolstats` quarter hours (issue 16); sorted by plugin, then status.
+ */
+function toolCallsSince(view: View, from: number): State["toolCalls"] {
+  const counts = new Map<string, { plugin: string; status: string; count: number }>();
+  for (const { row } of view.where("toolstats", "key >= ?", toolStatsKey(Math.floor(from / usageBucketMs) * usageBucketMs, ""))) {
+    for (const [status, n] of Object.entries(row.counts)) {
+      const k = JSON.stringify([row.plugin, status]);
+      const c = counts.get(k) ?? { plugin: row.plugin, status, count: 0 };
+      c.count += n ?? 0;
+      counts.set(k, c);
+    }
+  }
+  return [...counts.values()].sort((a, b) => (a.plugin === b.plugin ? (a.status < b.status ? -1 : 1) : a.plugin < b.plugin ? -1 : 1));
 }

@@ -36,6 +36,8 @@ export interface NewCard {
   source?: string | null;
   /** For fyi notices: who may not send the same key twice (default: the run). */
   fyiScope?: string;
+  /** A `toolApproval` ask: the tool call it is about (issue 16). */
+  toolCall?: number;
 }
 
 /** The key row of an fyi notice: `scope` (a run, or who told it) may send each dedup key once. */
@@ -99,6 +101,7 @@ export function createCard(c: Ctx, spec: NewCard): number | null {
     run: spec.run, system: spec.system ?? null, channels, at: c.now,
     choice: null, answer: null, by: null, answeredAt: null, result: null, closedAt: fyi ? c.now : null,
     deliveries: {},
+    ...(spec.toolCall === undefined ? {} : { toolCall: spec.toolCall }),
   };
   c.tx.put("cards", id, card);
   c.tx.put("cardkeys", rowKey, { card: id });

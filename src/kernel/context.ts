@@ -50,9 +50,10 @@ export class Ctx {
   /** Allocates the next id of a kind. Ids are never reused, even after the row is gone. */
   nextId(kind: keyof Counters): number {
     const c = this.tx.get("meta", "ids") ?? { event: 0, run: 0, card: 0 };
-    c[kind] += 1;
+    const id = (c[kind] ?? 0) + 1;
+    c[kind] = id;
     this.tx.put("meta", "ids", c);
-    return c[kind];
+    return id;
   }
 
   /** Adds to the running totals kept for GET /v1/state (never recounted by scanning history). */

@@ -28,6 +28,14 @@ export function cardLinkToken(master: Buffer, card: number, createdAtMs: number)
   return createHmac("sha256", master).update(`card:${card}:${createdAtMs}`).digest("base64url");
 }
 
+/**
+ * What the hub keeps of an async tool call's task id, the only credential of its callback (issue 16):
+ * HMAC(master, "task:<id>"), hex. Without the master key it says nothing of the id, even a short or guessable one.
+ */
+export function toolTaskHash(master: Buffer, task: string): string {
+  return createHmac("sha256", master).update(`task:${task}`).digest("hex");
+}
+
 /** Constant-time comparison of two strings (false when lengths differ). */
 export function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a, "utf8");

@@ -9,7 +9,7 @@
  * on a cycle). Nothing in the kernel imports from src/host, src/worker or src/cli.
  *
  *   decide                    the input table (this file): permission, checks, facts; the kernel's entry
- *   runs · control · tell     steps by input kind: claims, results, retries, stops; cron, pause, resume, run now; tell
+ *   runs · control · tell · tool-calls   steps by input kind: claims, results, retries, stops; cron, pause, resume, run now; tell; tool calls
  *   notices · budget          alerts several steps raise (hops); budgets: spend, pause, the budget card and its answer
  *   cards · schedule          cards: create, deliver, answer, close; cron schedules and the end of a pause
  *   lanes                     events into lanes into queued runs
@@ -40,6 +40,7 @@ import { systemCardKey } from "./system-cards.js";
 import type { MessageId } from "../i18n/messages.js";
 import { own } from "./own.js";
 import { reservedSources } from "./rules.js";
+import { agentToolCall, answerToolCard, ownerToolCall, toolCallback, toolOutcome, toolTaskDue, toolWaitDue } from "./tool-calls.js";
 
 type Reply = { status: number; body: unknown; park?: boolean };
 
@@ -125,6 +126,14 @@ function step(c: Ctx, input: Input): Reply {
       const who = authorize(c, input.keyHash, ["source", "worker"]);
       return isReply(who) ? who : tell(c, who, input.body);
     }
+    case "toolCall": return runToolCall(c, input);
+    case "ownerToolCall": return control(c, input.keyHash, (who) => ownerToolCall(c, who.name, input.body));
+    case "toolOutcome": return runToolOutcome(c, input);
+    case "ownerToolOutcome": return control(c, input.keyHash, () => {
+      const call = c.tx.get("calls", input.call);
+      return call && call.caller === "owner" ? toolOutcome(c, call, input.body) : err(404, c.msg("tools.calls.notFound", { id: input.call }));
+    });
+    case "toolCallback": return toolCallback(c, input.task, input.body);
     case "tick": return tick(c, input.due);
     case "dueFailed": return dueFailed(c, input.due, input.error);
   }
@@ -174,20 +183,16 @@ function runFor(c: Ctx, id: number): RunRow | Reply {
 }
 
 function runStarted(c: Ctx, input: Extract<Input, { kind: "started" }>): Reply {
-  if (input.token === "") return err(401, c.msg("auth.missing")); // no credential at all, as for keys
-  const run = runFor(c, input.run);
+  const run = tokenRun(c, input.run, input.token);
   if (isReply(run)) return run;
-  if (!tokenValid(c, run, input.token)) return err(403, c.msg("auth.token"));
   if (!["claimed", "running", "stopping", "uncertain"].includes(run.state)) return err(409, c.msg("result.ended"));
   started(c, run, input.session, input.link);
   return ok();
 }
 
 function runResult(c: Ctx, input: Extract<Input, { kind: "result" }>): Reply {
-  if (input.token === "") return err(401, c.msg("auth.missing"));
-  const run = runFor(c, input.run);
+  const run = tokenRun(c, input.run, input.token);
   if (isReply(run)) return run;
-  if (!tokenValid(c, run, input.token)) return err(403, c.msg("auth.token"));
   const prior = run.results[String(run.attempt)];
   if (prior) return prior.hash === input.hash ? ok(prior.response) : err(409, c.msg("result.conflict"));
   if (!["claimed", "running", "stopping", "uncertain"].includes(run.state)) return err(409, c.msg("result.ended"));
@@ -201,6 +206,27 @@ function runResult(c: Ctx, input: Extract<Input, { kind: "result" }>): Reply {
   const rule = c.rule(run.rule);
   if (rule) countUsage(c, rule, input.result.usage); // last: a budget pause is a fact of its own after the result
   return ok(response);
+}
+
+/** The run of a run-token input, its token checked: none → 401 (as for keys), no run → 404, not its token → 403. */
+function tokenRun(c: Ctx, run: number, token: string): RunRow | Reply {
+  if (token === "") return err(401, c.msg("auth.missing"));
+  const row = runFor(c, run);
+  if (isReply(row)) return row;
+  return tokenValid(c, row, token) ? row : err(403, c.msg("auth.token"));
+}
+
+function runToolCall(c: Ctx, input: Extract<Input, { kind: "toolCall" }>): Reply {
+  const run = tokenRun(c, input.run, input.token);
+  return isReply(run) ? run : agentToolCall(c, run, input.body);
+}
+
+/** An outcome reported with a run's token: only for a call of that run (another run's call is not found). */
+function runToolOutcome(c: Ctx, input: Extract<Input, { kind: "toolOutcome" }>): Reply {
+  const run = tokenRun(c, input.run, input.token);
+  if (isReply(run)) return run;
+  const call = c.tx.get("calls", input.call);
+  return call && call.run === run.id ? toolOutcome(c, call, input.body) : err(404, c.msg("tools.calls.notFound", { id: input.call }));
 }
 
 function runCancel(c: Ctx, input: Extract<Input, { kind: "cancel" }>): Reply {
@@ -293,7 +319,10 @@ function answerChecked(c: Ctx, card: CardRow, choice: number | null, text: strin
     return err(400, c.msg("card.noticeChoice"));
   }
   if (card.system === "budget") answerBudgetCard(c, card, input.choice, by);
-  else answerCard(c, card, input.choice, input.text, by);
+  else if (card.system === "toolApproval") {
+    const refused = answerToolCard(c, card, input.choice, by);
+    if (refused) return refused;
+  } else answerCard(c, card, input.choice, input.text, by);
   const after = c.tx.get("cards", card.id);
   assert(after, "answered-card-exists");
   return ok({ ok: true, card: ownerCard(c, after) });
@@ -374,6 +403,8 @@ function tick(c: Ctx, key: string): Reply {
     case "fyiExpire": fyiExpire(c, Number(row.ref)); break;
     case "cron": cronDue(c, row.ref, row.failing?.dueAt ?? row.at); break;
     case "pause": pauseDue(c, row.ref); break;
+    case "toolWait": toolWaitDue(c, Number(row.ref)); break;
+    case "toolTask": toolTaskDue(c, Number(row.ref)); break;
     // A row of a kind this kernel does not know (DueKind): a damaged database.
     default: assert(false, "due-kind-known");
   }

@@ -69,6 +69,12 @@ export const tables: Record<TableName, TableDef> = {
   spend: { intKey: false, columns: {}, indexes: [] },
   /** Ended runs summed per quarter hour of their end (`usageBucketMs`), kept by `evolve` itself: see `UsageBucket`. */
   usage: { intKey: true, columns: {}, indexes: [] },
+  calls: { intKey: true, columns: { run: json("run") }, indexes: [{ columns: ["run"] }] },
+  trust: { intKey: false, columns: {}, indexes: [] },
+  grants: { intKey: false, columns: {}, indexes: [] },
+  tasks: { intKey: false, columns: {}, indexes: [] },
+  /** Ended tool calls per quarter hour and plugin; the key starts with the quarter hour, so a day is one key range. */
+  toolstats: { intKey: false, columns: {}, indexes: [] },
 };
 
 /** Width of a `usage` bucket (ms): a quarter hour, so a day starts on a bucket edge in every time zone in use. */

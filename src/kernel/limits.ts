@@ -189,3 +189,36 @@ export const consoleSignInsPendingMax = 16;
 export const consoleSessionMaxMs = 24 * 3_600_000;
 /** Owner console: sessions held at once, at most; a sign-in past it ends the oldest session. */
 export const consoleSessionsMax = 64;
+
+/**
+ * Tool calls (issue 16; spec tool-plugins.md §5, §8): the bounded preview of a call's arguments that an approval card
+ * shows, in code points (the public implementation's `args_preview` is at most 512 bytes).
+ */
+export const toolCallPreviewMaxCodepoints = 512;
+/** Tool calls: calls one run may ask the hub about; later ones are refused (a looping agent stops costing facts). */
+export const toolCallsPerRunMax = 1000;
+/** Tool calls: how long one GET of a call's decision or of a parked call's result may be held, in seconds. */
+export const toolCallWaitMaxSeconds = 600;
+/** Async task ids (the only credential of a callback): at least this many characters (issue 16). */
+export const toolTaskIdMinChars = 16;
+/** Async task ids: at most this many characters (they travel in a URL path). */
+export const toolTaskIdMaxChars = 200;
+/** A tool call's timeout when its manifest and its caller give none (spec tool-plugins.md §2), and a parked call's (ms). */
+export const toolCallTimeoutMsDefault = 30_000;
+/** The longest timeout of a tool call, and so of a parked async call's deadline: one hour (ms). */
+export const toolCallTimeoutMsMax = 3_600_000;
+/** Async calls parked and not yet completed, over the whole hub; more are recorded as errors, not parked. */
+export const toolParkedCallsMax = 10_000;
+/** A callback's `result` as the hub keeps it (its JSON, UTF-8 bytes); a bigger one is refused (400, naming `result`). */
+export const toolResultMaxBytes = 256 * 1024;
+/** A callback's `result`: arrays and objects inside one another at most this deep (the outermost counts 1). */
+export const toolResultDepthMax = 64;
+/** A callback's error `message`, in code points (longer ones are cut). */
+export const toolErrorMessageMaxCodepoints = 2000;
+/** A callback's error `code` when it is a string, in characters. */
+export const toolErrorCodeMaxChars = 100;
+/**
+ * An owner's answer to a tool call's card that came after the agent stopped waiting is kept for the next call of the
+ * same tool in the same session this long (ms); an older one is not used (the owner is asked again).
+ */
+export const toolGrantValidMs = 24 * 60 * 60_000;

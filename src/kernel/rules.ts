@@ -633,6 +633,19 @@ export function starMatch(pattern: string, value: string): boolean {
   return true;
 }
 
+/**
+ * The session key of an agent run's tool calls (issue 16; spec tool-plugins.md §4 `session_key`): `<rule>:<lane>`,
+ * the lane being the subject its events share ("" for none). `allow_session_keys` globs match it.
+ */
+export function toolSessionKey(rule: string, lane: string): string {
+  return `${rule}:${lane}`;
+}
+
+/** The session key of the owner's own tool calls (`plugins invoke`): `owner:<key name>`. */
+export function ownerSessionKey(keyName: string): string {
+  return `owner:${keyName}`;
+}
+
 /** A rule's tool patterns (none when the file gave none). */
 export function ruleTools(rule: RuleDef): string[] {
   return rule.tools ?? [];

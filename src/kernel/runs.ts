@@ -3,7 +3,7 @@
  * its session, start, results with their receipt applied in one step, retries, stops and the end of a run.
  */
 import type { Ctx } from "./context.js";
-import { anyGlob, type RuleDef } from "./rules.js";
+import { anyGlob, ruleTools, toolSessionKey, type RuleDef } from "./rules.js";
 import {
   failuresBeforeCancel, failuresBeforeCard, heartbeatRecordIntervalMs, retryDelayFirstMs, retryDelayMaxMs, runLeaseMs,
   workerOfflineMs, stateRecentCards,
@@ -129,7 +129,7 @@ function heartbeat(c: Ctx, worker: string, running: number[]): number[] {
 export function jobOf(c: Ctx, run: RunRow): Job {
   const job = run.job;
   assert(job, "claimed-run-has-job");
-  return { run: run.id, token: tokenOf(c, run), attempt: run.attempt, ...job };
+  return { run: run.id, token: tokenOf(c, run), attempt: run.attempt, ...job, tools: job.tools ?? [], sessionKey: job.sessionKey ?? toolSessionKey(run.rule, run.lane) };
 }
 
 /**
@@ -198,6 +198,8 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
     },
     session,
     askFirst: c.rules.askFirst,
+    tools: ruleTools(rule),
+    sessionKey: toolSessionKey(rule.name, run.lane),
     context: buildContext(c, run, rule),
   };
   if (session) c.tx.put("sessions", session, { run: run.id });

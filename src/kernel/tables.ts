@@ -10,7 +10,7 @@
 import type {
   BudgetOk, CardKeyRow, CardRow, ChannelSeenRow, Counters, CronRow, DueKind, DueRow, EventRow, GroupRow, KeyRow, LaneRow,
   OutboxRow, PauseRow, RulesMeta, RulesRow, RulesVersionRow, RunRow, SessionRow, SpendRow, TimerRow, Totals, UsageRow,
-  WorkerRow,
+  WorkerRow, ToolCallRow, TrustRow, GrantRow, TaskRow, ToolStatsRow, ToolCallsMeta,
 } from "./types.js";
 
 /** `spend` key of a rule's usage in the budget period that starts at `start` (ms). */
@@ -28,7 +28,8 @@ export interface Tables {
     | { key: "rules"; row: RulesMeta | RulesRow }
     | { key: "rulesVersion"; row: RulesVersionRow }
     | { key: "ids"; row: Counters }
-    | { key: "totals"; row: Totals };
+    | { key: "totals"; row: Totals }
+    | { key: "toolCalls"; row: ToolCallsMeta };
   /** Key: the SHA-256 of the bearer key. */
   keys: { key: string; row: KeyRow };
   events: { key: number; row: EventRow };
@@ -59,6 +60,16 @@ export interface Tables {
   spend: { key: SpendKey; row: SpendRow } | { key: BudgetOkKey; row: BudgetOk };
   /** Key: the bucket's start (ms). Kept by `evolve` itself, never written by a decision. */
   usage: { key: number; row: UsageRow };
+  /** Key: the tool call's id (issue 16). */
+  calls: { key: number; row: ToolCallRow };
+  /** Key: `trustKey`. */
+  trust: { key: string; row: TrustRow };
+  /** Key: `grantKey`. */
+  grants: { key: string; row: GrantRow };
+  /** Key: the HMAC of a parked call's task id (`toolTaskHash`). */
+  tasks: { key: string; row: TaskRow };
+  /** Key: `toolStatsKey`. */
+  toolstats: { key: string; row: ToolStatsRow };
 }
 
 /** The name of a projection table (its SQL table is `v_<name>`). */
@@ -105,4 +116,22 @@ export function spendKey(rule: string, start: number): SpendKey {
 /** Key of the owner's "resume for the rest of the period" of a rule. */
 export function budgetOkKey(rule: string): BudgetOkKey {
   return `ok\u0000${rule}`;
+}
+
+/** Key of a trust entry: the plugin's name and its manifest digest, joined by a NUL. */
+export function trustKey(plugin: string, digest: string): string {
+  return `${plugin}\u0000${digest}`;
+}
+
+/** Key of a grant: the session key, the tool (`<plugin>.<tool>`) and the manifest digest, joined by NULs. */
+export function grantKey(sessionKey: string, tool: string, digest: string): string {
+  return `${sessionKey}\u0000${tool}\u0000${digest}`;
+}
+
+/**
+ * Key of a `toolstats` row: the quarter hour's start (ms, 15 digits, so keys sort by time) and the plugin, joined by
+ * a NUL.
+ */
+export function toolStatsKey(bucket: number, plugin: string): string {
+  return `${String(bucket).padStart(15, "0")}\u0000${plugin}`;
 }

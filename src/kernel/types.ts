@@ -3,7 +3,7 @@
  * Times inside rows are milliseconds since the Unix epoch (UTC); the protocol shows them as ISO strings.
  */
 import type { Rules } from "./rules.js";
-import type { EventIn, Result, TellBody, Usage } from "../protocol/schema.js";
+import type { EventIn, PluginCallbackBody, Result, TellBody, ToolCallBody, ToolOutcomeBody, Usage } from "../protocol/schema.js";
 import type { Job } from "../protocol/responses.js";
 
 /** One projection row change: `[table, key, row]`; `row === null` deletes the row. */
@@ -67,7 +67,12 @@ export interface UsageSum { input?: number; output?: number; cached?: number; co
  * What a claimed run keeps of its rule and agent: later rule edits do not change it. It is the job a worker gets
  * (protocol `Job`, src/protocol/responses.ts) without what each claim sets: run id, token and attempt.
  */
-export type JobSnapshot = Omit<Job, "run" | "token" | "attempt">;
+export type JobSnapshot = Omit<Job, "run" | "token" | "attempt" | "tools" | "sessionKey"> & {
+  /** The rule's `tools` patterns (issue 16); absent in runs claimed before they were kept: none. */
+  tools?: string[];
+  /** The session key of the run's tool calls, `<rule>:<lane>`; absent in runs claimed before it was kept. */
+  sessionKey?: string;
+};
 
 /** A `runs` row (key: the run id): one run of a rule in a lane, its attempts, claim, job, session and end. Times in ms. */
 export interface RunRow {
@@ -163,7 +168,9 @@ export type CardState = (typeof cardStates)[number];
  */
 export type SystemKind =
   | "failing" | "gaveUp" | "uncertain" | "ruleGone" | "offline" | "rulesError" | "hops" | "budget" | "deadlineFailing"
-  | "cronMissed";
+  | "cronMissed"
+  /** An agent's tool call waits for the owner's approval (issue 16): allow once / always allow / deny. */
+  | "toolApproval";
 
 /** A `cards` row (key: the card id): an ask or notice, where it belongs, its answer and deliveries. Times in ms. */
 export interface CardRow {
@@ -194,6 +201,8 @@ export interface CardRow {
   result: string | null;
   closedAt: number | null;
   deliveries: Record<string, Delivery>;
+  /** A `toolApproval` card: the tool call it asks about (issue 16). Absent on every other card. */
+  toolCall?: number;
 }
 
 /** An `outbox` row (key: `outboxKey`): card `card` is to be offered to `channel` from `nextAt` (ms) on. */
@@ -203,9 +212,10 @@ export interface OutboxRow { channel: string; card: number; nextAt: number }
  * The kinds of deadline of the due table, each with what its `ref` names: `retry` a waiting run's id (its wait
  * ends), `lease` a claimed run's id (its lease runs out), `later` a timer key (timers table), `offline` a worker name,
  * `fyiExpire` an fyi card's id (its delivery window closes), `cron` a cron rule's name, `pause` a paused rule's name
- * (its `until` comes).
+ * (its `until` comes), `toolWait` a tool call's id (the agent stops waiting for its approval), `toolTask` a parked
+ * async call's id (its callback's deadline).
  */
-export type DueKind = "retry" | "lease" | "later" | "offline" | "fyiExpire" | "cron" | "pause";
+export type DueKind = "retry" | "lease" | "later" | "offline" | "fyiExpire" | "cron" | "pause" | "toolWait" | "toolTask";
 
 /**
  * One deadline of the due table (key `<kind>:<ref>`): when it comes due (ms), what kind it is and what it names.
@@ -236,8 +246,11 @@ export interface RulesMeta { version: number; hash: string; rules: Rules; at: nu
 export interface RulesRow { version: number; hash: string; at: number; seq: number }
 /** `meta` "rulesVersion": the current rules version, read before the (larger) rules row. */
 export interface RulesVersionRow { version: number }
-/** `meta` "ids": the last id given to an event, a run and a card (ids are never reused). */
-export interface Counters { event: number; run: number; card: number }
+/**
+ * `meta` "ids": the last id given to an event, a run, a card and a tool call (ids are never reused); `call` is absent
+ * until the first tool call.
+ */
+export interface Counters { event: number; run: number; card: number; call?: number }
 /** `meta` "totals": running totals for GET /v1/state, kept as decisions go (never recounted from history). */
 export interface Totals { events: number; unrouted: number; runs: number; cards: number; openCards: number }
 
@@ -264,6 +277,81 @@ export interface CardKeyRow { card: number }
 /** A `sessions` row: the run that uses an agent session now (one that goes on: it is dropped when the run ends or waits). */
 export interface SessionRow { run: number }
 
+/**
+ * Where a tool call is (issue 16): `asking` (a `prompt`: its approval card is open and the agent's call is held),
+ * `awaiting_approval` (the hold ran out: the agent was told to end its turn; the answer wakes the lane), `allowed`
+ * (may run; its outcome is not reported yet), `parked` (an async plugin took it as a task: its callback or deadline
+ * ends it), and the ends: `ok`, `error`, `timeout`, `oom`, `denied`.
+ */
+export const toolCallStatuses = ["asking", "awaiting_approval", "allowed", "parked", "ok", "error", "timeout", "oom", "denied"] as const;
+export type ToolCallStatus = (typeof toolCallStatuses)[number];
+
+/**
+ * Why a tool call got its decision (issue 16): the `ApprovalVerdict` reasons of rules.ts, or `notOffered` (the run's
+ * rule does not offer the tool), `answer` (the owner answered its card), `grant` (an answer given after the agent
+ * stopped waiting, spent by this call).
+ */
+export type ToolCallWhy = "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant";
+
+/**
+ * A `calls` row (key: the call id): one tool call the hub decided, and how it ended. The arguments are never kept,
+ * only their digest. Times in ms.
+ */
+export interface ToolCallRow {
+  id: number;
+  /** The agent run that called, null for the owner's own call. */
+  run: number | null;
+  caller: "agent" | "owner";
+  /** Who called: the run's agent id, or the owner key's name. */
+  by: string;
+  plugin: string;
+  /** `<plugin>.<tool>`. */
+  tool: string;
+  sessionKey: string;
+  argsDigest: string;
+  manifestDigest: string;
+  builtIn: boolean;
+  decision: "allow" | "deny" | "prompt";
+  why: ToolCallWhy;
+  /** The entry of rules.json's `approvals` that decided, by its place; null when none did. */
+  approval: number | null;
+  /** Why it was denied, in the hub's language; null otherwise. */
+  reason: string | null;
+  /** The approval card of a `prompt`. */
+  card: number | null;
+  /** Until when the agent's call is held for the owner's answer. */
+  waitUntil: number | null;
+  status: ToolCallStatus;
+  durationMs: number | null;
+  at: number;
+  endedAt: number | null;
+  /** When a parked call's callback is too late. */
+  deadline: number | null;
+  /** The outcome its caller reported (`parked` for an async task), null until then. */
+  reported: "ok" | "error" | "timeout" | "oom" | "parked" | null;
+  /** A parked call's end as its callback gave it (`result` within `toolResultMaxBytes`), or its timeout. */
+  result: { status: "ok"; result: unknown } | { status: "error"; error: { code: number | string; message: string } } | { status: "timeout" } | null;
+}
+
+/** A `trust` row (key: `trustKey`): the owner answered "always allow" for this plugin at this manifest digest. */
+export interface TrustRow { plugin: string; digest: string; card: number; by: string; at: number }
+
+/**
+ * A `grants` row (key: `grantKey`): the owner's answer to a call's card that came after the agent stopped waiting;
+ * the next call of the same tool in the same session, at the same manifest digest, gets it once (within
+ * `toolGrantValidMs`).
+ */
+export interface GrantRow { sessionKey: string; tool: string; digest: string; decision: "allow" | "deny"; card: number; at: number }
+
+/** A `tasks` row (key: the HMAC of a parked call's task id, never the id): the call it completes. */
+export interface TaskRow { call: number }
+
+/** `meta` "toolCalls": parked calls not yet ended (bounded by `toolParkedCallsMax`). */
+export interface ToolCallsMeta { parked: number }
+
+/** A `toolstats` row (key: `toolStatsKey`): ended tool calls of one plugin in one quarter hour, by status. */
+export interface ToolStatsRow { bucket: number; plugin: string; counts: Partial<Record<ToolCallStatus, number>> }
+
 /** Who is calling: the key kind and name, from the SHA-256 of the bearer key (never the key itself). */
 export interface Caller { kind: KeyKind; name: string }
 
@@ -289,6 +377,14 @@ export type Input =
   | { kind: "linkAnswer"; card: number; token: string; choice: number | null; text: string | null }
   | { kind: "eventsIn"; source: string; events: EventIn[] }
   | { kind: "tell"; keyHash: string | null; body: TellBody }
+  /** A tool call to decide (issue 16): an agent run's (`run` + its token) or the owner's (`keyHash`). */
+  | { kind: "toolCall"; run: number; token: string; body: ToolCallBody }
+  | { kind: "ownerToolCall"; keyHash: string | null; body: ToolCallBody }
+  /** How an allowed call ended: reported with the run's token, or by the owner. */
+  | { kind: "toolOutcome"; run: number; token: string; call: number; body: ToolOutcomeBody }
+  | { kind: "ownerToolOutcome"; keyHash: string | null; call: number; body: ToolOutcomeBody }
+  /** An async plugin's callback: its task id (the credential; never kept) and what it sent. */
+  | { kind: "toolCallback"; task: string; body: PluginCallbackBody }
   /** The timer: the deadline `due` (a due table key) came due; the shell sends one per due row, so each is decided alone. */
   | { kind: "tick"; due: string }
   /** The shell: the `tick` of `due` failed (answered 500) with `error`; it is tried again later. */

@@ -48,6 +48,8 @@ export interface Projection {
   dueKeys(now: number, limit: number): string[];
   /** The earliest `nextAt` of the outbox after `afterMs` (ms), or null. */
   nextOfferAt(afterMs: number): number | null;
+  /** How many tool calls run `run` made (issue 16). */
+  toolCallsOfRun(run: number): number;
 }
 
 /** Rows the view reads a page at a time (`queuedRuns`). */
@@ -172,6 +174,10 @@ export class View implements Projection {
 
   nextOfferAt(afterMs: number): number | null {
     return (this.sql(`SELECT MIN(nextAt) AS at FROM v_outbox WHERE nextAt > ?`).get(afterMs) as { at: number | null }).at;
+  }
+
+  toolCallsOfRun(run: number): number {
+    return (this.sql(`SELECT COUNT(*) AS n FROM v_calls WHERE run = ?`).get(run) as { n: number }).n;
   }
 }
 

@@ -8,7 +8,7 @@
 import type { ErrorObject } from "ajv";
 import { endpoints, pathOf, type BodyOf, type EndpointName, type EndpointSpec, type ParamsOf, type QueryOf } from "./endpoints.js";
 import { checkResponse, type ResponseShape } from "./response-check.js";
-import type { Answer, EventIn, PauseBody, Result, RunNowBody, Started, TellBody } from "./schema.js";
+import type { Answer, EventIn, PauseBody, PluginCallbackBody, Result, RunNowBody, Started, TellBody, ToolCallBody, ToolOutcomeBody } from "./schema.js";
 import type { KeyKind } from "../kernel/types.js";
 
 /** The hub refused a call (4xx, 5xx): its status, and its `{ error }` text when it sent one. */
@@ -191,5 +191,51 @@ export class HubClient {
   /** DELETE /v1/console/sessions: ends every owner console session. */
   consoleEnd() {
     return this.request("consoleEnd", {});
+  }
+
+  /**
+   * POST /v1/runs/:id/tools/calls with the run's token: asks the hub to decide an agent's tool call before it runs
+   * (issue 16). Answers `{call, decision, card?, reason?, waitUntil?}`; run the tool only on `allow`.
+   */
+  toolCall(run: number, token: string, body: ToolCallBody) {
+    return this.request("toolCall", { params: { id: run }, body }, { auth: token });
+  }
+
+  /**
+   * GET /v1/runs/:id/tools/calls/:call with the run's token: the call's decision now; while it is `prompt` the hub
+   * holds the answer up to `waitSeconds` (and never past the call's `waitUntil`) for the owner's answer.
+   */
+  toolCallWait(run: number, token: string, call: number, waitSeconds: number, signal?: AbortSignal) {
+    return this.request("toolCallGet", { params: { id: run, call }, query: { waitSeconds: String(waitSeconds) } }, { auth: token, signal });
+  }
+
+  /** POST /v1/runs/:id/tools/calls/:call/outcome with the run's token: how an allowed call ended (`parked`: with its task id). */
+  toolCallOutcome(run: number, token: string, call: number, body: ToolOutcomeBody) {
+    return this.request("toolCallOutcome", { params: { id: run, call }, body }, { auth: token });
+  }
+
+  /** GET /v1/runs/:id/tools/calls/:call/result with the run's token: a parked call's end, held up to `waitSeconds` while pending. */
+  toolCallResult(run: number, token: string, call: number, waitSeconds: number, signal?: AbortSignal) {
+    return this.request("toolCallResult", { params: { id: run, call }, query: { waitSeconds: String(waitSeconds) } }, { auth: token, signal });
+  }
+
+  /** POST /v1/tools/calls with an owner key: the owner's own call (`plugins invoke`, session key `owner:<key name>`). */
+  ownerToolCall(body: ToolCallBody) {
+    return this.request("ownerToolCall", { body });
+  }
+
+  /** POST /v1/tools/calls/:call/outcome with an owner key: how the owner's call ended. */
+  ownerToolCallOutcome(call: number, body: ToolOutcomeBody) {
+    return this.request("ownerToolCallOutcome", { params: { call }, body });
+  }
+
+  /** GET /v1/tools/calls/:call/result with an owner key: the end of the owner's parked call, held up to `waitSeconds`. */
+  ownerToolCallResult(call: number, waitSeconds: number, signal?: AbortSignal) {
+    return this.request("ownerToolCallResult", { params: { call }, query: { waitSeconds: String(waitSeconds) } }, { signal });
+  }
+
+  /** POST /v1/plugins/callback/:task (no key: the task id is the credential): an async plugin completes its task. */
+  pluginCallback(task: string, body: PluginCallbackBody) {
+    return this.request("pluginCallback", { params: { task }, body }, { auth: null });
   }
 }

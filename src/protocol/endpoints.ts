@@ -84,6 +84,14 @@ export const endpoints = {
   keyRemove: { section: "keys", method: "DELETE", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "Changed" },
 
   tools: { section: "tools", method: "GET", path: "/v1/tools", aliases: ["/api/tools"], auth: ["owner"], response: "Tools", cookie: true },
+  toolCall: { section: "tools", method: "POST", path: "/v1/runs/:id/tools/calls", auth: "run", body: "ToolCallBody", response: "ToolCallDecision" },
+  toolCallGet: { section: "tools", method: "GET", path: "/v1/runs/:id/tools/calls/:call", auth: "run", query: "ToolWaitQuery", response: "ToolCallDecision" },
+  toolCallOutcome: { section: "tools", method: "POST", path: "/v1/runs/:id/tools/calls/:call/outcome", auth: "run", body: "ToolOutcomeBody", response: "Ok" },
+  toolCallResult: { section: "tools", method: "GET", path: "/v1/runs/:id/tools/calls/:call/result", auth: "run", query: "ToolWaitQuery", response: "ToolCallResult" },
+  ownerToolCall: { section: "tools", method: "POST", path: "/v1/tools/calls", auth: ["owner"], body: "ToolCallBody", response: "ToolCallDecision" },
+  ownerToolCallOutcome: { section: "tools", method: "POST", path: "/v1/tools/calls/:call/outcome", auth: ["owner"], body: "ToolOutcomeBody", response: "Ok" },
+  ownerToolCallResult: { section: "tools", method: "GET", path: "/v1/tools/calls/:call/result", auth: ["owner"], query: "ToolWaitQuery", response: "ToolCallResult" },
+  pluginCallback: { section: "tools", method: "POST", path: "/v1/plugins/callback/:task", aliases: ["/plugin-callback/:task"], auth: "none", body: "PluginCallbackBody", response: "Ok" },
 
   consoleSignIn: { section: "console", method: "POST", path: "/v1/console/sign-in", auth: ["owner"], response: "ConsoleLink" },
   consoleEnd: { section: "console", method: "DELETE", path: "/v1/console/sessions", auth: ["owner"], response: "ConsoleEnded" },

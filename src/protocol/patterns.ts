@@ -3,9 +3,22 @@
  * links), kept free of TypeBox so that a module using one does not load the schema library (a starting hub or worker
  * loads none: README "Measurements"; tests/lean-start.test.ts).
  */
+import { toolNameMaxChars, toolPluginNameMaxChars, toolTaskIdMaxChars, toolTaskIdMinChars } from "../kernel/limits.js";
 
 /** A link an agent reports for its session: an ASCII URL of any scheme but javascript/data, no spaces. */
 export const sessionLinkPattern = "^(?![jJ][aA][vV][aA][sS][cC][rR][iI][pP][tT]:|[dD][aA][tT][aA]:)[A-Za-z][A-Za-z0-9+.-]*:[!-~]+$";
 
 /** A run or card id: 1 to 15 digits, no leading zero (a safe integer). */
 export const idPattern = "^[1-9]\\d{0,14}$";
+
+/**
+ * An async tool call's task id (issue 16): URL-safe characters only, since it travels in
+ * `/v1/plugins/callback/<task_id>`, and long enough to be the callback's only credential.
+ */
+export const taskIdPattern = `^[A-Za-z0-9._~-]{${toolTaskIdMinChars},${toolTaskIdMaxChars}}$`;
+
+/** A tool as calls name it (issue 16): `<plugin>.<tool>`, by the names manifests and rules.json allow. */
+export const qualifiedToolPattern = `^[A-Za-z0-9][A-Za-z0-9_-]{0,${toolPluginNameMaxChars - 1}}\\.[A-Za-z0-9_][A-Za-z0-9_.-]{0,${toolNameMaxChars - 1}}$`;
+
+/** A SHA-256 digest in hex, as manifests' digests are written. */
+export const sha256HexPattern = "^[0-9a-f]{64}$";

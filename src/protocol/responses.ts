@@ -157,6 +157,10 @@ export const Job = Type.Object({
   }),
   session: orNull(str()),
   askFirst: Type.Array(str()),
+  /** The rule's `tools` patterns as written (`<plugin>.<tool>`, `*` any run of characters), `[]` when none (issue 16). */
+  tools: Type.Array(str()),
+  /** The session key of this run's tool calls: `<rule>:<lane subject>` (issue 16; spec tool-plugins.md §4 `session_key`). */
+  sessionKey: str(),
   context: Type.Object({
     events: Type.Array(ContextEvent),
     answers: Type.Array(ContextAnswer),
@@ -293,6 +297,8 @@ export const State = Type.Object({
   spending: Type.Object({ today: ref(Spending), week: ref(Spending) }),
   timers: Type.Array(Type.Object({ rule: str(), lane: str(), key: str(), about: orNull(str()), at: iso() })),
   pauses: Type.Array(Type.Object({ name: str(), ...Pause.properties })),
+  /** Tool calls that ended today (the rules' time zone), by plugin and status (issue 16). */
+  toolCalls: Type.Array(Type.Object({ plugin: str(), status: str(), count: int() })),
 }, { description: "GET /v1/state" });
 export type State = Static<typeof State>;
 
@@ -350,6 +356,17 @@ export type TimerFactRow = Static<typeof TimerFactRow>;
 export const RulesFactRow = Type.Object({ version: int() });
 export type RulesFactRow = Static<typeof RulesFactRow>;
 
+/** A `calls` row of a fact (issue 16): a tool call, its session, where it is, and what goes with that. Times in ms. */
+export const ToolCallFactRow = Type.Object({
+  id: id(), run: orNull(id()), tool: str(), sessionKey: str(), status: str(), card: orNull(id()), reason: orNull(str()),
+  durationMs: orNull(int()), deadline: orNull(int()),
+});
+export type ToolCallFactRow = Static<typeof ToolCallFactRow>;
+
+/** A `trust` row of a fact (issue 16): the owner trusted a plugin at a manifest digest ("always allow"). */
+export const TrustFactRow = Type.Object({ plugin: str(), digest: str(), by: str() });
+export type TrustFactRow = Static<typeof TrustFactRow>;
+
 /**
  * A tool the hub's home offers (issue 16; spec declarative-plugins.md's `/api/tools`): `name` is `<pluginId>.<tool>`,
  * `kind` its plugin's (`http` for a declarative plugin's HTTP tool), `parameters` the JSON Schema of its arguments,
@@ -374,12 +391,49 @@ export type ConsoleLink = Static<typeof ConsoleLink>;
 export const ConsoleEnded = Type.Object({ ended: int() }, { description: "DELETE /v1/console/sessions" });
 export type ConsoleEnded = Static<typeof ConsoleEnded>;
 
+/** How the hub decided a tool call (issue 16): run it, refuse it, or wait for the owner's answer on an ask card. */
+export const toolDecisions = ["allow", "deny", "prompt"] as const;
+export type ToolDecision = (typeof toolDecisions)[number];
+
+/**
+ * POST /v1/runs/:id/tools/calls, POST /v1/tools/calls and GET /v1/runs/:id/tools/calls/:call: the call's id, its
+ * session key and its decision now. `prompt`: the owner is asked on ask card `card` (allow once / always allow / deny); `waitUntil` is
+ * when the hub stops holding the agent's call for it (then the agent is told to end its turn: the answer wakes the
+ * lane). `deny`: `reason` says why, in the hub's language.
+ */
+export const ToolCallDecision = Type.Object({
+  call: id(),
+  decision: oneOf(toolDecisions),
+  /** The call's session key (`<rule>:<lane>`, `owner:<key name>`): the `session_key` to send the plugin. */
+  sessionKey: str(),
+  card: Type.Optional(id()),
+  reason: Type.Optional(str()),
+  waitUntil: Type.Optional(iso()),
+}, { $id: "ToolCallDecision", description: "POST /v1/runs/:id/tools/calls, POST /v1/tools/calls, GET /v1/runs/:id/tools/calls/:call" });
+export type ToolCallDecision = Static<typeof ToolCallDecision>;
+
+/** An error a tool call ended with: the plugin's JSON-RPC code (a number) or the host's (a string), and its message. */
+export const ToolError = Type.Object({ code: Type.Union([Type.Integer(), str()]), message: str() }, { $id: "ToolError" });
+export type ToolError = Static<typeof ToolError>;
+
+/**
+ * GET /v1/runs/:id/tools/calls/:call/result and GET /v1/tools/calls/:call/result: the end of a parked (async) call:
+ * `pending` while its callback has not come and its deadline has not passed; `ok` with the callback's `result`;
+ * `error` with its `error`; `timeout` when the deadline passed first. Kept by the hub, so it survives a restart.
+ */
+export const ToolCallResult = Type.Object({
+  status: oneOf(["pending", "ok", "error", "timeout"] as const),
+  result: Type.Optional(Type.Unknown()),
+  error: Type.Optional(ref(ToolError)),
+}, { $id: "ToolCallResult", description: "GET /v1/runs/:id/tools/calls/:call/result, GET /v1/tools/calls/:call/result" });
+export type ToolCallResult = Static<typeof ToolCallResult>;
+
 /** The response definitions, by name. */
 export const responseDefinitions = {
   ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
-  RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded,
+  RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
 };
 /** The name of a response definition. */
 export type ResponseName = keyof typeof responseDefinitions;

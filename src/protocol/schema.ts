@@ -6,7 +6,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
-import { idPattern, sessionLinkPattern } from "./patterns.js";
+import { idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern } from "./patterns.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 import { runStates, type RunState } from "../kernel/types.js";
 
@@ -247,8 +247,72 @@ export type StateQuery = Static<typeof StateQuery>;
 export const StreamQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: "^\\d{1,15}$", description: "a fact sequence number" })) });
 export type StreamQuery = Static<typeof StreamQuery>;
 
+/**
+ * POST /v1/runs/:id/tools/calls (the run's token) and POST /v1/tools/calls (owner): a tool call to decide before it
+ * runs (issue 16). The caller — the worker's tool bridge, or the owner's `plugins invoke` — knows the plugin (its tool
+ * host found it) and sends what the hub decides by: the tool, a digest of the arguments (never the arguments), a
+ * bounded preview for an approval card, the plugin's manifest digest (trust is keyed by it), whether the plugin is
+ * built in, and whether its manifest hides the tool from models (`disable_model_invocation`).
+ */
+export const ToolCallBody = Type.Object(
+  {
+    tool: Type.String({ maxLength: L.toolPluginNameMaxChars + 1 + L.toolNameMaxChars, pattern: qualifiedToolPattern, description: "<plugin>.<tool>" }),
+    argsDigest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "sha256:<hex> of the arguments' canonical JSON" }),
+    preview: text(L.toolCallPreviewMaxCodepoints),
+    manifestDigest: Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's manifest file" }),
+    builtIn: Type.Boolean(),
+    disableModelInvocation: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type ToolCallBody = Static<typeof ToolCallBody>;
+
+/** What became of a call the hub allowed (issue 16); `denied` and `awaiting_approval` the hub records itself. */
+export const toolOutcomeStatuses = ["ok", "error", "timeout", "oom", "parked"] as const;
+export type ToolOutcomeStatus = (typeof toolOutcomeStatuses)[number];
+
+/**
+ * POST /v1/runs/:id/tools/calls/:call/outcome and POST /v1/tools/calls/:call/outcome: how an allowed call ended, and
+ * how long it took (ms). `parked`: an async plugin answered `{task_id}`; `taskId` is then required (the hub keeps only
+ * its hash) and `timeoutMs` is the call's timeout, after which its callback is too late (default: 30 s).
+ */
+export const ToolOutcomeBody = Type.Object(
+  {
+    status: Type.Unsafe<ToolOutcomeStatus>({ type: "string", enum: [...toolOutcomeStatuses] }),
+    durationMs: Type.Integer({ minimum: 0, maximum: L.toolCallTimeoutMsMax * 2 }),
+    taskId: Type.Optional(Type.String({ pattern: taskIdPattern, description: `${L.toolTaskIdMinChars} to ${L.toolTaskIdMaxChars} of A-Z a-z 0-9 . _ ~ -` })),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: L.toolCallTimeoutMsMax })),
+  },
+  { additionalProperties: false },
+);
+export type ToolOutcomeBody = Static<typeof ToolOutcomeBody>;
+
+/**
+ * POST /v1/plugins/callback/:task (and the legacy /plugin-callback/:task): an async plugin completes its task (spec
+ * tool-plugins.md §5). Fields other than these are ignored (plugins brought unchanged may send more). `result` may be
+ * any JSON value (absent: null), at most `toolResultMaxBytes` and `toolResultDepthMax` deep.
+ */
+export const PluginCallbackBody = Type.Object({
+  status: Type.Unsafe<"success" | "error">({ type: "string", enum: ["success", "error"] }),
+  result: Type.Optional(Type.Unknown()),
+  error: Type.Optional(Type.Object({
+    // One type list rather than a union, so a wrong type is refused as "must be integer,string".
+    code: Type.Unsafe<number | string>({
+      type: ["integer", "string"], minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, maxLength: L.toolErrorCodeMaxChars,
+      pattern: linePattern, description: `an integer, or a line of at most ${L.toolErrorCodeMaxChars} characters`,
+    }),
+    message: Type.String(),
+  })),
+});
+export type PluginCallbackBody = Static<typeof PluginCallbackBody>;
+
+/** GET …/tools/calls/:call?waitSeconds= and GET …/tools/calls/:call/result?waitSeconds=: how long to wait (seconds). */
+export const ToolWaitQuery = Type.Object({ waitSeconds: Type.Optional(queryCount()) });
+export type ToolWaitQuery = Static<typeof ToolWaitQuery>;
+
 /** The request definitions: bodies and query strings, by name. */
 export const requestDefinitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
   ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, StreamQuery,
+  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery,
 };

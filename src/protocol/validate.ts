@@ -8,7 +8,7 @@ import type { definitions } from "./definitions.js";
 import * as validators from "./validators.generated.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { describeError, fieldName, firstError } from "./describe.js";
-import { claimIdMaxCodepoints } from "../kernel/limits.js";
+import { claimIdMaxCodepoints, toolResultDepthMax, toolResultMaxBytes } from "../kernel/limits.js";
 
 export { describeError, fieldName } from "./describe.js";
 
@@ -62,7 +62,25 @@ const refinements: Refinements = {
   },
   TellBody: (b, lang) => (b.ask?.recommend !== undefined && b.ask.recommend >= b.ask.options.length ? recommendOut("ask.recommend", lang) : null),
   PauseBody: (b, lang) => (typeof b.until === "string" && !isRealIsoDate(b.until) ? realDate("until", lang) : null),
+  // Depth first: a value nested too deep must not reach JSON.stringify (it recurses) to have its size measured.
+  PluginCallbackBody: (b, lang) => {
+    if (b.result === undefined) return null;
+    if (nestedDeeperThan(b.result, toolResultDepthMax)) return t(lang, "tools.callback.tooDeep", { limit: toolResultDepthMax });
+    return Buffer.byteLength(JSON.stringify(b.result), "utf8") > toolResultMaxBytes ? t(lang, "tools.callback.tooLarge", { limit: toolResultMaxBytes }) : null;
+  },
 };
+
+/** Whether a parsed JSON value has arrays and objects nested more than `max` deep (the outermost counts 1); no recursion. */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > max) return true;
+    for (const inner of Object.values(v)) stack.push([inner, depth + 1]);
+  }
+  return false;
+}
 
 /**
  * Validates a request body: `check`, then what the schema cannot say (a real date, a recommended option that exists).

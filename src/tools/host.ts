@@ -19,7 +19,7 @@ import { ServiceSupervisor } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
 import { callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
-import type { CallContext, CallOutcome, LongLivedStatus, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
+import type { CallCheck, CallContext, CallOutcome, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
 
 /** Settings of a tool host; everything but `lang` has a default. */
 export interface ToolHostOptions {
@@ -42,6 +42,12 @@ export interface ToolHostOptions {
 /** The runnable form of a registry record (null when it has no usable manifest). */
 function runnable(rec: PluginRecord | null): RunnablePlugin | null {
   return rec?.manifest ? { name: rec.name, dir: rec.dir, manifest: rec.manifest } : null;
+}
+
+/** A call's timeout (ms): the caller's, else the manifest's, else 30 s (services: 5 min), at most one hour. */
+function timeoutOf(m: Manifest, callers: number | undefined): number {
+  const fallback = m.plugin_type === "service" ? serviceCallTimeoutMsDefault : m.communication.timeout_ms ?? callTimeoutMsDefault;
+  return Math.min(callTimeoutMsMax, Math.max(1, callers ?? fallback));
 }
 
 /** Splits `<plugin>.<tool>` at the first dot (plugin names have none). */
@@ -201,7 +207,27 @@ export class ToolHost {
     return { ...o, durationMs: Math.round(performance.now() - started) } as CallOutcome;
   }
 
-  private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {
+  /**
+   * Checks a call of `<plugin>.<tool>` with `args` as `call` does before it starts anything: the name, the plugin, the
+   * tool (asking the plugin for its tool list the first time when its manifest lists none), the arguments against the
+   * tool's JSON Schema. Starts no tool. What a caller needs to have the call decided first (the hub's approvals: the
+   * manifest digest, whether the plugin is built in, whether models may call the tool) comes with it. Never throws.
+   */
+  async check(qualifiedName: string, args: unknown): Promise<CallCheck> {
+    const c = await this.checked(qualifiedName, args);
+    if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
+    return {
+      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin",
+      disableModelInvocation: c.p.manifest.capabilities.disable_model_invocation, pluginType: c.p.manifest.plugin_type,
+      timeoutMs: timeoutOf(c.p.manifest, undefined),
+    };
+  }
+
+  /** The checks of `check`, with what a call then runs: the plugin, its digest and origin, the tool's name and spec. */
+  private async checked(qualifiedName: string, args: unknown): Promise<
+    | Extract<Outcome, { status: "refused" | "error" }>
+    | { p: RunnablePlugin; digest: string; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined }
+  > {
     const split = splitToolName(qualifiedName);
     if (!split) return { status: "refused", code: "tools.bad_name", message: t(this.lang, "tools.call.name", { name: qualifiedName }) };
     const rec = this.registry.get(split.plugin);
@@ -221,19 +247,26 @@ export class ToolHost {
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
       : spec ? checkArguments(`${rec.digest}\0${spec.name}`, spec.parameters, args, this.lang) : null;
     if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
+    return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec };
+  }
+
+  private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {
+    const c = await this.checked(qualifiedName, args);
+    if ("status" in c) return c;
+    const { p, digest, tool } = c;
+    const m = p.manifest;
     const a = args as Record<string, unknown>;
-    const fallback = m.plugin_type === "service" ? serviceCallTimeoutMsDefault : m.communication.timeout_ms ?? callTimeoutMsDefault;
-    const timeoutMs = Math.min(callTimeoutMsMax, Math.max(1, ctx.timeoutMs ?? fallback));
+    const timeoutMs = timeoutOf(m, ctx.timeoutMs);
     switch (m.plugin_type) {
       case "mcp":
-        return this.mcpOf(p, rec.digest).call(split.tool, a, ctx, timeoutMs);
+        return this.mcpOf(p, digest).call(tool, a, ctx, timeoutMs);
       case "service": {
         const sup = this.services.get(p.name);
         if (!sup) return { status: "refused", code: "tools.unavailable", message: t(this.lang, "tools.call.service", { plugin: p.name }) };
-        return sup.call(split.tool, a, ctx, timeoutMs);
+        return sup.call(tool, a, ctx, timeoutMs);
       }
       default: {
-        const run = await runRequest(p, "tools/call", callParams(split.tool, a, ctx), this.settings, { timeoutMs, ctx, background: this.background });
+        const run = await runRequest(p, "tools/call", callParams(tool, a, ctx), this.settings, { timeoutMs, ctx, background: this.background });
         if (!run.ok) return { status: "refused", code: run.code, message: run.message };
         return outcomeOf(p, run.result, timeoutMs, this.lang);
       }

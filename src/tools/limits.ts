@@ -37,9 +37,9 @@ export const cgroupCpuPeriodUs = 100_000;
 
 // ── calls (§4) ─────────────────────────────────────────────────────────────────────────────────────────────────
 /** `communication.timeout_ms` when the manifest has none (§2). */
-export const callTimeoutMsDefault = 30_000;
-/** The longest timeout a manifest or a caller may ask for: one hour. */
-export const callTimeoutMsMax = 3_600_000;
+export { toolCallTimeoutMsDefault as callTimeoutMsDefault } from "../kernel/limits.js";
+/** The longest timeout a manifest or a caller may ask for: one hour (the hub bounds a parked call's deadline by it too). */
+export { toolCallTimeoutMsMax as callTimeoutMsMax } from "../kernel/limits.js";
 /** One stdout line of a plugin, in bytes: a longer one ends the call as a plugin error. */
 export const stdoutLineMaxBytes = 4 * 1024 * 1024;
 /** All stdout of one call up to its response, in bytes: more ends the call as a plugin error (a flood). */
@@ -58,10 +58,8 @@ export const pipeCloseWaitMs = 2000;
 export const toolsListTimeoutMs = 10_000;
 /** Tool lists asked with `tools/list` kept at once (one per manifest digest). */
 export const listCacheEntriesMax = 1000;
-/** Async task ids (the only credential of a callback): at least this many characters (issue 16). */
-export const taskIdMinChars = 16;
-/** Async task ids: at most this many characters (they travel in a URL path). */
-export const taskIdMaxChars = 200;
+/** Async task ids (the only credential of a callback): 16 to 200 characters (issue 16; the hub checks them too). */
+export { toolTaskIdMinChars as taskIdMinChars, toolTaskIdMaxChars as taskIdMaxChars } from "../kernel/limits.js";
 
 // ── long-lived plugins: service (§6) and mcp ───────────────────────────────────────────────────────────────────
 /** A service plugin must accept gRPC on its socket within this long after it starts. */

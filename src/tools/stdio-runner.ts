@@ -10,6 +10,7 @@ import { exchange, type ExchangeResult, type RpcResponse } from "./exchange.js";
 import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
 import { checkSchema, toolNamePattern } from "./manifest.js";
 import { isTable } from "./manifest-check.js";
+import { taskIdPattern as protocolTaskIdPattern } from "../protocol/patterns.js";
 import { manifestToolsMax, taskIdMaxChars, taskIdMinChars, toolNameMaxChars, toolsListTimeoutMs } from "./limits.js";
 import type { CallContext, CallOutcome, Manifest, ToolSpec } from "./types.js";
 
@@ -20,8 +21,8 @@ export interface RunnablePlugin {
   manifest: Manifest;
 }
 
-/** Task ids: URL-safe characters only (they travel in `/v1/plugins/callback/<task_id>`). */
-export const taskIdPattern = new RegExp(`^[A-Za-z0-9._~-]{${taskIdMinChars},${taskIdMaxChars}}$`);
+/** Task ids: URL-safe characters only (they travel in `/v1/plugins/callback/<task_id>`); the hub checks the same. */
+export const taskIdPattern = new RegExp(protocolTaskIdPattern);
 
 /** The outcome without its duration (the caller adds it). */
 export type Outcome = CallOutcome extends infer O ? (O extends unknown ? Omit<O, "durationMs"> : never) : never;

@@ -164,6 +164,15 @@ export type CallOutcome = (
   | { status: "awaiting_approval"; reason: string; argsPreview: string }
 ) & { durationMs: number };
 
+/**
+ * A call checked before it runs (`ToolHost.check`): what the hub decides it by — the plugin, the tool, the manifest's
+ * digest, whether the plugin is built in, whether models may call it, the call's timeout without a caller's (ms) — or why it is refused (`refused`: nothing
+ * started; `error`: the plugin's tool list came back wrong).
+ */
+export type CallCheck =
+  | { ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: PluginType; timeoutMs: number }
+  | { ok: false; status: "refused" | "error"; code: ToolErrorCode; message: string };
+
 /** A tool as offered to callers: `<plugin>.<tool>`, with the plugin's kind and whether models may call it. */
 export interface OfferedTool {
   qualifiedName: string;

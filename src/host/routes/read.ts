@@ -56,11 +56,5 @@ export function formFields(text: string): Record<string, string> | null {
   return out;
 }
 
-/** JSON with keys sorted, so equal content gives equal text (replay checks). */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (v && typeof v === "object") {
-    return `{${Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(",")}}`;
-  }
-  return JSON.stringify(v);
-}
+/** JSON with keys sorted, so equal content gives equal text (replay checks); defined with the tool calls' digests. */
+export { canonicalJson } from "../../protocol/tool-calls.js";

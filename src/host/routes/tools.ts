@@ -1,17 +1,64 @@
 /**
- * Tools (issue 16): `GET /v1/tools` (also `/api/tools`, spec declarative-plugins.md's name) lists every tool of this
+ * Tools (issue 16). `GET /v1/tools` (also `/api/tools`, spec declarative-plugins.md's name) lists every tool of this
  * home's tool plugins for the owner — `<plugin>.<tool>`, the plugin's kind, the tool's description and JSON Schema,
  * and the approval mode the current rules give it. The folders are read again at each request (a changed manifest
  * shows at once); tools a manifest does not list are asked of the plugin the first time (tools/list in its sandbox,
  * cached by manifest digest; an MCP server's list), as for a run's tool list. A plugin whose tools cannot be had is
  * left out, and the hub's log says why (at most once a minute per plugin).
+ *
+ * Tool calls (TOOL-CALLS plan; src/kernel/tool-calls.ts decides): an agent run's calls with its token under
+ * `/v1/runs/:id/tools/calls`, the owner's under `/v1/tools/calls`; a held GET of a call's decision while the owner is
+ * asked, and of a parked call's result; and the async plugins' callback (no key: the task id is the credential).
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { Hub } from "../hub.js";
 import { approvalRuleFor, approvalsOf } from "../../kernel/rules.js";
+import { Ctx } from "../../kernel/context.js";
+import { callDecisionOf, callResultOf } from "../../kernel/tool-calls.js";
+import { toolCallWaitMaxSeconds } from "../../kernel/limits.js";
+import type { Fact, ToolCallRow } from "../../kernel/types.js";
 import type { ToolView } from "../../protocol/responses.js";
+import { taskIdPattern } from "../../protocol/patterns.js";
 import { t } from "../../i18n/messages.js";
-import { reply, route } from "./endpoint.js";
+import { decide, queryNumber, refuse, reply, route } from "./endpoint.js";
+import { idParam } from "./read.js";
+
+const taskIdRe = new RegExp(taskIdPattern);
+
+/**
+ * Resolves once a committed fact changes call `id`, or at `untilMs` (the hub's clock, ms), or when the client goes
+ * away. Reads nothing itself: the caller reads the call again.
+ */
+function callChanged(hub: Hub, id: number, untilMs: number, signal: AbortSignal): Promise<void> {
+  const waitMs = untilMs - hub.now();
+  if (waitMs <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      hub.listeners.delete(listener);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const listener = (facts: Fact[]) => {
+      if (facts.some((f) => f.changes.some(([table, key]) => table === "calls" && Number(key) === id))) done();
+    };
+    const timer = setTimeout(done, waitMs);
+    hub.listeners.add(listener);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** The call of the path for this caller: a call of run `run`, or (run null) one of the owner's; null when not found. */
+function callOf(c: Context, hub: Hub, run: number | null): ToolCallRow | null {
+  const id = idParam(c, "call");
+  const call = id === null ? undefined : hub.store.view.get("calls", id);
+  return call && call.run === run && (run !== null || call.caller === "owner") ? call : null;
+}
+
+/** How long a held GET may wait, in ms from now: `waitSeconds` (default 0), at most `toolCallWaitMaxSeconds`. */
+function waitEnd(hub: Hub, waitSeconds: string | undefined): number {
+  return hub.now() + Math.min(queryNumber(waitSeconds, 0), toolCallWaitMaxSeconds) * 1000;
+}
 
 /** The routes of tools. */
 export function toolRoutes(hub: Hub): Hono {
@@ -29,6 +76,58 @@ export function toolRoutes(hub: Hub): Hono {
       approval: approvalRuleFor(approvals, o.plugin, o.qualifiedName)?.rule.mode ?? "auto", disableModelInvocation: o.disableModelInvocation,
     }));
     return reply(c, hub, "tools", views);
+  });
+
+  route(app, hub, "toolCall", (c, req) => decide(c, hub, "toolCall", { kind: "toolCall", run: req.run, token: req.token, body: req.body }));
+  route(app, hub, "ownerToolCall", (c, req) => decide(c, hub, "ownerToolCall", { kind: "ownerToolCall", keyHash: req.keyHash, body: req.body }));
+
+  // The decision now; a call held for the owner's answer is held here too, never past its own hold.
+  route(app, hub, "toolCallGet", async (c, req) => {
+    const notFound = () => refuse(c, 404, t(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
+    let call = callOf(c, hub, req.run);
+    if (!call) return notFound();
+    const until = Math.min(waitEnd(hub, req.query.waitSeconds), call.waitUntil ?? 0);
+    while (call.status === "asking" && hub.now() < until && !c.req.raw.signal.aborted) {
+      await callChanged(hub, call.id, until, c.req.raw.signal);
+      call = callOf(c, hub, req.run);
+      if (!call) return notFound();
+    }
+    return reply(c, hub, "toolCallGet", callDecisionOf(new Ctx(hub.store.view, hub.now(), hub.env), call));
+  });
+
+  // A path that names no call id is as unknown as a call that does not exist.
+  const callId = (c: Context) => idParam(c, "call") ?? refuse(c, 404, t(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
+  route(app, hub, "toolCallOutcome", (c, req) => {
+    const call = callId(c);
+    return call instanceof Response ? call : decide(c, hub, "toolCallOutcome", { kind: "toolOutcome", run: req.run, token: req.token, call, body: req.body });
+  });
+  route(app, hub, "ownerToolCallOutcome", (c, req) => {
+    const call = callId(c);
+    return call instanceof Response ? call : decide(c, hub, "ownerToolCallOutcome", { kind: "ownerToolOutcome", keyHash: req.keyHash, call, body: req.body });
+  });
+
+  // A parked call's end; while pending, held up to `waitSeconds`, never past the call's deadline.
+  const result = async (c: Context, name: "toolCallResult" | "ownerToolCallResult", run: number | null, waitSeconds: string | undefined) => {
+    let call = callOf(c, hub, run);
+    const notFound = () => refuse(c, 404, t(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
+    if (!call) return notFound();
+    const until = Math.min(waitEnd(hub, waitSeconds), call.deadline ?? 0);
+    while (call.status === "parked" && hub.now() < until && !c.req.raw.signal.aborted) {
+      await callChanged(hub, call.id, until, c.req.raw.signal);
+      call = callOf(c, hub, run);
+      if (!call) return notFound();
+    }
+    const end = callResultOf(call, hub.now());
+    return end ? reply(c, hub, name, end) : refuse(c, 409, t(hub.env.lang, "tools.calls.notParked", { id: call.id }));
+  };
+  route(app, hub, "toolCallResult", (c, req) => result(c, "toolCallResult", req.run, req.query.waitSeconds));
+  route(app, hub, "ownerToolCallResult", (c, req) => result(c, "ownerToolCallResult", null, req.query.waitSeconds));
+
+  // No key: the task id is the credential. One that cannot be a task id is as unknown as any other.
+  route(app, hub, "pluginCallback", (c, req) => {
+    const task = c.req.param("task") ?? "";
+    if (!taskIdRe.test(task)) return refuse(c, 404, t(hub.env.lang, "tools.callback.unknown"));
+    return decide(c, hub, "pluginCallback", { kind: "toolCallback", task, body: req.body });
   });
   return app;
 }

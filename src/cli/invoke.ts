@@ -1,0 +1,189 @@
+/**
+ * `agent-autoloop plugins invoke <plugin>.<tool> --args JSON [--json]` (issue 16 Contract; spec tool-plugins.md §3.5,
+ * §9): the owner's own call, through the same tool host the agents use, no model involved.
+ *
+ *   check      the tool host checks name, plugin, tool and arguments (JSON Schema): refused → exit 2, nothing started
+ *   decide     the hub decides the call as the owner's (`POST /v1/tools/calls`, session `owner:<key name>`): never
+ *              prompted; `deny` → exit 2, nothing started. Audited: the call is a fact.
+ *   run        the tool runs here; its progress goes to stderr, one line each
+ *   outcome    reported (`POST /v1/tools/calls/:call/outcome`); ok → the result on stdout as one line of JSON, exit 0;
+ *              a tool error, timeout or out of memory → code and message on stderr, exit 1. An async plugin's task is
+ *              parked and its result waited for (`GET /v1/tools/calls/:call/result`), at most the tool's timeout.
+ *
+ * When no hub runs, the same inputs are decided against the home's database under the home's lock (connect.ts
+ * `throughHome`, as `key new` does), so the call is recorded all the same, never silently unaudited. An async task's
+ * callback needs a hub to arrive at: without one the CLI waits for one to start until the task's deadline.
+ * `--json` prints what went wrong on stdout too, as one JSON line (`{"status":"error","code":…,"message":…}`,
+ * `{"status":"timeout",…}`, `{"status":"refused",…}`); a success prints the result alone either way.
+ */
+import { ToolHost, ToolRegistry, homeToolRoots, type CallProgress } from "../tools/index.js";
+import type { Config, Home } from "../host/home.js";
+import { hashKey } from "../kernel/credentials.js";
+import type { Input } from "../kernel/types.js";
+import { readRulesInput } from "../host/rules-file.js";
+import { callResultOf } from "../kernel/tool-calls.js";
+import { toolArgsDigest, toolArgsPreview } from "../protocol/tool-calls.js";
+import type { ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
+import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
+import { localize, t, type Lang } from "../i18n/messages.js";
+import { findHub, throughHome } from "./connect.js";
+import { CliError } from "./print.js";
+
+/** Where invoke writes: stdout lines and stderr lines (the CLI makes them printable). */
+export interface InvokeOutput {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/** Exit codes of `plugins invoke` (issue 16 Contract). */
+export const invokeExit = { ok: 0, failed: 1, refused: 2 } as const;
+
+/** How long one held GET of a parked call's result waits before the CLI asks again (s): a hub may restart meanwhile. */
+const resultPollSeconds = 30;
+/** Without a hub, how often the CLI looks again for a hub or a result (ms). */
+const noHubPollMs = 1000;
+
+/** What the hub's records of this call go through: the running hub, else the home's database (see the module). */
+class Audit {
+  constructor(private readonly h: Home, private readonly config: Config, private readonly lang: Lang) {}
+
+  /** The body of a refusal by the local kernel, as a CliError (the hub's refusals come as CliError already). */
+  private refusedOr<T>(r: { status: number; body: unknown }): T {
+    if (r.status >= 400) throw new CliError(localize((r.body as { error: string }).error, this.lang));
+    return r.body as T;
+  }
+
+  /** Decides the owner's call. */
+  decide(body: ToolCallBody): Promise<ToolCallDecision> {
+    return throughHome(this.h, this.lang, "invoke", (c) => c.ownerToolCall(body), async () => {
+      // The approvals of rules.json as it is now, as a hub would load them when it starts (nothing changes when the
+      // database has them already); a file that cannot be read leaves the last rules loaded in force.
+      const rules = readRulesInput(this.h.rules, this.lang);
+      const inputs: Input[] = [...(rules.kind === "rules" ? [rules] : []), { kind: "ownerToolCall", keyHash: hashKey(this.config.owner), body }];
+      const answers = (await local()).commitLocally(this.h, inputs, this.lang);
+      return this.refusedOr<ToolCallDecision>(answers[answers.length - 1]!);
+    });
+  }
+
+  /** Records how the call ended. */
+  async outcome(call: number, body: ToolOutcomeBody): Promise<void> {
+    await throughHome(this.h, this.lang, "invoke", (c) => c.ownerToolCallOutcome(call, body), async () => {
+      const [r] = (await local()).commitLocally(this.h, [{ kind: "ownerToolOutcome", keyHash: hashKey(this.config.owner), call, body }], this.lang);
+      return this.refusedOr<unknown>(r!);
+    });
+  }
+
+  /** The parked call's end, waiting up to `waitSeconds` when a hub holds the answer; without a hub, as recorded now. */
+  result(call: number, waitSeconds: number): Promise<ToolCallResult> {
+    return throughHome(this.h, this.lang, "invoke", (c) => c.ownerToolCallResult(call, waitSeconds), async () => {
+      const row = (await local()).readLocally(this.h, (view) => view.get("calls", call));
+      const end = row ? callResultOf(row, Date.now()) : null;
+      if (!end) throw new CliError(t(this.lang, "tools.calls.notParked", { id: call }));
+      return end;
+    });
+  }
+
+  /** The base of callback URLs (`<hub>/v1/plugins/callback/`), when a hub of this home answers now. */
+  async callbackBase(): Promise<string | undefined> {
+    const found = await findHub(this.h, this.lang);
+    return "url" in found ? `${found.url}/v1/plugins/callback/` : undefined;
+  }
+}
+
+/** The database's door (host/serve.ts), loaded only when no hub runs: it brings SQLite and the hub. */
+const local = () => import("../host/serve.js");
+
+/** A progress notification as one stderr line: `progress: 50% half done`. */
+function progressLine(p: CallProgress, lang: Lang): string {
+  const parts = [p.percent !== undefined ? `${p.percent}%` : null, p.message ?? null].filter((x) => x !== null);
+  return t(lang, "cli.invoke.progress", { progress: parts.join(" ") || "…" });
+}
+
+/**
+ * Runs `plugins invoke`. Never throws for a refusal or a tool's failure (they are exit codes); throws CliError when
+ * the call cannot be recorded (the hub or the database refuses it).
+ * @returns the exit code: 0 ok, 1 the tool failed or timed out, 2 refused (nothing started).
+ */
+export async function invokeTool(h: Home, config: Config, qualified: string, argsText: string, json: boolean, lang: Lang, io: InvokeOutput): Promise<number> {
+  const audit = new Audit(h, config, lang);
+  const refused = (code: string, message: string) => {
+    io.err(t(lang, "cli.invoke.refused", { reason: message }));
+    if (json) io.out(JSON.stringify({ status: "refused", code, message }));
+    return invokeExit.refused;
+  };
+  const failed = (status: "error" | "timeout" | "oom", code: string | number, message: string) => {
+    io.err(t(lang, `cli.invoke.${status}`, { code, message }));
+    if (json) io.out(JSON.stringify({ status, code, message }));
+    return invokeExit.failed;
+  };
+  let args: unknown;
+  try {
+    args = JSON.parse(argsText);
+  } catch (e) {
+    return refused("cli.args", t(lang, "cli.invoke.argsJson", { error: (e as Error).message }));
+  }
+  const registry = new ToolRegistry(homeToolRoots(h.plugins), lang);
+  registry.rescan();
+  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => io.err(`${subsystem}: ${line}`) });
+  try {
+    const check = await host.check(qualified, args);
+    if (!check.ok) return check.status === "refused" ? refused(String(check.code), check.message) : failed("error", check.code, check.message);
+    const decision = await audit.decide({
+      tool: qualified, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: check.digest,
+      builtIn: check.builtIn, disableModelInvocation: check.disableModelInvocation,
+    });
+    if (decision.decision !== "allow") return refused("tools.denied", localize(decision.reason ?? decision.decision, lang));
+    const o = await host.call(qualified, args, {
+      sessionKey: decision.sessionKey, onProgress: (p) => io.err(progressLine(p, lang)), callbackUrl: await audit.callbackBase(),
+    });
+    const report = (status: ToolOutcomeBody["status"]) => audit.outcome(decision.call, { status, durationMs: o.durationMs });
+    switch (o.status) {
+      case "ok":
+        await report("ok");
+        io.out(JSON.stringify(o.result) ?? "null");
+        return invokeExit.ok;
+      case "error":
+        await report("error");
+        return failed("error", o.code, o.message);
+      case "timeout":
+        await report("timeout");
+        return failed("timeout", "timeout", o.message);
+      case "oom":
+        await report("oom");
+        return failed("oom", "oom", o.message);
+      case "refused":
+        // Allowed, but the host could not start it (no sandbox, a service that is not running): nothing ran.
+        await report("error");
+        return refused(o.code, o.message);
+      case "awaiting_approval":
+        // A service plugin's own approval step: the owner is not asked about their own call.
+        await report("error");
+        return failed("error", "awaiting_approval", o.reason);
+      case "accepted": {
+        await audit.outcome(decision.call, { status: "parked", durationMs: o.durationMs, taskId: o.taskId, timeoutMs: check.timeoutMs });
+        const end = await waitForResult(audit, decision.call, check.timeoutMs);
+        if (end.status === "ok") {
+          io.out(JSON.stringify(end.result) ?? "null");
+          return invokeExit.ok;
+        }
+        if (end.status === "error") return failed("error", end.error?.code ?? "error", end.error?.message ?? "");
+        return failed("timeout", "timeout", t(lang, "tools.calls.taskTimeout", { ms: check.timeoutMs }));
+      }
+    }
+  } finally {
+    await host.close();
+  }
+}
+
+/** Waits for a parked call's end, at most `timeoutMs` from now (then it reads as a timeout). */
+async function waitForResult(audit: Audit, call: number, timeoutMs: number): Promise<ToolCallResult> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const left = end - Date.now();
+    const r = await audit.result(call, Math.max(0, Math.min(resultPollSeconds, Math.ceil(left / 1000))));
+    if (r.status !== "pending") return r;
+    if (left <= 0) return { status: "timeout" };
+    // Without a hub the answer comes at once: look again in a moment (a hub may have started to take the callback).
+    await new Promise((resolve) => setTimeout(resolve, Math.min(noHubPollMs, Math.max(0, end - Date.now()))));
+  }
+}

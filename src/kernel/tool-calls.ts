@@ -1,0 +1,323 @@
+/**
+ * Tool calls as facts (issue 16; spec tool-plugins.md §5, §8; DESIGN.md "Plugin hosts"): tools run next to the agent
+ * (the worker's tool host) or the owner (`plugins invoke`), but the hub decides each call before it runs and records
+ * how it ended. Pure, like the rest of the kernel.
+ *
+ *   call        → checks (run going on, calls per run, offered by the run's rule) → approval (rules.ts `approvalOf`:
+ *                 exact plugin+tool, plugin, default auto; allow_session_keys; disable_model_invocation; first use of a
+ *                 plugin that is not built in and not trusted at its manifest digest) → allow | deny | prompt.
+ *   prompt      → an ask card "allow once / always allow / deny"; the agent's call is held until `waitUntil`
+ *                 (rules.json `approvalWaitSeconds`); then `awaiting_approval` (deadline `toolWait`).
+ *   answer      → while held: decides the call itself; after: a one-use grant for the next call of the same tool in
+ *                 the same session, and the card wakes the lane like any answer. "Always" trusts the plugin at this
+ *                 manifest digest.
+ *   outcome     → ok / error / timeout / oom, or parked (an async task: only the HMAC of its id is kept, with a
+ *                 deadline `toolTask`); the callback ends it (ok / error), the deadline with `timeout`.
+ * Ended calls are counted per quarter hour and plugin (`toolstats`), for `status`.
+ */
+import type { Ctx } from "./context.js";
+import type { CardRow, RunRow, ToolCallRow, ToolCallStatus, ToolCallsMeta } from "./types.js";
+import { approvalOf, approvalsOf, approvalWaitSecondsOf, ownerSessionKey, starMatch, toolSessionKey } from "./rules.js";
+import { answerCard, createCard, saveCard } from "./cards.js";
+import { grantKey, toolStatsKey, trustKey } from "./tables.js";
+import { toolTaskHash } from "./credentials.js";
+import { usageBucketMs } from "./evolve.js";
+import { relayed } from "./text.js";
+import { assert } from "./assert.js";
+import {
+  cardTitleMaxCodepoints, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints, toolGrantValidMs,
+  toolParkedCallsMax,
+} from "./limits.js";
+import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
+import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
+
+type Reply = { status: number; body: unknown };
+const ok = (body: unknown = { ok: true }): Reply => ({ status: 200, body });
+const err = (status: number, error: string): Reply => ({ status, body: { error } });
+
+/** The run states in which a run's agent may still call tools. */
+const callingStates: readonly RunRow["state"][] = ["claimed", "running", "stopping", "uncertain"];
+
+/** The options of a tool call's approval card, by index: allow once, always allow, deny. */
+const optionOnce = 0;
+const optionAlways = 1;
+const optionDeny = 2;
+
+/** The statuses that end a call, counted in `toolstats` (`parked` ends later, by its callback or deadline). */
+const endStatuses: readonly ToolCallStatus[] = ["ok", "error", "timeout", "oom", "denied", "awaiting_approval"];
+
+/** The answer a caller gets about a call: its decision now, with the card, hold or reason that goes with it. */
+export function callDecisionOf(c: Ctx, call: ToolCallRow): ToolCallDecision {
+  const out: ToolCallDecision = { call: call.id, decision: call.decision, sessionKey: call.sessionKey };
+  if (call.card !== null) out.card = call.card;
+  if (call.reason !== null) out.reason = call.reason;
+  if (call.decision === "prompt" && call.waitUntil !== null) out.waitUntil = c.iso(call.waitUntil);
+  return out;
+}
+
+/**
+ * A parked call's end as GET …/result gives it, at time `now` (ms): pending until its callback or deadline; a deadline
+ * already passed reads as `timeout` even before the timer recorded it. Null for a call that was never parked.
+ */
+export function callResultOf(call: ToolCallRow, now: number): ToolCallResult | null {
+  if (call.deadline === null) return null;
+  if (call.status === "parked") return now >= call.deadline ? { status: "timeout" } : { status: "pending" };
+  assert(call.result !== null, "ended-parked-call-has-result");
+  return call.result;
+}
+
+/** Counts an ended call in its quarter hour's `toolstats` row. */
+function countEnd(c: Ctx, call: ToolCallRow): void {
+  assert(endStatuses.includes(call.status), "counted-call-ended");
+  const bucket = Math.floor(c.now / usageBucketMs) * usageBucketMs;
+  const key = toolStatsKey(bucket, call.plugin);
+  const row = c.tx.get("toolstats", key) ?? { bucket, plugin: call.plugin, counts: {} };
+  row.counts[call.status] = (row.counts[call.status] ?? 0) + 1;
+  c.tx.put("toolstats", key, row);
+}
+
+/** Ends a call with `status` (now), counts it, and saves it. */
+function endCall(c: Ctx, call: ToolCallRow, status: ToolCallStatus): void {
+  call.status = status;
+  call.endedAt = c.now;
+  countEnd(c, call);
+  c.tx.put("calls", call.id, call);
+}
+
+/** The parked-calls counter, moved by `delta`. */
+function moveParked(c: Ctx, delta: 1 | -1): void {
+  const meta: ToolCallsMeta = c.tx.get("meta", "toolCalls") ?? { parked: 0 };
+  meta.parked += delta;
+  assert(meta.parked >= 0, "parked-calls-counted");
+  c.tx.put("meta", "toolCalls", meta);
+}
+
+/** A call as first recorded, before its decision is filled in. */
+function newCall(c: Ctx, run: RunRow | null, by: string, sessionKey: string, body: ToolCallBody): ToolCallRow {
+  const plugin = body.tool.slice(0, body.tool.indexOf("."));
+  return {
+    id: c.nextId("call"), run: run?.id ?? null, caller: run ? "agent" : "owner", by, plugin, tool: body.tool, sessionKey,
+    argsDigest: body.argsDigest, manifestDigest: body.manifestDigest, builtIn: body.builtIn, decision: "deny", why: "default",
+    approval: null, reason: null, card: null, waitUntil: null, status: "denied", durationMs: null, at: c.now, endedAt: null,
+    deadline: null, result: null, reported: null,
+  };
+}
+
+/** Records a denied call with `reason` and answers with it. */
+function deny(c: Ctx, call: ToolCallRow, why: ToolCallRow["why"], reason: string): Reply {
+  call.decision = "deny";
+  call.why = why;
+  call.reason = reason;
+  endCall(c, call, "denied");
+  return ok(callDecisionOf(c, call));
+}
+
+/** The deny reason of an approval verdict, in the hub's language. */
+function denyReason(c: Ctx, why: ToolCallRow["why"], index: number | null, tool: string): string {
+  return why === "hidden" ? c.msg("tools.calls.deny.hidden", { tool }) : c.msg("tools.calls.deny.approval", { index: index ?? 0, tool });
+}
+
+/**
+ * POST /v1/runs/:id/tools/calls: an agent run's call (the caller checked the run's token). Refused (409) once the run
+ * has ended, (429) past `toolCallsPerRunMax` calls of the run; otherwise recorded and decided (see the module's table).
+ */
+export function agentToolCall(c: Ctx, run: RunRow, body: ToolCallBody): Reply {
+  if (!callingStates.includes(run.state)) return err(409, c.msg("tools.calls.runEnded", { run: run.id }));
+  if (c.view.toolCallsOfRun(run.id) >= toolCallsPerRunMax) return err(429, c.msg("tools.calls.tooMany", { run: run.id, limit: toolCallsPerRunMax }));
+  const sessionKey = run.job?.sessionKey ?? toolSessionKey(run.rule, run.lane);
+  const call = newCall(c, run, run.agent ?? "", sessionKey, body);
+  if (!(run.job?.tools ?? []).some((p) => starMatch(p, body.tool))) {
+    return deny(c, call, "notOffered", c.msg("tools.calls.deny.notOffered", { rule: run.rule, tool: body.tool }));
+  }
+  const verdict = approvalOf(approvalsOf(c.rules), {
+    plugin: call.plugin, tool: body.tool, caller: "agent", sessionKey, disableModelInvocation: body.disableModelInvocation,
+    builtin: body.builtIn, trusted: c.tx.get("trust", trustKey(call.plugin, body.manifestDigest)) !== undefined,
+  });
+  call.why = verdict.why;
+  call.approval = verdict.index;
+  if (verdict.mode === "deny") return deny(c, call, verdict.why, denyReason(c, verdict.why, verdict.index, body.tool));
+  if (verdict.mode === "auto") return allow(c, call);
+  // A prompt: an answer the owner gave after an earlier call of this tool in this session stopped waiting decides it.
+  const gKey = grantKey(sessionKey, body.tool, body.manifestDigest);
+  const grant = c.tx.get("grants", gKey);
+  if (grant) {
+    c.tx.del("grants", gKey);
+    if (c.now - grant.at < toolGrantValidMs) {
+      call.why = "grant";
+      call.card = grant.card;
+      return grant.decision === "allow" ? allow(c, call) : deny(c, call, "grant", c.msg("tools.calls.deny.answer", { tool: body.tool, card: grant.card }));
+    }
+  }
+  return prompt(c, call, run, body);
+}
+
+/** Records an allowed call: it may run; its outcome comes later. */
+function allow(c: Ctx, call: ToolCallRow): Reply {
+  call.decision = "allow";
+  call.status = "allowed";
+  c.tx.put("calls", call.id, call);
+  return ok(callDecisionOf(c, call));
+}
+
+/** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
+function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: ToolCallBody): Reply {
+  const why = call.why === "firstUse"
+    ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
+    : c.msg("tools.calls.card.rule", { index: call.approval ?? 0 });
+  const card = createCard(c, {
+    kind: "ask",
+    title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
+    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, preview: body.preview, why }),
+    options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
+    key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
+  });
+  // The key names this call alone: no other open card can hold it.
+  assert(card !== null, "tool-card-created");
+  call.decision = "prompt";
+  call.card = card;
+  call.waitUntil = c.now + approvalWaitSecondsOf(c.rules) * 1000;
+  if (call.waitUntil > c.now) {
+    call.status = "asking";
+    c.tx.put("calls", call.id, call);
+    c.due("toolWait", call.id, call.waitUntil);
+  } else {
+    endCall(c, call, "awaiting_approval");
+  }
+  return ok(callDecisionOf(c, call));
+}
+
+/**
+ * POST /v1/tools/calls: the owner's own call (`plugins invoke`), session key `owner:<key name>`. Never prompted: the
+ * owner is not asked about their own call; `deny` and `disable_model_invocation` (which hides a tool from agents
+ * only) are as for anyone.
+ */
+export function ownerToolCall(c: Ctx, keyName: string, body: ToolCallBody): Reply {
+  const sessionKey = ownerSessionKey(keyName);
+  const call = newCall(c, null, keyName, sessionKey, body);
+  const verdict = approvalOf(approvalsOf(c.rules), {
+    plugin: call.plugin, tool: body.tool, caller: "owner", sessionKey, disableModelInvocation: body.disableModelInvocation,
+    builtin: body.builtIn, trusted: true,
+  });
+  call.why = verdict.why;
+  call.approval = verdict.index;
+  // The owner's verdict is never `prompt` (approvalOf turns it into auto).
+  assert(verdict.mode !== "prompt", "owner-call-not-prompted");
+  return verdict.mode === "deny" ? deny(c, call, verdict.why, denyReason(c, verdict.why, verdict.index, body.tool)) : allow(c, call);
+}
+
+/**
+ * The owner answered a tool call's approval card (the caller checked the answer is the first and valid). A text
+ * answer without a choice is refused: the card takes its options only. While the agent's call is still held, the
+ * answer decides that call and closes the card; afterwards it is kept as a one-use grant for the next call of the
+ * tool in that session and wakes the lane like any answer. "Always allow" also trusts the plugin at this manifest.
+ * @returns the refusal, or null when the answer was recorded.
+ */
+export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by: string): Reply | null {
+  if (choice === null) return err(400, c.msg("tools.calls.choiceNeeded"));
+  const call = card.toolCall === undefined ? undefined : c.tx.get("calls", card.toolCall);
+  assert(call, "tool-card-has-call");
+  const allowed = choice !== optionDeny;
+  if (choice === optionAlways) c.tx.put("trust", trustKey(call.plugin, call.manifestDigest), { plugin: call.plugin, digest: call.manifestDigest, card: card.id, by, at: c.now });
+  const run = call.run === null ? undefined : c.tx.get("runs", call.run);
+  if (call.status === "asking" && run && callingStates.includes(run.state)) {
+    c.undue("toolWait", call.id);
+    call.why = "answer";
+    if (allowed) allow(c, call);
+    else deny(c, call, "answer", c.msg("tools.calls.deny.answer", { tool: call.tool, card: card.id }));
+    const from = card.state;
+    card.state = "closed";
+    card.choice = choice;
+    card.by = by;
+    card.answeredAt = c.now;
+    card.closedAt = c.now;
+    card.result = !allowed ? c.msg("tools.calls.result.denied")
+      : choice === optionOnce ? c.msg("tools.calls.result.once") : c.msg("tools.calls.result.always", { plugin: call.plugin });
+    saveCard(c, card, from);
+    return null;
+  }
+  if (call.status === "asking") {
+    // Its run ended before the hold ran out: the agent was not told to wait any longer.
+    c.undue("toolWait", call.id);
+    endCall(c, call, "awaiting_approval");
+  }
+  // After "always allow" of a first use the trust entry lets the next call through; a grant would outlive its need.
+  if (!(choice === optionAlways && call.why === "firstUse")) {
+    c.tx.put("grants", grantKey(call.sessionKey, call.tool, call.manifestDigest), {
+      sessionKey: call.sessionKey, tool: call.tool, digest: call.manifestDigest, decision: allowed ? "allow" : "deny", card: card.id, at: c.now,
+    });
+  }
+  answerCard(c, card, choice, null, by);
+  return null;
+}
+
+/** The deadline `toolWait` of a call came: a call still held is told to end its turn (`awaiting_approval`). */
+export function toolWaitDue(c: Ctx, id: number): void {
+  const call = c.tx.get("calls", id);
+  if (call?.status === "asking") endCall(c, call, "awaiting_approval");
+}
+
+/**
+ * POST …/tools/calls/:call/outcome: how an allowed call ended. The same report again is answered alike and changes
+ * nothing; another one after the first is refused (409). `parked` keeps only the HMAC of the task id (the callback's
+ * credential), with the deadline `timeoutMs` (default `toolCallTimeoutMsDefault`) from now.
+ */
+export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): Reply {
+  if (body.status === "parked" && body.taskId === undefined) return err(400, c.msg("tools.calls.taskIdNeeded"));
+  if (body.status !== "parked" && body.taskId !== undefined) return err(400, c.msg("tools.calls.taskIdOnlyParked"));
+  if (call.reported !== null) {
+    if (call.reported === body.status && call.durationMs === body.durationMs) return ok();
+    return err(409, c.msg("tools.calls.ended", { id: call.id, status: call.reported }));
+  }
+  if (call.status !== "allowed") return err(409, c.msg("tools.calls.notAllowed", { id: call.id, decision: call.status }));
+  call.reported = body.status;
+  call.durationMs = body.durationMs;
+  if (body.status !== "parked") {
+    endCall(c, call, body.status);
+    return ok();
+  }
+  if ((c.tx.get("meta", "toolCalls")?.parked ?? 0) >= toolParkedCallsMax) return err(429, c.msg("tools.calls.tooManyParked", { limit: toolParkedCallsMax }));
+  const hash = toolTaskHash(c.env.master, body.taskId!);
+  if (c.tx.get("tasks", hash)) return err(409, c.msg("tools.calls.taskReused"));
+  c.tx.put("tasks", hash, { call: call.id });
+  call.status = "parked";
+  call.deadline = c.now + (body.timeoutMs ?? toolCallTimeoutMsDefault);
+  c.tx.put("calls", call.id, call);
+  c.due("toolTask", call.id, call.deadline);
+  moveParked(c, 1);
+  return ok();
+}
+
+/**
+ * POST /v1/plugins/callback/:task: an async plugin completes its task (spec tool-plugins.md §5). The task id is the
+ * credential: unknown, or its call already completed → 404; its deadline passed → 410 (the call failed with a
+ * timeout). Otherwise the call ends `ok` with the `result` (the shell checked its size and depth) or `error`.
+ */
+export function toolCallback(c: Ctx, task: string, body: PluginCallbackBody): Reply {
+  const row = c.tx.get("tasks", toolTaskHash(c.env.master, task));
+  const call = row ? c.tx.get("calls", row.call) : undefined;
+  if (!call) return err(404, c.msg("tools.callback.unknown"));
+  assert(call.deadline !== null, "task-call-parked");
+  if (call.status === "timeout" || (call.status === "parked" && c.now >= call.deadline)) return err(410, c.msg("tools.callback.late"));
+  if (call.status !== "parked") return err(404, c.msg("tools.callback.unknown"));
+  if (body.status === "error" && body.error === undefined) return err(400, c.msg("tools.callback.errorNeeded"));
+  c.undue("toolTask", call.id);
+  moveParked(c, -1);
+  if (body.status === "success") {
+    call.result = { status: "ok", result: body.result ?? null };
+    endCall(c, call, "ok");
+  } else {
+    const e = body.error!;
+    call.result = { status: "error", error: { code: e.code, message: relayed(e.message, false, toolErrorMessageMaxCodepoints) } };
+    endCall(c, call, "error");
+  }
+  return ok();
+}
+
+/** The deadline `toolTask` of a parked call came before its callback: the call fails with a timeout. */
+export function toolTaskDue(c: Ctx, id: number): void {
+  const call = c.tx.get("calls", id);
+  if (call?.status !== "parked") return;
+  moveParked(c, -1);
+  call.result = { status: "timeout" };
+  endCall(c, call, "timeout");
+}

@@ -1,0 +1,275 @@
+/**
+ * Tool calls through the hub (issue 16, TOOL-CALLS plan): a real hub over HTTP on 127.0.0.1, a real SQLite file. A
+ * run's tool calls are decided by rules.json's approvals (exact plugin+tool, then plugin, then auto;
+ * allow_session_keys; disable_model_invocation; the first call of a plugin that is not built in asks once, trusted by
+ * plugin name and manifest digest), a `prompt` is an ask card whose answer decides the held call or, after the hold,
+ * the next call of the tool in that session and wakes the lane; outcomes, parked async calls and their callbacks are
+ * facts. Every answer is checked against its published shape (the fixture's `checkAnswer`).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { hubFixture, until, type Fixture } from "./helpers.js";
+import { args, callBody, digestA, digestB, toolRules } from "./tool-calls-helpers.js";
+import { toolArgsDigest } from "../src/protocol/tool-calls.js";
+import { HubClient, HubError } from "../src/protocol/client.js";
+import { timeline } from "../src/cli/why.js";
+import type { Job, OwnerCard } from "../src/protocol/responses.js";
+import type { ToolCallBody } from "../src/protocol/schema.js";
+
+let claims = 0;
+/** Posts an `alert.x` event with `subject` and claims its run as worker w1: the job, with its token. */
+async function runOf(f: Fixture, subject: string): Promise<Job> {
+  claims += 1;
+  const posted = await f.call("POST", "/v1/events", f.keys.source, { id: `e${claims}-${subject}`, type: "alert.x", subject });
+  assert.equal(posted.status, 200, JSON.stringify(posted.body));
+  const job = (await f.call("GET", `/v1/work?claim=c${claims}`, f.keys.worker)).body.job as Job | null;
+  assert.ok(job, "a job to claim");
+  return job;
+}
+
+test("each approval path: exact tool, plugin, default, allow_session_keys, disable_model_invocation, not offered, first use, the owner's own calls", async () => {
+  const f = await hubFixture(toolRules([
+    { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt", allow_session_keys: ["alerts:ok-*"] },
+    { plugin: "dangerous", mode: "deny" },
+    { plugin: "search", mode: "auto" },
+  ], ["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*"]));
+  try {
+    const client = new HubClient(f.url, null);
+    const job = await runOf(f, "s1");
+    assert.deepEqual([job.tools, job.sessionKey], [["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*"], "alerts:s1"]);
+    const call = (b: ToolCallBody) => client.toolCall(job.run, job.token, b);
+    assert.deepEqual(await call(callBody("builtin.x", { builtIn: true })), { call: 1, decision: "allow", sessionKey: "alerts:s1" }, "no entry: auto");
+    assert.deepEqual(await call(callBody("search.find", { builtIn: true })), { call: 2, decision: "allow", sessionKey: "alerts:s1" }, "the plugin's entry: auto");
+    assert.deepEqual(await call(callBody("dangerous.rm", { builtIn: true })), { call: 3, decision: "deny", sessionKey: "alerts:s1", reason: "approvals[1] of rules.json denies dangerous.rm" });
+    assert.deepEqual(await call(callBody("secret.wipe", { builtIn: true, disableModelInvocation: true })), {
+      call: 4, decision: "deny", sessionKey: "alerts:s1", reason: "secret.wipe is hidden from agents (disable_model_invocation = true in its manifest)",
+    });
+    assert.deepEqual(await call(callBody("other.tool", { builtIn: true })), { call: 5, decision: "deny", sessionKey: "alerts:s1", reason: "rule alerts does not offer other.tool (see its \"tools\" in rules.json)" });
+    const exact = await call(callBody("hello-python.greet", { builtIn: true }));
+    assert.deepEqual([exact.decision, exact.card], ["prompt", 1], "the tool's entry: prompt, with a card");
+    const first = await call(callBody("search.find"));
+    assert.deepEqual([first.decision, first.card], ["prompt", 2], "the first call of a plugin that is not built in asks, even under auto");
+
+    // allow_session_keys: the session `alerts:ok-1` needs no approval for the built-in tool; not built in, its first use still asks.
+    const ok = await runOf(f, "ok-1");
+    assert.deepEqual(await client.toolCall(ok.run, ok.token, callBody("hello-python.greet", { builtIn: true })), { call: 8, decision: "allow", sessionKey: "alerts:ok-1" });
+    assert.equal((await client.toolCall(ok.run, ok.token, callBody("hello-python.greet"))).decision, "prompt");
+
+    // The owner: never prompted, `deny` still refuses, disable_model_invocation does not hide a tool from the owner.
+    const owner = new HubClient(f.url, f.keys.owner);
+    assert.deepEqual(await owner.ownerToolCall(callBody("hello-python.greet")), { call: 10, decision: "allow", sessionKey: "owner:owner" });
+    assert.deepEqual(await owner.ownerToolCall(callBody("dangerous.rm")), { call: 11, decision: "deny", sessionKey: "owner:owner", reason: "approvals[1] of rules.json denies dangerous.rm" });
+    assert.deepEqual(await owner.ownerToolCall(callBody("secret.wipe", { disableModelInvocation: true })), { call: 12, decision: "allow", sessionKey: "owner:owner" });
+
+    // The calls are facts, with the session key, the caller, the digest and the decision: never the arguments.
+    const row = f.running.hub.store.view.get("calls", 6)!;
+    assert.deepEqual({ ...row, at: 0 }, {
+      id: 6, run: job.run, caller: "agent", by: "bot", plugin: "hello-python", tool: "hello-python.greet", sessionKey: "alerts:s1",
+      argsDigest: toolArgsDigest(args), manifestDigest: digestA, builtIn: true, decision: "prompt", why: "tool", approval: 0, reason: null,
+      card: 1, waitUntil: row.at + 60_000, status: "asking", durationMs: null, at: 0, endedAt: null, deadline: null, result: null, reported: null,
+    });
+    assert.equal(f.running.hub.store.view.get("calls", 10)!.sessionKey, "owner:owner");
+    const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
+    assert.deepEqual([card.title, card.options, card.run, card.lane], ["Allow hello-python.greet?", ["allow once", "always allow", "deny"], job.run, "s1"]);
+    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet.\nArguments: {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
+    const second = (await f.state()).cards.find((c: OwnerCard) => c.id === 2)!;
+    assert.match(second.text, new RegExp(`This is an agent's first call of plugin search \\(manifest sha256 ${digestA}\\)`));
+
+    // `why` shows the run's calls.
+    const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
+    assert.deepEqual(lines.filter((l) => l.includes("tool ")), [
+      "tool builtin.x (alerts:s1): allow",
+      "tool search.find (alerts:s1): allow",
+      "tool dangerous.rm (alerts:s1): denied — approvals[1] of rules.json denies dangerous.rm",
+      "tool secret.wipe (alerts:s1): denied — secret.wipe is hidden from agents (disable_model_invocation = true in its manifest)",
+      "tool other.tool (alerts:s1): denied — rule alerts does not offer other.tool (see its \"tools\" in rules.json)",
+      "tool hello-python.greet (alerts:s1): asks the owner on card 1",
+      "tool search.find (alerts:s1): asks the owner on card 2",
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("trust by plugin and manifest digest: an \"always allow\" answered while the call is held lets it run and later calls through; a changed manifest asks again", async () => {
+  const f = await hubFixture(toolRules([], ["search.*"], 30));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const first = await client.toolCall(job.run, job.token, callBody("search.find"));
+    assert.deepEqual([first.decision, first.card], ["prompt", 1]);
+    // The agent's call is held; the owner answers "always allow" meanwhile: the held GET answers allow.
+    const held = client.toolCallWait(job.run, job.token, first.call, 20);
+    const answered = await owner.answer(1, { choice: 1 });
+    assert.deepEqual([answered.card.state, answered.card.choice, answered.card.result], ["closed", 1, "allowed; plugin search is trusted at this manifest"]);
+    assert.deepEqual(await held, { call: first.call, decision: "allow", sessionKey: "alerts:s1", card: 1 });
+    assert.equal((await f.state()).runs.length, 1, "an answer the held call took wakes no lane");
+    // Later calls of the plugin at the same manifest, even of another tool: allowed without asking.
+    assert.deepEqual(await client.toolCall(job.run, job.token, callBody("search.other")), { call: 2, decision: "allow", sessionKey: "alerts:s1" });
+    // A changed manifest (another digest) asks again.
+    const changed = await client.toolCall(job.run, job.token, callBody("search.find", { manifestDigest: digestB }));
+    assert.deepEqual([changed.decision, changed.card], ["prompt", 2]);
+    // The trust entry is a fact, keyed by plugin and digest.
+    assert.deepEqual({ ...f.running.hub.store.view.get("trust", `search\u0000${digestA}`)!, at: 0 }, { plugin: "search", digest: digestA, card: 1, by: "owner", at: 0 });
+    const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
+    assert.ok(lines.includes(`plugin search trusted at manifest sha256 ${digestA} ("always allow" by owner)`), lines.join("\n"));
+  } finally {
+    await f.close();
+  }
+});
+
+test("a prompt answered after the hold: the agent was told to end its turn, the answer wakes the lane and the next call passes once (allow once) or is denied once", async () => {
+  const f = await hubFixture(toolRules([{ plugin: "files", tool: "files.write", mode: "prompt" }], ["files.*"], 0));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const body = callBody("files.write", { builtIn: true });
+    const first = await client.toolCall(job.run, job.token, body);
+    assert.equal(first.decision, "prompt");
+    assert.deepEqual(await client.toolCallWait(job.run, job.token, first.call, 5), first, "no hold: the call is awaiting approval at once");
+    assert.equal(f.running.hub.store.view.get("calls", first.call)!.status, "awaiting_approval");
+    // The agent ends its turn; the owner answers "allow once": the lane gets a run that continues the session.
+    assert.equal((await client.result(job.run, job.token, { outcome: "done", session: "sess-1" })).rejected.length, 0);
+    await owner.answer(first.card!, { choice: 0 });
+    const next = (await f.call("GET", "/v1/work?claim=next1", f.keys.worker)).body.job as Job;
+    assert.deepEqual([next.session, next.context.answers.map((a) => [a.card, a.choice])], ["sess-1", [[first.card, 0]]]);
+    assert.deepEqual(await client.toolCall(next.run, next.token, body), { call: 2, decision: "allow", sessionKey: "alerts:s1", card: first.card }, "the repeated call passes");
+    const again = await client.toolCall(next.run, next.token, body);
+    assert.deepEqual([again.decision, again.card], ["prompt", 2], "allow once is spent by one call");
+    // Denied after the hold: the next call is denied once, then asked again.
+    await client.result(next.run, next.token, { outcome: "done" });
+    await owner.answer(again.card!, { choice: 2 });
+    const third = (await f.call("GET", "/v1/work?claim=next2", f.keys.worker)).body.job as Job;
+    assert.deepEqual(await client.toolCall(third.run, third.token, body), { call: 4, decision: "deny", sessionKey: "alerts:s1", card: 2, reason: "the owner denied files.write on card 2" });
+    assert.equal((await client.toolCall(third.run, third.token, body)).decision, "prompt");
+    // A text answer is refused: the card takes its options only.
+    const text = await f.call("POST", `/v1/cards/3/answer`, f.keys.owner, { text: "sure" });
+    assert.deepEqual([text.status, text.body], [400, { error: "this card takes one of its options: 0 allow once, 1 always allow, 2 deny" }]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("a held call whose hold runs out is awaiting approval (the timer's deadline); a denied answer while held denies it", async () => {
+  const f = await hubFixture(toolRules([{ plugin: "files", mode: "prompt" }], ["files.*"], 1));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const body = callBody("files.write", { builtIn: true });
+    const first = await client.toolCall(job.run, job.token, body);
+    // Asked to wait longer than the hold: answered at the hold's end, still a prompt.
+    assert.deepEqual(await client.toolCallWait(job.run, job.token, first.call, 30), first);
+    await until(() => f.running.hub.store.view.get("calls", first.call)!.status === "awaiting_approval");
+    const second = await client.toolCall(job.run, job.token, body);
+    const held = client.toolCallWait(job.run, job.token, second.call, 30);
+    await owner.answer(second.card!, { choice: 2 });
+    assert.deepEqual(await held, { call: second.call, decision: "deny", sessionKey: "alerts:s1", card: second.card, reason: `the owner denied files.write on card ${second.card}` });
+    assert.equal(f.running.hub.store.view.get("calls", second.call)!.status, "denied");
+  } finally {
+    await f.close();
+  }
+});
+
+test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 404; past the deadline 410 and a timeout; the legacy path; replays", async () => {
+  const f = await hubFixture(toolRules([], ["jobs.*"]));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const call = async () => (await client.toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }))).call;
+    const status = (id: number) => f.running.hub.store.view.get("calls", id)!.status;
+    const refusal = (e: unknown) => e instanceof HubError ? [e.status, e.error] : e;
+
+    const sync = await call();
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, sync, { status: "ok", durationMs: 12 }), { ok: true });
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, sync, { status: "ok", durationMs: 12 }), { ok: true }, "the same report again");
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, sync, { status: "error", durationMs: 3 }).catch(refusal), [409, `tool call ${sync} already ended as ok`]);
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, sync, 0).catch(refusal), [409, `tool call ${sync} was never parked: it has no result to wait for`]);
+
+    // Parked: the hub keeps the HMAC of the task id; the callback completes it and the waiting caller gets the result.
+    const task = "task_0123456789abcdef";
+    const parked = await call();
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, parked, { status: "parked", durationMs: 40, taskId: task, timeoutMs: 60_000 }), { ok: true });
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, parked, 0), { status: "pending" });
+    const waiting = client.toolCallResult(job.run, job.token, parked, 30);
+    assert.deepEqual(await client.pluginCallback(task, { status: "success", result: { content: "done" } }), { ok: true });
+    assert.deepEqual(await waiting, { status: "ok", result: { content: "done" } });
+    assert.deepEqual([await client.pluginCallback(task, { status: "success", result: {} }).catch(refusal)], [[404, "no such task, or it is already completed"]], "completed: 404");
+    assert.deepEqual(await client.pluginCallback("task_unknown_0000000", { status: "success" }).catch(refusal), [404, "no such task, or it is already completed"]);
+    assert.deepEqual((await f.call("POST", "/v1/plugins/callback/short", null, { status: "success" })).status, 404, "not even a task id");
+
+    // The legacy path, an error result.
+    const legacy = await call();
+    await client.toolCallOutcome(job.run, job.token, legacy, { status: "parked", durationMs: 5, taskId: "legacy-task-000000001" });
+    assert.deepEqual((await f.call("POST", "/plugin-callback/legacy-task-000000001", null, { status: "error", error: { code: -32000, message: "disk\u0007 full" } })).body, { ok: true });
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, legacy, 0), { status: "error", error: { code: -32000, message: "disk full" } });
+
+    // Past its deadline: 410, and the call has failed with a timeout (the timer's deadline).
+    const late = await call();
+    await client.toolCallOutcome(job.run, job.token, late, { status: "parked", durationMs: 5, taskId: "late-task-00000000001", timeoutMs: 1 });
+    await until(() => status(late) === "timeout");
+    assert.deepEqual(await client.pluginCallback("late-task-00000000001", { status: "success" }).catch(refusal), [410, "this task's deadline has passed: the call already failed with a timeout"]);
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, late, 5), { status: "timeout" });
+
+    // Refused reports: a parked call without a task id, a task id without parking, a task id used twice, a call of
+    // another run, a call that was not allowed.
+    const more = await call();
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, more, { status: "parked", durationMs: 1 }).catch(refusal), [400, "taskId: required when status is parked"]);
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, more, { status: "ok", durationMs: 1, taskId: task }).catch(refusal), [400, "taskId: only with status parked"]);
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, more, { status: "parked", durationMs: 1, taskId: task }).catch(refusal), [409, "this task id is already in use: each async task needs its own"]);
+    assert.deepEqual((await f.call("POST", `/v1/runs/${job.run}/tools/calls/${more}/outcome`, job.token, { status: "parked", durationMs: 1, taskId: "short" })).body, { error: `taskId: wrong format, expected 16 to 200 of A-Z a-z 0-9 . _ ~ -` });
+    const other = await runOf(f, "s2");
+    assert.deepEqual(await client.toolCallOutcome(other.run, other.token, more, { status: "ok", durationMs: 1 }).catch(refusal), [404, `no tool call ${more}`]);
+    assert.deepEqual(await owner.ownerToolCallOutcome(more, { status: "ok", durationMs: 1 }).catch(refusal), [404, `no tool call ${more}`], "an agent's call is not the owner's");
+    const denied = (await client.toolCall(job.run, job.token, callBody("nope.x", { builtIn: true }))).call;
+    assert.deepEqual(await client.toolCallOutcome(job.run, job.token, denied, { status: "ok", durationMs: 1 }).catch(refusal), [409, `tool call ${denied} was not allowed (denied): it has no outcome to report`]);
+
+    // Ended calls are counted by plugin and status for today.
+    await client.toolCallOutcome(job.run, job.token, more, { status: "oom", durationMs: 1 });
+    const s = await f.state();
+    assert.deepEqual(s.toolCalls, [{ plugin: "jobs", status: "error", count: 1 }, { plugin: "jobs", status: "ok", count: 2 }, { plugin: "jobs", status: "oom", count: 1 }, { plugin: "jobs", status: "timeout", count: 1 }, { plugin: "nope", status: "denied", count: 1 }]);
+    // A run that ended takes no more calls.
+    await client.result(job.run, job.token, { outcome: "done" });
+    assert.deepEqual(await call().catch(refusal), [409, `run ${job.run} has ended: its tool calls are not accepted`]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("hostile callback bodies are refused naming the field and change nothing: huge, deep, wrong types", async () => {
+  const f = await hubFixture(toolRules([], ["jobs.*"]));
+  try {
+    const client = new HubClient(f.url, null);
+    const job = await runOf(f, "s1");
+    const id = (await client.toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }))).call;
+    const task = "hostile-task-0000001";
+    await client.toolCallOutcome(job.run, job.token, id, { status: "parked", durationMs: 1, taskId: task, timeoutMs: 600_000 });
+    const seq = f.seq();
+    const post = (raw: string) => f.call("POST", `/v1/plugins/callback/${task}`, null, undefined, raw);
+    const deep = (n: number) => `{"status":"success","result":${"[".repeat(n)}${"]".repeat(n)}}`;
+    const cases: [string, number, unknown][] = [
+      [deep(65), 400, { error: "result: nested deeper than 64 levels" }],
+      [deep(400_000), 400, { error: "result: nested deeper than 64 levels" }],
+      [`{"status":"success","result":"${"x".repeat(262_144)}"}`, 400, { error: "result: larger than 262144 bytes" }],
+      [`{"status":"success","result":"${"x".repeat(1024 * 1024)}"}`, 413, { error: "the request body is larger than 1048576 bytes" }],
+      ['{"status":"done"}', 400, { error: "status: must be one of [\"success\",\"error\"]" }],
+      ['{"status":7}', 400, { error: "status: must be string" }],
+      ['{"status":"error"}', 400, { error: "error: required when status is error" }],
+      ['{"status":"error","error":{"code":{"a":1},"message":"m"}}', 400, { error: "error.code: must be integer,string" }],
+      ['{"status":"error","error":{"code":1,"message":["m"]}}', 400, { error: "error.message: must be string" }],
+      ['[1,2]', 400, { error: "the request body must be a JSON object" }],
+      ['{"status":"success"', 400, { error: "the request body is not valid JSON" }],
+    ];
+    for (const [raw, status, body] of cases) assert.deepEqual([(await post(raw)).status, (await post(raw)).body], [status, body], raw.slice(0, 60));
+    assert.equal(f.seq(), seq, "no refusal wrote a fact");
+    // A deep result within the limit, and fields a plugin adds beyond the contract, are taken.
+    assert.deepEqual((await post(`{"status":"success","task_id":"${task}","result":${deep(63).slice(29, -1)}}`)).body, { ok: true });
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, id, 0), { status: "ok", result: JSON.parse(deep(63).slice(29, -1)) });
+  } finally {
+    await f.close();
+  }
+});
+
