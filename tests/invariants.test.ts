@@ -76,7 +76,12 @@ test("a sound projection has no problem; each broken row is named by its check",
     assert.equal(broken(`UPDATE v_meta SET data = json_set(data, '$.openCards', 0) WHERE key = 'totals'`), "totals.openCards 0 but 1 open cards");
     assert.equal(broken(`UPDATE v_events SET data = json_set(data, '$.sid', 'e1') WHERE key = 2`), "event shop\u0000e1 recorded twice");
     const bucket = (store.db.prepare(`SELECT key FROM v_usage`).get() as { key: number }).key;
-    assert.equal(broken(`UPDATE v_usage SET data = json_set(data, '$.tokens', 14)`), `usage bucket ${bucket} holds {"rounds":1,"tokens":14,"costNanos":10000000,"missingTokens":0,"missingCost":0} but its runs sum to {"rounds":1,"tokens":15,"costNanos":10000000,"missingTokens":0,"missingCost":0}`);
+    const sum = `"rounds":1,"tokens":15,"costNanos":10000000,"missingTokens":0,"missingCost":0`;
+    const kept = `{${sum},"rules":[{"rule":"alerts",${sum}}]}`;
+    assert.equal(broken(`UPDATE v_usage SET data = json_set(data, '$.tokens', 14)`), `usage bucket ${bucket} holds ${kept.replace('"tokens":15', '"tokens":14')} but its runs sum to ${kept}`);
+    // A rule's sums are checked too: wrong, or under another rule's name.
+    assert.equal(broken(`UPDATE v_usage SET data = json_set(data, '$.rules[0].tokens', 14)`), `usage bucket ${bucket} holds ${kept.replace(/"tokens":15(?=,"costNanos":10000000,"missingTokens":0,"missingCost":0}])/, '"tokens":14')} but its runs sum to ${kept}`);
+    assert.equal(broken(`UPDATE v_usage SET data = json_set(data, '$.rules[0].rule', 'pages')`), `usage bucket ${bucket} holds ${kept.replace("alerts", "pages")} but its runs sum to ${kept}`);
     assert.equal(broken(`DELETE FROM v_usage`), "0 usage buckets kept but runs end in 1");
     // Usage is recounted only when a transition changed runs: without run changes the buckets are not read.
     store.db.exec("SAVEPOINT broken");

@@ -146,3 +146,25 @@ test("a reported usage too large to count exactly counts as not reported, never 
   assert.deepEqual(buckets(), [], "taking the runs out again leaves exact zeros, so nothing is left behind");
   store.close();
 });
+
+test("a bucket's rules are sorted by name whatever order their runs come in; a run rewritten to another rule moves its share", () => {
+  const t = Date.parse("2026-11-02T08:20:00Z");
+  const ended = (rule: string, input: number) => ({
+    rule, endedAt: t, mergedInto: null, state: "done", attempt: 1, usage: { input }, usageReported: { tokens: true, cost: false },
+  });
+  const rows = (order: string[]) => {
+    const store = new Store({ path: ":memory:", master: Buffer.alloc(32), fingerprint: "t" });
+    order.forEach((rule, i) => evolve(store.db, [{ changes: [["runs", i + 1, ended(rule, rule.length)]] }]));
+    const out = store.view.where("usage", "1").map(({ row }) => row.rules.map((r) => `${r.rule}:${r.tokens}`));
+    store.close();
+    return out;
+  };
+  const sorted = [["B:1", "a:1", "bb:2", "ccc:3"]];
+  for (const order of [["bb", "a", "ccc", "B"], ["ccc", "bb", "B", "a"], ["a", "B", "ccc", "bb"], ["B", "a", "bb", "ccc"]]) assert.deepEqual(rows(order), sorted, order.join());
+  const store = new Store({ path: ":memory:", master: Buffer.alloc(32), fingerprint: "t" });
+  evolve(store.db, [{ changes: [["runs", 1, ended("alerts", 5)]] }]);
+  evolve(store.db, [{ changes: [["runs", 1, ended("pages", 5)]] }]);
+  const five = { rounds: 1, tokens: 5, costNanos: 0, missingTokens: 0, missingCost: 1 };
+  assert.deepEqual(store.view.where("usage", "1").map(({ row }) => row), [{ ...five, rules: [{ rule: "pages", ...five }] }]);
+  store.close();
+});

@@ -9,6 +9,7 @@ import { execFile } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { engine, hubFixture, baseRules } from "./helpers.js";
+import type { State } from "../src/protocol/responses.js";
 
 const rules = {
   ...baseRules,
@@ -92,6 +93,15 @@ test("status --rule <name> shows only that rule's runs", async () => {
   assert.deepEqual(section(none.out, "Recent runs of nightly:"), ["  (none)"]);
   const unknown = await status(["--rule", "no-such-rule"]);
   assert.deepEqual([unknown.code, unknown.err], [1, "agent-autoloop: no such rule: no-such-rule"]);
+});
+
+test("GET /v1/state: an empty rule, state or worker is no filter; one given narrows the page of runs on the hub", async () => {
+  const ids = async (query: string) => ((await f.call("GET", `/v1/state${query}`, f.keys.owner)).body as State).runs.map((r) => [r.rule, r.worker]);
+  const all = await ids("");
+  assert.deepEqual(await ids("?rule=&state=&worker="), all);
+  assert.ok(all.some(([rule]) => rule === "per-subject") && all.some(([rule]) => rule === "alerts"));
+  assert.deepEqual(await ids("?rule=per-subject"), all.filter(([rule]) => rule === "per-subject"));
+  assert.deepEqual(await ids("?worker=w2&state=done"), all.filter(([, worker]) => worker === "w2"));
 });
 
 test("a paused rule shows when its pause ends, not a cron time that will be skipped", async () => {

@@ -51,7 +51,7 @@ test("evolve prepares each SQL text once per database, and upserts, deletes and 
   const db = emptyProjection();
   const prepared: string[] = [];
   const counting = preparing(db, prepared);
-  const ended = { state: "done", endedAt: 900_000, mergedInto: null, attempt: 1, usage: { input: 1 }, usageReported: { tokens: true, cost: false } };
+  const ended = { rule: "alerts", state: "done", endedAt: 900_000, mergedInto: null, attempt: 1, usage: { input: 1 }, usageReported: { tokens: true, cost: false } };
   const batch = (n: number) => [
     { changes: [["meta", "m", { n }], ["runs", 1, { ...ended, n }], ["meta", "m", null]] },
     { changes: [["runs", 1, null], ["runs", 2, { ...ended, endedAt: 0 }]] },
@@ -61,7 +61,8 @@ test("evolve prepares each SQL text once per database, and upserts, deletes and 
   evolve(counting, batch(2));
   assert.deepEqual(prepared, once, "the second batch prepared nothing new");
   assert.equal(new Set(once).size, once.length, "no SQL text prepared twice");
-  assert.deepEqual(db.prepare("SELECT key, data FROM v_usage").all(), [{ key: 0, data: JSON.stringify({ rounds: 1, tokens: 1, costNanos: 0, missingTokens: 0, missingCost: 1 }) }]);
+  const one = { rounds: 1, tokens: 1, costNanos: 0, missingTokens: 0, missingCost: 1 };
+  assert.deepEqual(db.prepare("SELECT key, data FROM v_usage").all(), [{ key: 0, data: JSON.stringify({ ...one, rules: [{ rule: "alerts", ...one }] }) }]);
   assert.deepEqual(db.prepare("SELECT key FROM v_runs").all(), [{ key: 2 }]);
   assert.deepEqual(db.prepare("SELECT key FROM v_meta").all(), []);
   const other = emptyProjection();
@@ -87,7 +88,7 @@ test("evolve reads an old run row only when the run had ended, and writes a usag
     },
     exec: (sql) => db.exec(sql),
   };
-  const run = (extra: object) => ({ state: "running", endedAt: null, mergedInto: null, attempt: 1, usage: null, usageReported: { tokens: false, cost: false }, ...extra });
+  const run = (extra: object) => ({ rule: "alerts", state: "running", endedAt: null, mergedInto: null, attempt: 1, usage: null, usageReported: { tokens: false, cost: false }, ...extra });
   const apply = (row: object) => {
     calls.length = 0;
     evolve(counting, [{ changes: [["runs", 1, row]] } as Pick<Fact, "changes">]);
@@ -99,7 +100,8 @@ test("evolve reads an old run row only when the run had ended, and writes a usag
   const done = run({ state: "done", endedAt: 60_000, usage: { input: 2 }, usageReported: { tokens: true, cost: false } });
   assert.deepEqual(apply(done), ["get SELECT data FROM v_usage WHERE key = ?", "run INSERT OR REPLACE INTO v_usage (key, data) VALUES (?, ?)", upsert]);
   assert.deepEqual(apply({ ...done, summary: "same share" }), ["get SELECT data FROM v_runs WHERE key = ?", upsert], "the same share in the same bucket: no usage write");
-  assert.deepEqual(db.prepare("SELECT key, data FROM v_usage").all(), [{ key: 0, data: JSON.stringify({ rounds: 1, tokens: 2, costNanos: 0, missingTokens: 0, missingCost: 1 }) }]);
+  const two = { rounds: 1, tokens: 2, costNanos: 0, missingTokens: 0, missingCost: 1 };
+  assert.deepEqual(db.prepare("SELECT key, data FROM v_usage").all(), [{ key: 0, data: JSON.stringify({ ...two, rules: [{ rule: "alerts", ...two }] }) }]);
   db.close();
 });
 
