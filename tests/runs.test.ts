@@ -730,6 +730,9 @@ describe("over HTTP", () => {
       agent: { id: "bot", name: "bot", use: "command", model: null, effort: null, access: "edit", command: ["echo", "hi"], program: null, sandbox: true, env: [] },
       session: null,
       askFirst: ["delete data"],
+      // No `tools` in the rule: none offered; the rule is not `parallel`, so its one lane is "".
+      tools: [],
+      sessionKey: "alerts:",
       context: {
         events: [{ id: "e1", source: "shop", sourceName: "Shop", type: "alert.cpu", subject: "#1", summary: "hot", detail: "d", link: "https://x.example/1", receivedAt: "R" }],
         answers: [], timers: [], waiting: [], open: [], decided: [],

@@ -204,7 +204,7 @@ test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 4
     // The legacy path, an error result.
     const legacy = await call();
     await client.toolCallOutcome(job.run, job.token, legacy, { status: "parked", durationMs: 5, taskId: "legacy-task-000000001" });
-    assert.deepEqual((await f.call("POST", "/plugin-callback/legacy-task-000000001", null, { status: "error", error: { code: -32000, message: "disk\u0007 full" } })).body, { ok: true });
+    assert.deepEqual((await f.call("POST", "/plugin-callback/legacy-task-000000001", null, { status: "error", error: { code: -32000, message: "disk full" } })).body, { ok: true });
     assert.deepEqual(await client.toolCallResult(job.run, job.token, legacy, 0), { status: "error", error: { code: -32000, message: "disk full" } });
 
     // Past its deadline: 410, and the call has failed with a timeout (the timer's deadline).
@@ -260,6 +260,7 @@ test("hostile callback bodies are refused naming the field and change nothing: h
       ['{"status":"error"}', 400, { error: "error: required when status is error" }],
       ['{"status":"error","error":{"code":{"a":1},"message":"m"}}', 400, { error: "error.code: must be integer,string" }],
       ['{"status":"error","error":{"code":1,"message":["m"]}}', 400, { error: "error.message: must be string" }],
+      ['{"status":"error","error":{"code":1,"message":"\\u001b[2Jgone"}}', 400, { error: "error.message: wrong format, expected no control characters except line breaks and tabs" }],
       ['[1,2]', 400, { error: "the request body must be a JSON object" }],
       ['{"status":"success"', 400, { error: "the request body is not valid JSON" }],
     ];

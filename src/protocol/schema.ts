@@ -290,7 +290,9 @@ export type ToolOutcomeBody = Static<typeof ToolOutcomeBody>;
 /**
  * POST /v1/plugins/callback/:task (and the legacy /plugin-callback/:task): an async plugin completes its task (spec
  * tool-plugins.md §5). Fields other than these are ignored (plugins brought unchanged may send more). `result` may be
- * any JSON value (absent: null), at most `toolResultMaxBytes` and `toolResultDepthMax` deep.
+ * any JSON value (absent: null), at most `toolResultMaxBytes` and `toolResultDepthMax` deep. The error's `message`
+ * holds no control characters but line breaks and tabs, as every text of the protocol; longer than
+ * `toolErrorMessageMaxCodepoints`, it is cut.
  */
 export const PluginCallbackBody = Type.Object({
   status: Type.Unsafe<"success" | "error">({ type: "string", enum: ["success", "error"] }),
@@ -301,7 +303,7 @@ export const PluginCallbackBody = Type.Object({
       type: ["integer", "string"], minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, maxLength: L.toolErrorCodeMaxChars,
       pattern: linePattern, description: `an integer, or a line of at most ${L.toolErrorCodeMaxChars} characters`,
     }),
-    message: Type.String(),
+    message: Type.String({ pattern: textPattern, description: noControlText }),
   })),
 });
 export type PluginCallbackBody = Static<typeof PluginCallbackBody>;
