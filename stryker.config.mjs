@@ -47,6 +47,7 @@ export default {
       "tests/text.test.ts",
       "tests/deadlines.test.ts",
       "tests/tool-calls.test.ts",
+      "tests/tool-calls-clock.test.ts",
       "sim/proof.test.ts",
     ],
     nodeArgs: ["--import", "tsx", "--test-reporter=tap"],
