@@ -200,14 +200,15 @@ export class ToolBridges {
   private async call(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (p: CallProgress) => void): Promise<CallToolResult> {
     const lang = this.o.lang;
     const host = await this.toolHost();
-    const tool = (await this.offered(job)).find((o) => o.qualifiedName === name);
-    const rec = tool ? host.registry.get(tool.plugin) : null;
-    if (!tool || !rec?.digest || !rec.manifest) return toolError(t(lang, "bridge.notOffered", { tool: name }));
+    if (!(await this.offered(job)).some((o) => o.qualifiedName === name)) return toolError(t(lang, "bridge.notOffered", { tool: name }));
+    // The tool host's checks first (plugin, tool, arguments against its schema): a call refused here asks no one.
+    const checked = await host.check(name, args);
+    if (!checked.ok) return toolError(checked.message);
     let decision: ToolCallDecision;
     try {
       decision = await this.client.toolCall(job.run, job.token, {
-        tool: name, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: rec.digest,
-        builtIn: rec.origin === "builtin", disableModelInvocation: rec.manifest.capabilities.disable_model_invocation,
+        tool: name, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: checked.digest,
+        builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation,
       });
       if (decision.decision === "prompt") decision = await this.awaitAnswer(job, decision, signal);
     } catch (e) {
@@ -217,9 +218,9 @@ export class ToolBridges {
     if (decision.decision === "prompt") return toolError(t(lang, "bridge.awaiting", { card: decision.card ?? "?" }));
 
     const out = await host.call(name, args, {
-      sessionKey: job.sessionKey, callbackUrl: `${this.o.url.replace(/\/$/, "")}/v1/plugins/callback/`, signal, ...(onProgress ? { onProgress } : {}),
+      sessionKey: decision.sessionKey, callbackUrl: `${this.o.url.replace(/\/$/, "")}/v1/plugins/callback/`, signal, ...(onProgress ? { onProgress } : {}),
     });
-    const timeoutMs = rec.manifest.communication.timeout_ms ?? toolLimits.callTimeoutMsDefault;
+    const timeoutMs = checked.timeoutMs;
     await this.report(job, decision.call, out, timeoutMs);
     return out.status === "accepted" ? this.parked(job, name, decision.call, timeoutMs, signal) : resultOf(out, lang);
   }
