@@ -16,19 +16,15 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { promisify } from "node:util";
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, until } from "./helpers.js";
 import { receiptMessage, startFakeModel, type FakeModel, type Reply, type Turn } from "./fake-model.js";
-import { agentEnv, agentsMissing } from "./real-agents.js";
+import { agentsMissing, realHub, type RealHub } from "./real-agents.js";
 import type { OwnerCard, RunView, State } from "../src/protocol/responses.js";
 
-const bin = join(engine, "bin", "agent-autoloop.js");
 /** rules.json `approvalWaitSeconds` of these scenarios: long enough for the test to answer a card while a call is held. */
 const holdSeconds = 10;
-const execFileAsync = promisify(execFile);
 
 /** How each CLI names the tool `hello-python.greet` of the server `agent-autoloop` to its model. */
 const toolCall = {
@@ -42,12 +38,7 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
   const dir = tempDir(`aa-${agent}-tools-`);
   const project = join(dir, "project");
   let model: FakeModel;
-  let env: Record<string, string> = {};
-  let hub: ChildProcess | null = null;
-  let url = "";
-  let owner = "";
-  let sourceKey = "";
-  let hubOutput = "";
+  let hub: RealHub | null = null;
   /** What the model saw as each tool result, by scenario. */
   const results = new Map<string, string[]>();
 
@@ -66,23 +57,9 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
     return toolCall[agent]({ name: scenario === "approve" ? "Grace" : "Ada" });
   }
 
-  async function cli(...args: string[]): Promise<string> {
-    const { stdout } = await execFileAsync(process.execPath, [bin, ...args], { env: { ...env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" });
-    return stdout.trim();
-  }
-
-  async function ownerState(): Promise<State> {
-    return (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
-  }
-
-  async function post(type: string): Promise<void> {
-    const res = await fetch(`${url}/v1/events`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${sourceKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ id: `${type}-1`, type }),
-    });
-    assert.equal(res.status, 200, await res.text());
-  }
+  const cli = (...args: string[]) => hub!.cli(...args);
+  const ownerState = () => hub!.state();
+  const post = (type: string) => hub!.post(type);
 
   /** Something of the hub's state once `get` finds it; the hub's output is shown when it never does. */
   async function waitFor<T>(get: (s: State) => T | undefined | null | false, what: string, ms = 120_000): Promise<T> {
@@ -90,7 +67,7 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
     try {
       return (await until(async () => get((seen = await ownerState())), ms, what)) as T;
     } catch (e) {
-      throw new Error(`${(e as Error).message}; last runs: ${JSON.stringify(seen?.runs.slice(0, 3))}; hub output: ${hubOutput.slice(-4000)}`);
+      throw new Error(`${(e as Error).message}; last runs: ${JSON.stringify(seen?.runs.slice(0, 3))}; hub output: ${hub!.output().slice(-4000)}`);
     }
   }
 
@@ -101,11 +78,8 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
     if (skip) return;
     model = await startFakeModel(script);
     mkdirSync(project, { recursive: true });
-    env = { ...(process.env as Record<string, string>), ...agentEnv(model.url, dir), AGENT_AUTOLOOP_HOME: join(dir, "aa"), AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" };
-    await cli("init");
-    cpSync(join(engine, "examples", "tool-plugins", "hello-python"), join(dir, "aa", "plugins", "hello-python"), { recursive: true });
     const scenarios = ["greet", "approve", "reader"];
-    writeFileSync(join(dir, "aa", "rules.json"), JSON.stringify({
+    hub = await realHub(dir, model.url, {
       timezone: "UTC",
       sources: { lab: { name: "Lab" } },
       agents: { [agent]: { worker: "local", use: agent }, reader: { worker: "local", use: agent, access: "read" } },
@@ -116,22 +90,11 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
         name: s, when: { source: "lab", types: [`${s}.*`] }, to: s === "reader" ? "reader" : agent, cwd: project, prompt: `SCENARIO:${s}`,
         tools: ["hello-python.greet"],
       })),
-    }, null, 2));
-    const config = JSON.parse(readFileSync(join(dir, "aa", "config.json"), "utf8"));
-    config.channels = { file: config.channels.file };
-    writeFileSync(join(dir, "aa", "config.json"), JSON.stringify(config));
-    owner = config.owner;
-    url = "http://127.0.0.1:1"; // no hub yet: key new writes the key locally
-    sourceKey = await cli("key", "new", "source", "lab");
-    const child = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
-    hub = child;
-    child.stdout!.on("data", (d) => (hubOutput += d));
-    child.stderr!.on("data", (d) => (hubOutput += d));
-    url = (await until(() => /listening on (http:\/\/\S+)/.exec(hubOutput)?.[1], 60_000, () => `the hub to listen (output: ${hubOutput})`))!;
+    }, (home) => cpSync(join(engine, "examples", "tool-plugins", "hello-python"), join(home, "plugins", "hello-python"), { recursive: true }));
   });
 
   after(async () => {
-    hub?.kill("SIGKILL");
+    await hub?.kill();
     await model?.close();
     rmSync(dir, { recursive: true, force: true });
   });
