@@ -52,6 +52,11 @@ const plugin: AgentPlugin = {
       ...toolFlags(turn),
     ];
   },
+  // With tools offered, Claude Code connects the tools server before its first turn (it may connect MCP servers in
+  // the background, and a quick first turn would not find the tools yet).
+  env(turn): Record<string, string> {
+    return turn.tools ? { MCP_CONNECTION_NONBLOCKING: "0" } : {};
+  },
   read(stdout, code, stderr) {
     const all = lines(stdout);
     const init = all.find((l) => l.type === "system" && l.subtype === "init");

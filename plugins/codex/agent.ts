@@ -24,6 +24,11 @@ function message(m: unknown): string {
 
 /** How long Codex lets one call of the tools server take, in seconds: the bridge bounds each call itself (approval wait, tool timeout). */
 const toolTimeoutSeconds = 2 * 60 * 60;
+/**
+ * How long Codex waits for the tools server's handshake and tool list, in seconds (its default is 10): the first list
+ * may ask plugins for theirs (tools/list, up to 10 s each) or start an MCP plugin.
+ */
+const toolsStartupSeconds = 60;
 
 /**
  * The tools the rule offers (issue 16): the run's MCP server as `mcp_servers.<server>` settings on the command line
@@ -40,6 +45,7 @@ function toolFlags(turn: Turn): string[] {
   return [
     "-c", `${key}.command=${JSON.stringify(command)}`, "-c", `${key}.args=${JSON.stringify(args)}`,
     "-c", `${key}.default_tools_approval_mode="approve"`, "-c", `${key}.tool_timeout_sec=${toolTimeoutSeconds}`,
+    "-c", `${key}.startup_timeout_sec=${toolsStartupSeconds}`,
   ];
 }
 
