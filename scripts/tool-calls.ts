@@ -10,20 +10,18 @@
  *   decision and the outcome over HTTP to a real hub process, then the host's call), with and without the sandbox;
  * - once per agent launch: starting the relay, the MCP handshake and `tools/list` (median of 5).
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
-import { registerKeysLocally } from "../src/host/serve.js";
+import { writeFileAtomic } from "../src/host/home.js";
 import { engineDir } from "../src/common/paths.js";
 import { homeToolRoots, ToolHost, ToolRegistry } from "../src/tools/index.js";
 import { ToolBridges } from "../src/worker/tool-bridge.js";
 import type { Job, State } from "../src/protocol/responses.js";
 import { spawnHub } from "../sim/hub-process.js";
-import { call, median, stopHub } from "./measure.js";
+import { benchHome, call, median, stopHub } from "./measure.js";
 
 /** Calls of each kind measured. */
 const toolCallRuns = 21;
@@ -53,14 +51,9 @@ function bareCall(dir: string): Promise<number> {
 }
 
 /** A home with hello-node installed twice (as `hello-node`, and with an empty `[sandbox]` as `hello-sandboxed`). */
-function toolsHome(): { dir: string; keys: { source: string; worker: string; owner: string } } {
-  const dir = mkdtempSync(join(tmpdir(), "aa-bench-tools-"));
-  const home = homePaths(dir);
-  readMasterKey(home, true);
-  const keys = { source: newKey(), worker: newKey(), owner: newKey() };
-  registerKeysLocally(home, [
-    { kind: "source", name: "bench", key: keys.source }, { kind: "worker", name: "w", key: keys.worker }, { kind: "owner", name: "owner", key: keys.owner },
-  ], "en");
+function toolsHome(): ReturnType<typeof benchHome> {
+  const made = benchHome("aa-bench-tools-");
+  const { dir, home, keys } = made;
   writeFileSync(home.rules, JSON.stringify({
     timezone: "UTC", sources: { bench: { name: "Bench" } }, agents: { a: { worker: "w", use: "command", command: ["true"] } }, channels: {},
     rules: [{ name: "tools", when: { source: "bench", types: ["job.*"] }, to: "a", parallel: 100, cwd: "/tmp", tools: ["hello-node.greet", "hello-sandboxed.greet"] }],
@@ -72,13 +65,12 @@ function toolsHome(): { dir: string; keys: { source: string; worker: string; own
   const manifest = readFileSync(join(example, "manifest.toml"), "utf8").replace('name = "hello-node"', 'name = "hello-sandboxed"');
   writeFileSync(join(home.plugins, "hello-sandboxed", "manifest.toml"), `${manifest}\n[sandbox]\n`);
   mkdirSync(join(dir, "agent"));
-  return { dir, keys };
+  return made;
 }
 
 /** Measures and prints the figures with `say`. */
 export async function measureToolCalls(say: (k: string, v: string) => void): Promise<void> {
-  const { dir, keys } = toolsHome();
-  const home = homePaths(dir);
+  const { dir, home, keys } = toolsHome();
   const hub = await spawnHub(dir);
   const host = new ToolHost(new ToolRegistry(homeToolRoots(home.plugins), "en"), { lang: "en", hiddenPaths: [dir] });
   host.registry.rescan();
