@@ -10,12 +10,13 @@
  *   a tool not offered is refused without asking the hub;
  * - a plugin's progress reaches the client as MCP progress;
  * - the relay reaches a bridge opened again on the same socket (a restarted worker) without a new handshake;
+ * - a socket path longer than a socket address holds is still served at that path (Linux);
  * - through a worker: a `command` agent finds the server's command in AGENT_AUTOLOOP_TOOLS_MCP and calls a tool from
  *   inside its sandbox; the run's socket is gone when the run ends.
  */
 import { test, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -85,6 +86,7 @@ async function connect(f: Fixture, job: Job, bridges?: ToolBridges): Promise<{ c
   const b = bridges ?? new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {} });
   if (!bridges) cleanups.push(() => b.close());
   const agentDir = tempDir("aa-bridge-agent-");
+  cleanups.push(() => rmSync(agentDir, { recursive: true, force: true }));
   const bridge = await b.open(job, agentDir);
   const client = new Client({ name: "test-agent", version: "1" });
   const [command, ...args] = bridge.offer.command;
@@ -190,8 +192,28 @@ test("a worker that opens the run's socket again (a restart) is reached by the s
   assert.equal(textOf(await cli.callTool({ name: "steps.run", arguments: { n: 3 } })), "done: 3");
 });
 
+test("a run folder whose socket path is longer than a socket address holds still gets its tools, at that path", async () => {
+  const f = await fixture(["steps.*"], []);
+  const job = await claim(f, "s5");
+  const b = new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {} });
+  cleanups.push(() => b.close());
+  const top = tempDir("aa-bridge-long-");
+  cleanups.push(() => rmSync(top, { recursive: true, force: true }));
+  const agentDir = join(top, "a".repeat(60), "b".repeat(60));
+  mkdirSync(agentDir, { recursive: true });
+  assert.ok(Buffer.byteLength(join(agentDir, toolsSocketName)) > 107);
+  const bridge = await b.open(job, agentDir);
+  assert.equal(statSync(join(agentDir, toolsSocketName)).isSocket(), true);
+  const client = new Client({ name: "test-agent", version: "1" });
+  const [command, ...args] = bridge.offer.command;
+  await client.connect(new StdioClientTransport({ command: command!, args }));
+  cleanups.push(() => client.close());
+  assert.deepEqual((await client.listTools()).tools.map((x) => x.name), ["steps.run"]);
+});
+
 test("through a worker: a command agent finds the server in AGENT_AUTOLOOP_TOOLS_MCP and calls a tool from its sandbox; the socket ends with the run", async () => {
   const project = tempDir("aa-bridge-project-");
+  cleanups.push(() => rmSync(project, { recursive: true, force: true }));
   const agentScript = join(project, "agent.mjs");
   // The agent: an MCP client of the SDK that starts the command it was given and prints the tool's answer.
   writeFileSync(agentScript, [

@@ -19,8 +19,8 @@
  * ends; all stop with the worker (a killed worker takes its sockets with it: nothing is left behind).
  */
 import { createServer, type Server as NetServer, type Socket } from "node:net";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, openSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -39,6 +39,8 @@ import { sleep } from "./supervise.js";
 export const bridgeLineMaxBytes = 10 * 1024 * 1024;
 /** After a parked (async) call's timeout, how long the bridge still waits for the hub to say it ended, in ms. */
 export const parkedResultGraceMs = 5_000;
+/** The longest unix socket path that fits a socket address (`sun_path` holds 108 bytes with its final NUL). */
+export const unixSocketPathMaxBytes = 107;
 /** The name of a run's socket in its `agent/` folder. */
 export const toolsSocketName = "tools.sock";
 /** The compiled relay the agent's CLI starts (the worker always names the compiled one, also under tsx). */
@@ -57,6 +59,32 @@ export interface ToolBridgeOptions {
 export interface RunBridge {
   offer: ToolsOffer;
   close(): Promise<void>;
+}
+
+/**
+ * Listens on the unix socket `path`. A path longer than a socket address holds (libuv would cut it and bind elsewhere)
+ * is reached on Linux through the folder's descriptor (`/proc/self/fd/<n>/<name>`); elsewhere it is refused.
+ * @throws the listen error, or why the path cannot be used.
+ */
+async function listenAt(server: NetServer, path: string): Promise<void> {
+  let fd: number | null = null;
+  let address = path;
+  if (Buffer.byteLength(path) > unixSocketPathMaxBytes) {
+    if (process.platform !== "linux") throw new Error(`the socket path ${path} is longer than ${unixSocketPathMaxBytes} bytes`);
+    fd = openSync(dirname(path), "r");
+    address = `/proc/self/fd/${fd}/${basename(path)}`;
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(address, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
 }
 
 /** A tool as the MCP client sees it. */
@@ -136,13 +164,7 @@ export class ToolBridges {
       void this.serve(job, socket, calls.signal);
     });
     rmSync(socketPath, { force: true });
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(socketPath, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
+    await listenAt(server, socketPath);
     server.on("error", (e) => this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: e.message })));
     let closed: Promise<void> | null = null;
     const bridge: RunBridge = {
