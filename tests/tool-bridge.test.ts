@@ -8,7 +8,7 @@
  *   the call is held lets it through; then the plugin runs and its answer is the tool's result; outcomes are facts;
  * - a `deny` answers the reason; a `prompt` that is not answered in time answers "awaiting approval, card N …";
  *   a tool not offered is refused without asking the hub;
- * - a plugin's progress reaches the client as MCP progress;
+ * - a plugin's progress reaches the client as MCP progress; an async plugin's parked call ends with its callback;
  * - the relay reaches a bridge opened again on the same socket (a restarted worker) without a new handshake;
  * - a socket path longer than a socket address holds is still served at that path (Linux);
  * - through a worker: a `command` agent finds the server's command in AGENT_AUTOLOOP_TOOLS_MCP and calls a tool from
@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { baseRules, engine, hubFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
-import { ToolBridges, toolsSocketName, type RunBridge } from "../src/worker/tool-bridge.js";
+import { ToolBridges, resultContent, toolsSocketName, type RunBridge } from "../src/worker/tool-bridge.js";
 import { Worker } from "../src/worker/worker.js";
 import { timeline } from "../src/cli/why.js";
 import type { Job, OwnerCard, Why } from "../src/protocol/responses.js";
@@ -42,13 +42,29 @@ rl.on("line", (l) => {
 });
 `;
 
-/** A plugin folder `<plugins>/<name>` with a manifest of one sync node tool, `main.js` as given. */
-function nodePlugin(plugins: string, name: string, tool: string, main: string, extra = ""): void {
+/**
+ * An async plugin in node: `wait` answers a task id, then completes the task itself through `callback_url` with
+ * `later: <n>` (as a plugin that works in the background would).
+ */
+const laterMain = String.raw`
+const rl = require("readline").createInterface({ input: process.stdin });
+rl.on("line", async (l) => {
+  const r = JSON.parse(l);
+  const task = "task-" + r.params.request_id.replace(/[^A-Za-z0-9]/g, "").padEnd(16, "x");
+  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { task_id: task } }) + "\n");
+  await new Promise((ok) => setTimeout(ok, 300));
+  const res = await fetch(r.params.callback_url + task, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ status: "success", result: { content: "later: " + r.params.arguments.n } }) });
+  process.stderr.write("callback " + res.status + "\n");
+});
+`;
+
+/** A plugin folder `<plugins>/<name>` with a manifest of one node tool (sync unless `type` says), `main.js` as given. */
+function nodePlugin(plugins: string, name: string, tool: string, main: string, extra = "", type = "sync"): void {
   const dir = join(plugins, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "main.js"), main);
   writeFileSync(join(dir, "manifest.toml"), [
-    `name = "${name}"`, `version = "0.1.0"`, `plugin_type = "sync"`, extra,
+    `name = "${name}"`, `version = "0.1.0"`, `plugin_type = "${type}"`, extra,
     `[entry_point]`, `command = "node"`, `args = ["main.js"]`,
     `[[capabilities.tools]]`, `name = "${tool}"`, `description = "${tool} of ${name}"`,
   ].join("\n") + "\n");
@@ -67,6 +83,7 @@ async function fixture(tools: string[], approvals: unknown[] = [], approvalWaitS
   nodePlugin(f.home.plugins, "steps", "run", stepsMain);
   nodePlugin(f.home.plugins, "secret", "wipe", stepsMain, "[capabilities]\ndisable_model_invocation = true");
   nodePlugin(f.home.plugins, "blocked", "rm", stepsMain);
+  nodePlugin(f.home.plugins, "later", "wait", laterMain, "[communication]\ntimeout_ms = 20000", "async");
   return f;
 }
 
@@ -170,6 +187,33 @@ test("deny answers the reason; an unanswered prompt answers 'awaiting approval, 
   const readJob: Job = { ...read, agent: { ...read.agent, access: "read" } };
   const { client: reader } = await connect(f, readJob);
   assert.deepEqual((await reader.listTools()).tools.map((x) => x.annotations), [{ readOnlyHint: true }, { readOnlyHint: true }]);
+});
+
+test("an async plugin's call is parked; its callback through callback_url ends it, and the agent gets its result", async () => {
+  const f = await fixture(["later.wait"], []);
+  const job = await claim(f, "s6");
+  const { client } = await connect(f, job);
+  const call = client.callTool({ name: "later.wait", arguments: { n: 5 } });
+  await answer(f, (await cardOf(f, "later.wait")).id, 1);
+  const r = await call;
+  assert.deepEqual([r.isError ?? false, textOf(r)], [false, "later: 5"]);
+  const why = (await f.call("GET", `/v1/runs/${job.run}/why`, f.keys.owner)).body as Why;
+  const told = timeline(job.run, why.facts).filter((l) => l.includes(" tool later.wait")).map((l) => l.replace(/^.*? tool /, "tool ").replace(/ until .*$/, " until …").replace(/\(\d+ ms\)/, "(… ms)"));
+  assert.deepEqual(told, [
+    "tool later.wait (alerts:s6): asks the owner on card 1",
+    "tool later.wait (alerts:s6): allow",
+    "tool later.wait (alerts:s6): parked as an async task until …",
+    "tool later.wait (alerts:s6): ok (… ms)",
+  ]);
+});
+
+test("a plugin's result as the model reads it: a string content, an MCP plugin's text blocks, else JSON", () => {
+  assert.deepEqual(resultContent({ content: "hello, Ada" }), [{ type: "text", text: "hello, Ada" }]);
+  assert.deepEqual(resultContent("plain"), [{ type: "text", text: "plain" }]);
+  assert.deepEqual(resultContent({ content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }), [{ type: "text", text: "a" }, { type: "text", text: "b" }]);
+  assert.deepEqual(resultContent({ content: [{ type: "image", data: "…" }] }), [{ type: "text", text: '{"content":[{"type":"image","data":"…"}]}' }]);
+  assert.deepEqual(resultContent({ rows: [1, 2] }), [{ type: "text", text: '{"rows":[1,2]}' }]);
+  assert.deepEqual(resultContent(null), [{ type: "text", text: "null" }]);
 });
 
 test("a worker that opens the run's socket again (a restart) is reached by the same relay without a new handshake", async () => {

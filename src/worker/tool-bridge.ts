@@ -104,12 +104,18 @@ function toolError(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
 }
 
-/** A plugin's `result` as text for the model: its `content` when that is a string (§3's `{content}`), else its JSON. */
-export function resultText(result: unknown): string {
-  if (typeof result === "string") return result;
+/**
+ * A plugin's `result` as the model reads it: its `content` when that is a string (§3's `{"content": "hello, Ada"}`),
+ * an MCP plugin's text blocks as they are, else the result's JSON as text.
+ */
+export function resultContent(result: unknown): CallToolResult["content"] {
+  const text = (t: string) => [{ type: "text" as const, text: t }];
+  if (typeof result === "string") return text(result);
   const content = (result as { content?: unknown } | null)?.content;
-  if (typeof content === "string") return content;
-  return JSON.stringify(result ?? null);
+  if (typeof content === "string") return text(content);
+  const isText = (b: unknown) => !!b && typeof b === "object" && (b as { type?: unknown }).type === "text" && typeof (b as { text?: unknown }).text === "string";
+  if (Array.isArray(content) && content.length > 0 && content.every(isText)) return (content as { text: string }[]).map((b) => ({ type: "text" as const, text: b.text }));
+  return text(JSON.stringify(result ?? null));
 }
 
 /** The tools a rule's `patterns` offer, from the tool host; plugins whose tools cannot be had are logged and left out. */
@@ -146,6 +152,8 @@ export class ToolBridges {
       await host.start();
       return host;
     })();
+    // A host that could not be made is made again at the next need.
+    this.host.catch(() => (this.host = null));
     return this.host;
   }
 
@@ -280,7 +288,7 @@ export class ToolBridges {
       if (left <= 0) break;
       try {
         const r = await this.client.toolCallResult(job.run, job.token, call, Math.min(toolCallWaitMaxSeconds, Math.max(1, Math.ceil(left / 1000))), signal);
-        if (r.status === "ok") return { content: [{ type: "text", text: resultText(r.result) }] };
+        if (r.status === "ok") return { content: resultContent(r.result) };
         if (r.status === "error") return toolError(t(lang, "bridge.failed", { tool: name, code: r.error?.code ?? "", message: r.error?.message ?? "" }));
         if (r.status === "timeout") break;
       } catch (e) {
@@ -305,7 +313,7 @@ export class ToolBridges {
 function resultOf(out: Exclude<CallOutcome, { status: "accepted" }>, lang: Lang): CallToolResult {
   switch (out.status) {
     case "ok":
-      return { content: [{ type: "text", text: resultText(out.result) }] };
+      return { content: resultContent(out.result) };
     case "error":
       return toolError(t(lang, "bridge.error", { code: out.code, message: out.message }));
     case "refused":

@@ -88,7 +88,7 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
   let ended = false;
   let initialize: Record<string, unknown> | null = null;
   let initialized: string | null = null;
-  /** Requests sent to the current connection and not answered yet. */
+  /** Requests written to the current connection and not answered yet. */
   const pending = new Set<Id>();
   let queue: string[] = [];
   const write = (line: string) => void output.write(line + "\n");
@@ -144,7 +144,7 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
   const send = async (line: string): Promise<void> => {
     queue.push(line);
     if (connecting) return;
-    const s = socket ?? (socket = await reach());
+    const s = (socket && !socket.destroyed ? socket : null) ?? (socket = await reach());
     const lines = queue;
     queue = [];
     for (const l of lines) {
@@ -154,8 +154,16 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
         if (id !== null) fail(id);
         continue;
       }
-      if (id !== null) pending.add(id);
-      s.write(l + "\n");
+      s.write(l + "\n", (err) => {
+        // Not written (the worker had gone, and the relay had not heard yet): the server never got it, so it goes
+        // again on a new connection. Written: it waits for its answer, or for the connection's end.
+        if (!err) {
+          if (id !== null) pending.add(id);
+          return;
+        }
+        if (socket === s) socket = null;
+        void send(l);
+      });
     }
   };
 
