@@ -7,7 +7,7 @@
 import { test, describe, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import plugin, { bridgeScript } from "../plugins/acp/agent.js";
 import { choosePermission, insideFolder, physicalPath } from "../plugins/acp/permission.js";
@@ -41,6 +41,15 @@ describe("permissions per access", () => {
     assert.deepEqual(choosePermission("edit", dir, {}, options), { outcome: { outcome: "selected", optionId: "reject" }, decision: "reject", why: "access edit does not allow other" });
     const full = choosePermission("full", dir, { kind: "execute", title: "rm -rf /" }, options);
     assert.deepEqual(full, { outcome: { outcome: "selected", optionId: "allow" }, decision: "allow", why: "access full allows every request" });
+  });
+
+  test("a call of the run's tools server is allowed whatever the access; another server's tool or one named like it is not", () => {
+    const dir = realpathSync(tempDir("aa-acp-perm-"));
+    const ours = choosePermission("read", dir, { kind: "other", title: "mcp__agent-autoloop__hello-python_greet" }, options, "agent-autoloop");
+    assert.deepEqual(ours, { outcome: { outcome: "selected", optionId: "allow" }, decision: "allow", why: "a tool the rule offers (server agent-autoloop): the hub's approvals decide its calls" });
+    assert.equal(choosePermission("read", dir, { kind: "other", title: "mcp__agent-autoloop__hello-python_greet" }, options).decision, "reject", "no tools offered");
+    assert.equal(choosePermission("read", dir, { kind: "other", title: "mcp__other__greet" }, options, "agent-autoloop").decision, "reject");
+    assert.equal(choosePermission("read", dir, { kind: "other", title: "mcp__agent-autoloop-evil__greet" }, options, "agent-autoloop").decision, "reject");
   });
 
   test("edit allows edits inside the working folder, following links; a dangling link counts as outside", () => {
@@ -162,7 +171,7 @@ interface RpcMessage { jsonrpc?: string; id?: number | string; method?: string; 
 interface BridgeRun { stdout: string; stderr: string; code: number | null; sent: RpcMessage[]; dir: string }
 
 /** Runs the compiled bridge against the replay agent on `transcript`'s process `index`. */
-async function bridge(transcript: string, index: number, o: { access?: string; resume?: string; skip?: string[]; prompt?: string; agent?: string[] } = {}): Promise<BridgeRun> {
+async function bridge(transcript: string, index: number, o: { access?: string; resume?: string; skip?: string[]; prompt?: string; agent?: string[]; tools?: string } = {}): Promise<BridgeRun> {
   const dir = tempDir("aa-acp-bridge-");
   const promptFile = join(dir, "prompt.txt");
   writeFileSync(promptFile, o.prompt ?? "Hi REPLY_WITH:ACP");
@@ -170,7 +179,7 @@ async function bridge(transcript: string, index: number, o: { access?: string; r
   writeFileSync(log, "");
   const args = [
     bridgeScript, "--access", o.access ?? "edit", "--prompt-file", promptFile, ...(o.resume ? ["--resume", o.resume] : []),
-    "--", ...(o.agent ?? [process.execPath, replayAgent, transcript, String(index), log, ...(o.skip ?? []).flatMap((s) => ["--skip", s])]),
+    ...(o.tools ? ["--tools", o.tools] : []), "--", ...(o.agent ?? [process.execPath, replayAgent, transcript, String(index), log, ...(o.skip ?? []).flatMap((s) => ["--skip", s])]),
   ];
   return new Promise((resolve) => {
     execFile(process.execPath, args, { cwd: dir, timeout: 20_000 }, (err, stdout, stderr) => {
@@ -223,6 +232,19 @@ describe("the bridge over recorded transcripts", () => {
     assert.equal(read(edit).text, "TOOL_RESULT_SEEN: (Bash completed with no output)", "not 'Running the command.', the message before the tool");
     const full = await bridge(claudeTranscript, 0, { access: "full", skip: ["session/prompt=1"] });
     assert.deepEqual(full.sent.find((m) => m.id === 0 && m.method === undefined)?.result, { outcome: { outcome: "selected", optionId: "allow" } });
+  });
+
+  test("the rule's tools: an ACP stdio MCP server in session/new and session/load, with claude-agent-acp's option to wait for it", async () => {
+    const tools = JSON.stringify({ server: "agent-autoloop", command: ["/usr/bin/node", "/engine/dist/src/worker/tool-relay-main.js", "/run/agent/tools.sock", "en"] });
+    const server = { name: "agent-autoloop", command: "/usr/bin/node", args: ["/engine/dist/src/worker/tool-relay-main.js", "/run/agent/tools.sock", "en"], env: [] };
+    const meta = { claudeCode: { options: { env: { MCP_CONNECTION_NONBLOCKING: "0" } } } };
+    const fresh = await bridge(claudeTranscript, 0, { tools });
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.deepEqual(fresh.sent[1].params, { cwd: realpathSync(fresh.dir), mcpServers: [server], _meta: meta });
+    const loaded = await bridge(codexTranscript, 1, { resume: codexSession, tools });
+    assert.deepEqual(loaded.sent[1].params, { sessionId: codexSession, cwd: realpathSync(loaded.dir), mcpServers: [server], _meta: meta });
+    const bad = await bridge(claudeTranscript, 0, { tools: "{\"server\": 1}" });
+    assert.deepEqual([bad.code, JSON.parse(bad.stdout)], [2, { acp: "failed", error: "acp bridge: unknown argument --tools {\"server\": 1}" }]);
   });
 
   test("a resumed session is loaded when the agent declares loadSession; the replayed history is not the reply", async () => {
@@ -342,6 +364,8 @@ describe("the plugin's command line and reading", () => {
     assert.ok(!argv.some((a) => a.includes("secret-ish")), "the prompt is not visible in process listings");
     assert.deepEqual(plugin.command({ ...turn, resume: "s-9", access: "full", program: "/opt/acp" }).slice(2),
       ["--access", "full", "--prompt-file", promptFile, "--resume", "s-9", "--", "/opt/acp", "--flag"]);
+    const tools = { server: "agent-autoloop", command: ["/usr/bin/node", "/r.js", "/s.sock", "en"] };
+    assert.deepEqual(plugin.command({ ...turn, tools }).slice(2), ["--access", "edit", "--prompt-file", promptFile, "--tools", JSON.stringify(tools), "--", "claude-agent-acp", "--flag"]);
     assert.throws(() => plugin.command({ ...turn, command: null }), /^Error: agent\.command is required for use: acp/);
   });
 
@@ -477,6 +501,27 @@ describe("hub runs with the real claude-agent-acp adapter and the fake model", {
     assert.equal(existsSync(join(work, "bash-made.txt")), false);
     const decisions = bridgeLines(fx, "1-1", 1).filter((l) => l.acp === "permission").map((l) => [l.kind, l.decision, l.option]);
     assert.deepEqual(decisions, [["edit", "allow", "allow"], ["edit", "reject", "reject"], ["execute", "reject", "reject"]]);
+  });
+
+  test("the rule's tools reach the agent as an MCP server of session/new; its calls are allowed whatever the access; the plugin's answer comes back", async () => {
+    model.setScript((t) => {
+      if (t.toolResult !== null) return { text: `Done: the tool said ${t.toolResult}` };
+      return { tool: "mcp__agent-autoloop__hello-python_greet", input: { name: "Ada" } };
+    });
+    const fx = await setup("read", { tools: ["hello-python.greet"] });
+    cpSync(join(engine, "examples", "tool-plugins", "hello-python"), join(fx.home.plugins, "hello-python"), { recursive: true });
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+    const card = await until(async () => (await state(fx)).cards.find((c) => c.title === "Allow hello-python.greet?"), 60_000, "the first-use card");
+    assert.equal((await fx.call("POST", `/v1/cards/${card.id}/answer`, fx.keys.owner, { choice: 1 })).status, 200);
+    const st = await until(async () => {
+      const s = await state(fx);
+      return s.runs[0]?.state === "done" && s;
+    }, 60_000, "the run to finish");
+    assert.equal(st.runs[0].summary, "Done: the tool said hello, Ada");
+    const lines = bridgeLines(fx, "1-1", 1);
+    assert.deepEqual(lines.filter((l) => l.acp === "permission").map((l) => [l.tool, l.decision, l.why]), [
+      ["mcp__agent-autoloop__hello-python_greet", "allow", "a tool the rule offers (server agent-autoloop): the hub's approvals decide its calls"],
+    ], "access read would refuse a tool of kind other");
   });
 
   test("a session that no longer exists opens a new one", async () => {

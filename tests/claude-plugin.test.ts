@@ -1,10 +1,10 @@
 /** The built-in claude plugin over Claude Code's real output (samples recorded with Claude Code 2.1.332). */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import plugin from "../plugins/claude/agent.js";
-import { engine } from "./helpers.js";
+import { engine, tempDir } from "./helpers.js";
 
 const sample = (name: string) => readFileSync(join(engine, "tests", "fixtures", "claude", name), "utf8");
 const turn = { prompt: "do it", session: null, resume: null, cwd: "/w", access: "edit" as const, model: null, effort: null, command: null, program: null, contextFile: "/r/context.json", folder: "/r" };
@@ -14,6 +14,20 @@ test("the command line: print mode, stream-json, permission mode per access, res
   assert.deepEqual(plugin.command({ ...turn, access: "read", resume: "s-1", model: "opus", effort: "high", program: "/opt/claude" }),
     ["/opt/claude", "-p", "do it", "--output-format", "stream-json", "--verbose", "--permission-mode", "plan", "--add-dir", "/r", "--resume", "s-1", "--model", "opus", "--effort", "high"]);
   assert.equal(plugin.command({ ...turn, access: "full" })[7], "bypassPermissions");
+});
+
+test("the rule's tools: an MCP config in the run's folder naming only the relay, its tools allowed in advance, MCP connected before the first turn", () => {
+  const folder = tempDir("aa-claude-tools-");
+  const tools = { server: "agent-autoloop", command: ["/usr/bin/node", "/e/dist/src/worker/tool-relay-main.js", `${folder}/tools.sock`, "en"] };
+  const argv = plugin.command({ ...turn, folder, tools });
+  assert.deepEqual(argv.slice(10), ["--mcp-config", join(folder, "mcp.json"), "--allowedTools", "mcp__agent-autoloop"]);
+  assert.deepEqual(JSON.parse(readFileSync(join(folder, "mcp.json"), "utf8")), {
+    mcpServers: { "agent-autoloop": { type: "stdio", command: "/usr/bin/node", args: ["/e/dist/src/worker/tool-relay-main.js", `${folder}/tools.sock`, "en"] } },
+  });
+  assert.equal(statSync(join(folder, "mcp.json")).mode & 0o777, 0o600);
+  assert.deepEqual(plugin.env!({ ...turn, folder, tools }), { MCP_CONNECTION_NONBLOCKING: "0" });
+  assert.deepEqual(plugin.env!(turn), {});
+  assert.equal(plugin.command(turn).includes("--mcp-config"), false, "no tools, no MCP config");
 });
 
 test("a finished run: last message, session, per-launch usage and cost", () => {

@@ -17,6 +17,17 @@ test("the command line: exec --json, sandbox per access; resume takes the sandbo
   assert.equal(plugin.command({ ...turn, access: "full" })[5], "danger-full-access");
 });
 
+test("the rule's tools: mcp_servers settings naming only the relay, its tools approved in advance, long timeouts; on resume too", () => {
+  const tools = { server: "agent-autoloop", command: ["/usr/bin/node", "/e/relay.js", "/r/tools \"sock\"", "en"] };
+  const settings = [
+    "-c", 'mcp_servers.agent-autoloop.command="/usr/bin/node"', "-c", 'mcp_servers.agent-autoloop.args=["/e/relay.js","/r/tools \\"sock\\"","en"]',
+    "-c", 'mcp_servers.agent-autoloop.default_tools_approval_mode="approve"', "-c", "mcp_servers.agent-autoloop.tool_timeout_sec=7200",
+    "-c", "mcp_servers.agent-autoloop.startup_timeout_sec=60",
+  ];
+  assert.deepEqual(plugin.command({ ...turn, tools }), ["codex", "exec", "--json", "--skip-git-repo-check", ...settings, "-s", "workspace-write", "--", "do it"]);
+  assert.deepEqual(plugin.command({ ...turn, tools, resume: "t-1" }), ["codex", "exec", "resume", "--json", "--skip-git-repo-check", ...settings, "-c", 'sandbox_mode="workspace-write"', "--", "t-1", "do it"]);
+});
+
 test("a finished run: last agent message, thread as session, cumulative tokens as session usage", () => {
   const r = plugin.read(sample("codex-exec-json.jsonl"), 0, "")!;
   assert.deepEqual(r, { started: true, session: "01a22964-57c3-7b70-900b-670c23846612", finished: true, sessionUsage: { input: 321, output: 76, cached: 54 }, text: "Codex answer GAMMA" });

@@ -28,8 +28,11 @@ export interface Turn {
   system: string;
 }
 
-/** One reply: plain text, or a call of one tool (`input` is the tool's JSON arguments). */
-export type Reply = { text: string } | { tool: string; input: Record<string, unknown> } | { status: number; error: string };
+/**
+ * One reply: plain text, or a call of one tool (`input` is the tool's JSON arguments; `namespace`, OpenAI only, the
+ * namespace the tool is offered in, as Codex offers MCP servers' tools: `mcp__<server>`).
+ */
+export type Reply = { text: string } | { tool: string; input: Record<string, unknown>; namespace?: string } | { status: number; error: string };
 
 /** Tokens of one served reply. */
 export interface Served {
@@ -113,7 +116,11 @@ function openaiTurn(body: unknown): Turn {
     lastUser: isTool ? "" : input.slice(lastAssistant + 1).filter(isUser).map((i) => textOf(field(i, "content"))).join("\n"),
     allUser: userItems.map((i) => textOf(field(i, "content"))).join("\n"),
     toolResult: isTool ? String(typeof output === "string" ? output : JSON.stringify(output)) : null,
-    tools: list(field(body, "tools")).map((t) => String(field(t, "name") ?? field(t, "type"))),
+    // A namespace (Codex's MCP servers) is listed with its tools as `<namespace>.<tool>`.
+    tools: list(field(body, "tools")).flatMap((t) => [
+      String(field(t, "name") ?? field(t, "type")),
+      ...list(field(t, "tools")).map((inner) => `${String(field(t, "name"))}.${String(field(inner, "name"))}`),
+    ]),
     model: String(field(body, "model") ?? ""),
     system: typeof instructions === "string" ? instructions : "",
   };
@@ -139,13 +146,18 @@ function anthropicStream(res: ServerResponse, reply: Reply, n: number, model: st
   res.end();
 }
 
+/** The `namespace` field of a tool call reply that names one. */
+function namespaceOf(reply: Reply): { namespace?: string } {
+  return "namespace" in reply && reply.namespace ? { namespace: reply.namespace } : {};
+}
+
 function openaiStream(res: ServerResponse, reply: Reply, n: number, model: string): void {
   const id = `resp_fake_${n}`;
   const base = { id, object: "response", created_at: Math.floor(Date.now() / 1000), model, output: [] as unknown[] };
   sse(res, "response.created", { type: "response.created", sequence_number: 0, response: { ...base, status: "in_progress" } });
   const item = "text" in reply
     ? { id: `msg_fake_${n}`, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: reply.text, annotations: [] }] }
-    : { id: `fc_fake_${n}`, type: "function_call", status: "completed", call_id: `call_fake_${n}`, name: (reply as { tool: string }).tool, arguments: JSON.stringify((reply as { input: unknown }).input) };
+    : { id: `fc_fake_${n}`, type: "function_call", status: "completed", call_id: `call_fake_${n}`, ...namespaceOf(reply), name: (reply as { tool: string }).tool, arguments: JSON.stringify((reply as { input: unknown }).input) };
   sse(res, "response.output_item.added", { type: "response.output_item.added", sequence_number: 1, output_index: 0, item: { ...item, status: "in_progress", ...("content" in item ? { content: [] } : {}) } });
   if ("text" in reply) {
     sse(res, "response.output_text.delta", { type: "response.output_text.delta", sequence_number: 2, item_id: item.id, output_index: 0, content_index: 0, delta: reply.text });

@@ -16,18 +16,13 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { promisify } from "node:util";
-import { readFileSync, writeFileSync, readdirSync, rmSync, mkdirSync, existsSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync, mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { engine, tempDir, until } from "./helpers.js";
+import { tempDir, until } from "./helpers.js";
 import { receiptMessage, startFakeModel, replyTokens, type FakeModel, type Reply, type Turn } from "./fake-model.js";
-import { agentEnv, agentsMissing } from "./real-agents.js";
+import { agentsMissing, realHub, type RealHub } from "./real-agents.js";
 import { readPids, groupAlive } from "../src/worker/supervise.js";
-import type { RunView, State } from "../src/protocol/responses.js";
-
-const bin = join(engine, "bin", "agent-autoloop.js");
-const execFileAsync = promisify(execFile);
+import type { RunView } from "../src/protocol/responses.js";
 
 const askReceipt = receiptMessage("Needs you: which database should the migration target?", {
   ask: [{ title: "Pick the database", text: "Which database should the migration target?", options: ["Postgres", "SQLite"], recommend: 0 }],
@@ -64,12 +59,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
   const dir = tempDir(`aa-${agent}-cli-`);
   const project = join(dir, "project");
   let model: FakeModel;
-  let env: Record<string, string> = {};
-  let hub: ChildProcess | null = null;
-  let url = "";
-  let owner = "";
-  let sourceKey = "";
-  let hubOutput = ""; // everything the hub processes printed, shown when a wait times out
+  let hub: RealHub | null = null;
   const fresh = new Map<string, number>(); // scenario → fresh conversations seen
 
   const shell = (command: string): Reply =>
@@ -104,38 +94,9 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     }
   }
 
-  /**
-   * Runs the CLI without blocking this process: a synchronous call would hold the event loop for seconds, during which
-   * the hub may close an idle keep-alive connection of this process's fetch pool unseen, and the next POST on it fails
-   * with "other side closed".
-   */
-  async function cli(...args: string[]): Promise<string> {
-    const { stdout } = await execFileAsync(process.execPath, [bin, ...args], { env: { ...env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" });
-    return stdout.trim();
-  }
-
-  async function startHub(): Promise<void> {
-    const child = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
-    hub = child;
-    let out = "";
-    child.stdout!.on("data", (d) => ((out += d), (hubOutput += d)));
-    child.stderr!.on("data", (d) => ((out += d), (hubOutput += d)));
-    url = (await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], 60_000, () => `the hub to listen (output: ${out})`))!;
-  }
-
-  /** GET /v1/state as the owner. */
-  async function ownerState(): Promise<State> {
-    return (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
-  }
-
-  async function post(type: string): Promise<void> {
-    const res = await fetch(`${url}/v1/events`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${sourceKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ id: `${type}-1`, type }),
-    });
-    assert.equal(res.status, 200, await res.text());
-  }
+  const cli = (...args: string[]) => hub!.cli(...args);
+  const ownerState = () => hub!.state();
+  const post = (type: string) => hub!.post(type);
 
   /** The runs of one rule, oldest first, once `done(runs)` holds. */
   async function runsOf(rule: string, done: (runs: RunView[]) => boolean, ms = 90_000): Promise<RunView[]> {
@@ -146,13 +107,13 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
         return done(seen) ? seen : null;
       }, ms, `runs of ${rule}`))!;
     } catch (e) {
-      throw new Error(`${(e as Error).message}; last seen: ${JSON.stringify(seen)}; hub output: ${hubOutput.slice(-3000)}`);
+      throw new Error(`${(e as Error).message}; last seen: ${JSON.stringify(seen)}; hub output: ${hub!.output().slice(-3000)}`);
     }
   }
 
   /** Deletes the CLI's stored sessions, as if they had been cleaned up (Claude Code: ~/.claude/projects; Codex: CODEX_HOME/sessions). */
   function forgetSessions(): void {
-    const where = agent === "claude" ? join(env.HOME!, ".claude", "projects") : join(env.CODEX_HOME!, "sessions");
+    const where = agent === "claude" ? join(hub!.env.HOME!, ".claude", "projects") : join(hub!.env.CODEX_HOME!, "sessions");
     assert.ok(existsSync(where), `${where} exists before it is deleted`);
     rmSync(where, { recursive: true, force: true });
   }
@@ -161,27 +122,18 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     if (skip) return;
     model = await startFakeModel(script);
     mkdirSync(project, { recursive: true });
-    env = { ...(process.env as Record<string, string>), ...agentEnv(model.url, dir), AGENT_AUTOLOOP_HOME: join(dir, "aa"), AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" };
-    await cli("init");
     const scenarios = ["ask", "rewrite", "needsyou", "lost", "stop", "kill"];
-    writeFileSync(join(dir, "aa", "rules.json"), JSON.stringify({
+    hub = await realHub(dir, model.url, {
       timezone: "UTC",
       sources: { lab: { name: "Lab" } },
       agents: { [agent]: { worker: "local", use: agent }, full: { worker: "local", use: agent, access: "full" } },
       channels: { file: {} },
       rules: scenarios.map((s) => ({ name: s, when: { source: "lab", types: [`${s}.*`] }, to: s === "stop" ? "full" : agent, cwd: project, prompt: `SCENARIO:${s}` })),
-    }, null, 2));
-    const config = JSON.parse(readFileSync(join(dir, "aa", "config.json"), "utf8"));
-    config.channels = { file: config.channels.file };
-    writeFileSync(join(dir, "aa", "config.json"), JSON.stringify(config));
-    owner = config.owner;
-    url = "http://127.0.0.1:1"; // no hub yet: key new writes the key locally
-    sourceKey = await cli("key", "new", "source", "lab");
-    await startHub();
+    });
   });
 
   after(async () => {
-    hub?.kill("SIGKILL");
+    await hub?.kill();
     for (const pid of [...processesWith(dir), ...processesWith(stopMarker), ...processesWith(killMarker)]) {
       try {
         process.kill(pid, "SIGKILL");
@@ -278,9 +230,8 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
   test(`${agent}: the worker killed with SIGKILL mid-run and restarted still reports the result`, { skip: skip ?? false }, async () => {
     await post("kill.opened");
     await until(() => processesWith(killMarker).length > 0, 90_000, "the model's command to run");
-    hub!.kill("SIGKILL");
-    await new Promise((r) => hub!.once("exit", r));
-    await startHub();
+    await hub!.kill();
+    await hub!.start();
     const [run] = await runsOf("kill", (r) => r[0]?.state === "done");
     assert.equal(run.summary, "Done: the command ran (kill)");
     assert.deepEqual({ input: run.usage?.input, output: run.usage?.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });

@@ -45,7 +45,8 @@ const plugin: AgentPlugin = {
     writeFileSync(promptFile, turn.prompt, { mode: 0o600 });
     return [
       process.execPath, bridgeScript, "--access", turn.access, "--prompt-file", promptFile,
-      ...(turn.resume ? ["--resume", turn.resume] : []), "--", ...agent,
+      ...(turn.resume ? ["--resume", turn.resume] : []),
+      ...(turn.tools ? ["--tools", JSON.stringify(turn.tools)] : []), "--", ...agent,
     ];
   },
   read(stdout, code, stderr) {

@@ -1,7 +1,7 @@
 /**
  * The `acp` bridge (protocol.md ACP 和 MCP): one launch of an ACP agent, as one process the worker supervises.
  *
- *   node client.js --access <read|edit|full> --prompt-file <file> [--resume <session>] -- <agent command…>
+ *   node client.js --access <read|edit|full> --prompt-file <file> [--resume <session>] [--tools <json>] -- <agent command…>
  *
  * It starts the agent command in its own process group (the supervisor's), speaks ACP v1 over the agent's stdio
  * with newline framing (`@agentclientprotocol/sdk`), and prints what happens as JSON lines (lines.ts):
@@ -23,7 +23,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, realpathSync, writeSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from "@agentclientprotocol/sdk";
+import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError, type McpServer } from "@agentclientprotocol/sdk";
 import { choosePermission, type Access, type ToolFacts } from "./permission.js";
 import { TurnLog } from "./turn.js";
 import type { BridgeLine, LaunchUsage } from "./lines.js";
@@ -44,6 +44,8 @@ export interface BridgeOptions {
   resume: string | null;
   /** The agent command and its arguments. */
   command: string[];
+  /** The run's tools server (issue 16), given to every session/new, load and resume as an ACP stdio MCP server. */
+  tools: { server: string; command: string[] } | null;
 }
 
 /** Reads the bridge's arguments; returns what is wrong as a string. */
@@ -55,17 +57,30 @@ export function parseArgs(argv: string[]): BridgeOptions | string {
   let access: Access | null = null;
   let promptFile: string | null = null;
   let resume: string | null = null;
+  let tools: BridgeOptions["tools"] = null;
   for (let i = 0; i < flags.length; i += 2) {
     const [k, v] = [flags[i], flags[i + 1]];
     if (v === undefined) return `${k} needs a value`;
     if (k === "--access" && (v === "read" || v === "edit" || v === "full")) access = v;
     else if (k === "--prompt-file") promptFile = v;
     else if (k === "--resume" && v.length > 0) resume = v;
+    else if (k === "--tools" && (tools = toolsOf(v))) continue;
     else return `unknown argument ${k} ${v}`;
   }
   if (!access) return "--access read|edit|full is required";
   if (!promptFile) return "--prompt-file is required";
-  return { access, promptFile, resume, command };
+  return { access, promptFile, resume, command, tools };
+}
+
+/** `--tools`: `{"server": <name>, "command": [<program>, …args]}` as JSON, or null when it is not that. */
+function toolsOf(v: string): BridgeOptions["tools"] {
+  try {
+    const t = JSON.parse(v) as { server?: unknown; command?: unknown };
+    const ok = typeof t.server === "string" && t.server.length > 0 && Array.isArray(t.command) && t.command.length > 0 && t.command.every((a) => typeof a === "string");
+    return ok ? { server: t.server as string, command: t.command as string[] } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A launch that ended without the agent saying so; `message` is for the owner. */
@@ -184,7 +199,7 @@ export async function runBridge(opts: BridgeOptions, write: (line: BridgeLine) =
         title: call.title ?? known.title ?? null,
         locations: call.locations && call.locations.length > 0 ? call.locations : known.locations ?? null,
       };
-      const choice = choosePermission(opts.access, folderReal, facts, ctx.params.options);
+      const choice = choosePermission(opts.access, folderReal, facts, ctx.params.options, opts.tools?.server ?? null);
       write({
         acp: "permission", tool: cut(facts.title ?? call.toolCallId), kind: facts.kind ?? null, decision: choice.decision,
         option: choice.outcome.outcome === "selected" ? choice.outcome.optionId : null, why: choice.why,
@@ -212,6 +227,11 @@ export async function runBridge(opts: BridgeOptions, write: (line: BridgeLine) =
       if (init.protocolVersion !== PROTOCOL_VERSION) {
         throw new BridgeFailure(`the agent speaks ACP version ${String(init.protocolVersion)}; this bridge speaks ${PROTOCOL_VERSION}`);
       }
+      // The run's tools (issue 16), as an ACP stdio MCP server; (claude-agent-acp and codex-acp take stdio servers).
+      const mcpServers: McpServer[] = opts.tools ? [{ name: opts.tools.server, command: opts.tools.command[0]!, args: opts.tools.command.slice(1), env: [] }] : [];
+      // claude-agent-acp 0.49.0 connects MCP servers in the background, so a quick first turn finds the tools "still
+      // connecting"; its session options (`_meta.claudeCode.options`, ignored by other agents) make Claude Code wait.
+      const meta = opts.tools ? { _meta: { claudeCode: { options: { env: { MCP_CONNECTION_NONBLOCKING: "0" } } } } } : {};
       let session: string;
       let via: "new" | "load" | "resume";
       if (opts.resume) {
@@ -222,8 +242,8 @@ export async function runBridge(opts: BridgeOptions, write: (line: BridgeLine) =
           return 1;
         }
         try {
-          if (via === "load") await ctx.request(methods.agent.session.load, { sessionId: session, cwd, mcpServers: [] });
-          else await ctx.request(methods.agent.session.resume, { sessionId: session, cwd, mcpServers: [] });
+          if (via === "load") await ctx.request(methods.agent.session.load, { sessionId: session, cwd, mcpServers, ...meta });
+          else await ctx.request(methods.agent.session.resume, { sessionId: session, cwd, mcpServers, ...meta });
         } catch (e) {
           if (!(e instanceof RequestError)) throw e;
           if (isBusy(e)) write({ acp: "failed", error: agentWords(e), busy: true });
@@ -231,7 +251,7 @@ export async function runBridge(opts: BridgeOptions, write: (line: BridgeLine) =
           return 1;
         }
       } else {
-        const created = await ctx.request(methods.agent.session.new, { cwd, mcpServers: [] });
+        const created = await ctx.request(methods.agent.session.new, { cwd, mcpServers, ...meta });
         if (typeof created?.sessionId !== "string" || !created.sessionId) throw new BridgeFailure("session/new answered without a sessionId");
         session = created.sessionId;
         via = "new";

@@ -13,6 +13,9 @@
  * `tool_call_update`), the request's own fields first. Paths are checked on the file system: symbolic links are
  * followed, and a path that passes through a link whose target does not exist counts as outside.
  *
+ * A call of the run's tools server (issue 16), whose title claude-agent-acp 0.49.0 gives as `mcp__<server>__<tool>`,
+ * is allowed whatever the access: the rule offered those tools, and the hub's approvals decide each call.
+ *
  * This relies on the agent following ACP: an agent may act without asking, and `access` cannot stop that.
  */
 import { lstatSync, realpathSync } from "node:fs";
@@ -93,12 +96,16 @@ export function insideFolder(path: string, folderReal: string): boolean {
  * @param folderReal the physical path of the working folder (`realpathSync(cwd)`).
  * @param facts what the request says about the tool call, merged over what the agent announced before.
  * @param options the options the agent offered.
+ * @param toolsServer the name of the run's tools server, when the rule offers tools.
  */
-export function choosePermission(access: Access, folderReal: string, facts: ToolFacts, options: PermissionOption[]): PermissionChoice {
+export function choosePermission(access: Access, folderReal: string, facts: ToolFacts, options: PermissionOption[], toolsServer: string | null = null): PermissionChoice {
   const kind = typeof facts.kind === "string" ? facts.kind : "other";
   let decision: "allow" | "reject";
   let why: string;
-  if (access === "full") {
+  if (toolsServer !== null && typeof facts.title === "string" && facts.title.startsWith(`mcp__${toolsServer}__`)) {
+    decision = "allow";
+    why = `a tool the rule offers (server ${toolsServer}): the hub's approvals decide its calls`;
+  } else if (access === "full") {
     decision = "allow";
     why = "access full allows every request";
   } else if (readKinds.has(kind)) {

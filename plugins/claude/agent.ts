@@ -10,7 +10,9 @@
  * resumed session, as observed with Claude Code 2.1.332, so it is given as `sessionUsage` only when the per-launch
  * figure is missing).
  */
-import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead } from "agent-autoloop/sdk";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead, type Turn } from "agent-autoloop/sdk";
 
 const permissionMode = { read: "plan", edit: "acceptEdits", full: "bypassPermissions" } as const;
 
@@ -20,6 +22,21 @@ interface ResultLine {
   model_usage_since_last_result?: Record<string, { costUSD?: number }>;
 }
 
+
+/**
+ * The tools the rule offers (issue 16): the run's MCP server in a config file in the run's folder (it holds only the
+ * relay's command, no secret), and `--allowedTools mcp__<server>` so that print mode does not refuse them for want of
+ * a permission prompt: the hub's approvals decide each call. Claude Code names them `mcp__<server>__<tool>`, with each
+ * character outside `A-Z a-z 0-9 _ -` of `<plugin>.<tool>` turned into `_` (2.1.332: `hello-python.greet` becomes
+ * `mcp__agent-autoloop__hello-python_greet`), and calls the server with the tool's own name.
+ */
+function toolFlags(turn: Turn): string[] {
+  if (!turn.tools) return [];
+  const file = join(turn.folder, "mcp.json");
+  const [command, ...args] = turn.tools.command;
+  writeFileSync(file, JSON.stringify({ mcpServers: { [turn.tools.server]: { type: "stdio", command, args } } }), { mode: 0o600 });
+  return ["--mcp-config", file, "--allowedTools", `mcp__${turn.tools.server}`];
+}
 
 const plugin: AgentPlugin = {
   // Claude Code's settings and credentials; IS_SANDBOX=1 lets it run bypassPermissions as root (README, acp).
@@ -32,7 +49,13 @@ const plugin: AgentPlugin = {
       ...(turn.resume ? ["--resume", turn.resume] : []),
       ...(turn.model ? ["--model", turn.model] : []),
       ...(turn.effort ? ["--effort", turn.effort] : []),
+      ...toolFlags(turn),
     ];
+  },
+  // With tools offered, Claude Code connects the tools server before its first turn (it may connect MCP servers in
+  // the background, and a quick first turn would not find the tools yet).
+  env(turn): Record<string, string> {
+    return turn.tools ? { MCP_CONNECTION_NONBLOCKING: "0" } : {};
   },
   read(stdout, code, stderr) {
     const all = lines(stdout);

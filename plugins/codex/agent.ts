@@ -6,7 +6,7 @@
  * Codex reports token usage cumulatively over the thread, so it is given as `sessionUsage`; the worker turns it into
  * this launch's figures from its ledger. Codex reports no cost.
  */
-import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead } from "agent-autoloop/sdk";
+import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead, type Turn } from "agent-autoloop/sdk";
 
 const sandbox = { read: "read-only", edit: "workspace-write", full: "danger-full-access" } as const;
 
@@ -22,6 +22,33 @@ function message(m: unknown): string {
   }
 }
 
+/** How long Codex lets one call of the tools server take, in seconds: the bridge bounds each call itself (approval wait, tool timeout). */
+const toolTimeoutSeconds = 2 * 60 * 60;
+/**
+ * How long Codex waits for the tools server's handshake and tool list, in seconds (its default is 10): the first list
+ * may ask plugins for theirs (tools/list, up to 10 s each) or start an MCP plugin.
+ */
+const toolsStartupSeconds = 60;
+
+/**
+ * The tools the rule offers (issue 16): the run's MCP server as `mcp_servers.<server>` settings on the command line
+ * (only the relay's command: no secret), its tools approved in advance (`codex exec` never asks, and refuses a call
+ * that needs approval: the hub's approvals decide each call) and a timeout longer than the bridge's own. Codex 0.171.0
+ * offers them as the namespace `mcp__agent_autoloop`, each character outside `A-Z a-z 0-9 _` of `<plugin>.<tool>`
+ * turned into `_` (`hello-python.greet` becomes `hello_python_greet`), and calls the server with the tool's own name.
+ */
+function toolFlags(turn: Turn): string[] {
+  if (!turn.tools) return [];
+  const [command, ...args] = turn.tools.command;
+  const key = `mcp_servers.${turn.tools.server}`;
+  // JSON strings and arrays of strings are TOML values too.
+  return [
+    "-c", `${key}.command=${JSON.stringify(command)}`, "-c", `${key}.args=${JSON.stringify(args)}`,
+    "-c", `${key}.default_tools_approval_mode="approve"`, "-c", `${key}.tool_timeout_sec=${toolTimeoutSeconds}`,
+    "-c", `${key}.startup_timeout_sec=${toolsStartupSeconds}`,
+  ];
+}
+
 const plugin: AgentPlugin = {
   passEnv: ["OPENAI_*", "CODEX_*"],
   command(turn) {
@@ -29,6 +56,7 @@ const plugin: AgentPlugin = {
       "--json", "--skip-git-repo-check",
       ...(turn.model ? ["-m", turn.model] : []),
       ...(turn.effort ? ["-c", `model_reasoning_effort="${turn.effort}"`] : []),
+      ...toolFlags(turn),
     ];
     const program = turn.program ?? "codex";
     if (turn.resume) return [program, "exec", "resume", ...common, "-c", `sandbox_mode="${sandbox[turn.access]}"`, "--", turn.resume, turn.prompt];

@@ -267,6 +267,16 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       });
     });
 
+  // A run's tools for its agent (issue 16): the relay to the worker's socket of the run, as a stdio MCP server.
+  p.command("tools").description(t(lang, "cli.desc.tools"))
+    .command("mcp")
+    .description(t(lang, "cli.desc.toolsMcp"))
+    .requiredOption("--socket <path>", t(lang, "cli.desc.toolsSocket"))
+    .action(async (o: { socket: string }) => {
+      const { runRelay } = await import("../worker/tool-relay.js");
+      await runRelay(o.socket, lang);
+    });
+
   // Tool plugins of this home, read locally (src/tools): no hub needed, no plugin code run but inspect's tools/list.
   const plugins = p.command("plugins").description(t(lang, "cli.desc.plugins"));
   plugins.command("list")

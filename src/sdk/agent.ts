@@ -34,7 +34,30 @@ export interface Turn {
   contextFile: string;
   /** The folder of this run's files; restricted CLIs must be allowed to read it. */
   folder: string;
+  /**
+   * The tools the rule offers its agent (issue 16), as one stdio MCP server to configure into the CLI, or null when
+   * the rule offers none. Its tools are named `<plugin>.<tool>`; each call is decided by the hub (rules.json
+   * `approvals`) and run by the worker's tool host, so the CLI should let them through without asking.
+   */
+  tools?: ToolsOffer | null;
 }
+
+/**
+ * The MCP server of a run's tools (issue 16): `server` is the name to give it in the CLI's configuration (Claude Code
+ * calls its tools `mcp__<server>__<tool>`), `command` the program and arguments that start it (a relay to the worker
+ * over a socket of the run; no secret in them). The same command is in the agent's environment as
+ * `AGENT_AUTOLOOP_TOOLS_MCP`, as a JSON array.
+ */
+export interface ToolsOffer {
+  server: string;
+  command: string[];
+}
+
+/** The name the worker gives a run's tools server: `agent-autoloop` (Codex shows it as `mcp__agent_autoloop`). */
+export const toolsServerName = "agent-autoloop";
+
+/** The agent's environment variable holding the tools server's command as a JSON array, when its rule offers tools. */
+export const toolsMcpVariable = "AGENT_AUTOLOOP_TOOLS_MCP";
 
 /** Tokens (`input`, `output`, `cached`) and money (`cost`, in US dollars) an agent reported using (protocol.md 用量). */
 export interface Usage { input?: number; output?: number; cached?: number; cost?: number }

@@ -24,7 +24,8 @@ import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, s
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
 import { hubOrigin, isInside, readOnlyPaths, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
-import type { AgentPlugin, AgentRead, Turn, Usage } from "../sdk/index.js";
+import { toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
+import type { RunBridge, ToolBridges } from "./tool-bridge.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runErrorMaxCodepoints, runOutputKeepMs, runSummaryMaxCodepoints, sessionMaxCodepoints } from "../kernel/limits.js";
 import { neutralise, relayed } from "../kernel/text.js";
@@ -89,6 +90,7 @@ export class Worker {
   private readonly plugins: PluginLoader;
   /** Whether the worker said that agents run without a sandbox here (once per process). */
   private sandboxOffSaid = false;
+  private bridges: Promise<ToolBridges> | null = null;
 
   constructor(readonly opts: WorkerOptions) {
     this.client = new HubClient(opts.url, opts.key);
@@ -180,6 +182,17 @@ export class Worker {
     this.stopped = true;
     this.pollAbort?.abort();
     this.output.close();
+    // The runs' tool servers and the tool host's plugins end with this worker (agents reach them again through their
+    // relays once the next worker process serves the runs' sockets).
+    void this.bridges?.then((b) => b.close()).catch(() => {});
+  }
+
+  /** The tool bridges of this worker, loaded at the first run that offers tools (a worker without any loads none). */
+  private toolBridges(): Promise<ToolBridges> {
+    this.bridges ??= import("./tool-bridge.js").then(({ ToolBridges }) => new ToolBridges({
+      url: this.opts.url, home: this.opts.home, lang: this.opts.lang, log: this.log,
+    }));
+    return this.bridges;
   }
 
   /** Waits for the runs this process is watching to be reported (tests). */
@@ -310,10 +323,33 @@ export class Worker {
       return submit({ outcome: "failed", error: `cwd ${cwd} is not a folder on worker ${this.opts.name}`, session: job.session });
     }
     const prompt = buildPrompt({ rule: job.rule, askFirst: job.askFirst, contextFile, lang });
+    // The tools the rule offers: a server of this run in this worker, which the agent's CLI reaches through a relay.
+    let bridge: RunBridge | null = null;
+    if ((job.tools ?? []).length > 0) {
+      try {
+        bridge = await (await this.toolBridges()).open(job, agentDir);
+      } catch (e) {
+        return submit({ outcome: "failed", error: t(lang, "bridge.open", { error: (e as Error).message }), session: job.session });
+      }
+    }
     const turnBase: Omit<Turn, "prompt" | "resume"> = {
       session: job.session, cwd, access: job.agent.access as Turn["access"], model: job.agent.model, effort: job.agent.effort,
-      command: job.agent.command, program: job.agent.program, contextFile, folder: agentDir,
+      command: job.agent.command, program: job.agent.program, contextFile, folder: agentDir, tools: bridge?.offer ?? null,
     };
+    try {
+      await this.launches(job, dir, recovered, plugin, turnBase, prompt, isCancelled, setCancel);
+    } finally {
+      await bridge?.close();
+    }
+  }
+
+  /** The launches of a run: the run itself (or, after a restart, the one under way), receipt rewrites; then its result. */
+  private async launches(
+    job: Job, dir: string, recovered: boolean, plugin: AgentPlugin, turnBase: Omit<Turn, "prompt" | "resume">, prompt: string,
+    isCancelled: () => boolean, setCancel: (f: () => void) => void,
+  ): Promise<void> {
+    const lang = this.opts.lang;
+    const submit = (body: Result) => this.submit(job, dir, body);
 
     // Launch 1: the run itself, continuing the suggested session; a refused session opens a new one.
     let launch = recovered ? latestLaunch(dir) : 0;
@@ -387,7 +423,8 @@ export class Worker {
     const sandbox = this.sandbox(job, turn);
     if ("error" in sandbox) return { error: sandbox.error };
     const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
-    const env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run) });
+    const tools: Record<string, string> = turn.tools ? { [toolsMcpVariable]: JSON.stringify(turn.tools.command) } : {};
+    const env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run), ...tools });
     if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, argv), turn.cwd, env, true);
     else await startSupervised(ldir, argv, turn.cwd, env);
     return this.watch(job, plugin, ldir, isCancelled, setCancel, false);

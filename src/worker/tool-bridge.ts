@@ -1,0 +1,331 @@
+/**
+ * The agents' tool bridge (issue 16 "Offered to agents"; DESIGN.md "Plugin hosts"): for each run whose rule offers
+ * tools, the worker serves an MCP server (protocol of @modelcontextprotocol/sdk, newline-delimited JSON-RPC) on a
+ * unix socket in the run's `agent/` folder, and the agent's CLI starts the relay (`tool-relay.ts`, also
+ * `agent-autoloop tools mcp --socket <path>`) as its stdio MCP server. The server half stays in the worker: the agent
+ * runs in a sandbox that hides the worker's home (the run token, the plugins, the keys) and in its own PID namespace,
+ * so the token never leaves this process — not on a command line, in an environment or in a file the agent can read.
+ *
+ * What the agent sees: the tools its rule's `tools` patterns name, resolved against this worker's tool host
+ * (`<plugin>.<tool>`; tools whose manifest says `disable_model_invocation` are left out). A call is first put to the
+ * hub (`POST /v1/runs/:id/tools/calls`: approvals, trust, audit); `deny` answers the agent with the reason; `prompt`
+ * waits for the owner's answer up to the hub's bound and then answers "awaiting approval, card N — end your turn; you
+ * will be resumed"; `allow` runs the tool in the tool host (its sandbox, its timeout), relays its progress as MCP
+ * progress, reports the outcome, and for an async plugin waits for its parked result. Every refusal or failure is a
+ * tool error the model can read; nothing here throws at the agent.
+ *
+ * One tool host serves all runs of a worker (service plugins and MCP plugins live as long as the worker); it is
+ * created, and its long-lived plugins started, at the first run that offers tools. A run's server stops when the run
+ * ends; all stop with the worker (a killed worker takes its sockets with it: nothing is left behind).
+ */
+import { createServer, type Server as NetServer, type Socket } from "node:net";
+import { closeSync, openSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { HubClient, HubError } from "../protocol/client.js";
+import type { Job, ToolCallDecision } from "../protocol/responses.js";
+import { toolArgsDigest, toolArgsPreview } from "../protocol/tool-calls.js";
+import { starMatch } from "../kernel/rules.js";
+import { toolCallWaitMaxSeconds } from "../kernel/limits.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { homeToolRoots, ToolHost, ToolRegistry, toolLimits, type CallOutcome, type CallProgress, type OfferedTool } from "../tools/index.js";
+import { toolsServerName, type ToolsOffer } from "../sdk/index.js";
+import { engineDir } from "../common/paths.js";
+import { sleep } from "./supervise.js";
+
+/** One MCP message (one line) an agent may send the bridge, in bytes: a longer one closes that connection. */
+export const bridgeLineMaxBytes = 10 * 1024 * 1024;
+/** After a parked (async) call's timeout, how long the bridge still waits for the hub to say it ended, in ms. */
+export const parkedResultGraceMs = 5_000;
+/** The longest unix socket path that fits a socket address (`sun_path` holds 108 bytes with its final NUL). */
+export const unixSocketPathMaxBytes = 107;
+/** The name of a run's socket in its `agent/` folder. */
+export const toolsSocketName = "tools.sock";
+/** The compiled relay the agent's CLI starts (the worker always names the compiled one, also under tsx). */
+export const relayScript = join(engineDir, "dist", "src", "worker", "tool-relay-main.js");
+
+/** What the bridge needs of its worker. */
+export interface ToolBridgeOptions {
+  url: string;
+  /** The worker's home: plugins come from `<home>/plugins` (and the built-in ones); the home is hidden from sandboxes. */
+  home: { dir: string; plugins: string };
+  lang: Lang;
+  log: (line: string) => void;
+}
+
+/** A run's open bridge: what to give the agent, and how to stop it. */
+export interface RunBridge {
+  offer: ToolsOffer;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on the unix socket `path`. A path longer than a socket address holds (libuv would cut it and bind elsewhere)
+ * is reached on Linux through the folder's descriptor (`/proc/self/fd/<n>/<name>`); elsewhere it is refused.
+ * @throws the listen error, or why the path cannot be used.
+ */
+async function listenAt(server: NetServer, path: string): Promise<void> {
+  let fd: number | null = null;
+  let address = path;
+  if (Buffer.byteLength(path) > unixSocketPathMaxBytes) {
+    if (process.platform !== "linux") throw new Error(`the socket path ${path} is longer than ${unixSocketPathMaxBytes} bytes`);
+    fd = openSync(dirname(path), "r");
+    address = `/proc/self/fd/${fd}/${basename(path)}`;
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(address, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+/** A tool as the MCP client sees it. */
+function mcpTool(o: OfferedTool, readOnly: boolean): Tool {
+  return {
+    name: o.qualifiedName,
+    ...(o.tool.description ? { description: o.tool.description } : {}),
+    inputSchema: { ...o.tool.parameters, type: "object" },
+    // Claude Code's plan mode (access "read") lets through only tools marked read-only; the owner offered these to
+    // the rule, and rules.json's approvals decide each call, so they are marked so for such a run.
+    ...(readOnly ? { annotations: { readOnlyHint: true } } : {}),
+  };
+}
+
+/** A tool error the model reads. */
+function toolError(text: string): CallToolResult {
+  return { content: [{ type: "text", text }], isError: true };
+}
+
+/**
+ * A plugin's `result` as the model reads it: its `content` when that is a string (§3's `{"content": "hello, Ada"}`),
+ * an MCP plugin's text blocks as they are, else the result's JSON as text.
+ */
+export function resultContent(result: unknown): CallToolResult["content"] {
+  const text = (t: string) => [{ type: "text" as const, text: t }];
+  if (typeof result === "string") return text(result);
+  const content = (result as { content?: unknown } | null)?.content;
+  if (typeof content === "string") return text(content);
+  const isText = (b: unknown) => !!b && typeof b === "object" && (b as { type?: unknown }).type === "text" && typeof (b as { text?: unknown }).text === "string";
+  if (Array.isArray(content) && content.length > 0 && content.every(isText)) return (content as { text: string }[]).map((b) => ({ type: "text" as const, text: b.text }));
+  return text(JSON.stringify(result ?? null));
+}
+
+/** The tools a rule's `patterns` offer, from the tool host; plugins whose tools cannot be had are logged and left out. */
+export async function offeredTools(host: ToolHost, patterns: readonly string[], log: (plugin: string, error: string) => void): Promise<OfferedTool[]> {
+  const plugins = [...new Set(patterns.map((p) => p.slice(0, p.indexOf("."))))];
+  const out: OfferedTool[] = [];
+  for (const plugin of plugins) {
+    const r = await host.tools(plugin);
+    if (!r.ok) {
+      log(plugin, r.message);
+      continue;
+    }
+    out.push(...r.tools.filter((o) => !o.disableModelInvocation && patterns.some((p) => starMatch(p, o.qualifiedName))));
+  }
+  return out;
+}
+
+/** The tool bridges of one worker: its tool host, and the runs' servers. */
+export class ToolBridges {
+  private host: Promise<ToolHost> | null = null;
+  private readonly runs = new Set<RunBridge>();
+  private readonly client: HubClient;
+
+  constructor(private readonly o: ToolBridgeOptions) {
+    this.client = new HubClient(o.url, null);
+  }
+
+  /** The worker's tool host, made and started (services, autostarted MCP servers) on first use. */
+  private toolHost(): Promise<ToolHost> {
+    this.host ??= (async () => {
+      const registry = new ToolRegistry(homeToolRoots(this.o.home.plugins), this.o.lang);
+      registry.rescan();
+      const host = new ToolHost(registry, { lang: this.o.lang, hiddenPaths: [this.o.home.dir], log: (subsystem, line) => this.o.log(`${subsystem}: ${line}`) });
+      await host.start();
+      return host;
+    })();
+    // A host that could not be made is made again at the next need.
+    this.host.catch(() => (this.host = null));
+    return this.host;
+  }
+
+  /**
+   * Opens the bridge of a run: listens on `<agentDir>/tools.sock` (a stale socket of an earlier worker process is
+   * replaced). `job` is read at each call, so a token that a repeated claim replaced is the one used.
+   * @throws when the socket cannot be made (the run then gets no tools; the caller says why).
+   */
+  async open(job: Job, agentDir: string): Promise<RunBridge> {
+    const socketPath = join(agentDir, toolsSocketName);
+    const calls = new AbortController();
+    const sockets = new Set<Socket>();
+    const server: NetServer = createServer((socket) => {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      void this.serve(job, socket, calls.signal);
+    });
+    rmSync(socketPath, { force: true });
+    await listenAt(server, socketPath);
+    server.on("error", (e) => this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: e.message })));
+    let closed: Promise<void> | null = null;
+    const bridge: RunBridge = {
+      offer: { server: toolsServerName, command: [process.execPath, relayScript, socketPath, this.o.lang] },
+      close: () => {
+        closed ??= (async () => {
+          this.runs.delete(bridge);
+          calls.abort();
+          const stopped = new Promise<void>((r) => server.close(() => r()));
+          for (const s of sockets) s.destroy();
+          await stopped;
+          rmSync(socketPath, { force: true });
+        })();
+        return closed;
+      },
+    };
+    this.runs.add(bridge);
+    return bridge;
+  }
+
+  /** Serves one MCP connection of a run's agent until it closes. */
+  private async serve(job: Job, socket: Socket, stop: AbortSignal): Promise<void> {
+    socket.on("error", () => {}); // the agent went away; close follows
+    const mcp = new Server({ name: toolsServerName, version: "1" }, { capabilities: { tools: {} } });
+    const readOnly = job.agent.access === "read";
+    mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await this.offered(job)).map((o) => mcpTool(o, readOnly)) }));
+    mcp.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      const signal = AbortSignal.any([stop, extra.signal]);
+      const token = req.params._meta?.progressToken;
+      let step = 0;
+      const onProgress = token === undefined ? undefined : (p: CallProgress) => {
+        step += 1;
+        const percent = typeof p.percent === "number" && Number.isFinite(p.percent) ? p.percent : undefined;
+        void extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: percent ?? step, ...(percent !== undefined ? { total: 100 } : {}), ...(p.message ? { message: p.message } : {}) },
+        }).catch(() => {});
+      };
+      return this.call(job, req.params.name, req.params.arguments ?? {}, signal, onProgress);
+    });
+    const transport = new StdioServerTransport(socket, socket, { maxBufferSize: bridgeLineMaxBytes + 2 });
+    mcp.onclose = () => socket.destroy();
+    socket.on("close", () => void mcp.close().catch(() => {}));
+    await mcp.connect(transport).catch(() => socket.destroy());
+  }
+
+  /** The tools this run is offered now (the plugin folders are read again: an edited manifest counts at once). */
+  private async offered(job: Job): Promise<OfferedTool[]> {
+    const host = await this.toolHost();
+    host.registry.rescan();
+    return offeredTools(host, job.tools, (plugin, error) => this.o.log(t(this.o.lang, "bridge.listFailed", { run: job.run, plugin, error })));
+  }
+
+  /** One call of the agent, from the hub's decision to the tool's result. Never throws. */
+  private async call(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (p: CallProgress) => void): Promise<CallToolResult> {
+    const lang = this.o.lang;
+    const host = await this.toolHost();
+    if (!(await this.offered(job)).some((o) => o.qualifiedName === name)) return toolError(t(lang, "bridge.notOffered", { tool: name }));
+    // The tool host's checks first (plugin, tool, arguments against its schema): a call refused here asks no one.
+    const checked = await host.check(name, args);
+    if (!checked.ok) return toolError(checked.message);
+    let decision: ToolCallDecision;
+    try {
+      decision = await this.client.toolCall(job.run, job.token, {
+        tool: name, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: checked.digest,
+        builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation,
+      });
+      if (decision.decision === "prompt") decision = await this.awaitAnswer(job, decision, signal);
+    } catch (e) {
+      return toolError(t(lang, "bridge.hub", { tool: name, error: hubText(e) }));
+    }
+    if (decision.decision === "deny") return toolError(t(lang, "bridge.denied", { tool: name, reason: decision.reason ?? "" }));
+    if (decision.decision === "prompt") return toolError(t(lang, "bridge.awaiting", { card: decision.card ?? "?" }));
+
+    const out = await host.call(name, args, {
+      sessionKey: decision.sessionKey, callbackUrl: `${this.o.url.replace(/\/$/, "")}/v1/plugins/callback/`, signal, ...(onProgress ? { onProgress } : {}),
+    });
+    const timeoutMs = checked.timeoutMs;
+    await this.report(job, decision.call, out, timeoutMs);
+    return out.status === "accepted" ? this.parked(job, name, decision.call, timeoutMs, signal) : resultOf(out, lang);
+  }
+
+  /** Holds a `prompt` decision until the owner answers or the hub's bound (`waitUntil`) passes. */
+  private async awaitAnswer(job: Job, first: ToolCallDecision, signal: AbortSignal): Promise<ToolCallDecision> {
+    let d = first;
+    const until = first.waitUntil ? Date.parse(first.waitUntil) : Date.now();
+    do {
+      const seconds = Math.min(toolCallWaitMaxSeconds, Math.max(1, Math.ceil((until - Date.now()) / 1000)));
+      d = await this.client.toolCallWait(job.run, job.token, first.call, seconds, signal);
+    } while (d.decision === "prompt" && Date.now() < until && !signal.aborted);
+    return d;
+  }
+
+  /** Tells the hub how an allowed call ended; a hub that cannot be reached is logged (the agent still gets its result). */
+  private async report(job: Job, call: number, out: CallOutcome, timeoutMs: number): Promise<void> {
+    const status = out.status === "accepted" ? "parked" : out.status === "ok" || out.status === "timeout" || out.status === "oom" ? out.status : "error";
+    try {
+      await this.client.toolCallOutcome(job.run, job.token, call, {
+        status, durationMs: Math.max(0, Math.round(out.durationMs)),
+        ...(out.status === "accepted" ? { taskId: out.taskId, timeoutMs: Math.min(toolLimits.callTimeoutMsMax, Math.max(1, timeoutMs)) } : {}),
+      });
+    } catch (e) {
+      this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: hubText(e) }));
+    }
+  }
+
+  /** Waits for a parked call's result (the plugin's callback reaches the hub) up to its timeout and a grace. */
+  private async parked(job: Job, name: string, call: number, timeoutMs: number, signal: AbortSignal): Promise<CallToolResult> {
+    const lang = this.o.lang;
+    const deadline = Date.now() + timeoutMs + parkedResultGraceMs;
+    while (!signal.aborted) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      try {
+        const r = await this.client.toolCallResult(job.run, job.token, call, Math.min(toolCallWaitMaxSeconds, Math.max(1, Math.ceil(left / 1000))), signal);
+        if (r.status === "ok") return { content: resultContent(r.result) };
+        if (r.status === "error") return toolError(t(lang, "bridge.failed", { tool: name, code: r.error?.code ?? "", message: r.error?.message ?? "" }));
+        if (r.status === "timeout") break;
+      } catch (e) {
+        if (signal.aborted) break;
+        if (e instanceof HubError) return toolError(t(lang, "bridge.hub", { tool: name, error: hubText(e) }));
+        await sleep(1000); // the hub restarts: a parked call survives it
+      }
+    }
+    return toolError(t(lang, "bridge.parkedTimeout", { tool: name, ms: timeoutMs }));
+  }
+
+  /** Stops every run's server and the tool host (its long-lived plugins and async tasks' processes). */
+  async close(): Promise<void> {
+    await Promise.all([...this.runs].map((r) => r.close()));
+    const host = this.host;
+    this.host = null;
+    if (host) await (await host.catch(() => null))?.close();
+  }
+}
+
+/** A tool host's outcome as the model reads it. */
+function resultOf(out: Exclude<CallOutcome, { status: "accepted" }>, lang: Lang): CallToolResult {
+  switch (out.status) {
+    case "ok":
+      return { content: resultContent(out.result) };
+    case "error":
+      return toolError(t(lang, "bridge.error", { code: out.code, message: out.message }));
+    case "refused":
+      return toolError(out.message);
+    case "awaiting_approval":
+      return toolError(out.reason);
+    default:
+      return toolError(out.message);
+  }
+}
+
+/** What went wrong asking the hub, in words. */
+function hubText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

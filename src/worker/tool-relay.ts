@@ -1,0 +1,191 @@
+/**
+ * The relay an agent's CLI starts as its stdio MCP server for a run's tools (issue 16; tool-bridge.ts):
+ *
+ *   node tool-relay-main.js <socket> [zh|en]     (also: agent-autoloop tools mcp --socket <socket>)
+ *
+ * It copies newline-delimited JSON-RPC between its stdin/stdout and the worker's socket of the run, unchanged. It
+ * holds no secret and needs nothing of the worker's home but that socket, so it runs inside the agent's sandbox.
+ *
+ * A worker that restarts while the agent works (agents outlive their worker: supervise.ts) opens the run's socket
+ * again; the relay then connects again, repeats the client's `initialize` and `notifications/initialized` (the new
+ * server's answer to that `initialize` is not passed on), and carries on. Requests that were under way when the
+ * connection broke, or that find no worker within `relayReconnectMs`, are answered with a JSON-RPC error the model
+ * can read. The relay ends when its stdin ends.
+ */
+import { connect, type Socket } from "node:net";
+import { basename, dirname } from "node:path";
+import { t, type Lang } from "../i18n/messages.js";
+
+/** How long the relay tries to reach the worker's socket before it answers the waiting requests with an error, in ms. */
+export const relayReconnectMs = 30_000;
+/** Between two tries to reach the socket, in ms. */
+const relayRetryMs = 250;
+/** The longest line the relay passes on, in bytes (as the worker's side: tool-bridge.ts `bridgeLineMaxBytes`). */
+const relayLineMaxBytes = 10 * 1024 * 1024;
+/** The id of a repeated `initialize`, whose answer the relay keeps to itself. */
+const reinitId = "agent-autoloop-relay-reinit";
+
+type Id = string | number;
+type Message = { id?: unknown; method?: unknown };
+
+/** Splits a byte stream into lines (without "\n"); a line over the limit is passed as null. */
+class Lines {
+  private parts: Buffer[] = [];
+  private bytes = 0;
+  private over = false;
+
+  constructor(private readonly onLine: (line: string | null) => void) {}
+
+  push(chunk: Buffer): void {
+    let from = 0;
+    for (let nl = chunk.indexOf(10, from); ; nl = chunk.indexOf(10, from)) {
+      const piece = chunk.subarray(from, nl === -1 ? chunk.length : nl);
+      if (!this.over && this.bytes + piece.length > relayLineMaxBytes) {
+        this.over = true;
+        this.parts = [];
+      }
+      if (!this.over) {
+        this.parts.push(piece);
+        this.bytes += piece.length;
+      }
+      if (nl === -1) return;
+      const line = this.over ? null : Buffer.concat(this.parts).toString("utf8");
+      this.parts = [];
+      this.bytes = 0;
+      this.over = false;
+      if (line === null || line.trim() !== "") this.onLine(line);
+      from = nl + 1;
+    }
+  }
+}
+
+function parse(line: string): Message | null {
+  try {
+    const v = JSON.parse(line) as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Message) : null;
+  } catch {
+    return null;
+  }
+}
+
+const isId = (v: unknown): v is Id => typeof v === "string" || typeof v === "number";
+
+/**
+ * Relays between `input`/`output` (the agent's CLI) and the socket at `socketPath` until `input` ends.
+ * @param lang the language of the errors it answers itself.
+ */
+export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stdout): Promise<void> {
+  // A unix socket path is limited to about 107 bytes: connect by its name, from its folder.
+  const folder = dirname(socketPath);
+  const name = `./${basename(socketPath)}`;
+  try {
+    process.chdir(folder);
+  } catch {
+    // connect reports the missing folder
+  }
+  let socket: Socket | null = null;
+  let connecting: Promise<Socket | null> | null = null;
+  let ended = false;
+  let initialize: Record<string, unknown> | null = null;
+  let initialized: string | null = null;
+  /** Requests written to the current connection and not answered yet. */
+  const pending = new Set<Id>();
+  let queue: string[] = [];
+  const write = (line: string) => void output.write(line + "\n");
+  const fail = (id: Id) => write(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: t(lang, "bridge.gone") } }));
+
+  const fromServer = new Lines((line) => {
+    if (line === null) return;
+    const m = parse(line);
+    if (m && m.method === undefined && isId(m.id)) {
+      if (m.id === reinitId) return;
+      pending.delete(m.id);
+    }
+    write(line);
+  });
+
+  const open = (): Promise<Socket | null> => new Promise((resolve) => {
+    const s = connect(name);
+    s.once("connect", () => resolve(s));
+    s.once("error", () => {
+      s.destroy();
+      resolve(null);
+    });
+  });
+
+  /** Connects (again), repeating the handshake on a new connection; null when no worker answers in time. */
+  const reach = (): Promise<Socket | null> => {
+    connecting ??= (async () => {
+      const deadline = Date.now() + relayReconnectMs;
+      for (;;) {
+        const s = await open();
+        if (s) {
+          s.on("data", (d: Buffer) => fromServer.push(d));
+          s.on("error", () => {});
+          s.on("close", () => {
+            if (socket === s) socket = null;
+            for (const id of pending) fail(id);
+            pending.clear();
+            if (ended) finish();
+          });
+          if (initialize) s.write(JSON.stringify({ ...initialize, id: reinitId }) + "\n");
+          if (initialized) s.write(initialized + "\n");
+          return s;
+        }
+        if (ended || Date.now() >= deadline) return null;
+        await new Promise((r) => setTimeout(r, relayRetryMs));
+      }
+    })().finally(() => {
+      connecting = null;
+    });
+    return connecting;
+  };
+
+  const send = async (line: string): Promise<void> => {
+    queue.push(line);
+    if (connecting) return;
+    const s = (socket && !socket.destroyed ? socket : null) ?? (socket = await reach());
+    const lines = queue;
+    queue = [];
+    for (const l of lines) {
+      const m = parse(l);
+      const id = m && typeof m.method === "string" && isId(m.id) ? m.id : null;
+      if (!s) {
+        if (id !== null) fail(id);
+        continue;
+      }
+      s.write(l + "\n", (err) => {
+        // Not written (the worker had gone, and the relay had not heard yet): the server never got it, so it goes
+        // again on a new connection. Written: it waits for its answer, or for the connection's end.
+        if (!err) {
+          if (id !== null) pending.add(id);
+          return;
+        }
+        if (socket === s) socket = null;
+        void send(l);
+      });
+    }
+  };
+
+  let finish: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const fromClient = new Lines((line) => {
+    if (line === null) {
+      write(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: line over ${relayLineMaxBytes} bytes, skipped` } }));
+      return;
+    }
+    const m = parse(line);
+    if (m?.method === "initialize" && isId(m.id)) initialize = m as Record<string, unknown>;
+    if (m?.method === "notifications/initialized") initialized = line;
+    void send(line);
+  });
+  input.on("data", (d: Buffer) => fromClient.push(d));
+  input.on("end", () => {
+    ended = true;
+    if (socket) socket.end();
+    else finish();
+  });
+  return done;
+}

@@ -1,0 +1,291 @@
+/**
+ * The agents' tool bridge (issue 16 "Offered to agents"): a real hub over HTTP, real tool plugins (the example
+ * hello-python and small ones written here) in the worker's home, the worker's bridge of a claimed run, and an MCP
+ * client of @modelcontextprotocol/sdk speaking to it through the real relay process, as an agent's CLI does.
+ *
+ * - the tools listed are the rule's patterns resolved against the plugins, without `disable_model_invocation` ones;
+ * - a call goes to the hub first: the first use of a plugin that is not built in asks the owner, whose answer while
+ *   the call is held lets it through; then the plugin runs and its answer is the tool's result; outcomes are facts;
+ * - a `deny` answers the reason; a `prompt` that is not answered in time answers "awaiting approval, card N …";
+ *   a tool not offered is refused without asking the hub;
+ * - a plugin's progress reaches the client as MCP progress; an async plugin's parked call ends with its callback;
+ * - the relay reaches a bridge opened again on the same socket (a restarted worker) without a new handshake;
+ * - a socket path longer than a socket address holds is still served at that path (Linux);
+ * - through a worker: a `command` agent finds the server's command in AGENT_AUTOLOOP_TOOLS_MCP and calls a tool from
+ *   inside its sandbox; the run's socket is gone when the run ends.
+ */
+import { test, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { baseRules, engine, hubFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { ToolBridges, resultContent, toolsSocketName, type RunBridge } from "../src/worker/tool-bridge.js";
+import { Worker } from "../src/worker/worker.js";
+import { timeline } from "../src/cli/why.js";
+import type { Job, OwnerCard, Why } from "../src/protocol/responses.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A sync plugin in node: `run` reports progress 50% "half done", then answers `done: <n>`. */
+const stepsMain = String.raw`
+const rl = require("readline").createInterface({ input: process.stdin });
+rl.on("line", (l) => {
+  const r = JSON.parse(l);
+  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/progress", params: { request_id: r.params.request_id, percent: 50, message: "half done" } }) + "\n");
+  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: "done: " + r.params.arguments.n } }) + "\n");
+});
+`;
+
+/**
+ * An async plugin in node: `wait` answers a task id, then completes the task itself through `callback_url` with
+ * `later: <n>` (as a plugin that works in the background would).
+ */
+const laterMain = String.raw`
+const rl = require("readline").createInterface({ input: process.stdin });
+rl.on("line", async (l) => {
+  const r = JSON.parse(l);
+  const task = "task-" + r.params.request_id.replace(/[^A-Za-z0-9]/g, "").padEnd(16, "x");
+  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { task_id: task } }) + "\n");
+  await new Promise((ok) => setTimeout(ok, 300));
+  const res = await fetch(r.params.callback_url + task, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ status: "success", result: { content: "later: " + r.params.arguments.n } }) });
+  process.stderr.write("callback " + res.status + "\n");
+});
+`;
+
+/** A plugin folder `<plugins>/<name>` with a manifest of one node tool (sync unless `type` says), `main.js` as given. */
+function nodePlugin(plugins: string, name: string, tool: string, main: string, extra = "", type = "sync"): void {
+  const dir = join(plugins, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "main.js"), main);
+  writeFileSync(join(dir, "manifest.toml"), [
+    `name = "${name}"`, `version = "0.1.0"`, `plugin_type = "${type}"`, extra,
+    `[entry_point]`, `command = "node"`, `args = ["main.js"]`,
+    `[[capabilities.tools]]`, `name = "${tool}"`, `description = "${tool} of ${name}"`,
+  ].join("\n") + "\n");
+}
+
+/** A hub whose rule `alerts` offers `tools`, with these approvals, and the test plugins in its home. */
+async function fixture(tools: string[], approvals: unknown[] = [], approvalWaitSeconds?: number): Promise<Fixture> {
+  const f = await hubFixture({
+    ...baseRules,
+    approvals,
+    ...(approvalWaitSeconds === undefined ? {} : { approvalWaitSeconds }),
+    rules: [{ ...baseRules.rules[0], parallel: 10, tools }, baseRules.rules[1]],
+  });
+  cleanups.push(() => f.close());
+  cpSync(join(engine, "examples", "tool-plugins", "hello-python"), join(f.home.plugins, "hello-python"), { recursive: true });
+  nodePlugin(f.home.plugins, "steps", "run", stepsMain);
+  nodePlugin(f.home.plugins, "secret", "wipe", stepsMain, "[capabilities]\ndisable_model_invocation = true");
+  nodePlugin(f.home.plugins, "blocked", "rm", stepsMain);
+  nodePlugin(f.home.plugins, "later", "wait", laterMain, "[communication]\ntimeout_ms = 20000", "async");
+  return f;
+}
+
+let events = 0;
+/** Posts an `alert.x` event and claims its run as worker w1. */
+async function claim(f: Fixture, subject: string): Promise<Job> {
+  events += 1;
+  const posted = await f.call("POST", "/v1/events", f.keys.source, { id: `tb${events}`, type: "alert.x", subject });
+  assert.equal(posted.status, 200, JSON.stringify(posted.body));
+  const job = (await f.call("GET", `/v1/work?claim=tb-claim-${events}`, f.keys.worker)).body.job as Job | null;
+  assert.ok(job, "a job to claim");
+  return job;
+}
+
+/** Opens the run's bridge of a worker of the fixture's home, and an MCP client through the real relay. */
+async function connect(f: Fixture, job: Job, bridges?: ToolBridges): Promise<{ client: Client; bridge: RunBridge; bridges: ToolBridges; agentDir: string }> {
+  const b = bridges ?? new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {} });
+  if (!bridges) cleanups.push(() => b.close());
+  const agentDir = tempDir("aa-bridge-agent-");
+  cleanups.push(() => rmSync(agentDir, { recursive: true, force: true }));
+  const bridge = await b.open(job, agentDir);
+  const client = new Client({ name: "test-agent", version: "1" });
+  const [command, ...args] = bridge.offer.command;
+  await client.connect(new StdioClientTransport({ command: command!, args, stderr: "pipe" }));
+  cleanups.push(() => client.close());
+  return { client, bridge, bridges: b, agentDir };
+}
+
+/** The text of a tool result. */
+function textOf(r: unknown): string {
+  return ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
+}
+
+/** The open ask card of a call of `tool`, once the hub has made it. */
+async function cardOf(f: Fixture, tool: string): Promise<OwnerCard> {
+  return until(async () => (await f.state()).cards.find((c) => c.title === `Allow ${tool}?` && c.state === "open"), 10_000, `the card of ${tool}`);
+}
+
+async function answer(f: Fixture, card: number, choice: number): Promise<void> {
+  const r = await f.call("POST", `/v1/cards/${card}/answer`, f.keys.owner, { choice });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+test("a run's tools: the rule's patterns without hidden tools; the first use asks, the answer while held lets the call run; the plugin's answer; progress; outcomes in why", async () => {
+  const f = await fixture(["hello-python.greet", "steps.*", "secret.*"], [{ plugin: "hello-python", mode: "auto" }]);
+  const job = await claim(f, "s1");
+  const { client } = await connect(f, job);
+  const listed = await client.listTools();
+  assert.deepEqual(listed.tools.map((x) => [x.name, x.description, x.inputSchema]), [
+    ["hello-python.greet", "Greet a person", { type: "object", required: ["name"], properties: { name: { type: "string" } } }],
+    ["steps.run", "run of steps", { type: "object" }],
+  ], "secret.wipe is hidden from agents; blocked.rm is not offered");
+  assert.equal(listed.tools[0]!.annotations, undefined, "not read-only: the agent's access is not read");
+
+  // First use of a plugin that is not built in: the owner is asked; "always allow" while the call is held.
+  const call = client.callTool({ name: "hello-python.greet", arguments: { name: "Ada" } });
+  const card = await cardOf(f, "hello-python.greet");
+  assert.deepEqual(card.options, ["allow once", "always allow", "deny"]);
+  await answer(f, card.id, 1);
+  const r = await call;
+  assert.deepEqual([r.isError ?? false, textOf(r)], [false, "hello, Ada"]);
+  // Trusted now: the next call runs at once.
+  const again = await client.callTool({ name: "hello-python.greet", arguments: { name: "Grace" } });
+  assert.equal(textOf(again), "hello, Grace");
+
+  const progress: { progress: number; total?: number; message?: string }[] = [];
+  const stepsCall = client.callTool({ name: "steps.run", arguments: { n: 7 } }, undefined, { onprogress: (p) => progress.push(p) });
+  await answer(f, (await cardOf(f, "steps.run")).id, 1);
+  assert.equal(textOf(await stepsCall), "done: 7");
+  assert.deepEqual(progress, [{ progress: 50, total: 100, message: "half done" }]);
+
+  const why = (await f.call("GET", `/v1/runs/${job.run}/why`, f.keys.owner)).body as Why;
+  const told = timeline(job.run, why.facts).map((l) => l.slice(l.indexOf(" ", l.indexOf(" ") + 1) + 1).replace(/\(\d+ ms\)/, "(… ms)").trim());
+  assert.deepEqual(told.filter((l) => l.startsWith("tool ") || l.startsWith("plugin ")).map((l) => l.replace(/sha256 [0-9a-f]{64}/, "sha256 …")), [
+    "tool hello-python.greet (alerts:s1): asks the owner on card 1",
+    "plugin hello-python trusted at manifest sha256 … (\"always allow\" by owner)",
+    "tool hello-python.greet (alerts:s1): allow",
+    "tool hello-python.greet (alerts:s1): ok (… ms)",
+    "tool hello-python.greet (alerts:s1): allow",
+    "tool hello-python.greet (alerts:s1): ok (… ms)",
+    "tool steps.run (alerts:s1): asks the owner on card 2",
+    "plugin steps trusted at manifest sha256 … (\"always allow\" by owner)",
+    "tool steps.run (alerts:s1): allow",
+    "tool steps.run (alerts:s1): ok (… ms)",
+  ], told.join("\n"));
+});
+
+test("deny answers the reason; an unanswered prompt answers 'awaiting approval, card N'; a tool not offered is refused; access read marks tools read-only", async () => {
+  const f = await fixture(["hello-python.greet", "blocked.rm"], [{ plugin: "blocked", mode: "deny" }, { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt" }], 1);
+  const job = await claim(f, "s2");
+  const { client } = await connect(f, job);
+  const denied = await client.callTool({ name: "blocked.rm", arguments: {} });
+  assert.deepEqual([denied.isError, textOf(denied)], [true, "blocked.rm is refused: approvals[0] of rules.json denies blocked.rm"]);
+  const held = await client.callTool({ name: "hello-python.greet", arguments: { name: "Ada" } });
+  const card = (await f.state()).cards.find((c) => c.title === "Allow hello-python.greet?")!;
+  assert.deepEqual([held.isError, textOf(held)], [true, `awaiting approval, card ${card.id} — end your turn; you will be resumed`]);
+  const other = await client.callTool({ name: "steps.run", arguments: {} });
+  assert.deepEqual([other.isError, textOf(other)], [true, "steps.run is not one of the tools this run is offered (rules.json: the rule's tools)"]);
+
+  const read = await claim(f, "s3");
+  const readJob: Job = { ...read, agent: { ...read.agent, access: "read" } };
+  const { client: reader } = await connect(f, readJob);
+  assert.deepEqual((await reader.listTools()).tools.map((x) => x.annotations), [{ readOnlyHint: true }, { readOnlyHint: true }]);
+});
+
+test("an async plugin's call is parked; its callback through callback_url ends it, and the agent gets its result", async () => {
+  const f = await fixture(["later.wait"], []);
+  const job = await claim(f, "s6");
+  const { client } = await connect(f, job);
+  const call = client.callTool({ name: "later.wait", arguments: { n: 5 } });
+  await answer(f, (await cardOf(f, "later.wait")).id, 1);
+  const r = await call;
+  assert.deepEqual([r.isError ?? false, textOf(r)], [false, "later: 5"]);
+  const why = (await f.call("GET", `/v1/runs/${job.run}/why`, f.keys.owner)).body as Why;
+  const told = timeline(job.run, why.facts).filter((l) => l.includes(" tool later.wait")).map((l) => l.replace(/^.*? tool /, "tool ").replace(/ until .*$/, " until …").replace(/\(\d+ ms\)/, "(… ms)"));
+  assert.deepEqual(told, [
+    "tool later.wait (alerts:s6): asks the owner on card 1",
+    "tool later.wait (alerts:s6): allow",
+    "tool later.wait (alerts:s6): parked as an async task until …",
+    "tool later.wait (alerts:s6): ok (… ms)",
+  ]);
+});
+
+test("a plugin's result as the model reads it: a string content, an MCP plugin's text blocks, else JSON", () => {
+  assert.deepEqual(resultContent({ content: "hello, Ada" }), [{ type: "text", text: "hello, Ada" }]);
+  assert.deepEqual(resultContent("plain"), [{ type: "text", text: "plain" }]);
+  assert.deepEqual(resultContent({ content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }), [{ type: "text", text: "a" }, { type: "text", text: "b" }]);
+  assert.deepEqual(resultContent({ content: [{ type: "image", data: "…" }] }), [{ type: "text", text: '{"content":[{"type":"image","data":"…"}]}' }]);
+  assert.deepEqual(resultContent({ rows: [1, 2] }), [{ type: "text", text: '{"rows":[1,2]}' }]);
+  assert.deepEqual(resultContent(null), [{ type: "text", text: "null" }]);
+});
+
+test("a worker that opens the run's socket again (a restart) is reached by the same relay without a new handshake", async () => {
+  const f = await fixture(["steps.*"], []);
+  const job = await claim(f, "s4");
+  const first = await connect(f, job);
+  const firstCall = first.client.callTool({ name: "steps.run", arguments: { n: 1 } });
+  await answer(f, (await cardOf(f, "steps.run")).id, 1);
+  assert.equal(textOf(await firstCall), "done: 1");
+  await first.bridges.close();
+  assert.equal(existsSync(join(first.agentDir, toolsSocketName)), false, "the socket goes with its bridge");
+  const later = new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {} });
+  cleanups.push(() => later.close());
+  await later.open(job, first.agentDir);
+  assert.equal(textOf(await first.client.callTool({ name: "steps.run", arguments: { n: 2 } })), "done: 2");
+  // The same relay as a command for people and scripts: agent-autoloop tools mcp --socket <path>.
+  const cli = new Client({ name: "cli", version: "1" });
+  await cli.connect(new StdioClientTransport({ command: process.execPath, args: [join(engine, "bin", "agent-autoloop.js"), "tools", "mcp", "--socket", join(first.agentDir, toolsSocketName)] }));
+  cleanups.push(() => cli.close());
+  assert.equal(textOf(await cli.callTool({ name: "steps.run", arguments: { n: 3 } })), "done: 3");
+});
+
+test("a run folder whose socket path is longer than a socket address holds still gets its tools, at that path", async () => {
+  const f = await fixture(["steps.*"], []);
+  const job = await claim(f, "s5");
+  const b = new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {} });
+  cleanups.push(() => b.close());
+  const top = tempDir("aa-bridge-long-");
+  cleanups.push(() => rmSync(top, { recursive: true, force: true }));
+  const agentDir = join(top, "a".repeat(60), "b".repeat(60));
+  mkdirSync(agentDir, { recursive: true });
+  assert.ok(Buffer.byteLength(join(agentDir, toolsSocketName)) > 107);
+  const bridge = await b.open(job, agentDir);
+  assert.equal(statSync(join(agentDir, toolsSocketName)).isSocket(), true);
+  const client = new Client({ name: "test-agent", version: "1" });
+  const [command, ...args] = bridge.offer.command;
+  await client.connect(new StdioClientTransport({ command: command!, args }));
+  cleanups.push(() => client.close());
+  assert.deepEqual((await client.listTools()).tools.map((x) => x.name), ["steps.run"]);
+});
+
+test("through a worker: a command agent finds the server in AGENT_AUTOLOOP_TOOLS_MCP and calls a tool from its sandbox; the socket ends with the run", async () => {
+  const project = tempDir("aa-bridge-project-");
+  cleanups.push(() => rmSync(project, { recursive: true, force: true }));
+  const agentScript = join(project, "agent.mjs");
+  // The agent: an MCP client of the SDK that starts the command it was given and prints the tool's answer.
+  writeFileSync(agentScript, [
+    `import { Client } from ${JSON.stringify(join(engine, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "client", "index.js"))};`,
+    `import { StdioClientTransport } from ${JSON.stringify(join(engine, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "client", "stdio.js"))};`,
+    `const [command, ...args] = JSON.parse(process.env.AGENT_AUTOLOOP_TOOLS_MCP);`,
+    `const client = new Client({ name: "cmd", version: "1" });`,
+    `await client.connect(new StdioClientTransport({ command, args }));`,
+    `const r = await client.callTool({ name: "hello-python.greet", arguments: { name: "Lin" } });`,
+    `console.log("Done: " + r.content[0].text + " (" + JSON.stringify(process.env.AGENT_AUTOLOOP_TOOLS_MCP.includes("${toolsSocketName}")) + ")");`,
+    `await client.close();`,
+  ].join("\n"));
+  const f = await hubFixture({
+    ...baseRules,
+    agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["node", agentScript] } },
+    rules: [{ ...baseRules.rules[0], cwd: project, tools: ["hello-python.greet"] }, baseRules.rules[1]],
+  });
+  cleanups.push(() => f.close());
+  cpSync(join(engine, "examples", "tool-plugins", "hello-python"), join(f.home.plugins, "hello-python"), { recursive: true });
+  const w = new Worker({ url: f.url, key: f.keys.worker, name: "w1", capacity: 1, home: f.home, lang: "en" });
+  cleanups.push(() => w.stop());
+  void w.run();
+  const posted = await f.call("POST", "/v1/events", f.keys.source, { id: "tb-cmd", type: "alert.x", subject: "c1" });
+  assert.equal(posted.status, 200);
+  await answer(f, (await cardOf(f, "hello-python.greet")).id, 0);
+  const state = await untilLatestRun(f, "done", 30_000);
+  const run = state.runs[0]!;
+  assert.equal(run.summary, "Done: hello, Lin (true)");
+  const sockets = join(f.home.worker, "runs", `${run.id}-1`, "agent", toolsSocketName);
+  await until(() => !existsSync(sockets), 10_000, "the run's socket to go");
+});
