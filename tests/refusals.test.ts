@@ -212,6 +212,9 @@ function listedRows(): Row[] {
     { endpoint: "tools", what: "key", method: "GET", path: "/api/tools", status: 401, error: missingKey },
     { endpoint: "tools", what: "key", method: "GET", path: "/api/tools", key: { bearer: "no-such-key" }, status: 401, error: "unknown key" },
     { endpoint: "tools", what: "key", method: "GET", path: "/api/tools", key: "worker", status: 403, error: "wrong kind of key (worker); this needs a key of kind owner" },
+    { endpoint: "plugins", what: "key", method: "GET", path: "/api/plugins", key: "channel", status: 403, error: "wrong kind of key (channel); this needs a key of kind owner" },
+    { endpoint: "pluginsReload", what: "key", method: "POST", path: "/api/plugins/reload", status: 401, error: missingKey },
+    { endpoint: "pluginsReload", what: "key", method: "POST", path: "/api/plugins/reload", key: "source", status: 403, error: "wrong kind of key (source); this needs a key of kind owner" },
 
     { endpoint: null, what: "method", method: "GET", path: "/v1/events", key: "source", status: 404, error: "no such endpoint: GET /v1/events" },
     { endpoint: null, what: "method", method: "POST", path: "/v1/state", key: "owner", body: {}, status: 404, error: "no such endpoint: POST /v1/state" },
@@ -222,6 +225,8 @@ function listedRows(): Row[] {
     { endpoint: null, what: "method", method: "GET", path: "/v1/cards/1", key: "owner", status: 404, error: "no such endpoint: GET /v1/cards/1" },
     { endpoint: null, what: "method", method: "POST", path: "/v1/tools", key: "owner", status: 404, error: "no such endpoint: POST /v1/tools" },
     { endpoint: null, what: "method", method: "DELETE", path: "/api/tools", key: "owner", status: 404, error: "no such endpoint: DELETE /api/tools" },
+    { endpoint: null, what: "method", method: "GET", path: "/v1/plugins/reload", key: "owner", status: 404, error: "no such endpoint: GET /v1/plugins/reload" },
+    { endpoint: null, what: "method", method: "POST", path: "/api/plugins", key: "owner", status: 404, error: "no such endpoint: POST /api/plugins" },
   ];
 }
 

@@ -88,10 +88,11 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
   p.command("serve")
     .description(t(lang, "cli.desc.serve"))
     .option("--listen <host:port>", t(lang, "cli.desc.listen"))
-    .action(async (o: { listen?: string }) => {
+    .option("--plugins <dir>", t(lang, "cli.desc.servePlugins"), (dir: string, dirs: string[]) => [...dirs, dir], [] as string[])
+    .action(async (o: { listen?: string; plugins: string[] }) => {
       const { startServe } = await import("../host/serve.js");
       // The hub's log lines carry text from outside too (a channel's or a webhook's error, a rules file's content).
-      const running = await startServe(await home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n") });
+      const running = await startServe(await home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n"), pluginDirs: o.plugins });
       let stopping = false;
       const stop = () => {
         if (stopping) return;
@@ -289,6 +290,15 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .action(async () => {
       const [{ h }, { doctorPlugins }] = await Promise.all([setUpHome(), import("./plugins.js")]);
       print(await doctorPlugins(h, lang));
+    });
+  // Declarative plugins (plugin.json) are loaded by the hub: reload asks it to rescan their folders.
+  plugins.command("reload")
+    .description(t(lang, "cli.desc.pluginsReload"))
+    .option("--json", t(lang, "cli.desc.pluginsJson"))
+    .action(async (o: { json?: boolean }) => {
+      const report = await call(ownerClient(), (c) => c.pluginsReload());
+      const { formatReload } = await import("./declarative.js");
+      print(formatReload(report, lang, o.json === true));
     });
 
   plugins.command("invoke")

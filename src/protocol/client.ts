@@ -238,4 +238,14 @@ export class HubClient {
   pluginCallback(task: string, body: PluginCallbackBody) {
     return this.request("pluginCallback", { params: { task }, body }, { auth: null });
   }
+
+  /** GET /v1/plugins: every plugin of the hub's home, of every kind, with its status and errors. */
+  plugins() {
+    return this.request("plugins", {});
+  }
+
+  /** POST /v1/plugins/reload: rescan the declarative plugin folders; what was loaded, replaced, unloaded, refused. */
+  pluginsReload() {
+    return this.request("pluginsReload", {});
+  }
 }
