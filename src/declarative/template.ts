@@ -218,7 +218,8 @@ export function buildRequest(tool: HttpTool, args: Record<string, unknown>, auth
     const lone = pieces.length === 1 ? pieces[0]! : null;
     // An optional argument that is absent leaves its parameter out, rather than sending it empty.
     if (lone && "param" in lone && args[lone.param] === undefined) continue;
-    url.searchParams.append(name, fill(pieces, args, null, (s) => s));
+    // Appended as written (not through searchParams, which would write the template's own query again its way).
+    url.search = `${url.search || "?"}${url.search.length > 1 ? "&" : ""}${encodeURIComponent(name)}=${encodeURIComponent(fill(pieces, args, null, (s) => s))}`;
   }
   const headers: Record<string, string> = {};
   const authHeaders: string[] = [];
