@@ -8,10 +8,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, hubFixture, tempDir, until } from "./helpers.js";
-import { copyExample, editJson, minimalManifest, writeFiles } from "./declarative-helpers.js";
+import { copyExample, editJson, localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
 import { examples } from "./tools-helpers.js";
 import { HubClient } from "../src/protocol/client.js";
 import { approvalDefault } from "../src/kernel/rules.js";
@@ -137,4 +137,92 @@ test("watching: a plugin folder added, edited, broken and moved away is picked u
 
 test("approvalDefault: an HTTP tool asks first; every other kind runs", () => {
   assert.deepEqual(["http", "sync", "async", "service", "mcp"].map(approvalDefault), ["prompt", "auto", "auto", "auto", "auto"]);
+});
+
+test("settings: shown with their values, a secret only as set or not; set through the hub, a secret only into secrets.env; hot at once, others on reload", async () => {
+  const logs: string[] = [];
+  const server = await localServer((req, res) => sendJson(res, 200, { auth: req.headers.authorization ?? null }));
+  const f = await hubFixture(baseRules, {}, "", { log: (l: string) => logs.push(l) });
+  try {
+    const owner = f.keys.owner;
+    copyExample(f.home.plugins);
+    writeFiles(join(f.home.plugins, "keyed"), {
+      "plugin.json": minimalManifest("keyed", { requires: { network: [`127.0.0.1:${server.port}`] }, provides: { tools: ["hot", "cold"], settings: ["hot_key", "cold_key", "n", "flag", "pick"] } }),
+      "settings.json": [
+        { key: "hot_key", label: "Hot", type: "secret", effect: "hot" }, { key: "cold_key", label: "Cold", type: "secret" },
+        { key: "n", label: "N", type: "number", default: 3 }, { key: "flag", label: "Flag", type: "boolean" }, { key: "pick", label: "Pick", type: "select", options: ["a", "b"] },
+      ],
+      "tools/hot.json": { name: "hot", parameters: { type: "object" }, http: { url: `${server.url}/`, authRef: "hot_key", resultPath: "auth" } },
+      "tools/cold.json": { name: "cold", parameters: { type: "object" }, http: { url: `${server.url}/`, authRef: "cold_key", resultPath: "auth" } },
+    });
+    assert.deepEqual((await f.call("POST", "/v1/plugins/reload", owner)).body, { ...nothing, loaded: ["example", "keyed"] });
+    const client = new HubClient(f.url, owner);
+    assert.deepEqual(await client.pluginSettings("example"), {
+      plugin: "example", group: "plugin:example", settings: [
+        { key: "token", label: "GitHub token", type: "secret", effect: "hot", description: "A fine-grained token with read access to issues; stored only in the home's secrets file", options: null, default: null, value: null, set: false },
+        { key: "repo", label: "Default repository", type: "string", effect: "reload", description: null, options: null, default: "octocat/Hello-World", value: null, set: false },
+      ],
+    });
+    const secret = "s3cret-XYZ-123";
+    assert.deepEqual(await f.call("POST", "/v1/plugins/example/settings/token", owner, { value: secret }), {
+      status: 200, body: { plugin: "example", setting: { key: "token", label: "GitHub token", type: "secret", effect: "hot", description: "A fine-grained token with read access to issues; stored only in the home's secrets file", options: null, default: null, value: null, set: true } },
+    });
+    assert.equal((await client.pluginSettingSet("example", "repo", "me/mine")).setting.value, "me/mine");
+    assert.equal(readFileSync(f.home.secrets, "utf8"), `AGENT_AUTOLOOP_PLUGIN_SECRET__example__token="${secret}"\n`);
+    assert.equal(statSync(f.home.secrets).mode & 0o777, 0o600);
+    assert.deepEqual(JSON.parse(readFileSync(join(f.home.dir, "plugin-settings.json"), "utf8")), { example: { repo: "me/mine" } });
+    // Values by type; refusals name the field and write nothing.
+    for (const [key, value] of [["n", "4.5"], ["flag", "true"], ["pick", "b"]] as const) await client.pluginSettingSet("keyed", key, value);
+    assert.deepEqual((await client.pluginSettings("keyed")).settings.map((s) => [s.key, s.value, s.set]), [["hot_key", null, false], ["cold_key", null, false], ["n", 4.5, true], ["flag", true, true], ["pick", "b", true]]);
+    const refusals: [string, string, unknown, number, string][] = [
+      ["keyed", "n", { value: "four" }, 400, "value: must be number"],
+      ["keyed", "flag", { value: "yes" }, 400, "value: must be true or false"],
+      ["keyed", "pick", { value: "c" }, 400, 'value: must be one of ["a","b"]'],
+      ["example", "repo", { value: "a\nb" }, 400, "value: wrong format, expected one line, no control characters"],
+      ["example", "token", { value: "two\nlines" }, 400, "value: a secret is one line of 1 to 4096 characters, no control characters, no spaces at either end"],
+      ["example", "token", { value: " padded" }, 400, "value: a secret is one line of 1 to 4096 characters, no control characters, no spaces at either end"],
+      ["example", "token", { secret }, 400, "value: required"],
+      ["example", "nope", { value: "x" }, 404, "plugin example has no setting nope"],
+      ["ghost", "x", { value: "x" }, 404, "no such declarative plugin loaded: ghost"],
+    ];
+    for (const [plugin, key, body, status, error] of refusals) {
+      assert.deepEqual(await f.call("POST", `/v1/plugins/${plugin}/settings/${key}`, owner, body), { status, body: { error } }, `${plugin} ${key}`);
+    }
+    assert.deepEqual((await f.call("GET", "/v1/plugins/ghost/settings", owner)), { status: 404, body: { error: "no such declarative plugin loaded: ghost" } });
+    assert.equal((await f.call("GET", "/v1/plugins/example/settings", f.keys.worker)).status, 403);
+    assert.equal(readFileSync(f.home.secrets, "utf8"), `AGENT_AUTOLOOP_PLUGIN_SECRET__example__token="${secret}"\n`, "nothing written by a refusal");
+
+    // A hot secret is used at once; one that takes effect on reload after the next reload.
+    const host = await f.running.hub.toolHost();
+    const call = async (tool: string) => {
+      const { durationMs: _, ...o } = await host.call(`keyed.${tool}`, {}, { sessionKey: "test" });
+      return o;
+    };
+    assert.deepEqual(await call("hot"), { status: "refused", code: "tools.auth_missing", message: "authRef hot_key: plugin keyed has no value for it yet (agent-autoloop plugins set keyed hot_key …)" });
+    await client.pluginSettingSet("keyed", "hot_key", "hot-1");
+    await client.pluginSettingSet("keyed", "cold_key", "cold-1");
+    assert.deepEqual(await call("hot"), { status: "ok", result: "Bearer [redacted]" });
+    assert.equal(server.seen.at(-1)!.headers.authorization, "Bearer hot-1");
+    assert.equal((await call("cold")).status, "refused", "not before the next reload");
+    await client.pluginsReload();
+    assert.deepEqual(await call("cold"), { status: "ok", result: "Bearer [redacted]" });
+    assert.equal(server.seen.at(-1)!.headers.authorization, "Bearer cold-1");
+    await client.pluginSettingSet("keyed", "cold_key", "cold-2");
+    await call("cold");
+    assert.equal(server.seen.at(-1)!.headers.authorization, "Bearer cold-1", "still the value of the last reload");
+    await client.pluginSettingSet("keyed", "hot_key", null);
+    assert.equal((await call("hot")).status, "refused", "unset");
+    assert.doesNotMatch(readFileSync(f.home.secrets, "utf8"), /hot-1/);
+
+    // The secrets are nowhere else: not in answers, the log, the listing, the database or its log of facts.
+    const everything = JSON.stringify([logs, (await f.call("GET", "/v1/plugins", owner)).body, await client.pluginSettings("example"), await f.state()]);
+    for (const s of [secret, "hot-1", "cold-1", "cold-2"]) assert.ok(!everything.includes(s), s);
+    for (const file of readdirSync(f.home.dir).filter((n) => n.startsWith("hub.db"))) {
+      const bytes = readFileSync(join(f.home.dir, file));
+      for (const s of [secret, "hot-1", "cold-1", "cold-2"]) assert.equal(bytes.includes(s), false, `${file} holds ${s}`);
+    }
+  } finally {
+    await f.close();
+    await server.close();
+  }
 });

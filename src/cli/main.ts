@@ -300,6 +300,29 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       const { formatReload } = await import("./declarative.js");
       print(formatReload(report, lang, o.json === true));
     });
+  plugins.command("settings")
+    .description(t(lang, "cli.desc.pluginsSettings"))
+    .argument("<id>", t(lang, "cli.arg.plugin"))
+    .option("--json", t(lang, "cli.desc.pluginsJson"))
+    .action(async (id: string, o: { json?: boolean }) => {
+      const r = await call(ownerClient(), (c) => c.pluginSettings(id));
+      const { formatSettings } = await import("./declarative.js");
+      print(formatSettings(r, lang, o.json === true));
+    });
+  plugins.command("set")
+    .description(t(lang, "cli.desc.pluginsSet"))
+    .argument("<id>", t(lang, "cli.arg.plugin"))
+    .argument("<key>", t(lang, "cli.arg.settingKey"))
+    .argument("[value]", t(lang, "cli.arg.settingValue"))
+    .option("--unset", t(lang, "cli.desc.pluginsUnset"))
+    .action(async (id: string, key: string, given: string | undefined, o: { unset?: boolean }) => {
+      // A secret typed on the command line stays in the shell's history: "-" (or no value) reads it from stdin.
+      let value: string | null = null;
+      if (!o.unset) value = given === undefined || given === "-" ? (await readStdin()).replace(/\r?\n$/, "") : given;
+      const r = await call(ownerClient(), (c) => c.pluginSettingSet(id, key, value));
+      const { formatSettingSet } = await import("./declarative.js");
+      print(formatSettingSet(r, lang));
+    });
 
   plugins.command("invoke")
     .description(t(lang, "cli.desc.pluginsInvoke"))
@@ -396,6 +419,13 @@ async function updateConfigKey(h: Home, kind: KeyKind, name: string, key: string
 }
 
 /** Prints what a command produced (stdout lines, then stderr lines) and sets the exit code. */
+/** All of stdin as UTF-8 text. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 function print(r: { out: string[]; err: string[]; code: number }): void {
   for (const line of r.out) say(line);
   for (const line of r.err) sayError(line + "\n");

@@ -55,6 +55,8 @@ export class DeclarativeCatalog implements DataTools {
   private readonly inflight = new Map<string, Set<AbortController>>();
   private queue: Promise<unknown> = Promise.resolve();
   private loaded: string | null = null;
+  /** The values of secret settings whose effect is `reload`, as the last reload read them: plugin → key → value. */
+  private readonly snapshots = new Map<string, Map<string, string | null>>();
 
   constructor(readonly opts: CatalogOptions) {}
 
@@ -172,10 +174,22 @@ export class DeclarativeCatalog implements DataTools {
       this.records.delete(id);
     }
     this.clashes = clashes;
+    this.snapshot();
     for (const list of [report.loaded, report.replaced, report.unloaded]) list.sort();
     report.rejected.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     this.say(report);
     return report;
+  }
+
+  /** Reads the secret settings that take effect on a reload (`effect` other than `hot`) of every registered plugin. */
+  private snapshot(): void {
+    this.snapshots.clear();
+    for (const rec of this.records.values()) {
+      if (!rec.current) continue;
+      const values = new Map<string, string | null>();
+      for (const s of rec.current.settings) if (s.type === "secret" && s.effect !== "hot") values.set(s.key, this.opts.secret?.(rec.id, s.key) ?? null);
+      this.snapshots.set(rec.id, values);
+    }
   }
 
   /** Logs what a reload did; a refused plugin with every error. */
@@ -268,7 +282,10 @@ export class DeclarativeCatalog implements DataTools {
       const v = (this.opts.env ?? process.env)[name];
       return v ? { ok: true, value: v } : { ok: false, message: t(this.lang, "decl.call.authEnv", { name }) };
     }
-    const v = this.opts.secret?.(p.id, ref) ?? null;
+    // A `hot` setting is read now; any other as the last reload read it.
+    const hot = p.settings.find((s) => s.key === ref)?.effect === "hot";
+    const kept = this.snapshots.get(p.id);
+    const v = hot || !kept?.has(ref) ? this.opts.secret?.(p.id, ref) ?? null : kept.get(ref)!;
     return v ? { ok: true, value: v } : { ok: false, message: t(this.lang, "decl.call.authSetting", { key: ref, plugin: p.id }) };
   }
 }

@@ -23,6 +23,7 @@ import type { EndpointName } from "../protocol/endpoints.js";
 import type { ToolHost } from "../tools/index.js";
 import { ConsoleSessions } from "./console-session.js";
 import { DeclarativeCatalog, homeDeclarativeRoots, watchCatalog, type CatalogWatcher } from "../declarative/index.js";
+import { pluginSecret } from "./plugin-settings.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -126,6 +127,7 @@ export class Hub {
     this.presence = new Presence({ clock: this.clock, silentAfterMs: opts.presenceSilentMs ?? workerOnlineMs, log: this.log, lang: opts.lang });
     this.declarative = new DeclarativeCatalog({
       roots: homeDeclarativeRoots(opts.home.plugins, (opts.pluginDirs ?? []).map((d) => resolve(d))), lang: opts.lang, log: this.log,
+      secret: (plugin, key) => pluginSecret(opts.home, plugin, key),
     });
   }
 

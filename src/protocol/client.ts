@@ -248,4 +248,14 @@ export class HubClient {
   pluginsReload() {
     return this.request("pluginsReload", {});
   }
+
+  /** GET /v1/plugins/:id/settings: a declarative plugin's settings and values (secrets masked). */
+  pluginSettings(plugin: string) {
+    return this.request("pluginSettings", { params: { id: plugin } });
+  }
+
+  /** POST /v1/plugins/:id/settings/:key: set a setting from its text (null removes it). */
+  pluginSettingSet(plugin: string, key: string, value: string | null) {
+    return this.request("pluginSettingSet", { params: { id: plugin, key }, body: { value } });
+  }
 }

@@ -98,6 +98,8 @@ export const endpoints = {
 
   plugins: { section: "plugins", method: "GET", path: "/v1/plugins", aliases: ["/api/plugins"], auth: ["owner"], response: "Plugins" },
   pluginsReload: { section: "plugins", method: "POST", path: "/v1/plugins/reload", aliases: ["/api/plugins/reload"], auth: ["owner"], response: "PluginsReload" },
+  pluginSettings: { section: "plugins", method: "GET", path: "/v1/plugins/:id/settings", auth: ["owner"], response: "PluginSettings" },
+  pluginSettingSet: { section: "plugins", method: "POST", path: "/v1/plugins/:id/settings/:key", auth: ["owner"], body: "PluginSettingBody", response: "PluginSettingAnswer" },
 } as const satisfies Record<string, EndpointSpec>;
 
 /** The name of an endpoint. */

@@ -462,13 +462,33 @@ export const PluginsReload = Type.Object({
 }, { description: "POST /v1/plugins/reload" });
 export type PluginsReload = Static<typeof PluginsReload>;
 
+/**
+ * One setting of a declarative plugin as the settings centre shows it (issue 18): its declaration, and its value — for
+ * a `secret` never the value (`value` is null), only whether one is set. `effect`: `hot` applies at once, `reload` on
+ * the next reload.
+ */
+export const SettingView = Type.Object({
+  key: str(), label: str(), type: oneOf(["string", "secret", "number", "boolean", "select"] as const), effect: oneOf(["hot", "reload"] as const),
+  description: orNull(str()), options: orNull(Type.Array(str())),
+  default: Type.Union([str(), Type.Number(), bool(), Type.Null()]), value: Type.Union([str(), Type.Number(), bool(), Type.Null()]), set: bool(),
+}, { $id: "SettingView" });
+export type SettingView = Static<typeof SettingView>;
+
+/** GET /v1/plugins/:id/settings: the settings of declarative plugin `plugin`, in the settings centre's group `plugin:<id>`. */
+export const PluginSettings = Type.Object({ plugin: str(), group: str(), settings: Type.Array(ref(SettingView)) }, { description: "GET /v1/plugins/:id/settings" });
+export type PluginSettings = Static<typeof PluginSettings>;
+
+/** POST /v1/plugins/:id/settings/:key: the setting after the change (a secret still masked). */
+export const PluginSettingAnswer = Type.Object({ plugin: str(), setting: ref(SettingView) }, { description: "POST /v1/plugins/:id/settings/:key" });
+export type PluginSettingAnswer = Static<typeof PluginSettingAnswer>;
+
 /** The response definitions, by name. */
 export const responseDefinitions = {
   ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
   RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
-  PluginView, Plugins, PluginsReload,
+  PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer,
 };
 /** The name of a response definition. */
 export type ResponseName = keyof typeof responseDefinitions;

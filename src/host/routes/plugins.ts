@@ -4,12 +4,16 @@
  * `GET /v1/plugins` lists every plugin of every kind: declarative ones (from the hub's catalog), tool plugins (read
  * again from their folders), and the agent, channel and source plugins the hub would load. Both for the owner, also
  * under `/api/plugins/reload` and `/api/plugins` (the spec's names), so its §5 checklist works with a key added.
+ * `GET /v1/plugins/:id/settings` and `POST /v1/plugins/:id/settings/:key` show and set a declarative plugin's settings
+ * (plugin-settings.ts: secrets only in secrets.env, never shown).
  */
 import { Hono } from "hono";
 import type { Hub } from "../hub.js";
 import type { PluginView } from "../../protocol/responses.js";
 import { listCodePlugins } from "../../common/plugins.js";
-import { reply, route } from "./endpoint.js";
+import { refuse, reply, route } from "./endpoint.js";
+import { setPluginSetting, settingsOf } from "../plugin-settings.js";
+import { t } from "../../i18n/messages.js";
 
 /** The routes of plugins. */
 export function pluginRoutes(hub: Hub): Hono {
@@ -36,6 +40,20 @@ export function pluginRoutes(hub: Hub): Hono {
     }));
     const order = ["declarative", "tool", "agent", "channel", "source"];
     return reply(c, hub, "plugins", [...declarative, ...tools, ...code.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind))]);
+  });
+  route(app, hub, "pluginSettings", (c) => {
+    const plugin = hub.declarative.get(c.req.param("id") ?? "");
+    if (!plugin) return refuse(c, 404, t(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
+    return reply(c, hub, "pluginSettings", { plugin: plugin.id, group: `plugin:${plugin.id}`, settings: settingsOf(hub.opts.home, plugin) });
+  });
+
+  // A secret's value goes to the secrets file only: the answer, the log and the facts never hold it.
+  route(app, hub, "pluginSettingSet", (c, req) => {
+    const plugin = hub.declarative.get(c.req.param("id") ?? "");
+    if (!plugin) return refuse(c, 404, t(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
+    const r = setPluginSetting(hub.opts.home, plugin, c.req.param("key") ?? "", req.body.value, hub.env.lang);
+    if (!r.ok) return refuse(c, r.status, r.error);
+    return reply(c, hub, "pluginSettingSet", { plugin: plugin.id, setting: r.view });
   });
   return app;
 }
