@@ -19,6 +19,8 @@
  *   within 1.5×); `npm run benchmark -- cli` measures only this
  * - the owner console (scripts/console-benchmark.ts): first load with 1,000 open cards and 10,000 runs (bytes, time
  *   to the Needs-you list) and the hub's RSS with 20 console tabs on the stream; `npm run benchmark -- console`
+ * - declarative plugins (scripts/plugin-reload.ts): a hub with 100 plugins × 20 assets — start, RSS, a full and an
+ *   unchanged reload, GET /v1/health while a reload runs; `npm run benchmark -- plugins` measures only this
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -32,6 +34,7 @@ import { spawnHub } from "../sim/hub-process.js";
 import { call, cpuMs, healthMs, machine, median, openFds, pct, slowBodyAttack, statusMb, stopHub as stop } from "./measure.js";
 import { measureOutputWatch } from "./output-watch.js";
 import { consoleFigures } from "./console-benchmark.js";
+import { measurePluginReload } from "./plugin-reload.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
 /** The idle measurement: how long, and how many cards wait for each kind of channel that never delivers. */
@@ -162,6 +165,7 @@ async function main(): Promise<void> {
   if (process.argv[2] === "idle") return idleWithUndeliveredCards();
   if (process.argv[2] === "cli") return cliStart();
   if (process.argv[2] === "console") return consoleFigures(say);
+  if (process.argv[2] === "plugins") return measurePluginReload(say);
   // First, while no hub of this benchmark runs: a process start is what it measures.
   await cliStart();
   const { dir, keys } = setup();
@@ -254,6 +258,7 @@ async function main(): Promise<void> {
   say("simulation steps/s (seed 24301, 20,000 steps)", `${Math.round(r.steps / ((performance.now() - t0) / 1000))}`);
   await measureOutputWatch(say);
   await consoleFigures(say);
+  await measurePluginReload(say);
 }
 
 await main();

@@ -9,7 +9,7 @@
  * runs the tool's request (template.ts, http.ts); a tool that disappears — its plugin unloaded, or replaced by a
  * version without it — ends its calls in flight and answers later ones with "definition missing: <plugin>.<tool>".
  */
-import { readdir, stat } from "node:fs/promises";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import type { CallContext, DataTools, ToolOutcome, ToolSpec } from "../tools/types.js";
@@ -17,7 +17,9 @@ import { declarativePluginsMax, goneToolsMax, httpTimeoutMsDefault, httpTimeoutM
 import { formatPluginError } from "./read.js";
 import { buildRequest } from "./template.js";
 import { runHttp } from "./http.js";
+import { Slicer } from "./slice.js";
 import type { DeclarativeOrigin, DeclarativeRecord, DeclarativeRoot, LoadedPlugin, ReloadReport } from "./types.js";
+import type { LoadOutcome } from "./load.js";
 
 /** Settings of a catalog; only `roots` and `lang` are needed. */
 export interface CatalogOptions {
@@ -55,6 +57,8 @@ export class DeclarativeCatalog implements DataTools {
   private readonly inflight = new Map<string, Set<AbortController>>();
   private queue: Promise<unknown> = Promise.resolve();
   private loaded: string | null = null;
+  /** What the last reload made of each folder, with the fingerprint it had then. */
+  private outcomes = new Map<string, { print: string; out: LoadOutcome }>();
   /** The values of secret settings whose effect is `reload`, as the last reload read them: plugin → key → value. */
   private readonly snapshots = new Map<string, Map<string, string | null>>();
 
@@ -94,34 +98,22 @@ export class DeclarativeCatalog implements DataTools {
    * their asset files — without reading a file: equal fingerprints mean nothing changed (the watcher's test).
    */
   async fingerprint(): Promise<string> {
+    const slicer = new Slicer();
     const parts: string[] = [];
-    const add = async (path: string) => {
-      try {
-        const s = await stat(path);
-        parts.push(`${path}\0${s.size}\0${s.mtimeMs}\0${s.ctimeMs}\0${s.ino}`);
-      } catch {
-        parts.push(`${path}\0-`);
-      }
-    };
-    for (const f of await this.scan()) {
-      const top = await names(f.dir);
-      parts.push(`${f.dir}\0${top.join("/")}`);
-      for (const name of top) {
-        await add(join(f.dir, name));
-        const inner = ["tools", "workflows", "intents", "prompts", "panels", "cards"].includes(name) ? await names(join(f.dir, name)) : [];
-        for (const file of inner) await add(join(f.dir, name, file));
-      }
+    for (const f of this.scan()) {
+      await slicer.breathe();
+      parts.push(`${f.dir}\0${folderFingerprint(f.dir)}`);
     }
     return parts.join("\n");
   }
 
   /** The plugin folders of every root, in root order, at most `declarativePluginsMax`; a same-id folder after the first is a clash. */
-  private async scan(): Promise<Found[]> {
+  private scan(): Found[] {
     const found: Found[] = [];
     for (const root of this.opts.roots) {
-      for (const name of await names(root.dir)) {
+      for (const name of names(root.dir)) {
         const dir = join(root.dir, name);
-        if (!(await isFile(join(dir, "plugin.json")))) continue;
+        if (!isFile(join(dir, "plugin.json"))) continue;
         if (found.length >= declarativePluginsMax) {
           this.opts.log?.(t(this.lang, "decl.folder.tooMany", { limit: declarativePluginsMax, dir }));
           return resolveClashes(found);
@@ -133,11 +125,18 @@ export class DeclarativeCatalog implements DataTools {
   }
 
   private async rescan(): Promise<ReloadReport> {
-    this.loaded = await this.fingerprint();
-    const found = await this.scan();
+    const found = this.scan();
+    const slicer = new Slicer();
+    const prints = new Map<string, string>();
+    for (const f of found) {
+      await slicer.breathe();
+      prints.set(f.dir, folderFingerprint(f.dir));
+    }
+    this.loaded = found.map((f) => `${f.dir}\0${prints.get(f.dir)}`).join("\n");
     const report: ReloadReport = { loaded: [], replaced: [], unloaded: [], rejected: [] };
     const seen = new Set<string>();
     const clashes: DeclarativeRecord[] = [];
+    const outcomes = new Map<string, { print: string; out: LoadOutcome }>();
     // The loader (and the compiled schemas it brings) loads only when there is a plugin to read.
     const { loadPlugin } = found.length > 0 ? await import("./load.js") : { loadPlugin: null };
     for (const f of found) {
@@ -148,7 +147,13 @@ export class DeclarativeCatalog implements DataTools {
         continue;
       }
       seen.add(f.id);
-      const out = await loadPlugin!(f.dir, f.origin, this.lang);
+      // Other requests get their turn every `reloadSliceMaxMs` (slice.ts), between files.
+      await slicer.breathe();
+      // A folder whose fingerprint did not change since it was read is not read again.
+      const print = prints.get(f.dir)!;
+      const known = this.outcomes.get(f.dir);
+      const out = known?.print === print ? known.out : await loadPlugin!(f.dir, f.origin, this.lang, slicer);
+      outcomes.set(f.dir, { print, out });
       const before = this.records.get(f.id);
       const current = before?.current ?? null;
       if (out.ok) {
@@ -174,6 +179,7 @@ export class DeclarativeCatalog implements DataTools {
       this.records.delete(id);
     }
     this.clashes = clashes;
+    this.outcomes = outcomes;
     this.snapshot();
     for (const list of [report.loaded, report.replaced, report.unloaded]) list.sort();
     report.rejected.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -308,18 +314,43 @@ function resolveClashes(found: Found[]): Found[] {
 }
 
 /** The names in a folder, dot names left out, sorted; none when it cannot be read. */
-async function names(dir: string): Promise<string[]> {
+function names(dir: string): string[] {
   try {
-    return (await readdir(dir)).filter((n) => !n.startsWith(".")).sort();
+    return readdirSync(dir).filter((n) => !n.startsWith(".")).sort();
   } catch {
     return [];
   }
 }
 
-async function isFile(path: string): Promise<boolean> {
+function isFile(path: string): boolean {
   try {
-    return (await stat(path)).isFile();
+    return statSync(path).isFile();
   } catch {
     return false;
   }
+}
+
+/** The asset folders a plugin has (their files count in its fingerprint). */
+const assetFolders = new Set(["tools", "workflows", "intents", "prompts", "panels", "cards"]);
+
+/**
+ * One plugin folder's fingerprint: the name, size, modification and change times (ns) and inode of each entry and of
+ * each asset folder's files; no file is read. Synchronous: a few dozen `stat` calls, far cheaper than as many round
+ * trips through the thread pool.
+ */
+function folderFingerprint(dir: string): string {
+  const parts: string[] = [];
+  const add = (path: string) => {
+    try {
+      const s = statSync(path, { bigint: true });
+      parts.push(`${path}\0${s.size}\0${s.mtimeNs}\0${s.ctimeNs}\0${s.ino}`);
+    } catch {
+      parts.push(`${path}\0-`);
+    }
+  };
+  for (const name of names(dir)) {
+    add(join(dir, name));
+    if (assetFolders.has(name)) for (const file of names(join(dir, name))) add(join(dir, name, file));
+  }
+  return parts.join("\n");
 }

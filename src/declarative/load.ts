@@ -7,7 +7,7 @@
  * `pluginErrorsMax`). Loading reads files and runs nothing of the plugin.
  */
 import { createHash } from "node:crypto";
-import { readdir } from "node:fs/promises";
+import { readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { ErrorObject } from "ajv";
 import { t, type Lang } from "../i18n/messages.js";
@@ -22,6 +22,7 @@ import { pluginAssetsMax, pluginErrorsMax, pluginTotalMaxBytes } from "./limits.
 import { parsePluginJson, pointer, readPluginFile, schemaErrors } from "./read.js";
 import { checkToolTemplates } from "./template.js";
 import type { DeclarativeOrigin, IntentEntry, LoadedPlugin, PluginError } from "./types.js";
+import { Slicer } from "./slice.js";
 
 /** The outcome of loading one folder. A refused folder keeps its plugin.json when that was a JSON object (to list it). */
 export type LoadOutcome =
@@ -43,16 +44,16 @@ class Reading {
   readonly errors: PluginError[] = [];
   private readonly hash = createHash("sha256");
   private bytes = 0;
-  constructor(readonly dir: string, readonly lang: Lang) {}
+  constructor(readonly dir: string, readonly lang: Lang, readonly slicer: Slicer) {}
 
   error(file: string, at: string, reason: string): void {
     this.errors.push({ file, pointer: at, reason });
   }
 
   /** The text of `rel` (added to the digest), or null with its error recorded. */
-  async text(rel: string): Promise<string | null> {
+  text(rel: string): string | null {
     const file = join(this.dir, rel);
-    const r = await readPluginFile(file, this.lang);
+    const r = readPluginFile(file, this.lang);
     if (!r.ok) {
       this.error(file, "", r.reason);
       return null;
@@ -63,8 +64,8 @@ class Reading {
   }
 
   /** The value of JSON file `rel` when it is valid against `validate`, else null with every error recorded. */
-  async json<T>(rel: string, validate: Validator): Promise<{ value: T | null; raw: unknown }> {
-    const text = await this.text(rel);
+  json<T>(rel: string, validate: Validator): { value: T | null; raw: unknown } {
+    const text = this.text(rel);
     if (text === null) return { value: null, raw: undefined };
     const file = join(this.dir, rel);
     const parsed = parsePluginJson(text, this.lang);
@@ -94,9 +95,9 @@ function providedNames(raw: unknown, kind: AssetKind): string[] {
 }
 
 /** The entries of a folder (dot names left out, sorted), or null when it does not exist. */
-async function entries(dir: string): Promise<{ name: string; folder: boolean; link: boolean }[] | null> {
+function entries(dir: string): { name: string; folder: boolean; link: boolean }[] | null {
   try {
-    const list = await readdir(dir, { withFileTypes: true });
+    const list = readdirSync(dir, { withFileTypes: true });
     return list.filter((e) => !e.name.startsWith(".")).map((e) => ({ name: e.name, folder: e.isDirectory(), link: e.isSymbolicLink() })).sort((a, b) => (a.name < b.name ? -1 : 1));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "ENOTDIR") return null;
@@ -108,9 +109,9 @@ async function entries(dir: string): Promise<{ name: string; folder: boolean; li
  * Loads the plugin in folder `dir` (its `id` must be the folder's name). Never throws: a folder that cannot be read is
  * refused with the reason.
  */
-export async function loadPlugin(dir: string, origin: DeclarativeOrigin, lang: Lang): Promise<LoadOutcome> {
+export async function loadPlugin(dir: string, origin: DeclarativeOrigin, lang: Lang, slicer = new Slicer()): Promise<LoadOutcome> {
   const id = basename(dir);
-  const r = new Reading(dir, lang);
+  const r = new Reading(dir, lang, slicer);
   let result: LoadedPlugin | null = null;
   let raw: unknown;
   try {
@@ -133,14 +134,14 @@ export async function loadPlugin(dir: string, origin: DeclarativeOrigin, lang: L
 /** Reads and checks everything; the plugin when nothing was wrong so far (the caller checks `r.errors`). */
 async function read(r: Reading, id: string, origin: DeclarativeOrigin): Promise<{ result: LoadedPlugin | null; raw: unknown }> {
   const { dir, lang } = r;
-  const top = (await entries(dir)) ?? [];
+  const top = entries(dir) ?? [];
   for (const e of top) {
     if (toolManifestNames.includes(e.name)) r.error(join(dir, e.name), "", t(lang, "decl.folder.toolPlugin", { file: e.name }));
     else if ((e.folder || e.link) && !(e.name in folderKinds)) r.error(join(dir, e.name), "", t(lang, "decl.folder.unknown"));
     else if (e.link && e.name in folderKinds) r.error(join(dir, e.name), "", t(lang, "decl.file.symlink"));
   }
   const manifestFile = join(dir, "plugin.json");
-  const { value: manifest, raw } = await r.json<PluginManifest>("plugin.json", validators.manifest as Validator);
+  const { value: manifest, raw } = r.json<PluginManifest>("plugin.json", validators.manifest as Validator);
   // Checked on the file as written, even when it failed its schema elsewhere: every error at once.
   const m = (typeof raw === "object" && raw !== null ? raw : {}) as { id?: unknown; apiVersion?: unknown; requires?: { network?: unknown } };
   if (typeof m.id === "string" && m.id !== id) r.error(manifestFile, "/id", t(lang, "decl.manifest.id", { folder: id }));
@@ -157,7 +158,7 @@ async function read(r: Reading, id: string, origin: DeclarativeOrigin): Promise<
   // A plugin naming too many assets is refused on that alone: none of them is read.
   for (const [kind, ext] of count > pluginAssetsMax ? [] : Object.entries(folderKinds) as [FolderKind, string][]) {
     const names = providedNames(raw, kind);
-    const files = top.some((e) => e.name === kind && e.folder) ? (await entries(join(dir, kind))) ?? [] : [];
+    const files = top.some((e) => e.name === kind && e.folder) ? entries(join(dir, kind)) ?? [] : [];
     const found = new Set<string>();
     for (const f of files) {
       const file = join(dir, kind, f.name);
@@ -172,13 +173,14 @@ async function read(r: Reading, id: string, origin: DeclarativeOrigin): Promise<
         r.error(manifestFile, pointer("provides", kind, i), t(lang, "decl.asset.missing", { name, file: rel }));
         continue;
       }
+      await r.slicer.breathe();
       if (kind === "prompts") {
-        const text = await r.text(rel);
+        const text = r.text(rel);
         if (text !== null && promptForbidden.test(text)) r.error(join(dir, rel), "", t(lang, "decl.file.control"));
         else if (text !== null) assets.prompts.set(name, text);
         continue;
       }
-      const { value } = await r.json<never>(rel, validators[validatorOf[kind]] as Validator);
+      const { value } = r.json<never>(rel, validators[validatorOf[kind]] as Validator);
       if (value !== null) (assets[kind] as Map<string, unknown>).set(name, value);
     }
   }
@@ -186,7 +188,7 @@ async function read(r: Reading, id: string, origin: DeclarativeOrigin): Promise<
   const settingNames = providedNames(raw, "settings");
   let settings: Setting[] = [];
   const hasSettingsFile = top.some((e) => e.name === "settings.json");
-  if (hasSettingsFile) settings = (await r.json<SettingsFile>("settings.json", validators.settings as Validator)).value ?? [];
+  if (hasSettingsFile) settings = (r.json<SettingsFile>("settings.json", validators.settings as Validator)).value ?? [];
   else if (settingNames.length > 0) r.error(manifestFile, "/provides/settings", t(lang, "decl.settings.missing", { keys: settingNames.join(", ") }));
   checkSettings(r, id, settings, settingNames, hasSettingsFile);
 
@@ -315,19 +317,16 @@ function checkWorkflow(
   });
 }
 
-let compiler: Promise<import("ajv/dist/2020.js").Ajv2020> | null = null;
+let checker: Promise<import("ajv/dist/2020.js").Ajv2020> | null = null;
 
-/** Whether a tool's `parameters` compiles as a JSON Schema (2020-12): null when it does, else Ajv's reason. */
+/**
+ * Whether a tool's `parameters` is a JSON Schema (2020-12) by the meta-schema: null when it is, else Ajv's reason.
+ * Checked against the meta-schema, not compiled (compiling hundreds of tools' schemas would slow every reload down):
+ * the tool host compiles a schema at its tool's first call, and a schema that still cannot compile refuses that call.
+ */
 async function schemaProblem(schema: Record<string, unknown>): Promise<string | null> {
-  // Ajv's compiler loads only when a plugin has tools (a hub without declarative tools never loads it).
-  compiler ??= import("ajv/dist/2020.js").then(({ Ajv2020 }) => new Ajv2020({ strict: false, allErrors: false }));
-  const ajv = await compiler;
-  try {
-    ajv.compile(schema);
-    return null;
-  } catch (e) {
-    return (e as Error).message;
-  } finally {
-    ajv.removeSchema(schema); // each reload brings new objects: keep none of them
-  }
+  // Ajv loads only when a plugin has tools (a hub without declarative tools never loads it).
+  checker ??= import("ajv/dist/2020.js").then(({ Ajv2020 }) => new Ajv2020({ strict: false, allErrors: false }));
+  const ajv = await checker;
+  return ajv.validateSchema(schema) ? null : `schema is invalid: ${ajv.errorsText(ajv.errors, { separator: ", " })}`;
 }

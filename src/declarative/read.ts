@@ -4,7 +4,7 @@
  * nests at most `pluginJsonDepthMax` deep; and Ajv's errors as a plugin author reads them, each with the JSON pointer
  * of the value it is about. Reading never runs anything.
  */
-import { lstat, open } from "node:fs/promises";
+import { closeSync, lstatSync, openSync, readSync } from "node:fs";
 import type { ErrorObject } from "ajv";
 import { parse as parseJsonc, type ParseError } from "jsonc-parser";
 import { t, type Lang } from "../i18n/messages.js";
@@ -14,23 +14,33 @@ import type { PluginError } from "./types.js";
 /** A file read: its bytes (for the plugin's digest) and text, or why it cannot be used. */
 export type FileRead = { ok: true; bytes: Buffer; text: string } | { ok: false; reason: string };
 
-/** Reads at most `pluginFileMaxBytes` of a regular file as strict UTF-8. Never throws. */
-export async function readPluginFile(path: string, lang: Lang): Promise<FileRead> {
+/**
+ * Reads at most `pluginFileMaxBytes` of a regular file as strict UTF-8. Never throws. Synchronous: a plugin's files are
+ * small and few, and the catalog gives the event loop back between plugins (a thread-pool round trip per file would
+ * cost more than the read).
+ */
+export function readPluginFile(path: string, lang: Lang): FileRead {
   try {
-    const st = await lstat(path);
+    const st = lstatSync(path);
     if (st.isSymbolicLink()) return { ok: false, reason: t(lang, "decl.file.symlink") };
     if (!st.isFile()) return { ok: false, reason: t(lang, "decl.file.notFile") };
     if (st.size > pluginFileMaxBytes) return { ok: false, reason: t(lang, "decl.file.tooLarge", { limit: pluginFileMaxBytes }) };
-    const fh = await open(path, "r");
+    const fd = openSync(path, "r");
     let bytes: Buffer;
     try {
-      // Read one byte more than allowed: a file that grew since lstat is still caught.
-      const buf = Buffer.alloc(pluginFileMaxBytes + 1);
+      // Up to one byte more than allowed (a file that grew since lstat is still caught), the buffer grown as needed.
+      const cap = pluginFileMaxBytes + 1;
+      let buf = Buffer.allocUnsafe(Math.min(st.size + 1, cap));
       let n = 0;
-      for (let got = -1; got !== 0 && n < buf.length; n += got) got = (await fh.read(buf, n, buf.length - n, null)).bytesRead;
+      for (;;) {
+        const got = readSync(fd, buf, n, buf.length - n, null);
+        n += got;
+        if (got === 0 || n === cap) break;
+        if (n === buf.length) buf = Buffer.concat([buf, Buffer.allocUnsafe(Math.min(buf.length, cap - buf.length))]);
+      }
       bytes = buf.subarray(0, n);
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
     if (bytes.length > pluginFileMaxBytes) return { ok: false, reason: t(lang, "decl.file.tooLarge", { limit: pluginFileMaxBytes }) };
     let text: string;
