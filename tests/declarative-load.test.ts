@@ -316,3 +316,21 @@ test("the published schema files are what `npm run schema` writes, the loader's 
   check("settings.schema.json", "settings.json");
   assert.equal(ajv.getSchema(`${base}panel.schema.json`)!({ id: "m", title: "t", body: [{ type: "iframe" }] }), false, "an unknown node is refused by the published schema too");
 });
+
+test("the README's weather plugin, taken from the README itself, loads as written", async () => {
+  const readme = readFileSync(join(engine, "README.md"), "utf8");
+  const heredoc = (file: string) => {
+    const m = new RegExp(`cat > ~/\\.agent-autoloop/plugins/weather/${file.replace(".", "\\.")} <<'JSON'\\n([\\s\\S]*?)\\nJSON\\n`).exec(readme);
+    assert.ok(m, `the README writes ${file}`);
+    return m[1]!;
+  };
+  const root = tempDir("aa-decl-readme-");
+  try {
+    writeFiles(join(root, "weather"), { "plugin.json": heredoc("plugin.json"), "tools/forecast.json": heredoc("tools/forecast.json") });
+    const c = catalog(root);
+    assert.deepEqual(await c.reload(), { loaded: ["weather"], replaced: [], unloaded: [], rejected: [] });
+    assert.deepEqual(c.toolsOf("weather")!.tools.map((x) => x.name), ["forecast"]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
