@@ -29,7 +29,7 @@ export const reloadSliceMaxMs = 20;
 export const goneToolsMax = 10_000;
 
 // ── HTTP tools (§3.1) ──────────────────────────────────────────────────────────────────────────────────────────
-export { httpTimeoutMsDefault, httpTimeoutMsMax } from "../protocol/plugin-schemas.js";
+export { httpTimeoutMsDefault, httpTimeoutMsMax } from "../protocol/plugin-limits.js";
 /** The body of one HTTP tool's answer: more ends the call with a tool error. */
 export const httpResponseMaxBytes = 4 * 1024 * 1024;
 /** The JSON body one HTTP tool sends, after its placeholders are filled in. */

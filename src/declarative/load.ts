@@ -13,9 +13,9 @@ import type { ErrorObject } from "ajv";
 import { t, type Lang } from "../i18n/messages.js";
 import { textForbiddenClass } from "../kernel/text.js";
 import * as validators from "../protocol/plugin-validators.generated.js";
-import {
-  apiVersionPattern, assetNamePattern, type AssetKind, type CardTemplate, type HttpTool, type IntentFile, type Panel, type PluginManifest, type Setting,
-  type SettingsFile, type UiNode, type Workflow, type FormField,
+import { apiVersionPattern, assetNamePattern } from "../protocol/plugin-limits.js";
+import type {
+  AssetKind, CardTemplate, HttpTool, IntentFile, Panel, PluginManifest, Setting, SettingsFile, UiNode, Workflow, FormField,
 } from "../protocol/plugin-schemas.js";
 import { declarativeApiMajor, declarativeApiWindow } from "./version.js";
 import { pluginAssetsMax, pluginErrorsMax, pluginTotalMaxBytes } from "./limits.js";

@@ -11,7 +11,8 @@ import type { Home } from "./home.js";
 import { readSecrets, writeFileAtomic } from "./home.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { lineForbidden } from "../kernel/text.js";
-import { pluginLineMaxChars, type Setting } from "../protocol/plugin-schemas.js";
+import { pluginLineMaxChars } from "../protocol/plugin-limits.js";
+import type { Setting } from "../protocol/plugin-schemas.js";
 import type { SettingView } from "../protocol/responses.js";
 import type { LoadedPlugin } from "../declarative/index.js";
 
