@@ -6,13 +6,11 @@
  * the RSS after, and GET /v1/health latency while a full reload runs (how long a reload holds other requests up; the
  * loader yields every `reloadSliceMaxMs`).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
-import { registerKeysLocally } from "../src/host/serve.js";
+import { writeFileAtomic } from "../src/host/home.js";
 import { spawnHub } from "../sim/hub-process.js";
-import { call, healthMs, median, pct, statusMb, stopHub } from "./measure.js";
+import { benchHome, call, healthMs, median, pct, statusMb, stopHub } from "./measure.js";
 import { reloadSliceMaxMs } from "../src/declarative/limits.js";
 
 const example = join(import.meta.dirname, "..", "examples", "declarative-plugins", "example");
@@ -42,11 +40,8 @@ function writePlugins(plugins: string, count: number, version: string): void {
 /** Measures and reports each figure through `say`. */
 export async function measurePluginReload(say: (what: string, value: string) => void): Promise<void> {
   const count = Number(process.env.BENCH_PLUGINS ?? 100);
-  const dir = mkdtempSync(join(tmpdir(), "aa-bench-plugins-"));
-  const home = homePaths(dir);
-  readMasterKey(home, true);
-  const owner = newKey();
-  registerKeysLocally(home, [{ kind: "owner", name: "owner", key: owner }], "en");
+  const { dir, home, keys } = benchHome("aa-bench-plugins-");
+  const owner = keys.owner;
   writeFileSync(home.rules, JSON.stringify({ sources: {}, agents: {}, channels: {}, rules: [] }));
   writeFileAtomic(home.config, JSON.stringify({ listen: "127.0.0.1:0", publicUrl: null, owner, worker: null, channels: {} }));
   writePlugins(home.plugins, count, "1.0.0");
