@@ -14,7 +14,6 @@ import { baseRules, hubFixture, tempDir, until } from "./helpers.js";
 import { copyExample, editJson, localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
 import { examples } from "./tools-helpers.js";
 import { HubClient } from "../src/protocol/client.js";
-import { approvalDefault } from "../src/kernel/rules.js";
 import type { PluginView, Plugins, PluginsReload, Tools } from "../src/protocol/responses.js";
 
 const nothing: PluginsReload = { loaded: [], replaced: [], unloaded: [], rejected: [] };
@@ -133,10 +132,6 @@ test("watching: a plugin folder added, edited, broken and moved away is picked u
   } finally {
     await f.close();
   }
-});
-
-test("approvalDefault: an HTTP tool asks first; every other kind runs", () => {
-  assert.deepEqual(["http", "sync", "async", "service", "mcp"].map(approvalDefault), ["prompt", "auto", "auto", "auto", "auto"]);
 });
 
 test("settings: shown with their values, a secret only as set or not; set through the hub, a secret only into secrets.env; hot at once, others on reload", async () => {
