@@ -118,3 +118,19 @@ test("the example's http_fetch against a local server; github_issue asks for its
   const { durationMs: __, ...issue } = await host.call("example.github_issue", { owner: "octocat", repo: "Hello-World", number: 1 }, { sessionKey: "test" });
   assert.deepEqual(issue, { status: "refused", code: "tools.auth_missing", message: "authRef token: plugin example has no value for it yet (agent-autoloop plugins set example token …)" });
 });
+
+test("plugins invoke reaches a declarative plugin's HTTP tool through the tool host: a result, an undeclared host, arguments refused", async () => {
+  const server = await localServer((req, res) => sendJson(res, 200, { got: req.url }));
+  cleanup.push(() => server.close());
+  const { dir } = makeHome();
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(examplePlugin, join(dir, "plugins", "example"), { recursive: true });
+  const args = JSON.stringify({ url: `${server.url}/invoked?q=1` });
+  assert.deepEqual(await cli(["plugins", "invoke", "example.http_fetch", "--args", args], dir), { code: 0, out: ['{"got":"/invoked?q=1"}'], err: [] });
+  assert.deepEqual(await cli(["plugins", "invoke", "example.http_fetch", "--args", JSON.stringify({ url: "http://evil.example/" })], dir), {
+    code: 2, out: [], err: ["refused: network not declared: evil.example"],
+  });
+  assert.deepEqual(await cli(["plugins", "invoke", "example.http_fetch", "--args", "{}"], dir), {
+    code: 2, out: [], err: ["refused: wrong arguments for example.http_fetch: url: required"],
+  });
+});
