@@ -21,6 +21,8 @@
  *   to the Needs-you list) and the hub's RSS with 20 console tabs on the stream; `npm run benchmark -- console`
  * - tool calls (issue 16; scripts/tool-calls.ts): one sync call as a bare `node main.js` round trip, through the tool
  *   host and through an agent's MCP bridge, with and without the sandbox; `npm run benchmark -- tools` measures only this
+ * - declarative plugins (scripts/plugin-reload.ts): a hub with 100 plugins × 20 assets — start, RSS, a full and an
+ *   unchanged reload, GET /v1/health while a reload runs; `npm run benchmark -- plugins` measures only this
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -35,6 +37,7 @@ import { call, cpuMs, healthMs, machine, median, openFds, pct, slowBodyAttack, s
 import { measureOutputWatch } from "./output-watch.js";
 import { consoleFigures } from "./console-benchmark.js";
 import { measureToolCalls } from "./tool-calls.js";
+import { measurePluginReload } from "./plugin-reload.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
 /** The idle measurement: how long, and how many cards wait for each kind of channel that never delivers. */
@@ -166,6 +169,7 @@ async function main(): Promise<void> {
   if (process.argv[2] === "cli") return cliStart();
   if (process.argv[2] === "console") return consoleFigures(say);
   if (process.argv[2] === "tools") return measureToolCalls(say);
+  if (process.argv[2] === "plugins") return measurePluginReload(say);
   // First, while no hub of this benchmark runs: a process start is what it measures.
   await cliStart();
   const { dir, keys } = setup();
@@ -259,6 +263,7 @@ async function main(): Promise<void> {
   await measureOutputWatch(say);
   await consoleFigures(say);
   await measureToolCalls(say);
+  await measurePluginReload(say);
 }
 
 await main();

@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { approvalOf, approvalRuleFor, approvalsOf, parseRules, ruleOffers, starMatch, type ApprovalAsk, type Rules } from "../src/kernel/rules.js";
+import { approvalDefault, approvalOf, approvalRuleFor, approvalsOf, parseRules, ruleOffers, starMatch, type ApprovalAsk, type Rules } from "../src/kernel/rules.js";
 
 /** The issue's own rules.json, with a rule that offers tools and a few more approvals. */
 const text = `{
@@ -125,4 +125,8 @@ test("star patterns mean what a reference regular expression means, on every pat
     }
   }
   assert.equal(checked, 121 * 121);
+});
+
+test("approvalDefault (issue 18): a declarative plugin's HTTP tool asks first when no entry names it; every other kind runs", () => {
+  assert.deepEqual(["http", "sync", "async", "service", "mcp"].map(approvalDefault), ["prompt", "auto", "auto", "auto", "auto"]);
 });

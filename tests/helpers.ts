@@ -188,14 +188,16 @@ export interface ServeProcess { url: string; child: ChildProcess; output(): stri
  * Starts `serve --listen 127.0.0.1:0` (or `listen`) on `dir` and waits for its address.
  * @param descriptorsMax when given, the process runs under `ulimit -n` of this many open files.
  * @param baseEnv its environment (default: this process's, in English, without a display); the home is set on it.
+ * @param extraArgs more arguments of `serve` (`--plugins <dir>`).
  */
 export async function serveProcess(
   dir: string, descriptorsMax?: number,
   baseEnv: NodeJS.ProcessEnv = { ...process.env, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" },
   listen = "127.0.0.1:0",
+  extraArgs: string[] = [],
 ): Promise<ServeProcess> {
   const env = { ...baseEnv, AGENT_AUTOLOOP_HOME: dir };
-  const argv = [process.execPath, join(engine, "bin", "agent-autoloop.js"), "serve", "--listen", listen];
+  const argv = [process.execPath, join(engine, "bin", "agent-autoloop.js"), "serve", "--listen", listen, ...extraArgs];
   const child = descriptorsMax === undefined
     ? spawn(argv[0]!, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] })
     : spawn("sh", ["-c", `ulimit -n ${descriptorsMax} && exec "$0" "$@"`, ...argv], { env, stdio: ["ignore", "pipe", "pipe"] });

@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 import { engine } from "./helpers.js";
 
-type Layer = "kernel" | "i18n" | "protocol" | "sdk" | "common" | "tools" | "worker" | "host" | "cli" | "plugins" | "console";
+type Layer = "kernel" | "i18n" | "protocol" | "sdk" | "common" | "tools" | "declarative" | "worker" | "host" | "cli" | "plugins" | "console";
 
 /** Which layer a file is in, by the folder it is under (the first match). A file under none fails the test. */
 const folders: [string, Layer][] = [
@@ -21,6 +21,7 @@ const folders: [string, Layer][] = [
   ["src/sdk/", "sdk"],
   ["src/common/", "common"],
   ["src/tools/", "tools"],
+  ["src/declarative/", "declarative"],
   ["src/worker/", "worker"],
   ["src/host/", "host"],
   ["src/cli/", "cli"],
@@ -46,7 +47,9 @@ interface Arrows {
  * The arrows (DESIGN.md "Shape" and "Plugin hosts"): what each layer may import. Arrows point inward: the kernel is
  * pure (its catalog texts, deterministic hashing, two pure parsers); the SDK is what plugins see and loads no hub;
  * `common` (paths, finding and loading plugins) is shared by host, worker and CLI; the worker and the tool host (a part
- * of the worker layer) never import the host; plugins import the SDK only.
+ * of the worker layer) never import the host; the declarative plugin host (data loaded fail-closed, its HTTP tools)
+ * is below both: it implements the tool host's `DataTools` seam from its types alone, and the tool host never imports
+ * it; plugins import the SDK only.
  */
 const arrows: Record<Layer, Arrows> = {
   kernel: { layers: ["i18n"], typesFrom: ["protocol"], npm: ["croner", "jsonc-parser"], node: { "node:crypto": ["createHash", "createHmac", "timingSafeEqual"] } },
@@ -55,9 +58,10 @@ const arrows: Record<Layer, Arrows> = {
   sdk: { layers: ["kernel", "i18n"], typesFrom: ["protocol"], npm: [], node: "all" },
   common: { layers: [], npm: ["tsx"], node: "all" },
   tools: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "worker"], npm: "declared", node: "all" },
-  worker: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools"], npm: "declared", node: "all" },
-  host: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "worker"], npm: "declared", node: "all" },
-  cli: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "worker", "host"], npm: "declared", node: "all" },
+  declarative: { layers: ["kernel", "i18n", "protocol", "common"], typesFrom: ["tools"], npm: "declared", node: "all" },
+  worker: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative"], npm: "declared", node: "all" },
+  host: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative", "worker"], npm: "declared", node: "all" },
+  cli: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative", "worker", "host"], npm: "declared", node: "all" },
   plugins: { layers: [], npm: "declared", node: "all", engine: ["agent-autoloop/sdk"] },
   // The owner console runs in the browser: its own modules only (served as they are, no bundler), nothing of Node.
   console: { layers: [], npm: [], node: {} },

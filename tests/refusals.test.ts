@@ -83,7 +83,7 @@ function keyRows(): Row[] {
   for (const [name, spec] of Object.entries(endpoints) as [EndpointName, (typeof endpoints)[EndpointName]][]) {
     if (!Array.isArray(spec.auth)) continue;
     const allowed: readonly KeyKind[] = spec.auth;
-    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "source", source: "shop", call: 1 });
+    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "source", source: "shop", call: 1, key: "k" });
     const base = { endpoint: name, what: "key" as const, method: spec.method, path };
     rows.push({ ...base, status: 401, error: missingKey });
     rows.push({ ...base, key: { bearer: "no-such-key" }, status: 401, error: "unknown key" });
@@ -212,6 +212,9 @@ function listedRows(): Row[] {
     { endpoint: "tools", what: "key", method: "GET", path: "/api/tools", status: 401, error: missingKey },
     { endpoint: "tools", what: "key", method: "GET", path: "/api/tools", key: { bearer: "no-such-key" }, status: 401, error: "unknown key" },
     { endpoint: "tools", what: "key", method: "GET", path: "/api/tools", key: "worker", status: 403, error: "wrong kind of key (worker); this needs a key of kind owner" },
+    { endpoint: "plugins", what: "key", method: "GET", path: "/api/plugins", key: "channel", status: 403, error: "wrong kind of key (channel); this needs a key of kind owner" },
+    { endpoint: "pluginsReload", what: "key", method: "POST", path: "/api/plugins/reload", status: 401, error: missingKey },
+    { endpoint: "pluginsReload", what: "key", method: "POST", path: "/api/plugins/reload", key: "source", status: 403, error: "wrong kind of key (source); this needs a key of kind owner" },
 
     { endpoint: null, what: "method", method: "GET", path: "/v1/events", key: "source", status: 404, error: "no such endpoint: GET /v1/events" },
     { endpoint: null, what: "method", method: "POST", path: "/v1/state", key: "owner", body: {}, status: 404, error: "no such endpoint: POST /v1/state" },
@@ -221,7 +224,15 @@ function listedRows(): Row[] {
     { endpoint: null, what: "method", method: "POST", path: "/v1/health", status: 404, error: "no such endpoint: POST /v1/health" },
     { endpoint: null, what: "method", method: "GET", path: "/v1/cards/1", key: "owner", status: 404, error: "no such endpoint: GET /v1/cards/1" },
     { endpoint: null, what: "method", method: "POST", path: "/v1/tools", key: "owner", status: 404, error: "no such endpoint: POST /v1/tools" },
+    { endpoint: "pluginSettings", what: "path", method: "GET", path: "/v1/plugins/ghost/settings", key: "owner", status: 404, error: "no such declarative plugin loaded: ghost" },
+    { endpoint: "pluginSettingSet", what: "path", method: "POST", path: "/v1/plugins/ghost/settings/x", key: "owner", body: { value: "x" }, status: 404, error: "no such declarative plugin loaded: ghost" },
+    { endpoint: "pluginSettingSet", what: "missing", method: "POST", path: "/v1/plugins/ghost/settings/x", key: "owner", body: {}, status: 400, error: "value: required" },
+    { endpoint: "pluginSettingSet", what: "unknown", method: "POST", path: "/v1/plugins/ghost/settings/x", key: "owner", body: { value: "x", key: "y" }, status: 400, error: "key: unknown field" },
+    { endpoint: "pluginSettingSet", what: "limit", method: "POST", path: "/v1/plugins/ghost/settings/x", key: "owner", body: { value: x(4097) }, status: 400, error: "value: at most 4096 characters" },
+    { endpoint: "pluginSettingSet", what: "form", method: "POST", path: "/v1/plugins/ghost/settings/x", key: "owner", body: { value: 3 }, status: 400, error: "value: must be string" },
     { endpoint: null, what: "method", method: "DELETE", path: "/api/tools", key: "owner", status: 404, error: "no such endpoint: DELETE /api/tools" },
+    { endpoint: null, what: "method", method: "GET", path: "/v1/plugins/reload", key: "owner", status: 404, error: "no such endpoint: GET /v1/plugins/reload" },
+    { endpoint: null, what: "method", method: "POST", path: "/api/plugins", key: "owner", status: 404, error: "no such endpoint: POST /api/plugins" },
   ];
 }
 

@@ -17,6 +17,8 @@
  * `{"status":"timeout",…}`, `{"status":"refused",…}`); a success prints the result alone either way.
  */
 import { ToolHost, ToolRegistry, homeToolRoots, type CallProgress } from "../tools/index.js";
+import { DeclarativeCatalog, homeDeclarativeRoots } from "../declarative/index.js";
+import { pluginSecret } from "../host/plugin-settings.js";
 import type { Config, Home } from "../host/home.js";
 import { hashKey } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
@@ -124,7 +126,10 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
   }
   const registry = new ToolRegistry(homeToolRoots(h.plugins), lang);
   registry.rescan();
-  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => io.err(`${subsystem}: ${line}`) });
+  // Declarative plugins' HTTP tools (issue 18) are tools of kind http of the same host, their secrets from the home.
+  const declarative = new DeclarativeCatalog({ roots: homeDeclarativeRoots(h.plugins), lang, secret: (plugin, key) => pluginSecret(h, plugin, key) });
+  await declarative.reload();
+  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => io.err(`${subsystem}: ${line}`), data: declarative });
   try {
     const check = await host.check(qualified, args);
     if (!check.ok) return check.status === "refused" ? refused(String(check.code), check.message) : failed("error", check.code, check.message);

@@ -88,10 +88,11 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
   p.command("serve")
     .description(t(lang, "cli.desc.serve"))
     .option("--listen <host:port>", t(lang, "cli.desc.listen"))
-    .action(async (o: { listen?: string }) => {
+    .option("--plugins <dir>", t(lang, "cli.desc.servePlugins"), (dir: string, dirs: string[]) => [...dirs, dir], [] as string[])
+    .action(async (o: { listen?: string; plugins: string[] }) => {
       const { startServe } = await import("../host/serve.js");
       // The hub's log lines carry text from outside too (a channel's or a webhook's error, a rules file's content).
-      const running = await startServe(await home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n") });
+      const running = await startServe(await home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n"), pluginDirs: o.plugins });
       let stopping = false;
       const stop = () => {
         if (stopping) return;
@@ -300,6 +301,38 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       const [{ h }, { doctorPlugins }] = await Promise.all([setUpHome(), import("./plugins.js")]);
       print(await doctorPlugins(h, lang));
     });
+  // Declarative plugins (plugin.json) are loaded by the hub: reload asks it to rescan their folders.
+  plugins.command("reload")
+    .description(t(lang, "cli.desc.pluginsReload"))
+    .option("--json", t(lang, "cli.desc.pluginsJson"))
+    .action(async (o: { json?: boolean }) => {
+      const report = await call(ownerClient(), (c) => c.pluginsReload());
+      const { formatReload } = await import("./declarative.js");
+      print(formatReload(report, lang, o.json === true));
+    });
+  plugins.command("settings")
+    .description(t(lang, "cli.desc.pluginsSettings"))
+    .argument("<id>", t(lang, "cli.arg.plugin"))
+    .option("--json", t(lang, "cli.desc.pluginsJson"))
+    .action(async (id: string, o: { json?: boolean }) => {
+      const r = await call(ownerClient(), (c) => c.pluginSettings(id));
+      const { formatSettings } = await import("./declarative.js");
+      print(formatSettings(r, lang, o.json === true));
+    });
+  plugins.command("set")
+    .description(t(lang, "cli.desc.pluginsSet"))
+    .argument("<id>", t(lang, "cli.arg.plugin"))
+    .argument("<key>", t(lang, "cli.arg.settingKey"))
+    .argument("[value]", t(lang, "cli.arg.settingValue"))
+    .option("--unset", t(lang, "cli.desc.pluginsUnset"))
+    .action(async (id: string, key: string, given: string | undefined, o: { unset?: boolean }) => {
+      // A secret typed on the command line stays in the shell's history: "-" (or no value) reads it from stdin.
+      let value: string | null = null;
+      if (!o.unset) value = given === undefined || given === "-" ? (await readStdin()).replace(/\r?\n$/, "") : given;
+      const r = await call(ownerClient(), (c) => c.pluginSettingSet(id, key, value));
+      const { formatSettingSet } = await import("./declarative.js");
+      print(formatSettingSet(r, lang));
+    });
 
   plugins.command("invoke")
     .description(t(lang, "cli.desc.pluginsInvoke"))
@@ -396,6 +429,13 @@ async function updateConfigKey(h: Home, kind: KeyKind, name: string, key: string
 }
 
 /** Prints what a command produced (stdout lines, then stderr lines) and sets the exit code. */
+/** All of stdin as UTF-8 text. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 function print(r: { out: string[]; err: string[]; code: number }): void {
   for (const line of r.out) say(line);
   for (const line of r.err) sayError(line + "\n");

@@ -7,7 +7,7 @@
  * name; an installed plugin reaches it through `<home>/node_modules/agent-autoloop`, a link to the engine's folder
  * that `linkEngine` keeps, so Node's ordinary package lookup (up the folders from the plugin's file) finds it.
  */
-import { existsSync, lstatSync, mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname, join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -30,6 +30,38 @@ export function findPlugin(kind: PluginKind, name: string, installDir: string | 
     join(engineDir, "plugins", name, `${kind}.ts`),
   ];
   return candidates.find((f) => existsSync(f)) ?? null;
+}
+
+/** A code plugin entry as it would be loaded: its name, kind, file and where that file is. */
+export interface CodePluginEntry {
+  name: string;
+  kind: PluginKind;
+  file: string;
+  origin: "builtin" | "home";
+}
+
+/**
+ * Every agent, channel and source plugin `findPlugin` would load — installed ones (`installDir`) over built-in ones —
+ * by name then kind. Reads folder names only: nothing is loaded.
+ */
+export function listCodePlugins(installDir: string | null): CodePluginEntry[] {
+  const names = new Set<string>();
+  for (const dir of [installDir, join(engineDir, "plugins"), join(engineDir, "dist", "plugins")]) {
+    if (!dir) continue;
+    try {
+      for (const n of readdirSync(dir)) if (pluginNamePattern.test(n)) names.add(n);
+    } catch {
+      // a folder that does not exist holds no plugins
+    }
+  }
+  const out: CodePluginEntry[] = [];
+  for (const name of [...names].sort()) {
+    for (const kind of ["agent", "channel", "source"] as const) {
+      const file = findPlugin(kind, name, installDir);
+      if (file) out.push({ name, kind, file, origin: installDir && file.startsWith(resolve(installDir) + sep) ? "home" : "builtin" });
+    }
+  }
+  return out;
 }
 
 /** A plugin module: its default export and its named ones. */

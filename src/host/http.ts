@@ -25,6 +25,7 @@ import { keyRoutes } from "./routes/keys.js";
 import { linkRoutes } from "./routes/link.js";
 import { toolRoutes } from "./routes/tools.js";
 import { consoleRoutes } from "./routes/console.js";
+import { pluginRoutes } from "./routes/plugins.js";
 
 export { bearer, bearerOf, canonicalJson, formFields, runTokenValid, strictUtf8 } from "./routes/read.js";
 
@@ -47,7 +48,7 @@ export function createApp(hub: Hub): Hono {
   );
 
   app.route("/", eventRoutes(hub, callerLog));
-  for (const section of [linkRoutes, workRoutes, cardRoutes, ownerRoutes, streamRoutes, keyRoutes, toolRoutes, consoleRoutes]) app.route("/", section(hub));
+  for (const section of [linkRoutes, workRoutes, cardRoutes, ownerRoutes, streamRoutes, keyRoutes, toolRoutes, consoleRoutes, pluginRoutes]) app.route("/", section(hub));
 
   app.notFound((c) => refuse(c, 404, t(lang, "notFound.route", { method: c.req.method, path: new URL(c.req.url).pathname })));
   // The message may name files of the home: it goes to the hub's log, not to a caller that may hold no key.

@@ -3,6 +3,7 @@
  * changes, the single timer for the next deadline, and the rules file watched for edits.
  */
 import { watchFile, unwatchFile } from "node:fs";
+import { resolve } from "node:path";
 import { Store } from "./store.js";
 import type { Home } from "./home.js";
 import { readMasterKey, readSecrets, secretsEnvName } from "./home.js";
@@ -21,6 +22,8 @@ import { workerOnlineMs } from "../kernel/limits.js";
 import type { EndpointName } from "../protocol/endpoints.js";
 import type { ToolHost } from "../tools/index.js";
 import { ConsoleSessions } from "./console-session.js";
+import { DeclarativeCatalog, homeDeclarativeRoots, watchCatalog, type CatalogWatcher } from "../declarative/index.js";
+import { pluginSecret } from "./plugin-settings.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -62,6 +65,8 @@ export interface HubOptions {
    * (tests pass the client's own check: tests/helpers.ts). A difference fails that request with 500.
    */
   checkAnswer?: (endpoint: EndpointName, status: number, body: unknown) => string | null;
+  /** Folders of declarative plugin folders besides `<home>/plugins` (`serve --plugins <dir>`; issue 18). */
+  pluginDirs?: string[];
 }
 
 /** Reading rules.json lives in rules-file.ts, which `check` and `doctor` use without loading the hub; re-exported here. */
@@ -101,6 +106,12 @@ export class Hub {
   private tools: Promise<ToolHost> | null = null;
   /** The owner console's sign-in links and sessions (console-session.ts): in memory, ended by a restart. */
   readonly console: ConsoleSessions;
+  /**
+   * The declarative plugins of this home (issue 18): built in, `<home>/plugins`, then each `pluginDirs` folder; loaded
+   * at start (refusals in the log), reloaded on POST /v1/plugins/reload and when their files change.
+   */
+  readonly declarative: DeclarativeCatalog;
+  private declarativeWatch: CatalogWatcher | null = null;
 
   constructor(readonly opts: HubOptions) {
     this.plugins = opts.plugins ?? new PluginLoader(opts.home.plugins);
@@ -114,6 +125,10 @@ export class Hub {
     this.callerLog = new BoundedLog(this.log, () => this.now(), opts.lang);
     this.console = new ConsoleSessions(this.clock, (h) => callerOf(this.store.view, h)?.kind === "owner");
     this.presence = new Presence({ clock: this.clock, silentAfterMs: opts.presenceSilentMs ?? workerOnlineMs, log: this.log, lang: opts.lang });
+    this.declarative = new DeclarativeCatalog({
+      roots: homeDeclarativeRoots(opts.home.plugins, (opts.pluginDirs ?? []).map((d) => resolve(d))), lang: opts.lang, log: this.log,
+      secret: (plugin, key) => pluginSecret(opts.home, plugin, key),
+    });
   }
 
   /**
@@ -133,6 +148,9 @@ export class Hub {
     this.rulesRecheck = setTimeout(() => void this.reloadRules(), 1500);
     this.rulesRecheck.unref?.();
     this.arm();
+    // Refused plugins are logged with every error; the hub starts all the same, without them.
+    await this.declarative.reload();
+    if (!this.closed) this.declarativeWatch = watchCatalog(this.declarative);
   }
 
   /** Reads the rules file again; the kernel ignores it when nothing changed. Never rejects (the watcher does not wait for it). */
@@ -399,7 +417,9 @@ export class Hub {
   toolHost(): Promise<ToolHost> {
     this.tools ??= import("../tools/index.js").then(({ ToolHost, ToolRegistry, homeToolRoots }) => {
       const registry = new ToolRegistry(homeToolRoots(this.opts.home.plugins), this.env.lang);
-      return new ToolHost(registry, { lang: this.env.lang, hiddenPaths: [this.opts.home.dir], log: (subsystem, line) => this.log(`${subsystem}: ${line}`) });
+      return new ToolHost(registry, {
+        lang: this.env.lang, hiddenPaths: [this.opts.home.dir], log: (subsystem, line) => this.log(`${subsystem}: ${line}`), data: this.declarative,
+      });
     });
     return this.tools;
   }
@@ -414,6 +434,7 @@ export class Hub {
     if (this.closed) return;
     while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;
+    this.declarativeWatch?.close();
     // Long-lived tool plugins (MCP servers) the listing started end with the hub.
     await this.tools?.then((host) => host.close(), () => {});
     this.presence.close();

@@ -137,6 +137,8 @@ export interface ServeOptions {
   presenceSilentMs?: number;
   /** Checks every answer against its published shape (HubOptions.checkAnswer); tests set it. */
   checkAnswer?: HubOptions["checkAnswer"];
+  /** Folders of declarative plugin folders besides `<home>/plugins` (`serve --plugins <dir>`). */
+  pluginDirs?: string[];
 }
 
 /**
@@ -158,7 +160,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   let listening: ServerType | null = null;
   let url: string;
   try {
-    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer }));
+    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer, pluginDirs: opts.pluginDirs }));
     await hub.start();
     const app = createApp(hub);
     const limits = { ...edgeLimits, ...opts.limits };

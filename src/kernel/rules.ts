@@ -667,6 +667,14 @@ export function approvalWaitSecondsOf(rules: Rules): number {
 }
 
 /**
+ * The mode of a tool no entry of `approvals` names, by the tool's kind: `prompt` for a declarative plugin's HTTP tool
+ * (issue 18: the spec's default profile confirms `http.*` before it runs), else `auto`.
+ */
+export function approvalDefault(kind: string): "auto" | "prompt" {
+  return kind === "http" ? "prompt" : "auto";
+}
+
+/**
  * The entry of `approvals` that governs tool `qualified` (`<plugin>.<tool>`) of `plugin` (spec tool-plugins.md §8):
  * the one naming this plugin and tool, else the one naming the plugin alone, else null (the default, `auto`).
  * `index` is its place in the file.

@@ -238,4 +238,24 @@ export class HubClient {
   pluginCallback(task: string, body: PluginCallbackBody) {
     return this.request("pluginCallback", { params: { task }, body }, { auth: null });
   }
+
+  /** GET /v1/plugins: every plugin of the hub's home, of every kind, with its status and errors. */
+  plugins() {
+    return this.request("plugins", {});
+  }
+
+  /** POST /v1/plugins/reload: rescan the declarative plugin folders; what was loaded, replaced, unloaded, refused. */
+  pluginsReload() {
+    return this.request("pluginsReload", {});
+  }
+
+  /** GET /v1/plugins/:id/settings: a declarative plugin's settings and values (secrets masked). */
+  pluginSettings(plugin: string) {
+    return this.request("pluginSettings", { params: { id: plugin } });
+  }
+
+  /** POST /v1/plugins/:id/settings/:key: set a setting from its text (null removes it). */
+  pluginSettingSet(plugin: string, key: string, value: string | null) {
+    return this.request("pluginSettingSet", { params: { id: plugin, key }, body: { value } });
+  }
 }

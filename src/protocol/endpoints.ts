@@ -22,7 +22,7 @@ export type Auth =
   | "none";
 
 /** The sections of the protocol, one route module each (src/host/routes/<section>.ts). */
-export type Section = "events" | "work" | "cards" | "owner" | "stream" | "keys" | "tools" | "console";
+export type Section = "events" | "work" | "cards" | "owner" | "stream" | "keys" | "tools" | "console" | "plugins";
 
 /** One endpoint of the table. */
 export interface EndpointSpec {
@@ -95,6 +95,11 @@ export const endpoints = {
 
   consoleSignIn: { section: "console", method: "POST", path: "/v1/console/sign-in", auth: ["owner"], response: "ConsoleLink" },
   consoleEnd: { section: "console", method: "DELETE", path: "/v1/console/sessions", auth: ["owner"], response: "ConsoleEnded" },
+
+  plugins: { section: "plugins", method: "GET", path: "/v1/plugins", aliases: ["/api/plugins"], auth: ["owner"], response: "Plugins" },
+  pluginsReload: { section: "plugins", method: "POST", path: "/v1/plugins/reload", aliases: ["/api/plugins/reload"], auth: ["owner"], response: "PluginsReload" },
+  pluginSettings: { section: "plugins", method: "GET", path: "/v1/plugins/:id/settings", auth: ["owner"], response: "PluginSettings" },
+  pluginSettingSet: { section: "plugins", method: "POST", path: "/v1/plugins/:id/settings/:key", auth: ["owner"], body: "PluginSettingBody", response: "PluginSettingAnswer" },
 } as const satisfies Record<string, EndpointSpec>;
 
 /** The name of an endpoint. */

@@ -428,12 +428,67 @@ export const ToolCallResult = Type.Object({
 }, { $id: "ToolCallResult", description: "GET /v1/runs/:id/tools/calls/:call/result, GET /v1/tools/calls/:call/result" });
 export type ToolCallResult = Static<typeof ToolCallResult>;
 
+/**
+ * A plugin of any kind (issue 18; spec declarative-plugins.md's `/api/plugins`): `declarative` (plugin.json), `tool`
+ * (a tool plugin's manifest), or `agent`, `channel`, `source` (code plugins: one entry per entry file). `manifest`
+ * always has `id`: a declarative plugin's plugin.json (the registered version while a newer one is refused), a tool
+ * plugin's manifest summary, a code plugin's name. `status` is `rejected` while the folder as it is now is refused
+ * (`errors` says why, each `<file>#<JSON pointer>: <reason>`); `origin` is where it was found, `dir` its folder.
+ */
+export const PluginView = Type.Object({
+  kind: oneOf(["declarative", "tool", "agent", "channel", "source"] as const),
+  manifest: Type.Unsafe<{ id: string } & Record<string, unknown>>(Type.Object({ id: str() }, { additionalProperties: true })),
+  status: oneOf(["loaded", "rejected"] as const),
+  errors: Type.Array(str()),
+  origin: oneOf(["builtin", "home", "serve"] as const),
+  dir: str(),
+}, { $id: "PluginView" });
+export type PluginView = Static<typeof PluginView>;
+
+/** GET /v1/plugins (also `/api/plugins`): every plugin of every kind, declarative first, then tool, agent, channel, source. */
+export const Plugins = Type.Array(ref(PluginView), { description: "GET /v1/plugins" });
+export type Plugins = Static<typeof Plugins>;
+
+/**
+ * POST /v1/plugins/reload (also `/api/plugins/reload`): what the rescan of the declarative plugin folders did — ids
+ * loaded (new), replaced (changed), unloaded (gone), and the folders refused with every error (a refused folder whose
+ * previous version was loaded keeps it registered).
+ */
+export const PluginsReload = Type.Object({
+  loaded: Type.Array(str()),
+  replaced: Type.Array(str()),
+  unloaded: Type.Array(str()),
+  rejected: Type.Array(Type.Object({ id: str(), errors: Type.Array(str()) })),
+}, { description: "POST /v1/plugins/reload" });
+export type PluginsReload = Static<typeof PluginsReload>;
+
+/**
+ * One setting of a declarative plugin as the settings centre shows it (issue 18): its declaration, and its value — for
+ * a `secret` never the value (`value` is null), only whether one is set. `effect`: `hot` applies at once, `reload` on
+ * the next reload.
+ */
+export const SettingView = Type.Object({
+  key: str(), label: str(), type: oneOf(["string", "secret", "number", "boolean", "select"] as const), effect: oneOf(["hot", "reload"] as const),
+  description: orNull(str()), options: orNull(Type.Array(str())),
+  default: Type.Union([str(), Type.Number(), bool(), Type.Null()]), value: Type.Union([str(), Type.Number(), bool(), Type.Null()]), set: bool(),
+}, { $id: "SettingView" });
+export type SettingView = Static<typeof SettingView>;
+
+/** GET /v1/plugins/:id/settings: the settings of declarative plugin `plugin`, in the settings centre's group `plugin:<id>`. */
+export const PluginSettings = Type.Object({ plugin: str(), group: str(), settings: Type.Array(ref(SettingView)) }, { description: "GET /v1/plugins/:id/settings" });
+export type PluginSettings = Static<typeof PluginSettings>;
+
+/** POST /v1/plugins/:id/settings/:key: the setting after the change (a secret still masked). */
+export const PluginSettingAnswer = Type.Object({ plugin: str(), setting: ref(SettingView) }, { description: "POST /v1/plugins/:id/settings/:key" });
+export type PluginSettingAnswer = Static<typeof PluginSettingAnswer>;
+
 /** The response definitions, by name. */
 export const responseDefinitions = {
   ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
   RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
+  PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer,
 };
 /** The name of a response definition. */
 export type ResponseName = keyof typeof responseDefinitions;

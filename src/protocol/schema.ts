@@ -192,6 +192,15 @@ export const RunNowBody = Type.Object(
   { additionalProperties: false },
 );
 export type RunNowBody = Static<typeof RunNowBody>;
+/**
+ * POST /v1/plugins/:id/settings/:key (issue 18): a declarative plugin's setting, given as text and checked against
+ * the setting's type by the hub (a number, `true`/`false`, one of a select's options, one line); null removes it.
+ */
+export const PluginSettingBody = Type.Object(
+  { value: Type.Union([Type.String({ maxLength: 4096 }), Type.Null()]) },
+  { additionalProperties: false },
+);
+export type PluginSettingBody = Static<typeof PluginSettingBody>;
 /** POST /v1/tell: `key` + `text` (an fyi notice, sent once per key) or `ask` (tasks with `cwd`). */
 export const TellBody = Type.Object(
   {
@@ -316,5 +325,5 @@ export type ToolWaitQuery = Static<typeof ToolWaitQuery>;
 export const requestDefinitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
   ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, StreamQuery,
-  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery,
+  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, PluginSettingBody,
 };

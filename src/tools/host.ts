@@ -19,7 +19,7 @@ import { ServiceSupervisor } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
 import { callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
-import type { CallCheck, CallContext, CallOutcome, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
+import type { CallCheck, CallContext, CallOutcome, DataTools, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
 
 /** Settings of a tool host; everything but `lang` has a default. */
 export interface ToolHostOptions {
@@ -37,6 +37,17 @@ export interface ToolHostOptions {
   socketDir?: string;
   /** Waits between restarts of crashed long-lived plugins, in ms (default `restartBackoffMs`). */
   restartBackoffMs?: readonly number[];
+  /** Tools that are data (declarative plugins' HTTP tools, kind `http`; issue 18), offered and called alongside. */
+  data?: DataTools;
+}
+
+/** A data tool's call that passed its checks (kind `http`; its source runs it). `timeoutMs`: the tool's own. */
+interface DataCall {
+  data: true;
+  plugin: string;
+  tool: string;
+  digest: string;
+  timeoutMs: number;
 }
 
 /** The runnable form of a registry record (null when it has no usable manifest). */
@@ -69,8 +80,10 @@ export class ToolHost {
   private background = new Set<PluginProcess>();
   private statusListeners = new Set<(s: LongLivedStatus) => void>();
   private unsubscribe: (() => void) | null = null;
+  private readonly data: DataTools | null;
 
   constructor(readonly registry: ToolRegistry, o: ToolHostOptions) {
+    this.data = o.data ?? null;
     this.settings = {
       lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
       parentEnv: o.env ?? process.env, log: o.log ?? (() => {}),
@@ -156,7 +169,7 @@ export class ToolHost {
   async tools(name: string): Promise<ToolsOutcome> {
     const rec = this.registry.get(name);
     const p = runnable(rec);
-    if (!p || !rec?.digest) return { ok: false, code: "tools.unknown_plugin", message: this.unknownPlugin(name) };
+    if (!p || !rec?.digest) return this.dataTools(name) ?? { ok: false, code: "tools.unknown_plugin", message: this.unknownPlugin(name) };
     const m = p.manifest;
     const offer = (tools: ToolSpec[], source: "manifest" | "tools/list" | "mcp"): ToolsOutcome => ({
       ok: true, source,
@@ -187,12 +200,51 @@ export class ToolHost {
       if (r.ok) tools.push(...r.tools);
       else problems.push({ plugin: rec.name, message: r.message });
     }
+    for (const id of this.data?.pluginIds() ?? []) {
+      if (this.registry.get(id)) continue; // a tool plugin of the same name wins
+      const r = this.dataTools(id);
+      if (r?.ok) tools.push(...r.tools);
+    }
+    // By plugin name, each plugin's tools in their own order (the sort is stable).
+    tools.sort((a, b) => a.plugin.localeCompare(b.plugin));
     return { tools, problems };
+  }
+
+  /** The data tools (kind `http`) of plugin `id`, or null when it offers none. */
+  private dataTools(id: string): ToolsOutcome | null {
+    const found = this.data?.toolsOf(id);
+    if (!found) return null;
+    return {
+      ok: true, source: "manifest",
+      tools: found.tools.map(({ name, description, parameters }) => ({
+        qualifiedName: `${id}.${name}`, plugin: id, tool: { name, description, parameters }, pluginType: "http", disableModelInvocation: false,
+      })),
+    };
   }
 
   private unknownPlugin(name: string): string {
     const rec = this.registry.list().find((r) => r.name === name && r.status === "rejected");
-    return rec ? t(this.lang, "tools.call.rejected", { plugin: name, error: rec.errors[0] ?? "" }) : t(this.lang, "tools.call.unknownPlugin", { plugin: name });
+    if (rec) return t(this.lang, "tools.call.rejected", { plugin: name, error: rec.errors[0] ?? "" });
+    return this.data?.refusal(name) ?? t(this.lang, "tools.call.unknownPlugin", { plugin: name });
+  }
+
+  /**
+   * The checks of a call of a data tool (kind `http`), as for any other call: the tool, then its arguments against its
+   * `parameters`. Null when no data tool source knows the plugin.
+   */
+  private checkedData(qualifiedName: string, plugin: string, tool: string, args: unknown): Extract<Outcome, { status: "refused" }> | DataCall | null {
+    const found = this.data?.toolsOf(plugin);
+    const spec = found?.tools.find((x) => x.name === tool);
+    if (!found || !spec) {
+      const gone = this.data?.missing(qualifiedName) ?? null;
+      if (gone !== null) return { status: "refused", code: "tools.definition_missing", message: gone };
+      return found ? { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.call.unknownTool", { plugin, tool }) } : null;
+    }
+    const argsError = typeof args !== "object" || args === null || Array.isArray(args)
+      ? t(this.lang, "field.type", { field: "arguments", type: "object" })
+      : checkArguments(`${found.digest}\0${spec.name}`, spec.parameters, args, this.lang);
+    if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
+    return { data: true, plugin, tool, digest: found.digest, timeoutMs: spec.timeoutMs };
   }
 
   /**
@@ -216,6 +268,7 @@ export class ToolHost {
   async check(qualifiedName: string, args: unknown): Promise<CallCheck> {
     const c = await this.checked(qualifiedName, args);
     if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
+    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs };
     return {
       ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin",
       disableModelInvocation: c.p.manifest.capabilities.disable_model_invocation, pluginType: c.p.manifest.plugin_type,
@@ -227,12 +280,15 @@ export class ToolHost {
   private async checked(qualifiedName: string, args: unknown): Promise<
     | Extract<Outcome, { status: "refused" | "error" }>
     | { p: RunnablePlugin; digest: string; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined }
+    | DataCall
   > {
     const split = splitToolName(qualifiedName);
     if (!split) return { status: "refused", code: "tools.bad_name", message: t(this.lang, "tools.call.name", { name: qualifiedName }) };
     const rec = this.registry.get(split.plugin);
     const p = runnable(rec);
-    if (!p || !rec?.digest) return { status: "refused", code: "tools.unknown_plugin", message: this.unknownPlugin(split.plugin) };
+    if (!p || !rec?.digest) {
+      return this.checkedData(qualifiedName, split.plugin, split.tool, args) ?? { status: "refused", code: "tools.unknown_plugin", message: this.unknownPlugin(split.plugin) };
+    }
     const m = p.manifest;
     if (m.plugin_type === "mcp" && !allowedByList(m.mcp!, split.tool)) {
       return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
@@ -253,6 +309,7 @@ export class ToolHost {
   private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {
     const c = await this.checked(qualifiedName, args);
     if ("status" in c) return c;
+    if ("data" in c) return this.data!.call(c.plugin, c.tool, args as Record<string, unknown>, ctx);
     const { p, digest, tool } = c;
     const m = p.manifest;
     const a = args as Record<string, unknown>;

@@ -12,7 +12,7 @@ import { checkSchema, toolNamePattern } from "./manifest.js";
 import { isTable } from "./manifest-check.js";
 import { taskIdPattern as protocolTaskIdPattern } from "../protocol/patterns.js";
 import { manifestToolsMax, taskIdMaxChars, taskIdMinChars, toolNameMaxChars, toolsListTimeoutMs } from "./limits.js";
-import type { CallContext, CallOutcome, Manifest, ToolSpec } from "./types.js";
+import type { CallContext, Manifest, ToolOutcome, ToolSpec } from "./types.js";
 
 /** A plugin to run: its name, folder and manifest. */
 export interface RunnablePlugin {
@@ -25,7 +25,7 @@ export interface RunnablePlugin {
 export const taskIdPattern = new RegExp(protocolTaskIdPattern);
 
 /** The outcome without its duration (the caller adds it). */
-export type Outcome = CallOutcome extends infer O ? (O extends unknown ? Omit<O, "durationMs"> : never) : never;
+export type Outcome = ToolOutcome;
 
 let nextId = 1;
 /** A fresh request id for this process's JSON-RPC requests (numbers: §3's Bash plugin prints ids unquoted). */

@@ -170,16 +170,42 @@ export type CallOutcome = (
  * started; `error`: the plugin's tool list came back wrong).
  */
 export type CallCheck =
-  | { ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: PluginType; timeoutMs: number }
+  | { ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: ToolKind; timeoutMs: number }
   | { ok: false; status: "refused" | "error"; code: ToolErrorCode; message: string };
+/** The kind of a tool: its tool plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool (issue 18). */
+export type ToolKind = PluginType | "http";
 
 /** A tool as offered to callers: `<plugin>.<tool>`, with the plugin's kind and whether models may call it. */
 export interface OfferedTool {
   qualifiedName: string;
   plugin: string;
   tool: ToolSpec;
-  pluginType: PluginType;
+  pluginType: ToolKind;
   disableModelInvocation: boolean;
+}
+
+/** The outcome of a call before the host adds its duration. */
+export type ToolOutcome = CallOutcome extends infer O ? (O extends unknown ? Omit<O, "durationMs"> : never) : never;
+
+/**
+ * Tools that are data, not processes — a declarative plugin's HTTP tools (spec declarative-plugins.md §3.1; issue 18),
+ * of kind `http` — offered and called through the tool host like any other: same names `<plugin>.<tool>`, same check
+ * of arguments against `parameters` before anything is sent. A tool plugin of the same name wins over them.
+ */
+export interface DataTools {
+  /** The plugins offering data tools now. */
+  pluginIds(): string[];
+  /**
+   * The tools of plugin `id` now, each with its timeout (ms, without a caller's), and a digest of their definitions
+   * (the key of compiled argument schemas and of the hub's trust), or null.
+   */
+  toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number })[]; digest: string } | null;
+  /** Why plugin `id` offers no tools when it is known but refused (its first error), else null. */
+  refusal(id: string): string | null;
+  /** The stable error of `<plugin>.<tool>` when it was offered once and is gone ("definition missing: …"), else null. */
+  missing(qualifiedName: string): string | null;
+  /** Runs a call whose arguments passed `parameters`. Never throws. `timeoutMs`: the caller's, when it gave one. */
+  call(plugin: string, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutcome>;
 }
 
 /** The tools of one plugin, or why they cannot be had. */

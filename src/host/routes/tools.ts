@@ -12,7 +12,7 @@
  */
 import { Hono, type Context } from "hono";
 import type { Hub } from "../hub.js";
-import { approvalRuleFor, approvalsOf } from "../../kernel/rules.js";
+import { approvalDefault, approvalRuleFor, approvalsOf } from "../../kernel/rules.js";
 import { Ctx } from "../../kernel/context.js";
 import { callDecisionOf, callResultOf } from "../../kernel/tool-calls.js";
 import { toolCallWaitMaxSeconds } from "../../kernel/limits.js";
@@ -73,7 +73,7 @@ export function toolRoutes(hub: Hub): Hono {
     const approvals = rules ? approvalsOf(rules) : [];
     const views: ToolView[] = tools.map((o) => ({
       name: o.qualifiedName, pluginId: o.plugin, kind: o.pluginType, description: o.tool.description, parameters: o.tool.parameters,
-      approval: approvalRuleFor(approvals, o.plugin, o.qualifiedName)?.rule.mode ?? "auto", disableModelInvocation: o.disableModelInvocation,
+      approval: approvalRuleFor(approvals, o.plugin, o.qualifiedName)?.rule.mode ?? approvalDefault(o.pluginType), disableModelInvocation: o.disableModelInvocation,
     }));
     return reply(c, hub, "tools", views);
   });

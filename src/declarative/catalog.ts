@@ -1,0 +1,356 @@
+/**
+ * The catalog of declarative plugins (spec declarative-plugins.md §4; issue 18): plugin folders holding `plugin.json`
+ * under each root — the engine's built-in `plugins/`, then `<home>/plugins`, then every `serve --plugins <dir>` — loaded
+ * fail-closed. A reload rescans every root: a new plugin is loaded, a changed one replaced (its old registrations
+ * removed first), a gone one unloaded; a plugin whose folder is now refused keeps its previous version registered and
+ * working. Reloads run one at a time, and read files without blocking: other requests go on between plugins.
+ *
+ * The catalog is also the tool host's source of HTTP tools (kind `http`, the `DataTools` seam of src/tools): a call
+ * runs the tool's request (template.ts, http.ts); a tool that disappears — its plugin unloaded, or replaced by a
+ * version without it — ends its calls in flight and answers later ones with "definition missing: <plugin>.<tool>".
+ */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { t, type Lang } from "../i18n/messages.js";
+import type { CallContext, DataTools, ToolOutcome, ToolSpec } from "../tools/types.js";
+import { declarativePluginsMax, goneToolsMax, httpTimeoutMsDefault, httpTimeoutMsMax } from "./limits.js";
+import { formatPluginError } from "./read.js";
+import { buildRequest } from "./template.js";
+import { runHttp } from "./http.js";
+import { Slicer } from "./slice.js";
+import type { DeclarativeOrigin, DeclarativeRecord, DeclarativeRoot, LoadedPlugin, ReloadReport } from "./types.js";
+import type { LoadOutcome } from "./load.js";
+
+/** Settings of a catalog; only `roots` and `lang` are needed. */
+export interface CatalogOptions {
+  roots: DeclarativeRoot[];
+  lang: Lang;
+  /** Receives what a person running the host may want to see: plugins loaded, replaced, unloaded, refused with why. */
+  log?: (line: string) => void;
+  /** Where `authRef: env:NAME` is read (the tool host's environment). Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The value of a plugin's secret setting (`authRef: <key>`), or null when it has none. */
+  secret?: (plugin: string, key: string) => string | null;
+}
+
+/** The exact error of a tool that was offered and is gone (the contract fixes it, in every language). */
+export function definitionMissing(qualifiedName: string): string {
+  return `definition missing: ${qualifiedName}`;
+}
+
+/** A plugin folder found by a scan. */
+interface Found {
+  id: string;
+  dir: string;
+  origin: DeclarativeOrigin;
+  /** The folder that has the same id and wins (this one is refused), or null. */
+  clashWith: string | null;
+}
+
+export class DeclarativeCatalog implements DataTools {
+  private readonly records = new Map<string, DeclarativeRecord>();
+  /** Folders refused because another folder has their id: listed, never loaded. */
+  private clashes: DeclarativeRecord[] = [];
+  /** Tools offered once and gone since (insertion order: the oldest is forgotten first). */
+  private readonly gone = new Set<string>();
+  /** Calls in flight, by `<plugin>.<tool>`: aborted when their tool disappears. */
+  private readonly inflight = new Map<string, Set<AbortController>>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private loaded: string | null = null;
+  /** What the last reload made of each folder, with the fingerprint it had then. */
+  private outcomes = new Map<string, { print: string; out: LoadOutcome }>();
+  /** The values of secret settings whose effect is `reload`, as the last reload read them: plugin → key → value. */
+  private readonly snapshots = new Map<string, Map<string, string | null>>();
+
+  constructor(readonly opts: CatalogOptions) {}
+
+  private get lang(): Lang {
+    return this.opts.lang;
+  }
+
+  /** Reloads every root (one reload at a time: a second waits for the first). Never rejects. */
+  reload(): Promise<ReloadReport> {
+    const next = this.queue.then(() => this.rescan());
+    this.queue = next.catch(() => {});
+    return next.catch((e) => {
+      this.opts.log?.(t(this.lang, "decl.log.failed", { error: (e as Error).message }));
+      return { loaded: [], replaced: [], unloaded: [], rejected: [] };
+    });
+  }
+
+  /** The fingerprint the last reload started from (see `fingerprint`), or null before the first. */
+  get loadedFingerprint(): string | null {
+    return this.loaded;
+  }
+
+  /** Every plugin folder known: the loaded and the refused, by id, then the folders refused for a clash. */
+  list(): DeclarativeRecord[] {
+    return [...[...this.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), ...this.clashes];
+  }
+
+  /** The plugin registered under `id`, or null. */
+  get(id: string): LoadedPlugin | null {
+    return this.records.get(id)?.current ?? null;
+  }
+
+  /**
+   * A cheap summary of everything a reload reads — names, sizes, times and inodes of every root's plugin folders and
+   * their asset files — without reading a file: equal fingerprints mean nothing changed (the watcher's test).
+   */
+  async fingerprint(): Promise<string> {
+    const slicer = new Slicer();
+    const parts: string[] = [];
+    for (const f of this.scan()) {
+      await slicer.breathe();
+      parts.push(`${f.dir}\0${folderFingerprint(f.dir)}`);
+    }
+    return parts.join("\n");
+  }
+
+  /** The plugin folders of every root, in root order, at most `declarativePluginsMax`; a same-id folder after the first is a clash. */
+  private scan(): Found[] {
+    const found: Found[] = [];
+    for (const root of this.opts.roots) {
+      for (const name of names(root.dir)) {
+        const dir = join(root.dir, name);
+        if (!isFile(join(dir, "plugin.json"))) continue;
+        if (found.length >= declarativePluginsMax) {
+          this.opts.log?.(t(this.lang, "decl.folder.tooMany", { limit: declarativePluginsMax, dir }));
+          return resolveClashes(found);
+        }
+        found.push({ id: name, dir, origin: root.origin, clashWith: null });
+      }
+    }
+    return resolveClashes(found);
+  }
+
+  private async rescan(): Promise<ReloadReport> {
+    const found = this.scan();
+    const slicer = new Slicer();
+    const prints = new Map<string, string>();
+    for (const f of found) {
+      await slicer.breathe();
+      prints.set(f.dir, folderFingerprint(f.dir));
+    }
+    this.loaded = found.map((f) => `${f.dir}\0${prints.get(f.dir)}`).join("\n");
+    const report: ReloadReport = { loaded: [], replaced: [], unloaded: [], rejected: [] };
+    const seen = new Set<string>();
+    const clashes: DeclarativeRecord[] = [];
+    const outcomes = new Map<string, { print: string; out: LoadOutcome }>();
+    // The loader (and the compiled schemas it brings) loads only when there is a plugin to read.
+    const { loadPlugin } = found.length > 0 ? await import("./load.js") : { loadPlugin: null };
+    for (const f of found) {
+      if (f.clashWith !== null) {
+        const error = formatPluginError({ file: join(f.dir, "plugin.json"), pointer: "/id", reason: t(this.lang, "decl.folder.clash", { id: f.id, dir: f.clashWith }) });
+        clashes.push({ id: f.id, dir: f.dir, origin: f.origin, status: "rejected", errors: [error], manifest: { id: f.id }, current: null });
+        report.rejected.push({ id: f.id, errors: [error] });
+        continue;
+      }
+      seen.add(f.id);
+      // Other requests get their turn every `reloadSliceMaxMs` (slice.ts), between files.
+      await slicer.breathe();
+      // A folder whose fingerprint did not change since it was read is not read again.
+      const print = prints.get(f.dir)!;
+      const known = this.outcomes.get(f.dir);
+      const out = known?.print === print ? known.out : await loadPlugin!(f.dir, f.origin, this.lang, slicer);
+      outcomes.set(f.dir, { print, out });
+      const before = this.records.get(f.id);
+      const current = before?.current ?? null;
+      if (out.ok) {
+        const p = out.plugin;
+        if (!current) report.loaded.push(f.id);
+        else if (current.digest !== p.digest || current.dir !== p.dir) {
+          report.replaced.push(f.id);
+          this.forget(current, p);
+        }
+        this.records.set(f.id, { id: f.id, dir: f.dir, origin: f.origin, status: "loaded", errors: [], manifest: p.manifest, current: p });
+      } else {
+        const errors = out.errors.map(formatPluginError);
+        report.rejected.push({ id: f.id, errors });
+        this.records.set(f.id, { id: f.id, dir: f.dir, origin: f.origin, status: "rejected", errors, manifest: current?.manifest ?? out.manifest ?? { id: f.id }, current });
+      }
+    }
+    for (const [id, rec] of this.records) {
+      if (seen.has(id)) continue;
+      if (rec.current) {
+        report.unloaded.push(id);
+        this.forget(rec.current, null);
+      }
+      this.records.delete(id);
+    }
+    this.clashes = clashes;
+    this.outcomes = outcomes;
+    this.snapshot();
+    for (const list of [report.loaded, report.replaced, report.unloaded]) list.sort();
+    report.rejected.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.say(report);
+    return report;
+  }
+
+  /** Reads the secret settings that take effect on a reload (`effect` other than `hot`) of every registered plugin. */
+  private snapshot(): void {
+    this.snapshots.clear();
+    for (const rec of this.records.values()) {
+      if (!rec.current) continue;
+      const values = new Map<string, string | null>();
+      for (const s of rec.current.settings) if (s.type === "secret" && s.effect !== "hot") values.set(s.key, this.opts.secret?.(rec.id, s.key) ?? null);
+      this.snapshots.set(rec.id, values);
+    }
+  }
+
+  /** Logs what a reload did; a refused plugin with every error. */
+  private say(r: ReloadReport): void {
+    const log = this.opts.log;
+    if (!log) return;
+    for (const id of r.loaded) log(t(this.lang, "decl.log.loaded", { id, dir: this.records.get(id)!.dir }));
+    for (const id of r.replaced) log(t(this.lang, "decl.log.replaced", { id, dir: this.records.get(id)!.dir }));
+    for (const id of r.unloaded) log(t(this.lang, "decl.log.unloaded", { id }));
+    for (const { id, errors } of r.rejected) {
+      const kept = this.records.get(id)?.current ? t(this.lang, "decl.log.kept") : "";
+      log(t(this.lang, "decl.log.rejected", { id, count: errors.length, kept }));
+      for (const e of errors) log(`  ${e}`);
+    }
+  }
+
+  /** The tools of `old` that `next` (null: none) no longer has: ended in flight, and remembered as gone. */
+  private forget(old: LoadedPlugin, next: LoadedPlugin | null): void {
+    for (const name of old.tools.keys()) {
+      if (next?.tools.has(name)) continue;
+      const q = `${old.id}.${name}`;
+      for (const ac of this.inflight.get(q) ?? []) ac.abort();
+      this.inflight.delete(q);
+      this.gone.delete(q);
+      this.gone.add(q);
+      if (this.gone.size > goneToolsMax) this.gone.delete(this.gone.values().next().value!);
+    }
+    // A tool that comes back is no longer gone.
+    for (const name of next?.tools.keys() ?? []) this.gone.delete(`${old.id}.${name}`);
+  }
+
+  // ── the tool host's seam (DataTools) ─────────────────────────────────────────────────────────────────────────
+  pluginIds(): string[] {
+    return [...this.records.values()].filter((r) => r.current && r.current.tools.size > 0).map((r) => r.id).sort();
+  }
+
+  toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number })[]; digest: string } | null {
+    const p = this.get(id);
+    if (!p || p.tools.size === 0) return null;
+    return {
+      digest: p.digest,
+      tools: [...p.tools.values()].map((x) => ({ name: x.name, description: x.description ?? "", parameters: x.parameters, timeoutMs: x.http.timeoutMs ?? httpTimeoutMsDefault })),
+    };
+  }
+
+  refusal(id: string): string | null {
+    const rec = this.records.get(id);
+    return rec && rec.status === "rejected" ? t(this.lang, "decl.call.rejected", { plugin: id, error: rec.errors[0] ?? "" }) : null;
+  }
+
+  missing(qualifiedName: string): string | null {
+    return this.gone.has(qualifiedName) ? definitionMissing(qualifiedName) : null;
+  }
+
+  async call(plugin: string, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutcome> {
+    const q = `${plugin}.${tool}`;
+    const p = this.get(plugin);
+    const def = p?.tools.get(tool);
+    if (!p || !def) return { status: "refused", code: "tools.definition_missing", message: definitionMissing(q) };
+    const auth = this.credential(p, def.http.authRef);
+    if (auth !== null && !auth.ok) return { status: "refused", code: "tools.auth_missing", message: auth.message };
+    const built = buildRequest(def, args, auth?.value ?? null, this.lang);
+    if (!built.ok) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: q, error: built.message }) };
+    const ac = new AbortController();
+    const set = this.inflight.get(q) ?? new Set<AbortController>();
+    set.add(ac);
+    this.inflight.set(q, set);
+    try {
+      return await runHttp(built, {
+        network: p.manifest.requires?.network ?? [],
+        timeoutMs: Math.min(httpTimeoutMsMax, Math.max(1, ctx.timeoutMs ?? def.http.timeoutMs ?? httpTimeoutMsDefault)),
+        resultPath: def.http.resultPath ?? "",
+        signal: ctx.signal,
+        gone: ac.signal,
+        goneMessage: definitionMissing(q),
+        secrets: auth?.ok ? [auth.value] : [],
+        lang: this.lang,
+      });
+    } finally {
+      set.delete(ac);
+      if (set.size === 0 && this.inflight.get(q) === set) this.inflight.delete(q);
+    }
+  }
+
+  /** The credential of `authRef`: null without one; its value; or why it cannot be had (never the value itself). */
+  private credential(p: LoadedPlugin, ref: string | undefined): { ok: true; value: string } | { ok: false; message: string } | null {
+    if (ref === undefined) return null;
+    if (ref.startsWith("env:")) {
+      const name = ref.slice(4);
+      const v = (this.opts.env ?? process.env)[name];
+      return v ? { ok: true, value: v } : { ok: false, message: t(this.lang, "decl.call.authEnv", { name }) };
+    }
+    // A `hot` setting is read now; any other as the last reload read it.
+    const hot = p.settings.find((s) => s.key === ref)?.effect === "hot";
+    const kept = this.snapshots.get(p.id);
+    const v = hot || !kept?.has(ref) ? this.opts.secret?.(p.id, ref) ?? null : kept.get(ref)!;
+    return v ? { ok: true, value: v } : { ok: false, message: t(this.lang, "decl.call.authSetting", { key: ref, plugin: p.id }) };
+  }
+}
+
+/** Marks every folder whose id an earlier one has as a clash; built-in folders give way to any other root's. */
+function resolveClashes(found: Found[]): Found[] {
+  const overridden = new Set(found.filter((f) => f.origin !== "builtin").map((f) => f.id));
+  const first = new Map<string, string>();
+  const out: Found[] = [];
+  for (const f of found) {
+    if (f.origin === "builtin" && overridden.has(f.id)) continue; // the home's (or serve's) copy wins silently
+    const winner = first.get(f.id);
+    if (winner !== undefined) out.push({ ...f, clashWith: winner });
+    else {
+      first.set(f.id, f.dir);
+      out.push(f);
+    }
+  }
+  return out;
+}
+
+/** The names in a folder, dot names left out, sorted; none when it cannot be read. */
+function names(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((n) => !n.startsWith(".")).sort();
+  } catch {
+    return [];
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The asset folders a plugin has (their files count in its fingerprint). */
+const assetFolders = new Set(["tools", "workflows", "intents", "prompts", "panels", "cards"]);
+
+/**
+ * One plugin folder's fingerprint: the name, size, modification and change times (ns) and inode of each entry and of
+ * each asset folder's files; no file is read. Synchronous: a few dozen `stat` calls, far cheaper than as many round
+ * trips through the thread pool.
+ */
+function folderFingerprint(dir: string): string {
+  const parts: string[] = [];
+  const add = (path: string) => {
+    try {
+      const s = statSync(path, { bigint: true });
+      parts.push(`${path}\0${s.size}\0${s.mtimeNs}\0${s.ctimeNs}\0${s.ino}`);
+    } catch {
+      parts.push(`${path}\0-`);
+    }
+  };
+  for (const name of names(dir)) {
+    add(join(dir, name));
+    if (assetFolders.has(name)) for (const file of names(join(dir, name))) add(join(dir, name, file));
+  }
+  return parts.join("\n");
+}

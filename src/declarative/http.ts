@@ -1,0 +1,178 @@
+/**
+ * Running one call of a declarative HTTP tool (spec declarative-plugins.md §3.1; issue 18) once its request is built
+ * (template.ts): every request — and every redirect, followed here one hop at a time — goes only to a host the plugin
+ * declared in `requires.network`, else "network not declared: <host>" before a byte is sent to it; the credential is
+ * dropped on a redirect to another origin; the call ends after `timeoutMs`; an answer over `httpResponseMaxBytes` is
+ * cut off; a non-2xx answer is a tool error with its status and a bounded excerpt; `resultPath` picks the part of a
+ * JSON answer the tool returns. The credential's value never appears in what the call returns: wherever the server
+ * echoed it, it is replaced by `[redacted]`.
+ */
+import { t, type Lang } from "../i18n/messages.js";
+import type { ToolOutcome } from "../tools/types.js";
+import { hostAllowed, networkNotDeclared } from "./network.js";
+import { httpErrorExcerptMaxChars, httpRedirectsMax, httpResponseMaxBytes } from "./limits.js";
+import type { Built } from "./template.js";
+
+/** What a call needs besides its request. */
+export interface HttpCall {
+  network: readonly string[];
+  timeoutMs: number;
+  resultPath: string;
+  /** The caller gave up. */
+  signal?: AbortSignal;
+  /** The tool was unloaded meanwhile: the call ends with `goneMessage`. */
+  gone: AbortSignal;
+  goneMessage: string;
+  /** Values that must not come back (the credential). */
+  secrets: string[];
+  lang: Lang;
+}
+
+const redirectStatuses = new Set([301, 302, 303, 307, 308]);
+const redacted = "[redacted]";
+
+/** Why the call's controller aborted. */
+type Ended = "timeout" | "caller" | "gone";
+
+/** Runs the request. Never throws. */
+export async function runHttp(req: Extract<Built, { ok: true }>, o: HttpCall): Promise<ToolOutcome> {
+  const ac = new AbortController();
+  let ended: Ended | null = null;
+  const end = (why: Ended) => {
+    ended ??= why;
+    ac.abort();
+  };
+  const timer = setTimeout(() => end("timeout"), o.timeoutMs);
+  const onCaller = () => end("caller");
+  const onGone = () => end("gone");
+  if (o.signal?.aborted) end("caller");
+  if (o.gone.aborted) end("gone");
+  o.signal?.addEventListener("abort", onCaller, { once: true });
+  o.gone.addEventListener("abort", onGone, { once: true });
+  try {
+    return await exchange(req, o, ac.signal);
+  } catch (e) {
+    if (ended === "timeout") return { status: "timeout", message: t(o.lang, "decl.call.timeout", { ms: o.timeoutMs }) };
+    if (ended === "gone") return { status: "error", code: "tools.definition_missing", message: o.goneMessage };
+    if (ended === "caller") return { status: "error", code: "tools.aborted", message: t(o.lang, "tools.call.aborted") };
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    return { status: "error", code: "tools.http_failed", message: redact(t(o.lang, "decl.call.failed", { error: cause?.code ?? cause?.message ?? (e as Error).message }), o.secrets) };
+  } finally {
+    clearTimeout(timer);
+    o.signal?.removeEventListener("abort", onCaller);
+    o.gone.removeEventListener("abort", onGone);
+  }
+}
+
+/** The request and its redirects, then the answer read and shaped. Throws what fetch throws (aborts included). */
+async function exchange(req: Extract<Built, { ok: true }>, o: HttpCall, signal: AbortSignal): Promise<ToolOutcome> {
+  let url = req.url;
+  let method = req.method;
+  let body = req.body;
+  let headers = { ...req.headers };
+  for (let hop = 0; ; hop++) {
+    if (!hostAllowed(url, o.network)) {
+      // Before the first request nothing was sent: a refusal. After a redirect the call did run: an error.
+      return { status: hop === 0 ? "refused" : "error", code: "tools.network_not_declared", message: networkNotDeclared(url.host) } as ToolOutcome;
+    }
+    const res = await fetch(url, { method, headers, body, redirect: "manual", signal });
+    const location = res.headers.get("location");
+    if (!redirectStatuses.has(res.status) || location === null) return answer(res, method, o, signal);
+    await res.body?.cancel();
+    if (hop >= httpRedirectsMax) return { status: "error", code: "tools.http_redirects", message: t(o.lang, "decl.call.redirects", { limit: httpRedirectsMax }) };
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      next = new URL("invalid:");
+    }
+    if (next.protocol !== "http:" && next.protocol !== "https:") {
+      return { status: "error", code: "tools.http_redirect", message: t(o.lang, "decl.call.redirectTarget", { location: location.slice(0, 200) }) };
+    }
+    // The credential is for the origin the tool names: never carried to another one.
+    if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([n]) => !req.authHeaders.includes(n)));
+    // As browsers do: 303 always, and 301/302 after a POST, go on as GET without the body.
+    if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
+      method = method === "HEAD" ? "HEAD" : "GET";
+      body = null;
+      headers = Object.fromEntries(Object.entries(headers).filter(([n]) => n.toLowerCase() !== "content-type"));
+    }
+    url = next;
+  }
+}
+
+/** Reads at most `httpResponseMaxBytes` of the body; null when there was more (the rest is not read). */
+async function bodyOf(res: Response, signal: AbortSignal): Promise<Buffer | null> {
+  if (!res.body) return Buffer.alloc(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    signal.throwIfAborted();
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > httpResponseMaxBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The answer as the tool's outcome: an error for non-2xx, else the body (JSON when it says so) through `resultPath`. */
+async function answer(res: Response, method: string, o: HttpCall, signal: AbortSignal): Promise<ToolOutcome> {
+  const bytes = method === "HEAD" ? Buffer.alloc(0) : await bodyOf(res, signal);
+  if (bytes === null) return { status: "error", code: "tools.http_too_large", message: t(o.lang, "decl.call.tooLarge", { limit: httpResponseMaxBytes }) };
+  const raw = new TextDecoder("utf-8").decode(bytes);
+  const text = redact(raw, o.secrets);
+  if (res.status < 200 || res.status > 299) {
+    const chars = [...text.replace(/\s+/g, " ").trim()];
+    const excerpt = chars.length > httpErrorExcerptMaxChars ? `${chars.slice(0, httpErrorExcerptMaxChars - 1).join("")}…` : chars.join("");
+    return { status: "error", code: "tools.http_status", message: t(o.lang, "decl.call.status", { status: res.status, excerpt }) };
+  }
+  let value: unknown = text;
+  let json = false;
+  if (/\bjson\b/i.test(res.headers.get("content-type") ?? "") && text.trim() !== "") {
+    try {
+      value = redactDeep(JSON.parse(raw), o.secrets);
+      json = true;
+    } catch {
+      value = text;
+    }
+  }
+  if (o.resultPath === "") return { status: "ok", result: value };
+  if (!json) return { status: "error", code: "tools.result_path", message: t(o.lang, "decl.call.resultJson", { path: o.resultPath }) };
+  return pick(value, o.resultPath, o.lang);
+}
+
+/** `resultPath` (`data.items[0].name`) applied to a JSON value; an absent part is an error naming the path up to it. */
+export function pick(value: unknown, path: string, lang: Lang): ToolOutcome {
+  let here = value;
+  let walked = "";
+  for (const m of path.replace(/^\./, "").matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
+    const key = m[1];
+    walked += key !== undefined ? (walked ? `.${key}` : key) : `[${m[2]}]`;
+    const next = key !== undefined
+      ? typeof here === "object" && here !== null && !Array.isArray(here) && Object.hasOwn(here, key) ? (here as Record<string, unknown>)[key] : undefined
+      : Array.isArray(here) ? here[Number(m[2])] : undefined;
+    if (next === undefined) return { status: "error", code: "tools.result_path", message: t(lang, "decl.call.resultPath", { path, at: walked }) };
+    here = next;
+  }
+  return { status: "ok", result: here };
+}
+
+/** `text` with every secret replaced. */
+function redact(text: string, secrets: readonly string[]): string {
+  return secrets.reduce((s, secret) => (secret ? s.split(secret).join(redacted) : s), text);
+}
+
+/** A JSON value with every secret replaced in its strings (keys included). */
+function redactDeep(v: unknown, secrets: readonly string[]): unknown {
+  if (secrets.length === 0) return v;
+  if (typeof v === "string") return redact(v, secrets);
+  if (Array.isArray(v)) return v.map((x) => redactDeep(x, secrets));
+  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [redact(k, secrets), redactDeep(x, secrets)]));
+  return v;
+}
