@@ -252,8 +252,8 @@ test("runs: a failure shows its reason on the row; a run's timeline; stop a runn
   }
 });
 
-test("rules: pause with a reason and an end, resume, run now", { skip }, async () => {
-  const { context, page } = await signedIn(browser, f);
+test("rules: pause with a reason and an end (shown with its zone), resume, run now", { skip }, async () => {
+  const { context, page } = await signedIn(browser, f, { timezoneId: "Asia/Shanghai" });
   try {
     await page.click("nav a[href='#/rules']");
     const rule = page.locator("li.rule[data-rule=nightly]");
@@ -265,7 +265,8 @@ test("rules: pause with a reason and an end, resume, run now", { skip }, async (
     await rule.locator(".state-paused").waitFor();
     assert.equal(await rule.locator("p", { hasText: "reason:" }).textContent(), "reason: holiday freeze");
     const paused = (await f.call("GET", "/v1/state", f.keys.owner)).body.lines.find((l: { name: string }) => l.name === "nightly").paused;
-    assert.deepEqual([paused.by, paused.reason, paused.until], ["owner", "holiday freeze", new Date(2099, 0, 2, 9, 30).toISOString()]);
+    assert.deepEqual([paused.by, paused.reason, paused.until], ["owner", "holiday freeze", "2099-01-02T01:30:00.000Z"], "the end is read in the browser's zone");
+    assert.equal(await rule.locator("p.pause-info", { hasText: "resumes" }).textContent(), "resumes by itself at 01-02 09:30:00 (Asia/Shanghai)");
     await rule.getByRole("button", { name: "Resume this rule" }).click();
     await rule.locator(".state-active").waitFor();
     await rule.getByRole("button", { name: "Run it now" }).click();
@@ -438,6 +439,9 @@ test("spending, workers and channels, plugins: shown from the state; the chart r
     assert.equal(labels.length, 2);
     assert.match(labels[0]!, /^By day, last 7 days \(US dollars\): (\d\d-\d\d \$\d+\.\d\d(, |$)){7}/);
     assert.match(labels[1]!, /^By rule, last 7 days \(US dollars\): alerts \$\d+\.\d\d/);
+    await page.click("nav a[href='#/runs']");
+    const metas = await page.locator("li.run .meta").allTextContents();
+    assert.ok(metas.some((m) => m.endsWith(" · 5,500 tokens used · USD 0.2500")), `a run's own cost in the one money form, 4 decimals: ${metas.join(" | ")}`);
     await page.click("nav a[href='#/workers']");
     assert.match(await page.locator("#workers li").first().textContent() ?? "", /^w1 (online|offline)/);
     assert.match(await page.locator("#channels li").first().textContent() ?? "", /^Team chat \(ch1\)never seen · cards waiting: \d+$/);

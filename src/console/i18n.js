@@ -52,6 +52,16 @@ export function t(id, params = {}) {
   return text.replace(/\{(\w+)\}/g, (m, k) => (k in params ? String(params[k]) : m));
 }
 
+/**
+ * An amount of US dollars in the catalog's one form (`USD 1.44`, `1.44 美元`): totals with cents, a run's own cost
+ * with 4 decimals (a run often costs less than a cent).
+ * @param {number} usd
+ * @param {number} [digits]
+ */
+export function money(usd, digits = 2) {
+  return t("console.spending.cost", { cost: usd.toFixed(digits) });
+}
+
 /** The browser's time zone. */
 export const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 
@@ -87,7 +97,7 @@ export function num(n) {
 export function spendText(sp) {
   if (sp.rounds === 0) return t("console.spend.none");
   const parts = [
-    sp.missingCost < sp.rounds ? t("console.spending.cost", { cost: sp.cost.toFixed(2) }) : t("console.spend.noCost"),
+    sp.missingCost < sp.rounds ? money(sp.cost) : t("console.spend.noCost"),
     sp.missingTokens < sp.rounds ? t("console.spending.tokens", { n: num(sp.tokens) }) : t("console.spend.noTokens"),
     t("console.spend.runs", { n: num(sp.rounds) }),
   ];

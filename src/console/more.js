@@ -7,7 +7,7 @@
  */
 import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
-import { num, t, when } from "./i18n.js";
+import { money, num, t, when } from "./i18n.js";
 
 /** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
 export function workersView(ctx) {
@@ -90,7 +90,7 @@ export function spendingView(ctx) {
   const box = (sp, label) => h("div", { class: "spend-box" },
     h("h2", {}, label),
     // A kind that every run left unreported is said so, never shown as 0.
-    h("p", { class: "big" }, sp.rounds > 0 && sp.missingCost === sp.rounds ? t("console.spend.noCost") : t("console.spending.cost", { cost: sp.cost.toFixed(2) })),
+    h("p", { class: "big" }, sp.rounds > 0 && sp.missingCost === sp.rounds ? t("console.spend.noCost") : money(sp.cost)),
     h("p", {}, sp.rounds > 0 && sp.missingTokens === sp.rounds ? t("console.spend.noTokens") : t("console.spending.tokens", { n: num(sp.tokens) }), " · ", t("console.spending.runs", { n: sp.rounds })),
     sp.missingTokens || sp.missingCost ? h("p", { class: "warn" }, t("console.spending.missing", { n: Math.max(sp.missingTokens, sp.missingCost) })) : null);
 

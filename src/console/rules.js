@@ -7,7 +7,7 @@
 import { api, seg } from "./api.js";
 import { cronWords, loadCronWords } from "./cron.js";
 import { fill, h, said } from "./dom.js";
-import { currentLang, num, spendText, t, when, zone } from "./i18n.js";
+import { currentLang, money, num, spendText, t, when, zone } from "./i18n.js";
 
 /** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
 export function rulesView(ctx) {
@@ -74,7 +74,7 @@ export function rulesView(ctx) {
       // The budget's reason is data the hub writes the same on every machine (the protocol's Chinese): said in words here.
       p?.by === "budget" ? h("p", { class: "pause-info" }, t("console.rules.reason", { reason: t("console.rules.overBudget") }))
       : p?.reason ? h("p", { class: "pause-info" }, t("console.rules.reason", { reason: "" }), said(p.reason)) : null,
-      p?.until ? h("p", { class: "pause-info" }, t("console.rules.until", { until: when(p.until) })) : null,
+      p?.until ? h("p", { class: "pause-info" }, t("console.rules.until", { until: when(p.until), zone })) : null,
       spending(line, tz),
     ];
     const runNow = h("button", { type: "button", onclick: () => act("POST", `/v1/rules/${name}/run`, {}, (r) => t("console.rules.ran", { run: r.run })) }, t("console.rules.runNow"));
@@ -161,7 +161,7 @@ function spending(line, tz) {
   const b = line.budget;
   if (b) {
     const kinds = [
-      b.cost !== null ? { limit: t("console.spending.cost", { cost: b.cost.toFixed(2) }), used: t("console.spending.cost", { cost: b.spentCost.toFixed(2) }), share: b.spentCost / Math.max(b.cost, 1e-9) } : null,
+      b.cost !== null ? { limit: money(b.cost), used: money(b.spentCost), share: b.spentCost / Math.max(b.cost, 1e-9) } : null,
       b.tokens !== null ? { limit: t("console.rules.budgetTokens", { n: num(b.tokens) }), used: t("console.rules.budgetTokens", { n: num(b.spentTokens) }), share: b.spentTokens / Math.max(b.tokens, 1e-9) } : null,
     ].filter((k) => k !== null);
     const share = Math.max(...kinds.map((k) => k.share));

@@ -6,7 +6,7 @@
  */
 import { api, seg } from "./api.js";
 import { fill, h, safeHref, said } from "./dom.js";
-import { num, t, when, zone } from "./i18n.js";
+import { money, num, t, when, zone } from "./i18n.js";
 
 const activeStates = ["queued", "waiting", "claimed", "running", "stopping", "uncertain"];
 const runStates = [...activeStates, "done", "nothing", "cancelled"];
@@ -16,7 +16,7 @@ function usageText(u) {
   if (!u) return "";
   const parts = [];
   if (u.input !== undefined || u.output !== undefined) parts.push(t("console.runs.tokens", { n: num((u.input ?? 0) + (u.output ?? 0)) }));
-  if (u.cost !== undefined) parts.push(`$${u.cost.toFixed(4)}`);
+  if (u.cost !== undefined) parts.push(money(u.cost, 4));
   return parts.join(" · ");
 }
 

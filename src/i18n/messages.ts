@@ -914,7 +914,7 @@ const catalog = {
   "console.rules.pausedBadge": { zh: "已暂停", en: "Paused" },
   "console.rules.paused": { zh: "已暂停（{by}，{since} 起）", en: "paused (by {by}, since {since})" },
   "console.rules.reason": { zh: "原因：{reason}", en: "reason: {reason}" },
-  "console.rules.until": { zh: "到 {until} 自动恢复", en: "resumes by itself at {until}" },
+  "console.rules.until": { zh: "到 {until}（{zone}）自动恢复", en: "resumes by itself at {until} ({zone})" },
   "console.rules.pause": { zh: "暂停…", en: "Pause…" },
   "console.rules.pauseReason": { zh: "原因（可以不写）", en: "Reason (optional)" },
   "console.rules.pauseUntil": { zh: "到这个时间自动恢复（可以不写）", en: "Resume by itself at (optional)" },
