@@ -185,6 +185,7 @@ test("plugins conformance: one line per check on every example, exit 0; a plugin
       "ok   stdout carries only JSON-RPC", "ok   exits on its own when its input ends", "ok   a timeout ends its whole process group",
       "ok   a call of a tool that does not exist", "ok   arguments failing the schema are refused by the host; the plugin is not started",
     ], name);
+    assert.deepEqual(r.out.slice(4, 6), ["ok   stdout carries only JSON-RPC", "ok   exits on its own when its input ends"], `${name}: a check with nothing to say ends with it`);
     assert.match(r.out[2]!, /^ok {3}a good call: greet \{"name":"conformance"\} → \{"status":"ok","result":\{"content":"hello, conformance"\}/, name);
   }
   const service = await cli(["plugins", "conformance", join(examples, "hello-service")], dir);

@@ -175,9 +175,10 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
   return { out: found.flatMap((p, i) => [...(i > 0 ? [""] : []), ...inspectText(p, lang)]), err, code: 0 };
 }
 
-/** A check line: its verdict word, the check and what was seen. */
+/** A check line: its verdict word, the check and what was seen (nothing after the check when nothing was to say). */
 function checkLine(l: ConformanceLine, lang: Lang): string {
-  return t(lang, "cli.plugins.check", { verdict: t(lang, `cli.plugins.verdict.${l.verdict}`), check: l.check, detail: l.detail });
+  const verdict = t(lang, `cli.plugins.verdict.${l.verdict}`);
+  return l.detail ? t(lang, "cli.plugins.check", { verdict, check: l.check, detail: l.detail }) : t(lang, "cli.plugins.checkBare", { verdict, check: l.check });
 }
 
 function sandboxText(m: Manifest, lang: Lang): string {

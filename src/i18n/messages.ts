@@ -687,6 +687,7 @@ const catalog = {
   "cli.plugins.rulesError": { zh: "审批模式：rules.json 读不了（{error}），按没有 approvals 显示", en: "approval modes: rules.json cannot be read ({error}); shown as without approvals" },
   "cli.plugins.checks": { zh: "检查：", en: "checks:" },
   "cli.plugins.check": { zh: "{verdict} {check}：{detail}", en: "{verdict} {check}: {detail}" },
+  "cli.plugins.checkBare": { zh: "{verdict} {check}", en: "{verdict} {check}" },
   "cli.plugins.verdict.ok": { zh: "正常", en: "ok  " },
   "cli.plugins.verdict.warn": { zh: "注意", en: "warn" },
   "cli.plugins.verdict.fail": { zh: "待修", en: "FIX " },
