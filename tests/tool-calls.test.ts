@@ -65,13 +65,13 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     const row = f.running.hub.store.view.get("calls", 6)!;
     assert.deepEqual({ ...row, at: 0 }, {
       id: 6, run: job.run, caller: "agent", by: "bot", plugin: "hello-python", tool: "hello-python.greet", sessionKey: "alerts:s1",
-      argsDigest: toolArgsDigest(args), manifestDigest: digestA, builtIn: true, decision: "prompt", why: "tool", approval: 0, reason: null,
+      argsDigest: toolArgsDigest(args), manifestDigest: digestA, builtIn: true, kind: "sync", decision: "prompt", why: "tool", approval: 0, reason: null,
       card: 1, waitUntil: row.at + 60_000, status: "asking", durationMs: null, at: 0, endedAt: null, deadline: null, result: null, reported: null,
     });
     assert.equal(f.running.hub.store.view.get("calls", 10)!.sessionKey, "owner:owner");
     const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
     assert.deepEqual([card.title, card.options, card.run, card.lane], ["Allow hello-python.greet?", ["allow once", "always allow", "deny"], job.run, "s1"]);
-    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet.\nArguments: {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
+    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet (kind sync).\nArguments: {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
     const second = (await f.state()).cards.find((c: OwnerCard) => c.id === 2)!;
     assert.match(second.text, new RegExp(`This is an agent's first call of plugin search \\(manifest sha256 ${digestA}\\)`));
 
