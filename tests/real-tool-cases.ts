@@ -78,9 +78,9 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
 
   const runsOf = (s: State, rule: string): RunView[] => s.runs.filter((r) => r.rule === rule).reverse();
   const openCard = (s: State, rule: string): OwnerCard | undefined => s.cards.find((c) => c.rule === rule && c.state === "open" && c.title === "Allow hello-python.greet?");
-  /** The tool call lines of `why <run>`, durations blanked. */
+  /** The tool call, trust and card lines of `why <run>` (not the deliveries, whose moment varies), durations blanked. */
   const callLines = (why: string, tool: string): string[] =>
-    why.split("\n").map((l) => l.replace(/^\S+ \S+ {2}/, "").replace(/\(\d+ ms\)/, "(… ms)")).filter((l) => l.startsWith(`tool ${tool} `) || l.startsWith("card #"));
+    why.split("\n").map((l) => l.replace(/^\S+ \S+ {2}/, "").replace(/\(\d+ ms\)/, "(… ms)")).filter((l) => l.startsWith(`tool ${tool} `) || l.startsWith("plugin ") || (l.startsWith("card #") && !l.includes(" delivered to ")));
 
   before(async () => {
     if (skip) return;
@@ -179,11 +179,10 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
       `tool hello-node.greet (first:): awaiting approval on card ${card.id}`,
       `card #${card.id} answered: allow once (by owner)`,
     ]);
+    // "Allow once" trusted nothing (no `plugin hello-node trusted` line): a later first use asks again.
     assert.deepEqual(callLines(await cli("why", String(runs[1]!.id)), "hello-node.greet"), [
       `tool hello-node.greet (first:): allow — the answer on card ${card.id}`,
       "tool hello-node.greet (first:): ok (… ms)",
     ]);
-    // "Allow once" trusted nothing: a later first use would ask again.
-    assert.equal((await ownerState()).cards.filter((c) => c.rule === "first").length, 1);
   });
 }
