@@ -259,13 +259,23 @@ export class ToolBridges {
     return out.status === "accepted" ? this.parked(job, name, decision.call, timeoutMs, signal) : resultOf(out, lang);
   }
 
-  /** Holds a `prompt` decision until the owner answers or the hub's bound (`waitUntil`) passes. */
+  /**
+   * Holds a `prompt` decision until the owner answers or the hub's bound (`waitUntil`) passes. A hub that cannot be
+   * reached meanwhile (it restarts: the held call and its card are facts and survive it) is asked again each second
+   * until the bound; still unanswered then, the call is awaiting approval as usual.
+   * @throws the hub's refusal (HubError).
+   */
   private async awaitAnswer(job: Job, first: ToolCallDecision, signal: AbortSignal): Promise<ToolCallDecision> {
     let d = first;
     const until = first.waitUntil ? Date.parse(first.waitUntil) : Date.now();
     do {
       const seconds = Math.min(toolCallWaitMaxSeconds, Math.max(1, Math.ceil((until - Date.now()) / 1000)));
-      d = await this.client.toolCallWait(job.run, job.token, first.call, seconds, signal);
+      try {
+        d = await this.client.toolCallWait(job.run, job.token, first.call, seconds, signal);
+      } catch (e) {
+        if (e instanceof HubError || signal.aborted) throw e;
+        await sleep(1000);
+      }
     } while (d.decision === "prompt" && Date.now() < until && !signal.aborted);
     return d;
   }
