@@ -55,7 +55,7 @@ test("the governing entry: the one naming plugin and tool, else the one naming t
 
 /** An agent's call of `tool` in session `sessionKey` of a plugin that is not built in and not trusted, with `over` changed. */
 const ask = (tool: string, sessionKey: string, over: Partial<ApprovalAsk> = {}): ApprovalAsk => ({
-  plugin: tool.slice(0, tool.indexOf(".")), tool, caller: "agent", sessionKey, disableModelInvocation: false, builtin: false, trusted: true, ...over,
+  plugin: tool.slice(0, tool.indexOf(".")), tool, caller: "agent", sessionKey, disableModelInvocation: false, builtin: false, trusted: true, kind: "sync", ...over,
 });
 
 test("the approval mode of a call, exactly as the contract orders it", () => {
@@ -141,7 +141,6 @@ test("a call of kind http (issue 18): no entry names it → prompt, lifted once 
     [{ trusted: true }, { mode: "auto", why: "default", index: null }],
     [{ caller: "owner", sessionKey: "owner:me", trusted: true }, { mode: "auto", why: "default", index: null }],
     [{ kind: "sync", builtin: true }, { mode: "auto", why: "default", index: null }],
-    [{ kind: undefined, builtin: true }, { mode: "auto", why: "default", index: null }],
     [{ plugin: "search", tool: "search.find", trusted: true }, { mode: "auto", why: "plugin", index: 3 }],
     [{ plugin: "dangerous", tool: "dangerous.x", trusted: true }, { mode: "deny", why: "plugin", index: 2 }],
     [{ plugin: "review", tool: "review.x", trusted: true }, { mode: "prompt", why: "plugin", index: 4 }],

@@ -119,6 +119,36 @@ test("trust by plugin and manifest digest: an \"always allow\" answered while th
   }
 });
 
+test("kind http (issue 18): with no approvals entry an agent's call asks even of a built-in plugin, the card names the kind; always allow after the hold trusts it and leaves no grant; an entry or the owner's own call is not asked", async () => {
+  const f = await hubFixture(toolRules([{ plugin: "feeds", mode: "auto" }], ["weather.*", "feeds.*"], 0));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const http = (tool: string, o: Partial<ToolCallBody> = {}) => callBody(tool, { kind: "http", builtIn: true, ...o });
+    const first = await client.toolCall(job.run, job.token, http("weather.now"));
+    assert.deepEqual([first.decision, first.card], ["prompt", 1]);
+    assert.deepEqual(f.running.hub.store.view.get("calls", first.call)!.kind, "http");
+    const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
+    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool weather.now (kind http).\nArguments: {"name":"Ada"}\n`
+      + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${digestA}) until its definitions change.`);
+    // Another kind of the same built-in plugin, no entry: runs at once.
+    assert.equal((await client.toolCall(job.run, job.token, callBody("weather.sync", { builtIn: true }))).decision, "allow");
+    // An entry decides an http tool as any other; the owner is not asked about their own call.
+    assert.equal((await client.toolCall(job.run, job.token, http("feeds.read"))).decision, "allow");
+    assert.equal((await owner.ownerToolCall(http("weather.now"))).decision, "allow");
+    // Answered after the hold (0 s): "always allow" trusts the plugin at this digest, and no one-use grant is kept.
+    await owner.answer(1, { choice: 1 });
+    assert.equal(f.running.hub.store.view.get("grants", `alerts:s1\u0000weather.now\u0000${digestA}`), undefined);
+    const next = await client.toolCall(job.run, job.token, http("weather.now"));
+    assert.deepEqual([next.decision, next.card, f.running.hub.store.view.get("calls", next.call)!.why], ["allow", undefined, "default"]);
+    // Another digest asks again.
+    assert.equal((await client.toolCall(job.run, job.token, http("weather.now", { manifestDigest: digestB }))).decision, "prompt");
+  } finally {
+    await f.close();
+  }
+});
+
 test("a prompt answered after the hold: the agent was told to end its turn, the answer wakes the lane and the next call passes once (allow once) or is denied once", async () => {
   const f = await hubFixture(toolRules([{ plugin: "files", tool: "files.write", mode: "prompt" }], ["files.*"], 0));
   try {

@@ -704,8 +704,8 @@ export interface ApprovalAsk {
   builtin: boolean;
   /** Whether the trust list holds this plugin at its current manifest digest (an earlier "always allow"). */
   trusted: boolean;
-  /** The tool's kind (`approvalDefault`: `http` asks when no entry names it); absent: a tool plugin's, `auto`. */
-  kind?: string;
+  /** The tool's kind (`sync`, `async`, `service`, `mcp`, `http`): `approvalDefault` when no entry names the tool. */
+  kind: string;
 }
 
 /**
@@ -736,7 +736,7 @@ export function approvalOf(approvals: readonly ApprovalRule[], ask: ApprovalAsk)
   const entry = approvalRuleFor(approvals, ask.plugin, ask.tool);
   let verdict: ApprovalVerdict = entry
     ? { mode: entry.rule.mode, why: entry.rule.tool === null ? "plugin" : "tool", index: entry.index }
-    : { mode: ask.trusted ? "auto" : approvalDefault(ask.kind ?? "sync"), why: "default", index: null };
+    : { mode: ask.trusted ? "auto" : approvalDefault(ask.kind), why: "default", index: null };
   if (verdict.mode === "prompt" && entry && entry.rule.allow_session_keys.some((k) => starMatch(k, ask.sessionKey))) verdict = { ...verdict, mode: "auto", why: "session" };
   if (ask.caller === "owner") return verdict.mode === "prompt" ? { ...verdict, mode: "auto", why: "owner" } : verdict;
   if (verdict.mode === "auto" && !ask.builtin && !ask.trusted) return { ...verdict, mode: "prompt", why: "firstUse" };
