@@ -149,6 +149,41 @@ test("kind http (issue 18): with no approvals entry an agent's call asks even of
   }
 });
 
+test("answers after the hold: allow once leaves a one-use grant, also for a first use; always allow of a first use trusts instead, of an approvals prompt leaves a grant; a deny entry's allow_session_keys let nothing through", async () => {
+  const approvals = [{ plugin: "files", tool: "files.write", mode: "prompt" }, { plugin: "blocked", mode: "deny", allow_session_keys: ["alerts:*"] }];
+  const f = await hubFixture(toolRules(approvals, ["files.*", "search.*", "maps.*", "blocked.*"], 0));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const grant = (tool: string) => f.running.hub.store.view.get("grants", `alerts:s1\u0000${tool}\u0000${digestA}`);
+    const answeredAfter = async (body: ToolCallBody, choice: number) => {
+      const d = await client.toolCall(job.run, job.token, body);
+      assert.equal(d.decision, "prompt", body.tool);
+      await owner.answer(d.card!, { choice });
+      return d.card!;
+    };
+    assert.equal((await client.toolCall(job.run, job.token, callBody("blocked.rm", { builtIn: true }))).decision, "deny");
+    // Allow once of a first use: a grant; the next call passes on it, the one after asks again.
+    const once = await answeredAfter(callBody("search.find"), 0);
+    assert.deepEqual(grant("search.find")?.decision, "allow");
+    const next = await client.toolCall(job.run, job.token, callBody("search.find"));
+    assert.deepEqual([next.decision, next.card, f.running.hub.store.view.get("calls", next.call)!.why], ["allow", once, "grant"]);
+    assert.equal((await client.toolCall(job.run, job.token, callBody("search.find"))).decision, "prompt");
+    // Always allow of a first use: trust, no grant.
+    await answeredAfter(callBody("maps.route"), 1);
+    assert.equal(grant("maps.route"), undefined);
+    assert.equal(f.running.hub.store.view.get("calls", (await client.toolCall(job.run, job.token, callBody("maps.route"))).call)!.why, "default");
+    // Always allow of an approvals entry's prompt: the entry asks every call, so the answer is a one-use grant.
+    const always = await answeredAfter(callBody("files.write", { builtIn: true }), 1);
+    assert.deepEqual(grant("files.write")?.decision, "allow");
+    const write = await client.toolCall(job.run, job.token, callBody("files.write", { builtIn: true }));
+    assert.deepEqual([write.decision, write.card], ["allow", always]);
+  } finally {
+    await f.close();
+  }
+});
+
 test("a prompt answered after the hold: the agent was told to end its turn, the answer wakes the lane and the next call passes once (allow once) or is denied once", async () => {
   const f = await hubFixture(toolRules([{ plugin: "files", tool: "files.write", mode: "prompt" }], ["files.*"], 0));
   try {
