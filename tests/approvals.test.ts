@@ -55,7 +55,7 @@ test("the governing entry: the one naming plugin and tool, else the one naming t
 
 /** An agent's call of `tool` in session `sessionKey` of a plugin that is not built in and not trusted, with `over` changed. */
 const ask = (tool: string, sessionKey: string, over: Partial<ApprovalAsk> = {}): ApprovalAsk => ({
-  plugin: tool.slice(0, tool.indexOf(".")), tool, caller: "agent", sessionKey, disableModelInvocation: false, builtin: false, trusted: true, ...over,
+  plugin: tool.slice(0, tool.indexOf(".")), tool, caller: "agent", sessionKey, disableModelInvocation: false, builtin: false, trusted: true, kind: "sync", ...over,
 });
 
 test("the approval mode of a call, exactly as the contract orders it", () => {
@@ -129,4 +129,21 @@ test("star patterns mean what a reference regular expression means, on every pat
 
 test("approvalDefault (issue 18): a declarative plugin's HTTP tool asks first when no entry names it; every other kind runs", () => {
   assert.deepEqual(["http", "sync", "async", "service", "mcp"].map(approvalDefault), ["prompt", "auto", "auto", "auto", "auto"]);
+});
+
+test("a call of kind http (issue 18): no entry names it → prompt, lifted once the plugin is trusted at this digest; an entry decides as for any kind; the owner is not asked", () => {
+  const ask = (o: Partial<ApprovalAsk>): ApprovalAsk => ({
+    plugin: "weather", tool: "weather.now", caller: "agent", sessionKey: "triage:1", disableModelInvocation: false, builtin: false, trusted: false, kind: "http", ...o,
+  });
+  const cases: [Partial<ApprovalAsk>, ReturnType<typeof approvalOf>][] = [
+    [{}, { mode: "prompt", why: "default", index: null }],
+    [{ builtin: true }, { mode: "prompt", why: "default", index: null }],
+    [{ trusted: true }, { mode: "auto", why: "default", index: null }],
+    [{ caller: "owner", sessionKey: "owner:me", trusted: true }, { mode: "auto", why: "default", index: null }],
+    [{ kind: "sync", builtin: true }, { mode: "auto", why: "default", index: null }],
+    [{ plugin: "search", tool: "search.find", trusted: true }, { mode: "auto", why: "plugin", index: 3 }],
+    [{ plugin: "dangerous", tool: "dangerous.x", trusted: true }, { mode: "deny", why: "plugin", index: 2 }],
+    [{ plugin: "review", tool: "review.x", trusted: true }, { mode: "prompt", why: "plugin", index: 4 }],
+  ];
+  for (const [o, want] of cases) assert.deepEqual(approvalOf(approvals, ask(o)), want, JSON.stringify(o));
 });

@@ -12,7 +12,11 @@
  *   N", the agent ends its turn and the run ends; the owner answers "allow once"; the lane wakes, the session resumes
  *   and the repeated call passes;
  * - reader: an agent with access "read" (Claude Code's plan mode, which refuses tools not marked read-only; Codex's
- *   read-only sandbox) may call the offered tool.
+ *   read-only sandbox) may call the offered tool;
+ * - first: the first call of another plugin that is not built in (`hello-node`, no approvals entry) asks; nobody
+ *   answers within the hold: the call answers "awaiting approval, card N — end your turn…", the run ends; the owner
+ *   answers "allow once" through POST /v1/cards/:id/answer; the lane wakes, the same session resumes, the repeated call
+ *   passes on that answer; the receipt carries the plugin's answer and `why` shows the calls and the approval.
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -26,10 +30,10 @@ import type { OwnerCard, RunView, State } from "../src/protocol/responses.js";
 /** rules.json `approvalWaitSeconds` of these scenarios: long enough for the test to answer a card while a call is held. */
 const holdSeconds = 10;
 
-/** How each CLI names the tool `hello-python.greet` of the server `agent-autoloop` to its model. */
+/** How each CLI names the tool `<plugin>.greet` of the server `agent-autoloop` to its model. */
 const toolCall = {
-  claude: (input: Record<string, unknown>): Reply => ({ tool: "mcp__agent-autoloop__hello-python_greet", input }),
-  codex: (input: Record<string, unknown>): Reply => ({ tool: "hello_python_greet", namespace: "mcp__agent_autoloop", input }),
+  claude: (plugin: string, input: Record<string, unknown>): Reply => ({ tool: `mcp__agent-autoloop__${plugin}_greet`, input }),
+  codex: (plugin: string, input: Record<string, unknown>): Reply => ({ tool: `${plugin.replaceAll("-", "_")}_greet`, namespace: "mcp__agent_autoloop", input }),
 } as const;
 
 /** Registers the tool scenarios for one built-in agent plugin. */
@@ -54,7 +58,8 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
     }
     // Not checked against `turn.tools`: both CLIs may defer MCP tools behind their tool search (Claude Code 2.1.332
     // sends `ToolSearch` instead of them) and still take a call by the name.
-    return toolCall[agent]({ name: scenario === "approve" ? "Grace" : "Ada" });
+    const name = scenario === "approve" ? "Grace" : scenario === "first" ? "Alan" : "Ada";
+    return toolCall[agent](scenario === "first" ? "hello-node" : "hello-python", { name });
   }
 
   const cli = (...args: string[]) => hub!.cli(...args);
@@ -73,12 +78,15 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
 
   const runsOf = (s: State, rule: string): RunView[] => s.runs.filter((r) => r.rule === rule).reverse();
   const openCard = (s: State, rule: string): OwnerCard | undefined => s.cards.find((c) => c.rule === rule && c.state === "open" && c.title === "Allow hello-python.greet?");
+  /** The tool call, trust and card lines of `why <run>` (not the deliveries, whose moment varies), durations blanked. */
+  const callLines = (why: string, tool: string): string[] =>
+    why.split("\n").map((l) => l.replace(/^\S+ \S+ {2}/, "").replace(/\(\d+ ms\)/, "(… ms)")).filter((l) => l.startsWith(`tool ${tool} `) || l.startsWith("plugin ") || (l.startsWith("card #") && !l.includes(" delivered to ")));
 
   before(async () => {
     if (skip) return;
     model = await startFakeModel(script);
     mkdirSync(project, { recursive: true });
-    const scenarios = ["greet", "approve", "reader"];
+    const scenarios = ["greet", "approve", "reader", "first"];
     hub = await realHub(dir, model.url, {
       timezone: "UTC",
       sources: { lab: { name: "Lab" } },
@@ -88,9 +96,11 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
       approvalWaitSeconds: holdSeconds,
       rules: scenarios.map((s) => ({
         name: s, when: { source: "lab", types: [`${s}.*`] }, to: s === "reader" ? "reader" : agent, cwd: project, prompt: `SCENARIO:${s}`,
-        tools: ["hello-python.greet"],
+        tools: [s === "first" ? "hello-node.greet" : "hello-python.greet"],
       })),
-    }, (home) => cpSync(join(engine, "examples", "tool-plugins", "hello-python"), join(home, "plugins", "hello-python"), { recursive: true }));
+    }, (home) => {
+      for (const p of ["hello-python", "hello-node"]) cpSync(join(engine, "examples", "tool-plugins", p), join(home, "plugins", p), { recursive: true });
+    });
   });
 
   after(async () => {
@@ -114,7 +124,7 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
     const calls = why.split("\n").filter((l) => / tool hello-python\.greet /.test(l)).map((l) => l.replace(/^.*? tool /, "tool ").replace(/\(\d+ ms\)/, "(… ms)"));
     assert.deepEqual(calls, [
       `tool hello-python.greet (greet:): asks the owner on card ${card.id}`,
-      "tool hello-python.greet (greet:): allow",
+      `tool hello-python.greet (greet:): allow — the answer on card ${card.id}`,
       "tool hello-python.greet (greet:): ok (… ms)",
     ], why);
   });
@@ -140,5 +150,39 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
     await post("reader.opened");
     const [run] = await waitFor((s) => runsOf(s, "reader")[0]?.state === "done" && runsOf(s, "reader"), "the run to end");
     assert.equal(run!.summary, "Done: the tool said hello, Ada", "trusted since greet: no card");
+  });
+
+  test(`${agent}: the first use of a plugin not built in, left unanswered, ends the turn; "allow once" over /v1 resumes the session and the call passes`, { skip: skip ?? false }, async () => {
+    await post("first.opened");
+    const [first] = await waitFor((s) => runsOf(s, "first")[0]?.state === "done" && runsOf(s, "first"), "the first run to end");
+    const card = (await ownerState()).cards.find((c) => c.rule === "first" && c.title === "Allow hello-node.greet?")!;
+    assert.ok(card, "the approval card");
+    assert.equal(card.kind, "ask");
+    assert.deepEqual(card.options, ["allow once", "always allow", "deny"]);
+    assert.match(card.text, /^Run \d+ \(session first:\) wants to call tool hello-node\.greet \(kind sync\)\.\nArguments: \{"name":"Alan"\}\nThis is an agent's first call of plugin hello-node/);
+    assert.equal(first!.summary, `Done: waiting for the owner's approval on card ${card.id}`);
+    assert.equal(results.get("first")?.length, 1);
+    assert.ok(results.get("first")![0]!.includes(`awaiting approval, card ${card.id} — end your turn; you will be resumed`), results.get("first")![0]);
+    // The owner answers "allow once" over the real endpoint, as a channel or the console would.
+    const res = await fetch(`${hub!.url}/v1/cards/${card.id}/answer`, {
+      method: "POST", headers: { authorization: `Bearer ${hub!.owner}`, "content-type": "application/json" }, body: JSON.stringify({ choice: 0 }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    const runs = await waitFor((s) => runsOf(s, "first").length === 2 && runsOf(s, "first")[1]!.state === "done" && runsOf(s, "first"), "the resumed run to end");
+    assert.equal(runs[1]!.summary, "Done: the tool said hello, Alan");
+    assert.equal(runs[1]!.session, first!.session, "the answer resumed the session");
+    assert.equal(results.get("first")?.length, 2);
+    assert.match(results.get("first")![1]!, /hello, Alan/);
+    assert.deepEqual(callLines(await cli("why", String(first!.id)), "hello-node.greet"), [
+      `card #${card.id} ask: Allow hello-node.greet?`,
+      `tool hello-node.greet (first:): asks the owner on card ${card.id}`,
+      `tool hello-node.greet (first:): awaiting approval on card ${card.id}`,
+      `card #${card.id} answered: allow once (by owner)`,
+    ]);
+    // "Allow once" trusted nothing (no `plugin hello-node trusted` line): a later first use asks again.
+    assert.deepEqual(callLines(await cli("why", String(runs[1]!.id)), "hello-node.greet"), [
+      `tool hello-node.greet (first:): allow — the answer on card ${card.id}`,
+      "tool hello-node.greet (first:): ok (… ms)",
+    ]);
   });
 }

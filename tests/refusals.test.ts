@@ -251,7 +251,7 @@ test("every refusal of every endpoint: exact status and text, and nothing writte
 /** The refusals of the tool-call endpoints (issue 16): run token, path, query, body; the callback takes no key. */
 function toolCallRows(): Row[] {
   const calls = `/v1/runs/${run}/tools/calls`;
-  const body = { tool: "hello-python.greet", argsDigest: `sha256:${"0".repeat(64)}`, preview: "{}", manifestDigest: "a".repeat(64), builtIn: false, disableModelInvocation: false };
+  const body = { tool: "hello-python.greet", argsDigest: `sha256:${"0".repeat(64)}`, preview: "{}", manifestDigest: "a".repeat(64), builtIn: false, disableModelInvocation: false, kind: "sync" };
   const wrongToken = "the token is wrong or no longer valid (each claim issues a new one)";
   return [
     { endpoint: "toolCall", what: "token", method: "POST", path: calls, body, status: 401, error: missingKey },

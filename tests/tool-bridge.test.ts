@@ -9,6 +9,8 @@
  * - a `deny` answers the reason; a `prompt` that is not answered in time answers "awaiting approval, card N …";
  *   a tool not offered is refused without asking the hub;
  * - a plugin's progress reaches the client as MCP progress; an async plugin's parked call ends with its callback;
+ * - a declarative plugin's HTTP tools (kind http) against a local server: offered beside the tool plugins, asking first
+ *   when no approvals entry names them, the kind on the card and in the audit;
  * - the relay reaches a bridge opened again on the same socket (a restarted worker) without a new handshake;
  * - a socket path longer than a socket address holds is still served at that path (Linux);
  * - through a worker: a `command` agent finds the server's command in AGENT_AUTOLOOP_TOOLS_MCP and calls a tool from
@@ -26,6 +28,8 @@ import { Worker } from "../src/worker/worker.js";
 import { timeline } from "../src/cli/why.js";
 import type { Job, OwnerCard, Why } from "../src/protocol/responses.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { DeclarativeCatalog } from "../src/declarative/index.js";
+import { localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -160,13 +164,13 @@ test("a run's tools: the rule's patterns without hidden tools; the first use ask
   assert.deepEqual(told.filter((l) => l.startsWith("tool ") || l.startsWith("plugin ")).map((l) => l.replace(/sha256 [0-9a-f]{64}/, "sha256 …")), [
     "tool hello-python.greet (alerts:s1): asks the owner on card 1",
     "plugin hello-python trusted at manifest sha256 … (\"always allow\" by owner)",
-    "tool hello-python.greet (alerts:s1): allow",
+    "tool hello-python.greet (alerts:s1): allow — the answer on card 1",
     "tool hello-python.greet (alerts:s1): ok (… ms)",
     "tool hello-python.greet (alerts:s1): allow",
     "tool hello-python.greet (alerts:s1): ok (… ms)",
     "tool steps.run (alerts:s1): asks the owner on card 2",
     "plugin steps trusted at manifest sha256 … (\"always allow\" by owner)",
-    "tool steps.run (alerts:s1): allow",
+    "tool steps.run (alerts:s1): allow — the answer on card 2",
     "tool steps.run (alerts:s1): ok (… ms)",
   ], told.join("\n"));
 });
@@ -189,6 +193,77 @@ test("deny answers the reason; an unanswered prompt answers 'awaiting approval, 
   assert.deepEqual((await reader.listTools()).tools.map((x) => x.annotations), [{ readOnlyHint: true }, { readOnlyHint: true }]);
 });
 
+test("a declarative plugin's HTTP tools (kind http) are offered like the others: they ask first when no approvals entry names them, allow once asks again, always allow trusts; the kind is on the card and in the audit", async () => {
+  const api = await localServer((req, res) => sendJson(res, 200, { data: { city: decodeURIComponent(req.url.split("/")[2] ?? ""), temp: "21C" } }));
+  cleanups.push(() => api.close());
+  const root = tempDir("aa-bridge-http-");
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  writeFiles(join(root, "weather"), {
+    "plugin.json": minimalManifest("weather", { requires: { network: [`127.0.0.1:${api.port}`] }, provides: { tools: ["now"] } }),
+    "tools/now.json": {
+      name: "now", description: "The weather now", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      http: { url: `${api.url}/weather/{{param.city}}`, resultPath: "data" },
+    },
+  });
+  const catalog = new DeclarativeCatalog({ roots: [{ dir: root, origin: "home" }], lang: "en" });
+  assert.deepEqual((await catalog.reload()).loaded, ["weather"]);
+  const f = await fixture(["weather.*", "hello-python.greet"], [{ plugin: "hello-python", mode: "auto" }]);
+  const job = await claim(f, "s7");
+  const bridges = new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {}, data: catalog });
+  cleanups.push(() => bridges.close());
+  const { client } = await connect(f, job, bridges);
+  assert.deepEqual((await client.listTools()).tools.map((x) => [x.name, x.description, x.inputSchema]), [
+    ["weather.now", "The weather now", { type: "object", properties: { city: { type: "string" } }, required: ["city"] }],
+    ["hello-python.greet", "Greet a person", { type: "object", required: ["name"], properties: { name: { type: "string" } } }],
+  ]);
+
+  // Arguments that fail the tool's parameters are refused by the host before anyone is asked or anything is sent.
+  const bad = await client.callTool({ name: "weather.now", arguments: { town: "Paris" } });
+  assert.equal(bad.isError, true);
+  assert.equal((await f.state()).cards.length, 0);
+
+  // No approvals entry names it: kind http asks first; "allow once" while the call is held lets this call run.
+  const first = client.callTool({ name: "weather.now", arguments: { city: "Paris" } });
+  const card1 = await cardOf(f, "weather.now");
+  assert.equal(card1.text, `Run ${job.run} (session alerts:s7) wants to call tool weather.now (kind http).\nArguments: {"city":"Paris"}\n`
+    + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${f.running.hub.store.view.get("calls", 1)!.manifestDigest}) until its definitions change.`);
+  assert.equal(api.seen.length, 0, "nothing sent before the answer");
+  await answer(f, card1.id, 0);
+  assert.deepEqual(await first, { content: [{ type: "text", text: JSON.stringify({ city: "Paris", temp: "21C" }) }] });
+  assert.deepEqual(api.seen.map((x) => [x.method, x.url]), [["GET", "/weather/Paris"]]);
+
+  // Allow once trusted nothing: the next call asks again; "always allow" trusts the plugin at its digest.
+  const second = client.callTool({ name: "weather.now", arguments: { city: "Oslo" } });
+  const card2 = await cardOf(f, "weather.now");
+  assert.notEqual(card2.id, card1.id);
+  await answer(f, card2.id, 1);
+  assert.equal(textOf(await second), JSON.stringify({ city: "Oslo", temp: "21C" }));
+  const third = await client.callTool({ name: "weather.now", arguments: { city: "Rome" } });
+  assert.equal(textOf(third), JSON.stringify({ city: "Rome", temp: "21C" }));
+
+  // The audit: each call a fact with its kind, the arguments' digest (never the arguments), the outcome.
+  const calls = [1, 2, 3].map((id) => f.running.hub.store.view.get("calls", id)!);
+  assert.deepEqual(calls.map((c) => [c.tool, c.kind, c.caller, c.sessionKey, c.why, c.card, c.status]), [
+    ["weather.now", "http", "agent", "alerts:s7", "answer", card1.id, "ok"],
+    ["weather.now", "http", "agent", "alerts:s7", "answer", card2.id, "ok"],
+    ["weather.now", "http", "agent", "alerts:s7", "default", null, "ok"],
+  ], "the third call asked no one");
+  assert.ok(calls.every((c) => /^sha256:[0-9a-f]{64}$/.test(c.argsDigest) && !JSON.stringify(c).includes("Paris")));
+  const why = (await f.call("GET", `/v1/runs/${job.run}/why`, f.keys.owner)).body as Why;
+  const told = timeline(job.run, why.facts).map((l) => l.slice(l.indexOf(" ", l.indexOf(" ") + 1) + 1).replace(/\(\d+ ms\)/, "(… ms)").trim());
+  assert.deepEqual(told.filter((l) => l.startsWith("tool ") || l.startsWith("plugin ")).map((l) => l.replace(/sha256 [0-9a-f]{64}/, "sha256 …")), [
+    `tool weather.now (alerts:s7): asks the owner on card ${card1.id}`,
+    `tool weather.now (alerts:s7): allow — the answer on card ${card1.id}`,
+    "tool weather.now (alerts:s7): ok (… ms)",
+    `tool weather.now (alerts:s7): asks the owner on card ${card2.id}`,
+    "plugin weather trusted at manifest sha256 … (\"always allow\" by owner)",
+    `tool weather.now (alerts:s7): allow — the answer on card ${card2.id}`,
+    "tool weather.now (alerts:s7): ok (… ms)",
+    "tool weather.now (alerts:s7): allow",
+    "tool weather.now (alerts:s7): ok (… ms)",
+  ], told.join("\n"));
+});
+
 test("an async plugin's call is parked; its callback through callback_url ends it, and the agent gets its result", async () => {
   const f = await fixture(["later.wait"], []);
   const job = await claim(f, "s6");
@@ -201,7 +276,7 @@ test("an async plugin's call is parked; its callback through callback_url ends i
   const told = timeline(job.run, why.facts).filter((l) => l.includes(" tool later.wait")).map((l) => l.replace(/^.*? tool /, "tool ").replace(/ until .*$/, " until …").replace(/\(\d+ ms\)/, "(… ms)"));
   assert.deepEqual(told, [
     "tool later.wait (alerts:s6): asks the owner on card 1",
-    "tool later.wait (alerts:s6): allow",
+    "tool later.wait (alerts:s6): allow — the answer on card 1",
     "tool later.wait (alerts:s6): parked as an async task until …",
     "tool later.wait (alerts:s6): ok (… ms)",
   ]);

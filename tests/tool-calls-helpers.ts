@@ -17,8 +17,8 @@ export function toolRules(approvals: unknown[], tools: string[], approvalWaitSec
   };
 }
 
-/** A call body for `tool`: the arguments' digest and preview as the bridge sends them, manifest A, not built in. */
+/** A call body for `tool`: the arguments' digest and preview as the bridge sends them, manifest A, not built in, kind sync. */
 export function callBody(tool: string, o: Partial<ToolCallBody> = {}): ToolCallBody {
-  return { tool, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: digestA, builtIn: false, disableModelInvocation: false, ...o };
+  return { tool, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: digestA, builtIn: false, disableModelInvocation: false, kind: "sync", ...o };
 }
 

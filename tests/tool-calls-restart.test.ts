@@ -3,13 +3,21 @@
  * `npm run build` first) is killed with SIGKILL while calls are parked, and started again on the same home; the
  * callback then completes the call and the waiting caller gets the result, and a deadline that passed meanwhile is a
  * timeout (410). The task ids are nowhere in clear: not in the database file, its WAL, the stream, `why` or the log.
+ * An agent's call held for the owner's answer survives a restart too: the worker's tool bridge keeps waiting while the
+ * hub is away, the answer given to the restarted hub lets the call run, and "always allow" outlives a second restart.
  * Kept apart from tool-calls.test.ts: it runs hub processes, which the kernel's mutation run leaves out.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
-import { makeHome, serveProcess } from "./helpers.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { engine, makeHome, serveProcess, tempDir, until } from "./helpers.js";
+import { ToolBridges } from "../src/worker/tool-bridge.js";
+import type { State } from "../src/protocol/responses.js";
 import { HubClient, HubError } from "../src/protocol/client.js";
 import { callBody, toolRules } from "./tool-calls-helpers.js";
 
@@ -68,6 +76,65 @@ test("a parked call survives a hub restart (a real serve process killed and star
       for (const task of ["survivor-task-id-0001", "late-survivor-task-02", "owner-task-id-000003"]) assert.ok(!bytes.includes(task), `${task} in ${name}`);
     }
     for (const task of ["survivor-task-id-0001", "late-survivor-task-02"]) assert.ok(!logs.join("\n").includes(task));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A port free now on 127.0.0.1 (a restarted hub must listen where the bridge reaches it). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+test("an agent's call held for the owner survives a hub restart: the bridge waits on, the answer to the new hub lets it run; always allow outlives another restart", async () => {
+  const { dir, home, keys } = makeHome(toolRules([], ["hello-python.greet"], 600));
+  cpSync(join(engine, "examples", "tool-plugins", "hello-python"), join(home.plugins, "hello-python"), { recursive: true });
+  const listen = `127.0.0.1:${await freePort()}`;
+  const env = { ...process.env, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" };
+  let hub = await serveProcess(dir, undefined, env, listen);
+  const agentDir = tempDir("aa-restart-agent-");
+  const bridges = new ToolBridges({ url: hub.url, home, lang: "en", log: () => {} });
+  const client = new Client({ name: "test-agent", version: "1" });
+  const restart = async () => {
+    hub.child.kill("SIGKILL");
+    await new Promise((r) => hub.child.once("exit", r));
+    hub = await serveProcess(dir, undefined, env, listen);
+  };
+  const cards = async () => ((await (await fetch(`${hub.url}/v1/state`, { headers: { authorization: `Bearer ${keys.owner}` } })).json()) as State).cards;
+  const text = (r: unknown) => ((r as CallToolResult).content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
+  try {
+    await new HubClient(hub.url, keys.source).postEvent({ id: "e1", type: "alert.x", subject: "s1" });
+    const job = (await new HubClient(hub.url, keys.worker).work({ claim: "c1", wait: 0, running: [], capacity: 1 })).job!;
+    const bridge = await bridges.open(job, agentDir);
+    const [command, ...args] = bridge.offer.command;
+    await client.connect(new StdioClientTransport({ command: command!, args, stderr: "pipe" }));
+
+    // The first use asks; the call is held (600 s) while the hub is killed and started again.
+    const held = client.callTool({ name: "hello-python.greet", arguments: { name: "Ada" } });
+    const card = await until(async () => (await cards()).find((c) => c.title === "Allow hello-python.greet?" && c.state === "open"), 30_000, "the card");
+    await restart();
+    const again = await until(async () => (await cards()).find((c) => c.id === card.id && c.state === "open"), 30_000, "the card after the restart");
+    assert.equal(again.text, card.text);
+    const answered = await fetch(`${hub.url}/v1/cards/${card.id}/answer`, {
+      method: "POST", headers: { authorization: `Bearer ${keys.owner}`, "content-type": "application/json" }, body: JSON.stringify({ choice: 1 }),
+    });
+    assert.equal(answered.status, 200, await answered.text());
+    const r = await held;
+    assert.deepEqual([r.isError ?? false, text(r)], [false, "hello, Ada"]);
+
+    // "Always allow" is a fact: after one more restart the next call runs without a card.
+    await restart();
+    const next = await client.callTool({ name: "hello-python.greet", arguments: { name: "Grace" } });
+    assert.deepEqual([next.isError ?? false, text(next)], [false, "hello, Grace"]);
+    assert.deepEqual((await cards()).filter((c) => c.state === "open"), []);
+  } finally {
+    await client.close().catch(() => {});
+    await bridges.close();
+    await hub.stop();
+    rmSync(agentDir, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -65,13 +65,13 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     const row = f.running.hub.store.view.get("calls", 6)!;
     assert.deepEqual({ ...row, at: 0 }, {
       id: 6, run: job.run, caller: "agent", by: "bot", plugin: "hello-python", tool: "hello-python.greet", sessionKey: "alerts:s1",
-      argsDigest: toolArgsDigest(args), manifestDigest: digestA, builtIn: true, decision: "prompt", why: "tool", approval: 0, reason: null,
+      argsDigest: toolArgsDigest(args), manifestDigest: digestA, builtIn: true, kind: "sync", decision: "prompt", why: "tool", approval: 0, reason: null,
       card: 1, waitUntil: row.at + 60_000, status: "asking", durationMs: null, at: 0, endedAt: null, deadline: null, result: null, reported: null,
     });
     assert.equal(f.running.hub.store.view.get("calls", 10)!.sessionKey, "owner:owner");
     const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
     assert.deepEqual([card.title, card.options, card.run, card.lane], ["Allow hello-python.greet?", ["allow once", "always allow", "deny"], job.run, "s1"]);
-    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet.\nArguments: {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
+    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet (kind sync).\nArguments: {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
     const second = (await f.state()).cards.find((c: OwnerCard) => c.id === 2)!;
     assert.match(second.text, new RegExp(`This is an agent's first call of plugin search \\(manifest sha256 ${digestA}\\)`));
 
@@ -114,6 +114,71 @@ test("trust by plugin and manifest digest: an \"always allow\" answered while th
     assert.deepEqual({ ...f.running.hub.store.view.get("trust", `search\u0000${digestA}`)!, at: 0 }, { plugin: "search", digest: digestA, card: 1, by: "owner", at: 0 });
     const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
     assert.ok(lines.includes(`plugin search trusted at manifest sha256 ${digestA} ("always allow" by owner)`), lines.join("\n"));
+  } finally {
+    await f.close();
+  }
+});
+
+test("kind http (issue 18): with no approvals entry an agent's call asks even of a built-in plugin, the card names the kind; always allow after the hold trusts it and leaves no grant; an entry or the owner's own call is not asked", async () => {
+  const f = await hubFixture(toolRules([{ plugin: "feeds", mode: "auto" }], ["weather.*", "feeds.*"], 0));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const http = (tool: string, o: Partial<ToolCallBody> = {}) => callBody(tool, { kind: "http", builtIn: true, ...o });
+    const first = await client.toolCall(job.run, job.token, http("weather.now"));
+    assert.deepEqual([first.decision, first.card], ["prompt", 1]);
+    assert.deepEqual(f.running.hub.store.view.get("calls", first.call)!.kind, "http");
+    const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
+    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool weather.now (kind http).\nArguments: {"name":"Ada"}\n`
+      + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${digestA}) until its definitions change.`);
+    // Another kind of the same built-in plugin, no entry: runs at once.
+    assert.equal((await client.toolCall(job.run, job.token, callBody("weather.sync", { builtIn: true }))).decision, "allow");
+    // An entry decides an http tool as any other; the owner is not asked about their own call.
+    assert.equal((await client.toolCall(job.run, job.token, http("feeds.read"))).decision, "allow");
+    assert.equal((await owner.ownerToolCall(http("weather.now"))).decision, "allow");
+    // Answered after the hold (0 s): "always allow" trusts the plugin at this digest, and no one-use grant is kept.
+    await owner.answer(1, { choice: 1 });
+    assert.equal(f.running.hub.store.view.get("grants", `alerts:s1\u0000weather.now\u0000${digestA}`), undefined);
+    const next = await client.toolCall(job.run, job.token, http("weather.now"));
+    assert.deepEqual([next.decision, next.card, f.running.hub.store.view.get("calls", next.call)!.why], ["allow", undefined, "default"]);
+    // Another digest asks again.
+    assert.equal((await client.toolCall(job.run, job.token, http("weather.now", { manifestDigest: digestB }))).decision, "prompt");
+  } finally {
+    await f.close();
+  }
+});
+
+test("answers after the hold: allow once leaves a one-use grant, also for a first use; always allow of a first use trusts instead, of an approvals prompt leaves a grant; a deny entry's allow_session_keys let nothing through", async () => {
+  const approvals = [{ plugin: "files", tool: "files.write", mode: "prompt" }, { plugin: "blocked", mode: "deny", allow_session_keys: ["alerts:*"] }];
+  const f = await hubFixture(toolRules(approvals, ["files.*", "search.*", "maps.*", "blocked.*"], 0));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const grant = (tool: string) => f.running.hub.store.view.get("grants", `alerts:s1\u0000${tool}\u0000${digestA}`);
+    const answeredAfter = async (body: ToolCallBody, choice: number) => {
+      const d = await client.toolCall(job.run, job.token, body);
+      assert.equal(d.decision, "prompt", body.tool);
+      await owner.answer(d.card!, { choice });
+      return d.card!;
+    };
+    assert.equal((await client.toolCall(job.run, job.token, callBody("blocked.rm", { builtIn: true }))).decision, "deny");
+    // Allow once of a first use: a grant; the next call passes on it, the one after asks again.
+    const once = await answeredAfter(callBody("search.find"), 0);
+    assert.deepEqual(grant("search.find")?.decision, "allow");
+    const next = await client.toolCall(job.run, job.token, callBody("search.find"));
+    assert.deepEqual([next.decision, next.card, f.running.hub.store.view.get("calls", next.call)!.why], ["allow", once, "grant"]);
+    assert.equal((await client.toolCall(job.run, job.token, callBody("search.find"))).decision, "prompt");
+    // Always allow of a first use: trust, no grant.
+    await answeredAfter(callBody("maps.route"), 1);
+    assert.equal(grant("maps.route"), undefined);
+    assert.equal(f.running.hub.store.view.get("calls", (await client.toolCall(job.run, job.token, callBody("maps.route"))).call)!.why, "default");
+    // Always allow of an approvals entry's prompt: the entry asks every call, so the answer is a one-use grant.
+    const always = await answeredAfter(callBody("files.write", { builtIn: true }), 1);
+    assert.deepEqual(grant("files.write")?.decision, "allow");
+    const write = await client.toolCall(job.run, job.token, callBody("files.write", { builtIn: true }));
+    assert.deepEqual([write.decision, write.card], ["allow", always]);
   } finally {
     await f.close();
   }

@@ -135,7 +135,7 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
     if (!check.ok) return check.status === "refused" ? refused(String(check.code), check.message) : failed("error", check.code, check.message);
     const decision = await audit.decide({
       tool: qualified, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: check.digest,
-      builtIn: check.builtIn, disableModelInvocation: check.disableModelInvocation,
+      builtIn: check.builtIn, disableModelInvocation: check.disableModelInvocation, kind: check.pluginType,
     });
     if (decision.decision !== "allow") return refused("tools.denied", localize(decision.reason ?? decision.decision, lang));
     const o = await host.call(qualified, args, {

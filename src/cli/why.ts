@@ -90,13 +90,15 @@ function eventLine(r: EventFactRow, lang: Lang): string {
 }
 
 /**
- * A tool call as the timeline tells it, once per status it reaches: allowed, asking the owner, awaiting approval,
+ * A tool call as the timeline tells it, once per status it reaches: allowed (by the answer on its card, if one),
+ * asking the owner, awaiting approval,
  * denied with why, parked until its deadline, and how it ended. Null for a status it does not tell.
  */
 function toolCallLine(call: ToolCallFactRow, lang: Lang): string | null {
   const p = { tool: call.tool, session: call.sessionKey, card: call.card ?? "-" };
   switch (call.status) {
-    case "allowed": return t(lang, "why.tool.allowed", p);
+    // Allowed by the owner's answer (while held, or a grant after the hold): the card that decided it.
+    case "allowed": return t(lang, call.card === null ? "why.tool.allowed" : "why.tool.allowedOnCard", p);
     case "asking": return t(lang, "why.tool.asking", p);
     case "awaiting_approval": return t(lang, "why.tool.awaiting", p);
     case "denied": return t(lang, "why.tool.denied", { ...p, reason: call.reason ?? "-" });

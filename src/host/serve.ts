@@ -196,7 +196,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     supervisor.start("worker", async (signal) => {
       // The same worker again after it threw (it still watches its runs); a new one after it was stopped (a fault or
       // shutdown), which picks up the runs of the old one from their folders.
-      if (!worker || stopped) worker = new Worker({ url, key: wc.key, name: wc.name, capacity: wc.capacity, home, lang: opts.lang, log, plugins: hub.plugins });
+      if (!worker || stopped) worker = new Worker({ url, key: wc.key, name: wc.name, capacity: wc.capacity, home, lang: opts.lang, log, plugins: hub.plugins, data: hub.declarative });
       const w = worker;
       stopped = false;
       const onAbort = () => {

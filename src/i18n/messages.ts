@@ -266,8 +266,9 @@ const catalog = {
   "tools.conf.timeout": { zh: "超时后整个进程组被结束", en: "a timeout ends its whole process group" },
   // tool calls through the hub (issue 16): decisions, approval cards, outcomes, async callbacks
   "tools.calls.card.title": { zh: "允许 {tool} 吗？", en: "Allow {tool}?" },
-  "tools.calls.card.text": { zh: "第 {run} 轮（会话 {session}）要调用工具 {tool}。\n参数：{preview}\n{why}", en: "Run {run} (session {session}) wants to call tool {tool}.\nArguments: {preview}\n{why}" },
+  "tools.calls.card.text": { zh: "第 {run} 轮（会话 {session}）要调用工具 {tool}（类型 {kind}）。\n参数：{preview}\n{why}", en: "Run {run} (session {session}) wants to call tool {tool} (kind {kind}).\nArguments: {preview}\n{why}" },
   "tools.calls.card.firstUse": { zh: "这是 Agent 第一次调用插件 {plugin}（manifest sha256 {digest}）。答“总是允许”就信任它，直到它的 manifest 改变。", en: "This is an agent's first call of plugin {plugin} (manifest sha256 {digest}). \"Always allow\" trusts it until its manifest changes." },
+  "tools.calls.card.kind": { zh: "rules.json 的 approvals 没有提到插件 {plugin}，{kind} 类型的工具默认每次先问你。答“总是允许”就信任它（sha256 {digest}），直到它的定义改变。", en: "No entry of rules.json's approvals names plugin {plugin}: tools of kind {kind} ask you first by default. \"Always allow\" trusts it (sha256 {digest}) until its definitions change." },
   "tools.calls.card.rule": { zh: "rules.json 的 approvals[{index}] 要求每次调用都先问你。", en: "approvals[{index}] of rules.json asks you before each call." },
   "tools.calls.option.once": { zh: "允许这一次", en: "allow once" },
   "tools.calls.option.always": { zh: "总是允许", en: "always allow" },
@@ -745,6 +746,7 @@ const catalog = {
   "status.noCost": { zh: "{n} 轮没报费用", en: "{n} without cost" },
   // `agent-autoloop why`
   "why.tool.allowed": { zh: "工具 {tool}（{session}）：允许", en: "tool {tool} ({session}): allow" },
+  "why.tool.allowedOnCard": { zh: "工具 {tool}（{session}）：允许——卡片 {card} 上的回答", en: "tool {tool} ({session}): allow — the answer on card {card}" },
   "why.tool.asking": { zh: "工具 {tool}（{session}）：在卡片 {card} 上问本人", en: "tool {tool} ({session}): asks the owner on card {card}" },
   "why.tool.awaiting": { zh: "工具 {tool}（{session}）：等待卡片 {card} 的审批", en: "tool {tool} ({session}): awaiting approval on card {card}" },
   "why.tool.denied": { zh: "工具 {tool}（{session}）：拒绝——{reason}", en: "tool {tool} ({session}): denied — {reason}" },

@@ -704,6 +704,8 @@ export interface ApprovalAsk {
   builtin: boolean;
   /** Whether the trust list holds this plugin at its current manifest digest (an earlier "always allow"). */
   trusted: boolean;
+  /** The tool's kind (`sync`, `async`, `service`, `mcp`, `http`): `approvalDefault` when no entry names the tool. */
+  kind: string;
 }
 
 /**
@@ -723,17 +725,19 @@ export interface ApprovalVerdict {
  * The approval mode of one call (spec tool-plugins.md §8; issue 16), in this order: a tool the manifest hides from
  * models (`disable_model_invocation`) is refused to agents; then the entry naming plugin and tool, else the plugin
  * alone, else `auto`; a `prompt` entry lets the sessions of its `allow_session_keys` through (as the public
- * implementation, the list applies to `prompt` only: `deny` stays a refusal); the owner's own call is never
- * prompted (`deny` still refuses it); an agent's `auto` call of a plugin that is not built in becomes `prompt` until
- * the trust list holds the plugin at its current manifest digest. Pure.
+ * implementation, the list applies to `prompt` only: `deny` stays a refusal); no entry: `approvalDefault` of the
+ * tool's kind (`prompt` for an HTTP tool, which an "always allow" — the trust list holding the plugin at this digest
+ * — lifts, like a first use); the owner's own call is never prompted (`deny` still refuses it); an agent's `auto` call
+ * of a plugin that is not built in becomes `prompt` until the trust list holds the plugin at its current manifest
+ * digest. Pure.
  */
 export function approvalOf(approvals: readonly ApprovalRule[], ask: ApprovalAsk): ApprovalVerdict {
   if (ask.caller === "agent" && ask.disableModelInvocation) return { mode: "deny", why: "hidden", index: null };
   const entry = approvalRuleFor(approvals, ask.plugin, ask.tool);
   let verdict: ApprovalVerdict = entry
     ? { mode: entry.rule.mode, why: entry.rule.tool === null ? "plugin" : "tool", index: entry.index }
-    : { mode: "auto", why: "default", index: null };
-  if (verdict.mode === "prompt" && entry!.rule.allow_session_keys.some((k) => starMatch(k, ask.sessionKey))) verdict = { ...verdict, mode: "auto", why: "session" };
+    : { mode: ask.trusted ? "auto" : approvalDefault(ask.kind), why: "default", index: null };
+  if (verdict.mode === "prompt" && entry && entry.rule.allow_session_keys.some((k) => starMatch(k, ask.sessionKey))) verdict = { ...verdict, mode: "auto", why: "session" };
   if (ask.caller === "owner") return verdict.mode === "prompt" ? { ...verdict, mode: "auto", why: "owner" } : verdict;
   if (verdict.mode === "auto" && !ask.builtin && !ask.trusted) return { ...verdict, mode: "prompt", why: "firstUse" };
   return verdict;

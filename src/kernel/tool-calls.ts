@@ -4,8 +4,9 @@
  * how it ended. Pure, like the rest of the kernel.
  *
  *   call        → checks (run going on, calls per run, offered by the run's rule) → approval (rules.ts `approvalOf`:
- *                 exact plugin+tool, plugin, default auto; allow_session_keys; disable_model_invocation; first use of a
- *                 plugin that is not built in and not trusted at its manifest digest) → allow | deny | prompt.
+ *                 exact plugin+tool, plugin, default by the tool's kind — auto, prompt for http until trusted;
+ *                 allow_session_keys; disable_model_invocation; first use of a plugin that is not built in and not
+ *                 trusted at its manifest digest) → allow | deny | prompt.
  *   prompt      → an ask card "allow once / always allow / deny"; the agent's call is held until `waitUntil`
  *                 (rules.json `approvalWaitSeconds`); then `awaiting_approval` (deadline `toolWait`).
  *   answer      → while held: decides the call itself; after: a one-use grant for the next call of the same tool in
@@ -97,7 +98,7 @@ function newCall(c: Ctx, run: RunRow | null, by: string, sessionKey: string, bod
   const plugin = body.tool.slice(0, body.tool.indexOf("."));
   return {
     id: c.nextId("call"), run: run?.id ?? null, caller: run ? "agent" : "owner", by, plugin, tool: body.tool, sessionKey,
-    argsDigest: body.argsDigest, manifestDigest: body.manifestDigest, builtIn: body.builtIn, decision: "deny", why: "default",
+    argsDigest: body.argsDigest, manifestDigest: body.manifestDigest, builtIn: body.builtIn, kind: body.kind, decision: "deny", why: "default",
     approval: null, reason: null, card: null, waitUntil: null, status: "denied", durationMs: null, at: c.now, endedAt: null,
     deadline: null, result: null, reported: null,
   };
@@ -131,7 +132,7 @@ export function agentToolCall(c: Ctx, run: RunRow, body: ToolCallBody): Reply {
   }
   const verdict = approvalOf(approvalsOf(c.rules), {
     plugin: call.plugin, tool: body.tool, caller: "agent", sessionKey, disableModelInvocation: body.disableModelInvocation,
-    builtin: body.builtIn, trusted: c.tx.get("trust", trustKey(call.plugin, body.manifestDigest)) !== undefined,
+    builtin: body.builtIn, trusted: c.tx.get("trust", trustKey(call.plugin, body.manifestDigest)) !== undefined, kind: body.kind,
   });
   call.why = verdict.why;
   call.approval = verdict.index;
@@ -161,13 +162,13 @@ function allow(c: Ctx, call: ToolCallRow): Reply {
 
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
 function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: ToolCallBody): Reply {
-  const why = call.why === "firstUse"
-    ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
+  const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
+    : call.why === "default" ? c.msg("tools.calls.card.kind", { plugin: call.plugin, kind: body.kind, digest: body.manifestDigest })
     : c.msg("tools.calls.card.rule", { index: call.approval ?? 0 });
   const card = createCard(c, {
     kind: "ask",
     title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
-    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, preview: body.preview, why }),
+    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, preview: body.preview, why }),
     options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
     key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
   });
@@ -196,7 +197,7 @@ export function ownerToolCall(c: Ctx, keyName: string, body: ToolCallBody): Repl
   const call = newCall(c, null, keyName, sessionKey, body);
   const verdict = approvalOf(approvalsOf(c.rules), {
     plugin: call.plugin, tool: body.tool, caller: "owner", sessionKey, disableModelInvocation: body.disableModelInvocation,
-    builtin: body.builtIn, trusted: true,
+    builtin: body.builtIn, trusted: true, kind: body.kind,
   });
   call.why = verdict.why;
   call.approval = verdict.index;
@@ -240,8 +241,9 @@ export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by:
     c.undue("toolWait", call.id);
     endCall(c, call, "awaiting_approval");
   }
-  // After "always allow" of a first use the trust entry lets the next call through; a grant would outlive its need.
-  if (!(choice === optionAlways && call.why === "firstUse")) {
+  // After "always allow" of a first use (or of a kind's default prompt) the trust entry lets the next call through; a
+  // grant would outlive its need.
+  if (!(choice === optionAlways && (call.why === "firstUse" || call.why === "default"))) {
     c.tx.put("grants", grantKey(call.sessionKey, call.tool, call.manifestDigest), {
       sessionKey: call.sessionKey, tool: call.tool, digest: call.manifestDigest, decision: allowed ? "allow" : "deny", card: card.id, at: c.now,
     });

@@ -311,6 +311,8 @@ export interface ToolCallRow {
   argsDigest: string;
   manifestDigest: string;
   builtIn: boolean;
+  /** The tool's kind as its caller's tool host knew it (`http`: a declarative plugin's HTTP tool); absent in rows from before it was kept. */
+  kind?: string;
   decision: "allow" | "deny" | "prompt";
   why: ToolCallWhy;
   /** The entry of rules.json's `approvals` that decided, by its place; null when none did. */

@@ -256,12 +256,18 @@ export type StateQuery = Static<typeof StateQuery>;
 export const StreamQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: "^\\d{1,15}$", description: "a fact sequence number" })) });
 export type StreamQuery = Static<typeof StreamQuery>;
 
+/** The kinds of tools a call may be of (a tool plugin's `plugin_type`, or `http`: issues 16, 18). */
+export const toolCallKinds = ["sync", "async", "service", "mcp", "http"] as const;
+export type ToolCallKind = (typeof toolCallKinds)[number];
+
 /**
  * POST /v1/runs/:id/tools/calls (the run's token) and POST /v1/tools/calls (owner): a tool call to decide before it
  * runs (issue 16). The caller — the worker's tool bridge, or the owner's `plugins invoke` — knows the plugin (its tool
  * host found it) and sends what the hub decides by: the tool, a digest of the arguments (never the arguments), a
  * bounded preview for an approval card, the plugin's manifest digest (trust is keyed by it), whether the plugin is
- * built in, and whether its manifest hides the tool from models (`disable_model_invocation`).
+ * built in, whether its manifest hides the tool from models (`disable_model_invocation`), and the tool's kind (a tool
+ * plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool, which asks first when no approvals entry
+ * names it: issue 18).
  */
 export const ToolCallBody = Type.Object(
   {
@@ -271,6 +277,7 @@ export const ToolCallBody = Type.Object(
     manifestDigest: Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's manifest file" }),
     builtIn: Type.Boolean(),
     disableModelInvocation: Type.Boolean(),
+    kind: Type.Unsafe<ToolCallKind>({ type: "string", enum: [...toolCallKinds] }),
   },
   { additionalProperties: false },
 );

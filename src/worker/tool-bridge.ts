@@ -30,7 +30,7 @@ import { toolArgsDigest, toolArgsPreview } from "../protocol/tool-calls.js";
 import { starMatch } from "../kernel/rules.js";
 import { toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { homeToolRoots, ToolHost, ToolRegistry, toolLimits, type CallOutcome, type CallProgress, type OfferedTool } from "../tools/index.js";
+import { homeToolRoots, ToolHost, ToolRegistry, toolLimits, type CallOutcome, type CallProgress, type DataTools, type OfferedTool } from "../tools/index.js";
 import { toolsServerName, type ToolsOffer } from "../sdk/index.js";
 import { engineDir } from "../common/paths.js";
 import { sleep } from "./supervise.js";
@@ -53,6 +53,8 @@ export interface ToolBridgeOptions {
   home: { dir: string; plugins: string };
   lang: Lang;
   log: (line: string) => void;
+  /** HTTP tools (kind `http`) offered and called beside the tool plugins, with the same approvals and audit. */
+  data?: DataTools;
 }
 
 /** A run's open bridge: what to give the agent, and how to stop it. */
@@ -148,7 +150,9 @@ export class ToolBridges {
     this.host ??= (async () => {
       const registry = new ToolRegistry(homeToolRoots(this.o.home.plugins), this.o.lang);
       registry.rescan();
-      const host = new ToolHost(registry, { lang: this.o.lang, hiddenPaths: [this.o.home.dir], log: (subsystem, line) => this.o.log(`${subsystem}: ${line}`) });
+      const host = new ToolHost(registry, {
+        lang: this.o.lang, hiddenPaths: [this.o.home.dir], log: (subsystem, line) => this.o.log(`${subsystem}: ${line}`), ...(this.o.data ? { data: this.o.data } : {}),
+      });
       await host.start();
       return host;
     })();
@@ -238,7 +242,7 @@ export class ToolBridges {
     try {
       decision = await this.client.toolCall(job.run, job.token, {
         tool: name, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: checked.digest,
-        builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation,
+        builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation, kind: checked.pluginType,
       });
       if (decision.decision === "prompt") decision = await this.awaitAnswer(job, decision, signal);
     } catch (e) {
@@ -255,13 +259,23 @@ export class ToolBridges {
     return out.status === "accepted" ? this.parked(job, name, decision.call, timeoutMs, signal) : resultOf(out, lang);
   }
 
-  /** Holds a `prompt` decision until the owner answers or the hub's bound (`waitUntil`) passes. */
+  /**
+   * Holds a `prompt` decision until the owner answers or the hub's bound (`waitUntil`) passes. A hub that cannot be
+   * reached meanwhile (it restarts: the held call and its card are facts and survive it) is asked again each second
+   * until the bound; still unanswered then, the call is awaiting approval as usual.
+   * @throws the hub's refusal (HubError).
+   */
   private async awaitAnswer(job: Job, first: ToolCallDecision, signal: AbortSignal): Promise<ToolCallDecision> {
     let d = first;
     const until = first.waitUntil ? Date.parse(first.waitUntil) : Date.now();
     do {
       const seconds = Math.min(toolCallWaitMaxSeconds, Math.max(1, Math.ceil((until - Date.now()) / 1000)));
-      d = await this.client.toolCallWait(job.run, job.token, first.call, seconds, signal);
+      try {
+        d = await this.client.toolCallWait(job.run, job.token, first.call, seconds, signal);
+      } catch (e) {
+        if (e instanceof HubError || signal.aborted) throw e;
+        await sleep(1000);
+      }
     } while (d.decision === "prompt" && Date.now() < until && !signal.aborted);
     return d;
   }

@@ -26,6 +26,7 @@ import { OutputReader } from "./output.js";
 import { hubOrigin, isInside, readOnlyPaths, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
 import { toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
 import type { RunBridge, ToolBridges } from "./tool-bridge.js";
+import type { DataTools } from "../tools/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runErrorMaxCodepoints, runOutputKeepMs, runSummaryMaxCodepoints, sessionMaxCodepoints } from "../kernel/limits.js";
 import { neutralise, relayed } from "../kernel/text.js";
@@ -61,6 +62,11 @@ export interface WorkerOptions {
   faultRetryFirstMs?: number;
   /** Finds and keeps agent plugins (`serve` passes its hub's); default: a loader of `home.plugins` of its own. */
   plugins?: PluginLoader;
+  /**
+   * The declarative plugins' HTTP tools (kind `http`, issue 18) its runs may be offered beside the tool plugins
+   * (`serve` passes its hub's catalog: loaded, watched, secrets from the home); default: none.
+   */
+  data?: DataTools;
 }
 
 interface Active {
@@ -190,7 +196,7 @@ export class Worker {
   /** The tool bridges of this worker, loaded at the first run that offers tools (a worker without any loads none). */
   private toolBridges(): Promise<ToolBridges> {
     this.bridges ??= import("./tool-bridge.js").then(({ ToolBridges }) => new ToolBridges({
-      url: this.opts.url, home: this.opts.home, lang: this.opts.lang, log: this.log,
+      url: this.opts.url, home: this.opts.home, lang: this.opts.lang, log: this.log, ...(this.opts.data ? { data: this.opts.data } : {}),
     }));
     return this.bridges;
   }
