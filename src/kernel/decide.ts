@@ -39,6 +39,7 @@ import { outboxKey } from "./tables.js";
 import { systemCardKey } from "./system-cards.js";
 import type { MessageId } from "../i18n/messages.js";
 import { own } from "./own.js";
+import type { IntentTable } from "./intents.js";
 import { reservedSources } from "./rules.js";
 import { agentToolCall, answerToolCard, ownerToolCall, toolCallback, toolOutcome, toolTaskDue, toolWaitDue } from "./tool-calls.js";
 
@@ -147,7 +148,7 @@ function control(c: Ctx, keyHash: string | null, f: (who: Caller) => Reply): Rep
 function postEvent(c: Ctx, input: Extract<Input, { kind: "event" }>): Reply {
   const who = authorize(c, input.keyHash, ["source"]);
   if (isReply(who)) return who;
-  return ok(takeEvent(c, who.name, input.event));
+  return ok(takeEvent(c, who.name, input.event, input.intents ?? {}));
 }
 
 /**
@@ -156,17 +157,17 @@ function postEvent(c: Ctx, input: Extract<Input, { kind: "event" }>): Reply {
  */
 function eventsIn(c: Ctx, input: Extract<Input, { kind: "eventsIn" }>): Reply {
   if (!own(c.rules.sources, input.source)?.adapter) return err(404, c.msg("in.noAdapter", { source: input.source }));
-  return ok({ events: input.events.map((e) => takeEvent(c, input.source, e)) });
+  return ok({ events: input.events.map((e) => takeEvent(c, input.source, e, input.intents ?? {})) });
 }
 
-function takeEvent(c: Ctx, source: string, e: Extract<Input, { kind: "event" }>["event"]) {
+function takeEvent(c: Ctx, source: string, e: Extract<Input, { kind: "event" }>["event"], intents: IntentTable) {
   const dup = findEvent(c, source, e.id);
   if (dup) return { event: dup.id, duplicate: true, routed: dup.routed, paused: dup.paused };
   const ev = recordEvent(c, {
     source, sid: e.id, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
     link: e.link ?? null, hops: e.hops ?? 0, internal: null,
   });
-  const routed = routeEvent(c, ev, (deep) => tooDeepNotice(c, deep));
+  const routed = routeEvent(c, ev, (deep) => tooDeepNotice(c, deep), intents);
   return { event: ev.id, duplicate: false, routed: routed.routed, paused: routed.paused };
 }
 

@@ -7,6 +7,8 @@ import { anyGlob, type RuleDef, type Rules } from "./rules.js";
 import { hopsMax } from "./limits.js";
 import type { EventRow, LaneRow, RunRow, TimerFire } from "./types.js";
 import { laneKey } from "./tables.js";
+import { intentHit, type IntentTable } from "./intents.js";
+import { own } from "./own.js";
 import { moveRun } from "./run-state.js";
 
 /** An event to record: `recordEvent` gives it its id, time and (empty) routing. */
@@ -84,7 +86,7 @@ export function rulesOf(rules: Rules, source: string): RuleDef[] {
  * Paused rules are listed in `paused` and take nothing; an event deeper than the hop limit is kept, not dispatched.
  * @returns the updated event row.
  */
-export function routeEvent(c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => void): EventRow {
+export function routeEvent(c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => void, intents: IntentTable = {}): EventRow {
   if (ev.hops > hopsMax) {
     ev.tooDeep = true;
     c.tx.put("events", ev.id, ev);
@@ -93,6 +95,8 @@ export function routeEvent(c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => vo
   }
   for (const rule of rulesOf(c.rules, ev.source)) {
     if (rule.cron !== null || !anyGlob(rule.types, ev.type)) continue;
+    // A rule with `when.intent` takes only events that hit that intent; an intent not loaded now matches nothing.
+    if (rule.intent !== undefined && !intentHit(own(intents, rule.intent) ?? [], ev.summary, ev.detail)) continue;
     if (isPaused(c, rule.name)) {
       ev.paused.push(rule.name);
       continue;

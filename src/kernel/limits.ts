@@ -222,3 +222,9 @@ export const toolErrorCodeMaxChars = 100;
  * same tool in the same session this long (ms); an older one is not used (the owner is asked again).
  */
 export const toolGrantValidMs = 24 * 60 * 60_000;
+
+/**
+ * What a workflow keeps of one step's output (a prompt's last message, a tool's result, an answer) for later steps'
+ * `{{steps.<id>}}` and `artifact` files, in UTF-16 code units; beyond it the output is cut (issue 18).
+ */
+export const workflowOutputMaxChars = 256 * 1024;

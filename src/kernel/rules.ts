@@ -43,6 +43,16 @@ export interface RuleDef {
    * tool's part. Absent when the file gives none (read as none: `ruleTools`), so such files normalize as before.
    */
   tools?: string[];
+  /**
+   * `"use": "workflow"` (issue 18 "Workflows run"): the rule's runs execute the declarative workflow `workflow`
+   * (`<plugin>/<id>`) step by step, its `prompt` steps as turns of the rule's agent `to`. Absent for an ordinary rule.
+   */
+  use?: "workflow";
+  workflow?: string;
+  /** `when.intent` (issue 18 "Intents"): a declarative intent `<plugin>/<id>` the event's summary or detail must hit. */
+  intent?: string;
+  /** `promptRef` (issue 18 "Prompts"): a declarative prompt `<plugin>/<name>` whose text comes before `prompt`. */
+  promptRef?: string;
 }
 /** How a tool call is approved (spec tool-plugins.md §8): run it, ask the owner first, or refuse it. */
 export type ApprovalMode = "auto" | "prompt" | "deny";
@@ -408,13 +418,15 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
   const rules: RuleDef[] = rawRules.map((def, i) => {
     const p = ["rules", i];
     if (!isObject(def)) fail(p, "rulesJson.object");
-    known(def, p, ["name", "when", "to", "cwd", "skill", "prompt", "group", "parallel", "resume", "tell", "emits", "channels", "budget", "tools"]);
+    known(def, p, ["name", "when", "to", "cwd", "skill", "prompt", "group", "parallel", "resume", "tell", "emits", "channels", "budget", "tools", "use", "workflow", "promptRef"]);
     const rule = ruleName(def.name, [...p, "name"]);
     if (taken.has(rule)) fail([...p, "name"], "rulesJson.ruleTaken", { name: rule });
     taken.add(rule);
     const when = def.when;
     if (!isObject(when)) fail([...p, "when"], "rulesJson.when");
-    known(when, [...p, "when"], ["source", "types", "cron"]);
+    known(when, [...p, "when"], ["source", "types", "cron", "intent"]);
+    const intent = assetRef(when.intent, [...p, "when", "intent"]);
+    if (intent !== null && when.cron !== undefined) fail([...p, "when", "intent"], "rulesJson.intentCron");
     let source: string;
     let types: string[] = ["*"];
     let cron: string | null = null;
@@ -447,6 +459,12 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     const ruleChannels = strings(def.channels, [...p, "channels"]);
     ruleChannels?.forEach((c, j) => { if (own(channels, c) === undefined) fail([...p, "channels", j], "rulesJson.noChannel", { name: c }); });
     const tools = toolPatterns(def.tools, [...p, "tools"]);
+    const use = str(def.use, [...p, "use"]);
+    if (use !== null && use !== "workflow") fail([...p, "use"], "rulesJson.ruleUse");
+    const workflow = assetRef(def.workflow, [...p, "workflow"]);
+    if (use !== null && workflow === null) fail([...p, "workflow"], "rulesJson.required");
+    if (use === null && workflow !== null) fail([...p, "use"], "rulesJson.workflowNeedsUse");
+    const promptRef = assetRef(def.promptRef, [...p, "promptRef"]);
     return {
       name: rule, source, types, cron, to,
       cwd: str(def.cwd, [...p, "cwd"]),
@@ -457,6 +475,9 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
       resume, tell, emits, channels: ruleChannels,
       budget: budget(def.budget, [...p, "budget"]),
       ...(tools === null ? {} : { tools }),
+      ...(use === null ? {} : { use: "workflow" as const, workflow: workflow! }),
+      ...(intent === null ? {} : { intent }),
+      ...(promptRef === null ? {} : { promptRef }),
     };
   });
 
@@ -493,6 +514,16 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     ...(approvals === null ? {} : { approvals }),
     ...(wait === null ? {} : { approvalWaitSeconds: wait as number }),
   };
+}
+
+/** A declarative plugin's asset: `<plugin>/<name>`, both parts letters, digits, `_` and `-` (issue 18). */
+export const assetRefPattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}\/[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$/;
+
+/** A rule's `workflow`, `promptRef` or `when.intent`: `<plugin>/<name>`, or null when absent. */
+function assetRef(v: unknown, path: JSONPath): string | null {
+  const ref = str(v, path);
+  if (ref !== null && !assetRefPattern.test(ref)) fail(path, "rulesJson.assetRef");
+  return ref;
 }
 
 /** A rule's `tools`: `<plugin>.<tool>` with `*` allowed in the tool's part only (a rule names each plugin it offers). */

@@ -191,7 +191,13 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
   run.startedAt = null;
   const session = chooseSession(c, run, rule);
   run.job = {
-    rule: { name: rule.name, cwd: rule.cwd, skill: rule.skill, prompt: rule.prompt },
+    rule: {
+      name: rule.name, cwd: rule.cwd, skill: rule.skill, prompt: rule.prompt,
+      // Declarative assets (issue 18), only when the rule names them: the shell adds their content to the job it hands out.
+      ...(rule.promptRef === undefined ? {} : { promptRef: rule.promptRef }),
+      ...(rule.workflow === undefined ? {} : { workflow: rule.workflow }),
+      ...(rule.intent === undefined ? {} : { intent: rule.intent }),
+    },
     agent: {
       id: agent.id, name: agent.name, use: agent.use, model: agent.model, effort: agent.effort, access: agent.access,
       command: agent.command, program: agent.program, sandbox: agent.sandbox, env: agent.env,

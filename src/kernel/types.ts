@@ -3,6 +3,7 @@
  * Times inside rows are milliseconds since the Unix epoch (UTC); the protocol shows them as ISO strings.
  */
 import type { Rules } from "./rules.js";
+import type { IntentTable } from "./intents.js";
 import type { EventIn, PluginCallbackBody, Result, TellBody, ToolCallBody, ToolOutcomeBody, Usage } from "../protocol/schema.js";
 import type { Job } from "../protocol/responses.js";
 
@@ -67,7 +68,7 @@ export interface UsageSum { input?: number; output?: number; cached?: number; co
  * What a claimed run keeps of its rule and agent: later rule edits do not change it. It is the job a worker gets
  * (protocol `Job`, src/protocol/responses.ts) without what each claim sets: run id, token and attempt.
  */
-export type JobSnapshot = Omit<Job, "run" | "token" | "attempt" | "tools" | "sessionKey"> & {
+export type JobSnapshot = Omit<Job, "run" | "token" | "attempt" | "tools" | "sessionKey" | "declared"> & {
   /** The rule's `tools` patterns (issue 16); absent in runs claimed before they were kept: none. */
   tools?: string[];
   /** The session key of the run's tool calls, `<rule>:<lane>`; absent in runs claimed before it was kept. */
@@ -359,7 +360,8 @@ export interface Caller { kind: KeyKind; name: string }
 
 /** What the shell hands to `decide` for one accepted request or timer. */
 export type Input =
-  | { kind: "event"; keyHash: string | null; event: EventIn }
+  /** `intents`: the declarative intents loaded now (issue 18), for rules whose `when` names one; absent: none. */
+  | { kind: "event"; keyHash: string | null; event: EventIn; intents?: IntentTable }
   | { kind: "work"; keyHash: string | null; claim: string; running: number[]; capacity: number }
   | { kind: "started"; run: number; token: string; session: string | null; link: string | null }
   | { kind: "result"; run: number; token: string; result: Result; hash: string }
@@ -377,7 +379,7 @@ export type Input =
   | { kind: "resume"; keyHash: string | null; rule: string }
   | { kind: "runNow"; keyHash: string | null; rule: string; subject: string | null; reason: string | null }
   | { kind: "linkAnswer"; card: number; token: string; choice: number | null; text: string | null }
-  | { kind: "eventsIn"; source: string; events: EventIn[] }
+  | { kind: "eventsIn"; source: string; events: EventIn[]; intents?: IntentTable }
   | { kind: "tell"; keyHash: string | null; body: TellBody }
   /** A tool call to decide (issue 16): an agent run's (`run` + its token) or the owner's (`keyHash`). */
   | { kind: "toolCall"; run: number; token: string; body: ToolCallBody }

@@ -140,7 +140,13 @@ export const Job = Type.Object({
   run: id(),
   token: str(),
   attempt: id(),
-  rule: Type.Object({ name: str(), cwd: orNull(str()), skill: orNull(str()), prompt: orNull(str()) }),
+  rule: Type.Object({
+    name: str(), cwd: orNull(str()), skill: orNull(str()), prompt: orNull(str()),
+    /** Declarative assets the rule names (issue 18), absent when it names none: `<plugin>/<name>` each. */
+    promptRef: Type.Optional(str()),
+    workflow: Type.Optional(str()),
+    intent: Type.Optional(str()),
+  }),
   agent: Type.Object({
     id: str(),
     name: str(),
@@ -161,6 +167,21 @@ export const Job = Type.Object({
   tools: Type.Array(str()),
   /** The session key of this run's tool calls: `<rule>:<lane subject>` (issue 16; spec tool-plugins.md §4 `session_key`). */
   sessionKey: str(),
+  /**
+   * What the hub's declarative plugins hold for the assets the rule names (issue 18), read when the job is handed out;
+   * absent when the rule names none. `prompt`: the text of `rule.promptRef` (null: not loaded). `workflow`: the
+   * workflow of `rule.workflow` (null: not loaded), the texts of the prompts its steps name, and the slots of the
+   * rule's intent (or of the intent the workflow is bound to) to ask before its first step.
+   */
+  declared: Type.Optional(Type.Object({
+    prompt: Type.Optional(orNull(str())),
+    workflow: Type.Optional(orNull(Type.Object({
+      id: str(),
+      steps: Type.Array(Type.Object({ id: str(), type: str() })),
+      prompts: Type.Record(Type.String(), str()),
+      slots: Type.Array(Type.Object({ name: str(), label: str() })),
+    }))),
+  })),
   context: Type.Object({
     events: Type.Array(ContextEvent),
     answers: Type.Array(ContextAnswer),

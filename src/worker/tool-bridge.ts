@@ -249,7 +249,7 @@ export class ToolBridges {
       return toolError(t(lang, "bridge.hub", { tool: name, error: hubText(e) }));
     }
     if (decision.decision === "deny") return toolError(t(lang, "bridge.denied", { tool: name, reason: decision.reason ?? "" }));
-    if (decision.decision === "prompt") return toolError(t(lang, "bridge.awaiting", { card: decision.card ?? "?" }));
+    if (decision.decision === "prompt") return { ...toolError(t(lang, "bridge.awaiting", { card: decision.card ?? "?" })), _meta: { awaitingCard: decision.card ?? null } };
 
     const out = await host.call(name, args, {
       sessionKey: decision.sessionKey, callbackUrl: `${this.o.url.replace(/\/$/, "")}/v1/plugins/callback/`, signal, ...(onProgress ? { onProgress } : {}),
@@ -257,6 +257,15 @@ export class ToolBridges {
     const timeoutMs = checked.timeoutMs;
     await this.report(job, decision.call, out, timeoutMs);
     return out.status === "accepted" ? this.parked(job, name, decision.call, timeoutMs, signal) : resultOf(out, lang);
+  }
+
+  /**
+   * A workflow's `tool` step (issue 18): the same call as an agent's through its server — offered by the rule's
+   * `tools`, decided by the hub (approvals, audit), run by this worker's tool host, its outcome reported. Never throws;
+   * a `prompt` decision left unanswered in time is a tool error whose `_meta.awaitingCard` names the card.
+   */
+  callFor(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+    return this.call(job, name, args, signal);
   }
 
   /**

@@ -27,6 +27,7 @@ import { hubOrigin, isInside, readOnlyPaths, realPath, sandboxArgv, sandboxHere,
 import { toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
 import type { RunBridge, ToolBridges } from "./tool-bridge.js";
 import type { DataTools } from "../tools/index.js";
+import { progressOf, runWorkflow } from "./workflow.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, receiptRewritesMax, runErrorMaxCodepoints, runOutputKeepMs, runSummaryMaxCodepoints, sessionMaxCodepoints } from "../kernel/limits.js";
 import { neutralise, relayed } from "../kernel/text.js";
@@ -328,7 +329,10 @@ export class Worker {
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
       return submit({ outcome: "failed", error: `cwd ${cwd} is not a folder on worker ${this.opts.name}`, session: job.session });
     }
-    const prompt = buildPrompt({ rule: job.rule, askFirst: job.askFirst, contextFile, lang });
+    // A prompt by reference (issue 18): the declarative prompt's text, then the rule's own prompt.
+    if (job.declared?.prompt === null) return submit({ outcome: "failed", error: t(lang, "rule.promptNotLoaded", { prompt: job.rule.promptRef ?? "" }), session: job.session });
+    const rulePrompt = [job.declared?.prompt, job.rule.prompt].filter((x): x is string => typeof x === "string" && x !== "").join("\n\n") || null;
+    const prompt = buildPrompt({ rule: { ...job.rule, prompt: rulePrompt }, askFirst: job.askFirst, contextFile, lang });
     // The tools the rule offers: a server of this run in this worker, which the agent's CLI reaches through a relay.
     let bridge: RunBridge | null = null;
     if ((job.tools ?? []).length > 0) {
@@ -343,7 +347,8 @@ export class Worker {
       command: job.agent.command, program: job.agent.program, contextFile, folder: agentDir, tools: bridge?.offer ?? null,
     };
     try {
-      await this.launches(job, dir, recovered, plugin, turnBase, prompt, isCancelled, setCancel);
+      if (job.rule.workflow !== undefined) await this.workflow(job, dir, recovered, plugin, turnBase, isCancelled, setCancel);
+      else await this.launches(job, dir, recovered, plugin, turnBase, prompt, isCancelled, setCancel);
     } finally {
       await bridge?.close();
     }
@@ -411,6 +416,46 @@ export class Worker {
       if (notice.length) body.notice = notice;
     } else body.notice = notice;
     return submit(body);
+  }
+
+  /**
+   * A run of a rule with `"use": "workflow"` (issue 18): the built-in `workflow` agent (workflow.ts) drives the steps
+   * from the position the session names; its `prompt` steps are launches of the rule's agent like any run's, its `tool`
+   * steps calls through the tool bridge. After a worker restart the run goes on from the last position it kept (a
+   * prompt step under way is stopped and run again).
+   */
+  private async workflow(
+    job: Job, dir: string, recovered: boolean, plugin: AgentPlugin, turnBase: Omit<Turn, "prompt" | "resume">,
+    isCancelled: () => boolean, setCancel: (f: () => void) => void,
+  ): Promise<void> {
+    const lang = this.opts.lang;
+    const progressFile = join(dir, "workflow-position");
+    let launch = recovered ? latestLaunch(dir) : 0;
+    if (recovered && launch > 0 && agentRunning(dir)) await stopGroup(join(dir, String(launch)));
+    await runWorkflow({
+      job, lang, statesDir: join(this.opts.home.worker, "workflows"), agentDir: turnBase.folder,
+      launch: async (text) => {
+        launch += 1;
+        const prompt = buildPrompt({ rule: { name: job.rule.name, prompt: text, skill: job.rule.skill }, askFirst: job.askFirst, contextFile: turnBase.contextFile, lang });
+        const read = await this.launch(job, plugin, dir, launch, { ...turnBase, session: null, prompt, resume: null }, isCancelled, setCancel);
+        const extra = this.launchUsage(job.agent.use, read, false);
+        return read && extra ? { ...read, usage: { ...read.usage, ...extra } } : read;
+      },
+      message: (text) => this.output.message(text),
+      callTool: async (name, args) => {
+        const ac = new AbortController();
+        setCancel(() => ac.abort());
+        if (isCancelled()) ac.abort();
+        const r = await (await this.toolBridges()).callFor(job, name, args, ac.signal);
+        const text = r.content.map((b) => (b.type === "text" ? b.text : JSON.stringify(b))).join("\n");
+        if (!r.isError) return { ok: true, text };
+        const card = (r._meta as { awaitingCard?: number | null } | undefined)?.awaitingCard;
+        return { ok: false, error: text, ...(card !== undefined ? { awaitingCard: card } : {}) };
+      },
+      isCancelled,
+      progress: (session) => this.keep(progressFile, session, job.run),
+      submit: (body) => this.submit(job, dir, body),
+    }, recovered ? progressOf(progressFile) : null);
   }
 
   /** Starts one launch of the agent and watches it to its end. */

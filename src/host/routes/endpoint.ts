@@ -84,10 +84,13 @@ export async function decide(c: Context, hub: Hub, name: EndpointName, input: In
  * Decides a long poll and holds it up to `waitSeconds` (at most `longPollMaxSeconds`) while it finds nothing; ends
  * early when the client goes away.
  */
-export async function poll(c: Context, hub: Hub, name: EndpointName, input: Extract<Input, { kind: "work" | "cardsNext" }>, waitSeconds: number): Promise<Response> {
+export async function poll(
+  c: Context, hub: Hub, name: EndpointName, input: Extract<Input, { kind: "work" | "cardsNext" }>, waitSeconds: number,
+  shape: (body: unknown) => unknown = (body) => body,
+): Promise<Response> {
   try {
     const d = await hub.poll(input, Math.min(waitSeconds, longPollMaxSeconds) * 1000, c.req.raw.signal);
-    return send(c, hub, name, d.status, d.body);
+    return send(c, hub, name, d.status, d.status === 200 ? shape(d.body) : d.body);
   } catch (e) {
     return refuse(c, 503, t(hub.env.lang, "hub.busyBecause", { error: (e as Error).message }));
   }

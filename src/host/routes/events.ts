@@ -13,6 +13,7 @@ import type { BoundedLog } from "../log-limit.js";
 import { relayedEvent } from "../relay.js";
 import type { SourceArgs } from "../../sdk/index.js";
 import { bodyText, decide, refuse, route } from "./endpoint.js";
+import { intentTable } from "../../declarative/index.js";
 
 /**
  * The routes of events and sources.
@@ -22,7 +23,7 @@ export function eventRoutes(hub: Hub, callerLog: BoundedLog): Hono {
   const app = new Hono();
   const lang = hub.env.lang;
 
-  route(app, hub, "postEvent", (c, req) => decide(c, hub, "postEvent", { kind: "event", keyHash: req.keyHash, event: req.body }));
+  route(app, hub, "postEvent", (c, req) => decide(c, hub, "postEvent", { kind: "event", keyHash: req.keyHash, event: req.body, intents: intentTable(hub.declarative) }));
 
   route(app, hub, "tell", (c, req) => decide(c, hub, "tell", { kind: "tell", keyHash: req.keyHash, body: req.body }));
 
@@ -74,7 +75,7 @@ export function eventRoutes(hub: Hub, callerLog: BoundedLog): Hono {
       if (!r.ok) return refuse(c, 400, t(lang, "in.bad", { n: i, error: r.error }));
       checked.push(r.value);
     }
-    return decide(c, hub, "webhook", { kind: "eventsIn", source, events: checked });
+    return decide(c, hub, "webhook", { kind: "eventsIn", source, events: checked, intents: intentTable(hub.declarative) });
   });
   return app;
 }

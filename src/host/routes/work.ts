@@ -7,6 +7,8 @@ import type { Hub } from "../hub.js";
 import { hashText } from "../../kernel/credentials.js";
 import { decide, poll, queryNumber, route } from "./endpoint.js";
 import { canonicalJson } from "./read.js";
+import { declaredFor } from "../../declarative/index.js";
+import type { WorkAnswer } from "../../protocol/responses.js";
 
 /** The routes of work and runs. */
 export function workRoutes(hub: Hub): Hono {
@@ -16,7 +18,12 @@ export function workRoutes(hub: Hub): Hono {
     const q = req.query;
     const running = (q.running ?? "").split(",").filter((p) => p !== "").map(Number);
     const input = { kind: "work", keyHash: req.keyHash, claim: q.claim, running, capacity: queryNumber(q.capacity, 1) } as const;
-    return poll(c, hub, "work", input, queryNumber(q.wait, 0));
+    // A job whose rule names declarative assets gets their content as registered now (issue 18: Job.declared).
+    return poll(c, hub, "work", input, queryNumber(q.wait, 0), (body) => {
+      const job = (body as WorkAnswer).job;
+      const declared = job ? declaredFor(hub.declarative, job.rule) : undefined;
+      return declared === undefined ? body : { ...(body as WorkAnswer), job: { ...job, declared } };
+    });
   });
 
   // The middleware found the run of the path and checked its token (the kernel checks again when it decides).

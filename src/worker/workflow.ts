@@ -1,0 +1,359 @@
+/**
+ * The built-in `workflow` agent (issue 18 "Workflows run"; DESIGN.md "Plugin hosts"): a rule with `"use": "workflow"`
+ * runs a declarative plugin's workflow as ordinary runs. The worker runs the steps in order — `prompt` as one launch
+ * of the rule's agent (the same launch, sandbox and output reading as any run), `tool` as a call through the run's
+ * tool bridge (offered by the rule, decided by the hub, run by the tool host, audited), `hitl` as the run's receipt
+ * `ask` (the run ends; no process waits), `artifact` as a file of the run's folder — and the run's **session is the
+ * workflow's position**: `wf-<uuid>-<n>` names a snapshot kept in `<home>/worker/workflows/` (the step to run next,
+ * the outputs so far, the step waiting for an answer). The owner's answer continues that session in the lane's next
+ * run, which reads the answer from its context and goes on at the next step; a failed run is retried from the step
+ * that failed. Snapshots are never changed once written, so a retry or a repeated claim starts from the same place.
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Job } from "../protocol/responses.js";
+import type { Ask, Notice, Result } from "../protocol/schema.js";
+import type { AgentRead, Usage } from "../sdk/index.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { readRegular, writeFileDurable } from "./files.js";
+import type { ReadMessage } from "./receipt.js";
+import { workflowOutputMaxChars } from "../kernel/limits.js";
+
+/** A step of a workflow as the job carries it (protocol/declarative/workflow.schema.json `WorkflowStep`). */
+type Step =
+  | { id: string; type: "prompt"; title?: string; prompt?: string; promptRef?: string }
+  | { id: string; type: "tool"; title?: string; tool: string; args?: Record<string, unknown> }
+  | { id: string; type: "hitl"; title?: string; text?: string; options?: string[]; form?: Field[]; card?: string }
+  | { id: string; type: "artifact"; title?: string; from: string; file: string };
+
+/** A form field of a `hitl` step or an intent's slot (protocol/declarative/form-field.schema.json). */
+interface Field { name: string; label: string; type?: string; required?: boolean; options?: string[]; default?: string | number | boolean }
+
+/** The event a workflow started from, as its templates read it (`{{event.<field>}}`). */
+type StartEvent = Record<"source" | "type" | "subject" | "summary" | "detail" | "link", string>;
+
+/** A position of a workflow: one snapshot file, never changed once written. */
+export interface WorkflowState {
+  v: 1;
+  /** `<plugin>/<id>`. */
+  workflow: string;
+  uuid: string;
+  /** The snapshot's number within its workflow run; the session is `wf-<uuid>-<seq>`. */
+  seq: number;
+  /** Index of the step to run next (`steps.length`: all done). */
+  at: number;
+  /** What each step gave, by step id: a prompt's last message, a tool's result, a hitl's answer, an artifact's path. */
+  outputs: Record<string, string>;
+  /** The answers to the intent's slots (null: not asked yet or none to ask). */
+  slots: Record<string, string | number | boolean> | null;
+  /** The step (or `slots`) whose ask is out, waiting for its answer; null when none. */
+  waiting: string | null;
+  event: StartEvent | null;
+  /** Files the `artifact` steps wrote: name, absolute path, size in bytes. */
+  artifacts: { file: string; path: string; bytes: number }[];
+}
+
+/** The session of a snapshot: `wf-<uuid>-<seq>`. */
+export function workflowSession(s: WorkflowState): string {
+  return `wf-${s.uuid}-${s.seq}`;
+}
+
+const sessionPattern = /^wf-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-(\d{1,9})$/;
+
+/** What the workflow needs of the worker running it (worker.ts gives it its own launch, tool bridge and submit). */
+export interface WorkflowHost {
+  job: Job;
+  /** `<home>/worker/workflows`: the snapshots. */
+  statesDir: string;
+  /** The run's agent folder: artifacts go to its `artifacts/`. */
+  agentDir: string;
+  lang: Lang;
+  /** One launch of the rule's agent with this prompt (the worker's fixed instructions around it); its number `n`. */
+  launch(prompt: string): Promise<AgentRead | null>;
+  /** Reads a last message (outcome, receipt). */
+  message(text: string): Promise<ReadMessage>;
+  /** A tool call through the run's tool bridge. */
+  callTool(name: string, args: Record<string, unknown>): Promise<{ ok: true; text: string } | { ok: false; error: string; awaitingCard?: number | null }>;
+  isCancelled(): boolean;
+  /** Keeps the session the run is at, so a restarted worker goes on from there. */
+  progress(session: string): void;
+  submit(body: Result): Promise<void>;
+}
+
+/** A fault of the workflow's definition or data (a placeholder that names nothing, say): the run fails with it. */
+class WorkflowError extends Error {}
+
+/** Reads snapshot `session`, or null when it is not a workflow session of this worker. */
+export function readState(dir: string, session: string | null): WorkflowState | null {
+  if (!session || !sessionPattern.test(session)) return null;
+  try {
+    const s = JSON.parse(readRegular(join(dir, `${session}.json`))) as WorkflowState;
+    return s && s.v === 1 && typeof s.workflow === "string" ? s : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Writes the next snapshot of `s` (seq one more) and returns it. */
+function save(dir: string, s: Omit<WorkflowState, "seq"> & { seq: number }): WorkflowState {
+  const next: WorkflowState = { ...s, seq: s.seq + 1 };
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileDurable(join(dir, `${workflowSession(next)}.json`), JSON.stringify(next));
+  return next;
+}
+
+/** The start event of a job: its first event, or null (a manual run, a cron time). */
+function startEvent(job: Job): StartEvent | null {
+  const e = job.context.events[0];
+  if (!e) return null;
+  return { source: e.source, type: e.type, subject: e.subject ?? "", summary: e.summary ?? "", detail: e.detail ?? "", link: e.link ?? "" };
+}
+
+const placeholder = /\{\{\s*(event|steps|slots)\.([A-Za-z0-9_-]+)\s*\}\}/g;
+const anyPlaceholder = /\{\{[^{}]*\}\}/;
+
+/**
+ * The value of one placeholder: `{{event.summary}}` (also source, type, subject, detail, link), `{{steps.<id>}}` (an
+ * earlier step's output), `{{slots.<name>}}` (an answered slot; "" when left empty).
+ * @throws WorkflowError naming the placeholder when it names nothing here.
+ */
+function lookup(s: WorkflowState, kind: string, name: string): string | number | boolean {
+  if (kind === "event") {
+    const v = s.event && Object.hasOwn(s.event, name) ? s.event[name as keyof StartEvent] : undefined;
+    if (v === undefined && !["source", "type", "subject", "summary", "detail", "link"].includes(name)) throw new WorkflowError(`{{event.${name}}}`);
+    return v ?? "";
+  }
+  if (kind === "steps") {
+    if (!Object.hasOwn(s.outputs, name)) throw new WorkflowError(`{{steps.${name}}}`);
+    return s.outputs[name]!;
+  }
+  return s.slots && Object.hasOwn(s.slots, name) ? s.slots[name]! : "";
+}
+
+/** Fills a text template once: substituted text is never read for placeholders again. */
+export function fill(template: string, s: WorkflowState): string {
+  return template.replace(placeholder, (_m, kind: string, name: string) => String(lookup(s, kind, name)));
+}
+
+/** Fills a tool step's arguments: a string that is one placeholder becomes its value, one inside text its text. */
+function fillArgs(v: unknown, s: WorkflowState): unknown {
+  if (typeof v === "string") {
+    const whole = /^\{\{\s*(event|steps|slots)\.([A-Za-z0-9_-]+)\s*\}\}$/.exec(v);
+    return whole ? lookup(s, whole[1]!, whole[2]!) : fill(v, s);
+  }
+  if (Array.isArray(v)) return v.map((x) => fillArgs(x, s));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fillArgs(x, s)]));
+  return v;
+}
+
+/** The marker of an ask of this workflow run: its `about` and `key`, by which its answer is found in the next run. */
+function askMarker(s: WorkflowState, step: string): string {
+  return `workflow ${s.workflow} · ${step} · ${s.uuid}`;
+}
+
+/** An ask of a form (a `hitl` step's `form`, an intent's `slots`): the fields as lines to answer. */
+function formAsk(title: string, text: string | undefined, fields: Field[], marker: string, lang: Lang, missing: string[]): Ask {
+  const lines = fields.map((f) => {
+    const choices = f.options?.length ? ` (${f.options.join(" | ")})` : "";
+    const extra = [f.required ? t(lang, "workflow.form.required") : null, f.default !== undefined ? t(lang, "workflow.form.default", { value: String(f.default) }) : null].filter(Boolean).join(", ");
+    return `- ${f.name}: ${f.label}${choices}${extra ? ` — ${extra}` : ""}`;
+  });
+  const parts = [
+    ...(missing.length ? [t(lang, "workflow.form.missing", { fields: missing.join(", ") })] : []),
+    ...(text ? [text] : []),
+    t(lang, "workflow.form.how"),
+    ...lines,
+  ];
+  return { title: clip(title, 200), text: clip(parts.join("\n"), 4000), options: [t(lang, "workflow.form.submit")], about: marker, key: clip(marker, 200) };
+}
+
+function clip(text: string, max: number): string {
+  const cps = [...text];
+  return cps.length <= max ? text : cps.slice(0, max - 1).join("") + "…";
+}
+
+/**
+ * A form's answer: a JSON object, or lines `name: value` (or `name = value`). Values of `number` fields become
+ * numbers, of `checkbox` fields booleans; a field left out takes its default. Returns the values and the required
+ * fields still missing.
+ */
+export function readForm(text: string | null, fields: Field[]): { values: Record<string, string | number | boolean>; missing: string[] } {
+  const given: Record<string, unknown> = {};
+  const raw = (text ?? "").trim();
+  let parsed = false;
+  if (raw.startsWith("{")) {
+    try {
+      const v = JSON.parse(raw) as unknown;
+      if (v && typeof v === "object" && !Array.isArray(v)) {
+        Object.assign(given, v);
+        parsed = true;
+      }
+    } catch {
+      // not JSON: read as lines
+    }
+  }
+  if (!parsed) {
+    for (const line of raw.split(/\r?\n/)) {
+      const m = /^\s*[-*]?\s*([A-Za-z_][A-Za-z0-9_]*)\s*[:=：]\s*(.*)$/.exec(line);
+      if (m) given[m[1]!] = m[2]!.trim();
+    }
+  }
+  const values: Record<string, string | number | boolean> = {};
+  const missing: string[] = [];
+  for (const f of fields) {
+    let v = Object.hasOwn(given, f.name) ? given[f.name] : undefined;
+    if (v === "" || v === null) v = undefined;
+    if (v !== undefined && f.type === "number" && typeof v !== "number") v = Number.isFinite(Number(v)) ? Number(v) : undefined;
+    if (v !== undefined && f.type === "checkbox" && typeof v !== "boolean") v = /^(true|yes|1|on|是)$/i.test(String(v));
+    if (v !== undefined && typeof v !== "number" && typeof v !== "boolean") v = String(v);
+    if (v !== undefined && f.options?.length && !f.options.includes(String(v))) v = undefined;
+    if (v === undefined) v = f.default;
+    if (v === undefined) {
+      if (f.required) missing.push(f.name);
+      continue;
+    }
+    values[f.name] = v as string | number | boolean;
+  }
+  return { values, missing };
+}
+
+/** A last message without its receipt block (a prompt step's output). */
+function withoutReceipt(text: string): string {
+  return text.replace(/^(`{3,}|~{3,})[ \t]*agent-autoloop[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, "").trim();
+}
+
+function addUsage(sum: Usage, u: Usage | undefined): void {
+  if (!u) return;
+  for (const k of ["input", "output", "cached", "cost"] as const) {
+    const v = u[k];
+    if (typeof v === "number" && Number.isFinite(v) && v >= 0) sum[k] = (sum[k] ?? 0) + v;
+  }
+}
+
+/**
+ * Runs a workflow job from the position its session names (a new workflow run when it names none of this worker's
+ * snapshots) until it ends, asks, fails or is cancelled, and submits the run's result. Throws only for the worker's own
+ * file faults (the worker tries the run again, as for any run).
+ */
+export async function runWorkflow(h: WorkflowHost, resumeFrom: string | null): Promise<void> {
+  const { job, lang } = h;
+  const def = job.declared?.workflow;
+  const ref = job.rule.workflow ?? "";
+  if (!def) return h.submit({ outcome: "failed", error: t(lang, "workflow.notLoaded", { workflow: ref }), session: job.session });
+  const steps = def.steps as Step[];
+  const slots = def.slots as Field[];
+  let s = readState(h.statesDir, resumeFrom ?? job.session);
+  if (!s || s.workflow !== ref) {
+    s = save(h.statesDir, {
+      v: 1, workflow: ref, uuid: randomUUID(), seq: 0, at: 0, outputs: {}, slots: slots.length ? null : {}, waiting: null,
+      event: startEvent(job), artifacts: [],
+    });
+  }
+  h.progress(workflowSession(s));
+  const usage: Usage = {};
+  const end = (body: Omit<Result, "session" | "usage">, at: WorkflowState) =>
+    h.submit({ ...body, session: workflowSession(at), ...(Object.keys(usage).length ? { usage } : {}) });
+  const advance = (patch: Partial<WorkflowState>): WorkflowState => {
+    s = save(h.statesDir, { ...s!, ...patch });
+    h.progress(workflowSession(s));
+    return s;
+  };
+  const ask = (a: Ask, waiting: string) => {
+    const at = advance({ waiting });
+    return end({ outcome: "done", summary: t(lang, "workflow.waiting", { workflow: ref, title: a.title }), ask: [a] }, at);
+  };
+  const answerTo = (step: string) => job.context.answers.filter((a) => a.about === askMarker(s!, step)).pop();
+
+  try {
+    // The intent's slots, asked as one form before the first step; their answers are `{{slots.<name>}}`.
+    if (s.slots === null) {
+      const title = t(lang, "workflow.slots.title", { workflow: ref });
+      if (s.waiting !== "slots") return await ask(formAsk(title, undefined, slots, askMarker(s, "slots"), lang, []), "slots");
+      const a = answerTo("slots");
+      if (!a) return await ask(formAsk(title, undefined, slots, askMarker(s, "slots"), lang, []), "slots");
+      const form = readForm(a.text, slots);
+      if (form.missing.length) return await ask(formAsk(title, undefined, slots, askMarker(s, "slots"), lang, form.missing), "slots");
+      advance({ slots: form.values, waiting: null });
+    }
+    while (s.at < steps.length) {
+      if (h.isCancelled()) return await h.submit({ outcome: "cancelled", session: workflowSession(s), ...(Object.keys(usage).length ? { usage } : {}) });
+      const step: Step = steps[s.at]!;
+      const title = step.title ?? step.id;
+      let output: string;
+      if (step.type === "prompt") {
+        const template = step.prompt ?? def.prompts[step.promptRef ?? ""];
+        if (template === undefined) throw new WorkflowError(t(lang, "workflow.noPrompt", { step: step.id, prompt: step.promptRef ?? "" }));
+        const read = await h.launch(fill(template, s));
+        addUsage(usage, read?.usage);
+        if (h.isCancelled()) continue;
+        if (!read || read.error || typeof read.text !== "string") {
+          return await end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: read?.error ?? "the agent gave no last message" }) }, s);
+        }
+        const msg = await h.message(read.text);
+        if (msg.outcome === "failed") return await end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: msg.error ?? msg.summary }) }, s);
+        output = withoutReceipt(read.text);
+      } else if (step.type === "tool") {
+        const args = fillArgs(step.args ?? {}, s) as Record<string, unknown>;
+        const r = await h.callTool(step.tool, args);
+        if (!r.ok) {
+          if (r.awaitingCard !== undefined) {
+            // The owner has not decided on the call yet: this run ends here; their answer wakes the lane, whose next
+            // run continues this session and calls again.
+            return await end({ outcome: "done", summary: t(lang, "workflow.awaitingTool", { workflow: ref, step: step.id, card: r.awaitingCard ?? "?" }) }, s);
+          }
+          return await end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: r.error }) }, s);
+        }
+        output = r.text;
+      } else if (step.type === "hitl") {
+        const marker = askMarker(s, step.id);
+        const text = step.text === undefined ? undefined : fill(step.text, s);
+        const a = s.waiting === step.id ? answerTo(step.id) : undefined;
+        if (step.form) {
+          const form = a ? readForm(a.text, step.form) : null;
+          if (!form || form.missing.length) return await ask(formAsk(title, text, step.form, marker, lang, form?.missing ?? []), step.id);
+          output = JSON.stringify(form.values);
+        } else {
+          const options = step.options ?? [t(lang, "workflow.card.ok")];
+          if (!a) {
+            const cardText = step.card !== undefined ? [text, t(lang, "workflow.card.template", { card: step.card })].filter(Boolean).join("\n") : text;
+            return await ask({ title: clip(title, 200), ...(cardText ? { text: clip(cardText, 4000) } : {}), options, about: marker, key: clip(marker, 200) }, step.id);
+          }
+          output = a.choice !== null && a.choice !== undefined ? (a.options[a.choice] ?? "") : (a.text ?? "");
+        }
+      } else {
+        if (!Object.hasOwn(s.outputs, step.from)) throw new WorkflowError(`{{steps.${step.from}}}`);
+        const dir = join(h.agentDir, "artifacts");
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const path = join(dir, step.file);
+        const content: string = s.outputs[step.from]!;
+        writeFileDurable(path, content);
+        output = path;
+        s = { ...s, artifacts: [...s.artifacts.filter((x) => x.file !== step.file), { file: step.file, path, bytes: Buffer.byteLength(content) }] };
+      }
+      advance({ at: s.at + 1, waiting: null, outputs: { ...s.outputs, [step.id]: clip(output, workflowOutputMaxChars) } });
+    }
+    if (h.isCancelled()) return await h.submit({ outcome: "cancelled", session: workflowSession(s) });
+    const notice: Notice[] = s.artifacts.length === 0 ? [] : [{
+      title: t(lang, "workflow.artifacts.title", { workflow: ref, n: s.artifacts.length }),
+      text: clip(s.artifacts.map((a) => t(lang, "workflow.artifacts.line", { file: a.file, bytes: a.bytes, path: a.path, doc: `run:${job.run}/${a.file}` })).join("\n"), 4000),
+      fyi: true,
+    }];
+    return await end({ outcome: "done", summary: t(lang, "workflow.done", { workflow: ref, steps: steps.length, files: s.artifacts.map((a) => a.file).join(", ") || "-" }), ...(notice.length ? { notice } : {}) }, s);
+  } catch (e) {
+    if (!(e instanceof WorkflowError)) throw e;
+    const message = anyPlaceholder.test(e.message) ? t(lang, "workflow.placeholder", { placeholder: e.message, step: steps[s.at]?.id ?? "" }) : e.message;
+    return end({ outcome: "failed", error: message }, s);
+  }
+}
+
+/** Whether a run folder's progress file names a session this worker can go on from. */
+export function progressOf(file: string): string | null {
+  if (!existsSync(file)) return null;
+  try {
+    const v = readRegular(file).trim();
+    return sessionPattern.test(v) ? v : null;
+  } catch {
+    return null;
+  }
+}

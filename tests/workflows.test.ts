@@ -1,0 +1,289 @@
+/**
+ * Declarative workflows that run (issue 18 "Workflows run", "Intents", "Prompts"): a real `serve` process (hub and its
+ * worker) with a declarative plugin in the home, a real tool plugin (node, sync) for the `tool` step, and a `command`
+ * agent (node) for the `prompt` step.
+ *
+ * - all four step types end to end: the tool call goes through the hub's approvals (first use asks the owner) and is
+ *   audited; the prompt step's agent gets the filled template; the hitl step is the run's ask and the run ends; the
+ *   answer's run goes on at the next step and writes the artifact, listed in `why` through the run's notice;
+ * - the hub killed with SIGKILL between the hitl step and its answer: after a restart the answer resumes the workflow
+ *   at the artifact step (no tool call, no agent launch again);
+ * - an intent as a rule's `when`, matched without case in the Unicode sense (Chinese, `ß`/`SS`, `Σ`/`ς`), its slots
+ *   asked as one form before the workflow starts, the answers reaching the prompt step;
+ * - a prompt by reference as a rule's prompt; a workflow that is not loaded fails its run naming it.
+ */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { makeHome, serveProcess, until, type Keys, type ServeProcess } from "./helpers.js";
+import { newKey, type Home } from "../src/host/home.js";
+import { timeline } from "../src/cli/why.js";
+import type { OwnerCard, RunView, State, Why } from "../src/protocol/responses.js";
+import { foldCase, intentHit } from "../src/kernel/intents.js";
+import { parseRules } from "../src/kernel/rules.js";
+import { readForm } from "../src/worker/workflow.js";
+
+const homes: string[] = [];
+const serves: ServeProcess[] = [];
+after(async () => {
+  for (const s of serves) s.child.kill("SIGKILL");
+  for (const dir of homes) {
+    try {
+      execFileSync("pkill", ["-f", dir]); // agents left under their own supervisors by a killed hub
+    } catch {
+      // none left
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** The prompt step's agent: its last message is "Done: drafted", then the first paragraph of its prompt. */
+const agentScript = `const p = process.argv[1]; console.log("Done: drafted\\n\\n" + p.split("\\n\\n")[0]);`;
+
+/** A sync tool plugin `echo` (node): `say` answers `echo: <text>` and appends each call to calls.log in its folder. */
+const echoMain = String.raw`
+const fs = require("fs");
+const rl = require("readline").createInterface({ input: process.stdin });
+rl.on("line", (l) => {
+  const r = JSON.parse(l);
+  try { fs.appendFileSync(require("path").join(__dirname, "calls.log"), JSON.stringify(r.params.arguments) + "\n"); } catch {}
+  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: "echo: " + r.params.arguments.text } }) + "\n");
+});
+`;
+
+/** Writes the tool plugin `echo` and the declarative plugin `flow` (workflow `review`, prompt `writer`, intent `ask`). */
+function writePlugins(home: Home): void {
+  const echo = join(home.plugins, "echo");
+  mkdirSync(echo, { recursive: true });
+  writeFileSync(join(echo, "main.js"), echoMain);
+  writeFileSync(join(echo, "manifest.toml"), [
+    `name = "echo"`, `version = "0.1.0"`, `plugin_type = "sync"`, `[entry_point]`, `command = "node"`, `args = ["main.js"]`,
+    `[[capabilities.tools]]`, `name = "say"`, `description = "say it back"`,
+  ].join("\n") + "\n");
+  const flow = join(home.plugins, "flow");
+  for (const d of ["workflows", "prompts", "intents"]) mkdirSync(join(flow, d), { recursive: true });
+  writeFileSync(join(flow, "plugin.json"), JSON.stringify({
+    id: "flow", name: "Flow", version: "0.1.0", apiVersion: "1.0",
+    provides: { workflows: ["review", "brief"], prompts: ["writer", "brief"], intents: ["ask"] },
+  }));
+  writeFileSync(join(flow, "workflows", "review.json"), JSON.stringify({
+    id: "review", title: "Review an alert",
+    steps: [
+      { id: "look", type: "tool", tool: "echo.say", args: { text: "{{event.summary}}" } },
+      { id: "draft", type: "prompt", promptRef: "writer" },
+      { id: "confirm", type: "hitl", title: "Keep the draft?", text: "{{steps.draft}}", options: ["Keep", "Drop"] },
+      { id: "save", type: "artifact", from: "draft", file: "draft.md" },
+    ],
+  }));
+  writeFileSync(join(flow, "workflows", "brief.json"), JSON.stringify({
+    id: "brief", intentId: "ask",
+    steps: [{ id: "write", type: "prompt", prompt: "Brief on {{slots.topic}} ({{slots.depth}}), asked: {{event.summary}}" }],
+  }));
+  writeFileSync(join(flow, "prompts", "writer.md"), "Write a note about: {{steps.look}}\n\nKeep it short.\n");
+  writeFileSync(join(flow, "prompts", "brief.md"), "You write briefs for the owner.");
+  writeFileSync(join(flow, "intents", "ask.json"), JSON.stringify([{
+    id: "ask", includes_any: ["示例报告", "STRASSE", "ΟΔΟΣ"],
+    slots: [
+      { name: "topic", label: "Topic", required: true },
+      { name: "depth", label: "Depth", type: "select", options: ["short", "detailed"], default: "short" },
+    ],
+  }]));
+}
+
+/** A home whose `serve` runs worker "local", with rules `rules` (agent `writer`, sources shop and crm). */
+function workflowHome(rules: unknown[]): { dir: string; home: Home; keys: Keys } {
+  const made = makeHome({
+    timezone: "UTC",
+    sources: { shop: { name: "Shop" }, crm: { name: "CRM" } },
+    agents: { writer: { worker: "local", use: "command", command: ["node", "-e", agentScript, "{prompt}"] } },
+    channels: {},
+    rules,
+  }, { worker: { name: "local", key: newKey(), capacity: 2 } });
+  homes.push(made.dir);
+  writePlugins(made.home);
+  return made;
+}
+
+async function serve(dir: string): Promise<ServeProcess> {
+  const s = await serveProcess(dir);
+  serves.push(s);
+  return s;
+}
+
+async function call(s: ServeProcess, method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(s.url + path, {
+    method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function state(s: ServeProcess, keys: Keys): Promise<State> {
+  const r = await call(s, "GET", "/v1/state", keys.owner);
+  assert.equal(r.status, 200);
+  return r.body as State;
+}
+
+async function openCard(s: ServeProcess, keys: Keys, title: string): Promise<OwnerCard> {
+  return until(async () => (await state(s, keys)).cards.find((c) => c.title === title && c.state === "open"), 30_000, () => `card "${title}" (${s.output()})`);
+}
+
+async function runEnded(s: ServeProcess, keys: Keys, id: number): Promise<RunView> {
+  return until(async () => {
+    const r = (await state(s, keys)).runs.find((x) => x.id === id);
+    return r && ["done", "failed", "nothing", "cancelled"].includes(r.state) && r;
+  }, 60_000, () => `run ${id} to end (${s.output()})`);
+}
+
+async function answer(s: ServeProcess, keys: Keys, card: number, body: { choice?: number; text?: string }): Promise<void> {
+  const r = await call(s, "POST", `/v1/cards/${card}/answer`, keys.owner, body);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+const reviewRule = { name: "review", when: { source: "shop", types: ["alert.*"] }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "flow/review", tools: ["echo.*"] };
+
+/** Runs the review workflow up to its hitl card: the tool call approved on its card, the draft made. */
+async function upToHitl(s: ServeProcess, keys: Keys): Promise<{ card: OwnerCard; run: RunView }> {
+  const posted = await call(s, "POST", "/v1/events", keys.source, { id: "e1", type: "alert.disk", summary: "Disk Full on db1" });
+  assert.deepEqual(posted.body.routed, ["review"]);
+  // The tool step is an agent's call like any other: the first use of a plugin that is not built in asks the owner.
+  const approval = await openCard(s, keys, "Allow echo.say?");
+  await answer(s, keys, approval.id, { choice: 1 });
+  const card = await openCard(s, keys, "Keep the draft?");
+  const run = await runEnded(s, keys, 1);
+  return { card, run };
+}
+
+const draft = "Done: drafted\n\nWrite a note about: echo: Disk Full on db1";
+
+test("a workflow with all four step types runs end to end: tool (approved, audited), prompt, hitl (no process waits), artifact in why", async () => {
+  const { dir, home, keys } = workflowHome([reviewRule]);
+  const s = await serve(dir);
+  const { card, run } = await upToHitl(s, keys);
+  assert.deepEqual([run.state, run.summary], ["done", "Workflow flow/review waits for your answer: Keep the draft?"]);
+  assert.match(run.session ?? "", /^wf-[0-9a-f-]{36}-\d+$/);
+  assert.deepEqual([card.text, card.options, card.run], [draft, ["Keep", "Drop"], 1]);
+  assert.equal(card.about, `workflow flow/review · confirm · ${run.session!.slice(3, 39)}`);
+  assert.deepEqual(readFileSync(join(home.plugins, "echo", "calls.log"), "utf8"), `{"text":"Disk Full on db1"}\n`);
+
+  await answer(s, keys, card.id, { choice: 0 });
+  const second = await runEnded(s, keys, 2);
+  assert.deepEqual([second.state, second.summary], ["done", "Workflow flow/review done: 4 steps; files: draft.md"]);
+  const file = join(home.worker, "runs", "2-1", "agent", "artifacts", "draft.md");
+  assert.equal(readFileSync(file, "utf8"), draft);
+  // The second run ran only what was left: no agent launch, no tool call.
+  assert.deepEqual(readdirSync(join(home.worker, "runs", "2-1")).filter((n) => /^\d+$/.test(n)), []);
+  assert.equal(readFileSync(join(home.plugins, "echo", "calls.log"), "utf8").split("\n").length, 2);
+
+  const why1 = (await call(s, "GET", "/v1/runs/1/why", keys.owner)).body as Why;
+  const told1 = timeline(1, why1.facts).join("\n");
+  assert.match(told1, /tool echo\.say \(review:\): allow/);
+  assert.match(told1, /tool echo\.say \(review:\): ok/);
+  const why2 = (await call(s, "GET", "/v1/runs/2/why", keys.owner)).body as Why;
+  // The artifact is listed in why: the run's notice (fyi) names its file, size, path and doc-ref id.
+  const cards = why2.facts.flatMap((f) => f.changes).filter((c) => c[0] === "cards").map((c) => c[2] as { kind: string; run: number; title: string; text: string });
+  const notice = cards.find((c) => c.kind === "notice" && c.run === 2);
+  assert.equal(notice?.title, "Workflow flow/review wrote 1 file(s)");
+  assert.equal(notice?.text, `draft.md (${Buffer.byteLength(draft)} bytes): ${file} · doc-ref run:2/draft.md`);
+  assert.ok(why2.facts.some((f) => JSON.stringify(f.changes).includes("doc-ref run:2/draft.md")), "the artifact is in why");
+  await s.stop();
+});
+
+test("a workflow survives a hub SIGKILL between its hitl and the answer: the answer resumes it at the next step", async () => {
+  const { dir, home, keys } = workflowHome([reviewRule]);
+  const first = await serve(dir);
+  const { card } = await upToHitl(first, keys);
+  first.child.kill("SIGKILL");
+  await new Promise((r) => first.child.once("exit", r));
+
+  const again = await serve(dir);
+  await answer(again, keys, card.id, { choice: 0 });
+  const second = await runEnded(again, keys, 2);
+  assert.deepEqual([second.state, second.summary], ["done", "Workflow flow/review done: 4 steps; files: draft.md"]);
+  assert.equal(readFileSync(join(home.worker, "runs", "2-1", "agent", "artifacts", "draft.md"), "utf8"), draft);
+  assert.deepEqual(readdirSync(join(home.worker, "runs", "2-1")).filter((n) => /^\d+$/.test(n)), [], "no step before the hitl ran again");
+  assert.equal(readFileSync(join(home.plugins, "echo", "calls.log"), "utf8"), `{"text":"Disk Full on db1"}\n`);
+  await again.stop();
+});
+
+test("an intent as when: Unicode-aware match, its slots asked as one form before the workflow, the answers reach it; a prompt by reference", async () => {
+  const { dir, home, keys } = workflowHome([
+    { name: "brief", when: { source: "shop", intent: "flow/ask" }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "flow/brief" },
+    { name: "plain", when: { source: "crm" }, to: "writer", cwd: "/tmp", promptRef: "flow/brief", prompt: "Then say hello." },
+    { name: "gone", when: { source: "crm", types: ["gone"] }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "flow/missing" },
+  ]);
+  const s = await serve(dir);
+  const post = async (id: string, summary: string, detail?: string) => {
+    const body = (await call(s, "POST", "/v1/events", keys.source, { id, type: "chat.message", summary, ...(detail ? { detail } : {}) })).body;
+    return [...body.routed, ...body.paused] as string[];
+  };
+  // While the rule is paused, an event that hits its intent lists it in `paused` (and starts nothing).
+  assert.equal((await call(s, "POST", "/v1/rules/brief/pause", keys.owner, {})).status, 200);
+  assert.deepEqual(await post("m2", "hello", "Take the Straße"), ["brief"], "ß matches SS");
+  assert.deepEqual(await post("m3", "ein STRAẞE"), ["brief"], "ẞ matches SS");
+  assert.deepEqual(await post("m4", "no: ΟΔΟΣ"), ["brief"], "Σ at the end of a word matches the intent's Σ");
+  assert.deepEqual(await post("m5", "nothing here", "示例"), [], "a part of a phrase is not the phrase");
+  assert.equal((await call(s, "POST", "/v1/rules/brief/resume", keys.owner, {})).status, 200);
+  assert.deepEqual(await post("m1", "请给我一份示例报告"), ["brief"]);
+
+  const form = await openCard(s, keys, "Before flow/brief starts, please fill in");
+  assert.equal(form.text, "Answer with one line per field, \"name: value\" (or one JSON object):\n- topic: Topic — required\n- depth: Depth (short | detailed) — default short");
+  await answer(s, keys, form.id, { text: "depth: detailed" });
+  const again = await until(async () => (await state(s, keys)).cards.find((c) => c.title === form.title && c.state === "open" && c.id !== form.id), 30_000, "the form asked again");
+  assert.match(again.text ?? "", /^Still missing: topic\n/);
+  await answer(s, keys, again.id, { text: "topic: 数据库\ndepth: detailed" });
+  const done = await until(async () => (await state(s, keys)).runs.find((r) => r.rule === "brief" && r.summary?.startsWith("Workflow flow/brief done")), 60_000, () => `the brief (${s.output()})`);
+  const runDir = join(home.worker, "runs", `${done.id}-1`);
+  const launch = readdirSync(runDir).filter((n) => /^\d+$/.test(n));
+  assert.equal(launch.length, 1);
+  assert.equal(readFileSync(join(runDir, launch[0]!, "stdout"), "utf8"), "Done: drafted\n\nBrief on 数据库 (detailed), asked: 请给我一份示例报告\n");
+
+  // A prompt by reference: the asset's text, then the rule's own prompt.
+  await call(s, "POST", "/v1/events", keys.source2, { id: "c1", type: "note" });
+  const plain = await until(async () => (await state(s, keys)).runs.find((r) => r.rule === "plain" && r.state === "done"), 60_000, "the plain run");
+  assert.equal(plain.summary, "Done: drafted");
+  const plainDir = join(home.worker, "runs", `${plain.id}-1`, "1");
+  assert.match(readFileSync(join(plainDir, "stdout"), "utf8"), /^Done: drafted\n\nYou write briefs for the owner\.\n$/);
+  assert.ok(existsSync(plainDir));
+
+  // A workflow that is not loaded: the run fails naming it (the rules file cannot know what a reload will bring).
+  await call(s, "POST", "/v1/events", keys.source2, { id: "c2", type: "gone" });
+  const gone = await until(async () => (await state(s, keys)).runs.find((r) => r.rule === "gone" && r.error), 60_000, "the gone run");
+  assert.equal(gone.error, "workflow not loaded: flow/missing (rules.json workflow; see agent-autoloop plugins list)");
+  await s.stop();
+});
+
+test("intents compare without case in the Unicode sense; forms read lines or JSON; rules name workflows, intents and prompts by <plugin>/<name>", () => {
+  assert.equal(foldCase("STRASSE"), foldCase("straße"));
+  assert.equal(foldCase("ΟΔΟΣ"), foldCase("οδοσ"));
+  assert.equal(foldCase("ＡＢＣ"), "abc");
+  assert.equal(intentHit(["示例"], "这是示例", null), true);
+  assert.equal(intentHit(["İstanbul"], null, "i̇stanbul"), true);
+  assert.equal(intentHit(["x"], null, null), false);
+  assert.equal(intentHit([""], "anything", null), false);
+  const fields = [{ name: "topic", label: "Topic", required: true }, { name: "n", label: "N", type: "number" }, { name: "ok", label: "OK", type: "checkbox" }];
+  assert.deepEqual(readForm("topic: a: b\nn = 3\nok: yes", fields), { values: { topic: "a: b", n: 3, ok: true }, missing: [] });
+  assert.deepEqual(readForm(`{"topic": "t", "n": "x"}`, fields), { values: { topic: "t" }, missing: [] });
+  assert.deepEqual(readForm(null, fields), { values: {}, missing: ["topic"] });
+
+  const base = { sources: { s: {} }, agents: { a: { worker: "w", use: "command", command: ["x"] } } };
+  const parse = (rule: Record<string, unknown>) => parseRules(JSON.stringify({ ...base, rules: [{ name: "r", when: { source: "s" }, to: "a", ...rule }] }), { timezone: "UTC" });
+  const ok = parse({ when: { source: "s", intent: "p/i" }, use: "workflow", workflow: "p/w", promptRef: "p/x" });
+  assert.ok(ok.ok);
+  assert.deepEqual(ok.ok && [ok.rules.rules[0]!.intent, ok.rules.rules[0]!.use, ok.rules.rules[0]!.workflow, ok.rules.rules[0]!.promptRef], ["p/i", "workflow", "p/w", "p/x"]);
+  const errors = [
+    parse({ use: "workflow" }), parse({ workflow: "p/w" }), parse({ use: "agent", workflow: "p/w" }),
+    parse({ use: "workflow", workflow: "no-slash" }), parse({ promptRef: "p/../x" }), parse({ when: { cron: "@daily", intent: "p/i" } }),
+  ].map((r) => (r.ok ? "ok" : r.error));
+  assert.deepEqual(errors, [
+    "rules[0].workflow: required",
+    "rules[0].use: a rule with workflow needs \"use\": \"workflow\" too",
+    "rules[0].use: a rule's use can only be \"workflow\"",
+    "rules[0].workflow: must be <plugin>/<name> (such as example/triage), both parts letters, digits, _ and -",
+    "rules[0].promptRef: must be <plugin>/<name> (such as example/triage), both parts letters, digits, _ and -",
+    "rules[0].when.intent: a cron rule has no intent",
+  ]);
+});
