@@ -4,8 +4,9 @@
  * out (`Job.declared`). Read from what is registered at that moment: a reload between two runs applies to the next.
  */
 import type { DeclarativeCatalog } from "./catalog.js";
+import type { LoadedPlugin } from "./types.js";
 import type { IntentTable } from "../kernel/intents.js";
-import type { Job } from "../protocol/responses.js";
+import type { Job, PluginView } from "../protocol/responses.js";
 import type { FormField, Workflow } from "../protocol/plugin-schemas.js";
 
 /** `<plugin>/<name>` split in two, or null when it has no `/`. */
@@ -61,5 +62,18 @@ export function declaredFor(catalog: DeclarativeCatalog, rule: Job["rule"]): Job
   return {
     ...(rule.promptRef === undefined ? {} : { prompt: promptText(catalog, rule.promptRef) }),
     ...(rule.workflow === undefined ? {} : { workflow: workflowJob(catalog, rule.workflow, rule.intent) }),
+  };
+}
+
+/**
+ * What GET /v1/plugins lists of a loaded plugin for rules (issue 18): its prompts with their text (to copy, or to
+ * name in `promptRef`), its workflows (`workflow`) with their step ids, its intents (`when.intent`) with their
+ * phrases and slot names; each by the `<plugin>/<name>` a rule writes.
+ */
+export function ruleAssets(p: LoadedPlugin): Required<Pick<PluginView, "prompts" | "workflows" | "intents">> {
+  return {
+    prompts: [...p.prompts].map(([name, text]) => ({ ref: `${p.id}/${name}`, text })),
+    workflows: [...p.workflows].map(([name, wf]) => ({ ref: `${p.id}/${name}`, title: wf.title ?? null, steps: wf.steps.map((s) => s.id) })),
+    intents: [...p.intents].map(([id, e]) => ({ ref: `${p.id}/${id}`, includes_any: e.intent.includes_any, slots: (e.intent.slots ?? []).map((f) => f.name) })),
   };
 }

@@ -9,7 +9,7 @@ import type { DeclarativeRoot } from "./types.js";
 
 export type * from "./types.js";
 export { DeclarativeCatalog, definitionMissing, type CatalogOptions } from "./catalog.js";
-export { declaredFor, intentTable, promptText } from "./assets.js";
+export { declaredFor, intentTable, promptText, ruleAssets } from "./assets.js";
 export { watchCatalog, type CatalogWatcher } from "./watch.js";
 export { networkNotDeclared } from "./network.js";
 export { formatPluginError } from "./read.js";

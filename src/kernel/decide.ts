@@ -19,7 +19,7 @@
  *   tables · run-state · system-cards   table registry (row and key types, keys); run state moves; hub alert keys
  *   types                     rows, inputs, decisions, the unions (RunState, RunOutcome, DueKind, SystemKind)
  *   rules                     rules.json parsed and checked
- *   limits · own · text · names · cron · period · credentials · assert   leaves
+ *   limits · own · text · names · cron · period · credentials · assert · intents   leaves (intents: declarative intents matched)
  */
 import { Ctx } from "./context.js";
 import type { Projection } from "./view.js";

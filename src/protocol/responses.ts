@@ -463,6 +463,14 @@ export const PluginView = Type.Object({
   errors: Type.Array(str()),
   origin: oneOf(["builtin", "home", "serve"] as const),
   dir: str(),
+  /**
+   * A loaded declarative plugin's assets that rules name (issue 18), each by the `<plugin>/<name>` a rule writes:
+   * its prompts with their text (to copy, or to name in a rule's `promptRef`), its workflows (`workflow`) and intents
+   * (`when.intent`). Absent for other plugins.
+   */
+  prompts: Type.Optional(Type.Array(Type.Object({ ref: str(), text: str() }))),
+  workflows: Type.Optional(Type.Array(Type.Object({ ref: str(), title: orNull(str()), steps: Type.Array(str()) }))),
+  intents: Type.Optional(Type.Array(Type.Object({ ref: str(), includes_any: Type.Array(str()), slots: Type.Array(str()) }))),
 }, { $id: "PluginView" });
 export type PluginView = Static<typeof PluginView>;
 

@@ -14,6 +14,7 @@ import { listCodePlugins } from "../../common/plugins.js";
 import { refuse, reply, route } from "./endpoint.js";
 import { setPluginSetting, settingsOf } from "../plugin-settings.js";
 import { t } from "../../i18n/messages.js";
+import { ruleAssets } from "../../declarative/index.js";
 
 /** The routes of plugins. */
 export function pluginRoutes(hub: Hub): Hono {
@@ -24,6 +25,7 @@ export function pluginRoutes(hub: Hub): Hono {
   route(app, hub, "plugins", async (c) => {
     const declarative: PluginView[] = hub.declarative.list().map((r) => ({
       kind: "declarative", manifest: { ...r.manifest, id: r.id }, status: r.status, errors: r.errors, origin: r.origin, dir: r.dir,
+      ...(r.current ? ruleAssets(r.current) : {}),
     }));
     const host = await hub.toolHost();
     host.registry.rescan();
