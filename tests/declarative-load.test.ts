@@ -160,6 +160,20 @@ const cases: [string, (dir: string) => void, string[]][] = [
     "example/workflows/triage.json#/steps/4: a prompt step needs prompt or promptRef (one of them)",
     "example/workflows/triage.json#/steps/5: a hitl step needs one of options, form or card",
   ]],
+  ["placeholders that name nothing when the step runs", (d) => editJson(d, "workflows/triage.json", (w) => ({
+    ...w,
+    steps: [
+      { id: "a", type: "prompt", prompt: "{{steps.b}} {{event.summary}} {{slots.topic}} {{param.x}} {{ event.body }}" },
+      { id: "b", type: "tool", tool: "example.http_fetch", args: { url: "{{steps.a}}", deep: [{ "x/y": "{{steps.b}}" }] } },
+      { id: "c", type: "hitl", text: "{{steps.c}}", options: ["ok"] },
+    ],
+  })), [
+    "example/workflows/triage.json#/steps/0/prompt: {{steps.b}} names nothing: only {{event.<source|type|subject|summary|detail|link>}}, {{steps.<id>}} of an earlier step, {{slots.<name>}}",
+    "example/workflows/triage.json#/steps/0/prompt: {{param.x}} names nothing: only {{event.<source|type|subject|summary|detail|link>}}, {{steps.<id>}} of an earlier step, {{slots.<name>}}",
+    "example/workflows/triage.json#/steps/0/prompt: {{ event.body }} names nothing: only {{event.<source|type|subject|summary|detail|link>}}, {{steps.<id>}} of an earlier step, {{slots.<name>}}",
+    "example/workflows/triage.json#/steps/1/args/deep/0/x~1y: {{steps.b}} names nothing: only {{event.<source|type|subject|summary|detail|link>}}, {{steps.<id>}} of an earlier step, {{slots.<name>}}",
+    "example/workflows/triage.json#/steps/2/text: {{steps.c}} names nothing: only {{event.<source|type|subject|summary|detail|link>}}, {{steps.<id>}} of an earlier step, {{slots.<name>}}",
+  ]],
   ["an artifact file with a folder", (d) => editJson(d, "workflows/triage.json", (w) => ({ ...w, steps: [{ id: "a", type: "prompt", prompt: "x" }, { id: "b", type: "artifact", from: "a", file: "../x.md" }] })), [
     "example/workflows/triage.json#/steps/1/file: wrong format, expected a file name: letters, digits, _ . -, no folder",
   ]],

@@ -19,7 +19,7 @@ import type {
 } from "../protocol/plugin-schemas.js";
 import { declarativeApiMajor, declarativeApiWindow } from "./version.js";
 import { pluginAssetsMax, pluginErrorsMax, pluginTotalMaxBytes } from "./limits.js";
-import { parsePluginJson, pointer, readPluginFile, schemaErrors } from "./read.js";
+import { parsePluginJson, pointer, pointerSegment, readPluginFile, schemaErrors } from "./read.js";
 import { checkToolTemplates } from "./template.js";
 import type { DeclarativeOrigin, IntentEntry, LoadedPlugin, PluginError } from "./types.js";
 import { Slicer } from "./slice.js";
@@ -313,8 +313,28 @@ function checkWorkflow(
     } else if (s.type === "artifact" && !before.has(s.from)) {
       r.error(file, at("from"), t(lang, "decl.workflow.from", { id: s.from }));
     }
+    // Placeholders of the texts a step fills when it runs (src/worker/workflow.ts): each must name something then.
+    const texts: [string, string][] = s.type === "prompt" ? [["prompt", s.prompt ?? ""]] : s.type === "hitl" ? [["text", s.text ?? ""]] : [];
+    if (s.type === "tool") walkStrings(s.args ?? {}, pointer("steps", i, "args"), (text, where) => texts.push([where, text]));
+    for (const [where, text] of texts) {
+      for (const m of text.matchAll(/\{\{([^{}]*)\}\}/g)) {
+        const [kind, name] = [m[1]!.trim().slice(0, m[1]!.trim().indexOf(".")), m[1]!.trim().slice(m[1]!.trim().indexOf(".") + 1)];
+        const fine = kind === "event" ? workflowEventFields.includes(name) : kind === "steps" ? before.has(name) : kind === "slots" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name);
+        if (!fine) r.error(file, where.startsWith("/") ? where : at(where), t(lang, "decl.workflow.placeholder", { placeholder: m[0] }));
+      }
+    }
     before.add(s.id);
   });
+}
+
+/** The fields of the start event a workflow's templates may name (`{{event.<field>}}`). */
+const workflowEventFields = ["source", "type", "subject", "summary", "detail", "link"];
+
+/** Calls `f` with every string inside `v` and its JSON pointer (from `at`). */
+function walkStrings(v: unknown, at: string, f: (text: string, where: string) => void): void {
+  if (typeof v === "string") f(v, at);
+  else if (Array.isArray(v)) v.forEach((x, i) => walkStrings(x, `${at}/${i}`, f));
+  else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walkStrings(x, `${at}/${pointerSegment(k)}`, f);
 }
 
 let checker: Promise<import("ajv/dist/2020.js").Ajv2020> | null = null;

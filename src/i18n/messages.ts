@@ -350,6 +350,7 @@ const catalog = {
   "decl.workflow.hitl": { zh: "hitl 步骤要有 options、form 或 card 其中一个", en: "a hitl step needs one of options, form or card" },
   "decl.workflow.duplicateStep": { zh: "步骤 id {id} 写了两次", en: "step id {id} is used twice" },
   "decl.workflow.from": { zh: "步骤 {id} 不在它前面", en: "step {id} does not come before it" },
+  "decl.workflow.placeholder": { zh: "{placeholder} 没有对应的值：只能用 {{event.<source|type|subject|summary|detail|link>}}、前面步骤的 {{steps.<id>}}、{{slots.<名字>}}", en: "{placeholder} names nothing: only {{event.<source|type|subject|summary|detail|link>}}, {{steps.<id>}} of an earlier step, {{slots.<name>}}" },
   "decl.workflow.notProvided": { zh: "这个插件没有提供 {kind} {name}", en: "this plugin provides no {kind} {name}" },
   "decl.tool.placeholder": { zh: "{text} 不是本程序认识的占位符：只有 {param}（请求头的值里还可以用 {auth}）", en: "{text} is not a placeholder this host knows: only {param} (and {auth} in a header value)" },
   "decl.tool.unknownParam": { zh: "{text} 指向的参数不在 parameters.properties 里", en: "{text} names no property of parameters.properties" },
