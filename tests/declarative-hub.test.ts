@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, hubFixture, tempDir, until } from "./helpers.js";
-import { copyExample, editJson, localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
+import { copyExample, editJson, examplePlugin, localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
 import { examples } from "./tools-helpers.js";
 import { HubClient } from "../src/protocol/client.js";
 import type { PluginView, Plugins, PluginsReload, Tools } from "../src/protocol/responses.js";
@@ -95,7 +95,13 @@ test("GET /v1/plugins lists every plugin of every kind: declarative, tool, agent
     const of = (kind: PluginView["kind"]) => all.filter((p) => p.kind === kind);
     assert.deepEqual(all.map((p) => p.kind), [...of("declarative"), ...of("tool"), ...of("agent"), ...of("channel"), ...of("source")].map((p) => p.kind), "by kind");
     const example = of("declarative")[0]!;
-    assert.deepEqual({ ...example, manifest: undefined }, { kind: "declarative", manifest: undefined, status: "loaded", errors: [], origin: "home", dir: join(f.home.plugins, "example") });
+    assert.deepEqual({ ...example, manifest: undefined, prompts: undefined }, {
+      kind: "declarative", manifest: undefined, status: "loaded", errors: [], origin: "home", dir: join(f.home.plugins, "example"), prompts: undefined,
+      // What rules can name (issue 18), by the <plugin>/<name> a rule writes.
+      workflows: [{ ref: "example/triage", title: "Triage an issue", steps: ["fetch", "draft", "confirm", "save"] }],
+      intents: [{ ref: "example/ask", includes_any: ["example report", "示例报告"], slots: ["topic", "depth"] }],
+    });
+    assert.deepEqual(example.prompts, [{ ref: "example/writer", text: readFileSync(join(examplePlugin, "prompts", "writer.md"), "utf8") }]);
     assert.deepEqual([example.manifest.id, example.manifest.name, example.manifest.apiVersion], ["example", "Example", "1.0"]);
     assert.deepEqual(of("declarative")[1], {
       kind: "declarative", manifest: minimalManifest("half", { provides: { panels: ["main"] } }), status: "rejected",
