@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeHome, serveProcess, until, type Keys, type ServeProcess } from "./helpers.js";
+import { engine, makeHome, serveProcess, until, type Keys, type ServeProcess } from "./helpers.js";
 import { newKey, type Home } from "../src/host/home.js";
 import { timeline } from "../src/cli/why.js";
 import type { OwnerCard, RunView, State, Why } from "../src/protocol/responses.js";
@@ -281,4 +281,33 @@ test("intents compare without case in the Unicode sense; forms read lines or JSO
   const ok = parse({ when: { source: "s", intent: "p/i" }, use: "workflow", workflow: "p/w", promptRef: "p/x" });
   assert.ok(ok.ok);
   assert.deepEqual(ok.ok && [ok.rules.rules[0]!.intent, ok.rules.rules[0]!.use, ok.rules.rules[0]!.workflow, ok.rules.rules[0]!.promptRef], ["p/i", "workflow", "p/w", "p/x"]);
+});
+
+test("the README's notes workflow, taken from the README itself, runs as written: the form, the draft, the answer, the file", async () => {
+  const readme = readFileSync(join(engine, "README.md"), "utf8");
+  const heredoc = (file: string) => {
+    const m = new RegExp(`cat > ~/\\.agent-autoloop/plugins/notes/${file.replace(".", "\\.")} <<'JSON'\\n([\\s\\S]*?)\\nJSON\\n`).exec(readme);
+    assert.ok(m, `the README writes ${file}`);
+    return m[1]!;
+  };
+  const writer = /^echo '(.*)' > ~\/\.agent-autoloop\/plugins\/notes\/prompts\/writer\.md$/m.exec(readme);
+  const rule = /^# rules\.json: (\{ "name": "notes"[^\n]*\n#\s+([^\n]*) \}$)/m.exec(readme);
+  assert.ok(writer && rule, "the README writes the prompt and the rule");
+  const ruleJson = JSON.parse(`${rule[1]!.slice(0, rule[1]!.indexOf("\n"))} ${rule[2]!} }`) as Record<string, unknown>;
+  const { dir, home, keys } = workflowHome([{ ...ruleJson, when: { source: "shop", intent: "notes/ask" }, cwd: "/tmp" }]);
+  const notes = join(home.plugins, "notes");
+  for (const d of ["workflows", "prompts", "intents"]) mkdirSync(join(notes, d), { recursive: true });
+  for (const f of ["plugin.json", "intents/ask.json", "workflows/note.json"]) writeFileSync(join(notes, f), heredoc(f));
+  writeFileSync(join(notes, "prompts", "writer.md"), `${writer[1]!}\n`);
+  const s = await serve(dir);
+  const posted = await call(s, "POST", "/v1/events", keys.source, { id: "m1", type: "chat.message", summary: "Please WRITE A NOTE on backups" });
+  assert.deepEqual(posted.body.routed, ["notes"]);
+  await answer(s, keys, (await openCard(s, keys, "Before notes/note starts, please fill in")).id, { text: "topic: backups" });
+  const keep = await openCard(s, keys, "Keep this note?");
+  const text = "Done: drafted\n\nWrite a short note about backups. The request: Please WRITE A NOTE on backups";
+  assert.equal(keep.text, text);
+  await answer(s, keys, keep.id, { choice: 0 });
+  const done = await until(async () => (await state(s, keys)).runs.find((r) => r.summary === "Workflow notes/note done: 3 steps; files: note.md"), 60_000, () => `the note (${s.output()})`);
+  assert.equal(readFileSync(join(home.worker, "runs", `${done.id}-1`, "agent", "artifacts", "note.md"), "utf8"), text);
+  await s.stop();
 });
