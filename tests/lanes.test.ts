@@ -8,6 +8,7 @@ import { Clock, K, written } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import { hashKey } from "../src/kernel/credentials.js";
 import { rulesOf } from "../src/kernel/lanes.js";
+import { foldCase, intentHit } from "../src/kernel/intents.js";
 
 const rules = { ...baseRules, rules: [...baseRules.rules, { name: "hourly", when: { cron: "0 * * * *" }, to: "bot" }] };
 const crm = hashKey("crm-key");
@@ -124,4 +125,43 @@ test("a manual run joining a queued run leaves its time in the queue as it was",
   const after = k.run(queued.id);
   assert.deepEqual([after.state, after.readyAt, after.manual, after.events], ["queued", queued.readyAt, true, 2]);
   k.close();
+});
+
+test("a rule with when.intent takes only events whose summary or detail hits that intent of the table handed in; its job names the rule's assets", () => {
+  const k = new Clock({
+    ...baseRules,
+    rules: [
+      { name: "asks", when: { source: "shop", types: ["alert.*"], intent: "p/ask" }, to: "bot", use: "workflow", workflow: "p/flow", promptRef: "p/writer" },
+      { name: "other", when: { source: "shop", types: ["note"], intent: "p/gone" }, to: "bot" },
+    ],
+  }, "2026-11-02T08:10:00Z");
+  const intents = { "p/ask": ["Example Report", "示例报告"], "q/x": ["anything"] };
+  const post = (id: string, event: Record<string, unknown>, table: Record<string, string[]> = intents) =>
+    k.commit({ kind: "event", keyHash: K.source, event: { id, type: "alert.x", ...event } as never, intents: table }).body as { routed: string[] };
+  assert.deepEqual(post("e1", { summary: "an EXAMPLE REPORT please" }).routed, ["asks"]);
+  assert.deepEqual(post("e2", { summary: "hi", detail: "要一份示例报告" }).routed, ["asks"], "the detail counts too");
+  assert.deepEqual(post("e3", { summary: "example" }).routed, [], "a part of a phrase is not the phrase");
+  assert.deepEqual(post("e4", { summary: "example report" }, {}).routed, [], "an intent not handed in matches nothing");
+  assert.deepEqual(post("e5", { type: "other", summary: "example report" }).routed, [], "the types still apply");
+  assert.deepEqual(post("e6", { type: "note", summary: "anything" }).routed, [], "an intent of no plugin loaded matches nothing");
+  assert.deepEqual((k.commit({ kind: "event", keyHash: K.source, event: { id: "e7", type: "alert.x", summary: "example report" } }).body as { routed: string[] }).routed, [], "no table: none");
+  const job = k.claim("c1").job!;
+  assert.deepEqual(job.rule, { name: "asks", cwd: null, skill: null, prompt: null, promptRef: "p/writer", workflow: "p/flow", intent: "p/ask" });
+});
+
+test("intents compare without case in the Unicode sense: NFKC, full case folding, one sigma; empty phrases and texts match nothing", () => {
+  assert.equal(foldCase("STRASSE"), "strasse");
+  assert.equal(foldCase("straße"), "strasse");
+  assert.equal(foldCase("ẞ"), "ss");
+  assert.equal(foldCase("ΟΔΟΣ"), "οδοσ");
+  assert.equal(foldCase("οδος"), "οδοσ");
+  assert.equal(foldCase("ＡＢＣ ﬁ"), "abc fi");
+  assert.equal(intentHit(["示例"], "这是示例", null), true);
+  assert.equal(intentHit(["示例"], null, "这是示例"), true);
+  assert.equal(intentHit(["Straße"], "the STRASSE", null), true);
+  assert.equal(intentHit(["nope", "ΟΔΟΣ"], "οδος", "x"), true, "any phrase");
+  assert.equal(intentHit(["x"], null, null), false);
+  assert.equal(intentHit(["x"], "", ""), false);
+  assert.equal(intentHit([""], "anything", null), false);
+  assert.equal(intentHit([], "anything", null), false);
 });
