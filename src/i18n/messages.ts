@@ -298,6 +298,10 @@ const catalog = {
   "tools.callback.tooDeep": { zh: "result：嵌套超过 {limit} 层", en: "result: nested deeper than {limit} levels" },
   "tools.callback.tooLarge": { zh: "result：超过 {limit} 字节", en: "result: larger than {limit} bytes" },
   // declarative plugins (spec declarative-plugins.md; issue 18): loading fail-closed, HTTP tools, reload
+  "plugin.event.both": { zh: "{a} 和 {b} 只能给一个", en: "give {a} or {b}, not both" },
+  "plugin.event.neither": { zh: "{a} 或 {b}：必填一个", en: "{a} or {b}: one of them is required" },
+  "plugin.event.noAsset": { zh: "插件 {plugin} 没有 {kind} {name}", en: "plugin {plugin} has no {kind} {name}" },
+  "plugin.event.noControl": { zh: "{asset} 里没有 {kind} {id}", en: "{asset} has no {kind} {id}" },
   "decl.file.read": { zh: "读不了：{error}", en: "cannot be read: {error}" },
   "decl.file.symlink": { zh: "是符号链接：插件里的文件不跟随链接", en: "is a symbolic link: files inside a plugin are not followed through links" },
   "decl.file.notFile": { zh: "不是普通文件", en: "is not a regular file" },

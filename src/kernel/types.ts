@@ -379,6 +379,11 @@ export type Input =
   | { kind: "linkAnswer"; card: number; token: string; choice: number | null; text: string | null }
   | { kind: "eventsIn"; source: string; events: EventIn[] }
   | { kind: "tell"; keyHash: string | null; body: TellBody }
+  /**
+   * An event of declarative plugin `plugin` (issue 18: a panel's action or form in the console), for the owner: the
+   * shell found the plugin and checked the event against its panel; it is taken as from source `plugin:<plugin>`.
+   */
+  | { kind: "pluginEvent"; keyHash: string | null; plugin: string; event: EventIn }
   /** A tool call to decide (issue 16): an agent run's (`run` + its token) or the owner's (`keyHash`). */
   | { kind: "toolCall"; run: number; token: string; body: ToolCallBody }
   | { kind: "ownerToolCall"; keyHash: string | null; body: ToolCallBody }

@@ -37,6 +37,8 @@ export const intentsMax = 100;
 export const formFieldsMax = 50;
 /** Nodes of one list in a panel or card: `body`, `data`, a section's `children`; items of `list`, `kv`, `actions`. */
 export const uiItemsMax = 200;
+/** One value a `form` submits (issue 18: a panel's form in the console), in characters; all of them together fit an event's detail. */
+export const formValueMaxChars = 4000;
 /** Labels and values of one `chart-lite`. */
 export const chartPointsMax = 200;
 /** Settings one plugin declares. */

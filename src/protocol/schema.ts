@@ -7,6 +7,7 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
 import { idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern } from "./patterns.js";
+import { assetNameMaxChars, assetNamePattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 import { runStates, type RunState } from "../kernel/types.js";
 
@@ -201,6 +202,23 @@ export const PluginSettingBody = Type.Object(
   { additionalProperties: false },
 );
 export type PluginSettingBody = Static<typeof PluginSettingBody>;
+/**
+ * POST /v1/plugins/:id/events (issue 18): the owner pressed an `actions` button or submitted a `form` of a declarative
+ * plugin's panel (`panel`) or card template (`card`) — exactly one of each pair. The hub checks it against the asset and
+ * posts the event `action.<action>` or `form.<form>` from source `plugin:<id>`; `id` makes a retry the same event.
+ */
+export const PluginEventBody = Type.Object(
+  {
+    id: Type.Optional(line(L.eventIdMaxCodepoints, 1)),
+    panel: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
+    card: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
+    action: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
+    form: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
+    values: Type.Optional(Type.Record(Type.String(), Type.Union([text(formValueMaxChars), Type.Number(), Type.Boolean()]), { maxProperties: formFieldsMax })),
+  },
+  { additionalProperties: false },
+);
+export type PluginEventBody = Static<typeof PluginEventBody>;
 /** POST /v1/tell: `key` + `text` (an fyi notice, sent once per key) or `ask` (tasks with `cwd`). */
 export const TellBody = Type.Object(
   {
@@ -332,5 +350,5 @@ export type ToolWaitQuery = Static<typeof ToolWaitQuery>;
 export const requestDefinitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
   ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, StreamQuery,
-  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, PluginSettingBody,
+  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, PluginSettingBody, PluginEventBody,
 };
