@@ -8,7 +8,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { baseRules, hubFixture } from "./helpers.js";
-import { copyExample, editJson } from "./declarative-helpers.js";
+import { copyExample, editJson, routedEvents } from "./declarative-helpers.js";
+import { parseRules } from "../src/kernel/rules.js";
 
 const rules = {
   ...baseRules,
@@ -55,15 +56,8 @@ test("a panel's button and form become events from plugin:<id> that a rule route
 
     // Each event routed to a run of rule `panel`, whose context holds it as from source plugin:example, with the
     // form's values as its detail.
-    const seen: unknown[] = [];
-    for (let i = 0; i < 8; i++) {
-      const job = (await f.call("GET", `/v1/work?claim=c${i}&wait=0`, f.keys.worker)).body.job;
-      if (!job) break;
-      assert.equal(job.rule.name, "panel");
-      for (const e of job.context.events) seen.push([e.source, e.type, e.subject, e.summary, e.detail ?? null]);
-      await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "nothing" });
-    }
-    assert.deepEqual(seen.sort(), [
+    const seen = await routedEvents(f, "panel");
+    assert.deepEqual(seen, [
       ["plugin:example", "action.ack", "card/note", "Got it", null],
       ["plugin:example", "action.refresh", "panel/main", "Refresh", null],
       ["plugin:example", "form.ask", "panel/main", "Ask for a report", '{"topic":"Q3 report"}'],
@@ -134,4 +128,17 @@ test("the console's cookie presses a button only from the console's own Origin",
   } finally {
     await f.close();
   }
+});
+
+test("rules.json: a rule may name source plugin:<id> without declaring it; anything else undeclared is refused; no source is named so", () => {
+  const parse = (source: string, sources: Record<string, unknown> = {}) => {
+    const r = parseRules(JSON.stringify({ sources, agents: { bot: { worker: "w1", use: "command", command: ["true"] } }, rules: [{ name: "r", when: { source }, to: "bot" }] }), { timezone: "UTC" });
+    return r.ok ? r.rules.rules[0]!.source : r.error;
+  };
+  assert.equal(parse("plugin:example"), "plugin:example");
+  assert.equal(parse("plugin:my-plugin-2"), "plugin:my-plugin-2");
+  for (const s of ["plugin:", "plugin:Example", "plugin:-x", "plugin:a_b", "plugins:x", "plugin:a/b"]) {
+    assert.match(String(parse(s)), /^rules\[0\]\.when\.source: /, s);
+  }
+  assert.match(String(parse("shop", { "plugin:x": {} })), /^sources\.plugin:x: /, "a declared source cannot take the name");
 });
