@@ -31,9 +31,10 @@ export function errorParts(error, dir) {
 function errorList(errors, dir) {
   return h("ol", { class: "plugin-errors" }, errors.map((e) => {
     const p = errorParts(e, dir);
+    // Spaces between the parts: a line may break there (not inside the reason's first word).
     return h("li", {},
-      p.file ? h("code", { class: "err-file" }, visible(p.file)) : null,
-      p.pointer ? h("code", { class: "err-pointer" }, visible(p.pointer)) : null,
+      p.file ? [h("code", { class: "err-file" }, visible(p.file)), " "] : null,
+      p.pointer ? [h("code", { class: "err-pointer" }, visible(p.pointer)), " "] : null,
       said(p.reason, "span", { class: "err-reason" }));
   }));
 }
