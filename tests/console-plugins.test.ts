@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { axeViolations, browserMissing, consoleRules, launch, signedIn } from "./console-kit.js";
+import { axeViolations, browserMissing, consoleRules, launch, runOnce, signedIn } from "./console-kit.js";
 import { hubFixture, type Fixture } from "./helpers.js";
 import { copyExample, editJson, routedEvents, writeFiles } from "./declarative-helpers.js";
 
@@ -252,6 +252,35 @@ test("the settings centre: a secret saved is never in the page; a value shows at
     await page.locator("li[data-key=token] button.quiet").click();
     await page.waitForFunction(() => document.querySelector("li[data-key=token] .state")?.textContent === "not set");
     assert.equal((await f.call("GET", "/v1/plugins/example/settings", f.keys.owner)).body.settings[0].set, false);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("a receipt's ask names a card template: Needs you shows it whole, its button an event; a template not loaded is said so", { skip }, async () => {
+  await runOnce(f, "tpl-1", {
+    outcome: "done", summary: "asked with a template",
+    ask: [{ title: "Ship it?", text: "The canary is green.", options: ["Yes", "No"], card: "example/note" }],
+    notice: [{ title: "A notice", card: "example/ghost" }],
+  });
+  const cards = (await f.state()).cards.filter((c) => c.title === "Ship it?" || c.title === "A notice");
+  assert.deepEqual(cards.map((c) => [c.title, c.template]).sort(), [["A notice", "example/ghost"], ["Ship it?", "example/note"]]);
+  const { context, page } = await signedIn(browser, f);
+  const errors = errorsOf(page);
+  try {
+    const ask = cards.find((c) => c.title === "Ship it?")!.id;
+    const notice = cards.find((c) => c.title === "A notice")!.id;
+    const tpl = page.locator(`#card-${ask} .card-template:not([aria-busy])`);
+    await tpl.waitFor();
+    assert.equal(await tpl.locator("h4").textContent(), "A note");
+    assert.equal(await tpl.locator(".md").textContent(), "A note from the example plugin.");
+    assert.deepEqual(await page.locator(`#card-${ask} button.option .said`).allTextContents(), ["Yes", "No"], "the card's own options stay");
+    await tpl.locator("button[data-action=ack]").click();
+    await page.waitForFunction((id) => /^Sent as event #\d+; rule panel takes it\.$/.test(document.querySelector(`#card-${id} .card-template .message`)?.textContent ?? ""), ask);
+    assert.deepEqual(await routedEvents(f, "panel"), [["plugin:example", "action.ack", "card/note", "Got it", null]]);
+    await page.waitForSelector(`#card-${notice} .card-template:not([aria-busy])`);
+    assert.equal(await page.locator(`#card-${notice} .card-template`).textContent(), "card template example/ghost is not loaded");
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

@@ -84,14 +84,16 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(JSON.stringify(body));
 }
 
+let claims = 0;
 /**
  * Claims every queued run as worker w1 and ends it with `nothing`, checking each is of rule `rule`.
  * @returns the events the runs held, each `[source, type, subject, summary, detail or null]`, sorted.
  */
 export async function routedEvents(f: Fixture, rule: string): Promise<unknown[]> {
   const seen: [string, string, string, string, string | null][] = [];
-  for (let i = 0; ; i++) {
-    const job = (await f.call("GET", `/v1/work?claim=routed-${rule}-${i}&wait=0`, f.keys.worker)).body.job;
+  for (;;) {
+    // A claim id is the claim's idempotency key: each claim a new one.
+    const job = (await f.call("GET", `/v1/work?claim=routed-${++claims}&wait=0`, f.keys.worker)).body.job;
     if (!job) break;
     if (job.rule.name !== rule) throw new Error(`a run of rule ${job.rule.name}, not ${rule}`);
     for (const e of job.context.events) seen.push([e.source, e.type, e.subject, e.summary, e.detail ?? null]);

@@ -143,3 +143,22 @@ test("rules.json: a rule may name source plugin:<id> without declaring it; anyth
   }
   assert.match(String(parse("shop", { "plugin:x": {} })), /^sources\.plugin:x: /, "a declared source cannot take the name");
 });
+
+test("a receipt's ask or notice may name a card template <plugin>/<template>: kept on the card for every view; a malformed name refuses the receipt", async () => {
+  const f = await hubFixture(rules);
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "t1", type: "alert.x", subject: "s1" });
+    const job = (await f.call("GET", "/v1/work?claim=t1", f.keys.worker)).body.job;
+    const bad = await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Q", options: ["a"], card: "Example/note" }] });
+    assert.deepEqual([bad.status, bad.body.error], [400, "ask[0].card: wrong format, expected <plugin id>/<card template>"]);
+    const good = await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Q", options: ["a"], card: "example/note" }], notice: [{ title: "N" }] });
+    assert.equal(good.status, 200);
+    const cards = (await f.state()).cards;
+    assert.deepEqual(cards.map((c) => [c.title, c.template ?? null]).sort(), [["N", null], ["Q", "example/note"]]);
+    assert.equal("template" in cards.find((c) => c.title === "N")!, false, "absent, not null, on a card without one");
+    const offered = (await f.call("GET", "/v1/cards/next?wait=0", f.keys.channel)).body.card;
+    assert.equal(offered?.template ?? null, offered?.title === "Q" ? "example/note" : null);
+  } finally {
+    await f.close();
+  }
+});

@@ -263,3 +263,30 @@ export function uiBlock(place, title, nodes, id) {
   fill(el, title ? heading(place.level, title) : null, nodes.map((n) => uiNode({ ...place, level: place.level + 1 }, n)));
   return el;
 }
+
+/** The panels and card templates of each plugin, read once per view that shows cards (a view made anew reads again). */
+const templates = new Map();
+
+/** Forgets the plugins' templates read so far (a new view reads them again). */
+export function forgetTemplates() {
+  templates.clear();
+}
+
+/**
+ * The card template card `card` names (`<plugin>/<template>`), rendered whole once its plugin's templates are read; if
+ * the plugin or the template is not loaded, it says so (the card's own title, text and options stay usable).
+ * @param {string} ref @param {number} level @param {number} card @returns {HTMLElement}
+ */
+export function cardTemplate(ref, level, card) {
+  const [plugin = "", name = ""] = ref.split("/");
+  const box = h("div", { class: "card-template", "data-template": ref, "aria-busy": "true" });
+  if (!templates.has(plugin)) templates.set(plugin, api("GET", `/v1/plugins/${seg(plugin)}/ui`).catch(() => null));
+  void templates.get(plugin).then((/** @type {any} */ ui) => {
+    const found = ui?.cards.find((/** @type {any} */ c) => c.name === name);
+    fill(box, found
+      ? uiBlock({ plugin, kind: "card", name, level }, found.title, found.data, `card-${card}-template`)
+      : h("p", { class: "meta" }, t("console.ui.noTemplate", { template: visible(ref) })));
+    box.removeAttribute("aria-busy");
+  });
+  return box;
+}

@@ -1006,6 +1006,7 @@ const catalog = {
   "console.ui.sent": { zh: "已作为事件 #{event} 发出，规则 {rules} 处理它。", en: "Sent as event #{event}; rule {rules} takes it." },
   "console.ui.sentUnrouted": { zh: "已作为事件 #{event} 发出；没有规则处理它。", en: "Sent as event #{event}; no rule takes it." },
   "console.ui.doc": { zh: "文档", en: "document" },
+  "console.ui.noTemplate": { zh: "卡片模板 {template} 没有装载", en: "card template {template} is not loaded" },
   "console.ui.unknownNode": { zh: "不认识的节点：{type}", en: "unknown node: {type}" },
   "console.settings.title": { zh: "设置 · {group}", en: "Settings · {group}" },
   "console.settings.none": { zh: "这个插件没有设置。", en: "This plugin has no settings." },

@@ -203,6 +203,8 @@ export interface CardRow {
   deliveries: Record<string, Delivery>;
   /** A `toolApproval` card: the tool call it asks about (issue 16). Absent on every other card. */
   toolCall?: number;
+  /** The card template a receipt or tell named (`<plugin>/<template>`; issue 18). Absent on every other card. */
+  template?: string;
 }
 
 /** An `outbox` row (key: `outboxKey`): card `card` is to be offered to `channel` from `nextAt` (ms) on. */

@@ -67,5 +67,7 @@ export const authRefPattern = "^env:[A-Za-z_][A-Za-z0-9_]*$|^[A-Za-z0-9_][A-Za-z
 export const resultPathPattern = "^$|^\\.?([A-Za-z0-9_$-]+|\\[[0-9]{1,9}\\])(\\.[A-Za-z0-9_$-]+|\\[[0-9]{1,9}\\])*$";
 /** A workflow `artifact` file name: no folder, no `..`. */
 export const artifactFilePattern = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$";
+/** A card template as a receipt's ask or notice names it (issue 18): `<plugin id>/<cards/ file name>`. */
+export const cardTemplateRefPattern = "^[a-z0-9][a-z0-9-]{0,63}/[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$";
 /** A tool as a workflow names it: `<pluginId>.<tool>`. */
 export const qualifiedToolPattern = "^[A-Za-z0-9][A-Za-z0-9_-]*\\.[A-Za-z0-9_][A-Za-z0-9_.-]*$";

@@ -88,6 +88,8 @@ export const Card = Type.Object(
     link: orNull(str()),
     rule: orNull(str()),
     at: iso(),
+    /** A declarative plugin's card template the card is shown with (`<plugin>/<template>`); absent without one. */
+    template: Type.Optional(str()),
   },
   { $id: "Card", description: "the card of GET /v1/cards/next" },
 );

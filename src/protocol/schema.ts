@@ -7,7 +7,7 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
 import { idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern } from "./patterns.js";
-import { assetNameMaxChars, assetNamePattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
+import { assetNameMaxChars, assetNamePattern, cardTemplateRefPattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 import { runStates, type RunState } from "../kernel/types.js";
 
@@ -59,6 +59,12 @@ export const ReceiptEvent = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A card template of a declarative plugin (issue 18), `<plugin id>/<template>`: the console and the card's link page
+ * show the card with it whole; the card's title, text and options stay what every other channel shows.
+ */
+const cardTemplate = () => Type.String({ maxLength: 129, pattern: cardTemplateRefPattern, description: "<plugin id>/<card template>" });
+
 /** An ask card requested by a receipt or by POST /v1/tell. */
 export const Ask = Type.Object(
   {
@@ -68,6 +74,7 @@ export const Ask = Type.Object(
     recommend: Type.Optional(count()),
     about: Type.Optional(text(L.cardAboutMaxCodepoints)),
     key: Type.Optional(line(L.cardKeyMaxCodepoints, 1)),
+    card: Type.Optional(cardTemplate()),
   },
   { additionalProperties: false },
 );
@@ -79,6 +86,7 @@ export const Notice = Type.Object(
     text: Type.Optional(text(L.cardTextMaxCodepoints)),
     key: Type.Optional(line(L.cardKeyMaxCodepoints, 1)),
     fyi: Type.Optional(Type.Boolean()),
+    card: Type.Optional(cardTemplate()),
   },
   { additionalProperties: false },
 );
