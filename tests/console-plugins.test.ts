@@ -287,7 +287,7 @@ test("a receipt's ask names a card template: Needs you shows it whole, its butto
   }
 });
 
-test("axe-core finds no serious or critical violation in the plugin views, light and dark, at desktop and phone width", { skip }, async () => {
+test("axe-core finds no serious or critical violation in the plugin views and a card with a template, light and dark, at desktop and phone width", { skip }, async () => {
   writeFiles(join(f.home.plugins, "weather"), {
     "plugin.json": { id: "weather", name: "Weather", version: "0.2.0", apiVersion: "1.0", provides: { panels: ["today"] } },
     "panels/today.json": { id: "today", title: "Today", body: [{ type: "gauge" }] },
@@ -297,9 +297,10 @@ test("axe-core finds no serious or critical violation in the plugin views, light
   for (const [dark, width, height] of [[false, 1280, 800], [true, 1280, 800], [false, 390, 844], [true, 390, 844]] as const) {
     const { context, page } = await signedIn(browser, f, { dark, width, height });
     try {
-      for (const view of ["plugins", "plugins/example"]) {
+      // Needs you holds a card with a card template (the test before made it).
+      for (const view of ["plugins", "plugins/example", "needs"]) {
         await page.evaluate((v) => (location.hash = `#/${v}`), view);
-        await page.waitForSelector(view === "plugins" ? "#plugin-list:not([aria-busy]) li[data-plugin=weather]" : "#panel-main");
+        await page.waitForSelector(view === "plugins" ? "#plugin-list:not([aria-busy]) li[data-plugin=weather]" : view === "needs" ? ".card-template:not([aria-busy]) .ui-card" : "#panel-main");
         await page.waitForFunction(() => !document.querySelector("[aria-busy=true]"));
         const violations = await axeViolations(page);
         for (const v of violations) found.push(`${view} ${dark ? "dark" : "light"} ${width}: ${v}`);
