@@ -7,6 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { askCard, consoleFixture, launch, runOnce, signedIn } from "../tests/console-kit.js";
+import { copyExample, writeFiles } from "../tests/declarative-helpers.js";
 
 const out = join(import.meta.dirname, "..", "screenshots", "console");
 mkdirSync(out, { recursive: true });
@@ -27,8 +28,18 @@ try {
   await f.call("GET", `/v1/work?claim=slots&capacity=1&running=${(await f.state()).active.find((r) => r.state === "running")!.id}`, f.keys.worker);
   await f.call("POST", "/v1/rules/nightly/pause", f.keys.owner, { reason: "holiday freeze", until: "2099-01-02T09:00:00Z" });
   const run = (await f.call("GET", "/v1/state", f.keys.owner)).body.runs.find((r: { state: string }) => r.state === "done").id as number;
+  // The example declarative plugin (a panel of every node type, a card template, settings with a secret), and a
+  // plugin refused with its errors.
+  copyExample(f.home.plugins);
+  writeFiles(join(f.home.plugins, "weather"), {
+    "plugin.json": { id: "weather", name: "Weather", version: "0.2.0", apiVersion: "1.0", provides: { panels: ["today"] } },
+    "panels/today.json": { id: "today", title: "Today", body: [{ type: "gauge", value: 3 }, { type: "list", items: [] , extra: 1 }] },
+  });
+  await f.call("POST", "/v1/plugins/reload", f.keys.owner);
+  await f.call("POST", "/v1/plugins/example/settings/token", f.keys.owner, { value: "ghp_screenshot_secret" });
 
-  const views = ["needs", "runs", `runs/${run}`, "rules", "workers", "spending", "plugins"];
+  const only = process.env.VIEWS?.split(",");
+  const views = ["needs", "runs", `runs/${run}`, "rules", "workers", "spending", "plugins", "plugins/example"].filter((v) => !only || only.includes(v.replace(/\/\d+$/, "")));
   for (const [width, height] of [[1280, 800], [390, 844]] as const) {
     for (const dark of [false, true]) {
       const { context, page } = await signedIn(browser, f, { width, height, dark });
@@ -37,7 +48,7 @@ try {
         await page.waitForSelector(view.startsWith("runs/") ? "#timeline li" : "main h1");
         await page.waitForFunction(() => !document.querySelector("[aria-busy=true]"));
         await page.waitForTimeout(150);
-        const file = join(out, `${view.startsWith("runs/") ? "run" : view}-${width}-${dark ? "dark" : "light"}.png`);
+        const file = join(out, `${view.startsWith("runs/") ? "run" : view.replace("/", "-")}-${width}-${dark ? "dark" : "light"}.png`);
         await page.screenshot({ path: file, fullPage: true });
         process.stdout.write(`${file}\n`);
       }

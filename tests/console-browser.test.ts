@@ -8,10 +8,8 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import type { Browser, Page } from "playwright-core";
-import { askCard, browserMissing, consoleFixture, launch, runOnce, signedIn, signInLink } from "./console-kit.js";
+import { askCard, axeViolations, browserMissing, consoleFixture, launch, runOnce, signedIn, signInLink } from "./console-kit.js";
 import { until, type Fixture } from "./helpers.js";
 
 const missing = browserMissing();
@@ -539,7 +537,6 @@ test("a hub that cannot answer at first is said to be so (not a sign-out), and t
 
 test("axe-core finds no serious or critical violation in any view, light and dark, at desktop and phone width", { skip }, async () => {
   await askCard(f, "axe-1", { title: "Accessible?", text: "Check every view.", options: ["Yes", "No"], recommend: 0 });
-  const axe = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
   const run = (await f.call("GET", "/v1/state", f.keys.owner)).body.runs[0].id;
   const found: string[] = [];
   for (const [dark, width, height] of [[false, 1280, 800], [true, 1280, 800], [false, 390, 844], [true, 390, 844]] as const) {
@@ -548,13 +545,7 @@ test("axe-core finds no serious or critical violation in any view, light and dar
       for (const view of ["needs", "runs", `runs/${run}`, "rules", "workers", "spending", "plugins"]) {
         await page.evaluate((v) => (location.hash = `#/${v}`), view);
         await page.waitForSelector(view.startsWith("runs/") ? "#timeline li" : "main h1");
-        // Through the DevTools protocol (the page's CSP rightly refuses an injected inline script).
-        await page.evaluate(axe);
-        const violations = await page.evaluate(async () => {
-          const r = await (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ testEngine: { name: string }; passes: unknown[]; violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document, { resultTypes: ["violations"] });
-          if (r.testEngine.name !== "axe-core" || r.passes.length === 0) return ["axe did not run"];
-          return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-        });
+        const violations = await axeViolations(page);
         for (const v of violations) found.push(`${view} ${dark ? "dark" : "light"} ${width}: ${v}`);
       }
     } finally {

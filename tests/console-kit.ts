@@ -3,7 +3,8 @@
  * playwright-core (never a downloaded browser), a hub with runs and cards made through the real /v1 calls (a source's
  * event, a worker's claim, start and receipt), and signing a page in with the link `agent-autoloop console` prints.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { hubFixture, type Fixture } from "./helpers.js";
 
@@ -105,4 +106,17 @@ export async function signedIn(
   await page.goto(await signInLink(f));
   await page.waitForSelector("nav a[aria-current=page]");
   return { context, page };
+}
+
+/** axe-core's script, given to a page through the DevTools protocol (the page's CSP rightly refuses an inline script). */
+const axeScript = () => readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** The serious and critical violations axe-core finds in the page as it is, each `id (impact) targets`. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axeScript());
+  return page.evaluate(async () => {
+    const r = await (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ testEngine: { name: string }; passes: unknown[]; violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document, { resultTypes: ["violations"] });
+    if (r.testEngine.name !== "axe-core" || r.passes.length === 0) return ["axe did not run"];
+    return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
 }

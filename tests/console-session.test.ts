@@ -144,7 +144,10 @@ test("the cookie stands for the owner key on the owner endpoints the console use
     assert.equal(r.status, 401, `${name}: ${JSON.stringify(r.body)}`);
     if (Array.isArray(spec.auth) || spec.auth === "run") assert.deepEqual(r.body, { error: missingKey }, name);
   }
-  assert.deepEqual(taken.sort(), ["answer", "cancel", "pause", "resolve", "resume", "runNow", "state", "stream", "tools", "why"]);
+  assert.deepEqual(taken.sort(), [
+    "answer", "cancel", "pause", "pluginEvent", "pluginSettingSet", "pluginSettings", "pluginUi", "plugins", "pluginsReload",
+    "resolve", "resume", "runNow", "state", "stream", "tools", "why",
+  ]);
   // Only the owner endpoints: keys, sign-in and the parts' endpoints never take it.
   for (const name of taken) assert.ok((endpoints[name as EndpointName].auth as readonly string[]).includes("owner"), name);
   assert.ok(h.hub.store.seq >= seq);

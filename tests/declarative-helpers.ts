@@ -6,7 +6,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
-import { engine } from "./helpers.js";
+import { engine, type Fixture } from "./helpers.js";
 
 /** The example declarative plugin of the repository. */
 export const examplePlugin = join(engine, "examples", "declarative-plugins", "example");
@@ -82,4 +82,22 @@ export async function localServer(handle: (req: Seen, res: ServerResponse) => vo
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
+}
+
+let claims = 0;
+/**
+ * Claims every queued run as worker w1 and ends it with `nothing`, checking each is of rule `rule`.
+ * @returns the events the runs held, each `[source, type, subject, summary, detail or null]`, sorted.
+ */
+export async function routedEvents(f: Fixture, rule: string): Promise<unknown[]> {
+  const seen: [string, string, string, string, string | null][] = [];
+  for (;;) {
+    // A claim id is the claim's idempotency key: each claim a new one.
+    const job = (await f.call("GET", `/v1/work?claim=routed-${++claims}&wait=0`, f.keys.worker)).body.job;
+    if (!job) break;
+    if (job.rule.name !== rule) throw new Error(`a run of rule ${job.rule.name}, not ${rule}`);
+    for (const e of job.context.events) seen.push([e.source, e.type, e.subject, e.summary, e.detail ?? null]);
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "nothing" });
+  }
+  return seen.sort();
 }

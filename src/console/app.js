@@ -3,7 +3,7 @@
  * The owner console (issue 17): signs in with the link's token, then shows the views of `/v1/state`, kept live by
  * `/v1/stream` (server-sent events; the browser resumes with Last-Event-ID). The console has no power of its own:
  * every change is the same `/v1` call the CLI makes. Views: #/needs (landing), #/runs, #/runs/<id>, #/rules,
- * #/workers, #/spending, #/plugins.
+ * #/workers, #/spending, #/plugins, #/plugins/<id>.
  */
 import { api, onSignedOut } from "./api.js";
 import { fill, h } from "./dom.js";
@@ -11,7 +11,8 @@ import { currentLang, loadCatalog, setLang, t } from "./i18n.js";
 import { needsView } from "./needs.js";
 import { runsView, runView } from "./runs.js";
 import { rulesView } from "./rules.js";
-import { workersView, spendingView, pluginsView } from "./more.js";
+import { workersView, spendingView } from "./more.js";
+import { pluginsView, pluginView } from "./plugins.js";
 
 /**
  * What a view gets: the latest state, a way to ask for a fresh one, and to say something in the live region.
@@ -145,7 +146,7 @@ function live(ok) {
 
 /** The route of the address: its view's key and argument. */
 function route() {
-  const m = /^#\/(\w+)(?:\/(\d+))?$/.exec(location.hash);
+  const m = /^#\/(\w+)(?:\/([A-Za-z0-9_-]+))?$/.exec(location.hash);
   const key = m && routes.some(([k]) => k === m[1]) ? m[1] : "needs";
   return { key, arg: m?.[2] ?? null };
 }
@@ -159,11 +160,12 @@ function render() {
   const ctx = { state, refresh, announce };
   if (wanted !== viewKey || !view) {
     view?.dispose?.();
-    view = key === "runs" && arg ? runView(Number(arg), ctx)
+    view = key === "runs" && arg && /^\d+$/.test(arg) ? runView(Number(arg), ctx)
       : key === "runs" ? runsView(ctx)
       : key === "rules" ? rulesView(ctx)
       : key === "workers" ? workersView(ctx)
       : key === "spending" ? spendingView(ctx)
+      : key === "plugins" && arg ? pluginView(arg, ctx)
       : key === "plugins" ? pluginsView(ctx)
       : needsView(ctx);
     const moved = viewKey !== "";

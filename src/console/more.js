@@ -2,8 +2,7 @@
 /**
  * The smaller views: workers and channels (last seen, online, capacity, agents, runs in hand, cards waiting),
  * spending (today and the last 7 days from the hub's sums; by day and by rule from the runs that ended, as plain bar
- * charts; runs that reported no usage counted apart, never as zero), and the plugins slot (filled with the
- * declarative-plugin work).
+ * charts; runs that reported no usage counted apart, never as zero). The plugins are in plugins.js.
  */
 import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
@@ -62,7 +61,7 @@ const dayMs = 86_400_000;
  * page's Content-Security-Policy allows (a `style` attribute it would refuse).
  * @param {string} title @param {[string, number][]} rows @param {(v: number) => string} format
  */
-function barChart(title, rows, format) {
+export function barChart(title, rows, format) {
   const max = Math.max(1e-9, ...rows.map((r) => r[1]));
   const bars = rows.map(([label, v]) => {
     const bar = h("span", { class: "bar" });
@@ -152,35 +151,4 @@ export function spendingView(ctx) {
 /** `MM-DD` of a time in the browser's zone. @param {number} ms */
 function dayKey(ms) {
   return when(ms).slice(0, 5);
-}
-
-/**
- * The plugins: the tools of this home's tool plugins (`GET /v1/tools`, read when the view opens: the hub reads the
- * plugin folders again for it), by plugin, with each tool's approval mode; declarative plugins' panels come later.
- * @param {import("./app.js").Ctx} _ctx @returns {import("./app.js").View}
- */
-export function pluginsView(_ctx) {
-  const list = h("div", { class: "plugins", id: "plugins", "aria-busy": "true" }, h("p", { class: "empty" }, t("console.loading")));
-  const done = () => list.removeAttribute("aria-busy");
-  const el = h("section", { class: "view plugins-view" },
-    h("h1", { tabindex: -1 }, t("console.nav.plugins")),
-    h("h2", {}, t("console.plugins.tools")), list,
-    h("p", { class: "meta" }, t("console.plugins.slot")));
-  void api("GET", "/v1/tools").then((/** @type {any[]} */ tools) => {
-    /** @type {Map<string, any[]>} */
-    const byPlugin = new Map();
-    for (const tool of tools) byPlugin.set(tool.pluginId, [...(byPlugin.get(tool.pluginId) ?? []), tool]);
-    fill(list, byPlugin.size === 0 ? h("p", { class: "empty" }, t("console.plugins.none")) : [...byPlugin].map(([plugin, ts]) => h("article", { class: "part" },
-      h("h3", {}, said(plugin), " ", h("span", { class: "state" }, ts[0].kind)),
-      h("ul", { class: "tools-list" }, ts.map((tool) => h("li", {},
-        h("code", {}, said(tool.name)), " ",
-        h("span", { class: tool.approval === "auto" ? "state state-active" : "state state-paused" }, t("console.plugins.approval", { mode: tool.approval })),
-        tool.disableModelInvocation ? h("span", { class: "meta" }, ` ${t("console.plugins.hidden")}`) : null,
-        tool.description ? said(tool.description, "p", { class: "meta" }) : null))))));
-    done();
-  }, (e) => {
-    fill(list, h("p", { class: "error", role: "alert" }, t("console.failed", { error: /** @type {Error} */ (e).message })));
-    done();
-  });
-  return { el, update: () => {}, title: t("console.nav.plugins") };
 }

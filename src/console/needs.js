@@ -8,6 +8,7 @@
 import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
 import { t, when } from "./i18n.js";
+import { cardTemplate, forgetTemplates } from "./ui.js";
 
 /**
  * What a card's element remembers between updates: the version it shows, and a message of the last try to answer.
@@ -18,6 +19,7 @@ import { t, when } from "./i18n.js";
 export function needsView(ctx) {
   /** @type {Map<number, CardUi>} */
   const ui = new Map();
+  forgetTemplates();
   const asks = h("ul", { class: "cards", id: "asks" });
   const notices = h("ul", { class: "cards", id: "notices" });
   const emptyAsks = h("p", { class: "empty" }, t("console.needs.empty"));
@@ -85,6 +87,8 @@ export function needsView(ctx) {
       h("h3", { id: titleId }, card.fyi ? h("span", { class: "badge" }, t("console.card.fyi")) : null, said(card.title)),
       h("p", { class: "meta" }, meta.join(" · ")),
       card.text ? said(card.text, "p", { class: "text" }) : null,
+      // A declarative plugin's card template, whole (issue 18); the options below answer the card as ever.
+      card.template ? cardTemplate(card.template, 4, card.id) : null,
     ];
     for (const [channel, d] of Object.entries(card.deliveries ?? {})) {
       const dv = /** @type {any} */ (d);

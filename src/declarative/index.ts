@@ -14,6 +14,7 @@ export { watchCatalog, type CatalogWatcher } from "./watch.js";
 export { networkNotDeclared } from "./network.js";
 export { formatPluginError } from "./read.js";
 export { declarativeApiWindow } from "./version.js";
+export { controlEvent, uiOf, type ControlPress, type PluginUiView } from "./ui.js";
 export * as declarativeLimits from "./limits.js";
 
 /**

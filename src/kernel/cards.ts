@@ -38,6 +38,8 @@ export interface NewCard {
   fyiScope?: string;
   /** A `toolApproval` ask: the tool call it is about (issue 16). */
   toolCall?: number;
+  /** A declarative plugin's card template the card is shown with (`<plugin>/<template>`; issue 18). */
+  template?: string;
 }
 
 /** The key row of an fyi notice: `scope` (a run, or who told it) may send each dedup key once. */
@@ -102,6 +104,7 @@ export function createCard(c: Ctx, spec: NewCard): number | null {
     choice: null, answer: null, by: null, answeredAt: null, result: null, closedAt: fyi ? c.now : null,
     deliveries: {},
     ...(spec.toolCall === undefined ? {} : { toolCall: spec.toolCall }),
+    ...(spec.template === undefined ? {} : { template: spec.template }),
   };
   c.tx.put("cards", id, card);
   c.tx.put("cardkeys", rowKey, { card: id });
@@ -158,6 +161,7 @@ export function channelCard(c: Ctx, card: CardRow, channel: string | null): Card
     options: card.options, recommend: card.recommend, choice: card.choice, answer: card.answer, by: card.by,
     result: card.result, link: links && c.env.publicUrl ? cardLink(c, card) : null,
     rule: card.rule, at: c.iso(card.at),
+    ...(card.template === undefined ? {} : { template: card.template }),
   };
 }
 

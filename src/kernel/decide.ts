@@ -40,7 +40,7 @@ import { systemCardKey } from "./system-cards.js";
 import type { MessageId } from "../i18n/messages.js";
 import { own } from "./own.js";
 import type { IntentTable } from "./intents.js";
-import { reservedSources } from "./rules.js";
+import { pluginSource, reservedSources } from "./rules.js";
 import { agentToolCall, answerToolCard, ownerToolCall, toolCallback, toolOutcome, toolTaskDue, toolWaitDue } from "./tool-calls.js";
 
 type Reply = { status: number; body: unknown; park?: boolean };
@@ -127,6 +127,7 @@ function step(c: Ctx, input: Input): Reply {
       const who = authorize(c, input.keyHash, ["source", "worker"]);
       return isReply(who) ? who : tell(c, who, input.body);
     }
+    case "pluginEvent": return control(c, input.keyHash, () => ok(takeEvent(c, pluginSource(input.plugin), input.event, input.intents ?? {})));
     case "toolCall": return runToolCall(c, input);
     case "ownerToolCall": return control(c, input.keyHash, (who) => ownerToolCall(c, who.name, input.body));
     case "toolOutcome": return runToolOutcome(c, input);

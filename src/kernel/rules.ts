@@ -93,6 +93,16 @@ export const scheduleSource = "schedule";
 export const elsewhereSource = "elsewhere";
 /** Source names the hub uses for its own events: a rules file cannot declare them and no key is made for them. */
 export const reservedSources: readonly string[] = [scheduleSource, elsewhereSource];
+/**
+ * The source of a declarative plugin's events (issue 18: an `actions` button or a `form` submit in the console):
+ * `plugin:<id>`. A rule routes it without declaring it in `sources` (the hub alone posts it, for the owner; a key
+ * name cannot hold `:`, so no source key can post as a plugin).
+ */
+export const pluginSourcePattern = /^plugin:[a-z0-9][a-z0-9-]{0,63}$/;
+/** The source name of declarative plugin `id`'s events. */
+export function pluginSource(id: string): string {
+  return `plugin:${id}`;
+}
 /** Names of sources, agents, channels, workers: what a key name and a URL segment can carry. */
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /** An environment variable name, or a prefix of names written `PREFIX_*`. */
@@ -437,7 +447,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
       source = scheduleSource;
     } else {
       source = str(when.source, [...p, "when", "source"], { required: true }) as string;
-      if (own(sources, source) === undefined) fail([...p, "when", "source"], "rulesJson.noSource", { name: source });
+      if (own(sources, source) === undefined && !pluginSourcePattern.test(source)) fail([...p, "when", "source"], "rulesJson.noSource", { name: source });
       types = strings(when.types, [...p, "when", "types"]) ?? ["*"];
     }
     const to = str(def.to, [...p, "to"], { required: true }) as string;

@@ -433,7 +433,7 @@ export function applyResult(c: Ctx, run: RunRow, result: Result): Rejected[] {
   const count = (id: number | null) => { if (id !== null) madeCard = true; };
   const r = rule ?? null;
   for (const a of result.ask ?? []) {
-    count(createCard(c, { kind: "ask", title: a.title, text: a.text, options: a.options, recommend: a.recommend ?? null, about: a.about ?? null, key: a.key ?? null, rule: r, lane: run.lane, run: run.id }));
+    count(createCard(c, { kind: "ask", title: a.title, text: a.text, options: a.options, recommend: a.recommend ?? null, about: a.about ?? null, key: a.key ?? null, rule: r, lane: run.lane, run: run.id, template: a.card }));
   }
   if (!rule || rule.tell !== "never") for (const n of result.notice ?? []) count(notice(c, run, r, n));
   for (const res of result.resolve ?? []) {
@@ -454,7 +454,7 @@ export function applyResult(c: Ctx, run: RunRow, result: Result): Rejected[] {
 }
 
 function notice(c: Ctx, run: RunRow, rule: RuleDef | null, n: NonNullable<Result["notice"]>[number]): number | null {
-  return createCard(c, { kind: "notice", fyi: n.fyi === true, title: n.title, text: n.text, key: n.key ?? null, rule, lane: run.lane, run: run.id });
+  return createCard(c, { kind: "notice", fyi: n.fyi === true, title: n.title, text: n.text, key: n.key ?? null, rule, lane: run.lane, run: run.id, template: n.card });
 }
 
 /** Why a receipt may not resolve a card: same source, same group, created before this run's claim, still open. */

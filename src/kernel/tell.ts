@@ -44,7 +44,7 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
     if (existing) return { status: 200, body: { card: existing.id, duplicate: true } };
     const id = createCard(c, {
       kind: "ask", title: b.ask.title, text: b.ask.text, options: b.ask.options, recommend: b.ask.recommend ?? null,
-      about: b.ask.about ?? null, key: b.ask.key ?? null, rule, lane: "", run: null,
+      about: b.ask.about ?? null, key: b.ask.key ?? null, rule, lane: "", run: null, template: b.ask.card,
     });
     return { status: 200, body: { card: id, duplicate: false } };
   }

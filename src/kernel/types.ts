@@ -204,6 +204,8 @@ export interface CardRow {
   deliveries: Record<string, Delivery>;
   /** A `toolApproval` card: the tool call it asks about (issue 16). Absent on every other card. */
   toolCall?: number;
+  /** The card template a receipt or tell named (`<plugin>/<template>`; issue 18). Absent on every other card. */
+  template?: string;
 }
 
 /** An `outbox` row (key: `outboxKey`): card `card` is to be offered to `channel` from `nextAt` (ms) on. */
@@ -381,6 +383,11 @@ export type Input =
   | { kind: "linkAnswer"; card: number; token: string; choice: number | null; text: string | null }
   | { kind: "eventsIn"; source: string; events: EventIn[]; intents?: IntentTable }
   | { kind: "tell"; keyHash: string | null; body: TellBody }
+  /**
+   * An event of declarative plugin `plugin` (issue 18: a panel's action or form in the console), for the owner: the
+   * shell found the plugin and checked the event against its panel; it is taken as from source `plugin:<plugin>`; `intents` as for `event`.
+   */
+  | { kind: "pluginEvent"; keyHash: string | null; plugin: string; event: EventIn; intents?: IntentTable }
   /** A tool call to decide (issue 16): an agent run's (`run` + its token) or the owner's (`keyHash`). */
   | { kind: "toolCall"; run: number; token: string; body: ToolCallBody }
   | { kind: "ownerToolCall"; keyHash: string | null; body: ToolCallBody }

@@ -258,4 +258,14 @@ export class HubClient {
   pluginSettingSet(plugin: string, key: string, value: string | null) {
     return this.request("pluginSettingSet", { params: { id: plugin, key }, body: { value } });
   }
+
+  /** GET /v1/plugins/:id/ui: a declarative plugin's panels and card templates. */
+  pluginUi(plugin: string) {
+    return this.request("pluginUi", { params: { id: plugin } });
+  }
+
+  /** POST /v1/plugins/:id/events: press a panel's (or card's) button, or submit its form: an event from `plugin:<id>`. */
+  pluginEvent(plugin: string, body: BodyOf<"pluginEvent">) {
+    return this.request("pluginEvent", { params: { id: plugin }, body });
+  }
 }

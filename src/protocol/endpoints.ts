@@ -47,7 +47,7 @@ export interface EndpointSpec {
   stream?: boolean;
   /**
    * The owner console's session cookie stands for the owner key that made it (issue 17; src/host/console-session.ts).
-   * Only owner endpoints the console uses have it (its Plugins view reads tools): keys and console sign-in take the
+   * Only owner endpoints the console uses have it (its Plugins view reads plugins, tools, panels and settings): keys and console sign-in take the
    * key itself, and every other endpoint ignores the cookie.
    */
   cookie?: boolean;
@@ -96,10 +96,12 @@ export const endpoints = {
   consoleSignIn: { section: "console", method: "POST", path: "/v1/console/sign-in", auth: ["owner"], response: "ConsoleLink" },
   consoleEnd: { section: "console", method: "DELETE", path: "/v1/console/sessions", auth: ["owner"], response: "ConsoleEnded" },
 
-  plugins: { section: "plugins", method: "GET", path: "/v1/plugins", aliases: ["/api/plugins"], auth: ["owner"], response: "Plugins" },
-  pluginsReload: { section: "plugins", method: "POST", path: "/v1/plugins/reload", aliases: ["/api/plugins/reload"], auth: ["owner"], response: "PluginsReload" },
-  pluginSettings: { section: "plugins", method: "GET", path: "/v1/plugins/:id/settings", auth: ["owner"], response: "PluginSettings" },
-  pluginSettingSet: { section: "plugins", method: "POST", path: "/v1/plugins/:id/settings/:key", auth: ["owner"], body: "PluginSettingBody", response: "PluginSettingAnswer" },
+  plugins: { section: "plugins", method: "GET", path: "/v1/plugins", aliases: ["/api/plugins"], auth: ["owner"], response: "Plugins", cookie: true },
+  pluginsReload: { section: "plugins", method: "POST", path: "/v1/plugins/reload", aliases: ["/api/plugins/reload"], auth: ["owner"], response: "PluginsReload", cookie: true },
+  pluginSettings: { section: "plugins", method: "GET", path: "/v1/plugins/:id/settings", auth: ["owner"], response: "PluginSettings", cookie: true },
+  pluginSettingSet: { section: "plugins", method: "POST", path: "/v1/plugins/:id/settings/:key", auth: ["owner"], body: "PluginSettingBody", response: "PluginSettingAnswer", cookie: true },
+  pluginUi: { section: "plugins", method: "GET", path: "/v1/plugins/:id/ui", auth: ["owner"], response: "PluginUi", cookie: true },
+  pluginEvent: { section: "plugins", method: "POST", path: "/v1/plugins/:id/events", auth: ["owner"], body: "PluginEventBody", response: "EventAccepted", cookie: true },
 } as const satisfies Record<string, EndpointSpec>;
 
 /** The name of an endpoint. */

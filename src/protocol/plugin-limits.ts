@@ -37,6 +37,8 @@ export const intentsMax = 100;
 export const formFieldsMax = 50;
 /** Nodes of one list in a panel or card: `body`, `data`, a section's `children`; items of `list`, `kv`, `actions`. */
 export const uiItemsMax = 200;
+/** One value a `form` submits (issue 18: a panel's form in the console), in characters; all of them together fit an event's detail. */
+export const formValueMaxChars = 4000;
 /** Labels and values of one `chart-lite`. */
 export const chartPointsMax = 200;
 /** Settings one plugin declares. */
@@ -65,5 +67,7 @@ export const authRefPattern = "^env:[A-Za-z_][A-Za-z0-9_]*$|^[A-Za-z0-9_][A-Za-z
 export const resultPathPattern = "^$|^\\.?([A-Za-z0-9_$-]+|\\[[0-9]{1,9}\\])(\\.[A-Za-z0-9_$-]+|\\[[0-9]{1,9}\\])*$";
 /** A workflow `artifact` file name: no folder, no `..`. */
 export const artifactFilePattern = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$";
+/** A card template as a receipt's ask or notice names it (issue 18): `<plugin id>/<cards/ file name>`. */
+export const cardTemplateRefPattern = "^[a-z0-9][a-z0-9-]{0,63}/[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$";
 /** A tool as a workflow names it: `<pluginId>.<tool>`. */
 export const qualifiedToolPattern = "^[A-Za-z0-9][A-Za-z0-9_-]*\\.[A-Za-z0-9_][A-Za-z0-9_.-]*$";

@@ -88,6 +88,8 @@ export const Card = Type.Object(
     link: orNull(str()),
     rule: orNull(str()),
     at: iso(),
+    /** A declarative plugin's card template the card is shown with (`<plugin>/<template>`); absent without one. */
+    template: Type.Optional(str()),
   },
   { $id: "Card", description: "the card of GET /v1/cards/next" },
 );
@@ -511,13 +513,26 @@ export type PluginSettings = Static<typeof PluginSettings>;
 export const PluginSettingAnswer = Type.Object({ plugin: str(), setting: ref(SettingView) }, { description: "POST /v1/plugins/:id/settings/:key" });
 export type PluginSettingAnswer = Static<typeof PluginSettingAnswer>;
 
+/**
+ * GET /v1/plugins/:id/ui (issue 18): what the console's plugin view renders of declarative plugin `plugin` (`name` its
+ * manifest's name) — its panels and its card templates (`name` the file's name), in the order `provides` names them,
+ * as the loader checked them against the published vocabulary (protocol/declarative/ui-node.schema.json).
+ */
+export const PluginUi = Type.Object({
+  plugin: str(),
+  name: str(),
+  panels: Type.Array(Type.Object({ id: str(), title: str(), body: Type.Array(Type.Unknown()) })),
+  cards: Type.Array(Type.Object({ name: str(), kind: str(), title: orNull(str()), data: Type.Array(Type.Unknown()) })),
+}, { description: "GET /v1/plugins/:id/ui" });
+export type PluginUi = Static<typeof PluginUi>;
+
 /** The response definitions, by name. */
 export const responseDefinitions = {
   ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
   RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
-  PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer,
+  PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer, PluginUi,
 };
 /** The name of a response definition. */
 export type ResponseName = keyof typeof responseDefinitions;

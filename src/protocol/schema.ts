@@ -7,6 +7,7 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
 import { idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern } from "./patterns.js";
+import { assetNameMaxChars, assetNamePattern, cardTemplateRefPattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 import { runStates, type RunState } from "../kernel/types.js";
 
@@ -58,6 +59,12 @@ export const ReceiptEvent = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A card template of a declarative plugin (issue 18), `<plugin id>/<template>`: the console and the card's link page
+ * show the card with it whole; the card's title, text and options stay what every other channel shows.
+ */
+const cardTemplate = () => Type.String({ maxLength: 129, pattern: cardTemplateRefPattern, description: "<plugin id>/<card template>" });
+
 /** An ask card requested by a receipt or by POST /v1/tell. */
 export const Ask = Type.Object(
   {
@@ -67,6 +74,7 @@ export const Ask = Type.Object(
     recommend: Type.Optional(count()),
     about: Type.Optional(text(L.cardAboutMaxCodepoints)),
     key: Type.Optional(line(L.cardKeyMaxCodepoints, 1)),
+    card: Type.Optional(cardTemplate()),
   },
   { additionalProperties: false },
 );
@@ -78,6 +86,7 @@ export const Notice = Type.Object(
     text: Type.Optional(text(L.cardTextMaxCodepoints)),
     key: Type.Optional(line(L.cardKeyMaxCodepoints, 1)),
     fyi: Type.Optional(Type.Boolean()),
+    card: Type.Optional(cardTemplate()),
   },
   { additionalProperties: false },
 );
@@ -201,6 +210,23 @@ export const PluginSettingBody = Type.Object(
   { additionalProperties: false },
 );
 export type PluginSettingBody = Static<typeof PluginSettingBody>;
+/**
+ * POST /v1/plugins/:id/events (issue 18): the owner pressed an `actions` button or submitted a `form` of a declarative
+ * plugin's panel (`panel`) or card template (`card`) — exactly one of each pair. The hub checks it against the asset and
+ * posts the event `action.<action>` or `form.<form>` from source `plugin:<id>`; `id` makes a retry the same event.
+ */
+export const PluginEventBody = Type.Object(
+  {
+    id: Type.Optional(line(L.eventIdMaxCodepoints, 1)),
+    panel: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
+    card: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
+    action: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
+    form: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
+    values: Type.Optional(Type.Record(Type.String(), Type.Union([text(formValueMaxChars), Type.Number(), Type.Boolean()]), { maxProperties: formFieldsMax })),
+  },
+  { additionalProperties: false },
+);
+export type PluginEventBody = Static<typeof PluginEventBody>;
 /** POST /v1/tell: `key` + `text` (an fyi notice, sent once per key) or `ask` (tasks with `cwd`). */
 export const TellBody = Type.Object(
   {
@@ -332,5 +358,5 @@ export type ToolWaitQuery = Static<typeof ToolWaitQuery>;
 export const requestDefinitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
   ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, StreamQuery,
-  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, PluginSettingBody,
+  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, PluginSettingBody, PluginEventBody,
 };

@@ -11,7 +11,9 @@ import { Hono } from "hono";
 import type { Hub } from "../hub.js";
 import type { PluginView } from "../../protocol/responses.js";
 import { listCodePlugins } from "../../common/plugins.js";
-import { refuse, reply, route } from "./endpoint.js";
+import { decide, refuse, reply, route } from "./endpoint.js";
+import { controlEvent, intentTable, uiOf } from "../../declarative/index.js";
+import { randomUUID } from "node:crypto";
 import { setPluginSetting, settingsOf } from "../plugin-settings.js";
 import { t } from "../../i18n/messages.js";
 import { ruleAssets } from "../../declarative/index.js";
@@ -56,6 +58,22 @@ export function pluginRoutes(hub: Hub): Hono {
     const r = setPluginSetting(hub.opts.home, plugin, c.req.param("key") ?? "", req.body.value, hub.env.lang);
     if (!r.ok) return refuse(c, r.status, r.error);
     return reply(c, hub, "pluginSettingSet", { plugin: plugin.id, setting: r.view });
+  });
+
+  route(app, hub, "pluginUi", (c) => {
+    const plugin = hub.declarative.get(c.req.param("id") ?? "");
+    if (!plugin) return refuse(c, 404, t(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
+    return reply(c, hub, "pluginUi", uiOf(plugin));
+  });
+
+  // A panel's button or form, pressed in the console: checked against the plugin as registered now, then an event
+  // from source `plugin:<id>` like any source's (the same id again is the same event: a retry posts nothing new).
+  route(app, hub, "pluginEvent", (c, req) => {
+    const plugin = hub.declarative.get(c.req.param("id") ?? "");
+    if (!plugin) return refuse(c, 404, t(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
+    const made = controlEvent(plugin, req.body, req.body.id ?? randomUUID(), hub.env.lang);
+    if (!made.ok) return refuse(c, made.status, made.error);
+    return decide(c, hub, "pluginEvent", { kind: "pluginEvent", keyHash: req.keyHash, plugin: plugin.id, event: made.event, intents: intentTable(hub.declarative) });
   });
   return app;
 }
