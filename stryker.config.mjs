@@ -48,6 +48,8 @@ export default {
       "tests/deadlines.test.ts",
       "tests/tool-calls.test.ts",
       "tests/tool-calls-clock.test.ts",
+      "tests/approvals.test.ts",
+      "tests/declarative-panels.test.ts",
       "sim/proof.test.ts",
     ],
     nodeArgs: ["--import", "tsx", "--test-reporter=tap"],
