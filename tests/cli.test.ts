@@ -39,10 +39,16 @@ test("--version shows the release tag of this commit, or 'unreleased', and the c
   assert.deepEqual(versions.map((r) => r.out), Array(5).fill(versions[0]!.out));
 });
 
-test("npx agent-autoloop works from the checkout", () => {
-  const r = spawnSync("npx", ["--no", "--", "agent-autoloop", "--version"], { cwd: engine, encoding: "utf8", env: { ...process.env, AGENT_AUTOLOOP_LANG: "en" } });
+test("npx agent-autoloop works from the checkout, and the test leaves dist/ as it is", () => {
+  // The first npx of a checkout path links it into npx's cache and runs its `prepare` (tsc) there: it would rewrite
+  // dist/ while other test files run the CLI from it (seen: "main is not a function", a missing export, in the full
+  // run on a fresh clone). A user's first npx may rebuild; the test must not.
+  const built = join(engine, "dist", "src", "cli", "main.js");
+  const before = statSync(built).mtimeMs;
+  const r = spawnSync("npx", ["--no", "--", "agent-autoloop", "--version"], { cwd: engine, encoding: "utf8", env: { ...process.env, AGENT_AUTOLOOP_LANG: "en", npm_config_ignore_scripts: "true" } });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout.trim(), /^(v\d|unreleased)/);
+  assert.equal(statSync(built).mtimeMs, before, "dist/ rebuilt by npx during the tests");
 });
 
 test("init creates the home with private files once; a second init changes nothing", () => {
