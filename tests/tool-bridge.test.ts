@@ -186,6 +186,16 @@ test("deny answers the reason; an unanswered prompt answers 'awaiting approval, 
   assert.deepEqual([held.isError, textOf(held)], [true, `awaiting approval, card ${card.id} — end your turn; you will be resumed`]);
   const other = await client.callTool({ name: "steps.run", arguments: {} });
   assert.deepEqual([other.isError, textOf(other)], [true, "steps.run is not one of the tools this run is offered (rules.json: the rule's tools)"]);
+  const wrong = await client.callTool({ name: "hello-python.greet", arguments: { name: 7 } });
+  assert.deepEqual([wrong.isError, textOf(wrong)], [true, "wrong arguments for hello-python.greet: name: must be string"]);
+  // Refused here, before the hub decided: recorded all the same (denied, with the reason), in why and in status.
+  const calls = f.running.hub.store.view.where("calls", "1 ORDER BY key").map((r) => r.row);
+  assert.deepEqual(calls.map((c) => [c.tool, c.sessionKey, c.status, c.why, c.reason]).slice(2), [
+    ["steps.run", job.sessionKey, "denied", "refused", "tools.not_offered: steps.run is not one of the tools this run is offered (rules.json: the rule's tools)"],
+    ["hello-python.greet", job.sessionKey, "denied", "refused", "tools.invalid_arguments: wrong arguments for hello-python.greet: name: must be string"],
+  ]);
+  const counts = (await f.state()).toolCalls.filter((c) => (c.plugin === "steps" || c.plugin === "hello-python") && c.status === "denied").map((c) => [c.plugin, c.status, c.count]);
+  assert.deepEqual(counts.sort(), [["hello-python", "denied", 1], ["steps", "denied", 1]]);
 
   const read = await claim(f, "s3");
   const readJob: Job = { ...read, agent: { ...read.agent, access: "read" } };
