@@ -371,7 +371,7 @@ test("calls refused by the caller's tool host before the hub decided (unknown pl
       return [r.status, r.body];
     };
     const { manifestDigest: _m, ...noDigest } = callBody("nope.greet");
-    assert.deepEqual(await bad(noDigest), [400, { error: "manifestDigest: required unless refused" }]);
+    assert.deepEqual(await bad(noDigest), [400, { error: "manifestDigest: required" }]);
     assert.deepEqual(await bad({ ...refusal("nope.greet", "c", "r"), refused: { code: "c" } }), [400, { error: "refused.reason: required" }]);
     assert.deepEqual((await bad({ ...refusal("nope.greet", "c", "r"), refused: { code: "c", reason: "r", more: 1 } }))[0], 400);
     assert.deepEqual((await bad(refusal("nope.greet", "bad code", "r")))[0], 400);

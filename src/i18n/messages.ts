@@ -287,7 +287,6 @@ const catalog = {
   "tools.calls.notAllowed": { zh: "工具调用 {id} 没有被允许（{decision}），不能报告结果", en: "tool call {id} was not allowed ({decision}): it has no outcome to report" },
   "tools.calls.ended": { zh: "工具调用 {id} 已经以 {status} 结束", en: "tool call {id} already ended as {status}" },
   "tools.calls.taskIdNeeded": { zh: "taskId：status 为 parked 时必填", en: "taskId: required when status is parked" },
-  "tools.calls.fieldNeeded": { zh: "{field}：没有 refused 时必填", en: "{field}: required unless refused" },
   "tools.calls.taskIdOnlyParked": { zh: "taskId：只在 status 为 parked 时给", en: "taskId: only with status parked" },
   "tools.calls.taskReused": { zh: "这个 task id 已经用过了：每个异步任务要有自己的 id", en: "this task id is already in use: each async task needs its own" },
   "tools.calls.tooManyParked": { zh: "已有 {limit} 个异步调用在等回调，先让一些完成", en: "{limit} async calls are waiting for their callbacks already; let some finish first" },

@@ -107,7 +107,7 @@ const decidingFields = ["manifestDigest", "builtIn", "disableModelInvocation", "
  */
 function decidable(c: Ctx, body: ToolCallBody): DecidableBody | Reply {
   const missing = decidingFields.find((f) => body[f] === undefined);
-  return missing === undefined ? (body as DecidableBody) : err(400, c.msg("tools.calls.fieldNeeded", { field: missing }));
+  return missing === undefined ? (body as DecidableBody) : err(400, c.msg("field.required", { field: missing }));
 }
 
 /** A call as first recorded, before its decision is filled in. A refused call may lack the plugin's facts. */
