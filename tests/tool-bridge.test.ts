@@ -186,6 +186,16 @@ test("deny answers the reason; an unanswered prompt answers 'awaiting approval, 
   assert.deepEqual([held.isError, textOf(held)], [true, `awaiting approval, card ${card.id} — end your turn; you will be resumed`]);
   const other = await client.callTool({ name: "steps.run", arguments: {} });
   assert.deepEqual([other.isError, textOf(other)], [true, "steps.run is not one of the tools this run is offered (rules.json: the rule's tools)"]);
+  const wrong = await client.callTool({ name: "hello-python.greet", arguments: { name: 7 } });
+  assert.deepEqual([wrong.isError, textOf(wrong)], [true, "wrong arguments for hello-python.greet: name: must be string"]);
+  // Refused here, before the hub decided: recorded all the same (denied, with the reason), in why and in status.
+  const calls = f.running.hub.store.view.where("calls", "1 ORDER BY key").map((r) => r.row);
+  assert.deepEqual(calls.map((c) => [c.tool, c.sessionKey, c.status, c.why, c.reason]).slice(2), [
+    ["steps.run", job.sessionKey, "denied", "refused", "tools.not_offered: steps.run is not one of the tools this run is offered (rules.json: the rule's tools)"],
+    ["hello-python.greet", job.sessionKey, "denied", "refused", "tools.invalid_arguments: wrong arguments for hello-python.greet: name: must be string"],
+  ]);
+  const counts = (await f.state()).toolCalls.filter((c) => (c.plugin === "steps" || c.plugin === "hello-python") && c.status === "denied").map((c) => [c.plugin, c.status, c.count]);
+  assert.deepEqual(counts.sort(), [["hello-python", "denied", 1], ["steps", "denied", 1]]);
 
   const read = await claim(f, "s3");
   const readJob: Job = { ...read, agent: { ...read.agent, access: "read" } };
@@ -221,12 +231,14 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
   const bad = await client.callTool({ name: "weather.now", arguments: { town: "Paris" } });
   assert.equal(bad.isError, true);
   assert.equal((await f.state()).cards.length, 0);
+  const refused = f.running.hub.store.view.get("calls", 1)!;
+  assert.deepEqual([refused.tool, refused.status, refused.why, refused.reason?.split(":")[0]], ["weather.now", "denied", "refused", "tools.invalid_arguments"], "recorded all the same");
 
   // No approvals entry names it: kind http asks first; "allow once" while the call is held lets this call run.
   const first = client.callTool({ name: "weather.now", arguments: { city: "Paris" } });
   const card1 = await cardOf(f, "weather.now");
   assert.equal(card1.text, `Run ${job.run} (session alerts:s7) wants to call tool weather.now (kind http).\nArguments: {"city":"Paris"}\n`
-    + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${f.running.hub.store.view.get("calls", 1)!.manifestDigest}) until its definitions change.`);
+    + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${f.running.hub.store.view.get("calls", 2)!.manifestDigest}) until its definitions change.`);
   assert.equal(api.seen.length, 0, "nothing sent before the answer");
   await answer(f, card1.id, 0);
   assert.deepEqual(await first, { content: [{ type: "text", text: JSON.stringify({ city: "Paris", temp: "21C" }) }] });
@@ -242,7 +254,7 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
   assert.equal(textOf(third), JSON.stringify({ city: "Rome", temp: "21C" }));
 
   // The audit: each call a fact with its kind, the arguments' digest (never the arguments), the outcome.
-  const calls = [1, 2, 3].map((id) => f.running.hub.store.view.get("calls", id)!);
+  const calls = [2, 3, 4].map((id) => f.running.hub.store.view.get("calls", id)!);
   assert.deepEqual(calls.map((c) => [c.tool, c.kind, c.caller, c.sessionKey, c.why, c.card, c.status]), [
     ["weather.now", "http", "agent", "alerts:s7", "answer", card1.id, "ok"],
     ["weather.now", "http", "agent", "alerts:s7", "answer", card2.id, "ok"],
@@ -252,6 +264,7 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
   const why = (await f.call("GET", `/v1/runs/${job.run}/why`, f.keys.owner)).body as Why;
   const told = timeline(job.run, why.facts).map((l) => l.slice(l.indexOf(" ", l.indexOf(" ") + 1) + 1).replace(/\(\d+ ms\)/, "(… ms)").trim());
   assert.deepEqual(told.filter((l) => l.startsWith("tool ") || l.startsWith("plugin ")).map((l) => l.replace(/sha256 [0-9a-f]{64}/, "sha256 …")), [
+    "tool weather.now (alerts:s7): denied — tools.invalid_arguments: wrong arguments for weather.now: city: required",
     `tool weather.now (alerts:s7): asks the owner on card ${card1.id}`,
     `tool weather.now (alerts:s7): allow — the answer on card ${card1.id}`,
     "tool weather.now (alerts:s7): ok (… ms)",

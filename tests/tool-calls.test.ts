@@ -339,3 +339,46 @@ test("hostile callback bodies are refused naming the field and change nothing: h
   }
 });
 
+
+test("calls refused by the caller's tool host before the hub decided (unknown plugin or tool, bad arguments, not offered) are recorded denied with their reason, for agent and owner; bad refusal bodies change nothing", async () => {
+  const f = await hubFixture(toolRules([{ plugin: "nope", mode: "auto" }], ["hello-python.greet"]));
+  try {
+    const client = new HubClient(f.url, null);
+    const owner = new HubClient(f.url, f.keys.owner);
+    const job = await runOf(f, "s1");
+    const refusal = (tool: string, code: string, reason: string): ToolCallBody => ({ tool, argsDigest: toolArgsDigest(args), preview: '{"name":"Ada"}', refused: { code, reason } });
+    assert.deepEqual(await client.toolCall(job.run, job.token, refusal("nope.x", "tools.not_offered", "nope.x is not one of the tools this run is offered")), {
+      call: 1, decision: "deny", sessionKey: "alerts:s1", reason: "tools.not_offered: nope.x is not one of the tools this run is offered",
+    }, "an auto approval does not let a refused call through");
+    assert.deepEqual(await owner.ownerToolCall(refusal("nope.greet", "tools.unknown_plugin", "no plugin nope")), {
+      call: 2, decision: "deny", sessionKey: "owner:owner", reason: "tools.unknown_plugin: no plugin nope",
+    });
+    const row = f.running.hub.store.view.get("calls", 2)!;
+    assert.deepEqual({ ...row, at: 0, endedAt: 0 }, {
+      id: 2, run: null, caller: "owner", by: "owner", plugin: "nope", tool: "nope.greet", sessionKey: "owner:owner", argsDigest: toolArgsDigest(args),
+      manifestDigest: "", builtIn: false, decision: "deny", why: "refused", approval: null, reason: "tools.unknown_plugin: no plugin nope",
+      card: null, waitUntil: null, status: "denied", durationMs: null, at: 0, endedAt: 0, deadline: null, result: null, reported: null,
+    });
+    const stats = f.running.hub.store.view.where("toolstats", "1 = 1").map(({ row: r }) => [r.plugin, r.counts]);
+    assert.deepEqual(stats, [["nope", { denied: 2 }]]);
+    const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
+    assert.deepEqual(lines.filter((l) => l.includes("tool ")), ["tool nope.x (alerts:s1): denied — tools.not_offered: nope.x is not one of the tools this run is offered"]);
+
+    // Bad bodies: refused, naming the field; nothing written.
+    const seq = f.seq();
+    const bad = async (b: unknown) => {
+      const r = await f.call("POST", "/v1/tools/calls", f.keys.owner, b);
+      return [r.status, r.body];
+    };
+    const { manifestDigest: _m, ...noDigest } = callBody("nope.greet");
+    assert.deepEqual(await bad(noDigest), [400, { error: "manifestDigest: required" }]);
+    assert.deepEqual(await bad({ ...refusal("nope.greet", "c", "r"), refused: { code: "c" } }), [400, { error: "refused.reason: required" }]);
+    assert.deepEqual((await bad({ ...refusal("nope.greet", "c", "r"), refused: { code: "c", reason: "r", more: 1 } }))[0], 400);
+    assert.deepEqual((await bad(refusal("nope.greet", "bad code", "r")))[0], 400);
+    assert.deepEqual((await bad(refusal("nope.greet", "c", "")))[0], 400);
+    assert.deepEqual((await bad(refusal("nope.greet", "c", "\u001b[2J")))[0], 400);
+    assert.equal(f.seq(), seq, "no refusal wrote a fact");
+  } finally {
+    await f.close();
+  }
+});

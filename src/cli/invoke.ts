@@ -2,7 +2,8 @@
  * `agent-autoloop plugins invoke <plugin>.<tool> --args JSON [--json]` (issue 16 Contract; spec tool-plugins.md §3.5,
  * §9): the owner's own call, through the same tool host the agents use, no model involved.
  *
- *   check      the tool host checks name, plugin, tool and arguments (JSON Schema): refused → exit 2, nothing started
+ *   check      the tool host checks name, plugin, tool and arguments (JSON Schema): refused → exit 2, nothing started;
+ *              the refusal is recorded all the same (a `refused` call body: denied, with its code and reason)
  *   decide     the hub decides the call as the owner's (`POST /v1/tools/calls`, session `owner:<key name>`): never
  *              prompted; `deny` → exit 2, nothing started. Audited: the call is a fact.
  *   run        the tool runs here; its progress goes to stderr, one line each
@@ -24,7 +25,7 @@ import { hashKey } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { callResultOf } from "../kernel/tool-calls.js";
-import { toolArgsDigest, toolArgsPreview } from "../protocol/tool-calls.js";
+import { toolArgsDigest, toolArgsPreview, toolRefusalBody } from "../protocol/tool-calls.js";
 import type { ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
 import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
 import { localize, t, type Lang } from "../i18n/messages.js";
@@ -118,11 +119,18 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
     if (json) io.out(JSON.stringify({ status, code, message }));
     return invokeExit.failed;
   };
+  // A refusal before the hub is asked is recorded all the same (denied, with its code and reason), then said as before.
+  const refusedAudited = async (args: unknown, code: string, message: string) => {
+    const body = toolRefusalBody(qualified, args, code, message);
+    if (body) await audit.decide(body);
+    return refused(code, message);
+  };
   let args: unknown;
   try {
     args = JSON.parse(argsText);
   } catch (e) {
-    return refused("cli.args", t(lang, "cli.invoke.argsJson", { error: (e as Error).message }));
+    // The digest is then of the text as given.
+    return refusedAudited(argsText, "cli.args", t(lang, "cli.invoke.argsJson", { error: (e as Error).message }));
   }
   const registry = new ToolRegistry(homeToolRoots(h.plugins), lang);
   registry.rescan();
@@ -132,7 +140,7 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
   const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => io.err(`${subsystem}: ${line}`), data: declarative });
   try {
     const check = await host.check(qualified, args);
-    if (!check.ok) return check.status === "refused" ? refused(String(check.code), check.message) : failed("error", check.code, check.message);
+    if (!check.ok) return check.status === "refused" ? refusedAudited(args, String(check.code), check.message) : failed("error", check.code, check.message);
     const decision = await audit.decide({
       tool: qualified, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: check.digest,
       builtIn: check.builtIn, disableModelInvocation: check.disableModelInvocation, kind: check.pluginType,

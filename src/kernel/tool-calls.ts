@@ -3,6 +3,8 @@
  * (the worker's tool host) or the owner (`plugins invoke`), but the hub decides each call before it runs and records
  * how it ended. Pure, like the rest of the kernel.
  *
+ *   refused     → the caller's tool host refused it before asking (`refused` in the body): recorded denied, why
+ *                 `refused`, with the host's code and reason; approvals are not consulted.
  *   call        → checks (run going on, calls per run, offered by the run's rule) → approval (rules.ts `approvalOf`:
  *                 exact plugin+tool, plugin, default by the tool's kind — auto, prompt for http until trusted;
  *                 allow_session_keys; disable_model_invocation; first use of a plugin that is not built in and not
@@ -93,12 +95,28 @@ function moveParked(c: Ctx, delta: 1 | -1): void {
   c.tx.put("meta", "toolCalls", meta);
 }
 
-/** A call as first recorded, before its decision is filled in. */
+/** A call body with what the hub decides by: every call but one its caller's tool host already refused. */
+type DecidableBody = Required<Omit<ToolCallBody, "refused">>;
+
+/** The fields a call body needs unless it is `refused`, in the order a missing one is named. */
+const decidingFields = ["manifestDigest", "builtIn", "disableModelInvocation", "kind"] as const;
+
+/**
+ * A call body that is not `refused` as one the hub can decide, or the 400 naming the first field it lacks (nothing
+ * is recorded then).
+ */
+function decidable(c: Ctx, body: ToolCallBody): DecidableBody | Reply {
+  const missing = decidingFields.find((f) => body[f] === undefined);
+  return missing === undefined ? (body as DecidableBody) : err(400, c.msg("field.required", { field: missing }));
+}
+
+/** A call as first recorded, before its decision is filled in. A refused call may lack the plugin's facts. */
 function newCall(c: Ctx, run: RunRow | null, by: string, sessionKey: string, body: ToolCallBody): ToolCallRow {
   const plugin = body.tool.slice(0, body.tool.indexOf("."));
   return {
     id: c.nextId("call"), run: run?.id ?? null, caller: run ? "agent" : "owner", by, plugin, tool: body.tool, sessionKey,
-    argsDigest: body.argsDigest, manifestDigest: body.manifestDigest, builtIn: body.builtIn, kind: body.kind, decision: "deny", why: "default",
+    argsDigest: body.argsDigest, manifestDigest: body.manifestDigest ?? "", builtIn: body.builtIn ?? false,
+    ...(body.kind !== undefined ? { kind: body.kind } : {}), decision: "deny", why: "default",
     approval: null, reason: null, card: null, waitUntil: null, status: "denied", durationMs: null, at: c.now, endedAt: null,
     deadline: null, result: null, reported: null,
   };
@@ -120,12 +138,17 @@ function denyReason(c: Ctx, why: ToolCallRow["why"], index: number | null, tool:
 
 /**
  * POST /v1/runs/:id/tools/calls: an agent run's call (the caller checked the run's token). Refused (409) once the run
- * has ended, (429) past `toolCallsPerRunMax` calls of the run; otherwise recorded and decided (see the module's table).
+ * has ended, (429) past `toolCallsPerRunMax` calls of the run; a body that is not `refused` and lacks a field the
+ * decision needs (400); otherwise recorded and decided (see the module's table). A `refused` body (its tool host
+ * refused the call before asking: unknown plugin or tool, bad arguments, not offered) is recorded denied, as it is.
  */
-export function agentToolCall(c: Ctx, run: RunRow, body: ToolCallBody): Reply {
+export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody): Reply {
   if (!callingStates.includes(run.state)) return err(409, c.msg("tools.calls.runEnded", { run: run.id }));
   if (c.view.toolCallsOfRun(run.id) >= toolCallsPerRunMax) return err(429, c.msg("tools.calls.tooMany", { run: run.id, limit: toolCallsPerRunMax }));
   const sessionKey = run.job?.sessionKey ?? toolSessionKey(run.rule, run.lane);
+  if (input.refused) return refused(c, newCall(c, run, run.agent ?? "", sessionKey, input), input.refused);
+  const body = decidable(c, input);
+  if ("status" in body) return body;
   const call = newCall(c, run, run.agent ?? "", sessionKey, body);
   if (!(run.job?.tools ?? []).some((p) => starMatch(p, body.tool))) {
     return deny(c, call, "notOffered", c.msg("tools.calls.deny.notOffered", { rule: run.rule, tool: body.tool }));
@@ -152,6 +175,14 @@ export function agentToolCall(c: Ctx, run: RunRow, body: ToolCallBody): Reply {
   return prompt(c, call, run, body);
 }
 
+/**
+ * Records a call its caller's tool host refused before asking (the body's `refused`): denied with the host's reason
+ * after its code (`tools.unknown_plugin: …`), why `refused`. Nothing else is looked at: the plugin may not exist.
+ */
+function refused(c: Ctx, call: ToolCallRow, r: NonNullable<ToolCallBody["refused"]>): Reply {
+  return deny(c, call, "refused", `${r.code}: ${r.reason}`);
+}
+
 /** Records an allowed call: it may run; its outcome comes later. */
 function allow(c: Ctx, call: ToolCallRow): Reply {
   call.decision = "allow";
@@ -161,7 +192,7 @@ function allow(c: Ctx, call: ToolCallRow): Reply {
 }
 
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
-function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: ToolCallBody): Reply {
+function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Reply {
   const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
     : call.why === "default" ? c.msg("tools.calls.card.kind", { plugin: call.plugin, kind: body.kind, digest: body.manifestDigest })
     : c.msg("tools.calls.card.rule", { index: call.approval ?? 0 });
@@ -190,10 +221,13 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: ToolCallBody): Rep
 /**
  * POST /v1/tools/calls: the owner's own call (`plugins invoke`), session key `owner:<key name>`. Never prompted: the
  * owner is not asked about their own call; `deny` and `disable_model_invocation` (which hides a tool from agents
- * only) are as for anyone.
+ * only) are as for anyone. A `refused` call (see the schema) is recorded denied, as for an agent.
  */
-export function ownerToolCall(c: Ctx, keyName: string, body: ToolCallBody): Reply {
+export function ownerToolCall(c: Ctx, keyName: string, input: ToolCallBody): Reply {
   const sessionKey = ownerSessionKey(keyName);
+  if (input.refused) return refused(c, newCall(c, null, keyName, sessionKey, input), input.refused);
+  const body = decidable(c, input);
+  if ("status" in body) return body;
   const call = newCall(c, null, keyName, sessionKey, body);
   const verdict = approvalOf(approvalsOf(c.rules), {
     plugin: call.plugin, tool: body.tool, caller: "owner", sessionKey, disableModelInvocation: body.disableModelInvocation,

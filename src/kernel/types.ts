@@ -292,9 +292,10 @@ export type ToolCallStatus = (typeof toolCallStatuses)[number];
 /**
  * Why a tool call got its decision (issue 16): the `ApprovalVerdict` reasons of rules.ts, or `notOffered` (the run's
  * rule does not offer the tool), `answer` (the owner answered its card), `grant` (an answer given after the agent
- * stopped waiting, spent by this call).
+ * stopped waiting, spent by this call), `refused` (the caller's tool host refused it before asking: unknown plugin or
+ * tool, arguments failing its schema, not offered to the run).
  */
-export type ToolCallWhy = "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant";
+export type ToolCallWhy = "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant" | "refused";
 
 /**
  * A `calls` row (key: the call id): one tool call the hub decided, and how it ended. The arguments are never kept,

@@ -293,17 +293,28 @@ export type ToolCallKind = (typeof toolCallKinds)[number];
  * bounded preview for an approval card, the plugin's manifest digest (trust is keyed by it), whether the plugin is
  * built in, whether its manifest hides the tool from models (`disable_model_invocation`), and the tool's kind (a tool
  * plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool, which asks first when no approvals entry
- * names it: issue 18).
+ * names it: issue 18). A call its tool host already refused (unknown plugin or tool, arguments failing the tool's JSON
+ * Schema, a tool not offered to the run) comes with `refused` — its code and reason — so that it is audited too
+ * (recorded `denied`, never run); it needs none of the plugin's facts, which an unknown plugin has none of. Without
+ * `refused`, `manifestDigest`, `builtIn`, `disableModelInvocation` and `kind` are required (the kernel refuses the
+ * call naming the first one missing).
  */
 export const ToolCallBody = Type.Object(
   {
     tool: Type.String({ maxLength: L.toolPluginNameMaxChars + 1 + L.toolNameMaxChars, pattern: qualifiedToolPattern, description: "<plugin>.<tool>" }),
     argsDigest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "sha256:<hex> of the arguments' canonical JSON" }),
     preview: text(L.toolCallPreviewMaxCodepoints),
-    manifestDigest: Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's manifest file" }),
-    builtIn: Type.Boolean(),
-    disableModelInvocation: Type.Boolean(),
-    kind: Type.Unsafe<ToolCallKind>({ type: "string", enum: [...toolCallKinds] }),
+    manifestDigest: Type.Optional(Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's manifest file; required unless refused" })),
+    builtIn: Type.Optional(Type.Boolean({ description: "required unless refused" })),
+    disableModelInvocation: Type.Optional(Type.Boolean({ description: "required unless refused" })),
+    kind: Type.Optional(Type.Unsafe<ToolCallKind>({ type: "string", enum: [...toolCallKinds], description: "required unless refused" })),
+    refused: Type.Optional(Type.Object(
+      {
+        code: Type.String({ minLength: 1, maxLength: L.toolErrorCodeMaxChars, pattern: "^[A-Za-z0-9._:-]+$", description: "letters, digits and . _ : -" }),
+        reason: text(L.toolErrorMessageMaxCodepoints, 1),
+      },
+      { additionalProperties: false, description: "the caller's tool host refused the call before asking the hub: recorded as denied, nothing decided" },
+    )),
   },
   { additionalProperties: false },
 );

@@ -5,7 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import { relayed } from "../kernel/text.js";
-import { toolCallPreviewMaxCodepoints } from "../kernel/limits.js";
+import { toolCallPreviewMaxCodepoints, toolErrorCodeMaxChars, toolErrorMessageMaxCodepoints, toolNameMaxChars, toolPluginNameMaxChars } from "../kernel/limits.js";
+import { qualifiedToolPattern } from "./patterns.js";
+import type { ToolCallBody } from "./schema.js";
 
 /**
  * JSON with object keys sorted at every depth (UTF-16 order) and no spaces: equal values give equal text whatever
@@ -30,4 +32,20 @@ export function toolArgsDigest(args: unknown): string {
  */
 export function toolArgsPreview(args: unknown): string {
   return relayed(JSON.stringify(args) ?? "null", true, toolCallPreviewMaxCodepoints);
+}
+
+/**
+ * The body that tells the hub of a call its tool host refused before the hub was asked (unknown plugin or tool,
+ * arguments failing the tool's JSON Schema, a tool not offered to the run): recorded `denied` with `reason`, so every
+ * call is audited (issue 16 "Audit and metrics"). `code` is the tool host's (`tools.unknown_plugin`, …); the reason is
+ * made one line and cut to `toolErrorMessageMaxCodepoints`. A name that is not `<plugin>.<tool>` has no plugin to
+ * record it under: null (the caller refuses it without a record).
+ */
+export function toolRefusalBody(tool: string, args: unknown, code: string, reason: string): ToolCallBody | null {
+  if (!new RegExp(qualifiedToolPattern, "u").test(tool) || tool.length > toolPluginNameMaxChars + 1 + toolNameMaxChars) return null;
+  const safeCode = code.replace(/[^A-Za-z0-9._:-]/g, "").slice(0, toolErrorCodeMaxChars) || "refused";
+  return {
+    tool, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args),
+    refused: { code: safeCode, reason: relayed(reason, true, toolErrorMessageMaxCodepoints) || safeCode },
+  };
 }

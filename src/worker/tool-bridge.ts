@@ -26,7 +26,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job, ToolCallDecision } from "../protocol/responses.js";
-import { toolArgsDigest, toolArgsPreview } from "../protocol/tool-calls.js";
+import { toolArgsDigest, toolArgsPreview, toolRefusalBody } from "../protocol/tool-calls.js";
 import { starMatch } from "../kernel/rules.js";
 import { toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -234,10 +234,13 @@ export class ToolBridges {
   private async call(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (p: CallProgress) => void): Promise<CallToolResult> {
     const lang = this.o.lang;
     const host = await this.toolHost();
-    if (!(await this.offered(job)).some((o) => o.qualifiedName === name)) return toolError(t(lang, "bridge.notOffered", { tool: name }));
-    // The tool host's checks first (plugin, tool, arguments against its schema): a call refused here asks no one.
+    if (!(await this.offered(job)).some((o) => o.qualifiedName === name)) {
+      return this.refuse(job, name, args, "tools.not_offered", t(lang, "bridge.notOffered", { tool: name }));
+    }
+    // The tool host's checks first (plugin, tool, arguments against its schema): a call refused here is not decided,
+    // only recorded (denied, with the reason).
     const checked = await host.check(name, args);
-    if (!checked.ok) return toolError(checked.message);
+    if (!checked.ok) return checked.status === "refused" ? this.refuse(job, name, args, String(checked.code), checked.message) : toolError(checked.message);
     let decision: ToolCallDecision;
     try {
       decision = await this.client.toolCall(job.run, job.token, {
@@ -266,6 +269,22 @@ export class ToolBridges {
    */
   callFor(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
     return this.call(job, name, args, signal);
+  }
+
+  /**
+   * A call refused here, before the hub decided it: the hub records it (denied, with `code` and `message`) so that
+   * every call is audited; the agent reads `message` as a tool error either way (a hub that cannot be reached is logged).
+   */
+  private async refuse(job: Job, name: string, args: unknown, code: string, message: string): Promise<CallToolResult> {
+    const body = toolRefusalBody(name, args, code, message);
+    if (body) {
+      try {
+        await this.client.toolCall(job.run, job.token, body);
+      } catch (e) {
+        this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: hubText(e) }));
+      }
+    }
+    return toolError(message);
   }
 
   /**

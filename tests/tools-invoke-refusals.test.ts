@@ -1,0 +1,98 @@
+/**
+ * `plugins invoke` refusals before the hub is asked (issue 16 "Every call is audited"): an unknown plugin or tool,
+ * arguments failing the tool's JSON Schema, `--args` that are not JSON. Real child processes of
+ * bin/agent-autoloop.js (`npm run build` first), a real hub over HTTP or, with none running, the home's SQLite file.
+ * Each is still refused as before (exit 2, the reason on stderr, the plugin not started) and now recorded: a `denied`
+ * call with the tool host's code and reason, counted in `status`.
+ */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { baseRules, engine, hubFixture, makeHome } from "./helpers.js";
+import { nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { Store } from "../src/host/store.js";
+import { readMasterKey, type Home } from "../src/host/home.js";
+
+const bin = join(engine, "bin", "agent-autoloop.js");
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Runs the CLI on the home in `dir`; returns exit code, stdout and stderr lines. */
+function cli(args: string[], dir: string): Promise<{ code: number; out: string[]; err: string[] }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en" }, encoding: "utf8" }, (e, stdout, stderr) => {
+      const lines = (s: string) => s.split("\n").filter((l) => l !== "");
+      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out: lines(stdout), err: lines(stderr) });
+    });
+  });
+}
+
+/** A plugin `strict` whose tool `greet` needs a string `name`; it notes each start in `started`. */
+function strictPlugin(plugins: string): void {
+  mkdirSync(plugins, { recursive: true });
+  const nameSchema = 'type = "object"\nrequired = ["name"]\n\n[capabilities.tools.parameters.properties.name]\ntype = "string"';
+  writePlugin(plugins, "strict", syncManifest("strict", "node", ["main.js"], toolToml("greet", nameSchema)), {
+    "main.js": `require("node:fs").appendFileSync("started", "x");\n${nodePlugin('return { jsonrpc: "2.0", id: req.id, result: { content: "hi" } };')}`,
+  });
+}
+
+/** The refusals, each with its exact (pinned) exit code and stderr. */
+async function refuseAll(dir: string): Promise<void> {
+  assert.deepEqual(await cli(["plugins", "invoke", "nope.greet"], dir), { code: 2, out: [], err: ["refused: no such tool plugin: nope"] });
+  assert.deepEqual(await cli(["plugins", "invoke", "strict.wave"], dir), { code: 2, out: [], err: ["refused: plugin strict has no tool wave"] });
+  assert.deepEqual(await cli(["plugins", "invoke", "strict.greet", "--args", '{"name":7}'], dir), { code: 2, out: [], err: ["refused: wrong arguments for strict.greet: name: must be string"] });
+  assert.equal((await cli(["plugins", "invoke", "strict.greet", "--args", "{name}"], dir)).code, 2);
+  assert.equal((await cli(["plugins", "invoke", "bad name"], dir)).code, 2, "a name that is not <plugin>.<tool> is refused, with nothing to record it under");
+}
+
+/** The calls as recorded: tool, session key, decision, status, why, reason. */
+const shown = (rows: { tool: string; sessionKey: string; decision: string; status: string; why: string; reason: string | null }[]) =>
+  rows.map((c) => [c.tool, c.sessionKey, c.decision, c.status, c.why, c.reason]);
+
+const expected = [
+  ["nope.greet", "owner:owner", "deny", "denied", "refused", "tools.unknown_plugin: no such tool plugin: nope"],
+  ["strict.wave", "owner:owner", "deny", "denied", "refused", "tools.unknown_tool: plugin strict has no tool wave"],
+  ["strict.greet", "owner:owner", "deny", "denied", "refused", "tools.invalid_arguments: wrong arguments for strict.greet: name: must be string"],
+];
+
+test("through a running hub: unknown plugin, unknown tool, bad arguments and bad --args JSON are refused as before, recorded denied with the reason, counted in status", async () => {
+  const f = await hubFixture(baseRules);
+  try {
+    strictPlugin(f.home.plugins);
+    await refuseAll(f.home.dir);
+    assert.equal(existsSync(join(f.home.plugins, "strict", "started")), false, "a refused call starts no plugin");
+    const rows = f.running.hub.store.view.where("calls", "1 ORDER BY key").map((r) => r.row);
+    assert.deepEqual(shown(rows).slice(0, 3), expected);
+    assert.equal(rows[3]!.reason!.startsWith("cli.args: --args is not valid JSON: "), true, rows[3]!.reason!);
+    assert.equal(rows.length, 4);
+    const status = (await cli(["status"], f.home.dir)).out;
+    const from = status.indexOf("Tool calls today (by plugin and status):");
+    assert.ok(from > 0, status.join("\n"));
+    assert.deepEqual(status.slice(from + 1, from + 3), ["  nope: denied 1", "  strict: denied 3"]);
+  } finally {
+    await f.close();
+  }
+});
+
+test("with no hub running: the refusals are recorded in the home's database all the same", async () => {
+  const { dir, home } = makeHome(baseRules);
+  dirs.push(dir);
+  strictPlugin(home.plugins);
+  await refuseAll(dir);
+  assert.equal(existsSync(join(home.plugins, "strict", "started")), false);
+  assert.deepEqual(shown(recordedCalls(home)).slice(0, 3), expected);
+});
+
+/** The tool calls recorded in a home's database (no hub running). */
+function recordedCalls(home: Home) {
+  const store = new Store({ path: home.database, master: readMasterKey(home) });
+  try {
+    return store.view.where("calls", "1 ORDER BY key").map((r) => r.row);
+  } finally {
+    store.close();
+  }
+}
