@@ -22,7 +22,7 @@ test("the rule's tools: mcp_servers settings naming only the relay, its tools ap
   const settings = [
     "-c", 'mcp_servers.agent-autoloop.command="/usr/bin/node"', "-c", 'mcp_servers.agent-autoloop.args=["/e/relay.js","/r/tools \\"sock\\"","en"]',
     "-c", 'mcp_servers.agent-autoloop.default_tools_approval_mode="approve"', "-c", "mcp_servers.agent-autoloop.tool_timeout_sec=7200",
-    "-c", "mcp_servers.agent-autoloop.startup_timeout_sec=60",
+    "-c", "mcp_servers.agent-autoloop.startup_timeout_sec=60", "-c", "mcp_servers.agent-autoloop.required=true",
   ];
   assert.deepEqual(plugin.command({ ...turn, tools }), ["codex", "exec", "--json", "--skip-git-repo-check", ...settings, "-s", "workspace-write", "--", "do it"]);
   assert.deepEqual(plugin.command({ ...turn, tools, resume: "t-1" }), ["codex", "exec", "resume", "--json", "--skip-git-repo-check", ...settings, "-c", 'sandbox_mode="workspace-write"', "--", "t-1", "do it"]);

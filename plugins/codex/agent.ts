@@ -36,6 +36,7 @@ const toolsStartupSeconds = 60;
  * that needs approval: the hub's approvals decide each call) and a timeout longer than the bridge's own. Codex 0.171.0
  * offers them as the namespace `mcp__agent_autoloop`, each character outside `A-Z a-z 0-9 _` of `<plugin>.<tool>`
  * turned into `_` (`hello-python.greet` becomes `hello_python_greet`), and calls the server with the tool's own name.
+ * The server is `required`, so a turn waits for it to start.
  */
 function toolFlags(turn: Turn): string[] {
   if (!turn.tools) return [];
@@ -46,6 +47,10 @@ function toolFlags(turn: Turn): string[] {
     "-c", `${key}.command=${JSON.stringify(command)}`, "-c", `${key}.args=${JSON.stringify(args)}`,
     "-c", `${key}.default_tools_approval_mode="approve"`, "-c", `${key}.tool_timeout_sec=${toolTimeoutSeconds}`,
     "-c", `${key}.startup_timeout_sec=${toolsStartupSeconds}`,
+    // Required: Codex gives an optional MCP server 1 s to start before a turn and otherwise leaves its tools out of
+    // that turn silently (then answers a call of them "unsupported call"); seen on a loaded machine, where the relay
+    // took longer. A required server is waited for (up to the startup timeout) and its failure fails the turn.
+    "-c", `${key}.required=true`,
   ];
 }
 
