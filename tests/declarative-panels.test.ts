@@ -158,6 +158,10 @@ test("a receipt's ask or notice may name a card template <plugin>/<template>: ke
     assert.equal("template" in cards.find((c) => c.title === "N")!, false, "absent, not null, on a card without one");
     const offered = (await f.call("GET", "/v1/cards/next?wait=0", f.keys.channel)).body.card;
     assert.equal(offered?.template ?? null, offered?.title === "Q" ? "example/note" : null);
+    // A channel gets the template as loaded now (it holds no owner key to read GET /v1/plugins/:id/ui).
+    assert.deepEqual(offered?.templateUi ?? null, offered?.title === "Q"
+      ? { title: "A note", data: [{ type: "markdown", markdown: "A note from the example plugin." }, { type: "actions", actions: [{ id: "ack", label: "Got it" }] }] }
+      : null);
   } finally {
     await f.close();
   }
