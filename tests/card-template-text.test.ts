@@ -74,3 +74,9 @@ test("cardText: the template between the text and the options, where its buttons
   assert.equal(cardText({ ...base, text: "", options: [], recommend: null, templateUi: { title: "<!channel>", data: [] } }, "en", { literal: (s) => s.replace(/</g, "&lt;") }),
     "Ship 1.2? · release\n&lt;!channel>\nAnswer: agent-autoloop answer 7 0");
 });
+
+test("the file channel writes a card's template lines after its text", async () => {
+  const { renderCard } = await import("../plugins/file/channel.js");
+  const out = renderCard({ ...base, options: [], recommend: null, kind: "notice", templateUi: { title: "T", data: [{ type: "kv", kv: [["k", 1]] }] } });
+  assert.deepEqual(out.split("\n").slice(1, 5), ["Ship 1.2?", "Tests pass.", "T", "k: 1"]);
+});

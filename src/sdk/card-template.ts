@@ -7,6 +7,9 @@
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
 
+/** A node of a card template or panel: the closed vocabulary (protocol/declarative/ui-node.schema.json). */
+export type { UiNode };
+
 /** A card template as a channel receives it on a card (`templateUi` of GET /v1/cards/next). */
 export interface TemplateUi {
   title: string | null;
