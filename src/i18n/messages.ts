@@ -111,6 +111,8 @@ const catalog = {
   "link.recommended": { zh: "推荐", en: "recommended" },
   "link.sendText": { zh: "用这段话回答", en: "Answer with these words" },
   "link.answer": { zh: "回答", en: "Answer" },
+  "link.template.doc": { zh: "文档", en: "Document" },
+  "link.template.submit": { zh: "提交", en: "Submit" },
   "link.answered": { zh: "已回答", en: "Answered" },
   // the hub's root page (a browser opening its address)
   "root.title": { zh: "agent-autoloop 中台", en: "agent-autoloop hub" },
