@@ -101,3 +101,20 @@ export async function routedEvents(f: Fixture, rule: string): Promise<unknown[]>
   }
   return seen.sort();
 }
+
+/** A template with every node type of the vocabulary, a section holding some. */
+export const everyNode = {
+  title: "Release",
+  data: [
+    { type: "markdown", markdown: "# Notes\n\nShip **today**, see [the plan](https://example.com/plan) or [this](javascript:alert(1)).\n- one\n* two\n```\ncode `x`\n```\n<b>raw</b>" },
+    { type: "section", title: "Status", children: [
+      { type: "kv", title: "Build", kv: [["version", "1.2"], ["green", true], ["tests", 412]] },
+      { type: "list", title: "Left", items: ["docs", "tag"] },
+    ] },
+    { type: "doc-ref", docId: "art_1", title: "Changelog" },
+    { type: "doc-ref", docId: "art_2" },
+    { type: "chart-lite", title: "Runs", chart: { kind: "bar", labels: ["a", "b", "c", "d", "e", "f", "g"], series: [1, 2, 3, 4, 5, 6, 7] } },
+    { type: "form", id: "why", title: "Why not", fields: [{ name: "reason", label: "Reason" }, { name: "n", label: "Count", type: "number" }] },
+    { type: "actions", actions: [{ id: "ok", label: "Ship it" }, { id: "no", label: "Hold", style: "danger" }] },
+  ],
+};

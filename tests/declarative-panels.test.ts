@@ -156,8 +156,14 @@ test("a receipt's ask or notice may name a card template <plugin>/<template>: ke
     const cards = (await f.state()).cards;
     assert.deepEqual(cards.map((c) => [c.title, c.template ?? null]).sort(), [["N", null], ["Q", "example/note"]]);
     assert.equal("template" in cards.find((c) => c.title === "N")!, false, "absent, not null, on a card without one");
+    copyExample(f.home.plugins);
+    assert.equal((await f.call("POST", "/v1/plugins/reload", f.keys.owner)).status, 200);
     const offered = (await f.call("GET", "/v1/cards/next?wait=0", f.keys.channel)).body.card;
     assert.equal(offered?.template ?? null, offered?.title === "Q" ? "example/note" : null);
+    // A channel gets the template as loaded now (it holds no owner key to read GET /v1/plugins/:id/ui).
+    assert.deepEqual(offered?.templateUi ?? null, offered?.title === "Q"
+      ? { title: "A note", data: [{ type: "markdown", markdown: "A note from the example plugin." }, { type: "actions", actions: [{ id: "ack", label: "Got it" }] }] }
+      : null);
   } finally {
     await f.close();
   }

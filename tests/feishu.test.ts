@@ -271,3 +271,43 @@ test("in Chinese: 仅告知 before an fyi title, the 已处理 button, 推荐 on
   assert.equal(sendUuid({ id: 2 ** 53 - 1, at: "2026-11-30T00:00:00.000Z" }, 2 ** 53 - 1).length <= feishuUuidMaxChars, true);
   assert.equal(sendUuid({ id: 4, at: "not a time" }), "aa-4-0");
 });
+
+test("a card with a card template: its nodes as Feishu elements after the text (fields for kv, text for the rest), the link page for its buttons and forms", () => {
+  const view: ChannelCardView = {
+    id: 12, version: 1, ref: null, kind: "ask", fyi: false, state: "open", title: "Ship 1.2?", text: "Tests pass.", options: ["yes"], recommend: null,
+    choice: null, answer: null, by: null, result: null, link: "http://h/c/12/t", rule: "release", at: "2026-12-02T00:00:00.000Z",
+    template: "example/release",
+    templateUi: { title: "Release", data: [
+      { type: "markdown", markdown: "## Notes <at id=all></at>\n- see [plan](https://p.example/x) or [that](file:///etc)" },
+      { type: "section", title: "Status", children: [
+        { type: "kv", title: "Build", kv: [["version", "1.2"], ["a long key that goes on", "and a value"]] },
+        { type: "list", title: "Left", items: ["docs", "tag"] },
+      ] },
+      { type: "doc-ref", docId: "art_1" },
+      { type: "chart-lite", chart: { kind: "line", labels: ["mon", "tue"], series: [3, 5] } },
+      { type: "form", id: "why", fields: [{ name: "reason", label: "Reason" }] },
+      { type: "actions", actions: [{ id: "ok", label: "Ship it" }] },
+    ] },
+  };
+  const link = { tag: "button", text: plain("Answer here"), type: "default", url: "http://h/c/12/t" };
+  assert.deepEqual(feishuCard(view, "en"), card("blue", "Ship 1.2? · release", [
+    div("Tests pass."),
+    { tag: "hr" },
+    div("Release"),
+    div("Notes <at id=all></at>\n• see plan (https://p.example/x) or that"),
+    div("Status"),
+    div("Build"),
+    { tag: "div", fields: [{ is_short: true, text: plain("version\n1.2") }, { is_short: false, text: plain("a long key that goes on\nand a value") }] },
+    div("Left\n• docs\n• tag"),
+    div("Document: art_1"),
+    div("mon 3 · tue 5"),
+    div("Form: why (Reason)"),
+    div("[Ship it]"),
+    div("This card's buttons and forms work in the console's Needs you"),
+    { tag: "action", actions: [button("yes", "default", 12, 0), link] },
+  ]));
+  // Answered, the link page still shows the template's buttons and forms; a template not loaded is said so.
+  assert.deepEqual(feishuCard({ ...view, state: "answered", choice: 0, by: "ou_alice" }, "en").elements.at(-1), { tag: "action", actions: [link] });
+  assert.deepEqual(feishuCard({ ...view, templateUi: undefined, link: null }, "en").elements,
+    [div("Tests pass."), div("Card template example/release is not loaded"), { tag: "action", actions: [button("yes", "default", 12, 0)] }]);
+});

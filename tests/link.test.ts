@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { hubFixture, baseRules } from "./helpers.js";
 import { Clock } from "./clock.js";
+import { copyExample, everyNode } from "./declarative-helpers.js";
 
 const rules = { ...baseRules, channels: { ch1: { name: "Text only", links: true } } };
 
@@ -93,4 +94,47 @@ test("an answer over the limit is refused with the limit named, never cut, and n
   } finally {
     await f.close();
   }
+});
+
+test("a card with a card template: the link page renders it whole on the server, escaped, its buttons shown where they work", async () => {
+  const f = await hubFixture(rules);
+  try {
+    copyExample(f.home.plugins);
+    assert.equal((await f.call("POST", "/v1/plugins/reload", f.keys.owner)).status, 200);
+    await f.call("POST", "/v1/events", f.keys.source, { id: "l9", type: "alert.x" });
+    const job = (await f.call("GET", "/v1/work?claim=l9", f.keys.worker)).body.job;
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Note?", options: ["yes"], card: "example/note" }, { title: "Gone?", options: ["ok"], card: "nobody/note" }] });
+    const cards = [(await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card];
+    await f.call("POST", `/v1/cards/${cards[0].id}/delivered`, f.keys.channel, { version: cards[0].version, ref: "m1" });
+    cards.push((await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card);
+    const note = cards.find((c) => c.title === "Note?");
+    const gone = cards.find((c) => c.title === "Gone?");
+    const html = await (await fetch(note.link)).text();
+    assert.ok(html.includes(`<div class="template"><h2 dir="auto">A note</h2>
+<div class="md" dir="auto"><p>A note from the example plugin.</p></div>
+<p><button type="button" disabled><bdi dir="auto">Got it</bdi></button></p>
+<p class="muted">This card&#39;s buttons and forms work in the console&#39;s Needs you</p></div>`), html);
+    assert.match(html, /<button name="choice" value="0">yes<\/button>/, "the card's own answers stay");
+    assert.doesNotMatch(html, /<script/i);
+    assert.match(await (await fetch(gone.link)).text(), /<p class="muted">Card template nobody\/note is not loaded<\/p>/);
+  } finally {
+    await f.close();
+  }
+});
+
+test("templateHtml: every node of the vocabulary, every text escaped, direction controls shown, links only http(s)", async () => {
+  const { templateHtml } = await import("../src/host/template-html.js");
+  assert.equal(templateHtml({ title: "Re\u202elease <b>", data: everyNode.data as never }, "en"), [
+    `<div class="template"><h2 dir="auto">Re⟦U+202E⟧lease &lt;b&gt;</h2>`,
+    `<div class="md" dir="auto"><h3>Notes</h3><p>Ship <strong>today</strong>, see <a href="https://example.com/plan" rel="noopener noreferrer nofollow">the plan</a> or this).</p><ul><li>one</li><li>two</li></ul><pre><code>code \`x\`</code></pre><p>&lt;b&gt;raw&lt;/b&gt;</p></div>`,
+    `<section><h3 dir="auto">Status</h3><div><h4 dir="auto">Build</h4><dl><div><dt dir="auto">version</dt><dd dir="auto">1.2</dd></div><div><dt dir="auto">green</dt><dd dir="auto">true</dd></div><div><dt dir="auto">tests</dt><dd dir="auto">412</dd></div></dl></div><div><h4 dir="auto">Left</h4><ul><li dir="auto">docs</li><li dir="auto">tag</li></ul></div></section>`,
+    `<p>Document <bdi dir="auto">Changelog</bdi> <code>art_1</code></p>`,
+    `<p>Document <bdi dir="auto">art_2</bdi></p>`,
+    `<table><caption><bdi dir="auto">Runs</bdi></caption><tbody>${["a", "b", "c", "d", "e", "f", "g"].map((l, i) => `<tr><th scope="row"><bdi dir="auto">${l}</bdi></th><td>${i + 1}</td></tr>`).join("")}</tbody></table>`,
+    `<fieldset disabled><legend><bdi dir="auto">Why not</bdi></legend><p><label for="f1-reason"><bdi dir="auto">Reason</bdi></label><input type="text" id="f1-reason" disabled value=""></p><p><label for="f1-n"><bdi dir="auto">Count</bdi></label><input type="number" id="f1-n" disabled value=""></p><button type="button" disabled><bdi dir="auto">Submit</bdi></button></fieldset>`,
+    `<p><button type="button" disabled><bdi dir="auto">Ship it</bdi></button><button type="button" disabled><bdi dir="auto">Hold</bdi></button></p>`,
+    `<p class="muted">This card&#39;s buttons and forms work in the console&#39;s Needs you</p></div>`,
+  ].join("\n"));
+  assert.equal(templateHtml({ title: null, data: [{ type: "markdown", markdown: "[x](javascript:alert%281%29) \"q\" & <i>" }] }, "zh"),
+    `<div class="template">\n<div class="md" dir="auto"><p>x &quot;q&quot; &amp; &lt;i&gt;</p></div></div>`);
 });

@@ -4,7 +4,7 @@
  * Options (config.json): `path` — the file (default: cards.txt in the current folder).
  */
 import { appendFileSync } from "node:fs";
-import { eachCard, type Card, type ChannelArgs } from "agent-autoloop/sdk";
+import { eachCard, templateLines, type Card, type ChannelArgs } from "agent-autoloop/sdk";
 
 const zh = /^zh/i.test(process.env.AGENT_AUTOLOOP_LANG || process.env.LANG || "");
 const words = zh
@@ -16,6 +16,8 @@ export function renderCard(card: Card): string {
   const kind = card.fyi ? words.fyi : card.kind === "ask" ? words.ask : words.notice;
   const lines = [`── card ${card.id} · v${card.version} · ${kind} · ${card.state}${card.rule ? ` · ${card.rule}` : ""} · ${card.at}`, card.title];
   if (card.text) lines.push(card.text);
+  // A card template as the SDK's text projection shows it (issue 18); its buttons and forms work in the console.
+  if (card.templateUi) lines.push(...templateLines(card.templateUi, zh ? "zh" : "en"));
   card.options.forEach((o, i) => lines.push(`  ${i}) ${o}${card.recommend === i ? `  ← ${words.recommended}` : ""}`));
   if (card.choice !== null) lines.push(`${words.answer}: ${card.choice}) ${card.options[card.choice] ?? ""}`);
   if (card.answer) lines.push(`${words.answer}: ${card.answer}`);

@@ -29,6 +29,23 @@ export function uiOf(plugin: LoadedPlugin): PluginUiView {
   };
 }
 
+/** A card template as channels and the link page show it: its title and its nodes. */
+export interface CardTemplateView {
+  title: string | null;
+  data: UiNode[];
+}
+
+/**
+ * The card template a card names (`<plugin>/<template>`, issue 18) as `plugins` holds it now, or null when the plugin
+ * or the template is not loaded (or the name has no `/`).
+ */
+export function cardTemplateView(plugins: { get(id: string): LoadedPlugin | null }, ref: string): CardTemplateView | null {
+  const slash = ref.indexOf("/");
+  if (slash < 0) return null;
+  const c = plugins.get(ref.slice(0, slash))?.cards.get(ref.slice(slash + 1));
+  return c ? { title: c.title ?? null, data: c.data } : null;
+}
+
 /** What the owner sent: the asset (`panel` or `card`), the control (`action` or `form`), a form's values. */
 export interface ControlPress {
   panel?: string;

@@ -10,6 +10,8 @@ import type { CardRow, Env } from "../kernel/types.js";
 import { cardLinkToken, safeEqual } from "../kernel/credentials.js";
 import { answerTextMaxCodepoints, cardLinkValidMs } from "../kernel/limits.js";
 import { t } from "../i18n/messages.js";
+import type { CardTemplateView } from "../declarative/index.js";
+import { templateHtml } from "./template-html.js";
 
 /** Escapes text for HTML (element content and quoted attributes). */
 export const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
@@ -30,8 +32,14 @@ pre{white-space:pre-wrap;font:inherit}button{font:inherit;margin:.25rem 0;paddin
 textarea{width:100%;font:inherit}.muted{color:#666}</style></head><body>${body}</body></html>`;
 }
 
-/** The HTML of a link page: the card with its buttons while it is open, else its outcome; or why it cannot be shown. */
-export function linkPage(view: View, env: Env, now: number, id: number, token: string): { status: number; html: string } {
+/**
+ * The HTML of a link page: the card with its buttons while it is open, else its outcome; or why it cannot be shown.
+ * A card that names a card template shows it whole after its text (`templateOf` finds it as loaded now; src/host/
+ * template-html.ts), or says that it is not loaded.
+ */
+export function linkPage(
+  view: View, env: Env, now: number, id: number, token: string, templateOf: (ref: string) => CardTemplateView | null = () => null,
+): { status: number; html: string } {
   const lang = env.lang;
   const found = linkedCard(view, env, now, id, token);
   if ("status" in found) {
@@ -42,6 +50,10 @@ export function linkPage(view: View, env: Env, now: number, id: number, token: s
   const parts = [`<h1>${esc(card.title)}</h1>`];
   if (card.rule) parts.push(`<p class="muted">${esc(card.rule)}</p>`);
   if (card.text) parts.push(`<pre>${esc(card.text)}</pre>`);
+  if (card.template !== undefined) {
+    const ui = templateOf(card.template);
+    parts.push(ui ? templateHtml(ui, lang) : `<p class="muted">${esc(t(lang, "channel.template.notLoaded", { template: card.template }))}</p>`);
+  }
   const action = `/c/${card.id}/${encodeURIComponent(token)}`;
   if (card.state === "open" && !card.fyi) {
     const buttons = card.kind === "ask"

@@ -90,6 +90,12 @@ export const Card = Type.Object(
     at: iso(),
     /** A declarative plugin's card template the card is shown with (`<plugin>/<template>`); absent without one. */
     template: Type.Optional(str()),
+    /**
+     * The card template as its plugin holds it when this version is handed to a channel (GET /v1/cards/next only):
+     * its title and its UI nodes (protocol/declarative/ui-node.schema.json). Absent when the card has no template or
+     * the template is not loaded.
+     */
+    templateUi: Type.Optional(Type.Object({ title: orNull(str()), data: Type.Array(Type.Unknown()) })),
   },
   { $id: "Card", description: "the card of GET /v1/cards/next" },
 );

@@ -7,6 +7,7 @@
 import type { AnswerAnswer, Card as WireCard, CardNext, Ok } from "../protocol/responses.js";
 import { secretsEnvName } from "../kernel/rules.js";
 import { t, type Lang } from "../i18n/messages.js";
+import { templateInteractive, templateLines } from "./card-template.js";
 
 /** One version of a card as `GET /v1/cards/next` hands it to a channel (protocol.md 通道). */
 export type Card = WireCard;
@@ -95,23 +96,28 @@ export interface TextFormat {
 
 /**
  * The text projection of a card for a chat platform that shows one message (protocol.md 通道模板与命令行示例): the
- * heading, the text, an ask's options numbered from 0 (the recommended one marked), then — unless the card is an fyi
- * notice — a line opening the card's answer page when it has a `link`, else the `agent-autoloop answer` command that
- * answers it. Lines are joined with `\n`; nothing is cut (a platform's size limit is the channel's to check).
+ * heading, the text, its card template's lines (`templateLines`; or that the template is not loaded), an ask's
+ * options numbered from 0 (the recommended one marked), a line saying where a template's buttons and forms work when
+ * it has any, then — unless the card is an fyi notice without such controls — a line opening the card's page when it
+ * has a `link`, else (not for fyi notices) the `agent-autoloop answer` command that answers it. Lines are joined with `\n`; nothing is cut (a platform's size limit is the channel's to check).
  */
 export function cardText(
-  card: Pick<Card, "id" | "kind" | "fyi" | "title" | "rule" | "text" | "options" | "recommend" | "link">, lang: Lang,
+  card: Pick<Card, "id" | "kind" | "fyi" | "title" | "rule" | "text" | "options" | "recommend" | "link" | "template" | "templateUi">, lang: Lang,
   format: TextFormat = {},
 ): string {
   const literal = format.literal ?? ((s: string) => s);
   const head = cardHeading(card, lang, literal);
   const lines = [format.heading ? format.heading(head) : head];
   if (card.text) lines.push(literal(card.text));
+  if (card.templateUi) lines.push(...templateLines(card.templateUi, lang).map(literal));
+  else if (card.template !== undefined) lines.push(literal(t(lang, "channel.template.notLoaded", { template: card.template })));
   const hasOptions = card.kind === "ask" && card.options.length > 0;
   if (hasOptions) {
     card.options.forEach((o, i) => lines.push(`${i}. ${literal(o)}${card.recommend === i ? ` (${t(lang, "link.recommended")})` : ""}`));
   }
-  if (card.link && !card.fyi) {
+  const interactive = card.templateUi !== undefined && templateInteractive(card.templateUi.data);
+  if (interactive) lines.push(literal(t(lang, "channel.template.controls")));
+  if (card.link && (!card.fyi || interactive)) {
     const label = t(lang, "channel.answerHere");
     lines.push(format.link ? format.link(label, card.link) : `${label}: ${card.link}`);
   } else if (!card.fyi) {

@@ -4,12 +4,14 @@
  * server), so a plugin loads the same in the hub, a worker and its output thread.
  *
  * - agent plugins (plugins.md Agent 插件): `Turn`, `AgentPlugin`, `AgentRead`, `findProgram`, `tail`, `jsonLines`, …
- * - channel plugins (plugins.md 通道插件): `Card`, `ChannelArgs` and its `ChannelHub`, `eachCard`, `cardText`, …
+ * - channel plugins (plugins.md 通道插件): `Card`, `ChannelArgs` and its `ChannelHub`, `eachCard`, `cardText`, …;
+ *   a card template's text projection (`templateLines`, issue 18)
  * - source plugins (plugins.md 事件插件): `SourceArgs`, `SourceEvent`, `Refusal`, `neutralise`, …
  * - text for people in Chinese or English: `langFromEnv`, `t` (the engine's message catalog, for built-in plugins).
  */
 export * from "./agent.js";
 export * from "./channel.js";
+export * from "./card-template.js";
 export * from "./source.js";
 /** Text the hub would refuse (control and bidi characters) removed or replaced, for free text from outside. */
 export { neutralise } from "../kernel/text.js";

@@ -7,6 +7,19 @@ import type { Hub } from "../hub.js";
 import { t } from "../../i18n/messages.js";
 import { decide, poll, queryNumber, refuse, route } from "./endpoint.js";
 import { idParam } from "./read.js";
+import type { CardNext } from "../../protocol/responses.js";
+import { cardTemplateView } from "../../declarative/index.js";
+
+/**
+ * The card a channel takes with its card template as loaded now (`templateUi`, issue 18), so that a channel can show
+ * it without the owner's key; a template that is not loaded leaves the card as it is (the channel shows the rest).
+ */
+function withTemplateUi(hub: Hub, body: CardNext): CardNext {
+  const ref = body.card?.template;
+  if (!body.card || ref === undefined) return body;
+  const ui = cardTemplateView(hub.declarative, ref);
+  return ui ? { card: { ...body.card, templateUi: ui } } : body;
+}
 
 /** The routes of cards and channels. */
 export function cardRoutes(hub: Hub): Hono {
@@ -14,7 +27,7 @@ export function cardRoutes(hub: Hub): Hono {
   /** A card id that is not a number: 404, once the key and the body were checked (the kernel answers other unknown ids). */
   const notFound = (c: Context) => refuse(c, 404, t(hub.env.lang, "notFound.card", { id: c.req.param("id") ?? "" }));
 
-  route(app, hub, "cardsNext", (c, req) => poll(c, hub, "cardsNext", { kind: "cardsNext", keyHash: req.keyHash }, queryNumber(req.query.wait, 0)));
+  route(app, hub, "cardsNext", (c, req) => poll(c, hub, "cardsNext", { kind: "cardsNext", keyHash: req.keyHash }, queryNumber(req.query.wait, 0), (body) => withTemplateUi(hub, body as CardNext)));
 
   route(app, hub, "delivered", (c, req) => {
     const card = idParam(c, "id");

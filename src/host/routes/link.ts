@@ -7,6 +7,7 @@ import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Hub } from "../hub.js";
 import { linkedCard, linkPage } from "../link-page.js";
+import { cardTemplateView } from "../../declarative/index.js";
 import { check } from "../../protocol/validate.js";
 import { t } from "../../i18n/messages.js";
 import { formFields, idParam, strictUtf8 } from "./read.js";
@@ -19,15 +20,17 @@ const linkHeaders = { "content-security-policy": "default-src 'none'; style-src 
 export function linkRoutes(hub: Hub): Hono {
   const app = new Hono();
   const lang = hub.env.lang;
+  /** A card's template as its plugin holds it now (issue 18). */
+  const templateOf = (ref: string) => cardTemplateView(hub.declarative, ref);
   /** The page of card `id` with `status`, and `error` on top when an answer was refused. */
   const page = (c: Context, id: number, token: string, status: number, error: string | null) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token);
+    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf);
     const html = error === null ? p.html : p.html.replace("<body>", `<body><p><strong>${error.replace(/[&<>"']/g, "")}</strong></p>`);
     return c.html(html, status as ContentfulStatusCode, linkHeaders);
   };
 
   app.get("/c/:id/:token", (c) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"));
+    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf);
     return c.html(p.html, p.status as ContentfulStatusCode, linkHeaders);
   });
 

@@ -1,0 +1,146 @@
+/**
+ * A card template as HTML for the card link page (issue 18; spec declarative-plugins.md §3.4): the closed vocabulary
+ * rendered whole on the server, as the console renders it in Needs you (src/console/ui.js), with no script. Every text
+ * is escaped and isolated in its direction (`<bdi dir="auto">`), its control characters shown as ⟦U+XXXX⟧ marks
+ * instead of obeyed. Markdown follows the console's safe subset — headings, paragraphs, lists, quotes, code blocks,
+ * inline code, bold, italics and links — and anything else, raw HTML included, stays literal text; a link is a link
+ * only when it is http(s). A chart-lite is a table of its labels and values.
+ *
+ * Buttons and forms are shown, disabled, with a line saying they work in the console's Needs you: the link is the
+ * permission to answer this one card, and a plugin's event is the owner's act (POST /v1/plugins/:id/events, owner key),
+ * which routes rules that may start runs; the card's own answers stay on the page as before.
+ */
+import type { CardTemplateView } from "../declarative/index.js";
+import type { UiNode } from "../protocol/plugin-schemas.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { httpUrl, templateInteractive } from "../sdk/index.js";
+import { esc } from "./link-page.js";
+
+/** Characters shown as marks instead of obeyed: C0 and C1 controls (not tab or newline) and direction controls. */
+const controls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text others wrote, escaped, its control characters shown as `⟦U+XXXX⟧`. */
+export function shown(text: string): string {
+  return esc(text.replace(controls, (c) => `⟦U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟧`));
+}
+
+/** Text others wrote as an element isolated in its direction. */
+const said = (text: string, tag = "bdi") => `<${tag} dir="auto">${shown(text)}</${tag}>`;
+const heading = (level: number, text: string) => said(text, `h${Math.min(6, Math.max(2, level))}`);
+
+const inlinePattern = /(`+)([^`]+?)\1|\*\*([^*]+?)\*\*|__([^_]+?)__|\*([^*\s][^*]*?)\*|_([^_\s][^_]*?)_|\[([^\]]+)\]\(([^)\s]+)\)/g;
+
+/** Inline Markdown as HTML: code, bold, italics, http(s) links; everything else escaped text. */
+export function inlineHtml(text: string): string {
+  let out = "";
+  let at = 0;
+  for (const m of text.matchAll(inlinePattern)) {
+    out += shown(text.slice(at, m.index));
+    if (m[2] !== undefined) out += `<code>${shown(m[2])}</code>`;
+    else if (m[3] !== undefined || m[4] !== undefined) out += `<strong>${inlineHtml(m[3] ?? m[4] ?? "")}</strong>`;
+    else if (m[5] !== undefined || m[6] !== undefined) out += `<em>${inlineHtml(m[5] ?? m[6] ?? "")}</em>`;
+    else {
+      const href = httpUrl(m[8] ?? "");
+      out += href ? `<a href="${esc(href)}" rel="noopener noreferrer nofollow">${inlineHtml(m[7] ?? "")}</a>` : shown(m[7] ?? "");
+    }
+    at = m.index + m[0].length;
+  }
+  return out + shown(text.slice(at));
+}
+
+/** Markdown as HTML (the safe subset of the module's comment); headings start at `level`. */
+export function markdownHtml(source: string, level: number): string {
+  const out: string[] = [];
+  const lines = source.replace(/\r\n?/g, "\n").split("\n");
+  let para: string[] = [];
+  let list: { tag: "ul" | "ol"; items: string[] } | null = null;
+  const flush = () => {
+    if (para.length) out.push(`<p>${inlineHtml(para.join(" "))}</p>`);
+    if (list) out.push(`<${list.tag}>${list.items.join("")}</${list.tag}>`);
+    para = [];
+    list = null;
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? "";
+    const fence = /^\s*(```|~~~)/.exec(line);
+    if (fence) {
+      flush();
+      const code: string[] = [];
+      for (i++; i < lines.length && !(lines[i] ?? "").trimStart().startsWith(fence[1] ?? "```"); i++) code.push(lines[i] ?? "");
+      out.push(`<pre><code>${shown(code.join("\n"))}</code></pre>`);
+      continue;
+    }
+    const head = /^(#{1,6})\s+(.*)$/.exec(line);
+    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
+    const numbered = /^\s*\d{1,9}[.)]\s+(.*)$/.exec(line);
+    const quote = /^\s*>\s?(.*)$/.exec(line);
+    if (line.trim() === "") flush();
+    else if (head) {
+      flush();
+      const h = `h${Math.min(6, level + (head[1] ?? "#").length - 1)}`;
+      out.push(`<${h}>${inlineHtml(head[2] ?? "")}</${h}>`);
+    } else if (bullet || numbered) {
+      const tag = bullet ? "ul" : "ol";
+      if (para.length || (list && list.tag !== tag)) flush();
+      list ??= { tag, items: [] };
+      list.items.push(`<li>${inlineHtml((bullet ?? numbered)?.[1] ?? "")}</li>`);
+    } else if (quote) {
+      flush();
+      out.push(`<blockquote><p>${inlineHtml(quote[1] ?? "")}</p></blockquote>`);
+    } else {
+      if (list) flush();
+      para.push(line.trim());
+    }
+  }
+  flush();
+  return `<div class="md" dir="auto">${out.join("")}</div>`;
+}
+
+/** A form field shown disabled: its label and an input of its type (the values are not sent from here). */
+function fieldHtml(f: Extract<UiNode, { type: "form" }>["fields"][number], id: string): string {
+  const type = f.type ?? "text";
+  const label = `<label for="${esc(id)}">${said(f.label)}</label>`;
+  const dflt = f.default === undefined ? "" : String(f.default);
+  if (type === "textarea") return `<p>${label}<textarea id="${esc(id)}" disabled>${shown(dflt)}</textarea></p>`;
+  if (type === "select") return `<p>${label}<select id="${esc(id)}" disabled>${(f.options ?? []).map((o) => `<option${o === f.default ? " selected" : ""}>${shown(o)}</option>`).join("")}</select></p>`;
+  if (type === "checkbox") return `<p><input type="checkbox" id="${esc(id)}" disabled${f.default === true ? " checked" : ""}>${label}</p>`;
+  return `<p>${label}<input type="${type === "number" ? "number" : "text"}" id="${esc(id)}" disabled value="${shown(dflt)}"></p>`;
+}
+
+/** One node as HTML; `level` is the heading level of titles at this depth. */
+function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number }): string {
+  const title = (s: string | undefined) => (s ? heading(level, s) : "");
+  switch (node?.type) {
+    case "section":
+      return `<section>${title(node.title)}${node.children.map((c) => nodeHtml(c, level + 1, lang, forms)).join("")}</section>`;
+    case "list":
+      return `<div>${title(node.title)}<ul>${node.items.map((i) => said(i, "li")).join("")}</ul></div>`;
+    case "kv":
+      return `<div>${title(node.title)}<dl>${node.kv.map(([k, v]) => `<div>${said(k, "dt")}${said(String(v), "dd")}</div>`).join("")}</dl></div>`;
+    case "markdown":
+      return markdownHtml(node.markdown, level);
+    case "doc-ref":
+      return `<p>${esc(t(lang, "link.template.doc"))} ${said(node.title ?? node.docId)}${node.title ? ` <code>${shown(node.docId)}</code>` : ""}</p>`;
+    case "chart-lite":
+      return `<table><caption>${said(node.title ?? "")}</caption><tbody>${node.chart.labels.map((l, i) => `<tr><th scope="row">${said(l)}</th><td>${node.chart.series[i] ?? ""}</td></tr>`).join("")}</tbody></table>`;
+    case "actions":
+      return `<p>${node.actions.map((a) => `<button type="button" disabled>${said(a.label)}</button>`).join("")}</p>`;
+    case "form": {
+      const n = ++forms.n;
+      return `<fieldset disabled><legend>${said(node.title ?? node.id)}</legend>${node.fields.map((f) => fieldHtml(f, `f${n}-${f.name}`)).join("")}<button type="button" disabled>${said(node.submit ?? t(lang, "link.template.submit"))}</button></fieldset>`;
+    }
+    default:
+      return `<p>${esc(t(lang, "channel.template.unknown", { type: String((node as { type?: unknown } | null)?.type ?? "") }))}</p>`;
+  }
+}
+
+/**
+ * A card template whole as HTML: a `<div class="template">` with its title (`<h2>`), its nodes (titles from `<h3>`),
+ * and, when it has buttons or forms, the line saying they work in the console's Needs you.
+ */
+export function templateHtml(ui: CardTemplateView, lang: Lang): string {
+  const forms = { n: 0 };
+  const body = ui.data.map((n) => nodeHtml(n, 3, lang, forms)).join("\n");
+  const where = templateInteractive(ui.data) ? `\n<p class="muted">${esc(t(lang, "channel.template.controls"))}</p>` : "";
+  return `<div class="template">${ui.title ? heading(2, ui.title) : ""}\n${body}${where}</div>`;
+}
