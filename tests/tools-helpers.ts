@@ -3,7 +3,7 @@
  * log that keeps its lines, and process checks that see through zombies.
  */
 import { cpSync, mkdirSync, readFileSync, writeFileSync, rmSync, existsSync, readdirSync, readlinkSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { ToolHost, ToolRegistry, type ToolHostOptions, type PluginOrigin } from "../src/tools/index.js";
@@ -132,4 +132,14 @@ export { probeBwrap } from "../src/tools/index.js";
 /** The cgroups this test process left behind (none once every call has ended; names carry the host's pid). */
 export function leftovers(): string[] {
   return leftoverCgroups().filter((d) => d.includes(`-${process.pid}-`));
+}
+
+/** Runs the CLI (bin/agent-autoloop.js, English) on the home in `dir`; returns exit code, stdout and stderr lines. */
+export function cliLines(args: string[], dir: string): Promise<{ code: number; out: string[]; err: string[] }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(engine, "bin", "agent-autoloop.js"), ...args], { env: { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en" }, encoding: "utf8" }, (e, stdout, stderr) => {
+      const lines = (s: string) => s.split("\n").filter((l) => l !== "");
+      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out: lines(stdout), err: lines(stderr) });
+    });
+  });
 }

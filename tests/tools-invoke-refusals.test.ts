@@ -7,29 +7,17 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { baseRules, engine, hubFixture, makeHome } from "./helpers.js";
-import { nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { baseRules, hubFixture, makeHome } from "./helpers.js";
+import { cliLines as cli, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { Store } from "../src/host/store.js";
 import { readMasterKey, type Home } from "../src/host/home.js";
 
-const bin = join(engine, "bin", "agent-autoloop.js");
 const dirs: string[] = [];
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-/** Runs the CLI on the home in `dir`; returns exit code, stdout and stderr lines. */
-function cli(args: string[], dir: string): Promise<{ code: number; out: string[]; err: string[] }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en" }, encoding: "utf8" }, (e, stdout, stderr) => {
-      const lines = (s: string) => s.split("\n").filter((l) => l !== "");
-      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out: lines(stdout), err: lines(stderr) });
-    });
-  });
-}
 
 /** A plugin `strict` whose tool `greet` needs a string `name`; it notes each start in `started`. */
 function strictPlugin(plugins: string): void {

@@ -7,30 +7,18 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { baseRules, engine, hubFixture, makeHome, tempDir } from "./helpers.js";
-import { buildHelloRust, examples, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { baseRules, hubFixture, makeHome, tempDir } from "./helpers.js";
+import { buildHelloRust, cliLines as cli, examples, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { Store } from "../src/host/store.js";
 import { readMasterKey, type Home } from "../src/host/home.js";
 import type { ToolCallRow } from "../src/kernel/types.js";
 
-const bin = join(engine, "bin", "agent-autoloop.js");
 const dirs: string[] = [];
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-/** Runs the CLI on the home in `dir`; returns exit code, stdout and stderr lines. */
-function cli(args: string[], dir: string): Promise<{ code: number; out: string[]; err: string[] }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en" }, encoding: "utf8" }, (e, stdout, stderr) => {
-      const lines = (s: string) => s.split("\n").filter((l) => l !== "");
-      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out: lines(stdout), err: lines(stderr) });
-    });
-  });
-}
 
 /** Copies the hello examples into `plugins`; hello-rust built when cargo exists (returns whether it was). */
 function helloPlugins(plugins: string): boolean {
