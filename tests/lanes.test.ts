@@ -149,6 +149,73 @@ test("a rule with when.intent takes only events whose summary or detail hits tha
   assert.deepEqual(job.rule, { name: "asks", cwd: null, skill: null, prompt: null, promptRef: "p/writer", workflow: "p/flow", intent: "p/ask" });
 });
 
+test("a rule whose when names only an intent takes events of every source that hit it, in the order of the file; its types still narrow", () => {
+  const [alerts, perSubject] = baseRules.rules;
+  const k = new Clock({
+    ...baseRules,
+    rules: [
+      alerts,
+      { name: "asks", when: { intent: "p/ask" }, to: "bot", parallel: 2 },
+      perSubject,
+      { name: "chats", when: { intent: "p/ask", types: ["chat.*"] }, to: "bot2" },
+      { name: "gone", when: { intent: "p/gone" }, to: "bot" },
+    ],
+  }, "2026-11-02T08:10:00Z");
+  k.commit({ kind: "keyNew", keyHash: null, local: true, keyKind: "source", name: "crm", newHash: crm });
+  const intents = { "p/ask": ["Example Report"] };
+  const routed = (keyHash: string, id: string, type: string, summary: string, table: Record<string, string[]> = intents) =>
+    (k.commit({ kind: "event", keyHash, event: { id, type, summary }, intents: table }).body as { routed: string[] }).routed;
+  assert.deepEqual(routed(K.source, "e1", "alert.x", "an EXAMPLE REPORT"), ["alerts", "asks"], "its source's rules and the intent's, in file order");
+  assert.deepEqual(routed(crm, "e2", "chat.message", "example report, please"), ["asks", "chats"], "another source, and the types that match");
+  assert.deepEqual(routed(crm, "e3", "ticket.new", "example report"), ["asks", "per-subject"]);
+  assert.deepEqual(routed(crm, "e4", "chat.message", "an example"), [], "no hit: only the rules of a source would take it");
+  assert.deepEqual(routed(crm, "e5", "chat.message", "example report", {}), [], "an intent not handed in matches nothing");
+  const plugin = k.commit({ kind: "pluginEvent", keyHash: K.owner, plugin: "p", event: { id: "f1", type: "form.go", summary: "example report" }, intents });
+  assert.deepEqual((plugin.body as { routed: string[] }).routed, ["asks"], "a plugin's event too");
+  assert.deepEqual(k.state().unrouted.map((e) => e.eventId), ["e5", "e4"]);
+  // The index: a source's rules merged with the rules of any source in the order of the file; a source no rule names gets those alone.
+  const shop = rulesOf(k.rules, "shop");
+  assert.deepEqual(shop.map((r) => r.name), ["alerts", "asks", "chats", "gone"]);
+  assert.equal(rulesOf(k.rules, "shop"), shop, "the same list, not built again");
+  assert.deepEqual(rulesOf(k.rules, "crm").map((r) => r.name), ["asks", "per-subject", "chats", "gone"]);
+  assert.deepEqual(rulesOf(k.rules, "plugin:p").map((r) => r.name), ["asks", "chats", "gone"]);
+  assert.equal(rulesOf(k.rules, "plugin:p"), rulesOf(k.rules, "nobody"));
+  k.close();
+});
+
+test("a rule of any source has cards, answers, timers and manual runs as a rule with a source has: all of source intent:<plugin>/<id>, in the event's lane", () => {
+  const k = new Clock({ ...baseRules, rules: [{ name: "asks", when: { intent: "p/ask" }, to: "bot", parallel: 2 }] }, "2026-11-02T08:10:00Z");
+  const intents = { "p/ask": ["example report"] };
+  k.commit({ kind: "event", keyHash: K.source, event: { id: "e1", type: "chat.message", subject: "s1", summary: "an example report" }, intents });
+  const job = k.claim("c1").job!;
+  assert.deepEqual([job.rule.name, job.rule.intent, job.context.events.map((e) => [e.source, e.id])], ["asks", "p/ask", [["shop", "e1"]]]);
+  k.started(job.run, "sess-1");
+  const asked = k.result(job.run, {
+    outcome: "done", ask: [{ title: "Fill in", options: ["Submit"], about: "slots" }], notice: [{ title: "Heads up", text: "read me" }],
+  });
+  const cards = written(asked, "cards").map((c) => [c!.kind, c!.source, c!.rule, c!.lane, c!.group]);
+  assert.deepEqual(cards, [["ask", "intent:p/ask", "asks", "s1", "asks"], ["notice", "intent:p/ask", "asks", "s1", "asks"]]);
+  const [ask, notice] = k.cards().sort((a, b) => a.id - b.id);
+  const answered = k.commit({ kind: "answer", keyHash: K.owner, card: ask!.id, choice: null, text: "topic: db", by: null, ref: null });
+  assert.deepEqual(written(answered, "events").map((e) => [e!.source, e!.sid, e!.type, e!.subject, e!.internal, e!.routed]), [["intent:p/ask", `card:${ask!.id}:answer`, "card.answer", "s1", "answer", ["asks"]]]);
+  const next = k.claim("c2").job!;
+  assert.deepEqual([next.session, next.context.answers.map((a) => [a.card, a.text, a.about]), next.context.open.map((o) => o.card)], ["sess-1", [[ask!.id, "topic: db", "slots"]], [notice!.id]]);
+  const later = new Date(k.now + 60_000).toISOString();
+  const resolved = k.result(next.run, { outcome: "done", resolve: [{ card: notice!.id }], later: [{ key: "again", at: later }] });
+  assert.deepEqual(resolved.body, { rejected: [] }, "a later run of the rule resolves the rule's card");
+  assert.equal(k.card(notice!.id).state, "closed");
+  k.minutes(1);
+  const timer = k.claim("c3").job!;
+  assert.deepEqual([timer.session, timer.context.timers.map((t) => t.key), timer.run === next.run], ["sess-1", ["again"], false]);
+  k.result(timer.run, { outcome: "done" });
+  const manual = k.commit({ kind: "runNow", keyHash: K.owner, rule: "asks", subject: "s2", reason: null });
+  assert.deepEqual(written(manual, "events").map((e) => [e!.source, e!.subject, e!.internal, e!.routed]), [["intent:p/ask", "s2", "manual", ["asks"]]]);
+  const events = k.stream().flatMap((f) => f.changes).filter((c) => c[0] === "events").map((c) => c[2] as { source: string; internal: string | null }).filter(Boolean);
+  assert.deepEqual(events.map((e) => [e.source, e.internal]).filter(([, i]) => i === "timer"), [["intent:p/ask", "timer"]]);
+  assert.deepEqual(k.state().unrouted, []);
+  k.close();
+});
+
 test("intents compare without case in the Unicode sense: NFKC, full case folding, one sigma; empty phrases and texts match nothing", () => {
   assert.equal(foldCase("STRASSE"), "strasse");
   assert.equal(foldCase("straße"), "strasse");

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseRules, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName, approvalsOf, approvalWaitSecondsOf, ruleTools, type Rules } from "../src/kernel/rules.js";
+import { parseRules, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName, approvalsOf, approvalWaitSecondsOf, ruleTools, anySource, intentSource, type Rules } from "../src/kernel/rules.js";
 
 const S = { s: {} };
 const A = { a: { worker: "w", use: "x" } };
@@ -65,7 +65,7 @@ const refusals: [unknown, string, number, number][] = [
   [R({ name: "" }), "rules[0].name: must not be empty", 1, 78],
   [R({ name: "n".repeat(101) }), "rules[0].name: at most 100 characters", 1, 78],
   [R({ name: "a\nb" }), "rules[0].name: no control characters", 1, 78],
-  [R({ when: undefined }), "rules[0].when: required: {\"source\", \"types\"} or {\"cron\"}", 1, 70],
+  [R({ when: undefined }), "rules[0].when: required: {\"source\", \"types\"}, {\"intent\"} or {\"cron\"}", 1, 70],
   [R({ when: { x: 1 } }), "rules[0].when.x: unknown field (known: source, types, cron, intent)", 1, 94],
   [R({ when: { source: "s", intent: "no-slash" } }), "rules[0].when.intent: must be <plugin>/<name> (such as example/triage), both parts letters, digits, _ and -", 1, 112],
   [R({ when: { cron: "@daily", intent: "p/i" } }), "rules[0].when.intent: a cron rule has no intent", 1, 115],
@@ -75,7 +75,15 @@ const refusals: [unknown, string, number, number][] = [
   [R({ promptRef: "p/../x" }), "rules[0].promptRef: must be <plugin>/<name> (such as example/triage), both parts letters, digits, _ and -", 1, 125],
   [R({ when: { cron: "0 * * * *", types: ["a"] } }), "rules[0].when: a cron rule has no source or types", 1, 89],
   [R({ when: { cron: null } }), "rules[0].when.cron: required", 1, 97],
-  [R({ when: {} }), "rules[0].when.source: required", 1, 89],
+  [R({ when: {} }), "rules[0].when.source: required (or when.intent: <plugin>/<id>, for events of any source)", 1, 89],
+  [R({ when: { types: ["a.*"] } }), "rules[0].when.source: required (or when.intent: <plugin>/<id>, for events of any source)", 1, 89],
+  [R({ when: { intent: null } }), "rules[0].when.source: required (or when.intent: <plugin>/<id>, for events of any source)", 1, 89],
+  // A rule without `source` is known by the source of its own events, `intent:<plugin>/<id>`: a file cannot name it.
+  [R({ when: { source: "intent:p/i", intent: "p/i" } }), "rules[0].when.source: no source \"intent:p/i\" in sources", 1, 99],
+  [R({ when: { intent: "p/i/j" } }), "rules[0].when.intent: must be <plugin>/<name> (such as example/triage), both parts letters, digits, _ and -", 1, 99],
+  [R({ when: { intent: 7 } }), "rules[0].when.intent: must be a string", 1, 99],
+  [R({ when: { intent: "p/i", types: "a" } }), "rules[0].when.types: must be an array of strings", 1, 113],
+  [R({ when: { intent: "p/i", types: [""] } }), "rules[0].when.types[0]: must not be empty", 1, 114],
   [R({ when: { source: "s", types: "a" } }), "rules[0].when.types: must be an array of strings", 1, 111],
   [R({ to: undefined }), "rules[0].to: required", 1, 70],
   [R({ to: "zz" }), "rules[0].to: no agent \"zz\" in agents", 1, 109],
@@ -308,6 +316,23 @@ test("tools, approvals and the prompt's wait come back as given; a file without 
   const empty = parseRules(JSON.stringify({ ...R({ tools: [] }), approvals: [] }), { timezone: "UTC" });
   assert.ok(empty.ok);
   assert.deepEqual([empty.rules.approvals, empty.rules.rules[0]!.tools], [[], []]);
+});
+
+test("a rule whose when names an intent and no source takes events of any source: its own events are of source intent:<plugin>/<id>; types narrow", () => {
+  const parse = (when: object) => {
+    const r = parseRules(JSON.stringify(R({ when, use: "workflow", workflow: "p/w" })), { timezone: "UTC" });
+    assert.ok(r.ok, r.ok ? "" : r.error);
+    return r.rules.rules[0]!;
+  };
+  assert.deepEqual(parse({ intent: "p/ask" }), {
+    name: "r", source: "intent:p/ask", types: ["*"], cron: null, to: "a", cwd: null, skill: null, prompt: null, group: "r", parallel: null,
+    resume: false, tell: "needed", emits: null, channels: null, budget: null, use: "workflow", workflow: "p/w", intent: "p/ask",
+  });
+  assert.deepEqual([parse({ intent: "p/ask", types: ["chat.*", "mail"] }).types, parse({ intent: "p/ask", source: null }).source], [["chat.*", "mail"], "intent:p/ask"]);
+  const { source, types, intent } = parse({ source: "s", intent: "p/ask" });
+  assert.deepEqual([source, types, intent], ["s", ["*"], "p/ask"], "with a source, as before");
+  assert.deepEqual([anySource(parse({ intent: "p/ask" })), anySource(parse({ source: "s", intent: "p/ask" })), anySource(parse({ source: "s" }))], [true, false, false]);
+  assert.equal(intentSource("p/ask"), "intent:p/ask");
 });
 
 test("limits are counted in code points: 4000 emoji make a valid prompt; names take 100 characters", () => {

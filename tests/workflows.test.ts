@@ -62,10 +62,18 @@ function writePlugins(home: Home): void {
     `[[capabilities.tools]]`, `name = "say"`, `description = "say it back"`,
   ].join("\n") + "\n");
   const flow = join(home.plugins, "flow");
-  for (const d of ["workflows", "prompts", "intents"]) mkdirSync(join(flow, d), { recursive: true });
+  for (const d of ["workflows", "prompts", "intents", "cards"]) mkdirSync(join(flow, d), { recursive: true });
   writeFileSync(join(flow, "plugin.json"), JSON.stringify({
     id: "flow", name: "Flow", version: "0.1.0", apiVersion: "1.0",
-    provides: { workflows: ["review", "brief"], prompts: ["writer", "brief"], intents: ["ask"] },
+    provides: { workflows: ["review", "brief", "carded"], prompts: ["writer", "brief"], intents: ["ask"], cards: ["confirm"] },
+  }));
+  writeFileSync(join(flow, "cards", "confirm.json"), JSON.stringify({ kind: "confirm", title: "Confirm", data: [{ type: "markdown", markdown: "Look before you go on." }] }));
+  writeFileSync(join(flow, "workflows", "carded.json"), JSON.stringify({
+    id: "carded",
+    steps: [
+      { id: "look", type: "hitl", title: "Look at this", text: "About {{event.summary}}", card: "confirm" },
+      { id: "keep", type: "artifact", from: "look", file: "look.txt" },
+    ],
   }));
   writeFileSync(join(flow, "workflows", "review.json"), JSON.stringify({
     id: "review", title: "Review an alert",
@@ -259,6 +267,37 @@ test("an intent as when: Unicode-aware match, its slots asked as one form before
   await call(s, "POST", "/v1/events", keys.source2, { id: "c2", type: "gone" });
   const gone = await until(async () => (await state(s, keys)).runs.find((r) => r.rule === "gone" && r.error), 60_000, "the gone run");
   assert.equal(gone.error, "workflow not loaded: flow/missing (rules.json workflow; see agent-autoloop plugins list)");
+  await s.stop();
+});
+
+test("an intent-only rule takes an event of any source: its slots form answered, the workflow goes on; a hitl card step is an ask naming its card template", async () => {
+  const { dir, home, keys } = workflowHome([
+    { name: "brief", when: { intent: "flow/ask" }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "flow/brief" },
+    { name: "carded", when: { source: "shop", types: ["card.*"] }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "flow/carded" },
+  ]);
+  const s = await serve(dir);
+  const posted = await call(s, "POST", "/v1/events", keys.source2, { id: "m1", type: "chat.message", summary: "请给我一份示例报告" });
+  assert.deepEqual([posted.status, posted.body.routed], [200, ["brief"]], "an event of crm, a source the rule does not name");
+  const missed = await call(s, "POST", "/v1/events", keys.source, { id: "m2", type: "chat.message", summary: "nothing to see" });
+  assert.deepEqual(missed.body.routed, [], "no hit, no run");
+  const form = await openCard(s, keys, "Before flow/brief starts, please fill in");
+  await answer(s, keys, form.id, { text: "topic: 数据库" });
+  const done = await until(async () => (await state(s, keys)).runs.find((r) => r.rule === "brief" && r.summary?.startsWith("Workflow flow/brief done")), 60_000, () => `the brief (${s.output()})`);
+  assert.deepEqual((await state(s, keys)).runs.filter((r) => r.rule === "brief").map((r) => [r.id, r.state]), [[done.id, "done"], [1, "done"]]);
+  const runDir = join(home.worker, "runs", `${done.id}-1`);
+  const launch = readdirSync(runDir).filter((n) => /^\d+$/.test(n));
+  assert.equal(readFileSync(join(runDir, launch[0]!, "stdout"), "utf8"), "Done: drafted\n\nBrief on 数据库 (short), asked: 请给我一份示例报告\n");
+  const events = ((await call(s, "GET", `/v1/runs/${done.id}/why`, keys.owner)).body as Why).facts.flatMap((f) => f.changes)
+    .filter((c) => c[0] === "events" && c[2] !== null).map((c) => c[2] as { source: string; type: string });
+  assert.ok(events.some((e) => e.source === "intent:flow/ask" && e.type === "card.answer"), JSON.stringify(events));
+
+  // A hitl step of kind card: the ask names the plugin's card template, which the console shows whole.
+  await call(s, "POST", "/v1/events", keys.source, { id: "k1", type: "card.look", summary: "the release" });
+  const card = await openCard(s, keys, "Look at this");
+  assert.deepEqual([card.template, card.text, card.options], ["flow/confirm", "About the release", ["OK"]]);
+  await answer(s, keys, card.id, { choice: 0 });
+  const carded = await until(async () => (await state(s, keys)).runs.find((r) => r.rule === "carded" && r.summary?.startsWith("Workflow flow/carded done")), 60_000, () => `the carded run (${s.output()})`);
+  assert.equal(readFileSync(join(home.worker, "runs", `${carded.id}-1`, "agent", "artifacts", "look.txt"), "utf8"), "OK");
   await s.stop();
 });
 
