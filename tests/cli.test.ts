@@ -158,7 +158,7 @@ test("check reports the line and column of a problem and exits 1, without a hub"
   writeFileSync(f, '{\n  "rules": [ { "name": "r", "to": "a" } ]\n}');
   const r = run(["check", f]);
   assert.equal(r.code, 1);
-  assert.equal(r.err, `agent-autoloop: ${f}:2:14: rules[0].when: required: {"source", "types"} or {"cron"}`);
+  assert.equal(r.err, `agent-autoloop: ${f}:2:14: rules[0].when: required: {"source", "types"}, {"intent"} or {"cron"}`);
   const missing = run(["check", join(dir, "nope.json")]);
   assert.equal(missing.code, 1);
   assert.match(missing.err, /nope\.json: no such file \(ENOENT\)$/);

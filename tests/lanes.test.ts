@@ -200,6 +200,7 @@ test("a rule of any source has cards, answers, timers and manual runs as a rule 
   assert.deepEqual(written(answered, "events").map((e) => [e!.source, e!.sid, e!.type, e!.subject, e!.internal, e!.routed]), [["intent:p/ask", `card:${ask!.id}:answer`, "card.answer", "s1", "answer", ["asks"]]]);
   const next = k.claim("c2").job!;
   assert.deepEqual([next.session, next.context.answers.map((a) => [a.card, a.text, a.about]), next.context.open.map((o) => o.card)], ["sess-1", [[ask!.id, "topic: db", "slots"]], [notice!.id]]);
+  k.started(next.run, "sess-1");
   const later = new Date(k.now + 60_000).toISOString();
   const resolved = k.result(next.run, { outcome: "done", resolve: [{ card: notice!.id }], later: [{ key: "again", at: later }] });
   assert.deepEqual(resolved.body, { rejected: [] }, "a later run of the rule resolves the rule's card");

@@ -3,7 +3,7 @@
  * matching rules, and queueing or merging runs per lane.
  */
 import type { Ctx } from "./context.js";
-import { anyGlob, type RuleDef, type Rules } from "./rules.js";
+import { anyGlob, anySource, type RuleDef, type Rules } from "./rules.js";
 import { hopsMax } from "./limits.js";
 import type { EventRow, LaneRow, RunRow, TimerFire } from "./types.js";
 import { laneKey } from "./tables.js";
@@ -61,24 +61,35 @@ export function isPaused(c: Ctx, rule: string): boolean {
   return c.tx.get("pauses", rule) !== undefined;
 }
 
-const rulesBySource = new WeakMap<Rules, Map<string, RuleDef[]>>();
+/** Per rules object: each source's rules with the rules of any source merged in, and the rules of any source alone. */
+interface RuleIndex { bySource: Map<string, RuleDef[]>; any: RuleDef[] }
+const rulesBySource = new WeakMap<Rules, RuleIndex>();
 
 /**
- * The rules of `source`, in the order of the file, from an index built once per rules object (the view keeps one per
- * rules version): routing an event reads only its source's rules, however many others the file has.
+ * The rules that may take an event of `source`, in the order of the file: the source's own rules and the rules of any
+ * source (`anySource`: an intent and no source), from an index built once per rules object (the view keeps one per
+ * rules version): routing an event reads only these, however many others the file has. A source no rule names gets
+ * the rules of any source alone.
  */
 export function rulesOf(rules: Rules, source: string): RuleDef[] {
   let index = rulesBySource.get(rules);
   if (!index) {
-    index = new Map();
+    const bySource = new Map<string, RuleDef[]>();
+    const any: RuleDef[] = [];
     for (const rule of rules.rules) {
-      const list = index.get(rule.source);
+      if (anySource(rule)) {
+        any.push(rule);
+        for (const list of bySource.values()) list.push(rule);
+        continue;
+      }
+      const list = bySource.get(rule.source);
       if (list) list.push(rule);
-      else index.set(rule.source, [rule]);
+      else bySource.set(rule.source, [...any, rule]);
     }
+    index = { bySource, any };
     rulesBySource.set(rules, index);
   }
-  return index.get(source) ?? [];
+  return index.bySource.get(source) ?? index.any;
 }
 
 /**

@@ -31,7 +31,10 @@ export interface ChannelDef { id: string; name: string; answerers: string[] | nu
 export interface Budget { cost: number | null; tokens: number | null; per: "day" | "week" }
 export interface RuleDef {
   name: string;
-  /** Event rules: `source` + `types` globs; cron rules: `cron` (source `schedule`). */
+  /**
+   * Event rules: `source` + `types` globs; intent rules without a source: `intent:<plugin>/<id>` (`anySource`: events
+   * of any source); cron rules: `cron` (source `schedule`). The source of the rule's own cards and events.
+   */
   source: string; types: string[]; cron: string | null;
   to: string; cwd: string | null; skill: string | null; prompt: string | null;
   group: string; parallel: number | null; resume: boolean; tell: Tell;
@@ -49,7 +52,10 @@ export interface RuleDef {
    */
   use?: "workflow";
   workflow?: string;
-  /** `when.intent` (issue 18 "Intents"): a declarative intent `<plugin>/<id>` the event's summary or detail must hit. */
+  /**
+   * `when.intent` (issue 18 "Intents"): a declarative intent `<plugin>/<id>` the event's summary or detail must hit. With
+   * no `when.source`, the rule takes events of any source and `source` is `intentSource(intent)` (`anySource`).
+   */
   intent?: string;
   /** `promptRef` (issue 18 "Prompts"): a declarative prompt `<plugin>/<name>` whose text comes before `prompt`. */
   promptRef?: string;
@@ -102,6 +108,19 @@ export const pluginSourcePattern = /^plugin:[a-z0-9][a-z0-9-]{0,63}$/;
 /** The source name of declarative plugin `id`'s events. */
 export function pluginSource(id: string): string {
   return `plugin:${id}`;
+}
+/**
+ * The source of the events a rule whose `when` names an intent and no source makes itself (issue 18 "Intents": such a
+ * rule takes events of any source that hit the intent): its cards, answer events, timer events and manual runs are of
+ * source `intent:<plugin>/<id>`, as a cron rule's are of `schedule`. No source key, adapter or plugin can post as it
+ * (a source name cannot hold `:` or `/`), and a rules file cannot name it as a source.
+ */
+export function intentSource(intent: string): string {
+  return `intent:${intent}`;
+}
+/** Whether `rule` takes events of any source (its `when` names an intent and no source): see `intentSource`. */
+export function anySource(rule: RuleDef): boolean {
+  return rule.intent !== undefined && rule.source === intentSource(rule.intent);
 }
 /** Names of sources, agents, channels, workers: what a key name and a URL segment can carry. */
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
@@ -446,8 +465,11 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
       if (!isCron(cron)) fail([...p, "when", "cron"], "rulesJson.cron", { cron });
       source = scheduleSource;
     } else {
-      source = str(when.source, [...p, "when", "source"], { required: true }) as string;
-      if (own(sources, source) === undefined && !pluginSourcePattern.test(source)) fail([...p, "when", "source"], "rulesJson.noSource", { name: source });
+      const named = str(when.source, [...p, "when", "source"]);
+      if (named === null && intent === null) fail([...p, "when", "source"], "rulesJson.sourceOrIntent");
+      if (named !== null && own(sources, named) === undefined && !pluginSourcePattern.test(named)) fail([...p, "when", "source"], "rulesJson.noSource", { name: named });
+      // Without a source, an intent rule takes events of any source; `types` narrows them as for any event rule.
+      source = named ?? intentSource(intent!);
       types = strings(when.types, [...p, "when", "types"]) ?? ["*"];
     }
     const to = str(def.to, [...p, "to"], { required: true }) as string;

@@ -316,8 +316,10 @@ export async function runWorkflow(h: WorkflowHost, resumeFrom: string | null): P
         } else {
           const options = step.options ?? [t(lang, "workflow.card.ok")];
           if (!a) {
-            const cardText = step.card !== undefined ? [text, t(lang, "workflow.card.template", { card: step.card })].filter(Boolean).join("\n") : text;
-            return await ask({ title: clip(title, 200), ...(cardText ? { text: clip(cardText, 4000) } : {}), options, about: marker, key: clip(marker, 200) }, step.id);
+            // A step of kind card names a card template of the workflow's own plugin: the ask names it as a receipt's
+            // ask can (`<plugin>/<template>`), so the console shows the template whole; its options answer it.
+            const card = step.card === undefined ? {} : { card: `${ref.slice(0, ref.indexOf("/"))}/${step.card}` };
+            return await ask({ title: clip(title, 200), ...(text ? { text: clip(text, 4000) } : {}), options, about: marker, key: clip(marker, 200), ...card }, step.id);
           }
           output = a.choice !== null && a.choice !== undefined ? (a.options[a.choice] ?? "") : (a.text ?? "");
         }
