@@ -79,6 +79,8 @@ const refusals: [unknown, string, number, number][] = [
   [R({ when: { types: ["a.*"] } }), "rules[0].when.source: required (or when.intent: <plugin>/<id>, for events of any source)", 1, 89],
   [R({ when: { intent: null } }), "rules[0].when.source: required (or when.intent: <plugin>/<id>, for events of any source)", 1, 89],
   // A rule without `source` is known by the source of its own events, `intent:<plugin>/<id>`: a file cannot name it.
+  [R({ when: { source: 5, intent: "p/i" } }), "rules[0].when.source: must be a string", 1, 99],
+  [R({ when: { source: "", intent: "p/i" } }), "rules[0].when.source: no source \"\" in sources", 1, 99],
   [R({ when: { source: "intent:p/i", intent: "p/i" } }), "rules[0].when.source: no source \"intent:p/i\" in sources", 1, 99],
   [R({ when: { intent: "p/i/j" } }), "rules[0].when.intent: must be <plugin>/<name> (such as example/triage), both parts letters, digits, _ and -", 1, 99],
   [R({ when: { intent: 7 } }), "rules[0].when.intent: must be a string", 1, 99],
