@@ -235,8 +235,8 @@ describe("the bridge over recorded transcripts", () => {
   });
 
   test("the rule's tools: an ACP stdio MCP server in session/new and session/load, with claude-agent-acp's option to wait for it", async () => {
-    const tools = JSON.stringify({ server: "agent-autoloop", command: ["/usr/bin/node", "/engine/dist/src/worker/tool-relay-main.js", "/run/agent/tools.sock", "en"] });
-    const server = { name: "agent-autoloop", command: "/usr/bin/node", args: ["/engine/dist/src/worker/tool-relay-main.js", "/run/agent/tools.sock", "en"], env: [] };
+    const tools = JSON.stringify({ server: "agent-autoloop", command: ["/usr/bin/node", "/engine/bin/agent-autoloop.js", "tools", "mcp", "--socket", "/run/agent/tools.sock", "--lang", "en"] });
+    const server = { name: "agent-autoloop", command: "/usr/bin/node", args: ["/engine/bin/agent-autoloop.js", "tools", "mcp", "--socket", "/run/agent/tools.sock", "--lang", "en"], env: [] };
     const meta = { claudeCode: { options: { env: { MCP_CONNECTION_NONBLOCKING: "0" } } } };
     const fresh = await bridge(claudeTranscript, 0, { tools });
     assert.equal(fresh.code, 0, fresh.stderr);

@@ -18,11 +18,11 @@ test("the command line: print mode, stream-json, permission mode per access, res
 
 test("the rule's tools: an MCP config in the run's folder naming only the relay, its tools allowed in advance, MCP connected before the first turn", () => {
   const folder = tempDir("aa-claude-tools-");
-  const tools = { server: "agent-autoloop", command: ["/usr/bin/node", "/e/dist/src/worker/tool-relay-main.js", `${folder}/tools.sock`, "en"] };
+  const tools = { server: "agent-autoloop", command: ["/usr/bin/node", "/e/bin/agent-autoloop.js", "tools", "mcp", "--socket", `${folder}/tools.sock`, "--lang", "en"] };
   const argv = plugin.command({ ...turn, folder, tools });
   assert.deepEqual(argv.slice(10), ["--mcp-config", join(folder, "mcp.json"), "--allowedTools", "mcp__agent-autoloop"]);
   assert.deepEqual(JSON.parse(readFileSync(join(folder, "mcp.json"), "utf8")), {
-    mcpServers: { "agent-autoloop": { type: "stdio", command: "/usr/bin/node", args: ["/e/dist/src/worker/tool-relay-main.js", `${folder}/tools.sock`, "en"] } },
+    mcpServers: { "agent-autoloop": { type: "stdio", command: "/usr/bin/node", args: ["/e/bin/agent-autoloop.js", "tools", "mcp", "--socket", `${folder}/tools.sock`, "--lang", "en"] } },
   });
   assert.equal(statSync(join(folder, "mcp.json")).mode & 0o777, 0o600);
   assert.deepEqual(plugin.env!({ ...turn, folder, tools }), { MCP_CONNECTION_NONBLOCKING: "0" });

@@ -355,7 +355,9 @@ test("through a worker: a command agent finds the server in AGENT_AUTOLOOP_TOOLS
     `const client = new Client({ name: "cmd", version: "1" });`,
     `await client.connect(new StdioClientTransport({ command, args }));`,
     `const r = await client.callTool({ name: "hello-python.greet", arguments: { name: "Lin" } });`,
-    `console.log("Done: " + r.content[0].text + " (" + JSON.stringify(process.env.AGENT_AUTOLOOP_TOOLS_MCP.includes("${toolsSocketName}")) + ")");`,
+    // The command is the CLI's own: <node> <engine>/bin/agent-autoloop.js tools mcp --socket <run>/agent/tools.sock --lang en.
+    `const words = [args[0].endsWith("/bin/agent-autoloop.js"), ...args.slice(1, 4), args[4].endsWith("/agent/${toolsSocketName}"), ...args.slice(5)];`,
+    `console.log("Done: " + r.content[0].text + " " + JSON.stringify(words));`,
     `await client.close();`,
   ].join("\n"));
   const f = await hubFixture({
@@ -373,7 +375,7 @@ test("through a worker: a command agent finds the server in AGENT_AUTOLOOP_TOOLS
   await answer(f, (await cardOf(f, "hello-python.greet")).id, 0);
   const state = await untilLatestRun(f, "done", 30_000);
   const run = state.runs[0]!;
-  assert.equal(run.summary, "Done: hello, Lin (true)");
+  assert.equal(run.summary, 'Done: hello, Lin [true,"tools","mcp","--socket",true,"--lang","en"]');
   const sockets = join(f.home.worker, "runs", `${run.id}-1`, "agent", toolsSocketName);
   await until(() => !existsSync(sockets), 10_000, "the run's socket to go");
 });

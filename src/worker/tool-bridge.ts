@@ -1,8 +1,8 @@
 /**
  * The agents' tool bridge (issue 16 "Offered to agents"; DESIGN.md "Plugin hosts"): for each run whose rule offers
  * tools, the worker serves an MCP server (protocol of @modelcontextprotocol/sdk, newline-delimited JSON-RPC) on a
- * unix socket in the run's `agent/` folder, and the agent's CLI starts the relay (`tool-relay.ts`, also
- * `agent-autoloop tools mcp --socket <path>`) as its stdio MCP server. The server half stays in the worker: the agent
+ * unix socket in the run's `agent/` folder, and the agent's CLI starts the relay (`tool-relay.ts`, as
+ * `agent-autoloop tools mcp --socket <path> --lang <zh|en>`) as its stdio MCP server. The server half stays in the worker: the agent
  * runs in a sandbox that hides the worker's home (the run token, the plugins, the keys) and in its own PID namespace,
  * so the token never leaves this process — not on a command line, in an environment or in a file the agent can read.
  *
@@ -43,8 +43,8 @@ export const parkedResultGraceMs = 5_000;
 export const unixSocketPathMaxBytes = 107;
 /** The name of a run's socket in its `agent/` folder. */
 export const toolsSocketName = "tools.sock";
-/** The compiled relay the agent's CLI starts (the worker always names the compiled one, also under tsx). */
-export const relayScript = join(engineDir, "dist", "src", "worker", "tool-relay-main.js");
+/** The command the agent's CLI starts as its stdio MCP server: `agent-autoloop tools mcp` (issue 16), this engine's own. */
+export const cliScript = join(engineDir, "bin", "agent-autoloop.js");
 
 /** What the bridge needs of its worker. */
 export interface ToolBridgeOptions {
@@ -180,7 +180,7 @@ export class ToolBridges {
     server.on("error", (e) => this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: e.message })));
     let closed: Promise<void> | null = null;
     const bridge: RunBridge = {
-      offer: { server: toolsServerName, command: [process.execPath, relayScript, socketPath, this.o.lang] },
+      offer: { server: toolsServerName, command: [process.execPath, cliScript, "tools", "mcp", "--socket", socketPath, "--lang", this.o.lang] },
       close: () => {
         closed ??= (async () => {
           this.runs.delete(bridge);

@@ -1,7 +1,7 @@
 /**
  * The relay an agent's CLI starts as its stdio MCP server for a run's tools (issue 16; tool-bridge.ts):
  *
- *   node tool-relay-main.js <socket> [zh|en]     (also: agent-autoloop tools mcp --socket <socket>)
+ *   agent-autoloop tools mcp --socket <socket> [--lang zh|en]
  *
  * It copies newline-delimited JSON-RPC between its stdin/stdout and the worker's socket of the run, unchanged. It
  * holds no secret and needs nothing of the worker's home but that socket, so it runs inside the agent's sandbox.
