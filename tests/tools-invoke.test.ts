@@ -49,6 +49,14 @@ function casePlugins(plugins: string): void {
       return { jsonrpc: "2.0", id: req.id, result: { done: true } };`),
   });
   writePlugin(plugins, "banned", syncManifest("banned", "node", ["main.js"], toolToml("rm")), { "main.js": noting('return { jsonrpc: "2.0", id: req.id, result: 1 };') });
+  // Denied too, and its manifest lists no tools: asking it for them (tools/list) would start it before the deny.
+  writePlugin(plugins, "banned-listing", syncManifest("banned-listing", "node", ["main.js"]), {
+    "main.js": noting('return { jsonrpc: "2.0", id: req.id, result: req.method === "tools/list" ? { tools: [{ name: "rm", inputSchema: { type: "object" } }] } : 1 };'),
+  });
+  // Allowed, its manifest lists no tools: asked for them after the decision, it has no tool "nope".
+  writePlugin(plugins, "listing", syncManifest("listing", "node", ["main.js"]), {
+    "main.js": noting('return { jsonrpc: "2.0", id: req.id, result: req.method === "tools/list" ? { tools: [{ name: "rm", inputSchema: { type: "object" } }] } : 1 };'),
+  });
   // An async plugin: answers a task id at once, then completes the task through the callback URL it was sent.
   writePlugin(plugins, "later", syncManifest("later", "node", ["main.js"], `[communication]\ntimeout_ms = 20000\n\n${toolToml("job")}\n${toolToml("never")}`, "async"), {
     "main.js": noting(`
@@ -62,7 +70,7 @@ function casePlugins(plugins: string): void {
   });
 }
 
-const rules = { ...baseRules, approvals: [{ plugin: "banned", mode: "deny" }, { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt" }] };
+const rules = { ...baseRules, approvals: [{ plugin: "banned", mode: "deny" }, { plugin: "banned-listing", mode: "deny" }, { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt" }] };
 
 /** The tool calls recorded in a home's database (no hub running). */
 function recordedCalls(home: Home): ToolCallRow[] {
@@ -101,7 +109,11 @@ test("through a running hub: each hello plugin with §3.5's exact output, exit c
     assert.deepEqual(await cli(["plugins", "invoke", "strict.greet", "--args", '{"name":7}'], dir), { code: 2, out: [], err: ["refused: wrong arguments for strict.greet: name: must be string"] });
     assert.deepEqual(await cli(["plugins", "invoke", "strict.greet", "--args", "{name}"], dir), { code: 2, out: [], err: [`refused: --args is not valid JSON: ${jsonError("{name}")}`] });
     assert.deepEqual(await cli(["plugins", "invoke", "banned.rm"], dir), { code: 2, out: [], err: ["refused: approvals[0] of rules.json denies banned.rm"] });
-    assert.deepEqual(["strict", "banned"].map((n) => started(plugins, n)), [false, false], "a refused call starts no plugin");
+    assert.deepEqual(await cli(["plugins", "invoke", "banned-listing.rm"], dir), { code: 2, out: [], err: ["refused: approvals[1] of rules.json denies banned-listing.rm"] });
+    assert.deepEqual(["strict", "banned", "banned-listing"].map((n) => started(plugins, n)), [false, false, false], "a refused call starts no plugin");
+    // Allowed, then the plugin's own tool list says no: refused, and audited as an error (its tool list ran).
+    assert.deepEqual(await cli(["plugins", "invoke", "listing.nope"], dir), { code: 2, out: [], err: ["refused: plugin listing has no tool nope"] });
+    assert.equal(started(plugins, "listing"), true);
     // --json: what went wrong as one JSON line on stdout too; a success prints the result alone.
     assert.deepEqual(await cli(["plugins", "invoke", "banned.rm", "--json"], dir), {
       code: 2, out: ['{"status":"refused","code":"tools.denied","message":"approvals[0] of rules.json denies banned.rm"}'], err: ["refused: approvals[0] of rules.json denies banned.rm"],
@@ -116,15 +128,15 @@ test("through a running hub: each hello plugin with §3.5's exact output, exit c
     const s = await f.state();
     const count = (plugin: string, status: string) => s.toolCalls.find((c) => c.plugin === plugin && c.status === status)?.count ?? 0;
     assert.deepEqual(
-      [count("hello-python", "ok"), count("hello-bash", "ok"), count("grumpy", "error"), count("slow", "timeout"), count("banned", "denied"), count("later", "ok"), count("quick", "timeout")],
-      [1, 2, 2, 1, 2, 1, 1],
+      [count("hello-python", "ok"), count("hello-bash", "ok"), count("grumpy", "error"), count("slow", "timeout"), count("banned", "denied"), count("banned-listing", "denied"), count("listing", "error"), count("later", "ok"), count("quick", "timeout")],
+      [1, 2, 2, 1, 2, 1, 1, 1, 1],
     );
     assert.equal(f.running.hub.store.view.get("calls", 1)!.sessionKey, "owner:owner");
     // `status` shows them by plugin and status for today.
     const status = (await cli(["status"], dir)).out;
     const from = status.indexOf("Tool calls today (by plugin and status):");
     assert.ok(from > 0, status.join("\n"));
-    assert.deepEqual(status.slice(from + 1, from + 4), ["  banned: denied 2", "  chatty: ok 1", "  grumpy: error 2"]);
+    assert.deepEqual(status.slice(from + 1, from + 4), ["  banned: denied 2", "  banned-listing: denied 1", "  chatty: ok 1"]);
   } finally {
     await f.close();
   }

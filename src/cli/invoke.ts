@@ -2,10 +2,14 @@
  * `agent-autoloop plugins invoke <plugin>.<tool> --args JSON [--json]` (issue 16 Contract; spec tool-plugins.md §3.5,
  * §9): the owner's own call, through the same tool host the agents use, no model involved.
  *
- *   check      the tool host checks name, plugin, tool and arguments (JSON Schema): refused → exit 2, nothing started;
- *              the refusal is recorded all the same (a `refused` call body: denied, with its code and reason)
+ *   check      the tool host checks name, plugin, tool and arguments (JSON Schema) without running any of the
+ *              plugin: refused → exit 2, nothing started; the refusal is recorded all the same (a `refused` call
+ *              body: denied, with its code and reason)
  *   decide     the hub decides the call as the owner's (`POST /v1/tools/calls`, session `owner:<key name>`): never
  *              prompted; `deny` → exit 2, nothing started. Audited: the call is a fact.
+ *   list       only now, when only the plugin can say what its tools are (an MCP server, a manifest that lists
+ *              none), its tool list is asked for and the tool and arguments checked: no → the call ends `error`,
+ *              exit 2 (nothing was called) or 1 (the list itself failed)
  *   run        the tool runs here; its progress goes to stderr, one line each
  *   outcome    reported (`POST /v1/tools/calls/:call/outcome`); ok → the result on stdout as one line of JSON, exit 0;
  *              a tool error, timeout or out of memory → code and message on stderr, exit 1. An async plugin's task is
@@ -139,13 +143,24 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
   await declarative.reload();
   const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => io.err(`${subsystem}: ${line}`), data: declarative });
   try {
-    const check = await host.check(qualified, args);
+    // Nothing of the plugin runs before the approvals allowed the call: its tool list, when only the plugin can give
+    // it, is asked for after the decision (a denied plugin is never started).
+    const check = await host.check(qualified, args, { startPlugin: false });
     if (!check.ok) return check.status === "refused" ? refusedAudited(args, String(check.code), check.message) : failed("error", check.code, check.message);
     const decision = await audit.decide({
       tool: qualified, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: check.digest,
       builtIn: check.builtIn, disableModelInvocation: check.disableModelInvocation, kind: check.pluginType,
     });
     if (decision.decision !== "allow") return refused("tools.denied", localize(decision.reason ?? decision.decision, lang));
+    if (!check.toolChecked) {
+      // Allowed, then the plugin's own tool list says no (no such tool, arguments that do not fit, a list that failed):
+      // the call ends `error` in the audit; said as a refusal (nothing was called) or as the plugin's error.
+      const listed = await host.check(qualified, args);
+      if (!listed.ok) {
+        await audit.outcome(decision.call, { status: "error", durationMs: 0 });
+        return listed.status === "refused" ? refused(String(listed.code), listed.message) : failed("error", listed.code, listed.message);
+      }
+    }
     const o = await host.call(qualified, args, {
       sessionKey: decision.sessionKey, onProgress: (p) => io.err(progressLine(p, lang)), callbackUrl: await audit.callbackBase(),
     });

@@ -264,22 +264,29 @@ export class ToolHost {
    * tool (asking the plugin for its tool list the first time when its manifest lists none), the arguments against the
    * tool's JSON Schema. Starts no tool. What a caller needs to have the call decided first (the hub's approvals: the
    * manifest digest, whether the plugin is built in, whether models may call the tool) comes with it. Never throws.
+   * With `startPlugin: false` nothing of the plugin runs, not even its tool list: when only the plugin can say what its
+   * tools are (an MCP server, a manifest that lists none and a list not asked yet) the answer is `toolChecked: false`
+   * and the tool and arguments are left for a second check once the owner's approvals allowed the call (a `deny` must
+   * not start the plugin: issue 16).
    */
-  async check(qualifiedName: string, args: unknown): Promise<CallCheck> {
-    const c = await this.checked(qualifiedName, args);
+  async check(qualifiedName: string, args: unknown, opts: { startPlugin?: boolean } = {}): Promise<CallCheck> {
+    const c = await this.checked(qualifiedName, args, opts.startPlugin ?? true);
     if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
-    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs };
+    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true };
     return {
       ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin",
       disableModelInvocation: c.p.manifest.capabilities.disable_model_invocation, pluginType: c.p.manifest.plugin_type,
-      timeoutMs: timeoutOf(c.p.manifest, undefined),
+      timeoutMs: timeoutOf(c.p.manifest, undefined), toolChecked: c.toolChecked,
     };
   }
 
-  /** The checks of `check`, with what a call then runs: the plugin, its digest and origin, the tool's name and spec. */
-  private async checked(qualifiedName: string, args: unknown): Promise<
+  /**
+   * The checks of `check`, with what a call then runs: the plugin, its digest and origin, the tool's name and spec.
+   * Without `startPlugin`, a tool list only the plugin can give is not asked for (`toolChecked: false`).
+   */
+  private async checked(qualifiedName: string, args: unknown, startPlugin = true): Promise<
     | Extract<Outcome, { status: "refused" | "error" }>
-    | { p: RunnablePlugin; digest: string; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined }
+    | { p: RunnablePlugin; digest: string; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
     | DataCall
   > {
     const split = splitToolName(qualifiedName);
@@ -293,6 +300,8 @@ export class ToolHost {
     if (m.plugin_type === "mcp" && !allowedByList(m.mcp!, split.tool)) {
       return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
     }
+    const fromPlugin = m.plugin_type === "mcp" || (m.plugin_type !== "service" && m.capabilities.tools.length === 0 && !this.listCache.has(rec.digest));
+    if (fromPlugin && !startPlugin) return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
     const listed = await this.tools(p.name);
     // A server that cannot be started is a refusal (nothing ran); a tool list that came back wrong is the plugin's error.
     if (!listed.ok) return { status: listed.code === "tools.unavailable" ? "refused" : "error", code: listed.code, message: listed.message };
@@ -303,7 +312,7 @@ export class ToolHost {
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
       : spec ? checkArguments(`${rec.digest}\0${spec.name}`, spec.parameters, args, this.lang) : null;
     if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
-    return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec };
+    return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec, toolChecked: true };
   }
 
   private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {

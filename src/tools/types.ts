@@ -169,8 +169,12 @@ export type CallOutcome = (
  * digest, whether the plugin is built in, whether models may call it, the call's timeout without a caller's (ms) — or why it is refused (`refused`: nothing
  * started; `error`: the plugin's tool list came back wrong).
  */
+/**
+ * What `ToolHost.check` found. `toolChecked: false` (only with `startPlugin: false`): the plugin exists, but whether it
+ * has the tool and the arguments fit waits for its tool list — check again, starting it, once the call is allowed.
+ */
 export type CallCheck =
-  | { ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: ToolKind; timeoutMs: number }
+  | { ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: ToolKind; timeoutMs: number; toolChecked: boolean }
   | { ok: false; status: "refused" | "error"; code: ToolErrorCode; message: string };
 /** The kind of a tool: its tool plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool (issue 18). */
 export type ToolKind = PluginType | "http";
