@@ -263,3 +263,8 @@ test("plugins inspect asks a sandboxed plugin for its tools inside its sandbox",
   assert.equal(readFileSync(join(dir, "state", "asked"), "utf8"), "tools/list");
   assert.deepEqual(processesIn(dir), []);
 });
+
+test("tools mcp: --lang is zh or en, a wrong one refused in the user's language", async () => {
+  assert.deepEqual(await cli(["tools", "mcp", "--socket", "/nonexistent/tools.sock", "--lang", "fr"], main.dir), { code: 1, out: [], err: ["agent-autoloop: --lang is zh or en, not fr"] });
+  assert.deepEqual((await cli(["tools", "mcp", "--socket", "/nonexistent/tools.sock", "--lang", "fr"], main.dir, { AGENT_AUTOLOOP_LANG: "zh" })).err, ["agent-autoloop：--lang 只能是 zh 或 en，不是 fr"]);
+});

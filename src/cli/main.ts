@@ -8,8 +8,8 @@
  * runs (`import()` in its action), so `--help`, `--version`, `status` and `answer` never load the hub, SQLite or
  * the worker; `npm run benchmark` measures `--help` against a bare `node -e 0`.
  */
-import { Command, CommanderError, Option } from "commander";
-import { langFromEnv, localize, t, type Lang, type MessageId } from "../i18n/messages.js";
+import { Command, CommanderError } from "commander";
+import { langFromEnv, localize, t, type MessageId } from "../i18n/messages.js";
 import { CliError, printable, say, sayError } from "./print.js";
 import type { Config, Home } from "../host/home.js";
 import type { HubClient } from "../protocol/client.js";
@@ -274,8 +274,9 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .description(t(lang, "cli.desc.toolsMcp"))
     .requiredOption("--socket <path>", t(lang, "cli.desc.toolsSocket"))
     // The worker names the language on the command line: an agent CLI passes its MCP servers only some variables.
-    .addOption(new Option("--lang <lang>", t(lang, "cli.desc.toolsLang")).choices(["zh", "en"]))
-    .action(async (o: { socket: string; lang?: Lang }) => {
+    .option("--lang <lang>", t(lang, "cli.desc.toolsLang"))
+    .action(async (o: { socket: string; lang?: string }) => {
+      if (o.lang !== undefined && o.lang !== "zh" && o.lang !== "en") throw new CliError(t(lang, "cli.tools.lang", { value: o.lang }));
       const { runRelay } = await import("../worker/tool-relay.js");
       await runRelay(o.socket, o.lang ?? lang);
     });

@@ -641,6 +641,7 @@ const catalog = {
   "cli.desc.tools": { zh: "Agent 的工具（规则 tools 提供的工具插件）", en: "agents' tools (the tool plugins a rule's tools offer)" },
   "cli.desc.toolsMcp": { zh: "一次运行的工具，作为 stdio MCP 服务（接到 worker 给这次运行开的 socket；Agent 的 CLI 通过 AGENT_AUTOLOOP_TOOLS_MCP 拿到这条命令）", en: "a run's tools as a stdio MCP server (relayed to the socket the worker opened for the run; agents' CLIs get this command in AGENT_AUTOLOOP_TOOLS_MCP)" },
   "cli.desc.toolsSocket": { zh: "这次运行的 socket：<运行目录>/agent/tools.sock", en: "the run's socket: <run folder>/agent/tools.sock" },
+  "cli.tools.lang": { zh: "--lang 只能是 zh 或 en，不是 {value}", en: "--lang is zh or en, not {value}" },
   "cli.desc.toolsLang": { zh: "中继报错所用的语言（zh 或 en；默认取环境）", en: "the language of the relay's errors (zh or en; default from the environment)" },
   "cli.desc.check": { zh: "校验规则文件，不碰中台（默认 rules.json）", en: "validate a rules file without touching the hub (default: rules.json)" },
   "cli.arg.card": { zh: "卡片编号", en: "card id" },
