@@ -50,8 +50,8 @@ const div = (content: string): FeishuElement => ({ tag: "div", text: plain(conte
  * fields (short ones two a row) under its title, markdown as text (SDK `markdownLines`: Feishu's own markdown also
  * reads tags such as `<at id=all>`, so a template's markdown is never handed to it), a doc-ref, a chart-lite, a form
  * and an actions row as the SDK's text lines. A template's buttons and forms are not Feishu buttons: a press would
- * come back over the channel, which may answer the card but not post a plugin's event; they work in the console, and
- * the card's link page (a button below, when the channel has links) shows them.
+ * come back over the channel, which may answer the card but not post a plugin's event; they work on the card's link
+ * page (a button below, when the channel has links) and in the console.
  */
 export function templateElements(ui: TemplateUi, lang: Lang): FeishuElement[] {
   const out: FeishuElement[] = [{ tag: "hr" }];

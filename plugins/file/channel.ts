@@ -16,7 +16,7 @@ export function renderCard(card: Card): string {
   const kind = card.fyi ? words.fyi : card.kind === "ask" ? words.ask : words.notice;
   const lines = [`── card ${card.id} · v${card.version} · ${kind} · ${card.state}${card.rule ? ` · ${card.rule}` : ""} · ${card.at}`, card.title];
   if (card.text) lines.push(card.text);
-  // A card template as the SDK's text projection shows it (issue 18); its buttons and forms work in the console.
+  // A card template as the SDK's text projection shows it (issue 18); its buttons and forms work on the card's link page and in the console.
   if (card.templateUi) lines.push(...templateLines(card.templateUi, zh ? "zh" : "en"));
   card.options.forEach((o, i) => lines.push(`  ${i}) ${o}${card.recommend === i ? `  ← ${words.recommended}` : ""}`));
   if (card.choice !== null) lines.push(`${words.answer}: ${card.choice}) ${card.options[card.choice] ?? ""}`);

@@ -112,6 +112,8 @@ const catalog = {
   "link.sendText": { zh: "用这段话回答", en: "Answer with these words" },
   "link.answer": { zh: "回答", en: "Answer" },
   "link.template.doc": { zh: "文档", en: "Document" },
+  "link.template.otherPlugin": { zh: "这张卡片的模板不属于插件 {plugin}", en: "This card's template is not of plugin {plugin}" },
+  "link.template.sent": { zh: "已作为事件 #{event} 发出。", en: "Sent as event #{event}." },
   "link.template.submit": { zh: "提交", en: "Submit" },
   "link.answered": { zh: "已回答", en: "Answered" },
   // the hub's root page (a browser opening its address)
@@ -128,7 +130,7 @@ const catalog = {
   "channel.resultLine": { zh: "结果：{result}", en: "Result: {result}" },
   "channel.template.doc": { zh: "文档：{title}", en: "Document: {title}" },
   "channel.template.form": { zh: "表单：{title}（{fields}）", en: "Form: {title} ({fields})" },
-  "channel.template.controls": { zh: "此卡片的按钮与表单在控制台「需要你」中使用", en: "This card's buttons and forms work in the console's Needs you" },
+  "channel.template.controls": { zh: "此卡片的按钮与表单在卡片页面和控制台「需要你」中使用", en: "This card's buttons and forms work on the card's page and in the console's Needs you" },
   "channel.template.notLoaded": { zh: "卡片模板 {template} 未加载", en: "Card template {template} is not loaded" },
   "channel.template.unknown": { zh: "（未知节点 {type}）", en: "(unknown node {type})" },
   "channel.answerCommand": { zh: "回答：agent-autoloop answer {id} {choices}", en: "Answer: agent-autoloop answer {id} {choices}" },

@@ -389,6 +389,11 @@ export type Input =
    * shell found the plugin and checked the event against its panel; it is taken as from source `plugin:<plugin>`; `intents` as for `event`.
    */
   | { kind: "pluginEvent"; keyHash: string | null; plugin: string; event: EventIn; intents?: IntentTable }
+  /**
+   * A press of a card template's button or form on the card's link page (issue 18): the link (`card` + `token`) is the
+   * permission, for the plugin whose template the card names; the shell checked the press against that template.
+   */
+  | { kind: "linkPluginEvent"; card: number; token: string; plugin: string; event: EventIn; intents?: IntentTable }
   /** A tool call to decide (issue 16): an agent run's (`run` + its token) or the owner's (`keyHash`). */
   | { kind: "toolCall"; run: number; token: string; body: ToolCallBody }
   | { kind: "ownerToolCall"; keyHash: string | null; body: ToolCallBody }

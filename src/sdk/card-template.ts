@@ -2,7 +2,7 @@
  * The text projection of a card template (spec declarative-plugins.md §3.4 and its rule that every card type says how
  * it looks in a chat group; issue 18), shared by every text channel through `cardText`: section titles, list items,
  * kv lines, markdown as text, doc-refs named, a chart as a few numbers, and for buttons and forms their labels only —
- * they work in the console, and the card's link page shows them (a chat message cannot carry them).
+ * they work on the card's link page and in the console (a chat message cannot carry them).
  */
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";

@@ -2,12 +2,19 @@
  * The card link page (protocol.md 通道: `links: true`): `GET /c/<id>/<token>` shows one card as a plain HTML form,
  * `POST` answers it. The link is the permission to answer this one card, checked before the body is read. A refused
  * answer shows the page again with the reason on top; an answer over `answerTextMaxCodepoints` is refused, never cut.
+ *
+ * A card that names a card template (issue 18) shows its buttons and forms working: `POST /c/<id>/<token>/act` with
+ * `action=<id>` or `form=<id>` and `v.<field>` values is checked against the template as its plugin holds it now,
+ * then taken as an event from source `plugin:<id>` (type `action.<id>` / `form.<id>`, subject `card/<template>`),
+ * as the owner's press in the console is. Each page shown carries a new nonce, and the event's id is made of the card,
+ * the nonce and the control: the same page sent twice is one event. After a press the page says the event's number.
  */
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Hub } from "../hub.js";
-import { linkedCard, linkPage } from "../link-page.js";
-import { cardTemplateView } from "../../declarative/index.js";
+import { esc, linkedCard, linkPage } from "../link-page.js";
+import { randomBytes } from "node:crypto";
+import { cardTemplateView, controlEvent, intentTable, pressOfForm } from "../../declarative/index.js";
 import { check } from "../../protocol/validate.js";
 import { t } from "../../i18n/messages.js";
 import { formFields, idParam, strictUtf8 } from "./read.js";
@@ -15,6 +22,10 @@ import { errorOf } from "./endpoint.js";
 
 /** No script, no other origins, nothing cached, no referrer: the page carries a capability. */
 const linkHeaders = { "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'", "cache-control": "no-store", "referrer-policy": "no-referrer" };
+
+/** A link page's nonce: 16 random bytes in base64url, 22 characters. */
+export const linkNonceChars = 22;
+const newNonce = () => randomBytes(16).toString("base64url");
 
 /** The routes of the link page. */
 export function linkRoutes(hub: Hub): Hono {
@@ -24,14 +35,40 @@ export function linkRoutes(hub: Hub): Hono {
   const templateOf = (ref: string) => cardTemplateView(hub.declarative, ref);
   /** The page of card `id` with `status`, and `error` on top when an answer was refused. */
   const page = (c: Context, id: number, token: string, status: number, error: string | null) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf);
-    const html = error === null ? p.html : p.html.replace("<body>", `<body><p><strong>${error.replace(/[&<>"']/g, "")}</strong></p>`);
+    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf, { nonce: newNonce() });
+    const html = error === null ? p.html : p.html.replace("<body>", () => `<body><p><strong>${esc(error)}</strong></p>`);
     return c.html(html, status as ContentfulStatusCode, linkHeaders);
   };
 
   app.get("/c/:id/:token", (c) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf);
+    const sent = /^[1-9]\d{0,14}$/.test(c.req.query("sent") ?? "") ? Number(c.req.query("sent")) : null;
+    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf, { nonce: newNonce(), sent });
     return c.html(p.html, p.status as ContentfulStatusCode, linkHeaders);
+  });
+
+  app.post("/c/:id/:token/act", async (c) => {
+    const id = idParam(c, "id") ?? 0;
+    const token = c.req.param("token");
+    // The link is the credential: checked before the body is read.
+    const linked = linkedCard(hub.store.view, hub.env, hub.now(), id, token);
+    if ("status" in linked) return page(c, id, token, linked.status, null);
+    const raw = strictUtf8(await c.req.arrayBuffer());
+    const form = raw === null ? null : formFields(raw);
+    if (form === null) return page(c, id, token, 400, t(lang, "body.utf8"));
+    if (!new RegExp(`^[A-Za-z0-9_-]{${linkNonceChars}}$`).test(form.nonce ?? "")) return page(c, id, token, 400, t(lang, "field.pattern", { field: "nonce", what: `${linkNonceChars} of A-Z a-z 0-9 _ -` }));
+    const ref = linked.card.template ?? "";
+    const slash = ref.indexOf("/");
+    const plugin = slash < 0 ? null : hub.declarative.get(ref.slice(0, slash));
+    if (!plugin) return page(c, id, token, 404, t(lang, "channel.template.notLoaded", { template: ref }));
+    const press = pressOfForm(plugin, ref.slice(slash + 1), form);
+    const control = press.action !== undefined ? `action-${press.action}` : `form-${press.form ?? ""}`;
+    const made = controlEvent(plugin, press, `link-${id}-${form.nonce}-${control}`, lang);
+    if (!made.ok) return page(c, id, token, made.status, made.error);
+    const d = await hub.submit({ kind: "linkPluginEvent", card: id, token, plugin: plugin.id, event: made.event, intents: intentTable(hub.declarative) }).catch(() => null);
+    if (d === null) return page(c, id, token, 503, t(lang, "hub.busy"));
+    if (d.status !== 200) return page(c, id, token, d.status, errorOf(d.body) ?? t(lang, "internal"));
+    const event = (d.body as { event: number }).event;
+    return c.redirect(`/c/${id}/${encodeURIComponent(token)}?sent=${event}`, 303);
   });
 
   app.post("/c/:id/:token", async (c) => {
