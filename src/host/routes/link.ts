@@ -12,6 +12,7 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Hub } from "../hub.js";
+import type { CardRow, Input } from "../../kernel/types.js";
 import { esc, linkedCard, linkPage } from "../link-page.js";
 import { randomBytes } from "node:crypto";
 import { cardTemplateView, controlEvent, intentTable, pressOfForm } from "../../declarative/index.js";
@@ -46,17 +47,32 @@ export function linkRoutes(hub: Hub): Hono {
     return c.html(p.html, p.status as ContentfulStatusCode, linkHeaders);
   });
 
-  app.post("/c/:id/:token/act", async (c) => {
+  /**
+   * A POST to the page of card `id`: the link checked before the body is read (a stranger's slow body holds nothing),
+   * then the form's fields read as UTF-8, then `handle`; refusals show the page again with the reason on top.
+   */
+  const posted = (handle: (c: Context, id: number, token: string, card: CardRow, form: Record<string, string>) => Promise<Response>) => async (c: Context) => {
     const id = idParam(c, "id") ?? 0;
-    const token = c.req.param("token");
-    // The link is the credential: checked before the body is read.
+    const token = c.req.param("token") ?? "";
     const linked = linkedCard(hub.store.view, hub.env, hub.now(), id, token);
     if ("status" in linked) return page(c, id, token, linked.status, null);
     const raw = strictUtf8(await c.req.arrayBuffer());
     const form = raw === null ? null : formFields(raw);
     if (form === null) return page(c, id, token, 400, t(lang, "body.utf8"));
+    return handle(c, id, token, linked.card, form);
+  };
+  /** Submits `input`; on 200 goes back to the page (with `?<then>` when given), else shows the page with the reason. */
+  const submitted = async (c: Context, id: number, token: string, input: Input, then: (body: unknown) => string = () => "") => {
+    const d = await hub.submit(input).catch(() => null);
+    if (d === null) return page(c, id, token, 503, t(lang, "hub.busy"));
+    if (d.status !== 200) return page(c, id, token, d.status, errorOf(d.body) ?? t(lang, "internal"));
+    const query = then(d.body);
+    return c.redirect(`/c/${id}/${encodeURIComponent(token)}${query ? `?${query}` : ""}`, 303);
+  };
+
+  app.post("/c/:id/:token/act", posted(async (c, id, token, card, form) => {
     if (!new RegExp(`^[A-Za-z0-9_-]{${linkNonceChars}}$`).test(form.nonce ?? "")) return page(c, id, token, 400, t(lang, "field.pattern", { field: "nonce", what: `${linkNonceChars} of A-Z a-z 0-9 _ -` }));
-    const ref = linked.card.template ?? "";
+    const ref = card.template ?? "";
     const slash = ref.indexOf("/");
     const plugin = slash < 0 ? null : hub.declarative.get(ref.slice(0, slash));
     if (!plugin) return page(c, id, token, 404, t(lang, "channel.template.notLoaded", { template: ref }));
@@ -64,32 +80,18 @@ export function linkRoutes(hub: Hub): Hono {
     const control = press.action !== undefined ? `action-${press.action}` : `form-${press.form ?? ""}`;
     const made = controlEvent(plugin, press, `link-${id}-${form.nonce}-${control}`, lang);
     if (!made.ok) return page(c, id, token, made.status, made.error);
-    const d = await hub.submit({ kind: "linkPluginEvent", card: id, token, plugin: plugin.id, event: made.event, intents: intentTable(hub.declarative) }).catch(() => null);
-    if (d === null) return page(c, id, token, 503, t(lang, "hub.busy"));
-    if (d.status !== 200) return page(c, id, token, d.status, errorOf(d.body) ?? t(lang, "internal"));
-    const event = (d.body as { event: number }).event;
-    return c.redirect(`/c/${id}/${encodeURIComponent(token)}?sent=${event}`, 303);
-  });
+    const input: Input = { kind: "linkPluginEvent", card: id, token, plugin: plugin.id, event: made.event, intents: intentTable(hub.declarative) };
+    return submitted(c, id, token, input, (body) => `sent=${(body as { event: number }).event}`);
+  }));
 
-  app.post("/c/:id/:token", async (c) => {
-    const id = idParam(c, "id") ?? 0;
-    const token = c.req.param("token");
-    // The link is the credential: checked before the body is read, so a stranger's slow body holds nothing.
-    const linked = linkedCard(hub.store.view, hub.env, hub.now(), id, token);
-    if ("status" in linked) return page(c, id, token, linked.status, null);
-    const raw = strictUtf8(await c.req.arrayBuffer());
-    const form = raw === null ? null : formFields(raw);
-    if (form === null) return page(c, id, token, 400, t(lang, "body.utf8"));
+  app.post("/c/:id/:token", posted(async (c, id, token, _card, form) => {
     const text = typeof form.text === "string" && form.text.trim() !== "" ? form.text : null;
     if (text !== null) {
       const checked = check("Answer", { text }, lang);
       if (!checked.ok) return page(c, id, token, 400, checked.error);
     }
     const choice = form.choice !== undefined && /^\d{1,3}$/.test(form.choice) ? Number(form.choice) : null;
-    const d = await hub.submit({ kind: "linkAnswer", card: id, token, choice, text }).catch(() => null);
-    if (d === null) return page(c, id, token, 503, t(lang, "hub.busy"));
-    if (d.status === 200) return c.redirect(`/c/${id}/${encodeURIComponent(token)}`, 303);
-    return page(c, id, token, d.status, errorOf(d.body) ?? t(lang, "internal"));
-  });
+    return submitted(c, id, token, { kind: "linkAnswer", card: id, token, choice, text });
+  }));
   return app;
 }
