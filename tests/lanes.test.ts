@@ -217,6 +217,21 @@ test("a rule of any source has cards, answers, timers and manual runs as a rule 
   k.close();
 });
 
+test("a receipt's events are routed with the intents handed in with the result, as posted events are", () => {
+  const k = new Clock({
+    ...baseRules,
+    rules: [baseRules.rules[0], { name: "asks", when: { intent: "p/ask" }, to: "bot2" }],
+  }, "2026-11-02T08:10:00Z");
+  k.event("e1");
+  const job = k.claim("c1").job!;
+  const intents = { "p/ask": ["example report"] };
+  const events = [{ id: "f1", type: "followup.x", summary: "an Example Report" }, { id: "f2", type: "followup.y", summary: "nothing" }];
+  const r = k.commit({ kind: "result", run: job.run, token: k.token(job.run), result: { outcome: "done", events }, hash: "h1", intents });
+  assert.deepEqual(r.body, { rejected: [] });
+  assert.deepEqual(written(r, "events").map((e) => [e!.sid, e!.internal, e!.routed]), [["f1", "receipt", ["asks"]], ["f2", "receipt", []]]);
+  k.close();
+});
+
 test("intents compare without case in the Unicode sense: NFKC, full case folding, one sigma; empty phrases and texts match nothing", () => {
   assert.equal(foldCase("STRASSE"), "strasse");
   assert.equal(foldCase("straße"), "strasse");

@@ -200,7 +200,7 @@ function runResult(c: Ctx, input: Extract<Input, { kind: "result" }>): Reply {
   if (prior) return prior.hash === input.hash ? ok(prior.response) : err(409, c.msg("result.conflict"));
   if (!["claimed", "running", "stopping", "uncertain"].includes(run.state)) return err(409, c.msg("result.ended"));
   const attempt = run.attempt;
-  const rejected = applyResult(c, run, input.result);
+  const rejected = applyResult(c, run, input.result, input.intents ?? {});
   const response = { rejected };
   const after = c.tx.get("runs", run.id);
   assert(after, "result-run-exists");

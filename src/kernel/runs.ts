@@ -19,6 +19,7 @@ import type { Result } from "../protocol/schema.js";
 import type { Job, Rejected, WorkAnswer } from "../protocol/responses.js";
 import { tooDeepNotice } from "./notices.js";
 import { own } from "./own.js";
+import type { IntentTable } from "./intents.js";
 import { assert } from "./assert.js";
 import { fixedText } from "../i18n/messages.js";
 
@@ -405,7 +406,7 @@ function failRun(c: Ctx, run: RunRow, error: string): void {
  * `failed` keeps only `notice`; a run the owner stopped ends `cancelled` when it reports `failed` or `cancelled`.
  * @returns the `rejected` list of receipt items outside this run's scope.
  */
-export function applyResult(c: Ctx, run: RunRow, result: Result): Rejected[] {
+export function applyResult(c: Ctx, run: RunRow, result: Result, intents: IntentTable = {}): Rejected[] {
   addUsage(run, result.usage);
   if (result.session) {
     run.session = result.session;
@@ -443,7 +444,7 @@ export function applyResult(c: Ctx, run: RunRow, result: Result): Rejected[] {
   }
   for (const l of result.later ?? []) later(c, run, l);
   for (const e of result.events ?? []) {
-    const why = emit(c, run, rule, e);
+    const why = emit(c, run, rule, e, intents);
     if (why) rejected.push({ event: e.id, reason: why });
   }
   if (rule?.tell === "always" && result.outcome === "done" && !madeCard) {
@@ -482,8 +483,11 @@ function later(c: Ctx, run: RunRow, l: NonNullable<Result["later"]>[number]): vo
   c.due("later", key, at);
 }
 
-/** A receipt event: source fixed by the rule's `emits`, hops one more than the run's deepest event. */
-function emit(c: Ctx, run: RunRow, rule: RuleDef | undefined, e: NonNullable<Result["events"]>[number]): string | null {
+/**
+ * A receipt event: source fixed by the rule's `emits`, hops one more than the run's deepest event; routed with the
+ * intents loaded now, as a posted event is.
+ */
+function emit(c: Ctx, run: RunRow, rule: RuleDef | undefined, e: NonNullable<Result["events"]>[number], intents: IntentTable): string | null {
   if (!rule?.emits) return fixedText("rejected.noEmits");
   if (!anyGlob(rule.emits.types, e.type)) return fixedText("rejected.type", { type: e.type });
   const source = rule.emits.source;
@@ -492,7 +496,7 @@ function emit(c: Ctx, run: RunRow, rule: RuleDef | undefined, e: NonNullable<Res
     source, sid: e.id, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
     link: e.link ?? null, hops: run.hops + 1, internal: "receipt",
   });
-  routeEvent(c, ev, (deep) => tooDeepNotice(c, deep));
+  routeEvent(c, ev, (deep) => tooDeepNotice(c, deep), intents);
   return null;
 }
 

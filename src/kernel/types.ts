@@ -367,7 +367,8 @@ export type Input =
   | { kind: "event"; keyHash: string | null; event: EventIn; intents?: IntentTable }
   | { kind: "work"; keyHash: string | null; claim: string; running: number[]; capacity: number }
   | { kind: "started"; run: number; token: string; session: string | null; link: string | null }
-  | { kind: "result"; run: number; token: string; result: Result; hash: string }
+  /** `intents`: as for `event`, for the receipt's `events` (issue 18). */
+  | { kind: "result"; run: number; token: string; result: Result; hash: string; intents?: IntentTable }
   | { kind: "cardsNext"; keyHash: string | null }
   | { kind: "delivered"; keyHash: string | null; card: number; version: number; ref: string }
   | { kind: "failed"; keyHash: string | null; card: number; version: number; error: string | null }

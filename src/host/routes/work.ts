@@ -7,7 +7,7 @@ import type { Hub } from "../hub.js";
 import { hashText } from "../../kernel/credentials.js";
 import { decide, poll, queryNumber, route } from "./endpoint.js";
 import { canonicalJson } from "./read.js";
-import { declaredFor } from "../../declarative/index.js";
+import { declaredFor, intentTable } from "../../declarative/index.js";
 import type { WorkAnswer } from "../../protocol/responses.js";
 
 /** The routes of work and runs. */
@@ -32,6 +32,6 @@ export function workRoutes(hub: Hub): Hono {
 
   // A replay is recognised by the body's canonical JSON: the same body again gets the same answer.
   route(app, hub, "result", (c, req) =>
-    decide(c, hub, "result", { kind: "result", run: req.run, token: req.token, result: req.body, hash: hashText(canonicalJson(req.body)) }));
+    decide(c, hub, "result", { kind: "result", run: req.run, token: req.token, result: req.body, hash: hashText(canonicalJson(req.body)), intents: intentTable(hub.declarative) }));
   return app;
 }
