@@ -14,6 +14,7 @@ import { ToolHost, ToolRegistry, type ToolOutcome } from "../src/tools/index.js"
 import { DeclarativeCatalog, declarativeLimits } from "../src/declarative/index.js";
 import { localServer, minimalManifest, sendJson, writeFiles, type LocalServer } from "./declarative-helpers.js";
 import { tempDir, until } from "./helpers.js";
+import { toolResultDepthMax } from "../src/kernel/limits.js";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 after(async () => {
@@ -40,6 +41,12 @@ const main = await localServer((req, res) => {
     return res.end(Buffer.alloc(declarativeLimits.httpResponseMaxBytes + 1, 97));
   }
   if (path === "/hang") return; // never answers
+  if (path === "/deep") {
+    // Nested far deeper than any stack: JSON.parse copes, every recursive reader (JSON.stringify, redaction) throws.
+    res.writeHead(200, { "content-type": "application/json" });
+    return res.end(`${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}`);
+  }
+  if (path === "/deep-ok") return sendJson(res, 200, JSON.parse(`${"[".repeat(64)}1${"]".repeat(64)}`));
   if (path === "/to-undeclared") {
     res.writeHead(302, { location: `http://localhost:${main.port}/landed` });
     return res.end();
@@ -87,6 +94,9 @@ const tools: Record<string, { parameters: Record<string, unknown>; http: Record<
   missing: { parameters: { type: "object" }, http: { url: `${main.url}/missing` } },
   big: { parameters: { type: "object" }, http: { url: `${main.url}/big` } },
   hang: { parameters: { type: "object" }, http: { url: `${main.url}/hang`, timeoutMs: 300 } },
+  deep: { parameters: { type: "object" }, http: { url: `${main.url}/deep` } },
+  deepAuth: { parameters: { type: "object" }, http: { url: `${main.url}/deep`, authRef: "env:WEB_TOKEN" } },
+  deepOk: { parameters: { type: "object" }, http: { url: `${main.url}/deep-ok`, authRef: "env:WEB_TOKEN" } },
   wait: { parameters: { type: "object" }, http: { url: `${main.url}/hang`, timeoutMs: 60_000 } },
   toUndeclared: { parameters: { type: "object" }, http: { url: `${main.url}/to-undeclared` } },
   toOther: { parameters: { type: "object" }, http: { method: "POST", url: `${main.url}/to-other`, authRef: "env:WEB_TOKEN", body: { a: 1 }, resultPath: "" } },
@@ -240,6 +250,16 @@ test("answers: resultPath absent is an error naming it; text bodies; non-2xx wit
   });
   assert.deepEqual(await call("big", {}), { status: "error", code: "tools.http_too_large", message: `the answer is larger than ${declarativeLimits.httpResponseMaxBytes} bytes; it was cut off` });
   assert.deepEqual(await call("hang", {}), { status: "timeout", message: "no answer within 300 ms; the request was ended" });
+});
+
+test("an answer nested deeper than toolResultDepthMax is a tool error, not a result nobody can serialise", async () => {
+  const tooDeep = { status: "error", code: "tools.result_too_deep", message: `result: nested deeper than ${toolResultDepthMax} levels` };
+  assert.deepEqual(await call("deep", {}), tooDeep);
+  // With a credential to redact (a recursive walk) it is the same error, not the answer's raw text.
+  assert.deepEqual(await call("deepAuth", {}), tooDeep);
+  let v = okResult<unknown>(await call("deepOk", {}));
+  for (let i = 0; i < toolResultDepthMax; i++) v = (v as unknown[])[0];
+  assert.equal(v, 1);
 });
 
 test("unload: a call in flight ends with 'definition missing', later calls too; other plugins are untouched", async () => {

@@ -9,6 +9,7 @@
  */
 import { t, type Lang } from "../i18n/messages.js";
 import type { ToolOutcome } from "../tools/types.js";
+import { jsonTooDeep, resultTooDeep } from "../tools/result.js";
 import { hostAllowed, networkNotDeclared } from "./network.js";
 import { httpErrorExcerptMaxChars, httpRedirectsMax, httpResponseMaxBytes } from "./limits.js";
 import type { Built } from "./template.js";
@@ -135,6 +136,8 @@ async function answer(res: Response, method: string, o: HttpCall, signal: AbortS
   let value: unknown = text;
   let json = false;
   if (/\bjson\b/i.test(res.headers.get("content-type") ?? "") && text.trim() !== "") {
+    // Checked before anything parses or walks it (parsing deep text is slow; the redaction and every reader recurse).
+    if (jsonTooDeep(raw)) return resultTooDeep(null, o.lang, true)!;
     try {
       value = redactDeep(JSON.parse(raw), o.secrets);
       json = true;

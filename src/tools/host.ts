@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { checkArguments } from "./arguments.js";
+import { resultTooDeep } from "./result.js";
 import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
 import { McpSession, allowedByList } from "./mcp.js";
@@ -255,7 +256,9 @@ export class ToolHost {
    */
   async call(qualifiedName: string, args: unknown, ctx: CallContext): Promise<CallOutcome> {
     const started = performance.now();
-    const o = await this.dispatch(qualifiedName, args, ctx);
+    let o = await this.dispatch(qualifiedName, args, ctx);
+    // Whatever kind of tool answered, a result nobody could serialise does not leave the host.
+    if (o.status === "ok") o = resultTooDeep(o.result, this.lang) ?? o;
     return { ...o, durationMs: Math.round(performance.now() - started) } as CallOutcome;
   }
 
