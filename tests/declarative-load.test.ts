@@ -245,6 +245,31 @@ test("a plugin naming more assets than the limit is refused without reading them
   ]);
 });
 
+test("a folder holding more entries than pluginFolderEntriesMax is refused as a whole, its entries not looked at one by one", async () => {
+  // Tens of thousands of files once made every reload, and every look of the watcher (each 500 ms), stat them all in one
+  // go: the hub answered nothing for seconds at a time. Such a folder can never be valid (provides names at most
+  // pluginAssetsMax), so it is refused on its count.
+  const max = declarativeLimits.pluginFolderEntriesMax;
+  assert.equal(typeof max, "number");
+  const files = (prefix: string) => Object.fromEntries(Array.from({ length: max + 1 }, (_, i) => [`${prefix}x${i}.json`, "{}"]));
+  assert.deepEqual(await errorsAfter((d) => writeFiles(d, files("cards/"))), [`example/cards: holds more than ${max} entries; not read`]);
+  assert.deepEqual(await errorsAfter((d) => writeFiles(d, files(""))), [`example: holds more than ${max} entries; not read`]);
+  const root = tempDir("aa-decl-");
+  try {
+    copyExample(root);
+    const c = catalog(root);
+    await c.reload();
+    const before = await c.fingerprint();
+    writeFiles(join(root, "example"), files("cards/"));
+    // The watcher still sees the change (the folder's own times), without a line per file.
+    const after = await c.fingerprint();
+    assert.notEqual(after, before);
+    assert.equal(after.split("\n").length < max, true);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test("a plugin with more errors than the limit lists that many and counts the rest", async () => {
   const errors = await errorsAfter((d) => writeFiles(d, Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`cards/x${i}.json`, "{}"]))));
   assert.equal(errors.length, declarativeLimits.pluginErrorsMax + 1);

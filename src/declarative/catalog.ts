@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import type { CallContext, DataTools, ToolOutcome, ToolSpec } from "../tools/types.js";
 import { declarativePluginsMax, goneToolsMax, httpTimeoutMsDefault, httpTimeoutMsMax } from "./limits.js";
-import { formatPluginError } from "./read.js";
+import { formatPluginError, listPluginFolder } from "./read.js";
 import { buildRequest } from "./template.js";
 import { runHttp } from "./http.js";
 import { Slicer } from "./slice.js";
@@ -335,7 +335,7 @@ const assetFolders = new Set(["tools", "workflows", "intents", "prompts", "panel
 
 /**
  * One plugin folder's fingerprint: the name, size, modification and change times (ns) and inode of each entry and of
- * each asset folder's files; no file is read. Synchronous: a few dozen `stat` calls, far cheaper than as many round
+ * each asset folder's files (at most `pluginFolderEntriesMax` of a folder: see `listPluginFolder`); no file is read. Synchronous: a few dozen `stat` calls, far cheaper than as many round
  * trips through the thread pool.
  */
 function folderFingerprint(dir: string): string {
@@ -348,9 +348,22 @@ function folderFingerprint(dir: string): string {
       parts.push(`${path}\0-`);
     }
   };
-  for (const name of names(dir)) {
+  /** The names in `folder`; a folder with too many is described by its own times (they change as entries come and go). */
+  const bounded = (folder: string): string[] => {
+    let list;
+    try {
+      list = listPluginFolder(folder);
+    } catch {
+      list = null;
+    }
+    if (list !== "tooMany") return (list ?? []).map((e) => e.name);
+    parts.push(`${folder}\0tooMany`);
+    add(folder);
+    return [];
+  };
+  for (const name of bounded(dir)) {
     add(join(dir, name));
-    if (assetFolders.has(name)) for (const file of names(join(dir, name))) add(join(dir, name, file));
+    if (assetFolders.has(name)) for (const file of bounded(join(dir, name))) add(join(dir, name, file));
   }
   return parts.join("\n");
 }

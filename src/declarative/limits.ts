@@ -14,6 +14,12 @@ export const pluginTotalMaxBytes = 8 * 1024 * 1024;
 export const pluginJsonDepthMax = 32;
 /** Names one plugin's `provides` holds, all kinds together (tools, workflows, …, setting keys). */
 export const pluginAssetsMax = 256;
+/**
+ * Entries one plugin folder, or one of its asset folders, may hold: a folder with more is refused unread, its entries
+ * never looked at one by one (by a reload or the watcher), so a folder of a million files cannot hold the hub up.
+ * More can never be valid anyway: `provides` names at most `pluginAssetsMax` assets.
+ */
+export const pluginFolderEntriesMax = 512;
 /** Declarative plugin folders read over all roots; the rest are reported, not read. */
 export const declarativePluginsMax = 1000;
 /** Errors reported for one refused plugin; more are counted in one last line. */

@@ -7,7 +7,6 @@
  * `pluginErrorsMax`). Loading reads files and runs nothing of the plugin.
  */
 import { createHash } from "node:crypto";
-import { readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { ErrorObject } from "ajv";
 import { t, type Lang } from "../i18n/messages.js";
@@ -18,8 +17,8 @@ import type {
   AssetKind, CardTemplate, HttpTool, IntentFile, Panel, PluginManifest, Setting, SettingsFile, UiNode, Workflow, FormField,
 } from "../protocol/plugin-schemas.js";
 import { declarativeApiMajor, declarativeApiWindow } from "./version.js";
-import { pluginAssetsMax, pluginErrorsMax, pluginTotalMaxBytes } from "./limits.js";
-import { parsePluginJson, pointer, pointerSegment, readPluginFile, schemaErrors } from "./read.js";
+import { pluginAssetsMax, pluginErrorsMax, pluginFolderEntriesMax, pluginTotalMaxBytes } from "./limits.js";
+import { listPluginFolder, parsePluginJson, pointer, pointerSegment, readPluginFile, schemaErrors } from "./read.js";
 import { checkToolTemplates } from "./template.js";
 import type { DeclarativeOrigin, IntentEntry, LoadedPlugin, PluginError } from "./types.js";
 import { Slicer } from "./slice.js";
@@ -94,15 +93,15 @@ function providedNames(raw: unknown, kind: AssetKind): string[] {
   return Array.isArray(list) ? list.filter((n): n is string => typeof n === "string" && (kind === "settings" || assetName.test(n))) : [];
 }
 
-/** The entries of a folder (dot names left out, sorted), or null when it does not exist. */
-function entries(dir: string): { name: string; folder: boolean; link: boolean }[] | null {
-  try {
-    const list = readdirSync(dir, { withFileTypes: true });
-    return list.filter((e) => !e.name.startsWith(".")).map((e) => ({ name: e.name, folder: e.isDirectory(), link: e.isSymbolicLink() })).sort((a, b) => (a.name < b.name ? -1 : 1));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "ENOTDIR") return null;
-    throw e;
-  }
+/**
+ * The entries of a folder (dot names left out, sorted), null when it does not exist, or "tooMany" (its error recorded)
+ * when it holds more than `pluginFolderEntriesMax`.
+ */
+function entries(r: Reading, dir: string): { name: string; folder: boolean; link: boolean }[] | "tooMany" | null {
+  const list = listPluginFolder(dir);
+  if (list === "tooMany") r.error(dir, "", t(r.lang, "decl.folder.tooManyEntries", { limit: pluginFolderEntriesMax }));
+  if (list === "tooMany" || list === null) return list;
+  return list.map((e) => ({ name: e.name, folder: e.isDirectory(), link: e.isSymbolicLink() }));
 }
 
 /**
@@ -134,7 +133,9 @@ export async function loadPlugin(dir: string, origin: DeclarativeOrigin, lang: L
 /** Reads and checks everything; the plugin when nothing was wrong so far (the caller checks `r.errors`). */
 async function read(r: Reading, id: string, origin: DeclarativeOrigin): Promise<{ result: LoadedPlugin | null; raw: unknown }> {
   const { dir, lang } = r;
-  const top = entries(dir) ?? [];
+  const listed = entries(r, dir);
+  if (listed === "tooMany") return { result: null, raw: undefined };
+  const top = listed ?? [];
   for (const e of top) {
     if (toolManifestNames.includes(e.name)) r.error(join(dir, e.name), "", t(lang, "decl.folder.toolPlugin", { file: e.name }));
     else if ((e.folder || e.link) && !(e.name in folderKinds)) r.error(join(dir, e.name), "", t(lang, "decl.folder.unknown"));
@@ -158,7 +159,9 @@ async function read(r: Reading, id: string, origin: DeclarativeOrigin): Promise<
   // A plugin naming too many assets is refused on that alone: none of them is read.
   for (const [kind, ext] of count > pluginAssetsMax ? [] : Object.entries(folderKinds) as [FolderKind, string][]) {
     const names = providedNames(raw, kind);
-    const files = top.some((e) => e.name === kind && e.folder) ? entries(join(dir, kind)) ?? [] : [];
+    const inFolder = top.some((e) => e.name === kind && e.folder) ? entries(r, join(dir, kind)) : null;
+    if (inFolder === "tooMany") continue;
+    const files = inFolder ?? [];
     const found = new Set<string>();
     for (const f of files) {
       const file = join(dir, kind, f.name);

@@ -4,11 +4,11 @@
  * nests at most `pluginJsonDepthMax` deep; and Ajv's errors as a plugin author reads them, each with the JSON pointer
  * of the value it is about. Reading never runs anything.
  */
-import { closeSync, lstatSync, openSync, readSync } from "node:fs";
+import { closeSync, lstatSync, opendirSync, openSync, readSync, type Dirent } from "node:fs";
 import type { ErrorObject } from "ajv";
 import { parse as parseJsonc, type ParseError } from "jsonc-parser";
 import { t, type Lang } from "../i18n/messages.js";
-import { pluginFileMaxBytes, pluginJsonDepthMax } from "./limits.js";
+import { pluginFileMaxBytes, pluginFolderEntriesMax, pluginJsonDepthMax } from "./limits.js";
 import type { PluginError } from "./types.js";
 
 /** A file read: its bytes (for the plugin's digest) and text, or why it cannot be used. */
@@ -53,6 +53,33 @@ export function readPluginFile(path: string, lang: Lang): FileRead {
   } catch (e) {
     return { ok: false, reason: t(lang, "decl.file.read", { error: (e as NodeJS.ErrnoException).code ?? (e as Error).message }) };
   }
+}
+
+/**
+ * The entries of a folder of a plugin (dot names left out, sorted by name), read one by one and no further than
+ * `pluginFolderEntriesMax`: "tooMany" when it holds more, null when it does not exist (or is no folder). Throws other
+ * errors of the file system.
+ */
+export function listPluginFolder(dir: string): Dirent[] | "tooMany" | null {
+  let d;
+  try {
+    d = opendirSync(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw e;
+  }
+  const list: Dirent[] = [];
+  try {
+    for (let e = d.readSync(); e !== null; e = d.readSync()) {
+      if (e.name.startsWith(".")) continue;
+      if (list.length >= pluginFolderEntriesMax) return "tooMany";
+      list.push(e);
+    }
+  } finally {
+    d.closeSync();
+  }
+  return list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** Parses JSON text, checking its depth. @returns the value, or why not (with the line and column of a syntax error). */

@@ -323,6 +323,7 @@ const catalog = {
   "decl.folder.unknown": { zh: "不认识的目录（声明式插件的目录只有 tools、workflows、intents、prompts、panels、cards）", en: "unknown folder (a declarative plugin's folders are tools, workflows, intents, prompts, panels and cards)" },
   "decl.folder.toolPlugin": { zh: "这个目录也有工具插件的 {file}：一个目录只能是一种插件", en: "the folder also holds a tool plugin's {file}: a folder is one kind of plugin" },
   "decl.folder.clash": { zh: "id {id} 已经被 {dir} 用了", en: "id {id} is already used by {dir}" },
+  "decl.folder.tooManyEntries": { zh: "目录里超过 {limit} 项；没有读", en: "holds more than {limit} entries; not read" },
   "decl.folder.tooMany": { zh: "声明式插件目录超过 {limit} 个，从 {dir} 起没有读", en: "more than {limit} declarative plugin folders; {dir} and the rest were not read" },
   "decl.errors.more": { zh: "还有 {count} 个错误没列出", en: "and {count} more errors" },
   "decl.schema.required": { zh: "必填", en: "required" },
