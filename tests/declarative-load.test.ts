@@ -7,14 +7,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { DeclarativeCatalog, declarativeLimits, homeDeclarativeRoots, type DeclarativeRoot } from "../src/declarative/index.js";
 import { pluginSchemaDocument, pluginSchemaFiles, type PluginSchemaFile } from "../src/protocol/plugin-schemas.js";
 import { pluginValidatorsModule } from "../scripts/validators.js";
 import { copyExample, editJson, examplePlugin, minimalManifest, writeFiles } from "./declarative-helpers.js";
-import { engine, tempDir } from "./helpers.js";
+import { engine, tempDir, until } from "./helpers.js";
 
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
 
@@ -267,6 +268,57 @@ test("a folder holding more entries than pluginFolderEntriesMax is refused as a 
     assert.equal(after.split("\n").length < max, true);
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("a file swapped for a FIFO or a link between its check and its opening is refused, never waited on nor followed (a tool plugin's manifest: never waited on)", async () => {
+  // Another process swaps the asset, over and over, between a file, a FIFO and a link to a file outside the plugin,
+  // while a reader (a process of its own: a read that blocks would hold it for good) reads it. The check and the open
+  // were two steps: the open could meet a FIFO and wait forever for a writer (the hub's event loop with it), or follow a
+  // link out of the plugin.
+  const dir = tempDir("aa-decl-race-");
+  const outside = join(dir, "outside.txt");
+  writeFileSync(outside, "OUTSIDE");
+  writeFileSync(join(dir, "file"), "{}");
+  const swapper = spawn(process.execPath, ["-e", `
+    const fs = require("node:fs"), { execFileSync } = require("node:child_process"), d = ${JSON.stringify(dir)};
+    execFileSync("mkfifo", [d + "/fifo"]);
+    for (;;) {
+      fs.linkSync(d + "/file", d + "/p.tmp"); fs.renameSync(d + "/p.tmp", d + "/p.json");
+      fs.linkSync(d + "/fifo", d + "/p.tmp"); fs.renameSync(d + "/p.tmp", d + "/p.json");
+      fs.symlinkSync(${JSON.stringify(outside)}, d + "/p.tmp"); fs.renameSync(d + "/p.tmp", d + "/p.json");
+    }`], { stdio: "ignore" });
+  try {
+    await until(() => existsSync(join(dir, "p.json")), 10_000, "the swapper's first file");
+    const reader = spawn(process.execPath, ["--import", "tsx", "-e", `
+      Promise.all([import("${join(engine, "src", "declarative", "read.ts")}"), import("${join(engine, "src", "tools", "registry.ts")}")]).then(([{ readPluginFile }, { readBounded }]) => {
+        const seen = {};
+        for (let i = 0; i < 30000; i++) {
+          const r = readPluginFile(${JSON.stringify(join(dir, "p.json"))}, "en");
+          const k = r.ok ? r.text : r.reason.split(":")[0];
+          seen[k] = 1;
+          // A tool plugin's manifest is read the same way (its links are followed: only waiting is wrong there).
+          try { readBounded(${JSON.stringify(join(dir, "p.json"))}, 100); } catch {}
+        }
+        console.log(JSON.stringify(Object.keys(seen).sort()));
+      });`], { cwd: engine, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    reader.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    // Generous: 30,000 reads take about a second; a reader stuck on a FIFO never ends.
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => reader.kill("SIGKILL"), 60_000);
+      reader.on("exit", (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    assert.equal(code, 0, "the reader ended (it was stuck opening a FIFO)");
+    const seen = JSON.parse(out) as string[];
+    assert.equal(seen.includes("OUTSIDE"), false, "a link out of the plugin was followed");
+    assert.equal(seen.includes("{}"), true);
+  } finally {
+    swapper.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -4,7 +4,7 @@
  * nests at most `pluginJsonDepthMax` deep; and Ajv's errors as a plugin author reads them, each with the JSON pointer
  * of the value it is about. Reading never runs anything.
  */
-import { closeSync, lstatSync, opendirSync, openSync, readSync, type Dirent } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, opendirSync, openSync, readSync, type Dirent } from "node:fs";
 import type { ErrorObject } from "ajv";
 import { parse as parseJsonc, type ParseError } from "jsonc-parser";
 import { t, type Lang } from "../i18n/messages.js";
@@ -15,7 +15,8 @@ import type { PluginError } from "./types.js";
 export type FileRead = { ok: true; bytes: Buffer; text: string } | { ok: false; reason: string };
 
 /**
- * Reads at most `pluginFileMaxBytes` of a regular file as strict UTF-8. Never throws. Synchronous: a plugin's files are
+ * Reads at most `pluginFileMaxBytes` of a regular file as strict UTF-8: never through a link, never waiting on a FIFO
+ * or device, even one swapped in between the check and the opening. Never throws. Synchronous: a plugin's files are
  * small and few, and the catalog gives the event loop back between plugins (a thread-pool round trip per file would
  * cost more than the read).
  */
@@ -25,12 +26,23 @@ export function readPluginFile(path: string, lang: Lang): FileRead {
     if (st.isSymbolicLink()) return { ok: false, reason: t(lang, "decl.file.symlink") };
     if (!st.isFile()) return { ok: false, reason: t(lang, "decl.file.notFile") };
     if (st.size > pluginFileMaxBytes) return { ok: false, reason: t(lang, "decl.file.tooLarge", { limit: pluginFileMaxBytes }) };
-    const fd = openSync(path, "r");
+    // The lstat above gives the clear reason; this open decides. Without following a link, and without waiting (a
+    // FIFO put in the file's place since would hold the event loop until someone writes to it); then the opened file
+    // itself must be a regular one within the limit.
+    let fd: number;
+    try {
+      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ELOOP") return { ok: false, reason: t(lang, "decl.file.symlink") };
+      throw e;
+    }
     let bytes: Buffer;
     try {
+      const opened = fstatSync(fd);
+      if (!opened.isFile()) return { ok: false, reason: t(lang, "decl.file.notFile") };
       // Up to one byte more than allowed (a file that grew since lstat is still caught), the buffer grown as needed.
       const cap = pluginFileMaxBytes + 1;
-      let buf = Buffer.allocUnsafe(Math.min(st.size + 1, cap));
+      let buf = Buffer.allocUnsafe(Math.min(opened.size + 1, cap));
       let n = 0;
       for (;;) {
         const got = readSync(fd, buf, n, buf.length - n, null);

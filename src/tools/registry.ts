@@ -4,7 +4,7 @@
  * Discovery only reads files: no plugin code runs and no `tools/list` is asked. A broken manifest rejects that folder
  * only; a folder that had a good manifest keeps using it until the file is fixed. `rescan()` reads everything again.
  */
-import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { engineDir } from "../common/paths.js";
@@ -36,10 +36,15 @@ interface Folder {
   lastGood: { manifest: Manifest; digest: string } | null;
 }
 
-/** Reads at most `max + 1` bytes of a file (so a huge file is never read whole). */
+/**
+ * Reads at most `max + 1` bytes of a regular file (so a huge file is never read whole). Opened without waiting: a FIFO
+ * or device put in the file's place after the caller's check would otherwise hold the event loop until written to.
+ * @throws the file system's error, or one with code `ENOTREG` when what was opened is no regular file.
+ */
 export function readBounded(path: string, max: number): Buffer {
-  const fd = openSync(path, "r");
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
+    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "ENOTREG" });
     const buf = Buffer.alloc(max + 1);
     let n = 0;
     for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
