@@ -41,6 +41,11 @@ const main = await localServer((req, res) => {
     return res.end(Buffer.alloc(declarativeLimits.httpResponseMaxBytes + 1, 97));
   }
   if (path === "/hang") return; // never answers
+  if (path === "/refuse-escaped") {
+    // Echoes the credential in an error answer as many JSON writers do with non-ASCII (Python's ensure_ascii): escaped.
+    res.writeHead(401, { "content-type": "application/json" });
+    return res.end(JSON.stringify({ error: "bad token", got: req.headers.authorization }).replace(/[a-z]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`));
+  }
   if (path === "/deep") {
     // Nested far deeper than any stack: JSON.parse copes, every recursive reader (JSON.stringify, redaction) throws.
     res.writeHead(200, { "content-type": "application/json" });
@@ -85,6 +90,7 @@ const tools: Record<string, { parameters: Record<string, unknown>; http: Record<
       body: { text: "{{param.text}}", n: "{{param.n}}", tags: "{{param.tags}}", mixed: "a {{param.text}} b {{param.n}}", list: ["{{param.n}}", "{{param.missing}}"], absent: "{{param.missing}}", literal: "{{ not a placeholder" },
     },
   },
+  refuseEscaped: { parameters: { type: "object" }, http: { url: `${main.url}/refuse-escaped`, authRef: "env:WEB_TOKEN" } },
   bearer: { parameters: { type: "object" }, http: { url: `${main.url}/echo`, authRef: "env:WEB_TOKEN", resultPath: "headers" } },
   keyed: { parameters: { type: "object" }, http: { url: `${main.url}/echo`, authRef: "env:WEB_TOKEN", headers: { "X-Api-Key": "key {{auth}}" }, resultPath: "headers" } },
   unset: { parameters: { type: "object" }, http: { url: `${main.url}/echo`, authRef: "env:WEB_UNSET" } },
@@ -238,6 +244,10 @@ test("authRef: Bearer by default, where {{auth}} says otherwise; never returned;
   const keyed = okResult<Record<string, string>>(await call("keyed", {}));
   assert.deepEqual([keyed["x-api-key"], keyed.authorization], ["key [redacted]", undefined]);
   assert.equal(main.seen.at(-1)!.headers["x-api-key"], "key s3cret-token");
+  // An error answer echoing it JSON-escaped (\u0073…) is read as the JSON it is: the excerpt never shows it either.
+  const refused = await call("refuseEscaped", {});
+  assert.deepEqual(refused, { status: "error", code: "tools.http_status", message: 'HTTP 401: {"error":"bad token","got":"Bearer [redacted]"}' });
+  assert.equal(main.seen.at(-1)!.headers.authorization, "Bearer s3cret-token");
   assert.deepEqual(await call("unset", {}), { status: "refused", code: "tools.auth_missing", message: "authRef env:WEB_UNSET: not set in the tool host's environment" });
 });
 

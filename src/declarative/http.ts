@@ -128,23 +128,27 @@ async function answer(res: Response, method: string, o: HttpCall, signal: AbortS
   if (bytes === null) return { status: "error", code: "tools.http_too_large", message: t(o.lang, "decl.call.tooLarge", { limit: httpResponseMaxBytes }) };
   const raw = new TextDecoder("utf-8").decode(bytes);
   const text = redact(raw, o.secrets);
+  // JSON is redacted as the value it is: a credential it echoes escaped (`\u0073…`) is found once parsed.
+  let parsed: { value: unknown } | null = null;
+  const isJson = /\bjson\b/i.test(res.headers.get("content-type") ?? "") && text.trim() !== "";
+  // Checked before anything parses or walks it (parsing deep text is slow; the redaction and every reader recurse).
+  const tooDeep = isJson && jsonTooDeep(raw);
+  if (isJson && !tooDeep) {
+    try {
+      parsed = { value: redactDeep(JSON.parse(raw), o.secrets) };
+    } catch {
+      parsed = null;
+    }
+  }
   if (res.status < 200 || res.status > 299) {
-    const chars = [...text.replace(/\s+/g, " ").trim()];
+    const shown = parsed ? JSON.stringify(parsed.value) : text;
+    const chars = [...shown.replace(/\s+/g, " ").trim()];
     const excerpt = chars.length > httpErrorExcerptMaxChars ? `${chars.slice(0, httpErrorExcerptMaxChars - 1).join("")}…` : chars.join("");
     return { status: "error", code: "tools.http_status", message: t(o.lang, "decl.call.status", { status: res.status, excerpt }) };
   }
-  let value: unknown = text;
-  let json = false;
-  if (/\bjson\b/i.test(res.headers.get("content-type") ?? "") && text.trim() !== "") {
-    // Checked before anything parses or walks it (parsing deep text is slow; the redaction and every reader recurse).
-    if (jsonTooDeep(raw)) return resultTooDeep(null, o.lang, true)!;
-    try {
-      value = redactDeep(JSON.parse(raw), o.secrets);
-      json = true;
-    } catch {
-      value = text;
-    }
-  }
+  if (tooDeep) return resultTooDeep(null, o.lang, true)!;
+  const value: unknown = parsed ? parsed.value : text;
+  const json = parsed !== null;
   if (o.resultPath === "") return { status: "ok", result: value };
   if (!json) return { status: "error", code: "tools.result_path", message: t(o.lang, "decl.call.resultJson", { path: o.resultPath }) };
   return pick(value, o.resultPath, o.lang);
