@@ -322,6 +322,21 @@ test("a file swapped for a FIFO or a link between its check and its opening is r
   }
 });
 
+test("a folder name with a line break or a direction override cannot forge or reorder lines of the start log", async () => {
+  const root = tempDir("aa-decl-");
+  try {
+    for (const id of ["evil\ndeclarative plugin bank: loaded", "rtl\u202egpj.exe"]) writeFiles(join(root, id), { "plugin.json": minimalManifest(id) });
+    const lines: string[] = [];
+    const report = await catalog(root, "home", (l) => lines.push(l)).reload();
+    assert.equal(report.rejected.length, 2);
+    assert.equal(lines.length > 0, true);
+    for (const line of lines) assert.doesNotMatch(line, /[\n\r\u202e]/u, line);
+    assert.equal(lines.some((l) => l.includes("evil\\u{a}declarative plugin bank")), true, lines.join("|"));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test("a plugin with more errors than the limit lists that many and counts the rest", async () => {
   const errors = await errorsAfter((d) => writeFiles(d, Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`cards/x${i}.json`, "{}"]))));
   assert.equal(errors.length, declarativeLimits.pluginErrorsMax + 1);

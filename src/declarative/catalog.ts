@@ -12,6 +12,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
+import { lineForbiddenClass } from "../kernel/text.js";
 import type { CallContext, DataTools, ToolOutcome, ToolSpec } from "../tools/types.js";
 import { declarativePluginsMax, goneToolsMax, httpTimeoutMsDefault, httpTimeoutMsMax } from "./limits.js";
 import { formatPluginError, listPluginFolder } from "./read.js";
@@ -200,8 +201,11 @@ export class DeclarativeCatalog implements DataTools {
 
   /** Logs what a reload did; a refused plugin with every error. */
   private say(r: ReloadReport): void {
-    const log = this.opts.log;
-    if (!log) return;
+    const raw = this.opts.log;
+    if (!raw) return;
+    // Ids, paths and reasons come from folder names and files a plugin chose: a line break or a direction mark in them
+    // must not start a line of its own or reorder the line (it is shown as \u{…}).
+    const log = (line: string) => raw(line.replace(logForbidden, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`));
     for (const id of r.loaded) log(t(this.lang, "decl.log.loaded", { id, dir: this.records.get(id)!.dir }));
     for (const id of r.replaced) log(t(this.lang, "decl.log.replaced", { id, dir: this.records.get(id)!.dir }));
     for (const id of r.unloaded) log(t(this.lang, "decl.log.unloaded", { id }));
@@ -295,6 +299,9 @@ export class DeclarativeCatalog implements DataTools {
     return v ? { ok: true, value: v } : { ok: false, message: t(this.lang, "decl.call.authSetting", { key: ref, plugin: p.id }) };
   }
 }
+
+/** What a log line shows escaped: controls, line and paragraph separators, direction marks, lone surrogates. */
+const logForbidden = new RegExp(`[${lineForbiddenClass}\\u200e\\u200f\\u061c]`, "gu");
 
 /** Marks every folder whose id an earlier one has as a clash; built-in folders give way to any other root's. */
 function resolveClashes(found: Found[]): Found[] {
