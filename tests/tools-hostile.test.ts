@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { toolLimits } from "../src/tools/index.js";
+import { canonicalJson, toolArgsDigest, toolArgsPreview } from "../src/protocol/tool-calls.js";
 import { hostFixture, leftovers, nodePlugin, pidsIn, probeBwrap, running, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
 
 /** Runs `main.js` (a Node script) as plugin `name` with tool `go` and optional extra manifest TOML; returns the outcome. */
@@ -74,6 +75,33 @@ test("a plugin that exits mid-call, one that writes junk, one that answers anoth
   for (const x of [exit, junk, array, wrong, noVersion, badError]) assert.deepEqual(x.pids.filter(running), []);
   const err = await callScript(nodePlugin('return { jsonrpc: "2.0", id: req.id, error: { code: -32602, message: "missing required param: name" } };'));
   assert.deepEqual([err.r.status, "code" in err.r && err.r.code, "message" in err.r && err.r.message], ["error", -32602, "missing required param: name"]);
+});
+
+test("a result or error data nested far deeper than the named limit is a plugin error naming it; deep arguments are refused before it starts", async () => {
+  const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+  const result = await callScript(nodePlugin(`${reportPid} process.stdout.write('{"jsonrpc":"2.0","id":' + req.id + ',"result":${deep}}\\n'); return undefined;`));
+  assert.deepEqual([result.r.status, "message" in result.r && result.r.message], ["error", `plugin bad sent a response that is not JSON-RPC 2.0: result: nested deeper than ${toolLimits.resultDepthMax} levels`]);
+  const data = await callScript(nodePlugin(`${reportPid} process.stdout.write('{"jsonrpc":"2.0","id":' + req.id + ',"error":{"code":1,"message":"m","data":${deep}}}\\n'); return undefined;`));
+  assert.deepEqual([data.r.status, "message" in data.r && data.r.message], ["error", `plugin bad sent a response that is not JSON-RPC 2.0: error.data: nested deeper than ${toolLimits.resultDepthMax} levels`]);
+  const id = await callScript(nodePlugin(`${reportPid} process.stdout.write('{"jsonrpc":"2.0","id":${deep},"result":1}\\n'); return undefined;`));
+  assert.match("message" in id.r ? id.r.message : "", /^plugin bad answered with id \[…\], expected \d+$/);
+  for (const x of [result, data, id]) assert.deepEqual(x.pids.filter(running), []);
+  const f = hostFixture();
+  try {
+    writePlugin(f.root, "bad", syncManifest("bad", "node", ["main.js"], toolToml("go")), { "main.js": `${reportPid}` });
+    f.registry.rescan();
+    const args = JSON.parse(`{"a":${deep}}`) as unknown;
+    const refusal = `wrong arguments for bad.go: arguments: nested deeper than ${toolLimits.argumentsDepthMax} levels`;
+    assert.deepEqual(await f.host.check("bad.go", args), { ok: false, status: "refused", code: "tools.invalid_arguments", message: refusal });
+    const r = await f.host.call("bad.go", args, { sessionKey: "s" });
+    assert.deepEqual([r.status, "message" in r && r.message], ["refused", refusal]);
+    assert.equal(existsSync(join(f.root, "bad", "pids")), false, "nothing started");
+    assert.match(toolArgsDigest(args), /^sha256:[0-9a-f]{64}$/);
+    assert.equal(toolArgsPreview(args), `{"a":${"[".repeat(506)}…`);
+    assert.equal(canonicalJson({ b: 1, a: [1, { d: 2, c: [] }, null, "x"] }), '{"a":[1,{"c":[],"d":2},null,"x"],"b":1}');
+  } finally {
+    await f.close();
+  }
 });
 
 test("a command that does not exist is a clear error", async () => {

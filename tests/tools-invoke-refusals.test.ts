@@ -13,6 +13,7 @@ import { baseRules, hubFixture, makeHome } from "./helpers.js";
 import { cliLines as cli, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { Store } from "../src/host/store.js";
 import { readMasterKey, type Home } from "../src/host/home.js";
+import { toolLimits } from "../src/tools/index.js";
 
 const dirs: string[] = [];
 after(() => {
@@ -84,3 +85,16 @@ function recordedCalls(home: Home) {
     store.close();
   }
 }
+
+test("--args nested far deeper than the named limit is refused naming arguments, recorded, never a crash", async () => {
+  const { dir, home } = makeHome(baseRules);
+  dirs.push(dir);
+  strictPlugin(home.plugins);
+  const deep = `{"name":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
+  assert.deepEqual(await cli(["plugins", "invoke", "strict.greet", "--args", deep], dir), {
+    code: 2, out: [], err: [`refused: wrong arguments for strict.greet: arguments: nested deeper than ${toolLimits.argumentsDepthMax} levels`],
+  });
+  assert.equal(existsSync(join(home.plugins, "strict", "started")), false);
+  const rows = recordedCalls(home);
+  assert.deepEqual(shown(rows), [["strict.greet", "owner:owner", "deny", "denied", "refused", `tools.invalid_arguments: wrong arguments for strict.greet: arguments: nested deeper than ${toolLimits.argumentsDepthMax} levels`]]);
+});

@@ -7,18 +7,41 @@ import { createHash } from "node:crypto";
 import { relayed } from "../kernel/text.js";
 import { toolCallPreviewMaxCodepoints, toolErrorCodeMaxChars, toolErrorMessageMaxCodepoints, toolNameMaxChars, toolPluginNameMaxChars } from "../kernel/limits.js";
 import { qualifiedToolPattern } from "./patterns.js";
+import { nestedDeeperThan } from "./validate.js";
 import type { ToolCallBody } from "./schema.js";
 
 /**
  * JSON with object keys sorted at every depth (UTF-16 order) and no spaces: equal values give equal text whatever
- * order their keys came in. `undefined` members are left out, as JSON.stringify does.
+ * order their keys came in. `undefined` members are left out, as JSON.stringify does. No recursion: a value nested
+ * however deep (an agent's arguments are refused past a depth, but digested and recorded first) gives its text.
  */
 export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (v && typeof v === "object") {
-    return `{${Object.entries(v).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(",")}}`;
+  const out: string[] = [];
+  // Work left to do, last first: a value to write, or text (a comma, a key, a closing bracket) to write as it is.
+  const todo: ({ value: unknown } | string)[] = [{ value: v }];
+  while (todo.length > 0) {
+    const next = todo.pop()!;
+    if (typeof next === "string") {
+      out.push(next);
+      continue;
+    }
+    const x = next.value;
+    if (Array.isArray(x)) {
+      const parts: ({ value: unknown } | string)[] = ["["];
+      x.forEach((item, i) => parts.push(...(i > 0 ? [","] : []), { value: item }));
+      parts.push("]");
+      todo.push(...parts.reverse());
+    } else if (x && typeof x === "object") {
+      const entries = Object.entries(x).filter(([, y]) => y !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const parts: ({ value: unknown } | string)[] = ["{"];
+      entries.forEach(([k, y], i) => parts.push(`${i > 0 ? "," : ""}${JSON.stringify(k)}:`, { value: y }));
+      parts.push("}");
+      todo.push(...parts.reverse());
+    } else {
+      out.push(JSON.stringify(x) ?? "");
+    }
   }
-  return JSON.stringify(v);
+  return out.join("");
 }
 
 /** `sha256:<hex>` of the arguments' canonical JSON: what the hub's facts keep of a call's arguments. */
@@ -31,7 +54,9 @@ export function toolArgsDigest(args: unknown): string {
  * `toolCallPreviewMaxCodepoints` with "…" last when longer.
  */
 export function toolArgsPreview(args: unknown): string {
-  return relayed(JSON.stringify(args) ?? "null", true, toolCallPreviewMaxCodepoints);
+  // JSON.stringify recurses: arguments nested past the preview's own length are shown from their canonical text.
+  const text = nestedDeeperThan(args, toolCallPreviewMaxCodepoints) ? canonicalJson(args) : JSON.stringify(args);
+  return relayed(text ?? "null", true, toolCallPreviewMaxCodepoints);
 }
 
 /**

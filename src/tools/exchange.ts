@@ -7,7 +7,8 @@
  * except when `keepAlive` says the process goes on (an async plugin's accepted task), until `keepAliveMs`.
  */
 import { t, type Lang } from "../i18n/messages.js";
-import { exitGraceMs, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
+import { nestedDeeperThan } from "../protocol/validate.js";
+import { exitGraceMs, resultDepthMax, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import type { PluginProcess, ProcessExit } from "./process.js";
 import type { CallProgress } from "./types.js";
 
@@ -55,16 +56,29 @@ function parseLine(line: string, plugin: string, lang: Lang): Record<string, unk
   return v as Record<string, unknown>;
 }
 
-/** Checks a response object with the right id; @returns it, or why it is not JSON-RPC 2.0. */
-function readResponse(msg: Record<string, unknown>): RpcResponse | string {
+/**
+ * Checks a response object with the right id; @returns it, or why it is not JSON-RPC 2.0. A `result` or `error.data`
+ * nested deeper than `resultDepthMax` is refused here: whatever handles it next (printing, the hub, an agent's MCP
+ * answer) recurses through it.
+ */
+function readResponse(msg: Record<string, unknown>, lang: Lang): RpcResponse | string {
   if (msg.jsonrpc !== "2.0") return 'jsonrpc must be "2.0"';
   const hasResult = "result" in msg;
   const hasError = "error" in msg;
   if (hasResult === hasError) return "exactly one of result and error";
-  if (hasResult) return { result: msg.result };
+  const tooDeep = (field: string, v: unknown) => (nestedDeeperThan(v, resultDepthMax) ? t(lang, "tools.manifest.tooDeep", { field, limit: resultDepthMax }) : null);
+  if (hasResult) return tooDeep("result", msg.result) ?? { result: msg.result };
   const e = msg.error as Record<string, unknown> | null;
   if (typeof e !== "object" || e === null || !Number.isInteger(e.code) || typeof e.message !== "string") return "error must be {code: integer, message: string}";
+  const deepData = tooDeep("error.data", e.data);
+  if (deepData !== null) return deepData;
   return { error: { code: e.code as number, message: e.message, ...("data" in e ? { data: e.data } : {}) } };
+}
+
+/** A wrong id as the error shows it: an object or array (of any depth) is not written out. */
+function shownId(id: unknown): string {
+  if (typeof id === "object" && id !== null) return Array.isArray(id) ? "[…]" : "{…}";
+  return JSON.stringify(id) ?? "none";
 }
 
 /** Progress params as relayed: a percent (0..100) and a message, when they are of those types. */
@@ -103,8 +117,8 @@ export async function exchange(proc: PluginProcess, request: { id: number; metho
       if (msg.method === "notifications/progress") o.onProgress?.(progressOf(msg.params));
       return;
     }
-    if (msg.id !== request.id) return finish({ kind: "protocol", reason: "wrong_id", message: t(o.lang, "tools.call.wrongId", { plugin: o.plugin, got: JSON.stringify(msg.id) ?? "none", expected: request.id }) });
-    const r = readResponse(msg);
+    if (msg.id !== request.id) return finish({ kind: "protocol", reason: "wrong_id", message: t(o.lang, "tools.call.wrongId", { plugin: o.plugin, got: shownId(msg.id), expected: request.id }) });
+    const r = readResponse(msg, o.lang);
     if (typeof r === "string") return finish({ kind: "protocol", reason: "bad_response", message: t(o.lang, "tools.call.badResponse", { plugin: o.plugin, why: r }) });
     finish({ kind: "response", response: r });
   };

@@ -10,6 +10,7 @@ import { rmdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
+import { nestedDeeperThan } from "../protocol/validate.js";
 import { checkArguments } from "./arguments.js";
 import { resultTooDeep } from "./result.js";
 import { diagnose, type PluginDiagnosis } from "./doctor.js";
@@ -18,7 +19,7 @@ import { McpSession, allowedByList } from "./mcp.js";
 import type { LaunchSettings, PluginProcess } from "./process.js";
 import { ServiceSupervisor } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
-import { callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
+import { argumentsDepthMax, callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, resultDepthMax, serviceCallTimeoutMsDefault } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
 import type { CallCheck, CallContext, CallOutcome, DataTools, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
 
@@ -294,6 +295,11 @@ export class ToolHost {
   > {
     const split = splitToolName(qualifiedName);
     if (!split) return { status: "refused", code: "tools.bad_name", message: t(this.lang, "tools.call.name", { name: qualifiedName }) };
+    // Before anything recurses through them (the schema check, the digest, the plugin's own parser), of every kind.
+    if (nestedDeeperThan(args, argumentsDepthMax)) {
+      const error = t(this.lang, "tools.manifest.tooDeep", { field: "arguments", limit: argumentsDepthMax });
+      return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error }) };
+    }
     const rec = this.registry.get(split.plugin);
     const p = runnable(rec);
     if (!p || !rec?.digest) {

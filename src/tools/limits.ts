@@ -42,6 +42,13 @@ export { toolCallTimeoutMsDefault as callTimeoutMsDefault } from "../kernel/limi
 export { toolCallTimeoutMsMax as callTimeoutMsMax } from "../kernel/limits.js";
 /** One stdout line of a plugin, in bytes: a longer one ends the call as a plugin error. */
 export const stdoutLineMaxBytes = 4 * 1024 * 1024;
+/**
+ * A plugin's `result` (or its error's `data`): arrays and objects inside one another at most this deep, as an async
+ * callback's result (the outermost counts 1); a deeper one is a plugin error.
+ */
+export { toolResultDepthMax as resultDepthMax } from "../kernel/limits.js";
+/** A call's arguments (from `--args`, an agent, a workflow): nested at most this deep, else refused before anything starts. */
+export const argumentsDepthMax = 64;
 /** All stdout of one call up to its response, in bytes: more ends the call as a plugin error (a flood). */
 export const stdoutMaxBytes = 16 * 1024 * 1024;
 /** stderr of one call that reaches the log, in bytes; the rest is read and dropped, with one line saying so. */
