@@ -473,7 +473,7 @@ async function holdLock(home: string, as: "hub" | "keys"): Promise<ChildProcess>
   const src = (f: string) => JSON.stringify(pathToFileURL(join(engine, "src", f)).href);
   const script = as === "hub"
     ? `const { lockHome } = await import(${src("host/serve.ts")}); const { homePaths } = await import(${src("host/home.ts")});
-       lockHome(homePaths(process.argv[1]), "en"); require("fs").writeFileSync(process.argv[2], ""); setInterval(() => {}, 1000);`
+       await lockHome(homePaths(process.argv[1]), "en"); require("fs").writeFileSync(process.argv[2], ""); setInterval(() => {}, 1000);`
     : `const { changeKeys } = await import(${src("cli/connect.ts")}); const { homePaths } = await import(${src("host/home.ts")});
        await changeKeys(homePaths(process.argv[1]), "en", async () => {}, () => { require("fs").writeFileSync(process.argv[2], ""); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000); });`;
   const child = spawn(process.execPath, ["--import", "tsx", "--input-type=commonjs", "-e", `(async () => { ${script} })()`, home, marker], { env: envFor(home), stdio: "ignore" });
@@ -507,4 +507,24 @@ test("serve and key new say what holds the home's lock: the command line changin
   await until(() => hub.exitCode !== null || hub.signalCode !== null, 5000, "the holder to end");
   const none = await cli(home, ["status"]);
   assert.deepEqual([none.code, none.err], [1, "agent-autoloop: no hub runs on this home: start it with agent-autoloop serve (config.json's listen has port 0, so the hub's address is known only once it runs)"]);
+});
+
+test("a hub (re)started while plugins invoke records a call with no hub running waits for that moment's lock, and starts", async () => {
+  // The owner's invoke waits for a parked call's callback across a hub restart, taking the lock a moment per poll.
+  const home = newHome("127.0.0.1:0");
+  const marker = join(root, `held-invoke-${Date.now()}`);
+  const src = (f: string) => JSON.stringify(pathToFileURL(join(engine, "src", f)).href);
+  const script = `const { tryLockHome } = await import(${src("host/lock.ts")}); const { homePaths } = await import(${src("host/home.ts")});
+    const lock = tryLockHome(homePaths(process.argv[1]), "invoke"); require("fs").writeFileSync(process.argv[2], "");
+    setTimeout(() => { lock.release(); setInterval(() => {}, 1000); }, 2500);`;
+  const holder = spawn(process.execPath, ["--import", "tsx", "--input-type=commonjs", "-e", `(async () => { ${script} })()`, home, marker], { env: envFor(home), stdio: "ignore" });
+  children.push(holder);
+  await until(() => existsSync(marker), 15_000, "the invoke lock to be held");
+  const hub = await serve(home);
+  try {
+    assert.match(hub.output(), /^listening on http:\/\/127\.0\.0\.1:\d+\n/);
+  } finally {
+    await stop(hub.child);
+    holder.kill("SIGKILL");
+  }
 });

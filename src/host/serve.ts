@@ -95,18 +95,33 @@ export function initialize(home: Home, lang: Lang): Config | null {
 }
 
 /**
- * Takes the home's hub lock (`hub.pid`, see lock.ts): one hub per home, or two local workers and two sets of channels
- * would run. A lock left by a process that is gone, a zombie or a reused pid is taken over.
- * @returns the function that releases it.
- * @throws Error naming the pid and what it is (a hub, the CLI changing keys) when another live process holds it.
+ * How long a starting hub waits for the command line holding the home's lock for a moment (`key new`, or `plugins
+ * invoke` recording a call with no hub running — also while it waits for a parked call across a hub restart), in ms.
  */
-export function lockHome(home: Home, lang: Lang): () => void {
-  const lock = tryLockHome(home, "hub");
-  if ("holder" in lock) {
+export const hubLockWaitMs = 3_000;
+
+/**
+ * Takes the home's hub lock (`hub.pid`, see lock.ts): one hub per home, or two local workers and two sets of channels
+ * would run. A lock left by a process that is gone, a zombie or a reused pid is taken over; one the command line holds
+ * for a moment is waited for, up to `hubLockWaitMs`.
+ * @returns the function that releases it.
+ * @throws Error naming the pid and what it is (a hub, the CLI changing keys or recording a tool call) when another
+ *   live process holds it.
+ */
+export async function lockHome(home: Home, lang: Lang): Promise<() => void> {
+  const until = Date.now() + hubLockWaitMs;
+  for (;;) {
+    const lock = tryLockHome(home, "hub");
+    if ("release" in lock) return lock.release;
+    const moment = lock.by === "keys" || lock.by === "invoke";
+    if (moment && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 50));
+      continue;
+    }
     // A file of an older version does not say who holds it: taken for a hub, as then.
-    throw new Error(t(lang, lock.by === "keys" ? "serve.lockedByKeys" : "serve.locked", { pid: lock.holder ?? "?", home: home.dir }));
+    const key = lock.by === "keys" ? "serve.lockedByKeys" : lock.by === "invoke" ? "serve.lockedByInvoke" : "serve.locked";
+    throw new Error(t(lang, key, { pid: lock.holder ?? "?", home: home.dir }));
   }
-  return lock.release;
 }
 
 /** Why `serve` cannot listen on `address`, in words, and how to pick another address (`--listen`, config.json). */
@@ -154,7 +169,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   }
   const config = readConfig(home);
   const { host, port } = parseListen(opts.listen ?? config.listen, opts.lang);
-  const unlock = lockHome(home, opts.lang);
+  const unlock = await lockHome(home, opts.lang);
   // A start that fails gives back what it took: the database, the address, the record and the lock.
   let taken: Hub | null = null;
   let listening: ServerType | null = null;

@@ -164,6 +164,7 @@ const catalog = {
   "serve.addressDenied": { zh: "没有权限在这个地址上监听（1024 以下的端口要特权）", en: "not allowed to listen there (ports below 1024 need privileges)" },
   "serve.locked": { zh: "这个目录已经有一个中台在运行（进程 {pid}）：{home}", en: "another hub already runs on this home (pid {pid}): {home}" },
   "serve.lockedByKeys": { zh: "agent-autoloop key new 或 key remove（进程 {pid}）正在改这个目录的密钥：稍等再试（{home}）", en: "agent-autoloop key new or key remove (pid {pid}) is changing this home's keys right now: try again in a moment ({home})" },
+  "serve.lockedByInvoke": { zh: "agent-autoloop plugins invoke（进程 {pid}）正在这个目录的数据库里记一次工具调用：稍等再试（{home}）", en: "agent-autoloop plugins invoke (pid {pid}) is recording a tool call in this home's database right now: try again in a moment ({home})" },
   "home.notFile": { zh: "{file} 是个目录，agent-autoloop 要在这里放一个文件：把这个目录移走或删掉，再试一次", en: "{file} is a folder where agent-autoloop keeps a file: move or remove that folder, then try again" },
   "home.notFolder": { zh: "{file} 是个文件，agent-autoloop 要在这里放一个目录：把这个文件移走或删掉，再试一次", en: "{file} is a file where agent-autoloop keeps a folder: move or remove that file, then try again" },
   "file.pathNotFolder": { zh: "{file}：路径上有一段是文件，那里应该是目录：把那个文件移走或删掉，再试一次", en: "{file}: a part of this path is a file where a folder belongs: move or remove that file, then try again" },
