@@ -11,6 +11,7 @@ import { readManifest, formatProblem, toolLimits } from "../src/tools/index.js";
 import { parseMemory, parseBind } from "../src/tools/sandbox-spec.js";
 import { indexLines, lineOf } from "../src/tools/toml-lines.js";
 import { examples } from "./tools-helpers.js";
+import { pluginEnv } from "../src/tools/env.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const base = `name = "p"\nversion = "0.1.0"\nplugin_type = "sync"\n\n[entry_point]\ncommand = "python3"\n`;
@@ -219,4 +220,13 @@ m = 3
     ["a", "b", "c", "arr", "x", "t", 't.q.k', "t.d.e", "list[0].n", "list[1]", "list[1].n", "list[1].sub.m", "list[1].sub.zz"].map((k) => lineOf(idx, k)),
     [1, 2, null, 5, null, 8, 9, 10, 12, 13, 14, 16, 15],
   );
+});
+
+test("env_passthrough deny globs match in linear time: a manifest's many-star glob against a long allowed name never stalls the host", { timeout: 20_000 }, () => {
+  const name = Array.from({ length: 40 }, (_, i) => `V${i}`).join("_");
+  const deny = `${"*_".repeat(40)}NOPE`;
+  const m = load(`manifest_version = 3\nname = "m"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\n[mcp]\nenv_passthrough = { allow = ["${name}", "KEEP_ME"], deny = ["${deny}", "KEEP_*_NOT", "?EEP_ME"] }\n`);
+  assert.deepEqual(pluginEnv({ [name]: "x", KEEP_ME: "y", PATH: "/bin" }, m), { PATH: "/bin", [name]: "x", KEEP_ME: "y" });
+  const denied = load(`manifest_version = 3\nname = "m"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\n[mcp]\nenv_passthrough = { allow = ["${name}"], deny = ["${"*_".repeat(39)}*"] }\n`);
+  assert.deepEqual(pluginEnv({ [name]: "x" }, denied), {});
 });

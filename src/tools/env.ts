@@ -4,18 +4,15 @@
  * its `deny` globs; then the manifest's `entry_point.env` and the host's own variables (the service socket). Never the
  * hub's keys (`AGENT_AUTOLOOP_*`), whatever a manifest lists.
  */
+// A linear match, the same as rules.json's patterns: a manifest's many-star glob must not stall the host (a regular
+// expression of .* runs backtracks exponentially).
+import { starMatch } from "../kernel/rules.js";
 import type { Manifest } from "./types.js";
 
 /** Variables every plugin gets from the caller's environment, when set. */
 export const pluginEnvNames = ["PATH", "HOME", "LANG", "TZ"] as const;
 /** Never passed through, whatever a manifest's pass-through lists. */
 const deniedPrefixes = ["AGENT_AUTOLOOP_"];
-
-/** Whether `name` matches `glob` (`*` any run of characters, everything else literal). */
-export function globMatch(glob: string, name: string): boolean {
-  const re = new RegExp(`^${glob.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
-  return re.test(name);
-}
 
 /**
  * The environment for a process of `manifest`'s plugin.
@@ -31,6 +28,6 @@ export function pluginEnv(parent: NodeJS.ProcessEnv, manifest: Manifest, host: R
   };
   for (const n of pluginEnvNames) take(n);
   const pass = manifest.mcp?.env_passthrough;
-  if (pass) for (const n of pass.allow) if (!pass.deny.some((g) => globMatch(g, n))) take(n);
+  if (pass) for (const n of pass.allow) if (!pass.deny.some((g) => starMatch(g, n))) take(n);
   return { ...out, ...host, ...manifest.entry_point.env };
 }
