@@ -19,7 +19,7 @@ import { McpSession, allowedByList } from "./mcp.js";
 import type { LaunchSettings, PluginProcess } from "./process.js";
 import { ServiceSupervisor } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
-import { argumentsDepthMax, callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, resultDepthMax, serviceCallTimeoutMsDefault } from "./limits.js";
+import { argumentsDepthMax, callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
 import type { CallCheck, CallContext, CallOutcome, DataTools, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
 
