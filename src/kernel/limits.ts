@@ -228,3 +228,11 @@ export const toolGrantValidMs = 24 * 60 * 60_000;
  * `{{steps.<id>}}` and `artifact` files, in UTF-16 code units; beyond it the output is cut (issue 18).
  */
 export const workflowOutputMaxChars = 256 * 1024;
+
+/**
+ * A workflow artifact as the hub keeps it (issue 18: `PUT /v1/runs/:id/artifacts/:file`), in UTF-8 bytes of its text;
+ * a bigger one is refused (400, naming `text`) and nothing is written.
+ */
+export const artifactMaxBytes = 256 * 1024;
+/** Artifacts one run may send (files of distinct names; replacing one of them is always taken). */
+export const artifactsPerRunMax = 50;
