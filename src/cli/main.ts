@@ -194,10 +194,13 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .option("--json", t(lang, "cli.desc.whyJson"))
     .action(async (run: string, o: { json?: boolean }) => {
       if (!/^[1-9]\d{0,14}$/.test(run)) throw new CliError(t(lang, "notFound.run", { id: run }));
-      const res = await call(ownerClient(), (c) => c.why(Number(run)));
+      const client = await ownerClient();
+      const res = await call(client, (c) => c.why(Number(run)));
       if (o.json) return say(JSON.stringify(res.facts, null, 2));
       const { timeline } = await import("./why.js");
-      say(timeline(Number(run), res.facts, lang).join("\n"));
+      // Then the files its workflow sent (issue 18), each with the address that serves it to the owner.
+      const files = (res.artifacts ?? []).map((a) => t(lang, "why.artifact", { file: a.file, bytes: a.bytes, path: client.url.replace(/\/$/, "") + a.path }));
+      say([...timeline(Number(run), res.facts, lang), ...files].join("\n"));
     });
 
   p.command("console")

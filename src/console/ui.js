@@ -34,6 +34,19 @@ function heading(level, text) {
 }
 
 // ── Markdown, a safe subset ─────────────────────────────────────────────────────────────────────────────────────
+/** A doc-ref's id that names a workflow's file, `run:<run id>/<file>` (issue 18; src/kernel/text.ts `artifactRoute`). */
+const artifactDocId = /^run:([1-9]\d{0,14})\/([A-Za-z0-9_][A-Za-z0-9_.-]{0,99})$/;
+
+/**
+ * The route that serves the artifact a doc-ref names, or null for any other id (shown, not linked).
+ * @param {string} docId
+ * @returns {string | null}
+ */
+export function artifactRoute(docId) {
+  const m = artifactDocId.exec(docId);
+  return m ? `/v1/runs/${m[1]}/artifacts/${m[2]}` : null;
+}
+
 const inlinePattern = /(`+)([^`]+?)\1|\*\*([^*]+?)\*\*|__([^_]+?)__|\*([^*\s][^*]*?)\*|_([^_\s][^_]*?)_|\[([^\]]+)\]\(([^)\s]+)\)/g;
 
 /**
@@ -240,8 +253,13 @@ export function uiNode(place, node) {
       return formNode(place, node);
     case "markdown":
       return markdown(node.markdown, place.level);
-    case "doc-ref":
-      return h("p", { class: "ui-doc-ref" }, h("span", { class: "badge" }, t("console.ui.doc")), said(node.title ?? node.docId), node.title ? h("code", {}, visible(node.docId)) : null);
+    case "doc-ref": {
+      // A workflow's file (`run:<id>/<file>`) links to the route that serves it (the console's cookie reads it).
+      const route = artifactRoute(node.docId);
+      const name = said(node.title ?? node.docId);
+      return h("p", { class: "ui-doc-ref" }, h("span", { class: "badge" }, t("console.ui.doc")),
+        route ? h("a", { href: route, target: "_blank", rel: "noopener" }, name) : name, node.title ? h("code", {}, visible(node.docId)) : null);
+    }
     case "actions":
       return actionsNode(place, node);
     case "chart-lite": {

@@ -24,3 +24,19 @@ export function withoutRuleBodies(f: Fact): Fact {
     ),
   };
 }
+
+/**
+ * A fact without artifacts' texts (issue 18): `why` lists each file with its route, which serves the text; a row keeps
+ * its name, size and time.
+ */
+export function withoutArtifactTexts(f: Fact): Fact {
+  if (!f.changes.some(([table]) => table === "artifacts")) return f;
+  return {
+    ...f,
+    changes: f.changes.map(([table, key, row]) => {
+      if (table !== "artifacts" || !row) return [table, key, row];
+      const { text: _text, ...rest } = row as { text: string };
+      return [table, key, rest];
+    }),
+  };
+}

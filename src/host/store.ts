@@ -156,7 +156,7 @@ export class Store {
     const runs = new Set<number>();
     for (const [table, key, row] of changes) {
       if (table === "runs") runs.add(Number(key));
-      else if ((table === "cards" || table === "timers" || table === "calls") && row && typeof (row as { run?: unknown }).run === "number") runs.add((row as { run: number }).run);
+      else if ((table === "cards" || table === "timers" || table === "calls" || table === "artifacts") && row && typeof (row as { run?: unknown }).run === "number") runs.add((row as { run: number }).run);
     }
     const ins = this.stmt(`INSERT OR IGNORE INTO fact_runs (run, seq) VALUES (?, ?)`);
     for (const r of runs) ins.run(r, seq);

@@ -13,7 +13,7 @@
 import type { CardTemplateView } from "../declarative/index.js";
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { httpUrl, templateInteractive } from "../sdk/index.js";
+import { artifactRoute, httpUrl, templateInteractive } from "../sdk/index.js";
 import { esc } from "./link-page.js";
 
 /** Characters shown as marks instead of obeyed: C0 and C1 controls (not tab or newline) and direction controls. */
@@ -129,8 +129,12 @@ function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number },
       return `<div>${title(node.title)}<dl>${node.kv.map(([k, v]) => `<div>${said(k, "dt")}${said(String(v), "dd")}</div>`).join("")}</dl></div>`;
     case "markdown":
       return markdownHtml(node.markdown, level);
-    case "doc-ref":
-      return `<p>${esc(t(lang, "link.template.doc"))} ${said(node.title ?? node.docId)}${node.title ? ` <code>${shown(node.docId)}</code>` : ""}</p>`;
+    case "doc-ref": {
+      // A workflow's file (`run:<id>/<file>`) links to the route that serves it to the owner; other ids are shown.
+      const route = artifactRoute(node.docId);
+      const name = said(node.title ?? node.docId);
+      return `<p>${esc(t(lang, "link.template.doc"))} ${route ? `<a href="${esc(route)}" rel="noopener">${name}</a>` : name}${node.title ? ` <code>${shown(node.docId)}</code>` : ""}</p>`;
+    }
     case "chart-lite":
       return `<table><caption>${said(node.title ?? "")}</caption><tbody>${node.chart.labels.map((l, i) => `<tr><th scope="row">${said(l)}</th><td>${node.chart.series[i] ?? ""}</td></tr>`).join("")}</tbody></table>`;
     case "actions":

@@ -30,12 +30,13 @@ import { applyResult, cancelOrphans, cancelRun, leaseExpired, retryDue, started,
 import { tooDeepNotice } from "./notices.js";
 import { tell } from "./tell.js";
 import { cardLinkToken, safeEqual } from "./credentials.js";
-import { cardLinkValidMs, deadlineFailuresBeforeCard, deadlineRetryFirstMs, deadlineRetryMaxMs } from "./limits.js";
+import { artifactMaxBytes, artifactsPerRunMax, cardLinkValidMs, deadlineFailuresBeforeCard, deadlineRetryFirstMs, deadlineRetryMaxMs } from "./limits.js";
 import { assert } from "./assert.js";
 import { answerBudgetCard, countUsage } from "./budget.js";
 import { cronDue, pauseDue, pauseRule, resumeRule, runNow } from "./control.js";
 import { scheduleCrons } from "./schedule.js";
-import { outboxKey } from "./tables.js";
+import { artifactKey, outboxKey } from "./tables.js";
+import { artifactPath, utf8Bytes } from "./text.js";
 import { systemCardKey } from "./system-cards.js";
 import type { MessageId } from "../i18n/messages.js";
 import { own } from "./own.js";
@@ -129,6 +130,7 @@ function step(c: Ctx, input: Input): Reply {
       return isReply(who) ? who : tell(c, who, input.body);
     }
     case "pluginEvent": return control(c, input.keyHash, () => ok(takeEvent(c, pluginSource(input.plugin), input.event, input.intents ?? {})));
+    case "artifact": return runArtifact(c, input);
     case "toolCall": return runToolCall(c, input);
     case "ownerToolCall": return control(c, input.keyHash, (who) => ownerToolCall(c, who.name, input.body));
     case "toolOutcome": return runToolOutcome(c, input);
@@ -217,6 +219,25 @@ function tokenRun(c: Ctx, run: number, token: string): RunRow | Reply {
   const row = runFor(c, run);
   if (isReply(row)) return row;
   return tokenValid(c, row, token) ? row : err(403, c.msg("auth.token"));
+}
+
+/**
+ * PUT /v1/runs/:id/artifacts/:file (issue 18): a file a run's workflow wrote, kept while the run goes on (the states a
+ * result is taken in; 409 once it ended), at most `artifactMaxBytes` (400 naming `text`) and `artifactsPerRunMax`
+ * files a run (409; the same file again replaces it and is always taken).
+ */
+function runArtifact(c: Ctx, input: Extract<Input, { kind: "artifact" }>): Reply {
+  const run = tokenRun(c, input.run, input.token);
+  if (isReply(run)) return run;
+  if (!["claimed", "running", "stopping", "uncertain"].includes(run.state)) return err(409, c.msg("result.ended"));
+  const bytes = utf8Bytes(input.text);
+  if (bytes > artifactMaxBytes) return err(400, c.msg("artifact.tooLarge", { limit: artifactMaxBytes }));
+  const key = artifactKey(run.id, input.file);
+  if (!c.tx.get("artifacts", key) && c.view.artifactsOfRun(run.id) >= artifactsPerRunMax) {
+    return err(409, c.msg("artifact.tooMany", { run: run.id, limit: artifactsPerRunMax }));
+  }
+  c.tx.put("artifacts", key, { run: run.id, file: input.file, text: input.text, bytes, at: c.now });
+  return ok({ run: run.id, file: input.file, bytes, path: artifactPath(run.id, input.file) });
 }
 
 function runToolCall(c: Ctx, input: Extract<Input, { kind: "toolCall" }>): Reply {

@@ -75,6 +75,8 @@ export const tables: Record<TableName, TableDef> = {
   tasks: { intKey: false, columns: {}, indexes: [] },
   /** Ended tool calls per quarter hour and plugin; the key starts with the quarter hour, so a day is one key range. */
   toolstats: { intKey: false, columns: {}, indexes: [] },
+  /** A run's artifacts are counted and listed by their run. */
+  artifacts: { intKey: false, columns: { run: json("run") }, indexes: [{ columns: ["run"] }] },
 };
 
 /** Width of a `usage` bucket (ms): a quarter hour, so a day starts on a bucket edge in every time zone in use. */

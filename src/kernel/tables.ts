@@ -10,7 +10,7 @@
 import type {
   BudgetOk, CardKeyRow, CardRow, ChannelSeenRow, Counters, CronRow, DueKind, DueRow, EventRow, GroupRow, KeyRow, LaneRow,
   OutboxRow, PauseRow, RulesMeta, RulesRow, RulesVersionRow, RunRow, SessionRow, SpendRow, TimerRow, Totals, UsageRow,
-  WorkerRow, ToolCallRow, TrustRow, GrantRow, TaskRow, ToolStatsRow, ToolCallsMeta,
+  WorkerRow, ToolCallRow, TrustRow, GrantRow, TaskRow, ToolStatsRow, ToolCallsMeta, ArtifactRow,
 } from "./types.js";
 
 /** `spend` key of a rule's usage in the budget period that starts at `start` (ms). */
@@ -70,6 +70,8 @@ export interface Tables {
   tasks: { key: string; row: TaskRow };
   /** Key: `toolStatsKey`. */
   toolstats: { key: string; row: ToolStatsRow };
+  /** Key: `artifactKey` (issue 18: a workflow's files). */
+  artifacts: { key: string; row: ArtifactRow };
 }
 
 /** The name of a projection table (its SQL table is `v_<name>`). */
@@ -134,4 +136,9 @@ export function grantKey(sessionKey: string, tool: string, digest: string): stri
  */
 export function toolStatsKey(bucket: number, plugin: string): string {
   return `${String(bucket).padStart(15, "0")}\u0000${plugin}`;
+}
+
+/** Key of an `artifacts` row: the run's id and the file's name, joined by a NUL. */
+export function artifactKey(run: number, file: string): string {
+  return `${run}\u0000${file}`;
 }

@@ -35,3 +35,32 @@ export function relayed(text: string, oneLine: boolean, maxCodepoints: number): 
   const chars = [...neutralise(text, oneLine)];
   return chars.length <= maxCodepoints ? chars.join("") : chars.slice(0, maxCodepoints - 1).join("") + "…";
 }
+
+/** The length of `text` in UTF-8 bytes (a lone surrogate counts as U+FFFD, 3 bytes), without Node's Buffer. */
+export function utf8Bytes(text: string): number {
+  let n = 0;
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    n += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  }
+  return n;
+}
+
+/** A workflow `artifact` file name (issue 18): no folder, no `..`, not hidden; so it needs no encoding in a URL. */
+export const artifactFilePattern = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$";
+
+/** The route of a run's artifact (issue 18): `/v1/runs/<run>/artifacts/<file>` (a file name needs no encoding). */
+export function artifactPath(run: number, file: string): string {
+  return `/v1/runs/${run}/artifacts/${file}`;
+}
+
+const artifactDocId = new RegExp(`^run:([1-9]\\d{0,14})/(${artifactFilePattern.slice(1, -1)})$`);
+
+/**
+ * The route of the artifact a doc-ref names (issue 18): a `docId` of the form `run:<run id>/<file>` (what a workflow's
+ * notice names) gives `/v1/runs/<run>/artifacts/<file>`; any other docId gives null (it is shown, not linked).
+ */
+export function artifactRoute(docId: string): string | null {
+  const m = artifactDocId.exec(docId);
+  return m ? artifactPath(Number(m[1]), m[2]!) : null;
+}

@@ -358,6 +358,13 @@ export interface ToolCallsMeta { parked: number }
 /** A `toolstats` row (key: `toolStatsKey`): ended tool calls of one plugin in one quarter hour, by status. */
 export interface ToolStatsRow { bucket: number; plugin: string; counts: Partial<Record<ToolCallStatus, number>> }
 
+/**
+ * An `artifacts` row (key: `artifactKey`): a file a run's workflow wrote and its worker sent (issue 18 "Workflows run"),
+ * its text (at most `artifactMaxBytes` of UTF-8), its size in bytes and when it was sent (ms). Sending the same file
+ * again replaces it.
+ */
+export interface ArtifactRow { run: number; file: string; text: string; bytes: number; at: number }
+
 /** Who is calling: the key kind and name, from the SHA-256 of the bearer key (never the key itself). */
 export interface Caller { kind: KeyKind; name: string }
 
@@ -398,6 +405,8 @@ export type Input =
   /** A tool call to decide (issue 16): an agent run's (`run` + its token) or the owner's (`keyHash`). */
   | { kind: "toolCall"; run: number; token: string; body: ToolCallBody }
   | { kind: "ownerToolCall"; keyHash: string | null; body: ToolCallBody }
+  /** A file a run's workflow wrote (issue 18), sent with the run's token: `file` and `text` checked by the shell. */
+  | { kind: "artifact"; run: number; token: string; file: string; text: string }
   /** How an allowed call ended: reported with the run's token, or by the owner. */
   | { kind: "toolOutcome"; run: number; token: string; call: number; body: ToolOutcomeBody }
   | { kind: "ownerToolOutcome"; keyHash: string | null; call: number; body: ToolOutcomeBody }

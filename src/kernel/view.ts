@@ -50,6 +50,8 @@ export interface Projection {
   nextOfferAt(afterMs: number): number | null;
   /** How many tool calls run `run` made (issue 16). */
   toolCallsOfRun(run: number): number;
+  /** How many artifacts run `run` sent (issue 18). */
+  artifactsOfRun(run: number): number;
 }
 
 /** Rows the view reads a page at a time (`queuedRuns`). */
@@ -178,6 +180,10 @@ export class View implements Projection {
 
   toolCallsOfRun(run: number): number {
     return (this.sql(`SELECT COUNT(*) AS n FROM v_calls WHERE run = ?`).get(run) as { n: number }).n;
+  }
+
+  artifactsOfRun(run: number): number {
+    return (this.sql(`SELECT COUNT(*) AS n FROM v_artifacts WHERE run = ?`).get(run) as { n: number }).n;
   }
 }
 

@@ -113,6 +113,10 @@ export class HubClient {
     return this.request("result", { params: { id: run }, body }, { auth: token });
   }
 
+  /** PUT /v1/runs/:id/artifacts/:file with the run's token: a file the run's workflow wrote (issue 18); the same file again replaces it. */
+  artifactPut(run: number, token: string, file: string, text: string) {
+    return this.request("artifactPut", { params: { id: run, file }, body: { text } }, { auth: token });
+  }
   /** GET /v1/cards/next: long poll for the card to send or update (`wait` in seconds). */
   nextCard(wait: number, signal?: AbortSignal) {
     return this.request("cardsNext", { query: { wait: String(wait) } }, { signal });

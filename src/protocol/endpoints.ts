@@ -27,7 +27,7 @@ export type Section = "events" | "work" | "cards" | "owner" | "stream" | "keys" 
 /** One endpoint of the table. */
 export interface EndpointSpec {
   section: Section;
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   /** The path, with `:name` for a path parameter. */
   path: string;
   /** Other paths the same endpoint answers at (the names other specifications give it). */
@@ -79,6 +79,8 @@ export const endpoints = {
 
   stream: { section: "stream", method: "GET", path: "/v1/stream", auth: ["owner"], query: "StreamQuery", queryHeaders: { after: "last-event-id" }, response: "Fact", stream: true, cookie: true },
   why: { section: "stream", method: "GET", path: "/v1/runs/:id/why", auth: ["owner"], response: "Why", cookie: true },
+  artifactPut: { section: "work", method: "PUT", path: "/v1/runs/:id/artifacts/:file", auth: "run", body: "ArtifactBody", response: "ArtifactStored" },
+  artifact: { section: "stream", method: "GET", path: "/v1/runs/:id/artifacts/:file", auth: ["owner"], response: "ArtifactText", cookie: true },
 
   keyNew: { section: "keys", method: "POST", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "KeyNew" },
   keyRemove: { section: "keys", method: "DELETE", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "Changed" },

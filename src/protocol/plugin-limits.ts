@@ -65,8 +65,8 @@ export const headerNamePattern = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 export const authRefPattern = "^env:[A-Za-z_][A-Za-z0-9_]*$|^[A-Za-z0-9_][A-Za-z0-9_.-]*$";
 /** `resultPath`: a dot path with array indexes (`data.items`, `data.items[0].name`), or empty for the whole body. */
 export const resultPathPattern = "^$|^\\.?([A-Za-z0-9_$-]+|\\[[0-9]{1,9}\\])(\\.[A-Za-z0-9_$-]+|\\[[0-9]{1,9}\\])*$";
-/** A workflow `artifact` file name: no folder, no `..`. */
-export const artifactFilePattern = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$";
+/** A workflow `artifact` file name: no folder, no `..` (defined with the artifacts' routes, src/kernel/text.ts). */
+export { artifactFilePattern } from "../kernel/text.js";
 /** A card template as a receipt's ask or notice names it (issue 18): `<plugin id>/<cards/ file name>`. */
 export const cardTemplateRefPattern = "^[a-z0-9][a-z0-9-]{0,63}/[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$";
 /** A tool as a workflow names it: `<pluginId>.<tool>`. */

@@ -349,7 +349,19 @@ export const Fact = Type.Object({
 export type Fact = Static<typeof Fact>;
 
 /** GET /v1/runs/:id/why: the facts about one run, oldest first; the rules row carries only its version and hash. */
-export const Why = Type.Object({ run: id(), facts: Type.Array(ref(Fact)) }, { description: "GET /v1/runs/:id/why" });
+/** A file a run's workflow sent (issue 18): its name, size in UTF-8 bytes, and the route that serves it to the owner. */
+export const ArtifactView = Type.Object({ file: Type.String(), bytes: Type.Integer({ minimum: 0 }), path: Type.String() });
+export type ArtifactView = Static<typeof ArtifactView>;
+/** PUT /v1/runs/:id/artifacts/:file: the file kept. */
+export const ArtifactStored = Type.Object({ run: id(), file: Type.String(), bytes: Type.Integer({ minimum: 0 }), path: Type.String() }, { description: "PUT /v1/runs/:id/artifacts/:file" });
+export type ArtifactStored = Static<typeof ArtifactStored>;
+/** GET /v1/runs/:id/artifacts/:file: the file's text as `text/plain; charset=utf-8` (not JSON). */
+export const ArtifactText = Type.String({ description: "GET /v1/runs/:id/artifacts/:file: the text, served as text/plain; charset=utf-8 with X-Content-Type-Options: nosniff and Content-Security-Policy: sandbox" });
+/**
+ * GET /v1/runs/:id/why: the facts about one run (an artifact's row without its text) and the files its workflow sent
+ * (`artifacts`, by name; absent from hubs before issue 18's artifacts).
+ */
+export const Why = Type.Object({ run: id(), facts: Type.Array(ref(Fact)), artifacts: Type.Optional(Type.Array(ArtifactView)) }, { description: "GET /v1/runs/:id/why" });
 export type Why = Static<typeof Why>;
 
 /*
@@ -536,7 +548,7 @@ export type PluginUi = Static<typeof PluginUi>;
 export const responseDefinitions = {
   ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
-  RunView, EventView, Spending, RuleLine, State, Fact, Why, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
+  RunView, EventView, Spending, RuleLine, State, Fact, Why, ArtifactView, ArtifactStored, ArtifactText, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
   RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
   PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer, PluginUi,
 };

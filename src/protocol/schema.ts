@@ -365,9 +365,20 @@ export type PluginCallbackBody = Static<typeof PluginCallbackBody>;
 export const ToolWaitQuery = Type.Object({ waitSeconds: Type.Optional(queryCount()) });
 export type ToolWaitQuery = Static<typeof ToolWaitQuery>;
 
+/**
+ * PUT /v1/runs/:id/artifacts/:file (issue 18): the text of a file a run's workflow wrote, at most `artifactMaxBytes`
+ * of UTF-8 (checked after the schema, in bytes, so the refusal says bytes; the request's own limit bounds it before). Any text but lone
+ * surrogates, which UTF-8 cannot hold: an artifact is served as plain text, never run.
+ */
+export const ArtifactBody = Type.Object(
+  { text: Type.String({ pattern: "^[^\\ud800-\\udfff]*$", description: `UTF-8 text, at most ${L.artifactMaxBytes} bytes` }) },
+  { additionalProperties: false },
+);
+export type ArtifactBody = Static<typeof ArtifactBody>;
+
 /** The request definitions: bodies and query strings, by name. */
 export const requestDefinitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
   ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, StreamQuery,
-  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, PluginSettingBody, PluginEventBody,
+  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, PluginSettingBody, PluginEventBody, ArtifactBody,
 };

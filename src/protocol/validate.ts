@@ -8,7 +8,7 @@ import type { definitions } from "./definitions.js";
 import * as validators from "./validators.generated.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { describeError, fieldName, firstError } from "./describe.js";
-import { claimIdMaxCodepoints, toolResultDepthMax, toolResultMaxBytes } from "../kernel/limits.js";
+import { artifactMaxBytes, claimIdMaxCodepoints, toolResultDepthMax, toolResultMaxBytes } from "../kernel/limits.js";
 
 export { describeError, fieldName } from "./describe.js";
 
@@ -62,6 +62,7 @@ const refinements: Refinements = {
   },
   TellBody: (b, lang) => (b.ask?.recommend !== undefined && b.ask.recommend >= b.ask.options.length ? recommendOut("ask.recommend", lang) : null),
   PauseBody: (b, lang) => (typeof b.until === "string" && !isRealIsoDate(b.until) ? realDate("until", lang) : null),
+  ArtifactBody: (b, lang) => (Buffer.byteLength(b.text, "utf8") > artifactMaxBytes ? t(lang, "artifact.tooLarge", { limit: artifactMaxBytes }) : null),
   // Depth first: a value nested too deep must not reach JSON.stringify (it recurses) to have its size measured.
   PluginCallbackBody: (b, lang) => {
     if (b.result === undefined) return null;

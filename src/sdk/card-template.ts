@@ -6,6 +6,10 @@
  */
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
+import { artifactRoute } from "../kernel/text.js";
+
+/** The route of the artifact a doc-ref `run:<id>/<file>` names, or null (issue 18; src/kernel/text.ts). */
+export { artifactRoute };
 
 /** A node of a card template or panel: the closed vocabulary (protocol/declarative/ui-node.schema.json). */
 export type { UiNode };
@@ -58,8 +62,11 @@ export function chartLine(title: string | undefined, labels: readonly string[], 
 /** The text of one node without its title for the kinds a richer channel may show otherwise (doc-ref, form, actions). */
 export function controlLine(node: Extract<UiNode, { type: "doc-ref" | "form" | "actions" }>, lang: Lang): string {
   switch (node.type) {
-    case "doc-ref":
-      return t(lang, "channel.template.doc", { title: node.title ? `${node.title} (${node.docId})` : node.docId });
+    case "doc-ref": {
+      // A workflow's file names the hub's route that serves it (to the owner), so a chat reader knows where it is.
+      const route = artifactRoute(node.docId);
+      return t(lang, "channel.template.doc", { title: node.title ? `${node.title} (${node.docId})` : node.docId }) + (route ? ` · ${route}` : "");
+    }
     case "form":
       return t(lang, "channel.template.form", { title: node.title ?? node.submit ?? node.id, fields: node.fields.map((f) => f.label).join(", ") });
     case "actions":

@@ -42,6 +42,8 @@ const watchIntervalMs = 200;
  */
 export const workerFaultRetryFirstMs = 1_000;
 export const workerFaultRetryMaxMs = 30_000;
+/** Tries to send a workflow's artifact to a hub that cannot be reached (issue 18), with the backoff above. */
+export const artifactSendTries = 4;
 /**
  * A run the worker fails on (its files cannot be written, say) is tried this many times, then — once none of its
  * agent processes is left — reported "not run", so that it never hangs on the worker.
@@ -453,6 +455,7 @@ export class Worker {
         return { ok: false, error: text, ...(card !== undefined ? { awaitingCard: card } : {}) };
       },
       isCancelled,
+      sendArtifact: (file, text) => this.sendArtifact(job, file, text),
       progress: (session) => this.keep(progressFile, session, job.run),
       submit: (body) => this.submit(job, dir, body),
     }, recovered ? progressOf(progressFile) : null);
@@ -613,6 +616,29 @@ export class Worker {
       }
     }
     this.keep(join(dir, "submitted"), new Date().toISOString(), job.run);
+  }
+
+  /**
+   * Sends a workflow's file to the hub (issue 18), as a result is reported: a refusal (4xx) is final, a hub that cannot
+   * be reached or fails (5xx) is tried again with backoff, at most `artifactSendTries` times in all, since the
+   * workflow waits for it. Resolves to null when the hub has it, else to the last error (logged).
+   */
+  private async sendArtifact(job: Job, file: string, text: string): Promise<string | null> {
+    let wait = this.opts.faultRetryFirstMs ?? workerFaultRetryFirstMs;
+    for (let tries = 1; ; tries++) {
+      try {
+        await this.client.artifactPut(job.run, job.token, file, text);
+        return null;
+      } catch (e) {
+        const error = e instanceof HubError && e.error ? e.error : (e as Error).message;
+        if (this.stopped || (e instanceof HubError && e.status >= 400 && e.status < 500) || tries >= artifactSendTries) {
+          this.log(t(this.opts.lang, "worker.runLog", { run: job.run, error: `${file}: ${error}` }));
+          return error;
+        }
+        await sleep(wait);
+        wait = Math.min(wait * 2, workerFaultRetryMaxMs);
+      }
+    }
   }
 
   /** Writes a file of a run's folder; a failure is logged, not thrown (what it protects is a restart's work). */

@@ -19,6 +19,7 @@ import { t, type Lang } from "../i18n/messages.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import type { ReadMessage } from "./receipt.js";
 import { workflowOutputMaxChars } from "../kernel/limits.js";
+import { artifactPath } from "../kernel/text.js";
 
 /** A step of a workflow as the job carries it (protocol/declarative/workflow.schema.json `WorkflowStep`). */
 type Step =
@@ -50,8 +51,11 @@ export interface WorkflowState {
   /** The step (or `slots`) whose ask is out, waiting for its answer; null when none. */
   waiting: string | null;
   event: StartEvent | null;
-  /** Files the `artifact` steps wrote: name, absolute path, size in bytes. */
-  artifacts: { file: string; path: string; bytes: number }[];
+  /**
+   * Files the `artifact` steps wrote: name, absolute path, size in bytes, the run that sent it to the hub (absent in
+   * snapshots from before they were sent: the run that ends the workflow), and why the hub did not get it (null: it did).
+   */
+  artifacts: { file: string; path: string; bytes: number; run?: number; notSent?: string | null }[];
 }
 
 /** The session of a snapshot: `wf-<uuid>-<seq>`. */
@@ -76,6 +80,11 @@ export interface WorkflowHost {
   /** A tool call through the run's tool bridge. */
   callTool(name: string, args: Record<string, unknown>): Promise<{ ok: true; text: string } | { ok: false; error: string; awaitingCard?: number | null }>;
   isCancelled(): boolean;
+  /**
+   * Sends a file an `artifact` step wrote to the hub (`PUT /v1/runs/:id/artifacts/:file`), trying again a few times
+   * when the hub cannot be reached. Resolves to null when the hub has it, else to why not (never rejects).
+   */
+  sendArtifact(file: string, text: string): Promise<string | null>;
   /** Keeps the session the run is at, so a restarted worker goes on from there. */
   progress(session: string): void;
   submit(body: Result): Promise<void>;
@@ -330,15 +339,24 @@ export async function runWorkflow(h: WorkflowHost, resumeFrom: string | null): P
         const path = join(dir, step.file);
         const content: string = s.outputs[step.from]!;
         writeFileDurable(path, content);
+        // The hub may run on another machine: it gets the text now, so the owner can open it from the notice, the
+        // console or a card (a doc-ref `run:<id>/<file>`). A file it did not get is said in the notice; the step
+        // stands, as the file is written here.
+        const notSent = await h.sendArtifact(step.file, content);
         output = path;
-        s = { ...s, artifacts: [...s.artifacts.filter((x) => x.file !== step.file), { file: step.file, path, bytes: Buffer.byteLength(content) }] };
+        s = { ...s, artifacts: [...s.artifacts.filter((x) => x.file !== step.file), { file: step.file, path, bytes: Buffer.byteLength(content), run: job.run, notSent }] };
       }
       advance({ at: s.at + 1, waiting: null, outputs: { ...s.outputs, [step.id]: clip(output, workflowOutputMaxChars) } });
     }
     if (h.isCancelled()) return await h.submit({ outcome: "cancelled", session: workflowSession(s) });
     const notice: Notice[] = s.artifacts.length === 0 ? [] : [{
       title: t(lang, "workflow.artifacts.title", { workflow: ref, n: s.artifacts.length }),
-      text: clip(s.artifacts.map((a) => t(lang, "workflow.artifacts.line", { file: a.file, bytes: a.bytes, path: a.path, doc: `run:${job.run}/${a.file}` })).join("\n"), 4000),
+      text: clip(s.artifacts.map((a) => {
+        const run = a.run ?? job.run;
+        return a.notSent
+          ? t(lang, "workflow.artifacts.notSent", { file: a.file, bytes: a.bytes, path: a.path, error: a.notSent })
+          : t(lang, "workflow.artifacts.line", { file: a.file, bytes: a.bytes, path: a.path, doc: `run:${run}/${a.file}`, route: artifactPath(run, a.file) });
+      }).join("\n"), 4000),
       fyi: true,
     }];
     return await end({ outcome: "done", summary: t(lang, "workflow.done", { workflow: ref, steps: steps.length, files: s.artifacts.map((a) => a.file).join(", ") || "-" }), ...(notice.length ? { notice } : {}) }, s);

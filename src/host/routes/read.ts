@@ -6,6 +6,10 @@ import type { Context } from "hono";
 import type { Hub } from "../hub.js";
 import { runTokenMatches } from "../../kernel/runs.js";
 import { idPattern } from "../../protocol/patterns.js";
+import { artifactFilePattern } from "../../protocol/plugin-limits.js";
+
+/** A workflow artifact's file name (issue 18), as the artifact step's schema allows it: no folder, no `..`. */
+export const artifactFileRe = new RegExp(artifactFilePattern);
 
 /** The bearer key or token of a request, or null. */
 export function bearer(req: Request): string | null {

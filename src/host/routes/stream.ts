@@ -5,10 +5,12 @@
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Hub } from "../hub.js";
-import { publicFact, withoutRuleBodies } from "../facts.js";
+import { publicFact, withoutArtifactTexts, withoutRuleBodies } from "../facts.js";
 import { t } from "../../i18n/messages.js";
 import { queryNumber, refuse, reply, route } from "./endpoint.js";
-import { idParam } from "./read.js";
+import { artifactFileRe, idParam } from "./read.js";
+import { artifactKey } from "../../kernel/tables.js";
+import { artifactPath } from "../../kernel/text.js";
 
 /** Facts read from the log per page while streaming. */
 const streamPageFacts = 256;
@@ -59,7 +61,18 @@ export function streamRoutes(hub: Hub): Hono {
   route(app, hub, "why", (c) => {
     const run = idParam(c, "id");
     if (run === null || !hub.store.view.get("runs", run)) return refuse(c, 404, t(hub.env.lang, "notFound.run", { id: c.req.param("id") ?? "" }));
-    return reply(c, hub, "why", { run, facts: hub.store.factsOfRun(run).map((f) => withoutRuleBodies(publicFact(f))) });
+    const artifacts = hub.store.view.where("artifacts", "run = ? ORDER BY key", run).map(({ row }) => ({ file: row.file, bytes: row.bytes, path: artifactPath(run, row.file) }));
+    return reply(c, hub, "why", { run, facts: hub.store.factsOfRun(run).map((f) => withoutArtifactTexts(withoutRuleBodies(publicFact(f)))), artifacts });
+  });
+
+  // A workflow's file (issue 18) as plain text that nothing can run: not sniffed as HTML, and sandboxed should a
+  // browser render it anyway (no script, no same origin, so no use of the owner's cookie).
+  route(app, hub, "artifact", (c) => {
+    const run = idParam(c, "id");
+    const file = c.req.param("file") ?? "";
+    const row = run !== null && artifactFileRe.test(file) ? hub.store.view.get("artifacts", artifactKey(run, file)) : undefined;
+    if (!row) return refuse(c, 404, t(hub.env.lang, "artifact.notFound", { run: c.req.param("id") ?? "", file }));
+    return c.body(row.text, 200, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff", "content-security-policy": "sandbox" });
   });
   return app;
 }

@@ -5,7 +5,9 @@
 import { Hono } from "hono";
 import type { Hub } from "../hub.js";
 import { hashText } from "../../kernel/credentials.js";
-import { decide, poll, queryNumber, route } from "./endpoint.js";
+import { decide, poll, queryNumber, refuse, route } from "./endpoint.js";
+import { artifactFileRe } from "./read.js";
+import { t } from "../../i18n/messages.js";
 import { canonicalJson } from "./read.js";
 import { declaredFor, intentTable } from "../../declarative/index.js";
 import type { WorkAnswer } from "../../protocol/responses.js";
@@ -33,5 +35,12 @@ export function workRoutes(hub: Hub): Hono {
   // A replay is recognised by the body's canonical JSON: the same body again gets the same answer.
   route(app, hub, "result", (c, req) =>
     decide(c, hub, "result", { kind: "result", run: req.run, token: req.token, result: req.body, hash: hashText(canonicalJson(req.body)), intents: intentTable(hub.declarative) }));
+
+  // A workflow's file (issue 18): its name as the artifact step's own rule has it (no folder, no `..`, not hidden).
+  route(app, hub, "artifactPut", (c, req) => {
+    const file = c.req.param("file") ?? "";
+    if (!artifactFileRe.test(file)) return refuse(c, 400, t(hub.env.lang, "artifact.file"));
+    return decide(c, hub, "artifactPut", { kind: "artifact", run: req.run, token: req.token, file, text: req.body.text });
+  });
   return app;
 }
