@@ -209,6 +209,38 @@ test("hostile panel content is text: no script, no raw HTML, links only http(s),
   }
 });
 
+test("a doc-ref naming a workflow's file (run:<id>/<file>) links to the route that serves it; other ids stay text", { skip }, async () => {
+  writeFiles(join(f.home.plugins, "docs"), {
+    "plugin.json": { id: "docs", name: "Docs", version: "1.0.0", apiVersion: "1.0", provides: { panels: ["main"] } },
+    "panels/main.json": { id: "main", title: "Docs", body: [
+      { type: "doc-ref", docId: "run:12/draft.md", title: "The draft" },
+      { type: "doc-ref", docId: "run:12/../etc" },
+      { type: "doc-ref", docId: "note.md" },
+    ] },
+  });
+  assert.deepEqual((await f.call("POST", "/v1/plugins/reload", f.keys.owner)).body.loaded, ["docs"]);
+  const { context, page } = await signedIn(browser, f);
+  const errors = errorsOf(page);
+  try {
+    await page.evaluate(() => (location.hash = "#/plugins/docs"));
+    const panel = page.locator("#panel-main");
+    await panel.waitFor();
+    assert.deepEqual(await panel.locator(".ui-doc-ref").evaluateAll((els) => els.map((e) => {
+      const a = e.querySelector("a");
+      return [e.textContent, a ? [a.getAttribute("href"), a.getAttribute("rel")] : null];
+    })), [
+      ["documentThe draftrun:12/draft.md", ["/v1/runs/12/artifacts/draft.md", "noopener"]],
+      ["documentrun:12/../etc", null],
+      ["documentnote.md", null],
+    ]);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    rmSync(join(f.home.plugins, "docs"), { recursive: true });
+    await f.call("POST", "/v1/plugins/reload", f.keys.owner);
+  }
+});
+
 test("the settings centre: a secret saved is never in the page; a value shows at once; hot or at the next reload said", { skip }, async () => {
   const secret = "ghp_console_secret_0123456789";
   const { context, page } = await signedIn(browser, f);

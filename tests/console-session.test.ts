@@ -133,7 +133,7 @@ test("the cookie stands for the owner key on the owner endpoints the console use
   const taken: string[] = [];
   for (const [name, spec] of Object.entries(endpoints) as [EndpointName, (typeof endpoints)[EndpointName]][]) {
     if (spec.auth === "none") continue;
-    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "owner", source: "shop", call: 1, task: "t".repeat(16), key: "k" });
+    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "owner", source: "shop", call: 1, task: "t".repeat(16), key: "k", file: "a.txt" });
     const takes = "cookie" in spec && spec.cookie === true;
     const r = await h.call(spec.method, path, { cookie, origin, body: spec.method === "GET" ? undefined : {}, statusOnly: takes });
     if (takes) {
@@ -145,7 +145,7 @@ test("the cookie stands for the owner key on the owner endpoints the console use
     if (Array.isArray(spec.auth) || spec.auth === "run") assert.deepEqual(r.body, { error: missingKey }, name);
   }
   assert.deepEqual(taken.sort(), [
-    "answer", "cancel", "pause", "pluginEvent", "pluginSettingSet", "pluginSettings", "pluginUi", "plugins", "pluginsReload",
+    "answer", "artifact", "cancel", "pause", "pluginEvent", "pluginSettingSet", "pluginSettings", "pluginUi", "plugins", "pluginsReload",
     "resolve", "resume", "runNow", "state", "stream", "tools", "why",
   ]);
   // Only the owner endpoints: keys, sign-in and the parts' endpoints never take it.

@@ -83,7 +83,7 @@ function keyRows(): Row[] {
   for (const [name, spec] of Object.entries(endpoints) as [EndpointName, (typeof endpoints)[EndpointName]][]) {
     if (!Array.isArray(spec.auth)) continue;
     const allowed: readonly KeyKind[] = spec.auth;
-    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "source", source: "shop", call: 1, key: "k" });
+    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "source", source: "shop", call: 1, key: "k", file: "a.txt" });
     const base = { endpoint: name, what: "key" as const, method: spec.method, path };
     rows.push({ ...base, status: 401, error: missingKey });
     rows.push({ ...base, key: { bearer: "no-such-key" }, status: 401, error: "unknown key" });
@@ -286,6 +286,17 @@ function toolCallRows(): Row[] {
     { endpoint: "toolCallResult", what: "path", method: "GET", path: "/v1/runs/999/tools/calls/1/result", key: "token", status: 404, error: "no such run: 999" },
     { endpoint: "toolCallResult", what: "path", method: "GET", path: `${calls}/x/result`, key: "token", status: 404, error: "no tool call x" },
     { endpoint: "toolCallResult", what: "query", method: "GET", path: `${calls}/1/result?waitSeconds=1234567`, key: "token", status: 400, error: "query parameter waitSeconds is invalid" },
+
+    { endpoint: "artifactPut", what: "token", method: "PUT", path: `/v1/runs/${run}/artifacts/a.txt`, body: { text: "t" }, status: 401, error: missingKey },
+    { endpoint: "artifactPut", what: "token", method: "PUT", path: `/v1/runs/${run}/artifacts/a.txt`, key: "owner", body: { text: "t" }, status: 403, error: wrongToken },
+    { endpoint: "artifactPut", what: "path", method: "PUT", path: "/v1/runs/999/artifacts/a.txt", key: "token", body: { text: "t" }, status: 404, error: "no such run: 999" },
+    { endpoint: "artifactPut", what: "path", method: "PUT", path: `/v1/runs/${run}/artifacts/-a`, key: "token", body: { text: "t" }, status: 400, error: "file: a file name of letters, digits, _ . - (at most 100), not starting with . or -" },
+    { endpoint: "artifactPut", what: "missing", method: "PUT", path: `/v1/runs/${run}/artifacts/a.txt`, key: "token", body: {}, status: 400, error: "text: required" },
+    { endpoint: "artifactPut", what: "unknown", method: "PUT", path: `/v1/runs/${run}/artifacts/a.txt`, key: "token", body: { text: "t", file: "b" }, status: 400, error: "file: unknown field" },
+    { endpoint: "artifactPut", what: "limit", method: "PUT", path: `/v1/runs/${run}/artifacts/a.txt`, key: "token", body: { text: "好".repeat(87_382) }, status: 400, error: "text: at most 262144 bytes (UTF-8)" },
+    { endpoint: "artifactPut", what: "form", method: "PUT", path: `/v1/runs/${run}/artifacts/a.txt`, key: "token", body: { text: 3 }, status: 400, error: "text: must be string" },
+    { endpoint: "artifact", what: "path", method: "GET", path: `/v1/runs/${run}/artifacts/a.txt`, key: "owner", status: 404, error: `run ${run} has no artifact a.txt` },
+    { endpoint: "artifact", what: "path", method: "GET", path: `/v1/runs/${run}/artifacts/.hidden`, key: "owner", status: 404, error: `run ${run} has no artifact .hidden` },
 
     { endpoint: "ownerToolCall", what: "missing", method: "POST", path: "/v1/tools/calls", key: "owner", body: { ...body, builtIn: undefined }, status: 400, error: "builtIn: required" },
     { endpoint: "ownerToolCall", what: "unknown", method: "POST", path: "/v1/tools/calls", key: "owner", body: { ...body, session: "s" }, status: 400, error: "session: unknown field" },

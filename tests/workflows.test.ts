@@ -194,7 +194,11 @@ test("a workflow with all four step types runs end to end: tool (approved, audit
   const cards = why2.facts.flatMap((f) => f.changes).filter((c) => c[0] === "cards").map((c) => c[2] as { kind: string; run: number; title: string; text: string });
   const notice = cards.find((c) => c.kind === "notice" && c.run === 2);
   assert.equal(notice?.title, "Workflow flow/review wrote 1 file(s)");
-  assert.equal(notice?.text, `draft.md (${Buffer.byteLength(draft)} bytes): ${file} · doc-ref run:2/draft.md`);
+  assert.equal(notice?.text, `draft.md (${Buffer.byteLength(draft)} bytes): ${file} · doc-ref run:2/draft.md · /v1/runs/2/artifacts/draft.md`);
+  // The hub got the file from the worker: the owner opens it by that route (tests/artifacts.test.ts: its refusals).
+  assert.deepEqual(why2.artifacts, [{ file: "draft.md", bytes: Buffer.byteLength(draft), path: "/v1/runs/2/artifacts/draft.md" }]);
+  const served = await fetch(`${s.url}/v1/runs/2/artifacts/draft.md`, { headers: { authorization: `Bearer ${keys.owner}` } });
+  assert.equal(await served.text(), draft);
   assert.ok(why2.facts.some((f) => JSON.stringify(f.changes).includes("doc-ref run:2/draft.md")), "the artifact is in why");
   await s.stop();
 });
