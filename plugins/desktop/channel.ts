@@ -2,15 +2,32 @@
  * The built-in `desktop` channel (protocol.md 通道模板与命令行示例): a system notification per new card —
  * Linux `notify-send` (text after `--`), macOS `osascript` (text as arguments), Windows a toast from a fixed
  * PowerShell script fed base64 JSON (the text is never PowerShell code). Without a graphical session it calls
- * nothing and reports `skipped-<card id>` once; updates of a card are only reported, never shown again.
+ * nothing and reports `skipped-<card id>` once; updates of a card are only reported, never shown again. The text is
+ * the card's title and the first lines of its card template (issue 18), then where to see the card.
  */
 import { execFile } from "node:child_process";
-import { eachCard, type Card, type ChannelArgs } from "agent-autoloop/sdk";
+import { eachCard, templateLines, type Card, type ChannelArgs, type Lang } from "agent-autoloop/sdk";
 
-const zh = /^zh/i.test(process.env.AGENT_AUTOLOOP_LANG || process.env.LANG || "");
-const heading = zh ? "Agent 问你一个问题" : "An agent has a question for you";
-const noticeHeading = zh ? "Agent 通知" : "Agent notice";
-const hint = zh ? "运行 agent-autoloop status 查看" : "Run agent-autoloop status to see it";
+const lang: Lang = /^zh/i.test(process.env.AGENT_AUTOLOOP_LANG || process.env.LANG || "") ? "zh" : "en";
+const heading = lang === "zh" ? "Agent 问你一个问题" : "An agent has a question for you";
+const noticeHeading = lang === "zh" ? "Agent 通知" : "Agent notice";
+
+/** The most lines of a card template a notification shows: a notification points at the card, it is not the card. */
+export const notificationTemplateLinesMax = 6;
+
+/**
+ * A notification's text: the card's title, its card template's first `notificationTemplateLinesMax` lines as every
+ * text channel shows them (the SDK's `templateLines`; "…" when there are more), then where to see the card.
+ */
+export function notificationBody(card: Pick<Card, "title" | "templateUi">, lang: Lang): string {
+  const lines = [card.title];
+  if (card.templateUi) {
+    const shown = templateLines(card.templateUi, lang);
+    lines.push(...shown.slice(0, notificationTemplateLinesMax), ...(shown.length > notificationTemplateLinesMax ? ["…"] : []));
+  }
+  lines.push(lang === "zh" ? "运行 agent-autoloop status 查看" : "Run agent-autoloop status to see it");
+  return lines.join("\n");
+}
 
 /** Whether a graphical session can show notifications. */
 export function hasGraphicalSession(env: NodeJS.ProcessEnv = process.env, platform = process.platform): boolean {
@@ -54,7 +71,7 @@ export default async function desktopChannel({ hub, log, signal }: ChannelArgs):
       await hub.delivered(card.id, card.version, `skipped-${card.id}`).catch(() => {});
       return;
     }
-    const [cmd, args] = notifyCommand(card.kind === "ask" ? heading : noticeHeading, `${card.title}\n${hint}`);
+    const [cmd, args] = notifyCommand(card.kind === "ask" ? heading : noticeHeading, notificationBody(card, lang));
     try {
       await run(cmd, args);
       await hub.delivered(card.id, card.version, `desktop-${card.id}`);
