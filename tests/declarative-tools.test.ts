@@ -198,6 +198,19 @@ test("a header value with CR or LF is refused before anything is sent", async ()
   assert.deepEqual(seen, []);
 });
 
+test("a header value with characters a header cannot carry (beyond U+00FF) is refused before anything is sent, naming the header", async () => {
+  const seen = await seenBy(async () => {
+    for (const trace of ["日志", "a\u2028b", "😀"]) {
+      assert.deepEqual(await call("get", { id: "1", trace }), {
+        status: "refused", code: "tools.invalid_arguments", message: "wrong arguments for web.get: header X-Trace: the value holds characters beyond U+00FF, which a header cannot carry: refused",
+      });
+    }
+  });
+  assert.deepEqual(seen, []);
+  // Latin-1 is sent as it is.
+  assert.equal((await call("get", { id: "1", trace: "café" })).status, "ok");
+});
+
 test("the JSON body: a lone placeholder is the JSON value, one inside text its text; absent ones are left out; no re-substitution", async () => {
   const r = await call("post", { text: 'he said "{{param.n}}"\n', n: 4.5, tags: ["x", { y: 1 }] });
   assert.deepEqual(JSON.parse(okResult<string>(r)), {

@@ -6,7 +6,7 @@
  * - in the url's path, query or fragment: percent-encoded (`/`, `?`, `#`, `%`, `@` included), and a value that would
  *   make a `.` or `..` path segment is refused (URL parsers would climb with it);
  * - in `query` values: encoded as a query parameter;
- * - in a header value: as it is, refused when it holds CR, LF or another control character;
+ * - in a header value: as it is, refused when it holds CR, LF or another control character, or a character beyond U+00FF (a header carries bytes);
  * - in the JSON `body`: a string that is one placeholder becomes the argument's JSON value, a placeholder inside a
  *   string its text; the body is then written as JSON, so every value is JSON-encoded.
  * Substitution is one pass over the template: text an argument brought in is never read for placeholders again.
@@ -157,6 +157,14 @@ export type Built = { ok: true; method: string; url: URL; headers: Record<string
 
 /** Characters no header value may hold (CR, LF, NUL and the other controls but tab). */
 const headerForbidden = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+/** Characters a header value cannot carry at all: HTTP sends header values as bytes (fetch takes U+0000–U+00FF). */
+const headerBeyondLatin1 = /[^\u0000-\u00ff]/;
+
+/** Why a header value cannot be sent (a line break or control, or a character beyond Latin-1), or null. */
+function headerRefusal(name: string, value: string, lang: Lang): string | null {
+  if (headerForbidden.test(value)) return t(lang, "decl.call.headerLine", { name });
+  return headerBeyondLatin1.test(value) ? t(lang, "decl.call.headerLatin1", { name }) : null;
+}
 /** A path segment that URL parsers read as "this folder" or "the folder above" (`.`, `..`, `%2e`, `.%2E`, …). */
 const dotSegment = /^(?:\.|%2e){1,2}$/i;
 
@@ -226,12 +234,14 @@ export function buildRequest(tool: HttpTool, args: Record<string, unknown>, auth
   for (const [name, value] of Object.entries(http.headers ?? {})) {
     const pieces = splitTemplate(value).pieces;
     const v = fill(pieces, args, auth, (s) => s);
-    if (headerForbidden.test(v)) return { ok: false, message: t(lang, "decl.call.headerLine", { name }) };
+    const refused = headerRefusal(name, v, lang);
+    if (refused !== null) return { ok: false, message: refused };
     headers[name] = v;
     if (pieces.some((p) => "auth" in p)) authHeaders.push(name);
   }
   if (auth !== null && authHeaders.length === 0) {
-    if (headerForbidden.test(auth)) return { ok: false, message: t(lang, "decl.call.headerLine", { name: "Authorization" }) };
+    const refused = headerRefusal("Authorization", auth, lang);
+    if (refused !== null) return { ok: false, message: refused };
     headers.Authorization = `Bearer ${auth}`;
     authHeaders.push("Authorization");
   }

@@ -389,6 +389,7 @@ const catalog = {
   "decl.call.notUrl": { zh: "{param} 给的不是 http:// 或 https:// 开头的绝对地址", en: "{param} gave no absolute http:// or https:// URL" },
   "decl.call.userinfo": { zh: "{param} 给的地址带用户名或密码，拒绝", en: "{param} gave a URL with a user name or password: refused" },
   "decl.call.dotSegment": { zh: "参数会让路径出现 . 或 .. 段，拒绝", en: "a parameter would make a . or .. path segment: refused" },
+  "decl.call.headerLatin1": { zh: "请求头 {name} 的值含 U+00FF 以外的字符，请求头装不下，拒绝", en: "header {name}: the value holds characters beyond U+00FF, which a header cannot carry: refused" },
   "decl.call.headerLine": { zh: "请求头 {name} 的值含 CR 或 LF（或别的控制字符），拒绝", en: "header {name}: the value holds CR or LF (or another control character): refused" },
   "decl.call.bodyTooLarge": { zh: "请求体超过 {limit} 字节", en: "the request body is larger than {limit} bytes" },
   "decl.call.authEnv": { zh: "authRef env:{name}：工具宿主的环境里没有这个变量", en: "authRef env:{name}: not set in the tool host's environment" },
