@@ -28,8 +28,12 @@ after(async () => {
   for (const f of fixtures) await f.close();
 });
 
-/** The prompt step's agent: its last message is two lines, the second with characters a page could run. */
-const agentScript = `console.log("Done: drafted\\n\\n<script>alert(1)</script> ünïcödé")`;
+/**
+ * The prompt step's agent: its last message is two lines, the second with characters a page could run and a C1
+ * control (U+0085), which the worker's file keeps and the hub's copy leaves out, as every /v1 text does.
+ */
+const agentScript = `console.log("Done: drafted\\n\\n<script>alert(1)</script> ünïcödé\\u0085")`;
+const written = "Done: drafted\n\n<script>alert(1)</script> ünïcödé\u0085";
 const draft = "Done: drafted\n\n<script>alert(1)</script> ünïcödé";
 
 async function workflowHub(): Promise<Fixture> {
@@ -96,7 +100,7 @@ test("an artifact step's file is sent to the hub: the owner reads it as sandboxe
   const rows = why.body.facts.flatMap((f: { changes: unknown[][] }) => f.changes).filter((c: unknown[]) => c[0] === "artifacts");
   assert.deepEqual(rows.map((c: unknown[]) => [c[1], Object.keys(c[2] as object).sort()]), [[`${run.id}\u0000draft.md`, ["at", "bytes", "file", "run"]]], "why's facts carry no artifact text");
   const notice = rowsOf(why.body, "cards").find((c: { kind: string; run: number }) => c.kind === "notice" && c.run === run.id) as { text: string } | undefined;
-  assert.match(notice?.text ?? "", new RegExp(`^draft\\.md \\(${bytes} bytes\\): .*/artifacts/draft\\.md · doc-ref run:${run.id}/draft\\.md · /v1/runs/${run.id}/artifacts/draft\\.md$`));
+  assert.match(notice?.text ?? "", new RegExp(`^draft\\.md \\(${Buffer.byteLength(written)} bytes\\): .*/artifacts/draft\\.md · doc-ref run:${run.id}/draft\\.md · /v1/runs/${run.id}/artifacts/draft\\.md$`));
 });
 
 test("PUT of an artifact takes the run's token while the run goes on; refused bodies write nothing; an ended run is 409", async () => {

@@ -9,7 +9,7 @@
  */
 import { t, type Lang } from "../i18n/messages.js";
 import type { ToolOutcome } from "../tools/types.js";
-import { jsonTooDeep, resultTooDeep } from "../tools/result.js";
+import { jsonTooDeep, resultTooDeep } from "../protocol/tool-result.js";
 import { hostAllowed, networkNotDeclared } from "./network.js";
 import { httpErrorExcerptMaxChars, httpRedirectsMax, httpResponseMaxBytes } from "./limits.js";
 import type { Built } from "./template.js";

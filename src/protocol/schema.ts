@@ -371,7 +371,7 @@ export type ToolWaitQuery = Static<typeof ToolWaitQuery>;
  * surrogates, which UTF-8 cannot hold: an artifact is served as plain text, never run.
  */
 export const ArtifactBody = Type.Object(
-  { text: Type.String({ pattern: "^[^\\ud800-\\udfff]*$", description: `UTF-8 text, at most ${L.artifactMaxBytes} bytes` }) },
+  { text: Type.String({ pattern: textPattern, description: `${noControlText}; UTF-8, at most ${L.artifactMaxBytes} bytes` }) },
   { additionalProperties: false },
 );
 export type ArtifactBody = Static<typeof ArtifactBody>;

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { nestedDeeperThan } from "../protocol/validate.js";
 import { checkArguments } from "./arguments.js";
-import { resultTooDeep } from "./result.js";
+import { resultTooDeep } from "../protocol/tool-result.js";
 import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
 import { McpSession, allowedByList } from "./mcp.js";

@@ -19,7 +19,7 @@ import { t, type Lang } from "../i18n/messages.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import type { ReadMessage } from "./receipt.js";
 import { workflowOutputMaxChars } from "../kernel/limits.js";
-import { artifactPath } from "../kernel/text.js";
+import { artifactPath, neutralise } from "../kernel/text.js";
 
 /** A step of a workflow as the job carries it (protocol/declarative/workflow.schema.json `WorkflowStep`). */
 type Step =
@@ -342,7 +342,8 @@ export async function runWorkflow(h: WorkflowHost, resumeFrom: string | null): P
         // The hub may run on another machine: it gets the text now, so the owner can open it from the notice, the
         // console or a card (a doc-ref `run:<id>/<file>`). A file it did not get is said in the notice; the step
         // stands, as the file is written here.
-        const notSent = await h.sendArtifact(step.file, content);
+        // The hub's copy holds what every /v1 text may: control characters other than line breaks and tabs left out.
+        const notSent = await h.sendArtifact(step.file, neutralise(content, false));
         output = path;
         s = { ...s, artifacts: [...s.artifacts.filter((x) => x.file !== step.file), { file: step.file, path, bytes: Buffer.byteLength(content), run: job.run, notSent }] };
       }

@@ -62,7 +62,8 @@ export function streamRoutes(hub: Hub): Hono {
     const run = idParam(c, "id");
     if (run === null || !hub.store.view.get("runs", run)) return refuse(c, 404, t(hub.env.lang, "notFound.run", { id: c.req.param("id") ?? "" }));
     const artifacts = hub.store.view.where("artifacts", "run = ? ORDER BY key", run).map(({ row }) => ({ file: row.file, bytes: row.bytes, path: artifactPath(run, row.file) }));
-    return reply(c, hub, "why", { run, facts: hub.store.factsOfRun(run).map((f) => withoutArtifactTexts(withoutRuleBodies(publicFact(f)))), artifacts });
+    // `artifacts` only when the run sent some: the answer of a run without stays as it was before artifacts.
+    return reply(c, hub, "why", { run, facts: hub.store.factsOfRun(run).map((f) => withoutArtifactTexts(withoutRuleBodies(publicFact(f)))), ...(artifacts.length ? { artifacts } : {}) });
   });
 
   // A workflow's file (issue 18) as plain text that nothing can run: not sniffed as HTML, and sandboxed should a

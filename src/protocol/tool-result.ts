@@ -2,17 +2,25 @@
  * The one check every tool's result gets before anyone reads it (issue 16, issue 18): a result nested deeper than
  * `toolResultDepthMax` is a tool error. JSON.parse builds values of any depth without trouble, but every reader after
  * it — JSON.stringify (the audit, the tool bridge, `plugins invoke`), a redaction walk — recurses and would throw.
+ * In the protocol layer: both tool hosts use it (src/tools, and src/declarative's HTTP tools, which may not import
+ * the tool plugin host).
  */
 import { t, type Lang } from "../i18n/messages.js";
 import { toolResultDepthMax } from "../kernel/limits.js";
-import { nestedDeeperThan } from "../protocol/validate.js";
-import type { ToolOutcome } from "./types.js";
+import { nestedDeeperThan } from "./validate.js";
+
+/** The tool error of a result nested too deep (a `ToolOutcome` of the tool host, src/tools/types.ts). */
+export interface ResultTooDeep {
+  status: "error";
+  code: "tools.result_too_deep";
+  message: string;
+}
 
 /**
  * The outcome of a result nested too deep, or null when `result` is within `toolResultDepthMax` (`known`: the caller
  * found it too deep already, e.g. by `jsonTooDeep`). Never throws.
  */
-export function resultTooDeep(result: unknown, lang: Lang, known = false): Extract<ToolOutcome, { status: "error" }> | null {
+export function resultTooDeep(result: unknown, lang: Lang, known = false): ResultTooDeep | null {
   if (!known && !nestedDeeperThan(result, toolResultDepthMax)) return null;
   return { status: "error", code: "tools.result_too_deep", message: t(lang, "tools.callback.tooDeep", { limit: toolResultDepthMax }) };
 }
