@@ -65,8 +65,14 @@ export function pressOfForm(plugin: LoadedPlugin, card: string, fields: Record<s
   const press: ControlPress = { card, ...(fields.action !== undefined ? { action: fields.action } : {}), ...(fields.form !== undefined ? { form: fields.form } : {}) };
   if (fields.form === undefined) return press;
   const nodes = plugin.cards.get(card)?.data ?? [];
+  // The first form of that id, as controlEvent takes it.
   let form: Extract<UiNode, { type: "form" }> | undefined;
-  for (const n of walk(nodes)) if (n.type === "form" && n.id === fields.form) form = n;
+  for (const n of walk(nodes)) {
+    if (n.type === "form" && n.id === fields.form) {
+      form = n;
+      break;
+    }
+  }
   const values: Record<string, string | number | boolean> = {};
   for (const [key, text] of Object.entries(fields)) if (key.startsWith("v.")) values[key.slice(2)] = text;
   for (const f of form?.fields ?? []) {

@@ -27,6 +27,7 @@ const linkHeaders = { "content-security-policy": "default-src 'none'; style-src 
 /** A link page's nonce: 16 random bytes in base64url, 22 characters. */
 export const linkNonceChars = 22;
 const newNonce = () => randomBytes(16).toString("base64url");
+const noncePattern = new RegExp(`^[A-Za-z0-9_-]{${linkNonceChars}}$`);
 
 /** The routes of the link page. */
 export function linkRoutes(hub: Hub): Hono {
@@ -71,7 +72,7 @@ export function linkRoutes(hub: Hub): Hono {
   };
 
   app.post("/c/:id/:token/act", posted(async (c, id, token, card, form) => {
-    if (!new RegExp(`^[A-Za-z0-9_-]{${linkNonceChars}}$`).test(form.nonce ?? "")) return page(c, id, token, 400, t(lang, "field.pattern", { field: "nonce", what: `${linkNonceChars} of A-Z a-z 0-9 _ -` }));
+    if (!noncePattern.test(form.nonce ?? "")) return page(c, id, token, 400, t(lang, "field.pattern", { field: "nonce", what: `${linkNonceChars} of A-Z a-z 0-9 _ -` }));
     const ref = card.template ?? "";
     const slash = ref.indexOf("/");
     const plugin = slash < 0 ? null : hub.declarative.get(ref.slice(0, slash));
