@@ -138,10 +138,10 @@ test("the caller's timeout wins over the manifest's", async () => {
   }
 });
 
-test("async: a task_id result is accepted and its process may work on until the timeout; short task ids are refused", async () => {
+test("async: a task_id result is accepted and its process may work on until the timeout; short task ids are refused; a task_id that is not a string is a sync answer, as in the original host", async () => {
   const f = hostFixture();
   try {
-    const script = (task: string) => nodePlugin(`
+    const script = (task: unknown) => nodePlugin(`
       require("node:fs").writeFileSync("pid", String(process.pid));
       process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: req.id, result: { task_id: ${JSON.stringify(task)} } }) + "\\n");
       setTimeout(() => require("node:fs").writeFileSync("finished", "yes"), 300);
@@ -149,6 +149,9 @@ test("async: a task_id result is accepted and its process may work on until the 
       return undefined;`);
     writePlugin(f.root, "later", syncManifest("later", "node", ["main.js"], `[communication]\ntimeout_ms = 3000\n\n${toolToml("job")}`, "async"), { "main.js": script("task_0123456789abcdef") });
     writePlugin(f.root, "short", syncManifest("short", "node", ["main.js"], toolToml("job"), "async"), { "main.js": script("task_xyz789") });
+    // Only a string task_id parks a call: the original host takes any other result, a task_id of another type
+    // included, as the call's answer (research notes, wire protocol), and plugins written for it keep working.
+    writePlugin(f.root, "objectid", syncManifest("objectid", "node", ["main.js"], toolToml("job"), "async"), { "main.js": script({ id: "task_0123456789abcdef" }) });
     f.registry.rescan();
     const r = await f.host.call("later.job", {}, { sessionKey: "s" });
     assert.deepEqual([r.status, "taskId" in r && r.taskId], ["accepted", "task_0123456789abcdef"]);
@@ -161,6 +164,8 @@ test("async: a task_id result is accepted and its process may work on until the 
       "plugin short gave an unusable task_id: it must be 16 to 200 letters, digits or . _ ~ - (it is the callback's only credential)",
     ]);
     assert.equal(running(Number(readFileSync(join(f.root, "short", "pid"), "utf8"))), false);
+    const o = await f.host.call("objectid.job", {}, { sessionKey: "s" });
+    assert.deepEqual([o.status, "result" in o && o.result], ["ok", { task_id: { id: "task_0123456789abcdef" } }]);
   } finally {
     await f.close();
   }
