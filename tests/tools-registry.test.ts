@@ -4,7 +4,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { ToolRegistry, watchRegistry, formatClash } from "../src/tools/index.js";
 import { examples, hostFixture, syncManifest, tempDir, toolToml, until, writePlugin } from "./tools-helpers.js";
@@ -70,6 +71,25 @@ test("a broken manifest rejects that plugin only; a plugin that was good keeps i
     ]);
     assert.equal(f.registry.get("good")?.status, "ok");
     assert.deepEqual(f.registry.rescan().rejected, [], "the same broken file is not reported again");
+  } finally {
+    void f.close();
+  }
+});
+
+test("a manifest that is not a regular file (a FIFO, a folder, a dangling symlink) is listed as rejected with why, never skipped or waited on", () => {
+  const f = hostFixture();
+  try {
+    for (const name of ["fifo", "folder", "dangling"]) mkdirSync(join(f.root, name));
+    execFileSync("mkfifo", [join(f.root, "fifo", "manifest.toml")]);
+    mkdirSync(join(f.root, "folder", "manifest.toml"));
+    symlinkSync(join(f.root, "nowhere.toml"), join(f.root, "dangling", "plugin-manifest.toml"));
+    const r = f.registry.rescan();
+    assert.deepEqual(r.rejected, ["dangling", "fifo", "folder"]);
+    assert.deepEqual(f.registry.list().map((p) => [p.name, p.status, p.errors]), [
+      ["dangling", "rejected", [`${join(f.root, "dangling", "plugin-manifest.toml")}: cannot be read: ENOENT`]],
+      ["fifo", "rejected", [`${join(f.root, "fifo", "manifest.toml")}: cannot be read: ENOTREG`]],
+      ["folder", "rejected", [`${join(f.root, "folder", "manifest.toml")}: cannot be read: ENOTREG`]],
+    ]);
   } finally {
     void f.close();
   }

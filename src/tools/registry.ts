@@ -4,7 +4,7 @@
  * Discovery only reads files: no plugin code runs and no `tools/list` is asked. A broken manifest rejects that folder
  * only; a folder that had a good manifest keeps using it until the file is fixed. `rescan()` reads everything again.
  */
-import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { engineDir } from "../common/paths.js";
@@ -96,7 +96,9 @@ export class ToolRegistry {
     this.roots.forEach((root, rootIndex) => {
       for (const entry of this.folderNames(root)) {
         const dir = join(root.dir, entry);
-        const found = manifestFileNames.filter((f) => isFile(join(dir, f)));
+        // A manifest name that is there but is no regular file (a FIFO, a folder, a dangling symlink) is found too:
+        // reading it fails and the folder is listed as rejected with why, instead of being skipped in silence.
+        const found = manifestFileNames.filter((f) => present(join(dir, f)));
         if (found.length === 0) continue;
         seen.add(dir);
         const folder = this.folders.get(dir) ?? { dir, origin: root.origin, rootIndex, manifestPath: join(dir, found[0]!), digest: null, both: false, errors: [], current: null, lastGood: null };
@@ -205,9 +207,11 @@ function nameOf(f: Folder): string {
   return f.current?.name ?? f.lastGood?.manifest.name ?? basename(f.dir);
 }
 
-function isFile(path: string): boolean {
+/** Whether a folder entry is there at all, whatever it is (lstat: a dangling symlink is there). */
+function present(path: string): boolean {
   try {
-    return statSync(path).isFile();
+    lstatSync(path);
+    return true;
   } catch {
     return false;
   }
