@@ -11,7 +11,7 @@ import { homePaths, newKey, readMasterKey, writeFileAtomic, type Config, type Ho
 import { registerKeysLocally, startServe, type Running, type ServeOptions } from "../src/host/serve.js";
 import { endpoints, type EndpointName } from "../src/protocol/endpoints.js";
 import { checkResponse } from "../src/protocol/response-check.js";
-import type { State } from "../src/protocol/responses.js";
+import type { Fact, State } from "../src/protocol/responses.js";
 
 export const engine = join(import.meta.dirname, "..");
 
@@ -119,7 +119,14 @@ export function checkAnswer(endpoint: EndpointName, status: number, body: unknow
 
 /** Starts a hub (alone unless `config` names a worker or channels) with keys of every kind registered. */
 export async function hubFixture(rules: unknown = baseRules, config: Partial<Config> = {}, secrets = "", options: Partial<ServeOptions> = {}): Promise<Fixture> {
-  const { dir, home, keys } = makeHome(rules, config, secrets);
+  return serveFixture(makeHome(rules, config, secrets), options);
+}
+
+/**
+ * Starts a hub on a home `makeHome` wrote (and something may have used since: a CLI with no hub running). Closing the
+ * fixture removes the home.
+ */
+export async function serveFixture({ dir, home, keys }: { dir: string; home: Home; keys: Keys }, options: Partial<ServeOptions> = {}): Promise<Fixture> {
   const running = await startServe(home, { lang: "en", log: () => {}, checkAnswer, ...options });
   const url = running.url;
   const fixture: Fixture = {
@@ -154,6 +161,49 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
     },
   };
   return fixture;
+}
+
+/** One server-sent message of GET /v1/stream: its id, event name and data (a fact: the stream sends only `event: fact`). */
+export interface Sse { id: string; event: string; data: Fact }
+
+/** Reads SSE messages from a response body until `stop` says enough; the reader is the caller's to cancel or release. */
+export async function readSse(res: Response, stop: (msgs: Sse[]) => boolean) {
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  const msgs: Sse[] = [];
+  while (!stop(msgs)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      if (block.startsWith(":")) continue;
+      const m: Record<string, string> = {};
+      for (const line of block.split("\n")) {
+        const j = line.indexOf(": ");
+        m[line.slice(0, j)] = (m[line.slice(0, j)] ? m[line.slice(0, j)] + "\n" : "") + line.slice(j + 2);
+      }
+      msgs.push({ id: m.id!, event: m.event!, data: JSON.parse(m.data!) as Fact });
+    }
+  }
+  return { msgs, reader };
+}
+
+/**
+ * Every fact of the hub so far, as GET /v1/stream sends them to the owner: from the first up to the `seq` of
+ * GET /v1/state taken just before (facts written meanwhile are left out).
+ */
+export async function streamFacts(f: Pick<Fixture, "url" | "keys" | "state">): Promise<Fact[]> {
+  const { seq } = await f.state();
+  if (seq === 0) return [];
+  const res = await fetch(`${f.url}/v1/stream?after=0`, { headers: { authorization: `Bearer ${f.keys.owner}` } });
+  if (res.status !== 200) throw new Error(`GET /v1/stream answered ${res.status}: ${await res.text()}`);
+  const { msgs, reader } = await readSse(res, (m) => m.length > 0 && Number(m.at(-1)!.id) >= seq);
+  await reader.cancel();
+  return msgs.map((m) => m.data).filter((fact) => fact.seq <= seq);
 }
 
 /** What `until` hands back: a value of `T` that is not falsy. */

@@ -3,37 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { hashKey } from "../src/kernel/credentials.js";
 import { timeline } from "../src/cli/why.js";
-import { hubFixture, until, type Fixture } from "./helpers.js";
+import { hubFixture, readSse, until, type Fixture } from "./helpers.js";
 import type { Fact } from "../src/protocol/responses.js";
-
-/** One server-sent message: its id, event name and data (a fact: the stream sends only `event: fact`). */
-interface Sse { id: string; event: string; data: Fact }
-
-/** Reads SSE messages from a response body until `stop` says enough. */
-async function readSse(res: Response, stop: (msgs: Sse[]) => boolean) {
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let buf = "";
-  const msgs: Sse[] = [];
-  while (!stop(msgs)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += dec.decode(value, { stream: true });
-    let i;
-    while ((i = buf.indexOf("\n\n")) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      if (block.startsWith(":")) continue;
-      const m: Record<string, string> = {};
-      for (const line of block.split("\n")) {
-        const j = line.indexOf(": ");
-        m[line.slice(0, j)] = (m[line.slice(0, j)] ? m[line.slice(0, j)] + "\n" : "") + line.slice(j + 2);
-      }
-      msgs.push({ id: m.id!, event: m.event!, data: JSON.parse(m.data!) as Fact });
-    }
-  }
-  return { msgs, reader };
-}
 
 async function loop(f: Fixture) {
   await f.call("POST", "/v1/events", f.keys.source, { id: "w1", type: "alert.x", subject: "#3", summary: "disk full" });

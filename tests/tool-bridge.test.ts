@@ -30,6 +30,7 @@ import type { Job, OwnerCard, Why } from "../src/protocol/responses.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { DeclarativeCatalog } from "../src/declarative/index.js";
 import { localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
+import { callFacts, lastCallRow } from "./tool-calls-helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -189,7 +190,7 @@ test("deny answers the reason; an unanswered prompt answers 'awaiting approval, 
   const wrong = await client.callTool({ name: "hello-python.greet", arguments: { name: 7 } });
   assert.deepEqual([wrong.isError, textOf(wrong)], [true, "wrong arguments for hello-python.greet: name: must be string"]);
   // Refused here, before the hub decided: recorded all the same (denied, with the reason), in why and in status.
-  const calls = f.running.hub.store.view.where("calls", "1 ORDER BY key").map((r) => r.row);
+  const calls = await callFacts(f, job.run);
   assert.deepEqual(calls.map((c) => [c.tool, c.sessionKey, c.status, c.why, c.reason]).slice(2), [
     ["steps.run", job.sessionKey, "denied", "refused", "tools.not_offered: steps.run is not one of the tools this run is offered (rules.json: the rule's tools)"],
     ["hello-python.greet", job.sessionKey, "denied", "refused", "tools.invalid_arguments: wrong arguments for hello-python.greet: name: must be string"],
@@ -231,14 +232,14 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
   const bad = await client.callTool({ name: "weather.now", arguments: { town: "Paris" } });
   assert.equal(bad.isError, true);
   assert.equal((await f.state()).cards.length, 0);
-  const refused = f.running.hub.store.view.get("calls", 1)!;
+  const refused = await lastCallRow(f, job.run, 1);
   assert.deepEqual([refused.tool, refused.status, refused.why, refused.reason?.split(":")[0]], ["weather.now", "denied", "refused", "tools.invalid_arguments"], "recorded all the same");
 
   // No approvals entry names it: kind http asks first; "allow once" while the call is held lets this call run.
   const first = client.callTool({ name: "weather.now", arguments: { city: "Paris" } });
   const card1 = await cardOf(f, "weather.now");
   assert.equal(card1.text, `Run ${job.run} (session alerts:s7) wants to call tool weather.now (kind http).\nArguments: {"city":"Paris"}\n`
-    + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${f.running.hub.store.view.get("calls", 2)!.manifestDigest}) until its definitions change.`);
+    + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${(await lastCallRow(f, job.run, 2)).manifestDigest}) until its definitions change.`);
   assert.equal(api.seen.length, 0, "nothing sent before the answer");
   await answer(f, card1.id, 0);
   assert.deepEqual(await first, { content: [{ type: "text", text: JSON.stringify({ city: "Paris", temp: "21C" }) }] });
@@ -254,7 +255,7 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
   assert.equal(textOf(third), JSON.stringify({ city: "Rome", temp: "21C" }));
 
   // The audit: each call a fact with its kind, the arguments' digest (never the arguments), the outcome.
-  const calls = [2, 3, 4].map((id) => f.running.hub.store.view.get("calls", id)!);
+  const calls = (await callFacts(f, job.run)).filter((c) => [2, 3, 4].includes(c.id));
   assert.deepEqual(calls.map((c) => [c.tool, c.kind, c.caller, c.sessionKey, c.why, c.card, c.status]), [
     ["weather.now", "http", "agent", "alerts:s7", "answer", card1.id, "ok"],
     ["weather.now", "http", "agent", "alerts:s7", "answer", card2.id, "ok"],

@@ -9,7 +9,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { hubFixture, until, type Fixture } from "./helpers.js";
-import { args, callBody, digestA, digestB, toolRules } from "./tool-calls-helpers.js";
+import { args, callBody, digestA, digestB, factRows, lastCallRow, streamCalls, toolRules, whyFacts } from "./tool-calls-helpers.js";
 import { toolArgsDigest } from "../src/protocol/tool-calls.js";
 import { HubClient, HubError } from "../src/protocol/client.js";
 import { timeline } from "../src/cli/why.js";
@@ -27,15 +27,25 @@ async function runOf(f: Fixture, subject: string): Promise<Job> {
   return job;
 }
 
+/** What a test of this file works with: the hub, a client of run tokens, the owner's client, and a run of subject s1. */
+interface ToolHub { f: Fixture; client: HubClient; owner: HubClient; job: Job }
+
+/** Starts a hub on `rules`, claims a run of subject s1, runs `body` with them, and closes the hub however it ends. */
+async function withToolHub(rules: unknown, body: (h: ToolHub) => Promise<void>): Promise<void> {
+  const f = await hubFixture(rules);
+  try {
+    await body({ f, client: new HubClient(f.url, null), owner: new HubClient(f.url, f.keys.owner), job: await runOf(f, "s1") });
+  } finally {
+    await f.close();
+  }
+}
+
 test("each approval path: exact tool, plugin, default, allow_session_keys, disable_model_invocation, not offered, first use, the owner's own calls", async () => {
-  const f = await hubFixture(toolRules([
+  await withToolHub(toolRules([
     { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt", allow_session_keys: ["alerts:ok-*"] },
     { plugin: "dangerous", mode: "deny" },
     { plugin: "search", mode: "auto" },
-  ], ["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*"]));
-  try {
-    const client = new HubClient(f.url, null);
-    const job = await runOf(f, "s1");
+  ], ["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*"]), async ({ f, client, owner, job }) => {
     assert.deepEqual([job.tools, job.sessionKey], [["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*"], "alerts:s1"]);
     const call = (b: ToolCallBody) => client.toolCall(job.run, job.token, b);
     assert.deepEqual(await call(callBody("builtin.x", { builtIn: true })), { call: 1, decision: "allow", sessionKey: "alerts:s1" }, "no entry: auto");
@@ -56,19 +66,18 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     assert.equal((await client.toolCall(ok.run, ok.token, callBody("hello-python.greet"))).decision, "prompt");
 
     // The owner: never prompted, `deny` still refuses, disable_model_invocation does not hide a tool from the owner.
-    const owner = new HubClient(f.url, f.keys.owner);
     assert.deepEqual(await owner.ownerToolCall(callBody("hello-python.greet")), { call: 10, decision: "allow", sessionKey: "owner:owner" });
     assert.deepEqual(await owner.ownerToolCall(callBody("dangerous.rm")), { call: 11, decision: "deny", sessionKey: "owner:owner", reason: "approvals[1] of rules.json denies dangerous.rm" });
     assert.deepEqual(await owner.ownerToolCall(callBody("secret.wipe", { disableModelInvocation: true })), { call: 12, decision: "allow", sessionKey: "owner:owner" });
 
     // The calls are facts, with the session key, the caller, the digest and the decision: never the arguments.
-    const row = f.running.hub.store.view.get("calls", 6)!;
+    const row = await lastCallRow(f, job.run, 6);
     assert.deepEqual({ ...row, at: 0 }, {
       id: 6, run: job.run, caller: "agent", by: "bot", plugin: "hello-python", tool: "hello-python.greet", sessionKey: "alerts:s1",
       argsDigest: toolArgsDigest(args), manifestDigest: digestA, builtIn: true, kind: "sync", decision: "prompt", why: "tool", approval: 0, reason: null,
       card: 1, waitUntil: row.at + 60_000, status: "asking", durationMs: null, at: 0, endedAt: null, deadline: null, result: null, reported: null,
     });
-    assert.equal(f.running.hub.store.view.get("calls", 10)!.sessionKey, "owner:owner");
+    assert.equal((await streamCalls(f)).find((c) => c.id === 10)?.sessionKey, "owner:owner", "the owner's call, in no run's why: on the stream");
     const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
     assert.deepEqual([card.title, card.options, card.run, card.lane], ["Allow hello-python.greet?", ["allow once", "always allow", "deny"], job.run, "s1"]);
     assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet (kind sync).\nArguments: {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
@@ -86,17 +95,11 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
       "tool hello-python.greet (alerts:s1): asks the owner on card 1",
       "tool search.find (alerts:s1): asks the owner on card 2",
     ]);
-  } finally {
-    await f.close();
-  }
+  });
 });
 
 test("trust by plugin and manifest digest: an \"always allow\" answered while the call is held lets it run and later calls through; a changed manifest asks again", async () => {
-  const f = await hubFixture(toolRules([], ["search.*"], 30));
-  try {
-    const client = new HubClient(f.url, null);
-    const owner = new HubClient(f.url, f.keys.owner);
-    const job = await runOf(f, "s1");
+  await withToolHub(toolRules([], ["search.*"], 30), async ({ f, client, owner, job }) => {
     const first = await client.toolCall(job.run, job.token, callBody("search.find"));
     assert.deepEqual([first.decision, first.card], ["prompt", 1]);
     // The agent's call is held; the owner answers "always allow" meanwhile: the held GET answers allow.
@@ -110,25 +113,20 @@ test("trust by plugin and manifest digest: an \"always allow\" answered while th
     // A changed manifest (another digest) asks again.
     const changed = await client.toolCall(job.run, job.token, callBody("search.find", { manifestDigest: digestB }));
     assert.deepEqual([changed.decision, changed.card], ["prompt", 2]);
-    // The trust entry is a fact, keyed by plugin and digest.
-    assert.deepEqual({ ...f.running.hub.store.view.get("trust", `search\u0000${digestA}`)!, at: 0 }, { plugin: "search", digest: digestA, card: 1, by: "owner", at: 0 });
-    const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
+    // The trust entry is a fact of the run's why (the answer on its card), keyed by plugin and digest.
+    const facts = await whyFacts(f, job.run);
+    assert.deepEqual({ ...factRows(facts, "trust").get(`search\u0000${digestA}`)!, at: 0 }, { plugin: "search", digest: digestA, card: 1, by: "owner", at: 0 });
+    const lines = timeline(job.run, facts).map((l) => l.slice(16));
     assert.ok(lines.includes(`plugin search trusted at manifest sha256 ${digestA} ("always allow" by owner)`), lines.join("\n"));
-  } finally {
-    await f.close();
-  }
+  });
 });
 
 test("kind http (issue 18): with no approvals entry an agent's call asks even of a built-in plugin, the card names the kind; always allow after the hold trusts it and leaves no grant; an entry or the owner's own call is not asked", async () => {
-  const f = await hubFixture(toolRules([{ plugin: "feeds", mode: "auto" }], ["weather.*", "feeds.*"], 0));
-  try {
-    const client = new HubClient(f.url, null);
-    const owner = new HubClient(f.url, f.keys.owner);
-    const job = await runOf(f, "s1");
+  await withToolHub(toolRules([{ plugin: "feeds", mode: "auto" }], ["weather.*", "feeds.*"], 0), async ({ f, client, owner, job }) => {
     const http = (tool: string, o: Partial<ToolCallBody> = {}) => callBody(tool, { kind: "http", builtIn: true, ...o });
     const first = await client.toolCall(job.run, job.token, http("weather.now"));
     assert.deepEqual([first.decision, first.card], ["prompt", 1]);
-    assert.deepEqual(f.running.hub.store.view.get("calls", first.call)!.kind, "http");
+    assert.deepEqual((await lastCallRow(f, job.run, first.call)).kind, "http");
     const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
     assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool weather.now (kind http).\nArguments: {"name":"Ada"}\n`
       + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${digestA}) until its definitions change.`);
@@ -139,24 +137,19 @@ test("kind http (issue 18): with no approvals entry an agent's call asks even of
     assert.equal((await owner.ownerToolCall(http("weather.now"))).decision, "allow");
     // Answered after the hold (0 s): "always allow" trusts the plugin at this digest, and no one-use grant is kept.
     await owner.answer(1, { choice: 1 });
-    assert.equal(f.running.hub.store.view.get("grants", `alerts:s1\u0000weather.now\u0000${digestA}`), undefined);
+    assert.equal(factRows(await whyFacts(f, job.run), "grants").get(`alerts:s1\u0000weather.now\u0000${digestA}`), undefined, "the answer on the run's card wrote no grant");
     const next = await client.toolCall(job.run, job.token, http("weather.now"));
-    assert.deepEqual([next.decision, next.card, f.running.hub.store.view.get("calls", next.call)!.why], ["allow", undefined, "default"]);
+    assert.deepEqual([next.decision, next.card, (await lastCallRow(f, job.run, next.call)).why], ["allow", undefined, "default"]);
     // Another digest asks again.
     assert.equal((await client.toolCall(job.run, job.token, http("weather.now", { manifestDigest: digestB }))).decision, "prompt");
-  } finally {
-    await f.close();
-  }
+  });
 });
 
 test("answers after the hold: allow once leaves a one-use grant, also for a first use; always allow of a first use trusts instead, of an approvals prompt leaves a grant; a deny entry's allow_session_keys let nothing through", async () => {
   const approvals = [{ plugin: "files", tool: "files.write", mode: "prompt" }, { plugin: "blocked", mode: "deny", allow_session_keys: ["alerts:*"] }];
-  const f = await hubFixture(toolRules(approvals, ["files.*", "search.*", "maps.*", "blocked.*"], 0));
-  try {
-    const client = new HubClient(f.url, null);
-    const owner = new HubClient(f.url, f.keys.owner);
-    const job = await runOf(f, "s1");
-    const grant = (tool: string) => f.running.hub.store.view.get("grants", `alerts:s1\u0000${tool}\u0000${digestA}`);
+  await withToolHub(toolRules(approvals, ["files.*", "search.*", "maps.*", "blocked.*"], 0), async ({ f, client, owner, job }) => {
+    // A grant is written by the answer on a card of the run: its why carries the grant's row (null once spent).
+    const grant = async (tool: string) => factRows(await whyFacts(f, job.run), "grants").get(`alerts:s1\u0000${tool}\u0000${digestA}`);
     const answeredAfter = async (body: ToolCallBody, choice: number) => {
       const d = await client.toolCall(job.run, job.token, body);
       assert.equal(d.decision, "prompt", body.tool);
@@ -166,35 +159,29 @@ test("answers after the hold: allow once leaves a one-use grant, also for a firs
     assert.equal((await client.toolCall(job.run, job.token, callBody("blocked.rm", { builtIn: true }))).decision, "deny");
     // Allow once of a first use: a grant; the next call passes on it, the one after asks again.
     const once = await answeredAfter(callBody("search.find"), 0);
-    assert.deepEqual(grant("search.find")?.decision, "allow");
+    assert.deepEqual((await grant("search.find"))?.decision, "allow");
     const next = await client.toolCall(job.run, job.token, callBody("search.find"));
-    assert.deepEqual([next.decision, next.card, f.running.hub.store.view.get("calls", next.call)!.why], ["allow", once, "grant"]);
+    assert.deepEqual([next.decision, next.card, (await lastCallRow(f, job.run, next.call)).why], ["allow", once, "grant"]);
     assert.equal((await client.toolCall(job.run, job.token, callBody("search.find"))).decision, "prompt");
     // Always allow of a first use: trust, no grant.
     await answeredAfter(callBody("maps.route"), 1);
-    assert.equal(grant("maps.route"), undefined);
-    assert.equal(f.running.hub.store.view.get("calls", (await client.toolCall(job.run, job.token, callBody("maps.route"))).call)!.why, "default");
+    assert.equal(await grant("maps.route"), undefined);
+    assert.equal((await lastCallRow(f, job.run, (await client.toolCall(job.run, job.token, callBody("maps.route"))).call)).why, "default");
     // Always allow of an approvals entry's prompt: the entry asks every call, so the answer is a one-use grant.
     const always = await answeredAfter(callBody("files.write", { builtIn: true }), 1);
-    assert.deepEqual(grant("files.write")?.decision, "allow");
+    assert.deepEqual((await grant("files.write"))?.decision, "allow");
     const write = await client.toolCall(job.run, job.token, callBody("files.write", { builtIn: true }));
     assert.deepEqual([write.decision, write.card], ["allow", always]);
-  } finally {
-    await f.close();
-  }
+  });
 });
 
 test("a prompt answered after the hold: the agent was told to end its turn, the answer wakes the lane and the next call passes once (allow once) or is denied once", async () => {
-  const f = await hubFixture(toolRules([{ plugin: "files", tool: "files.write", mode: "prompt" }], ["files.*"], 0));
-  try {
-    const client = new HubClient(f.url, null);
-    const owner = new HubClient(f.url, f.keys.owner);
-    const job = await runOf(f, "s1");
+  await withToolHub(toolRules([{ plugin: "files", tool: "files.write", mode: "prompt" }], ["files.*"], 0), async ({ f, client, owner, job }) => {
     const body = callBody("files.write", { builtIn: true });
     const first = await client.toolCall(job.run, job.token, body);
     assert.equal(first.decision, "prompt");
     assert.deepEqual(await client.toolCallWait(job.run, job.token, first.call, 5), first, "no hold: the call is awaiting approval at once");
-    assert.equal(f.running.hub.store.view.get("calls", first.call)!.status, "awaiting_approval");
+    assert.equal((await lastCallRow(f, job.run, first.call)).status, "awaiting_approval");
     // The agent ends its turn; the owner answers "allow once": the lane gets a run that continues the session.
     assert.equal((await client.result(job.run, job.token, { outcome: "done", session: "sess-1" })).rejected.length, 0);
     await owner.answer(first.card!, { choice: 0 });
@@ -212,40 +199,28 @@ test("a prompt answered after the hold: the agent was told to end its turn, the 
     // A text answer is refused: the card takes its options only.
     const text = await f.call("POST", `/v1/cards/3/answer`, f.keys.owner, { text: "sure" });
     assert.deepEqual([text.status, text.body], [400, { error: "this card takes one of its options: 0 allow once, 1 always allow, 2 deny" }]);
-  } finally {
-    await f.close();
-  }
+  });
 });
 
 test("a held call whose hold runs out is awaiting approval (the timer's deadline); a denied answer while held denies it", async () => {
-  const f = await hubFixture(toolRules([{ plugin: "files", mode: "prompt" }], ["files.*"], 1));
-  try {
-    const client = new HubClient(f.url, null);
-    const owner = new HubClient(f.url, f.keys.owner);
-    const job = await runOf(f, "s1");
+  await withToolHub(toolRules([{ plugin: "files", mode: "prompt" }], ["files.*"], 1), async ({ f, client, owner, job }) => {
     const body = callBody("files.write", { builtIn: true });
     const first = await client.toolCall(job.run, job.token, body);
     // Asked to wait longer than the hold: answered at the hold's end, still a prompt.
     assert.deepEqual(await client.toolCallWait(job.run, job.token, first.call, 30), first);
-    await until(() => f.running.hub.store.view.get("calls", first.call)!.status === "awaiting_approval");
+    await until(async () => (await lastCallRow(f, job.run, first.call)).status === "awaiting_approval");
     const second = await client.toolCall(job.run, job.token, body);
     const held = client.toolCallWait(job.run, job.token, second.call, 30);
     await owner.answer(second.card!, { choice: 2 });
     assert.deepEqual(await held, { call: second.call, decision: "deny", sessionKey: "alerts:s1", card: second.card, reason: `the owner denied files.write on card ${second.card}` });
-    assert.equal(f.running.hub.store.view.get("calls", second.call)!.status, "denied");
-  } finally {
-    await f.close();
-  }
+    assert.equal((await lastCallRow(f, job.run, second.call)).status, "denied");
+  });
 });
 
 test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 404; past the deadline 410 and a timeout; the legacy path; replays", async () => {
-  const f = await hubFixture(toolRules([], ["jobs.*"]));
-  try {
-    const client = new HubClient(f.url, null);
-    const owner = new HubClient(f.url, f.keys.owner);
-    const job = await runOf(f, "s1");
+  await withToolHub(toolRules([], ["jobs.*"]), async ({ f, client, owner, job }) => {
     const call = async () => (await client.toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }))).call;
-    const status = (id: number) => f.running.hub.store.view.get("calls", id)!.status;
+    const status = async (id: number) => (await lastCallRow(f, job.run, id)).status;
     const refusal = (e: unknown) => e instanceof HubError ? [e.status, e.error] : e;
 
     const sync = await call();
@@ -275,7 +250,7 @@ test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 4
     // Past its deadline: 410, and the call has failed with a timeout (the timer's deadline).
     const late = await call();
     await client.toolCallOutcome(job.run, job.token, late, { status: "parked", durationMs: 5, taskId: "late-task-00000000001", timeoutMs: 1 });
-    await until(() => status(late) === "timeout");
+    await until(async () => (await status(late)) === "timeout");
     assert.deepEqual(await client.pluginCallback("late-task-00000000001", { status: "success" }).catch(refusal), [410, "this task's deadline has passed: the call already failed with a timeout"]);
     assert.deepEqual(await client.toolCallResult(job.run, job.token, late, 5), { status: "timeout" });
 
@@ -299,20 +274,15 @@ test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 4
     // A run that ended takes no more calls.
     await client.result(job.run, job.token, { outcome: "done" });
     assert.deepEqual(await call().catch(refusal), [409, `run ${job.run} has ended: its tool calls are not accepted`]);
-  } finally {
-    await f.close();
-  }
+  });
 });
 
 test("hostile callback bodies are refused naming the field and change nothing: huge, deep, wrong types", async () => {
-  const f = await hubFixture(toolRules([], ["jobs.*"]));
-  try {
-    const client = new HubClient(f.url, null);
-    const job = await runOf(f, "s1");
+  await withToolHub(toolRules([], ["jobs.*"]), async ({ f, client, job }) => {
     const id = (await client.toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }))).call;
     const task = "hostile-task-0000001";
     await client.toolCallOutcome(job.run, job.token, id, { status: "parked", durationMs: 1, taskId: task, timeoutMs: 600_000 });
-    const seq = f.seq();
+    const seq = (await f.state()).seq;
     const post = (raw: string) => f.call("POST", `/v1/plugins/callback/${task}`, null, undefined, raw);
     const deep = (n: number) => `{"status":"success","result":${"[".repeat(n)}${"]".repeat(n)}}`;
     const cases: [string, number, unknown][] = [
@@ -330,22 +300,16 @@ test("hostile callback bodies are refused naming the field and change nothing: h
       ['{"status":"success"', 400, { error: "the request body is not valid JSON" }],
     ];
     for (const [raw, status, body] of cases) assert.deepEqual([(await post(raw)).status, (await post(raw)).body], [status, body], raw.slice(0, 60));
-    assert.equal(f.seq(), seq, "no refusal wrote a fact");
+    assert.equal((await f.state()).seq, seq, "no refusal wrote a fact");
     // A deep result within the limit, and fields a plugin adds beyond the contract, are taken.
     assert.deepEqual((await post(`{"status":"success","task_id":"${task}","result":${deep(63).slice(29, -1)}}`)).body, { ok: true });
     assert.deepEqual(await client.toolCallResult(job.run, job.token, id, 0), { status: "ok", result: JSON.parse(deep(63).slice(29, -1)) });
-  } finally {
-    await f.close();
-  }
+  });
 });
 
 
 test("calls refused by the caller's tool host before the hub decided (unknown plugin or tool, bad arguments, not offered) are recorded denied with their reason, for agent and owner; bad refusal bodies change nothing", async () => {
-  const f = await hubFixture(toolRules([{ plugin: "nope", mode: "auto" }], ["hello-python.greet"]));
-  try {
-    const client = new HubClient(f.url, null);
-    const owner = new HubClient(f.url, f.keys.owner);
-    const job = await runOf(f, "s1");
+  await withToolHub(toolRules([{ plugin: "nope", mode: "auto" }], ["hello-python.greet"]), async ({ f, client, owner, job }) => {
     const refusal = (tool: string, code: string, reason: string): ToolCallBody => ({ tool, argsDigest: toolArgsDigest(args), preview: '{"name":"Ada"}', refused: { code, reason } });
     assert.deepEqual(await client.toolCall(job.run, job.token, refusal("nope.x", "tools.not_offered", "nope.x is not one of the tools this run is offered")), {
       call: 1, decision: "deny", sessionKey: "alerts:s1", reason: "tools.not_offered: nope.x is not one of the tools this run is offered",
@@ -353,19 +317,19 @@ test("calls refused by the caller's tool host before the hub decided (unknown pl
     assert.deepEqual(await owner.ownerToolCall(refusal("nope.greet", "tools.unknown_plugin", "no plugin nope")), {
       call: 2, decision: "deny", sessionKey: "owner:owner", reason: "tools.unknown_plugin: no plugin nope",
     });
-    const row = f.running.hub.store.view.get("calls", 2)!;
+    // The owner's call is in no run's why: the stream carries its row.
+    const row = (await streamCalls(f)).find((c) => c.id === 2)!;
     assert.deepEqual({ ...row, at: 0, endedAt: 0 }, {
       id: 2, run: null, caller: "owner", by: "owner", plugin: "nope", tool: "nope.greet", sessionKey: "owner:owner", argsDigest: toolArgsDigest(args),
       manifestDigest: "", builtIn: false, decision: "deny", why: "refused", approval: null, reason: "tools.unknown_plugin: no plugin nope",
       card: null, waitUntil: null, status: "denied", durationMs: null, at: 0, endedAt: 0, deadline: null, result: null, reported: null,
     });
-    const stats = f.running.hub.store.view.where("toolstats", "1 = 1").map(({ row: r }) => [r.plugin, r.counts]);
-    assert.deepEqual(stats, [["nope", { denied: 2 }]]);
+    assert.deepEqual((await f.state()).toolCalls, [{ plugin: "nope", status: "denied", count: 2 }]);
     const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
     assert.deepEqual(lines.filter((l) => l.includes("tool ")), ["tool nope.x (alerts:s1): denied — tools.not_offered: nope.x is not one of the tools this run is offered"]);
 
     // Bad bodies: refused, naming the field; nothing written.
-    const seq = f.seq();
+    const seq = (await f.state()).seq;
     const bad = async (b: unknown) => {
       const r = await f.call("POST", "/v1/tools/calls", f.keys.owner, b);
       return [r.status, r.body];
@@ -377,8 +341,6 @@ test("calls refused by the caller's tool host before the hub decided (unknown pl
     assert.deepEqual((await bad(refusal("nope.greet", "bad code", "r")))[0], 400);
     assert.deepEqual((await bad(refusal("nope.greet", "c", "")))[0], 400);
     assert.deepEqual((await bad(refusal("nope.greet", "c", "\u001b[2J")))[0], 400);
-    assert.equal(f.seq(), seq, "no refusal wrote a fact");
-  } finally {
-    await f.close();
-  }
+    assert.equal((await f.state()).seq, seq, "no refusal wrote a fact");
+  });
 });

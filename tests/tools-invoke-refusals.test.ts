@@ -11,8 +11,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, hubFixture, makeHome } from "./helpers.js";
 import { cliLines as cli, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
-import { Store } from "../src/host/store.js";
-import { readMasterKey, type Home } from "../src/host/home.js";
+import { recordedCalls, streamCalls } from "./tool-calls-helpers.js";
 import { toolLimits } from "../src/tools/index.js";
 
 const dirs: string[] = [];
@@ -54,7 +53,7 @@ test("through a running hub: unknown plugin, unknown tool, bad arguments and bad
     strictPlugin(f.home.plugins);
     await refuseAll(f.home.dir);
     assert.equal(existsSync(join(f.home.plugins, "strict", "started")), false, "a refused call starts no plugin");
-    const rows = f.running.hub.store.view.where("calls", "1 ORDER BY key").map((r) => r.row);
+    const rows = await streamCalls(f);
     assert.deepEqual(shown(rows).slice(0, 3), expected);
     assert.equal(rows[3]!.reason!.startsWith("cli.args: --args is not valid JSON: "), true, rows[3]!.reason!);
     assert.equal(rows.length, 4);
@@ -68,26 +67,18 @@ test("through a running hub: unknown plugin, unknown tool, bad arguments and bad
 });
 
 test("with no hub running: the refusals are recorded in the home's database all the same", async () => {
-  const { dir, home } = makeHome(baseRules);
+  const made = makeHome(baseRules);
+  const { dir, home } = made;
   dirs.push(dir);
   strictPlugin(home.plugins);
   await refuseAll(dir);
   assert.equal(existsSync(join(home.plugins, "strict", "started")), false);
-  assert.deepEqual(shown(recordedCalls(home)).slice(0, 3), expected);
+  assert.deepEqual(shown(await recordedCalls(made)).slice(0, 3), expected);
 });
 
-/** The tool calls recorded in a home's database (no hub running). */
-function recordedCalls(home: Home) {
-  const store = new Store({ path: home.database, master: readMasterKey(home) });
-  try {
-    return store.view.where("calls", "1 ORDER BY key").map((r) => r.row);
-  } finally {
-    store.close();
-  }
-}
-
 test("--args nested far deeper than the named limit is refused naming arguments, recorded, never a crash", async () => {
-  const { dir, home } = makeHome(baseRules);
+  const made = makeHome(baseRules);
+  const { dir, home } = made;
   dirs.push(dir);
   strictPlugin(home.plugins);
   const deep = `{"name":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
@@ -95,6 +86,6 @@ test("--args nested far deeper than the named limit is refused naming arguments,
     code: 2, out: [], err: [`refused: wrong arguments for strict.greet: arguments: nested deeper than ${toolLimits.argumentsDepthMax} levels`],
   });
   assert.equal(existsSync(join(home.plugins, "strict", "started")), false);
-  const rows = recordedCalls(home);
+  const rows = await recordedCalls(made);
   assert.deepEqual(shown(rows), [["strict.greet", "owner:owner", "deny", "denied", "refused", `tools.invalid_arguments: wrong arguments for strict.greet: arguments: nested deeper than ${toolLimits.argumentsDepthMax} levels`]]);
 });

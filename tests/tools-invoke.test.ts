@@ -11,9 +11,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, hubFixture, makeHome, tempDir } from "./helpers.js";
 import { buildHelloRust, cliLines as cli, examples, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
-import { Store } from "../src/host/store.js";
-import { readMasterKey, type Home } from "../src/host/home.js";
-import type { ToolCallRow } from "../src/kernel/types.js";
+import { recordedCalls, streamCalls } from "./tool-calls-helpers.js";
 
 const dirs: string[] = [];
 after(() => {
@@ -72,16 +70,6 @@ function casePlugins(plugins: string): void {
 
 const rules = { ...baseRules, approvals: [{ plugin: "banned", mode: "deny" }, { plugin: "banned-listing", mode: "deny" }, { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt" }] };
 
-/** The tool calls recorded in a home's database (no hub running). */
-function recordedCalls(home: Home): ToolCallRow[] {
-  const store = new Store({ path: home.database, master: readMasterKey(home) });
-  try {
-    return store.view.where("calls", "1 ORDER BY key").map((r) => r.row);
-  } finally {
-    store.close();
-  }
-}
-
 const started = (plugins: string, name: string) => existsSync(join(plugins, name, "started"));
 
 test("through a running hub: each hello plugin with §3.5's exact output, exit codes 0/1/2, progress on stderr, prompt not asked of the owner, async results waited for; every call audited", async () => {
@@ -131,7 +119,7 @@ test("through a running hub: each hello plugin with §3.5's exact output, exit c
       [count("hello-python", "ok"), count("hello-bash", "ok"), count("grumpy", "error"), count("slow", "timeout"), count("banned", "denied"), count("banned-listing", "denied"), count("listing", "error"), count("later", "ok"), count("quick", "timeout")],
       [1, 2, 2, 1, 2, 1, 1, 1, 1],
     );
-    assert.equal(f.running.hub.store.view.get("calls", 1)!.sessionKey, "owner:owner");
+    assert.equal((await streamCalls(f)).find((c) => c.id === 1)?.sessionKey, "owner:owner");
     // `status` shows them by plugin and status for today.
     const status = (await cli(["status"], dir)).out;
     const from = status.indexOf("Tool calls today (by plugin and status):");
@@ -153,7 +141,8 @@ function jsonError(text: string): string {
 }
 
 test("with no hub running: the call and its outcome are recorded in the home's database under its lock, never unaudited", async () => {
-  const { dir, home } = makeHome(rules);
+  const made = makeHome(rules);
+  const { dir, home } = made;
   dirs.push(dir);
   mkdirSync(home.plugins, { recursive: true });
   helloPlugins(home.plugins);
@@ -161,13 +150,13 @@ test("with no hub running: the call and its outcome are recorded in the home's d
   assert.deepEqual(await cli(["plugins", "invoke", "hello-python.greet", "--args", '{"name":"Ada"}'], dir), { code: 0, out: ['{"content":"hello, Ada"}'], err: [] });
   assert.deepEqual(await cli(["plugins", "invoke", "banned.rm"], dir), { code: 2, out: [], err: ["refused: approvals[0] of rules.json denies banned.rm"] });
   assert.deepEqual(await cli(["plugins", "invoke", "grumpy.greet"], dir), { code: 1, out: [], err: ["error -32602: missing required param: name"] });
-  const calls = recordedCalls(home);
+  assert.ok(!readdirSync(home.dir).includes("hub.pid"), "the lock was released");
+  const calls = await recordedCalls(made);
   assert.deepEqual(calls.map((c) => [c.id, c.tool, c.sessionKey, c.decision, c.status]), [
     [1, "hello-python.greet", "owner:owner", "allow", "ok"],
     [2, "banned.rm", "owner:owner", "deny", "denied"],
     [3, "grumpy.greet", "owner:owner", "allow", "error"],
   ]);
-  assert.ok(!readdirSync(home.dir).includes("hub.pid"), "the lock was released");
 });
 
 test("plugins conformance: one line per check on every example, exit 0; a plugin that breaks the contract fails with exit 1", async () => {
