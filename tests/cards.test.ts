@@ -4,10 +4,10 @@
  * resolves close cards. First on the real kernel and a real SQLite file with the clock in the test's hands, then over
  * real HTTP: the exact shapes and refusals of the cards endpoints.
  */
-import { afterEach, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K, written } from "./clock.js";
-import { baseRules, hubFixture, type Fixture } from "./helpers.js";
+import { baseRules, hubEachTest } from "./helpers.js";
 import type { Job, WorkAnswer } from "../src/protocol/responses.js";
 
 const twoRules = {
@@ -334,13 +334,7 @@ test("who closed a card: the owner who resolved it, or who answered a budget car
 });
 
 describe("over HTTP", () => {
-  let f: Fixture;
-  beforeEach(async () => {
-    f = await hubFixture();
-  });
-  afterEach(async () => {
-    await f.close();
-  });
+  const f = hubEachTest();
 
   /** Runs one event through a worker whose receipt asks a question; returns the card id. */
   async function askCard(id = "e1", receipt: Record<string, unknown> = { ask: [{ title: "Deploy?", text: "v2 is ready", options: ["yes", "no"], recommend: 0, about: "deploy note" }] }) {

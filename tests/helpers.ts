@@ -11,6 +11,7 @@ import { homePaths, newKey, readMasterKey, writeFileAtomic, type Config, type Ho
 import { registerKeysLocally, startServe, type Running, type ServeOptions } from "../src/host/serve.js";
 import { endpoints, type EndpointName } from "../src/protocol/endpoints.js";
 import { checkResponse } from "../src/protocol/response-check.js";
+import { afterEach, beforeEach } from "node:test";
 import type { Fact, State } from "../src/protocol/responses.js";
 
 export const engine = join(import.meta.dirname, "..");
@@ -161,6 +162,36 @@ export async function serveFixture({ dir, home, keys }: { dir: string; home: Hom
     },
   };
   return fixture;
+}
+
+/**
+ * For a `describe` whose tests each get a fresh hub on `baseRules`: starts it before each test, closes it after, and
+ * answers a fixture that stands for the current test's hub (so the tests read `f.call(…)` as with `hubFixture`).
+ */
+export function hubEachTest(): Fixture {
+  let current: Fixture | null = null;
+  beforeEach(async () => {
+    current = await hubFixture();
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = null;
+  });
+  const now = (): Fixture => {
+    if (!current) throw new Error("no hub: hubEachTest's fixture is used outside a test");
+    return current;
+  };
+  return {
+    get home() { return now().home; },
+    get url() { return now().url; },
+    get keys() { return now().keys; },
+    get running() { return now().running; },
+    call: (method, path, key, body, raw) => now().call(method, path, key, body, raw),
+    state: () => now().state(),
+    seq: () => now().seq(),
+    writeRules: (r) => now().writeRules(r),
+    close: () => now().close(),
+  };
 }
 
 /** One server-sent message of GET /v1/stream: its id, event name and data (a fact: the stream sends only `event: fact`). */

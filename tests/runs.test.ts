@@ -4,10 +4,10 @@
  * that leaves behind. First on the real kernel and a real SQLite file with the clock in the test's hands, then over
  * real HTTP: the job's exact shape, refusals, long polls.
  */
-import { afterEach, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K, changed, written } from "./clock.js";
-import { baseRules, hubFixture, type Fixture } from "./helpers.js";
+import { baseRules, hubEachTest } from "./helpers.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import { runLeaseMs } from "../src/kernel/limits.js";
 import type { Committed } from "./clock.js";
@@ -707,13 +707,7 @@ test("a carried answer the owner already closed stays as the owner left it; a fa
 });
 
 describe("over HTTP", () => {
-  let f: Fixture;
-  beforeEach(async () => {
-    f = await hubFixture();
-  });
-  afterEach(async () => {
-    await f.close();
-  });
+  const f = hubEachTest();
 
   const event = (id: string, extra: Record<string, unknown> = {}) => f.call("POST", "/v1/events", f.keys.source, { id, type: "alert.cpu", ...extra });
   const work = (claim: string, q = "", key = f.keys.worker) => f.call("GET", `/v1/work?claim=${claim}${q}`, key);
