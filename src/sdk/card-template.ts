@@ -7,6 +7,7 @@
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { artifactRoute } from "../kernel/text.js";
+import { httpUrl } from "./markdown.js";
 
 /** The route of the artifact a doc-ref `run:<id>/<file>` names, or null (issue 18; src/kernel/text.ts). */
 export { artifactRoute };
@@ -22,16 +23,6 @@ export interface TemplateUi {
 
 /** A chart-lite in text shows its first this many points (label and value), then `…`. */
 export const templateChartPointsShown = 6;
-
-/** An http(s) URL as it is, or null for any other (a `javascript:` or `data:` link never becomes a link). */
-export function httpUrl(url: string): string | null {
-  try {
-    const u = new URL(url);
-    return u.protocol === "http:" || u.protocol === "https:" ? url : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * Markdown as plain lines: heading marks, fences, `**`/`__` and inline-code backticks dropped, bullets as `• `, a link

@@ -5,13 +5,15 @@
  *
  * - agent plugins (plugins.md Agent 插件): `Turn`, `AgentPlugin`, `AgentRead`, `findProgram`, `tail`, `jsonLines`, …
  * - channel plugins (plugins.md 通道插件): `Card`, `ChannelArgs` and its `ChannelHub`, `eachCard`, `cardText`, …;
- *   a card template's text projection (`templateLines`, issue 18)
+ *   a card template's text projection (`templateLines`, issue 18); the safe Markdown subset of templates as tokens
+ *   (`markdownBlocks`, `inlineSpans`, `httpUrl`), for a channel that renders a template in its own markup
  * - source plugins (plugins.md 事件插件): `SourceArgs`, `SourceEvent`, `Refusal`, `neutralise`, …
  * - text for people in Chinese or English: `langFromEnv`, `t` (the engine's message catalog, for built-in plugins).
  */
 export * from "./agent.js";
 export * from "./channel.js";
 export * from "./card-template.js";
+export * from "./markdown.js";
 export * from "./source.js";
 /** Text the hub would refuse (control and bidi characters) removed or replaced, for free text from outside. */
 export { neutralise } from "../kernel/text.js";
