@@ -2,9 +2,9 @@
  * A card template as HTML for the card link page (issue 18; spec declarative-plugins.md §3.4): the closed vocabulary
  * rendered whole on the server, as the console renders it in Needs you (src/console/ui.js), with no script. Every text
  * is escaped and isolated in its direction (`<bdi dir="auto">`), its control characters shown as ⟦U+XXXX⟧ marks
- * instead of obeyed. Markdown follows the console's safe subset — headings, paragraphs, lists, quotes, code blocks,
- * inline code, bold, italics and links — and anything else, raw HTML included, stays literal text; a link is a link
- * only when it is http(s). A chart-lite is a table of its labels and values.
+ * instead of obeyed. Markdown is read by the SDK's tokenizer, as the console reads it (src/sdk/markdown.ts: headings,
+ * paragraphs, lists, quotes, code blocks, inline code, bold, italics and links) — anything else, raw HTML included,
+ * stays literal text; a link is a link only when it is http(s). A chart-lite is a table of its labels and values.
  *
  * Buttons and forms work on the page when it says where they go (`act`: the link page's `POST /c/<id>/<token>/act`,
  * routes/link.ts): each a plain form with the page's nonce, so a press sent twice is one event; a form's fields are
@@ -13,7 +13,7 @@
 import type { CardTemplateView } from "../declarative/index.js";
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { artifactRoute, httpUrl, templateInteractive } from "../sdk/index.js";
+import { artifactRoute, inlineSpans, markdownBlocks, templateInteractive, type InlineSpan } from "../sdk/index.js";
 import { esc } from "./link-page.js";
 
 /** Characters shown as marks instead of obeyed: C0 and C1 controls (not tab or newline) and direction controls. */
@@ -28,71 +28,46 @@ export function shown(text: string): string {
 const said = (text: string, tag = "bdi") => `<${tag} dir="auto">${shown(text)}</${tag}>`;
 const heading = (level: number, text: string) => said(text, `h${Math.min(6, Math.max(2, level))}`);
 
-const inlinePattern = /(`+)([^`]+?)\1|\*\*([^*]+?)\*\*|__([^_]+?)__|\*([^*\s][^*]*?)\*|_([^_\s][^_]*?)_|\[([^\]]+)\]\(([^)\s]+)\)/g;
-
-/** Inline Markdown as HTML: code, bold, italics, http(s) links; everything else escaped text. */
+/** Inline Markdown as HTML (spans of `inlineSpans`): code, bold, italics, http(s) links; everything else escaped text. */
 export function inlineHtml(text: string): string {
-  let out = "";
-  let at = 0;
-  for (const m of text.matchAll(inlinePattern)) {
-    out += shown(text.slice(at, m.index));
-    if (m[2] !== undefined) out += `<code>${shown(m[2])}</code>`;
-    else if (m[3] !== undefined || m[4] !== undefined) out += `<strong>${inlineHtml(m[3] ?? m[4] ?? "")}</strong>`;
-    else if (m[5] !== undefined || m[6] !== undefined) out += `<em>${inlineHtml(m[5] ?? m[6] ?? "")}</em>`;
-    else {
-      const href = httpUrl(m[8] ?? "");
-      out += href ? `<a href="${esc(href)}" rel="noopener noreferrer nofollow">${inlineHtml(m[7] ?? "")}</a>` : shown(m[7] ?? "");
-    }
-    at = m.index + m[0].length;
-  }
-  return out + shown(text.slice(at));
+  return spansHtml(inlineSpans(text));
 }
 
-/** Markdown as HTML (the safe subset of the module's comment); headings start at `level`. */
+function spansHtml(spans: readonly InlineSpan[]): string {
+  return spans.map((s) => {
+    switch (s.type) {
+      case "text":
+        return shown(s.text);
+      case "code":
+        return `<code>${shown(s.text)}</code>`;
+      case "strong":
+      case "em":
+        return `<${s.type}>${spansHtml(s.children)}</${s.type}>`;
+      case "link":
+        return s.href ? `<a href="${esc(s.href)}" rel="noopener noreferrer nofollow">${spansHtml(s.children)}</a>` : spansHtml(s.children);
+    }
+  }).join("");
+}
+
+/** Markdown as HTML (the safe subset of the module's comment, blocks of `markdownBlocks`); headings start at `level`. */
 export function markdownHtml(source: string, level: number): string {
-  const out: string[] = [];
-  const lines = source.replace(/\r\n?/g, "\n").split("\n");
-  let para: string[] = [];
-  let list: { tag: "ul" | "ol"; items: string[] } | null = null;
-  const flush = () => {
-    if (para.length) out.push(`<p>${inlineHtml(para.join(" "))}</p>`);
-    if (list) out.push(`<${list.tag}>${list.items.join("")}</${list.tag}>`);
-    para = [];
-    list = null;
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? "";
-    const fence = /^\s*(```|~~~)/.exec(line);
-    if (fence) {
-      flush();
-      const code: string[] = [];
-      for (i++; i < lines.length && !(lines[i] ?? "").trimStart().startsWith(fence[1] ?? "```"); i++) code.push(lines[i] ?? "");
-      out.push(`<pre><code>${shown(code.join("\n"))}</code></pre>`);
-      continue;
+  const out = markdownBlocks(source).map((b) => {
+    switch (b.type) {
+      case "paragraph":
+        return `<p>${inlineHtml(b.text)}</p>`;
+      case "heading": {
+        const h = `h${Math.min(6, level + b.depth - 1)}`;
+        return `<${h}>${inlineHtml(b.text)}</${h}>`;
+      }
+      case "ul":
+      case "ol":
+        return `<${b.type}>${b.items.map((i) => `<li>${inlineHtml(i)}</li>`).join("")}</${b.type}>`;
+      case "quote":
+        return `<blockquote><p>${inlineHtml(b.text)}</p></blockquote>`;
+      case "code":
+        return `<pre><code>${shown(b.text)}</code></pre>`;
     }
-    const head = /^(#{1,6})\s+(.*)$/.exec(line);
-    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
-    const numbered = /^\s*\d{1,9}[.)]\s+(.*)$/.exec(line);
-    const quote = /^\s*>\s?(.*)$/.exec(line);
-    if (line.trim() === "") flush();
-    else if (head) {
-      flush();
-      const h = `h${Math.min(6, level + (head[1] ?? "#").length - 1)}`;
-      out.push(`<${h}>${inlineHtml(head[2] ?? "")}</${h}>`);
-    } else if (bullet || numbered) {
-      const tag = bullet ? "ul" : "ol";
-      if (para.length || (list && list.tag !== tag)) flush();
-      list ??= { tag, items: [] };
-      list.items.push(`<li>${inlineHtml((bullet ?? numbered)?.[1] ?? "")}</li>`);
-    } else if (quote) {
-      flush();
-      out.push(`<blockquote><p>${inlineHtml(quote[1] ?? "")}</p></blockquote>`);
-    } else {
-      if (list) flush();
-      para.push(line.trim());
-    }
-  }
-  flush();
+  });
   return `<div class="md" dir="auto">${out.join("")}</div>`;
 }
 
