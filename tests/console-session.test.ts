@@ -15,7 +15,7 @@ import type { IncomingMessage } from "node:http";
 import { Hub } from "../src/host/hub.js";
 import { createApp } from "../src/host/http.js";
 import { keyedRequest } from "../src/host/edge.js";
-import { consoleCatalog, consoleDir } from "../src/host/console-files.js";
+import { consoleCatalog, consoleDir, consoleHeaders, engineModules } from "../src/host/console-files.js";
 import { endpoints, pathOf, type EndpointName } from "../src/protocol/endpoints.js";
 import { catalogEntries } from "../src/i18n/messages.js";
 import { consoleSessionMaxMs, consoleSignInValidMs } from "../src/kernel/limits.js";
@@ -261,6 +261,21 @@ test("the console's files: a strict CSP, nosniff, no framing, only the folder's 
   const ids = catalogEntries().map(([id]) => id).filter((id) => id.startsWith("console."));
   assert.deepEqual(Object.keys(catalog.zh).filter((id) => id.startsWith("console.")), ids);
   assert.deepEqual(Object.keys(catalog.en).filter((id) => id.startsWith("console.")), ids);
+});
+
+test("the engine modules the console loads are the built files as they are, with the console's headers; no other is served", async () => {
+  const h = await consoleHub();
+  assert.deepEqual(Object.keys(engineModules), ["sdk/markdown.js", "kernel/text.js"]);
+  for (const [name, built] of Object.entries(engineModules)) {
+    const r = await h.call("GET", `/console/${name}`);
+    assert.deepEqual([r.status, r.headers.get("content-type"), r.headers.get("cache-control")], [200, "text/javascript; charset=utf-8", "no-cache"], name);
+    for (const [header, value] of Object.entries(consoleHeaders)) assert.equal(r.headers.get(header), value, `${name} ${header}`);
+    assert.equal(r.headers.get("content-security-policy"), csp);
+    assert.equal(r.body, readFileSync(join(engine, built), "utf8"), name);
+  }
+  for (const p of ["/console/sdk/index.js", "/console/sdk/markdown.ts", "/console/kernel/decide.js", "/console/dist/src/sdk/markdown.js", "/console/sdk/..%2fkernel/text.js"]) {
+    assert.equal((await h.call("GET", p)).status, 404, p);
+  }
 });
 
 test("nothing secret in the page, its files, or the hub's log: no key, master key, sign-in token or cookie", async () => {

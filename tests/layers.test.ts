@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { isBuiltin } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
+import { consoleDir, engineModules } from "../src/host/console-files.js";
 import { engine } from "./helpers.js";
 
 type Layer = "kernel" | "i18n" | "protocol" | "sdk" | "common" | "tools" | "declarative" | "worker" | "host" | "cli" | "plugins" | "console";
@@ -41,6 +42,8 @@ interface Arrows {
   node: "all" | Record<string, string[]>;
   /** Package subpaths of this engine it may import by name. */
   engine?: string[];
+  /** Engine files of other layers it may import, each named: the console's are the modules the hub serves it. */
+  files?: string[];
 }
 
 /**
@@ -63,8 +66,9 @@ const arrows: Record<Layer, Arrows> = {
   host: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative", "worker"], npm: "declared", node: "all" },
   cli: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative", "worker", "host"], npm: "declared", node: "all" },
   plugins: { layers: [], npm: "declared", node: "all", engine: ["agent-autoloop/sdk"] },
-  // The owner console runs in the browser: its own modules only (served as they are, no bundler), nothing of Node.
-  console: { layers: [], npm: [], node: {} },
+  // The owner console runs in the browser: its own modules only (served as they are, no bundler), nothing of Node;
+  // and the two engine modules the hub serves it compiled (src/host/console-files.ts `engineModules`), by name.
+  console: { layers: [], npm: [], node: {}, files: ["src/sdk/markdown.ts", "src/kernel/text.ts"] },
 };
 
 /**
@@ -100,10 +104,20 @@ function resolveRelative(from: string, spec: string): string | null {
   return null;
 }
 
+/**
+ * The source of the engine module a console file names beside the console's own files (`./sdk/markdown.js` is
+ * /console/sdk/markdown.js, which the hub serves compiled from src/sdk/markdown.ts), or null.
+ */
+function servedModule(from: string, spec: string): string | null {
+  if (layerOf(rel(from)) !== "console") return null;
+  const built = engineModules[relative(consoleDir, resolve(dirname(from), spec)).split(sep).join("/")];
+  return built ? join(engine, built.replace(/^dist\//, "").replace(/\.js$/, ".ts")) : null;
+}
+
 /** What an import names: an engine file (relative to the engine), `node:<name>`, `npm:<package>` or `engine:<subpath>`. */
 function targetOf(file: string, spec: string): string {
   if (spec.startsWith(".")) {
-    const f = resolveRelative(file, spec);
+    const f = resolveRelative(file, spec) ?? servedModule(file, spec);
     return f ? rel(f) : `unresolved:${spec}`;
   }
   if (spec.startsWith("node:") || isBuiltin(spec)) return spec.startsWith("node:") ? spec : `node:${spec}`;
@@ -174,6 +188,7 @@ function violation(i: Import): string | null {
     return a.npm === "declared" ? `${no(`npm package ${pkg}`)}: not in package.json dependencies` : no(`npm package ${pkg}`);
   }
   if (i.target.startsWith("engine:")) return a.engine?.includes(i.spec) ? null : no(i.spec);
+  if (a.files?.includes(i.target)) return null;
   const to = layerOf(i.target);
   if (!to) return no(i.target);
   if (layer === "plugins") return to === "plugins" && pluginFolder(i.target) === pluginFolder(from) ? null : no(to === "plugins" ? `another plugin (${pluginFolder(i.target)})` : to);
@@ -218,6 +233,18 @@ test("no import crosses a layer against the arrows of DESIGN.md", () => {
     return why ? [`${rel(i.file)}:${i.line} imports ${i.spec} (${why})`] : [];
   });
   assert.deepEqual(found, [], `\n${found.join("\n")}`);
+});
+
+test("the engine modules the hub serves the console are the ones it may import, each importing nothing (a browser loads it alone)", () => {
+  const served = Object.values(engineModules).map((built) => built.replace(/^dist\//, "").replace(/\.js$/, ".ts"));
+  assert.deepEqual(served, arrows.console.files);
+  for (const file of served) assert.deepEqual(imports.filter((i) => rel(i.file) === file).map((i) => `${file}:${i.line} imports ${i.spec}`), []);
+  // What the console imports of them resolves to the served sources; nothing else of the engine resolves so.
+  const seen = (file: string, spec: string) => imports.find((i) => rel(i.file) === file && i.spec === spec)?.target;
+  assert.equal(seen("src/console/ui.js", "./sdk/markdown.js"), "src/sdk/markdown.ts");
+  assert.equal(seen("src/console/ui.js", "./kernel/text.js"), "src/kernel/text.ts");
+  assert.equal(targetOf(join(engine, "src/console/ui.js"), "./sdk/index.js"), "unresolved:./sdk/index.js");
+  assert.equal(targetOf(join(engine, "src/host/http.ts"), "./sdk/markdown.js"), "unresolved:./sdk/markdown.js");
 });
 
 test("clients never reach the database: no CLI file loads the store or better-sqlite3, except through host/serve.ts", () => {

@@ -4,6 +4,7 @@
  * agent or a source wrote goes through `said`, which also isolates its direction (a bidi control in it cannot turn
  * the text around it) and shows its control characters as visible marks instead of obeying them.
  */
+import { httpUrl } from "./sdk/markdown.js";
 
 /**
  * @typedef {string | number | Node | null | undefined | false} Child
@@ -76,16 +77,12 @@ export function said(text, tag = "bdi", attrs = {}) {
 }
 
 /**
- * An http(s) URL as it is, or null for any other (a `javascript:` or `data:` link never becomes a link).
+ * An http(s) URL, normalised as the browser writes it (`URL.href`), or null for any other: the SDK's rule
+ * `httpUrl` (a `javascript:` or `data:` link never becomes a link).
  * @param {string | null | undefined} url
  * @returns {string | null}
  */
 export function safeHref(url) {
-  if (!url) return null;
-  try {
-    const u = new URL(url);
-    return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
-  } catch {
-    return null;
-  }
+  const ok = url ? httpUrl(url) : null;
+  return ok === null ? null : new URL(ok).href;
 }

@@ -6,16 +6,18 @@
  * "unknown node" (the hub refuses such plugins; an older or newer hub may send one). An `actions` button and a `form`
  * submit post `POST /v1/plugins/<id>/events`, which the hub turns into an event from source `plugin:<id>`.
  *
- * Markdown is rendered by the small renderer below, not a library: the console loads no package (its modules are
- * served as they are), and the libraries that render Markdown make HTML strings that would need a sanitiser and
- * `innerHTML`. This one builds elements for a safe subset — headings, paragraphs, lists, quotes, code blocks, inline
- * code, bold, italics and links — and anything else, raw HTML included, stays literal text. A link becomes a link
- * only when it is http(s) (dom.js `safeHref`); any other stays its text.
+ * Markdown is read by the SDK's tokenizer, the one the card link page uses (src/sdk/markdown.ts, served compiled as
+ * `sdk/markdown.js`), not a library: the libraries that render Markdown make HTML strings that would need a sanitiser
+ * and `innerHTML`. Its tokens become elements for a safe subset — headings, paragraphs, lists, quotes, code blocks,
+ * inline code, bold, italics and links — and anything else, raw HTML included, stays literal text. A link becomes a
+ * link only when it is http(s); any other stays its text.
  */
 import { api, seg } from "./api.js";
 import { fill, h, safeHref, said, visible } from "./dom.js";
 import { t } from "./i18n.js";
+import { artifactRoute } from "./kernel/text.js";
 import { barChart } from "./more.js";
+import { inlineSpans, markdownBlocks } from "./sdk/markdown.js";
 
 /**
  * Where a panel or card template lives, so its controls can say which one they belong to.
@@ -34,96 +36,57 @@ function heading(level, text) {
 }
 
 // ── Markdown, a safe subset ─────────────────────────────────────────────────────────────────────────────────────
-/** A doc-ref's id that names a workflow's file, `run:<run id>/<file>` (issue 18; src/kernel/text.ts `artifactRoute`). */
-const artifactDocId = /^run:([1-9]\d{0,14})\/([A-Za-z0-9_][A-Za-z0-9_.-]{0,99})$/;
-
 /**
- * The route that serves the artifact a doc-ref names, or null for any other id (shown, not linked).
- * @param {string} docId
- * @returns {string | null}
+ * Inline spans as nodes: code, bold, italics, http(s) links; everything else text (control characters shown).
+ * @param {import("./sdk/markdown.js").InlineSpan[]} spans @returns {(Node | string)[]}
  */
-export function artifactRoute(docId) {
-  const m = artifactDocId.exec(docId);
-  return m ? `/v1/runs/${m[1]}/artifacts/${m[2]}` : null;
+function spanNodes(spans) {
+  return spans.flatMap((s) => {
+    switch (s.type) {
+      case "text":
+        return visible(s.text);
+      case "code":
+        return h("code", {}, visible(s.text));
+      case "strong":
+      case "em":
+        return h(s.type, {}, spanNodes(s.children));
+      case "link": {
+        const href = s.href === null ? null : safeHref(s.href);
+        return href ? h("a", { href, rel: "noopener noreferrer nofollow", target: "_blank" }, spanNodes(s.children)) : spanNodes(s.children);
+      }
+    }
+  });
 }
 
-const inlinePattern = /(`+)([^`]+?)\1|\*\*([^*]+?)\*\*|__([^_]+?)__|\*([^*\s][^*]*?)\*|_([^_\s][^_]*?)_|\[([^\]]+)\]\(([^)\s]+)\)/g;
-
 /**
- * Inline Markdown as nodes: code, bold, italics, http(s) links; everything else text (control characters shown).
+ * Inline Markdown as nodes (`inlineSpans`).
  * @param {string} text @returns {(Node | string)[]}
  */
 export function inline(text) {
-  /** @type {(Node | string)[]} */
-  const out = [];
-  let at = 0;
-  for (const m of text.matchAll(inlinePattern)) {
-    if (m.index > at) out.push(visible(text.slice(at, m.index)));
-    if (m[2] !== undefined) out.push(h("code", {}, visible(m[2])));
-    else if (m[3] !== undefined || m[4] !== undefined) out.push(h("strong", {}, inline(m[3] ?? m[4] ?? "")));
-    else if (m[5] !== undefined || m[6] !== undefined) out.push(h("em", {}, inline(m[5] ?? m[6] ?? "")));
-    else {
-      const href = safeHref(m[8]);
-      out.push(href ? h("a", { href, rel: "noopener noreferrer nofollow", target: "_blank" }, inline(m[7] ?? "")) : visible(m[7] ?? ""));
-    }
-    at = m.index + m[0].length;
-  }
-  if (at < text.length) out.push(visible(text.slice(at)));
-  return out;
+  return spanNodes(inlineSpans(text));
 }
 
 /**
- * Markdown as elements (a safe subset: see the module's comment). Headings start at `level`.
+ * Markdown as elements (a safe subset: see the module's comment; blocks of `markdownBlocks`). Headings start at
+ * `level`.
  * @param {string} source @param {number} level @returns {HTMLElement}
  */
 export function markdown(source, level) {
-  const box = h("div", { class: "md said", dir: "auto" });
-  const lines = source.replace(/\r\n?/g, "\n").split("\n");
-  /** @type {string[]} */
-  let para = [];
-  /** @type {HTMLElement | null} */
-  let list = null;
-  const flush = () => {
-    if (para.length) box.append(h("p", {}, inline(para.join(" "))));
-    para = [];
-    list = null;
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? "";
-    const fence = /^\s*(```|~~~)/.exec(line);
-    if (fence) {
-      flush();
-      const code = [];
-      for (i++; i < lines.length && !(lines[i] ?? "").trimStart().startsWith(fence[1] ?? "```"); i++) code.push(lines[i]);
-      box.append(h("pre", {}, h("code", {}, visible(code.join("\n")))));
-      continue;
+  return h("div", { class: "md said", dir: "auto" }, markdownBlocks(source).map((b) => {
+    switch (b.type) {
+      case "paragraph":
+        return h("p", {}, inline(b.text));
+      case "heading":
+        return h(`h${Math.min(6, level + b.depth - 1)}`, {}, inline(b.text));
+      case "ul":
+      case "ol":
+        return h(b.type, {}, b.items.map((i) => h("li", {}, inline(i))));
+      case "quote":
+        return h("blockquote", {}, h("p", {}, inline(b.text)));
+      case "code":
+        return h("pre", {}, h("code", {}, visible(b.text)));
     }
-    const head = /^(#{1,6})\s+(.*)$/.exec(line);
-    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
-    const numbered = /^\s*\d{1,9}[.)]\s+(.*)$/.exec(line);
-    const quote = /^\s*>\s?(.*)$/.exec(line);
-    if (line.trim() === "") flush();
-    else if (head) {
-      flush();
-      box.append(h(`h${Math.min(6, level + (head[1] ?? "#").length - 1)}`, {}, inline(head[2] ?? "")));
-    } else if (bullet || numbered) {
-      const tag = bullet ? "ul" : "ol";
-      if (para.length) flush();
-      if (!list || list.tagName.toLowerCase() !== tag) {
-        list = h(tag, {});
-        box.append(list);
-      }
-      list.append(h("li", {}, inline((bullet ?? numbered)?.[1] ?? "")));
-    } else if (quote) {
-      flush();
-      box.append(h("blockquote", {}, h("p", {}, inline(quote[1] ?? ""))));
-    } else {
-      list = null;
-      para.push(line.trim());
-    }
-  }
-  flush();
-  return box;
+  }));
 }
 
 // ── charts ──────────────────────────────────────────────────────────────────────────────────────────────────────

@@ -1,10 +1,11 @@
 /**
  * The owner console's files (issue 17): plain ES modules, a style sheet and one HTML page in `src/console/`, served
  * as they are (no build step), plus `catalog.json`, the console's texts of the message catalog in both languages,
- * and the browser files of the libraries it uses (`vendor/`), read from their npm packages as they are.
- * Only the files found in that one folder at first use and the named library files are served (no path is ever
- * joined from a request), with the console's headers: a strict Content-Security-Policy (scripts and styles from this
- * origin only: no inline script or style, no eval), no framing, no sniffing, no referrer.
+ * the browser files of the libraries it uses (`vendor/`), read from their npm packages as they are, and the engine's
+ * own modules it shares with the hub (`sdk/markdown.js`, `kernel/text.js`), as `npm run build` compiled them.
+ * Only the files found in that one folder at first use and the named library and engine files are served (no path is
+ * ever joined from a request), with the console's headers: a strict Content-Security-Policy (scripts and styles from
+ * this origin only: no inline script or style, no eval), no framing, no sniffing, no referrer.
  */
 import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -46,6 +47,17 @@ const vendorFiles: Record<string, string> = {
   "vendor/cronstrue-zh_CN.js": "cronstrue/locales/zh_CN.min.js",
 };
 
+/**
+ * The engine's modules the console loads, by the name it asks for → the compiled file (relative to the engine), so
+ * that the console and the hub read Markdown and name artifacts with one piece of code: the SDK's Markdown tokenizer
+ * (src/sdk/markdown.ts) and the kernel's text rules (src/kernel/text.ts: `artifactRoute`). Each imports nothing, so
+ * the browser loads it alone (tests/layers.test.ts holds them to that). `npm ci` and `npm run build` write `dist/`.
+ */
+export const engineModules: Readonly<Record<string, string>> = {
+  "sdk/markdown.js": "dist/src/sdk/markdown.js",
+  "kernel/text.js": "dist/src/kernel/text.js",
+};
+
 let files: Promise<Map<string, ConsoleFile>> | null = null;
 
 /** Reads the console's folder once: every file of a known type, and the catalog. */
@@ -61,6 +73,9 @@ async function load(): Promise<Map<string, ConsoleFile>> {
   const require = createRequire(import.meta.url);
   for (const [name, spec] of Object.entries(vendorFiles)) {
     out.set(name, { body: await readFile(require.resolve(spec)), type: types[".js"]!, cache: "no-cache" });
+  }
+  for (const [name, file] of Object.entries(engineModules)) {
+    out.set(name, { body: await readFile(join(engineDir, file)), type: types[".js"]!, cache: "no-cache" });
   }
   return out;
 }
@@ -78,7 +93,7 @@ export function consoleCatalog(): { zh: Record<string, string>; en: Record<strin
   return { zh, en };
 }
 
-/** The console file `name` (a plain file name of that folder, or `catalog.json`), or null. */
+/** The console file `name` (a plain file name of that folder, `catalog.json`, or a named library or engine file), or null. */
 export async function consoleFile(name: string): Promise<ConsoleFile | null> {
   files ??= load().catch((e: unknown) => {
     files = null;
