@@ -23,6 +23,8 @@
  *   host and through an agent's MCP bridge, with and without the sandbox; `npm run benchmark -- tools` measures only this
  * - declarative plugins (scripts/plugin-reload.ts): a hub with 100 plugins × 20 assets — start, RSS, a full and an
  *   unchanged reload, GET /v1/health while a reload runs; `npm run benchmark -- plugins` measures only this
+ * - Markdown (scripts/markdown-benchmark.ts): a template's longest Markdown as link page HTML and as chat text, prose
+ *   and hostile lines; `npm run benchmark -- markdown` measures only this
  */
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -38,6 +40,7 @@ import { measureOutputWatch } from "./output-watch.js";
 import { consoleFigures } from "./console-benchmark.js";
 import { measureToolCalls } from "./tool-calls.js";
 import { measurePluginReload } from "./plugin-reload.js";
+import { measureMarkdown } from "./markdown-benchmark.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
 /** The idle measurement: how long, and how many cards wait for each kind of channel that never delivers. */
@@ -170,6 +173,7 @@ async function main(): Promise<void> {
   if (process.argv[2] === "console") return consoleFigures(say);
   if (process.argv[2] === "tools") return measureToolCalls(say);
   if (process.argv[2] === "plugins") return measurePluginReload(say);
+  if (process.argv[2] === "markdown") return measureMarkdown(say);
   // First, while no hub of this benchmark runs: a process start is what it measures.
   await cliStart();
   const { dir, keys } = setup();
@@ -264,6 +268,7 @@ async function main(): Promise<void> {
   await consoleFigures(say);
   await measureToolCalls(say);
   await measurePluginReload(say);
+  await measureMarkdown(say);
 }
 
 await main();

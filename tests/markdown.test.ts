@@ -1,12 +1,13 @@
 /**
  * The SDK's Markdown tokenizer (src/sdk/markdown.ts), which the card link page and the owner console both render
  * from: inputs → exact tokens, hostile ones included (raw HTML, `javascript:` links, nested emphasis, an unclosed
- * fence, 10,000 marks of one kind). Inline spans are also checked against the pattern both renderers used before
- * (kept here as the reference) over seeded random text, so the fold changed nothing of what either shows.
+ * fence, 10,000 marks of one kind, lines that made the old patterns backtrack). Inline spans are also checked against
+ * the pattern both renderers used before (kept here as the reference) over seeded random text, so the fold changed
+ * nothing of what either shows; and so is the text projection `markdownLines`, which finds links with the same scan.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { httpUrl, inlineSpans, markdownBlocks, type InlineSpan, type MarkdownBlock } from "../src/sdk/index.js";
+import { httpUrl, inlineSpans, markdownBlocks, markdownLines, type InlineSpan, type MarkdownBlock } from "../src/sdk/index.js";
 import { pluginMarkdownMaxChars } from "../src/protocol/plugin-limits.js";
 
 const text = (t: string): InlineSpan => ({ type: "text", text: t });
@@ -58,6 +59,10 @@ test("markdownBlocks: each kind of block, and where one ends and the next starts
     ["```\n```", [{ type: "code", text: "" }]],
     // An unclosed fence runs to the end of the text.
     ["intro\n```\n- not a list\n\n**not bold**", [{ type: "paragraph", text: "intro" }, { type: "code", text: "- not a list\n\n**not bold**" }]],
+    // A line separator (U+2028, U+2029) after a heading's or an item's text makes the line a paragraph; one right
+    // after the mark is white space like any other.
+    ["## a\u2029\n- a\u2028b", [{ type: "paragraph", text: "## a - a\u2028b" }]],
+    ["# \u2028\n1.\u2028x\n-  \u2029", [{ type: "heading", depth: 1, text: "" }, { type: "ol", items: ["x"] }, { type: "ul", items: [""] }]],
     // Raw HTML is text like any other.
     ["<script>alert(1)</script>\n<img src=x onerror=alert(2)>", [{ type: "paragraph", text: "<script>alert(1)</script> <img src=x onerror=alert(2)>" }]],
   ];
@@ -109,6 +114,11 @@ test("hostile sizes: 10,000 marks of one kind, and the longest markdown a plugin
   assert.deepEqual(inlineSpans("**a".repeat(3_000)), Array.from({ length: 3_000 }, (_, i) => (i % 2 ? text("a") : strong(text("a")))));
   // A run of 5,000 backticks closed by 4,999: the first backtick is text, the rest open the code.
   assert.deepEqual(inlineSpans(`${"`".repeat(5_000)}a${"`".repeat(4_999)}`), [text("`"), code("a")]);
+  // A line of white space ended by a separator: the marks' white space is never given back one character at a time.
+  const spaces = " ".repeat(pluginMarkdownMaxChars - 10);
+  for (const mark of ["#", "-", "1."]) {
+    assert.deepEqual(markdownBlocks(`${mark}${spaces}a\u2028b`), [{ type: "paragraph", text: `${mark}${spaces}a\u2028b` }], mark);
+  }
   const longest = "[".repeat(pluginMarkdownMaxChars);
   assert.deepEqual(inlineSpans(longest), [text(longest)]);
   assert.deepEqual(markdownBlocks("`".repeat(pluginMarkdownMaxChars)), [{ type: "code", text: "" }]);
@@ -120,20 +130,49 @@ test("httpUrl: an http(s) URL as it is; any other scheme, or no URL, null", () =
   for (const url of ["javascript:alert(1)", "data:text/html,x", "ftp://a.example/", "/relative", "//host.example/", "", "https//x"]) assert.equal(httpUrl(url), null, url);
 });
 
-test("inlineSpans reads as the reference pattern did, over 20,000 seeded random texts of marks, words and links", () => {
-  const atoms = ["`", "``", "*", "**", "_", "__", "[", "]", "(", ")", "a", "b c", " ", "\t", "\u00a0", "\u2028", "https://y.example/p?q=1", "javascript:x",
-    "<b>", "&", "\u200f", "😀", "\ud800", "x_y", "](", "[a](", "**x**", "*y*", "`z`", "[a](http://x.example/)", "[**b** _c_](https://y.example/(p))", "[d](javascript:alert(1))"];
-  // mulberry32: a small seeded generator, so a failure names a text that fails again.
-  let seed = 24301;
+/** `count` texts of up to 30 pieces of `atoms`, the same each run (mulberry32 from `seed`: a failure names a text that fails again). */
+function randomTexts(seed: number, count: number, atoms: readonly string[]): string[] {
   const random = () => {
     seed = (seed + 0x6d2b79f5) | 0;
     let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  for (let i = 0; i < 20_000; i++) {
-    let source = "";
-    for (let n = Math.floor(random() * 30); n > 0; n--) source += atoms[Math.floor(random() * atoms.length)];
-    assert.deepEqual(inlineSpans(source), referenceSpans(source), JSON.stringify(source));
+  return Array.from({ length: count }, () => {
+    let text = "";
+    for (let n = Math.floor(random() * 30); n > 0; n--) text += atoms[Math.floor(random() * atoms.length)];
+    return text;
+  });
+}
+
+const inlineAtoms = ["`", "``", "*", "**", "_", "__", "[", "]", "(", ")", "a", "b c", " ", "\t", "\u00a0", "\u2028", "https://y.example/p?q=1", "javascript:x",
+  "<b>", "&", "\u200f", "😀", "\ud800", "x_y", "](", "[a](", "**x**", "*y*", "`z`", "[a](http://x.example/)", "[**b** _c_](https://y.example/(p))", "[d](javascript:alert(1))"];
+
+test("inlineSpans reads as the reference pattern did, over 20,000 seeded random texts of marks, words and links", () => {
+  for (const source of randomTexts(24301, 20_000, inlineAtoms)) assert.deepEqual(inlineSpans(source), referenceSpans(source), JSON.stringify(source));
+});
+
+/** The text projection as it was before it found links with markdownLinks (the reference; quadratic on some lines). */
+function referenceLines(source: string): string[] {
+  const out: string[] = [];
+  for (const raw of source.replace(/\r\n?/g, "\n").split("\n")) {
+    if (/^\s*(```|~~~)/.test(raw) || raw.trim() === "") continue;
+    out.push(raw
+      .replace(/^(#{1,6})\s+/, "")
+      .replace(/^\s*[-*+]\s+/, "• ")
+      .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (_, text: string, url: string) => (httpUrl(url) ? `${text} (${url})` : text))
+      .replace(/\*\*([^*]+?)\*\*|__([^_]+?)__/g, (_, a?: string, b?: string) => a ?? b ?? "")
+      .replace(/`+([^`]+?)`+/g, "$1"));
   }
+  return out;
+}
+
+test("markdownLines (a template's Markdown as chat text) reads as before, and linearly: links found by the same scan", () => {
+  const atoms = [...inlineAtoms, "\n", "\n", "\r\n", "# ", "- ", "1. ", "```", "  "];
+  for (const source of randomTexts(24302, 20_000, atoms)) assert.deepEqual(markdownLines(source), referenceLines(source), JSON.stringify(source));
+  for (const mark of ["[", "`", "*", "_"]) assert.deepEqual(markdownLines(`x${mark.repeat(10_000)}`), [`x${mark.repeat(10_000)}`], mark);
+  assert.deepEqual(markdownLines("[a](".repeat(2_500)), ["[a](".repeat(2_500)]);
+  const brackets = `${"[".repeat(10_000)}a](https://x.example/) \`\`b\`\`\``;
+  assert.equal(markdownLines(brackets)[0], `${"[".repeat(9_999)}a (https://x.example/) b`);
+  assert.equal(markdownLines(brackets)[0], referenceLines(brackets)[0]);
 });

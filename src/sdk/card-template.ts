@@ -7,7 +7,7 @@
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { artifactRoute } from "../kernel/text.js";
-import { httpUrl } from "./markdown.js";
+import { httpUrl, markdownLinks } from "./markdown.js";
 
 /** The route of the artifact a doc-ref `run:<id>/<file>` names, or null (issue 18; src/kernel/text.ts). */
 export { artifactRoute };
@@ -32,12 +32,19 @@ export function markdownLines(source: string): string[] {
   const out: string[] = [];
   for (const raw of source.replace(/\r\n?/g, "\n").split("\n")) {
     if (/^\s*(```|~~~)/.test(raw) || raw.trim() === "") continue;
-    const line = raw
-      .replace(/^(#{1,6})\s+/, "")
-      .replace(/^\s*[-*+]\s+/, "• ")
-      .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (_, text: string, url: string) => (httpUrl(url) ? `${text} (${url})` : text))
+    const marked = raw.replace(/^(#{1,6})\s+/, "").replace(/^\s*[-*+]\s+/, "• ");
+    let linked = "";
+    let at = 0;
+    for (const l of markdownLinks(marked)) {
+      linked += marked.slice(at, l.start) + (httpUrl(l.url) ? `${l.label} (${l.url})` : l.label);
+      at = l.end;
+    }
+    const line = (linked + marked.slice(at))
       .replace(/\*\*([^*]+?)\*\*|__([^_]+?)__/g, (_, a?: string, b?: string) => a ?? b ?? "")
-      .replace(/`+([^`]+?)`+/g, "$1");
+      // Code is tried only where a run of backticks starts (`(?<!`)`): one that fails there fails inside the run too,
+      // and trying each backtick of a long run again over what follows is quadratic. A code span ends after a whole
+      // run, so nothing else changes.
+      .replace(/(?<!`)`+([^`]+?)`+/g, "$1");
     out.push(line);
   }
   return out;

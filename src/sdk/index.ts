@@ -13,7 +13,7 @@
 export * from "./agent.js";
 export * from "./channel.js";
 export * from "./card-template.js";
-export * from "./markdown.js";
+export { httpUrl, inlineSpans, markdownBlocks, type InlineSpan, type MarkdownBlock } from "./markdown.js";
 export * from "./source.js";
 /** Text the hub would refuse (control and bidi characters) removed or replaced, for free text from outside. */
 export { neutralise } from "../kernel/text.js";

@@ -58,9 +58,13 @@ export function httpUrl(url: string): string | null {
 
 /** A fence line: optional white space, then ```` ``` ```` or `~~~`. */
 const fenceLine = /^\s*(```|~~~)/;
-const headingLine = /^(#{1,6})\s+(.*)$/;
-const bulletLine = /^\s*[-*+]\s+(.*)$/;
-const numberedLine = /^\s*\d{1,9}[.)]\s+(.*)$/;
+// The white space after a heading's or an item's mark is taken whole, `(?=(\s+))\1`, never given back a character at a
+// time: `(.*)$` fails on a line separator (U+2028, U+2029) after the text, and giving back 60,000 spaces one by one,
+// each followed by a new try of `(.*)$`, is quadratic. Giving back never helps (the separator stays in what follows),
+// so the lines read are the same. The text is the last group.
+const headingLine = /^(#{1,6})(?=(\s+))\2(.*)$/;
+const bulletLine = /^\s*[-*+](?=(\s+))\1(.*)$/;
+const numberedLine = /^\s*\d{1,9}[.)](?=(\s+))\1(.*)$/;
 const quoteLine = /^\s*>\s?(.*)$/;
 
 /**
@@ -98,12 +102,12 @@ export function markdownBlocks(source: string): MarkdownBlock[] {
     if (line.trim() === "") flush();
     else if (head) {
       flush();
-      out.push({ type: "heading", depth: head[1]!.length, text: head[2]! });
+      out.push({ type: "heading", depth: head[1]!.length, text: head[3]! });
     } else if (bullet || numbered) {
       const type = bullet ? "ul" : "ol";
       if (para.length || (list && list.type !== type)) flush();
       list ??= { type, items: [] };
-      list.items.push((bullet ?? numbered)![1]!);
+      list.items.push((bullet ?? numbered)![2]!);
     } else if (quote) {
       flush();
       out.push({ type: "quote", text: quote[1]! });
@@ -134,6 +138,18 @@ function nextOf(text: string, pattern: RegExp): (i: number) => number {
     }
     return found;
   };
+}
+
+/** A search of one text (nextOf). */
+type Search = (i: number) => number;
+
+/** The link `[label](url)` that opens at `p` (a `[`), given the text's searches for `]` and for a URL's end, or null. */
+function linkAt(text: string, p: number, bracket: Search, url: Search): { label: string; url: string; end: number } | null {
+  const close = bracket(p + 1);
+  if (close === p + 1 || close >= text.length || text[close + 1] !== "(") return null;
+  const end = url(close + 2);
+  if (end === close + 2 || text[end] !== ")") return null;
+  return { label: text.slice(p + 1, close), url: text.slice(close + 2, end), end: end + 1 };
 }
 
 const backtick = /`/g;
@@ -192,13 +208,10 @@ export function inlineSpans(text: string): InlineSpan[] {
       return to < n ? [{ type: "em", children: inlineSpans(text.slice(p + 1, to)) }, to + 1] : null;
     }
     if (ch === "[") {
-      const close = bracket(p + 1);
-      if (close === p + 1 || close >= n || text[close + 1] !== "(") return null;
-      const end = url(close + 2);
-      if (end === close + 2 || text[end] !== ")") return null;
-      const label = text.slice(p + 1, close);
-      const href = httpUrl(text.slice(close + 2, end));
-      return [{ type: "link", href, children: href ? inlineSpans(label) : [{ type: "text", text: label }] }, end + 1];
+      const link = linkAt(text, p, bracket, url);
+      if (!link) return null;
+      const href = httpUrl(link.url);
+      return [{ type: "link", href, children: href ? inlineSpans(link.label) : [{ type: "text", text: link.label }] }, link.end];
     }
     return null;
   };
@@ -214,5 +227,24 @@ export function inlineSpans(text: string): InlineSpan[] {
     p = at - 1;
   }
   if (at < n) out.push({ type: "text", text: text.slice(at) });
+  return out;
+}
+
+/**
+ * Each `[label](url)` of a text, leftmost first and none overlapping, found as `inlineSpans` finds a link but with
+ * links the only mark, whatever the URL: `start` and `end` (exclusive) index the text. Linear in its length. For the
+ * text projection of a template (card-template.ts `markdownLines`), which writes a link as `label (url)`.
+ * Example: `"see [a](https://x.example/) [b](c)"` → `[{ start: 4, end: 27, label: "a", url: "https://x.example/" },
+ * { start: 28, end: 34, label: "b", url: "c" }]`.
+ */
+export function markdownLinks(text: string): { start: number; end: number; label: string; url: string }[] {
+  const bracket = nextOf(text, closingBracket);
+  const url = nextOf(text, urlEnd);
+  const out: { start: number; end: number; label: string; url: string }[] = [];
+  for (let p = text.indexOf("["); p !== -1; p = text.indexOf("[", p)) {
+    const link = linkAt(text, p, bracket, url);
+    if (link) out.push({ start: p, end: link.end, label: link.label, url: link.url });
+    p = link ? link.end : p + 1;
+  }
   return out;
 }
