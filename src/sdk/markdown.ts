@@ -34,7 +34,7 @@ export type MarkdownBlock =
 /**
  * A span of inline Markdown:
  * - `text`: literal text, as written (a renderer escapes it);
- * - `code`: `` `text` `` (any number of backticks, closed by as many), its text as written;
+ * - `code`: `` `text` `` (a run of backticks, then text with none, closed by a run at least as long), as written;
  * - `strong`: `**…**` or `__…__`; `em`: `*…*` or `_…_` (not opened by a space); their `children` read again;
  * - `link`: `[text](url)`; `href` is the URL when it is http(s) (`httpUrl`), and then `children` are the text read
  *   again; for any other URL (`javascript:`, `data:`, relative) `href` is null and `children` is the text as one
