@@ -11,18 +11,8 @@ import { intentHit, type IntentTable } from "./intents.js";
 import { own } from "./own.js";
 import { moveRun } from "./run-state.js";
 
-/** An event to record: `recordEvent` gives it its id, time and (empty) routing. */
-export interface NewEvent {
-  source: string;
-  sid: string;
-  type: string;
-  subject: string | null;
-  summary: string | null;
-  detail: string | null;
-  link: string | null;
-  hops: number;
-  internal: EventRow["internal"];
-}
+/** An event to record: an `events` row without what `recordEvent` gives it (its id, time and empty routing). */
+export type NewEvent = Pick<EventRow, "source" | "sid" | "type" | "subject" | "summary" | "detail" | "link" | "hops" | "internal">;
 
 /** Finds an event by source and the source's id, in this decision's writes or the view. */
 export function findEvent(c: Ctx, source: string, sid: string): EventRow | undefined {
