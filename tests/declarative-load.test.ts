@@ -426,7 +426,7 @@ test("the published schema files are what `npm run schema` writes, the loader's 
 test("the README's weather plugin, taken from the README itself, loads as written", async () => {
   const readme = readFileSync(join(engine, "README.md"), "utf8");
   const heredoc = (file: string) => {
-    const m = new RegExp(`cat > ~/\\.agent-autoloop/plugins/weather/${file.replace(".", "\\.")} <<'JSON'\\n([\\s\\S]*?)\\nJSON\\n`).exec(readme);
+    const m = new RegExp(`cat > "\\$H/plugins/weather/${file.replace(".", "\\.")}" <<'JSON'\\n([\\s\\S]*?)\\nJSON\\n`).exec(readme);
     assert.ok(m, `the README writes ${file}`);
     return m[1]!;
   };

@@ -321,11 +321,11 @@ test("forms read lines or JSON; a rule names workflows, intents and prompts by <
 test("the README's notes workflow, taken from the README itself, runs as written: the form, the draft, the answer, the file", async () => {
   const readme = readFileSync(join(engine, "README.md"), "utf8");
   const heredoc = (file: string) => {
-    const m = new RegExp(`cat > ~/\\.agent-autoloop/plugins/notes/${file.replace(".", "\\.")} <<'JSON'\\n([\\s\\S]*?)\\nJSON\\n`).exec(readme);
+    const m = new RegExp(`cat > "\\$H/plugins/notes/${file.replace(".", "\\.")}" <<'JSON'\\n([\\s\\S]*?)\\nJSON\\n`).exec(readme);
     assert.ok(m, `the README writes ${file}`);
     return m[1]!;
   };
-  const writer = /^echo '(.*)' > ~\/\.agent-autoloop\/plugins\/notes\/prompts\/writer\.md$/m.exec(readme);
+  const writer = /^echo '(.*)' > "\$H\/plugins\/notes\/prompts\/writer\.md"$/m.exec(readme);
   const rule = /^# rules\.json: (\{ "name": "notes"[^\n]*\n#\s+([^\n]*) \}$)/m.exec(readme);
   assert.ok(writer && rule, "the README writes the prompt and the rule");
   const ruleJson = JSON.parse(`${rule[1]!.slice(0, rule[1]!.indexOf("\n"))} ${rule[2]!} }`) as Record<string, unknown>;
