@@ -118,7 +118,7 @@ const catalog = {
   "link.answered": { zh: "已回答", en: "Answered" },
   // the hub's root page (a browser opening its address)
   "root.title": { zh: "agent-autoloop 中台", en: "agent-autoloop hub" },
-  "root.what": { zh: "这是一个 agent-autoloop 中台：它把事件变成编码 Agent 的一轮轮工作，只把需要人的事带给你。它在 /v1 下用 JSON 和持有密钥的来源、接单程序、通道和本人说话。", en: "This is an agent-autoloop hub: it turns events into coding-agent runs and brings you only what needs a human. It speaks JSON under /v1 to the sources, workers, channels and owner that hold its keys." },
+  "root.what": { zh: "这是一个 agent-autoloop 中台：它把事件变成编程 Agent 的一轮轮工作，只把需要人的事带给你。它在 /v1 下用 JSON 和持有密钥的来源、接单程序、通道和本人说话。", en: "This is an agent-autoloop hub: it turns events into coding-agent runs and brings you only what needs a human. It speaks JSON under /v1 to the sources, workers, channels and owner that hold its keys." },
   "root.status": { zh: "它在做什么：在运行它的电脑上执行 {command}。", en: "What it is doing: run {command} on the computer it runs on." },
   "root.readme": { zh: "怎么用：agent-autoloop 代码目录里的 README。", en: "How to use it: the README in the agent-autoloop checkout." },
   "root.health": { zh: "它是否在线、是哪个版本：{path}。", en: "Whether it is up, and which release: {path}." },
