@@ -311,6 +311,16 @@ test("add passes its URL after --, and refuses to shadow a built-in plugin unles
   assert.equal(mine.out, `installed plugin mine in ${join(home, "plugins", "mine")}; use it with "use": "mine" or "adapter": "mine" in rules.json`);
 });
 
+test("add on a home that is not set up says to run init first and makes nothing (no home, no plugins folder)", async () => {
+  const home = join(root, "never-initialised");
+  const plugin = join(root, "plain-plugin");
+  mkdirSync(plugin, { recursive: true });
+  writeFileSync(join(plugin, "agent.ts"), "export default {};\n");
+  const r = await cli(home, ["add", plugin]);
+  assert.deepEqual([r.code, r.err], [1, `agent-autoloop: ${home} is not set up yet; run agent-autoloop init first`]);
+  assert.equal(existsSync(home), false);
+});
+
 test("the reserved sources schedule and elsewhere get no keys, from the CLI or over HTTP", async () => {
   const home = newHome();
   for (const name of ["schedule", "elsewhere"]) {

@@ -182,6 +182,7 @@ test("add <folder> copies a plugin folder that is not a git repository; its agen
 
 test("add <folder> refuses a bad name, a built-in name, a second install, something other than files, folders and links, and a folder over its limits, leaving nothing", async () => {
   const home = tempDir("aa-add-home-");
+  assert.equal((await cli(home, "init")).code, 0);
   const plugins = join(home, "plugins");
   const add = (folder: string) => cli(home, "add", folder);
   const named = (name: string) => {

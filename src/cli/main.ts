@@ -223,7 +223,8 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .argument("<repo>", t(lang, "cli.arg.repo"))
     .option("--replace", t(lang, "cli.desc.replace"))
     .action(async (repo: string, o: { replace?: boolean }) => {
-      const [h, { addPlugin }] = await Promise.all([home(), import("./add.js")]);
+      // A home that is not set up is refused as by every other command: add would make it without init's modes.
+      const [{ h }, { addPlugin }] = await Promise.all([setUpHome(), import("./add.js")]);
       say(addPlugin(h, repo, o.replace === true, lang));
     });
 
