@@ -7,7 +7,7 @@
 import { HubClient, HubError, ProtocolError } from "../protocol/client.js";
 import { describeError } from "../protocol/describe.js";
 import { readConfig, type Home } from "../host/home.js";
-import { homeIdHeader, lockHeldBy, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
+import { homeIdHeader, lastHubUrl, lockHeldBy, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
 import { localUrlOf, parseListen } from "../host/listen.js";
 import { checkHomeFiles } from "../host/home-files.js";
 import { localize, t, type Lang } from "../i18n/messages.js";
@@ -65,6 +65,15 @@ export async function findHub(
     probes.push(p);
   }
   const stranger = probes.find((p): p is Extract<Probe, { home: string | null }> => "home" in p);
+  // A hub of another home answers on config.json's `listen` (the address tried when AGENT_AUTOLOOP_URL is not set) and
+  // no hub holds this home's lock: this home's hub is not running, which is what the user must hear first (a stale
+  // hub.json says where it was last). An AGENT_AUTOLOOP_URL naming another home's hub stays a mistake to fix.
+  if (stranger?.home && !env.AGENT_AUTOLOOP_URL && lockHeldBy(h)?.by !== "hub") {
+    const last = lastHubUrl(h);
+    const reason = [last ? t(lang, "cli.hubLastAt", { url: last }) : null,
+      t(lang, "cli.otherHomeThere", { url: stranger.url, theirs: stranger.home, ours })].filter((x) => x !== null).join("; ");
+    return { failure: new CliError(t(lang, "cli.ownHubDown", { home: h.dir, reason })), reason, down: true };
+  }
   if (stranger) {
     const text = stranger.home
       ? t(lang, "cli.otherHome", { url: stranger.url, theirs: stranger.home, ours, home: h.dir })

@@ -218,8 +218,8 @@ export function removeHubRecord(home: Home): void {
   }
 }
 
-/** The URL in `hub.json` when the hub that wrote it is still that live process; null otherwise. */
-export function recordedHubUrl(home: Home): string | null {
+/** The pid, start time and URL `hub.json` holds, whether or not that process still lives; null when unreadable. */
+function readHubRecord(home: Home): { pid: number; start: string | null; url: string } | null {
   let record: Partial<HubRecord>;
   try {
     record = JSON.parse(readFileSync(recordFile(home), "utf8")) as Partial<HubRecord>;
@@ -227,5 +227,16 @@ export function recordedHubUrl(home: Home): string | null {
     return null;
   }
   if (typeof record?.url !== "string" || !/^https?:\/\//.test(record.url) || typeof record.pid !== "number") return null;
-  return processAlive(record.pid, typeof record.start === "string" ? record.start : null) ? record.url : null;
+  return { pid: record.pid, start: typeof record.start === "string" ? record.start : null, url: record.url };
+}
+
+/** The URL in `hub.json` when the hub that wrote it is still that live process; null otherwise. */
+export function recordedHubUrl(home: Home): string | null {
+  const record = readHubRecord(home);
+  return record && processAlive(record.pid, record.start) ? record.url : null;
+}
+
+/** The URL in `hub.json` whether or not the hub that wrote it still runs (where this home's hub was last); null when none. */
+export function lastHubUrl(home: Home): string | null {
+  return readHubRecord(home)?.url ?? null;
 }
