@@ -145,7 +145,8 @@ test("the CLI never sends this home's keys to a stranger on the configured addre
   const home = newHome(other.url.replace("http://", ""));
   const ours = homeIdOf(home);
   try {
-    const otherHome = `agent-autoloop: the hub at ${other.url} serves another home (another-homes-id-0000x), not this one (${ours}, ${home}); nothing was sent to it. Set AGENT_AUTOLOOP_URL to this home's hub, or AGENT_AUTOLOOP_HOME to that hub's home`;
+    // No hub holds this home's lock, so this home's hub is not running: that comes first (issue 15).
+    const otherHome = `agent-autoloop: this home's hub is not running (${home}): the hub at ${other.url} serves another home (another-homes-id-0000x), not this one (${ours}); nothing was sent to it. Start it with agent-autoloop serve`;
     for (const args of [["status"], ["answer", "1", "0"], ["resolve", "1"], ["stop", "1"], ["pause", "r"], ["resume", "r"], ["run", "r"], ["why", "1"]]) {
       const r = await cli(home, args);
       assert.deepEqual([r.code, r.err], [1, otherHome], args.join(" "));
@@ -176,6 +177,32 @@ test("the CLI never sends this home's keys to a stranger on the configured addre
   } finally {
     await other.close();
     await bare.close();
+  }
+});
+
+test("issue 15: this home's hub was SIGKILLed and another home's hub answers on its config.json listen: status and doctor say this home's hub is not running, where it was last, and send nothing", async () => {
+  const a = newHome();
+  const b = newHome();
+  const hubA = await serve(a);
+  hubA.child.kill("SIGKILL");
+  await new Promise((r) => hubA.child.once("exit", r));
+  assert.equal(existsSync(join(a, "hub.json")), true, "a SIGKILLed hub leaves its record behind");
+  const hubB = await serve(b);
+  try {
+    const config = JSON.parse(readFileSync(join(a, "config.json"), "utf8"));
+    writeFileSync(join(a, "config.json"), JSON.stringify({ ...config, listen: hubB.url.replace("http://", "") }));
+    const reason = `last at ${hubA.url} (hub.json); the hub at ${hubB.url} serves another home (${homeIdOf(b)}), not this one (${homeIdOf(a)}); nothing was sent to it`;
+    const status = await cli(a, ["status"]);
+    assert.deepEqual([status.code, status.err], [1, `agent-autoloop: this home's hub is not running (${a}): ${reason}. Start it with agent-autoloop serve`]);
+    const doctor = await cli(a, ["doctor"]);
+    assert.equal(doctor.code, 0, doctor.out + doctor.err);
+    assert.ok(doctor.out.split("\n").includes(`ok   hub: not running (${reason}); start it with agent-autoloop serve`), doctor.out);
+    // Its record gone too, the address alone tells the same.
+    rmSync(join(a, "hub.json"));
+    const bare = await cli(a, ["status"]);
+    assert.deepEqual([bare.code, bare.err], [1, `agent-autoloop: this home's hub is not running (${a}): the hub at ${hubB.url} serves another home (${homeIdOf(b)}), not this one (${homeIdOf(a)}); nothing was sent to it. Start it with agent-autoloop serve`]);
+  } finally {
+    assert.equal(await stop(hubB.child), 0);
   }
 });
 
@@ -412,6 +439,10 @@ test("a folder where the home keeps a file, or a file where it keeps a folder: s
     if (name === "config.json") continue; // without config.json the CLI says there is no home here
     const key = await cli(home, ["key", "new", "source", "x"]);
     assert.deepEqual([key.code, key.err], [1, notFile(join(home, name))], `key new with a folder ${name}`);
+    // doctor gives the same advice, not "run agent-autoloop init" (which refuses the same way: issue 15).
+    const doctor = await cli(home, ["doctor"]);
+    assert.equal(doctor.code, 1, `doctor with a folder ${name}`);
+    assert.equal(doctor.out.split("\n")[0], `FIX  ${notFile(join(home, name)).replace(/^agent-autoloop: /, "")}`, `doctor with a folder ${name}`);
   }
   for (const name of ["worker", "plugins"]) {
     const home = newHome();
@@ -420,6 +451,8 @@ test("a folder where the home keeps a file, or a file where it keeps a folder: s
     const served = await cli(home, ["serve", "--listen", "127.0.0.1:0"]);
     assert.deepEqual([served.code, served.err], [1, notFolder(join(home, name))], `serve with a file ${name}`);
     assert.equal(existsSync(join(home, "hub.pid")), false);
+    const doctor = await cli(home, ["doctor"]);
+    assert.deepEqual([doctor.code, doctor.out.split("\n")[0]], [1, `FIX  ${notFolder(join(home, name)).replace(/^agent-autoloop: /, "")}`], `doctor with a file ${name}`);
   }
   const fresh = join(root, "fresh-home");
   mkdirSync(join(fresh, "master.key"), { recursive: true });

@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { PluginLoader } from "../common/plugins.js";
 import { readRulesInput } from "../host/rules-file.js";
+import { checkHomeFiles } from "../host/home-files.js";
 import { findProgram, type AgentPlugin } from "../sdk/index.js";
 import type { Config, Home } from "../host/home.js";
 import { own } from "../kernel/own.js";
@@ -33,6 +34,15 @@ function versionOf(program: string): string | null {
 export async function doctor(home: Home, config: Config, lang: Lang = "en"): Promise<Finding[]> {
   const out: Finding[] = [];
   const plugins = new PluginLoader(home.plugins);
+  // A folder where the home keeps a file (rules.json too), or a file where it keeps a folder: the advice `init`,
+  // `serve` and `key new` give (move or remove it), not "run init", which would refuse the same way (issue 15).
+  try {
+    checkHomeFiles(home, lang);
+  } catch (e) {
+    // The hub cannot be looked for when its own files are folders (home.id, hub.json): then this line alone.
+    const hub = await hubFinding(home, lang).catch(() => null);
+    return [{ ok: false, line: (e as Error).message }, ...(hub ? [hub] : [])];
+  }
   // Read as the hub reads it (a FIFO or a huge file is refused, never waited on).
   const read = readRulesInput(home.rules, lang);
   if (read.kind === "rulesError") {
