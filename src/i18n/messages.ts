@@ -28,7 +28,7 @@ const catalog = {
   "field.minItems": { zh: "{field}：至少 {limit} 项", en: "{field}: at least {limit} items" },
   "field.invalid": { zh: "{field}：不合法", en: "{field}: invalid" },
   // what a string pattern asks for ({what} of field.pattern); the English text is the pattern's description in protocol/schema.json
-  "pattern.noControl": { zh: "不含控制字符", en: "no control characters" },
+  "pattern.noControl": { zh: "不能有控制字符", en: "no control characters" },
   "pattern.oneLine": { zh: "单行、不含控制字符", en: "one line, no control characters" },
   "pattern.noControlText": { zh: "除换行和制表符外不含控制字符", en: "no control characters except line breaks and tabs" },
   "pattern.artifactText": { zh: "除换行和制表符外不含控制字符；UTF-8，最多 {limit} 字节", en: "no control characters except line breaks and tabs; UTF-8, at most {limit} bytes" },
@@ -42,8 +42,7 @@ const catalog = {
   "pattern.plainUrl": { zh: "纯 ASCII 的 http(s) URL", en: "a plain ASCII http(s) URL" },
   "pattern.sessionLink": { zh: "不含空格的 ASCII URL（不能是 javascript: 或 data:）", en: "an ASCII URL without spaces (not javascript: or data:)" },
   "pattern.cardTemplate": { zh: "<插件 id>/<卡片模板>", en: "<plugin id>/<card template>" },
-  "pattern.isoTime": { zh: "带 Z 或时区偏移的 ISO 日期时间", en: "an ISO date-time with Z or an offset" },
-  "pattern.realIsoTime": { zh: "真实存在的、带 Z 或时区偏移的 ISO 日期时间", en: "a real ISO date-time with Z or an offset" },
+  "pattern.isoTime": { zh: "带 Z 或时差的 ISO 日期时间", en: "an ISO date-time with Z or an offset" },
   "pattern.wholeNumber": { zh: "最多 {digits} 位的整数", en: "a whole number of at most {digits} digits" },
   "pattern.runIds": { zh: "用逗号分隔的运行编号，最多 {limit} 个", en: "run ids separated by commas, at most {limit}" },
   "pattern.runId": { zh: "运行编号", en: "a run id" },
