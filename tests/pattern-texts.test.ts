@@ -10,7 +10,7 @@ import type { ErrorObject } from "ajv";
 import { definitions } from "../src/protocol/definitions.js";
 import * as pluginSchemas from "../src/protocol/plugin-schemas.js";
 import { describeError } from "../src/protocol/describe.js";
-import { catalogEntries } from "../src/i18n/messages.js";
+import { catalogEntries, localize } from "../src/i18n/messages.js";
 import * as pluginValidators from "../src/protocol/plugin-validators.generated.js";
 import { schemaErrors } from "../src/declarative/read.js";
 
@@ -63,4 +63,10 @@ test("a declarative plugin's pattern errors use the catalog too (plugin.json thr
   const reasons = (lang: "zh" | "en") => schemaErrors("plugin.json", validate.errors ?? [], lang).map((e) => e.reason);
   assert.deepEqual(reasons("en"), ["wrong format, expected lowercase letters, digits and -"]);
   assert.deepEqual(reasons("zh"), ["格式不对，应为 小写字母、数字和 -"]);
+});
+
+test("a hub's pattern refusal is shown in the CLI's language, its {what} too (hub in English, CLI in Chinese)", () => {
+  assert.equal(localize("until: wrong format, expected an ISO date-time with Z or an offset", "zh"), "until：格式不对，应为 带 Z 或时差的 ISO 日期时间");
+  assert.equal(localize("subject：格式不对，应为 字母、数字和 # . _ : / @ -", "en"), "subject: wrong format, expected letters, digits and # . _ : / @ -");
+  assert.equal(localize("x: wrong format, expected someone's own words", "zh"), "x：格式不对，应为 someone's own words");
 });

@@ -1173,7 +1173,8 @@ function catalogPatterns(): Pattern[] {
 function relocalize(text: string, lang: Lang): string | null {
   for (const p of catalogPatterns()) {
     const m = p.re.exec(text);
-    if (m) return t(lang, p.id, Object.fromEntries(p.names.map((n) => [n, m.groups![n]!])));
+    // A `{what}` is mostly a catalog text itself (what a string pattern asks for in field.pattern): shown in `lang` too.
+    if (m) return t(lang, p.id, Object.fromEntries(p.names.map((n) => [n, n === "what" ? (relocalize(m.groups![n]!, lang) ?? m.groups![n]!) : m.groups![n]!])));
   }
   return null;
 }
