@@ -353,6 +353,14 @@ test("refusals use the kernel's words in the hub's language (zh)", async () => {
     assert.deepEqual(await call("GET", "/v1/work", null), [401, { error: "缺少 Authorization: Bearer <密钥>" }]);
     assert.deepEqual(await call("POST", "/v1/events", made.keys.source, '{"id":"a"}'), [400, { error: "type：必填" }]);
     assert.deepEqual(await call("GET", "/v1/work?claim=c&wait=x", made.keys.worker), [400, { error: "查询参数 wait 不合法" }]);
+    // what a string pattern asks for comes from the catalog too, never the schema's English description (issue 15)
+    const event = (body: object) => call("POST", "/v1/events", made.keys.source, JSON.stringify({ id: "p", type: "a.b", ...body }));
+    assert.deepEqual(await event({ subject: "a b" }), [400, { error: "subject：格式不对，应为 字母、数字和 # . _ : / @ -" }]);
+    assert.deepEqual(await event({ summary: "a\u0007" }), [400, { error: "summary：格式不对，应为 不能有控制字符" }]);
+    assert.deepEqual(await event({ type: "a b" }), [400, { error: "type：格式不对，应为 字母、数字和 . _ : / -" }]);
+    const pause = (until: string) => call("POST", "/v1/rules/demo/pause", made.keys.owner, JSON.stringify({ until }));
+    assert.deepEqual(await pause("bad"), [400, { error: "until：格式不对，应为 带 Z 或时差的 ISO 日期时间" }]);
+    assert.deepEqual(await pause("2026-02-30T00:00:00Z"), [400, { error: "until：格式不对，应为 带 Z 或时差的真实 ISO 日期时间" }]);
   } finally {
     await zh.close();
     rmSync(made.dir, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { closeSync, constants, fstatSync, lstatSync, opendirSync, openSync, read
 import type { ErrorObject } from "ajv";
 import { parse as parseJsonc, type ParseError } from "jsonc-parser";
 import { t, type Lang } from "../i18n/messages.js";
+import { patternWhat } from "../protocol/describe.js";
 import { pluginFileMaxBytes, pluginFolderEntriesMax, pluginJsonDepthMax } from "./limits.js";
 import type { PluginError } from "./types.js";
 
@@ -166,8 +167,7 @@ export function schemaErrors(file: string, errors: readonly ErrorObject[], lang:
       case "maxLength": at(t(lang, "decl.schema.maxLength", { limit: Number(p.limit) })); break;
       case "minLength": at(t(lang, "decl.schema.minLength", { limit: Number(p.limit) })); break;
       case "pattern": {
-        const what = (e.parentSchema as { description?: string } | undefined)?.description ?? String(p.pattern);
-        at(t(lang, "decl.schema.pattern", { what }), e.propertyName);
+        at(t(lang, "decl.schema.pattern", { what: patternWhat(e, lang) }), e.propertyName);
         break;
       }
       case "const": at(t(lang, "decl.schema.enum", { values: JSON.stringify([p.allowedValue]) })); break;

@@ -136,7 +136,7 @@ export function checkFormValues(fields: readonly FormField[], values: Record<str
         break;
       default:
         if (typeof v !== "string") return { ok: false, error: t(lang, "field.type", { field, type: "string" }) };
-        if (lineForbidden.test(v)) return { ok: false, error: t(lang, "field.pattern", { field, what: "one line, no control characters" }) };
+        if (lineForbidden.test(v)) return { ok: false, error: t(lang, "field.pattern", { field, what: t(lang, "pattern.oneLine") }) };
     }
     out[f.name] = v;
   }

@@ -86,7 +86,7 @@ function parseValue(s: Setting, text: string, lang: Lang): { ok: true; value: st
       return { ok: true, value: text };
     default:
       if ([...text].length > pluginLineMaxChars) return { ok: false, error: t(lang, "field.maxLength", { field: "value", limit: pluginLineMaxChars }) };
-      return lineForbidden.test(text) ? { ok: false, error: t(lang, "field.pattern", { field: "value", what: "one line, no control characters" }) } : { ok: true, value: text };
+      return lineForbidden.test(text) ? { ok: false, error: t(lang, "field.pattern", { field: "value", what: t(lang, "pattern.oneLine") }) } : { ok: true, value: text };
   }
 }
 

@@ -27,6 +27,39 @@ const catalog = {
   "field.maxItems": { zh: "{field}：最多 {limit} 项", en: "{field}: at most {limit} items" },
   "field.minItems": { zh: "{field}：至少 {limit} 项", en: "{field}: at least {limit} items" },
   "field.invalid": { zh: "{field}：不合法", en: "{field}: invalid" },
+  // what a string pattern asks for ({what} of field.pattern); the English text is the pattern's description in protocol/schema.json
+  "pattern.noControl": { zh: "不能有控制字符", en: "no control characters" },
+  "pattern.oneLine": { zh: "单行、不含控制字符", en: "one line, no control characters" },
+  "pattern.noControlText": { zh: "除换行和制表符外不含控制字符", en: "no control characters except line breaks and tabs" },
+  "pattern.artifactText": { zh: "除换行和制表符外不含控制字符；UTF-8，最多 {limit} 字节", en: "no control characters except line breaks and tabs; UTF-8, at most {limit} bytes" },
+  "pattern.eventType": { zh: "字母、数字和 . _ : / -", en: "letters, digits and . _ : / -" },
+  "pattern.subject": { zh: "字母、数字和 # . _ : / @ -", en: "letters, digits and # . _ : / @ -" },
+  "pattern.errorCode": { zh: "字母、数字和 . _ : -", en: "letters, digits and . _ : -" },
+  "pattern.assetName": { zh: "字母、数字、_ 和 -", en: "letters, digits, _ and -" },
+  "pattern.settingKey": { zh: "字母、数字、_、- 和 .", en: "letters, digits, _, - and ." },
+  "pattern.identifier": { zh: "字母、数字和 _，不以数字开头", en: "letters, digits and _, not starting with a digit" },
+  "pattern.pluginId": { zh: "小写字母、数字和 -", en: "lowercase letters, digits and -" },
+  "pattern.plainUrl": { zh: "纯 ASCII 的 http(s) URL", en: "a plain ASCII http(s) URL" },
+  "pattern.sessionLink": { zh: "不含空格的 ASCII URL（不能是 javascript: 或 data:）", en: "an ASCII URL without spaces (not javascript: or data:)" },
+  "pattern.cardTemplate": { zh: "<插件 id>/<卡片模板>", en: "<plugin id>/<card template>" },
+  "pattern.isoTime": { zh: "带 Z 或时差的 ISO 日期时间", en: "an ISO date-time with Z or an offset" },
+  "pattern.wholeNumber": { zh: "最多 {digits} 位的整数", en: "a whole number of at most {digits} digits" },
+  "pattern.runIds": { zh: "用逗号分隔的运行编号，最多 {limit} 个", en: "run ids separated by commas, at most {limit}" },
+  "pattern.runId": { zh: "运行编号", en: "a run id" },
+  "pattern.factSeq": { zh: "事实序号", en: "a fact sequence number" },
+  "pattern.qualifiedTool": { zh: "<插件>.<工具>", en: "<plugin>.<tool>" },
+  "pattern.argsDigest": { zh: "参数规范 JSON 的 sha256:<十六进制>", en: "sha256:<hex> of the arguments' canonical JSON" },
+  "pattern.manifestDigest": { zh: "插件清单文件的 sha256（十六进制）；除非被拒绝，否则必填", en: "sha256 (hex) of the plugin's manifest file; required unless refused" },
+  "pattern.taskId": { zh: "{min} 到 {max} 个 A-Z a-z 0-9 . _ ~ - 中的字符", en: "{min} to {max} of A-Z a-z 0-9 . _ ~ -" },
+  "pattern.linkNonce": { zh: "{count} 个 A-Z a-z 0-9 _ - 中的字符", en: "{count} of A-Z a-z 0-9 _ -" },
+  "pattern.toolErrorCode": { zh: "整数，或最多 {limit} 个字的一行", en: "an integer, or a line of at most {limit} characters" },
+  "pattern.headerName": { zh: "HTTP 头名称", en: "an HTTP header name" },
+  "pattern.authRef": { zh: "env:变量名，或插件设置里的一个键", en: "env:NAME or a key of the plugin's settings" },
+  "pattern.resultPath": { zh: "带数组下标的点路径，例如 data.items[0].name", en: "a dot path with array indexes, e.g. data.items[0].name" },
+  "pattern.apiVersion": { zh: "<主版本>.<次版本>，例如 1.0", en: "<major>.<minor>, e.g. 1.0" },
+  "pattern.networkHost": { zh: "主机名、*.域名或地址，均可带 :端口", en: "a host name, *.domain, or an address, each with an optional :port" },
+  "pattern.pluginGroup": { zh: "plugin:<插件 id>", en: "plugin:<id>" },
+  "pattern.artifactFile": { zh: "文件名：字母、数字、_ . -，不含目录", en: "a file name: letters, digits, _ . -, no folder" },
   "body.json": { zh: "请求体不是合法的 JSON", en: "the request body is not valid JSON" },
   "body.object": { zh: "请求体应为 JSON 对象", en: "the request body must be a JSON object" },
   "body.tooLarge": { zh: "请求体超过 {limit} 字节", en: "the request body is larger than {limit} bytes" },
@@ -1143,7 +1176,8 @@ function catalogPatterns(): Pattern[] {
 function relocalize(text: string, lang: Lang): string | null {
   for (const p of catalogPatterns()) {
     const m = p.re.exec(text);
-    if (m) return t(lang, p.id, Object.fromEntries(p.names.map((n) => [n, m.groups![n]!])));
+    // A `{what}` is mostly a catalog text itself (what a string pattern asks for in field.pattern): shown in `lang` too.
+    if (m) return t(lang, p.id, Object.fromEntries(p.names.map((n) => [n, n === "what" ? (relocalize(m.groups![n]!, lang) ?? m.groups![n]!) : m.groups![n]!])));
   }
   return null;
 }

@@ -3,7 +3,7 @@
  * catalog. Shared by the hub's input validation (validate.ts) and the client's check of answers (response-check.ts).
  */
 import type { ErrorObject } from "ajv";
-import { t, type Lang } from "../i18n/messages.js";
+import { localize, t, type Lang } from "../i18n/messages.js";
 
 /** Turns an Ajv instance path (`/ask/0/title`) into a field name people read (`ask[0].title`). */
 export function fieldName(instancePath: string, extra?: string): string {
@@ -29,8 +29,7 @@ export function describeError(e: ErrorObject, lang: Lang): string {
     case "minLength":
       return t(lang, "field.minLength", { field: fieldName(e.instancePath) });
     case "pattern": {
-      const what = (e.parentSchema as { description?: string } | undefined)?.description ?? String(p.pattern);
-      return t(lang, "field.pattern", { field: fieldName(e.instancePath), what });
+      return t(lang, "field.pattern", { field: fieldName(e.instancePath), what: patternWhat(e, lang) });
     }
     case "const":
     case "enum":
@@ -45,6 +44,17 @@ export function describeError(e: ErrorObject, lang: Lang): string {
     default:
       return t(lang, "field.invalid", { field: fieldName(e.instancePath) });
   }
+}
+
+/**
+ * What the string pattern of a failed `pattern` check asks for, in `lang`. A schema's `description` is the English
+ * text of a `pattern.*` catalog message (protocol/schema.json publishes the English), shown in `lang` with its numbers
+ * kept; a description that is no catalog text (a plugin's own schema) stays as it is, and without one the pattern is
+ * shown. tests/pattern-texts.test.ts checks that every pattern of our schemas has its catalog text.
+ */
+export function patternWhat(e: ErrorObject, lang: Lang): string {
+  const description = (e.parentSchema as { description?: string } | undefined)?.description;
+  return description === undefined ? String(e.params.pattern) : localize(description, lang);
 }
 
 /**

@@ -49,7 +49,7 @@ export function checkQuery<N extends Validated>(name: N, value: Record<string, s
 /** What JSON Schema cannot say about a body, by definition: returns the error, or null. */
 type Refinements = { [N in Validated]?: (value: Shape<N>, lang: Lang) => string | null };
 
-const realDate = (field: string, lang: Lang) => t(lang, "field.pattern", { field, what: "a real ISO date-time with Z or an offset" });
+const realDate = (field: string, lang: Lang) => t(lang, "field.pattern", { field, what: t(lang, "field.isoTime") });
 const recommendOut = (field: string, lang: Lang) => t(lang, "field.range", { field });
 
 /** A `later.at` or pause `until` that names a real instant; an ask's `recommend` that is one of its options. */

@@ -72,7 +72,7 @@ export function linkRoutes(hub: Hub): Hono {
   };
 
   app.post("/c/:id/:token/act", posted(async (c, id, token, card, form) => {
-    if (!noncePattern.test(form.nonce ?? "")) return page(c, id, token, 400, t(lang, "field.pattern", { field: "nonce", what: `${linkNonceChars} of A-Z a-z 0-9 _ -` }));
+    if (!noncePattern.test(form.nonce ?? "")) return page(c, id, token, 400, t(lang, "field.pattern", { field: "nonce", what: t(lang, "pattern.linkNonce", { count: linkNonceChars }) }));
     const ref = card.template ?? "";
     const slash = ref.indexOf("/");
     const plugin = slash < 0 ? null : hub.declarative.get(ref.slice(0, slash));

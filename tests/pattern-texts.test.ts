@@ -1,0 +1,72 @@
+/**
+ * Every string pattern the hub, the CLI or the plugin loader can refuse with says what it asks for in both languages
+ * (issue 15, one message catalog): the `{what}` of `field.pattern` comes from the catalog, and the English text is
+ * exactly the pattern's description in protocol/schema.json, so English refusals and the published schema stay as
+ * they were.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { ErrorObject } from "ajv";
+import { definitions } from "../src/protocol/definitions.js";
+import * as pluginSchemas from "../src/protocol/plugin-schemas.js";
+import { describeError } from "../src/protocol/describe.js";
+import { catalogEntries, localize } from "../src/i18n/messages.js";
+import * as pluginValidators from "../src/protocol/plugin-validators.generated.js";
+import { schemaErrors } from "../src/declarative/read.js";
+
+/** Every `{pattern, description}` of a schema, walked through every nested schema. */
+function patterns(schema: unknown, out = new Map<string, string>()): Map<string, string> {
+  if (Array.isArray(schema)) schema.forEach((s) => patterns(s, out));
+  else if (schema && typeof schema === "object") {
+    const o = schema as Record<string, unknown>;
+    if (typeof o.pattern === "string") out.set(String(o.description), o.pattern);
+    for (const v of Object.values(o)) patterns(v, out);
+  }
+  return out;
+}
+
+/**
+ * Words a Chinese text may share with the English one: literal syntax a sender types (`javascript:`, `env:NAME`,
+ * `plugin:<id>`, the example path `data.items[0].name`, `http(s)`, `sha256:`).
+ */
+const literalWords = new Set(["javascript", "data", "env", "plugin", "items", "name", "http", "sha"]);
+/** The English words of a text: lowercase runs of three letters or more (acronyms such as ISO, URL, UTF stay; placeholders do not count). */
+const englishWords = (text: string) => (text.replace(/\{\w+\}/g, "").match(/[a-z]{3,}/g) ?? []).filter((w) => !literalWords.has(w));
+
+const refusal = (description: string, pattern: string, lang: "zh" | "en") =>
+  describeError({ keyword: "pattern", instancePath: "/f", schemaPath: "#", params: { pattern }, parentSchema: { description } } as ErrorObject, lang);
+
+test("every pattern of the protocol and of declarative plugins has a catalog text in both languages", () => {
+  const all = patterns([definitions, pluginSchemas]);
+  assert.ok(all.size >= 30, `found ${all.size} patterns`);
+  for (const [description, pattern] of all) {
+    assert.notEqual(description, "undefined", `pattern ${pattern} has no description`);
+    assert.equal(refusal(description, pattern, "en"), `f: wrong format, expected ${description}`);
+    const zh = refusal(description, pattern, "zh");
+    assert.ok(zh.startsWith("f：格式不对，应为 "), zh);
+    assert.deepEqual(englishWords(zh), [], `${description} → ${zh}`);
+  }
+});
+
+test("every pattern text of the catalog is Chinese in zh", () => {
+  const texts = catalogEntries().filter(([id]) => id.startsWith("pattern."));
+  assert.ok(texts.length >= 30);
+  for (const [id, { zh, en }] of texts) {
+    assert.notEqual(zh, en, id);
+    assert.deepEqual(englishWords(zh), [], `${id}: ${zh}`);
+  }
+});
+
+test("a declarative plugin's pattern errors use the catalog too (plugin.json through its real validator)", () => {
+  const validate = pluginValidators.manifest as ((v: unknown) => boolean) & { errors?: ErrorObject[] | null };
+  assert.equal(validate({ id: "Bad Id", name: "n", version: "1", apiVersion: "1.0" }), false);
+  const reasons = (lang: "zh" | "en") => schemaErrors("plugin.json", validate.errors ?? [], lang).map((e) => e.reason);
+  assert.deepEqual(reasons("en"), ["wrong format, expected lowercase letters, digits and -"]);
+  assert.deepEqual(reasons("zh"), ["格式不对，应为 小写字母、数字和 -"]);
+});
+
+test("a hub's pattern refusal is shown in the CLI's language, its {what} too (hub in English, CLI in Chinese)", () => {
+  assert.equal(localize("until: wrong format, expected an ISO date-time with Z or an offset", "zh"), "until：格式不对，应为 带 Z 或时差的 ISO 日期时间");
+  assert.equal(localize("subject：格式不对，应为 字母、数字和 # . _ : / @ -", "en"), "subject: wrong format, expected letters, digits and # . _ : / @ -");
+  assert.equal(localize("x: wrong format, expected someone's own words", "zh"), "x：格式不对，应为 someone's own words");
+});
