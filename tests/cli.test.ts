@@ -293,3 +293,21 @@ test("no --help of any command, in either language, shows commander's own \"(def
     }
   }
 });
+
+test("conformance with a missing --config file and init over a home that is a file say so in the catalog's words (issue 15)", () => {
+  const missing = join(tempDir(), "nonexist.json");
+  const conf = run(["conformance", "http://127.0.0.1:1", "--config", missing], { AGENT_AUTOLOOP_LANG: "zh" });
+  assert.equal(conf.code, 1);
+  assert.equal(conf.err, `agent-autoloop：${missing}：没有这个文件或目录`);
+  assert.equal(run(["conformance", "http://127.0.0.1:1", "--config", missing]).err, `agent-autoloop: ${missing}: no such file or folder`);
+  const file = join(tempDir(), "home-is-a-file");
+  writeFileSync(file, "x");
+  for (const [lang, text] of [
+    ["zh", `agent-autoloop：${file} 是个文件，agent-autoloop 要在这里放一个目录：把这个文件移走或删掉，再试一次`],
+    ["en", `agent-autoloop: ${file} is a file where agent-autoloop keeps a folder: move or remove that file, then try again`],
+  ] as const) {
+    const init = run(["init"], { AGENT_AUTOLOOP_HOME: file, AGENT_AUTOLOOP_LANG: lang });
+    assert.equal(init.code, 1);
+    assert.equal(init.err, text);
+  }
+});

@@ -248,7 +248,8 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       try {
         cfg = JSON.parse(readFileSync(o.config, "utf8")) as ConformanceConfig;
       } catch (e) {
-        throw new CliError(`${o.config}: ${(e as Error).message}`);
+        const { fileErrorMessage } = await import("../host/home-files.js");
+        throw new CliError(fileErrorMessage(e, lang) ?? `${o.config}: ${(e as Error).message}`);
       }
       if (!cfg?.keys?.source || !cfg.keys.worker || !cfg.keys.channel || !cfg.keys.owner || !cfg.eventType || !cfg.answerer) {
         throw new CliError(t(lang, "cli.conformance.config", { file: o.config }));

@@ -171,6 +171,8 @@ const catalog = {
   "file.denied": { zh: "{file}：没有权限。运行 agent-autoloop 的用户要能读写它：用 chown 或 chmod 改好，或者用它的属主运行", en: "{file}: permission denied. The user running agent-autoloop must be able to read and write it: chown or chmod it, or run agent-autoloop as its owner" },
   "file.readOnly": { zh: "{file}：所在的文件系统是只读的，agent-autoloop 要能在它的目录里写文件", en: "{file}: the file system is read-only; agent-autoloop must be able to write in its home" },
   "file.full": { zh: "{file}：磁盘满了（或超出配额）：腾出空间再试一次", en: "{file}: no space left on the disk (or over quota): free some space, then try again" },
+  "file.missing": { zh: "{file}：没有这个文件或目录", en: "{file}: no such file or folder" },
+  "file.notFolder": { zh: "{file} 是个文件，agent-autoloop 要在这里放一个目录：把这个文件移走或删掉，再试一次", en: "{file} is a file where agent-autoloop keeps a folder: move or remove that file, then try again" },
   "result.cancelled": { zh: "已停止", en: "Stopped" },
   "card.failing.title": { zh: "「{rule}」连续 {n} 次没跑成", en: "\"{rule}\" failed {n} times in a row" },
   "card.failing.text": { zh: "第 {run} 轮：{error}\n它会接着重试（5 分钟起，每次翻倍，最长 1 小时），第 10 次还不行就不再重试。", en: "Run {run}: {error}\nIt keeps retrying (from 5 min, doubling, at most 1 h) and gives up at the 10th failure." },
