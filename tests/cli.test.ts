@@ -265,3 +265,49 @@ test("cron times missed while the hub was down: status shows how many and the la
     rmSync(f.home.dir, { recursive: true, force: true });
   }
 });
+
+test("no --help of any command, in either language, shows commander's own \"(default: …)\" after our text (issue 15)", () => {
+  // Each language is a process of its own: the CLI picks it once, from the environment. Every command's help, walked.
+  const walk = `
+    const { program } = await import(${JSON.stringify(join(engine, "dist", "src", "cli", "main.js"))});
+    const out = [];
+    // Commander shows a default when it has one, except true/false of a flag (its Help.optionDescription).
+    const shown = (x) => x.defaultValue !== undefined && !(x.isBoolean?.() && typeof x.defaultValue === "boolean");
+    const visit = (c, path) => {
+      out.push([path, c.helpInformation(), [...c.options, ...c.registeredArguments].filter(shown).map((x) => x.flags ?? x.name())]);
+      for (const s of c.commands) visit(s, [...path, s.name()]);
+    };
+    visit(await program(["node", "agent-autoloop"]), []);
+    process.stdout.write(JSON.stringify(out));`;
+  for (const lang of ["zh", "en"]) {
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", walk], { env: { PATH: process.env.PATH!, AGENT_AUTOLOOP_LANG: lang, AGENT_AUTOLOOP_HOME: tempDir() }, encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    const helps = JSON.parse(r.stdout) as [string[], string, string[]][];
+    assert.ok(helps.length > 20, `${helps.length} commands`);
+    const serve = helps.find(([path]) => path.join(" ") === "serve")![1];
+    assert.match(serve, /--plugins <dir>/);
+    for (const [path, help, defaults] of helps) {
+      assert.deepEqual(defaults, [], `${lang} ${path.join(" ")} --help:\n${help}`);
+      // Our own English texts may say "(default: …)"; the Chinese ones say 默认, so any "(default:" there is commander's.
+      if (lang === "zh") assert.ok(!help.includes("(default:"), `${path.join(" ")} --help:\n${help}`);
+    }
+  }
+});
+
+test("conformance with a missing --config file and init over a home that is a file say so in the catalog's words (issue 15)", () => {
+  const missing = join(tempDir(), "nonexist.json");
+  const conf = run(["conformance", "http://127.0.0.1:1", "--config", missing], { AGENT_AUTOLOOP_LANG: "zh" });
+  assert.equal(conf.code, 1);
+  assert.equal(conf.err, `agent-autoloop：${missing}：没有这个文件或目录`);
+  assert.equal(run(["conformance", "http://127.0.0.1:1", "--config", missing]).err, `agent-autoloop: ${missing}: no such file or folder`);
+  const file = join(tempDir(), "home-is-a-file");
+  writeFileSync(file, "x");
+  for (const [lang, text] of [
+    ["zh", `agent-autoloop：${file} 是个文件，agent-autoloop 要在这里放一个目录：把这个文件移走或删掉，再试一次`],
+    ["en", `agent-autoloop: ${file} is a file where agent-autoloop keeps a folder: move or remove that file, then try again`],
+  ] as const) {
+    const init = run(["init"], { AGENT_AUTOLOOP_HOME: file, AGENT_AUTOLOOP_LANG: lang });
+    assert.equal(init.code, 1);
+    assert.equal(init.err, text);
+  }
+});

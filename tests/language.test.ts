@@ -238,7 +238,7 @@ test("under AGENT_AUTOLOOP_LANG=zh, status, check of a broken file, doctor, why 
   assert.match(runs.status.out, /要清理吗？\n {6}0\) 清理 {2}← 推荐\n {6}1\) 不清理\n {6}→ 回答：agent-autoloop answer 1 <0-1>/);
   assert.equal(runs.check.code, 1);
   assert.equal(runs.check.err, `agent-autoloop：${broken}:1:36: rules[0].when：必填：{"source", "types"}、{"intent"} 或 {"cron"}`);
-  assert.equal(runs.syntax.err, `agent-autoloop：${syntax}:2:13: JSON 写错了：ValueExpected`);
+  assert.equal(runs.syntax.err, `agent-autoloop：${syntax}:2:13: JSON 写错了：这里要写一个值`);
   assert.match(runs.doctor.out, /^正常 rules\.json：2 条规则，2 个 Agent\n/m);
   assert.match(runs.doctor.out, /^待修 通道 ch2：webhook 要在 config\.json 里写 "url"（http 或 https 地址）$/m);
   assert.match(runs.why.out, /claim: queued → claimed 由 w1 领取 · 第 1 次执行 · 会话 新/);

@@ -81,3 +81,38 @@ test("the MCP status and why tools answer with the compact text the CLI prints; 
     await f.close();
   }
 });
+
+test("the MCP tools speak the CLI's language: why in Chinese, a refusal and an unreachable hub in the CLI's words (issue 15)", async () => {
+  const f = await hubFixture();
+  const client = new Client({ name: "test", version: "1" });
+  const env = { PATH: process.env.PATH!, AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_URL: f.url, AGENT_AUTOLOOP_LANG: "zh", TZ: "UTC" };
+  const cli = (args: string[]) => new Promise<{ out: string; err: string }>((resolve) => execFile(process.execPath, [join(engine, "bin", "agent-autoloop.js"), ...args], { env, encoding: "utf8" }, (_e, out, err) => resolve({ out: out.trimEnd(), err: err.trimEnd() })));
+  let closed = false;
+  try {
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(engine, "bin", "agent-autoloop.js"), "mcp"], env }));
+    await f.call("POST", "/v1/events", f.keys.source, { id: "z1", type: "alert.x", summary: "disk full" });
+    const job = (await f.call("GET", "/v1/work?claim=z", f.keys.worker)).body.job;
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Which disk?", options: ["/", "/var"] }] });
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
+
+    const why = await textOf(call("why", { run: job.run }));
+    assert.equal(why, (await cli(["why", String(job.run)])).out, "what `agent-autoloop why` prints in Chinese");
+    assert.match(why, /[\u4e00-\u9fff]/);
+
+    await textOf(call("answer", { card: 1, choice: 1 }));
+    const again = call("answer", { card: 1, choice: 0 });
+    assert.equal((await again).isError, true);
+    assert.equal(await textOf(again), "这张卡片已经回答过了");
+
+    await f.close();
+    closed = true;
+    const down = call("status", {});
+    assert.equal((await down).isError, true);
+    const text = await textOf(down);
+    assert.ok(text.startsWith(`连不上中台 ${f.url}：`) && text.endsWith("。先运行 agent-autoloop serve"), text);
+    assert.ok(!text.includes("fetch failed"), text);
+  } finally {
+    await client.close();
+    if (!closed) await f.close();
+  }
+});

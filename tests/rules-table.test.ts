@@ -4,7 +4,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseRules, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName, approvalsOf, approvalWaitSecondsOf, ruleTools, anySource, intentSource, type Rules } from "../src/kernel/rules.js";
+import { printParseErrorCode, type ParseErrorCode } from "jsonc-parser";
+import { parseRules, jsonSyntaxText, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName, approvalsOf, approvalWaitSecondsOf, ruleTools, anySource, intentSource, type Rules } from "../src/kernel/rules.js";
 
 const S = { s: {} };
 const A = { a: { worker: "w", use: "x" } };
@@ -17,7 +18,7 @@ const E = (e: object) => ({ sources: S, agents: A, elsewhere: [{ name: "t", ...e
 const refusals: [unknown, string, number, number][] = [
   ["[]", ": the file must hold one JSON object", 1, 1],
   ["\"\"", ": the file must hold one JSON object", 1, 1],
-  ["", "JSON: ValueExpected", 1, 1],
+  ["", "JSON: a value expected", 1, 1],
   [{ bogus: 1 }, "bogus: unknown field (known: $schema, timezone, askFirst, sources, agents, channels, rules, elsewhere, approvals, approvalWaitSeconds)", 1, 10],
   [{ timezone: 5 }, "timezone: must be a string", 1, 13],
   [{ askFirst: "x" }, "askFirst: must be an array of strings", 1, 13],
@@ -150,10 +151,10 @@ const refusals: [unknown, string, number, number][] = [
   [E({ where: 5 }), "elsewhere[0].where: must be a string", 1, 94],
   // Lines and columns of files written over several lines; a text with no value at all.
   ['{\n  "sources": {\n    "s": 1\n  }\n}', "sources.s: must be an object", 3, 10],
-  ['{\n  "a": }', "JSON: ValueExpected", 2, 8],
-  ["   ", "JSON: ValueExpected", 1, 4],
-  ["// only a comment\n", "JSON: ValueExpected", 2, 1],
-  ["\n\n  /* c */ ", "JSON: ValueExpected", 3, 11],
+  ['{\n  "a": }', "JSON: a value expected", 2, 8],
+  ["   ", "JSON: a value expected", 1, 4],
+  ["// only a comment\n", "JSON: a value expected", 2, 1],
+  ["\n\n  /* c */ ", "JSON: a value expected", 3, 11],
   // A key given twice in one object: the later one would silently win.
   ['{"sources": {"s": {}, "s": {"name": "dup"}}}', "sources.s: given twice", 1, 28],
   ['{"channels": {"c": {}}, "channels": {}}', "channels: given twice", 1, 37],
@@ -501,4 +502,25 @@ test("a glob with 20 stars on a 10,000-character type is decided at once, in ste
     assert.equal(r.match, want, p);
     assert.ok(r.steps <= (p.length + 1) * (v.length + 1), `${p}: ${r.steps} steps`);
   }
+});
+
+test("every syntax error code of jsonc-parser has a text of its own in both languages, never the code's name (issue 15)", () => {
+  const none = 0 as ParseErrorCode; // no code of the library
+  const unknown = printParseErrorCode(none);
+  let codes = 0;
+  for (let code = 1; printParseErrorCode(code) !== unknown; code++) {
+    codes++;
+    const name = printParseErrorCode(code);
+    const texts = (["zh", "en"] as const).map((lang) => jsonSyntaxText(code, lang));
+    for (const text of texts) {
+      assert.ok(text.length > 0 && !text.includes(name) && !/[A-Z][a-z]+[A-Z]/.test(text), `${name}: ${text}`);
+      assert.notEqual(text, jsonSyntaxText(none, "en"));
+      assert.notEqual(text, jsonSyntaxText(none, "zh"));
+    }
+    assert.match(texts[0]!, /[\u4e00-\u9fff]/, name);
+  }
+  assert.equal(codes, 16);
+  assert.deepEqual(parseRules('{"a" 1}', { timezone: "UTC" }, "zh"), { ok: false, error: "JSON 写错了：这里要写冒号", line: 1, column: 6 });
+  assert.deepEqual(parseRules('{"a": "b', { timezone: "UTC" }), { ok: false, error: "JSON: a string that is not closed (\" missing)", line: 1, column: 7 });
+  assert.deepEqual(parseRules("{1: 2}", { timezone: "UTC" }), { ok: false, error: "JSON: a property name in double quotes expected", line: 1, column: 2 });
 });

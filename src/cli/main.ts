@@ -88,11 +88,12 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
   p.command("serve")
     .description(t(lang, "cli.desc.serve"))
     .option("--listen <host:port>", t(lang, "cli.desc.listen"))
-    .option("--plugins <dir>", t(lang, "cli.desc.servePlugins"), (dir: string, dirs: string[]) => [...dirs, dir], [] as string[])
-    .action(async (o: { listen?: string; plugins: string[] }) => {
+    // No default value given to commander: it would print its own "(default: [])" after our text (issue 15).
+    .option("--plugins <dir>", t(lang, "cli.desc.servePlugins"), (dir: string, dirs: string[] = []) => [...dirs, dir])
+    .action(async (o: { listen?: string; plugins?: string[] }) => {
       const { startServe } = await import("../host/serve.js");
       // The hub's log lines carry text from outside too (a channel's or a webhook's error, a rules file's content).
-      const running = await startServe(await home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n"), pluginDirs: o.plugins });
+      const running = await startServe(await home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n"), pluginDirs: o.plugins ?? [] });
       let stopping = false;
       const stop = () => {
         if (stopping) return;
@@ -248,7 +249,8 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       try {
         cfg = JSON.parse(readFileSync(o.config, "utf8")) as ConformanceConfig;
       } catch (e) {
-        throw new CliError(`${o.config}: ${(e as Error).message}`);
+        const { fileErrorMessage } = await import("../host/home-files.js");
+        throw new CliError(fileErrorMessage(e, lang) ?? `${o.config}: ${(e as Error).message}`);
       }
       if (!cfg?.keys?.source || !cfg.keys.worker || !cfg.keys.channel || !cfg.keys.owner || !cfg.eventType || !cfg.answerer) {
         throw new CliError(t(lang, "cli.conformance.config", { file: o.config }));
@@ -344,11 +346,12 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
   plugins.command("invoke")
     .description(t(lang, "cli.desc.pluginsInvoke"))
     .argument("<tool>", t(lang, "cli.arg.tool"))
-    .option("--args <json>", t(lang, "cli.desc.invokeArgs"), "{}")
+    // The default "{}" is applied here, not given to commander, whose "(default: …)" would follow our text's own.
+    .option("--args <json>", t(lang, "cli.desc.invokeArgs"))
     .option("--json", t(lang, "cli.desc.invokeJson"))
-    .action(async (tool: string, o: { args: string; json?: boolean }) => {
+    .action(async (tool: string, o: { args?: string; json?: boolean }) => {
       const [{ h, config }, { invokeTool }] = await Promise.all([setUpHome(), import("./invoke.js")]);
-      process.exitCode = await invokeTool(h, config, tool, o.args, o.json === true, lang, { out: say, err: (line) => sayError(line + "\n") });
+      process.exitCode = await invokeTool(h, config, tool, o.args ?? "{}", o.json === true, lang, { out: say, err: (line) => sayError(line + "\n") });
     });
   plugins.command("conformance")
     .description(t(lang, "cli.desc.pluginsConformance"))

@@ -17,6 +17,7 @@ import { readFileSync } from "node:fs";
 import { Transform, type TransformCallback } from "node:stream";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Lang } from "../i18n/messages.js";
+import { call } from "./connect.js";
 import { formatStatus } from "./status.js";
 import { timeline } from "./why.js";
 import { printable } from "./print.js";
@@ -50,27 +51,37 @@ async function result(f: () => Promise<unknown>): Promise<ToolResult> {
 
 /**
  * Calls with `key` on this home's hub: the hub is found (and its home id checked) at the first call, and again after
- * a call that could not reach it (the hub may have restarted on another port).
+ * a call that could not reach it (the hub may have restarted on another port). Errors are the CLI's (connect.ts
+ * `call`): a refusal in `lang`, an unreachable hub saying how to start it.
  */
-function hubCaller(cfg: McpConfig, key: string): <T>(f: (c: HubClient) => Promise<T>) => Promise<T> {
+function hubCaller(cfg: McpConfig, key: string, lang: Lang): <T>(f: (c: HubClient) => Promise<T>) => Promise<T> {
   let client: Promise<HubClient> | null = null;
   return async (f) => {
     client ??= cfg.hub().then((url) => new HubClient(url, key));
+    let found: HubClient;
     try {
-      return await f(await client);
+      found = await client;
     } catch (e) {
-      if (!(e instanceof HubError)) client = null;
-      throw e;
+      client = null;
+      throw e; // findHub's CliError, in `lang`
     }
+    return call(found, async (c) => {
+      try {
+        return await f(c);
+      } catch (e) {
+        if (!(e instanceof HubError)) client = null; // only a refusal says the hub is still there
+        throw e;
+      }
+    }, lang);
   };
 }
 
 /** Builds the server with the tools the configured keys allow. */
 export function mcpServer(cfg: McpConfig): McpServer {
   const server = new McpServer({ name: "agent-autoloop", version: cfg.version });
+  const lang = cfg.lang ?? "en";
   if (cfg.owner) {
-    const owner = hubCaller(cfg, cfg.owner);
-    const lang = cfg.lang ?? "en";
+    const owner = hubCaller(cfg, cfg.owner, lang);
     const raw = z.boolean().optional().describe("the hub's JSON instead of the summary (many times longer)");
     server.registerTool("status", {
       description: "The hub's state as `agent-autoloop status` prints it: open cards, runs, rules, workers, channels, unrouted events, spending.",
@@ -84,7 +95,7 @@ export function mcpServer(cfg: McpConfig): McpServer {
       inputSchema: { run: z.number().int().positive(), raw },
     }, ({ run, raw }) => result(() => owner(async (c) => {
       const res = await c.why(run);
-      return raw ? res : timeline(run, res.facts).join("\n");
+      return raw ? res : timeline(run, res.facts, lang).join("\n");
     })));
     server.registerTool("answer", { description: "Answer a card: the option number, or your own words.", inputSchema: { card: z.number().int().positive(), choice: z.number().int().min(0).optional(), text: z.string().min(1).max(4000).optional() } },
       ({ card, choice, text }) => result(() => owner((c) => c.answer(card, { ...(choice !== undefined ? { choice } : {}), ...(text !== undefined ? { text } : {}) }))));
@@ -94,7 +105,7 @@ export function mcpServer(cfg: McpConfig): McpServer {
       ({ run }) => result(() => owner((c) => c.cancel(run))));
   }
   if (cfg.source) {
-    const source = hubCaller(cfg, cfg.source.key);
+    const source = hubCaller(cfg, cfg.source.key, lang);
     server.registerTool("emit", {
       description: `Post an event as the source "${cfg.source.name}".`,
       inputSchema: { id: z.string().min(1).max(200), type: z.string().min(1).max(64), subject: z.string().max(100).optional(), summary: z.string().max(200).optional(), detail: z.string().max(4000).optional(), link: z.string().max(500).optional() },

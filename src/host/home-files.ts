@@ -47,6 +47,9 @@ export function fileErrorMessage(e: unknown, lang: Lang): string | null {
     case "EACCES": case "EPERM": return t(lang, "file.denied", { file });
     case "EROFS": return t(lang, "file.readOnly", { file });
     case "ENOSPC": case "EDQUOT": return t(lang, "file.full", { file });
+    case "ENOENT": return t(lang, "file.missing", { file });
+    // mkdir (recursive too) where a file, not a folder, already is: the only EEXIST a folder's making gives.
+    case "EEXIST": return err.syscall === "mkdir" ? t(lang, "file.notFolder", { file }) : null;
     default: return null;
   }
 }

@@ -2,7 +2,7 @@
  * rules.json: parsing (JSONC: comments and trailing commas), validation with line and column, normalization.
  * Pure: text in, normalized rules or one error out (protocol.md 规则). Used by the hub, `check` and the simulation.
  */
-import { parseTree, findNodeAtLocation, getNodeValue, printParseErrorCode, createScanner, SyntaxKind, type ParseError, type JSONPath, type Node } from "jsonc-parser";
+import { parseTree, findNodeAtLocation, getNodeValue, printParseErrorCode, createScanner, SyntaxKind, type ParseError, type ParseErrorCode, type JSONPath, type Node } from "jsonc-parser";
 import { Cron } from "croner";
 import { own } from "./own.js";
 import {
@@ -173,6 +173,15 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
+ * A syntax error of jsonc-parser in words (the catalog's `jsonSyntax.*`, one text for each code of its
+ * `ParseErrorCode`); a code the library adds later reads as "a JSON syntax error (code N)".
+ */
+export function jsonSyntaxText(code: ParseErrorCode, lang: Lang): string {
+  const name = printParseErrorCode(code);
+  return name === "<unknown ParseErrorCode>" ? t(lang, "jsonSyntax.unknown", { code }) : t(lang, `jsonSyntax.${name}`);
+}
+
+/**
  * Reads a rule file's text. Never throws: a bad file gives `{ok:false, error, line, column}`, the error worded in
  * `lang` (default English) from the message catalog. The file's size, depth and lists are checked before anything
  * walks it (limits.ts: rulesFile…), so no file can exhaust the stack or stall a reader.
@@ -186,7 +195,7 @@ export function parseRules(text: string, defaults: { timezone: string }, lang: L
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const e = errors[0];
-  if (e) return { ok: false, error: t(lang, "rulesJson.syntax", { code: printParseErrorCode(e.error) }), ...lineColumn(text, e.offset) };
+  if (e) return { ok: false, error: t(lang, "rulesJson.syntax", { code: jsonSyntaxText(e.error, lang) }), ...lineColumn(text, e.offset) };
   // A text without a value (empty, only spaces or comments) is a ValueExpected error above: here there is a tree.
   const root = tree as Node;
   const at = (path: JSONPath, problem: Problem) => t(lang, "rulesJson.at", { path: where(path), message: t(lang, problem.id, problem.params) });
