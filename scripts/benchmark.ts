@@ -35,6 +35,7 @@ import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/h
 import { registerKeysLocally } from "../src/host/serve.js";
 import { simulate } from "../sim/simulation.js";
 import { spawnHub } from "../sim/hub-process.js";
+import { removeScratchRoots, scratchRoot } from "../sim/children.js";
 import { call, cpuMs, healthMs, machine, median, openFds, pct, slowBodyAttack, statusMb, stopHub as stop } from "./measure.js";
 import { measureOutputWatch } from "./output-watch.js";
 import { consoleFigures } from "./console-benchmark.js";
@@ -168,6 +169,8 @@ async function claimLatencies(url: string, workerKey: string, prefix: string, n:
 
 async function main(): Promise<void> {
   console.log(`machine: ${machine()}`);
+  // Every home, hub and agent of this run lives in one folder that an interruption removes with them (issue 33).
+  scratchRoot("aa-bench-run-");
   if (process.argv[2] === "idle") return idleWithUndeliveredCards();
   if (process.argv[2] === "cli") return cliStart();
   if (process.argv[2] === "console") return consoleFigures(say);
@@ -271,4 +274,8 @@ async function main(): Promise<void> {
   await measureMarkdown(say);
 }
 
-await main();
+try {
+  await main();
+} finally {
+  removeScratchRoots();
+}

@@ -31,6 +31,7 @@ import { hashKey } from "../src/kernel/credentials.js";
 import { dueKeys } from "../src/kernel/decide.js";
 import type { Env, Input } from "../src/kernel/types.js";
 import { spawnHub, type HubProcess } from "../sim/hub-process.js";
+import { removeScratchRoots, scratchRoot } from "../sim/children.js";
 import { call, machine, median, statusMb, stopHub } from "./measure.js";
 
 /** Inputs committed together while building (the hub commits up to 512; 64 scenarios move in step). */
@@ -220,6 +221,8 @@ async function main(): Promise<void> {
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const rows: Row[] = [];
   const loadBefore = loadavg()[0]!;
+  // Every home and hub of this run lives in one folder that an interruption removes with them (issue 33).
+  if (!process.env.HISTORY_KEEP) scratchRoot("aa-history-run-");
   for (const n of sizes) rows.push(await measure(n, log));
   console.log(`machine: ${machine()}; ${new Date().toISOString().slice(0, 10)}; load average ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`);
   console.log("");
@@ -232,4 +235,8 @@ async function main(): Promise<void> {
   console.log(`building the histories took ${rows.map((r) => `${fmt(r.buildS, 1)} s`).join(", ")} (real kernel and store, group commits of ${buildBatch}).`);
 }
 
-await main();
+try {
+  await main();
+} finally {
+  removeScratchRoots();
+}

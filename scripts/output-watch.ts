@@ -5,7 +5,8 @@
  * stream-json lines at about 20 MB/s, then its result line; measured: the event-loop delay of this process
  * (perf_hooks, 10 ms resolution) from the event's post to the run's end, the run's end state and the time it took.
  */
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
@@ -39,10 +40,12 @@ tick();
 /** Measures and reports through `say` (label, value). */
 export async function measureOutputWatch(say: (label: string, value: string) => void, mb = Number(process.env.BENCH_OUTPUT_MB ?? 100)): Promise<void> {
   const { dir, home, keys } = benchHome("aa-bench-out-");
+  // The agent works in a folder of its own: the worker refuses a cwd inside its home, which the sandbox hides.
+  const work = mkdtempSync(join(tmpdir(), "aa-bench-out-work-"));
   try {
     writeFileSync(home.rules, JSON.stringify({
-      timezone: "UTC", sources: { bench: {} }, agents: { big: { worker: "w", use: "claude", program: printer(dir, mb) } }, channels: {},
-      rules: [{ name: "print", when: { source: "bench", types: ["print.*"] }, to: "big", cwd: dir }],
+      timezone: "UTC", sources: { bench: {} }, agents: { big: { worker: "w", use: "claude", program: printer(work, mb) } }, channels: {},
+      rules: [{ name: "print", when: { source: "bench", types: ["print.*"] }, to: "big", cwd: work }],
     }));
     writeFileAtomic(home.config, JSON.stringify({ listen: "127.0.0.1:0", publicUrl: null, owner: keys.owner, worker: { name: "w", key: keys.worker, capacity: 1 }, channels: {} }));
     const running = await startServe(home, { lang: "en", log: () => {} });
@@ -66,6 +69,7 @@ export async function measureOutputWatch(say: (label: string, value: string) => 
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
   }
 }
 

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { engineDir } from "../src/host/home.js";
+import { endWithScript } from "./children.js";
 
 export interface HubProcess {
   child: ChildProcess;
@@ -11,15 +12,16 @@ export interface HubProcess {
 }
 
 /**
- * Starts `agent-autoloop serve --listen 127.0.0.1:0` on a home and resolves with its URL once it listens.
+ * Starts `agent-autoloop serve --listen 127.0.0.1:0` on a home and resolves with its URL once it listens. The hub is
+ * killed when this script is interrupted or exits (children.ts).
  * @throws Error with its output when the process exits before it listens.
  */
 export function spawnHub(homeDir: string): Promise<HubProcess> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [join(engineDir, "bin", "agent-autoloop.js"), "serve", "--listen", "127.0.0.1:0"], {
+  const child = endWithScript(spawn(process.execPath, [join(engineDir, "bin", "agent-autoloop.js"), "serve", "--listen", "127.0.0.1:0"], {
     env: { ...process.env, AGENT_AUTOLOOP_HOME: homeDir, AGENT_AUTOLOOP_LANG: "en" },
     stdio: ["ignore", "pipe", "pipe"],
-  });
+  }));
   let out = "";
   return new Promise((resolve, reject) => {
     const onData = (d: Buffer) => {

@@ -11,12 +11,15 @@
 import { Command, CommanderError } from "commander";
 import { langFromEnv, localize, t, type MessageId } from "../i18n/messages.js";
 import { CliError, printable, say, sayError } from "./print.js";
+import { exitWhenOutputBreaks, type OutputGuard } from "./log-streams.js";
 import type { Config, Home } from "../host/home.js";
 import type { HubClient } from "../protocol/client.js";
 import type { ConformanceConfig } from "../protocol/conformance.js";
 import type { KeyKind } from "../kernel/types.js";
 
 const lang = langFromEnv(process.env);
+/** What a failed write of stdout or stderr does: a command ends quietly on a closed pipe; `serve` exits (issue 33). */
+let output: OutputGuard | null = null;
 
 async function home(): Promise<Home> {
   const { homePaths } = await import("../host/home.js");
@@ -91,6 +94,8 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     // No default value given to commander: it would print its own "(default: [])" after our text (issue 15).
     .option("--plugins <dir>", t(lang, "cli.desc.servePlugins"), (dir: string, dirs: string[] = []) => [...dirs, dir])
     .action(async (o: { listen?: string; plugins?: string[] }) => {
+      // A hub whose log cannot be written exits for its service manager to restart it, never spins (issue 33).
+      if (output) output.policy = "service";
       const { startServe } = await import("../host/serve.js");
       // The hub's log lines carry text from outside too (a channel's or a webhook's error, a rules file's content).
       const running = await startServe(await home(), { listen: o.listen, lang, log: (line) => sayError(line + "\n"), pluginDirs: o.plugins ?? [] });
@@ -470,6 +475,7 @@ async function checkKey(kind: string, name: string, remove = false): Promise<Key
 
 /** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */
 export async function main(argv: string[]): Promise<void> {
+  output ??= exitWhenOutputBreaks("command", lang);
   try {
     await (await program(argv)).parseAsync(argv);
   } catch (e) {

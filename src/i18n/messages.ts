@@ -916,6 +916,8 @@ const catalog = {
   "loop.returned": { zh: "结束了", en: "returned" },
   "loop.faulted": { zh: "被未捕获的错误停掉了", en: "stopped by an uncaught error" },
   "loop.seconds": { zh: "{seconds} 秒", en: "{seconds} s" },
+  "log.brokenStderr": { zh: "写不出标准错误（{error}）：进程退出（退出码 {code}），由系统服务重新拉起", en: "cannot write standard error ({error}): exiting with code {code} for the service manager to restart it" },
+  "log.brokenStdout": { zh: "写不出标准输出（{error}）：进程退出（退出码 {code}）", en: "cannot write standard output ({error}): exiting with code {code}" },
   "worker.log": { zh: "接单程序 {name}：{error}", en: "worker {name}: {error}" },
   "worker.runLog": { zh: "第 {run} 轮：{error}", en: "run {run}: {error}" },
   "worker.resultRefused": { zh: "第 {run} 轮：中台不收这份结果：{error}", en: "run {run}: the hub refused the result: {error}" },
