@@ -76,7 +76,7 @@ test("init creates the home with private files once; a second init changes nothi
 test("doctor finds each local agent's program and says what to do for a missing one", () => {
   const ok = run(["doctor"]);
   assert.equal(ok.code, 0, ok.out);
-  assert.match(ok.out, /^ok   rules\.json: 1 rules, 1 agents\nok   agent demo-agent: \S+node \(v\d+/);
+  assert.match(ok.out, /^ok   rules\.json: 1 rules, 1 agents\nok   agent demo-agent: \S+node$/m);
   const rulesFile = join(dir, "rules.json");
   const before = readFileSync(rulesFile, "utf8");
   // A plugin may be named like a property every object inherits: it is a plugin like any other.
@@ -145,11 +145,56 @@ test("doctor checks acp and dsh agents: the ACP program, the dsh version and how
   try {
     const r = run(["doctor"]);
     assert.equal(r.code, 1);
-    assert.match(r.out, /\nok   agent bridge: \S+node \(v\d+/);
+    assert.match(r.out, /\nok   agent bridge: \S+node$/m);
     assert.match(r.out, /\nFIX  agent lost: program no-such-acp-adapter is not on PATH/);
     assert.match(r.out, /\nFIX  agent deepseek: dsh 0\.1\.9 is too old \(needs 0\.2\.2 or newer for dsh headless --json\): npm install -g @deepseek-ai\/dsh@next --allow-scripts=koffi,node-pty,@deepseek-ai\/dsh-subprocess-local/);
   } finally {
     writeFileSync(rulesFile, before);
+  }
+});
+
+test("doctor runs no agent's program: it checks that each is there and executable (issue 26, finding 6)", () => {
+  // The reported case: a command agent's script ran outside the sandbox and its output was shown as the version.
+  // Varied: the first word of a command agent's `command`, an acp agent's, a claude agent's `program`, a name found in
+  // PATH; and a file that is there but not executable, which is a FIX.
+  const rulesFile = join(dir, "rules.json");
+  const before = readFileSync(rulesFile, "utf8");
+  const bin = join(dir, "bin-doctor");
+  mkdirSync(bin, { recursive: true });
+  const ran = join(dir, "ran.txt");
+  const script = (name: string) => {
+    const f = join(bin, name);
+    writeFileSync(f, `#!/bin/sh\necho "${name} $*" >> ${ran}\necho "v6.6.6 from ${name}"\n`);
+    chmodSync(f, 0o755);
+    return f;
+  };
+  const mine = script("my-agent.sh");
+  const bridge = script("my-acp.sh");
+  const claude = script("my-claude");
+  script("on-path-agent");
+  const plain = join(bin, "not-executable.sh");
+  writeFileSync(plain, `#!/bin/sh\necho "plain" >> ${ran}\n`);
+  chmodSync(plain, 0o644);
+  writeFileSync(rulesFile, JSON.stringify({ sources: {}, channels: {}, rules: [], agents: {
+    mine: { worker: "local", use: "command", command: [mine, "{prompt}"], sandbox: false },
+    bridge: { worker: "local", use: "acp", command: [bridge], sandbox: false },
+    cc: { worker: "local", use: "claude", program: claude, sandbox: false },
+    named: { worker: "local", use: "command", command: ["on-path-agent", "{prompt}"], sandbox: false },
+    plain: { worker: "local", use: "command", command: [plain], sandbox: false },
+  } }));
+  try {
+    const r = run(["doctor"], { PATH: `${bin}:${process.env.PATH}` });
+    assert.equal(r.code, 1, r.out);
+    assert.throws(() => readFileSync(ran, "utf8"), /ENOENT/, "doctor ran an agent's program");
+    assert.doesNotMatch(r.out, /v6\.6\.6/);
+    assert.match(r.out, new RegExp(`\nok   agent mine: ${mine}$`, "m"));
+    assert.match(r.out, new RegExp(`\nok   agent bridge: ${bridge}$`, "m"));
+    assert.match(r.out, new RegExp(`\nok   agent cc: ${claude}$`, "m"));
+    assert.match(r.out, new RegExp(`\nok   agent named: ${join(bin, "on-path-agent")}$`, "m"));
+    assert.match(r.out, new RegExp(`\nFIX  agent plain: program ${plain} is not executable — make it executable \\(chmod \\+x\\), or set "program" to the program to run$`, "m"));
+  } finally {
+    writeFileSync(rulesFile, before);
+    rmSync(bin, { recursive: true });
   }
 });
 

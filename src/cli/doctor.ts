@@ -1,10 +1,12 @@
 /**
  * `agent-autoloop doctor`: for each agent of rules.json that runs on this computer's worker, finds its plugin and its
- * program (and version), calls the plugin's `check()`, and says what to do next for anything missing. Also warns
+ * program (there and executable: an agent's program is never run here, outside the sandbox — issue 26), calls the
+ * plugin's `check()`, and says what to do next for anything missing. Also warns
  * about channels that take answers from anyone, and says whether the agents run in the sandbox that hides this home
  * from them (src/worker/sandbox.ts), and why not. The exit code tells whether all is well.
  */
 import { execFileSync } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
 import { PluginLoader } from "../common/plugins.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { checkHomeFiles } from "../host/home-files.js";
@@ -19,11 +21,25 @@ import { t, type Lang } from "../i18n/messages.js";
 
 export interface Finding { ok: boolean; line: string }
 
+/**
+ * The version bubblewrap gives (`bwrap --version`): the one program doctor runs itself, a known one found on PATH
+ * that the sandbox check has just run anyway. An agent's program is never run (issue 26): it may be any script.
+ */
 function versionOf(program: string): string | null {
   try {
     return execFileSync(program, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0] ?? null;
   } catch {
     return null;
+  }
+}
+
+/** Whether `file` is a regular file (after symlinks) this user may execute. */
+function executableFile(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
   }
 }
 
@@ -72,8 +88,13 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
         out.push({ ok: false, line: t(lang, "doctor.noProgram", { agent: agent.id, program: programName }) });
         continue;
       }
-      const version = versionOf(program);
-      out.push({ ok: true, line: version ? t(lang, "doctor.programVersion", { agent: agent.id, program, version }) : t(lang, "doctor.program", { agent: agent.id, program }) });
+      // Found, and executable by this user: nothing of it is run (not even `--version`), as the worker would run it
+      // in the sandbox and doctor runs outside it.
+      if (!executableFile(program)) {
+        out.push({ ok: false, line: t(lang, "doctor.notExecutable", { agent: agent.id, program }) });
+        continue;
+      }
+      out.push({ ok: true, line: t(lang, "doctor.program", { agent: agent.id, program }) });
     }
     try {
       const plugin = await plugins.load<AgentPlugin>("agent", agent.use);

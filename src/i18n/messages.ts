@@ -878,7 +878,8 @@ const catalog = {
   "doctor.noPlugin": { zh: "Agent {agent}：没有 Agent 插件 \"{use}\" — 用 agent-autoloop add <git 地址> 装上，或改用 \"command\"", en: "agent {agent}: no agent plugin \"{use}\" — install it with agent-autoloop add <git url>, or use \"command\"" },
   "doctor.noProgram": { zh: "Agent {agent}：PATH 里找不到程序 {program} — 装上它，或把 \"program\" 写成完整路径", en: "agent {agent}: program {program} is not on PATH — install it, or set \"program\" to its full path" },
   "doctor.program": { zh: "Agent {agent}：{program}", en: "agent {agent}: {program}" },
-  "doctor.programVersion": { zh: "Agent {agent}：{program}（{version}）", en: "agent {agent}: {program} ({version})" },
+  // sec-hub (issue 26, finding 6): doctor checks an agent's program without running it
+  "doctor.notExecutable": { zh: "Agent {agent}：程序 {program} 不可执行 — 给它执行权限（chmod +x），或把 \"program\" 写成要运行的程序", en: "agent {agent}: program {program} is not executable — make it executable (chmod +x), or set \"program\" to the program to run" },
   "doctor.next": { zh: "Agent {agent}：{next}", en: "agent {agent}: {next}" },
   "doctor.plugin": { zh: "Agent {agent}：插件 {use}", en: "agent {agent}: plugin {use}" },
   "doctor.pluginFails": { zh: "Agent {agent}：插件 {use} 加载不了：{error}", en: "agent {agent}: plugin {use} does not load: {error}" },

@@ -90,6 +90,9 @@ export interface AgentPlugin {
   /**
    * Whether the plugin can run here: null when it can, else what to do next (`agent-autoloop doctor` prints it).
    * `agent` is the agent being checked (its `program` and `command` from rules.json); older callers pass nothing.
+   * Doctor calls it outside the sandbox: it should look for what it needs, not run an agent's program or `command`
+   * (issue 26). The built-in checks only look on PATH, except `dsh`'s, which runs `--version` of the dsh CLI (on
+   * PATH, or the agent's `program`, which the owner names as that agent's dsh) to check its version.
    */
   check?(agent?: AgentSetup): string | null | Promise<string | null>;
   /** Extra environment for the agent process (merged over the allowlisted environment). */
