@@ -13,6 +13,8 @@ import { rmSync } from "node:fs";
 import { baseRules, hubFixture, makeHome, serveProcess, until } from "./helpers.js";
 import { anonymousConnectionsPerAddressMax } from "../src/kernel/limits.js";
 import { BoundedLog } from "../src/host/log-limit.js";
+import { callBody, toolRules } from "./tool-calls-helpers.js";
+import { endpoints } from "../src/protocol/endpoints.js";
 
 /** A raw HTTP/1.1 connection: what it received so far, and whether the hub closed it. */
 interface Raw { socket: Socket; received(): string; closed(): boolean; status(): number | null }
@@ -146,6 +148,68 @@ test("a burst of keyed clients on one address, far over the cap, is not cut befo
     assert.deepEqual(raws.map((r) => r.status()), Array(50).fill(200));
   } finally {
     for (const r of raws) r.socket.destroy();
+    await f.close();
+  }
+});
+
+test("a valid run token counts as a key on every run-token route: 150 silent keyless connections cut no held tool-call wait (issue 26, finding 7)", async () => {
+  // The reported case: a tool call held for the owner's answer (GET …/tools/calls/:call?waitSeconds) was cut 2 s into
+  // a flood of silent connections without a key, as a run token counted as "no key" outside started/result. Varied:
+  // a keep-alive connection on each run-token route of the endpoint table, idle after its answer (idle connections
+  // without a key are the first the cap closes); a wrong token and another run's token still count as none.
+  const cap = 8;
+  const rules = toolRules([{ plugin: "x", mode: "prompt" }], ["x.*"], 30);
+  const f = await hubFixture(rules, {}, "", { limits: { anonymousConnectionsPerAddressMax: cap } });
+  const raws: Raw[] = [];
+  const flood: Raw[] = [];
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "e1", type: "alert.x", subject: "a" });
+    await f.call("POST", "/v1/events", f.keys.source, { id: "e2", type: "alert.x", subject: "b" });
+    const job = (await f.call("GET", "/v1/work?claim=c1", f.keys.worker)).body.job;
+    const other = (await f.call("GET", "/v1/work?claim=c2", f.keys.worker)).body.job;
+    const asked = await f.call("POST", `/v1/runs/${job.run}/tools/calls`, job.token, callBody("x.t"));
+    assert.equal(asked.body.decision, "prompt");
+    const call = asked.body.call as number;
+    const request = (method: string, path: string, token: string, body?: unknown) => {
+      const text = body === undefined ? "" : JSON.stringify(body);
+      const head = [`${method} ${path} HTTP/1.1`, "Host: 127.0.0.1", `Authorization: Bearer ${token}`, "Connection: keep-alive",
+        ...(body === undefined ? [] : ["Content-Type: application/json", `Content-Length: ${Buffer.byteLength(text)}`])];
+      return `${head.join("\r\n")}\r\n\r\n${text}`;
+    };
+    // Every endpoint the table says takes a run token, so a route added later is covered too.
+    const runRoutes = Object.values(endpoints).filter((e) => e.auth === "run").map((e) => `${e.method} ${e.path}`).sort();
+    assert.deepEqual(runRoutes, [
+      "GET /v1/runs/:id/tools/calls/:call", "GET /v1/runs/:id/tools/calls/:call/result", "POST /v1/runs/:id/result",
+      "POST /v1/runs/:id/started", "POST /v1/runs/:id/tools/calls", "POST /v1/runs/:id/tools/calls/:call/outcome",
+      "PUT /v1/runs/:id/artifacts/:file",
+    ]);
+    const held = await open(f.url, request("GET", `/v1/runs/${job.run}/tools/calls/${call}?waitSeconds=8`, job.token));
+    const keyed = [
+      await open(f.url, request("POST", `/v1/runs/${job.run}/started`, job.token, {})),
+      await open(f.url, request("POST", `/v1/runs/${job.run}/tools/calls`, job.token, callBody("x.u"))),
+      await open(f.url, request("POST", `/v1/runs/${job.run}/tools/calls/${call}/outcome`, job.token, { status: "ok", durationMs: 1 })),
+      await open(f.url, request("GET", `/v1/runs/${job.run}/tools/calls/${call}/result`, job.token)),
+      await open(f.url, request("PUT", `/v1/runs/${job.run}/artifacts/notes.md`, job.token, { text: "hi" })),
+    ];
+    const unkeyed = [
+      await open(f.url, request("GET", `/v1/runs/${job.run}/tools/calls/${call}/result`, "not-the-token")),
+      await open(f.url, request("GET", `/v1/runs/${other.run}/tools/calls/${call}/result`, job.token)),
+      await open(f.url, request("POST", `/v1/runs/${job.run}/tools/calls`, other.token, callBody("x.u"))),
+    ];
+    raws.push(held, ...keyed, ...unkeyed);
+    await until(() => [...keyed, ...unkeyed].every((r) => r.status() !== null), 5000, "every request answered");
+    assert.deepEqual(keyed.map((r) => r.status()), [200, 200, 409, 409, 200], keyed.map((r) => r.received().split("\r\n")[0]).join("; "));
+    assert.deepEqual(unkeyed.map((r) => r.status()), [403, 403, 403]);
+    // 150 connections without a key that say nothing: over the cap, the oldest closable ones go.
+    for (let i = 0; i < 150; i++) flood.push(await open(f.url));
+    await until(() => unkeyed.every((r) => r.closed()), 10_000, "the connections with a wrong or another run's token to be closed");
+    await until(() => flood.filter((r) => !r.closed()).length <= cap, 10_000, "the flood to be capped");
+    assert.deepEqual([held, ...keyed].map((r) => r.closed()), Array(6).fill(false), "a connection with a valid run token was closed");
+    await until(() => held.status() !== null, 15_000, "the held wait to answer when its 8 s are up");
+    assert.equal(held.status(), 200, held.received());
+    assert.match(held.received(), /"decision":"prompt"/);
+  } finally {
+    for (const r of [...raws, ...flood]) r.socket.destroy();
     await f.close();
   }
 });

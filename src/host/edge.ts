@@ -12,6 +12,26 @@ import { hashKey } from "../kernel/credentials.js";
 import { callerOf } from "../kernel/decide.js";
 import * as L from "../kernel/limits.js";
 import { consoleCookieName, cookieValue, httpsUrl } from "./console-session.js";
+import { endpoints, type EndpointSpec } from "../protocol/endpoints.js";
+import { idPattern } from "../protocol/patterns.js";
+
+/**
+ * The paths that take a run's token (`auth: "run"` in the endpoint table: started, result, artifacts, tool calls and
+ * their held waits), each as a pattern whose first group is the run id. Made from the table, so a run-token route
+ * added later counts its token too (issue 26: a held tool-call wait was cut as keyless).
+ */
+const runTokenPaths: readonly RegExp[] = Object.values(endpoints as Record<string, EndpointSpec>)
+  .filter((e) => e.auth === "run")
+  .map((e) => new RegExp(`^${e.path.replace(/:id\b/, `(${idPattern.replace(/^\^|\$$/g, "")})`).replace(/:\w+/g, "[^/?]+")}(?:\\?|$)`));
+
+/** The run id of a path that takes a run's token, or null. */
+function runOfTokenPath(url: string): number | null {
+  for (const re of runTokenPaths) {
+    const m = re.exec(url);
+    if (m) return Number(m[1]);
+  }
+  return null;
+}
 
 /** The edge's limits (src/kernel/limits.ts); tests shorten them. */
 export interface EdgeLimits {
@@ -46,8 +66,8 @@ export function serverOptions(limits: EdgeLimits): ServerOptions {
 }
 
 /**
- * Whether a request's headers carry a valid key (any kind), an owner console session's cookie or, on its run's
- * started/result path, the run's token.
+ * Whether a request's headers carry a valid key (any kind), an owner console session's cookie or, on a path of its
+ * run that takes a run token (every `auth: "run"` endpoint), the run's current token.
  */
 export function keyedRequest(hub: Hub): (req: IncomingMessage) => boolean {
   return (req) => {
@@ -55,8 +75,8 @@ export function keyedRequest(hub: Hub): (req: IncomingMessage) => boolean {
     if (!token) return hub.console.find(cookieValue(req.headers.cookie, consoleCookieName(httpsUrl(hub.env.publicUrl)))) !== null;
     try {
       if (callerOf(hub.store.view, hashKey(token))) return true;
-      const m = /^\/v1\/runs\/([1-9]\d{0,14})\/(?:started|result)(?:\?|$)/.exec(req.url ?? "");
-      return m !== null && runTokenValid(hub, Number(m[1]), token);
+      const run = runOfTokenPath(req.url ?? "");
+      return run !== null && runTokenValid(hub, run, token);
     } catch {
       return false; // a closing store: count it as without a key
     }
