@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { DeclarativeCatalog, declarativeLimits, homeDeclarativeRoots, type DeclarativeRoot } from "../src/declarative/index.js";
@@ -319,6 +319,60 @@ test("a file swapped for a FIFO or a link between its check and its opening is r
   } finally {
     swapper.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a key given twice in any JSON file of a plugin refuses it, naming the key (issue 26, finding 9)", async () => {
+  // The reported case: `requires.network` given twice in plugin.json, the later one (the hub's own address) silently
+  // winning over the one a reader of the file sees first. Varied: the same key written with an escape, a key twice
+  // inside a nested object of a tool file, and in an object inside an array of a workflow.
+  const replace = (file: string, from: string, to: string) => (dir: string) => {
+    const text = readFileSync(join(dir, file), "utf8");
+    assert.ok(text.includes(from), `${file} has ${from}`);
+    writeFileSync(join(dir, file), text.replace(from, to));
+  };
+  // plugin.json cannot be used at all then (as when it is not JSON): each asset it names is also "not named".
+  const notNamed = [
+    "example/tools/github_issue.json: is not named in provides.tools", "example/tools/http_fetch.json: is not named in provides.tools",
+    "example/workflows/triage.json: is not named in provides.workflows", "example/intents/ask.json: is not named in provides.intents",
+    "example/prompts/writer.md: is not named in provides.prompts", "example/panels/main.json: is not named in provides.panels",
+    "example/cards/note.json: is not named in provides.cards", "example/settings.json#/0/key: setting token is not named in provides.settings",
+    "example/settings.json#/1/key: setting repo is not named in provides.settings",
+  ];
+  assert.deepEqual(await errorsAfter(replace("plugin.json", '"network": ["127.0.0.1", "localhost", "api.github.com"]', '"network": ["api.github.com"], "network": ["127.0.0.1"]')),
+    ["example/plugin.json#/requires/network: given twice (line 8, column 59)", ...notNamed]);
+  assert.deepEqual(await errorsAfter(replace("plugin.json", '"name": "Example",', '"name": "Example", "\\u006eame": "Other",')),
+    ["example/plugin.json#/name: given twice (line 4, column 35)", ...notNamed]);
+  assert.deepEqual(await errorsAfter(replace(join("tools", "http_fetch.json"), '"method": "GET",', '"method": "GET", "method": "POST",')),
+    ["example/tools/http_fetch.json#/http/method: given twice (line 7, column 32)"]);
+  assert.deepEqual(await errorsAfter(replace(join("workflows", "triage.json"), '"type": "tool", "tool"', '"type": "tool", "type": "prompt", "tool"')),
+    ["example/workflows/triage.json#/steps/0/type: given twice (line 7, column 46)"]);
+});
+
+test("a plugin.json that is a FIFO, a folder or a dangling link is listed rejected, not skipped in silence (issue 26, finding 9)", async () => {
+  const root = tempDir("aa-decl-");
+  try {
+    mkdirSync(join(root, "fifo"));
+    execFileSync("mkfifo", [join(root, "fifo", "plugin.json")]);
+    mkdirSync(join(root, "folder", "plugin.json"), { recursive: true });
+    mkdirSync(join(root, "dangling"));
+    symlinkSync(join(root, "nowhere.json"), join(root, "dangling", "plugin.json"));
+    // A settings.json that is a folder: refused once, on reading, not also as an unknown folder.
+    mkdirSync(join(root, "settings"));
+    writeFileSync(join(root, "settings", "plugin.json"), JSON.stringify({ id: "settings", name: "S", version: "1.0.0", apiVersion: "1.0" }));
+    mkdirSync(join(root, "settings", "settings.json"));
+    mkdirSync(join(root, "none")); // no plugin.json at all: not a declarative plugin, passed over
+    writeFileSync(join(root, "none", "manifest.toml"), "");
+    const report = await catalog(root).reload();
+    assert.deepEqual(report.loaded, []);
+    assert.deepEqual(report.rejected.map((r) => [r.id, r.errors.map((e) => e.split(`${root}/`).join(""))]), [
+      ["dangling", ["dangling/plugin.json: is a symbolic link: files inside a plugin are not followed through links"]],
+      ["fifo", ["fifo/plugin.json: is not a regular file"]],
+      ["folder", ["folder/plugin.json: is not a regular file"]],
+      ["settings", ["settings/settings.json: is not a regular file"]],
+    ]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });
 

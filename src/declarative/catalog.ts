@@ -9,7 +9,7 @@
  * runs the tool's request (template.ts, http.ts); a tool that disappears — its plugin unloaded, or replaced by a
  * version without it — ends its calls in flight and answers later ones with "definition missing: <plugin>.<tool>".
  */
-import { readdirSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { lineForbiddenClass } from "../kernel/text.js";
@@ -114,7 +114,9 @@ export class DeclarativeCatalog implements DataTools {
     for (const root of this.opts.roots) {
       for (const name of names(root.dir)) {
         const dir = join(root.dir, name);
-        if (!isFile(join(dir, "plugin.json"))) continue;
+        // A plugin.json that is there but no regular file (a FIFO, a folder, a link, a dangling one) is found too:
+        // the loader refuses it and the folder is listed rejected with why, not skipped in silence (issue 26).
+        if (!present(join(dir, "plugin.json"))) continue;
         if (found.length >= declarativePluginsMax) {
           this.opts.log?.(t(this.lang, "decl.folder.tooMany", { limit: declarativePluginsMax, dir }));
           return resolveClashes(found);
@@ -329,9 +331,11 @@ function names(dir: string): string[] {
   }
 }
 
-function isFile(path: string): boolean {
+/** Whether something is at `path` (a link counts, even a dangling one; nothing is followed or opened). */
+function present(path: string): boolean {
   try {
-    return statSync(path).isFile();
+    lstatSync(path);
+    return true;
   } catch {
     return false;
   }

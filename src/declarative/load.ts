@@ -69,7 +69,7 @@ class Reading {
     const file = join(this.dir, rel);
     const parsed = parsePluginJson(text, this.lang);
     if (!parsed.ok) {
-      this.error(file, "", parsed.reason);
+      this.error(file, parsed.pointer ?? "", parsed.reason);
       return { value: null, raw: undefined };
     }
     if (validate(parsed.value)) return { value: parsed.value as T, raw: parsed.value };
@@ -130,6 +130,9 @@ export async function loadPlugin(dir: string, origin: DeclarativeOrigin, lang: L
   return { ok: false, id, digest, errors, manifest };
 }
 
+/** The files of a plugin's folder itself that the loader reads (a folder or link in their place is refused on reading). */
+const topFiles = ["plugin.json", "settings.json"];
+
 /** Reads and checks everything; the plugin when nothing was wrong so far (the caller checks `r.errors`). */
 async function read(r: Reading, id: string, origin: DeclarativeOrigin): Promise<{ result: LoadedPlugin | null; raw: unknown }> {
   const { dir, lang } = r;
@@ -138,6 +141,8 @@ async function read(r: Reading, id: string, origin: DeclarativeOrigin): Promise<
   const top = listed ?? [];
   for (const e of top) {
     if (toolManifestNames.includes(e.name)) r.error(join(dir, e.name), "", t(lang, "decl.folder.toolPlugin", { file: e.name }));
+    // plugin.json and settings.json are read below, which says what is wrong with one that is a folder or a link.
+    else if (topFiles.includes(e.name)) continue;
     else if ((e.folder || e.link) && !(e.name in folderKinds)) r.error(join(dir, e.name), "", t(lang, "decl.folder.unknown"));
     else if (e.link && e.name in folderKinds) r.error(join(dir, e.name), "", t(lang, "decl.file.symlink"));
   }

@@ -6,7 +6,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, opendirSync, openSync, readSync, type Dirent } from "node:fs";
 import type { ErrorObject } from "ajv";
-import { parse as parseJsonc, type ParseError } from "jsonc-parser";
+import { parse as parseJsonc, parseTree, type Node, type ParseError } from "jsonc-parser";
 import { t, type Lang } from "../i18n/messages.js";
 import { patternWhat } from "../protocol/describe.js";
 import { pluginFileMaxBytes, pluginFolderEntriesMax, pluginJsonDepthMax } from "./limits.js";
@@ -95,8 +95,13 @@ export function listPluginFolder(dir: string): Dirent[] | "tooMany" | null {
   return list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** Parses JSON text, checking its depth. @returns the value, or why not (with the line and column of a syntax error). */
-export function parsePluginJson(text: string, lang: Lang): { ok: true; value: unknown } | { ok: false; reason: string } {
+/**
+ * Parses JSON text, checking its depth and that no object gives a key twice (JSON.parse would keep the later one in
+ * silence — a second `requires.network` swapped in under the first: issue 26 — where rules.json and TOML refuse it).
+ * @returns the value, or why not (with the line and column of a syntax error or of the repeated key's value; `pointer`
+ *   names the repeated key).
+ */
+export function parsePluginJson(text: string, lang: Lang): { ok: true; value: unknown } | { ok: false; reason: string; pointer?: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -109,7 +114,35 @@ export function parsePluginJson(text: string, lang: Lang): { ok: true; value: un
     return { ok: false, reason: t(lang, "decl.file.json", { line: before.length, column: [...before.at(-1)!].length + 1 }) };
   }
   if (depthOf(value) > pluginJsonDepthMax) return { ok: false, reason: t(lang, "decl.file.tooDeep", { limit: pluginJsonDepthMax }) };
+  const twice = keyGivenTwice(parseTree(text, [], { allowTrailingComma: false, disallowComments: true }));
+  if (twice) {
+    const before = text.slice(0, twice.offset).split("\n");
+    return { ok: false, pointer: pointer(...twice.path), reason: t(lang, "decl.file.twice", { line: before.length, column: [...before.at(-1)!].length + 1 }) };
+  }
   return { ok: true, value };
+}
+
+/**
+ * The first key an object of `root` gives again (its path, and the offset of the later value), or null. Walked
+ * without recursion; the depth was checked before.
+ */
+function keyGivenTwice(root: Node | undefined): { path: (string | number)[]; offset: number } | null {
+  const stack: [Node, (string | number)[]][] = root ? [[root, []]] : [];
+  while (stack.length > 0) {
+    const [node, path] = stack.shift()!;
+    const children = node.children ?? [];
+    if (node.type === "array") children.forEach((child, i) => stack.push([child, [...path, i]]));
+    if (node.type !== "object") continue;
+    const seen = new Set<string>();
+    for (const prop of children) {
+      const [k, v] = prop.children as [Node, Node | undefined];
+      const key = String(k.value);
+      if (seen.has(key)) return { path: [...path, key], offset: v?.offset ?? k.offset };
+      seen.add(key);
+      if (v) stack.push([v, [...path, key]]);
+    }
+  }
+  return null;
 }
 
 /** How deep objects and arrays nest in `value` (a scalar is 0), walked without recursion. */

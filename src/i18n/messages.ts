@@ -359,6 +359,8 @@ const catalog = {
   "decl.file.totalTooLarge": { zh: "插件的文件合计超过 {limit} 字节", en: "the plugin's files hold more than {limit} bytes together" },
   "decl.file.utf8": { zh: "不是 UTF-8 文本", en: "is not UTF-8 text" },
   "decl.file.json": { zh: "不是合法的 JSON（第 {line} 行第 {column} 列）", en: "is not valid JSON (line {line}, column {column})" },
+  // sec-hub (issue 26, finding 9): a key given twice in a plugin's JSON file
+  "decl.file.twice": { zh: "写了两次（第 {line} 行第 {column} 列）", en: "given twice (line {line}, column {column})" },
   "decl.file.tooDeep": { zh: "嵌套超过 {limit} 层", en: "is nested deeper than {limit} levels" },
   "decl.file.control": { zh: "含控制字符（只允许换行和制表符）", en: "holds control characters (only line breaks and tabs are allowed)" },
   "decl.folder.unknown": { zh: "不认识的目录（声明式插件的目录只有 tools、workflows、intents、prompts、panels、cards）", en: "unknown folder (a declarative plugin's folders are tools, workflows, intents, prompts, panels and cards)" },
