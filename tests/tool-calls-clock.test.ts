@@ -97,7 +97,7 @@ test("a run makes at most toolCallsPerRunMax tool calls: the next is refused (42
   const k = new Clock(toolRules([], ["jobs.*"]), "2030-01-01T10:00:00Z");
   try {
     const run = k.claimed("e1", null, { subject: "s1" });
-    const call = (r: number) => k.commit({ kind: "toolCall", run: r, token: k.token(r), body: callBody("jobs.run", { builtIn: true }) });
+    const call = (r: number) => k.commit({ kind: "toolCall", run: r, token: k.token(r), body: callBody("jobs.run"), plugin: { builtIn: true, kind: "sync", disableModelInvocation: false } });
     // As if the run had made toolCallsPerRunMax - 1 calls already (making them through the kernel would take long).
     k.appendRaw("test", Array.from({ length: toolCallsPerRunMax - 1 }, (_, i) => ["calls", 1000 + i, { id: 1000 + i, run }] as Change));
     assert.equal(call(run).status, 200, "the last one allowed");

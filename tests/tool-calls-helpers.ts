@@ -2,7 +2,9 @@
  * Shared by the tool-call tests (issue 16): rules that offer tools, call bodies as the tool bridge sends them, and the
  * calls as the owner sees them (the facts of `why` and of the stream).
  */
-import { baseRules, serveFixture, streamFacts, type Fixture, type Keys } from "./helpers.js";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { baseRules, serveFixture, streamFacts, tempDir, type Fixture, type Keys } from "./helpers.js";
 import { toolArgsDigest, toolArgsPreview } from "../src/protocol/tool-calls.js";
 import { HubClient } from "../src/protocol/client.js";
 import type { ToolCallBody } from "../src/protocol/schema.js";
@@ -23,6 +25,23 @@ export function toolRules(approvals: unknown[], tools: string[], approvalWaitSec
     ...(approvalWaitSeconds === undefined ? {} : { approvalWaitSeconds }),
     rules: [{ ...baseRules.rules[0], parallel: 10, tools }, baseRules.rules[1]],
   };
+}
+
+/**
+ * A folder of built-in tool plugins for a hub's own registry (ServeOptions `builtinToolRoot`): a sync plugin for each
+ * name, whose manifest hides its tools from models when `hidden` (issue 26: the hub decides by its registry, not by
+ * what a call's body says of the plugin). The caller removes the folder.
+ */
+export function builtinPlugins(plugins: Record<string, { hidden?: boolean }>): string {
+  const root = tempDir("aa-builtin-tools-");
+  for (const [name, p] of Object.entries(plugins)) {
+    mkdirSync(join(root, name));
+    writeFileSync(join(root, name, "manifest.toml"), [
+      `name = "${name}"`, `version = "0.1.0"`, `plugin_type = "sync"`, "", "[entry_point]", `command = "true"`, "",
+      ...(p.hidden ? ["[capabilities]", "disable_model_invocation = true"] : []),
+    ].join("\n"));
+  }
+  return root;
 }
 
 /** A call body for `tool`: the arguments' digest and preview as the bridge sends them, manifest A, not built in, kind sync. */

@@ -30,8 +30,13 @@ test("a parked call survives a hub restart (a real serve process killed and star
     const owner = () => new HubClient(hub.url, keys.owner);
     await new HubClient(hub.url, keys.source).postEvent({ id: "e1", type: "alert.x", subject: "s1" });
     const job = (await new HubClient(hub.url, keys.worker).work({ claim: "c1", wait: 0, running: [], capacity: 1 })).job!;
+    // The home's plugin jobs is not built in: the owner trusts it ("always allow") on its first call, which that lets run.
+    const first = await client().toolCall(job.run, job.token, callBody("jobs.run"));
+    assert.equal(first.decision, "prompt");
+    await owner().answer(first.card!, { choice: 1 });
     const park = async (task: string, timeoutMs: number) => {
-      const { call } = await client().toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }));
+      const { call, decision } = await client().toolCall(job.run, job.token, callBody("jobs.run"));
+      assert.equal(decision, "allow");
       await client().toolCallOutcome(job.run, job.token, call, { status: "parked", durationMs: 3, taskId: task, timeoutMs });
       return call;
     };

@@ -8,8 +8,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { hubFixture, until, type Fixture } from "./helpers.js";
-import { args, callBody, digestA, digestB, factRows, lastCallRow, streamCalls, toolRules, whyFacts } from "./tool-calls-helpers.js";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { makeHome, serveFixture, until, type Fixture } from "./helpers.js";
+import { args, builtinPlugins, callBody, digestA, digestB, factRows, lastCallRow, streamCalls, toolRules, whyFacts } from "./tool-calls-helpers.js";
+import type { Home } from "../src/host/home.js";
 import { toolArgsDigest } from "../src/protocol/tool-calls.js";
 import { HubClient, HubError } from "../src/protocol/client.js";
 import { timeline } from "../src/cli/why.js";
@@ -30,40 +33,51 @@ async function runOf(f: Fixture, subject: string): Promise<Job> {
 /** What a test of this file works with: the hub, a client of run tokens, the owner's client, and a run of subject s1. */
 interface ToolHub { f: Fixture; client: HubClient; owner: HubClient; job: Job }
 
-/** Starts a hub on `rules`, claims a run of subject s1, runs `body` with them, and closes the hub however it ends. */
-async function withToolHub(rules: unknown, body: (h: ToolHub) => Promise<void>): Promise<void> {
-  const f = await hubFixture(rules);
+/**
+ * Starts a hub on `rules` — its registry holding the built-in tool plugins `builtins` (see `builtinPlugins`), its home
+ * prepared by `setup` — claims a run of subject s1, runs `body` with them, and closes the hub however it ends.
+ */
+async function withToolHub(rules: unknown, body: (h: ToolHub) => Promise<void>, o: { builtins?: Parameters<typeof builtinPlugins>[0]; setup?: (home: Home) => void } = {}): Promise<void> {
+  const root = builtinPlugins(o.builtins ?? {});
+  const made = makeHome(rules);
+  o.setup?.(made.home);
+  const f = await serveFixture(made, { builtinToolRoot: root });
   try {
     await body({ f, client: new HubClient(f.url, null), owner: new HubClient(f.url, f.keys.owner), job: await runOf(f, "s1") });
   } finally {
     await f.close();
+    rmSync(root, { recursive: true, force: true });
   }
 }
 
 test("each approval path: exact tool, plugin, default, allow_session_keys, disable_model_invocation, not offered, first use, the owner's own calls", async () => {
+  // Built in (the hub's registry says so): builtin, search, dangerous, secret (hidden from models), hello-python.
+  // Not built in (unknown to the hub): outside, whatever its calls say of it.
   await withToolHub(toolRules([
     { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt", allow_session_keys: ["alerts:ok-*"] },
     { plugin: "dangerous", mode: "deny" },
     { plugin: "search", mode: "auto" },
-  ], ["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*"]), async ({ f, client, owner, job }) => {
-    assert.deepEqual([job.tools, job.sessionKey], [["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*"], "alerts:s1"]);
+    { plugin: "outside", mode: "auto" },
+    { plugin: "outside", tool: "outside.greet", mode: "prompt", allow_session_keys: ["alerts:ok-*"] },
+  ], ["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*", "outside.*"]), async ({ f, client, owner, job }) => {
+    assert.deepEqual([job.tools, job.sessionKey], [["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*", "outside.*"], "alerts:s1"]);
     const call = (b: ToolCallBody) => client.toolCall(job.run, job.token, b);
-    assert.deepEqual(await call(callBody("builtin.x", { builtIn: true })), { call: 1, decision: "allow", sessionKey: "alerts:s1" }, "no entry: auto");
-    assert.deepEqual(await call(callBody("search.find", { builtIn: true })), { call: 2, decision: "allow", sessionKey: "alerts:s1" }, "the plugin's entry: auto");
-    assert.deepEqual(await call(callBody("dangerous.rm", { builtIn: true })), { call: 3, decision: "deny", sessionKey: "alerts:s1", reason: "approvals[1] of rules.json denies dangerous.rm" });
-    assert.deepEqual(await call(callBody("secret.wipe", { builtIn: true, disableModelInvocation: true })), {
+    assert.deepEqual(await call(callBody("builtin.x")), { call: 1, decision: "allow", sessionKey: "alerts:s1" }, "no entry: auto");
+    assert.deepEqual(await call(callBody("search.find")), { call: 2, decision: "allow", sessionKey: "alerts:s1" }, "the plugin's entry: auto");
+    assert.deepEqual(await call(callBody("dangerous.rm")), { call: 3, decision: "deny", sessionKey: "alerts:s1", reason: "approvals[1] of rules.json denies dangerous.rm" });
+    assert.deepEqual(await call(callBody("secret.wipe")), {
       call: 4, decision: "deny", sessionKey: "alerts:s1", reason: "secret.wipe is hidden from agents (disable_model_invocation = true in its manifest)",
     });
-    assert.deepEqual(await call(callBody("other.tool", { builtIn: true })), { call: 5, decision: "deny", sessionKey: "alerts:s1", reason: "rule alerts does not offer other.tool (see its \"tools\" in rules.json)" });
-    const exact = await call(callBody("hello-python.greet", { builtIn: true }));
+    assert.deepEqual(await call(callBody("other.tool")), { call: 5, decision: "deny", sessionKey: "alerts:s1", reason: "rule alerts does not offer other.tool (see its \"tools\" in rules.json)" });
+    const exact = await call(callBody("hello-python.greet"));
     assert.deepEqual([exact.decision, exact.card], ["prompt", 1], "the tool's entry: prompt, with a card");
-    const first = await call(callBody("search.find"));
-    assert.deepEqual([first.decision, first.card], ["prompt", 2], "the first call of a plugin that is not built in asks, even under auto");
+    const first = await call(callBody("outside.find", { builtIn: true }));
+    assert.deepEqual([first.decision, first.card], ["prompt", 2], "the first call of a plugin that is not built in asks, even under auto, whatever its body says");
 
     // allow_session_keys: the session `alerts:ok-1` needs no approval for the built-in tool; not built in, its first use still asks.
     const ok = await runOf(f, "ok-1");
-    assert.deepEqual(await client.toolCall(ok.run, ok.token, callBody("hello-python.greet", { builtIn: true })), { call: 8, decision: "allow", sessionKey: "alerts:ok-1" });
-    assert.equal((await client.toolCall(ok.run, ok.token, callBody("hello-python.greet"))).decision, "prompt");
+    assert.deepEqual(await client.toolCall(ok.run, ok.token, callBody("hello-python.greet")), { call: 8, decision: "allow", sessionKey: "alerts:ok-1" });
+    assert.equal((await client.toolCall(ok.run, ok.token, callBody("outside.greet", { builtIn: true }))).decision, "prompt");
 
     // The owner: never prompted, `deny` still refuses, disable_model_invocation does not hide a tool from the owner.
     assert.deepEqual(await owner.ownerToolCall(callBody("hello-python.greet")), { call: 10, decision: "allow", sessionKey: "owner:owner" });
@@ -82,7 +96,7 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     assert.deepEqual([card.title, card.options, card.run, card.lane], ["Allow hello-python.greet?", ["allow once", "always allow", "deny"], job.run, "s1"]);
     assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet (kind sync).\nArguments: {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
     const second = (await f.state()).cards.find((c: OwnerCard) => c.id === 2)!;
-    assert.match(second.text, new RegExp(`This is an agent's first call of plugin search \\(manifest sha256 ${digestA}\\)`));
+    assert.match(second.text, new RegExp(`This is an agent's first call of plugin outside \\(manifest sha256 ${digestA}\\)`));
 
     // `why` shows the run's calls.
     const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
@@ -93,9 +107,9 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
       "tool secret.wipe (alerts:s1): denied — secret.wipe is hidden from agents (disable_model_invocation = true in its manifest)",
       "tool other.tool (alerts:s1): denied — rule alerts does not offer other.tool (see its \"tools\" in rules.json)",
       "tool hello-python.greet (alerts:s1): asks the owner on card 1",
-      "tool search.find (alerts:s1): asks the owner on card 2",
+      "tool outside.find (alerts:s1): asks the owner on card 2",
     ]);
-  });
+  }, { builtins: { builtin: {}, search: {}, dangerous: {}, secret: { hidden: true }, "hello-python": {} } });
 });
 
 test("trust by plugin and manifest digest: an \"always allow\" answered while the call is held lets it run and later calls through; a changed manifest asks again", async () => {
@@ -121,28 +135,72 @@ test("trust by plugin and manifest digest: an \"always allow\" answered while th
   });
 });
 
-test("kind http (issue 18): with no approvals entry an agent's call asks even of a built-in plugin, the card names the kind; always allow after the hold trusts it and leaves no grant; an entry or the owner's own call is not asked", async () => {
-  await withToolHub(toolRules([{ plugin: "feeds", mode: "auto" }], ["weather.*", "feeds.*"], 0), async ({ f, client, owner, job }) => {
-    const http = (tool: string, o: Partial<ToolCallBody> = {}) => callBody(tool, { kind: "http", builtIn: true, ...o });
-    const first = await client.toolCall(job.run, job.token, http("weather.now"));
+/** Writes declarative plugin `id` with one HTTP tool `tool` into a home's plugins (the hub loads it at its start). */
+function httpPlugin(home: Home, id: string, tool: string): void {
+  mkdirSync(join(home.plugins, id, "tools"), { recursive: true });
+  writeFileSync(join(home.plugins, id, "plugin.json"), JSON.stringify({ id, name: id, version: "0.1.0", apiVersion: "1.0", requires: { network: ["127.0.0.1"] }, provides: { tools: [tool] } }));
+  writeFileSync(join(home.plugins, id, "tools", `${tool}.json`), JSON.stringify({ name: tool, description: "d", parameters: { type: "object" }, http: { url: "http://127.0.0.1:9/x" } }));
+}
+
+test("kind http (issue 18): with no approvals entry an agent's call of a declarative HTTP tool asks, the card names the kind; always allow after the hold trusts it and leaves no grant; an entry or the owner's own call is not asked", async () => {
+  await withToolHub(toolRules([{ plugin: "feeds", mode: "deny" }], ["weather.*", "feeds.*", "clock.*"], 0), async ({ f, client, owner, job }) => {
+    // What the call's body says of the plugin (built in, kind sync) is not what the hub decides by: its catalog's.
+    const lying = (tool: string, o: Partial<ToolCallBody> = {}) => callBody(tool, { kind: "sync", builtIn: true, ...o });
+    const first = await client.toolCall(job.run, job.token, lying("weather.now"));
     assert.deepEqual([first.decision, first.card], ["prompt", 1]);
-    assert.deepEqual((await lastCallRow(f, job.run, first.call)).kind, "http");
+    const row = await lastCallRow(f, job.run, first.call);
+    assert.deepEqual([row.kind, row.builtIn, row.why], ["http", false, "default"]);
     const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
     assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool weather.now (kind http).\nArguments: {"name":"Ada"}\n`
       + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${digestA}) until its definitions change.`);
-    // Another kind of the same built-in plugin, no entry: runs at once.
-    assert.equal((await client.toolCall(job.run, job.token, callBody("weather.sync", { builtIn: true }))).decision, "allow");
+    // A built-in plugin of another kind, no entry: runs at once.
+    assert.equal((await client.toolCall(job.run, job.token, callBody("clock.now", { kind: "http" }))).decision, "allow");
     // An entry decides an http tool as any other; the owner is not asked about their own call.
-    assert.equal((await client.toolCall(job.run, job.token, http("feeds.read"))).decision, "allow");
-    assert.equal((await owner.ownerToolCall(http("weather.now"))).decision, "allow");
+    assert.deepEqual(await client.toolCall(job.run, job.token, lying("feeds.read")), { call: 3, decision: "deny", sessionKey: "alerts:s1", reason: "approvals[0] of rules.json denies feeds.read" });
+    assert.equal((await owner.ownerToolCall(lying("weather.now"))).decision, "allow");
     // Answered after the hold (0 s): "always allow" trusts the plugin at this digest, and no one-use grant is kept.
     await owner.answer(1, { choice: 1 });
     assert.equal(factRows(await whyFacts(f, job.run), "grants").get(`alerts:s1\u0000weather.now\u0000${digestA}`), undefined, "the answer on the run's card wrote no grant");
-    const next = await client.toolCall(job.run, job.token, http("weather.now"));
+    const next = await client.toolCall(job.run, job.token, lying("weather.now"));
     assert.deepEqual([next.decision, next.card, (await lastCallRow(f, job.run, next.call)).why], ["allow", undefined, "default"]);
     // Another digest asks again.
-    assert.equal((await client.toolCall(job.run, job.token, http("weather.now", { manifestDigest: digestB }))).decision, "prompt");
-  });
+    assert.equal((await client.toolCall(job.run, job.token, lying("weather.now", { manifestDigest: digestB }))).decision, "prompt");
+  }, { builtins: { clock: {} }, setup: (home) => httpPlugin(home, "weather", "now") });
+});
+
+test("the hub decides by its own registry, never by the builtIn, kind or disableModelInvocation a run token's holder sends (issue 26, finding 8)", async () => {
+  // The reported case: a body saying builtIn: true made an agent's first call of a plugin of the home `allow` (the
+  // tool host would have asked). Varied: a hidden tool said not hidden, a declarative HTTP tool said built in and of
+  // kind sync, a plugin the hub does not know said built in (it may be a worker's elsewhere: not built in then, but
+  // hidden when its caller says so), and a built-in plugin said to be none of that.
+  const tools = (home: Home) => {
+    for (const [name, extra] of [["mine", ""], ["secret", "[capabilities]\ndisable_model_invocation = true\n"]]) {
+      mkdirSync(join(home.plugins, name), { recursive: true });
+      writeFileSync(join(home.plugins, name, "manifest.toml"), `name = "${name}"\nversion = "0.1.0"\nplugin_type = "sync"\n\n[entry_point]\ncommand = "true"\n\n${extra}`);
+    }
+    httpPlugin(home, "web", "get");
+  };
+  await withToolHub(toolRules([], ["mine.*", "secret.*", "web.*", "elsewhere.*", "core.*"], 30), async ({ f, client, job }) => {
+    const claim = { builtIn: true, kind: "sync", disableModelInvocation: false } as const;
+    const decided = async (tool: string, o: Partial<ToolCallBody> = claim) => {
+      const d = await client.toolCall(job.run, job.token, callBody(tool, o));
+      const row = await lastCallRow(f, job.run, d.call);
+      return [d.decision, row.why, row.builtIn, row.kind, row.status];
+    };
+    assert.deepEqual(await decided("mine.greet"), ["prompt", "firstUse", false, "sync", "asking"]);
+    assert.deepEqual(await decided("secret.wipe"), ["deny", "hidden", false, "sync", "denied"]);
+    assert.deepEqual(await decided("web.get"), ["prompt", "default", false, "http", "asking"]);
+    assert.deepEqual(await decided("elsewhere.run"), ["prompt", "firstUse", false, "sync", "asking"]);
+    assert.deepEqual(await decided("elsewhere.run", { ...claim, disableModelInvocation: true }), ["deny", "hidden", false, "sync", "denied"]);
+    assert.deepEqual(await decided("core.tick", { builtIn: false, kind: "http", disableModelInvocation: false }), ["allow", "default", true, "sync", "allowed"]);
+    // The cards say what the hub knows: the HTTP tool's kind, not the one its caller gave.
+    const texts = (await f.state()).cards.map((c: OwnerCard) => c.text.split("\n")[0]);
+    assert.deepEqual(texts, [
+      `Run ${job.run} (session alerts:s1) wants to call tool mine.greet (kind sync).`,
+      `Run ${job.run} (session alerts:s1) wants to call tool web.get (kind http).`,
+      `Run ${job.run} (session alerts:s1) wants to call tool elsewhere.run (kind sync).`,
+    ]);
+  }, { builtins: { core: {} }, setup: tools });
 });
 
 test("answers after the hold: allow once leaves a one-use grant, also for a first use; always allow of a first use trusts instead, of an approvals prompt leaves a grant; a deny entry's allow_session_keys let nothing through", async () => {
@@ -219,7 +277,7 @@ test("a held call whose hold runs out is awaiting approval (the timer's deadline
 
 test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 404; past the deadline 410 and a timeout; the legacy path; replays", async () => {
   await withToolHub(toolRules([], ["jobs.*"]), async ({ f, client, owner, job }) => {
-    const call = async () => (await client.toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }))).call;
+    const call = async () => (await client.toolCall(job.run, job.token, callBody("jobs.run"))).call;
     const status = async (id: number) => (await lastCallRow(f, job.run, id)).status;
     const refusal = (e: unknown) => e instanceof HubError ? [e.status, e.error] : e;
 
@@ -264,7 +322,7 @@ test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 4
     const other = await runOf(f, "s2");
     assert.deepEqual(await client.toolCallOutcome(other.run, other.token, more, { status: "ok", durationMs: 1 }).catch(refusal), [404, `no tool call ${more}`]);
     assert.deepEqual(await owner.ownerToolCallOutcome(more, { status: "ok", durationMs: 1 }).catch(refusal), [404, `no tool call ${more}`], "an agent's call is not the owner's");
-    const denied = (await client.toolCall(job.run, job.token, callBody("nope.x", { builtIn: true }))).call;
+    const denied = (await client.toolCall(job.run, job.token, callBody("nope.x"))).call;
     assert.deepEqual(await client.toolCallOutcome(job.run, job.token, denied, { status: "ok", durationMs: 1 }).catch(refusal), [409, `tool call ${denied} was not allowed (denied): it has no outcome to report`]);
 
     // Ended calls are counted by plugin and status for today.
@@ -274,12 +332,12 @@ test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 4
     // A run that ended takes no more calls.
     await client.result(job.run, job.token, { outcome: "done" });
     assert.deepEqual(await call().catch(refusal), [409, `run ${job.run} has ended: its tool calls are not accepted`]);
-  });
+  }, { builtins: { jobs: {} } });
 });
 
 test("hostile callback bodies are refused naming the field and change nothing: huge, deep, wrong types", async () => {
   await withToolHub(toolRules([], ["jobs.*"]), async ({ f, client, job }) => {
-    const id = (await client.toolCall(job.run, job.token, callBody("jobs.run", { builtIn: true }))).call;
+    const id = (await client.toolCall(job.run, job.token, callBody("jobs.run"))).call;
     const task = "hostile-task-0000001";
     await client.toolCallOutcome(job.run, job.token, id, { status: "parked", durationMs: 1, taskId: task, timeoutMs: 600_000 });
     const seq = (await f.state()).seq;
@@ -304,7 +362,7 @@ test("hostile callback bodies are refused naming the field and change nothing: h
     // A deep result within the limit, and fields a plugin adds beyond the contract, are taken.
     assert.deepEqual((await post(`{"status":"success","task_id":"${task}","result":${deep(63).slice(29, -1)}}`)).body, { ok: true });
     assert.deepEqual(await client.toolCallResult(job.run, job.token, id, 0), { status: "ok", result: JSON.parse(deep(63).slice(29, -1)) });
-  });
+  }, { builtins: { jobs: {} } });
 });
 
 

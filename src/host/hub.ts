@@ -67,6 +67,11 @@ export interface HubOptions {
   checkAnswer?: (endpoint: EndpointName, status: number, body: unknown) => string | null;
   /** Folders of declarative plugin folders besides `<home>/plugins` (`serve --plugins <dir>`; issue 18). */
   pluginDirs?: string[];
+  /**
+   * The folder of the built-in tool plugins of the hub's own registry, in place of the engine's `plugins/` (which holds
+   * none yet); tests give one of their own. `<home>/plugins` follows it as always.
+   */
+  builtinToolRoot?: string;
 }
 
 /** Reading rules.json lives in rules-file.ts, which `check` and `doctor` use without loading the hub; re-exported here. */
@@ -416,7 +421,8 @@ export class Hub {
    */
   toolHost(): Promise<ToolHost> {
     this.tools ??= import("../tools/index.js").then(({ ToolHost, ToolRegistry, homeToolRoots }) => {
-      const registry = new ToolRegistry(homeToolRoots(this.opts.home.plugins), this.env.lang);
+      const roots = homeToolRoots(this.opts.home.plugins).map((r) => (r.origin === "builtin" && this.opts.builtinToolRoot ? { ...r, dir: this.opts.builtinToolRoot } : r));
+      const registry = new ToolRegistry(roots, this.env.lang);
       return new ToolHost(registry, {
         lang: this.env.lang, hiddenPaths: [this.opts.home.dir], log: (subsystem, line) => this.log(`${subsystem}: ${line}`), data: this.declarative,
       });

@@ -154,6 +154,8 @@ export interface ServeOptions {
   checkAnswer?: HubOptions["checkAnswer"];
   /** Folders of declarative plugin folders besides `<home>/plugins` (`serve --plugins <dir>`). */
   pluginDirs?: string[];
+  /** The folder of the hub's built-in tool plugins (HubOptions.builtinToolRoot); tests set it. */
+  builtinToolRoot?: string;
 }
 
 /**
@@ -175,7 +177,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   let listening: ServerType | null = null;
   let url: string;
   try {
-    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer, pluginDirs: opts.pluginDirs }));
+    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer, pluginDirs: opts.pluginDirs, builtinToolRoot: opts.builtinToolRoot }));
     await hub.start();
     const app = createApp(hub);
     const limits = { ...edgeLimits, ...opts.limits };

@@ -242,7 +242,7 @@ function runArtifact(c: Ctx, input: Extract<Input, { kind: "artifact" }>): Reply
 
 function runToolCall(c: Ctx, input: Extract<Input, { kind: "toolCall" }>): Reply {
   const run = tokenRun(c, input.run, input.token);
-  return isReply(run) ? run : agentToolCall(c, run, input.body);
+  return isReply(run) ? run : agentToolCall(c, run, input.body, input.plugin);
 }
 
 /** An outcome reported with a run's token: only for a call of that run (another run's call is not found). */

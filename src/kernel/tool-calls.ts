@@ -19,7 +19,7 @@
  * Ended calls are counted per quarter hour and plugin (`toolstats`), for `status`.
  */
 import type { Ctx } from "./context.js";
-import type { CardRow, RunRow, ToolCallRow, ToolCallStatus, ToolCallsMeta } from "./types.js";
+import type { CardRow, KnownPlugin, RunRow, ToolCallRow, ToolCallStatus, ToolCallsMeta } from "./types.js";
 import { approvalOf, approvalsOf, approvalWaitSecondsOf, ownerSessionKey, starMatch, toolSessionKey } from "./rules.js";
 import { answerCard, createCard, saveCard } from "./cards.js";
 import { grantKey, toolStatsKey, trustKey } from "./tables.js";
@@ -137,18 +137,30 @@ function denyReason(c: Ctx, why: ToolCallRow["why"], index: number | null, tool:
 }
 
 /**
- * POST /v1/runs/:id/tools/calls: an agent run's call (the caller checked the run's token). Refused (409) once the run
+ * The facts an agent's call is decided by: the hub's own (`known`) over the caller's. Of a plugin the hub does not
+ * know, only what cannot loosen the decision is taken from the caller: it is not built in (so its first use asks
+ * unless trusted), hidden from models when the caller says so; the caller's kind is kept for the card and the record
+ * (with it not built in, no kind lets a call through that would otherwise ask).
+ */
+function decidedBy(body: DecidableBody, known: KnownPlugin | null): DecidableBody {
+  return known ? { ...body, ...known } : { ...body, builtIn: false };
+}
+
+/**
+ * POST /v1/runs/:id/tools/calls: an agent run's call (the caller checked the run's token), decided by what the hub
+ * knows of the plugin (`known`, see `decidedBy`), never by the caller's `builtIn`, `kind` or `disableModelInvocation`. Refused (409) once the run
  * has ended, (429) past `toolCallsPerRunMax` calls of the run; a body that is not `refused` and lacks a field the
  * decision needs (400); otherwise recorded and decided (see the module's table). A `refused` body (its tool host
  * refused the call before asking: unknown plugin or tool, bad arguments, not offered) is recorded denied, as it is.
  */
-export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody): Reply {
+export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: KnownPlugin | null): Reply {
   if (!callingStates.includes(run.state)) return err(409, c.msg("tools.calls.runEnded", { run: run.id }));
   if (c.view.toolCallsOfRun(run.id) >= toolCallsPerRunMax) return err(429, c.msg("tools.calls.tooMany", { run: run.id, limit: toolCallsPerRunMax }));
   const sessionKey = run.job?.sessionKey ?? toolSessionKey(run.rule, run.lane);
   if (input.refused) return refused(c, newCall(c, run, run.agent ?? "", sessionKey, input), input.refused);
-  const body = decidable(c, input);
-  if ("status" in body) return body;
+  const claimed = decidable(c, input);
+  if ("status" in claimed) return claimed;
+  const body = decidedBy(claimed, known);
   const call = newCall(c, run, run.agent ?? "", sessionKey, body);
   if (!(run.job?.tools ?? []).some((p) => starMatch(p, body.tool))) {
     return deny(c, call, "notOffered", c.msg("tools.calls.deny.notOffered", { rule: run.rule, tool: body.tool }));

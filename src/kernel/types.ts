@@ -4,7 +4,7 @@
  */
 import type { Rules } from "./rules.js";
 import type { IntentTable } from "./intents.js";
-import type { EventIn, PluginCallbackBody, Result, TellBody, ToolCallBody, ToolOutcomeBody, Usage } from "../protocol/schema.js";
+import type { EventIn, PluginCallbackBody, Result, TellBody, ToolCallBody, ToolCallKind, ToolOutcomeBody, Usage } from "../protocol/schema.js";
 import type { Job } from "../protocol/responses.js";
 
 /** One projection row change: `[table, key, row]`; `row === null` deletes the row. */
@@ -298,6 +298,17 @@ export type ToolCallStatus = (typeof toolCallStatuses)[number];
 export type ToolCallWhy = "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant" | "refused";
 
 /**
+ * What the hub itself knows of a tool plugin (issue 26): whether it is built in, its tools' kind, whether its manifest
+ * hides its tools from models — from the hub's own registry of tool plugins and its declarative catalog, looked up by
+ * the shell before an agent's call is decided (the caller's word on these is not taken).
+ */
+export interface KnownPlugin {
+  builtIn: boolean;
+  kind: ToolCallKind;
+  disableModelInvocation: boolean;
+}
+
+/**
  * A `calls` row (key: the call id): one tool call the hub decided, and how it ended. The arguments are never kept,
  * only their digest. Times in ms.
  */
@@ -402,8 +413,11 @@ export type Input =
    * permission, for the plugin whose template the card names; the shell checked the press against that template.
    */
   | { kind: "linkPluginEvent"; card: number; token: string; plugin: string; event: EventIn; intents?: IntentTable }
-  /** A tool call to decide (issue 16): an agent run's (`run` + its token) or the owner's (`keyHash`). */
-  | { kind: "toolCall"; run: number; token: string; body: ToolCallBody }
+  /**
+   * A tool call to decide (issue 16): an agent run's (`run` + its token) or the owner's (`keyHash`). An agent's call
+   * comes with what the hub's own registry knows of its plugin (`plugin`; null: unknown to the hub; issue 26).
+   */
+  | { kind: "toolCall"; run: number; token: string; body: ToolCallBody; plugin: KnownPlugin | null }
   | { kind: "ownerToolCall"; keyHash: string | null; body: ToolCallBody }
   /** A file a run's workflow wrote (issue 18), sent with the run's token: `file` and `text` checked by the shell. */
   | { kind: "artifact"; run: number; token: string; file: string; text: string }

@@ -16,7 +16,7 @@ import { approvalDefault, approvalRuleFor, approvalsOf } from "../../kernel/rule
 import { Ctx } from "../../kernel/context.js";
 import { callDecisionOf, callResultOf } from "../../kernel/tool-calls.js";
 import { toolCallWaitMaxSeconds } from "../../kernel/limits.js";
-import type { Fact, ToolCallRow } from "../../kernel/types.js";
+import type { Fact, KnownPlugin, ToolCallRow } from "../../kernel/types.js";
 import type { ToolView } from "../../protocol/responses.js";
 import { taskIdPattern } from "../../protocol/patterns.js";
 import { t } from "../../i18n/messages.js";
@@ -60,6 +60,23 @@ function waitEnd(hub: Hub, waitSeconds: string | undefined): number {
   return hub.now() + Math.min(queryNumber(waitSeconds, 0), toolCallWaitMaxSeconds) * 1000;
 }
 
+/**
+ * What the hub's own registry knows of the plugin of `<plugin>.<tool>` (issue 26): a tool plugin in use under that
+ * name (its folders read again, as for `GET /v1/tools`: an edited manifest counts at once) — built in when found in the
+ * engine's own root, its `plugin_type`, its `disable_model_invocation` — else a declarative plugin's HTTP tools (kind
+ * `http`, never built in, never hidden), as the tool host itself resolves a name; null when the hub knows neither.
+ */
+async function knownPlugin(hub: Hub, tool: string): Promise<KnownPlugin | null> {
+  const plugin = tool.slice(0, tool.indexOf("."));
+  const host = await hub.toolHost();
+  host.registry.rescan();
+  const rec = host.registry.get(plugin);
+  if (rec?.manifest && rec.digest) {
+    return { builtIn: rec.origin === "builtin", kind: rec.manifest.plugin_type, disableModelInvocation: rec.manifest.capabilities.disable_model_invocation };
+  }
+  return hub.declarative.toolsOf(plugin) ? { builtIn: false, kind: "http", disableModelInvocation: false } : null;
+}
+
 /** The routes of tools. */
 export function toolRoutes(hub: Hub): Hono {
   const app = new Hono();
@@ -78,7 +95,10 @@ export function toolRoutes(hub: Hub): Hono {
     return reply(c, hub, "tools", views);
   });
 
-  route(app, hub, "toolCall", (c, req) => decide(c, hub, "toolCall", { kind: "toolCall", run: req.run, token: req.token, body: req.body }));
+  // Decided by what the hub's own registry knows of the plugin, not by what the run token's holder says of it (issue 26).
+  route(app, hub, "toolCall", async (c, req) => decide(c, hub, "toolCall", {
+    kind: "toolCall", run: req.run, token: req.token, body: req.body, plugin: req.body.refused ? null : await knownPlugin(hub, req.body.tool),
+  }));
   route(app, hub, "ownerToolCall", (c, req) => decide(c, hub, "ownerToolCall", { kind: "ownerToolCall", keyHash: req.keyHash, body: req.body }));
 
   // The decision now; a call held for the owner's answer is held here too, never past its own hold.
