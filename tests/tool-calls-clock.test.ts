@@ -6,9 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
-import { callBody, toolRules } from "./tool-calls-helpers.js";
+import { callBody, factRows, toolRules } from "./tool-calls-helpers.js";
 import { callResultOf } from "../src/kernel/tool-calls.js";
-import { toolCallsPerRunMax, toolParkedCallsMax } from "../src/kernel/limits.js";
+import { toolCallOutcomeWaitMs, toolCallsPerRunMax, toolParkedCallsMax } from "../src/kernel/limits.js";
 import type { Change, ToolCallRow } from "../src/kernel/types.js";
 import type { ToolCallDecision } from "../src/protocol/responses.js";
 
@@ -106,6 +106,71 @@ test("a run makes at most toolCallsPerRunMax tool calls: the next is refused (42
     assert.deepEqual([refused.status, refused.body, k.seq()], [429, { error: `run ${run} made ${toolCallsPerRunMax} tool calls already: no more are accepted` }, seq]);
     const other = k.claimed("e2", null, { subject: "s2" });
     assert.equal(call(other).status, 200);
+  } finally {
+    k.close();
+  }
+});
+
+test("an allowed call whose outcome never comes (its worker restarted) ends error, worker lost, when its run ends or its wait passes (issue 26, finding 10)", () => {
+  const k = new Clock(toolRules([], ["jobs.*"]), "2030-01-01T10:00:00Z");
+  try {
+    const known = { builtIn: true, kind: "sync", disableModelInvocation: false } as const;
+    const agentCall = (run: number) => {
+      const d = k.commit({ kind: "toolCall", run, token: k.token(run), body: callBody("jobs.run"), plugin: known });
+      assert.equal((d.body as ToolCallDecision).decision, "allow");
+      return (d.body as ToolCallDecision).call;
+    };
+    const rows = () => factRows(k.stream(), "calls");
+    const end = (id: number) => {
+      const r = rows().get(id)!;
+      return [r.status, r.reason, r.reported, r.endedAt === null ? null : r.endedAt - Date.parse("2030-01-01T10:00:00Z")];
+    };
+    // The reported case: the worker restarted while a call ran; its run ended (here: done) without the call's outcome.
+    const done = k.claimed("e1", "s-1", { subject: "a" });
+    const lost = agentCall(done);
+    // Varied: a call of the same run whose outcome came, and a parked one, are left as they are.
+    const reported = agentCall(done);
+    k.commit({ kind: "toolOutcome", run: done, token: k.token(done), call: reported, body: { status: "ok", durationMs: 5 } });
+    const parked = agentCall(done);
+    k.commit({ kind: "toolOutcome", run: done, token: k.token(done), call: parked, body: { status: "parked", durationMs: 5, taskId: "parked-task-00000001", timeoutMs: 600_000 } });
+    k.now += 1000;
+    k.result(done, { outcome: "done", summary: "ok" });
+    assert.deepEqual(end(lost), ["error", `worker lost: run ${done} ended before the call's outcome came`, null, 1000]);
+    assert.deepEqual([end(reported)[0], end(parked)[0]], ["ok", "parked"]);
+    // A report that comes after is refused: the call already ended.
+    const late = k.commit({ kind: "toolOutcome", run: done, token: k.token(done), call: lost, body: { status: "ok", durationMs: 1 } });
+    assert.deepEqual([late.status, late.body], [409, { error: `tool call ${lost} already ended as error` }]);
+    // Varied: a run that failed and waits for its retry (the attempt is over); a run the owner cancelled while its
+    // lease had run out (uncertain).
+    const failed = k.claimed("e2", "s-2", { subject: "b" });
+    const lost2 = agentCall(failed);
+    k.result(failed, { outcome: "failed", error: "the agent crashed" });
+    assert.equal(k.run(failed).state, "waiting");
+    assert.deepEqual(end(lost2), ["error", `worker lost: run ${failed} ended before the call's outcome came`, null, 1000]);
+    const cancelled = k.claimed("e3", "s-3", { subject: "c" });
+    const lost3 = agentCall(cancelled);
+    k.now += 6 * 60_000;
+    k.tick(); // its lease runs out: uncertain, still one whose calls may report
+    assert.equal(k.run(cancelled).state, "uncertain");
+    assert.equal(end(lost3)[0], "allowed");
+    k.commit({ kind: "cancel", keyHash: K.owner, run: cancelled });
+    assert.deepEqual(end(lost3), ["error", `worker lost: run ${cancelled} ended before the call's outcome came`, null, 1000 + 6 * 60_000]);
+    // Varied: the run goes on (its worker came back) but the call's outcome never comes; and the owner's own call,
+    // which has no run: each ends when `toolCallOutcomeWaitMs` has passed since it was allowed, not a millisecond before.
+    const going = k.claimed("e4", "s-4", { subject: "d" });
+    const lost4 = agentCall(going);
+    const own = ownerCall(k);
+    const allowedAt = k.now;
+    k.advance(allowedAt + toolCallOutcomeWaitMs - 1);
+    assert.deepEqual([end(lost4)[0], end(own)[0]], ["allowed", "allowed"]);
+    k.advance(allowedAt + toolCallOutcomeWaitMs);
+    const waited = `worker lost: no outcome came within ${toolCallOutcomeWaitMs / 60_000} minutes of the call being allowed`;
+    assert.deepEqual(end(lost4), ["error", waited, null, allowedAt + toolCallOutcomeWaitMs - Date.parse("2030-01-01T10:00:00Z")]);
+    assert.deepEqual(end(own), ["error", waited, null, allowedAt + toolCallOutcomeWaitMs - Date.parse("2030-01-01T10:00:00Z")]);
+    // A call whose outcome came leaves no deadline behind; the lost ones are counted as errors (the parked call's own
+    // deadline passed meanwhile: a timeout).
+    assert.deepEqual(k.dueKeys(Number.MAX_SAFE_INTEGER).filter((d) => d.startsWith("toolLost")), []);
+    assert.deepEqual(k.state().toolCalls, [{ plugin: "jobs", status: "error", count: 5 }, { plugin: "jobs", status: "ok", count: 1 }, { plugin: "jobs", status: "timeout", count: 1 }]);
   } finally {
     k.close();
   }

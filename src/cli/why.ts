@@ -103,7 +103,10 @@ function toolCallLine(call: ToolCallFactRow, lang: Lang): string | null {
     case "awaiting_approval": return t(lang, "why.tool.awaiting", p);
     case "denied": return t(lang, "why.tool.denied", { ...p, reason: call.reason ?? "-" });
     case "parked": return t(lang, "why.tool.parked", { ...p, at: call.deadline === null ? "-" : localTime(new Date(call.deadline).toISOString()) });
-    case "ok": case "error": case "timeout": case "oom":
+    // Ended by the hub with no outcome (worker lost): why.
+    case "error": if (call.reason !== null) return t(lang, "why.tool.lost", { ...p, reason: call.reason });
+    // falls through
+    case "ok": case "timeout": case "oom":
       return t(lang, "why.tool.ended", { ...p, status: call.status, ms: call.durationMs ?? "-" });
     default: return null;
   }

@@ -336,6 +336,10 @@ const catalog = {
   "tools.calls.notFound": { zh: "没有工具调用 {id}", en: "no tool call {id}" },
   "tools.calls.notAllowed": { zh: "工具调用 {id} 没有被允许（{decision}），不能报告结果", en: "tool call {id} was not allowed ({decision}): it has no outcome to report" },
   "tools.calls.ended": { zh: "工具调用 {id} 已经以 {status} 结束", en: "tool call {id} already ended as {status}" },
+  // sec-hub (issue 26, finding 10): an allowed call that never reported ends error (worker lost)
+  "tools.calls.lost.runEnded": { zh: "接单程序丢了：轮次 {run} 结束时这次调用还没有报告结果", en: "worker lost: run {run} ended before the call's outcome came" },
+  "tools.calls.lost.waited": { zh: "接单程序丢了：调用被允许后 {minutes} 分钟内没有报告结果", en: "worker lost: no outcome came within {minutes} minutes of the call being allowed" },
+  "why.tool.lost": { zh: "工具 {tool}（{session}）：error——{reason}", en: "tool {tool} ({session}): error — {reason}" },
   "tools.calls.taskIdNeeded": { zh: "taskId：status 为 parked 时必填", en: "taskId: required when status is parked" },
   "tools.calls.taskIdOnlyParked": { zh: "taskId：只在 status 为 parked 时给", en: "taskId: only with status parked" },
   "tools.calls.taskReused": { zh: "这个 task id 已经用过了：每个异步任务要有自己的 id", en: "this task id is already in use: each async task needs its own" },

@@ -9,8 +9,9 @@
  * on a cycle). Nothing in the kernel imports from src/host, src/worker or src/cli.
  *
  *   decide                    the input table (this file): permission, checks, facts; the kernel's entry
- *   runs · control · tell · tool-calls   steps by input kind: claims, results, retries, stops; cron, pause, resume, run now; tell; tool calls
- *   notices · budget          alerts several steps raise (hops); budgets: spend, pause, the budget card and its answer
+ *   runs · control · tell     steps by input kind: claims, results, retries, stops; cron, pause, resume, run now; tell
+ *   notices · budget · tool-calls   alerts several steps raise (hops); budgets: spend, pause, the budget card and its
+ *                             answer; tool calls (a run's end ends its calls that will never report)
  *   cards · schedule          cards: create, deliver, answer, close; cron schedules and the end of a pause
  *   lanes                     events into lanes into queued runs
  *   context                   Ctx: the decision's overlay, time, environment, rules, ids, totals, due table
@@ -42,7 +43,7 @@ import type { MessageId } from "../i18n/messages.js";
 import { own } from "./own.js";
 import type { IntentTable } from "./intents.js";
 import { pluginSource, reservedSources } from "./rules.js";
-import { agentToolCall, answerToolCard, ownerToolCall, toolCallback, toolOutcome, toolTaskDue, toolWaitDue } from "./tool-calls.js";
+import { agentToolCall, answerToolCard, ownerToolCall, toolCallback, toolLostDue, toolOutcome, toolTaskDue, toolWaitDue } from "./tool-calls.js";
 
 type Reply = { status: number; body: unknown; park?: boolean };
 
@@ -447,6 +448,7 @@ function tick(c: Ctx, key: string): Reply {
     case "pause": pauseDue(c, row.ref); break;
     case "toolWait": toolWaitDue(c, Number(row.ref)); break;
     case "toolTask": toolTaskDue(c, Number(row.ref)); break;
+    case "toolLost": toolLostDue(c, Number(row.ref)); break;
     // A row of a kind this kernel does not know (DueKind): a damaged database.
     default: assert(false, "due-kind-known");
   }

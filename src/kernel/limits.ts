@@ -207,6 +207,12 @@ export const toolTaskIdMaxChars = 200;
 export const toolCallTimeoutMsDefault = 30_000;
 /** The longest timeout of a tool call, and so of a parked async call's deadline: one hour (ms). */
 export const toolCallTimeoutMsMax = 3_600_000;
+/**
+ * How long after a call is allowed the hub waits for its outcome before ending it `error`, worker lost (issue 26: a
+ * worker restarted while the call ran): the longest a call may run and a minute for the report to arrive (ms). A call
+ * of a run also ends so when its run (or its attempt) ends first.
+ */
+export const toolCallOutcomeWaitMs = toolCallTimeoutMsMax + 60_000;
 /** Async calls parked and not yet completed, over the whole hub; more are recorded as errors, not parked. */
 export const toolParkedCallsMax = 10_000;
 /** A callback's `result` as the hub keeps it (its JSON, UTF-8 bytes); a bigger one is refused (400, naming `result`). */

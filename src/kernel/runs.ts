@@ -18,6 +18,7 @@ import { systemCardKey } from "./system-cards.js";
 import type { Result } from "../protocol/schema.js";
 import type { Job, Rejected, WorkAnswer } from "../protocol/responses.js";
 import { tooDeepNotice } from "./notices.js";
+import { endLostCalls } from "./tool-calls.js";
 import { own } from "./own.js";
 import type { IntentTable } from "./intents.js";
 import { assert } from "./assert.js";
@@ -317,6 +318,7 @@ function addUsage(run: RunRow, usage: Result["usage"]): void {
 /** Ends a run: frees its lane and group, closes its "will retry" card, marks answered cards executed. */
 export function endRun(c: Ctx, run: RunRow, state: RunOutcome): void {
   backFromUncertain(c, run);
+  endLostCalls(c, run.id);
   moveRun(run, state);
   run.outcome = state;
   run.endedAt = c.now;
@@ -352,6 +354,8 @@ export function retryDelayMs(failures: number): number {
 
 /** A failed attempt: retry later on the same session, card at the 3rd, cancel at the 10th. */
 function failRun(c: Ctx, run: RunRow, error: string): void {
+  // The attempt is over, whether it is retried or not: its calls still without an outcome will get none.
+  endLostCalls(c, run.id);
   run.failures += 1;
   run.error = error;
   backFromUncertain(c, run);

@@ -28,8 +28,8 @@ import { usageBucketMs } from "./evolve.js";
 import { relayed } from "./text.js";
 import { assert } from "./assert.js";
 import {
-  cardTitleMaxCodepoints, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints, toolGrantValidMs,
-  toolParkedCallsMax,
+  cardTitleMaxCodepoints, toolCallOutcomeWaitMs, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints,
+  toolGrantValidMs, toolParkedCallsMax,
 } from "./limits.js";
 import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
 import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
@@ -195,12 +195,40 @@ function refused(c: Ctx, call: ToolCallRow, r: NonNullable<ToolCallBody["refused
   return deny(c, call, "refused", `${r.code}: ${r.reason}`);
 }
 
-/** Records an allowed call: it may run; its outcome comes later. */
+/**
+ * Records an allowed call: it may run; its outcome comes later — or, when its worker is lost, never: the call then ends
+ * `error` at its run's end (`endLostCalls`) or `toolCallOutcomeWaitMs` from now (`toolLostDue`), whichever comes first.
+ */
 function allow(c: Ctx, call: ToolCallRow): Reply {
   call.decision = "allow";
   call.status = "allowed";
   c.tx.put("calls", call.id, call);
+  c.due("toolLost", call.id, c.now + toolCallOutcomeWaitMs);
   return ok(callDecisionOf(c, call));
+}
+
+/** Ends an allowed call that will get no outcome: `error`, with why (worker lost), its deadline taken off. */
+function lose(c: Ctx, call: ToolCallRow, reason: string): void {
+  c.undue("toolLost", call.id);
+  call.reason = reason;
+  endCall(c, call, "error");
+}
+
+/**
+ * Run `run` (an attempt of it) ended: its calls still allowed will never report (the worker that ran them is done with
+ * the run, or was lost): each ends `error`, worker lost (issue 26).
+ */
+export function endLostCalls(c: Ctx, run: number): void {
+  for (const seen of c.view.allowedCallsOfRun(run)) {
+    const call = c.tx.get("calls", seen.id);
+    if (call?.status === "allowed") lose(c, call, c.msg("tools.calls.lost.runEnded", { run }));
+  }
+}
+
+/** The deadline `toolLost` of an allowed call came and no outcome did: it ends `error`, worker lost. */
+export function toolLostDue(c: Ctx, id: number): void {
+  const call = c.tx.get("calls", id);
+  if (call?.status === "allowed") lose(c, call, c.msg("tools.calls.lost.waited", { minutes: toolCallOutcomeWaitMs / 60_000 }));
 }
 
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
@@ -316,7 +344,10 @@ export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): R
     if (call.reported === body.status && call.durationMs === body.durationMs) return ok();
     return err(409, c.msg("tools.calls.ended", { id: call.id, status: call.reported }));
   }
+  // Ended with no outcome (worker lost): a report that comes after it is one of an ended call.
+  if (call.status === "error") return err(409, c.msg("tools.calls.ended", { id: call.id, status: call.status }));
   if (call.status !== "allowed") return err(409, c.msg("tools.calls.notAllowed", { id: call.id, decision: call.status }));
+  c.undue("toolLost", call.id);
   call.reported = body.status;
   call.durationMs = body.durationMs;
   if (body.status !== "parked") {

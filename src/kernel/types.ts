@@ -216,9 +216,9 @@ export interface OutboxRow { channel: string; card: number; nextAt: number }
  * ends), `lease` a claimed run's id (its lease runs out), `later` a timer key (timers table), `offline` a worker name,
  * `fyiExpire` an fyi card's id (its delivery window closes), `cron` a cron rule's name, `pause` a paused rule's name
  * (its `until` comes), `toolWait` a tool call's id (the agent stops waiting for its approval), `toolTask` a parked
- * async call's id (its callback's deadline).
+ * async call's id (its callback's deadline), `toolLost` an allowed call's id (its outcome is given up on: worker lost).
  */
-export type DueKind = "retry" | "lease" | "later" | "offline" | "fyiExpire" | "cron" | "pause" | "toolWait" | "toolTask";
+export type DueKind = "retry" | "lease" | "later" | "offline" | "fyiExpire" | "cron" | "pause" | "toolWait" | "toolTask" | "toolLost";
 
 /**
  * One deadline of the due table (key `<kind>:<ref>`): when it comes due (ms), what kind it is and what it names.
@@ -332,7 +332,7 @@ export interface ToolCallRow {
   why: ToolCallWhy;
   /** The entry of rules.json's `approvals` that decided, by its place; null when none did. */
   approval: number | null;
-  /** Why it was denied, in the hub's language; null otherwise. */
+  /** Why it was denied, or why the hub ended it `error` with no outcome (worker lost), in the hub's language; null otherwise. */
   reason: string | null;
   /** The approval card of a `prompt`. */
   card: number | null;

@@ -5,7 +5,7 @@
  */
 import type { Db, Statement } from "./evolve.js";
 import type {
-  CardRow, CardState, Change, EventRow, KeyKind, OutboxRow, RulesMeta, RulesRow, RulesVersionRow, RunRow, RunState, TimerRow,
+  CardRow, CardState, Change, EventRow, KeyKind, OutboxRow, RulesMeta, RulesRow, RulesVersionRow, RunRow, RunState, TimerRow, ToolCallRow,
 } from "./types.js";
 import type { Rules } from "./rules.js";
 import { laneKey, type KeyOf, type RowOf, type TableName } from "./tables.js";
@@ -50,6 +50,8 @@ export interface Projection {
   nextOfferAt(afterMs: number): number | null;
   /** How many tool calls run `run` made (issue 16). */
   toolCallsOfRun(run: number): number;
+  /** The tool calls of run `run` allowed and still without an outcome, oldest first (issue 26). */
+  allowedCallsOfRun(run: number): ToolCallRow[];
   /** How many artifacts run `run` sent (issue 18). */
   artifactsOfRun(run: number): number;
 }
@@ -180,6 +182,10 @@ export class View implements Projection {
 
   toolCallsOfRun(run: number): number {
     return (this.sql(`SELECT COUNT(*) AS n FROM v_calls WHERE run = ?`).get(run) as { n: number }).n;
+  }
+
+  allowedCallsOfRun(run: number): ToolCallRow[] {
+    return this.rows("calls", "run = ? AND json_extract(data, '$.status') = 'allowed' ORDER BY key", run);
   }
 
   artifactsOfRun(run: number): number {
