@@ -5,7 +5,9 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { hubFixture, baseRules, until, type Fixture } from "./helpers.js";
+import { appendFileSync } from "node:fs";
+import { hubFixture, baseRules, makeHome, serveFixture, until, type Fixture } from "./helpers.js";
+import { cliLines } from "./tools-helpers.js";
 import { startFakeFeishu, fakeAppId, fakeTenantToken, type FakeFeishu, type Recorded } from "./fake-feishu.js";
 import { newKey } from "../src/host/home.js";
 import { runChannel } from "../src/host/channels.js";
@@ -231,6 +233,40 @@ test("a wrong app secret: the long connection failure is logged with its retry t
   assert.ok(lines.every((l) => !l.includes(wrong) && !l.includes(secret)));
 });
 
+test("a Feishu channel started without its secret takes it from secrets.env at its next restart; its log, doctor and status say the same (issue 26, finding 17)", async () => {
+  // The reported case: the hub said "put it in secrets.env … restarting in N s", but its restarts never read
+  // secrets.env again; status said "restart serve" right after a restart; doctor said nothing. Varied: a second
+  // channel with appSecret in config.json is fine; secrets.env written while serve runs (the case), before any start.
+  const own = await startFakeFeishu(secret);
+  const lateRules = { ...baseRules, channels: { late: { name: "Late", answerers: ["ou_alice"] }, inline: { name: "Inline", answerers: ["ou_alice"] } }, rules: [{ ...baseRules.rules[0], channels: ["late"] }, baseRules.rules[1]] };
+  const channel = (extra: Record<string, unknown>) => ({ use: "feishu", key: newKey(), appId: fakeAppId, receiveId: "oc_chat1", domain: own.url, ...extra });
+  const made = makeHome(lateRules, { channels: { late: channel({}), inline: channel({ appSecret: secret }) } }, "# no channel secret yet\n");
+  const lines: string[] = [];
+  const g = await serveFixture(made, { log: (l) => lines.push(l) });
+  const problem = "feishu channel: no app secret: put AGENT_AUTOLOOP_CHANNEL_SECRET_LATE=… in secrets.env (serve reads it again each time it restarts the channel), or appSecret in config.json (read when serve starts)";
+  try {
+    await until(() => lines.some((l) => l.startsWith("channel late: ")), 10_000, "the channel's first failed start");
+    assert.equal(lines.find((l) => l.startsWith("channel late: ")), `channel late: Error: ${problem}; restarting in 1 s`);
+    const doctor = await cliLines(["doctor"], made.dir);
+    assert.deepEqual(doctor.out.filter((l) => l.includes("channel ")), [`FIX  channel late: ${problem}`]);
+    const status = await cliLines(["status"], made.dir);
+    const at = status.out.findIndex((l) => l.startsWith("  late · "));
+    assert.deepEqual(status.out.slice(at, at + 2), ["  late · never polled · cards waiting: 0", `      not running: ${problem}`], status.out.join("\n"));
+    assert.ok(!status.out.some((l) => l.includes("restart serve")), status.out.join("\n"));
+    // Written while serve runs: the channel's next restart reads it, connects and polls.
+    appendFileSync(made.home.secrets, `AGENT_AUTOLOOP_CHANNEL_SECRET_LATE=${secret}\n`);
+    await until(async () => (await g.state()).channels.find((c) => c.id === "late")?.seenAt, 30_000, "the channel to poll with its secret");
+    await until(() => own.requests.some((r) => r.path === "/callback/ws/endpoint" && r.body.AppSecret === secret), 10_000, "the long connection with the secret");
+    const fine = await cliLines(["doctor"], made.dir);
+    assert.deepEqual(fine.out.filter((l) => l.includes("channel ")), []);
+    const polled = await cliLines(["status"], made.dir);
+    assert.ok(!polled.out.some((l) => l.includes("not running")), polled.out.join("\n"));
+  } finally {
+    await g.close();
+    await own.close();
+  }
+});
+
 test("options: what is missing, unknown or malformed is named; answerers belong in rules.json; the secret file wins", () => {
   const ok = { name: "ch1", appId: fakeAppId, receiveId: "ou_owner" };
   assert.deepEqual(parseOptions({ ...ok, appSecret: "from-config" }, "from-secrets", "en"),
@@ -243,7 +279,7 @@ test("options: what is missing, unknown or malformed is named; answerers belong 
     [{ ...ok, appId: "cli_123" }, "s", "feishu channel: appId must be cli_ + 16 hex digits"],
     [{ ...ok, recieveIdType: "chat_id" }, "s", "feishu channel: unknown option recieveIdType"],
     [{ ...ok, answerers: ["ou_alice"] }, "s", "feishu channel: answerers belong in rules.json (channels.ch1.answerers), not in config.json"],
-    [ok, null, "feishu channel: no app secret: put AGENT_AUTOLOOP_CHANNEL_SECRET_CH1=… in secrets.env (or appSecret in config.json)"],
+    [ok, null, "feishu channel: no app secret: put AGENT_AUTOLOOP_CHANNEL_SECRET_CH1=… in secrets.env (serve reads it again each time it restarts the channel), or appSecret in config.json (read when serve starts)"],
     [{ ...ok, receiveId: "u_1" }, "s", "feishu channel: receiveIdType is required in config.json"],
     [{ ...ok, receiveIdType: "group" }, "s", "feishu channel: receiveIdType must be chat_id | open_id | union_id | user_id | email"],
     [{ ...ok, receiveId: 7 }, "s", "feishu channel: receiveId must be string"],

@@ -11,7 +11,8 @@ import { PluginLoader } from "../common/plugins.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { checkHomeFiles } from "../host/home-files.js";
 import { findProgram, type AgentPlugin } from "../sdk/index.js";
-import type { Config, Home } from "../host/home.js";
+import { readSecrets, type Config, type Home } from "../host/home.js";
+import { channelSetupProblem } from "../host/channel-setup.js";
 import { own } from "../kernel/own.js";
 import type { AgentDef, Rules } from "../kernel/rules.js";
 import { isInside, probeSandbox, realPath, sandboxHere } from "../worker/sandbox.js";
@@ -30,6 +31,15 @@ function versionOf(program: string): string | null {
     return execFileSync(program, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0] ?? null;
   } catch {
     return null;
+  }
+}
+
+/** The variables of secrets.env; none when it cannot be read (checkHomeFiles has said why). */
+function secretsOf(home: Home): Record<string, string> {
+  try {
+    return readSecrets(home);
+  } catch {
+    return {};
   }
 }
 
@@ -106,11 +116,16 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
     }
   }
   out.push(...sandboxFindings(home, rules, Object.values(rules.agents).filter((a) => a.worker === local), lang));
+  const secrets = secretsOf(home);
   for (const ch of Object.values(rules.channels)) {
     const configured = own(config.channels, ch.id);
     const channel = ch.id;
     if (!configured) out.push({ ok: true, line: t(lang, "doctor.channelNotHere", { channel }) });
     else if (!plugins.find("channel", configured.use)) out.push({ ok: false, line: t(lang, "doctor.noChannelPlugin", { channel, use: configured.use }) });
+    else if (channelSetupProblem(channel, configured, secrets, lang) !== null) {
+      // What the channel logs at each failed start, and status shows: serve takes the secret at the channel's next restart.
+      out.push({ ok: false, line: t(lang, "doctor.channelProblem", { channel, problem: channelSetupProblem(channel, configured, secrets, lang)! }) });
+    }
     else if (configured.use === "webhook") {
       const platform = configured.platform;
       if (typeof configured.url !== "string" || !/^https?:\/\//.test(configured.url)) out.push({ ok: false, line: t(lang, "doctor.webhookUrl", { channel }) });

@@ -126,8 +126,10 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
         : await stateOfRule((b) => call(client, (c) => c.state(b)), o.rule, before);
       if (state === null) throw new CliError(t(lang, "notFound.rule", { name: o.rule! }));
       if (o.json) return say(JSON.stringify(state, null, 2));
-      const localChannels = Object.keys(readConfig(await home()).channels);
-      say(formatStatus(state, lang, client.url, { localChannels, rule: o.rule ?? null }));
+      const h = await home();
+      const config = readConfig(h);
+      const localChannels = Object.keys(config.channels);
+      say(formatStatus(state, lang, client.url, { localChannels, channelProblems: await channelProblems(h, config), rule: o.rule ?? null }));
     });
 
   p.command("answer")
@@ -421,6 +423,26 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
 }
 
 /** Which local part of config.json uses the key of this kind and name ("owner", "worker local", "channel file"), or null. */
+/**
+ * What keeps each channel of config.json from starting (issue 26: a Feishu channel without its secret), by name, as
+ * its log and doctor say it; secrets.env unreadable counts as empty.
+ */
+async function channelProblems(h: Home, config: Config): Promise<Record<string, string>> {
+  const [{ readSecrets }, { channelSetupProblem }] = await Promise.all([import("../host/home.js"), import("../host/channel-setup.js")]);
+  let secrets: Record<string, string> = {};
+  try {
+    secrets = readSecrets(h);
+  } catch {
+    // unreadable: as if empty
+  }
+  const out: Record<string, string> = {};
+  for (const [name, ch] of Object.entries(config.channels)) {
+    const problem = channelSetupProblem(name, ch, secrets, lang);
+    if (problem !== null) out[name] = problem;
+  }
+  return out;
+}
+
 async function configHolds(config: Config, kind: KeyKind, name: string): Promise<string | null> {
   const [{ ownerKeyName }, { own }] = await Promise.all([import("../host/home.js"), import("../kernel/own.js")]);
   if (kind === "owner" && name === ownerKeyName) return t(lang, "key.kindName.owner");

@@ -16,8 +16,11 @@ function time(iso: string | null | undefined, tz: string): string {
   return `${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
 }
 
-/** What `formatStatus` knows besides the state: this home's config.json channels, and the rule `--rule` names. */
-export interface StatusOptions { localChannels?: string[] | null; rule?: string | null }
+/**
+ * What `formatStatus` knows besides the state: this home's config.json channels, what keeps any of them from starting
+ * (`channelProblems`, by name: src/host/channel-setup.ts), and the rule `--rule` names.
+ */
+export interface StatusOptions { localChannels?: string[] | null; channelProblems?: Record<string, string>; rule?: string | null }
 
 /**
  * Formats GET /v1/state for a person, in `lang`. Protocol values (states, kinds, cron expressions) and what others
@@ -85,7 +88,7 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
   out.push("", w("status.workers"));
   if (s.workers.length === 0) out.push(`  ${w("status.none")}`);
   for (const x of s.workers) out.push(`  ${x.name} · ${w(x.online ? "status.online" : "status.offline")} · ${time(x.seenAt, tz)}`);
-  out.push(...channelSection(s, lang, tz, opts.localChannels ?? null));
+  out.push(...channelSection(s, lang, tz, opts.localChannels ?? null, opts.channelProblems ?? {}));
   if (s.timers.length) {
     out.push("", w("status.timers"));
     for (const x of s.timers) out.push(`  ${x.rule}${x.lane ? ` ${x.lane}` : ""} · ${x.key} · ${time(x.at, tz)}${x.about ? ` · ${x.about}` : ""}`);
@@ -126,16 +129,21 @@ function waitsForSilentChannels(s: State, card: OwnerCard, lang: Lang): string[]
  * The channels of rules.json: last poll and cards waiting for each. For one that never polled, what to do: serve
  * starts the channels of config.json when it starts (a channel added while it runs needs a restart), and a channel
  * config.json does not have is not run on this computer at all.
+ * A local channel that cannot start (its secret missing) says so, as its log and doctor do: serve did start it, so
+ * "restart serve" would be wrong (issue 26).
  * @param localChannels the channel names in this home's config.json, or null when not known.
+ * @param problems what keeps a local channel from starting, by name.
  */
-function channelSection(s: State, lang: Lang, tz: string, localChannels: string[] | null): string[] {
+function channelSection(s: State, lang: Lang, tz: string, localChannels: string[] | null, problems: Record<string, string>): string[] {
   const out = ["", t(lang, "status.channels")];
   if (s.channels.length === 0) out.push(`  ${t(lang, "status.none")}`);
   for (const ch of s.channels) {
     const waiting = s.cards.filter((c) => waitsFor(c, ch.id)).length;
     const poll = ch.seenAt ? t(lang, "status.lastPoll", { at: time(ch.seenAt, tz) }) : t(lang, "status.neverPolled");
     out.push(`  ${ch.id} · ${poll} · ${t(lang, "status.cardsWaiting", { n: waiting })}`);
-    if (!ch.seenAt && localChannels) {
+    const problem = Object.hasOwn(problems, ch.id) ? problems[ch.id]! : null;
+    if (!ch.seenAt && localChannels && localChannels.includes(ch.id) && problem !== null) out.push(`      ${t(lang, "status.channelProblem", { problem })}`);
+    else if (!ch.seenAt && localChannels) {
       out.push(`      ${t(lang, localChannels.includes(ch.id) ? "status.channelNotStarted" : "status.channelNotHere", { channel: ch.id })}`);
     }
   }

@@ -37,16 +37,19 @@ export function channelHub(url: string, key: string, signal: AbortSignal): Chann
  * One run of a configured channel: loads its plugin and runs it until `signal` aborts. Returning or throwing early
  * is a failure its supervisor restarts (src/worker/loops.ts).
  * @param plugins the loader of the hub (or worker) that runs the channel: it finds and keeps the channel's plugin.
- * @param secrets the variables of secrets.env; the channel gets only its own, `AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>`.
+ * @param secrets the variables of secrets.env, or how to read them: read again at each start of the loop, so a secret
+ *   written into secrets.env while the channel keeps failing without it is taken at its next restart (issue 26); the
+ *   channel gets only its own, `AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>`.
  */
 export function channelLoop(
-  name: string, config: ChannelConfig, url: string, plugins: PluginLoader, log: (line: string) => void, secrets: Record<string, string> = {},
+  name: string, config: ChannelConfig, url: string, plugins: PluginLoader, log: (line: string) => void,
+  secrets: Record<string, string> | (() => Record<string, string>) = {},
 ): Loop {
   const { key, use, ...rest } = config;
   const options = { ...rest, name };
-  const secret = secrets[channelSecretVariable(name)] ?? null;
   const say = (line: string) => log(`channel ${name}: ${line}`);
   return async (signal) => {
+    const secret = (typeof secrets === "function" ? secrets() : secrets)[channelSecretVariable(name)] ?? null;
     const plugin = await plugins.load<ChannelPlugin>("channel", use);
     await plugin({ hub: channelHub(url, key, signal), options, log: say, signal, secret });
   };
@@ -59,7 +62,7 @@ export function channelLoop(
  */
 export async function runChannel(
   name: string, config: ChannelConfig, url: string, plugins: PluginLoader, signal: AbortSignal,
-  log: (line: string) => void, restartFirstMs = loopRestartFirstMs, secrets: Record<string, string> = {},
+  log: (line: string) => void, restartFirstMs = loopRestartFirstMs, secrets: Record<string, string> | (() => Record<string, string>) = {},
 ): Promise<void> {
   const supervisor = new Supervisor(log);
   supervisor.start(`channel ${name}`, channelLoop(name, config, url, plugins, log, secrets), { restartFirstMs });

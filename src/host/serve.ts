@@ -228,9 +228,10 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
       }
     });
   }
-  const secrets = readSecrets(home); // each channel gets its own AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>
+  // Each channel gets its own AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>, read again at each of its (re)starts: a secret
+  // written while a channel fails without it is taken at its next restart, as its log line says (issue 26).
   for (const [name, ch] of Object.entries(config.channels)) {
-    supervisor.start(`channel ${name}`, channelLoop(name, ch, url, hub.plugins, log, secrets));
+    supervisor.start(`channel ${name}`, channelLoop(name, ch, url, hub.plugins, log, () => readSecrets(home)));
   }
   let closing: Promise<void> | null = null;
   return {

@@ -176,7 +176,10 @@ const catalog = {
   "feishu.optionInvalid": { zh: "飞书通道：{field} 应为 {what}", en: "feishu channel: {field} must be {what}" },
   "feishu.optionUnknown": { zh: "飞书通道：不认识的选项 {field}", en: "feishu channel: unknown option {field}" },
   "feishu.answerersInConfig": { zh: "飞书通道：answerers 写在 rules.json 的 channels.{name}.answerers 里，不写在 config.json", en: "feishu channel: answerers belong in rules.json (channels.{name}.answerers), not in config.json" },
-  "feishu.noSecret": { zh: "飞书通道：缺少 App Secret：在 secrets.env 写 {variable}=…（或在 config.json 写 appSecret）", en: "feishu channel: no app secret: put {variable}=… in secrets.env (or appSecret in config.json)" },
+  // sec-hub (issue 26, finding 17): the channel's log, doctor and status say the same; serve reads secrets.env again at each restart of the channel
+  "feishu.noSecret": { zh: "飞书通道：缺少 App Secret：在 secrets.env 写 {variable}=…（serve 每次重启这个通道都会重新读它），或在 config.json 写 appSecret（serve 启动时读）", en: "feishu channel: no app secret: put {variable}=… in secrets.env (serve reads it again each time it restarts the channel), or appSecret in config.json (read when serve starts)" },
+  "status.channelProblem": { zh: "没在运行：{problem}", en: "not running: {problem}" },
+  "doctor.channelProblem": { zh: "通道 {channel}：{problem}", en: "channel {channel}: {problem}" },
   "feishu.longConnection": { zh: "长连接失败：{error}；{seconds} 秒后重连", en: "long connection failed: {error}; trying again in {seconds} s" },
   "add.badName": { zh: "插件名只能用小写字母、数字和 -，从仓库名算出来的是「{name}」", en: "plugin names use lowercase letters, digits and -; the repository name gives \"{name}\"" },
   "add.exists": { zh: "已经装过插件 {name}：{dir}", en: "plugin {name} is already installed: {dir}" },
