@@ -44,11 +44,11 @@ test("cardText: the template between the text and the options, where its buttons
   const ui = { title: null, data: [{ type: "list", items: ["a"] }, { type: "actions", actions: [{ id: "go", label: "Go" }] }] };
   assert.equal(cardText({ ...base, template: "p/t", templateUi: ui, link: "https://hub.example/c/7/tok" }, "en"), [
     "Ship 1.2? · release", "Tests pass.", "• a", "[Go]", "0. yes (recommended)", "1. no",
-    "This card's buttons and forms work on the card's page and in the console's Needs you", "Answer here: https://hub.example/c/7/tok",
+    "This card's buttons and forms work in the owner's console (Needs you); a link or a chat message answers the card's own options only", "Answer here: https://hub.example/c/7/tok",
   ].join("\n"));
   // An fyi notice with controls still links its page; without a link a text channel names the command as before.
   assert.equal(cardText({ ...base, kind: "notice", fyi: true, options: [], recommend: null, text: "", template: "p/t", templateUi: ui, link: "https://h/c/7/t" }, "en"),
-    "[FYI] Ship 1.2? · release\n• a\n[Go]\nThis card's buttons and forms work on the card's page and in the console's Needs you\nAnswer here: https://h/c/7/t");
+    "[FYI] Ship 1.2? · release\n• a\n[Go]\nThis card's buttons and forms work in the owner's console (Needs you); a link or a chat message answers the card's own options only\nAnswer here: https://h/c/7/t");
   assert.equal(cardText({ ...base, template: "p/t", templateUi: { title: "T", data: [{ type: "markdown", markdown: "read" }] } }, "en"),
     "Ship 1.2? · release\nTests pass.\nT\nread\n0. yes (recommended)\n1. no\nAnswer: agent-autoloop answer 7 <0-1>");
   // A template that is not loaded is said so; the card's own title, text and options stay.

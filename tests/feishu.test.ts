@@ -339,7 +339,7 @@ test("a card with a card template: its nodes as Feishu elements after the text (
     div("mon 3 · tue 5"),
     div("Form: why (Reason)"),
     div("[Ship it]"),
-    div("This card's buttons and forms work on the card's page and in the console's Needs you"),
+    div("This card's buttons and forms work in the owner's console (Needs you); a link or a chat message answers the card's own options only"),
     { tag: "action", actions: [button("yes", "default", 12, 0), link] },
   ]));
   // Answered, the link page still shows the template's buttons and forms; a template not loaded is said so.

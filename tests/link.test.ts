@@ -98,7 +98,7 @@ test("an answer over the limit is refused with the limit named, never cut, and n
   }
 });
 
-test("a card with a card template: the link page renders it whole on the server, escaped, its buttons working", async () => {
+test("a card with a card template: the link page renders it whole on the server, escaped, its buttons shown disabled with where they work", async () => {
   const f = await hubFixture(rules);
   try {
     copyExample(f.home.plugins);
@@ -112,11 +112,11 @@ test("a card with a card template: the link page renders it whole on the server,
     const note = cards.find((c) => c.title === "Note?");
     const gone = cards.find((c) => c.title === "Gone?");
     const html = await (await fetch(note.link)).text();
-    const nonce = /name="nonce" value="([A-Za-z0-9_-]{22})"/.exec(html)?.[1];
     assert.ok(html.includes(`<div class="template"><h2 dir="auto">A note</h2>
 <div class="md" dir="auto"><p>A note from the example plugin.</p></div>
-<form method="post" action="${new URL(note.link).pathname}/act"><input type="hidden" name="nonce" value="${nonce}"><button name="action" value="ack"><bdi dir="auto">Got it</bdi></button></form></div>`), html);
-    assert.notEqual(/name="nonce" value="([A-Za-z0-9_-]{22})"/.exec(await (await fetch(note.link)).text())?.[1], nonce, "each page its own nonce");
+<p><button type="button" disabled><bdi dir="auto">Got it</bdi></button></p>
+<p class="muted">This card&#39;s buttons and forms work in the owner&#39;s console (Needs you); a link or a chat message answers the card&#39;s own options only</p></div>`), html);
+    assert.doesNotMatch(html, /nonce|\/act"/);
     assert.match(html, /<button name="choice" value="0">yes<\/button>/, "the card's own answers stay");
     assert.doesNotMatch(html, /<script/i);
     assert.match(await (await fetch(gone.link)).text(), /<p class="muted">Card template nobody\/note is not loaded<\/p>/);
@@ -136,40 +136,16 @@ test("templateHtml: every node of the vocabulary, every text escaped, direction 
     `<table><caption><bdi dir="auto">Runs</bdi></caption><tbody>${["a", "b", "c", "d", "e", "f", "g"].map((l, i) => `<tr><th scope="row"><bdi dir="auto">${l}</bdi></th><td>${i + 1}</td></tr>`).join("")}</tbody></table>`,
     `<fieldset disabled><legend><bdi dir="auto">Why not</bdi></legend><p><label for="f1-reason"><bdi dir="auto">Reason</bdi></label><input type="text" id="f1-reason" disabled value=""></p><p><label for="f1-n"><bdi dir="auto">Count</bdi></label><input type="number" id="f1-n" disabled value=""></p><button type="button" disabled><bdi dir="auto">Submit</bdi></button></fieldset>`,
     `<p><button type="button" disabled><bdi dir="auto">Ship it</bdi></button><button type="button" disabled><bdi dir="auto">Hold</bdi></button></p>`,
-    `<p class="muted">This card&#39;s buttons and forms work on the card&#39;s page and in the console&#39;s Needs you</p></div>`,
+    `<p class="muted">This card&#39;s buttons and forms work in the owner&#39;s console (Needs you); a link or a chat message answers the card&#39;s own options only</p></div>`,
   ].join("\n"));
   assert.equal(templateHtml({ title: null, data: [{ type: "markdown", markdown: "[x](javascript:alert%281%29) \"q\" & <i>" }] }, "zh"),
     `<div class="template">\n<div class="md" dir="auto"><p>x &quot;q&quot; &amp; &lt;i&gt;</p></div></div>`);
 });
 
-test("kernel: a card template's press from the link page is an event of the template's plugin, the link its permission", () => {
-  const k = new Clock(rules, "2026-11-02T08:00:00Z");
-  k.event("e1");
-  const job = k.claim("c1").job!;
-  k.result(job.run, { outcome: "done", ask: [{ title: "Poll", options: ["a"], card: "example/poll" }, { title: "Plain", options: ["a"] }] });
-  k.env.publicUrl = "http://h";
-  const first1 = k.nextCard()!;
-  const token = first1.link!.split("/").pop()!;
-  k.commit({ kind: "delivered", keyHash: K.channel, card: 1, version: first1.version, ref: "m1" });
-  const plain = k.nextCard()!;
-  const press = (card: number, tok: string, plugin = "example", id = "link-1-n-action-ack") =>
-    k.commit({ kind: "linkPluginEvent", card, token: tok, plugin, event: { id, type: "action.ack", subject: "card/poll", summary: "Got it" } });
-  const first = press(1, token);
-  assert.equal(first.status, 200);
-  assert.deepEqual(first.body, { event: 2, duplicate: false, routed: [], paused: [] });
-  assert.deepEqual(press(1, token).body, { event: 2, duplicate: true, routed: [], paused: [] }, "the same press again is the same event");
-  assert.deepEqual([press(1, token, "other", "x2").status, press(1, token, "other", "x2").body], [403, { error: "This card's template is not of plugin other" }]);
-  assert.deepEqual([press(1, token + "x", "example", "x3").status, press(1, "", "example", "x3").status], [404, 404]);
-  // The second card has no template: nothing of any plugin may be pressed through its link; nor with another card's.
-  assert.deepEqual([plain.id, plain.template], [2, undefined]);
-  assert.deepEqual(press(2, plain.link!.split("/").pop()!, "example", "x4").body, { error: "This card's template is not of plugin example" });
-  assert.equal(press(2, token, "example", "x4").status, 404, "another card's token");
-  k.now += 7 * 86_400_000 + 1;
-  assert.deepEqual([press(1, token, "example", "x5").status, press(1, token, "example", "x5").body], [410, { error: "This link has expired (links last 7 days from the card's creation)" }]);
-  k.close();
-});
-
-test("a card template's buttons and forms work from the link page: each press one event from plugin:<id>, a page shown once pressed once", async () => {
+test("a card's link answers that card only: a press of its template's buttons or forms posted to its page is refused and records nothing; the owner's console press starts the run (issue 26, finding 16)", async () => {
+  // The reported case: the link page pressed a card's plugin buttons and started runs, so a link forwarded into a
+  // group chat could start runs. Varied: a button and a form, with and without the nonce the page once carried, a
+  // card without a template, a wrong link (its own refusal first); the link still answers its card.
   const f = await hubFixture({
     ...rules,
     rules: [...rules.rules, { name: "pressed", when: { source: "plugin:example", types: ["action.*", "form.*"] }, to: "bot", cwd: "/tmp", prompt: "pressed" }],
@@ -179,11 +155,7 @@ test("a card template's buttons and forms work from the link page: each press on
     writeFileSync(join(dir, "cards", "poll.json"), JSON.stringify({
       kind: "poll", title: "Poll",
       data: [
-        { type: "form", id: "vote", title: "Vote", submit: "Vote", fields: [
-          { name: "pick", label: "Pick", type: "select", options: ["a", "b"], required: true },
-          { name: "n", label: "N", type: "number" },
-          { name: "sure", label: "Sure", type: "checkbox" },
-        ] },
+        { type: "form", id: "vote", title: "Vote", submit: "Vote", fields: [{ name: "pick", label: "Pick", type: "select", options: ["a", "b"], required: true }] },
         { type: "actions", actions: [{ id: "ack", label: "Got it" }] },
       ],
     }));
@@ -191,39 +163,39 @@ test("a card template's buttons and forms work from the link page: each press on
     assert.deepEqual((await f.call("POST", "/v1/plugins/reload", f.keys.owner)).body.rejected, []);
     await f.call("POST", "/v1/events", f.keys.source, { id: "p1", type: "alert.x" });
     const job = (await f.call("GET", "/v1/work?claim=p1", f.keys.worker)).body.job;
-    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Poll?", options: ["done"], card: "example/poll" }] });
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Poll?", options: ["done"], card: "example/poll" }, { title: "Plain?", options: ["ok"] }] });
     const card = (await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card;
-    const act = `${card.link}/act`;
-    const path = new URL(act).pathname;
+    await f.call("POST", `/v1/cards/${card.id}/delivered`, f.keys.channel, { version: card.version, ref: "m1" });
+    const plain = (await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card;
     const html = await (await fetch(card.link)).text();
-    const nonce = /<input type="hidden" name="nonce" value="([A-Za-z0-9_-]{22})">/.exec(html)?.[1];
-    assert.ok(nonce, html);
-    assert.ok(html.includes(`<form method="post" action="${path}"><input type="hidden" name="nonce" value="${nonce}"><button name="action" value="ack"><bdi dir="auto">Got it</bdi></button></form>`), html);
-    assert.ok(html.includes(`<form method="post" action="${path}"><input type="hidden" name="nonce" value="${nonce}"><input type="hidden" name="form" value="vote"><fieldset><legend><bdi dir="auto">Vote</bdi></legend>`), html);
-    assert.match(html, /<select id="f1-pick" name="v.pick" required><option>a<\/option><option>b<\/option><\/select>/);
-    assert.doesNotMatch(html, /disabled|work in the console/);
-    const post = (body: Record<string, string>, url = act) => fetch(url, { method: "POST", body: new URLSearchParams(body), redirect: "manual" });
-    // Refused, nothing recorded: a value the form does not take, a form or button the card does not have, a wrong link.
+    assert.ok(html.includes(`<fieldset disabled><legend><bdi dir="auto">Vote</bdi></legend>`), html);
+    assert.ok(html.includes(`<p><button type="button" disabled><bdi dir="auto">Got it</bdi></button></p>`), html);
+    assert.doesNotMatch(html, /<form method="post" action="[^"]*\/act"/);
+    const post = (body: Record<string, string>, url: string) => fetch(url, { method: "POST", body: new URLSearchParams(body), redirect: "manual" });
     const seq = f.seq();
-    const bad = await post({ nonce, form: "vote", "v.pick": "z" });
-    assert.equal(bad.status, 400);
-    assert.match(await bad.text(), /<body><p><strong>values.pick: must be one of \[&quot;a&quot;,&quot;b&quot;\]<\/strong><\/p>/);
-    assert.equal((await post({ nonce, action: "nope" })).status, 404);
-    assert.equal((await post({ nonce: "short", action: "ack" })).status, 400);
-    assert.equal((await post({ nonce, action: "ack" }, act.replace(/\/act$/, "x/act"))).status, 404);
+    const refusal = "This link answers its card only: the card&#39;s buttons and forms work in the owner&#39;s console \\(Needs you\\)";
+    const presses: [Record<string, string>, string][] = [
+      [{ nonce: "A".repeat(22), action: "ack" }, `${card.link}/act`],
+      [{ action: "ack" }, `${card.link}/act`],
+      [{ nonce: "A".repeat(22), form: "vote", "v.pick": "b" }, `${card.link}/act`],
+      [{ action: "ack" }, `${plain.link}/act`],
+    ];
+    for (const [body, url] of presses) {
+      const r = await post(body, url);
+      assert.equal(r.status, 403, url);
+      assert.match(await r.text(), new RegExp(`<body><p><strong>${refusal}</strong></p>`));
+    }
+    assert.equal((await post({ action: "ack" }, `${card.link}x/act`)).status, 404, "a wrong link: its own refusal");
     assert.equal(f.seq(), seq, "nothing recorded");
-    // Pressed: an event, then the page again with what became of it.
-    const ack = await post({ nonce, action: "ack" });
-    assert.equal(ack.status, 303);
-    const sent = await (await fetch(new URL(ack.headers.get("location")!, card.link))).text();
-    assert.match(sent, /<p><strong>Sent as event #\d+\.<\/strong><\/p>/);
-    assert.equal((await post({ nonce, action: "ack" })).status, 303, "the same page pressed again");
-    const vote = await post({ nonce, form: "vote", "v.pick": "b", "v.n": "3", "v.sure": "on" });
-    assert.equal(vote.status, 303);
-    assert.deepEqual(await routedEvents(f, "pressed"), [
-      ["plugin:example", "action.ack", "card/poll", "Got it", null],
-      ["plugin:example", "form.vote", "card/poll", "Vote", '{"pick":"b","n":3,"sure":true}'],
-    ]);
+    assert.deepEqual(await routedEvents(f, "pressed"), []);
+    // The owner's press in the console (Needs you) is what posts the template's events and starts the rule's runs.
+    const pressed = await f.call("POST", "/v1/plugins/example/events", f.keys.owner, { card: "poll", action: "ack" });
+    assert.equal(pressed.status, 200, JSON.stringify(pressed.body));
+    assert.deepEqual(await routedEvents(f, "pressed"), [["plugin:example", "action.ack", "card/poll", "Got it", null]]);
+    // The link still answers its own card.
+    assert.equal((await post({ choice: "0" }, card.link)).status, 303);
+    const s = await f.state();
+    assert.equal([...s.cards, ...s.recentCards].find((c) => c.id === card.id)?.choice, 0);
   } finally {
     await f.close();
   }

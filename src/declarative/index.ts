@@ -14,7 +14,7 @@ export { watchCatalog, type CatalogWatcher } from "./watch.js";
 export { networkNotDeclared } from "./network.js";
 export { formatPluginError } from "./read.js";
 export { declarativeApiWindow } from "./version.js";
-export { cardTemplateView, controlEvent, pressOfForm, uiOf, type CardTemplateView, type ControlPress, type PluginUiView } from "./ui.js";
+export { cardTemplateView, controlEvent, uiOf, type CardTemplateView, type ControlPress, type PluginUiView } from "./ui.js";
 export * as declarativeLimits from "./limits.js";
 
 /**

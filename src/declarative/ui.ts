@@ -55,35 +55,6 @@ export interface ControlPress {
   values?: Record<string, string | number | boolean>;
 }
 
-/**
- * A press sent by a plain HTML form (the card link page; src/host/template-html.ts): `action=<id>`, or `form=<id>`
- * with each field as `v.<name>` in text — turned into the values the form's fields take (a number field's text as a
- * number, a checkbox present as true and absent as false, an empty field left out). Fields the form does not have
- * are passed on as text, so `controlEvent` names them. `card` is the template's name within its plugin.
- */
-export function pressOfForm(plugin: LoadedPlugin, card: string, fields: Record<string, string>): ControlPress {
-  const press: ControlPress = { card, ...(fields.action !== undefined ? { action: fields.action } : {}), ...(fields.form !== undefined ? { form: fields.form } : {}) };
-  if (fields.form === undefined) return press;
-  const nodes = plugin.cards.get(card)?.data ?? [];
-  // The first form of that id, as controlEvent takes it.
-  let form: Extract<UiNode, { type: "form" }> | undefined;
-  for (const n of walk(nodes)) {
-    if (n.type === "form" && n.id === fields.form) {
-      form = n;
-      break;
-    }
-  }
-  const values: Record<string, string | number | boolean> = {};
-  for (const [key, text] of Object.entries(fields)) if (key.startsWith("v.")) values[key.slice(2)] = text;
-  for (const f of form?.fields ?? []) {
-    const text = Object.hasOwn(values, f.name) ? values[f.name] as string : undefined;
-    if (f.type === "checkbox") values[f.name] = text !== undefined;
-    else if (text === undefined || text === "") delete values[f.name];
-    else if (f.type === "number" && text.trim() !== "" && Number.isFinite(Number(text))) values[f.name] = Number(text);
-  }
-  return { ...press, values };
-}
-
 /** The event a control makes (an EventIn without `hops`), or why not: 400 for the request, 404 for what is not there. */
 export type ControlOutcome =
   | { ok: true; event: { id: string; type: string; subject: string; summary: string; detail?: string } }

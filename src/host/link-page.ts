@@ -33,23 +33,14 @@ textarea{width:100%;font:inherit}.muted{color:#666}label{margin-right:.5rem}
 .template{border:1px solid #bbb;border-radius:.5rem;padding:0 1rem;margin:1rem 0}</style></head><body>${body}</body></html>`;
 }
 
-/** What a link page shows beyond the card: the nonce of its template's forms, and the event a press just made. */
-export interface LinkPageExtras {
-  /** Put in each form of the card's template (routes/link.ts `linkNonceChars` characters): one press, one event. */
-  nonce?: string;
-  /** The event the last press made, said on top. */
-  sent?: number | null;
-}
-
 /**
  * The HTML of a link page: the card with its buttons while it is open, else its outcome; or why it cannot be shown.
  * A card that names a card template shows it whole after its text (`templateOf` finds it as loaded now; src/host/
- * template-html.ts), its buttons and forms posting to `/c/<id>/<token>/act` while the link is valid, or says that it
- * is not loaded.
+ * template-html.ts), its buttons and forms disabled — the link answers this card only; they work in the owner's
+ * console (issue 26) — or says that it is not loaded.
  */
 export function linkPage(
   view: View, env: Env, now: number, id: number, token: string, templateOf: (ref: string) => CardTemplateView | null = () => null,
-  extras: LinkPageExtras = {},
 ): { status: number; html: string } {
   const lang = env.lang;
   const found = linkedCard(view, env, now, id, token);
@@ -58,14 +49,12 @@ export function linkPage(
     return { status: found.status, html: page(lang, msg, `<p>${esc(msg)}</p>`) };
   }
   const card = found.card;
-  const parts = extras.sent ? [`<p><strong>${esc(t(lang, "link.template.sent", { event: extras.sent }))}</strong></p>`] : [];
-  parts.push(`<h1>${esc(card.title)}</h1>`);
+  const parts = [`<h1>${esc(card.title)}</h1>`];
   if (card.rule) parts.push(`<p class="muted">${esc(card.rule)}</p>`);
   if (card.text) parts.push(`<pre>${esc(card.text)}</pre>`);
   if (card.template !== undefined) {
     const ui = templateOf(card.template);
-    const act = extras.nonce === undefined ? null : { url: `/c/${card.id}/${encodeURIComponent(token)}/act`, nonce: extras.nonce };
-    parts.push(ui ? templateHtml(ui, lang, act) : `<p class="muted">${esc(t(lang, "channel.template.notLoaded", { template: card.template }))}</p>`);
+    parts.push(ui ? templateHtml(ui, lang) : `<p class="muted">${esc(t(lang, "channel.template.notLoaded", { template: card.template }))}</p>`);
   }
   const action = `/c/${card.id}/${encodeURIComponent(token)}`;
   if (card.state === "open" && !card.fyi) {

@@ -6,9 +6,8 @@
  * paragraphs, lists, quotes, code blocks, inline code, bold, italics and links) — anything else, raw HTML included,
  * stays literal text; a link is a link only when it is http(s). A chart-lite is a table of its labels and values.
  *
- * Buttons and forms work on the page when it says where they go (`act`: the link page's `POST /c/<id>/<token>/act`,
- * routes/link.ts): each a plain form with the page's nonce, so a press sent twice is one event; a form's fields are
- * named `v.<field>`. Without `act` they are shown disabled, with a line saying where they work.
+ * Buttons and forms are shown disabled, with a line saying where they work: the owner's console (Needs you). A card's
+ * link answers that card only (issue 26): it is no permission to post the template's events, which start runs.
  */
 import type { CardTemplateView } from "../declarative/index.js";
 import type { UiNode } from "../protocol/plugin-schemas.js";
@@ -71,33 +70,24 @@ export function markdownHtml(source: string, level: number): string {
   return `<div class="md" dir="auto">${out.join("")}</div>`;
 }
 
-/** Where a template's buttons and forms go: the URL their forms post to, and the page's nonce (one press, one event). */
-export interface TemplateAct {
-  url: string;
-  nonce: string;
-}
-
-/**
- * A form field: its label and an input of its type — named `v.<field>` and required as the field says when the
- * page takes it (`live`), else disabled (the values are not sent from here).
- */
-function fieldHtml(f: Extract<UiNode, { type: "form" }>["fields"][number], id: string, live: boolean): string {
+/** A form field: its label and an input of its type, disabled (its values are not sent from the page). */
+function fieldHtml(f: Extract<UiNode, { type: "form" }>["fields"][number], id: string): string {
   const type = f.type ?? "text";
   const label = `<label for="${esc(id)}">${said(f.label)}</label>`;
   const dflt = f.default === undefined ? "" : String(f.default);
-  const attrs = `id="${esc(id)}"${live ? ` name="v.${esc(f.name)}"${f.required ? " required" : ""}` : " disabled"}`;
+  const attrs = `id="${esc(id)}" disabled`;
   if (type === "textarea") return `<p>${label}<textarea ${attrs}>${shown(dflt)}</textarea></p>`;
   if (type === "select") return `<p>${label}<select ${attrs}>${(f.options ?? []).map((o) => `<option${o === f.default ? " selected" : ""}>${shown(o)}</option>`).join("")}</select></p>`;
   if (type === "checkbox") return `<p><input type="checkbox" ${attrs}${f.default === true ? " checked" : ""}>${label}</p>`;
-  return `<p>${label}<input type="${type === "number" ? "number" : "text"}" ${attrs} value="${shown(dflt)}"${type === "number" && live ? ' step="any"' : ""}></p>`;
+  return `<p>${label}<input type="${type === "number" ? "number" : "text"}" ${attrs} value="${shown(dflt)}"></p>`;
 }
 
 /** One node as HTML; `level` is the heading level of titles at this depth. */
-function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number }, act: TemplateAct | null): string {
+function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number }): string {
   const title = (s: string | undefined) => (s ? heading(level, s) : "");
   switch (node?.type) {
     case "section":
-      return `<section>${title(node.title)}${node.children.map((c) => nodeHtml(c, level + 1, lang, forms, act)).join("")}</section>`;
+      return `<section>${title(node.title)}${node.children.map((c) => nodeHtml(c, level + 1, lang, forms)).join("")}</section>`;
     case "list":
       return `<div>${title(node.title)}<ul>${node.items.map((i) => said(i, "li")).join("")}</ul></div>`;
     case "kv":
@@ -113,30 +103,25 @@ function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number },
     case "chart-lite":
       return `<table><caption>${said(node.title ?? "")}</caption><tbody>${node.chart.labels.map((l, i) => `<tr><th scope="row">${said(l)}</th><td>${node.chart.series[i] ?? ""}</td></tr>`).join("")}</tbody></table>`;
     case "actions":
-      if (act) return `${opening(act)}${node.actions.map((a) => `<button name="action" value="${esc(a.id)}">${said(a.label)}</button>`).join("")}</form>`;
       return `<p>${node.actions.map((a) => `<button type="button" disabled>${said(a.label)}</button>`).join("")}</p>`;
     case "form": {
       const n = ++forms.n;
-      const fieldset = (live: boolean) => `<fieldset${live ? "" : " disabled"}><legend>${said(node.title ?? node.id)}</legend>${node.fields.map((f) => fieldHtml(f, `f${n}-${f.name}`, live)).join("")}`;
+      const fields = node.fields.map((f) => fieldHtml(f, `f${n}-${f.name}`)).join("");
       const submit = said(node.submit ?? t(lang, "link.template.submit"));
-      if (act) return `${opening(act)}<input type="hidden" name="form" value="${esc(node.id)}">${fieldset(true)}<button>${submit}</button></fieldset></form>`;
-      return `${fieldset(false)}<button type="button" disabled>${submit}</button></fieldset>`;
+      return `<fieldset disabled><legend>${said(node.title ?? node.id)}</legend>${fields}<button type="button" disabled>${submit}</button></fieldset>`;
     }
     default:
       return `<p>${esc(t(lang, "channel.template.unknown", { type: String((node as { type?: unknown } | null)?.type ?? "") }))}</p>`;
   }
 }
 
-/** The start of a form that posts a press to `act`, with the page's nonce. */
-const opening = (act: TemplateAct) => `<form method="post" action="${esc(act.url)}"><input type="hidden" name="nonce" value="${esc(act.nonce)}">`;
-
 /**
  * A card template whole as HTML: a `<div class="template">` with its title (`<h2>`), its nodes (titles from `<h3>`).
- * Its buttons and forms post to `act` when given; else they are disabled and a line says where they work.
+ * Its buttons and forms are disabled, and a line says where they work.
  */
-export function templateHtml(ui: CardTemplateView, lang: Lang, act: TemplateAct | null = null): string {
+export function templateHtml(ui: CardTemplateView, lang: Lang): string {
   const forms = { n: 0 };
-  const body = ui.data.map((n) => nodeHtml(n, 3, lang, forms, act)).join("\n");
-  const where = act === null && templateInteractive(ui.data) ? `\n<p class="muted">${esc(t(lang, "channel.template.controls"))}</p>` : "";
+  const body = ui.data.map((n) => nodeHtml(n, 3, lang, forms)).join("\n");
+  const where = templateInteractive(ui.data) ? `\n<p class="muted">${esc(t(lang, "channel.template.controls"))}</p>` : "";
   return `<div class="template">${ui.title ? heading(2, ui.title) : ""}\n${body}${where}</div>`;
 }

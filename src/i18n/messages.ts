@@ -51,7 +51,6 @@ const catalog = {
   "pattern.argsDigest": { zh: "参数规范 JSON 的 sha256:<十六进制>", en: "sha256:<hex> of the arguments' canonical JSON" },
   "pattern.manifestDigest": { zh: "插件清单文件的 sha256（十六进制）；除非被拒绝，否则必填", en: "sha256 (hex) of the plugin's manifest file; required unless refused" },
   "pattern.taskId": { zh: "{min} 到 {max} 个 A-Z a-z 0-9 . _ ~ - 中的字符", en: "{min} to {max} of A-Z a-z 0-9 . _ ~ -" },
-  "pattern.linkNonce": { zh: "{count} 个 A-Z a-z 0-9 _ - 中的字符", en: "{count} of A-Z a-z 0-9 _ -" },
   "pattern.toolErrorCode": { zh: "整数，或最多 {limit} 个字的一行", en: "an integer, or a line of at most {limit} characters" },
   "pattern.headerName": { zh: "HTTP 头名称", en: "an HTTP header name" },
   "pattern.authRef": { zh: "env:变量名，或插件设置里的一个键", en: "env:NAME or a key of the plugin's settings" },
@@ -145,8 +144,8 @@ const catalog = {
   "link.sendText": { zh: "用这段话回答", en: "Answer with these words" },
   "link.answer": { zh: "回答", en: "Answer" },
   "link.template.doc": { zh: "文档", en: "Document" },
-  "link.template.otherPlugin": { zh: "这张卡片的模板不属于插件 {plugin}", en: "This card's template is not of plugin {plugin}" },
-  "link.template.sent": { zh: "已作为事件 #{event} 发出。", en: "Sent as event #{event}." },
+  // sec-hub (issue 26, finding 16): a card's link answers that card only; its template's buttons and forms work in the owner's console
+  "link.template.ownerOnly": { zh: "这个链接只能回答它的卡片：卡片上的按钮与表单在本人的控制台（需要你）里使用", en: "This link answers its card only: the card's buttons and forms work in the owner's console (Needs you)" },
   "link.template.submit": { zh: "提交", en: "Submit" },
   "link.answered": { zh: "已回答", en: "Answered" },
   // the hub's root page (a browser opening its address)
@@ -163,7 +162,7 @@ const catalog = {
   "channel.resultLine": { zh: "结果：{result}", en: "Result: {result}" },
   "channel.template.doc": { zh: "文档：{title}", en: "Document: {title}" },
   "channel.template.form": { zh: "表单：{title}（{fields}）", en: "Form: {title} ({fields})" },
-  "channel.template.controls": { zh: "此卡片的按钮与表单在卡片页面和控制台「需要你」中使用", en: "This card's buttons and forms work on the card's page and in the console's Needs you" },
+  "channel.template.controls": { zh: "此卡片的按钮与表单在本人的控制台（需要你）中使用；链接或聊天消息只能回答卡片自己的选项", en: "This card's buttons and forms work in the owner's console (Needs you); a link or a chat message answers the card's own options only" },
   "channel.template.notLoaded": { zh: "卡片模板 {template} 未加载", en: "Card template {template} is not loaded" },
   "channel.template.unknown": { zh: "（未知节点 {type}）", en: "(unknown node {type})" },
   "channel.answerCommand": { zh: "回答：agent-autoloop answer {id} {choices}", en: "Answer: agent-autoloop answer {id} {choices}" },

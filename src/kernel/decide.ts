@@ -116,7 +116,6 @@ function step(c: Ctx, input: Input): Reply {
     case "failed": return cardFailed(c, input);
     case "answer": return cardAnswer(c, input);
     case "linkAnswer": return linkAnswer(c, input);
-    case "linkPluginEvent": return linkPluginEvent(c, input);
     case "resolve": return cardResolve(c, input);
     case "cancel": return runCancel(c, input);
     case "rules": return loadRules(c, input);
@@ -315,18 +314,6 @@ function linkedCard(c: Ctx, id: number, token: string): CardRow | Reply {
 function linkAnswer(c: Ctx, input: Extract<Input, { kind: "linkAnswer" }>): Reply {
   const card = linkedCard(c, input.card, input.token);
   return isReply(card) ? card : answerChecked(c, card, input.choice, input.text, "link");
-}
-
-/**
- * A card template's button or form pressed on the card's link page (issue 18: "the link page for anything
- * interactive"): the link is the permission for events of the plugin whose template the card names, while the link
- * is valid; taken as from source `plugin:<plugin>`, like the owner's press in the console.
- */
-function linkPluginEvent(c: Ctx, input: Extract<Input, { kind: "linkPluginEvent" }>): Reply {
-  const card = linkedCard(c, input.card, input.token);
-  if (isReply(card)) return card;
-  if (card.template === undefined || !card.template.startsWith(`${input.plugin}/`)) return err(403, c.msg("link.template.otherPlugin", { plugin: input.plugin }));
-  return ok(takeEvent(c, pluginSource(input.plugin), input.event, input.intents ?? {}));
 }
 
 function cardAnswer(c: Ctx, input: Extract<Input, { kind: "answer" }>): Reply {

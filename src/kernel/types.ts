@@ -409,11 +409,6 @@ export type Input =
    */
   | { kind: "pluginEvent"; keyHash: string | null; plugin: string; event: EventIn; intents?: IntentTable }
   /**
-   * A press of a card template's button or form on the card's link page (issue 18): the link (`card` + `token`) is the
-   * permission, for the plugin whose template the card names; the shell checked the press against that template.
-   */
-  | { kind: "linkPluginEvent"; card: number; token: string; plugin: string; event: EventIn; intents?: IntentTable }
-  /**
    * A tool call to decide (issue 16): an agent run's (`run` + its token) or the owner's (`keyHash`). An agent's call
    * comes with what the hub's own registry knows of its plugin (`plugin`; null: unknown to the hub; issue 26).
    */

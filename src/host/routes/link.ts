@@ -3,19 +3,17 @@
  * `POST` answers it. The link is the permission to answer this one card, checked before the body is read. A refused
  * answer shows the page again with the reason on top; an answer over `answerTextMaxCodepoints` is refused, never cut.
  *
- * A card that names a card template (issue 18) shows its buttons and forms working: `POST /c/<id>/<token>/act` with
- * `action=<id>` or `form=<id>` and `v.<field>` values is checked against the template as its plugin holds it now,
- * then taken as an event from source `plugin:<id>` (type `action.<id>` / `form.<id>`, subject `card/<template>`),
- * as the owner's press in the console is. Each page shown carries a new nonce, and the event's id is made of the card,
- * the nonce and the control: the same page sent twice is one event. After a press the page says the event's number.
+ * A card that names a card template (issue 18) shows it whole, its buttons and forms disabled: a link answers its card
+ * only (issue 26 — a link forwarded into a group chat must not start runs); the template's events are posted from the
+ * owner's console. `POST /c/<id>/<token>/act`, where a page of an earlier version sent presses, is refused (403) once
+ * the link itself is checked, its body unread.
  */
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Hub } from "../hub.js";
 import type { CardRow, Input } from "../../kernel/types.js";
 import { esc, linkedCard, linkPage } from "../link-page.js";
-import { randomBytes } from "node:crypto";
-import { cardTemplateView, controlEvent, intentTable, pressOfForm } from "../../declarative/index.js";
+import { cardTemplateView } from "../../declarative/index.js";
 import { check } from "../../protocol/validate.js";
 import { t } from "../../i18n/messages.js";
 import { formFields, idParam, strictUtf8 } from "./read.js";
@@ -23,11 +21,6 @@ import { errorOf } from "./endpoint.js";
 
 /** No script, no other origins, nothing cached, no referrer: the page carries a capability. */
 const linkHeaders = { "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'", "cache-control": "no-store", "referrer-policy": "no-referrer" };
-
-/** A link page's nonce: 16 random bytes in base64url, 22 characters. */
-export const linkNonceChars = 22;
-const newNonce = () => randomBytes(16).toString("base64url");
-const noncePattern = new RegExp(`^[A-Za-z0-9_-]{${linkNonceChars}}$`);
 
 /** The routes of the link page. */
 export function linkRoutes(hub: Hub): Hono {
@@ -37,14 +30,13 @@ export function linkRoutes(hub: Hub): Hono {
   const templateOf = (ref: string) => cardTemplateView(hub.declarative, ref);
   /** The page of card `id` with `status`, and `error` on top when an answer was refused. */
   const page = (c: Context, id: number, token: string, status: number, error: string | null) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf, { nonce: newNonce() });
+    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf);
     const html = error === null ? p.html : p.html.replace("<body>", () => `<body><p><strong>${esc(error)}</strong></p>`);
     return c.html(html, status as ContentfulStatusCode, linkHeaders);
   };
 
   app.get("/c/:id/:token", (c) => {
-    const sent = /^[1-9]\d{0,14}$/.test(c.req.query("sent") ?? "") ? Number(c.req.query("sent")) : null;
-    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf, { nonce: newNonce(), sent });
+    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf);
     return c.html(p.html, p.status as ContentfulStatusCode, linkHeaders);
   });
 
@@ -62,28 +54,22 @@ export function linkRoutes(hub: Hub): Hono {
     if (form === null) return page(c, id, token, 400, t(lang, "body.utf8"));
     return handle(c, id, token, linked.card, form);
   };
-  /** Submits `input`; on 200 goes back to the page (with `?<then>` when given), else shows the page with the reason. */
-  const submitted = async (c: Context, id: number, token: string, input: Input, then: (body: unknown) => string = () => "") => {
+  /** Submits `input`; on 200 goes back to the page, else shows the page with the reason. */
+  const submitted = async (c: Context, id: number, token: string, input: Input) => {
     const d = await hub.submit(input).catch(() => null);
     if (d === null) return page(c, id, token, 503, t(lang, "hub.busy"));
     if (d.status !== 200) return page(c, id, token, d.status, errorOf(d.body) ?? t(lang, "internal"));
-    const query = then(d.body);
-    return c.redirect(`/c/${id}/${encodeURIComponent(token)}${query ? `?${query}` : ""}`, 303);
+    return c.redirect(`/c/${id}/${encodeURIComponent(token)}`, 303);
   };
 
-  app.post("/c/:id/:token/act", posted(async (c, id, token, card, form) => {
-    if (!noncePattern.test(form.nonce ?? "")) return page(c, id, token, 400, t(lang, "field.pattern", { field: "nonce", what: t(lang, "pattern.linkNonce", { count: linkNonceChars }) }));
-    const ref = card.template ?? "";
-    const slash = ref.indexOf("/");
-    const plugin = slash < 0 ? null : hub.declarative.get(ref.slice(0, slash));
-    if (!plugin) return page(c, id, token, 404, t(lang, "channel.template.notLoaded", { template: ref }));
-    const press = pressOfForm(plugin, ref.slice(slash + 1), form);
-    const control = press.action !== undefined ? `action-${press.action}` : `form-${press.form ?? ""}`;
-    const made = controlEvent(plugin, press, `link-${id}-${form.nonce}-${control}`, lang);
-    if (!made.ok) return page(c, id, token, made.status, made.error);
-    const input: Input = { kind: "linkPluginEvent", card: id, token, plugin: plugin.id, event: made.event, intents: intentTable(hub.declarative) };
-    return submitted(c, id, token, input, (body) => `sent=${(body as { event: number }).event}`);
-  }));
+  // A press of a card template's button or form: never taken from a link (issue 26). The link's own refusal (unknown,
+  // expired) comes first, as for an answer; then the page with why, the body unread.
+  app.post("/c/:id/:token/act", (c) => {
+    const id = idParam(c, "id") ?? 0;
+    const token = c.req.param("token") ?? "";
+    const linked = linkedCard(hub.store.view, hub.env, hub.now(), id, token);
+    return page(c, id, token, "status" in linked ? linked.status : 403, "status" in linked ? null : t(lang, "link.template.ownerOnly"));
+  });
 
   app.post("/c/:id/:token", posted(async (c, id, token, _card, form) => {
     const text = typeof form.text === "string" && form.text.trim() !== "" ? form.text : null;
