@@ -304,3 +304,31 @@ test("unload: a call in flight ends with 'definition missing', later calls too; 
   assert.deepEqual((await catalog.reload()).loaded, ["web"]);
   assert.deepEqual(await call("get", { id: "1" }), { status: "ok", result: "second" });
 });
+
+test("a request to the hub itself names the agent's call (agent-autoloop-tool-call), so its event is one hop deeper; no other host gets it (issue 26, finding 12)", async () => {
+  // The hub as its caller reached it (callbackUrl) is main; other is another origin. Varied: the hub by another
+  // loopback name, a redirect from the hub to another origin, the owner's own call (no call id), and a template that
+  // would set the header itself (refused when loaded: the host sets it).
+  const ctx = (hub: string | null, toolCall?: number) => ({ sessionKey: "alerts:s1", ...(hub ? { callbackUrl: `${hub}/v1/plugins/callback/` } : {}), ...(toolCall !== undefined ? { toolCall } : {}) });
+  const headerOf = async (tool: string, c: ReturnType<typeof ctx>, server: LocalServer = main) => {
+    const seen = await seenBy(() => host.call(`web.${tool}`, {}, c), server);
+    return seen.map((s) => s.headers["agent-autoloop-tool-call"] ?? null);
+  };
+  assert.deepEqual(await headerOf("bearer", ctx(main.url, 42)), ["42"], "to the hub: the call's id");
+  assert.deepEqual(await headerOf("bearer", ctx(`http://localhost:${main.port}`, 43)), ["43"], "the hub by another loopback name");
+  assert.deepEqual(await headerOf("bearer", ctx(other.url, 44)), [null], "another origin than the hub's");
+  assert.deepEqual(await headerOf("bearer", ctx(main.url)), [null], "no call id (the owner's own call)");
+  const redirected = await seenBy(() => host.call("web.toOther", {}, ctx(main.url, 45)), other);
+  assert.deepEqual([main.seen.at(-1)!.headers["agent-autoloop-tool-call"], redirected.map((s) => s.headers["agent-autoloop-tool-call"] ?? null)], ["45", [null]],
+    "sent to the hub, dropped on the redirect to another origin");
+  const forged = tempDir("aa-decl-forged-");
+  cleanup.push(() => rmSync(forged, { recursive: true, force: true }));
+  writeFiles(join(forged, "forge"), {
+    "plugin.json": minimalManifest("forge", { requires: { network: [`127.0.0.1:${main.port}`] }, provides: { tools: ["post"] } }),
+    "tools/post.json": { name: "post", parameters: { type: "object" }, http: { url: `${main.url}/echo`, headers: { "Agent-Autoloop-Tool-Call": "1" } } },
+  });
+  const report = await new DeclarativeCatalog({ roots: [{ dir: forged, origin: "home" }], lang: "en" }).reload();
+  assert.deepEqual(report.rejected.map((r) => r.errors.map((e) => e.split(`${forged}/`).join(""))), [
+    ["forge/tools/post.json#/http/headers/Agent-Autoloop-Tool-Call: header Agent-Autoloop-Tool-Call is set by the host"],
+  ]);
+});

@@ -17,7 +17,9 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { engine, makeHome, serveProcess, until, type Keys, type ServeProcess } from "./helpers.js";
+import { createServer } from "node:net";
+import { engine, makeHome, serveProcess, streamFacts, until, type Keys, type ServeProcess } from "./helpers.js";
+import { factRows } from "./tool-calls-helpers.js";
 import { newKey, type Home } from "../src/host/home.js";
 import { timeline } from "../src/cli/why.js";
 import type { OwnerCard, RunView, State, Why } from "../src/protocol/responses.js";
@@ -345,4 +347,55 @@ test("the README's notes workflow, taken from the README itself, runs as written
   const done = await until(async () => (await state(s, keys)).runs.find((r) => r.summary === "Workflow notes/note done: 3 steps; files: note.md"), 60_000, () => `the note (${s.output()})`);
   assert.equal(readFileSync(join(home.worker, "runs", `${done.id}-1`, "agent", "artifacts", "note.md"), "utf8"), text);
   await s.stop();
+});
+
+/** A port free now on 127.0.0.1 (a tool's URL names the hub's address, which must be known before it starts). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+test("a workflow whose HTTP tool posts the event its own rule takes stops at the hop limit: each event one hop deeper than its run (issue 26, finding 12)", async () => {
+  // The reported case: such a workflow ran 100 times in 15 s, every event at hops 0. The tool names the hub as
+  // localhost while the worker reaches it at 127.0.0.1 (another loopback name of the same hub).
+  const port = await freePort();
+  const made = makeHome({
+    timezone: "UTC", sources: { shop: { name: "Shop" } }, channels: {},
+    agents: { writer: { worker: "local", use: "command", command: ["node", "-e", agentScript, "{prompt}"] } },
+    rules: [{ name: "loop", when: { source: "shop", types: ["loop.*"] }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "loop/again", tools: ["loop.*"] }],
+  }, { worker: { name: "local", key: newKey(), capacity: 2 } });
+  homes.push(made.dir);
+  const dir = join(made.home.plugins, "loop");
+  for (const d of ["tools", "workflows"]) mkdirSync(join(dir, d), { recursive: true });
+  writeFileSync(join(dir, "plugin.json"), JSON.stringify({
+    id: "loop", name: "Loop", version: "0.1.0", apiVersion: "1.0", requires: { network: [`localhost:${port}`] },
+    provides: { tools: ["post"], workflows: ["again"], settings: ["key"] },
+  }));
+  writeFileSync(join(dir, "settings.json"), JSON.stringify([{ key: "key", label: "Source key", type: "secret" }]));
+  writeFileSync(join(dir, "tools", "post.json"), JSON.stringify({
+    name: "post", description: "post the next event", parameters: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
+    http: { method: "POST", url: `http://localhost:${port}/v1/events`, authRef: "key", body: { id: "{{param.id}}x", type: "loop.again", summary: "{{param.id}}x" }, resultPath: "" },
+  }));
+  writeFileSync(join(dir, "workflows", "again.json"), JSON.stringify({ id: "again", steps: [{ id: "post", type: "tool", tool: "loop.post", args: { id: "{{event.summary}}" } }] }));
+  writeFileSync(made.home.secrets, `AGENT_AUTOLOOP_PLUGIN_SECRET__loop__key="${made.keys.source}"\n`);
+  const s = await serveProcess(made.dir, undefined, undefined, `127.0.0.1:${port}`);
+  serves.push(s);
+  const keys = made.keys;
+  const posted = await call(s, "POST", "/v1/events", keys.source, { id: "a", type: "loop.go", summary: "a" });
+  assert.deepEqual(posted.body.routed, ["loop"]);
+  // An HTTP tool asks first; "always allow" lets the later calls through at once.
+  const approval = await openCard(s, keys, "Allow loop.post?");
+  await answer(s, keys, approval.id, { choice: 1 });
+  await openCard(s, keys, "An event chain went past 8 hops and was not dispatched");
+  await until(async () => (await state(s, keys)).runs.every((r) => ["done", "failed", "nothing", "cancelled"].includes(r.state)), 60_000, () => `the runs to end (${s.output()})`);
+  const runs = (await state(s, keys)).runs;
+  assert.deepEqual(runs.map((r) => r.state), Array(9).fill("done"), "one run for each hop 0 to 8, then no more");
+  const events = [...factRows(await streamFacts({ url: s.url, keys, state: () => state(s, keys) }), "events").values()];
+  assert.deepEqual(events.map((e) => [e!.sid, e!.hops, e!.routed, e!.tooDeep ?? false]), [
+    ["a", 0, ["loop"], false],
+    ...Array.from({ length: 9 }, (_, i) => [`a${"x".repeat(i + 1)}`, i + 1, i + 1 <= 8 ? ["loop"] : [], i + 1 > 8]),
+  ]);
 });

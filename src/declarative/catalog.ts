@@ -32,6 +32,11 @@ export interface CatalogOptions {
   env?: NodeJS.ProcessEnv;
   /** The value of a plugin's secret setting (`authRef: <key>`), or null when it has none. */
   secret?: (plugin: string, key: string) => string | null;
+  /**
+   * Other addresses of the hub a call's requests may reach it at (its `publicUrl`), besides the one its caller reached
+   * it at (`callbackUrl`): requests to the hub name the call (issue 26; http.ts `HttpCall.ownHub`).
+   */
+  hubUrls?: () => (string | null)[];
 }
 
 /** The exact error of a tool that was offered and is gone (the contract fixes it, in every language). */
@@ -279,6 +284,7 @@ export class DeclarativeCatalog implements DataTools {
         goneMessage: definitionMissing(q),
         secrets: auth?.ok ? [auth.value] : [],
         lang: this.lang,
+        ...(ctx.toolCall !== undefined ? { ownHub: { urls: [ctx.callbackUrl ?? null, ...(this.opts.hubUrls?.() ?? [])], call: ctx.toolCall } } : {}),
       });
     } finally {
       set.delete(ac);

@@ -9,6 +9,7 @@
  */
 import { t, type Lang } from "../i18n/messages.js";
 import type { ToolOutcome } from "../tools/types.js";
+import { toolCallHeader } from "../protocol/tool-calls.js";
 import { jsonTooDeep, resultTooDeep } from "../protocol/tool-result.js";
 import { hostAllowed, networkNotDeclared } from "./network.js";
 import { httpErrorExcerptMaxChars, httpRedirectsMax, httpResponseMaxBytes } from "./limits.js";
@@ -27,6 +28,12 @@ export interface HttpCall {
   /** Values that must not come back (the credential). */
   secrets: string[];
   lang: Lang;
+  /**
+   * The hub's addresses (null: none known) and the id of the agent's call this is (issue 26): a request to the hub
+   * itself — any of these origins, or another loopback name of a loopback one on the same port — carries the
+   * `toolCallHeader` header naming the call, so that an event it posts is one hop deeper than the run that called.
+   */
+  ownHub?: { urls: (string | null)[]; call: number };
 }
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
@@ -76,7 +83,8 @@ async function exchange(req: Extract<Built, { ok: true }>, o: HttpCall, signal: 
       // Before the first request nothing was sent: a refusal. After a redirect the call did run: an error.
       return { status: hop === 0 ? "refused" : "error", code: "tools.network_not_declared", message: networkNotDeclared(url.host) } as ToolOutcome;
     }
-    const res = await fetch(url, { method, headers, body, redirect: "manual", signal });
+    const sent = o.ownHub && toHub(url, o.ownHub.urls) ? { ...headers, [toolCallHeader]: String(o.ownHub.call) } : headers;
+    const res = await fetch(url, { method, headers: sent, body, redirect: "manual", signal });
     const location = res.headers.get("location");
     if (!redirectStatuses.has(res.status) || location === null) return answer(res, method, o, signal);
     await res.body?.cancel();
@@ -100,6 +108,23 @@ async function exchange(req: Extract<Built, { ok: true }>, o: HttpCall, signal: 
     }
     url = next;
   }
+}
+
+const loopbackNames = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** Whether `url` reaches the hub at one of `urls`: the same origin, or any loopback name for a loopback one, same port. */
+function toHub(url: URL, urls: (string | null)[]): boolean {
+  for (const u of urls) {
+    let hub: URL;
+    try {
+      hub = new URL(u ?? "");
+    } catch {
+      continue;
+    }
+    if (hub.origin === url.origin) return true;
+    if (hub.protocol === url.protocol && hub.port === url.port && loopbackNames.has(hub.hostname) && loopbackNames.has(url.hostname)) return true;
+  }
+  return false;
 }
 
 /** Reads at most `httpResponseMaxBytes` of the body; null when there was more (the rest is not read). */

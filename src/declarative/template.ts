@@ -16,6 +16,7 @@
 import { t, type Lang } from "../i18n/messages.js";
 import type { HttpTool } from "../protocol/plugin-schemas.js";
 import { pointer } from "./read.js";
+import { toolCallHeader } from "../protocol/tool-calls.js";
 import { hostAllowed } from "./network.js";
 import { httpRequestBodyMaxBytes } from "./limits.js";
 import type { PluginError } from "./types.js";
@@ -52,7 +53,7 @@ export function splitTemplate(s: string): { pieces: Piece[]; unknown: string[] }
 }
 
 /** Header names the host sets itself (the connection's framing and target are not a plugin's to write). */
-const reservedHeaders = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "expect", "proxy-authorization", "proxy-connection"]);
+const reservedHeaders = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "expect", "proxy-authorization", "proxy-connection", toolCallHeader]);
 
 /** The literal start of a url template that is not one placeholder: scheme and authority, and where they end. */
 const literalOrigin = /^(https?):\/\/([^/?#{}\s]*)/i;

@@ -133,6 +133,7 @@ export class Hub {
     this.declarative = new DeclarativeCatalog({
       roots: homeDeclarativeRoots(opts.home.plugins, (opts.pluginDirs ?? []).map((d) => resolve(d))), lang: opts.lang, log: this.log,
       secret: (plugin, key) => pluginSecret(opts.home, plugin, key),
+      hubUrls: () => [this.env.publicUrl],
     });
   }
 

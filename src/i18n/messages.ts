@@ -125,6 +125,14 @@ const catalog = {
   "budget.keep": { zh: "保持暂停", en: "Keep paused" },
   "budget.resumed": { zh: "已恢复，这个周期内不再因预算暂停", en: "Resumed; no budget pause again this period" },
   "budget.kept": { zh: "已保持暂停", en: "Kept paused" },
+  // sec-hub (issue 26, finding 12): a rule whose events start runs too fast is paused and the owner asked
+  "rate.reason": { zh: "启动轮次太快", en: "starting runs too fast" },
+  "rate.title": { zh: "「{rule}」启动轮次太快，已暂停", en: "\"{rule}\" started runs too fast and is paused" },
+  "rate.text": { zh: "它的事件在 {seconds} 秒内启动了超过 {count} 个轮次：可能是它的轮次在发出它自己接的事件（比如一个工作流的 HTTP 工具往这个中台发事件）。暂停期间它的事件不再启动轮次。用 agent-autoloop why 看看最近的轮次；恢复会重新开始计数。", en: "Its events started more than {count} runs within {seconds} s: its runs may be posting the events it takes (a workflow's HTTP tool posting to this hub, for one). While paused its events start nothing. Look at its latest runs with agent-autoloop why; resuming starts the count again." },
+  "rate.resume": { zh: "恢复", en: "Resume" },
+  "rate.keep": { zh: "保持暂停", en: "Keep paused" },
+  "rate.resumed": { zh: "已恢复，重新开始计数", en: "Resumed; the count starts again" },
+  "rate.kept": { zh: "已保持暂停", en: "Kept paused" },
   "tell.sourceTask": { zh: "task：来源的密钥只能以自己的名义说话", en: "task: a source key speaks only for its own source" },
   "tell.noTask": { zh: "没有这个 elsewhere 任务：{name}", en: "no such elsewhere task: {name}" },
   "tell.notYourTask": { zh: "任务「{name}」不是交给这个接单程序的", en: "task \"{name}\" is not given to this worker" },
@@ -1162,7 +1170,7 @@ const placeholder = /\{(\w+)\}/g;
  * facts and answers on every machine; their English text only serves `localize`, which shows them to a person.
  */
 export const fixedMessageIds = [
-  "notFound.rule", "control.paused", "control.manualSummary", "budget.reason",
+  "notFound.rule", "control.paused", "control.manualSummary", "budget.reason", "rate.reason",
   "rejected.scope", "rejected.noEmits", "rejected.type", "rejected.noCard", "rejected.closed",
 ] as const satisfies readonly MessageId[];
 

@@ -9,6 +9,7 @@ import type { PauseRow } from "./types.js";
 import { enqueue, freeEventId, laneOf, recordEvent } from "./lanes.js";
 import { latestCronAt, nextCronAt, skippedCronTimes } from "./cron.js";
 import { resumeBudgetPause } from "./budget.js";
+import { ratePauseBy, resumeRatePause } from "./rate.js";
 import { createCard } from "./cards.js";
 import { cronSkippedCountMax } from "./limits.js";
 import { fixedText } from "../i18n/messages.js";
@@ -116,9 +117,13 @@ export function resumeRule(c: Ctx, name: string): ControlReply {
   return { status: 200, body: { changed: true, rule: name } };
 }
 
-/** Ends a pause by hand or at its `until`; a budget pause resumes for the rest of its period (budget.ts). */
+/**
+ * Ends a pause by hand or at its `until`; a budget pause resumes for the rest of its period (budget.ts); a pause for
+ * starting runs too fast resumes with a new window and closes its card (rate.ts).
+ */
 function endPause(c: Ctx, name: string, pause: PauseRow): void {
   if (pause.by === "budget") resumeBudgetPause(c, name, pause);
+  else if (pause.by === ratePauseBy) resumeRatePause(c, name);
   else resume(c, name);
 }
 

@@ -10,8 +10,9 @@
  *
  *   decide                    the input table (this file): permission, checks, facts; the kernel's entry
  *   runs · control · tell     steps by input kind: claims, results, retries, stops; cron, pause, resume, run now; tell
- *   notices · budget · tool-calls   alerts several steps raise (hops); budgets: spend, pause, the budget card and its
- *                             answer; tool calls (a run's end ends its calls that will never report)
+ *   notices · budget · rate · tool-calls   alerts several steps raise (hops); budgets: spend, pause, the budget card
+ *                             and its answer; rules starting runs too fast: pause and ask; tool calls (a run's end
+ *                             ends its calls that will never report)
  *   cards · schedule          cards: create, deliver, answer, close; cron schedules and the end of a pause
  *   lanes                     events into lanes into queued runs
  *   context                   Ctx: the decision's overlay, time, environment, rules, ids, totals, due table
@@ -29,6 +30,7 @@ import { answerCard, closeCard, createCard, delivered, failed, nextCard, channel
 import { findEvent, recordEvent, routeEvent } from "./lanes.js";
 import { applyResult, cancelOrphans, cancelRun, leaseExpired, retryDue, started, timerDue, tokenValid, work } from "./runs.js";
 import { tooDeepNotice } from "./notices.js";
+import { answerRateCard, mayStart } from "./rate.js";
 import { tell } from "./tell.js";
 import { cardLinkToken, safeEqual } from "./credentials.js";
 import { artifactMaxBytes, artifactsPerRunMax, cardLinkValidMs, deadlineFailuresBeforeCard, deadlineRetryFirstMs, deadlineRetryMaxMs } from "./limits.js";
@@ -152,7 +154,17 @@ function control(c: Ctx, keyHash: string | null, f: (who: Caller) => Reply): Rep
 function postEvent(c: Ctx, input: Extract<Input, { kind: "event" }>): Reply {
   const who = authorize(c, input.keyHash, ["source"]);
   if (isReply(who)) return who;
-  return ok(takeEvent(c, who.name, input.event, input.intents ?? {}));
+  return ok(takeEvent(c, who.name, input.event, input.intents ?? {}, callHops(c, input.viaCall)));
+}
+
+/**
+ * The hops an event gets from the agent's tool call whose request posted it (issue 26): one more than the calling
+ * run's, as a receipt's events (runs.ts `emit`); 0 for no call, an unknown one or the owner's (no run).
+ */
+function callHops(c: Ctx, call: number | undefined): number {
+  const row = call === undefined ? undefined : c.tx.get("calls", call);
+  const run = row?.run ? c.tx.get("runs", row.run) : undefined;
+  return run ? run.hops + 1 : 0;
 }
 
 /**
@@ -161,17 +173,19 @@ function postEvent(c: Ctx, input: Extract<Input, { kind: "event" }>): Reply {
  */
 function eventsIn(c: Ctx, input: Extract<Input, { kind: "eventsIn" }>): Reply {
   if (!own(c.rules.sources, input.source)?.adapter) return err(404, c.msg("in.noAdapter", { source: input.source }));
-  return ok({ events: input.events.map((e) => takeEvent(c, input.source, e, input.intents ?? {})) });
+  const hops = callHops(c, input.viaCall);
+  return ok({ events: input.events.map((e) => takeEvent(c, input.source, e, input.intents ?? {}, hops)) });
 }
 
-function takeEvent(c: Ctx, source: string, e: Extract<Input, { kind: "event" }>["event"], intents: IntentTable) {
+/** Records and routes one event of `source`; its hops are at least `minHops` (a tool call's run's + 1). */
+function takeEvent(c: Ctx, source: string, e: Extract<Input, { kind: "event" }>["event"], intents: IntentTable, minHops = 0) {
   const dup = findEvent(c, source, e.id);
   if (dup) return { event: dup.id, duplicate: true, routed: dup.routed, paused: dup.paused };
   const ev = recordEvent(c, {
     source, sid: e.id, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
-    link: e.link ?? null, hops: e.hops ?? 0, internal: null,
+    link: e.link ?? null, hops: Math.max(e.hops ?? 0, minHops), internal: null,
   });
-  const routed = routeEvent(c, ev, (deep) => tooDeepNotice(c, deep), intents);
+  const routed = routeEvent(c, ev, (deep) => tooDeepNotice(c, deep), intents, (rule) => mayStart(c, rule));
   return { event: ev.id, duplicate: false, routed: routed.routed, paused: routed.paused };
 }
 
@@ -349,6 +363,7 @@ function answerChecked(c: Ctx, card: CardRow, choice: number | null, text: strin
     return err(400, c.msg("card.noticeChoice"));
   }
   if (card.system === "budget") answerBudgetCard(c, card, input.choice, by);
+  else if (card.system === "tooFast") answerRateCard(c, card, input.choice, by);
   else if (card.system === "toolApproval") {
     const refused = answerToolCard(c, card, input.choice, by);
     if (refused) return refused;

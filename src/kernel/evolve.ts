@@ -66,6 +66,7 @@ export const tables: Record<TableName, TableDef> = {
   outbox: { intKey: false, columns: { channel: json("channel"), nextAt: json("nextAt") }, indexes: [{ columns: ["channel", "nextAt"] }, { columns: ["nextAt"] }] },
   pauses: { intKey: false, columns: {}, indexes: [] },
   crons: { intKey: false, columns: {}, indexes: [] },
+  starts: { intKey: false, columns: {}, indexes: [] },
   spend: { intKey: false, columns: {}, indexes: [] },
   /** Ended runs summed per quarter hour of their end (`usageBucketMs`), kept by `evolve` itself: see `UsageBucket`. */
   usage: { intKey: true, columns: {}, indexes: [] },

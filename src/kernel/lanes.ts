@@ -85,9 +85,13 @@ export function rulesOf(rules: Rules, source: string): RuleDef[] {
 /**
  * Matches an event against the event rules and queues it into each matching rule's lane.
  * Paused rules are listed in `paused` and take nothing; an event deeper than the hop limit is kept, not dispatched.
+ * A run the event would start (its lane has none queued) is first offered to `mayStart`, which may pause the rule
+ * instead (rate.ts: a rule starting runs too fast); then the rule is listed in `paused` too.
  * @returns the updated event row.
  */
-export function routeEvent(c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => void, intents: IntentTable = {}): EventRow {
+export function routeEvent(
+  c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => void, intents: IntentTable = {}, mayStart: (rule: RuleDef) => boolean = () => true,
+): EventRow {
   if (ev.hops > hopsMax) {
     ev.tooDeep = true;
     c.tx.put("events", ev.id, ev);
@@ -98,12 +102,13 @@ export function routeEvent(c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => vo
     if (rule.cron !== null || !anyGlob(rule.types, ev.type)) continue;
     // A rule with `when.intent` takes only events that hit that intent; an intent not loaded now matches nothing.
     if (rule.intent !== undefined && !intentHit(own(intents, rule.intent) ?? [], ev.summary, ev.detail)) continue;
-    if (isPaused(c, rule.name)) {
+    const lane = laneOf(rule, ev.subject);
+    if (isPaused(c, rule.name) || (getLane(c, rule.name, lane).queued === null && !mayStart(rule))) {
       ev.paused.push(rule.name);
       continue;
     }
     ev.routed.push(rule.name);
-    enqueue(c, rule, laneOf(rule, ev.subject), { events: [ev.id], hops: ev.hops });
+    enqueue(c, rule, lane, { events: [ev.id], hops: ev.hops });
   }
   ev.unrouted = ev.routed.length === 0 && ev.paused.length === 0;
   if (ev.unrouted) c.count({ unrouted: 1 });

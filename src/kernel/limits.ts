@@ -79,6 +79,13 @@ export const cardLinkValidMs = 7 * 24 * 60 * 60_000;
 
 /** 一致性和复现: receipt events deeper than this are recorded but not dispatched. */
 export const hopsMax = 8;
+/**
+ * Runs the events of one rule may start within `ruleStartsWindowMs` (from the first of them); one more pauses the rule
+ * and asks the owner (issue 26: a workflow that posted its own event ran 100 times in 15 s). See src/kernel/rate.ts.
+ */
+export const ruleStartsPerWindowMax = 30;
+/** The window of `ruleStartsPerWindowMax`: one minute (ms). */
+export const ruleStartsWindowMs = 60_000;
 
 /** 定时错过了: cron times skipped by one late wake-up or one pause are counted up to this many (each costs ~60 µs). */
 export const cronSkippedCountMax = 1000;

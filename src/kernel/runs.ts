@@ -19,6 +19,7 @@ import type { Result } from "../protocol/schema.js";
 import type { Job, Rejected, WorkAnswer } from "../protocol/responses.js";
 import { tooDeepNotice } from "./notices.js";
 import { endLostCalls } from "./tool-calls.js";
+import { mayStart } from "./rate.js";
 import { own } from "./own.js";
 import type { IntentTable } from "./intents.js";
 import { assert } from "./assert.js";
@@ -501,7 +502,7 @@ function emit(c: Ctx, run: RunRow, rule: RuleDef | undefined, e: NonNullable<Res
     source, sid: e.id, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
     link: e.link ?? null, hops: run.hops + 1, internal: "receipt",
   });
-  routeEvent(c, ev, (deep) => tooDeepNotice(c, deep), intents);
+  routeEvent(c, ev, (deep) => tooDeepNotice(c, deep), intents, (r) => mayStart(c, r));
   return null;
 }
 

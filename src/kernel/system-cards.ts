@@ -20,6 +20,8 @@ export const systemCardKey = {
   hops: (source: string, sid: string) => `hops:${source}:${sid}`,
   /** Rule `rule` went past its budget in the period that starts at `periodStart` (ms). */
   budget: (rule: string, periodStart: number) => `budget:${rule}:${periodStart}`,
+  /** Rule `rule` started runs too fast and was paused at `at` (ms; issue 26). */
+  tooFast: (rule: string, at: number) => `too-fast:${rule}:${at}`,
   /** A late wake-up skipped cron times from `firstIso` on (an fyi notice, sent once per rule and key). */
   cronMissed: (firstIso: string) => `missed:${firstIso}`,
 } satisfies Partial<Record<SystemKind, (...args: never[]) => string>>;

@@ -10,7 +10,7 @@
 import type {
   BudgetOk, CardKeyRow, CardRow, ChannelSeenRow, Counters, CronRow, DueKind, DueRow, EventRow, GroupRow, KeyRow, LaneRow,
   OutboxRow, PauseRow, RulesMeta, RulesRow, RulesVersionRow, RunRow, SessionRow, SpendRow, TimerRow, Totals, UsageRow,
-  WorkerRow, ToolCallRow, TrustRow, GrantRow, TaskRow, ToolStatsRow, ToolCallsMeta, ArtifactRow,
+  WorkerRow, ToolCallRow, TrustRow, GrantRow, TaskRow, ToolStatsRow, ToolCallsMeta, ArtifactRow, RuleStartsRow,
 } from "./types.js";
 
 /** `spend` key of a rule's usage in the budget period that starts at `start` (ms). */
@@ -57,6 +57,8 @@ export interface Tables {
   pauses: { key: string; row: PauseRow };
   /** Key: the rule's name. */
   crons: { key: string; row: CronRow };
+  /** Key: the rule's name (issue 26: the runs its events started in the current window; rate.ts). */
+  starts: { key: string; row: RuleStartsRow };
   spend: { key: SpendKey; row: SpendRow } | { key: BudgetOkKey; row: BudgetOk };
   /** Key: the bucket's start (ms). Kept by `evolve` itself, never written by a decision. */
   usage: { key: number; row: UsageRow };

@@ -165,11 +165,12 @@ export type CardState = (typeof cardStates)[number];
  * `failing`/`gaveUp`: a run's attempts keep failing, `uncertain`: a run's lease ran out, `ruleGone`: a queued run's rule
  * was removed, `offline`: a worker went silent, `rulesError`: rules.json is broken or missing, `hops`: an event went past
  * the hop limit, `budget`: a rule went past its budget (an ask), `deadlineFailing`: a deadline's handler keeps failing,
- * `cronMissed`: a late wake-up skipped cron times (an fyi notice).
+ * `cronMissed`: a late wake-up skipped cron times (an fyi notice), `tooFast`: a rule's events started more runs in a
+ * minute than `ruleStartsPerWindowMax` and it was paused (an ask; issue 26).
  */
 export type SystemKind =
   | "failing" | "gaveUp" | "uncertain" | "ruleGone" | "offline" | "rulesError" | "hops" | "budget" | "deadlineFailing"
-  | "cronMissed"
+  | "cronMissed" | "tooFast"
   /** An agent's tool call waits for the owner's approval (issue 16): allow once / always allow / deny. */
   | "toolApproval";
 
@@ -230,6 +231,8 @@ export interface DueRow { at: number; kind: DueKind; ref: string; failing?: { du
 export interface TimerRow { rule: string; lane: string; key: string; at: number; about: string | null; run: number | null; hops: number }
 /** A pause of a rule (protocol.md 暂停、恢复、立即运行). Times in ms. */
 export interface PauseRow { by: string; reason: string | null; since: number; until: number | null }
+/** The runs a rule's events started in the window that began at `since` (ms; key: the rule's name; src/kernel/rate.ts). */
+export interface RuleStartsRow { rule: string; since: number; count: number }
 /**
  * A cron rule's schedule. `skippedAt` is the last skipped time and `skippedCount` how many were skipped one after
  * another up to it with no time run between (a pause, or one outage; counted up to `cronSkippedCountMax`); absent
@@ -382,7 +385,12 @@ export interface Caller { kind: KeyKind; name: string }
 /** What the shell hands to `decide` for one accepted request or timer. */
 export type Input =
   /** `intents`: the declarative intents loaded now (issue 18), for rules whose `when` names one; absent: none. */
-  | { kind: "event"; keyHash: string | null; event: EventIn; intents?: IntentTable }
+  /**
+   * An event a source posted; `viaCall`: the agent's tool call whose request posted it (the request's
+   * `agent-autoloop-tool-call` header: a declarative HTTP tool posting to its own hub), which makes it one hop deeper
+   * than that call's run (issue 26).
+   */
+  | { kind: "event"; keyHash: string | null; event: EventIn; intents?: IntentTable; viaCall?: number }
   | { kind: "work"; keyHash: string | null; claim: string; running: number[]; capacity: number }
   | { kind: "started"; run: number; token: string; session: string | null; link: string | null }
   /** `intents`: as for `event`, for the receipt's `events` (issue 18). */
@@ -401,7 +409,7 @@ export type Input =
   | { kind: "resume"; keyHash: string | null; rule: string }
   | { kind: "runNow"; keyHash: string | null; rule: string; subject: string | null; reason: string | null }
   | { kind: "linkAnswer"; card: number; token: string; choice: number | null; text: string | null }
-  | { kind: "eventsIn"; source: string; events: EventIn[]; intents?: IntentTable }
+  | { kind: "eventsIn"; source: string; events: EventIn[]; intents?: IntentTable; viaCall?: number }
   | { kind: "tell"; keyHash: string | null; body: TellBody }
   /**
    * An event of declarative plugin `plugin` (issue 18: a panel's action or form in the console), for the owner: the

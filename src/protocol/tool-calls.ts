@@ -74,3 +74,10 @@ export function toolRefusalBody(tool: string, args: unknown, code: string, reaso
     refused: { code: safeCode, reason: relayed(reason, true, toolErrorMessageMaxCodepoints) || safeCode },
   };
 }
+
+/**
+ * The request header naming the hub's id of the agent's tool call that sent a request to the hub itself (a declarative
+ * HTTP tool posting an event; issue 26): the event gets the calling run's hops + 1. Set by the tool host only, never
+ * by a tool's template (it is one of the headers the host sets).
+ */
+export const toolCallHeader = "agent-autoloop-tool-call";

@@ -140,6 +140,11 @@ export interface CallContext {
   timeoutMs?: number;
   onProgress?: (p: CallProgress) => void;
   signal?: AbortSignal;
+  /**
+   * The hub's id of this call when an agent's run made it (issue 26): a declarative HTTP tool's requests to its own hub
+   * carry it (`toolCallHeader`), so that the events they post get the run's hops + 1, as a receipt's events do.
+   */
+  toolCall?: number;
 }
 
 /** An error code: the plugin's own JSON-RPC code (a number), or one of the host's (`tools.*` strings). */

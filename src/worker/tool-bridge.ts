@@ -256,6 +256,7 @@ export class ToolBridges {
 
     const out = await host.call(name, args, {
       sessionKey: decision.sessionKey, callbackUrl: `${this.o.url.replace(/\/$/, "")}/v1/plugins/callback/`, signal, ...(onProgress ? { onProgress } : {}),
+      toolCall: decision.call, // a declarative HTTP tool's requests to this hub name the call (issue 26: hops)
     });
     const timeoutMs = checked.timeoutMs;
     await this.report(job, decision.call, out, timeoutMs);

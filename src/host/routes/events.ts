@@ -14,6 +14,21 @@ import { relayedEvent } from "../relay.js";
 import type { SourceArgs } from "../../sdk/index.js";
 import { bodyText, decide, refuse, route } from "./endpoint.js";
 import { intentTable } from "../../declarative/index.js";
+import { toolCallHeader } from "../../protocol/tool-calls.js";
+import { idPattern } from "../../protocol/patterns.js";
+import type { Context } from "hono";
+
+const idRe = new RegExp(idPattern);
+
+/**
+ * The agent's tool call a request names in its `toolCallHeader` header (a declarative HTTP tool posting to its own
+ * hub, issue 26): `{ viaCall }`, or nothing when the header is absent or no call id. It can only make an event deeper
+ * (more hops), never shallower: whoever sends it gains nothing by it.
+ */
+function viaCall(c: Context): { viaCall?: number } {
+  const v = c.req.header(toolCallHeader) ?? "";
+  return idRe.test(v) ? { viaCall: Number(v) } : {};
+}
 
 /**
  * The routes of events and sources.
@@ -23,7 +38,7 @@ export function eventRoutes(hub: Hub, callerLog: BoundedLog): Hono {
   const app = new Hono();
   const lang = hub.env.lang;
 
-  route(app, hub, "postEvent", (c, req) => decide(c, hub, "postEvent", { kind: "event", keyHash: req.keyHash, event: req.body, intents: intentTable(hub.declarative) }));
+  route(app, hub, "postEvent", (c, req) => decide(c, hub, "postEvent", { kind: "event", keyHash: req.keyHash, event: req.body, intents: intentTable(hub.declarative), ...viaCall(c) }));
 
   route(app, hub, "tell", (c, req) => decide(c, hub, "tell", { kind: "tell", keyHash: req.keyHash, body: req.body }));
 
@@ -75,7 +90,7 @@ export function eventRoutes(hub: Hub, callerLog: BoundedLog): Hono {
       if (!r.ok) return refuse(c, 400, t(lang, "in.bad", { n: i, error: r.error }));
       checked.push(r.value);
     }
-    return decide(c, hub, "webhook", { kind: "eventsIn", source, events: checked, intents: intentTable(hub.declarative) });
+    return decide(c, hub, "webhook", { kind: "eventsIn", source, events: checked, intents: intentTable(hub.declarative), ...viaCall(c) });
   });
   return app;
 }
