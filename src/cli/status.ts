@@ -81,7 +81,8 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
     out.push("", w("status.pausedRules"));
     for (const p of s.pauses) {
       // The budget's pause reason is data the hub writes the same on every machine: shown in `lang`.
-      const reason = p.reason ? ` · ${p.by === "budget" ? localize(p.reason, lang) : p.reason}` : "";
+      // The hub's own reasons (budget, starting runs too fast) are written the same on every machine: said in words here.
+      const reason = p.reason ? ` · ${p.by === "budget" || p.by === "rate" ? localize(p.reason, lang) : p.reason}` : "";
       out.push(`  ${p.name} · ${p.by}${reason}${p.until ? ` · ${w("status.until", { at: time(p.until, tz) })}` : ""}`);
     }
   }

@@ -73,6 +73,7 @@ export function rulesView(ctx) {
       p ? h("p", { class: "pause-info" }, t("console.rules.paused", { by: p.by, since: when(p.since) })) : null,
       // The budget's reason is data the hub writes the same on every machine (the protocol's Chinese): said in words here.
       p?.by === "budget" ? h("p", { class: "pause-info" }, t("console.rules.reason", { reason: t("console.rules.overBudget") }))
+      : p?.by === "rate" ? h("p", { class: "pause-info" }, t("console.rules.reason", { reason: t("console.rules.tooFast") }))
       : p?.reason ? h("p", { class: "pause-info" }, t("console.rules.reason", { reason: "" }), said(p.reason)) : null,
       p?.until ? h("p", { class: "pause-info" }, t("console.rules.until", { until: when(p.until), zone })) : null,
       spending(line, tz),

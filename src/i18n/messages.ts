@@ -1054,6 +1054,8 @@ const catalog = {
   "console.rules.noNext": { zh: "没有下次了", en: "no next time" },
   "console.rules.skipped": { zh: "跳过了 {n} 次，最近一次 {at}", en: "skipped: {n}, the last at {at}" },
   "console.rules.overBudget": { zh: "超出预算", en: "over its budget" },
+  // sec-hub (issue 26, finding 12): a rule paused for starting runs too fast
+  "console.rules.tooFast": { zh: "启动轮次太快", en: "starting runs too fast" },
   "console.rules.spendToday": { zh: "今天：{spend}", en: "Today: {spend}" },
   "console.rules.spendWeek": { zh: "最近 7 天：{spend}", en: "Last 7 days: {spend}" },
   "console.rules.budget": { zh: "预算", en: "Budget" },
