@@ -13,7 +13,8 @@ import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, realpathSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { hubFixture, baseRules, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
+import { hubFixture, makeHome, serveFixture, baseRules, engine, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { homePaths } from "../src/host/home.js";
 import { cliLines, examples, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { Worker } from "../src/worker/worker.js";
 
@@ -54,7 +55,7 @@ async function setup(agent: Record<string, unknown>, cwd: string): Promise<Fixtu
 const pyVersion = execFileSync("python3", ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"], { encoding: "utf8" }).trim();
 
 /**
- * The planting agent: for each `[path, text]` of `<cwd>/plants.json`, makes the folders above it and appends the text; notes
+ * The planting agent: for each `[path, text]` of `<cwd>/plants.json`, makes the missing folders above it and appends the text; notes
  * "written" or the error's code per path in `<cwd>/tried.json`; prints "Done: planted".
  */
 const plant = String.raw`
@@ -62,7 +63,10 @@ const fs = require("fs"), path = require("path");
 const plants = JSON.parse(fs.readFileSync("plants.json", "utf8"));
 const tried = {};
 for (const [p, text] of plants) {
-  try { fs.mkdirSync(path.dirname(p), { recursive: true }); fs.appendFileSync(p, text); tried[p] = "written"; } catch (e) { tried[p] = e.code || String(e); }
+  // Folder by folder: a recursive mkdir reports ENOENT where the file system refuses the write.
+  const missing = [];
+  for (let d = path.dirname(p); !fs.existsSync(d); d = path.dirname(d)) missing.unshift(d);
+  try { for (const d of missing) fs.mkdirSync(d); fs.appendFileSync(p, text); tried[p] = "written"; } catch (e) { tried[p] = e.code || String(e); }
 }
 fs.writeFileSync(path.join(process.cwd(), "tried.json"), JSON.stringify(tried));
 console.log("Done: planted");
@@ -137,4 +141,108 @@ test("a sandboxed agent cannot plant code the hub's user runs later: the issue's
   await cliLines(["add", repo], fx.home.dir);
   assert.ok(existsSync(join(fx.home.plugins, "repo", "README.md")), "add cloned the repository");
   assert.deepEqual(readdirSync(leak), [], "no planted code ran");
+});
+
+/**
+ * The trying agent: for each path of `writes.json` (in its cwd), appends a line; writes "written" or the error's code
+ * per path as JSON to the file its first argument names, and prints "Done: tried".
+ */
+const tryWrites = String.raw`
+const fs = require("fs");
+const tried = {};
+for (const p of JSON.parse(fs.readFileSync("writes.json", "utf8"))) {
+  try { fs.appendFileSync(p, "x\n"); tried[p] = "written"; } catch (e) { tried[p] = e.code || String(e); }
+}
+fs.writeFileSync(process.argv[2], JSON.stringify(tried));
+console.log("Done: tried");
+`;
+
+test("what a sandboxed agent may still write: its cwd, the temporary folders, its plugin's state (a folder made when missing, a file that exists) and the agent's writable; a cwd that is the home is read-only", async () => {
+  const home = realpathSync(tempDir("aa-user-home-"));
+  const cwd = realpathSync(tempDir("aa-writes-cwd-"));
+  const reports = realpathSync(tempDir("aa-writes-reports-"));
+  removed.push(home, cwd, reports);
+  mkdirSync(join(home, "cache"));
+  mkdirSync(join(home, "project"));
+  writeFileSync(join(home, ".mystate.json"), "{}\n");
+  setEnv("HOME", home);
+  const agent = { worker: "w1", use: "stateful", writable: ["~/cache"] };
+  const rules = {
+    ...baseRules, agents: { ...baseRules.agents, bot: agent },
+    rules: [{ ...baseRules.rules[0], cwd, prompt: join(reports, "cwd.json") }, { ...baseRules.rules[0], name: "at-home", when: { source: "shop", types: ["home.*"] }, cwd: "~", prompt: join(reports, "home.json") }],
+  };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const pluginDir = join(fx.home.plugins, "stateful");
+  mkdirSync(pluginDir, { recursive: true });
+  writeFileSync(join(pluginDir, "run.cjs"), tryWrites);
+  // The prompt is the report's path: the agent gets it as its argument.
+  writeFileSync(join(pluginDir, "agent.mjs"), `export default {
+    command: (turn) => [process.execPath, ${JSON.stringify(join(pluginDir, "run.cjs"))}, turn.prompt.split("\\n").find((l) => l.startsWith("/"))],
+    state: (env) => ({ folders: ["~/.mystate", env.HOME + "/.made/deep"], files: ["~/.mystate.json", "~/.absent.json"] }),
+    read: (stdout, code) => code === null ? { started: true } : { started: true, finished: true, text: stdout.trim() },
+  };`);
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  const writes = [
+    join(cwd, "work.txt"), join(home, ".mystate", "session.json"), join(home, ".made", "deep", "log"), join(home, ".mystate.json"),
+    join(home, "cache", "c.bin"), join(reports, "tmp.txt"), join(home, ".absent.json"), join(home, "other.txt"), join(home, "project", "p.txt"), join(home, ".cache"),
+  ];
+  writeFileSync(join(cwd, "writes.json"), JSON.stringify(writes));
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 30_000);
+  assert.equal(st.runs[0].summary, "Done: tried");
+  assert.deepEqual(JSON.parse(readFileSync(join(reports, "cwd.json"), "utf8")), {
+    ...Object.fromEntries(writes.slice(0, 6).map((p) => [p, "written"])),
+    ...Object.fromEntries(writes.slice(6).map((p) => [p, "EROFS"])),
+  });
+  assert.equal(readFileSync(join(home, ".mystate.json"), "utf8"), "{}\nx\n", "the state file was written in place");
+
+  // The home itself as the cwd (the starter rule's "~"): it stays read-only; the state inside it does not.
+  const atHome = [join(home, "in-home.txt"), join(home, ".mystate", "again.json")];
+  writeFileSync(join(home, "writes.json"), JSON.stringify(atHome));
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "home.x" });
+  await until(async () => (await fx.state()).runs.filter((r) => r.state === "done").length === 2, 30_000, "the run at home");
+  assert.deepEqual(JSON.parse(readFileSync(join(reports, "home.json"), "utf8")), { [atHome[0]!]: "EROFS", [atHome[1]!]: "written" });
+});
+
+test("a sandboxed launch is refused, saying why, when it would leave the hub user's home, the worker's home or the hub's code writable, or a writable folder or a device is missing", async () => {
+  const home = realpathSync(tempDir("aa-user-home-"));
+  removed.push(home);
+  setEnv("HOME", home);
+  const cwd = realpathSync(tempDir("aa-refused-cwd-"));
+  removed.push(cwd);
+  const above = join(home, "..");
+  const gpu = existsSync("/dev/nvidia0") ? "/dev/nvidia9" : "/dev/nvidia0";
+  const cases: [string, Record<string, unknown>, string, (hub: string) => string][] = [
+    ["holds-home", {}, above, () => `cwd ${above} holds ${home}, the home of the hub's user, which the sandbox keeps read-only (shell profiles, ~/.gitconfig, ~/.npmrc, ~/.local and whatever else that user runs later): choose a folder inside it, or set "sandbox": false on agent holds-home`],
+    ["missing", { writable: ["~/not-made"] }, cwd, () => `~/not-made in "writable" of agent missing does not exist on worker w1: make it, or take it out of "writable"`],
+    ["hub-home", { writable: ["HUB/worker"] }, cwd, (hub) => `${hub}/worker in "writable" of agent hub-home lies inside the worker's home ${hub}, which the sandbox hides`],
+    ["engine", { writable: [join(engine, "dist")] }, cwd, () => `${join(engine, "dist")} in "writable" of agent engine lies inside ${realpathSync(engine)}, which the sandbox keeps read-only because the hub runs code or programs from there`],
+    ["the-home", { writable: [above] }, cwd, () => `${above} in "writable" of agent the-home is or holds ${home}, the home of the hub's user, which the sandbox keeps read-only: name a folder inside it`],
+    ["no-gpu", { devices: [gpu] }, cwd, () => `device ${gpu} of agent no-gpu does not exist on this computer: take it out of "devices"`],
+  ];
+  const hub = realpathSync(tempDir("aa-hub-home-"));
+  removed.push(hub);
+  const rules = {
+    ...baseRules,
+    agents: Object.fromEntries(cases.map(([id, extra]) => [id, {
+      worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'],
+      ...JSON.parse(JSON.stringify(extra).replaceAll("HUB", hub)),
+    }])),
+    rules: cases.map(([id, , dir]) => ({ name: id, when: { source: "shop", types: [`${id}.*`] }, to: id, cwd: dir })),
+  };
+  const fx = await serveFixture(makeHome(rules));
+  f = fx;
+  // The worker has a home of its own (as on another computer), so that its path is known before the rules are.
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: homePaths(hub), lang: "en" });
+  workers.push(w);
+  void w.run();
+  for (const [id] of cases) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
+  const st = await until(async () => {
+    const s = await fx.state();
+    return s.runs.length === cases.length && s.runs.every((r) => r.state === "waiting") && s;
+  }, 60_000, "every run refused");
+  assert.deepEqual(Object.fromEntries(st.runs.map((r) => [r.rule, r.error])), Object.fromEntries(cases.map(([id, , , why]) => [id, why(hub)])));
 });

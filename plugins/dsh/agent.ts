@@ -66,6 +66,8 @@ export function atLeast(v: readonly number[], min: readonly number[]): boolean {
 
 const plugin: AgentPlugin = {
   passEnv: ["DEEPSEEK_*", "DSH_*"],
+  // DSH's state (issue 26): ~/.dsh (credentials, sessions), as its documentation places them.
+  state: () => ({ folders: ["~/.dsh"] }),
   command(turn) {
     // A prompt that starts with "-" would be read as an option: a leading newline changes nothing for the model.
     const prompt = turn.prompt.startsWith("-") ? `\n${turn.prompt}` : turn.prompt;

@@ -96,6 +96,10 @@ export const stateRecentEvents = 20;
 
 /** rules.json: the most variable names an agent's `env` may list. */
 export const agentEnvNamesMax = 100;
+/** rules.json (issue 26): the most paths an agent's `writable` may list. */
+export const agentWritablePathsMax = 32;
+/** rules.json (issue 26): the most devices an agent's `devices` may list. */
+export const agentDevicesMax = 32;
 
 /** Worker: stop = SIGTERM to the process group, SIGKILL after this long. */
 export const stopGraceMs = 10_000;

@@ -7,12 +7,13 @@ import { Cron } from "croner";
 import { own } from "./own.js";
 import {
   rulesFileAgentsMax, rulesFileChannelsMax, rulesFileDepthMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileMaxBytes,
-  rulesFileRulesMax, rulesFileSourcesMax, agentEnvNamesMax, rulesFileApprovalsMax, toolPluginNameMaxChars, toolNameMaxChars,
+  rulesFileRulesMax, rulesFileSourcesMax, agentEnvNamesMax, agentWritablePathsMax, agentDevicesMax, rulesFileApprovalsMax, toolPluginNameMaxChars, toolNameMaxChars,
   sessionKeyPatternMaxChars, approvalWaitSecondsDefault, approvalWaitSecondsMax,
 } from "./limits.js";
 import { lineForbidden } from "./text.js";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
 import { secretsEnvName } from "./names.js";
+import { devicePathProblem } from "./devices.js";
 
 export type Access = "read" | "edit" | "full";
 export type Tell = "always" | "needed" | "never";
@@ -26,6 +27,13 @@ export interface AgentDef {
   sandbox: boolean;
   /** Names of the worker's environment variables this agent also gets; `NAME_*` stands for a prefix. */
   env: string[];
+  /**
+   * Folders and files, besides its cwd, temporary folders and its CLI's own state, that the sandbox leaves writable
+   * for this agent (issue 26): absolute, or `~/…` for the worker's user's home. Empty: none.
+   */
+  writable: string[];
+  /** Host devices the sandbox passes through to this agent besides its minimal `/dev` (issue 26; src/kernel/devices.ts). */
+  devices: string[];
 }
 export interface ChannelDef { id: string; name: string; answerers: string[] | null; links: boolean }
 export interface Budget { cost: number | null; tokens: number | null; per: "day" | "week" }
@@ -344,6 +352,34 @@ function envNames(v: unknown, path: JSONPath): string[] {
   return names;
 }
 
+/**
+ * An agent's `writable` (issue 26): absolute paths or `~/…`, written plainly (no `.` or `..` part, no doubled `/`),
+ * never `/` or `~` itself (the sandbox keeps the home read-only: see src/worker/sandbox.ts). Whether a path exists,
+ * holds the home or lies in a read-only folder is the worker's check: it knows the computer.
+ */
+function writablePaths(v: unknown, path: JSONPath): string[] {
+  const paths = strings(v, path) ?? [];
+  if (paths.length > agentWritablePathsMax) fail(path, "rulesJson.tooMany.paths", { max: agentWritablePathsMax });
+  for (const [i, w] of paths.entries()) {
+    const rest = w.startsWith("~/") ? w.slice(1) : w;
+    const plain = rest.startsWith("/") && !rest.includes("//") && !rest.split("/").some((part) => part === "." || part === "..");
+    if (!plain || controlCharacter.test(w) || rest.replace(/\/+$/, "") === "") fail([...path, i], "rulesJson.writablePath");
+  }
+  return paths;
+}
+
+/** An agent's `devices` (issue 26): device paths a sandbox may pass through (src/kernel/devices.ts), each once. */
+function devicePaths(v: unknown, path: JSONPath): string[] {
+  const paths = strings(v, path) ?? [];
+  if (paths.length > agentDevicesMax) fail(path, "rulesJson.tooMany.paths", { max: agentDevicesMax });
+  for (const [i, d] of paths.entries()) {
+    const problem = devicePathProblem(d);
+    if (problem === "form") fail([...path, i], "rulesJson.devicePath");
+    if (problem === "notPassable") fail([...path, i], "rulesJson.deviceNotPassable");
+  }
+  return paths;
+}
+
 function known(obj: Record<string, unknown>, path: JSONPath, keys: string[]): void {
   for (const k of Object.keys(obj)) if (!keys.includes(k)) fail([...path, k], "rulesJson.unknownField", { known: keys.join(", ") });
 }
@@ -411,7 +447,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     const p = ["agents", id];
     name(id, p);
     if (!isObject(def)) fail(p, "rulesJson.object");
-    known(def, p, ["name", "worker", "use", "model", "effort", "access", "command", "program", "sandbox", "env"]);
+    known(def, p, ["name", "worker", "use", "model", "effort", "access", "command", "program", "sandbox", "env", "writable", "devices"]);
     const use = str(def.use, [...p, "use"], { required: true }) as string;
     if (!/^[a-z0-9-]+$/.test(use)) fail([...p, "use"], "rulesJson.pluginName");
     const access = (str(def.access, [...p, "access"]) ?? "edit") as Access;
@@ -433,6 +469,8 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
       program: str(def.program, [...p, "program"]),
       sandbox,
       env: envNames(def.env, [...p, "env"]),
+      writable: writablePaths(def.writable, [...p, "writable"]),
+      devices: devicePaths(def.devices, [...p, "devices"]),
     };
   }
 

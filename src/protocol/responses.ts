@@ -168,6 +168,10 @@ export const Job = Type.Object({
     sandbox: Type.Optional(bool()),
     /** Absent in jobs claimed before this field existed: the worker reads that as none. */
     env: Type.Optional(Type.Array(str())),
+    /** rules.json `writable` (issue 26): present only when the agent names some. */
+    writable: Type.Optional(Type.Array(str())),
+    /** rules.json `devices` (issue 26): present only when the agent names some. */
+    devices: Type.Optional(Type.Array(str())),
   }),
   session: orNull(str()),
   askFirst: Type.Array(str()),

@@ -100,6 +100,22 @@ export interface AgentPlugin {
    * reaches the agent, except what the agent's rules.json `env` names.
    */
   passEnv?: readonly string[];
+  /**
+   * Where the plugin's CLI keeps its own state (sessions, settings, credentials, logs): in the agent sandbox the file
+   * system is read-only except the run's cwd, temporary folders, the agent's rules.json `writable` and these
+   * (issue 26), so that an agent cannot change what the hub's user runs later (`~/.local`, `~/.npmrc`, shell
+   * profiles, …). `~/` stands for the home of `env`, the agent's environment (whose variables the plugin may read:
+   * `CODEX_HOME`). Folders are made (mode 0700) when missing; files are left out while they do not exist.
+   * Whatever the agent writes here its CLI reads at its next start (settings can name commands it runs): it runs
+   * in the sandbox too, unless an agent of the same CLI has `"sandbox": false`.
+   */
+  state?(env: Readonly<Record<string, string>>): AgentState;
+}
+
+/** An agent plugin's state paths (`AgentPlugin.state`): absolute, or `~/…`. */
+export interface AgentState {
+  folders?: string[];
+  files?: string[];
 }
 
 /** Finds an executable on PATH (or returns an absolute path as is when it exists); null when absent. */
