@@ -246,3 +246,55 @@ test("a sandboxed launch is refused, saying why, when it would leave the hub use
   }, 60_000, "every run refused");
   assert.deepEqual(Object.fromEntries(st.runs.map((r) => [r.rule, r.error])), Object.fromEntries(cases.map(([id, , , why]) => [id, why(hub)])));
 });
+
+/**
+ * The device probe (Python: it has shared memory and ptys at hand): lists /dev, opens each path of `<cwd>/open.json`
+ * for reading and writing, makes a POSIX shared memory block (/dev/shm, as browsers need) and a pseudo-terminal, and
+ * writes what happened to `<cwd>/dev.json`.
+ */
+const deviceProbe = String.raw`
+import json, os, pty
+from multiprocessing import shared_memory
+seen = {"dev": sorted(os.listdir("/dev")), "open": {}}
+for p in json.load(open("open.json")):
+    try:
+        os.close(os.open(p, os.O_RDWR)); seen["open"][p] = "opened"
+    except OSError as e:
+        seen["open"][p] = os.strerror(e.errno)
+m = shared_memory.SharedMemory(create=True, size=4096); m.buf[0] = 7; seen["shm"] = m.buf[0]; m.close(); m.unlink()
+master, slave = pty.openpty(); seen["pty"] = os.ttyname(slave).startswith("/dev/pts/")
+json.dump(seen, open("dev.json", "w"))
+print("Done: looked at /dev")
+`;
+
+test("a sandboxed agent gets a /dev of its own: the usual devices, /dev/shm and ptys, none of the host's others; rules.json devices adds the ones named", async () => {
+  const cwd = realpathSync(tempDir("aa-dev-cwd-"));
+  removed.push(cwd);
+  // Host devices an agent must not reach without asking (when this computer has them), and ones it may ask for.
+  const host = ["/dev/console", "/dev/loop0", "/dev/tty1", "/dev/kmsg", "/dev/btrfs-control"].filter((d) => existsSync(d));
+  const asked = ["/dev/kvm", "/dev/fuse", "/dev/net/tun"].filter((d) => existsSync(d));
+  writeFileSync(join(cwd, "open.json"), JSON.stringify(["/dev/null", "/dev/zero", ...host, ...asked]));
+  const agent = { use: "command", command: ["python3", "-c", deviceProbe] };
+  const rules = {
+    ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", ...agent }, asks: { worker: "w1", ...agent, devices: asked.map((d) => d === "/dev/net/tun" ? "/dev/net" : d) } },
+    rules: [{ ...baseRules.rules[0], cwd }, { ...baseRules.rules[0], name: "asks", when: { source: "shop", types: ["asks.*"] }, to: "asks", cwd }],
+  };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: looked at /dev");
+  const plain = JSON.parse(readFileSync(join(cwd, "dev.json"), "utf8")) as { dev: string[]; open: Record<string, string>; shm: number; pty: boolean };
+  assert.deepEqual(plain, {
+    dev: ["core", "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"],
+    open: Object.fromEntries(["/dev/null", "/dev/zero", ...host, ...asked].map((d) => [d, d === "/dev/null" || d === "/dev/zero" ? "opened" : "No such file or directory"])),
+    shm: 7, pty: true,
+  });
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "asks.x" });
+  await until(async () => (await fx.state()).runs.filter((r) => r.state === "done").length === 2, 30_000, "the run with devices");
+  const opted = JSON.parse(readFileSync(join(cwd, "dev.json"), "utf8")) as { dev: string[]; open: Record<string, string> };
+  assert.deepEqual(opted.open, Object.fromEntries(["/dev/null", "/dev/zero", ...host, ...asked].map((d) => [d, host.includes(d) ? "No such file or directory" : "opened"])));
+  assert.deepEqual(opted.dev.filter((d) => !plain.dev.includes(d)), [...new Set(asked.map((d) => d.split("/")[2]!))].sort());
+});
