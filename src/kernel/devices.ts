@@ -36,9 +36,11 @@ function segmentMatch(pattern: string, path: string): boolean {
 
 /**
  * What is wrong with a device path, or null when a sandbox may pass it through: `form` (not an absolute path under
- * `/dev/` written plainly: no `.` or `..` part, no doubled or trailing `/`), `notPassable` (not in `passableDevices`).
+ * `/dev/` written plainly: no `.` or `..` part, no doubled or trailing `/`), `notPassable` (not in `passableDevices`;
+ * `/dev` itself, the host's whole device folder, is not).
  */
 export function devicePathProblem(path: string): "form" | "notPassable" | null {
+  if (path === "/dev") return "notPassable";
   if (!path.startsWith("/dev/") || path.endsWith("/") || path.includes("//")) return "form";
   if (path.split("/").some((part) => part === "." || part === "..")) return "form";
   if (/[\u0000-\u001f\u007f]/.test(path)) return "form";

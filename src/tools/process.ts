@@ -6,11 +6,13 @@
  * whole process group and cgroup.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { t, type Lang } from "../i18n/messages.js";
 import { controllerLimitName, createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
 import { pluginEnv } from "./env.js";
-import { bwrapArgv, missingBindSource, probeBwrap, type HostBind } from "./sandbox.js";
+import { bindSources, bwrapArgv, homeInstalls, missingBindSource, probeBwrap, type HostBind } from "./sandbox.js";
+import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
+import { userHomes } from "../worker/sandbox.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import type { Manifest } from "./types.js";
 
@@ -62,7 +64,19 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   if (!probe.ok) return { ok: false, refusal: { code: "tools.sandbox_unavailable", message: t(s.lang, "tools.sandbox.noBwrap", { plugin: req.name, error: probe.error ?? "" }) } };
   const missing = missingBindSource(m.sandbox, req.dir);
   if (missing) return { ok: false, refusal: { code: "tools.bind_missing", message: t(s.lang, "tools.sandbox.bindMissing", { plugin: req.name, path: missing }) } };
-  const sandboxed = bwrapArgv({ bwrap: s.bwrap, sandbox: m.sandbox, pluginDir: req.dir, hidden: s.hidden, hostBinds: req.hostBinds ?? [], argv: direct });
+  // Host devices go in with --dev-bind, when the policy lets them through (issue 26, finding 15).
+  const devices = new Map<string, string>();
+  for (const source of bindSources(m.sandbox, req.dir)) {
+    if (!isDevicePath(source)) continue;
+    const checked = checkDevice(source);
+    if (!checked.ok) return { ok: false, refusal: { code: "tools.device_refused", message: t(s.lang, "tools.sandbox.deviceRefused", { plugin: req.name, path: source, why: deviceRefusalText(s.lang, checked.why) }) } };
+    devices.set(source, checked.real);
+  }
+  // The hub user's home is hidden (issue 26, finding 13), but for the installs of the programs on PATH inside it.
+  const homes = userHomes([s.parentEnv.HOME]);
+  const hidden = [...s.hidden, ...homes];
+  const shown = homeInstalls(env.PATH ?? "", homes, s.hidden.map((h) => (existsSync(h) ? realpathSync(h) : h)));
+  const sandboxed = bwrapArgv({ bwrap: s.bwrap, sandbox: m.sandbox, pluginDir: req.dir, hidden, shown, devices, hostBinds: req.hostBinds ?? [], argv: direct });
   const limits = { memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids };
   if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env, cgroup: null } };
   const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);

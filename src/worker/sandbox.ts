@@ -99,10 +99,11 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
 }
 
 /**
- * The hub user's home folders, as real paths that exist: `$HOME` and the home the password database gives (they
- * differ when HOME was changed). `/` is never one: it cannot be kept read-only and written under at once.
+ * The hub user's home folders, as real paths that exist: `$HOME`, the home the password database gives (they
+ * differ when HOME was changed) and `also` (a child's HOME). `/` is never one: it cannot be kept read-only and
+ * written under at once, nor hidden.
  */
-export function userHomes(): string[] {
+export function userHomes(also: (string | undefined)[] = []): string[] {
   const found = new Set<string>();
   let passwd: string | null = null;
   try {
@@ -110,7 +111,7 @@ export function userHomes(): string[] {
   } catch {
     // no entry for this uid (a container's arbitrary user)
   }
-  for (const h of [homedir(), passwd]) {
+  for (const h of [homedir(), passwd, ...also]) {
     if (!h || !existsSync(h)) continue;
     const real = realPath(h);
     if (real !== "/") found.add(real);
