@@ -21,7 +21,10 @@ export interface LaunchSettings {
   lang: Lang;
   /** The bubblewrap program (a path, or a name looked up in PATH). */
   bwrap: string;
-  /** Host paths a sandbox must not see (the hub's home with its keys). */
+  /**
+   * Host paths a sandbox must not see (the hub's home with its keys). The hub user's home is hidden besides
+   * (`userHomes` and the caller's HOME), but for the installs of the programs on its PATH (issue 26).
+   */
   hidden: string[];
   cgroups: CgroupSystem;
   /** The environment allowlisted names are read from. */
@@ -54,7 +57,11 @@ export interface Launch {
   cgroup: Cgroup | null;
 }
 
-/** Builds the command line of a plugin process (sandbox and cgroup when the manifest asks). Makes the cgroup. */
+/**
+ * Builds the command line of a plugin process (sandbox and cgroup when the manifest asks). Makes the cgroup.
+ * Refused before anything runs: no bubblewrap, a missing bind source, a device bind the policy does not pass
+ * (src/kernel/devices.ts, `tools.device_refused` with the reason), no cgroup controller for a limit.
+ */
 export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Promise<{ ok: true; launch: Launch } | { ok: false; refusal: LaunchRefusal }> {
   const m = req.manifest;
   const env = pluginEnv(s.parentEnv, m, req.hostEnv);
