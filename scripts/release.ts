@@ -156,6 +156,8 @@ export function release(argv: string[], cwd: string): string {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  // `npm run release -- --dry-run | head`: a closed pipe ends the script quietly (141, as the CLI does), never a trace.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => process.exit(e.code === "EPIPE" ? 141 : 74));
   try {
     console.log(release(process.argv.slice(2), process.cwd()));
   } catch (e) {
