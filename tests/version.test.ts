@@ -79,7 +79,8 @@ after(() => rmSync(checkout, { recursive: true, force: true }));
 cpSync(join(engine, "package.json"), join(checkout, "package.json"));
 cpSync(join(engine, "bin"), join(checkout, "bin"), { recursive: true });
 cpSync(join(engine, "dist"), join(checkout, "dist"), { recursive: true });
-for (const linked of ["node_modules", "src", "plugins", "protocol"]) symlinkSync(join(engine, linked), join(checkout, linked));
+// "junction": a folder link Windows makes without admin rights (ignored elsewhere).
+for (const linked of ["node_modules", "src", "plugins", "protocol"]) symlinkSync(join(engine, linked), join(checkout, linked), "junction");
 
 const gitEnv = {
   ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "t",
