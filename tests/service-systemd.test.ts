@@ -125,7 +125,8 @@ test("install, restart after SIGKILL, reboot, uninstall, install again, update a
     // The agent CLI that only the login shell finds: its run ends done.
     const first = await post(url, "e1");
     assert.equal(first.duplicate, false);
-    await until(async () => (await state(url)).runs[0]?.state === "done", 30_000, async () => `the run of myagent to be done: ${JSON.stringify((await state(url)).runs[0])}`);
+    let last: unknown = null;
+    await until(async () => ((last = (await state(url)).runs[0]) as { state?: string } | undefined)?.state === "done", 30_000, () => `the run of myagent to be done: ${JSON.stringify(last)}`);
 
     // SIGKILL of the hub: systemd starts it again after RestartSec; nothing acknowledged is lost.
     const seq = (await state(url)).seq;

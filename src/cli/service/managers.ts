@@ -20,12 +20,12 @@ export const serviceToolTimeoutMs = 30_000;
 /** What a command printed and how it ended. `code` is null when it could not run (missing, timed out). */
 export interface ToolResult { code: number | null; out: string; err: string }
 
-/** Runs the OS's service tool; never throws. */
-export type RunTool = (file: string, args: string[]) => ToolResult;
+/** Runs the OS's service tool (with `env` added to this process's environment); never throws. */
+export type RunTool = (file: string, args: string[], env?: Record<string, string>) => ToolResult;
 
 /** Runs a program synchronously with this process's environment, its output as text. */
-export const runTool: RunTool = (file, args) => {
-  const r = spawnSync(file, args, { encoding: "utf8", timeout: serviceToolTimeoutMs, stdio: ["ignore", "pipe", "pipe"] });
+export const runTool: RunTool = (file, args, env) => {
+  const r = spawnSync(file, args, { encoding: "utf8", timeout: serviceToolTimeoutMs, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   return { code: r.error ? null : r.status, out: r.stdout ?? "", err: (r.stderr ?? "") || (r.error?.message ?? "") };
 };
 
@@ -218,10 +218,12 @@ export class Schtasks implements ServiceManager {
 
   files(plan: ServicePlan): ServiceFile[] {
     const { launcher } = windowsPaths(plan.home);
-    // The task's XML goes to schtasks from a file in the home, encoded as its declaration says (UTF-16).
+    // The task's XML goes to schtasks from a file in the home, encoded as its declaration says (UTF-16). The command
+    // on PATH is a .cmd of its own folder, which register() adds to the user's PATH.
     return [
       { path: win32.join(plan.home, "service", "task.xml"), content: windowsTaskXml(plan, this.user), mode: 0o600, utf16: true },
       { path: launcher, content: windowsLauncher(plan), mode: 0o600 },
+      { path: win32.join(windowsBinDir(), "agent-autoloop.cmd"), content: windowsCommandShim(plan), mode: 0o755 },
     ];
   }
 
@@ -238,6 +240,10 @@ export class Schtasks implements ServiceManager {
   }
 
   register(changed: boolean): void {
+    // The home readable by this user alone (protocol.md: Windows 数据目录用 ACL), as 0700 does on Unix.
+    must(this.run("icacls.exe", [this.home, "/inheritance:r", "/grant:r", `${this.user}:(OI)(CI)F`, "/Q"]), "icacls");
+    // The command's folder on the user's PATH; the folder comes in through the environment, never as script text.
+    must(this.run("powershell.exe", ["-NoProfile", "-NonInteractive", "-Command", addToUserPath], { AGENT_AUTOLOOP_BIN: windowsBinDir() }), "PATH");
     const xml = win32.join(this.home, "service", "task.xml");
     must(this.run("schtasks.exe", ["/Create", "/TN", serviceName, "/XML", xml, "/F"]), "schtasks /Create");
     if (changed) this.run("schtasks.exe", ["/End", "/TN", serviceName]);
@@ -257,6 +263,20 @@ export class Schtasks implements ServiceManager {
   logs(): string {
     return `Get-Content -Wait "${windowsPaths(this.home).log}"`;
   }
+}
+
+/** A fixed PowerShell script: adds `$env:AGENT_AUTOLOOP_BIN` to the user's PATH unless it is there. */
+const addToUserPath = "$d = $env:AGENT_AUTOLOOP_BIN; $p = [Environment]::GetEnvironmentVariable('Path', 'User'); "
+  + "if ((\"$p\" -split ';') -notcontains $d) { [Environment]::SetEnvironmentVariable('Path', ((@($p, $d) | Where-Object { $_ }) -join ';'), 'User') }";
+
+/** Where `install` puts the command on Windows: `%LOCALAPPDATA%\\agent-autoloop\\bin`. */
+export function windowsBinDir(env: NodeJS.ProcessEnv = process.env): string {
+  return win32.join(env.LOCALAPPDATA ?? win32.join(env.USERPROFILE ?? "C:\\", "AppData", "Local"), "agent-autoloop", "bin");
+}
+
+/** The command on Windows: a .cmd that runs the CLI with this node, passing its arguments on. */
+export function windowsCommandShim(plan: ServicePlan): string {
+  return `@"${plan.node}" "${win32.join(plan.engine, "bin", "agent-autoloop.js")}" %*\r\n`;
 }
 
 /** `DOMAIN\name` of the user running this process on Windows (USERDOMAIN and USERNAME), else the user's name. */

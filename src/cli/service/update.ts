@@ -15,7 +15,7 @@ import { findHub } from "../connect.js";
 import { CliError } from "../print.js";
 import { askOnTerminal } from "./install.js";
 import { serviceManager, type ServiceManager } from "./managers.js";
-import { newestRelease, parseVersionTag, compareVersions } from "./versions.js";
+import { compareVersions, newestRelease, parseVersionTag, type Version } from "../../host/version.js";
 
 /** How long one git or npm step of an update may take (ms): `npm ci` downloads and may compile. */
 export const updateStepTimeoutMs = 15 * 60_000;
@@ -98,10 +98,13 @@ export async function update(o: UpdateOptions): Promise<number> {
     return 0;
   }
   // Release notes of every release this update brings, oldest first.
-  const newer = tags.filter((tag) => {
-    const v = parseVersionTag(tag);
-    return v !== null && v.rc === null && compareVersions(tag, newest) <= 0 && !step(engine, "git", ["merge-base", "--is-ancestor", tag, "HEAD"]).ok;
-  }).sort(compareVersions);
+  const newestVersion = parseVersionTag(newest)!;
+  const newer = tags
+    .map((tag) => ({ tag, v: parseVersionTag(tag) }))
+    .filter((x): x is { tag: string; v: Version } => x.v !== null && x.v.rc === null && compareVersions(x.v, newestVersion) <= 0)
+    .filter((x) => !step(engine, "git", ["merge-base", "--is-ancestor", x.tag, "HEAD"]).ok)
+    .sort((a, b) => compareVersions(a.v, b.v))
+    .map((x) => x.tag);
   for (const tag of newer) o.say(t(lang, "update.notes", { version: tag, notes: git(engine, ["tag", "--list", "--format=%(contents)", tag], lang) || "—" }));
   if (!o.yes) {
     if (!o.ask && !process.stdin.isTTY) throw new CliError(t(lang, "update.confirmNeeded"));
