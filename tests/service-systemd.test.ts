@@ -13,7 +13,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, until } from "./helpers.js";
 import { SystemdContainer, copyRoot, ensureSystemdRoot, systemdContainerUnavailable, tester } from "./systemd-container.js";
@@ -120,6 +120,12 @@ test("install, restart after SIGKILL, reboot, uninstall, install again, update a
     const again = c.login(`${cli} install --yes`);
     assert.equal(again.code, 0, again.err);
     assert.match(again.out, /^already installed for the home \/home\/tester\/\.agent-autoloop; nothing changed$/m);
+    // doctor reads the login shell's PATH again: a folder added to ~/.profile reaches the service's settings.
+    appendFileSync(join(root, "home", tester.name, ".profile"), 'PATH="$HOME/more/bin:$PATH"\n');
+    const doctor = c.login(`${cli} doctor`);
+    assert.match(doctor.out, /your login shell's PATH changed: written into the systemd service's settings; restart the service to use it: systemctl --user restart agent-autoloop/, doctor.out + doctor.err);
+    assert.match(readFileSync(join(home, "service.env"), "utf8"), /^PATH="\/home\/tester\/more\/bin:\/home\/tester\/tools\/bin:/m);
+    assert.match(c.login(`${cli} doctor`).out, /the systemd service's PATH is your login shell's/);
     let url = (await until(() => hubUrl("v0.1.0"), 30_000, "the installed hub to answer as v0.1.0"))!;
 
     // The agent CLI that only the login shell finds: its run ends done.

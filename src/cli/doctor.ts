@@ -99,6 +99,9 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
     } else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: t(lang, "doctor.anyone", { channel }) });
   }
   out.push(await hubFinding(home, lang));
+  const { refreshServicePath } = await import("./service/install.js");
+  const service = refreshServicePath(home, lang);
+  if (service) out.push(service);
   return out;
 }
 

@@ -948,6 +948,8 @@ const catalog = {
   "service.uninstallCancelled": { zh: "没有卸载", en: "nothing was uninstalled" },
   "service.uninstallFailed": { zh: "服务管理器没能停掉服务，什么都没删：{error}", en: "the service manager could not stop the service; nothing was removed: {error}" },
   "service.uninstalled": { zh: "已移除服务和命令链接。保留了 {home}：rules.json、config.json、master.key、数据库、plugins/ 和其他所有文件", en: "removed the service and the command's link. Kept {home}: rules.json, config.json, master.key, the database, plugins/ and every other file" },
+  "service.pathSame": { zh: "{kind} 服务的 PATH 与登录 shell 的一致", en: "the {kind} service's PATH is your login shell's" },
+  "service.pathRefreshed": { zh: "登录 shell 的 PATH 变了：已写进 {kind} 服务的设置；重启服务后生效：{restart}", en: "your login shell's PATH changed: written into the {kind} service's settings; restart the service to use it: {restart}" },
   "update.notCheckout": { zh: "{engine} 不是 git 检出目录，不能用 update；下载新版本的发布包，解开后运行 install.sh", en: "{engine} is not a git checkout, so update cannot work there; download the new release's archive, unpack it and run install.sh" },
   "update.localChanges": { zh: "{engine} 有本地改动（{files}）；提交或还原后再 update，什么都没改", en: "{engine} has local changes ({files}); commit or revert them, then update. Nothing was changed" },
   "update.gitFailed": { zh: "git 失败：{error}", en: "git failed: {error}" },

@@ -284,3 +284,26 @@ export async function uninstall(o: ServiceCommandOptions): Promise<number> {
   o.say(t(lang, "service.uninstalled", { home: home.dir }));
   return 0;
 }
+
+/**
+ * `doctor`'s look at the service (issue 28: the login shell's PATH read at install, refreshed by doctor): when a
+ * service of this home is installed, its PATH is read again from the login shell and, when it changed, written into the
+ * service's files (not registered again: the running hub keeps its PATH until it restarts).
+ * @returns one line for doctor (ok), or null when no service of this home is installed or the PATH cannot be read.
+ */
+export function refreshServicePath(home: Home, lang: Lang, manager: ServiceManager | null = serviceManager(home.dir), linkPath = unixLinkPath()): { ok: boolean; line: string } | null {
+  if (!manager || process.platform === "win32" || manager.unusable(lang) !== null || manager.installedHome() !== home.dir) return null;
+  const login = loginShellPath();
+  if (login === null) return null;
+  const plan: ServicePlan = { home: home.dir, engine: engineDir, node: process.execPath, path: servicePath(login, process.execPath, dirname(linkPath)) };
+  const changed = manager.files(plan).filter((f) => current(f.path, f.utf16) !== f.content);
+  for (const f of changed) write(f.path, f.content, f.mode, f.utf16);
+  return changed.length === 0
+    ? { ok: true, line: t(lang, "service.pathSame", { kind: manager.kind }) }
+    : { ok: true, line: t(lang, "service.pathRefreshed", { kind: manager.kind, restart: restartHint(manager) }) };
+}
+
+/** The command that restarts the service, for people. */
+function restartHint(manager: ServiceManager): string {
+  return manager.kind === "systemd" ? "systemctl --user restart agent-autoloop" : manager.kind === "launchd" ? "launchctl kickstart -k gui/$(id -u)/dev.agent-autoloop.hub" : "schtasks /Run /TN agent-autoloop";
+}
