@@ -97,7 +97,7 @@ export function findWindowsProgram(name: string, env: WindowsEnv, files: Windows
 export interface NpmShim { nodeArgs: string[]; entry: string }
 
 /** A line of a shim form: a literal line, or where the run line goes and which shape it has. */
-type ShimLine = string | { run: "prog" | "progEnd" | "progEndPathext" | "dp0NodeExe" | "dp0Node" };
+type ShimLine = string | { run: "prog" | "progEnd" | "progEndPathext" | "progDp0" | "dp0NodeExe" | "dp0Node" };
 
 const progIf = ['IF EXIST "%dp0%\\node.exe" (', 'SET "_prog=%dp0%\\node.exe"', ") ELSE (", 'SET "_prog=node"'];
 const pathExtLine = "SET PATHEXT=%PATHEXT:;.JS;=;%";
@@ -110,13 +110,16 @@ const oldIf = 'IF EXIST "%~dp0\\node.exe" (';
  * - cmd-shim 9.0.2 and later: the PATHEXT change on the run line, after `endLocal`;
  * - cmd-shim 4.1 to 9.0.1 (npm 7 to 10): the `:find_dp0` subroutine first, `endLocal & goto … & "%_prog%" …`;
  * - cmd-shim 3 and 4.0 (late npm 6): the subroutine last, `"%_prog%" …` then `ENDLOCAL` and `EXIT /b %errorlevel%`;
- * - cmd-shim 2 (npm 5 and 6, yarn 1): `"%~dp0\node.exe" …` or `node …`, with `SETLOCAL` and the PATHEXT change in
- *   the ELSE; the oldest without them (after a `:: Created by npm` comment); pnpm's with `SETLOCAL` first.
+ * - cmd-shim 2.1: `SETLOCAL` first, `_prog` set from `%~dp0`, `"%_prog%" …` then `ENDLOCAL`;
+ * - cmd-shim 1 to 2.0 (npm 5 and early 6, yarn 1): `"%~dp0\node.exe" …` or `node …`, with `SETLOCAL` and the
+ *   PATHEXT change in the ELSE; the oldest without them (after a `:: Created by npm` comment); pnpm's old one with
+ *   `SETLOCAL` first.
  */
 const shimForms: readonly (readonly ShimLine[])[] = [
   [...dp0Head, ...progIf, ")", { run: "progEndPathext" }],
   [...dp0Head, ...progIf, pathExtLine, ")", { run: "progEnd" }],
   ["ECHO off", "SETLOCAL", "CALL :find_dp0", ...progIf, pathExtLine, ")", { run: "prog" }, "ENDLOCAL", "EXIT /b %errorlevel%", ":find_dp0", "SET dp0=%~dp0", "EXIT /b"],
+  ["SETLOCAL", oldIf, 'SET "_prog=%~dp0\\node.exe"', ") ELSE (", 'SET "_prog=node"', pathExtLine, ")", { run: "progDp0" }, "ENDLOCAL"],
   [oldIf, { run: "dp0NodeExe" }, ") ELSE (", "SETLOCAL", pathExtLine, { run: "dp0Node" }, ")"],
   [oldIf, { run: "dp0NodeExe" }, ") ELSE (", { run: "dp0Node" }, ")"],
   ["SETLOCAL", oldIf, { run: "dp0NodeExe" }, ") ELSE (", pathExtLine, { run: "dp0Node" }, ")"],
@@ -129,6 +132,7 @@ const target = (dp0: string) => String.raw`\s+"${dp0}\\([^"%\r\n]+)"\s+%\*`;
 const runLines: Record<Exclude<ShimLine, string>["run"], RegExp> = {
   prog: new RegExp(String.raw`^"%_prog%"${nodeArgs}${target("%dp0%")}$`, "i"),
   progEnd: new RegExp(String.raw`^${endLocal}"%_prog%"${nodeArgs}${target("%dp0%")}$`, "i"),
+  progDp0: new RegExp(String.raw`^"%_prog%"${nodeArgs}${target("%~dp0")}$`, "i"),
   progEndPathext: new RegExp(String.raw`^${endLocal}set\s+PATHEXT=%PATHEXT:;\.JS;=;%\s+&\s+"%_prog%"${nodeArgs}${target("%dp0%")}$`, "i"),
   dp0NodeExe: new RegExp(String.raw`^"%~dp0\\node\.exe"${nodeArgs}${target("%~dp0")}$`, "i"),
   dp0Node: new RegExp(String.raw`^node${nodeArgs}${target("%~dp0")}$`, "i"),
