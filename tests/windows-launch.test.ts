@@ -33,7 +33,7 @@ import { childEnv } from "../src/worker/env.js";
 import {
   decodeJobPayload, encodeJobPayload, jobExit, jobHostArgv, jobPayload, windowsJobScript, windowsRequiredEnv,
 } from "../src/worker/windows-job.js";
-import { readExit, stopJob } from "../src/worker/supervise.js";
+import { readExit, startSupervised, stopGroup, stopJob } from "../src/worker/supervise.js";
 
 // ---------------------------------------------------------------------------------------------------------------
 // fixtures
@@ -615,7 +615,8 @@ test("a job host that does not answer the stop request is ended after the grace 
     const started = Date.now();
     await stopJob(dir, 600);
     assert.ok(Date.now() - started >= 600, "the grace period was given");
-    assert.deepEqual(readExit(dir), { code: null, signal: "SIGTERM", error: null });
+    // process.kill is SIGTERM on Unix, TerminateProcess (exit code 1) on Windows
+    assert.deepEqual(readExit(dir), process.platform === "win32" ? { code: 1, signal: null, error: null } : { code: null, signal: "SIGTERM", error: null });
     // A launch already ended, or whose supervisor is gone, is not waited for
     const before = Date.now();
     await stopJob(dir, 5_000);
@@ -624,6 +625,53 @@ test("a job host that does not answer the stop request is ended after the grace 
     rmSync(join(dir, "exit.json"));
     await stopJob(dir, 5_000);
     assert.ok(Date.now() - before < 2_000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// On a real Windows (CI's windows-latest runner). Written for it, never run here: this machine has no Windows.
+
+const windowsOnly = process.platform === "win32" ? false : "Windows only (PowerShell, CreateProcess, Job Objects): for CI's windows-latest";
+
+test("Windows: windows-job.ps1 parses with PowerShell's own parser", { skip: windowsOnly }, () => {
+  const count = execFileSync("powershell.exe", ["-NoProfile", "-NonInteractive", "-Command",
+    "$e = $null; [void][System.Management.Automation.Language.Parser]::ParseFile($env:AA_SCRIPT, [ref]$null, [ref]$e); $e.Count"],
+  { env: { ...process.env, AA_SCRIPT: windowsJobScript }, encoding: "utf8" });
+  assert.equal(count.trim(), "0");
+});
+
+test("Windows: an agent in its Job Object gets its arguments intact; stopping it ends it and a detached child it started", { skip: windowsOnly }, async () => {
+  const dir = tempDir("aa-winjob-");
+  try {
+    const ldir = join(dir, "1");
+    mkdirSync(ldir);
+    const child = join(dir, "child.js");
+    writeFileSync(child, "setInterval(() => {}, 1000);\n");
+    const agent = join(dir, "agent.js");
+    writeFileSync(agent, `const { spawn } = require("node:child_process"); const fs = require("node:fs");
+const c = spawn(process.execPath, [${JSON.stringify(child)}], { detached: true, stdio: "ignore" }); c.unref();
+fs.writeFileSync(${JSON.stringify(join(dir, "pids.json"))}, JSON.stringify({ agent: process.pid, child: c.pid }));
+process.stdout.write(JSON.stringify(process.argv.slice(2)) + "\\n");
+setInterval(() => {}, 1000);
+`);
+    const agentEnv = childEnv(process.env, [], {});
+    const run = launchArgv(["node", agent, ...hardArguments], { env: agentEnv, cwd: dir, lang: "en" });
+    assert.ok("argv" in run, JSON.stringify(run));
+    await startSupervised(ldir, run.argv, dir, agentEnv);
+    const line = await until(() => {
+      try {
+        return readFileSync(join(ldir, "stdout"), "utf8").split("\n")[0] || null;
+      } catch {
+        return null;
+      }
+    }, 60_000, () => `the agent's output (stderr: ${existsSync(join(ldir, "stderr")) ? readFileSync(join(ldir, "stderr"), "utf8") : ""})`);
+    assert.deepEqual(JSON.parse(line), hardArguments);
+    const pids = await until(() => existsSync(join(dir, "pids.json")) && JSON.parse(readFileSync(join(dir, "pids.json"), "utf8")) as { agent: number; child: number }, 10_000, "pids.json");
+    await stopGroup(ldir);
+    assert.deepEqual(readExit(ldir), { code: 1, signal: null, error: null });
+    for (const pid of [pids.agent, pids.child]) assert.throws(() => process.kill(pid, 0), `process ${pid} is gone`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
