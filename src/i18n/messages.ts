@@ -897,6 +897,17 @@ const catalog = {
   "doctor.cwdInside": { zh: "规则 {rule}：cwd {cwd} 在这个目录里面，沙箱对 Agent {agent} 藏起了它 — 换一个目录", en: "rule {rule}: cwd {cwd} is inside this home, which the sandbox hides from agent {agent} — choose another folder" },
   "sandbox.notLinux": { zh: "bubblewrap 只能在 Linux 上跑，这台电脑是 {platform}", en: "bubblewrap runs on Linux only, and this computer runs {platform}" },
   "sandbox.noBwrap": { zh: "没装 bubblewrap（bwrap）：装上它（Debian 和 Ubuntu：apt-get install bubblewrap）", en: "bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: apt-get install bubblewrap)" },
+  // branch win-launch (issue 28): starting programs on Windows (src/sdk/launch.ts) and the run's Job Object (src/worker/windows-job.ts)
+  "launch.notFound": { zh: "找不到程序 {program}：PATH 的各个目录里都没有（按 PATHEXT 的扩展名试过）。装上它，或把 \"program\" 写成完整路径", en: "program {program} is not on PATH (tried with each extension of PATHEXT): install it, or set \"program\" to its full path" },
+  "launch.batch": { zh: "{program} 是批处理文件，不是 npm 生成的 JavaScript 包装，所以不启动它：cmd.exe 会把参数当成命令再解析一遍，提示词里的 &、|、%变量%、^ 和换行会变成命令或丢掉。请改用可执行程序（.exe）、PowerShell 脚本（.ps1），或写成 node script.js", en: "{program} is a batch file, not one of npm's JavaScript shims, so it is not started: cmd.exe would parse its arguments again as shell source, and a prompt's &, |, %VARIABLES%, ^ and line breaks would become commands or vanish. Use a program (.exe), a PowerShell script (.ps1), or node script.js instead" },
+  "launch.unsupported": { zh: "{program}：Windows 上不直接启动 {ext} 文件。请改用可执行程序（.exe）、PowerShell 脚本（.ps1），或写成 node script.js", en: "{program}: {ext} files are not started directly on Windows. Use a program (.exe), a PowerShell script (.ps1), or node script.js instead" },
+  "launch.noNode": { zh: "{program} 是 npm 的 JavaScript 包装，可它旁边没有 node.exe，PATH 里也找不到：装上 Node.js，或把 node.exe 所在的目录加进 PATH", en: "{program} is npm's JavaScript shim, but there is no node.exe beside it nor on PATH: install Node.js, or put the folder of node.exe on PATH" },
+  "launch.noEntry": { zh: "{program} 是 npm 的 JavaScript 包装，可它要运行的 {entry} 不存在：重新安装这个包", en: "{program} is npm's JavaScript shim, but the script it runs, {entry}, does not exist: install the package again" },
+  "launch.noPowerShell": { zh: "{program} 是 PowerShell 脚本，可 %SystemRoot%\\System32\\WindowsPowerShell\\v1.0 和 PATH 里都找不到 powershell.exe", en: "{program} is a PowerShell script, but powershell.exe is neither in %SystemRoot%\\System32\\WindowsPowerShell\\v1.0 nor on PATH" },
+  "launch.tooLong": { zh: "{program} 的命令行有 {length} 个字符，超过了 Windows 的上限 {limit}：把长内容（比如提示词）放进文件，让程序去读", en: "the command line of {program} is {length} characters long, over Windows' limit of {limit}: put long text (a prompt) in a file for the program to read" },
+  "launch.noJobHost": { zh: "找不到 Windows PowerShell（powershell.exe），没法把 Agent 放进 Job Object 里运行（停止时要靠它结束整个进程树）", en: "Windows PowerShell (powershell.exe) was not found, so the agent cannot run in a Job Object (which is how stopping it ends its whole process tree)" },
+  "launch.jobFailed": { zh: "没能在 Job Object 里启动 Agent：{error}", en: "could not start the agent in a Job Object: {error}" },
+  "launch.jobEnded": { zh: "PowerShell（管 Job Object 的进程）还没启动 Agent 就退出了（退出码 {code}），原因见这一轮目录里的 stderr", en: "PowerShell (which holds the Job Object) ended before it started the agent (exit code {code}); the stderr file in the run's folder says why" },
   // the hub's log lines and refusals of the shell
   "hub.rulesFailed": { zh: "规则：{error}", en: "rules: {error}" },
   "hub.closing": { zh: "中台正在关闭", en: "the hub is shutting down" },

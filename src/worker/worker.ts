@@ -20,11 +20,11 @@ import type { Home } from "../common/paths.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
-import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import { launchAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
 import { hubOrigin, isInside, readOnlyPaths, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
-import { toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
+import { launchArgv, toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
 import type { RunBridge, ToolBridges } from "./tool-bridge.js";
 import type { DataTools } from "../tools/index.js";
 import { progressOf, runWorkflow } from "./workflow.js";
@@ -479,8 +479,11 @@ export class Worker {
     const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
     const tools: Record<string, string> = turn.tools ? { [toolsMcpVariable]: JSON.stringify(turn.tools.command) } : {};
     const env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run), ...tools });
-    if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, argv), turn.cwd, env, true);
-    else await startSupervised(ldir, argv, turn.cwd, env);
+    // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (src/sdk/launch.ts).
+    const program = launchArgv(argv, { env, cwd: turn.cwd, lang: this.opts.lang });
+    if ("error" in program) return { error: program.error };
+    if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, program.argv), turn.cwd, env, true, this.opts.lang);
+    else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.opts.lang);
     return this.watch(job, plugin, ldir, isCancelled, setCancel, false);
   }
 
@@ -664,7 +667,7 @@ function agentRunning(dir: string): boolean {
   try {
     const ldir = join(dir, String(latestLaunch(dir)));
     const pids = readPids(ldir);
-    return pids !== null && readExit(ldir) === null && groupAlive(pids.pgid);
+    return pids !== null && readExit(ldir) === null && launchAlive(pids);
   } catch (e) {
     // No folder (or a file in its place): nothing was started. Any other error (EMFILE, EIO): cannot tell, so keep
     // trying rather than report a run whose agent may go on.
