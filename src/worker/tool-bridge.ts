@@ -40,7 +40,7 @@ export const bridgeLineMaxBytes = 10 * 1024 * 1024;
 /** After a parked (async) call's timeout, how long the bridge still waits for the hub to say it ended, in ms. */
 export const parkedResultGraceMs = 5_000;
 /** The longest unix socket path that fits a socket address (`sun_path` holds 108 bytes with its final NUL). */
-export const unixSocketPathMaxBytes = 107;
+export const unixSocketPathMaxBytes = toolLimits.unixSocketPathMaxBytes;
 /** The name of a run's socket in its `agent/` folder. */
 export const toolsSocketName = "tools.sock";
 /** The command the agent's CLI starts as its stdio MCP server: `agent-autoloop tools mcp` (issue 16), this engine's own. */
