@@ -15,6 +15,7 @@ import { test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
 import { baseRules, engine, hubFixture, tempDir, until, type Fixture } from "./helpers.js";
 import { examples, probeBwrap, processesIn } from "./tools-helpers.js";
 import { callFacts, streamCalls } from "./tool-calls-helpers.js";
@@ -284,6 +285,10 @@ test("another plugin's sandbox cannot reach a service's socket: a sandboxed serv
   const helloDir = installHelloService(plugins);
   installProber(plugins, "prober-svc", "service");
   installProber(plugins, "prober-sync", "sync");
+  // What a killed host left (its pid is gone) is removed when the next one makes its folder; a live host's stays.
+  const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
+  mkdirSync(join(home, "sockets", `${gone}-left`, "1"), { recursive: true });
+  mkdirSync(join(home, "sockets", `${process.ppid}-live`), { recursive: true });
   const { host, logs } = workerLikeHost(plugins, home);
   cleanups.push(() => host.close());
   await host.start();
@@ -302,6 +307,9 @@ test("another plugin's sandbox cannot reach a service's socket: a sandboxed serv
   assert.equal(sync.status, "ok", JSON.stringify(sync));
   assert.deepEqual((sync as { result: unknown }).result, { addr: null, scanned: [], reached: [] });
   assert.ok(hello[0]!.startsWith(join(home, "sockets") + "/"), hello[0]);
+  const folders = readdirSync(join(home, "sockets"));
+  assert.deepEqual([folders.length, folders.includes(`${process.ppid}-live`), folders.includes(`${gone}-left`)], [2, true, false]);
+  assert.match(folders.find((n) => n !== `${process.ppid}-live`)!, new RegExp(`^${process.pid}-\\w{6}$`));
 });
 
 test("a home too deep for a socket address still gets its services: the host reaches them through the folder's descriptor", { skip: noSandbox }, async () => {
