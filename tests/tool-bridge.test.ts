@@ -319,7 +319,8 @@ test("a worker that opens the run's socket again (a restart) is reached by the s
   cleanups.push(() => later.close());
   await later.open(job, first.agentDir, () => [process.pid]);
   assert.equal(textOf(await first.client.callTool({ name: "steps.run", arguments: { n: 2 } })), "done: 2");
-  // The same relay as a command for people and scripts: agent-autoloop tools mcp --socket <path>.
+  // The same relay as a command, agent-autoloop tools mcp --socket <path>: this test's child, so one of the run's
+  // processes as the bridge was told (a process outside the run is turned away: tool-sockets.test.ts).
   const cli = new Client({ name: "cli", version: "1" });
   await cli.connect(new StdioClientTransport({ command: process.execPath, args: [join(engine, "bin", "agent-autoloop.js"), "tools", "mcp", "--socket", join(first.agentDir, toolsSocketName)] }));
   cleanups.push(() => cli.close());
