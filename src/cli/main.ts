@@ -385,8 +385,8 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .argument("<folder>", t(lang, "cli.arg.folder"))
     .option("--args <json>", t(lang, "cli.desc.conformanceArgs"))
     .action(async (folder: string, o: { args?: string }) => {
-      const { pluginConformance } = await import("./plugins.js");
-      print(await pluginConformance(folder, o.args, lang));
+      const [{ pluginConformance }, h] = await Promise.all([import("./plugins.js"), home()]);
+      print(await pluginConformance(folder, o.args, lang, h));
     });
 
   const key = p.command("key").description(t(lang, "cli.desc.key"));

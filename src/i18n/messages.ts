@@ -284,6 +284,11 @@ const catalog = {
   "bridge.failed": { zh: "{tool} 出错（{code}）：{message}", en: "{tool} failed ({code}): {message}" },
   "bridge.parkedTimeout": { zh: "{tool}：{ms} 毫秒内没有结果", en: "{tool}: no result within {ms} ms" },
   "bridge.gone": { zh: "连不上 worker 的工具桥（worker 重启了？）；请再调用一次", en: "the worker's tool bridge cannot be reached (was the worker restarted?); call the tool again" },
+  // sec-sockets (issue 26, findings 1 and 14): who may reach a service's socket and a run's tools socket
+  "tools.long.socketPath": { zh: "插件 {plugin} 启动不了：它的 socket 路径 {path} 超过了 unix socket 地址能放的 {max} 字节，而只有 Linux 上宿主能经文件夹描述符连它。换一个短一些的 home（AGENT_AUTOLOOP_HOME）", en: "plugin {plugin} cannot be started: its socket path {path} is longer than a unix socket address holds ({max} bytes), and only on Linux can the host reach it through its folder. Choose a shorter home (AGENT_AUTOLOOP_HOME)" },
+  "tools.long.socketFolder": { zh: "插件 {plugin} 启动不了：打不开它的 socket 文件夹 {path}：{error}", en: "plugin {plugin} cannot be started: its socket folder {path} cannot be opened: {error}" },
+  "bridge.notOwnRun": { zh: "这次运行的工具只回答它自己的代理：连进来的进程不属于这次运行", en: "this run's tools answer only its own agent: the process that connected is not one of the run's" },
+  "bridge.turnedAway": { zh: "运行 {run} 的工具桥：一个不属于这次运行的进程连了进来，已拒绝", en: "tool bridge of run {run}: a connection from a process that is not one of the run's was turned away" },
   "tools.call.toolsList": { zh: "插件 {plugin} 的 tools/list 回答不对：{error}", en: "plugin {plugin} answered tools/list wrongly: {error}" },
   "tools.sandbox.noBwrap": { zh: "插件 {plugin} 要求沙箱，但 bubblewrap 不能用（{error}）。装上它：apt-get install bubblewrap", en: "plugin {plugin} asks for a sandbox but bubblewrap cannot run ({error}). Install it: apt-get install bubblewrap" },
   "tools.sandbox.noCgroup": { zh: "插件 {plugin} 要限制 {what}，但没有可用的 cgroup {controller} 控制器（{error}）。以 root 运行并挂载 cgroup v1 的 {controller}，或给本用户委派 cgroup v2 的 {controller} 控制器", en: "plugin {plugin} limits {what} but no cgroup {controller} controller can be used ({error}). Run as root with cgroup v1 {controller} mounted, or delegate the cgroup v2 {controller} controller to this user" },

@@ -47,9 +47,10 @@ export function probeBwrap(bwrap: string): Promise<BwrapProbe> {
   return p;
 }
 
-/** A bind the host adds (a service's socket folder): same path inside and out, writable. */
+/** A bind the host adds (a service's socket folder), writable: host folder `path` at `at` inside (default: `path`). */
 export interface HostBind {
   path: string;
+  at?: string;
 }
 
 /** What `bwrapArgv` needs. `hidden` are host paths replaced by an empty tmpfs (folders) or /dev/null (files). */
@@ -94,7 +95,7 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
   }
   a.push("--ro-bind", plan.pluginDir, sandboxWorkdir);
   for (const m of sandbox.mounts) a.push(m.readOnly ? "--ro-bind" : "--bind", m.relative ? resolve(plan.pluginDir, m.host) : m.host, m.container);
-  for (const b of plan.hostBinds) a.push("--bind", b.path, b.path);
+  for (const b of plan.hostBinds) a.push("--bind", b.path, b.at ?? b.path);
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);
   return a;

@@ -5,7 +5,7 @@
  */
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { engineDir } from "../common/paths.js";
 import type { Lang } from "../i18n/messages.js";
 import { stopGraceMs } from "../kernel/limits.js";
@@ -53,6 +53,38 @@ export function readExit(dir: string): Exit | null {
     return JSON.parse(readRegular(join(dir, "exit.json"))) as Exit;
   } catch {
     return null;
+  }
+}
+
+/**
+ * The supervisors of a run's launches that still run (`<runDir>/<n>/pid.json` without `exit.json`): the processes the
+ * run's own are found under (the agent, its sandbox and everything they start), for its tools socket (peer.ts). On
+ * Linux a pid whose command line is not this supervisor's (a pid used again) is left out.
+ */
+export function launchSupervisors(runDir: string): number[] {
+  let names: string[];
+  try {
+    names = readdirSync(runDir).filter((n) => /^\d+$/.test(n));
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const n of names) {
+    const dir = join(runDir, n);
+    const pid = readPids(dir)?.supervisor;
+    if (typeof pid !== "number" || !Number.isInteger(pid) || pid <= 0 || readExit(dir) !== null) continue;
+    if (process.platform === "linux" && !isSupervisor(pid)) continue;
+    out.push(pid);
+  }
+  return out;
+}
+
+/** Whether process `pid` runs a supervisor script (Linux /proc; this engine's or, after a move, another's). */
+function isSupervisor(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").some((a) => a.endsWith(basename(supervisorScript)));
+  } catch {
+    return false;
   }
 }
 

@@ -20,7 +20,7 @@ import type { Home } from "../common/paths.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
-import { launchAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
 import { hubOrigin, isInside, readOnlyPaths, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
@@ -339,7 +339,8 @@ export class Worker {
     let bridge: RunBridge | null = null;
     if ((job.tools ?? []).length > 0) {
       try {
-        bridge = await (await this.toolBridges()).open(job, agentDir);
+        // Only the run's own processes, found under its launches' supervisors, are answered (issue 26).
+        bridge = await (await this.toolBridges()).open(job, agentDir, () => launchSupervisors(dir));
       } catch (e) {
         return submit({ outcome: "failed", error: t(lang, "bridge.open", { error: (e as Error).message }), session: job.session });
       }
