@@ -10,7 +10,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { cpSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { engine, makeHome, tempDir, until } from "./helpers.js";
-import { compareVersions, formatVersion, newestRelease, newestVersionTag, parseVersionTag, type Version } from "../src/host/version.js";
+import { archivedRelease, compareVersions, formatVersion, newestRelease, newestVersionTag, parseVersionTag, releaseSync, type Version } from "../src/host/version.js";
 
 // ---- the pure rules -------------------------------------------------------------------------------------------------
 
@@ -154,4 +154,36 @@ test("an -rc tag is the version of its commit until the final release tags the s
 
 test("package.json carries no version that could disagree with a tag: it stays 0.0.0", () => {
   assert.equal((JSON.parse(readFileSync(join(engine, "package.json"), "utf8")) as { version: string }).version, "0.0.0");
+});
+
+test("a release archive made by git archive knows its version from src/host/release.txt; a checkout's copy of the file says nothing", () => {
+  const repo = tempDir("aa-archive-");
+  try {
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.invalid", "-c", "tag.gpgsign=false", "-c", "commit.gpgsign=false", ...args], { cwd: repo, encoding: "utf8" });
+    git("init", "--quiet");
+    cpSync(join(engine, ".gitattributes"), join(repo, ".gitattributes"));
+    cpSync(join(engine, "src", "host", "release.txt"), join(repo, "src", "host", "release.txt"));
+    git("add", ".");
+    git("commit", "--quiet", "-m", "one");
+    assert.equal(archivedRelease(repo), null, "a checkout still holds the placeholders");
+    const unpack = (name: string) => {
+      const out = join(repo, name);
+      execFileSync("sh", ["-c", `mkdir -p "${out}" && git archive HEAD | tar -x -C "${out}"`], { cwd: repo });
+      return out;
+    };
+    const untagged = archivedRelease(unpack("a1"));
+    assert.equal(untagged?.tag, null);
+    assert.match(untagged?.commit ?? "", /^[0-9a-f]{7,}$/);
+    git("tag", "-a", "v1.4.0", "-m", "release");
+    const tagged = unpack("a2");
+    assert.deepEqual(archivedRelease(tagged), { tag: "v1.4.0", commit: git("rev-parse", "--short", "HEAD").trim() });
+    assert.deepEqual(releaseSync(tagged), archivedRelease(tagged));
+    git("commit", "--quiet", "--allow-empty", "-m", "two");
+    // One commit past the release: describe says v1.4.0-1-g…, which is no version.
+    assert.equal(archivedRelease(unpack("a3"))?.tag, null);
+    git("tag", "nightly");
+    assert.equal(archivedRelease(unpack("a4"))?.tag, null);
+  } finally {
+    rmSync(repo, { recursive: true, force: true });
+  }
 });

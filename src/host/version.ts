@@ -6,10 +6,14 @@
  * show the newest version tag on the current commit, or `unreleased`. Reading it starts two `git` processes (~0.1 s),
  * so nothing asks for it before it needs it.
  *
+ * A release tarball made by `git archive` carries the same in `src/host/release.txt` (`archivedRelease`).
+ *
  * The pure part (`parseVersionTag`, `compareVersions`, `newestRelease`, `newestVersionTag`) is what `update` and
  * `scripts/release.ts` use to order tags; it never runs git.
  */
 import { execFile, execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { engineDir } from "./home.js";
 
@@ -122,15 +126,36 @@ function versionOf(tagList: string | null): string | null {
   return tagList === null ? null : newestVersionTag(tagList.split("\n").map((t) => t.trim()));
 }
 
-/** The release of the checkout at `dir` (default: the engine's own), read now (the CLI's `--version`). */
+/**
+ * The release an archive made by `git archive` (a release tarball, GitHub's source archives) was made from: git
+ * writes `src/host/release.txt` into the archive with its two placeholders replaced (`export-subst` in
+ * .gitattributes) — `git describe --tags` of the commit (exactly the tag when the commit carries one) and the short
+ * commit. Null in a checkout, where the file still holds the placeholders, or when there is no such file.
+ */
+export function archivedRelease(dir: string = engineDir): Release | null {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, "src", "host", "release.txt"), "utf8");
+  } catch {
+    return null;
+  }
+  if (text.includes("$Format:")) return null;
+  const [describe = "", commit = ""] = text.split("\n").map((l) => l.trim());
+  return { tag: parseVersionTag(describe) ? describe : null, commit: /^[0-9a-f]{4,40}$/.test(commit) ? commit : null };
+}
+
+/** The release of the checkout or archive at `dir` (default: the engine's own), read now (the CLI's `--version`). */
 export function releaseSync(dir: string = engineDir): Release {
-  return { commit: gitSync(commitArgs(dir)), tag: versionOf(gitSync(tagArgs(dir))) };
+  return archivedRelease(dir) ?? { commit: gitSync(commitArgs(dir)), tag: versionOf(gitSync(tagArgs(dir))) };
 }
 
 let tagOnce: Promise<string> | null = null;
 
 /** The engine's release tag or `unreleased`, read once per process without blocking it (the hub's `GET /v1/health`). */
 export function releaseTag(): Promise<string> {
-  tagOnce ??= gitAsync(tagArgs(engineDir)).then((tags) => versionOf(tags) ?? unreleased);
+  tagOnce ??= (() => {
+    const archived = archivedRelease();
+    return archived ? Promise.resolve(archived.tag ?? unreleased) : gitAsync(tagArgs(engineDir)).then((tags) => versionOf(tags) ?? unreleased);
+  })();
   return tagOnce;
 }
