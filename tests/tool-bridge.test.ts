@@ -109,7 +109,8 @@ async function connect(f: Fixture, job: Job, bridges?: ToolBridges): Promise<{ c
   if (!bridges) cleanups.push(() => b.close());
   const agentDir = tempDir("aa-bridge-agent-");
   cleanups.push(() => rmSync(agentDir, { recursive: true, force: true }));
-  const bridge = await b.open(job, agentDir);
+  // The relays this test starts are its children: the run's processes as far as the bridge can tell.
+  const bridge = await b.open(job, agentDir, () => [process.pid]);
   const client = new Client({ name: "test-agent", version: "1" });
   const [command, ...args] = bridge.offer.command;
   await client.connect(new StdioClientTransport({ command: command!, args, stderr: "pipe" }));
@@ -316,9 +317,10 @@ test("a worker that opens the run's socket again (a restart) is reached by the s
   assert.equal(existsSync(join(first.agentDir, toolsSocketName)), false, "the socket goes with its bridge");
   const later = new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {} });
   cleanups.push(() => later.close());
-  await later.open(job, first.agentDir);
+  await later.open(job, first.agentDir, () => [process.pid]);
   assert.equal(textOf(await first.client.callTool({ name: "steps.run", arguments: { n: 2 } })), "done: 2");
-  // The same relay as a command for people and scripts: agent-autoloop tools mcp --socket <path>.
+  // The same relay as a command, agent-autoloop tools mcp --socket <path>: this test's child, so one of the run's
+  // processes as the bridge was told (a process outside the run is turned away: tool-sockets.test.ts).
   const cli = new Client({ name: "cli", version: "1" });
   await cli.connect(new StdioClientTransport({ command: process.execPath, args: [join(engine, "bin", "agent-autoloop.js"), "tools", "mcp", "--socket", join(first.agentDir, toolsSocketName)] }));
   cleanups.push(() => cli.close());
@@ -335,7 +337,7 @@ test("a run folder whose socket path is longer than a socket address holds still
   const agentDir = join(top, "a".repeat(60), "b".repeat(60));
   mkdirSync(agentDir, { recursive: true });
   assert.ok(Buffer.byteLength(join(agentDir, toolsSocketName)) > 107);
-  const bridge = await b.open(job, agentDir);
+  const bridge = await b.open(job, agentDir, () => [process.pid]);
   assert.equal(statSync(join(agentDir, toolsSocketName)).isSocket(), true);
   const client = new Client({ name: "test-agent", version: "1" });
   const [command, ...args] = bridge.offer.command;

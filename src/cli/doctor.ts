@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { PluginLoader } from "../common/plugins.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { checkHomeFiles } from "../host/home-files.js";
-import { findProgram, type AgentPlugin } from "../sdk/index.js";
+import { findProgram, launchArgv, type AgentPlugin } from "../sdk/index.js";
 import type { Config, Home } from "../host/home.js";
 import { own } from "../kernel/own.js";
 import type { AgentDef, Rules } from "../kernel/rules.js";
@@ -19,9 +19,10 @@ import { t, type Lang } from "../i18n/messages.js";
 
 export interface Finding { ok: boolean; line: string }
 
-function versionOf(program: string): string | null {
+/** The first line `argv --version` prints (argv as `launchArgv` gives it), or null. */
+function versionOf(argv: string[]): string | null {
   try {
-    return execFileSync(program, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0] ?? null;
+    return execFileSync(argv[0]!, [...argv.slice(1), "--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0] ?? null;
   } catch {
     return null;
   }
@@ -72,7 +73,13 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
         out.push({ ok: false, line: t(lang, "doctor.noProgram", { agent: agent.id, program: programName }) });
         continue;
       }
-      const version = versionOf(program);
+      // Windows: how the worker would start it (npm's .cmd shims by their JS entry), or why it would not.
+      const run = launchArgv([program], { lang });
+      if ("error" in run) {
+        out.push({ ok: false, line: t(lang, "doctor.next", { agent: agent.id, next: run.error }) });
+        continue;
+      }
+      const version = versionOf(run.argv);
       out.push({ ok: true, line: version ? t(lang, "doctor.programVersion", { agent: agent.id, program, version }) : t(lang, "doctor.program", { agent: agent.id, program }) });
     }
     try {
@@ -99,6 +106,9 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
     } else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: t(lang, "doctor.anyone", { channel }) });
   }
   out.push(await hubFinding(home, lang));
+  const { refreshServicePath } = await import("./service/install.js");
+  const service = refreshServicePath(home, lang);
+  if (service) out.push(service);
   return out;
 }
 
@@ -135,7 +145,7 @@ function sandboxFindings(home: Home, rules: Rules, local: AgentDef[], lang: Lang
     out.push({ ok: false, line: t(lang, "doctor.sandboxFails", { bwrap: here.bwrap, error: failed, agents }) });
     return out;
   }
-  out.push({ ok: true, line: t(lang, "doctor.sandboxOn", { agents, version: versionOf(here.bwrap) ?? here.bwrap }) });
+  out.push({ ok: true, line: t(lang, "doctor.sandboxOn", { agents, version: versionOf([here.bwrap]) ?? here.bwrap }) });
   const homeDir = realPath(home.dir);
   for (const r of rules.rules) {
     if (!boxed.some((a) => a.id === r.to)) continue;

@@ -5,9 +5,10 @@
  * in use for its tools when they are not in its manifest (`tools/list` inside its sandbox, bounded; an MCP server's
  * `tools/list`), as the contract allows, and ends whatever it started before it returns.
  */
-import { basename } from "node:path";
+import { existsSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
-import { conformance, homeToolRoots, ToolHost, ToolRegistry, formatClash, toolLimits, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
+import { conformance, homeToolRoots, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, toolLimits, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
 import { approvalRuleFor, approvalsOf, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
 import { readRulesInput } from "../host/rules-file.js";
 import type { Home } from "../host/home.js";
@@ -295,7 +296,7 @@ export async function doctorPlugins(h: Home, lang: Lang): Promise<Printed> {
  * as `doctor` words them. Exit 1 when a check fails (a `warn` does not fail it).
  * @throws CliError when `--args` is not a JSON object.
  */
-export async function pluginConformance(folder: string, argsText: string | undefined, lang: Lang): Promise<Printed> {
+export async function pluginConformance(folder: string, argsText: string | undefined, lang: Lang, h?: Home): Promise<Printed> {
   let args: Record<string, unknown> | undefined;
   if (argsText !== undefined) {
     let parsed: unknown;
@@ -307,6 +308,13 @@ export async function pluginConformance(folder: string, argsText: string | undef
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new CliError(t(lang, "field.type", { field: "--args", type: "object" }));
     args = parsed as Record<string, unknown>;
   }
-  const lines = await conformance(folder, { lang, args });
+  // A service under test serves in a folder of the home when there is one (hidden from agents), else in the temp dir.
+  const sockets = serviceSocketFolder(h && existsSync(h.dir) ? h.dir : null);
+  let lines: ConformanceLine[];
+  try {
+    lines = await conformance(folder, { lang, args, socketDir: join(sockets, "1") });
+  } finally {
+    rmSync(sockets, { recursive: true, force: true });
+  }
   return { out: lines.map((l) => checkLine(l, lang)), err: [], code: lines.some((l) => l.verdict === "fail") ? 1 : 0 };
 }

@@ -1,11 +1,12 @@
 /**
  * The agent plugin contract (plugins.md Agent 插件): what the worker hands a plugin (`Turn`), what the plugin gives
  * back (`AgentPlugin`, `AgentRead`), and small helpers agent plugins share (`findProgram`, `tail`, `substitute`,
- * `jsonLines`). Part of the plugin SDK (`agent-autoloop/sdk`); the worker uses the same definitions.
+ * `jsonLines`; starting a program on Windows: launch.ts). Part of the plugin SDK (`agent-autoloop/sdk`); the worker uses the same definitions.
  */
 import { existsSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { Job as WireJob } from "../protocol/responses.js";
+import { findWindowsProgram, windowsFiles } from "./launch.js";
 
 /**
  * The job a worker claims for a run (protocol.md Job). A plugin never gets it whole (the run token stays with the
@@ -118,8 +119,13 @@ export interface AgentState {
   files?: string[];
 }
 
-/** Finds an executable on PATH (or returns an absolute path as is when it exists); null when absent. */
+/**
+ * Finds an executable on PATH (or returns a path with a folder as is when it exists); null when absent. On Windows
+ * PATH is searched with PATHEXT, without regard to case (`findWindowsProgram`): `claude` finds npm's `claude.cmd`;
+ * whether and how that file can be started is `launchArgv`'s to say.
+ */
 export function findProgram(name: string, path = process.env.PATH ?? ""): string | null {
+  if (process.platform === "win32") return findWindowsProgram(name, { PATH: path, PATHEXT: process.env.PATHEXT }, windowsFiles, process.cwd());
   if (name.includes("/")) return existsSync(name) ? name : null;
   for (const dir of path.split(delimiter)) {
     if (!dir) continue;

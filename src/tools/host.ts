@@ -7,7 +7,6 @@
  * only; a removed one is stopped.
  */
 import { rmdirSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { nestedDeeperThan } from "../protocol/validate.js";
@@ -17,7 +16,7 @@ import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
 import { McpSession, allowedByList } from "./mcp.js";
 import type { LaunchSettings, PluginProcess } from "./process.js";
-import { ServiceSupervisor } from "./service.js";
+import { ServiceSupervisor, serviceSocketFolder } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
 import { argumentsDepthMax, callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
@@ -35,7 +34,12 @@ export interface ToolHostOptions {
   /** Host paths no sandbox may see (the hub's home, with its keys). */
   hiddenPaths?: string[];
   cgroups?: CgroupSystem;
-  /** Where service sockets go (short: unix socket paths are limited to 107 bytes). Default: a folder in the temp dir. */
+  /**
+   * The folder of this host's service sockets, each service's in a folder of its own inside: a folder no agent and no
+   * other plugin can see. Default: a new folder in `<first hidden path>/sockets/` (the hub's home, hidden from every
+   * sandbox: `serviceSocketFolder`); a host that hides nothing (a test) gets one in the temp dir, as reachable as
+   * everything else then. A path deeper than a socket address holds is reached through its folder (service.ts).
+   */
   socketDir?: string;
   /** Waits between restarts of crashed long-lived plugins, in ms (default `restartBackoffMs`). */
   restartBackoffMs?: readonly number[];
@@ -72,7 +76,10 @@ export function splitToolName(qualified: string): { plugin: string; tool: string
 
 export class ToolHost {
   readonly settings: LaunchSettings;
-  private readonly socketDir: string;
+  /** The folder given, or null until the first service needs the default one. */
+  private socketDir: string | null;
+  /** The last number given to a service's own socket folder. */
+  private socketFolders = 0;
   private readonly backoff: readonly number[];
   private listCache = new Map<string, ToolSpec[]>();
   private services = new Map<string, ServiceSupervisor>();
@@ -90,7 +97,7 @@ export class ToolHost {
       lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
       parentEnv: o.env ?? process.env, log: o.log ?? (() => {}),
     };
-    this.socketDir = o.socketDir ?? join(tmpdir(), `aa-tools-${process.pid}`);
+    this.socketDir = o.socketDir ?? null;
     this.backoff = o.restartBackoffMs ?? restartBackoffMs;
   }
 
@@ -112,7 +119,9 @@ export class ToolHost {
     const p = runnable(rec);
     if (!p || !rec?.digest || this.services.has(name) || this.mcps.has(name)) return;
     if (p.manifest.plugin_type === "service") {
-      const sup = new ServiceSupervisor(p, rec.digest, this.settings, this.socketDir, this.backoff, (s) => this.emit(s));
+      this.socketDir ??= serviceSocketFolder(this.settings.hidden[0] ?? null);
+      const own = join(this.socketDir, String(++this.socketFolders));
+      const sup = new ServiceSupervisor(p, rec.digest, this.settings, own, this.backoff, (s) => this.emit(s));
       this.services.set(name, sup);
       await sup.start();
     } else if (p.manifest.plugin_type === "mcp" && p.manifest.mcp?.autostart) {
@@ -362,7 +371,7 @@ export class ToolHost {
     await Promise.all([...this.background].map((p) => p.end()));
     this.background.clear();
     try {
-      rmdirSync(this.socketDir); // only when empty: the sockets were removed as their services stopped
+      if (this.socketDir !== null) rmdirSync(this.socketDir); // only when empty: each service's folder went as it stopped
     } catch {
       // never made, or not ours to empty
     }

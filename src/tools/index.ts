@@ -11,5 +11,5 @@ export { conformance, sampleArguments, type ConformanceOptions } from "./conform
 export { readManifest, manifestDigest, formatProblem, manifestFileNames, type ManifestResult } from "./manifest.js";
 export { probeBwrap } from "./sandbox.js";
 export { cgroupBases, systemCgroups, type CgroupSystem } from "./cgroup.js";
-export { pluginAddrVariable, bridgeProtoPath } from "./service.js";
+export { pluginAddrVariable, bridgeProtoPath, sandboxSocketDir, serviceSocketFolder, serviceSocketName, serviceSocketRoot } from "./service.js";
 export * as toolLimits from "./limits.js";

@@ -69,6 +69,11 @@ export const listCacheEntriesMax = 1000;
 export { toolTaskIdMinChars as taskIdMinChars, toolTaskIdMaxChars as taskIdMaxChars } from "../kernel/limits.js";
 
 // ── long-lived plugins: service (§6) and mcp ───────────────────────────────────────────────────────────────────
+/**
+ * The longest unix socket path that fits a socket address (`sun_path` holds 108 bytes with its final NUL). A service's
+ * socket deeper than this (a deep home) is reached through its folder's descriptor on Linux (service.ts).
+ */
+export const unixSocketPathMaxBytes = 107;
 /** A service plugin must accept gRPC on its socket within this long after it starts. */
 export const serviceStartTimeoutMs = 10_000;
 /** A service call without a caller's timeout ends after this long (§2: `timeout_ms` does not apply to services). */

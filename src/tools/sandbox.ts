@@ -55,9 +55,10 @@ export function probeBwrap(bwrap: string): Promise<BwrapProbe> {
   return p;
 }
 
-/** A bind the host adds (a service's socket folder): same path inside and out, writable. */
+/** A bind the host adds (a service's socket folder), writable: host folder `path` at `at` inside (default: `path`). */
 export interface HostBind {
   path: string;
+  at?: string;
 }
 
 /**
@@ -139,7 +140,7 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
     if (device) a.push("--dev-bind", device, m.container);
     else a.push(m.readOnly ? "--ro-bind" : "--bind", host, m.container);
   }
-  for (const b of plan.hostBinds) a.push("--bind", b.path, b.path);
+  for (const b of plan.hostBinds) a.push("--bind", b.path, b.at ?? b.path);
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);
   return a;

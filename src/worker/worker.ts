@@ -20,12 +20,12 @@ import type { Home } from "../common/paths.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
-import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
 import { expandTilde, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxArgv, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
-import { toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
+import { launchArgv, toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
 import type { RunBridge, ToolBridges } from "./tool-bridge.js";
 import type { DataTools } from "../tools/index.js";
 import { progressOf, runWorkflow } from "./workflow.js";
@@ -340,7 +340,8 @@ export class Worker {
     let bridge: RunBridge | null = null;
     if ((job.tools ?? []).length > 0) {
       try {
-        bridge = await (await this.toolBridges()).open(job, agentDir);
+        // Only the run's own processes, found under its launches' supervisors, are answered (issue 26).
+        bridge = await (await this.toolBridges()).open(job, agentDir, () => launchSupervisors(dir));
       } catch (e) {
         return submit({ outcome: "failed", error: t(lang, "bridge.open", { error: (e as Error).message }), session: job.session });
       }
@@ -485,8 +486,11 @@ export class Worker {
       return { error: `plugin ${job.agent.use}: ${(e as Error).message}` };
     }
     if ("error" in sandbox) return { error: sandbox.error };
-    if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, argv), turn.cwd, env, true);
-    else await startSupervised(ldir, argv, turn.cwd, env);
+    // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (src/sdk/launch.ts).
+    const program = launchArgv(argv, { env, cwd: turn.cwd, lang: this.opts.lang });
+    if ("error" in program) return { error: program.error };
+    if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, program.argv), turn.cwd, env, true, this.opts.lang);
+    else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.opts.lang);
     return this.watch(job, plugin, ldir, isCancelled, setCancel, false);
   }
 
@@ -720,7 +724,7 @@ function agentRunning(dir: string): boolean {
   try {
     const ldir = join(dir, String(latestLaunch(dir)));
     const pids = readPids(ldir);
-    return pids !== null && readExit(ldir) === null && groupAlive(pids.pgid);
+    return pids !== null && readExit(ldir) === null && launchAlive(pids);
   } catch (e) {
     // No folder (or a file in its place): nothing was started. Any other error (EMFILE, EIO): cannot tell, so keep
     // trying rather than report a run whose agent may go on.
