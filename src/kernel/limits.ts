@@ -195,6 +195,11 @@ export const consoleSessionsMax = 64;
  * shows, in code points (the public implementation's `args_preview` is at most 512 bytes).
  */
 export const toolCallPreviewMaxCodepoints = 512;
+/**
+ * Tool calls (issue 26 #5): the whole arguments an approval card keeps for the console and its link page, at most this
+ * many code points of their canonical JSON; longer ones are not kept whole and the card says so.
+ */
+export const toolCallArgumentsMaxCodepoints = 32_768;
 /** Tool calls: calls one run may ask the hub about; later ones are refused (a looping agent stops costing facts). */
 export const toolCallsPerRunMax = 1000;
 /** Tool calls: how long one GET of a call's decision or of a parked call's result may be held, in seconds. */

@@ -12,8 +12,8 @@
  *   prompt      → an ask card "allow once / always allow / deny"; the agent's call is held until `waitUntil`
  *                 (rules.json `approvalWaitSeconds`); then `awaiting_approval` (deadline `toolWait`).
  *   answer      → while held: decides the call itself; after: a one-use grant for the next call of the same tool in
- *                 the same session, and the card wakes the lane like any answer. "Always" trusts the plugin at this
- *                 manifest digest.
+ *                 the same session with the same arguments (their digest: what the owner saw, issue 26 #5), and the
+ *                 card wakes the lane like any answer. "Always" trusts the plugin at this manifest digest.
  *   outcome     → ok / error / timeout / oom, or parked (an async task: only the HMAC of its id is kept, with a
  *                 deadline `toolTask`); the callback ends it (ok / error), the deadline with `timeout`.
  * Ended calls are counted per quarter hour and plugin (`toolstats`), for `status`.
@@ -25,10 +25,10 @@ import { answerCard, createCard, saveCard } from "./cards.js";
 import { grantKey, toolStatsKey, trustKey } from "./tables.js";
 import { toolTaskHash } from "./credentials.js";
 import { usageBucketMs } from "./evolve.js";
-import { relayed } from "./text.js";
+import { neutralise, relayed } from "./text.js";
 import { assert } from "./assert.js";
 import {
-  cardTitleMaxCodepoints, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints, toolGrantValidMs,
+  cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCallPreviewMaxCodepoints, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints, toolGrantValidMs,
   toolParkedCallsMax,
 } from "./limits.js";
 import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
@@ -161,8 +161,9 @@ export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody): Reply {
   call.approval = verdict.index;
   if (verdict.mode === "deny") return deny(c, call, verdict.why, denyReason(c, verdict.why, verdict.index, body.tool));
   if (verdict.mode === "auto") return allow(c, call);
-  // A prompt: an answer the owner gave after an earlier call of this tool in this session stopped waiting decides it.
-  const gKey = grantKey(sessionKey, body.tool, body.manifestDigest);
+  // A prompt: an answer the owner gave after an earlier call of this tool in this session stopped waiting decides it,
+  // when this call has the arguments the owner saw (issue 26 #5); other arguments are asked about anew.
+  const gKey = grantKey(sessionKey, body.tool, body.manifestDigest, body.argsDigest);
   const grant = c.tx.get("grants", gKey);
   if (grant) {
     c.tx.del("grants", gKey);
@@ -191,6 +192,24 @@ function allow(c: Ctx, call: ToolCallRow): Reply {
   return ok(callDecisionOf(c, call));
 }
 
+/**
+ * What an approval card says of a call's arguments (issue 26 #5): the preview of their canonical JSON (keys sorted),
+ * and, when it is cut, how many characters are not shown and where the whole is (this card's page and the console,
+ * when the caller sent it whole) or that it was too long to keep. The shell checked `arguments` against `argsDigest`.
+ */
+function argumentsOnCard(c: Ctx, body: DecidableBody): { preview: string; cut: string } {
+  const keep = toolCallPreviewMaxCodepoints - 1;
+  if (body.arguments !== undefined) {
+    const chars = [...body.arguments];
+    if (chars.length <= toolCallPreviewMaxCodepoints) return { preview: relayed(body.arguments, true, toolCallPreviewMaxCodepoints), cut: "" };
+    return { preview: `${neutralise(chars.slice(0, keep).join(""), true)}…`, cut: `${c.msg("tools.calls.card.cutKept", { count: chars.length - keep })}\n` };
+  }
+  if (body.argsLength !== undefined && body.argsLength > toolCallPreviewMaxCodepoints) {
+    return { preview: body.preview, cut: `${c.msg("tools.calls.card.cutLong", { count: body.argsLength - keep, limit: toolCallArgumentsMaxCodepoints })}\n` };
+  }
+  return { preview: body.preview, cut: "" };
+}
+
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
 function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Reply {
   const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
@@ -199,12 +218,14 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
   const card = createCard(c, {
     kind: "ask",
     title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
-    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, preview: body.preview, why }),
+    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body), why }),
     options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
     key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
   });
   // The key names this call alone: no other open card can hold it.
   assert(card !== null, "tool-card-created");
+  // The whole arguments go with the card (the console and its link page show them), and only with a card.
+  if (body.arguments !== undefined) call.args = body.arguments;
   call.decision = "prompt";
   call.card = card;
   call.waitUntil = c.now + approvalWaitSecondsOf(c.rules) * 1000;
@@ -278,8 +299,8 @@ export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by:
   // After "always allow" of a first use (or of a kind's default prompt) the trust entry lets the next call through; a
   // grant would outlive its need.
   if (!(choice === optionAlways && (call.why === "firstUse" || call.why === "default"))) {
-    c.tx.put("grants", grantKey(call.sessionKey, call.tool, call.manifestDigest), {
-      sessionKey: call.sessionKey, tool: call.tool, digest: call.manifestDigest, decision: allowed ? "allow" : "deny", card: card.id, at: c.now,
+    c.tx.put("grants", grantKey(call.sessionKey, call.tool, call.manifestDigest, call.argsDigest), {
+      sessionKey: call.sessionKey, tool: call.tool, digest: call.manifestDigest, argsDigest: call.argsDigest, decision: allowed ? "allow" : "deny", card: card.id, at: c.now,
     });
   }
   answerCard(c, card, choice, null, by);

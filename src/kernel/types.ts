@@ -313,6 +313,8 @@ export interface ToolCallRow {
   tool: string;
   sessionKey: string;
   argsDigest: string;
+  /** The arguments' canonical JSON whole, kept only on a call the owner is asked about (issue 26 #5), when sent. */
+  args?: string;
   manifestDigest: string;
   builtIn: boolean;
   /** The tool's kind as its caller's tool host knew it (`http`: a declarative plugin's HTTP tool); absent in rows from before it was kept. */
@@ -344,10 +346,10 @@ export interface TrustRow { plugin: string; digest: string; card: number; by: st
 
 /**
  * A `grants` row (key: `grantKey`): the owner's answer to a call's card that came after the agent stopped waiting;
- * the next call of the same tool in the same session, at the same manifest digest, gets it once (within
- * `toolGrantValidMs`).
+ * the next call of the same tool in the same session, at the same manifest digest and with the same arguments (their
+ * digest: issue 26 #5), gets it once (within `toolGrantValidMs`).
  */
-export interface GrantRow { sessionKey: string; tool: string; digest: string; decision: "allow" | "deny"; card: number; at: number }
+export interface GrantRow { sessionKey: string; tool: string; digest: string; argsDigest: string; decision: "allow" | "deny"; card: number; at: number }
 
 /** A `tasks` row (key: the HMAC of a parked call's task id, never the id): the call it completes. */
 export interface TaskRow { call: number }

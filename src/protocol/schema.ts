@@ -289,8 +289,10 @@ export type ToolCallKind = (typeof toolCallKinds)[number];
 /**
  * POST /v1/runs/:id/tools/calls (the run's token) and POST /v1/tools/calls (owner): a tool call to decide before it
  * runs (issue 16). The caller — the worker's tool bridge, or the owner's `plugins invoke` — knows the plugin (its tool
- * host found it) and sends what the hub decides by: the tool, a digest of the arguments (never the arguments), a
- * bounded preview for an approval card, the plugin's manifest digest (trust is keyed by it), whether the plugin is
+ * host found it) and sends what the hub decides by: the tool, a digest of the arguments, a bounded preview for an
+ * approval card, the length of the arguments' canonical JSON and that JSON whole when it is short enough (issue 26 #5:
+ * the hub checks it against the digest, keeps it only with an approval card, and binds the owner's answer to the
+ * digest), the plugin's manifest digest (trust is keyed by it), whether the plugin is
  * built in, whether its manifest hides the tool from models (`disable_model_invocation`), and the tool's kind (a tool
  * plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool, which asks first when no approvals entry
  * names it: issue 18). A call its tool host already refused (unknown plugin or tool, arguments failing the tool's JSON
@@ -304,6 +306,8 @@ export const ToolCallBody = Type.Object(
     tool: Type.String({ maxLength: L.toolPluginNameMaxChars + 1 + L.toolNameMaxChars, pattern: qualifiedToolPattern, description: "<plugin>.<tool>" }),
     argsDigest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "sha256:<hex> of the arguments' canonical JSON" }),
     preview: text(L.toolCallPreviewMaxCodepoints),
+    argsLength: Type.Optional(Type.Integer({ minimum: 2, maximum: Number.MAX_SAFE_INTEGER, description: "the length of the arguments' canonical JSON in code points" })),
+    arguments: Type.Optional(Type.String({ maxLength: L.toolCallArgumentsMaxCodepoints, description: "the arguments' canonical JSON whole (its sha256 is argsDigest), when short enough to keep" })),
     manifestDigest: Type.Optional(Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's manifest file; required unless refused" })),
     builtIn: Type.Optional(Type.Boolean({ description: "required unless refused" })),
     disableModelInvocation: Type.Optional(Type.Boolean({ description: "required unless refused" })),
