@@ -135,3 +135,22 @@ test("issue 26 #5: whole arguments that are not the digested ones, or not canoni
     assert.equal(card.toolArguments, undefined);
   });
 });
+
+test("issue 26 #3: the approval card lists the sandbox's binds as they really are, broad ones with a warning, at most 8", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const binds: NonNullable<ToolCallBody["binds"]> = [
+      { source: "/etc", container: "/etc2", readOnly: true, broad: "topLevel" },
+      { source: "/srv/out", container: "/out", readOnly: false, broad: "writable" },
+      { source: "/root/.npmrc", container: "/npmrc", readOnly: true, broad: "inHome" },
+      { source: "/opt/plugins/p/data", container: "/data", readOnly: false },
+    ];
+    const d = await client.toolCall(job.run, job.token, { ...body({ cmd: "ls" }), binds });
+    const card = await ownerCardOf(f, d.card!);
+    assert.ok(card.text.includes("\nSandbox binds: /etc → /etc2 (read-only) ⚠ broad: a whole top-level folder; /srv/out → /out (writable) ⚠ broad: writable outside the plugin's folder; "
+      + "/root/.npmrc → /npmrc (read-only) ⚠ broad: right in the user's home (like ~/.ssh, ~/.npmrc); /opt/plugins/p/data → /data (writable)\n"), card.text);
+    const many = Array.from({ length: 11 }, (_, i) => ({ source: `/srv/d${i}`, container: `/d${i}`, readOnly: true }));
+    const card2 = await ownerCardOf(f, (await client.toolCall(job.run, job.token, { ...body({ cmd: "pwd" }), binds: many })).card!);
+    assert.ok(card2.text.includes("/srv/d7 → /d7 (read-only); 3 more (see plugins inspect)\n"), card2.text);
+    assert.ok(!card2.text.includes("/srv/d8"), card2.text);
+  });
+});

@@ -200,6 +200,14 @@ export const toolCallPreviewMaxCodepoints = 512;
  * many code points of their canonical JSON; longer ones are not kept whole and the card says so.
  */
 export const toolCallArgumentsMaxCodepoints = 32_768;
+/** Tool calls (issue 26 #3): a sandbox's binds a call body may list (a manifest lists at most 256 `binds`). */
+export const toolCallBindsMax = 256;
+/** Tool calls: a bind's source or container path in a call body, at most this many characters. */
+export const toolCallBindPathMaxChars = 4096;
+/** An approval card lists at most this many binds (the rest are counted; `plugins inspect` lists all). */
+export const toolCardBindsMax = 8;
+/** An approval card shows a path (a bind's source or container, a file's name) cut to this many code points. */
+export const toolCardPathMaxCodepoints = 160;
 /** Tool calls: calls one run may ask the hub about; later ones are refused (a looping agent stops costing facts). */
 export const toolCallsPerRunMax = 1000;
 /** Tool calls: how long one GET of a call's decision or of a parked call's result may be held, in seconds. */

@@ -28,7 +28,7 @@ import { usageBucketMs } from "./evolve.js";
 import { neutralise, relayed } from "./text.js";
 import { assert } from "./assert.js";
 import {
-  cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCallPreviewMaxCodepoints, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints, toolGrantValidMs,
+  cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCardBindsMax, toolCardPathMaxCodepoints, toolCallPreviewMaxCodepoints, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints, toolGrantValidMs,
   toolParkedCallsMax,
 } from "./limits.js";
 import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
@@ -210,6 +210,22 @@ function argumentsOnCard(c: Ctx, body: DecidableBody): { preview: string; cut: s
   return { preview: body.preview, cut: "" };
 }
 
+/**
+ * What an approval card says of the plugin sandbox's binds (issue 26 #3): each real source → container with its mode,
+ * broad ones with a warning, at most `toolCardBindsMax` (then how many more); "" when there are none.
+ */
+function bindsOnCard(c: Ctx, body: DecidableBody): string {
+  const binds = body.binds ?? [];
+  if (binds.length === 0) return "";
+  const path = (p: string) => relayed(p, true, toolCardPathMaxCodepoints);
+  const lines = binds.slice(0, toolCardBindsMax).map((b) => {
+    const line = c.msg("tools.bind.line", { source: path(b.source), container: path(b.container), mode: c.msg(b.readOnly ? "tools.bind.ro" : "tools.bind.rw") });
+    return b.broad ? `${line} ${c.msg(`tools.bind.broad.${b.broad}`)}` : line;
+  });
+  if (binds.length > toolCardBindsMax) lines.push(c.msg("tools.calls.card.more", { count: binds.length - toolCardBindsMax }));
+  return `${c.msg("tools.calls.card.binds", { binds: lines.join("; ") })}\n`;
+}
+
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
 function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Reply {
   const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
@@ -218,7 +234,7 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
   const card = createCard(c, {
     kind: "ask",
     title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
-    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body), why }),
+    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body), why: `${bindsOnCard(c, body)}${why}` }),
     options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
     key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
   });

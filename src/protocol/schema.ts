@@ -308,6 +308,15 @@ export const ToolCallBody = Type.Object(
     preview: text(L.toolCallPreviewMaxCodepoints),
     argsLength: Type.Optional(Type.Integer({ minimum: 2, maximum: Number.MAX_SAFE_INTEGER, description: "the length of the arguments' canonical JSON in code points" })),
     arguments: Type.Optional(Type.String({ maxLength: L.toolCallArgumentsMaxCodepoints, description: "the arguments' canonical JSON whole (its sha256 is argsDigest), when short enough to keep" })),
+    binds: Type.Optional(Type.Array(Type.Object(
+      {
+        source: Type.String({ minLength: 1, maxLength: L.toolCallBindPathMaxChars }),
+        container: Type.String({ minLength: 1, maxLength: L.toolCallBindPathMaxChars }),
+        readOnly: Type.Boolean(),
+        broad: Type.Optional(Type.Unsafe<"writable" | "topLevel" | "inHome">({ type: "string", enum: ["writable", "topLevel", "inHome"] })),
+      },
+      { additionalProperties: false },
+    ), { maxItems: L.toolCallBindsMax, description: "the plugin sandbox's binds as they really are (issue 26 #3), shown on an approval card" })),
     manifestDigest: Type.Optional(Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's manifest file; required unless refused" })),
     builtIn: Type.Optional(Type.Boolean({ description: "required unless refused" })),
     disableModelInvocation: Type.Optional(Type.Boolean({ description: "required unless refused" })),

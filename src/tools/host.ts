@@ -16,7 +16,8 @@ import { resultTooDeep } from "../protocol/tool-result.js";
 import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
 import { McpSession, allowedByList } from "./mcp.js";
-import type { LaunchSettings, PluginProcess } from "./process.js";
+import { bindRefusal, bindsOf, type LaunchSettings, type PluginProcess } from "./process.js";
+import { shownBinds } from "./binds.js";
 import { ServiceSupervisor } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
 import { argumentsDepthMax, callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
@@ -276,9 +277,9 @@ export class ToolHost {
   async check(qualifiedName: string, args: unknown, opts: { startPlugin?: boolean } = {}): Promise<CallCheck> {
     const c = await this.checked(qualifiedName, args, opts.startPlugin ?? true);
     if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
-    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true };
+    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true, binds: [] };
     return {
-      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin",
+      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin", binds: shownBinds(bindsOf(c.p.manifest, c.p.dir, this.settings)),
       disableModelInvocation: c.p.manifest.capabilities.disable_model_invocation, pluginType: c.p.manifest.plugin_type,
       timeoutMs: timeoutOf(c.p.manifest, undefined), toolChecked: c.toolChecked,
     };
@@ -306,6 +307,9 @@ export class ToolHost {
       return this.checkedData(qualifiedName, split.plugin, split.tool, args) ?? { status: "refused", code: "tools.unknown_plugin", message: this.unknownPlugin(split.plugin) };
     }
     const m = p.manifest;
+    // Binds that would undo the sandbox refuse the call before anything of the plugin runs (issue 26 #3).
+    const badBind = bindRefusal(p.name, bindsOf(m, p.dir, this.settings), this.lang);
+    if (badBind) return { status: "refused", ...badBind };
     if (m.plugin_type === "mcp" && !allowedByList(m.mcp!, split.tool)) {
       return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
     }

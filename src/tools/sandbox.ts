@@ -11,7 +11,8 @@
  *   otherwise new folders can be made at the top level and in `/var/tmp`, and vanish with the sandbox — nothing of
  *   the host is ever writable except a writable bind.
  * - The plugin folder is bound read-only at `/workspace`, the working directory (a plugin cannot rewrite its own
- *   manifest); `binds` in Docker `-v` form follow, relative host paths taken from the plugin folder.
+ *   manifest); `binds` in Docker `-v` form follow, relative host paths taken from the plugin folder (the launch passes
+ *   their real paths, checked by binds.ts: issue 26 #3), then the hidden paths, so no bind uncovers one.
  */
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
@@ -62,16 +63,6 @@ export interface SandboxPlan {
   argv: string[];
 }
 
-/** The host paths a manifest's binds need (relative ones resolved from the plugin folder), to check they exist. */
-export function bindSources(sandbox: SandboxSpec, pluginDir: string): string[] {
-  return sandbox.mounts.map((m) => (m.relative ? resolve(pluginDir, m.host) : m.host));
-}
-
-/** The first bind source that does not exist, or null. */
-export function missingBindSource(sandbox: SandboxSpec, pluginDir: string): string | null {
-  return bindSources(sandbox, pluginDir).find((p) => !existsSync(p)) ?? null;
-}
-
 /** The bubblewrap command line that runs `plan.argv` in the plugin's sandbox. */
 export function bwrapArgv(plan: SandboxPlan): string[] {
   const { sandbox } = plan;
@@ -87,13 +78,15 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
   }
   a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run");
   if (!sandbox.read_only_root && existsSync("/var/tmp")) a.push("--tmpfs", "/var/tmp");
+  a.push("--ro-bind", plan.pluginDir, sandboxWorkdir);
+  for (const m of sandbox.mounts) a.push(m.readOnly ? "--ro-bind" : "--bind", m.relative ? resolve(plan.pluginDir, m.host) : m.host, m.container);
+  // The hidden paths after the plugin's binds (issue 26 #3): a bind onto or over one never uncovers it. The host's own
+  // binds (a service's socket folder) come last: the host puts them where it means them to be.
   for (const h of plan.hidden) {
     if (!existsSync(h)) continue;
     if (statSync(h).isDirectory()) a.push("--tmpfs", h);
     else a.push("--ro-bind", "/dev/null", h);
   }
-  a.push("--ro-bind", plan.pluginDir, sandboxWorkdir);
-  for (const m of sandbox.mounts) a.push(m.readOnly ? "--ro-bind" : "--bind", m.relative ? resolve(plan.pluginDir, m.host) : m.host, m.container);
   for (const b of plan.hostBinds) a.push("--bind", b.path, b.path);
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);

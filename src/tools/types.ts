@@ -3,6 +3,8 @@
  * discovery sees it, a call and its outcome. Defined once here so that the plugin SDK can re-export them.
  */
 
+import type { BindShown } from "./binds.js";
+
 /** `plugin_type` (§1): how a plugin is run. */
 export type PluginType = "sync" | "async" | "service" | "mcp";
 
@@ -174,7 +176,12 @@ export type CallOutcome = (
  * has the tool and the arguments fit waits for its tool list — check again, starting it, once the call is allowed.
  */
 export type CallCheck =
-  | { ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: ToolKind; timeoutMs: number; toolChecked: boolean }
+  | {
+    ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: ToolKind; timeoutMs: number;
+    toolChecked: boolean;
+    /** The sandbox's binds as they really are, broad ones marked (issue 26 #3: shown on the approval card); [] unsandboxed. */
+    binds: BindShown[];
+  }
   | { ok: false; status: "refused" | "error"; code: ToolErrorCode; message: string };
 /** The kind of a tool: its tool plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool (issue 18). */
 export type ToolKind = PluginType | "http";
