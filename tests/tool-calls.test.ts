@@ -82,7 +82,7 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     assert.deepEqual([card.title, card.options, card.run, card.lane], ["Allow hello-python.greet?", ["allow once", "always allow", "deny"], job.run, "s1"]);
     assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet (kind sync).\nArguments (sorted keys): {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
     const second = (await f.state()).cards.find((c: OwnerCard) => c.id === 2)!;
-    assert.match(second.text, new RegExp(`This is an agent's first call of plugin search \\(manifest sha256 ${digestA}\\)`));
+    assert.match(second.text, new RegExp(`This is an agent's first call of plugin search at this version \\(files sha256 ${digestA}\\)`));
 
     // `why` shows the run's calls.
     const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
@@ -117,7 +117,7 @@ test("trust by plugin and manifest digest: an \"always allow\" answered while th
     const facts = await whyFacts(f, job.run);
     assert.deepEqual({ ...factRows(facts, "trust").get(`search\u0000${digestA}`)!, at: 0 }, { plugin: "search", digest: digestA, card: 1, by: "owner", at: 0 });
     const lines = timeline(job.run, facts).map((l) => l.slice(16));
-    assert.ok(lines.includes(`plugin search trusted at manifest sha256 ${digestA} ("always allow" by owner)`), lines.join("\n"));
+    assert.ok(lines.includes(`plugin search trusted at files sha256 ${digestA} ("always allow" by owner)`), lines.join("\n"));
   });
 });
 

@@ -200,10 +200,22 @@ export const toolCallPreviewMaxCodepoints = 512;
  * many code points of their canonical JSON; longer ones are not kept whole and the card says so.
  */
 export const toolCallArgumentsMaxCodepoints = 32_768;
+/**
+ * Tool calls (issue 26 #4): the files of a plugin a call body lists (their short hashes, for the card to say which
+ * changed since the owner trusted it); a tool plugin's folder may hold no more (src/tools/limits.ts `pluginFilesMax`).
+ */
+export const toolCallFilesMax = 1000;
+/**
+ * Tool calls: one file's path inside its plugin folder in a call body, at most this many characters (a longer one
+ * refuses the plugin). With the other bounds a call body stays well under `requestBodyMaxBytes`.
+ */
+export const toolCallFilePathMaxChars = 256;
+/** An approval card names at most this many changed files (the rest are counted). */
+export const toolCardFilesMax = 10;
 /** Tool calls (issue 26 #3): a sandbox's binds a call body may list (a manifest lists at most 256 `binds`). */
 export const toolCallBindsMax = 256;
 /** Tool calls: a bind's source or container path in a call body, at most this many characters. */
-export const toolCallBindPathMaxChars = 4096;
+export const toolCallBindPathMaxChars = 1024;
 /** An approval card lists at most this many binds (the rest are counted; `plugins inspect` lists all). */
 export const toolCardBindsMax = 8;
 /** An approval card shows a path (a bind's source or container, a file's name) cut to this many code points. */

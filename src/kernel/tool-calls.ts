@@ -28,7 +28,7 @@ import { usageBucketMs } from "./evolve.js";
 import { neutralise, relayed } from "./text.js";
 import { assert } from "./assert.js";
 import {
-  cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCardBindsMax, toolCardPathMaxCodepoints, toolCallPreviewMaxCodepoints, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints, toolGrantValidMs,
+  cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints, toolCallPreviewMaxCodepoints, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints, toolGrantValidMs,
   toolParkedCallsMax,
 } from "./limits.js";
 import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
@@ -226,6 +226,31 @@ function bindsOnCard(c: Ctx, body: DecidableBody): string {
   return `${c.msg("tools.calls.card.binds", { binds: lines.join("; ") })}\n`;
 }
 
+/**
+ * What a first use's (or a kind's) approval card says of the plugin's files (issue 26 #4): when the owner trusted an
+ * earlier version ("always allow"), that its files changed since, and which (changed, new, removed; at most
+ * `toolCardFilesMax`, then how many more), or that which is not known (either side's list is missing); "" otherwise.
+ */
+function filesOnCard(c: Ctx, call: ToolCallRow, body: DecidableBody): string {
+  if (call.why !== "firstUse" && call.why !== "default") return "";
+  const before = c.view.trustOf(call.plugin).find((t) => t.digest !== body.manifestDigest);
+  if (!before) return "";
+  if (!before.files || !body.files) return `${c.msg("tools.calls.card.changedUnknown", { card: before.card })}\n`;
+  const split = (list: string[]) => new Map(list.map((l) => [l.slice(17), l.slice(0, 16)]));
+  const was = split(before.files);
+  const now = split(body.files);
+  const path = (p: string) => relayed(p, true, toolCardPathMaxCodepoints);
+  const items: string[] = [];
+  for (const [p, h] of now) {
+    if (!was.has(p)) items.push(c.msg("tools.calls.card.fileNew", { path: path(p) }));
+    else if (was.get(p) !== h) items.push(c.msg("tools.calls.card.fileChanged", { path: path(p) }));
+  }
+  for (const p of was.keys()) if (!now.has(p)) items.push(c.msg("tools.calls.card.fileRemoved", { path: path(p) }));
+  const shown = items.slice(0, toolCardFilesMax);
+  if (items.length > toolCardFilesMax) shown.push(c.msg("tools.calls.card.more", { count: items.length - toolCardFilesMax }));
+  return `${c.msg("tools.calls.card.changed", { card: before.card, files: shown.join("; ") })}\n`;
+}
+
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
 function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Reply {
   const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
@@ -234,7 +259,7 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
   const card = createCard(c, {
     kind: "ask",
     title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
-    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body), why: `${bindsOnCard(c, body)}${why}` }),
+    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body), why: `${filesOnCard(c, call, body)}${bindsOnCard(c, body)}${why}` }),
     options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
     key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
   });
@@ -242,6 +267,8 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
   assert(card !== null, "tool-card-created");
   // The whole arguments go with the card (the console and its link page show them), and only with a card.
   if (body.arguments !== undefined) call.args = body.arguments;
+  // The files an "always allow" would trust, so that a later version's card can say which changed.
+  if ((call.why === "firstUse" || call.why === "default") && body.files !== undefined) call.files = body.files;
   call.decision = "prompt";
   call.card = card;
   call.waitUntil = c.now + approvalWaitSecondsOf(c.rules) * 1000;
@@ -289,7 +316,11 @@ export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by:
   const call = card.toolCall === undefined ? undefined : c.tx.get("calls", card.toolCall);
   assert(call, "tool-card-has-call");
   const allowed = choice !== optionDeny;
-  if (choice === optionAlways) c.tx.put("trust", trustKey(call.plugin, call.manifestDigest), { plugin: call.plugin, digest: call.manifestDigest, card: card.id, by, at: c.now });
+  if (choice === optionAlways) {
+    c.tx.put("trust", trustKey(call.plugin, call.manifestDigest), {
+      plugin: call.plugin, digest: call.manifestDigest, card: card.id, by, at: c.now, ...(call.files ? { files: call.files } : {}),
+    });
+  }
   const run = call.run === null ? undefined : c.tx.get("runs", call.run);
   if (call.status === "asking" && run && callingStates.includes(run.state)) {
     c.undue("toolWait", call.id);

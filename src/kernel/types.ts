@@ -315,6 +315,8 @@ export interface ToolCallRow {
   argsDigest: string;
   /** The arguments' canonical JSON whole, kept only on a call the owner is asked about (issue 26 #5), when sent. */
   args?: string;
+  /** The plugin's files (`<16 hex> <path>`), kept only on a first use or kind's prompt (an "always" trusts them: issue 26 #4). */
+  files?: string[];
   manifestDigest: string;
   builtIn: boolean;
   /** The tool's kind as its caller's tool host knew it (`http`: a declarative plugin's HTTP tool); absent in rows from before it was kept. */
@@ -342,7 +344,11 @@ export interface ToolCallRow {
 }
 
 /** A `trust` row (key: `trustKey`): the owner answered "always allow" for this plugin at this manifest digest. */
-export interface TrustRow { plugin: string; digest: string; card: number; by: string; at: number }
+export interface TrustRow {
+  plugin: string; digest: string; card: number; by: string; at: number;
+  /** The plugin's files at that digest (`<16 hex> <path>`) when its caller listed them (issue 26 #4), to say what changed later. */
+  files?: string[];
+}
 
 /**
  * A `grants` row (key: `grantKey`): the owner's answer to a call's card that came after the agent stopped waiting;

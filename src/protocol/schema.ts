@@ -308,6 +308,10 @@ export const ToolCallBody = Type.Object(
     preview: text(L.toolCallPreviewMaxCodepoints),
     argsLength: Type.Optional(Type.Integer({ minimum: 2, maximum: Number.MAX_SAFE_INTEGER, description: "the length of the arguments' canonical JSON in code points" })),
     arguments: Type.Optional(Type.String({ maxLength: L.toolCallArgumentsMaxCodepoints, description: "the arguments' canonical JSON whole (its sha256 is argsDigest), when short enough to keep" })),
+    files: Type.Optional(Type.Array(
+      Type.String({ maxLength: 17 + L.toolCallFilePathMaxChars, pattern: "^[0-9a-f]{16} [^\\u0000-\\u001f\\u007f]+$", description: "<first 16 hex of the file's sha256> <path in the plugin folder>" }),
+      { maxItems: L.toolCallFilesMax, description: "the plugin's files (issue 26 #4): an approval card says which changed since the owner trusted it" },
+    )),
     binds: Type.Optional(Type.Array(Type.Object(
       {
         source: Type.String({ minLength: 1, maxLength: L.toolCallBindPathMaxChars }),

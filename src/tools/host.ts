@@ -279,7 +279,7 @@ export class ToolHost {
     if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
     if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true, binds: [] };
     return {
-      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin", binds: shownBinds(bindsOf(c.p.manifest, c.p.dir, this.settings)),
+      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin", ...(c.files ? { files: c.files } : {}), binds: shownBinds(bindsOf(c.p.manifest, c.p.dir, this.settings)),
       disableModelInvocation: c.p.manifest.capabilities.disable_model_invocation, pluginType: c.p.manifest.plugin_type,
       timeoutMs: timeoutOf(c.p.manifest, undefined), toolChecked: c.toolChecked,
     };
@@ -291,7 +291,7 @@ export class ToolHost {
    */
   private async checked(qualifiedName: string, args: unknown, startPlugin = true): Promise<
     | Extract<Outcome, { status: "refused" | "error" }>
-    | { p: RunnablePlugin; digest: string; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
+    | { p: RunnablePlugin; digest: string; files: string[] | null; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
     | DataCall
   > {
     const split = splitToolName(qualifiedName);
@@ -314,7 +314,7 @@ export class ToolHost {
       return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
     }
     const fromPlugin = m.plugin_type === "mcp" || (m.plugin_type !== "service" && m.capabilities.tools.length === 0 && !this.listCache.has(rec.digest));
-    if (fromPlugin && !startPlugin) return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
+    if (fromPlugin && !startPlugin) return { p, digest: rec.digest, files: rec.files, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
     const listed = await this.tools(p.name);
     // A server that cannot be started is a refusal (nothing ran); a tool list that came back wrong is the plugin's error.
     if (!listed.ok) return { status: listed.code === "tools.unavailable" ? "refused" : "error", code: listed.code, message: listed.message };
@@ -325,7 +325,7 @@ export class ToolHost {
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
       : spec ? checkArguments(`${rec.digest}\0${spec.name}`, spec.parameters, args, this.lang) : null;
     if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
-    return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec, toolChecked: true };
+    return { p, digest: rec.digest, files: rec.files, origin: rec.origin, tool: split.tool, spec, toolChecked: true };
   }
 
   private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {

@@ -103,8 +103,14 @@ export interface PluginRecord {
   errors: string[];
   /** The manifest in use: the current one, or the last good one of a rejected folder; null if never valid. */
   manifest: Manifest | null;
-  /** sha256 (hex) of the bytes of `manifest`'s file: the key of trust lists and of the tools/list cache. */
+  /**
+   * sha256 (hex) of the plugin's files (files-digest.ts; issue 26 #4): every file of its folder, the manifest's line
+   * standing for the manifest in use. The key of trust lists, of the tools/list cache and of long-lived restarts.
+   * Null when the folder cannot be digested (then `errors` says why and nothing runs).
+   */
   digest: string | null;
+  /** The plugin's files as a call body lists them (`<16 hex> <path>`), for a card to say which changed; null with `digest`. */
+  files: string[] | null;
   shadowedBy: { dir: string; origin: PluginOrigin } | null;
 }
 
@@ -179,6 +185,8 @@ export type CallCheck =
   | {
     ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: ToolKind; timeoutMs: number;
     toolChecked: boolean;
+    /** The plugin's files (`<16 hex> <path>`; issue 26 #4), for the card to say which changed; absent for data tools. */
+    files?: string[];
     /** The sandbox's binds as they really are, broad ones marked (issue 26 #3: shown on the approval card); [] unsandboxed. */
     binds: BindShown[];
   }

@@ -244,7 +244,8 @@ export class ToolBridges {
     let decision: ToolCallDecision;
     try {
       decision = await this.client.toolCall(job.run, job.token, {
-        tool: name, ...toolArgsFields(args), manifestDigest: checked.digest, ...(checked.binds.length > 0 ? { binds: checked.binds } : {}),
+        tool: name, ...toolArgsFields(args), manifestDigest: checked.digest, ...(checked.files ? { files: checked.files } : {}),
+        ...(checked.binds.length > 0 ? { binds: checked.binds } : {}),
         builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation, kind: checked.pluginType,
       });
       if (decision.decision === "prompt") decision = await this.awaitAnswer(job, decision, signal);
