@@ -300,11 +300,11 @@ test("tools, approvals and the prompt's wait come back as given; a file without 
   assert.ok(r.ok, r.ok ? "" : r.error);
   assert.deepEqual(r.rules.rules[0]!.tools, tools);
   assert.deepEqual(r.rules.approvals, [
-    { plugin: "file-ops", tool: "file-ops.write", mode: "prompt", allow_session_keys: [] },
-    { plugin: "dangerous", tool: null, mode: "deny", allow_session_keys: [] },
-    { plugin: "search", tool: null, mode: "auto", allow_session_keys: ["triage:*"] },
-    { plugin: "file-ops", tool: null, mode: "auto", allow_session_keys: [] },
-    { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)] },
+    { plugin: "file-ops", tool: "file-ops.write", mode: "prompt", allow_session_keys: [], credential_any_url: false },
+    { plugin: "dangerous", tool: null, mode: "deny", allow_session_keys: [], credential_any_url: false },
+    { plugin: "search", tool: null, mode: "auto", allow_session_keys: ["triage:*"], credential_any_url: false },
+    { plugin: "file-ops", tool: null, mode: "auto", allow_session_keys: [], credential_any_url: false },
+    { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)], credential_any_url: false },
   ]);
   assert.equal(r.rules.approvalWaitSeconds, 0);
   assert.equal(approvalWaitSecondsOf(r.rules), 0);

@@ -668,6 +668,12 @@ const catalog = {
   "rulesJson.toolPlugin": { zh: "工具插件名只能用字母、数字、_ 和 -，以字母或数字开头，最多 {max} 个", en: "tool plugin names use letters, digits, _ and -, starting with a letter or digit (at most {max})" },
   "rulesJson.approvalTool": { zh: "应为插件 \"{plugin}\" 的一个工具：{plugin}.<工具>（不能用 *）", en: "must be a tool of plugin \"{plugin}\": {plugin}.<tool> (no *)" },
   "rulesJson.approvalMode": { zh: "只能是 auto、prompt 或 deny", en: "must be auto, prompt or deny" },
+  // sec-approvals (issue 26 #11): an HTTP tool whose whole url the agent chooses and that sends a credential.
+  "rulesJson.credentialAnyUrlTool": { zh: "只能写在指明工具（tool）的条目上", en: "only on an entry that names the tool (tool)" },
+  "tools.calls.deny.credentialAnyUrl": { zh: "{tool} 会把凭据（authRef {ref}）发到 Agent 选的 URL（url 整个是一个占位符）；只有 rules.json 里指明这个工具的 approvals 条目写了 \"credential_any_url\": true 才行", en: "{tool} sends its credential (authRef {ref}) to a URL the agent chooses (its url is one placeholder); only an approvals entry of rules.json naming this tool with \"credential_any_url\": true allows that" },
+  "tools.calls.card.network": { zh: "只发往这些主机（requires.network）：{hosts}", en: "Sends requests only to (requires.network): {hosts}" },
+  "tools.calls.card.credential": { zh: "每次请求都带上凭据 authRef {ref}。声明的主机若把它变形后回显（base64、拆开、改大小写、倒序、转义），Agent 就能拿到：打码只认得原样的值。", en: "Sends the credential authRef {ref} with each request. A declared host that echoes it back transformed (base64, split, case changed, reversed, escaped) hands it to the agent: redaction only catches the value as it is." },
+  "tools.calls.card.anyUrl": { zh: "URL 由 Agent 选（任一声明的主机、任意路径）。", en: "The agent chooses the URL (any declared host, any path)." },
   "rulesJson.approvalTwice": { zh: "和 approvals[{index}] 的插件、工具相同", en: "the same plugin and tool as approvals[{index}]" },
   "rulesJson.approvalWait": { zh: "应为 0 到 {max} 的整数（秒）", en: "must be a whole number of seconds from 0 to {max}" },
   // `agent-autoloop --help`: commander's headings and descriptions

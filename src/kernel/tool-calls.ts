@@ -20,7 +20,7 @@
  */
 import type { Ctx } from "./context.js";
 import type { CardRow, RunRow, ToolCallRow, ToolCallStatus, ToolCallsMeta } from "./types.js";
-import { approvalOf, approvalsOf, approvalWaitSecondsOf, ownerSessionKey, starMatch, toolSessionKey } from "./rules.js";
+import { approvalOf, approvalRuleFor, approvalsOf, approvalWaitSecondsOf, ownerSessionKey, starMatch, toolSessionKey } from "./rules.js";
 import { answerCard, createCard, saveCard } from "./cards.js";
 import { grantKey, toolStatsKey, trustKey } from "./tables.js";
 import { toolTaskHash } from "./credentials.js";
@@ -153,6 +153,11 @@ export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody): Reply {
   if (!(run.job?.tools ?? []).some((p) => starMatch(p, body.tool))) {
     return deny(c, call, "notOffered", c.msg("tools.calls.deny.notOffered", { rule: run.rule, tool: body.tool }));
   }
+  // An HTTP tool that sends a credential to a URL the agent chooses: denied unless the owner said so (issue 26 #11).
+  const http = body.http;
+  if (http?.authRef && http.anyUrl && approvalRuleFor(approvalsOf(c.rules), call.plugin, body.tool)?.rule.credential_any_url !== true) {
+    return deny(c, call, "credentialAnyUrl", c.msg("tools.calls.deny.credentialAnyUrl", { tool: body.tool, ref: http.authRef }));
+  }
   const verdict = approvalOf(approvalsOf(c.rules), {
     plugin: call.plugin, tool: body.tool, caller: "agent", sessionKey, disableModelInvocation: body.disableModelInvocation,
     builtin: body.builtIn, trusted: c.tx.get("trust", trustKey(call.plugin, body.manifestDigest)) !== undefined, kind: body.kind,
@@ -251,6 +256,21 @@ function filesOnCard(c: Ctx, call: ToolCallRow, body: DecidableBody): string {
   return `${c.msg("tools.calls.card.changed", { card: before.card, files: shown.join("; ") })}\n`;
 }
 
+/**
+ * What an HTTP tool's approval card says of where it sends (issue 26 #11): the declared hosts, that the URL is the
+ * agent's choice, that a credential goes with each request and what redaction cannot catch; "" for other kinds.
+ */
+function reachOnCard(c: Ctx, body: DecidableBody): string {
+  const http = body.http;
+  if (!http) return "";
+  const hosts = http.network.slice(0, toolCardBindsMax).map((h) => relayed(h, true, toolCardPathMaxCodepoints));
+  if (http.network.length > toolCardBindsMax) hosts.push(c.msg("tools.calls.card.more", { count: http.network.length - toolCardBindsMax }));
+  const lines = [c.msg("tools.calls.card.network", { hosts: hosts.join(", ") || "-" })];
+  if (http.anyUrl) lines.push(c.msg("tools.calls.card.anyUrl"));
+  if (http.authRef) lines.push(c.msg("tools.calls.card.credential", { ref: relayed(http.authRef, true, toolCardPathMaxCodepoints) }));
+  return `${lines.join("\n")}\n`;
+}
+
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
 function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Reply {
   const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
@@ -259,7 +279,7 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
   const card = createCard(c, {
     kind: "ask",
     title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
-    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body), why: `${filesOnCard(c, call, body)}${bindsOnCard(c, body)}${why}` }),
+    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body), why: `${reachOnCard(c, body)}${filesOnCard(c, call, body)}${bindsOnCard(c, body)}${why}` }),
     options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
     key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
   });

@@ -293,13 +293,15 @@ export type ToolCallStatus = (typeof toolCallStatuses)[number];
  * Why a tool call got its decision (issue 16): the `ApprovalVerdict` reasons of rules.ts, or `notOffered` (the run's
  * rule does not offer the tool), `answer` (the owner answered its card), `grant` (an answer given after the agent
  * stopped waiting, spent by this call), `refused` (the caller's tool host refused it before asking: unknown plugin or
- * tool, arguments failing its schema, not offered to the run).
+ * tool, arguments failing its schema, not offered to the run), `credentialAnyUrl` (an HTTP tool sending a credential to
+ * a URL the agent chooses, which no approvals entry allows: issue 26 #11).
  */
-export type ToolCallWhy = "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant" | "refused";
+export type ToolCallWhy =
+  | "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant" | "refused" | "credentialAnyUrl";
 
 /**
- * A `calls` row (key: the call id): one tool call the hub decided, and how it ended. The arguments are never kept,
- * only their digest. Times in ms.
+ * A `calls` row (key: the call id): one tool call the hub decided, and how it ended. The arguments are kept as their
+ * digest; only a call the owner is asked about also keeps them whole (`args`: issue 26 #5). Times in ms.
  */
 export interface ToolCallRow {
   id: number;

@@ -312,6 +312,14 @@ export const ToolCallBody = Type.Object(
       Type.String({ maxLength: 17 + L.toolCallFilePathMaxChars, pattern: "^[0-9a-f]{16} [^\\u0000-\\u001f\\u007f]+$", description: "<first 16 hex of the file's sha256> <path in the plugin folder>" }),
       { maxItems: L.toolCallFilesMax, description: "the plugin's files (issue 26 #4): an approval card says which changed since the owner trusted it" },
     )),
+    http: Type.Optional(Type.Object(
+      {
+        network: Type.Array(Type.String({ minLength: 1, maxLength: 262 }), { maxItems: 100 }),
+        authRef: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]),
+        anyUrl: Type.Boolean(),
+      },
+      { additionalProperties: false, description: "an HTTP tool's declared hosts, the authRef sent with each request, whether the agent chooses the whole URL (issue 26 #11)" },
+    )),
     binds: Type.Optional(Type.Array(Type.Object(
       {
         source: Type.String({ minLength: 1, maxLength: L.toolCallBindPathMaxChars }),

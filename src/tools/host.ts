@@ -22,7 +22,7 @@ import { ServiceSupervisor } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
 import { argumentsDepthMax, callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
-import type { CallCheck, CallContext, CallOutcome, DataTools, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
+import type { CallCheck, CallContext, CallOutcome, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
 
 /** Settings of a tool host; everything but `lang` has a default. */
 export interface ToolHostOptions {
@@ -51,6 +51,7 @@ interface DataCall {
   tool: string;
   digest: string;
   timeoutMs: number;
+  reach: HttpReach;
 }
 
 /** The runnable form of a registry record (null when it has no usable manifest). */
@@ -247,7 +248,7 @@ export class ToolHost {
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
       : checkArguments(`${found.digest}\0${spec.name}`, spec.parameters, args, this.lang);
     if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
-    return { data: true, plugin, tool, digest: found.digest, timeoutMs: spec.timeoutMs };
+    return { data: true, plugin, tool, digest: found.digest, timeoutMs: spec.timeoutMs, reach: spec.reach };
   }
 
   /**
@@ -277,7 +278,7 @@ export class ToolHost {
   async check(qualifiedName: string, args: unknown, opts: { startPlugin?: boolean } = {}): Promise<CallCheck> {
     const c = await this.checked(qualifiedName, args, opts.startPlugin ?? true);
     if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
-    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true, binds: [] };
+    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true, binds: [], http: c.reach };
     return {
       ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin", ...(c.files ? { files: c.files } : {}), binds: shownBinds(bindsOf(c.p.manifest, c.p.dir, this.settings)),
       disableModelInvocation: c.p.manifest.capabilities.disable_model_invocation, pluginType: c.p.manifest.plugin_type,

@@ -187,6 +187,8 @@ export type CallCheck =
     toolChecked: boolean;
     /** The plugin's files (`<16 hex> <path>`; issue 26 #4), for the card to say which changed; absent for data tools. */
     files?: string[];
+    /** An HTTP tool's hosts and credential (issue 26 #11); absent for other kinds. */
+    http?: HttpReach;
     /** The sandbox's binds as they really are, broad ones marked (issue 26 #3: shown on the approval card); [] unsandboxed. */
     binds: BindShown[];
   }
@@ -218,13 +220,24 @@ export interface DataTools {
    * The tools of plugin `id` now, each with its timeout (ms, without a caller's), and a digest of their definitions
    * (the key of compiled argument schemas and of the hub's trust), or null.
    */
-  toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number })[]; digest: string } | null;
+  toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number; reach: HttpReach })[]; digest: string } | null;
   /** Why plugin `id` offers no tools when it is known but refused (its first error), else null. */
   refusal(id: string): string | null;
   /** The stable error of `<plugin>.<tool>` when it was offered once and is gone ("definition missing: …"), else null. */
   missing(qualifiedName: string): string | null;
   /** Runs a call whose arguments passed `parameters`. Never throws. `timeoutMs`: the caller's, when it gave one. */
   call(plugin: string, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutcome>;
+}
+
+/**
+ * Where an HTTP tool sends its requests and what goes with them (issue 26 #11: the approval card says so): the hosts
+ * of the plugin's `requires.network`, the `authRef` whose credential goes with each request (null for none), and
+ * whether the caller's arguments choose the whole URL (`{{param.x}}` as the url: any declared host, any path).
+ */
+export interface HttpReach {
+  network: string[];
+  authRef: string | null;
+  anyUrl: boolean;
 }
 
 /** The tools of one plugin, or why they cannot be had. */

@@ -245,7 +245,7 @@ export class ToolBridges {
     try {
       decision = await this.client.toolCall(job.run, job.token, {
         tool: name, ...toolArgsFields(args), manifestDigest: checked.digest, ...(checked.files ? { files: checked.files } : {}),
-        ...(checked.binds.length > 0 ? { binds: checked.binds } : {}),
+        ...(checked.binds.length > 0 ? { binds: checked.binds } : {}), ...(checked.http ? { http: checked.http } : {}),
         builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation, kind: checked.pluginType,
       });
       if (decision.decision === "prompt") decision = await this.awaitAnswer(job, decision, signal);
