@@ -189,7 +189,7 @@ const refusals: [unknown, string, number, number][] = [
     [R({ tools: ["ok.*", tool] }), "rules[0].tools[1]: must be <plugin>.<tool>, with * for any run of characters in the tool's part (such as file-ops.*)", 1, 129]),
   [{ approvals: {} }, "approvals: must be an array", 1, 14],
   [{ approvals: ["file-ops"] }, "approvals[0]: must be an object", 1, 15],
-  [{ approvals: [{ plugin: "p", mode: "auto", x: 1 }] }, "approvals[0].x: unknown field (known: plugin, tool, mode, allow_session_keys)", 1, 47],
+  [{ approvals: [{ plugin: "p", mode: "auto", x: 1 }] }, "approvals[0].x: unknown field (known: plugin, tool, mode, allow_session_keys, credential_any_url)", 1, 47],
   [{ approvals: [{ mode: "deny" }] }, "approvals[0].plugin: required", 1, 15],
   [{ approvals: [{ plugin: "", mode: "deny" }] }, "approvals[0].plugin: must not be empty", 1, 25],
   [{ approvals: [{ plugin: 7, mode: "deny" }] }, "approvals[0].plugin: must be a string", 1, 25],
