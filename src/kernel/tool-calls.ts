@@ -13,7 +13,9 @@
  *                 (rules.json `approvalWaitSeconds`); then `awaiting_approval` (deadline `toolWait`).
  *   answer      → while held: decides the call itself; after: a one-use grant for the next call of the same tool in
  *                 the same session with the same arguments (their digest: what the owner saw, issue 26 #5), and the
- *                 card wakes the lane like any answer. "Always" trusts the plugin at this manifest digest.
+ *                 card wakes the lane like any answer. "Always" trusts the plugin at this digest of its files
+ *                 (issue 26 #4; the tool host computes it), keeping their list so a later version's card says what
+ *                 changed.
  *   outcome     → ok / error / timeout / oom, or parked (an async task: only the HMAC of its id is kept, with a
  *                 deadline `toolTask`); the callback ends it (ok / error), the deadline with `timeout`.
  * Ended calls are counted per quarter hour and plugin (`toolstats`), for `status`.
@@ -28,8 +30,9 @@ import { usageBucketMs } from "./evolve.js";
 import { neutralise, relayed } from "./text.js";
 import { assert } from "./assert.js";
 import {
-  cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints, toolCallPreviewMaxCodepoints, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints, toolGrantValidMs,
-  toolParkedCallsMax,
+  cardTextMaxCodepoints, cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCallPreviewMaxCodepoints, toolCallsPerRunMax,
+  toolCallTimeoutMsDefault, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints, toolErrorMessageMaxCodepoints,
+  toolGrantValidMs, toolParkedCallsMax,
 } from "./limits.js";
 import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
 import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
@@ -279,7 +282,11 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
   const card = createCard(c, {
     kind: "ask",
     title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
-    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body), why: `${reachOnCard(c, body)}${filesOnCard(c, call, body)}${bindsOnCard(c, body)}${why}` }),
+    // Each part is bounded; together they are cut to a card's text all the same (a card never exceeds its limit).
+    text: relayed(c.msg("tools.calls.card.text", {
+      run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body),
+      why: `${reachOnCard(c, body)}${filesOnCard(c, call, body)}${bindsOnCard(c, body)}${why}`,
+    }), false, cardTextMaxCodepoints),
     options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
     key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
   });

@@ -292,7 +292,7 @@ export type ToolCallKind = (typeof toolCallKinds)[number];
  * host found it) and sends what the hub decides by: the tool, a digest of the arguments, a bounded preview for an
  * approval card, the length of the arguments' canonical JSON and that JSON whole when it is short enough (issue 26 #5:
  * the hub checks it against the digest, keeps it only with an approval card, and binds the owner's answer to the
- * digest), the plugin's manifest digest (trust is keyed by it), whether the plugin is
+ * digest), the digest of the plugin's files (its folder: manifest and code; the wire name is kept) and their list (trust is keyed by it), whether the plugin is
  * built in, whether its manifest hides the tool from models (`disable_model_invocation`), and the tool's kind (a tool
  * plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool, which asks first when no approvals entry
  * names it: issue 18). A call its tool host already refused (unknown plugin or tool, arguments failing the tool's JSON
@@ -329,7 +329,7 @@ export const ToolCallBody = Type.Object(
       },
       { additionalProperties: false },
     ), { maxItems: L.toolCallBindsMax, description: "the plugin sandbox's binds as they really are (issue 26 #3), shown on an approval card" })),
-    manifestDigest: Type.Optional(Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's manifest file; required unless refused" })),
+    manifestDigest: Type.Optional(Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's files (its manifest and code; issue 26 #4); required unless refused" })),
     builtIn: Type.Optional(Type.Boolean({ description: "required unless refused" })),
     disableModelInvocation: Type.Optional(Type.Boolean({ description: "required unless refused" })),
     kind: Type.Optional(Type.Unsafe<ToolCallKind>({ type: "string", enum: [...toolCallKinds], description: "required unless refused" })),
