@@ -239,6 +239,7 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
   const first = client.callTool({ name: "weather.now", arguments: { city: "Paris" } });
   const card1 = await cardOf(f, "weather.now");
   assert.equal(card1.text, `Run ${job.run} (session alerts:s7) wants to call tool weather.now (kind http).\nArguments (sorted keys): {"city":"Paris"}\n`
+    + `Sends requests only to (requires.network): 127.0.0.1:${api.port}\n`
     + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${(await lastCallRow(f, job.run, 2)).manifestDigest}) until its definitions change.`);
   assert.equal(api.seen.length, 0, "nothing sent before the answer");
   await answer(f, card1.id, 0);
