@@ -165,13 +165,13 @@ test("a run's tools: the rule's patterns without hidden tools; the first use ask
   const told = timeline(job.run, why.facts).map((l) => l.slice(l.indexOf(" ", l.indexOf(" ") + 1) + 1).replace(/\(\d+ ms\)/, "(… ms)").trim());
   assert.deepEqual(told.filter((l) => l.startsWith("tool ") || l.startsWith("plugin ")).map((l) => l.replace(/sha256 [0-9a-f]{64}/, "sha256 …")), [
     "tool hello-python.greet (alerts:s1): asks the owner on card 1",
-    "plugin hello-python trusted at manifest sha256 … (\"always allow\" by owner)",
+    "plugin hello-python trusted at files sha256 … (\"always allow\" by owner)",
     "tool hello-python.greet (alerts:s1): allow — the answer on card 1",
     "tool hello-python.greet (alerts:s1): ok (… ms)",
     "tool hello-python.greet (alerts:s1): allow",
     "tool hello-python.greet (alerts:s1): ok (… ms)",
     "tool steps.run (alerts:s1): asks the owner on card 2",
-    "plugin steps trusted at manifest sha256 … (\"always allow\" by owner)",
+    "plugin steps trusted at files sha256 … (\"always allow\" by owner)",
     "tool steps.run (alerts:s1): allow — the answer on card 2",
     "tool steps.run (alerts:s1): ok (… ms)",
   ], told.join("\n"));
@@ -239,7 +239,8 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
   // No approvals entry names it: kind http asks first; "allow once" while the call is held lets this call run.
   const first = client.callTool({ name: "weather.now", arguments: { city: "Paris" } });
   const card1 = await cardOf(f, "weather.now");
-  assert.equal(card1.text, `Run ${job.run} (session alerts:s7) wants to call tool weather.now (kind http).\nArguments: {"city":"Paris"}\n`
+  assert.equal(card1.text, `Run ${job.run} (session alerts:s7) wants to call tool weather.now (kind http).\nArguments (sorted keys): {"city":"Paris"}\n`
+    + `Sends requests only to (requires.network): 127.0.0.1:${api.port}\n`
     + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${(await lastCallRow(f, job.run, 2)).manifestDigest}) until its definitions change.`);
   assert.equal(api.seen.length, 0, "nothing sent before the answer");
   await answer(f, card1.id, 0);
@@ -262,7 +263,11 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
     ["weather.now", "http", "agent", "alerts:s7", "answer", card2.id, "ok"],
     ["weather.now", "http", "agent", "alerts:s7", "default", null, "ok"],
   ], "the third call asked no one");
-  assert.ok(calls.every((c) => /^sha256:[0-9a-f]{64}$/.test(c.argsDigest) && !JSON.stringify(c).includes("Paris")));
+  // A call the owner was asked about keeps its arguments whole with the card (issue 26 #5: the card's page and the
+  // console show them, as its text showed their preview); a call no one was asked about keeps only their digest.
+  assert.ok(calls.every((c) => /^sha256:[0-9a-f]{64}$/.test(c.argsDigest)));
+  assert.deepEqual(calls.map((c) => c.args), ['{"city":"Paris"}', '{"city":"Oslo"}', undefined]);
+  assert.ok(!JSON.stringify(calls[2]).includes("Rome"));
   const why = (await f.call("GET", `/v1/runs/${job.run}/why`, f.keys.owner)).body as Why;
   const told = timeline(job.run, why.facts).map((l) => l.slice(l.indexOf(" ", l.indexOf(" ") + 1) + 1).replace(/\(\d+ ms\)/, "(… ms)").trim());
   assert.deepEqual(told.filter((l) => l.startsWith("tool ") || l.startsWith("plugin ")).map((l) => l.replace(/sha256 [0-9a-f]{64}/, "sha256 …")), [
@@ -271,7 +276,7 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
     `tool weather.now (alerts:s7): allow — the answer on card ${card1.id}`,
     "tool weather.now (alerts:s7): ok (… ms)",
     `tool weather.now (alerts:s7): asks the owner on card ${card2.id}`,
-    "plugin weather trusted at manifest sha256 … (\"always allow\" by owner)",
+    "plugin weather trusted at files sha256 … (\"always allow\" by owner)",
     `tool weather.now (alerts:s7): allow — the answer on card ${card2.id}`,
     "tool weather.now (alerts:s7): ok (… ms)",
     "tool weather.now (alerts:s7): allow",

@@ -8,7 +8,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
-import { conformance, homeToolRoots, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, toolLimits, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
+import { bindRefusal, bindsOf, conformance, homeToolRoots, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, toolLimits, type BindChecked, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
 import { approvalRuleFor, approvalsOf, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
 import { readRulesInput } from "../host/rules-file.js";
 import type { Home } from "../host/home.js";
@@ -131,6 +131,8 @@ export interface Inspected extends Omit<PluginLine, "tools"> {
   tools: InspectedTool[];
   rulesError: string | null;
   checks: ConformanceLine[];
+  /** The sandbox's binds as they really are: real sources, broad ones marked, refused ones with why (issue 26 #3). */
+  binds: (BindChecked & { refusedWhy: string | null })[];
 }
 
 function inspectedTools(rec: PluginRecord, outcome: ToolsOutcome | null, rules: Rules | null): InspectedTool[] {
@@ -167,6 +169,7 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
         ...lineOf(rec), manifestPath: rec.manifestPath, digest: rec.digest, shadowedBy: rec.shadowedBy, manifest: rec.manifest,
         toolsSource: outcome?.ok ? outcome.source : null, toolsError: outcome && !outcome.ok ? outcome.message : null,
         tools: inspectedTools(rec, outcome, rules), rulesError, checks: checks.find((d) => d.dir === rec.dir)?.lines ?? [],
+        binds: rec.manifest ? bindsOf(rec.manifest, rec.dir, host.settings).map((b) => ({ ...b, refusedWhy: bindRefusal(rec.name, [b], lang)?.message ?? null })) : [],
       });
     }
   } finally {
@@ -231,6 +234,14 @@ function inspectText(p: Inspected, lang: Lang): string[] {
     add("cli.plugins.runs", { command: [m.entry_point.command, ...m.entry_point.args].join(" ") });
     if (m.plugin_type === "sync" || m.plugin_type === "async") add("cli.plugins.timeout", { ms: m.communication.timeout_ms ?? toolLimits.callTimeoutMsDefault });
     out.push(`  ${sandboxText(m, lang)}`);
+    for (const b of p.binds) {
+      if (b.refusedWhy !== null) {
+        out.push(`    ${t(lang, "cli.plugins.bindRefused", { reason: b.refusedWhy })}`);
+        continue;
+      }
+      const line = t(lang, "tools.bind.line", { source: b.source, container: b.container, mode: t(lang, b.readOnly ? "tools.bind.ro" : "tools.bind.rw") });
+      out.push(`    ${t(lang, "cli.plugins.bind", { bind: b.broad ? `${line} ${t(lang, `tools.bind.broad.${b.broad}`)}` : line })}`);
+    }
   }
   out.push(`  ${toolsHeading(p, lang)}`);
   for (const tool of p.tools) {

@@ -74,9 +74,11 @@ export type ApprovalMode = "auto" | "prompt" | "deny";
  * One entry of `approvals` (spec tool-plugins.md §8, as the public implementation's `[[approvals.rules]]`): the mode
  * of the calls of `plugin`'s tool `tool` (`<plugin>.<tool>`), or of all its tools when `tool` is null; calls whose
  * session key matches one of `allow_session_keys` (`*` any run of characters) need no approval where the mode says
- * `prompt`.
+ * `prompt`. `credential_any_url` (issue 26 #11; an entry naming the tool only): the owner lets an agent call this HTTP
+ * tool although its url is one placeholder the agent fills in and it sends a credential — without it such calls are
+ * denied, since any declared host, echoing the credential transformed, could hand it to the agent.
  */
-export interface ApprovalRule { plugin: string; tool: string | null; mode: ApprovalMode; allow_session_keys: string[] }
+export interface ApprovalRule { plugin: string; tool: string | null; mode: ApprovalMode; allow_session_keys: string[]; credential_any_url: boolean }
 export interface ElsewhereDef {
   name: string; source: string | null; to: string | null; cron: string | null; where: string | null;
   cwd: string | null; skill: string | null; prompt: string | null;
@@ -629,7 +631,7 @@ function approvalRules(v: unknown, path: JSONPath): ApprovalRule[] | null {
   return v.map((def, i) => {
     const p = [...path, i];
     if (!isObject(def)) fail(p, "rulesJson.object");
-    known(def, p, ["plugin", "tool", "mode", "allow_session_keys"]);
+    known(def, p, ["plugin", "tool", "mode", "allow_session_keys", "credential_any_url"]);
     const plugin = str(def.plugin, [...p, "plugin"], { required: true }) as string;
     if (!isToolPlugin(plugin)) fail([...p, "plugin"], "rulesJson.toolPlugin", { max: toolPluginNameMaxChars });
     const tool = str(def.tool, [...p, "tool"]);
@@ -641,11 +643,14 @@ function approvalRules(v: unknown, path: JSONPath): ApprovalRule[] | null {
     if (!["auto", "prompt", "deny"].includes(mode)) fail([...p, "mode"], "rulesJson.approvalMode");
     const keys = strings(def.allow_session_keys, [...p, "allow_session_keys"]) ?? [];
     keys.forEach((k, j) => str(k, [...p, "allow_session_keys", j], { line: true, max: sessionKeyPatternMaxChars }));
+    const anyUrl = def.credential_any_url ?? false;
+    if (typeof anyUrl !== "boolean") fail([...p, "credential_any_url"], "rulesJson.boolean");
+    if (anyUrl && tool === null) fail([...p, "credential_any_url"], "rulesJson.credentialAnyUrlTool");
     const key = `${plugin}\u0000${tool ?? ""}`;
     const first = seen.get(key);
     if (first !== undefined) fail(tool === null ? p : [...p, "tool"], "rulesJson.approvalTwice", { index: first });
     seen.set(key, i);
-    return { plugin, tool, mode, allow_session_keys: keys };
+    return { plugin, tool, mode, allow_session_keys: keys, credential_any_url: anyUrl };
   });
 }
 

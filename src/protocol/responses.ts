@@ -113,6 +113,8 @@ export const OwnerCard = Type.Object(
     run: orNull(id()),
     channels: Type.Array(str()),
     deliveries: Type.Record(str(), Delivery),
+    /** A tool call's approval card: the call's arguments whole, as canonical JSON, when they were kept (issue 26 #5). */
+    toolArguments: Type.Optional(str()),
   },
   { $id: "OwnerCard", description: "cards of GET /v1/state, and the card of a card answer" },
 );

@@ -15,12 +15,13 @@ import { resultTooDeep } from "../protocol/tool-result.js";
 import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
 import { McpSession, allowedByList } from "./mcp.js";
-import type { LaunchSettings, PluginProcess } from "./process.js";
+import { bindRefusal, bindsOf, type LaunchSettings, type PluginProcess } from "./process.js";
+import { shownBinds } from "./binds.js";
 import { ServiceSupervisor, serviceSocketFolder } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
 import { argumentsDepthMax, callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
-import type { CallCheck, CallContext, CallOutcome, DataTools, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
+import type { CallCheck, CallContext, CallOutcome, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
 
 /** Settings of a tool host; everything but `lang` has a default. */
 export interface ToolHostOptions {
@@ -54,6 +55,7 @@ interface DataCall {
   tool: string;
   digest: string;
   timeoutMs: number;
+  reach: HttpReach;
 }
 
 /** The runnable form of a registry record (null when it has no usable manifest). */
@@ -255,7 +257,7 @@ export class ToolHost {
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
       : checkArguments(`${found.digest}\0${spec.name}`, spec.parameters, args, this.lang);
     if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
-    return { data: true, plugin, tool, digest: found.digest, timeoutMs: spec.timeoutMs };
+    return { data: true, plugin, tool, digest: found.digest, timeoutMs: spec.timeoutMs, reach: spec.reach };
   }
 
   /**
@@ -285,9 +287,9 @@ export class ToolHost {
   async check(qualifiedName: string, args: unknown, opts: { startPlugin?: boolean } = {}): Promise<CallCheck> {
     const c = await this.checked(qualifiedName, args, opts.startPlugin ?? true);
     if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
-    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true };
+    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true, binds: [], http: c.reach };
     return {
-      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin",
+      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin", ...(c.files ? { files: c.files } : {}), binds: shownBinds(bindsOf(c.p.manifest, c.p.dir, this.settings)),
       disableModelInvocation: c.p.manifest.capabilities.disable_model_invocation, pluginType: c.p.manifest.plugin_type,
       timeoutMs: timeoutOf(c.p.manifest, undefined), toolChecked: c.toolChecked,
     };
@@ -299,7 +301,7 @@ export class ToolHost {
    */
   private async checked(qualifiedName: string, args: unknown, startPlugin = true): Promise<
     | Extract<Outcome, { status: "refused" | "error" }>
-    | { p: RunnablePlugin; digest: string; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
+    | { p: RunnablePlugin; digest: string; files: string[] | null; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
     | DataCall
   > {
     const split = splitToolName(qualifiedName);
@@ -315,11 +317,14 @@ export class ToolHost {
       return this.checkedData(qualifiedName, split.plugin, split.tool, args) ?? { status: "refused", code: "tools.unknown_plugin", message: this.unknownPlugin(split.plugin) };
     }
     const m = p.manifest;
+    // Binds that would undo the sandbox refuse the call before anything of the plugin runs (issue 26 #3).
+    const badBind = bindRefusal(p.name, bindsOf(m, p.dir, this.settings), this.lang);
+    if (badBind) return { status: "refused", ...badBind };
     if (m.plugin_type === "mcp" && !allowedByList(m.mcp!, split.tool)) {
       return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
     }
     const fromPlugin = m.plugin_type === "mcp" || (m.plugin_type !== "service" && m.capabilities.tools.length === 0 && !this.listCache.has(rec.digest));
-    if (fromPlugin && !startPlugin) return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
+    if (fromPlugin && !startPlugin) return { p, digest: rec.digest, files: rec.files, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
     const listed = await this.tools(p.name);
     // A server that cannot be started is a refusal (nothing ran); a tool list that came back wrong is the plugin's error.
     if (!listed.ok) return { status: listed.code === "tools.unavailable" ? "refused" : "error", code: listed.code, message: listed.message };
@@ -330,7 +335,7 @@ export class ToolHost {
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
       : spec ? checkArguments(`${rec.digest}\0${spec.name}`, spec.parameters, args, this.lang) : null;
     if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
-    return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec, toolChecked: true };
+    return { p, digest: rec.digest, files: rec.files, origin: rec.origin, tool: split.tool, spec, toolChecked: true };
   }
 
   private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {

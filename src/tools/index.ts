@@ -10,6 +10,8 @@ export { diagnose, resolveCommand, type PluginDiagnosis } from "./doctor.js";
 export { conformance, sampleArguments, type ConformanceOptions } from "./conformance.js";
 export { readManifest, manifestDigest, formatProblem, manifestFileNames, type ManifestResult } from "./manifest.js";
 export { probeBwrap } from "./sandbox.js";
+export { checkBinds, shownBinds, type BindChecked, type BindShown, type BindBroad, type BindRefusal } from "./binds.js";
+export { bindsOf, bindRefusal } from "./process.js";
 export { cgroupBases, systemCgroups, type CgroupSystem } from "./cgroup.js";
 export { pluginAddrVariable, bridgeProtoPath, sandboxSocketDir, serviceSocketFolder, serviceSocketName, serviceSocketRoot } from "./service.js";
 export * as toolLimits from "./limits.js";

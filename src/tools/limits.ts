@@ -25,6 +25,18 @@ export const manifestArrayItemsMax = 256;
 /** Entries of `entry_point.env`. */
 export const manifestEnvEntriesMax = 128;
 
+// ── a plugin's files (issue 26 #4: trust follows the code; our bounds) ───────────────────────────────────────────
+/** Files (and links, folders, other entries) a tool plugin's folder may hold, `.git` left out; more refuse the plugin. */
+export { toolCallFilesMax as pluginFilesMax } from "../kernel/limits.js";
+/** A path inside a tool plugin's folder, at most this many characters; a longer one refuses the plugin. */
+export { toolCallFilePathMaxChars as pluginFilePathMaxChars } from "../kernel/limits.js";
+/** Bytes of all a tool plugin's files together, `.git` left out; more refuse the plugin (each byte is hashed). */
+export const pluginFilesMaxBytes = 64 * 1024 * 1024;
+/** Folders inside one another in a tool plugin's folder, at most. */
+export const pluginFolderDepthMax = 32;
+/** File hashes a registry keeps (by inode, size and times) so that a rescan hashes only changed files. */
+export const fileHashCacheEntriesMax = 20_000;
+
 // ── sandbox (§7; our bounds) ───────────────────────────────────────────────────────────────────────────────────
 /** `[sandbox] memory` below this is refused: no interpreter starts in less. */
 export const sandboxMemoryMinBytes = 4 * 1024 * 1024;

@@ -19,7 +19,8 @@
  *   a plain bind is mounted `nodev`, where opening the device fails with "Permission denied". `:ro` makes no
  *   difference to a device (a read-only mount never limited what a device does).
  * - The plugin folder is bound read-only at `/workspace`, the working directory (a plugin cannot rewrite its own
- *   manifest); `binds` in Docker `-v` form follow, relative host paths taken from the plugin folder.
+ *   manifest); `binds` in Docker `-v` form follow, relative host paths taken from the plugin folder (the launch passes
+ *   their real paths, checked by binds.ts: issue 26 #3), then the hidden paths, so no bind uncovers one.
  */
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
@@ -70,16 +71,15 @@ export interface SandboxPlan {
   bwrap: string;
   sandbox: SandboxSpec;
   pluginDir: string;
+  /** Host paths hidden after the plugin's binds, which can never show them again (the hub's home). */
   hidden: string[];
+  /** The hub user's homes, hidden before the plugin's binds (which may show parts of them again on purpose). */
+  homes?: string[];
+  /** Folders inside those homes shown again read-only (the installs of the programs on PATH). */
   shown?: string[];
   devices?: Map<string, string>;
   hostBinds: HostBind[];
   argv: string[];
-}
-
-/** The host paths a manifest's binds need (relative ones resolved from the plugin folder), to check they exist. */
-export function bindSources(sandbox: SandboxSpec, pluginDir: string): string[] {
-  return sandbox.mounts.map((m) => (m.relative ? resolve(pluginDir, m.host) : m.host));
 }
 
 /**
@@ -107,11 +107,6 @@ export function homeInstalls(path: string, homes: string[], hidden: string[]): s
   return unique.filter((p, i) => !unique.slice(0, i).some((q) => inside(p, q)));
 }
 
-/** The first bind source that does not exist, or null. */
-export function missingBindSource(sandbox: SandboxSpec, pluginDir: string): string | null {
-  return bindSources(sandbox, pluginDir).find((p) => !existsSync(p)) ?? null;
-}
-
 /** The bubblewrap command line that runs `plan.argv` in the plugin's sandbox. */
 export function bwrapArgv(plan: SandboxPlan): string[] {
   const { sandbox } = plan;
@@ -127,11 +122,14 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
   }
   a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run");
   if (!sandbox.read_only_root && existsSync("/var/tmp")) a.push("--tmpfs", "/var/tmp");
-  for (const h of plan.hidden) {
-    if (!existsSync(h)) continue;
+  const hide = (h: string) => {
+    if (!existsSync(h)) return;
     if (statSync(h).isDirectory()) a.push("--tmpfs", h);
     else a.push("--ro-bind", "/dev/null", h);
-  }
+  };
+  // The hub user's home (issue 26 #13) before the plugin's binds, which may show parts of it again on purpose; the
+  // programs on PATH installed in it shown read-only.
+  for (const h of plan.homes ?? []) hide(h);
   for (const d of plan.shown ?? []) a.push("--ro-bind", d, d);
   a.push("--ro-bind", plan.pluginDir, sandboxWorkdir);
   for (const m of sandbox.mounts) {
@@ -140,6 +138,9 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
     if (device) a.push("--dev-bind", device, m.container);
     else a.push(m.readOnly ? "--ro-bind" : "--bind", host, m.container);
   }
+  // The hidden paths after the plugin's binds (issue 26 #3): a bind onto or over one never uncovers it. The host's own
+  // binds (a service's socket folder) come last: the host puts them where it means them to be.
+  for (const h of plan.hidden) hide(h);
   for (const b of plan.hostBinds) a.push("--bind", b.path, b.at ?? b.path);
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);

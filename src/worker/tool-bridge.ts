@@ -31,7 +31,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job, ToolCallDecision } from "../protocol/responses.js";
-import { toolArgsDigest, toolArgsPreview, toolRefusalBody } from "../protocol/tool-calls.js";
+import { toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
 import { starMatch } from "../kernel/rules.js";
 import { toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -279,7 +279,8 @@ export class ToolBridges {
     let decision: ToolCallDecision;
     try {
       decision = await this.client.toolCall(job.run, job.token, {
-        tool: name, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: checked.digest,
+        tool: name, ...toolArgsFields(args), manifestDigest: checked.digest, ...(checked.files ? { files: checked.files } : {}),
+        ...(checked.binds.length > 0 ? { binds: checked.binds } : {}), ...(checked.http ? { http: checked.http } : {}),
         builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation, kind: checked.pluginType,
       });
       if (decision.decision === "prompt") decision = await this.awaitAnswer(job, decision, signal);
