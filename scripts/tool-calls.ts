@@ -79,7 +79,8 @@ export async function measureToolCalls(say: (k: string, v: string) => void): Pro
   try {
     await call(hub.url, keys.source, "POST", "/v1/events", { id: "t1", type: "job.tools", subject: "bench" });
     const job = (await call(hub.url, keys.worker, "GET", "/v1/work?claim=bench-tools&capacity=1")).job as Job;
-    const bridge = await bridges.open(job, join(dir, "agent"));
+    // The relays are this script's children: the run's processes, as far as the bridge can tell.
+    const bridge = await bridges.open(job, join(dir, "agent"), () => [process.pid]);
     const [command, ...args] = bridge.offer.command;
     const connect = async () => {
       const c = new Client({ name: "bench", version: "1" });

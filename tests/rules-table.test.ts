@@ -34,7 +34,7 @@ const refusals: [unknown, string, number, number][] = [
   [{ agents: [] }, "agents: must be an object", 1, 11],
   [{ agents: { "-a": {} } }, "agents.-a: names use letters, digits, _ . - (at most 100)", 1, 17],
   [{ agents: { a: [] } }, "agents.a: must be an object", 1, 16],
-  [{ agents: { a: { x: 1 } } }, "agents.a.x: unknown field (known: name, worker, use, model, effort, access, command, program, sandbox, env)", 1, 21],
+  [{ agents: { a: { x: 1 } } }, "agents.a.x: unknown field (known: name, worker, use, model, effort, access, command, program, sandbox, env, writable, devices)", 1, 21],
   [{ agents: { a: { worker: "w", use: "x", sandbox: "yes" } } }, "agents.a.sandbox: must be true or false", 1, 50],
   [{ agents: { a: { worker: "w", use: "x", sandbox: 1 } } }, "agents.a.sandbox: must be true or false", 1, 50],
   [{ agents: { a: { worker: "w", use: "x", env: "GH_TOKEN" } } }, "agents.a.env: must be an array of strings", 1, 46],
@@ -43,6 +43,17 @@ const refusals: [unknown, string, number, number][] = [
     [{ agents: { a: { worker: "w", use: "x", env: ["OK", n] } } }, "agents.a.env[1]: a variable name (letters, digits and _, not starting with a digit, at most 100) or a prefix such as GH_*", 1, 52]),
   [{ agents: { a: { worker: "w", use: "x", env: ["AGENT_AUTOLOOP_KEY"] } } }, "agents.a.env[0]: AGENT_AUTOLOOP_ variables never reach agents", 1, 47],
   [{ agents: { a: { worker: "w", use: "x", env: ["AGENT_AUTOLOOP_*"] } } }, "agents.a.env[0]: AGENT_AUTOLOOP_ variables never reach agents", 1, 47],
+  // What the sandbox leaves writable and which devices it passes through (issue 26).
+  [{ agents: { a: { worker: "w", use: "x", writable: "~/x" } } }, "agents.a.writable: must be an array of strings", 1, 51],
+  [{ agents: { a: { worker: "w", use: "x", writable: Array.from({ length: 33 }, (_, i) => `/w${i}`) } } }, "agents.a.writable: at most 32 paths", 1, 51],
+  ...["~", "~/", "/", "//", "x", "./x", "~x", "~/../x", "/a/../b", "/a/./b", "/a//b", "~//a", "/a\u0007"].map((w): [unknown, string, number, number] =>
+    [{ agents: { a: { worker: "w", use: "x", writable: ["/ok", w] } } }, "agents.a.writable[1]: an absolute path or one starting with ~/ (no . or .. parts, no doubled /), not / or ~ itself", 1, 58]),
+  [{ agents: { a: { worker: "w", use: "x", devices: "/dev/kvm" } } }, "agents.a.devices: must be an array of strings", 1, 50],
+  [{ agents: { a: { worker: "w", use: "x", devices: Array.from({ length: 33 }, () => "/dev/kvm") } } }, "agents.a.devices: at most 32 paths", 1, 50],
+  ...["/dev/", "dev/kvm", "/dev/../etc/shadow", "/dev/./kvm", "/dev//kvm", "/dev/dri/", "/sys/kvm"].map((d): [unknown, string, number, number] =>
+    [{ agents: { a: { worker: "w", use: "x", devices: ["/dev/kvm", d] } } }, "agents.a.devices[1]: a device path under /dev/ (no . or .. parts, no doubled or trailing /)", 1, 62]),
+  ...["/dev", "/dev/sda", "/dev/nvme0n1", "/dev/nvme0", "/dev/mem", "/dev/tty1", "/dev/pts/0", "/dev/console", "/dev/input/event0", "/dev/loop0", "/dev/shm", "/dev/disk/by-id/x", "/dev/dri/by-path/x"].map((d): [unknown, string, number, number] =>
+    [{ agents: { a: { worker: "w", use: "x", devices: ["/dev/kvm", d] } } }, "agents.a.devices[1]: not a device a sandbox passes through: only GPUs and accelerators (/dev/nvidia*, /dev/dri, /dev/kfd, /dev/accel), /dev/kvm, /dev/fuse, /dev/net/tun, sound, cameras and USB serial adapters (README \"Agents\")", 1, 62]),
   [{ agents: { a: { worker: "w" } } }, "agents.a.use: required", 1, 16],
   [{ agents: { a: { worker: "w", use: "Bad" } } }, "agents.a.use: plugin names use a-z, 0-9 and -", 1, 36],
   [{ agents: { a: { worker: "w", use: "x", command: "ls" } } }, "agents.a.command: must be an array of strings", 1, 50],
@@ -189,7 +200,7 @@ const refusals: [unknown, string, number, number][] = [
     [R({ tools: ["ok.*", tool] }), "rules[0].tools[1]: must be <plugin>.<tool>, with * for any run of characters in the tool's part (such as file-ops.*)", 1, 129]),
   [{ approvals: {} }, "approvals: must be an array", 1, 14],
   [{ approvals: ["file-ops"] }, "approvals[0]: must be an object", 1, 15],
-  [{ approvals: [{ plugin: "p", mode: "auto", x: 1 }] }, "approvals[0].x: unknown field (known: plugin, tool, mode, allow_session_keys)", 1, 47],
+  [{ approvals: [{ plugin: "p", mode: "auto", x: 1 }] }, "approvals[0].x: unknown field (known: plugin, tool, mode, allow_session_keys, credential_any_url)", 1, 47],
   [{ approvals: [{ mode: "deny" }] }, "approvals[0].plugin: required", 1, 15],
   [{ approvals: [{ plugin: "", mode: "deny" }] }, "approvals[0].plugin: must not be empty", 1, 25],
   [{ approvals: [{ plugin: 7, mode: "deny" }] }, "approvals[0].plugin: must be a string", 1, 25],
@@ -232,6 +243,11 @@ test("a valid file comes back with every default filled in, and with every field
       b: { worker: "w", use: "my-agent2", name: "B", model: "", effort: "e", access: "read", command: ["c"], program: "p", sandbox: false, env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(99) + "_*"] },
       c: { worker: "w", use: "x", access: "full", sandbox: null, env: null },
       d: { worker: "w", use: "x", sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`) },
+      e: {
+        worker: "w", use: "x", writable: ["~/.cache/go-build", "/srv/data/", ...Array.from({ length: 30 }, (_, i) => `/w${i}`)],
+        devices: ["/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-caps/nvidia-cap1", "/dev/dri", "/dev/dri/renderD128", "/dev/kfd", "/dev/accel/accel0", "/dev/kvm", "/dev/fuse", "/dev/net/tun", "/dev/snd", "/dev/video0", "/dev/ttyUSB0", "/dev/ttyACM1", "/dev/null"],
+      },
+      f: { worker: "w", use: "x", writable: null, devices: null },
     },
     channels: { c: { name: "C", answerers: ["u"], links: true }, d: {} },
     rules: [
@@ -248,13 +264,19 @@ test("a valid file comes back with every default filled in, and with every field
       timezone: "UTC", askFirst: ["x"],
       sources: { s: { id: "s", name: "S", adapter: "git-hub2" }, "t_1.x-y": { id: "t_1.x-y", name: "t_1.x-y", adapter: null } },
       agents: {
-        a: { id: "a", name: "a", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [] },
+        a: { id: "a", name: "a", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [], writable: [], devices: [] },
         b: {
           id: "b", name: "B", worker: "w", use: "my-agent2", model: "", effort: "e", access: "read", command: ["c"], program: "p", sandbox: false,
-          env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(99) + "_*"],
+          env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(99) + "_*"], writable: [], devices: [],
         },
-        c: { id: "c", name: "c", worker: "w", use: "x", model: null, effort: null, access: "full", command: null, program: null, sandbox: true, env: [] },
-        d: { id: "d", name: "d", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`) },
+        c: { id: "c", name: "c", worker: "w", use: "x", model: null, effort: null, access: "full", command: null, program: null, sandbox: true, env: [], writable: [], devices: [] },
+        d: { id: "d", name: "d", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`), writable: [], devices: [] },
+        e: {
+          id: "e", name: "e", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [],
+          writable: ["~/.cache/go-build", "/srv/data/", ...Array.from({ length: 30 }, (_, i) => `/w${i}`)],
+          devices: ["/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-caps/nvidia-cap1", "/dev/dri", "/dev/dri/renderD128", "/dev/kfd", "/dev/accel/accel0", "/dev/kvm", "/dev/fuse", "/dev/net/tun", "/dev/snd", "/dev/video0", "/dev/ttyUSB0", "/dev/ttyACM1", "/dev/null"],
+        },
+        f: { id: "f", name: "f", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [], writable: [], devices: [] },
       },
       channels: { c: { id: "c", name: "C", answerers: ["u"], links: true }, d: { id: "d", name: "d", answerers: null, links: false } },
       rules: [
@@ -300,11 +322,11 @@ test("tools, approvals and the prompt's wait come back as given; a file without 
   assert.ok(r.ok, r.ok ? "" : r.error);
   assert.deepEqual(r.rules.rules[0]!.tools, tools);
   assert.deepEqual(r.rules.approvals, [
-    { plugin: "file-ops", tool: "file-ops.write", mode: "prompt", allow_session_keys: [] },
-    { plugin: "dangerous", tool: null, mode: "deny", allow_session_keys: [] },
-    { plugin: "search", tool: null, mode: "auto", allow_session_keys: ["triage:*"] },
-    { plugin: "file-ops", tool: null, mode: "auto", allow_session_keys: [] },
-    { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)] },
+    { plugin: "file-ops", tool: "file-ops.write", mode: "prompt", allow_session_keys: [], credential_any_url: false },
+    { plugin: "dangerous", tool: null, mode: "deny", allow_session_keys: [], credential_any_url: false },
+    { plugin: "search", tool: null, mode: "auto", allow_session_keys: ["triage:*"], credential_any_url: false },
+    { plugin: "file-ops", tool: null, mode: "auto", allow_session_keys: [], credential_any_url: false },
+    { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)], credential_any_url: false },
   ]);
   assert.equal(r.rules.approvalWaitSeconds, 0);
   assert.equal(approvalWaitSecondsOf(r.rules), 0);

@@ -109,7 +109,8 @@ async function connect(f: Fixture, job: Job, bridges?: ToolBridges): Promise<{ c
   if (!bridges) cleanups.push(() => b.close());
   const agentDir = tempDir("aa-bridge-agent-");
   cleanups.push(() => rmSync(agentDir, { recursive: true, force: true }));
-  const bridge = await b.open(job, agentDir);
+  // The relays this test starts are its children: the run's processes as far as the bridge can tell.
+  const bridge = await b.open(job, agentDir, () => [process.pid]);
   const client = new Client({ name: "test-agent", version: "1" });
   const [command, ...args] = bridge.offer.command;
   await client.connect(new StdioClientTransport({ command: command!, args, stderr: "pipe" }));
@@ -164,13 +165,13 @@ test("a run's tools: the rule's patterns without hidden tools; the first use ask
   const told = timeline(job.run, why.facts).map((l) => l.slice(l.indexOf(" ", l.indexOf(" ") + 1) + 1).replace(/\(\d+ ms\)/, "(… ms)").trim());
   assert.deepEqual(told.filter((l) => l.startsWith("tool ") || l.startsWith("plugin ")).map((l) => l.replace(/sha256 [0-9a-f]{64}/, "sha256 …")), [
     "tool hello-python.greet (alerts:s1): asks the owner on card 1",
-    "plugin hello-python trusted at manifest sha256 … (\"always allow\" by owner)",
+    "plugin hello-python trusted at files sha256 … (\"always allow\" by owner)",
     "tool hello-python.greet (alerts:s1): allow — the answer on card 1",
     "tool hello-python.greet (alerts:s1): ok (… ms)",
     "tool hello-python.greet (alerts:s1): allow",
     "tool hello-python.greet (alerts:s1): ok (… ms)",
     "tool steps.run (alerts:s1): asks the owner on card 2",
-    "plugin steps trusted at manifest sha256 … (\"always allow\" by owner)",
+    "plugin steps trusted at files sha256 … (\"always allow\" by owner)",
     "tool steps.run (alerts:s1): allow — the answer on card 2",
     "tool steps.run (alerts:s1): ok (… ms)",
   ], told.join("\n"));
@@ -238,7 +239,8 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
   // No approvals entry names it: kind http asks first; "allow once" while the call is held lets this call run.
   const first = client.callTool({ name: "weather.now", arguments: { city: "Paris" } });
   const card1 = await cardOf(f, "weather.now");
-  assert.equal(card1.text, `Run ${job.run} (session alerts:s7) wants to call tool weather.now (kind http).\nArguments: {"city":"Paris"}\n`
+  assert.equal(card1.text, `Run ${job.run} (session alerts:s7) wants to call tool weather.now (kind http).\nArguments (sorted keys): {"city":"Paris"}\n`
+    + `Sends requests only to (requires.network): 127.0.0.1:${api.port}\n`
     + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${(await lastCallRow(f, job.run, 2)).manifestDigest}) until its definitions change.`);
   assert.equal(api.seen.length, 0, "nothing sent before the answer");
   await answer(f, card1.id, 0);
@@ -261,7 +263,11 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
     ["weather.now", "http", "agent", "alerts:s7", "answer", card2.id, "ok"],
     ["weather.now", "http", "agent", "alerts:s7", "default", null, "ok"],
   ], "the third call asked no one");
-  assert.ok(calls.every((c) => /^sha256:[0-9a-f]{64}$/.test(c.argsDigest) && !JSON.stringify(c).includes("Paris")));
+  // A call the owner was asked about keeps its arguments whole with the card (issue 26 #5: the card's page and the
+  // console show them, as its text showed their preview); a call no one was asked about keeps only their digest.
+  assert.ok(calls.every((c) => /^sha256:[0-9a-f]{64}$/.test(c.argsDigest)));
+  assert.deepEqual(calls.map((c) => c.args), ['{"city":"Paris"}', '{"city":"Oslo"}', undefined]);
+  assert.ok(!JSON.stringify(calls[2]).includes("Rome"));
   const why = (await f.call("GET", `/v1/runs/${job.run}/why`, f.keys.owner)).body as Why;
   const told = timeline(job.run, why.facts).map((l) => l.slice(l.indexOf(" ", l.indexOf(" ") + 1) + 1).replace(/\(\d+ ms\)/, "(… ms)").trim());
   assert.deepEqual(told.filter((l) => l.startsWith("tool ") || l.startsWith("plugin ")).map((l) => l.replace(/sha256 [0-9a-f]{64}/, "sha256 …")), [
@@ -270,7 +276,7 @@ test("a declarative plugin's HTTP tools (kind http) are offered like the others:
     `tool weather.now (alerts:s7): allow — the answer on card ${card1.id}`,
     "tool weather.now (alerts:s7): ok (… ms)",
     `tool weather.now (alerts:s7): asks the owner on card ${card2.id}`,
-    "plugin weather trusted at manifest sha256 … (\"always allow\" by owner)",
+    "plugin weather trusted at files sha256 … (\"always allow\" by owner)",
     `tool weather.now (alerts:s7): allow — the answer on card ${card2.id}`,
     "tool weather.now (alerts:s7): ok (… ms)",
     "tool weather.now (alerts:s7): allow",
@@ -316,9 +322,10 @@ test("a worker that opens the run's socket again (a restart) is reached by the s
   assert.equal(existsSync(join(first.agentDir, toolsSocketName)), false, "the socket goes with its bridge");
   const later = new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {} });
   cleanups.push(() => later.close());
-  await later.open(job, first.agentDir);
+  await later.open(job, first.agentDir, () => [process.pid]);
   assert.equal(textOf(await first.client.callTool({ name: "steps.run", arguments: { n: 2 } })), "done: 2");
-  // The same relay as a command for people and scripts: agent-autoloop tools mcp --socket <path>.
+  // The same relay as a command, agent-autoloop tools mcp --socket <path>: this test's child, so one of the run's
+  // processes as the bridge was told (a process outside the run is turned away: tool-sockets.test.ts).
   const cli = new Client({ name: "cli", version: "1" });
   await cli.connect(new StdioClientTransport({ command: process.execPath, args: [join(engine, "bin", "agent-autoloop.js"), "tools", "mcp", "--socket", join(first.agentDir, toolsSocketName)] }));
   cleanups.push(() => cli.close());
@@ -335,7 +342,7 @@ test("a run folder whose socket path is longer than a socket address holds still
   const agentDir = join(top, "a".repeat(60), "b".repeat(60));
   mkdirSync(agentDir, { recursive: true });
   assert.ok(Buffer.byteLength(join(agentDir, toolsSocketName)) > 107);
-  const bridge = await b.open(job, agentDir);
+  const bridge = await b.open(job, agentDir, () => [process.pid]);
   assert.equal(statSync(join(agentDir, toolsSocketName)).isSocket(), true);
   const client = new Client({ name: "test-agent", version: "1" });
   const [command, ...args] = bridge.offer.command;

@@ -113,7 +113,7 @@ test("an agent's call held for the owner survives a hub restart: the bridge wait
   try {
     await new HubClient(hub.url, keys.source).postEvent({ id: "e1", type: "alert.x", subject: "s1" });
     const job = (await new HubClient(hub.url, keys.worker).work({ claim: "c1", wait: 0, running: [], capacity: 1 })).job!;
-    const bridge = await bridges.open(job, agentDir);
+    const bridge = await bridges.open(job, agentDir, () => [process.pid]); // the relay is this test's child
     const [command, ...args] = bridge.offer.command;
     await client.connect(new StdioClientTransport({ command: command!, args, stderr: "pipe" }));
 

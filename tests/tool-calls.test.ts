@@ -94,9 +94,9 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     assert.equal((await streamCalls(f)).find((c) => c.id === 10)?.sessionKey, "owner:owner", "the owner's call, in no run's why: on the stream");
     const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
     assert.deepEqual([card.title, card.options, card.run, card.lane], ["Allow hello-python.greet?", ["allow once", "always allow", "deny"], job.run, "s1"]);
-    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet (kind sync).\nArguments: {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
+    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet (kind sync).\nArguments (sorted keys): {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
     const second = (await f.state()).cards.find((c: OwnerCard) => c.id === 2)!;
-    assert.match(second.text, new RegExp(`This is an agent's first call of plugin outside \\(manifest sha256 ${digestA}\\)`));
+    assert.match(second.text, new RegExp(`This is an agent's first call of plugin outside at this version \\(files sha256 ${digestA}\\)`));
 
     // `why` shows the run's calls.
     const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
@@ -131,7 +131,7 @@ test("trust by plugin and manifest digest: an \"always allow\" answered while th
     const facts = await whyFacts(f, job.run);
     assert.deepEqual({ ...factRows(facts, "trust").get(`search\u0000${digestA}`)!, at: 0 }, { plugin: "search", digest: digestA, card: 1, by: "owner", at: 0 });
     const lines = timeline(job.run, facts).map((l) => l.slice(16));
-    assert.ok(lines.includes(`plugin search trusted at manifest sha256 ${digestA} ("always allow" by owner)`), lines.join("\n"));
+    assert.ok(lines.includes(`plugin search trusted at files sha256 ${digestA} ("always allow" by owner)`), lines.join("\n"));
   });
 });
 
@@ -151,7 +151,7 @@ test("kind http (issue 18): with no approvals entry an agent's call of a declara
     const row = await lastCallRow(f, job.run, first.call);
     assert.deepEqual([row.kind, row.builtIn, row.why], ["http", false, "default"]);
     const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
-    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool weather.now (kind http).\nArguments: {"name":"Ada"}\n`
+    assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool weather.now (kind http).\nArguments (sorted keys): {"name":"Ada"}\n`
       + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${digestA}) until its definitions change.`);
     // A built-in plugin of another kind, no entry: runs at once.
     assert.equal((await client.toolCall(job.run, job.token, callBody("clock.now", { kind: "http" }))).decision, "allow");
@@ -160,7 +160,7 @@ test("kind http (issue 18): with no approvals entry an agent's call of a declara
     assert.equal((await owner.ownerToolCall(lying("weather.now"))).decision, "allow");
     // Answered after the hold (0 s): "always allow" trusts the plugin at this digest, and no one-use grant is kept.
     await owner.answer(1, { choice: 1 });
-    assert.equal(factRows(await whyFacts(f, job.run), "grants").get(`alerts:s1\u0000weather.now\u0000${digestA}`), undefined, "the answer on the run's card wrote no grant");
+    assert.equal(factRows(await whyFacts(f, job.run), "grants").get(`alerts:s1\u0000weather.now\u0000${digestA}\u0000${toolArgsDigest(args)}`), undefined, "the answer on the run's card wrote no grant");
     const next = await client.toolCall(job.run, job.token, lying("weather.now"));
     assert.deepEqual([next.decision, next.card, (await lastCallRow(f, job.run, next.call)).why], ["allow", undefined, "default"]);
     // Another digest asks again.
@@ -207,7 +207,7 @@ test("answers after the hold: allow once leaves a one-use grant, also for a firs
   const approvals = [{ plugin: "files", tool: "files.write", mode: "prompt" }, { plugin: "blocked", mode: "deny", allow_session_keys: ["alerts:*"] }];
   await withToolHub(toolRules(approvals, ["files.*", "search.*", "maps.*", "blocked.*"], 0), async ({ f, client, owner, job }) => {
     // A grant is written by the answer on a card of the run: its why carries the grant's row (null once spent).
-    const grant = async (tool: string) => factRows(await whyFacts(f, job.run), "grants").get(`alerts:s1\u0000${tool}\u0000${digestA}`);
+    const grant = async (tool: string) => factRows(await whyFacts(f, job.run), "grants").get(`alerts:s1\u0000${tool}\u0000${digestA}\u0000${toolArgsDigest(args)}`);
     const answeredAfter = async (body: ToolCallBody, choice: number) => {
       const d = await client.toolCall(job.run, job.token, body);
       assert.equal(d.decision, "prompt", body.tool);

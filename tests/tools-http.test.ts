@@ -24,12 +24,14 @@ test("GET /v1/tools lists every tool of the home's plugins with plugin, kind and
   try {
     const plugins = f.home.plugins;
     mkdirSync(plugins, { recursive: true });
+    // Outside the plugin's folder: a file it wrote inside would change its digest (issue 26 #4) and so its cached list.
+    const asked = join(f.home.dir, "lister-asked");
     assert.deepEqual(await f.call("GET", "/v1/tools", f.keys.owner), { status: 200, body: [] }, "no plugins: no tools");
     cpSync(join(examples, "hello-python"), join(plugins, "hello-python"), { recursive: true });
     cpSync(join(examples, "hello-service"), join(plugins, "hello-service"), { recursive: true });
     const lister = writePlugin(plugins, "lister", syncManifest("lister", "node", ["main.js"]), {
       "main.js": nodePlugin(`
-        require("node:fs").appendFileSync("asked", req.method + "\\n");
+        require("node:fs").appendFileSync(${JSON.stringify(asked)}, req.method + "\\n");
         return { jsonrpc: "2.0", id: req.id, result: { tools: [{ name: "add", inputSchema: { type: "object", properties: { a: { type: "number" } } } }] } };`),
     });
     writePlugin(plugins, "secret", syncManifest("secret", "bash", ["main.sh"], `${toolToml("wipe")}\n[capabilities]\ndisable_model_invocation = true\n`));
@@ -58,10 +60,10 @@ test("GET /v1/tools lists every tool of the home's plugins with plugin, kind and
     assert.equal(echo.parameters.type, "object");
     // The broken plugin and the one whose tools/list fails are left out; the log says why the latter is missing.
     assert.ok(logs.some((l) => l.startsWith("GET /v1/tools leaves out the tools of plugin mute: ")), logs.join("\n"));
-    // The same through the other path and the typed client; tools/list was asked once (cached by the manifest's digest).
+    // The same through the other path and the typed client; tools/list was asked once (cached by the digest of its files).
     assert.deepEqual((await f.call("GET", "/api/tools", f.keys.owner)).body, r.body);
     assert.deepEqual(await new HubClient(f.url, f.keys.owner).tools(), r.body);
-    assert.equal(readFileSync(join(lister, "asked"), "utf8"), "tools/list\n");
+    assert.equal(readFileSync(asked, "utf8"), "tools/list\n");
 
     // A changed manifest, a removed plugin and changed approvals show at the next request.
     writeFileSync(join(plugins, "hello-python", "manifest.toml"), readFileSync(join(plugins, "hello-python", "manifest.toml"), "utf8").replace('description = "Greet a person"', 'description = "Say hello"'));

@@ -179,6 +179,8 @@ test("plugins conformance: one line per check on every example, exit 0; a plugin
   }
   const service = await cli(["plugins", "conformance", join(examples, "hello-service")], dir);
   assert.equal(service.code, 0, service.out.join("\n"));
+  // Its socket was in the home (hidden from agents: issue 26), and went with it.
+  assert.deepEqual(readdirSync(join(dir, "sockets")), []);
   writePlugin(root, "liar", syncManifest("liar", "node", ["main.js"], toolToml("greet")), { "main.js": nodePlugin('process.stdout.write("hello\\n"); return { jsonrpc: "2.0", id: 1, result: {} };') });
   const liar = await cli(["plugins", "conformance", join(root, "liar")], dir);
   assert.equal(liar.code, 1);

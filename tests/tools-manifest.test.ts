@@ -226,7 +226,7 @@ test("env_passthrough deny globs match in linear time: a manifest's many-star gl
   const name = Array.from({ length: 40 }, (_, i) => `V${i}`).join("_");
   const deny = `${"*_".repeat(40)}NOPE`;
   const m = load(`manifest_version = 3\nname = "m"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\n[mcp]\nenv_passthrough = { allow = ["${name}", "KEEP_ME"], deny = ["${deny}", "KEEP_*_NOT", "?EEP_ME"] }\n`);
-  assert.deepEqual(pluginEnv({ [name]: "x", KEEP_ME: "y", PATH: "/bin" }, m), { PATH: "/bin", [name]: "x", KEEP_ME: "y" });
+  assert.deepEqual(pluginEnv({ [name]: "x", KEEP_ME: "y", PATH: "/bin" }, m), { PATH: "/bin", [name]: "x", KEEP_ME: "y", PYTHONNOUSERSITE: "1" });
   const denied = load(`manifest_version = 3\nname = "m"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\n[mcp]\nenv_passthrough = { allow = ["${name}"], deny = ["${"*_".repeat(39)}*"] }\n`);
-  assert.deepEqual(pluginEnv({ [name]: "x" }, denied), {});
+  assert.deepEqual(pluginEnv({ [name]: "x" }, denied), { PYTHONNOUSERSITE: "1" });
 });

@@ -6,7 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { createCgroup } from "../src/tools/cgroup.js";
 import { engine, everythingServer, examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
@@ -42,7 +44,7 @@ test("sandboxed: no network, no caller secrets, hidden paths empty, no capabilit
     assert.equal(none.status, "ok", JSON.stringify(none));
     const seen = (none as { result: { net: string; env: Record<string, string>; secret: string; caps: string; cwd: string } }).result;
     assert.equal(seen.net, "ECONNREFUSED", "the sandbox has only a loopback of its own");
-    assert.deepEqual(Object.keys(seen.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), ["HOME", "PATH"].concat(process.env.LANG ? ["LANG"] : [], process.env.TZ ? ["TZ"] : []).sort());
+    assert.deepEqual(Object.keys(seen.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), ["HOME", "PATH", "PYTHONNOUSERSITE"].concat(process.env.LANG ? ["LANG"] : [], process.env.TZ ? ["TZ"] : []).sort());
     assert.equal(seen.secret, "ENOENT", "a hidden path is an empty folder inside");
     assert.equal(seen.caps, "CapEff:\t0000000000000000");
     assert.equal(seen.cwd, "/workspace");
@@ -159,4 +161,91 @@ test("sandboxed long-lived plugins: a service reaches its socket through the hos
     await f.close();
   }
   assert.deepEqual(leftovers(), [], "the MCP server's cgroup went with it");
+});
+
+/** A plugin that reads each path of its arguments' `paths` (text, or the error's code) and answers them by path. */
+const reader = nodePlugin(`
+  const fs = require("node:fs");
+  const read = (p) => { try { return fs.readFileSync(p, "utf8"); } catch (e) { return e.code; } };
+  return { jsonrpc: "2.0", id: req.id, result: Object.fromEntries(req.params.arguments.paths.map((p) => [p, read(p)])) };`);
+
+test("sandboxed: the hub user's home is hidden (~/.npmrc, ~/.ssh, ~/.claude, and the home the password database names); binds of folders in it show those; programs installed in it on PATH still run", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const home = realpathSync(tempDir("aa-user-home-"));
+  const files: Record<string, string> = {
+    ".npmrc": "//registry.npmjs.org/:_authToken=npm-secret-0123\n", ".ssh/id_ed25519": "ssh-secret-0123\n", ".claude/.credentials.json": "claude-secret-0123\n",
+    "data/model.bin": "weights\n", "cache/index": "cached\n", "tools/bin/greet-tool": "#!/bin/sh\ncat \"$(dirname \"$0\")/../lib/greeting.txt\"\n", "tools/lib/greeting.txt": "hello from the home\n",
+  };
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(join(home, p, ".."), { recursive: true });
+    writeFileSync(join(home, p), text, { mode: 0o755 });
+  }
+  const passwd = userInfo().homedir;
+  const passwdFile = readdirSync(passwd).map((n) => join(passwd, n)).find((p) => statSync(p).isFile());
+  const f = hostFixture({ env: { ...process.env, HOME: home, PATH: `${join(home, "tools", "bin")}:${process.env.PATH}` } });
+  try {
+    writePlugin(f.root, "peek", syncManifest("peek", "node", ["main.js"], `[sandbox]\nbinds = ["${home}/data:/data:ro", "${home}/cache:${home}/cache"]\n\n${toolToml("read")}`), { "main.js": reader });
+    writePlugin(f.root, "greeter", syncManifest("greeter", "node", ["main.js"], `[sandbox]\n\n${toolToml("greet")}`), {
+      "main.js": nodePlugin('return { jsonrpc: "2.0", id: req.id, result: { content: require("node:child_process").execFileSync("greet-tool", { encoding: "utf8" }).trim() } };'),
+    });
+    f.registry.rescan();
+    const secrets = [".npmrc", ".ssh/id_ed25519", ".claude/.credentials.json"].map((p) => join(home, p));
+    const paths = [...secrets, ...(passwdFile && passwd !== home ? [passwdFile] : []), "/data/model.bin", join(home, "cache", "index"), join(home, "data", "model.bin")];
+    const r = await f.host.call("peek.read", { paths }, { sessionKey: "s" });
+    assert.equal(r.status, "ok", JSON.stringify(r));
+    assert.deepEqual((r as { result: unknown }).result, {
+      ...Object.fromEntries(paths.filter((p) => p.startsWith(home) || p === passwdFile).map((p) => [p, "ENOENT"])),
+      "/data/model.bin": "weights\n", [join(home, "cache", "index")]: "cached\n",
+    });
+    const g = await f.host.call("greeter.greet", {}, { sessionKey: "s" });
+    assert.equal(g.status === "ok" && JSON.stringify(g.result), '{"content":"hello from the home"}', JSON.stringify(g));
+  } finally {
+    await f.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test("sandboxed: device binds work (/dev/zero, read-only or not, /dev/kvm, the /dev/net folder) or are refused with the reason (a block device, a terminal, /dev itself, a device node outside /dev, a GPU this computer lacks)", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const f = hostFixture();
+  const odd = realpathSync(tempDir("aa-odd-dev-"));
+  try {
+    const opener = nodePlugin(`
+      const fs = require("node:fs");
+      const open = (p) => { try { const fd = fs.openSync(p, p === "/dev/zero" ? "r" : "r+"); const b = Buffer.alloc(4, 9); if (p === "/dev/zero") fs.readSync(fd, b, 0, 4, null); fs.closeSync(fd); return p === "/dev/zero" ? [...b].join(",") : "opened"; } catch (e) { return e.code; } };
+      return { jsonrpc: "2.0", id: req.id, result: Object.fromEntries(req.params.arguments.paths.map((p) => [p, open(p)])) };`);
+    const works: [string, string[], string[]][] = [
+      ["zero", ["/dev/zero:/dev/zero"], ["/dev/zero"]],
+      ["zero-ro", ["/dev/zero:/dev/zero:ro"], ["/dev/zero"]],
+      ...(existsSync("/dev/kvm") ? [["kvm", ["/dev/kvm:/dev/kvm"], ["/dev/kvm"]] as [string, string[], string[]]] : []),
+      ...(existsSync("/dev/net/tun") ? [["tun", ["/dev/net:/dev/net"], ["/dev/net/tun"]] as [string, string[], string[]]] : []),
+    ];
+    for (const [name, binds] of works) writePlugin(f.root, name, syncManifest(name, "node", ["main.js"], `[sandbox]\nbinds = ${JSON.stringify(binds)}\n\n${toolToml("open")}`), { "main.js": opener });
+    if (process.getuid?.() === 0) execFileSync("mknod", [join(odd, "null"), "c", "1", "3"]);
+    const gpu = existsSync("/dev/nvidia0") ? null : "/dev/nvidia0";
+    const refused: [string, string, string][] = [
+      ...(existsSync("/dev/loop0") ? [["loop", "/dev/loop0", "is not among the devices a sandbox passes through (GPUs and accelerators, KVM, FUSE, TUN, sound, cameras, USB serial adapters): others can reach the hub's files or a person's terminal"] as [string, string, string]] : []),
+      ["console", "/dev/console", "is not among the devices a sandbox passes through (GPUs and accelerators, KVM, FUSE, TUN, sound, cameras, USB serial adapters): others can reach the hub's files or a person's terminal"],
+      ["whole", "/dev", "is not among the devices a sandbox passes through (GPUs and accelerators, KVM, FUSE, TUN, sound, cameras, USB serial adapters): others can reach the hub's files or a person's terminal"],
+      ...(process.getuid?.() === 0 ? [["odd", join(odd, "null"), "is not a device path under /dev/"] as [string, string, string]] : []),
+    ];
+    for (const [name, dev] of refused) writePlugin(f.root, name, syncManifest(name, "true", [], `[sandbox]\nbinds = ["${dev}:/dev/x"]\n\n${toolToml("open")}`));
+    if (gpu) writePlugin(f.root, "gpu", syncManifest("gpu", "true", [], `[sandbox]\nbinds = ["/dev/nvidia0:/dev/nvidia0", "/dev/nvidiactl:/dev/nvidiactl"]\n\n${toolToml("open")}`));
+    f.registry.rescan();
+    for (const [name, , paths] of works) {
+      const r = await f.host.call(`${name}.open`, { paths }, { sessionKey: "s" });
+      assert.deepEqual(r.status === "ok" && r.result, Object.fromEntries(paths.map((p) => [p, p === "/dev/zero" ? "0,0,0,0" : "opened"])), `${name}: ${JSON.stringify(r)}`);
+    }
+    for (const [name, dev, why] of refused) {
+      const r = await f.host.call(`${name}.open`, { paths: [] }, { sessionKey: "s" });
+      assert.deepEqual([r.status, "code" in r && r.code, "message" in r && r.message], ["refused", "tools.device_refused", `plugin ${name} binds device ${dev}, which ${why}`]);
+    }
+    if (gpu) {
+      const r = await f.host.call("gpu.open", { paths: [] }, { sessionKey: "s" });
+      assert.deepEqual([r.status, "message" in r && r.message], ["refused", "plugin gpu binds /dev/nvidia0, which does not exist"]);
+    }
+  } finally {
+    await f.close();
+    rmSync(odd, { recursive: true, force: true });
+  }
 });

@@ -27,7 +27,8 @@ test("a service plugin is started with CORLINMAN_PLUGIN_ADDR and answers over Pl
   try {
     await withService(f);
     assert.deepEqual(f.host.statuses().map((s) => [s.plugin, s.kind, s.state]), [["hello-service", "service", "running"]]);
-    assert.deepEqual(f.logs, [`plugin.hello-service hello-service listening on ${join(f.root, ".sock", "hello-service.sock")}`]);
+    // Each service has a folder of its own in the host's socket folder (issue 26: a sandboxed service is shown only its own).
+    assert.deepEqual(f.logs, [`plugin.hello-service hello-service listening on ${join(f.root, ".sock", "1", "plugin.sock")}`]);
     const progress: unknown[] = [];
     const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "owner:me", onProgress: (p) => progress.push(p) });
     assert.equal(greet.status === "ok" && JSON.stringify(greet.result), '{"content":"hello, Ada"}');

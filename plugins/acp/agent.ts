@@ -38,6 +38,12 @@ function usageOf(u: unknown): Usage | undefined {
 }
 
 const plugin: AgentPlugin = {
+  // The state of the ACP adapters this project runs (issue 26): Claude Code's (claude-agent-acp, claude-code-acp) and
+  // Codex's (codex-acp). Another agent behind ACP needs its folders in the agent's rules.json `writable`.
+  state(env) {
+    const claude = env.CLAUDE_CONFIG_DIR ? { folders: [env.CLAUDE_CONFIG_DIR], files: [] } : { folders: ["~/.claude"], files: ["~/.claude.json"] };
+    return { folders: [...claude.folders, env.CODEX_HOME || "~/.codex"], files: claude.files };
+  },
   command(turn) {
     if (!turn.command || turn.command.length === 0) throw new Error(missingCommand);
     const agent = [turn.program ?? turn.command[0]!, ...turn.command.slice(1)];

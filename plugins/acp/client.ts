@@ -24,6 +24,7 @@ import { readFileSync, realpathSync, writeSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError, type McpServer } from "@agentclientprotocol/sdk";
+import { launchArgv } from "agent-autoloop/sdk";
 import { choosePermission, type Access, type ToolFacts } from "./permission.js";
 import { TurnLog } from "./turn.js";
 import type { BridgeLine, LaunchUsage } from "./lines.js";
@@ -172,7 +173,13 @@ export async function runBridge(opts: BridgeOptions, write: (line: BridgeLine) =
   } catch {
     // keep cwd as it is
   }
-  const agent = spawn(opts.command[0]!, opts.command.slice(1), { cwd, env: process.env, stdio: ["pipe", "pipe", "inherit"] });
+  // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (the SDK's launchArgv).
+  const launch = launchArgv(opts.command, { cwd });
+  if ("error" in launch) {
+    write({ acp: "failed", error: launch.error });
+    return 1;
+  }
+  const agent = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd, env: process.env, stdio: ["pipe", "pipe", "inherit"] });
   let startError: Error | null = null;
   let exit: { code: number | null; signal: string | null } | null = null;
   const gone = new Promise<void>((r) => {

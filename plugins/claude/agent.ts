@@ -52,6 +52,12 @@ const plugin: AgentPlugin = {
       ...toolFlags(turn),
     ];
   },
+  // Claude Code's state (issue 26): ~/.claude (sessions, settings, credentials) and ~/.claude.json, or all of it in
+  // CLAUDE_CONFIG_DIR. 2.1.332 replaces ~/.claude.json through a temporary file beside it, which the read-only home
+  // refuses: that write fails quietly and print mode works on (sessions and credentials are in ~/.claude).
+  state(env) {
+    return env.CLAUDE_CONFIG_DIR ? { folders: [env.CLAUDE_CONFIG_DIR] } : { folders: ["~/.claude"], files: ["~/.claude.json"] };
+  },
   // With tools offered, Claude Code connects the tools server before its first turn (it may connect MCP servers in
   // the background, and a quick first turn would not find the tools yet).
   env(turn): Record<string, string> {

@@ -56,6 +56,8 @@ function toolFlags(turn: Turn): string[] {
 
 const plugin: AgentPlugin = {
   passEnv: ["OPENAI_*", "CODEX_*"],
+  // Codex's state (issue 26): CODEX_HOME, else ~/.codex (0.171.0 writes nothing else but TMPDIR).
+  state: (env) => ({ folders: [env.CODEX_HOME || "~/.codex"] }),
   command(turn) {
     const common = [
       "--json", "--skip-git-repo-check",

@@ -13,7 +13,7 @@
  * DSH reports tokens, no cost; it has no desktop session link.
  */
 import { execFileSync } from "node:child_process";
-import { findProgram, jsonLines, tail, type AgentPlugin, type AgentRead, type Usage } from "agent-autoloop/sdk";
+import { findProgram, jsonLines, launchArgv, tail, type AgentPlugin, type AgentRead, type Usage } from "agent-autoloop/sdk";
 
 const permissionMode = { read: "read-only", edit: "workspace-write", full: "danger-full-access" } as const;
 
@@ -66,6 +66,8 @@ export function atLeast(v: readonly number[], min: readonly number[]): boolean {
 
 const plugin: AgentPlugin = {
   passEnv: ["DEEPSEEK_*", "DSH_*"],
+  // DSH's state (issue 26): ~/.dsh (credentials, sessions), as its documentation places them.
+  state: () => ({ folders: ["~/.dsh"] }),
   command(turn) {
     // A prompt that starts with "-" would be read as an option: a leading newline changes nothing for the model.
     const prompt = turn.prompt.startsWith("-") ? `\n${turn.prompt}` : turn.prompt;
@@ -114,9 +116,12 @@ const plugin: AgentPlugin = {
   check(agent) {
     const program = findProgram(agent?.program ?? "dsh");
     if (!program) return `DeepSeek Harness (dsh 0.2.2 or newer) is not on PATH: ${dshInstall}, or set the agent's "program"`;
+    // Windows: npm's dsh.cmd runs as node + its JS entry (the SDK's launchArgv); elsewhere the program as found.
+    const run = launchArgv([program, "--version"]);
+    if ("error" in run) return run.error;
     let version: [number, number, number] | null = null;
     try {
-      version = parseVersion(execFileSync(program, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }));
+      version = parseVersion(execFileSync(run.argv[0]!, run.argv.slice(1), { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }));
     } catch {
       version = null;
     }

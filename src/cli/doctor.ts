@@ -10,7 +10,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { PluginLoader } from "../common/plugins.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { checkHomeFiles } from "../host/home-files.js";
-import { findProgram, type AgentPlugin } from "../sdk/index.js";
+import { findProgram, launchArgv, type AgentPlugin } from "../sdk/index.js";
 import { readSecrets, type Config, type Home } from "../host/home.js";
 import { channelSetupProblem } from "../host/channel-setup.js";
 import { own } from "../kernel/own.js";
@@ -23,12 +23,13 @@ import { t, type Lang } from "../i18n/messages.js";
 export interface Finding { ok: boolean; line: string }
 
 /**
- * The version bubblewrap gives (`bwrap --version`): the one program doctor runs itself, a known one found on PATH
- * that the sandbox check has just run anyway. An agent's program is never run (issue 26): it may be any script.
+ * The first line `argv --version` prints (argv as `launchArgv` gives it), or null: for bubblewrap, the one program
+ * doctor runs itself, a known one found on PATH that the sandbox check has just run anyway. An agent's program is
+ * never run (issue 26): it may be any script.
  */
-function versionOf(program: string): string | null {
+function versionOf(argv: string[]): string | null {
   try {
-    return execFileSync(program, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0] ?? null;
+    return execFileSync(argv[0]!, [...argv.slice(1), "--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0] ?? null;
   } catch {
     return null;
   }
@@ -98,8 +99,14 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
         out.push({ ok: false, line: t(lang, "doctor.noProgram", { agent: agent.id, program: programName }) });
         continue;
       }
+      // Windows: how the worker would start it (npm's .cmd shims by their JS entry), or why it would not.
+      const run = launchArgv([program], { lang });
+      if ("error" in run) {
+        out.push({ ok: false, line: t(lang, "doctor.next", { agent: agent.id, next: run.error }) });
+        continue;
+      }
       // Found, and executable by this user: nothing of it is run (not even `--version`), as the worker would run it
-      // in the sandbox and doctor runs outside it.
+      // in the sandbox and doctor runs outside it (issue 26).
       if (!executableFile(program)) {
         out.push({ ok: false, line: t(lang, "doctor.notExecutable", { agent: agent.id, program }) });
         continue;
@@ -135,6 +142,9 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
     } else if (ch.answerers === null && !["file", "desktop"].includes(configured.use)) out.push({ ok: true, line: t(lang, "doctor.anyone", { channel }) });
   }
   out.push(await hubFinding(home, lang));
+  const { refreshServicePath } = await import("./service/install.js");
+  const service = refreshServicePath(home, lang);
+  if (service) out.push(service);
   return out;
 }
 
@@ -171,7 +181,7 @@ function sandboxFindings(home: Home, rules: Rules, local: AgentDef[], lang: Lang
     out.push({ ok: false, line: t(lang, "doctor.sandboxFails", { bwrap: here.bwrap, error: failed, agents }) });
     return out;
   }
-  out.push({ ok: true, line: t(lang, "doctor.sandboxOn", { agents, version: versionOf(here.bwrap) ?? here.bwrap }) });
+  out.push({ ok: true, line: t(lang, "doctor.sandboxOn", { agents, version: versionOf([here.bwrap]) ?? here.bwrap }) });
   const homeDir = realPath(home.dir);
   for (const r of rules.rules) {
     if (!boxed.some((a) => a.id === r.to)) continue;

@@ -29,7 +29,7 @@ import { hashKey } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { callResultOf } from "../kernel/tool-calls.js";
-import { toolArgsDigest, toolArgsPreview, toolRefusalBody } from "../protocol/tool-calls.js";
+import { toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
 import type { ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
 import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
 import { localize, t, type Lang } from "../i18n/messages.js";
@@ -148,7 +148,7 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
     const check = await host.check(qualified, args, { startPlugin: false });
     if (!check.ok) return check.status === "refused" ? refusedAudited(args, String(check.code), check.message) : failed("error", check.code, check.message);
     const decision = await audit.decide({
-      tool: qualified, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: check.digest,
+      tool: qualified, ...toolArgsFields(args), manifestDigest: check.digest,
       builtIn: check.builtIn, disableModelInvocation: check.disableModelInvocation, kind: check.pluginType,
     });
     if (decision.decision !== "allow") return refused("tools.denied", localize(decision.reason ?? decision.decision, lang));

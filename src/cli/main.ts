@@ -236,6 +236,28 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       say(addPlugin(h, repo, o.replace === true, lang));
     });
 
+  // The service (issue 28): install, uninstall and update print as they go; their exit code says how it ended.
+  const service = async (which: "install" | "uninstall" | "update", yes: boolean) => {
+    const h = await home();
+    const sayLine = (line: string) => say(line);
+    if (which === "update") {
+      const { update } = await import("./service/update.js");
+      process.exitCode = await update({ home: h, lang, yes, say: sayLine });
+      return;
+    }
+    const mod = await import("./service/install.js");
+    process.exitCode = await mod[which]({ home: h, lang, yes, say: sayLine });
+  };
+  p.command("install").description(t(lang, "cli.desc.install"))
+    .option("-y, --yes", t(lang, "cli.desc.yes"))
+    .action((o: { yes?: boolean }) => service("install", o.yes === true));
+  p.command("uninstall").description(t(lang, "cli.desc.uninstall"))
+    .option("-y, --yes", t(lang, "cli.desc.yes"))
+    .action((o: { yes?: boolean }) => service("uninstall", o.yes === true));
+  p.command("update").description(t(lang, "cli.desc.update"))
+    .option("-y, --yes", t(lang, "cli.desc.yes"))
+    .action((o: { yes?: boolean }) => service("update", o.yes === true));
+
   p.command("doctor")
     .description(t(lang, "cli.desc.doctor"))
     .action(async () => {
@@ -365,8 +387,8 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .argument("<folder>", t(lang, "cli.arg.folder"))
     .option("--args <json>", t(lang, "cli.desc.conformanceArgs"))
     .action(async (folder: string, o: { args?: string }) => {
-      const { pluginConformance } = await import("./plugins.js");
-      print(await pluginConformance(folder, o.args, lang));
+      const [{ pluginConformance }, h] = await Promise.all([import("./plugins.js"), home()]);
+      print(await pluginConformance(folder, o.args, lang, h));
     });
 
   const key = p.command("key").description(t(lang, "cli.desc.key"));

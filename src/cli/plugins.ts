@@ -5,9 +5,10 @@
  * in use for its tools when they are not in its manifest (`tools/list` inside its sandbox, bounded; an MCP server's
  * `tools/list`), as the contract allows, and ends whatever it started before it returns.
  */
-import { basename } from "node:path";
+import { existsSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
-import { conformance, homeToolRoots, ToolHost, ToolRegistry, formatClash, toolLimits, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
+import { bindRefusal, bindsOf, conformance, homeToolRoots, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, toolLimits, type BindChecked, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
 import { approvalRuleFor, approvalsOf, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
 import { readRulesInput } from "../host/rules-file.js";
 import type { Home } from "../host/home.js";
@@ -130,6 +131,8 @@ export interface Inspected extends Omit<PluginLine, "tools"> {
   tools: InspectedTool[];
   rulesError: string | null;
   checks: ConformanceLine[];
+  /** The sandbox's binds as they really are: real sources, broad ones marked, refused ones with why (issue 26 #3). */
+  binds: (BindChecked & { refusedWhy: string | null })[];
 }
 
 function inspectedTools(rec: PluginRecord, outcome: ToolsOutcome | null, rules: Rules | null): InspectedTool[] {
@@ -166,6 +169,7 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
         ...lineOf(rec), manifestPath: rec.manifestPath, digest: rec.digest, shadowedBy: rec.shadowedBy, manifest: rec.manifest,
         toolsSource: outcome?.ok ? outcome.source : null, toolsError: outcome && !outcome.ok ? outcome.message : null,
         tools: inspectedTools(rec, outcome, rules), rulesError, checks: checks.find((d) => d.dir === rec.dir)?.lines ?? [],
+        binds: rec.manifest ? bindsOf(rec.manifest, rec.dir, host.settings).map((b) => ({ ...b, refusedWhy: bindRefusal(rec.name, [b], lang)?.message ?? null })) : [],
       });
     }
   } finally {
@@ -230,6 +234,14 @@ function inspectText(p: Inspected, lang: Lang): string[] {
     add("cli.plugins.runs", { command: [m.entry_point.command, ...m.entry_point.args].join(" ") });
     if (m.plugin_type === "sync" || m.plugin_type === "async") add("cli.plugins.timeout", { ms: m.communication.timeout_ms ?? toolLimits.callTimeoutMsDefault });
     out.push(`  ${sandboxText(m, lang)}`);
+    for (const b of p.binds) {
+      if (b.refusedWhy !== null) {
+        out.push(`    ${t(lang, "cli.plugins.bindRefused", { reason: b.refusedWhy })}`);
+        continue;
+      }
+      const line = t(lang, "tools.bind.line", { source: b.source, container: b.container, mode: t(lang, b.readOnly ? "tools.bind.ro" : "tools.bind.rw") });
+      out.push(`    ${t(lang, "cli.plugins.bind", { bind: b.broad ? `${line} ${t(lang, `tools.bind.broad.${b.broad}`)}` : line })}`);
+    }
   }
   out.push(`  ${toolsHeading(p, lang)}`);
   for (const tool of p.tools) {
@@ -295,7 +307,7 @@ export async function doctorPlugins(h: Home, lang: Lang): Promise<Printed> {
  * as `doctor` words them. Exit 1 when a check fails (a `warn` does not fail it).
  * @throws CliError when `--args` is not a JSON object.
  */
-export async function pluginConformance(folder: string, argsText: string | undefined, lang: Lang): Promise<Printed> {
+export async function pluginConformance(folder: string, argsText: string | undefined, lang: Lang, h?: Home): Promise<Printed> {
   let args: Record<string, unknown> | undefined;
   if (argsText !== undefined) {
     let parsed: unknown;
@@ -307,6 +319,13 @@ export async function pluginConformance(folder: string, argsText: string | undef
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new CliError(t(lang, "field.type", { field: "--args", type: "object" }));
     args = parsed as Record<string, unknown>;
   }
-  const lines = await conformance(folder, { lang, args });
+  // A service under test serves in a folder of the home when there is one (hidden from agents), else in the temp dir.
+  const sockets = serviceSocketFolder(h && existsSync(h.dir) ? h.dir : null);
+  let lines: ConformanceLine[];
+  try {
+    lines = await conformance(folder, { lang, args, socketDir: join(sockets, "1") });
+  } finally {
+    rmSync(sockets, { recursive: true, force: true });
+  }
   return { out: lines.map((l) => checkLine(l, lang)), err: [], code: lines.some((l) => l.verdict === "fail") ? 1 : 0 };
 }

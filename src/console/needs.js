@@ -87,6 +87,8 @@ export function needsView(ctx) {
       h("h3", { id: titleId }, card.fyi ? h("span", { class: "badge" }, t("console.card.fyi")) : null, said(card.title)),
       h("p", { class: "meta" }, meta.join(" · ")),
       card.text ? said(card.text, "p", { class: "text" }) : null,
+      // A tool call's approval card: the whole arguments the answer is bound to (issue 26 #5).
+      card.toolArguments ? h("details", { class: "args" }, h("summary", {}, t("console.card.toolArguments")), h("pre", {}, said(card.toolArguments))) : null,
       // A declarative plugin's card template, whole (issue 18); the options below answer the card as ever.
       card.template ? cardTemplate(card.template, 4, card.id) : null,
     ];

@@ -13,10 +13,10 @@ import { lstatSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { lineForbiddenClass } from "../kernel/text.js";
-import type { CallContext, DataTools, ToolOutcome, ToolSpec } from "../tools/types.js";
+import type { CallContext, DataTools, HttpReach, ToolOutcome, ToolSpec } from "../tools/types.js";
 import { declarativePluginsMax, goneToolsMax, httpTimeoutMsDefault, httpTimeoutMsMax } from "./limits.js";
 import { formatPluginError, listPluginFolder } from "./read.js";
-import { buildRequest } from "./template.js";
+import { buildRequest, splitTemplate } from "./template.js";
 import { runHttp } from "./http.js";
 import { Slicer } from "./slice.js";
 import type { DeclarativeOrigin, DeclarativeRecord, DeclarativeRoot, LoadedPlugin, ReloadReport } from "./types.js";
@@ -243,12 +243,16 @@ export class DeclarativeCatalog implements DataTools {
     return [...this.records.values()].filter((r) => r.current && r.current.tools.size > 0).map((r) => r.id).sort();
   }
 
-  toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number })[]; digest: string } | null {
+  toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number; reach: HttpReach })[]; digest: string } | null {
     const p = this.get(id);
     if (!p || p.tools.size === 0) return null;
     return {
       digest: p.digest,
-      tools: [...p.tools.values()].map((x) => ({ name: x.name, description: x.description ?? "", parameters: x.parameters, timeoutMs: x.http.timeoutMs ?? httpTimeoutMsDefault })),
+      tools: [...p.tools.values()].map((x) => {
+        const url = splitTemplate(x.http.url).pieces;
+        const reach = { network: [...(p.manifest.requires?.network ?? [])], authRef: x.http.authRef ?? null, anyUrl: url.length === 1 && "param" in url[0]! };
+        return { name: x.name, description: x.description ?? "", parameters: x.parameters, timeoutMs: x.http.timeoutMs ?? httpTimeoutMsDefault, reach };
+      }),
     };
   }
 

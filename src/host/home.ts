@@ -109,8 +109,10 @@ export function starterRules(engine: string): string {
 
   // Who does the work. "worker" is the name of the worker that runs it (config.json "worker.name").
   // "sandbox": true hides this folder (keys, master.key, the database) from the agent where bubblewrap is
-  // installed (Linux); agent-autoloop doctor says whether it is on. "env" lists more of the worker's environment
-  // variables an agent gets, for example ["GH_TOKEN", "GIT_*", "SSH_AUTH_SOCK"]; by default none.
+  // installed (Linux), and leaves it only its rule's "cwd" (not your home itself), temporary folders and its CLI's
+  // own state to change; agent-autoloop doctor says whether it is on. "writable" lists more it may change, for
+  // example ["~/.cache/go-build"]. "env" lists more of the worker's environment variables an agent gets, for example
+  // ["GH_TOKEN", "GIT_*", "SSH_AUTH_SOCK"]; by default none.
   "agents": {
     "demo-agent": {
       "name": "Demo agent",

@@ -52,6 +52,9 @@ export function linkPage(
   const parts = [`<h1>${esc(card.title)}</h1>`];
   if (card.rule) parts.push(`<p class="muted">${esc(card.rule)}</p>`);
   if (card.text) parts.push(`<pre>${esc(card.text)}</pre>`);
+  // A tool call's approval card: the whole arguments the owner's answer is bound to (issue 26 #5).
+  const args = card.toolCall === undefined ? undefined : view.get("calls", card.toolCall)?.args;
+  if (args !== undefined) parts.push(`<details open><summary>${esc(t(lang, "link.toolArguments"))}</summary><pre>${esc(args)}</pre></details>`);
   if (card.template !== undefined) {
     const ui = templateOf(card.template);
     parts.push(ui ? templateHtml(ui, lang) : `<p class="muted">${esc(t(lang, "channel.template.notLoaded", { template: card.template }))}</p>`);

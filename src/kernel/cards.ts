@@ -167,10 +167,15 @@ export function channelCard(c: Ctx, card: CardRow, channel: string | null): Card
   };
 }
 
-/** The card as the owner sees it: the channel view plus `lane`, `about`, `run` and deliveries. */
+/**
+ * The card as the owner sees it: the channel view plus `lane`, `about`, `run` and deliveries, and for a tool call's
+ * approval card the call's whole arguments when they were kept (issue 26 #5).
+ */
 export function ownerCard(c: Ctx, card: CardRow): OwnerCard {
+  const args = card.toolCall === undefined ? undefined : c.tx.get("calls", card.toolCall)?.args;
   return {
     ...channelCard(c, card, null),
+    ...(args === undefined ? {} : { toolArguments: args }),
     lane: card.lane, about: card.about, run: card.run, channels: card.channels,
     deliveries: Object.fromEntries(Object.entries(card.deliveries).map(([k, d]) => [k, { ref: d.ref, version: d.version, failures: d.failures, gaveUp: d.gaveUp, error: d.error }])),
   };

@@ -105,6 +105,10 @@ export const stateRecentEvents = 20;
 
 /** rules.json: the most variable names an agent's `env` may list. */
 export const agentEnvNamesMax = 100;
+/** rules.json (issue 26): the most paths an agent's `writable` may list. */
+export const agentWritablePathsMax = 32;
+/** rules.json (issue 26): the most devices an agent's `devices` may list. */
+export const agentDevicesMax = 32;
 
 /** Worker: stop = SIGTERM to the process group, SIGKILL after this long. */
 export const stopGraceMs = 10_000;
@@ -204,6 +208,31 @@ export const consoleSessionsMax = 64;
  * shows, in code points (the public implementation's `args_preview` is at most 512 bytes).
  */
 export const toolCallPreviewMaxCodepoints = 512;
+/**
+ * Tool calls (issue 26 #5): the whole arguments an approval card keeps for the console and its link page, at most this
+ * many code points of their canonical JSON; longer ones are not kept whole and the card says so.
+ */
+export const toolCallArgumentsMaxCodepoints = 32_768;
+/**
+ * Tool calls (issue 26 #4): the files of a plugin a call body lists (their short hashes, for the card to say which
+ * changed since the owner trusted it); a tool plugin's folder may hold no more (src/tools/limits.ts `pluginFilesMax`).
+ */
+export const toolCallFilesMax = 1000;
+/**
+ * Tool calls: one file's path inside its plugin folder in a call body, at most this many characters (a longer one
+ * refuses the plugin). With the other bounds a call body stays well under `requestBodyMaxBytes`.
+ */
+export const toolCallFilePathMaxChars = 256;
+/** An approval card names at most this many changed files (the rest are counted). */
+export const toolCardFilesMax = 10;
+/** Tool calls (issue 26 #3): a sandbox's binds a call body may list (a manifest lists at most 256 `binds`). */
+export const toolCallBindsMax = 256;
+/** Tool calls: a bind's source or container path in a call body, at most this many characters. */
+export const toolCallBindPathMaxChars = 1024;
+/** An approval card lists at most this many binds (the rest are counted; `plugins inspect` lists all). */
+export const toolCardBindsMax = 8;
+/** An approval card shows a path (a bind's source or container, a file's name) cut to this many code points. */
+export const toolCardPathMaxCodepoints = 160;
 /** Tool calls: calls one run may ask the hub about; later ones are refused (a looping agent stops costing facts). */
 export const toolCallsPerRunMax = 1000;
 /** Tool calls: how long one GET of a call's decision or of a parked call's result may be held, in seconds. */

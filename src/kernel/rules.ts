@@ -7,12 +7,13 @@ import { Cron } from "croner";
 import { own } from "./own.js";
 import {
   rulesFileAgentsMax, rulesFileChannelsMax, rulesFileDepthMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileMaxBytes,
-  rulesFileRulesMax, rulesFileSourcesMax, agentEnvNamesMax, rulesFileApprovalsMax, toolPluginNameMaxChars, toolNameMaxChars,
+  rulesFileRulesMax, rulesFileSourcesMax, agentEnvNamesMax, agentWritablePathsMax, agentDevicesMax, rulesFileApprovalsMax, toolPluginNameMaxChars, toolNameMaxChars,
   sessionKeyPatternMaxChars, approvalWaitSecondsDefault, approvalWaitSecondsMax,
 } from "./limits.js";
 import { lineForbidden } from "./text.js";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
 import { secretsEnvName } from "./names.js";
+import { devicePathProblem } from "./devices.js";
 
 export type Access = "read" | "edit" | "full";
 export type Tell = "always" | "needed" | "never";
@@ -26,6 +27,13 @@ export interface AgentDef {
   sandbox: boolean;
   /** Names of the worker's environment variables this agent also gets; `NAME_*` stands for a prefix. */
   env: string[];
+  /**
+   * Folders and files, besides its cwd, temporary folders and its CLI's own state, that the sandbox leaves writable
+   * for this agent (issue 26): absolute, or `~/…` for the worker's user's home. Empty: none.
+   */
+  writable: string[];
+  /** Host devices the sandbox passes through to this agent besides its minimal `/dev` (issue 26; src/kernel/devices.ts). */
+  devices: string[];
 }
 export interface ChannelDef { id: string; name: string; answerers: string[] | null; links: boolean }
 export interface Budget { cost: number | null; tokens: number | null; per: "day" | "week" }
@@ -66,9 +74,11 @@ export type ApprovalMode = "auto" | "prompt" | "deny";
  * One entry of `approvals` (spec tool-plugins.md §8, as the public implementation's `[[approvals.rules]]`): the mode
  * of the calls of `plugin`'s tool `tool` (`<plugin>.<tool>`), or of all its tools when `tool` is null; calls whose
  * session key matches one of `allow_session_keys` (`*` any run of characters) need no approval where the mode says
- * `prompt`.
+ * `prompt`. `credential_any_url` (issue 26 #11; an entry naming the tool only): the owner lets an agent call this HTTP
+ * tool although its url is one placeholder the agent fills in and it sends a credential — without it such calls are
+ * denied, since any declared host, echoing the credential transformed, could hand it to the agent.
  */
-export interface ApprovalRule { plugin: string; tool: string | null; mode: ApprovalMode; allow_session_keys: string[] }
+export interface ApprovalRule { plugin: string; tool: string | null; mode: ApprovalMode; allow_session_keys: string[]; credential_any_url: boolean }
 export interface ElsewhereDef {
   name: string; source: string | null; to: string | null; cron: string | null; where: string | null;
   cwd: string | null; skill: string | null; prompt: string | null;
@@ -344,6 +354,34 @@ function envNames(v: unknown, path: JSONPath): string[] {
   return names;
 }
 
+/**
+ * An agent's `writable` (issue 26): absolute paths or `~/…`, written plainly (no `.` or `..` part, no doubled `/`),
+ * never `/` or `~` itself (the sandbox keeps the home read-only: see src/worker/sandbox.ts). Whether a path exists,
+ * holds the home or lies in a read-only folder is the worker's check: it knows the computer.
+ */
+function writablePaths(v: unknown, path: JSONPath): string[] {
+  const paths = strings(v, path) ?? [];
+  if (paths.length > agentWritablePathsMax) fail(path, "rulesJson.tooMany.paths", { max: agentWritablePathsMax });
+  for (const [i, w] of paths.entries()) {
+    const rest = w.startsWith("~/") ? w.slice(1) : w;
+    const plain = rest.startsWith("/") && !rest.includes("//") && !rest.split("/").some((part) => part === "." || part === "..");
+    if (!plain || controlCharacter.test(w) || rest.replace(/\/+$/, "") === "") fail([...path, i], "rulesJson.writablePath");
+  }
+  return paths;
+}
+
+/** An agent's `devices` (issue 26): device paths a sandbox may pass through (src/kernel/devices.ts), each once. */
+function devicePaths(v: unknown, path: JSONPath): string[] {
+  const paths = strings(v, path) ?? [];
+  if (paths.length > agentDevicesMax) fail(path, "rulesJson.tooMany.paths", { max: agentDevicesMax });
+  for (const [i, d] of paths.entries()) {
+    const problem = devicePathProblem(d);
+    if (problem === "form") fail([...path, i], "rulesJson.devicePath");
+    if (problem === "notPassable") fail([...path, i], "rulesJson.deviceNotPassable");
+  }
+  return paths;
+}
+
 function known(obj: Record<string, unknown>, path: JSONPath, keys: string[]): void {
   for (const k of Object.keys(obj)) if (!keys.includes(k)) fail([...path, k], "rulesJson.unknownField", { known: keys.join(", ") });
 }
@@ -411,7 +449,7 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
     const p = ["agents", id];
     name(id, p);
     if (!isObject(def)) fail(p, "rulesJson.object");
-    known(def, p, ["name", "worker", "use", "model", "effort", "access", "command", "program", "sandbox", "env"]);
+    known(def, p, ["name", "worker", "use", "model", "effort", "access", "command", "program", "sandbox", "env", "writable", "devices"]);
     const use = str(def.use, [...p, "use"], { required: true }) as string;
     if (!/^[a-z0-9-]+$/.test(use)) fail([...p, "use"], "rulesJson.pluginName");
     const access = (str(def.access, [...p, "access"]) ?? "edit") as Access;
@@ -433,6 +471,8 @@ function normalizeRules(raw: unknown, defaults: { timezone: string }): Rules {
       program: str(def.program, [...p, "program"]),
       sandbox,
       env: envNames(def.env, [...p, "env"]),
+      writable: writablePaths(def.writable, [...p, "writable"]),
+      devices: devicePaths(def.devices, [...p, "devices"]),
     };
   }
 
@@ -591,7 +631,7 @@ function approvalRules(v: unknown, path: JSONPath): ApprovalRule[] | null {
   return v.map((def, i) => {
     const p = [...path, i];
     if (!isObject(def)) fail(p, "rulesJson.object");
-    known(def, p, ["plugin", "tool", "mode", "allow_session_keys"]);
+    known(def, p, ["plugin", "tool", "mode", "allow_session_keys", "credential_any_url"]);
     const plugin = str(def.plugin, [...p, "plugin"], { required: true }) as string;
     if (!isToolPlugin(plugin)) fail([...p, "plugin"], "rulesJson.toolPlugin", { max: toolPluginNameMaxChars });
     const tool = str(def.tool, [...p, "tool"]);
@@ -603,11 +643,14 @@ function approvalRules(v: unknown, path: JSONPath): ApprovalRule[] | null {
     if (!["auto", "prompt", "deny"].includes(mode)) fail([...p, "mode"], "rulesJson.approvalMode");
     const keys = strings(def.allow_session_keys, [...p, "allow_session_keys"]) ?? [];
     keys.forEach((k, j) => str(k, [...p, "allow_session_keys", j], { line: true, max: sessionKeyPatternMaxChars }));
+    const anyUrl = def.credential_any_url ?? false;
+    if (typeof anyUrl !== "boolean") fail([...p, "credential_any_url"], "rulesJson.boolean");
+    if (anyUrl && tool === null) fail([...p, "credential_any_url"], "rulesJson.credentialAnyUrlTool");
     const key = `${plugin}\u0000${tool ?? ""}`;
     const first = seen.get(key);
     if (first !== undefined) fail(tool === null ? p : [...p, "tool"], "rulesJson.approvalTwice", { index: first });
     seen.set(key, i);
-    return { plugin, tool, mode, allow_session_keys: keys };
+    return { plugin, tool, mode, allow_session_keys: keys, credential_any_url: anyUrl };
   });
 }
 

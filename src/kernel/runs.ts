@@ -205,6 +205,8 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
     agent: {
       id: agent.id, name: agent.name, use: agent.use, model: agent.model, effort: agent.effort, access: agent.access,
       command: agent.command, program: agent.program, sandbox: agent.sandbox, env: agent.env,
+      ...(agent.writable.length ? { writable: agent.writable } : {}),
+      ...(agent.devices.length ? { devices: agent.devices } : {}),
     },
     session,
     askFirst: c.rules.askFirst,

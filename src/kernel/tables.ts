@@ -127,9 +127,12 @@ export function trustKey(plugin: string, digest: string): string {
   return `${plugin}\u0000${digest}`;
 }
 
-/** Key of a grant: the session key, the tool (`<plugin>.<tool>`) and the manifest digest, joined by NULs. */
-export function grantKey(sessionKey: string, tool: string, digest: string): string {
-  return `${sessionKey}\u0000${tool}\u0000${digest}`;
+/**
+ * Key of a grant: the session key, the tool (`<plugin>.<tool>`), the manifest digest and the arguments' digest (an
+ * answer is bound to the arguments the owner saw: issue 26 #5), joined by NULs.
+ */
+export function grantKey(sessionKey: string, tool: string, digest: string, argsDigest: string): string {
+  return `${sessionKey}\u0000${tool}\u0000${digest}\u0000${argsDigest}`;
 }
 
 /**

@@ -12,23 +12,26 @@
  *   prompt      → an ask card "allow once / always allow / deny"; the agent's call is held until `waitUntil`
  *                 (rules.json `approvalWaitSeconds`); then `awaiting_approval` (deadline `toolWait`).
  *   answer      → while held: decides the call itself; after: a one-use grant for the next call of the same tool in
- *                 the same session, and the card wakes the lane like any answer. "Always" trusts the plugin at this
- *                 manifest digest.
+ *                 the same session with the same arguments (their digest: what the owner saw, issue 26 #5), and the
+ *                 card wakes the lane like any answer. "Always" trusts the plugin at this digest of its files
+ *                 (issue 26 #4; the tool host computes it), keeping their list so a later version's card says what
+ *                 changed.
  *   outcome     → ok / error / timeout / oom, or parked (an async task: only the HMAC of its id is kept, with a
  *                 deadline `toolTask`); the callback ends it (ok / error), the deadline with `timeout`.
  * Ended calls are counted per quarter hour and plugin (`toolstats`), for `status`.
  */
 import type { Ctx } from "./context.js";
 import type { CardRow, KnownPlugin, RunRow, ToolCallRow, ToolCallStatus, ToolCallsMeta } from "./types.js";
-import { approvalOf, approvalsOf, approvalWaitSecondsOf, ownerSessionKey, starMatch, toolSessionKey } from "./rules.js";
+import { approvalOf, approvalRuleFor, approvalsOf, approvalWaitSecondsOf, ownerSessionKey, starMatch, toolSessionKey } from "./rules.js";
 import { answerCard, createCard, saveCard } from "./cards.js";
 import { grantKey, toolStatsKey, trustKey } from "./tables.js";
 import { toolTaskHash } from "./credentials.js";
 import { usageBucketMs } from "./evolve.js";
-import { relayed } from "./text.js";
+import { neutralise, relayed } from "./text.js";
 import { assert } from "./assert.js";
 import {
-  cardTitleMaxCodepoints, toolCallOutcomeWaitMs, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolErrorMessageMaxCodepoints,
+  cardTextMaxCodepoints, cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCallOutcomeWaitMs, toolCallPreviewMaxCodepoints,
+  toolCallsPerRunMax, toolCallTimeoutMsDefault, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints, toolErrorMessageMaxCodepoints,
   toolGrantValidMs, toolParkedCallsMax,
 } from "./limits.js";
 import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
@@ -165,6 +168,11 @@ export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: K
   if (!(run.job?.tools ?? []).some((p) => starMatch(p, body.tool))) {
     return deny(c, call, "notOffered", c.msg("tools.calls.deny.notOffered", { rule: run.rule, tool: body.tool }));
   }
+  // An HTTP tool that sends a credential to a URL the agent chooses: denied unless the owner said so (issue 26 #11).
+  const http = body.http;
+  if (http?.authRef && http.anyUrl && approvalRuleFor(approvalsOf(c.rules), call.plugin, body.tool)?.rule.credential_any_url !== true) {
+    return deny(c, call, "credentialAnyUrl", c.msg("tools.calls.deny.credentialAnyUrl", { tool: body.tool, ref: http.authRef }));
+  }
   const verdict = approvalOf(approvalsOf(c.rules), {
     plugin: call.plugin, tool: body.tool, caller: "agent", sessionKey, disableModelInvocation: body.disableModelInvocation,
     builtin: body.builtIn, trusted: c.tx.get("trust", trustKey(call.plugin, body.manifestDigest)) !== undefined, kind: body.kind,
@@ -173,8 +181,9 @@ export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: K
   call.approval = verdict.index;
   if (verdict.mode === "deny") return deny(c, call, verdict.why, denyReason(c, verdict.why, verdict.index, body.tool));
   if (verdict.mode === "auto") return allow(c, call);
-  // A prompt: an answer the owner gave after an earlier call of this tool in this session stopped waiting decides it.
-  const gKey = grantKey(sessionKey, body.tool, body.manifestDigest);
+  // A prompt: an answer the owner gave after an earlier call of this tool in this session stopped waiting decides it,
+  // when this call has the arguments the owner saw (issue 26 #5); other arguments are asked about anew.
+  const gKey = grantKey(sessionKey, body.tool, body.manifestDigest, body.argsDigest);
   const grant = c.tx.get("grants", gKey);
   if (grant) {
     c.tx.del("grants", gKey);
@@ -231,6 +240,80 @@ export function toolLostDue(c: Ctx, id: number): void {
   if (call?.status === "allowed") lose(c, call, c.msg("tools.calls.lost.waited", { minutes: toolCallOutcomeWaitMs / 60_000 }));
 }
 
+/**
+ * What an approval card says of a call's arguments (issue 26 #5): the preview of their canonical JSON (keys sorted),
+ * and, when it is cut, how many characters are not shown and where the whole is (this card's page and the console,
+ * when the caller sent it whole) or that it was too long to keep. The shell checked `arguments` against `argsDigest`.
+ */
+function argumentsOnCard(c: Ctx, body: DecidableBody): { preview: string; cut: string } {
+  const keep = toolCallPreviewMaxCodepoints - 1;
+  if (body.arguments !== undefined) {
+    const chars = [...body.arguments];
+    if (chars.length <= toolCallPreviewMaxCodepoints) return { preview: relayed(body.arguments, true, toolCallPreviewMaxCodepoints), cut: "" };
+    return { preview: `${neutralise(chars.slice(0, keep).join(""), true)}…`, cut: `${c.msg("tools.calls.card.cutKept", { count: chars.length - keep })}\n` };
+  }
+  if (body.argsLength !== undefined && body.argsLength > toolCallPreviewMaxCodepoints) {
+    return { preview: body.preview, cut: `${c.msg("tools.calls.card.cutLong", { count: body.argsLength - keep, limit: toolCallArgumentsMaxCodepoints })}\n` };
+  }
+  return { preview: body.preview, cut: "" };
+}
+
+/**
+ * What an approval card says of the plugin sandbox's binds (issue 26 #3): each real source → container with its mode,
+ * broad ones with a warning, at most `toolCardBindsMax` (then how many more); "" when there are none.
+ */
+function bindsOnCard(c: Ctx, body: DecidableBody): string {
+  const binds = body.binds ?? [];
+  if (binds.length === 0) return "";
+  const path = (p: string) => relayed(p, true, toolCardPathMaxCodepoints);
+  const lines = binds.slice(0, toolCardBindsMax).map((b) => {
+    const line = c.msg("tools.bind.line", { source: path(b.source), container: path(b.container), mode: c.msg(b.readOnly ? "tools.bind.ro" : "tools.bind.rw") });
+    return b.broad ? `${line} ${c.msg(`tools.bind.broad.${b.broad}`)}` : line;
+  });
+  if (binds.length > toolCardBindsMax) lines.push(c.msg("tools.calls.card.more", { count: binds.length - toolCardBindsMax }));
+  return `${c.msg("tools.calls.card.binds", { binds: lines.join("; ") })}\n`;
+}
+
+/**
+ * What a first use's (or a kind's) approval card says of the plugin's files (issue 26 #4): when the owner trusted an
+ * earlier version ("always allow"), that its files changed since, and which (changed, new, removed; at most
+ * `toolCardFilesMax`, then how many more), or that which is not known (either side's list is missing); "" otherwise.
+ */
+function filesOnCard(c: Ctx, call: ToolCallRow, body: DecidableBody): string {
+  if (call.why !== "firstUse" && call.why !== "default") return "";
+  const before = c.view.trustOf(call.plugin).find((t) => t.digest !== body.manifestDigest);
+  if (!before) return "";
+  if (!before.files || !body.files) return `${c.msg("tools.calls.card.changedUnknown", { card: before.card })}\n`;
+  const split = (list: string[]) => new Map(list.map((l) => [l.slice(17), l.slice(0, 16)]));
+  const was = split(before.files);
+  const now = split(body.files);
+  const path = (p: string) => relayed(p, true, toolCardPathMaxCodepoints);
+  const items: string[] = [];
+  for (const [p, h] of now) {
+    if (!was.has(p)) items.push(c.msg("tools.calls.card.fileNew", { path: path(p) }));
+    else if (was.get(p) !== h) items.push(c.msg("tools.calls.card.fileChanged", { path: path(p) }));
+  }
+  for (const p of was.keys()) if (!now.has(p)) items.push(c.msg("tools.calls.card.fileRemoved", { path: path(p) }));
+  const shown = items.slice(0, toolCardFilesMax);
+  if (items.length > toolCardFilesMax) shown.push(c.msg("tools.calls.card.more", { count: items.length - toolCardFilesMax }));
+  return `${c.msg("tools.calls.card.changed", { card: before.card, files: shown.join("; ") })}\n`;
+}
+
+/**
+ * What an HTTP tool's approval card says of where it sends (issue 26 #11): the declared hosts, that the URL is the
+ * agent's choice, that a credential goes with each request and what redaction cannot catch; "" for other kinds.
+ */
+function reachOnCard(c: Ctx, body: DecidableBody): string {
+  const http = body.http;
+  if (!http) return "";
+  const hosts = http.network.slice(0, toolCardBindsMax).map((h) => relayed(h, true, toolCardPathMaxCodepoints));
+  if (http.network.length > toolCardBindsMax) hosts.push(c.msg("tools.calls.card.more", { count: http.network.length - toolCardBindsMax }));
+  const lines = [c.msg("tools.calls.card.network", { hosts: hosts.join(", ") || "-" })];
+  if (http.anyUrl) lines.push(c.msg("tools.calls.card.anyUrl"));
+  if (http.authRef) lines.push(c.msg("tools.calls.card.credential", { ref: relayed(http.authRef, true, toolCardPathMaxCodepoints) }));
+  return `${lines.join("\n")}\n`;
+}
+
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
 function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Reply {
   const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
@@ -239,12 +322,20 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
   const card = createCard(c, {
     kind: "ask",
     title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
-    text: c.msg("tools.calls.card.text", { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, preview: body.preview, why }),
+    // Each part is bounded; together they are cut to a card's text all the same (a card never exceeds its limit).
+    text: relayed(c.msg("tools.calls.card.text", {
+      run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body),
+      why: `${reachOnCard(c, body)}${filesOnCard(c, call, body)}${bindsOnCard(c, body)}${why}`,
+    }), false, cardTextMaxCodepoints),
     options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
     key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
   });
   // The key names this call alone: no other open card can hold it.
   assert(card !== null, "tool-card-created");
+  // The whole arguments go with the card (the console and its link page show them), and only with a card.
+  if (body.arguments !== undefined) call.args = body.arguments;
+  // The files an "always allow" would trust, so that a later version's card can say which changed.
+  if ((call.why === "firstUse" || call.why === "default") && body.files !== undefined) call.files = body.files;
   call.decision = "prompt";
   call.card = card;
   call.waitUntil = c.now + approvalWaitSecondsOf(c.rules) * 1000;
@@ -292,7 +383,11 @@ export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by:
   const call = card.toolCall === undefined ? undefined : c.tx.get("calls", card.toolCall);
   assert(call, "tool-card-has-call");
   const allowed = choice !== optionDeny;
-  if (choice === optionAlways) c.tx.put("trust", trustKey(call.plugin, call.manifestDigest), { plugin: call.plugin, digest: call.manifestDigest, card: card.id, by, at: c.now });
+  if (choice === optionAlways) {
+    c.tx.put("trust", trustKey(call.plugin, call.manifestDigest), {
+      plugin: call.plugin, digest: call.manifestDigest, card: card.id, by, at: c.now, ...(call.files ? { files: call.files } : {}),
+    });
+  }
   const run = call.run === null ? undefined : c.tx.get("runs", call.run);
   if (call.status === "asking" && run && callingStates.includes(run.state)) {
     c.undue("toolWait", call.id);
@@ -318,8 +413,8 @@ export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by:
   // After "always allow" of a first use (or of a kind's default prompt) the trust entry lets the next call through; a
   // grant would outlive its need.
   if (!(choice === optionAlways && (call.why === "firstUse" || call.why === "default"))) {
-    c.tx.put("grants", grantKey(call.sessionKey, call.tool, call.manifestDigest), {
-      sessionKey: call.sessionKey, tool: call.tool, digest: call.manifestDigest, decision: allowed ? "allow" : "deny", card: card.id, at: c.now,
+    c.tx.put("grants", grantKey(call.sessionKey, call.tool, call.manifestDigest, call.argsDigest), {
+      sessionKey: call.sessionKey, tool: call.tool, digest: call.manifestDigest, argsDigest: call.argsDigest, decision: allowed ? "allow" : "deny", card: card.id, at: c.now,
     });
   }
   answerCard(c, card, choice, null, by);

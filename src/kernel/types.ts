@@ -296,9 +296,11 @@ export type ToolCallStatus = (typeof toolCallStatuses)[number];
  * Why a tool call got its decision (issue 16): the `ApprovalVerdict` reasons of rules.ts, or `notOffered` (the run's
  * rule does not offer the tool), `answer` (the owner answered its card), `grant` (an answer given after the agent
  * stopped waiting, spent by this call), `refused` (the caller's tool host refused it before asking: unknown plugin or
- * tool, arguments failing its schema, not offered to the run).
+ * tool, arguments failing its schema, not offered to the run), `credentialAnyUrl` (an HTTP tool sending a credential to
+ * a URL the agent chooses, which no approvals entry allows: issue 26 #11).
  */
-export type ToolCallWhy = "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant" | "refused";
+export type ToolCallWhy =
+  | "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant" | "refused" | "credentialAnyUrl";
 
 /**
  * What the hub itself knows of a tool plugin (issue 26): whether it is built in, its tools' kind, whether its manifest
@@ -312,8 +314,8 @@ export interface KnownPlugin {
 }
 
 /**
- * A `calls` row (key: the call id): one tool call the hub decided, and how it ended. The arguments are never kept,
- * only their digest. Times in ms.
+ * A `calls` row (key: the call id): one tool call the hub decided, and how it ended. The arguments are kept as their
+ * digest; only a call the owner is asked about also keeps them whole (`args`: issue 26 #5). Times in ms.
  */
 export interface ToolCallRow {
   id: number;
@@ -327,6 +329,10 @@ export interface ToolCallRow {
   tool: string;
   sessionKey: string;
   argsDigest: string;
+  /** The arguments' canonical JSON whole, kept only on a call the owner is asked about (issue 26 #5), when sent. */
+  args?: string;
+  /** The plugin's files (`<16 hex> <path>`), kept only on a first use or kind's prompt (an "always" trusts them: issue 26 #4). */
+  files?: string[];
   manifestDigest: string;
   builtIn: boolean;
   /** The tool's kind as its caller's tool host knew it (`http`: a declarative plugin's HTTP tool); absent in rows from before it was kept. */
@@ -354,14 +360,18 @@ export interface ToolCallRow {
 }
 
 /** A `trust` row (key: `trustKey`): the owner answered "always allow" for this plugin at this manifest digest. */
-export interface TrustRow { plugin: string; digest: string; card: number; by: string; at: number }
+export interface TrustRow {
+  plugin: string; digest: string; card: number; by: string; at: number;
+  /** The plugin's files at that digest (`<16 hex> <path>`) when its caller listed them (issue 26 #4), to say what changed later. */
+  files?: string[];
+}
 
 /**
  * A `grants` row (key: `grantKey`): the owner's answer to a call's card that came after the agent stopped waiting;
- * the next call of the same tool in the same session, at the same manifest digest, gets it once (within
- * `toolGrantValidMs`).
+ * the next call of the same tool in the same session, at the same manifest digest and with the same arguments (their
+ * digest: issue 26 #5), gets it once (within `toolGrantValidMs`).
  */
-export interface GrantRow { sessionKey: string; tool: string; digest: string; decision: "allow" | "deny"; card: number; at: number }
+export interface GrantRow { sessionKey: string; tool: string; digest: string; argsDigest: string; decision: "allow" | "deny"; card: number; at: number }
 
 /** A `tasks` row (key: the HMAC of a parked call's task id, never the id): the call it completes. */
 export interface TaskRow { call: number }

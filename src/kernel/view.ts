@@ -6,6 +6,7 @@
 import type { Db, Statement } from "./evolve.js";
 import type {
   CardRow, CardState, Change, EventRow, KeyKind, OutboxRow, RulesMeta, RulesRow, RulesVersionRow, RunRow, RunState, TimerRow, ToolCallRow,
+  TrustRow,
 } from "./types.js";
 import type { Rules } from "./rules.js";
 import { laneKey, type KeyOf, type RowOf, type TableName } from "./tables.js";
@@ -54,6 +55,8 @@ export interface Projection {
   allowedCallsOfRun(run: number): ToolCallRow[];
   /** How many artifacts run `run` sent (issue 18). */
   artifactsOfRun(run: number): number;
+  /** The trust entries of plugin `plugin` (its "always allow" answers, one per digest), newest first (issue 26 #4). */
+  trustOf(plugin: string): TrustRow[];
 }
 
 /** Rows the view reads a page at a time (`queuedRuns`). */
@@ -190,6 +193,11 @@ export class View implements Projection {
 
   artifactsOfRun(run: number): number {
     return (this.sql(`SELECT COUNT(*) AS n FROM v_artifacts WHERE run = ?`).get(run) as { n: number }).n;
+  }
+
+  trustOf(plugin: string): TrustRow[] {
+    // Keys are `<plugin>\0<digest>` (trustKey): one key range; a plugin has few entries.
+    return this.rows("trust", "key >= ? AND key < ?", `${plugin}\u0000`, `${plugin}\u0001`).sort((a, b) => b.at - a.at);
   }
 }
 

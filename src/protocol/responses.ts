@@ -113,6 +113,8 @@ export const OwnerCard = Type.Object(
     run: orNull(id()),
     channels: Type.Array(str()),
     deliveries: Type.Record(str(), Delivery),
+    /** A tool call's approval card: the call's arguments whole, as canonical JSON, when they were kept (issue 26 #5). */
+    toolArguments: Type.Optional(str()),
   },
   { $id: "OwnerCard", description: "cards of GET /v1/state, and the card of a card answer" },
 );
@@ -168,6 +170,10 @@ export const Job = Type.Object({
     sandbox: Type.Optional(bool()),
     /** Absent in jobs claimed before this field existed: the worker reads that as none. */
     env: Type.Optional(Type.Array(str())),
+    /** rules.json `writable` (issue 26): present only when the agent names some. */
+    writable: Type.Optional(Type.Array(str())),
+    /** rules.json `devices` (issue 26): present only when the agent names some. */
+    devices: Type.Optional(Type.Array(str())),
   }),
   session: orNull(str()),
   askFirst: Type.Array(str()),

@@ -289,8 +289,10 @@ export type ToolCallKind = (typeof toolCallKinds)[number];
 /**
  * POST /v1/runs/:id/tools/calls (the run's token) and POST /v1/tools/calls (owner): a tool call to decide before it
  * runs (issue 16). The caller — the worker's tool bridge, or the owner's `plugins invoke` — knows the plugin (its tool
- * host found it) and sends what the hub decides by: the tool, a digest of the arguments (never the arguments), a
- * bounded preview for an approval card, the plugin's manifest digest (trust is keyed by it), whether the plugin is
+ * host found it) and sends what the hub decides by: the tool, a digest of the arguments, a bounded preview for an
+ * approval card, the length of the arguments' canonical JSON and that JSON whole when it is short enough (issue 26 #5:
+ * the hub checks it against the digest, keeps it only with an approval card, and binds the owner's answer to the
+ * digest), the digest of the plugin's files (its folder: manifest and code; the wire name is kept) and their list (trust is keyed by it), whether the plugin is
  * built in, whether its manifest hides the tool from models (`disable_model_invocation`), and the tool's kind (a tool
  * plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool, which asks first when no approvals entry
  * names it: issue 18). A call its tool host already refused (unknown plugin or tool, arguments failing the tool's JSON
@@ -305,7 +307,30 @@ export const ToolCallBody = Type.Object(
     tool: Type.String({ maxLength: L.toolPluginNameMaxChars + 1 + L.toolNameMaxChars, pattern: qualifiedToolPattern, description: "<plugin>.<tool>" }),
     argsDigest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "sha256:<hex> of the arguments' canonical JSON" }),
     preview: text(L.toolCallPreviewMaxCodepoints),
-    manifestDigest: Type.Optional(Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's manifest file; required unless refused" })),
+    argsLength: Type.Optional(Type.Integer({ minimum: 2, maximum: Number.MAX_SAFE_INTEGER, description: "the length of the arguments' canonical JSON in code points" })),
+    arguments: Type.Optional(Type.String({ maxLength: L.toolCallArgumentsMaxCodepoints, description: "the arguments' canonical JSON whole (its sha256 is argsDigest), when short enough to keep" })),
+    files: Type.Optional(Type.Array(
+      Type.String({ maxLength: 17 + L.toolCallFilePathMaxChars, pattern: "^[0-9a-f]{16} [^\\u0000-\\u001f\\u007f]+$", description: "<first 16 hex of the file's sha256> <path in the plugin folder>" }),
+      { maxItems: L.toolCallFilesMax, description: "the plugin's files (issue 26 #4): an approval card says which changed since the owner trusted it" },
+    )),
+    http: Type.Optional(Type.Object(
+      {
+        network: Type.Array(Type.String({ minLength: 1, maxLength: 262 }), { maxItems: 100 }),
+        authRef: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]),
+        anyUrl: Type.Boolean(),
+      },
+      { additionalProperties: false, description: "an HTTP tool's declared hosts, the authRef sent with each request, whether the agent chooses the whole URL (issue 26 #11)" },
+    )),
+    binds: Type.Optional(Type.Array(Type.Object(
+      {
+        source: Type.String({ minLength: 1, maxLength: L.toolCallBindPathMaxChars }),
+        container: Type.String({ minLength: 1, maxLength: L.toolCallBindPathMaxChars }),
+        readOnly: Type.Boolean(),
+        broad: Type.Optional(Type.Unsafe<"writable" | "topLevel" | "inHome">({ type: "string", enum: ["writable", "topLevel", "inHome"] })),
+      },
+      { additionalProperties: false },
+    ), { maxItems: L.toolCallBindsMax, description: "the plugin sandbox's binds as they really are (issue 26 #3), shown on an approval card" })),
+    manifestDigest: Type.Optional(Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's files (its manifest and code; issue 26 #4); required unless refused" })),
     builtIn: Type.Optional(Type.Boolean({ description: "required unless refused" })),
     disableModelInvocation: Type.Optional(Type.Boolean({ description: "required unless refused" })),
     kind: Type.Optional(Type.Unsafe<ToolCallKind>({ type: "string", enum: [...toolCallKinds], description: "required unless refused" })),

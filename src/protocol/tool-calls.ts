@@ -5,9 +5,8 @@
  */
 import { createHash } from "node:crypto";
 import { relayed } from "../kernel/text.js";
-import { toolCallPreviewMaxCodepoints, toolErrorCodeMaxChars, toolErrorMessageMaxCodepoints, toolNameMaxChars, toolPluginNameMaxChars } from "../kernel/limits.js";
+import { toolCallArgumentsMaxCodepoints, toolCallPreviewMaxCodepoints, toolErrorCodeMaxChars, toolErrorMessageMaxCodepoints, toolNameMaxChars, toolPluginNameMaxChars } from "../kernel/limits.js";
 import { qualifiedToolPattern } from "./patterns.js";
-import { nestedDeeperThan } from "./validate.js";
 import type { ToolCallBody } from "./schema.js";
 
 /**
@@ -50,13 +49,25 @@ export function toolArgsDigest(args: unknown): string {
 }
 
 /**
- * The arguments as an approval card shows them: their JSON on one line, control characters removed, cut to
- * `toolCallPreviewMaxCodepoints` with "…" last when longer.
+ * The arguments as an approval card shows them: their canonical JSON (keys sorted, so padding the agent put first is
+ * not first) on one line, control characters removed, cut to `toolCallPreviewMaxCodepoints` with "…" last when longer.
  */
 export function toolArgsPreview(args: unknown): string {
-  // JSON.stringify recurses: arguments nested past the preview's own length are shown from their canonical text.
-  const text = nestedDeeperThan(args, toolCallPreviewMaxCodepoints) ? canonicalJson(args) : JSON.stringify(args);
-  return relayed(text ?? "null", true, toolCallPreviewMaxCodepoints);
+  return relayed(canonicalJson(args), true, toolCallPreviewMaxCodepoints);
+}
+
+/**
+ * What a call body says of its arguments (issue 26 #5): their digest (what an answer is bound to), the card's preview,
+ * the length of their canonical JSON in code points, and that JSON whole when it is at most
+ * `toolCallArgumentsMaxCodepoints` (the hub checks it against the digest and shows it on the console and link page).
+ */
+export function toolArgsFields(args: unknown): Pick<ToolCallBody, "argsDigest" | "preview" | "argsLength" | "arguments"> {
+  const text = canonicalJson(args);
+  const length = [...text].length;
+  return {
+    argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), argsLength: length,
+    ...(length <= toolCallArgumentsMaxCodepoints ? { arguments: text } : {}),
+  };
 }
 
 /**

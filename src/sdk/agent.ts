@@ -1,11 +1,12 @@
 /**
  * The agent plugin contract (plugins.md Agent 插件): what the worker hands a plugin (`Turn`), what the plugin gives
  * back (`AgentPlugin`, `AgentRead`), and small helpers agent plugins share (`findProgram`, `tail`, `substitute`,
- * `jsonLines`). Part of the plugin SDK (`agent-autoloop/sdk`); the worker uses the same definitions.
+ * `jsonLines`; starting a program on Windows: launch.ts). Part of the plugin SDK (`agent-autoloop/sdk`); the worker uses the same definitions.
  */
 import { existsSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { Job as WireJob } from "../protocol/responses.js";
+import { findWindowsProgram, windowsFiles } from "./launch.js";
 
 /**
  * The job a worker claims for a run (protocol.md Job). A plugin never gets it whole (the run token stays with the
@@ -103,10 +104,31 @@ export interface AgentPlugin {
    * reaches the agent, except what the agent's rules.json `env` names.
    */
   passEnv?: readonly string[];
+  /**
+   * Where the plugin's CLI keeps its own state (sessions, settings, credentials, logs): in the agent sandbox the file
+   * system is read-only except the run's cwd, temporary folders, the agent's rules.json `writable` and these
+   * (issue 26), so that an agent cannot change what the hub's user runs later (`~/.local`, `~/.npmrc`, shell
+   * profiles, …). `~/` stands for the home of `env`, the agent's environment (whose variables the plugin may read:
+   * `CODEX_HOME`). Folders are made (mode 0700) when missing; files are left out while they do not exist.
+   * Whatever the agent writes here its CLI reads at its next start (settings can name commands it runs): it runs
+   * in the sandbox too, unless an agent of the same CLI has `"sandbox": false`.
+   */
+  state?(env: Readonly<Record<string, string>>): AgentState;
 }
 
-/** Finds an executable on PATH (or returns an absolute path as is when it exists); null when absent. */
+/** An agent plugin's state paths (`AgentPlugin.state`): absolute, or `~/…`. */
+export interface AgentState {
+  folders?: string[];
+  files?: string[];
+}
+
+/**
+ * Finds an executable on PATH (or returns a path with a folder as is when it exists); null when absent. On Windows
+ * PATH is searched with PATHEXT, without regard to case (`findWindowsProgram`): `claude` finds npm's `claude.cmd`;
+ * whether and how that file can be started is `launchArgv`'s to say.
+ */
 export function findProgram(name: string, path = process.env.PATH ?? ""): string | null {
+  if (process.platform === "win32") return findWindowsProgram(name, { PATH: path, PATHEXT: process.env.PATHEXT }, windowsFiles, process.cwd());
   if (name.includes("/")) return existsSync(name) ? name : null;
   for (const dir of path.split(delimiter)) {
     if (!dir) continue;

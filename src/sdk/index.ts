@@ -3,7 +3,8 @@
  * contracts of each plugin kind and the small helpers they share; it never loads the hub (no database, no HTTP
  * server), so a plugin loads the same in the hub, a worker and its output thread.
  *
- * - agent plugins (plugins.md Agent 插件): `Turn`, `AgentPlugin`, `AgentRead`, `findProgram`, `tail`, `jsonLines`, …
+ * - agent plugins (plugins.md Agent 插件): `Turn`, `AgentPlugin`, `AgentRead`, `findProgram`, `tail`, `jsonLines`, …;
+ *   starting a program without a shell on every system (`launchArgv`: the Windows launch rules, plugins.md Windows)
  * - channel plugins (plugins.md 通道插件): `Card`, `ChannelArgs` and its `ChannelHub`, `eachCard`, `cardText`, …;
  *   a card template's text projection (`templateLines`, issue 18); the safe Markdown subset of templates as tokens
  *   (`markdownBlocks`, `inlineSpans`, `httpUrl`), for a channel that renders a template in its own markup
@@ -11,6 +12,7 @@
  * - text for people in Chinese or English: `langFromEnv`, `t` (the engine's message catalog, for built-in plugins).
  */
 export * from "./agent.js";
+export * from "./launch.js";
 export * from "./channel.js";
 export * from "./card-template.js";
 export { httpUrl, inlineSpans, markdownBlocks, type InlineSpan, type MarkdownBlock } from "./markdown.js";

@@ -13,7 +13,7 @@ import { formatProblem, manifestFileNames, readManifest } from "./manifest.js";
 import { McpSession } from "./mcp.js";
 import type { LaunchSettings } from "./process.js";
 import { readBounded } from "./registry.js";
-import { ServiceSupervisor } from "./service.js";
+import { ServiceSupervisor, serviceSocketFolder } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type RunnablePlugin } from "./stdio-runner.js";
 import { callTimeoutMsDefault, manifestMaxBytes, restartBackoffMs } from "./limits.js";
 import type { ConformanceLine, ToolSpec } from "./types.js";
@@ -24,6 +24,7 @@ export interface ConformanceOptions {
   args?: Record<string, unknown>;
   bwrap?: string;
   log?: (subsystem: string, line: string) => void;
+  /** The folder of a service's socket (made when missing): default, a new folder in the temp dir. */
   socketDir?: string;
 }
 
@@ -141,7 +142,7 @@ async function longLived(p: RunnablePlugin, digest: string, s: LaunchSettings, o
     }
     return;
   }
-  const sup = new ServiceSupervisor(p, digest, s, o.socketDir ?? join("/tmp", `aa-conf-${process.pid}`), restartBackoffMs, () => {});
+  const sup = new ServiceSupervisor(p, digest, s, o.socketDir ?? join(serviceSocketFolder(null), "1"), restartBackoffMs, () => {});
   try {
     if (!(await sup.start())) return add("tools.conf.call", "fail", sup.status.lastError ?? "");
     const tool = p.manifest.capabilities.tools[0];

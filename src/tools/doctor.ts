@@ -8,7 +8,7 @@ import { t } from "../i18n/messages.js";
 import { cgroupBases, controllerLimitName, controllerMissing, neededControllers } from "./cgroup.js";
 import { probeBwrap } from "./sandbox.js";
 import { formatClash, type ToolRegistry } from "./registry.js";
-import type { LaunchSettings } from "./process.js";
+import { bindRefusal, bindsOf, type LaunchSettings } from "./process.js";
 import type { ConformanceLine, PluginRecord } from "./types.js";
 
 /** One plugin's checks: its name and folder, and a line per check. */
@@ -57,6 +57,9 @@ async function check(rec: PluginRecord, s: LaunchSettings, clashes: string[]): P
   const found = resolveCommand(m.entry_point.command, rec.dir, s.parentEnv.PATH ?? "");
   add("tools.doctor.entry", found ? "ok" : "fail", found ?? t(s.lang, "tools.doctor.noCommand", { command: m.entry_point.command }));
   if (!m.sandbox) return lines;
+  // Binds that would undo the sandbox (issue 26 #3): the plugin will not start until they are fixed.
+  const badBind = bindRefusal(rec.name, bindsOf(m, rec.dir, s), s.lang);
+  if (badBind) add("tools.doctor.binds", "fail", badBind.message);
   const probe = await probeBwrap(s.bwrap);
   const controllers = neededControllers({ memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids });
   const bases = cgroupBases(s.cgroups);

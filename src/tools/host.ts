@@ -7,7 +7,6 @@
  * only; a removed one is stopped.
  */
 import { rmdirSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { nestedDeeperThan } from "../protocol/validate.js";
@@ -16,12 +15,13 @@ import { resultTooDeep } from "../protocol/tool-result.js";
 import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
 import { McpSession, allowedByList } from "./mcp.js";
-import type { LaunchSettings, PluginProcess } from "./process.js";
-import { ServiceSupervisor } from "./service.js";
+import { bindRefusal, bindsOf, type LaunchSettings, type PluginProcess } from "./process.js";
+import { shownBinds } from "./binds.js";
+import { ServiceSupervisor, serviceSocketFolder } from "./service.js";
 import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
 import { argumentsDepthMax, callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
-import type { CallCheck, CallContext, CallOutcome, DataTools, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
+import type { CallCheck, CallContext, CallOutcome, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
 
 /** Settings of a tool host; everything but `lang` has a default. */
 export interface ToolHostOptions {
@@ -35,7 +35,12 @@ export interface ToolHostOptions {
   /** Host paths no sandbox may see (the hub's home, with its keys). */
   hiddenPaths?: string[];
   cgroups?: CgroupSystem;
-  /** Where service sockets go (short: unix socket paths are limited to 107 bytes). Default: a folder in the temp dir. */
+  /**
+   * The folder of this host's service sockets, each service's in a folder of its own inside: a folder no agent and no
+   * other plugin can see. Default: a new folder in `<first hidden path>/sockets/` (the hub's home, hidden from every
+   * sandbox: `serviceSocketFolder`); a host that hides nothing (a test) gets one in the temp dir, as reachable as
+   * everything else then. A path deeper than a socket address holds is reached through its folder (service.ts).
+   */
   socketDir?: string;
   /** Waits between restarts of crashed long-lived plugins, in ms (default `restartBackoffMs`). */
   restartBackoffMs?: readonly number[];
@@ -50,6 +55,7 @@ interface DataCall {
   tool: string;
   digest: string;
   timeoutMs: number;
+  reach: HttpReach;
 }
 
 /** The runnable form of a registry record (null when it has no usable manifest). */
@@ -72,7 +78,10 @@ export function splitToolName(qualified: string): { plugin: string; tool: string
 
 export class ToolHost {
   readonly settings: LaunchSettings;
-  private readonly socketDir: string;
+  /** The folder given, or null until the first service needs the default one. */
+  private socketDir: string | null;
+  /** The last number given to a service's own socket folder. */
+  private socketFolders = 0;
   private readonly backoff: readonly number[];
   private listCache = new Map<string, ToolSpec[]>();
   private services = new Map<string, ServiceSupervisor>();
@@ -90,7 +99,7 @@ export class ToolHost {
       lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
       parentEnv: o.env ?? process.env, log: o.log ?? (() => {}),
     };
-    this.socketDir = o.socketDir ?? join(tmpdir(), `aa-tools-${process.pid}`);
+    this.socketDir = o.socketDir ?? null;
     this.backoff = o.restartBackoffMs ?? restartBackoffMs;
   }
 
@@ -112,7 +121,9 @@ export class ToolHost {
     const p = runnable(rec);
     if (!p || !rec?.digest || this.services.has(name) || this.mcps.has(name)) return;
     if (p.manifest.plugin_type === "service") {
-      const sup = new ServiceSupervisor(p, rec.digest, this.settings, this.socketDir, this.backoff, (s) => this.emit(s));
+      this.socketDir ??= serviceSocketFolder(this.settings.hidden[0] ?? null);
+      const own = join(this.socketDir, String(++this.socketFolders));
+      const sup = new ServiceSupervisor(p, rec.digest, this.settings, own, this.backoff, (s) => this.emit(s));
       this.services.set(name, sup);
       await sup.start();
     } else if (p.manifest.plugin_type === "mcp" && p.manifest.mcp?.autostart) {
@@ -246,7 +257,7 @@ export class ToolHost {
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
       : checkArguments(`${found.digest}\0${spec.name}`, spec.parameters, args, this.lang);
     if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
-    return { data: true, plugin, tool, digest: found.digest, timeoutMs: spec.timeoutMs };
+    return { data: true, plugin, tool, digest: found.digest, timeoutMs: spec.timeoutMs, reach: spec.reach };
   }
 
   /**
@@ -276,9 +287,9 @@ export class ToolHost {
   async check(qualifiedName: string, args: unknown, opts: { startPlugin?: boolean } = {}): Promise<CallCheck> {
     const c = await this.checked(qualifiedName, args, opts.startPlugin ?? true);
     if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
-    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true };
+    if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true, binds: [], http: c.reach };
     return {
-      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin",
+      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin", ...(c.files ? { files: c.files } : {}), binds: shownBinds(bindsOf(c.p.manifest, c.p.dir, this.settings)),
       disableModelInvocation: c.p.manifest.capabilities.disable_model_invocation, pluginType: c.p.manifest.plugin_type,
       timeoutMs: timeoutOf(c.p.manifest, undefined), toolChecked: c.toolChecked,
     };
@@ -290,7 +301,7 @@ export class ToolHost {
    */
   private async checked(qualifiedName: string, args: unknown, startPlugin = true): Promise<
     | Extract<Outcome, { status: "refused" | "error" }>
-    | { p: RunnablePlugin; digest: string; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
+    | { p: RunnablePlugin; digest: string; files: string[] | null; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
     | DataCall
   > {
     const split = splitToolName(qualifiedName);
@@ -306,11 +317,14 @@ export class ToolHost {
       return this.checkedData(qualifiedName, split.plugin, split.tool, args) ?? { status: "refused", code: "tools.unknown_plugin", message: this.unknownPlugin(split.plugin) };
     }
     const m = p.manifest;
+    // Binds that would undo the sandbox refuse the call before anything of the plugin runs (issue 26 #3).
+    const badBind = bindRefusal(p.name, bindsOf(m, p.dir, this.settings), this.lang);
+    if (badBind) return { status: "refused", ...badBind };
     if (m.plugin_type === "mcp" && !allowedByList(m.mcp!, split.tool)) {
       return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
     }
     const fromPlugin = m.plugin_type === "mcp" || (m.plugin_type !== "service" && m.capabilities.tools.length === 0 && !this.listCache.has(rec.digest));
-    if (fromPlugin && !startPlugin) return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
+    if (fromPlugin && !startPlugin) return { p, digest: rec.digest, files: rec.files, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
     const listed = await this.tools(p.name);
     // A server that cannot be started is a refusal (nothing ran); a tool list that came back wrong is the plugin's error.
     if (!listed.ok) return { status: listed.code === "tools.unavailable" ? "refused" : "error", code: listed.code, message: listed.message };
@@ -321,7 +335,7 @@ export class ToolHost {
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
       : spec ? checkArguments(`${rec.digest}\0${spec.name}`, spec.parameters, args, this.lang) : null;
     if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
-    return { p, digest: rec.digest, origin: rec.origin, tool: split.tool, spec, toolChecked: true };
+    return { p, digest: rec.digest, files: rec.files, origin: rec.origin, tool: split.tool, spec, toolChecked: true };
   }
 
   private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {
@@ -362,7 +376,7 @@ export class ToolHost {
     await Promise.all([...this.background].map((p) => p.end()));
     this.background.clear();
     try {
-      rmdirSync(this.socketDir); // only when empty: the sockets were removed as their services stopped
+      if (this.socketDir !== null) rmdirSync(this.socketDir); // only when empty: each service's folder went as it stopped
     } catch {
       // never made, or not ours to empty
     }

@@ -25,6 +25,18 @@ export const manifestArrayItemsMax = 256;
 /** Entries of `entry_point.env`. */
 export const manifestEnvEntriesMax = 128;
 
+// ── a plugin's files (issue 26 #4: trust follows the code; our bounds) ───────────────────────────────────────────
+/** Files (and links, folders, other entries) a tool plugin's folder may hold, `.git` left out; more refuse the plugin. */
+export { toolCallFilesMax as pluginFilesMax } from "../kernel/limits.js";
+/** A path inside a tool plugin's folder, at most this many characters; a longer one refuses the plugin. */
+export { toolCallFilePathMaxChars as pluginFilePathMaxChars } from "../kernel/limits.js";
+/** Bytes of all a tool plugin's files together, `.git` left out; more refuse the plugin (each byte is hashed). */
+export const pluginFilesMaxBytes = 64 * 1024 * 1024;
+/** Folders inside one another in a tool plugin's folder, at most. */
+export const pluginFolderDepthMax = 32;
+/** File hashes a registry keeps (by inode, size and times) so that a rescan hashes only changed files. */
+export const fileHashCacheEntriesMax = 20_000;
+
 // ── sandbox (§7; our bounds) ───────────────────────────────────────────────────────────────────────────────────
 /** `[sandbox] memory` below this is refused: no interpreter starts in less. */
 export const sandboxMemoryMinBytes = 4 * 1024 * 1024;
@@ -69,6 +81,11 @@ export const listCacheEntriesMax = 1000;
 export { toolTaskIdMinChars as taskIdMinChars, toolTaskIdMaxChars as taskIdMaxChars } from "../kernel/limits.js";
 
 // ── long-lived plugins: service (§6) and mcp ───────────────────────────────────────────────────────────────────
+/**
+ * The longest unix socket path that fits a socket address (`sun_path` holds 108 bytes with its final NUL). A service's
+ * socket deeper than this (a deep home) is reached through its folder's descriptor on Linux (service.ts).
+ */
+export const unixSocketPathMaxBytes = 107;
 /** A service plugin must accept gRPC on its socket within this long after it starts. */
 export const serviceStartTimeoutMs = 10_000;
 /** A service call without a caller's timeout ends after this long (§2: `timeout_ms` does not apply to services). */

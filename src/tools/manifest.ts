@@ -263,6 +263,8 @@ function sandbox(doc: Table, c: Checker): SandboxSpec | null {
     const m = parseBind(b);
     if (m === "form") c.add([...p, "binds", i], "tools.manifest.bind");
     else if (m === "traversal") c.add([...p, "binds", i], "tools.manifest.traversal");
+    else if (m === "root") c.add([...p, "binds", i], "tools.manifest.bindRoot");
+    else if (m === "ownFolder") c.add([...p, "binds", i], "tools.manifest.bindOwnFolder");
     else mounts.push(m);
   });
   return {

@@ -6,11 +6,14 @@
  * whole process group and cgroup.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { t, type Lang } from "../i18n/messages.js";
 import { controllerLimitName, createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
 import { pluginEnv } from "./env.js";
-import { bwrapArgv, missingBindSource, probeBwrap, type HostBind } from "./sandbox.js";
+import { bwrapArgv, homeInstalls, probeBwrap, type HostBind } from "./sandbox.js";
+import { checkBinds, type BindChecked } from "./binds.js";
+import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
+import { userHomes } from "../worker/sandbox.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import type { Manifest } from "./types.js";
 
@@ -19,7 +22,10 @@ export interface LaunchSettings {
   lang: Lang;
   /** The bubblewrap program (a path, or a name looked up in PATH). */
   bwrap: string;
-  /** Host paths a sandbox must not see (the hub's home with its keys). */
+  /**
+   * Host paths a sandbox must not see (the hub's home with its keys). The hub user's home is hidden besides
+   * (`userHomes` and the caller's HOME), but for the installs of the programs on its PATH (issue 26).
+   */
   hidden: string[];
   cgroups: CgroupSystem;
   /** The environment allowlisted names are read from. */
@@ -52,7 +58,33 @@ export interface Launch {
   cgroup: Cgroup | null;
 }
 
-/** Builds the command line of a plugin process (sandbox and cgroup when the manifest asks). Makes the cgroup. */
+/** The catalog text of each way a bind is refused at start (binds.ts). */
+const bindRefusalText = {
+  missing: "tools.sandbox.bindMissing", root: "tools.sandbox.bindRoot", userHome: "tools.sandbox.bindUserHome",
+  hidden: "tools.sandbox.bindHidden", ownFolder: "tools.sandbox.bindOwnFolder", manifest: "tools.sandbox.bindManifest",
+} as const;
+
+/**
+ * The binds of a sandboxed manifest as they really are (issue 26 #3: real paths, refused or broad), checked against
+ * the host's hidden paths and the user's home (`HOME` of the parent environment). Empty without `[sandbox]`.
+ */
+export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidden" | "parentEnv">): BindChecked[] {
+  return m.sandbox ? checkBinds(m.sandbox, dir, { hidden: s.hidden, userHome: s.parentEnv.HOME || null }) : [];
+}
+
+/** The refusal of the first refused bind (`tools.bind_missing` or `tools.bind_refused`), or null. */
+export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang: Lang): LaunchRefusal | null {
+  const bad = binds.find((b) => b.refused !== null);
+  if (!bad?.refused) return null;
+  return { code: bad.refused === "missing" ? "tools.bind_missing" : "tools.bind_refused", message: t(lang, bindRefusalText[bad.refused], { plugin, path: bad.source }) };
+}
+
+/**
+ * Builds the command line of a plugin process (sandbox and cgroup when the manifest asks). Makes the cgroup.
+ * Refused before anything runs: no bubblewrap, a bind that is missing or would undo the sandbox (binds.ts), a device
+ * bind the policy does not pass (src/kernel/devices.ts, `tools.device_refused` with the reason), no cgroup controller
+ * for a limit.
+ */
 export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Promise<{ ok: true; launch: Launch } | { ok: false; refusal: LaunchRefusal }> {
   const m = req.manifest;
   const env = pluginEnv(s.parentEnv, m, req.hostEnv);
@@ -60,9 +92,24 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   if (!m.sandbox) return { ok: true, launch: { argv: direct, cwd: req.dir, env, cgroup: null } };
   const probe = await probeBwrap(s.bwrap);
   if (!probe.ok) return { ok: false, refusal: { code: "tools.sandbox_unavailable", message: t(s.lang, "tools.sandbox.noBwrap", { plugin: req.name, error: probe.error ?? "" }) } };
-  const missing = missingBindSource(m.sandbox, req.dir);
-  if (missing) return { ok: false, refusal: { code: "tools.bind_missing", message: t(s.lang, "tools.sandbox.bindMissing", { plugin: req.name, path: missing }) } };
-  const sandboxed = bwrapArgv({ bwrap: s.bwrap, sandbox: m.sandbox, pluginDir: req.dir, hidden: s.hidden, hostBinds: req.hostBinds ?? [], argv: direct });
+  const binds = bindsOf(m, req.dir, s);
+  const refused = bindRefusal(req.name, binds, s.lang);
+  if (refused) return { ok: false, refusal: refused };
+  // Host devices go in with --dev-bind, when the policy lets them through (issue 26, finding 15).
+  const devices = new Map<string, string>();
+  for (const b of binds) {
+    if (!isDevicePath(b.source)) continue;
+    const checked = checkDevice(b.source);
+    if (!checked.ok) return { ok: false, refusal: { code: "tools.device_refused", message: t(s.lang, "tools.sandbox.deviceRefused", { plugin: req.name, path: b.source, why: deviceRefusalText(s.lang, checked.why) }) } };
+    devices.set(b.source, checked.real);
+  }
+  // The hub user's home is hidden (issue 26, finding 13), but for the installs of the programs on PATH inside it; a
+  // plugin's binds may show parts of it again on purpose.
+  const homes = userHomes([s.parentEnv.HOME]);
+  const shown = homeInstalls(env.PATH ?? "", homes, s.hidden.map((h) => (existsSync(h) ? realpathSync(h) : h)));
+  // The real sources are bound, not the paths as written: a symlink swapped after the check is not followed again.
+  const mounts = binds.map((b) => ({ host: b.source, relative: false, container: b.container, readOnly: b.readOnly }));
+  const sandboxed = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: req.dir, hidden: s.hidden, homes, shown, devices, hostBinds: req.hostBinds ?? [], argv: direct });
   const limits = { memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids };
   if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env, cgroup: null } };
   const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);

@@ -9,7 +9,8 @@ import { basename, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { engineDir } from "../common/paths.js";
 import { formatProblem, manifestFileNames, readManifest, type ManifestResult } from "./manifest.js";
-import { manifestMaxBytes, pluginFoldersMax } from "./limits.js";
+import { manifestMaxBytes, pluginFilePathMaxChars, pluginFilesMax, pluginFilesMaxBytes, pluginFolderDepthMax, pluginFoldersMax } from "./limits.js";
+import { FileHashCache, filesDigest, filesListed, pluginFiles, type FilesResult } from "./files-digest.js";
 import type { Manifest, PluginClash, PluginOrigin, PluginRecord, PluginRoot, RescanReport } from "./types.js";
 
 /**
@@ -34,6 +35,8 @@ interface Folder {
   errors: string[];
   current: Manifest | null;
   lastGood: { manifest: Manifest; digest: string } | null;
+  /** The folder's files at the last rescan (issue 26 #4), or why they cannot be digested (the plugin is refused). */
+  files: FilesResult | null;
 }
 
 /**
@@ -62,6 +65,7 @@ export class ToolRegistry {
   private clashes: PluginClash[] = [];
   private notes: string[] = [];
   private listeners = new Set<(r: RescanReport) => void>();
+  private fileHashes = new FileHashCache();
 
   /** @param roots searched in order; a later root wins a name clash over an earlier one (built-in, then home). */
   constructor(readonly roots: PluginRoot[], readonly lang: Lang) {}
@@ -101,10 +105,14 @@ export class ToolRegistry {
         const found = manifestFileNames.filter((f) => present(join(dir, f)));
         if (found.length === 0) continue;
         seen.add(dir);
-        const folder = this.folders.get(dir) ?? { dir, origin: root.origin, rootIndex, manifestPath: join(dir, found[0]!), digest: null, both: false, errors: [], current: null, lastGood: null };
+        const folder = this.folders.get(dir) ?? { dir, origin: root.origin, rootIndex, manifestPath: join(dir, found[0]!), digest: null, both: false, errors: [], current: null, lastGood: null, files: null };
         folder.manifestPath = join(dir, found[0]!);
         this.folders.set(dir, folder);
-        if (this.read(folder, found.length > 1)) rejected.push(nameOf(folder));
+        const newlyInvalid = this.read(folder, found.length > 1);
+        // Every rescan: a changed file of the plugin (not only its manifest) changes its digest (issue 26 #4).
+        const wasDigested = folder.files?.ok ?? true;
+        folder.files = pluginFiles(dir, this.fileHashes);
+        if (newlyInvalid || (wasDigested && !folder.files.ok)) rejected.push(nameOf(folder));
       }
     });
     for (const dir of [...this.folders.keys()]) if (!seen.has(dir)) this.folders.delete(dir);
@@ -180,15 +188,19 @@ export class ToolRegistry {
     this.clashes = [];
     for (const [name, folders] of byName) {
       // Usable folders first; among them the later root (home) wins, then the first folder name.
-      const usable = folders.filter((f) => f.current ?? f.lastGood).sort((a, b) => b.rootIndex - a.rootIndex || basename(a.dir).localeCompare(basename(b.dir)));
+      const usable = folders.filter((f) => (f.current ?? f.lastGood) && f.files?.ok).sort((a, b) => b.rootIndex - a.rootIndex || basename(a.dir).localeCompare(basename(b.dir)));
       const winner = usable[0] ?? null;
       for (const f of folders) {
         const manifest = f.current ?? f.lastGood?.manifest ?? null;
-        const digest = f.current ? f.digest : f.lastGood?.digest ?? null;
-        const rejected = f.errors.length > 0;
+        const manifestDigest = f.current ? f.digest : f.lastGood?.digest ?? null;
+        // The digest of what runs: the plugin's files, its manifest's line standing for the manifest in use.
+        const rel = basename(f.manifestPath);
+        const files = f.files?.ok ? f.files.files : null;
+        const digest = files && manifestDigest ? filesDigest(files, rel, manifestDigest) : null;
+        const errors = f.files && !f.files.ok ? [...f.errors, `${f.dir}: ${filesProblem(f.files, this.lang)}`] : [...f.errors];
         const rec: PluginRecord = {
-          name, dir: f.dir, manifestPath: f.manifestPath, origin: f.origin, status: rejected ? "rejected" : f === winner ? "ok" : "shadowed",
-          errors: [...f.errors], manifest, digest, shadowedBy: null,
+          name, dir: f.dir, manifestPath: f.manifestPath, origin: f.origin, status: errors.length > 0 ? "rejected" : f === winner ? "ok" : "shadowed",
+          errors, manifest: files ? manifest : null, digest, files: files && manifestDigest ? filesListed(files, rel, manifestDigest) : null, shadowedBy: null,
         };
         if (f === winner) this.active.set(name, rec);
         else if (winner && manifest) {
@@ -199,6 +211,17 @@ export class ToolRegistry {
       }
     }
     this.all = records.sort((a, b) => a.name.localeCompare(b.name) || a.dir.localeCompare(b.dir));
+  }
+}
+
+/** Why a plugin folder's files cannot be digested, as a person reads it (the plugin is refused until it is fixed). */
+function filesProblem(r: Extract<FilesResult, { ok: false }>, lang: Lang): string {
+  switch (r.why) {
+    case "files": return t(lang, "tools.files.tooMany", { limit: pluginFilesMax, path: r.path });
+    case "bytes": return t(lang, "tools.files.tooLarge", { limit: pluginFilesMaxBytes, path: r.path });
+    case "depth": return t(lang, "tools.files.tooDeep", { limit: pluginFolderDepthMax, path: r.path });
+    case "name": return t(lang, "tools.files.name", { path: r.path, limit: pluginFilePathMaxChars });
+    default: return t(lang, "tools.files.unreadable", { path: r.path, error: r.error ?? "" });
   }
 }
 

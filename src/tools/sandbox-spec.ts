@@ -3,6 +3,7 @@
  * paths that must stay inside the plugin folder. Each function returns the value or an error text key; the manifest
  * validator names the field and line.
  */
+import { posix } from "node:path";
 import type { BindMount } from "./types.js";
 
 const memoryUnits: Record<string, number> = {
@@ -27,8 +28,15 @@ export function hasDotDot(path: string): boolean {
   return path.split("/").includes("..");
 }
 
-/** Why a bind is refused: its form, or a `..` segment (path traversal). */
-export type BindError = "form" | "traversal";
+/**
+ * Why a bind is refused when the manifest is read: its form, a `..` segment (path traversal), the whole file system
+ * (`root`), or the plugin's own folder or manifest bound writable (`ownFolder`: the sandbox's definition is never
+ * writable from inside; issue 26 #3). Binds that only their real path shows to be wrong are refused at start (binds.ts).
+ */
+export type BindError = "form" | "traversal" | "root" | "ownFolder";
+
+/** The manifest file names, as a bind relative to the plugin folder would name them. */
+const manifestNames = new Set(["manifest.toml", "plugin-manifest.toml"]);
 
 /**
  * Parses one `binds` entry in Docker `-v` form: `host:container` or `host:container:ro|rw`. `host` is absolute or
@@ -43,6 +51,11 @@ export function parseBind(text: string): BindMount | BindError {
   if (host === "" || container === "" || !container.startsWith("/") || container.replace(/\/+$/, "") === "") return "form";
   if (mode !== undefined && mode !== "ro" && mode !== "rw") return "form";
   if (hasDotDot(host) || hasDotDot(container)) return "traversal";
+  const relative = !host.startsWith("/");
+  const normal = posix.normalize(host).replace(/\/+$/, "");
+  if (!relative && normal === "") return "root";
+  const readOnly = mode === "ro";
+  if (relative && !readOnly && (normal === "." || normal === "" || manifestNames.has(normal))) return "ownFolder";
   return { host, relative: !host.startsWith("/"), container, readOnly: mode === "ro" };
 }
 

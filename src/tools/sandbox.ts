@@ -10,12 +10,21 @@
  *   with keys). `read_only_root = true` remounts that root read-only, so only `/tmp` and writable binds take writes;
  *   otherwise new folders can be made at the top level and in `/var/tmp`, and vanish with the sandbox — nothing of
  *   the host is ever writable except a writable bind.
+ * - The hub user's home is hidden too (issue 26, finding 13: ~/.npmrc, ~/.ssh, ~/.claude hold credentials), all but
+ *   the folders of the hub's PATH that lie in it, each with its parent (the install a program found there needs:
+ *   ~/.pyenv, ~/.nvm/versions/node/v20, ~/miniconda3), shown again read-only. A plugin that needs more of the home
+ *   names it in `binds`.
+ * - `/dev` is the sandbox's own minimal one; a bind of a host device (by path under `/dev`, or a device node) is made
+ *   with `--dev-bind` when src/kernel/devices.ts lets it through and refused with the reason otherwise (process.ts):
+ *   a plain bind is mounted `nodev`, where opening the device fails with "Permission denied". `:ro` makes no
+ *   difference to a device (a read-only mount never limited what a device does).
  * - The plugin folder is bound read-only at `/workspace`, the working directory (a plugin cannot rewrite its own
- *   manifest); `binds` in Docker `-v` form follow, relative host paths taken from the plugin folder.
+ *   manifest); `binds` in Docker `-v` form follow, relative host paths taken from the plugin folder (the launch passes
+ *   their real paths, checked by binds.ts: issue 26 #3), then the hidden paths, so no bind uncovers one.
  */
 import { spawn } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { SandboxSpec } from "./types.js";
 
 /** Where the plugin folder appears inside the sandbox (the public implementation's container workdir). */
@@ -47,29 +56,55 @@ export function probeBwrap(bwrap: string): Promise<BwrapProbe> {
   return p;
 }
 
-/** A bind the host adds (a service's socket folder): same path inside and out, writable. */
+/** A bind the host adds (a service's socket folder), writable: host folder `path` at `at` inside (default: `path`). */
 export interface HostBind {
   path: string;
+  at?: string;
 }
 
-/** What `bwrapArgv` needs. `hidden` are host paths replaced by an empty tmpfs (folders) or /dev/null (files). */
+/**
+ * What `bwrapArgv` needs. `hidden` are host paths replaced by an empty tmpfs (folders) or /dev/null (files); `shown`
+ * are folders inside them bound again read-only; `devices` maps the bind sources (as `bindSources` gives them) that
+ * are devices, checked already, to the real path to bind.
+ */
 export interface SandboxPlan {
   bwrap: string;
   sandbox: SandboxSpec;
   pluginDir: string;
+  /** Host paths hidden after the plugin's binds, which can never show them again (the hub's home). */
   hidden: string[];
+  /** The hub user's homes, hidden before the plugin's binds (which may show parts of them again on purpose). */
+  homes?: string[];
+  /** Folders inside those homes shown again read-only (the installs of the programs on PATH). */
+  shown?: string[];
+  devices?: Map<string, string>;
   hostBinds: HostBind[];
   argv: string[];
 }
 
-/** The host paths a manifest's binds need (relative ones resolved from the plugin folder), to check they exist. */
-export function bindSources(sandbox: SandboxSpec, pluginDir: string): string[] {
-  return sandbox.mounts.map((m) => (m.relative ? resolve(pluginDir, m.host) : m.host));
-}
-
-/** The first bind source that does not exist, or null. */
-export function missingBindSource(sandbox: SandboxSpec, pluginDir: string): string | null {
-  return bindSources(sandbox, pluginDir).find((p) => !existsSync(p)) ?? null;
+/**
+ * The folders of `path` (a PATH value) that lie inside one of `homes`, each with its parent unless that is the home
+ * itself: a program installed in the home needs the rest of its install (pyenv's shims run ~/.pyenv/libexec, a
+ * Python finds its lib/ beside bin/). Real paths that exist, none inside `hidden` (the hub's home) or inside another
+ * of them.
+ */
+export function homeInstalls(path: string, homes: string[], hidden: string[]): string[] {
+  const inside = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith("/") ? dir : dir + "/");
+  const found: string[] = [];
+  for (const entry of path.split(":")) {
+    if (!entry.startsWith("/") || !existsSync(entry)) continue;
+    let real: string;
+    try {
+      real = realpathSync(entry);
+    } catch {
+      continue;
+    }
+    const home = homes.find((h) => inside(real, h) && real !== h);
+    if (!home || hidden.some((h) => inside(real, h))) continue;
+    found.push(dirname(real) === home ? real : dirname(real));
+  }
+  const unique = [...new Set(found)].sort((a, b) => a.length - b.length);
+  return unique.filter((p, i) => !unique.slice(0, i).some((q) => inside(p, q)));
 }
 
 /** The bubblewrap command line that runs `plan.argv` in the plugin's sandbox. */
@@ -87,14 +122,26 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
   }
   a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run");
   if (!sandbox.read_only_root && existsSync("/var/tmp")) a.push("--tmpfs", "/var/tmp");
-  for (const h of plan.hidden) {
-    if (!existsSync(h)) continue;
+  const hide = (h: string) => {
+    if (!existsSync(h)) return;
     if (statSync(h).isDirectory()) a.push("--tmpfs", h);
     else a.push("--ro-bind", "/dev/null", h);
-  }
+  };
+  // The hub user's home (issue 26 #13) before the plugin's binds, which may show parts of it again on purpose; the
+  // programs on PATH installed in it shown read-only.
+  for (const h of plan.homes ?? []) hide(h);
+  for (const d of plan.shown ?? []) a.push("--ro-bind", d, d);
   a.push("--ro-bind", plan.pluginDir, sandboxWorkdir);
-  for (const m of sandbox.mounts) a.push(m.readOnly ? "--ro-bind" : "--bind", m.relative ? resolve(plan.pluginDir, m.host) : m.host, m.container);
-  for (const b of plan.hostBinds) a.push("--bind", b.path, b.path);
+  for (const m of sandbox.mounts) {
+    const host = m.relative ? resolve(plan.pluginDir, m.host) : m.host;
+    const device = plan.devices?.get(host);
+    if (device) a.push("--dev-bind", device, m.container);
+    else a.push(m.readOnly ? "--ro-bind" : "--bind", host, m.container);
+  }
+  // The hidden paths after the plugin's binds (issue 26 #3): a bind onto or over one never uncovers it. The host's own
+  // binds (a service's socket folder) come last: the host puts them where it means them to be.
+  for (const h of plan.hidden) hide(h);
+  for (const b of plan.hostBinds) a.push("--bind", b.path, b.at ?? b.path);
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);
   return a;

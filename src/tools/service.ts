@@ -5,8 +5,17 @@
  * the call, an earlier end of the stream is an error. Supervised: any exit is a crash; it is restarted after
  * 1, 2, 5, 10 s; more than 3 crashes within 60 s is a crash loop and it is not restarted (`crash_loop` status: a card
  * for the owner later). Only a change of its own manifest restarts it (the host compares digests).
+ *
+ * Who can reach its socket (issue 26): a service serves whoever connects (its code is not ours to change), so only the
+ * host may be able to connect. The socket is `plugin.sock` in a folder of its own inside the hub's home, which every
+ * sandbox hides: a sandboxed agent cannot see it, nor can another plugin's sandbox (a sandboxed service is shown its
+ * own folder alone, at `/run/corlinman`). A socket path deeper than a socket address holds (a deep home) is reached
+ * through the host's descriptor of the folder (`/proc/<host pid>/fd/<n>/plugin.sock`, Linux only; elsewhere the
+ * service is not started and says why). Processes outside every sandbox — a plugin without `[sandbox]`, an agent with
+ * `"sandbox": false`, anything else of the hub's user — can reach it: they can read the hub's keys too.
  */
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { closeSync, constants as fsConstants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, rmdirSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
@@ -17,11 +26,46 @@ import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js"
 import { stopProcess } from "./mcp.js";
 import { CrashWindow, backoffMs } from "./restart.js";
 import type { Outcome, RunnablePlugin } from "./stdio-runner.js";
-import { serviceCrashMax, serviceCrashWindowMs, serviceStartTimeoutMs } from "./limits.js";
+import { serviceCrashMax, serviceCrashWindowMs, serviceStartTimeoutMs, unixSocketPathMaxBytes } from "./limits.js";
 import type { CallContext, LongLivedStatus } from "./types.js";
 
 /** The variable naming the socket a service plugin serves on (§6). */
 export const pluginAddrVariable = "CORLINMAN_PLUGIN_ADDR";
+/** The name of a service's socket in its own folder. */
+export const serviceSocketName = "plugin.sock";
+/** Where a sandboxed service is shown its socket's folder (the only one it sees): short, however deep the home. */
+export const sandboxSocketDir = "/run/corlinman";
+
+/** Where the service sockets of tool hosts on the home `homeDir` go: `<home>/sockets/` (hidden from every sandbox). */
+export function serviceSocketRoot(homeDir: string): string {
+  return join(homeDir, "sockets");
+}
+
+/**
+ * A new folder for one tool host's service sockets: `<home>/sockets/<pid>-<random>/` (0700) when `homeDir` is given,
+ * else `<tmp>/aa-tools-<random>/`. Folders there of processes that are gone (a killed host) are removed first.
+ */
+export function serviceSocketFolder(homeDir: string | null): string {
+  if (homeDir === null) return mkdtempSync(join(tmpdir(), "aa-tools-"));
+  const root = serviceSocketRoot(homeDir);
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  for (const name of readdirSync(root)) {
+    const pid = /^(\d+)-/.exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
+    rmSync(join(root, name), { recursive: true, force: true });
+  }
+  return mkdtempSync(join(root, `${process.pid}-`));
+}
+
+/** Whether a process `pid` is there (one of another user counts). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The .proto of the bridge: beside this file under tsx, in the source tree when running the compiled `dist/`. */
@@ -63,13 +107,18 @@ export class ServiceSupervisor {
   private stopping = false;
   private tag = 0;
   private ready: Promise<boolean> | null = null;
+  /** The host's descriptor of `socketDir`, held while a socket path too deep for an address is reached through it. */
+  private dirFd: number | null = null;
 
-  /** @param socketDir a folder only this host writes; the socket is `<socketDir>/<name>.sock`. */
+  /**
+   * @param socketDir this plugin's own folder, which no agent and no other plugin can see (the host's: inside the
+   *   hub's home); the socket is `<socketDir>/plugin.sock`. Made when missing; removed when the service stops.
+   */
   constructor(
     readonly plugin: RunnablePlugin, readonly digest: string, private readonly s: LaunchSettings, private readonly socketDir: string,
     private readonly backoff: readonly number[], private readonly onStatus: (st: LongLivedStatus) => void,
   ) {
-    this.socket = join(socketDir, `${plugin.name}.sock`);
+    this.socket = join(socketDir, serviceSocketName);
     this.status = { plugin: plugin.name, kind: "service", state: "stopped", pid: null, crashes: 0, lastError: null };
   }
 
@@ -89,9 +138,14 @@ export class ServiceSupervisor {
     this.set("starting");
     mkdirSync(this.socketDir, { recursive: true, mode: 0o700 });
     rmSync(this.socket, { force: true });
+    const address = this.addresses();
+    if ("error" in address) {
+      this.set("stopped", address.error);
+      return false;
+    }
     const prepared = await prepareLaunch({
       name: this.plugin.name, dir: this.plugin.dir, manifest: this.plugin.manifest, tag: `${process.pid}-svc-${++this.tag}`,
-      hostEnv: { [pluginAddrVariable]: this.socket }, hostBinds: [{ path: this.socketDir }],
+      hostEnv: { [pluginAddrVariable]: address.plugin }, hostBinds: [{ path: this.socketDir, at: sandboxSocketDir }],
     }, this.s);
     if (!prepared.ok) {
       this.set("stopped", prepared.refusal.message);
@@ -102,7 +156,7 @@ export class ServiceSupervisor {
     proc.onLine = (l) => this.s.log(`plugin.${this.plugin.name}`, l);
     void proc.spawnError.then((e) => this.s.log(`plugin.${this.plugin.name}`, e.message));
     void proc.closed.then(() => this.exited(proc));
-    const error = await this.connect(proc);
+    const error = await this.connect(proc, address.host);
     if (error !== null) {
       this.status.lastError = t(this.s.lang, "tools.long.notReady", { plugin: this.plugin.name, ms: serviceStartTimeoutMs, error });
       await proc.end();
@@ -113,8 +167,30 @@ export class ServiceSupervisor {
     return true;
   }
 
-  /** Waits for the socket, then for the gRPC channel; @returns null when ready, else why not. */
-  private async connect(proc: PluginProcess): Promise<string | null> {
+  /**
+   * Where the host connects (`host`) and what the plugin is told to serve on (`plugin`): the socket's own path when it
+   * fits a socket address; else, on Linux, the path through the host's descriptor of the folder (the host's own
+   * `/proc/self/fd/<n>/…`; for a plugin outside any sandbox, a child of this process, `/proc/<pid>/fd/<n>/…`). A
+   * sandboxed plugin serves on `sandboxSocketDir`, where its folder is bound. Elsewhere a path too long is refused.
+   */
+  private addresses(): { host: string; plugin: string } | { error: string } {
+    const inside = `${sandboxSocketDir}/${serviceSocketName}`;
+    const sandboxed = !!this.plugin.manifest.sandbox;
+    if (Buffer.byteLength(this.socket) <= unixSocketPathMaxBytes) return { host: this.socket, plugin: sandboxed ? inside : this.socket };
+    if (process.platform !== "linux") {
+      return { error: t(this.s.lang, "tools.long.socketPath", { plugin: this.plugin.name, path: this.socket, max: unixSocketPathMaxBytes }) };
+    }
+    try {
+      this.dirFd ??= openSync(this.socketDir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+    } catch (e) {
+      return { error: t(this.s.lang, "tools.long.socketFolder", { plugin: this.plugin.name, path: this.socketDir, error: (e as Error).message }) };
+    }
+    const through = (pid: string) => `/proc/${pid}/fd/${this.dirFd}/${serviceSocketName}`;
+    return { host: through("self"), plugin: sandboxed ? inside : through(String(process.pid)) };
+  }
+
+  /** Waits for the socket, then for the gRPC channel at `address`; @returns null when ready, else why not. */
+  private async connect(proc: PluginProcess, address: string): Promise<string | null> {
     const deadline = Date.now() + serviceStartTimeoutMs;
     let gone = false;
     void proc.exited.then(() => (gone = true));
@@ -124,7 +200,7 @@ export class ServiceSupervisor {
       await new Promise((r) => setTimeout(r, 25));
     }
     const Ctor = bridgeClient();
-    const client = new Ctor(`unix:${this.socket}`, grpc.credentials.createInsecure());
+    const client = new Ctor(`unix:${address}`, grpc.credentials.createInsecure());
     const err = await new Promise<Error | undefined>((r) => client.waitForReady(deadline, r));
     if (err) {
       client.close();
@@ -207,7 +283,7 @@ export class ServiceSupervisor {
     }
   }
 
-  /** Stops the plugin: SIGTERM, SIGKILL after 5 s; no restart. */
+  /** Stops the plugin: SIGTERM, SIGKILL after 5 s; no restart. Its socket and folder go. */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
@@ -217,6 +293,13 @@ export class ServiceSupervisor {
     const proc = this.proc;
     if (proc) await stopProcess(proc);
     rmSync(this.socket, { force: true });
+    if (this.dirFd !== null) closeSync(this.dirFd);
+    this.dirFd = null;
+    try {
+      rmdirSync(this.socketDir); // only when empty: whatever else the plugin left there stays for the owner to see
+    } catch {
+      // gone already, or not empty
+    }
     this.set("stopped");
   }
 }

@@ -3,6 +3,8 @@
  * discovery sees it, a call and its outcome. Defined once here so that the plugin SDK can re-export them.
  */
 
+import type { BindShown } from "./binds.js";
+
 /** `plugin_type` (§1): how a plugin is run. */
 export type PluginType = "sync" | "async" | "service" | "mcp";
 
@@ -101,8 +103,14 @@ export interface PluginRecord {
   errors: string[];
   /** The manifest in use: the current one, or the last good one of a rejected folder; null if never valid. */
   manifest: Manifest | null;
-  /** sha256 (hex) of the bytes of `manifest`'s file: the key of trust lists and of the tools/list cache. */
+  /**
+   * sha256 (hex) of the plugin's files (files-digest.ts; issue 26 #4): every file of its folder, the manifest's line
+   * standing for the manifest in use. The key of trust lists, of the tools/list cache and of long-lived restarts.
+   * Null when the folder cannot be digested (then `errors` says why and nothing runs).
+   */
   digest: string | null;
+  /** The plugin's files as a call body lists them (`<16 hex> <path>`), for a card to say which changed; null with `digest`. */
+  files: string[] | null;
   shadowedBy: { dir: string; origin: PluginOrigin } | null;
 }
 
@@ -179,7 +187,16 @@ export type CallOutcome = (
  * has the tool and the arguments fit waits for its tool list — check again, starting it, once the call is allowed.
  */
 export type CallCheck =
-  | { ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: ToolKind; timeoutMs: number; toolChecked: boolean }
+  | {
+    ok: true; plugin: string; tool: string; digest: string; builtIn: boolean; disableModelInvocation: boolean; pluginType: ToolKind; timeoutMs: number;
+    toolChecked: boolean;
+    /** The plugin's files (`<16 hex> <path>`; issue 26 #4), for the card to say which changed; absent for data tools. */
+    files?: string[];
+    /** An HTTP tool's hosts and credential (issue 26 #11); absent for other kinds. */
+    http?: HttpReach;
+    /** The sandbox's binds as they really are, broad ones marked (issue 26 #3: shown on the approval card); [] unsandboxed. */
+    binds: BindShown[];
+  }
   | { ok: false; status: "refused" | "error"; code: ToolErrorCode; message: string };
 /** The kind of a tool: its tool plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool (issue 18). */
 export type ToolKind = PluginType | "http";
@@ -208,13 +225,24 @@ export interface DataTools {
    * The tools of plugin `id` now, each with its timeout (ms, without a caller's), and a digest of their definitions
    * (the key of compiled argument schemas and of the hub's trust), or null.
    */
-  toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number })[]; digest: string } | null;
+  toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number; reach: HttpReach })[]; digest: string } | null;
   /** Why plugin `id` offers no tools when it is known but refused (its first error), else null. */
   refusal(id: string): string | null;
   /** The stable error of `<plugin>.<tool>` when it was offered once and is gone ("definition missing: …"), else null. */
   missing(qualifiedName: string): string | null;
   /** Runs a call whose arguments passed `parameters`. Never throws. `timeoutMs`: the caller's, when it gave one. */
   call(plugin: string, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutcome>;
+}
+
+/**
+ * Where an HTTP tool sends its requests and what goes with them (issue 26 #11: the approval card says so): the hosts
+ * of the plugin's `requires.network`, the `authRef` whose credential goes with each request (null for none), and
+ * whether the caller's arguments choose the whole URL (`{{param.x}}` as the url: any declared host, any path).
+ */
+export interface HttpReach {
+  network: string[];
+  authRef: string | null;
+  anyUrl: boolean;
 }
 
 /** The tools of one plugin, or why they cannot be had. */

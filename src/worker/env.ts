@@ -16,20 +16,27 @@ export const baseEnvNames: readonly string[] = [
 /** Never passed, whatever a list says: the worker's and the hub's own variables. */
 const deniedPrefix = "AGENT_AUTOLOOP_";
 
-/** Whether variable `name` is one of `names` (exact names, or prefixes written `PREFIX_*`). */
-export function envNameAllowed(name: string, names: readonly string[]): boolean {
-  if (name.startsWith(deniedPrefix)) return false;
-  return names.some((n) => (n.endsWith("*") ? name.startsWith(n.slice(0, -1)) : name === n));
+/**
+ * Whether variable `name` is one of `names` (exact names, or prefixes written `PREFIX_*`). On Windows, whose variable
+ * names have no case (`Path`, `SystemRoot`, `ComSpec` are PATH, SYSTEMROOT, COMSPEC), names and prefixes are compared
+ * without regard to case, the denied prefix too.
+ */
+export function envNameAllowed(name: string, names: readonly string[], platform: NodeJS.Platform = process.platform): boolean {
+  const fold = platform === "win32" ? (s: string) => s.toUpperCase() : (s: string) => s;
+  const n = fold(name);
+  if (n.startsWith(fold(deniedPrefix))) return false;
+  return names.some((w) => (w.endsWith("*") ? n.startsWith(fold(w.slice(0, -1))) : n === fold(w)));
 }
 
 /**
  * The child environment: the variables of `parent` that `baseEnvNames` or `allow` name, plus `extra` (which wins: a
  * plugin's own values and the worker's AGENT_AUTOLOOP_CONTEXT / AGENT_AUTOLOOP_RUN).
  * @param allow names and `PREFIX_*` prefixes from the agent's plugin (`passEnv`) and its rules.json `env`.
+ * @param platform names are matched without regard to case on win32 (`envNameAllowed`), exactly elsewhere.
  */
-export function childEnv(parent: NodeJS.ProcessEnv, allow: readonly string[], extra: Record<string, string>): Record<string, string> {
+export function childEnv(parent: NodeJS.ProcessEnv, allow: readonly string[], extra: Record<string, string>, platform: NodeJS.Platform = process.platform): Record<string, string> {
   const names = [...baseEnvNames, ...allow];
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(parent)) if (v !== undefined && envNameAllowed(k, names)) out[k] = v;
+  for (const [k, v] of Object.entries(parent)) if (v !== undefined && envNameAllowed(k, names, platform)) out[k] = v;
   return { ...out, ...extra };
 }

@@ -2,9 +2,20 @@
  * The agent sandbox (issue 14): where bubblewrap runs, the worker starts each agent with the worker's home hidden, so
  * that an agent (same OS user) cannot read the run token, config.json's keys, master.key, secrets.env, the database or
  * other runs' files. Only what the agent needs from the home is shown again, read-only: its run's `agent/` folder
- * (the context file) and the folder of its plugin when that is installed in the home. Apart from what the hub runs
- * (below), everything else stays as it is: the network, the rest of the file system (cwd, ~/.claude, CODEX_HOME, …)
- * writable as before. The point is keeping the hub's secrets and code out of reach, not isolating the agent.
+ * (the context file) and the folder of its plugin when that is installed in the home.
+ *
+ * The file system is read-only except what the agent works on (issue 26, finding 2): the run's cwd, the temporary
+ * folders (/tmp, /var/tmp, its TMPDIR), its CLI's own state (`AgentPlugin.state`: ~/.claude, CODEX_HOME, …) and the
+ * agent's rules.json `writable`. An agent runs as the hub's user, and that user's programs load code from everywhere
+ * that user may write: ~/.local (a `.pth` in the user site runs in every Python), a Python or Node install in the
+ * home (~/.pyenv, ~/miniconda3, ~/.nvm), ~/.npmrc (`node-options` for every `npm exec`), ~/.gitconfig (filters,
+ * fsmonitor, sshCommand), shell profiles, ~/.ssh/config, and as root the whole system. A list of such files always
+ * misses one; so nothing is writable unless named, and the hub user's home stays read-only even inside a writable
+ * folder (a home under /tmp) — a cwd that is the home itself is read-only too, and one that holds the home is
+ * refused. The network stays as it is: the point is keeping the hub's secrets and code out of reach.
+ *
+ * `/dev` is a minimal one of the sandbox's own (null, zero, full, random, urandom, tty, ptys, /dev/shm), plus the
+ * devices the agent's rules.json `devices` names, when src/kernel/devices.ts lets them through (issue 26, finding 15).
  *
  * The agent runs in its own PID namespace (it cannot see the hub's or the worker's processes, their environment or
  * their open files in /proc), in a new session whose process group the worker stops (bwrap's `--info-fd` gives its
@@ -37,15 +48,24 @@ export function sandboxHere(platform: NodeJS.Platform = process.platform, path =
 }
 
 /**
- * One sandboxed launch: what stays read-only everywhere (`readOnlyPaths`), the folder to hide, the folders inside it to
- * show again (read-only), the working folder.
+ * One sandboxed launch (real paths): what the agent may change (`writable`), the hub user's homes (read-only even
+ * inside a writable folder), what stays read-only everywhere (`readOnlyPaths`), the folder to hide, the folders
+ * inside it to show again (read-only), the host devices to pass through, the working folder.
  */
 export interface SandboxPlan {
   bwrap: string;
+  writable?: string[];
+  homes?: string[];
   readOnly?: string[];
   hide: string;
   show: string[];
+  devices?: string[];
   cwd: string;
+}
+
+/** How many folders deep `path` lies (`/` is 0): a mount over a folder comes after the mounts over its parents. */
+function depth(path: string): number {
+  return path.split("/").filter(Boolean).length;
 }
 
 /** The file descriptor on which bwrap writes `{"child-pid": …}` (the supervisor opens it as a pipe). */
@@ -56,18 +76,72 @@ export const sandboxInfoFd = 3;
  * @param infoFd where bwrap reports the agent's process id (null: nowhere).
  */
 export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | null = sandboxInfoFd): string[] {
+  // Parents before what lies inside them; at the same place a home (read-only) after a writable folder.
+  const layers = [
+    ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind", order: 0 })),
+    ...(plan.homes ?? []).map((p) => ({ p, flag: "--ro-bind", order: 1 })),
+  ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
   return [
     plan.bwrap,
-    "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
+    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
     "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
     ...(infoFd === null ? [] : ["--info-fd", String(infoFd)]),
-    // Before the home is hidden: a read-only folder that holds the home must not show it again.
+    ...(plan.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
+    ...layers.flatMap(({ p, flag }) => [flag, p, p]),
+    // After the writable folders (the engine inside a cwd stays read-only), before the home is hidden: a read-only
+    // folder that holds the home must not show it again.
     ...(plan.readOnly ?? []).flatMap((d) => ["--ro-bind", d, d]),
     "--tmpfs", plan.hide,
     ...plan.show.flatMap((d) => ["--ro-bind", d, d]),
     "--chdir", plan.cwd,
     "--", ...argv,
   ];
+}
+
+/**
+ * The hub user's home folders, as real paths that exist: `$HOME`, the home the password database gives (they
+ * differ when HOME was changed) and `also` (a child's HOME). `/` is never one: it cannot be kept read-only and
+ * written under at once, nor hidden.
+ */
+export function userHomes(also: (string | undefined)[] = []): string[] {
+  const found = new Set<string>();
+  let passwd: string | null = null;
+  try {
+    passwd = userInfo().homedir;
+  } catch {
+    // no entry for this uid (a container's arbitrary user)
+  }
+  for (const h of [homedir(), passwd, ...also]) {
+    if (!h || !existsSync(h)) continue;
+    const real = realPath(h);
+    if (real !== "/") found.add(real);
+  }
+  return [...found];
+}
+
+/** Where a launch's folders lie (real paths): the worker's home, the hub user's homes, the read-only folders. */
+export interface SandboxPlaces {
+  hubHome: string;
+  homes: string[];
+  readOnly: string[];
+}
+
+/**
+ * Why the sandbox cannot leave `path` (a real path) writable: it lies in the worker's home (hidden), it is or holds
+ * a home of the hub's user (kept read-only), or it lies in a read-only folder (`readOnlyPaths`). Null when it can.
+ */
+export function placeProblem(path: string, places: SandboxPlaces): { why: "inHubHome" } | { why: "holdsHome"; home: string } | { why: "readOnly"; folder: string } | null {
+  if (isInside(path, places.hubHome)) return { why: "inHubHome" };
+  const home = places.homes.find((h) => isInside(h, path));
+  if (home) return { why: "holdsHome", home };
+  const folder = places.readOnly.find((d) => isInside(path, d));
+  return folder ? { why: "readOnly", folder } : null;
+}
+
+/** `path` with a leading `~/` (or `~` alone) taken from `home`. */
+export function expandTilde(path: string, home: string): string {
+  if (path === "~") return home;
+  return path.startsWith("~/") ? join(home, path.slice(2)) : path;
 }
 
 /** `path` with symbolic links resolved (as the mounts see it); the path itself when it does not exist. */

@@ -1,13 +1,16 @@
 /**
  * Starting, watching and stopping an agent process through its detached supervisor
  * (protocol.md Agent: stop = SIGTERM to the process group, SIGKILL after 10 s; only then is the run cancelled).
+ * On Windows each launch runs in a Job Object of its own (windows-job.ts) and stopping it ends the whole job.
  */
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { engineDir } from "../common/paths.js";
+import type { Lang } from "../i18n/messages.js";
 import { stopGraceMs } from "../kernel/limits.js";
 import { readRegular, writeFileDurable } from "./files.js";
+import { stopRequestFile } from "./windows-job.js";
 
 export interface Exit { code: number | null; signal: string | null; error: string | null }
 
@@ -24,11 +27,16 @@ export interface LaunchSpec {
   env: Record<string, string>;
   /** `argv` starts bubblewrap with `--info-fd 3` (sandbox.ts): the agent's process group is the one bwrap reports. */
   sandboxed: boolean;
+  /** The language of what the supervisor itself writes into `exit.json` (Windows: why the Job Object failed). */
+  lang?: Lang;
 }
 
-/** Starts `argv` under a detached supervisor in `dir`; returns once the supervisor has started it. */
-export async function startSupervised(dir: string, argv: string[], cwd: string, env: Record<string, string>, sandboxed = false): Promise<void> {
-  const spec: LaunchSpec = { argv, cwd, env, sandboxed };
+/**
+ * Starts `argv` under a detached supervisor in `dir`; returns once the supervisor has started it. On Windows
+ * `argv[0]` must be what the launch rules resolved (an absolute `.exe`/`.com`: src/sdk/launch.ts `launchArgv`).
+ */
+export async function startSupervised(dir: string, argv: string[], cwd: string, env: Record<string, string>, sandboxed = false, lang: Lang = "en"): Promise<void> {
+  const spec: LaunchSpec = { argv, cwd, env, sandboxed, lang };
   writeFileDurable(join(dir, "spec.json"), JSON.stringify({ argv, cwd, env: Object.keys(env).sort(), sandboxed }));
   const sup = spawn(process.execPath, [supervisorScript, dir], { detached: true, stdio: ["pipe", "ignore", "ignore"], cwd: dir, env: { PATH: process.env.PATH ?? "" } });
   // A supervisor that cannot be started (EMFILE, EAGAIN) leaves no pid.json: the watch reports "did not start".
@@ -48,12 +56,53 @@ export function readExit(dir: string): Exit | null {
   }
 }
 
+/**
+ * The supervisors of a run's launches that still run (`<runDir>/<n>/pid.json` without `exit.json`): the processes the
+ * run's own are found under (the agent, its sandbox and everything they start), for its tools socket (peer.ts). On
+ * Linux a pid whose command line is not this supervisor's (a pid used again) is left out.
+ */
+export function launchSupervisors(runDir: string): number[] {
+  let names: string[];
+  try {
+    names = readdirSync(runDir).filter((n) => /^\d+$/.test(n));
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const n of names) {
+    const dir = join(runDir, n);
+    const pid = readPids(dir)?.supervisor;
+    if (typeof pid !== "number" || !Number.isInteger(pid) || pid <= 0 || readExit(dir) !== null) continue;
+    if (process.platform === "linux" && !isSupervisor(pid)) continue;
+    out.push(pid);
+  }
+  return out;
+}
+
+/** Whether process `pid` runs a supervisor script (Linux /proc; this engine's or, after a move, another's). */
+function isSupervisor(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").some((a) => a.endsWith(basename(supervisorScript)));
+  } catch {
+    return false;
+  }
+}
+
 export function readPids(dir: string): { supervisor: number; pgid: number } | null {
   try {
     return JSON.parse(readRegular(join(dir, "pid.json"))) as { supervisor: number; pgid: number };
   } catch {
     return null;
   }
+}
+
+/**
+ * Whether the agent of a launch may still run: on Unix, whether a process of its group is there; on Windows, whether
+ * its supervisor is (the PowerShell that holds the launch's Job Object is the supervisor's child and dies with it, and
+ * the job's processes with that).
+ */
+export function launchAlive(pids: { supervisor: number; pgid: number }): boolean {
+  return process.platform === "win32" ? processAlive(pids.supervisor) : groupAlive(pids.pgid);
 }
 
 /** Whether any process of the group is still there. */
@@ -81,6 +130,7 @@ export function processAlive(pid: number): boolean {
  * Resolves when no process of the group, and none of those descendants, is left.
  */
 export async function stopGroup(dir: string, graceMs = stopGraceMs): Promise<void> {
+  if (process.platform === "win32") return stopJob(dir, graceMs);
   const pids = readPids(dir);
   if (!pids) return;
   const signal = (s: NodeJS.Signals) => {
@@ -122,6 +172,31 @@ export async function stopGroup(dir: string, graceMs = stopGraceMs): Promise<voi
   if (groupAlive(pids.pgid)) signal("SIGKILL");
   signalEscaped("SIGKILL");
   while (groupAlive(pids.pgid) || escapedAlive()) await sleep(50);
+}
+
+/**
+ * Windows: stops a launch's whole Job Object. Asks windows-job.ps1 through its stop file (it ends the job and exits
+ * once no process of it is left, and the supervisor then writes `exit.json`); if it has not within `graceMs`, ends
+ * that PowerShell process, whose job handle closes, so Windows ends the job's processes (KILL_ON_JOB_CLOSE). Resolves
+ * when `exit.json` is there or the supervisor is gone (which takes the PowerShell and its job with it).
+ */
+export async function stopJob(dir: string, graceMs = stopGraceMs): Promise<void> {
+  const pids = readPids(dir);
+  if (!pids) return;
+  const running = () => readExit(dir) === null && processAlive(pids.supervisor);
+  if (!running()) return;
+  writeFileDurable(join(dir, stopRequestFile), "");
+  const deadline = Date.now() + graceMs;
+  while (running() && Date.now() < deadline) await sleep(100);
+  // While the supervisor lives and has written no exit, the PowerShell is its unreaped child: its pid is not reused.
+  if (running()) {
+    try {
+      process.kill(pids.pgid);
+    } catch {
+      // already gone
+    }
+  }
+  while (running()) await sleep(50);
 }
 
 /** One process of the process table: ids, and its start time as the system gives it (to tell a reused pid). */

@@ -8,13 +8,21 @@
  * A sandboxed agent (`argv` starts bubblewrap) is bwrap's child in a new session: its process group is the one
  * bwrap reports on file descriptor 3, and its exit code comes back through bwrap as a shell reports it (128 + the
  * signal's number for a signal), which is recorded as that signal, as it is for an agent run without the sandbox.
+ *
+ * On Windows there are no process groups: the agent runs under Windows PowerShell's `windows-job.ps1`, which keeps it
+ * and everything it starts in a Job Object of its own (windows-job.ts). `pid.json`'s `pgid` is then that PowerShell
+ * process's id, and `exit.json` gets the agent's exit code (or why it could not start) when the script exits.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { openSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
+import { t } from "../i18n/messages.js";
+import { stopGraceMs } from "../kernel/limits.js";
+import { findPowerShell, windowsFiles } from "../sdk/launch.js";
 import { writeFileDurable } from "./files.js";
 import type { LaunchSpec } from "./supervise.js";
+import { encodeJobPayload, jobExit, jobHostArgv, jobPayload, jobStatusFile } from "./windows-job.js";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -46,10 +54,42 @@ for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, () =
 
 const out = openSync(join(dir, "stdout"), "a", 0o600);
 const err = openSync(join(dir, "stderr"), "a", 0o600);
+const windows = process.platform === "win32";
+const lang = spec.lang === "zh" ? "zh" : "en";
+
+/**
+ * Windows: starts PowerShell's `windows-job.ps1` (hidden, a child of this process, so it dies with it and its Job
+ * Object's handle closes) with the run's files as its output and the launch on its standard input.
+ */
+function startInJob(): ChildProcess {
+  const powershell = findPowerShell(process.env, windowsFiles);
+  if (!powershell) {
+    writeJson("exit.json", { code: 127, signal: null, error: t(lang, "launch.noJobHost") });
+    process.exit(0);
+  }
+  const argv = jobHostArgv(powershell);
+  const host = spawn(argv[0]!, argv.slice(1), { cwd: dir, env: spec.env, stdio: ["pipe", out, err], windowsHide: true });
+  host.stdin!.on("error", () => {});
+  host.stdin!.end(encodeJobPayload(jobPayload(spec.argv, spec.cwd, Object.keys(spec.env), dir!, stopGraceMs)));
+  return host;
+}
+
+/** The status file windows-job.ps1 wrote, or null. */
+function jobStatus(): string | null {
+  try {
+    return readFileSync(join(dir!, jobStatusFile), "utf8");
+  } catch {
+    return null;
+  }
+}
+
 let child: ChildProcess;
 try {
-  const stdio: ("ignore" | "pipe" | number)[] = ["ignore", out, err, ...(spec.sandboxed ? ["pipe" as const] : [])];
-  child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio, detached: true });
+  if (windows) child = startInJob();
+  else {
+    const stdio: ("ignore" | "pipe" | number)[] = ["ignore", out, err, ...(spec.sandboxed ? ["pipe" as const] : [])];
+    child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio, detached: true });
+  }
 } catch (e) {
   writeJson("exit.json", { code: 127, signal: null, error: (e as Error).message });
   process.exit(0);
@@ -84,6 +124,11 @@ if (child.pid !== undefined) {
   }
 }
 child.on("exit", (code, signal) => {
+  if (windows) {
+    const ended = jobExit(code, jobStatus(), lang);
+    writeJson("exit.json", { code: ended.code, signal: null, error: ended.error });
+    process.exit(0);
+  }
   const sig = signal ?? (spec.sandboxed ? signalOf(code) : null);
   writeJson("exit.json", { code: sig && !signal ? null : code, signal: sig, error: null });
   process.exit(0);

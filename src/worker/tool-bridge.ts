@@ -14,19 +14,24 @@
  * progress, reports the outcome, and for an async plugin waits for its parked result. Every refusal or failure is a
  * tool error the model can read; nothing here throws at the agent.
  *
+ * Who the socket answers (issue 26): only the run's own processes. A sandboxed agent sees no other run's folder; an
+ * agent without a sandbox sees them all, so each new connection first proves it comes from the run (peer.ts: the
+ * relay shows a challenge in its command line, the worker finds it among the run's processes) before MCP starts.
+ *
  * One tool host serves all runs of a worker (service plugins and MCP plugins live as long as the worker); it is
  * created, and its long-lived plugins started, at the first run that offers tools. A run's server stops when the run
  * ends; all stop with the worker (a killed worker takes its sockets with it: nothing is left behind).
  */
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { closeSync, openSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job, ToolCallDecision } from "../protocol/responses.js";
-import { toolArgsDigest, toolArgsPreview, toolRefusalBody } from "../protocol/tool-calls.js";
+import { toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
 import { starMatch } from "../kernel/rules.js";
 import { toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -34,13 +39,17 @@ import { homeToolRoots, ToolHost, ToolRegistry, toolLimits, type CallOutcome, ty
 import { toolsServerName, type ToolsOffer } from "../sdk/index.js";
 import { engineDir } from "../common/paths.js";
 import { sleep } from "./supervise.js";
+import {
+  admittedMethod, bridgeProofLineMaxBytes, bridgeProofTimeoutMs, canCheckPeers, notification, processTree, proofTitlePrefix, provedMethod, proveMethod,
+  refusedMethod, shownBy,
+} from "./peer.js";
 
 /** One MCP message (one line) an agent may send the bridge, in bytes: a longer one closes that connection. */
 export const bridgeLineMaxBytes = 10 * 1024 * 1024;
 /** After a parked (async) call's timeout, how long the bridge still waits for the hub to say it ended, in ms. */
 export const parkedResultGraceMs = 5_000;
 /** The longest unix socket path that fits a socket address (`sun_path` holds 108 bytes with its final NUL). */
-export const unixSocketPathMaxBytes = 107;
+export const unixSocketPathMaxBytes = toolLimits.unixSocketPathMaxBytes;
 /** The name of a run's socket in its `agent/` folder. */
 export const toolsSocketName = "tools.sock";
 /** The command the agent's CLI starts as its stdio MCP server: `agent-autoloop tools mcp` (issue 16), this engine's own. */
@@ -164,16 +173,18 @@ export class ToolBridges {
   /**
    * Opens the bridge of a run: listens on `<agentDir>/tools.sock` (a stale socket of an earlier worker process is
    * replaced). `job` is read at each call, so a token that a repeated claim replaced is the one used.
+   * @param runRoots the processes the run's own are found under, asked at each new connection (the worker: the
+   *   supervisors of the run's launches); a connection from any other process is turned away (peer.ts).
    * @throws when the socket cannot be made (the run then gets no tools; the caller says why).
    */
-  async open(job: Job, agentDir: string): Promise<RunBridge> {
+  async open(job: Job, agentDir: string, runRoots: () => readonly number[]): Promise<RunBridge> {
     const socketPath = join(agentDir, toolsSocketName);
     const calls = new AbortController();
     const sockets = new Set<Socket>();
     const server: NetServer = createServer((socket) => {
       sockets.add(socket);
       socket.on("close", () => sockets.delete(socket));
-      void this.serve(job, socket, calls.signal);
+      void this.admit(job, socket, runRoots).then((admitted) => (admitted ? this.serve(job, socket, calls.signal) : undefined));
     });
     rmSync(socketPath, { force: true });
     await listenAt(server, socketPath);
@@ -197,9 +208,32 @@ export class ToolBridges {
     return bridge;
   }
 
+  /**
+   * The exchange that comes before MCP on a new connection (peer.ts): a challenge; the peer's `proved`; then a look
+   * for a process of the run that shows it. @returns whether the connection is the run's (else it is closed, said in
+   * the log and to the peer). Whatever the peer sent after its proof is kept for MCP.
+   */
+  private async admit(job: Job, socket: Socket, runRoots: () => readonly number[]): Promise<boolean> {
+    socket.on("error", () => {}); // the peer went away; close follows
+    const challenge = randomBytes(16).toString("hex");
+    socket.write(notification(proveMethod, { challenge }));
+    const first = await firstLine(socket);
+    const proved = first !== null && isNotification(first.line, provedMethod)
+      && (!canCheckPeers || shownBy(processTree(runRoots()), proofTitlePrefix + challenge));
+    if (!proved) {
+      if (!socket.destroyed) {
+        this.o.log(t(this.o.lang, "bridge.turnedAway", { run: job.run }));
+        socket.end(notification(refusedMethod, { message: t(this.o.lang, "bridge.notOwnRun") }), () => socket.destroy());
+      }
+      return false;
+    }
+    if (first.rest.length > 0) socket.unshift(first.rest);
+    socket.write(notification(admittedMethod));
+    return true;
+  }
+
   /** Serves one MCP connection of a run's agent until it closes. */
   private async serve(job: Job, socket: Socket, stop: AbortSignal): Promise<void> {
-    socket.on("error", () => {}); // the agent went away; close follows
     const mcp = new Server({ name: toolsServerName, version: "1" }, { capabilities: { tools: {} } });
     const readOnly = job.agent.access === "read";
     mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await this.offered(job)).map((o) => mcpTool(o, readOnly)) }));
@@ -221,6 +255,7 @@ export class ToolBridges {
     mcp.onclose = () => socket.destroy();
     socket.on("close", () => void mcp.close().catch(() => {}));
     await mcp.connect(transport).catch(() => socket.destroy());
+    socket.resume(); // paused after the proof
   }
 
   /** The tools this run is offered now (the plugin folders are read again: an edited manifest counts at once). */
@@ -244,7 +279,8 @@ export class ToolBridges {
     let decision: ToolCallDecision;
     try {
       decision = await this.client.toolCall(job.run, job.token, {
-        tool: name, argsDigest: toolArgsDigest(args), preview: toolArgsPreview(args), manifestDigest: checked.digest,
+        tool: name, ...toolArgsFields(args), manifestDigest: checked.digest, ...(checked.files ? { files: checked.files } : {}),
+        ...(checked.binds.length > 0 ? { binds: checked.binds } : {}), ...(checked.http ? { http: checked.http } : {}),
         builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation, kind: checked.pluginType,
       });
       if (decision.decision === "prompt") decision = await this.awaitAnswer(job, decision, signal);
@@ -365,6 +401,44 @@ function resultOf(out: Exclude<CallOutcome, { status: "accepted" }>, lang: Lang)
       return toolError(out.reason);
     default:
       return toolError(out.message);
+  }
+}
+
+/**
+ * The first line a new connection sends (without its "\n") and what came after it, the connection then paused; null
+ * when it closes, sends more than `bridgeProofLineMaxBytes` without a line end, or sends nothing whole within
+ * `bridgeProofTimeoutMs`.
+ */
+function firstLine(socket: Socket): Promise<{ line: string; rest: Buffer } | null> {
+  return new Promise((resolve) => {
+    let got = Buffer.alloc(0);
+    const done = (v: { line: string; rest: Buffer } | null) => {
+      clearTimeout(timer);
+      socket.off("data", onData);
+      socket.off("close", onClose);
+      socket.pause();
+      resolve(v);
+    };
+    const onData = (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      const nl = got.indexOf(10);
+      if (nl >= 0) done({ line: got.subarray(0, nl).toString("utf8"), rest: got.subarray(nl + 1) });
+      else if (got.length > bridgeProofLineMaxBytes) done(null);
+    };
+    const onClose = () => done(null);
+    const timer = setTimeout(() => done(null), bridgeProofTimeoutMs);
+    socket.on("data", onData);
+    socket.on("close", onClose);
+  });
+}
+
+/** Whether `line` is a JSON-RPC message whose method is `method`. */
+function isNotification(line: string, method: string): boolean {
+  try {
+    const m = JSON.parse(line) as { method?: unknown } | null;
+    return typeof m === "object" && m !== null && m.method === method;
+  } catch {
+    return false;
   }
 }
 

@@ -11,10 +11,15 @@
  * server's answer to that `initialize` is not passed on), and carries on. Requests that were under way when the
  * connection broke, or that find no worker within `relayReconnectMs`, are answered with a JSON-RPC error the model
  * can read. The relay ends when its stdin ends.
+ *
+ * Before MCP, each connection proves that the relay is one of the run's processes (peer.ts): the relay shows the
+ * worker's challenge in its own command line and says so; a worker that turns it away (it is not the run's) says why,
+ * and the requests waiting get that reason as their error, without trying again for `relayReconnectMs`.
  */
 import { connect, type Socket } from "node:net";
 import { basename, dirname } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
+import { admittedMethod, bridgeProofTimeoutMs, notification, proofTitlePrefix, provedMethod, proveMethod, refusedMethod } from "./peer.js";
 
 /** How long the relay tries to reach the worker's socket before it answers the waiting requests with an error, in ms. */
 export const relayReconnectMs = 30_000;
@@ -92,7 +97,9 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
   const pending = new Set<Id>();
   let queue: string[] = [];
   const write = (line: string) => void output.write(line + "\n");
-  const fail = (id: Id) => write(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: t(lang, "bridge.gone") } }));
+  /** Why the worker turned the last connection away (its words), or null. */
+  let refusal: string | null = null;
+  const fail = (id: Id) => write(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: refusal ?? t(lang, "bridge.gone") } }));
 
   const fromServer = new Lines((line) => {
     if (line === null) return;
@@ -104,13 +111,43 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
     write(line);
   });
 
-  const open = (): Promise<Socket | null> => new Promise((resolve) => {
+  /**
+   * Connects and proves this relay is the run's (peer.ts): the socket once the worker admitted it (what followed the
+   * admission is passed on), `{ refused }` with the worker's reason, or null when the worker cannot be reached or the
+   * exchange does not end within `bridgeProofTimeoutMs` and a second.
+   */
+  const open = (): Promise<Socket | { refused: string } | null> => new Promise((resolve) => {
     const s = connect(name);
-    s.once("connect", () => resolve(s));
-    s.once("error", () => {
-      s.destroy();
-      resolve(null);
-    });
+    let buf = Buffer.alloc(0);
+    let settled = false;
+    const settle = (v: Socket | { refused: string } | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      s.off("data", onData);
+      if (v !== s) s.destroy();
+      resolve(v);
+    };
+    const timer = setTimeout(() => settle(null), bridgeProofTimeoutMs + 1000);
+    const onData = (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      for (let nl = buf.indexOf(10); nl >= 0 && !settled; nl = buf.indexOf(10)) {
+        const m = parse(buf.subarray(0, nl).toString("utf8")) as (Message & { params?: { challenge?: unknown; message?: unknown } }) | null;
+        buf = buf.subarray(nl + 1);
+        if (m?.method === proveMethod && typeof m.params?.challenge === "string") {
+          process.title = proofTitlePrefix + m.params.challenge;
+          s.write(notification(provedMethod));
+        } else if (m?.method === refusedMethod) {
+          settle({ refused: typeof m.params?.message === "string" ? m.params.message : t(lang, "bridge.gone") });
+        } else if (m?.method === admittedMethod) {
+          settle(s);
+          if (buf.length > 0) fromServer.push(buf);
+        }
+      }
+    };
+    s.on("data", onData);
+    s.once("error", () => settle(null));
+    s.once("close", () => settle(null));
   });
 
   /** Connects (again), repeating the handshake on a new connection; null when no worker answers in time. */
@@ -118,8 +155,14 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
     connecting ??= (async () => {
       const deadline = Date.now() + relayReconnectMs;
       for (;;) {
-        const s = await open();
+        const opened = await open();
+        if (opened && "refused" in opened) {
+          refusal = opened.refused;
+          return null;
+        }
+        const s = opened;
         if (s) {
+          refusal = null;
           s.on("data", (d: Buffer) => fromServer.push(d));
           s.on("error", () => {});
           s.on("close", () => {

@@ -20,11 +20,12 @@ import type { Home } from "../common/paths.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
-import { groupAlive, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
-import { hubOrigin, isInside, readOnlyPaths, realPath, sandboxArgv, sandboxHere, type SandboxPlan } from "./sandbox.js";
-import { toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
+import { expandTilde, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxArgv, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
+import { checkDevice, deviceRefusalText } from "../tools/devices.js";
+import { launchArgv, toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
 import type { RunBridge, ToolBridges } from "./tool-bridge.js";
 import type { DataTools } from "../tools/index.js";
 import { progressOf, runWorkflow } from "./workflow.js";
@@ -339,7 +340,8 @@ export class Worker {
     let bridge: RunBridge | null = null;
     if ((job.tools ?? []).length > 0) {
       try {
-        bridge = await (await this.toolBridges()).open(job, agentDir);
+        // Only the run's own processes, found under its launches' supervisors, are answered (issue 26).
+        bridge = await (await this.toolBridges()).open(job, agentDir, () => launchSupervisors(dir));
       } catch (e) {
         return submit({ outcome: "failed", error: t(lang, "bridge.open", { error: (e as Error).message }), session: job.session });
       }
@@ -474,22 +476,34 @@ export class Worker {
       return { error: `plugin ${job.agent.use}: ${(e as Error).message}` };
     }
     if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== "string")) return { error: `plugin ${job.agent.use}: command() gave no argument list` };
-    const sandbox = this.sandbox(job, turn);
-    if ("error" in sandbox) return { error: sandbox.error };
     const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
     const tools: Record<string, string> = turn.tools ? { [toolsMcpVariable]: JSON.stringify(turn.tools.command) } : {};
     const env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run), ...tools });
-    if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, argv), turn.cwd, env, true);
-    else await startSupervised(ldir, argv, turn.cwd, env);
+    let sandbox: { plan: SandboxPlan | null } | { error: string };
+    try {
+      sandbox = this.sandbox(job, turn, plugin, env);
+    } catch (e) {
+      return { error: `plugin ${job.agent.use}: ${(e as Error).message}` };
+    }
+    if ("error" in sandbox) return { error: sandbox.error };
+    // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (src/sdk/launch.ts).
+    const program = launchArgv(argv, { env, cwd: turn.cwd, lang: this.opts.lang });
+    if ("error" in program) return { error: program.error };
+    if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, program.argv), turn.cwd, env, true, this.opts.lang);
+    else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.opts.lang);
     return this.watch(job, plugin, ldir, isCancelled, setCancel, false);
   }
 
   /**
-   * The sandbox of a launch: the worker's home hidden, the agent's folder (and its plugin's, when installed in the
-   * home) shown read-only. None when the agent says `"sandbox": false` or bubblewrap cannot run here (said once in
-   * the log). A working folder inside the home cannot be hidden and shown at once: that launch is refused.
+   * The sandbox of a launch (sandbox.ts): the worker's home hidden, the agent's folder (and its plugin's, when
+   * installed in the home) shown read-only; writable only the cwd (unless it is the hub user's home), the temporary
+   * folders, the plugin's state and the agent's `writable`; the agent's `devices` passed through. None when the agent
+   * says `"sandbox": false` or bubblewrap cannot run here (said once in the log). Refused, saying why: a cwd inside
+   * the worker's home (it cannot be hidden and shown at once), a cwd that holds the hub user's home or lies in a
+   * read-only folder, a `writable` entry that is missing or lies in such places, a device the sandbox does not pass.
+   * @throws what the plugin's `state` throws.
    */
-  private sandbox(job: Job, turn: Turn): { plan: SandboxPlan | null } | { error: string } {
+  private sandbox(job: Job, turn: Turn, plugin: AgentPlugin, env: Record<string, string>): { plan: SandboxPlan | null } | { error: string } {
     if (job.agent.sandbox === false) return { plan: null };
     const here = sandboxHere(process.platform, process.env.PATH ?? "", this.opts.lang);
     if ("off" in here) {
@@ -502,13 +516,59 @@ export class Worker {
     if (isInside(cwd, home)) {
       return { error: `cwd ${turn.cwd} is inside the worker's home ${home}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent ${job.agent.id}` };
     }
+    const lang = this.opts.lang;
+    const agent = job.agent.id;
+    const homes = userHomes();
+    const held = homes.find((h) => h !== cwd && isInside(h, cwd));
+    if (held) return { error: t(lang, "sandbox.cwdHoldsHome", { cwd: turn.cwd, home: held, agent }) };
     // What the hub runs outside the sandbox stays read-only in it; an agent cannot work in such a folder.
     const readOnly = readOnlyPaths(hubOrigin()).filter((d) => !isInside(d, home));
     const locked = readOnly.find((d) => isInside(cwd, d));
-    if (locked) return { error: t(this.opts.lang, "sandbox.cwdReadOnly", { cwd: turn.cwd, folder: locked, agent: job.agent.id }) };
+    if (locked) return { error: t(lang, "sandbox.cwdReadOnly", { cwd: turn.cwd, folder: locked, agent }) };
+    const places = { hubHome: home, homes, readOnly };
+    const userHome = env.HOME || homedir();
+    const writable: string[] = [];
+    for (const w of job.agent.writable ?? []) {
+      const path = expandTilde(w, userHome);
+      if (!existsSync(path)) return { error: t(lang, "sandbox.writable.missing", { path: w, agent, worker: this.opts.name }) };
+      const problem = placeProblem(realPath(path), places);
+      if (problem?.why === "inHubHome") return { error: t(lang, "sandbox.writable.inHubHome", { path: w, agent, home }) };
+      if (problem?.why === "holdsHome") return { error: t(lang, "sandbox.writable.holdsHome", { path: w, agent, home: problem.home }) };
+      if (problem?.why === "readOnly") return { error: t(lang, "sandbox.writable.readOnly", { path: w, agent, folder: problem.folder }) };
+      writable.push(realPath(path));
+    }
+    // The CLI's own state: folders made when missing; a path in a place the sandbox keeps as it is stays so.
+    const state = plugin.state?.(env) ?? {};
+    for (const [paths, folders] of [[state.folders ?? [], true], [state.files ?? [], false]] as const) {
+      for (const s of paths) {
+        const path = expandTilde(s, userHome);
+        if (folders && !existsSync(path)) {
+          try {
+            mkdirSync(path, { recursive: true, mode: 0o700 });
+          } catch {
+            continue; // cannot be made: the CLI says what it misses
+          }
+        }
+        if (existsSync(path) && !placeProblem(realPath(path), places)) writable.push(realPath(path));
+      }
+    }
+    for (const tmp of ["/tmp", "/var/tmp", env.TMPDIR, env.TEMP, env.TMP]) {
+      if (!tmp || !existsSync(tmp) || !statSync(tmp).isDirectory()) continue;
+      const real = realPath(tmp);
+      // A temporary folder may hold the home (it stays read-only inside), not lie in a hidden or read-only one.
+      const problem = placeProblem(real, places);
+      if (!problem || problem.why === "holdsHome") writable.push(real);
+    }
+    if (!homes.includes(cwd)) writable.push(cwd);
+    const devices: string[] = [];
+    for (const d of job.agent.devices ?? []) {
+      const checked = checkDevice(d);
+      if (!checked.ok) return { error: t(lang, "sandbox.deviceRefused", { device: d, agent, why: deviceRefusalText(lang, checked.why) }) };
+      devices.push(checked.real);
+    }
     const pluginFile = this.plugins.find("agent", job.agent.use);
     const show = [realPath(turn.folder), ...(pluginFile ? [realPath(dirname(pluginFile))] : [])].filter((d) => isInside(d, home) && d !== home);
-    return { plan: { bwrap: here.bwrap, readOnly, hide: home, show, cwd } };
+    return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly, hide: home, show, devices, cwd } };
   }
 
   /** Watches a launch: reports start and session, stops it when cancelled or 30 s after `finished`. */
@@ -664,7 +724,7 @@ function agentRunning(dir: string): boolean {
   try {
     const ldir = join(dir, String(latestLaunch(dir)));
     const pids = readPids(ldir);
-    return pids !== null && readExit(ldir) === null && groupAlive(pids.pgid);
+    return pids !== null && readExit(ldir) === null && launchAlive(pids);
   } catch (e) {
     // No folder (or a file in its place): nothing was started. Any other error (EMFILE, EIO): cannot tell, so keep
     // trying rather than report a run whose agent may go on.

@@ -15,7 +15,10 @@ import type { Hub } from "../hub.js";
 import { approvalDefault, approvalRuleFor, approvalsOf } from "../../kernel/rules.js";
 import { Ctx } from "../../kernel/context.js";
 import { callDecisionOf, callResultOf } from "../../kernel/tool-calls.js";
-import { toolCallWaitMaxSeconds } from "../../kernel/limits.js";
+import { toolCallArgumentsMaxCodepoints, toolCallWaitMaxSeconds } from "../../kernel/limits.js";
+import { canonicalJson, toolArgsDigest } from "../../protocol/tool-calls.js";
+import type { ToolCallBody } from "../../protocol/schema.js";
+import type { Lang } from "../../i18n/messages.js";
 import type { Fact, KnownPlugin, ToolCallRow } from "../../kernel/types.js";
 import type { ToolView } from "../../protocol/responses.js";
 import { taskIdPattern } from "../../protocol/patterns.js";
@@ -77,6 +80,30 @@ async function knownPlugin(hub: Hub, tool: string): Promise<KnownPlugin | null> 
   return hub.declarative.toolsOf(plugin) ? { builtIn: false, kind: "http", disableModelInvocation: false } : null;
 }
 
+/**
+ * Why a call body's `arguments` and `argsLength` are not those of the arguments `argsDigest` names (issue 26 #5: the
+ * owner's answer is bound to the digest, so what the card shows must be what was digested), or null. `arguments` must
+ * be canonical JSON whose sha256 is the digest, `argsLength` its length in code points, and `arguments` is required
+ * when `argsLength` says it is short enough to keep.
+ */
+export function argumentsProblem(body: ToolCallBody, lang: Lang): string | null {
+  if (body.refused) return null;
+  if (body.arguments === undefined) {
+    return body.argsLength !== undefined && body.argsLength <= toolCallArgumentsMaxCodepoints ? t(lang, "tools.calls.args.needed", { limit: toolCallArgumentsMaxCodepoints }) : null;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.arguments);
+  } catch {
+    return t(lang, "tools.calls.args.notCanonical");
+  }
+  if (canonicalJson(parsed) !== body.arguments) return t(lang, "tools.calls.args.notCanonical");
+  if (toolArgsDigest(parsed) !== body.argsDigest) return t(lang, "tools.calls.args.digest");
+  const actual = [...body.arguments].length;
+  if (body.argsLength !== undefined && body.argsLength !== actual) return t(lang, "tools.calls.args.length", { length: body.argsLength, actual });
+  return null;
+}
+
 /** The routes of tools. */
 export function toolRoutes(hub: Hub): Hono {
   const app = new Hono();
@@ -96,10 +123,16 @@ export function toolRoutes(hub: Hub): Hono {
   });
 
   // Decided by what the hub's own registry knows of the plugin, not by what the run token's holder says of it (issue 26).
-  route(app, hub, "toolCall", async (c, req) => decide(c, hub, "toolCall", {
-    kind: "toolCall", run: req.run, token: req.token, body: req.body, plugin: req.body.refused ? null : await knownPlugin(hub, req.body.tool),
-  }));
-  route(app, hub, "ownerToolCall", (c, req) => decide(c, hub, "ownerToolCall", { kind: "ownerToolCall", keyHash: req.keyHash, body: req.body }));
+  route(app, hub, "toolCall", async (c, req) => {
+    const problem = argumentsProblem(req.body, hub.env.lang);
+    if (problem !== null) return refuse(c, 400, problem);
+    const plugin = req.body.refused ? null : await knownPlugin(hub, req.body.tool);
+    return decide(c, hub, "toolCall", { kind: "toolCall", run: req.run, token: req.token, body: req.body, plugin });
+  });
+  route(app, hub, "ownerToolCall", (c, req) => {
+    const problem = argumentsProblem(req.body, hub.env.lang);
+    return problem !== null ? refuse(c, 400, problem) : decide(c, hub, "ownerToolCall", { kind: "ownerToolCall", keyHash: req.keyHash, body: req.body });
+  });
 
   // The decision now; a call held for the owner's answer is held here too, never past its own hold.
   route(app, hub, "toolCallGet", async (c, req) => {

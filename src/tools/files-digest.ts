@@ -1,0 +1,109 @@
+/**
+ * The digest of a tool plugin's files (issue 26 #4; DESIGN.md "One plugin model": the digest covers the plugin's
+ * files, what runs, not only its manifest — trust follows the code). Every entry of the plugin's folder counts, at any
+ * depth, except a top-level `.git` (git's own store: a checkout's files count, its history does not): a regular file by
+ * the sha256 of its bytes, a symlink by its target's text (it is not followed: code it leads to outside the folder is
+ * not covered), a folder by being there, anything else by its kind. Bounded by `pluginFilesMax` entries,
+ * `pluginFilesMaxBytes` bytes and `pluginFolderDepthMax` levels; past any of them, or a name with a control character,
+ * the folder has no digest and the plugin is refused (fail closed: what cannot be digested cannot be trusted).
+ * Reads files; runs nothing. Hashes are kept by inode, size and times, so a rescan hashes only what changed.
+ */
+import { createHash } from "node:crypto";
+import { lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import { readBounded } from "./registry.js";
+import { fileHashCacheEntriesMax, pluginFilePathMaxChars, pluginFilesMax, pluginFilesMaxBytes, pluginFolderDepthMax } from "./limits.js";
+
+/** One entry of a plugin folder: its path inside the folder (`/`-separated) and the sha256 (hex) that stands for it. */
+export interface FileHash {
+  path: string;
+  sha256: string;
+}
+
+/** The files of a plugin folder, sorted by path, or why they cannot be digested (`limit` names which, `path` where). */
+export type FilesResult =
+  | { ok: true; files: FileHash[] }
+  | { ok: false; why: "files" | "bytes" | "depth" | "name" | "unreadable"; path: string; error?: string };
+
+/** Hashes of regular files by `dev:ino:size:mtime:ctime`, so that a rescan reads only files that changed. */
+export class FileHashCache {
+  private hashes = new Map<string, string>();
+
+  /** The sha256 (hex) of the regular file `file` whose lstat is `st`. @throws the file system's error. */
+  hash(file: string, st: Stats): string {
+    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    const known = this.hashes.get(key);
+    if (known) return known;
+    const h = createHash("sha256").update(readBounded(file, st.size)).digest("hex");
+    if (this.hashes.size >= fileHashCacheEntriesMax) this.hashes.clear();
+    this.hashes.set(key, h);
+    return h;
+  }
+}
+
+const controlChar = /[\u0000-\u001f\u007f]/;
+
+/** The kind of a non-regular, non-link entry, as its stand-in text. */
+function kindOf(st: Stats): string {
+  return st.isDirectory() ? "folder" : st.isFIFO() ? "fifo" : st.isSocket() ? "socket" : st.isCharacterDevice() ? "char-device" : st.isBlockDevice() ? "block-device" : "other";
+}
+
+/** Lists and hashes the entries of plugin folder `dir` (see the module). Never throws. */
+export function pluginFiles(dir: string, cache: FileHashCache): FilesResult {
+  const files: FileHash[] = [];
+  let bytes = 0;
+  const todo: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
+  while (todo.length > 0) {
+    const { rel, depth } = todo.pop()!;
+    let names: string[];
+    try {
+      names = readdirSync(rel === "" ? dir : join(dir, rel));
+    } catch (e) {
+      return { ok: false, why: "unreadable", path: rel || ".", error: (e as NodeJS.ErrnoException).code ?? String(e) };
+    }
+    for (const name of names) {
+      if (rel === "" && name === ".git") continue;
+      const path = rel === "" ? name : `${rel}/${name}`;
+      if (controlChar.test(name) || path.length > pluginFilePathMaxChars) return { ok: false, why: "name", path: JSON.stringify(path) };
+      if (files.length >= pluginFilesMax) return { ok: false, why: "files", path };
+      try {
+        const full = join(dir, path);
+        const st = lstatSync(full);
+        let sha256: string;
+        if (st.isFile()) {
+          bytes += st.size;
+          if (bytes > pluginFilesMaxBytes) return { ok: false, why: "bytes", path };
+          sha256 = cache.hash(full, st);
+        } else if (st.isSymbolicLink()) {
+          sha256 = createHash("sha256").update(`link:${readlinkSync(full)}`).digest("hex");
+        } else {
+          sha256 = createHash("sha256").update(`kind:${kindOf(st)}`).digest("hex");
+          if (st.isDirectory()) {
+            if (depth + 1 > pluginFolderDepthMax) return { ok: false, why: "depth", path };
+            todo.push({ rel: path, depth: depth + 1 });
+          }
+        }
+        files.push({ path, sha256 });
+      } catch (e) {
+        return { ok: false, why: "unreadable", path, error: (e as NodeJS.ErrnoException).code ?? String(e) };
+      }
+    }
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { ok: true, files };
+}
+
+/**
+ * The digest of a plugin's files (sha256 hex over `<sha256> <path>` lines in path order), with the manifest's own line
+ * standing for `manifestDigest` — the manifest in use, which is the last good one while the file on disk is broken.
+ */
+export function filesDigest(files: readonly FileHash[], manifestPath: string, manifestDigest: string): string {
+  const h = createHash("sha256");
+  for (const f of files) h.update(`${f.path === manifestPath ? manifestDigest : f.sha256} ${f.path}\n`);
+  return h.digest("hex");
+}
+
+/** The files as a call body lists them: `<first 16 hex of sha256> <path>` (the manifest standing for the one in use). */
+export function filesListed(files: readonly FileHash[], manifestPath: string, manifestDigest: string): string[] {
+  return files.map((f) => `${(f.path === manifestPath ? manifestDigest : f.sha256).slice(0, 16)} ${f.path}`);
+}

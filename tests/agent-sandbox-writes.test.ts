@@ -1,0 +1,300 @@
+/**
+ * What a sandboxed agent can change (issue 26, finding 2): nothing that the hub's user later runs outside the sandbox.
+ * The reported case: an agent wrote a `.pth` into `~/.local/lib/python3.x/site-packages`, and the next call of the
+ * README's own hello-python plugin (no `[sandbox]`) ran it with the hub's rights and read master.key. The same kind
+ * through other interpreters and programs the hub's user runs: a Python install under the home (a venv, as
+ * ~/miniconda3), `~/.npmrc` (npm's `node-options` for a plugin started with `npm exec`), `~/.gitconfig` (a smudge
+ * filter that `agent-autoloop add` runs while cloning), shell profiles, `~/.ssh/config`, Node's module folders, a
+ * system folder when the hub runs as root. Each plant is tried by a real `command` agent in the real sandbox; each
+ * chain that runs code is then driven end to end (the CLI's `plugins invoke`, `add`), and must not run it.
+ */
+import { test, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, realpathSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { hubFixture, makeHome, serveFixture, baseRules, engine, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { homePaths } from "../src/host/home.js";
+import { cliLines, examples, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { Worker } from "../src/worker/worker.js";
+
+let f: Fixture | null = null;
+const workers: Worker[] = [];
+const saved: Record<string, string | undefined> = {};
+const removed: string[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) w.stop();
+  await f?.close();
+  f = null;
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+    delete saved[k];
+  }
+  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
+});
+
+/** Sets a variable of this process (the hub's and the worker's environment) for one test. */
+function setEnv(name: string, value: string): void {
+  if (!(name in saved)) saved[name] = process.env[name];
+  process.env[name] = value;
+}
+
+/** A hub whose rule "alerts" runs `agent` (a rules.json agent entry) in `cwd`, and a worker for it. */
+async function setup(agent: Record<string, unknown>, cwd: string): Promise<Fixture> {
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", ...agent } }, rules: [{ ...baseRules.rules[0], cwd }] };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  return fx;
+}
+
+/** Python's `major.minor` here (the folder name of its site-packages). */
+const pyVersion = execFileSync("python3", ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"], { encoding: "utf8" }).trim();
+
+/**
+ * The planting agent: for each `[path, text]` of `<cwd>/plants.json`, makes the missing folders above it and appends the text; notes
+ * "written" or the error's code per path in `<cwd>/tried.json`; prints "Done: planted".
+ */
+const plant = String.raw`
+const fs = require("fs"), path = require("path");
+const plants = JSON.parse(fs.readFileSync("plants.json", "utf8"));
+const tried = {};
+for (const [p, text] of plants) {
+  // Folder by folder: a recursive mkdir reports ENOENT where the file system refuses the write.
+  const missing = [];
+  for (let d = path.dirname(p); !fs.existsSync(d); d = path.dirname(d)) missing.unshift(d);
+  try { for (const d of missing) fs.mkdirSync(d); fs.appendFileSync(p, text); tried[p] = "written"; } catch (e) { tried[p] = e.code || String(e); }
+}
+fs.writeFileSync(path.join(process.cwd(), "tried.json"), JSON.stringify(tried));
+console.log("Done: planted");
+`;
+
+test("a sandboxed agent cannot plant code the hub's user runs later: the issue's .pth in ~/.local for hello-python, a venv under the home, ~/.npmrc for npm exec, ~/.gitconfig for add, shell profiles, ssh, Node's folders, system folders", async () => {
+  const home = realpathSync(tempDir("aa-user-home-"));
+  const leak = realpathSync(tempDir("aa-leak-"));
+  const cwd = realpathSync(tempDir("aa-plant-cwd-"));
+  removed.push(home, leak, cwd);
+  // The hub user's home as it was before the agent: a profile, an ssh and a config folder, a Python install (as
+  // ~/miniconda3 would be) whose interpreter is first on the hub's PATH and which also reads the user's site-packages.
+  writeFileSync(join(home, ".bashrc"), "# the user's own\n");
+  mkdirSync(join(home, ".ssh"), { mode: 0o700 });
+  mkdirSync(join(home, ".config"));
+  execFileSync("python3", ["-m", "venv", "--without-pip", "--system-site-packages", join(home, "venv")]);
+  setEnv("HOME", home);
+  setEnv("PATH", `${join(home, "venv", "bin")}:${process.env.PATH}`);
+
+  const fx = await setup({ use: "command", command: [process.execPath, "-e", plant] }, cwd);
+  const master = fx.home.masterKey;
+  const steal = (name: string) => `import shutil; shutil.copy(${JSON.stringify(master)}, ${JSON.stringify(join(leak, name))})\n`;
+  writeFileSync(join(cwd, "evil-npm.js"), `require("fs").copyFileSync(${JSON.stringify(master)}, ${JSON.stringify(join(leak, "npm"))});\n`);
+  writeFileSync(join(cwd, "evil-git.sh"), `#!/bin/sh\ncp ${master} ${join(leak, "git")}\ncat\n`, { mode: 0o755 });
+  writeFileSync(join(cwd, "attributes"), "* filter=evil\n");
+  const systemProbe = `/usr/local/lib/aa-planted-${process.pid}.pth`;
+  const tmpProbe = `/tmp/aa-planted-${process.pid}`;
+  removed.push(systemProbe, tmpProbe);
+  const sitePackages = `lib/python${pyVersion}/site-packages`;
+  const plants: [string, string][] = [
+    [join(home, ".local", sitePackages, "aa-planted.pth"), steal("python-user-site")], // the issue's case
+    [join(home, "venv", sitePackages, "aa-planted.pth"), steal("python-venv")],
+    [join(home, ".npmrc"), `node-options=--require=${join(cwd, "evil-npm.js")}\n`],
+    [join(home, ".gitconfig"), `[core]\n\tattributesFile = ${join(cwd, "attributes")}\n[filter "evil"]\n\tsmudge = ${join(cwd, "evil-git.sh")}\n`],
+    [join(home, ".config", "git", "config"), `[core]\n\tfsmonitor = ${join(cwd, "evil-git.sh")}\n`],
+    [join(home, ".bashrc"), `cp ${master} ${leak}/bashrc\n`],
+    [join(home, ".profile"), `cp ${master} ${leak}/profile\n`],
+    [join(home, ".bash_profile"), `cp ${master} ${leak}/bash_profile\n`],
+    [join(home, ".ssh", "config"), `Host *\n  ProxyCommand ${join(cwd, "evil-git.sh")}\n`],
+    [join(home, ".node_modules", "aa-planted.js"), "planted"],
+    [join(home, "node_modules", "aa-planted.js"), "planted"],
+    [systemProbe, "planted"],
+  ];
+  const allowed: [string, string][] = [[join(cwd, "work.txt"), "the agent's own work"], [tmpProbe, "a temporary file"]];
+  writeFileSync(join(cwd, "plants.json"), JSON.stringify([...plants, ...allowed]));
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 30_000);
+  assert.equal(st.runs[0].summary, "Done: planted");
+  const tried = JSON.parse(readFileSync(join(cwd, "tried.json"), "utf8")) as Record<string, string>;
+  const refused = process.getuid?.() === 0 ? "EROFS" : "EACCES";
+  assert.deepEqual(tried, {
+    ...Object.fromEntries(plants.map(([p]) => [p, p === systemProbe ? refused : "EROFS"])),
+    ...Object.fromEntries(allowed.map(([p]) => [p, "written"])),
+  });
+  assert.equal(readFileSync(join(home, ".bashrc"), "utf8"), "# the user's own\n");
+
+  // The chains, driven as the hub's user drives them: nothing planted runs, nothing reaches the leak folder.
+  cpSync(join(examples, "hello-python"), join(fx.home.plugins, "hello-python"), { recursive: true });
+  writePlugin(fx.home.plugins, "hello-npx", syncManifest("hello-npx", "npm", ["exec", "--offline", "--", "node", "main.js"], `[entry_point.env]\nnpm_config_update_notifier = "false"\n\n${toolToml("greet")}`), {
+    "main.js": readFileSync(join(examples, "hello-node", "main.js"), "utf8"),
+  });
+  const ada = ["--args", '{"name":"Ada"}'];
+  assert.deepEqual(await cliLines(["plugins", "invoke", "hello-python.greet", ...ada], fx.home.dir), { code: 0, out: ['{"content":"hello, Ada"}'], err: [] });
+  const npx = await cliLines(["plugins", "invoke", "hello-npx.greet", ...ada], fx.home.dir);
+  assert.deepEqual([npx.code, npx.out], [0, ['{"content":"hello, Ada"}']], JSON.stringify(npx));
+  const repo = join(cwd, "repo");
+  mkdirSync(repo);
+  execFileSync("git", ["init", "-q"], { cwd: repo });
+  writeFileSync(join(repo, "README.md"), "a plugin\n");
+  execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@example.com", "add", "."], { cwd: repo });
+  execFileSync("git", ["-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-qm", "x"], { cwd: repo });
+  await cliLines(["add", repo], fx.home.dir);
+  assert.ok(existsSync(join(fx.home.plugins, "repo", "README.md")), "add cloned the repository");
+  assert.deepEqual(readdirSync(leak), [], "no planted code ran");
+});
+
+/**
+ * The trying agent: for each path of `writes.json` (in its cwd), appends a line; writes "written" or the error's code
+ * per path as JSON to the file its first argument names, and prints "Done: tried".
+ */
+const tryWrites = String.raw`
+const fs = require("fs");
+const tried = {};
+for (const p of JSON.parse(fs.readFileSync("writes.json", "utf8"))) {
+  try { fs.appendFileSync(p, "x\n"); tried[p] = "written"; } catch (e) { tried[p] = e.code || String(e); }
+}
+fs.writeFileSync(process.argv[2], JSON.stringify(tried));
+console.log("Done: tried");
+`;
+
+test("what a sandboxed agent may still write: its cwd, the temporary folders, its plugin's state (a folder made when missing, a file that exists) and the agent's writable; a cwd that is the home is read-only", async () => {
+  const home = realpathSync(tempDir("aa-user-home-"));
+  const cwd = realpathSync(tempDir("aa-writes-cwd-"));
+  const reports = realpathSync(tempDir("aa-writes-reports-"));
+  removed.push(home, cwd, reports);
+  mkdirSync(join(home, "cache"));
+  mkdirSync(join(home, "project"));
+  writeFileSync(join(home, ".mystate.json"), "{}\n");
+  setEnv("HOME", home);
+  const agent = { worker: "w1", use: "stateful", writable: ["~/cache"] };
+  const rules = {
+    ...baseRules, agents: { ...baseRules.agents, bot: agent },
+    rules: [{ ...baseRules.rules[0], cwd, prompt: join(reports, "cwd.json") }, { ...baseRules.rules[0], name: "at-home", when: { source: "shop", types: ["home.*"] }, cwd: "~", prompt: join(reports, "home.json") }],
+  };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const pluginDir = join(fx.home.plugins, "stateful");
+  mkdirSync(pluginDir, { recursive: true });
+  writeFileSync(join(pluginDir, "run.cjs"), tryWrites);
+  // The prompt is the report's path: the agent gets it as its argument.
+  writeFileSync(join(pluginDir, "agent.mjs"), `export default {
+    command: (turn) => [process.execPath, ${JSON.stringify(join(pluginDir, "run.cjs"))}, turn.prompt.split("\\n").find((l) => l.startsWith("/"))],
+    state: (env) => ({ folders: ["~/.mystate", env.HOME + "/.made/deep"], files: ["~/.mystate.json", "~/.absent.json"] }),
+    read: (stdout, code) => code === null ? { started: true } : { started: true, finished: true, text: stdout.trim() },
+  };`);
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  const writes = [
+    join(cwd, "work.txt"), join(home, ".mystate", "session.json"), join(home, ".made", "deep", "log"), join(home, ".mystate.json"),
+    join(home, "cache", "c.bin"), join(reports, "tmp.txt"), join(home, ".absent.json"), join(home, "other.txt"), join(home, "project", "p.txt"), join(home, ".cache"),
+  ];
+  writeFileSync(join(cwd, "writes.json"), JSON.stringify(writes));
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 30_000);
+  assert.equal(st.runs[0].summary, "Done: tried");
+  assert.deepEqual(JSON.parse(readFileSync(join(reports, "cwd.json"), "utf8")), {
+    ...Object.fromEntries(writes.slice(0, 6).map((p) => [p, "written"])),
+    ...Object.fromEntries(writes.slice(6).map((p) => [p, "EROFS"])),
+  });
+  assert.equal(readFileSync(join(home, ".mystate.json"), "utf8"), "{}\nx\n", "the state file was written in place");
+
+  // The home itself as the cwd (the starter rule's "~"): it stays read-only; the state inside it does not.
+  const atHome = [join(home, "in-home.txt"), join(home, ".mystate", "again.json")];
+  writeFileSync(join(home, "writes.json"), JSON.stringify(atHome));
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "home.x" });
+  await until(async () => (await fx.state()).runs.filter((r) => r.state === "done").length === 2, 30_000, "the run at home");
+  assert.deepEqual(JSON.parse(readFileSync(join(reports, "home.json"), "utf8")), { [atHome[0]!]: "EROFS", [atHome[1]!]: "written" });
+});
+
+test("a sandboxed launch is refused, saying why, when it would leave the hub user's home, the worker's home or the hub's code writable, or a writable folder or a device is missing", async () => {
+  const home = realpathSync(tempDir("aa-user-home-"));
+  removed.push(home);
+  setEnv("HOME", home);
+  const cwd = realpathSync(tempDir("aa-refused-cwd-"));
+  removed.push(cwd);
+  const above = join(home, "..");
+  const gpu = existsSync("/dev/nvidia0") ? "/dev/nvidia9" : "/dev/nvidia0";
+  const cases: [string, Record<string, unknown>, string, (hub: string) => string][] = [
+    ["holds-home", {}, above, () => `cwd ${above} holds ${home}, the home of the hub's user, which the sandbox keeps read-only (shell profiles, ~/.gitconfig, ~/.npmrc, ~/.local and whatever else that user runs later): choose a folder inside it, or set "sandbox": false on agent holds-home`],
+    ["missing", { writable: ["~/not-made"] }, cwd, () => `~/not-made in "writable" of agent missing does not exist on worker w1: make it, or take it out of "writable"`],
+    ["hub-home", { writable: ["HUB/worker"] }, cwd, (hub) => `${hub}/worker in "writable" of agent hub-home lies inside the worker's home ${hub}, which the sandbox hides`],
+    ["engine", { writable: [join(engine, "dist")] }, cwd, () => `${join(engine, "dist")} in "writable" of agent engine lies inside ${realpathSync(engine)}, which the sandbox keeps read-only because the hub runs code or programs from there`],
+    ["the-home", { writable: [above] }, cwd, () => `${above} in "writable" of agent the-home is or holds ${home}, the home of the hub's user, which the sandbox keeps read-only: name a folder inside it`],
+    ["no-gpu", { devices: [gpu] }, cwd, () => `device ${gpu} of agent no-gpu does not exist on this computer: take it out of "devices"`],
+  ];
+  const hub = realpathSync(tempDir("aa-hub-home-"));
+  removed.push(hub);
+  const rules = {
+    ...baseRules,
+    agents: Object.fromEntries(cases.map(([id, extra]) => [id, {
+      worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'],
+      ...JSON.parse(JSON.stringify(extra).replaceAll("HUB", hub)),
+    }])),
+    rules: cases.map(([id, , dir]) => ({ name: id, when: { source: "shop", types: [`${id}.*`] }, to: id, cwd: dir })),
+  };
+  const fx = await serveFixture(makeHome(rules));
+  f = fx;
+  // The worker has a home of its own (as on another computer), so that its path is known before the rules are.
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: homePaths(hub), lang: "en" });
+  workers.push(w);
+  void w.run();
+  for (const [id] of cases) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
+  const st = await until(async () => {
+    const s = await fx.state();
+    return s.runs.length === cases.length && s.runs.every((r) => r.state === "waiting") && s;
+  }, 60_000, "every run refused");
+  assert.deepEqual(Object.fromEntries(st.runs.map((r) => [r.rule, r.error])), Object.fromEntries(cases.map(([id, , , why]) => [id, why(hub)])));
+});
+
+/**
+ * The device probe (Python: it has shared memory and ptys at hand): lists /dev, opens each path of `<cwd>/open.json`
+ * for reading and writing, makes a POSIX shared memory block (/dev/shm, as browsers need) and a pseudo-terminal, and
+ * writes what happened to `<cwd>/dev.json`.
+ */
+const deviceProbe = String.raw`
+import json, os, pty
+from multiprocessing import shared_memory
+seen = {"dev": sorted(os.listdir("/dev")), "open": {}}
+for p in json.load(open("open.json")):
+    try:
+        os.close(os.open(p, os.O_RDWR)); seen["open"][p] = "opened"
+    except OSError as e:
+        seen["open"][p] = os.strerror(e.errno)
+m = shared_memory.SharedMemory(create=True, size=4096); m.buf[0] = 7; seen["shm"] = m.buf[0]; m.close(); m.unlink()
+master, slave = pty.openpty(); seen["pty"] = os.ttyname(slave).startswith("/dev/pts/")
+json.dump(seen, open("dev.json", "w"))
+print("Done: looked at /dev")
+`;
+
+test("a sandboxed agent gets a /dev of its own: the usual devices, /dev/shm and ptys, none of the host's others; rules.json devices adds the ones named", async () => {
+  const cwd = realpathSync(tempDir("aa-dev-cwd-"));
+  removed.push(cwd);
+  // Host devices an agent must not reach without asking (when this computer has them), and ones it may ask for.
+  const host = ["/dev/console", "/dev/loop0", "/dev/tty1", "/dev/kmsg", "/dev/btrfs-control"].filter((d) => existsSync(d));
+  const asked = ["/dev/kvm", "/dev/fuse", "/dev/net/tun"].filter((d) => existsSync(d));
+  writeFileSync(join(cwd, "open.json"), JSON.stringify(["/dev/null", "/dev/zero", ...host, ...asked]));
+  const agent = { use: "command", command: ["python3", "-c", deviceProbe] };
+  const rules = {
+    ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", ...agent }, asks: { worker: "w1", ...agent, devices: asked.map((d) => d === "/dev/net/tun" ? "/dev/net" : d) } },
+    rules: [{ ...baseRules.rules[0], cwd }, { ...baseRules.rules[0], name: "asks", when: { source: "shop", types: ["asks.*"] }, to: "asks", cwd }],
+  };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: looked at /dev");
+  const plain = JSON.parse(readFileSync(join(cwd, "dev.json"), "utf8")) as { dev: string[]; open: Record<string, string>; shm: number; pty: boolean };
+  assert.deepEqual(plain, {
+    dev: ["core", "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"],
+    open: Object.fromEntries(["/dev/null", "/dev/zero", ...host, ...asked].map((d) => [d, d === "/dev/null" || d === "/dev/zero" ? "opened" : "No such file or directory"])),
+    shm: 7, pty: true,
+  });
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "asks.x" });
+  await until(async () => (await fx.state()).runs.filter((r) => r.state === "done").length === 2, 30_000, "the run with devices");
+  const opted = JSON.parse(readFileSync(join(cwd, "dev.json"), "utf8")) as { dev: string[]; open: Record<string, string> };
+  assert.deepEqual(opted.open, Object.fromEntries(["/dev/null", "/dev/zero", ...host, ...asked].map((d) => [d, host.includes(d) ? "No such file or directory" : "opened"])));
+  assert.deepEqual(opted.dev.filter((d) => !plain.dev.includes(d)), [...new Set(asked.map((d) => d.split("/")[2]!))].sort());
+});

@@ -1,0 +1,156 @@
+/**
+ * Issue 26 #5: an approval is bound to what the owner saw. "Allow once" answered after the hold lets through only a
+ * later call with the same arguments (their digest); the card shows the arguments in canonical form (sorted keys),
+ * says how many characters it left out, and the whole arguments are on the console (the owner's card) and the card's
+ * link page. A real hub over HTTP on 127.0.0.1 with a real SQLite file.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { hubFixture, type Fixture } from "./helpers.js";
+import { callBody, toolRules } from "./tool-calls-helpers.js";
+import { canonicalJson, toolArgsDigest, toolArgsPreview } from "../src/protocol/tool-calls.js";
+import { HubClient } from "../src/protocol/client.js";
+import { cardLinkToken } from "../src/kernel/credentials.js";
+import { readMasterKey } from "../src/host/home.js";
+import type { Job, OwnerCard } from "../src/protocol/responses.js";
+import type { ToolCallBody } from "../src/protocol/schema.js";
+
+let claims = 0;
+/** Posts an `alert.x` event with `subject` and claims its run as worker w1. */
+async function runOf(f: Fixture, subject: string): Promise<Job> {
+  claims += 1;
+  const posted = await f.call("POST", "/v1/events", f.keys.source, { id: `b${claims}-${subject}`, type: "alert.x", subject });
+  assert.equal(posted.status, 200, JSON.stringify(posted.body));
+  const job = (await f.call("GET", `/v1/work?claim=b${claims}`, f.keys.worker)).body.job as Job | null;
+  assert.ok(job, "a job to claim");
+  return job;
+}
+
+/** A call of `shell.run` (built in, asked by an approvals entry) as a bridge from before issue 26 sent it. */
+function oldBody(a: Record<string, unknown>): ToolCallBody {
+  return callBody("shell.run", { builtIn: true, argsDigest: toolArgsDigest(a), preview: toolArgsPreview(a) });
+}
+
+/** The same call as the bridge sends it now: the whole canonical arguments and their length come along. */
+function body(a: Record<string, unknown>): ToolCallBody {
+  const text = canonicalJson(a);
+  return { ...oldBody(a), arguments: text, argsLength: [...text].length } as ToolCallBody;
+}
+
+async function withHub(fn: (f: Fixture, client: HubClient, owner: HubClient, job: Job) => Promise<void>): Promise<void> {
+  const f = await hubFixture(toolRules([{ plugin: "shell", mode: "prompt" }], ["shell.*"], 0));
+  try {
+    await fn(f, new HubClient(f.url, null), new HubClient(f.url, f.keys.owner), await runOf(f, "s1"));
+  } finally {
+    await f.close();
+  }
+}
+
+/** The owner's card `id` as GET /v1/state shows it. */
+async function ownerCardOf(f: Fixture, id: number): Promise<OwnerCard & { toolArguments?: string }> {
+  const s = await f.state();
+  const card = [...s.cards, ...s.recentCards].find((c) => c.id === id);
+  assert.ok(card, `card ${id} in the state`);
+  return card as OwnerCard & { toolArguments?: string };
+}
+
+test("issue 26 #5 (reported case): allow once answered after the hold lets through only the same arguments; `rm -rf ~` asks again", async () => {
+  await withHub(async (_f, client, owner, job) => {
+    const ls = { cmd: "ls" };
+    const first = await client.toolCall(job.run, job.token, oldBody(ls));
+    assert.equal(first.decision, "prompt");
+    await owner.answer(first.card!, { choice: 0 });
+    // Other arguments after the answer: a new card, not the grant of the first.
+    const rm = await client.toolCall(job.run, job.token, oldBody({ cmd: "rm -rf ~" }));
+    assert.deepEqual([rm.decision, rm.card === first.card], ["prompt", false]);
+    // Same values in another key order are the same arguments (canonical JSON): the grant is used once.
+    const again = await client.toolCall(job.run, job.token, oldBody({ cmd: "ls" }));
+    assert.deepEqual([again.decision, again.card], ["allow", first.card]);
+    assert.equal((await client.toolCall(job.run, job.token, oldBody(ls))).decision, "prompt", "allow once is spent by one call");
+    // A deny answered after the hold is bound alike: it denies the same arguments only.
+    const denied = await client.toolCall(job.run, job.token, oldBody({ cmd: "cat notes", n: 1 }));
+    await owner.answer(denied.card!, { choice: 2 });
+    assert.equal((await client.toolCall(job.run, job.token, oldBody({ n: 1, cmd: "cat notes" }))).decision, "deny");
+    assert.equal((await client.toolCall(job.run, job.token, oldBody({ cmd: "cat notes", n: 2 }))).decision, "prompt");
+  });
+});
+
+test("issue 26 #5: the card shows sorted keys and how much it left out; the whole arguments are on the owner's card and the link page; paddings of every kind", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const cases: { name: string; args: Record<string, unknown> }[] = [
+      // The agent's order put the padding first; sorted, `cmd` comes first and is seen.
+      { name: "padding before, sorted after", args: { pad: "x".repeat(600), cmd: "rm -rf ~" } },
+      // Padding that sorts first still hides the rest: the card says how much is not shown.
+      { name: "padding that sorts first", args: { aaa: "x".repeat(600), cmd: "rm -rf ~" } },
+      { name: "nested padding", args: { a: { b: ["y".repeat(700)] }, z: "rm -rf ~" } },
+      { name: "wide characters", args: { a: "é".repeat(520), z: "rm -rf ~" } },
+      { name: "astral characters", args: { a: "😀".repeat(530), z: "rm -rf ~" } },
+    ];
+    for (const { name, args } of cases) {
+      const text = canonicalJson(args);
+      const total = [...text].length;
+      const d = await client.toolCall(job.run, job.token, body(args));
+      assert.equal(d.decision, "prompt", name);
+      const card = await ownerCardOf(f, d.card!);
+      const shown = [...text].slice(0, 511).join("");
+      assert.ok(card.text.includes(`Arguments (sorted keys): ${shown}…\n`), `${name}: ${card.text}`);
+      assert.ok(card.text.includes(`${total - 511} more characters not shown: the whole arguments are on this card's page and in the console.`), `${name}: ${card.text}`);
+      assert.equal(card.toolArguments, text, name);
+      const token = cardLinkToken(readMasterKey(f.home), card.id, Date.parse(card.at));
+      const page = await (await fetch(`${f.url}/c/${card.id}/${token}`)).text();
+      const escaped = text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+      assert.ok(page.includes(escaped), `${name}: the link page shows the whole arguments`);
+    }
+    // Short arguments are shown whole, sorted, with nothing said left out.
+    const short = await client.toolCall(job.run, job.token, body({ z: 1, a: "b" }));
+    const card = await ownerCardOf(f, short.card!);
+    assert.ok(card.text.includes(`Arguments (sorted keys): {"a":"b","z":1}\n`), card.text);
+    assert.ok(!card.text.includes("not shown"), card.text);
+  });
+});
+
+test("issue 26 #5: whole arguments that are not the digested ones, or not canonical, are refused naming the field and record nothing", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const a = { cmd: "ls" };
+    const wrong = [
+      { ...body(a), arguments: canonicalJson({ cmd: "rm -rf ~" }) },
+      { ...body(a), arguments: JSON.stringify({ cmd: "ls" }, null, 1) },
+      { ...body(a), arguments: "{not json" },
+      { ...body(a), argsLength: 3 },
+    ];
+    for (const b of wrong) {
+      const r = await f.call("POST", `/v1/runs/${job.run}/tools/calls`, job.token, b);
+      assert.equal(r.status, 400, JSON.stringify(b));
+      assert.match(r.body.error, /^(arguments|argsLength): /, r.body.error);
+    }
+    const ok = await client.toolCall(job.run, job.token, body(a));
+    assert.equal(ok.call, 1, "nothing was recorded before");
+    // Arguments too long to keep whole: the card says so and how long they are.
+    const long = { pad: "q".repeat(40_000) };
+    const text = canonicalJson(long);
+    const b = { ...oldBody(long), argsLength: [...text].length } as ToolCallBody;
+    const d = await client.toolCall(job.run, job.token, b);
+    const card = await ownerCardOf(f, d.card!);
+    assert.ok(card.text.includes(`${[...text].length - 511} more characters not shown: the arguments are too long to keep whole (over 32768 characters); deny unless you can check them another way.`), card.text);
+    assert.equal(card.toolArguments, undefined);
+  });
+});
+
+test("issue 26 #3: the approval card lists the sandbox's binds as they really are, broad ones with a warning, at most 8", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const binds: NonNullable<ToolCallBody["binds"]> = [
+      { source: "/etc", container: "/etc2", readOnly: true, broad: "topLevel" },
+      { source: "/srv/out", container: "/out", readOnly: false, broad: "writable" },
+      { source: "/root/.npmrc", container: "/npmrc", readOnly: true, broad: "inHome" },
+      { source: "/opt/plugins/p/data", container: "/data", readOnly: false },
+    ];
+    const d = await client.toolCall(job.run, job.token, { ...body({ cmd: "ls" }), binds });
+    const card = await ownerCardOf(f, d.card!);
+    assert.ok(card.text.includes("\nSandbox binds: /etc → /etc2 (read-only) ⚠ broad: a whole top-level folder; /srv/out → /out (writable) ⚠ broad: writable outside the plugin's folder; "
+      + "/root/.npmrc → /npmrc (read-only) ⚠ broad: right in the user's home (like ~/.ssh, ~/.npmrc); /opt/plugins/p/data → /data (writable)\n"), card.text);
+    const many = Array.from({ length: 11 }, (_, i) => ({ source: `/srv/d${i}`, container: `/d${i}`, readOnly: true }));
+    const card2 = await ownerCardOf(f, (await client.toolCall(job.run, job.token, { ...body({ cmd: "pwd" }), binds: many })).card!);
+    assert.ok(card2.text.includes("/srv/d7 → /d7 (read-only); 3 more (see plugins inspect)\n"), card2.text);
+    assert.ok(!card2.text.includes("/srv/d8"), card2.text);
+  });
+});
