@@ -151,7 +151,9 @@ test("kind http (issue 18): with no approvals entry an agent's call of a declara
     const row = await lastCallRow(f, job.run, first.call);
     assert.deepEqual([row.kind, row.builtIn, row.why], ["http", false, "default"]);
     const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
+    // Where it sends is said as the hub's catalog holds it, though the body said nothing of it.
     assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool weather.now (kind http).\nArguments (sorted keys): {"name":"Ada"}\n`
+      + `Sends requests only to (requires.network): 127.0.0.1\n`
       + `No entry of rules.json's approvals names plugin weather: tools of kind http ask you first by default. "Always allow" trusts it (sha256 ${digestA}) until its definitions change.`);
     // A built-in plugin of another kind, no entry: runs at once.
     assert.equal((await client.toolCall(job.run, job.token, callBody("clock.now", { kind: "http" }))).decision, "allow");
@@ -179,8 +181,15 @@ test("the hub decides by its own registry, never by the builtIn, kind or disable
       writeFileSync(join(home.plugins, name, "manifest.toml"), `name = "${name}"\nversion = "0.1.0"\nplugin_type = "sync"\n\n[entry_point]\ncommand = "true"\n\n${extra}`);
     }
     httpPlugin(home, "web", "get");
+    // An HTTP tool that sends its credential to a URL the agent chooses: denied by the hub's catalog, whatever the
+    // body says of its reach (here: nothing).
+    const creds = join(home.plugins, "creds");
+    mkdirSync(join(creds, "tools"), { recursive: true });
+    writeFileSync(join(creds, "plugin.json"), JSON.stringify({ id: "creds", name: "creds", version: "0.1.0", apiVersion: "1.0", requires: { network: ["127.0.0.1"] }, provides: { tools: ["fetch"], settings: ["token"] } }));
+    writeFileSync(join(creds, "settings.json"), JSON.stringify([{ key: "token", label: "Token", type: "secret" }]));
+    writeFileSync(join(creds, "tools", "fetch.json"), JSON.stringify({ name: "fetch", description: "d", parameters: { type: "object", properties: { url: { type: "string" } }, required: ["url"] }, http: { url: "{{param.url}}", authRef: "token" } }));
   };
-  await withToolHub(toolRules([], ["mine.*", "secret.*", "web.*", "elsewhere.*", "core.*"], 30), async ({ f, client, job }) => {
+  await withToolHub(toolRules([], ["mine.*", "secret.*", "web.*", "elsewhere.*", "core.*", "creds.*"], 30), async ({ f, client, job }) => {
     const claim = { builtIn: true, kind: "sync", disableModelInvocation: false } as const;
     const decided = async (tool: string, o: Partial<ToolCallBody> = claim) => {
       const d = await client.toolCall(job.run, job.token, callBody(tool, o));
@@ -193,6 +202,8 @@ test("the hub decides by its own registry, never by the builtIn, kind or disable
     assert.deepEqual(await decided("elsewhere.run"), ["prompt", "firstUse", false, "sync", "asking"]);
     assert.deepEqual(await decided("elsewhere.run", { ...claim, disableModelInvocation: true }), ["deny", "hidden", false, "sync", "denied"]);
     assert.deepEqual(await decided("core.tick", { builtIn: false, kind: "http", disableModelInvocation: false }), ["allow", "default", true, "sync", "allowed"]);
+    assert.deepEqual(await decided("creds.fetch"), ["deny", "credentialAnyUrl", false, "http", "denied"]);
+    assert.deepEqual(await decided("creds.fetch", { ...claim, http: { network: ["127.0.0.1"], authRef: null, anyUrl: false } }), ["deny", "credentialAnyUrl", false, "http", "denied"]);
     // The cards say what the hub knows: the HTTP tool's kind, not the one its caller gave.
     const texts = (await f.state()).cards.map((c: OwnerCard) => c.text.split("\n")[0]);
     assert.deepEqual(texts, [

@@ -140,13 +140,18 @@ function denyReason(c: Ctx, why: ToolCallRow["why"], index: number | null, tool:
 }
 
 /**
- * The facts an agent's call is decided by: the hub's own (`known`) over the caller's. Of a plugin the hub does not
+ * The facts an agent's call is decided by: the hub's own (`known`: built in, kind, hidden, an HTTP tool's reach) over
+ * the caller's. Of a plugin the hub does not
  * know, only what cannot loosen the decision is taken from the caller: it is not built in (so its first use asks
  * unless trusted), hidden from models when the caller says so; the caller's kind is kept for the card and the record
  * (with it not built in, no kind lets a call through that would otherwise ask).
  */
 function decidedBy(body: DecidableBody, known: KnownPlugin | null): DecidableBody {
-  return known ? { ...body, ...known } : { ...body, builtIn: false };
+  if (!known) return { ...body, builtIn: false };
+  const { http, ...rest } = known;
+  const { http: _claimed, ...others } = body;
+  // Without the caller's `http`: the hub's, or none (DecidableBody types its optional fields as present; they may not be).
+  return { ...others, ...rest, ...(http ? { http } : {}) } as DecidableBody;
 }
 
 /**

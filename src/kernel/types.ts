@@ -304,13 +304,16 @@ export type ToolCallWhy =
 
 /**
  * What the hub itself knows of a tool plugin (issue 26): whether it is built in, its tools' kind, whether its manifest
- * hides its tools from models — from the hub's own registry of tool plugins and its declarative catalog, looked up by
- * the shell before an agent's call is decided (the caller's word on these is not taken).
+ * hides its tools from models, and for a declarative HTTP tool where it sends (its declared hosts, the `authRef` it
+ * sends, whether the agent chooses its whole URL; null for a tool plugin) — from the hub's own registry of tool plugins
+ * and its declarative catalog, looked up by the shell before an agent's call is decided (the caller's word on these is
+ * not taken).
  */
 export interface KnownPlugin {
   builtIn: boolean;
   kind: ToolCallKind;
   disableModelInvocation: boolean;
+  http: NonNullable<ToolCallBody["http"]> | null;
 }
 
 /**

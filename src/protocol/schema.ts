@@ -299,8 +299,9 @@ export type ToolCallKind = (typeof toolCallKinds)[number];
  * Schema, a tool not offered to the run) comes with `refused` — its code and reason — so that it is audited too
  * (recorded `denied`, never run); it needs none of the plugin's facts, which an unknown plugin has none of. Without
  * `refused`, `manifestDigest`, `builtIn`, `disableModelInvocation` and `kind` are required (the kernel refuses the
- * call naming the first one missing). Of an agent's call the hub decides `builtIn`, `kind` and
- * `disableModelInvocation` by its own registry, not by these fields (issue 26; src/kernel/tool-calls.ts `decidedBy`).
+ * call naming the first one missing). Of an agent's call the hub decides `builtIn`, `kind`,
+ * `disableModelInvocation` and an HTTP tool's `http` by its own registry, not by these fields (issue 26;
+ * src/kernel/tool-calls.ts `decidedBy`).
  */
 export const ToolCallBody = Type.Object(
   {

@@ -67,17 +67,23 @@ function waitEnd(hub: Hub, waitSeconds: string | undefined): number {
  * What the hub's own registry knows of the plugin of `<plugin>.<tool>` (issue 26): a tool plugin in use under that
  * name (its folders read again, as for `GET /v1/tools`: an edited manifest counts at once) — built in when found in the
  * engine's own root, its `plugin_type`, its `disable_model_invocation` — else a declarative plugin's HTTP tools (kind
- * `http`, never built in, never hidden), as the tool host itself resolves a name; null when the hub knows neither.
+ * `http`, never built in, never hidden, with the tool's reach: hosts, `authRef`, whether the agent chooses the URL), as
+ * the tool host itself resolves a name; null when the hub knows neither.
  */
 async function knownPlugin(hub: Hub, tool: string): Promise<KnownPlugin | null> {
-  const plugin = tool.slice(0, tool.indexOf("."));
+  const dot = tool.indexOf(".");
+  const plugin = tool.slice(0, dot);
   const host = await hub.toolHost();
   host.registry.rescan();
   const rec = host.registry.get(plugin);
   if (rec?.manifest && rec.digest) {
-    return { builtIn: rec.origin === "builtin", kind: rec.manifest.plugin_type, disableModelInvocation: rec.manifest.capabilities.disable_model_invocation };
+    return { builtIn: rec.origin === "builtin", kind: rec.manifest.plugin_type, disableModelInvocation: rec.manifest.capabilities.disable_model_invocation, http: null };
   }
-  return hub.declarative.toolsOf(plugin) ? { builtIn: false, kind: "http", disableModelInvocation: false } : null;
+  const data = hub.declarative.toolsOf(plugin);
+  if (!data) return null;
+  // The tool's reach as the catalog holds it; a tool it does not have reaches nothing (its host refuses the call).
+  const reach = data.tools.find((x) => x.name === tool.slice(dot + 1))?.reach ?? { network: [], authRef: null, anyUrl: false };
+  return { builtIn: false, kind: "http", disableModelInvocation: false, http: reach };
 }
 
 /**
