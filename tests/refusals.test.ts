@@ -266,7 +266,7 @@ function toolCallRows(): Row[] {
     { endpoint: "toolCall", what: "missing", method: "POST", path: calls, key: "token", body: { ...body, tool: undefined }, status: 400, error: "tool: required" },
     { endpoint: "toolCall", what: "unknown", method: "POST", path: calls, key: "token", body: { ...body, args: {} }, status: 400, error: "args: unknown field" },
     // The whole arguments travel as their canonical JSON text (issue 26 #5), never as an object.
-    { endpoint: "toolCall", what: "arguments object", method: "POST", path: calls, key: "token", body: { ...body, arguments: {} }, status: 400, error: "arguments: must be string" },
+    { endpoint: "toolCall", what: "form", method: "POST", path: calls, key: "token", body: { ...body, arguments: {} }, status: 400, error: "arguments: must be string" },
     { endpoint: "toolCall", what: "limit", method: "POST", path: calls, key: "token", body: { ...body, preview: x(513) }, status: 400, error: "preview: at most 512 characters" },
     { endpoint: "toolCall", what: "form", method: "POST", path: calls, key: "token", body: { ...body, tool: "greet" }, status: 400, error: "tool: wrong format, expected <plugin>.<tool>" },
     { endpoint: "toolCall", what: "form", method: "POST", path: calls, key: "token", body: { ...body, argsDigest: "md5:00" }, status: 400, error: "argsDigest: wrong format, expected sha256:<hex> of the arguments' canonical JSON" },

@@ -21,7 +21,8 @@
  *   tables · run-state · system-cards   table registry (row and key types, keys); run state moves; hub alert keys
  *   types                     rows, inputs, decisions, the unions (RunState, RunOutcome, DueKind, SystemKind)
  *   rules                     rules.json parsed and checked
- *   limits · own · text · names · cron · period · credentials · assert · intents   leaves (intents: declarative intents matched)
+ *   limits · own · text · names · cron · period · credentials · assert · intents · devices   leaves (intents: declarative
+ *                             intents matched; devices: the device paths a plugin sandbox may bind)
  */
 import { Ctx } from "./context.js";
 import type { Projection } from "./view.js";
