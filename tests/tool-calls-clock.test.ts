@@ -97,7 +97,7 @@ test("a run makes at most toolCallsPerRunMax tool calls: the next is refused (42
   const k = new Clock(toolRules([], ["jobs.*"]), "2030-01-01T10:00:00Z");
   try {
     const run = k.claimed("e1", null, { subject: "s1" });
-    const call = (r: number) => k.commit({ kind: "toolCall", run: r, token: k.token(r), body: callBody("jobs.run"), plugin: { builtIn: true, kind: "sync", disableModelInvocation: false } });
+    const call = (r: number) => k.commit({ kind: "toolCall", run: r, token: k.token(r), body: callBody("jobs.run"), plugin: { builtIn: true, kind: "sync", disableModelInvocation: false, http: null } });
     // As if the run had made toolCallsPerRunMax - 1 calls already (making them through the kernel would take long).
     k.appendRaw("test", Array.from({ length: toolCallsPerRunMax - 1 }, (_, i) => ["calls", 1000 + i, { id: 1000 + i, run }] as Change));
     assert.equal(call(run).status, 200, "the last one allowed");
@@ -114,7 +114,7 @@ test("a run makes at most toolCallsPerRunMax tool calls: the next is refused (42
 test("an allowed call whose outcome never comes (its worker restarted) ends error, worker lost, when its run ends or its wait passes (issue 26, finding 10)", () => {
   const k = new Clock(toolRules([], ["jobs.*"]), "2030-01-01T10:00:00Z");
   try {
-    const known = { builtIn: true, kind: "sync", disableModelInvocation: false } as const;
+    const known = { builtIn: true, kind: "sync", disableModelInvocation: false, http: null } as const;
     const agentCall = (run: number) => {
       const d = k.commit({ kind: "toolCall", run, token: k.token(run), body: callBody("jobs.run"), plugin: known });
       assert.equal((d.body as ToolCallDecision).decision, "allow");
