@@ -929,8 +929,12 @@ const catalog = {
   "status.toolCalls": { zh: "今天的工具调用（按插件和结果）：", en: "Tool calls today (by plugin and status):" },
   "status.today": { zh: "今天", en: "today" },
   "status.week": { zh: "7 天", en: "7 days" },
-  "status.spent": { zh: "{label}：{runs} 轮 · {tokens} Token · ${cost}", en: "{label}: {runs} runs · {tokens} tokens · ${cost}" },
-  "status.noTokens": { zh: "{n} 轮没报 Token", en: "{n} without token counts" },
+  // Issue 29: "1 run"; tokens and cost shown only when some run reported them (no "0 tokens" beside "without token counts").
+  "status.spentRuns": { zh: "{label}：{n} 轮", en: "{label}: {n} runs" },
+  "status.spentOneRun": { zh: "{label}：1 轮", en: "{label}: 1 run" },
+  "status.spentTokens": { zh: "{n} 个词元", en: "{n} tokens" },
+  "status.spentCost": { zh: "{cost} 美元", en: "${cost}" },
+  "status.noTokens": { zh: "{n} 轮没报词元数", en: "{n} without token counts" },
   "status.noCost": { zh: "{n} 轮没报费用", en: "{n} without cost" },
   // `agent-autoloop why`
   "why.tool.allowed": { zh: "工具 {tool}（{session}）：允许", en: "tool {tool} ({session}): allow" },
