@@ -7,7 +7,7 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -42,7 +42,41 @@ async function freshHome(lang = "en") {
   return { root, home, env, cli, rules: join(home, "rules.json"), work: (name: string) => join(root, "agent-autoloop-recipes", name) };
 }
 
-const names = ["website-check"];
+const names = ["morning-report", "website-check"];
+
+type Home = Awaited<ReturnType<typeof freshHome>>;
+
+/** `serve` on the home with its local worker; `run(rule)` runs a rule now and waits for that run to end. */
+async function serve(h: Home) {
+  const hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  hub.stdout!.on("data", (d) => (output += d));
+  hub.stderr!.on("data", (d) => (output += d));
+  const stop = async () => {
+    if (hub.exitCode !== null || hub.signalCode !== null) return;
+    const gone = new Promise((r) => hub.once("exit", r));
+    hub.kill("SIGTERM");
+    await gone;
+  };
+  try {
+    const url = (await until(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], 60_000, () => `the hub to listen: ${output}`))!;
+    const owner = (JSON.parse(readFileSync(join(h.home, "config.json"), "utf8")) as { owner: string }).owner;
+    const state = async () => (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
+    const cli = async (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args], { env: { ...h.env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" });
+    const run = async (rule: string) => {
+      const before = (await state()).runs.filter((r) => r.rule === rule).length;
+      await cli("run", rule);
+      return until(async () => {
+        const runs = (await state()).runs.filter((r) => r.rule === rule);
+        return runs.length === before + 1 && ["done", "nothing", "failed"].includes(runs[0]!.state) ? runs[0] : null;
+      }, 60_000, () => `a run of ${rule} to end: ${output.slice(-2000)}`);
+    };
+    return { url, state, cli, run, stop, output: () => output };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
 
 test("recipe list shows every shipped recipe; each added alone to a fresh home passes check, and remove gives the file back byte for byte", async () => {
   const h = await freshHome();
@@ -108,7 +142,7 @@ test("website-check add: what it added and what next; a second add, an unknown n
   assert.equal(existsSync(join(h.home, "recipes.json")), false);
   // In Chinese too.
   const zh = await promisify(execFile)(process.execPath, [bin, "recipe", "list"], { env: { ...h.env, AGENT_AUTOLOOP_LANG: "zh" }, encoding: "utf8" });
-  assert.match(zh.stdout, /^website-check — 每 5 分钟查一个网址/);
+  assert.match(zh.stdout, /^website-check — 每 5 分钟查一个网址/m);
 });
 
 test("website-check end to end: down → one card and an investigate event; quiet while down; up → the card resolved and a recovery event; closed by hand while down → reported again", async () => {
@@ -119,33 +153,16 @@ test("website-check end to end: down → one card and an investigate event; quie
   });
   await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
   const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/health`;
-  let hub: ChildProcess | null = null;
+  let hub: Awaited<ReturnType<typeof serve>> | null = null;
   try {
     assert.equal((await h.cli("recipe", "add", "website-check")).code, 0);
     writeFileSync(join(h.work("website-check"), "site.json"), JSON.stringify({ url: siteUrl, expectStatus: 200, timeoutSeconds: 5 }));
     // The investigation's agent: a command that says what it got (no agent CLI needed here).
     const text = readFileSync(h.rules, "utf8");
     writeFileSync(h.rules, applyEdits(text, modify(text, ["agents", "site-investigator"], { worker: "local", use: "command", command: ["node", "-e", "console.log('Looked into it: the site answers 503')"] }, {})));
-    mkdirSync(h.work("website-check"), { recursive: true });
-    hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    hub.stdout!.on("data", (d) => (output += d));
-    hub.stderr!.on("data", (d) => (output += d));
-    const url = (await until(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], 60_000, () => `the hub to listen: ${output}`))!;
-    const owner = (JSON.parse(readFileSync(join(h.home, "config.json"), "utf8")) as { owner: string }).owner;
-    const state = async () => (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
-    const cli = async (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args], { env: { ...h.env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" });
-    let checks = 0;
-    /** Runs the check now (as its cron would) and waits for it to end; @returns its summary. */
-    const check = async (): Promise<string> => {
-      checks++;
-      await cli("run", "website-check");
-      const s = await until(async () => {
-        const runs = (await state()).runs.filter((r) => r.rule === "website-check");
-        return runs.length === checks && ["done", "nothing", "failed"].includes(runs[0]!.state) ? runs[0] : null;
-      }, 60_000, () => `check ${checks} to end: ${output.slice(-2000)}`);
-      return s.summary ?? "";
-    };
+    hub = await serve(h);
+    const { state, cli } = hub;
+    const check = async (): Promise<string> => (await hub!.run("website-check")).summary ?? "";
     const incidents = async () => (await state()).cards.filter((c) => c.rule === "website-check" && c.state === "open").map((c) => c.title);
     const title = `Website down: ${siteUrl}`;
 
@@ -171,11 +188,32 @@ test("website-check end to end: down → one card and an investigate event; quie
     assert.match(await check(), /^Website down: /, "closed by hand while still down: reported again");
     assert.deepEqual(await incidents(), [title]);
   } finally {
-    if (hub && hub.exitCode === null) {
-      const gone = new Promise((r) => hub!.once("exit", r));
-      hub.kill("SIGTERM");
-      await gone;
-    }
+    await hub?.stop();
     site.close();
+  }
+});
+
+test("morning-report end to end: a dated file of the repositories' commits in its work folder, and a for-your-information card", async () => {
+  const h = await freshHome();
+  const repo = join(h.root, "code", "app");
+  mkdirSync(repo, { recursive: true });
+  const git = (...args: string[]) => promisify(execFile)("git", ["-C", repo, ...args], { env: { ...h.env, GIT_AUTHOR_NAME: "Ada", GIT_AUTHOR_EMAIL: "a@x", GIT_COMMITTER_NAME: "Ada", GIT_COMMITTER_EMAIL: "a@x" } });
+  await git("init", "-q");
+  for (const m of ["Fix the login timeout", "Add the export button"]) await git("commit", "-q", "--allow-empty", "-m", m);
+  assert.equal((await h.cli("recipe", "add", "morning-report")).code, 0);
+  writeFileSync(join(h.work("morning-report"), "report.json"), JSON.stringify({ repos: ["~/code/app", "~/code/missing"], hours: 24 }));
+  const hub = await serve(h);
+  try {
+    const run = await hub.run("morning-report");
+    assert.equal(run.summary, "Morning report written: 2 commits in 2 repositories; 1 not readable");
+    const day = new Intl.DateTimeFormat("en-CA", { year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
+    const file = join(h.work("morning-report"), "reports", `${day}.md`);
+    const report = readFileSync(file, "utf8");
+    assert.match(report, new RegExp(`^# Morning report ${day}\n\nThe last 24 hours, 2 commits in 2 repositories\.\n\n## ${repo.replace(/[/.]/g, "\\$&")}\n\n- [0-9a-f]{7,} Add the export button \\(Ada\\)\n- [0-9a-f]{7,} Fix the login timeout \\(Ada\\)\n`));
+    assert.match(report, /## .*code\/missing\n\nNot readable: /);
+    const cards = (await hub.state()).recentCards.filter((c) => c.rule === "morning-report");
+    assert.deepEqual(cards.map((c) => [c.kind, c.state, c.title, c.text]), [["notice", "closed", `Morning report ${day}`, `2 commits in 2 repositories; 1 not readable. The report: ${file}`]]);
+  } finally {
+    await hub.stop();
   }
 });
