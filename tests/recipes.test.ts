@@ -42,7 +42,7 @@ async function freshHome(lang = "en") {
   return { root, home, env, cli, rules: join(home, "rules.json"), work: (name: string) => join(root, "agent-autoloop-recipes", name) };
 }
 
-const names = ["morning-report", "website-check"];
+const names = ["browser-handoff", "morning-report", "website-check"];
 
 type Home = Awaited<ReturnType<typeof freshHome>>;
 
@@ -213,6 +213,58 @@ test("morning-report end to end: a dated file of the repositories' commits in it
     assert.match(report, /## .*code\/missing\n\nNot readable: /);
     const cards = (await hub.state()).recentCards.filter((c) => c.rule === "morning-report");
     assert.deepEqual(cards.map((c) => [c.kind, c.state, c.title, c.text]), [["notice", "closed", `Morning report ${day}`, `2 commits in 2 repositories; 1 not readable. The report: ${file}`]]);
+  } finally {
+    await hub.stop();
+  }
+});
+
+test("browser-handoff end to end: a block becomes one ask and the run ends done; no second ask while it is open; after the answer only the steps left, in the same session", async () => {
+  const h = await freshHome();
+  assert.equal((await h.cli("recipe", "add", "browser-handoff")).code, 0);
+  const work = h.work("browser-handoff");
+  // A fake browser entry: logs each call, answers a session id, and is blocked at export-orders until `cleared` exists.
+  writeFileSync(join(work, "entry.mjs"), `
+import { appendFileSync, existsSync } from "node:fs";
+const arg = (n) => process.argv[process.argv.indexOf(n) + 1];
+const has = (n) => process.argv.includes(n);
+const session = has("--session") ? arg("--session") : "s-" + process.pid;
+appendFileSync(${JSON.stringify(join(work, "calls.log"))}, arg("--operation") + " " + (has("--session") ? arg("--session") : "new") + "\\n");
+const blocked = arg("--operation") === "export-orders" && !existsSync(${JSON.stringify(join(work, "cleared"))});
+console.log(JSON.stringify(blocked ? { session, status: "blocked", reason: "login required" } : { session, status: "ok" }));
+`);
+  writeFileSync(join(work, "browser.json"), JSON.stringify({ entry: ["node", join(work, "entry.mjs")], target: "https://admin.example.com/", steps: ["open", "export-orders", "download-export"] }));
+  const hub = await serve(h);
+  try {
+    const first = await hub.run("browser-handoff");
+    assert.equal(first.summary, "Needs you: https://admin.example.com/ is blocked at export-orders (login required)");
+    assert.equal(first.state, "done", "a block ends the run done, never failed");
+    const calls = () => readFileSync(join(work, "calls.log"), "utf8").trim().split("\n");
+    // The first call opened the session; every later call continues it.
+    const session = calls()[1]!.replace("export-orders ", "");
+    assert.match(session, /^s-\d+$/);
+    assert.deepEqual(calls(), ["open new", `export-orders ${session}`]);
+    const asks = async () => (await hub.state()).cards.filter((c) => c.rule === "browser-handoff" && c.state === "open");
+    const [card] = await asks();
+    assert.deepEqual([card!.kind, card!.title, card!.options], ["ask", "Browser step blocked: https://admin.example.com/", ["Cleared it: go on", "Skip this time"]]);
+
+    // The cron comes again while the card is open: no second ask, no call of the entry.
+    const again = await hub.run("browser-handoff");
+    assert.equal(again.summary, `Still waiting on card ${card!.id}: https://admin.example.com/ needs you before the steps left (export-orders, download-export)`);
+    assert.equal((await asks()).length, 1);
+    assert.equal(calls().length, 2);
+    assert.deepEqual((await hub.state()).timers, []);
+
+    // The owner logs in and answers: the next run does only the steps left, in the same session.
+    writeFileSync(join(work, "cleared"), "");
+    const runs = (await hub.state()).runs.filter((r) => r.rule === "browser-handoff").length;
+    await hub.cli("answer", String(card!.id), "0");
+    const resumed = await until(async () => {
+      const all = (await hub.state()).runs.filter((r) => r.rule === "browser-handoff");
+      return all.length === runs + 1 && all[0]!.state === "done" ? all[0] : null;
+    }, 60_000, "the run the answer starts");
+    assert.equal(resumed.summary, `Done: 3 browser steps on https://admin.example.com/ (session ${session})`);
+    assert.deepEqual(calls(), ["open new", `export-orders ${session}`, `export-orders ${session}`, `download-export ${session}`]);
+    assert.equal(existsSync(join(work, "progress.json")), false);
   } finally {
     await hub.stop();
   }
