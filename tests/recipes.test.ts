@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { applyEdits, modify, parse as parseJsonc } from "jsonc-parser";
@@ -42,7 +42,7 @@ async function freshHome(lang = "en") {
   return { root, home, env, cli, rules: join(home, "rules.json"), work: (name: string) => join(root, "agent-autoloop-recipes", name) };
 }
 
-const names = ["browser-handoff", "morning-report", "website-check"];
+const names = ["browser-handoff", "morning-report", "website-check", "weekly-digest"];
 
 type Home = Awaited<ReturnType<typeof freshHome>>;
 
@@ -267,5 +267,60 @@ console.log(JSON.stringify(blocked ? { session, status: "blocked", reason: "logi
     assert.equal(existsSync(join(work, "progress.json")), false);
   } finally {
     await hub.stop();
+  }
+});
+
+test("weekly-digest end to end: a complete read of every page into a private snapshot, the digest from exactly that one; an older event is refused; hidden reports are apart", async () => {
+  const h = await freshHome();
+  assert.equal((await h.cli("recipe", "add", "weekly-digest")).code, 0);
+  const work = h.work("weekly-digest");
+  let round = 0;
+  const seen: string[] = [];
+  const api = createServer((req, res) => {
+    const u = new URL(req.url!, "http://x");
+    seen.push(`${u.searchParams.get("page") ?? "first"} ${req.headers.authorization ?? "-"}`);
+    const first = !u.searchParams.get("page");
+    if (first) round++;
+    // The first round answers slowly, so the second collect is queued behind it (one group) before its event's digest.
+    const body = first
+      ? { members: [{ name: "Ada", visible: true, submitted: true, summary: `shipped v${round}` }, { name: "Bo", visible: true, submitted: false }], next: "p2" }
+      : { members: [{ name: "Cy", visible: false, submitted: false }, { name: "Di", visible: true, submitted: true }], next: null };
+    setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body)), first && round === 1 ? 1500 : 0);
+  });
+  await new Promise<void>((r) => api.listen(0, "127.0.0.1", r));
+  writeFileSync(join(work, "digest.json"), JSON.stringify({ api: `http://127.0.0.1:${(api.address() as AddressInfo).port}/weekly`, tokenVariable: "DIGEST_API_TOKEN" }));
+  const hub = await serve({ ...h, env: { ...h.env, DIGEST_API_TOKEN: "t0k" } });
+  try {
+    await hub.cli("run", "weekly-collect");
+    await hub.cli("run", "weekly-collect");
+    let last: unknown = null;
+    // Both collects run before the digest (one group, queued in order); the second event joins the queued digest run.
+    const runs = await until(async () => {
+      const all = (await hub.state()).runs.filter((r) => r.rule.startsWith("weekly-")).reverse();
+      last = all.map((r) => [r.rule, r.state, r.summary, r.error]);
+      return all.length === 3 && all.every((r) => ["done", "nothing", "failed"].includes(r.state)) ? all : null;
+    }, 90_000, () => `two collects and a digest: ${hub.output().slice(-2000)}; seen ${seen.join(" / ")}; runs ${JSON.stringify(last)}`);
+    const snapshots = readdirSync(join(work, "snapshots")).filter((f) => f !== "latest.json").sort();
+    assert.equal(snapshots.length, 2, "two different snapshots (the data changed)");
+    const latest = (JSON.parse(readFileSync(join(work, "snapshots", "latest.json"), "utf8")) as { id: string }).id;
+    const older = snapshots.map((f) => f.replace(".json", "")).find((id) => id !== latest)!;
+    assert.deepEqual(runs.map((r) => [r.rule, r.state]), [["weekly-collect", "done"], ["weekly-collect", "done"], ["weekly-digest", "done"]]);
+    // A run that holds only an older snapshot's event (a retry after a newer collect, say) writes nothing.
+    const ctx = join(h.root, "stale-context.json");
+    writeFileSync(ctx, JSON.stringify({ events: [{ id: `snapshot:${older}`, type: "digest.snapshot" }], answers: [], timers: [], waiting: [], open: [], decided: [] }));
+    const stale = await promisify(execFile)(process.execPath, [join(engine, "examples", "recipes", "weekly-digest", "digest.mjs")], { cwd: work, env: { ...h.env, AGENT_AUTOLOOP_CONTEXT: ctx }, encoding: "utf8" });
+    assert.equal(stale.stdout, `Nothing to do: snapshot ${older} is not the latest (${latest}); an old event never uses newer data\n`);
+    const week = latest.slice(0, 8);
+    assert.equal(runs[2]!.summary, `Weekly digest ${week}: 2 submitted, 1 not submitted, 1 not visible`);
+    assert.equal(readFileSync(join(work, "digests", `${week}.md`), "utf8"), [
+      `# Weekly digest ${week}`, "", `From snapshot ${latest}.`, "", "## Submitted (2)", "", "- Ada: shipped v2", "- Di", "",
+      "## Not submitted (1)", "", "- Bo", "", "## Not visible to you (1)", "",
+      "Their reports could not be read with this token; they are not counted as not submitted.", "",
+    ].join("\n"));
+    assert.equal(statSync(join(work, "snapshots", `${latest}.json`)).mode & 0o777, 0o600, "the snapshot is private");
+    assert.deepEqual(seen, ["first Bearer t0k", "p2 Bearer t0k", "first Bearer t0k", "p2 Bearer t0k"], "every page read, with the token");
+  } finally {
+    await hub.stop();
+    api.close();
   }
 });
