@@ -136,7 +136,7 @@ test("status spending reads right: '1 run', and a figure no run reported is not 
   assert.deepEqual(spending()[0], "  today: 2 runs · 120 tokens · 1 without token counts · 2 without cost");
   k.event("e3");
   k.result(k.claim("c3").job!.run, { outcome: "done", usage: { input: 1, output: 2, cost: 0.125 } });
-  assert.deepEqual(spending()[0], "  today: 3 runs · 123 tokens · $0.1250 · 1 without token counts · 2 without cost");
+  assert.deepEqual(spending()[0], "  today: 3 runs · 123 tokens · 0.1250 USD · 1 without token counts · 2 without cost");
   assert.deepEqual(zh()[0], "  今天：3 轮 · 123 个词元 · 0.1250 美元 · 1 轮没报词元数 · 2 轮没报费用");
   k.close();
 });

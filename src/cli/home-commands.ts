@@ -24,14 +24,14 @@ export function registerHomeCommands(p: Command, { lang, home, setUpHome }: Home
     .description(t(lang, "cli.desc.backup"))
     .argument("<file>", t(lang, "cli.arg.archive"))
     .action(async (file: string) => {
-      const [{ h }, { backupHome }] = await Promise.all([setUpHome(), import("./backup.js")]);
+      const [{ h }, { backupHome }] = await Promise.all([setUpHome(), import("../host/serve.js")]);
       say((await backupHome(h, file, lang)).join("\n"));
     });
   p.command("restore")
     .description(t(lang, "cli.desc.restore"))
     .argument("<file>", t(lang, "cli.arg.archive"))
     .action(async (file: string) => {
-      const [h, { restoreHome }] = await Promise.all([home(), import("./backup.js")]);
+      const [h, { restoreHome }] = await Promise.all([home(), import("../host/serve.js")]);
       say((await restoreHome(h, file, lang)).join("\n"));
     });
 

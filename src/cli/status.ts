@@ -103,7 +103,7 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
   // A figure no run reported is not shown as 0: only the count of runs without it.
   const sp = (x: Spending, label: string) => "  " + [
     x.rounds === 1 ? w("status.spentOneRun", { label }) : w("status.spentRuns", { label, n: x.rounds }),
-    ...(x.rounds > x.missingTokens ? [w("status.spentTokens", { n: x.tokens })] : []),
+    ...(x.rounds > x.missingTokens ? [w("status.tokens", { n: x.tokens })] : []),
     ...(x.rounds > x.missingCost ? [w("status.spentCost", { cost: x.cost.toFixed(4) })] : []),
     ...(x.missingTokens ? [w("status.noTokens", { n: x.missingTokens })] : []),
     ...(x.missingCost ? [w("status.noCost", { n: x.missingCost })] : []),

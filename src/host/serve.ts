@@ -61,6 +61,16 @@ export function readLocally<T>(home: Home, read: (view: Projection) => T): T {
   }
 }
 
+/** `agent-autoloop backup` (src/host/backup.ts, loaded only when called: a starting hub never loads it or tar). */
+export async function backupHome(...args: Parameters<typeof import("./backup.js").backupHome>): Promise<string[]> {
+  return (await import("./backup.js")).backupHome(...args);
+}
+
+/** `agent-autoloop restore` (src/host/backup.ts, loaded only when called). */
+export async function restoreHome(...args: Parameters<typeof import("./backup.js").restoreHome>): Promise<string[]> {
+  return (await import("./backup.js")).restoreHome(...args);
+}
+
 /**
  * Records keys in the home's database directly, for `init` and `key new` while no hub runs.
  * @throws Error when the store cannot be opened or a key is refused.

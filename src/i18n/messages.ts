@@ -944,7 +944,7 @@ const catalog = {
   "status.deliveryGaveUp": { zh: "! {channel}：放弃了（{failures} 次）：{error}", en: "! {channel}: gave up ({failures}×): {error}" },
   "status.deliveryFailing": { zh: "! {channel}：没送达（{failures} 次）：{error}", en: "! {channel}: not delivered ({failures}×): {error}" },
   "status.answerHint": { zh: "→ 回答：agent-autoloop answer {card} {choice}", en: "→ agent-autoloop answer {card} {choice}" },
-  "status.tokens": { zh: "{n} Token", en: "{n} tokens" },
+  "status.tokens": { zh: "{n} 个词元", en: "{n} tokens" },
   "status.active": { zh: "进行中的轮次（{n}）：", en: "Active runs ({n}):" },
   "status.retryAt": { zh: "{at} 重试", en: "retry at {at}" },
   "status.since": { zh: "自 {at}", en: "since {at}" },
@@ -973,8 +973,7 @@ const catalog = {
   // Issue 29: "1 run"; tokens and cost shown only when some run reported them (no "0 tokens" beside "without token counts").
   "status.spentRuns": { zh: "{label}：{n} 轮", en: "{label}: {n} runs" },
   "status.spentOneRun": { zh: "{label}：1 轮", en: "{label}: 1 run" },
-  "status.spentTokens": { zh: "{n} 个词元", en: "{n} tokens" },
-  "status.spentCost": { zh: "{cost} 美元", en: "${cost}" },
+  "status.spentCost": { zh: "{cost} 美元", en: "{cost} USD" },
   "status.noTokens": { zh: "{n} 轮没报词元数", en: "{n} without token counts" },
   "status.noCost": { zh: "{n} 轮没报费用", en: "{n} without cost" },
   // `agent-autoloop why`

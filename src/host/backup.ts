@@ -1,5 +1,6 @@
 /**
  * `agent-autoloop backup <file>` and `agent-autoloop restore <file>` (issue 32): the home in one archive and back.
+ * The CLI reaches it through host/serve.ts, the one door from the command line to the database (tests/layers.test.ts).
  *
  * backup — while the hub runs and takes writes, or while none runs — copies the database with SQLite's online backup
  * API (a consistent snapshot: the facts up to one commit, the projection as of that commit), and beside it the files
@@ -20,11 +21,10 @@ import { basename, dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import * as tar from "tar";
 import { t, type Lang } from "../i18n/messages.js";
-import { formatFingerprint } from "../host/store.js";
-import { lockHeldBy, tryLockHome } from "../host/lock.js";
-import { releaseSync } from "../host/version.js";
-import type { Home } from "../host/home.js";
-import { CliError } from "./print.js";
+import { formatFingerprint } from "./store.js";
+import { lockHeldBy, tryLockHome } from "./lock.js";
+import { releaseSync } from "./version.js";
+import type { Home } from "./home.js";
 
 /** The format of the archive's manifest. */
 const backupFormat = "agent-autoloop-backup";
@@ -56,12 +56,12 @@ const sha = (path: string) => createHash("sha256").update(readFileSync(path)).di
 
 /**
  * Writes the home's archive to `file`. @returns the lines to print (what it holds).
- * @throws CliError when the home has no database or `file`'s folder does not exist.
+ * @throws Error when the home has no database or `file`'s folder does not exist.
  */
 export async function backupHome(h: Home, file: string, lang: Lang): Promise<string[]> {
   const target = resolve(file);
-  if (!existsSync(h.database)) throw new CliError(t(lang, "backup.noDatabase", { home: h.dir }));
-  if (!existsSync(dirname(target))) throw new CliError(t(lang, "backup.noFolder", { folder: dirname(target) }));
+  if (!existsSync(h.database)) throw new Error(t(lang, "backup.noDatabase", { home: h.dir }));
+  if (!existsSync(dirname(target))) throw new Error(t(lang, "backup.noFolder", { folder: dirname(target) }));
   // A private staging folder beside the archive (same file system as its rename), removed whatever happens.
   const staging = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
   mkdirSync(staging, { mode: 0o700 });
@@ -109,20 +109,20 @@ export async function backupHome(h: Home, file: string, lang: Lang): Promise<str
 
 /**
  * Restores the archive `file` into the home `h`, which must be empty (or not exist) and have no hub running.
- * @returns the lines to print. @throws CliError, writing nothing into the home, when a hub runs there, the home is
+ * @returns the lines to print. @throws Error, writing nothing into the home, when a hub runs there, the home is
  *   not empty, or the archive is not a backup of this format, a file does not match its digest, or the database
  *   fails SQLite's integrity check or holds another number of facts than the manifest says.
  */
 export async function restoreHome(h: Home, file: string, lang: Lang): Promise<string[]> {
   const source = resolve(file);
-  if (!existsSync(source)) throw new CliError(t(lang, "backup.noArchive", { file: source }));
+  if (!existsSync(source)) throw new Error(t(lang, "backup.noArchive", { file: source }));
   const running = existsSync(h.dir) ? lockHeldBy(h) : null;
-  if (running) throw new CliError(t(lang, "restore.running", { pid: running.pid, home: h.dir }));
+  if (running) throw new Error(t(lang, "restore.running", { pid: running.pid, home: h.dir }));
   const present = existsSync(h.dir) ? [databaseFile, ...Object.keys(homeFiles)].filter((n) => existsSync(join(h.dir, n))) : [];
-  if (present.length > 0) throw new CliError(t(lang, "restore.notEmpty", { home: h.dir, files: present.join(", ") }));
+  if (present.length > 0) throw new Error(t(lang, "restore.notEmpty", { home: h.dir, files: present.join(", ") }));
   mkdirSync(h.dir, { recursive: true, mode: 0o700 });
   const lock = tryLockHome(h, "restore");
-  if (!("release" in lock)) throw new CliError(t(lang, "restore.running", { pid: lock.holder ?? "?", home: h.dir }));
+  if (!("release" in lock)) throw new Error(t(lang, "restore.running", { pid: lock.holder ?? "?", home: h.dir }));
   const staging = join(dirname(h.dir), `.${basename(h.dir)}.restore-${randomBytes(6).toString("hex")}`);
   mkdirSync(staging, { mode: 0o700 });
   try {
@@ -139,32 +139,32 @@ export async function restoreHome(h: Home, file: string, lang: Lang): Promise<st
         },
       });
     } catch (e) {
-      throw new CliError(t(lang, "restore.notArchive", { file: source, error: (e as Error).message }));
+      throw new Error(t(lang, "restore.notArchive", { file: source, error: (e as Error).message }));
     }
-    if (refused.length > 0) throw new CliError(t(lang, "restore.unexpected", { file: source, names: refused.join(", ") }));
+    if (refused.length > 0) throw new Error(t(lang, "restore.unexpected", { file: source, names: refused.join(", ") }));
     const manifestPath = join(staging, manifestFile);
-    if (!existsSync(manifestPath) || statSync(manifestPath).size > manifestMaxBytes) throw new CliError(t(lang, "restore.notArchive", { file: source, error: manifestFile }));
+    if (!existsSync(manifestPath) || statSync(manifestPath).size > manifestMaxBytes) throw new Error(t(lang, "restore.notArchive", { file: source, error: manifestFile }));
     let manifest: Manifest;
     try {
       manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest;
     } catch (e) {
-      throw new CliError(t(lang, "restore.notArchive", { file: source, error: `${manifestFile}: ${(e as Error).message}` }));
+      throw new Error(t(lang, "restore.notArchive", { file: source, error: `${manifestFile}: ${(e as Error).message}` }));
     }
     if (manifest.format !== backupFormat || manifest.version !== backupVersion || typeof manifest.files !== "object" || manifest.files === null) {
-      throw new CliError(t(lang, "restore.notArchive", { file: source, error: `${manifestFile}: format` }));
+      throw new Error(t(lang, "restore.notArchive", { file: source, error: `${manifestFile}: format` }));
     }
     const names = readdirSync(staging).filter((n) => n !== manifestFile);
     for (const name of new Set([...names, ...Object.keys(manifest.files)])) {
-      if (!existsSync(join(staging, name)) || manifest.files[name] !== sha(join(staging, name))) throw new CliError(t(lang, "restore.digest", { file: source, name }));
+      if (!existsSync(join(staging, name)) || manifest.files[name] !== sha(join(staging, name))) throw new Error(t(lang, "restore.digest", { file: source, name }));
     }
-    if (!names.includes(databaseFile) || !names.includes("master.key")) throw new CliError(t(lang, "restore.digest", { file: source, name: names.includes(databaseFile) ? "master.key" : databaseFile }));
+    if (!names.includes(databaseFile) || !names.includes("master.key")) throw new Error(t(lang, "restore.digest", { file: source, name: names.includes(databaseFile) ? "master.key" : databaseFile }));
     const db = new Database(join(staging, databaseFile), { readonly: true });
     let sameFormat: boolean;
     try {
       const check = db.pragma("integrity_check", { simple: true });
-      if (check !== "ok") throw new CliError(t(lang, "restore.integrity", { file: source, error: String(check) }));
+      if (check !== "ok") throw new Error(t(lang, "restore.integrity", { file: source, error: String(check) }));
       const { n } = db.prepare(`SELECT COUNT(*) AS n FROM facts`).get() as { n: number };
-      if (n !== manifest.facts) throw new CliError(t(lang, "restore.integrity", { file: source, error: `${n} facts, the manifest says ${manifest.facts}` }));
+      if (n !== manifest.facts) throw new Error(t(lang, "restore.integrity", { file: source, error: `${n} facts, the manifest says ${manifest.facts}` }));
       const master = Buffer.from(readFileSync(join(staging, "master.key"), "utf8").trim(), "hex");
       sameFormat = manifest.fingerprint === formatFingerprint(master);
     } finally {
