@@ -26,6 +26,7 @@ import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { SandboxSpec } from "./types.js";
+import { procMaskArgs } from "../common/bwrap.js";
 
 /** Where the plugin folder appears inside the sandbox (the public implementation's container workdir). */
 export const sandboxWorkdir = "/workspace";
@@ -120,7 +121,7 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
     if (st.isSymbolicLink()) a.push("--symlink", readlinkSync(path), path);
     else a.push("--ro-bind", path, path);
   }
-  a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run");
+  a.push("--proc", "/proc", ...procMaskArgs(), "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run");
   if (!sandbox.read_only_root && existsSync("/var/tmp")) a.push("--tmpfs", "/var/tmp");
   const hide = (h: string) => {
     if (!existsSync(h)) return;

@@ -31,6 +31,7 @@ import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:pa
 import { homedir, tmpdir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
 import { engineDir } from "../common/paths.js";
+import { procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
@@ -83,7 +84,7 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
   ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
   return [
     plan.bwrap,
-    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...procMaskArgs(),
     "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
     ...(infoFd === null ? [] : ["--info-fd", String(infoFd)]),
     ...(plan.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
