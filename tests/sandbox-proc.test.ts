@@ -68,9 +68,9 @@ function masksIn(argv: string[]): string[] {
 }
 
 test("issue 26 r2 #1/#2: both sandboxes' command lines make /proc/sys, sysrq-trigger, irq, bus and fs read-only and mask kcore, keys, timer_list and the like", () => {
-  const agent = sandboxArgv({ bwrap: "bwrap", hide: "/nonexistent-home", show: [], cwd: "/" }, ["true"], null);
+  const agent = sandboxArgv({ bwrap: "bwrap", hide: "/nonexistent-home", show: [], cwd: "/" }, ["true"], null).argv;
   assert.deepEqual(masksIn(agent), expectedMasks());
-  const plugin = bwrapArgv({ bwrap: "bwrap", sandbox: { network: "none", read_only_root: false, cap_drop: [], binds: [], mounts: [], memoryBytes: null, cpus: null, pids: null }, pluginDir: "/nonexistent-plugin", hidden: [], hostBinds: [], argv: ["true"] });
+  const plugin = bwrapArgv({ bwrap: "bwrap", sandbox: { network: "none", read_only_root: false, cap_drop: [], binds: [], mounts: [], memoryBytes: null, cpus: null, pids: null }, pluginDir: "/nonexistent-plugin", hidden: [], hostBinds: [], argv: ["true"] }).argv;
   assert.deepEqual(masksIn(plugin), expectedMasks());
   assert.ok(expectedMasks().includes("/proc/sys"));
 });

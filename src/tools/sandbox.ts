@@ -21,6 +21,10 @@
  * - The plugin folder is bound read-only at `/workspace`, the working directory (a plugin cannot rewrite its own
  *   manifest); `binds` in Docker `-v` form follow, relative host paths taken from the plugin folder (the launch passes
  *   their real paths, checked by binds.ts: issue 26 #3), then the hidden paths, so no bind uncovers one.
+ * - Every bind source but the top-level system folders and devices is bound by descriptor (issue 26 round 2): opened
+ *   once, checked to be the real path that was checked, so no link swapped in later is followed (process.ts).
+ * - `/proc` is masked as container runtimes mask it (src/common/bwrap.ts; issue 26 round 2, finding 2): /proc/sys and
+ *   the other host knobs read-only, kcore, keys, timer_list and the like unreadable.
  */
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
@@ -108,9 +112,23 @@ export function homeInstalls(path: string, homes: string[], hidden: string[]): s
   return unique.filter((p, i) => !unique.slice(0, i).some((q) => inside(p, q)));
 }
 
-/** The bubblewrap command line that runs `plan.argv` in the plugin's sandbox. */
-export function bwrapArgv(plan: SandboxPlan): string[] {
+/** The first file descriptor of a plugin sandbox's bind sources (after stdin, stdout, stderr). */
+export const pluginFirstBindFd = 3;
+
+/**
+ * The bubblewrap command line that runs `plan.argv` in the plugin's sandbox, and the host paths it binds by
+ * descriptor (issue 26 round 2, findings 3 and 4: bound by path, a source checked by realpath was resolved again by
+ * bwrap after a link was swapped into a parent): `sources[i]` is to be opened (`openBindSource`) as descriptor
+ * `pluginFirstBindFd + i` of the process. The plugin folder, its binds (devices aside), the installs shown from the
+ * home and the host's own binds all go so; only the top-level system folders and devices are bound by path.
+ */
+export function bwrapArgv(plan: SandboxPlan): { argv: string[]; sources: string[] } {
   const { sandbox } = plan;
+  const sources: string[] = [];
+  const byFd = (readOnly: boolean, source: string, dest: string) => {
+    sources.push(source);
+    return [readOnly ? "--ro-bind-fd" : "--bind-fd", String(pluginFirstBindFd + sources.length - 1), dest];
+  };
   const a = [plan.bwrap, "--unshare-all"];
   if (sandbox.network !== "none") a.push("--share-net");
   a.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
@@ -131,19 +149,19 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
   // The hub user's home (issue 26 #13) before the plugin's binds, which may show parts of it again on purpose; the
   // programs on PATH installed in it shown read-only.
   for (const h of plan.homes ?? []) hide(h);
-  for (const d of plan.shown ?? []) a.push("--ro-bind", d, d);
-  a.push("--ro-bind", plan.pluginDir, sandboxWorkdir);
+  for (const d of plan.shown ?? []) a.push(...byFd(true, d, d));
+  a.push(...byFd(true, plan.pluginDir, sandboxWorkdir));
   for (const m of sandbox.mounts) {
     const host = m.relative ? resolve(plan.pluginDir, m.host) : m.host;
     const device = plan.devices?.get(host);
     if (device) a.push("--dev-bind", device, m.container);
-    else a.push(m.readOnly ? "--ro-bind" : "--bind", host, m.container);
+    else a.push(...byFd(m.readOnly, host, m.container));
   }
   // The hidden paths after the plugin's binds (issue 26 #3): a bind onto or over one never uncovers it. The host's own
   // binds (a service's socket folder) come last: the host puts them where it means them to be.
   for (const h of plan.hidden) hide(h);
-  for (const b of plan.hostBinds) a.push("--bind", b.path, b.at ?? b.path);
+  for (const b of plan.hostBinds) a.push(...byFd(false, b.path, b.at ?? b.path));
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);
-  return a;
+  return { argv: a, sources };
 }

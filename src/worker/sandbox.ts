@@ -71,32 +71,54 @@ function depth(path: string): number {
 
 /** The file descriptor on which bwrap writes `{"child-pid": …}` (the supervisor opens it as a pipe). */
 export const sandboxInfoFd = 3;
+/** The first file descriptor of the bind sources (`SandboxLaunch.sources`, in order), after the info one. */
+export const firstBindFd = sandboxInfoFd + 1;
 
 /**
- * The command line that runs `argv` in the sandbox `plan` describes.
+ * A sandboxed launch: bwrap's command line, and the real paths it binds by descriptor (`--bind-fd`, `--ro-bind-fd`;
+ * issue 26 round 2, findings 3-5): `sources[i]` is to be opened (checked, `openBindSource`) as `firstBindFd + i` of
+ * the bwrap process. Bound by path, a source checked by the worker was resolved again by bwrap, after whoever writes
+ * a parent folder (another run sharing it) could swap in a link to the hub's home.
+ */
+export interface SandboxLaunch {
+  argv: string[];
+  sources: string[];
+}
+
+/**
+ * The command line that runs `argv` in the sandbox `plan` describes. /tmp and /var/tmp are the sandbox's own, empty
+ * (issue 26 round 2, finding 9: the host's /tmp is where other runs' files are, and where a hub whose home or code
+ * lies under /tmp looks for Node modules); /proc is masked as container runtimes mask it (findings 1, 2).
  * @param infoFd where bwrap reports the agent's process id (null: nowhere).
  */
-export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | null = sandboxInfoFd): string[] {
+export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | null = sandboxInfoFd): SandboxLaunch {
   // Parents before what lies inside them; at the same place a home (read-only) after a writable folder.
   const layers = [
-    ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind", order: 0 })),
-    ...(plan.homes ?? []).map((p) => ({ p, flag: "--ro-bind", order: 1 })),
+    ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind-fd", order: 0 })),
+    ...(plan.homes ?? []).map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
   ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
-  return [
+  const sources: string[] = [];
+  const bind = (flag: string, p: string) => {
+    sources.push(p);
+    return [flag, String(firstBindFd + sources.length - 1), p];
+  };
+  const out = [
     plan.bwrap,
     "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...procMaskArgs(),
+    "--tmpfs", "/tmp", ...(existsSync("/var/tmp") ? ["--tmpfs", "/var/tmp"] : []),
     "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
     ...(infoFd === null ? [] : ["--info-fd", String(infoFd)]),
     ...(plan.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
-    ...layers.flatMap(({ p, flag }) => [flag, p, p]),
+    ...layers.flatMap(({ p, flag }) => bind(flag, p)),
     // After the writable folders (the engine inside a cwd stays read-only), before the home is hidden: a read-only
     // folder that holds the home must not show it again.
-    ...(plan.readOnly ?? []).flatMap((d) => ["--ro-bind", d, d]),
+    ...(plan.readOnly ?? []).flatMap((d) => bind("--ro-bind-fd", d)),
     "--tmpfs", plan.hide,
-    ...plan.show.flatMap((d) => ["--ro-bind", d, d]),
+    ...plan.show.flatMap((d) => bind("--ro-bind-fd", d)),
     "--chdir", plan.cwd,
     "--", ...argv,
   ];
+  return { argv: out, sources };
 }
 
 /**
@@ -254,7 +276,7 @@ function linksIn(modules: string): string[] {
  */
 export function probeSandbox(bwrap: string, hide: string): string | null {
   try {
-    const argv = sandboxArgv({ bwrap, hide, show: [], cwd: "/" }, ["true"], null);
+    const { argv } = sandboxArgv({ bwrap, hide, show: [], cwd: "/" }, ["true"], null);
     execFileSync(argv[0]!, argv.slice(1), { stdio: ["ignore", "ignore", "pipe"], timeout: sandboxProbeTimeoutMs, env: { PATH: process.env.PATH ?? "" } });
     return null;
   } catch (e) {

@@ -489,7 +489,10 @@ export class Worker {
     // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (src/sdk/launch.ts).
     const program = launchArgv(argv, { env, cwd: turn.cwd, lang: this.opts.lang });
     if ("error" in program) return { error: program.error };
-    if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, program.argv), turn.cwd, env, true, this.opts.lang);
+    if (sandbox.plan) {
+      const launch = sandboxArgv(sandbox.plan, program.argv);
+      await startSupervised(ldir, launch.argv, turn.cwd, env, true, this.opts.lang, launch.sources);
+    }
     else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.opts.lang);
     return this.watch(job, plugin, ldir, isCancelled, setCancel, false);
   }
@@ -552,13 +555,9 @@ export class Worker {
         if (existsSync(path) && !placeProblem(realPath(path), places)) writable.push(realPath(path));
       }
     }
-    for (const tmp of ["/tmp", "/var/tmp", env.TMPDIR, env.TEMP, env.TMP]) {
-      if (!tmp || !existsSync(tmp) || !statSync(tmp).isDirectory()) continue;
-      const real = realPath(tmp);
-      // A temporary folder may hold the home (it stays read-only inside), not lie in a hidden or read-only one.
-      const problem = placeProblem(real, places);
-      if (!problem || problem.why === "holdsHome") writable.push(real);
-    }
+    // The temporary folders are the sandbox's own (sandboxArgv: an empty /tmp and /var/tmp per launch; issue 26 round
+    // 2, finding 9): a temporary folder named by the environment is /tmp there.
+    for (const name of ["TMPDIR", "TEMP", "TMP"]) if (name === "TMPDIR" || env[name] !== undefined) env[name] = "/tmp";
     if (!homes.includes(cwd)) writable.push(cwd);
     const devices: string[] = [];
     for (const d of job.agent.devices ?? []) {
