@@ -4,8 +4,9 @@
  * other runs' files. Only what the agent needs from the home is shown again, read-only: its run's `agent/` folder
  * (the context file) and the folder of its plugin when that is installed in the home.
  *
- * The file system is read-only except what the agent works on (issue 26, finding 2): the run's cwd, the temporary
- * folders (/tmp, /var/tmp, its TMPDIR), its CLI's own state (`AgentPlugin.state`: ~/.claude, CODEX_HOME, …) and the
+ * The file system is read-only except what the agent works on (issue 26, finding 2): the run's cwd, its own temporary
+ * folders (an empty /tmp and /var/tmp per launch, TMPDIR=/tmp: the host's /tmp, with other runs' files and the folders
+ * above a home kept under /tmp, is not there; issue 26 round 2, finding 9), its CLI's own state (`AgentPlugin.state`: ~/.claude, CODEX_HOME, …) and the
  * agent's rules.json `writable`. An agent runs as the hub's user, and that user's programs load code from everywhere
  * that user may write: ~/.local (a `.pth` in the user site runs in every Python), a Python or Node install in the
  * home (~/.pyenv, ~/miniconda3, ~/.nvm), ~/.npmrc (`node-options` for every `npm exec`), ~/.gitconfig (filters,
@@ -16,6 +17,10 @@
  *
  * `/dev` is a minimal one of the sandbox's own (null, zero, full, random, urandom, tty, ptys, /dev/shm), plus the
  * devices the agent's rules.json `devices` names, when src/kernel/devices.ts lets them through (issue 26, finding 15).
+ *
+ * `/proc` is masked as container runtimes mask it (src/common/bwrap.ts; round 2, finding 1): as root, a writable
+ * /proc/sys/kernel/core_pattern had the kernel run the agent's program as full root outside the sandbox. Every folder
+ * bound from the host goes by descriptor, opened and checked by the run's supervisor (round 2, findings 4, 5).
  *
  * The agent runs in its own PID namespace (it cannot see the hub's or the worker's processes, their environment or
  * their open files in /proc), in a new session whose process group the worker stops (bwrap's `--info-fd` gives its
