@@ -19,9 +19,10 @@ import { tempDir } from "./helpers.js";
 import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
-import { sandboxArgv } from "../src/worker/sandbox.js";
+import { probeSandbox, sandboxArgv } from "../src/worker/sandbox.js";
+import { execFileSync } from "node:child_process";
 import { readExit, startSupervised } from "../src/worker/supervise.js";
-import { openBindSource } from "../src/common/bwrap.js";
+import { bwrapTooOld, openBindSource } from "../src/common/bwrap.js";
 
 const sandboxed = async () => (await probeBwrap("bwrap")).ok;
 
@@ -143,5 +144,21 @@ test("issue 26 r2 #5 (reported case) and writable folders: an agent launch whose
     }
   } finally {
     rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r2 #3-#5: a bubblewrap older than 0.8 (no --bind-fd) fails both probes, saying so, rather than running anything by path", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const bin = realpathSync(tempDir("aa-old-bwrap-"));
+  try {
+    // bubblewrap 0.6 as Ubuntu 22.04 ships it: it runs, and its help has no --bind-fd.
+    const real = execFileSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).trim();
+    writeFileSync(join(bin, "bwrap"), `#!/bin/sh\nif [ "$1" = --help ]; then ${real} --help | grep -v -- '-fd '; exit 0; fi\nexec ${real} "$@"\n`, { mode: 0o755 });
+    const old = join(bin, "bwrap");
+    assert.deepEqual(await probeBwrap(old), { ok: false, error: bwrapTooOld });
+    assert.equal(probeSandbox(old, join(bin, "hidden")), bwrapTooOld);
+    assert.equal(probeSandbox(real, join(bin, "hidden")), null);
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
   }
 });

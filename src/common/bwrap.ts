@@ -14,6 +14,7 @@
  *   in the last place is not followed), and keeps it only when the opened file is at that very path (its
  *   /proc/self/fd link) and not a link; bwrap then binds the open file (`--bind-fd`, `--ro-bind-fd`, bubblewrap 0.8).
  */
+import { execFileSync } from "node:child_process";
 import { closeSync, existsSync, fstatSync, openSync, readlinkSync, constants } from "node:fs";
 
 /** procfs paths bound read-only over themselves (runc's readonly paths). */
@@ -75,4 +76,29 @@ export function closeBindSources(fds: readonly number[]): void {
       // closed already
     }
   }
+}
+
+/** What the probes say of a bubblewrap without `--bind-fd` (bwrap's own words are English too). */
+export const bwrapTooOld = "bubblewrap is older than 0.8 (no --bind-fd, needed to bind checked folders): upgrade it";
+
+/** How long `bwrap --help` may take, in ms. */
+const bwrapHelpTimeoutMs = 10_000;
+const bindFdSupport = new Map<string, boolean>();
+
+/**
+ * Whether the bubblewrap at `bwrap` binds by descriptor (`--bind-fd`, `--ro-bind-fd`: bubblewrap 0.8 or newer), from
+ * its `--help` (once per path). Both sandboxes need it; an older one makes every sandboxed launch fail, never run
+ * without the sandbox, and the probes (`doctor`, `plugins doctor`) say why.
+ */
+export function bwrapBindsByFd(bwrap: string): boolean {
+  let known = bindFdSupport.get(bwrap);
+  if (known === undefined) {
+    try {
+      known = execFileSync(bwrap, ["--help"], { encoding: "utf8", timeout: bwrapHelpTimeoutMs, stdio: ["ignore", "pipe", "pipe"] }).includes("--ro-bind-fd");
+    } catch (e) {
+      known = String((e as { stdout?: string }).stdout ?? "").includes("--ro-bind-fd");
+    }
+    bindFdSupport.set(bwrap, known);
+  }
+  return known;
 }

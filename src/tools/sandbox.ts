@@ -30,7 +30,7 @@ import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { SandboxSpec } from "./types.js";
-import { procMaskArgs } from "../common/bwrap.js";
+import { bwrapBindsByFd, bwrapTooOld, procMaskArgs } from "../common/bwrap.js";
 
 /** Where the plugin folder appears inside the sandbox (the public implementation's container workdir). */
 export const sandboxWorkdir = "/workspace";
@@ -54,7 +54,10 @@ export function probeBwrap(bwrap: string): Promise<BwrapProbe> {
       let err = "";
       child.stderr.on("data", (d: Buffer) => (err = (err + d.toString()).slice(0, 500)));
       child.on("error", (e) => done({ ok: false, error: (e as NodeJS.ErrnoException).code ?? e.message }));
-      child.on("close", (code) => done(code === 0 ? { ok: true, error: null } : { ok: false, error: err.trim() || `exit ${code}` }));
+      child.on("close", (code) => {
+        if (code !== 0) return done({ ok: false, error: err.trim() || `exit ${code}` });
+        done(bwrapBindsByFd(bwrap) ? { ok: true, error: null } : { ok: false, error: bwrapTooOld });
+      });
     });
     probes.set(bwrap, p);
   }
