@@ -667,12 +667,10 @@ const catalog = {
   "sandbox.writable.holdsHome": { zh: "Agent {agent} 的 writable 里的 {path} 就是或包含中台用户的主目录 {home}，沙箱让它保持只读：写它里面的一个目录", en: "{path} in \"writable\" of agent {agent} is or holds {home}, the home of the hub's user, which the sandbox keeps read-only: name a folder inside it" },
   "sandbox.writable.inHubHome": { zh: "Agent {agent} 的 writable 里的 {path} 在接单程序的目录 {home} 里，沙箱把那里藏起来了", en: "{path} in \"writable\" of agent {agent} lies inside the worker's home {home}, which the sandbox hides" },
   "sandbox.writable.readOnly": { zh: "Agent {agent} 的 writable 里的 {path} 在 {folder} 里面，沙箱把那里设成只读（中台要从那里运行代码或程序）", en: "{path} in \"writable\" of agent {agent} lies inside {folder}, which the sandbox keeps read-only because the hub runs code or programs from there" },
-  // sec2-sandbox (issue 26 round 2: binds by descriptor, a private /tmp, no writable folder above the hub's home or code)
+  // sec2-sandbox (issue 26 round 2: binds by descriptor)
   "sandbox.bindChanged": { zh: "沙箱的目录 {path} 已经不是检查过的那个（现在是 {now}）：有人把它或它上面的目录换成了链接；Agent 没有启动", en: "the sandbox's folder {path} is no longer the one checked (now {now}): a link was put in its place or above it; the agent did not start" },
   "sandbox.bindGone": { zh: "沙箱的目录 {path} 打不开（{error}）；Agent 没有启动", en: "the sandbox's folder {path} cannot be opened ({error}); the agent did not start" },
   "tools.sandbox.bindChanged": { zh: "插件 {plugin} 的绑定来源 {path} 已经不是检查过的那个（现在是 {now}）：有人把它或它上面的目录换成了链接；插件没有启动", en: "plugin {plugin} binds {path}, which is no longer the one checked (now {now}): a link was put in its place or above it; the plugin did not start" },
-  "sandbox.cwdHoldsHubHome": { zh: "工作目录 {cwd} 包含 {folder}（中台的主目录或代码）：Node 会在它上面的每一层目录里找模块，Agent 能写这里就能让中台运行它的代码：选一个不包含它的目录，或给 Agent {agent} 设 \"sandbox\": false", en: "cwd {cwd} holds {folder} (the hub's home or code): Node looks for modules in every folder above it, so an agent that writes there runs its code as the hub: choose a folder that does not hold it, or set \"sandbox\": false on agent {agent}" },
-  "sandbox.writable.holdsHubHome": { zh: "Agent {agent} 的 writable 里的 {path} 包含 {folder}（中台的主目录或代码），Agent 能写这里就能让中台运行它的代码：写一个不包含它的目录", en: "{path} in \"writable\" of agent {agent} holds {folder} (the hub's home or code): an agent that writes there runs its code as the hub: name a folder that does not hold it" },
   "rulesJson.unknownField": { zh: "不认识的字段（认识的有：{known}）", en: "unknown field (known: {known})" },
   "rulesJson.dotName": { zh: "\".\" 和 \"..\" 不能当名字（它们放不进 URL）", en: "\".\" and \"..\" cannot be names (they cannot stand in a URL)" },
   "rulesJson.name": { zh: "名字只能用字母、数字和 _ . -（最多 100 个）", en: "names use letters, digits, _ . - (at most 100)" },

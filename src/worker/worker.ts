@@ -492,16 +492,15 @@ export class Worker {
     if (sandbox.plan) {
       const launch = sandboxArgv(sandbox.plan, program.argv);
       await startSupervised(ldir, launch.argv, turn.cwd, env, true, this.opts.lang, launch.sources);
-    }
-    else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.opts.lang);
+    } else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.opts.lang);
     return this.watch(job, plugin, ldir, isCancelled, setCancel, false);
   }
 
   /**
    * The sandbox of a launch (sandbox.ts): the worker's home hidden, the agent's folder (and its plugin's, when
    * installed in the home) shown read-only; writable only the cwd (unless it is the hub user's home), its own
-   * temporary folders (TMPDIR=/tmp in `env`), the plugin's state and the agent's `writable`; the agent's `devices` passed through. None when the agent
-   * says `"sandbox": false` or bubblewrap cannot run here (said once in the log). Refused, saying why: a cwd inside
+   * temporary folders (TMPDIR=/tmp in `env`), the plugin's state and the agent's `writable`; the agent's `devices`
+   * passed through. None when the agent says `"sandbox": false` or bubblewrap cannot run here (said once in the log). Refused, saying why: a cwd inside
    * the worker's home (it cannot be hidden and shown at once), a cwd that holds the hub user's home or lies in a
    * read-only folder, a `writable` entry that is missing or lies in such places, a device the sandbox does not pass.
    * @throws what the plugin's `state` throws.
