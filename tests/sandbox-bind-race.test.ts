@@ -22,7 +22,9 @@ import { systemCgroups } from "../src/tools/cgroup.js";
 import { probeSandbox, sandboxArgv } from "../src/worker/sandbox.js";
 import { execFileSync } from "node:child_process";
 import { readExit, startSupervised } from "../src/worker/supervise.js";
-import { bwrapTooOld, openBindSource } from "../src/common/bwrap.js";
+import { openBindSource } from "../src/common/bwrap.js";
+import { probeError } from "../src/tools/sandbox.js";
+import { t as text } from "../src/i18n/messages.js";
 
 const sandboxed = async () => (await probeBwrap("bwrap")).ok;
 
@@ -155,8 +157,11 @@ test("issue 26 r2 #3-#5: a bubblewrap older than 0.8 (no --bind-fd) fails both p
     const real = execFileSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).trim();
     writeFileSync(join(bin, "bwrap"), `#!/bin/sh\nif [ "$1" = --help ]; then ${real} --help | grep -v -- '-fd '; exit 0; fi\nexec ${real} "$@"\n`, { mode: 0o755 });
     const old = join(bin, "bwrap");
-    assert.deepEqual(await probeBwrap(old), { ok: false, error: bwrapTooOld });
-    assert.equal(probeSandbox(old, join(bin, "hidden")), bwrapTooOld);
+    const probe = await probeBwrap(old);
+    assert.deepEqual(probe, { ok: false, error: null, tooOld: true });
+    assert.equal(probeError(probe, "en"), "bubblewrap is older than 0.8 (no --bind-fd, which the sandbox needs to bind the folders it checked): upgrade it");
+    assert.equal(probeError(probe, "zh"), text("zh", "sandbox.bwrapTooOld"));
+    assert.equal(probeSandbox(old, join(bin, "hidden"), "zh"), text("zh", "sandbox.bwrapTooOld"));
     assert.equal(probeSandbox(real, join(bin, "hidden")), null);
   } finally {
     rmSync(bin, { recursive: true, force: true });

@@ -78,9 +78,6 @@ export function closeBindSources(fds: readonly number[]): void {
   }
 }
 
-/** What the probes say of a bubblewrap without `--bind-fd` (bwrap's own words are English too). */
-export const bwrapTooOld = "bubblewrap is older than 0.8 (no --bind-fd, needed to bind checked folders): upgrade it";
-
 /** How long `bwrap --help` may take, in ms. */
 const bwrapHelpTimeoutMs = 10_000;
 const bindFdSupport = new Map<string, boolean>();

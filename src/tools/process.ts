@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { t, type Lang } from "../i18n/messages.js";
 import { controllerLimitName, createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
 import { pluginEnv } from "./env.js";
-import { bwrapArgv, homeInstalls, probeBwrap, type HostBind } from "./sandbox.js";
+import { bwrapArgv, homeInstalls, probeBwrap, probeError, type HostBind } from "./sandbox.js";
 import { checkBinds, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
 import { userHomes } from "../worker/sandbox.js";
@@ -106,7 +106,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const direct = [m.entry_point.command, ...m.entry_point.args];
   if (!m.sandbox) return { ok: true, launch: { argv: direct, cwd: req.dir, env, cgroup: null } };
   const probe = await probeBwrap(s.bwrap);
-  if (!probe.ok) return { ok: false, refusal: { code: "tools.sandbox_unavailable", message: t(s.lang, "tools.sandbox.noBwrap", { plugin: req.name, error: probe.error ?? "" }) } };
+  if (!probe.ok) return { ok: false, refusal: { code: "tools.sandbox_unavailable", message: t(s.lang, "tools.sandbox.noBwrap", { plugin: req.name, error: probeError(probe, s.lang) }) } };
   const binds = bindsOf(m, req.dir, s);
   const refused = bindRefusal(req.name, binds, s.lang);
   if (refused) return { ok: false, refusal: refused };

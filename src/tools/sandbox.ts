@@ -30,17 +30,24 @@ import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { SandboxSpec } from "./types.js";
-import { bwrapBindsByFd, bwrapTooOld, procMaskArgs } from "../common/bwrap.js";
+import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
+import { t, type Lang } from "../i18n/messages.js";
 
 /** Where the plugin folder appears inside the sandbox (the public implementation's container workdir). */
 export const sandboxWorkdir = "/workspace";
 /** Top-level folders never bound from the host. */
 const notBound = new Set(["proc", "dev", "tmp", "run", "workspace"]);
 
-/** Whether bubblewrap can make a sandbox here, and if not, what it said. */
+/** Whether bubblewrap can make a sandbox here, and if not, what it said (`tooOld`: it has no `--bind-fd`). */
 export interface BwrapProbe {
   ok: boolean;
   error: string | null;
+  tooOld?: true;
+}
+
+/** Why a probe failed, in `lang`: bwrap's own message, or that it is older than 0.8. */
+export function probeError(probe: BwrapProbe, lang: Lang): string {
+  return probe.tooOld ? t(lang, "sandbox.bwrapTooOld") : probe.error ?? "";
 }
 
 const probes = new Map<string, Promise<BwrapProbe>>();
@@ -56,7 +63,7 @@ export function probeBwrap(bwrap: string): Promise<BwrapProbe> {
       child.on("error", (e) => done({ ok: false, error: (e as NodeJS.ErrnoException).code ?? e.message }));
       child.on("close", (code) => {
         if (code !== 0) return done({ ok: false, error: err.trim() || `exit ${code}` });
-        done(bwrapBindsByFd(bwrap) ? { ok: true, error: null } : { ok: false, error: bwrapTooOld });
+        done(bwrapBindsByFd(bwrap) ? { ok: true, error: null } : { ok: false, error: null, tooOld: true });
       });
     });
     probes.set(bwrap, p);

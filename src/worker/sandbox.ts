@@ -36,7 +36,7 @@ import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:pa
 import { homedir, tmpdir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
 import { engineDir } from "../common/paths.js";
-import { bwrapBindsByFd, bwrapTooOld, procMaskArgs } from "../common/bwrap.js";
+import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
@@ -278,13 +278,13 @@ function linksIn(modules: string): string[] {
 /**
  * Runs `true` in a sandbox like the agents' (hiding `hide`), to tell whether bubblewrap works here: a kernel or a
  * container may forbid the namespaces it needs, and a bubblewrap older than 0.8 cannot bind by descriptor. Returns
- * null when it works, else bwrap's message (or `bwrapTooOld`).
+ * null when it works, else bwrap's message (or, in `lang`, that it is older than 0.8).
  */
-export function probeSandbox(bwrap: string, hide: string): string | null {
+export function probeSandbox(bwrap: string, hide: string, lang: Lang = "en"): string | null {
   try {
     const { argv } = sandboxArgv({ bwrap, hide, show: [], cwd: "/" }, ["true"], null);
     execFileSync(argv[0]!, argv.slice(1), { stdio: ["ignore", "ignore", "pipe"], timeout: sandboxProbeTimeoutMs, env: { PATH: process.env.PATH ?? "" } });
-    return bwrapBindsByFd(bwrap) ? null : bwrapTooOld;
+    return bwrapBindsByFd(bwrap) ? null : t(lang, "sandbox.bwrapTooOld");
   } catch (e) {
     const err = e as { stderr?: Buffer; message: string };
     return err.stderr?.toString().trim() || err.message;
