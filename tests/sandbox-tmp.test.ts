@@ -10,7 +10,8 @@ import { test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { baseRules, hubFixture, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
+import { baseRules, engine, hubFixture, makeHome, serveFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { homePaths } from "../src/host/home.js";
 import { cliLines, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { Worker } from "../src/worker/worker.js";
 
@@ -78,4 +79,31 @@ test("issue 26 r2 #9 (reported case): with the hub's home under /tmp, a sandboxe
   });
   assert.deepEqual(above.filter((d) => existsSync(join(d, "node_modules", mod))), [], "no module reached the host");
   assert.deepEqual(await cliLines(["plugins", "invoke", "optdep.greet"], fx.home.dir), { code: 0, out: ['{"content":"hello"}'], err: [] });
+});
+
+test("issue 26 r2 #9 (the kind in `writable`): a writable folder that holds the worker's home or the engine is refused, saying why", async () => {
+  const hub = realpathSync(tempDir("aa-hub-home-"));
+  const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
+  removed.push(hub, cwd);
+  const cases: [string, string, string][] = [
+    ["above-home", dirname(hub), hub],
+    ["above-engine", dirname(realpathSync(engine)), realpathSync(engine)],
+  ];
+  const rules = {
+    ...baseRules,
+    agents: Object.fromEntries(cases.map(([id, w]) => [id, { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'], writable: [w] }])),
+    rules: cases.map(([id]) => ({ name: id, when: { source: "shop", types: [`${id}.*`] }, to: id, cwd })),
+  };
+  const fx = await serveFixture(makeHome(rules));
+  f = fx;
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: homePaths(hub), lang: "en" });
+  workers.push(w);
+  void w.run();
+  for (const [id] of cases) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
+  const st = await until(async () => {
+    const s = await fx.state();
+    return s.runs.length === cases.length && s.runs.every((r) => r.state === "waiting") && s;
+  }, 60_000, "every run refused");
+  assert.deepEqual(Object.fromEntries(st.runs.map((r) => [r.rule, r.error])), Object.fromEntries(cases.map(([id, path, folder]) => [id,
+    `${path} in "writable" of agent ${id} holds ${folder}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`])));
 });

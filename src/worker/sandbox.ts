@@ -156,14 +156,18 @@ export interface SandboxPlaces {
 
 /**
  * Why the sandbox cannot leave `path` (a real path) writable: it lies in the worker's home (hidden), it is or holds
- * a home of the hub's user (kept read-only), or it lies in a read-only folder (`readOnlyPaths`). Null when it can.
+ * a home of the hub's user (kept read-only), it lies in a read-only folder (`readOnlyPaths`), or it holds the worker's
+ * home or a read-only folder (issue 26 round 2, finding 9: an agent that writes a folder above them can move them
+ * aside or put a `node_modules` above them, where Node looks for what the hub's plugins lack). Null when it can.
  */
-export function placeProblem(path: string, places: SandboxPlaces): { why: "inHubHome" } | { why: "holdsHome"; home: string } | { why: "readOnly"; folder: string } | null {
+export function placeProblem(path: string, places: SandboxPlaces): { why: "inHubHome" } | { why: "holdsHome"; home: string } | { why: "readOnly" | "holdsHub"; folder: string } | null {
   if (isInside(path, places.hubHome)) return { why: "inHubHome" };
   const home = places.homes.find((h) => isInside(h, path));
   if (home) return { why: "holdsHome", home };
   const folder = places.readOnly.find((d) => isInside(path, d));
-  return folder ? { why: "readOnly", folder } : null;
+  if (folder) return { why: "readOnly", folder };
+  const held = [places.hubHome, ...places.readOnly].find((d) => isInside(d, path));
+  return held ? { why: "holdsHub", folder: held } : null;
 }
 
 /** `path` with a leading `~/` (or `~` alone) taken from `home`. */

@@ -537,6 +537,7 @@ export class Worker {
       if (problem?.why === "inHubHome") return { error: t(lang, "sandbox.writable.inHubHome", { path: w, agent, home }) };
       if (problem?.why === "holdsHome") return { error: t(lang, "sandbox.writable.holdsHome", { path: w, agent, home: problem.home }) };
       if (problem?.why === "readOnly") return { error: t(lang, "sandbox.writable.readOnly", { path: w, agent, folder: problem.folder }) };
+      if (problem?.why === "holdsHub") return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: problem.folder }) };
       writable.push(realPath(path));
     }
     // The CLI's own state: folders made when missing; a path in a place the sandbox keeps as it is stays so.
