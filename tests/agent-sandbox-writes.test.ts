@@ -157,12 +157,14 @@ fs.writeFileSync(process.argv[2], JSON.stringify(tried));
 console.log("Done: tried");
 `;
 
-test("what a sandboxed agent may still write: its cwd, the temporary folders, its plugin's state (a folder made when missing, a file that exists) and the agent's writable; a cwd that is the home is read-only", async () => {
+test("what a sandboxed agent may still write: its cwd, its own temporary folders (not the host's /tmp), its plugin's state (a folder made when missing, a file that exists) and the agent's writable; a cwd that is the home is read-only", async () => {
   const home = realpathSync(tempDir("aa-user-home-"));
   const cwd = realpathSync(tempDir("aa-writes-cwd-"));
-  const reports = realpathSync(tempDir("aa-writes-reports-"));
-  removed.push(home, cwd, reports);
+  const hostTmp = realpathSync(tempDir("aa-writes-host-tmp-"));
+  removed.push(home, cwd, hostTmp);
   mkdirSync(join(home, "cache"));
+  // The reports go to a writable folder: the host's /tmp is not the sandbox's (issue 26 round 2, finding 9).
+  const reports = join(home, "cache");
   mkdirSync(join(home, "project"));
   writeFileSync(join(home, ".mystate.json"), "{}\n");
   setEnv("HOME", home);
@@ -187,16 +189,21 @@ test("what a sandboxed agent may still write: its cwd, the temporary folders, it
   void w.run();
   const writes = [
     join(cwd, "work.txt"), join(home, ".mystate", "session.json"), join(home, ".made", "deep", "log"), join(home, ".mystate.json"),
-    join(home, "cache", "c.bin"), join(reports, "tmp.txt"), join(home, ".absent.json"), join(home, "other.txt"), join(home, "project", "p.txt"), join(home, ".cache"),
+    join(home, "cache", "c.bin"), `/tmp/aa-private-${process.pid}.txt`, `/var/tmp/aa-private-${process.pid}.txt`,
+    join(home, ".absent.json"), join(home, "other.txt"), join(home, "project", "p.txt"), join(home, ".cache"), join(hostTmp, "tmp.txt"),
   ];
   writeFileSync(join(cwd, "writes.json"), JSON.stringify(writes));
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   const st = await untilLatestRun(fx, "done", 30_000);
   assert.equal(st.runs[0].summary, "Done: tried");
   assert.deepEqual(JSON.parse(readFileSync(join(reports, "cwd.json"), "utf8")), {
-    ...Object.fromEntries(writes.slice(0, 6).map((p) => [p, "written"])),
-    ...Object.fromEntries(writes.slice(6).map((p) => [p, "EROFS"])),
+    ...Object.fromEntries(writes.slice(0, 7).map((p) => [p, "written"])),
+    ...Object.fromEntries(writes.slice(7, 11).map((p) => [p, "EROFS"])),
+    // A folder of the host's /tmp is not there at all.
+    [join(hostTmp, "tmp.txt")]: "ENOENT",
   });
+  assert.deepEqual(readdirSync(hostTmp), [], "nothing reached the host's /tmp");
+  assert.deepEqual([existsSync(`/tmp/aa-private-${process.pid}.txt`), existsSync(`/var/tmp/aa-private-${process.pid}.txt`)], [false, false], "the sandbox's /tmp and /var/tmp are its own");
   assert.equal(readFileSync(join(home, ".mystate.json"), "utf8"), "{}\nx\n", "the state file was written in place");
 
   // The home itself as the cwd (the starter rule's "~"): it stays read-only; the state inside it does not.

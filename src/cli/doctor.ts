@@ -176,7 +176,7 @@ function sandboxFindings(home: Home, rules: Rules, local: AgentDef[], lang: Lang
     out.push({ ok: !fixable, line: t(lang, "doctor.sandboxOff", { agents, why: here.off }) });
     return out;
   }
-  const failed = probeSandbox(here.bwrap, realPath(home.dir));
+  const failed = probeSandbox(here.bwrap, realPath(home.dir), lang);
   if (failed) {
     out.push({ ok: false, line: t(lang, "doctor.sandboxFails", { bwrap: here.bwrap, error: failed, agents }) });
     return out;

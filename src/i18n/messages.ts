@@ -670,6 +670,12 @@ const catalog = {
   "sandbox.writable.holdsHome": { zh: "Agent {agent} 的 writable 里的 {path} 就是或包含中台用户的主目录 {home}，沙箱让它保持只读：写它里面的一个目录", en: "{path} in \"writable\" of agent {agent} is or holds {home}, the home of the hub's user, which the sandbox keeps read-only: name a folder inside it" },
   "sandbox.writable.inHubHome": { zh: "Agent {agent} 的 writable 里的 {path} 在接单程序的目录 {home} 里，沙箱把那里藏起来了", en: "{path} in \"writable\" of agent {agent} lies inside the worker's home {home}, which the sandbox hides" },
   "sandbox.writable.readOnly": { zh: "Agent {agent} 的 writable 里的 {path} 在 {folder} 里面，沙箱把那里设成只读（中台要从那里运行代码或程序）", en: "{path} in \"writable\" of agent {agent} lies inside {folder}, which the sandbox keeps read-only because the hub runs code or programs from there" },
+  // sec2-sandbox (issue 26 round 2: binds by descriptor)
+  "sandbox.bindChanged": { zh: "沙箱的目录 {path} 已经不是检查过的那个（现在是 {now}）：有人把它或它上面的目录换成了链接；Agent 没有启动", en: "the sandbox's folder {path} is no longer the one checked (now {now}): a link was put in its place or above it; the agent did not start" },
+  "sandbox.bindGone": { zh: "沙箱的目录 {path} 打不开（{error}）；Agent 没有启动", en: "the sandbox's folder {path} cannot be opened ({error}); the agent did not start" },
+  "sandbox.bwrapTooOld": { zh: "bubblewrap 比 0.8 旧（没有 --bind-fd，沙箱要靠它绑定检查过的目录）：升级它", en: "bubblewrap is older than 0.8 (no --bind-fd, which the sandbox needs to bind the folders it checked): upgrade it" },
+  "sandbox.writable.holdsHub": { zh: "Agent {agent} 的 writable 里的 {path} 包含 {folder}（中台的主目录，或中台从那里运行代码或程序）：能写它上面目录的 Agent 可以把它挪开，或在它上面放一个 node_modules 让中台加载：写一个不包含它的目录", en: "{path} in \"writable\" of agent {agent} holds {folder}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it" },
+  "tools.sandbox.bindChanged": { zh: "插件 {plugin} 的绑定来源 {path} 已经不是检查过的那个（现在是 {now}）：有人把它或它上面的目录换成了链接；插件没有启动", en: "plugin {plugin} binds {path}, which is no longer the one checked (now {now}): a link was put in its place or above it; the plugin did not start" },
   "rulesJson.unknownField": { zh: "不认识的字段（认识的有：{known}）", en: "unknown field (known: {known})" },
   "rulesJson.dotName": { zh: "\".\" 和 \"..\" 不能当名字（它们放不进 URL）", en: "\".\" and \"..\" cannot be names (they cannot stand in a URL)" },
   "rulesJson.name": { zh: "名字只能用字母、数字和 _ . -（最多 100 个）", en: "names use letters, digits, _ . - (at most 100)" },

@@ -6,7 +6,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { t } from "../i18n/messages.js";
 import { cgroupBases, controllerLimitName, controllerMissing, neededControllers } from "./cgroup.js";
-import { probeBwrap } from "./sandbox.js";
+import { probeBwrap, probeError } from "./sandbox.js";
 import { formatClash, type ToolRegistry } from "./registry.js";
 import { bindRefusal, bindsOf, type LaunchSettings } from "./process.js";
 import type { ConformanceLine, PluginRecord } from "./types.js";
@@ -64,7 +64,7 @@ async function check(rec: PluginRecord, s: LaunchSettings, clashes: string[]): P
   const controllers = neededControllers({ memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids });
   const bases = cgroupBases(s.cgroups);
   const missing = controllers.filter((c) => !bases[c]);
-  if (!probe.ok) add("tools.doctor.sandbox", "fail", t(s.lang, "tools.sandbox.noBwrap", { plugin: rec.name, error: probe.error ?? "" }));
+  if (!probe.ok) add("tools.doctor.sandbox", "fail", t(s.lang, "tools.sandbox.noBwrap", { plugin: rec.name, error: probeError(probe, s.lang) }));
   else if (missing.length > 0) add("tools.doctor.sandbox", "fail", t(s.lang, "tools.sandbox.noCgroup", { plugin: rec.name, what: controllerLimitName[missing[0]!], controller: missing[0]!, error: controllerMissing }));
   else add("tools.doctor.sandbox", "ok", ["bubblewrap", ...controllers.map((c) => `${c}: ${bases[c]}`)].join(", "));
   return lines;

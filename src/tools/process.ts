@@ -10,10 +10,11 @@ import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { t, type Lang } from "../i18n/messages.js";
 import { controllerLimitName, createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
 import { pluginEnv } from "./env.js";
-import { bwrapArgv, homeInstalls, probeBwrap, type HostBind } from "./sandbox.js";
+import { bwrapArgv, homeInstalls, probeBwrap, probeError, type HostBind } from "./sandbox.js";
 import { checkBinds, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
 import { userHomes } from "../worker/sandbox.js";
+import { closeBindSources, openBindSource } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import type { Manifest } from "./types.js";
 
@@ -50,12 +51,26 @@ export interface LaunchRefusal {
   message: string;
 }
 
-/** What a launch runs: the argv, working directory, environment, and its cgroup (when the sandbox limits anything). */
+/**
+ * What a launch runs: the argv, working directory, environment, its cgroup (when the sandbox limits anything), and
+ * the open bind sources of its sandbox (descriptors of this process, given to the child as 3, 4, …; sandbox.ts
+ * `bwrapArgv`), which `PluginProcess` closes once it has spawned the child.
+ */
 export interface Launch {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
   cgroup: Cgroup | null;
+  fds?: number[];
+}
+
+/** `path` with links resolved, or as it is when it cannot be (then opening it fails, saying so). */
+function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** The catalog text of each way a bind is refused at start (binds.ts). */
@@ -91,7 +106,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const direct = [m.entry_point.command, ...m.entry_point.args];
   if (!m.sandbox) return { ok: true, launch: { argv: direct, cwd: req.dir, env, cgroup: null } };
   const probe = await probeBwrap(s.bwrap);
-  if (!probe.ok) return { ok: false, refusal: { code: "tools.sandbox_unavailable", message: t(s.lang, "tools.sandbox.noBwrap", { plugin: req.name, error: probe.error ?? "" }) } };
+  if (!probe.ok) return { ok: false, refusal: { code: "tools.sandbox_unavailable", message: t(s.lang, "tools.sandbox.noBwrap", { plugin: req.name, error: probeError(probe, s.lang) }) } };
   const binds = bindsOf(m, req.dir, s);
   const refused = bindRefusal(req.name, binds, s.lang);
   if (refused) return { ok: false, refusal: refused };
@@ -107,18 +122,33 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   // plugin's binds may show parts of it again on purpose.
   const homes = userHomes([s.parentEnv.HOME]);
   const shown = homeInstalls(env.PATH ?? "", homes, s.hidden.map((h) => (existsSync(h) ? realpathSync(h) : h)));
-  // The real sources are bound, not the paths as written: a symlink swapped after the check is not followed again.
+  // The real sources are bound, not the paths as written, and by descriptor (issue 26 round 2, findings 3 and 4): each
+  // is opened here and kept only when the file opened is the one checked, so no link swapped in later is followed.
   const mounts = binds.map((b) => ({ host: b.source, relative: false, container: b.container, readOnly: b.readOnly }));
-  const sandboxed = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: req.dir, hidden: s.hidden, homes, shown, devices, hostBinds: req.hostBinds ?? [], argv: direct });
+  const hostBinds = (req.hostBinds ?? []).map((b) => ({ path: realOr(b.path), at: b.at ?? b.path }));
+  const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realOr(req.dir), hidden: s.hidden, homes, shown, devices, hostBinds, argv: direct });
+  const fds: number[] = [];
+  for (const source of sources) {
+    const opened = openBindSource(source);
+    if ("fd" in opened) {
+      fds.push(opened.fd);
+      continue;
+    }
+    closeBindSources(fds);
+    if (opened.why === "missing") return { ok: false, refusal: { code: "tools.bind_missing", message: t(s.lang, "tools.sandbox.bindMissing", { plugin: req.name, path: source }) } };
+    return { ok: false, refusal: { code: "tools.bind_refused", message: t(s.lang, "tools.sandbox.bindChanged", { plugin: req.name, path: source, now: opened.now }) } };
+  }
   const limits = { memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids };
-  if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env, cgroup: null } };
+  if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env, cgroup: null, fds } };
   const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);
   if (!made.ok) {
+    closeBindSources(fds);
     const { controller, error } = made.failure;
     return { ok: false, refusal: { code: "tools.cgroup_unavailable", message: t(s.lang, "tools.sandbox.noCgroup", { plugin: req.name, what: controllerLimitName[controller], controller, error }) } };
   }
+  // The shell keeps the descriptors as they are (3, 4, …) through its `exec` of bwrap.
   const argv = ["/bin/sh", "-c", joinScript, "sh", ...made.cgroup.procsFiles, "--", ...sandboxed];
-  return { ok: true, launch: { argv, cwd: req.dir, env, cgroup: made.cgroup } };
+  return { ok: true, launch: { argv, cwd: req.dir, env, cgroup: made.cgroup, fds } };
 }
 
 /** Why stdout was cut off: one line too long, or too much output in all. */
@@ -157,8 +187,13 @@ export class PluginProcess {
    *   `longLivedStderrLogMaxBytes` for its whole life.
    */
   constructor(readonly launch: Launch, readonly name: string, private readonly s: LaunchSettings, private readonly longLived = false) {
-    // detached: a process group of its own, so a timeout can end the plugin and everything it started.
-    this.child = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd: launch.cwd, env: launch.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    // detached: a process group of its own, so a timeout can end the plugin and everything it started. The sandbox's
+    // bind sources follow stdio (3, 4, …); bwrap has its copies once spawned, this process keeps none.
+    try {
+      this.child = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd: launch.cwd, env: launch.env, detached: true, stdio: ["pipe", "pipe", "pipe", ...(launch.fds ?? [])] }) as ChildProcessWithoutNullStreams;
+    } finally {
+      closeBindSources(launch.fds ?? []);
+    }
     this.spawnError = new Promise((r) => this.child.once("error", r));
     this.exited = new Promise((r) => this.child.once("exit", (code, signal) => r({ code, signal })));
     this.closed = new Promise((r) => this.child.once("close", () => r()));

@@ -21,21 +21,33 @@
  * - The plugin folder is bound read-only at `/workspace`, the working directory (a plugin cannot rewrite its own
  *   manifest); `binds` in Docker `-v` form follow, relative host paths taken from the plugin folder (the launch passes
  *   their real paths, checked by binds.ts: issue 26 #3), then the hidden paths, so no bind uncovers one.
+ * - Every bind source but the top-level system folders and devices is bound by descriptor (issue 26 round 2): opened
+ *   once, checked to be the real path that was checked, so no link swapped in later is followed (process.ts).
+ * - `/proc` is masked as container runtimes mask it (src/common/bwrap.ts; issue 26 round 2, finding 2): /proc/sys and
+ *   the other host knobs read-only, kcore, keys, timer_list and the like unreadable.
  */
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { SandboxSpec } from "./types.js";
+import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
+import { t, type Lang } from "../i18n/messages.js";
 
 /** Where the plugin folder appears inside the sandbox (the public implementation's container workdir). */
 export const sandboxWorkdir = "/workspace";
 /** Top-level folders never bound from the host. */
 const notBound = new Set(["proc", "dev", "tmp", "run", "workspace"]);
 
-/** Whether bubblewrap can make a sandbox here, and if not, what it said. */
+/** Whether bubblewrap can make a sandbox here, and if not, what it said (`tooOld`: it has no `--bind-fd`). */
 export interface BwrapProbe {
   ok: boolean;
   error: string | null;
+  tooOld?: true;
+}
+
+/** Why a probe failed, in `lang`: bwrap's own message, or that it is older than 0.8. */
+export function probeError(probe: BwrapProbe, lang: Lang): string {
+  return probe.tooOld ? t(lang, "sandbox.bwrapTooOld") : probe.error ?? "";
 }
 
 const probes = new Map<string, Promise<BwrapProbe>>();
@@ -49,7 +61,10 @@ export function probeBwrap(bwrap: string): Promise<BwrapProbe> {
       let err = "";
       child.stderr.on("data", (d: Buffer) => (err = (err + d.toString()).slice(0, 500)));
       child.on("error", (e) => done({ ok: false, error: (e as NodeJS.ErrnoException).code ?? e.message }));
-      child.on("close", (code) => done(code === 0 ? { ok: true, error: null } : { ok: false, error: err.trim() || `exit ${code}` }));
+      child.on("close", (code) => {
+        if (code !== 0) return done({ ok: false, error: err.trim() || `exit ${code}` });
+        done(bwrapBindsByFd(bwrap) ? { ok: true, error: null } : { ok: false, error: null, tooOld: true });
+      });
     });
     probes.set(bwrap, p);
   }
@@ -107,9 +122,23 @@ export function homeInstalls(path: string, homes: string[], hidden: string[]): s
   return unique.filter((p, i) => !unique.slice(0, i).some((q) => inside(p, q)));
 }
 
-/** The bubblewrap command line that runs `plan.argv` in the plugin's sandbox. */
-export function bwrapArgv(plan: SandboxPlan): string[] {
+/** The first file descriptor of a plugin sandbox's bind sources (after stdin, stdout, stderr). */
+export const pluginFirstBindFd = 3;
+
+/**
+ * The bubblewrap command line that runs `plan.argv` in the plugin's sandbox, and the host paths it binds by
+ * descriptor (issue 26 round 2, findings 3 and 4: bound by path, a source checked by realpath was resolved again by
+ * bwrap after a link was swapped into a parent): `sources[i]` is to be opened (`openBindSource`) as descriptor
+ * `pluginFirstBindFd + i` of the process. The plugin folder, its binds (devices aside), the installs shown from the
+ * home and the host's own binds all go so; only the top-level system folders and devices are bound by path.
+ */
+export function bwrapArgv(plan: SandboxPlan): { argv: string[]; sources: string[] } {
   const { sandbox } = plan;
+  const sources: string[] = [];
+  const byFd = (readOnly: boolean, source: string, dest: string) => {
+    sources.push(source);
+    return [readOnly ? "--ro-bind-fd" : "--bind-fd", String(pluginFirstBindFd + sources.length - 1), dest];
+  };
   const a = [plan.bwrap, "--unshare-all"];
   if (sandbox.network !== "none") a.push("--share-net");
   a.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
@@ -120,7 +149,7 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
     if (st.isSymbolicLink()) a.push("--symlink", readlinkSync(path), path);
     else a.push("--ro-bind", path, path);
   }
-  a.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run");
+  a.push("--proc", "/proc", ...procMaskArgs(), "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run");
   if (!sandbox.read_only_root && existsSync("/var/tmp")) a.push("--tmpfs", "/var/tmp");
   const hide = (h: string) => {
     if (!existsSync(h)) return;
@@ -130,19 +159,19 @@ export function bwrapArgv(plan: SandboxPlan): string[] {
   // The hub user's home (issue 26 #13) before the plugin's binds, which may show parts of it again on purpose; the
   // programs on PATH installed in it shown read-only.
   for (const h of plan.homes ?? []) hide(h);
-  for (const d of plan.shown ?? []) a.push("--ro-bind", d, d);
-  a.push("--ro-bind", plan.pluginDir, sandboxWorkdir);
+  for (const d of plan.shown ?? []) a.push(...byFd(true, d, d));
+  a.push(...byFd(true, plan.pluginDir, sandboxWorkdir));
   for (const m of sandbox.mounts) {
     const host = m.relative ? resolve(plan.pluginDir, m.host) : m.host;
     const device = plan.devices?.get(host);
     if (device) a.push("--dev-bind", device, m.container);
-    else a.push(m.readOnly ? "--ro-bind" : "--bind", host, m.container);
+    else a.push(...byFd(m.readOnly, host, m.container));
   }
   // The hidden paths after the plugin's binds (issue 26 #3): a bind onto or over one never uncovers it. The host's own
   // binds (a service's socket folder) come last: the host puts them where it means them to be.
   for (const h of plan.hidden) hide(h);
-  for (const b of plan.hostBinds) a.push("--bind", b.path, b.at ?? b.path);
+  for (const b of plan.hostBinds) a.push(...byFd(false, b.path, b.at ?? b.path));
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);
-  return a;
+  return { argv: a, sources };
 }

@@ -4,8 +4,9 @@
  * other runs' files. Only what the agent needs from the home is shown again, read-only: its run's `agent/` folder
  * (the context file) and the folder of its plugin when that is installed in the home.
  *
- * The file system is read-only except what the agent works on (issue 26, finding 2): the run's cwd, the temporary
- * folders (/tmp, /var/tmp, its TMPDIR), its CLI's own state (`AgentPlugin.state`: ~/.claude, CODEX_HOME, …) and the
+ * The file system is read-only except what the agent works on (issue 26, finding 2): the run's cwd, its own temporary
+ * folders (an empty /tmp and /var/tmp per launch, TMPDIR=/tmp: the host's /tmp, with other runs' files and the folders
+ * above a home kept under /tmp, is not there; issue 26 round 2, finding 9), its CLI's own state (`AgentPlugin.state`: ~/.claude, CODEX_HOME, …) and the
  * agent's rules.json `writable`. An agent runs as the hub's user, and that user's programs load code from everywhere
  * that user may write: ~/.local (a `.pth` in the user site runs in every Python), a Python or Node install in the
  * home (~/.pyenv, ~/miniconda3, ~/.nvm), ~/.npmrc (`node-options` for every `npm exec`), ~/.gitconfig (filters,
@@ -16,6 +17,10 @@
  *
  * `/dev` is a minimal one of the sandbox's own (null, zero, full, random, urandom, tty, ptys, /dev/shm), plus the
  * devices the agent's rules.json `devices` names, when src/kernel/devices.ts lets them through (issue 26, finding 15).
+ *
+ * `/proc` is masked as container runtimes mask it (src/common/bwrap.ts; round 2, finding 1): as root, a writable
+ * /proc/sys/kernel/core_pattern had the kernel run the agent's program as full root outside the sandbox. Every folder
+ * bound from the host goes by descriptor, opened and checked by the run's supervisor (round 2, findings 4, 5).
  *
  * The agent runs in its own PID namespace (it cannot see the hub's or the worker's processes, their environment or
  * their open files in /proc), in a new session whose process group the worker stops (bwrap's `--info-fd` gives its
@@ -31,6 +36,7 @@ import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:pa
 import { homedir, tmpdir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
 import { engineDir } from "../common/paths.js";
+import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
@@ -70,32 +76,54 @@ function depth(path: string): number {
 
 /** The file descriptor on which bwrap writes `{"child-pid": …}` (the supervisor opens it as a pipe). */
 export const sandboxInfoFd = 3;
+/** The first file descriptor of the bind sources (`SandboxLaunch.sources`, in order), after the info one. */
+export const firstBindFd = sandboxInfoFd + 1;
 
 /**
- * The command line that runs `argv` in the sandbox `plan` describes.
+ * A sandboxed launch: bwrap's command line, and the real paths it binds by descriptor (`--bind-fd`, `--ro-bind-fd`;
+ * issue 26 round 2, findings 3-5): `sources[i]` is to be opened (checked, `openBindSource`) as `firstBindFd + i` of
+ * the bwrap process. Bound by path, a source checked by the worker was resolved again by bwrap, after whoever writes
+ * a parent folder (another run sharing it) could swap in a link to the hub's home.
+ */
+export interface SandboxLaunch {
+  argv: string[];
+  sources: string[];
+}
+
+/**
+ * The command line that runs `argv` in the sandbox `plan` describes. /tmp and /var/tmp are the sandbox's own, empty
+ * (issue 26 round 2, finding 9: the host's /tmp is where other runs' files are, and where a hub whose home or code
+ * lies under /tmp looks for Node modules); /proc is masked as container runtimes mask it (findings 1, 2).
  * @param infoFd where bwrap reports the agent's process id (null: nowhere).
  */
-export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | null = sandboxInfoFd): string[] {
+export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | null = sandboxInfoFd): SandboxLaunch {
   // Parents before what lies inside them; at the same place a home (read-only) after a writable folder.
   const layers = [
-    ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind", order: 0 })),
-    ...(plan.homes ?? []).map((p) => ({ p, flag: "--ro-bind", order: 1 })),
+    ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind-fd", order: 0 })),
+    ...(plan.homes ?? []).map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
   ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
-  return [
+  const sources: string[] = [];
+  const bind = (flag: string, p: string) => {
+    sources.push(p);
+    return [flag, String(firstBindFd + sources.length - 1), p];
+  };
+  const out = [
     plan.bwrap,
-    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...procMaskArgs(),
+    "--tmpfs", "/tmp", ...(existsSync("/var/tmp") ? ["--tmpfs", "/var/tmp"] : []),
     "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
     ...(infoFd === null ? [] : ["--info-fd", String(infoFd)]),
     ...(plan.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
-    ...layers.flatMap(({ p, flag }) => [flag, p, p]),
+    ...layers.flatMap(({ p, flag }) => bind(flag, p)),
     // After the writable folders (the engine inside a cwd stays read-only), before the home is hidden: a read-only
     // folder that holds the home must not show it again.
-    ...(plan.readOnly ?? []).flatMap((d) => ["--ro-bind", d, d]),
+    ...(plan.readOnly ?? []).flatMap((d) => bind("--ro-bind-fd", d)),
     "--tmpfs", plan.hide,
-    ...plan.show.flatMap((d) => ["--ro-bind", d, d]),
+    ...plan.show.flatMap((d) => bind("--ro-bind-fd", d)),
     "--chdir", plan.cwd,
     "--", ...argv,
   ];
+  return { argv: out, sources };
 }
 
 /**
@@ -128,14 +156,18 @@ export interface SandboxPlaces {
 
 /**
  * Why the sandbox cannot leave `path` (a real path) writable: it lies in the worker's home (hidden), it is or holds
- * a home of the hub's user (kept read-only), or it lies in a read-only folder (`readOnlyPaths`). Null when it can.
+ * a home of the hub's user (kept read-only), it lies in a read-only folder (`readOnlyPaths`), or it holds the worker's
+ * home or a read-only folder (issue 26 round 2, finding 9: an agent that writes a folder above them can move them
+ * aside or put a `node_modules` above them, where Node looks for what the hub's plugins lack). Null when it can.
  */
-export function placeProblem(path: string, places: SandboxPlaces): { why: "inHubHome" } | { why: "holdsHome"; home: string } | { why: "readOnly"; folder: string } | null {
+export function placeProblem(path: string, places: SandboxPlaces): { why: "inHubHome" } | { why: "holdsHome"; home: string } | { why: "readOnly" | "holdsHub"; folder: string } | null {
   if (isInside(path, places.hubHome)) return { why: "inHubHome" };
   const home = places.homes.find((h) => isInside(h, path));
   if (home) return { why: "holdsHome", home };
   const folder = places.readOnly.find((d) => isInside(path, d));
-  return folder ? { why: "readOnly", folder } : null;
+  if (folder) return { why: "readOnly", folder };
+  const held = [places.hubHome, ...places.readOnly].find((d) => isInside(d, path));
+  return held ? { why: "holdsHub", folder: held } : null;
 }
 
 /** `path` with a leading `~/` (or `~` alone) taken from `home`. */
@@ -249,13 +281,14 @@ function linksIn(modules: string): string[] {
 
 /**
  * Runs `true` in a sandbox like the agents' (hiding `hide`), to tell whether bubblewrap works here: a kernel or a
- * container may forbid the namespaces it needs. Returns null when it works, else bwrap's message.
+ * container may forbid the namespaces it needs, and a bubblewrap older than 0.8 cannot bind by descriptor. Returns
+ * null when it works, else bwrap's message (or, in `lang`, that it is older than 0.8).
  */
-export function probeSandbox(bwrap: string, hide: string): string | null {
+export function probeSandbox(bwrap: string, hide: string, lang: Lang = "en"): string | null {
   try {
-    const argv = sandboxArgv({ bwrap, hide, show: [], cwd: "/" }, ["true"], null);
+    const { argv } = sandboxArgv({ bwrap, hide, show: [], cwd: "/" }, ["true"], null);
     execFileSync(argv[0]!, argv.slice(1), { stdio: ["ignore", "ignore", "pipe"], timeout: sandboxProbeTimeoutMs, env: { PATH: process.env.PATH ?? "" } });
-    return null;
+    return bwrapBindsByFd(bwrap) ? null : t(lang, "sandbox.bwrapTooOld");
   } catch (e) {
     const err = e as { stderr?: Buffer; message: string };
     return err.stderr?.toString().trim() || err.message;

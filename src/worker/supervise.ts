@@ -29,14 +29,20 @@ export interface LaunchSpec {
   sandboxed: boolean;
   /** The language of what the supervisor itself writes into `exit.json` (Windows: why the Job Object failed). */
   lang?: Lang;
+  /**
+   * Sandboxed: the real paths bwrap binds by descriptor (sandbox.ts `SandboxLaunch.sources`), checked by the worker.
+   * The supervisor opens each (`openBindSource`), refuses the launch when one is no longer the folder checked, and
+   * gives them to bwrap as descriptors `firstBindFd`, `firstBindFd + 1`, …, closing its own copies after the spawn.
+   */
+  bindSources?: string[];
 }
 
 /**
  * Starts `argv` under a detached supervisor in `dir`; returns once the supervisor has started it. On Windows
  * `argv[0]` must be what the launch rules resolved (an absolute `.exe`/`.com`: src/sdk/launch.ts `launchArgv`).
  */
-export async function startSupervised(dir: string, argv: string[], cwd: string, env: Record<string, string>, sandboxed = false, lang: Lang = "en"): Promise<void> {
-  const spec: LaunchSpec = { argv, cwd, env, sandboxed, lang };
+export async function startSupervised(dir: string, argv: string[], cwd: string, env: Record<string, string>, sandboxed = false, lang: Lang = "en", bindSources: string[] = []): Promise<void> {
+  const spec: LaunchSpec = { argv, cwd, env, sandboxed, lang, bindSources };
   writeFileDurable(join(dir, "spec.json"), JSON.stringify({ argv, cwd, env: Object.keys(env).sort(), sandboxed }));
   const sup = spawn(process.execPath, [supervisorScript, dir], { detached: true, stdio: ["pipe", "ignore", "ignore"], cwd: dir, env: { PATH: process.env.PATH ?? "" } });
   // A supervisor that cannot be started (EMFILE, EAGAIN) leaves no pid.json: the watch reports "did not start".

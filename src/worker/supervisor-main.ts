@@ -21,6 +21,7 @@ import { t } from "../i18n/messages.js";
 import { stopGraceMs } from "../kernel/limits.js";
 import { findPowerShell, windowsFiles } from "../sdk/launch.js";
 import { writeFileDurable } from "./files.js";
+import { closeBindSources, openBindSource } from "../common/bwrap.js";
 import type { LaunchSpec } from "./supervise.js";
 import { encodeJobPayload, jobExit, jobHostArgv, jobPayload, jobStatusFile } from "./windows-job.js";
 
@@ -83,16 +84,42 @@ function jobStatus(): string | null {
   }
 }
 
+/**
+ * The bind sources of a sandboxed launch, opened once and checked (issue 26 round 2, findings 3-5): each must still
+ * be the folder the worker checked, at its path, reached through no link; bwrap binds the open folder, so a link
+ * swapped in afterwards changes nothing. A source that changed or is gone ends the launch before bwrap starts.
+ */
+function openSources(paths: readonly string[]): number[] {
+  const fds: number[] = [];
+  for (const path of paths) {
+    const opened = openBindSource(path);
+    if ("fd" in opened) {
+      fds.push(opened.fd);
+      continue;
+    }
+    closeBindSources(fds);
+    const error = opened.why === "changed" ? t(lang, "sandbox.bindChanged", { path, now: opened.now }) : t(lang, "sandbox.bindGone", { path, error: opened.error });
+    writeJson("exit.json", { code: 127, signal: null, error });
+    process.exit(0);
+  }
+  return fds;
+}
+
 let child: ChildProcess;
+let bindFds: number[] = [];
 try {
   if (windows) child = startInJob();
   else {
-    const stdio: ("ignore" | "pipe" | number)[] = ["ignore", out, err, ...(spec.sandboxed ? ["pipe" as const] : [])];
+    bindFds = spec.sandboxed ? openSources(spec.bindSources ?? []) : [];
+    const stdio: ("ignore" | "pipe" | number)[] = ["ignore", out, err, ...(spec.sandboxed ? ["pipe" as const] : []), ...bindFds];
     child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio, detached: true });
   }
 } catch (e) {
   writeJson("exit.json", { code: 127, signal: null, error: (e as Error).message });
   process.exit(0);
+} finally {
+  // bwrap has its own copies (and closes them once mounted); this process keeps none.
+  closeBindSources(bindFds);
 }
 child.on("error", (e) => {
   writeJson("exit.json", { code: 127, signal: null, error: e.message });

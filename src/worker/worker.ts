@@ -489,16 +489,18 @@ export class Worker {
     // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (src/sdk/launch.ts).
     const program = launchArgv(argv, { env, cwd: turn.cwd, lang: this.opts.lang });
     if ("error" in program) return { error: program.error };
-    if (sandbox.plan) await startSupervised(ldir, sandboxArgv(sandbox.plan, program.argv), turn.cwd, env, true, this.opts.lang);
-    else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.opts.lang);
+    if (sandbox.plan) {
+      const launch = sandboxArgv(sandbox.plan, program.argv);
+      await startSupervised(ldir, launch.argv, turn.cwd, env, true, this.opts.lang, launch.sources);
+    } else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.opts.lang);
     return this.watch(job, plugin, ldir, isCancelled, setCancel, false);
   }
 
   /**
    * The sandbox of a launch (sandbox.ts): the worker's home hidden, the agent's folder (and its plugin's, when
-   * installed in the home) shown read-only; writable only the cwd (unless it is the hub user's home), the temporary
-   * folders, the plugin's state and the agent's `writable`; the agent's `devices` passed through. None when the agent
-   * says `"sandbox": false` or bubblewrap cannot run here (said once in the log). Refused, saying why: a cwd inside
+   * installed in the home) shown read-only; writable only the cwd (unless it is the hub user's home), its own
+   * temporary folders (TMPDIR=/tmp in `env`), the plugin's state and the agent's `writable`; the agent's `devices`
+   * passed through. None when the agent says `"sandbox": false` or bubblewrap cannot run here (said once in the log). Refused, saying why: a cwd inside
    * the worker's home (it cannot be hidden and shown at once), a cwd that holds the hub user's home or lies in a
    * read-only folder, a `writable` entry that is missing or lies in such places, a device the sandbox does not pass.
    * @throws what the plugin's `state` throws.
@@ -535,6 +537,7 @@ export class Worker {
       if (problem?.why === "inHubHome") return { error: t(lang, "sandbox.writable.inHubHome", { path: w, agent, home }) };
       if (problem?.why === "holdsHome") return { error: t(lang, "sandbox.writable.holdsHome", { path: w, agent, home: problem.home }) };
       if (problem?.why === "readOnly") return { error: t(lang, "sandbox.writable.readOnly", { path: w, agent, folder: problem.folder }) };
+      if (problem?.why === "holdsHub") return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: problem.folder }) };
       writable.push(realPath(path));
     }
     // The CLI's own state: folders made when missing; a path in a place the sandbox keeps as it is stays so.
@@ -552,13 +555,9 @@ export class Worker {
         if (existsSync(path) && !placeProblem(realPath(path), places)) writable.push(realPath(path));
       }
     }
-    for (const tmp of ["/tmp", "/var/tmp", env.TMPDIR, env.TEMP, env.TMP]) {
-      if (!tmp || !existsSync(tmp) || !statSync(tmp).isDirectory()) continue;
-      const real = realPath(tmp);
-      // A temporary folder may hold the home (it stays read-only inside), not lie in a hidden or read-only one.
-      const problem = placeProblem(real, places);
-      if (!problem || problem.why === "holdsHome") writable.push(real);
-    }
+    // The temporary folders are the sandbox's own (sandboxArgv: an empty /tmp and /var/tmp per launch; issue 26 round
+    // 2, finding 9): a temporary folder named by the environment is /tmp there.
+    for (const name of ["TMPDIR", "TEMP", "TMP"]) if (name === "TMPDIR" || env[name] !== undefined) env[name] = "/tmp";
     if (!homes.includes(cwd)) writable.push(cwd);
     const devices: string[] = [];
     for (const d of job.agent.devices ?? []) {

@@ -1,0 +1,109 @@
+/**
+ * Issue 26 round 2, finding 9: the agent sandbox bound the host's /tmp writable. With the hub's home under /tmp (as
+ * `AGENT_AUTOLOOP_HOME=$(mktemp -d)`, and every test, does) an agent put a module into a `node_modules` folder above
+ * the home; Node, resolving a trusted unsandboxed plugin's optional module (the pattern of ws/bufferutil) by walking up
+ * the parent folders, loaded it as the hub's user. Agents could also read other runs' files in /tmp. The kind: a
+ * shared, host-wide writable folder in the sandbox. Now /tmp and /var/tmp are the sandbox's own (empty, per launch),
+ * TMPDIR is /tmp, and nothing an agent writes there reaches the host.
+ */
+import { test, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { baseRules, engine, hubFixture, makeHome, serveFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { homePaths } from "../src/host/home.js";
+import { cliLines, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { Worker } from "../src/worker/worker.js";
+
+let f: Fixture | null = null;
+const workers: Worker[] = [];
+const removed: string[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) w.stop();
+  await f?.close();
+  f = null;
+  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
+});
+
+/**
+ * The planting agent: puts module `aa-planted-<pid>` into `node_modules` of every folder above the hub's home (from
+ * its context file's path) that it can write, reads a file of another run's /tmp folder (argv[2]), writes TMPDIR and
+ * the outcome into its cwd's `tried.json`.
+ */
+const plant = (mod: string) => String.raw`
+const fs = require("fs"), path = require("path");
+const home = process.env.AGENT_AUTOLOOP_CONTEXT.replace(/\/worker\/runs\/.*$/, "");
+const planted = {};
+for (let d = path.dirname(home); d !== "/"; d = path.dirname(d)) {
+  try {
+    fs.mkdirSync(path.join(d, "node_modules", "${mod}"), { recursive: true });
+    fs.writeFileSync(path.join(d, "node_modules", "${mod}", "index.js"), "exports.greet = () => 'RAN AS THE HUB';\n");
+    planted[d] = "written";
+  } catch (e) { planted[d] = e.code; }
+}
+let other; try { other = fs.readFileSync(process.argv[1], "utf8"); } catch (e) { other = e.code; }
+fs.writeFileSync("tried.json", JSON.stringify({ planted, other, tmpdir: process.env.TMPDIR }));
+console.log("Done: planted");
+`;
+
+test("issue 26 r2 #9 (reported case): with the hub's home under /tmp, a sandboxed agent's node_modules above the home never reaches the host, so a trusted plugin's optional module is not the agent's; another run's /tmp file is not there", async () => {
+  const mod = `aa-planted-${process.pid}`;
+  const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
+  const otherRun = realpathSync(tempDir("aa-other-run-"));
+  removed.push(cwd, otherRun);
+  writeFileSync(join(otherRun, "notes.txt"), "another run's notes");
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", plant(mod), join(otherRun, "notes.txt")] } }, rules: [{ ...baseRules.rules[0], cwd }] };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const home = realpathSync(fx.home.dir);
+  assert.ok(home.startsWith("/tmp/"), "the hub's home lies under /tmp, as in the report");
+  const above: string[] = [];
+  for (let d = dirname(home); d !== "/"; d = dirname(d)) above.push(d);
+  for (const d of above) removed.push(join(d, "node_modules", mod));
+  // A trusted, unsandboxed plugin with an optional module, as ws loads bufferutil.
+  writePlugin(fx.home.plugins, "optdep", syncManifest("optdep", "node", ["main.js"], toolToml("greet")), {
+    "main.js": `let fast = null;\ntry { fast = require(${JSON.stringify(mod)}); } catch {}\nrequire("node:readline").createInterface({ input: process.stdin }).on("line", (t) => {\n  const r = JSON.parse(t);\n  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: fast ? fast.greet() : "hello" } }) + "\\n");\n});\n`,
+  });
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: planted");
+  const tried = JSON.parse(readFileSync(join(cwd, "tried.json"), "utf8")) as { planted: Record<string, string>; other: string; tmpdir: string };
+  // Inside, the folders above the home under /tmp are the sandbox's own: writing there reaches nothing of the host.
+  const refused = process.getuid?.() === 0 ? "EROFS" : "EACCES";
+  assert.deepEqual(tried, {
+    planted: Object.fromEntries(above.map((d) => [d, d.startsWith("/tmp") ? "written" : refused])),
+    other: "ENOENT",
+    tmpdir: "/tmp",
+  });
+  assert.deepEqual(above.filter((d) => existsSync(join(d, "node_modules", mod))), [], "no module reached the host");
+  assert.deepEqual(await cliLines(["plugins", "invoke", "optdep.greet"], fx.home.dir), { code: 0, out: ['{"content":"hello"}'], err: [] });
+});
+
+test("issue 26 r2 #9 (the kind in `writable`): a writable folder that holds the worker's home or the engine is refused, saying why", async () => {
+  const hub = realpathSync(tempDir("aa-hub-home-"));
+  const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
+  removed.push(hub, cwd);
+  const cases: [string, string, string][] = [
+    ["above-home", dirname(hub), hub],
+    ["above-engine", dirname(realpathSync(engine)), realpathSync(engine)],
+  ];
+  const rules = {
+    ...baseRules,
+    agents: Object.fromEntries(cases.map(([id, w]) => [id, { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'], writable: [w] }])),
+    rules: cases.map(([id]) => ({ name: id, when: { source: "shop", types: [`${id}.*`] }, to: id, cwd })),
+  };
+  const fx = await serveFixture(makeHome(rules));
+  f = fx;
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: homePaths(hub), lang: "en" });
+  workers.push(w);
+  void w.run();
+  for (const [id] of cases) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
+  const st = await until(async () => {
+    const s = await fx.state();
+    return s.runs.length === cases.length && s.runs.every((r) => r.state === "waiting") && s;
+  }, 60_000, "every run refused");
+  assert.deepEqual(Object.fromEntries(st.runs.map((r) => [r.rule, r.error])), Object.fromEntries(cases.map(([id, path, folder]) => [id,
+    `${path} in "writable" of agent ${id} holds ${folder}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`])));
+});
