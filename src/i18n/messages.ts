@@ -965,6 +965,8 @@ const catalog = {
   "doctor.noPlugin": { zh: "Agent {agent}：没有 Agent 插件 \"{use}\" — 用 agent-autoloop add <git 地址> 装上，或改用 \"command\"", en: "agent {agent}: no agent plugin \"{use}\" — install it with agent-autoloop add <git url>, or use \"command\"" },
   "doctor.noProgram": { zh: "Agent {agent}：PATH 里找不到程序 {program} — 装上它，或把 \"program\" 写成完整路径", en: "agent {agent}: program {program} is not on PATH — install it, or set \"program\" to its full path" },
   "doctor.program": { zh: "Agent {agent}：{program}", en: "agent {agent}: {program}" },
+  // sec2-trust (issue 26 round 2 #8): a program this user could change is never run by doctor or a plugin's check.
+  "doctor.programWritable": { zh: "Agent {agent}：{program}（不运行它，也不检查版本：这个用户能改动 {path}，而 agent 都以这个用户运行）", en: "agent {agent}: {program} (not run, its version not checked: this user can change {path}, and agents run as this user)" },
   // sec-hub (issue 26, finding 6): doctor checks an agent's program without running it
   "doctor.notExecutable": { zh: "Agent {agent}：程序 {program} 不可执行 — 给它执行权限（chmod +x），或把 \"program\" 写成要运行的程序", en: "agent {agent}: program {program} is not executable — make it executable (chmod +x), or set \"program\" to the program to run" },
   "doctor.next": { zh: "Agent {agent}：{next}", en: "agent {agent}: {next}" },
