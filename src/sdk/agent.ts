@@ -93,7 +93,8 @@ export interface AgentPlugin {
    * `agent` is the agent being checked (its `program` and `command` from rules.json); older callers pass nothing.
    * Doctor calls it outside the sandbox: it should look for what it needs, not run an agent's program or `command`
    * (issue 26). The built-in checks only look on PATH, except `dsh`'s, which runs `--version` of the dsh CLI (on
-   * PATH, or the agent's `program`, which the owner names as that agent's dsh) to check its version.
+   * PATH, or the agent's `program`) to check its version — only when `programWritable` finds nothing this user could
+   * change on the way (issue 26 round 2 #8): an agent runs as this user, so what it can write is never run here.
    */
   check?(agent?: AgentSetup): string | null | Promise<string | null>;
   /** Extra environment for the agent process (merged over the allowlisted environment). */
