@@ -212,6 +212,12 @@ export function programWritable(file: string, path = process.env.PATH ?? ""): st
     }
     const found = writableOnTheWay(f) ?? (real === f ? null : writableOnTheWay(real));
     if (found !== null) return found;
+    // Only a regular file is read for its `#!` line (a FIFO would be waited on): anything else is not to be run.
+    try {
+      if (!statSync(real).isFile()) return real;
+    } catch {
+      return real;
+    }
     const interpreters = shebangOf(real, path);
     if (interpreters === "unsure") return real;
     todo.push(...interpreters);
