@@ -327,7 +327,7 @@ const catalog = {
   "tools.files.unreadable": { zh: "读不了插件目录里的 {path}（{error}）：无法计算摘要，插件不可用", en: "cannot read {path} in the plugin's folder ({error}): it cannot be digested, so it is not used" },
   // sec2-trust (issue 26 round 2 #6): a link leading out of a plugin's folder; what `plugins inspect` digests.
   "tools.files.linkOut": { zh: "插件目录里的 {path} 是一个指向目录之外（或不存在之处）的符号链接（{target}）：它指向的内容会在插件摘要之外运行，所以插件不可用；把需要的文件复制进目录", en: "{path} in the plugin's folder is a symbolic link leading out of the folder or nowhere ({target}): what it leads to would run without being part of the plugin's digest, so the plugin is not used; copy what it needs into the folder" },
-  "cli.plugins.manifestFiles": { zh: "manifest：{path}；插件文件（{count} 个，“始终允许”信任的就是它们）sha256 {digest}", en: "manifest: {path}; the plugin's files ({count}, what \"always allow\" trusts): sha256 {digest}" },
+  "cli.plugins.manifestFiles": { zh: "manifest：{path}；插件文件（{count} 个，“总是允许”信任的就是它们）sha256 {digest}", en: "manifest: {path}; the plugin's files ({count}, what \"always allow\" trusts): sha256 {digest}" },
   "tools.calls.card.changed": { zh: "自从你在卡片 {card} 上答“总是允许”以来，它的文件变了：{files}", en: "Its files changed since you answered \"always allow\" on card {card}: {files}" },
   "tools.calls.card.changedUnknown": { zh: "自从你在卡片 {card} 上答“总是允许”以来，它的文件变了（不知道是哪些）。", en: "Its files changed since you answered \"always allow\" on card {card} (which ones is not known)." },
   "tools.calls.card.fileChanged": { zh: "改了 {path}", en: "changed {path}" },
