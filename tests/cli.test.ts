@@ -2,13 +2,14 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync, execFile } from "node:child_process";
-import { writeFileSync, statSync, rmSync, readFileSync, chmodSync, mkdirSync, symlinkSync } from "node:fs";
+import { writeFileSync, statSync, rmSync, readFileSync, chmodSync, mkdirSync, symlinkSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir, hubFixture, baseRules, until } from "./helpers.js";
 import { readMasterKey } from "../src/host/home.js";
 import { Store } from "../src/host/store.js";
 import { readRulesInput } from "../src/host/hub.js";
 import { startServe } from "../src/host/serve.js";
+import { findProgram, programWritable } from "../src/sdk/index.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const dir = tempDir("aa-cli-");
@@ -20,6 +21,15 @@ function run(args: string[], extraEnv: Record<string, string> = {}) {
     encoding: "utf8",
   });
   return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim() };
+}
+
+/**
+ * doctor's line for an agent's program found at `program`: with the note that it is not run when this user could
+ * change it (issue 26 round 2 #8; as root always, and a temporary folder of one's own always).
+ */
+function programLine(agent: string, program: string): string {
+  const writable = programWritable(program);
+  return `ok   agent ${agent}: ${program}${writable === null ? "" : ` (not run, its version not checked: this user can change ${writable}, and agents run as this user)`}`;
 }
 
 /** Like run(), without blocking this process: the hub of a fixture runs in this process. */
@@ -76,7 +86,7 @@ test("init creates the home with private files once; a second init changes nothi
 test("doctor finds each local agent's program and says what to do for a missing one", () => {
   const ok = run(["doctor"]);
   assert.equal(ok.code, 0, ok.out);
-  assert.match(ok.out, /^ok   rules\.json: 1 rules, 1 agents\nok   agent demo-agent: \S+node$/m);
+  assert.ok(ok.out.startsWith(`ok   rules.json: 1 rules, 1 agents\n${programLine("demo-agent", findProgram("node")!)}\n`), ok.out);
   const rulesFile = join(dir, "rules.json");
   const before = readFileSync(rulesFile, "utf8");
   // A plugin may be named like a property every object inherits: it is a plugin like any other.
@@ -131,25 +141,35 @@ test("doctor says whether the sandbox hides this home from the local agents, and
   }
 });
 
-test("doctor checks acp and dsh agents: the ACP program, the dsh version and how to install it", () => {
+test("doctor checks acp and dsh agents: the ACP program; a dsh this user could have written is not run (issue 26 round 2 #8, reported case)", () => {
   const rulesFile = join(dir, "rules.json");
   const before = readFileSync(rulesFile, "utf8");
-  const oldDsh = join(dir, "old-dsh");
-  writeFileSync(oldDsh, "#!/bin/sh\necho 0.1.9\n");
-  chmodSync(oldDsh, 0o755);
+  // The reported case: the dsh agent's program lives in an agents' working folder, and an agent rewrote it.
+  const proj = join(dir, "proj-dsh", "bin");
+  mkdirSync(proj, { recursive: true });
+  const ran = join(dir, "dsh-ran.txt");
+  const planted = join(proj, "dsh");
+  writeFileSync(planted, `#!/bin/sh\necho planted >> ${ran}\necho "dsh 0.1.9"\n`);
+  chmodSync(planted, 0o755);
   writeFileSync(rulesFile, JSON.stringify({ sources: {}, channels: {}, rules: [], agents: {
     bridge: { worker: "local", use: "acp", command: ["node", "adapter.js"] },
     lost: { worker: "local", use: "acp", command: ["no-such-acp-adapter"] },
-    deepseek: { worker: "local", use: "dsh", program: oldDsh },
+    deepseek: { worker: "local", use: "dsh", program: planted },
+    // Varied: the same planted dsh found on PATH by name.
+    named: { worker: "local", use: "dsh" },
   } }));
   try {
-    const r = run(["doctor"]);
+    const r = run(["doctor"], { PATH: `${proj}:${process.env.PATH}` });
     assert.equal(r.code, 1);
-    assert.match(r.out, /\nok   agent bridge: \S+node$/m);
+    assert.equal(existsSync(ran), false, "doctor ran a dsh this user (and so an agent) could have written");
+    assert.ok(r.out.includes(`\n${programLine("bridge", findProgram("node")!)}\n`), r.out);
     assert.match(r.out, /\nFIX  agent lost: program no-such-acp-adapter is not on PATH/);
-    assert.match(r.out, /\nFIX  agent deepseek: dsh 0\.1\.9 is too old \(needs 0\.2\.2 or newer for dsh headless --json\): npm install -g @deepseek-ai\/dsh@next --allow-scripts=koffi,node-pty,@deepseek-ai\/dsh-subprocess-local/);
+    assert.ok(r.out.includes(`\nok   agent deepseek: ${planted} (not run, its version not checked: this user can change ${planted}, and agents run as this user)\n`), r.out);
+    assert.ok(r.out.includes(`\nok   agent named: ${planted} (not run, its version not checked: this user can change ${planted}, and agents run as this user)\n`), r.out);
+    assert.doesNotMatch(r.out, /too old|0\.1\.9/);
   } finally {
     writeFileSync(rulesFile, before);
+    rmSync(join(dir, "proj-dsh"), { recursive: true });
   }
 });
 
@@ -187,10 +207,10 @@ test("doctor runs no agent's program: it checks that each is there and executabl
     assert.equal(r.code, 1, r.out);
     assert.throws(() => readFileSync(ran, "utf8"), /ENOENT/, "doctor ran an agent's program");
     assert.doesNotMatch(r.out, /v6\.6\.6/);
-    assert.match(r.out, new RegExp(`\nok   agent mine: ${mine}$`, "m"));
-    assert.match(r.out, new RegExp(`\nok   agent bridge: ${bridge}$`, "m"));
-    assert.match(r.out, new RegExp(`\nok   agent cc: ${claude}$`, "m"));
-    assert.match(r.out, new RegExp(`\nok   agent named: ${join(bin, "on-path-agent")}$`, "m"));
+    assert.ok(r.out.includes(`\n${programLine("mine", mine)}\n`), r.out);
+    assert.ok(r.out.includes(`\n${programLine("bridge", bridge)}\n`), r.out);
+    assert.ok(r.out.includes(`\n${programLine("cc", claude)}\n`), r.out);
+    assert.ok(r.out.includes(`\n${programLine("named", join(bin, "on-path-agent"))}\n`), r.out);
     assert.match(r.out, new RegExp(`\nFIX  agent plain: program ${plain} is not executable — make it executable \\(chmod \\+x\\), or set "program" to the program to run$`, "m"));
   } finally {
     writeFileSync(rulesFile, before);

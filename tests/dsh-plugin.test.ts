@@ -5,10 +5,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import plugin, { atLeast, parseVersion } from "../plugins/dsh/agent.js";
-import { tempDir } from "./helpers.js";
+import { engine, tempDir } from "./helpers.js";
+
+const install = "npm install -g @deepseek-ai/dsh@next --allow-scripts=koffi,node-pty,@deepseek-ai/dsh-subprocess-local";
 
 const turn = { prompt: "do it", session: null, resume: null, cwd: "/w", access: "edit" as const, model: "ignored", effort: "high", command: null, program: null, contextFile: "/r/context.json", folder: "/r" };
 const lines = (...events: object[]) => events.map((e) => JSON.stringify(e)).join("\n") + "\n";
@@ -50,21 +54,79 @@ test("an unknown session fails before any session event: not started, so the wor
   assert.deepEqual(plugin.read("not json\n", 2, ""), { started: false, error: "dsh exited with code 2 before its final event" });
 });
 
-test("check: not installed, too old, new enough (pre-releases of 0.2.2 count)", () => {
+test("check: not installed; parsing versions (pre-releases of 0.2.2 count)", () => {
   assert.deepEqual(parseVersion("dsh 0.2.2-rc.1"), [0, 2, 2]);
   assert.equal(atLeast([0, 2, 2], [0, 2, 2]), true);
   assert.equal(atLeast([0, 10, 0], [0, 2, 2]), true);
   assert.equal(atLeast([0, 1, 9], [0, 2, 2]), false);
   const dir = tempDir("aa-dsh-");
-  const fake = (name: string, version: string) => {
-    const f = join(dir, name);
-    writeFileSync(f, `#!/bin/sh\necho "${version}"\n`);
-    chmodSync(f, 0o755);
-    return f;
-  };
-  const install = "npm install -g @deepseek-ai/dsh@next --allow-scripts=koffi,node-pty,@deepseek-ai/dsh-subprocess-local";
   assert.equal(plugin.check!({ program: join(dir, "nope"), command: null }), `DeepSeek Harness (dsh 0.2.2 or newer) is not on PATH: ${install}, or set the agent's "program"`);
-  assert.equal(plugin.check!({ program: fake("old", "0.1.9"), command: null }), `dsh 0.1.9 is too old (needs 0.2.2 or newer for dsh headless --json): ${install}`);
-  assert.equal(plugin.check!({ program: fake("rc", "0.2.2-rc.1"), command: null }), null);
-  assert.equal(plugin.check!({ program: fake("odd", "unknown"), command: null }), `could not read the version of ${join(dir, "odd")} (dsh --version); this plugin needs 0.2.2 or newer: ${install}`);
+});
+
+test("issue 26 round 2 #8 (reported case): check never runs a dsh this user could have written — an agent runs as this user", () => {
+  // The reported case: the agent's `program` lives in an agents' working folder; the agent rewrote it.
+  const dir = tempDir("aa-dsh-");
+  const ran = join(dir, "ran");
+  mkdirSync(join(dir, "proj", "bin"), { recursive: true });
+  const dsh = join(dir, "proj", "bin", "dsh");
+  writeFileSync(dsh, `#!/bin/sh\necho ran >> ${ran}\necho "dsh 0.1.9"\n`);
+  chmodSync(dsh, 0o755);
+  assert.equal(plugin.check!({ program: dsh, command: null }), null, "not run, so not judged");
+  assert.equal(existsSync(ran), false, "check ran a program this user can write");
+  // The same dsh found on PATH.
+  const viaPath = spawnSync(process.execPath, ["--input-type=module", "-e", `import p from ${JSON.stringify(pathToFileURL(join(engine, "dist", "plugins", "dsh", "agent.js")).href)}; console.log(JSON.stringify(p.check({ program: null, command: null })));`], { encoding: "utf8", env: { PATH: `${join(dir, "proj", "bin")}:/usr/bin:/bin` } });
+  assert.equal(viaPath.stdout.trim(), "null", viaPath.stderr);
+  assert.equal(existsSync(ran), false, "check ran a dsh found on PATH that this user can write");
+});
+
+test("issue 26 round 2 #8: check runs dsh --version only when no folder on the way, no link and no interpreter is writable by this user (as uid 4242)", { skip: process.getuid?.() !== 0 ? "needs root to make files another user cannot write" : false }, () => {
+  const uid = 4242;
+  // A root-owned tree under /tmp (sticky: 4242 may not rename what root owns there): safe/ holds what 4242 cannot change.
+  const root = tempDir("aa-dsh-trust-");
+  chmodSync(root, 0o755);
+  const safe = join(root, "safe");
+  const mine = join(root, "mine");         // 4242's own folder
+  mkdirSync(safe, { mode: 0o755 });
+  mkdirSync(mine, { mode: 0o755 });
+  chownSync(mine, uid, uid);
+  const ran = join(mine, "ran");
+  writeFileSync(ran, "");
+  chownSync(ran, uid, uid);
+  const script = (file: string, version: string, interpreter = "/bin/sh", owner = 0) => {
+    writeFileSync(file, `#!${interpreter}\necho ${JSON.stringify(file)} >> ${ran}\necho "dsh ${version}"\n`);
+    chmodSync(file, 0o755);
+    chownSync(file, owner, owner);
+    return file;
+  };
+  const oldSafe = script(join(safe, "dsh-old"), "0.1.9");
+  const newSafe = script(join(safe, "dsh-new"), "0.2.2");
+  const theirs = script(join(mine, "dsh"), "0.2.2", "/bin/sh", uid);                 // a file 4242 owns
+  const linked = join(safe, "dsh-link");                                              // a root link to 4242's file
+  symlinkSync(theirs, linked);
+  const interp = script(join(mine, "interp"), "0.2.2", "/bin/sh", uid);
+  const byInterpreter = script(join(safe, "dsh-interp"), "0.2.2", interp);            // #! names 4242's file
+  const byEnv = script(join(safe, "dsh-env"), "0.2.2", "/usr/bin/env fakeinterp");     // env finds 4242's on PATH
+  script(join(mine, "fakeinterp"), "0.2.2", "/bin/sh", uid);
+  mkdirSync(join(mine, "sub"));
+  const underMine = script(join(mine, "sub", "dsh"), "0.2.2");                        // root's file in a folder 4242 owns above
+  const groupWritable = join(root, "gw");
+  mkdirSync(groupWritable, { mode: 0o777 });
+  chmodSync(groupWritable, 0o777);
+  const inOpen = script(join(groupWritable, "dsh"), "0.2.2");                         // root's file in a world-writable folder
+  const probe = `import p from ${JSON.stringify(pathToFileURL(join(engine, "dist", "plugins", "dsh", "agent.js")).href)};
+const out = {};
+for (const f of JSON.parse(process.argv[1])) out[f] = p.check({ program: f, command: null });
+console.log(JSON.stringify(out));`;
+  const files = [oldSafe, newSafe, theirs, linked, byInterpreter, byEnv, underMine, inOpen];
+  const r = spawnSync("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", process.execPath, "--input-type=module", "-e", probe, JSON.stringify(files)], {
+    encoding: "utf8", env: { PATH: `${mine}:/usr/local/bin:/usr/bin:/bin` },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), {
+    [oldSafe]: `dsh 0.1.9 is too old (needs 0.2.2 or newer for dsh headless --json): ${install}`,
+    [newSafe]: null,
+    [theirs]: null, [linked]: null, [byInterpreter]: null, [byEnv]: null, [underMine]: null, [inOpen]: null,
+  });
+  assert.deepEqual(readFileSync(ran, "utf8").split("\n").filter(Boolean), [oldSafe, newSafe], "only the two nobody but root could write ran");
+  rmSync(root, { recursive: true, force: true });
 });

@@ -6,7 +6,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { hubFixture, type Fixture } from "./helpers.js";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { engine, hubFixture, type Fixture } from "./helpers.js";
 import { callBody, toolRules } from "./tool-calls-helpers.js";
 import { canonicalJson, toolArgsDigest, toolArgsPreview } from "../src/protocol/tool-calls.js";
 import { HubClient } from "../src/protocol/client.js";
@@ -164,5 +166,52 @@ test("issue 26 #3: the approval card lists the sandbox's binds as they really ar
     const card2 = await ownerCardOf(f, (await client.toolCall(job.run, job.token, { ...body({ cmd: "pwd" }), binds: many })).card!);
     assert.ok(card2.text.includes("/srv/d7 → /d7 (read-only); 3 more (see plugins inspect)\n"), card2.text);
     assert.ok(!card2.text.includes("/srv/d8"), card2.text);
+  });
+});
+
+test("issue 26 round 2: a card with binds always says why it asks — long binds, long arguments and an HTTP tool's reach never push the why line out of the card", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const why = "approvals[0] of rules.json asks you before each call.";
+    // The reported shape: eight binds with long real paths, all broad, and arguments longer than the preview.
+    const long = (i: number, side: string) => `/srv/${side}${i}/${"p".repeat(200)}`;
+    const binds: NonNullable<ToolCallBody["binds"]> = Array.from({ length: 9 }, (_, i) => ({ source: long(i, "s"), container: long(i, "c"), readOnly: false, broad: "writable" as const }));
+    const cases: [string, ToolCallBody][] = [
+      ["binds alone", { ...body({ cmd: "ls" }), binds: binds.slice(0, 2) }],
+      ["eight long binds and more", { ...body({ cmd: "ls -la" }), binds }],
+      ["long binds and long arguments", { ...body({ cmd: "x".repeat(3000) }), binds }],
+      ["long binds, long arguments and an HTTP tool's reach", { ...body({ cmd: "y".repeat(3000) }), binds, http: { network: Array.from({ length: 9 }, (_, i) => `h${i}-${"n".repeat(150)}.example`), authRef: "a".repeat(200), anyUrl: false } } as ToolCallBody],
+    ];
+    for (const [what, b] of cases) {
+      const d = await client.toolCall(job.run, job.token, b);
+      assert.equal(d.decision, "prompt", what);
+      const card = await ownerCardOf(f, d.card!);
+      assert.ok(card.text.endsWith(`\n${why}`), `${what}: ${card.text.slice(-300)}`);
+      assert.ok(card.text.includes("\nSandbox binds: /srv/s0/"), what);
+      assert.ok([...card.text].length <= 4000, what);
+    }
+  });
+});
+
+test("issue 26 round 2: `status` shows an open approval card whole — the binds, the cut note and the line that says why it asks, not only its first lines", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const binds: NonNullable<ToolCallBody["binds"]> = [{ source: "/srv/out", container: "/out", readOnly: false, broad: "writable" }];
+    const cases: [string, ToolCallBody][] = [
+      ["binds", { ...body({ cmd: "ls" }), binds }],
+      ["binds and arguments cut", { ...body({ cmd: "z".repeat(700) }), binds }],
+    ];
+    for (const [what, b] of cases) {
+      const d = await client.toolCall(job.run, job.token, b);
+      const card = await ownerCardOf(f, d.card!);
+      const out = await new Promise<string>((resolve) => {
+        execFile(process.execPath, [join(engine, "bin", "agent-autoloop.js"), "status"], {
+          env: { ...process.env, AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_LANG: "en", AGENT_AUTOLOOP_URL: f.url, TZ: "UTC" }, encoding: "utf8",
+        }, (_e, stdout) => resolve(stdout));
+      });
+      const lines = out.split("\n");
+      const at = lines.indexOf(`  #${card.id} ask [alerts s1] Allow shell.run?`);
+      assert.ok(at >= 0, out);
+      assert.deepEqual(lines.slice(at + 1, at + 1 + card.text.split("\n").length + 1), [...card.text.split("\n").map((l) => `      ${l}`), "      0) allow once"], what);
+      assert.equal(lines[at + card.text.split("\n").length], "      approvals[0] of rules.json asks you before each call.", what);
+    }
   });
 });

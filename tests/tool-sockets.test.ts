@@ -459,3 +459,111 @@ test("a run's tools socket answers only its own run's processes: an agent with \
   assert.deepEqual((await callFacts(f, victim.id)).map((c) => [c.tool, c.status]), [["echo.say", "ok"]]);
   assert.deepEqual((await callFacts(f, attack.id)).map((c) => [c.tool, c.status]), [["echo.say", "ok"]]);
 });
+
+/** nsjoin.py <pid> <command...>: joins the pid namespace of <pid> (its user namespace first when not root), orphans a
+ * child there — re-parented to that namespace's init — and execs <command> in it. */
+const nsjoinPy = `import ctypes, fcntl, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pfd = os.open(f"/proc/{sys.argv[1]}/ns/pid", os.O_RDONLY)
+if os.geteuid() != 0 and libc.setns(fcntl.ioctl(pfd, 0xb701), 0x10000000) != 0:
+    sys.exit("setns user: " + os.strerror(ctypes.get_errno()))
+if libc.setns(pfd, 0x20000000) != 0:
+    sys.exit("setns pid: " + os.strerror(ctypes.get_errno()))
+if os.fork() == 0:
+    if os.fork() == 0:
+        import time; time.sleep(0.3)
+        os.execvp(sys.argv[2], sys.argv[2:])
+    os._exit(0)
+os.wait()
+`;
+
+test("issue 26 round 2 #7 (reported case): an agent with \"sandbox\": false that enters another run's pid namespace and orphans a relay there is still turned away, relay or shell", { skip: noSandbox }, async () => {
+  const project = tempDir("aa-sock-nsjoin-");
+  cleanups.push(() => rmSync(project, { recursive: true, force: true }));
+  const go = join(project, "go");
+  const sdk = (p: string) => engineModule(`@modelcontextprotocol/sdk/dist/esm/client/${p}`);
+  const f = await hubFixture({
+    ...baseRules,
+    approvals: [{ plugin: "echo", mode: "auto" }],
+    agents: {
+      ...baseRules.agents,
+      victim: { worker: "w1", use: "command", command: ["node", join(project, "victim.mjs")] },
+      mallory: { worker: "w1", use: "command", command: ["node", join(project, "mallory.mjs")], sandbox: false },
+    },
+    rules: [
+      { name: "victims", when: { source: "shop", types: ["alert.*"] }, to: "victim", cwd: project, tools: ["echo.*"] },
+      { name: "attacks", when: { source: "crm", types: ["ticket.*"] }, to: "mallory", cwd: project, tools: ["echo.*"] },
+    ],
+  });
+  cleanups.push(() => f.close());
+  const runs = join(f.home.worker, "runs");
+  writeFileSync(join(project, "nsjoin.py"), nsjoinPy);
+  // Victim (sandboxed): uses its tools, waits until the attacker is done, then uses them again.
+  writeFileSync(join(project, "victim.mjs"), [
+    `import { existsSync } from "node:fs";`,
+    `import { Client } from ${sdk("index.js")};`,
+    `import { StdioClientTransport } from ${sdk("stdio.js")};`,
+    `const [command, ...args] = JSON.parse(process.env.AGENT_AUTOLOOP_TOOLS_MCP);`,
+    `const client = new Client({ name: "victim", version: "1" });`,
+    `await client.connect(new StdioClientTransport({ command, args }));`,
+    `while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 50));`,
+    `const r = await client.callTool({ name: "echo.say", arguments: { text: "victim" } });`,
+    `console.log("Done: " + r.content[0].text);`,
+    `await client.close();`,
+  ].join("\n"));
+  // Attacker (no sandbox): finds a process of the victim in another pid namespace, enters it and orphans there (a) the
+  // relay itself, (b) a shell that starts the relay as its child; each talks MCP to the victim's socket through FIFOs.
+  writeFileSync(join(project, "mallory.mjs"), [
+    `import { readdirSync, readFileSync, readlinkSync, existsSync, writeFileSync } from "node:fs";`,
+    `import { execFileSync } from "node:child_process";`,
+    `import { join } from "node:path";`,
+    `const [node, cli] = JSON.parse(process.env.AGENT_AUTOLOOP_TOOLS_MCP);`,
+    `const own = process.env.AGENT_AUTOLOOP_CONTEXT.replace(/\\/agent\\/context\\.json$/, "");`,
+    `const runs = ${JSON.stringify(runs)};`,
+    `const sock = readdirSync(runs).map((d) => join(runs, d, "agent", "tools.sock")).find((p) => existsSync(p) && !p.startsWith(own));`,
+    `const victimRun = sock.match(/runs\\/(\\d+)-/)[1];`,
+    `const myNs = readlinkSync("/proc/self/ns/pid");`,
+    `let target = null;`,
+    `for (const p of readdirSync("/proc").filter((x) => /^\\d+$/.test(x))) {`,
+    `  try { if (readFileSync("/proc/" + p + "/environ", "utf8").includes("AGENT_AUTOLOOP_RUN=" + victimRun + "\\0") && readlinkSync("/proc/" + p + "/ns/pid") !== myNs) { target = p; break; } } catch {}`,
+    `}`,
+    `const msgs = [{ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }, { method: "notifications/initialized", params: {} }, { id: 2, method: "tools/list", params: {} }, { id: 3, method: "tools/call", params: { name: "echo.say", arguments: { text: "mallory via the victim" } } }].map((m) => JSON.stringify({ jsonrpc: "2.0", ...m })).join("\\n") + "\\n";`,
+    `const out = {};`,
+    `for (const how of ["relay", "shell"]) {`,
+    `  const d = join(${JSON.stringify(project)}, how); execFileSync("sh", ["-c", "mkdir -p " + d + " && mkfifo " + d + "/in"]);`,
+    `  const relay = node + " " + cli + " tools mcp --socket " + sock + " --lang en < " + d + "/in > " + d + "/out 2>&1";`,
+    `  const cmd = how === "relay" ? ["bash", "-c", "exec " + relay] : ["sh", "-c", relay + "; true"];`,
+    `  execFileSync("python3", [${JSON.stringify(join(project, "nsjoin.py"))}, target, ...cmd], { stdio: "ignore" });`,
+    `  execFileSync("sh", ["-c", "( cat; sleep 6 ) > " + d + "/in"], { input: msgs });`,
+    `  const got = readFileSync(d + "/out", "utf8");`,
+    `  out[how] = got.includes("answer only its own agent") && !got.includes('"tools":[') ? "turned away" : got.includes('"tools":[') ? "SERVED " + got.slice(0, 120) : "other: " + got.slice(0, 200);`,
+    `}`,
+    `writeFileSync(${JSON.stringify(go)}, "");`,
+    `console.log("Done: " + JSON.stringify({ target: target !== null, out }));`,
+  ].join("\n"));
+  installEcho(f.home.plugins);
+  // The owner lets echo through for good at its first use (a card; "always allow").
+  let answering = true;
+  cleanups.push(() => {
+    answering = false;
+  });
+  void (async () => {
+    while (answering) {
+      const open = (await f.state().catch(() => null))?.cards.filter((c) => c.state === "open" && c.title === "Allow echo.say?") ?? [];
+      for (const c of open) await f.call("POST", `/v1/cards/${c.id}/answer`, f.keys.owner, { choice: 1 });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const w = new Worker({ url: f.url, key: f.keys.worker, name: "w1", capacity: 2, home: f.home, lang: "en" });
+  cleanups.push(() => w.stop());
+  void w.run();
+  const posted = await f.call("POST", "/v1/events", f.keys.source, { id: "victim-1", type: "alert.x", subject: "v" });
+  assert.equal(posted.status, 200);
+  await until(() => existsSync(runs) && readdirSync(runs).some((r) => existsSync(join(runs, r, "agent", "tools.sock"))), 20_000, "the victim's socket");
+  const attack = await runOf(f, "crm", f.keys.source2, "attack-1", "ticket.x", "done", 90_000);
+  assert.equal(attack.summary, `Done: ${JSON.stringify({ target: true, out: { relay: "turned away", shell: "turned away" } })}`);
+  const victim = await until(async () => (await f.state()).runs.find((r) => r.state === "done" && r.summary?.startsWith("Done: said")), 30_000, "the victim's run");
+  assert.equal(victim.summary, "Done: said victim", "the victim's own relay is still served");
+  // No call of the victim's run but its own.
+  assert.deepEqual((await callFacts(f, victim.id)).map((c) => [c.tool, c.status]), [["echo.say", "ok"]]);
+});

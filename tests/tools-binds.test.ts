@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { makeHome } from "./helpers.js";
 import { cliLines, hostFixture, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin, type HostFixture } from "./tools-helpers.js";
 
@@ -77,7 +77,10 @@ test("issue 26 #3: every bind form that reaches `/`, a home, a hidden path or th
     mkdirSync(outside);
     writeFileSync(join(outside, "x.txt"), "outside");
     symlinkSync(hub, join(outside, "to-hub"));
-    const refused: { binds: string[]; files?: Record<string, string>; links?: Record<string, string>; why: (dir: string) => string }[] = [
+    // A link in the plugin folder that leads out of it refuses the whole plugin before any bind is looked at (issue 26
+    // round 2 #6: what the digest covers is what can run); binds through such links are refused all the same.
+    const linkOut = (name: string, target: string) => (dir: string) => `plugin p has no valid manifest: ${dir}: ${name} in the plugin's folder is a symbolic link leading out of the folder or nowhere (${target}): what it leads to would run without being part of the plugin's digest, so the plugin is not used; copy what it needs into the folder`;
+    const refused: { binds: string[]; files?: Record<string, string>; links?: Record<string, string>; code?: string; why: (dir: string) => string }[] = [
       { binds: [`${user}:/h:ro`], why: () => `plugin p binds ${user}: it is the user's home (or holds it); bind only the folders the plugin needs` },
       { binds: [`${dirname(user)}:/h:ro`], why: () => `plugin p binds ${dirname(user)}: it is the user's home (or holds it); bind only the folders the plugin needs` },
       { binds: [`${hub}:/k:ro`], why: () => `plugin p binds ${hub}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
@@ -85,9 +88,9 @@ test("issue 26 #3: every bind form that reaches `/`, a home, a hidden path or th
       { binds: [`${dirname(hub)}:/k:ro`], why: () => `plugin p binds ${dirname(hub)}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
       // Through a symlink, absolute or in the plugin folder (kept by `add` and by git): the real path counts.
       { binds: [`${join(outside, "to-hub")}:/k:ro`], why: () => `plugin p binds ${hub}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
-      { binds: ["./keys:/k:ro"], links: { keys: hub }, why: () => `plugin p binds ${hub}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
-      { binds: ["keys/master.key:/k:ro"], links: { keys: hub }, why: () => `plugin p binds ${join(hub, "master.key")}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
-      { binds: ["./root:/r:ro"], links: { root: "/" }, why: () => `plugin p binds /: the whole file system is never bound` },
+      { binds: ["./keys:/k:ro"], links: { keys: hub }, code: "tools.unknown_plugin", why: linkOut("keys", hub) },
+      { binds: ["keys/master.key:/k:ro"], links: { keys: hub }, code: "tools.unknown_plugin", why: linkOut("keys", hub) },
+      { binds: ["./root:/r:ro"], links: { root: "/" }, code: "tools.unknown_plugin", why: linkOut("root", "/") },
       // The plugin's own folder read-write through a symlink; the folder holding it (other spellings: the manifest test).
       { binds: ["./self:/self:rw"], links: { self: "." }, why: (dir) => `plugin p binds ${dir} writable: it is the plugin's own folder (or holds it), where its manifest is; bind it read-only ("…:ro") or bind a folder inside it` },
       { binds: [`${f.root}:/plugins:rw`], why: () => `plugin p binds ${f.root} writable: it is the plugin's own folder (or holds it), where its manifest is; bind it read-only ("…:ro") or bind a folder inside it` },
@@ -98,10 +101,10 @@ test("issue 26 #3: every bind form that reaches `/`, a home, a hidden path or th
       for (const [name, target] of Object.entries(c.links ?? {})) symlinkSync(target, join(dir, name));
       f.registry.rescan();
       const r = await f.host.call("p.go", { read: "/k/master.key" }, { sessionKey: "s" });
-      assert.deepEqual([r.status, "code" in r && r.code, "message" in r && r.message], ["refused", "tools.bind_refused", c.why(dir)], c.binds.join(" "));
+      assert.deepEqual([r.status, "code" in r && r.code, "message" in r && r.message], ["refused", c.code ?? "tools.bind_refused", c.why(dir)], c.binds.join(" "));
       // The check says the same before any call (what the hub's card is made from).
       const checked = await f.host.check("p.go", {});
-      assert.deepEqual([checked.ok, !checked.ok && checked.code], [false, "tools.bind_refused"], c.binds.join(" "));
+      assert.deepEqual([checked.ok, !checked.ok && checked.code], [false, c.code ?? "tools.bind_refused"], c.binds.join(" "));
     }
 
     // Fine binds: the plugin folder read-only, a folder of its own writable, a folder in the user's home read-only.
@@ -176,10 +179,12 @@ test("issue 26 #3: plugins inspect lists each bind's real source and mode, warns
   try {
     const dir = join(home, "plugins", "p");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "manifest.toml"), syncManifest("p", "node", ["main.js"], `[sandbox]\nbinds = ["/etc:/etc2:ro", "./data:/data:rw", "./keys:/k:ro"]\n\n${toolToml("go")}`));
+    // The link to the home lies outside the plugin's folder (one inside leading out refuses the plugin: tools-trust).
+    const keys = join(dirname(home), `${basename(home)}-keys`);
+    symlinkSync(home, keys);
+    writeFileSync(join(dir, "manifest.toml"), syncManifest("p", "node", ["main.js"], `[sandbox]\nbinds = ["/etc:/etc2:ro", "./data:/data:rw", "${keys}:/k:ro"]\n\n${toolToml("go")}`));
     writeFileSync(join(dir, "main.js"), reader);
     mkdirSync(join(dir, "data"));
-    symlinkSync(home, join(dir, "keys"));
     const r = await cliLines(["plugins", "inspect", "p"], home);
     assert.equal(r.code, 0, r.err.join("\n"));
     const at = r.out.findIndex((l) => l.startsWith("  sandbox:"));
@@ -190,5 +195,6 @@ test("issue 26 #3: plugins inspect lists each bind's real source and mode, warns
     ]);
   } finally {
     rmSync(home, { recursive: true, force: true });
+    rmSync(`${home}-keys`, { force: true });
   }
 });

@@ -8,7 +8,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, engine, makeHome } from "./helpers.js";
 import { everythingServer, examples, nodePlugin, processesIn, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
@@ -107,11 +107,16 @@ test("plugins inspect: manifest, origin, tools, sandbox, approval from rules.jso
   assert.equal(r.code, 0, r.err.join("\n"));
   const digest = r.out[3]!.match(/sha256 ([0-9a-f]{64})/)?.[1];
   assert.ok(digest);
+  // The digest is of the plugin's files (issue 26 round 2 #6: the label says so), the same the hub keys trust by.
+  const json = JSON.parse((await cli(["plugins", "inspect", "hello-python", "--json"], main.dir)).out.join("\n")) as { digest: string; files: string[] };
+  assert.equal(json.digest, digest);
+  const files = json.files.length;
+  assert.deepEqual(json.files.map((l) => l.slice(17)), readdirSync(p("hello-python")).sort());
   assert.deepEqual(r.out.filter((l) => !l.includes("the entry point is found")), [
     "hello-python 0.1.0 — sync (home): ok",
     "  why: loaded: its manifest is valid and no other folder has its name",
     `  folder: ${p("hello-python")}`,
-    `  manifest: ${p("hello-python")}/manifest.toml (sha256 ${digest})`,
+    `  manifest: ${p("hello-python")}/manifest.toml; the plugin's files (${files}, what "always allow" trusts): sha256 ${digest}`,
     "  runs: python3 main.py",
     "  timeout: 30000 ms",
     "  sandbox: none (it runs as you, with an allowlisted environment)",

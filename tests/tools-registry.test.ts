@@ -86,7 +86,8 @@ test("a manifest that is not a regular file (a FIFO, a folder, a dangling symlin
     const r = f.registry.rescan();
     assert.deepEqual(r.rejected, ["dangling", "fifo", "folder"]);
     assert.deepEqual(f.registry.list().map((p) => [p.name, p.status, p.errors]), [
-      ["dangling", "rejected", [`${join(f.root, "dangling", "plugin-manifest.toml")}: cannot be read: ENOENT`]],
+      ["dangling", "rejected", [`${join(f.root, "dangling", "plugin-manifest.toml")}: cannot be read: ENOENT`,
+        `${join(f.root, "dangling")}: plugin-manifest.toml in the plugin's folder is a symbolic link leading out of the folder or nowhere (${join(f.root, "nowhere.toml")}): what it leads to would run without being part of the plugin's digest, so the plugin is not used; copy what it needs into the folder`]],
       ["fifo", "rejected", [`${join(f.root, "fifo", "manifest.toml")}: cannot be read: ENOTREG`]],
       ["folder", "rejected", [`${join(f.root, "folder", "manifest.toml")}: cannot be read: ENOTREG`]],
     ]);

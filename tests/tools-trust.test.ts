@@ -6,9 +6,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { hubFixture } from "./helpers.js";
+import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { hubFixture, tempDir } from "./helpers.js";
 import { toolRules } from "./tool-calls-helpers.js";
 import { hostFixture, syncManifest, toolToml, writePlugin, type HostFixture } from "./tools-helpers.js";
 import { toolArgsFields } from "../src/protocol/tool-calls.js";
@@ -49,8 +49,9 @@ test("issue 26 #4: the digest covers every file of the plugin: the entry point, 
       ["a helper module it imports", () => writeFileSync(join(dir, "helper.py"), "def greet():\n    return open('/etc/hostname').read()\n")],
       ["a new file", () => writeFileSync(join(dir, "sitecustomize.py"), "import os\n")],
       ["a new folder with a file", () => { mkdirSync(join(dir, "lib")); writeFileSync(join(dir, "lib", "x.py"), ""); }],
-      ["a symlink", () => symlinkSync("/etc/passwd", join(dir, "lib", "link"))],
-      ["a symlink's target", () => { rmSync(join(dir, "lib", "link")); symlinkSync("/etc/group", join(dir, "lib", "link")); }],
+      ["a symlink", () => symlinkSync("x.py", join(dir, "lib", "link"))],
+      ["a symlink's target", () => { rmSync(join(dir, "lib", "link")); symlinkSync("../helper.py", join(dir, "lib", "link")); }],
+      ["what a symlink leads to", () => writeFileSync(join(dir, "helper.py"), "def greet():\n    return 'via the link'\n")],
       ["a removed file", () => rmSync(join(dir, "sitecustomize.py"))],
     ];
     for (const [what, change] of changes) {
@@ -135,6 +136,55 @@ test("issue 26 #4 (reported case): after \"always allow\", a new main.py (or a c
     assert.ok((await cardText(third.card!)).includes(`\nIts files changed since you answered "always allow" on card ${second.card}: changed helper.py; new sitecustomize.py; removed main.py\n`), await cardText(third.card!));
   } finally {
     await hub.close();
+    await f.close();
+  }
+});
+
+test("issue 26 round 2 #6: a link leading out of the plugin's folder (or nowhere) refuses the plugin, whatever its form: what the digest covers is exactly what can run", async () => {
+  const f = hostFixture();
+  const outside = tempDir("aa-outside-");
+  try {
+    const dir = keysPlugin(f);
+    writeFileSync(join(outside, "helper.py"), "def greet():\n    return 'hello'\n");
+    mkdirSync(join(outside, "lib"));
+    const relOut = relative(dir, join(outside, "helper.py"));
+    assert.match(relOut, /^\.\.\//);
+    // [what, make the link(s), the path named, the target named]
+    const cases: [string, () => void, string, string][] = [
+      ["the reported case: a module replaced by an absolute link to a file outside", () => { rmSync(join(dir, "helper.py")); symlinkSync(join(outside, "helper.py"), join(dir, "helper.py")); }, "helper.py", realpathSync(join(outside, "helper.py"))],
+      ["a relative link climbing out", () => symlinkSync(relOut, join(dir, "up.py")), "up.py", realpathSync(join(outside, "helper.py"))],
+      ["a link to a folder outside, in a subfolder", () => { mkdirSync(join(dir, "vendor")); symlinkSync(join(outside, "lib"), join(dir, "vendor", "lib")); }, "vendor/lib", realpathSync(join(outside, "lib"))],
+      ["a chain: a link to a link inside that leads out", () => { symlinkSync(join(outside, "helper.py"), join(dir, "b.py")); symlinkSync("b.py", join(dir, "a.py")); }, "a.py", realpathSync(join(outside, "helper.py"))],
+      ["a link to the plugins' root", () => symlinkSync("..", join(dir, "root")), "root", realpathSync(f.root)],
+      ["a dangling link (what it names can be made later, anywhere)", () => symlinkSync(join(outside, "later.py"), join(dir, "later.py")), "later.py", join(outside, "later.py")],
+    ];
+    for (const [what, make, path, target] of cases) {
+      rmSync(dir, { recursive: true, force: true });
+      keysPlugin(f);
+      assert.equal((await checked(f)).files.length, 3, `${what}: usable before`);
+      make();
+      f.registry.rescan();
+      const r = await f.host.check("keys.get", {});
+      assert.equal(r.ok, false, what);
+      assert.equal(!r.ok ? r.message : "", `plugin keys has no valid manifest: ${dir}: ${path} in the plugin's folder is a symbolic link leading out of the folder or nowhere (${target}): what it leads to would run without being part of the plugin's digest, so the plugin is not used; copy what it needs into the folder`, what);
+      const listed = f.registry.list().find((p) => p.dir === dir)!;
+      assert.equal(listed.status, "rejected", what);
+      assert.equal(listed.digest, null, what);
+    }
+    // Links that stay inside are fine, and what they lead to is digested as itself.
+    rmSync(dir, { recursive: true, force: true });
+    keysPlugin(f);
+    mkdirSync(join(dir, "sub"));
+    writeFileSync(join(dir, "sub", "m.py"), "x = 1\n");
+    symlinkSync("helper.py", join(dir, "alias.py"));
+    symlinkSync(join(dir, "sub"), join(dir, "subdir"));
+    symlinkSync(".", join(dir, "self"));
+    const inside = await checked(f);
+    assert.deepEqual(inside.files.map((l) => l.slice(17)), ["alias.py", "helper.py", "main.py", "manifest.toml", "self", "sub", "sub/m.py", "subdir"]);
+    writeFileSync(join(dir, "sub", "m.py"), "x = 2\n");
+    assert.notEqual((await checked(f)).digest, inside.digest, "a file reached through a link inside is covered");
+  } finally {
+    rmSync(outside, { recursive: true, force: true });
     await f.close();
   }
 });

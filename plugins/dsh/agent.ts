@@ -13,7 +13,7 @@
  * DSH reports tokens, no cost; it has no desktop session link.
  */
 import { execFileSync } from "node:child_process";
-import { findProgram, jsonLines, launchArgv, tail, type AgentPlugin, type AgentRead, type Usage } from "agent-autoloop/sdk";
+import { findProgram, jsonLines, launchArgv, programWritable, tail, type AgentPlugin, type AgentRead, type Usage } from "agent-autoloop/sdk";
 
 const permissionMode = { read: "read-only", edit: "workspace-write", full: "danger-full-access" } as const;
 
@@ -116,6 +116,9 @@ const plugin: AgentPlugin = {
   check(agent) {
     const program = findProgram(agent?.program ?? "dsh");
     if (!program) return `DeepSeek Harness (dsh 0.2.2 or newer) is not on PATH: ${dshInstall}, or set the agent's "program"`;
+    // doctor runs this outside every sandbox: a program this user (and so an agent) could have written is not run, and
+    // its version is not checked (doctor's line for the program says so; issue 26 round 2 #8).
+    if (programWritable(program) !== null) return null;
     // Windows: npm's dsh.cmd runs as node + its JS entry (the SDK's launchArgv); elsewhere the program as found.
     const run = launchArgv([program, "--version"]);
     if ("error" in run) return run.error;

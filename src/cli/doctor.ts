@@ -10,7 +10,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { PluginLoader } from "../common/plugins.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { checkHomeFiles } from "../host/home-files.js";
-import { findProgram, launchArgv, type AgentPlugin } from "../sdk/index.js";
+import { findProgram, launchArgv, programWritable, type AgentPlugin } from "../sdk/index.js";
 import { readSecrets, type Config, type Home } from "../host/home.js";
 import { channelSetupProblem } from "../host/channel-setup.js";
 import { own } from "../kernel/own.js";
@@ -111,7 +111,10 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
         out.push({ ok: false, line: t(lang, "doctor.notExecutable", { agent: agent.id, program }) });
         continue;
       }
-      out.push({ ok: true, line: t(lang, "doctor.program", { agent: agent.id, program }) });
+      // Whether this user — and so an agent, which runs as the hub's user — could change what the program runs: then
+      // nothing runs it here, not even a plugin's version check (issue 26 round 2 #8), and the line says so.
+      const writable = programWritable(program);
+      out.push({ ok: true, line: writable === null ? t(lang, "doctor.program", { agent: agent.id, program }) : t(lang, "doctor.programWritable", { agent: agent.id, program, path: writable }) });
     }
     try {
       const plugin = await plugins.load<AgentPlugin>("agent", agent.use);

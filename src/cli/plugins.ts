@@ -122,7 +122,10 @@ interface InspectedTool {
 /** What `inspect` found about one plugin folder (its `--json` form). */
 export interface Inspected extends Omit<PluginLine, "tools"> {
   manifestPath: string;
+  /** sha256 of the plugin's files (what "always allow" trusts; files-digest.ts), null when they cannot be digested. */
   digest: string | null;
+  /** The files the digest covers, `<first 16 hex of sha256> <path>` (null when they cannot be digested). */
+  files: string[] | null;
   shadowedBy: PluginRecord["shadowedBy"];
   manifest: Manifest | null;
   /** Where the tools came from; null when they were not asked (the folder is not in use). */
@@ -166,7 +169,7 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
     for (const rec of records) {
       const outcome = registry.get(rec.name) === rec ? await host.tools(rec.name) : null;
       found.push({
-        ...lineOf(rec), manifestPath: rec.manifestPath, digest: rec.digest, shadowedBy: rec.shadowedBy, manifest: rec.manifest,
+        ...lineOf(rec), manifestPath: rec.manifestPath, digest: rec.digest, files: rec.files, shadowedBy: rec.shadowedBy, manifest: rec.manifest,
         toolsSource: outcome?.ok ? outcome.source : null, toolsError: outcome && !outcome.ok ? outcome.message : null,
         tools: inspectedTools(rec, outcome, rules), rulesError, checks: checks.find((d) => d.dir === rec.dir)?.lines ?? [],
         binds: rec.manifest ? bindsOf(rec.manifest, rec.dir, host.settings).map((b) => ({ ...b, refusedWhy: bindRefusal(rec.name, [b], lang)?.message ?? null })) : [],
@@ -227,7 +230,7 @@ function inspectText(p: Inspected, lang: Lang): string[] {
   const add = (id: MessageId, params: Record<string, string | number>) => out.push(`  ${t(lang, id, params)}`);
   add("cli.plugins.why", { why: whyText(p, lang) });
   add("cli.plugins.folder", { dir: p.dir });
-  add("cli.plugins.manifest", { path: p.manifestPath, digest: p.digest ?? "-" });
+  add("cli.plugins.manifestFiles", { path: p.manifestPath, count: p.files?.length ?? "-", digest: p.digest ?? "-" });
   if (m) {
     if (m.description) add("cli.plugins.description", { text: m.description });
     if (m.author) add("cli.plugins.author", { text: m.author });

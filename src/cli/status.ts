@@ -20,6 +20,9 @@ function time(iso: string | null | undefined, tz: string): string {
  * What `formatStatus` knows besides the state: this home's config.json channels, what keeps any of them from starting
  * (`channelProblems`, by name: src/host/channel-setup.ts), and the rule `--rule` names.
  */
+/** The lines of a card's text `status` shows, except an open ask card's, which is shown whole. */
+export const statusCardLinesMax = 3;
+
 export interface StatusOptions { localChannels?: string[] | null; channelProblems?: Record<string, string>; rule?: string | null }
 
 /**
@@ -35,7 +38,9 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
   if (s.cards.length === 0) out.push(`  ${w("status.none")}`);
   for (const c of s.cards) {
     out.push(`  #${c.id} ${c.kind}${c.state !== "open" ? ` (${c.state})` : ""}${c.rule ? ` [${c.rule}${c.lane ? ` ${c.lane}` : ""}]` : ""} ${c.title}`);
-    if (c.text) for (const line of c.text.split("\n").slice(0, 3)) out.push(`      ${line}`);
+    // An open ask card is shown whole (the hub bounds it): what the owner answers — an approval card's binds, what its
+    // arguments left out and why it asks — must all be in front of them (issue 26 round 2). Others: their first lines.
+    if (c.text) for (const line of c.kind === "ask" && c.state === "open" ? c.text.split("\n") : c.text.split("\n").slice(0, statusCardLinesMax)) out.push(`      ${line}`);
     c.options.forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ${w("status.recommended")}` : ""}`));
     for (const [ch, d] of Object.entries(c.deliveries)) {
       if (d.error) out.push(`      ${w(d.gaveUp ? "status.deliveryGaveUp" : "status.deliveryFailing", { channel: ch, failures: d.failures, error: d.error })}`);

@@ -328,6 +328,9 @@ const catalog = {
   "tools.files.tooDeep": { zh: "插件目录嵌套超过 {limit} 层（{path}）：无法计算摘要，插件不可用", en: "the plugin's folder nests deeper than {limit} folders ({path}): it cannot be digested, so it is not used" },
   "tools.files.name": { zh: "插件目录里的路径 {path} 含控制字符或超过 {limit} 个字：无法计算摘要，插件不可用", en: "the plugin's folder holds a path with a control character or longer than {limit} characters ({path}): it cannot be digested, so it is not used" },
   "tools.files.unreadable": { zh: "读不了插件目录里的 {path}（{error}）：无法计算摘要，插件不可用", en: "cannot read {path} in the plugin's folder ({error}): it cannot be digested, so it is not used" },
+  // sec2-trust (issue 26 round 2 #6): a link leading out of a plugin's folder; what `plugins inspect` digests.
+  "tools.files.linkOut": { zh: "插件目录里的 {path} 是一个指向目录之外（或不存在之处）的符号链接（{target}）：它指向的内容会在插件摘要之外运行，所以插件不可用；把需要的文件复制进目录", en: "{path} in the plugin's folder is a symbolic link leading out of the folder or nowhere ({target}): what it leads to would run without being part of the plugin's digest, so the plugin is not used; copy what it needs into the folder" },
+  "cli.plugins.manifestFiles": { zh: "manifest：{path}；插件文件（{count} 个，“总是允许”信任的就是它们）sha256 {digest}", en: "manifest: {path}; the plugin's files ({count}, what \"always allow\" trusts): sha256 {digest}" },
   "tools.calls.card.changed": { zh: "自从你在卡片 {card} 上答“总是允许”以来，它的文件变了：{files}", en: "Its files changed since you answered \"always allow\" on card {card}: {files}" },
   "tools.calls.card.changedUnknown": { zh: "自从你在卡片 {card} 上答“总是允许”以来，它的文件变了（不知道是哪些）。", en: "Its files changed since you answered \"always allow\" on card {card} (which ones is not known)." },
   "tools.calls.card.fileChanged": { zh: "改了 {path}", en: "changed {path}" },
@@ -894,7 +897,6 @@ const catalog = {
   "cli.plugins.why.rejected": { zh: "没装载：{errors}", en: "not loaded: {errors}" },
   "cli.plugins.why.shadowed": { zh: "没装载：{winner}（{origin}）同名，用的是它", en: "not loaded: {winner} ({origin}) has the same name and is used instead" },
   "cli.plugins.folder": { zh: "目录：{dir}", en: "folder: {dir}" },
-  "cli.plugins.manifest": { zh: "manifest：{path}（sha256 {digest}）", en: "manifest: {path} (sha256 {digest})" },
   "cli.plugins.description": { zh: "说明：{text}", en: "description: {text}" },
   "cli.plugins.author": { zh: "作者：{text}", en: "author: {text}" },
   "cli.plugins.runs": { zh: "运行：{command}", en: "runs: {command}" },
@@ -1013,6 +1015,8 @@ const catalog = {
   "doctor.noPlugin": { zh: "Agent {agent}：没有 Agent 插件 \"{use}\" — 用 agent-autoloop add <git 地址> 装上，或改用 \"command\"", en: "agent {agent}: no agent plugin \"{use}\" — install it with agent-autoloop add <git url>, or use \"command\"" },
   "doctor.noProgram": { zh: "Agent {agent}：PATH 里找不到程序 {program} — 装上它，或把 \"program\" 写成完整路径", en: "agent {agent}: program {program} is not on PATH — install it, or set \"program\" to its full path" },
   "doctor.program": { zh: "Agent {agent}：{program}", en: "agent {agent}: {program}" },
+  // sec2-trust (issue 26 round 2 #8): a program this user could change is never run by doctor or a plugin's check.
+  "doctor.programWritable": { zh: "Agent {agent}：{program}（不运行它，也不检查版本：这个用户能改动 {path}，而 agent 都以这个用户运行）", en: "agent {agent}: {program} (not run, its version not checked: this user can change {path}, and agents run as this user)" },
   // sec-hub (issue 26, finding 6): doctor checks an agent's program without running it
   "doctor.notExecutable": { zh: "Agent {agent}：程序 {program} 不可执行 — 给它执行权限（chmod +x），或把 \"program\" 写成要运行的程序", en: "agent {agent}: program {program} is not executable — make it executable (chmod +x), or set \"program\" to the program to run" },
   "doctor.next": { zh: "Agent {agent}：{next}", en: "agent {agent}: {next}" },

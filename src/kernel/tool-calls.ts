@@ -324,14 +324,17 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
   const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
     : call.why === "default" ? c.msg("tools.calls.card.kind", { plugin: call.plugin, kind: body.kind, digest: body.manifestDigest })
     : c.msg("tools.calls.card.rule", { index: call.approval ?? 0 });
+  // Each part is bounded; together they may still pass a card's limit (long binds, hosts and arguments at once): then
+  // the detail lines are cut, never the line that says why the card asks (issue 26 round 2), which comes last.
+  const head = { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body) };
+  let details = `${reachOnCard(c, body)}${filesOnCard(c, call, body)}${bindsOnCard(c, body)}`;
+  const room = cardTextMaxCodepoints - [...neutralise(c.msg("tools.calls.card.text", { ...head, why }), false)].length;
+  const chars = [...details];
+  if (chars.length > room) details = `${chars.slice(0, Math.max(0, room - 2)).join("")}…\n`;
   const card = createCard(c, {
     kind: "ask",
     title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
-    // Each part is bounded; together they are cut to a card's text all the same (a card never exceeds its limit).
-    text: relayed(c.msg("tools.calls.card.text", {
-      run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body),
-      why: `${reachOnCard(c, body)}${filesOnCard(c, call, body)}${bindsOnCard(c, body)}${why}`,
-    }), false, cardTextMaxCodepoints),
+    text: relayed(c.msg("tools.calls.card.text", { ...head, why: `${details}${why}` }), false, cardTextMaxCodepoints),
     options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
     key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
   });

@@ -3,8 +3,8 @@
  * back (`AgentPlugin`, `AgentRead`), and small helpers agent plugins share (`findProgram`, `tail`, `substitute`,
  * `jsonLines`; starting a program on Windows: launch.ts). Part of the plugin SDK (`agent-autoloop/sdk`); the worker uses the same definitions.
  */
-import { existsSync, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { accessSync, closeSync, constants, existsSync, lstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import type { Job as WireJob } from "../protocol/responses.js";
 import { findWindowsProgram, windowsFiles } from "./launch.js";
 
@@ -93,7 +93,8 @@ export interface AgentPlugin {
    * `agent` is the agent being checked (its `program` and `command` from rules.json); older callers pass nothing.
    * Doctor calls it outside the sandbox: it should look for what it needs, not run an agent's program or `command`
    * (issue 26). The built-in checks only look on PATH, except `dsh`'s, which runs `--version` of the dsh CLI (on
-   * PATH, or the agent's `program`, which the owner names as that agent's dsh) to check its version.
+   * PATH, or the agent's `program`) to check its version — only when `programWritable` finds nothing this user could
+   * change on the way (issue 26 round 2 #8): an agent runs as this user, so what it can write is never run here.
    */
   check?(agent?: AgentSetup): string | null | Promise<string | null>;
   /** Extra environment for the agent process (merged over the allowlisted environment). */
@@ -140,6 +141,117 @@ export function findProgram(name: string, path = process.env.PATH ?? ""): string
     }
   }
   return null;
+}
+
+/** How many bytes of a program's first line `programWritable` reads to find its interpreter (`#!`). */
+export const shebangMaxBytes = 256;
+
+/** Whether this process may write `path` (a folder: add, remove or rename entries in it). */
+function mayWrite(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch (e) {
+    // Only "no permission" (or a read-only file system) means no; anything else (ENOENT of a racing change) is unsure.
+    const code = (e as NodeJS.ErrnoException).code;
+    return !(code === "EACCES" || code === "EPERM" || code === "EROFS");
+  }
+}
+
+/**
+ * The first of `path` and the folders above it (up to `/`) that this user could change so that running `path` runs
+ * something else, or null when none: the file itself writable, or a folder above it writable — except a sticky folder
+ * (`/tmp`), where only the owner of an entry may rename or remove it, when this user does not own the entry below it.
+ * `path` must be absolute; links are judged as the path names them (where the link is) and where they lead.
+ */
+function writableOnTheWay(path: string): string | null {
+  for (let p = path, below: string | null = null; ; below = p, p = dirname(p)) {
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      return p;
+    }
+    if (mayWrite(p)) {
+      if (below === null || !st.isDirectory()) return p;
+      if (!(st.mode & 0o1000)) return p;
+      const uid = process.getuid?.() ?? 0;
+      try {
+        if (uid === 0 || lstatSync(below).uid === uid) return p;
+      } catch {
+        return p;
+      }
+    }
+    if (p === dirname(p)) return null;
+  }
+}
+
+/**
+ * Whether this user — and so any agent, which runs as the hub's user — could have written what running the program
+ * `file` would run (issue 26 round 2 #8: the hub and the CLI never execute a program an agent could have written;
+ * `doctor` runs outside every sandbox). Checks the file as named and after its links (realpath), every folder above
+ * each, and for a script its interpreter (`#!/path`, and `#!/usr/bin/env name` as found on `path`, the same way).
+ * @returns the first path found that this user could change (the program is then not to be run), or null when none
+ * could be: owned by another user (root) in folders only they write. Root can write everything, so for root the answer
+ * is never null; on Windows, where write permission is not told this way, neither.
+ */
+export function programWritable(file: string, path = process.env.PATH ?? ""): string | null {
+  if (process.platform === "win32") return file;
+  if (!isAbsolute(file)) return file;
+  const seen = new Set<string>();
+  const todo = [file];
+  while (todo.length > 0) {
+    const f = todo.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    let real: string;
+    try {
+      real = realpathSync(f);
+    } catch {
+      return f;
+    }
+    const found = writableOnTheWay(f) ?? (real === f ? null : writableOnTheWay(real));
+    if (found !== null) return found;
+    // Only a regular file is read for its `#!` line (a FIFO would be waited on): anything else is not to be run.
+    try {
+      if (!statSync(real).isFile()) return real;
+    } catch {
+      return real;
+    }
+    const interpreters = shebangOf(real, path);
+    if (interpreters === "unsure") return real;
+    todo.push(...interpreters);
+  }
+  return null;
+}
+
+/** The interpreters a script names on its `#!` line (`env` and what it finds on `path`), "unsure" when unclear. */
+function shebangOf(file: string, path: string): string[] | "unsure" {
+  const buf = Buffer.alloc(shebangMaxBytes);
+  let n: number;
+  try {
+    const fd = openSync(file, "r");
+    try {
+      n = readSync(fd, buf, 0, buf.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return "unsure";
+  }
+  const head = buf.subarray(0, n).toString("latin1");
+  if (!head.startsWith("#!")) return [];
+  const end = head.indexOf("\n");
+  if (end < 0) return "unsure";
+  const words = head.slice(2, end).trim().split(/[ \t]+/).filter(Boolean);
+  if (words.length === 0 || !isAbsolute(words[0]!)) return "unsure";
+  if (words[0]!.endsWith("/env")) {
+    const name = words.slice(1).find((w) => !w.startsWith("-"));
+    if (!name || name.includes("=")) return "unsure";
+    const found = findProgram(name, path);
+    return found && isAbsolute(found) ? [words[0]!, resolve(found)] : "unsure";
+  }
+  return [words[0]!];
 }
 
 /** The last `max` characters of a text (for error messages from stderr). */

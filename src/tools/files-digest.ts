@@ -2,15 +2,20 @@
  * The digest of a tool plugin's files (issue 26 #4; DESIGN.md "One plugin model": the digest covers the plugin's
  * files, what runs, not only its manifest — trust follows the code). Every entry of the plugin's folder counts, at any
  * depth, except a top-level `.git` (git's own store: a checkout's files count, its history does not): a regular file by
- * the sha256 of its bytes, a symlink by its target's text (it is not followed: code it leads to outside the folder is
- * not covered), a folder by being there, anything else by its kind. Bounded by `pluginFilesMax` entries,
+ * the sha256 of its bytes, a symlink by its target's text, a folder by being there, anything else by its kind. A
+ * symlink must lead (followed to the end, with realpath) to something inside the folder, which is digested as itself;
+ * one that leads out of the folder or nowhere refuses the plugin (issue 26 round 2 #6: what the digest covers is
+ * exactly what can run — code outside the folder, which an agent may be able to write, would run under a trust that
+ * never saw it; a dangling link may be made to lead anywhere later). We refuse rather than digest the target's content:
+ * the target is outside what the owner installed and inspected, a sandboxed plugin sees only its folder (the link would
+ * not resolve there), and a folder target would have to be walked without the folder's bounds. Bounded by `pluginFilesMax` entries,
  * `pluginFilesMaxBytes` bytes and `pluginFolderDepthMax` levels; past any of them, or a name with a control character,
  * the folder has no digest and the plugin is refused (fail closed: what cannot be digested cannot be trusted).
  * Reads files; runs nothing. Hashes are kept by inode, size and times, so a rescan hashes only what changed.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
 import { readBounded } from "./registry.js";
 import { fileHashCacheEntriesMax, pluginFilePathMaxChars, pluginFilesMax, pluginFilesMaxBytes, pluginFolderDepthMax } from "./limits.js";
 
@@ -23,7 +28,8 @@ export interface FileHash {
 /** The files of a plugin folder, sorted by path, or why they cannot be digested (`limit` names which, `path` where). */
 export type FilesResult =
   | { ok: true; files: FileHash[] }
-  | { ok: false; why: "files" | "bytes" | "depth" | "name" | "unreadable"; path: string; error?: string };
+  | { ok: false; why: "files" | "bytes" | "depth" | "name" | "unreadable"; path: string; error?: string }
+  | { ok: false; why: "link"; path: string; target: string };
 
 /** Hashes of regular files by `dev:ino:size:mtime:ctime`, so that a rescan reads only files that changed. */
 export class FileHashCache {
@@ -48,8 +54,23 @@ function kindOf(st: Stats): string {
   return st.isDirectory() ? "folder" : st.isFIFO() ? "fifo" : st.isSocket() ? "socket" : st.isCharacterDevice() ? "char-device" : st.isBlockDevice() ? "block-device" : "other";
 }
 
+/** Where the link `full` leads in the end (realpath: every link on the way followed), or null when it leads nowhere. */
+function linkTarget(full: string): string | null {
+  try {
+    return realpathSync(full);
+  } catch {
+    return null;
+  }
+}
+
 /** Lists and hashes the entries of plugin folder `dir` (see the module). Never throws. */
 export function pluginFiles(dir: string, cache: FileHashCache): FilesResult {
+  let root: string;
+  try {
+    root = realpathSync(dir);
+  } catch (e) {
+    return { ok: false, why: "unreadable", path: ".", error: (e as NodeJS.ErrnoException).code ?? String(e) };
+  }
   const files: FileHash[] = [];
   let bytes = 0;
   const todo: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
@@ -57,7 +78,7 @@ export function pluginFiles(dir: string, cache: FileHashCache): FilesResult {
     const { rel, depth } = todo.pop()!;
     let names: string[];
     try {
-      names = readdirSync(rel === "" ? dir : join(dir, rel));
+      names = readdirSync(rel === "" ? dir : join(dir, rel)).sort();
     } catch (e) {
       return { ok: false, why: "unreadable", path: rel || ".", error: (e as NodeJS.ErrnoException).code ?? String(e) };
     }
@@ -75,7 +96,12 @@ export function pluginFiles(dir: string, cache: FileHashCache): FilesResult {
           if (bytes > pluginFilesMaxBytes) return { ok: false, why: "bytes", path };
           sha256 = cache.hash(full, st);
         } else if (st.isSymbolicLink()) {
-          sha256 = createHash("sha256").update(`link:${readlinkSync(full)}`).digest("hex");
+          const text = readlinkSync(full);
+          const target = linkTarget(full);
+          if (target === null || (target !== root && !target.startsWith(root + sep))) {
+            return { ok: false, why: "link", path, target: target ?? resolve(dirname(full), text) };
+          }
+          sha256 = createHash("sha256").update(`link:${text}`).digest("hex");
         } else {
           sha256 = createHash("sha256").update(`kind:${kindOf(st)}`).digest("hex");
           if (st.isDirectory()) {

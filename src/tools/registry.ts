@@ -221,6 +221,7 @@ function filesProblem(r: Extract<FilesResult, { ok: false }>, lang: Lang): strin
     case "bytes": return t(lang, "tools.files.tooLarge", { limit: pluginFilesMaxBytes, path: r.path });
     case "depth": return t(lang, "tools.files.tooDeep", { limit: pluginFolderDepthMax, path: r.path });
     case "name": return t(lang, "tools.files.name", { path: r.path, limit: pluginFilePathMaxChars });
+    case "link": return t(lang, "tools.files.linkOut", { path: r.path, target: r.target });
     default: return t(lang, "tools.files.unreadable", { path: r.path, error: r.error ?? "" });
   }
 }

@@ -16,7 +16,8 @@
  *
  * Only the peer reads the challenge (the kernel delivers it on that connection alone) and only a process can change its
  * own command line (short of tracing it), so a process outside the run — another run's agent, whatever it mimics —
- * cannot make one of the run's show it. What this does not stop: a process of the hub's user outside every sandbox
+ * cannot make one of the run's show it; nor can one that enters the run's sandbox namespaces and leaves an orphan
+ * there (re-parented to the sandbox's init: see `processTree`). What this does not stop: a process of the hub's user outside every sandbox
  * that traces the run's processes, or writes into its relay's pipes through /proc, acts as the run; such a process can
  * read the hub's keys as well (README: what `"sandbox": false` gives up). Where /proc is missing (not Linux) the worker
  * cannot look, and admits the connection after the exchange.
@@ -41,16 +42,23 @@ export const bridgeProofLineMaxBytes = 4096;
 /** Whether this system lets the worker look at other processes (`/proc`): Linux. */
 export const canCheckPeers = process.platform === "linux";
 
-/** The parent of each process now (Linux /proc; pid → ppid). Processes that end while it is read are left out. */
-function parents(): Map<number, number> {
-  const out = new Map<number, number>();
+/** One process as `processTree` needs it: its parent, when it started (clock ticks after boot). */
+interface ProcInfo {
+  ppid: number;
+  start: number;
+}
+
+/** Every process now (Linux /proc; pid → parent and start). Processes that end while it is read are left out. */
+function processes(): Map<number, ProcInfo> {
+  const out = new Map<number, ProcInfo>();
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      // After the command name (in parentheses, which may hold anything): state, then the parent's id.
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      out.set(Number(name), ppid);
+      // After the command name (in parentheses, which may hold anything): state (field 3), the parent's id (4), …,
+      // the start time (22).
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(Number(name), { ppid: Number(fields[1]), start: Number(fields[19]) });
     } catch {
       // ended meanwhile
     }
@@ -58,17 +66,50 @@ function parents(): Map<number, number> {
   return out;
 }
 
-/** The processes of `roots` and every process under them now (Linux /proc). Roots that are gone are left out. */
+/**
+ * Whether `pid` is the init of a pid namespace of its own (pid 1 there: the last `NSpid` of its status is 1), as
+ * bubblewrap's `--unshare-pid` makes one for a sandboxed agent. False when it cannot be read (it ended).
+ */
+function namespaceInit(pid: number): boolean {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("NSpid:"));
+    const ids = line?.slice("NSpid:".length).trim().split(/\s+/) ?? [];
+    return ids.length > 1 && ids[ids.length - 1] === "1";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The processes of `roots` and every process under them now (Linux /proc). Roots that are gone are left out.
+ *
+ * Under the init of a pid namespace (a sandbox's), only its first child — the one it started, the sandboxed command —
+ * and what is under it count (issue 26 round 2 #7): any later child of that init is an orphan re-parented to it, and
+ * a process from outside the sandbox that entered its namespaces (`setns`, which a process of the hub's user without a
+ * sandbox can do) gets there only that way, so it would otherwise pass as the run's. The price: a sandboxed agent's
+ * own orphaned (double-forked) processes do not count as the run's either; a relay an agent's CLI starts as its child
+ * does. Outside a sandbox an orphan leaves the tree (it goes to the system's init) anyway.
+ */
 export function processTree(roots: readonly number[]): Set<number> {
-  const table = parents();
+  const table = processes();
   const children = new Map<number, number[]>();
-  for (const [pid, ppid] of table) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  for (const [pid, p] of table) children.set(p.ppid, [...(children.get(p.ppid) ?? []), pid]);
   const tree = new Set<number>();
   const queue = roots.filter((r) => table.has(r));
   for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
     if (tree.has(pid)) continue;
     tree.add(pid);
-    queue.push(...(children.get(pid) ?? []));
+    const under = children.get(pid) ?? [];
+    if (under.length > 1 && namespaceInit(pid)) {
+      // The first child of a namespace's init: the earliest started (the lowest pid among those started together).
+      const first = under.reduce((a, b) => {
+        const pa = table.get(a)!, pb = table.get(b)!;
+        return pb.start < pa.start || (pb.start === pa.start && b < a) ? b : a;
+      });
+      queue.push(first);
+    } else {
+      queue.push(...under);
+    }
   }
   return tree;
 }
