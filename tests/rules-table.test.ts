@@ -5,7 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { printParseErrorCode, type ParseErrorCode } from "jsonc-parser";
-import { parseRules, jsonSyntaxText, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName, approvalsOf, approvalWaitSecondsOf, ruleTools, anySource, intentSource, type Rules } from "../src/kernel/rules.js";
+import { globMatch, anyGlob, isName, isOldKeyName, secretsEnvName, approvalsOf, approvalWaitSecondsOf, ruleTools, anySource, intentSource, type Rules } from "../src/kernel/rules.js";
+import { parseRules, jsonSyntaxText } from "../src/protocol/rules-file.js";
 
 const S = { s: {} };
 const A = { a: { worker: "w", use: "x" } };

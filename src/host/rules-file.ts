@@ -8,7 +8,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { rulesFileMaxBytes } from "../kernel/limits.js";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
-import { parseRules } from "../kernel/rules.js";
+import { parseRules } from "../protocol/rules-file.js";
 import { hashText } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
 
