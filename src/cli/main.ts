@@ -31,7 +31,7 @@ async function setUpHome(): Promise<{ h: Home; config: Config }> {
   const [{ existsSync }, { homePaths, readConfig }] = await Promise.all([import("node:fs"), import("../host/home.js")]);
   const h = homePaths();
   if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-  return { h, config: readConfig(h) };
+  return { h, config: readConfig(h, lang) };
 }
 
 /** A client of this home's hub with the owner key, once the hub answered with this home's id. */
@@ -431,15 +431,8 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .description(t(lang, "cli.desc.check"))
     .argument("[file]", t(lang, "cli.arg.file"))
     .action(async (file: string | undefined) => {
-      const f = file ?? (await home()).rules;
-      // What the hub would load, read the same way: check says what the hub would say.
-      const [{ readRulesInput }, { existsSync }] = await Promise.all([import("../host/rules-file.js"), import("node:fs")]);
-      const r = readRulesInput(f, lang);
-      if (r.kind === "rulesError") throw new CliError(file === undefined && !existsSync(f) ? t(lang, "cli.check.noFile", { error: r.error }) : r.error);
-      say(t(lang, "cli.check.ok", {
-        file: f, rules: r.rules.rules.length, agents: Object.keys(r.rules.agents).length,
-        sources: Object.keys(r.rules.sources).length, channels: Object.keys(r.rules.channels).length, elsewhere: r.rules.elsewhere.length,
-      }));
+      const { checkFile } = await import("./check.js");
+      say(await checkFile(file, (await home()).rules, lang));
     });
   return p;
 }

@@ -1115,11 +1115,6 @@ const catalog = {
   "worker.resultRefused": { zh: "第 {run} 轮：中台不收这份结果：{error}", en: "run {run}: the hub refused the result: {error}" },
   "worker.noSandbox": { zh: "接单程序 {name}：Agent 不在沙箱里跑，读得到这个目录：{why}", en: "worker {name}: agents run without a sandbox and can read this home: {why}" },
   // home files and plugins
-  "home.configObject": { zh: "{file}：应为一个 JSON 对象", en: "{file}: must hold a JSON object" },
-  "home.configListen": { zh: "{file}：listen 应为 \"主机:端口\"", en: "{file}: listen must be \"HOST:PORT\"" },
-  "home.configOwner": { zh: "{file}：owner 应为本人密钥", en: "{file}: owner must be the owner key" },
-  "home.configWorker": { zh: "{file}：worker 要写 name 和 key", en: "{file}: worker needs name and key" },
-  "home.configChannel": { zh: "{file}：channels.{name} 要写 use 和 key", en: "{file}: channels.{name} needs use and key" },
   "home.noMasterKey": { zh: "{file} 不见了", en: "{file} is missing" },
   "home.masterKey": { zh: "{file}：应为 64 个十六进制字符", en: "{file}: expected 64 hex characters" },
   "home.homeId": { zh: "{file}：应为 22 个 A-Z a-z 0-9 _ - 字符；删掉这个文件就会得到新的编号", en: "{file}: expected 22 characters A-Z a-z 0-9 _ -; delete the file to get a new id" },

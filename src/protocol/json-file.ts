@@ -6,7 +6,7 @@
  */
 import { parseTree, findNodeAtLocation, getNodeValue, printParseErrorCode, createScanner, SyntaxKind, type ParseError, type ParseErrorCode, type Node } from "jsonc-parser";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
-import { lineColumn, type FilePath } from "./file-problems.js";
+import { lineColumn, type FilePath, type FileProblem } from "./file-problems.js";
 
 /**
  * A syntax error of jsonc-parser in words (the catalog's `jsonSyntax.*`, one text for each code of its
@@ -92,6 +92,20 @@ export function nodeAt(root: Node, path: FilePath, key = false): Node {
 /** Where `path` is in the text (see `nodeAt`): 1-based line and column. */
 export function locateJson(text: string, root: Node, path: FilePath, key = false): { line: number; column: number } {
   return lineColumn(text, nodeAt(root, path, key).offset);
+}
+
+/**
+ * The problem that comes first in the text, with its place (ties: the order `fileProblems` gives). A missing field
+ * counts where its object ends — it is missed when the object closes — so an unknown field in the same object, often
+ * the missing one misspelt, is told first; it is still placed at the object's start.
+ */
+export function firstInFile(problems: FileProblem[], text: string, root: Node): FileProblem & { place: { line: number; column: number } } {
+  const found = problems.map((p) => {
+    const node = nodeAt(root, p.path);
+    return { p, node, order: p.keyword === "required" ? node.offset + node.length : node.offset };
+  });
+  const first = found.reduce((best, f) => (f.order < best.order ? f : best));
+  return { ...first.p, place: lineColumn(text, first.node.offset) };
 }
 
 /**

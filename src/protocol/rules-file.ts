@@ -10,8 +10,8 @@ import type { Node } from "jsonc-parser";
 import { rulesFileApprovalsMax, rulesFileAgentsMax, rulesFileChannelsMax, rulesFileDepthMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileMaxBytes, rulesFileRulesMax, rulesFileSourcesMax } from "../kernel/limits.js";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
 import type { Rules } from "../kernel/rules.js";
-import { fieldPath, fileProblems, lineColumn, type FilePath, type FileProblem } from "./file-problems.js";
-import { keyGivenTwice, locateJson, nodeAt, readJson } from "./json-file.js";
+import { fieldPath, fileProblems, lineColumn, type FilePath } from "./file-problems.js";
+import { firstInFile, keyGivenTwice, locateJson, readJson } from "./json-file.js";
 import { rulesMessages, type RulesFile } from "./rules-schema.js";
 import { normalizeRules, RulesError } from "./rules-refs.js";
 import { validate as validateRulesFile } from "./rules-validator.generated.js";
@@ -51,20 +51,6 @@ export function parseRules(text: string, defaults: { timezone: string }, lang: L
     if (!(err instanceof RulesError)) throw err;
     return { ok: false, error: at(err.path, err.problem.id, err.problem.params), ...locateJson(text, root, err.path) };
   }
-}
-
-/**
- * The problem that comes first in the text, with its place (ties: the order `fileProblems` gives). A missing field
- * counts where its object ends — it is missed when the object closes — so an unknown field in the same object, often
- * the missing one misspelt, is told first; it is still placed at the object's start.
- */
-function firstInFile(problems: FileProblem[], text: string, root: Node): FileProblem & { place: { line: number; column: number } } {
-  const found = problems.map((p) => {
-    const node = nodeAt(root, p.path);
-    return { p, node, order: p.keyword === "required" ? node.offset + node.length : node.offset };
-  });
-  const first = found.reduce((best, f) => (f.order < best.order ? f : best));
-  return { ...first.p, place: lineColumn(text, first.node.offset) };
 }
 
 /** The lists of the file that grow with it: where they are (`*`: any entry) and how many items each may hold. */

@@ -63,10 +63,13 @@ export function readManifest(bytes: Uint8Array, lang: Lang): ManifestResult {
     return one(problem(["manifest_version"], "tools.manifest.versionNewer", { version: declared, max: manifestVersionMax }));
   }
   const validate = validateManifestFile as Validator;
-  const problems = validate(doc) ? [] : fileProblems(validate.errors ?? [], doc, manifestMessages).map((p) => problem(p.path, p.id, p.params));
-  problems.push(...handProblems(doc).map((p) => problem(p.path, p.id, p.params)));
-  if (problems.length > 0) return { ok: false, digest, problems: problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0)) };
-  return { ok: true, digest, manifest: manifestOf(doc as ManifestFile) };
+  // In the order of the file; a key missing from the top table is missed at its end (it is placed at its start, 1:1).
+  const found = validate(doc) ? [] : fileProblems(validate.errors ?? [], doc, manifestMessages).map((p) => ({ ...problem(p.path, p.id, p.params), last: p.keyword === "required" && p.path.length === 1 }));
+  found.push(...handProblems(doc).map((p) => ({ ...problem(p.path, p.id, p.params), last: false })));
+  if (found.length === 0) return { ok: true, digest, manifest: manifestOf(doc as ManifestFile) };
+  const order = (p: (typeof found)[number]) => (p.last ? [Infinity, 0] : [p.line ?? 0, p.column ?? 0]);
+  found.sort((a, b) => order(a)[0]! - order(b)[0]! || order(a)[1]! - order(b)[1]!);
+  return { ok: false, digest, problems: found.map(({ last: _, ...p }) => p) };
 }
 
 /** The path to the deepest value of `doc` (iterative: a hostile file must not exhaust the stack). */
