@@ -14,7 +14,7 @@ export const WorkerConfig = Type.Object({
   name: Type.String({ description: "The worker's name: agents of rules.json name it in worker.", [M]: { required: "configJson.worker", type: "configJson.worker" } }),
   key: key("The worker's key (agent-autoloop key new worker <name>)."),
   capacity: Type.Optional(Type.Integer({ description: "How many runs at once (default 2).", minimum: 1, maximum: Number.MAX_SAFE_INTEGER, [M]: { type: "configJson.capacity", minimum: "configJson.capacity", maximum: "configJson.capacity" } })),
-}, { description: "The worker serve runs in its process; null: none (workers elsewhere connect over HTTP).", additionalProperties: false });
+}, { description: "The worker serve runs in its process; null: none (workers elsewhere connect over HTTP).", additionalProperties: false, [M]: { type: "configJson.workerObject" } });
 
 export const ChannelConfig = Type.Object({
   use: Type.String({ description: "The channel plugin: desktop, file, webhook, feishu, or one of your own.", [M]: { required: "configJson.channel", type: "configJson.channel" } }),
