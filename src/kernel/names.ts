@@ -11,6 +11,11 @@ export function secretsEnvName(name: string): string {
   return name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 }
 
+/** The secrets.env variable that holds a channel's secret: `AGENT_AUTOLOOP_CHANNEL_SECRET_<NAME>` (protocol.md 通道). */
+export function channelSecretVariable(name: string): string {
+  return `AGENT_AUTOLOOP_CHANNEL_SECRET_${secretsEnvName(name)}`;
+}
+
 /** Names of sources, agents, channels, workers: what a key name and a URL segment can carry. */
 export const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /** An environment variable name an agent may get, or a prefix of names written `PREFIX_*` (rules.json `env`). */
