@@ -129,7 +129,7 @@ const catalog = {
   // sec-hub (issue 26, finding 12): a rule whose events start runs too fast is paused and the owner asked
   "rate.reason": { zh: "启动轮次太快", en: "starting runs too fast" },
   "rate.title": { zh: "「{rule}」启动轮次太快，已暂停", en: "\"{rule}\" started runs too fast and is paused" },
-  "rate.text": { zh: "它的事件在 {seconds} 秒内启动了超过 {count} 个轮次：可能是它的轮次在发出它自己接的事件（比如一个工作流的 HTTP 工具往这个中台发事件）。暂停期间它的事件不再启动轮次。用 agent-autoloop why 看看最近的轮次；恢复会重新开始计数。", en: "Its events started more than {count} runs within {seconds} s: its runs may be posting the events it takes (a workflow's HTTP tool posting to this hub, for one). While paused its events start nothing. Look at its latest runs with agent-autoloop why; resuming starts the count again." },
+  "rate.text": { zh: "它的事件在 {seconds} 秒内启动了超过 {count} 个轮次：可能是它的轮次在发出它自己接的事件（比如一个工作流的 HTTP 工具往这个中台发事件）。暂停期间它的事件不再启动轮次。用 agent-autoloop why 看看最近的轮次；恢复会重新开始计数。本来就要这么多的规则，在 rules.json 里给它写上 startsPerMinute。", en: "Its events started more than {count} runs within {seconds} s: its runs may be posting the events it takes (a workflow's HTTP tool posting to this hub, for one). While paused its events start nothing. Look at its latest runs with agent-autoloop why; resuming starts the count again. A rule meant to start that many gets a startsPerMinute of its own in rules.json." },
   "rate.resume": { zh: "恢复", en: "Resume" },
   "rate.keep": { zh: "保持暂停", en: "Keep paused" },
   "rate.resumed": { zh: "已恢复，重新开始计数", en: "Resumed; the count starts again" },
@@ -716,6 +716,8 @@ const catalog = {
   "tools.calls.card.anyUrl": { zh: "URL 由 Agent 选（任一声明的主机、任意路径）。", en: "The agent chooses the URL (any declared host, any path)." },
   "rulesJson.approvalTwice": { zh: "和 approvals[{index}] 的插件、工具相同", en: "the same plugin and tool as approvals[{index}]" },
   "rulesJson.approvalWait": { zh: "应为 0 到 {max} 的整数（秒）", en: "must be a whole number of seconds from 0 to {max}" },
+  // i27-schemas (issue 26's start limit per rule): a rule's own `startsPerMinute`.
+  "rulesJson.startsPerMinute": { zh: "应为 1 到 {max} 的整数（这条规则的事件每分钟最多启动几个轮次）", en: "must be a whole number from 1 to {max} (how many runs this rule's events may start a minute)" },
   // i27-schemas (issue 27 "One way to check files"): config.json and manifest.toml checked by their schemas, TOML
   // syntax errors in words, and `check` of each kind of file.
   "rulesJson.invalid": { zh: "不合法", en: "invalid" },

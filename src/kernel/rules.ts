@@ -5,7 +5,7 @@
  * checking a file is src/protocol/rules-file.ts; glob matching is glob.ts, approvals approvals.ts (re-exported here).
  */
 import type { AgentFile, BudgetFile, RuleFile } from "../protocol/rules-schema.js";
-import { approvalWaitSecondsDefault } from "./limits.js";
+import { approvalWaitSecondsDefault, ruleStartsPerWindowMax } from "./limits.js";
 import { namePattern, secretsEnvName } from "./names.js";
 import { starMatch } from "./glob.js";
 import type { ApprovalRule } from "./approvals.js";
@@ -71,6 +71,12 @@ export interface RuleDef {
   intent?: string;
   /** `promptRef` (issue 18 "Prompts"): a declarative prompt `<plugin>/<name>` whose text comes before `prompt`. */
   promptRef?: string;
+  /**
+   * `startsPerMinute`: how many runs this rule's events may start per `ruleStartsWindowMs` before it is paused
+   * (src/kernel/rate.ts), 1 to `ruleStartsPerMinuteFieldMax`. Absent when the file gives none (so such files normalize
+   * and hash as before): `ruleStartsPerWindowMax`, read through `ruleStartsMax`.
+   */
+  startsPerMinute?: number;
 }
 export interface ElsewhereDef {
   name: string; source: string | null; to: string | null; cron: string | null; where: string | null;
@@ -152,6 +158,11 @@ export function ruleTools(rule: RuleDef): string[] {
 /** Whether `rule` offers tool `qualified` (`<plugin>.<tool>`) to its agent: one of its `tools` patterns matches it. */
 export function ruleOffers(rule: RuleDef, qualified: string): boolean {
   return ruleTools(rule).some((p) => starMatch(p, qualified));
+}
+
+/** How many runs `rule`'s events may start within `ruleStartsWindowMs` before it is paused (src/kernel/rate.ts). */
+export function ruleStartsMax(rule: RuleDef): number {
+  return rule.startsPerMinute ?? ruleStartsPerWindowMax;
 }
 
 /** The approval rules of a rule file (none when it gave none). */

@@ -151,6 +151,7 @@ function rule(def: RuleFile, p: FilePath, n: Named): RuleDef {
   if (use === null && workflow !== null) fail([...p, "use"], "rulesJson.workflowNeedsUse");
   const tools = def.tools ?? null;
   const promptRef = def.promptRef ?? null;
+  const startsPerMinute = def.startsPerMinute ?? null;
   return {
     name: def.name, source, types, cron, to: def.to,
     cwd: def.cwd ?? null, skill: def.skill ?? null, prompt: def.prompt ?? null, group: def.group ?? def.name,
@@ -160,6 +161,7 @@ function rule(def: RuleFile, p: FilePath, n: Named): RuleDef {
     ...(use === null ? {} : { use: "workflow" as const, workflow: workflow! }),
     ...(intent === null ? {} : { intent }),
     ...(promptRef === null ? {} : { promptRef }),
+    ...(startsPerMinute === null ? {} : { startsPerMinute }),
   };
 }
 

@@ -13,7 +13,7 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import {
   rulesFileAgentsMax, rulesFileChannelsMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileRulesMax, rulesFileSourcesMax,
   agentEnvNamesMax, agentWritablePathsMax, agentDevicesMax, rulesFileApprovalsMax, toolPluginNameMaxChars, toolNameMaxChars,
-  sessionKeyPatternMaxChars, approvalWaitSecondsMax,
+  sessionKeyPatternMaxChars, approvalWaitSecondsMax, ruleStartsPerMinuteFieldMax, ruleStartsPerWindowMax,
 } from "../kernel/limits.js";
 import { lineForbiddenClass } from "../kernel/text.js";
 import { agentEnvNamePattern, assetRefPattern, codePluginNamePattern, namePattern, toolPluginNamePattern } from "../kernel/names.js";
@@ -153,6 +153,11 @@ export const RuleFile = closed({
   group: opt(text({ description: "Rules of one group share one lane of runs (default: the rule's name).", max: 100, filled: true, line: true })),
   parallel: opt(Type.Integer({ description: "How many runs of this rule at once.", minimum: 1, maximum: Number.MAX_SAFE_INTEGER, [M]: { type: "rulesJson.parallel", minimum: "rulesJson.parallel", maximum: "rulesJson.parallel" } })),
   resume: bool("Whether a run continues the agent's last session of its lane (default false)."),
+  startsPerMinute: opt(Type.Integer({
+    description: `How many runs this rule's events may start within a minute before the rule is paused and you are asked (default ${ruleStartsPerWindowMax}: a loop's brake; raise it for a rule meant to take thousands of events a minute).`,
+    minimum: 1, maximum: ruleStartsPerMinuteFieldMax,
+    [M]: Object.fromEntries(["type", "minimum", "maximum"].map((k) => [k, ["rulesJson.startsPerMinute", { max: ruleStartsPerMinuteFieldMax }]])),
+  })),
   tell: opt(Type.Unsafe<"always" | "needed" | "never">({ type: "string", enum: ["always", "needed", "never"], description: "When a run's end reaches you: always, needed (default) or never.", [M]: { enum: "rulesJson.tell" } })),
   emits: opt(Emits),
   channels: opt(strings("The channels this rule's cards go to (keys of channels; default all).")),
