@@ -6,10 +6,15 @@
 import type { ErrorObject } from "ajv";
 import { t, type Lang } from "../i18n/messages.js";
 import { rulesFileDepthMax } from "../kernel/limits.js";
-import { fileProblems, lineColumn } from "./file-problems.js";
+import { fileProblems, lineColumn, type KeywordMessages } from "./file-problems.js";
 import { firstInFile, readJson } from "./json-file.js";
-import { configMessages, type ConfigFile } from "./config-schema.js";
+import type { ConfigFile } from "./config-schema.js";
 import { validate as validateConfigFile } from "./config-validator.generated.js";
+
+/** How config.json's keywords are worded where a node names no message of its own. */
+const configMessages: KeywordMessages = {
+  type: "field.type", required: "field.required", additionalProperties: "field.unknown", other: "field.invalid",
+};
 
 export type ConfigParse = { ok: true; config: ConfigFile } | { ok: false; error: string; line: number; column: number };
 type Validator = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };

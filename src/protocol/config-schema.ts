@@ -5,7 +5,7 @@
  * A channel's options besides `use` and `key` belong to its plugin (README "Cards on …") and are not checked here.
  */
 import { Type, type Static } from "@sinclair/typebox";
-import { nullable, record, type KeywordMessages } from "./file-problems.js";
+import { nullable, record } from "./file-schema.js";
 
 const M = "x-messages";
 const key = (description: string) => Type.String({ description, [M]: { type: "configJson.key", required: "configJson.key" } });
@@ -38,8 +38,3 @@ export const ConfigFile = Type.Object({
 }, { title: "agent-autoloop config.json", description: "Where the hub listens and the keys of the parts serve runs in its process.", additionalProperties: false, [M]: { type: "configJson.notObject" } });
 
 export type ConfigFile = Static<typeof ConfigFile>;
-
-/** How config.json's keywords are worded where a node names no message of its own. */
-export const configMessages: KeywordMessages = {
-  type: "field.type", required: "field.required", additionalProperties: "field.unknown", other: "field.invalid",
-};

@@ -10,7 +10,6 @@
  * `{known}`, `{values}`, `{type}`).
  */
 import type { ErrorObject } from "ajv";
-import { Type, type Static, type TSchema, type TUnsafe } from "@sinclair/typebox";
 import type { MessageId } from "../i18n/messages.js";
 
 /** A place in a file's value: object keys and array indexes (an index is a number only inside an array). */
@@ -33,19 +32,6 @@ export interface FileProblem {
   params: Record<string, string | number>;
   keyword: string;
   key: boolean;
-}
-
-/** `schema` or `null` ("not given"), as one node (`type: [T, "null"]`): no `anyOf`, so an error names one place. */
-export function nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null> {
-  const s = schema as unknown as Record<string, unknown>;
-  const copy: Record<string, unknown> = { ...s, type: [s.type, "null"] };
-  if (Array.isArray(s.enum)) copy.enum = [...(s.enum as unknown[]), null];
-  return Type.Unsafe<Static<T> | null>(copy);
-}
-
-/** An object of entries by name: `entry` for each, names as `names` says (a JSON Schema `propertyNames`). */
-export function record<T extends TSchema>(entry: T, options: Record<string, unknown>): TUnsafe<Record<string, Static<T>>> {
-  return Type.Unsafe<Record<string, Static<T>>>({ type: "object", ...options, additionalProperties: entry });
 }
 
 /** `a.b[0].c` for `["a", "b", 0, "c"]` (an index in brackets), as rules.json and manifest messages name fields. */

@@ -10,14 +10,20 @@ import type { Node } from "jsonc-parser";
 import { rulesFileApprovalsMax, rulesFileAgentsMax, rulesFileChannelsMax, rulesFileDepthMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileMaxBytes, rulesFileRulesMax, rulesFileSourcesMax } from "../kernel/limits.js";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
 import type { Rules } from "../kernel/rules.js";
-import { fieldPath, fileProblems, lineColumn, type FilePath } from "./file-problems.js";
+import { fieldPath, fileProblems, lineColumn, type FilePath, type KeywordMessages } from "./file-problems.js";
 import { firstInFile, keyGivenTwice, locateJson, readJson } from "./json-file.js";
-import { rulesMessages, type RulesFile } from "./rules-schema.js";
+import type { RulesFile } from "./rules-schema.js";
 import { normalizeRules, RulesError } from "./rules-refs.js";
 import { validate as validateRulesFile } from "./rules-validator.generated.js";
 
 export { jsonSyntaxText } from "./json-file.js";
 export { isCron, isTimeZone } from "./rules-refs.js";
+
+/** How rules.json's keywords are worded where a node names no message of its own. */
+const rulesMessages: KeywordMessages = {
+  "type:string": "rulesJson.string", "type:object": "rulesJson.object", "type:array": "rulesJson.array", "type:boolean": "rulesJson.boolean",
+  required: "rulesJson.required", additionalProperties: "rulesJson.unknownField", other: "rulesJson.invalid",
+};
 
 export type RulesParse = { ok: true; rules: Rules } | { ok: false; error: string; line: number; column: number };
 type Validator = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };

@@ -17,7 +17,8 @@ import {
 } from "../kernel/limits.js";
 import { lineForbiddenClass } from "../kernel/text.js";
 import { agentEnvNamePattern, assetRefPattern, codePluginNamePattern, namePattern, toolPluginNamePattern } from "../kernel/names.js";
-import { nullable, record, type KeywordMessages } from "./file-problems.js";
+import type { KeywordMessages } from "./file-problems.js";
+import { nullable, record } from "./file-schema.js";
 
 const M = "x-messages";
 /** One line of text people read: no control characters (src/kernel/text.ts). */
@@ -214,9 +215,3 @@ export type RuleFile = Static<typeof RuleFile>;
 export type ElsewhereFile = Static<typeof ElsewhereFile>;
 export type ApprovalFile = Static<typeof ApprovalFile>;
 export type BudgetFile = Static<typeof BudgetFile>;
-
-/** How rules.json's keywords are worded where a node names no message of its own. */
-export const rulesMessages: KeywordMessages = {
-  "type:string": "rulesJson.string", "type:object": "rulesJson.object", "type:array": "rulesJson.array", "type:boolean": "rulesJson.boolean",
-  required: "rulesJson.required", additionalProperties: "rulesJson.unknownField", other: "rulesJson.invalid",
-};

@@ -10,7 +10,8 @@
  * Each node names the catalog message of its keywords in `x-messages` (src/protocol/file-problems.ts).
  */
 import { Type, type Static, type TSchema, type TString } from "@sinclair/typebox";
-import { record, type KeywordMessages, type Message } from "../protocol/file-problems.js";
+import type { Message } from "../protocol/file-problems.js";
+import { record } from "../protocol/file-schema.js";
 import { toolNamePattern, toolPluginNamePattern } from "../kernel/names.js";
 import {
   callTimeoutMsMax, manifestArrayItemsMax, manifestVersionMax, manifestEnvEntriesMax, manifestItemMaxChars, manifestTextMaxChars, manifestToolsMax,
@@ -112,9 +113,3 @@ export const ManifestFile = table({
 export type ManifestFile = Static<typeof ManifestFile>;
 /** A manifest file with its `mcp` table and tools as the schema reads them (null where absent). */
 export type McpFile = NonNullable<ManifestFile["mcp"]>;
-
-/** How manifest keywords are worded where a node names no message of its own (the `{field}` texts of the catalog). */
-export const manifestMessages: KeywordMessages = {
-  "type:object": ["field.type", { type: "table" }], type: "field.type", required: "field.required", additionalProperties: "field.unknown",
-  maxLength: "field.maxLength", maxItems: "field.maxItems", enum: "field.enum", not: "field.minLength", other: "field.invalid",
-};

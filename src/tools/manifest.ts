@@ -9,17 +9,22 @@ import { createHash } from "node:crypto";
 import type { ErrorObject } from "ajv";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
 import { readToml, placeOf } from "./toml.js";
-import { fieldPath, fileProblems, type FilePath } from "../protocol/file-problems.js";
-import { manifestMessages, type ManifestFile } from "./manifest-schema.js";
+import { fieldPath, fileProblems, type FilePath, type KeywordMessages } from "../protocol/file-problems.js";
+import type { ManifestFile } from "./manifest-schema.js";
 import { validate as validateManifestFile } from "./manifest-validator.generated.js";
 import { handProblems, isTable, manifestOf } from "./manifest-rules.js";
 import { manifestDepthMax, manifestMaxBytes, manifestVersionMax } from "./limits.js";
 import type { Manifest, ManifestProblem } from "./types.js";
 
-export { envNamePattern, knownProtocols } from "./manifest-schema.js";
 export { checkSchema, isTable, knownHooks, type Table } from "./manifest-rules.js";
 /** Plugin names and tool names: as rules.json names them (`<plugin>.<tool>`), defined once in the kernel. */
 export { toolPluginNamePattern as pluginNamePattern, toolNamePattern } from "../kernel/names.js";
+
+/** How manifest keywords are worded where a node names no message of its own (the `{field}` texts of the catalog). */
+const manifestMessages: KeywordMessages = {
+  "type:object": ["field.type", { type: "table" }], type: "field.type", required: "field.required", additionalProperties: "field.unknown",
+  maxLength: "field.maxLength", maxItems: "field.maxItems", enum: "field.enum", not: "field.minLength", other: "field.invalid",
+};
 
 /** The file names a plugin folder may hold its manifest in: the spec's, then the public implementation's. */
 export const manifestFileNames = ["manifest.toml", "plugin-manifest.toml"] as const;
