@@ -132,7 +132,10 @@ test("the published schemas accept every example file: the starter rules, the RE
   const rules = published("rules.schema.json");
   const config = published("config.schema.json");
   const manifest = published("manifest.schema.json");
-  assert.ok(rules(parseJsonc(starterRules(engine), [], { allowTrailingComma: true })));
+  const starter = parseJsonc(starterRules(engine), [], { allowTrailingComma: true });
+  assert.ok(rules(starter));
+  // Its $schema, for an editor, is the published schema itself.
+  assert.equal(readFileSync(new URL(starter.$schema), "utf8"), readFileSync(join(engine, "protocol", "rules.schema.json"), "utf8"));
   const readme = readmeFiles();
   assert.deepEqual([readme.rules.length, readme.config.length], [2, 1], "the README's whole rules.json and config.json examples");
   for (const r of readme.rules) rules(r);

@@ -4,6 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { randomBytes } from "node:crypto";
 import { writeFileDurable } from "../worker/files.js";
 import { engineDir, type Home } from "../common/paths.js";
@@ -84,14 +85,21 @@ export function readSecrets(home: Home): Record<string, string> {
   return out;
 }
 
-/** The starter rules.json written by `init`: a commented example the README's curl line triggers. */
+/**
+ * The starter rules.json written by `init`: a commented example the README's curl line triggers. Its `$schema` is the
+ * engine's protocol/rules.schema.json as a file: URL, so an editor completes and explains it (issue 27).
+ */
 export function starterRules(engine: string): string {
   const agent = JSON.stringify(join(engine, "examples", "agents", "ask-once.mjs"));
+  const schema = JSON.stringify(pathToFileURL(join(engine, "protocol", "rules.schema.json")).href);
   return `// agent-autoloop rules (JSONC: comments and trailing commas are fine).
 // Which event goes to which agent, where, with which skill, and what reaches you.
 // Check a draft with: agent-autoloop check <file>. Edits take effect while the hub runs;
 // a broken edit keeps the old rules running and sends you a card saying what is wrong.
 {
+  // The file's schema: an editor that reads JSON Schema (VS Code, for one) completes and explains every field.
+  "$schema": ${schema},
+
   // Time zone for cron rules and "today" (IANA name). Default: this computer's zone.
   // "timezone": "Asia/Shanghai",
 
