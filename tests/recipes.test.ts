@@ -29,7 +29,7 @@ async function freshHome(lang = "en") {
   const root = tempDir("aa-recipes-");
   dirs.push(root);
   const home = join(root, "aa");
-  const env = { ...process.env, HOME: root, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: lang, AGENT_AUTOLOOP_URL: "http://127.0.0.1:1", DISPLAY: "", WAYLAND_DISPLAY: "" };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: root, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: lang, AGENT_AUTOLOOP_URL: "http://127.0.0.1:1", DISPLAY: "", WAYLAND_DISPLAY: "" };
   const cli = async (...args: string[]): Promise<{ code: number; out: string; err: string }> => {
     try {
       const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { env, encoding: "utf8" });
