@@ -3,7 +3,7 @@
  * (tests/fixtures/broken/, 30 of them) gives the line, the column and a catalog text for each, in English and in
  * Chinese; it takes each file's kind by its name or content; and the published schemas (protocol/rules.schema.json,
  * config.schema.json, manifest.schema.json) accept every example file of the repository — the examples' manifests, the
- * starter rules.json `init` writes, and the README's examples that are whole files — read by a plain Ajv, as an
+ * starter rules.json `init` writes, the recipes' rules, and the README's examples that are whole files — read by a plain Ajv, as an
  * editor would.
  */
 import { test } from "node:test";
@@ -140,6 +140,15 @@ test("the published schemas accept every example file: the starter rules, the RE
   assert.deepEqual([readme.rules.length, readme.config.length], [2, 1], "the README's whole rules.json and config.json examples");
   for (const r of readme.rules) rules(r);
   for (const c of readme.config) config(c);
+  // The recipes' rules (examples/recipes/*/recipe.json `add`, with their placeholders filled as `recipe add` fills them).
+  const recipes = join(engine, "examples", "recipes");
+  const recipeNames = readdirSync(recipes).filter((d) => !d.includes("."));
+  assert.equal(recipeNames.length, 7);
+  for (const name of recipeNames) {
+    const text = readFileSync(join(recipes, name, "recipe.json"), "utf8").replaceAll("{worker}", "local").replaceAll("{engine}", engine).replaceAll("{dir}", "/tmp/r");
+    const recipe = JSON.parse(text) as { timezone?: string; add: Record<string, unknown> };
+    assert.ok(rules({ ...(recipe.timezone ? { timezone: recipe.timezone } : {}), ...recipe.add }), name);
+  }
   const examples = join(engine, "examples", "tool-plugins");
   const manifests = readdirSync(examples).map((d) => join(examples, d, "manifest.toml"));
   assert.equal(manifests.length, 5);
