@@ -32,6 +32,7 @@ import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
+import { ruleStartsPerMinuteFieldMax } from "../src/kernel/limits.js";
 import { registerKeysLocally } from "../src/host/serve.js";
 import { simulate } from "../sim/simulation.js";
 import { spawnHub } from "../sim/hub-process.js";
@@ -57,7 +58,8 @@ function rules(): string {
     agents: { a: { name: "Agent A", worker: "w", use: "command", command: ["true"] }, b: { name: "Agent B", worker: "other", use: "command", command: ["true"] } },
     channels: { ch: { name: "Channel", answerers: ["alice", "bob"] } },
     rules: [
-      { name: "bench", when: { source: "bench", types: ["job.*"] }, to: "a", parallel: 1000, cwd: "/tmp", prompt: "Do the benchmark job." },
+      // Thousands of events a minute on purpose: its own start limit (issue 26's default of 100 would pause it).
+      { name: "bench", when: { source: "bench", types: ["job.*"] }, to: "a", parallel: 1000, startsPerMinute: ruleStartsPerMinuteFieldMax, cwd: "/tmp", prompt: "Do the benchmark job." },
       ...Array.from({ length: 23 }, (_, i) => ({
         name: `rule-${i}`, when: { source: i % 2 ? "shop" : "crm", types: [`type${i}.*`, `other${i}.*`] }, to: "b", cwd: "~/code/project",
         prompt: "Handle the event as described in the section of the skill for this kind of event.", skill: "ops", group: `g${i % 5}`,

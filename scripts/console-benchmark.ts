@@ -7,6 +7,7 @@
  */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { writeFileAtomic } from "../src/host/home.js";
+import { ruleStartsPerMinuteFieldMax } from "../src/kernel/limits.js";
 import { spawnHub } from "../sim/hub-process.js";
 import { benchHome, call, statusMb, stopHub } from "./measure.js";
 import { chromiumPath, launch } from "../tests/console-kit.js";
@@ -36,7 +37,8 @@ export async function consoleFigures(say: (k: string, v: string) => void): Promi
     timezone: "UTC",
     sources: { bench: { name: "Bench" } },
     agents: { a: { worker: "w", use: "command", command: ["true"] } },
-    rules: [{ name: "bench", when: { source: "bench", types: ["job.*"] }, to: "a", parallel: 100_000, cwd: "/tmp", prompt: "Do it." }],
+    // 10,000 runs as fast as the hub takes them: its own start limit (issue 26's default of 100 would pause it).
+    rules: [{ name: "bench", when: { source: "bench", types: ["job.*"] }, to: "a", parallel: 100_000, startsPerMinute: ruleStartsPerMinuteFieldMax, cwd: "/tmp", prompt: "Do it." }],
   }));
   writeFileAtomic(home.config, JSON.stringify({ listen: "127.0.0.1:0", publicUrl: null, owner: keys.owner, worker: null, channels: {} }));
   const hub = await spawnHub(dir);

@@ -11,6 +11,9 @@ import standaloneModule from "ajv/dist/standalone/index.js";
 import { definitions } from "../src/protocol/definitions.js";
 import { endpoints } from "../src/protocol/endpoints.js";
 import { pluginSchemaDocument, pluginSchemaFiles, type PluginSchemaFile } from "../src/protocol/plugin-schemas.js";
+import { RulesFile } from "../src/protocol/rules-schema.js";
+import { ConfigFile } from "../src/protocol/config-schema.js";
+import { ManifestFile } from "../src/tools/manifest-schema.js";
 
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
 const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ?? standaloneModule) as typeof standaloneModule.default;
@@ -97,4 +100,36 @@ export function pluginValidatorsModule(): string {
   // The node and field files are compiled as parts of the others, not exported on their own.
   const exported = Object.values(pluginValidatorNames).filter((n) => n !== "uiNode" && n !== "formField");
   return finish(standaloneCode(ajv, Object.fromEntries(exported.map((n) => [n, n]))), "src/protocol/plugin-schemas.ts");
+}
+
+/**
+ * The files people write (issue 27 "One way to check files"): each published as `protocol/<file>` and compiled to a
+ * module of its own exporting `validate` (a hub that reads config.json loads neither of the others), with every error
+ * (`allErrors`: the first in the file is told for rules.json and config.json, all of them for a manifest) and
+ * `verbose` (an error carries its schema node, whose `x-messages` word it: src/protocol/file-problems.ts).
+ */
+export const fileSchemas = {
+  "rules.schema.json": { schema: RulesFile, module: "src/protocol/rules-validator.generated.ts", from: "src/protocol/rules-schema.ts" },
+  "config.schema.json": { schema: ConfigFile, module: "src/protocol/config-validator.generated.ts", from: "src/protocol/config-schema.ts" },
+  "manifest.schema.json": { schema: ManifestFile, module: "src/tools/manifest-validator.generated.ts", from: "src/tools/manifest-schema.ts" },
+} as const;
+export type FileSchema = keyof typeof fileSchemas;
+
+/** The published document of a file's schema: JSON Schema 2020-12 with its address, for editors' `$schema`. */
+export function fileSchemaDocument(file: FileSchema): Record<string, unknown> {
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    $id: `https://agent-autoloop.dev/protocol/${file}`,
+    ...(JSON.parse(JSON.stringify(fileSchemas[file].schema)) as Record<string, unknown>),
+  };
+}
+
+/**
+ * The source of a file's validator module.
+ * @throws Error when the schema does not compile.
+ */
+export function fileValidatorModule(file: FileSchema): string {
+  const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true, messages: false, code: { source: true, esm: true } });
+  ajv.addSchema(fileSchemaDocument(file), "validate");
+  return finish(standaloneCode(ajv, { validate: "validate" }), fileSchemas[file].from);
 }

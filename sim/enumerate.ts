@@ -6,7 +6,7 @@
  */
 import Database from "better-sqlite3";
 import { Store } from "../src/host/store.js";
-import { parseRules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 import { hashKey } from "../src/kernel/credentials.js";
 import type { Env, Input } from "../src/kernel/types.js";
 import { invariantProblem, replayDiff } from "./simulation.js";

@@ -10,7 +10,7 @@
 import { Store } from "../src/host/store.js";
 import { decide, dueKeys, nextDeadline } from "../src/kernel/decide.js";
 import { deadlineFailuresBeforeCard } from "../src/kernel/limits.js";
-import { parseRules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import { evolve, tables, usageOf, type UsageBucket } from "../src/kernel/evolve.js";
 import type { Change, DueRow, Env, Input } from "../src/kernel/types.js";

@@ -6,7 +6,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { approvalDefault, approvalOf, approvalRuleFor, approvalsOf, parseRules, ruleOffers, starMatch, type ApprovalAsk, type Rules } from "../src/kernel/rules.js";
+import { approvalDefault, approvalOf, approvalRuleFor, approvalsOf, ruleOffers, starMatch, type ApprovalAsk, type Rules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 
 /** The issue's own rules.json, with a rule that offers tools and a few more approvals. */
 const text = `{

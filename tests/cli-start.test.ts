@@ -57,8 +57,8 @@ test("--help and --version load commander, the catalog, print.ts, log-streams.ts
   const version = await run(["--version"], join(dir, "none"));
   assert.equal(version.code, 0, version.err);
   assert.deepEqual(version.loaded, [
-    "bin/agent-autoloop.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js", "dist/src/host/home.js",
-    "dist/src/host/version.js", "dist/src/i18n/messages.js", "dist/src/kernel/names.js", "dist/src/worker/files.js", "node_modules/commander",
+    "bin/agent-autoloop.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js",
+    "dist/src/host/version.js", "dist/src/i18n/messages.js", "node_modules/commander",
   ]);
 });
 
@@ -72,7 +72,10 @@ test("status and answer load the client, its answer checks and what finds this h
     const client = [
       "bin/agent-autoloop.js", "dist/src/cli/connect.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js",
       "dist/src/host/home-files.js", "dist/src/host/home.js", "dist/src/host/listen.js", "dist/src/host/lock.js",
-      "dist/src/i18n/messages.js", "dist/src/kernel/names.js",
+      "dist/src/i18n/messages.js", "dist/src/kernel/limits.js", "dist/src/kernel/names.js",
+      // config.json read with positions and checked by its published schema (issue 27; compiled ahead of time)
+      "dist/src/protocol/config-file.js", "dist/src/protocol/config-validator.generated.js", "dist/src/protocol/file-problems.js",
+      "dist/src/protocol/json-file.js", "node_modules/jsonc-parser",
       // the client checks every answer against its published shape (ahead-of-time validators, no schema library)
       "dist/src/protocol/client.js", "dist/src/protocol/describe.js", "dist/src/protocol/endpoints.js",
       "dist/src/protocol/response-check.js", "dist/src/protocol/responses.generated.js",
@@ -81,12 +84,12 @@ test("status and answer load the client, its answer checks and what finds this h
     const status = await run(["status"], f.home.dir);
     assert.equal(status.code, 0, status.err);
     assert.match(status.out, /#1 ask \[alerts\] Go\?/);
-    // status also asks what keeps a local channel from starting (channel-setup.ts: the catalog and the secret names only).
-    assert.deepEqual(status.loaded, [...client, "dist/src/cli/status.js", "dist/src/host/channel-setup.js", "dist/src/kernel/limits.js"].sort());
+    // status also asks what keeps a local channel from starting (config-keys.ts, channel-setup.ts: the catalog and the secret names only).
+    assert.deepEqual(status.loaded, [...client, "dist/src/cli/config-keys.js", "dist/src/cli/status.js", "dist/src/host/channel-setup.js"].sort());
     const answer = await run(["answer", "1", "0"], f.home.dir);
     assert.equal(answer.code, 0, answer.err);
     assert.equal(answer.out, "card 1: answered — Go?");
-    assert.deepEqual(answer.loaded, client);
+    assert.deepEqual(answer.loaded, [...client].sort());
   } finally {
     await f.close();
   }

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { baseRules, hubFixture } from "./helpers.js";
 import { copyExample, editJson, routedEvents } from "./declarative-helpers.js";
-import { parseRules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 
 const rules = {
   ...baseRules,

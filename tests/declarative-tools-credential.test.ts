@@ -17,7 +17,7 @@ import { hubFixture, tempDir, type Fixture } from "./helpers.js";
 import { toolRules } from "./tool-calls-helpers.js";
 import { toolArgsFields } from "../src/protocol/tool-calls.js";
 import { HubClient } from "../src/protocol/client.js";
-import { parseRules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 import type { Job, OwnerCard } from "../src/protocol/responses.js";
 import type { ToolCallBody } from "../src/protocol/schema.js";
 

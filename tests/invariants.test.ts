@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { Store } from "../src/host/store.js";
-import { parseRules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import type { Env, Input } from "../src/kernel/types.js";
 import { invariantProblem } from "../sim/simulation.js";

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { Store } from "../src/host/store.js";
 import { buildState } from "../src/host/state.js";
 import { decide, dueKeys } from "../src/kernel/decide.js";
-import { parseRules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 import { hashKey, runToken } from "../src/kernel/credentials.js";
 import { tables } from "../src/kernel/evolve.js";
 import type { Env, Input } from "../src/kernel/types.js";

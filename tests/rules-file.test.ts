@@ -12,7 +12,7 @@ import { hubFixture, baseRules, engine, tempDir, type Fixture } from "./helpers.
 import { startServe } from "../src/host/serve.js";
 import { Store } from "../src/host/store.js";
 import { readMasterKey } from "../src/host/home.js";
-import { parseRules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 import { hashKey, hashText } from "../src/kernel/credentials.js";
 import type { State } from "../src/protocol/responses.js";
 

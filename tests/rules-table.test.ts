@@ -5,7 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { printParseErrorCode, type ParseErrorCode } from "jsonc-parser";
-import { parseRules, jsonSyntaxText, globMatch, anyGlob, isName, isOldKeyName, secretsEnvName, approvalsOf, approvalWaitSecondsOf, ruleTools, anySource, intentSource, type Rules } from "../src/kernel/rules.js";
+import { globMatch, anyGlob, isName, isOldKeyName, secretsEnvName, approvalsOf, approvalWaitSecondsOf, ruleTools, anySource, intentSource, type Rules } from "../src/kernel/rules.js";
+import { parseRules, jsonSyntaxText } from "../src/protocol/rules-file.js";
 
 const S = { s: {} };
 const A = { a: { worker: "w", use: "x" } };
@@ -72,7 +73,7 @@ const refusals: [unknown, string, number, number][] = [
   [{ channels: { c: { answerers: [""] } } }, "channels.c.answerers[0]: must not be empty", 1, 32],
   [{ rules: {} }, "rules: must be an array", 1, 10],
   [{ rules: [1] }, "rules[0]: must be an object", 1, 11],
-  [R({ z: 1 }), "rules[0].z: unknown field (known: name, when, to, cwd, skill, prompt, group, parallel, resume, tell, emits, channels, budget, tools, use, workflow, promptRef)", 1, 117],
+  [R({ z: 1 }), "rules[0].z: unknown field (known: name, when, to, cwd, skill, prompt, group, parallel, resume, startsPerMinute, tell, emits, channels, budget, tools, use, workflow, promptRef)", 1, 117],
   [{ rules: [{}] }, "rules[0].name: required", 1, 11],
   [R({ name: "" }), "rules[0].name: must not be empty", 1, 78],
   [R({ name: "n".repeat(101) }), "rules[0].name: at most 100 characters", 1, 78],

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseRules, globMatch } from "../src/kernel/rules.js";
+import { globMatch } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 import { hubFixture, baseRules } from "./helpers.js";
 
 const tz = { timezone: "UTC" };

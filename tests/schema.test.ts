@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { schemaDocument } from "../src/protocol/schema-document.js";
-import { responseValidatorsModule, validatorsModule } from "../scripts/validators.js";
+import { fileSchemaDocument, fileSchemas, fileValidatorModule, responseValidatorsModule, validatorsModule, type FileSchema } from "../scripts/validators.js";
 import { endpoints } from "../src/protocol/endpoints.js";
 import { asShape } from "../src/protocol/response-check.js";
 import type { CardFactRow, EventFactRow, RulesFactRow, RunFactRow, TimerFactRow } from "../src/protocol/responses.js";
@@ -28,6 +28,13 @@ test("the hub's compiled validators are what `npm run schema` writes from the sa
 
 test("the clients' compiled answer validators are what `npm run schema` writes from the same definitions", () => {
   assert.equal(readFileSync(join(engine, "src", "protocol", "responses.generated.ts"), "utf8"), responseValidatorsModule());
+});
+
+test("protocol/rules.schema.json, config.schema.json and manifest.schema.json and their compiled validators are what `npm run schema` writes", () => {
+  for (const file of Object.keys(fileSchemas) as FileSchema[]) {
+    assert.deepEqual(JSON.parse(readFileSync(join(engine, "protocol", file), "utf8")), JSON.parse(JSON.stringify(fileSchemaDocument(file))), file);
+    assert.equal(readFileSync(join(engine, fileSchemas[file].module), "utf8"), fileValidatorModule(file), fileSchemas[file].module);
+  }
 });
 
 test("the published schema holds every endpoint's query, body and answer, and every reference in it resolves", () => {

@@ -103,7 +103,7 @@ test("refused calls start nothing: a bad name, an unknown plugin or tool, argume
       ["refused", "tools.invalid_arguments", "wrong arguments for marker.greet: name: required"],
       ["refused", "tools.invalid_arguments", "wrong arguments for marker.greet: name: must be string"],
       ["refused", "tools.invalid_arguments", "wrong arguments for marker.greet: arguments: must be object"],
-      ["refused", "tools.unknown_plugin", `plugin broken has no valid manifest: ${join(f.root, "broken", "manifest.toml")}: version: required`],
+      ["refused", "tools.unknown_plugin", `plugin broken has no valid manifest: ${join(f.root, "broken", "manifest.toml")}:1: version: required`],
     ]);
     assert.equal(existsSync(join(f.root, "marker", "started")), false, "the plugin never started");
   } finally {

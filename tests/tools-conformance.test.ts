@@ -61,7 +61,7 @@ test("conformance: a §3-style plugin that greets any tool gets a warning; one t
       ["fail", "plugin noisy wrote a line that is not JSON to stdout: debug: got a request"],
     ]);
     const broken = writePlugin(f.root, "broken", 'name = "broken"\nversion = "1"\nplugin_type = "sync"\n');
-    assert.deepEqual((await conformance(broken, { lang: "en" })).map((l) => [l.verdict, l.detail]), [["fail", `${join(broken, "manifest.toml")}: entry_point: required`]]);
+    assert.deepEqual((await conformance(broken, { lang: "en" })).map((l) => [l.verdict, l.detail]), [["fail", `${join(broken, "manifest.toml")}:1: entry_point: required`]]);
   } finally {
     await f.close();
   }

@@ -66,8 +66,8 @@ test("a broken manifest rejects that plugin only; a plugin that was good keeps i
     assert.deepEqual([never.status, never.manifest, f.registry.get("never")], ["rejected", null, null]);
     assert.deepEqual(never.errors, [
       `${join(f.root, "never", "manifest.toml")}:2: version: must be string`,
-      `${join(f.root, "never", "manifest.toml")}: plugin_type: required`,
-      `${join(f.root, "never", "manifest.toml")}: entry_point: required`,
+      `${join(f.root, "never", "manifest.toml")}:1: plugin_type: required`,
+      `${join(f.root, "never", "manifest.toml")}:1: entry_point: required`,
     ]);
     assert.equal(f.registry.get("good")?.status, "ok");
     assert.deepEqual(f.registry.rescan().rejected, [], "the same broken file is not reported again");
@@ -161,7 +161,7 @@ test("diagnose: every folder's manifest, entry point, sandbox and clash, without
     // Where sh and true are depends on this machine's PATH.
     const lines = report.map((d) => [d.plugin, d.lines.map((l) => `${l.verdict} ${l.check}: ${l.detail}`.replace(/found: \/\S*\/(sh|true)$/, "found: <PATH>/$1"))]);
     assert.deepEqual(lines, [
-      ["bad", [`fail the manifest reads and is valid: ${join(f.root, "bad", "manifest.toml")}: version: required; ${join(f.root, "bad", "manifest.toml")}: plugin_type: required; ${join(f.root, "bad", "manifest.toml")}: entry_point: required`]],
+      ["bad", [`fail the manifest reads and is valid: ${join(f.root, "bad", "manifest.toml")}:1: version: required; ${join(f.root, "bad", "manifest.toml")}:1: plugin_type: required; ${join(f.root, "bad", "manifest.toml")}:1: entry_point: required`]],
       ["boxed", [
         `ok the manifest reads and is valid: ${join(f.root, "boxed", "manifest.toml")}`, `ok the entry point is found: <PATH>/sh`,
         "fail the sandbox it asks for can be made here: plugin boxed asks for a sandbox but bubblewrap cannot run (ENOENT). Install it: apt-get install bubblewrap",

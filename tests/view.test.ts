@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { Store } from "../src/host/store.js";
 import { Tx, View, emptyRules } from "../src/kernel/view.js";
 import { evolve, projectionDdl, projectionDrop, type Db } from "../src/kernel/evolve.js";
-import { parseRules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 import type { Change, Env, Fact } from "../src/kernel/types.js";
 import { baseRules, tempDir } from "./helpers.js";
 

@@ -22,7 +22,7 @@ import { factRows } from "./tool-calls-helpers.js";
 import { newKey, type Home } from "../src/host/home.js";
 import { timeline } from "../src/cli/why.js";
 import type { OwnerCard, RunView, State, Why } from "../src/protocol/responses.js";
-import { parseRules } from "../src/kernel/rules.js";
+import { parseRules } from "../src/protocol/rules-file.js";
 import { readForm } from "../src/worker/workflow.js";
 
 const homes: string[] = [];

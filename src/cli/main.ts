@@ -32,7 +32,7 @@ async function setUpHome(): Promise<{ h: Home; config: Config }> {
   const [{ existsSync }, { homePaths, readConfig }] = await Promise.all([import("node:fs"), import("../host/home.js")]);
   const h = homePaths();
   if (!existsSync(h.config)) throw new CliError(t(lang, "cli.noHome", { home: h.dir }));
-  return { h, config: readConfig(h) };
+  return { h, config: readConfig(h, lang) };
 }
 
 /** A client of this home's hub with the owner key, once the hub answered with this home's id. */
@@ -121,16 +121,16 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       if (o.before !== undefined && !/^[1-9]\d{0,14}$/.test(o.before)) throw new CliError(t(lang, "notFound.run", { id: o.before }));
       const client = await ownerClient();
       const before = o.before ? Number(o.before) : undefined;
-      const [{ formatStatus, stateOfRule }, { readConfig }] = await Promise.all([import("./status.js"), import("../host/home.js")]);
+      const [{ formatStatus, stateOfRule }, { readConfig }, { channelProblems }] = await Promise.all([import("./status.js"), import("../host/home.js"), import("./config-keys.js")]);
       const state = o.rule === undefined
         ? await call(client, (c) => c.state(before))
         : await stateOfRule((b) => call(client, (c) => c.state(b)), o.rule, before);
       if (state === null) throw new CliError(t(lang, "notFound.rule", { name: o.rule! }));
       if (o.json) return say(JSON.stringify(state, null, 2));
       const h = await home();
-      const config = readConfig(h);
+      const config = readConfig(h, lang);
       const localChannels = Object.keys(config.channels);
-      say(formatStatus(state, lang, client.url, { localChannels, channelProblems: await channelProblems(h, config), rule: o.rule ?? null }));
+      say(formatStatus(state, lang, client.url, { localChannels, channelProblems: await channelProblems(h, config, lang), rule: o.rule ?? null }));
     });
 
   p.command("answer")
@@ -401,14 +401,14 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       const kind = await checkKey(given, name);
       const { h } = await setUpHome();
       const [{ changeKeys }, { newKey }, { registerKeysLocally }] = await Promise.all([import("./connect.js"), import("../host/home.js"), import("../host/serve.js")]);
-      const { keyNameNote } = await import("./key-note.js");
+      const [{ keyNameNote }, { updateConfigKey }] = await Promise.all([import("./key-note.js"), import("./config-keys.js")]);
       const k = await changeKeys(h, lang, async (c) => (await c.keyNew(kind, name)).key, () => {
         const made = newKey();
         registerKeysLocally(h, [{ kind, name, key: made }], lang);
         return made;
       });
       // A key config.json holds is rotated there too, or the CLI, the local worker or a channel would be locked out.
-      const what = await updateConfigKey(h, kind, name, k);
+      const what = await updateConfigKey(h, kind, name, k, lang);
       say(k);
       if (what && kind !== "owner") sayError(t(lang, "cli.keyConfig", { what }) + "\n");
       const note = keyNameNote(h.rules, kind, name, lang);
@@ -421,10 +421,10 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .action(async (given: string, name: string) => {
       const kind = await checkKey(given, name, true);
       const { h } = await setUpHome();
-      const [{ changeKeys }, { removeKeyLocally }, { readConfig }] = await Promise.all([import("./connect.js"), import("../host/serve.js"), import("../host/home.js")]);
+      const [{ changeKeys }, { removeKeyLocally }, { readConfig }, { configHolds }] = await Promise.all([import("./connect.js"), import("../host/serve.js"), import("../host/home.js"), import("./config-keys.js")]);
       const changed = await changeKeys(h, lang, async (c) => (await c.keyRemove(kind, name)).changed, () => removeKeyLocally(h, kind, name, lang));
       say(t(lang, changed ? "cli.keyRemoved" : "cli.noSuchKey"));
-      const what = await configHolds(readConfig(h), kind, name);
+      const what = await configHolds(readConfig(h, lang), kind, name, lang);
       if (changed && what) sayError(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
 
@@ -434,60 +434,10 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .description(t(lang, "cli.desc.check"))
     .argument("[file]", t(lang, "cli.arg.file"))
     .action(async (file: string | undefined) => {
-      const f = file ?? (await home()).rules;
-      // What the hub would load, read the same way: check says what the hub would say.
-      const [{ readRulesInput }, { existsSync }] = await Promise.all([import("../host/rules-file.js"), import("node:fs")]);
-      const r = readRulesInput(f, lang);
-      if (r.kind === "rulesError") throw new CliError(file === undefined && !existsSync(f) ? t(lang, "cli.check.noFile", { error: r.error }) : r.error);
-      say(t(lang, "cli.check.ok", {
-        file: f, rules: r.rules.rules.length, agents: Object.keys(r.rules.agents).length,
-        sources: Object.keys(r.rules.sources).length, channels: Object.keys(r.rules.channels).length, elsewhere: r.rules.elsewhere.length,
-      }));
+      const { checkFile } = await import("./check.js");
+      say(await checkFile(file, (await home()).rules, lang));
     });
   return p;
-}
-
-/** Which local part of config.json uses the key of this kind and name ("owner", "worker local", "channel file"), or null. */
-/**
- * What keeps each channel of config.json from starting (issue 26: a Feishu channel without its secret), by name, as
- * its log and doctor say it; secrets.env unreadable counts as empty.
- */
-async function channelProblems(h: Home, config: Config): Promise<Record<string, string>> {
-  const [{ readSecrets }, { channelSetupProblem }] = await Promise.all([import("../host/home.js"), import("../host/channel-setup.js")]);
-  let secrets: Record<string, string> = {};
-  try {
-    secrets = readSecrets(h);
-  } catch {
-    // unreadable: as if empty
-  }
-  const out: Record<string, string> = {};
-  for (const [name, ch] of Object.entries(config.channels)) {
-    const problem = channelSetupProblem(name, ch, secrets, lang);
-    if (problem !== null) out[name] = problem;
-  }
-  return out;
-}
-
-async function configHolds(config: Config, kind: KeyKind, name: string): Promise<string | null> {
-  const [{ ownerKeyName }, { own }] = await Promise.all([import("../host/home.js"), import("../kernel/own.js")]);
-  if (kind === "owner" && name === ownerKeyName) return t(lang, "key.kindName.owner");
-  if (kind === "worker" && config.worker?.name === name) return t(lang, "cli.holder.worker", { name });
-  if (kind === "channel" && own(config.channels, name)) return t(lang, "cli.holder.channel", { name });
-  return null;
-}
-
-/** Writes a rotated key into config.json when config.json holds that key. @returns what holds it, or null. */
-async function updateConfigKey(h: Home, kind: KeyKind, name: string, key: string): Promise<string | null> {
-  const [{ readFileSync }, { readConfig, writeFileAtomic }, { own }] = await Promise.all([import("node:fs"), import("../host/home.js"), import("../kernel/own.js")]);
-  const config = readConfig(h);
-  const what = await configHolds(config, kind, name);
-  if (!what) return null;
-  const raw = JSON.parse(readFileSync(h.config, "utf8")) as Config;
-  if (kind === "owner") raw.owner = key;
-  else if (kind === "worker" && raw.worker) raw.worker.key = key;
-  else if (kind === "channel" && own(raw.channels, name)) raw.channels[name]!.key = key;
-  writeFileAtomic(h.config, JSON.stringify(raw, null, 2) + "\n", 0o600);
-  return what;
 }
 
 /** Prints what a command produced (stdout lines, then stderr lines) and sets the exit code. */

@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { applyEdits, findNodeAtLocation, modify, parse as parseJsonc, parseTree, type ParseError } from "jsonc-parser";
 import { t, type Lang } from "../i18n/messages.js";
 import { engineDir, writeFileAtomic, type Home } from "../host/home.js";
-import { parseRules } from "../kernel/rules.js";
+import { parseRules } from "../protocol/rules-file.js";
 import { canonicalJson } from "../protocol/tool-calls.js";
 import { CliError } from "./print.js";
 

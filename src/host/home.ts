@@ -4,10 +4,13 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { randomBytes } from "node:crypto";
 import { writeFileDurable } from "../worker/files.js";
 import { engineDir, type Home } from "../common/paths.js";
-import { t } from "../i18n/messages.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { parseConfig } from "../protocol/config-file.js";
+import type { ConfigFile } from "../protocol/config-schema.js";
 
 export interface WorkerConfig { name: string; key: string; capacity: number }
 export interface ChannelConfig { use: string; key: string; [option: string]: unknown }
@@ -34,29 +37,23 @@ export function writeFileAtomic(path: string, content: string | Buffer, mode = 0
 }
 
 /**
- * Reads config.json.
- * @throws Error naming the file and the field when it is missing or malformed, worded in English from the message
- * catalog (the CLI shows it in its user's language: i18n `localize`).
+ * Reads config.json, checked against its published schema (protocol/config.schema.json; src/protocol/config-file.ts).
+ * @throws Error `<file>:<line>:<column>: <what is wrong, naming the field>` in `lang` (default English: the CLI shows
+ * it in its user's language), or `<file>: <why>` when the file cannot be read.
  */
-export function readConfig(home: Home): Config {
-  let raw: unknown;
+export function readConfig(home: Home, lang: Lang = "en"): Config {
+  let text: string;
   try {
-    raw = JSON.parse(readFileSync(home.config, "utf8"));
+    text = readFileSync(home.config, "utf8");
   } catch (e) {
     throw new Error(`${home.config}: ${(e as Error).message}`);
   }
-  const c = raw as Partial<Config>;
-  if (typeof c !== "object" || c === null) throw new Error(t("en", "home.configObject", { file: home.config }));
-  if (typeof c.listen !== "string") throw new Error(t("en", "home.configListen", { file: home.config }));
-  if (typeof c.owner !== "string") throw new Error(t("en", "home.configOwner", { file: home.config }));
-  if (c.worker !== undefined && c.worker !== null) {
-    if (typeof c.worker.name !== "string" || typeof c.worker.key !== "string") throw new Error(t("en", "home.configWorker", { file: home.config }));
-    c.worker.capacity = Number.isSafeInteger(c.worker.capacity) && c.worker.capacity >= 1 ? c.worker.capacity : 2;
-  }
-  for (const [name, ch] of Object.entries(c.channels ?? {})) {
-    if (typeof ch?.use !== "string" || typeof ch?.key !== "string") throw new Error(t("en", "home.configChannel", { file: home.config, name }));
-  }
-  return { listen: c.listen, publicUrl: c.publicUrl ?? null, owner: c.owner, worker: c.worker ?? null, channels: c.channels ?? {} };
+  const parsed = parseConfig(text, lang);
+  if (!parsed.ok) throw new Error(`${home.config}:${parsed.line}:${parsed.column}: ${parsed.error}`);
+  // The schema held: JSON.parse gives the same value with ordinary objects.
+  const c = JSON.parse(text) as ConfigFile;
+  const worker = c.worker ? { name: c.worker.name, key: c.worker.key, capacity: c.worker.capacity ?? 2 } : null;
+  return { listen: c.listen, publicUrl: c.publicUrl ?? null, owner: c.owner, worker, channels: (c.channels ?? {}) as Record<string, ChannelConfig> };
 }
 
 /**
@@ -88,14 +85,21 @@ export function readSecrets(home: Home): Record<string, string> {
   return out;
 }
 
-/** The starter rules.json written by `init`: a commented example the README's curl line triggers. */
+/**
+ * The starter rules.json written by `init`: a commented example the README's curl line triggers. Its `$schema` is the
+ * engine's protocol/rules.schema.json as a file: URL, so an editor completes and explains it (issue 27).
+ */
 export function starterRules(engine: string): string {
   const agent = JSON.stringify(join(engine, "examples", "agents", "ask-once.mjs"));
+  const schema = JSON.stringify(pathToFileURL(join(engine, "protocol", "rules.schema.json")).href);
   return `// agent-autoloop rules (JSONC: comments and trailing commas are fine).
 // Which event goes to which agent, where, with which skill, and what reaches you.
 // Check a draft with: agent-autoloop check <file>. Edits take effect while the hub runs;
 // a broken edit keeps the old rules running and sends you a card saying what is wrong.
 {
+  // The file's schema: an editor that reads JSON Schema (VS Code, for one) completes and explains every field.
+  "$schema": ${schema},
+
   // Time zone for cron rules and "today" (IANA name). Default: this computer's zone.
   // "timezone": "Asia/Shanghai",
 

@@ -8,15 +8,27 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { rulesFileMaxBytes } from "../kernel/limits.js";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
-import { parseRules } from "../kernel/rules.js";
+import { parseRules } from "../protocol/rules-file.js";
 import { hashText } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
 
 /** The file's text, or why it was refused: `unreadable` when it could not be read at all (as a missing file). */
 export type RulesText = { ok: true; text: string } | { ok: false; error: string; unreadable: boolean };
+/** The file's bytes, or why it was refused (as `RulesText`). */
+export type FileBytes = { ok: true; bytes: Buffer } | { ok: false; error: string; unreadable: boolean };
 
 /** Reads the rules file at `path` as UTF-8. Never throws and never blocks on the file's kind. */
 export function readRulesText(path: string, lang: Lang): RulesText {
+  const read = readFileBounded(path, rulesFileMaxBytes, lang);
+  return read.ok ? { ok: true, text: read.bytes.toString("utf8") } : read;
+}
+
+/**
+ * Reads a file a person writes (rules.json, and for `check` a config.json or manifest.toml) as the hub reads
+ * rules.json: refused by its type unless a regular file, by its size over `maxBytes` without being read whole, and
+ * never waiting on it. Never throws.
+ */
+export function readFileBounded(path: string, maxBytes: number, lang: Lang): FileBytes {
   let fd: number;
   try {
     // O_NONBLOCK makes opening a FIFO return at once; regular files ignore it. (Windows has neither.)
@@ -27,13 +39,13 @@ export function readRulesText(path: string, lang: Lang): RulesText {
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) return { ok: false, error: t(lang, "rules.notFile", { file: path, kind: t(lang, kindOf(st)) }), unreadable: true };
-    if (st.size > rulesFileMaxBytes) return { ok: false, error: tooLarge(path, st.size, lang), unreadable: false };
+    if (st.size > maxBytes) return { ok: false, error: tooLarge(path, st.size, maxBytes, lang), unreadable: false };
     // The file may have grown since fstat: read one byte more than the limit at most, and refuse it if that byte came.
-    const buffer = Buffer.allocUnsafe(rulesFileMaxBytes + 1);
+    const buffer = Buffer.allocUnsafe(maxBytes + 1);
     let length = 0;
     for (let got = -1; got !== 0 && length < buffer.length; length += got) got = readSync(fd, buffer, length, buffer.length - length, null);
-    if (length > rulesFileMaxBytes) return { ok: false, error: tooLarge(path, fstatSync(fd).size, lang), unreadable: false };
-    return { ok: true, text: buffer.toString("utf8", 0, length) };
+    if (length > maxBytes) return { ok: false, error: tooLarge(path, fstatSync(fd).size, maxBytes, lang), unreadable: false };
+    return { ok: true, bytes: buffer.subarray(0, length) };
   } catch (e) {
     return { ok: false, error: `${path}: ${errorText(e, lang)}`, unreadable: true };
   } finally {
@@ -70,8 +82,8 @@ function errorText(e: unknown, lang: Lang): string {
   return words ? `${words} (${code})` : code ?? (e as Error).message;
 }
 
-function tooLarge(path: string, size: number, lang: Lang): string {
-  return t(lang, "rules.tooLarge", { file: path, size, mib: rulesFileMaxBytes / 1024 / 1024, limit: rulesFileMaxBytes });
+function tooLarge(path: string, size: number, limit: number, lang: Lang): string {
+  return t(lang, "rules.tooLarge", { file: path, size, mib: Math.round(limit / 1024 / 1024 * 100) / 100, limit });
 }
 
 function kindOf(st: Stats): MessageId {

@@ -15,7 +15,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { engineDir } from "./home.js";
+import { engineDir } from "../common/paths.js";
 
 /** The release of this checkout; `tag` is null where it is not a git checkout or the commit has no version tag. */
 export interface Release { tag: string | null; commit: string | null }

@@ -20,7 +20,10 @@
  *   evolve                    the projection's SQL schema and its only writer
  *   tables · run-state · system-cards   table registry (row and key types, keys); run state moves; hub alert keys
  *   types                     rows, inputs, decisions, the unions (RunState, RunOutcome, DueKind, SystemKind)
- *   rules                     rules.json parsed and checked
+ *   rules                     rules.json as the kernel reads it: the normalized types (from the file's schema,
+ *                             src/protocol/rules-schema.ts; read and checked in src/protocol/rules-file.ts)
+ *   approvals                 how a tool call is approved: approvals entries, session keys, the verdict
+ *   glob                      type globs and star patterns, matched in linear time
  *   limits · own · text · names · cron · period · credentials · assert · intents · devices   leaves (intents: declarative
  *                             intents matched; devices: the device paths a plugin sandbox may bind)
  */

@@ -88,6 +88,11 @@ export const hopsMax = 8;
 export const ruleStartsPerWindowMax = 100;
 /** The window of `ruleStartsPerWindowMax`: one minute (ms). */
 export const ruleStartsWindowMs = 60_000;
+/**
+ * The most a rule's own `startsPerMinute` may raise its start limit to (runs per `ruleStartsWindowMs`): high-volume
+ * rules and the benchmark's post thousands of events a minute on purpose; a limit beyond this catches no loop.
+ */
+export const ruleStartsPerMinuteFieldMax = 100_000;
 
 /** 定时错过了: cron times skipped by one late wake-up or one pause are counted up to this many (each costs ~60 µs). */
 export const cronSkippedCountMax = 1000;

@@ -1,17 +1,18 @@
 /**
  * A rule that starts runs too fast (issue 26: a workflow whose HTTP tool posted the event its own rule takes ran 100
  * times in 15 s). The runs an event starts are counted per rule in a window of `ruleStartsWindowMs` from its first;
- * one more than `ruleStartsPerWindowMax` is not started: the rule is paused (in the event's fact, `by: "rate"`) and the
- * owner gets an ask card, "resume" or "keep paused". Work an event merges into a run already queued starts nothing and
+ * one more than the rule's limit (`ruleStartsMax`: its rules.json `startsPerMinute`, else `ruleStartsPerWindowMax`)
+ * is not started: the rule is paused (in the event's fact, `by: "rate"`) and the owner gets an ask card, "resume" or
+ * "keep paused". Work an event merges into a run already queued starts nothing and
  * is not counted; manual runs, cron times and `later` timers are not counted either (one a minute at most, or the
  * owner's own). Resuming — the card's answer, or `resume <rule>` — starts a new window.
  */
 import type { Ctx } from "./context.js";
 import type { CardRow, PauseRow, RuleStartsRow } from "./types.js";
-import type { RuleDef } from "./rules.js";
+import { ruleStartsMax, type RuleDef } from "./rules.js";
 import { closeCard, createCard } from "./cards.js";
 import { resume } from "./schedule.js";
-import { ruleStartsPerWindowMax, ruleStartsWindowMs } from "./limits.js";
+import { ruleStartsWindowMs } from "./limits.js";
 import { systemCardKey } from "./system-cards.js";
 import { fixedText } from "../i18n/messages.js";
 
@@ -25,7 +26,8 @@ export const ratePauseBy = "rate";
 export function mayStart(c: Ctx, rule: RuleDef): boolean {
   const row = c.tx.get("starts", rule.name);
   const next: RuleStartsRow = row && c.now - row.since < ruleStartsWindowMs ? { ...row, count: row.count + 1 } : { rule: rule.name, since: c.now, count: 1 };
-  if (next.count <= ruleStartsPerWindowMax) {
+  const max = ruleStartsMax(rule);
+  if (next.count <= max) {
     c.tx.put("starts", rule.name, next);
     return true;
   }
@@ -35,7 +37,7 @@ export function mayStart(c: Ctx, rule: RuleDef): boolean {
   createCard(c, {
     kind: "ask", key: systemCardKey.tooFast(rule.name, c.now), system: "tooFast", rule: null, lane: "", run: null,
     title: c.msg("rate.title", { rule: rule.name }),
-    text: c.msg("rate.text", { count: ruleStartsPerWindowMax, seconds: ruleStartsWindowMs / 1000 }),
+    text: c.msg("rate.text", { count: max, seconds: ruleStartsWindowMs / 1000 }),
     options: [c.msg("rate.resume"), c.msg("rate.keep")], recommend: 1, about: rule.name,
   });
   return false;

@@ -9,7 +9,7 @@ import { t, type Lang } from "../i18n/messages.js";
 import { exchange, type ExchangeResult, type RpcResponse } from "./exchange.js";
 import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
 import { checkSchema, toolNamePattern } from "./manifest.js";
-import { isTable } from "./manifest-check.js";
+import { isTable } from "./manifest-rules.js";
 import { taskIdPattern as protocolTaskIdPattern } from "../protocol/patterns.js";
 import { manifestToolsMax, taskIdMaxChars, taskIdMinChars, toolNameMaxChars, toolsListTimeoutMs } from "./limits.js";
 import type { CallContext, Manifest, ToolOutcome, ToolSpec } from "./types.js";

@@ -73,10 +73,14 @@ export interface Manifest {
   meta: Record<string, unknown>;
 }
 
-/** One thing wrong with a manifest: the key (`sandbox.binds[0]`), its line in the file (1-based) when known, the text. */
+/**
+ * One thing wrong with a manifest: the key (`sandbox.binds[0]`), its line and column in the file (1-based) when known,
+ * the text.
+ */
 export interface ManifestProblem {
   key: string;
   line: number | null;
+  column?: number | null;
   message: string;
 }
 
