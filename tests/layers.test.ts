@@ -5,10 +5,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { isBuiltin } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import ts from "typescript";
+import { filesUnder, importSpecs, resolveRelative } from "./imports.js";
 import { consoleDir, engineModules } from "../src/host/console-files.js";
 import { engine } from "./helpers.js";
 
@@ -80,29 +80,7 @@ const database = ["src/host/store.ts", "npm:better-sqlite3"];
 const databaseDoor = "src/host/serve.ts";
 
 const declared = Object.keys((JSON.parse(readFileSync(join(engine, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
-const sourceFile = /\.(ts|mts|cts|js|mjs|cjs)$/;
-
-/** One import: where it is, what it names, what it resolves to, and whether only types come in. */
-interface Import { file: string; line: number; spec: string; target: string; typeOnly: boolean; names: string[] | null }
-
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? (n === "node_modules" ? [] : filesUnder(p)) : sourceFile.test(n) ? [p] : [];
-  });
-}
-
 const rel = (p: string) => relative(engine, p).split(sep).join("/");
-
-/** The engine file a relative import names (`./x.js` is `./x.ts` in the sources), or null when there is none. */
-function resolveRelative(from: string, spec: string): string | null {
-  const p = resolve(dirname(from), spec);
-  for (const c of [p, p.replace(/\.js$/, ".ts"), p.replace(/\.mjs$/, ".mts"), p.replace(/\.cjs$/, ".cts"), `${p}.ts`, join(p, "index.ts")]) {
-    if (existsSync(c) && statSync(c).isFile()) return c;
-  }
-  return null;
-}
 
 /**
  * The source of the engine module a console file names beside the console's own files (`./sdk/markdown.js` is
@@ -126,35 +104,9 @@ function targetOf(file: string, spec: string): string {
   return `npm:${spec.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]}`;
 }
 
-/** Every import of a file, with its line, from the TypeScript syntax tree (so comments and strings never count). */
+/** Every import of a file, with its line and what it resolves to (tests/imports.ts reads them). */
 function importsOf(file: string): Import[] {
-  const text = readFileSync(file, "utf8");
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-  const out: Import[] = [];
-  const add = (node: ts.Node, spec: string, typeOnly: boolean, names: string[] | null) =>
-    out.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1, spec, target: targetOf(file, spec), typeOnly, names });
-  const visit = (node: ts.Node) => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      const c = node.importClause;
-      const named = c?.namedBindings && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : null;
-      const typeOnly = !!c && (c.isTypeOnly || (!c.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
-      const names = c && !c.name && named ? named.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text) : null;
-      add(node, node.moduleSpecifier.text, typeOnly, c ? names : []);
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-      const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : null;
-      const typeOnly = node.isTypeOnly || (!!named && named.length > 0 && named.every((e) => e.isTypeOnly));
-      add(node, node.moduleSpecifier.text, typeOnly, named ? named.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text) : null);
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
-      add(node, node.moduleReference.expression.text, node.isTypeOnly, null);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
-      add(node, node.arguments[0].text, false, null);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
-      add(node, node.argument.literal.text, true, null);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return out;
+  return importSpecs(file).map((i) => ({ file, ...i, target: targetOf(file, i.spec) }));
 }
 
 function layerOf(path: string): Layer | null {

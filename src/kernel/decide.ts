@@ -21,8 +21,9 @@
  *   tables · run-state · system-cards   table registry (row and key types, keys); run state moves; hub alert keys
  *   types                     rows, inputs, decisions, the unions (RunState, RunOutcome, DueKind, SystemKind)
  *   rules                     rules.json parsed and checked
- *   limits · own · text · names · cron · period · credentials · assert · intents · devices   leaves (intents: declarative
- *                             intents matched; devices: the device paths a plugin sandbox may bind)
+ *   limits · own · text · names · cron · period · credentials · assert · intents · devices · states   leaves (intents:
+ *                             declarative intents matched; devices: the device paths a plugin sandbox may bind; states:
+ *                             the shared enumerations and the named run-state groups)
  */
 import { Ctx } from "./context.js";
 import type { Projection } from "./view.js";
@@ -36,6 +37,7 @@ import { tell } from "./tell.js";
 import { cardLinkToken, safeEqual } from "./credentials.js";
 import { artifactMaxBytes, artifactsPerRunMax, cardLinkValidMs, deadlineFailuresBeforeCard, deadlineRetryFirstMs, deadlineRetryMaxMs } from "./limits.js";
 import { assert } from "./assert.js";
+import { runEndStates, runHeldStates, stateIn } from "./states.js";
 import { answerBudgetCard, countUsage } from "./budget.js";
 import { cronDue, pauseDue, pauseRule, resumeRule, runNow } from "./control.js";
 import { scheduleCrons } from "./schedule.js";
@@ -205,7 +207,7 @@ function runFor(c: Ctx, id: number): RunRow | Reply {
 function runStarted(c: Ctx, input: Extract<Input, { kind: "started" }>): Reply {
   const run = tokenRun(c, input.run, input.token);
   if (isReply(run)) return run;
-  if (!["claimed", "running", "stopping", "uncertain"].includes(run.state)) return err(409, c.msg("result.ended"));
+  if (!stateIn(runHeldStates, run.state)) return err(409, c.msg("result.ended"));
   started(c, run, input.session, input.link);
   return ok();
 }
@@ -215,7 +217,7 @@ function runResult(c: Ctx, input: Extract<Input, { kind: "result" }>): Reply {
   if (isReply(run)) return run;
   const prior = run.results[String(run.attempt)];
   if (prior) return prior.hash === input.hash ? ok(prior.response) : err(409, c.msg("result.conflict"));
-  if (!["claimed", "running", "stopping", "uncertain"].includes(run.state)) return err(409, c.msg("result.ended"));
+  if (!stateIn(runHeldStates, run.state)) return err(409, c.msg("result.ended"));
   const attempt = run.attempt;
   const rejected = applyResult(c, run, input.result, input.intents ?? {});
   const response = { rejected };
@@ -244,7 +246,7 @@ function tokenRun(c: Ctx, run: number, token: string): RunRow | Reply {
 function runArtifact(c: Ctx, input: Extract<Input, { kind: "artifact" }>): Reply {
   const run = tokenRun(c, input.run, input.token);
   if (isReply(run)) return run;
-  if (!["claimed", "running", "stopping", "uncertain"].includes(run.state)) return err(409, c.msg("result.ended"));
+  if (!stateIn(runHeldStates, run.state)) return err(409, c.msg("result.ended"));
   const bytes = utf8Bytes(input.text);
   if (bytes > artifactMaxBytes) return err(400, c.msg("artifact.tooLarge", { limit: artifactMaxBytes }));
   const key = artifactKey(run.id, input.file);
@@ -273,7 +275,7 @@ function runCancel(c: Ctx, input: Extract<Input, { kind: "cancel" }>): Reply {
   if (isReply(who)) return who;
   const run = runFor(c, input.run);
   if (isReply(run)) return run;
-  if (["done", "nothing", "cancelled"].includes(run.state)) return err(409, c.msg("run.notCancellable"));
+  if (stateIn(runEndStates, run.state)) return err(409, c.msg("run.notCancellable"));
   const changed = cancelRun(c, run);
   const after = c.tx.get("runs", run.id);
   assert(after, "cancelled-run-exists");

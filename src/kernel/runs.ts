@@ -23,6 +23,7 @@ import { mayStart } from "./rate.js";
 import { own } from "./own.js";
 import type { IntentTable } from "./intents.js";
 import { assert } from "./assert.js";
+import { runPendingStates } from "./states.js";
 import { fixedText } from "../i18n/messages.js";
 
 const isoOrNull = (c: Ctx, ms: number | null) => (ms === null ? null : c.iso(ms));
@@ -587,7 +588,7 @@ export function timerDue(c: Ctx, key: string): void {
 
 /** Cancels unclaimed runs of rules that no longer exist, with a notice (protocol.md 失败时会怎样). */
 export function cancelOrphans(c: Ctx, names: Set<string>): void {
-  for (const row of c.view.runsIn(["queued", "waiting"])) {
+  for (const row of c.view.runsIn(runPendingStates)) {
     if (names.has(row.rule)) continue;
     const run = c.tx.get("runs", row.id);
     assert(run, "orphaned-run-exists");

@@ -29,6 +29,7 @@ import { toolTaskHash } from "./credentials.js";
 import { usageBucketMs } from "./evolve.js";
 import { neutralise, relayed } from "./text.js";
 import { assert } from "./assert.js";
+import { runHeldStates, stateIn } from "./states.js";
 import {
   cardTextMaxCodepoints, cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCallOutcomeWaitMs, toolCallPreviewMaxCodepoints,
   toolCallsPerRunMax, toolCallTimeoutMsDefault, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints, toolErrorMessageMaxCodepoints,
@@ -41,8 +42,6 @@ type Reply = { status: number; body: unknown };
 const ok = (body: unknown = { ok: true }): Reply => ({ status: 200, body });
 const err = (status: number, error: string): Reply => ({ status, body: { error } });
 
-/** The run states in which a run's agent may still call tools. */
-const callingStates: readonly RunRow["state"][] = ["claimed", "running", "stopping", "uncertain"];
 
 /** The options of a tool call's approval card, by index: allow once, always allow, deny. */
 const optionOnce = 0;
@@ -162,7 +161,7 @@ function decidedBy(body: DecidableBody, known: KnownPlugin | null): DecidableBod
  * refused the call before asking: unknown plugin or tool, bad arguments, not offered) is recorded denied, as it is.
  */
 export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: KnownPlugin | null): Reply {
-  if (!callingStates.includes(run.state)) return err(409, c.msg("tools.calls.runEnded", { run: run.id }));
+  if (!stateIn(runHeldStates, run.state)) return err(409, c.msg("tools.calls.runEnded", { run: run.id }));
   if (c.view.toolCallsOfRun(run.id) >= toolCallsPerRunMax) return err(429, c.msg("tools.calls.tooMany", { run: run.id, limit: toolCallsPerRunMax }));
   const sessionKey = run.job?.sessionKey ?? toolSessionKey(run.rule, run.lane);
   if (input.refused) return refused(c, newCall(c, run, run.agent ?? "", sessionKey, input), input.refused);
@@ -394,7 +393,7 @@ export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by:
     });
   }
   const run = call.run === null ? undefined : c.tx.get("runs", call.run);
-  if (call.status === "asking" && run && callingStates.includes(run.state)) {
+  if (call.status === "asking" && run && stateIn(runHeldStates, run.state)) {
     c.undue("toolWait", call.id);
     call.why = "answer";
     if (allowed) allow(c, call);

@@ -6,6 +6,11 @@ import type { Rules } from "./rules.js";
 import type { IntentTable } from "./intents.js";
 import type { EventIn, PluginCallbackBody, Result, TellBody, ToolCallBody, ToolCallKind, ToolOutcomeBody, Usage } from "../protocol/schema.js";
 import type { Job } from "../protocol/responses.js";
+import type { CardState, KeyKind, RunOutcome, RunState, ToolCallStatus } from "./states.js";
+
+/** The shared enumerations live in states.ts (imported by the protocol's shapes too); re-exported for the kernel's rows. */
+export { cardStates, keyKinds, runStates, toolCallStatuses } from "./states.js";
+export type { CardState, KeyKind, RunOutcome, RunState, ToolCallStatus };
 
 /** One projection row change: `[table, key, row]`; `row === null` deletes the row. */
 export type Change = [table: string, key: string | number, row: object | null];
@@ -14,11 +19,6 @@ export type Change = [table: string, key: string | number, row: object | null];
 export interface FactDraft { kind: string; changes: Change[] }
 /** One fact of the append-only log: version, sequence, UTC ISO time, kind, normalized row changes. */
 export interface Fact extends FactDraft { v: 1; seq: number; at: string }
-
-/** The kinds of key (protocol.md 谁能做什么): what a bearer key may do. */
-export type KeyKind = "source" | "worker" | "channel" | "owner";
-/** Every key kind, in the order the CLI lists them. */
-export const keyKinds: readonly KeyKind[] = ["source", "worker", "channel", "owner"];
 
 /** A `keys` row (key: the SHA-256 of the bearer key): its kind, name and when it was made (ms). */
 export interface KeyRow { kind: KeyKind; name: string; at: number }
@@ -47,16 +47,6 @@ export interface EventRow {
   /** Recorded but not dispatched because its hops went past the limit. */
   tooDeep?: boolean;
 }
-
-/**
- * Where a run is (protocol.md Agent：领活、干活、交回执); the last three end it. It changes only through `moveRun`
- * (run-state.ts), by its table. The protocol's shapes publish this list (src/protocol/responses.ts).
- */
-export const runStates = ["queued", "waiting", "claimed", "running", "stopping", "uncertain", "done", "nothing", "cancelled"] as const;
-export type RunState = (typeof runStates)[number];
-
-/** How a run ended: its end state (a failed attempt is retried or ends `cancelled`, so `failed` is never an outcome). */
-export type RunOutcome = Extract<RunState, "done" | "nothing" | "cancelled">;
 
 /** A `later` timer as it joins a run: its key, what it is about, when it was set for (ms), the run that set it. */
 export interface TimerFire { key: string; about: string | null; at: number; run: number | null }
@@ -152,13 +142,6 @@ export interface Delivery {
   gaveUp: boolean;
   error: string | null;
 }
-
-/**
- * Where a card is (protocol.md 通道): open (waiting for the owner), answered (an ask whose answer a run has not carried
- * out yet), closed.
- */
-export const cardStates = ["open", "answered", "closed"] as const;
-export type CardState = (typeof cardStates)[number];
 
 /**
  * What a hub alert card is about (`CardRow.system`); its key, when it has one, is built in system-cards.ts.
@@ -282,15 +265,6 @@ export interface BudgetOk { rule: string; until: number }
 export interface CardKeyRow { card: number }
 /** A `sessions` row: the run that uses an agent session now (one that goes on: it is dropped when the run ends or waits). */
 export interface SessionRow { run: number }
-
-/**
- * Where a tool call is (issue 16): `asking` (a `prompt`: its approval card is open and the agent's call is held),
- * `awaiting_approval` (the hold ran out: the agent was told to end its turn; the answer wakes the lane), `allowed`
- * (may run; its outcome is not reported yet), `parked` (an async plugin took it as a task: its callback or deadline
- * ends it), and the ends: `ok`, `error`, `timeout`, `oom`, `denied`.
- */
-export const toolCallStatuses = ["asking", "awaiting_approval", "allowed", "parked", "ok", "error", "timeout", "oom", "denied"] as const;
-export type ToolCallStatus = (typeof toolCallStatuses)[number];
 
 /**
  * Why a tool call got its decision (issue 16): the `ApprovalVerdict` reasons of rules.ts, or `notOffered` (the run's

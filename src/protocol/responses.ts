@@ -7,7 +7,7 @@
  * do not know (protocol.md 版本与兼容). Times are ISO 8601 strings in UTC unless a field says otherwise.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { cardStates, keyKinds, runStates, type KeyKind } from "../kernel/types.js";
+import { cardStates, keyKinds, runStates, type KeyKind } from "../kernel/states.js";
 
 const str = () => Type.String();
 const int = () => Type.Integer({ minimum: 0 });
