@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { isBuiltin } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { filesUnder, importSpecs, resolveRelative } from "./imports.js";
+import { filesUnder, importSpecs, resolveRelative, type ImportSpec } from "./imports.js";
 import { consoleDir, engineModules } from "../src/host/console-files.js";
 import { engine } from "./helpers.js";
 
@@ -67,8 +67,12 @@ const arrows: Record<Layer, Arrows> = {
   cli: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative", "worker", "host"], npm: "declared", node: "all" },
   plugins: { layers: [], npm: "declared", node: "all", engine: ["agent-autoloop/sdk"] },
   // The owner console runs in the browser: its own modules only (served as they are, no bundler), nothing of Node;
-  // and the two engine modules the hub serves it compiled (src/host/console-files.ts `engineModules`), by name.
-  console: { layers: [], npm: [], node: {}, files: ["src/sdk/markdown.ts", "src/kernel/text.ts"] },
+  // and the engine modules the hub serves it compiled (src/host/console-files.ts `engineModules`), by name. Its JSDoc
+  // takes its types from the protocol and the kernel (`import("…")` types: erased, nothing loads; issue 27 #4).
+  console: {
+    layers: [], typesFrom: ["protocol", "kernel", "i18n"], npm: [], node: {},
+    files: ["src/sdk/markdown.ts", "src/kernel/text.ts", "src/kernel/states.ts", "src/kernel/timeline.ts", "src/protocol/endpoints.ts"],
+  },
 };
 
 /**
@@ -80,6 +84,9 @@ const database = ["src/host/store.ts", "npm:better-sqlite3"];
 const databaseDoor = "src/host/serve.ts";
 
 const declared = Object.keys((JSON.parse(readFileSync(join(engine, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
+/** One import: where it is, what it names, what it resolves to, and whether only types come in. */
+interface Import extends ImportSpec { file: string; target: string }
+
 const rel = (p: string) => relative(engine, p).split(sep).join("/");
 
 /**
@@ -187,10 +194,13 @@ test("no import crosses a layer against the arrows of DESIGN.md", () => {
   assert.deepEqual(found, [], `\n${found.join("\n")}`);
 });
 
-test("the engine modules the hub serves the console are the ones it may import, each importing nothing (a browser loads it alone)", () => {
+test("the engine modules the hub serves the console are the ones it may import, each loading none but another of them (a browser loads them alone)", () => {
   const served = Object.values(engineModules).map((built) => built.replace(/^dist\//, "").replace(/\.js$/, ".ts"));
   assert.deepEqual(served, arrows.console.files);
-  for (const file of served) assert.deepEqual(imports.filter((i) => rel(i.file) === file).map((i) => `${file}:${i.line} imports ${i.spec}`), []);
+  // Served beside each other under /console/ as under src/: a relative import of another served module resolves there too.
+  const loads = (file: string) => imports.filter((i) => rel(i.file) === file && !i.typeOnly && !served.includes(i.target));
+  for (const file of served) assert.deepEqual(loads(file).map((i) => `${file}:${i.line} imports ${i.spec}`), []);
+  for (const [name, built] of Object.entries(engineModules)) assert.equal(built, `dist/src/${name}`, "served at its own path under src/");
   // What the console imports of them resolves to the served sources; nothing else of the engine resolves so.
   const seen = (file: string, spec: string) => imports.find((i) => rel(i.file) === file && i.spec === spec)?.target;
   assert.equal(seen("src/console/ui.js", "./sdk/markdown.js"), "src/sdk/markdown.ts");

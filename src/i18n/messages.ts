@@ -954,6 +954,13 @@ const catalog = {
   "why.usage": { zh: "用量 {usage}", en: "usage {usage}" },
   "why.retry": { zh: "{error} · {at} 重试", en: "{error} · retry at {at}" },
   "why.failed": { zh: "没跑成", en: "failed" },
+  // i27-untangle: the one `why` timeline (src/kernel/timeline.ts) as ids + params: how its parts join
+  "why.move": { zh: "{fact}: {from} → {to}", en: "{fact}: {from} → {to}" },
+  "why.join.space": { zh: "{move} {detail}", en: "{move} {detail}" },
+  "why.join.dot": { zh: "{move} · {detail}", en: "{move} · {detail}" },
+  "why.join.dash": { zh: "{move} — {detail}", en: "{move} — {detail}" },
+  "why.eventName": { zh: "{name}", en: "{name}" },
+  "why.eventSummary": { zh: "{name} — {summary}", en: "{name} — {summary}" },
   // `agent-autoloop doctor`
   "doctor.rulesMissing": { zh: "{error} — 先运行 agent-autoloop init", en: "{error} — run agent-autoloop init" },
   "doctor.rulesError": { zh: "{error} — 改好它；agent-autoloop check 说的一样", en: "{error} — fix it; agent-autoloop check shows the same" },
@@ -1279,7 +1286,7 @@ export type MessageId = keyof typeof catalog;
  * starts with `zh` (any case) is Chinese, anything else English. Nothing else of the locale (`LC_ALL`, `LC_MESSAGES`)
  * counts, so one variable decides and a person can always tell which.
  */
-export function langFromEnv(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Lang {
+export function langFromEnv(env: Readonly<Record<string, string | undefined>>): Lang {
   const v = (env.AGENT_AUTOLOOP_LANG || env.LANG || "").toLowerCase();
   return v.startsWith("zh") ? "zh" : "en";
 }
