@@ -1010,6 +1010,8 @@ const catalog = {
   "hub.internalDecision": { zh: "内部出错：{error}", en: "internal error: {error}" },
   "hub.busy": { zh: "中台忙，请再试一次", en: "busy, try again" },
   "hub.busyBecause": { zh: "中台忙，请再试一次：{error}", en: "busy, try again: {error}" },
+  // i27-untangle: the hub's bounded input queue (kernel/limits.ts hubInputQueueMax)
+  "hub.queueFull": { zh: "中台忙：已有 {limit} 个请求在排队，请稍后再试", en: "busy: {limit} requests are already waiting, try again shortly" },
   "in.notList": { zh: "adapter 交回的不是列表", en: "the adapter did not return a list" },
   "in.adapterFailed": { zh: "adapter {adapter}：{error}", en: "adapter {adapter}: {error}" },
   "field.isoTime": { zh: "带 Z 或时差的真实 ISO 日期时间", en: "a real ISO date-time with Z or an offset" },

@@ -23,6 +23,7 @@ import { mayStart } from "./rate.js";
 import { own } from "./own.js";
 import type { IntentTable } from "./intents.js";
 import { assert } from "./assert.js";
+import { backoffMs } from "./backoff.js";
 import { runPendingStates } from "./states.js";
 import { fixedText } from "../i18n/messages.js";
 
@@ -353,7 +354,7 @@ export function endRun(c: Ctx, run: RunRow, state: RunOutcome): void {
 
 /** Retry delay after the n-th consecutive failure: 5 min doubling, at most 1 h (protocol.md 失败时会怎样). */
 export function retryDelayMs(failures: number): number {
-  return Math.min(retryDelayFirstMs * 2 ** Math.max(0, failures - 1), retryDelayMaxMs);
+  return backoffMs(failures, retryDelayFirstMs, retryDelayMaxMs);
 }
 
 /** A failed attempt: retry later on the same session, card at the 3rd, cancel at the 10th. */

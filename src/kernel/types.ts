@@ -5,7 +5,11 @@
 import type { Rules } from "./rules.js";
 import type { IntentTable } from "./intents.js";
 import type { EventIn, PluginCallbackBody, Result, TellBody, ToolCallBody, ToolCallKind, ToolOutcomeBody, Usage } from "../protocol/schema.js";
-import type { Job } from "../protocol/responses.js";
+import type {
+  AnswerAnswer, ArtifactStored, CancelAnswer, CardNext, Changed, EventAccepted, EventsAccepted, Job, Ok, PauseAnswer, ResultAnswer,
+  ResumeAnswer, RunNowAnswer, TellAnswer, ToolCallDecision, WorkAnswer,
+} from "../protocol/responses.js";
+import type { Reply } from "./reply.js";
 import type { CardState, KeyKind, RunOutcome, RunState, ToolCallStatus } from "./states.js";
 
 /** The shared enumerations live in states.ts (imported by the protocol's shapes too); re-exported for the kernel's rows. */
@@ -110,7 +114,7 @@ export interface RunRow {
   /** Attempts whose usage was reported (for "missing usage" counts). */
   usageReported: { tokens: boolean; cost: boolean };
   /** Result receipts by attempt: body hash and the answer given, for replays. */
-  results: Record<string, { hash: string; response: unknown }>;
+  results: Record<string, { hash: string; response: ResultAnswer }>;
   /** The "will retry" card of this run, closed when the run ends or stops. */
   retryCard: number | null;
   /** The owner asked to stop it. */
@@ -421,16 +425,64 @@ export type Input =
   /** The shell: the `tick` of `due` failed (answered 500) with `error`; it is tried again later. */
   | { kind: "dueFailed"; due: string; error: string };
 
-/** The answer to one input: an HTTP status and JSON body, the facts to commit, and whether to hold a long poll. */
-export interface Decision {
-  status: number;
-  body: unknown;
+/** The answer the hub gives itself for a rules load: whether the rules changed, and their version when read. */
+export interface RulesAnswer { ok: true; changed: boolean; version?: number }
+/** The answer to the timer's inputs (`tick`, `dueFailed`): whether the deadline was there to handle. */
+export interface TickAnswer { ok: true; changed?: boolean }
+
+/**
+ * What the kernel answers each input with when it accepts it (200): the endpoint's published answer
+ * (src/protocol/responses.ts) for an input an endpoint sends, the shell's own shapes for the rest. `decide`'s step
+ * table is typed by it, and a route may send an input only to an endpoint whose answer its answer is
+ * (src/host/routes/endpoint.ts `decide`): no cast between the kernel and the wire (issue 27 #4).
+ */
+export interface Answers {
+  event: EventAccepted;
+  eventsIn: EventsAccepted;
+  work: WorkAnswer;
+  started: Ok;
+  result: ResultAnswer;
+  cardsNext: CardNext;
+  delivered: Ok;
+  failed: Ok;
+  answer: AnswerAnswer;
+  linkAnswer: AnswerAnswer;
+  resolve: Changed;
+  cancel: CancelAnswer;
+  rules: RulesAnswer;
+  rulesError: RulesAnswer;
+  /** The route adds the new key itself (it is never a fact). */
+  keyNew: Ok;
+  keyRemove: Changed;
+  pause: PauseAnswer;
+  resume: ResumeAnswer;
+  runNow: RunNowAnswer;
+  tell: TellAnswer;
+  pluginEvent: EventAccepted;
+  toolCall: ToolCallDecision;
+  ownerToolCall: ToolCallDecision;
+  artifact: ArtifactStored;
+  toolOutcome: Ok;
+  ownerToolOutcome: Ok;
+  toolCallback: Ok;
+  tick: TickAnswer;
+  dueFailed: TickAnswer;
+}
+
+/** The kind of an input. */
+export type InputKind = Input["kind"];
+/** The input of kind `K`. */
+export type InputOf<K extends InputKind> = Extract<Input, { kind: K }>;
+
+/**
+ * The answer to one input: an HTTP status and JSON body (the kind's answer with 200, else the error body), the facts
+ * to commit, and whether to hold a long poll (`park`: it found nothing; decide again when something changes).
+ */
+export type Decision<B = Answers[InputKind]> = Reply<B> & {
   facts: FactDraft[];
-  /** A long poll found nothing: hold the request and decide again when something changes. */
-  park?: boolean;
   /** Long polls that may now get something: workers (runs), channels by name (cards). */
   wake?: { workers: boolean; channels: string[] };
-}
+};
 
 /** What the shell gives `decide` besides the view: the master key and the hub's language. */
 export interface Env {
