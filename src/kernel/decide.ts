@@ -10,10 +10,12 @@
  *
  *   decide                    the input table (this file): permission, checks, facts; the kernel's entry
  *   card-steps · due-steps    steps by input kind: cards (take, deliver, answer, resolve, link); the due table's ticks
- *   runs · control · tell     steps by input kind: claims, results, retries, stops; cron, pause, resume, run now; tell
- *   notices · budget · rate · tool-calls   alerts several steps raise (hops); budgets: spend, pause, the budget card
- *                             and its answer; rules starting runs too fast: pause and ask; tool calls (a run's end
- *                             ends its calls that will never report)
+ *   runs · run-results · control · tell   steps by input kind: claims and starts; results and their receipts; cron,
+ *                             pause, resume, run now; tell
+ *   run-end                   a run's end, retries, stops; the deadlines of runs (lease, retry, later)
+ *   notices · budget · rate · tool-calls · run-place   alerts several steps raise (hops); budgets: spend, pause, the
+ *                             budget card and its answer; rules starting runs too fast: pause and ask; tool calls (a
+ *                             run's end ends its calls that will never report); a run's place in its group and lane
  *   cards · schedule          cards: create, deliver, answer, close; cron schedules and the end of a pause
  *   lanes · authorize         events into lanes into queued runs; who calls, and may they (the permission table)
  *   context                   Ctx: the decision's overlay, time, environment, rules, ids, totals, due table
@@ -33,7 +35,9 @@ import type { Answers, Decision, Env, Input, InputKind, InputOf, RunRow, RulesAn
 import type { EventAccepted, EventsAccepted, WorkAnswer, Ok, ResultAnswer, ArtifactStored, ToolCallDecision, CancelAnswer, Changed } from "../protocol/responses.js";
 import { closeCard, createCard, openAlert } from "./cards.js";
 import { findEvent, recordEvent, routeEvent } from "./lanes.js";
-import { applyResult, cancelOrphans, cancelRun, started, tokenValid, work } from "./runs.js";
+import { started, tokenValid, work } from "./runs.js";
+import { applyResult } from "./run-results.js";
+import { cancelOrphans, cancelRun } from "./run-end.js";
 import { tooDeepNotice } from "./notices.js";
 import { mayStart } from "./rate.js";
 import { tell } from "./tell.js";

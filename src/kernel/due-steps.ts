@@ -6,7 +6,7 @@
 import type { Ctx } from "./context.js";
 import type { DueRow, TickAnswer } from "./types.js";
 import { closeCard, createCard, openAlert } from "./cards.js";
-import { leaseExpired, retryDue, timerDue } from "./runs.js";
+import { leaseExpired, retryDue, timerDue } from "./run-end.js";
 import { cronDue, pauseDue } from "./control.js";
 import { toolLostDue, toolTaskDue, toolWaitDue } from "./tool-calls.js";
 import { deadlineFailuresBeforeCard, deadlineRetryFirstMs, deadlineRetryMaxMs } from "./limits.js";
