@@ -148,7 +148,7 @@ function withoutClockOrRandomness<T>(run: () => T): T {
     }
     static override now = forbidden("Date.now()");
   }
-  globalThis.Date = NoClockDate as DateConstructor;
+  globalThis.Date = NoClockDate as unknown as DateConstructor;
   Math.random = forbidden("Math.random()");
   performance.now = forbidden("performance.now()");
   crypto.randomUUID = forbidden("crypto.randomUUID()") as typeof crypto.randomUUID;
@@ -165,11 +165,12 @@ function withoutClockOrRandomness<T>(run: () => T): T {
 }
 
 test("the trap catches a clock or a random number drawn while it is set, and lets a given time through", () => {
-  for (const [what, use] of [
+  const uses: [string, () => unknown][] = [
     ["Date.now()", () => Date.now()], ["new Date()", () => new Date()], ["Math.random()", () => Math.random()],
     ["performance.now()", () => performance.now()], ["crypto.randomUUID()", () => crypto.randomUUID()],
     ["crypto.getRandomValues()", () => crypto.getRandomValues(new Uint8Array(4))],
-  ] as const) {
+  ];
+  for (const [what, use] of uses) {
     assert.throws(() => withoutClockOrRandomness(use), { message: `the kernel used ${what}` });
   }
   assert.equal(withoutClockOrRandomness(() => new Date(0).toISOString()), "1970-01-01T00:00:00.000Z");
