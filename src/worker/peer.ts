@@ -21,7 +21,7 @@
  * read the hub's keys as well (README: what `"sandbox": false` gives up). Where /proc is missing (not Linux) the worker
  * cannot look, and admits the connection after the exchange.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { procCmdline, procTable } from "../common/proc.js";
 
 /** The notification that asks the peer to prove itself, with `params.challenge`. */
 export const proveMethod = "agent-autoloop/prove";
@@ -43,19 +43,7 @@ export const canCheckPeers = process.platform === "linux";
 
 /** The parent of each process now (Linux /proc; pid → ppid). Processes that end while it is read are left out. */
 function parents(): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      // After the command name (in parentheses, which may hold anything): state, then the parent's id.
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      out.set(Number(name), ppid);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return out;
+  return new Map(procTable().map((p) => [p.pid, p.ppid]));
 }
 
 /** The processes of `roots` and every process under them now (Linux /proc). Roots that are gone are left out. */
@@ -75,13 +63,8 @@ export function processTree(roots: readonly number[]): Set<number> {
 
 /** Whether a process of `tree` shows exactly `title` as its command line (as `process.title` sets it). */
 export function shownBy(tree: ReadonlySet<number>, title: string): boolean {
-  for (const pid of tree) {
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0] === title) return true;
-    } catch {
-      // ended meanwhile
-    }
-  }
+  // A process that ended meanwhile has no command line.
+  for (const pid of tree) if (procCmdline(pid)?.[0] === title) return true;
   return false;
 }
 
