@@ -12,6 +12,7 @@ import { Command, CommanderError } from "commander";
 import { langFromEnv, localize, t, type MessageId } from "../i18n/messages.js";
 import { CliError, printable, say, sayError } from "./print.js";
 import { exitWhenOutputBreaks, type OutputGuard } from "./log-streams.js";
+import { registerHomeCommands } from "./home-commands.js";
 import type { Config, Home } from "../host/home.js";
 import type { HubClient } from "../protocol/client.js";
 import type { ConformanceConfig } from "../protocol/conformance.js";
@@ -426,6 +427,8 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       const what = await configHolds(readConfig(h), kind, name);
       if (changed && what) sayError(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
+
+  registerHomeCommands(p, { lang, home, setUpHome });
 
   p.command("check")
     .description(t(lang, "cli.desc.check"))
