@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { askCard, axeViolations, browserMissing, consoleFixture, launch, runOnce, signedIn, signInLink } from "./console-kit.js";
 import { until, type Fixture } from "./helpers.js";
+import { timeline as cliTimeline } from "../src/cli/why.js";
 
 const missing = browserMissing();
 const skip = missing ?? false;
@@ -230,14 +231,20 @@ test("runs: a failure shows its reason on the row; a run's timeline; stop a runn
     assert.equal(await failed.locator(".error-line").textContent(), "Why it failed: npm test: 3 failing");
     await page.selectOption("#filter-state", "running");
     assert.deepEqual(await page.locator("#active-runs li, #recent-runs li").evaluateAll((els) => els.map((e) => e.getAttribute("data-state"))), ["running"]);
+    // A tool call of the run (one its tool host refused): the console tells it as the CLI does (issue 27 #4).
+    const refused = { tool: "nope.greet", argsDigest: `sha256:${"0".repeat(64)}`, preview: "{}", refused: { code: "unknownPlugin", reason: "no such tool plugin" } };
+    assert.equal((await f.call("POST", `/v1/runs/${running.run}/tools/calls`, running.token, refused)).status, 200);
     await page.click(`#active-runs li[data-run="${running.run}"] a`);
     await page.waitForSelector("#timeline li");
     assert.equal(await page.locator("h1").textContent(), `Run #${running.run}`);
     const lines = (await page.locator("#timeline li .said").allTextContents());
     assert.deepEqual(lines, [
       "event shop/stop-1 alert.deploy stop-1 — deploy stop-1", "event: new → queued", "claim: queued → claimed by w1 · attempt 1 · session new",
-      "started: claimed → running · session sess-stop-1",
+      "started: claimed → running · session sess-stop-1", "tool nope.greet (alerts:stop-1): denied — unknownPlugin: no such tool plugin",
     ]);
+    // One timeline: the CLI's `why` (and the MCP server's, which prints it) words the same steps, its times aside.
+    const why = (await f.call("GET", `/v1/runs/${running.run}/why`, f.keys.owner)).body;
+    assert.deepEqual(cliTimeline(running.run, why.facts).map((l) => l.slice(16)), lines);
     await page.click("#stop-run");
     await page.waitForFunction(() => /^Stop asked for \(now (stopping|cancelled)\)$/.test(document.querySelector(".run-page .message")?.textContent ?? ""));
     const state = (await f.call("GET", "/v1/state", f.keys.owner)).body;

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K, written } from "./clock.js";
 import { baseRules } from "./helpers.js";
-import { deadlineRetryDelayMs } from "../src/kernel/decide.js";
+import { deadlineRetryDelayMs } from "../src/kernel/due-steps.js";
 import { assert as invariant, InvariantError } from "../src/kernel/assert.js";
 import type { DueRow } from "../src/kernel/types.js";
 

@@ -128,3 +128,80 @@ test("the hot paths read through indexes: no full scan of events, runs, cards, t
   assert.deepEqual(scans, []);
   store.close();
 });
+
+/**
+ * Clocks and randomness a kernel step could reach for (issue 27 #5): each made to throw while `run` runs, so that a
+ * kernel that reads the time or draws a random number of its own fails, naming which. `new Date(ms)` and `Date.parse`
+ * stay: they read the time they are given. One exception, croner (kernel/cron.ts's schedules): its `nextRun(from)`
+ * reads `new Date()` and, given `from`, never uses it; it gets an invalid date, so a schedule that came to depend on
+ * it would come out wrong (the workload below checks the cron deadlines' exact times).
+ */
+function withoutClockOrRandomness<T>(run: () => T): T {
+  const RealDate = Date;
+  const saved = { date: globalThis.Date, random: Math.random, perf: performance.now, uuid: crypto.randomUUID, values: crypto.getRandomValues };
+  const forbidden = (what: string) => () => { throw new Error(`the kernel used ${what}`); };
+  class NoClockDate extends RealDate {
+    constructor(...args: [] | [string | number | Date]) {
+      if (args.length > 0) super(...(args as [number]));
+      else if (/[\\/]croner[\\/]/.test(new Error().stack ?? "")) super(Number.NaN);
+      else throw new Error("the kernel used new Date()");
+    }
+    static override now = forbidden("Date.now()");
+  }
+  globalThis.Date = NoClockDate as unknown as DateConstructor;
+  Math.random = forbidden("Math.random()");
+  performance.now = forbidden("performance.now()");
+  crypto.randomUUID = forbidden("crypto.randomUUID()") as typeof crypto.randomUUID;
+  crypto.getRandomValues = forbidden("crypto.getRandomValues()") as typeof crypto.getRandomValues;
+  try {
+    return run();
+  } finally {
+    globalThis.Date = saved.date;
+    Math.random = saved.random;
+    performance.now = saved.perf;
+    crypto.randomUUID = saved.uuid;
+    crypto.getRandomValues = saved.values;
+  }
+}
+
+test("the trap catches a clock or a random number drawn while it is set, and lets a given time through", () => {
+  const uses: [string, () => unknown][] = [
+    ["Date.now()", () => Date.now()], ["new Date()", () => new Date()], ["Math.random()", () => Math.random()],
+    ["performance.now()", () => performance.now()], ["crypto.randomUUID()", () => crypto.randomUUID()],
+    ["crypto.getRandomValues()", () => crypto.getRandomValues(new Uint8Array(4))],
+  ];
+  for (const [what, use] of uses) {
+    assert.throws(() => withoutClockOrRandomness(use), { message: `the kernel used ${what}` });
+  }
+  assert.equal(withoutClockOrRandomness(() => new Date(0).toISOString()), "1970-01-01T00:00:00.000Z");
+  assert.ok(Date.now() > 0 && Math.random() < 1, "restored after");
+});
+
+test("the kernel uses no clock or randomness of its own: a workload with crons, claims, results, cards and ticks", () => {
+  const dir = tempDir();
+  const store = new Store({ path: join(dir, "d.db"), master });
+  store.commit(keyInputs.map((input) => ({ input, now: 1_000 })), env);
+  const parsed = parseRules(JSON.stringify({ ...baseRules, rules: [...baseRules.rules, { name: "hourly", when: { cron: "0 * * * *" }, to: "bot" }] }), { timezone: "UTC" });
+  assert.ok(parsed.ok);
+  // Every decision answered: a trap sprung inside a step is a 500 (the store catches it), named here.
+  const failures: string[] = [];
+  const commit = store.commit.bind(store);
+  store.commit = (batch, e) => {
+    const out = commit(batch, e);
+    out.forEach((d, i) => { if (d.status >= 500) failures.push(`${batch[i]!.input.kind}: ${d.failure?.message ?? JSON.stringify(d.body)}`); });
+    return out;
+  };
+  const hour = 3_600_000;
+  const cronDue = (at: number) => dueKeys(store.view, at, 1000).includes("cron:hourly");
+  withoutClockOrRandomness(() => {
+    store.commit([{ input: { kind: "rules", rules: parsed.rules, hash: "h2" }, now: 2_000 }], env);
+    workload(store, 12, 10_000);
+    assert.deepEqual([cronDue(hour - 1), cronDue(hour)], [false, true], "the first cron time is 01:00");
+    store.commit([{ input: { kind: "tick", due: "cron:hourly" }, now: hour }], env);
+    assert.deepEqual([cronDue(2 * hour - 1), cronDue(2 * hour)], [false, true], "the next one 02:00");
+  });
+  assert.deepEqual(failures, []);
+  const state = buildState(store.view, env, 2 * hour, store.seq, null);
+  assert.ok(state.runs.some((r) => r.rule === "hourly"), "the cron tick queued a run");
+  store.close();
+});

@@ -5,10 +5,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { isBuiltin } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import ts from "typescript";
+import { filesUnder, importSpecs, resolveRelative, type ImportSpec } from "./imports.js";
 import { consoleDir, engineModules } from "../src/host/console-files.js";
 import { engine } from "./helpers.js";
 
@@ -67,8 +67,12 @@ const arrows: Record<Layer, Arrows> = {
   cli: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative", "worker", "host"], npm: "declared", node: "all" },
   plugins: { layers: [], npm: "declared", node: "all", engine: ["agent-autoloop/sdk"] },
   // The owner console runs in the browser: its own modules only (served as they are, no bundler), nothing of Node;
-  // and the two engine modules the hub serves it compiled (src/host/console-files.ts `engineModules`), by name.
-  console: { layers: [], npm: [], node: {}, files: ["src/sdk/markdown.ts", "src/kernel/text.ts"] },
+  // and the engine modules the hub serves it compiled (src/host/console-files.ts `engineModules`), by name. Its JSDoc
+  // takes its types from the protocol and the kernel (`import("…")` types: erased, nothing loads; issue 27 #4).
+  console: {
+    layers: [], typesFrom: ["protocol", "kernel", "i18n"], npm: [], node: {},
+    files: ["src/sdk/markdown.ts", "src/kernel/text.ts", "src/kernel/states.ts", "src/kernel/timeline.ts", "src/protocol/endpoints.ts"],
+  },
 };
 
 /**
@@ -80,29 +84,10 @@ const database = ["src/host/store.ts", "npm:better-sqlite3"];
 const databaseDoor = "src/host/serve.ts";
 
 const declared = Object.keys((JSON.parse(readFileSync(join(engine, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
-const sourceFile = /\.(ts|mts|cts|js|mjs|cjs)$/;
-
 /** One import: where it is, what it names, what it resolves to, and whether only types come in. */
-interface Import { file: string; line: number; spec: string; target: string; typeOnly: boolean; names: string[] | null }
-
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? (n === "node_modules" ? [] : filesUnder(p)) : sourceFile.test(n) ? [p] : [];
-  });
-}
+interface Import extends ImportSpec { file: string; target: string }
 
 const rel = (p: string) => relative(engine, p).split(sep).join("/");
-
-/** The engine file a relative import names (`./x.js` is `./x.ts` in the sources), or null when there is none. */
-function resolveRelative(from: string, spec: string): string | null {
-  const p = resolve(dirname(from), spec);
-  for (const c of [p, p.replace(/\.js$/, ".ts"), p.replace(/\.mjs$/, ".mts"), p.replace(/\.cjs$/, ".cts"), `${p}.ts`, join(p, "index.ts")]) {
-    if (existsSync(c) && statSync(c).isFile()) return c;
-  }
-  return null;
-}
 
 /**
  * The source of the engine module a console file names beside the console's own files (`./sdk/markdown.js` is
@@ -126,35 +111,9 @@ function targetOf(file: string, spec: string): string {
   return `npm:${spec.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]}`;
 }
 
-/** Every import of a file, with its line, from the TypeScript syntax tree (so comments and strings never count). */
+/** Every import of a file, with its line and what it resolves to (tests/imports.ts reads them). */
 function importsOf(file: string): Import[] {
-  const text = readFileSync(file, "utf8");
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-  const out: Import[] = [];
-  const add = (node: ts.Node, spec: string, typeOnly: boolean, names: string[] | null) =>
-    out.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1, spec, target: targetOf(file, spec), typeOnly, names });
-  const visit = (node: ts.Node) => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      const c = node.importClause;
-      const named = c?.namedBindings && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : null;
-      const typeOnly = !!c && (c.isTypeOnly || (!c.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
-      const names = c && !c.name && named ? named.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text) : null;
-      add(node, node.moduleSpecifier.text, typeOnly, c ? names : []);
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-      const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : null;
-      const typeOnly = node.isTypeOnly || (!!named && named.length > 0 && named.every((e) => e.isTypeOnly));
-      add(node, node.moduleSpecifier.text, typeOnly, named ? named.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text) : null);
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
-      add(node, node.moduleReference.expression.text, node.isTypeOnly, null);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
-      add(node, node.arguments[0].text, false, null);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
-      add(node, node.argument.literal.text, true, null);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return out;
+  return importSpecs(file).map((i) => ({ file, ...i, target: targetOf(file, i.spec) }));
 }
 
 function layerOf(path: string): Layer | null {
@@ -235,10 +194,13 @@ test("no import crosses a layer against the arrows of DESIGN.md", () => {
   assert.deepEqual(found, [], `\n${found.join("\n")}`);
 });
 
-test("the engine modules the hub serves the console are the ones it may import, each importing nothing (a browser loads it alone)", () => {
+test("the engine modules the hub serves the console are the ones it may import, each loading none but another of them (a browser loads them alone)", () => {
   const served = Object.values(engineModules).map((built) => built.replace(/^dist\//, "").replace(/\.js$/, ".ts"));
   assert.deepEqual(served, arrows.console.files);
-  for (const file of served) assert.deepEqual(imports.filter((i) => rel(i.file) === file).map((i) => `${file}:${i.line} imports ${i.spec}`), []);
+  // Served beside each other under /console/ as under src/: a relative import of another served module resolves there too.
+  const loads = (file: string) => imports.filter((i) => rel(i.file) === file && !i.typeOnly && !served.includes(i.target));
+  for (const file of served) assert.deepEqual(loads(file).map((i) => `${file}:${i.line} imports ${i.spec}`), []);
+  for (const [name, built] of Object.entries(engineModules)) assert.equal(built, `dist/src/${name}`, "served at its own path under src/");
   // What the console imports of them resolves to the served sources; nothing else of the engine resolves so.
   const seen = (file: string, spec: string) => imports.find((i) => rel(i.file) === file && i.spec === spec)?.target;
   assert.equal(seen("src/console/ui.js", "./sdk/markdown.js"), "src/sdk/markdown.ts");

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, written } from "./clock.js";
 import { baseRules } from "./helpers.js";
-import { deadlineRetryDelayMs } from "../src/kernel/decide.js";
+import { deadlineRetryDelayMs } from "../src/kernel/due-steps.js";
 import { moveRun, runMayMove } from "../src/kernel/run-state.js";
 import { InvariantError } from "../src/kernel/assert.js";
 import { runLeaseMs } from "../src/kernel/limits.js";

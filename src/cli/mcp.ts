@@ -15,6 +15,7 @@ import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { readFileSync } from "node:fs";
 import { Transform, type TransformCallback } from "node:stream";
+import { LineFramer } from "../common/lines.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Lang } from "../i18n/messages.js";
 import { call } from "./connect.js";
@@ -124,41 +125,22 @@ type RpcError = { id: string | number | null; code: number; message: string };
  * the limit is dropped as it arrives, never held whole.
  */
 export class MessageLines extends Transform {
-  private parts: Buffer[] = [];
-  private bytes = 0;
-  private tooLong = false;
+  private readonly framer: LineFramer;
 
   constructor(private readonly maxBytes: number, private readonly refuse: (e: RpcError) => void) {
     super();
+    this.framer = new LineFramer(maxBytes, (line) => this.endLine(line));
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    let from = 0;
-    for (;;) {
-      const nl = chunk.indexOf(10, from);
-      const piece = chunk.subarray(from, nl === -1 ? chunk.length : nl);
-      if (!this.tooLong && this.bytes + piece.length > this.maxBytes) {
-        this.tooLong = true;
-        this.parts = [];
-      }
-      if (!this.tooLong) {
-        this.parts.push(piece);
-        this.bytes += piece.length;
-      }
-      if (nl === -1) break;
-      this.endLine();
-      from = nl + 1;
-    }
+    this.framer.push(chunk);
     done();
   }
 
-  private endLine(): void {
-    const tooLong = this.tooLong;
-    const line = Buffer.concat(this.parts).toString("utf8").replace(/\r$/, "");
-    this.parts = [];
-    this.bytes = 0;
-    this.tooLong = false;
-    if (tooLong) return this.refuse({ id: null, code: -32700, message: `Parse error: line over ${this.maxBytes} bytes, skipped` });
+  /** One line of stdin (null: over `maxBytes`): passed on when it is a JSON-RPC message, else refused. */
+  private endLine(raw: string | null): void {
+    if (raw === null) return this.refuse({ id: null, code: -32700, message: `Parse error: line over ${this.maxBytes} bytes, skipped` });
+    const line = raw.replace(/\r$/, "");
     if (line.trim() === "") return;
     let value: unknown;
     try {

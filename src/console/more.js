@@ -7,6 +7,7 @@
 import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
 import { money, num, t, when } from "./i18n.js";
+import { runHeldStates, stateIn } from "./kernel/states.js";
 
 /** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
 export function workersView(ctx) {
@@ -23,7 +24,7 @@ export function workersView(ctx) {
     const rows = [...names].sort().map((name) => {
       const w = s.workers.find((/** @type {any} */ x) => x.name === name);
       const agents = s.agents.filter((/** @type {any} */ a) => a.worker === name).map((/** @type {any} */ a) => a.name);
-      const inHand = s.active.filter((/** @type {any} */ r) => r.worker === name && ["claimed", "running", "stopping", "uncertain"].includes(r.state)).length;
+      const inHand = s.active.filter((/** @type {any} */ r) => r.worker === name && stateIn(runHeldStates, r.state)).length;
       const online = w?.online === true;
       return h("li", { class: online ? "part" : "part offline" },
         h("h3", {}, said(name), " ", h("span", { class: online ? "state state-online" : "state state-offline" }, t(online ? "console.workers.online" : "console.workers.offline"))),

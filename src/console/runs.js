@@ -1,15 +1,17 @@
 // @ts-check
 /**
  * Runs: the runs in progress and the recent ones (older pages on demand), filtered by rule, state and worker, a
- * failure's reason on its row; and one run's page: its timeline from `GET /v1/runs/<id>/why` worded as the CLI's
- * `why` does (the same catalog texts), times in the browser's zone, the raw facts on demand, and stop.
+ * failure's reason on its row; and one run's page: its timeline from `GET /v1/runs/<id>/why`, the engine's own steps
+ * as the CLI's `why` tells them (src/kernel/timeline.ts), times in the browser's zone, the raw facts on demand, and stop.
  */
 import { api, seg } from "./api.js";
 import { fill, h, safeHref, said } from "./dom.js";
 import { money, num, t, when, zone } from "./i18n.js";
+import { runLiveStates, runStates } from "./kernel/states.js";
+import { renderText, timeline as steps } from "./kernel/timeline.js";
 
-const activeStates = ["queued", "waiting", "claimed", "running", "stopping", "uncertain"];
-const runStates = [...activeStates, "done", "nothing", "cancelled"];
+/** @type {readonly string[]} */
+const liveStates = runLiveStates;
 
 /** Tokens and cost of a run's usage, or "". @param {any} u */
 function usageText(u) {
@@ -151,12 +153,12 @@ export function runsView(ctx) {
     const seen = new Set();
     const runs = [...s.active, ...s.runs, ...(key ? found.runs : older)].filter((r) => !seen.has(r.id) && seen.add(r.id));
     options(byRule, [...s.lines.map((/** @type {any} */ l) => l.name), ...runs.map((r) => r.rule), filter.rule].filter(Boolean));
-    options(byState, runStates);
+    options(byState, [...runStates]);
     options(byWorker, [...s.workers.map((/** @type {any} */ w) => w.name), ...s.agents.map((/** @type {any} */ a) => a.worker), ...runs.map((r) => r.worker), filter.worker].filter(Boolean));
     const keep = (/** @type {any} */ r) => (!filter.rule || r.rule === filter.rule) && (!filter.state || r.state === filter.state) && (!filter.worker || r.worker === filter.worker);
     fill(active, s.active.filter(keep).map(runRow));
     // A run in progress shows once, above; the recent ones are those that ended.
-    const shown = runs.filter((r) => keep(r) && !activeStates.includes(r.state)).sort((a, b) => b.id - a.id);
+    const shown = runs.filter((r) => keep(r) && !liveStates.includes(r.state)).sort((a, b) => b.id - a.id);
     fill(recent, shown.map(runRow));
     empty.textContent = key && found.busy && shown.length === 0 ? "" : runs.length === 0 && !key ? t("console.runs.empty") : shown.length === 0 ? t("console.runs.none") : "";
     empty.hidden = empty.textContent === "";
@@ -181,64 +183,15 @@ export function runsView(ctx) {
 }
 
 /**
- * The timeline of one run from its facts: the CLI's `why` (src/cli/why.ts) in the browser, with the same texts.
- * @param {number} run @param {any[]} facts
+ * The timeline of one run from its facts: the engine's own (src/kernel/timeline.ts, served compiled), the same steps
+ * as the CLI's and the MCP server's `why`, worded here with the console's catalog, times in the browser's zone.
+ * @param {number} run @param {import("../protocol/responses.js").Fact[]} facts
  * @returns {{ at: string, text: string }[]}
  */
 export function timeline(run, facts) {
-  /** @type {{ at: string, text: string }[]} */
-  const out = [];
-  /** @type {string | null} */
-  let state = null;
-  const said = new Set();
-  for (const f of facts) {
-    /** @param {string} text */
-    const say = (text) => out.push({ at: f.at, text });
-    /** @param {string} what @param {string} text */
-    const once = (what, text) => {
-      if (said.has(what)) return;
-      said.add(what);
-      say(text);
-    };
-    /** @type {any} */
-    let me = null;
-    for (const [table, key, row] of f.changes) {
-      if (!row) continue;
-      if (table === "meta" && key === "rules" && typeof row.version === "number") say(t("why.rules", { version: row.version }));
-      if (table === "events" && typeof row.sid === "string") {
-        say(t("why.event", { event: `${row.source}/${row.sid} ${row.type}${row.subject ? ` ${row.subject}` : ""}${row.summary ? ` — ${row.summary}` : ""}` }));
-      }
-      if (table === "runs" && typeof row.state === "string") {
-        if (Number(key) === run) me = row;
-        else if (row.state === "queued" && row.answers?.length) say(t("why.followUp", { run: key }));
-      }
-      if (table === "cards" && row.run === run) {
-        once(JSON.stringify([row.id]), t("why.card", { card: row.id, kind: row.fyi ? "fyi" : row.kind, title: row.title }));
-        for (const [channel, d] of Object.entries(row.deliveries ?? {})) {
-          const dv = /** @type {any} */ (d);
-          if (dv.ref) once(JSON.stringify([row.id, "delivered", channel]), t("why.delivered", { card: row.id, channel, ref: dv.ref }));
-        }
-        if (row.state === "answered") {
-          const answer = row.choice !== null ? row.options[row.choice] : row.answer;
-          once(JSON.stringify([row.id, "answered"]), t("why.answered", { card: row.id, answer: answer ?? "", by: row.by ?? "-" }));
-        }
-      }
-      if (table === "timers" && row.run === run) say(t("why.later", { key: row.key, at: when(row.at) }));
-    }
-    if (me && me.state !== state) {
-      const detail =
-        me.state === "claimed" ? ` ${t("why.claimedBy", { worker: me.worker ?? "-", attempt: me.attempt, session: me.job?.session ?? t("why.new") })}`
-        : me.state === "running" ? (me.session ? ` · ${t("why.session", { session: me.session })}` : "")
-        : ["done", "nothing", "cancelled"].includes(me.state) ? `${me.summary ? ` — ${me.summary}` : ""}${me.usage ? ` · ${t("why.usage", { usage: JSON.stringify(me.usage) })}` : ""}`
-        : me.state === "waiting" ? ` — ${t("why.retry", { error: me.error ?? t("why.failed"), at: when(me.readyAt) })}`
-        : "";
-      say(`${f.kind}: ${state ?? t("why.new")} → ${me.state}${detail}`);
-      state = me.state;
-    } else if (me && f.kind === "started" && me.session) {
-      say(t("why.session", { session: me.session }));
-    }
-  }
-  return out;
+  /** @type {import("./kernel/timeline.js").Wording} */
+  const wording = { say: (id, params) => t(id, params), time: when };
+  return steps(run, facts).map((s) => ({ at: s.at, text: renderText(s.text, wording) }));
 }
 
 /** One run's page. @param {number} id @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
@@ -275,7 +228,7 @@ export function runView(id, ctx) {
         h("ul", { class: "runs" }, runRow(r)),
         link ? h("p", {}, h("a", { href: link, rel: "noopener noreferrer", target: "_blank" }, said(link))) : null);
     }
-    stop.hidden = r ? !activeStates.includes(r.state) : true;
+    stop.hidden = r ? !liveStates.includes(r.state) : true;
     // The facts of a run change only when the log grows: read them again then.
     if (c.state.seq !== factsSeen) {
       factsSeen = c.state.seq;

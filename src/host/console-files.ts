@@ -49,13 +49,19 @@ const vendorFiles: Record<string, string> = {
 
 /**
  * The engine's modules the console loads, by the name it asks for → the compiled file (relative to the engine), so
- * that the console and the hub read Markdown and name artifacts with one piece of code: the SDK's Markdown tokenizer
- * (src/sdk/markdown.ts) and the kernel's text rules (src/kernel/text.ts: `artifactRoute`). Each imports nothing, so
- * the browser loads it alone (tests/layers.test.ts holds them to that). `npm ci` and `npm run build` write `dist/`.
+ * that the console and the hub read Markdown, name artifacts, tell a run's timeline and name states and paths with one
+ * piece of code: the SDK's Markdown tokenizer (src/sdk/markdown.ts), the kernel's text rules (src/kernel/text.ts:
+ * `artifactRoute`), its shared enumerations and run-state groups (src/kernel/states.ts), the `why` timeline
+ * (src/kernel/timeline.ts, issue 27 #4) and the endpoint table (src/protocol/endpoints.ts: paths and methods). Each
+ * loads nothing at run time but another of these (types only, erased), so the browser loads them alone
+ * (tests/layers.test.ts holds them to that). `npm ci` and `npm run build` write `dist/`.
  */
 export const engineModules: Readonly<Record<string, string>> = {
   "sdk/markdown.js": "dist/src/sdk/markdown.js",
   "kernel/text.js": "dist/src/kernel/text.js",
+  "kernel/states.js": "dist/src/kernel/states.js",
+  "kernel/timeline.js": "dist/src/kernel/timeline.js",
+  "protocol/endpoints.js": "dist/src/protocol/endpoints.js",
 };
 
 let files: Promise<Map<string, ConsoleFile>> | null = null;

@@ -9,7 +9,7 @@ import type { Socket } from "node:net";
 import type { Hub } from "./hub.js";
 import { bearerOf, runTokenValid } from "./routes/read.js";
 import { hashKey } from "../kernel/credentials.js";
-import { callerOf } from "../kernel/decide.js";
+import { callerOf } from "../kernel/authorize.js";
 import * as L from "../kernel/limits.js";
 import { consoleCookieName, cookieValue, httpsUrl } from "./console-session.js";
 import { endpoints, type EndpointSpec } from "../protocol/endpoints.js";

@@ -8,10 +8,15 @@ import { Store } from "./store.js";
 import type { Home } from "./home.js";
 import { readMasterKey, readSecrets, secretsEnvName } from "./home.js";
 import { readHomeId } from "./lock.js";
-import { callerOf, dueKeys, nextDeadline, nextOfferAt } from "../kernel/decide.js";
+import { dueKeys, nextDeadline, nextOfferAt } from "../kernel/decide.js";
+import { callerOf } from "../kernel/authorize.js";
 import { InvariantError } from "../kernel/assert.js";
 import { deadlineErrorMaxCodepoints } from "../kernel/limits.js";
-import type { Decision, Env, Fact, Input } from "../kernel/types.js";
+import type { Answers, Env, Fact, Input, InputOf } from "../kernel/types.js";
+import { assert } from "../kernel/assert.js";
+import { hubInputQueueMax } from "../kernel/limits.js";
+import { HeldPoll } from "./held-poll.js";
+import type { Committed } from "./committed.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { readRulesInput } from "./rules-file.js";
 import { PluginLoader } from "../common/plugins.js";
@@ -35,17 +40,22 @@ const commitBatchMax = 512;
  */
 const busyRetryMs = 5_000;
 
-export type Committed = Decision & { committed: Fact[]; failure?: Error };
+/** The committed decision lives in committed.ts (held-poll.ts shares it); re-exported for the routes. */
+export type { Committed } from "./committed.js";
 
-interface Waiter {
-  keyHash: string;
-  /** The claim id of a held `GET /v1/work`, null for other polls. */
-  claim: string | null;
-  wake: () => void;
-  gone: (status: number, error: string) => void;
-  /** Answers the poll with its last decision at once; it will not decide again. */
-  supersede: () => void;
+/** The input queue is full (`inputQueueMax`, default `hubInputQueueMax`): the caller is told to come back (503 with `Retry-After`). */
+export class QueueFull extends Error {
+  constructor(lang: Lang, limit: number) {
+    super(t(lang, "hub.queueFull", { limit }));
+  }
 }
+
+/** A long-poll input: a worker's `GET /v1/work` or a channel's `GET /v1/cards/next`. */
+type PollInput = InputOf<"work" | "cardsNext">;
+/** What a long poll answers with. */
+type PollAnswer = Answers["work"] | Answers["cardsNext"];
+/** A long poll the hub holds: woken by commits, answered on its own (held-poll.ts). */
+type Waiter = HeldPoll<PollAnswer>;
 
 export interface HubOptions {
   home: Home;
@@ -72,6 +82,8 @@ export interface HubOptions {
    * none yet); tests give one of their own. `<home>/plugins` follows it as always.
    */
   builtinToolRoot?: string;
+  /** Callers' inputs that may wait for a commit at once (default `hubInputQueueMax`; tests make it small). */
+  inputQueueMax?: number;
 }
 
 /** Reading rules.json lives in rules-file.ts, which `check` and `doctor` use without loading the hub; re-exported here. */
@@ -84,7 +96,9 @@ export class Hub {
   private readonly log: (line: string) => void;
   /** What callers' inputs make the hub log (a commit that failed, a decision that threw): at most one of a kind a minute. */
   private readonly callerLog: BoundedLog;
+  /** Inputs waiting for the next group commit: at most `inputQueueMax` of callers' (the hub's own are never refused). */
   private queue: { input: Input; now: number; resolve: (d: Committed) => void; reject: (e: Error) => void }[] = [];
+  private readonly inputQueueMax: number;
   private flushing = false;
   private timer: NodeJS.Timeout | null = null;
   /** The timer's round is running (see fire): it arms the timer itself when done. */
@@ -126,6 +140,7 @@ export class Hub {
     this.store = new Store({ path: opts.home.database, master });
     this.env = { master, lang: opts.lang, publicUrl: opts.publicUrl ? opts.publicUrl.replace(/\/+$/, "") : null };
     this.clock = opts.clock ?? Date.now;
+    this.inputQueueMax = opts.inputQueueMax ?? hubInputQueueMax;
     this.log = opts.log ?? (() => {});
     this.callerLog = new BoundedLog(this.log, () => this.now(), opts.lang);
     this.console = new ConsoleSessions(this.clock, (h) => callerOf(this.store.view, h)?.kind === "owner");
@@ -146,7 +161,7 @@ export class Hub {
     if (first.kind === "rulesError" && !this.store.view.rules()) {
       throw new Error(t(this.env.lang, "serve.noRules", { file: this.opts.home.rules, error: first.error }));
     }
-    await this.submit(first);
+    await this.enqueue(first);
     if (first.kind === "rulesError") this.log(first.error);
     watchFile(this.opts.home.rules, { interval: 1000 }, () => void this.reloadRules());
     // The watcher compares with its own first look at the file, taken a moment after this: an edit saved between
@@ -165,7 +180,7 @@ export class Hub {
     try {
       const input = readRulesInput(this.opts.home.rules, this.env.lang);
       if (input.kind === "rulesError") this.log(input.error);
-      await this.submit(input);
+      await this.enqueue(input);
     } catch (e) {
       this.log(t(this.env.lang, "hub.rulesFailed", { error: (e as Error).message }));
     }
@@ -185,11 +200,23 @@ export class Hub {
     return this.clock();
   }
 
-  /** Queues an input for the next group commit and resolves with its decision after COMMIT. */
-  submit(input: Input): Promise<Committed> {
+  /**
+   * Queues a caller's input for the next group commit and resolves with its decision after COMMIT, typed by its kind's
+   * answer. Rejects with `QueueFull` when `inputQueueMax` inputs already wait (the caller is answered 503), and when
+   * the hub is closing.
+   */
+  submit<I extends Input>(input: I): Promise<Committed<Answers[I["kind"]]>> {
+    if (this.queue.length >= this.inputQueueMax) return Promise.reject(new QueueFull(this.env.lang, this.inputQueueMax));
+    return this.enqueue(input);
+  }
+
+  /** Queues an input of the hub's own (rules, the timer's deadlines): never refused for a full queue. */
+  private enqueue<I extends Input>(input: I): Promise<Committed<Answers[I["kind"]]>> {
     if (this.closed) return Promise.reject(new Error(t(this.env.lang, "hub.closing")));
     return new Promise((resolve, reject) => {
-      this.queue.push({ input, now: this.clock(), resolve, reject });
+      // The store decides this input with `decide`, whose answer for its kind is Answers[kind] (its step table says so):
+      // the queue holds inputs of every kind, so the resolver is kept for any answer.
+      this.queue.push({ input, now: this.clock(), resolve: resolve as (d: Committed) => void, reject });
       if (!this.flushing) {
         this.flushing = true;
         setImmediate(() => this.flush());
@@ -198,6 +225,7 @@ export class Hub {
   }
 
   private flush(): void {
+    assert(this.flushing, "hub-flush-while-flushing");
     const batch = this.queue.splice(0, commitBatchMax);
     if (batch.length === 0) {
       this.flushing = false;
@@ -278,7 +306,10 @@ export class Hub {
    * Decides a long-poll input; when it finds nothing, holds it up to `waitMs` and decides it again whenever
    * something it may want was committed. Resolves early when `signal` aborts (the client went away).
    */
-  async poll(input: Extract<Input, { kind: "work" | "cardsNext" }>, waitMs: number, signal?: AbortSignal): Promise<Committed> {
+  poll(input: InputOf<"work">, waitMs: number, signal?: AbortSignal): Promise<Committed<Answers["work"]>>;
+  poll(input: InputOf<"cardsNext">, waitMs: number, signal?: AbortSignal): Promise<Committed<Answers["cardsNext"]>>;
+  poll(input: PollInput, waitMs: number, signal?: AbortSignal): Promise<Committed<PollAnswer>>;
+  async poll(input: PollInput, waitMs: number, signal?: AbortSignal): Promise<Committed<PollAnswer>> {
     const caller = input.keyHash ? callerOf(this.store.view, input.keyHash) : undefined;
     const part = caller?.kind === "worker" || caller?.kind === "channel" ? { kind: caller.kind, name: caller.name } : null;
     if (!part) return this.held(input, waitMs, signal, caller);
@@ -292,8 +323,8 @@ export class Hub {
 
   /** `poll` itself, for the caller its key names (if any). */
   private async held(
-    input: Extract<Input, { kind: "work" | "cardsNext" }>, waitMs: number, signal: AbortSignal | undefined, caller: ReturnType<typeof callerOf>,
-  ): Promise<Committed> {
+    input: PollInput, waitMs: number, signal: AbortSignal | undefined, caller: ReturnType<typeof callerOf>,
+  ): Promise<Committed<PollAnswer>> {
     const key = caller ? (caller.kind === "worker" ? `worker:${caller.name}` : `channel:${caller.name}`) : "";
     // A worker asks again with the same claim id when it lost the answer (or aborted its poll). An older poll of
     // that claim still held here (its closed connection not noticed yet) must not claim after this one: a repeated
@@ -301,7 +332,7 @@ export class Hub {
     if (input.kind === "work") {
       for (const w of [...(this.waiters.get(key) ?? [])]) if (w.claim === input.claim && w.keyHash === input.keyHash) w.supersede();
     }
-    let first: Committed;
+    let first: Committed<PollAnswer>;
     // A wake committed in the same group as this poll's decision fires before the poll waits: decide again then.
     for (let i = 0; ; i++) {
       const wakes = this.wakesOf(key);
@@ -309,53 +340,19 @@ export class Hub {
       if (!first.park || waitMs <= 0 || !caller || this.wakesOf(key) === wakes || i >= 3) break;
     }
     if (!first.park || waitMs <= 0 || !caller) return first;
-    return new Promise<Committed>((resolve) => {
-      let last = first;
-      let busy = false;
-      let again = false;
-      let done = false;
-      const set = this.waiters.get(key) ?? new Set<Waiter>();
-      this.waiters.set(key, set);
-      const finish = (d: Committed) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timeout);
-        set.delete(waiter);
-        if (set.size === 0) this.waiters.delete(key);
-        signal?.removeEventListener("abort", onAbort);
-        resolve(d);
-      };
-      const retry = async () => {
-        if (done) return;
-        if (busy) {
-          again = true;
-          return;
-        }
-        busy = true;
-        try {
-          do {
-            again = false;
-            if (signal?.aborted) return finish(last); // the client went away: never claim for nobody
-            last = await this.submit(input);
-            if (!last.park) return finish(last);
-          } while (again && !done);
-        } catch {
-          // a busy database: keep waiting; the timeout answers with the last decision
-        } finally {
-          busy = false;
-        }
-      };
-      const waiter: Waiter = {
-        keyHash: input.keyHash!,
-        claim: input.kind === "work" ? input.claim : null,
-        wake: () => void retry(),
-        gone: (status, error) => finish({ status, body: { error }, facts: [], committed: [] }),
-        supersede: () => finish(last),
-      };
-      const onAbort = () => finish(last);
-      const timeout = setTimeout(() => finish(last), waitMs);
-      set.add(waiter);
-      signal?.addEventListener("abort", onAbort, { once: true });
+    const set = this.waiters.get(key) ?? new Set<Waiter>();
+    this.waiters.set(key, set);
+    return new Promise<Committed<PollAnswer>>((resolve) => {
+      const poll: Waiter = new HeldPoll<PollAnswer>(input.keyHash!, input.kind === "work" ? input.claim : null, first, waitMs, signal, {
+        decideAgain: () => this.submit(input),
+        settle: (answer) => {
+          assert(set.has(poll), "held-poll-settles-once");
+          set.delete(poll);
+          if (set.size === 0 && this.waiters.get(key) === set) this.waiters.delete(key);
+          resolve(answer);
+        },
+      });
+      set.add(poll);
     });
   }
 
@@ -365,6 +362,7 @@ export class Hub {
    */
   arm(delayMs?: number): void {
     if (this.closed || this.firing) return;
+    // One timer: the one armed before is replaced, never left to fire beside it.
     if (this.timer) clearTimeout(this.timer);
     const now = this.clock();
     let wait = delayMs;
@@ -385,15 +383,16 @@ export class Hub {
    * failure could not be recorded) waits `busyRetryMs` before the next: the timer never spins on a past time.
    */
   private async fire(): Promise<void> {
+    assert(!this.firing, "hub-timer-one-round-at-a-time");
     this.timer = null;
     this.firing = true;
     const now = this.clock();
     let delay: number | undefined;
     try {
       const keys = dueKeys(this.store.view, now, commitBatchMax);
-      const ticks = await Promise.all(keys.map((due) => this.submit({ kind: "tick", due })));
+      const ticks = await Promise.all(keys.map((due) => this.enqueue({ kind: "tick", due })));
       const failed = await Promise.all(ticks.flatMap((d, i) => d.failure
-        ? [this.submit({ kind: "dueFailed", due: keys[i]!, error: [...d.failure.message].slice(0, deadlineErrorMaxCodepoints).join("") })]
+        ? [this.enqueue({ kind: "dueFailed", due: keys[i]!, error: [...d.failure.message].slice(0, deadlineErrorMaxCodepoints).join("") })]
         : []));
       if (this.closed) return;
       const changed = [...ticks, ...failed].some((d) => d.committed.length > 0);

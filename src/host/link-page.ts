@@ -12,9 +12,8 @@ import { answerTextMaxCodepoints, cardLinkValidMs } from "../kernel/limits.js";
 import { t, type Lang } from "../i18n/messages.js";
 import type { CardTemplateView } from "../declarative/index.js";
 import { templateHtml } from "./template-html.js";
+import { esc } from "./html.js";
 
-/** Escapes text for HTML (element content and quoted attributes). */
-export const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
 
 /** Finds the card a link names, when the token is right and the link has not expired. */
 export function linkedCard(view: View, env: Env, now: number, id: number, token: string): { card: CardRow } | { status: 404 | 410 } {

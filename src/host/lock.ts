@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { writeFileAtomic, type Home } from "./home.js";
 import { t } from "../i18n/messages.js";
+import { readProcStat } from "../common/proc.js";
 
 /** The response header on every answer of a hub: the id of the home it serves (not a secret). */
 export const homeIdHeader = "x-agent-autoloop-home";
@@ -82,15 +83,8 @@ export interface ProcessInfo { state: string; start: string }
 export function processInfo(pid: number, via: "proc" | "ps" = existsSync("/proc/self/stat") ? "proc" : "ps"): ProcessInfo | null | undefined {
   if (!Number.isSafeInteger(pid) || pid <= 0) return null;
   if (via === "proc") {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    } catch {
-      return null;
-    }
-    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so fields are counted after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { state: fields[0] ?? "", start: fields[19] ?? "" };
+    const stat = readProcStat(pid);
+    return stat && { state: stat.state, start: stat.start };
   }
   try {
     const out = execFileSync("ps", ["-o", "stat=", "-o", "lstart=", "-p", String(pid)], {

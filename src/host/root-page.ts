@@ -5,7 +5,8 @@
  * (`/console/`, signed in with the link `agent-autoloop console` prints).
  */
 import { t, type Lang } from "../i18n/messages.js";
-import { esc, page } from "./link-page.js";
+import { page } from "./link-page.js";
+import { esc } from "./html.js";
 
 /** Headers of the root page: no script, nothing loaded from elsewhere, no form. */
 export const rootPageHeaders = { "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'" };

@@ -7,6 +7,7 @@ import { emptyRules } from "../kernel/view.js";
 import type { EventRow, RunRow, RunState } from "../kernel/types.js";
 import { stateRecentCards, stateRecentEvents, stateRunsPerPage, stateRunsScanRows, workerOnlineMs } from "../kernel/limits.js";
 import { Ctx } from "../kernel/context.js";
+import { runHeldStates, runLiveStates, runPendingStates, stateIn } from "../kernel/states.js";
 import { periodOf, startOfDay } from "../kernel/period.js";
 import { ownerCard } from "../kernel/cards.js";
 import { usageBucketMs, usageOf, type UsageBucket } from "../kernel/evolve.js";
@@ -121,7 +122,7 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
   const recentCards = view.where("cards", "state = 'closed' ORDER BY key DESC LIMIT ?", stateRecentCards).map(({ row }) => ownerCard(c, row));
   const page = runsPage(view, before, opts.filter ?? null);
   const runs = page.rows.map(runView);
-  const active = view.where("runs", "state IN ('queued', 'waiting', 'claimed', 'running', 'stopping', 'uncertain') ORDER BY key").map((r) => r.row);
+  const active = view.runsIn(runLiveStates);
   const workers = view.where("workers", "1 ORDER BY key").map(({ row }) => ({
     name: row.name, seenAt: iso(row.seenAt), online: now - row.seenAt < workerOnlineMs,
     slots: opts.capacityOf?.(row.name)?.slots ?? null, free: opts.capacityOf?.(row.name)?.free ?? null,
@@ -139,8 +140,8 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
     const cron = view.get("crons", r.name);
     return {
       name: r.name, source: r.source, types: r.types, cron: r.cron, to: r.to, group: r.group, parallel: r.parallel, resume: r.resume, tell: r.tell,
-      queued: active.filter((a) => a.rule === r.name && (a.state === "queued" || a.state === "waiting")).length,
-      running: active.filter((a) => a.rule === r.name && ["claimed", "running", "stopping", "uncertain"].includes(a.state)).length,
+      queued: active.filter((a) => a.rule === r.name && stateIn(runPendingStates, a.state)).length,
+      running: active.filter((a) => a.rule === r.name && stateIn(runHeldStates, a.state)).length,
       paused: paused.get(r.name) ?? null,
       skippedAt: iso(cron?.skippedAt),
       // How many cron times were skipped one after another up to skippedAt (a pause, or one outage; at most 1000).

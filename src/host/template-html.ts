@@ -13,7 +13,7 @@ import type { CardTemplateView } from "../declarative/index.js";
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { artifactRoute, inlineSpans, markdownBlocks, templateInteractive, type InlineSpan } from "../sdk/index.js";
-import { esc } from "./link-page.js";
+import { esc } from "./html.js";
 
 /** Characters shown as marks instead of obeyed: C0 and C1 controls (not tab or newline) and direction controls. */
 const controls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;

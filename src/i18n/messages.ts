@@ -1054,6 +1054,13 @@ const catalog = {
   "why.usage": { zh: "用量 {usage}", en: "usage {usage}" },
   "why.retry": { zh: "{error} · {at} 重试", en: "{error} · retry at {at}" },
   "why.failed": { zh: "没跑成", en: "failed" },
+  // i27-untangle: the one `why` timeline (src/kernel/timeline.ts) as ids + params: how its parts join
+  "why.move": { zh: "{fact}: {from} → {to}", en: "{fact}: {from} → {to}" },
+  "why.join.space": { zh: "{move} {detail}", en: "{move} {detail}" },
+  "why.join.dot": { zh: "{move} · {detail}", en: "{move} · {detail}" },
+  "why.join.dash": { zh: "{move} — {detail}", en: "{move} — {detail}" },
+  "why.eventName": { zh: "{name}", en: "{name}" },
+  "why.eventSummary": { zh: "{name} — {summary}", en: "{name} — {summary}" },
   // `agent-autoloop doctor`
   "doctor.rulesMissing": { zh: "{error} — 先运行 agent-autoloop init", en: "{error} — run agent-autoloop init" },
   "doctor.rulesError": { zh: "{error} — 改好它；agent-autoloop check 说的一样", en: "{error} — fix it; agent-autoloop check shows the same" },
@@ -1105,6 +1112,8 @@ const catalog = {
   "hub.internalDecision": { zh: "内部出错：{error}", en: "internal error: {error}" },
   "hub.busy": { zh: "中台忙，请再试一次", en: "busy, try again" },
   "hub.busyBecause": { zh: "中台忙，请再试一次：{error}", en: "busy, try again: {error}" },
+  // i27-untangle: the hub's bounded input queue (kernel/limits.ts hubInputQueueMax)
+  "hub.queueFull": { zh: "中台忙：已有 {limit} 个请求在排队，请稍后再试", en: "busy: {limit} requests are already waiting, try again shortly" },
   "in.notList": { zh: "adapter 交回的不是列表", en: "the adapter did not return a list" },
   "in.adapterFailed": { zh: "adapter {adapter}：{error}", en: "adapter {adapter}: {error}" },
   "field.isoTime": { zh: "带 Z 或时差的真实 ISO 日期时间", en: "a real ISO date-time with Z or an offset" },
@@ -1376,7 +1385,7 @@ export type MessageId = keyof typeof catalog;
  * starts with `zh` (any case) is Chinese, anything else English. Nothing else of the locale (`LC_ALL`, `LC_MESSAGES`)
  * counts, so one variable decides and a person can always tell which.
  */
-export function langFromEnv(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Lang {
+export function langFromEnv(env: Readonly<Record<string, string | undefined>>): Lang {
   const v = (env.AGENT_AUTOLOOP_LANG || env.LANG || "").toLowerCase();
   return v.startsWith("zh") ? "zh" : "en";
 }

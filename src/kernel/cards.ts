@@ -12,6 +12,7 @@ import {
 import { cardLinkToken } from "./credentials.js";
 import { enqueue, freeEventId, recordEvent } from "./lanes.js";
 import { own } from "./own.js";
+import { backoffMs } from "./backoff.js";
 import type { Card, OwnerCard } from "../protocol/responses.js";
 
 /** What `createCard` makes a card of (protocol.md 回执: ask, notice). */
@@ -242,7 +243,7 @@ export function failed(c: Ctx, channel: string, card: CardRow, error: string | n
       d.gaveUp = true;
       c.tx.del("outbox", key);
     } else {
-      const wait = Math.min(deliveryRetryFirstMs * 2 ** (d.failures - 1), deliveryRetryMaxMs);
+      const wait = backoffMs(d.failures, deliveryRetryFirstMs, deliveryRetryMaxMs);
       c.tx.put("outbox", key, { channel, card: card.id, nextAt: Math.min(c.now + wait, giveUpAt) } satisfies OutboxRow);
     }
   }

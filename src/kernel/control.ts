@@ -13,7 +13,8 @@ import { ratePauseBy, resumeRatePause } from "./rate.js";
 import { createCard } from "./cards.js";
 import { cronSkippedCountMax } from "./limits.js";
 import { fixedText } from "../i18n/messages.js";
-import type { Pause } from "../protocol/responses.js";
+import type { Pause, PauseAnswer, ResumeAnswer, RunNowAnswer } from "../protocol/responses.js";
+import { isReply, ok, refuse as err, type Refusal, type Reply } from "./reply.js";
 import { resume } from "./schedule.js";
 import { systemCardKey } from "./system-cards.js";
 import { assert } from "./assert.js";
@@ -73,48 +74,44 @@ function fire(c: Ctx, rule: RuleDef, baseId: string, type: string, subject: stri
   return { event: ev.id, run };
 }
 
-/** The answer to a control request: an HTTP status and JSON body. */
-export type ControlReply = { status: number; body: unknown };
-const err = (status: number, error: string): ControlReply => ({ status, body: { error } });
 
 /** Finds a rule for a control request: 404 with the protocol's text, 400 for an elsewhere task. */
-function target(c: Ctx, name: string): RuleDef | ControlReply {
+function target(c: Ctx, name: string): RuleDef | Refusal {
   const rule = c.rules.rules.find((r) => r.name === name);
   if (rule) return rule;
   if (c.rules.elsewhere.some((e) => e.name === name)) return err(400, c.msg("control.elsewhere", { name }));
   return err(404, fixedText("notFound.rule", { name }));
 }
 
-const isReply = (x: unknown): x is ControlReply => typeof x === "object" && x !== null && "status" in x;
 
 function pauseView(c: Ctx, p: PauseRow): Pause {
   return { by: p.by, reason: p.reason, since: c.iso(p.since), until: p.until === null ? null : c.iso(p.until) };
 }
 
 /** POST /v1/rules/:name/pause. A repeated pause keeps `since` and writes nothing when nothing changed. */
-export function pauseRule(c: Ctx, name: string, by: string, reason: string | null, until: number | null): ControlReply {
+export function pauseRule(c: Ctx, name: string, by: string, reason: string | null, until: number | null): Reply<PauseAnswer> {
   const rule = target(c, name);
   if (isReply(rule)) return rule;
   if (until !== null && until <= c.now) return err(400, c.msg("control.untilPast"));
   const old = c.tx.get("pauses", name);
   const next: PauseRow = { by: old?.by ?? by, reason, since: old?.since ?? c.now, until };
-  if (old && old.reason === reason && old.until === until) return { status: 200, body: { changed: false, rule: name, paused: pauseView(c, old) } };
+  if (old && old.reason === reason && old.until === until) return ok({ changed: false, rule: name, paused: pauseView(c, old) });
   c.tx.put("pauses", name, next);
   if (until !== null) c.due("pause", name, until);
   else c.undue("pause", name);
-  return { status: 200, body: { changed: true, rule: name, paused: pauseView(c, next) } };
+  return ok({ changed: true, rule: name, paused: pauseView(c, next) });
 }
 
 /** POST /v1/rules/:name/resume. Works for a paused rule that was since removed from rules.json. */
-export function resumeRule(c: Ctx, name: string): ControlReply {
+export function resumeRule(c: Ctx, name: string): Reply<ResumeAnswer> {
   const paused = c.tx.get("pauses", name);
   if (!paused) {
     const rule = target(c, name);
     if (isReply(rule)) return rule;
-    return { status: 200, body: { changed: false, rule: name } };
+    return ok({ changed: false, rule: name });
   }
   endPause(c, name, paused);
-  return { status: 200, body: { changed: true, rule: name } };
+  return ok({ changed: true, rule: name });
 }
 
 /**
@@ -138,10 +135,10 @@ export function pauseDue(c: Ctx, name: string): void {
 }
 
 /** POST /v1/rules/:name/run: a `run.manual` event through normal dispatch; refused while the rule is paused. */
-export function runNow(c: Ctx, name: string, by: string, subject: string | null, reason: string | null): ControlReply {
+export function runNow(c: Ctx, name: string, by: string, subject: string | null, reason: string | null): Reply<RunNowAnswer> {
   const rule = target(c, name);
   if (isReply(rule)) return rule;
   if (c.tx.get("pauses", name)) return err(409, fixedText("control.paused", { name }));
   const out = fire(c, rule, `manual:${c.iso(c.now)}`, manualEventType, subject, fixedText("control.manualSummary", { name: by }), reason, true);
-  return { status: 200, body: { event: out.event, run: out.run } };
+  return ok({ event: out.event, run: out.run });
 }

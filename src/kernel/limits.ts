@@ -41,6 +41,15 @@ export const requestBodyMaxBytes = 1024 * 1024;
 /** Agent: the longest a claim may be held open waiting for work or cards, in seconds. */
 export const longPollMaxSeconds = 50;
 
+/**
+ * 失败时会怎样 (issue 27 #5): callers' inputs that may wait for the hub's next group commit at once. Beyond it a
+ * request is answered 503 with `Retry-After: hubInputQueueRetryAfterSeconds` and changes nothing; the hub's own
+ * inputs (rules, deadlines) are never refused. Commits take them 512 at a time, so this is some 20 commits of backlog.
+ */
+export const hubInputQueueMax = 10_000;
+/** How long a caller refused for a full input queue is told to wait before it tries again (`Retry-After`), in seconds. */
+export const hubInputQueueRetryAfterSeconds = 1;
+
 /** Agent: heartbeats are written to the log at most this often per worker (and per channel). */
 export const heartbeatRecordIntervalMs = 60_000;
 

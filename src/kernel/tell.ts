@@ -9,16 +9,17 @@ import type { TellBody } from "../protocol/schema.js";
 import { createCard, dedupKey, openCardByKey, sentFyiNotice } from "./cards.js";
 import { elsewhereSource } from "./rules.js";
 import { own } from "./own.js";
+import { assert } from "./assert.js";
+import { refuse as err, type Reply } from "./reply.js";
+import type { TellAnswer } from "../protocol/responses.js";
 
-type Reply = { status: number; body: unknown };
-const err = (status: number, error: string): Reply => ({ status, body: { error } });
 
 /**
  * Decides POST /v1/tell for a source or worker key (the caller's kind was checked): an fyi notice once per key, or an
  * ask of an `elsewhere` task. Refusals: 403 a source naming a task or a worker not running it, 404 an unknown task,
  * 400 a missing field, an ask with key/text, an ask of a task without `cwd`.
  */
-export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
+export function tell(c: Ctx, who: Caller, b: TellBody): Reply<TellAnswer> {
   let speaker: string;
   let source: string;
   const task = c.rules.elsewhere.find((e) => e.name === b.task); // none when b.task is undefined
@@ -46,6 +47,8 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
       kind: "ask", title: b.ask.title, text: b.ask.text, options: b.ask.options, recommend: b.ask.recommend ?? null,
       about: b.ask.about ?? null, key: b.ask.key ?? null, rule, lane: "", run: null, template: b.ask.card,
     });
+    // No equal ask is open (checked above), so the card is made.
+    assert(id !== null, "tell-ask-made");
     return { status: 200, body: { card: id, duplicate: false } };
   }
   if (b.key === undefined) return err(400, c.msg("field.required", { field: "key" }));
@@ -54,5 +57,7 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply {
   const sent = sentFyiNotice(c, speaker, b.key);
   if (sent !== undefined) return { status: 200, body: { card: sent, duplicate: true } };
   const id = createCard(c, { kind: "notice", fyi: true, title, text: b.text, key: b.key, rule: null, lane: "", run: null, source, fyiScope: speaker });
+  // This key was not told before by this speaker (checked above), so the notice is made.
+  assert(id !== null, "tell-notice-made");
   return { status: 200, body: { card: id, duplicate: false } };
 }

@@ -29,20 +29,17 @@ import { toolTaskHash } from "./credentials.js";
 import { usageBucketMs } from "./evolve.js";
 import { neutralise, relayed } from "./text.js";
 import { assert } from "./assert.js";
+import { done, ok, refuse as err, type Refusal, type Reply } from "./reply.js";
+import { runHeldStates, stateIn } from "./states.js";
 import {
   cardTextMaxCodepoints, cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCallOutcomeWaitMs, toolCallPreviewMaxCodepoints,
   toolCallsPerRunMax, toolCallTimeoutMsDefault, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints, toolErrorMessageMaxCodepoints,
   toolGrantValidMs, toolParkedCallsMax,
 } from "./limits.js";
 import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
-import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
+import type { Ok, ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
 
-type Reply = { status: number; body: unknown };
-const ok = (body: unknown = { ok: true }): Reply => ({ status: 200, body });
-const err = (status: number, error: string): Reply => ({ status, body: { error } });
 
-/** The run states in which a run's agent may still call tools. */
-const callingStates: readonly RunRow["state"][] = ["claimed", "running", "stopping", "uncertain"];
 
 /** The options of a tool call's approval card, by index: allow once, always allow, deny. */
 const optionOnce = 0;
@@ -108,7 +105,7 @@ const decidingFields = ["manifestDigest", "builtIn", "disableModelInvocation", "
  * A call body that is not `refused` as one the hub can decide, or the 400 naming the first field it lacks (nothing
  * is recorded then).
  */
-function decidable(c: Ctx, body: ToolCallBody): DecidableBody | Reply {
+function decidable(c: Ctx, body: ToolCallBody): DecidableBody | Refusal {
   const missing = decidingFields.find((f) => body[f] === undefined);
   return missing === undefined ? (body as DecidableBody) : err(400, c.msg("field.required", { field: missing }));
 }
@@ -126,7 +123,7 @@ function newCall(c: Ctx, run: RunRow | null, by: string, sessionKey: string, bod
 }
 
 /** Records a denied call with `reason` and answers with it. */
-function deny(c: Ctx, call: ToolCallRow, why: ToolCallRow["why"], reason: string): Reply {
+function deny(c: Ctx, call: ToolCallRow, why: ToolCallRow["why"], reason: string): Reply<ToolCallDecision> {
   call.decision = "deny";
   call.why = why;
   call.reason = reason;
@@ -161,8 +158,8 @@ function decidedBy(body: DecidableBody, known: KnownPlugin | null): DecidableBod
  * decision needs (400); otherwise recorded and decided (see the module's table). A `refused` body (its tool host
  * refused the call before asking: unknown plugin or tool, bad arguments, not offered) is recorded denied, as it is.
  */
-export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: KnownPlugin | null): Reply {
-  if (!callingStates.includes(run.state)) return err(409, c.msg("tools.calls.runEnded", { run: run.id }));
+export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: KnownPlugin | null): Reply<ToolCallDecision> {
+  if (!stateIn(runHeldStates, run.state)) return err(409, c.msg("tools.calls.runEnded", { run: run.id }));
   if (c.view.toolCallsOfRun(run.id) >= toolCallsPerRunMax) return err(429, c.msg("tools.calls.tooMany", { run: run.id, limit: toolCallsPerRunMax }));
   const sessionKey = run.job?.sessionKey ?? toolSessionKey(run.rule, run.lane);
   if (input.refused) return refused(c, newCall(c, run, run.agent ?? "", sessionKey, input), input.refused);
@@ -205,7 +202,7 @@ export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: K
  * Records a call its caller's tool host refused before asking (the body's `refused`): denied with the host's reason
  * after its code (`tools.unknown_plugin: …`), why `refused`. Nothing else is looked at: the plugin may not exist.
  */
-function refused(c: Ctx, call: ToolCallRow, r: NonNullable<ToolCallBody["refused"]>): Reply {
+function refused(c: Ctx, call: ToolCallRow, r: NonNullable<ToolCallBody["refused"]>): Reply<ToolCallDecision> {
   return deny(c, call, "refused", `${r.code}: ${r.reason}`);
 }
 
@@ -213,7 +210,7 @@ function refused(c: Ctx, call: ToolCallRow, r: NonNullable<ToolCallBody["refused
  * Records an allowed call: it may run; its outcome comes later — or, when its worker is lost, never: the call then ends
  * `error` at its run's end (`endLostCalls`) or `toolCallOutcomeWaitMs` from now (`toolLostDue`), whichever comes first.
  */
-function allow(c: Ctx, call: ToolCallRow): Reply {
+function allow(c: Ctx, call: ToolCallRow): Reply<ToolCallDecision> {
   call.decision = "allow";
   call.status = "allowed";
   c.tx.put("calls", call.id, call);
@@ -320,7 +317,7 @@ function reachOnCard(c: Ctx, body: DecidableBody): string {
 }
 
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
-function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Reply {
+function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Reply<ToolCallDecision> {
   const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
     : call.why === "default" ? c.msg("tools.calls.card.kind", { plugin: call.plugin, kind: body.kind, digest: body.manifestDigest })
     : c.msg("tools.calls.card.rule", { index: call.approval ?? 0 });
@@ -362,7 +359,7 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
  * owner is not asked about their own call; `deny` and `disable_model_invocation` (which hides a tool from agents
  * only) are as for anyone. A `refused` call (see the schema) is recorded denied, as for an agent.
  */
-export function ownerToolCall(c: Ctx, keyName: string, input: ToolCallBody): Reply {
+export function ownerToolCall(c: Ctx, keyName: string, input: ToolCallBody): Reply<ToolCallDecision> {
   const sessionKey = ownerSessionKey(keyName);
   if (input.refused) return refused(c, newCall(c, null, keyName, sessionKey, input), input.refused);
   const body = decidable(c, input);
@@ -386,7 +383,7 @@ export function ownerToolCall(c: Ctx, keyName: string, input: ToolCallBody): Rep
  * tool in that session and wakes the lane like any answer. "Always allow" also trusts the plugin at this manifest.
  * @returns the refusal, or null when the answer was recorded.
  */
-export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by: string): Reply | null {
+export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by: string): Refusal | null {
   if (choice === null) return err(400, c.msg("tools.calls.choiceNeeded"));
   const call = card.toolCall === undefined ? undefined : c.tx.get("calls", card.toolCall);
   assert(call, "tool-card-has-call");
@@ -397,7 +394,7 @@ export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by:
     });
   }
   const run = call.run === null ? undefined : c.tx.get("runs", call.run);
-  if (call.status === "asking" && run && callingStates.includes(run.state)) {
+  if (call.status === "asking" && run && stateIn(runHeldStates, run.state)) {
     c.undue("toolWait", call.id);
     call.why = "answer";
     if (allowed) allow(c, call);
@@ -440,11 +437,11 @@ export function toolWaitDue(c: Ctx, id: number): void {
  * nothing; another one after the first is refused (409). `parked` keeps only the HMAC of the task id (the callback's
  * credential), with the deadline `timeoutMs` (default `toolCallTimeoutMsDefault`) from now.
  */
-export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): Reply {
+export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): Reply<Ok> {
   if (body.status === "parked" && body.taskId === undefined) return err(400, c.msg("tools.calls.taskIdNeeded"));
   if (body.status !== "parked" && body.taskId !== undefined) return err(400, c.msg("tools.calls.taskIdOnlyParked"));
   if (call.reported !== null) {
-    if (call.reported === body.status && call.durationMs === body.durationMs) return ok();
+    if (call.reported === body.status && call.durationMs === body.durationMs) return done();
     return err(409, c.msg("tools.calls.ended", { id: call.id, status: call.reported }));
   }
   // Ended with no outcome (worker lost): a report that comes after it is one of an ended call.
@@ -455,7 +452,7 @@ export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): R
   call.durationMs = body.durationMs;
   if (body.status !== "parked") {
     endCall(c, call, body.status);
-    return ok();
+    return done();
   }
   if ((c.tx.get("meta", "toolCalls")?.parked ?? 0) >= toolParkedCallsMax) return err(429, c.msg("tools.calls.tooManyParked", { limit: toolParkedCallsMax }));
   const hash = toolTaskHash(c.env.master, body.taskId!);
@@ -466,7 +463,7 @@ export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): R
   c.tx.put("calls", call.id, call);
   c.due("toolTask", call.id, call.deadline);
   moveParked(c, 1);
-  return ok();
+  return done();
 }
 
 /**
@@ -474,7 +471,7 @@ export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): R
  * credential: unknown, or its call already completed → 404; its deadline passed → 410 (the call failed with a
  * timeout). Otherwise the call ends `ok` with the `result` (the shell checked its size and depth) or `error`.
  */
-export function toolCallback(c: Ctx, task: string, body: PluginCallbackBody): Reply {
+export function toolCallback(c: Ctx, task: string, body: PluginCallbackBody): Reply<Ok> {
   const row = c.tx.get("tasks", toolTaskHash(c.env.master, task));
   const call = row ? c.tx.get("calls", row.call) : undefined;
   if (!call) return err(404, c.msg("tools.callback.unknown"));
@@ -492,7 +489,7 @@ export function toolCallback(c: Ctx, task: string, body: PluginCallbackBody): Re
     call.result = { status: "error", error: { code: e.code, message: relayed(e.message, false, toolErrorMessageMaxCodepoints) } };
     endCall(c, call, "error");
   }
-  return ok();
+  return done();
 }
 
 /** The deadline `toolTask` of a parked call came before its callback: the call fails with a timeout. */

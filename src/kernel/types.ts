@@ -5,7 +5,16 @@
 import type { Rules } from "./rules.js";
 import type { IntentTable } from "./intents.js";
 import type { EventIn, PluginCallbackBody, Result, TellBody, ToolCallBody, ToolCallKind, ToolOutcomeBody, Usage } from "../protocol/schema.js";
-import type { Job } from "../protocol/responses.js";
+import type {
+  AnswerAnswer, ArtifactStored, CancelAnswer, CardNext, Changed, EventAccepted, EventsAccepted, Job, Ok, PauseAnswer, ResultAnswer,
+  ResumeAnswer, RunNowAnswer, TellAnswer, ToolCallDecision, WorkAnswer,
+} from "../protocol/responses.js";
+import type { Reply } from "./reply.js";
+import type { CardState, KeyKind, RunOutcome, RunState, ToolCallStatus } from "./states.js";
+
+/** The shared enumerations live in states.ts (imported by the protocol's shapes too); re-exported for the kernel's rows. */
+export { cardStates, keyKinds, runStates, toolCallStatuses } from "./states.js";
+export type { CardState, KeyKind, RunOutcome, RunState, ToolCallStatus };
 
 /** One projection row change: `[table, key, row]`; `row === null` deletes the row. */
 export type Change = [table: string, key: string | number, row: object | null];
@@ -14,11 +23,6 @@ export type Change = [table: string, key: string | number, row: object | null];
 export interface FactDraft { kind: string; changes: Change[] }
 /** One fact of the append-only log: version, sequence, UTC ISO time, kind, normalized row changes. */
 export interface Fact extends FactDraft { v: 1; seq: number; at: string }
-
-/** The kinds of key (protocol.md 谁能做什么): what a bearer key may do. */
-export type KeyKind = "source" | "worker" | "channel" | "owner";
-/** Every key kind, in the order the CLI lists them. */
-export const keyKinds: readonly KeyKind[] = ["source", "worker", "channel", "owner"];
 
 /** A `keys` row (key: the SHA-256 of the bearer key): its kind, name and when it was made (ms). */
 export interface KeyRow { kind: KeyKind; name: string; at: number }
@@ -47,16 +51,6 @@ export interface EventRow {
   /** Recorded but not dispatched because its hops went past the limit. */
   tooDeep?: boolean;
 }
-
-/**
- * Where a run is (protocol.md Agent：领活、干活、交回执); the last three end it. It changes only through `moveRun`
- * (run-state.ts), by its table. The protocol's shapes publish this list (src/protocol/responses.ts).
- */
-export const runStates = ["queued", "waiting", "claimed", "running", "stopping", "uncertain", "done", "nothing", "cancelled"] as const;
-export type RunState = (typeof runStates)[number];
-
-/** How a run ended: its end state (a failed attempt is retried or ends `cancelled`, so `failed` is never an outcome). */
-export type RunOutcome = Extract<RunState, "done" | "nothing" | "cancelled">;
 
 /** A `later` timer as it joins a run: its key, what it is about, when it was set for (ms), the run that set it. */
 export interface TimerFire { key: string; about: string | null; at: number; run: number | null }
@@ -120,7 +114,7 @@ export interface RunRow {
   /** Attempts whose usage was reported (for "missing usage" counts). */
   usageReported: { tokens: boolean; cost: boolean };
   /** Result receipts by attempt: body hash and the answer given, for replays. */
-  results: Record<string, { hash: string; response: unknown }>;
+  results: Record<string, { hash: string; response: ResultAnswer }>;
   /** The "will retry" card of this run, closed when the run ends or stops. */
   retryCard: number | null;
   /** The owner asked to stop it. */
@@ -152,13 +146,6 @@ export interface Delivery {
   gaveUp: boolean;
   error: string | null;
 }
-
-/**
- * Where a card is (protocol.md 通道): open (waiting for the owner), answered (an ask whose answer a run has not carried
- * out yet), closed.
- */
-export const cardStates = ["open", "answered", "closed"] as const;
-export type CardState = (typeof cardStates)[number];
 
 /**
  * What a hub alert card is about (`CardRow.system`); its key, when it has one, is built in system-cards.ts.
@@ -282,15 +269,6 @@ export interface BudgetOk { rule: string; until: number }
 export interface CardKeyRow { card: number }
 /** A `sessions` row: the run that uses an agent session now (one that goes on: it is dropped when the run ends or waits). */
 export interface SessionRow { run: number }
-
-/**
- * Where a tool call is (issue 16): `asking` (a `prompt`: its approval card is open and the agent's call is held),
- * `awaiting_approval` (the hold ran out: the agent was told to end its turn; the answer wakes the lane), `allowed`
- * (may run; its outcome is not reported yet), `parked` (an async plugin took it as a task: its callback or deadline
- * ends it), and the ends: `ok`, `error`, `timeout`, `oom`, `denied`.
- */
-export const toolCallStatuses = ["asking", "awaiting_approval", "allowed", "parked", "ok", "error", "timeout", "oom", "denied"] as const;
-export type ToolCallStatus = (typeof toolCallStatuses)[number];
 
 /**
  * Why a tool call got its decision (issue 16): the `ApprovalVerdict` reasons of rules.ts, or `notOffered` (the run's
@@ -447,16 +425,64 @@ export type Input =
   /** The shell: the `tick` of `due` failed (answered 500) with `error`; it is tried again later. */
   | { kind: "dueFailed"; due: string; error: string };
 
-/** The answer to one input: an HTTP status and JSON body, the facts to commit, and whether to hold a long poll. */
-export interface Decision {
-  status: number;
-  body: unknown;
+/** The answer the hub gives itself for a rules load: whether the rules changed, and their version when read. */
+export interface RulesAnswer { ok: true; changed: boolean; version?: number }
+/** The answer to the timer's inputs (`tick`, `dueFailed`): whether the deadline was there to handle. */
+export interface TickAnswer { ok: true; changed?: boolean }
+
+/**
+ * What the kernel answers each input with when it accepts it (200): the endpoint's published answer
+ * (src/protocol/responses.ts) for an input an endpoint sends, the shell's own shapes for the rest. `decide`'s step
+ * table is typed by it, and a route may send an input only to an endpoint whose answer its answer is
+ * (src/host/routes/endpoint.ts `decide`): no cast between the kernel and the wire (issue 27 #4).
+ */
+export interface Answers {
+  event: EventAccepted;
+  eventsIn: EventsAccepted;
+  work: WorkAnswer;
+  started: Ok;
+  result: ResultAnswer;
+  cardsNext: CardNext;
+  delivered: Ok;
+  failed: Ok;
+  answer: AnswerAnswer;
+  linkAnswer: AnswerAnswer;
+  resolve: Changed;
+  cancel: CancelAnswer;
+  rules: RulesAnswer;
+  rulesError: RulesAnswer;
+  /** The route adds the new key itself (it is never a fact). */
+  keyNew: Ok;
+  keyRemove: Changed;
+  pause: PauseAnswer;
+  resume: ResumeAnswer;
+  runNow: RunNowAnswer;
+  tell: TellAnswer;
+  pluginEvent: EventAccepted;
+  toolCall: ToolCallDecision;
+  ownerToolCall: ToolCallDecision;
+  artifact: ArtifactStored;
+  toolOutcome: Ok;
+  ownerToolOutcome: Ok;
+  toolCallback: Ok;
+  tick: TickAnswer;
+  dueFailed: TickAnswer;
+}
+
+/** The kind of an input. */
+export type InputKind = Input["kind"];
+/** The input of kind `K`. */
+export type InputOf<K extends InputKind> = Extract<Input, { kind: K }>;
+
+/**
+ * The answer to one input: an HTTP status and JSON body (the kind's answer with 200, else the error body), the facts
+ * to commit, and whether to hold a long poll (`park`: it found nothing; decide again when something changes).
+ */
+export type Decision<B = Answers[InputKind]> = Reply<B> & {
   facts: FactDraft[];
-  /** A long poll found nothing: hold the request and decide again when something changes. */
-  park?: boolean;
   /** Long polls that may now get something: workers (runs), channels by name (cards). */
   wake?: { workers: boolean; channels: string[] };
-}
+};
 
 /** What the shell gives `decide` besides the view: the master key and the hub's language. */
 export interface Env {

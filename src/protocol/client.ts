@@ -9,7 +9,7 @@ import type { ErrorObject } from "ajv";
 import { endpoints, pathOf, type BodyOf, type EndpointName, type EndpointSpec, type ParamsOf, type QueryOf } from "./endpoints.js";
 import { checkResponse, type ResponseShape } from "./response-check.js";
 import type { Answer, EventIn, PauseBody, PluginCallbackBody, Result, RunNowBody, Started, TellBody, ToolCallBody, ToolOutcomeBody } from "./schema.js";
-import type { KeyKind } from "../kernel/types.js";
+import type { KeyKind } from "../kernel/states.js";
 
 /** The hub refused a call (4xx, 5xx): its status, and its `{ error }` text when it sent one. */
 export class HubError extends Error {

@@ -5,7 +5,7 @@
  * is written in one place. Plain data: loading it loads no schema library.
  */
 import type { Static } from "@sinclair/typebox";
-import type { KeyKind } from "../kernel/types.js";
+import type { KeyKind } from "../kernel/states.js";
 import type { Validated } from "./validate.js";
 import type { ResponseName } from "./responses.js";
 import type { definitions } from "./definitions.js";

@@ -9,7 +9,7 @@ import * as L from "../kernel/limits.js";
 import { idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern } from "./patterns.js";
 import { assetNameMaxChars, assetNamePattern, cardTemplateRefPattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
-import { runStates, type RunState } from "../kernel/types.js";
+import { runStates, type RunState } from "../kernel/states.js";
 
 /** One line of text: no control characters (C0, DEL, C1, bidi and line separators; src/kernel/text.ts). */
 export const linePattern = `^[^${lineForbiddenClass}]*$`;

@@ -13,7 +13,18 @@
  */
 import { realpathSync } from "node:fs";
 import { basename, dirname, resolve, sep } from "node:path";
-import type { SandboxSpec } from "./types.js";
+
+/**
+ * One `binds` entry of a manifest's `[sandbox]`: `host` is absolute, or relative to the plugin folder (`relative`);
+ * `container` is absolute. Defined here, beside what checks it (tools/types.ts re-exports it), so that this module
+ * imports nothing of the tool host.
+ */
+export interface BindMount {
+  host: string;
+  relative: boolean;
+  container: string;
+  readOnly: boolean;
+}
 
 /** Why a bind is refused at start: its source is missing, `/`, a home, hidden, or the plugin's own definition writable. */
 export type BindRefusal = "missing" | "root" | "userHome" | "hidden" | "ownFolder" | "manifest";
@@ -67,7 +78,7 @@ function depth(p: string): number {
  * Checks every bind of `sandbox` for the plugin in `pluginDir`, in their order. Never throws: an unreadable path is
  * `missing`.
  */
-export function checkBinds(sandbox: SandboxSpec, pluginDir: string, ctx: BindContext): BindChecked[] {
+export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, pluginDir: string, ctx: BindContext): BindChecked[] {
   const plugin = real(pluginDir) ?? resolve(pluginDir);
   const home = ctx.userHome ? real(ctx.userHome) ?? resolve(ctx.userHome) : null;
   const hidden = ctx.hidden.map((h) => real(h) ?? resolve(h));

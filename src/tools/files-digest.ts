@@ -14,10 +14,27 @@
  * Reads files; runs nothing. Hashes are kept by inode, size and times, so a rescan hashes only what changed.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
-import { readBounded } from "./registry.js";
 import { fileHashCacheEntriesMax, pluginFilePathMaxChars, pluginFilesMax, pluginFilesMaxBytes, pluginFolderDepthMax } from "./limits.js";
+
+/**
+ * Reads at most `max + 1` bytes of a regular file (so a huge file is never read whole). Opened without waiting: a FIFO
+ * or device put in the file's place after the caller's check would otherwise hold the event loop until written to.
+ * @throws the file system's error, or one with code `ENOTREG` when what was opened is no regular file.
+ */
+export function readBounded(path: string, max: number): Buffer {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  try {
+    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "ENOTREG" });
+    const buf = Buffer.alloc(max + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** One entry of a plugin folder: its path inside the folder (`/`-separated) and the sha256 (hex) that stands for it. */
 export interface FileHash {

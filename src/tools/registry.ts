@@ -4,13 +4,16 @@
  * Discovery only reads files: no plugin code runs and no `tools/list` is asked. A broken manifest rejects that folder
  * only; a folder that had a good manifest keeps using it until the file is fixed. `rescan()` reads everything again.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { engineDir } from "../common/paths.js";
 import { formatProblem, manifestFileNames, readManifest, type ManifestResult } from "./manifest.js";
 import { manifestMaxBytes, pluginFilePathMaxChars, pluginFilesMax, pluginFilesMaxBytes, pluginFolderDepthMax, pluginFoldersMax } from "./limits.js";
-import { FileHashCache, filesDigest, filesListed, pluginFiles, type FilesResult } from "./files-digest.js";
+import { FileHashCache, filesDigest, filesListed, pluginFiles, readBounded, type FilesResult } from "./files-digest.js";
+
+/** Reading a file with a bound lives in files-digest.ts (a leaf of this folder); re-exported for the tool host's other readers. */
+export { readBounded };
 import type { Manifest, PluginClash, PluginOrigin, PluginRecord, PluginRoot, RescanReport } from "./types.js";
 
 /**
@@ -37,24 +40,6 @@ interface Folder {
   lastGood: { manifest: Manifest; digest: string } | null;
   /** The folder's files at the last rescan (issue 26 #4), or why they cannot be digested (the plugin is refused). */
   files: FilesResult | null;
-}
-
-/**
- * Reads at most `max + 1` bytes of a regular file (so a huge file is never read whole). Opened without waiting: a FIFO
- * or device put in the file's place after the caller's check would otherwise hold the event loop until written to.
- * @throws the file system's error, or one with code `ENOTREG` when what was opened is no regular file.
- */
-export function readBounded(path: string, max: number): Buffer {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
-  try {
-    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "ENOTREG" });
-    const buf = Buffer.alloc(max + 1);
-    let n = 0;
-    for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The registry of tool plugins found under `roots`. Listeners hear of every rescan that changed something. */

@@ -3,7 +3,9 @@
  * discovery sees it, a call and its outcome. Defined once here so that the plugin SDK can re-export them.
  */
 
-import type { BindShown } from "./binds.js";
+import type { BindMount, BindShown } from "./binds.js";
+
+export type { BindMount };
 
 /** `plugin_type` (§1): how a plugin is run. */
 export type PluginType = "sync" | "async" | "service" | "mcp";
@@ -30,13 +32,6 @@ export interface SandboxSpec {
   mounts: BindMount[];
 }
 
-/** One `binds` entry: `host` is absolute, or relative to the plugin folder (`relative`); `container` is absolute. */
-export interface BindMount {
-  host: string;
-  relative: boolean;
-  container: string;
-  readOnly: boolean;
-}
 
 /** `[mcp]` (manifest_version 3, plugin_type = "mcp") with the public implementation's defaults filled in. */
 export interface McpSpec {

@@ -11,6 +11,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { loopRestartFirstMs, loopRestartMaxMs, loopStableMs } from "../kernel/limits.js";
+import { backoffMs } from "../kernel/backoff.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 /** Delays of one loop; the defaults are the limits of the same names. */
@@ -109,7 +110,8 @@ export class Supervisor {
     const max = opts.restartMaxMs ?? loopRestartMaxMs;
     const stable = opts.stableMs ?? loopStableMs;
     const stop = this.stopping.signal;
-    let delay = first;
+    // Restarts in a row without a stable attempt between: the wait before the next is `backoffMs(restarts, first, max)`.
+    let restarts = 0;
     while (!stop.aborted) {
       const ac = new AbortController();
       const onStop = () => ac.abort();
@@ -124,7 +126,9 @@ export class Supervisor {
       ac.abort(); // a faulted attempt is told to end; it is not waited for
       stop.removeEventListener("abort", onStop);
       if (stop.aborted) break;
-      if (Date.now() - startedAt >= stable) delay = first;
+      if (Date.now() - startedAt >= stable) restarts = 0;
+      restarts += 1;
+      const delay = backoffMs(restarts, first, max);
       const why = outcome.kind === "returned" ? t(this.lang, "loop.returned") : outcome.kind === "fault" ? t(this.lang, "loop.faulted") : describe(outcome.error, false);
       this.log(t(this.lang, "loop.restart", { part: name, why, delay: seconds(delay, this.lang) }));
       await new Promise<void>((resolve) => {
@@ -136,7 +140,6 @@ export class Supervisor {
         }
         stop.addEventListener("abort", done, { once: true });
       });
-      delay = Math.min(delay * 2, max);
     }
   }
 }

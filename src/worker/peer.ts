@@ -22,7 +22,8 @@
  * read the hub's keys as well (README: what `"sandbox": false` gives up). Where /proc is missing (not Linux) the worker
  * cannot look, and admits the connection after the exchange.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { procCmdline, procTable } from "../common/proc.js";
 
 /** The notification that asks the peer to prove itself, with `params.challenge`. */
 export const proveMethod = "agent-autoloop/prove";
@@ -48,22 +49,9 @@ interface ProcInfo {
   start: number;
 }
 
-/** Every process now (Linux /proc; pid → parent and start). Processes that end while it is read are left out. */
+/** Every process now (Linux /proc, read by common/proc.ts; pid → parent and start). Processes that end while it is read are left out. */
 function processes(): Map<number, ProcInfo> {
-  const out = new Map<number, ProcInfo>();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      // After the command name (in parentheses, which may hold anything): state (field 3), the parent's id (4), …,
-      // the start time (22).
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(Number(name), { ppid: Number(fields[1]), start: Number(fields[19]) });
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return out;
+  return new Map(procTable().map((p) => [p.pid, { ppid: p.ppid, start: Number(p.start) }]));
 }
 
 /**
@@ -116,13 +104,8 @@ export function processTree(roots: readonly number[]): Set<number> {
 
 /** Whether a process of `tree` shows exactly `title` as its command line (as `process.title` sets it). */
 export function shownBy(tree: ReadonlySet<number>, title: string): boolean {
-  for (const pid of tree) {
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0] === title) return true;
-    } catch {
-      // ended meanwhile
-    }
-  }
+  // A process that ended meanwhile has no command line.
+  for (const pid of tree) if (procCmdline(pid)?.[0] === title) return true;
   return false;
 }
 

@@ -4,9 +4,10 @@
  * On Windows each launch runs in a Job Object of its own (windows-job.ts) and stopping it ends the whole job.
  */
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { engineDir } from "../common/paths.js";
+import { procCmdline, procTable, readProcStat } from "../common/proc.js";
 import type { Lang } from "../i18n/messages.js";
 import { stopGraceMs } from "../kernel/limits.js";
 import { readRegular, writeFileDurable } from "./files.js";
@@ -87,11 +88,7 @@ export function launchSupervisors(runDir: string): number[] {
 
 /** Whether process `pid` runs a supervisor script (Linux /proc; this engine's or, after a move, another's). */
 function isSupervisor(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").some((a) => a.endsWith(basename(supervisorScript)));
-  } catch {
-    return false;
-  }
+  return procCmdline(pid)?.some((a) => a.endsWith(basename(supervisorScript))) ?? false;
 }
 
 export function readPids(dir: string): { supervisor: number; pgid: number } | null {
@@ -210,15 +207,7 @@ interface Proc { pid: number; ppid: number; pgid: number; start: string }
 
 /** The process table: Linux /proc; elsewhere `ps`; [] where neither works (Windows has no process groups). */
 function processTable(): Proc[] {
-  if (process.platform === "linux") {
-    const out: Proc[] = [];
-    for (const name of readdirSync("/proc")) {
-      if (!/^\d+$/.test(name)) continue;
-      const p = procStat(Number(name));
-      if (p) out.push(p);
-    }
-    return out;
-  }
+  if (process.platform === "linux") return procTable();
   if (process.platform === "win32") return [];
   try {
     const text = execFileSync("ps", ["-A", "-o", "pid=,ppid=,pgid=,lstart="], { encoding: "utf8" });
@@ -229,20 +218,9 @@ function processTable(): Proc[] {
   }
 }
 
-/** /proc/<pid>/stat read into a Proc (fields after the command name: state, ppid, pgrp, …, starttime is the 22nd). */
-function procStat(pid: number): Proc | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return { pid, ppid: Number(f[1]), pgid: Number(f[2]), start: f[19] ?? "" };
-  } catch {
-    return null;
-  }
-}
-
 /** Whether `pid` is still the process that started at `start` (a pid can be reused). */
 function sameProcess(pid: number, start: string): boolean {
-  if (process.platform === "linux") return procStat(pid)?.start === start;
+  if (process.platform === "linux") return readProcStat(pid)?.start === start;
   return processAlive(pid);
 }
 

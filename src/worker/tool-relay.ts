@@ -19,7 +19,8 @@
 import { connect, type Socket } from "node:net";
 import { basename, dirname } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
-import { admittedMethod, bridgeProofTimeoutMs, notification, proofTitlePrefix, provedMethod, proveMethod, refusedMethod } from "./peer.js";
+import { LineFramer } from "../common/lines.js";
+import { admittedMethod, bridgeProofLineMaxBytes, bridgeProofTimeoutMs, notification, proofTitlePrefix, provedMethod, proveMethod, refusedMethod } from "./peer.js";
 
 /** How long the relay tries to reach the worker's socket before it answers the waiting requests with an error, in ms. */
 export const relayReconnectMs = 30_000;
@@ -33,36 +34,9 @@ const reinitId = "agent-autoloop-relay-reinit";
 type Id = string | number;
 type Message = { id?: unknown; method?: unknown };
 
-/** Splits a byte stream into lines (without "\n"); a line over the limit is passed as null. */
-class Lines {
-  private parts: Buffer[] = [];
-  private bytes = 0;
-  private over = false;
-
-  constructor(private readonly onLine: (line: string | null) => void) {}
-
-  push(chunk: Buffer): void {
-    let from = 0;
-    for (let nl = chunk.indexOf(10, from); ; nl = chunk.indexOf(10, from)) {
-      const piece = chunk.subarray(from, nl === -1 ? chunk.length : nl);
-      if (!this.over && this.bytes + piece.length > relayLineMaxBytes) {
-        this.over = true;
-        this.parts = [];
-      }
-      if (!this.over) {
-        this.parts.push(piece);
-        this.bytes += piece.length;
-      }
-      if (nl === -1) return;
-      const line = this.over ? null : Buffer.concat(this.parts).toString("utf8");
-      this.parts = [];
-      this.bytes = 0;
-      this.over = false;
-      if (line === null || line.trim() !== "") this.onLine(line);
-      from = nl + 1;
-    }
-  }
-}
+/** The relay's lines (common/lines.ts): at most `relayLineMaxBytes` (a longer one is null), blank ones left out. */
+const lines = (onLine: (line: string | null) => void) =>
+  new LineFramer(relayLineMaxBytes, (line) => void (line === null || line.trim() !== "" ? onLine(line) : undefined));
 
 function parse(line: string): Message | null {
   try {
@@ -101,7 +75,7 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
   let refusal: string | null = null;
   const fail = (id: Id) => write(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: refusal ?? t(lang, "bridge.gone") } }));
 
-  const fromServer = new Lines((line) => {
+  const fromServer = lines((line) => {
     if (line === null) return;
     const m = parse(line);
     if (m && m.method === undefined && isId(m.id)) {
@@ -118,8 +92,8 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
    */
   const open = (): Promise<Socket | { refused: string } | null> => new Promise((resolve) => {
     const s = connect(name);
-    let buf = Buffer.alloc(0);
     let settled = false;
+    let admitted = false;
     const settle = (v: Socket | { refused: string } | null) => {
       if (settled) return;
       settled = true;
@@ -129,21 +103,25 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
       resolve(v);
     };
     const timer = setTimeout(() => settle(null), bridgeProofTimeoutMs + 1000);
-    const onData = (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (let nl = buf.indexOf(10); nl >= 0 && !settled; nl = buf.indexOf(10)) {
-        const m = parse(buf.subarray(0, nl).toString("utf8")) as (Message & { params?: { challenge?: unknown; message?: unknown } }) | null;
-        buf = buf.subarray(nl + 1);
-        if (m?.method === proveMethod && typeof m.params?.challenge === "string") {
-          process.title = proofTitlePrefix + m.params.challenge;
-          s.write(notification(provedMethod));
-        } else if (m?.method === refusedMethod) {
-          settle({ refused: typeof m.params?.message === "string" ? m.params.message : t(lang, "bridge.gone") });
-        } else if (m?.method === admittedMethod) {
-          settle(s);
-          if (buf.length > 0) fromServer.push(buf);
-        }
+    // The handshake's lines are short (`bridgeProofLineMaxBytes`): a longer one is skipped, never held.
+    const handshake = new LineFramer(bridgeProofLineMaxBytes, (line) => {
+      const m = (line === null ? null : parse(line)) as (Message & { params?: { challenge?: unknown; message?: unknown } }) | null;
+      if (m?.method === proveMethod && typeof m.params?.challenge === "string") {
+        process.title = proofTitlePrefix + m.params.challenge;
+        s.write(notification(provedMethod));
+      } else if (m?.method === refusedMethod) {
+        settle({ refused: typeof m.params?.message === "string" ? m.params.message : t(lang, "bridge.gone") });
+        return "stop";
+      } else if (m?.method === admittedMethod) {
+        admitted = true;
+        settle(s);
+        return "stop";
       }
+    });
+    const onData = (d: Buffer) => {
+      handshake.push(d);
+      // What followed the admission in the same chunk is the server's first bytes.
+      if (admitted && handshake.rest.length > 0) fromServer.push(handshake.rest);
     };
     s.on("data", onData);
     s.once("error", () => settle(null));
@@ -214,7 +192,7 @@ export function runRelay(socketPath: string, lang: Lang, input: NodeJS.ReadableS
   const done = new Promise<void>((resolve) => {
     finish = resolve;
   });
-  const fromClient = new Lines((line) => {
+  const fromClient = lines((line) => {
     if (line === null) {
       write(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: line over ${relayLineMaxBytes} bytes, skipped` } }));
       return;

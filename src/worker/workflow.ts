@@ -240,6 +240,109 @@ function addUsage(sum: Usage, u: Usage | undefined): void {
   }
 }
 
+/** A step's run: the workflow's host and definition, the position it is at, and the ways it ends or asks. */
+interface StepRun {
+  h: WorkflowHost;
+  /** The position the step runs at. */
+  s: WorkflowState;
+  def: NonNullable<NonNullable<Job["declared"]>["workflow"]>;
+  /** The workflow's `<plugin>/<id>`. */
+  ref: string;
+  /** The usage of the run's launches so far (a prompt step adds its own). */
+  usage: Usage;
+  /** Ends the run here with `body` (submitted with the position and usage). */
+  end(body: Omit<Result, "session" | "usage">): Promise<void>;
+  /** Ends the run with an ask, the workflow waiting at `waiting` (a step id, or `slots`). */
+  ask(a: Ask, waiting: string): Promise<void>;
+  /** The owner's answer to the ask of `step` at this position, if it came. */
+  answerTo(step: string): Job["context"]["answers"][number] | undefined;
+}
+
+/**
+ * What a step's handler decided: its output (the workflow moves on; an `artifact` step also records its file), the run
+ * ended here (its result submitted: failed, waiting for an answer), or `again` (cancelled meanwhile: the loop ends it).
+ */
+type StepOutcome = { output: string; artifact?: WorkflowState["artifacts"][number] } | { ended: true } | "again";
+
+/** Runs one step of type `K`. */
+type StepHandler<K extends Step["type"]> = (step: Extract<Step, { type: K }>, r: StepRun) => Promise<StepOutcome>;
+
+const ended = async (done: Promise<void>): Promise<StepOutcome> => {
+  await done;
+  return { ended: true };
+};
+
+/**
+ * The step handlers, one per step type (declarative-plugins.md 工作流): a new type is one handler here, and the
+ * compiler names this table until it has one.
+ */
+const stepHandlers: { [K in Step["type"]]: StepHandler<K> } = {
+  /** A launch of the rule's agent with the step's prompt (filled); its last message, receipt left out, is the output. */
+  async prompt(step, { h, s, def, usage, end }) {
+    const lang = h.lang;
+    const template = step.prompt ?? def.prompts[step.promptRef ?? ""];
+    if (template === undefined) throw new WorkflowError(t(lang, "workflow.noPrompt", { step: step.id, prompt: step.promptRef ?? "" }));
+    const read = await h.launch(fill(template, s));
+    addUsage(usage, read?.usage);
+    if (h.isCancelled()) return "again";
+    if (!read || read.error || typeof read.text !== "string") {
+      return ended(end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: read?.error ?? "the agent gave no last message" }) }));
+    }
+    const msg = await h.message(read.text);
+    if (msg.outcome === "failed") return ended(end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: msg.error ?? msg.summary }) }));
+    return { output: withoutReceipt(read.text) };
+  },
+  /** A tool call through the run's tool bridge; its text is the output. */
+  async tool(step, { h, s, ref, end }) {
+    const lang = h.lang;
+    const args = fillArgs(step.args ?? {}, s) as Record<string, unknown>;
+    const r = await h.callTool(step.tool, args);
+    if (r.ok) return { output: r.text };
+    if (r.awaitingCard !== undefined) {
+      // The owner has not decided on the call yet: this run ends here; their answer wakes the lane, whose next
+      // run continues this session and calls again.
+      return ended(end({ outcome: "done", summary: t(lang, "workflow.awaitingTool", { workflow: ref, step: step.id, card: r.awaitingCard ?? "?" }) }));
+    }
+    return ended(end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: r.error }) }));
+  },
+  /** A question to the owner (options, a form, or a card template); the answer is the output. */
+  async hitl(step, { h, s, ref, ask, answerTo }) {
+    const lang = h.lang;
+    const title = step.title ?? step.id;
+    const marker = askMarker(s, step.id);
+    const text = step.text === undefined ? undefined : fill(step.text, s);
+    const a = s.waiting === step.id ? answerTo(step.id) : undefined;
+    if (step.form) {
+      const form = a ? readForm(a.text, step.form) : null;
+      if (!form || form.missing.length) return ended(ask(formAsk(title, text, step.form, marker, lang, form?.missing ?? []), step.id));
+      return { output: JSON.stringify(form.values) };
+    }
+    const options = step.options ?? [t(lang, "workflow.card.ok")];
+    if (!a) {
+      // A step of kind card names a card template of the workflow's own plugin: the ask names it as a receipt's
+      // ask can (`<plugin>/<template>`), so the console shows the template whole; its options answer it.
+      const card = step.card === undefined ? {} : { card: `${ref.slice(0, ref.indexOf("/"))}/${step.card}` };
+      return ended(ask({ title: clip(title, 200), ...(text ? { text: clip(text, 4000) } : {}), options, about: marker, key: clip(marker, 200), ...card }, step.id));
+    }
+    return { output: a.choice !== null && a.choice !== undefined ? (a.options[a.choice] ?? "") : (a.text ?? "") };
+  },
+  /** An earlier step's output written to a file of the agent's folder and sent to the hub; the file's path is the output. */
+  async artifact(step, { h, s }) {
+    if (!Object.hasOwn(s.outputs, step.from)) throw new WorkflowError(`{{steps.${step.from}}}`);
+    const dir = join(h.agentDir, "artifacts");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const path = join(dir, step.file);
+    const content: string = s.outputs[step.from]!;
+    writeFileDurable(path, content);
+    // The hub may run on another machine: it gets the text now, so the owner can open it from the notice, the
+    // console or a card (a doc-ref `run:<id>/<file>`). A file it did not get is said in the notice; the step
+    // stands, as the file is written here.
+    // The hub's copy holds what every /v1 text may: control characters other than line breaks and tabs left out.
+    const notSent = await h.sendArtifact(step.file, neutralise(content, false));
+    return { output: path, artifact: { file: step.file, path, bytes: Buffer.byteLength(content), run: h.job.run, notSent } };
+  },
+};
+
 /**
  * Runs a workflow job from the position its session names (a new workflow run when it names none of this worker's
  * snapshots) until it ends, asks, fails or is cancelled, and submits the run's result. Throws only for the worker's own
@@ -288,66 +391,14 @@ export async function runWorkflow(h: WorkflowHost, resumeFrom: string | null): P
     while (s.at < steps.length) {
       if (h.isCancelled()) return await h.submit({ outcome: "cancelled", session: workflowSession(s), ...(Object.keys(usage).length ? { usage } : {}) });
       const step: Step = steps[s.at]!;
-      const title = step.title ?? step.id;
-      let output: string;
-      if (step.type === "prompt") {
-        const template = step.prompt ?? def.prompts[step.promptRef ?? ""];
-        if (template === undefined) throw new WorkflowError(t(lang, "workflow.noPrompt", { step: step.id, prompt: step.promptRef ?? "" }));
-        const read = await h.launch(fill(template, s));
-        addUsage(usage, read?.usage);
-        if (h.isCancelled()) continue;
-        if (!read || read.error || typeof read.text !== "string") {
-          return await end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: read?.error ?? "the agent gave no last message" }) }, s);
-        }
-        const msg = await h.message(read.text);
-        if (msg.outcome === "failed") return await end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: msg.error ?? msg.summary }) }, s);
-        output = withoutReceipt(read.text);
-      } else if (step.type === "tool") {
-        const args = fillArgs(step.args ?? {}, s) as Record<string, unknown>;
-        const r = await h.callTool(step.tool, args);
-        if (!r.ok) {
-          if (r.awaitingCard !== undefined) {
-            // The owner has not decided on the call yet: this run ends here; their answer wakes the lane, whose next
-            // run continues this session and calls again.
-            return await end({ outcome: "done", summary: t(lang, "workflow.awaitingTool", { workflow: ref, step: step.id, card: r.awaitingCard ?? "?" }) }, s);
-          }
-          return await end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: r.error }) }, s);
-        }
-        output = r.text;
-      } else if (step.type === "hitl") {
-        const marker = askMarker(s, step.id);
-        const text = step.text === undefined ? undefined : fill(step.text, s);
-        const a = s.waiting === step.id ? answerTo(step.id) : undefined;
-        if (step.form) {
-          const form = a ? readForm(a.text, step.form) : null;
-          if (!form || form.missing.length) return await ask(formAsk(title, text, step.form, marker, lang, form?.missing ?? []), step.id);
-          output = JSON.stringify(form.values);
-        } else {
-          const options = step.options ?? [t(lang, "workflow.card.ok")];
-          if (!a) {
-            // A step of kind card names a card template of the workflow's own plugin: the ask names it as a receipt's
-            // ask can (`<plugin>/<template>`), so the console shows the template whole; its options answer it.
-            const card = step.card === undefined ? {} : { card: `${ref.slice(0, ref.indexOf("/"))}/${step.card}` };
-            return await ask({ title: clip(title, 200), ...(text ? { text: clip(text, 4000) } : {}), options, about: marker, key: clip(marker, 200), ...card }, step.id);
-          }
-          output = a.choice !== null && a.choice !== undefined ? (a.options[a.choice] ?? "") : (a.text ?? "");
-        }
-      } else {
-        if (!Object.hasOwn(s.outputs, step.from)) throw new WorkflowError(`{{steps.${step.from}}}`);
-        const dir = join(h.agentDir, "artifacts");
-        mkdirSync(dir, { recursive: true, mode: 0o700 });
-        const path = join(dir, step.file);
-        const content: string = s.outputs[step.from]!;
-        writeFileDurable(path, content);
-        // The hub may run on another machine: it gets the text now, so the owner can open it from the notice, the
-        // console or a card (a doc-ref `run:<id>/<file>`). A file it did not get is said in the notice; the step
-        // stands, as the file is written here.
-        // The hub's copy holds what every /v1 text may: control characters other than line breaks and tabs left out.
-        const notSent = await h.sendArtifact(step.file, neutralise(content, false));
-        output = path;
-        s = { ...s, artifacts: [...s.artifacts.filter((x) => x.file !== step.file), { file: step.file, path, bytes: Buffer.byteLength(content), run: job.run, notSent }] };
-      }
-      advance({ at: s.at + 1, waiting: null, outputs: { ...s.outputs, [step.id]: clip(output, workflowOutputMaxChars) } });
+      const run: StepRun = { h, s, def, ref, usage, end: (body) => end(body, s!), ask, answerTo };
+      // One handler per step type (stepHandlers): TypeScript cannot follow the lookup by the step's own type.
+      const handle = stepHandlers[step.type] as StepHandler<Step["type"]>;
+      const outcome = await handle(step, run);
+      if (outcome === "again") continue;
+      if ("ended" in outcome) return;
+      if (outcome.artifact) s = { ...s, artifacts: [...s.artifacts.filter((x) => x.file !== outcome.artifact!.file), outcome.artifact] };
+      advance({ at: s.at + 1, waiting: null, outputs: { ...s.outputs, [step.id]: clip(outcome.output, workflowOutputMaxChars) } });
     }
     if (h.isCancelled()) return await h.submit({ outcome: "cancelled", session: workflowSession(s) });
     const notice: Notice[] = s.artifacts.length === 0 ? [] : [{

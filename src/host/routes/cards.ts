@@ -5,7 +5,7 @@
 import { Hono, type Context } from "hono";
 import type { Hub } from "../hub.js";
 import { t } from "../../i18n/messages.js";
-import { decide, poll, queryNumber, refuse, route } from "./endpoint.js";
+import { answer, decide, held, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
 import type { CardNext } from "../../protocol/responses.js";
 import { cardTemplateView } from "../../declarative/index.js";
@@ -27,7 +27,11 @@ export function cardRoutes(hub: Hub): Hono {
   /** A card id that is not a number: 404, once the key and the body were checked (the kernel answers other unknown ids). */
   const notFound = (c: Context) => refuse(c, 404, t(hub.env.lang, "notFound.card", { id: c.req.param("id") ?? "" }));
 
-  route(app, hub, "cardsNext", (c, req) => poll(c, hub, "cardsNext", { kind: "cardsNext", keyHash: req.keyHash }, queryNumber(req.query.wait, 0), (body) => withTemplateUi(hub, body as CardNext)));
+  route(app, hub, "cardsNext", async (c, req) => {
+    const d = await held(c, hub, { kind: "cardsNext", keyHash: req.keyHash }, queryNumber(req.query.wait, 0));
+    if (d instanceof Response) return d;
+    return d.status === 200 ? reply(c, hub, "cardsNext", withTemplateUi(hub, d.body)) : answer(c, hub, "cardsNext", d);
+  });
 
   route(app, hub, "delivered", (c, req) => {
     const card = idParam(c, "id");

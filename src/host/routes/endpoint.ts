@@ -8,15 +8,16 @@
  */
 import type { Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { Hub } from "../hub.js";
+import { QueueFull, type Committed, type Hub } from "../hub.js";
 import { endpoints, type Auth, type BodyOf, type EndpointName, type EndpointSpec, type QueryOf, type ResponseOf } from "../../protocol/endpoints.js";
 import { checkBody, checkQuery } from "../../protocol/validate.js";
 import { hashKey } from "../../kernel/credentials.js";
-import { authorize } from "../../kernel/decide.js";
+import { authorize } from "../../kernel/authorize.js";
 import { Ctx } from "../../kernel/context.js";
 import { runTokenMatches } from "../../kernel/runs.js";
-import { longPollMaxSeconds } from "../../kernel/limits.js";
-import type { Input } from "../../kernel/types.js";
+import { hubInputQueueRetryAfterSeconds, longPollMaxSeconds } from "../../kernel/limits.js";
+import type { Reply } from "../../kernel/reply.js";
+import type { Answers, Input, InputOf } from "../../kernel/types.js";
 import { t } from "../../i18n/messages.js";
 import { bearer, idParam, strictUtf8 } from "./read.js";
 import { consoleCookieName, cookieValue, httpsUrl, type ConsoleSession } from "../console-session.js";
@@ -45,11 +46,6 @@ export function json(c: Context, status: number, body: unknown): Response {
   return c.json(body, status as ContentfulStatusCode);
 }
 
-/** The text of a refusal the kernel decided (`{ error }`), or null for any other body. */
-export function errorOf(body: unknown): string | null {
-  return typeof body === "object" && body !== null && "error" in body && typeof body.error === "string" ? body.error : null;
-}
-
 /** A refusal: `{ error }` with a 4xx or 5xx status. */
 export function refuse(c: Context, status: number, error: string): Response {
   return json(c, status, { error });
@@ -70,29 +66,51 @@ export function reply<E extends EndpointName>(c: Context, hub: Hub, name: E, bod
   return send(c, hub, name, 200, body);
 }
 
-/** Decides `input` (after COMMIT) and sends the kernel's answer; 503 when the store is busy or the hub is closing. */
-export async function decide(c: Context, hub: Hub, name: EndpointName, input: Input): Promise<Response> {
+/** Sends a kernel step's answer or refusal (a `Reply` typed by the endpoint's published answer). */
+export function answer<E extends EndpointName>(c: Context, hub: Hub, name: E, r: Reply<ResponseOf<E>>): Response {
+  return send(c, hub, name, r.status, r.body);
+}
+
+/**
+ * The endpoints whose published answer an answer of type `B` is: a route sends the kernel's answer to an input only
+ * to one of them (issue 27 #4: typed end to end, no cast).
+ */
+export type AnsweredBy<B> = { [E in EndpointName]: [B] extends [ResponseOf<E>] ? E : never }[EndpointName];
+
+/**
+ * The 503 of an input the hub could not take: its queue is full (`QueueFull`: with `Retry-After`), it is closing,
+ * or the store is busy.
+ */
+export function unavailable(c: Context, hub: Hub, e: unknown): Response {
+  if (e instanceof QueueFull) {
+    c.header("retry-after", String(hubInputQueueRetryAfterSeconds));
+    return refuse(c, 503, e.message);
+  }
+  return refuse(c, 503, t(hub.env.lang, "hub.busyBecause", { error: (e as Error).message }));
+}
+
+/** Decides `input` (after COMMIT) and sends the kernel's answer, typed by endpoint `name`'s; 503 when it cannot. */
+export async function decide<I extends Input>(c: Context, hub: Hub, name: AnsweredBy<Answers[I["kind"]]>, input: I): Promise<Response> {
   try {
     const d = await hub.submit(input);
     return send(c, hub, name, d.status, d.body);
   } catch (e) {
-    return refuse(c, 503, t(hub.env.lang, "hub.busyBecause", { error: (e as Error).message }));
+    return unavailable(c, hub, e);
   }
 }
 
 /**
  * Decides a long poll and holds it up to `waitSeconds` (at most `longPollMaxSeconds`) while it finds nothing; ends
  * early when the client goes away.
+ * @returns the decision (typed by its kind's answer), or the 503 when the hub could not take it.
  */
-export async function poll(
-  c: Context, hub: Hub, name: EndpointName, input: Extract<Input, { kind: "work" | "cardsNext" }>, waitSeconds: number,
-  shape: (body: unknown) => unknown = (body) => body,
-): Promise<Response> {
+export function held(c: Context, hub: Hub, input: InputOf<"work">, waitSeconds: number): Promise<Committed<Answers["work"]> | Response>;
+export function held(c: Context, hub: Hub, input: InputOf<"cardsNext">, waitSeconds: number): Promise<Committed<Answers["cardsNext"]> | Response>;
+export async function held(c: Context, hub: Hub, input: InputOf<"work" | "cardsNext">, waitSeconds: number): Promise<Committed | Response> {
   try {
-    const d = await hub.poll(input, Math.min(waitSeconds, longPollMaxSeconds) * 1000, c.req.raw.signal);
-    return send(c, hub, name, d.status, d.status === 200 ? shape(d.body) : d.body);
+    return await hub.poll(input, Math.min(waitSeconds, longPollMaxSeconds) * 1000, c.req.raw.signal);
   } catch (e) {
-    return refuse(c, 503, t(hub.env.lang, "hub.busyBecause", { error: (e as Error).message }));
+    return unavailable(c, hub, e);
   }
 }
 

@@ -11,13 +11,13 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Hub } from "../hub.js";
-import type { CardRow, Input } from "../../kernel/types.js";
-import { esc, linkedCard, linkPage } from "../link-page.js";
+import type { CardRow, InputOf } from "../../kernel/types.js";
+import { linkedCard, linkPage } from "../link-page.js";
+import { esc } from "../html.js";
 import { cardTemplateView } from "../../declarative/index.js";
 import { check } from "../../protocol/validate.js";
 import { t } from "../../i18n/messages.js";
 import { formFields, idParam, strictUtf8 } from "./read.js";
-import { errorOf } from "./endpoint.js";
 import { langOfAcceptLanguage } from "../accept-language.js";
 
 /**
@@ -64,10 +64,10 @@ export function linkRoutes(hub: Hub): Hono {
     return handle(c, id, token, linked.card, form);
   };
   /** Submits `input`; on 200 goes back to the page, else shows the page with the reason. */
-  const submitted = async (c: Context, id: number, token: string, input: Input) => {
+  const submitted = async (c: Context, id: number, token: string, input: InputOf<"linkAnswer">) => {
     const d = await hub.submit(input).catch(() => null);
     if (d === null) return page(c, id, token, 503, t(readerLang(c), "hub.busy"));
-    if (d.status !== 200) return page(c, id, token, d.status, errorOf(d.body) ?? t(readerLang(c), "internal"));
+    if (d.status !== 200) return page(c, id, token, d.status, d.body.error);
     return c.redirect(`/c/${id}/${encodeURIComponent(token)}`, 303);
   };
 

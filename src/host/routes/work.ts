@@ -5,27 +5,25 @@
 import { Hono } from "hono";
 import type { Hub } from "../hub.js";
 import { hashText } from "../../kernel/credentials.js";
-import { decide, poll, queryNumber, refuse, route } from "./endpoint.js";
+import { answer, decide, held, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { artifactFileRe } from "./read.js";
 import { t } from "../../i18n/messages.js";
 import { canonicalJson } from "./read.js";
 import { declaredFor, intentTable } from "../../declarative/index.js";
-import type { WorkAnswer } from "../../protocol/responses.js";
 
 /** The routes of work and runs. */
 export function workRoutes(hub: Hub): Hono {
   const app = new Hono();
 
-  route(app, hub, "work", (c, req) => {
+  route(app, hub, "work", async (c, req) => {
     const q = req.query;
     const running = (q.running ?? "").split(",").filter((p) => p !== "").map(Number);
-    const input = { kind: "work", keyHash: req.keyHash, claim: q.claim, running, capacity: queryNumber(q.capacity, 1) } as const;
+    const d = await held(c, hub, { kind: "work", keyHash: req.keyHash, claim: q.claim, running, capacity: queryNumber(q.capacity, 1) }, queryNumber(q.wait, 0));
+    if (d instanceof Response || d.status !== 200) return d instanceof Response ? d : answer(c, hub, "work", d);
     // A job whose rule names declarative assets gets their content as registered now (issue 18: Job.declared).
-    return poll(c, hub, "work", input, queryNumber(q.wait, 0), (body) => {
-      const job = (body as WorkAnswer).job;
-      const declared = job ? declaredFor(hub.declarative, job.rule) : undefined;
-      return declared === undefined ? body : { ...(body as WorkAnswer), job: { ...job, declared } };
-    });
+    const job = d.body.job;
+    const declared = job ? declaredFor(hub.declarative, job.rule) : undefined;
+    return reply(c, hub, "work", job && declared !== undefined ? { ...d.body, job: { ...job, declared } } : d.body);
   });
 
   // The middleware found the run of the path and checked its token (the kernel checks again when it decides).

@@ -1,0 +1,62 @@
+/**
+ * The one reader of Linux's process table (issue 27 #5): `/proc/<pid>/stat` parsed once here for the hub's lock
+ * (host/lock.ts), the worker's supervisor (worker/supervise.ts) and its peer checks (worker/peer.ts). Elsewhere
+ * (macOS, Windows) there is no /proc: every reader answers null or an empty table, and its caller asks `ps` or cannot
+ * tell.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/**
+ * One process as `/proc/<pid>/stat` describes it: its state letter (`R`, `S`, `Z`, …), parent, process group, and
+ * start time (clock ticks after boot, kept as the text the kernel wrote: compared, never computed with).
+ */
+export interface ProcStat { pid: number; state: string; ppid: number; pgid: number; start: string }
+
+/**
+ * Parses the text of a `/proc/<pid>/stat` file. The command name sits in parentheses and may hold anything (spaces,
+ * parentheses), so the fields are counted after its last `)`: state, ppid, pgrp, …, starttime (the 22nd field).
+ * @returns null for a text without a closing parenthesis.
+ */
+export function parseProcStat(pid: number, text: string): ProcStat | null {
+  const close = text.lastIndexOf(")");
+  if (close < 0) return null;
+  const f = text.slice(close + 2).split(" ");
+  return { pid, state: f[0] ?? "", ppid: Number(f[1]), pgid: Number(f[2]), start: f[19] ?? "" };
+}
+
+/** `/proc/<pid>/stat` of process `pid`, or null when there is no such process (or no /proc). */
+export function readProcStat(pid: number): ProcStat | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  return parseProcStat(pid, text);
+}
+
+/** Every process now, from /proc (empty where there is none). Processes that end while it is read are left out. */
+export function procTable(): ProcStat[] {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const out: ProcStat[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const p = readProcStat(Number(name));
+    if (p) out.push(p);
+  }
+  return out;
+}
+
+/** The command line of process `pid` as `/proc/<pid>/cmdline` holds it (its arguments), or null when it is gone. */
+export function procCmdline(pid: number): string[] | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return null;
+  }
+}

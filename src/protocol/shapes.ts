@@ -1,0 +1,28 @@
+/**
+ * The building blocks of the protocol's answer shapes (responses.ts, responses-runs.ts): TypeBox schemas of the
+ * primitive fields, nullable and enumerated values, and references to shared shapes by `$id`.
+ */
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+
+/** A string. */
+export const str = () => Type.String();
+/** An integer of 0 or more. */
+export const int = () => Type.Integer({ minimum: 0 });
+/** An id: an integer of 1 or more. */
+export const id = () => Type.Integer({ minimum: 1 });
+/** A boolean. */
+export const bool = () => Type.Boolean();
+/** An ISO 8601 time in UTC. */
+export const iso = () => Type.String({ description: "an ISO 8601 time in UTC" });
+/** A value of `t` or null: `type: [..., "null"]` for a string, integer or boolean (compiled far smaller than `anyOf`). */
+export const orNull = <T extends TSchema>(t: T) =>
+  typeof t.type === "string" && t.type !== "object" && t.type !== "array"
+    ? Type.Unsafe<Static<T> | null>({ ...t, type: [t.type, "null"] })
+    : Type.Union([t, Type.Null()]);
+/** A string that is one of `values` (published as `enum`). */
+export const oneOf = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: "string", enum: [...values] });
+/**
+ * A reference to a shape used in more than one answer (it carries `$id`, its name in `$defs`): published and compiled
+ * once instead of copied into every answer that holds it.
+ */
+export const ref = <T extends TSchema>(shape: T) => Type.Unsafe<Static<T>>(Type.Ref(shape.$id!));

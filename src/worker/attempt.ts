@@ -1,0 +1,399 @@
+/**
+ * One attempt at a run on the worker (protocol.md Agent：领活、干活、交回执): the agent's folder and context file, its
+ * plugin, prompt and tool bridge, its launches under detached supervisors (or its workflow), each watched to its end,
+ * and its result. The attempt holds one `AbortSignal` (issue 27 #5): the owner's cancel aborts it, which stops the
+ * launch under way, the tool call under way and every later step; the worker makes one per attempt (worker.ts).
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Job } from "../protocol/responses.js";
+import type { Result, Started } from "../protocol/schema.js";
+import { check } from "../protocol/validate.js";
+import type { PluginLoader } from "../common/plugins.js";
+import { buildPrompt, rewritePrompt } from "./prompt.js";
+import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
+import { childEnv } from "./env.js";
+import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import { readRegular, writeFileDurable } from "./files.js";
+import type { OutputReader } from "./output.js";
+import { sandboxArgv, type SandboxPlan } from "./sandbox.js";
+import { launchSandbox, type SandboxWorker } from "./launch-sandbox.js";
+import { launchArgv, toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
+import type { RunBridge, ToolBridges } from "./tool-bridge.js";
+import { progressOf, runWorkflow } from "./workflow.js";
+import { t } from "../i18n/messages.js";
+import { receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
+import { neutralise, relayed } from "../kernel/text.js";
+import { sessionLinkPattern } from "../protocol/patterns.js";
+
+/** How often a launch's files are read while it runs, in ms. */
+const watchIntervalMs = 200;
+
+/** What an attempt needs of its worker: its files and plugins, the hub, and how it reports. */
+export interface AttemptHost extends SandboxWorker {
+  plugins: PluginLoader;
+  output: OutputReader;
+  log: (line: string) => void;
+  /** How long a launch may stay after its plugin said `finished` before its group is stopped, in ms. */
+  finishedGraceMs: number;
+  /** Whether the worker process is stopping (the run is left to the next worker process: `Halted`). */
+  stopped(): boolean;
+  toolBridges(): Promise<ToolBridges>;
+  /** Reports that the agent started (with its session and link, when known); never rejects. */
+  started(job: Job, body: Started): Promise<void>;
+  /** Reports the result (kept in the run folder first), retrying until the hub answers. */
+  submit(job: Job, dir: string, body: Result): Promise<void>;
+  /** Sends a workflow's file to the hub: null when the hub has it, else why not (never rejects). */
+  sendArtifact(job: Job, file: string, text: string): Promise<string | null>;
+  /** Writes a file of a run's folder; a failure is logged, not thrown. */
+  keep(file: string, content: string, run: number): void;
+}
+
+/** One attempt at a run: `run()` once; `signal` aborts it (the owner cancelled the run). */
+export class Attempt {
+  /**
+   * @param job the job (a repeated claim replaces its token in place)
+   * @param dir the run's folder, `<home>/worker/runs/<run>-<attempt>/`
+   * @param recovered whether an earlier worker process (or an earlier try) worked on it: go on from its files
+   * @param signal aborted when the owner cancels the run
+   */
+  constructor(
+    private readonly host: AttemptHost,
+    readonly job: Job,
+    readonly dir: string,
+    readonly recovered: boolean,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** Whether the run was cancelled. */
+  private get cancelled(): boolean {
+    return this.signal.aborted;
+  }
+
+  /**
+   * Runs the attempt to its result: the agent folder and context file, the plugin, the cwd, the prompt and the
+   * run's tool bridge; then its launches (or its workflow), and the result reported. A cancel ends it early.
+   * @throws what the worker's own files or processes throw (the worker tries again as after a restart); `Halted`.
+   */
+  async run(): Promise<void> {
+    const { job, dir, recovered } = this;
+    const lang = this.host.lang;
+    // The agent's own folder: the only part of the run folder it needs (and, sandboxed, the only part it sees).
+    const agentDir = join(dir, "agent");
+    const contextFile = join(agentDir, "context.json");
+    saveJob(job, dir);
+    if (!recovered || !existsSync(contextFile)) {
+      mkdirSync(agentDir, { recursive: true, mode: 0o700 });
+      writeFileDurable(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2));
+    }
+    const submit = (body: Result) => this.host.submit(job, dir, body);
+    if (recovered && existsSync(join(dir, "result.json"))) {
+      // The body this worker kept before it stopped; one that no longer reads as a result reports why instead.
+      const kept = check("Result", JSON.parse(readRegular(join(dir, "result.json"))), lang);
+      return submit(kept.ok ? kept.value : { outcome: "failed", error: `result.json: ${kept.error}`, session: job.session });
+    }
+
+    let plugin: AgentPlugin;
+    try {
+      plugin = await this.host.plugins.load<AgentPlugin>("agent", job.agent.use);
+    } catch (e) {
+      return submit({ outcome: "failed", error: (e as Error).message, session: job.session });
+    }
+    const cwd = expandHome(job.rule.cwd ?? "~");
+    if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
+      return submit({ outcome: "failed", error: `cwd ${cwd} is not a folder on worker ${this.host.name}`, session: job.session });
+    }
+    // A prompt by reference (issue 18): the declarative prompt's text, then the rule's own prompt.
+    if (job.declared?.prompt === null) return submit({ outcome: "failed", error: t(lang, "rule.promptNotLoaded", { prompt: job.rule.promptRef ?? "" }), session: job.session });
+    const rulePrompt = [job.declared?.prompt, job.rule.prompt].filter((x): x is string => typeof x === "string" && x !== "").join("\n\n") || null;
+    const prompt = buildPrompt({ rule: { ...job.rule, prompt: rulePrompt }, askFirst: job.askFirst, contextFile, lang });
+    // The tools the rule offers: a server of this run in this worker, which the agent's CLI reaches through a relay.
+    let bridge: RunBridge | null = null;
+    if ((job.tools ?? []).length > 0) {
+      try {
+        // Only the run's own processes, found under its launches' supervisors, are answered (issue 26).
+        bridge = await (await this.host.toolBridges()).open(job, agentDir, () => launchSupervisors(dir));
+      } catch (e) {
+        return submit({ outcome: "failed", error: t(lang, "bridge.open", { error: (e as Error).message }), session: job.session });
+      }
+    }
+    const turnBase: Omit<Turn, "prompt" | "resume"> = {
+      session: job.session, cwd, access: job.agent.access as Turn["access"], model: job.agent.model, effort: job.agent.effort,
+      command: job.agent.command, program: job.agent.program, contextFile, folder: agentDir, tools: bridge?.offer ?? null,
+    };
+    try {
+      if (job.rule.workflow !== undefined) await this.workflow(plugin, turnBase);
+      else await this.launches(plugin, turnBase, prompt);
+    } finally {
+      await bridge?.close();
+    }
+  }
+
+  /** The launches of a run: the run itself (or, after a restart, the one under way), receipt rewrites; then its result. */
+  private async launches(plugin: AgentPlugin, turnBase: Omit<Turn, "prompt" | "resume">, prompt: string): Promise<void> {
+    const { job, dir, recovered } = this;
+    const lang = this.host.lang;
+    const submit = (body: Result) => this.host.submit(job, dir, body);
+
+    // Launch 1: the run itself, continuing the suggested session; a refused session opens a new one.
+    let launch = recovered ? latestLaunch(dir) : 0;
+    let usage: Usage = {};
+    let read: AgentRead | null;
+    let resume = job.session;
+    if (recovered && launch > 0) {
+      read = await this.watch(plugin, join(dir, String(launch)), true);
+    } else {
+      launch += 1;
+      read = await this.launch(plugin, launch, { ...turnBase, prompt, resume });
+      if (read && !read.started && resume && (read.error || typeof read.text !== "string") && !this.cancelled) {
+        // Not started on the resumed session: it was refused; run the prompt again in a new session.
+        resume = null;
+        launch += 1;
+        read = await this.launch(plugin, launch, { ...turnBase, prompt, resume: null });
+      }
+    }
+    if (this.cancelled) return submit({ outcome: "cancelled", session: read?.session ?? resume ?? null, usage: read?.usage });
+    addUsage(usage, read?.usage);
+    addUsage(usage, this.launchUsage(job.agent.use, read, resume !== null));
+    const session = read?.session ?? (read?.started ? resume : null) ?? null;
+    if (!read) return submit({ outcome: "failed", error: t(lang, "field.invalid", { field: `plugin ${job.agent.use}` }), session: resume, usage });
+    if (read.error || typeof read.text !== "string") {
+      return submit({ outcome: "failed", error: read.error ?? "the agent gave no last message", session, usage });
+    }
+    // Read in the output thread: a command agent's last message is its whole output, megabytes long.
+    let msg: ReadMessage = await this.host.output.message(read.text);
+    let receiptError = msg.receiptError;
+    // A bad receipt: resume the same session and ask only for the last message again, at most twice.
+    for (let i = 0; receiptError && session && i < receiptRewritesMax && !this.cancelled; i++) {
+      launch += 1;
+      const again = await this.launch(plugin, launch, { ...turnBase, prompt: rewritePrompt(receiptError, lang), resume: session });
+      addUsage(usage, again?.usage);
+      addUsage(usage, this.launchUsage(job.agent.use, again, true));
+      if (!again || again.error || typeof again.text !== "string") break;
+      const fixed = await this.host.output.message(again.text);
+      receiptError = fixed.receiptError;
+      if (!receiptError) msg = { ...msg, receipt: fixed.receipt, receiptError: null };
+    }
+    if (this.cancelled) return submit({ outcome: "cancelled", session, usage });
+    const body: Result = { outcome: msg.outcome, summary: msg.summary, session, usage };
+    if (msg.error) body.error = msg.error;
+    const notice = [...(msg.receipt.notice ?? [])];
+    if (receiptError) {
+      const n = receiptErrorNotice(msg, receiptError, job.run, join(dir, String(launch), "stdout"), lang);
+      notice.push({ title: neutralise(n.title, true), text: neutralise(n.text, false) });
+    }
+    if (msg.outcome === "failed") {
+      if (notice.length) body.notice = notice;
+    } else if (!receiptError || msg.unasked) { // a message that only lacked an ask keeps the rest of its receipt
+      Object.assign(body, msg.receipt);
+      if (notice.length) body.notice = notice;
+    } else body.notice = notice;
+    return submit(body);
+  }
+
+  /**
+   * A run of a rule with `"use": "workflow"` (issue 18): the built-in `workflow` agent (workflow.ts) drives the steps
+   * from the position the session names; its `prompt` steps are launches of the rule's agent like any run's, its `tool`
+   * steps calls through the tool bridge. After a worker restart the run goes on from the last position it kept (a
+   * prompt step under way is stopped and run again).
+   */
+  private async workflow(plugin: AgentPlugin, turnBase: Omit<Turn, "prompt" | "resume">): Promise<void> {
+    const { job, dir, recovered } = this;
+    const lang = this.host.lang;
+    const progressFile = join(dir, "workflow-position");
+    let launch = recovered ? latestLaunch(dir) : 0;
+    if (recovered && launch > 0 && agentRunning(dir)) await stopGroup(join(dir, String(launch)));
+    await runWorkflow({
+      job, lang, statesDir: join(this.host.home.worker, "workflows"), agentDir: turnBase.folder,
+      launch: async (text) => {
+        launch += 1;
+        const prompt = buildPrompt({ rule: { name: job.rule.name, prompt: text, skill: job.rule.skill }, askFirst: job.askFirst, contextFile: turnBase.contextFile, lang });
+        const read = await this.launch(plugin, launch, { ...turnBase, session: null, prompt, resume: null });
+        const extra = this.launchUsage(job.agent.use, read, false);
+        return read && extra ? { ...read, usage: { ...read.usage, ...extra } } : read;
+      },
+      message: (text) => this.host.output.message(text),
+      callTool: async (name, args) => {
+        const r = await (await this.host.toolBridges()).callFor(job, name, args, this.signal);
+        const text = r.content.map((b) => (b.type === "text" ? b.text : JSON.stringify(b))).join("\n");
+        if (!r.isError) return { ok: true, text };
+        const card = (r._meta as { awaitingCard?: number | null } | undefined)?.awaitingCard;
+        return { ok: false, error: text, ...(card !== undefined ? { awaitingCard: card } : {}) };
+      },
+      isCancelled: () => this.cancelled,
+      sendArtifact: (file, text) => this.host.sendArtifact(job, file, text),
+      progress: (session) => this.host.keep(progressFile, session, job.run),
+      submit: (body) => this.host.submit(job, dir, body),
+    }, recovered ? progressOf(progressFile) : null);
+  }
+
+  /** Starts one launch of the agent and watches it to its end. */
+  private async launch(plugin: AgentPlugin, n: number, turn: Turn): Promise<AgentRead | null> {
+    const { job, dir } = this;
+    const ldir = join(dir, String(n));
+    mkdirSync(ldir, { recursive: true, mode: 0o700 });
+    let argv: string[];
+    let extra: Record<string, string> = {};
+    try {
+      argv = plugin.command(turn);
+      extra = plugin.env?.(turn) ?? {};
+    } catch (e) {
+      return { error: `plugin ${job.agent.use}: ${(e as Error).message}` };
+    }
+    if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== "string")) return { error: `plugin ${job.agent.use}: command() gave no argument list` };
+    const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
+    const tools: Record<string, string> = turn.tools ? { [toolsMcpVariable]: JSON.stringify(turn.tools.command) } : {};
+    const env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run), ...tools });
+    let sandbox: { plan: SandboxPlan | null } | { error: string };
+    try {
+      sandbox = launchSandbox(this.host, job, turn, plugin, env);
+    } catch (e) {
+      return { error: `plugin ${job.agent.use}: ${(e as Error).message}` };
+    }
+    if ("error" in sandbox) return { error: sandbox.error };
+    // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (src/sdk/launch.ts).
+    const program = launchArgv(argv, { env, cwd: turn.cwd, lang: this.host.lang });
+    if ("error" in program) return { error: program.error };
+    if (sandbox.plan) {
+      // Every bind source is opened by the supervisor and given to bwrap by descriptor (issue 26 round 2 #3–#5).
+      const launch = sandboxArgv(sandbox.plan, program.argv);
+      await startSupervised(ldir, launch.argv, turn.cwd, env, true, this.host.lang, launch.sources);
+    } else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.host.lang);
+    return this.watch(plugin, ldir, false);
+  }
+
+  /** Watches a launch: reports start and session, stops it when cancelled or 30 s after `finished`. */
+  private async watch(plugin: AgentPlugin, ldir: string, recovered: boolean): Promise<AgentRead | null> {
+    const job = this.job;
+    let reportedSession: string | null | undefined = recovered ? undefined : null;
+    let startedSent = false;
+    let finishedAt: number | null = null;
+    let stopping: Promise<void> | null = null;
+    const stop = () => {
+      stopping ??= stopGroup(ldir);
+    };
+    // The attempt's signal stops the launch under way (the owner cancelled the run).
+    this.signal.addEventListener("abort", stop, { once: true });
+    if (this.cancelled) stop();
+    // The plugin reads a bounded window of the output, in the output thread: off this event loop (output.ts).
+    const read = (code: number | null) => this.host.output.read(ldir, job.agent.use, code);
+    try {
+      for (;;) {
+        if (this.host.stopped()) throw new Halted();
+        const exit = readExit(ldir);
+        if (exit) {
+          if (stopping) await stopping;
+          if (exit.error) return { error: `could not start ${job.agent.use}: ${exit.error}` };
+          return await read(exit.code ?? 128);
+        }
+        const pids = readPids(ldir);
+        if (pids && !processAlive(pids.supervisor) && !readExit(ldir)) return { error: "the agent's supervisor is gone; its exit code is unknown" };
+        if (!pids && !readExit(ldir)) return { error: "the agent process did not start" };
+        const r = await read(null);
+        if (r && !startedSent) {
+          startedSent = true;
+          await this.host.started(job, {});
+        }
+        if (r?.session && r.session !== reportedSession) {
+          reportedSession = r.session;
+          const link = plugin.link?.(r.session) ?? null;
+          const shown = typeof link === "string" && new RegExp(sessionLinkPattern).test(link) ? link : null;
+          await this.host.started(job, { session: relayedSession(r.session), link: shown });
+        }
+        if (r?.finished && finishedAt === null) finishedAt = Date.now();
+        if (finishedAt !== null && Date.now() - finishedAt > this.host.finishedGraceMs) stop();
+        await sleep(watchIntervalMs);
+      }
+    } finally {
+      this.signal.removeEventListener("abort", stop);
+      this.host.output.forget(ldir);
+    }
+  }
+
+  /**
+   * This launch's share of figures a CLI reports only per session (`sessionUsage`): the new total minus the total
+   * recorded after the session's previous launch, from the ledger in `worker/usage/` (kept across worker restarts).
+   * A new session's total is all this launch's. A resumed session without a record, or a total that went down,
+   * reports nothing for that figure: no guessing.
+   */
+  private launchUsage(use: string, read: AgentRead | null, resumed: boolean): Usage | undefined {
+    if (!read?.sessionUsage || !read.session) return undefined;
+    const dir = join(this.host.home.worker, "usage");
+    const file = join(dir, `${createHash("sha256").update(`${use}\u0000${read.session}`).digest("hex").slice(0, 40)}.json`);
+    let before: Usage | null = null;
+    try {
+      before = JSON.parse(readRegular(file)) as Usage;
+    } catch {
+      before = null;
+    }
+    const out: Usage = {};
+    for (const k of ["input", "output", "cached", "cost"] as const) {
+      const now = read.sessionUsage[k];
+      if (typeof now !== "number") continue;
+      const prev = before?.[k];
+      if (!resumed) out[k] = now;
+      else if (typeof prev === "number" && now >= prev) out[k] = now - prev;
+    }
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      writeFileDurable(file, JSON.stringify({ ...before, ...read.sessionUsage }));
+    } catch (e) {
+      // This launch's figures stand; the ledger stays behind, so the session's next launch counts them again.
+      this.host.log(t(this.host.lang, "worker.log", { name: this.host.name, error: (e as Error).message }));
+    }
+    return out;
+  }
+}
+
+/** Writes the run's folder and `job.json`, from which a restarted worker picks the run up. */
+export function saveJob(job: Job, dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileDurable(join(dir, "job.json"), JSON.stringify(job));
+}
+
+/** Expands `~/` and `~\` to the home directory; other paths are resolved as they are. */
+export function expandHome(p: string): string {
+  if (p === "~") return homedir();
+  if (p.startsWith("~/") || p.startsWith("~\\")) return join(homedir(), p.slice(2));
+  return resolve(p);
+}
+
+/** A session id as a CLI printed it, made acceptable to the hub (one line, at most `sessionMaxCodepoints`). */
+export function relayedSession(session: string): string {
+  return relayed(session, true, sessionMaxCodepoints);
+}
+
+/** The worker process is stopping: leave the run to the next worker process. */
+export class Halted extends Error {}
+
+/** Whether an agent process of the run in `dir` may still be there: its latest launch has a live group and no exit. */
+export function agentRunning(dir: string): boolean {
+  try {
+    const ldir = join(dir, String(latestLaunch(dir)));
+    const pids = readPids(ldir);
+    return pids !== null && readExit(ldir) === null && launchAlive(pids);
+  } catch (e) {
+    // No folder (or a file in its place): nothing was started. Any other error (EMFILE, EIO): cannot tell, so keep
+    // trying rather than report a run whose agent may go on.
+    const code = (e as NodeJS.ErrnoException).code;
+    return code !== "ENOENT" && code !== "ENOTDIR";
+  }
+}
+
+/** The number of the run's latest launch folder (`<dir>/<n>`), 0 when none. */
+function latestLaunch(dir: string): number {
+  let n = 0;
+  for (const name of readdirSync(dir)) if (/^\d+$/.test(name)) n = Math.max(n, Number(name));
+  return n;
+}
+
+/** Adds a launch's usage to a run's sums (only finite figures of 0 or more). */
+function addUsage(sum: Usage, u: Usage | undefined): void {
+  if (!u) return;
+  for (const k of ["input", "output", "cached", "cost"] as const) {
+    const v = u[k];
+    if (typeof v === "number" && Number.isFinite(v) && v >= 0) sum[k] = (sum[k] ?? 0) + v;
+  }
+}

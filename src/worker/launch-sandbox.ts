@@ -1,0 +1,99 @@
+/**
+ * The sandbox of one launch of an agent (sandbox.ts builds the bubblewrap argv from it): what the agent may write,
+ * what it may see of the worker's home, which devices it gets; or why the launch is refused.
+ */
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname } from "node:path";
+import type { Job } from "../protocol/responses.js";
+import type { PluginLoader } from "../common/plugins.js";
+import type { Home } from "../common/paths.js";
+import { expandTilde, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
+import { checkDevice, deviceRefusalText } from "../tools/devices.js";
+import type { AgentPlugin, Turn } from "../sdk/index.js";
+import { t, type Lang } from "../i18n/messages.js";
+
+/** What a launch's sandbox needs of its worker. */
+export interface SandboxWorker {
+  home: Home;
+  lang: Lang;
+  /** The worker's name (in refusals). */
+  name: string;
+  /** Finds an agent plugin's file (its folder is shown read-only when it lies in the home). */
+  plugins: PluginLoader;
+  /** Bubblewrap cannot run here (`why`): agents run without a sandbox; the worker says so once. */
+  sandboxOff(why: string): void;
+}
+
+/**
+ * The sandbox of a launch (sandbox.ts): the worker's home hidden, the agent's folder (and its plugin's, when
+ * installed in the home) shown read-only; writable only the cwd (unless it is the hub user's home), its own
+ * temporary folders (TMPDIR=/tmp in `env`), the plugin's state and the agent's `writable`; the agent's `devices` passed through. None when the agent
+ * says `"sandbox": false` or bubblewrap cannot run here (said once in the log). Refused, saying why: a cwd inside
+ * the worker's home (it cannot be hidden and shown at once), a cwd that holds the hub user's home or lies in a
+ * read-only folder, a `writable` entry that is missing or lies in such places, a device the sandbox does not pass.
+ * @throws what the plugin's `state` throws.
+ */
+export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugin: AgentPlugin, env: Record<string, string>): { plan: SandboxPlan | null } | { error: string } {
+  if (job.agent.sandbox === false) return { plan: null };
+  const here = sandboxHere(process.platform, process.env.PATH ?? "", worker.lang);
+  if ("off" in here) {
+    worker.sandboxOff(here.off);
+    return { plan: null };
+  }
+  const home = realPath(worker.home.dir);
+  const cwd = realPath(turn.cwd);
+  if (isInside(cwd, home)) {
+    return { error: `cwd ${turn.cwd} is inside the worker's home ${home}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent ${job.agent.id}` };
+  }
+  const lang = worker.lang;
+  const agent = job.agent.id;
+  const homes = userHomes();
+  const held = homes.find((h) => h !== cwd && isInside(h, cwd));
+  if (held) return { error: t(lang, "sandbox.cwdHoldsHome", { cwd: turn.cwd, home: held, agent }) };
+  // What the hub runs outside the sandbox stays read-only in it; an agent cannot work in such a folder.
+  const readOnly = readOnlyPaths(hubOrigin()).filter((d) => !isInside(d, home));
+  const locked = readOnly.find((d) => isInside(cwd, d));
+  if (locked) return { error: t(lang, "sandbox.cwdReadOnly", { cwd: turn.cwd, folder: locked, agent }) };
+  const places = { hubHome: home, homes, readOnly };
+  const userHome = env.HOME || homedir();
+  const writable: string[] = [];
+  for (const w of job.agent.writable ?? []) {
+    const path = expandTilde(w, userHome);
+    if (!existsSync(path)) return { error: t(lang, "sandbox.writable.missing", { path: w, agent, worker: worker.name }) };
+    const problem = placeProblem(realPath(path), places);
+    if (problem?.why === "inHubHome") return { error: t(lang, "sandbox.writable.inHubHome", { path: w, agent, home }) };
+    if (problem?.why === "holdsHome") return { error: t(lang, "sandbox.writable.holdsHome", { path: w, agent, home: problem.home }) };
+    if (problem?.why === "readOnly") return { error: t(lang, "sandbox.writable.readOnly", { path: w, agent, folder: problem.folder }) };
+    if (problem?.why === "holdsHub") return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: problem.folder }) };
+    writable.push(realPath(path));
+  }
+  // The CLI's own state: folders made when missing; a path in a place the sandbox keeps as it is stays so.
+  const state = plugin.state?.(env) ?? {};
+  for (const [paths, folders] of [[state.folders ?? [], true], [state.files ?? [], false]] as const) {
+    for (const s of paths) {
+      const path = expandTilde(s, userHome);
+      if (folders && !existsSync(path)) {
+        try {
+          mkdirSync(path, { recursive: true, mode: 0o700 });
+        } catch {
+          continue; // cannot be made: the CLI says what it misses
+        }
+      }
+      if (existsSync(path) && !placeProblem(realPath(path), places)) writable.push(realPath(path));
+    }
+  }
+  // The temporary folders are the sandbox's own (sandboxArgv: an empty /tmp and /var/tmp per launch; issue 26 round
+  // 2, finding 9): a temporary folder named by the environment is /tmp there.
+  for (const name of ["TMPDIR", "TEMP", "TMP"]) if (name === "TMPDIR" || env[name] !== undefined) env[name] = "/tmp";
+  if (!homes.includes(cwd)) writable.push(cwd);
+  const devices: string[] = [];
+  for (const d of job.agent.devices ?? []) {
+    const checked = checkDevice(d);
+    if (!checked.ok) return { error: t(lang, "sandbox.deviceRefused", { device: d, agent, why: deviceRefusalText(lang, checked.why) }) };
+    devices.push(checked.real);
+  }
+  const pluginFile = worker.plugins.find("agent", job.agent.use);
+  const show = [realPath(turn.folder), ...(pluginFile ? [realPath(dirname(pluginFile))] : [])].filter((d) => isInside(d, home) && d !== home);
+  return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly, hide: home, show, devices, cwd } };
+}
