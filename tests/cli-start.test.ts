@@ -70,7 +70,7 @@ test("status and answer load the client, its answer checks and what finds this h
     const { job } = (await f.call("GET", "/v1/work?claim=c1&capacity=1", f.keys.worker)).body;
     await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Go?", options: ["yes", "no"] }] });
     const client = [
-      "bin/agent-autoloop.js", "dist/src/cli/connect.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js",
+      "bin/agent-autoloop.js", "dist/src/cli/connect.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js", "dist/src/common/proc.js",
       "dist/src/host/home-files.js", "dist/src/host/home.js", "dist/src/host/listen.js", "dist/src/host/lock.js",
       "dist/src/i18n/messages.js", "dist/src/kernel/limits.js", "dist/src/kernel/names.js",
       // config.json read with positions and checked by its published schema (issue 27; compiled ahead of time)

@@ -13,12 +13,11 @@
  *                 (rules.json `approvalWaitSeconds`); then `awaiting_approval` (deadline `toolWait`).
  *   answer      → while held: decides the call itself; after: a one-use grant for the next call of the same tool in
  *                 the same session with the same arguments (their digest: what the owner saw, issue 26 #5), and the
- *                 card wakes the lane like any answer. "Always" trusts the plugin at this digest of its files
- *                 (issue 26 #4; the tool host computes it), keeping their list so a later version's card says what
- *                 changed.
+ *                 card wakes the lane like any answer. "Always" trusts the plugin at this digest of its files (issue
+ *                 26 #4; the tool host computes it), keeping their list so a later version's card says what changed.
  *   outcome     → ok / error / timeout / oom, or parked (an async task: only the HMAC of its id is kept, with a
- *                 deadline `toolTask`); the callback ends it (ok / error), the deadline with `timeout`.
- * Ended calls are counted per quarter hour and plugin (`toolstats`), for `status`.
+ *                 deadline `toolTask`); the callback ends it (ok / error), the deadline with `timeout`. Ended calls
+ *                 are counted per quarter hour and plugin (`toolstats`), for `status`.
  */
 import type { Ctx } from "./context.js";
 import type { CardRow, KnownPlugin, RunRow, ToolCallRow, ToolCallStatus, ToolCallsMeta } from "./types.js";
