@@ -38,8 +38,6 @@ import {
 import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
 import type { Ok, ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
 
-
-
 /** The options of a tool call's approval card, by index: allow once, always allow, deny. */
 const optionOnce = 0;
 const optionAlways = 1;
