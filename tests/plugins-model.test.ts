@@ -1,0 +1,218 @@
+/**
+ * One plugin model (issue 27, point 1), the cases seen on main, as a user meets them: a real hub over HTTP, real CLI
+ * child processes (`npm run build` first), real plugin processes and a local HTTP server. The CLI and the hub hold one
+ * truth about plugins: after a broken edit both use the last good version; a removed declarative tool is "definition
+ * missing"; `plugins list` shows every kind; `plugins reload` names what the watcher loaded since it was last asked;
+ * a service plugin starts with `serve`, its stderr in the hub's log; a broken code plugin is rejected at start.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { baseRules, hubFixture, makeHome, serveFixture, tempDir, until, type Fixture } from "./helpers.js";
+import { copyExample, editJson, localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
+import { cliLines as cli, examples, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import type { Plugins, PluginsReload } from "../src/protocol/responses.js";
+
+const nothing: PluginsReload = { loaded: [], replaced: [], unloaded: [], rejected: [] };
+
+/** The hub's records of one kind: `[id, status]`, in the hub's order. */
+async function records(f: Fixture, kind: string): Promise<[string, string][]> {
+  const all = (await f.call("GET", "/v1/plugins", f.keys.owner)).body as Plugins;
+  return all.filter((p) => p.kind === kind).map((p) => [p.manifest.id, p.status]);
+}
+
+/** Waits until the hub lists plugin `id` of `kind` with `status`. */
+async function hubSays(f: Fixture, kind: string, id: string, status: string): Promise<void> {
+  await until(async () => (await records(f, kind)).some(([i, s]) => i === id && s === status), 10_000, () => `${kind} ${id} ${status}`);
+}
+
+/** The broken edits of a good declarative plugin the issue names, each undone by copying the example again. */
+const brokenDeclarative: [string, (dir: string) => void][] = [
+  ["a tool file that is not JSON", (d) => writeFileSync(join(d, "tools", "github_issue.json"), "{")],
+  ["a tool file missing", (d) => rmSync(join(d, "tools", "github_issue.json"))],
+  ["apiVersion outside 1.x", (d) => editJson(d, "plugin.json", (m) => ({ ...m, apiVersion: "2.0" }))],
+  ["an id differing from its folder", (d) => editJson(d, "plugin.json", (m) => ({ ...m, id: "other" }))],
+  ["an unknown panel node type", (d) => editJson(d, "panels/main.json", (p) => ({ ...p, body: [{ type: "iframe" }] }))],
+  ["an asset provides does not name", (d) => writeFileSync(join(d, "prompts", "extra.md"), "Extra.")],
+  ["an unknown manifest field", (d) => editJson(d, "plugin.json", (m) => ({ ...m, colour: "red" }))],
+];
+
+test("after a broken edit of a good plugin.json, plugins invoke uses the last good version, as the hub does; with no hub too", async () => {
+  const server = await localServer((_req, res) => sendJson(res, 200, { served: true }));
+  const f = await hubFixture();
+  try {
+    const dir = copyExample(f.home.plugins);
+    await hubSays(f, "declarative", "example", "loaded");
+    const args = ["--args", JSON.stringify({ url: `${server.url}/x` })];
+    for (const [what, breakIt] of brokenDeclarative) {
+      breakIt(dir);
+      await hubSays(f, "declarative", "example", "rejected");
+      assert.deepEqual(await cli(["plugins", "invoke", "example.http_fetch", ...args], f.home.dir), { code: 0, out: ['{"served":true}'], err: [] }, what);
+      rmSync(dir, { recursive: true });
+      copyExample(f.home.plugins);
+      await hubSays(f, "declarative", "example", "loaded");
+    }
+    // The hub gone, the CLI alone keeps the same rule: a broken edit leaves the last good version in use.
+    brokenDeclarative[2]![1](dir);
+    await f.running.close();
+    assert.deepEqual(await cli(["plugins", "invoke", "example.http_fetch", ...args], f.home.dir), { code: 0, out: ['{"served":true}'], err: [] }, "no hub");
+  } finally {
+    await f.close();
+    await server.close();
+  }
+});
+
+/** Broken edits of a good manifest.toml. */
+const brokenManifests: [string, (text: string) => string][] = [
+  ["TOML that does not parse", (m) => m.replace('name = "hello-node"', 'name = "hello-node')],
+  ["an unknown plugin_type", (m) => m.replace('plugin_type = "sync"', 'plugin_type = "daemon"')],
+  ["an unknown field", (m) => `${m}\ncolour = "blue"\n`],
+  ["a tool without a name", (m) => m.replace('name = "greet"', 'title = "greet"')],
+];
+
+test("after a broken edit of a good manifest.toml, plugins invoke uses the last good version, as the hub does; with no hub too", async () => {
+  const f = await hubFixture();
+  try {
+    const dir = join(f.home.plugins, "hello-node");
+    mkdirSync(f.home.plugins, { recursive: true });
+    cpSync(join(examples, "hello-node"), dir, { recursive: true });
+    const good = readFileSync(join(dir, "manifest.toml"), "utf8");
+    await hubSays(f, "tool", "hello-node", "loaded");
+    const ada = ["--args", '{"name":"Ada"}'];
+    for (const [what, breakIt] of brokenManifests) {
+      writeFileSync(join(dir, "manifest.toml"), breakIt(good));
+      await hubSays(f, "tool", "hello-node", "rejected");
+      assert.deepEqual(await cli(["plugins", "invoke", "hello-node.greet", ...ada], f.home.dir), { code: 0, out: ['{"content":"hello, Ada"}'], err: [] }, what);
+      writeFileSync(join(dir, "manifest.toml"), good);
+      await hubSays(f, "tool", "hello-node", "loaded");
+    }
+    writeFileSync(join(dir, "manifest.toml"), brokenManifests[0]![1](good));
+    await f.running.close();
+    assert.deepEqual(await cli(["plugins", "invoke", "hello-node.greet", ...ada], f.home.dir), { code: 0, out: ['{"content":"hello, Ada"}'], err: [] }, "no hub");
+  } finally {
+    await f.close();
+  }
+});
+
+test("invoking a tool of a removed declarative plugin, or a tool its new version dropped, says definition missing", async () => {
+  const f = await hubFixture();
+  try {
+    const dir = copyExample(f.home.plugins);
+    writeFiles(join(f.home.plugins, "other"), minimalFiles("other", ["ping"]));
+    await hubSays(f, "declarative", "example", "loaded");
+    await hubSays(f, "declarative", "other", "loaded");
+    rmSync(dir, { recursive: true });
+    await until(async () => !(await records(f, "declarative")).some(([id]) => id === "example"), 10_000, "the unload");
+    const url = ["--args", '{"url":"http://127.0.0.1:9/x"}'];
+    assert.deepEqual(await cli(["plugins", "invoke", "example.http_fetch", ...url], f.home.dir), { code: 2, out: [], err: ["refused: definition missing: example.http_fetch"] });
+    // A new version without the tool.
+    writeFiles(join(f.home.plugins, "other"), { "plugin.json": minimalManifest("other") });
+    rmSync(join(f.home.plugins, "other", "tools"), { recursive: true });
+    await until(async () => ((await f.call("GET", "/v1/tools", f.keys.owner)).body as { name: string }[]).every((t) => t.name !== "other.ping"), 10_000, "the tool gone");
+    assert.deepEqual(await cli(["plugins", "invoke", "other.ping", "--args", "{}"], f.home.dir), { code: 2, out: [], err: ["refused: definition missing: other.ping"] });
+  } finally {
+    await f.close();
+  }
+});
+
+/** A declarative plugin with HTTP tools `tools` (GET of a fixed local URL). */
+function minimalFiles(id: string, tools: string[]): Record<string, unknown> {
+  const files: Record<string, unknown> = { "plugin.json": minimalManifest(id, { requires: { network: ["127.0.0.1"] }, provides: { tools } }) };
+  for (const name of tools) {
+    files[`tools/${name}.json`] = { name, description: name, parameters: { type: "object" }, http: { method: "GET", url: "http://127.0.0.1:9/ping" } };
+  }
+  return files;
+}
+
+test("plugins list shows every kind: declarative, tool and code plugins, from the hub's records when one runs", async () => {
+  const made = makeHome();
+  mkdirSync(made.home.plugins, { recursive: true });
+  copyExample(made.home.plugins);
+  cpSync(join(examples, "hello-python"), join(made.home.plugins, "hello-python"), { recursive: true });
+  const expected = [
+    "example        0.1.0  declarative  http_fetch,github_issue  (home)  ok",
+    "hello-python   0.1.0  sync         greet                    (home)  ok",
+  ];
+  const local = await cli(["plugins", "list"], made.dir);
+  assert.deepEqual(local.out.filter((l) => l.includes("(home)")), expected, local.err.join("\n"));
+  assert.ok(local.out.some((l) => /^claude\s+-\s+agent\s+-\s+\(builtin\)\s+ok$/.test(l)), local.out.join("\n"));
+  const f = await serveFixture(made);
+  try {
+    // The hub's records: a plugin broken since the hub loaded it is listed as the hub uses it.
+    editJson(join(made.home.plugins, "example"), "plugin.json", (m) => ({ ...m, apiVersion: "2.0" }));
+    await hubSays(f, "declarative", "example", "rejected");
+    const r = await cli(["plugins", "list"], made.dir);
+    assert.deepEqual(r.out.filter((l) => l.includes("(home)")), [
+      "example        0.1.0  declarative  http_fetch,github_issue  (home)  error",
+      "hello-python   0.1.0  sync         greet                    (home)  ok",
+    ]);
+    assert.ok(r.err.includes(`${made.home.plugins}/example/plugin.json#/apiVersion: 2.0 is outside this host's window 1.x`), r.err.join("\n"));
+  } finally {
+    await f.close();
+  }
+});
+
+test("plugins --help names only subcommands that exist", async () => {
+  const r = await cli(["plugins", "--help"], tempDir());
+  const commands = r.out.slice(r.out.indexOf("Commands:") + 1).flatMap((l) => /^ {2}([a-z]+)/.exec(l)?.[1] ?? []).filter((c) => c !== "help");
+  const described = r.out[r.out.findIndex((l) => l.startsWith("Usage:")) + 1]!;
+  const named = described.slice(described.indexOf(":") + 1).split(",").map((w) => w.trim());
+  assert.deepEqual(named.filter((c) => !commands.includes(c)), [], described);
+  assert.deepEqual(named.sort(), [...commands].sort(), described);
+});
+
+test("plugins reload right after a plugin is made says it is loaded, though the watcher loaded it first; of every kind, a tool plugin by its manifest name", async () => {
+  const f = await hubFixture();
+  try {
+    mkdirSync(f.home.plugins, { recursive: true });
+    writeFiles(join(f.home.plugins, "notes"), { "plugin.json": minimalManifest("notes") });
+    writePlugin(f.home.plugins, "tp-folder", syncManifest("tp", "node", ["main.js"], toolToml("go")));
+    writeFiles(join(f.home.plugins, "mine"), { "agent.ts": 'export default { command: () => ["true"], read: () => ({ text: "", finished: true }) };\n' });
+    await hubSays(f, "declarative", "notes", "loaded");
+    await hubSays(f, "tool", "tp", "loaded");
+    assert.deepEqual(await cli(["plugins", "reload"], f.home.dir), { code: 0, out: ["loaded: mine, notes, tp"], err: [] });
+    assert.deepEqual(await cli(["plugins", "reload"], f.home.dir), { code: 0, out: ["nothing changed"], err: [] });
+    writeFileSync(join(f.home.plugins, "tp-folder", "main.js"), "// changed\n");
+    rmSync(join(f.home.plugins, "notes"), { recursive: true });
+    assert.deepEqual((await f.call("POST", "/v1/plugins/reload", f.keys.owner)).body, { ...nothing, replaced: ["tp"], unloaded: ["notes"] });
+  } finally {
+    await f.close();
+  }
+});
+
+test("a service plugin starts with serve, with CORLINMAN_PLUGIN_ADDR, before any run; its stderr is in the hub's log as plugin.<name>", async () => {
+  const logs: string[] = [];
+  const made = makeHome();
+  mkdirSync(made.home.plugins, { recursive: true });
+  cpSync(join(examples, "hello-service"), join(made.home.plugins, "hello-service"), { recursive: true });
+  const f = await serveFixture(made, { log: (l) => logs.push(l) });
+  try {
+    await until(() => logs.find((l) => l.startsWith("plugin.hello-service: hello-service listening on ")), 10_000, () => logs.join("\n"));
+  } finally {
+    await f.close();
+  }
+});
+
+test("a broken code plugin is rejected at start with the reason, of each kind, not at its first use", async () => {
+  const made = makeHome({
+    ...baseRules,
+    sources: { ...baseRules.sources, hooks: { name: "Hooks", adapter: "bad-source" } },
+    agents: { ...baseRules.agents, bad: { worker: "w1", use: "bad-agent" } },
+  });
+  writeFiles(join(made.home.plugins, "bad-agent"), { "agent.ts": "export default { command: 7 };\n" });
+  writeFiles(join(made.home.plugins, "bad-source"), { "source.ts": "export default { events: [] };\n" });
+  const f = await serveFixture(made);
+  try {
+    const all = (await f.call("GET", "/v1/plugins", f.keys.owner)).body as Plugins;
+    const of = (kind: string, id: string) => all.find((p) => p.kind === kind && p.manifest.id === id);
+    assert.deepEqual([of("agent", "bad-agent")?.status, of("agent", "bad-agent")?.errors], [
+      "rejected", [`${join(made.home.plugins, "bad-agent", "agent.ts")}: not an agent plugin: command must be a function`],
+    ]);
+    assert.deepEqual([of("source", "bad-source")?.status, of("source", "bad-source")?.errors], [
+      "rejected", [`${join(made.home.plugins, "bad-source", "source.ts")}: not a source plugin: the default export must be a function`],
+    ]);
+  } finally {
+    await f.close();
+  }
+});
