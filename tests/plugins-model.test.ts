@@ -67,7 +67,7 @@ test("after a broken edit of a good plugin.json, plugins invoke uses the last go
 const brokenManifests: [string, (text: string) => string][] = [
   ["TOML that does not parse", (m) => m.replace('name = "hello-node"', 'name = "hello-node')],
   ["an unknown plugin_type", (m) => m.replace('plugin_type = "sync"', 'plugin_type = "daemon"')],
-  ["an unknown field", (m) => `${m}\ncolour = "blue"\n`],
+  ["an unknown field", (m) => `colour = "blue"\n${m}`],
   ["a tool without a name", (m) => m.replace('name = "greet"', 'title = "greet"')],
 ];
 
@@ -130,22 +130,23 @@ test("plugins list shows every kind: declarative, tool and code plugins, from th
   mkdirSync(made.home.plugins, { recursive: true });
   copyExample(made.home.plugins);
   cpSync(join(examples, "hello-python"), join(made.home.plugins, "hello-python"), { recursive: true });
-  const expected = [
-    "example        0.1.0  declarative  http_fetch,github_issue  (home)  ok",
-    "hello-python   0.1.0  sync         greet                    (home)  ok",
-  ];
+  // The columns of a line (each padded to its widest cell, two spaces apart).
+  const cells = (out: string[], origin: string) => out.filter((l) => l.includes(`(${origin})`)).map((l) => l.split(/\s{2,}/));
   const local = await cli(["plugins", "list"], made.dir);
-  assert.deepEqual(local.out.filter((l) => l.includes("(home)")), expected, local.err.join("\n"));
-  assert.ok(local.out.some((l) => /^claude\s+-\s+agent\s+-\s+\(builtin\)\s+ok$/.test(l)), local.out.join("\n"));
+  assert.deepEqual(cells(local.out, "home"), [
+    ["example", "0.1.0", "declarative", "http_fetch,github_issue", "(home)", "ok"],
+    ["hello-python", "0.1.0", "sync", "greet", "(home)", "ok"],
+  ], local.err.join("\n"));
+  assert.deepEqual(cells(local.out, "builtin").find((c) => c[0] === "claude"), ["claude", "-", "agent", "-", "(builtin)", "ok"]);
   const f = await serveFixture(made);
   try {
     // The hub's records: a plugin broken since the hub loaded it is listed as the hub uses it.
     editJson(join(made.home.plugins, "example"), "plugin.json", (m) => ({ ...m, apiVersion: "2.0" }));
     await hubSays(f, "declarative", "example", "rejected");
     const r = await cli(["plugins", "list"], made.dir);
-    assert.deepEqual(r.out.filter((l) => l.includes("(home)")), [
-      "example        0.1.0  declarative  http_fetch,github_issue  (home)  error",
-      "hello-python   0.1.0  sync         greet                    (home)  ok",
+    assert.deepEqual(cells(r.out, "home"), [
+      ["example", "0.1.0", "declarative", "http_fetch,github_issue", "(home)", "error"],
+      ["hello-python", "0.1.0", "sync", "greet", "(home)", "ok"],
     ]);
     assert.ok(r.err.includes(`${made.home.plugins}/example/plugin.json#/apiVersion: 2.0 is outside this host's window 1.x`), r.err.join("\n"));
   } finally {
@@ -156,7 +157,8 @@ test("plugins list shows every kind: declarative, tool and code plugins, from th
 test("plugins --help names only subcommands that exist", async () => {
   const r = await cli(["plugins", "--help"], tempDir());
   const commands = r.out.slice(r.out.indexOf("Commands:") + 1).flatMap((l) => /^ {2}([a-z]+)/.exec(l)?.[1] ?? []).filter((c) => c !== "help");
-  const described = r.out[r.out.findIndex((l) => l.startsWith("Usage:")) + 1]!;
+  // The description, wrapped over lines between the usage and the options.
+  const described = r.out.slice(r.out.findIndex((l) => l.startsWith("Usage:")) + 1, r.out.indexOf("Options:")).join(" ");
   const named = described.slice(described.indexOf(":") + 1).split(",").map((w) => w.trim());
   assert.deepEqual(named.filter((c) => !commands.includes(c)), [], described);
   assert.deepEqual(named.sort(), [...commands].sort(), described);
@@ -185,7 +187,9 @@ test("a service plugin starts with serve, with CORLINMAN_PLUGIN_ADDR, before any
   const logs: string[] = [];
   const made = makeHome();
   mkdirSync(made.home.plugins, { recursive: true });
-  cpSync(join(examples, "hello-service"), join(made.home.plugins, "hello-service"), { recursive: true });
+  // Its script by absolute path: it imports gRPC from the engine's packages.
+  const main = join(examples, "hello-service", "main.mjs");
+  writePlugin(made.home.plugins, "hello-service", readFileSync(join(examples, "hello-service", "manifest.toml"), "utf8").replace('args = ["main.mjs"]', `args = [${JSON.stringify(main)}]`));
   const f = await serveFixture(made, { log: (l) => logs.push(l) });
   try {
     await until(() => logs.find((l) => l.startsWith("plugin.hello-service: hello-service listening on ")), 10_000, () => logs.join("\n"));

@@ -17,6 +17,7 @@ import {
   sandboxPidsMax, toolNameMaxChars,
 } from "./limits.js";
 import { toolPluginNamePattern as pluginNamePattern, toolNamePattern } from "../kernel/rules.js";
+import { toolPluginTypes } from "../protocol/patterns.js";
 import type { BindMount, Manifest, ManifestProblem, McpSpec, PluginType, SandboxSpec, ToolSpec } from "./types.js";
 
 /** The file names a plugin folder may hold its manifest in: the spec's, then the public implementation's. */
@@ -109,7 +110,7 @@ function validate(doc: Table, c: Checker): Manifest | null {
   const version = c.str(doc, [], "version", { min: 1, max: pluginVersionMaxChars });
   const description = c.str(doc, [], "description", { max: manifestTextMaxChars, fallback: "" });
   const author = c.str(doc, [], "author", { max: manifestTextMaxChars, fallback: "" });
-  const pluginType = c.oneOf<PluginType>(doc, [], "plugin_type", ["sync", "async", "service", "mcp"]);
+  const pluginType = c.oneOf<PluginType>(doc, [], "plugin_type", toolPluginTypes);
   const protocols = c.strings(doc, [], "protocols", ["openai_function"]);
   protocols.forEach((p, i) => {
     if (!(knownProtocols as readonly string[]).includes(p)) c.add(["protocols", i], "field.enum", { values: knownProtocols.map((x) => `"${x}"`).join(", ") });
