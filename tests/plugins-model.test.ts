@@ -206,6 +206,8 @@ test("a broken code plugin is rejected at start with the reason, of each kind, n
   });
   writeFiles(join(made.home.plugins, "bad-agent"), { "agent.ts": "export default { command: 7 };\n" });
   writeFiles(join(made.home.plugins, "bad-source"), { "source.ts": "export default { events: [] };\n" });
+  // Installed and named nowhere: loaded and checked all the same; a good one beside it loads.
+  writeFiles(join(made.home.plugins, "bad-channel"), { "channel.ts": "export default 7;\n", "agent.ts": 'export default { command: () => ["true"], read: () => null };\n' });
   const f = await serveFixture(made);
   try {
     const all = (await f.call("GET", "/v1/plugins", f.keys.owner)).body as Plugins;
@@ -216,6 +218,10 @@ test("a broken code plugin is rejected at start with the reason, of each kind, n
     assert.deepEqual([of("source", "bad-source")?.status, of("source", "bad-source")?.errors], [
       "rejected", [`${join(made.home.plugins, "bad-source", "source.ts")}: not a source plugin: the default export must be a function`],
     ]);
+    assert.deepEqual([of("channel", "bad-channel")?.status, of("channel", "bad-channel")?.errors], [
+      "rejected", [`${join(made.home.plugins, "bad-channel", "channel.ts")}: not a channel plugin: the default export must be a function`],
+    ]);
+    assert.deepEqual([of("agent", "bad-channel")?.status, of("agent", "bad-channel")?.errors], ["loaded", []]);
   } finally {
     await f.close();
   }

@@ -156,7 +156,7 @@ export class Hub {
       roots: this.pluginRoots, lang: opts.lang, log: this.log, afterLoad: () => this.superviseFound(),
       loaders: [
         declarativePlugins(this.declarative), this.toolPlugins,
-        codePlugins({ loader: this.plugins, lang: opts.lang, log: this.log, wanted: () => this.codeUses() }),
+        codePlugins({ loader: this.plugins, lang: opts.lang, log: this.log, wanted: () => this.codeUses(), installed: true }),
       ],
     });
   }

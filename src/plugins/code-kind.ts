@@ -1,9 +1,9 @@
 /**
  * The kind loader of code plugins (agent, channel, source; issue 27, point 1): one record per folder and kind, by the
- * one precedence rule, each with the digest of its folder's files. Discovery reads files and runs nothing; the plugins
- * an owner names (`wanted`: the hub's rules and config) are loaded on each reload — at start among them — so a broken
- * one is refused with why before its first use, and a changed one is loaded anew (its last good module kept while
- * the new one is refused).
+ * one precedence rule, each with the digest of its folder's files. The plugins an owner names (`wanted`: the hub's
+ * rules and config) and, with `installed`, every plugin not built in are loaded on each reload — at start among them —
+ * so a broken one is refused with why before its first use, and a changed one is loaded anew (its last good module
+ * kept while the new one is refused). Built-in plugins nobody names are not loaded (their code is the engine's).
  */
 import { t, type Lang } from "../i18n/messages.js";
 import { entryIn, type PluginLoader } from "./code.js";
@@ -31,6 +31,8 @@ export interface CodeKindOptions {
   lang: Lang;
   /** The plugins to load on each reload (named by the owner's files); the others are loaded at their first use. */
   wanted?: () => readonly CodeUse[];
+  /** Whether every installed (not built-in) plugin in use is loaded too (the hub: `true`); default: only `wanted`. */
+  installed?: boolean;
   /** Receives a line for each plugin refused when loaded. */
   log?: (line: string) => void;
 }
@@ -58,7 +60,8 @@ export function codePlugins(o: CodeKindOptions): KindLoader {
         }
       }
       entries = next;
-      for (const use of o.wanted?.() ?? []) {
+      const installed = o.installed ? entries.filter((e) => e.origin !== "builtin").map((e) => ({ kind: e.kind, name: e.id })) : [];
+      for (const use of [...(o.wanted?.() ?? []), ...installed]) {
         const file = o.loader.find(use.kind, use.name);
         if (!file) continue;
         await o.loader.loadModule(use.kind, use.name).catch(() => {});
