@@ -16,6 +16,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
+import { processAlive } from "../src/worker/supervise.js";
 
 /** How often the script looks whether a process of its job is gone (ms). */
 const jobWatchIntervalMs = 500;
@@ -101,15 +102,6 @@ function jobAncestors(): number[] {
   return found.length ? found : [process.ppid];
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 function install(): void {
   if (installed) return;
   installed = true;
@@ -120,7 +112,7 @@ function install(): void {
   const job = jobAncestors();
   const parent = process.ppid;
   setInterval(() => {
-    if (process.ppid !== parent || job.some((pid) => !alive(pid))) endEverything(128 + constants.signals.SIGHUP);
+    if (process.ppid !== parent || job.some((pid) => !processAlive(pid))) endEverything(128 + constants.signals.SIGHUP);
   }, jobWatchIntervalMs).unref();
 }
 

@@ -2,6 +2,7 @@
  * Test fixtures: a temporary home, a hub on 127.0.0.1 port 0 with a real SQLite file, keys of every kind,
  * and a small HTTP helper. Nothing here is a mock: the hub is the product's own `startServe`.
  */
+import { createServer } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -296,4 +297,13 @@ export async function serveProcess(
       await exited;
     },
   };
+}
+
+/** A port free now on 127.0.0.1, for a hub whose address must be known before it starts (a tool's URL, a restart). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
 }

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { Clock, K, written } from "./clock.js";
 import { baseRules } from "./helpers.js";
 import type { PauseAnswer } from "../src/protocol/responses.js";
+import { ruleStartsPerWindowMax, ruleStartsWindowMs } from "../src/kernel/limits.js";
 
 const min = 60_000;
 
@@ -447,7 +448,12 @@ test("GET /v1/state?rule=&state=&worker= pages the runs that match, looking thro
   k.event("p1", { type: "page.x" });
   k.result(k.claim("c-p1", K.worker2).job!.run, { outcome: "done" });
   k.now += 1000;
-  k.commitAll(Array.from({ length: 2049 }, (_, j) => ({ kind: "event", keyHash: K.source, event: { id: `e${j + 2}`, type: "alert.x", subject: `s${j + 2}` } } as const)));
+  // In batches of ruleStartsPerWindowMax a window apart, so the rule is not paused for starting runs too fast.
+  for (let from = 0; from < 2049; from += ruleStartsPerWindowMax) {
+    const count = Math.min(ruleStartsPerWindowMax, 2049 - from);
+    k.commitAll(Array.from({ length: count }, (_, i) => ({ kind: "event", keyHash: K.source, event: { id: `e${from + i + 2}`, type: "alert.x", subject: `s${from + i + 2}` } } as const)));
+    k.now += ruleStartsWindowMs;
+  }
   const sevens = Array.from({ length: 292 }, (_, j) => 2044 - 7 * j);
   k.commitAll(sevens.map((run) => ({ kind: "cancel", keyHash: K.owner, run } as const)));
   const ids = (s: { runs: { id: number }[] }) => s.runs.map((r) => r.id);

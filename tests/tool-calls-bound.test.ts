@@ -109,6 +109,18 @@ test("issue 26 #5: the card shows sorted keys and how much it left out; the whol
   });
 });
 
+test("issue 26 #5: arguments holding bidi controls, C1 and line separators travel whole as escaped canonical JSON, one clean line", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const args = { cmd: "ls \u202e~ fr- mr", note: "a\u0085b\u2028c\u2066" };
+    const text = canonicalJson(args);
+    assert.equal(text, '{"cmd":"ls \\u202e~ fr- mr","note":"a\\u0085b\\u2028c\\u2066"}');
+    assert.deepEqual(JSON.parse(text), args, "the escaped text parses to the same arguments");
+    const d = await client.toolCall(job.run, job.token, body(args));
+    assert.equal(d.decision, "prompt");
+    assert.equal((await ownerCardOf(f, d.card!)).toolArguments, text);
+  });
+});
+
 test("issue 26 #5: whole arguments that are not the digested ones, or not canonical, are refused naming the field and record nothing", async () => {
   await withHub(async (f, client, _owner, job) => {
     const a = { cmd: "ls" };

@@ -10,12 +10,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { engine, makeHome, serveProcess, tempDir, until } from "./helpers.js";
+import { engine, makeHome, serveProcess, tempDir, until, freePort } from "./helpers.js";
 import { ToolBridges } from "../src/worker/tool-bridge.js";
 import type { State } from "../src/protocol/responses.js";
 import { HubClient, HubError } from "../src/protocol/client.js";
@@ -85,14 +84,6 @@ test("a parked call survives a hub restart (a real serve process killed and star
   }
 });
 
-/** A port free now on 127.0.0.1 (a restarted hub must listen where the bridge reaches it). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 test("an agent's call held for the owner survives a hub restart: the bridge waits on, the answer to the new hub lets it run; always allow outlives another restart", async () => {
   const { dir, home, keys } = makeHome(toolRules([], ["hello-python.greet"], 600));

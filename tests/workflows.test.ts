@@ -17,8 +17,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createServer } from "node:net";
-import { engine, makeHome, serveProcess, streamFacts, until, type Keys, type ServeProcess } from "./helpers.js";
+import { engine, makeHome, serveProcess, streamFacts, until, type Keys, type ServeProcess, freePort } from "./helpers.js";
 import { factRows } from "./tool-calls-helpers.js";
 import { newKey, type Home } from "../src/host/home.js";
 import { timeline } from "../src/cli/why.js";
@@ -349,14 +348,6 @@ test("the README's notes workflow, taken from the README itself, runs as written
   await s.stop();
 });
 
-/** A port free now on 127.0.0.1 (a tool's URL names the hub's address, which must be known before it starts). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 test("a workflow whose HTTP tool posts the event its own rule takes stops at the hop limit: each event one hop deeper than its run (issue 26, finding 12)", async () => {
   // The reported case: such a workflow ran 100 times in 15 s, every event at hops 0. The tool names the hub as

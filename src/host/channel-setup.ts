@@ -4,7 +4,7 @@
  * the three agree. Knows the built-in `feishu` channel's app secret; other channels say their problems as they run.
  */
 import type { ChannelConfig } from "./home.js";
-import { channelSecretVariable } from "../sdk/channel.js";
+import { channelSecretVariable } from "../kernel/names.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 /**

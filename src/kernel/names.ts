@@ -10,3 +10,8 @@
 export function secretsEnvName(name: string): string {
   return name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 }
+
+/** The secrets.env variable that holds a channel's secret: `AGENT_AUTOLOOP_CHANNEL_SECRET_<NAME>` (protocol.md 通道). */
+export function channelSecretVariable(name: string): string {
+  return `AGENT_AUTOLOOP_CHANNEL_SECRET_${secretsEnvName(name)}`;
+}

@@ -310,23 +310,23 @@ export const ToolCallBody = Type.Object(
     argsDigest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "sha256:<hex> of the arguments' canonical JSON" }),
     preview: text(L.toolCallPreviewMaxCodepoints),
     argsLength: Type.Optional(Type.Integer({ minimum: 2, maximum: Number.MAX_SAFE_INTEGER, description: "the length of the arguments' canonical JSON in code points" })),
-    arguments: Type.Optional(Type.String({ maxLength: L.toolCallArgumentsMaxCodepoints, description: "the arguments' canonical JSON whole (its sha256 is argsDigest), when short enough to keep" })),
+    arguments: Type.Optional(Type.String({ maxLength: L.toolCallArgumentsMaxCodepoints, pattern: linePattern, description: "the arguments' canonical JSON whole (its sha256 is argsDigest), when short enough to keep" })),
     files: Type.Optional(Type.Array(
       Type.String({ maxLength: 17 + L.toolCallFilePathMaxChars, pattern: "^[0-9a-f]{16} [^\\u0000-\\u001f\\u007f]+$", description: "<first 16 hex of the file's sha256> <path in the plugin folder>" }),
       { maxItems: L.toolCallFilesMax, description: "the plugin's files (issue 26 #4): an approval card says which changed since the owner trusted it" },
     )),
     http: Type.Optional(Type.Object(
       {
-        network: Type.Array(Type.String({ minLength: 1, maxLength: 262 }), { maxItems: 100 }),
-        authRef: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]),
+        network: Type.Array(line(262, 1), { maxItems: 100 }),
+        authRef: Type.Union([line(200, 1), Type.Null()]),
         anyUrl: Type.Boolean(),
       },
       { additionalProperties: false, description: "an HTTP tool's declared hosts, the authRef sent with each request, whether the agent chooses the whole URL (issue 26 #11)" },
     )),
     binds: Type.Optional(Type.Array(Type.Object(
       {
-        source: Type.String({ minLength: 1, maxLength: L.toolCallBindPathMaxChars }),
-        container: Type.String({ minLength: 1, maxLength: L.toolCallBindPathMaxChars }),
+        source: line(L.toolCallBindPathMaxChars, 1),
+        container: line(L.toolCallBindPathMaxChars, 1),
         readOnly: Type.Boolean(),
         broad: Type.Optional(Type.Unsafe<"writable" | "topLevel" | "inHome">({ type: "string", enum: ["writable", "topLevel", "inHome"] })),
       },

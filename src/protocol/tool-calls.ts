@@ -4,15 +4,25 @@
  * owner's `plugins invoke` build `ToolCallBody` (schema.ts) with these.
  */
 import { createHash } from "node:crypto";
-import { relayed } from "../kernel/text.js";
+import { lineForbiddenClass, relayed } from "../kernel/text.js";
 import { toolCallArgumentsMaxCodepoints, toolCallPreviewMaxCodepoints, toolErrorCodeMaxChars, toolErrorMessageMaxCodepoints, toolNameMaxChars, toolPluginNameMaxChars } from "../kernel/limits.js";
 import { qualifiedToolPattern } from "./patterns.js";
 import type { ToolCallBody } from "./schema.js";
 
 /**
+ * What JSON.stringify leaves raw but a line of the protocol refuses (DEL, C1, line separators, bidi controls;
+ * src/kernel/text.ts): canonical JSON writes them as \uXXXX escapes, so its text is one clean line (issue 26 #5 sends
+ * it whole) and still parses to the same value (C0 and lone surrogates JSON.stringify has escaped already; with the
+ * `u` flag the halves of a real pair are one code point and do not match).
+ */
+const rawInJson = new RegExp(`[${lineForbiddenClass}]`, "gu");
+const jsonText = (x: unknown): string | undefined => JSON.stringify(x)?.replace(rawInJson, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/**
  * JSON with object keys sorted at every depth (UTF-16 order) and no spaces: equal values give equal text whatever
  * order their keys came in. `undefined` members are left out, as JSON.stringify does. No recursion: a value nested
  * however deep (an agent's arguments are refused past a depth, but digested and recorded first) gives its text.
+ * Characters a protocol line refuses are escaped (rawInJson): the text has no control character at all.
  */
 export function canonicalJson(v: unknown): string {
   const out: string[] = [];
@@ -33,11 +43,11 @@ export function canonicalJson(v: unknown): string {
     } else if (x && typeof x === "object") {
       const entries = Object.entries(x).filter(([, y]) => y !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       const parts: ({ value: unknown } | string)[] = ["{"];
-      entries.forEach(([k, y], i) => parts.push(`${i > 0 ? "," : ""}${JSON.stringify(k)}:`, { value: y }));
+      entries.forEach(([k, y], i) => parts.push(`${i > 0 ? "," : ""}${jsonText(k)}:`, { value: y }));
       parts.push("}");
       todo.push(...parts.reverse());
     } else {
-      out.push(JSON.stringify(x) ?? "");
+      out.push(jsonText(x) ?? "");
     }
   }
   return out.join("");

@@ -5,7 +5,6 @@
  * SDK (`agent-autoloop/sdk`); the hub runs channels with the same definitions (src/host/channels.ts).
  */
 import type { AnswerAnswer, Card as WireCard, CardNext, Ok } from "../protocol/responses.js";
-import { secretsEnvName } from "../kernel/rules.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { templateInteractive, templateLines } from "./card-template.js";
 
@@ -43,10 +42,8 @@ export interface ChannelArgs {
  */
 export type ChannelPlugin = (args: ChannelArgs) => Promise<void>;
 
-/** The secrets.env variable that holds a channel's secret: `AGENT_AUTOLOOP_CHANNEL_SECRET_<NAME>` (protocol.md 通道). */
-export function channelSecretVariable(name: string): string {
-  return `AGENT_AUTOLOOP_CHANNEL_SECRET_${secretsEnvName(name)}`;
-}
+/** The secrets.env variable that holds a channel's secret (defined beside the other secret names, which load nothing). */
+export { channelSecretVariable } from "../kernel/names.js";
 
 /** After the hub could not be reached for the next card, the channel asks again after this long (ms). */
 export const nextCardRetryMs = 5_000;
