@@ -175,11 +175,12 @@ export class ToolHost {
   async allTools(): Promise<{ tools: OfferedTool[]; problems: { plugin: string; message: string }[] }> {
     const tools: OfferedTool[] = [];
     const problems: { plugin: string; message: string }[] = [];
-    for (const rec of this.registry.list()) {
-      if (this.registry.get(rec.name) !== rec) continue;
-      const r = await this.tools(rec.name);
+    // The plugins in use when asked, taken before the first await: a rescan meanwhile (the watcher's) makes new records.
+    const names = this.registry.list().filter((rec) => this.registry.get(rec.name) === rec).map((rec) => rec.name);
+    for (const name of names) {
+      const r = await this.tools(name);
       if (r.ok) tools.push(...r.tools);
-      else problems.push({ plugin: rec.name, message: r.message });
+      else problems.push({ plugin: name, message: r.message });
     }
     for (const id of this.data?.pluginIds() ?? []) {
       if (this.registry.get(id)) continue; // a tool plugin of the same name wins
