@@ -10,10 +10,10 @@ import type { RunnerKind } from "./runner.js";
 import { serviceRunner } from "./service.js";
 import { asyncRunner, syncRunner } from "./stdio-runner.js";
 
-/** Every kind's runner. */
-export const runners = {
+/** Every kind's runner (typed by the contract's list: a kind missing from either side is an error here, and only here). */
+export const runners: Readonly<Record<ToolPluginType, RunnerKind>> = {
   sync: syncRunner,
   async: asyncRunner,
   service: serviceRunner,
   mcp: mcpRunner,
-} as const satisfies Record<ToolPluginType, RunnerKind>;
+};
