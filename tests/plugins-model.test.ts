@@ -7,7 +7,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { baseRules, hubFixture, makeHome, serveFixture, tempDir, until, type Fixture } from "./helpers.js";
 import { copyExample, editJson, localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
@@ -225,4 +226,41 @@ test("a broken code plugin is rejected at start with the reason, of each kind, n
   } finally {
     await f.close();
   }
+});
+
+test("add accepts every name a plugin of its kind may have: a tool plugin's folder or repository may hold _ and capitals; a code or declarative plugin's may not", async () => {
+  const made = makeHome();
+  const from = tempDir();
+  const copy = (name: string) => {
+    cpSync(join(examples, "hello-python"), join(from, name), { recursive: true });
+    return join(from, name);
+  };
+  const installed = () => (existsSync(made.home.plugins) ? readdirSync(made.home.plugins).filter((n) => !n.startsWith(".") && n !== "node_modules").sort() : []);
+  const toolDone = (name: string) =>
+    `installed tool plugin folder ${name} in ${join(made.home.plugins, name)}; agent-autoloop plugins list shows its name and tools; offer them to a rule's agent with "tools": ["<name>.<tool>"] in rules.json`;
+  // A local folder, and a git repository whose name has capitals (names are lowercased).
+  assert.deepEqual(await cli(["add", copy("my_tools")], made.dir), { code: 0, out: [toolDone("my_tools")], err: [] });
+  const repo = copy("Hello_Repo.git");
+  const git = (...args: string[]) => execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", ...args], { stdio: "ignore" });
+  git("init", "-q");
+  git("add", ".");
+  git("commit", "-q", "-m", "plugin");
+  assert.deepEqual(await cli(["add", repo], made.dir), { code: 0, out: [toolDone("hello_repo")], err: [] });
+  // A declarative plugin: its id is its folder's name.
+  writeFiles(join(from, "notes"), { "plugin.json": minimalManifest("notes") });
+  assert.deepEqual(await cli(["add", join(from, "notes")], made.dir), {
+    code: 0, out: [`installed declarative plugin notes in ${join(made.home.plugins, "notes")}; a running hub loads it within 2 s; offer its tools to a rule's agent with "tools": ["notes.*"] in rules.json`], err: [],
+  });
+  // Names the kind does not allow: refused, nothing installed.
+  writeFiles(join(from, "my_notes"), { "plugin.json": minimalManifest("my_notes") });
+  writeFiles(join(from, "my_agent"), { "agent.ts": 'export default { command: () => ["true"], read: () => null };\n' });
+  for (const name of ["my_notes", "my_agent"]) {
+    assert.deepEqual(await cli(["add", join(from, name)], made.dir), { code: 1, out: [], err: [`agent-autoloop: plugin names use lowercase letters, digits and -; the folder name gives "${name}"`] }, name);
+  }
+  // A name no plugin of any kind may have is refused before anything is copied.
+  assert.deepEqual(await cli(["add", copy("two.parts")], made.dir), { code: 1, out: [], err: ['agent-autoloop: plugin names use lowercase letters, digits and -; the folder name gives "two.parts"'] });
+  assert.deepEqual(installed(), ["hello_repo", "my_tools", "notes"]);
+  // What add installed is what the plugin model finds: the tool plugins by their manifests' name.
+  const list = await cli(["plugins", "list"], made.dir);
+  assert.deepEqual(list.out.filter((l) => l.includes("(home)")).map((l) => l.split(/\s{2,}/).slice(0, 3)), [["hello-python", "0.1.0", "sync"], ["hello-python", "0.1.0", "sync"], ["notes", "1.0.0", "declarative"]]);
 });

@@ -12,7 +12,7 @@ import {
   chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync,
 } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { classify, isBuiltInPlugin, linkEngine, pluginKinds, pluginNameFits, type PluginKind } from "../plugins/index.js";
+import { classify, codeKinds, isBuiltInPlugin, linkEngine, pluginKinds, pluginNameFits, type PluginKind } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { CliError } from "./connect.js";
@@ -48,10 +48,11 @@ export function addPlugin(h: Home, source: string, replace: boolean, lang: Lang)
   // Fetched beside its place under a hidden name (no plugin name starts with "." and no scan reads one), checked by what
   // it holds, then renamed into place: whole or not at all.
   const temporary = join(h.plugins, `.add-${name}-${randomBytes(4).toString("hex")}`);
+  let kinds: PluginKind[] = [];
   try {
     if (folder) copyFolder(folder, temporary, lang);
     else clone(source, temporary, lang);
-    const kinds = classify(temporary);
+    kinds = classify(temporary);
     const wrong = (kinds.length > 0 ? kinds : (["agent"] as const)).find((k) => !pluginNameFits(k, name));
     if (wrong) throw badName(wrong);
     renameSync(temporary, target);
@@ -63,7 +64,10 @@ export function addPlugin(h: Home, source: string, replace: boolean, lang: Lang)
   } catch {
     // The plugin is installed; the hub makes the link when it loads the plugin (or says why the SDK is not found).
   }
-  return t(lang, builtIn ? "add.replaced" : "add.done", { name, dir: target });
+  // How it is used, by what it holds: a code plugin by its name in rules.json, a tool or declarative one by its tools.
+  const code = kinds.length === 0 || kinds.some((k) => (codeKinds as readonly string[]).includes(k));
+  if (builtIn || code) return t(lang, builtIn ? "add.replaced" : "add.done", { name, dir: target });
+  return t(lang, kinds.includes("tool") ? "add.doneTool" : "add.doneDeclarative", { name, dir: target });
 }
 
 /** Whether `path` is an existing folder on this computer. */

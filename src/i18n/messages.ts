@@ -759,7 +759,7 @@ const catalog = {
   "cli.desc.pluginsInspect": { zh: "一个工具插件的详情：manifest、来处、工具、沙箱、审批模式、为什么装载（或没装载）", en: "one tool plugin in detail: manifest, origin, tools, sandbox, approval modes, why it is (not) loaded" },
   "cli.desc.pluginsDoctor": { zh: "检查每个工具插件：manifest、入口程序、沙箱在本机能不能建、重名；有要修的就以 1 退出", en: "check every tool plugin: manifest, entry point, sandbox available here, clashes; exit 1 if any needs fixing" },
   "cli.desc.pluginsReload": { zh: "让中台重新扫描各种插件的目录，说出上次问过以来的变化：新装载的、重新装载的、卸载的；有被拒绝的就以 1 退出", en: "have the hub rescan the folders of every kind of plugin and say what changed since it was last asked: loaded, replaced, unloaded; exit 1 if any is refused" },
-  "cli.desc.servePlugins": { zh: "再从这个目录装载声明式插件（每个子目录一个插件；可以写多次）", en: "also load declarative plugins from this folder (one plugin per subfolder; may be given more than once)" },
+  "cli.desc.servePlugins": { zh: "再从这个目录装载插件（各种插件；每个子目录一个插件；可以写多次）", en: "also load plugins of every kind from this folder (one plugin per subfolder; may be given more than once)" },
   "cli.reload.loaded": { zh: "已装载：{ids}", en: "loaded: {ids}" },
   "cli.reload.replaced": { zh: "已重新装载：{ids}", en: "replaced: {ids}" },
   "cli.reload.unloaded": { zh: "已卸载：{ids}", en: "unloaded: {ids}" },
@@ -1098,6 +1098,8 @@ const catalog = {
   "console.plugins.status.shadowed": { zh: "被盖过", en: "shadowed" },
   "add.badToolName": { zh: "工具插件的名字只能用字母、数字、_ 和 -，从仓库名算出来的是「{name}」", en: "tool plugin names use letters, digits, _ and -; the repository name gives \"{name}\"" },
   "add.badToolFolderName": { zh: "工具插件的名字只能用字母、数字、_ 和 -，从文件夹名算出来的是「{name}」", en: "tool plugin names use letters, digits, _ and -; the folder name gives \"{name}\"" },
+  "add.doneTool": { zh: "已安装工具插件目录 {name} 到 {dir}；agent-autoloop plugins list 会列出它的名字和工具；在 rules.json 某条规则的 \"tools\": [\"<名字>.<工具>\"] 里把工具交给它的 agent", en: "installed tool plugin folder {name} in {dir}; agent-autoloop plugins list shows its name and tools; offer them to a rule's agent with \"tools\": [\"<name>.<tool>\"] in rules.json" },
+  "add.doneDeclarative": { zh: "已安装声明式插件 {name} 到 {dir}；运行中的中台 2 秒内就会装载它；在 rules.json 某条规则的 \"tools\": [\"{name}.*\"] 里把它的工具交给 agent", en: "installed declarative plugin {name} in {dir}; a running hub loads it within 2 s; offer its tools to a rule's agent with \"tools\": [\"{name}.*\"] in rules.json" },
   // owner console (issue 17): the hub's and the CLI's words about it
   "console.origin": { zh: "拒绝：这个控制台请求来自别的网页或地址（Origin 不符）", en: "refused: this console request came from another page or address (its Origin does not match)" },
   "console.signInInvalid": { zh: "这个登录链接不认识、已经用过或已过期：再运行 agent-autoloop console 取一个新的", en: "this sign-in link is unknown, used or expired: run agent-autoloop console for a new one" },
