@@ -12,7 +12,9 @@
  *   session opens;
  * - stop: the model runs a long shell command; `stop` ends the run and no process of it is left;
  * - kill: the hub and worker process is killed with SIGKILL while the model's command runs; after a restart the
- *   worker picks the run up and reports its result.
+ *   worker picks the run up and reports its result;
+ * - block (issue 29): the prompt the CLI sends carries the operating rules; a model that follows them asks once for a
+ *   block, and at the next event of the lane (the card still open) neither asks again nor sets a `later`.
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -29,6 +31,12 @@ const askReceipt = receiptMessage("Needs you: which database should the migratio
 });
 const needsYouAsk = receiptMessage("Needs you: the staging database password expired", {
   ask: [{ title: "Staging password expired", text: "Reset the staging database password, then answer.", options: ["I reset it", "Skip staging"] }],
+});
+
+/** A sentence of the prompt's operating rules (src/worker/prompt.ts), in English: the block rule the model follows. */
+const blockRule = "When a card in open already covers the same block, do not ask again and do not set a later to retry";
+const blockAsk = receiptMessage("Needs you: the VPN login expired", {
+  ask: [{ title: "Log in to the VPN", text: "The VPN session expired; log in again, then answer.", options: ["Logged in"], key: "vpn-login", about: "left: only the deploy step" }],
 });
 
 /** The processes whose command line contains `marker` (read from /proc; the test's own pgrep would match itself). */
@@ -89,6 +97,12 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
         return shell(`node -e "setTimeout(() => {}, ${stopMarker})"`);
       case "kill":
         return shell(`sleep 4 && echo ${killMarker}`);
+      case "block":
+        // A model that never saw the rules asks again at every event, with a retry timer.
+        if (!turn.allUser.includes(blockRule)) return { text: receiptMessage("Needs you: the VPN login expired", { ask: [{ title: "Log in to the VPN (again)", text: "Still expired.", options: ["Logged in"] }], later: [{ key: "vpn-retry", at: "2099-01-01T00:00:00Z" }] }) };
+        return fresh.get("block")! >= 2
+          ? { text: receiptMessage("Still waiting on the VPN login card.", { later: [{ key: "vpn-retry", cancel: true }] }) }
+          : { text: blockAsk };
       default:
         return { text: "Nothing to do: unknown scenario" };
     }
@@ -122,7 +136,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     if (skip) return;
     model = await startFakeModel(script);
     mkdirSync(project, { recursive: true });
-    const scenarios = ["ask", "rewrite", "needsyou", "lost", "stop", "kill"];
+    const scenarios = ["ask", "rewrite", "needsyou", "lost", "stop", "kill", "block"];
     hub = await realHub(dir, model.url, {
       timezone: "UTC",
       sources: { lab: { name: "Lab" } },
@@ -211,6 +225,17 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     assert.equal(runs[1].summary, "Done: started over on a new session");
     assert.match(runs[1]!.session!, /^[0-9a-f-]{36}$/);
     assert.notEqual(runs[1].session, first.session, "a new session");
+  });
+
+  test(`${agent}: the prompt's operating rules reach the model; a block covered by an open card is not asked again, no later is set`, { skip: skip ?? false }, async () => {
+    await post("block.one");
+    await runsOf("block", (r) => r[0]?.state === "waiting" || r[0]?.state === "done");
+    await post("block.two");
+    const runs = await runsOf("block", (r) => r.length === 2 && r[1]!.state === "done");
+    assert.deepEqual(runs.map((r) => r.summary), ["Needs you: the VPN login expired", "Still waiting on the VPN login card."]);
+    const s = await ownerState();
+    assert.deepEqual(s.cards.filter((c) => c.rule === "block").map((c) => [c.kind, c.title, c.state]), [["ask", "Log in to the VPN", "open"]]);
+    assert.deepEqual(s.timers.filter((t) => t.key === "vpn-retry"), [], "no timer to retry the block");
   });
 
   test(`${agent}: stopping a run in the middle of a tool call leaves no process behind`, { skip: skip ?? false }, async () => {

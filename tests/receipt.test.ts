@@ -81,6 +81,11 @@ test("the prompt carries the rule's words and the receipt instructions, never ev
   assert.match(p, /A question outside an ask reaches nobody\.$/);
   const zh = buildPrompt({ rule: { name: "r", prompt: null, skill: null }, askFirst: [], contextFile: "/c", lang: "zh" });
   assert.match(zh, /没跑成：原因/);
+  // Issue 29: the operating rules (at least once; blocks), in both languages, before the receipt format.
+  assert.match(p, /\n\nThe rules of this place:\n- The same matter may reach you more than once \(at least once\)\. Before any action with side effects/);
+  assert.match(p, /do not ask again and do not set a later to retry: the first line says which card it still waits on, with no ask; cancel a check in waiting for the same block with \{ "key": "…", "cancel": true \}\.\n\nWhen you are done/);
+  assert.match(zh, /\n\n这里的规矩：\n- 同一件事可能叫你不止一次（至少一次）。/);
+  assert.match(zh, /open 里已有卡片说的是同一个阻塞时，不再问，也不用 later 定时重试/);
 });
 
 test("the agent's environment is an allowlist: the base names, its plugin's and its own names; no hub keys, no unrelated secrets", async () => {

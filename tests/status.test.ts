@@ -10,6 +10,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { engine, hubFixture, baseRules } from "./helpers.js";
 import type { State } from "../src/protocol/responses.js";
+import { Clock } from "./clock.js";
+import { formatStatus } from "../src/cli/status.js";
 
 const rules = {
   ...baseRules,
@@ -119,4 +121,22 @@ test("a paused rule shows when its pause ends, not a cron time that will be skip
   assert.equal((await f.call("POST", "/v1/rules/nightly/resume", f.keys.owner, {})).status, 200);
   assert.equal((await f.call("POST", "/v1/rules/nightly/pause", f.keys.owner, {})).status, 200);
   assert.equal(await rulesOf(), "  nightly ← cron 0 3 * * * → bot · queued 0 · running 0 · paused");
+});
+
+test("status spending reads right: '1 run', and a figure no run reported is not shown as 0 beside 'without token counts' (issue 29)", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  const spending = () => section(formatStatus(k.state(), "en", "http://x"), "Spending:");
+  const zh = () => section(formatStatus(k.state(), "zh", "http://x"), "用量：");
+  assert.deepEqual(spending(), ["  today: 0 runs", "  7 days: 0 runs"]);
+  k.event("e1");
+  k.result(k.claim("c1").job!.run, { outcome: "done" });
+  assert.deepEqual(spending(), ["  today: 1 run · 1 without token counts · 1 without cost", "  7 days: 1 run · 1 without token counts · 1 without cost"]);
+  k.event("e2");
+  k.result(k.claim("c2").job!.run, { outcome: "done", usage: { input: 100, output: 20 } });
+  assert.deepEqual(spending()[0], "  today: 2 runs · 120 tokens · 1 without token counts · 2 without cost");
+  k.event("e3");
+  k.result(k.claim("c3").job!.run, { outcome: "done", usage: { input: 1, output: 2, cost: 0.125 } });
+  assert.deepEqual(spending()[0], "  today: 3 runs · 123 tokens · $0.1250 · 1 without token counts · 2 without cost");
+  assert.deepEqual(zh()[0], "  今天：3 轮 · 123 个词元 · 0.1250 美元 · 1 轮没报词元数 · 2 轮没报费用");
+  k.close();
 });

@@ -427,6 +427,30 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       if (changed && what) sayError(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
 
+  // Ready-made scenarios (issue 29): local files only, no hub needed (the hub reloads rules.json by itself).
+  const recipe = p.command("recipe").description(t(lang, "cli.desc.recipe"));
+  recipe.command("list")
+    .description(t(lang, "cli.desc.recipeList"))
+    .action(async () => {
+      const [h, { listRecipes }] = await Promise.all([home(), import("./recipe.js")]);
+      say(listRecipes(h, lang));
+    });
+  recipe.command("add")
+    .description(t(lang, "cli.desc.recipeAdd"))
+    .argument("<name>", t(lang, "cli.arg.recipe"))
+    .option("--dir <folder>", t(lang, "cli.desc.recipeDir"))
+    .action(async (name: string, o: { dir?: string }) => {
+      const [{ h, config }, { addRecipe }] = await Promise.all([setUpHome(), import("./recipe.js")]);
+      say(addRecipe(h, name, config.worker?.name ?? "local", o.dir, lang).join("\n"));
+    });
+  recipe.command("remove")
+    .description(t(lang, "cli.desc.recipeRemove"))
+    .argument("<name>", t(lang, "cli.arg.recipe"))
+    .action(async (name: string) => {
+      const [{ h }, { removeRecipe }] = await Promise.all([setUpHome(), import("./recipe.js")]);
+      say(removeRecipe(h, name, lang).join("\n"));
+    });
+
   p.command("check")
     .description(t(lang, "cli.desc.check"))
     .argument("[file]", t(lang, "cli.arg.file"))

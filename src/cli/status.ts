@@ -100,8 +100,14 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
   }
   out.push("", w("status.unrouted", { n: s.totals.unrouted }));
   for (const e of s.unrouted.slice(0, 5)) out.push(`  #${e.id} ${e.source}/${e.eventId} ${e.type}${e.summary ? ` · ${e.summary}` : ""}`);
-  const sp = (x: Spending, label: string) => `  ${w("status.spent", { label, runs: x.rounds, tokens: x.tokens, cost: x.cost.toFixed(4) })}`
-    + `${x.missingTokens ? ` · ${w("status.noTokens", { n: x.missingTokens })}` : ""}${x.missingCost ? ` · ${w("status.noCost", { n: x.missingCost })}` : ""}`;
+  // A figure no run reported is not shown as 0: only the count of runs without it.
+  const sp = (x: Spending, label: string) => "  " + [
+    x.rounds === 1 ? w("status.spentOneRun", { label }) : w("status.spentRuns", { label, n: x.rounds }),
+    ...(x.rounds > x.missingTokens ? [w("status.spentTokens", { n: x.tokens })] : []),
+    ...(x.rounds > x.missingCost ? [w("status.spentCost", { cost: x.cost.toFixed(4) })] : []),
+    ...(x.missingTokens ? [w("status.noTokens", { n: x.missingTokens })] : []),
+    ...(x.missingCost ? [w("status.noCost", { n: x.missingCost })] : []),
+  ].join(" · ");
   out.push("", w("status.spending"), sp(s.spending.today, w("status.today")), sp(s.spending.week, w("status.week")));
   // Tool calls that ended today, one line per plugin (issue 16).
   const calls = s.toolCalls;

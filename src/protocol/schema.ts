@@ -310,7 +310,9 @@ export const ToolCallBody = Type.Object(
     argsDigest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "sha256:<hex> of the arguments' canonical JSON" }),
     preview: text(L.toolCallPreviewMaxCodepoints),
     argsLength: Type.Optional(Type.Integer({ minimum: 2, maximum: Number.MAX_SAFE_INTEGER, description: "the length of the arguments' canonical JSON in code points" })),
-    arguments: Type.Optional(Type.String({ maxLength: L.toolCallArgumentsMaxCodepoints, pattern: linePattern, description: "the arguments' canonical JSON whole (its sha256 is argsDigest), when short enough to keep" })),
+    // The arguments' canonical JSON whole (its sha256 is argsDigest), when short enough to keep; canonical JSON
+    // escapes every control character, so it is one clean line (a pattern's description is its refusal's text).
+    arguments: Type.Optional(line(L.toolCallArgumentsMaxCodepoints)),
     files: Type.Optional(Type.Array(
       Type.String({ maxLength: 17 + L.toolCallFilePathMaxChars, pattern: "^[0-9a-f]{16} [^\\u0000-\\u001f\\u007f]+$", description: "<first 16 hex of the file's sha256> <path in the plugin folder>" }),
       { maxItems: L.toolCallFilesMax, description: "the plugin's files (issue 26 #4): an approval card says which changed since the owner trusted it" },

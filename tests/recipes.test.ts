@@ -1,0 +1,271 @@
+/**
+ * `agent-autoloop recipe list | add | remove` (issue 29) through the real CLI on a fresh home: every shipped recipe
+ * added alone passes `check`; add keeps the file's comments, refuses to overwrite (writing nothing), and remove takes
+ * back exactly what it added, keeping what the owner changed. Then the website check end to end: a real `serve` with
+ * its local worker runs `check-site.mjs` (sandboxed) against a fake site on 127.0.0.1 that goes down and comes back:
+ * the four transitions and a manual close while still down.
+ */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { applyEdits, modify, parse as parseJsonc } from "jsonc-parser";
+import { engine, tempDir, until } from "./helpers.js";
+import type { State } from "../src/protocol/responses.js";
+
+const bin = join(engine, "bin", "agent-autoloop.js");
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh home under a fresh HOME (so `~/agent-autoloop-recipes` is in it too), and its CLI. */
+async function freshHome(lang = "en") {
+  const root = tempDir("aa-recipes-");
+  dirs.push(root);
+  const home = join(root, "aa");
+  const env = { ...process.env, HOME: root, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: lang, AGENT_AUTOLOOP_URL: "http://127.0.0.1:1", DISPLAY: "", WAYLAND_DISPLAY: "" };
+  const cli = async (...args: string[]): Promise<{ code: number; out: string; err: string }> => {
+    try {
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { env, encoding: "utf8" });
+      return { code: 0, out: stdout.trimEnd(), err: stderr.trimEnd() };
+    } catch (e) {
+      const x = e as { code: number; stdout: string; stderr: string };
+      return { code: x.code, out: x.stdout.trimEnd(), err: x.stderr.trimEnd() };
+    }
+  };
+  assert.equal((await cli("init")).code, 0);
+  return { root, home, env, cli, rules: join(home, "rules.json"), work: (name: string) => join(root, "agent-autoloop-recipes", name) };
+}
+
+const names = ["browser-handoff", "morning-report", "website-check"];
+
+type Home = Awaited<ReturnType<typeof freshHome>>;
+
+/** `serve` on the home with its local worker; `run(rule)` runs a rule now and waits for that run to end. */
+async function serve(h: Home) {
+  const hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  hub.stdout!.on("data", (d) => (output += d));
+  hub.stderr!.on("data", (d) => (output += d));
+  const stop = async () => {
+    if (hub.exitCode !== null || hub.signalCode !== null) return;
+    const gone = new Promise((r) => hub.once("exit", r));
+    hub.kill("SIGTERM");
+    await gone;
+  };
+  try {
+    const url = (await until(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], 60_000, () => `the hub to listen: ${output}`))!;
+    const owner = (JSON.parse(readFileSync(join(h.home, "config.json"), "utf8")) as { owner: string }).owner;
+    const state = async () => (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
+    const cli = async (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args], { env: { ...h.env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" });
+    const run = async (rule: string) => {
+      const before = (await state()).runs.filter((r) => r.rule === rule).length;
+      await cli("run", rule);
+      return until(async () => {
+        const runs = (await state()).runs.filter((r) => r.rule === rule);
+        return runs.length === before + 1 && ["done", "nothing", "failed"].includes(runs[0]!.state) ? runs[0] : null;
+      }, 60_000, () => `a run of ${rule} to end: ${output.slice(-2000)}`);
+    };
+    return { url, state, cli, run, stop, output: () => output };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+test("recipe list shows every shipped recipe; each added alone to a fresh home passes check, and remove gives the file back byte for byte", async () => {
+  const h = await freshHome();
+  const list = await h.cli("recipe", "list");
+  assert.deepEqual(list.out.split("\n").map((l) => l.split(" — ")[0]), names);
+  const starter = readFileSync(h.rules, "utf8");
+  for (const name of names) {
+    const added = await h.cli("recipe", "add", name);
+    assert.equal(added.code, 0, added.err);
+    assert.match(added.out, new RegExp(`^added recipe '${name}' \\(work folder ${h.work(name).replace(/[/.]/g, "\\$&")}\\):\\n`));
+    const check = await h.cli("check");
+    assert.equal(check.code, 0, check.err);
+    assert.ok(readFileSync(h.rules, "utf8").includes("// Who may post events. Give each a key"), "the file's comments stay");
+    assert.match((await h.cli("recipe", "list")).out, new RegExp(`^${name} \\(added\\) — `, "m"));
+    const removed = await h.cli("recipe", "remove", name);
+    assert.equal(removed.code, 0, removed.err);
+    assert.equal(readFileSync(h.rules, "utf8"), starter, `${name}: rules.json as it was`);
+    assert.equal(existsSync(h.work(name)), false, `${name}: its work folder is gone (it was empty)`);
+    assert.equal(existsSync(join(h.home, "recipes.json")), false);
+  }
+});
+
+test("website-check add: what it added and what next; a second add, an unknown name and a clash refuse, writing nothing; remove keeps what you changed", async () => {
+  const h = await freshHome();
+  const added = await h.cli("recipe", "add", "website-check");
+  assert.equal(added.out, [
+    `added recipe 'website-check' (work folder ${h.work("website-check")}):`,
+    "  + timezone", "  + sources.website", "  + agents.site-checker", "  + agents.site-investigator",
+    "  + rules.website-check", "  + rules.website-investigate", `  + ${join(h.work("website-check"), "site.json")}`,
+    `how to enable it and what it needs: ${join(engine, "examples", "recipes", "website-check", "README.md")}`,
+  ].join("\n"));
+  const rules = parseJsonc(readFileSync(h.rules, "utf8")) as { timezone: string; agents: Record<string, { command?: string[] }>; rules: { name: string; cwd: string }[] };
+  assert.equal(rules.timezone, "Asia/Shanghai");
+  assert.deepEqual(rules.agents["site-checker"]!.command, ["node", join(engine, "examples", "recipes", "website-check", "check-site.mjs")]);
+  assert.deepEqual(rules.rules.map((r) => [r.name, r.cwd]), [["demo", "~"], ["website-check", h.work("website-check")], ["website-investigate", h.work("website-check")]]);
+
+  const before = readFileSync(h.rules, "utf8");
+  const again = await h.cli("recipe", "add", "website-check");
+  assert.deepEqual([again.code, again.err], [1, "agent-autoloop: recipe 'website-check' is already added; to add it again, first: agent-autoloop recipe remove website-check"]);
+  const unknown = await h.cli("recipe", "add", "nope");
+  assert.deepEqual([unknown.code, unknown.err], [1, `agent-autoloop: no recipe named 'nope'; there are: ${names.join(", ")}`]);
+  assert.equal(readFileSync(h.rules, "utf8"), before);
+
+  // The owner changes the checker and site.json: remove keeps both, takes the rest.
+  writeFileSync(h.rules, applyEdits(before, modify(before, ["agents", "site-checker", "name"], "My checker", {})));
+  writeFileSync(join(h.work("website-check"), "site.json"), '{ "url": "https://mine.example/" }\n');
+  const removed = await h.cli("recipe", "remove", "website-check");
+  assert.equal(removed.out, [
+    "took back recipe 'website-check':",
+    "  - timezone", "  - sources.website", "  ! agents.site-checker (changed since it was added: kept)", "  - agents.site-investigator",
+    "  - rules.website-check", "  - rules.website-investigate", `  ! ${join(h.work("website-check"), "site.json")} (changed since it was added: kept)`,
+  ].join("\n"));
+  const left = parseJsonc(readFileSync(h.rules, "utf8")) as { timezone?: string; agents: Record<string, unknown>; rules: { name: string }[] };
+  assert.deepEqual([left.timezone, Object.keys(left.agents), left.rules.map((r) => r.name)], [undefined, ["demo-agent", "site-checker"], ["demo"]]);
+  assert.equal(readFileSync(join(h.work("website-check"), "site.json"), "utf8"), '{ "url": "https://mine.example/" }\n');
+
+  // Now site-checker exists with other content: add refuses, naming it, and writes nothing (no site.json change either).
+  const kept = readFileSync(h.rules, "utf8");
+  const clash = await h.cli("recipe", "add", "website-check");
+  assert.equal(clash.code, 1);
+  assert.equal(clash.err, `agent-autoloop: recipe 'website-check' not added, nothing written: these exist with other content and are never overwritten: agents.site-checker, ${join(h.work("website-check"), "site.json")}. Rename or move them, then add it again`);
+  assert.equal(readFileSync(h.rules, "utf8"), kept);
+  assert.equal(existsSync(join(h.home, "recipes.json")), false);
+  // In Chinese too.
+  const zh = await promisify(execFile)(process.execPath, [bin, "recipe", "list"], { env: { ...h.env, AGENT_AUTOLOOP_LANG: "zh" }, encoding: "utf8" });
+  assert.match(zh.stdout, /^website-check — 每 5 分钟查一个网址/m);
+});
+
+test("website-check end to end: down → one card and an investigate event; quiet while down; up → the card resolved and a recovery event; closed by hand while down → reported again", async () => {
+  const h = await freshHome();
+  let up = false;
+  const site = createServer((_req, res) => {
+    res.writeHead(up ? 200 : 503).end(up ? "ok" : "down");
+  });
+  await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
+  const siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/health`;
+  let hub: Awaited<ReturnType<typeof serve>> | null = null;
+  try {
+    assert.equal((await h.cli("recipe", "add", "website-check")).code, 0);
+    writeFileSync(join(h.work("website-check"), "site.json"), JSON.stringify({ url: siteUrl, expectStatus: 200, timeoutSeconds: 5 }));
+    // The investigation's agent: a command that says what it got (no agent CLI needed here).
+    const text = readFileSync(h.rules, "utf8");
+    writeFileSync(h.rules, applyEdits(text, modify(text, ["agents", "site-investigator"], { worker: "local", use: "command", command: ["node", "-e", "console.log('Looked into it: the site answers 503')"] }, {})));
+    hub = await serve(h);
+    const { state, cli } = hub;
+    const check = async (): Promise<string> => (await hub!.run("website-check")).summary ?? "";
+    const incidents = async () => (await state()).cards.filter((c) => c.rule === "website-check" && c.state === "open").map((c) => c.title);
+    const title = `Website down: ${siteUrl}`;
+
+    assert.equal(await check(), `Website down: ${siteUrl} answered 503, expected 200`);
+    assert.deepEqual(await incidents(), [title]);
+    const investigated = await until(async () => (await state()).runs.find((r) => r.rule === "website-investigate" && r.state === "done"), 60_000, "the investigation");
+    assert.equal(investigated.summary, "Looked into it: the site answers 503");
+
+    assert.equal(await check(), `Nothing to do: ${siteUrl} still down (answered 503, expected 200); card ${(await state()).cards.find((c) => c.title === title)!.id} is open`);
+    assert.deepEqual(await incidents(), [title], "quiet while down: still one card");
+
+    up = true;
+    assert.equal(await check(), `Website back up: ${siteUrl}`);
+    assert.deepEqual(await incidents(), [], "the incident is resolved");
+    const s = await state();
+    assert.equal(s.runs.filter((r) => r.rule === "website-investigate").length, 1, "site.recovered starts no investigation");
+    assert.equal(await check(), `Nothing to do: ${siteUrl} answers 200`);
+
+    up = false;
+    assert.match(await check(), /^Website down: /);
+    const card = (await state()).cards.find((c) => c.title === title && c.state === "open")!;
+    await cli("resolve", String(card.id), "looked at it");
+    assert.match(await check(), /^Website down: /, "closed by hand while still down: reported again");
+    assert.deepEqual(await incidents(), [title]);
+  } finally {
+    await hub?.stop();
+    site.close();
+  }
+});
+
+test("morning-report end to end: a dated file of the repositories' commits in its work folder, and a for-your-information card", async () => {
+  const h = await freshHome();
+  const repo = join(h.root, "code", "app");
+  mkdirSync(repo, { recursive: true });
+  const git = (...args: string[]) => promisify(execFile)("git", ["-C", repo, ...args], { env: { ...h.env, GIT_AUTHOR_NAME: "Ada", GIT_AUTHOR_EMAIL: "a@x", GIT_COMMITTER_NAME: "Ada", GIT_COMMITTER_EMAIL: "a@x" } });
+  await git("init", "-q");
+  for (const m of ["Fix the login timeout", "Add the export button"]) await git("commit", "-q", "--allow-empty", "-m", m);
+  assert.equal((await h.cli("recipe", "add", "morning-report")).code, 0);
+  writeFileSync(join(h.work("morning-report"), "report.json"), JSON.stringify({ repos: ["~/code/app", "~/code/missing"], hours: 24 }));
+  const hub = await serve(h);
+  try {
+    const run = await hub.run("morning-report");
+    assert.equal(run.summary, "Morning report written: 2 commits in 2 repositories; 1 not readable");
+    const day = new Intl.DateTimeFormat("en-CA", { year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
+    const file = join(h.work("morning-report"), "reports", `${day}.md`);
+    const report = readFileSync(file, "utf8");
+    assert.match(report, new RegExp(`^# Morning report ${day}\n\nThe last 24 hours, 2 commits in 2 repositories\.\n\n## ${repo.replace(/[/.]/g, "\\$&")}\n\n- [0-9a-f]{7,} Add the export button \\(Ada\\)\n- [0-9a-f]{7,} Fix the login timeout \\(Ada\\)\n`));
+    assert.match(report, /## .*code\/missing\n\nNot readable: /);
+    const cards = (await hub.state()).recentCards.filter((c) => c.rule === "morning-report");
+    assert.deepEqual(cards.map((c) => [c.kind, c.state, c.title, c.text]), [["notice", "closed", `Morning report ${day}`, `2 commits in 2 repositories; 1 not readable. The report: ${file}`]]);
+  } finally {
+    await hub.stop();
+  }
+});
+
+test("browser-handoff end to end: a block becomes one ask and the run ends done; no second ask while it is open; after the answer only the steps left, in the same session", async () => {
+  const h = await freshHome();
+  assert.equal((await h.cli("recipe", "add", "browser-handoff")).code, 0);
+  const work = h.work("browser-handoff");
+  // A fake browser entry: logs each call, answers a session id, and is blocked at export-orders until `cleared` exists.
+  writeFileSync(join(work, "entry.mjs"), `
+import { appendFileSync, existsSync } from "node:fs";
+const arg = (n) => process.argv[process.argv.indexOf(n) + 1];
+const has = (n) => process.argv.includes(n);
+const session = has("--session") ? arg("--session") : "s-" + process.pid;
+appendFileSync(${JSON.stringify(join(work, "calls.log"))}, arg("--operation") + " " + (has("--session") ? arg("--session") : "new") + "\\n");
+const blocked = arg("--operation") === "export-orders" && !existsSync(${JSON.stringify(join(work, "cleared"))});
+console.log(JSON.stringify(blocked ? { session, status: "blocked", reason: "login required" } : { session, status: "ok" }));
+`);
+  writeFileSync(join(work, "browser.json"), JSON.stringify({ entry: ["node", join(work, "entry.mjs")], target: "https://admin.example.com/", steps: ["open", "export-orders", "download-export"] }));
+  const hub = await serve(h);
+  try {
+    const first = await hub.run("browser-handoff");
+    assert.equal(first.summary, "Needs you: https://admin.example.com/ is blocked at export-orders (login required)");
+    assert.equal(first.state, "done", "a block ends the run done, never failed");
+    const calls = () => readFileSync(join(work, "calls.log"), "utf8").trim().split("\n");
+    // The first call opened the session; every later call continues it.
+    const session = calls()[1]!.replace("export-orders ", "");
+    assert.match(session, /^s-\d+$/);
+    assert.deepEqual(calls(), ["open new", `export-orders ${session}`]);
+    const asks = async () => (await hub.state()).cards.filter((c) => c.rule === "browser-handoff" && c.state === "open");
+    const [card] = await asks();
+    assert.deepEqual([card!.kind, card!.title, card!.options], ["ask", "Browser step blocked: https://admin.example.com/", ["Cleared it: go on", "Skip this time"]]);
+
+    // The cron comes again while the card is open: no second ask, no call of the entry.
+    const again = await hub.run("browser-handoff");
+    assert.equal(again.summary, `Still waiting on card ${card!.id}: https://admin.example.com/ needs you before the steps left (export-orders, download-export)`);
+    assert.equal((await asks()).length, 1);
+    assert.equal(calls().length, 2);
+    assert.deepEqual((await hub.state()).timers, []);
+
+    // The owner logs in and answers: the next run does only the steps left, in the same session.
+    writeFileSync(join(work, "cleared"), "");
+    const runs = (await hub.state()).runs.filter((r) => r.rule === "browser-handoff").length;
+    await hub.cli("answer", String(card!.id), "0");
+    const resumed = await until(async () => {
+      const all = (await hub.state()).runs.filter((r) => r.rule === "browser-handoff");
+      return all.length === runs + 1 && all[0]!.state === "done" ? all[0] : null;
+    }, 60_000, "the run the answer starts");
+    assert.equal(resumed.summary, `Done: 3 browser steps on https://admin.example.com/ (session ${session})`);
+    assert.deepEqual(calls(), ["open new", `export-orders ${session}`, `export-orders ${session}`, `download-export ${session}`]);
+    assert.equal(existsSync(join(work, "progress.json")), false);
+  } finally {
+    await hub.stop();
+  }
+});
