@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { baseRules, hubFixture, makeHome, serveFixture, tempDir, until, type Fixture } from "./helpers.js";
+import { baseRules, engine, hubFixture, makeHome, serveFixture, tempDir, until, type Fixture } from "./helpers.js";
 import { copyExample, editJson, localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
 import { cliLines as cli, examples, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import type { Plugins, PluginsReload } from "../src/protocol/responses.js";
@@ -263,4 +263,31 @@ test("add accepts every name a plugin of its kind may have: a tool plugin's fold
   // What add installed is what the plugin model finds: the tool plugins by their manifests' name.
   const list = await cli(["plugins", "list"], made.dir);
   assert.deepEqual(list.out.filter((l) => l.includes("(home)")).map((l) => l.split(/\s{2,}/).slice(0, 3)), [["hello-python", "0.1.0", "sync"], ["hello-python", "0.1.0", "sync"], ["notes", "1.0.0", "declarative"]]);
+});
+
+test("plugins inspect shows a plugin of any kind: a declarative one with its tools, a code one, a refused one with its last good version in use", async () => {
+  const made = makeHome();
+  mkdirSync(made.home.plugins, { recursive: true });
+  const dir = copyExample(made.home.plugins);
+  const description = (JSON.parse(readFileSync(join(dir, "plugin.json"), "utf8")) as { description: string }).description;
+  const r = await cli(["plugins", "inspect", "example"], made.dir);
+  const digest = /sha256 ([0-9a-f]{64})/.exec(r.out[3] ?? "")?.[1];
+  assert.deepEqual(r, {
+    code: 0, err: [], out: [
+      "example 0.1.0 — declarative (home): ok", "  why: in use: no other folder of its kind has its name", `  folder: ${dir}`,
+      `  files: sha256 ${digest} (the version in use)`, `  description: ${description}`, "  tools: example.http_fetch, example.github_issue",
+    ],
+  });
+  assert.equal((JSON.parse((await cli(["plugins", "inspect", "example", "--json"], made.dir)).out.join("\n")) as { kind: string; digest: string }).digest, digest);
+  // Refused as it is now: the version read before stays in use, and inspect says so.
+  editJson(dir, "plugin.json", (m) => ({ ...m, apiVersion: "2.0" }));
+  const broken = await cli(["plugins", "inspect", "example"], made.dir);
+  assert.deepEqual(broken.out.slice(0, 4), [
+    "example 0.1.0 — declarative (home): error",
+    `  why: it is not loaded as it is now (${dir}/plugin.json#/apiVersion: 2.0 is outside this host's window 1.x); its last good version stays in use until it is fixed`,
+    `  folder: ${dir}`, `  files: sha256 ${digest} (the version in use)`,
+  ]);
+  const agent = await cli(["plugins", "inspect", "claude"], made.dir);
+  assert.deepEqual(agent.out.slice(0, 3), ["claude - — agent (builtin): ok", "  why: in use: no other folder of its kind has its name", `  folder: ${join(engine, "plugins", "claude")}`]);
+  assert.deepEqual(await cli(["plugins", "inspect", "nope"], made.dir), { code: 1, out: [], err: [`agent-autoloop: no plugin named nope (looked among the built-in ones and in ${made.home.plugins})`] });
 });

@@ -194,7 +194,7 @@ test("plugins inspect says why a folder is not loaded; a name of two folders sho
   const inspected = JSON.parse(byFolder.out.join("\n"));
   assert.deepEqual([inspected.status, inspected.dir, inspected.shadowedBy, inspected.toolsSource], ["shadowed", p("twin-b"), { dir: p("twin-a"), origin: "home" }, null]);
   const none = await cli(["plugins", "inspect", "nope"], main.dir);
-  assert.deepEqual([none.code, none.out, none.err], [1, [], [`agent-autoloop: no tool plugin named nope (looked among the built-in ones and in ${main.plugins})`]]);
+  assert.deepEqual([none.code, none.out, none.err], [1, [], [`agent-autoloop: no plugin named nope (looked among the built-in ones and in ${main.plugins})`]]);
 });
 
 test("plugins inspect --json: the tools with their approval entry, allowed sessions and offering rules", async () => {

@@ -110,13 +110,11 @@ function toolLineOf(rec: ToolPluginRecord): PluginLine {
   };
 }
 
-/** The folders `name` stands for: plugins of that name, else the folder of that name. @throws CliError when none. */
-function recordsNamed(registry: ToolRegistry, name: string, h: Home, lang: Lang): ToolPluginRecord[] {
+/** The tool plugin folders `name` stands for: plugins of that name, else the folder of that name; the one in use first. */
+function recordsNamed(registry: ToolRegistry, name: string): ToolPluginRecord[] {
   const all = registry.list();
   const named = all.filter((r) => r.name === name);
   const found = named.length > 0 ? named : all.filter((r) => basename(r.dir) === name);
-  if (found.length === 0) throw new CliError(t(lang, "cli.plugins.notFound", { name, dir: h.plugins }));
-  // The one in use first.
   return found.sort((a, b) => Number(registry.get(b.name) === b) - Number(registry.get(a.name) === a));
 }
 
@@ -171,7 +169,8 @@ function inspectedTools(rec: ToolPluginRecord, outcome: ToolsOutcome | null, rul
  */
 export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boolean): Promise<Printed> {
   const registry = await registryOf(h, lang);
-  const records = recordsNamed(registry, name, h, lang);
+  const records = recordsNamed(registry, name);
+  if (records.length === 0) return inspectOther(h, name, lang, json);
   const { rules, error: rulesError } = rulesOf(h, lang);
   const err: string[] = [];
   // The home (keys, database) is hidden from every sandbox; a plugin's stderr is shown as the hub would log it.
@@ -193,6 +192,36 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
   }
   if (json) return { out: [JSON.stringify(found.length === 1 ? found[0] : found, null, 2)], err, code: 0 };
   return { out: found.flatMap((p, i) => [...(i > 0 ? [""] : []), ...inspectText(p, lang)]), err, code: 0 };
+}
+
+/**
+ * `plugins inspect <name>` of a plugin of another kind (declarative, agent, channel, source; issue 27): its records as
+ * the running hub keeps them, else as read here — kind, origin, status and why, folder, the digest of the version in
+ * use, its description and tools. The one in use first. @throws CliError (exit 1) when no plugin has that name.
+ */
+async function inspectOther(h: Home, name: string, lang: Lang, json: boolean): Promise<Printed> {
+  const { views } = await homePluginViews(h, lang);
+  const found = views.filter((v) => v.kind !== "tool" && v.manifest.id === name).sort((a, b) => Number(b.status !== "shadowed") - Number(a.status !== "shadowed"));
+  if (found.length === 0) throw new CliError(t(lang, "cli.plugins.notFound", { name, dir: h.plugins }));
+  if (json) return { out: [JSON.stringify(found.length === 1 ? found[0] : found, null, 2)], err: [], code: 0 };
+  return { out: found.flatMap((v, i) => [...(i > 0 ? [""] : []), ...otherText(v, lang)]), err: [], code: 0 };
+}
+
+/** The lines of `inspect` for a plugin that is not a tool plugin. */
+function otherText(v: PluginView, lang: Lang): string[] {
+  const l = lineOf(v);
+  const out = [t(lang, "cli.plugins.head", { name: l.name, version: l.version ?? "-", kind: l.kind ?? "-", origin: l.origin, status: t(lang, `cli.plugins.status.${l.status}`) })];
+  const add = (id: MessageId, params: Record<string, string | number>) => out.push(`  ${t(lang, id, params)}`);
+  const why = v.status === "shadowed" ? t(lang, "cli.plugins.why.shadowed", { winner: v.shadowedBy?.dir ?? "", origin: v.shadowedBy?.origin ?? "" })
+    : v.status === "rejected" ? t(lang, v.digest ? "cli.plugins.why.kept" : "cli.plugins.why.rejected", { errors: v.errors.join("; ") })
+    : t(lang, "cli.plugins.why.loadedKind");
+  add("cli.plugins.why", { why });
+  add("cli.plugins.folder", { dir: v.dir });
+  add("cli.plugins.files", { digest: v.digest ?? "-" });
+  const description = (v.manifest as { description?: unknown }).description;
+  if (typeof description === "string" && description) add("cli.plugins.description", { text: description });
+  if (l.tools) add("cli.plugins.toolsOf", { tools: l.tools.map((x) => `${l.name}.${x}`).join(", ") });
+  return out;
 }
 
 /** A check line: its verdict word, the check and what was seen (nothing after the check when nothing was to say). */
