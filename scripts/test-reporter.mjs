@@ -13,7 +13,11 @@
  * - An event's `file` is where its test is written, which is another module for tests a helper defines (for example
  *   tests/real-cli-cases.ts for tests/claude-cli.test.ts): only a test file's own path says which file it is.
  * So until the file being reported is complete, every event is its own; after that, the next file begins with a run
- * of `test:enqueue` events of its top-level tests (or with an event carrying its own path). No timer is needed.
+ * of `test:enqueue` events of its top-level tests (or with an event carrying its own path). No timer is needed for that.
+ *
+ * Long proofs run for minutes without a line (issue 29): every `AGENT_AUTOLOOP_TEST_PROGRESS_MS` (default 60 s) a
+ * line says which files are still running and for how long. A skipped test is listed under its file's line with the
+ * reason it gave.
  */
 import { Transform } from "node:stream";
 import { relative } from "node:path";
@@ -23,7 +27,7 @@ import { inspect } from "node:util";
  * @typedef {{ type: string, data: { name?: string, nesting?: number, file?: string, message?: string, skip?: string | boolean,
  *   todo?: string | boolean, details?: { duration_ms?: number, type?: string, error?: Error & { failureType?: string } } } }} TestEvent
  * @typedef {{ file: string, passed: number, failed: number, skipped: number, todo: number, cancelled: number, output: string[],
- *   ms: number | null, complete: boolean }} FileReport
+ *   ms: number | null, complete: boolean, startedAt: number | null, skips: string[] }} FileReport
  */
 
 /** What a test file's process wrote: its `file` is always the test file's own path. */
@@ -45,6 +49,19 @@ export default class ProgressReporter extends Transform {
     this.enqueueing = false;
     /** @type {string[]} the runner's closing lines */
     this.closing = [];
+    const every = Number(process.env.AGENT_AUTOLOOP_TEST_PROGRESS_MS ?? 60_000);
+    /** the "still running" line's timer (unref'd: it never keeps the runner alive) */
+    this.ticker = every > 0 ? setInterval(() => this.stillRunning(), every) : null;
+    this.ticker?.unref();
+  }
+
+  /** Says which files have started and not completed, each with how long it has run. */
+  stillRunning() {
+    const now = Date.now();
+    const running = [...this.reports.values()].filter((r) => r.startedAt !== null && !r.complete);
+    if (running.length === 0) return;
+    const took = (ms) => (ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${Math.floor((ms % 60_000) / 1000)} s` : `${Math.floor(ms / 1000)} s`);
+    this.push(`  … still running: ${running.map((r) => `${relative(process.cwd(), r.file)} (${took(now - r.startedAt)})`).join(", ")}\n`);
   }
 
   /** @param {TestEvent} event @param {BufferEncoding} _encoding @param {() => void} done */
@@ -57,14 +74,14 @@ export default class ProgressReporter extends Transform {
     if (wholeFile && type === "test:enqueue") this.order.push(file);
     else if (wholeFile && type === "test:complete") this.fileComplete(file, data.details?.duration_ms ?? null);
     else if (outputEvents.has(type)) this.report(file).output.push(String(data.message));
-    else if (wholeFile && type === "test:dequeue") {
-      // the runner starting a file: nothing to show
-    } else this.event(event);
+    else if (wholeFile && type === "test:dequeue") this.report(file).startedAt ??= Date.now();
+    else this.event(event);
     done();
   }
 
   /** @param {() => void} done */
   _flush(done) {
+    if (this.ticker) clearInterval(this.ticker);
     for (const file of [...this.order, ...this.reports.keys()]) this.printLine(file);
     const lines = [...this.printed].map((f) => this.reports.get(f)).filter((r) => r !== undefined);
     const failed = lines.filter((r) => r.failed + r.cancelled > 0);
@@ -109,7 +126,7 @@ export default class ProgressReporter extends Transform {
   report(file) {
     let r = this.reports.get(file);
     if (!r) {
-      r = { file, passed: 0, failed: 0, skipped: 0, todo: 0, cancelled: 0, output: [], ms: null, complete: false };
+      r = { file, passed: 0, failed: 0, skipped: 0, todo: 0, cancelled: 0, output: [], ms: null, complete: false, startedAt: null, skips: [] };
       this.reports.set(file, r);
     }
     return r;
@@ -121,7 +138,10 @@ export default class ProgressReporter extends Transform {
     const todo = data.todo !== undefined && data.todo !== false;
     if (type === "test:pass") {
       if (todo) r.todo++;
-      else if (data.skip !== undefined && data.skip !== false) r.skipped++;
+      else if (data.skip !== undefined && data.skip !== false) {
+        r.skipped++;
+        r.skips.push(`${data.name} — ${typeof data.skip === "string" && data.skip !== "" ? data.skip : "no reason given"}`);
+      }
       else r.passed++;
       return;
     }
@@ -150,6 +170,7 @@ export default class ProgressReporter extends Transform {
     const time = r.ms === null ? "" : ` (${(r.ms / 1000).toFixed(1)} s)`;
     const progress = this.order.length > 0 ? `[${this.printed.size}/${this.order.length}] ` : "";
     this.push(`${bad ? "FAIL" : "ok  "} ${progress}${relative(process.cwd(), file)}: ${counts}${time}\n`);
+    for (const skip of r.skips) this.push(`    skipped: ${skip}\n`);
     if (bad && r.output.length > 0) this.push(`${indent(`output of ${relative(process.cwd(), file)}:\n${r.output.join("")}`)}\n`);
   }
 }

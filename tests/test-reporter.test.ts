@@ -14,9 +14,10 @@ const fixtures = join(engine, "tests", "fixtures", "reporter");
 const files = ["passing.test.mjs", "failing.test.mjs", "crashing.test.mjs", "helped.test.mjs"];
 
 /** `node --test` with the reporter over `files` (one at a time; the runner takes them in name order), from the fixtures' folder. */
-function runTests(files: string[], concurrency = 1): Promise<{ code: number; out: string }> {
+function runTests(files: string[], concurrency = 1, progressMs = 60_000): Promise<{ code: number; out: string }> {
   // A runner inside a test would otherwise see this test's own runner context and report to it instead.
-  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+  const { NODE_TEST_CONTEXT: _, ...parent } = process.env;
+  const env = { ...parent, AGENT_AUTOLOOP_TEST_PROGRESS_MS: String(progressMs) };
   return new Promise((resolve) => {
     execFile(process.execPath, ["--test", `--test-concurrency=${concurrency}`, `--test-reporter=${join(engine, "scripts", "test-reporter.mjs")}`, ...files], { cwd: fixtures, env, encoding: "utf8" },
       (err, stdout) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout }));
@@ -72,4 +73,14 @@ test("with files run two at a time, as npm test runs them, each file still gets 
     "ok   passing.test.mjs: 4 passed, 1 skipped, 1 todo (N s)",
   ]);
   assert.match(out, /\n# tests 11\n# suites 0\n# pass 7\n# fail 2\n# cancelled 0\n# skipped 1\n# todo 1\n# duration_ms [\d.]+\n$/);
+});
+
+test("a long file says it is still running, with its time; each skipped test is listed with its reason (issue 29)", async () => {
+  const { code, out } = await runTests(["slow.test.mjs", "passing.test.mjs"], 1, 300);
+  assert.equal(code, 0);
+  assert.match(out, /\n {2}… still running: slow\.test\.mjs \(1 s\)\n/);
+  assert.match(out, /\nok {3}\[\d\/2\] passing\.test\.mjs: 4 passed, 1 skipped, 1 todo \(\d+\.\d s\)\n {4}skipped: skipped — not here\n/);
+  assert.match(out, /\nok {3}\[\d\/2\] slow\.test\.mjs: 1 passed, 1 skipped \(\d+\.\d s\)\n {4}skipped: skipped without a reason — no reason given\n/);
+  const ticks = out.split("\n").filter((l) => l.startsWith("  … still running: "));
+  assert.ok(ticks.every((l) => /^ {2}… still running: (slow|passing)\.test\.mjs \(\d s\)$/.test(l)), ticks.join("\n"));
 });

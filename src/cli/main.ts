@@ -427,6 +427,22 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       if (changed && what) sayError(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
 
+  // The home in one archive and back (issue 32): local files and SQLite's backup API, no hub needed.
+  p.command("backup")
+    .description(t(lang, "cli.desc.backup"))
+    .argument("<file>", t(lang, "cli.arg.archive"))
+    .action(async (file: string) => {
+      const [{ h }, { backupHome }] = await Promise.all([setUpHome(), import("./backup.js")]);
+      say((await backupHome(h, file, lang)).join("\n"));
+    });
+  p.command("restore")
+    .description(t(lang, "cli.desc.restore"))
+    .argument("<file>", t(lang, "cli.arg.archive"))
+    .action(async (file: string) => {
+      const [h, { restoreHome }] = await Promise.all([home(), import("./backup.js")]);
+      say((await restoreHome(h, file, lang)).join("\n"));
+    });
+
   // Ready-made scenarios (issue 29): local files only, no hub needed (the hub reloads rules.json by itself).
   const recipe = p.command("recipe").description(t(lang, "cli.desc.recipe"));
   recipe.command("list")

@@ -131,8 +131,8 @@ export function processAlive(pid: number, start: string | null): boolean {
  * Who holds a home's lock: a hub (running, or starting: no `hub.json` yet), or the CLI changing keys or recording
  * the owner's own tool call (`plugins invoke`) while no hub runs.
  */
-export type LockHolder = "hub" | "keys" | "invoke";
-const lockHolders: readonly string[] = ["hub", "keys", "invoke"] satisfies LockHolder[];
+export type LockHolder = "hub" | "keys" | "invoke" | "restore";
+const lockHolders: readonly string[] = ["hub", "keys", "invoke", "restore"] satisfies LockHolder[];
 
 /**
  * Reads `hub.pid`: the pid on its first line, the start time on its second, who holds it on its third (the last two

@@ -119,7 +119,7 @@ export async function lockHome(home: Home, lang: Lang): Promise<() => void> {
       continue;
     }
     // A file of an older version does not say who holds it: taken for a hub, as then.
-    const key = lock.by === "keys" ? "serve.lockedByKeys" : lock.by === "invoke" ? "serve.lockedByInvoke" : "serve.locked";
+    const key = lock.by === "keys" ? "serve.lockedByKeys" : lock.by === "invoke" ? "serve.lockedByInvoke" : lock.by === "restore" ? "serve.lockedByRestore" : "serve.locked";
     throw new Error(t(lang, key, { pid: lock.holder ?? "?", home: home.dir }));
   }
 }
