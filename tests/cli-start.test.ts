@@ -49,15 +49,15 @@ async function run(args: string[], home: string, extra: Record<string, string> =
   return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim(), loaded: [...new Set(loaded)].sort() };
 }
 
-test("--help and --version load commander, the catalog, print.ts and log-streams.ts; --version also the home's paths", async () => {
+test("--help and --version load commander, the catalog, print.ts, log-streams.ts and home-commands.ts (types only); --version also the home's paths", async () => {
   const help = await run(["--help"], join(dir, "none"));
   assert.equal(help.code, 0, help.err);
   assert.match(help.out, /^Usage: agent-autoloop \[options\] \[command\]/);
-  assert.deepEqual(help.loaded, ["bin/agent-autoloop.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/i18n/messages.js", "node_modules/commander"]);
+  assert.deepEqual(help.loaded, ["bin/agent-autoloop.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/i18n/messages.js", "node_modules/commander"]);
   const version = await run(["--version"], join(dir, "none"));
   assert.equal(version.code, 0, version.err);
   assert.deepEqual(version.loaded, [
-    "bin/agent-autoloop.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js", "dist/src/host/home.js",
+    "bin/agent-autoloop.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js", "dist/src/host/home.js",
     "dist/src/host/version.js", "dist/src/i18n/messages.js", "dist/src/kernel/names.js", "dist/src/worker/files.js", "node_modules/commander",
   ]);
 });
@@ -70,7 +70,7 @@ test("status and answer load the client, its answer checks and what finds this h
     const { job } = (await f.call("GET", "/v1/work?claim=c1&capacity=1", f.keys.worker)).body;
     await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Go?", options: ["yes", "no"] }] });
     const client = [
-      "bin/agent-autoloop.js", "dist/src/cli/connect.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js",
+      "bin/agent-autoloop.js", "dist/src/cli/connect.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js",
       "dist/src/host/home-files.js", "dist/src/host/home.js", "dist/src/host/listen.js", "dist/src/host/lock.js",
       "dist/src/i18n/messages.js", "dist/src/kernel/names.js",
       // the client checks every answer against its published shape (ahead-of-time validators, no schema library)

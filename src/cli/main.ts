@@ -12,6 +12,7 @@ import { Command, CommanderError } from "commander";
 import { langFromEnv, localize, t, type MessageId } from "../i18n/messages.js";
 import { CliError, printable, say, sayError } from "./print.js";
 import { exitWhenOutputBreaks, type OutputGuard } from "./log-streams.js";
+import { registerHomeCommands } from "./home-commands.js";
 import type { Config, Home } from "../host/home.js";
 import type { HubClient } from "../protocol/client.js";
 import type { ConformanceConfig } from "../protocol/conformance.js";
@@ -427,45 +428,7 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       if (changed && what) sayError(t(lang, "cli.keyConfigRemoved", { what }) + "\n");
     });
 
-  // The home in one archive and back (issue 32): local files and SQLite's backup API, no hub needed.
-  p.command("backup")
-    .description(t(lang, "cli.desc.backup"))
-    .argument("<file>", t(lang, "cli.arg.archive"))
-    .action(async (file: string) => {
-      const [{ h }, { backupHome }] = await Promise.all([setUpHome(), import("./backup.js")]);
-      say((await backupHome(h, file, lang)).join("\n"));
-    });
-  p.command("restore")
-    .description(t(lang, "cli.desc.restore"))
-    .argument("<file>", t(lang, "cli.arg.archive"))
-    .action(async (file: string) => {
-      const [h, { restoreHome }] = await Promise.all([home(), import("./backup.js")]);
-      say((await restoreHome(h, file, lang)).join("\n"));
-    });
-
-  // Ready-made scenarios (issue 29): local files only, no hub needed (the hub reloads rules.json by itself).
-  const recipe = p.command("recipe").description(t(lang, "cli.desc.recipe"));
-  recipe.command("list")
-    .description(t(lang, "cli.desc.recipeList"))
-    .action(async () => {
-      const [h, { listRecipes }] = await Promise.all([home(), import("./recipe.js")]);
-      say(listRecipes(h, lang));
-    });
-  recipe.command("add")
-    .description(t(lang, "cli.desc.recipeAdd"))
-    .argument("<name>", t(lang, "cli.arg.recipe"))
-    .option("--dir <folder>", t(lang, "cli.desc.recipeDir"))
-    .action(async (name: string, o: { dir?: string }) => {
-      const [{ h, config }, { addRecipe }] = await Promise.all([setUpHome(), import("./recipe.js")]);
-      say(addRecipe(h, name, config.worker?.name ?? "local", o.dir, lang).join("\n"));
-    });
-  recipe.command("remove")
-    .description(t(lang, "cli.desc.recipeRemove"))
-    .argument("<name>", t(lang, "cli.arg.recipe"))
-    .action(async (name: string) => {
-      const [{ h }, { removeRecipe }] = await Promise.all([setUpHome(), import("./recipe.js")]);
-      say(removeRecipe(h, name, lang).join("\n"));
-    });
+  registerHomeCommands(p, { lang, home, setUpHome });
 
   p.command("check")
     .description(t(lang, "cli.desc.check"))
