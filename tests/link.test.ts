@@ -200,3 +200,13 @@ test("a card's link answers that card only: a press of its template's buttons or
     await f.close();
   }
 });
+
+test("the link page's language is the reader's: Accept-Language's best Chinese or English tag, else the hub's (issue 30)", async () => {
+  const { langOfAcceptLanguage } = await import("../src/host/accept-language.js");
+  const cases: [string | undefined, "zh" | "en", "zh" | "en"][] = [
+    [undefined, "en", "en"], ["", "zh", "zh"], ["zh-CN,zh;q=0.9,en;q=0.8", "en", "zh"], ["en-US,en;q=0.9,zh-CN;q=0.8", "zh", "en"],
+    ["fr-FR,fr;q=0.9", "zh", "zh"], ["fr;q=1, en;q=0.5, zh;q=0.7", "en", "zh"], ["ZH-tw", "en", "zh"], ["zh;q=0, en", "zh", "en"],
+    ["zh;q=abc, en;q=2", "en", "en"], ["english, zhx", "zh", "zh"], [Array.from({ length: 40 }, () => "fr").join(",") + ",en", "zh", "zh"],
+  ];
+  for (const [header, fallback, want] of cases) assert.equal(langOfAcceptLanguage(header, fallback), want, String(header));
+});

@@ -9,7 +9,7 @@ import type { View } from "../kernel/view.js";
 import type { CardRow, Env } from "../kernel/types.js";
 import { cardLinkToken, safeEqual } from "../kernel/credentials.js";
 import { answerTextMaxCodepoints, cardLinkValidMs } from "../kernel/limits.js";
-import { t } from "../i18n/messages.js";
+import { t, type Lang } from "../i18n/messages.js";
 import type { CardTemplateView } from "../declarative/index.js";
 import { templateHtml } from "./template-html.js";
 
@@ -24,29 +24,32 @@ export function linkedCard(view: View, env: Env, now: number, id: number, token:
   return { card };
 }
 
-/** A whole plain page (no script) around `body`, in `lang`, titled `title` (escaped here). */
+/**
+ * A whole plain page (no script) around `body`, in `lang`, titled `title` (escaped here), its content in a `main`
+ * landmark. Long words (a URL, a hash) wrap anywhere, so a 390 px phone never scrolls sideways (issue 30).
+ */
 export function page(lang: Env["lang"], title: string, body: string): string {
   return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}
-pre{white-space:pre-wrap;font:inherit}button{font:inherit;margin:.25rem 0;padding:.5rem 1rem;display:block;width:100%}
+<title>${esc(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;overflow-wrap:anywhere}
+pre{white-space:pre-wrap;font:inherit;overflow-wrap:anywhere}button{font:inherit;margin:.25rem 0;padding:.5rem 1rem;display:block;width:100%}
 textarea{width:100%;font:inherit}.muted{color:#666}label{margin-right:.5rem}
-.template{border:1px solid #bbb;border-radius:.5rem;padding:0 1rem;margin:1rem 0}</style></head><body>${body}</body></html>`;
+.template{border:1px solid #bbb;border-radius:.5rem;padding:0 1rem;margin:1rem 0}</style></head><body><main>${body}</main></body></html>`;
 }
 
 /**
  * The HTML of a link page: the card with its buttons while it is open, else its outcome; or why it cannot be shown.
  * A card that names a card template shows it whole after its text (`templateOf` finds it as loaded now; src/host/
  * template-html.ts), its buttons and forms disabled — the link answers this card only; they work in the owner's
- * console (issue 26) — or says that it is not loaded.
+ * console (issue 26) — or says that it is not loaded. Its words are in `lang`, the reader's (issue 30: a link is
+ * opened by whoever it was sent to; `langOfAcceptLanguage`), the hub's by default.
  */
 export function linkPage(
-  view: View, env: Env, now: number, id: number, token: string, templateOf: (ref: string) => CardTemplateView | null = () => null,
+  view: View, env: Env, now: number, id: number, token: string, templateOf: (ref: string) => CardTemplateView | null = () => null, lang: Lang = env.lang,
 ): { status: number; html: string } {
-  const lang = env.lang;
   const found = linkedCard(view, env, now, id, token);
   if ("status" in found) {
     const msg = t(lang, found.status === 410 ? "link.expired" : "link.unknown");
-    return { status: found.status, html: page(lang, msg, `<p>${esc(msg)}</p>`) };
+    return { status: found.status, html: page(lang, msg, `<h1>${esc(msg)}</h1>`) };
   }
   const card = found.card;
   const parts = [`<h1>${esc(card.title)}</h1>`];
@@ -70,8 +73,10 @@ export function linkPage(
     }
   } else {
     const answer = [card.choice !== null && card.kind === "ask" ? card.options[card.choice] : null, card.answer].filter(Boolean).join(" — ");
-    if (answer) parts.push(`<p><strong>${esc(t(lang, "link.answer"))}:</strong> ${esc(answer)}${card.by ? ` (${esc(card.by)})` : ""}</p>`);
-    parts.push(`<p class="muted">${esc(card.result ?? (card.state === "answered" ? t(lang, "link.answered") : card.state))}</p>`);
+    // Who answered: a person's name as the channel gave it; the link itself in words.
+    const by = card.by === "link" ? t(lang, "link.byLink") : card.by;
+    if (answer) parts.push(`<p><strong>${esc(t(lang, "link.answerIs"))}</strong> ${esc(answer)}${by ? ` (${esc(by)})` : ""}</p>`);
+    parts.push(`<p class="muted">${esc(card.result ?? t(lang, card.state === "answered" ? "link.answered" : "link.closed"))}</p>`);
   }
   return { status: 200, html: page(lang, card.title, parts.join("\n")) };
 }

@@ -151,7 +151,9 @@ const catalog = {
   "link.unknown": { zh: "没有这张卡片，或链接不对", en: "No such card, or the link is wrong" },
   "link.recommended": { zh: "推荐", en: "recommended" },
   "link.sendText": { zh: "用这段话回答", en: "Answer with these words" },
-  "link.answer": { zh: "回答", en: "Answer" },
+  "link.answerIs": { zh: "回答：", en: "Answer:" },
+  "link.byLink": { zh: "通过链接", en: "link" },
+  "link.closed": { zh: "已结束", en: "Closed" },
   "link.template.doc": { zh: "文档", en: "Document" },
   // sec-hub (issue 26, finding 16): a card's link answers that card only; its template's buttons and forms work in the owner's console
   "link.template.ownerOnly": { zh: "这个链接只能回答它的卡片：卡片上的按钮与表单在本人的控制台（需要你）里使用", en: "This link answers its card only: the card's buttons and forms work in the owner's console (Needs you)" },

@@ -18,25 +18,34 @@ import { check } from "../../protocol/validate.js";
 import { t } from "../../i18n/messages.js";
 import { formFields, idParam, strictUtf8 } from "./read.js";
 import { errorOf } from "./endpoint.js";
+import { langOfAcceptLanguage } from "../accept-language.js";
 
-/** No script, no other origins, nothing cached, no referrer: the page carries a capability. */
-const linkHeaders = { "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'", "cache-control": "no-store", "referrer-policy": "no-referrer" };
+/**
+ * No script, no other origins, nothing cached, no referrer: the page carries a capability. Never in a frame of another
+ * site (issue 30: a click in a frame would record an answer) — `frame-ancestors 'none'`, and `X-Frame-Options` for
+ * browsers without it — and never sniffed as another type.
+ */
+const linkHeaders = {
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  "x-frame-options": "DENY", "x-content-type-options": "nosniff", "cache-control": "no-store", "referrer-policy": "no-referrer",
+};
 
 /** The routes of the link page. */
 export function linkRoutes(hub: Hub): Hono {
   const app = new Hono();
-  const lang = hub.env.lang;
+  /** The reader's language (their browser's Accept-Language), the hub's when it names neither. */
+  const readerLang = (c: Context) => langOfAcceptLanguage(c.req.header("accept-language"), hub.env.lang);
   /** A card's template as its plugin holds it now (issue 18). */
   const templateOf = (ref: string) => cardTemplateView(hub.declarative, ref);
   /** The page of card `id` with `status`, and `error` on top when an answer was refused. */
   const page = (c: Context, id: number, token: string, status: number, error: string | null) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf);
+    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf, readerLang(c));
     const html = error === null ? p.html : p.html.replace("<body>", () => `<body><p><strong>${esc(error)}</strong></p>`);
     return c.html(html, status as ContentfulStatusCode, linkHeaders);
   };
 
   app.get("/c/:id/:token", (c) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf);
+    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf, readerLang(c));
     return c.html(p.html, p.status as ContentfulStatusCode, linkHeaders);
   });
 
@@ -51,14 +60,14 @@ export function linkRoutes(hub: Hub): Hono {
     if ("status" in linked) return page(c, id, token, linked.status, null);
     const raw = strictUtf8(await c.req.arrayBuffer());
     const form = raw === null ? null : formFields(raw);
-    if (form === null) return page(c, id, token, 400, t(lang, "body.utf8"));
+    if (form === null) return page(c, id, token, 400, t(readerLang(c), "body.utf8"));
     return handle(c, id, token, linked.card, form);
   };
   /** Submits `input`; on 200 goes back to the page, else shows the page with the reason. */
   const submitted = async (c: Context, id: number, token: string, input: Input) => {
     const d = await hub.submit(input).catch(() => null);
-    if (d === null) return page(c, id, token, 503, t(lang, "hub.busy"));
-    if (d.status !== 200) return page(c, id, token, d.status, errorOf(d.body) ?? t(lang, "internal"));
+    if (d === null) return page(c, id, token, 503, t(readerLang(c), "hub.busy"));
+    if (d.status !== 200) return page(c, id, token, d.status, errorOf(d.body) ?? t(readerLang(c), "internal"));
     return c.redirect(`/c/${id}/${encodeURIComponent(token)}`, 303);
   };
 
@@ -68,13 +77,13 @@ export function linkRoutes(hub: Hub): Hono {
     const id = idParam(c, "id") ?? 0;
     const token = c.req.param("token") ?? "";
     const linked = linkedCard(hub.store.view, hub.env, hub.now(), id, token);
-    return page(c, id, token, "status" in linked ? linked.status : 403, "status" in linked ? null : t(lang, "link.template.ownerOnly"));
+    return page(c, id, token, "status" in linked ? linked.status : 403, "status" in linked ? null : t(readerLang(c), "link.template.ownerOnly"));
   });
 
   app.post("/c/:id/:token", posted(async (c, id, token, _card, form) => {
     const text = typeof form.text === "string" && form.text.trim() !== "" ? form.text : null;
     if (text !== null) {
-      const checked = check("Answer", { text }, lang);
+      const checked = check("Answer", { text }, readerLang(c));
       if (!checked.ok) return page(c, id, token, 400, checked.error);
     }
     const choice = form.choice !== undefined && /^\d{1,3}$/.test(form.choice) ? Number(form.choice) : null;
