@@ -17,7 +17,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { writeFileAtomic } from "../src/host/home.js";
 import { engineDir } from "../src/common/paths.js";
-import { homeToolRoots, ToolHost, ToolRegistry } from "../src/tools/index.js";
+import { ToolHost, ToolRegistry } from "../src/tools/index.js";
+import { pluginRoots } from "../src/plugins/index.js";
 import { ToolBridges } from "../src/worker/tool-bridge.js";
 import type { Job, State } from "../src/protocol/responses.js";
 import { spawnHub } from "../sim/hub-process.js";
@@ -72,7 +73,7 @@ function toolsHome(): ReturnType<typeof benchHome> {
 export async function measureToolCalls(say: (k: string, v: string) => void): Promise<void> {
   const { dir, home, keys } = toolsHome();
   const hub = await spawnHub(dir);
-  const host = new ToolHost(new ToolRegistry(homeToolRoots(home.plugins), "en"), { lang: "en", hiddenPaths: [dir] });
+  const host = new ToolHost(new ToolRegistry(pluginRoots(home.plugins), "en"), { lang: "en", hiddenPaths: [dir] });
   host.registry.rescan();
   const bridges = new ToolBridges({ url: hub.url, home, lang: "en", log: () => {} });
   const clients: Client[] = [];

@@ -85,17 +85,29 @@ test("GET /v1/plugins lists every plugin of every kind: declarative, tool, agent
     writeFiles(join(f.home.plugins, "half"), { "plugin.json": minimalManifest("half", { provides: { panels: ["main"] } }) });
     cpSync(join(examples, "hello-python"), join(f.home.plugins, "hello-python"), { recursive: true });
     writeFiles(join(f.home.plugins, "mine"), { "agent.ts": "export default {};" });
+    // Every kind is reloaded (issue 27), a tool plugin named by its manifest's name.
     assert.deepEqual((await f.call("POST", "/v1/plugins/reload", f.keys.owner)).body, {
-      ...nothing, loaded: ["example"], rejected: [{ id: "half", errors: [`${f.home.plugins}/half/plugin.json#/provides/panels/0: names main, but panels/main.json does not exist`] }],
+      ...nothing, loaded: ["example", "hello-python"], rejected: [
+        { id: "half", errors: [`${f.home.plugins}/half/plugin.json#/provides/panels/0: names main, but panels/main.json does not exist`] },
+        { id: "mine", errors: [`${join(f.home.plugins, "mine", "agent.ts")}: not an agent plugin: command must be a function`] },
+      ],
     });
     const r = await f.call("GET", "/api/plugins", f.keys.owner);
     assert.equal(r.status, 200);
     const all = r.body as Plugins;
     assert.deepEqual(await new HubClient(f.url, f.keys.owner).plugins(), all);
     const of = (kind: PluginView["kind"]) => all.filter((p) => p.kind === kind);
+    // Each is a record of the common plugin layer (issue 27): the digest in use, the last good one, what shadows it.
+    for (const p of all) assert.ok(p.status === "shadowed" || (p.status === "loaded") === /^[0-9a-f]{64}$/.test(p.digest ?? ""), `${p.kind} ${p.manifest.id}`);
+    const bare = (p: PluginView | undefined) => {
+      if (!p) return p;
+      const { digest: _d, lastGood: _l, shadowedBy, ...rest } = p;
+      assert.equal(shadowedBy, null);
+      return rest;
+    };
     assert.deepEqual(all.map((p) => p.kind), [...of("declarative"), ...of("tool"), ...of("agent"), ...of("channel"), ...of("source")].map((p) => p.kind), "by kind");
     const example = of("declarative")[0]!;
-    assert.deepEqual({ ...example, manifest: undefined, prompts: undefined }, {
+    assert.deepEqual({ ...bare(example), manifest: undefined, prompts: undefined }, {
       kind: "declarative", manifest: undefined, status: "loaded", errors: [], origin: "home", dir: join(f.home.plugins, "example"), prompts: undefined,
       // What rules can name (issue 18), by the <plugin>/<name> a rule writes.
       workflows: [{ ref: "example/triage", title: "Triage an issue", steps: ["fetch", "draft", "confirm", "save"] }],
@@ -103,15 +115,19 @@ test("GET /v1/plugins lists every plugin of every kind: declarative, tool, agent
     });
     assert.deepEqual(example.prompts, [{ ref: "example/writer", text: readFileSync(join(examplePlugin, "prompts", "writer.md"), "utf8") }]);
     assert.deepEqual([example.manifest.id, example.manifest.name, example.manifest.apiVersion], ["example", "Example", "1.0"]);
-    assert.deepEqual(of("declarative")[1], {
+    assert.deepEqual(bare(of("declarative")[1]), {
       kind: "declarative", manifest: minimalManifest("half", { provides: { panels: ["main"] } }), status: "rejected",
       errors: [`${f.home.plugins}/half/plugin.json#/provides/panels/0: names main, but panels/main.json does not exist`], origin: "home", dir: join(f.home.plugins, "half"),
     });
-    assert.deepEqual(of("tool").find((p) => p.manifest.id === "hello-python"), {
+    assert.deepEqual(bare(of("tool").find((p) => p.manifest.id === "hello-python")), {
       kind: "tool", status: "loaded", errors: [], origin: "home", dir: join(f.home.plugins, "hello-python"),
-      manifest: { id: "hello-python", name: "hello-python", version: "0.1.0", description: "", author: "", plugin_type: "sync", manifest_version: 1, tools: ["greet"] },
+      manifest: { id: "hello-python", name: "hello-python", version: "0.1.0", description: "", author: "", plugin_type: "sync", manifest_version: 1, tools: ["greet"], tools_from: "listed" },
     });
-    assert.deepEqual(of("agent").find((p) => p.manifest.id === "mine"), { kind: "agent", manifest: { id: "mine", name: "mine" }, status: "loaded", errors: [], origin: "home", dir: join(f.home.plugins, "mine") });
+    // An installed code plugin is loaded and checked by its kind's shape (issue 27): this one is not an agent plugin.
+    assert.deepEqual(bare(of("agent").find((p) => p.manifest.id === "mine")), {
+      kind: "agent", manifest: { id: "mine", name: "mine" }, status: "rejected", errors: [`${join(f.home.plugins, "mine", "agent.ts")}: not an agent plugin: command must be a function`],
+      origin: "home", dir: join(f.home.plugins, "mine"),
+    });
     for (const [kind, id] of [["agent", "claude"], ["agent", "command"], ["channel", "feishu"], ["channel", "file"], ["source", "github"]] as const) {
       const p = of(kind).find((x) => x.manifest.id === id);
       assert.deepEqual(p && [p.status, p.origin, p.errors], ["loaded", "builtin", []], `${kind} ${id}`);

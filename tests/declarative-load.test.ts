@@ -11,7 +11,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, 
 import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
-import { DeclarativeCatalog, declarativeLimits, homeDeclarativeRoots, type DeclarativeRoot } from "../src/declarative/index.js";
+import { DeclarativeCatalog, declarativeLimits, type DeclarativeRoot } from "../src/declarative/index.js";
+import { pluginRoots } from "../src/plugins/index.js";
 import { pluginSchemaDocument, pluginSchemaFiles, type PluginSchemaFile } from "../src/protocol/plugin-schemas.js";
 import { pluginValidatorsModule } from "../scripts/validators.js";
 import { copyExample, editJson, examplePlugin, minimalManifest, writeFiles } from "./declarative-helpers.js";
@@ -291,7 +292,7 @@ test("a file swapped for a FIFO or a link between its check and its opening is r
   try {
     await until(() => existsSync(join(dir, "p.json")), 10_000, "the swapper's first file");
     const reader = spawn(process.execPath, ["--import", "tsx", "-e", `
-      Promise.all([import("${join(engine, "src", "declarative", "read.ts")}"), import("${join(engine, "src", "tools", "registry.ts")}")]).then(([{ readPluginFile }, { readBounded }]) => {
+      Promise.all([import("${join(engine, "src", "declarative", "read.ts")}"), import("${join(engine, "src", "plugins", "files.ts")}")]).then(([{ readPluginFile }, { readBounded }]) => {
         const seen = {};
         for (let i = 0; i < 30000; i++) {
           const r = readPluginFile(${JSON.stringify(join(dir, "p.json"))}, "en");
@@ -430,7 +431,7 @@ test("a refused new version leaves the old one registered; fixing it replaces it
   }
 });
 
-test("roots: the home and serve --plugins folders load; the same id twice refuses the later one; a built-in one gives way", async () => {
+test("roots: the home and serve --plugins folders load; the same id twice: the later root wins, the other is shadowed and the clash reported", async () => {
   const home = tempDir("aa-decl-home-");
   const extra = tempDir("aa-decl-serve-");
   const builtin = tempDir("aa-decl-builtin-");
@@ -439,14 +440,21 @@ test("roots: the home and serve --plugins folders load; the same id twice refuse
     writeFiles(join(extra, "shared"), { "plugin.json": minimalManifest("shared") });
     writeFiles(join(extra, "own"), { "plugin.json": minimalManifest("own") });
     writeFiles(join(builtin, "own"), { "plugin.json": minimalManifest("own", { name: "built in" }) });
+    // A broken copy of a later root does not win over a usable one (usable first), and is refused with why.
+    writeFiles(join(extra, "kept"), { "plugin.json": "{" });
+    writeFiles(join(home, "kept"), { "plugin.json": minimalManifest("kept") });
     writeFiles(join(home, "tool-only"), { "manifest.toml": 'name = "tool-only"' });
     const c = new DeclarativeCatalog({ roots: [{ dir: builtin, origin: "builtin" }, { dir: home, origin: "home" }, { dir: extra, origin: "serve" }], lang: "en" });
     assert.deepEqual(await c.reload(), {
-      loaded: ["own", "shared"], replaced: [], unloaded: [],
-      rejected: [{ id: "shared", errors: [`${extra}/shared/plugin.json#/id: id shared is already used by ${home}/shared`] }],
+      loaded: ["kept", "own", "shared"], replaced: [], unloaded: [],
+      rejected: [{ id: "kept", errors: [`${extra}/kept/plugin.json: is not valid JSON (line 1, column 2)`] }],
     });
-    assert.deepEqual(c.list().map((r) => [r.id, r.origin, r.status]), [["own", "serve", "loaded"], ["shared", "home", "loaded"], ["shared", "serve", "rejected"]]);
-    assert.deepEqual(homeDeclarativeRoots("/h/plugins", ["/x"]).map((r) => [r.dir, r.origin]), [[join(engine, "plugins"), "builtin"], ["/h/plugins", "home"], ["/x", "serve"]]);
+    assert.deepEqual(c.list().map((r) => [r.id, r.origin, r.status, r.shadowedBy?.origin ?? null]), [
+      ["kept", "home", "loaded", null], ["own", "serve", "loaded", null], ["shared", "serve", "loaded", null],
+      ["own", "builtin", "shadowed", "serve"], ["shared", "home", "shadowed", "serve"], ["kept", "serve", "rejected", "home"],
+    ]);
+    assert.equal(c.get("own")?.manifest.name, "own");
+    assert.deepEqual(pluginRoots("/h/plugins", ["/x"]).map((r) => [r.dir, r.origin]), [[join(engine, "plugins"), "builtin"], ["/h/plugins", "home"], ["/x", "serve"]]);
   } finally {
     for (const d of [home, extra, builtin]) rmSync(d, { recursive: true, force: true });
   }

@@ -16,7 +16,7 @@ import { newKey } from "../src/host/home.js";
 import { addFolderBytesMax } from "../src/cli/add.js";
 import { Worker } from "../src/worker/worker.js";
 import { runChannel } from "../src/host/channels.js";
-import { PluginLoader } from "../src/common/plugins.js";
+import { PluginLoader } from "../src/plugins/index.js";
 import type { EventsAccepted } from "../src/protocol/responses.js";
 
 function gitRepo(from: string, name: string): string {

@@ -11,7 +11,7 @@ import { cliLines } from "./tools-helpers.js";
 import { startFakeFeishu, fakeAppId, fakeTenantToken, type FakeFeishu, type Recorded } from "./fake-feishu.js";
 import { newKey } from "../src/host/home.js";
 import { runChannel } from "../src/host/channels.js";
-import { PluginLoader } from "../src/common/plugins.js";
+import { PluginLoader } from "../src/plugins/index.js";
 import { feishuUuidMaxChars, parseOptions, sendUuid } from "../plugins/feishu/channel.js";
 import { feishuCard, readPress } from "../plugins/feishu/card.js";
 import type { Card as ChannelCardView, OwnerCard } from "../src/protocol/responses.js";

@@ -12,7 +12,7 @@ import { filesUnder, importSpecs, resolveRelative, type ImportSpec } from "./imp
 import { consoleDir, engineModules } from "../src/host/console-files.js";
 import { engine } from "./helpers.js";
 
-type Layer = "kernel" | "i18n" | "protocol" | "sdk" | "common" | "tools" | "declarative" | "worker" | "host" | "cli" | "plugins" | "console";
+type Layer = "kernel" | "i18n" | "protocol" | "sdk" | "common" | "plugin-model" | "tools" | "declarative" | "worker" | "host" | "cli" | "plugins" | "console";
 
 /** Which layer a file is in, by the folder it is under (the first match). A file under none fails the test. */
 const folders: [string, Layer][] = [
@@ -21,6 +21,7 @@ const folders: [string, Layer][] = [
   ["src/protocol/", "protocol"],
   ["src/sdk/", "sdk"],
   ["src/common/", "common"],
+  ["src/plugins/", "plugin-model"],
   ["src/tools/", "tools"],
   ["src/declarative/", "declarative"],
   ["src/worker/", "worker"],
@@ -49,22 +50,24 @@ interface Arrows {
 /**
  * The arrows (DESIGN.md "Shape" and "Plugin hosts"): what each layer may import. Arrows point inward: the kernel is
  * pure (its catalog texts, deterministic hashing, two pure parsers); the SDK is what plugins see and loads no hub;
- * `common` (paths, finding and loading plugins) is shared by host, worker and CLI; the worker and the tool host (a part
- * of the worker layer) never import the host; the declarative plugin host (data loaded fail-closed, its HTTP tools)
- * is below both: it implements the tool host's `DataTools` seam from its types alone, and the tool host never imports
- * it; plugins import the SDK only.
+ * `common` (where things are) is shared by every part that runs here; the common plugin layer (`src/plugins`: roots,
+ * records, one registry and one watcher, code plugins checked by the SDK's shapes) is below every host of plugins
+ * (issue 27): the tool host and the declarative plugin host register with it and import no other host — the
+ * declarative host implements the tool host's `DataTools` seam from the plugin layer's types; the worker and the tool
+ * host (a part of the worker layer) never import the host; plugins import the SDK only.
  */
 const arrows: Record<Layer, Arrows> = {
   kernel: { layers: ["i18n"], typesFrom: ["protocol"], npm: ["croner", "jsonc-parser"], node: { "node:crypto": ["createHash", "createHmac", "timingSafeEqual"] } },
   i18n: { layers: [], npm: [], node: {} },
   protocol: { layers: ["kernel", "i18n"], npm: "declared", node: "all" },
   sdk: { layers: ["kernel", "i18n"], typesFrom: ["protocol"], npm: [], node: "all" },
-  common: { layers: [], npm: ["tsx"], node: "all" },
-  tools: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "worker"], npm: "declared", node: "all" },
-  declarative: { layers: ["kernel", "i18n", "protocol", "common"], typesFrom: ["tools"], npm: "declared", node: "all" },
-  worker: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative"], npm: "declared", node: "all" },
-  host: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative", "worker"], npm: "declared", node: "all" },
-  cli: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "tools", "declarative", "worker", "host"], npm: "declared", node: "all" },
+  common: { layers: [], npm: [], node: "all" },
+  "plugin-model": { layers: ["kernel", "i18n", "sdk", "common"], typesFrom: ["protocol"], npm: ["tsx"], node: "all" },
+  tools: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "plugin-model", "worker"], npm: "declared", node: "all" },
+  declarative: { layers: ["kernel", "i18n", "protocol", "common", "plugin-model"], npm: "declared", node: "all" },
+  worker: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "plugin-model", "tools", "declarative"], npm: "declared", node: "all" },
+  host: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "plugin-model", "tools", "declarative", "worker"], npm: "declared", node: "all" },
+  cli: { layers: ["kernel", "i18n", "protocol", "sdk", "common", "plugin-model", "tools", "declarative", "worker", "host"], npm: "declared", node: "all" },
   plugins: { layers: [], npm: "declared", node: "all", engine: ["agent-autoloop/sdk"] },
   // The owner console runs in the browser: its own modules only (served as they are, no bundler), nothing of Node;
   // and the engine modules the hub serves it compiled (src/host/console-files.ts `engineModules`), by name. Its JSDoc
@@ -229,4 +232,64 @@ test("the plugin SDK loads no hub: from src/sdk/index.ts only the kernel, the ca
   assert.deepEqual(packages.filter((p) => !(arrows.kernel.npm as string[]).includes(p)), [], "only the kernel's pure packages");
   const exported = Object.keys(JSON.parse(readFileSync(join(engine, "package.json"), "utf8")).exports as Record<string, unknown>);
   assert.deepEqual(exported, ["./sdk", "./package.json"]);
+});
+
+// ── one plugin model (issue 27, point 1) ─────────────────────────────────────────────────────────────────────────
+/** The hosts of plugins: each registers with the common plugin layer through its kind loader and imports no other. */
+const pluginHosts = [
+  { folder: "src/tools/", loader: "src/tools/kind.ts" },
+  { folder: "src/declarative/", loader: "src/declarative/kind.ts" },
+  { folder: "src/plugins/code", loader: "src/plugins/code-kind.ts" },
+];
+
+test("the tool host, the declarative host and the code plugin loader register with the common plugin layer and import no other host", async () => {
+  for (const { folder, loader } of pluginHosts) {
+    // Registers: its kind loader is typed by the plugin layer's KindLoader.
+    assert.ok(imports.some((i) => rel(i.file) === loader && i.target === "src/plugins/types.ts"), `${loader} imports the plugin layer's types`);
+    const others = pluginHosts.filter((h) => h.folder !== folder);
+    const crossing = imports.filter((i) => rel(i.file).startsWith(folder) && others.some((o) => i.target.startsWith(o.folder)));
+    assert.deepEqual(crossing.map((i) => `${rel(i.file)}:${i.line} imports ${i.spec}`), [], folder);
+  }
+  // The common layer imports no host of plugins (its arrows), and every kind is loaded by exactly one loader.
+  assert.deepEqual(arrows["plugin-model"].layers.filter((l) => ["tools", "declarative", "worker", "host", "cli"].includes(l)), []);
+  const [{ pluginKinds, codePlugins, PluginLoader, LastGood }, { ToolPlugins }, { declarativePlugins, DeclarativeCatalog }] = await Promise.all([
+    import("../src/plugins/index.js"), import("../src/tools/kind.js"), import("../src/declarative/index.js"),
+  ]);
+  const loaders = [
+    codePlugins({ loader: new PluginLoader(null, "en"), lang: "en" }), new ToolPlugins([], "en", new LastGood(null)),
+    declarativePlugins(new DeclarativeCatalog({ roots: [], lang: "en" })),
+  ];
+  assert.deepEqual(loaders.flatMap((l) => [...l.kinds]).sort(), [...pluginKinds].sort());
+});
+
+/** Runtime import cycles among the files under `prefixes`, by their imports (`import type` is gone at run time). */
+function cyclesAmong(prefixes: string[]): string[][] {
+  const within = (f: string) => prefixes.some((p) => f.startsWith(p));
+  const edges = new Map<string, string[]>();
+  for (const i of imports) if (!i.typeOnly && within(rel(i.file)) && within(i.target)) edges.set(rel(i.file), [...(edges.get(rel(i.file)) ?? []), i.target]);
+  return cyclesIn(edges);
+}
+
+/** The cycles of a graph, each as its nodes in order, the first again at the end. */
+function cyclesIn(edges: ReadonlyMap<string, readonly string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const visit = (f: string, path: string[]) => {
+    if (state.get(f) === "done") return;
+    if (state.get(f) === "open") return void found.push([...path.slice(path.indexOf(f)), f]);
+    state.set(f, "open");
+    for (const t of edges.get(f) ?? []) visit(t, [...path, f]);
+    state.set(f, "done");
+  };
+  for (const f of edges.keys()) visit(f, []);
+  return found;
+}
+
+test("the plugin layers have no import cycle, and no module of them is over 500 lines", () => {
+  assert.deepEqual(cyclesIn(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]])), [["a", "b", "c", "a"]], "the search finds a cycle");
+  const folders = ["src/plugins/", "src/tools/", "src/declarative/"];
+  assert.deepEqual(cyclesAmong(folders).map((c) => c.join(" → ")), []);
+  const long = files.map(rel).filter((f) => folders.some((p) => f.startsWith(p)) && !f.endsWith(".generated.ts"))
+    .map((f) => [f, readFileSync(join(engine, f), "utf8").split("\n").length] as const).filter(([, n]) => n > 500);
+  assert.deepEqual(long, []);
 });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 import { hubFixture, tempDir, until } from "./helpers.js";
 import { runChannel } from "../src/host/channels.js";
-import { PluginLoader } from "../src/common/plugins.js";
+import { PluginLoader } from "../src/plugins/index.js";
 
 test("a channel plugin that throws or returns is logged and restarted; the hub is unaffected", async () => {
   const f = await hubFixture();

@@ -65,16 +65,27 @@ writePlugin(main.plugins, "every", `manifest_version = 3\nname = "every"\nversio
 test("plugins list: one line per plugin folder — name, version, kind, tools, (origin), status — and what is wrong on stderr; no plugin runs", async () => {
   const r = await cli(["plugins", "list"], main.dir);
   assert.equal(r.code, 0, r.err.join("\n"));
+  // Every kind (issue 27): the engine's own code plugins among the home's tool plugins, by name.
   assert.deepEqual(r.out, [
-    "broken         -      -        -                             (home)  error",
-    "every          1.0.0  mcp      (asked when needed)           (home)  ok",
-    "hello-bash     0.1.0  sync     greet                         (home)  ok",
-    "hello-python   0.1.0  sync     greet                         (home)  ok",
-    "hello-service  0.1.0  service  greet,count,refuse,ask,crash  (home)  ok",
-    "lister         0.1.0  sync     (asked when needed)           (home)  ok",
-    "secret         0.1.0  sync     wipe                          (home)  ok",
-    "twin           0.1.0  sync     greet                         (home)  ok",
-    "twin           0.1.0  sync     greet                         (home)  shadowed",
+    "acp            -      agent    -                             (builtin)  ok",
+    "broken         -      -        -                             (home)     error",
+    "claude         -      agent    -                             (builtin)  ok",
+    "codex          -      agent    -                             (builtin)  ok",
+    "command        -      agent    -                             (builtin)  ok",
+    "desktop        -      channel  -                             (builtin)  ok",
+    "dsh            -      agent    -                             (builtin)  ok",
+    "every          1.0.0  mcp      (asked when needed)           (home)     ok",
+    "feishu         -      channel  -                             (builtin)  ok",
+    "file           -      channel  -                             (builtin)  ok",
+    "github         -      source   -                             (builtin)  ok",
+    "hello-bash     0.1.0  sync     greet                         (home)     ok",
+    "hello-python   0.1.0  sync     greet                         (home)     ok",
+    "hello-service  0.1.0  service  greet,count,refuse,ask,crash  (home)     ok",
+    "lister         0.1.0  sync     (asked when needed)           (home)     ok",
+    "secret         0.1.0  sync     wipe                          (home)     ok",
+    "twin           0.1.0  sync     greet                         (home)     ok",
+    "twin           0.1.0  sync     greet                         (home)     shadowed",
+    "webhook        -      channel  -                             (builtin)  ok",
   ]);
   assert.deepEqual(r.err, [
     `${p("broken")}/manifest.toml:10: entry_point.colour: unknown field`,
@@ -84,19 +95,26 @@ test("plugins list: one line per plugin folder — name, version, kind, tools, (
   // The issue's own line, for a home with only that plugin.
   const alone = home({});
   cpSync(join(examples, "hello-python"), join(alone.plugins, "hello-python"), { recursive: true });
-  assert.deepEqual((await cli(["plugins", "list"], alone.dir)).out, ["hello-python  0.1.0  sync  greet  (home)  ok"]);
-  assert.deepEqual((await cli(["plugins", "list"], alone.dir, { AGENT_AUTOLOOP_LANG: "zh" })).out, ["hello-python  0.1.0  sync  greet  (home)  正常"]);
-  assert.deepEqual((await cli(["plugins", "list"], home({}).dir)).out.map((l) => l.replace(/\/\S+\/plugins/, "<home>/plugins")), ["no tool plugins in <home>/plugins"]);
+  const own = (out: string[]) => out.filter((l) => !l.includes("(builtin)"));
+  assert.deepEqual(own((await cli(["plugins", "list"], alone.dir)).out), ["hello-python  0.1.0  sync     greet  (home)     ok"]);
+  assert.deepEqual(own((await cli(["plugins", "list"], alone.dir, { AGENT_AUTOLOOP_LANG: "zh" })).out), ["hello-python  0.1.0  sync     greet  (home)     正常"]);
+  // A home without plugins of its own lists the engine's.
+  const none = (await cli(["plugins", "list"], home({}).dir)).out;
+  assert.deepEqual([none.length, own(none)], [10, []]);
+  assert.equal(none[0], "acp      -  agent    -  (builtin)  ok");
 });
 
 test("plugins list --json: the same lines as data, with each folder and its errors", async () => {
   const r = await cli(["plugins", "list", "--json"], main.dir);
   assert.equal(r.code, 0);
   const lines = JSON.parse(r.out.join("\n")) as { name: string }[];
-  assert.deepEqual(lines.map((l) => l.name), ["broken", "every", "hello-bash", "hello-python", "hello-service", "lister", "secret", "twin", "twin"]);
-  assert.deepEqual(lines[3], { name: "hello-python", version: "0.1.0", kind: "sync", tools: ["greet"], origin: "home", status: "ok", dir: p("hello-python"), errors: [] });
-  assert.deepEqual(lines[5], { name: "lister", version: "0.1.0", kind: "sync", tools: null, origin: "home", status: "ok", dir: p("lister"), errors: [] });
-  assert.deepEqual(lines[0], {
+  assert.deepEqual(lines.map((l) => l.name), [
+    "acp", "broken", "claude", "codex", "command", "desktop", "dsh", "every", "feishu", "file", "github", "hello-bash", "hello-python", "hello-service",
+    "lister", "secret", "twin", "twin", "webhook",
+  ]);
+  assert.deepEqual(lines[12], { name: "hello-python", version: "0.1.0", kind: "sync", tools: ["greet"], origin: "home", status: "ok", dir: p("hello-python"), errors: [] });
+  assert.deepEqual(lines[14], { name: "lister", version: "0.1.0", kind: "sync", tools: null, origin: "home", status: "ok", dir: p("lister"), errors: [] });
+  assert.deepEqual(lines[1], {
     name: "broken", version: null, kind: null, tools: null, origin: "home", status: "error", dir: p("broken"),
     errors: [`${p("broken")}/manifest.toml:10: entry_point.colour: unknown field`],
   });
@@ -181,7 +199,7 @@ test("plugins inspect says why a folder is not loaded; a name of two folders sho
   const inspected = JSON.parse(byFolder.out.join("\n"));
   assert.deepEqual([inspected.status, inspected.dir, inspected.shadowedBy, inspected.toolsSource], ["shadowed", p("twin-b"), { dir: p("twin-a"), origin: "home" }, null]);
   const none = await cli(["plugins", "inspect", "nope"], main.dir);
-  assert.deepEqual([none.code, none.out, none.err], [1, [], [`agent-autoloop: no tool plugin named nope (looked among the built-in ones and in ${main.plugins})`]]);
+  assert.deepEqual([none.code, none.out, none.err], [1, [], [`agent-autoloop: no plugin named nope (looked among the built-in ones and in ${main.plugins})`]]);
 });
 
 test("plugins inspect --json: the tools with their approval entry, allowed sessions and offering rules", async () => {

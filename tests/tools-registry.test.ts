@@ -7,8 +7,14 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { ToolRegistry, watchRegistry, formatClash } from "../src/tools/index.js";
+import { ToolRegistry, toolPlugins, formatClash } from "../src/tools/index.js";
+import { PluginRegistry, watchPlugins } from "../src/plugins/index.js";
 import { examples, hostFixture, syncManifest, tempDir, toolToml, until, writePlugin } from "./tools-helpers.js";
+
+/** The one watcher of the common plugin layer over a tool registry alone. */
+function watchRegistry(reg: ToolRegistry, pollMs?: number) {
+  return watchPlugins(new PluginRegistry({ roots: reg.roots, lang: "en", loaders: [toolPlugins(reg)] }), pollMs);
+}
 
 test("the examples are found in a built-in root, each ok, read from files only", () => {
   const reg = new ToolRegistry([{ dir: examples, origin: "builtin" }], "en");

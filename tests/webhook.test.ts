@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hubFixture, baseRules, until, type Fixture } from "./helpers.js";
 import { channelHub } from "../src/host/channels.js";
-import { PluginLoader } from "../src/common/plugins.js";
+import { PluginLoader } from "../src/plugins/index.js";
 import type { ChannelPlugin } from "../src/sdk/index.js";
 
 let f: Fixture;

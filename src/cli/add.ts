@@ -2,8 +2,9 @@
  * `agent-autoloop add <git url | git repository | folder>` (plugins.md 安装): installs a plugin into `<home>/plugins/<name>`.
  * A git URL or repository is cloned (no hooks, no submodules, no install scripts); a local folder that is not a git
  * repository — a plugin author's first try — is copied without its `.git` and `node_modules` folders. Nothing of the
- * plugin runs. Afterwards `<home>/node_modules/agent-autoloop` links to this engine, so the plugin's
- * `import … from "agent-autoloop/sdk"` resolves (src/common/plugins.ts `linkEngine`).
+ * plugin runs. The name (the folder's, or the repository's, in lowercase) must be one a plugin of each kind the folder
+ * holds may have (src/plugins/names.ts: a tool plugin's may hold `_`). Afterwards `<home>/node_modules/agent-autoloop`
+ * links to this engine, so the plugin's `import … from "agent-autoloop/sdk"` resolves (src/plugins/link.ts).
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -11,7 +12,7 @@ import {
   chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync,
 } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { isBuiltInPlugin, linkEngine, pluginNamePattern } from "../common/plugins.js";
+import { classify, codeKinds, isBuiltInPlugin, linkEngine, pluginKinds, pluginNameFits, type PluginKind } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { CliError } from "./connect.js";
@@ -36,20 +37,37 @@ export function addPlugin(h: Home, source: string, replace: boolean, lang: Lang)
   // A local path is named by its last folder (so "." works); a URL by the last part after "/", "\" or ":".
   const base = (local ? basename(resolve(source)) : source.replace(/[\\/]+$/, "").split(/[\\/:]/).pop()!).replace(/\.git$/, "");
   const name = base.toLowerCase();
-  if (!pluginNamePattern.test(name)) throw new CliError(t(lang, folder ? "add.badFolderName" : "add.badName", { name }));
+  const badName = (kind: PluginKind) => new CliError(t(lang, kind === "tool" ? (folder ? "add.badToolFolderName" : "add.badToolName") : folder ? "add.badFolderName" : "add.badName", { name }));
+  // A name no plugin of any kind may have is refused before anything is fetched.
+  if (!pluginKinds.some((k) => pluginNameFits(k, name))) throw badName("agent");
   const builtIn = isBuiltInPlugin(name);
   if (builtIn && !replace) throw new CliError(t(lang, "add.builtIn", { name, repo: source }));
   const target = join(h.plugins, name);
   if (existsSync(target)) throw new CliError(t(lang, "add.exists", { name, dir: target }));
   mkdirSync(h.plugins, { recursive: true });
-  if (folder) copyFolder(folder, target, lang);
-  else clone(source, target, lang);
+  // Fetched beside its place under a hidden name (no plugin name starts with "." and no scan reads one), checked by what
+  // it holds, then renamed into place: whole or not at all.
+  const temporary = join(h.plugins, `.add-${name}-${randomBytes(4).toString("hex")}`);
+  let kinds: PluginKind[] = [];
+  try {
+    if (folder) copyFolder(folder, temporary, lang);
+    else clone(source, temporary, lang);
+    kinds = classify(temporary);
+    const wrong = (kinds.length > 0 ? kinds : (["agent"] as const)).find((k) => !pluginNameFits(k, name));
+    if (wrong) throw badName(wrong);
+    renameSync(temporary, target);
+  } finally {
+    rmSync(temporary, { recursive: true, force: true });
+  }
   try {
     linkEngine(h.plugins);
   } catch {
     // The plugin is installed; the hub makes the link when it loads the plugin (or says why the SDK is not found).
   }
-  return t(lang, builtIn ? "add.replaced" : "add.done", { name, dir: target });
+  // How it is used, by what it holds: a code plugin by its name in rules.json, a tool or declarative one by its tools.
+  const code = kinds.length === 0 || kinds.some((k) => (codeKinds as readonly string[]).includes(k));
+  if (builtIn || code) return t(lang, builtIn ? "add.replaced" : "add.done", { name, dir: target });
+  return t(lang, kinds.includes("tool") ? "add.doneTool" : "add.doneDeclarative", { name, dir: target });
 }
 
 /** Whether `path` is an existing folder on this computer. */
@@ -107,11 +125,10 @@ function folderEntries(root: string, lang: Lang): Entry[] {
 }
 
 /**
- * Copies a plugin folder into `target` whole or not at all: into a hidden folder next to it first (no plugin name
- * starts with "."), renamed into place at the end. Links are copied as links, as git would.
- * @throws CliError when the folder cannot be read or copied; the hidden folder is removed then.
+ * Copies a plugin folder into the new folder `into` (the caller renames it into place). Links are copied as links, as
+ * git would. @throws CliError when the folder cannot be read or copied (the caller removes what was made).
  */
-function copyFolder(from: string, target: string, lang: Lang): void {
+function copyFolder(from: string, into: string, lang: Lang): void {
   let entries: Entry[];
   try {
     entries = folderEntries(from, lang);
@@ -119,11 +136,10 @@ function copyFolder(from: string, target: string, lang: Lang): void {
     if (e instanceof CliError) throw e;
     throw new CliError(t(lang, "add.copyFailed", { dir: from, error: (e as Error).message }));
   }
-  const temporary = join(resolve(target, ".."), `.add-${basename(target)}-${randomBytes(4).toString("hex")}`);
   try {
-    mkdirSync(temporary, { mode: 0o755 });
+    mkdirSync(into, { mode: 0o755 });
     for (const e of entries) {
-      const to = join(temporary, e.path);
+      const to = join(into, e.path);
       if (e.kind === "folder") mkdirSync(to, { mode: e.mode | 0o700 });
       else if (e.kind === "link") symlinkSync(readlinkSync(join(from, e.path)), to);
       else {
@@ -131,9 +147,7 @@ function copyFolder(from: string, target: string, lang: Lang): void {
         chmodSync(to, e.mode | 0o600);
       }
     }
-    renameSync(temporary, target);
   } catch (e) {
-    rmSync(temporary, { recursive: true, force: true });
     throw new CliError(t(lang, "add.copyFailed", { dir: from, error: (e as Error).message }));
   }
 }

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
-import { PluginLoader } from "../common/plugins.js";
+import { PluginLoader } from "../plugins/index.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { checkHomeFiles } from "../host/home-files.js";
 import { findProgram, launchArgv, programWritable, type AgentPlugin } from "../sdk/index.js";

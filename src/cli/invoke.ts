@@ -15,15 +15,16 @@
  *              a tool error, timeout or out of memory → code and message on stderr, exit 1. An async plugin's task is
  *              parked and its result waited for (`GET /v1/tools/calls/:call/result`), at most the tool's timeout.
  *
+ * The plugin is the one the hub uses (issue 27): the same loaders over the hub's roots, and after a broken edit the
+ * last good version the home keeps (src/plugins/last-good.ts); a declarative tool that is gone is "definition missing".
  * When no hub runs, the same inputs are decided against the home's database under the home's lock (connect.ts
  * `throughHome`, as `key new` does), so the call is recorded all the same, never silently unaudited. An async task's
  * callback needs a hub to arrive at: without one the CLI waits for one to start until the task's deadline.
  * `--json` prints what went wrong on stdout too, as one JSON line (`{"status":"error","code":…,"message":…}`,
  * `{"status":"timeout",…}`, `{"status":"refused",…}`); a success prints the result alone either way.
  */
-import { ToolHost, ToolRegistry, homeToolRoots, type CallProgress } from "../tools/index.js";
-import { DeclarativeCatalog, homeDeclarativeRoots } from "../declarative/index.js";
-import { pluginSecret } from "../host/plugin-settings.js";
+import { ToolHost, type CallProgress } from "../tools/index.js";
+import { hubPluginViews, localPlugins, serveDirsOf } from "./plugin-home.js";
 import type { Config, Home } from "../host/home.js";
 import { hashKey } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
@@ -136,11 +137,9 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
     // The digest is then of the text as given.
     return refusedAudited(argsText, "cli.args", t(lang, "cli.invoke.argsJson", { error: (e as Error).message }));
   }
-  const registry = new ToolRegistry(homeToolRoots(h.plugins), lang);
-  registry.rescan();
+  // The plugins as the hub has them (issue 27: one truth): its roots, the same loaders, the home's last good versions.
   // Declarative plugins' HTTP tools (issue 18) are tools of kind http of the same host, their secrets from the home.
-  const declarative = new DeclarativeCatalog({ roots: homeDeclarativeRoots(h.plugins), lang, secret: (plugin, key) => pluginSecret(h, plugin, key) });
-  await declarative.reload();
+  const { tools: registry, declarative } = await localPlugins(h, lang, serveDirsOf(await hubPluginViews(h, lang)));
   const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => io.err(`${subsystem}: ${line}`), data: declarative });
   try {
     // Nothing of the plugin runs before the approvals allowed the call: its tool list, when only the plugin can give

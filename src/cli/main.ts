@@ -317,14 +317,14 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
       await runRelay(o.socket, o.lang ?? lang);
     });
 
-  // Tool plugins of this home, read locally (src/tools): no hub needed, no plugin code run but inspect's tools/list.
+  // Plugins of this home (issue 27): the running hub's records, else read here by the same loaders (cli/plugin-home.ts).
   const plugins = p.command("plugins").description(t(lang, "cli.desc.plugins"));
   plugins.command("list")
     .description(t(lang, "cli.desc.pluginsList"))
     .option("--json", t(lang, "cli.desc.pluginsJson"))
     .action(async (o: { json?: boolean }) => {
       const [{ h }, { listPlugins }] = await Promise.all([setUpHome(), import("./plugins.js")]);
-      print(listPlugins(h, lang, o.json === true));
+      print(await listPlugins(h, lang, o.json === true));
     });
   plugins.command("inspect")
     .description(t(lang, "cli.desc.pluginsInspect"))

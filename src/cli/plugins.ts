@@ -1,14 +1,18 @@
 /**
- * `agent-autoloop plugins list | inspect | doctor` (issue 16; spec tool-plugins.md §9): the tool plugins of this home
- * — the engine's built-in ones, then `<home>/plugins` — read locally through the tool host's registry (src/tools),
- * with approval modes from rules.json as the hub reads it. Reading runs no plugin code. Only `inspect` asks a plugin
- * in use for its tools when they are not in its manifest (`tools/list` inside its sandbox, bounded; an MCP server's
- * `tools/list`), as the contract allows, and ends whatever it started before it returns.
+ * `agent-autoloop plugins list | inspect | doctor` (issues 16, 27; spec tool-plugins.md §9). `list` shows every plugin
+ * of every kind — declarative, tool, agent, channel, source — as the home's running hub records them, else as the same
+ * loaders read them here (plugin-home.ts: one truth). `inspect` and `doctor` look at tool plugins, read by the same
+ * registry and last good rule, with approval modes from rules.json as the hub reads it. Reading runs no plugin code.
+ * Only `inspect` asks a plugin in use for its tools when they are not in its manifest (`tools/list` inside its
+ * sandbox, bounded; an MCP server's `tools/list`), as the contract allows, and ends whatever it started before it
+ * returns.
  */
 import { existsSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang, type MessageId } from "../i18n/messages.js";
-import { bindRefusal, bindsOf, conformance, homeToolRoots, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, toolLimits, type BindChecked, type Manifest, type PluginDiagnosis, type PluginRecord, type ToolsOutcome } from "../tools/index.js";
+import { bindRefusal, bindsOf, conformance, runners, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, type BindChecked, type Manifest, type PluginDiagnosis, type ToolPluginRecord, type ToolsOutcome } from "../tools/index.js";
+import type { PluginView } from "../protocol/responses.js";
+import { homePluginViews, hubPluginViews, localPlugins, serveDirsOf } from "./plugin-home.js";
 import { approvalRuleFor, approvalsOf, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
 import { readRulesInput } from "../host/rules-file.js";
 import type { Home } from "../host/home.js";
@@ -22,7 +26,10 @@ export interface Printed {
   code: number;
 }
 
-/** A plugin folder's line of `list` (also its `--json` form): `tools` null when they are not in the manifest. */
+/**
+ * A plugin folder's line of `list` (also its `--json` form): `kind` is a tool plugin's `plugin_type`, else the plugin's
+ * kind (`declarative`, `agent`, `channel`, `source`); `tools` null when they are not in its manifest.
+ */
 export interface PluginLine {
   name: string;
   version: string | null;
@@ -34,30 +41,27 @@ export interface PluginLine {
   errors: string[];
 }
 
-/** The registry of this home's tool plugins, read once. */
-function registryOf(h: Home, lang: Lang): ToolRegistry {
-  const registry = new ToolRegistry(homeToolRoots(h.plugins), lang);
-  registry.rescan();
-  return registry;
+/** The registry of this home's tool plugins, read once by the hub's rules (its roots when it runs; the last good versions). */
+async function registryOf(h: Home, lang: Lang): Promise<ToolRegistry> {
+  return (await localPlugins(h, lang, serveDirsOf(await hubPluginViews(h, lang)))).tools;
 }
 
-function lineOf(rec: PluginRecord): PluginLine {
-  const m = rec.manifest;
-  return {
-    name: rec.name, version: m?.version ?? null, kind: m?.plugin_type ?? null, tools: m ? listedTools(m) : null, origin: rec.origin,
-    status: rec.status === "ok" ? "ok" : rec.status === "rejected" ? "error" : "shadowed", dir: rec.dir, errors: rec.errors,
-  };
+const statusWord = { loaded: "ok", rejected: "error", shadowed: "shadowed" } as const;
+
+function lineOf(v: PluginView): PluginLine {
+  const m = v.manifest as { version?: unknown; plugin_type?: unknown; tools?: unknown; tools_from?: unknown; provides?: { tools?: unknown } };
+  const version = typeof m.version === "string" ? m.version : null;
+  const names = (x: unknown) => (Array.isArray(x) && x.length > 0 ? x.filter((n): n is string => typeof n === "string") : null);
+  const kind = v.kind === "tool" ? (typeof m.plugin_type === "string" ? m.plugin_type : null) : v.kind;
+  const tools = v.kind === "tool" ? (m.tools_from === "listed" ? names(m.tools) : null) : v.kind === "declarative" ? names(m.provides?.tools) : null;
+  return { name: v.manifest.id, version, kind, tools, origin: v.origin, status: statusWord[v.status], dir: v.dir, errors: v.errors };
 }
 
-/** The tool names a manifest lists, or null when they are asked of the plugin (tools/list, an MCP server) or any go. */
-function listedTools(m: Manifest): string[] | null {
-  return m.plugin_type !== "mcp" && m.capabilities.tools.length > 0 ? m.capabilities.tools.map((x) => x.name) : null;
-}
-
-/** Words for tools that are not in the manifest. */
-function unlistedTools(m: Manifest | null, lang: Lang): string {
-  if (!m) return "-";
-  return t(lang, m.plugin_type === "service" ? "cli.plugins.toolsAny" : "cli.plugins.toolsAsked");
+/** Words for a tool plugin's tools that are not in its manifest: any name, or asked when needed; `-` for other kinds. */
+function unlistedTools(v: PluginView, lang: Lang): string {
+  const from = (v.manifest as { tools_from?: unknown }).tools_from;
+  if (v.kind !== "tool" || typeof from !== "string") return "-";
+  return t(lang, from === "any" ? "cli.plugins.toolsAny" : "cli.plugins.toolsAsked");
 }
 
 /** Lines of columns, each padded to its widest cell, two spaces apart. */
@@ -66,41 +70,51 @@ function columns(rows: string[][]): string[] {
   return rows.map((r) => r.map((cell, i) => cell + " ".repeat(widths[i]! - [...cell].length)).join("  ").trimEnd());
 }
 
-/** What is wrong with the folders of a registry, for stderr: errors, last good versions in use, clashes, notes. */
-function problems(registry: ToolRegistry, lang: Lang): string[] {
+/** What is wrong with the plugins, for stderr: errors, last good versions in use, clashes, notes. */
+function problems(views: readonly PluginView[], notes: readonly string[], lang: Lang): string[] {
   const err: string[] = [];
-  for (const rec of registry.list()) {
-    err.push(...rec.errors);
-    if (rec.status === "rejected" && rec.manifest) err.push(t(lang, "cli.plugins.lastGood", { name: rec.name }));
+  for (const v of views) {
+    err.push(...v.errors);
+    if (v.status === "rejected" && v.digest) err.push(t(lang, "cli.plugins.lastGood", { name: v.manifest.id }));
   }
-  const { clashes, notes } = registry.problems();
-  return [...err, ...clashes.map((c) => formatClash(c, lang)), ...notes];
+  const clashes = views.flatMap((v) => (v.status === "shadowed" && v.shadowedBy ? [formatClash({ name: v.manifest.id, winner: v.shadowedBy, loser: { dir: v.dir, origin: v.origin } }, lang)] : []));
+  return [...err, ...clashes, ...notes];
 }
 
 /**
- * `plugins list`: one line per plugin folder — name, version, kind, tools, (origin), status — or with `json` the
- * lines as a JSON array. What is wrong goes to stderr. Exit 0: a listing, not a verdict (`doctor` gives one).
+ * `plugins list`: one line per plugin folder of every kind — name, version, kind, tools, (origin), status — by name,
+ * or with `json` the lines as a JSON array: the running hub's records, else this home's plugins read here. What is
+ * wrong goes to stderr. Exit 0: a listing, not a verdict (`doctor` gives one).
  */
-export function listPlugins(h: Home, lang: Lang, json: boolean): Printed {
-  const registry = registryOf(h, lang);
-  const lines = registry.list().map(lineOf);
-  const err = problems(registry, lang);
+export async function listPlugins(h: Home, lang: Lang, json: boolean): Promise<Printed> {
+  const { views, notes } = await homePluginViews(h, lang);
+  const sorted = [...views].sort((a, b) => cmp(a.manifest.id, b.manifest.id) || cmp(a.dir, b.dir) || cmp(a.kind, b.kind));
+  const lines = sorted.map(lineOf);
+  const err = problems(sorted, notes, lang);
   if (json) return { out: [JSON.stringify(lines, null, 2)], err, code: 0 };
   if (lines.length === 0) return { out: [t(lang, "cli.plugins.none", { dir: h.plugins })], err, code: 0 };
-  const rows = registry.list().map((rec, i) => {
-    const l = lines[i]!;
-    return [l.name, l.version ?? "-", l.kind ?? "-", l.tools?.join(",") ?? unlistedTools(rec.manifest, lang), `(${l.origin})`, t(lang, `cli.plugins.status.${l.status}`)];
-  });
+  const rows = lines.map((l, i) => [l.name, l.version ?? "-", l.kind ?? "-", l.tools?.join(",") ?? unlistedTools(sorted[i]!, lang), `(${l.origin})`, t(lang, `cli.plugins.status.${l.status}`)]);
   return { out: columns(rows), err, code: 0 };
 }
 
-/** The folders `name` stands for: plugins of that name, else the folder of that name. @throws CliError when none. */
-function recordsNamed(registry: ToolRegistry, name: string, h: Home, lang: Lang): PluginRecord[] {
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A tool plugin folder's line, as `list` words it. */
+function toolLineOf(rec: ToolPluginRecord): PluginLine {
+  const m = rec.manifest;
+  return {
+    name: rec.name, version: m?.version ?? null, kind: m?.plugin_type ?? null, tools: m && runners[m.plugin_type].tools(m) === "listed" ? m.capabilities.tools.map((x) => x.name) : null,
+    origin: rec.origin, status: rec.status === "ok" ? "ok" : rec.status === "rejected" ? "error" : "shadowed", dir: rec.dir, errors: rec.errors,
+  };
+}
+
+/** The tool plugin folders `name` stands for: plugins of that name, else the folder of that name; the one in use first. */
+function recordsNamed(registry: ToolRegistry, name: string): ToolPluginRecord[] {
   const all = registry.list();
   const named = all.filter((r) => r.name === name);
   const found = named.length > 0 ? named : all.filter((r) => basename(r.dir) === name);
-  if (found.length === 0) throw new CliError(t(lang, "cli.plugins.notFound", { name, dir: h.plugins }));
-  // The one in use first.
   return found.sort((a, b) => Number(registry.get(b.name) === b) - Number(registry.get(a.name) === a));
 }
 
@@ -126,7 +140,7 @@ export interface Inspected extends Omit<PluginLine, "tools"> {
   digest: string | null;
   /** The files the digest covers, `<first 16 hex of sha256> <path>` (null when they cannot be digested). */
   files: string[] | null;
-  shadowedBy: PluginRecord["shadowedBy"];
+  shadowedBy: ToolPluginRecord["shadowedBy"];
   manifest: Manifest | null;
   /** Where the tools came from; null when they were not asked (the folder is not in use). */
   toolsSource: "manifest" | "tools/list" | "mcp" | null;
@@ -138,7 +152,7 @@ export interface Inspected extends Omit<PluginLine, "tools"> {
   binds: (BindChecked & { refusedWhy: string | null })[];
 }
 
-function inspectedTools(rec: PluginRecord, outcome: ToolsOutcome | null, rules: Rules | null): InspectedTool[] {
+function inspectedTools(rec: ToolPluginRecord, outcome: ToolsOutcome | null, rules: Rules | null): InspectedTool[] {
   if (!outcome?.ok) return [];
   const approvals = rules ? approvalsOf(rules) : [];
   return outcome.tools.map((o) => {
@@ -157,8 +171,9 @@ function inspectedTools(rec: PluginRecord, outcome: ToolsOutcome | null, rules: 
  * tools when they are not in its manifest, in its sandbox, and ends it. @throws CliError (exit 1) for an unknown name.
  */
 export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boolean): Promise<Printed> {
-  const registry = registryOf(h, lang);
-  const records = recordsNamed(registry, name, h, lang);
+  const registry = await registryOf(h, lang);
+  const records = recordsNamed(registry, name);
+  if (records.length === 0) return inspectOther(h, name, lang, json);
   const { rules, error: rulesError } = rulesOf(h, lang);
   const err: string[] = [];
   // The home (keys, database) is hidden from every sandbox; a plugin's stderr is shown as the hub would log it.
@@ -169,7 +184,7 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
     for (const rec of records) {
       const outcome = registry.get(rec.name) === rec ? await host.tools(rec.name) : null;
       found.push({
-        ...lineOf(rec), manifestPath: rec.manifestPath, digest: rec.digest, files: rec.files, shadowedBy: rec.shadowedBy, manifest: rec.manifest,
+        ...toolLineOf(rec), manifestPath: rec.manifestPath, digest: rec.digest, files: rec.files, shadowedBy: rec.shadowedBy, manifest: rec.manifest,
         toolsSource: outcome?.ok ? outcome.source : null, toolsError: outcome && !outcome.ok ? outcome.message : null,
         tools: inspectedTools(rec, outcome, rules), rulesError, checks: checks.find((d) => d.dir === rec.dir)?.lines ?? [],
         binds: rec.manifest ? bindsOf(rec.manifest, rec.dir, host.settings).map((b) => ({ ...b, refusedWhy: bindRefusal(rec.name, [b], lang)?.message ?? null })) : [],
@@ -180,6 +195,36 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
   }
   if (json) return { out: [JSON.stringify(found.length === 1 ? found[0] : found, null, 2)], err, code: 0 };
   return { out: found.flatMap((p, i) => [...(i > 0 ? [""] : []), ...inspectText(p, lang)]), err, code: 0 };
+}
+
+/**
+ * `plugins inspect <name>` of a plugin of another kind (declarative, agent, channel, source; issue 27): its records as
+ * the running hub keeps them, else as read here — kind, origin, status and why, folder, the digest of the version in
+ * use, its description and tools. The one in use first. @throws CliError (exit 1) when no plugin has that name.
+ */
+async function inspectOther(h: Home, name: string, lang: Lang, json: boolean): Promise<Printed> {
+  const { views } = await homePluginViews(h, lang);
+  const found = views.filter((v) => v.kind !== "tool" && v.manifest.id === name).sort((a, b) => Number(b.status !== "shadowed") - Number(a.status !== "shadowed"));
+  if (found.length === 0) throw new CliError(t(lang, "cli.plugins.notFound", { name, dir: h.plugins }));
+  if (json) return { out: [JSON.stringify(found.length === 1 ? found[0] : found, null, 2)], err: [], code: 0 };
+  return { out: found.flatMap((v, i) => [...(i > 0 ? [""] : []), ...otherText(v, lang)]), err: [], code: 0 };
+}
+
+/** The lines of `inspect` for a plugin that is not a tool plugin. */
+function otherText(v: PluginView, lang: Lang): string[] {
+  const l = lineOf(v);
+  const out = [t(lang, "cli.plugins.head", { name: l.name, version: l.version ?? "-", kind: l.kind ?? "-", origin: l.origin, status: t(lang, `cli.plugins.status.${l.status}`) })];
+  const add = (id: MessageId, params: Record<string, string | number>) => out.push(`  ${t(lang, id, params)}`);
+  const why = v.status === "shadowed" ? t(lang, "cli.plugins.why.shadowed", { winner: v.shadowedBy?.dir ?? "", origin: v.shadowedBy?.origin ?? "" })
+    : v.status === "rejected" ? t(lang, v.digest ? "cli.plugins.why.kept" : "cli.plugins.why.rejected", { errors: v.errors.join("; ") })
+    : t(lang, "cli.plugins.why.loadedKind");
+  add("cli.plugins.why", { why });
+  add("cli.plugins.folder", { dir: v.dir });
+  add("cli.plugins.files", { digest: v.digest ?? "-" });
+  const description = (v.manifest as { description?: unknown }).description;
+  if (typeof description === "string" && description) add("cli.plugins.description", { text: description });
+  if (l.tools) add("cli.plugins.toolsOf", { tools: l.tools.map((x) => `${l.name}.${x}`).join(", ") });
+  return out;
 }
 
 /** A check line: its verdict word, the check and what was seen (nothing after the check when nothing was to say). */
@@ -219,7 +264,7 @@ function whyText(p: Inspected, lang: Lang): string {
 function toolsHeading(p: Inspected, lang: Lang): string {
   if (p.toolsError !== null) return t(lang, "cli.plugins.tools.failed", { error: p.toolsError });
   if (p.toolsSource === null) return t(lang, "cli.plugins.tools.notAsked");
-  if (p.tools.length === 0) return t(lang, p.kind === "service" ? "cli.plugins.toolsAny" : "cli.plugins.tools.none");
+  if (p.tools.length === 0) return t(lang, p.manifest && runners[p.manifest.plugin_type].tools(p.manifest) === "any" ? "cli.plugins.toolsAny" : "cli.plugins.tools.none");
   const id: Record<NonNullable<Inspected["toolsSource"]>, MessageId> = { manifest: "cli.plugins.tools.manifest", "tools/list": "cli.plugins.tools.list", mcp: "cli.plugins.tools.mcp" };
   return t(lang, id[p.toolsSource]);
 }
@@ -235,7 +280,7 @@ function inspectText(p: Inspected, lang: Lang): string[] {
     if (m.description) add("cli.plugins.description", { text: m.description });
     if (m.author) add("cli.plugins.author", { text: m.author });
     add("cli.plugins.runs", { command: [m.entry_point.command, ...m.entry_point.args].join(" ") });
-    if (m.plugin_type === "sync" || m.plugin_type === "async") add("cli.plugins.timeout", { ms: m.communication.timeout_ms ?? toolLimits.callTimeoutMsDefault });
+    if (runners[m.plugin_type].manifestTimeout) add("cli.plugins.timeout", { ms: runners[m.plugin_type].timeoutMs(m) });
     out.push(`  ${sandboxText(m, lang)}`);
     for (const b of p.binds) {
       if (b.refusedWhy !== null) {
@@ -282,7 +327,7 @@ function rulesWarnings(registry: ToolRegistry, rules: Rules, lang: Lang): Confor
  * rules.json's tools and approvals that name no plugin found; runs no plugin code. Exit 1 when anything needs fixing.
  */
 export async function doctorPlugins(h: Home, lang: Lang): Promise<Printed> {
-  const registry = registryOf(h, lang);
+  const registry = await registryOf(h, lang);
   const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir] });
   let diagnoses: PluginDiagnosis[];
   try {

@@ -17,6 +17,8 @@ export interface Home {
   masterKey: string;
   database: string;
   plugins: string;
+  /** The last good versions of its plugin folders (src/plugins/last-good.ts), kept by every loader of the home. */
+  pluginState: string;
   worker: string;
   cards: string;
 }
@@ -32,6 +34,7 @@ export function homePaths(dir = process.env.AGENT_AUTOLOOP_HOME || join(homedir(
     masterKey: join(d, "master.key"),
     database: join(d, "hub.db"),
     plugins: join(d, "plugins"),
+    pluginState: join(d, "plugin-state"),
     worker: join(d, "worker"),
     cards: join(d, "cards.txt"),
   };

@@ -1,19 +1,26 @@
 /**
  * The catalog of declarative plugins (spec declarative-plugins.md §4; issue 18): plugin folders holding `plugin.json`
- * under each root — the engine's built-in `plugins/`, then `<home>/plugins`, then every `serve --plugins <dir>` — loaded
- * fail-closed. A reload rescans every root: a new plugin is loaded, a changed one replaced (its old registrations
- * removed first), a gone one unloaded; a plugin whose folder is now refused keeps its previous version registered and
- * working. Reloads run one at a time, and read files without blocking: other requests go on between plugins.
+ * under the common plugin layer's roots — the engine's built-in `plugins/`, then `<home>/plugins`, then every
+ * `serve --plugins <dir>`, a later root winning a clash by the one precedence rule (issue 27) — loaded fail-closed. A
+ * reload rescans every root: a new plugin is loaded, a changed one replaced (its old registrations removed first), a
+ * gone one unloaded; a plugin whose folder is now refused keeps its previous version registered and working — the one
+ * this catalog loaded, or the one the home keeps (`lastGood`: what the hub loaded, for the CLI too). Reloads run one at
+ * a time, and read files without blocking: other requests go on between plugins.
  *
  * The catalog is also the tool host's source of HTTP tools (kind `http`, the `DataTools` seam of src/tools): a call
  * runs the tool's request (template.ts, http.ts); a tool that disappears — its plugin unloaded, or replaced by a
  * version without it — ends its calls in flight and answers later ones with "definition missing: <plugin>.<tool>".
  */
-import { lstatSync, readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { lineForbiddenClass } from "../kernel/text.js";
-import type { CallContext, DataTools, HttpReach, ToolOutcome, ToolSpec } from "../tools/types.js";
+import { scanRoots } from "../plugins/classify.js";
+import { LastGood } from "../plugins/last-good.js";
+import { choose } from "../plugins/precedence.js";
+import type { ScannedFolder } from "../plugins/types.js";
+import type { CallContext, DataTools, HttpReach, ToolOutcome, ToolSpec } from "../plugins/tool-seam.js";
+import { keep, revive, type KeptPlugin } from "./kept.js";
 import { declarativePluginsMax, goneToolsMax, httpTimeoutMsDefault, httpTimeoutMsMax } from "./limits.js";
 import { formatPluginError, listPluginFolder } from "./read.js";
 import { buildRequest, splitTemplate } from "./template.js";
@@ -24,7 +31,7 @@ import type { LoadOutcome } from "./load.js";
 
 /** Settings of a catalog; only `roots` and `lang` are needed. */
 export interface CatalogOptions {
-  roots: DeclarativeRoot[];
+  roots: readonly DeclarativeRoot[];
   lang: Lang;
   /** Receives what a person running the host may want to see: plugins loaded, replaced, unloaded, refused with why. */
   log?: (line: string) => void;
@@ -37,6 +44,8 @@ export interface CatalogOptions {
    * it at (`callbackUrl`): requests to the hub name the call (issue 26; http.ts `HttpCall.ownHub`).
    */
   hubUrls?: () => (string | null)[];
+  /** Where last good versions and gone tools are kept (the home's, shared by its every loader); default: memory. */
+  lastGood?: LastGood;
 }
 
 /** The exact error of a tool that was offered and is gone (the contract fixes it, in every language). */
@@ -44,21 +53,20 @@ export function definitionMissing(qualifiedName: string): string {
   return `definition missing: ${qualifiedName}`;
 }
 
-/** A plugin folder found by a scan. */
+/** A plugin folder found by a scan: its id is its folder's name. */
 interface Found {
   id: string;
   dir: string;
   origin: DeclarativeOrigin;
-  /** The folder that has the same id and wins (this one is refused), or null. */
-  clashWith: string | null;
+  rootIndex: number;
 }
 
 export class DeclarativeCatalog implements DataTools {
   private readonly records = new Map<string, DeclarativeRecord>();
-  /** Folders refused because another folder has their id: listed, never loaded. */
-  private clashes: DeclarativeRecord[] = [];
-  /** Tools offered once and gone since (insertion order: the oldest is forgotten first). */
-  private readonly gone = new Set<string>();
+  /** Folders another folder of the same id wins over (shadowed, or refused): listed, never registered. */
+  private others: DeclarativeRecord[] = [];
+  /** Last good versions and the tools offered once and gone since (the home's, or this catalog's own). */
+  private readonly kept: LastGood;
   /** Calls in flight, by `<plugin>.<tool>`: aborted when their tool disappears. */
   private readonly inflight = new Map<string, Set<AbortController>>();
   private queue: Promise<unknown> = Promise.resolve();
@@ -68,15 +76,20 @@ export class DeclarativeCatalog implements DataTools {
   /** The values of secret settings whose effect is `reload`, as the last reload read them: plugin → key → value. */
   private readonly snapshots = new Map<string, Map<string, string | null>>();
 
-  constructor(readonly opts: CatalogOptions) {}
+  constructor(readonly opts: CatalogOptions) {
+    this.kept = opts.lastGood ?? new LastGood(null);
+  }
 
   private get lang(): Lang {
     return this.opts.lang;
   }
 
-  /** Reloads every root (one reload at a time: a second waits for the first). Never rejects. */
-  reload(): Promise<ReloadReport> {
-    const next = this.queue.then(() => this.rescan());
+  /**
+   * Reloads every root, or the folders the plugin registry's one scan gives (one reload at a time: a second waits for
+   * the first). Never rejects.
+   */
+  reload(folders?: readonly ScannedFolder[]): Promise<ReloadReport> {
+    const next = this.queue.then(() => this.rescan(folders));
     this.queue = next.catch(() => {});
     return next.catch((e) => {
       this.opts.log?.(t(this.lang, "decl.log.failed", { error: (e as Error).message }));
@@ -89,9 +102,9 @@ export class DeclarativeCatalog implements DataTools {
     return this.loaded;
   }
 
-  /** Every plugin folder known: the loaded and the refused, by id, then the folders refused for a clash. */
+  /** Every plugin folder known: the registered and the refused, by id, then the folders another one wins over. */
   list(): DeclarativeRecord[] {
-    return [...[...this.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), ...this.clashes];
+    return [...[...this.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), ...this.others];
   }
 
   /** The plugin registered under `id`, or null. */
@@ -106,34 +119,38 @@ export class DeclarativeCatalog implements DataTools {
   async fingerprint(): Promise<string> {
     const slicer = new Slicer();
     const parts: string[] = [];
-    for (const f of this.scan()) {
+    for (const f of this.scan(undefined)) {
       await slicer.breathe();
       parts.push(`${f.dir}\0${folderFingerprint(f.dir)}`);
     }
     return parts.join("\n");
   }
 
-  /** The plugin folders of every root, in root order, at most `declarativePluginsMax`; a same-id folder after the first is a clash. */
-  private scan(): Found[] {
+  /** The plugin folders of every root (or those given), in root order, at most `declarativePluginsMax`. */
+  private scan(given: readonly ScannedFolder[] | undefined): Found[] {
     const found: Found[] = [];
-    for (const root of this.opts.roots) {
-      for (const name of names(root.dir)) {
-        const dir = join(root.dir, name);
-        // A plugin.json that is there but no regular file (a FIFO, a folder, a link, a dangling one) is found too:
-        // the loader refuses it and the folder is listed rejected with why, not skipped in silence (issue 26).
-        if (!present(join(dir, "plugin.json"))) continue;
-        if (found.length >= declarativePluginsMax) {
-          this.opts.log?.(t(this.lang, "decl.folder.tooMany", { limit: declarativePluginsMax, dir }));
-          return resolveClashes(found);
-        }
-        found.push({ id: name, dir, origin: root.origin, clashWith: null });
+    for (const f of given ?? scanRoots(this.opts.roots, this.lang).folders) {
+      // A plugin.json that is there but no regular file (a FIFO, a folder, a link, a dangling one) is found too:
+      // the loader refuses it and the folder is listed rejected with why, not skipped in silence (issue 26).
+      if (!f.kinds.includes("declarative")) continue;
+      if (found.length >= declarativePluginsMax) {
+        this.opts.log?.(t(this.lang, "decl.folder.tooMany", { limit: declarativePluginsMax, dir: f.dir }));
+        break;
       }
+      found.push({ id: f.name, dir: f.dir, origin: f.origin, rootIndex: f.rootIndex });
     }
-    return resolveClashes(found);
+    return found;
   }
 
-  private async rescan(): Promise<ReloadReport> {
-    const found = this.scan();
+  /** The version of folder `f` in use before this reload: the one registered from it, else the one the home keeps. */
+  private previous(f: Found): LoadedPlugin | null {
+    const mine = this.records.get(f.id)?.current;
+    if (mine?.dir === f.dir) return mine;
+    return revive(this.kept.get<KeptPlugin>("declarative", f.dir)?.value);
+  }
+
+  private async rescan(given: readonly ScannedFolder[] | undefined): Promise<ReloadReport> {
+    const found = this.scan(given);
     const slicer = new Slicer();
     const prints = new Map<string, string>();
     for (const f of found) {
@@ -142,19 +159,11 @@ export class DeclarativeCatalog implements DataTools {
     }
     this.loaded = found.map((f) => `${f.dir}\0${prints.get(f.dir)}`).join("\n");
     const report: ReloadReport = { loaded: [], replaced: [], unloaded: [], rejected: [] };
-    const seen = new Set<string>();
-    const clashes: DeclarativeRecord[] = [];
     const outcomes = new Map<string, { print: string; out: LoadOutcome }>();
     // The loader (and the compiled schemas it brings) loads only when there is a plugin to read.
     const { loadPlugin } = found.length > 0 ? await import("./load.js") : { loadPlugin: null };
+    const contenders = [];
     for (const f of found) {
-      if (f.clashWith !== null) {
-        const error = formatPluginError({ file: join(f.dir, "plugin.json"), pointer: "/id", reason: t(this.lang, "decl.folder.clash", { id: f.id, dir: f.clashWith }) });
-        clashes.push({ id: f.id, dir: f.dir, origin: f.origin, status: "rejected", errors: [error], manifest: { id: f.id }, current: null });
-        report.rejected.push({ id: f.id, errors: [error] });
-        continue;
-      }
-      seen.add(f.id);
       // Other requests get their turn every `reloadSliceMaxMs` (slice.ts), between files.
       await slicer.breathe();
       // A folder whose fingerprint did not change since it was read is not read again.
@@ -162,20 +171,43 @@ export class DeclarativeCatalog implements DataTools {
       const known = this.outcomes.get(f.dir);
       const out = known?.print === print ? known.out : await loadPlugin!(f.dir, f.origin, this.lang, slicer);
       outcomes.set(f.dir, { print, out });
-      const before = this.records.get(f.id);
-      const current = before?.current ?? null;
-      if (out.ok) {
-        const p = out.plugin;
-        if (!current) report.loaded.push(f.id);
+      const previous = this.previous(f);
+      contenders.push({ ...f, out, previous, usable: out.ok || previous !== null });
+    }
+    // One precedence rule (issue 27): a usable folder over one that is not, then the later root, then the name.
+    const { winnerOf } = choose("declarative", contenders);
+    const others: DeclarativeRecord[] = [];
+    const seen = new Set<string>();
+    for (const c of contenders) {
+      const winner = winnerOf.get(c) ?? contenders.find((x) => x.id === c.id)!;
+      const errors = c.out.ok ? [] : c.out.errors.map(formatPluginError);
+      if (c !== winner) {
+        const shadowedBy = { dir: winner.dir, origin: winner.origin };
+        others.push({ id: c.id, dir: c.dir, origin: c.origin, status: c.out.ok ? "shadowed" : "rejected", errors, manifest: c.out.ok ? c.out.plugin.manifest : c.out.manifest ?? { id: c.id }, current: null, shadowedBy });
+        if (!c.out.ok) report.rejected.push({ id: c.id, errors });
+        continue;
+      }
+      seen.add(c.id);
+      const current = this.records.get(c.id)?.current ?? null;
+      if (c.out.ok) {
+        const p = c.out.plugin;
+        if (!current) report.loaded.push(c.id);
         else if (current.digest !== p.digest || current.dir !== p.dir) {
-          report.replaced.push(f.id);
+          report.replaced.push(c.id);
           this.forget(current, p);
         }
-        this.records.set(f.id, { id: f.id, dir: f.dir, origin: f.origin, status: "loaded", errors: [], manifest: p.manifest, current: p });
+        this.records.set(c.id, { id: c.id, dir: c.dir, origin: c.origin, status: "loaded", errors: [], manifest: p.manifest, current: p, shadowedBy: null });
+        this.kept.put("declarative", c.dir, p.digest, keep(p));
       } else {
-        const errors = out.errors.map(formatPluginError);
-        report.rejected.push({ id: f.id, errors });
-        this.records.set(f.id, { id: f.id, dir: f.dir, origin: f.origin, status: "rejected", errors, manifest: current?.manifest ?? out.manifest ?? { id: f.id }, current });
+        // Refused: the version in use stays (this catalog's, else the home's last good one).
+        const inUse = c.previous ?? current;
+        if (!current && inUse) report.loaded.push(c.id);
+        else if (current && inUse && current !== inUse) {
+          report.replaced.push(c.id);
+          this.forget(current, inUse);
+        }
+        report.rejected.push({ id: c.id, errors });
+        this.records.set(c.id, { id: c.id, dir: c.dir, origin: c.origin, status: "rejected", errors, manifest: inUse?.manifest ?? c.out.manifest ?? { id: c.id }, current: inUse, shadowedBy: null });
       }
     }
     for (const [id, rec] of this.records) {
@@ -186,13 +218,24 @@ export class DeclarativeCatalog implements DataTools {
       }
       this.records.delete(id);
     }
-    this.clashes = clashes;
+    this.forgetVanished(new Set(found.map((f) => f.dir)));
+    this.others = others;
     this.outcomes = outcomes;
     this.snapshot();
     for (const list of [report.loaded, report.replaced, report.unloaded]) list.sort();
     report.rejected.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     this.say(report);
     return report;
+  }
+
+  /** Kept versions of folders gone from the roots (also while no loader looked): their tools gone, the versions forgotten. */
+  private forgetVanished(found: Set<string>): void {
+    for (const dir of this.kept.folders("declarative")) {
+      if (found.has(dir) || !this.opts.roots.some((r) => dir.startsWith(`${r.dir}/`))) continue;
+      const old = revive(this.kept.get<KeptPlugin>("declarative", dir)?.value);
+      if (old) this.forget(old, null);
+      this.kept.drop("declarative", dir);
+    }
   }
 
   /** Reads the secret settings that take effect on a reload (`effect` other than `hot`) of every registered plugin. */
@@ -225,17 +268,16 @@ export class DeclarativeCatalog implements DataTools {
 
   /** The tools of `old` that `next` (null: none) no longer has: ended in flight, and remembered as gone. */
   private forget(old: LoadedPlugin, next: LoadedPlugin | null): void {
+    const gone: string[] = [];
     for (const name of old.tools.keys()) {
       if (next?.tools.has(name)) continue;
       const q = `${old.id}.${name}`;
       for (const ac of this.inflight.get(q) ?? []) ac.abort();
       this.inflight.delete(q);
-      this.gone.delete(q);
-      this.gone.add(q);
-      if (this.gone.size > goneToolsMax) this.gone.delete(this.gone.values().next().value!);
+      gone.push(q);
     }
     // A tool that comes back is no longer gone.
-    for (const name of next?.tools.keys() ?? []) this.gone.delete(`${old.id}.${name}`);
+    this.kept.setGone(gone, [...(next?.tools.keys() ?? [])].map((name) => `${old.id}.${name}`), goneToolsMax);
   }
 
   // ── the tool host's seam (DataTools) ─────────────────────────────────────────────────────────────────────────
@@ -262,7 +304,7 @@ export class DeclarativeCatalog implements DataTools {
   }
 
   missing(qualifiedName: string): string | null {
-    return this.gone.has(qualifiedName) ? definitionMissing(qualifiedName) : null;
+    return this.kept.isGone(qualifiedName) ? definitionMissing(qualifiedName) : null;
   }
 
   async call(plugin: string, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutcome> {
@@ -314,42 +356,6 @@ export class DeclarativeCatalog implements DataTools {
 
 /** What a log line shows escaped: controls, line and paragraph separators, direction marks, lone surrogates. */
 const logForbidden = new RegExp(`[${lineForbiddenClass}\\u200e\\u200f\\u061c]`, "gu");
-
-/** Marks every folder whose id an earlier one has as a clash; built-in folders give way to any other root's. */
-function resolveClashes(found: Found[]): Found[] {
-  const overridden = new Set(found.filter((f) => f.origin !== "builtin").map((f) => f.id));
-  const first = new Map<string, string>();
-  const out: Found[] = [];
-  for (const f of found) {
-    if (f.origin === "builtin" && overridden.has(f.id)) continue; // the home's (or serve's) copy wins silently
-    const winner = first.get(f.id);
-    if (winner !== undefined) out.push({ ...f, clashWith: winner });
-    else {
-      first.set(f.id, f.dir);
-      out.push(f);
-    }
-  }
-  return out;
-}
-
-/** The names in a folder, dot names left out, sorted; none when it cannot be read. */
-function names(dir: string): string[] {
-  try {
-    return readdirSync(dir).filter((n) => !n.startsWith(".")).sort();
-  } catch {
-    return [];
-  }
-}
-
-/** Whether something is at `path` (a link counts, even a dangling one; nothing is followed or opened). */
-function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The asset folders a plugin has (their files count in its fingerprint). */
 const assetFolders = new Set(["tools", "workflows", "intents", "prompts", "panels", "cards"]);

@@ -8,7 +8,7 @@
  * echoed it, it is replaced by `[redacted]`.
  */
 import { t, type Lang } from "../i18n/messages.js";
-import type { ToolOutcome } from "../tools/types.js";
+import type { ToolOutcome } from "../plugins/tool-seam.js";
 import { toolCallHeader } from "../protocol/tool-calls.js";
 import { jsonTooDeep, resultTooDeep } from "../protocol/tool-result.js";
 import { hostAllowed, networkNotDeclared } from "./network.js";

@@ -24,8 +24,6 @@ export const pluginFolderEntriesMax = 512;
 export const declarativePluginsMax = 1000;
 /** Errors reported for one refused plugin; more are counted in one last line. */
 export const pluginErrorsMax = 100;
-/** The watcher looks at the plugin folders this often; a change is loaded once it held still for one look (≤ 2 s). */
-export const pluginWatchPollMs = 500;
 /**
  * A reload (or the watcher's look) gives the event loop back whenever it has run this long without a break, checked
  * after each file: other requests wait at most about this long plus the reading of one file (issue 18).

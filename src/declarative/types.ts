@@ -4,14 +4,13 @@
  */
 import type { CardTemplate, HttpTool, Intent, Panel, PluginManifest, Setting, Workflow } from "../protocol/plugin-schemas.js";
 
-/** Where a root of plugin folders comes from: the engine's own, the home's `plugins/`, or `serve --plugins <dir>`. */
-export type DeclarativeOrigin = "builtin" | "home" | "serve";
+import type { PluginOrigin, PluginRoot } from "../plugins/types.js";
 
-/** A folder of plugin folders. */
-export interface DeclarativeRoot {
-  dir: string;
-  origin: DeclarativeOrigin;
-}
+/** Where a root of plugin folders comes from: the engine's own, the home's `plugins/`, or `serve --plugins <dir>`. */
+export type DeclarativeOrigin = PluginOrigin;
+
+/** A folder of plugin folders (the common plugin layer's roots). */
+export type DeclarativeRoot = PluginRoot;
 
 /** One thing wrong with a plugin: the file (absolute path), a JSON pointer into it ("" for the file itself), why. */
 export interface PluginError {
@@ -50,16 +49,17 @@ export interface LoadedPlugin {
 /**
  * A plugin folder as the catalog knows it: `current` is what is registered (null when never loaded), `errors` why the
  * folder as it is now is refused (empty when it loaded), `manifest` the manifest to show (the current one, else the
- * refused folder's plugin.json when it was a JSON object).
+ * refused folder's plugin.json when it was a JSON object). `shadowed`: another folder of its id wins (`shadowedBy`).
  */
 export interface DeclarativeRecord {
   id: string;
   dir: string;
   origin: DeclarativeOrigin;
-  status: "loaded" | "rejected";
+  status: "loaded" | "rejected" | "shadowed";
   errors: string[];
   manifest: Record<string, unknown>;
   current: LoadedPlugin | null;
+  shadowedBy: { dir: string; origin: DeclarativeOrigin } | null;
 }
 
 /** What one reload did (POST /v1/plugins/reload answers exactly this). Ids are sorted. */

@@ -4,7 +4,7 @@
  * returns or throws, or leaves an uncaught error behind. Its errors are logged and never stop the hub.
  */
 import { HubClient } from "../protocol/client.js";
-import type { PluginLoader } from "../common/plugins.js";
+import type { PluginLoader } from "../plugins/index.js";
 import { answerByMaxCodepoints, answerRefMaxCodepoints, answerTextMaxCodepoints, deliveryErrorMaxCodepoints, deliveryRefMaxCodepoints, loopRestartFirstMs } from "../kernel/limits.js";
 import { relayed } from "../kernel/text.js";
 import { Supervisor, type Loop } from "../worker/loops.js";

@@ -3,7 +3,6 @@
  * changes, the single timer for the next deadline, and the rules file watched for edits.
  */
 import { watchFile, unwatchFile } from "node:fs";
-import { resolve } from "node:path";
 import { Store } from "./store.js";
 import type { Home } from "./home.js";
 import { readMasterKey, readSecrets, secretsEnvName } from "./home.js";
@@ -19,15 +18,16 @@ import { HeldPoll } from "./held-poll.js";
 import type { Committed } from "./committed.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { readRulesInput } from "./rules-file.js";
-import { PluginLoader } from "../common/plugins.js";
+import { LastGood, PluginLoader, PluginRegistry, builtinPluginsDir, codePlugins, pluginRoots, watchPlugins, type CodeUse, type PluginRoot, type PluginWatcher } from "../plugins/index.js";
 import { BoundedLog } from "./log-limit.js";
 import { Presence } from "./presence.js";
 import type { WorkerCapacity } from "./state.js";
 import { workerOnlineMs } from "../kernel/limits.js";
 import type { EndpointName } from "../protocol/endpoints.js";
 import type { ToolHost } from "../tools/index.js";
+import { ToolPlugins } from "../tools/kind.js";
 import { ConsoleSessions } from "./console-session.js";
-import { DeclarativeCatalog, homeDeclarativeRoots, watchCatalog, type CatalogWatcher } from "../declarative/index.js";
+import { DeclarativeCatalog, declarativePlugins } from "../declarative/index.js";
 import { pluginSecret } from "./plugin-settings.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
@@ -75,15 +75,17 @@ export interface HubOptions {
    * (tests pass the client's own check: tests/helpers.ts). A difference fails that request with 500.
    */
   checkAnswer?: (endpoint: EndpointName, status: number, body: unknown) => string | null;
-  /** Folders of declarative plugin folders besides `<home>/plugins` (`serve --plugins <dir>`; issue 18). */
+  /** Folders of plugin folders besides `<home>/plugins` (`serve --plugins <dir>`; issues 18, 27): the last roots. */
   pluginDirs?: string[];
   /**
-   * The folder of the built-in tool plugins of the hub's own registry, in place of the engine's `plugins/` (which holds
-   * none yet); tests give one of their own. `<home>/plugins` follows it as always.
+   * A further root of built-in plugins after the engine's `plugins/` (which holds no tool plugins yet); tests give one
+   * of their own. `<home>/plugins` follows it as always.
    */
   builtinToolRoot?: string;
   /** Callers' inputs that may wait for a commit at once (default `hubInputQueueMax`; tests make it small). */
   inputQueueMax?: number;
+  /** Code plugins to load at start and at each reload besides those rules.json names (`serve`: its channels'). */
+  codeUses?: CodeUse[];
 }
 
 /** Reading rules.json lives in rules-file.ts, which `check` and `doctor` use without loading the hub; re-exported here. */
@@ -119,21 +121,33 @@ export class Hub {
   private readonly secrets: Record<string, string>;
   /** The id of the home this hub serves, sent on every answer (lock.ts); a home without one gets it here. */
   readonly homeId: string;
-  /** The plugins this hub loads (source adapters), from `<home>/plugins` first, then the built-in ones. */
+  /** The roots of this home's plugins of every kind (issue 27): built in, `<home>/plugins`, then `pluginDirs`. */
+  readonly pluginRoots: readonly PluginRoot[];
+  /** The code plugins this hub loads (source adapters; `serve` shares it with its worker and channels). */
   readonly plugins: PluginLoader;
-  /** The tool host of this home's tool plugins (issue 16), made when first asked for; see `toolHost`. */
+  /** This home's tool plugins as discovered (issue 16): records from the start; see `toolHost` for running them. */
+  readonly toolPlugins: ToolPlugins;
+  /**
+   * The one registry of this home's plugins of every kind (issue 27): loaded at start, reloaded on POST
+   * /v1/plugins/reload and by the one watcher when files change; `GET /v1/plugins` lists its records.
+   */
+  readonly pluginRegistry: PluginRegistry;
+  private pluginWatch: PluginWatcher | null = null;
+  /** The tool host of this home's tool plugins, made when first asked for; see `toolHost`. */
   private tools: Promise<ToolHost> | null = null;
+  /** Whether this hub starts its tool host once a tool plugin is found (`serve`: `superviseTools`), and has started it. */
+  private supervise: "no" | "waiting" | "started" = "no";
   /** The owner console's sign-in links and sessions (console-session.ts): in memory, ended by a restart. */
   readonly console: ConsoleSessions;
   /**
    * The declarative plugins of this home (issue 18): built in, `<home>/plugins`, then each `pluginDirs` folder; loaded
-   * at start (refusals in the log), reloaded on POST /v1/plugins/reload and when their files change.
+   * at start (refusals in the log), reloaded with every kind.
    */
   readonly declarative: DeclarativeCatalog;
-  private declarativeWatch: CatalogWatcher | null = null;
 
   constructor(readonly opts: HubOptions) {
-    this.plugins = opts.plugins ?? new PluginLoader(opts.home.plugins);
+    this.pluginRoots = pluginRoots(opts.home.plugins, opts.pluginDirs ?? [], [builtinPluginsDir, ...(opts.builtinToolRoot ? [opts.builtinToolRoot] : [])]);
+    this.plugins = opts.plugins ?? new PluginLoader(this.pluginRoots, opts.lang);
     this.homeId = readHomeId(opts.home, true);
     this.secrets = readSecrets(opts.home);
     const master = readMasterKey(opts.home);
@@ -145,11 +159,31 @@ export class Hub {
     this.callerLog = new BoundedLog(this.log, () => this.now(), opts.lang);
     this.console = new ConsoleSessions(this.clock, (h) => callerOf(this.store.view, h)?.kind === "owner");
     this.presence = new Presence({ clock: this.clock, silentAfterMs: opts.presenceSilentMs ?? workerOnlineMs, log: this.log, lang: opts.lang });
+    // Last good versions are the home's: the CLI, a worker and a hub started again use the versions this hub uses.
+    const lastGood = new LastGood(opts.home.pluginState);
+    this.toolPlugins = new ToolPlugins(this.pluginRoots, opts.lang, lastGood);
     this.declarative = new DeclarativeCatalog({
-      roots: homeDeclarativeRoots(opts.home.plugins, (opts.pluginDirs ?? []).map((d) => resolve(d))), lang: opts.lang, log: this.log,
+      roots: this.pluginRoots, lang: opts.lang, log: this.log, lastGood,
       secret: (plugin, key) => pluginSecret(opts.home, plugin, key),
       hubUrls: () => [this.env.publicUrl],
     });
+    this.pluginRegistry = new PluginRegistry({
+      roots: this.pluginRoots, lang: opts.lang, log: this.log, afterLoad: () => this.superviseFound(),
+      loaders: [
+        declarativePlugins(this.declarative), this.toolPlugins,
+        codePlugins({ loader: this.plugins, lang: opts.lang, log: this.log, wanted: () => this.codeUses(), installed: true }),
+      ],
+    });
+  }
+
+  /** The code plugins this hub's files name: rules.json's source adapters and agents, and `codeUses` (channels). */
+  private codeUses(): CodeUse[] {
+    const rules = this.store.view.rules()?.rules;
+    return [
+      ...Object.values(rules?.sources ?? {}).flatMap((s) => (s.adapter ? [{ kind: "source" as const, name: s.adapter }] : [])),
+      ...Object.values(rules?.agents ?? {}).map((a) => ({ kind: "agent" as const, name: a.use })),
+      ...(this.opts.codeUses ?? []),
+    ];
   }
 
   /**
@@ -169,9 +203,9 @@ export class Hub {
     this.rulesRecheck = setTimeout(() => void this.reloadRules(), 1500);
     this.rulesRecheck.unref?.();
     this.arm();
-    // Refused plugins are logged with every error; the hub starts all the same, without them.
-    await this.declarative.reload();
-    if (!this.closed) this.declarativeWatch = watchCatalog(this.declarative);
+    // Plugins of every kind; refused ones are logged with every error, the hub starts all the same, without them.
+    await this.pluginRegistry.reload();
+    if (!this.closed) this.pluginWatch = watchPlugins(this.pluginRegistry);
   }
 
   /** Reads the rules file again; the kernel ignores it when nothing changed. Never rejects (the watcher does not wait for it). */
@@ -415,19 +449,45 @@ export class Hub {
   }
 
   /**
-   * The tool host of this home's tool plugins — built in, then `<home>/plugins` — made at its first use, so that a hub
-   * nobody asks about tools loads none of it (src/tools brings MCP, gRPC and a schema compiler). The home is hidden
-   * from every sandbox; a plugin's stderr goes to the hub's log as `plugin.<name>`. Closed with the hub.
+   * The tool host of this home's tool plugins (the registry of `toolPlugins`), made at its first use, so that a hub
+   * nobody asks about tools loads none of it (src/tools brings MCP, gRPC and a schema compiler) — `serve` asks at once
+   * and starts it (`startTools`). The home is hidden from every sandbox; a plugin's stderr goes to the hub's log as
+   * `plugin.<name>`. Closed with the hub.
    */
   toolHost(): Promise<ToolHost> {
-    this.tools ??= import("../tools/index.js").then(({ ToolHost, ToolRegistry, homeToolRoots }) => {
-      const roots = homeToolRoots(this.opts.home.plugins).map((r) => (r.origin === "builtin" && this.opts.builtinToolRoot ? { ...r, dir: this.opts.builtinToolRoot } : r));
-      const registry = new ToolRegistry(roots, this.env.lang);
-      return new ToolHost(registry, {
-        lang: this.env.lang, hiddenPaths: [this.opts.home.dir], log: (subsystem, line) => this.log(`${subsystem}: ${line}`), data: this.declarative,
-      });
-    });
+    this.tools ??= Promise.all([import("../tools/index.js"), this.toolPlugins.registry()]).then(([{ ToolHost }, registry]) => new ToolHost(registry, {
+      lang: this.env.lang, hiddenPaths: [this.opts.home.dir], log: (subsystem, line) => this.log(`${subsystem}: ${line}`), data: this.declarative,
+    }));
     return this.tools;
+  }
+
+  /**
+   * Starts the long-lived tool plugins with the hub (spec tool-plugins.md §6: the gateway spawns services at start,
+   * with `CORLINMAN_PLUGIN_ADDR`), supervised from then on and following the registry's changes. Never rejects: a
+   * plugin that cannot start says why in its status and the log.
+   */
+  async startTools(): Promise<void> {
+    if (this.closed) return;
+    this.supervise = "started";
+    try {
+      await (await this.toolHost()).start();
+    } catch (e) {
+      this.log(t(this.env.lang, "hub.toolsFailed", { error: (e as Error).message }));
+    }
+  }
+
+  /**
+   * Starts the tool host with its long-lived plugins as soon as a tool plugin is found (now, or when the watcher finds
+   * one): `serve` runs them (spec §6), supervised, their stderr in this hub's log. A home without tool plugins loads
+   * none of the tool host.
+   */
+  superviseTools(): void {
+    if (this.supervise === "no") this.supervise = "waiting";
+    this.superviseFound();
+  }
+
+  private superviseFound(): void {
+    if (this.supervise === "waiting" && this.toolPlugins.current) void this.startTools();
   }
 
   /** Logs a line a caller's request caused: at most one of `kind` a minute (log-limit.ts). */
@@ -440,7 +500,7 @@ export class Hub {
     if (this.closed) return;
     while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;
-    this.declarativeWatch?.close();
+    this.pluginWatch?.close();
     // Long-lived tool plugins (MCP servers) the listing started end with the hub.
     await this.tools?.then((host) => host.close(), () => {});
     this.presence.close();

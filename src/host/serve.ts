@@ -162,9 +162,9 @@ export interface ServeOptions {
   presenceSilentMs?: number;
   /** Checks every answer against its published shape (HubOptions.checkAnswer); tests set it. */
   checkAnswer?: HubOptions["checkAnswer"];
-  /** Folders of declarative plugin folders besides `<home>/plugins` (`serve --plugins <dir>`). */
+  /** Folders of plugin folders besides `<home>/plugins` (`serve --plugins <dir>`), of every kind. */
   pluginDirs?: string[];
-  /** The folder of the hub's built-in tool plugins (HubOptions.builtinToolRoot); tests set it. */
+  /** A further root of built-in plugins (HubOptions.builtinToolRoot); tests set it. */
   builtinToolRoot?: string;
 }
 
@@ -187,8 +187,14 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   let listening: ServerType | null = null;
   let url: string;
   try {
-    const hub = (taken = new Hub({ home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer, pluginDirs: opts.pluginDirs, builtinToolRoot: opts.builtinToolRoot }));
+    const hub = (taken = new Hub({
+      home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer, pluginDirs: opts.pluginDirs,
+      builtinToolRoot: opts.builtinToolRoot, codeUses: Object.values(config.channels).map((ch) => ({ kind: "channel" as const, name: ch.use })),
+    }));
     await hub.start();
+    // Service plugins start with serve (spec tool-plugins.md §6), supervised by the hub's tool host, which the local
+    // worker's runs share: their calls reach the services serve runs, and every plugin's stderr is in the hub's log.
+    hub.superviseTools();
     const app = createApp(hub);
     const limits = { ...edgeLimits, ...opts.limits };
     const server = (listening = await new Promise<ServerType>((resolve, reject) => {
@@ -223,7 +229,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     supervisor.start("worker", async (signal) => {
       // The same worker again after it threw (it still watches its runs); a new one after it was stopped (a fault or
       // shutdown), which picks up the runs of the old one from their folders.
-      if (!worker || stopped) worker = new Worker({ url, key: wc.key, name: wc.name, capacity: wc.capacity, home, lang: opts.lang, log, plugins: hub.plugins, data: hub.declarative });
+      if (!worker || stopped) worker = new Worker({ url, key: wc.key, name: wc.name, capacity: wc.capacity, home, lang: opts.lang, log, plugins: hub.plugins, data: hub.declarative, toolHost: () => hub.toolHost() });
       const w = worker;
       stopped = false;
       const onAbort = () => {

@@ -248,7 +248,7 @@ export class HubClient {
     return this.request("plugins", {});
   }
 
-  /** POST /v1/plugins/reload: rescan the declarative plugin folders; what was loaded, replaced, unloaded, refused. */
+  /** POST /v1/plugins/reload: rescan the plugin folders of every kind; what was loaded, replaced, unloaded since last asked, and what is refused. */
   pluginsReload() {
     return this.request("pluginsReload", {});
   }

@@ -22,3 +22,10 @@ export const qualifiedToolPattern = `^[A-Za-z0-9][A-Za-z0-9_-]{0,${toolPluginNam
 
 /** A SHA-256 digest in hex, as manifests' digests are written. */
 export const sha256HexPattern = "^[0-9a-f]{64}$";
+
+/**
+ * The kinds of tool plugins, a manifest's `plugin_type` (spec tool-plugins.md §1, and `mcp`: issue 16): the contract's
+ * list. Each has its runner in the tool host's one table (src/tools/runners.ts), which the compiler holds to this list.
+ */
+export const toolPluginTypes = ["sync", "async", "service", "mcp"] as const;
+export type ToolPluginType = (typeof toolPluginTypes)[number];

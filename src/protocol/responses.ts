@@ -10,6 +10,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { cardStates, keyKinds, runStates, type KeyKind } from "../kernel/states.js";
 import { bool, id, int, iso, oneOf, orNull, ref, str } from "./shapes.js";
 import { Job, Rejected, ResultAnswer, WorkAnswer } from "./responses-runs.js";
+import { toolPluginTypes } from "./patterns.js";
 
 /** The answers of an agent's endpoints live in responses-runs.ts; re-exported here with the rest. */
 export * from "./responses-runs.js";
@@ -312,7 +313,7 @@ export type TrustFactRow = Static<typeof TrustFactRow>;
  * first call of a plugin that is not built in still asks once), `disableModelInvocation` whether agents never see it.
  */
 export const ToolView = Type.Object({
-  name: str(), pluginId: str(), kind: oneOf(["http", "sync", "async", "service", "mcp"] as const), description: str(),
+  name: str(), pluginId: str(), kind: oneOf(["http", ...toolPluginTypes] as const), description: str(),
   parameters: Type.Record(str(), Type.Unknown()), approval: oneOf(["auto", "prompt", "deny"] as const), disableModelInvocation: bool(),
 }, { $id: "ToolView" });
 export type ToolView = Static<typeof ToolView>;
@@ -371,15 +372,24 @@ export type ToolCallResult = Static<typeof ToolCallResult>;
  * (a tool plugin's manifest), or `agent`, `channel`, `source` (code plugins: one entry per entry file). `manifest`
  * always has `id`: a declarative plugin's plugin.json (the registered version while a newer one is refused), a tool
  * plugin's manifest summary, a code plugin's name. `status` is `rejected` while the folder as it is now is refused
- * (`errors` says why, each `<file>#<JSON pointer>: <reason>`); `origin` is where it was found, `dir` its folder.
+ * (`errors` says why, each `<file>#<JSON pointer>: <reason>`), `shadowed` while another folder of its kind and id wins;
+ * `origin` is where it was found, `dir` its folder.
  */
 export const PluginView = Type.Object({
   kind: oneOf(["declarative", "tool", "agent", "channel", "source"] as const),
   manifest: Type.Unsafe<{ id: string } & Record<string, unknown>>(Type.Object({ id: str() }, { additionalProperties: true })),
-  status: oneOf(["loaded", "rejected"] as const),
+  status: oneOf(["loaded", "rejected", "shadowed"] as const),
   errors: Type.Array(str()),
   origin: oneOf(["builtin", "home", "serve"] as const),
   dir: str(),
+  /**
+   * The common plugin layer's record (issue 27): the digest (sha256 hex) of the version in use, null when none is; the
+   * digest of the last version that loaded (in use while the folder is refused), null when none ever did; and, for a
+   * `shadowed` folder, the folder of the same kind and id that wins over it (the later root; the clash is reported).
+   */
+  digest: Type.Optional(orNull(str())),
+  lastGood: Type.Optional(orNull(str())),
+  shadowedBy: Type.Optional(orNull(Type.Object({ dir: str(), origin: oneOf(["builtin", "home", "serve"] as const) }))),
   /**
    * A loaded declarative plugin's assets that rules name (issue 18), each by the `<plugin>/<name>` a rule writes:
    * its prompts with their text (to copy, or to name in a rule's `promptRef`), its workflows (`workflow`) and intents
@@ -396,9 +406,10 @@ export const Plugins = Type.Array(ref(PluginView), { description: "GET /v1/plugi
 export type Plugins = Static<typeof Plugins>;
 
 /**
- * POST /v1/plugins/reload (also `/api/plugins/reload`): what the rescan of the declarative plugin folders did — ids
- * loaded (new), replaced (changed), unloaded (gone), and the folders refused with every error (a refused folder whose
- * previous version was loaded keeps it registered).
+ * POST /v1/plugins/reload (also `/api/plugins/reload`): every kind's folders rescanned (issue 27), and what changed
+ * since the hub was last asked (also what its watcher loaded meanwhile) — ids loaded (new), replaced (a new version in
+ * use), unloaded (gone) — and the plugins refused now with every error (a refused folder whose previous version was
+ * loaded keeps it in use). A tool plugin is named by its manifest's `name`, every other by its folder.
  */
 export const PluginsReload = Type.Object({
   loaded: Type.Array(str()),

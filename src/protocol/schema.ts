@@ -6,7 +6,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
-import { idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern } from "./patterns.js";
+import { idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern, toolPluginTypes } from "./patterns.js";
 import { assetNameMaxChars, assetNamePattern, cardTemplateRefPattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 import { runStates, type RunState } from "../kernel/states.js";
@@ -282,8 +282,9 @@ export type StateQuery = Static<typeof StateQuery>;
 export const StreamQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: "^\\d{1,15}$", description: "a fact sequence number" })) });
 export type StreamQuery = Static<typeof StreamQuery>;
 
+export { toolPluginTypes, type ToolPluginType } from "./patterns.js";
 /** The kinds of tools a call may be of (a tool plugin's `plugin_type`, or `http`: issues 16, 18). */
-export const toolCallKinds = ["sync", "async", "service", "mcp", "http"] as const;
+export const toolCallKinds = [...toolPluginTypes, "http"] as const;
 export type ToolCallKind = (typeof toolCallKinds)[number];
 
 /**

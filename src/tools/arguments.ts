@@ -24,7 +24,8 @@ export function schemaAjv(): Ajv2020 {
   return a;
 }
 
-let ajv = schemaAjv();
+/** Made at the first check (a process that checks none makes none). */
+let ajv: Ajv2020 | null = null;
 let cache = new Map<string, ValidateFunction>();
 
 /**
@@ -34,7 +35,7 @@ let cache = new Map<string, ValidateFunction>();
 export function checkArguments(key: string, schema: Record<string, unknown>, args: unknown, lang: Lang): string | null {
   let fn = cache.get(key);
   if (!fn) {
-    if (cache.size >= compiledSchemasMax) {
+    if (cache.size >= compiledSchemasMax || !ajv) {
       ajv = schemaAjv();
       cache = new Map();
     }

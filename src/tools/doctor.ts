@@ -7,9 +7,10 @@ import { delimiter, join, resolve } from "node:path";
 import { t } from "../i18n/messages.js";
 import { cgroupBases, controllerLimitName, controllerMissing, neededControllers } from "./cgroup.js";
 import { probeBwrap, probeError } from "./sandbox.js";
-import { formatClash, type ToolRegistry } from "./registry.js";
+import { formatClash } from "../plugins/precedence.js";
+import type { ToolRegistry } from "./registry.js";
 import { bindRefusal, bindsOf, type LaunchSettings } from "./process.js";
-import type { ConformanceLine, PluginRecord } from "./types.js";
+import type { ConformanceLine, ToolPluginRecord } from "./types.js";
 
 /** One plugin's checks: its name and folder, and a line per check. */
 export interface PluginDiagnosis {
@@ -46,7 +47,7 @@ export async function diagnose(registry: ToolRegistry, s: LaunchSettings): Promi
   return out;
 }
 
-async function check(rec: PluginRecord, s: LaunchSettings, clashes: string[]): Promise<ConformanceLine[]> {
+async function check(rec: ToolPluginRecord, s: LaunchSettings, clashes: string[]): Promise<ConformanceLine[]> {
   const lines: ConformanceLine[] = [];
   const add = (id: Parameters<typeof t>[1], verdict: ConformanceLine["verdict"], detail: string) => lines.push({ check: t(s.lang, id), verdict, detail });
   add("tools.conf.manifest", rec.errors.length > 0 ? "fail" : "ok", rec.errors.join("; ") || rec.manifestPath);

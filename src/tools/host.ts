@@ -1,10 +1,10 @@
 /**
  * The tool host: one call API for every kind of tool plugin (spec tool-plugins.md), used alike by the owner's
  * `plugins invoke`, the hub and the agents' tool bridge. A call names `<plugin>.<tool>`; the tool and its arguments are
- * checked against the plugin's tool list and JSON Schema before anything starts; then the plugin runs by its kind
- * (sync/async: a fresh process per call; mcp: a long-lived MCP server; service: a supervised gRPC server), in its
- * sandbox when its manifest has one. Long-lived plugins follow the registry: a changed manifest restarts that plugin
- * only; a removed one is stopped.
+ * checked against the plugin's tool list and JSON Schema before anything starts; then the plugin runs by its kind's
+ * runner, the one dispatch of the one table (runners.ts; sync/async: a fresh process per call; mcp: a long-lived MCP
+ * server; service: a supervised gRPC server), in its sandbox when its manifest has one. Long-lived plugins follow the
+ * registry: a changed plugin restarts that plugin only; a removed one is stopped.
  */
 import { rmdirSync } from "node:fs";
 import { join } from "node:path";
@@ -14,14 +14,14 @@ import { checkArguments } from "./arguments.js";
 import { resultTooDeep } from "../protocol/tool-result.js";
 import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
-import { McpSession, allowedByList } from "./mcp.js";
 import { bindRefusal, bindsOf, type LaunchSettings, type PluginProcess } from "./process.js";
 import { shownBinds } from "./binds.js";
-import { ServiceSupervisor, serviceSocketFolder } from "./service.js";
-import { askToolList, callParams, outcomeOf, runRequest, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
-import { argumentsDepthMax, callTimeoutMsDefault, callTimeoutMsMax, listCacheEntriesMax, restartBackoffMs, serviceCallTimeoutMsDefault } from "./limits.js";
+import { serviceSocketFolder } from "./service.js";
+import { runners } from "./runners.js";
+import type { ActivePlugin, Outcome, Runner, RunnerHost } from "./runner.js";
+import { argumentsDepthMax, callTimeoutMsMax, restartBackoffMs } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
-import type { CallCheck, CallContext, CallOutcome, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginRecord, RescanReport, ToolSpec, ToolsOutcome } from "./types.js";
+import type { CallCheck, CallContext, CallOutcome, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginType, RescanReport, ToolPluginRecord, ToolSpec, ToolsOutcome } from "./types.js";
 
 /** Settings of a tool host; everything but `lang` has a default. */
 export interface ToolHostOptions {
@@ -58,15 +58,14 @@ interface DataCall {
   reach: HttpReach;
 }
 
-/** The runnable form of a registry record (null when it has no usable manifest). */
-function runnable(rec: PluginRecord | null): RunnablePlugin | null {
-  return rec?.manifest ? { name: rec.name, dir: rec.dir, manifest: rec.manifest } : null;
+/** The plugin in use of a registry record, as its runner gets it (null when it has no usable manifest or digest). */
+function active(rec: ToolPluginRecord | null): ActivePlugin | null {
+  return rec?.manifest && rec.digest ? { p: { name: rec.name, dir: rec.dir, manifest: rec.manifest }, digest: rec.digest } : null;
 }
 
-/** A call's timeout (ms): the caller's, else the manifest's, else 30 s (services: 5 min), at most one hour. */
+/** A call's timeout (ms): the caller's, else its kind's default (runners.ts: the manifest's, 30 s, 5 min), at most one hour. */
 function timeoutOf(m: Manifest, callers: number | undefined): number {
-  const fallback = m.plugin_type === "service" ? serviceCallTimeoutMsDefault : m.communication.timeout_ms ?? callTimeoutMsDefault;
-  return Math.min(callTimeoutMsMax, Math.max(1, callers ?? fallback));
+  return Math.min(callTimeoutMsMax, Math.max(1, callers ?? runners[m.plugin_type].timeoutMs(m)));
 }
 
 /** Splits `<plugin>.<tool>` at the first dot (plugin names have none). */
@@ -82,12 +81,8 @@ export class ToolHost {
   private socketDir: string | null;
   /** The last number given to a service's own socket folder. */
   private socketFolders = 0;
-  private readonly backoff: readonly number[];
-  private listCache = new Map<string, ToolSpec[]>();
-  private services = new Map<string, ServiceSupervisor>();
-  private mcps = new Map<string, McpSession>();
-  /** The manifest digest each MCP session was started from (a changed manifest gets a new session). */
-  private mcpDigests = new Map<string, string>();
+  /** One runner of each kind (runners.ts), made for this host. */
+  private readonly runnerOf: Record<PluginType, Runner>;
   private background = new Set<PluginProcess>();
   private statusListeners = new Set<(s: LongLivedStatus) => void>();
   private unsubscribe: (() => void) | null = null;
@@ -100,11 +95,24 @@ export class ToolHost {
       parentEnv: o.env ?? process.env, log: o.log ?? (() => {}),
     };
     this.socketDir = o.socketDir ?? null;
-    this.backoff = o.restartBackoffMs ?? restartBackoffMs;
+    const h: RunnerHost = {
+      settings: this.settings, backoff: o.restartBackoffMs ?? restartBackoffMs, background: this.background,
+      emit: (st) => this.emit(st),
+      socketFolder: () => {
+        this.socketDir ??= serviceSocketFolder(this.settings.hidden[0] ?? null);
+        return join(this.socketDir, String(++this.socketFolders));
+      },
+    };
+    this.runnerOf = Object.fromEntries(Object.entries(runners).map(([kind, r]) => [kind, r.make(h)])) as Record<PluginType, Runner>;
   }
 
   private get lang(): Lang {
     return this.settings.lang;
+  }
+
+  /** The runner of a plugin's kind. */
+  private runner(m: Manifest): Runner {
+    return this.runnerOf[m.plugin_type];
   }
 
   /**
@@ -112,23 +120,13 @@ export class ToolHost {
    * the registry from then on. Resolves once each has started or failed (failures show in `statuses()`).
    */
   async start(): Promise<void> {
-    this.unsubscribe = this.registry.onChange((r) => void this.follow(r));
+    this.unsubscribe ??= this.registry.onChange((r) => void this.follow(r));
     await Promise.all(this.registry.list().filter((r) => r.status !== "shadowed").map((r) => this.startLongLived(r.name)));
   }
 
   private async startLongLived(name: string): Promise<void> {
-    const rec = this.registry.get(name);
-    const p = runnable(rec);
-    if (!p || !rec?.digest || this.services.has(name) || this.mcps.has(name)) return;
-    if (p.manifest.plugin_type === "service") {
-      this.socketDir ??= serviceSocketFolder(this.settings.hidden[0] ?? null);
-      const own = join(this.socketDir, String(++this.socketFolders));
-      const sup = new ServiceSupervisor(p, rec.digest, this.settings, own, this.backoff, (s) => this.emit(s));
-      this.services.set(name, sup);
-      await sup.start();
-    } else if (p.manifest.plugin_type === "mcp" && p.manifest.mcp?.autostart) {
-      await this.mcpOf(p, rec.digest).ensure();
-    }
+    const a = active(this.registry.get(name));
+    if (a) await this.runner(a.p.manifest).start?.(a);
   }
 
   /** A registry change: stop what is gone or changed (by digest), start what is new. Other plugins are untouched. */
@@ -138,27 +136,9 @@ export class ToolHost {
   }
 
   private async stopLongLived(name: string): Promise<void> {
-    const sup = this.services.get(name);
-    this.services.delete(name);
-    const mcp = this.mcps.get(name);
-    this.mcps.delete(name);
-    await Promise.all([sup?.stop(), mcp?.stop()]);
+    await Promise.all(Object.values(this.runnerOf).map((r) => r.stop?.(name)));
   }
 
-  private mcpOf(p: RunnablePlugin, digest: string): McpSession {
-    const key = p.name;
-    let s = this.mcps.get(key);
-    if (s && this.mcpDigests.get(key) !== digest) {
-      void s.stop();
-      s = undefined;
-    }
-    if (!s) {
-      s = new McpSession(p, this.settings, this.backoff, (st) => this.emit(st));
-      this.mcps.set(key, s);
-      this.mcpDigests.set(key, digest);
-    }
-    return s;
-  }
   private emit(s: LongLivedStatus): void {
     for (const fn of this.statusListeners) fn(s);
   }
@@ -171,47 +151,36 @@ export class ToolHost {
 
   /** The states of the long-lived plugins the host has met. */
   statuses(): LongLivedStatus[] {
-    return [...[...this.services.values()].map((s) => ({ ...s.status })), ...[...this.mcps.values()].map((m) => ({ ...m.status }))];
+    return [...new Set(Object.values(this.runnerOf))].flatMap((r) => r.statuses?.() ?? []);
   }
 
   /**
-   * The tools of plugin `name`: from its manifest; for a sync/async manifest that lists none, from `tools/list` run in
-   * its sandbox (cached by manifest digest); for mcp, from its server's `tools/list` after `tools_allowlist`.
-   * Runs plugin code only in those two cases, and only when asked (never on discovery).
+   * The tools of plugin `name`, by its kind's runner: from its manifest; for a sync/async manifest that lists none,
+   * from `tools/list` run in its sandbox (cached by digest); for mcp, from its server's `tools/list` after
+   * `tools_allowlist`. Runs plugin code only in those two cases, and only when asked (never on discovery).
    */
   async tools(name: string): Promise<ToolsOutcome> {
-    const rec = this.registry.get(name);
-    const p = runnable(rec);
-    if (!p || !rec?.digest) return this.dataTools(name) ?? { ok: false, code: "tools.unknown_plugin", message: this.unknownPlugin(name) };
-    const m = p.manifest;
-    const offer = (tools: ToolSpec[], source: "manifest" | "tools/list" | "mcp"): ToolsOutcome => ({
-      ok: true, source,
-      tools: tools.map((tool) => ({ qualifiedName: `${p.name}.${tool.name}`, plugin: p.name, tool, pluginType: m.plugin_type, disableModelInvocation: m.capabilities.disable_model_invocation })),
-    });
-    if (m.plugin_type === "mcp") {
-      const r = await this.mcpOf(p, rec.digest).listTools();
-      return r.ok ? offer(r.tools, "mcp") : { ok: false, code: r.unavailable ? "tools.unavailable" : "tools.tools_list", message: r.message };
-    }
-    if (m.capabilities.tools.length > 0 || m.plugin_type === "service") return offer(m.capabilities.tools, "manifest");
-    const cached = this.listCache.get(rec.digest);
-    if (cached) return offer(cached, "tools/list");
-    const asked = await askToolList(p, this.settings);
-    if (!asked.ok) return asked;
-    // One entry per manifest version ever seen; a host that lives through very many edits starts over.
-    if (this.listCache.size >= listCacheEntriesMax) this.listCache.clear();
-    this.listCache.set(rec.digest, asked.tools);
-    return offer(asked.tools, "tools/list");
+    const a = active(this.registry.get(name));
+    if (!a) return this.dataTools(name) ?? { ok: false, code: "tools.unknown_plugin", message: this.unknownPlugin(name) };
+    const m = a.p.manifest;
+    const r = await this.runner(m).list(a);
+    if (!r.ok) return r;
+    return {
+      ok: true, source: r.source,
+      tools: r.tools.map((tool) => ({ qualifiedName: `${a.p.name}.${tool.name}`, plugin: a.p.name, tool, pluginType: m.plugin_type, disableModelInvocation: m.capabilities.disable_model_invocation })),
+    };
   }
 
   /** The tools of every plugin in use; plugins whose tools cannot be had are listed with why. */
   async allTools(): Promise<{ tools: OfferedTool[]; problems: { plugin: string; message: string }[] }> {
     const tools: OfferedTool[] = [];
     const problems: { plugin: string; message: string }[] = [];
-    for (const rec of this.registry.list()) {
-      if (this.registry.get(rec.name) !== rec) continue;
-      const r = await this.tools(rec.name);
+    // The plugins in use when asked, taken before the first await: a rescan meanwhile (the watcher's) makes new records.
+    const names = this.registry.list().filter((rec) => this.registry.get(rec.name) === rec).map((rec) => rec.name);
+    for (const name of names) {
+      const r = await this.tools(name);
       if (r.ok) tools.push(...r.tools);
-      else problems.push({ plugin: rec.name, message: r.message });
+      else problems.push({ plugin: name, message: r.message });
     }
     for (const id of this.data?.pluginIds() ?? []) {
       if (this.registry.get(id)) continue; // a tool plugin of the same name wins
@@ -289,9 +258,9 @@ export class ToolHost {
     if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
     if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true, binds: [], http: c.reach };
     return {
-      ok: true, plugin: c.p.name, tool: c.tool, digest: c.digest, builtIn: c.origin === "builtin", ...(c.files ? { files: c.files } : {}), binds: shownBinds(bindsOf(c.p.manifest, c.p.dir, this.settings)),
-      disableModelInvocation: c.p.manifest.capabilities.disable_model_invocation, pluginType: c.p.manifest.plugin_type,
-      timeoutMs: timeoutOf(c.p.manifest, undefined), toolChecked: c.toolChecked,
+      ok: true, plugin: c.a.p.name, tool: c.tool, digest: c.a.digest, builtIn: c.origin === "builtin", ...(c.files ? { files: c.files } : {}), binds: shownBinds(bindsOf(c.a.p.manifest, c.a.p.dir, this.settings)),
+      disableModelInvocation: c.a.p.manifest.capabilities.disable_model_invocation, pluginType: c.a.p.manifest.plugin_type,
+      timeoutMs: timeoutOf(c.a.p.manifest, undefined), toolChecked: c.toolChecked,
     };
   }
 
@@ -301,7 +270,7 @@ export class ToolHost {
    */
   private async checked(qualifiedName: string, args: unknown, startPlugin = true): Promise<
     | Extract<Outcome, { status: "refused" | "error" }>
-    | { p: RunnablePlugin; digest: string; files: string[] | null; origin: PluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
+    | { a: ActivePlugin; files: string[] | null; origin: ToolPluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
     | DataCall
   > {
     const split = splitToolName(qualifiedName);
@@ -312,54 +281,39 @@ export class ToolHost {
       return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error }) };
     }
     const rec = this.registry.get(split.plugin);
-    const p = runnable(rec);
-    if (!p || !rec?.digest) {
+    const a = active(rec);
+    if (!a || !rec) {
       return this.checkedData(qualifiedName, split.plugin, split.tool, args) ?? { status: "refused", code: "tools.unknown_plugin", message: this.unknownPlugin(split.plugin) };
     }
+    const { p, digest } = a;
     const m = p.manifest;
+    const kind = runners[m.plugin_type];
     // Binds that would undo the sandbox refuse the call before anything of the plugin runs (issue 26 #3).
     const badBind = bindRefusal(p.name, bindsOf(m, p.dir, this.settings), this.lang);
     if (badBind) return { status: "refused", ...badBind };
-    if (m.plugin_type === "mcp" && !allowedByList(m.mcp!, split.tool)) {
+    if (kind.allows && !kind.allows(m, split.tool)) {
       return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
     }
-    const fromPlugin = m.plugin_type === "mcp" || (m.plugin_type !== "service" && m.capabilities.tools.length === 0 && !this.listCache.has(rec.digest));
-    if (fromPlugin && !startPlugin) return { p, digest: rec.digest, files: rec.files, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
+    if (!this.runner(m).knows(a) && !startPlugin) return { a, files: rec.files, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
     const listed = await this.tools(p.name);
     // A server that cannot be started is a refusal (nothing ran); a tool list that came back wrong is the plugin's error.
     if (!listed.ok) return { status: listed.code === "tools.unavailable" ? "refused" : "error", code: listed.code, message: listed.message };
     const spec = listed.tools.find((x) => x.tool.name === split.tool)?.tool;
-    const anyTool = m.plugin_type === "service" && m.capabilities.tools.length === 0;
-    if (!spec && !anyTool) return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.call.unknownTool", { plugin: p.name, tool: split.tool }) };
+    if (!spec && kind.tools(m) !== "any") return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.call.unknownTool", { plugin: p.name, tool: split.tool }) };
     const argsError = typeof args !== "object" || args === null || Array.isArray(args)
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
-      : spec ? checkArguments(`${rec.digest}\0${spec.name}`, spec.parameters, args, this.lang) : null;
+      : spec ? checkArguments(`${digest}\0${spec.name}`, spec.parameters, args, this.lang) : null;
     if (argsError !== null) return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error: argsError }) };
-    return { p, digest: rec.digest, files: rec.files, origin: rec.origin, tool: split.tool, spec, toolChecked: true };
+    return { a, files: rec.files, origin: rec.origin, tool: split.tool, spec, toolChecked: true };
   }
 
+  /** Checks a call, then runs it by its plugin's kind: the one dispatch of every kind (runners.ts). */
   private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {
     const c = await this.checked(qualifiedName, args);
     if ("status" in c) return c;
     if ("data" in c) return this.data!.call(c.plugin, c.tool, args as Record<string, unknown>, ctx);
-    const { p, digest, tool } = c;
-    const m = p.manifest;
-    const a = args as Record<string, unknown>;
-    const timeoutMs = timeoutOf(m, ctx.timeoutMs);
-    switch (m.plugin_type) {
-      case "mcp":
-        return this.mcpOf(p, digest).call(tool, a, ctx, timeoutMs);
-      case "service": {
-        const sup = this.services.get(p.name);
-        if (!sup) return { status: "refused", code: "tools.unavailable", message: t(this.lang, "tools.call.service", { plugin: p.name }) };
-        return sup.call(tool, a, ctx, timeoutMs);
-      }
-      default: {
-        const run = await runRequest(p, "tools/call", callParams(tool, a, ctx), this.settings, { timeoutMs, ctx, background: this.background });
-        if (!run.ok) return { status: "refused", code: run.code, message: run.message };
-        return outcomeOf(p, run.result, timeoutMs, this.lang);
-      }
-    }
+    const m = c.a.p.manifest;
+    return this.runner(m).call(c.a, c.tool, args as Record<string, unknown>, ctx, timeoutOf(m, ctx.timeoutMs));
   }
 
   /** The health of every plugin folder found: manifest, entry point, sandbox, clashes (runs no plugin code). */
@@ -371,7 +325,7 @@ export class ToolHost {
   async close(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = null;
-    const names = new Set([...this.services.keys(), ...this.mcps.keys()]);
+    const names = new Set(this.statuses().map((st) => st.plugin));
     await Promise.all([...names].map((n) => this.stopLongLived(n)));
     await Promise.all([...this.background].map((p) => p.end()));
     this.background.clear();

@@ -1,10 +1,14 @@
 /**
- * The tool host's one public entry (spec tool-plugins.md; issue 16): discovery and its watcher, the call API,
- * conformance, manifest reading, and the public types. Nothing outside src/tools reaches past this file.
+ * The tool host's public entry (spec tool-plugins.md; issue 16): discovery and its kind loader, the runners of each
+ * kind, the call API, conformance, manifest reading, and the public types. Nothing outside src/tools reaches past this
+ * file, except `kind.ts`, the light entry of discovery alone (the common plugin layer's kind loader: issue 27).
  */
 export type * from "./types.js";
-export { ToolRegistry, formatClash, homeToolRoots } from "./registry.js";
-export { watchRegistry, type RegistryWatcher } from "./watch.js";
+export { ToolRegistry } from "./registry.js";
+export { toolPlugins } from "./kind.js";
+export { formatClash } from "../plugins/precedence.js";
+export { runners } from "./runners.js";
+export type { RunnerKind, Runner } from "./runner.js";
 export { ToolHost, splitToolName, type ToolHostOptions } from "./host.js";
 export { diagnose, resolveCommand, type PluginDiagnosis } from "./doctor.js";
 export { conformance, sampleArguments, type ConformanceOptions } from "./conformance.js";

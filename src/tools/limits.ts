@@ -25,17 +25,8 @@ export const manifestArrayItemsMax = 256;
 /** Entries of `entry_point.env`. */
 export const manifestEnvEntriesMax = 128;
 
-// ── a plugin's files (issue 26 #4: trust follows the code; our bounds) ───────────────────────────────────────────
-/** Files (and links, folders, other entries) a tool plugin's folder may hold, `.git` left out; more refuse the plugin. */
-export { toolCallFilesMax as pluginFilesMax } from "../kernel/limits.js";
-/** A path inside a tool plugin's folder, at most this many characters; a longer one refuses the plugin. */
-export { toolCallFilePathMaxChars as pluginFilePathMaxChars } from "../kernel/limits.js";
-/** Bytes of all a tool plugin's files together, `.git` left out; more refuse the plugin (each byte is hashed). */
-export const pluginFilesMaxBytes = 64 * 1024 * 1024;
-/** Folders inside one another in a tool plugin's folder, at most. */
-export const pluginFolderDepthMax = 32;
-/** File hashes a registry keeps (by inode, size and times) so that a rescan hashes only changed files. */
-export const fileHashCacheEntriesMax = 20_000;
+// ── a plugin's files (issue 26 #4: trust follows the code; the common plugin layer's bounds) ─────────────────────
+export { pluginFilesMax, pluginFilePathMaxChars, pluginFilesMaxBytes, pluginFolderDepthMax, fileHashCacheEntriesMax, pluginFoldersMax } from "../plugins/limits.js";
 
 // ── sandbox (§7; our bounds) ───────────────────────────────────────────────────────────────────────────────────
 /** `[sandbox] memory` below this is refused: no interpreter starts in less. */
@@ -99,11 +90,3 @@ export const serviceCrashMax = 3;
 export const serviceCrashWindowMs = 60_000;
 /** Tools of one MCP server's `tools/list`, pages read at most (each page holds up to `manifestToolsMax`). */
 export const mcpListPagesMax = 16;
-
-// ── discovery ──────────────────────────────────────────────────────────────────────────────────────────────────
-/** Plugin folders read from one root; more are reported, not read. */
-export const pluginFoldersMax = 1000;
-/** The polling half of the watcher looks at every manifest this often; a change shows within 2 s (issue 16). */
-export const watchPollMs = 1000;
-/** File events closer together than this cause one rescan. */
-export const watchDebounceMs = 100;

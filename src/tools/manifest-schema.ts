@@ -13,6 +13,7 @@ import { Type, type Static, type TSchema, type TString } from "@sinclair/typebox
 import type { Message } from "../protocol/file-problems.js";
 import { record } from "../protocol/file-schema.js";
 import { toolNamePattern, toolPluginNamePattern } from "../kernel/names.js";
+import { toolPluginTypes } from "../protocol/patterns.js";
 import {
   callTimeoutMsMax, manifestArrayItemsMax, manifestVersionMax, manifestEnvEntriesMax, manifestItemMaxChars, manifestTextMaxChars, manifestToolsMax,
   pluginNameMaxChars, pluginVersionMaxChars, sandboxCpusMax, sandboxPidsMax, toolNameMaxChars,
@@ -68,7 +69,7 @@ export const ManifestFile = table({
   version: str("The plugin's version.", pluginVersionMaxChars, { filled: true }),
   description: Type.Optional(str("What the plugin is for.", manifestTextMaxChars)),
   author: Type.Optional(str("Who wrote it.", manifestTextMaxChars)),
-  plugin_type: oneOf("How the plugin is run: sync (one process per call), async, service or mcp.", ["sync", "async", "service", "mcp"] as const),
+  plugin_type: oneOf("How the plugin is run: sync (one process per call), async, service or mcp.", toolPluginTypes),
   entry_point: table({
     command: str("The program to run, in the plugin's folder or on PATH (no .. segment).", manifestItemMaxChars, { filled: true }),
     args: Type.Optional(strings("Its arguments (no .. segment).")),

@@ -7,14 +7,16 @@
  * `autostart` starts it with the host instead of at first use; `env_passthrough` feeds the environment (env.ts).
  * The server runs in the plugin's sandbox and cgroup like any plugin process.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { CallToolResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { t } from "../i18n/messages.js";
 import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
 import { CrashWindow, backoffMs } from "./restart.js";
-import { readToolList, type Outcome, type RunnablePlugin } from "./stdio-runner.js";
-import { mcpListPagesMax, stopGraceMs } from "./limits.js";
+import { readToolList } from "./stdio-runner.js";
+import type { Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
+import { sampleArguments, missingToolName, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
+import { callTimeoutMsDefault, mcpListPagesMax, restartBackoffMs, stopGraceMs } from "./limits.js";
 import type { CallContext, LongLivedStatus, McpSpec, ToolSpec } from "./types.js";
 
 /** An MCP transport over a plugin process's stdio: one JSON-RPC message per line. Non-JSON lines are logged, skipped. */
@@ -120,6 +122,8 @@ export class McpSession {
     }
     const proc = new PluginProcess(prepared.launch, this.plugin.name, this.s, true);
     this.proc = proc;
+    // The MCP SDK loads with the first server started (a host that starts none never loads it).
+    const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
     const client = new Client({ name: "agent-autoloop-tool-host", version: "1" }, { capabilities: {} });
     const transport = new ProcessTransport(proc, (l) => this.s.log(`plugin.${this.plugin.name}`, l));
     void proc.spawnError.then((e) => this.s.log(`plugin.${this.plugin.name}`, e.message));
@@ -209,6 +213,7 @@ export class McpSession {
     if (!ready.ok) return { status: "refused", code: "tools.unavailable", message: ready.message };
     this.touch();
     try {
+      const { CallToolResultSchema } = await import("@modelcontextprotocol/sdk/types.js");
       const r = await this.client!.callTool({ name: tool, arguments: args }, CallToolResultSchema, {
         timeout: timeoutMs,
         signal: ctx.signal,
@@ -246,4 +251,65 @@ export class McpSession {
 function textOf(content: unknown): string {
   if (!Array.isArray(content)) return "";
   return content.filter((c) => c && typeof c === "object" && (c as { type?: unknown }).type === "text").map((c) => String((c as { text?: unknown }).text)).join("\n");
+}
+
+/**
+ * MCP plugins' runner: one server per plugin, started at its first need (or with the host: `autostart`), a new one for
+ * a new version (digest); its tools are its server's `tools/list` after `tools_allowlist`, which no other tool passes.
+ */
+export const mcpRunner: RunnerKind = {
+  tools: () => "server",
+  timeoutMs: (m) => m.communication.timeout_ms ?? callTimeoutMsDefault,
+  manifestTimeout: false,
+  allows: (m, tool) => allowedByList(m.mcp!, tool),
+  make(h) {
+    const sessions = new Map<string, { session: McpSession; digest: string }>();
+    const of = (p: RunnablePlugin, digest: string): McpSession => {
+      const known = sessions.get(p.name);
+      if (known?.digest === digest) return known.session;
+      void known?.session.stop();
+      const session = new McpSession(p, h.settings, h.backoff, (st) => h.emit(st));
+      sessions.set(p.name, { session, digest });
+      return session;
+    };
+    return {
+      knows: () => false,
+      async list(a) {
+        const r = await of(a.p, a.digest).listTools();
+        return r.ok ? { ok: true, tools: r.tools, source: "mcp" } : { ok: false, code: r.unavailable ? "tools.unavailable" : "tools.tools_list", message: r.message };
+      },
+      call: (a, tool, args, ctx, timeoutMs) => of(a.p, a.digest).call(tool, args, ctx, timeoutMs),
+      async start(a) {
+        if (a.p.manifest.mcp?.autostart && !sessions.has(a.p.name)) await of(a.p, a.digest).ensure();
+      },
+      async stop(name) {
+        const known = sessions.get(name);
+        sessions.delete(name);
+        await known?.session.stop();
+      },
+      statuses: () => [...sessions.values()].map(({ session }) => ({ ...session.status })),
+    };
+  },
+  conformance: conformMcp,
+};
+
+/** The conformance checks of an MCP plugin: its server's tools after the allowlist, a good call, a call of a tool it has not. */
+async function conformMcp(p: RunnablePlugin, _digest: string, s: LaunchSettings, o: ConformanceOptions, add: ConformanceAdd): Promise<void> {
+  const timeoutMs = p.manifest.communication.timeout_ms ?? callTimeoutMsDefault;
+  const ctx = { sessionKey: "conformance" };
+  const session = new McpSession({ ...p, manifest: { ...p.manifest, mcp: { ...p.manifest.mcp!, restart_policy: "never" } } }, s, restartBackoffMs, () => {});
+  try {
+    const listed = await session.listTools();
+    if (!listed.ok) return add("tools.conf.tools", "fail", listed.message);
+    add("tools.conf.tools", listed.tools.length > 0 ? "ok" : "warn", listed.tools.map((x) => x.name).join(", ") || "none exported ([mcp] tools_allowlist)");
+    const tool = listed.tools[0];
+    if (!tool) return;
+    const args = o.args ?? sampleArguments(tool.parameters);
+    const r = await session.call(tool.name, args, ctx, timeoutMs);
+    add("tools.conf.call", r.status === "ok" ? "ok" : "fail", `${tool.name} ${JSON.stringify(args)} → ${JSON.stringify(r)}`);
+    const bad = await session.call(missingToolName, {}, ctx, timeoutMs);
+    add("tools.conf.badCall", bad.status === "error" ? "ok" : "warn", JSON.stringify(bad));
+  } finally {
+    await session.stop();
+  }
 }

@@ -1,29 +1,24 @@
 /**
  * Discovery of tool plugins (spec tool-plugins.md §2, §9): `<root>/<folder>/manifest.toml` (or the public
- * implementation's `plugin-manifest.toml`) under each root, built-in first, then `<home>/plugins`, which wins a clash.
- * Discovery only reads files: no plugin code runs and no `tools/list` is asked. A broken manifest rejects that folder
- * only; a folder that had a good manifest keeps using it until the file is fixed. `rescan()` reads everything again.
+ * implementation's `plugin-manifest.toml`) under the common plugin layer's roots (issue 27: built-in, then
+ * `<home>/plugins`, then `serve --plugins`, a later root winning a clash by the one precedence rule). Discovery only
+ * reads files: no plugin code runs and no `tools/list` is asked. A broken manifest rejects that folder only; a folder
+ * that had a good manifest keeps using it until the file is fixed — also across processes when the registry keeps its
+ * last good versions in the home (`lastGood`). `rescan()` reads everything again.
  */
-import { lstatSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
-import { engineDir } from "../common/paths.js";
-import { formatProblem, manifestFileNames, readManifest, type ManifestResult } from "./manifest.js";
-import { manifestMaxBytes, pluginFilePathMaxChars, pluginFilesMax, pluginFilesMaxBytes, pluginFolderDepthMax, pluginFoldersMax } from "./limits.js";
-import { FileHashCache, filesDigest, filesListed, pluginFiles, readBounded, type FilesResult } from "./files-digest.js";
+import { entryFiles, present, scanRoots } from "../plugins/classify.js";
+import { FileHashCache, filesDigest, filesListed, filesProblem, pluginFiles, readBounded, type FilesResult } from "../plugins/files.js";
+import { LastGood } from "../plugins/last-good.js";
+import { choose, type PluginClash } from "../plugins/precedence.js";
+import type { PluginOrigin, PluginRoot, ScannedFolder } from "../plugins/types.js";
+import { formatProblem, readManifest, type ManifestResult } from "./manifest.js";
+import { manifestMaxBytes } from "./limits.js";
+import { runners } from "./runners.js";
+import type { Manifest, RescanReport, ToolPluginRecord } from "./types.js";
 
-/** Reading a file with a bound lives in files-digest.ts (a leaf of this folder); re-exported for the tool host's other readers. */
 export { readBounded };
-import type { Manifest, PluginClash, PluginOrigin, PluginRecord, PluginRoot, RescanReport } from "./types.js";
-
-/**
- * The roots of a home's tool plugins (DESIGN.md "Plugin hosts"): the engine's built-in `plugins/`, then the home's
- * `plugins/` folder `pluginsDir`, which wins a name clash. Folders without a manifest (agent, channel and source
- * plugins) are not tool plugins and are passed over.
- */
-export function homeToolRoots(pluginsDir: string): PluginRoot[] {
-  return [{ dir: join(engineDir, "plugins"), origin: "builtin" }, { dir: pluginsDir, origin: "home" }];
-}
 
 /** What is known of one plugin folder between rescans. */
 interface Folder {
@@ -45,23 +40,26 @@ interface Folder {
 /** The registry of tool plugins found under `roots`. Listeners hear of every rescan that changed something. */
 export class ToolRegistry {
   private folders = new Map<string, Folder>();
-  private active = new Map<string, PluginRecord>();
-  private all: PluginRecord[] = [];
+  private active = new Map<string, ToolPluginRecord>();
+  private all: ToolPluginRecord[] = [];
   private clashes: PluginClash[] = [];
   private notes: string[] = [];
   private listeners = new Set<(r: RescanReport) => void>();
   private fileHashes = new FileHashCache();
 
-  /** @param roots searched in order; a later root wins a name clash over an earlier one (built-in, then home). */
-  constructor(readonly roots: PluginRoot[], readonly lang: Lang) {}
+  /**
+   * @param roots searched in order; a later root wins a name clash over an earlier one (built-in, home, serve).
+   * @param lastGood where last good manifests are kept (the home's, shared with every loader of it); default: memory.
+   */
+  constructor(readonly roots: readonly PluginRoot[], readonly lang: Lang, readonly lastGood = new LastGood(null)) {}
 
   /** Every plugin folder found, with its status, sorted by name then folder. */
-  list(): PluginRecord[] {
+  list(): ToolPluginRecord[] {
     return [...this.all];
   }
 
   /** The plugin in use under `name` (its status `ok`, or `rejected` while it runs its last good manifest), or null. */
-  get(name: string): PluginRecord | null {
+  get(name: string): ToolPluginRecord | null {
     return this.active.get(name) ?? null;
   }
 
@@ -76,31 +74,39 @@ export class ToolRegistry {
     return () => this.listeners.delete(fn);
   }
 
-  /** Reads every root again. Never throws: unreadable roots are skipped, unreadable folders are rejected. */
-  rescan(): RescanReport {
+  /**
+   * Reads every folder again: those `folders` names (the plugin registry's one scan), else the roots scanned here.
+   * Never throws: unreadable roots are skipped, unreadable folders are rejected.
+   */
+  rescan(folders?: readonly ScannedFolder[]): RescanReport {
     const before = new Map([...this.active].map(([n, r]) => [n, r.digest]));
     const seen = new Set<string>();
     const rejected: string[] = [];
-    this.notes = [];
-    this.roots.forEach((root, rootIndex) => {
-      for (const entry of this.folderNames(root)) {
-        const dir = join(root.dir, entry);
-        // A manifest name that is there but is no regular file (a FIFO, a folder, a dangling symlink) is found too:
-        // reading it fails and the folder is listed as rejected with why, instead of being skipped in silence.
-        const found = manifestFileNames.filter((f) => present(join(dir, f)));
-        if (found.length === 0) continue;
-        seen.add(dir);
-        const folder = this.folders.get(dir) ?? { dir, origin: root.origin, rootIndex, manifestPath: join(dir, found[0]!), digest: null, both: false, errors: [], current: null, lastGood: null, files: null };
-        folder.manifestPath = join(dir, found[0]!);
-        this.folders.set(dir, folder);
-        const newlyInvalid = this.read(folder, found.length > 1);
-        // Every rescan: a changed file of the plugin (not only its manifest) changes its digest (issue 26 #4).
-        const wasDigested = folder.files?.ok ?? true;
-        folder.files = pluginFiles(dir, this.fileHashes);
-        if (newlyInvalid || (wasDigested && !folder.files.ok)) rejected.push(nameOf(folder));
-      }
-    });
-    for (const dir of [...this.folders.keys()]) if (!seen.has(dir)) this.folders.delete(dir);
+    let found = folders;
+    if (!found) {
+      const scan = scanRoots(this.roots, this.lang);
+      this.notes = scan.notes;
+      found = scan.folders;
+    }
+    for (const f of found) {
+      if (!f.kinds.includes("tool")) continue;
+      // A manifest name that is there but is no regular file (a FIFO, a folder, a dangling symlink) is found too:
+      // reading it fails and the folder is listed as rejected with why, instead of being skipped in silence.
+      const names = entryFiles.tool.filter((n) => present(join(f.dir, n)));
+      seen.add(f.dir);
+      const folder = this.folders.get(f.dir) ?? { dir: f.dir, origin: f.origin, rootIndex: f.rootIndex, manifestPath: join(f.dir, names[0]!), digest: null, both: false, errors: [], current: null, lastGood: null, files: null };
+      folder.manifestPath = join(f.dir, names[0]!);
+      folder.rootIndex = f.rootIndex;
+      this.folders.set(f.dir, folder);
+      const newlyInvalid = this.read(folder, names.length > 1);
+      // Every rescan: a changed file of the plugin (not only its manifest) changes its digest (issue 26 #4).
+      const wasDigested = folder.files?.ok ?? true;
+      folder.files = pluginFiles(f.dir, this.fileHashes);
+      if (newlyInvalid || (wasDigested && !folder.files.ok)) rejected.push(nameOf(folder));
+    }
+    for (const dir of [...this.folders.keys()]) if (!seen.has(dir)) this.forget(dir);
+    // A kept version of a folder gone while nobody looked is forgotten too (a new folder there starts afresh).
+    for (const dir of this.lastGood.folders("tool")) if (!seen.has(dir) && this.roots.some((r) => dir.startsWith(`${r.dir}/`))) this.lastGood.drop("tool", dir);
     this.resolve();
     const report: RescanReport = {
       added: [...this.active.keys()].filter((n) => !before.has(n)),
@@ -115,19 +121,9 @@ export class ToolRegistry {
     return report;
   }
 
-  /** Sorted folder names of a root (at most `pluginFoldersMax`); a missing root has none. */
-  private folderNames(root: PluginRoot): string[] {
-    let names: string[];
-    try {
-      names = readdirSync(root.dir).filter((n) => !n.startsWith(".")).sort();
-    } catch {
-      return [];
-    }
-    if (names.length > pluginFoldersMax) {
-      this.notes.push(t(this.lang, "tools.tooManyFolders", { root: root.dir, limit: pluginFoldersMax }));
-      names = names.slice(0, pluginFoldersMax);
-    }
-    return names;
+  private forget(dir: string): void {
+    this.folders.delete(dir);
+    this.lastGood.drop("tool", dir);
   }
 
   /** Reads a folder's manifest; @returns true when it was newly found invalid. */
@@ -144,6 +140,8 @@ export class ToolRegistry {
     if (!changed) return false;
     folder.digest = result.digest;
     folder.both = both;
+    // A version this folder had before this process met it (the hub's, an earlier run's): the same last good rule.
+    folder.lastGood ??= this.kept(folder.dir);
     if (both) {
       folder.current = null;
       folder.errors = [`${folder.dir}: ${t(this.lang, "tools.manifest.bothFiles")}`];
@@ -153,6 +151,7 @@ export class ToolRegistry {
       folder.current = result.manifest;
       folder.errors = [];
       folder.lastGood = { manifest: result.manifest, digest: result.digest };
+      this.lastGood.put("tool", folder.dir, result.digest, result.manifest);
       return false;
     }
     folder.current = null;
@@ -160,73 +159,43 @@ export class ToolRegistry {
     return true;
   }
 
-  /** Decides which folder each name is served by, and the status of every folder. */
+  /** The last good manifest the home keeps for `dir`, or null. */
+  private kept(dir: string): Folder["lastGood"] {
+    const k = this.lastGood.get<Manifest>("tool", dir);
+    return k ? { manifest: k.value, digest: k.digest } : null;
+  }
+
+  /** Decides which folder each name is served by (the one precedence rule), and the status of every folder. */
   private resolve(): void {
-    const byName = new Map<string, Folder[]>();
-    for (const f of this.folders.values()) {
-      const list = byName.get(nameOf(f)) ?? [];
-      list.push(f);
-      byName.set(nameOf(f), list);
-    }
-    const records: PluginRecord[] = [];
+    const contenders = [...this.folders.values()].map((f) => ({ f, id: nameOf(f), dir: f.dir, origin: f.origin, rootIndex: f.rootIndex, usable: !!(f.current ?? f.lastGood) && !!f.files?.ok }));
+    const { winnerOf, clashes } = choose("tool", contenders);
+    const records: ToolPluginRecord[] = [];
     this.active.clear();
-    this.clashes = [];
-    for (const [name, folders] of byName) {
-      // Usable folders first; among them the later root (home) wins, then the first folder name.
-      const usable = folders.filter((f) => (f.current ?? f.lastGood) && f.files?.ok).sort((a, b) => b.rootIndex - a.rootIndex || basename(a.dir).localeCompare(basename(b.dir)));
-      const winner = usable[0] ?? null;
-      for (const f of folders) {
-        const manifest = f.current ?? f.lastGood?.manifest ?? null;
-        const manifestDigest = f.current ? f.digest : f.lastGood?.digest ?? null;
-        // The digest of what runs: the plugin's files, its manifest's line standing for the manifest in use.
-        const rel = basename(f.manifestPath);
-        const files = f.files?.ok ? f.files.files : null;
-        const digest = files && manifestDigest ? filesDigest(files, rel, manifestDigest) : null;
-        const errors = f.files && !f.files.ok ? [...f.errors, `${f.dir}: ${filesProblem(f.files, this.lang)}`] : [...f.errors];
-        const rec: PluginRecord = {
-          name, dir: f.dir, manifestPath: f.manifestPath, origin: f.origin, status: errors.length > 0 ? "rejected" : f === winner ? "ok" : "shadowed",
-          errors, manifest: files ? manifest : null, digest, files: files && manifestDigest ? filesListed(files, rel, manifestDigest) : null, shadowedBy: null,
-        };
-        if (f === winner) this.active.set(name, rec);
-        else if (winner && manifest) {
-          rec.shadowedBy = { dir: winner.dir, origin: winner.origin };
-          this.clashes.push({ name, winner: rec.shadowedBy, loser: { dir: f.dir, origin: f.origin } });
-        }
-        records.push(rec);
-      }
+    this.clashes = clashes;
+    for (const c of contenders) {
+      const f = c.f;
+      const winner = winnerOf.get(c) ?? null;
+      const manifest = f.current ?? f.lastGood?.manifest ?? null;
+      const manifestDigest = f.current ? f.digest : f.lastGood?.digest ?? null;
+      // The digest of what runs: the plugin's files, its manifest's line standing for the manifest in use.
+      const rel = basename(f.manifestPath);
+      const files = f.files?.ok ? f.files.files : null;
+      const digest = files && manifestDigest ? filesDigest(files, rel, manifestDigest) : null;
+      const errors = f.files && !f.files.ok ? [...f.errors, `${f.dir}: ${filesProblem(f.files, this.lang)}`] : [...f.errors];
+      const rec: ToolPluginRecord = {
+        name: c.id, dir: f.dir, manifestPath: f.manifestPath, origin: f.origin, status: errors.length > 0 ? "rejected" : winner === c ? "ok" : "shadowed",
+        errors, manifest: files ? manifest : null, digest, files: files && manifestDigest ? filesListed(files, rel, manifestDigest) : null,
+        toolsFrom: manifest ? runners[manifest.plugin_type].tools(manifest) : null,
+        shadowedBy: winner && winner !== c && manifest ? { dir: winner.dir, origin: winner.origin } : null,
+      };
+      if (winner === c) this.active.set(c.id, rec);
+      records.push(rec);
     }
     this.all = records.sort((a, b) => a.name.localeCompare(b.name) || a.dir.localeCompare(b.dir));
-  }
-}
-
-/** Why a plugin folder's files cannot be digested, as a person reads it (the plugin is refused until it is fixed). */
-function filesProblem(r: Extract<FilesResult, { ok: false }>, lang: Lang): string {
-  switch (r.why) {
-    case "files": return t(lang, "tools.files.tooMany", { limit: pluginFilesMax, path: r.path });
-    case "bytes": return t(lang, "tools.files.tooLarge", { limit: pluginFilesMaxBytes, path: r.path });
-    case "depth": return t(lang, "tools.files.tooDeep", { limit: pluginFolderDepthMax, path: r.path });
-    case "name": return t(lang, "tools.files.name", { path: r.path, limit: pluginFilePathMaxChars });
-    case "link": return t(lang, "tools.files.linkOut", { path: r.path, target: r.target });
-    default: return t(lang, "tools.files.unreadable", { path: r.path, error: r.error ?? "" });
   }
 }
 
 /** A folder's plugin name: its manifest's (current, else last good), else the folder's name. */
 function nameOf(f: Folder): string {
   return f.current?.name ?? f.lastGood?.manifest.name ?? basename(f.dir);
-}
-
-/** Whether a folder entry is there at all, whatever it is (lstat: a dangling symlink is there). */
-function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A clash as a person reads it. */
-export function formatClash(c: PluginClash, lang: Lang): string {
-  return t(lang, "tools.clash", { name: c.name, winner: c.winner.dir, winnerOrigin: c.winner.origin, loser: c.loser.dir, loserOrigin: c.loser.origin });
 }

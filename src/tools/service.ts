@@ -19,14 +19,14 @@ import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
-import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
+import type * as Grpc from "@grpc/grpc-js";
 import { t } from "../i18n/messages.js";
 import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
 import { stopProcess } from "./mcp.js";
 import { CrashWindow, backoffMs } from "./restart.js";
-import type { Outcome, RunnablePlugin } from "./stdio-runner.js";
-import { serviceCrashMax, serviceCrashWindowMs, serviceStartTimeoutMs, unixSocketPathMaxBytes } from "./limits.js";
+import type { Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
+import { callTimeoutMsDefault, restartBackoffMs, serviceCallTimeoutMsDefault, serviceCrashMax, serviceCrashWindowMs, serviceStartTimeoutMs, unixSocketPathMaxBytes } from "./limits.js";
+import { sampleArguments, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
 import type { CallContext, LongLivedStatus } from "./types.js";
 
 /** The variable naming the socket a service plugin serves on (§6). */
@@ -72,8 +72,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const bridgeProtoPath = [join(here, "plugin-bridge.proto"), join(here, "..", "..", "..", "src", "tools", "plugin-bridge.proto")].find((p) => existsSync(p))
   ?? join(here, "plugin-bridge.proto");
 
-type BridgeClient = grpc.Client & { Execute(call: unknown, opts?: grpc.CallOptions): grpc.ClientReadableStream<ToolEvent> };
-type BridgeCtor = new (address: string, creds: grpc.ChannelCredentials) => BridgeClient;
+type BridgeClient = Grpc.Client & { Execute(call: unknown, opts?: Grpc.CallOptions): Grpc.ClientReadableStream<ToolEvent> };
+type BridgeCtor = new (address: string, creds: Grpc.ChannelCredentials) => BridgeClient;
 
 /** A ToolEvent as proto-loader gives it (keepCase, oneofs, bytes as Buffer). */
 interface ToolEvent {
@@ -84,15 +84,16 @@ interface ToolEvent {
   awaiting_approval?: { reason: string; args_preview_json: Buffer; tool: string };
 }
 
-let bridgeCtor: BridgeCtor | null = null;
-/** The generated client class of PluginBridge (loaded once). */
-export function bridgeClient(): BridgeCtor {
-  if (!bridgeCtor) {
+let bridge: { grpc: typeof Grpc; Ctor: BridgeCtor } | null = null;
+/** gRPC and the generated client class of PluginBridge, loaded with the first service (a host that starts none never loads them). */
+export async function bridgeClient(): Promise<{ grpc: typeof Grpc; Ctor: BridgeCtor }> {
+  if (!bridge) {
+    const [grpc, protoLoader] = await Promise.all([import("@grpc/grpc-js"), import("@grpc/proto-loader")]);
     const def = protoLoader.loadSync(bridgeProtoPath, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
     const pkg = grpc.loadPackageDefinition(def) as unknown as { corlinman: { v1: { PluginBridge: BridgeCtor } } };
-    bridgeCtor = pkg.corlinman.v1.PluginBridge;
+    bridge = { grpc, Ctor: pkg.corlinman.v1.PluginBridge };
   }
-  return bridgeCtor;
+  return bridge;
 }
 
 /** One service plugin under supervision. */
@@ -151,6 +152,11 @@ export class ServiceSupervisor {
       this.set("stopped", prepared.refusal.message);
       return false;
     }
+    // Stopped while its launch was being prepared (the host closed during its start): nothing is spawned.
+    if (this.stopping) {
+      this.set("stopped");
+      return false;
+    }
     const proc = new PluginProcess(prepared.launch, this.plugin.name, this.s, true);
     this.proc = proc;
     proc.onLine = (l) => this.s.log(`plugin.${this.plugin.name}`, l);
@@ -199,7 +205,7 @@ export class ServiceSupervisor {
       if (Date.now() > deadline) return "no socket";
       await new Promise((r) => setTimeout(r, 25));
     }
-    const Ctor = bridgeClient();
+    const { grpc, Ctor } = await bridgeClient();
     const client = new Ctor(`unix:${address}`, grpc.credentials.createInsecure());
     const err = await new Promise<Error | undefined>((r) => client.waitForReady(deadline, r));
     if (err) {
@@ -266,8 +272,8 @@ export class ServiceSupervisor {
           finish({ status: "awaiting_approval", reason: ev.awaiting_approval.reason, argsPreview: ev.awaiting_approval.args_preview_json.toString("utf8") });
         }
       });
-      stream.on("error", (e: grpc.ServiceError) => {
-        if (e.code === grpc.status.DEADLINE_EXCEEDED) finish({ status: "timeout", message: t(this.s.lang, "tools.call.timeout", { plugin: this.plugin.name, ms: timeoutMs }) });
+      stream.on("error", (e: Grpc.ServiceError) => {
+        if (e.code === bridge!.grpc.status.DEADLINE_EXCEEDED) finish({ status: "timeout", message: t(this.s.lang, "tools.call.timeout", { plugin: this.plugin.name, ms: timeoutMs }) });
         else finish({ status: "error", code: "tools.plugin_exited", message: t(this.s.lang, "tools.long.ended", { plugin: this.plugin.name, error: e.details || e.message }) });
       });
       stream.on("end", () => finish({ status: "error", code: "tools.plugin_protocol", message: t(this.s.lang, "tools.long.noResult", { plugin: this.plugin.name }) }));
@@ -303,3 +309,56 @@ export class ServiceSupervisor {
     this.set("stopped");
   }
 }
+
+/**
+ * Service plugins' runner: each started with the host (`serve` starts its tool host at once: spec §6, the gateway
+ * spawns them at start), supervised, stopped when gone or before its new version starts. Its tools are its manifest's;
+ * one that lists none takes any tool name. A call without a caller's timeout gets `serviceCallTimeoutMsDefault`.
+ */
+export const serviceRunner: RunnerKind = {
+  tools: (m) => (m.capabilities.tools.length > 0 ? "listed" : "any"),
+  timeoutMs: () => serviceCallTimeoutMsDefault,
+  manifestTimeout: false,
+  make(h) {
+    const services = new Map<string, ServiceSupervisor>();
+    return {
+      knows: () => true,
+      list: async (a) => ({ ok: true, tools: a.p.manifest.capabilities.tools, source: "manifest" }),
+      async call(a, tool, args, ctx, timeoutMs) {
+        const sup = services.get(a.p.name);
+        if (!sup) return { status: "refused", code: "tools.unavailable", message: t(h.settings.lang, "tools.call.service", { plugin: a.p.name }) };
+        return sup.call(tool, args, ctx, timeoutMs);
+      },
+      async start(a) {
+        if (services.has(a.p.name)) return;
+        const sup = new ServiceSupervisor(a.p, a.digest, h.settings, h.socketFolder(), h.backoff, (st) => h.emit(st));
+        services.set(a.p.name, sup);
+        await sup.start();
+      },
+      async stop(name) {
+        const sup = services.get(name);
+        services.delete(name);
+        await sup?.stop();
+      },
+      statuses: () => [...services.values()].map((sup) => ({ ...sup.status })),
+    };
+  },
+  conformance: conformService,
+};
+
+/** The conformance checks of a service plugin: it starts and accepts gRPC, and answers a good call. */
+async function conformService(p: RunnablePlugin, digest: string, s: LaunchSettings, o: ConformanceOptions, add: ConformanceAdd): Promise<void> {
+  const timeoutMs = p.manifest.communication.timeout_ms ?? callTimeoutMsDefault;
+  const ctx = { sessionKey: "conformance" };
+  const sup = new ServiceSupervisor(p, digest, s, o.socketDir ?? join(serviceSocketFolder(null), "1"), restartBackoffMs, () => {});
+  try {
+    if (!(await sup.start())) return add("tools.conf.call", "fail", sup.status.lastError ?? "");
+    const tool = p.manifest.capabilities.tools[0];
+    const args = o.args ?? (tool ? sampleArguments(tool.parameters) : {});
+    const r = await sup.call(tool?.name ?? "", args, ctx, timeoutMs);
+    add("tools.conf.call", r.status === "ok" ? "ok" : "fail", `${tool?.name ?? "(default)"} ${JSON.stringify(args)} → ${JSON.stringify(r)}`);
+  } finally {
+    await sup.stop();
+  }
+}
+

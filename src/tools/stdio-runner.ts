@@ -11,21 +11,16 @@ import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js"
 import { checkSchema, toolNamePattern } from "./manifest.js";
 import { isTable } from "./manifest-rules.js";
 import { taskIdPattern as protocolTaskIdPattern } from "../protocol/patterns.js";
-import { manifestToolsMax, taskIdMaxChars, taskIdMinChars, toolNameMaxChars, toolsListTimeoutMs } from "./limits.js";
-import type { CallContext, Manifest, ToolOutcome, ToolSpec } from "./types.js";
+import { callTimeoutMsDefault, listCacheEntriesMax, manifestToolsMax, taskIdMaxChars, taskIdMinChars, toolNameMaxChars, toolsListTimeoutMs } from "./limits.js";
+import type { ActivePlugin, Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
+import { checkArguments } from "./arguments.js";
+import { brokenArgument, conformanceRequestId, missingToolName, sampleArguments, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
+import type { CallContext, ToolSpec } from "./types.js";
 
-/** A plugin to run: its name, folder and manifest. */
-export interface RunnablePlugin {
-  name: string;
-  dir: string;
-  manifest: Manifest;
-}
+export type { Outcome, RunnablePlugin };
 
 /** Task ids: URL-safe characters only (they travel in `/v1/plugins/callback/<task_id>`); the hub checks the same. */
 export const taskIdPattern = new RegExp(protocolTaskIdPattern);
-
-/** The outcome without its duration (the caller adds it). */
-export type Outcome = ToolOutcome;
 
 let nextId = 1;
 /** A fresh request id for this process's JSON-RPC requests (numbers: §3's Bash plugin prints ids unquoted). */
@@ -40,21 +35,23 @@ function taskIdOf(r: RpcResponse): string | null {
   return typeof id === "string" ? id : null;
 }
 
-/** Runs one JSON-RPC request in a fresh process of `p`. `background` holds processes of accepted async tasks. */
+/**
+ * Runs one JSON-RPC request in a fresh process of `p`. With `tasks` (async plugins) a `{"task_id": …}` result keeps the
+ * process going until the timeout, held in `background`.
+ */
 export async function runRequest(
   p: RunnablePlugin, method: string, params: unknown, s: LaunchSettings,
-  o: { timeoutMs: number; id?: number; ctx?: CallContext; background?: Set<PluginProcess> },
+  o: { timeoutMs: number; id?: number; ctx?: CallContext; background?: Set<PluginProcess>; tasks?: boolean },
 ): Promise<{ ok: true; result: ExchangeResult } | { ok: false; code: string; message: string }> {
   const id = o.id ?? nextRequestId();
   const prepared = await prepareLaunch({ name: p.name, dir: p.dir, manifest: p.manifest, tag: `${process.pid}-${id}` }, s);
   if (!prepared.ok) return { ok: false, ...prepared.refusal };
   const proc = new PluginProcess(prepared.launch, p.name, s);
-  const async = p.manifest.plugin_type === "async";
   const started = Date.now();
   const result = await exchange(proc, { id, method, params }, {
     plugin: p.name, lang: s.lang, timeoutMs: o.timeoutMs, onProgress: o.ctx?.onProgress, signal: o.ctx?.signal,
     keepAlive: (r) => {
-      const task = async && method === "tools/call" ? taskIdOf(r) : null;
+      const task = o.tasks && method === "tools/call" ? taskIdOf(r) : null;
       if (task === null || !taskIdPattern.test(task)) return false;
       o.background?.add(proc);
       return true;
@@ -66,13 +63,13 @@ export async function runRequest(
   return { ok: true, result };
 }
 
-/** Maps the end of an exchange to a call outcome. */
-export function outcomeOf(p: RunnablePlugin, r: ExchangeResult, timeoutMs: number, lang: Lang): Outcome {
+/** Maps the end of an exchange to a call outcome; with `tasks` (async plugins) a task id is `accepted`. */
+export function outcomeOf(p: RunnablePlugin, r: ExchangeResult, timeoutMs: number, lang: Lang, tasks = false): Outcome {
   const end = r.end;
   switch (end.kind) {
     case "response": {
       if ("error" in end.response) return { status: "error", code: end.response.error.code, message: end.response.error.message };
-      const task = p.manifest.plugin_type === "async" ? taskIdOf(end.response) : null;
+      const task = tasks ? taskIdOf(end.response) : null;
       if (task === null) return { status: "ok", result: end.response.result };
       if (!taskIdPattern.test(task)) return { status: "error", code: "tools.bad_task_id", message: t(lang, "tools.call.taskId", { plugin: p.name, min: taskIdMinChars, max: taskIdMaxChars }) };
       return { status: "accepted", taskId: task };
@@ -136,3 +133,87 @@ export async function askToolList(p: RunnablePlugin, s: LaunchSettings): Promise
   if (typeof tools === "string") return { ok: false, code: "tools.tools_list", message: t(s.lang, "tools.call.toolsList", { plugin: p.name, error: tools }) };
   return { ok: true, tools };
 }
+
+/**
+ * The runner of sync (`tasks` false) or async (`tasks` true) plugins: a fresh process per call; their tools from the
+ * manifest, or asked with `tools/list` once per version (digest) when it lists none. Nothing is long-lived but an
+ * accepted async task's process.
+ */
+function stdioKind(tasks: boolean): RunnerKind {
+  return {
+    tools: (m) => (m.capabilities.tools.length > 0 ? "listed" : "asked"),
+    timeoutMs: (m) => m.communication.timeout_ms ?? callTimeoutMsDefault,
+    manifestTimeout: true,
+    make(h) {
+      const cache = new Map<string, ToolSpec[]>();
+      const listed = (a: ActivePlugin) => (a.p.manifest.capabilities.tools.length > 0 ? a.p.manifest.capabilities.tools : cache.get(a.digest) ?? null);
+      return {
+        knows: (a) => listed(a) !== null,
+        async list(a) {
+          const known = listed(a);
+          if (known) return { ok: true, tools: known, source: a.p.manifest.capabilities.tools.length > 0 ? "manifest" : "tools/list" };
+          const asked = await askToolList(a.p, h.settings);
+          if (!asked.ok) return asked;
+          // One entry per version ever seen; a host that lives through very many edits starts over.
+          if (cache.size >= listCacheEntriesMax) cache.clear();
+          cache.set(a.digest, asked.tools);
+          return { ok: true, tools: asked.tools, source: "tools/list" };
+        },
+        async call(a, tool, args, ctx, timeoutMs) {
+          const run = await runRequest(a.p, "tools/call", callParams(tool, args, ctx), h.settings, { timeoutMs, ctx, background: h.background, tasks });
+          if (!run.ok) return { status: "refused", code: run.code, message: run.message };
+          return outcomeOf(a.p, run.result, timeoutMs, h.settings.lang, tasks);
+        },
+      };
+    },
+    conformance: (p, _digest, s, o, add) => conformStdio(p, s, o, add, tasks),
+  };
+}
+
+/** sync plugins (§1: one call, one answer). */
+export const syncRunner = stdioKind(false);
+/** async plugins (§5: a task id at once, the result through the callback). */
+export const asyncRunner = stdioKind(true);
+
+/**
+ * The conformance checks of a sync or async plugin: its tool list, a good call (its id echoed, stdout only JSON-RPC,
+ * an exit at end of input — an async plugin may go on —, within its timeout), a call of a tool it has not, and
+ * arguments its schema refuses.
+ */
+async function conformStdio(p: RunnablePlugin, s: LaunchSettings, o: ConformanceOptions, add: ConformanceAdd, tasks: boolean): Promise<void> {
+  let tools: ToolSpec[] = p.manifest.capabilities.tools;
+  if (tools.length > 0) add("tools.conf.tools", "ok", `manifest: ${tools.map((x) => x.name).join(", ")}`);
+  else {
+    const asked = await askToolList(p, s);
+    if (!asked.ok) return add("tools.conf.tools", "fail", `tools/list: ${asked.message}`);
+    tools = asked.tools;
+    add("tools.conf.tools", tools.length > 0 ? "ok" : "fail", `tools/list: ${tools.map((x) => x.name).join(", ") || "none"}`);
+    if (tools.length === 0) return;
+  }
+  const tool = tools[0]!;
+  const args = o.args ?? sampleArguments(tool.parameters);
+  const timeoutMs = p.manifest.communication.timeout_ms ?? callTimeoutMsDefault;
+  const ctx = { sessionKey: "conformance" };
+  const started = Date.now();
+  const run = await runRequest(p, "tools/call", callParams(tool.name, args, ctx), s, { timeoutMs, id: conformanceRequestId, ctx, tasks });
+  const took = Date.now() - started;
+  if (!run.ok) return add("tools.conf.call", "fail", run.message);
+  const outcome = outcomeOf(p, run.result, timeoutMs, s.lang, tasks);
+  const end = run.result.end;
+  add("tools.conf.call", outcome.status === "ok" || outcome.status === "accepted" ? "ok" : "fail", `${tool.name} ${JSON.stringify(args)} → ${JSON.stringify(outcome)}`);
+  const wrongId = end.kind === "protocol" && end.reason === "wrong_id";
+  add("tools.conf.idEcho", end.kind === "response" ? "ok" : wrongId ? "fail" : "skip", end.kind === "response" ? `id ${conformanceRequestId}` : end.message || end.kind);
+  const discipline = end.kind === "protocol" && !wrongId ? "fail" : run.result.extraOutput ? "warn" : end.kind === "response" || wrongId ? "ok" : "skip";
+  add("tools.conf.stdout", discipline, end.kind === "protocol" && !wrongId ? end.message : run.result.extraOutput ? t(s.lang, "tools.call.extraOutput") : "");
+  add("tools.conf.exit", end.kind !== "response" ? "skip" : run.result.exitedOnItsOwn || tasks ? "ok" : "warn", end.kind === "response" && !run.result.exitedOnItsOwn ? "killed after 1 s" : "");
+  add("tools.conf.timeout", end.kind === "timeout" ? "fail" : "ok", `${took} ms of ${timeoutMs} ms`);
+  const bad = await runRequest(p, "tools/call", callParams(missingToolName, {}, ctx), s, { timeoutMs, ctx, tasks });
+  if (!bad.ok) add("tools.conf.badCall", "fail", bad.message);
+  else {
+    const b = bad.result.end;
+    add("tools.conf.badCall", b.kind === "response" ? ("error" in b.response ? "ok" : "warn") : "fail", b.kind === "response" ? JSON.stringify(b.response) : b.message || b.kind);
+  }
+  const badArgs = checkArguments(`conformance\0${tool.name}`, tool.parameters, { ...args, ...brokenArgument(tool.parameters) }, s.lang);
+  add("tools.conf.badArgs", Object.keys(brokenArgument(tool.parameters)).length === 0 ? "skip" : badArgs ? "ok" : "warn", badArgs ?? "");
+}
+

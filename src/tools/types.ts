@@ -4,18 +4,17 @@
  */
 
 import type { BindMount, BindShown } from "./binds.js";
+import type { HttpReach, ToolErrorCode, ToolSpec } from "../plugins/tool-seam.js";
+import type { PluginOrigin } from "../plugins/types.js";
+import type { PluginClash } from "../plugins/precedence.js";
+import type { ToolPluginType as PluginType } from "../protocol/patterns.js";
 
 export type { BindMount };
 
-/** `plugin_type` (§1): how a plugin is run. */
-export type PluginType = "sync" | "async" | "service" | "mcp";
+export type { CallContext, CallOutcome, CallProgress, DataTools, HttpReach, ToolErrorCode, ToolOutcome, ToolSpec } from "../plugins/tool-seam.js";
 
-/** One tool a plugin offers (§2 `[[capabilities.tools]]`); `parameters` is a JSON Schema for the arguments. */
-export interface ToolSpec {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}
+/** `plugin_type` (§1): how a plugin is run (the contract's list: each has its runner in runners.ts). */
+export type { ToolPluginType as PluginType } from "../protocol/patterns.js";
 
 /**
  * `[sandbox]` (§7) after validation. `memory` is in bytes, `cpus` a share of one CPU, `pids` (our extension) the most
@@ -79,21 +78,16 @@ export interface ManifestProblem {
   message: string;
 }
 
-/** Where a plugin folder was found; `home` (`<home>/plugins`) wins a clash over `builtin`. */
-export type PluginOrigin = "builtin" | "home";
-
-/** A root folder of plugin folders. */
-export interface PluginRoot {
-  dir: string;
-  origin: PluginOrigin;
-}
+/** Where a plugin folder was found, and the roots (the common plugin layer's: issue 27). */
+export type { PluginOrigin, PluginRoot } from "../plugins/types.js";
+export type { PluginClash } from "../plugins/precedence.js";
 
 /**
  * A plugin folder as discovery sees it. `status`: `ok` (in use), `rejected` (its manifest is wrong: `errors`; if an
  * earlier version was good, that one stays in use as `manifest`), `shadowed` (another folder with the same name wins:
  * `shadowedBy`).
  */
-export interface PluginRecord {
+export interface ToolPluginRecord {
   name: string;
   dir: string;
   manifestPath: string;
@@ -103,7 +97,7 @@ export interface PluginRecord {
   /** The manifest in use: the current one, or the last good one of a rejected folder; null if never valid. */
   manifest: Manifest | null;
   /**
-   * sha256 (hex) of the plugin's files (files-digest.ts; issue 26 #4): every file of its folder, the manifest's line
+   * sha256 (hex) of the plugin's files (src/plugins/files.ts; issue 26 #4): every file of its folder, the manifest's line
    * standing for the manifest in use. The key of trust lists, of the tools/list cache and of long-lived restarts.
    * Null when the folder cannot be digested (then `errors` says why and nothing runs).
    */
@@ -111,13 +105,8 @@ export interface PluginRecord {
   /** The plugin's files as a call body lists them (`<16 hex> <path>`), for a card to say which changed; null with `digest`. */
   files: string[] | null;
   shadowedBy: { dir: string; origin: PluginOrigin } | null;
-}
-
-/** A clash between two plugin folders with the same name: `winner` is in use, `loser` shadowed. */
-export interface PluginClash {
-  name: string;
-  winner: { dir: string; origin: PluginOrigin };
-  loser: { dir: string; origin: PluginOrigin };
+  /** Where the tools of the manifest in use come from, by its kind's runner (runners.ts); null without a manifest. */
+  toolsFrom: "listed" | "asked" | "server" | "any" | null;
 }
 
 /** What a rescan changed, by plugin name. */
@@ -128,53 +117,6 @@ export interface RescanReport {
   rejected: string[];
   clashes: PluginClash[];
 }
-
-/** A progress notification of a running call (§4 `notifications/progress`; a service's Progress event). */
-export interface CallProgress {
-  percent?: number;
-  message?: string;
-}
-
-/**
- * Who calls and how (§4 params). `sessionKey` is sent as `session_key`; `requestId`/`traceId` are made up when absent;
- * `callbackUrl` is sent as `callback_url` when given; `timeoutMs` overrides the manifest's (capped at one hour).
- */
-export interface CallContext {
-  sessionKey: string;
-  requestId?: string;
-  traceId?: string;
-  callbackUrl?: string;
-  timeoutMs?: number;
-  onProgress?: (p: CallProgress) => void;
-  signal?: AbortSignal;
-  /**
-   * The hub's id of this call when an agent's run made it (issue 26): a declarative HTTP tool's requests to its own hub
-   * carry it (`toolCallHeader`), so that the events they post get the run's hops + 1, as a receipt's events do.
-   */
-  toolCall?: number;
-}
-
-/** An error code: the plugin's own JSON-RPC code (a number), or one of the host's (`tools.*` strings). */
-export type ToolErrorCode = number | string;
-
-/**
- * The outcome of one call, with its duration in ms (from the call to the outcome).
- * - `ok`: the tool's `result`, exactly as the plugin sent it.
- * - `error`: the plugin answered with an error, or broke the protocol, or exited (`code`, `message` name the plugin).
- * - `timeout`, `oom`: ended by the host; its process group is gone.
- * - `accepted`: an async plugin took the call as task `taskId` (the only credential of its callback).
- * - `refused`: nothing was started (unknown tool, arguments that fail the schema, no sandbox, a crash-looping service).
- * - `awaiting_approval`: a service plugin asked for the owner's approval (§6).
- */
-export type CallOutcome = (
-  | { status: "ok"; result: unknown }
-  | { status: "error"; code: ToolErrorCode; message: string }
-  | { status: "timeout"; message: string }
-  | { status: "oom"; message: string }
-  | { status: "accepted"; taskId: string }
-  | { status: "refused"; code: string; message: string }
-  | { status: "awaiting_approval"; reason: string; argsPreview: string }
-) & { durationMs: number };
 
 /**
  * A call checked before it runs (`ToolHost.check`): what the hub decides it by — the plugin, the tool, the manifest's
@@ -207,41 +149,6 @@ export interface OfferedTool {
   tool: ToolSpec;
   pluginType: ToolKind;
   disableModelInvocation: boolean;
-}
-
-/** The outcome of a call before the host adds its duration. */
-export type ToolOutcome = CallOutcome extends infer O ? (O extends unknown ? Omit<O, "durationMs"> : never) : never;
-
-/**
- * Tools that are data, not processes — a declarative plugin's HTTP tools (spec declarative-plugins.md §3.1; issue 18),
- * of kind `http` — offered and called through the tool host like any other: same names `<plugin>.<tool>`, same check
- * of arguments against `parameters` before anything is sent. A tool plugin of the same name wins over them.
- */
-export interface DataTools {
-  /** The plugins offering data tools now. */
-  pluginIds(): string[];
-  /**
-   * The tools of plugin `id` now, each with its timeout (ms, without a caller's), and a digest of their definitions
-   * (the key of compiled argument schemas and of the hub's trust), or null.
-   */
-  toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number; reach: HttpReach })[]; digest: string } | null;
-  /** Why plugin `id` offers no tools when it is known but refused (its first error), else null. */
-  refusal(id: string): string | null;
-  /** The stable error of `<plugin>.<tool>` when it was offered once and is gone ("definition missing: …"), else null. */
-  missing(qualifiedName: string): string | null;
-  /** Runs a call whose arguments passed `parameters`. Never throws. `timeoutMs`: the caller's, when it gave one. */
-  call(plugin: string, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutcome>;
-}
-
-/**
- * Where an HTTP tool sends its requests and what goes with them (issue 26 #11: the approval card says so): the hosts
- * of the plugin's `requires.network`, the `authRef` whose credential goes with each request (null for none), and
- * whether the caller's arguments choose the whole URL (`{{param.x}}` as the url: any declared host, any path).
- */
-export interface HttpReach {
-  network: string[];
-  authRef: string | null;
-  anyUrl: boolean;
 }
 
 /** The tools of one plugin, or why they cannot be had. */

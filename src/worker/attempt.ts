@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { Result, Started } from "../protocol/schema.js";
 import { check } from "../protocol/validate.js";
-import type { PluginLoader } from "../common/plugins.js";
+import type { PluginLoader } from "../plugins/index.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";

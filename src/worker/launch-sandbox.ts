@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import type { Job } from "../protocol/responses.js";
-import type { PluginLoader } from "../common/plugins.js";
+import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { expandTilde, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";

@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { join } from "node:path";
-import { PluginLoader } from "../common/plugins.js";
+import { PluginLoader } from "../plugins/index.js";
 import type { AgentPlugin, AgentRead } from "../sdk/index.js";
 import { readMessage } from "./receipt.js";
 import {
@@ -14,9 +14,9 @@ import {
   type OutputReply, type OutputRequest, type OutputThreadData,
 } from "./output.js";
 
-const { lang, plugins: pluginsDir } = workerData as OutputThreadData;
-/** This thread's plugins: each agent plugin is loaded once here, apart from the worker's own copy. */
-const plugins = new PluginLoader(pluginsDir);
+const { lang, plugins: roots } = workerData as OutputThreadData;
+/** This thread's plugins (the worker's roots): each agent plugin is loaded once here, apart from the worker's own copy. */
+const plugins = new PluginLoader(roots, lang);
 
 interface Watched { stdout: OutputWindow; stderr: OutputWindow; last: { use: string; code: number | null; read: AgentRead | null } | null }
 const watched = new Map<string, Watched>();

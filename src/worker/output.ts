@@ -7,6 +7,7 @@
  * (receipt.ts `readMessage`, megabytes long for a `command` agent) run in a worker thread (output-thread.ts), so an
  * agent printing hundreds of megabytes never blocks the hub when hub and worker share a process.
  */
+import type { PluginRoot } from "../plugins/index.js";
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { Worker as Thread } from "node:worker_threads";
@@ -202,7 +203,7 @@ export type OutputRequest =
 export interface OutputReply { id: number; value: AgentRead | ReadMessage | null }
 
 /** What the output thread is started with. */
-export interface OutputThreadData { lang: Lang; plugins: string | null }
+export interface OutputThreadData { lang: Lang; plugins: readonly PluginRoot[] }
 
 /** The compiled thread script (the worker always runs the compiled one, also under tsx, as for the supervisor). */
 export const outputThreadScript = join(engineDir, "dist", "src", "worker", "output-thread.js");
@@ -223,7 +224,7 @@ export class OutputReader {
    * @param plugins the worker's `<home>/plugins` (null: built-in plugins only); the thread loads plugins from there.
    */
   constructor(
-    private readonly name: string, private readonly lang: Lang, private readonly plugins: string | null,
+    private readonly name: string, private readonly lang: Lang, private readonly plugins: readonly PluginRoot[],
     private readonly log: (line: string) => void = () => {},
   ) {}
 

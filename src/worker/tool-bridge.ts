@@ -35,7 +35,8 @@ import { toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
 import { starMatch } from "../kernel/rules.js";
 import { toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { homeToolRoots, ToolHost, ToolRegistry, toolLimits, type CallOutcome, type CallProgress, type DataTools, type OfferedTool } from "../tools/index.js";
+import { ToolHost, ToolRegistry, toolLimits, toolPlugins, type CallOutcome, type CallProgress, type DataTools, type OfferedTool } from "../tools/index.js";
+import { LastGood, PluginRegistry, pluginRoots, watchPlugins, type PluginWatcher } from "../plugins/index.js";
 import { toolsServerName, type ToolsOffer } from "../sdk/index.js";
 import { engineDir } from "../common/paths.js";
 import { sleep } from "./supervise.js";
@@ -59,11 +60,13 @@ export const cliScript = join(engineDir, "bin", "agent-autoloop.js");
 export interface ToolBridgeOptions {
   url: string;
   /** The worker's home: plugins come from `<home>/plugins` (and the built-in ones); the home is hidden from sandboxes. */
-  home: { dir: string; plugins: string };
+  home: { dir: string; plugins: string; pluginState?: string };
   lang: Lang;
   log: (line: string) => void;
   /** HTTP tools (kind `http`) offered and called beside the tool plugins, with the same approvals and audit. */
   data?: DataTools;
+  /** A tool host to use, started and closed by its owner (`serve`: the hub's); default: one of the bridges' own. */
+  toolHost?: () => Promise<ToolHost>;
 }
 
 /** A run's open bridge: what to give the agent, and how to stop it. */
@@ -149,20 +152,28 @@ export class ToolBridges {
   private host: Promise<ToolHost> | null = null;
   private readonly runs = new Set<RunBridge>();
   private readonly client: HubClient;
+  private watch: PluginWatcher | null = null;
 
   constructor(private readonly o: ToolBridgeOptions) {
     this.client = new HubClient(o.url, null);
   }
 
-  /** The worker's tool host, made and started (services, autostarted MCP servers) on first use. */
+  /**
+   * The worker's tool host: its owner's (`toolHost`), else one of its own made and started (services, autostarted MCP
+   * servers) on first use, over the home's plugins by the common plugin layer's roots and last good rule, watched.
+   */
   private toolHost(): Promise<ToolHost> {
+    if (this.o.toolHost) return this.o.toolHost();
     this.host ??= (async () => {
-      const registry = new ToolRegistry(homeToolRoots(this.o.home.plugins), this.o.lang);
-      registry.rescan();
+      const roots = pluginRoots(this.o.home.plugins);
+      const registry = new ToolRegistry(roots, this.o.lang, new LastGood(this.o.home.pluginState ?? null));
+      const plugins = new PluginRegistry({ roots, lang: this.o.lang, loaders: [toolPlugins(registry)], log: this.o.log });
+      await plugins.reload();
       const host = new ToolHost(registry, {
         lang: this.o.lang, hiddenPaths: [this.o.home.dir], log: (subsystem, line) => this.o.log(`${subsystem}: ${line}`), ...(this.o.data ? { data: this.o.data } : {}),
       });
       await host.start();
+      this.watch = watchPlugins(plugins);
       return host;
     })();
     // A host that could not be made is made again at the next need.
@@ -382,6 +393,8 @@ export class ToolBridges {
   /** Stops every run's server and the tool host (its long-lived plugins and async tasks' processes). */
   async close(): Promise<void> {
     await Promise.all([...this.runs].map((r) => r.close()));
+    this.watch?.close();
+    this.watch = null;
     const host = this.host;
     this.host = null;
     if (host) await (await host.catch(() => null))?.close();

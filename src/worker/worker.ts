@@ -13,12 +13,13 @@ import { join } from "node:path";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job } from "../protocol/responses.js";
 import type { Result } from "../protocol/schema.js";
-import { PluginLoader } from "../common/plugins.js";
+import { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { sleep } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
 import type { ToolBridges } from "./tool-bridge.js";
+import type { ToolHost } from "../tools/index.js";
 import type { DataTools } from "../tools/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { longPollMaxSeconds, runErrorMaxCodepoints, runOutputKeepMs, runSummaryMaxCodepoints } from "../kernel/limits.js";
@@ -69,6 +70,11 @@ export interface WorkerOptions {
    * (`serve` passes its hub's catalog: loaded, watched, secrets from the home); default: none.
    */
   data?: DataTools;
+  /**
+   * The tool host its runs' tools are run by (`serve` passes its hub's: started with serve, its services supervised
+   * there, their stderr in the hub's log); default: one of its own over `home`'s plugins, watched, made at first need.
+   */
+  toolHost?: () => Promise<ToolHost>;
 }
 
 interface Active {
@@ -101,7 +107,7 @@ export class Worker {
     this.runsDir = join(opts.home.worker, "runs");
     this.log = opts.log ?? (() => {});
     this.plugins = opts.plugins ?? new PluginLoader(opts.home.plugins);
-    this.output = new OutputReader(opts.name, opts.lang, this.plugins.installDir, this.log);
+    this.output = new OutputReader(opts.name, opts.lang, this.plugins.roots, this.log);
     this.host = {
       home: opts.home, lang: opts.lang, name: opts.name, plugins: this.plugins, output: this.output, log: this.log,
       finishedGraceMs: opts.finishedGraceMs ?? finishedGraceMs,
@@ -214,6 +220,7 @@ export class Worker {
   private toolBridges(): Promise<ToolBridges> {
     this.bridges ??= import("./tool-bridge.js").then(({ ToolBridges }) => new ToolBridges({
       url: this.opts.url, home: this.opts.home, lang: this.opts.lang, log: this.log, ...(this.opts.data ? { data: this.opts.data } : {}),
+      ...(this.opts.toolHost ? { toolHost: this.opts.toolHost } : {}),
     }));
     return this.bridges;
   }

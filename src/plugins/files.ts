@@ -1,5 +1,5 @@
 /**
- * The digest of a tool plugin's files (issue 26 #4; DESIGN.md "One plugin model": the digest covers the plugin's
+ * A plugin folder's files, for every kind (issue 27: one plugin model): their digest (issue 26 #4; DESIGN.md "One plugin model": the digest covers the plugin's
  * files, what runs, not only its manifest — trust follows the code). Every entry of the plugin's folder counts, at any
  * depth, except a top-level `.git` (git's own store: a checkout's files count, its history does not): a regular file by
  * the sha256 of its bytes, a symlink by its target's text, a folder by being there, anything else by its kind. A
@@ -11,11 +11,13 @@
  * not resolve there), and a folder target would have to be walked without the folder's bounds. Bounded by `pluginFilesMax` entries,
  * `pluginFilesMaxBytes` bytes and `pluginFolderDepthMax` levels; past any of them, or a name with a control character,
  * the folder has no digest and the plugin is refused (fail closed: what cannot be digested cannot be trusted).
- * Reads files; runs nothing. Hashes are kept by inode, size and times, so a rescan hashes only what changed.
+ * Reads files; runs nothing. Hashes are kept by inode, size and times, so a rescan hashes only what changed. The same
+ * walk, with each file's stat standing for its bytes, is the watcher's fingerprint (`statsOnly`): nothing is read.
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
+import { t, type Lang } from "../i18n/messages.js";
 import { fileHashCacheEntriesMax, pluginFilePathMaxChars, pluginFilesMax, pluginFilesMaxBytes, pluginFolderDepthMax } from "./limits.js";
 
 /**
@@ -36,6 +38,14 @@ export function readBounded(path: string, max: number): Buffer {
   }
 }
 
+/** What stands for a regular file in a walk: the sha256 of its bytes (`FileHashCache`), or its stat (`statsOnly`). */
+export interface FileHasher {
+  hash(file: string, st: Stats): string;
+}
+
+/** A file's identity without reading it: device, inode, size and times (the watcher's fingerprint). */
+export const statsOnly: FileHasher = { hash: (_file, st) => `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` };
+
 /** One entry of a plugin folder: its path inside the folder (`/`-separated) and the sha256 (hex) that stands for it. */
 export interface FileHash {
   path: string;
@@ -49,7 +59,7 @@ export type FilesResult =
   | { ok: false; why: "link"; path: string; target: string };
 
 /** Hashes of regular files by `dev:ino:size:mtime:ctime`, so that a rescan reads only files that changed. */
-export class FileHashCache {
+export class FileHashCache implements FileHasher {
   private hashes = new Map<string, string>();
 
   /** The sha256 (hex) of the regular file `file` whose lstat is `st`. @throws the file system's error. */
@@ -80,8 +90,8 @@ function linkTarget(full: string): string | null {
   }
 }
 
-/** Lists and hashes the entries of plugin folder `dir` (see the module). Never throws. */
-export function pluginFiles(dir: string, cache: FileHashCache): FilesResult {
+/** Lists and hashes the entries of plugin folder `dir` (see the module), each file by `cache`. Never throws. */
+export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
   let root: string;
   try {
     root = realpathSync(dir);
@@ -149,4 +159,23 @@ export function filesDigest(files: readonly FileHash[], manifestPath: string, ma
 /** The files as a call body lists them: `<first 16 hex of sha256> <path>` (the manifest standing for the one in use). */
 export function filesListed(files: readonly FileHash[], manifestPath: string, manifestDigest: string): string[] {
   return files.map((f) => `${(f.path === manifestPath ? manifestDigest : f.sha256).slice(0, 16)} ${f.path}`);
+}
+
+/** Why a plugin folder's files cannot be digested, as a person reads it (the plugin is refused until it is fixed). */
+export function filesProblem(r: Extract<FilesResult, { ok: false }>, lang: Lang): string {
+  switch (r.why) {
+    case "files": return t(lang, "tools.files.tooMany", { limit: pluginFilesMax, path: r.path });
+    case "bytes": return t(lang, "tools.files.tooLarge", { limit: pluginFilesMaxBytes, path: r.path });
+    case "depth": return t(lang, "tools.files.tooDeep", { limit: pluginFolderDepthMax, path: r.path });
+    case "name": return t(lang, "tools.files.name", { path: r.path, limit: pluginFilePathMaxChars });
+    case "link": return t(lang, "tools.files.linkOut", { path: r.path, target: r.target });
+    default: return t(lang, "tools.files.unreadable", { path: r.path, error: r.error ?? "" });
+  }
+}
+
+/** The digest of a plugin's files with none standing for another (sha256 hex over `<sha256> <path>` lines). */
+export function plainDigest(files: readonly FileHash[]): string {
+  const h = createHash("sha256");
+  for (const f of files) h.update(`${f.sha256} ${f.path}\n`);
+  return h.digest("hex");
 }

@@ -1,0 +1,190 @@
+/**
+ * Code plugins (plugins.md: `<root>/<name>/agent.ts | channel.ts | source.ts`, also `.js`, `.mjs`): found under the
+ * one list of roots by the one precedence rule (a later root wins: `serve --plugins`, then the home, then the built-in
+ * ones, whose compiled `dist/plugins/<name>/<entry>.js` is used when it is there), loaded through tsx on Node 20, and
+ * checked by the SDK's shape of their kind before they are used (issue 27: a broken plugin is refused with why when it
+ * is loaded, not at its first use). A plugin whose new version is refused keeps its last good module in use.
+ *
+ * Plugins import the engine only as `agent-autoloop/sdk`. Built-in plugins reach it as the package's own name; an
+ * installed plugin through `<home>/node_modules/agent-autoloop`, a link to the engine's folder (link.ts).
+ */
+import { existsSync } from "node:fs";
+import { join, resolve, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+import { engineDir } from "../common/paths.js";
+import { langFromEnv, t, type Lang } from "../i18n/messages.js";
+import { codeShapeChecks } from "../sdk/checks.js";
+import { classify, codeEntryFiles, present } from "./classify.js";
+import { linkEngine } from "./link.js";
+import { builtinPluginsDir, pluginRoots } from "./roots.js";
+import type { CodeKind, PluginOrigin, PluginRoot } from "./types.js";
+
+/** Code plugin names: lowercase letters, digits and `-` (the folder's name). */
+export const codePluginNamePattern = /^[a-z0-9][a-z0-9-]*$/;
+
+/** A plugin module: its default export and its named ones. */
+export type PluginModule = Record<string, unknown> & { default: unknown };
+
+/** A code plugin's entry as it would be loaded: its kind, name, file, folder and root. */
+export interface CodeEntry {
+  kind: CodeKind;
+  name: string;
+  file: string;
+  dir: string;
+  origin: PluginOrigin;
+  rootIndex: number;
+}
+
+/** The entry file of `kind` in folder `dir` (the compiled one for a built-in plugin when it exists), or null. */
+export function entryIn(kind: CodeKind, dir: string, origin: PluginOrigin): string | null {
+  if (origin === "builtin" && resolve(dir, "..") === builtinPluginsDir) {
+    const compiled = join(engineDir, "dist", "plugins", dir.slice(builtinPluginsDir.length + 1), `${kind}.js`);
+    if (existsSync(compiled)) return compiled;
+  }
+  const file = codeEntryFiles(kind).map((f) => join(dir, f)).find(present);
+  return file ?? null;
+}
+
+/** Every folder of `roots` holding a code plugin of `kind` named `name`, in root order. */
+function contenders(kind: CodeKind, name: string, roots: readonly PluginRoot[]): CodeEntry[] {
+  if (!codePluginNamePattern.test(name)) return [];
+  return roots.flatMap((root, rootIndex) => {
+    const dir = join(root.dir, name);
+    const file = classify(dir).includes(kind) ? entryIn(kind, dir, root.origin) : null;
+    return file ? [{ kind, name, file, dir, origin: root.origin, rootIndex }] : [];
+  });
+}
+
+/** The entry a code plugin `name` of `kind` loads from: the one of the latest root that has it (precedence.ts), or null. */
+export function findCode(kind: CodeKind, name: string, roots: readonly PluginRoot[]): CodeEntry | null {
+  return contenders(kind, name, roots).at(-1) ?? null;
+}
+
+/** Whether a built-in plugin (of any kind) has this name: an installed plugin of that name would be used instead. */
+export function isBuiltInPlugin(name: string): boolean {
+  return classify(join(builtinPluginsDir, name)).length > 0;
+}
+
+/** The check of `kind` on a module, as the error a loader throws: `<file>: not an agent plugin: <why>`, or null. */
+function shapeError(kind: CodeKind, file: string, mod: PluginModule, lang: Lang): string | null {
+  const problem = codeShapeChecks[kind](mod, lang);
+  if (problem === null) return null;
+  const id = kind === "agent" ? "plugins.notAgent" : kind === "channel" ? "plugins.notChannel" : "plugins.notSource";
+  return t(lang, id, { file, problem });
+}
+
+/** A module kept for a file: the module, and whether the file changed since (its next load tries the new version). */
+interface Loaded {
+  mod: PluginModule;
+  stale: boolean;
+}
+
+/**
+ * Finds and loads code plugins for one owner (the hub, a worker, the worker's output thread, `doctor`), keeping each
+ * loaded module for the owner's lifetime: a plugin file is evaluated once per loader, and again only after the plugin
+ * registry saw its files change (`forget`). Every module is checked by its kind's shape before it is handed out.
+ */
+export class PluginLoader {
+  private readonly loaded = new Map<string, Loaded>();
+  /** Why the current version of a file was refused (the records show it), by file. */
+  private readonly failures = new Map<string, string>();
+  private linked = false;
+  /** The roots searched, a later one winning. */
+  readonly roots: readonly PluginRoot[];
+  /** `<home>/plugins`, the root installed plugins are in, or null. */
+  readonly installDir: string | null;
+  private readonly lang: Lang;
+
+  /**
+   * @param where `<home>/plugins` (then the roots are the built-in ones and it), null for the built-in plugins only, or
+   *   the roots themselves (pluginRoots).
+   */
+  constructor(where: string | null | readonly PluginRoot[], lang: Lang = langFromEnv(process.env)) {
+    this.roots = Array.isArray(where) ? where : pluginRoots(where as string | null);
+    this.installDir = this.roots.find((r) => r.origin === "home")?.dir ?? null;
+    this.lang = lang;
+  }
+
+  /** The file of a plugin entry, or null when no root has it. */
+  find(kind: CodeKind, name: string): string | null {
+    return findCode(kind, name, this.roots)?.file ?? null;
+  }
+
+  /** Why the version of `file` on disk was refused when last loaded, or null. */
+  failure(file: string): string | null {
+    return this.failures.get(file) ?? null;
+  }
+
+  /** The file changed: its next load imports it again (the module in use stays until the new one passes its check). */
+  forget(file: string): void {
+    const known = this.loaded.get(file);
+    if (known) known.stale = true;
+    this.failures.delete(file);
+  }
+
+  /**
+   * Loads a plugin's default export, checked by its kind's shape.
+   * @throws Error naming the plugin when it is missing, fails its check, or its module threw.
+   */
+  async load<T>(kind: CodeKind, name: string): Promise<T> {
+    return (await this.loadModule(kind, name)).default as T;
+  }
+
+  /**
+   * Loads a plugin's module: the default export and named exports such as a source plugin's `signatureHeader`.
+   * @throws Error naming the plugin when it is missing, fails its check, or its module threw.
+   */
+  async loadModule(kind: CodeKind, name: string): Promise<PluginModule> {
+    const file = this.find(kind, name);
+    if (!file) throw new Error(t(this.lang, "plugins.notFound", { kind, name, dir: this.installDir ?? "-" }));
+    const known = this.loaded.get(file);
+    if (known && !known.stale) return known.mod;
+    if (!known && this.failures.has(file)) throw new Error(this.failures.get(file)!);
+    this.link(file);
+    let mod: PluginModule;
+    try {
+      mod = await importPlugin(file, this.lang);
+      const wrong = shapeError(kind, file, mod, this.lang);
+      if (wrong !== null) throw new Error(wrong);
+    } catch (e) {
+      const error = (e as Error).message.startsWith(file) ? (e as Error).message : t(this.lang, "plugins.importFailed", { file, error: (e as Error).message });
+      this.failures.set(file, error);
+      // A refused new version: the last good module stays in use (the record says the folder is refused).
+      if (known) return known.mod;
+      throw new Error(error);
+    }
+    this.failures.delete(file);
+    this.loaded.set(file, { mod, stale: false });
+    return mod;
+  }
+
+  /** Links the SDK for an installed plugin, once (a home that cannot be written: a plugin importing it fails then). */
+  private link(file: string): void {
+    if (!this.installDir || this.linked || !file.startsWith(resolve(this.installDir) + sep)) return;
+    try {
+      this.linked = linkEngine(this.installDir);
+    } catch {
+      // A read-only home: plugins that import nothing from the engine still load; one that imports the SDK fails with
+      // Node's own "cannot find package 'agent-autoloop'".
+    }
+  }
+}
+
+/** Imports a plugin file (`.ts` through tsx, each time anew). @throws Error when it has no default export, or what its module threw. */
+async function importPlugin(file: string, lang: Lang): Promise<PluginModule> {
+  let mod: Record<string, unknown>;
+  if (file.endsWith(".ts")) {
+    const { tsImport } = await import("tsx/esm/api");
+    mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
+  } else {
+    // A query makes a changed file a new module (Node keeps modules by URL).
+    mod = (await import(`${pathToFileURL(file).href}?v=${Date.now()}`)) as Record<string, unknown>;
+  }
+  // A .ts file outside an ESM package is compiled as CommonJS: its exports object arrives as `default`.
+  const inner = mod.default as { __esModule?: boolean; default?: unknown } | null | undefined;
+  const exports = inner && typeof inner === "object" && "default" in inner && (inner.__esModule || Object.keys(inner).length === 1)
+    ? (inner as Record<string, unknown>)
+    : mod;
+  if (exports.default === undefined || exports.default === null) throw new Error(t(lang, "plugins.noDefault", { file }));
+  return { ...exports, default: exports.default };
+}

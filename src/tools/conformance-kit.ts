@@ -1,0 +1,50 @@
+/**
+ * What every kind's conformance checks share (spec tool-plugins.md; issue 16): the options of a run, how a check's line
+ * is added, the arguments made up for a call, and the ids and names a plugin must not expect. Each kind's own checks
+ * are its runner's (runner.ts `RunnerKind.conformance`); conformance.ts runs them for a folder.
+ */
+import type { Lang, MessageId } from "../i18n/messages.js";
+import type { ConformanceLine } from "./types.js";
+
+/** What a conformance run may be given: the arguments of the good call (else made up from the schema). */
+export interface ConformanceOptions {
+  lang: Lang;
+  args?: Record<string, unknown>;
+  bwrap?: string;
+  log?: (subsystem: string, line: string) => void;
+  /** The folder of a service's socket (made when missing): default, a new folder in the temp dir. */
+  socketDir?: string;
+}
+
+/** The request id conformance uses: not 1, so a plugin that always answers id 1 is caught. */
+export const conformanceRequestId = 4242;
+/** A tool name no plugin has. */
+export const missingToolName = "conformance-no-such-tool";
+
+/** Arguments that fit `schema`'s required properties, made up from their types (strings are "conformance"). */
+export function sampleArguments(schema: Record<string, unknown>): Record<string, unknown> {
+  const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  const out: Record<string, unknown> = {};
+  for (const name of required) {
+    const p = props[name] ?? {};
+    if (Array.isArray(p.enum) && p.enum.length > 0) out[name] = p.enum[0];
+    else if (p.type === "integer" || p.type === "number") out[name] = typeof p.minimum === "number" ? p.minimum : 1;
+    else if (p.type === "boolean") out[name] = true;
+    else if (p.type === "array") out[name] = [];
+    else if (p.type === "object") out[name] = sampleArguments(p);
+    else out[name] = "conformance";
+  }
+  return out;
+}
+
+/** Adds one line of a conformance run: the check (a catalog id), its verdict, what was seen. */
+export type ConformanceAdd = (id: MessageId, verdict: ConformanceLine["verdict"], detail: string) => void;
+
+/** One argument that breaks the schema (a required string given as a number), or none when it has no typed one. */
+export function brokenArgument(schema: Record<string, unknown>): Record<string, unknown> {
+  const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const name = Object.keys(props).find((k) => props[k]?.type === "string");
+  return name ? { [name]: 12345 } : {};
+}
+

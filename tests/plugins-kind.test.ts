@@ -1,0 +1,116 @@
+/**
+ * Adding a kind of tool plugin (issue 27, point 1, "Done when"): a fixture adds the kind `echo` to the engine's sources
+ * as the issue says a kind is added — its runner's file and one entry of the tool host's table (src/tools/runners.ts) —
+ * and the compiler, run on the sources with the fixture laid over them (nothing is written to the tree), points at
+ * every place that must handle it: the contract's list of kinds (src/protocol/patterns.ts `toolPluginTypes`, which the
+ * table is held to) and each member the runner lacks. With those done the sources compile: nothing else of the engine
+ * (host, worker, CLI, manifest check, `/v1` bodies) names a kind.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve, sep } from "node:path";
+import ts from "typescript";
+import { engine } from "./helpers.js";
+
+/** Every TypeScript file under src/, the program's roots (what `npm run build` compiles of the engine). */
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? sources(p) : p.endsWith(".ts") ? [p] : [];
+  });
+}
+
+const options = (() => {
+  const read = ts.getParsedCommandLineOfConfigFile(join(engine, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+  assert.ok(read, "tsconfig.json");
+  return { ...read.options, noEmit: true, incremental: false };
+})();
+
+/** The engine's sources with `files` (path under the engine → text) laid over them. */
+type Overlay = Record<string, string>;
+
+let previous: ts.Program | undefined;
+
+/** The compiler's errors on src/ with the overlay, each as `<file>:<line> TS<code> <message>`, in order. */
+function compile(overlay: Overlay): string[] {
+  const over = new Map(Object.entries(overlay).map(([p, text]) => [resolve(engine, p), text]));
+  const host = ts.createCompilerHost(options, true);
+  const { fileExists, readFile, getSourceFile } = host;
+  host.fileExists = (f) => over.has(resolve(f)) || fileExists.call(host, f);
+  host.readFile = (f) => over.get(resolve(f)) ?? readFile.call(host, f);
+  host.getSourceFile = (f, lang, onError, fresh) => {
+    const text = over.get(resolve(f));
+    return text !== undefined ? ts.createSourceFile(f, text, lang, true) : getSourceFile.call(host, f, lang, onError, fresh);
+  };
+  const roots = [...new Set([...sources(join(engine, "src")), ...[...over.keys()].filter((f) => f.endsWith(".ts"))])];
+  const program = ts.createProgram({ rootNames: roots, options, host, oldProgram: previous });
+  previous = program;
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = d.file ? `${relative(engine, d.file.fileName).split(sep).join("/")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : "-";
+    return `${where} TS${d.code} ${ts.flattenDiagnosticMessageText(d.messageText, " ")}`;
+  });
+}
+
+/** The line (1-based) of `file` under the engine, in `text`, holding `needle`. */
+function lineOf(text: string, needle: string): number {
+  const i = text.split("\n").findIndex((l) => l.includes(needle));
+  assert.ok(i >= 0, needle);
+  return i + 1;
+}
+
+const runnersPath = "src/tools/runners.ts";
+const patternsPath = "src/protocol/patterns.ts";
+const runnerPath = "src/tools/echo-runner.ts";
+const runners = readFileSync(join(engine, runnersPath), "utf8");
+const patterns = readFileSync(join(engine, patternsPath), "utf8");
+const kinds = 'export const toolPluginTypes = ["sync", "async", "service", "mcp"] as const;';
+
+/** The one table entry: the runner's import and its line in the table. */
+const withEntry = runners
+  .replace('import { serviceRunner } from "./service.js";', 'import { serviceRunner } from "./service.js";\nimport { echoRunner } from "./echo-runner.js";')
+  .replace("  mcp: mcpRunner,\n", "  mcp: mcpRunner,\n  echo: echoRunner,\n");
+
+/** The kind's runner: each call answers its arguments. `members` are what the runner gives (a first try lacks some). */
+function runnerFile(members: { conformance: boolean; call: boolean }): string {
+  return [
+    "/** The `echo` kind of tool plugin: each call answers its arguments (a fixture of tests/plugins-kind.test.ts). */",
+    'import type { RunnerKind } from "./runner.js";',
+    "",
+    "export const echoRunner: RunnerKind = {",
+    '  tools: (m) => (m.capabilities.tools.length > 0 ? "listed" : "any"),',
+    "  timeoutMs: () => 1000,",
+    "  manifestTimeout: false,",
+    "  make: () => ({",
+    "    knows: () => true,",
+    '    list: async (a) => ({ ok: true, tools: a.p.manifest.capabilities.tools, source: "manifest" }),',
+    ...(members.call ? ['    call: async (_a, _tool, args) => ({ status: "ok", result: args }),'] : []),
+    "  }),",
+    ...(members.conformance ? ['  conformance: async (p, _digest, _s, _o, add) => add("tools.conf.tools", "ok", p.name),'] : []),
+    "};",
+    "",
+  ].join("\n");
+}
+
+test("a tool-plugin kind added as one runner file and one table entry: the compiler points at every place that must handle it, and with those the engine compiles", () => {
+  assert.ok(patterns.includes(kinds), "the contract's list as this test knows it");
+  assert.notEqual(withEntry, runners, "the table entry is laid in");
+  // A first try: the runner file without its conformance checks, and the table entry. The compiler names the runner
+  // (the member it lacks) and the table's line (its kind is not in the contract's list of kinds), and nothing else.
+  const firstTry = runnerFile({ conformance: false, call: true });
+  const first = compile({ [runnersPath]: withEntry, [runnerPath]: firstTry });
+  assert.deepEqual(first.map((e) => e.split(" ").slice(0, 2).join(" ")), [
+    `${runnerPath}:${lineOf(firstTry, "export const echoRunner")} TS2741`,
+    `${runnersPath}:${lineOf(withEntry, "echo: echoRunner")} TS2353`,
+  ], first.join("\n"));
+  assert.match(first[0]!, /Property 'conformance' is missing .* required in type 'RunnerKind'/);
+  assert.match(first[1]!, /'echo' does not exist in type 'Readonly<Record<"sync" \| "async" \| "service" \| "mcp", RunnerKind>>'/);
+  // The contract's list names the kind and the table has no entry: the compiler names the table.
+  const contract = patterns.replace(kinds, 'export const toolPluginTypes = ["sync", "async", "service", "mcp", "echo"] as const;');
+  const noEntry = compile({ [patternsPath]: contract });
+  assert.deepEqual(noEntry.map((e) => e.split(" ").slice(0, 2).join(" ")), [`${runnersPath}:${lineOf(runners, "export const runners")} TS2741`], noEntry.join("\n"));
+  assert.match(noEntry[0]!, /Property 'echo' is missing/);
+
+  // Every place it named handled: the runner whole, the table entry, the contract's list. Nothing else fails to compile.
+  assert.deepEqual(compile({ [runnersPath]: withEntry, [runnerPath]: runnerFile({ conformance: true, call: true }), [patternsPath]: contract }), []);
+});
