@@ -26,6 +26,7 @@ import { workerOnlineMs } from "../kernel/limits.js";
 import type { EndpointName } from "../protocol/endpoints.js";
 import type { ToolHost } from "../tools/index.js";
 import { ToolPlugins } from "../tools/kind.js";
+import { HubTools } from "./hub-tools.js";
 import { ConsoleSessions } from "./console-session.js";
 import { DeclarativeCatalog, declarativePlugins } from "../declarative/index.js";
 import { pluginSecret } from "./plugin-settings.js";
@@ -133,10 +134,8 @@ export class Hub {
    */
   readonly pluginRegistry: PluginRegistry;
   private pluginWatch: PluginWatcher | null = null;
-  /** The tool host of this home's tool plugins, made when first asked for; see `toolHost`. */
-  private tools: Promise<ToolHost> | null = null;
-  /** Whether this hub starts its tool host once a tool plugin is found (`serve`: `superviseTools`), and has started it. */
-  private supervise: "no" | "waiting" | "started" = "no";
+  /** The tool host of this home's tool plugins (hub-tools.ts), made when first asked for. */
+  private readonly tools: HubTools;
   /** The owner console's sign-in links and sessions (console-session.ts): in memory, ended by a restart. */
   readonly console: ConsoleSessions;
   /**
@@ -167,8 +166,9 @@ export class Hub {
       secret: (plugin, key) => pluginSecret(opts.home, plugin, key),
       hubUrls: () => [this.env.publicUrl],
     });
+    this.tools = new HubTools({ plugins: this.toolPlugins, lang: opts.lang, homeDir: opts.home.dir, data: this.declarative, log: this.log });
     this.pluginRegistry = new PluginRegistry({
-      roots: this.pluginRoots, lang: opts.lang, log: this.log, afterLoad: () => this.superviseFound(),
+      roots: this.pluginRoots, lang: opts.lang, log: this.log, afterLoad: () => this.tools.found(),
       loaders: [
         declarativePlugins(this.declarative), this.toolPlugins,
         codePlugins({ loader: this.plugins, lang: opts.lang, log: this.log, wanted: () => this.codeUses(), installed: true }),
@@ -448,46 +448,14 @@ export class Hub {
     this.arm(delay);
   }
 
-  /**
-   * The tool host of this home's tool plugins (the registry of `toolPlugins`), made at its first use, so that a hub
-   * nobody asks about tools loads none of it (src/tools brings MCP, gRPC and a schema compiler) — `serve` asks at once
-   * and starts it (`startTools`). The home is hidden from every sandbox; a plugin's stderr goes to the hub's log as
-   * `plugin.<name>`. Closed with the hub.
-   */
+  /** The tool host of this home's tool plugins, made at its first use (hub-tools.ts). */
   toolHost(): Promise<ToolHost> {
-    this.tools ??= Promise.all([import("../tools/index.js"), this.toolPlugins.registry()]).then(([{ ToolHost }, registry]) => new ToolHost(registry, {
-      lang: this.env.lang, hiddenPaths: [this.opts.home.dir], log: (subsystem, line) => this.log(`${subsystem}: ${line}`), data: this.declarative,
-    }));
-    return this.tools;
+    return this.tools.host();
   }
 
-  /**
-   * Starts the long-lived tool plugins with the hub (spec tool-plugins.md §6: the gateway spawns services at start,
-   * with `CORLINMAN_PLUGIN_ADDR`), supervised from then on and following the registry's changes. Never rejects: a
-   * plugin that cannot start says why in its status and the log.
-   */
-  async startTools(): Promise<void> {
-    if (this.closed) return;
-    this.supervise = "started";
-    try {
-      await (await this.toolHost()).start();
-    } catch (e) {
-      this.log(t(this.env.lang, "hub.toolsFailed", { error: (e as Error).message }));
-    }
-  }
-
-  /**
-   * Starts the tool host with its long-lived plugins as soon as a tool plugin is found (now, or when the watcher finds
-   * one): `serve` runs them (spec §6), supervised, their stderr in this hub's log. A home without tool plugins loads
-   * none of the tool host.
-   */
+  /** `serve`: starts the tool host with its long-lived plugins as soon as a tool plugin is found (hub-tools.ts). */
   superviseTools(): void {
-    if (this.supervise === "no") this.supervise = "waiting";
-    this.superviseFound();
-  }
-
-  private superviseFound(): void {
-    if (this.supervise === "waiting" && this.toolPlugins.current) void this.startTools();
+    this.tools.supervise();
   }
 
   /** Logs a line a caller's request caused: at most one of `kind` a minute (log-limit.ts). */
@@ -502,7 +470,7 @@ export class Hub {
     this.closed = true;
     this.pluginWatch?.close();
     // Long-lived tool plugins (MCP servers) the listing started end with the hub.
-    await this.tools?.then((host) => host.close(), () => {});
+    await this.tools.close();
     this.presence.close();
     if (this.timer) clearTimeout(this.timer);
     unwatchFile(this.opts.home.rules);
