@@ -265,7 +265,7 @@ test("the console's files: a strict CSP, nosniff, no framing, only the folder's 
 
 test("the engine modules the console loads are the built files as they are, with the console's headers; no other is served", async () => {
   const h = await consoleHub();
-  assert.deepEqual(Object.keys(engineModules), ["sdk/markdown.js", "kernel/text.js"]);
+  assert.deepEqual(Object.keys(engineModules), ["sdk/markdown.js", "kernel/text.js", "kernel/states.js", "kernel/timeline.js", "protocol/endpoints.js"]);
   for (const [name, built] of Object.entries(engineModules)) {
     const r = await h.call("GET", `/console/${name}`);
     assert.deepEqual([r.status, r.headers.get("content-type"), r.headers.get("cache-control")], [200, "text/javascript; charset=utf-8", "no-cache"], name);

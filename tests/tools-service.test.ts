@@ -96,3 +96,23 @@ test("an unrelated edit does not restart a service; an edit of its own manifest 
     await f.close();
   }
 });
+
+test("issue 26 round 3 F2: a service that puts a link in place of its socket (to another service's) is not connected; its calls reach no other plugin", async () => {
+  const f = hostFixture();
+  try {
+    // mimic (sandboxed, folder 2) makes its socket a relative link to hello-service's (folder 1, not sandboxed).
+    const mimic = `name = "mimic"\nversion = "0.1.0"\nplugin_type = "service"\n[entry_point]\ncommand = "bash"\nargs = ["main.sh"]\n[sandbox]\n${toolToml("run")}`;
+    writePlugin(f.root, "mimic", mimic, { "main.sh": 'ln -sfn "../1/plugin.sock" "$CORLINMAN_PLUGIN_ADDR"\nexec sleep 600\n' });
+    await withService(f);
+    await until(() => f.host.statuses().find((s) => s.plugin === "mimic")?.lastError, 20_000, "mimic's start to fail");
+    const status = f.host.statuses().find((s) => s.plugin === "mimic")!;
+    assert.notEqual(status.state, "running");
+    assert.match(status.lastError!, /plugin mimic: what is at .*\/2\/plugin\.sock is no socket \(a link or another file\): not connected/);
+    const call = await f.host.call("mimic.run", {}, { sessionKey: "owner:me" });
+    assert.notEqual(call.status, "ok", JSON.stringify(call));
+    const count = await f.host.call("hello-service.count", {}, { sessionKey: "owner:me" });
+    assert.deepEqual(count.status === "ok" && count.result, { served: 1, session_key: "owner:me" }, "hello-service served only this call");
+  } finally {
+    await f.close();
+  }
+});

@@ -38,7 +38,7 @@ export function procMaskArgs(exists: (path: string) => boolean = existsSync): st
 }
 
 /** Linux's O_PATH (the same number on x86-64 and arm64; Node does not export it). */
-const oPath = 0o10000000;
+export const oPath = 0o10000000;
 
 /** Why a bind source could not be kept: it is gone, or it is not (any more) the file that was checked. */
 export type BindSourceProblem = { why: "missing"; error: string } | { why: "changed"; now: string };

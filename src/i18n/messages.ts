@@ -299,6 +299,7 @@ const catalog = {
   "bridge.parkedTimeout": { zh: "{tool}：{ms} 毫秒内没有结果", en: "{tool}: no result within {ms} ms" },
   "bridge.gone": { zh: "连不上 worker 的工具桥（worker 重启了？）；请再调用一次", en: "the worker's tool bridge cannot be reached (was the worker restarted?); call the tool again" },
   // sec-sockets (issue 26, findings 1 and 14): who may reach a service's socket and a run's tools socket
+  "tools.long.notSocket": { zh: "插件 {plugin} 放在 {path} 的不是一个 socket（链接或别的文件）：不连接，它的调用不会转到别处", en: "plugin {plugin}: what is at {path} is no socket (a link or another file): not connected, so its calls go nowhere else" },
   "tools.long.socketPath": { zh: "插件 {plugin} 启动不了：它的 socket 路径 {path} 超过了 unix socket 地址能放的 {max} 字节，而只有 Linux 上宿主能经文件夹描述符连它。换一个短一些的 home（AGENT_AUTOLOOP_HOME）", en: "plugin {plugin} cannot be started: its socket path {path} is longer than a unix socket address holds ({max} bytes), and only on Linux can the host reach it through its folder. Choose a shorter home (AGENT_AUTOLOOP_HOME)" },
   "tools.long.socketFolder": { zh: "插件 {plugin} 启动不了：打不开它的 socket 文件夹 {path}：{error}", en: "plugin {plugin} cannot be started: its socket folder {path} cannot be opened: {error}" },
   "bridge.notOwnRun": { zh: "这次运行的工具只回答它自己的代理：连进来的进程不属于这次运行", en: "this run's tools answer only its own agent: the process that connected is not one of the run's" },

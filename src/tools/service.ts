@@ -14,7 +14,8 @@
  * service is not started and says why). Processes outside every sandbox — a plugin without `[sandbox]`, an agent with
  * `"sandbox": false`, anything else of the hub's user — can reach it: they can read the hub's keys too.
  */
-import { closeSync, constants as fsConstants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, rmdirSync } from "node:fs";
+import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, rmdirSync } from "node:fs";
+import { oPath } from "../common/bwrap.js";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -110,6 +111,8 @@ export class ServiceSupervisor {
   private ready: Promise<boolean> | null = null;
   /** The host's descriptor of `socketDir`, held while a socket path too deep for an address is reached through it. */
   private dirFd: number | null = null;
+  /** The host's O_PATH descriptor of the socket the running plugin made (Linux): what the host connects through. */
+  private sockFd: number | null = null;
 
   /**
    * @param socketDir this plugin's own folder, which no agent and no other plugin can see (the host's: inside the
@@ -205,8 +208,14 @@ export class ServiceSupervisor {
       if (Date.now() > deadline) return "no socket";
       await new Promise((r) => setTimeout(r, 25));
     }
+    // Issue 26 round 3, F2: the plugin owns its socket's folder, so it can put a link there in place of its socket
+    // (to another service's, which would then run calls decided for this one). The socket is pinned once: opened
+    // without following a link, checked to be a socket, and reached through that descriptor for as long as the plugin
+    // runs (gRPC reconnects by path: a later swap in the folder changes nothing). Elsewhere than Linux: lstat only.
+    const pinned = this.pinSocket();
+    if (pinned !== null && typeof pinned === "object") return pinned.error;
     const { grpc, Ctor } = await bridgeClient();
-    const client = new Ctor(`unix:${address}`, grpc.credentials.createInsecure());
+    const client = new Ctor(`unix:${pinned ?? address}`, grpc.credentials.createInsecure());
     const err = await new Promise<Error | undefined>((r) => client.waitForReady(deadline, r));
     if (err) {
       client.close();
@@ -216,11 +225,38 @@ export class ServiceSupervisor {
     return null;
   }
 
+  /**
+   * Pins the running plugin's socket (see connect): on Linux `/proc/self/fd/<n>` of an O_PATH descriptor of the socket
+   * itself; elsewhere null (the path, checked by lstat). @returns `{ error }` when what is there is a link or no socket.
+   */
+  private pinSocket(): string | null | { error: string } {
+    this.unpinSocket();
+    const notSocket = { error: t(this.s.lang, "tools.long.notSocket", { plugin: this.plugin.name, path: this.socket }) };
+    if (process.platform !== "linux") return lstatSync(this.socket).isSocket() ? null : notSocket;
+    try {
+      const fd = openSync(this.socket, oPath | fsConstants.O_NOFOLLOW);
+      if (!fstatSync(fd).isSocket()) {
+        closeSync(fd);
+        return notSocket;
+      }
+      this.sockFd = fd;
+      return `/proc/self/fd/${fd}`;
+    } catch (e) {
+      return { error: (e as Error).message };
+    }
+  }
+
+  private unpinSocket(): void {
+    if (this.sockFd !== null) closeSync(this.sockFd);
+    this.sockFd = null;
+  }
+
   /** Any exit is a crash (unless stopped): restart with backoff, or give up after too many. */
   private exited(proc: PluginProcess): void {
     if (proc !== this.proc) return;
     this.client?.close();
     this.client = null;
+    this.unpinSocket();
     this.proc = null;
     if (this.stopping) return this.set("stopped");
     void proc.exited.then((x) => {
@@ -298,6 +334,7 @@ export class ServiceSupervisor {
     this.client = null;
     const proc = this.proc;
     if (proc) await stopProcess(proc);
+    this.unpinSocket();
     rmSync(this.socket, { force: true });
     if (this.dirFd !== null) closeSync(this.dirFd);
     this.dirFd = null;

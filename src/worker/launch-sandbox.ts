@@ -52,7 +52,10 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const held = homes.find((h) => h !== cwd && isInside(h, cwd));
   if (held) return { error: t(lang, "sandbox.cwdHoldsHome", { cwd: turn.cwd, home: held, agent }) };
   // What the hub runs outside the sandbox stays read-only in it; an agent cannot work in such a folder.
-  const readOnly = readOnlyPaths(hubOrigin()).filter((d) => !isInside(d, home));
+  // Plugin folders the hub loads code from besides the engine's and the home's (`serve --plugins`): read-only too, or an
+  // agent working around one writes a plugin the hub then runs as itself (issue 26 round 3, F1).
+  const pluginRoots = worker.plugins.roots.filter((r) => r.origin === "serve" && existsSync(r.dir)).map((r) => realPath(r.dir));
+  const readOnly = [...new Set([...readOnlyPaths(hubOrigin()), ...pluginRoots])].filter((d) => !isInside(d, home));
   const locked = readOnly.find((d) => isInside(cwd, d));
   if (locked) return { error: t(lang, "sandbox.cwdReadOnly", { cwd: turn.cwd, folder: locked, agent }) };
   const places = { hubHome: home, homes, readOnly };
