@@ -3,7 +3,7 @@
  * and a small HTTP helper. Nothing here is a mock: the hub is the product's own `startServe`.
  */
 import { createServer } from "node:net";
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -16,6 +16,14 @@ import { afterEach, beforeEach } from "node:test";
 import type { Fact, State } from "../src/protocol/responses.js";
 
 export const engine = join(import.meta.dirname, "..");
+
+/**
+ * Why a test that needs the engine outside /tmp cannot run here, or false. A plugin's sandbox has its own /tmp, and
+ * an agent's sandbox keeps an engine under /tmp (with the node_modules above it) read-only: a checkout cloned under
+ * /tmp changes what those tests can show (a sandboxed plugin cannot load the engine's packages from there).
+ */
+export const engineUnderTmp: string | false = realpathSync(join(import.meta.dirname, "..")).startsWith("/tmp/")
+  ? "the engine lies under /tmp (a checkout cloned there): this case needs it elsewhere" : false;
 
 export function tempDir(prefix = "aa-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));

@@ -10,7 +10,7 @@ import { test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { baseRules, engine, hubFixture, makeHome, serveFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { baseRules, engine, engineUnderTmp, hubFixture, makeHome, serveFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
 import { homePaths } from "../src/host/home.js";
 import { cliLines, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { Worker } from "../src/worker/worker.js";
@@ -45,12 +45,6 @@ let other; try { other = fs.readFileSync(process.argv[1], "utf8"); } catch (e) {
 fs.writeFileSync("tried.json", JSON.stringify({ planted, other, tmpdir: process.env.TMPDIR }));
 console.log("Done: planted");
 `;
-
-/**
- * Both cases put the hub's home under /tmp and expect the engine elsewhere; an engine cloned under /tmp is itself
- * read-only in every sandbox (with the node_modules folders above it), which changes what the agent can write there.
- */
-const engineUnderTmp = realpathSync(engine).startsWith("/tmp/") ? "the engine lies under /tmp (a clone there): these cases need it elsewhere" : false;
 
 test("issue 26 r2 #9 (reported case): with the hub's home under /tmp, a sandboxed agent's node_modules above the home never reaches the host, so a trusted plugin's optional module is not the agent's; another run's /tmp file is not there", { skip: engineUnderTmp }, async () => {
   const mod = `aa-planted-${process.pid}`;

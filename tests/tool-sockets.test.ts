@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
-import { baseRules, engine, hubFixture, tempDir, until, type Fixture } from "./helpers.js";
+import { baseRules, engine, engineUnderTmp, hubFixture, tempDir, until, type Fixture } from "./helpers.js";
 import { examples, probeBwrap, processesIn } from "./tools-helpers.js";
 import { callFacts, streamCalls } from "./tool-calls-helpers.js";
 import { Worker } from "../src/worker/worker.js";
@@ -276,7 +276,7 @@ function workerLikeHost(plugins: string, home: string): { host: ToolHost; regist
   return { host, registry, logs };
 }
 
-test("another plugin's sandbox cannot reach a service's socket: a sandboxed service sees only its own, a sandboxed sync plugin none", { skip: noSandbox }, async () => {
+test("another plugin's sandbox cannot reach a service's socket: a sandboxed service sees only its own, a sandboxed sync plugin none", { skip: noSandbox || engineUnderTmp }, async () => {
   const top = tempDir("aa-sock-plugins-");
   cleanups.push(() => rmSync(top, { recursive: true, force: true }));
   const home = join(top, "home");
@@ -312,7 +312,7 @@ test("another plugin's sandbox cannot reach a service's socket: a sandboxed serv
   assert.match(folders.find((n) => n !== `${process.ppid}-live`)!, new RegExp(`^${process.pid}-\\w{6}$`));
 });
 
-test("a home too deep for a socket address still gets its services: the host reaches them through the folder's descriptor", { skip: noSandbox }, async () => {
+test("a home too deep for a socket address still gets its services: the host reaches them through the folder's descriptor", { skip: noSandbox || engineUnderTmp }, async () => {
   const top = tempDir("aa-sock-deep-");
   cleanups.push(() => rmSync(top, { recursive: true, force: true }));
   const home = join(top, "h".repeat(60), "o".repeat(40));
