@@ -1,7 +1,7 @@
 /**
- * Issue 26 round 3, F1: a folder the hub loads plugins from with `serve --plugins` stays read-only in an agent's
- * sandbox, also inside the agent's cwd (an agent wrote `<cwd>/plugins/evil/agent.ts` and the hub ran it as itself);
- * a cwd inside such a folder is refused. A real `serve` with its local worker and a sandboxed `command` agent.
+ * Issue 26 rounds 3 and 4, F1: an agent wrote `<cwd>/plugins/evil/agent.ts` into a `serve --plugins` folder and the
+ * hub ran it as itself; read-only binds were not enough (a parent renamed, a link replaced, a missing folder made, a
+ * node_modules above it). A cwd that holds such a folder, or lies inside one, is refused. A real `serve` with its local worker and a sandboxed `command` agent.
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -16,10 +16,11 @@ const bin = join(engine, "bin", "agent-autoloop.js");
 const root = tempDir("aa-plugin-roots-");
 after(() => rmSync(root, { recursive: true, force: true }));
 
-test("a serve --plugins folder inside the agent's cwd is read-only to the agent; a cwd inside it is refused", { skip: existsSync("/usr/bin/bwrap") ? false : "no bubblewrap" }, async () => {
+test("an agent's cwd may neither hold nor lie inside a serve --plugins folder (existing or not): refused, saying why", { skip: existsSync("/usr/bin/bwrap") ? false : "no bubblewrap" }, async () => {
   const home = join(root, "aa");
   const proj = join(root, "proj");
   mkdirSync(join(proj, "plugins"), { recursive: true });
+  mkdirSync(join(root, "proj2"));
   const env = { ...process.env, HOME: root, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" };
   await promisify(execFile)(process.execPath, [bin, "init"], { env });
   const script = join(root, "plant.mjs");
@@ -34,9 +35,10 @@ console.log("Done: plugin " + plugin + ", own " + own);`);
     rules: [
       { name: "plant", when: { source: "lab", types: ["plant.*"] }, to: "planter", cwd: proj },
       { name: "inside", when: { source: "lab", types: ["inside.*"] }, to: "planter", cwd: join(proj, "plugins") },
+      { name: "missing", when: { source: "lab", types: ["missing.*"] }, to: "planter", cwd: join(root, "proj2") },
     ],
   }));
-  const hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0", "--plugins", join(proj, "plugins")], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0", "--plugins", join(proj, "plugins"), "--plugins", join(root, "proj2", "later", "plugins")], { env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   hub.stdout!.on("data", (d) => (output += d));
   hub.stderr!.on("data", (d) => (output += d));
@@ -49,12 +51,22 @@ console.log("Done: plugin " + plugin + ", own " + own);`);
       const s = (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
       return s.runs.find((r) => r.rule === rule && ["done", "failed", "nothing", "cancelled"].includes(r.state));
     }, 60_000, () => `a run of ${rule}: ${output.slice(-1500)}`);
+    // A cwd that holds it (the third round: the agent wrote a plugin there): refused, saying why; nothing planted.
     await post("p1", "plant.x");
-    const run = await ended("plant");
-    // Node's recursive mkdir on the read-only folder ends in EROFS or, for the file after it, ENOENT: never written.
-    assert.match(run.summary ?? "", /^Done: plugin (EROFS|ENOENT), own written$/);
+    const held = await until(async () => {
+      const s = (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
+      return s.runs.find((r) => r.rule === "plant" && r.error);
+    }, 60_000, () => `the refusal: ${output.slice(-1500)}`);
+    assert.match(held.error!, /holds .*plugins, a folder serve --plugins loads plugins from/);
     assert.equal(existsSync(join(proj, "plugins", "evil")), false, "nothing planted on the host");
-    assert.equal(readFileSync(join(proj, "notes.txt"), "utf8"), "mine");
+    // One that does not exist yet, below the cwd: the agent could make it. Refused the same way.
+    await post("m1", "missing.x");
+    const missing = await until(async () => {
+      const s = (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
+      return s.runs.find((r) => r.rule === "missing" && r.error);
+    }, 60_000, () => `the refusal: ${output.slice(-1500)}`);
+    assert.match(missing.error!, /holds .*proj2\/later\/plugins, a folder serve --plugins loads plugins from/);
+    assert.equal(existsSync(join(root, "proj2", "later")), false);
     // A cwd inside it: the launch is refused, saying why (the run waits for the hub's retry).
     await post("i1", "inside.x");
     const inside = await until(async () => {

@@ -542,6 +542,7 @@ const catalog = {
   "worker.outputSlow": { zh: "接单程序 {name}：读 {dir} 的输出超过 {seconds} 秒，重启读输出的线程", en: "worker {name}: reading the output of {dir} took over {seconds} s; the output thread is restarted" },
   "worker.outputThread": { zh: "接单程序 {name}：读输出的线程出错：{error}", en: "worker {name}: the output thread failed: {error}" },
   "worker.outputFailed": { zh: "读不了 Agent 的输出（读输出的线程出错或超过 {seconds} 秒没答）", en: "could not read the agent's output (the output thread failed or did not answer within {seconds} s)" },
+  "sandbox.cwdHoldsPlugins": { zh: "工作目录 {cwd} 包含 {folder}：serve --plugins 从那里加载插件，Agent 在它上面能写就能让中台运行自己的代码：换一个不包含它的目录，或给 Agent {agent} 设 \"sandbox\": false", en: "cwd {cwd} holds {folder}, a folder serve --plugins loads plugins from: an agent that can write above it can make the hub run its code: choose a folder that does not hold it, or set \"sandbox\": false on agent {agent}" },
   "sandbox.cwdReadOnly": { zh: "工作目录 {cwd} 在 {folder} 里面，沙盒把那里设成只读（中台要从那里运行代码或程序）：换一个目录，或给 Agent {agent} 设 \"sandbox\": false", en: "cwd {cwd} lies inside {folder}, which the sandbox keeps read-only because the hub runs code or programs from there: choose another folder, or set \"sandbox\": false on agent {agent}" },
   "output.leftOut": { zh: "[……此处略去 {bytes} 字节输出……]", en: "[… {bytes} bytes of output left out here …]" },
   "card.needsYou.title": { zh: "第 {run} 轮说待你处理，但没有提问", en: "Run {run} says it needs you but asked no question" },

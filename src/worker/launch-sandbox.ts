@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
@@ -58,6 +58,13 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const readOnly = [...new Set([...readOnlyPaths(hubOrigin()), ...pluginRoots])].filter((d) => !isInside(d, home));
   const locked = readOnly.find((d) => isInside(cwd, d));
   if (locked) return { error: t(lang, "sandbox.cwdReadOnly", { cwd: turn.cwd, folder: locked, agent }) };
+  // A `serve --plugins` folder must not lie under an agent's writable folder at all, existing or not (issue 26 round 4):
+  // the agent could rename a folder above it, replace a link on its path, make it when missing, or put a node_modules
+  // above it — the hub would then load the agent's code as its own. Checked by the path the hub loads from and by
+  // where it leads now.
+  const rootPaths = worker.plugins.roots.filter((r) => r.origin === "serve").flatMap((r) => [resolve(r.dir), ...(existsSync(r.dir) ? [realPath(r.dir)] : [])]);
+  const underCwd = rootPaths.find((r) => isInside(r, cwd));
+  if (underCwd) return { error: t(lang, "sandbox.cwdHoldsPlugins", { cwd: turn.cwd, folder: underCwd, agent }) };
   const places = { hubHome: home, homes, readOnly };
   const userHome = env.HOME || homedir();
   const writable: string[] = [];
@@ -69,6 +76,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     if (problem?.why === "holdsHome") return { error: t(lang, "sandbox.writable.holdsHome", { path: w, agent, home: problem.home }) };
     if (problem?.why === "readOnly") return { error: t(lang, "sandbox.writable.readOnly", { path: w, agent, folder: problem.folder }) };
     if (problem?.why === "holdsHub") return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: problem.folder }) };
+    const heldRoot = rootPaths.find((r) => isInside(r, realPath(path)) || isInside(r, resolve(path)));
+    if (heldRoot) return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: heldRoot }) };
     writable.push(realPath(path));
   }
   // The CLI's own state: folders made when missing; a path in a place the sandbox keeps as it is stays so.
