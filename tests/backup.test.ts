@@ -6,13 +6,13 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import Database from "better-sqlite3";
-import { engine, tempDir, until } from "./helpers.js";
+import { engine, serveProcess, tempDir, until } from "./helpers.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const root = tempDir("aa-backup-");
@@ -29,22 +29,8 @@ async function cli(home: string, ...args: string[]): Promise<{ code: number; out
   }
 }
 
-/** `serve` on `home`: its URL and a stop. */
-async function serve(home: string) {
-  const hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env: { ...process.env, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: "en", HOME: root }, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  hub.stdout!.on("data", (d) => (output += d));
-  hub.stderr!.on("data", (d) => (output += d));
-  const url = (await until(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], 60_000, () => `the hub to listen: ${output}`))!;
-  return {
-    url,
-    async stop() {
-      const gone = new Promise((r) => hub.once("exit", r));
-      hub.kill("SIGTERM");
-      await gone;
-    },
-  };
-}
+/** `serve` on `home` (tests/helpers.ts serveProcess), with this test's HOME. */
+const serve = (home: string) => serveProcess(home, undefined, { ...process.env, AGENT_AUTOLOOP_LANG: "en", HOME: root });
 
 type FactRow = { seq: number; at: string; kind: string; body: string };
 const factsOf = (db: string): FactRow[] => {

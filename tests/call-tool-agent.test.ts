@@ -6,11 +6,11 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { engine, tempDir, until } from "./helpers.js";
+import { engine, serveProcess, tempDir, until } from "./helpers.js";
 import type { State } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
@@ -31,29 +31,25 @@ test("call-tool.mjs calls hello-python.greet through the run's MCP bridge: an ap
     channels: { file: {} },
     rules: [{ name: "greet", when: { source: "lab", types: ["greet.*"] }, to: "greeter", cwd: "~/project", tools: ["hello-python.greet"] }],
   }));
-  const hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  hub.stdout!.on("data", (d) => (output += d));
-  hub.stderr!.on("data", (d) => (output += d));
+  const hub = await serveProcess(home, undefined, env);
+  const url = hub.url;
+  const output = () => hub.output();
   try {
-    const url = (await until(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], 60_000, () => `the hub to listen: ${output}`))!;
     const owner = (JSON.parse(readFileSync(join(home, "config.json"), "utf8")) as { owner: string }).owner;
     const state = async () => (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
     const key = await cli(url, "key", "new", "source", "lab");
     const posted = await fetch(`${url}/v1/events`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: '{"id":"greet-1","type":"greet.now"}' });
     assert.equal(posted.status, 200);
-    const card = await until(async () => (await state()).cards.find((c) => c.title === "Allow hello-python.greet?"), 60_000, () => `the approval card: ${output.slice(-2000)}`);
+    const card = await until(async () => (await state()).cards.find((c) => c.title === "Allow hello-python.greet?"), 60_000, () => `the approval card: ${output().slice(-2000)}`);
     assert.deepEqual(card.options, ["allow once", "always allow", "deny"]);
     assert.match(card.text, /Arguments \(sorted keys\): \{"name":"Ada"\}\n/);
     await cli(url, "answer", String(card.id), "1");
-    const run = await until(async () => (await state()).runs.find((r) => r.rule === "greet" && r.state !== "running" && r.state !== "queued"), 60_000, () => `the run: ${output.slice(-2000)}`);
+    const run = await until(async () => (await state()).runs.find((r) => r.rule === "greet" && r.state !== "running" && r.state !== "queued"), 60_000, () => `the run: ${output().slice(-2000)}`);
     assert.deepEqual([run.state, run.summary], ["done", "The tool answered: hello, Ada"]);
     const why = await cli(url, "why", String(run.id));
     assert.match(why, /tool hello-python\.greet \(greet:\): allow — the answer on card \d+/);
     assert.match(why, /tool hello-python\.greet \(greet:\): ok \(\d+ ms\)/);
   } finally {
-    const gone = new Promise((r) => hub.once("exit", r));
-    hub.kill("SIGTERM");
-    await gone;
+    await hub.stop();
   }
 });

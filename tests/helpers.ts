@@ -315,3 +315,4 @@ export async function freePort(): Promise<number> {
   await new Promise((r) => server.close(r));
   return port;
 }
+

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { applyEdits, modify, parse as parseJsonc } from "jsonc-parser";
-import { engine, githubExamples, tempDir, until } from "./helpers.js";
+import { engine, githubExamples, serveProcess, tempDir, until } from "./helpers.js";
 import type { State } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
@@ -50,18 +50,10 @@ type Home = Awaited<ReturnType<typeof freshHome>>;
 
 /** `serve` on the home with its local worker; `run(rule)` runs a rule now and waits for that run to end. */
 async function serve(h: Home) {
-  const hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  hub.stdout!.on("data", (d) => (output += d));
-  hub.stderr!.on("data", (d) => (output += d));
-  const stop = async () => {
-    if (hub.exitCode !== null || hub.signalCode !== null) return;
-    const gone = new Promise((r) => hub.once("exit", r));
-    hub.kill("SIGTERM");
-    await gone;
-  };
+  const hub = await serveProcess(h.home, undefined, h.env);
+  const { url, stop } = hub;
+  const output = () => hub.output();
   try {
-    const url = (await until(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], 60_000, () => `the hub to listen: ${output}`))!;
     const owner = (JSON.parse(readFileSync(join(h.home, "config.json"), "utf8")) as { owner: string }).owner;
     const state = async () => (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
     const cli = async (...args: string[]) => promisify(execFile)(process.execPath, [bin, ...args], { env: { ...h.env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" });
@@ -71,9 +63,9 @@ async function serve(h: Home) {
       return until(async () => {
         const runs = (await state()).runs.filter((r) => r.rule === rule);
         return runs.length === before + 1 && ["done", "nothing", "failed"].includes(runs[0]!.state) ? runs[0] : null;
-      }, 60_000, () => `a run of ${rule} to end: ${output.slice(-2000)}`);
+      }, 60_000, () => `a run of ${rule} to end: ${output().slice(-2000)}`);
     };
-    return { url, state, cli, run, stop, output: () => output };
+    return { url, state, cli, run, stop, output };
   } catch (e) {
     await stop();
     throw e;

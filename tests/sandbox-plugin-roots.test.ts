@@ -5,11 +5,11 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { engine, tempDir, until } from "./helpers.js";
+import { engine, serveProcess, tempDir, until } from "./helpers.js";
 import type { State } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
@@ -38,25 +38,23 @@ console.log("Done: plugin " + plugin + ", own " + own);`);
       { name: "missing", when: { source: "lab", types: ["missing.*"] }, to: "planter", cwd: join(root, "proj2") },
     ],
   }));
-  const hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0", "--plugins", join(proj, "plugins"), "--plugins", join(root, "proj2", "later", "plugins")], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  hub.stdout!.on("data", (d) => (output += d));
-  hub.stderr!.on("data", (d) => (output += d));
+  const hub = await serveProcess(home, undefined, env, "127.0.0.1:0", ["--plugins", join(proj, "plugins"), "--plugins", join(root, "proj2", "later", "plugins")]);
+  const url = hub.url;
+  const output = () => hub.output();
   try {
-    const url = (await until(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], 60_000, () => output))!;
     const key = (await promisify(execFile)(process.execPath, [bin, "key", "new", "source", "lab"], { env: { ...env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" })).stdout.trim();
     const owner = (JSON.parse(readFileSync(join(home, "config.json"), "utf8")) as { owner: string }).owner;
     const post = (id: string, type: string) => fetch(`${url}/v1/events`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ id, type }) });
     const ended = (rule: string) => until(async () => {
       const s = (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
       return s.runs.find((r) => r.rule === rule && ["done", "failed", "nothing", "cancelled"].includes(r.state));
-    }, 60_000, () => `a run of ${rule}: ${output.slice(-1500)}`);
+    }, 60_000, () => `a run of ${rule}: ${output().slice(-1500)}`);
     // A cwd that holds it (the third round: the agent wrote a plugin there): refused, saying why; nothing planted.
     await post("p1", "plant.x");
     const held = await until(async () => {
       const s = (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
       return s.runs.find((r) => r.rule === "plant" && r.error);
-    }, 60_000, () => `the refusal: ${output.slice(-1500)}`);
+    }, 60_000, () => `the refusal: ${output().slice(-1500)}`);
     assert.match(held.error!, /holds .*plugins, a folder serve --plugins loads plugins from/);
     assert.equal(existsSync(join(proj, "plugins", "evil")), false, "nothing planted on the host");
     // One that does not exist yet, below the cwd: the agent could make it. Refused the same way.
@@ -64,7 +62,7 @@ console.log("Done: plugin " + plugin + ", own " + own);`);
     const missing = await until(async () => {
       const s = (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
       return s.runs.find((r) => r.rule === "missing" && r.error);
-    }, 60_000, () => `the refusal: ${output.slice(-1500)}`);
+    }, 60_000, () => `the refusal: ${output().slice(-1500)}`);
     assert.match(missing.error!, /holds .*proj2\/later\/plugins, a folder serve --plugins loads plugins from/);
     assert.equal(existsSync(join(root, "proj2", "later")), false);
     // A cwd inside it: the launch is refused, saying why (the run waits for the hub's retry).
@@ -72,11 +70,9 @@ console.log("Done: plugin " + plugin + ", own " + own);`);
     const inside = await until(async () => {
       const s = (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
       return s.runs.find((r) => r.rule === "inside" && r.error);
-    }, 60_000, () => `the refusal: ${output.slice(-1500)}`);
+    }, 60_000, () => `the refusal: ${output().slice(-1500)}`);
     assert.match(inside.error!, new RegExp(`${join(proj, "plugins").replace(/[/.]/g, "\\$&")}`));
   } finally {
-    const gone = new Promise((r) => hub.once("exit", r));
-    hub.kill("SIGTERM");
-    await gone;
+    await hub.stop();
   }
 });

@@ -6,11 +6,11 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { engine, tempDir, until } from "./helpers.js";
+import { engine, serveProcess, tempDir, until } from "./helpers.js";
 import { readMessage } from "../src/worker/receipt.js";
 import type { State } from "../src/protocol/responses.js";
 
@@ -42,12 +42,9 @@ test("the manual's whole rules.json files pass check; its receipt example reads 
 
 test("the manual's first rules.json runs: key, event, the run's summary as the manual says", async () => {
   writeFileSync(join(root, "aa", "rules.json"), blocks("jsonc", "// rules.json (whole file)")[0]!);
-  const hub = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  hub.stdout!.on("data", (d) => (output += d));
-  hub.stderr!.on("data", (d) => (output += d));
+  const hub = await serveProcess(join(root, "aa"), undefined, env);
+  const url = hub.url;
   try {
-    const url = (await until(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], 60_000, () => `the hub to listen: ${output}`))!;
     const key = (await promisify(execFile)(process.execPath, [bin, "key", "new", "source", "shop"], { env: { ...env, AGENT_AUTOLOOP_URL: url }, encoding: "utf8" })).stdout.trim();
     // The manual's curl line, as data.
     const curl = /-d '(\{"id": "order-17"[^']*)'/.exec(manual)![1]!;
@@ -57,11 +54,9 @@ test("the manual's first rules.json runs: key, event, the run's summary as the m
     const run = await until(async () => {
       const s = (await (await fetch(`${url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
       return s.runs.find((r) => r.state === "done");
-    }, 60_000, () => `the run: ${output}`);
+    }, 60_000, () => `the run: ${hub.output()}`);
     assert.deepEqual([run.rule, run.summary], ["orders", "Done: looked at it"]);
   } finally {
-    const gone = new Promise((r) => hub.once("exit", r));
-    hub.kill("SIGTERM");
-    await gone;
+    await hub.stop();
   }
 });
