@@ -67,6 +67,23 @@ export function openBindSource(path: string): { fd: number } | BindSourceProblem
   return { why: "changed", now };
 }
 
+/**
+ * Opens every bind source of a launch with `openBindSource`, in order. @returns their descriptors, or the first path
+ * that changed or is gone with why — the ones opened before it are closed then, so nothing leaks either way.
+ */
+export function openBindSources(paths: readonly string[]): { fds: number[] } | { path: string; problem: BindSourceProblem } {
+  const fds: number[] = [];
+  for (const path of paths) {
+    const opened = openBindSource(path);
+    if (!("fd" in opened)) {
+      closeBindSources(fds);
+      return { path, problem: opened };
+    }
+    fds.push(opened.fd);
+  }
+  return { fds };
+}
+
 /** Closes descriptors opened by `openBindSource` (ignoring ones already closed). */
 export function closeBindSources(fds: readonly number[]): void {
   for (const fd of fds) {

@@ -14,7 +14,7 @@ import { bwrapArgv, homeInstalls, probeBwrap, probeError, type HostBind } from "
 import { checkBinds, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
 import { userHomes } from "../worker/sandbox.js";
-import { closeBindSources, openBindSource } from "../common/bwrap.js";
+import { closeBindSources, openBindSources } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import type { Manifest } from "./types.js";
 
@@ -127,17 +127,13 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const mounts = binds.map((b) => ({ host: b.source, relative: false, container: b.container, readOnly: b.readOnly }));
   const hostBinds = (req.hostBinds ?? []).map((b) => ({ path: realOr(b.path), at: b.at ?? b.path }));
   const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realOr(req.dir), hidden: s.hidden, homes, shown, devices, hostBinds, argv: direct });
-  const fds: number[] = [];
-  for (const source of sources) {
-    const opened = openBindSource(source);
-    if ("fd" in opened) {
-      fds.push(opened.fd);
-      continue;
-    }
-    closeBindSources(fds);
-    if (opened.why === "missing") return { ok: false, refusal: { code: "tools.bind_missing", message: t(s.lang, "tools.sandbox.bindMissing", { plugin: req.name, path: source }) } };
-    return { ok: false, refusal: { code: "tools.bind_refused", message: t(s.lang, "tools.sandbox.bindChanged", { plugin: req.name, path: source, now: opened.now }) } };
+  const opened = openBindSources(sources);
+  if ("problem" in opened) {
+    const { path, problem } = opened;
+    if (problem.why === "missing") return { ok: false, refusal: { code: "tools.bind_missing", message: t(s.lang, "tools.sandbox.bindMissing", { plugin: req.name, path }) } };
+    return { ok: false, refusal: { code: "tools.bind_refused", message: t(s.lang, "tools.sandbox.bindChanged", { plugin: req.name, path, now: problem.now }) } };
   }
+  const fds = opened.fds;
   const limits = { memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids };
   if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env, cgroup: null, fds } };
   const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);

@@ -21,7 +21,7 @@ import { t } from "../i18n/messages.js";
 import { stopGraceMs } from "../kernel/limits.js";
 import { findPowerShell, windowsFiles } from "../sdk/launch.js";
 import { writeFileDurable } from "./files.js";
-import { closeBindSources, openBindSource } from "../common/bwrap.js";
+import { closeBindSources, openBindSources } from "../common/bwrap.js";
 import type { LaunchSpec } from "./supervise.js";
 import { encodeJobPayload, jobExit, jobHostArgv, jobPayload, jobStatusFile } from "./windows-job.js";
 
@@ -90,19 +90,12 @@ function jobStatus(): string | null {
  * swapped in afterwards changes nothing. A source that changed or is gone ends the launch before bwrap starts.
  */
 function openSources(paths: readonly string[]): number[] {
-  const fds: number[] = [];
-  for (const path of paths) {
-    const opened = openBindSource(path);
-    if ("fd" in opened) {
-      fds.push(opened.fd);
-      continue;
-    }
-    closeBindSources(fds);
-    const error = opened.why === "changed" ? t(lang, "sandbox.bindChanged", { path, now: opened.now }) : t(lang, "sandbox.bindGone", { path, error: opened.error });
-    writeJson("exit.json", { code: 127, signal: null, error });
-    process.exit(0);
-  }
-  return fds;
+  const opened = openBindSources(paths);
+  if ("fds" in opened) return opened.fds;
+  const { path, problem } = opened;
+  const error = problem.why === "changed" ? t(lang, "sandbox.bindChanged", { path, now: problem.now }) : t(lang, "sandbox.bindGone", { path, error: problem.error });
+  writeJson("exit.json", { code: 127, signal: null, error });
+  process.exit(0);
 }
 
 let child: ChildProcess;
