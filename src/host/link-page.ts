@@ -31,7 +31,7 @@ export function page(lang: Env["lang"], title: string, body: string): string {
   return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;overflow-wrap:anywhere}
 pre{white-space:pre-wrap;font:inherit;overflow-wrap:anywhere}button{font:inherit;margin:.25rem 0;padding:.5rem 1rem;display:block;width:100%}
-textarea{width:100%;font:inherit}.muted{color:#666}label{margin-right:.5rem}
+textarea{width:100%;box-sizing:border-box;font:inherit}.muted{color:#666}label{margin-right:.5rem}
 .template{border:1px solid #bbb;border-radius:.5rem;padding:0 1rem;margin:1rem 0}</style></head><body><main>${body}</main></body></html>`;
 }
 
