@@ -38,7 +38,15 @@ function cli(args: string[], home: string, stdin = ""): Promise<{ code: number; 
 }
 
 test("the §5 checklist against a real serve --plugins, and the CLI's reload, settings and set", async () => {
-  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["echo", "done"] } } };
+  // The run's cwd must not hold the serve --plugins folder (issue 26: a sandboxed agent that can write above it could
+  // plant a plugin the hub runs), so the rule runs in a folder of its own rather than baseRules' /tmp.
+  const cwd = tempDir("aa-decl-example-cwd-");
+  cleanup.push(() => rmSync(cwd, { recursive: true, force: true }));
+  const rules = {
+    ...baseRules,
+    agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["echo", "done"] } },
+    rules: baseRules.rules.map((r) => (r.name === "alerts" ? { ...r, cwd } : r)),
+  };
   const { dir, keys } = makeHome(rules, { worker: { name: "w1", key: "", capacity: 1 } });
   cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
   // The local worker uses the w1 key makeHome registered.
@@ -97,7 +105,8 @@ test("the §5 checklist against a real serve --plugins, and the CLI's reload, se
     method: "POST", headers: { authorization: `Bearer ${keys.source}`, "content-type": "application/json" }, body: JSON.stringify({ id: "e1", type: "alert.disk" }),
   });
   assert.deepEqual(await posted.json(), { event: 1, duplicate: false, routed: ["alerts"], paused: [] });
-  await until(async () => ((await curl("GET", "/v1/state")).body as State).runs[0]?.state === "done", 30_000, () => `the run to end (hub: ${serve.output()})`);
+  let runs: State["runs"] = [];
+  await until(async () => (runs = ((await curl("GET", "/v1/state")).body as State).runs)[0]?.state === "done", 30_000, () => `the run to end (runs: ${JSON.stringify(runs)}; hub: ${serve.output()})`);
   // Back again: loaded by watching alone, as new.
   renameSync(join(work, "example"), join(plugins, "example"));
   await until(async () => ((await curl("GET", "/api/plugins")).body as Plugins).some((p) => p.manifest.id === "example" && p.status === "loaded"), 10_000, "the plugin back");
