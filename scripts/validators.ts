@@ -14,6 +14,7 @@ import { pluginSchemaDocument, pluginSchemaFiles, type PluginSchemaFile } from "
 import { RulesFile } from "../src/protocol/rules-schema.js";
 import { ConfigFile } from "../src/protocol/config-schema.js";
 import { ManifestFile } from "../src/tools/manifest-schema.js";
+import { mcpToolArguments } from "../src/protocol/mcp-tools.js";
 
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
 const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ?? standaloneModule) as typeof standaloneModule.default;
@@ -132,4 +133,16 @@ export function fileValidatorModule(file: FileSchema): string {
   const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true, messages: false, code: { source: true, esm: true } });
   ajv.addSchema(fileSchemaDocument(file), "validate");
   return finish(standaloneCode(ajv, { validate: "validate" }), fileSchemas[file].from);
+}
+
+/**
+ * The source of src/protocol/mcp-validators.generated.ts: one named export per tool of `agent-autoloop mcp`
+ * (src/protocol/mcp-tools.ts), compiled like the hub's input validators (first error only, `verbose` so an error
+ * carries its schema's description): the MCP server refuses bad arguments with the hub's own field-naming texts.
+ * @throws Error when a schema does not compile.
+ */
+export function mcpValidatorsModule(): string {
+  const ajv = new Ajv2020({ allErrors: false, strict: false, verbose: true, messages: true, inlineRefs: true, code: { source: true, esm: true } });
+  for (const [name, schema] of Object.entries(mcpToolArguments)) ajv.addSchema(JSON.parse(JSON.stringify(schema)) as object, name);
+  return finish(standaloneCode(ajv, Object.fromEntries(Object.keys(mcpToolArguments).map((n) => [n, n]))), "src/protocol/mcp-tools.ts");
 }

@@ -2,11 +2,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync, readFileSync } from "node:fs";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { hubFixture, engine } from "./helpers.js";
+import { hubFixture, engine, until } from "./helpers.js";
+import { eventSummaryMaxCodepoints } from "../src/kernel/limits.js";
 import type { AnswerAnswer, EventAccepted, State, Why } from "../src/protocol/responses.js";
 
 /** The text of a tool's answer: its first content item, which the hub's MCP server always makes text. */
@@ -114,5 +116,51 @@ test("the MCP tools speak the CLI's language: why in Chinese, a refusal and an u
   } finally {
     await client.close();
     if (!closed) await f.close();
+  }
+});
+
+test("MCP 2025-11-25 errors: an unknown tool is a JSON-RPC -32602 error, not a result; arguments outside the protocol's schema are a tool error naming the field; tools/list declares the protocol's limits (issue 30, 27)", async () => {
+  const f = await hubFixture();
+  const config = JSON.parse(readFileSync(f.home.config, "utf8"));
+  writeFileSync(f.home.config, JSON.stringify({ ...config, source: { name: "shop", key: f.keys.source } }));
+  const env = { PATH: process.env.PATH!, AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_URL: f.url, AGENT_AUTOLOOP_LANG: "en" };
+  // The wire itself, as any MCP client sees it: one JSON-RPC line per message.
+  const child = spawn(process.execPath, [join(engine, "bin", "agent-autoloop.js"), "mcp"], { env, stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout! });
+  const answers: Record<string, unknown>[] = [];
+  lines.on("line", (l) => answers.push(JSON.parse(l) as Record<string, unknown>));
+  const send = (m: unknown) => child.stdin!.write(JSON.stringify(m) + "\n");
+  const answer = (id: number) => until(() => answers.find((a) => a.id === id), 10_000, `answer ${id}`);
+  try {
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+    await answer(1);
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "delete_everything", arguments: {} } });
+    assert.deepEqual(await answer(2), { jsonrpc: "2.0", id: 2, error: { code: -32602, message: "agent-autoloop mcp has no tool delete_everything: tools/list names the tools it has" } });
+    // A name that is a property of every object is no tool either.
+    send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "constructor", arguments: {} } });
+    assert.equal(((await answer(3)).error as { code: number }).code, -32602);
+    // Bad arguments: a tool execution error (SEP-1303) in the hub's own words, and nothing reaches the hub.
+    send({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "emit", arguments: { id: "e1", type: "alert.x", summary: "x".repeat(eventSummaryMaxCodepoints + 1) } } });
+    assert.deepEqual(await answer(4), { jsonrpc: "2.0", id: 4, result: { content: [{ type: "text", text: `summary: at most ${eventSummaryMaxCodepoints} characters` }], isError: true } });
+    send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "answer", arguments: { card: 0 } } });
+    assert.deepEqual(await answer(5), { jsonrpc: "2.0", id: 5, result: { content: [{ type: "text", text: "card: out of range" }], isError: true } });
+    send({ jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "stop", arguments: { run: 1, force: true } } });
+    assert.deepEqual(await answer(6), { jsonrpc: "2.0", id: 6, result: { content: [{ type: "text", text: "force: unknown field" }], isError: true } });
+    assert.equal((await f.state()).runs.length, 0);
+    // The declared schemas are the protocol's: emit is POST /v1/events' body with its limits.
+    send({ jsonrpc: "2.0", id: 7, method: "tools/list" });
+    const tools = ((await answer(7)).result as { tools: { name: string; inputSchema: { properties: Record<string, { maxLength?: number }>; required?: string[] } }[] }).tools;
+    const emit = tools.find((x) => x.name === "emit")!;
+    assert.equal(emit.inputSchema.properties.summary!.maxLength, eventSummaryMaxCodepoints);
+    assert.deepEqual(emit.inputSchema.required, ["id", "type"]);
+    assert.deepEqual(tools.find((x) => x.name === "tell")!.inputSchema.required, ["key", "text"]);
+    // A good call still works after all of that.
+    send({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "emit", arguments: { id: "e1", type: "alert.x" } } });
+    const ok = (await answer(8)).result as { content: { text: string }[]; isError?: boolean };
+    assert.deepEqual([ok.isError, JSON.parse(ok.content[0]!.text)], [undefined, { event: 1, duplicate: false, routed: ["alerts"], paused: [] }]);
+  } finally {
+    child.kill();
+    await f.close();
   }
 });

@@ -9,15 +9,19 @@
  * with this home's id (connect.ts). A line that is over `mcpLineMaxBytes`, not JSON, or not a JSON-RPC message is
  * answered with a JSON-RPC error (id null unless the message had a usable id) and the server reads on.
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import { CallToolRequestSchema, ErrorCode, JSONRPCMessageSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Static } from "@sinclair/typebox";
+import type { ErrorObject } from "ajv";
 import { readFileSync } from "node:fs";
 import { Transform, type TransformCallback } from "node:stream";
 import { LineFramer } from "../common/lines.js";
 import { HubClient, HubError } from "../protocol/client.js";
-import type { Lang } from "../i18n/messages.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { mcpToolArguments, type McpToolName } from "../protocol/mcp-tools.js";
+import * as validators from "../protocol/mcp-validators.generated.js";
+import { describeError, firstError } from "../protocol/describe.js";
 import { call } from "./connect.js";
 import { formatStatus } from "./status.js";
 import { timeline } from "./why.js";
@@ -77,44 +81,76 @@ function hubCaller(cfg: McpConfig, key: string, lang: Lang): <T>(f: (c: HubClien
   };
 }
 
-/** Builds the server with the tools the configured keys allow. */
-export function mcpServer(cfg: McpConfig): McpServer {
-  const server = new McpServer({ name: "agent-autoloop", version: cfg.version });
-  const lang = cfg.lang ?? "en";
+type Args<N extends McpToolName> = Static<(typeof mcpToolArguments)[N]>;
+/** One tool of the server: what the model reads, and what it does with arguments its schema accepted. */
+type McpTool<N extends McpToolName> = { description: string; run: (args: Args<N>) => Promise<unknown> };
+type McpTools = { [N in McpToolName]?: McpTool<N> };
+
+/** The tools the configured keys allow: the owner's five with an owner key, `emit` and `tell` with a source key. */
+function mcpTools(cfg: McpConfig, lang: Lang): McpTools {
+  const tools: McpTools = {};
   if (cfg.owner) {
     const owner = hubCaller(cfg, cfg.owner, lang);
-    const raw = z.boolean().optional().describe("the hub's JSON instead of the summary (many times longer)");
-    server.registerTool("status", {
+    tools.status = {
       description: "The hub's state as `agent-autoloop status` prints it: open cards, runs, rules, workers, channels, unrouted events, spending.",
-      inputSchema: { before: z.number().int().positive().optional().describe("older runs: before this run id"), raw },
-    }, ({ before, raw }) => result(() => owner(async (c) => {
-      const state = await c.state(before);
-      return raw ? state : formatStatus(state, lang, c.url, { localChannels: cfg.localChannels ?? null });
-    })));
-    server.registerTool("why", {
+      run: ({ before, raw }) => owner(async (c) => {
+        const state = await c.state(before);
+        return raw ? state : formatStatus(state, lang, c.url, { localChannels: cfg.localChannels ?? null });
+      }),
+    };
+    tools.why = {
       description: "A run's timeline as `agent-autoloop why` prints it: events, claims, start, receipt, answers, follow-up runs.",
-      inputSchema: { run: z.number().int().positive(), raw },
-    }, ({ run, raw }) => result(() => owner(async (c) => {
-      const res = await c.why(run);
-      return raw ? res : timeline(run, res.facts, lang).join("\n");
-    })));
-    server.registerTool("answer", { description: "Answer a card: the option number, or your own words.", inputSchema: { card: z.number().int().positive(), choice: z.number().int().min(0).optional(), text: z.string().min(1).max(4000).optional() } },
-      ({ card, choice, text }) => result(() => owner((c) => c.answer(card, { ...(choice !== undefined ? { choice } : {}), ...(text !== undefined ? { text } : {}) }))));
-    server.registerTool("resolve", { description: "Close a card: no decision needed any more.", inputSchema: { card: z.number().int().positive(), reason: z.string().max(1000).optional() } },
-      ({ card, reason }) => result(() => owner((c) => c.resolve(card, reason))));
-    server.registerTool("stop", { description: "Stop a run.", inputSchema: { run: z.number().int().positive() } },
-      ({ run }) => result(() => owner((c) => c.cancel(run))));
+      run: ({ run, raw }) => owner(async (c) => {
+        const res = await c.why(run);
+        return raw ? res : timeline(run, res.facts, lang).join("\n");
+      }),
+    };
+    tools.answer = {
+      description: "Answer a card: the option number, or your own words.",
+      run: ({ card, choice, text }) => owner((c) => c.answer(card, { ...(choice !== undefined ? { choice } : {}), ...(text !== undefined ? { text } : {}) })),
+    };
+    tools.resolve = { description: "Close a card: no decision needed any more.", run: ({ card, reason }) => owner((c) => c.resolve(card, reason)) };
+    tools.stop = { description: "Stop a run.", run: ({ run }) => owner((c) => c.cancel(run)) };
   }
   if (cfg.source) {
     const source = hubCaller(cfg, cfg.source.key, lang);
-    server.registerTool("emit", {
-      description: `Post an event as the source "${cfg.source.name}".`,
-      inputSchema: { id: z.string().min(1).max(200), type: z.string().min(1).max(64), subject: z.string().max(100).optional(), summary: z.string().max(200).optional(), detail: z.string().max(4000).optional(), link: z.string().max(500).optional() },
-    }, (event) => result(() => source((c) => c.postEvent(event))));
-    server.registerTool("tell", { description: "Tell the owner something (an fyi notice, once per key).", inputSchema: { key: z.string().min(1).max(200), text: z.string().min(1).max(4000), title: z.string().max(200).optional() } },
-      (body) => result(() => source((c) => c.tell(body))));
+    tools.emit = { description: `Post an event as the source "${cfg.source.name}".`, run: (event) => source((c) => c.postEvent(event)) };
+    tools.tell = { description: "Tell the owner something (an fyi notice, once per key).", run: (body) => source((c) => c.tell(body)) };
   }
+  return tools;
+}
+
+type CompiledValidator = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/**
+ * Builds the server with the tools the configured keys allow, each declared with its JSON Schema from
+ * src/protocol/mcp-tools.ts (the protocol's own limits). MCP 2025-11-25 (server/tools, "Error Handling"; SEP-1303): an
+ * unknown tool is a protocol error, JSON-RPC -32602; arguments its schema refuses are a tool execution error
+ * (`isError`) naming the field in `lang`, so the model can correct them; a refusal of the hub is one too.
+ */
+export function mcpServer(cfg: McpConfig): Server {
+  const lang = cfg.lang ?? "en";
+  const tools = mcpTools(cfg, lang);
+  const server = new Server({ name: "agent-autoloop", version: cfg.version }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: (Object.keys(tools) as McpToolName[]).map((name) => ({ name, description: tools[name]!.description, inputSchema: jsonSchema(name) })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const name = req.params.name;
+    const tool = Object.hasOwn(tools, name) ? (tools as Record<string, McpTool<McpToolName>>)[name] : undefined;
+    // The SDK answers a thrown error with its `code` and `message` (McpError would prefix "MCP error -32602: ").
+    if (!tool) throw Object.assign(new Error(t(lang, "mcp.unknownTool", { tool: printable(name) })), { code: ErrorCode.InvalidParams });
+    const args = req.params.arguments ?? {};
+    const valid = validators[name as McpToolName] as CompiledValidator;
+    if (!valid(args)) return { content: [{ type: "text", text: describeError(firstError(valid.errors ?? []), lang) }], isError: true };
+    return result(() => tool.run(args as Args<McpToolName>));
+  });
   return server;
+}
+
+/** A tool's input schema as `tools/list` declares it: plain JSON (TypeBox's symbols dropped), an object schema. */
+function jsonSchema(name: McpToolName): { type: "object"; [key: string]: unknown } {
+  return JSON.parse(JSON.stringify(mcpToolArguments[name])) as { type: "object" };
 }
 
 type RpcError = { id: string | number | null; code: number; message: string };

@@ -267,6 +267,7 @@ const catalog = {
   "tools.clash": { zh: "插件 {name}：{winner}（{winnerOrigin}）盖过了 {loser}（{loserOrigin}）", en: "plugin {name}: {winner} ({winnerOrigin}) wins over {loser} ({loserOrigin})" },
   "tools.tooManyFolders": { zh: "{root} 里的插件目录超过 {limit} 个，多出的没有读", en: "{root} has more than {limit} plugin folders; the rest were not read" },
   "tools.call.name": { zh: "工具名应为 <插件>.<工具>：{name}", en: "a tool is named <plugin>.<tool>: {name}" },
+  "mcp.unknownTool": { zh: "agent-autoloop mcp 没有工具 {tool}：tools/list 列出它有的工具", en: "agent-autoloop mcp has no tool {tool}: tools/list names the tools it has" },
   "tools.call.unknownPlugin": { zh: "没有这个工具插件：{plugin}", en: "no such tool plugin: {plugin}" },
   "tools.call.unknownTool": { zh: "插件 {plugin} 没有工具 {tool}", en: "plugin {plugin} has no tool {tool}" },
   "tools.call.rejected": { zh: "插件 {plugin} 的 manifest 不合法：{error}", en: "plugin {plugin} has no valid manifest: {error}" },
