@@ -8,7 +8,8 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import type { IncomingMessage } from "node:http";
@@ -18,7 +19,8 @@ import { keyedRequest } from "../src/host/edge.js";
 import { consoleCatalog, consoleDir, consoleHeaders, engineModules } from "../src/host/console-files.js";
 import { endpoints, pathOf, type EndpointName } from "../src/protocol/endpoints.js";
 import { catalogEntries } from "../src/i18n/messages.js";
-import { consoleSessionMaxMs, consoleSignInValidMs } from "../src/kernel/limits.js";
+import type { ConsoleSessions as ConsoleSessionsAnswer } from "../src/protocol/responses.js";
+import { consoleSessionIdleMs, consoleSessionMaxMs, consoleSessionsMax, consoleSessionTouchMs, consoleSignInValidMs } from "../src/kernel/limits.js";
 import { checkAnswer, engine, hubFixture, makeHome, serveProcess, until } from "./helpers.js";
 
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -99,7 +101,7 @@ test("a sign-in token works once and for 5 minutes; it gives a HttpOnly, SameSit
   const token = await h.link();
   const first = await h.call("POST", "/console/session", { origin, body: { token } });
   assert.equal(first.status, 200);
-  assert.match(first.headers.get("set-cookie")!, /^aa_console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=86400$/);
+  assert.match(first.headers.get("set-cookie")!, /^aa_console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=7776000$/);
   assert.deepEqual([first.body, first.headers.get("content-security-policy"), first.headers.get("x-content-type-options")], [{ ok: true }, csp, "nosniff"]);
   const again = await h.call("POST", "/console/session", { origin, body: { token } });
   assert.deepEqual([again.status, again.body, again.headers.get("set-cookie")], [401, { error: badLink }, null]);
@@ -133,7 +135,7 @@ test("the cookie stands for the owner key on the owner endpoints the console use
   const taken: string[] = [];
   for (const [name, spec] of Object.entries(endpoints) as [EndpointName, (typeof endpoints)[EndpointName]][]) {
     if (spec.auth === "none") continue;
-    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "owner", source: "shop", call: 1, task: "t".repeat(16), key: "k", file: "a.txt" });
+    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "owner", source: "shop", call: 1, task: "t".repeat(16), key: "k", file: "a.txt", session: "0123456789ab" });
     const takes = "cookie" in spec && spec.cookie === true;
     const r = await h.call(spec.method, path, { cookie, origin, body: spec.method === "GET" ? undefined : {}, statusOnly: takes });
     if (takes) {
@@ -188,7 +190,7 @@ test("a session ends when its owner key is removed or replaced, and stands only 
   assert.equal((await h.call("GET", "/v1/state", { cookie: third })).status, 401);
 });
 
-test("sessions end with `console --end` (DELETE /v1/console/sessions), by sign-out, and 24 hours after sign-in", async () => {
+test("sessions end with `console --end` (DELETE /v1/console/sessions), by sign-out, 30 days unused and 90 days after sign-in", async () => {
   const h = await consoleHub();
   const a = await h.signIn();
   const b = await h.signIn();
@@ -206,11 +208,25 @@ test("sessions end with `console --end` (DELETE /v1/console/sessions), by sign-o
   const d = await h.signIn();
   assert.equal((await h.call("POST", "/console/sign-out", { cookie: d, origin: "http://evil.example" })).status, 403, "sign-out is a change too");
 
+  // Used every 29 days it lives to 90 days after its sign-in, not a millisecond more.
   const e = await h.signIn();
-  h.advance(consoleSessionMaxMs - 1);
+  const signedAt = h.now();
+  while (h.now() + consoleSessionIdleMs - 86_400_000 < signedAt + consoleSessionMaxMs - 1) {
+    h.advance(consoleSessionIdleMs - 86_400_000);
+    assert.equal((await h.call("GET", "/v1/state", { cookie: e })).status, 200);
+  }
+  h.advance(signedAt + consoleSessionMaxMs - 1 - h.now());
   assert.equal((await h.call("GET", "/v1/state", { cookie: e })).status, 200);
   h.advance(1);
   assert.equal((await h.call("GET", "/v1/state", { cookie: e })).status, 401);
+  // Unused for 30 days it ends, however young.
+  const f = await h.signIn();
+  h.advance(consoleSessionIdleMs - 1);
+  assert.equal((await h.call("GET", "/v1/state", { cookie: f })).status, 200);
+  h.advance(consoleSessionIdleMs - 1);
+  assert.equal((await h.call("GET", "/v1/state", { cookie: f })).status, 200, "each use starts the 30 days again");
+  h.advance(consoleSessionIdleMs);
+  assert.equal((await h.call("GET", "/v1/state", { cookie: f })).status, 401);
 });
 
 test("with an https public URL the cookie is Secure and __Host- named, and the link uses that address", async () => {
@@ -220,7 +236,7 @@ test("with an https public URL the cookie is Secure and __Host- named, and the l
   const token = /#sign-in=(.+)$/.exec(r.body.link)![1]!;
   // Behind a TLS proxy the request reaches the hub as http on another host; the page's Origin is the public one.
   const res = await h.call("POST", "/console/session", { origin: "https://hub.example.org", body: { token } });
-  assert.match(res.headers.get("set-cookie")!, /^__Host-aa_console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=86400; Secure$/);
+  assert.match(res.headers.get("set-cookie")!, /^__Host-aa_console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=7776000; Secure$/);
   const cookie = /^__Host-aa_console=([^;]+)/.exec(res.headers.get("set-cookie")!)![1]!;
   assert.equal((await h.call("GET", "/v1/state", { cookie, cookieName: "__Host-aa_console" })).status, 200);
   assert.equal((await h.call("GET", "/v1/state", { cookie })).status, 401, "the plain name is not taken on https");
@@ -370,4 +386,108 @@ test("a hub listening on every address (0.0.0.0) without publicUrl gives links o
   assert.equal(printed.code, 0, printed.out);
   const link = /(http:\/\/\S+)\/console\/#sign-in=/.exec(printed.out)?.[1];
   assert.equal(link, `http://127.0.0.1:${port}`, printed.out);
+});
+
+test("sessions are kept in the home as hashes only (console-sessions.json, 0600): a new hub process on the home keeps them, with their expiries", async () => {
+  const made = makeHome();
+  cleanup.push(() => rmSync(made.dir, { recursive: true, force: true }));
+  let now = Date.parse("2026-03-01T10:00:00Z");
+  const log: string[] = [];
+  const open = async () => {
+    const hub = new Hub({ home: made.home, lang: "en", checkAnswer, clock: () => now, publicUrl: "http://127.0.0.1:8787", log: (l) => log.push(l) });
+    await hub.start();
+    return { hub, app: createApp(hub) };
+  };
+  const state = async (app: ReturnType<typeof createApp>, cookie: string) => (await app.request("http://localhost/v1/state", { headers: { cookie: `aa_console=${cookie}` } })).status;
+  let { hub, app } = await open();
+  const signIn = async () => {
+    const l = await app.request("http://localhost/v1/console/sign-in", { method: "POST", headers: { authorization: `Bearer ${made.keys.owner}` } });
+    const token = /#sign-in=(.+)$/.exec(((await l.json()) as { link: string }).link)![1]!;
+    const r = await app.request("http://localhost/console/session", { method: "POST", headers: { origin, "content-type": "application/json" }, body: JSON.stringify({ token }) });
+    return /^aa_console=([A-Za-z0-9_-]{43});/.exec(r.headers.get("set-cookie")!)![1]!;
+  };
+  const a = await signIn();
+  const b = await signIn();
+  const file = made.home.consoleSessions;
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  const stored = readFileSync(file, "utf8");
+  for (const cookie of [a, b]) {
+    assert.ok(!stored.includes(cookie), "no cookie in the file");
+    assert.ok(stored.includes(createHash("sha256").update(cookie).digest("hex")), "its hash is");
+  }
+  assert.ok(!stored.includes(made.keys.owner), "no owner key in the file");
+  const listed = (await (await app.request("http://localhost/v1/console/sessions", { headers: { authorization: `Bearer ${made.keys.owner}` } })).json()) as ConsoleSessionsAnswer;
+  assert.deepEqual(listed.sessions.map((s) => [s.origin, s.signedIn, s.lastUsed, s.idleUntil, s.expiresAt]), [0, 1].map(() => [
+    origin, "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:00.000Z", new Date(now + consoleSessionIdleMs).toISOString(), new Date(now + consoleSessionMaxMs).toISOString(),
+  ]));
+  assert.equal(new Set(listed.sessions.map((s) => s.session)).size, 2);
+  assert.match(listed.sessions[0]!.session, /^[0-9a-f]{12}$/);
+
+  // A use is written at most once an hour: polling does not rewrite the file.
+  const mtime = statSync(file).mtimeMs;
+  now += consoleSessionTouchMs - 1;
+  assert.equal(await state(app, a), 200);
+  assert.equal(statSync(file).mtimeMs, mtime);
+  now += 1;
+  assert.equal(await state(app, a), 200);
+  assert.notEqual(readFileSync(file, "utf8"), stored, "an hour later the use is written");
+
+  // The hub stops and starts again: both consoles are still signed in, and the idle clock kept a's last use.
+  await hub.close();
+  ({ hub, app } = await open());
+  cleanup.push(() => hub.close());
+  assert.deepEqual([await state(app, a), await state(app, b)], [200, 200]);
+  // One ended by its name; the other ends when its key is replaced, in this process and the next.
+  const ended = await app.request(`http://localhost/v1/console/sessions/${listed.sessions[0]!.session}`, { method: "DELETE", headers: { authorization: `Bearer ${made.keys.owner}` } });
+  assert.deepEqual(await ended.json(), { ended: 1 });
+  const again = await app.request(`http://localhost/v1/console/sessions/${listed.sessions[0]!.session}`, { method: "DELETE", headers: { authorization: `Bearer ${made.keys.owner}` } });
+  assert.deepEqual(await again.json(), { ended: 0 });
+  const survivor = listed.sessions[0]!.session === (await (await app.request("http://localhost/v1/console/sessions", { headers: { authorization: `Bearer ${made.keys.owner}` } })).json() as ConsoleSessionsAnswer).sessions[0]?.session ? a : null;
+  assert.equal(survivor, null, "the ended one is no longer listed");
+  const alive = [await state(app, a), await state(app, b)];
+  assert.deepEqual(alive.sort(), [200, 401]);
+  assert.deepEqual(log.filter((l) => l.includes("console sessions file")), []);
+});
+
+test("a damaged console-sessions.json signs nobody in and stops nothing: the hub says so, starts with no session, and the next sign-in writes it anew", async () => {
+  const made = makeHome();
+  cleanup.push(() => rmSync(made.dir, { recursive: true, force: true }));
+  const forged = { v: 1, sessions: [{ id: createHash("sha256").update("x".repeat(43)).digest("hex"), ref: "0123456789ab", keyHash: "k", origin, createdAt: 0, usedAt: Date.now(), expiresAt: Date.now() + 1e9 }] };
+  for (const [content, logged] of [["{not json", true], [JSON.stringify({ v: 2, sessions: forged.sessions }), false], [JSON.stringify(forged), false], [JSON.stringify({ v: 1, sessions: Array(consoleSessionsMax * 4).fill({ id: 5 }) }), false]] as const) {
+    writeFileSync(made.home.consoleSessions, content);
+    const log: string[] = [];
+    const hub = new Hub({ home: made.home, lang: "en", checkAnswer, log: (l) => log.push(l) });
+    await hub.start();
+    const app = createApp(hub);
+    // The forged one names no owner key's hash: it is dropped at load, and its cookie opens nothing.
+    assert.equal((await app.request("http://localhost/v1/state", { headers: { cookie: `aa_console=${"x".repeat(43)}` } })).status, 401, content.slice(0, 20));
+    assert.deepEqual(((await (await app.request("http://localhost/v1/console/sessions", { headers: { authorization: `Bearer ${made.keys.owner}` } })).json()) as ConsoleSessionsAnswer).sessions, []);
+    assert.equal(log.some((l) => /^console sessions file .*console-sessions\.json could not be read or written \(.*\): sessions live in memory only and end when the hub restarts$/.test(l)), logged, log.join("\n"));
+    await hub.close();
+  }
+});
+
+test("`console --sessions` lists the sessions and `console --end <name>` ends one; a hub restart keeps the cookie reading /v1/state (issue 30, pinned)", async () => {
+  const made = makeHome();
+  let serve = await serveProcess(made.dir);
+  cleanup.push(async () => {
+    await serve.stop();
+    rmSync(made.dir, { recursive: true, force: true });
+  });
+  const signIn = async () => {
+    const token = /#sign-in=([A-Za-z0-9_-]{43})/.exec((await cli(["console", "--no-open"], made.dir)).out)![1]!;
+    const res = await fetch(`${serve.url}/console/session`, { method: "POST", headers: { origin: serve.url, "content-type": "application/json" }, body: JSON.stringify({ token }) });
+    return res.headers.get("set-cookie")!.split(";")[0]!;
+  };
+  const cookie = await signIn();
+  await serve.stop();
+  serve = await serveProcess(made.dir);
+  assert.equal((await fetch(`${serve.url}/v1/state`, { headers: { cookie } })).status, 200, "still signed in after the restart");
+  const listed = await cli(["console", "--sessions"], made.dir);
+  const m = /^([0-9a-f]{12}) {2}http:\/\/127\.0\.0\.1:\d+ {2}signed in \d\d-\d\d \d\d:\d\d:\d\d, last used \d\d-\d\d \d\d:\d\d:\d\d, ends if unused until \d\d-\d\d \d\d:\d\d:\d\d, at the latest \d\d-\d\d \d\d:\d\d:\d\d\n$/.exec(listed.out);
+  assert.ok(m, listed.out);
+  assert.deepEqual(await cli(["console", "--end", "0000deadbeef"], made.dir), { code: 1, out: "agent-autoloop: no console session named 0000deadbeef: agent-autoloop console --sessions lists them\n" });
+  assert.deepEqual(await cli(["console", "--end", m[1]!], made.dir), { code: 0, out: `console session ${m[1]} ended\n` });
+  assert.equal((await fetch(`${serve.url}/v1/state`, { headers: { cookie } })).status, 401);
+  assert.deepEqual(await cli(["console", "--sessions"], made.dir), { code: 0, out: "no console sessions\n" });
 });

@@ -83,7 +83,7 @@ function keyRows(): Row[] {
   for (const [name, spec] of Object.entries(endpoints) as [EndpointName, (typeof endpoints)[EndpointName]][]) {
     if (!Array.isArray(spec.auth)) continue;
     const allowed: readonly KeyKind[] = spec.auth;
-    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "source", source: "shop", call: 1, key: "k", file: "a.txt" });
+    const path = pathOf(spec.path, { id: 1, name: "alerts", kind: "source", source: "shop", call: 1, key: "k", file: "a.txt", session: "0123456789ab" });
     const base = { endpoint: name, what: "key" as const, method: spec.method, path };
     rows.push({ ...base, status: 401, error: missingKey });
     rows.push({ ...base, key: { bearer: "no-such-key" }, status: 401, error: "unknown key" });
@@ -205,6 +205,9 @@ function listedRows(): Row[] {
     { endpoint: "keyNew", what: "path", method: "POST", path: `/v1/keys/source/${x(101)}`, key: "owner", status: 400, error: "name: letters, digits, _ . - (at most 100), starting with a letter or digit" },
     { endpoint: "keyRemove", what: "path", method: "DELETE", path: "/v1/keys/robot/x", key: "owner", status: 400, error: "kind must be source, worker, channel or owner" },
     { endpoint: "keyRemove", what: "path", method: "DELETE", path: "/v1/keys/source/a%01b", key: "owner", status: 400, error: "name: 1 to 100 characters, no control characters or /" },
+
+    { endpoint: "consoleEndOne", what: "path", method: "DELETE", path: "/v1/console/sessions/ABC", key: "owner", status: 400, error: "a console session's name is 12 hex characters, as agent-autoloop console --sessions lists them" },
+    { endpoint: "consoleEndOne", what: "path", method: "DELETE", path: `/v1/console/sessions/${"a".repeat(13)}`, key: "owner", status: 400, error: "a console session's name is 12 hex characters, as agent-autoloop console --sessions lists them" },
 
     ...toolCallRows(),
 

@@ -11,6 +11,7 @@
 import { Command, CommanderError } from "commander";
 import { langFromEnv, localize, t, type MessageId } from "../i18n/messages.js";
 import { CliError, printable, say, sayError } from "./print.js";
+import type { ConsoleOptions } from "./console.js";
 import { exitWhenOutputBreaks, type OutputGuard } from "./log-streams.js";
 import { registerHomeCommands } from "./home-commands.js";
 import type { Config, Home } from "../host/home.js";
@@ -214,17 +215,12 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
 
   p.command("console")
     .description(t(lang, "cli.desc.console"))
-    .option("--end", t(lang, "cli.desc.consoleEnd"))
+    .option("--end [session]", t(lang, "cli.desc.consoleEnd"))
+    .option("--sessions", t(lang, "cli.desc.consoleSessions"))
     .option("--no-open", t(lang, "cli.desc.consoleNoOpen"))
-    .action(async (o: { end?: boolean; open: boolean }) => {
-      if (o.end) {
-        const res = await call(ownerClient(), (c) => c.consoleEnd());
-        return say(t(lang, "cli.console.ended", { n: res.ended }));
-      }
-      const res = await call(ownerClient(), (c) => c.consoleSignIn());
-      const [{ localTime }, { openBrowser }] = await Promise.all([import("./why.js"), import("./open-browser.js")]);
-      say(t(lang, "cli.console.link", { link: res.link, until: localTime(res.expiresAt) }));
-      if (o.open) openBrowser(res.link);
+    .action(async (o: ConsoleOptions) => {
+      const { consoleCommand } = await import("./console.js");
+      say(await consoleCommand(o, lang, (f) => call(ownerClient(), f)));
     });
 
   p.command("add")

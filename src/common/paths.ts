@@ -21,6 +21,8 @@ export interface Home {
   pluginState: string;
   worker: string;
   cards: string;
+  /** The owner console's sessions, kept only as hashes (src/host/console-session.ts), so a restart keeps them. */
+  consoleSessions: string;
 }
 
 /** Paths of a home directory; `dir` defaults to AGENT_AUTOLOOP_HOME, else ~/.agent-autoloop. */
@@ -37,6 +39,7 @@ export function homePaths(dir = process.env.AGENT_AUTOLOOP_HOME || join(homedir(
     pluginState: join(d, "plugin-state"),
     worker: join(d, "worker"),
     cards: join(d, "cards.txt"),
+    consoleSessions: join(d, "console-sessions.json"),
   };
 }
 

@@ -292,7 +292,16 @@ function follow() {
   }));
 }
 
+/**
+ * A sign-in link pasted into a tab that shows the console changes only the fragment, which loads nothing: start over,
+ * so the link is taken (and leaves the address bar) in this same tab (issue 30).
+ */
+function takePastedSignIn() {
+  if (/^#sign-in=/.test(location.hash)) location.reload();
+}
+
 async function start() {
+  addEventListener("hashchange", takePastedSignIn);
   applyTheme();
   systemDark.addEventListener("change", applyTheme);
   await loadCatalog();

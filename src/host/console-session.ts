@@ -1,33 +1,83 @@
 /**
- * Owner console sessions (issue 17, DESIGN.md "Plugin hosts and the console"): `agent-autoloop console` asks the hub
- * for a sign-in link (`POST /v1/console/sign-in` with the owner key); the link carries a random token, good once and
- * for `consoleSignInValidMs`, which the console page exchanges (`POST /console/session`) for a session cookie
+ * Owner console sessions (issue 17, issue 30; DESIGN.md "Plugin hosts and the console"): `agent-autoloop console` asks
+ * the hub for a sign-in link (`POST /v1/console/sign-in` with the owner key); the link carries a random token, good
+ * once and for `consoleSignInValidMs`, which the console page exchanges (`POST /console/session`) for a session cookie
  * `HttpOnly; SameSite=Strict; Path=/` (+ `Secure` and the `__Host-` name when the hub's public URL is https).
  *
- * Where the state lives: here, in the hub process's memory, never in the fact log or on disk. A session is a
- * capability a browser holds, not a decision of the kernel: keeping it out of facts keeps the kernel unchanged and
- * no session secret anywhere a file copy or `why` could show it. The price is chosen: a restart of the hub ends every
- * session (run `agent-autoloop console` again). Tokens and cookies are kept only as SHA-256, like keys.
+ * Where the state lives: in the hub's memory and, so that a restart (an update of the service) signs nobody out, in
+ * the home's `console-sessions.json` (mode 0600) — never in the fact log. A session is a capability a browser holds,
+ * not a decision of the kernel: keeping it out of facts keeps the kernel unchanged and no session anywhere `why` could
+ * show it. The file holds only SHA-256 hashes of the cookies (like keys), so reading it signs nobody in. Sign-in
+ * links stay in memory only: a restart forgets the unused ones (they live five minutes anyway).
  *
  * A session stands for the owner key that made its link: it ends when that key is removed or replaced (checked on
- * every use, and dropped when keys change), after `consoleSessionMaxMs`, on sign-out, or when the owner ends all
- * sessions (`agent-autoloop console --end`). It remembers the origin it signed in from: a changing request with the
- * cookie must come from that origin (`Origin` header).
+ * every use, and dropped when keys change), `consoleSessionIdleMs` after its last use, `consoleSessionMaxMs` after its
+ * sign-in, on sign-out, when the owner ends it (`agent-autoloop console --end <id>`) or all of them (`--end`). It
+ * remembers the origin it signed in from: a changing request with the cookie must come from that origin (`Origin`).
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { writeFileAtomic } from "./home.js";
 import { hashKey } from "../kernel/credentials.js";
-import { consoleSessionMaxMs, consoleSessionsMax, consoleSignInsPendingMax, consoleSignInValidMs } from "../kernel/limits.js";
+import { consoleSessionIdleMs, consoleSessionMaxMs, consoleSessionsMax, consoleSessionTouchMs, consoleSignInsPendingMax, consoleSignInValidMs } from "../kernel/limits.js";
 
-/** One signed-in console: the owner key it stands for and where it signed in from. */
+/** One signed-in console: the owner key it stands for and where it signed in from. All times in ms since the epoch. */
 export interface ConsoleSession {
   /** SHA-256 of the cookie's value (the map's key). */
   readonly id: string;
+  /** The session's public name (12 hex characters) that `console --sessions` lists and `--end <ref>` ends. */
+  readonly ref: string;
   /** The owner key's hash (what the kernel knows keys by). */
   readonly keyHash: string;
   /** `scheme://host[:port]` of the page that signed in. */
   readonly origin: string;
-  /** When it ends whatever happens (ms since the epoch). */
+  /** When it signed in. */
+  readonly createdAt: number;
+  /** When it was last used (a request with its cookie). */
+  usedAt: number;
+  /** When it ends whatever happens. */
   readonly expiresAt: number;
+}
+
+/**
+ * Where sessions are kept between hub processes (the home's console-sessions.json; tests use memory). `load` returns
+ * what `save` last wrote, or undefined when nothing was; `save` replaces it whole. Both may throw; the sessions then
+ * live in memory only (a failed `load` starts with none) and the hub says so through `onError`.
+ */
+export interface ConsoleSessionStore {
+  load(): unknown;
+  save(value: StoredSessions): void;
+}
+
+/** What a store keeps: a version and the sessions (hashes and times only). */
+export interface StoredSessions {
+  v: number;
+  sessions: readonly ConsoleSession[];
+}
+
+/** The stored form's version: a file of another version is not read (its sessions end). */
+const storedVersion = 1;
+const hex64 = /^[0-9a-f]{64}$/;
+/** A session's public name (`ConsoleSession.ref`): 12 lowercase hex characters. */
+export const sessionRefPattern = /^[0-9a-f]{12}$/;
+
+/**
+ * The sessions a store's value holds that are well formed; anything else in it is left out (a damaged or hand-edited
+ * file signs those consoles out, never in: each kept one still needs its cookie, whose hash only the file holds).
+ */
+export function storedSessions(value: unknown): ConsoleSession[] {
+  const v = value as { v?: unknown; sessions?: unknown } | null;
+  if (!v || v.v !== storedVersion || !Array.isArray(v.sessions)) return [];
+  const out: ConsoleSession[] = [];
+  for (const raw of v.sessions.slice(0, consoleSessionsMax) as Record<string, unknown>[]) {
+    if (!raw || typeof raw !== "object") continue;
+    const { id, ref, keyHash, origin, createdAt, usedAt, expiresAt } = raw;
+    if (typeof id !== "string" || !hex64.test(id) || typeof ref !== "string" || !sessionRefPattern.test(ref) || typeof keyHash !== "string" || keyHash === "") continue;
+    if (typeof origin !== "string" || originOf(origin) !== origin) continue;
+    if (![createdAt, usedAt, expiresAt].every((n) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0)) continue;
+    out.push({ id, ref, keyHash, origin, createdAt: createdAt as number, usedAt: usedAt as number, expiresAt: expiresAt as number });
+  }
+  return out;
 }
 
 /** Whether a hub's public URL is https: its console cookie is then `Secure` and `__Host-` named. */
@@ -60,18 +110,42 @@ export function originOf(url: string): string | null {
   }
 }
 
-/** The console's sign-in tokens and sessions of one hub process. */
+/** The console's sign-in tokens of one hub process, and its sessions, kept in `store` across processes. */
 export class ConsoleSessions {
   private readonly pending = new Map<string, { keyHash: string; expiresAt: number }>();
   private readonly sessions = new Map<string, ConsoleSession>();
+  /** Per session: the `usedAt` the store holds (a use is written only when it is `consoleSessionTouchMs` newer). */
+  private readonly stored = new Map<string, number>();
   /** Called whenever sessions end (streams held by them close). */
   readonly ended = new Set<() => void>();
 
   /**
+   * Loads the sessions `store` kept (those still alive).
    * @param clock milliseconds since the epoch.
    * @param ownerKey whether a key hash is still an owner key of the hub.
+   * @param store where sessions outlive the process; none: memory only.
+   * @param onError told when the store cannot be read or written (the sessions then stay in memory).
    */
-  constructor(private readonly clock: () => number, private readonly ownerKey: (keyHash: string) => boolean) {}
+  constructor(
+    private readonly clock: () => number,
+    private readonly ownerKey: (keyHash: string) => boolean,
+    private readonly store: ConsoleSessionStore | null = null,
+    private readonly onError: (e: Error) => void = () => {},
+  ) {
+    let kept: ConsoleSession[] = [];
+    try {
+      kept = storedSessions(store?.load());
+    } catch (e) {
+      onError(e as Error);
+    }
+    for (const s of kept) {
+      this.sessions.set(s.id, s);
+      this.stored.set(s.id, s.usedAt);
+    }
+    const before = this.sessions.size;
+    for (const s of kept) if (!this.alive(s)) this.sessions.delete(s.id);
+    if (this.sessions.size !== before) this.save();
+  }
 
   /** A new sign-in token for the owner key `keyHash`: 32 random bytes, base64url; good once until `expiresAt` (ms). */
   signInToken(keyHash: string): { token: string; expiresAt: number } {
@@ -96,8 +170,11 @@ export class ConsoleSessions {
     if (!p || p.expiresAt <= now || !this.ownerKey(p.keyHash)) return null;
     while (this.sessions.size >= consoleSessionsMax) this.endOne(this.sessions.keys().next().value!);
     const cookie = randomBytes(32).toString("base64url");
-    const session: ConsoleSession = { id: hashKey(cookie), keyHash: p.keyHash, origin, expiresAt: now + consoleSessionMaxMs };
+    const session: ConsoleSession = {
+      id: hashKey(cookie), ref: randomBytes(6).toString("hex"), keyHash: p.keyHash, origin, createdAt: now, usedAt: now, expiresAt: now + consoleSessionMaxMs,
+    };
     this.sessions.set(session.id, session);
+    this.save();
     return { cookie, session };
   }
 
@@ -110,12 +187,29 @@ export class ConsoleSessions {
       this.endOne(s.id);
       return null;
     }
+    s.usedAt = this.clock();
+    if (s.usedAt - (this.stored.get(s.id) ?? 0) >= consoleSessionTouchMs) this.save();
     return s;
   }
 
-  /** Whether a session still holds: not ended, not expired, its owner key still there. */
+  /** Whether a session still holds: not ended, not expired, not idle too long, its owner key still there. */
   alive(s: ConsoleSession): boolean {
-    return this.sessions.get(s.id) === s && s.expiresAt > this.clock() && this.ownerKey(s.keyHash);
+    const now = this.clock();
+    return this.sessions.get(s.id) === s && s.expiresAt > now && s.usedAt + consoleSessionIdleMs > now && this.ownerKey(s.keyHash);
+  }
+
+  /** The live sessions, oldest sign-in first (dead ones end here). */
+  list(): ConsoleSession[] {
+    for (const s of [...this.sessions.values()]) if (!this.alive(s)) this.endOne(s.id);
+    return [...this.sessions.values()].sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  /** Ends the session named `ref` (its public name). @returns whether one ended. */
+  endRef(ref: string): boolean {
+    const s = [...this.sessions.values()].find((x) => x.ref === ref);
+    if (!s) return false;
+    this.endOne(s.id);
+    return true;
   }
 
   /** Ends one session (sign-out). */
@@ -128,6 +222,7 @@ export class ConsoleSessions {
     const n = this.sessions.size;
     this.sessions.clear();
     this.pending.clear();
+    this.save();
     this.notify();
     return n;
   }
@@ -142,7 +237,10 @@ export class ConsoleSessions {
         any = true;
       }
     }
-    if (any) this.notify();
+    if (any) {
+      this.save();
+      this.notify();
+    }
   }
 
   /** How many sessions are held (tests, benchmark). */
@@ -152,10 +250,48 @@ export class ConsoleSessions {
 
   private endOne(id: string): void {
     this.sessions.delete(id);
+    this.save();
     this.notify();
+  }
+
+  /** Writes every session to the store (the whole set: at most `consoleSessionsMax` lines of hashes). */
+  private save(): void {
+    if (!this.store) return;
+    const all = [...this.sessions.values()];
+    try {
+      this.store.save({ v: storedVersion, sessions: all });
+    } catch (e) {
+      this.onError(e as Error);
+      return;
+    }
+    this.stored.clear();
+    for (const s of all) this.stored.set(s.id, s.usedAt);
   }
 
   private notify(): void {
     for (const f of [...this.ended]) f();
   }
+}
+
+/**
+ * The home's console-sessions.json as a store: JSON, written atomically and durably with mode 0600 (writeFileAtomic).
+ * A file that is not there loads as nothing; one that cannot be read or parsed throws (the hub logs it and starts
+ * with no sessions, and the next sign-in writes it anew).
+ */
+export function fileSessionStore(path: string): ConsoleSessionStore {
+  return {
+    load() {
+      let text: string;
+      try {
+        text = readFileSync(path, "utf8");
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw e;
+      }
+      return JSON.parse(text) as unknown;
+    },
+    save(value) {
+      writeFileAtomic(path, JSON.stringify(value) + "\n");
+    },
+  };
 }

@@ -27,7 +27,7 @@ import type { EndpointName } from "../protocol/endpoints.js";
 import type { ToolHost } from "../tools/index.js";
 import { ToolPlugins } from "../tools/kind.js";
 import { HubTools } from "./hub-tools.js";
-import { ConsoleSessions } from "./console-session.js";
+import { ConsoleSessions, fileSessionStore } from "./console-session.js";
 import { DeclarativeCatalog, declarativePlugins } from "../declarative/index.js";
 import { pluginSecret } from "./plugin-settings.js";
 
@@ -136,7 +136,7 @@ export class Hub {
   private pluginWatch: PluginWatcher | null = null;
   /** The tool host of this home's tool plugins (hub-tools.ts), made when first asked for. */
   private readonly tools: HubTools;
-  /** The owner console's sign-in links and sessions (console-session.ts): in memory, ended by a restart. */
+  /** The owner console's sign-in links (in memory) and sessions (kept hashed in the home: a restart keeps them). */
   readonly console: ConsoleSessions;
   /**
    * The declarative plugins of this home (issue 18): built in, `<home>/plugins`, then each `pluginDirs` folder; loaded
@@ -156,7 +156,8 @@ export class Hub {
     this.inputQueueMax = opts.inputQueueMax ?? hubInputQueueMax;
     this.log = opts.log ?? (() => {});
     this.callerLog = new BoundedLog(this.log, () => this.now(), opts.lang);
-    this.console = new ConsoleSessions(this.clock, (h) => callerOf(this.store.view, h)?.kind === "owner");
+    this.console = new ConsoleSessions(this.clock, (h) => callerOf(this.store.view, h)?.kind === "owner", fileSessionStore(opts.home.consoleSessions),
+      (e) => this.log(t(opts.lang, "console.sessionsFile", { file: opts.home.consoleSessions, error: e.message })));
     this.presence = new Presence({ clock: this.clock, silentAfterMs: opts.presenceSilentMs ?? workerOnlineMs, log: this.log, lang: opts.lang });
     // Last good versions are the home's: the CLI, a worker and a hub started again use the versions this hub uses.
     const lastGood = new LastGood(opts.home.pluginState);

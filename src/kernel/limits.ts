@@ -212,8 +212,18 @@ export const callerLogKindsMax = 1_000;
 export const consoleSignInValidMs = 5 * 60_000;
 /** Owner console: sign-in links made and not yet used, at most; making one more forgets the oldest. */
 export const consoleSignInsPendingMax = 16;
-/** Owner console: a session ends this long after its sign-in, whatever it does meanwhile (the cookie's Max-Age). */
-export const consoleSessionMaxMs = 24 * 3_600_000;
+/**
+ * Owner console (issue 30): a session ends this long after its sign-in, whatever it does meanwhile (the cookie's
+ * Max-Age). Sessions survive a restart of the hub, so an update does not sign the owner out.
+ */
+export const consoleSessionMaxMs = 90 * 86_400_000;
+/** Owner console: a session that made no request for this long ends (idle expiry). */
+export const consoleSessionIdleMs = 30 * 86_400_000;
+/**
+ * Owner console: how stale a session's last use may be in the home's file: a use is written only once it is this much
+ * newer than the written one, so a console polling every second writes the file at most once an hour.
+ */
+export const consoleSessionTouchMs = 3_600_000;
 /** Owner console: sessions held at once, at most; a sign-in past it ends the oldest session. */
 export const consoleSessionsMax = 64;
 

@@ -197,6 +197,16 @@ export class HubClient {
     return this.request("consoleEnd", {});
   }
 
+  /** GET /v1/console/sessions: the live owner console sessions (issue 30). */
+  consoleSessions() {
+    return this.request("consoleSessions", {});
+  }
+
+  /** DELETE /v1/console/sessions/:session: ends one owner console session by its name; `ended` 0 when none has it. */
+  consoleEndOne(session: string) {
+    return this.request("consoleEndOne", { params: { session } });
+  }
+
   /**
    * POST /v1/runs/:id/tools/calls with the run's token: asks the hub to decide an agent's tool call before it runs
    * (issue 16). Answers `{call, decision, card?, reason?, waitUntil?}`; run the tool only on `allow`.

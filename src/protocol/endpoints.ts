@@ -97,6 +97,8 @@ export const endpoints = {
 
   consoleSignIn: { section: "console", method: "POST", path: "/v1/console/sign-in", auth: ["owner"], response: "ConsoleLink" },
   consoleEnd: { section: "console", method: "DELETE", path: "/v1/console/sessions", auth: ["owner"], response: "ConsoleEnded" },
+  consoleSessions: { section: "console", method: "GET", path: "/v1/console/sessions", auth: ["owner"], response: "ConsoleSessions" },
+  consoleEndOne: { section: "console", method: "DELETE", path: "/v1/console/sessions/:session", auth: ["owner"], response: "ConsoleEnded" },
 
   plugins: { section: "plugins", method: "GET", path: "/v1/plugins", aliases: ["/api/plugins"], auth: ["owner"], response: "Plugins", cookie: true },
   pluginsReload: { section: "plugins", method: "POST", path: "/v1/plugins/reload", aliases: ["/api/plugins/reload"], auth: ["owner"], response: "PluginsReload", cookie: true },

@@ -326,9 +326,25 @@ export type Tools = Static<typeof Tools>;
 export const ConsoleLink = Type.Object({ link: str(), expiresAt: iso() }, { description: "POST /v1/console/sign-in" });
 export type ConsoleLink = Static<typeof ConsoleLink>;
 
-/** DELETE /v1/console/sessions: how many console sessions ended (unused sign-in links are forgotten too). */
-export const ConsoleEnded = Type.Object({ ended: int() }, { description: "DELETE /v1/console/sessions" });
+/**
+ * DELETE /v1/console/sessions: how many console sessions ended (unused sign-in links are forgotten too); DELETE
+ * /v1/console/sessions/:session: 1 when that session ended, 0 when there was none of that name.
+ */
+export const ConsoleEnded = Type.Object({ ended: int() }, { description: "DELETE /v1/console/sessions, DELETE /v1/console/sessions/:session" });
 export type ConsoleEnded = Static<typeof ConsoleEnded>;
+
+/** One owner console session as GET /v1/console/sessions lists it (issue 30): no cookie, no hash, only its name. */
+export const ConsoleSessionView = Type.Object({
+  session: Type.String({ description: "the session's name, for DELETE /v1/console/sessions/:session" }),
+  origin: str(),
+  signedIn: iso(),
+  lastUsed: iso(),
+  idleUntil: iso(),
+  expiresAt: iso(),
+});
+/** GET /v1/console/sessions: the live owner console sessions, oldest sign-in first. */
+export const ConsoleSessions = Type.Object({ sessions: Type.Array(ConsoleSessionView) }, { description: "GET /v1/console/sessions" });
+export type ConsoleSessions = Static<typeof ConsoleSessions>;
 
 /** How the hub decided a tool call (issue 16): run it, refuse it, or wait for the owner's answer on an ask card. */
 export const toolDecisions = ["allow", "deny", "prompt"] as const;
@@ -457,7 +473,7 @@ export const responseDefinitions = {
   ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, ArtifactView, ArtifactStored, ArtifactText, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
-  RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
+  RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ConsoleSessions, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
   PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer, PluginUi,
 };
 /** The name of a response definition. */

@@ -1,6 +1,7 @@
 /**
  * The owner console's routes (issue 17): `POST /v1/console/sign-in` (owner key: a one-time sign-in link),
- * `DELETE /v1/console/sessions` (owner key: end every session), and outside /v1 the page itself — static files under
+ * `GET /v1/console/sessions` (owner key: the live sessions, issue 30), `DELETE /v1/console/sessions` (owner key: end
+ * every session) and `DELETE /v1/console/sessions/:session` (end one), and outside /v1 the page itself — static files under
  * `/console/` (console-files.ts), `POST /console/session` (a sign-in token for the session cookie) and
  * `POST /console/sign-out`. Also the check every /v1 endpoint marked `cookie` runs on a request without a key
  * (endpoint.ts): the session of the cookie, from its own host, and for a changing request from its own origin.
@@ -8,10 +9,13 @@
 import { Hono, type Context } from "hono";
 import type { Hub } from "../hub.js";
 import { t } from "../../i18n/messages.js";
-import { consoleSessionMaxMs } from "../../kernel/limits.js";
-import { consoleCookieName, originOf } from "../console-session.js";
+import { consoleSessionIdleMs, consoleSessionMaxMs } from "../../kernel/limits.js";
+import { consoleCookieName, originOf, sessionRefPattern } from "../console-session.js";
 import { consoleFile, consoleHeaders } from "../console-files.js";
-import { bodyText, consoleSessionOf, hostOf, json, reply, route, secureHub } from "./endpoint.js";
+import { bodyText, consoleSessionOf, hostOf, json, refuse, reply, route, secureHub } from "./endpoint.js";
+
+/** A time in ms since the epoch as the protocol writes times: ISO 8601 in UTC. */
+const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The `Set-Cookie` value of the session cookie (`value` null: the one that deletes it). */
 function setCookie(hub: Hub, value: string | null): string {
@@ -41,6 +45,17 @@ export function consoleRoutes(hub: Hub): Hono {
   });
 
   route(app, hub, "consoleEnd", (c) => reply(c, hub, "consoleEnd", { ended: hub.console.endAll() }));
+  route(app, hub, "consoleSessions", (c) => reply(c, hub, "consoleSessions", {
+    sessions: hub.console.list().map((s) => ({
+      session: s.ref, origin: s.origin, signedIn: iso(s.createdAt), lastUsed: iso(s.usedAt), idleUntil: iso(s.usedAt + consoleSessionIdleMs), expiresAt: iso(s.expiresAt),
+    })),
+  }));
+  // A well-formed name that is no session's ends nothing: the answer says 0.
+  route(app, hub, "consoleEndOne", (c) => {
+    const ref = c.req.param("session") ?? "";
+    if (!sessionRefPattern.test(ref)) return refuse(c, 400, t(lang, "console.sessionName"));
+    return reply(c, hub, "consoleEndOne", { ended: hub.console.endRef(ref) ? 1 : 0 });
+  });
 
   /** A console answer with the console's headers. */
   const answer = (c: Context, status: number, body: unknown, cookie?: string) => {
