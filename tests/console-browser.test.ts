@@ -245,7 +245,14 @@ test("runs: a failure shows its reason on the row; a run's timeline; stop a runn
     // One timeline: the CLI's `why` (and the MCP server's, which prints it) words the same steps, its times aside.
     const why = (await f.call("GET", `/v1/runs/${running.run}/why`, f.keys.owner)).body;
     assert.deepEqual(cliTimeline(running.run, why.facts).map((l) => l.slice(16)), lines);
+    // Stop asks once more in the page; "Keep it running" sends nothing.
     await page.click("#stop-run");
+    assert.equal(await page.locator("#stop-confirm p").textContent(), `Stop run #${running.run}? What the agent is doing is cut off`);
+    await page.getByRole("button", { name: "Keep it running" }).click();
+    assert.equal(await page.locator("#stop-confirm").isHidden(), true);
+    assert.equal([...(await f.state()).active, ...(await f.state()).runs].find((r) => r.id === running.run)!.state, "running");
+    await page.click("#stop-run");
+    await page.click("#stop-run-yes");
     await page.waitForFunction(() => /^Stop asked for \(now (stopping|cancelled)\)$/.test(document.querySelector(".run-page .message")?.textContent ?? ""));
     const state = (await f.call("GET", "/v1/state", f.keys.owner)).body;
     assert.ok(["stopping", "cancelled"].includes([...state.active, ...state.runs].find((r: { id: number }) => r.id === running.run).state));
@@ -272,12 +279,29 @@ test("rules: pause with a reason and an end (shown with its zone), resume, run n
     const paused = (await f.call("GET", "/v1/state", f.keys.owner)).body.lines.find((l: { name: string }) => l.name === "nightly").paused;
     assert.deepEqual([paused.by, paused.reason, paused.until], ["owner", "holiday freeze", "2099-01-02T01:30:00.000Z"], "the end is read in the browser's zone");
     assert.equal(await rule.locator("p.pause-info", { hasText: "resumes" }).textContent(), "resumes by itself at 01-02 09:30:00 (Asia/Shanghai)");
+    // A paused rule offers no "run now": it says to resume first.
+    assert.equal(await rule.getByRole("button", { name: "Run it now" }).count(), 0);
+    assert.equal(await rule.locator("p.hint").textContent(), "A paused rule runs nothing: resume it to run it now");
     await rule.getByRole("button", { name: "Resume this rule" }).click();
     await rule.locator(".state-active").waitFor();
     await rule.getByRole("button", { name: "Run it now" }).click();
     await page.waitForFunction(() => /^Queued as run #\d+$/.test(document.querySelector("li.rule[data-rule=nightly] .message")?.textContent ?? ""));
     const run = (await f.call("GET", "/v1/state", f.keys.owner)).body.runs[0];
     assert.deepEqual([run.rule, run.manual], ["nightly", true]);
+    // Run again, from that run's page once it ended (a queued run of the lane would take the request itself): another
+    // manual run of the same rule and subject.
+    for (let i = 0; i < 20; i++) {
+      const job = (await f.call("GET", `/v1/work?claim=again-${i}`, f.keys.worker)).body.job;
+      if (!job) break;
+      await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "nothing" });
+      if (job.run === run.id) break;
+    }
+    await page.goto(page.url().replace(/#.*$/, `#/runs/${run.id}`));
+    await page.click("#run-again");
+    await page.waitForFunction(() => /^Queued as run #\d+$/.test(document.querySelector(".run-page .message")?.textContent ?? ""));
+    const after = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    const again = [...after.active, ...after.runs].sort((a: { id: number }, b: { id: number }) => b.id - a.id)[0];
+    assert.deepEqual([again.id > run.id, again.rule, again.manual, again.subject], [true, "nightly", true, run.subject]);
   } finally {
     await context.close();
   }

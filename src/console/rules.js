@@ -80,9 +80,10 @@ export function rulesView(ctx) {
     ];
     const runNow = h("button", { type: "button", onclick: () => act("POST", `/v1/rules/${name}/run`, {}, (r) => t("console.rules.ran", { run: r.run })) }, t("console.rules.runNow"));
     if (p) {
+      // A paused rule runs nothing, not even "now" (the hub would queue it behind the pause): resume first.
       parts.push(h("div", { class: "actions" },
-        h("button", { type: "button", onclick: () => act("POST", `/v1/rules/${name}/resume`, {}, () => t("console.rules.active")) }, t("console.rules.resume")),
-        runNow));
+        h("button", { type: "button", onclick: () => act("POST", `/v1/rules/${name}/resume`, {}, () => t("console.rules.active")) }, t("console.rules.resume"))),
+      h("p", { class: "hint" }, t("console.rules.resumeToRun")));
     } else if (u.form) {
       const reasonId = `pause-${line.name}-reason`;
       const untilId = `pause-${line.name}-until`;

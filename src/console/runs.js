@@ -200,21 +200,43 @@ export function runView(id, ctx) {
   const steps = h("ol", { class: "timeline", id: "timeline" });
   const raw = h("pre", { class: "raw" });
   const message = h("p", { class: "message", role: "status" });
-  const stop = h("button", { type: "button", class: "danger", id: "stop-run", onclick: async () => {
+  /** Runs `f` and says its outcome (or the hub's refusal) in the message line, then reads the state again. */
+  const act = async (/** @type {() => Promise<string>} */ f) => {
     try {
-      const r = await api("POST", `/v1/runs/${seg(id)}/cancel`, {});
-      message.textContent = t("console.run.stopped", { state: r.state });
+      message.textContent = await f();
       message.className = "message";
     } catch (e) {
       message.textContent = /** @type {Error} */ (e).message;
       message.className = "message error";
     }
     ctx.refresh();
+  };
+  // Stopping ends work an agent is doing: it asks once more, in the page, before it is sent.
+  const confirmStop = h("div", { class: "confirm", id: "stop-confirm", hidden: true, role: "group", "aria-label": t("console.run.stopConfirm", { run: id }) },
+    h("p", {}, t("console.run.stopConfirm", { run: id })),
+    h("button", { type: "button", class: "danger", id: "stop-run-yes", onclick: () => {
+      confirmStop.hidden = true;
+      void act(async () => t("console.run.stopped", { state: (await api("POST", `/v1/runs/${seg(id)}/cancel`, {})).state }));
+    } }, t("console.run.stopYes")),
+    h("button", { type: "button", class: "quiet", onclick: () => {
+      confirmStop.hidden = true;
+      stop.focus();
+    } }, t("console.run.stopNo")));
+  const stop = h("button", { type: "button", class: "danger", id: "stop-run", onclick: () => {
+    confirmStop.hidden = false;
+    /** @type {HTMLElement} */ (confirmStop.querySelector("#stop-run-yes")).focus();
   } }, t("console.run.stop"));
+  /** The run being shown, as the state last listed it (for "run again"). @type {any} */
+  let shown = null;
+  // Run again: a manual run of the same rule and subject, through POST /v1/rules/:name/run (the hub's own rules apply).
+  const again = h("button", { type: "button", id: "run-again", onclick: () => void act(async () => {
+    const r = await api("POST", `/v1/rules/${seg(shown.rule)}/run`, { ...(shown.subject ? { subject: shown.subject } : {}), reason: t("console.run.againReason", { run: id }) });
+    return t("console.rules.ran", { run: r.run });
+  }) }, t("console.run.again"));
   const el = h("section", { class: "view run-page" },
     h("p", {}, h("a", { href: "#/runs" }, `← ${t("console.run.back")}`)),
     h("h1", { tabindex: -1 }, t("console.run.title", { run: id })),
-    head, h("div", { class: "actions" }, stop), message,
+    head, h("div", { class: "actions" }, stop, again), confirmStop, message,
     h("h2", {}, t("console.run.timeline", { zone })), steps,
     h("details", {}, h("summary", {}, t("console.run.raw")), raw));
   let factsSeen = -1;
@@ -229,6 +251,11 @@ export function runView(id, ctx) {
         link ? h("p", {}, h("a", { href: link, rel: "noopener noreferrer", target: "_blank" }, said(link))) : null);
     }
     stop.hidden = r ? !liveStates.includes(r.state) : true;
+    if (stop.hidden) confirmStop.hidden = true;
+    shown = r ?? null;
+    // A run of a paused rule, or one whose rule is gone, cannot run again from here.
+    const line = r ? c.state.lines.find((/** @type {any} */ l) => l.name === r.rule) : null;
+    again.hidden = !line || Boolean(line.paused);
     // The facts of a run change only when the log grows: read them again then.
     if (c.state.seq !== factsSeen) {
       factsSeen = c.state.seq;
