@@ -1,8 +1,10 @@
 /**
  * Every shell line of the docs is run by a test (issue 29): each ```bash block of README.md and of the Markdown under
- * docs/ is either run here, as written, by bash against a real `serve` on a fresh home — in the page's order, from the
- * checkout, with `agent-autoloop` on PATH as `install` puts it and the hub's address in place of 127.0.0.1:8787 — or
- * named below with the test that runs it (or, for an install step, why no test can). A new block is run here unless
+ * docs/, examples/ and skills/ is either run here, as written, by bash against a real `serve` on a fresh home — a
+ * page's blocks in one shell with a HOME of its own, in the page's order, as a person types them into one terminal (a variable set in one
+ * block is there in the next), from the checkout, with `agent-autoloop` on PATH as `install` puts it and the hub's
+ * address in place of 127.0.0.1:8787 — or named below with the test that runs it (or, for an install step, why no
+ * test can). A new block is run here unless
  * it is named, so no block goes unrun by accident. Where a person would wait — for the card before reading
  * cards.txt, for card N before answering it — the script waits the same way; nothing else is added to a block.
  */
@@ -32,16 +34,16 @@ const linesNotRun: [RegExp, string][] = [
   [/plugins invoke weather\.forecast/, "reaches api.open-meteo.com, which this machine cannot: tests/declarative-load.test.ts loads the plugin"],
 ];
 
-/** The Markdown pages whose shell blocks count: README.md and everything under docs/. */
+/** The Markdown pages whose shell blocks count: README.md and everything under docs/, examples/ and skills/. */
 function pages(): string[] {
   const out = [join(engine, "README.md")];
   const walk = (dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      if (e.isDirectory()) walk(join(dir, e.name));
+      if (e.isDirectory()) { if (e.name !== "node_modules") walk(join(dir, e.name)); }
       else if (e.name.endsWith(".md")) out.push(join(dir, e.name));
     }
   };
-  walk(join(engine, "docs"));
+  for (const d of ["docs", "examples", "skills"]) walk(join(engine, d));
   return out;
 }
 
@@ -90,8 +92,13 @@ test("every other shell block of the docs runs as written against a real hub on 
   ].join("\n");
   const ran: string[] = [];
   try {
-    for (const b of blocks.filter((x) => !(keyOf(x) in elsewhere))) {
-      const lines = b.text.split("\n").map((line) => {
+    const byPage = new Map<string, Block[]>();
+    for (const b of blocks.filter((x) => !(keyOf(x) in elsewhere))) byPage.set(b.page, [...(byPage.get(b.page) ?? []), b]);
+    for (const [i, [page, own]] of [...byPage].entries()) {
+      // Each page in a terminal of its own: its own HOME (its ~/backups, its recipes' work folders), the same hub.
+      const pageHome = join(root, `home-${i}`);
+      mkdirSync(pageHome);
+      const lines = own.map((b) => b.text).join("\n").split("\n").map((line) => {
         if (linesNotRun.some(([re]) => re.test(line))) return `: not run here: ${JSON.stringify(line)}`;
         const answer = /^\s*(?:agent-autoloop|node bin\/agent-autoloop\.js) answer (\d+)/.exec(line);
         if (answer) return `aa_wait_card ${answer[1]}\n${line}`;
@@ -99,9 +106,9 @@ test("every other shell block of the docs runs as written against a real hub on 
         return line;
       });
       const script = `${prelude}\n${lines.join("\n")}`.replaceAll("127.0.0.1:8787", hostPort).replaceAll("localhost:8787", hostPort);
-      const r = spawnSync("bash", ["-c", script], { cwd: engine, env, encoding: "utf8", timeout: 120_000 });
-      assert.equal(r.status, 0, `${keyOf(b)} failed (${r.status}):\n${r.stdout}\n${r.stderr}\nhub: ${hub.output()}`);
-      ran.push(keyOf(b));
+      const r = spawnSync("bash", ["-c", script], { cwd: engine, env: { ...env, HOME: pageHome }, encoding: "utf8", timeout: 240_000 });
+      assert.equal(r.status, 0, `${page} failed (${r.status}):\n${r.stdout}\n${r.stderr}\nhub: ${hub.output()}`);
+      ran.push(...own.map(keyOf));
     }
   } finally {
     await hub.stop();
