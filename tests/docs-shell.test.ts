@@ -13,7 +13,8 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { engine, serveProcess, tempDir } from "./helpers.js";
+import { engine, serveProcess, tempDir, until } from "./helpers.js";
+import type { State } from "../src/protocol/responses.js";
 
 /** Blocks not run here, by page and first line: the test that runs the same steps, or why none can. */
 const elsewhere: Record<string, string> = {
@@ -110,11 +111,15 @@ test("every other shell block of the docs runs as written against a real hub on 
       assert.equal(r.status, 0, `${page} failed (${r.status}):\n${r.stdout}\n${r.stderr}\nhub: ${hub.output()}`);
       ran.push(...own.map(keyOf));
     }
+    // The README's walkthrough reached its end: card 1 answered, and the lane's next run done with the owner's choice.
+    const owner = (JSON.parse(readFileSync(join(home, "config.json"), "utf8")) as { owner: string }).owner;
+    const done = await until(async () => {
+      const s = (await (await fetch(`${hub.url}/v1/state`, { headers: { authorization: `Bearer ${owner}` } })).json()) as State;
+      return s.runs.find((r) => r.rule === "demo" && r.state === "done" && r.summary === 'Done: the owner chose "Fix it now" for card 1.');
+    }, 60_000, () => `the walkthrough's second run: ${hub.output()}`);
+    assert.equal(done.rule, "demo");
   } finally {
     await hub.stop();
   }
-  // The walkthrough reached its end: card 1 answered, the second run done with the owner's choice.
-  const cards = readFileSync(join(home, "cards.txt"), "utf8");
-  assert.match(cards, /Fix it now/);
-  assert.ok(ran.length >= 8, ran.join("\n"));
+  assert.ok(ran.length >= 20, ran.join("\n"));
 });
