@@ -3,7 +3,7 @@
  * (tests/fixtures/broken/, 30 of them) gives the line, the column and a catalog text for each, in English and in
  * Chinese; it takes each file's kind by its name or content; and the published schemas (protocol/rules.schema.json,
  * config.schema.json, manifest.schema.json) accept every example file of the repository — the examples' manifests, the
- * starter rules.json `init` writes, the recipes' rules, and the README's examples that are whole files — read by a plain Ajv, as an
+ * starter rules.json `init` writes, the recipes' rules, and the examples of the README and docs/guide/ that are whole files — read by a plain Ajv, as an
  * editor would.
  */
 import { test } from "node:test";
@@ -113,9 +113,12 @@ function published(file: string): (value: unknown) => boolean {
   };
 }
 
-/** The README's json and jsonc blocks that are whole files (one object, nothing around it), by the file they show. */
+/** The json and jsonc blocks of README.md and the guide (docs/guide/) that are whole files (one object, nothing around it), by the file they show. */
 function readmeFiles(): { rules: unknown[]; config: unknown[] } {
-  const readme = readFileSync(join(engine, "README.md"), "utf8");
+  const guide = join(engine, "docs", "guide");
+  const readme = [join(engine, "README.md"), ...readdirSync(guide).filter((f) => f.endsWith(".md")).map((f) => join(guide, f))]
+    .map((f) => readFileSync(f, "utf8"))
+    .join("\n");
   const blocks = [...readme.matchAll(/^```jsonc?\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
   const out = { rules: [] as unknown[], config: [] as unknown[] };
   for (const block of blocks) {
@@ -128,7 +131,7 @@ function readmeFiles(): { rules: unknown[]; config: unknown[] } {
   return out;
 }
 
-test("the published schemas accept every example file: the starter rules, the README's whole files, the examples' manifests", () => {
+test("the published schemas accept every example file: the starter rules, the docs' whole files, the examples' manifests", () => {
   const rules = published("rules.schema.json");
   const config = published("config.schema.json");
   const manifest = published("manifest.schema.json");
@@ -137,7 +140,7 @@ test("the published schemas accept every example file: the starter rules, the RE
   // Its $schema, for an editor, is the published schema itself.
   assert.equal(readFileSync(new URL(starter.$schema), "utf8"), readFileSync(join(engine, "protocol", "rules.schema.json"), "utf8"));
   const readme = readmeFiles();
-  assert.deepEqual([readme.rules.length, readme.config.length], [2, 1], "the README's whole rules.json and config.json examples");
+  assert.deepEqual([readme.rules.length, readme.config.length], [2, 1], "the whole rules.json and config.json examples of the README and the guide");
   for (const r of readme.rules) rules(r);
   for (const c of readme.config) config(c);
   // The recipes' rules (examples/recipes/*/recipe.json `add`, with their placeholders filled as `recipe add` fills them).

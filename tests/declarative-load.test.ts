@@ -485,11 +485,11 @@ test("the published schema files are what `npm run schema` writes, the loader's 
   assert.equal(ajv.getSchema(`${base}panel.schema.json`)!({ id: "m", title: "t", body: [{ type: "iframe" }] }), false, "an unknown node is refused by the published schema too");
 });
 
-test("the README's weather plugin, taken from the README itself, loads as written", async () => {
-  const readme = readFileSync(join(engine, "README.md"), "utf8");
+test("the docs' weather plugin, taken from docs/plugins/declarative-plugins.md itself, loads as written", async () => {
+  const readme = readFileSync(join(engine, "docs", "plugins", "declarative-plugins.md"), "utf8");
   const heredoc = (file: string) => {
     const m = new RegExp(`cat > "\\$H/plugins/weather/${file.replace(".", "\\.")}" <<'JSON'\\n([\\s\\S]*?)\\nJSON\\n`).exec(readme);
-    assert.ok(m, `the README writes ${file}`);
+    assert.ok(m, `the page writes ${file}`);
     return m[1]!;
   };
   const root = tempDir("aa-decl-readme-");

@@ -62,3 +62,12 @@ test("every relative link of README.md and the Markdown under docs/, examples/ a
   assert.deepEqual(broken, []);
   assert.ok(links >= 5, `${links} relative links checked`);
 });
+
+test("README.md is at most 300 lines (issue 29, pinned): the rest lives under docs/", () => {
+  const lines = readFileSync(join(engine, "README.md"), "utf8").split("\n").length - 1;
+  assert.ok(lines <= 300, `README.md has ${lines} lines`);
+  // Every page of the guide has its Chinese page beside it in docs/guide/zh/.
+  const guide = join(engine, "docs", "guide");
+  const pages = readdirSync(guide).filter((f) => f.endsWith(".md"));
+  assert.deepEqual(pages.filter((f) => !existsSync(join(guide, "zh", f))), [], "guide pages without a zh page");
+});

@@ -54,7 +54,7 @@ const refusals: [unknown, string, number, number][] = [
   ...["/dev/", "dev/kvm", "/dev/../etc/shadow", "/dev/./kvm", "/dev//kvm", "/dev/dri/", "/sys/kvm"].map((d): [unknown, string, number, number] =>
     [{ agents: { a: { worker: "w", use: "x", devices: ["/dev/kvm", d] } } }, "agents.a.devices[1]: a device path under /dev/ (no . or .. parts, no doubled or trailing /)", 1, 62]),
   ...["/dev", "/dev/sda", "/dev/nvme0n1", "/dev/nvme0", "/dev/mem", "/dev/tty1", "/dev/pts/0", "/dev/console", "/dev/input/event0", "/dev/loop0", "/dev/shm", "/dev/disk/by-id/x", "/dev/dri/by-path/x"].map((d): [unknown, string, number, number] =>
-    [{ agents: { a: { worker: "w", use: "x", devices: ["/dev/kvm", d] } } }, "agents.a.devices[1]: not a device a sandbox passes through: only GPUs and accelerators (/dev/nvidia*, /dev/dri, /dev/kfd, /dev/accel), /dev/kvm, /dev/fuse, /dev/net/tun, sound, cameras and USB serial adapters (README \"Agents\")", 1, 62]),
+    [{ agents: { a: { worker: "w", use: "x", devices: ["/dev/kvm", d] } } }, "agents.a.devices[1]: not a device a sandbox passes through: only GPUs and accelerators (/dev/nvidia*, /dev/dri, /dev/kfd, /dev/accel), /dev/kvm, /dev/fuse, /dev/net/tun, sound, cameras and USB serial adapters (docs/guide/sandbox.md)", 1, 62]),
   [{ agents: { a: { worker: "w" } } }, "agents.a.use: required", 1, 16],
   [{ agents: { a: { worker: "w", use: "Bad" } } }, "agents.a.use: plugin names use a-z, 0-9 and -", 1, 36],
   [{ agents: { a: { worker: "w", use: "x", command: "ls" } } }, "agents.a.command: must be an array of strings", 1, 50],

@@ -21,16 +21,16 @@ const bin = join(engine, "bin", "agent-autoloop.js");
 const execFileAsync = promisify(execFile);
 const skip = agentsMissing(["claude"]);
 
-/** The rules.json of the README's "Try it" section, with `folder` as the rule's cwd. */
+/** The rules.json of the guide's "Try it" section (docs/guide/agents.md), with `folder` as the rule's cwd. */
 function readmeRules(folder: string): string {
-  const readme = readFileSync(join(engine, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### Try it with Claude Code or Codex"));
+  const page = readFileSync(join(engine, "docs", "guide", "agents.md"), "utf8");
+  const section = page.slice(page.indexOf("## Try it with Claude Code or Codex"));
   const block = /```jsonc\n([\s\S]*?)```/.exec(section)![1]!;
   assert.ok(block.includes('"cwd": "~/code/app"'), block);
   return block.replace('"cwd": "~/code/app"', `"cwd": ${JSON.stringify(folder)}`);
 }
 
-test("the README's Try it section does what it says: a question, the answer resumes the session, NAME.txt holds the chosen name", { skip: skip ?? false }, async () => {
+test("the guide's Try it section does what it says: a question, the answer resumes the session, NAME.txt holds the chosen name", { skip: skip ?? false }, async () => {
   const dir = tempDir("aa-try-it-");
   const model = await startFakeModel(tryItReply);
   const home = join(dir, "aa-home");

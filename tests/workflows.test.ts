@@ -319,16 +319,16 @@ test("forms read lines or JSON; a rule names workflows, intents and prompts by <
   assert.deepEqual(ok.ok && [ok.rules.rules[0]!.intent, ok.rules.rules[0]!.use, ok.rules.rules[0]!.workflow, ok.rules.rules[0]!.promptRef], ["p/i", "workflow", "p/w", "p/x"]);
 });
 
-test("the README's notes workflow, taken from the README itself, runs as written: the form, the draft, the answer, the file", async () => {
-  const readme = readFileSync(join(engine, "README.md"), "utf8");
+test("the docs' notes workflow, taken from docs/plugins/declarative-plugins.md itself, runs as written: the form, the draft, the answer, the file", async () => {
+  const readme = readFileSync(join(engine, "docs", "plugins", "declarative-plugins.md"), "utf8");
   const heredoc = (file: string) => {
     const m = new RegExp(`cat > "\\$H/plugins/notes/${file.replace(".", "\\.")}" <<'JSON'\\n([\\s\\S]*?)\\nJSON\\n`).exec(readme);
-    assert.ok(m, `the README writes ${file}`);
+    assert.ok(m, `the page writes ${file}`);
     return m[1]!;
   };
   const writer = /^echo '(.*)' > "\$H\/plugins\/notes\/prompts\/writer\.md"$/m.exec(readme);
   const rule = /^# rules\.json: (\{ "name": "notes"[^\n]*\n#\s+([^\n]*) \}$)/m.exec(readme);
-  assert.ok(writer && rule, "the README writes the prompt and the rule");
+  assert.ok(writer && rule, "the page writes the prompt and the rule");
   const ruleJson = JSON.parse(`${rule[1]!.slice(0, rule[1]!.indexOf("\n"))} ${rule[2]!} }`) as Record<string, unknown>;
   const { dir, home, keys } = workflowHome([{ ...ruleJson, when: { source: "shop", intent: "notes/ask" }, cwd: "/tmp" }]);
   const notes = join(home.plugins, "notes");

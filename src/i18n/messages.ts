@@ -163,7 +163,7 @@ const catalog = {
   "root.title": { zh: "agent-autoloop 中台", en: "agent-autoloop hub" },
   "root.what": { zh: "这是一个 agent-autoloop 中台：它把事件变成编程 Agent 的一轮轮工作，只把需要人的事带给你。它在 /v1 下用 JSON 和持有密钥的来源、接单程序、通道和本人说话。", en: "This is an agent-autoloop hub: it turns events into coding-agent runs and brings you only what needs a human. It speaks JSON under /v1 to the sources, workers, channels and owner that hold its keys." },
   "root.status": { zh: "它在做什么：在运行它的电脑上执行 {command}。", en: "What it is doing: run {command} on the computer it runs on." },
-  "root.readme": { zh: "怎么用：agent-autoloop 代码目录里的 README。", en: "How to use it: the README in the agent-autoloop checkout." },
+  "root.readme": { zh: "怎么用：agent-autoloop 代码目录里的 README 和 docs/guide/（中文在 docs/guide/zh/）。", en: "How to use it: the README and docs/guide/ in the agent-autoloop checkout." },
   "root.health": { zh: "它是否在线、是哪个版本：{path}。", en: "Whether it is up, and which release: {path}." },
   // texts of chat channels (webhook, feishu)
   "channel.fyi": { zh: "仅告知", en: "FYI" },
@@ -662,7 +662,7 @@ const catalog = {
   "rulesJson.tooMany.paths": { zh: "最多 {max} 个路径", en: "at most {max} paths" },
   "rulesJson.writablePath": { zh: "应为绝对路径或 ~/ 开头的路径（不含 . 和 .. 段，不含连续的 /），不能是 / 或 ~ 本身", en: "an absolute path or one starting with ~/ (no . or .. parts, no doubled /), not / or ~ itself" },
   "rulesJson.devicePath": { zh: "应为 /dev/ 下的设备路径（不含 . 和 .. 段，不含连续或结尾的 /）", en: "a device path under /dev/ (no . or .. parts, no doubled or trailing /)" },
-  "rulesJson.deviceNotPassable": { zh: "沙箱不转交这个设备：只转交 GPU 和加速卡（/dev/nvidia*、/dev/dri、/dev/kfd、/dev/accel）、/dev/kvm、/dev/fuse、/dev/net/tun、声卡、摄像头、USB 串口（README「Agent」）", en: "not a device a sandbox passes through: only GPUs and accelerators (/dev/nvidia*, /dev/dri, /dev/kfd, /dev/accel), /dev/kvm, /dev/fuse, /dev/net/tun, sound, cameras and USB serial adapters (README \"Agents\")" },
+  "rulesJson.deviceNotPassable": { zh: "沙箱不转交这个设备：只转交 GPU 和加速卡（/dev/nvidia*、/dev/dri、/dev/kfd、/dev/accel）、/dev/kvm、/dev/fuse、/dev/net/tun、声卡、摄像头、USB 串口（docs/guide/sandbox.md）", en: "not a device a sandbox passes through: only GPUs and accelerators (/dev/nvidia*, /dev/dri, /dev/kfd, /dev/accel), /dev/kvm, /dev/fuse, /dev/net/tun, sound, cameras and USB serial adapters (docs/guide/sandbox.md)" },
   "sandbox.device.missing": { zh: "这台电脑上没有", en: "does not exist on this computer" },
   "sandbox.device.form": { zh: "不是 /dev/ 下的设备路径", en: "is not a device path under /dev/" },
   "sandbox.device.notPassable": { zh: "不在沙箱转交的设备之列（GPU 和加速卡、KVM、FUSE、TUN、声卡、摄像头、USB 串口）：别的设备可能读到中台的文件或操纵别人的终端", en: "is not among the devices a sandbox passes through (GPUs and accelerators, KVM, FUSE, TUN, sound, cameras, USB serial adapters): others can reach the hub's files or a person's terminal" },

@@ -113,8 +113,8 @@ export const AgentFile = closed({
     description: "A variable name or a prefix such as GH_*.", filled: true, pattern: { regex: agentEnvNamePattern, id: "rulesJson.envName" },
     also: [{ not: { type: "string", pattern: "^AGENT_AUTOLOOP_" }, [M]: { not: "rulesJson.envOwn" } }],
   }, agentEnvNamesMax, ["rulesJson.tooMany.names", { max: agentEnvNamesMax }])),
-  writable: opt(strings("Folders and files, besides its working folder, the sandbox leaves writable: absolute, or ~/… (README \"Agents\").", undefined, agentWritablePathsMax, ["rulesJson.tooMany.paths", { max: agentWritablePathsMax }])),
-  devices: opt(strings("Host devices the sandbox passes through: GPUs, /dev/kvm, /dev/fuse, … (README \"Agents\").", undefined, agentDevicesMax, ["rulesJson.tooMany.paths", { max: agentDevicesMax }])),
+  writable: opt(strings("Folders and files, besides its working folder, the sandbox leaves writable: absolute, or ~/… (docs/guide/sandbox.md).", undefined, agentWritablePathsMax, ["rulesJson.tooMany.paths", { max: agentWritablePathsMax }])),
+  devices: opt(strings("Host devices the sandbox passes through: GPUs, /dev/kvm, /dev/fuse, … (docs/guide/sandbox.md).", undefined, agentDevicesMax, ["rulesJson.tooMany.paths", { max: agentDevicesMax }])),
 }, "An agent: which worker runs it, with which CLI, model and access.", { required: "rulesJson.required" });
 
 export const ChannelFile = closed({
