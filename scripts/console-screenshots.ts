@@ -52,6 +52,16 @@ try {
         await page.screenshot({ path: file, fullPage: true });
         process.stdout.write(`${file}\n`);
       }
+      // A running run's page with Stop's confirmation open (issue 30), when the run pages are wanted.
+      if (views.some((v) => v.startsWith("runs/"))) {
+        const running = (await f.state()).active.find((r) => r.state === "running")!.id;
+        await page.evaluate((v) => (location.hash = `#/runs/${v}`), running);
+        await page.waitForSelector("#stop-run:not([hidden])");
+        await page.click("#stop-run");
+        const file = join(out, `run-stop-confirm-${width}-${dark ? "dark" : "light"}.png`);
+        await page.screenshot({ path: file, fullPage: true });
+        process.stdout.write(`${file}\n`);
+      }
       await context.close();
     }
   }
