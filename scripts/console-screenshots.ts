@@ -26,6 +26,8 @@ try {
   await runOnce(f, "sentry-4122", null);
   // The worker says what it can hold (2 slots, one run in hand), as the built-in worker does when it asks for work.
   await f.call("GET", `/v1/work?claim=slots&capacity=1&running=${(await f.state()).active.find((r) => r.state === "running")!.id}`, f.keys.worker);
+  // A second alert of the running run's subject queues behind it in its lane (and says so).
+  await f.call("POST", "/v1/events", f.keys.source, { id: "sentry-4122-again", type: "alert.deploy", subject: "sentry-4122", summary: "deploy sentry-4122 again" });
   await f.call("POST", "/v1/rules/nightly/pause", f.keys.owner, { reason: "holiday freeze", until: "2099-01-02T09:00:00Z" });
   const run = (await f.call("GET", "/v1/state", f.keys.owner)).body.runs.find((r: { state: string }) => r.state === "done").id as number;
   // The example declarative plugin (a panel of every node type, a card template, settings with a secret), and a

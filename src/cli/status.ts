@@ -59,6 +59,7 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
     const when = r.state === "waiting" ? w("status.retryAt", { at: time(r.readyAt, tz) }) : w("status.since", { at: time(r.claimedAt ?? r.createdAt, tz) });
     out.push(`  #${r.id} ${r.rule}${r.lane ? ` ${r.lane}` : ""} · ${r.state} · ${when}${r.failures ? ` · ${w("status.failures", { n: r.failures })}` : ""}${r.worker ? ` · ${r.worker}` : ""}`);
     if (r.error && r.state === "waiting") out.push(`      ${r.error}`);
+    if (r.waits) out.push(`      ${w(`why.waits.${r.waits.why}`, { run: r.waits.run ?? "", limit: r.waits.limit ?? "", worker: r.waits.worker ?? "" })}`);
   }
   out.push("", opts.rule ? w("status.runsOfRule", { rule: opts.rule }) : w("status.runs"));
   if (s.runs.length === 0) out.push(`  ${w("status.none")}`);

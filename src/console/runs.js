@@ -22,6 +22,14 @@ function usageText(u) {
   return parts.join(" · ");
 }
 
+/**
+ * What a queued run waits for, in words (the hub's `waits`: the one test a claim makes, kernel/runs.ts waitsFor).
+ * @param {{ why: string, run?: number, limit?: number, worker?: string }} w
+ */
+function waitsText(w) {
+  return t(`why.waits.${w.why}`, { run: w.run ?? "", limit: w.limit ?? "", worker: w.worker ?? "" });
+}
+
 /** One run as a list row. @param {any} r */
 function runRow(r) {
   const failed = r.error && (r.state === "waiting" || r.state === "cancelled" || r.failures > 0);
@@ -38,6 +46,7 @@ function runRow(r) {
       h("a", { href: `#/runs/${r.id}` }, `#${r.id}`),
       h("span", { class: `state state-${r.state}` }, r.state),
       h("span", { class: "meta" }, bits.join(" · "))),
+    r.waits ? h("p", { class: "waits" }, waitsText(r.waits)) : null,
     r.summary ? said(r.summary, "p", { class: "summary" }) : null,
     r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
 }

@@ -10,6 +10,7 @@ import { Ctx } from "../kernel/context.js";
 import { runHeldStates, runLiveStates, runPendingStates, stateIn } from "../kernel/states.js";
 import { periodOf, startOfDay } from "../kernel/period.js";
 import { ownerCard } from "../kernel/cards.js";
+import { waitsFor } from "../kernel/runs.js";
 import { usageBucketMs, usageOf, type UsageBucket } from "../kernel/evolve.js";
 import { spendKey, toolStatsKey } from "../kernel/tables.js";
 import type { Budget } from "../kernel/rules.js";
@@ -23,8 +24,9 @@ function iso(ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }
 
-function runView(r: RunRow): RunView {
+function runView(c: Ctx, r: RunRow): RunView {
   return {
+    ...(r.state === "queued" ? { waits: waitsFor(c, r) } : {}),
     id: r.id, rule: r.rule, lane: r.lane, state: r.state, attempt: r.attempt, failures: r.failures, manual: r.manual,
     worker: r.worker, agent: r.agent, session: r.session, link: r.link, events: r.events.length, answers: r.answers,
     createdAt: iso(r.createdAt), claimedAt: iso(r.claimedAt), startedAt: iso(r.startedAt), endedAt: iso(r.endedAt),
@@ -121,7 +123,7 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
   const cards = view.where("cards", "state IN ('open', 'answered') ORDER BY key").map(({ row }) => ownerCard(c, row));
   const recentCards = view.where("cards", "state = 'closed' ORDER BY key DESC LIMIT ?", stateRecentCards).map(({ row }) => ownerCard(c, row));
   const page = runsPage(view, before, opts.filter ?? null);
-  const runs = page.rows.map(runView);
+  const runs = page.rows.map((r) => runView(c, r));
   const active = view.runsIn(runLiveStates);
   const workers = view.where("workers", "1 ORDER BY key").map(({ row }) => ({
     name: row.name, seenAt: iso(row.seenAt), online: now - row.seenAt < workerOnlineMs,
@@ -169,7 +171,7 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
     lines,
     elsewhere: rules.elsewhere,
     runs,
-    active: active.map(runView),
+    active: active.map((r) => runView(c, r)),
     nextBefore: page.nextBefore,
     hasMore: page.nextBefore !== null,
     reachedAt: iso(page.reachedAt),

@@ -38,14 +38,30 @@ export function runTokenMatches(master: Buffer, run: Pick<RunRow, "id" | "attemp
 
 /** Whether the run can be claimed by `worker` now (protocol.md 规则: group one at a time, lane one at a time). */
 function claimable(c: Ctx, run: RunRow, worker: string): RuleDef | undefined {
+  const w = waitsFor(c, run);
+  return w.why === "worker" && w.worker === worker ? c.rule(run.rule) : undefined;
+}
+
+/**
+ * What a queued run waits for (issue 30: queued runs say why), the first that holds, in the order a claim checks
+ * them: its rule is gone (or its agent), its rule is paused, its lane's run `run` holds the lane, its group runs
+ * `limit` at a time and all are taken, or — nothing in the hub holds it — worker `worker` asking for work (a claim by
+ * that worker takes it). The one test a claim makes (`claimable`), so what the owner reads is what a claim does.
+ */
+export type QueuedWait =
+  | { why: "rule" } | { why: "paused" } | { why: "lane"; run: number } | { why: "group"; limit: number } | { why: "worker"; worker: string };
+
+/** What queued `run` waits for (see QueuedWait). */
+export function waitsFor(c: Ctx, run: RunRow): QueuedWait {
   const rule = c.rule(run.rule);
-  if (!rule) return undefined;
-  const agent = own(c.rules.agents, rule.to);
-  if (!agent || agent.worker !== worker || isPaused(c, rule.name)) return undefined;
+  const agent = rule ? own(c.rules.agents, rule.to) : undefined;
+  if (!rule || !agent) return { why: "rule" };
+  if (isPaused(c, rule.name)) return { why: "paused" };
   const lane = getLane(c, run.rule, run.lane);
-  if (lane.active !== null) return undefined;
-  if (getGroup(c, run.group).active.length >= groupLimit(c, run.group)) return undefined;
-  return rule;
+  if (lane.active !== null) return { why: "lane", run: lane.active };
+  const limit = groupLimit(c, run.group);
+  if (getGroup(c, run.group).active.length >= limit) return { why: "group", limit };
+  return { why: "worker", worker: agent.worker };
 }
 
 /** Records a worker's heartbeat at most once a minute; returns the ids to cancel. */

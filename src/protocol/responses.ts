@@ -155,6 +155,14 @@ export const RunView = Type.Object({
   worker: orNull(str()), agent: orNull(str()), session: orNull(str()), link: orNull(str()), events: int(), answers: Type.Array(id()),
   createdAt: iso(), claimedAt: orNull(iso()), startedAt: orNull(iso()), endedAt: orNull(iso()), readyAt: iso(),
   outcome: orNull(str()), summary: orNull(str()), error: orNull(str()), usage: orNull(ref(UsageTotals)), mergedInto: orNull(id()),
+  /**
+   * A queued run's wait (issue 30; kernel/runs.ts waitsFor): `rule` gone, rule `paused`, behind `run` in its `lane`,
+   * its `group` full at `limit`, or for `worker` to ask for work. Absent on runs that are not queued.
+   */
+  waits: Type.Optional(Type.Object({
+    why: Type.Union([Type.Literal("rule"), Type.Literal("paused"), Type.Literal("lane"), Type.Literal("group"), Type.Literal("worker")]),
+    run: Type.Optional(id()), limit: Type.Optional(int()), worker: Type.Optional(str()),
+  })),
 }, { $id: "RunView" });
 export type RunView = Static<typeof RunView>;
 
