@@ -174,6 +174,26 @@ test("notices: marked as handled from the console; FYI cards shown to read, with
   }
 });
 
+test("http(s) URLs in a card's text are links that open a new tab without referrer; nothing else becomes one (issue 30)", { skip }, async () => {
+  const text = "See https://ci.example/runs/42?tab=log. Or (https://docs.example/a_b). Not javascript:alert(1), not ftp://x.example/f, a Markdown link [md](https://md.example/x) shows its URL.";
+  const card = await askCard(f, "links-1", { title: "Links", text, options: ["ok"] });
+  const { context, page } = await signedIn(browser, f);
+  try {
+    const el = page.locator(`#card-${card} .text`);
+    await el.waitFor();
+    const links = await el.locator("a").evaluateAll((as) => as.map((a) => [a.getAttribute("href"), a.textContent, a.getAttribute("rel"), a.getAttribute("target")]));
+    assert.deepEqual(links, [
+      ["https://ci.example/runs/42?tab=log", "https://ci.example/runs/42?tab=log", "noopener noreferrer", "_blank"],
+      ["https://docs.example/a_b", "https://docs.example/a_b", "noopener noreferrer", "_blank"],
+      ["https://md.example/x", "https://md.example/x", "noopener noreferrer", "_blank"],
+    ]);
+    // The text reads exactly as written, links and all.
+    assert.equal(await el.textContent(), text);
+  } finally {
+    await context.close();
+  }
+});
+
 test("agent text is shown as text: no script, no javascript: link, no markup, control characters visible", { skip }, async () => {
   const hostile = {
     title: `<script>window.pwned=1</script><img src=x onerror="window.pwned=2">`,

@@ -76,6 +76,34 @@ export function said(text, tag = "bdi", attrs = {}) {
   return h(tag, { ...attrs, dir: "auto", class: `said${attrs.class ? ` ${attrs.class}` : ""}` }, visible(text));
 }
 
+/** A URL in text: http(s) up to whitespace or a character that ends prose (quotes, angle brackets). */
+const urlInText = /https?:\/\/[^\s<>"'`]+/g;
+/** Punctuation that ends a sentence rather than the URL it follows. */
+const trailing = /[.,;:!?)\]}'"]+$/;
+
+/**
+ * Text others wrote (`said`) whose http(s) URLs are links (issue 30): each link opens in a new tab without a
+ * referrer or an opener, its text the URL as written; anything else (`javascript:`, markup, Markdown links) stays text.
+ * @param {string | null | undefined} text
+ * @param {string} [tag]
+ * @param {Attrs} [attrs]
+ */
+export function saidWithLinks(text, tag = "bdi", attrs = {}) {
+  const s = text ?? "";
+  /** @type {(string | Node)[]} */
+  const parts = [];
+  let at = 0;
+  for (const m of s.matchAll(urlInText)) {
+    const url = m[0].replace(trailing, "");
+    const href = safeHref(url);
+    if (!href) continue;
+    parts.push(visible(s.slice(at, m.index)), h("a", { href, rel: "noopener noreferrer", target: "_blank" }, visible(url)));
+    at = (m.index ?? 0) + url.length;
+  }
+  parts.push(visible(s.slice(at)));
+  return h(tag, { ...attrs, dir: "auto", class: `said${attrs.class ? ` ${attrs.class}` : ""}` }, ...parts);
+}
+
 /**
  * An http(s) URL, normalised as the browser writes it (`URL.href`), or null for any other: the SDK's rule
  * `httpUrl` (a `javascript:` or `data:` link never becomes a link).

@@ -6,7 +6,7 @@
  * wins, and a card answered elsewhere changes in place (its element stays; what is typed in it too, while it is open).
  */
 import { api, seg } from "./api.js";
-import { fill, h, said } from "./dom.js";
+import { fill, h, said, saidWithLinks } from "./dom.js";
 import { t, when } from "./i18n.js";
 import { cardTemplate, forgetTemplates } from "./ui.js";
 
@@ -86,7 +86,7 @@ export function needsView(ctx) {
     const parts = [
       h("h3", { id: titleId }, card.fyi ? h("span", { class: "badge" }, t("console.card.fyi")) : null, said(card.title)),
       h("p", { class: "meta" }, meta.join(" · ")),
-      card.text ? said(card.text, "p", { class: "text" }) : null,
+      card.text ? saidWithLinks(card.text, "p", { class: "text" }) : null,
       // A tool call's approval card: the whole arguments the answer is bound to (issue 26 #5).
       card.toolArguments ? h("details", { class: "args" }, h("summary", {}, t("console.card.toolArguments")), h("pre", {}, said(card.toolArguments))) : null,
       // A declarative plugin's card template, whole (issue 18); the options below answer the card as ever.
