@@ -6,7 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import parse, { type ParsedFamily } from "parse-prometheus-text-format";
-import { baseRules, hubFixture, type Fixture } from "./helpers.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { baseRules, engine, hubFixture, type Fixture } from "./helpers.js";
 import { toolArgsDigest } from "../src/protocol/tool-calls.js";
 
 /** One scrape, parsed: family name → its type and series. */
@@ -134,6 +136,12 @@ test("every listed metric moves when its cause happens, read by a Prometheus tex
     assert.equal(value(m5, "autoloop_tool_calls", { plugin: "nope", outcome: "denied" }), 1);
     assert.equal(value(m5, "autoloop_facts"), f.seq());
     assert.ok(value(m5, "autoloop_database_bytes") > bytes0, "the database grew");
+
+    // The Grafana dashboard of docs/ reads only names the hub exposes.
+    const dashboard = readFileSync(join(engine, "docs", "grafana-dashboard.json"), "utf8");
+    const used = new Set([...dashboard.matchAll(/\b(autoloop_[a-z_]+)/g)].map((x) => x[1]!.replace(/_bucket$/, "")));
+    assert.ok(used.size >= 15, `the dashboard uses ${used.size} names`);
+    assert.deepEqual([...used].filter((n) => !m5.has(n)), []);
   } finally {
     await f.close();
   }
