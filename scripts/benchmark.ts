@@ -237,13 +237,22 @@ const flag = (name: string) => {
 /**
  * `npm run benchmark -- --json [--quick] [--only <name,name>]` (issue 32): the figures of issue 32's table, each with
  * the machine's limit measured in this run (scripts/machine-limits.ts), printed as lines as they come and then, last on
- * stdout, as one JSON array (scripts/figures.ts). `--quick`: smaller sizes (half the events and claims, the rebuild at
+ * stdout, as one JSON array (scripts/figures.ts). `--quick`: smaller sizes (a quarter of the events, a third of the claims, the rebuild at
  * 110 k facts, a 1-minute capacity run with 20 workers, 5,000 simulation steps); `--only`: just the parts those figures
  * need (no machine limits when none of them has one). `BENCH_SIM_STEPS=<n>` changes the simulation's steps.
  * @throws Error naming an unknown figure of `--only`.
  */
 async function jsonRun(): Promise<void> {
   const quick = process.argv.includes("--quick");
+  const began = performance.now();
+  const part = async <T>(name: string, f: () => Promise<T>) => {
+    const t0 = performance.now();
+    try {
+      return await f();
+    } finally {
+      say(`(${name} took ${((performance.now() - t0) / 1000).toFixed(0)} s)`, "");
+    }
+  };
   const only = flag("--only")?.split(",").filter((n) => n !== "");
   for (const n of only ?? []) if (!figureNames.includes(n as FigureName)) throw new Error(`--only: no figure ${n} (figures: ${figureNames.join(", ")})`);
   const wanted = new Set<FigureName>((only as FigureName[] | undefined) ?? figureNames);
@@ -251,12 +260,12 @@ async function jsonRun(): Promise<void> {
   const out: Figure[] = [];
   const core: FigureName[] = ["idle-rss", "rss-1000-polls", "start", "claim-median", "events-1-client", "events-32-clients"];
   const rebuild: FigureName[] = ["rebuild-1.1m-seconds", "rebuild-1.1m-rss"];
-  const limits = needs([...core, ...rebuild]) ? await machineLimits() : null;
+  const limits = needs([...core, ...rebuild]) ? await part("machine limits", machineLimits) : null;
   if (limits) say("machine limits (scripts/machine-limits.ts)", JSON.stringify(limits));
   if (needs(core)) {
     const { dir, keys } = setup();
     try {
-      const h = await hubCore(dir, keys, quick ? { events1: 1000, events32: 4000, claims: 200 } : { events1: 2000, events32: 8000, claims: 300 });
+      const h = await part("hub figures", () => hubCore(dir, keys, quick ? { events1: 500, events32: 2000, claims: 100 } : { events1: 2000, events32: 8000, claims: 300 }));
       h.ac.abort();
       await Promise.all(h.polls);
       await stop(h.hub);
@@ -269,12 +278,12 @@ async function jsonRun(): Promise<void> {
   }
   if (needs(rebuild)) {
     const goalFacts = 1_100_000;
-    const r = await measureRebuild(quick ? goalFacts / 10 : goalFacts, (l) => process.stderr.write(`${l}\n`));
+    const r = await part("rebuild", () => measureRebuild(quick ? goalFacts / 10 : goalFacts, (l) => process.stderr.write(`${l}\n`)));
     say(`full rebuild of ${r.facts} facts: seconds / peak RSS`, `${r.seconds.toFixed(1)} s / ${r.peakMb.toFixed(0)} MB`);
     out.push(figure("rebuild-1.1m-seconds", r.seconds, r.facts / limits!.insertRowsPerSecond, { scale: goalFacts / r.facts }), figure("rebuild-1.1m-rss", r.peakMb, limits!.idleRss));
   }
   if (needs(["tool-call-bridge"])) {
-    const t = await measureToolCalls(say);
+    const t = await part("tool calls", () => measureToolCalls(say));
     out.push(figure("tool-call-bridge", t.bridgeSandboxed, t.bare));
   }
   if (needs(["sim-steps"])) {
@@ -287,7 +296,7 @@ async function jsonRun(): Promise<void> {
   }
   const capacity = figureNames.filter((n) => n.startsWith("capacity-"));
   if (needs(capacity)) {
-    const c = await capacityRun(quick ? { workers: 20, capacity: 2, seconds: 60, compression: 12 } : { workers: 200, capacity: 2, seconds: 300, compression: 12 }, (l) => say(l, ""));
+    const c = await part("capacity run", () => capacityRun(quick ? { workers: 20, capacity: 2, seconds: 60, compression: 12 } : { workers: 200, capacity: 2, seconds: 300, compression: 12 }, (l) => say(l, "")));
     say("capacity run", JSON.stringify(c));
     const failed = c.failed > 0 || c.queuedAtEnd > 0;
     out.push(figure("capacity-claim-p99", c.claim.p99, null, { failed }), figure("capacity-claim-p50", c.claim.p50, null, { failed }),
@@ -297,6 +306,7 @@ async function jsonRun(): Promise<void> {
       figure("capacity-hub-rss", c.hubPeakRssMb, null, { failed }));
   }
   say("load average (1, 5, 15 min) at the end", loadavg().map((x) => x.toFixed(2)).join(", "));
+  say("the whole run took", `${((performance.now() - began) / 1000).toFixed(0)} s`);
   console.log(JSON.stringify(out.filter((f) => wanted.has(f.name as FigureName)).sort((a, b) => figureNames.indexOf(a.name as FigureName) - figureNames.indexOf(b.name as FigureName))));
 }
 

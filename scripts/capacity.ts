@@ -80,8 +80,8 @@ export async function capacityRun(o: { workers: number; capacity: number; second
       await new Promise((r) => setTimeout(r, 5));
     }
     await Promise.all(inFlight);
-    // Let the runs in hand finish (at most 30 s), then read the hub's figures before the workers stop.
-    const deadline = performance.now() + 30_000;
+    // Let the runs in hand finish (at most a quarter of the run, 30 s at most), then read the hub's figures before the workers stop.
+    const deadline = performance.now() + Math.min(30_000, (o.seconds * 1000) / 4);
     let queued = 0;
     const scrape = async () => parse(await (await fetch(`${hub.url}/metrics`, { headers: { authorization: `Bearer ${metricsKey}` } })).text());
     for (;;) {
