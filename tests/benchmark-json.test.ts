@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { figure, figureNames, figureProblems, goals } from "../scripts/figures.js";
 import { engine } from "./helpers.js";
 
-test("the figures are the pinned names, in order, plus the capacity run's", () => {
+test("the figures are the pinned names, in order, plus the capacity run's and the scrape's", () => {
   assert.deepEqual(figureNames.slice(0, 11), [
     "idle-rss", "rss-1000-polls", "start", "claim-median", "events-1-client", "events-32-clients", "rebuild-1.1m-seconds", "rebuild-1.1m-rss",
     "tool-call-bridge", "sim-steps", "capacity-claim-p99",
   ]);
   assert.deepEqual(figureNames.slice(11), ["capacity-claim-p50", "capacity-event-p50", "capacity-event-p99", "capacity-result-p50", "capacity-result-p99",
-    "capacity-runs-per-hour", "capacity-hub-cpu", "capacity-hub-rss"]);
+    "capacity-runs-per-hour", "capacity-hub-cpu", "capacity-hub-rss", "metrics-scrape"]);
 });
 
 test("a figure: value, limit and their ratio as printed, the goal's text, and met computed from the numbers", () => {

@@ -143,20 +143,28 @@ async function makeRegistry(src: MetricsSource): Promise<Registry> {
   for (const [name, what, l] of [["autoloop_claim_seconds", "a claim (GET /v1/work that handed out a job): its decision to its durable answer", src.figures.claim],
     ["autoloop_event_seconds", "an accepted event (POST /v1/events, POST /v1/in/:source), request to answer", src.figures.event],
     ["autoloop_result_seconds", "an accepted result (POST /v1/runs/:id/result), request to answer", src.figures.result]] as const) {
-    register.registerMetric(histogram(name, `Latency of ${what}, since the hub started (seconds).`, l) as never);
+    // The registry's type asks for one of prom-client's classes; it reads only `name`, `help`, `type` and `get()`.
+    register.registerMetric(histogram(name, `Latency of ${what}, since the hub started (seconds).`, l) as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
   return register;
 }
 
-/** A histogram prom-client formats from a `Latency` (prom-client's own Histogram cannot take counts kept elsewhere). */
+/** One series of a metric as prom-client's registry formats it (its `MetricValue` with a `metricName`). */
+interface Series { labels: Record<string, string | number>; value: number; metricName: string }
+
+/**
+ * A histogram prom-client's registry formats from a `Latency`: prom-client's own Histogram observes values itself
+ * and cannot take counts kept elsewhere, and the registry formats any object with a name and `get()`.
+ */
 function histogram(name: string, help: string, l: Latency) {
   return {
     name, help, type: "histogram",
     get: async () => {
       let cumulative = 0;
-      const values = latencyBucketsSeconds.map((le, i) => ({ labels: { le }, value: (cumulative += l.counts[i]!), metricName: `${name}_bucket` }));
-      values.push({ labels: { le: "+Inf" as never }, value: cumulative + l.over, metricName: `${name}_bucket` });
-      return { name, help, type: "histogram", aggregator: "sum", values: [...values, { labels: {}, value: l.sum, metricName: `${name}_sum` }, { labels: {}, value: l.count, metricName: `${name}_count` }] };
+      const values: Series[] = latencyBucketsSeconds.map((le, i) => ({ labels: { le }, value: (cumulative += l.counts[i]!), metricName: `${name}_bucket` }));
+      values.push({ labels: { le: "+Inf" }, value: cumulative + l.over, metricName: `${name}_bucket` });
+      values.push({ labels: {}, value: l.sum, metricName: `${name}_sum` }, { labels: {}, value: l.count, metricName: `${name}_count` });
+      return { name, help, type: "histogram", aggregator: "sum", values };
     },
   };
 }
