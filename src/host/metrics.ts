@@ -121,8 +121,10 @@ async function makeRegistry(src: MetricsSource): Promise<Registry> {
       .map((r) => ({ labels: { plugin: label(r.plugin), outcome: label(r.status) }, value: Number(r.n) })));
   const budget = (field: "cost" | "tokens") => () => {
     const now = src.now();
-    const rows = all(`SELECT data FROM v_spend WHERE key NOT LIKE 'ok' || char(0) || '%'`).map((r) => JSON.parse(String(r.data)) as { rule: string; start: number; end: number; cost: number; tokens: number });
-    return rows.filter((r) => r.start <= now && now < r.end).map((r) => ({ labels: { rule: r.rule }, value: r[field] }));
+    // The table also holds the owner's "resume for the rest of the period" rows (`{ rule, until }`): told apart by shape.
+    const rows = all(`SELECT data FROM v_spend`).map((r) => JSON.parse(String(r.data)) as Partial<{ rule: string; start: number; end: number; cost: number; tokens: number }>);
+    return rows.filter((r) => typeof r.start === "number" && typeof r.end === "number" && r.start <= now && now < r.end)
+      .map((r) => ({ labels: { rule: r.rule! }, value: r[field] ?? 0 }));
   };
   fromRows("gauge", "autoloop_budget_cost_usd", "Reported cost of a rule in its current budget period (USD).", ["rule"], budget("cost"));
   fromRows("gauge", "autoloop_budget_tokens", "Reported tokens of a rule in its current budget period.", ["rule"], budget("tokens"));
