@@ -3,8 +3,8 @@
  * long-polls `GET /v1/work` with `capacity` slots (one poll held at a time, asking again as soon as it has a free
  * slot), runs each job's command agent (`job.agent.command`, a real child process), and reports `started` and the
  * `result` with the run's token, as the protocol's worker does. Plain JavaScript on node:http (no tsx, no hub code)
- * so that hundreds of them fit beside the hub. On SIGTERM it prints one JSON line `{ runs, failed, resultMs }` (the
- * result requests' times in ms) and exits.
+ * so that hundreds of them fit beside the hub. On SIGTERM it prints one JSON line `{ runs, failed, failedBy, resultMs }`
+ * (`failedBy`: the failed requests by `<request> <status>`, 0 for no answer; the result requests' times in ms) and exits.
  *
  * Usage: node capacity-worker.mjs <hub url> <worker key> <name> <capacity>
  */
@@ -19,6 +19,12 @@ const running = new Set();
 const resultMs = [];
 let runs = 0;
 let failed = 0;
+const failedBy = {};
+/** Counts a failed request by what it was and its status. */
+const fail = (what, status) => {
+  failed += 1;
+  failedBy[`${what} ${status}`] = (failedBy[`${what} ${status}`] ?? 0) + 1;
+};
 let polling = false;
 let claims = 0;
 let stopping = false;
@@ -51,7 +57,7 @@ function request(method, path, token, body) {
 async function run(job) {
   running.add(job.run);
   const [s] = await request("POST", `/v1/runs/${job.run}/started`, job.token, {});
-  if (s !== 200) failed += 1;
+  if (s !== 200) fail("started", s);
   const [command, ...args] = job.agent.command ?? ["true"];
   const code = await new Promise((resolve) => {
     const child = spawn(command, args, { stdio: "ignore" });
@@ -61,7 +67,7 @@ async function run(job) {
   const t0 = performance.now();
   const [r] = await request("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: code === 0 ? "done" : "failed", summary: `exit ${code}` });
   resultMs.push(performance.now() - t0);
-  if (r !== 200) failed += 1;
+  if (r !== 200) fail("result", r);
   runs += 1;
   running.delete(job.run);
   poll();
@@ -75,7 +81,7 @@ async function poll() {
   const [status, body] = await request("GET", `/v1/work?claim=${name}-${++claims}&capacity=${free}&wait=25&running=${[...running].join(",")}`, key);
   polling = false;
   if (status !== 200) {
-    failed += 1;
+    fail("work", status);
     if (!stopping) setTimeout(poll, 200);
     return;
   }
@@ -85,6 +91,6 @@ async function poll() {
 
 process.on("SIGTERM", () => {
   stopping = true;
-  process.stdout.write(`${JSON.stringify({ runs, failed, resultMs })}\n`, () => process.exit(0));
+  process.stdout.write(`${JSON.stringify({ runs, failed, failedBy, resultMs })}\n`, () => process.exit(0));
 });
 poll();

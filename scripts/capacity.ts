@@ -22,6 +22,8 @@ import { benchHome, call, cpuMs, median, pct, statusMb, stopHub } from "./measur
 /** What the capacity run measured (times in ms). */
 export interface CapacityReport {
   workers: number; capacity: number; seconds: number; runsPerHour: number; events: number; runsDone: number; failed: number;
+  /** The failed requests by `<request> <status>` (0: no answer) or an event's refusal text. */
+  failedBy: Record<string, number>;
   event: { p50: number; p99: number }; result: { p50: number; p99: number }; claim: { p50: number; p99: number };
   hubCpuPercent: number; hubPeakRssMb: number; workersRssMb: number; queuedAtEnd: number;
 }
@@ -65,6 +67,11 @@ export async function capacityRun(o: { workers: number; capacity: number; second
     const t0 = performance.now();
     const eventMs: number[] = [];
     let failed = 0;
+    const failedBy: Record<string, number> = {};
+    const fail = (what: string) => {
+      failed += 1;
+      failedBy[what] = (failedBy[what] ?? 0) + 1;
+    };
     let sent = 0;
     const inFlight = new Set<Promise<void>>();
     // Open loop: each event leaves at its time whatever the answers before it did, as independent sources would send.
@@ -73,7 +80,7 @@ export async function capacityRun(o: { workers: number; capacity: number; second
       for (; sent < due; sent++) {
         const ts = performance.now();
         const p = call(hub.url, keys.source, "POST", "/v1/events", { id: `e${sent}`, type: "job.x", subject: `s${sent}` })
-          .then((b) => { if (typeof b?.event === "number") eventMs.push(performance.now() - ts); else failed += 1; }, () => { failed += 1; })
+          .then((b) => { if (typeof b?.event === "number") eventMs.push(performance.now() - ts); else fail(`event ${String(b?.error).slice(0, 60)}`); }, () => fail("event 0"))
           .finally(() => inFlight.delete(p));
         inFlight.add(p);
       }
@@ -95,17 +102,18 @@ export async function capacityRun(o: { workers: number; capacity: number; second
     const hubPeakRssMb = statusMb(hub.child.pid!, "VmHWM");
     const workersRssMb = workers.reduce((s, w) => s + (w.exitCode === null ? statusMb(w.pid!) : 0), 0);
     const claim = (await scrape()).find((m) => m.name === "autoloop_claim_seconds")!.metrics[0]!.buckets!;
-    const reports = await Promise.all(workers.map((w) => new Promise<{ runs: number; failed: number; resultMs: number[] }>((resolve) => {
+    const reports = await Promise.all(workers.map((w) => new Promise<{ runs: number; failed: number; failedBy: Record<string, number>; resultMs: number[] }>((resolve) => {
       let out = "";
       w.stdout!.on("data", (d: Buffer) => (out += d));
-      w.once("exit", () => resolve(out.trim() ? JSON.parse(out.trim().split("\n").pop()!) : { runs: 0, failed: 1, resultMs: [] }));
+      w.once("exit", () => resolve(out.trim() ? JSON.parse(out.trim().split("\n").pop()!) : { runs: 0, failed: 1, failedBy: { "no report": 1 }, resultMs: [] }));
       w.kill("SIGTERM");
     })));
     const resultMs = reports.flatMap((r) => r.resultMs);
+    for (const r of reports) for (const [k, n] of Object.entries(r.failedBy)) failedBy[k] = (failedBy[k] ?? 0) + n;
     const q = (xs: number[]) => ({ p50: xs.length ? median(xs) : NaN, p99: xs.length ? pct(xs, 0.99) : NaN });
     return {
       workers: o.workers, capacity: o.capacity, seconds: o.seconds, runsPerHour: (3600 * reports.reduce((s, r) => s + r.runs, 0)) / (elapsed / 1000),
-      events: sent, runsDone: reports.reduce((s, r) => s + r.runs, 0), failed: failed + reports.reduce((s, r) => s + r.failed, 0),
+      events: sent, runsDone: reports.reduce((s, r) => s + r.runs, 0), failed: failed + reports.reduce((s, r) => s + r.failed, 0), failedBy,
       event: q(eventMs), result: q(resultMs), claim: { p50: histogramQuantile(claim, 0.5) * 1000, p99: histogramQuantile(claim, 0.99) * 1000 },
       hubCpuPercent, hubPeakRssMb, workersRssMb, queuedAtEnd: queued,
     };
