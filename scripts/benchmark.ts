@@ -29,7 +29,7 @@
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { spawnSync } from "node:child_process";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { homePaths, newKey, readMasterKey, writeFileAtomic } from "../src/host/home.js";
 import { ruleStartsPerMinuteFieldMax } from "../src/kernel/limits.js";
@@ -43,6 +43,10 @@ import { consoleFigures } from "./console-benchmark.js";
 import { measureToolCalls } from "./tool-calls.js";
 import { measurePluginReload } from "./plugin-reload.js";
 import { measureMarkdown } from "./markdown-benchmark.js";
+import { machineLimits } from "./machine-limits.js";
+import { measureRebuild } from "./history.js";
+import { capacityRun } from "./capacity.js";
+import { figure, figureNames, type Figure, type FigureName } from "./figures.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
 /** The idle measurement: how long, and how many cards wait for each kind of channel that never delivers. */
@@ -169,59 +173,162 @@ async function claimLatencies(url: string, workerKey: string, prefix: string, n:
   return out;
 }
 
+/** How many events and claims the core figures take. */
+interface CoreSizes { events1: number; events32: number; claims: number }
+
+/**
+ * The figures of a hub process on the benchmark's home: cold start (median of 5), idle RSS, durable events/s from one
+ * and from 32 clients, claim latency, and RSS with 1,000 held long polls — which are left held, with the hub running,
+ * for what `main` measures next beside them.
+ */
+async function hubCore(dir: string, keys: ReturnType<typeof setup>["keys"], sizes: CoreSizes) {
+  // cold start
+  const starts: number[] = [];
+  let hub = await spawnHub(dir);
+  starts.push(hub.startMs);
+  for (let i = 0; i < 4; i++) {
+    await stop(hub);
+    hub = await spawnHub(dir);
+    starts.push(hub.startMs);
+  }
+  say("cold start (spawn → listening), median of 5", `${median(starts).toFixed(0)} ms`);
+  await new Promise((r) => setTimeout(r, 1500));
+  const idleRss = statusMb(hub.child.pid!);
+  say("idle RSS", `${idleRss.toFixed(1)} MB`);
+
+  // durable events/s, one client
+  const n1 = sizes.events1;
+  let t0 = performance.now();
+  for (let i = 0; i < n1; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `s${i}`, type: "other.x" });
+  let s = (performance.now() - t0) / 1000;
+  const events1 = n1 / s;
+  say("events/s, 1 client (each committed before its answer)", `${Math.round(events1)}`);
+  // 32 concurrent clients
+  const n32 = sizes.events32;
+  let next = 0;
+  t0 = performance.now();
+  await Promise.all(Array.from({ length: 32 }, async () => {
+    while (next < n32) await call(hub.url, keys.source, "POST", "/v1/events", { id: `c${next++}`, type: "other.x" });
+  }));
+  s = (performance.now() - t0) / 1000;
+  const events32 = n32 / s;
+  say("events/s, 32 concurrent clients (group commit)", `${Math.round(events32)}`);
+
+  // claim latency: queue runs, claim and finish them one by one
+  for (let i = 0; i < sizes.claims; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `q${i}`, type: "job.x", subject: `s${i}` });
+  const claims = await claimLatencies(hub.url, keys.worker, "cl", sizes.claims);
+  say("claim latency p50 / p99 (GET /v1/work, a queued run)", `${median(claims).toFixed(2)} / ${pct(claims, 0.99).toFixed(2)} ms`);
+
+  // 1,000 held long polls
+  const ac = new AbortController();
+  const polls = Array.from({ length: 1000 }, (_, i) => fetch(`${hub.url}/v1/cards/next?wait=50`, { headers: { authorization: `Bearer ${keys.channel}` }, signal: ac.signal }).catch(() => null));
+  await new Promise((r) => setTimeout(r, 3000));
+  const rss1000 = statusMb(hub.child.pid!);
+  say("RSS with 1,000 held long polls", `${rss1000.toFixed(1)} MB`);
+  return { hub, ac, polls, startMs: median(starts), idleRss, events1, events32, claimMedian: median(claims), rss1000 };
+}
+
+/** The value of a `--name value` argument, or undefined. */
+const flag = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+};
+
+/**
+ * `npm run benchmark -- --json [--quick] [--only <name,name>]` (issue 32): the figures of issue 32's table, each with
+ * the machine's limit measured in this run (scripts/machine-limits.ts), printed as lines as they come and then, last on
+ * stdout, as one JSON array (scripts/figures.ts). `--quick`: smaller sizes (a quarter of the events, a third of the claims, the rebuild at
+ * 110 k facts, a 1-minute capacity run with 20 workers, 5,000 simulation steps); `--only`: just the parts those figures
+ * need (no machine limits when none of them has one). `BENCH_SIM_STEPS=<n>` changes the simulation's steps.
+ * @throws Error naming an unknown figure of `--only`.
+ */
+async function jsonRun(): Promise<void> {
+  const quick = process.argv.includes("--quick");
+  const began = performance.now();
+  const part = async <T>(name: string, f: () => Promise<T>) => {
+    const t0 = performance.now();
+    try {
+      return await f();
+    } finally {
+      say(`(${name} took ${((performance.now() - t0) / 1000).toFixed(0)} s)`, "");
+    }
+  };
+  const only = flag("--only")?.split(",").filter((n) => n !== "");
+  for (const n of only ?? []) if (!figureNames.includes(n as FigureName)) throw new Error(`--only: no figure ${n} (figures: ${figureNames.join(", ")})`);
+  const wanted = new Set<FigureName>((only as FigureName[] | undefined) ?? figureNames);
+  const needs = (names: FigureName[]) => names.some((n) => wanted.has(n));
+  const out: Figure[] = [];
+  const core: FigureName[] = ["idle-rss", "rss-1000-polls", "start", "claim-median", "events-1-client", "events-32-clients"];
+  const rebuild: FigureName[] = ["rebuild-1.1m-seconds", "rebuild-1.1m-rss", "metrics-scrape"];
+  const limits = needs([...core, ...rebuild]) ? await part("machine limits", machineLimits) : null;
+  if (limits) say("machine limits (scripts/machine-limits.ts)", JSON.stringify(limits));
+  if (needs(core)) {
+    const { dir, keys } = setup();
+    try {
+      const h = await part("hub figures", () => hubCore(dir, keys, quick ? { events1: 500, events32: 2000, claims: 100 } : { events1: 2000, events32: 8000, claims: 300 }));
+      h.ac.abort();
+      await Promise.all(h.polls);
+      await stop(h.hub);
+      out.push(figure("idle-rss", h.idleRss, limits!.idleRss), figure("rss-1000-polls", h.rss1000, limits!.idleRss + (1000 * limits!.connectionKb) / 1024),
+        figure("start", h.startMs, limits!.start), figure("claim-median", h.claimMedian, limits!.roundTripMs),
+        figure("events-1-client", h.events1, limits!.commitsPerSecond), figure("events-32-clients", h.events32, limits!.commitsPerSecondConcurrent));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  if (needs(rebuild)) {
+    const goalFacts = 1_100_000;
+    const r = await part("rebuild", () => measureRebuild(quick ? goalFacts / 10 : goalFacts, (l) => process.stderr.write(`${l}\n`)));
+    say(`full rebuild of ${r.facts} facts: seconds / peak RSS`, `${r.seconds.toFixed(1)} s / ${r.peakMb.toFixed(0)} MB`);
+    say(`GET /metrics on that history, median of 5`, `${r.scrapeMs.toFixed(1)} ms`);
+    out.push(figure("rebuild-1.1m-seconds", r.seconds, r.facts / limits!.insertRowsPerSecond, { scale: goalFacts / r.facts }), figure("rebuild-1.1m-rss", r.peakMb, limits!.idleRss),
+      figure("metrics-scrape", r.scrapeMs, null));
+  }
+  if (needs(["tool-call-bridge"])) {
+    const t = await part("tool calls", () => measureToolCalls(say));
+    out.push(figure("tool-call-bridge", t.bridgeSandboxed, t.bare));
+  }
+  if (needs(["sim-steps"])) {
+    const steps = Number(process.env.BENCH_SIM_STEPS ?? (quick ? 5000 : 20_000));
+    const t0 = performance.now();
+    const r = simulate(24301, steps);
+    const rate = r.steps / ((performance.now() - t0) / 1000);
+    say(`simulation steps/s (seed 24301, ${steps} steps)`, `${Math.round(rate)}`);
+    out.push(figure("sim-steps", rate, null));
+  }
+  const capacity = figureNames.filter((n) => n.startsWith("capacity-"));
+  if (needs(capacity)) {
+    const c = await part("capacity run", () => capacityRun(quick ? { workers: 20, capacity: 2, seconds: 60, compression: 12 } : { workers: 200, capacity: 2, seconds: 300, compression: 12 }, (l) => say(l, "")));
+    say("capacity run", JSON.stringify(c));
+    const failed = c.failed > 0 || c.queuedAtEnd > 0;
+    out.push(figure("capacity-claim-p99", c.claim.p99, null, { failed }), figure("capacity-claim-p50", c.claim.p50, null, { failed }),
+      figure("capacity-event-p50", c.event.p50, null, { failed }), figure("capacity-event-p99", c.event.p99, null, { failed }),
+      figure("capacity-result-p50", c.result.p50, null, { failed }), figure("capacity-result-p99", c.result.p99, null, { failed }),
+      figure("capacity-runs-per-hour", c.runsPerHour, null, { failed }), figure("capacity-hub-cpu", c.hubCpuPercent, null, { failed }),
+      figure("capacity-hub-rss", c.hubPeakRssMb, null, { failed }));
+  }
+  say("load average (1, 5, 15 min) at the end", loadavg().map((x) => x.toFixed(2)).join(", "));
+  say("the whole run took", `${((performance.now() - began) / 1000).toFixed(0)} s`);
+  console.log(JSON.stringify(out.filter((f) => wanted.has(f.name as FigureName)).sort((a, b) => figureNames.indexOf(a.name as FigureName) - figureNames.indexOf(b.name as FigureName))));
+}
+
 async function main(): Promise<void> {
-  console.log(`machine: ${machine()}`);
+  console.log(`machine: ${machine()}; load average ${loadavg().map((x) => x.toFixed(2)).join(", ")}`);
   // Every home, hub and agent of this run lives in one folder that an interruption removes with them (issue 33).
   scratchRoot("aa-bench-run-");
+  if (process.argv.includes("--json")) return jsonRun();
   if (process.argv[2] === "idle") return idleWithUndeliveredCards();
   if (process.argv[2] === "cli") return cliStart();
   if (process.argv[2] === "console") return consoleFigures(say);
-  if (process.argv[2] === "tools") return measureToolCalls(say);
+  if (process.argv[2] === "tools") return void (await measureToolCalls(say));
   if (process.argv[2] === "plugins") return measurePluginReload(say);
   if (process.argv[2] === "markdown") return measureMarkdown(say);
   // First, while no hub of this benchmark runs: a process start is what it measures.
   await cliStart();
   const { dir, keys } = setup();
   try {
-    // cold start
-    const starts: number[] = [];
-    let hub = await spawnHub(dir);
-    starts.push(hub.startMs);
-    for (let i = 0; i < 4; i++) {
-      await stop(hub);
-      hub = await spawnHub(dir);
-      starts.push(hub.startMs);
-    }
-    say("cold start (spawn → listening), median of 5", `${median(starts).toFixed(0)} ms`);
-    await new Promise((r) => setTimeout(r, 1500));
-    say("idle RSS", `${statusMb(hub.child.pid!).toFixed(1)} MB`);
-
-    // durable events/s, one client
-    const n1 = 2000;
-    let t0 = performance.now();
-    for (let i = 0; i < n1; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `s${i}`, type: "other.x" });
-    let s = (performance.now() - t0) / 1000;
-    say("events/s, 1 client (each committed before its answer)", `${Math.round(n1 / s)}`);
-    // 32 concurrent clients
-    const n32 = 8000;
-    let next = 0;
-    t0 = performance.now();
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      while (next < n32) await call(hub.url, keys.source, "POST", "/v1/events", { id: `c${next++}`, type: "other.x" });
-    }));
-    s = (performance.now() - t0) / 1000;
-    say("events/s, 32 concurrent clients (group commit)", `${Math.round(n32 / s)}`);
-
-    // claim latency: queue runs, claim and finish them one by one
-    for (let i = 0; i < 300; i++) await call(hub.url, keys.source, "POST", "/v1/events", { id: `q${i}`, type: "job.x", subject: `s${i}` });
-    const claims = await claimLatencies(hub.url, keys.worker, "cl", 300);
-    say("claim latency p50 / p99 (GET /v1/work, a queued run)", `${median(claims).toFixed(2)} / ${pct(claims, 0.99).toFixed(2)} ms`);
-
-    // 1,000 held long polls
-    const ac = new AbortController();
-    const polls = Array.from({ length: 1000 }, (_, i) => fetch(`${hub.url}/v1/cards/next?wait=50`, { headers: { authorization: `Bearer ${keys.channel}` }, signal: ac.signal }).catch(() => null));
-    await new Promise((r) => setTimeout(r, 3000));
-    say("RSS with 1,000 held long polls", `${statusMb(hub.child.pid!).toFixed(1)} MB`);
+    const { hub, ac, polls } = await hubCore(dir, keys, { events1: 2000, events32: 8000, claims: 300 });
+    const [n1, n32] = [2000, 8000];
 
     // the slow-body attack of issue 14, beside the held long polls (keyed: never counted against the caps)
     const attack = await slowBodyAttack(hub.url, 2000);

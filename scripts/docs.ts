@@ -27,7 +27,7 @@ export function httpPage(): string {
   const rows = Object.entries(endpoints as Record<string, EndpointSpec>);
   const sections = [...new Set(rows.map(([, e]) => e.section))];
   const out = [generated, "", "# HTTP API reference", "",
-    "Every `/v1` endpoint, from the hub's endpoint table (`src/protocol/endpoints.ts`). Bodies and answers are JSON; the",
+    "Every `/v1` endpoint and `GET /metrics`, from the hub's endpoint table (`src/protocol/endpoints.ts`). Bodies and answers are JSON (`/metrics`: the Prometheus text format, docs/metrics.md); the",
     "names in the last columns are definitions of [`protocol/schema.json`](../../protocol/schema.json). Every refusal is a",
     "4xx or 5xx `{ \"error\": \"…\" }` naming the field.", ""];
   for (const section of sections) {

@@ -140,6 +140,53 @@ interface Row {
 }
 
 /** Measures one history size over real HTTP. */
+/**
+ * A start that replays the whole log: the stored format fingerprint is made stale (as after an upgrade), then the hub
+ * starts. @returns spawn → listening (ms) and the process's peak RSS (VmHWM, MB) once it listens.
+ */
+async function rebuildStart(dir: string, home: Home): Promise<{ ms: number; peakMb: number }> {
+  const db = new Database(home.database);
+  db.prepare(`UPDATE store_meta SET value = 'stale' WHERE key = 'fingerprint'`).run();
+  db.close();
+  const rebuilt = await spawnHub(dir);
+  const peakMb = statusMb(rebuilt.child.pid!, "VmHWM");
+  await stopHub(rebuilt, "SIGTERM");
+  return { ms: rebuilt.startMs, peakMb };
+}
+
+/** Facts a scenario writes (12.0 at 100,000 scenarios: docs/measurements.md). */
+const factsPerScenario = 12;
+
+/**
+ * The rebuild of issue 32's table (`npm run benchmark -- --json`): a history of about `facts` facts built as above,
+ * then a start that replays all of it. @returns the facts written, the rebuild's seconds and its peak RSS (MB).
+ */
+export async function measureRebuild(facts: number, log: (s: string) => void): Promise<{ facts: number; seconds: number; peakMb: number; scrapeMs: number }> {
+  const { dir, home, keys } = setup();
+  try {
+    log(`rebuild: building about ${facts} facts…`);
+    const built = build(home, keys, Math.max(1, Math.round(facts / factsPerScenario)));
+    const r = await rebuildStart(dir, home);
+    // GET /metrics reads the projection at each scrape: how long one takes on this history (median of 5, after the first).
+    const h = await spawnHub(dir);
+    const scrapes: number[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const t = performance.now();
+        const res = await fetch(`${h.url}/metrics`, { headers: { authorization: `Bearer ${keys.owner}` } });
+        if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
+        await res.text();
+        if (i > 0) scrapes.push(performance.now() - t);
+      }
+    } finally {
+      await stopHub(h, "SIGTERM");
+    }
+    return { facts: built.facts, seconds: r.ms / 1000, peakMb: r.peakMb, scrapeMs: median(scrapes) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function measure(scenarios: number, log: (s: string) => void): Promise<Row> {
   const { dir, home, keys } = setup();
   try {
@@ -176,13 +223,7 @@ async function measure(scenarios: number, log: (s: string) => void): Promise<Row
       if (typeof s.seq !== "number") throw new Error(`GET /v1/state: ${JSON.stringify(s).slice(0, 200)}`);
     }
     await stopHub(h, "SIGTERM");
-    // Rebuild: a stale format fingerprint makes the next start replay the whole log.
-    const db = new Database(home.database);
-    db.prepare(`UPDATE store_meta SET value = 'stale' WHERE key = 'fingerprint'`).run();
-    db.close();
-    const rebuilt = await spawnHub(dir);
-    const rebuildPeakMb = statusMb(rebuilt.child.pid!, "VmHWM");
-    await stopHub(rebuilt, "SIGTERM");
+    const { ms: rebuildMs, peakMb: rebuildPeakMb } = await rebuildStart(dir, home);
     // Crash recovery: SIGKILL under write load, then a start.
     const crashes: number[] = [];
     for (let k = 0; k < 3; k++) {
@@ -209,7 +250,7 @@ async function measure(scenarios: number, log: (s: string) => void): Promise<Row
     return {
       scenarios, rounds: 2 * scenarios, facts: built.facts, dbMb, buildS: built.ms / 1000,
       startMs: median(starts), idleMb: median(rss), claimMs: median(claims), stateMs: median(states),
-      rebuildMs: rebuilt.startMs, rebuildPeakMb, crashMs: median(crashes),
+      rebuildMs, rebuildPeakMb, crashMs: median(crashes),
     };
   } finally {
     if (process.env.HISTORY_KEEP) log(`kept ${dir}`);
@@ -239,8 +280,10 @@ async function main(): Promise<void> {
   console.log(`building the histories took ${rows.map((r) => `${fmt(r.buildS, 1)} s`).join(", ")} (real kernel and store, group commits of ${buildBatch}).`);
 }
 
-try {
-  await main();
-} finally {
-  removeScratchRoots();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    await main();
+  } finally {
+    removeScratchRoots();
+  }
 }

@@ -69,8 +69,11 @@ function toolsHome(): ReturnType<typeof benchHome> {
   return made;
 }
 
-/** Measures and prints the figures with `say`. */
-export async function measureToolCalls(say: (k: string, v: string) => void): Promise<void> {
+/** The medians (ms) of one sync tool call each way, as `measureToolCalls` returns them. */
+export interface ToolCallFigures { bare: number; host: number; hostSandboxed: number; bridge: number; bridgeSandboxed: number }
+
+/** Measures and prints the figures with `say`; returns their medians. */
+export async function measureToolCalls(say: (k: string, v: string) => void): Promise<ToolCallFigures> {
   const { dir, home, keys } = toolsHome();
   const hub = await spawnHub(dir);
   const host = new ToolHost(new ToolRegistry(pluginRoots(home.plugins), "en"), { lang: "en", hiddenPaths: [dir] });
@@ -137,6 +140,7 @@ export async function measureToolCalls(say: (k: string, v: string) => void): Pro
     say("tool call: through the host, no sandbox / sandboxed", `${ms(m.host)} / ${ms(m.hostSandboxed)}`);
     say("tool call: through an agent's MCP bridge, no sandbox / sandboxed", `${ms(m.bridge)} / ${ms(m.bridgeSandboxed)}`);
     say(`tools server of a launch: relay, handshake, tools/list (${relayStartRuns})`, ms(starts));
+    return { bare: median(m.bare), host: median(m.host), hostSandboxed: median(m.hostSandboxed), bridge: median(m.bridge), bridgeSandboxed: median(m.bridgeSandboxed) };
   } finally {
     for (const c of clients) await c.close().catch(() => {});
     await bridges.close();

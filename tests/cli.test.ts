@@ -237,7 +237,7 @@ test("key new and key remove work without a running hub; bad kinds are refused",
   assert.equal(run(["key", "remove", "source", "demo"]).out, "no such key");
   const bad = run(["key", "new", "admin", "x"]);
   assert.equal(bad.code, 1);
-  assert.equal(bad.err, "agent-autoloop: kind must be source, worker, channel or owner");
+  assert.equal(bad.err, "agent-autoloop: kind must be source, worker, channel, owner or metrics");
   // ".." could be made without a hub but never removed through one (URLs drop it): refused like any name rules.json cannot use.
   for (const name of ["..", ".", "a b"]) {
     const r = run(["key", "new", "source", name]);

@@ -29,7 +29,7 @@ export function tempDir(prefix = "aa-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export interface Keys { source: string; source2: string; worker: string; worker2: string; channel: string; channel2: string; owner: string }
+export interface Keys { source: string; source2: string; worker: string; worker2: string; channel: string; channel2: string; owner: string; metrics: string }
 
 /**
  * A GitHub webhook payload of @octokit/webhooks-examples, as real deliveries carry it: the fields the tests read are
@@ -93,7 +93,7 @@ export function makeHome(rules: unknown = baseRules, config: Partial<Config> = {
   mkdirSync(home.dir, { recursive: true });
   readMasterKey(home, true);
   const keys: Keys = {
-    source: newKey(), source2: newKey(), worker: newKey(), worker2: newKey(), channel: newKey(), channel2: newKey(), owner: newKey(),
+    source: newKey(), source2: newKey(), worker: newKey(), worker2: newKey(), channel: newKey(), channel2: newKey(), owner: newKey(), metrics: newKey(),
   };
   registerKeysLocally(home, [
     { kind: "source", name: "shop", key: keys.source },
@@ -103,6 +103,7 @@ export function makeHome(rules: unknown = baseRules, config: Partial<Config> = {
     { kind: "channel", name: "ch1", key: keys.channel },
     { kind: "channel", name: "ch2", key: keys.channel2 },
     { kind: "owner", name: "owner", key: keys.owner },
+    { kind: "metrics", name: "prometheus", key: keys.metrics },
     // the worker and channels that `serve` runs from config.json use their own keys
     ...(config.worker && !["w1", "w2"].includes(config.worker.name) ? [{ kind: "worker" as const, name: config.worker.name, key: config.worker.key }] : []),
     ...Object.entries(config.channels ?? {}).map(([name, ch]) => ({ kind: "channel" as const, name, key: ch.key })),

@@ -105,7 +105,7 @@ test("a new key for a name replaces the old one", async () => {
   assert.equal((await f.call("POST", "/v1/events", b, { id: "r", type: "x" })).status, 200);
   const bad = await f.call("POST", "/v1/keys/robot/x", f.keys.owner);
   assert.equal(bad.status, 400);
-  assert.equal(bad.body.error, "kind must be source, worker, channel or owner");
+  assert.equal(bad.body.error, "kind must be source, worker, channel, owner or metrics");
   // A key's name is a name rules.json can use: "." and ".." could not be removed again (URLs drop them).
   const names = ["__proto__", "a b", "%E2%80%AE", "%C3%A9", "-x", "x".repeat(101), "a%2Fb", ".x"];
   for (const name of names) {

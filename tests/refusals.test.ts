@@ -200,10 +200,10 @@ function listedRows(): Row[] {
     { endpoint: "why", what: "path", method: "GET", path: "/v1/runs/999/why", key: "owner", status: 404, error: "no such run: 999" },
     { endpoint: "why", what: "path", method: "GET", path: "/v1/runs/1e3/why", key: "owner", status: 404, error: "no such run: 1e3" },
 
-    { endpoint: "keyNew", what: "path", method: "POST", path: "/v1/keys/robot/x", key: "owner", status: 400, error: "kind must be source, worker, channel or owner" },
+    { endpoint: "keyNew", what: "path", method: "POST", path: "/v1/keys/robot/x", key: "owner", status: 400, error: "kind must be source, worker, channel, owner or metrics" },
     { endpoint: "keyNew", what: "path", method: "POST", path: "/v1/keys/source/a%20b", key: "owner", status: 400, error: "name: letters, digits, _ . - (at most 100), starting with a letter or digit" },
     { endpoint: "keyNew", what: "path", method: "POST", path: `/v1/keys/source/${x(101)}`, key: "owner", status: 400, error: "name: letters, digits, _ . - (at most 100), starting with a letter or digit" },
-    { endpoint: "keyRemove", what: "path", method: "DELETE", path: "/v1/keys/robot/x", key: "owner", status: 400, error: "kind must be source, worker, channel or owner" },
+    { endpoint: "keyRemove", what: "path", method: "DELETE", path: "/v1/keys/robot/x", key: "owner", status: 400, error: "kind must be source, worker, channel, owner or metrics" },
     { endpoint: "keyRemove", what: "path", method: "DELETE", path: "/v1/keys/source/a%01b", key: "owner", status: 400, error: "name: 1 to 100 characters, no control characters or /" },
 
     { endpoint: "consoleEndOne", what: "path", method: "DELETE", path: "/v1/console/sessions/ABC", key: "owner", status: 400, error: "a console session's name is 12 hex characters, as agent-autoloop console --sessions lists them" },

@@ -26,6 +26,8 @@ import { linkRoutes } from "./routes/link.js";
 import { toolRoutes } from "./routes/tools.js";
 import { consoleRoutes } from "./routes/console.js";
 import { pluginRoutes } from "./routes/plugins.js";
+import { metricsRoutes } from "./routes/metrics.js";
+import type { Latency } from "./metrics.js";
 
 export { bearer, bearerOf, canonicalJson, formFields, runTokenValid, strictUtf8 } from "./routes/read.js";
 
@@ -47,8 +49,18 @@ export function createApp(hub: Hub): Hono {
     }),
   );
 
+  // GET /metrics: how long accepted events and results took, request to answer (a claim is timed by the hub itself).
+  const timed = (l: Latency) => async (c: { res: Response }, next: () => Promise<void>) => {
+    const t0 = performance.now();
+    await next();
+    if (c.res.status === 200) l.since(t0);
+  };
+  app.post("/v1/events", timed(hub.figures.event));
+  app.post("/v1/in/:source", timed(hub.figures.event));
+  app.post("/v1/runs/:id/result", timed(hub.figures.result));
+
   app.route("/", eventRoutes(hub, callerLog));
-  for (const section of [linkRoutes, workRoutes, cardRoutes, ownerRoutes, streamRoutes, keyRoutes, toolRoutes, consoleRoutes, pluginRoutes]) app.route("/", section(hub));
+  for (const section of [linkRoutes, workRoutes, cardRoutes, ownerRoutes, streamRoutes, keyRoutes, toolRoutes, consoleRoutes, pluginRoutes, metricsRoutes]) app.route("/", section(hub));
 
   app.notFound((c) => refuse(c, 404, t(lang, "notFound.route", { method: c.req.method, path: new URL(c.req.url).pathname })));
   // The message may name files of the home: it goes to the hub's log, not to a caller that may hold no key.

@@ -21,6 +21,7 @@ import { readRulesInput } from "./rules-file.js";
 import { LastGood, PluginLoader, PluginRegistry, builtinPluginsDir, codePlugins, pluginRoots, watchPlugins, type CodeUse, type PluginRoot, type PluginWatcher } from "../plugins/index.js";
 import { BoundedLog } from "./log-limit.js";
 import { Presence } from "./presence.js";
+import { HubFigures } from "./metrics.js";
 import type { WorkerCapacity } from "./state.js";
 import { workerOnlineMs } from "../kernel/limits.js";
 import type { EndpointName } from "../protocol/endpoints.js";
@@ -115,7 +116,9 @@ export class Hub {
   /** How often each kind of long poll was woken ("worker:", "channel:<name>"), to catch a wake that came between a poll's decision and its wait. */
   private readonly wakeCount = new Map<string, number>();
   /** The workers and channels polling, for the hub's "connected" and "went silent" lines. */
-  private readonly presence: Presence;
+  readonly presence: Presence;
+  /** What the HTTP layer counts for GET /metrics (claim, event and result latency; failed deliveries). */
+  readonly figures = new HubFigures();
   /** Called with every committed fact (the stream). */
   readonly listeners = new Set<(facts: Fact[]) => void>();
 
@@ -368,10 +371,18 @@ export class Hub {
       for (const w of [...(this.waiters.get(key) ?? [])]) if (w.claim === input.claim && w.keyHash === input.keyHash) w.supersede();
     }
     let first: Committed<PollAnswer>;
+    // A claim's latency (GET /metrics) runs from the decision that handed out its job, on arrival or on a wake, to
+    // its durable answer: the time a poll was held waiting for work is not the hub's.
+    const decide = async () => {
+      const t0 = performance.now();
+      const d = await this.submit(input);
+      if (d.status === 200 && (d.body as Partial<Answers["work"]>).job) this.figures.claim.since(t0);
+      return d;
+    };
     // A wake committed in the same group as this poll's decision fires before the poll waits: decide again then.
     for (let i = 0; ; i++) {
       const wakes = this.wakesOf(key);
-      first = await this.submit(input);
+      first = await decide();
       if (!first.park || waitMs <= 0 || !caller || this.wakesOf(key) === wakes || i >= 3) break;
     }
     if (!first.park || waitMs <= 0 || !caller) return first;
@@ -379,7 +390,7 @@ export class Hub {
     this.waiters.set(key, set);
     return new Promise<Committed<PollAnswer>>((resolve) => {
       const poll: Waiter = new HeldPoll<PollAnswer>(input.keyHash!, input.kind === "work" ? input.claim : null, first, waitMs, signal, {
-        decideAgain: () => this.submit(input),
+        decideAgain: decide,
         settle: (answer) => {
           assert(set.has(poll), "held-poll-settles-once");
           set.delete(poll);

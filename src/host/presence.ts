@@ -92,6 +92,11 @@ export class Presence {
     return said ? { slots: said.free + said.inHand, free: said.free } : null;
   }
 
+  /** Every part that polled since this hub started: its kind, name, long polls held now, and whether it went silent. */
+  list(): { kind: PartKind; name: string; held: number; silent: boolean }[] {
+    return [...this.parts.values()].map(({ kind, name, held, silent }) => ({ kind, name, held, silent }));
+  }
+
   /** Stops the timer. */
   close(): void {
     this.closed = true;

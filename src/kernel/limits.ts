@@ -304,3 +304,8 @@ export const workflowOutputMaxChars = 256 * 1024;
 export const artifactMaxBytes = 256 * 1024;
 /** Artifacts one run may send (files of distinct names; replacing one of them is always taken). */
 export const artifactsPerRunMax = 50;
+/**
+ * Channels `GET /metrics` counts failed deliveries of by name since the hub started (issue 32); failures of channels
+ * past this many are counted under `other`, so a stream of made-up names cannot grow the hub's memory.
+ */
+export const metricsChannelLabelsMax = 1000;

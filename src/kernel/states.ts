@@ -45,8 +45,11 @@ export const cardStates = ["open", "answered", "closed"] as const;
 /** One state of a card. */
 export type CardState = (typeof cardStates)[number];
 
-/** The kinds of key (protocol.md 谁能做什么), in the order the CLI lists them: what a bearer key may do. */
-export const keyKinds = ["source", "worker", "channel", "owner"] as const;
+/**
+ * The kinds of key (protocol.md 谁能做什么), in the order the CLI lists them: what a bearer key may do. A `metrics` key
+ * reads `GET /metrics` and nothing else (issue 32: a Prometheus scraper holds no key that can read the owner's state).
+ */
+export const keyKinds = ["source", "worker", "channel", "owner", "metrics"] as const;
 /** One kind of key. */
 export type KeyKind = (typeof keyKinds)[number];
 

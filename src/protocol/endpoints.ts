@@ -22,7 +22,7 @@ export type Auth =
   | "none";
 
 /** The sections of the protocol, one route module each (src/host/routes/<section>.ts). */
-export type Section = "events" | "work" | "cards" | "owner" | "stream" | "keys" | "tools" | "console" | "plugins";
+export type Section = "events" | "work" | "cards" | "owner" | "stream" | "keys" | "tools" | "console" | "plugins" | "metrics";
 
 /** One endpoint of the table. */
 export interface EndpointSpec {
@@ -106,6 +106,9 @@ export const endpoints = {
   pluginSettingSet: { section: "plugins", method: "POST", path: "/v1/plugins/:id/settings/:key", auth: ["owner"], body: "PluginSettingBody", response: "PluginSettingAnswer", cookie: true },
   pluginUi: { section: "plugins", method: "GET", path: "/v1/plugins/:id/ui", auth: ["owner"], response: "PluginUi", cookie: true },
   pluginEvent: { section: "plugins", method: "POST", path: "/v1/plugins/:id/events", auth: ["owner"], body: "PluginEventBody", response: "EventAccepted", cookie: true },
+
+  // Outside /v1, where Prometheus looks by default; a `metrics` key reads this and nothing else (issue 32).
+  metrics: { section: "metrics", method: "GET", path: "/metrics", auth: ["owner", "metrics"], response: "MetricsText" },
 } as const satisfies Record<string, EndpointSpec>;
 
 /** The name of an endpoint. */

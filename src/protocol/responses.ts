@@ -263,6 +263,8 @@ export const ArtifactStored = Type.Object({ run: id(), file: Type.String(), byte
 export type ArtifactStored = Static<typeof ArtifactStored>;
 /** GET /v1/runs/:id/artifacts/:file: the file's text as `text/plain; charset=utf-8` (not JSON). */
 export const ArtifactText = Type.String({ description: "GET /v1/runs/:id/artifacts/:file: the text, served as text/plain; charset=utf-8 with X-Content-Type-Options: nosniff and Content-Security-Policy: sandbox" });
+/** GET /metrics (issue 32): the hub's figures in the Prometheus text format 0.0.4 (not JSON; docs/metrics.md). */
+export const MetricsText = Type.String({ description: "GET /metrics: the Prometheus text exposition format 0.0.4, served as text/plain; version=0.0.4; charset=utf-8" });
 /**
  * GET /v1/runs/:id/why: the facts about one run (an artifact's row without its text) and the files its workflow sent
  * (`artifacts`, by name; absent from hubs before issue 18's artifacts).
@@ -482,7 +484,7 @@ export const responseDefinitions = {
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, ArtifactView, ArtifactStored, ArtifactText, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
   RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ConsoleSessions, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
-  PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer, PluginUi,
+  PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer, PluginUi, MetricsText,
 };
 /** The name of a response definition. */
 export type ResponseName = keyof typeof responseDefinitions;

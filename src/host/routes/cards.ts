@@ -7,6 +7,7 @@ import type { Hub } from "../hub.js";
 import { t } from "../../i18n/messages.js";
 import { answer, decide, held, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
+import { callerOf } from "../../kernel/authorize.js";
 import type { CardNext } from "../../protocol/responses.js";
 import { cardTemplateView } from "../../declarative/index.js";
 
@@ -38,9 +39,14 @@ export function cardRoutes(hub: Hub): Hono {
     return card === null ? notFound(c) : decide(c, hub, "delivered", { kind: "delivered", keyHash: req.keyHash, card, version: req.body.version, ref: req.body.ref });
   });
 
-  route(app, hub, "failed", (c, req) => {
+  // An accepted report counts for its channel on GET /metrics (the middleware checked the key is a channel's).
+  route(app, hub, "failed", async (c, req) => {
     const card = idParam(c, "id");
-    return card === null ? notFound(c) : decide(c, hub, "failed", { kind: "failed", keyHash: req.keyHash, card, version: req.body.version, error: req.body.error ?? null });
+    if (card === null) return notFound(c);
+    const res = await decide(c, hub, "failed", { kind: "failed", keyHash: req.keyHash, card, version: req.body.version, error: req.body.error ?? null });
+    const who = res.status === 200 ? callerOf(hub.store.view, req.keyHash) : undefined;
+    if (who) hub.figures.deliveryFailed(who.name);
+    return res;
   });
 
   route(app, hub, "answer", (c, req) => {
