@@ -31,7 +31,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job, ToolCallDecision } from "../protocol/responses.js";
-import { toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
+import { callbackUrlOf, newCallbackKey, toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
 import { starMatch } from "../kernel/rules.js";
 import { toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -301,12 +301,13 @@ export class ToolBridges {
     if (decision.decision === "deny") return toolError(t(lang, "bridge.denied", { tool: name, reason: decision.reason ?? "" }));
     if (decision.decision === "prompt") return { ...toolError(t(lang, "bridge.awaiting", { card: decision.card ?? "?" })), _meta: { awaitingCard: decision.card ?? null } };
 
+    const callbackKey = newCallbackKey();
     const out = await host.call(name, args, {
-      sessionKey: decision.sessionKey, callbackUrl: `${this.o.url.replace(/\/$/, "")}/v1/plugins/callback/`, signal, ...(onProgress ? { onProgress } : {}),
+      sessionKey: decision.sessionKey, callbackUrl: callbackUrlOf(this.o.url, callbackKey), signal, ...(onProgress ? { onProgress } : {}),
       toolCall: decision.call, // a declarative HTTP tool's requests to this hub name the call (issue 26: hops)
     });
     const timeoutMs = checked.timeoutMs;
-    await this.report(job, decision.call, out, timeoutMs);
+    await this.report(job, decision.call, out, timeoutMs, callbackKey);
     return out.status === "accepted" ? this.parked(job, name, decision.call, timeoutMs, signal) : resultOf(out, lang);
   }
 
@@ -357,12 +358,12 @@ export class ToolBridges {
   }
 
   /** Tells the hub how an allowed call ended; a hub that cannot be reached is logged (the agent still gets its result). */
-  private async report(job: Job, call: number, out: CallOutcome, timeoutMs: number): Promise<void> {
+  private async report(job: Job, call: number, out: CallOutcome, timeoutMs: number, callbackKey: string): Promise<void> {
     const status = out.status === "accepted" ? "parked" : out.status === "ok" || out.status === "timeout" || out.status === "oom" ? out.status : "error";
     try {
       await this.client.toolCallOutcome(job.run, job.token, call, {
         status, durationMs: Math.max(0, Math.round(out.durationMs)),
-        ...(out.status === "accepted" ? { taskId: out.taskId, timeoutMs: Math.min(toolLimits.callTimeoutMsMax, Math.max(1, timeoutMs)) } : {}),
+        ...(out.status === "accepted" ? { taskId: out.taskId, timeoutMs: Math.min(toolLimits.callTimeoutMsMax, Math.max(1, timeoutMs)), callbackKey } : {}),
       });
     } catch (e) {
       this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: hubText(e) }));
