@@ -6,9 +6,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { baseRules, hubFixture, until } from "./helpers.js";
+import { baseRules, hubFixture, makeHome, until } from "./helpers.js";
 import { cliLines as cli, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 
 /**
@@ -76,5 +76,19 @@ test("issue 34 #2-#4: short task ids through callback_url, the legacy path only 
     assert.deepEqual(await f.call("POST", `/v1/plugins/callback/${"A".repeat(32)}/abc-123`, null, { content: "forged" }), { status: 404, body: { error: "no such task" } });
   } finally {
     await f.close();
+  }
+});
+
+test("issue 34 #5: a service plugin whose manifest lists no tools: list says its tools are unknown, doctor warns how to offer them", async () => {
+  const made = makeHome(baseRules);
+  try {
+    mkdirSync(made.home.plugins, { recursive: true });
+    writePlugin(made.home.plugins, "bare-service", 'name = "bare-service"\nversion = "0.1.0"\nplugin_type = "service"\n\n[entry_point]\ncommand = "node"\nargs = ["main.mjs"]\n');
+    const list = await cli(["plugins", "list"], made.dir);
+    assert.deepEqual(list.out.filter((l) => l.startsWith("bare-service")).map((l) => l.replace(/ +/g, " ")), ["bare-service 0.1.0 service (tools unknown: a rule's tools must name each) (home) ok"]);
+    const doctor = await cli(["plugins", "doctor"], made.dir);
+    assert.ok(doctor.out.some((l) => l.includes("warn tools: the manifest lists no tools and PluginBridge cannot be asked: its tools are unknown; a rule's tools must name each as bare-service.<tool> (a * offers none)")), doctor.out.join("\n"));
+  } finally {
+    rmSync(made.dir, { recursive: true, force: true });
   }
 });

@@ -50,8 +50,10 @@ export function brokenArgument(schema: Record<string, unknown>): Record<string, 
 }
 
 
-/** How many calls the timeout check makes, each with half the time of the one before, before it says it could not force a timeout. */
+/** How many calls the timeout check makes, each with half the time of the one before, before it sends one nothing. */
 export const forcedTimeoutTries = 3;
+/** The timeout of the timeout check's last call, which is sent nothing (ms): long enough for the plugin to start. */
+export const forcedTimeoutMs = 300;
 
 /**
  * The live processes of process group `pgid` (their pids, ascending), from Linux /proc; null where there is no /proc.

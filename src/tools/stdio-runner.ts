@@ -15,7 +15,7 @@ import { taskIdPattern as protocolTaskIdPattern } from "../protocol/patterns.js"
 import { callTimeoutMsDefault, listCacheEntriesMax, manifestToolsMax, taskIdMaxChars, toolNameMaxChars, toolsListTimeoutMs } from "./limits.js";
 import type { ActivePlugin, Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
 import { checkArguments } from "./arguments.js";
-import { brokenArgument, conformanceRequestId, forcedTimeoutTries, missingToolName, processGroupMembers, sampleArguments, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
+import { brokenArgument, conformanceRequestId, forcedTimeoutMs, forcedTimeoutTries, missingToolName, processGroupMembers, sampleArguments, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
 import type { CallContext, ToolSpec } from "./types.js";
 
 export type { Outcome, RunnablePlugin };
@@ -42,7 +42,7 @@ function taskIdOf(r: RpcResponse): string | null {
  */
 export async function runRequest(
   p: RunnablePlugin, method: string, params: unknown, s: LaunchSettings,
-  o: { timeoutMs: number; id?: number; ctx?: CallContext; background?: Set<PluginProcess>; tasks?: boolean; onStart?: (proc: PluginProcess) => void },
+  o: { timeoutMs: number; id?: number; ctx?: CallContext; background?: Set<PluginProcess>; tasks?: boolean; onStart?: (proc: PluginProcess) => void; withhold?: boolean },
 ): Promise<{ ok: true; result: ExchangeResult } | { ok: false; code: string; message: string }> {
   const id = o.id ?? nextRequestId();
   const prepared = await prepareLaunch({ name: p.name, dir: p.dir, manifest: p.manifest, tag: `${process.pid}-${id}` }, s);
@@ -51,7 +51,7 @@ export async function runRequest(
   o.onStart?.(proc);
   const started = Date.now();
   const result = await exchange(proc, { id, method, params }, {
-    plugin: p.name, lang: s.lang, timeoutMs: o.timeoutMs, onProgress: o.ctx?.onProgress, signal: o.ctx?.signal,
+    plugin: p.name, lang: s.lang, timeoutMs: o.timeoutMs, onProgress: o.ctx?.onProgress, signal: o.ctx?.signal, withhold: o.withhold,
     keepAlive: (r) => {
       const task = o.tasks && method === "tools/call" ? taskIdOf(r) : null;
       if (task === null || !taskIdPattern.test(task)) return false;
@@ -227,10 +227,10 @@ async function conformStdio(p: RunnablePlugin, s: LaunchSettings, o: Conformance
 
 /**
  * "A timeout ends its whole process group" (issue 34 point 9), tested, not assumed: a call is made to time out — the
- * good call when it did (its group is then looked at), else a call given half the good call's time, tried up to
- * `forcedTimeoutTries` times — and the plugin's process group is looked for afterwards (Linux /proc). ok: it timed out
- * and nothing of its group is left; fail: something is; warn: it answered every time before the forced timeout; skip:
- * no /proc to look in.
+ * good call when it did (its group is then looked at), else a call given half the good call's time, then a quarter, …
+ * (`forcedTimeoutTries` tries), and last a plugin that is sent nothing, which cannot answer within `forcedTimeoutMs` —
+ * and the plugin's process group is looked for afterwards (Linux /proc). ok: it timed out and nothing of its group is
+ * left; fail: something is; warn: no timeout could be had; skip: no /proc to look in.
  */
 async function timeoutCheck(
   p: RunnablePlugin, s: LaunchSettings, add: ConformanceAdd,
@@ -238,10 +238,11 @@ async function timeoutCheck(
 ): Promise<void> {
   let group = o.goodCall;
   let forcedMs = o.timeoutMs;
-  for (let i = 0; group === null && i < forcedTimeoutTries; i++) {
-    forcedMs = Math.max(1, Math.floor(o.took / 2 ** (i + 1)));
+  for (let i = 0; group === null && i <= forcedTimeoutTries; i++) {
+    const withhold = i === forcedTimeoutTries;
+    forcedMs = withhold ? forcedTimeoutMs : Math.max(1, Math.floor(o.took / 2 ** (i + 1)));
     let pid: number | null = null;
-    const run = await runRequest(p, "tools/call", callParams(o.tool, o.args, o.ctx), s, { timeoutMs: forcedMs, ctx: o.ctx, tasks: o.tasks, onStart: (proc) => (pid = proc.pid) });
+    const run = await runRequest(p, "tools/call", callParams(o.tool, o.args, o.ctx), s, { timeoutMs: forcedMs, ctx: o.ctx, tasks: o.tasks, withhold, onStart: (proc) => (pid = proc.pid) });
     if (run.ok && run.result.end.kind === "timeout") group = pid;
   }
   if (group === null) return add("tools.conf.timeout", "warn", t(s.lang, "tools.conf.timeoutNotForced", { ms: forcedMs, tries: forcedTimeoutTries }));

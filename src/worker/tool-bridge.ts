@@ -132,7 +132,10 @@ export function resultContent(result: unknown): CallToolResult["content"] {
   return text(JSON.stringify(result ?? null));
 }
 
-/** The tools a rule's `patterns` offer, from the tool host; plugins whose tools cannot be had are logged and left out. */
+/**
+ * The tools a rule's `patterns` offer, from the tool host; plugins whose tools cannot be had are logged and left out. A
+ * plugin whose tools are unknown offers the tools the patterns name exactly (`namedTools`).
+ */
 export async function offeredTools(host: ToolHost, patterns: readonly string[], log: (plugin: string, error: string) => void): Promise<OfferedTool[]> {
   const plugins = [...new Set(patterns.map((p) => p.slice(0, p.indexOf("."))))];
   const out: OfferedTool[] = [];
@@ -143,8 +146,24 @@ export async function offeredTools(host: ToolHost, patterns: readonly string[], 
       continue;
     }
     out.push(...r.tools.filter((o) => !o.disableModelInvocation && patterns.some((p) => starMatch(p, o.qualifiedName))));
+    if (r.unknown) out.push(...namedTools(plugin, patterns, host.settings.lang, log));
   }
   return out;
+}
+
+/**
+ * The tools of a plugin whose tools are unknown (a service whose manifest lists none; issue 34 #5): each pattern of the
+ * rule that names one of its tools exactly is offered, any arguments (`{type: "object"}`), its description saying so; a
+ * pattern with `*` for it can offer none of them, and the log says so.
+ */
+function namedTools(plugin: string, patterns: readonly string[], lang: Lang, log: (plugin: string, error: string) => void): OfferedTool[] {
+  const own = patterns.filter((p) => p.slice(0, p.indexOf(".")) === plugin);
+  const wild = own.filter((p) => p.includes("*"));
+  if (wild.length > 0) log(plugin, t(lang, "bridge.unknownTools", { plugin, pattern: wild[0]! }));
+  return own.filter((p) => !p.includes("*")).map((p) => ({
+    qualifiedName: p, plugin, pluginType: "service" as const, disableModelInvocation: false,
+    tool: { name: p.slice(plugin.length + 1), description: t(lang, "bridge.unknownToolDescription", { plugin }), parameters: { type: "object" } },
+  }));
 }
 
 /** The tool bridges of one worker: its tool host, and the runs' servers. */
