@@ -18,7 +18,7 @@ const bin = join(engine, "bin", "agent-autoloop.js");
 const root = tempDir("aa-corl-service-");
 after(() => rmSync(root, { recursive: true, force: true }));
 
-/** The plugin's code: one Execute per call; `echo` waits 800 ms (so that two calls overlap) and answers its arguments. */
+/** The plugin's code: one Execute per call; `echo` answers its arguments once a second call came, or after 8 s. */
 const serviceCode = (state: string) => `import { createRequire } from "node:module";
 import { appendFileSync, writeFileSync } from "node:fs";
 const require = createRequire(${JSON.stringify(join(engine, "package.json"))});
@@ -27,6 +27,7 @@ const protoLoader = require("@grpc/proto-loader");
 const stubs = grpc.loadPackageDefinition(protoLoader.loadSync(new URL("bridge.proto", import.meta.url).pathname, { keepCase: true, defaults: true, oneofs: true }));
 let inflight = 0;
 let most = 0;
+let waiting = [];
 function execute(call) {
   const { call_id, tool, args_json } = call.request;
   if (tool !== "echo") {
@@ -36,12 +37,19 @@ function execute(call) {
   inflight += 1;
   most = Math.max(most, inflight);
   writeFileSync(${JSON.stringify(join(state, "most"))}, String(most));
-  setTimeout(() => {
+  const answer = () => {
     inflight -= 1;
     const result = { echo: JSON.parse(args_json.toString("utf8") || "{}"), pid: process.pid };
-    call.write({ result: { call_id, result_json: Buffer.from(JSON.stringify(result)), duration_ms: 800 } });
+    call.write({ result: { call_id, result_json: Buffer.from(JSON.stringify(result)), duration_ms: 0 } });
     call.end();
-  }, 800);
+  };
+  // A call waits for a second one (at most 8 s), then both answer: two agents' calls are in here together.
+  waiting.push(answer);
+  if (waiting.length >= 2) {
+    for (const w of waiting.splice(0)) w();
+  } else {
+    setTimeout(() => { const i = waiting.indexOf(answer); if (i >= 0) { waiting.splice(i, 1); answer(); } }, 8000);
+  }
 }
 const server = new grpc.Server();
 server.addService(stubs.corlinman.v1.PluginBridge.service, { Execute: execute });
