@@ -316,11 +316,16 @@ function toolCallRows(): Row[] {
     { endpoint: "ownerToolCallResult", what: "path", method: "GET", path: "/v1/tools/calls/5/result", key: "owner", status: 404, error: "no tool call 5" },
     { endpoint: "ownerToolCallResult", what: "query", method: "GET", path: "/v1/tools/calls/5/result?waitSeconds=-1", key: "owner", status: 400, error: "query parameter waitSeconds is invalid" },
 
-    { endpoint: "pluginCallback", what: "path", method: "POST", path: "/v1/plugins/callback/too-short", body: { status: "success" }, status: 404, error: "no such task, or it is already completed" },
-    { endpoint: "pluginCallback", what: "path", method: "POST", path: `/plugin-callback/${x(16)}`, body: { status: "success" }, status: 404, error: "no such task, or it is already completed" },
-    { endpoint: "pluginCallback", what: "missing", method: "POST", path: `/v1/plugins/callback/${x(16)}`, body: { result: {} }, status: 400, error: "status: required" },
+    { endpoint: "pluginCallback", what: "path", method: "POST", path: `/v1/plugins/callback/${x(201)}`, body: { status: "success" }, status: 404, error: "no such task" },
+    { endpoint: "pluginCallback", what: "path", method: "POST", path: `/plugin-callback/${x(16)}`, body: { status: "success" }, status: 404, error: "no such task" },
+    { endpoint: "pluginCallback", what: "missing", method: "POST", path: `/v1/plugins/callback/${x(16)}`, body: { status: "error", error: { code: 1 } }, status: 400, error: "error.message: required" },
     { endpoint: "pluginCallback", what: "limit", method: "POST", path: `/v1/plugins/callback/${x(16)}`, body: { status: "error", error: { code: x(101), message: "m" } }, status: 400, error: "error.code: at most 100 characters" },
     { endpoint: "pluginCallback", what: "body", method: "POST", path: `/v1/plugins/callback/${x(16)}`, raw: "{", status: 400, error: "the request body is not valid JSON" },
+    { endpoint: "pluginCallbackKeyed", what: "path", method: "POST", path: `/v1/plugins/callback/${x(31)}/abc-123`, body: { status: "success" }, status: 404, error: "no such task" },
+    { endpoint: "pluginCallbackKeyed", what: "path", method: "POST", path: `/v1/plugins/callback/${x(32)}/abc-123`, body: { content: "any JSON" }, status: 404, error: "no such task" },
+    { endpoint: "pluginCallbackKeyed", what: "missing", method: "POST", path: `/v1/plugins/callback/${x(32)}/abc-123`, body: { status: "error", error: { code: 1 } }, status: 400, error: "error.message: required" },
+    { endpoint: "pluginCallbackKeyed", what: "limit", method: "POST", path: `/v1/plugins/callback/${x(32)}/abc-123`, body: { status: "error", error: { code: x(101), message: "m" } }, status: 400, error: "error.code: at most 100 characters" },
+    { endpoint: "pluginCallbackKeyed", what: "body", method: "POST", path: `/v1/plugins/callback/${x(32)}/abc-123`, raw: "{", status: 400, error: "the request body is not valid JSON" },
   ];
 }
 

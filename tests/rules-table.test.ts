@@ -201,7 +201,7 @@ const refusals: [unknown, string, number, number][] = [
     [R({ tools: ["ok.*", tool] }), "rules[0].tools[1]: must be <plugin>.<tool>, with * for any run of characters in the tool's part (such as file-ops.*)", 1, 129]),
   [{ approvals: {} }, "approvals: must be an array", 1, 14],
   [{ approvals: ["file-ops"] }, "approvals[0]: must be an object", 1, 15],
-  [{ approvals: [{ plugin: "p", mode: "auto", x: 1 }] }, "approvals[0].x: unknown field (known: plugin, tool, mode, allow_session_keys, credential_any_url)", 1, 47],
+  [{ approvals: [{ plugin: "p", mode: "auto", x: 1 }] }, "approvals[0].x: unknown field (known: plugin, tool, mode, allow_session_keys, credential_any_url, legacy_callback_short_ids)", 1, 47],
   [{ approvals: [{ mode: "deny" }] }, "approvals[0].plugin: required", 1, 15],
   [{ approvals: [{ plugin: "", mode: "deny" }] }, "approvals[0].plugin: must not be empty", 1, 25],
   [{ approvals: [{ plugin: 7, mode: "deny" }] }, "approvals[0].plugin: must be a string", 1, 25],
@@ -323,11 +323,11 @@ test("tools, approvals and the prompt's wait come back as given; a file without 
   assert.ok(r.ok, r.ok ? "" : r.error);
   assert.deepEqual(r.rules.rules[0]!.tools, tools);
   assert.deepEqual(r.rules.approvals, [
-    { plugin: "file-ops", tool: "file-ops.write", mode: "prompt", allow_session_keys: [], credential_any_url: false },
-    { plugin: "dangerous", tool: null, mode: "deny", allow_session_keys: [], credential_any_url: false },
-    { plugin: "search", tool: null, mode: "auto", allow_session_keys: ["triage:*"], credential_any_url: false },
-    { plugin: "file-ops", tool: null, mode: "auto", allow_session_keys: [], credential_any_url: false },
-    { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)], credential_any_url: false },
+    { plugin: "file-ops", tool: "file-ops.write", mode: "prompt", allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false },
+    { plugin: "dangerous", tool: null, mode: "deny", allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false },
+    { plugin: "search", tool: null, mode: "auto", allow_session_keys: ["triage:*"], credential_any_url: false, legacy_callback_short_ids: false },
+    { plugin: "file-ops", tool: null, mode: "auto", allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false },
+    { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)], credential_any_url: false, legacy_callback_short_ids: false },
   ]);
   assert.equal(r.rules.approvalWaitSeconds, 0);
   assert.equal(approvalWaitSecondsOf(r.rules), 0);

@@ -24,7 +24,7 @@ function park(k: Clock, call: number, task: string, timeoutMs: number): number {
   return k.commit({ kind: "ownerToolOutcome", keyHash: K.owner, call, body: { status: "parked", durationMs: 1, taskId: task, timeoutMs } }).status;
 }
 
-const callback = (k: Clock, task: string) => k.commit({ kind: "toolCallback", task, body: { status: "success", result: { n: 1 } } });
+const callback = (k: Clock, task: string) => k.commit({ kind: "toolCallback", task, key: null, body: { status: "success", result: { n: 1 } } });
 
 test("a parked call's deadline, to the millisecond: a callback 1 ms before it completes the call, one at it is too late (410) even before the timer ran", () => {
   const k = new Clock(toolRules([], []), "2030-01-01T10:00:00Z");
@@ -34,7 +34,7 @@ test("a parked call's deadline, to the millisecond: a callback 1 ms before it co
     const late = ownerCall(k);
     assert.equal(park(k, late, "late-task-0000000001", 5000), 200);
     k.now += 4999;
-    assert.deepEqual([callback(k, "early-task-000000001").status, callback(k, "early-task-000000001").status], [200, 404], "in time, then completed");
+    assert.deepEqual([callback(k, "early-task-000000001").status, callback(k, "early-task-000000001").status], [200, 410], "in time, then ended (issue 34: 410)");
     k.now += 1; // exactly the deadline; the timer has not run
     const d = callback(k, "late-task-0000000001");
     assert.deepEqual([d.status, d.body, d.facts], [410, { error: "this task's deadline has passed: the call already failed with a timeout" }, []]);

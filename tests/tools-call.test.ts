@@ -140,7 +140,7 @@ test("the caller's timeout wins over the manifest's", async () => {
   }
 });
 
-test("async: a task_id result is accepted and its process may work on until the timeout; short task ids are refused; a task_id that is not a string is a sync answer, as in the original host", async () => {
+test("async: a task_id result is accepted and its process may work on until the timeout; task ids that cannot go into a URL are refused; a task_id that is not a string is a sync answer, as in the original host", async () => {
   const f = hostFixture();
   try {
     const script = (task: unknown) => nodePlugin(`
@@ -150,7 +150,7 @@ test("async: a task_id result is accepted and its process may work on until the 
       setInterval(() => {}, 1000);
       return undefined;`);
     writePlugin(f.root, "later", syncManifest("later", "node", ["main.js"], `[communication]\ntimeout_ms = 3000\n\n${toolToml("job")}`, "async"), { "main.js": script("task_0123456789abcdef") });
-    writePlugin(f.root, "short", syncManifest("short", "node", ["main.js"], toolToml("job"), "async"), { "main.js": script("task_xyz789") });
+    writePlugin(f.root, "short", syncManifest("short", "node", ["main.js"], toolToml("job"), "async"), { "main.js": script("task xyz 789") });
     // Only a string task_id parks a call: the original host takes any other result, a task_id of another type
     // included, as the call's answer (research notes, wire protocol), and plugins written for it keep working.
     writePlugin(f.root, "objectid", syncManifest("objectid", "node", ["main.js"], toolToml("job"), "async"), { "main.js": script({ id: "task_0123456789abcdef" }) });
@@ -163,7 +163,7 @@ test("async: a task_id result is accepted and its process may work on until the 
     const s = await f.host.call("short.job", {}, { sessionKey: "s" });
     assert.deepEqual([s.status, "code" in s && s.code, "message" in s && s.message], [
       "error", "tools.bad_task_id",
-      "plugin short gave an unusable task_id: it must be 16 to 200 letters, digits or . _ ~ - (it is the callback's only credential)",
+      "plugin short gave an unusable task_id: it must be 1 to 200 letters, digits or . _ ~ - (it goes into the callback's URL)",
     ]);
     assert.equal(running(Number(readFileSync(join(f.root, "short", "pid"), "utf8"))), false);
     const o = await f.host.call("objectid.job", {}, { sessionKey: "s" });

@@ -26,7 +26,7 @@ test("server-everything as a plugin: its allowed tools are <plugin>.<tool>, call
     const tools = await f.host.tools("every");
     assert.deepEqual(tools.ok && [tools.source, tools.tools.map((x) => x.qualifiedName).sort()], ["mcp", ["every.echo", "every.get-sum", "every.trigger-long-running-operation"]]);
     const echo = await f.host.call("every.echo", { message: "hi" }, { sessionKey: "s" });
-    assert.deepEqual(echo.status === "ok" && echo.result, { content: [{ type: "text", text: "Echo: hi" }] });
+    assert.deepEqual(echo.status === "ok" && echo.result, { content: [{ type: "text", text: "Echo: hi" }], isError: false });
     const refused = await f.host.call("every.echo", { message: 5 }, { sessionKey: "s" });
     assert.deepEqual([refused.status, "message" in refused && refused.message], ["refused", "wrong arguments for every.echo: message: must be string"]);
     const hidden = await f.host.call("every.get-env", {}, { sessionKey: "s" });

@@ -156,7 +156,7 @@ test("sandboxed long-lived plugins: a service reaches its socket through the hos
     const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "s" });
     assert.equal(greet.status === "ok" && JSON.stringify(greet.result), '{"content":"hello, Ada"}', JSON.stringify(greet));
     const echo = await f.host.call("every.echo", { message: "boxed" }, { sessionKey: "s" });
-    assert.deepEqual(echo.status === "ok" && echo.result, { content: [{ type: "text", text: "Echo: boxed" }] }, JSON.stringify(echo));
+    assert.deepEqual(echo.status === "ok" && echo.result, { content: [{ type: "text", text: "Echo: boxed" }], isError: false }, JSON.stringify(echo));
   } finally {
     await f.close();
   }

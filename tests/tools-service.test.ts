@@ -36,7 +36,7 @@ test("a service plugin is started with CORLINMAN_PLUGIN_ADDR and answers over Pl
     const count = await f.host.call("hello-service.count", {}, { sessionKey: "owner:me" });
     assert.deepEqual(count.status === "ok" && count.result, { served: 2, session_key: "owner:me" }, "one process keeps its state between calls");
     const refuse = await f.host.call("hello-service.refuse", {}, { sessionKey: "s" });
-    assert.deepEqual([refuse.status, "code" in refuse && refuse.code, "message" in refuse && refuse.message], ["error", "FAILOVER_REASON_FORMAT", "refused on purpose"]);
+    assert.deepEqual([refuse.status, "code" in refuse && refuse.code, "message" in refuse && refuse.message], ["error", "FORMAT", "refused on purpose"]);
     const ask = await f.host.call("hello-service.ask", { path: "/x" }, { sessionKey: "s" });
     assert.deepEqual([ask.status, "reason" in ask && ask.reason, "argsPreview" in ask && ask.argsPreview], ["awaiting_approval", "this writes files", '{"path":"/x"}']);
     const bad = await f.host.call("hello-service.greet", {}, { sessionKey: "s" });

@@ -30,7 +30,7 @@ import { hashKey } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { callResultOf } from "../kernel/tool-calls.js";
-import { toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
+import { callbackUrlOf, newCallbackKey, toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
 import type { ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
 import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
 import { localize, t, type Lang } from "../i18n/messages.js";
@@ -91,10 +91,10 @@ class Audit {
     });
   }
 
-  /** The base of callback URLs (`<hub>/v1/plugins/callback/`), when a hub of this home answers now. */
-  async callbackBase(): Promise<string | undefined> {
+  /** The callback URL of a call with key `key` (`<hub>/v1/plugins/callback/<key>/`), when a hub of this home answers now. */
+  async callbackUrl(key: string): Promise<string | undefined> {
     const found = await findHub(this.h, this.lang);
-    return "url" in found ? `${found.url}/v1/plugins/callback/` : undefined;
+    return "url" in found ? callbackUrlOf(found.url, key) : undefined;
   }
 }
 
@@ -160,8 +160,9 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
         return listed.status === "refused" ? refused(String(listed.code), listed.message) : failed("error", listed.code, listed.message);
       }
     }
+    const callbackKey = newCallbackKey();
     const o = await host.call(qualified, args, {
-      sessionKey: decision.sessionKey, onProgress: (p) => io.err(progressLine(p, lang)), callbackUrl: await audit.callbackBase(),
+      sessionKey: decision.sessionKey, onProgress: (p) => io.err(progressLine(p, lang)), callbackUrl: await audit.callbackUrl(callbackKey),
     });
     const report = (status: ToolOutcomeBody["status"]) => audit.outcome(decision.call, { status, durationMs: o.durationMs });
     switch (o.status) {
@@ -187,7 +188,7 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
         await report("error");
         return failed("error", "awaiting_approval", o.reason);
       case "accepted": {
-        await audit.outcome(decision.call, { status: "parked", durationMs: o.durationMs, taskId: o.taskId, timeoutMs: check.timeoutMs });
+        await audit.outcome(decision.call, { status: "parked", durationMs: o.durationMs, taskId: o.taskId, timeoutMs: check.timeoutMs, callbackKey });
         const end = await waitForResult(audit, decision.call, check.timeoutMs);
         if (end.status === "ok") {
           io.out(JSON.stringify(end.result) ?? "null");

@@ -15,7 +15,7 @@ export type ApprovalMode = ApprovalFile["mode"];
  * tool although its url is one placeholder the agent fills in and it sends a credential — without it such calls are
  * denied, since any declared host, echoing the credential transformed, could hand it to the agent.
  */
-export interface ApprovalRule { plugin: string; tool: string | null; mode: ApprovalMode; allow_session_keys: string[]; credential_any_url: boolean }
+export interface ApprovalRule { plugin: string; tool: string | null; mode: ApprovalMode; allow_session_keys: string[]; credential_any_url: boolean; legacy_callback_short_ids: boolean }
 /**
  * The session key of an agent run's tool calls (issue 16; spec tool-plugins.md §4 `session_key`): `<rule>:<lane>`,
  * the lane being the subject its events share ("" for none). `allow_session_keys` globs match it.

@@ -36,6 +36,11 @@ export function toolTaskHash(master: Buffer, task: string): string {
   return createHmac("sha256", master).update(`task:${task}`).digest("hex");
 }
 
+/** What the hub keeps of a call's callback key (issue 34): HMAC(master, "callback:<key>"), hex. */
+export function toolCallbackKeyHash(master: Buffer, key: string): string {
+  return createHmac("sha256", master).update(`callback:${key}`).digest("hex");
+}
+
 /** Constant-time comparison of two strings (false when lengths differ). */
 export function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a, "utf8");

@@ -58,7 +58,8 @@ import type { MessageId } from "../i18n/messages.js";
 import { own } from "./own.js";
 import type { IntentTable } from "./intents.js";
 import { pluginSource, reservedSources } from "./rules.js";
-import { agentToolCall, ownerToolCall, toolCallback, toolOutcome } from "./tool-calls.js";
+import { agentToolCall, ownerToolCall, toolOutcome } from "./tool-calls.js";
+import { toolCallback } from "./tool-tasks.js";
 import { asOwner, authorize } from "./authorize.js";
 import { cardAnswer, cardDelivered, cardFailed, cardResolve, cardsNext, linkAnswer } from "./card-steps.js";
 import { dueFailed, tick } from "./due-steps.js";
@@ -104,7 +105,7 @@ const steps: { [K in InputKind]: Step<K> } = {
     const call = c.tx.get("calls", input.call);
     return call && call.caller === "owner" ? toolOutcome(c, call, input.body) : err(404, c.msg("tools.calls.notFound", { id: input.call }));
   }),
-  toolCallback: (c, input) => toolCallback(c, input.task, input.body),
+  toolCallback: (c, input) => toolCallback(c, input.task, input.key, input.body),
   tick: (c, input) => tick(c, input.due),
   dueFailed: (c, input) => dueFailed(c, input.due, input.error),
 };

@@ -261,8 +261,19 @@ export const toolCardPathMaxCodepoints = 160;
 export const toolCallsPerRunMax = 1000;
 /** Tool calls: how long one GET of a call's decision or of a parked call's result may be held, in seconds. */
 export const toolCallWaitMaxSeconds = 600;
-/** Async task ids (the only credential of a callback): at least this many characters (issue 16). */
-export const toolTaskIdMinChars = 16;
+/**
+ * Async task ids: at least this many characters — any id of corlinman's plugins (`abc-123`): the credential of a
+ * callback is the key of its `callback_url`, not the id (issue 34).
+ */
+export const toolTaskIdMinChars = 1;
+/**
+ * A task id that is its callback's only credential (the legacy path, `/plugin-callback/<task_id>`, without the key of
+ * the `callback_url`): at least this many characters, unless rules.json's approvals mark its plugin with
+ * `legacy_callback_short_ids` (issue 16; issue 34).
+ */
+export const toolTaskIdLegacyMinChars = 16;
+/** The key a call's `callback_url` carries (base64url of 24 random bytes): this many characters (issue 34). */
+export const toolCallbackKeyChars = 32;
 /** Async task ids: at most this many characters (they travel in a URL path). */
 export const toolTaskIdMaxChars = 200;
 /** A tool call's timeout when its manifest and its caller give none (spec tool-plugins.md §2), and a parked call's (ms). */

@@ -24,7 +24,7 @@ import type { CardRow, KnownPlugin, RunRow, ToolCallRow, ToolCallStatus, ToolCal
 import { approvalOf, approvalRuleFor, approvalsOf, approvalWaitSecondsOf, ownerSessionKey, starMatch, toolSessionKey } from "./rules.js";
 import { answerCard, createCard, saveCard } from "./cards.js";
 import { grantKey, toolStatsKey, trustKey } from "./tables.js";
-import { toolTaskHash } from "./credentials.js";
+import { toolCallbackKeyHash, toolTaskHash } from "./credentials.js";
 import { usageBucketMs } from "./evolve.js";
 import { neutralise, relayed } from "./text.js";
 import { assert } from "./assert.js";
@@ -32,10 +32,10 @@ import { done, ok, refuse as err, type Refusal, type Reply } from "./reply.js";
 import { runHeldStates, stateIn } from "./states.js";
 import {
   cardTextMaxCodepoints, cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCallOutcomeWaitMs, toolCallPreviewMaxCodepoints,
-  toolCallsPerRunMax, toolCallTimeoutMsDefault, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints, toolErrorMessageMaxCodepoints,
+  toolCallsPerRunMax, toolCallTimeoutMsDefault, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints,
   toolGrantValidMs, toolParkedCallsMax,
 } from "./limits.js";
-import type { PluginCallbackBody, ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
+import type { ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
 import type { Ok, ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
 
 /** The options of a tool call's approval card, by index: allow once, always allow, deny. */
@@ -77,7 +77,7 @@ function countEnd(c: Ctx, call: ToolCallRow): void {
 }
 
 /** Ends a call with `status` (now), counts it, and saves it. */
-function endCall(c: Ctx, call: ToolCallRow, status: ToolCallStatus): void {
+export function endCall(c: Ctx, call: ToolCallRow, status: ToolCallStatus): void {
   call.status = status;
   call.endedAt = c.now;
   countEnd(c, call);
@@ -85,7 +85,7 @@ function endCall(c: Ctx, call: ToolCallRow, status: ToolCallStatus): void {
 }
 
 /** The parked-calls counter, moved by `delta`. */
-function moveParked(c: Ctx, delta: 1 | -1): void {
+export function moveParked(c: Ctx, delta: 1 | -1): void {
   const meta: ToolCallsMeta = c.tx.get("meta", "toolCalls") ?? { parked: 0 };
   meta.parked += delta;
   assert(meta.parked >= 0, "parked-calls-counted");
@@ -436,7 +436,7 @@ export function toolWaitDue(c: Ctx, id: number): void {
  */
 export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): Reply<Ok> {
   if (body.status === "parked" && body.taskId === undefined) return err(400, c.msg("tools.calls.taskIdNeeded"));
-  if (body.status !== "parked" && body.taskId !== undefined) return err(400, c.msg("tools.calls.taskIdOnlyParked"));
+  if (body.status !== "parked" && (body.taskId !== undefined || body.callbackKey !== undefined)) return err(400, c.msg("tools.calls.taskIdOnlyParked"));
   if (call.reported !== null) {
     if (call.reported === body.status && call.durationMs === body.durationMs) return done();
     return err(409, c.msg("tools.calls.ended", { id: call.id, status: call.reported }));
@@ -453,47 +453,19 @@ export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): R
   }
   if ((c.tx.get("meta", "toolCalls")?.parked ?? 0) >= toolParkedCallsMax) return err(429, c.msg("tools.calls.tooManyParked", { limit: toolParkedCallsMax }));
   const hash = toolTaskHash(c.env.master, body.taskId!);
-  if (c.tx.get("tasks", hash)) return err(409, c.msg("tools.calls.taskReused"));
-  c.tx.put("tasks", hash, { call: call.id });
+  const holder = c.tx.get("tasks", hash);
+  const held = holder ? c.tx.get("calls", holder.call)?.status === "parked" : false;
+  // A call without a key is reached by its task id alone: two parked calls cannot share it.
+  if (held && body.callbackKey === undefined) return err(409, c.msg("tools.calls.taskReused"));
+  // An id whose task ended is free again (issue 34 #3: corlinman's plugins reuse theirs): a new task; the ended call
+  // keeps its result in the audit. One a parked call still holds stays that call's on the legacy path; this call is
+  // reached through its own key.
+  if (!held) c.tx.put("tasks", hash, { call: call.id });
+  if (body.callbackKey !== undefined) c.tx.put("tasks", toolCallbackKeyHash(c.env.master, body.callbackKey), { call: call.id, task: hash });
   call.status = "parked";
   call.deadline = c.now + (body.timeoutMs ?? toolCallTimeoutMsDefault);
   c.tx.put("calls", call.id, call);
   c.due("toolTask", call.id, call.deadline);
   moveParked(c, 1);
   return done();
-}
-
-/**
- * POST /v1/plugins/callback/:task: an async plugin completes its task (spec tool-plugins.md §5). The task id is the
- * credential: unknown, or its call already completed → 404; its deadline passed → 410 (the call failed with a
- * timeout). Otherwise the call ends `ok` with the `result` (the shell checked its size and depth) or `error`.
- */
-export function toolCallback(c: Ctx, task: string, body: PluginCallbackBody): Reply<Ok> {
-  const row = c.tx.get("tasks", toolTaskHash(c.env.master, task));
-  const call = row ? c.tx.get("calls", row.call) : undefined;
-  if (!call) return err(404, c.msg("tools.callback.unknown"));
-  assert(call.deadline !== null, "task-call-parked");
-  if (call.status === "timeout" || (call.status === "parked" && c.now >= call.deadline)) return err(410, c.msg("tools.callback.late"));
-  if (call.status !== "parked") return err(404, c.msg("tools.callback.unknown"));
-  if (body.status === "error" && body.error === undefined) return err(400, c.msg("tools.callback.errorNeeded"));
-  c.undue("toolTask", call.id);
-  moveParked(c, -1);
-  if (body.status === "success") {
-    call.result = { status: "ok", result: body.result ?? null };
-    endCall(c, call, "ok");
-  } else {
-    const e = body.error!;
-    call.result = { status: "error", error: { code: e.code, message: relayed(e.message, false, toolErrorMessageMaxCodepoints) } };
-    endCall(c, call, "error");
-  }
-  return done();
-}
-
-/** The deadline `toolTask` of a parked call came before its callback: the call fails with a timeout. */
-export function toolTaskDue(c: Ctx, id: number): void {
-  const call = c.tx.get("calls", id);
-  if (call?.status !== "parked") return;
-  moveParked(c, -1);
-  call.result = { status: "timeout" };
-  endCall(c, call, "timeout");
 }

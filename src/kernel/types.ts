@@ -354,8 +354,8 @@ export interface TrustRow {
  */
 export interface GrantRow { sessionKey: string; tool: string; digest: string; argsDigest: string; decision: "allow" | "deny"; card: number; at: number }
 
-/** A `tasks` row (key: the HMAC of a parked call's task id, never the id): the call it completes. */
-export interface TaskRow { call: number }
+/** A `tasks` row (key: HMAC of a task id, or of a callback key with `task` the HMAC of its task id): its call. */
+export interface TaskRow { call: number; task?: string }
 
 /** `meta` "toolCalls": parked calls not yet ended (bounded by `toolParkedCallsMax`). */
 export interface ToolCallsMeta { parked: number }
@@ -418,8 +418,8 @@ export type Input =
   /** How an allowed call ended: reported with the run's token, or by the owner. */
   | { kind: "toolOutcome"; run: number; token: string; call: number; body: ToolOutcomeBody }
   | { kind: "ownerToolOutcome"; keyHash: string | null; call: number; body: ToolOutcomeBody }
-  /** An async plugin's callback: its task id (the credential; never kept) and what it sent. */
-  | { kind: "toolCallback"; task: string; body: PluginCallbackBody }
+  /** An async plugin's callback: its task id, its `callback_url`'s key (null: legacy path), never kept; what it sent. */
+  | { kind: "toolCallback"; task: string; key: string | null; body: PluginCallbackBody }
   /** The timer: the deadline `due` (a due table key) came due; the shell sends one per due row, so each is decided alone. */
   | { kind: "tick"; due: string }
   /** The shell: the `tick` of `due` failed (answered 500) with `error`; it is tried again later. */

@@ -253,6 +253,14 @@ export class HubClient {
     return this.request("pluginCallback", { params: { task }, body }, { auth: null });
   }
 
+  /**
+   * POST /v1/plugins/callback/:key/:task (no bearer key: the `callback_url`'s key, bound to the call and its task id, is
+   * the credential): an async plugin completes its task.
+   */
+  pluginCallbackKeyed(key: string, task: string, body: PluginCallbackBody) {
+    return this.request("pluginCallbackKeyed", { params: { key, task }, body }, { auth: null });
+  }
+
   /** GET /v1/plugins: every plugin of the hub's home, of every kind, with its status and errors. */
   plugins() {
     return this.request("plugins", {});

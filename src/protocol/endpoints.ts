@@ -41,6 +41,11 @@ export interface EndpointSpec {
   body?: Validated;
   /** An empty body counts as `{}` (protocol.md: 请求体可以为空). */
   emptyBody?: boolean;
+  /**
+   * Any JSON value is a body (issue 34 #4, corlinman's callbacks): one that is not an object whose `status` is
+   * `success` or `error` is taken as `{"status": "success", "result": <the body>}`, then checked as `body`.
+   */
+  anyJson?: boolean;
   /** The definition of a 2xx answer; for the stream, of each event's data. */
   response: ResponseName;
   /** The answer is a stream of server-sent events, not one JSON body. */
@@ -93,7 +98,8 @@ export const endpoints = {
   ownerToolCall: { section: "tools", method: "POST", path: "/v1/tools/calls", auth: ["owner"], body: "ToolCallBody", response: "ToolCallDecision" },
   ownerToolCallOutcome: { section: "tools", method: "POST", path: "/v1/tools/calls/:call/outcome", auth: ["owner"], body: "ToolOutcomeBody", response: "Ok" },
   ownerToolCallResult: { section: "tools", method: "GET", path: "/v1/tools/calls/:call/result", auth: ["owner"], query: "ToolWaitQuery", response: "ToolCallResult" },
-  pluginCallback: { section: "tools", method: "POST", path: "/v1/plugins/callback/:task", aliases: ["/plugin-callback/:task"], auth: "none", body: "PluginCallbackBody", response: "Ok" },
+  pluginCallback: { section: "tools", method: "POST", path: "/v1/plugins/callback/:task", aliases: ["/plugin-callback/:task"], auth: "none", body: "PluginCallbackBody", anyJson: true, response: "Ok" },
+  pluginCallbackKeyed: { section: "tools", method: "POST", path: "/v1/plugins/callback/:key/:task", auth: "none", body: "PluginCallbackBody", anyJson: true, response: "Ok" },
 
   consoleSignIn: { section: "console", method: "POST", path: "/v1/console/sign-in", auth: ["owner"], response: "ConsoleLink" },
   consoleEnd: { section: "console", method: "DELETE", path: "/v1/console/sessions", auth: ["owner"], response: "ConsoleEnded" },

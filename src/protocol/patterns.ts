@@ -3,7 +3,7 @@
  * links), kept free of TypeBox so that a module using one does not load the schema library (a starting hub or worker
  * loads none: README "Measurements"; tests/lean-start.test.ts).
  */
-import { toolNameMaxChars, toolPluginNameMaxChars, toolTaskIdMaxChars, toolTaskIdMinChars } from "../kernel/limits.js";
+import { toolCallbackKeyChars, toolNameMaxChars, toolPluginNameMaxChars, toolTaskIdMaxChars, toolTaskIdMinChars } from "../kernel/limits.js";
 
 /** A link an agent reports for its session: an ASCII URL of any scheme but javascript/data, no spaces. */
 export const sessionLinkPattern = "^(?![jJ][aA][vV][aA][sS][cC][rR][iI][pP][tT]:|[dD][aA][tT][aA]:)[A-Za-z][A-Za-z0-9+.-]*:[!-~]+$";
@@ -13,9 +13,12 @@ export const idPattern = "^[1-9]\\d{0,14}$";
 
 /**
  * An async tool call's task id (issue 16): URL-safe characters only, since it travels in
- * `/v1/plugins/callback/<task_id>`, and long enough to be the callback's only credential.
+ * `/v1/plugins/callback/<key>/<task_id>`; any length from 1 (issue 34: the key is the credential).
  */
 export const taskIdPattern = `^[A-Za-z0-9._~-]{${toolTaskIdMinChars},${toolTaskIdMaxChars}}$`;
+
+/** The key of a call's `callback_url` (issue 34): base64url, `toolCallbackKeyChars` characters. */
+export const callbackKeyPattern = `^[A-Za-z0-9_-]{${toolCallbackKeyChars}}$`;
 
 /** A tool as calls name it (issue 16): `<plugin>.<tool>`, by the names manifests and rules.json allow. */
 export const qualifiedToolPattern = `^[A-Za-z0-9][A-Za-z0-9_-]{0,${toolPluginNameMaxChars - 1}}\\.[A-Za-z0-9_][A-Za-z0-9_.-]{0,${toolNameMaxChars - 1}}$`;

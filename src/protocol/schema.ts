@@ -6,7 +6,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
-import { idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern, toolPluginTypes } from "./patterns.js";
+import { callbackKeyPattern, idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern, toolPluginTypes } from "./patterns.js";
 import { assetNameMaxChars, assetNamePattern, cardTemplateRefPattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 import { runStates, type RunState } from "../kernel/states.js";
@@ -365,6 +365,7 @@ export const ToolOutcomeBody = Type.Object(
     durationMs: Type.Integer({ minimum: 0, maximum: L.toolCallTimeoutMsMax * 2 }),
     taskId: Type.Optional(Type.String({ pattern: taskIdPattern, description: `${L.toolTaskIdMinChars} to ${L.toolTaskIdMaxChars} of A-Z a-z 0-9 . _ ~ -` })),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: L.toolCallTimeoutMsMax })),
+    callbackKey: Type.Optional(Type.String({ pattern: callbackKeyPattern, description: `the key of the callback_url the plugin was given: ${L.toolCallbackKeyChars} of A-Z a-z 0-9 _ -` })),
   },
   { additionalProperties: false },
 );

@@ -3,9 +3,9 @@
  * records instead of the arguments, and the bounded preview an approval card shows. The worker's tool bridge and the
  * owner's `plugins invoke` build `ToolCallBody` (schema.ts) with these.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { lineForbiddenClass, relayed } from "../kernel/text.js";
-import { toolCallArgumentsMaxCodepoints, toolCallPreviewMaxCodepoints, toolErrorCodeMaxChars, toolErrorMessageMaxCodepoints, toolNameMaxChars, toolPluginNameMaxChars } from "../kernel/limits.js";
+import { toolCallbackKeyChars, toolCallArgumentsMaxCodepoints, toolCallPreviewMaxCodepoints, toolErrorCodeMaxChars, toolErrorMessageMaxCodepoints, toolNameMaxChars, toolPluginNameMaxChars } from "../kernel/limits.js";
 import { qualifiedToolPattern } from "./patterns.js";
 import type { ToolCallBody } from "./schema.js";
 
@@ -102,3 +102,19 @@ export function toolRefusalBody(tool: string, args: unknown, code: string, reaso
  * by a tool's template (it is one of the headers the host sets).
  */
 export const toolCallHeader = "agent-autoloop-tool-call";
+
+/**
+ * A new key for one call's `callback_url` (issue 34): `toolCallbackKeyChars` base64url characters of random bytes. The
+ * caller reports it with the call's `parked` outcome; the hub keeps only its HMAC, bound to the call and its task id.
+ */
+export function newCallbackKey(): string {
+  return randomBytes((toolCallbackKeyChars * 3) / 4).toString("base64url");
+}
+
+/**
+ * The `callback_url` a plugin is given (spec tool-plugins.md §5; issue 34): `<hub>/v1/plugins/callback/<key>/`, to which
+ * it appends its task id. Whatever the id, only a holder of this call's key completes it.
+ */
+export function callbackUrlOf(hubUrl: string, key: string): string {
+  return `${hubUrl.replace(/\/$/, "")}/v1/plugins/callback/${key}/`;
+}

@@ -3,6 +3,7 @@
  * is added, the arguments made up for a call, and the ids and names a plugin must not expect. Each kind's own checks
  * are its runner's (runner.ts `RunnerKind.conformance`); conformance.ts runs them for a folder.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import type { Lang, MessageId } from "../i18n/messages.js";
 import type { ConformanceLine } from "./types.js";
 
@@ -48,3 +49,35 @@ export function brokenArgument(schema: Record<string, unknown>): Record<string, 
   return name ? { [name]: 12345 } : {};
 }
 
+
+/** How many calls the timeout check makes, each with half the time of the one before, before it sends one nothing. */
+export const forcedTimeoutTries = 3;
+/** The timeout of the timeout check's last call, which is sent nothing (ms): long enough for the plugin to start. */
+export const forcedTimeoutMs = 300;
+
+/**
+ * The live processes of process group `pgid` (their pids, ascending), from Linux /proc; null where there is no /proc.
+ * A zombie (dead, not yet reaped) does not count.
+ */
+export function processGroupMembers(pgid: number): number[] | null {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return null;
+  }
+  const out: number[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // Fields after the command's closing parenthesis: state ppid pgrp …
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z") out.push(Number(name));
+  }
+  return out.sort((a, b) => a - b);
+}

@@ -9,6 +9,7 @@ import { cgroupBases, controllerLimitName, controllerMissing, neededControllers 
 import { probeBwrap, probeError } from "./sandbox.js";
 import { formatClash } from "../plugins/precedence.js";
 import type { ToolRegistry } from "./registry.js";
+import { runners } from "./runners.js";
 import { bindRefusal, bindsOf, type LaunchSettings } from "./process.js";
 import type { ConformanceLine, ToolPluginRecord } from "./types.js";
 
@@ -57,6 +58,8 @@ async function check(rec: ToolPluginRecord, s: LaunchSettings, clashes: string[]
   // Inside a sandbox the folder is /workspace, but a relative command is the same file.
   const found = resolveCommand(m.entry_point.command, rec.dir, s.parentEnv.PATH ?? "");
   add("tools.doctor.entry", found ? "ok" : "fail", found ?? t(s.lang, "tools.doctor.noCommand", { command: m.entry_point.command }));
+  // A service that lists no tools (issue 34 #5): nothing can tell which it has.
+  if (runners[m.plugin_type].tools(m) === "any") add("tools.doctor.tools", "warn", t(s.lang, "tools.doctor.toolsUnknown", { plugin: rec.name }));
   if (!m.sandbox) return lines;
   // Binds that would undo the sandbox (issue 26 #3): the plugin will not start until they are fixed.
   const badBind = bindRefusal(rec.name, bindsOf(m, rec.dir, s), s.lang);

@@ -41,6 +41,8 @@ export interface ExchangeOptions {
   keepAliveMs?: number;
   /** Told when a kept-alive process has been ended. */
   onKeptAliveEnd?: () => void;
+  /** Sends nothing (conformance's last try at a timeout: a plugin waiting for its request cannot answer in time). */
+  withhold?: boolean;
 }
 
 /** Reads one JSON-RPC line; @returns the message, or an error text. */
@@ -143,8 +145,10 @@ export async function exchange(proc: PluginProcess, request: { id: number; metho
   o.signal?.addEventListener("abort", onAbort, { once: true });
   if (o.signal?.aborted) onAbort();
 
-  proc.write(JSON.stringify({ jsonrpc: "2.0", ...request }));
-  proc.endInput();
+  if (!o.withhold) {
+    proc.write(JSON.stringify({ jsonrpc: "2.0", ...request }));
+    proc.endInput();
+  }
   const end = await decided;
   clearTimeout(timer);
   o.signal?.removeEventListener("abort", onAbort);

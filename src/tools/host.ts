@@ -166,7 +166,7 @@ export class ToolHost {
     const r = await this.runner(m).list(a);
     if (!r.ok) return r;
     return {
-      ok: true, source: r.source,
+      ok: true, source: r.source, ...(r.tools.length === 0 && runners[m.plugin_type].tools(m) === "any" ? { unknown: true as const } : {}),
       tools: r.tools.map((tool) => ({ qualifiedName: `${a.p.name}.${tool.name}`, plugin: a.p.name, tool, pluginType: m.plugin_type, disableModelInvocation: m.capabilities.disable_model_invocation })),
     };
   }

@@ -19,6 +19,9 @@ import { sampleArguments, missingToolName, type ConformanceAdd, type Conformance
 import { callTimeoutMsDefault, mcpListPagesMax, restartBackoffMs, stopGraceMs } from "./limits.js";
 import type { CallContext, LongLivedStatus, McpSpec, ToolSpec } from "./types.js";
 
+/** The code of an MCP tool's error (`isError: true`), as corlinman's MCP adapter gives it: JSON-RPC internal error. */
+export const mcpToolErrorCode = -32603;
+
 /** An MCP transport over a plugin process's stdio: one JSON-RPC message per line. Non-JSON lines are logged, skipped. */
 class ProcessTransport implements Transport {
   onclose?: () => void;
@@ -225,8 +228,10 @@ export class McpSession {
       this.touch();
       const { _meta: _ignored, isError, ...result } = r as Record<string, unknown> & { isError?: boolean };
       void _ignored;
-      if (isError) return { status: "error", code: "tools.tool_error", message: textOf(result.content) };
-      return { status: "ok", result };
+      // corlinman's MCP adapter (issue 34 #6): a tool error is JSON-RPC -32603 (internal error) with the tool's text, and
+      // a success keeps `isError: false`.
+      if (isError) return { status: "error", code: mcpToolErrorCode, message: textOf(result.content) };
+      return { status: "ok", result: { ...result, isError: false } };
     } catch (e) {
       const code = (e as { code?: unknown }).code;
       if (code === -32001) return { status: "timeout", message: t(this.s.lang, "tools.call.timeout", { plugin: this.plugin.name, ms: timeoutMs }) };

@@ -151,8 +151,13 @@ export interface OfferedTool {
   disableModelInvocation: boolean;
 }
 
-/** The tools of one plugin, or why they cannot be had. */
-export type ToolsOutcome = { ok: true; tools: OfferedTool[]; source: "manifest" | "tools/list" | "mcp" } | { ok: false; code: string; message: string };
+/**
+ * The tools of one plugin, or why they cannot be had. `unknown`: the plugin takes any tool name and nothing says which
+ * (a service whose manifest lists none: PluginBridge has no list; issue 34 #5) — a rule must name each tool.
+ */
+export type ToolsOutcome =
+  | { ok: true; tools: OfferedTool[]; source: "manifest" | "tools/list" | "mcp"; unknown?: true }
+  | { ok: false; code: string; message: string };
 
 /**
  * The state of a long-lived plugin (service or mcp): `crash_loop` = given up after repeated crashes (a card for the

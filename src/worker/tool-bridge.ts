@@ -31,7 +31,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job, ToolCallDecision } from "../protocol/responses.js";
-import { toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
+import { callbackUrlOf, newCallbackKey, toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
 import { starMatch } from "../kernel/rules.js";
 import { toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -132,7 +132,10 @@ export function resultContent(result: unknown): CallToolResult["content"] {
   return text(JSON.stringify(result ?? null));
 }
 
-/** The tools a rule's `patterns` offer, from the tool host; plugins whose tools cannot be had are logged and left out. */
+/**
+ * The tools a rule's `patterns` offer, from the tool host; plugins whose tools cannot be had are logged and left out. A
+ * plugin whose tools are unknown offers the tools the patterns name exactly (`namedTools`).
+ */
 export async function offeredTools(host: ToolHost, patterns: readonly string[], log: (plugin: string, error: string) => void): Promise<OfferedTool[]> {
   const plugins = [...new Set(patterns.map((p) => p.slice(0, p.indexOf("."))))];
   const out: OfferedTool[] = [];
@@ -143,8 +146,24 @@ export async function offeredTools(host: ToolHost, patterns: readonly string[], 
       continue;
     }
     out.push(...r.tools.filter((o) => !o.disableModelInvocation && patterns.some((p) => starMatch(p, o.qualifiedName))));
+    if (r.unknown) out.push(...namedTools(plugin, patterns, host.settings.lang, log));
   }
   return out;
+}
+
+/**
+ * The tools of a plugin whose tools are unknown (a service whose manifest lists none; issue 34 #5): each pattern of the
+ * rule that names one of its tools exactly is offered, any arguments (`{type: "object"}`), its description saying so; a
+ * pattern with `*` for it can offer none of them, and the log says so.
+ */
+function namedTools(plugin: string, patterns: readonly string[], lang: Lang, log: (plugin: string, error: string) => void): OfferedTool[] {
+  const own = patterns.filter((p) => p.slice(0, p.indexOf(".")) === plugin);
+  const wild = own.filter((p) => p.includes("*"));
+  if (wild.length > 0) log(plugin, t(lang, "bridge.unknownTools", { plugin, pattern: wild[0]! }));
+  return own.filter((p) => !p.includes("*")).map((p) => ({
+    qualifiedName: p, plugin, pluginType: "service" as const, disableModelInvocation: false,
+    tool: { name: p.slice(plugin.length + 1), description: t(lang, "bridge.unknownToolDescription", { plugin }), parameters: { type: "object" } },
+  }));
 }
 
 /** The tool bridges of one worker: its tool host, and the runs' servers. */
@@ -301,12 +320,13 @@ export class ToolBridges {
     if (decision.decision === "deny") return toolError(t(lang, "bridge.denied", { tool: name, reason: decision.reason ?? "" }));
     if (decision.decision === "prompt") return { ...toolError(t(lang, "bridge.awaiting", { card: decision.card ?? "?" })), _meta: { awaitingCard: decision.card ?? null } };
 
+    const callbackKey = newCallbackKey();
     const out = await host.call(name, args, {
-      sessionKey: decision.sessionKey, callbackUrl: `${this.o.url.replace(/\/$/, "")}/v1/plugins/callback/`, signal, ...(onProgress ? { onProgress } : {}),
+      sessionKey: decision.sessionKey, callbackUrl: callbackUrlOf(this.o.url, callbackKey), signal, ...(onProgress ? { onProgress } : {}),
       toolCall: decision.call, // a declarative HTTP tool's requests to this hub name the call (issue 26: hops)
     });
     const timeoutMs = checked.timeoutMs;
-    await this.report(job, decision.call, out, timeoutMs);
+    await this.report(job, decision.call, out, timeoutMs, callbackKey);
     return out.status === "accepted" ? this.parked(job, name, decision.call, timeoutMs, signal) : resultOf(out, lang);
   }
 
@@ -357,12 +377,12 @@ export class ToolBridges {
   }
 
   /** Tells the hub how an allowed call ended; a hub that cannot be reached is logged (the agent still gets its result). */
-  private async report(job: Job, call: number, out: CallOutcome, timeoutMs: number): Promise<void> {
+  private async report(job: Job, call: number, out: CallOutcome, timeoutMs: number, callbackKey: string): Promise<void> {
     const status = out.status === "accepted" ? "parked" : out.status === "ok" || out.status === "timeout" || out.status === "oom" ? out.status : "error";
     try {
       await this.client.toolCallOutcome(job.run, job.token, call, {
         status, durationMs: Math.max(0, Math.round(out.durationMs)),
-        ...(out.status === "accepted" ? { taskId: out.taskId, timeoutMs: Math.min(toolLimits.callTimeoutMsMax, Math.max(1, timeoutMs)) } : {}),
+        ...(out.status === "accepted" ? { taskId: out.taskId, timeoutMs: Math.min(toolLimits.callTimeoutMsMax, Math.max(1, timeoutMs)), callbackKey } : {}),
       });
     } catch (e) {
       this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: hubText(e) }));

@@ -23,7 +23,7 @@ function execute(call) {
       result({ served, session_key });
       break;
     case "refuse":
-      call.write({ error: { reason: "FAILOVER_REASON_FORMAT", message: "refused on purpose", retryable: false, upstream_code: "" } });
+      call.write({ error: { reason: "FORMAT", message: "refused on purpose", retryable: false, upstream_code: "" } });
       break;
     case "ask":
       call.write({ awaiting_approval: { call_id, plugin: "hello-service", tool, args_preview_json: args_json, session_key, reason: "this writes files" } });
@@ -32,7 +32,7 @@ function execute(call) {
       process.exit(3);
       break;
     default:
-      call.write({ error: { reason: "FAILOVER_REASON_UNKNOWN", message: `no tool ${tool}`, retryable: false, upstream_code: "" } });
+      call.write({ error: { reason: "UNKNOWN", message: `no tool ${tool}`, retryable: false, upstream_code: "" } });
   }
   call.end();
 }

@@ -170,9 +170,17 @@ async function body(c: Context, hub: Hub, spec: EndpointSpec): Promise<{ value: 
       return refuse(c, 400, t(lang, "body.json"));
     }
   }
+  if (spec.anyJson && !isContractBody(value)) value = { status: "success", result: value };
   if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse(c, 400, t(lang, "body.object"));
   const checked = checkBody(spec.body, value, lang);
   return checked.ok ? { value: checked.value } : refuse(c, 400, checked.error);
+}
+
+/** Whether a callback body speaks the contract (an object whose `status` is `success` or `error`): else it is the result whole. */
+function isContractBody(v: unknown): boolean {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const status = (v as Record<string, unknown>).status;
+  return status === "success" || status === "error";
 }
 
 /** Whether the hub's public address is https: the cookie is then `Secure` and named `__Host-…`. */

@@ -21,12 +21,13 @@ import type { ToolCallBody } from "../../protocol/schema.js";
 import type { Lang } from "../../i18n/messages.js";
 import type { Fact, KnownPlugin, ToolCallRow } from "../../kernel/types.js";
 import type { ToolView } from "../../protocol/responses.js";
-import { taskIdPattern } from "../../protocol/patterns.js";
+import { callbackKeyPattern, taskIdPattern } from "../../protocol/patterns.js";
 import { t } from "../../i18n/messages.js";
 import { decide, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
 
 const taskIdRe = new RegExp(taskIdPattern);
+const callbackKeyRe = new RegExp(callbackKeyPattern);
 
 /**
  * Resolves once a committed fact changes call `id`, or at `untilMs` (the hub's clock, ms), or when the client goes
@@ -182,11 +183,19 @@ export function toolRoutes(hub: Hub): Hono {
   route(app, hub, "toolCallResult", (c, req) => result(c, "toolCallResult", req.run, req.query.waitSeconds));
   route(app, hub, "ownerToolCallResult", (c, req) => result(c, "ownerToolCallResult", null, req.query.waitSeconds));
 
-  // No key: the task id is the credential. One that cannot be a task id is as unknown as any other.
+  // The callback_url's key is the credential (issue 34), bound to the call and its task id; on the legacy path, without
+  // a key, the task id. One that cannot be a task id or a key is as unknown as any other.
+  const unknown = (c: Context) => refuse(c, 404, t(hub.env.lang, "tools.callback.unknown"));
+  route(app, hub, "pluginCallbackKeyed", (c, req) => {
+    const key = c.req.param("key") ?? "";
+    const task = c.req.param("task") ?? "";
+    if (!callbackKeyRe.test(key) || !taskIdRe.test(task)) return unknown(c);
+    return decide(c, hub, "pluginCallbackKeyed", { kind: "toolCallback", task, key, body: req.body });
+  });
   route(app, hub, "pluginCallback", (c, req) => {
     const task = c.req.param("task") ?? "";
-    if (!taskIdRe.test(task)) return refuse(c, 404, t(hub.env.lang, "tools.callback.unknown"));
-    return decide(c, hub, "pluginCallback", { kind: "toolCallback", task, body: req.body });
+    if (!taskIdRe.test(task)) return unknown(c);
+    return decide(c, hub, "pluginCallback", { kind: "toolCallback", task, key: null, body: req.body });
   });
   return app;
 }
