@@ -95,6 +95,11 @@ export interface SandboxPlan {
   devices?: Map<string, string>;
   hostBinds: HostBind[];
   argv: string[];
+  /**
+   * Whether bwrap reads more arguments (the plugin's environment: `--clearenv`, `--setenv`…) from the descriptor after
+   * the bind sources (`--args`; process.ts writes them there).
+   */
+  envArgs?: boolean;
 }
 
 /**
@@ -172,6 +177,7 @@ export function bwrapArgv(plan: SandboxPlan): { argv: string[]; sources: string[
   for (const h of plan.hidden) hide(h);
   for (const b of plan.hostBinds) a.push(...byFd(false, b.path, b.at ?? b.path));
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
+  if (plan.envArgs) a.push("--args", String(pluginFirstBindFd + sources.length));
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);
   return { argv: a, sources };
 }
