@@ -76,12 +76,13 @@ export interface BindChecked extends BindShown {
 
 /**
  * What the binds are checked against: the host's hidden paths, the user's home (null when unknown) and the folders the
- * hub runs or loads code from (src/worker/sandbox.ts `hubCodeFolders`; none when absent).
+ * hub runs or loads code from (src/worker/sandbox.ts `hubCodeFolders`; none when absent), asked for only when a
+ * writable bind needs them (finding them reads the engine's node_modules: tens of ms).
  */
 export interface BindContext {
   hidden: readonly string[];
   userHome: string | null;
-  hubCode?: readonly string[];
+  hubCode?: () => readonly string[];
 }
 
 /** The real path of `p`, or null when it does not exist. */
@@ -111,12 +112,14 @@ export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, p
   const plugin = real(pluginDir) ?? resolve(pluginDir);
   const home = ctx.userHome ? real(ctx.userHome) ?? resolve(ctx.userHome) : null;
   const hidden = ctx.hidden.map((h) => real(h) ?? resolve(h));
+  let found: readonly string[] | null = null;
+  const hubCode = () => (found ??= ctx.hubCode?.() ?? []);
   return sandbox.mounts.map((m) => {
     const written = m.relative ? resolve(pluginDir, m.host) : m.host;
     const source = real(written);
     const base = { container: m.container, readOnly: m.readOnly };
     if (source === null) return { source: written, ...base, refused: "missing" };
-    return { source, ...base, ...verdict(source, resolve(written), m.readOnly, plugin, home, hidden, ctx.hubCode ?? []) };
+    return { source, ...base, ...verdict(source, resolve(written), m.readOnly, plugin, home, hidden, hubCode) };
   });
 }
 
@@ -128,7 +131,7 @@ function systemFolderOf(source: string): string | null {
   return systemFolders.find((f) => within(source, f) || within(f, source)) ?? null;
 }
 
-function verdict(source: string, written: string, readOnly: boolean, plugin: string, home: string | null, hidden: string[], hubCode: readonly string[]): Verdict {
+function verdict(source: string, written: string, readOnly: boolean, plugin: string, home: string | null, hidden: string[], hubCode: () => readonly string[]): Verdict {
   if (source === "/") return { refused: "root" };
   if (within(source, "/proc")) return { refused: "proc" };
   if (home !== null && within(home, source)) return { refused: "userHome" };
@@ -138,7 +141,7 @@ function verdict(source: string, written: string, readOnly: boolean, plugin: str
   if (!readOnly) {
     const system = systemFolderOf(source);
     if (system !== null) return { refused: "system", folder: system };
-    const code = hubCodeProblem([source, written], hubCode);
+    const code = hubCodeProblem([source, written], hubCode());
     if (code) return { refused: "hubCode", folder: code.folder };
   }
   if (inPlugin) return { refused: null };

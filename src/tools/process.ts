@@ -1,6 +1,7 @@
 /**
  * Starting a plugin process (spec tool-plugins.md §2 entry_point, §7 sandbox): in its own process group, in the plugin
- * folder, with an allowlisted environment; inside bubblewrap and its cgroup when the manifest has `[sandbox]` — and
+ * folder, with an allowlisted environment (for a sandboxed plugin set inside the sandbox only: bwrap itself runs with
+ * the hub's minimal one, issue 26 round 5, F7); inside bubblewrap and its cgroup when the manifest has `[sandbox]` — and
  * never without them then: a missing bubblewrap or cgroup controller refuses the start, naming the fix. Its stdout is
  * cut into lines (bounded), its stderr goes to the log as `plugin.<name>` lines (bounded), and ending it ends its
  * whole process group and cgroup.
@@ -100,9 +101,11 @@ const bindRefusalText = {
  */
 export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidden" | "parentEnv" | "pluginRoots">): BindChecked[] {
   if (!m.sandbox) return [];
-  const origin = hubOrigin();
-  const path = [origin.path, s.parentEnv.PATH ?? ""].filter(Boolean).join(delimiter);
-  const hubCode = hubCodeFolders({ ...origin, path }, s.pluginRoots ?? []);
+  const hubCode = () => {
+    const origin = hubOrigin();
+    const path = [origin.path, s.parentEnv.PATH ?? ""].filter(Boolean).join(delimiter);
+    return hubCodeFolders({ ...origin, path }, s.pluginRoots ?? []);
+  };
   return checkBinds(m.sandbox, dir, { hidden: s.hidden, userHome: s.parentEnv.HOME || null, hubCode });
 }
 
