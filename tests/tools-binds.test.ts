@@ -51,18 +51,18 @@ test("issue 26 #3 (reported case): a writable bind of the plugin's own folder is
     const unsandboxed = manifest.replace(/\[sandbox\]\nbinds = \[[^\]]*\]\n/, "");
     const first = await f.host.call("undo.go", { read: "/self/manifest.toml", write: "/self/manifest.toml", text: unsandboxed }, { sessionKey: "s" });
     assert.equal(first.status, "refused", JSON.stringify(first));
-    assert.ok((first as { message: string }).message.includes("sandbox.binds[0]: the plugin's own folder is never bound writable (its manifest defines the sandbox)"), (first as { message: string }).message);
+    assert.ok((first as { message: string }).message.includes("sandbox.binds[0]: the plugin's own folder, or anything inside it, is never bound writable (its manifest defines the sandbox, its files are what \"always allow\" trusts); keep what the plugin writes in a folder outside every plugin folder"), (first as { message: string }).message);
     assert.equal(readFileSync(join(dir, "manifest.toml"), "utf8"), manifest, "the manifest is unchanged");
     f.registry.rescan();
     const second = await f.host.call("undo.go", { read: join(hub, "master.key") }, { sessionKey: "s" });
     assert.equal(second.status, "refused", `still refused, the master key unread: ${JSON.stringify(second)}`);
     // The same through a symlink in the plugin folder (kept by `add` and by git): refused when it would start.
-    const linked = bindPlugin(f, "undo2", ["./me:/self:rw"]);
+    const linked = bindPlugin(f, "undo2", [`${join(f.root, "undo2", "me")}:/self:rw`]);
     symlinkSync(".", join(linked, "me"));
     f.registry.rescan();
     const viaLink = await f.host.call("undo2.go", { write: "/self/manifest.toml", text: unsandboxed }, { sessionKey: "s" });
     assert.deepEqual([viaLink.status, "code" in viaLink && viaLink.code, "message" in viaLink && viaLink.message], ["refused", "tools.bind_refused",
-      `plugin undo2 binds ${linked} writable: it is the plugin's own folder (or holds it), where its manifest is; bind it read-only ("…:ro") or bind a folder inside it`]);
+      `plugin undo2 binds ${linked} writable: it is the plugin's own folder, holds it or lies inside it, where its manifest and code are (what defines the plugin and what is trusted); bind it read-only ("…:ro"), and bind a folder outside every plugin folder for what the plugin writes`]);
     assert.ok(readFileSync(join(linked, "manifest.toml"), "utf8").includes("[sandbox]"));
   } finally {
     await cleanup();
@@ -92,8 +92,8 @@ test("issue 26 #3: every bind form that reaches `/`, a home, a hidden path or th
       { binds: ["keys/master.key:/k:ro"], links: { keys: hub }, code: "tools.unknown_plugin", why: linkOut("keys", hub) },
       { binds: ["./root:/r:ro"], links: { root: "/" }, code: "tools.unknown_plugin", why: linkOut("root", "/") },
       // The plugin's own folder read-write through a symlink; the folder holding it (other spellings: the manifest test).
-      { binds: ["./self:/self:rw"], links: { self: "." }, why: (dir) => `plugin p binds ${dir} writable: it is the plugin's own folder (or holds it), where its manifest is; bind it read-only ("…:ro") or bind a folder inside it` },
-      { binds: [`${f.root}:/plugins:rw`], why: () => `plugin p binds ${f.root} writable: it is the plugin's own folder (or holds it), where its manifest is; bind it read-only ("…:ro") or bind a folder inside it` },
+      { binds: [`${join(f.root, "p", "self")}:/self:rw`], links: { self: "." }, why: (dir) => `plugin p binds ${dir} writable: it is the plugin's own folder, holds it or lies inside it, where its manifest and code are (what defines the plugin and what is trusted); bind it read-only ("…:ro"), and bind a folder outside every plugin folder for what the plugin writes` },
+      { binds: [`${f.root}:/plugins:rw`], why: () => `plugin p binds ${f.root} writable: it is the plugin's own folder, holds it or lies inside it, where its manifest and code are (what defines the plugin and what is trusted); bind it read-only ("…:ro"), and bind a folder outside every plugin folder for what the plugin writes` },
     ];
     for (const c of refused) {
       rmSync(join(f.root, "p"), { recursive: true, force: true });
@@ -109,14 +109,18 @@ test("issue 26 #3: every bind form that reaches `/`, a home, a hidden path or th
 
     // Fine binds: the plugin folder read-only, a folder of its own writable, a folder in the user's home read-only.
     rmSync(join(f.root, "p"), { recursive: true, force: true });
-    const dir = bindPlugin(f, "p", [".:/self:ro", "./data:/data:rw", `${outside}:/out:ro`, `./data:${hub}:ro`], { "data/note.txt": "data" });
+    // Data the plugin writes lies outside every plugin folder (issue 26 round 5, F6).
+    const data = join(outside, "data");
+    mkdirSync(data);
+    writeFileSync(join(data, "note.txt"), "data");
+    const dir = bindPlugin(f, "p", [".:/self:ro", `${data}:/data:rw`, `${outside}:/out:ro`, `./sub:${hub}:ro`], { "sub/note.txt": "sub" });
     f.registry.rescan();
     const own = await f.host.call("p.go", { read: "/self/manifest.toml", write: "/self/manifest.toml", text: "x" }, { sessionKey: "s" });
     assert.equal(own.status, "ok", JSON.stringify(own));
     assert.deepEqual([(own as { result: { read: string; wrote: unknown } }).result.read.startsWith('name = "p"'), (own as { result: { wrote: unknown } }).result.wrote], [true, "EROFS"]);
-    const data = await f.host.call("p.go", { read: "/data/note.txt", write: "/data/new.txt", text: "made" }, { sessionKey: "s" });
-    assert.deepEqual((data as { result: unknown }).result, { read: "data", wrote: true });
-    assert.equal(readFileSync(join(dir, "data", "new.txt"), "utf8"), "made");
+    const wrote = await f.host.call("p.go", { read: "/data/note.txt", write: "/data/new.txt", text: "made" }, { sessionKey: "s" });
+    assert.deepEqual((wrote as { result: unknown }).result, { read: "data", wrote: true });
+    assert.equal(readFileSync(join(data, "new.txt"), "utf8"), "made");
     const out = await f.host.call("p.go", { read: "/out/x.txt" }, { sessionKey: "s" });
     assert.deepEqual((out as { result: unknown }).result, { read: "outside" });
     // A bind whose container is a hidden path: the hidden path is mounted after it, so it stays empty.
@@ -127,9 +131,9 @@ test("issue 26 #3: every bind form that reaches `/`, a home, a hidden path or th
     assert.ok(checked.ok);
     assert.deepEqual(checked.binds, [
       { source: dir, container: "/self", readOnly: true },
-      { source: join(dir, "data"), container: "/data", readOnly: false },
+      { source: data, container: "/data", readOnly: false, broad: "writable" },
       { source: outside, container: "/out", readOnly: true },
-      { source: join(dir, "data"), container: hub, readOnly: true },
+      { source: join(dir, "sub"), container: hub, readOnly: true },
     ]);
     rmSync(join(f.root, "p"), { recursive: true, force: true });
     bindPlugin(f, "p", ["/etc:/etc2:ro", `${outside}:/out:rw`, `${join(user, ".npmrc")}:/npmrc:ro`]);
@@ -153,12 +157,14 @@ test("issue 26 #3: the manifest refuses `/` and a writable bind of the plugin fo
       ["/:/host:ro", "sandbox.binds[0]: the whole file system (/) is never bound"],
       ["/./:/host:ro", "sandbox.binds[0]: the whole file system (/) is never bound"],
       ["//:/host:ro", "sandbox.binds[0]: the whole file system (/) is never bound"],
-      ["./:/self:rw", "sandbox.binds[0]: the plugin's own folder is never bound writable (its manifest defines the sandbox)"],
-      [".:/self", "sandbox.binds[0]: the plugin's own folder is never bound writable (its manifest defines the sandbox)"],
-      ["./manifest.toml:/m", "sandbox.binds[0]: the plugin's own folder is never bound writable (its manifest defines the sandbox)"],
-      ["plugin-manifest.toml:/m:rw", "sandbox.binds[0]: the plugin's own folder is never bound writable (its manifest defines the sandbox)"],
-      [".:/self:rw", "sandbox.binds[0]: the plugin's own folder is never bound writable (its manifest defines the sandbox)"],
-      ["./manifest.toml:/m:rw", "sandbox.binds[0]: the plugin's own folder is never bound writable (its manifest defines the sandbox)"],
+      ["./:/self:rw", "sandbox.binds[0]: the plugin's own folder, or anything inside it, is never bound writable (its manifest defines the sandbox, its files are what \"always allow\" trusts); keep what the plugin writes in a folder outside every plugin folder"],
+      [".:/self", "sandbox.binds[0]: the plugin's own folder, or anything inside it, is never bound writable (its manifest defines the sandbox, its files are what \"always allow\" trusts); keep what the plugin writes in a folder outside every plugin folder"],
+      ["./manifest.toml:/m", "sandbox.binds[0]: the plugin's own folder, or anything inside it, is never bound writable (its manifest defines the sandbox, its files are what \"always allow\" trusts); keep what the plugin writes in a folder outside every plugin folder"],
+      ["plugin-manifest.toml:/m:rw", "sandbox.binds[0]: the plugin's own folder, or anything inside it, is never bound writable (its manifest defines the sandbox, its files are what \"always allow\" trusts); keep what the plugin writes in a folder outside every plugin folder"],
+      [".:/self:rw", "sandbox.binds[0]: the plugin's own folder, or anything inside it, is never bound writable (its manifest defines the sandbox, its files are what \"always allow\" trusts); keep what the plugin writes in a folder outside every plugin folder"],
+      ["./data:/d", "sandbox.binds[0]: the plugin's own folder, or anything inside it, is never bound writable (its manifest defines the sandbox, its files are what \"always allow\" trusts); keep what the plugin writes in a folder outside every plugin folder"],
+      ["sub/data:/d:rw", "sandbox.binds[0]: the plugin's own folder, or anything inside it, is never bound writable (its manifest defines the sandbox, its files are what \"always allow\" trusts); keep what the plugin writes in a folder outside every plugin folder"],
+      ["./manifest.toml:/m:rw", "sandbox.binds[0]: the plugin's own folder, or anything inside it, is never bound writable (its manifest defines the sandbox, its files are what \"always allow\" trusts); keep what the plugin writes in a folder outside every plugin folder"],
     ] as const) {
       rmSync(join(f.root, "p"), { recursive: true, force: true });
       const dir = bindPlugin(f, "p", [bind]);
@@ -182,19 +188,20 @@ test("issue 26 #3: plugins inspect lists each bind's real source and mode, warns
     // The link to the home lies outside the plugin's folder (one inside leading out refuses the plugin: tools-trust).
     const keys = join(dirname(home), `${basename(home)}-keys`);
     symlinkSync(home, keys);
-    writeFileSync(join(dir, "manifest.toml"), syncManifest("p", "node", ["main.js"], `[sandbox]\nbinds = ["/etc:/etc2:ro", "./data:/data:rw", "${keys}:/k:ro"]\n\n${toolToml("go")}`));
+    writeFileSync(join(dir, "manifest.toml"), syncManifest("p", "node", ["main.js"], `[sandbox]\nbinds = ["/etc:/etc2:ro", "${join(dirname(home), `${basename(home)}-data`)}:/data:rw", "${keys}:/k:ro"]\n\n${toolToml("go")}`));
     writeFileSync(join(dir, "main.js"), reader);
-    mkdirSync(join(dir, "data"));
+    mkdirSync(`${home}-data`);
     const r = await cliLines(["plugins", "inspect", "p"], home);
     assert.equal(r.code, 0, r.err.join("\n"));
     const at = r.out.findIndex((l) => l.startsWith("  sandbox:"));
     assert.deepEqual(r.out.slice(at + 1, at + 4), [
       "    bind: /etc → /etc2 (read-only) ⚠ broad: a whole top-level folder",
-      `    bind: ${join(dir, "data")} → /data (writable)`,
+      `    bind: ${home}-data → /data (writable) ⚠ broad: writable outside the plugin's folder`,
       `    bind refused: plugin p binds ${home}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one`,
     ]);
   } finally {
     rmSync(home, { recursive: true, force: true });
     rmSync(`${home}-keys`, { force: true });
+    rmSync(`${home}-data`, { recursive: true, force: true });
   }
 });

@@ -11,7 +11,7 @@ import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, engine, makeHome } from "./helpers.js";
-import { everythingServer, examples, nodePlugin, processesIn, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { everythingServer, examples, nodePlugin, processesIn, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const homes: string[] = [];
@@ -273,18 +273,20 @@ test("plugins doctor: every plugin's checks and rules.json's names of plugins no
 test("plugins inspect asks a sandboxed plugin for its tools inside its sandbox", async (t) => {
   if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
   const h = home({});
-  const dir = writePlugin(h.plugins, "boxed", syncManifest("boxed", "node", ["main.js"], '[sandbox]\nnetwork = "none"\nbinds = ["./state:/state"]\n'), {
+  // What the plugin writes lies outside every plugin folder (issue 26 round 5, F6).
+  const state = tempDir("aa-boxed-state-");
+  const dir = writePlugin(h.plugins, "boxed", syncManifest("boxed", "node", ["main.js"], `[sandbox]\nnetwork = "none"\nbinds = ["${state}:/state"]\n`), {
     "main.js": nodePlugin(`
       require("node:fs").writeFileSync("/state/asked", req.method);
       return { jsonrpc: "2.0", id: req.id, result: { tools: [{ name: "where", description: "cwd " + process.cwd(), inputSchema: { type: "object" } }] } };`),
   });
-  mkdirSync(join(dir, "state"));
   const r = await cli(["plugins", "inspect", "boxed"], h.dir);
   assert.equal(r.code, 0, r.err.join("\n"));
-  assert.ok(r.out.includes("  sandbox: bubblewrap; memory -, cpus -, pids -, network none, root writable (what is written vanishes with the sandbox), binds ./state:/state"), r.out.join("\n"));
+  assert.ok(r.out.includes(`  sandbox: bubblewrap; memory -, cpus -, pids -, network none, root writable (what is written vanishes with the sandbox), binds ${state}:/state`), r.out.join("\n"));
   assert.ok(r.out.includes("    boxed.where — cwd /workspace"), r.out.join("\n"));
-  assert.equal(readFileSync(join(dir, "state", "asked"), "utf8"), "tools/list");
+  assert.equal(readFileSync(join(state, "asked"), "utf8"), "tools/list");
   assert.deepEqual(processesIn(dir), []);
+  rmSync(state, { recursive: true, force: true });
 });
 
 test("tools mcp: --lang is zh or en, a wrong one refused in the user's language", async () => {

@@ -158,9 +158,11 @@ test("sandboxed: a fork bomb under pids is held to its limit and ended with ever
 test("sandboxed: writes outside the binds fail, writes to a writable bind land", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
   const outside = tempDir();
+  // The writable bind lies outside every plugin folder (issue 26 round 5, F6).
+  const out = tempDir();
   const f = hostFixture({ hiddenPaths: [] });
   try {
-    writePlugin(f.root, "writer", syncManifest("writer", "node", ["main.js"], `[sandbox]\nread_only_root = true\nbinds = ["./out:/data"]\n\n${toolToml("go")}`), {
+    writePlugin(f.root, "writer", syncManifest("writer", "node", ["main.js"], `[sandbox]\nread_only_root = true\nbinds = ["${out}:/data"]\n\n${toolToml("go")}`), {
       "main.js": nodePlugin(`
         const fs = require("node:fs");
         const tryWrite = (p) => { try { fs.writeFileSync(p, "x"); return "written"; } catch (e) { return e.code; } };
@@ -168,17 +170,17 @@ test("sandboxed: writes outside the binds fail, writes to a writable bind land",
           outside: tryWrite(${JSON.stringify(join(outside, "escaped"))}), etc: tryWrite("/etc/escaped"), root: tryWrite("/escaped"),
           own: tryWrite("/workspace/manifest.toml"), bind: tryWrite("/data/ok"), tmp: tryWrite("/tmp/ok"),
         } };`),
-      "out/.keep": "",
     });
     f.registry.rescan();
     const r = await f.host.call("writer.go", {}, { sessionKey: "s" });
     assert.equal(r.status, "ok", JSON.stringify(r));
     assert.deepEqual((r as { result: unknown }).result, { outside: "ENOENT", etc: "EROFS", root: "EROFS", own: "EROFS", bind: "written", tmp: "written" });
     assert.equal(existsSync(join(outside, "escaped")), false);
-    assert.equal(readFileSync(join(f.root, "writer", "out", "ok"), "utf8"), "x");
+    assert.equal(readFileSync(join(out, "ok"), "utf8"), "x");
   } finally {
     await f.close();
     rmSync(outside, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true });
   }
 });
 

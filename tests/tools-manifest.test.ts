@@ -82,7 +82,7 @@ cpus = 0.5
 read_only_root = true
 cap_drop = ["ALL"]
 network = "none"
-binds = ["/host:/container:ro", "./vendor:/workspace/vendor"]
+binds = ["/host:/container:ro", "./vendor:/workspace/vendor:ro"]
 
 [meta]
 last_touched_version = "0.1.0"
@@ -91,10 +91,10 @@ last_touched_at = "2026-04-20T10:00:00Z"
   assert.equal(m.communication.timeout_ms, 30000);
   assert.deepEqual(m.sandbox, {
     memoryBytes: 268435456, cpus: 0.5, pids: null, read_only_root: true, cap_drop: ["ALL"], network: "none",
-    binds: ["/host:/container:ro", "./vendor:/workspace/vendor"],
+    binds: ["/host:/container:ro", "./vendor:/workspace/vendor:ro"],
     mounts: [
       { host: "/host", relative: false, container: "/container", readOnly: true },
-      { host: "./vendor", relative: true, container: "/workspace/vendor", readOnly: false },
+      { host: "./vendor", relative: true, container: "/workspace/vendor", readOnly: true },
     ],
   });
   assert.equal(m.author, "Alice");

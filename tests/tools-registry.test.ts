@@ -92,7 +92,8 @@ test("a manifest that is not a regular file (a FIFO, a folder, a dangling symlin
     const r = f.registry.rescan();
     assert.deepEqual(r.rejected, ["dangling", "fifo", "folder"]);
     assert.deepEqual(f.registry.list().map((p) => [p.name, p.status, p.errors]), [
-      ["dangling", "rejected", [`${join(f.root, "dangling", "plugin-manifest.toml")}: cannot be read: ENOENT`,
+      // A manifest that is a link is refused as one, wherever it leads (issue 26 round 5, F6).
+      ["dangling", "rejected", [`${join(f.root, "dangling", "plugin-manifest.toml")}: the manifest is a symbolic link (to ${join(f.root, "nowhere.toml")}): whatever can write where it leads (a folder the plugin binds writable) could rewrite the plugin's sandbox; put the manifest file itself in the plugin's folder`,
         `${join(f.root, "dangling")}: plugin-manifest.toml in the plugin's folder is a symbolic link leading out of the folder or nowhere (${join(f.root, "nowhere.toml")}): what it leads to would run without being part of the plugin's digest, so the plugin is not used; copy what it needs into the folder`]],
       ["fifo", "rejected", [`${join(f.root, "fifo", "manifest.toml")}: cannot be read: ENOTREG`]],
       ["folder", "rejected", [`${join(f.root, "folder", "manifest.toml")}: cannot be read: ENOTREG`]],

@@ -1,18 +1,30 @@
 /**
- * What a plugin's `[sandbox] binds` really reach (issue 26 #3; DESIGN.md "Trust boundaries": plugins never bind or
- * write their own sandbox's definition or the hidden paths). Each source is resolved with realpath — a symlink in the
- * plugin folder (kept by `add` and by git) or anywhere on the way counts as where it leads — and refused when it is:
+ * What a plugin's `[sandbox] binds` really reach (issue 26 #3 and round 5; DESIGN.md "Trust boundaries": plugins never
+ * bind or write their own sandbox's definition, what the hub runs, or the hidden paths). Each source is resolved with
+ * realpath — a symlink in the plugin folder (kept by `add` and by git) or anywhere on the way counts as where it
+ * leads — and refused when it is:
  * - `/` (the whole file system);
+ * - in the host's `/proc`, in any mode (every process of the computer, their command lines, the kernel's knobs; the
+ *   sandbox has a /proc of its own);
  * - the user's home, or a folder holding it (`/home`);
  * - a path the host hides from every sandbox (the hub's home, with its keys), inside one, or holding one — except
  *   what is inside the plugin's own folder, which the hub's home holds for an installed plugin;
- * - bound writable: the plugin's own folder or a folder holding it, or its manifest (the sandbox's definition).
+ * - bound writable, and any of (round 5, F1, F5, F6):
+ *   - the plugin's own folder, a folder holding it or anything inside it (its manifest defines the sandbox, its files
+ *     are what "always allow" trusts; a hard link or a link to the manifest inside a writable subfolder rewrote it);
+ *   - in or holding a system folder (`systemFolders`: the kernel's settings, programs, libraries, configuration,
+ *     services' state — run as root, a writable /proc/sys/kernel set host sysctls);
+ *   - in or holding a folder the hub runs or loads code from outside every sandbox (`BindContext.hubCode`: the
+ *     engine, node, every PATH folder, every plugin root such as `serve --plugins`): the same rule as an agent's
+ *     `writable` (src/worker/sandbox.ts `hubCodeProblem`).
+ * Host devices are not judged here: a bind under /dev goes by the device policy (devices.ts).
  * A bind that passes is shown to the owner (approval card, `plugins inspect`) with its real source, and marked broad
  * when it is writable outside the plugin's folder, a whole top-level folder (`/etc`, `/var/lib`), or right in the
  * user's home (`~/.ssh`, `~/.npmrc`). Reads the file system (realpath); runs nothing.
  */
 import { realpathSync } from "node:fs";
-import { basename, dirname, resolve, sep } from "node:path";
+import { dirname, resolve, sep } from "node:path";
+import { hubCodeProblem } from "../worker/sandbox.js";
 
 /**
  * One `binds` entry of a manifest's `[sandbox]`: `host` is absolute, or relative to the plugin folder (`relative`);
@@ -26,8 +38,22 @@ export interface BindMount {
   readOnly: boolean;
 }
 
-/** Why a bind is refused at start: its source is missing, `/`, a home, hidden, or the plugin's own definition writable. */
-export type BindRefusal = "missing" | "root" | "userHome" | "hidden" | "ownFolder" | "manifest";
+/**
+ * Why a bind is refused at start: its source is missing, `/`, in the host's /proc, a home, hidden, or — writable — the
+ * plugin's own folder (or in it), a system folder, or a folder of the hub's code (see the module).
+ */
+export type BindRefusal = "missing" | "root" | "proc" | "userHome" | "hidden" | "ownFolder" | "system" | "hubCode";
+
+/**
+ * Folders no writable bind may lie in or hold (issue 26 round 5, F5): the kernel's settings and devices' attributes,
+ * boot files, configuration, programs and libraries, installed software, runtime sockets, and every state folder of
+ * /var. An allow-shape inside /var: only `varWritable` there.
+ */
+export const systemFolders = [
+  "/proc", "/sys", "/boot", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/snap", "/nix", "/run", "/var",
+] as const;
+/** The folders of /var a writable bind may lie in: scratch space and web roots. */
+export const varWritable = ["/var/tmp", "/var/www"] as const;
 
 /** Why a bind that is allowed deserves a warning (see the module). */
 export type BindBroad = "writable" | "topLevel" | "inHome";
@@ -41,19 +67,23 @@ export interface BindShown {
   broad?: BindBroad;
 }
 
-/** A bind checked: as shown, and why it is refused (null when it is not). */
+/** A bind checked: as shown, and why it is refused (null when it is not), with the folder that refuses it. */
 export interface BindChecked extends BindShown {
   refused: BindRefusal | null;
+  /** For `system` and `hubCode`: the folder the source lies in or holds. */
+  folder?: string;
 }
 
-/** What the binds are checked against: the host's hidden paths and the user's home (null when unknown). */
+/**
+ * What the binds are checked against: the host's hidden paths, the user's home (null when unknown) and the folders the
+ * hub runs or loads code from (src/worker/sandbox.ts `hubCodeFolders`; none when absent), asked for only when a
+ * writable bind needs them (finding them reads the engine's node_modules: tens of ms).
+ */
 export interface BindContext {
   hidden: readonly string[];
   userHome: string | null;
+  hubCode?: () => readonly string[];
 }
-
-/** The manifest file names (manifest.ts `manifestFileNames`; repeated here so this module reads no manifest code). */
-const manifestNames = new Set(["manifest.toml", "plugin-manifest.toml"]);
 
 /** The real path of `p`, or null when it does not exist. */
 function real(p: string): string | null {
@@ -82,22 +112,38 @@ export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, p
   const plugin = real(pluginDir) ?? resolve(pluginDir);
   const home = ctx.userHome ? real(ctx.userHome) ?? resolve(ctx.userHome) : null;
   const hidden = ctx.hidden.map((h) => real(h) ?? resolve(h));
+  let found: readonly string[] | null = null;
+  const hubCode = () => (found ??= ctx.hubCode?.() ?? []);
   return sandbox.mounts.map((m) => {
     const written = m.relative ? resolve(pluginDir, m.host) : m.host;
     const source = real(written);
     const base = { container: m.container, readOnly: m.readOnly };
     if (source === null) return { source: written, ...base, refused: "missing" };
-    return { source, ...base, ...verdict(source, m.readOnly, plugin, home, hidden) };
+    return { source, ...base, ...verdict(source, resolve(written), m.readOnly, plugin, home, hidden, hubCode) };
   });
 }
 
-function verdict(source: string, readOnly: boolean, plugin: string, home: string | null, hidden: string[]): { refused: BindRefusal | null; broad?: BindBroad } {
+type Verdict = { refused: BindRefusal | null; broad?: BindBroad; folder?: string };
+
+/** The system folder (`systemFolders`) `source` lies in or holds, or null (a folder of `varWritable` passes). */
+function systemFolderOf(source: string): string | null {
+  if (varWritable.some((v) => within(source, v))) return null;
+  return systemFolders.find((f) => within(source, f) || within(f, source)) ?? null;
+}
+
+function verdict(source: string, written: string, readOnly: boolean, plugin: string, home: string | null, hidden: string[], hubCode: () => readonly string[]): Verdict {
   if (source === "/") return { refused: "root" };
+  if (within(source, "/proc")) return { refused: "proc" };
   if (home !== null && within(home, source)) return { refused: "userHome" };
   const inPlugin = within(source, plugin);
   if (hidden.some((h) => within(h, source) || (within(source, h) && !inPlugin))) return { refused: "hidden" };
-  if (!readOnly && within(plugin, source)) return { refused: "ownFolder" };
-  if (!readOnly && dirname(source) === plugin && manifestNames.has(basename(source))) return { refused: "manifest" };
+  if (!readOnly && (inPlugin || within(plugin, source))) return { refused: "ownFolder" };
+  if (!readOnly) {
+    const system = systemFolderOf(source);
+    if (system !== null) return { refused: "system", folder: system };
+    const code = hubCodeProblem([source, written], hubCode());
+    if (code) return { refused: "hubCode", folder: code.folder };
+  }
   if (inPlugin) return { refused: null };
   if (!readOnly) return { refused: null, broad: "writable" };
   if (depth(source) <= 2) return { refused: null, broad: "topLevel" };

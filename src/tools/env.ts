@@ -14,6 +14,33 @@
 import { starMatch } from "../kernel/rules.js";
 import type { Manifest } from "./types.js";
 
+/**
+ * The environment of the programs that build a plugin's sandbox (bubblewrap, and the shell that joins its cgroup):
+ * the caller's `PATH`, `LANG` and `TZ` alone (issue 26 round 5, F7). Never the plugin's: a manifest's `LD_PRELOAD`,
+ * `LD_LIBRARY_PATH`, `GCONV_PATH` or the like given to bwrap ran the plugin's library in bwrap, outside the sandbox,
+ * as the hub's user; the plugin's environment is set inside the sandbox only (`sandboxEnvArgs`).
+ */
+export function launcherEnv(parent: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of ["PATH", "LANG", "TZ"]) if (parent[n] !== undefined) out[n] = parent[n]!;
+  return out;
+}
+
+/**
+ * bwrap arguments that give the sandboxed program `env` and nothing else (`--clearenv`, then `--setenv` each), as the
+ * NUL-separated text bwrap's `--args <fd>` reads: never on the command line, which every user of the computer can
+ * read in /proc (an MCP plugin's pass-through variables may hold tokens). @returns null when a name or value holds a
+ * NUL (it would split into arguments of bwrap's own) or a name is empty or holds `=`.
+ */
+export function sandboxEnvArgs(env: Record<string, string>): Buffer | null {
+  const parts = ["--clearenv"];
+  for (const [k, v] of Object.entries(env)) {
+    if (k === "" || k.includes("=") || k.includes("\0") || v.includes("\0")) return null;
+    parts.push("--setenv", k, v);
+  }
+  return Buffer.from(parts.map((p) => p + "\0").join(""), "utf8");
+}
+
 /** Variables every plugin gets from the caller's environment, when set. */
 export const pluginEnvNames = ["PATH", "HOME", "LANG", "TZ"] as const;
 /** Never passed through, whatever a manifest's pass-through lists. */

@@ -92,7 +92,7 @@ export class ToolHost {
     this.data = o.data ?? null;
     this.settings = {
       lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
-      parentEnv: o.env ?? process.env, log: o.log ?? (() => {}),
+      parentEnv: o.env ?? process.env, log: o.log ?? (() => {}), pluginRoots: registry.roots.map((r) => r.dir),
     };
     this.socketDir = o.socketDir ?? null;
     const h: RunnerHost = {

@@ -1,21 +1,25 @@
 /**
  * Starting a plugin process (spec tool-plugins.md §2 entry_point, §7 sandbox): in its own process group, in the plugin
- * folder, with an allowlisted environment; inside bubblewrap and its cgroup when the manifest has `[sandbox]` — and
+ * folder, with an allowlisted environment (for a sandboxed plugin set inside the sandbox only: bwrap itself runs with
+ * the hub's minimal one, issue 26 round 5, F7); inside bubblewrap and its cgroup when the manifest has `[sandbox]` — and
  * never without them then: a missing bubblewrap or cgroup controller refuses the start, naming the fix. Its stdout is
  * cut into lines (bounded), its stderr goes to the log as `plugin.<name>` lines (bounded), and ending it ends its
  * whole process group and cgroup.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import type { Writable } from "node:stream";
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { controllerLimitName, createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
-import { pluginEnv } from "./env.js";
+import { launcherEnv, pluginEnv, sandboxEnvArgs } from "./env.js";
 import { bwrapArgv, homeInstalls, probeBwrap, probeError, type HostBind } from "./sandbox.js";
 import { checkBinds, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
-import { userHomes } from "../worker/sandbox.js";
+import { hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
 import { closeBindSources, openBindSources } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
+import { manifestFileNames } from "./manifest.js";
 import type { Manifest } from "./types.js";
 
 /** Where the host's processes come from: settings shared by every launch. */
@@ -31,6 +35,11 @@ export interface LaunchSettings {
   cgroups: CgroupSystem;
   /** The environment allowlisted names are read from. */
   parentEnv: NodeJS.ProcessEnv;
+  /**
+   * The folders plugins are loaded from (the registry's roots: built-in, the home's, `serve --plugins`): no writable
+   * bind may lie in or hold one (issue 26 round 5, F1). Default: none.
+   */
+  pluginRoots?: readonly string[];
   /** Receives each log line: `subsystem` is `plugin.<name>`. */
   log: (subsystem: string, line: string) => void;
 }
@@ -62,6 +71,11 @@ export interface Launch {
   env: Record<string, string>;
   cgroup: Cgroup | null;
   fds?: number[];
+  /**
+   * What bwrap reads from its `--args` descriptor (the one after the bind sources): the plugin's environment, set
+   * inside the sandbox only (`sandboxEnvArgs`); `env` is then the hub's minimal one (`launcherEnv`).
+   */
+  args?: Buffer;
 }
 
 /** `path` with links resolved, or as it is when it cannot be (then opening it fails, saying so). */
@@ -75,23 +89,49 @@ function realOr(path: string): string {
 
 /** The catalog text of each way a bind is refused at start (binds.ts). */
 const bindRefusalText = {
-  missing: "tools.sandbox.bindMissing", root: "tools.sandbox.bindRoot", userHome: "tools.sandbox.bindUserHome",
-  hidden: "tools.sandbox.bindHidden", ownFolder: "tools.sandbox.bindOwnFolder", manifest: "tools.sandbox.bindManifest",
+  missing: "tools.sandbox.bindMissing", root: "tools.sandbox.bindRoot", proc: "tools.sandbox.bindProc", userHome: "tools.sandbox.bindUserHome",
+  hidden: "tools.sandbox.bindHidden", ownFolder: "tools.sandbox.bindOwnFolder", system: "tools.sandbox.bindSystem", hubCode: "tools.sandbox.bindHubCode",
 } as const;
 
 /**
- * The binds of a sandboxed manifest as they really are (issue 26 #3: real paths, refused or broad), checked against
- * the host's hidden paths and the user's home (`HOME` of the parent environment). Empty without `[sandbox]`.
+ * The binds of a sandboxed manifest as they really are (issue 26 #3 and round 5: real paths, refused or broad),
+ * checked against the host's hidden paths, the user's home (`HOME` of the parent environment) and the folders the hub
+ * runs or loads code from (the engine, node, the PATH folders of this process and of the plugins, the plugin roots).
+ * Empty without `[sandbox]`.
  */
-export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidden" | "parentEnv">): BindChecked[] {
-  return m.sandbox ? checkBinds(m.sandbox, dir, { hidden: s.hidden, userHome: s.parentEnv.HOME || null }) : [];
+export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidden" | "parentEnv" | "pluginRoots">): BindChecked[] {
+  if (!m.sandbox) return [];
+  const hubCode = () => {
+    const origin = hubOrigin();
+    const path = [origin.path, s.parentEnv.PATH ?? ""].filter(Boolean).join(delimiter);
+    return hubCodeFolders({ ...origin, path }, s.pluginRoots ?? []);
+  };
+  return checkBinds(m.sandbox, dir, { hidden: s.hidden, userHome: s.parentEnv.HOME || null, hubCode });
+}
+
+/**
+ * The manifest in `dir` that is no regular file of its own (a symbolic link, or a file with other hard links), or
+ * null (issue 26 round 5, F6: `manifest.toml` was a link into a subfolder the plugin bound writable; the registry
+ * refuses such a manifest when it reads it, and every start of a sandboxed plugin looks again).
+ */
+export function manifestLink(dir: string): string | null {
+  for (const name of manifestFileNames) {
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (!st.isFile() || st.nlink !== 1) return path;
+    } catch {
+      // not there
+    }
+  }
+  return null;
 }
 
 /** The refusal of the first refused bind (`tools.bind_missing` or `tools.bind_refused`), or null. */
 export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang: Lang): LaunchRefusal | null {
   const bad = binds.find((b) => b.refused !== null);
   if (!bad?.refused) return null;
-  return { code: bad.refused === "missing" ? "tools.bind_missing" : "tools.bind_refused", message: t(lang, bindRefusalText[bad.refused], { plugin, path: bad.source }) };
+  return { code: bad.refused === "missing" ? "tools.bind_missing" : "tools.bind_refused", message: t(lang, bindRefusalText[bad.refused], { plugin, path: bad.source, folder: bad.folder ?? "" }) };
 }
 
 /**
@@ -104,7 +144,14 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const m = req.manifest;
   const env = pluginEnv(s.parentEnv, m, req.hostEnv);
   const direct = [m.entry_point.command, ...m.entry_point.args];
+  // Without a sandbox the plugin runs as the hub's user with its manifest's environment, loader variables included:
+  // its code runs with the hub's rights anyway, and its manifest is part of what "always allow" trusts.
   if (!m.sandbox) return { ok: true, launch: { argv: direct, cwd: req.dir, env, cgroup: null } };
+  const args = sandboxEnvArgs(env);
+  if (args === null) return { ok: false, refusal: { code: "tools.env_refused", message: t(s.lang, "tools.sandbox.envNul", { plugin: req.name }) } };
+  const outer = launcherEnv(s.parentEnv);
+  const link = manifestLink(req.dir);
+  if (link) return { ok: false, refusal: { code: "tools.manifest_link", message: t(s.lang, "tools.sandbox.manifestLink", { plugin: req.name, path: link }) } };
   const probe = await probeBwrap(s.bwrap);
   if (!probe.ok) return { ok: false, refusal: { code: "tools.sandbox_unavailable", message: t(s.lang, "tools.sandbox.noBwrap", { plugin: req.name, error: probeError(probe, s.lang) }) } };
   const binds = bindsOf(m, req.dir, s);
@@ -126,7 +173,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   // is opened here and kept only when the file opened is the one checked, so no link swapped in later is followed.
   const mounts = binds.map((b) => ({ host: b.source, relative: false, container: b.container, readOnly: b.readOnly }));
   const hostBinds = (req.hostBinds ?? []).map((b) => ({ path: realOr(b.path), at: b.at ?? b.path }));
-  const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realOr(req.dir), hidden: s.hidden, homes, shown, devices, hostBinds, argv: direct });
+  const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realOr(req.dir), hidden: s.hidden, homes, shown, devices, hostBinds, argv: direct, envArgs: true });
   const opened = openBindSources(sources);
   if ("problem" in opened) {
     const { path, problem } = opened;
@@ -135,7 +182,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   }
   const fds = opened.fds;
   const limits = { memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids };
-  if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env, cgroup: null, fds } };
+  if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env: outer, cgroup: null, fds, args } };
   const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);
   if (!made.ok) {
     closeBindSources(fds);
@@ -144,7 +191,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   }
   // The shell keeps the descriptors as they are (3, 4, …) through its `exec` of bwrap.
   const argv = ["/bin/sh", "-c", joinScript, "sh", ...made.cgroup.procsFiles, "--", ...sandboxed];
-  return { ok: true, launch: { argv, cwd: req.dir, env, cgroup: made.cgroup, fds } };
+  return { ok: true, launch: { argv, cwd: req.dir, env: outer, cgroup: made.cgroup, fds, args } };
 }
 
 /** Why stdout was cut off: one line too long, or too much output in all. */
@@ -185,10 +232,17 @@ export class PluginProcess {
   constructor(readonly launch: Launch, readonly name: string, private readonly s: LaunchSettings, private readonly longLived = false) {
     // detached: a process group of its own, so a timeout can end the plugin and everything it started. The sandbox's
     // bind sources follow stdio (3, 4, …); bwrap has its copies once spawned, this process keeps none.
+    // The sandboxed program's environment follows them, on a pipe bwrap reads to its end (`--args`).
+    const fds = launch.fds ?? [];
     try {
-      this.child = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd: launch.cwd, env: launch.env, detached: true, stdio: ["pipe", "pipe", "pipe", ...(launch.fds ?? [])] }) as ChildProcessWithoutNullStreams;
+      this.child = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd: launch.cwd, env: launch.env, detached: true, stdio: ["pipe", "pipe", "pipe", ...fds, ...(launch.args ? ["pipe" as const] : [])] }) as ChildProcessWithoutNullStreams;
     } finally {
-      closeBindSources(launch.fds ?? []);
+      closeBindSources(fds);
+    }
+    if (launch.args) {
+      const pipe = this.child.stdio[3 + fds.length] as Writable | null;
+      pipe?.on("error", () => {}); // bwrap gone before reading it: its exit says why
+      pipe?.end(launch.args);
     }
     this.spawnError = new Promise((r) => this.child.once("error", r));
     this.exited = new Promise((r) => this.child.once("exit", (code, signal) => r({ code, signal })));

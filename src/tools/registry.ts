@@ -6,6 +6,7 @@
  * that had a good manifest keeps using it until the file is fixed — also across processes when the registry keeps its
  * last good versions in the home (`lastGood`). `rescan()` reads everything again.
  */
+import { lstatSync, readlinkSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { entryFiles, present, scanRoots } from "../plugins/classify.js";
@@ -129,8 +130,12 @@ export class ToolRegistry {
   /** Reads a folder's manifest; @returns true when it was newly found invalid. */
   private read(folder: Folder, both: boolean): boolean {
     let result: ManifestResult;
+    const link = linkOf(folder.manifestPath, this.lang);
     try {
-      result = readManifest(readBounded(folder.manifestPath, manifestMaxBytes), this.lang);
+      // A manifest that is a link (issue 26 round 5, F6) is refused whatever it leads to: what can write there —
+      // a folder the plugin binds writable — could rewrite its sandbox. Its digest stands for the link.
+      if (link) result = { ok: false, digest: `link:${link}`, problems: [{ key: "", line: null, message: link }] };
+      else result = readManifest(readBounded(folder.manifestPath, manifestMaxBytes), this.lang);
     } catch (e) {
       const error = (e as NodeJS.ErrnoException).code ?? String(e);
       // The digest of an unreadable file stands for its error, so the same error is not reported again each rescan.
@@ -193,6 +198,21 @@ export class ToolRegistry {
     }
     this.all = records.sort((a, b) => a.name.localeCompare(b.name) || a.dir.localeCompare(b.dir));
   }
+}
+
+/**
+ * Why the manifest at `path` is no regular file of its own, in `lang`: a symbolic link (where it leads), or a file with
+ * other names (hard links); null when it is one, or is missing (reading it says so).
+ */
+function linkOf(path: string, lang: Lang): string | null {
+  try {
+    const st = lstatSync(path);
+    if (st.isSymbolicLink()) return t(lang, "tools.manifest.symlink", { target: readlinkSync(path) });
+    if (st.isFile() && st.nlink > 1) return t(lang, "tools.manifest.hardLink", { count: st.nlink });
+  } catch {
+    // gone meanwhile: reading it says so
+  }
+  return null;
 }
 
 /** A folder's plugin name: its manifest's (current, else last good), else the folder's name. */

@@ -30,13 +30,11 @@ export function hasDotDot(path: string): boolean {
 
 /**
  * Why a bind is refused when the manifest is read: its form, a `..` segment (path traversal), the whole file system
- * (`root`), or the plugin's own folder or manifest bound writable (`ownFolder`: the sandbox's definition is never
- * writable from inside; issue 26 #3). Binds that only their real path shows to be wrong are refused at start (binds.ts).
+ * (`root`), or the plugin's own folder, its manifest or anything else in its folder bound writable (`ownFolder`: the
+ * sandbox's definition is never writable from inside; issue 26 #3 and round 5, F6: a writable subfolder holding the
+ * manifest's link target or a hard link of it rewrote it). Binds that only their real path shows to be wrong are refused at start (binds.ts).
  */
 export type BindError = "form" | "traversal" | "root" | "ownFolder";
-
-/** The manifest file names, as a bind relative to the plugin folder would name them. */
-const manifestNames = new Set(["manifest.toml", "plugin-manifest.toml"]);
 
 /**
  * Parses one `binds` entry in Docker `-v` form: `host:container` or `host:container:ro|rw`. `host` is absolute or
@@ -55,7 +53,8 @@ export function parseBind(text: string): BindMount | BindError {
   const normal = posix.normalize(host).replace(/\/+$/, "");
   if (!relative && normal === "") return "root";
   const readOnly = mode === "ro";
-  if (relative && !readOnly && (normal === "." || normal === "" || manifestNames.has(normal))) return "ownFolder";
+  // A relative source lies in the plugin's folder (a link there leading out refuses the plugin): never writable.
+  if (relative && !readOnly) return "ownFolder";
   return { host, relative: !host.startsWith("/"), container, readOnly: mode === "ro" };
 }
 

@@ -25,6 +25,9 @@
  *   once, checked to be the real path that was checked, so no link swapped in later is followed (process.ts).
  * - `/proc` is masked as container runtimes mask it (src/common/bwrap.ts; issue 26 round 2, finding 2): /proc/sys and
  *   the other host knobs read-only, kcore, keys, timer_list and the like unreadable.
+ * - The plugin's environment is set inside only (issue 26 round 5, F7): bwrap runs with the hub's minimal one and
+ *   reads `--clearenv` and the plugin's `--setenv`s from a descriptor (`--args`), so a manifest's loader variables
+ *   (`LD_PRELOAD`) never load anything into bwrap outside the sandbox, and no value shows on its command line.
  */
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
@@ -95,6 +98,11 @@ export interface SandboxPlan {
   devices?: Map<string, string>;
   hostBinds: HostBind[];
   argv: string[];
+  /**
+   * Whether bwrap reads more arguments (the plugin's environment: `--clearenv`, `--setenv`…) from the descriptor after
+   * the bind sources (`--args`; process.ts writes them there).
+   */
+  envArgs?: boolean;
 }
 
 /**
@@ -172,6 +180,7 @@ export function bwrapArgv(plan: SandboxPlan): { argv: string[]; sources: string[
   for (const h of plan.hidden) hide(h);
   for (const b of plan.hostBinds) a.push(...byFd(false, b.path, b.at ?? b.path));
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
+  if (plan.envArgs) a.push("--args", String(pluginFirstBindFd + sources.length));
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);
   return { argv: a, sources };
 }

@@ -8,7 +8,7 @@ import { dirname, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
-import { expandTilde, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
+import { expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -54,8 +54,10 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // What the hub runs outside the sandbox stays read-only in it; an agent cannot work in such a folder.
   // Plugin folders the hub loads code from besides the engine's and the home's (`serve --plugins`): read-only too, or an
   // agent working around one writes a plugin the hub then runs as itself (issue 26 round 3, F1).
-  const pluginRoots = worker.plugins.roots.filter((r) => r.origin === "serve" && existsSync(r.dir)).map((r) => realPath(r.dir));
-  const readOnly = [...new Set([...readOnlyPaths(hubOrigin()), ...pluginRoots])].filter((d) => !isInside(d, home));
+  const origin = hubOrigin();
+  const serveRoots = worker.plugins.roots.filter((r) => r.origin === "serve").map((r) => r.dir);
+  const pluginRoots = serveRoots.filter((r) => existsSync(r)).map((r) => realPath(r));
+  const readOnly = [...new Set([...readOnlyPaths(origin), ...pluginRoots])].filter((d) => !isInside(d, home));
   const locked = readOnly.find((d) => isInside(cwd, d));
   if (locked) return { error: t(lang, "sandbox.cwdReadOnly", { cwd: turn.cwd, folder: locked, agent }) };
   // A `serve --plugins` folder must not lie under an agent's writable folder at all, existing or not (issue 26 round 4):
@@ -66,6 +68,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const underCwd = rootPaths.find((r) => isInside(r, cwd));
   if (underCwd) return { error: t(lang, "sandbox.cwdHoldsPlugins", { cwd: turn.cwd, folder: underCwd, agent }) };
   const places = { hubHome: home, homes, readOnly };
+  const hubCode = hubCodeFolders(origin, serveRoots);
   const userHome = env.HOME || homedir();
   const writable: string[] = [];
   for (const w of job.agent.writable ?? []) {
@@ -76,8 +79,9 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     if (problem?.why === "holdsHome") return { error: t(lang, "sandbox.writable.holdsHome", { path: w, agent, home: problem.home }) };
     if (problem?.why === "readOnly") return { error: t(lang, "sandbox.writable.readOnly", { path: w, agent, folder: problem.folder }) };
     if (problem?.why === "holdsHub") return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: problem.folder }) };
-    const heldRoot = rootPaths.find((r) => isInside(r, realPath(path)) || isInside(r, resolve(path)));
-    if (heldRoot) return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: heldRoot }) };
+    // The one rule a plugin's writable bind follows too (tools/binds.ts).
+    const code = hubCodeProblem([realPath(path), resolve(path)], hubCode);
+    if (code) return { error: t(lang, code.why === "inside" ? "sandbox.writable.readOnly" : "sandbox.writable.holdsHub", { path: w, agent, folder: code.folder }) };
     writable.push(realPath(path));
   }
   // The CLI's own state: folders made when missing; a path in a place the sandbox keeps as it is stays so.

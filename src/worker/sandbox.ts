@@ -255,6 +255,38 @@ export function readOnlyPaths(o: HubOrigin): string[] {
   return unique.filter((p, i) => !unique.slice(0, i).some((q) => isInside(p, q)));
 }
 
+/**
+ * What the hub runs or loads code from outside every sandbox (issue 26 rounds 3-5): `readOnlyPaths(o)` and the plugin
+ * roots `roots` (`serve --plugins`, the home's plugins), each root by the path the hub loads from and by where it
+ * leads now, existing or not. No sandbox may write in, or hold, any of them (`hubCodeProblem`).
+ */
+export function hubCodeFolders(o: HubOrigin, roots: readonly string[]): string[] {
+  const out = readOnlyPaths(o);
+  for (const r of roots) out.push(resolve(r), realPath(r));
+  return [...new Set(out)];
+}
+
+/**
+ * The one rule for a folder a sandbox may write — an agent's `writable` entry, a plugin's writable bind (issue 26
+ * round 5, F1: a plugin's writable bind of a `serve --plugins` folder planted a plugin the hub ran as itself; one of
+ * ~/.cargo/bin planted the `python3` an unsandboxed plugin ran): it must neither lie inside nor hold one of `folders`
+ * (`hubCodeFolders`). Holding counts as much as lying inside: whoever writes a folder above one can move it aside,
+ * make it when missing, or put a link or a `node_modules` on its way.
+ * @param paths the folder's paths: as written and where it leads now (absolute)
+ * @returns the first folder it lies inside (`inside`), else the first it holds (`holds`), or null.
+ */
+export function hubCodeProblem(paths: readonly string[], folders: readonly string[]): { why: "inside" | "holds"; folder: string } | null {
+  for (const p of paths) {
+    const folder = folders.find((d) => isInside(p, d));
+    if (folder) return { why: "inside", folder };
+  }
+  for (const p of paths) {
+    const folder = folders.find((d) => isInside(d, p));
+    if (folder) return { why: "holds", folder };
+  }
+  return null;
+}
+
 /** The links among the packages of a node_modules folder (scoped ones too): `npm link` and workspaces make them. */
 function linksIn(modules: string): string[] {
   const out: string[] = [];
