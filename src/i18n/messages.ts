@@ -304,6 +304,8 @@ const catalog = {
   "tools.long.socketPath": { zh: "插件 {plugin} 启动不了：它的 socket 路径 {path} 超过了 unix socket 地址能放的 {max} 字节，而只有 Linux 上宿主能经文件夹描述符连它。换一个短一些的 home（AGENT_AUTOLOOP_HOME）", en: "plugin {plugin} cannot be started: its socket path {path} is longer than a unix socket address holds ({max} bytes), and only on Linux can the host reach it through its folder. Choose a shorter home (AGENT_AUTOLOOP_HOME)" },
   "tools.long.socketFolder": { zh: "插件 {plugin} 启动不了：打不开它的 socket 文件夹 {path}：{error}", en: "plugin {plugin} cannot be started: its socket folder {path} cannot be opened: {error}" },
   "bridge.notOwnRun": { zh: "这次运行的工具只回答它自己的代理：连进来的进程不属于这次运行", en: "this run's tools answer only its own agent: the process that connected is not one of the run's" },
+  "bridge.connectionsFull": { zh: "运行 {run} 已经有 {max} 个连到它工具的连接（bridgeConnectionsPerRunMax）；这个被拒绝", en: "run {run} already has {max} connections to its tools (bridgeConnectionsPerRunMax); this one is refused" },
+  "bridge.bytesFull": { zh: "运行 {run} 的工具连接里没写完的行超过了 {max} 字节（bridgeBufferedBytesPerRunMax）；超出的那个连接已关闭", en: "the unfinished lines of run {run}'s tool connections passed {max} bytes (bridgeBufferedBytesPerRunMax); the connection that passed it is closed" },
   "bridge.turnedAway": { zh: "运行 {run} 的工具桥：一个不属于这次运行的进程连了进来，已拒绝", en: "tool bridge of run {run}: a connection from a process that is not one of the run's was turned away" },
   "tools.call.toolsList": { zh: "插件 {plugin} 的 tools/list 回答不对：{error}", en: "plugin {plugin} answered tools/list wrongly: {error}" },
   "tools.sandbox.noBwrap": { zh: "插件 {plugin} 要求沙箱，但 bubblewrap 不能用（{error}）。装上它：apt-get install bubblewrap", en: "plugin {plugin} asks for a sandbox but bubblewrap cannot run ({error}). Install it: apt-get install bubblewrap" },

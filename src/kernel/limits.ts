@@ -251,6 +251,17 @@ export const toolCardPathMaxCodepoints = 160;
 export const toolCallsPerRunMax = 1000;
 /** Tool calls: how long one GET of a call's decision or of a parked call's result may be held, in seconds. */
 export const toolCallWaitMaxSeconds = 600;
+/**
+ * Tool bridge (issue 26 round 5, F4): connections one run's tools socket holds at once, those still proving
+ * themselves included; a further one is refused. An agent's CLI opens one per MCP client it starts.
+ */
+export const bridgeConnectionsPerRunMax = 16;
+/**
+ * Tool bridge: bytes of unfinished lines (an MCP message not yet ended by its line break) all connections of one run
+ * may hold in the worker together; the connection whose bytes would pass it is closed. Room for three messages of the
+ * bridge's longest line (10 MiB) at once.
+ */
+export const bridgeBufferedBytesPerRunMax = 32 * 1024 * 1024;
 /** Async task ids (the only credential of a callback): at least this many characters (issue 16). */
 export const toolTaskIdMinChars = 16;
 /** Async task ids: at most this many characters (they travel in a URL path). */
