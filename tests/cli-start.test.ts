@@ -80,6 +80,8 @@ test("status and answer load the client, its answer checks and what finds this h
       "dist/src/protocol/client.js", "dist/src/protocol/describe.js", "dist/src/protocol/endpoints.js",
       "dist/src/protocol/response-check.js", "dist/src/protocol/responses.generated.js",
       "dist/src/worker/files.js", "node_modules/commander",
+      // the hub's proof of the master key, checked before any key is sent (issue 26 round 5, F3)
+      "dist/src/protocol/hub-proof.js",
     ];
     const status = await run(["status"], f.home.dir);
     assert.equal(status.code, 0, status.err);

@@ -31,6 +31,10 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { DeclarativeCatalog } from "../src/declarative/index.js";
 import { localServer, minimalManifest, sendJson, writeFiles } from "./declarative-helpers.js";
 import { callFacts, lastCallRow } from "./tool-calls-helpers.js";
+import { connect as netConnect, type Socket } from "node:net";
+import { spawn } from "node:child_process";
+import { bridgeBufferedBytesPerRunMax, bridgeConnectionsPerRunMax } from "../src/kernel/limits.js";
+import { proofTitlePrefix } from "../src/worker/peer.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -386,4 +390,87 @@ test("through a worker: a command agent finds the server in AGENT_AUTOLOOP_TOOLS
   assert.equal(run.summary, 'Done: hello, Lin [true,"tools","mcp","--socket",true,"--lang","en"]');
   const sockets = join(f.home.worker, "runs", `${run.id}-1`, "agent", toolsSocketName);
   await until(() => !existsSync(sockets), 10_000, "the run's socket to go");
+});
+
+/**
+ * One raw connection to a run's socket that proves itself as the F4 agent did: a child of this process (one of the
+ * run's, as the test's bridge counts them) shows the challenge as its argv[0]. @returns the socket and how it ended
+ * the exchange: admitted, or the refusal's message.
+ */
+async function rawConnection(socketPath: string): Promise<{ socket: Socket; outcome: string; closed: Promise<void> }> {
+  const socket = netConnect(socketPath);
+  socket.on("error", () => {});
+  const closed = new Promise<void>((r) => socket.once("close", () => r()));
+  let buf = "";
+  const outcome = await new Promise<string>((resolve) => {
+    socket.on("data", (d) => {
+      buf += d.toString();
+      const challenge = /"challenge":"([0-9a-f]+)"/.exec(buf);
+      if (challenge && !buf.includes("proving")) {
+        buf += "proving";
+        const child = spawn("sleep", ["30"], { argv0: proofTitlePrefix + challenge[1], stdio: "ignore" });
+        cleanups.push(() => void child.kill("SIGKILL"));
+        setTimeout(() => socket.write('{"jsonrpc":"2.0","method":"agent-autoloop/proved"}\n'), 100);
+      }
+      if (buf.includes("agent-autoloop/admitted")) resolve("admitted");
+      const refused = /"agent-autoloop\/refused","params":\{"message":"([^"]*)"/.exec(buf);
+      if (refused) resolve(refused[1]!);
+    });
+    socket.once("close", () => resolve("closed"));
+  });
+  return { socket, outcome, closed };
+}
+
+test("issue 26 round 5, F4: a run's socket takes at most bridgeConnectionsPerRunMax connections and holds at most bridgeBufferedBytesPerRunMax bytes of unfinished lines in all; beyond, the connection is refused or closed and the log says why", async () => {
+  const f = await fixture(["steps.run"]);
+  const job = await claim(f, "flood");
+  const logs: string[] = [];
+  const bridges = new ToolBridges({ url: f.url, home: f.home, lang: "en", log: (l) => logs.push(l) });
+  cleanups.push(() => bridges.close());
+  const agentDir = tempDir("aa-bridge-flood-");
+  cleanups.push(() => rmSync(agentDir, { recursive: true, force: true }));
+  const bridge = await bridges.open(job, agentDir, () => [process.pid]);
+  const socketPath = bridge.offer.command[bridge.offer.command.indexOf("--socket") + 1]!;
+
+  const opened = await Promise.all(Array.from({ length: bridgeConnectionsPerRunMax + 5 }, () => rawConnection(socketPath)));
+  const outcomes = opened.map((o) => o.outcome);
+  const refusal = `run ${job.run} already has ${bridgeConnectionsPerRunMax} connections to its tools (bridgeConnectionsPerRunMax); this one is refused`;
+  assert.deepEqual(outcomes.filter((o) => o === "admitted").length, bridgeConnectionsPerRunMax, outcomes.join(" | "));
+  assert.deepEqual(outcomes.filter((o) => o !== "admitted"), Array(5).fill(refusal));
+  assert.deepEqual(logs.filter((l) => l.includes("bridgeConnectionsPerRunMax")), [`tool bridge of run ${job.run}: ${refusal}`], "said once");
+  const admitted = opened.filter((o) => o.outcome === "admitted");
+
+  // Unfinished lines just under the line limit, as the agent of the report sent: the budget holds some, then the
+  // connection that would pass it is closed, and the others stay.
+  const chunk = Buffer.alloc(9 * 1024 * 1024, 0x61);
+  const fits = Math.floor(bridgeBufferedBytesPerRunMax / (chunk.length + 40));
+  const sendPartial = (s: Socket) => new Promise<void>((r) => {
+    s.write('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"');
+    s.write(chunk, () => r());
+  });
+  for (const c of admitted.slice(0, fits)) await sendPartial(c.socket);
+  const over = admitted[fits]!;
+  void sendPartial(over.socket).catch(() => {});
+  await over.closed;
+  assert.equal(admitted.slice(0, fits).every((c) => !c.socket.destroyed), true, "the connections within the budget stay");
+  const bytesLine = `tool bridge of run ${job.run}: the unfinished lines of run ${job.run}'s tool connections passed ${bridgeBufferedBytesPerRunMax} bytes (bridgeBufferedBytesPerRunMax); the connection that passed it is closed`;
+  await until(() => logs.includes(bytesLine), 5_000, () => `the log line (log: ${logs.join(" | ")})`);
+
+  // A closed connection gives its bytes and its place back: one more is admitted and may hold a line.
+  admitted[0]!.socket.destroy();
+  await admitted[0]!.closed;
+  over.socket.destroy();
+  const again = await until(async () => {
+    const c = await rawConnection(socketPath);
+    return c.outcome === "admitted" ? c : (c.socket.destroy(), null);
+  }, 10_000, "a connection admitted again");
+  await sendPartial(again.socket);
+  // A finished line is no longer held: the MCP server answers it (an error for the half-made request).
+  again.socket.write('"}}\n');
+  let answer = "";
+  again.socket.on("data", (d) => (answer += d.toString()));
+  await until(() => answer.includes('"id":1'), 10_000, "an answer to the finished line");
+  assert.equal(again.socket.destroyed, false);
+  for (const c of opened) c.socket.destroy();
+  again.socket.destroy();
 });

@@ -416,3 +416,24 @@ test("calls refused by the caller's tool host before the hub decided (unknown pl
     assert.equal((await f.state()).seq, seq, "no refusal wrote a fact");
   });
 });
+
+test("issue 26 round 5, F2: a receipt's ask keyed like the hub's own approval cards (toolCall:<n>) does not take the key of the next approval in its lane; the hub's cards live in a namespace receipts cannot write", async () => {
+  await withToolHub(toolRules([{ plugin: "hello-python", tool: "hello-python.greet", mode: "prompt" }], ["hello-python.greet"]), async ({ f, client, job }) => {
+    // The planting run of lane s1 asks with the keys the hub gives the approval cards of calls 1 to 3.
+    const plant = { outcome: "done", ask: [1, 2, 3].map((n) => ({ title: `placeholder ${n}`, options: ["a"], key: `toolCall:${n}` })) };
+    const ended = await f.call("POST", `/v1/runs/${job.run}/result`, job.token, plant);
+    assert.equal(ended.status, 200, JSON.stringify(ended.body));
+    const next = await runOf(f, "s1");
+    assert.equal(next.sessionKey, "alerts:s1", "the same lane");
+    const asked = await client.toolCall(next.run, next.token, callBody("hello-python.greet"));
+    assert.deepEqual([asked.call, asked.decision, asked.card], [1, "prompt", 4], "the approval gets its card (no 500 invariant tool-card-created)");
+    const cards = (await f.state()).cards.filter((c: OwnerCard) => c.lane === "s1").map((c: OwnerCard) => [c.id, c.title]);
+    assert.deepEqual(cards, [[1, "placeholder 1"], [2, "placeholder 2"], [3, "placeholder 3"], [4, "Allow hello-python.greet?"]]);
+    // The other way round: the open approval card does not swallow an agent's ask with its key (the agent's own card
+    // of that key closed first).
+    assert.equal((await f.call("POST", "/v1/cards/1/resolve", f.keys.owner, {})).status, 200);
+    const again = await f.call("POST", `/v1/runs/${next.run}/result`, next.token, { outcome: "done", ask: [{ title: "mine", options: ["a"], key: "toolCall:1" }] });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.ok((await f.state()).cards.some((c: OwnerCard) => c.title === "mine"), "the agent's own card was made");
+  }, { builtins: { "hello-python": {} } });
+});

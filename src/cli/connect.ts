@@ -1,12 +1,17 @@
 /**
  * How the CLI reaches this home's hub without ever sending a key to anything else, and how it writes the database
  * when no hub runs (issue 14, item 9). Before any key goes out, a keyless `GET /v1/health` must answer with this
- * home's id (the `x-agent-autoloop-home` header); while no hub runs, the CLI holds the home's lock (the one `serve`
+ * home's id (the `x-agent-autoloop-home` header) and, when this home has its master key here (a hub of this
+ * computer), with the proof of that key for a fresh challenge (protocol/hub-proof.ts): the id is no secret, and any
+ * program here, an agent included, can answer with it on the hub's address while the hub is down (issue 26 round 5,
+ * F3). A home without master.key (a CLI given a hub elsewhere) checks the id only; while no hub runs, the CLI holds the home's lock (the one `serve`
  * takes) for as long as it writes, so a hub cannot start under it and it never writes behind a running hub.
  */
+import { existsSync } from "node:fs";
 import { HubClient, HubError, ProtocolError } from "../protocol/client.js";
+import { hubChallengeHeader, hubProofHeader, hubProofKey, hubProofValid, newHubChallenge } from "../protocol/hub-proof.js";
 import { describeError } from "../protocol/describe.js";
-import { readConfig, type Home } from "../host/home.js";
+import { readConfig, readMasterKey, type Home } from "../host/home.js";
 import { homeIdHeader, lastHubUrl, lockHeldBy, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
 import { localUrlOf, parseListen } from "../host/listen.js";
 import { checkHomeFiles } from "../host/home-files.js";
@@ -35,34 +40,57 @@ export function hubCandidates(h: Home, env: NodeJS.ProcessEnv, lang: Lang = "en"
   return [...new Set(out)].filter((u) => !/^https?:\/\/(\[[^\]]*\]|[^/:]*):0+(\/|$)/.test(u));
 }
 
-type Probe = { url: string; home: string | null } | { url: string; error: string };
+/**
+ * What a candidate answered: the home id it named, and whether it proved it holds this home's master key (null:
+ * not asked, this home has no master.key here); or why it could not be reached.
+ */
+type Probe = { url: string; home: string | null; proven: boolean | null } | { url: string; error: string };
 
-/** Asks `url` which home it serves; sends no key and follows no redirect. */
-async function probe(url: string): Promise<Probe> {
+/** The key that checks a hub's proof: derived from this home's master key; null when the home has none here. */
+function proofKeyOf(h: Home): Buffer | null {
+  return existsSync(h.masterKey) ? hubProofKey(readMasterKey(h)) : null;
+}
+
+/**
+ * Asks `url` which home it serves, with a fresh challenge when `key` is given; sends no key and follows no redirect.
+ */
+async function probe(url: string, key: Buffer | null): Promise<Probe> {
+  const challenge = newHubChallenge();
   try {
-    const res = await fetch(`${url}/v1/health`, { redirect: "manual", signal: AbortSignal.timeout(hubProbeTimeoutMs) });
+    const res = await fetch(`${url}/v1/health`, {
+      redirect: "manual", signal: AbortSignal.timeout(hubProbeTimeoutMs), headers: key ? { [hubChallengeHeader]: challenge } : {},
+    });
     await res.body?.cancel();
-    return { url, home: res.headers.get(homeIdHeader) };
+    return { url, home: res.headers.get(homeIdHeader), proven: key ? hubProofValid(key, challenge, res.headers.get(hubProofHeader)) : null };
   } catch (e) {
     return { url, error: (e as Error & { cause?: Error }).cause?.message ?? (e as Error).message };
   }
 }
 
 /**
- * Finds this home's hub: the first candidate (see `hubCandidates`) that answers with this home's id.
+ * Finds this home's hub: the first candidate (see `hubCandidates`) that answers with this home's id and, when this
+ * home's master key is here, proves it holds it (see `probe`).
  * @returns its URL; or, when there is none, the error to show, the reason in a few words, and whether nothing answered
- * (`down`; else a server of another home, or one that does not say, answered); `starting`: the pid of a hub that holds
- *   the lock and has not recorded its address yet.
+ * (`down`; else a server of another home, one that does not say, or one that names this home without the proof —
+ *   `impostor` — answered); `starting`: the pid of a hub that holds the lock and has not recorded its address yet.
+ * @throws Error naming master.key when it is there but unreadable or not a key.
  */
 export async function findHub(
   h: Home, lang: Lang, env: NodeJS.ProcessEnv = process.env,
-): Promise<{ url: string } | { failure: CliError; reason: string; down: boolean; starting?: number }> {
+): Promise<{ url: string } | { failure: CliError; reason: string; down: boolean; starting?: number; impostor?: true }> {
   const ours = readHomeId(h, true);
+  const key = proofKeyOf(h);
   const probes: Probe[] = [];
   for (const url of hubCandidates(h, env, lang)) {
-    const p = await probe(url);
-    if ("home" in p && p.home === ours) return { url };
+    const p = await probe(url, key);
+    if ("home" in p && p.home === ours && p.proven !== false) return { url };
     probes.push(p);
+  }
+  // Said before anything else: a server that claims this home without the proof holds the hub's address.
+  const impostor = probes.find((p) => "home" in p && p.home === ours);
+  if (impostor) {
+    const text = t(lang, "cli.hubUnproven", { url: impostor.url, ours });
+    return { failure: new CliError(text), reason: text, down: false, impostor: true };
   }
   const stranger = probes.find((p): p is Extract<Probe, { home: string | null }> => "home" in p);
   // A hub of another home answers on config.json's `listen` (the address tried when AGENT_AUTOLOOP_URL is not set) and

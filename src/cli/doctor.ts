@@ -152,8 +152,9 @@ export async function doctor(home: Home, config: Config, lang: Lang = "en"): Pro
 }
 
 /**
- * Whether this home's hub answers, found as every command finds it (connect.ts): up at its URL; not running (a note:
- * doctor is often run before `serve`), with how to start it; or a server of another home on the address, a FIX.
+ * Whether this home's hub answers, found as every command finds it (connect.ts): up at its URL (only a hub that proved
+ * it holds the home's master key); not running (a note: doctor is often run before `serve`), with how to start it; or
+ * a server of another home on the address, or one naming this home without the proof (a possible impostor), a FIX.
  */
 export async function hubFinding(home: Home, lang: Lang): Promise<Finding> {
   const found = await findHub(home, lang);

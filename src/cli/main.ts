@@ -36,7 +36,7 @@ async function setUpHome(): Promise<{ h: Home; config: Config }> {
   return { h, config: readConfig(h, lang) };
 }
 
-/** A client of this home's hub with the owner key, once the hub answered with this home's id. */
+/** A client of this home's hub with the owner key, once the hub answered with this home's id and proved it holds its master key. */
 async function ownerClient(): Promise<HubClient> {
   const [{ h, config }, { hubUrl }, { HubClient }] = await Promise.all([setUpHome(), import("./connect.js"), import("../protocol/client.js")]);
   return new HubClient(await hubUrl(h, lang), config.owner);

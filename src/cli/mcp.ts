@@ -6,8 +6,9 @@
  * configured key allows are listed. Standard output carries only JSON-RPC; each call answers on its own, so a slow
  * call does not hold up `ping`. It does not tell callers apart: an answer is recorded as the owner's, so do not give
  * it to agents the hub itself starts (a run could answer its own card). A keyed call goes only to a hub that answered
- * with this home's id (connect.ts). A line that is over `mcpLineMaxBytes`, not JSON, or not a JSON-RPC message is
- * answered with a JSON-RPC error (id null unless the message had a usable id) and the server reads on.
+ * with this home's id and proved it holds its master key, checked before every call (connect.ts). A line that is
+ * over `mcpLineMaxBytes`, not JSON, or not a JSON-RPC message is answered with a JSON-RPC error (id null unless the
+ * message had a usable id) and the server reads on.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -17,7 +18,7 @@ import type { ErrorObject } from "ajv";
 import { readFileSync } from "node:fs";
 import { Transform, type TransformCallback } from "node:stream";
 import { LineFramer } from "../common/lines.js";
-import { HubClient, HubError } from "../protocol/client.js";
+import { HubClient } from "../protocol/client.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { mcpToolArguments, type McpToolName } from "../protocol/mcp-tools.js";
 import * as validators from "../protocol/mcp-validators.generated.js";
@@ -55,30 +56,13 @@ async function result(f: () => Promise<unknown>): Promise<ToolResult> {
 }
 
 /**
- * Calls with `key` on this home's hub: the hub is found (and its home id checked) at the first call, and again after
- * a call that could not reach it (the hub may have restarted on another port). Errors are the CLI's (connect.ts
- * `call`): a refusal in `lang`, an unreachable hub saying how to start it.
+ * Calls with `key` on this home's hub, found and proven again before every call (connect.ts): a hub that stopped
+ * between two calls may have left its address to another program, which must not get the key (issue 26 round 5,
+ * F3); the proof is one keyless request on this computer. Errors are the CLI's (connect.ts `call`): a refusal in
+ * `lang`, an unreachable hub saying how to start it.
  */
 function hubCaller(cfg: McpConfig, key: string, lang: Lang): <T>(f: (c: HubClient) => Promise<T>) => Promise<T> {
-  let client: Promise<HubClient> | null = null;
-  return async (f) => {
-    client ??= cfg.hub().then((url) => new HubClient(url, key));
-    let found: HubClient;
-    try {
-      found = await client;
-    } catch (e) {
-      client = null;
-      throw e; // findHub's CliError, in `lang`
-    }
-    return call(found, async (c) => {
-      try {
-        return await f(c);
-      } catch (e) {
-        if (!(e instanceof HubError)) client = null; // only a refusal says the hub is still there
-        throw e;
-      }
-    }, lang);
-  };
+  return async (f) => call(new HubClient(await cfg.hub(), key), f, lang);
 }
 
 type Args<N extends McpToolName> = Static<(typeof mcpToolArguments)[N]>;

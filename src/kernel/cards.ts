@@ -53,14 +53,25 @@ export function sentFyiNotice(c: Ctx, scope: string, key: string): number | unde
   return c.tx.get("cardkeys", fyiKey(null, "", scope, ownDedupKey(key)))?.card;
 }
 
-/** The key that makes a card unique while open: its own `key`, else its title and text (protocol.md 回执). */
-export function dedupKey(spec: Pick<NewCard, "key" | "title" | "text">): string {
-  return spec.key ? ownDedupKey(spec.key) : `t:${spec.title}\n${spec.text ?? ""}`;
+/**
+ * The key that makes a card unique while open: its own `key`, else its title and text (protocol.md 回执). The hub's
+ * own cards (`system`: alerts, tool approvals) keep their keys apart from every key an agent or a source chooses, so
+ * a receipt or tell that asks with `toolCall:<n>` or `offline:<worker>` never takes the key of a card the hub must
+ * make (issue 26 round 5, F2: the next approval of that lane failed with an invariant).
+ */
+export function dedupKey(spec: Pick<NewCard, "key" | "title" | "text" | "system">): string {
+  if (!spec.key) return `t:${spec.title}\n${spec.text ?? ""}`;
+  return spec.system ? systemDedupKey(spec.key) : ownDedupKey(spec.key);
 }
 
-/** The dedup key of a card that has its own `key`. */
+/** The dedup key of a card that has its own `key`, chosen by an agent or a source. */
 function ownDedupKey(key: string): string {
   return `k:${key}`;
+}
+
+/** The dedup key of a hub card with the key `systemCardKey` (or the tool-call step) gives it. */
+function systemDedupKey(key: string): string {
+  return `s:${key}`;
 }
 
 /**
@@ -74,7 +85,7 @@ export function openCardByKey(c: Ctx, rule: string | null, lane: string, key: st
 
 /** The open hub alert (no rule, no lane) with this `key`, from `systemCardKey`, if any. */
 export function openAlert(c: Ctx, key: string): CardRow | undefined {
-  return openCardByKey(c, null, "", ownDedupKey(key));
+  return openCardByKey(c, null, "", systemDedupKey(key));
 }
 
 /**

@@ -274,6 +274,17 @@ export const toolTaskIdMinChars = 1;
 export const toolTaskIdLegacyMinChars = 16;
 /** The key a call's `callback_url` carries (base64url of 24 random bytes): this many characters (issue 34). */
 export const toolCallbackKeyChars = 32;
+/**
+ * Tool bridge (issue 26 round 5, F4): connections one run's tools socket holds at once, those still proving
+ * themselves included; a further one is refused. An agent's CLI opens one per MCP client it starts.
+ */
+export const bridgeConnectionsPerRunMax = 16;
+/**
+ * Tool bridge: bytes of unfinished lines (an MCP message not yet ended by its line break) all connections of one run
+ * may hold in the worker together; the connection whose bytes would pass it is closed. Room for three messages of the
+ * bridge's longest line (10 MiB) at once.
+ */
+export const bridgeBufferedBytesPerRunMax = 32 * 1024 * 1024;
 /** Async task ids: at most this many characters (they travel in a URL path). */
 export const toolTaskIdMaxChars = 200;
 /** A tool call's timeout when its manifest and its caller give none (spec tool-plugins.md §2), and a parked call's (ms). */

@@ -33,7 +33,8 @@ import { HubClient, HubError } from "../protocol/client.js";
 import type { Job, ToolCallDecision } from "../protocol/responses.js";
 import { callbackUrlOf, newCallbackKey, toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
 import { starMatch } from "../kernel/rules.js";
-import { toolCallWaitMaxSeconds } from "../kernel/limits.js";
+import { bridgeConnectionsPerRunMax, toolCallWaitMaxSeconds } from "../kernel/limits.js";
+import { HeldLines, RunBytes } from "./bridge-budget.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { ToolHost, ToolRegistry, toolLimits, toolPlugins, type CallOutcome, type CallProgress, type DataTools, type OfferedTool } from "../tools/index.js";
 import { LastGood, PluginRegistry, pluginRoots, watchPlugins, type PluginWatcher } from "../plugins/index.js";
@@ -211,10 +212,29 @@ export class ToolBridges {
     const socketPath = join(agentDir, toolsSocketName);
     const calls = new AbortController();
     const sockets = new Set<Socket>();
+    // What the run's connections may hold (bridge-budget.ts); each kind of refusal is logged once per run.
+    const bytes = new RunBytes();
+    const said = new Set<string>();
+    const sayOnce = (key: "bridge.connectionsFull" | "bridge.bytesFull", text: string) => {
+      if (said.has(key)) return;
+      said.add(key);
+      this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: text }));
+    };
     const server: NetServer = createServer((socket) => {
+      socket.on("error", () => {}); // the peer went away; close follows
+      if (sockets.size >= bridgeConnectionsPerRunMax) {
+        const text = t(this.o.lang, "bridge.connectionsFull", { run: job.run, max: bridgeConnectionsPerRunMax });
+        sayOnce("bridge.connectionsFull", text);
+        socket.end(notification(refusedMethod, { message: text }), () => socket.destroy());
+        return;
+      }
       sockets.add(socket);
       socket.on("close", () => sockets.delete(socket));
-      void this.admit(job, socket, runRoots).then((admitted) => (admitted ? this.serve(job, socket, calls.signal) : undefined));
+      const over = () => {
+        sayOnce("bridge.bytesFull", t(this.o.lang, "bridge.bytesFull", { run: job.run, max: bytes.max }));
+        socket.destroy();
+      };
+      void this.admit(job, socket, runRoots).then((admitted) => (admitted ? this.serve(job, socket, calls.signal, new HeldLines(bytes, over)) : undefined));
     });
     rmSync(socketPath, { force: true });
     await listenAt(server, socketPath);
@@ -244,7 +264,6 @@ export class ToolBridges {
    * the log and to the peer). Whatever the peer sent after its proof is kept for MCP.
    */
   private async admit(job: Job, socket: Socket, runRoots: () => readonly number[]): Promise<boolean> {
-    socket.on("error", () => {}); // the peer went away; close follows
     const challenge = randomBytes(16).toString("hex");
     socket.write(notification(proveMethod, { challenge }));
     const first = await firstLine(socket);
@@ -262,8 +281,8 @@ export class ToolBridges {
     return true;
   }
 
-  /** Serves one MCP connection of a run's agent until it closes. */
-  private async serve(job: Job, socket: Socket, stop: AbortSignal): Promise<void> {
+  /** Serves one MCP connection of a run's agent until it closes; what it reads goes through `held` (the run's byte budget). */
+  private async serve(job: Job, socket: Socket, stop: AbortSignal, held: HeldLines): Promise<void> {
     const mcp = new Server({ name: toolsServerName, version: "1" }, { capabilities: { tools: {} } });
     const readOnly = job.agent.access === "read";
     mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await this.offered(job)).map((o) => mcpTool(o, readOnly)) }));
@@ -281,11 +300,14 @@ export class ToolBridges {
       };
       return this.call(job, req.params.name, req.params.arguments ?? {}, signal, onProgress);
     });
-    const transport = new StdioServerTransport(socket, socket, { maxBufferSize: bridgeLineMaxBytes + 2 });
+    const transport = new StdioServerTransport(held, socket, { maxBufferSize: bridgeLineMaxBytes + 2 });
     mcp.onclose = () => socket.destroy();
-    socket.on("close", () => void mcp.close().catch(() => {}));
+    socket.on("close", () => {
+      held.release();
+      void mcp.close().catch(() => {});
+    });
     await mcp.connect(transport).catch(() => socket.destroy());
-    socket.resume(); // paused after the proof
+    socket.pipe(held); // the socket was paused after the proof: piping lets it flow again
   }
 
   /** The tools this run is offered now (the plugin folders are read again: an edited manifest counts at once). */

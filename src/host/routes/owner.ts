@@ -11,12 +11,20 @@ import { decide, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
 import { releaseTag } from "../version.js";
 import { rootPage, rootPageHeaders } from "../root-page.js";
+import { hubChallengeHeader, hubProof, hubProofHeader, hubProofKey } from "../../protocol/hub-proof.js";
 
 /** The owner's routes, health and the root page. */
 export function ownerRoutes(hub: Hub): Hono {
   const app = new Hono();
 
-  route(app, hub, "health", async (c) => reply(c, hub, "health", { ok: true, version: await releaseTag() }));
+  // A client here sends a challenge before it sends a key: the answer proves this hub holds the home's master key,
+  // which the home id alone (no secret) does not (hub-proof.ts; issue 26 round 5, F3).
+  const proofKey = hubProofKey(hub.env.master);
+  route(app, hub, "health", async (c) => {
+    const proof = hubProof(proofKey, c.req.header(hubChallengeHeader));
+    if (proof !== null) c.header(hubProofHeader, proof);
+    return reply(c, hub, "health", { ok: true, version: await releaseTag() });
+  });
   // A browser opening the hub's address: what this is and where to look.
   app.get("/", (c) => c.html(rootPage(hub.env.lang), 200, rootPageHeaders));
 

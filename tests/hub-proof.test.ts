@@ -1,0 +1,218 @@
+/**
+ * Issue 26, round 5, F3: a program on this computer (a sandboxed agent shares its network) learns the home id from
+ * the keyless `/v1/health` header, takes the hub's address while the hub is down, and answers with that id. The CLI
+ * must send no key to it: before any keyed request, a hub found here proves it holds this home's master key (an
+ * HMAC of the client's random challenge). Every command that finds the hub is tried against impostors of several
+ * kinds (no proof, a made-up proof, the challenge echoed, a proof for another challenge), then against the real hub.
+ */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFile, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createHmac, hkdfSync } from "node:crypto";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { engine, tempDir, serveProcess, freePort } from "./helpers.js";
+
+const bin = join(engine, "bin", "agent-autoloop.js");
+const root = tempDir("aa-hub-proof-");
+const children: ChildProcess[] = [];
+after(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  rmSync(root, { recursive: true, force: true });
+});
+
+function envFor(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "", ...extra };
+  if (!("AGENT_AUTOLOOP_URL" in extra)) delete env.AGENT_AUTOLOOP_URL;
+  return env;
+}
+
+function cli(home: string, args: string[], extra: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env: envFor(home, extra), encoding: "utf8" }, (e, stdout, stderr) =>
+      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out: stdout.trim(), err: stderr.trim() }));
+  });
+}
+
+let homes = 0;
+function newHome(listen: string): string {
+  const home = join(root, `home-${++homes}`);
+  const r = spawnSync(process.execPath, [bin, "init"], { env: envFor(home), encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+  writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, listen, worker: null, channels: {} }));
+  return home;
+}
+
+type Forge = "none" | "garbage" | "echo" | "stale";
+
+/** The F3 agent: answers every request as this home's hub would (its home id), with a proof forged as `forge` says. */
+async function impostor(homeId: string, forge: Forge, port = 0): Promise<{ url: string; auth: string[]; close(): Promise<void> }> {
+  const auth: string[] = [];
+  // A proof that is right for some challenge, but not the one asked now (seen from the real hub once).
+  const stale = "Xy3Y1oA9o0b3d1mZ0b9m0s6r7cV8p0zQb1n2Lk3wD5s";
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    if (req.headers.authorization) auth.push(req.headers.authorization);
+    req.resume();
+    const headers: Record<string, string> = { "content-type": "application/json", "x-agent-autoloop-home": homeId };
+    const challenge = String(req.headers["x-agent-autoloop-challenge"] ?? "");
+    if (forge === "garbage") headers["x-agent-autoloop-proof"] = "A".repeat(43);
+    if (forge === "echo") headers["x-agent-autoloop-proof"] = challenge;
+    if (forge === "stale") headers["x-agent-autoloop-proof"] = stale;
+    if (req.url?.startsWith("/v1/health")) res.writeHead(200, headers).end('{"ok":true,"version":"unreleased"}');
+    else res.writeHead(503, headers).end('{"error":"busy, try again"}');
+  });
+  await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    auth,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+type ToolResult = { isError?: boolean; content: { text: string }[] };
+
+/** Starts `agent-autoloop mcp` on `home`. @returns `status()`: one `tools/call status`, its result; `end()`. */
+function mcpSession(home: string): { status(): Promise<ToolResult>; end(): void } {
+  const mcp = spawn(process.execPath, [bin, "mcp"], { env: envFor(home), stdio: ["pipe", "pipe", "pipe"] });
+  children.push(mcp);
+  let buf = "";
+  const answers: any[] = [];
+  mcp.stdout!.on("data", (d) => {
+    buf += d;
+    for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+      answers.push(JSON.parse(buf.slice(0, i)));
+      buf = buf.slice(i + 1);
+    }
+  });
+  const send = (m: unknown) => mcp.stdin!.write(JSON.stringify(m) + "\n");
+  send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  let id = 1;
+  return {
+    async status() {
+      const mine = ++id;
+      send({ jsonrpc: "2.0", id: mine, method: "tools/call", params: { name: "status", arguments: {} } });
+      const deadline = Date.now() + 20_000;
+      while (!answers.some((a) => a.id === mine) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const answer = answers.find((a) => a.id === mine);
+      assert.ok(answer, "mcp answered tools/call");
+      return answer.result;
+    },
+    end: () => void mcp.stdin!.end(),
+  };
+}
+
+/** Asks `tools/call status` of a new `agent-autoloop mcp` once. @returns the tool result. */
+async function mcpStatus(home: string): Promise<ToolResult> {
+  const session = mcpSession(home);
+  try {
+    return await session.status();
+  } finally {
+    session.end();
+  }
+}
+
+const homeIdOf = (home: string) => readFileSync(join(home, "home.id"), "utf8").trim();
+
+test("F3: a server on the hub's address with this home's id but no proof of the master key gets no key from any command; doctor calls it a possible impostor", async () => {
+  for (const forge of ["none", "garbage", "echo", "stale"] as const) {
+    const home = newHome("127.0.0.1:1");
+    const fake = await impostor(homeIdOf(home), forge);
+    try {
+      // The address serve uses (config.json listen), as in the report, and the same server named by AGENT_AUTOLOOP_URL.
+      const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+      writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, listen: fake.url.replace("http://", "") }));
+      const reason = `the server at ${fake.url} answers with this home's id (${homeIdOf(home)}) but cannot prove it holds this home's master key: it may be an impostor holding the hub's address (another program, an agent), or a hub of an older version; nothing was sent to it. Stop what listens there (agent-autoloop serve cannot start while it does), then start agent-autoloop serve`;
+      for (const args of [["status"], ["answer", "1", "0"], ["stop", "1"], ["why", "1"], ["console", "--no-open"]]) {
+        const r = await cli(home, args);
+        assert.deepEqual([r.code, r.err], [1, `agent-autoloop: ${reason}`], `${forge}: ${args.join(" ")}`);
+      }
+      // plugins list reads the home itself when no hub of it answers: it asks the impostor nothing with a key.
+      assert.equal((await cli(home, ["plugins", "list"])).code, 0, `${forge}: plugins list`);
+      const viaEnv = await cli(home, ["status"], { AGENT_AUTOLOOP_URL: fake.url });
+      assert.deepEqual([viaEnv.code, viaEnv.err], [1, `agent-autoloop: ${reason}`], `${forge}: AGENT_AUTOLOOP_URL`);
+      const doctor = await cli(home, ["doctor"]);
+      const hubLine = doctor.out.split("\n").find((l) => l.includes("hub:"));
+      assert.equal(hubLine, `FIX  hub: ${reason}`, `${forge}: doctor`);
+      const mcp = await mcpStatus(home);
+      assert.deepEqual([mcp.isError, mcp.content[0]!.text], [true, reason], `${forge}: mcp`);
+      assert.deepEqual(fake.auth, [], `${forge}: no request carried a key`);
+    } finally {
+      await fake.close();
+    }
+  }
+});
+
+test("F3: the real hub answers a challenge with HMAC-SHA256 under a key derived from the master key (HKDF), and the CLI finds it; a malformed challenge gets no proof", async () => {
+  const home = newHome("127.0.0.1:1");
+  const hub = await serveProcess(home, undefined, envFor(home));
+  children.push(hub.child);
+  try {
+    const master = Buffer.from(readFileSync(join(home, "master.key"), "utf8").trim(), "hex");
+    const key = Buffer.from(hkdfSync("sha256", master, Buffer.alloc(0), "agent-autoloop hub proof v1", 32));
+    const challenge = "c".repeat(43);
+    const res = await fetch(`${hub.url}/v1/health`, { headers: { "x-agent-autoloop-challenge": challenge } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("x-agent-autoloop-proof"), createHmac("sha256", key).update(challenge).digest("base64url"));
+    for (const bad of ["short", "c".repeat(200), "c".repeat(42) + "!"]) {
+      const r = await fetch(`${hub.url}/v1/health`, { headers: { "x-agent-autoloop-challenge": bad } });
+      assert.deepEqual([r.status, r.headers.get("x-agent-autoloop-proof")], [200, null], bad);
+    }
+    assert.equal((await fetch(`${hub.url}/v1/health`)).headers.get("x-agent-autoloop-proof"), null, "no challenge, no proof");
+
+    const status = await cli(home, ["status"]);
+    assert.equal(status.code, 0, status.err);
+    const doctor = await cli(home, ["doctor"]);
+    assert.ok(doctor.out.split("\n").includes(`ok   hub: up at ${hub.url}`), doctor.out);
+    const mcp = await mcpStatus(home);
+    assert.equal(mcp.isError, undefined, mcp.content[0]!.text);
+  } finally {
+    await hub.stop();
+  }
+});
+
+test("F3: a home without master.key (a CLI given a remote hub's URL and keys) checks the home id only, as before", async () => {
+  const home = newHome("127.0.0.1:1");
+  const hub = await serveProcess(home, undefined, envFor(home));
+  children.push(hub.child);
+  try {
+    // A copy of the home without its master key and without the running hub's record: a client elsewhere.
+    const remote = join(root, "remote-copy");
+    spawnSync("cp", ["-r", home, remote]);
+    rmSync(join(remote, "master.key"));
+    rmSync(join(remote, "hub.json"));
+    rmSync(join(remote, "hub.pid"));
+    const status = await cli(remote, ["status"], { AGENT_AUTOLOOP_URL: hub.url });
+    assert.equal(status.code, 0, status.err);
+  } finally {
+    await hub.stop();
+  }
+});
+
+test("F3: agent-autoloop mcp proves the hub again before each call: a hub that stopped between two calls left its address to an impostor, which gets no key", async () => {
+  const port = await freePort();
+  const home = newHome(`127.0.0.1:${port}`);
+  const hub = await serveProcess(home, undefined, envFor(home), `127.0.0.1:${port}`);
+  children.push(hub.child);
+  const session = mcpSession(home);
+  try {
+    const first = await session.status();
+    assert.equal(first.isError, undefined, first.content[0]!.text);
+    await hub.stop();
+    const fake = await impostor(homeIdOf(home), "none", port);
+    try {
+      const second = await session.status();
+      assert.equal(second.isError, true);
+      assert.match(second.content[0]!.text, /cannot prove it holds this home's master key/);
+      assert.deepEqual(fake.auth, [], "no key reached the impostor");
+    } finally {
+      await fake.close();
+    }
+  } finally {
+    session.end();
+    await hub.stop();
+  }
+});
