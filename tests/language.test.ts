@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { rmSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { catalogEntries, fixedMessageIds, fixedText, langFromEnv, localize, t, type Lang } from "../src/i18n/messages.js";
+import { catalogEntries, fixedMessageIds, langFromEnv, localize, render, type Lang } from "../src/i18n/messages.js";
 import { Clock, K, written } from "./clock.js";
 import { baseRules, engine, makeHome, serveProcess, type ServeProcess } from "./helpers.js";
 import type { Fact } from "../src/kernel/types.js";
@@ -39,7 +39,7 @@ test("every message of the catalog has a Chinese and an English text, with the s
   }
   assert.deepEqual(faults, []);
   // The fixed texts are the protocol's own words: Chinese.
-  for (const id of fixedMessageIds) assert.match(fixedText(id), /\p{Script=Han}/u, id);
+  for (const id of fixedMessageIds) assert.match(render("zh", { id }), /\p{Script=Han}/u, id);
 });
 
 test("the language is AGENT_AUTOLOOP_LANG, else LANG: zh… is Chinese, anything else English; nothing else counts", () => {
@@ -69,7 +69,7 @@ test("localize shows a catalog text of either language in the other, and leaves 
   // Every message, with its placeholders filled, goes from one language to the other and back unchanged.
   for (const [id, entry] of catalogEntries()) {
     const params = Object.fromEntries(placeholders(entry.en).map((p, i) => [p, `v${i}x`]));
-    const [zh, en] = [t("zh", id, params), t("en", id, params)];
+    const [zh, en] = [render("zh", { id, params }), render("en", { id, params })];
     assert.equal(localize(en, "en"), en, id);
     assert.equal(localize(zh, "zh"), zh, id);
     assert.equal(localize(localize(zh, "en"), "zh"), zh, id);

@@ -9,7 +9,7 @@
  * the worker; `npm run benchmark` measures `--help` against a bare `node -e 0`.
  */
 import { Command, CommanderError } from "commander";
-import { langFromEnv, localize, t, type MessageId } from "../i18n/messages.js";
+import { langFromEnv, localize, t, type MessageId, render } from "../i18n/messages.js";
 import { CliError, printable, say, sayError } from "./print.js";
 import { exitWhenOutputBreaks, type OutputGuard } from "./log-streams.js";
 import { registerHomeCommands } from "./home-commands.js";
@@ -69,7 +69,7 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
   // Commander reads "-Vh" as -V then -h: any argument that starts with -V asks for the version.
   const asksVersion = argv.slice(2).some((a) => a === "--version" || a.startsWith("-V"));
   // Set before any subcommand is made: subcommands copy the help and output settings of their parent when made.
-  p.configureHelp({ styleTitle: (title) => { const id = helpTitles[title]; return id ? t(lang, id) : title; } })
+  p.configureHelp({ styleTitle: (title) => { const id = helpTitles[title]; return id ? render(lang, { id }) : title; } })
     .helpOption("-h, --help", t(lang, "cli.desc.help"))
     .helpCommand("help [command]", t(lang, "cli.desc.help"))
     .configureOutput({

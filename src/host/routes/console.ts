@@ -7,7 +7,7 @@
  */
 import { Hono, type Context } from "hono";
 import type { Hub } from "../hub.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal } from "../../i18n/messages.js";
 import { consoleSessionMaxMs } from "../../kernel/limits.js";
 import { consoleCookieName, originOf } from "../console-session.js";
 import { consoleFile, consoleHeaders } from "../console-files.js";
@@ -52,18 +52,18 @@ export function consoleRoutes(hub: Hub): Hono {
 
   app.post("/console/session", async (c) => {
     const origin = signInOrigin(c, hub);
-    if (origin === null) return answer(c, 403, { error: t(lang, "console.origin") });
+    if (origin === null) return answer(c, 403, refusal(lang, "console.origin"));
     const text = await bodyText(c, hub);
     if (text instanceof Response) return text;
     let token: unknown;
     try {
       token = (JSON.parse(text) as { token?: unknown } | null)?.token;
     } catch {
-      return answer(c, 400, { error: t(lang, "body.json") });
+      return answer(c, 400, refusal(lang, "body.json"));
     }
-    if (typeof token !== "string" || token === "") return answer(c, 400, { error: t(lang, "field.required", { field: "token" }) });
+    if (typeof token !== "string" || token === "") return answer(c, 400, refusal(lang, "field.required", { field: "token" }));
     const signed = hub.console.signIn(token, origin);
-    if (!signed) return answer(c, 401, { error: t(lang, "console.signInInvalid") });
+    if (!signed) return answer(c, 401, refusal(lang, "console.signInInvalid"));
     return answer(c, 200, { ok: true }, setCookie(hub, signed.cookie));
   });
 
@@ -77,7 +77,7 @@ export function consoleRoutes(hub: Hub): Hono {
   app.get("/console", (c) => c.redirect("/console/", 301));
   app.get("/console/:file{.*}", async (c) => {
     const file = await consoleFile(c.req.param("file") || "index.html");
-    if (!file) return answer(c, 404, { error: t(lang, "notFound.route", { method: "GET", path: new URL(c.req.url).pathname }) });
+    if (!file) return answer(c, 404, refusal(lang, "notFound.route", { method: "GET", path: new URL(c.req.url).pathname }));
     return c.body(new Uint8Array(file.body), 200, { ...consoleHeaders, "content-type": file.type, "cache-control": file.cache });
   });
   return app;
