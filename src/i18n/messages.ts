@@ -5,7 +5,9 @@
  * - `t(lang, id, params)`: a text in one language (pure: the kernel uses it for refusals and the cards it writes).
  * - `fixedText(id, params)`: a text the protocol fixes (`没有这条规则：<名字>`) or that goes into data (a manual
  *   run's summary, a receipt's rejections): its Chinese text, on every machine, so the same inputs give the same facts.
- * - `localize(text, lang)`: a catalog text of either language shown in `lang` (a hub's refusal, commander's errors).
+ * - `said(id, params)` / `render(lang, text)`: a text as data (its id and params) and its words; what refusals
+ *   (`refusal`: `{ error, code, params }`) and the cards the hub writes (`worded`) carry, so each client words them in
+ *   its own language (`shown`, falling back to the hub's words for a code it does not know; issue 27 #2).
  */
 
 /** A language of the catalog: Chinese or English. */
@@ -908,7 +910,7 @@ const catalog = {
   "cli.arg.keyName": { zh: "rules.json 里的名字（来源、接单程序或通道的名字）", en: "the name in rules.json (source, worker or channel name)" },
   "cli.arg.itsName": { zh: "它的名字", en: "its name" },
   "cli.arg.file": { zh: "要校验的文件（按文件名判断种类）", en: "the file to check (its kind by its name)" },
-  // commander's own errors, as it words them (localize shows them in the user's language)
+  // commander's own errors, as it words them (src/cli/commander-text.ts shows them in the user's language)
   "cli.cmd.unknownCommand": { zh: "错误：没有「{name}」这个命令", en: "error: unknown command '{name}'" },
   "cli.cmd.unknownOption": { zh: "错误：没有「{name}」这个选项", en: "error: unknown option '{name}'" },
   "cli.cmd.missingArgument": { zh: "错误：缺少必填参数「{name}」", en: "error: missing required argument '{name}'" },
@@ -1590,54 +1592,6 @@ export function fixedText<I extends FixedMessageId>(id: I, ...params: ParamArg<I
 /** A refusal with a fixed text (see `fixedMessageIds`): Chinese on every hub, its id and params beside. */
 export function fixedRefusal<I extends FixedMessageId>(id: I, params: SaidParamsOf<I>): RefusalBody {
   return refusalBody("zh", { id, params });
-}
-
-type Pattern = { id: MessageId; re: RegExp; names: string[]; literal: number };
-let patterns: Pattern[] | null = null;
-
-/**
- * Every catalog text in both languages as an anchored pattern, the most specific (most literal characters) first;
- * built on first use (the CLI needs it only for what it shows of a hub's answers).
- */
-function catalogPatterns(): Pattern[] {
-  if (patterns) return patterns;
-  patterns = [];
-  for (const id of Object.keys(catalog) as MessageId[]) {
-    for (const text of new Set([catalog[id].zh, catalog[id].en])) {
-      const names: string[] = [];
-      const parts = text.split(placeholder); // literal, name, literal, name, …, literal
-      const literal = parts.filter((_, i) => i % 2 === 0).join("").replace(/[\s\p{P}]/gu, "").length;
-      if (literal < 2) continue; // only placeholders and punctuation: it would match almost anything
-      const source = parts.map((part, i) => {
-        if (i % 2 === 0) return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-        if (names.includes(part)) return `\\k<${part}>`;
-        names.push(part);
-        return `(?<${part}>.*?)`;
-      }).join("");
-      patterns.push({ id, re: new RegExp(`^${source}$`, "su"), names, literal });
-    }
-  }
-  patterns.sort((a, b) => b.literal - a.literal);
-  return patterns;
-}
-
-/** `text` in `lang` when it is a catalog text in either language, else null. */
-function relocalize(text: string, lang: Lang): string | null {
-  for (const p of catalogPatterns()) {
-    const m = p.re.exec(text);
-    // A `{what}` is mostly a catalog text itself (what a string pattern asks for in field.pattern): shown in `lang` too.
-    if (m) return render(lang, { id: p.id, params: Object.fromEntries(p.names.map((n) => [n, n === "what" ? (relocalize(m.groups![n]!, lang) ?? m.groups![n]!) : m.groups![n]!])) });
-  }
-  return null;
-}
-
-/**
- * Shows a text that came from the catalog, in either language, in `lang`: a hub's refusal or a fixed text of the
- * protocol (see `fixedMessageIds`) reaches a person in that person's language. A text that is not one catalog text
- * is looked up line by line; a line that is no catalog text (a person's or a program's own words) stays as it is.
- */
-export function localize(text: string, lang: Lang): string {
-  return relocalize(text, lang) ?? text.split("\n").map((line) => relocalize(line, lang) ?? line).join("\n");
 }
 
 /** Every message of the catalog with its two texts (for the catalog's own tests). */
