@@ -53,11 +53,11 @@ test("--help and --version load commander, the catalog, print.ts, log-streams.ts
   const help = await run(["--help"], join(dir, "none"));
   assert.equal(help.code, 0, help.err);
   assert.match(help.out, /^Usage: agent-autoloop \[options\] \[command\]/);
-  assert.deepEqual(help.loaded, ["bin/agent-autoloop.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/i18n/messages.js", "node_modules/commander"]);
+  assert.deepEqual(help.loaded, ["bin/agent-autoloop.js", "dist/src/cli/commander-text.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/i18n/messages.js", "node_modules/commander"]);
   const version = await run(["--version"], join(dir, "none"));
   assert.equal(version.code, 0, version.err);
   assert.deepEqual(version.loaded, [
-    "bin/agent-autoloop.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js",
+    "bin/agent-autoloop.js", "dist/src/cli/commander-text.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js",
     "dist/src/host/version.js", "dist/src/i18n/messages.js", "node_modules/commander",
   ]);
 });
@@ -70,7 +70,7 @@ test("status and answer load the client, its answer checks and what finds this h
     const { job } = (await f.call("GET", "/v1/work?claim=c1&capacity=1", f.keys.worker)).body;
     await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Go?", options: ["yes", "no"] }] });
     const client = [
-      "bin/agent-autoloop.js", "dist/src/cli/connect.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js", "dist/src/common/proc.js",
+      "bin/agent-autoloop.js", "dist/src/cli/commander-text.js", "dist/src/cli/connect.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js", "dist/src/common/proc.js",
       "dist/src/host/home-files.js", "dist/src/host/home.js", "dist/src/host/listen.js", "dist/src/host/lock.js",
       "dist/src/i18n/messages.js", "dist/src/kernel/limits.js", "dist/src/kernel/names.js",
       // config.json read with positions and checked by its published schema (issue 27; compiled ahead of time)

@@ -22,7 +22,7 @@ import type { Change, Env, Fact, Input } from "../src/kernel/types.js";
 import type { KeyOf, RowOf, TableName } from "../src/kernel/tables.js";
 import type { Card, CardNext, OwnerCard, RunView, State, WorkAnswer } from "../src/protocol/responses.js";
 import { appendRawFact } from "../sim/simulation.js";
-import { tempDir } from "./helpers.js";
+import { prose, tempDir } from "./helpers.js";
 
 export const K = { source: hashKey("src"), worker: hashKey("wrk"), worker2: hashKey("wrk2"), channel: hashKey("chn"), owner: hashKey("own") };
 
@@ -90,7 +90,7 @@ export class Clock {
       const job = inputs[i]!.kind === "work" && d.status === 200 ? (d.body as WorkAnswer).job : null;
       if (job) this.#tokens.set(job.run, job.token);
     });
-    return ds;
+    return ds.map((d) => ({ ...d, body: prose(d.status, d.body) }) as Committed);
   }
 
   /**

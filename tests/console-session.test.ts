@@ -21,7 +21,7 @@ import { endpoints, pathOf, type EndpointName } from "../src/protocol/endpoints.
 import { catalogEntries } from "../src/i18n/messages.js";
 import type { ConsoleSessions as ConsoleSessionsAnswer } from "../src/protocol/responses.js";
 import { consoleSessionIdleMs, consoleSessionMaxMs, consoleSessionsMax, consoleSessionTouchMs, consoleSignInValidMs } from "../src/kernel/limits.js";
-import { checkAnswer, engine, hubFixture, makeHome, serveProcess, until } from "./helpers.js";
+import { checkAnswer, engine, hubFixture, makeHome, serveProcess, until, prose } from "./helpers.js";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 after(async () => {
@@ -65,7 +65,7 @@ async function consoleHub(config: { publicUrl?: string } = {}) {
     } catch {
       // a page or a file
     }
-    return { status: res.status, body, headers: res.headers };
+    return { status: res.status, body: prose(res.status, body), headers: res.headers };
   };
   /** A sign-in link made with `key` (the owner's by default): its token. */
   const link = async (key = made.keys.owner) => {

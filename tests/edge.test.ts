@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
 import { createHmac } from "node:crypto";
 import { rmSync } from "node:fs";
-import { baseRules, hubFixture, makeHome, serveProcess, until } from "./helpers.js";
+import { baseRules, hubFixture, makeHome, serveProcess, until, prose } from "./helpers.js";
 import { anonymousConnectionsPerAddressMax } from "../src/kernel/limits.js";
 import { BoundedLog } from "../src/host/log-limit.js";
 import { callBody, toolRules } from "./tool-calls-helpers.js";
@@ -219,7 +219,7 @@ test("a body that is not UTF-8 is refused with 400 and records nothing: two diff
   try {
     const seq = f.seq();
     const post = (body: Uint8Array<ArrayBuffer>, path = "/v1/events", headers: Record<string, string> = { authorization: `Bearer ${f.keys.source}` }) =>
-      fetch(f.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }).then(async (r) => [r.status, await r.json()]);
+      fetch(f.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }).then(async (r) => [r.status, prose(r.status, await r.json())]);
     const bytes = (a: string, b: number[], c: string) => new Uint8Array(Buffer.concat([Buffer.from(a), Buffer.from(b), Buffer.from(c)]));
     const notUtf8 = [400, { error: "the request body is not valid UTF-8" }];
     assert.deepEqual(await post(bytes('{"id":"a', [0xff], 'b","type":"alert.x"}')), notUtf8);
@@ -272,7 +272,7 @@ test("no credential → 401 on every route, and no refusal to a caller without a
     // a signature that does not match is still the adapter's own refusal, after the body
     const body = JSON.stringify({ zen: "x" });
     const wrong = await fetch(`${f.url}/v1/in/gh`, { method: "POST", headers: { "x-github-event": "ping", "x-hub-signature-256": `sha256=${"0".repeat(64)}` }, body });
-    assert.deepEqual([wrong.status, await wrong.json()], [401, { error: "X-Hub-Signature-256 does not match the body" }]);
+    assert.deepEqual([wrong.status, await wrong.json()], [401, { error: "X-Hub-Signature-256 does not match the body", code: "foreign.text", params: { text: "X-Hub-Signature-256 does not match the body" } }]);
   } finally {
     await f.close();
   }

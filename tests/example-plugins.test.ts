@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { createHmac } from "node:crypto";
 import { join } from "node:path";
-import { hubFixture, baseRules, engine, makeHome, serveProcess, tempDir, until } from "./helpers.js";
+import { hubFixture, baseRules, engine, makeHome, serveProcess, tempDir, until, prose } from "./helpers.js";
 import { newKey } from "../src/host/home.js";
 import { addFolderBytesMax } from "../src/cli/add.js";
 import { Worker } from "../src/worker/worker.js";
@@ -60,9 +60,9 @@ test("agent-autoloop add installs the example plugins by cloning; they run throu
     void worker.run();
     const body = JSON.stringify({ id: 7, status: "paid" });
     const unsigned = await fetch(`${f.url}/v1/in/orders`, { method: "POST", body });
-    assert.deepEqual([unsigned.status, await unsigned.json()], [401, { error: "not accepted: this address takes only webhooks signed with their source's secret" }], "refused before the body: the plugin declares its signatureHeader");
+    assert.deepEqual([unsigned.status, prose(unsigned.status, await unsigned.json())], [401, { error: "not accepted: this address takes only webhooks signed with their source's secret" }], "refused before the body: the plugin declares its signatureHeader");
     const wrong = await fetch(`${f.url}/v1/in/orders`, { method: "POST", body, headers: { "x-shop-signature": "0".repeat(64) } });
-    assert.deepEqual([wrong.status, await wrong.json()], [401, { error: "bad x-shop-signature" }]);
+    assert.deepEqual([wrong.status, prose(wrong.status, await wrong.json())], [401, { error: "bad x-shop-signature" }]);
     const signed = await fetch(`${f.url}/v1/in/orders`, { method: "POST", body, headers: { "x-shop-signature": createHmac("sha256", "shh").update(body).digest("hex") } });
     assert.deepEqual(((await signed.json()) as EventsAccepted).events.map((e) => e.routed), [["orders"]]);
     const st = await until(async () => {
@@ -162,7 +162,7 @@ test("add <folder> copies a plugin folder that is not a git repository; its agen
   try {
     const body = JSON.stringify({ id: 7, note: "paid\u202E in full" });
     const wrong = await fetch(`${hub.url}/v1/in/orders`, { method: "POST", body, headers: { "x-token": "nope" } });
-    assert.deepEqual([wrong.status, await wrong.json()], [403, { error: "wrong x-token" }], "the SDK's Refusal carries the status");
+    assert.deepEqual([wrong.status, await wrong.json()], [403, { error: "wrong x-token", code: "foreign.text", params: { text: "wrong x-token" } }], "the SDK's Refusal carries the status");
     const right = await fetch(`${hub.url}/v1/in/orders`, { method: "POST", body, headers: { "x-token": "shh" } });
     assert.deepEqual((await right.json()).events.map((e: { routed: string[] }) => e.routed), [["orders"]]);
     const owner = { authorization: `Bearer ${keys.owner}` };

@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { hubFixture, baseRules, githubExamples, type Fixture } from "./helpers.js";
+import { hubFixture, baseRules, githubExamples, type Fixture, prose } from "./helpers.js";
 import type { EventsAccepted, Job } from "../src/protocol/responses.js";
 
 const secret = "It's a Secret to Everybody";
@@ -24,7 +24,7 @@ async function deliver(event: string, body: string, signature: string | null = s
   if (signature) headers["x-hub-signature-256"] = signature;
   const res = await fetch(`${f.url}/v1/in/gh`, { method: "POST", headers, body });
   // A refusal's body is `{ error }`: the tests compare it whole.
-  return { status: res.status, body: (await res.json()) as EventsAccepted };
+  return { status: res.status, body: prose(res.status, await res.json()) as EventsAccepted };
 }
 
 test("issues.opened becomes the event the rules expect; a redelivery is a duplicate", async () => {
@@ -115,7 +115,7 @@ test("tampered, unsigned, wrongly signed and malformed deliveries are refused an
   assert.equal(noEvent.status, 400);
   for (const source of ["shop", "nosuch", "constructor"]) {
     const r = await fetch(`${f.url}/v1/in/${source}`, { method: "POST", body });
-    assert.deepEqual([r.status, await r.json()], [401, refusedUnread], "only a declared source with an adapter takes webhooks, and the refusal names none");
+    assert.deepEqual([r.status, prose(r.status, await r.json())], [401, refusedUnread], "only a declared source with an adapter takes webhooks, and the refusal names none");
   }
   assert.equal(f.seq(), seq);
 });

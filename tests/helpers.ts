@@ -14,6 +14,7 @@ import { endpoints, type EndpointName } from "../src/protocol/endpoints.js";
 import { checkResponse } from "../src/protocol/response-check.js";
 import { afterEach, beforeEach } from "node:test";
 import type { Fact, State } from "../src/protocol/responses.js";
+import { render, saidFromWire } from "../src/i18n/messages.js";
 
 export const engine = join(import.meta.dirname, "..");
 
@@ -128,6 +129,30 @@ export function checkAnswer(endpoint: EndpointName, status: number, body: unknow
   return problem;
 }
 
+/**
+ * A refusal as the older tests read it: `{ error }` alone, once its `code` and `params` (issue 27 #2) were checked to
+ * word exactly that `error` in Chinese or English, so every refusal any test meets carries a message id and params that
+ * give its text. Any other answer comes back as it is. Throws when a refusal has no code, or one that words otherwise.
+ */
+export function prose<B>(status: number, body: B): B {
+  if (status < 400) return reasonProse(body);
+  if (typeof body !== "object" || body === null || typeof (body as { error?: unknown }).error !== "string") return body;
+  const { error, code, params, ...rest } = body as unknown as { error: string; code?: unknown; params?: unknown };
+  const text = saidFromWire(code, params);
+  if (text === null) throw new Error(`a refusal without a catalog code and its params: ${JSON.stringify(body)}`);
+  if (render("en", text) !== error && render("zh", text) !== error) throw new Error(`code ${String(code)} words otherwise than ${JSON.stringify(error)}: ${render("en", text)}`);
+  return { error, ...rest } as B;
+}
+
+/** A tool call's decision as the older tests read it: its `reasonText` checked to word its `reason`, then left out. */
+function reasonProse<B>(body: B): B {
+  if (typeof body !== "object" || body === null || !("reasonText" in body)) return body;
+  const { reasonText, ...rest } = body as unknown as { reason: string; reasonText: { code?: unknown; params?: unknown } };
+  const text = saidFromWire(reasonText.code, reasonText.params);
+  if (text === null || (render("en", text) !== rest.reason && render("zh", text) !== rest.reason)) throw new Error(`reasonText words otherwise: ${JSON.stringify(body)}`);
+  return rest as B;
+}
+
 /** Starts a hub (alone unless `config` names a worker or channels) with keys of every kind registered. */
 export async function hubFixture(rules: unknown = baseRules, config: Partial<Config> = {}, secrets = "", options: Partial<ServeOptions> = {}): Promise<Fixture> {
   return serveFixture(makeHome(rules, config, secrets), options);
@@ -154,7 +179,7 @@ export async function serveFixture({ dir, home, keys }: { dir: string; home: Hom
       } catch {
         // not JSON
       }
-      return { status: res.status, body: parsed as any };
+      return { status: res.status, body: prose(res.status, parsed) as any };
     },
     async state() {
       const r = await fixture.call("GET", "/v1/state", keys.owner);

@@ -28,7 +28,7 @@ for (const lang of ["en", "zh"] as const) {
       const res = await app.request("/v1/work?claim=full", { headers: { authorization: `Bearer ${made.keys.worker}` } });
       assert.equal(res.status, 503);
       assert.equal(res.headers.get("retry-after"), String(hubInputQueueRetryAfterSeconds));
-      assert.deepEqual(await res.json(), { error: lang === "en" ? "busy: 3 requests are already waiting, try again shortly" : "中台忙：已有 3 个请求在排队，请稍后再试" });
+      assert.deepEqual(await res.json(), { error: lang === "en" ? "busy: 3 requests are already waiting, try again shortly" : "中台忙：已有 3 个请求在排队，请稍后再试", code: "hub.queueFull", params: { limit: 3 } });
       // What waited is committed; the refused inputs wrote nothing (no heartbeat of the worker, no fourth event).
       assert.deepEqual((await Promise.all(waiting)).map((d) => d.status), [200, 200, 200]);
       assert.equal(hub.store.view.get("meta", "ids")!.event, (seqBefore?.event ?? 0) + 3);

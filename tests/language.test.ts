@@ -1,7 +1,8 @@
 /**
  * One message catalog (issue 15): every message has its Chinese and its English text with the same placeholders;
  * the language comes from `AGENT_AUTOLOOP_LANG`, then `LANG`; what the protocol fixes and what goes into data (facts,
- * events, jobs) is the same whatever the hub's language; a hub's refusal reaches a person in that person's language;
+ * events, jobs) is the same whatever the hub's language; a hub's refusal reaches a person in that person's language
+ * (from its message id and params: tests/texts-data.test.ts);
  * and the CLI under `AGENT_AUTOLOOP_LANG=zh` shows no English text of the catalog. The CLI runs as real child
  * processes of bin/agent-autoloop.js against a real `serve` (`npm run build` first).
  */
@@ -10,7 +11,8 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { rmSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { catalogEntries, fixedMessageIds, fixedText, langFromEnv, localize, t, type Lang } from "../src/i18n/messages.js";
+import { catalogEntries, fixedMessageIds, langFromEnv, render, type Lang } from "../src/i18n/messages.js";
+import { commanderText } from "../src/cli/commander-text.js";
 import { Clock, K, written } from "./clock.js";
 import { baseRules, engine, makeHome, serveProcess, type ServeProcess } from "./helpers.js";
 import type { Fact } from "../src/kernel/types.js";
@@ -39,7 +41,7 @@ test("every message of the catalog has a Chinese and an English text, with the s
   }
   assert.deepEqual(faults, []);
   // The fixed texts are the protocol's own words: Chinese.
-  for (const id of fixedMessageIds) assert.match(fixedText(id), /\p{Script=Han}/u, id);
+  for (const id of fixedMessageIds) assert.match(render("zh", { id }), /\p{Script=Han}/u, id);
 });
 
 test("the language is AGENT_AUTOLOOP_LANG, else LANG: zh… is Chinese, anything else English; nothing else counts", () => {
@@ -59,21 +61,11 @@ test("the language is AGENT_AUTOLOOP_LANG, else LANG: zh… is Chinese, anything
   for (const [env, lang] of cases) assert.equal(langFromEnv(env), lang, JSON.stringify(env));
 });
 
-test("localize shows a catalog text of either language in the other, and leaves anyone else's words alone", () => {
-  assert.equal(localize("规则「巡检」暂停中，先恢复再手动运行", "en"), 'rule "巡检" is paused: resume it before running it by hand');
-  assert.equal(localize("没有这条规则：nightly", "en"), "no such rule: nightly");
-  assert.equal(localize("this card was already answered", "zh"), "这张卡片已经回答过了");
-  assert.equal(localize("error: unknown command 'stats'\n(Did you mean status?)\n", "zh"), "错误：没有「stats」这个命令\n（是不是想用 status？）\n");
-  assert.equal(localize("the disk is full", "zh"), "the disk is full");
-  assert.equal(localize("a: b", "zh"), "a: b", "a text of placeholders and punctuation only matches nothing");
-  // Every message, with its placeholders filled, goes from one language to the other and back unchanged.
-  for (const [id, entry] of catalogEntries()) {
-    const params = Object.fromEntries(placeholders(entry.en).map((p, i) => [p, `v${i}x`]));
-    const [zh, en] = [t("zh", id, params), t("en", id, params)];
-    assert.equal(localize(en, "en"), en, id);
-    assert.equal(localize(zh, "zh"), zh, id);
-    assert.equal(localize(localize(zh, "en"), "zh"), zh, id);
-  }
+test("commander's own errors are said in the command line's language; other lines stay as they are", () => {
+  assert.equal(commanderText("error: unknown command 'stats'\n(Did you mean status?)\n", "zh"), "错误：没有「stats」这个命令\n（是不是想用 status？）\n");
+  assert.equal(commanderText("error: too many arguments for 'answer'. Expected 2 arguments but got 3.", "zh"), "错误：「answer」的参数太多：只要 2 个，给了 3 个。");
+  assert.equal(commanderText("the disk is full", "zh"), "the disk is full");
+  assert.equal(commanderText("error: unknown option '--x'", "en"), "error: unknown option '--x'");
 });
 
 /**

@@ -16,7 +16,7 @@ import { endpoints, pathOf, type EndpointName } from "../src/protocol/endpoints.
 import { definitions } from "../src/protocol/definitions.js";
 import type { KeyKind } from "../src/kernel/types.js";
 import { keyKinds } from "../src/kernel/types.js";
-import { checkAnswer, makeHome, type Keys } from "./helpers.js";
+import { checkAnswer, makeHome, type Keys, prose } from "./helpers.js";
 
 /** What a row refuses; the coverage check below asks for these by the shape of each endpoint. */
 type What = "key" | "token" | "path" | "missing" | "unknown" | "limit" | "form" | "query" | "body" | "method";
@@ -251,7 +251,8 @@ test("every refusal of every endpoint: exact status and text, and nothing writte
   for (const r of rows) {
     const got = await ask(r);
     const label = `${r.endpoint ?? "-"} ${r.what}: ${r.method} ${r.path.slice(0, 80)}`;
-    assert.deepEqual([got.status, got.body], [r.status, { error: r.error }], label);
+    // prose: the refusal's code and params word exactly its text (issue 27 #2), checked for every row.
+    assert.deepEqual([got.status, prose(got.status, got.body)], [r.status, { error: r.error }], label);
   }
   assert.equal(hub.store.seq, seq, "no refusal wrote a fact");
   assert.ok(rows.length > 150, `${rows.length} refusals`);
@@ -356,7 +357,7 @@ test("refusals use the kernel's words in the hub's language (zh)", async () => {
     const zhApp = createApp(zh);
     const call = async (method: string, path: string, key: string | null, body?: string) => {
       const res = await zhApp.request(path, { method, headers: key ? { authorization: `Bearer ${key}` } : {}, body });
-      return [res.status, await res.json()];
+      return [res.status, prose(res.status, await res.json())];
     };
     assert.deepEqual(await call("GET", "/v1/state", made.keys.channel), [403, { error: "这把密钥是通道的，这里要本人的" }]);
     assert.deepEqual(await call("POST", "/v1/tell", made.keys.owner, "{"), [403, { error: "这把密钥是本人的，这里要来源/接单程序的" }]);

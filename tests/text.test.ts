@@ -66,9 +66,10 @@ test("every string field of every /v1 input refuses C1 controls, bidi controls a
 });
 
 test("the refusal names the field, as for other control characters", () => {
-  assert.deepEqual(check("EventIn", { id: "a\u202eb", type: "x" }, "en"), { ok: false, error: "id: wrong format, expected no control characters" });
-  assert.deepEqual(check("Result", { outcome: "done", ask: [{ title: "Q", options: ["a", "b\u0085"] }] }, "en"), { ok: false, error: "ask[0].options[1]: wrong format, expected no control characters" });
-  assert.deepEqual(check("Answer", { text: "x\u2066" }, "en"), { ok: false, error: "text: wrong format, expected no control characters except line breaks and tabs" });
+  const noControl = { id: "pattern.noControl" };
+  assert.deepEqual(check("EventIn", { id: "a\u202eb", type: "x" }, "en"), { ok: false, error: "id: wrong format, expected no control characters", text: { id: "field.pattern", params: { field: "id", what: noControl } } });
+  assert.deepEqual(check("Result", { outcome: "done", ask: [{ title: "Q", options: ["a", "b\u0085"] }] }, "en"), { ok: false, error: "ask[0].options[1]: wrong format, expected no control characters", text: { id: "field.pattern", params: { field: "ask[0].options[1]", what: noControl } } });
+  assert.deepEqual(check("Answer", { text: "x\u2066" }, "en"), { ok: false, error: "text: wrong format, expected no control characters except line breaks and tabs", text: { id: "field.pattern", params: { field: "text", what: { id: "pattern.noControlText" } } } });
   assert.equal(check("EventIn", { id: `${kept}`, type: "x", detail: `${kept}\nline two` }, "en").ok, true);
   const receipt = parseReceipt(JSON.stringify({ notice: [{ title: "\u2067hidden" }] }), "en");
   assert.deepEqual(receipt, { ok: false, error: "receipt: notice[0].title: wrong format, expected no control characters" });
@@ -177,7 +178,10 @@ test("an installed source adapter's summary and detail are relayed by the hub wi
     assert.equal(e.summary, ("sum [1mevil next" + "s".repeat(300)).slice(0, 199) + "…");
     assert.equal(e.detail, ("def\n" + "x".repeat(5000)).slice(0, 3999) + "…");
     const bad = await fetch(`${f.url}/v1/in/relay`, { method: "POST", body: "bad id" });
-    assert.deepEqual([bad.status, await bad.json()], [400, { error: "event 0 from the adapter is invalid: id: wrong format, expected no control characters" }]);
+    assert.deepEqual([bad.status, await bad.json()], [400, {
+      error: "event 0 from the adapter is invalid: id: wrong format, expected no control characters",
+      code: "in.bad", params: { n: 0, error: { code: "field.pattern", params: { field: "id", what: { code: "pattern.noControl", params: {} } } } },
+    }]);
   } finally {
     await f.close();
   }

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeHome, serveFixture, until, type Fixture } from "./helpers.js";
+import { makeHome, serveFixture, until, type Fixture, prose } from "./helpers.js";
 import { args, builtinPlugins, callBody, digestA, digestB, factRows, lastCallRow, streamCalls, toolRules, whyFacts } from "./tool-calls-helpers.js";
 import type { Home } from "../src/host/home.js";
 import { toolArgsDigest } from "../src/protocol/tool-calls.js";
@@ -37,13 +37,27 @@ interface ToolHub { f: Fixture; client: HubClient; owner: HubClient; job: Job }
  * Starts a hub on `rules` — its registry holding the built-in tool plugins `builtins` (see `builtinPlugins`), its home
  * prepared by `setup` — claims a run of subject s1, runs `body` with them, and closes the hub however it ends.
  */
+/** A client whose answers read as the older tests read them: a decision's `reasonText` checked and left out (`prose`). */
+function reasoned(client: HubClient): HubClient {
+  return new Proxy(client, {
+    get(target, name, receiver) {
+      const v = Reflect.get(target, name, receiver) as unknown;
+      if (typeof v !== "function") return v;
+      return (...args: unknown[]) => {
+        const out = (v as (...a: unknown[]) => unknown).apply(target, args);
+        return out instanceof Promise ? out.then((b) => prose(200, b)) : out;
+      };
+    },
+  });
+}
+
 async function withToolHub(rules: unknown, body: (h: ToolHub) => Promise<void>, o: { builtins?: Parameters<typeof builtinPlugins>[0]; setup?: (home: Home) => void } = {}): Promise<void> {
   const root = builtinPlugins(o.builtins ?? {});
   const made = makeHome(rules);
   o.setup?.(made.home);
   const f = await serveFixture(made, { builtinToolRoot: root });
   try {
-    await body({ f, client: new HubClient(f.url, null), owner: new HubClient(f.url, f.keys.owner), job: await runOf(f, "s1") });
+    await body({ f, client: reasoned(new HubClient(f.url, null)), owner: reasoned(new HubClient(f.url, f.keys.owner)), job: await runOf(f, "s1") });
   } finally {
     await f.close();
     rmSync(root, { recursive: true, force: true });

@@ -24,7 +24,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, rmSync
 import { createRequire } from "node:module";
 import { dirname, join, win32 } from "node:path";
 import { engine, tempDir, until } from "./helpers.js";
-import { t } from "../src/i18n/messages.js";
+import { render, t, type MessageId } from "../src/i18n/messages.js";
 import {
   findWindowsProgram, launchArgv, parseNpmShim, quoteWindowsArg, windowsCommandLine, windowsCommandLineMaxChars,
   windowsLaunch, type WindowsFiles,
@@ -77,7 +77,7 @@ const machine: Record<string, string | true> = {
   [powershell]: true,
 };
 
-const en = (id: Parameters<typeof t>[1], params: Record<string, string | number> = {}) => t("en", id, params);
+const en = (id: MessageId, params: Record<string, string | number> = {}) => render("en", { id, params });
 
 // ---------------------------------------------------------------------------------------------------------------
 // finding a program

@@ -15,7 +15,7 @@ import { readConfig, readMasterKey, type Home } from "../host/home.js";
 import { homeIdHeader, lastHubUrl, lockHeldBy, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
 import { localUrlOf, parseListen } from "../host/listen.js";
 import { checkHomeFiles } from "../host/home-files.js";
-import { localize, t, type Lang } from "../i18n/messages.js";
+import { t, type Lang } from "../i18n/messages.js";
 import { CliError } from "./print.js";
 
 export { CliError };
@@ -139,8 +139,8 @@ export async function call<T>(client: HubClient, f: (c: HubClient) => Promise<T>
   } catch (e) {
     if (e instanceof CliError) throw e; // the command's own check (a card id that is not a number, …)
     // The hub words its refusals in its own language, and the protocol fixes some in Chinese: the command line
-    // says each in its user's language.
-    if (e instanceof HubError) throw new CliError(localize(e.message, lang));
+    // says each in its user's language, from the refusal's message id and params (issue 27 #2).
+    if (e instanceof HubError) throw new CliError(e.shownIn(lang));
     if (e instanceof ProtocolError) throw new CliError(t(lang, "cli.badAnswer", { url: client.url, problem: describeError(e.problem, lang) }));
     const cause = ((e as Error & { cause?: Error }).cause?.message ?? (e as Error).message);
     throw new CliError(t(lang, "cli.hubDown", { url: client.url, error: cause }));

@@ -33,7 +33,7 @@ import { callResultOf } from "../kernel/tool-calls.js";
 import { callbackUrlOf, newCallbackKey, toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
 import type { ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
 import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
-import { localize, t, type Lang } from "../i18n/messages.js";
+import { shown, t, type Lang } from "../i18n/messages.js";
 import { findHub, throughHome } from "./connect.js";
 import { CliError } from "./print.js";
 
@@ -57,7 +57,10 @@ class Audit {
 
   /** The body of a refusal by the local kernel, as a CliError (the hub's refusals come as CliError already). */
   private refusedOr<T>(r: { status: number; body: unknown }): T {
-    if (r.status >= 400) throw new CliError(localize((r.body as { error: string }).error, this.lang));
+    if (r.status >= 400) {
+      const body = r.body as { error: string; code?: string; params?: unknown };
+      throw new CliError(shown(this.lang, body, body.error));
+    }
     return r.body as T;
   }
 
@@ -150,7 +153,7 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
       tool: qualified, ...toolArgsFields(args), manifestDigest: check.digest,
       builtIn: check.builtIn, disableModelInvocation: check.disableModelInvocation, kind: check.pluginType,
     });
-    if (decision.decision !== "allow") return refused("tools.denied", localize(decision.reason ?? decision.decision, lang));
+    if (decision.decision !== "allow") return refused("tools.denied", shown(lang, decision.reasonText ?? {}, decision.reason ?? decision.decision));
     if (!check.toolChecked) {
       // Allowed, then the plugin's own tool list says no (no such tool, arguments that do not fit, a list that failed):
       // the call ends `error` in the audit; said as a refusal (nothing was called) or as the plugin's error.

@@ -9,13 +9,14 @@
  * the worker; `npm run benchmark` measures `--help` against a bare `node -e 0`.
  */
 import { Command, CommanderError } from "commander";
-import { langFromEnv, localize, t, type MessageId } from "../i18n/messages.js";
+import { langFromEnv, t, type MessageId, render } from "../i18n/messages.js";
+import { commanderText } from "./commander-text.js";
 import { CliError, printable, say, sayError } from "./print.js";
 import type { ConsoleOptions } from "./console.js";
 import { exitWhenOutputBreaks, type OutputGuard } from "./log-streams.js";
 import { registerHomeCommands } from "./home-commands.js";
 import type { Config, Home } from "../host/home.js";
-import type { HubClient } from "../protocol/client.js";
+import type { HubClient, HubError } from "../protocol/client.js";
 import type { ConformanceConfig } from "../protocol/conformance.js";
 import type { KeyKind } from "../kernel/types.js";
 
@@ -70,14 +71,14 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
   // Commander reads "-Vh" as -V then -h: any argument that starts with -V asks for the version.
   const asksVersion = argv.slice(2).some((a) => a === "--version" || a.startsWith("-V"));
   // Set before any subcommand is made: subcommands copy the help and output settings of their parent when made.
-  p.configureHelp({ styleTitle: (title) => { const id = helpTitles[title]; return id ? t(lang, id) : title; } })
+  p.configureHelp({ styleTitle: (title) => { const id = helpTitles[title]; return id ? render(lang, { id }) : title; } })
     .helpOption("-h, --help", t(lang, "cli.desc.help"))
     .helpCommand("help [command]", t(lang, "cli.desc.help"))
     .configureOutput({
       writeOut: (s) => process.stdout.write(printable(s)),
       writeErr: (s) => sayError(s),
       // Commander words its own errors in English ("error: unknown command 'x'"): shown in the user's language.
-      outputError: (s, write) => write(localize(s, lang)),
+      outputError: (s, write) => write(commanderText(s, lang)),
     })
     .exitOverride();
   p.description(t(lang, "cli.desc.program"))
@@ -474,9 +475,11 @@ export async function main(argv: string[]): Promise<void> {
   } catch (e) {
     if (e instanceof CommanderError) process.exit(e.exitCode);
     // A file system error names a temporary file and no remedy: said as the file, what is wrong and what to do. A
-    // hub's refusal may be worded in another language than this command line's, or fixed by the protocol.
+    // hub's refusal is said from its message id and params, in this command line's language (issue 27 #2).
     const { fileErrorMessage } = await import("../host/home-files.js");
-    sayError(t(lang, "cli.failed", { error: fileErrorMessage(e, lang) ?? localize((e as Error).message, lang) }) + "\n");
+    // (HubError is known by its method: the client module is not loaded before a command needs it.)
+    const message = typeof (e as Partial<HubError>).shownIn === "function" ? (e as HubError).shownIn(lang) : (e as Error).message;
+    sayError(t(lang, "cli.failed", { error: fileErrorMessage(e, lang) ?? message }) + "\n");
     process.exit(e instanceof CliError ? e.code : 1);
   }
 }

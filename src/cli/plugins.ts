@@ -9,7 +9,7 @@
  */
 import { existsSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { t, type Lang, type MessageId } from "../i18n/messages.js";
+import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import { bindRefusal, bindsOf, conformance, runners, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, type BindChecked, type Manifest, type PluginDiagnosis, type ToolPluginRecord, type ToolsOutcome } from "../tools/index.js";
 import type { PluginView } from "../protocol/responses.js";
 import { homePluginViews, hubPluginViews, localPlugins, serveDirsOf } from "./plugin-home.js";
@@ -214,7 +214,7 @@ async function inspectOther(h: Home, name: string, lang: Lang, json: boolean): P
 function otherText(v: PluginView, lang: Lang): string[] {
   const l = lineOf(v);
   const out = [t(lang, "cli.plugins.head", { name: l.name, version: l.version ?? "-", kind: l.kind ?? "-", origin: l.origin, status: t(lang, `cli.plugins.status.${l.status}`) })];
-  const add = (id: MessageId, params: Record<string, string | number>) => out.push(`  ${t(lang, id, params)}`);
+  const add = (id: MessageId, params: Record<string, string | number>) => out.push(`  ${render(lang, { id, params })}`);
   const why = v.status === "shadowed" ? t(lang, "cli.plugins.why.shadowed", { winner: v.shadowedBy?.dir ?? "", origin: v.shadowedBy?.origin ?? "" })
     : v.status === "rejected" ? t(lang, v.digest ? "cli.plugins.why.kept" : "cli.plugins.why.rejected", { errors: v.errors.join("; ") })
     : t(lang, "cli.plugins.why.loadedKind");
@@ -266,13 +266,13 @@ function toolsHeading(p: Inspected, lang: Lang): string {
   if (p.toolsSource === null) return t(lang, "cli.plugins.tools.notAsked");
   if (p.tools.length === 0) return t(lang, p.manifest && runners[p.manifest.plugin_type].tools(p.manifest) === "any" ? "cli.plugins.toolsAny" : "cli.plugins.tools.none");
   const id: Record<NonNullable<Inspected["toolsSource"]>, MessageId> = { manifest: "cli.plugins.tools.manifest", "tools/list": "cli.plugins.tools.list", mcp: "cli.plugins.tools.mcp" };
-  return t(lang, id[p.toolsSource]);
+  return render(lang, { id: id[p.toolsSource] });
 }
 
 function inspectText(p: Inspected, lang: Lang): string[] {
   const m = p.manifest;
   const out = [t(lang, "cli.plugins.head", { name: p.name, version: p.version ?? "-", kind: p.kind ?? "-", origin: p.origin, status: t(lang, `cli.plugins.status.${p.status}`) })];
-  const add = (id: MessageId, params: Record<string, string | number>) => out.push(`  ${t(lang, id, params)}`);
+  const add = (id: MessageId, params: Record<string, string | number>) => out.push(`  ${render(lang, { id, params })}`);
   add("cli.plugins.why", { why: whyText(p, lang) });
   add("cli.plugins.folder", { dir: p.dir });
   add("cli.plugins.manifestFiles", { path: p.manifestPath, count: p.files?.length ?? "-", digest: p.digest ?? "-" });

@@ -1,5 +1,5 @@
 /** `agent-autoloop status`: the owner's state summary, readable at a glance, worded from the message catalog. */
-import { localize, t, type Lang, type MessageId } from "../i18n/messages.js";
+import { shown, t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import { cronSkippedCountMax } from "../kernel/limits.js";
 import type { OwnerCard, Spending, State, UsageTotals } from "../protocol/responses.js";
 
@@ -30,18 +30,19 @@ export interface StatusOptions { localChannels?: string[] | null; channelProblem
  * wrote (titles, summaries, errors) are shown as they are; a pause reason the hub wrote is shown in `lang`.
  */
 export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOptions = {}): string {
-  const w = (id: MessageId, params?: Record<string, string | number>) => t(lang, id, params);
+  const w = (id: MessageId, params?: Record<string, string | number>) => render(lang, { id, params });
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
   const out: string[] = [];
   out.push(w("status.header", { url, version: s.rulesVersion, timezone: s.timezone, now: time(s.now, tz) }));
   out.push("", w("status.cards", { n: s.cards.length }));
   if (s.cards.length === 0) out.push(`  ${w("status.none")}`);
   for (const c of s.cards) {
-    out.push(`  #${c.id} ${c.kind}${c.state !== "open" ? ` (${c.state})` : ""}${c.rule ? ` [${c.rule}${c.lane ? ` ${c.lane}` : ""}]` : ""} ${c.title}`);
+    out.push(`  #${c.id} ${c.kind}${c.state !== "open" ? ` (${c.state})` : ""}${c.rule ? ` [${c.rule}${c.lane ? ` ${c.lane}` : ""}]` : ""} ${shown(lang, c.texts?.title ?? {}, c.title)}`);
     // An open ask card is shown whole (the hub bounds it): what the owner answers — an approval card's binds, what its
     // arguments left out and why it asks — must all be in front of them (issue 26 round 2). Others: their first lines.
-    if (c.text) for (const line of c.kind === "ask" && c.state === "open" ? c.text.split("\n") : c.text.split("\n").slice(0, statusCardLinesMax)) out.push(`      ${line}`);
-    c.options.forEach((o, i) => out.push(`      ${i}) ${o}${c.recommend === i ? `  ${w("status.recommended")}` : ""}`));
+    const text = shown(lang, c.texts?.text ?? {}, c.text);
+    if (text) for (const line of c.kind === "ask" && c.state === "open" ? text.split("\n") : text.split("\n").slice(0, statusCardLinesMax)) out.push(`      ${line}`);
+    c.options.forEach((o, i) => out.push(`      ${i}) ${shown(lang, c.texts?.options?.[i] ?? {}, o)}${c.recommend === i ? `  ${w("status.recommended")}` : ""}`));
     for (const [ch, d] of Object.entries(c.deliveries)) {
       if (d.error) out.push(`      ${w(d.gaveUp ? "status.deliveryGaveUp" : "status.deliveryFailing", { channel: ch, failures: d.failures, error: d.error })}`);
     }
@@ -86,9 +87,10 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
   if (s.pauses.length) {
     out.push("", w("status.pausedRules"));
     for (const p of s.pauses) {
-      // The budget's pause reason is data the hub writes the same on every machine: shown in `lang`.
-      // The hub's own reasons (budget, starting runs too fast) are written the same on every machine: said in words here.
-      const reason = p.reason ? ` · ${p.by === "budget" || p.by === "rate" ? localize(p.reason, lang) : p.reason}` : "";
+      // The hub's own reasons (budget, starting runs too fast) are one fixed text each, whatever the hub's language:
+      // said by their id here, in `lang`.
+      const own = p.by === "budget" ? t(lang, "budget.reason") : p.by === "rate" ? t(lang, "rate.reason") : null;
+      const reason = p.reason ? ` · ${own ?? p.reason}` : "";
       out.push(`  ${p.name} · ${p.by}${reason}${p.until ? ` · ${w("status.until", { at: time(p.until, tz) })}` : ""}`);
     }
   }

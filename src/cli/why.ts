@@ -4,7 +4,7 @@
  * Rule bodies are never printed.
  */
 import type { Fact } from "../protocol/responses.js";
-import { localize, t, type Lang } from "../i18n/messages.js";
+import { render, shown, type Lang } from "../i18n/messages.js";
 import { renderText, timeline as steps, type Wording } from "../kernel/timeline.js";
 
 /** `MM-DD HH:mm:ss` in the local time zone of this computer. */
@@ -21,6 +21,6 @@ export function localTime(iso: string): string {
  * spells them; a manual run's summary (a fixed text) is shown in `lang`.
  */
 export function timeline(run: number, facts: Fact[], lang: Lang = "en"): string[] {
-  const wording: Wording = { say: (id, params) => t(lang, id, params), time: localTime, fixed: (text) => localize(text, lang) };
+  const wording: Wording = { say: (id, params) => render(lang, { id, params }), time: localTime, fixed: (text, data) => shown(lang, data ?? {}, text) };
   return steps(run, facts).map((s) => `${localTime(s.at)}  ${renderText(s.text, wording)}`);
 }

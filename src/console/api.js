@@ -1,11 +1,14 @@
 // @ts-check
 /**
  * The console as a client of `/v1`, with its session cookie (HttpOnly: no script here ever sees it). Every answer is
- * JSON; a refusal becomes an `ApiError` with the hub's own words. A 401 means the session is gone (ended from the
+ * JSON; a refusal becomes an `ApiError` worded in the reader's language from its `code` and `params` (issue 27 #2), or
+ * with the hub's own words for a code this console does not know. A 401 means the session is gone (ended from the
  * CLI, its key removed, or expired): `onSignedOut` is told.
  */
 
-/** A refusal of the hub: its status and its `error` text. */
+import { shown } from "./i18n.js";
+
+/** A refusal of the hub: its status and its text. */
 export class ApiError extends Error {
   /** @param {number} status @param {string} message */
   constructor(status, message) {
@@ -46,7 +49,7 @@ export async function api(method, path, body) {
     data = { error: text };
   }
   if (res.status === 401 && path.startsWith("/v1/")) signedOut();
-  if (!res.ok) throw new ApiError(res.status, typeof data?.error === "string" ? data.error : `HTTP ${res.status}`);
+  if (!res.ok) throw new ApiError(res.status, shown(data ?? {}, typeof data?.error === "string" ? data.error : `HTTP ${res.status}`));
   return data;
 }
 

@@ -53,6 +53,47 @@ export function t(id, params = {}) {
 }
 
 /**
+ * @typedef {string | number | { code: string, params: Record<string, unknown> }} WireParam
+ * A parameter of a text the hub sent: plain, or a text of its own.
+ */
+
+/**
+ * A text the hub sent as data (a refusal's `code` + `params`, a fact's text id and params; issue 27 #2) in the reader's
+ * language, a parameter that is a text worded first. Null when this console cannot word it: a code its catalog does
+ * not have (an older or newer hub), a parameter of another shape, or a placeholder without its value.
+ * @param {unknown} code
+ * @param {unknown} params
+ * @returns {string | null}
+ */
+export function wordsOf(code, params) {
+  if (typeof code !== "string" || !Object.hasOwn(catalog[lang], code)) return null;
+  const given = params ?? {};
+  if (typeof given !== "object" || Array.isArray(given)) return null;
+  /** @type {Record<string, string | number>} */
+  const values = {};
+  for (const [k, v] of Object.entries(given)) {
+    if (typeof v === "string" || typeof v === "number") values[k] = v;
+    else if (typeof v === "object" && v !== null) {
+      const inner = wordsOf(v.code, v.params);
+      if (inner === null) return null;
+      values[k] = inner;
+    } else return null;
+  }
+  const text = catalog[lang][code];
+  for (const m of text.matchAll(/\{(\w+)\}/g)) if (!Object.hasOwn(values, m[1])) return null;
+  return t(code, values);
+}
+
+/**
+ * What the console shows of a text the hub sent: its words in the reader's language (`wordsOf`), else the hub's own.
+ * @param {{ code?: unknown, params?: unknown }} text
+ * @param {string} fallback
+ */
+export function shown(text, fallback) {
+  return wordsOf(text.code, text.params) ?? fallback;
+}
+
+/**
  * An amount of US dollars in the catalog's one form (`USD 1.44`, `1.44 美元`): totals with cents, a run's own cost
  * with 4 decimals (a run often costs less than a cent).
  * @param {number} usd

@@ -7,8 +7,15 @@
  */
 import { api, seg } from "./api.js";
 import { fill, h, said, saidWithLinks } from "./dom.js";
-import { t, when } from "./i18n.js";
+import { shown, t, when } from "./i18n.js";
 import { cardTemplate, forgetTemplates } from "./ui.js";
+
+/**
+ * Option `i` of a card in the reader's language when the hub wrote it (its message id and params; issue 27 #2), else
+ * as written. A card's title and text are shown the same way.
+ * @param {any} card @param {number} i @returns {string}
+ */
+const option = (card, i) => shown(card.texts?.options?.[i] ?? {}, card.options[i] ?? "");
 
 /**
  * What a card's element remembers between updates: the version it shows, and a message of the last try to answer.
@@ -84,9 +91,9 @@ export function needsView(ctx) {
     meta.push(when(card.at));
     /** @type {(Node | null)[]} */
     const parts = [
-      h("h3", { id: titleId }, card.fyi ? h("span", { class: "badge" }, t("console.card.fyi")) : null, said(card.title)),
+      h("h3", { id: titleId }, card.fyi ? h("span", { class: "badge" }, t("console.card.fyi")) : null, said(shown(card.texts?.title ?? {}, card.title))),
       h("p", { class: "meta" }, meta.join(" · ")),
-      card.text ? saidWithLinks(card.text, "p", { class: "text" }) : null,
+      card.text ? saidWithLinks(shown(card.texts?.text ?? {}, card.text), "p", { class: "text" }) : null,
       // A tool call's approval card: the whole arguments the answer is bound to (issue 26 #5).
       card.toolArguments ? h("details", { class: "args" }, h("summary", {}, t("console.card.toolArguments")), h("pre", {}, said(card.toolArguments))) : null,
       // A declarative plugin's card template, whole (issue 18); the options below answer the card as ever.
@@ -161,7 +168,7 @@ export function needsView(ctx) {
           class: card.recommend === i ? "option recommended" : "option",
           "data-choice": i,
           onclick: () => send(u, card, c, "answer", { choice: i }),
-        }, said(o), card.recommend === i ? h("span", { class: "badge" }, t("console.card.recommended")) : null))),
+        }, said(option(card, i)), card.recommend === i ? h("span", { class: "badge" }, t("console.card.recommended")) : null))),
       h("form", { class: "own-words", onsubmit: (/** @type {Event} */ e) => {
         e.preventDefault();
         if (area.value.trim() !== "") void send(u, card, c, "answer", { text: area.value });
@@ -177,7 +184,7 @@ export function needsView(ctx) {
   const outcome = (card) => {
     if (card.fyi) return null;
     if (card.kind === "notice" && card.state === "answered") return h("p", { class: "outcome" }, t("console.card.handledBy", { by: card.by ?? t("console.card.you") }));
-    const answer = card.choice !== null && card.kind === "ask" ? card.options[card.choice] : card.answer;
+    const answer = card.choice !== null && card.kind === "ask" ? option(card, card.choice) : card.answer;
     if (card.state === "answered" || answer) {
       return h("p", { class: "outcome" }, t("console.card.answered", { answer: "\u0000", by: card.by ?? t("console.card.you") }).split("\u0000").flatMap((part, i) => i === 0 ? [part] : [said(answer ?? ""), part]));
     }

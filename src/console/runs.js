@@ -6,7 +6,7 @@
  */
 import { api, seg } from "./api.js";
 import { fill, h, safeHref, said } from "./dom.js";
-import { money, num, t, when, zone } from "./i18n.js";
+import { money, num, shown, t, when, zone } from "./i18n.js";
 import { runLiveStates, runStates } from "./kernel/states.js";
 import { renderText, timeline as steps } from "./kernel/timeline.js";
 
@@ -199,7 +199,7 @@ export function runsView(ctx) {
  */
 export function timeline(run, facts) {
   /** @type {import("./kernel/timeline.js").Wording} */
-  const wording = { say: (id, params) => t(id, params), time: when };
+  const wording = { say: (id, params) => t(id, params), time: when, fixed: (text, data) => shown(data ?? {}, text) };
   return steps(run, facts).map((s) => ({ at: s.at, text: renderText(s.text, wording) }));
 }
 

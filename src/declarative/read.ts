@@ -7,7 +7,7 @@
 import { closeSync, constants, fstatSync, lstatSync, opendirSync, openSync, readSync, type Dirent } from "node:fs";
 import type { ErrorObject } from "ajv";
 import { parse as parseJsonc, parseTree, type Node, type ParseError } from "jsonc-parser";
-import { t, type Lang } from "../i18n/messages.js";
+import { t, type Lang, render, said } from "../i18n/messages.js";
 import { patternWhat } from "../protocol/describe.js";
 import { pluginFileMaxBytes, pluginFolderEntriesMax, pluginJsonDepthMax } from "./limits.js";
 import type { PluginError } from "./types.js";
@@ -200,7 +200,7 @@ export function schemaErrors(file: string, errors: readonly ErrorObject[], lang:
       case "maxLength": at(t(lang, "decl.schema.maxLength", { limit: Number(p.limit) })); break;
       case "minLength": at(t(lang, "decl.schema.minLength", { limit: Number(p.limit) })); break;
       case "pattern": {
-        at(t(lang, "decl.schema.pattern", { what: patternWhat(e, lang) }), e.propertyName);
+        at(render(lang, said("decl.schema.pattern", { what: patternWhat(e) })), e.propertyName);
         break;
       }
       case "const": at(t(lang, "decl.schema.enum", { values: JSON.stringify([p.allowedValue]) })); break;

@@ -5,7 +5,7 @@
  * `form.<id>` the hub posts from source `plugin:<plugin id>`, after checking that the control exists and that a form's
  * values fit its fields. Nothing here writes; a refusal names the field.
  */
-import { t, type Lang } from "../i18n/messages.js";
+import { type Lang, said, type Said } from "../i18n/messages.js";
 import { lineForbidden } from "../kernel/text.js";
 import { eventDetailMaxCodepoints, eventTypeMaxChars } from "../kernel/limits.js";
 import type { FormField, UiNode } from "../protocol/plugin-schemas.js";
@@ -58,7 +58,7 @@ export interface ControlPress {
 /** The event a control makes (an EventIn without `hops`), or why not: 400 for the request, 404 for what is not there. */
 export type ControlOutcome =
   | { ok: true; event: { id: string; type: string; subject: string; summary: string; detail?: string } }
-  | { ok: false; status: 400 | 404; error: string };
+  | { ok: false; status: 400 | 404; error: Said };
 
 /** Every node of `nodes`, sections' children included, depth first. */
 function* walk(nodes: readonly UiNode[]): Generator<UiNode> {
@@ -69,18 +69,18 @@ function* walk(nodes: readonly UiNode[]): Generator<UiNode> {
 }
 
 /** The one of two fields that is given, or the refusal (neither: the first is required; both: one too many). */
-function oneOf(a: [string, string | undefined], b: [string, string | undefined], lang: Lang): { name: string; value: string } | { error: string } {
-  if (a[1] !== undefined && b[1] !== undefined) return { error: t(lang, "plugin.event.both", { a: a[0], b: b[0] }) };
+function oneOf(a: [string, string | undefined], b: [string, string | undefined], lang: Lang): { name: string; value: string } | { error: Said } {
+  if (a[1] !== undefined && b[1] !== undefined) return { error: said("plugin.event.both", { a: a[0], b: b[0] }) };
   if (a[1] !== undefined) return { name: a[0], value: a[1] };
   if (b[1] !== undefined) return { name: b[0], value: b[1] };
-  return { error: t(lang, "plugin.event.neither", { a: a[0], b: b[0] }) };
+  return { error: said("plugin.event.neither", { a: a[0], b: b[0] }) };
 }
 
 /** A form's values checked against its fields, normalised (empty optional values left out), or the refusal. */
-export function checkFormValues(fields: readonly FormField[], values: Record<string, string | number | boolean>, lang: Lang): { ok: true; values: Record<string, string | number | boolean> } | { ok: false; error: string } {
+export function checkFormValues(fields: readonly FormField[], values: Record<string, string | number | boolean>, lang: Lang): { ok: true; values: Record<string, string | number | boolean> } | { ok: false; error: Said } {
   const byName = new Map(fields.map((f) => [f.name, f]));
   for (const name of Object.keys(values)) {
-    if (!byName.has(name)) return { ok: false, error: t(lang, "field.unknown", { field: `values.${name}` }) };
+    if (!byName.has(name)) return { ok: false, error: said("field.unknown", { field: `values.${name}` }) };
   }
   const out: Record<string, string | number | boolean> = {};
   for (const f of fields) {
@@ -88,26 +88,26 @@ export function checkFormValues(fields: readonly FormField[], values: Record<str
     const v = Object.hasOwn(values, f.name) ? values[f.name] : undefined;
     const type = f.type ?? "text";
     if (v === undefined || v === "") {
-      if (f.required) return { ok: false, error: t(lang, "field.required", { field }) };
+      if (f.required) return { ok: false, error: said("field.required", { field }) };
       continue;
     }
     switch (type) {
       case "number":
-        if (typeof v !== "number" || !Number.isFinite(v)) return { ok: false, error: t(lang, "field.type", { field, type: "number" }) };
+        if (typeof v !== "number" || !Number.isFinite(v)) return { ok: false, error: said("field.type", { field, type: "number" }) };
         break;
       case "checkbox":
-        if (typeof v !== "boolean") return { ok: false, error: t(lang, "field.type", { field, type: "boolean" }) };
-        if (f.required && v !== true) return { ok: false, error: t(lang, "field.required", { field }) };
+        if (typeof v !== "boolean") return { ok: false, error: said("field.type", { field, type: "boolean" }) };
+        if (f.required && v !== true) return { ok: false, error: said("field.required", { field }) };
         break;
       case "select":
-        if (typeof v !== "string" || !(f.options ?? []).includes(v)) return { ok: false, error: t(lang, "field.enum", { field, values: JSON.stringify(f.options ?? []) }) };
+        if (typeof v !== "string" || !(f.options ?? []).includes(v)) return { ok: false, error: said("field.enum", { field, values: JSON.stringify(f.options ?? []) }) };
         break;
       case "textarea":
-        if (typeof v !== "string") return { ok: false, error: t(lang, "field.type", { field, type: "string" }) };
+        if (typeof v !== "string") return { ok: false, error: said("field.type", { field, type: "string" }) };
         break;
       default:
-        if (typeof v !== "string") return { ok: false, error: t(lang, "field.type", { field, type: "string" }) };
-        if (lineForbidden.test(v)) return { ok: false, error: t(lang, "field.pattern", { field, what: t(lang, "pattern.oneLine") }) };
+        if (typeof v !== "string") return { ok: false, error: said("field.type", { field, type: "string" }) };
+        if (lineForbidden.test(v)) return { ok: false, error: said("field.pattern", { field, what: said("pattern.oneLine") }) };
     }
     out[f.name] = v;
   }
@@ -120,19 +120,19 @@ export function checkFormValues(fields: readonly FormField[], values: Record<str
  * as JSON in `detail` (what the rule's prompt reads).
  */
 export function controlEvent(plugin: LoadedPlugin, press: ControlPress, id: string, lang: Lang): ControlOutcome {
-  const bad = (error: string): ControlOutcome => ({ ok: false, status: 400, error });
+  const bad = (error: Said): ControlOutcome => ({ ok: false, status: 400, error });
   const where = oneOf(["panel", press.panel], ["card", press.card], lang);
   if ("error" in where) return bad(where.error);
   const nodes = where.name === "panel" ? plugin.panels.get(where.value)?.body : plugin.cards.get(where.value)?.data;
-  if (!nodes) return { ok: false, status: 404, error: t(lang, "plugin.event.noAsset", { plugin: plugin.id, kind: where.name, name: where.value }) };
+  if (!nodes) return { ok: false, status: 404, error: said("plugin.event.noAsset", { plugin: plugin.id, kind: where.name, name: where.value }) };
   const what = oneOf(["action", press.action], ["form", press.form], lang);
   if ("error" in what) return bad(what.error);
   // An event's type holds at most eventTypeMaxChars: `action.` or `form.` leaves the rest for the id.
-  if (what.name.length + 1 + what.value.length > eventTypeMaxChars) return bad(t(lang, "field.maxLength", { field: what.name, limit: eventTypeMaxChars - what.name.length - 1 }));
+  if (what.name.length + 1 + what.value.length > eventTypeMaxChars) return bad(said("field.maxLength", { field: what.name, limit: eventTypeMaxChars - what.name.length - 1 }));
   const subject = `${where.name}/${where.value}`;
-  const missing = (): ControlOutcome => ({ ok: false, status: 404, error: t(lang, "plugin.event.noControl", { kind: what.name, id: what.value, asset: subject }) });
+  const missing = (): ControlOutcome => ({ ok: false, status: 404, error: said("plugin.event.noControl", { kind: what.name, id: what.value, asset: subject }) });
   if (what.name === "action") {
-    if (press.values !== undefined) return bad(t(lang, "field.unknown", { field: "values" }));
+    if (press.values !== undefined) return bad(said("field.unknown", { field: "values" }));
     for (const n of walk(nodes)) {
       const action = n.type === "actions" ? n.actions.find((a) => a.id === what.value) : undefined;
       if (action) return { ok: true, event: { id, type: `action.${action.id}`, subject, summary: action.label } };
@@ -144,7 +144,7 @@ export function controlEvent(plugin: LoadedPlugin, press: ControlPress, id: stri
     const checked = checkFormValues(n.fields, press.values ?? {}, lang);
     if (!checked.ok) return bad(checked.error);
     const detail = JSON.stringify(checked.values);
-    if ([...detail].length > eventDetailMaxCodepoints) return bad(t(lang, "field.maxLength", { field: "values", limit: eventDetailMaxCodepoints }));
+    if ([...detail].length > eventDetailMaxCodepoints) return bad(said("field.maxLength", { field: "values", limit: eventDetailMaxCodepoints }));
     return { ok: true, event: { id, type: `form.${n.id}`, subject, summary: n.title ?? n.submit ?? n.id, detail } };
   }
   return missing();

@@ -86,13 +86,16 @@ async function load(): Promise<Map<string, ConsoleFile>> {
   return out;
 }
 
-/** The console's texts: every `console.*` and `why.*` message of the catalog, by language then id. */
+/**
+ * The console's texts, by language then id: every message of the catalog but the command line's own (`cli.*`), so the
+ * console words the hub's refusals and the texts of its facts from their ids and params (issue 27 #2), its own texts
+ * (`console.*`) and its timeline with the same texts as `why` (`why.*`).
+ */
 export function consoleCatalog(): { zh: Record<string, string>; en: Record<string, string> } {
   const zh: Record<string, string> = {};
   const en: Record<string, string> = {};
   for (const [id, entry] of catalogEntries()) {
-    // The console words its timeline with the same texts as `why` (src/cli/why.ts).
-    if (!id.startsWith("console.") && !id.startsWith("why.")) continue;
+    if (id.startsWith("cli.")) continue;
     zh[id] = entry.zh;
     en[id] = entry.en;
   }

@@ -12,7 +12,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Hub } from "./hub.js";
 import { requestBodyMaxBytes } from "../kernel/limits.js";
-import { t } from "../i18n/messages.js";
+import { t, refusal } from "../i18n/messages.js";
 import { homeIdHeader } from "./lock.js";
 import { BoundedLog, clientHungUp } from "./log-limit.js";
 import { refuse } from "./routes/endpoint.js";
@@ -45,7 +45,7 @@ export function createApp(hub: Hub): Hono {
     bodyLimit({
       maxSize: requestBodyMaxBytes,
       // The rest of the body is not read: close the connection so no client reuses a half-read socket.
-      onError: (c) => c.json({ error: t(lang, "body.tooLarge", { limit: requestBodyMaxBytes }) }, 413, { connection: "close" }),
+      onError: (c) => c.json(refusal(lang, "body.tooLarge", { limit: requestBodyMaxBytes }), 413, { connection: "close" }),
     }),
   );
 
@@ -62,14 +62,14 @@ export function createApp(hub: Hub): Hono {
   app.route("/", eventRoutes(hub, callerLog));
   for (const section of [linkRoutes, workRoutes, cardRoutes, ownerRoutes, streamRoutes, keyRoutes, toolRoutes, consoleRoutes, pluginRoutes, metricsRoutes]) app.route("/", section(hub));
 
-  app.notFound((c) => refuse(c, 404, t(lang, "notFound.route", { method: c.req.method, path: new URL(c.req.url).pathname })));
+  app.notFound((c) => refuse(c, 404, refusal(lang, "notFound.route", { method: c.req.method, path: new URL(c.req.url).pathname })));
   // The message may name files of the home: it goes to the hub's log, not to a caller that may hold no key.
   // A client that hung up is no internal error; the others are logged at most once a minute per route and error.
   app.onError((e, c) => {
-    if (clientHungUp(c.req.raw, e)) return refuse(c, 400, t(lang, "body.aborted"));
+    if (clientHungUp(c.req.raw, e)) return refuse(c, 400, refusal(lang, "body.aborted"));
     const kind = `${c.req.method} ${c.req.routePath} ${(e as NodeJS.ErrnoException).code ?? e.name}`;
     callerLog.say(kind, t(lang, "hub.internalRequest", { method: c.req.method, path: new URL(c.req.url).pathname, stack: e.stack ?? e.message }));
-    return refuse(c, 500, t(lang, "internal"));
+    return refuse(c, 500, refusal(lang, "internal"));
   });
   return app;
 }

@@ -16,7 +16,7 @@ import { assert } from "../kernel/assert.js";
 import { hubInputQueueMax } from "../kernel/limits.js";
 import { HeldPoll } from "./held-poll.js";
 import type { Committed } from "./committed.js";
-import { t, type Lang } from "../i18n/messages.js";
+import { t, type Lang, render, said, type Said } from "../i18n/messages.js";
 import { readRulesInput } from "./rules-file.js";
 import { LastGood, PluginLoader, PluginRegistry, builtinPluginsDir, codePlugins, pluginRoots, watchPlugins, type CodeUse, type PluginRoot, type PluginWatcher } from "../plugins/index.js";
 import { BoundedLog } from "./log-limit.js";
@@ -47,8 +47,12 @@ export type { Committed } from "./committed.js";
 
 /** The input queue is full (`inputQueueMax`, default `hubInputQueueMax`): the caller is told to come back (503 with `Retry-After`). */
 export class QueueFull extends Error {
+  /** The refusal's text as data (its 503 carries the id and params). */
+  readonly text: Said;
   constructor(lang: Lang, limit: number) {
-    super(t(lang, "hub.queueFull", { limit }));
+    const text = said("hub.queueFull", { limit });
+    super(render(lang, text));
+    this.text = text;
   }
 }
 

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Home } from "./home.js";
 import { readSecrets, writeFileAtomic } from "./home.js";
-import { t, type Lang } from "../i18n/messages.js";
+import { type Lang, said, type Said } from "../i18n/messages.js";
 import { lineForbidden } from "../kernel/text.js";
 import { pluginLineMaxChars } from "../protocol/plugin-limits.js";
 import type { Setting } from "../protocol/plugin-schemas.js";
@@ -70,23 +70,23 @@ export function settingsOf(home: Home, plugin: LoadedPlugin): SettingView[] {
 }
 
 /** `text` as a value of `s`, or the refusal naming the field `value`. */
-function parseValue(s: Setting, text: string, lang: Lang): { ok: true; value: string | number | boolean } | { ok: false; error: string } {
-  const no = (type: string) => ({ ok: false as const, error: t(lang, "field.type", { field: "value", type }) });
+function parseValue(s: Setting, text: string, lang: Lang): { ok: true; value: string | number | boolean } | { ok: false; error: Said } {
+  const no = (type: string) => ({ ok: false as const, error: said("field.type", { field: "value", type }) });
   switch (s.type) {
     case "number":
       return /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(text) && Number.isFinite(Number(text)) ? { ok: true, value: Number(text) } : no("number");
     case "boolean":
       return text === "true" || text === "false" ? { ok: true, value: text === "true" } : no("true or false");
     case "select":
-      return s.options?.includes(text) ? { ok: true, value: text } : { ok: false, error: t(lang, "field.enum", { field: "value", values: JSON.stringify(s.options ?? []) }) };
+      return s.options?.includes(text) ? { ok: true, value: text } : { ok: false, error: said("field.enum", { field: "value", values: JSON.stringify(s.options ?? []) }) };
     case "secret":
       if (text === "" || [...text].length > pluginSecretMaxChars || lineForbidden.test(text) || text.trim() !== text) {
-        return { ok: false, error: t(lang, "settings.secretValue", { limit: pluginSecretMaxChars }) };
+        return { ok: false, error: said("settings.secretValue", { limit: pluginSecretMaxChars }) };
       }
       return { ok: true, value: text };
     default:
-      if ([...text].length > pluginLineMaxChars) return { ok: false, error: t(lang, "field.maxLength", { field: "value", limit: pluginLineMaxChars }) };
-      return lineForbidden.test(text) ? { ok: false, error: t(lang, "field.pattern", { field: "value", what: t(lang, "pattern.oneLine") }) } : { ok: true, value: text };
+      if ([...text].length > pluginLineMaxChars) return { ok: false, error: said("field.maxLength", { field: "value", limit: pluginLineMaxChars }) };
+      return lineForbidden.test(text) ? { ok: false, error: said("field.pattern", { field: "value", what: said("pattern.oneLine") }) } : { ok: true, value: text };
   }
 }
 
@@ -105,9 +105,9 @@ function writeSecret(home: Home, variable: string, value: string | null): void {
  * Sets (or with null removes) setting `key` of `plugin` from its text. Nothing is written when it is refused.
  * @returns the setting's view after, or the refusal: 404 for a setting the plugin does not declare, 400 for a value.
  */
-export function setPluginSetting(home: Home, plugin: LoadedPlugin, key: string, text: string | null, lang: Lang): { ok: true; view: SettingView } | { ok: false; status: number; error: string } {
+export function setPluginSetting(home: Home, plugin: LoadedPlugin, key: string, text: string | null, lang: Lang): { ok: true; view: SettingView } | { ok: false; status: number; error: Said } {
   const s = plugin.settings.find((x) => x.key === key);
-  if (!s) return { ok: false, status: 404, error: t(lang, "settings.noSuchSetting", { plugin: plugin.id, key }) };
+  if (!s) return { ok: false, status: 404, error: said("settings.noSuchSetting", { plugin: plugin.id, key }) };
   let value: string | number | boolean | null = null;
   if (text !== null) {
     const parsed = parseValue(s, text, lang);

@@ -7,7 +7,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { rulesFileMaxBytes } from "../kernel/limits.js";
-import { t, type Lang, type MessageId } from "../i18n/messages.js";
+import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import { parseRules } from "../protocol/rules-file.js";
 import { hashText } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
@@ -38,7 +38,7 @@ export function readFileBounded(path: string, maxBytes: number, lang: Lang): Fil
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) return { ok: false, error: t(lang, "rules.notFile", { file: path, kind: t(lang, kindOf(st)) }), unreadable: true };
+    if (!st.isFile()) return { ok: false, error: t(lang, "rules.notFile", { file: path, kind: render(lang, { id: kindOf(st) }) }), unreadable: true };
     if (st.size > maxBytes) return { ok: false, error: tooLarge(path, st.size, maxBytes, lang), unreadable: false };
     // The file may have grown since fstat: read one byte more than the limit at most, and refuse it if that byte came.
     const buffer = Buffer.allocUnsafe(maxBytes + 1);

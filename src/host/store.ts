@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { evolve, projectionDdl, projectionDrop } from "../kernel/evolve.js";
 import { View } from "../kernel/view.js";
 import { decide } from "../kernel/decide.js";
-import { t } from "../i18n/messages.js";
+import { t, refusal } from "../i18n/messages.js";
 import type { Change, Decision, Env, Fact, FactDraft, Input } from "../kernel/types.js";
 
 /** The files whose content decides what is stored (protocol.md: kernel/evolve.ts, kernel/credentials.ts). */
@@ -198,7 +198,7 @@ export class Store {
           this.db.exec("RELEASE one");
           this.lastSeq = seq;
           const failure = e instanceof Error ? e : new Error(String(e));
-          out.push({ status: 500, body: { error: t(env.lang, "hub.internalDecision", { error: failure.message }) }, facts: [], committed: [], failure });
+          out.push({ status: 500, body: refusal(env.lang, "hub.internalDecision", { error: failure.message }), facts: [], committed: [], failure });
         }
       }
       if (this.lastSeq !== seqBefore) this.setMeta("cursor", String(this.lastSeq));

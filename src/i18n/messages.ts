@@ -5,7 +5,9 @@
  * - `t(lang, id, params)`: a text in one language (pure: the kernel uses it for refusals and the cards it writes).
  * - `fixedText(id, params)`: a text the protocol fixes (`没有这条规则：<名字>`) or that goes into data (a manual
  *   run's summary, a receipt's rejections): its Chinese text, on every machine, so the same inputs give the same facts.
- * - `localize(text, lang)`: a catalog text of either language shown in `lang` (a hub's refusal, commander's errors).
+ * - `said(id, params)` / `render(lang, text)`: a text as data (its id and params) and its words; what refusals
+ *   (`refusal`: `{ error, code, params }`) and the cards the hub writes (`worded`) carry, so each client words them in
+ *   its own language (`shown`, falling back to the hub's words for a code it does not know; issue 27 #2).
  */
 
 /** A language of the catalog: Chinese or English. */
@@ -146,6 +148,8 @@ const catalog = {
   "body.aborted": { zh: "请求体没传完连接就断了", en: "the connection closed before the request body was complete" },
   "in.noSecret": { zh: "没有秘密：在 secrets.env 里设置 {variable}，然后重启中台", en: "no secret: set {variable} in secrets.env and restart the hub" },
   "in.noSignature": { zh: "请求没有 {header} 头", en: "the request has no {header} header" },
+  // words that are not ours (a webhook adapter's refusal, an agent's or a program's own message): shown as they are
+  "foreign.text": { zh: "{text}", en: "{text}" },
   "in.bad": { zh: "adapter 交回的第 {n} 条事件不合法：{error}", en: "event {n} from the adapter is invalid: {error}" },
   "link.expired": { zh: "这个链接已经过期（卡片创建 7 天后失效）", en: "This link has expired (links last 7 days from the card's creation)" },
   "link.unknown": { zh: "没有这张卡片，或链接不对", en: "No such card, or the link is wrong" },
@@ -932,7 +936,7 @@ const catalog = {
   "cli.arg.keyName": { zh: "rules.json 里的名字（来源、接单程序或通道的名字）", en: "the name in rules.json (source, worker or channel name)" },
   "cli.arg.itsName": { zh: "它的名字", en: "its name" },
   "cli.arg.file": { zh: "要校验的文件（按文件名判断种类）", en: "the file to check (its kind by its name)" },
-  // commander's own errors, as it words them (localize shows them in the user's language)
+  // commander's own errors, as it words them (src/cli/commander-text.ts shows them in the user's language)
   "cli.cmd.unknownCommand": { zh: "错误：没有「{name}」这个命令", en: "error: unknown command '{name}'" },
   "cli.cmd.unknownOption": { zh: "错误：没有「{name}」这个选项", en: "error: unknown option '{name}'" },
   "cli.cmd.missingArgument": { zh: "错误：缺少必填参数「{name}」", en: "error: missing required argument '{name}'" },
@@ -1443,10 +1447,25 @@ const catalog = {
   "console.settings.reload": { zh: "下次重新装载插件时生效。", en: "Applies at the next reload of the plugins." },
   "console.settings.savedHot": { zh: "已保存，已生效。", en: "Saved; in effect now." },
   "console.settings.savedReload": { zh: "已保存，下次重新装载时生效。", en: "Saved; in effect from the next reload." },
-} satisfies Record<string, Entry>;
+} as const satisfies Record<string, Entry>;
 
 /** The id of a message of the catalog. */
 export type MessageId = keyof typeof catalog;
+
+/** Characters a `{name}` placeholder never holds (it is `\w+`): a brace around other text is no placeholder. */
+type NonWord = " " | "{" | "}" | "." | "<" | ">" | "|" | "…" | '"' | "'" | ":" | "," | "-" | "/" | "(" | ")" | "[" | "]" | "=" | "*" | "#" | "@" | "!" | "?" | "+" | "$" | "%" | "&" | ";" | "~" | "`" | "\\" | "\n";
+type Word<N extends string> = N extends "" ? never : N extends `${string}${NonWord}${string}` ? never : N;
+/** The placeholder names of a text, read from its literal type (tail-recursive, so long texts stay in the limit). */
+type Holes<S extends string, Acc = never> = S extends `${string}{${infer N}}${infer R}` ? Holes<R, Acc | Word<N>> : Acc;
+
+/** The placeholder names of message `I`, in either language (issue 27 #2: a missing `{n}` fails the type check). */
+export type ParamNames<I extends MessageId> = Holes<(typeof catalog)[I]["zh"]> | Holes<(typeof catalog)[I]["en"]>;
+
+/** The parameters of message `I`: one value per placeholder. */
+export type ParamsOf<I extends MessageId> = { readonly [K in ParamNames<I>]: string | number };
+
+/** The parameter argument of `t` for message `I`: optional when its text has no placeholder, else required. */
+export type ParamArg<I extends MessageId> = [ParamNames<I>] extends [never] ? [params?: Params] : [params: ParamsOf<I>];
 
 /**
  * Picks the language from the environment: `AGENT_AUTOLOOP_LANG` when set and not empty, else `LANG`; a value that
@@ -1459,21 +1478,146 @@ export function langFromEnv(env: Readonly<Record<string, string | undefined>>): 
 }
 
 /**
- * Formats a message of the catalog in `lang`, replacing `{name}` with params.name.
- * Unknown placeholders are left as they are (a visible defect, never a crash).
+ * Formats a message of the catalog in `lang`, replacing `{name}` with params.name. The parameters are typed per id
+ * (`ParamsOf`): a placeholder without its value fails the type check. A text as data (`Said`) goes through `render`.
  */
-export function t(lang: Lang, id: MessageId, params: Params = {}): string {
-  const entry: Entry = catalog[id];
-  return entry[lang].replace(placeholder, (m, k: string) => (k in params ? String(params[k]) : m));
+export function t<I extends MessageId>(lang: Lang, id: I, ...[params = {}]: ParamArg<I>): string {
+  return fill(catalog[id][lang], params as Params);
+}
+
+/** `text` with each `{name}` replaced by params.name; an unknown placeholder stays as it is (visible, never a crash). */
+function fill(text: string, params: Readonly<Record<string, string | number>>): string {
+  return text.replace(placeholder, (m, k: string) => (Object.hasOwn(params, k) ? String(params[k]) : m));
 }
 
 /** A `{name}` placeholder of a catalog text. */
 const placeholder = /\{(\w+)\}/g;
 
+/** An id of a message whose texts have no placeholder (a label, a heading). */
+export type PlainId = { [I in MessageId]: [ParamNames<I>] extends [never] ? I : never }[MessageId];
+
+/** A parameter of a text as data: plain, or a text of its own (a `{what}` that is itself a catalog message). */
+export type SaidParam = string | number | Said;
+
+/**
+ * A text as data (issue 27 #2): a catalog message id and its parameters, never prose. What a refusal (`code`,
+ * `params`) and a fact the hub writes carry beside their rendered text, so each client words them in its language.
+ */
+export interface Said { readonly id: MessageId; readonly params?: Readonly<Record<string, SaidParam>> }
+
+/** The parameters of message `I` as data: a value may be a text of its own. */
+export type SaidParamsOf<I extends MessageId> = { readonly [K in ParamNames<I>]: SaidParam };
+
+/** A text as data, typed per id like `t`: a missing placeholder fails the type check. */
+export function said<I extends MessageId>(id: I, ...[params]: SaidArg<I>): Said {
+  return params === undefined ? { id } : { id, params };
+}
+
+/** Whether a parameter is a text of its own (not a plain value). */
+const isSaid = (v: SaidParam): v is Said => typeof v === "object" && v !== null;
+
+/** A plain parameter as `t` shows it: a value the types did not expect (null from data) as `String` words it. */
+const plain = (v: string | number): string | number => (typeof v === "number" || typeof v === "string" ? v : String(v));
+
+/** The words of a text as data in `lang`, a parameter that is a text worded first. */
+export function render(lang: Lang, text: Said): string {
+  const params: Record<string, string | number> = {};
+  for (const [k, v] of Object.entries(text.params ?? {})) params[k] = isSaid(v) ? render(lang, v) : plain(v);
+  return fill(catalog[text.id][lang], params);
+}
+
+/** A parameter value as it travels: the plain values, a text as `{ code, params }` (the wire's names). */
+export type WireParam = string | number | WireText;
+
+/**
+ * A text as it travels and as facts keep it (issue 27 #2): `code` the message id, `params` its parameters. What a
+ * refusal carries beside `error`, and a hub's card beside its title, text and options.
+ */
+export interface WireText { code: string; params: Record<string, WireParam> }
+
+/** A text as data in the wire's form. */
+export function wireText(text: Said): WireText {
+  return { code: text.id, params: wireParams(text) };
+}
+
+/**
+ * The texts of a card the hub wrote (a budget card, a run's failures), as data: each present one is the card's field
+ * of that name in the hub's words. Absent on cards of receipts and tells, and on cards of hubs before issue 27.
+ */
+export interface CardTexts { title?: WireText; text?: WireText; options?: WireText[] }
+
+/** A text the hub writes: its words in the hub's language and, beside them, the text as data (`WireText`). */
+export interface Worded { words: string; text: WireText }
+
+/** Message `id` worded in `lang` with its data beside (typed per id like `t`). */
+export function worded<I extends MessageId>(lang: Lang, id: I, ...[params]: SaidArg<I>): Worded {
+  const text: Said = params === undefined ? { id } : { id, params };
+  return { words: render(lang, text), text: wireText(text) };
+}
+
+/** A refusal's body as the hub sends it (protocol.md; issue 27 #2): the text in the hub's language, its id and params. */
+export interface RefusalBody { error: string; code: MessageId; params: Record<string, WireParam> }
+
+/** The params of a text as they travel: a nested text as `{ code, params }`. */
+export function wireParams(text: Said): Record<string, WireParam> {
+  const out: Record<string, WireParam> = {};
+  for (const [k, v] of Object.entries(text.params ?? {})) out[k] = isSaid(v) ? { code: v.id, params: wireParams(v) } : plain(v);
+  return out;
+}
+
+/** The body of a refusal with `text`, worded in the hub's language `lang`. */
+export function refusalBody(lang: Lang, text: Said): RefusalBody {
+  return { error: render(lang, text), code: text.id, params: wireParams(text) };
+}
+
+/** The parameter argument of `said`-like functions for message `I`: optional without placeholders, else typed per name. */
+export type SaidArg<I extends MessageId> = [ParamNames<I>] extends [never] ? [params?: Record<string, SaidParam>] : [params: SaidParamsOf<I>];
+
+/** A refusal's body for message `id` in `lang` (the hub's), typed per id like `t`. */
+export function refusal<I extends MessageId>(lang: Lang, id: I, ...[params]: SaidArg<I>): RefusalBody {
+  return refusalBody(lang, params === undefined ? { id } : { id, params });
+}
+
+/** Whether `id` is a message of this catalog (a code sent by another hub may be one this client does not know). */
+export function isMessageId(id: unknown): id is MessageId {
+  return typeof id === "string" && Object.hasOwn(catalog, id);
+}
+
+/**
+ * A text that came over the wire (`code` + `params`) as data, or null when this client cannot word it: an unknown
+ * code (an older or newer hub), a parameter of another shape, or a placeholder of its texts without a value.
+ */
+export function saidFromWire(code: unknown, params: unknown): Said | null {
+  if (!isMessageId(code)) return null;
+  const given = params === undefined ? {} : params;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) return null;
+  const out: Record<string, SaidParam> = {};
+  for (const [k, v] of Object.entries(given)) {
+    if (typeof v === "string" || typeof v === "number") out[k] = v;
+    else if (typeof v === "object" && v !== null) {
+      const inner = saidFromWire((v as { code?: unknown }).code, (v as { params?: unknown }).params);
+      if (inner === null) return null;
+      out[k] = inner;
+    } else return null;
+  }
+  const entry: Entry = catalog[code];
+  for (const text of [entry.zh, entry.en]) for (const m of text.matchAll(placeholder)) if (!Object.hasOwn(out, m[1]!)) return null;
+  return { id: code, params: out };
+}
+
+/**
+ * What a client shows of a text a hub sent: worded anew in `lang` from `code` + `params`, else the hub's own words
+ * (`fallback`: its `error`, in the hub's language) when this client cannot (see `saidFromWire`).
+ */
+export function shown(lang: Lang, body: { code?: unknown; params?: unknown }, fallback: string): string {
+  const text = saidFromWire(body.code, body.params);
+  return text === null ? fallback : render(lang, text);
+}
+
 /**
  * Messages whose Chinese text is the protocol's own (protocol.md fixes it, or it is text the hub puts into data:
  * facts, events, jobs). The hub writes these in Chinese whatever its language, so the same inputs give the same
- * facts and answers on every machine; their English text only serves `localize`, which shows them to a person.
+ * facts and answers on every machine; a client shows them in its language from the id and params stored beside.
  */
 export const fixedMessageIds = [
   "notFound.rule", "control.paused", "control.manualSummary", "budget.reason", "rate.reason",
@@ -1484,56 +1628,13 @@ export const fixedMessageIds = [
 export type FixedMessageId = (typeof fixedMessageIds)[number];
 
 /** The text of a fixed message (see `fixedMessageIds`): the same on every machine, whatever the hub's language. */
-export function fixedText(id: FixedMessageId, params: Params = {}): string {
-  return t("zh", id, params);
+export function fixedText<I extends FixedMessageId>(id: I, ...params: ParamArg<I>): string {
+  return t("zh", id, ...params);
 }
 
-type Pattern = { id: MessageId; re: RegExp; names: string[]; literal: number };
-let patterns: Pattern[] | null = null;
-
-/**
- * Every catalog text in both languages as an anchored pattern, the most specific (most literal characters) first;
- * built on first use (the CLI needs it only for what it shows of a hub's answers).
- */
-function catalogPatterns(): Pattern[] {
-  if (patterns) return patterns;
-  patterns = [];
-  for (const id of Object.keys(catalog) as MessageId[]) {
-    for (const text of new Set([catalog[id].zh, catalog[id].en])) {
-      const names: string[] = [];
-      const parts = text.split(placeholder); // literal, name, literal, name, …, literal
-      const literal = parts.filter((_, i) => i % 2 === 0).join("").replace(/[\s\p{P}]/gu, "").length;
-      if (literal < 2) continue; // only placeholders and punctuation: it would match almost anything
-      const source = parts.map((part, i) => {
-        if (i % 2 === 0) return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-        if (names.includes(part)) return `\\k<${part}>`;
-        names.push(part);
-        return `(?<${part}>.*?)`;
-      }).join("");
-      patterns.push({ id, re: new RegExp(`^${source}$`, "su"), names, literal });
-    }
-  }
-  patterns.sort((a, b) => b.literal - a.literal);
-  return patterns;
-}
-
-/** `text` in `lang` when it is a catalog text in either language, else null. */
-function relocalize(text: string, lang: Lang): string | null {
-  for (const p of catalogPatterns()) {
-    const m = p.re.exec(text);
-    // A `{what}` is mostly a catalog text itself (what a string pattern asks for in field.pattern): shown in `lang` too.
-    if (m) return t(lang, p.id, Object.fromEntries(p.names.map((n) => [n, n === "what" ? (relocalize(m.groups![n]!, lang) ?? m.groups![n]!) : m.groups![n]!])));
-  }
-  return null;
-}
-
-/**
- * Shows a text that came from the catalog, in either language, in `lang`: a hub's refusal or a fixed text of the
- * protocol (see `fixedMessageIds`) reaches a person in that person's language. A text that is not one catalog text
- * is looked up line by line; a line that is no catalog text (a person's or a program's own words) stays as it is.
- */
-export function localize(text: string, lang: Lang): string {
-  return relocalize(text, lang) ?? text.split("\n").map((line) => relocalize(line, lang) ?? line).join("\n");
+/** A refusal with a fixed text (see `fixedMessageIds`): Chinese on every hub, its id and params beside. */
+export function fixedRefusal<I extends FixedMessageId>(id: I, params: SaidParamsOf<I>): RefusalBody {
+  return refusalBody("zh", { id, params });
 }
 
 /** Every message of the catalog with its two texts (for the catalog's own tests). */

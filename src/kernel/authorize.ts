@@ -22,11 +22,11 @@ const kindName = (c: Ctx, kind: KeyKind) => c.msg(`key.kindName.${kind}`);
  * @returns the caller, or the 401 (no key, an unknown key) or 403 (another kind) refusal.
  */
 export function authorize(c: Ctx, keyHash: string | null, kinds: readonly KeyKind[]): Caller | Refusal {
-  if (!keyHash) return refuse(401, c.msg("auth.missing"));
+  if (!keyHash) return refuse(401, c.say("auth.missing"));
   const caller = callerOf(c.view, keyHash);
-  if (!caller) return refuse(401, c.msg("auth.unknown"));
+  if (!caller) return refuse(401, c.say("auth.unknown"));
   if (!kinds.includes(caller.kind)) {
-    return refuse(403, c.msg("auth.kind", { actual: kindName(c, caller.kind), expected: kinds.map((k) => kindName(c, k)).join("/") }));
+    return refuse(403, c.say("auth.kind", { actual: kindName(c, caller.kind), expected: kinds.map((k) => kindName(c, k)).join("/") }));
   }
   return caller;
 }

@@ -39,9 +39,9 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   const limit = parts(`$${rule.budget.cost}`, `${rule.budget.tokens} tokens`);
   createCard(c, {
     kind: "ask", key: systemCardKey.budget(rule.name, start), system: "budget", rule: null, lane: "", run: null,
-    title: c.msg(rule.budget.per === "day" ? "budget.title.day" : "budget.title.week", { rule: rule.name }),
-    text: c.msg("budget.text", { used, limit, until: c.iso(end) }),
-    options: [c.msg("budget.resume"), c.msg("budget.keep")], recommend: 1,
+    title: c.worded(rule.budget.per === "day" ? "budget.title.day" : "budget.title.week", { rule: rule.name }),
+    text: c.worded("budget.text", { used, limit, until: c.iso(end) }),
+    options: [c.worded("budget.resume"), c.worded("budget.keep")], recommend: 1,
     about: budgetAbout(rule.name, end),
   });
 }

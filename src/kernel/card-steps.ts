@@ -27,7 +27,7 @@ export function cardsNext(c: Ctx, input: InputOf<"cardsNext">): Reply<CardNext> 
 }
 
 function cardFor(c: Ctx, id: number): CardRow | Refusal {
-  return c.tx.get("cards", id) ?? err(404, c.msg("notFound.card", { id }));
+  return c.tx.get("cards", id) ?? err(404, c.say("notFound.card", { id }));
 }
 
 /** The calling channel and the card it names, when the card is offered to that channel. */
@@ -36,7 +36,7 @@ function channelCardFor(c: Ctx, keyHash: string | null, id: number): { who: Call
   if (isReply(who)) return who;
   const card = cardFor(c, id);
   if (isReply(card)) return card;
-  if (!card.channels.includes(who.name)) return err(403, c.msg("card.notForChannel"));
+  if (!card.channels.includes(who.name)) return err(403, c.say("card.notForChannel"));
   return { who, card };
 }
 
@@ -44,7 +44,7 @@ function channelCardFor(c: Ctx, keyHash: string | null, id: number): { who: Call
 export function cardDelivered(c: Ctx, input: InputOf<"delivered">): Reply<Ok> {
   const got = channelCardFor(c, input.keyHash, input.card);
   if (isReply(got)) return got;
-  if (input.version > got.card.version) return err(400, c.msg("card.version", { version: got.card.version }));
+  if (input.version > got.card.version) return err(400, c.say("card.version", { version: got.card.version }));
   delivered(c, got.who.name, got.card, input.version, input.ref);
   return done();
 }
@@ -53,7 +53,7 @@ export function cardDelivered(c: Ctx, input: InputOf<"delivered">): Reply<Ok> {
 export function cardFailed(c: Ctx, input: InputOf<"failed">): Reply<Ok> {
   const got = channelCardFor(c, input.keyHash, input.card);
   if (isReply(got)) return got;
-  if (input.version > got.card.version) return err(400, c.msg("card.version", { version: got.card.version }));
+  if (input.version > got.card.version) return err(400, c.say("card.version", { version: got.card.version }));
   failed(c, got.who.name, got.card, input.error);
   return done();
 }
@@ -61,8 +61,8 @@ export function cardFailed(c: Ctx, input: InputOf<"failed">): Reply<Ok> {
 /** The card a link names, when its token is right (404) and it has not expired (410). */
 function linkedCard(c: Ctx, id: number, token: string): CardRow | Refusal {
   const card = c.tx.get("cards", id);
-  if (!card || !safeEqual(token, cardLinkToken(c.env.master, card.id, card.at))) return err(404, c.msg("link.unknown"));
-  if (c.now > card.at + cardLinkValidMs) return err(410, c.msg("link.expired"));
+  if (!card || !safeEqual(token, cardLinkToken(c.env.master, card.id, card.at))) return err(404, c.say("link.unknown"));
+  if (c.now > card.at + cardLinkValidMs) return err(410, c.say("link.expired"));
   return card;
 }
 
@@ -83,14 +83,14 @@ export function cardAnswer(c: Ctx, input: InputOf<"answer">): Reply<AnswerAnswer
   if (isReply(card)) return card;
   let by = who.name;
   if (who.kind === "channel") {
-    if (!card.channels.includes(who.name)) return err(403, c.msg("card.notForChannel"));
-    if (input.by === null) return err(400, c.msg("card.byRequired"));
-    if (input.ref === null) return err(400, c.msg("card.refRequired"));
+    if (!card.channels.includes(who.name)) return err(403, c.say("card.notForChannel"));
+    if (input.by === null) return err(400, c.say("card.byRequired"));
+    if (input.ref === null) return err(400, c.say("card.refRequired"));
     const answerers = own(c.rules.channels, who.name)?.answerers ?? null;
-    if (answerers !== null && !answerers.includes(input.by)) return err(403, c.msg("card.byNotAnswerer", { by: input.by }));
+    if (answerers !== null && !answerers.includes(input.by)) return err(403, c.say("card.byNotAnswerer", { by: input.by }));
     const delivery = own(card.deliveries, who.name)?.ref ?? null;
-    if (delivery === null) return err(409, c.msg("card.notDelivered"));
-    if (delivery !== input.ref) return err(409, c.msg("card.refMismatch"));
+    if (delivery === null) return err(409, c.say("card.notDelivered"));
+    if (delivery !== input.ref) return err(409, c.say("card.refMismatch"));
     by = input.by;
   }
   return answerChecked(c, card, input.choice, input.text, by);
@@ -98,14 +98,14 @@ export function cardAnswer(c: Ctx, input: InputOf<"answer">): Reply<AnswerAnswer
 
 /** The checks every answer passes: first one wins, a valid choice, fyi never. */
 function answerChecked(c: Ctx, card: CardRow, choice: number | null, text: string | null, by: string): Reply<AnswerAnswer> {
-  if (card.fyi) return err(409, c.msg("card.fyi"));
-  if (card.state === "answered") return err(409, c.msg("card.answered"));
-  if (card.state === "closed") return err(409, c.msg(card.choice !== null || card.answer !== null ? "card.answered" : "card.closed"));
+  if (card.fyi) return err(409, c.say("card.fyi"));
+  if (card.state === "answered") return err(409, c.say("card.answered"));
+  if (card.state === "closed") return err(409, c.say(card.choice !== null || card.answer !== null ? "card.answered" : "card.closed"));
   if (card.kind === "ask") {
-    if (choice === null && text === null) return err(400, c.msg("card.choiceOrText"));
-    if (choice !== null && choice >= card.options.length) return err(400, c.msg("card.choiceRange", { max: card.options.length - 1 }));
+    if (choice === null && text === null) return err(400, c.say("card.choiceOrText"));
+    if (choice !== null && choice >= card.options.length) return err(400, c.say("card.choiceRange", { max: card.options.length - 1 }));
   } else if (choice !== null && choice !== 0) {
-    return err(400, c.msg("card.noticeChoice"));
+    return err(400, c.say("card.noticeChoice"));
   }
   if (card.system === "budget") answerBudgetCard(c, card, choice, by);
   else if (card.system === "tooFast") answerRateCard(c, card, choice, by);

@@ -5,6 +5,7 @@
 import type { Ctx } from "./context.js";
 import type { RuleDef } from "./rules.js";
 import type { CardRow, CardState, Delivery, OutboxRow, RunRow, SystemKind } from "./types.js";
+import type { CardTexts, Worded } from "../i18n/messages.js";
 import { cardKeyOf, outboxKey } from "./tables.js";
 import {
   cardOfferLeaseMs, deliveryGiveUpMs, deliveryRetryFirstMs, deliveryRetryMaxMs, fyiDeliveryWindowMs, heartbeatRecordIntervalMs,
@@ -20,10 +21,11 @@ export interface NewCard {
   kind: "ask" | "notice";
   /** Notices only. */
   fyi?: boolean;
-  title: string;
-  text?: string | null;
+  /** A text the hub wrote comes `Worded` (`c.worded`): the card keeps its words and, in `texts`, its id and params. */
+  title: string | Worded;
+  text?: string | Worded | null;
   /** Asks only. */
-  options?: string[];
+  options?: (string | Worded)[];
   /** Asks only. */
   recommend?: number | null;
   about?: string | null;
@@ -53,6 +55,9 @@ export function sentFyiNotice(c: Ctx, scope: string, key: string): number | unde
   return c.tx.get("cardkeys", fyiKey(null, "", scope, ownDedupKey(key)))?.card;
 }
 
+/** The words of a card's text, whoever wrote it. */
+const words = (x: string | Worded): string => (typeof x === "string" ? x : x.words);
+
 /**
  * The key that makes a card unique while open: its own `key`, else its title and text (protocol.md 回执). The hub's
  * own cards (`system`: alerts, tool approvals) keep their keys apart from every key an agent or a source chooses, so
@@ -60,7 +65,7 @@ export function sentFyiNotice(c: Ctx, scope: string, key: string): number | unde
  * make (issue 26 round 5, F2: the next approval of that lane failed with an invariant).
  */
 export function dedupKey(spec: Pick<NewCard, "key" | "title" | "text" | "system">): string {
-  if (!spec.key) return `t:${spec.title}\n${spec.text ?? ""}`;
+  if (!spec.key) return `t:${words(spec.title)}\n${words(spec.text ?? "")}`;
   return spec.system ? systemDedupKey(spec.key) : ownDedupKey(spec.key);
 }
 
@@ -88,6 +93,16 @@ export function openAlert(c: Ctx, key: string): CardRow | undefined {
   return openCardByKey(c, null, "", systemDedupKey(key));
 }
 
+/** The texts of a new card the hub wrote, as data (`CardTexts`); undefined when it wrote none of them. */
+function cardTexts(spec: NewCard): CardTexts | undefined {
+  const out: CardTexts = {};
+  if (typeof spec.title !== "string") out.title = spec.title.text;
+  if (spec.text !== undefined && spec.text !== null && typeof spec.text !== "string") out.text = spec.text.text;
+  const options = spec.options ?? [];
+  if (options.length > 0 && options.every((o) => typeof o !== "string")) out.options = options.map((o) => (o as Worded).text);
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
 /**
  * Creates a card unless one with the same key is still open in the lane (fyi notices: unless this run
  * already made it). The card goes to the rule's channels, or to every channel.
@@ -104,11 +119,12 @@ export function createCard(c: Ctx, spec: NewCard): number | null {
   if (c.tx.get("cardkeys", rowKey)) return null;
   const id = c.nextId("card");
   const channels = spec.rule?.channels ?? Object.keys(c.rules.channels);
+  const texts = cardTexts(spec);
   const card: CardRow = {
     id, version: 1, kind: spec.kind, fyi,
     state: fyi ? "closed" : "open",
-    title: spec.title, text: spec.text ?? "",
-    options: spec.options ?? [],
+    title: words(spec.title), text: words(spec.text ?? ""),
+    options: (spec.options ?? []).map(words),
     recommend: spec.recommend ?? null,
     about: spec.about ?? null, key: spec.key ?? null,
     rule: ruleName, lane: spec.lane, group: spec.rule?.group ?? null, source: spec.source ?? spec.rule?.source ?? null,
@@ -119,6 +135,8 @@ export function createCard(c: Ctx, spec: NewCard): number | null {
     ...(spec.toolCall === undefined ? {} : { toolCall: spec.toolCall }),
     // Stryker disable next-line ConditionalExpression: equivalent, as the line above
     ...(spec.template === undefined ? {} : { template: spec.template }),
+    // Stryker disable next-line ConditionalExpression: equivalent, as the line above
+    ...(texts === undefined ? {} : { texts }),
   };
   c.tx.put("cards", id, card);
   c.tx.put("cardkeys", rowKey, { card: id });
@@ -176,6 +194,7 @@ export function channelCard(c: Ctx, card: CardRow, channel: string | null): Card
     result: card.result, link: links && c.env.publicUrl ? cardLink(c, card) : null,
     rule: card.rule, at: c.iso(card.at),
     ...(card.template === undefined ? {} : { template: card.template }),
+    ...(card.texts === undefined ? {} : { texts: card.texts }),
   };
 }
 

@@ -6,7 +6,7 @@ import { Tx, emptyRules, type Projection } from "./view.js";
 import type { Counters, DueKind, DueRow, Env, Totals } from "./types.js";
 import { dueKey } from "./tables.js";
 import { elsewhereSource, type Rules, type RuleDef } from "./rules.js";
-import { t, type MessageId } from "../i18n/messages.js";
+import { refusal, t, worded, type MessageId, type ParamArg, type RefusalBody, type SaidArg, type Worded } from "../i18n/messages.js";
 
 /** One decision's context, made by `decide` per input (and by the shell to render cards); never kept across inputs. */
 export class Ctx {
@@ -26,8 +26,18 @@ export class Ctx {
   }
 
   /** A text of the message catalog in the hub's language: for refusals and cards, never for data (`fixedText`). */
-  msg(id: MessageId, params?: Record<string, string | number>): string {
-    return t(this.env.lang, id, params);
+  msg<I extends MessageId>(id: I, ...params: ParamArg<I>): string {
+    return t(this.env.lang, id, ...params);
+  }
+
+  /** A text the hub writes into a card: its words in the hub's language and its id and params beside (issue 27 #2). */
+  worded<I extends MessageId>(id: I, ...params: SaidArg<I>): Worded {
+    return worded(this.env.lang, id, ...params);
+  }
+
+  /** A refusal's body in the hub's language with its message id and params (issue 27 #2): `refuse(status, c.say(…))`. */
+  say<I extends MessageId>(id: I, ...params: SaidArg<I>): RefusalBody {
+    return refusal(this.env.lang, id, ...params);
   }
 
   /**

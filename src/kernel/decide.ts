@@ -103,7 +103,7 @@ const steps: { [K in InputKind]: Step<K> } = {
   toolOutcome: runToolOutcome,
   ownerToolOutcome: (c, input) => asOwner(c, input.keyHash, () => {
     const call = c.tx.get("calls", input.call);
-    return call && call.caller === "owner" ? toolOutcome(c, call, input.body) : err(404, c.msg("tools.calls.notFound", { id: input.call }));
+    return call && call.caller === "owner" ? toolOutcome(c, call, input.body) : err(404, c.say("tools.calls.notFound", { id: input.call }));
   }),
   toolCallback: (c, input) => toolCallback(c, input.task, input.key, input.body),
   tick: (c, input) => tick(c, input.due),
@@ -157,7 +157,7 @@ function callHops(c: Ctx, call: number | undefined): number {
  * through the adapter and the shapes through the schema). The source must still be declared with an adapter.
  */
 function eventsIn(c: Ctx, input: InputOf<"eventsIn">): Reply<EventsAccepted> {
-  if (!own(c.rules.sources, input.source)?.adapter) return err(404, c.msg("in.noAdapter", { source: input.source }));
+  if (!own(c.rules.sources, input.source)?.adapter) return err(404, c.say("in.noAdapter", { source: input.source }));
   const hops = callHops(c, input.viaCall);
   return ok({ events: input.events.map((e) => takeEvent(c, input.source, e, input.intents ?? {}, hops)) });
 }
@@ -183,13 +183,13 @@ function getWork(c: Ctx, input: InputOf<"work">): Reply<WorkAnswer> {
 
 function runFor(c: Ctx, id: number): RunRow | Refusal {
   const run = c.tx.get("runs", id);
-  return run ?? err(404, c.msg("notFound.run", { id }));
+  return run ?? err(404, c.say("notFound.run", { id }));
 }
 
 function runStarted(c: Ctx, input: InputOf<"started">): Reply<Ok> {
   const run = tokenRun(c, input.run, input.token);
   if (isReply(run)) return run;
-  if (!stateIn(runHeldStates, run.state)) return err(409, c.msg("result.ended"));
+  if (!stateIn(runHeldStates, run.state)) return err(409, c.say("result.ended"));
   started(c, run, input.session, input.link);
   return done();
 }
@@ -198,8 +198,8 @@ function runResult(c: Ctx, input: InputOf<"result">): Reply<ResultAnswer> {
   const run = tokenRun(c, input.run, input.token);
   if (isReply(run)) return run;
   const prior = run.results[String(run.attempt)];
-  if (prior) return prior.hash === input.hash ? ok(prior.response) : err(409, c.msg("result.conflict"));
-  if (!stateIn(runHeldStates, run.state)) return err(409, c.msg("result.ended"));
+  if (prior) return prior.hash === input.hash ? ok(prior.response) : err(409, c.say("result.conflict"));
+  if (!stateIn(runHeldStates, run.state)) return err(409, c.say("result.ended"));
   const attempt = run.attempt;
   const rejected = applyResult(c, run, input.result, input.intents ?? {});
   const response = { rejected };
@@ -214,10 +214,10 @@ function runResult(c: Ctx, input: InputOf<"result">): Reply<ResultAnswer> {
 
 /** The run of a run-token input, its token checked: none → 401 (as for keys), no run → 404, not its token → 403. */
 function tokenRun(c: Ctx, run: number, token: string): RunRow | Refusal {
-  if (token === "") return err(401, c.msg("auth.missing"));
+  if (token === "") return err(401, c.say("auth.missing"));
   const row = runFor(c, run);
   if (isReply(row)) return row;
-  return tokenValid(c, row, token) ? row : err(403, c.msg("auth.token"));
+  return tokenValid(c, row, token) ? row : err(403, c.say("auth.token"));
 }
 
 /**
@@ -228,12 +228,12 @@ function tokenRun(c: Ctx, run: number, token: string): RunRow | Refusal {
 function runArtifact(c: Ctx, input: InputOf<"artifact">): Reply<ArtifactStored> {
   const run = tokenRun(c, input.run, input.token);
   if (isReply(run)) return run;
-  if (!stateIn(runHeldStates, run.state)) return err(409, c.msg("result.ended"));
+  if (!stateIn(runHeldStates, run.state)) return err(409, c.say("result.ended"));
   const bytes = utf8Bytes(input.text);
-  if (bytes > artifactMaxBytes) return err(400, c.msg("artifact.tooLarge", { limit: artifactMaxBytes }));
+  if (bytes > artifactMaxBytes) return err(400, c.say("artifact.tooLarge", { limit: artifactMaxBytes }));
   const key = artifactKey(run.id, input.file);
   if (!c.tx.get("artifacts", key) && c.view.artifactsOfRun(run.id) >= artifactsPerRunMax) {
-    return err(409, c.msg("artifact.tooMany", { run: run.id, limit: artifactsPerRunMax }));
+    return err(409, c.say("artifact.tooMany", { run: run.id, limit: artifactsPerRunMax }));
   }
   c.tx.put("artifacts", key, { run: run.id, file: input.file, text: input.text, bytes, at: c.now });
   return ok({ run: run.id, file: input.file, bytes, path: artifactPath(run.id, input.file) });
@@ -249,7 +249,7 @@ function runToolOutcome(c: Ctx, input: InputOf<"toolOutcome">): Reply<Ok> {
   const run = tokenRun(c, input.run, input.token);
   if (isReply(run)) return run;
   const call = c.tx.get("calls", input.call);
-  return call && call.run === run.id ? toolOutcome(c, call, input.body) : err(404, c.msg("tools.calls.notFound", { id: input.call }));
+  return call && call.run === run.id ? toolOutcome(c, call, input.body) : err(404, c.say("tools.calls.notFound", { id: input.call }));
 }
 
 function runCancel(c: Ctx, input: InputOf<"cancel">): Reply<CancelAnswer> {
@@ -257,7 +257,7 @@ function runCancel(c: Ctx, input: InputOf<"cancel">): Reply<CancelAnswer> {
   if (isReply(who)) return who;
   const run = runFor(c, input.run);
   if (isReply(run)) return run;
-  if (stateIn(runEndStates, run.state)) return err(409, c.msg("run.notCancellable"));
+  if (stateIn(runEndStates, run.state)) return err(409, c.say("run.notCancellable"));
   const changed = cancelRun(c, run);
   const after = c.tx.get("runs", run.id);
   assert(after, "cancelled-run-exists");
@@ -285,7 +285,7 @@ function rulesError(c: Ctx, input: InputOf<"rulesError">): Reply<RulesAnswer> {
   const open = openAlert(c, systemCardKey.rulesError());
   if (open && open.text === input.error) return ok({ ok: true, changed: false });
   if (open) closeCard(c, open.id, c.msg("result.notNeeded"));
-  createCard(c, { kind: "notice", key: systemCardKey.rulesError(), title: c.msg(title), text: input.error, rule: null, lane: "", run: null, system: "rulesError" });
+  createCard(c, { kind: "notice", key: systemCardKey.rulesError(), title: c.worded(title), text: input.error, rule: null, lane: "", run: null, system: "rulesError" });
   return ok({ ok: true, changed: true });
 }
 
@@ -295,7 +295,7 @@ function keyNew(c: Ctx, input: InputOf<"keyNew">): Reply<Ok> {
     if (isReply(who)) return who;
   }
   // Whoever held a key for "schedule" or "elsewhere" could post events that read as the hub's own.
-  if (input.keyKind === "source" && reservedSources.includes(input.name)) return err(400, c.msg("key.reserved", { name: input.name }));
+  if (input.keyKind === "source" && reservedSources.includes(input.name)) return err(400, c.say("key.reserved", { name: input.name }));
   for (const hash of c.view.keysNamed(input.keyKind, input.name)) c.tx.del("keys", hash);
   c.tx.put("keys", input.newHash, { kind: input.keyKind, name: input.name, at: c.now });
   return done();

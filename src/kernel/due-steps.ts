@@ -64,8 +64,8 @@ export function dueFailed(c: Ctx, key: string, error: string): Reply<TickAnswer>
   c.tx.put("due", key, { ...row, at: c.now + deadlineRetryDelayMs(failing.failures), failing } satisfies DueRow);
   if (failing.failures === deadlineFailuresBeforeCard) {
     createCard(c, {
-      kind: "notice", key: systemCardKey.deadlineFailing(key), title: c.msg("card.deadlineFailing.title", { due: deadlineLabel(row), n: failing.failures }),
-      text: c.msg("card.deadlineFailing.text", { at: c.iso(failing.dueAt), error }), rule: null, lane: "", run: null, system: "deadlineFailing",
+      kind: "notice", key: systemCardKey.deadlineFailing(key), title: c.worded("card.deadlineFailing.title", { due: deadlineLabel(row), n: failing.failures }),
+      text: c.worded("card.deadlineFailing.text", { at: c.iso(failing.dueAt), error }), rule: null, lane: "", run: null, system: "deadlineFailing",
     });
   }
   return ok({ ok: true, changed: true });
@@ -77,7 +77,7 @@ function workerOffline(c: Ctx, name: string): void {
   const w = c.tx.get("workers", name);
   assert(w?.offlineCard === null, "offline-deadline-names-seen-worker");
   const id = createCard(c, {
-    kind: "notice", key: systemCardKey.offline(name), title: c.msg("card.offline.title", { worker: name }), text: c.msg("card.offline.text"),
+    kind: "notice", key: systemCardKey.offline(name), title: c.worded("card.offline.title", { worker: name }), text: c.worded("card.offline.text"),
     rule: null, lane: "", run: null, system: "offline",
   });
   c.tx.put("workers", name, { ...w, offlineCard: id });

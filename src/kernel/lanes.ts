@@ -12,7 +12,7 @@ import { own } from "./own.js";
 import { moveRun } from "./run-state.js";
 
 /** An event to record: an `events` row without what `recordEvent` gives it (its id, time and empty routing). */
-export type NewEvent = Pick<EventRow, "source" | "sid" | "type" | "subject" | "summary" | "detail" | "link" | "hops" | "internal">;
+export type NewEvent = Pick<EventRow, "source" | "sid" | "type" | "subject" | "summary" | "detail" | "link" | "hops" | "internal" | "texts">;
 
 /** Finds an event by source and the source's id, in this decision's writes or the view. */
 export function findEvent(c: Ctx, source: string, sid: string): EventRow | undefined {

@@ -9,8 +9,8 @@ import { systemCardKey } from "./system-cards.js";
 export function tooDeepNotice(c: Ctx, ev: EventRow): void {
   createCard(c, {
     kind: "notice", key: systemCardKey.hops(ev.source, ev.sid),
-    title: c.msg("card.hops.title", { max: hopsMax }),
-    text: c.msg("card.hops.text", { source: ev.source, id: ev.sid, type: ev.type, hops: ev.hops }),
+    title: c.worded("card.hops.title", { max: hopsMax }),
+    text: c.worded("card.hops.text", { source: ev.source, id: ev.sid, type: ev.type, hops: ev.hops }),
     rule: null, lane: "", run: null, system: "hops",
   });
 }

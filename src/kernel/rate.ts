@@ -36,9 +36,9 @@ export function mayStart(c: Ctx, rule: RuleDef): boolean {
   c.tx.del("starts", rule.name);
   createCard(c, {
     kind: "ask", key: systemCardKey.tooFast(rule.name, c.now), system: "tooFast", rule: null, lane: "", run: null,
-    title: c.msg("rate.title", { rule: rule.name }),
-    text: c.msg("rate.text", { count: max, seconds: ruleStartsWindowMs / 1000 }),
-    options: [c.msg("rate.resume"), c.msg("rate.keep")], recommend: 1, about: rule.name,
+    title: c.worded("rate.title", { rule: rule.name }),
+    text: c.worded("rate.text", { count: max, seconds: ruleStartsWindowMs / 1000 }),
+    options: [c.worded("rate.resume"), c.worded("rate.keep")], recommend: 1, about: rule.name,
   });
   return false;
 }

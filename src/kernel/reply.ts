@@ -4,6 +4,7 @@
  * protocol's error body. Every step builds its answer here, so a refusal's shape is written once.
  */
 import type { ErrorBody } from "../protocol/responses.js";
+import type { RefusalBody } from "../i18n/messages.js";
 
 /** The statuses of a refusal: the kernel's 4xx, and the shell's 500 (a decision threw) and 503 (busy, closing). */
 export type RefusalStatus = 400 | 401 | 403 | 404 | 409 | 410 | 429 | 500 | 503;
@@ -23,8 +24,11 @@ export const ok = <const B>(body: B): Answer<B> => ({ status: 200, body });
 /** The plain acknowledgement `{ ok: true }` (protocol `Ok`). */
 export const done = (): Answer<{ ok: true }> => ok({ ok: true });
 
-/** A refusal with `status` and the text `error` (in the hub's language, or the protocol's fixed text). */
-export const refuse = (status: RefusalStatus, error: string): Refusal => ({ status, body: { error } });
+/**
+ * A refusal with `status` and its body: the text (in the hub's language, or the protocol's fixed text) with its
+ * message id and params (`Ctx.say`, `fixedRefusal`), so every client words it in its own language (issue 27 #2).
+ */
+export const refuse = (status: RefusalStatus, body: RefusalBody): Refusal => ({ status, body });
 
 /**
  * Whether `x` is a reply rather than the value a lookup found (a caller, a run, a card, a rule): only a reply has both

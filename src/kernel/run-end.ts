@@ -63,8 +63,8 @@ export function failRun(c: Ctx, run: RunRow, error: string): void {
   const rule = c.rule(run.rule);
   if (run.failures >= failuresBeforeCancel) {
     createCard(c, {
-      kind: "notice", title: c.msg("card.gaveUp.title", { rule: run.rule, n: run.failures }),
-      text: c.msg("card.gaveUp.text", { run: run.id, error }), rule: rule ?? null, lane: run.lane, run: run.id, system: "gaveUp",
+      kind: "notice", title: c.worded("card.gaveUp.title", { rule: run.rule, n: run.failures }),
+      text: c.worded("card.gaveUp.text", { run: run.id, error }), rule: rule ?? null, lane: run.lane, run: run.id, system: "gaveUp",
     });
     endRun(c, run, "cancelled");
     return;
@@ -99,8 +99,8 @@ export function failRun(c: Ctx, run: RunRow, error: string): void {
   putLane(c, lane);
   if (run.failures === failuresBeforeCard) {
     run.retryCard = createCard(c, {
-      kind: "notice", title: c.msg("card.failing.title", { rule: run.rule, n: run.failures }),
-      text: c.msg("card.failing.text", { run: run.id, error }),
+      kind: "notice", title: c.worded("card.failing.title", { rule: run.rule, n: run.failures }),
+      text: c.worded("card.failing.text", { run: run.id, error }),
       rule: rule ?? null, lane: run.lane, run: run.id, system: "failing",
     });
   }
@@ -146,8 +146,8 @@ export function leaseExpired(c: Ctx, runId: number): void {
   // A run with a lease was claimed, so it has its worker.
   assert(run.worker !== null, "leased-run-has-worker");
   createCard(c, {
-    kind: "notice", key: systemCardKey.uncertain(run.id), title: c.msg("card.uncertain.title", { run: run.id, rule: run.rule }),
-    text: c.msg("card.uncertain.text", { worker: run.worker }), rule: null, lane: "", run: run.id, system: "uncertain",
+    kind: "notice", key: systemCardKey.uncertain(run.id), title: c.worded("card.uncertain.title", { run: run.id, rule: run.rule }),
+    text: c.worded("card.uncertain.text", { worker: run.worker }), rule: null, lane: "", run: run.id, system: "uncertain",
   });
 }
 
@@ -191,7 +191,7 @@ export function cancelOrphans(c: Ctx, names: Set<string>): void {
     const run = c.tx.get("runs", row.id);
     assert(run, "orphaned-run-exists");
     createCard(c, {
-      kind: "notice", title: c.msg("card.ruleGone.title", { rule: run.rule, run: run.id }), text: c.msg("card.ruleGone.text"),
+      kind: "notice", title: c.worded("card.ruleGone.title", { rule: run.rule, run: run.id }), text: c.worded("card.ruleGone.text"),
       rule: null, lane: "", run: run.id, system: "ruleGone",
     });
     endRun(c, run, "cancelled");

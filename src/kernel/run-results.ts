@@ -63,7 +63,7 @@ export function applyResult(c: Ctx, run: RunRow, result: Result, intents: Intent
     if (why) rejected.push({ event: e.id, reason: why });
   }
   if (rule?.tell === "always" && result.outcome === "done" && !madeCard) {
-    createCard(c, { kind: "notice", fyi: true, title: c.msg("card.done.title", { rule: rule.name }), text: result.summary ?? "", rule, lane: run.lane, run: run.id });
+    createCard(c, { kind: "notice", fyi: true, title: c.worded("card.done.title", { rule: rule.name }), text: result.summary ?? "", rule, lane: run.lane, run: run.id });
   }
   endRun(c, run, result.outcome);
   return rejected;

@@ -24,23 +24,23 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply<TellAnswer> {
   let source: string;
   const task = c.rules.elsewhere.find((e) => e.name === b.task); // none when b.task is undefined
   if (who.kind === "source") {
-    if (b.task !== undefined) return err(403, c.msg("tell.sourceTask"));
+    if (b.task !== undefined) return err(403, c.say("tell.sourceTask"));
     speaker = `source:${who.name}`;
     source = who.name;
   } else {
-    if (b.task === undefined) return err(400, c.msg("field.required", { field: "task" }));
-    if (!task) return err(404, c.msg("tell.noTask", { name: b.task }));
+    if (b.task === undefined) return err(400, c.say("field.required", { field: "task" }));
+    if (!task) return err(404, c.say("tell.noTask", { name: b.task }));
     const worker = task.to !== null ? own(c.rules.agents, task.to)!.worker : undefined; // parseRules checked the agent exists
-    if (worker !== who.name) return err(403, c.msg("tell.notYourTask", { name: task.name }));
+    if (worker !== who.name) return err(403, c.say("tell.notYourTask", { name: task.name }));
     // A task name may hold ":" (the separator of the notice key below): escaped, so no name and key pair reads as
     // another. Source names cannot hold ":" or a backslash, and task names without them keep the key they always had.
     speaker = `task:${task.name.replace(/[\\:]/g, "\\$&")}`;
     source = task.source ?? elsewhereSource;
   }
   if (b.ask) {
-    if (b.key !== undefined || b.text !== undefined) return err(400, c.msg("tell.askOrText"));
+    if (b.key !== undefined || b.text !== undefined) return err(400, c.say("tell.askOrText"));
     const rule = task ? c.rule(task.name) : undefined;
-    if (!task || !rule) return err(400, c.msg("tell.askNeedsCwd"));
+    if (!task || !rule) return err(400, c.say("tell.askNeedsCwd"));
     const existing = openCardByKey(c, rule.name, "", dedupKey(b.ask));
     if (existing) return { status: 200, body: { card: existing.id, duplicate: true } };
     const id = createCard(c, {
@@ -51,8 +51,8 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply<TellAnswer> {
     assert(id !== null, "tell-ask-made");
     return { status: 200, body: { card: id, duplicate: false } };
   }
-  if (b.key === undefined) return err(400, c.msg("field.required", { field: "key" }));
-  if (b.text === undefined) return err(400, c.msg("field.required", { field: "text" }));
+  if (b.key === undefined) return err(400, c.say("field.required", { field: "key" }));
+  if (b.text === undefined) return err(400, c.say("field.required", { field: "text" }));
   const title = b.title ?? (task ? task.name : own(c.rules.sources, source)?.name ?? source);
   const sent = sentFyiNotice(c, speaker, b.key);
   if (sent !== undefined) return { status: 200, body: { card: sent, duplicate: true } };

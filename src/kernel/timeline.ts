@@ -19,7 +19,10 @@ import { runEndStates, stateIn } from "./states.js";
  * in its fixed language (`{ fixed }`: `fixedText`, e.g. a manual run's summary; shown as it is where the client cannot
  * word it anew), or a text of its own.
  */
-export type TextParam = string | number | { at: string } | { fixed: string } | Text;
+export type TextParam = string | number | { at: string } | { fixed: string; text?: WireTextLike } | Text;
+
+/** A text as the hub stores it beside its words (`code` + `params`; i18n `WireText`), read as it came. */
+export interface WireTextLike { code: string; params: Record<string, unknown> }
 
 /** A text for a person as data: a catalog message id and its parameters. */
 export interface Text { id: MessageId; params?: Readonly<Record<string, TextParam>> }
@@ -31,14 +34,15 @@ export interface Step { at: string; text: Text }
 export interface Wording {
   say: (id: MessageId, params: Record<string, string | number>) => string;
   time: (iso: string) => string;
-  fixed?: (text: string) => string;
+  /** A fixed text: worded anew from its id and params (`data`) where the client can, else shown as it is. */
+  fixed?: (text: string, data?: WireTextLike) => string;
 }
 
 /** The words of `text`, its parameters worded first (a text inside a text, a time in the client's zone). */
 export function renderText(text: Text, w: Wording): string {
   const params: Record<string, string | number> = {};
   for (const [k, v] of Object.entries(text.params ?? {})) {
-    params[k] = typeof v !== "object" ? v : "id" in v ? renderText(v, w) : "at" in v ? w.time(v.at) : (w.fixed ?? ((s) => s))(v.fixed);
+    params[k] = typeof v !== "object" ? v : "id" in v ? renderText(v, w) : "at" in v ? w.time(v.at) : (w.fixed ?? ((s) => s))(v.fixed, v.text);
   }
   return w.say(text.id, params);
 }
@@ -155,12 +159,14 @@ function moveText(kind: string, from: string | null, me: Row): Text {
 
 /**
  * An event as the timeline names it: `source/id type[ subject][ — summary]`. The summary of a manual run is the
- * protocol's fixed Chinese text (`{ fixed }`): a client that knows the catalog's texts shows it in its language.
+ * protocol's fixed Chinese text (`{ fixed }`) with its message id and params beside (issue 27 #2; none in events of
+ * older hubs): a client shows it in its language from those.
  */
 function eventLine(r: Row): Text {
   const name = `${r.source as string}/${r.sid as string} ${r.type as string}${r.subject ? ` ${r.subject as string}` : ""}`;
   if (!r.summary) return { id: "why.eventName", params: { name } };
-  const summary: TextParam = r.type === manualEventType ? { fixed: r.summary as string } : (r.summary as string);
+  const data = (r.texts as { summary?: WireTextLike } | undefined)?.summary;
+  const summary: TextParam = r.type === manualEventType ? { fixed: r.summary as string, ...(data ? { text: data } : {}) } : (r.summary as string);
   return { id: "why.eventSummary", params: { name, summary } };
 }
 

@@ -19,6 +19,7 @@
  *                 deadline `toolTask`); the callback ends it (ok / error), the deadline with `timeout`. Ended calls
  *                 are counted per quarter hour and plugin (`toolstats`), for `status`.
  */
+import type { Worded } from "../i18n/messages.js";
 import type { Ctx } from "./context.js";
 import type { CardRow, KnownPlugin, RunRow, ToolCallRow, ToolCallStatus, ToolCallsMeta } from "./types.js";
 import { approvalOf, approvalRuleFor, approvalsOf, approvalWaitSecondsOf, ownerSessionKey, starMatch, toolSessionKey } from "./rules.js";
@@ -50,7 +51,7 @@ const endStatuses: readonly ToolCallStatus[] = ["ok", "error", "timeout", "oom",
 export function callDecisionOf(c: Ctx, call: ToolCallRow): ToolCallDecision {
   const out: ToolCallDecision = { call: call.id, decision: call.decision, sessionKey: call.sessionKey };
   if (call.card !== null) out.card = call.card;
-  if (call.reason !== null) out.reason = call.reason;
+  if (call.reason !== null) Object.assign(out, { reason: call.reason }, call.reasonText ? { reasonText: call.reasonText } : {});
   if (call.decision === "prompt" && call.waitUntil !== null) out.waitUntil = c.iso(call.waitUntil);
   return out;
 }
@@ -104,7 +105,7 @@ const decidingFields = ["manifestDigest", "builtIn", "disableModelInvocation", "
  */
 function decidable(c: Ctx, body: ToolCallBody): DecidableBody | Refusal {
   const missing = decidingFields.find((f) => body[f] === undefined);
-  return missing === undefined ? (body as DecidableBody) : err(400, c.msg("field.required", { field: missing }));
+  return missing === undefined ? (body as DecidableBody) : err(400, c.say("field.required", { field: missing }));
 }
 
 /** A call as first recorded, before its decision is filled in. A refused call may lack the plugin's facts. */
@@ -119,26 +120,28 @@ function newCall(c: Ctx, run: RunRow | null, by: string, sessionKey: string, bod
   };
 }
 
+/** A call's reason: the hub's words and, written from the catalog, their id and params (issue 27 #2). */
+const setReason = (call: ToolCallRow, r: string | Worded) => void Object.assign(call, typeof r === "string" ? { reason: r } : { reason: r.words, reasonText: r.text });
+
 /** Records a denied call with `reason` and answers with it. */
-function deny(c: Ctx, call: ToolCallRow, why: ToolCallRow["why"], reason: string): Reply<ToolCallDecision> {
+function deny(c: Ctx, call: ToolCallRow, why: ToolCallRow["why"], reason: string | Worded): Reply<ToolCallDecision> {
   call.decision = "deny";
   call.why = why;
-  call.reason = reason;
+  setReason(call, reason);
   endCall(c, call, "denied");
   return ok(callDecisionOf(c, call));
 }
 
 /** The deny reason of an approval verdict, in the hub's language. */
-function denyReason(c: Ctx, why: ToolCallRow["why"], index: number | null, tool: string): string {
-  return why === "hidden" ? c.msg("tools.calls.deny.hidden", { tool }) : c.msg("tools.calls.deny.approval", { index: index ?? 0, tool });
+function denyReason(c: Ctx, why: ToolCallRow["why"], index: number | null, tool: string): Worded {
+  return why === "hidden" ? c.worded("tools.calls.deny.hidden", { tool }) : c.worded("tools.calls.deny.approval", { index: index ?? 0, tool });
 }
 
 /**
  * The facts an agent's call is decided by: the hub's own (`known`: built in, kind, hidden, an HTTP tool's reach) over
- * the caller's. Of a plugin the hub does not
- * know, only what cannot loosen the decision is taken from the caller: it is not built in (so its first use asks
- * unless trusted), hidden from models when the caller says so; the caller's kind is kept for the card and the record
- * (with it not built in, no kind lets a call through that would otherwise ask).
+ * the caller's. Of a plugin the hub does not know, only what cannot loosen the decision is taken from the caller: it is
+ * not built in (so its first use asks unless trusted), hidden from models when the caller says so; the caller's kind
+ * is kept for the card and the record (with it not built in, no kind lets a call through that would otherwise ask).
  */
 function decidedBy(body: DecidableBody, known: KnownPlugin | null): DecidableBody {
   if (!known) return { ...body, builtIn: false };
@@ -156,8 +159,8 @@ function decidedBy(body: DecidableBody, known: KnownPlugin | null): DecidableBod
  * refused the call before asking: unknown plugin or tool, bad arguments, not offered) is recorded denied, as it is.
  */
 export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: KnownPlugin | null): Reply<ToolCallDecision> {
-  if (!stateIn(runHeldStates, run.state)) return err(409, c.msg("tools.calls.runEnded", { run: run.id }));
-  if (c.view.toolCallsOfRun(run.id) >= toolCallsPerRunMax) return err(429, c.msg("tools.calls.tooMany", { run: run.id, limit: toolCallsPerRunMax }));
+  if (!stateIn(runHeldStates, run.state)) return err(409, c.say("tools.calls.runEnded", { run: run.id }));
+  if (c.view.toolCallsOfRun(run.id) >= toolCallsPerRunMax) return err(429, c.say("tools.calls.tooMany", { run: run.id, limit: toolCallsPerRunMax }));
   const sessionKey = run.job?.sessionKey ?? toolSessionKey(run.rule, run.lane);
   if (input.refused) return refused(c, newCall(c, run, run.agent ?? "", sessionKey, input), input.refused);
   const claimed = decidable(c, input);
@@ -165,12 +168,12 @@ export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: K
   const body = decidedBy(claimed, known);
   const call = newCall(c, run, run.agent ?? "", sessionKey, body);
   if (!(run.job?.tools ?? []).some((p) => starMatch(p, body.tool))) {
-    return deny(c, call, "notOffered", c.msg("tools.calls.deny.notOffered", { rule: run.rule, tool: body.tool }));
+    return deny(c, call, "notOffered", c.worded("tools.calls.deny.notOffered", { rule: run.rule, tool: body.tool }));
   }
   // An HTTP tool that sends a credential to a URL the agent chooses: denied unless the owner said so (issue 26 #11).
   const http = body.http;
   if (http?.authRef && http.anyUrl && approvalRuleFor(approvalsOf(c.rules), call.plugin, body.tool)?.rule.credential_any_url !== true) {
-    return deny(c, call, "credentialAnyUrl", c.msg("tools.calls.deny.credentialAnyUrl", { tool: body.tool, ref: http.authRef }));
+    return deny(c, call, "credentialAnyUrl", c.worded("tools.calls.deny.credentialAnyUrl", { tool: body.tool, ref: http.authRef }));
   }
   const verdict = approvalOf(approvalsOf(c.rules), {
     plugin: call.plugin, tool: body.tool, caller: "agent", sessionKey, disableModelInvocation: body.disableModelInvocation,
@@ -189,16 +192,13 @@ export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: K
     if (c.now - grant.at < toolGrantValidMs) {
       call.why = "grant";
       call.card = grant.card;
-      return grant.decision === "allow" ? allow(c, call) : deny(c, call, "grant", c.msg("tools.calls.deny.answer", { tool: body.tool, card: grant.card }));
+      return grant.decision === "allow" ? allow(c, call) : deny(c, call, "grant", c.worded("tools.calls.deny.answer", { tool: body.tool, card: grant.card }));
     }
   }
   return prompt(c, call, run, body);
 }
 
-/**
- * Records a call its caller's tool host refused before asking (the body's `refused`): denied with the host's reason
- * after its code (`tools.unknown_plugin: …`), why `refused`. Nothing else is looked at: the plugin may not exist.
- */
+/** A call its tool host refused before asking (`refused`): denied with the host's code and reason; nothing else looked at. */
 function refused(c: Ctx, call: ToolCallRow, r: NonNullable<ToolCallBody["refused"]>): Reply<ToolCallDecision> {
   return deny(c, call, "refused", `${r.code}: ${r.reason}`);
 }
@@ -216,9 +216,9 @@ function allow(c: Ctx, call: ToolCallRow): Reply<ToolCallDecision> {
 }
 
 /** Ends an allowed call that will get no outcome: `error`, with why (worker lost), its deadline taken off. */
-function lose(c: Ctx, call: ToolCallRow, reason: string): void {
+function lose(c: Ctx, call: ToolCallRow, reason: Worded): void {
   c.undue("toolLost", call.id);
-  call.reason = reason;
+  setReason(call, reason);
   endCall(c, call, "error");
 }
 
@@ -229,14 +229,14 @@ function lose(c: Ctx, call: ToolCallRow, reason: string): void {
 export function endLostCalls(c: Ctx, run: number): void {
   for (const seen of c.view.allowedCallsOfRun(run)) {
     const call = c.tx.get("calls", seen.id);
-    if (call?.status === "allowed") lose(c, call, c.msg("tools.calls.lost.runEnded", { run }));
+    if (call?.status === "allowed") lose(c, call, c.worded("tools.calls.lost.runEnded", { run }));
   }
 }
 
 /** The deadline `toolLost` of an allowed call came and no outcome did: it ends `error`, worker lost. */
 export function toolLostDue(c: Ctx, id: number): void {
   const call = c.tx.get("calls", id);
-  if (call?.status === "allowed") lose(c, call, c.msg("tools.calls.lost.waited", { minutes: toolCallOutcomeWaitMs / 60_000 }));
+  if (call?.status === "allowed") lose(c, call, c.worded("tools.calls.lost.waited", { minutes: toolCallOutcomeWaitMs / 60_000 }));
 }
 
 /**
@@ -381,7 +381,7 @@ export function ownerToolCall(c: Ctx, keyName: string, input: ToolCallBody): Rep
  * @returns the refusal, or null when the answer was recorded.
  */
 export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by: string): Refusal | null {
-  if (choice === null) return err(400, c.msg("tools.calls.choiceNeeded"));
+  if (choice === null) return err(400, c.say("tools.calls.choiceNeeded"));
   const call = card.toolCall === undefined ? undefined : c.tx.get("calls", card.toolCall);
   assert(call, "tool-card-has-call");
   const allowed = choice !== optionDeny;
@@ -395,7 +395,7 @@ export function answerToolCard(c: Ctx, card: CardRow, choice: number | null, by:
     c.undue("toolWait", call.id);
     call.why = "answer";
     if (allowed) allow(c, call);
-    else deny(c, call, "answer", c.msg("tools.calls.deny.answer", { tool: call.tool, card: card.id }));
+    else deny(c, call, "answer", c.worded("tools.calls.deny.answer", { tool: call.tool, card: card.id }));
     const from = card.state;
     card.state = "closed";
     card.choice = choice;
@@ -435,15 +435,15 @@ export function toolWaitDue(c: Ctx, id: number): void {
  * credential), with the deadline `timeoutMs` (default `toolCallTimeoutMsDefault`) from now.
  */
 export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): Reply<Ok> {
-  if (body.status === "parked" && body.taskId === undefined) return err(400, c.msg("tools.calls.taskIdNeeded"));
-  if (body.status !== "parked" && (body.taskId !== undefined || body.callbackKey !== undefined)) return err(400, c.msg("tools.calls.taskIdOnlyParked"));
+  if (body.status === "parked" && body.taskId === undefined) return err(400, c.say("tools.calls.taskIdNeeded"));
+  if (body.status !== "parked" && (body.taskId !== undefined || body.callbackKey !== undefined)) return err(400, c.say("tools.calls.taskIdOnlyParked"));
   if (call.reported !== null) {
     if (call.reported === body.status && call.durationMs === body.durationMs) return done();
-    return err(409, c.msg("tools.calls.ended", { id: call.id, status: call.reported }));
+    return err(409, c.say("tools.calls.ended", { id: call.id, status: call.reported }));
   }
   // Ended with no outcome (worker lost): a report that comes after it is one of an ended call.
-  if (call.status === "error") return err(409, c.msg("tools.calls.ended", { id: call.id, status: call.status }));
-  if (call.status !== "allowed") return err(409, c.msg("tools.calls.notAllowed", { id: call.id, decision: call.status }));
+  if (call.status === "error") return err(409, c.say("tools.calls.ended", { id: call.id, status: call.status }));
+  if (call.status !== "allowed") return err(409, c.say("tools.calls.notAllowed", { id: call.id, decision: call.status }));
   c.undue("toolLost", call.id);
   call.reported = body.status;
   call.durationMs = body.durationMs;
@@ -451,12 +451,12 @@ export function toolOutcome(c: Ctx, call: ToolCallRow, body: ToolOutcomeBody): R
     endCall(c, call, body.status);
     return done();
   }
-  if ((c.tx.get("meta", "toolCalls")?.parked ?? 0) >= toolParkedCallsMax) return err(429, c.msg("tools.calls.tooManyParked", { limit: toolParkedCallsMax }));
+  if ((c.tx.get("meta", "toolCalls")?.parked ?? 0) >= toolParkedCallsMax) return err(429, c.say("tools.calls.tooManyParked", { limit: toolParkedCallsMax }));
   const hash = toolTaskHash(c.env.master, body.taskId!);
   const holder = c.tx.get("tasks", hash);
   const held = holder ? c.tx.get("calls", holder.call)?.status === "parked" : false;
   // A call without a key is reached by its task id alone: two parked calls cannot share it.
-  if (held && body.callbackKey === undefined) return err(409, c.msg("tools.calls.taskReused"));
+  if (held && body.callbackKey === undefined) return err(409, c.say("tools.calls.taskReused"));
   // An id whose task ended is free again (issue 34 #3: corlinman's plugins reuse theirs): a new task; the ended call
   // keeps its result in the audit. One a parked call still holds stays that call's on the legacy path; this call is
   // reached through its own key.

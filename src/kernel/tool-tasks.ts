@@ -27,14 +27,14 @@ export function toolCallback(c: Ctx, task: string, key: string | null, body: Plu
   const row = c.tx.get("tasks", key === null ? taskHash : toolCallbackKeyHash(c.env.master, key));
   const bound = key === null || (row?.task !== undefined && safeEqual(row.task, taskHash));
   const call = row && bound ? c.tx.get("calls", row.call) : undefined;
-  if (!call) return err(404, c.msg("tools.callback.unknown"));
+  if (!call) return err(404, c.say("tools.callback.unknown"));
   assert(call.deadline !== null, "task-call-parked");
   if (key === null && [...task].length < toolTaskIdLegacyMinChars && approvalsOf(c.rules).find((r) => r.plugin === call.plugin && r.tool === null)?.legacy_callback_short_ids !== true) {
-    return err(403, c.msg("tools.callback.legacyShort", { plugin: call.plugin, min: toolTaskIdLegacyMinChars }));
+    return err(403, c.say("tools.callback.legacyShort", { plugin: call.plugin, min: toolTaskIdLegacyMinChars }));
   }
-  if (call.status === "timeout" || (call.status === "parked" && c.now >= call.deadline)) return err(410, c.msg("tools.callback.late"));
-  if (call.status !== "parked") return err(410, c.msg("tools.callback.ended", { status: call.status }));
-  if (body.status === "error" && body.error === undefined) return err(400, c.msg("tools.callback.errorNeeded"));
+  if (call.status === "timeout" || (call.status === "parked" && c.now >= call.deadline)) return err(410, c.say("tools.callback.late"));
+  if (call.status !== "parked") return err(410, c.say("tools.callback.ended", { status: call.status }));
+  if (body.status === "error" && body.error === undefined) return err(400, c.say("tools.callback.errorNeeded"));
   c.undue("toolTask", call.id);
   moveParked(c, -1);
   if (body.status === "success") {

@@ -10,6 +10,7 @@ import type {
   ResumeAnswer, RunNowAnswer, TellAnswer, ToolCallDecision, WorkAnswer,
 } from "../protocol/responses.js";
 import type { Reply } from "./reply.js";
+import type { CardTexts, WireText } from "../i18n/messages.js";
 import type { CardState, KeyKind, RunOutcome, RunState, ToolCallStatus } from "./states.js";
 
 /** The shared enumerations live in states.ts (imported by the protocol's shapes too); re-exported for the kernel's rows. */
@@ -50,6 +51,8 @@ export interface EventRow {
   internal: "answer" | "timer" | "manual" | "cron" | "receipt" | null;
   /** Recorded but not dispatched because its hops went past the limit. */
   tooDeep?: boolean;
+  /** An event the hub made: its summary as a message id and params (issue 27 #2: a manual run's, `fixedText`). */
+  texts?: { summary: WireText };
 }
 
 /** A `later` timer as it joins a run: its key, what it is about, when it was set for (ms), the run that set it. */
@@ -94,10 +97,7 @@ export interface RunRow {
   job: JobSnapshot | null;
   /** The session the agent reported for this run, if any. */
   session: string | null;
-  /**
-   * The session the next attempt should try to continue (answers, timers, retries), and the agent id that had it:
-   * only that agent continues it (`agent` null: not known, so not continued).
-   */
+  /** The session the next attempt continues (answers, timers, retries), for its agent only (null agent: none does). */
   sessionHint: { session: string; agent: string | null } | null;
   link: string | null;
   createdAt: number;
@@ -192,6 +192,8 @@ export interface CardRow {
   deliveries: Record<string, Delivery>;
   /** A `toolApproval` card: the tool call it asks about (issue 16). Absent on every other card. */
   toolCall?: number;
+  /** A card the hub wrote: its title, text and options as message ids and params (issue 27 #2; `CardTexts`). */
+  texts?: CardTexts;
   /** The card template a receipt or tell named (`<plugin>/<template>`; issue 18). Absent on every other card. */
   template?: string;
 }
@@ -322,8 +324,8 @@ export interface ToolCallRow {
   why: ToolCallWhy;
   /** The entry of rules.json's `approvals` that decided, by its place; null when none did. */
   approval: number | null;
-  /** Why it was denied, or why the hub ended it `error` with no outcome (worker lost), in the hub's language; null otherwise. */
-  reason: string | null;
+  /** Why it was denied, or the hub ended it `error` (worker lost), in the hub's language (`reasonText`: as data). */
+  reason: string | null; reasonText?: WireText;
   /** The approval card of a `prompt`. */
   card: number | null;
   /** Until when the agent's call is held for the owner's answer. */
@@ -488,10 +490,7 @@ export type Decision<B = Answers[InputKind]> = Reply<B> & {
 export interface Env {
   /** The master key (random bytes of master.key); run tokens and card links derive from it. */
   master: Buffer;
-  /**
-   * The hub's language: it words refusals and the cards the hub writes (text for a person). Never text that goes
-   * into events, jobs or other data: that is the same on every machine (i18n/messages.ts `fixedText`).
-   */
+  /** The hub's language, of its refusals and cards (never of events, jobs or other data: i18n `fixedText`). */
   lang: "zh" | "en";
   /** Base URL of card link pages (`publicUrl`, else the local listen address), or null. */
   publicUrl: string | null;

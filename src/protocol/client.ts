@@ -5,6 +5,7 @@
  * sees it (response-check.ts), so callers get typed values and never cast a body. A non-2xx answer is a `HubError`;
  * a 2xx answer of the wrong shape is a `ProtocolError`.
  */
+import { shown, type Lang } from "../i18n/messages.js";
 import type { ErrorObject } from "ajv";
 import { endpoints, pathOf, type BodyOf, type EndpointName, type EndpointSpec, type ParamsOf, type QueryOf } from "./endpoints.js";
 import { checkResponse, type ResponseShape } from "./response-check.js";
@@ -13,8 +14,17 @@ import type { KeyKind } from "../kernel/states.js";
 
 /** The hub refused a call (4xx, 5xx): its status, and its `{ error }` text when it sent one. */
 export class HubError extends Error {
-  constructor(readonly status: number, readonly error: string | null, message: string) {
+  /**
+   * @param error the hub's text (its language), null when the body was no refusal
+   * @param code the refusal's message id and `params` its parameters (issue 27 #2; a hub before it sends neither)
+   */
+  constructor(readonly status: number, readonly error: string | null, message: string, readonly code?: string, readonly params?: unknown) {
     super(message);
+  }
+
+  /** The refusal in `lang`: worded anew from `code` + `params` when this client knows the code, else the hub's words. */
+  shownIn(lang: Lang): string {
+    return shown(lang, { code: this.code, params: this.params }, this.message);
   }
 }
 
@@ -74,7 +84,7 @@ export class HubClient {
     if (!res.ok) {
       const refusal = checkResponse("ErrorBody", data);
       const error = refusal.ok ? refusal.value.error : null;
-      throw new HubError(res.status, error, error ?? `HTTP ${res.status}`);
+      throw new HubError(res.status, error, error ?? `HTTP ${res.status}`, refusal.ok ? refusal.value.code : undefined, refusal.ok ? refusal.value.params : undefined);
     }
     const response = endpoints[name].response;
     const checked = checkResponse(response, data);

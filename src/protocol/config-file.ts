@@ -4,7 +4,7 @@
  * with its line and column. Pure: text in. The home reads the file (src/host/home.ts `readConfig`), `check` too.
  */
 import type { ErrorObject } from "ajv";
-import { t, type Lang } from "../i18n/messages.js";
+import { t, type Lang, render } from "../i18n/messages.js";
 import { rulesFileDepthMax } from "../kernel/limits.js";
 import { fileProblems, lineColumn, type KeywordMessages } from "./file-problems.js";
 import { firstInFile, readJson } from "./json-file.js";
@@ -23,9 +23,9 @@ type Validator = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null
 export function parseConfig(text: string, lang: Lang): ConfigParse {
   // Nesting as deep as rules.json may go: a channel's options are the only objects inside objects.
   const read = readJson(text, { comments: false, depthMax: rulesFileDepthMax }, lang);
-  if (!read.ok) return { ok: false, error: t(lang, read.id, read.params), ...lineColumn(text, read.offset) };
+  if (!read.ok) return { ok: false, error: render(lang, read), ...lineColumn(text, read.offset) };
   const validate = validateConfigFile as Validator;
   if (validate(read.value)) return { ok: true, config: read.value as ConfigFile };
   const first = firstInFile(fileProblems(validate.errors ?? [], read.value, configMessages), text, read.root);
-  return { ok: false, error: t(lang, first.id, first.params), ...first.place };
+  return { ok: false, error: render(lang, first), ...first.place };
 }

@@ -3,7 +3,7 @@
  * catalog. Shared by the hub's input validation (validate.ts) and the client's check of answers (response-check.ts).
  */
 import type { ErrorObject } from "ajv";
-import { localize, t, type Lang } from "../i18n/messages.js";
+import { render, said, type Lang, type Said } from "../i18n/messages.js";
 
 /** Turns an Ajv instance path (`/ask/0/title`) into a field name people read (`ask[0].title`). */
 export function fieldName(instancePath: string, extra?: string): string {
@@ -14,47 +14,51 @@ export function fieldName(instancePath: string, extra?: string): string {
   return out || "body";
 }
 
-/** Formats the first Ajv error as a catalog message naming the field. */
+/** Formats the first Ajv error as a catalog message naming the field, in `lang`. */
 export function describeError(e: ErrorObject, lang: Lang): string {
+  return render(lang, saidError(e));
+}
+
+/** The first Ajv error as a text as data (issue 27 #2): a catalog message naming the field, with its params. */
+export function saidError(e: ErrorObject): Said {
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
     case "required":
-      return t(lang, "field.required", { field: fieldName(e.instancePath, String(p.missingProperty)) });
+      return said("field.required", { field: fieldName(e.instancePath, String(p.missingProperty)) });
     case "additionalProperties":
-      return t(lang, "field.unknown", { field: fieldName(e.instancePath, String(p.additionalProperty)) });
+      return said("field.unknown", { field: fieldName(e.instancePath, String(p.additionalProperty)) });
     case "type":
-      return t(lang, "field.type", { field: fieldName(e.instancePath), type: String(p.type) });
+      return said("field.type", { field: fieldName(e.instancePath), type: String(p.type) });
     case "maxLength":
-      return t(lang, "field.maxLength", { field: fieldName(e.instancePath), limit: Number(p.limit) });
+      return said("field.maxLength", { field: fieldName(e.instancePath), limit: Number(p.limit) });
     case "minLength":
-      return t(lang, "field.minLength", { field: fieldName(e.instancePath) });
+      return said("field.minLength", { field: fieldName(e.instancePath) });
     case "pattern": {
-      return t(lang, "field.pattern", { field: fieldName(e.instancePath), what: patternWhat(e, lang) });
+      return said("field.pattern", { field: fieldName(e.instancePath), what: patternWhat(e) });
     }
     case "const":
     case "enum":
-      return t(lang, "field.enum", { field: fieldName(e.instancePath), values: JSON.stringify(p.allowedValue ?? p.allowedValues) });
+      return said("field.enum", { field: fieldName(e.instancePath), values: JSON.stringify(p.allowedValue ?? p.allowedValues) });
     case "maximum":
     case "minimum":
-      return t(lang, "field.range", { field: fieldName(e.instancePath) });
+      return said("field.range", { field: fieldName(e.instancePath) });
     case "maxItems":
-      return t(lang, "field.maxItems", { field: fieldName(e.instancePath), limit: Number(p.limit) });
+      return said("field.maxItems", { field: fieldName(e.instancePath), limit: Number(p.limit) });
     case "minItems":
-      return t(lang, "field.minItems", { field: fieldName(e.instancePath), limit: Number(p.limit) });
+      return said("field.minItems", { field: fieldName(e.instancePath), limit: Number(p.limit) });
     default:
-      return t(lang, "field.invalid", { field: fieldName(e.instancePath) });
+      return said("field.invalid", { field: fieldName(e.instancePath) });
   }
 }
 
 /**
- * What the string pattern of a failed `pattern` check asks for, in `lang`. A schema's `description` is the English
- * text of a `pattern.*` catalog message (protocol/schema.json publishes the English), shown in `lang` with its numbers
- * kept; a description that is no catalog text (a plugin's own schema) stays as it is, and without one the pattern is
- * shown. tests/pattern-texts.test.ts checks that every pattern of our schemas has its catalog text.
+ * What the string pattern of a failed `pattern` check asks for: the message its schema names in `x-text`
+ * (`patternText`, src/protocol/shapes.ts), else the schema's own `description` (a plugin's own schema), else the
+ * pattern itself. tests/pattern-texts.test.ts checks that every pattern of our schemas names its message.
  */
-export function patternWhat(e: ErrorObject, lang: Lang): string {
-  const description = (e.parentSchema as { description?: string } | undefined)?.description;
-  return description === undefined ? String(e.params.pattern) : localize(description, lang);
+export function patternWhat(e: ErrorObject): Said | string {
+  const schema = e.parentSchema as { description?: string; "x-text"?: Said } | undefined;
+  return schema?.["x-text"] ?? schema?.description ?? String(e.params.pattern);
 }
 
 /**

@@ -13,6 +13,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { linePattern, textPattern } from "./schema.js";
+import { patternText } from "./shapes.js";
 import { toolPluginNameMaxChars } from "../kernel/limits.js";
 import {
   pluginIdMaxChars, assetNameMaxChars, pluginLineMaxChars, pluginTextMaxChars, pluginMarkdownMaxChars,
@@ -25,8 +26,8 @@ import {
 export * from "./plugin-limits.js";
 
 // ── building blocks ──────────────────────────────────────────────────────────────────────────────────────────
-const line = (max = pluginLineMaxChars, min = 1) => Type.String({ minLength: min, maxLength: max, pattern: linePattern, description: "one line, no control characters" });
-const text = (max = pluginTextMaxChars) => Type.String({ maxLength: max, pattern: textPattern, description: "no control characters except line breaks and tabs" });
+const line = (max = pluginLineMaxChars, min = 1) => Type.String({ minLength: min, maxLength: max, pattern: linePattern, ...patternText("pattern.oneLine") });
+const text = (max = pluginTextMaxChars) => Type.String({ maxLength: max, pattern: textPattern, ...patternText("pattern.noControlText") });
 /** A closed object: an unknown field is an error. */
 const closed = <P extends Parameters<typeof Type.Object>[0]>(props: P, description?: string) =>
   Type.Object(props, { additionalProperties: false, ...(description ? { description } : {}) });
@@ -36,10 +37,10 @@ const list = <T extends TSchema>(t: T, max: number, min = 0) => Type.Array(t, { 
 /** A string that is one of `values` (published as `enum`). */
 const oneOf = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: "string", enum: [...values] });
 
-const pluginId = () => Type.String({ minLength: 1, maxLength: pluginIdMaxChars, pattern: pluginIdPattern, description: "lowercase letters, digits and -" });
-const assetName = () => Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" });
-const localId = () => Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: localIdPattern, description: "letters, digits, _ and -" });
-const settingKey = () => Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: settingKeyPattern, description: "letters, digits, _, - and ." });
+const pluginId = () => Type.String({ minLength: 1, maxLength: pluginIdMaxChars, pattern: pluginIdPattern, ...patternText("pattern.pluginId") });
+const assetName = () => Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, ...patternText("pattern.assetName") });
+const localId = () => Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: localIdPattern, ...patternText("pattern.assetName") });
+const settingKey = () => Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: settingKeyPattern, ...patternText("pattern.settingKey") });
 const names = (item: TSchema) => Type.Optional(Type.Array(item, { maxItems: providedNamesMax, uniqueItems: true }));
 
 // ── the manifest (§2) ────────────────────────────────────────────────────────────────────────────────────────
@@ -49,11 +50,11 @@ export const PluginManifest = closed({
   id: pluginId(),
   name: line(),
   version: line(32),
-  apiVersion: Type.String({ pattern: apiVersionPattern, description: "<major>.<minor>, e.g. 1.0" }),
+  apiVersion: Type.String({ pattern: apiVersionPattern, ...patternText("pattern.apiVersion") }),
   description: Type.Optional(text()),
   author: Type.Optional(line()),
   requires: Type.Optional(closed({
-    network: Type.Optional(Type.Array(Type.String({ maxLength: 262, pattern: networkHostPattern, description: "a host name, *.domain, or an address, each with an optional :port" }), { maxItems: networkHostsMax, uniqueItems: true })),
+    network: Type.Optional(Type.Array(Type.String({ maxLength: 262, pattern: networkHostPattern, ...patternText("pattern.networkHost") }), { maxItems: networkHostsMax, uniqueItems: true })),
   })),
   provides: Type.Optional(closed({
     tools: names(assetName()),
@@ -82,11 +83,11 @@ const strings = (names: Record<string, unknown>) => Type.Unsafe<Record<string, s
 export const HttpRequest = closed({
   method: Type.Optional(oneOf(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const)),
   url: Type.String({ minLength: 1, maxLength: httpUrlMaxChars }),
-  headers: Type.Optional(strings({ pattern: headerNamePattern, maxLength: 100, description: "an HTTP header name" })),
+  headers: Type.Optional(strings({ pattern: headerNamePattern, maxLength: 100, ...patternText("pattern.headerName") })),
   query: Type.Optional(strings({ minLength: 1, maxLength: 200 })),
   body: Type.Optional(Type.Unknown({ description: "a JSON value sent as application/json; strings may hold {{param.<name>}}" })),
-  authRef: Type.Optional(Type.String({ maxLength: 200, pattern: authRefPattern, description: "env:NAME or a key of the plugin's settings" })),
-  resultPath: Type.Optional(Type.String({ maxLength: 500, pattern: resultPathPattern, description: "a dot path with array indexes, e.g. data.items[0].name" })),
+  authRef: Type.Optional(Type.String({ maxLength: 200, pattern: authRefPattern, ...patternText("pattern.authRef") })),
+  resultPath: Type.Optional(Type.String({ maxLength: 500, pattern: resultPathPattern, ...patternText("pattern.resultPath") })),
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: httpTimeoutMsMax })),
 });
 export type HttpRequest = Static<typeof HttpRequest>;
@@ -104,7 +105,7 @@ export type HttpTool = Static<typeof HttpTool>;
 // ── forms, UI nodes, panels and cards (§3.4) ─────────────────────────────────────────────────────────────────
 /** One field of a `form` node, a `hitl` step's form, or an intent's slot. */
 export const FormField = closed({
-  name: Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: "^[A-Za-z_][A-Za-z0-9_]*$", description: "letters, digits and _, not starting with a digit" }),
+  name: Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: "^[A-Za-z_][A-Za-z0-9_]*$", ...patternText("pattern.identifier") }),
   label: line(),
   type: Type.Optional(oneOf(["text", "textarea", "number", "select", "checkbox"] as const)),
   required: Type.Optional(Type.Boolean()),
@@ -201,11 +202,11 @@ export const WorkflowStepSchema = {
   discriminator: { propertyName: "type" },
   oneOf: [
     step("prompt", { prompt: text(pluginMarkdownMaxChars), promptRef: assetName() }, []),
-    step("tool", { tool: Type.String({ maxLength: 2 * toolPluginNameMaxChars + 1, pattern: qualifiedToolPattern, description: "<plugin>.<tool>" }), args: Type.Record(Type.String(), Type.Unknown()) }, ["tool"]),
+    step("tool", { tool: Type.String({ maxLength: 2 * toolPluginNameMaxChars + 1, pattern: qualifiedToolPattern, ...patternText("pattern.qualifiedTool") }), args: Type.Record(Type.String(), Type.Unknown()) }, ["tool"]),
     step("hitl", {
       text: text(), options: list(line(), formFieldsMax, 1), form: list(formField, formFieldsMax, 1), card: assetName(),
     }, []),
-    step("artifact", { from: localId(), file: Type.String({ pattern: artifactFilePattern, description: "a file name: letters, digits, _ . -, no folder" }) }, ["from", "file"]),
+    step("artifact", { from: localId(), file: Type.String({ pattern: artifactFilePattern, ...patternText("pattern.artifactFile") }) }, ["from", "file"]),
   ],
 };
 /** A workflow step (see WorkflowStepSchema). */
@@ -245,7 +246,7 @@ export type IntentFile = Static<typeof IntentFile>;
 /** One setting a plugin declares; `secret` values live only in the home's secrets file. */
 export const Setting = closed({
   key: settingKey(),
-  group: Type.Optional(Type.String({ maxLength: 100, pattern: "^plugin:[a-z0-9][a-z0-9-]*$", description: "plugin:<id>" })),
+  group: Type.Optional(Type.String({ maxLength: 100, pattern: "^plugin:[a-z0-9][a-z0-9-]*$", ...patternText("pattern.pluginGroup") })),
   label: line(),
   type: oneOf(["string", "secret", "number", "boolean", "select"] as const),
   effect: Type.Optional(oneOf(["hot", "reload"] as const)),

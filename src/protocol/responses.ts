@@ -22,8 +22,35 @@ export const CardState = oneOf(cardStates);
 /** A key's kind (protocol.md 谁能做什么). */
 export const KeyKindName = oneOf<KeyKind>(keyKinds);
 
-/** Every refusal, 4xx or 5xx: what was wrong, naming the field (DESIGN.md 接口). */
-export const ErrorBody = Type.Object({ error: str() }, { description: "every 4xx and 5xx answer" });
+/**
+ * A parameter of a refusal's text: plain, or a text of its own as `{ code, params }` (the `{what}` of a wrong format).
+ */
+export const TextParam = Type.Recursive((This) => Type.Union([
+  Type.String(), Type.Number(),
+  Type.Object({ code: Type.String(), params: Type.Record(Type.String(), This) }, { description: "a text of its own: a catalog message id and its params" }),
+]), { $id: "TextParam" });
+
+/** A text as data (issue 27 #2): a catalog message id and the values of its placeholders. */
+export const TextRef = Type.Object({ code: Type.String(), params: Type.Record(Type.String(), ref(TextParam)) }, { description: "a catalog message id and its params" });
+
+/**
+ * The texts of a card the hub wrote (a budget card, a run's failures, …) as message ids and params, for each client to
+ * show in its own language; `title`, `text` and `options` are their words in the hub's language (issue 27 #2).
+ */
+export const CardTexts = Type.Object({
+  title: Type.Optional(TextRef), text: Type.Optional(TextRef), options: Type.Optional(Type.Array(TextRef)),
+}, { description: "the texts of a card the hub wrote, as message ids and params" });
+
+/**
+ * Every refusal, 4xx or 5xx: what was wrong, naming the field (DESIGN.md 接口); `error` in the hub's language, `code`
+ * and `params` the catalog message it is (issue 27 #2), for a client to word in its own language. A hub before issue 27
+ * sends `error` only.
+ */
+export const ErrorBody = Type.Object({
+  error: str(),
+  code: Type.Optional(Type.String({ description: "the message id of `error` in the hub's catalog (src/i18n/messages.ts)" })),
+  params: Type.Optional(Type.Record(Type.String(), ref(TextParam), { description: "the values of the message's placeholders" })),
+}, { description: "every 4xx and 5xx answer" });
 export type ErrorBody = Static<typeof ErrorBody>;
 
 /** GET /v1/health (no key). */
@@ -78,6 +105,8 @@ export const Card = Type.Object(
     at: iso(),
     /** A declarative plugin's card template the card is shown with (`<plugin>/<template>`); absent without one. */
     template: Type.Optional(str()),
+    /** A card the hub wrote: its texts as message ids and params (issue 27 #2); absent on other cards. */
+    texts: Type.Optional(CardTexts),
     /**
      * The card template as its plugin holds it when this version is handed to a channel (GET /v1/cards/next only):
      * its title and its UI nodes (protocol/declarative/ui-node.schema.json). Absent when the card has no template or
@@ -290,11 +319,16 @@ export const CardFactRow = Type.Object({
   id: id(), run: orNull(id()), fyi: bool(), kind: oneOf(["ask", "notice"] as const), title: str(), state: CardState,
   choice: orNull(int()), options: Type.Array(str()), answer: orNull(str()), by: orNull(str()),
   deliveries: Type.Record(str(), Type.Object({ ref: orNull(str()) })),
+  texts: Type.Optional(CardTexts),
 });
 export type CardFactRow = Static<typeof CardFactRow>;
 
 /** An `events` row of a fact: `sid` is the source's own id. */
-export const EventFactRow = Type.Object({ source: str(), sid: str(), type: str(), subject: orNull(str()), summary: orNull(str()) });
+export const EventFactRow = Type.Object({
+  source: str(), sid: str(), type: str(), subject: orNull(str()), summary: orNull(str()),
+  /** An event the hub made: its summary as a message id and params (issue 27 #2). */
+  texts: Type.Optional(Type.Object({ summary: TextRef })),
+});
 export type EventFactRow = Static<typeof EventFactRow>;
 
 /** A `timers` row of a fact: a `later` timer of a run, due at `at` (milliseconds since the epoch). */
@@ -373,6 +407,8 @@ export const ToolCallDecision = Type.Object({
   sessionKey: str(),
   card: Type.Optional(id()),
   reason: Type.Optional(str()),
+  /** `reason` as a message id and params when the hub wrote it (issue 27 #2), for a client to show in its language. */
+  reasonText: Type.Optional(TextRef),
   waitUntil: Type.Optional(iso()),
 }, { $id: "ToolCallDecision", description: "POST /v1/runs/:id/tools/calls, POST /v1/tools/calls, GET /v1/runs/:id/tools/calls/:call" });
 export type ToolCallDecision = Static<typeof ToolCallDecision>;
@@ -480,7 +516,7 @@ export type PluginUi = Static<typeof PluginUi>;
 
 /** The response definitions, by name. */
 export const responseDefinitions = {
-  ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
+  TextParam, ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, ArtifactView, ArtifactStored, ArtifactText, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
   RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ConsoleSessions, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,

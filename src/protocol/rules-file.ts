@@ -8,7 +8,7 @@
 import type { ErrorObject } from "ajv";
 import type { Node } from "jsonc-parser";
 import { rulesFileApprovalsMax, rulesFileAgentsMax, rulesFileChannelsMax, rulesFileDepthMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileMaxBytes, rulesFileRulesMax, rulesFileSourcesMax } from "../kernel/limits.js";
-import { t, type Lang, type MessageId } from "../i18n/messages.js";
+import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import type { Rules } from "../kernel/rules.js";
 import { fieldPath, fileProblems, lineColumn, type FilePath, type KeywordMessages } from "./file-problems.js";
 import { firstInFile, keyGivenTwice, locateJson, readJson } from "./json-file.js";
@@ -39,9 +39,9 @@ export function parseRules(text: string, defaults: { timezone: string }, lang: L
     return { ok: false, error: t(lang, "rulesJson.tooLarge", { mib: rulesFileMaxBytes / 1024 / 1024, limit: rulesFileMaxBytes }), line: 1, column: 1 };
   }
   const read = readJson(text, { comments: true, depthMax: rulesFileDepthMax }, lang);
-  if (!read.ok) return { ok: false, error: t(lang, read.id, read.params), ...lineColumn(text, read.offset) };
+  if (!read.ok) return { ok: false, error: render(lang, read), ...lineColumn(text, read.offset) };
   const { root, value } = read;
-  const at = (path: FilePath, id: MessageId, params?: Record<string, string | number>) => t(lang, "rulesJson.at", { path: fieldPath(path), message: t(lang, id, params) });
+  const at = (path: FilePath, id: MessageId, params?: Record<string, string | number>) => t(lang, "rulesJson.at", { path: fieldPath(path), message: render(lang, { id, params }) });
   const long = tooLong(root);
   if (long) return { ok: false, error: at(long.path, long.id, { max: long.max }), ...lineColumn(text, long.first.offset) };
   const twice = keyGivenTwice(root);

@@ -6,6 +6,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
+import { patternText } from "./shapes.js";
 import { callbackKeyPattern, idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern, toolPluginTypes } from "./patterns.js";
 import { assetNameMaxChars, assetNamePattern, cardTemplateRefPattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
@@ -15,10 +16,8 @@ import { runStates, type RunState } from "../kernel/states.js";
 export const linePattern = `^[^${lineForbiddenClass}]*$`;
 /** Free text: line breaks and tabs allowed, no other control characters (they could drive a terminal or hide text). */
 export const textPattern = `^[^${textForbiddenClass}]*$`;
-const noControl = "no control characters";
-const noControlText = "no control characters except line breaks and tabs";
-const line = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: linePattern, description: noControl });
-const text = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: textPattern, description: noControlText });
+const line = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: linePattern, ...patternText("pattern.noControl") });
+const text = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: textPattern, ...patternText("pattern.noControlText") });
 /** Non-negative safe integer. */
 const count = () => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 /** A finite non-negative number (JSON's 1e400 parses to Infinity and is refused). */
@@ -35,11 +34,11 @@ export const typePattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]*$";
 export const EventIn = Type.Object(
   {
     id: line(L.eventIdMaxCodepoints, 1),
-    type: Type.String({ minLength: 1, maxLength: L.eventTypeMaxChars, pattern: typePattern, description: "letters, digits and . _ : / -" }),
-    subject: Type.Optional(Type.String({ maxLength: L.eventSubjectMaxCodepoints, pattern: subjectPattern, description: "letters, digits and # . _ : / @ -" })),
+    type: Type.String({ minLength: 1, maxLength: L.eventTypeMaxChars, pattern: typePattern, ...patternText("pattern.eventType") }),
+    subject: Type.Optional(Type.String({ maxLength: L.eventSubjectMaxCodepoints, pattern: subjectPattern, ...patternText("pattern.subject") })),
     summary: Type.Optional(line(L.eventSummaryMaxCodepoints)),
     detail: Type.Optional(text(L.eventDetailMaxCodepoints)),
-    link: Type.Optional(Type.String({ maxLength: L.eventLinkMaxCodepoints, pattern: linkPattern, description: "a plain ASCII http(s) URL" })),
+    link: Type.Optional(Type.String({ maxLength: L.eventLinkMaxCodepoints, pattern: linkPattern, ...patternText("pattern.plainUrl") })),
     hops: Type.Optional(count()),
   },
   { additionalProperties: false },
@@ -63,7 +62,7 @@ export const ReceiptEvent = Type.Object(
  * A card template of a declarative plugin (issue 18), `<plugin id>/<template>`: the console and the card's link page
  * show the card with it whole; the card's title, text and options stay what every other channel shows.
  */
-const cardTemplate = () => Type.String({ maxLength: 129, pattern: cardTemplateRefPattern, description: "<plugin id>/<card template>" });
+const cardTemplate = () => Type.String({ maxLength: 129, pattern: cardTemplateRefPattern, ...patternText("pattern.cardTemplate") });
 
 /** An ask card requested by a receipt or by POST /v1/tell. */
 export const Ask = Type.Object(
@@ -103,7 +102,7 @@ export const Later = Type.Union([
   Type.Object(
     {
       key: line(L.cardKeyMaxCodepoints, 1),
-      at: Type.String({ pattern: isoWithZonePattern, description: "an ISO date-time with Z or an offset" }),
+      at: Type.String({ pattern: isoWithZonePattern, ...patternText("pattern.isoTime") }),
       about: Type.Optional(text(L.cardAboutMaxCodepoints)),
     },
     { additionalProperties: false },
@@ -158,7 +157,7 @@ export type Receipt = Static<typeof Receipt>;
 export const Started = Type.Object(
   {
     session: Type.Optional(Type.Union([line(L.sessionMaxCodepoints), Type.Null()])),
-    link: Type.Optional(Type.Union([Type.String({ maxLength: L.eventLinkMaxCodepoints, pattern: sessionLinkPattern, description: "an ASCII URL without spaces (not javascript: or data:)" }), Type.Null()])),
+    link: Type.Optional(Type.Union([Type.String({ maxLength: L.eventLinkMaxCodepoints, pattern: sessionLinkPattern, ...patternText("pattern.sessionLink") }), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -189,7 +188,7 @@ export type Answer = Static<typeof Answer>;
 export const PauseBody = Type.Object(
   {
     reason: Type.Optional(Type.Union([text(L.reasonMaxCodepoints), Type.Null()])),
-    until: Type.Optional(Type.Union([Type.String({ pattern: isoWithZonePattern, description: "an ISO date-time with Z or an offset" }), Type.Null()])),
+    until: Type.Optional(Type.Union([Type.String({ pattern: isoWithZonePattern, ...patternText("pattern.isoTime") }), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -218,10 +217,10 @@ export type PluginSettingBody = Static<typeof PluginSettingBody>;
 export const PluginEventBody = Type.Object(
   {
     id: Type.Optional(line(L.eventIdMaxCodepoints, 1)),
-    panel: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
-    card: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
-    action: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
-    form: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, description: "letters, digits, _ and -" })),
+    panel: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, ...patternText("pattern.assetName") })),
+    card: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, ...patternText("pattern.assetName") })),
+    action: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, ...patternText("pattern.assetName") })),
+    form: Type.Optional(Type.String({ minLength: 1, maxLength: assetNameMaxChars, pattern: assetNamePattern, ...patternText("pattern.assetName") })),
     values: Type.Optional(Type.Record(Type.String(), Type.Union([text(formValueMaxChars), Type.Number(), Type.Boolean()]), { maxProperties: formFieldsMax })),
   },
   { additionalProperties: false },
@@ -245,7 +244,7 @@ export const CancelRun = Type.Object({}, { additionalProperties: false });
 export type CancelRun = Static<typeof CancelRun>;
 
 /** A number in a query string (`wait` in seconds, `capacity`): up to 6 digits; empty or absent takes the default. */
-const queryCount = () => Type.String({ pattern: "^\\d{0,6}$", description: "a whole number of at most 6 digits" });
+const queryCount = () => Type.String({ pattern: "^\\d{0,6}$", ...patternText("pattern.wholeNumber", { digits: 6 }) });
 
 /**
  * `running` of GET /v1/work: the worker's runs in hand, as run ids separated by commas (empty items are skipped), at
@@ -255,10 +254,10 @@ export const runningPattern = `^,*(?:[1-9]\\d{0,14}(?:,+|$)){0,${L.runningRunsMa
 
 /** GET /v1/work?claim=&wait=&running=&capacity= (protocol.md Agent：领活). Other query parameters are ignored. */
 export const WorkQuery = Type.Object({
-  claim: Type.String({ minLength: 1, maxLength: L.claimIdMaxCodepoints, pattern: linePattern, description: noControl }),
+  claim: Type.String({ minLength: 1, maxLength: L.claimIdMaxCodepoints, pattern: linePattern, ...patternText("pattern.noControl") }),
   wait: Type.Optional(queryCount()),
   capacity: Type.Optional(queryCount()),
-  running: Type.Optional(Type.String({ pattern: runningPattern, description: `run ids separated by commas, at most ${L.runningRunsMax}` })),
+  running: Type.Optional(Type.String({ pattern: runningPattern, ...patternText("pattern.runIds", { limit: L.runningRunsMax }) })),
 });
 export type WorkQuery = Static<typeof WorkQuery>;
 
@@ -271,7 +270,7 @@ export type CardsNextQuery = Static<typeof CardsNextQuery>;
  * `state` and `worker` keep only the runs of that rule, in that state, claimed by that worker (empty: any).
  */
 export const StateQuery = Type.Object({
-  before: Type.Optional(Type.String({ pattern: idPattern, description: "a run id" })),
+  before: Type.Optional(Type.String({ pattern: idPattern, ...patternText("pattern.runId") })),
   rule: Type.Optional(line(L.stateFilterMaxCodepoints)),
   state: Type.Optional(Type.Unsafe<RunState | "">({ type: "string", enum: [...runStates, ""], description: "a run's state, or empty" })),
   worker: Type.Optional(line(L.stateFilterMaxCodepoints)),
@@ -279,7 +278,7 @@ export const StateQuery = Type.Object({
 export type StateQuery = Static<typeof StateQuery>;
 
 /** GET /v1/stream?after= (protocol.md 日志与确定性): facts after this sequence number; `Last-Event-ID` wins over it. */
-export const StreamQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: "^\\d{1,15}$", description: "a fact sequence number" })) });
+export const StreamQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: "^\\d{1,15}$", ...patternText("pattern.factSeq") })) });
 export type StreamQuery = Static<typeof StreamQuery>;
 
 export { toolPluginTypes, type ToolPluginType } from "./patterns.js";
@@ -306,15 +305,15 @@ export type ToolCallKind = (typeof toolCallKinds)[number];
  */
 export const ToolCallBody = Type.Object(
   {
-    tool: Type.String({ maxLength: L.toolPluginNameMaxChars + 1 + L.toolNameMaxChars, pattern: qualifiedToolPattern, description: "<plugin>.<tool>" }),
-    argsDigest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "sha256:<hex> of the arguments' canonical JSON" }),
+    tool: Type.String({ maxLength: L.toolPluginNameMaxChars + 1 + L.toolNameMaxChars, pattern: qualifiedToolPattern, ...patternText("pattern.qualifiedTool") }),
+    argsDigest: Type.String({ pattern: "^sha256:[0-9a-f]{64}$", ...patternText("pattern.argsDigest") }),
     preview: text(L.toolCallPreviewMaxCodepoints),
     argsLength: Type.Optional(Type.Integer({ minimum: 2, maximum: Number.MAX_SAFE_INTEGER, description: "the length of the arguments' canonical JSON in code points" })),
     // The arguments' canonical JSON whole (its sha256 is argsDigest), when short enough to keep; canonical JSON
     // escapes every control character, so it is one clean line (a pattern's description is its refusal's text).
     arguments: Type.Optional(line(L.toolCallArgumentsMaxCodepoints)),
     files: Type.Optional(Type.Array(
-      Type.String({ maxLength: 17 + L.toolCallFilePathMaxChars, pattern: "^[0-9a-f]{16} [^\\u0000-\\u001f\\u007f]+$", description: "<first 16 hex of the file's sha256> <path in the plugin folder>" }),
+      Type.String({ maxLength: 17 + L.toolCallFilePathMaxChars, pattern: "^[0-9a-f]{16} [^\\u0000-\\u001f\\u007f]+$", ...patternText("pattern.toolCallFile") }),
       { maxItems: L.toolCallFilesMax, description: "the plugin's files (issue 26 #4): an approval card says which changed since the owner trusted it" },
     )),
     http: Type.Optional(Type.Object(
@@ -334,13 +333,13 @@ export const ToolCallBody = Type.Object(
       },
       { additionalProperties: false },
     ), { maxItems: L.toolCallBindsMax, description: "the plugin sandbox's binds as they really are (issue 26 #3), shown on an approval card" })),
-    manifestDigest: Type.Optional(Type.String({ pattern: sha256HexPattern, description: "sha256 (hex) of the plugin's files (its manifest and code; issue 26 #4); required unless refused" })),
+    manifestDigest: Type.Optional(Type.String({ pattern: sha256HexPattern, ...patternText("pattern.manifestDigest") })),
     builtIn: Type.Optional(Type.Boolean({ description: "required unless refused" })),
     disableModelInvocation: Type.Optional(Type.Boolean({ description: "required unless refused" })),
     kind: Type.Optional(Type.Unsafe<ToolCallKind>({ type: "string", enum: [...toolCallKinds], description: "required unless refused" })),
     refused: Type.Optional(Type.Object(
       {
-        code: Type.String({ minLength: 1, maxLength: L.toolErrorCodeMaxChars, pattern: "^[A-Za-z0-9._:-]+$", description: "letters, digits and . _ : -" }),
+        code: Type.String({ minLength: 1, maxLength: L.toolErrorCodeMaxChars, pattern: "^[A-Za-z0-9._:-]+$", ...patternText("pattern.errorCode") }),
         reason: text(L.toolErrorMessageMaxCodepoints, 1),
       },
       { additionalProperties: false, description: "the caller's tool host refused the call before asking the hub: recorded as denied, nothing decided" },
@@ -363,7 +362,7 @@ export const ToolOutcomeBody = Type.Object(
   {
     status: Type.Unsafe<ToolOutcomeStatus>({ type: "string", enum: [...toolOutcomeStatuses] }),
     durationMs: Type.Integer({ minimum: 0, maximum: L.toolCallTimeoutMsMax * 2 }),
-    taskId: Type.Optional(Type.String({ pattern: taskIdPattern, description: `${L.toolTaskIdMinChars} to ${L.toolTaskIdMaxChars} of A-Z a-z 0-9 . _ ~ -` })),
+    taskId: Type.Optional(Type.String({ pattern: taskIdPattern, ...patternText("pattern.taskId", { min: L.toolTaskIdMinChars, max: L.toolTaskIdMaxChars }) })),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: L.toolCallTimeoutMsMax })),
     callbackKey: Type.Optional(Type.String({ pattern: callbackKeyPattern, description: `the key of the callback_url the plugin was given: ${L.toolCallbackKeyChars} of A-Z a-z 0-9 _ -` })),
   },
@@ -385,9 +384,9 @@ export const PluginCallbackBody = Type.Object({
     // One type list rather than a union, so a wrong type is refused as "must be integer,string".
     code: Type.Unsafe<number | string>({
       type: ["integer", "string"], minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, maxLength: L.toolErrorCodeMaxChars,
-      pattern: linePattern, description: `an integer, or a line of at most ${L.toolErrorCodeMaxChars} characters`,
+      pattern: linePattern, ...patternText("pattern.toolErrorCode", { limit: L.toolErrorCodeMaxChars }),
     }),
-    message: Type.String({ pattern: textPattern, description: noControlText }),
+    message: Type.String({ pattern: textPattern, ...patternText("pattern.noControlText") }),
   })),
 });
 export type PluginCallbackBody = Static<typeof PluginCallbackBody>;
@@ -402,7 +401,7 @@ export type ToolWaitQuery = Static<typeof ToolWaitQuery>;
  * surrogates, which UTF-8 cannot hold: an artifact is served as plain text, never run.
  */
 export const ArtifactBody = Type.Object(
-  { text: Type.String({ pattern: textPattern, description: `${noControlText}; UTF-8, at most ${L.artifactMaxBytes} bytes` }) },
+  { text: Type.String({ pattern: textPattern, ...patternText("pattern.artifactText", { limit: L.artifactMaxBytes }) }) },
   { additionalProperties: false },
 );
 export type ArtifactBody = Static<typeof ArtifactBody>;

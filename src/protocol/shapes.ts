@@ -3,6 +3,7 @@
  * primitive fields, nullable and enumerated values, and references to shared shapes by `$id`.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { t, type MessageId, type ParamArg, type Said } from "../i18n/messages.js";
 
 /** A string. */
 export const str = () => Type.String();
@@ -26,3 +27,16 @@ export const oneOf = <T extends string>(values: readonly T[]) => Type.Unsafe<T>(
  * once instead of copied into every answer that holds it.
  */
 export const ref = <T extends TSchema>(shape: T) => Type.Unsafe<Static<T>>(Type.Ref(shape.$id!));
+
+/** A message of the catalog that says what a string pattern asks for (the `{what}` of `field.pattern`). */
+export type PatternTextId = Extract<MessageId, `pattern.${string}`>;
+
+/**
+ * What a string pattern asks for, as a schema's annotations (issue 27 #2): `description` its English text (what
+ * protocol/schema.json publishes) and `x-text` its message id and params, which a refusal carries so that every
+ * client words it in its own language (`patternWhat`, src/protocol/describe.ts).
+ */
+export function patternText<I extends PatternTextId>(id: I, ...params: ParamArg<I>): { description: string; "x-text": Said } {
+  const [p] = params;
+  return { description: t("en", id, ...params), "x-text": p === undefined ? { id } : { id, params: p } };
+}

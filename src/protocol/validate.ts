@@ -6,11 +6,11 @@ import type { ErrorObject } from "ajv";
 import type { Static } from "@sinclair/typebox";
 import type { definitions } from "./definitions.js";
 import * as validators from "./validators.generated.js";
-import { t, type Lang } from "../i18n/messages.js";
-import { describeError, fieldName, firstError } from "./describe.js";
+import { render, said, type Lang, type Said } from "../i18n/messages.js";
+import { fieldName, firstError, saidError } from "./describe.js";
 import { artifactMaxBytes, claimIdMaxCodepoints, toolResultDepthMax, toolResultMaxBytes } from "../kernel/limits.js";
 
-export { describeError, fieldName } from "./describe.js";
+export { describeError, fieldName, saidError } from "./describe.js";
 
 /** A definition the hub validates input with (compiled ahead of time by `npm run schema`). */
 export type Validated = keyof typeof validators & keyof typeof definitions;
@@ -18,8 +18,14 @@ export type Validated = keyof typeof validators & keyof typeof definitions;
 export type Shape<N extends Validated> = Static<(typeof definitions)[N]>;
 type CompiledValidator = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
-/** The outcome of a validation: the typed value, or one error text naming the field. */
-export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
+/**
+ * The outcome of a validation: the typed value, or one error naming the field, as text in the caller's language and
+ * as data (`text`: its message id and params, what a refusal carries; issue 27 #2).
+ */
+export type Checked<T> = { ok: true; value: T } | { ok: false; error: string; text: Said };
+
+/** The failed outcome with `text`, worded in `lang`. */
+const failed = (text: Said, lang: Lang): { ok: false; error: string; text: Said } => ({ ok: false, error: render(lang, text), text });
 
 /**
  * Validates `value` against the protocol definition `name` (protocol/schema.json `$defs`). Never throws for bad input.
@@ -28,7 +34,7 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 export function check<N extends Validated>(name: N, value: unknown, lang: Lang): Checked<Shape<N>> {
   const fn = validators[name] as CompiledValidator;
   if (fn(value)) return { ok: true, value: value as Shape<N> };
-  return { ok: false, error: describeError(firstError(fn.errors ?? []), lang) };
+  return failed(saidError(firstError(fn.errors ?? [])), lang);
 }
 
 /**
@@ -42,32 +48,32 @@ export function checkQuery<N extends Validated>(name: N, value: Record<string, s
   if (fn(value)) return { ok: true, value: value as Shape<N> };
   const e = firstError(fn.errors ?? []);
   const field = e.keyword === "required" ? String(e.params.missingProperty) : fieldName(e.instancePath);
-  if (field === "claim") return { ok: false, error: e.keyword === "pattern" ? t(lang, "work.claimControl") : t(lang, "work.claim", { limit: claimIdMaxCodepoints }) };
-  return { ok: false, error: t(lang, "query.invalid", { field }) };
+  if (field === "claim") return failed(e.keyword === "pattern" ? said("work.claimControl") : said("work.claim", { limit: claimIdMaxCodepoints }), lang);
+  return failed(said("query.invalid", { field }), lang);
 }
 
 /** What JSON Schema cannot say about a body, by definition: returns the error, or null. */
-type Refinements = { [N in Validated]?: (value: Shape<N>, lang: Lang) => string | null };
+type Refinements = { [N in Validated]?: (value: Shape<N>) => Said | null };
 
-const realDate = (field: string, lang: Lang) => t(lang, "field.pattern", { field, what: t(lang, "field.isoTime") });
-const recommendOut = (field: string, lang: Lang) => t(lang, "field.range", { field });
+const realDate = (field: string) => said("field.pattern", { field, what: said("field.isoTime") });
+const recommendOut = (field: string) => said("field.range", { field });
 
 /** A `later.at` or pause `until` that names a real instant; an ask's `recommend` that is one of its options. */
 const refinements: Refinements = {
-  Result: (b, lang) => {
+  Result: (b) => {
     const later = (b.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));
-    if (later >= 0) return realDate(`later[${later}].at`, lang);
+    if (later >= 0) return realDate(`later[${later}].at`);
     const ask = (b.ask ?? []).findIndex((a) => a.recommend !== undefined && a.recommend >= a.options.length);
-    return ask >= 0 ? recommendOut(`ask[${ask}].recommend`, lang) : null;
+    return ask >= 0 ? recommendOut(`ask[${ask}].recommend`) : null;
   },
-  TellBody: (b, lang) => (b.ask?.recommend !== undefined && b.ask.recommend >= b.ask.options.length ? recommendOut("ask.recommend", lang) : null),
-  PauseBody: (b, lang) => (typeof b.until === "string" && !isRealIsoDate(b.until) ? realDate("until", lang) : null),
-  ArtifactBody: (b, lang) => (Buffer.byteLength(b.text, "utf8") > artifactMaxBytes ? t(lang, "artifact.tooLarge", { limit: artifactMaxBytes }) : null),
+  TellBody: (b) => (b.ask?.recommend !== undefined && b.ask.recommend >= b.ask.options.length ? recommendOut("ask.recommend") : null),
+  PauseBody: (b) => (typeof b.until === "string" && !isRealIsoDate(b.until) ? realDate("until") : null),
+  ArtifactBody: (b) => (Buffer.byteLength(b.text, "utf8") > artifactMaxBytes ? said("artifact.tooLarge", { limit: artifactMaxBytes }) : null),
   // Depth first: a value nested too deep must not reach JSON.stringify (it recurses) to have its size measured.
-  PluginCallbackBody: (b, lang) => {
+  PluginCallbackBody: (b) => {
     if (b.result === undefined) return null;
-    if (nestedDeeperThan(b.result, toolResultDepthMax)) return t(lang, "tools.callback.tooDeep", { limit: toolResultDepthMax });
-    return Buffer.byteLength(JSON.stringify(b.result), "utf8") > toolResultMaxBytes ? t(lang, "tools.callback.tooLarge", { limit: toolResultMaxBytes }) : null;
+    if (nestedDeeperThan(b.result, toolResultDepthMax)) return said("tools.callback.tooDeep", { limit: toolResultDepthMax });
+    return Buffer.byteLength(JSON.stringify(b.result), "utf8") > toolResultMaxBytes ? said("tools.callback.tooLarge", { limit: toolResultMaxBytes }) : null;
   },
 };
 
@@ -91,8 +97,8 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
 export function checkBody<N extends Validated>(name: N, value: unknown, lang: Lang): Checked<Shape<N>> {
   const checked = check(name, value, lang);
   if (!checked.ok) return checked;
-  const error = refinements[name]?.(checked.value, lang) ?? null;
-  return error === null ? checked : { ok: false, error };
+  const text = refinements[name]?.(checked.value) ?? null;
+  return text === null ? checked : failed(text, lang);
 }
 
 /** Whether a string with an ISO date-time names a real instant (`2026-02-30T…` does not). */

@@ -11,7 +11,7 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { win32 } from "node:path";
-import { langFromEnv, t, type Lang } from "../i18n/messages.js";
+import { langFromEnv, t, type Lang, render } from "../i18n/messages.js";
 
 /**
  * The longest command line Windows starts (CreateProcessW's lpCommandLine): 32 767 UTF-16 code units with its
@@ -225,7 +225,7 @@ export function windowsLaunch(name: string, args: readonly string[], env: Window
 }
 
 function refuse(lang: Lang, refused: LaunchRefusal, params: Record<string, string | number>): LaunchRule {
-  return { refused, text: t(lang, `launch.${refused}`, params) };
+  return { refused, text: render(lang, { id: `launch.${refused}`, params }) };
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { t } from "../i18n/messages.js";
+import { t, render } from "../i18n/messages.js";
 import { readBounded } from "../plugins/files.js";
 import { systemCgroups } from "./cgroup.js";
 import type { ConformanceAdd, ConformanceOptions } from "./conformance-kit.js";
@@ -24,7 +24,7 @@ export { sampleArguments, type ConformanceOptions } from "./conformance-kit.js";
 export async function conformance(folder: string, o: ConformanceOptions): Promise<ConformanceLine[]> {
   const lines: ConformanceLine[] = [];
   const lang = o.lang;
-  const add: ConformanceAdd = (id, verdict, detail) => lines.push({ check: t(lang, id), verdict, detail });
+  const add: ConformanceAdd = (id, verdict, detail) => lines.push({ check: render(lang, { id }), verdict, detail });
   const dir = resolve(folder);
   const file = manifestFileNames.map((f) => join(dir, f)).find((f) => existsSync(f));
   if (!file) {

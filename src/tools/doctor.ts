@@ -4,7 +4,7 @@
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
-import { t } from "../i18n/messages.js";
+import { t, render, type MessageId } from "../i18n/messages.js";
 import { cgroupBases, controllerLimitName, controllerMissing, neededControllers } from "./cgroup.js";
 import { probeBwrap, probeError } from "./sandbox.js";
 import { formatClash } from "../plugins/precedence.js";
@@ -50,7 +50,7 @@ export async function diagnose(registry: ToolRegistry, s: LaunchSettings): Promi
 
 async function check(rec: ToolPluginRecord, s: LaunchSettings, clashes: string[]): Promise<ConformanceLine[]> {
   const lines: ConformanceLine[] = [];
-  const add = (id: Parameters<typeof t>[1], verdict: ConformanceLine["verdict"], detail: string) => lines.push({ check: t(s.lang, id), verdict, detail });
+  const add = (id: MessageId, verdict: ConformanceLine["verdict"], detail: string) => lines.push({ check: render(s.lang, { id }), verdict, detail });
   add("tools.conf.manifest", rec.errors.length > 0 ? "fail" : "ok", rec.errors.join("; ") || rec.manifestPath);
   if (clashes.length > 0) add("tools.doctor.clash", rec.status === "shadowed" ? "warn" : "ok", clashes.join("; "));
   const m = rec.manifest;

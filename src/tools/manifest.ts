@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import type { ErrorObject } from "ajv";
-import { t, type Lang, type MessageId } from "../i18n/messages.js";
+import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import { readToml, placeOf } from "./toml.js";
 import { fieldPath, fileProblems, type FilePath, type KeywordMessages } from "../protocol/file-problems.js";
 import type { ManifestFile } from "./manifest-schema.js";
@@ -55,10 +55,10 @@ export function readManifest(bytes: Uint8Array, lang: Lang): ManifestResult {
     return one({ key: "", line: null, message: t(lang, "tools.manifest.utf8") });
   }
   const read = readToml(text, manifestDepthMax, lang);
-  if (!read.ok) return one({ key: fieldPath(read.path), line: read.place?.line ?? null, column: read.place?.column ?? null, message: t(lang, read.id, read.params) });
+  if (!read.ok) return one({ key: fieldPath(read.path), line: read.place?.line ?? null, column: read.place?.column ?? null, message: render(lang, read) });
   const problem = (path: FilePath, id: MessageId, params: Record<string, string | number> = {}): ManifestProblem => {
     const key = fieldPath(path);
-    return { key, ...placeOf(read.places, path), message: t(lang, id, { field: key, ...params }) };
+    return { key, ...placeOf(read.places, path), message: render(lang, { id, params: { field: key, ...params } }) };
   };
   const doc = read.value;
   const deep = deepestPath(doc);

@@ -5,7 +5,7 @@
  * multi-line strings included. Its syntax errors are worded from the catalog (`tomlSyntax.*`). Pure: text in.
  */
 import { getStaticTOMLValue, parseTOML, ParseError, type AST } from "toml-eslint-parser";
-import { t, type Lang, type MessageId } from "../i18n/messages.js";
+import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import { fieldPath, type FilePath } from "../protocol/file-problems.js";
 
 /** A 1-based line and column (columns in UTF-16 code units, as editors count). */
@@ -39,7 +39,7 @@ const syntaxCodes: [RegExp, string][] = [
 /** A syntax error of the parser in words of the catalog; one the catalog does not know keeps the parser's words. */
 export function tomlSyntaxText(message: string, lang: Lang): string {
   const code = syntaxCodes.find(([re]) => re.test(message))?.[1];
-  return code ? t(lang, `tomlSyntax.${code}` as MessageId) : t(lang, "tomlSyntax.unknown", { error: message });
+  return code ? render(lang, { id: `tomlSyntax.${code}` as MessageId }) : t(lang, "tomlSyntax.unknown", { error: message });
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { Hono, type Context } from "hono";
 import type { Hub } from "../hub.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal } from "../../i18n/messages.js";
 import { answer, decide, held, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
 import { callerOf } from "../../kernel/authorize.js";
@@ -26,7 +26,7 @@ function withTemplateUi(hub: Hub, body: CardNext): CardNext {
 export function cardRoutes(hub: Hub): Hono {
   const app = new Hono();
   /** A card id that is not a number: 404, once the key and the body were checked (the kernel answers other unknown ids). */
-  const notFound = (c: Context) => refuse(c, 404, t(hub.env.lang, "notFound.card", { id: c.req.param("id") ?? "" }));
+  const notFound = (c: Context) => refuse(c, 404, refusal(hub.env.lang, "notFound.card", { id: c.req.param("id") ?? "" }));
 
   route(app, hub, "cardsNext", async (c, req) => {
     const d = await held(c, hub, { kind: "cardsNext", keyHash: req.keyHash }, queryNumber(req.query.wait, 0));

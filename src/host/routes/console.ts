@@ -8,7 +8,7 @@
  */
 import { Hono, type Context } from "hono";
 import type { Hub } from "../hub.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal } from "../../i18n/messages.js";
 import { consoleSessionIdleMs, consoleSessionMaxMs } from "../../kernel/limits.js";
 import { consoleCookieName, originOf, sessionRefPattern } from "../console-session.js";
 import { consoleFile, consoleHeaders } from "../console-files.js";
@@ -53,7 +53,7 @@ export function consoleRoutes(hub: Hub): Hono {
   // A well-formed name that is no session's ends nothing: the answer says 0.
   route(app, hub, "consoleEndOne", (c) => {
     const ref = c.req.param("session") ?? "";
-    if (!sessionRefPattern.test(ref)) return refuse(c, 400, t(lang, "console.sessionName"));
+    if (!sessionRefPattern.test(ref)) return refuse(c, 400, refusal(lang, "console.sessionName"));
     return reply(c, hub, "consoleEndOne", { ended: hub.console.endRef(ref) ? 1 : 0 });
   });
 
@@ -67,18 +67,18 @@ export function consoleRoutes(hub: Hub): Hono {
 
   app.post("/console/session", async (c) => {
     const origin = signInOrigin(c, hub);
-    if (origin === null) return answer(c, 403, { error: t(lang, "console.origin") });
+    if (origin === null) return answer(c, 403, refusal(lang, "console.origin"));
     const text = await bodyText(c, hub);
     if (text instanceof Response) return text;
     let token: unknown;
     try {
       token = (JSON.parse(text) as { token?: unknown } | null)?.token;
     } catch {
-      return answer(c, 400, { error: t(lang, "body.json") });
+      return answer(c, 400, refusal(lang, "body.json"));
     }
-    if (typeof token !== "string" || token === "") return answer(c, 400, { error: t(lang, "field.required", { field: "token" }) });
+    if (typeof token !== "string" || token === "") return answer(c, 400, refusal(lang, "field.required", { field: "token" }));
     const signed = hub.console.signIn(token, origin);
-    if (!signed) return answer(c, 401, { error: t(lang, "console.signInInvalid") });
+    if (!signed) return answer(c, 401, refusal(lang, "console.signInInvalid"));
     return answer(c, 200, { ok: true }, setCookie(hub, signed.cookie));
   });
 
@@ -92,7 +92,7 @@ export function consoleRoutes(hub: Hub): Hono {
   app.get("/console", (c) => c.redirect("/console/", 301));
   app.get("/console/:file{.*}", async (c) => {
     const file = await consoleFile(c.req.param("file") || "index.html");
-    if (!file) return answer(c, 404, { error: t(lang, "notFound.route", { method: "GET", path: new URL(c.req.url).pathname }) });
+    if (!file) return answer(c, 404, refusal(lang, "notFound.route", { method: "GET", path: new URL(c.req.url).pathname }));
     return c.body(new Uint8Array(file.body), 200, { ...consoleHeaders, "content-type": file.type, "cache-control": file.cache });
   });
   return app;

@@ -3,7 +3,7 @@
  * the order the edge needs (src/host/edge.ts): first the credential — before the body, so a caller without the right
  * key learns nothing about validation and a stranger's slow body holds nothing — then the query string, then the body
  * (strict UTF-8, JSON, an object, the endpoint's definition through the generated validators). Every refusal is a
- * 4xx `{ "error": "…" }` naming the field, with the kernel's texts; the handler gets typed values. Also the ways a
+ * 4xx `{ "error": "…", "code", "params" }` naming the field, with the kernel's texts; the handler gets typed values. Also the ways a
  * route answers: a decision of the kernel, a held long poll, or an answer the shell builds itself.
  */
 import type { Context, Hono } from "hono";
@@ -18,7 +18,7 @@ import { runTokenMatches } from "../../kernel/runs.js";
 import { hubInputQueueRetryAfterSeconds, longPollMaxSeconds } from "../../kernel/limits.js";
 import type { Reply } from "../../kernel/reply.js";
 import type { Answers, Input, InputOf } from "../../kernel/types.js";
-import { t } from "../../i18n/messages.js";
+import { refusal, refusalBody, type RefusalBody } from "../../i18n/messages.js";
 import { bearer, idParam, strictUtf8 } from "./read.js";
 import { consoleCookieName, cookieValue, httpsUrl, type ConsoleSession } from "../console-session.js";
 
@@ -46,9 +46,12 @@ export function json(c: Context, status: number, body: unknown): Response {
   return c.json(body, status as ContentfulStatusCode);
 }
 
-/** A refusal: `{ error }` with a 4xx or 5xx status. */
-export function refuse(c: Context, status: number, error: string): Response {
-  return json(c, status, { error });
+/**
+ * A refusal with a 4xx or 5xx status: `{ error, code, params }`, the text in the hub's language with its message id
+ * and params (`refusal`), so every client words it in its own language (issue 27 #2).
+ */
+export function refuse(c: Context, status: number, body: RefusalBody): Response {
+  return json(c, status, body);
 }
 
 /**
@@ -84,9 +87,9 @@ export type AnsweredBy<B> = { [E in EndpointName]: [B] extends [ResponseOf<E>] ?
 export function unavailable(c: Context, hub: Hub, e: unknown): Response {
   if (e instanceof QueueFull) {
     c.header("retry-after", String(hubInputQueueRetryAfterSeconds));
-    return refuse(c, 503, e.message);
+    return refuse(c, 503, refusalBody(hub.env.lang, e.text));
   }
-  return refuse(c, 503, t(hub.env.lang, "hub.busyBecause", { error: (e as Error).message }));
+  return refuse(c, 503, refusal(hub.env.lang, "hub.busyBecause", { error: (e as Error).message }));
 }
 
 /** Decides `input` (after COMMIT) and sends the kernel's answer, typed by endpoint `name`'s; 503 when it cannot. */
@@ -122,7 +125,7 @@ export function queryNumber(v: string | undefined, dflt: number): number {
 /** Reads a body as UTF-8 text, or the 400 refusal when it is not UTF-8. */
 export async function bodyText(c: Context, hub: Hub): Promise<string | Response> {
   const text = strictUtf8(await c.req.arrayBuffer());
-  return text ?? refuse(c, 400, t(hub.env.lang, "body.utf8"));
+  return text ?? refuse(c, 400, refusal(hub.env.lang, "body.utf8"));
 }
 
 /**
@@ -134,11 +137,11 @@ function gate(c: Context, hub: Hub, auth: Auth, token: string, keyHash: string |
   if (auth === "none" || auth === "webhook") return {};
   const lang = hub.env.lang;
   if (auth === "run") {
-    if (!token) return refuse(c, 401, t(lang, "auth.missing"));
+    if (!token) return refuse(c, 401, refusal(lang, "auth.missing"));
     const run = idParam(c, "id");
     const row = run === null ? undefined : hub.store.view.get("runs", run);
-    if (!row) return refuse(c, 404, t(lang, "notFound.run", { id: c.req.param("id") ?? "" }));
-    return runTokenMatches(hub.env.master, row, token) ? { run: row.id } : refuse(c, 403, t(lang, "auth.token"));
+    if (!row) return refuse(c, 404, refusal(lang, "notFound.run", { id: c.req.param("id") ?? "" }));
+    return runTokenMatches(hub.env.master, row, token) ? { run: row.id } : refuse(c, 403, refusal(lang, "auth.token"));
   }
   const who = authorize(new Ctx(hub.store.view, hub.now(), hub.env), keyHash, [...auth]);
   return "status" in who ? json(c, who.status, who.body) : {};
@@ -153,7 +156,7 @@ function query(c: Context, hub: Hub, spec: EndpointSpec): { value: unknown } | R
     if (v !== undefined) q[field] = v;
   }
   const checked = checkQuery(spec.query, q, hub.env.lang);
-  return checked.ok ? { value: checked.value } : refuse(c, 400, checked.error);
+  return checked.ok ? { value: checked.value } : refuse(c, 400, refusalBody(hub.env.lang, checked.text));
 }
 
 /** The body of `spec` read and checked, or the 400 refusal; an empty body is `{}` where the endpoint allows it. */
@@ -167,13 +170,13 @@ async function body(c: Context, hub: Hub, spec: EndpointSpec): Promise<{ value: 
     try {
       value = JSON.parse(text);
     } catch {
-      return refuse(c, 400, t(lang, "body.json"));
+      return refuse(c, 400, refusal(lang, "body.json"));
     }
   }
   if (spec.anyJson && !isContractBody(value)) value = { status: "success", result: value };
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse(c, 400, t(lang, "body.object"));
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse(c, 400, refusal(lang, "body.object"));
   const checked = checkBody(spec.body, value, lang);
-  return checked.ok ? { value: checked.value } : refuse(c, 400, checked.error);
+  return checked.ok ? { value: checked.value } : refuse(c, 400, refusalBody(hub.env.lang, checked.text));
 }
 
 /** Whether a callback body speaks the contract (an object whose `status` is `success` or `error`): else it is the result whole. */
@@ -198,7 +201,7 @@ export const hostOf = (c: Context) => new URL(c.req.url).host;
 export function consoleSessionOf(c: Context, hub: Hub, changing: boolean): ConsoleSession | null | Response {
   const session = hub.console.find(cookieValue(c.req.header("cookie"), consoleCookieName(secureHub(hub))));
   if (!session) return null;
-  if (changing && c.req.header("origin") !== session.origin) return refuse(c, 403, t(hub.env.lang, "console.origin"));
+  if (changing && c.req.header("origin") !== session.origin) return refuse(c, 403, refusal(hub.env.lang, "console.origin"));
   return session;
 }
 

@@ -7,7 +7,7 @@ import type { Hub } from "../hub.js";
 import { check } from "../../protocol/validate.js";
 import type { EventIn } from "../../protocol/schema.js";
 import { own } from "../../kernel/own.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal } from "../../i18n/messages.js";
 import { secretsEnvName } from "../home.js";
 import type { BoundedLog } from "../log-limit.js";
 import { relayedEvent } from "../relay.js";
@@ -49,7 +49,7 @@ export function eventRoutes(hub: Hub, callerLog: BoundedLog): Hono {
     const source = c.req.param("source") ?? "";
     // Everything that can be checked without the body is, before reading it; the caller has no key, so every such
     // refusal is the same 401 that names nothing (which sources exist, which have adapters, where the home is).
-    const refused = () => c.json({ error: t(lang, "in.refused") }, 401, { connection: "close" });
+    const refused = () => c.json(refusal(lang, "in.refused"), 401, { connection: "close" });
     const def = own(hub.store.view.rules()?.rules.sources ?? {}, source);
     if (!def?.adapter) return refused();
     const secret = hub.secret(source);
@@ -81,13 +81,13 @@ export function eventRoutes(hub: Hub, callerLog: BoundedLog): Hono {
       events = adapter({ headers, body: raw, secret });
     } catch (e) {
       const status = (e as { status?: number }).status;
-      return refuse(c, status === 401 || status === 403 ? status : 400, (e as Error).message);
+      return refuse(c, status === 401 || status === 403 ? status : 400, refusal(lang, "foreign.text", { text: (e as Error).message }));
     }
-    if (!Array.isArray(events)) return refuse(c, 400, t(lang, "in.bad", { n: 0, error: "the adapter did not return a list" }));
+    if (!Array.isArray(events)) return refuse(c, 400, refusal(lang, "in.notList"));
     const checked: EventIn[] = [];
     for (const [i, e] of events.entries()) {
       const r = check("EventIn", relayedEvent(e), lang);
-      if (!r.ok) return refuse(c, 400, t(lang, "in.bad", { n: i, error: r.error }));
+      if (!r.ok) return refuse(c, 400, refusal(lang, "in.bad", { n: i, error: r.text }));
       checked.push(r.value);
     }
     return decide(c, hub, "webhook", { kind: "eventsIn", source, events: checked, intents: intentTable(hub.declarative), ...viaCall(c) });

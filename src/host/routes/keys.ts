@@ -7,7 +7,7 @@ import type { Hub } from "../hub.js";
 import { hashKey } from "../../kernel/credentials.js";
 import { isName, isOldKeyName } from "../../kernel/rules.js";
 import { keyKinds, type KeyKind } from "../../kernel/types.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal } from "../../i18n/messages.js";
 import { newKey } from "../home.js";
 import { decide, refuse, reply, route, send } from "./endpoint.js";
 
@@ -25,11 +25,11 @@ export function keyRoutes(hub: Hub): Hono {
   route(app, hub, "keyNew", async (c, req) => {
     const kind = kindParam(c);
     const name = c.req.param("name") ?? "";
-    if (kind === null) return refuse(c, 400, t(lang, "key.kind"));
-    if (!isName(name)) return refuse(c, 400, t(lang, "key.name"));
+    if (kind === null) return refuse(c, 400, refusal(lang, "key.kind"));
+    if (!isName(name)) return refuse(c, 400, refusal(lang, "key.name"));
     const key = newKey();
     const d = await hub.submit({ kind: "keyNew", keyHash: req.keyHash, local: false, keyKind: kind, name, newHash: hashKey(key) }).catch((e: Error) => e);
-    if (d instanceof Error) return refuse(c, 503, t(lang, "hub.busyBecause", { error: d.message }));
+    if (d instanceof Error) return refuse(c, 503, refusal(lang, "hub.busyBecause", { error: d.message }));
     if (d.status !== 200) return send(c, hub, "keyNew", d.status, d.body);
     return reply(c, hub, "keyNew", { ok: true, kind, name, key });
   });
@@ -38,8 +38,8 @@ export function keyRoutes(hub: Hub): Hono {
   route(app, hub, "keyRemove", (c, req) => {
     const kind = kindParam(c);
     const name = c.req.param("name") ?? "";
-    if (kind === null) return refuse(c, 400, t(lang, "key.kind"));
-    if (!isOldKeyName(name)) return refuse(c, 400, t(lang, "key.oldName"));
+    if (kind === null) return refuse(c, 400, refusal(lang, "key.kind"));
+    if (!isOldKeyName(name)) return refuse(c, 400, refusal(lang, "key.oldName"));
     return decide(c, hub, "keyRemove", { kind: "keyRemove", keyHash: req.keyHash, local: false, keyKind: kind, name });
   });
   return app;

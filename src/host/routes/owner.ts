@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import type { Hub } from "../hub.js";
 import { buildState } from "../state.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal } from "../../i18n/messages.js";
 import { decide, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
 import { releaseTag } from "../version.js";
@@ -38,7 +38,7 @@ export function ownerRoutes(hub: Hub): Hono {
   // The body is checked before the path's run id, as for cards.
   route(app, hub, "cancel", (c, req) => {
     const run = idParam(c, "id");
-    if (run === null) return refuse(c, 404, t(hub.env.lang, "notFound.run", { id: c.req.param("id") ?? "" }));
+    if (run === null) return refuse(c, 404, refusal(hub.env.lang, "notFound.run", { id: c.req.param("id") ?? "" }));
     return decide(c, hub, "cancel", { kind: "cancel", keyHash: req.keyHash, run });
   });
 

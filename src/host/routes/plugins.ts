@@ -14,7 +14,7 @@ import { decide, refuse, reply, route } from "./endpoint.js";
 import { controlEvent, intentTable, uiOf } from "../../declarative/index.js";
 import { randomUUID } from "node:crypto";
 import { setPluginSetting, settingsOf } from "../plugin-settings.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal, refusalBody } from "../../i18n/messages.js";
 
 /** The routes of plugins. */
 export function pluginRoutes(hub: Hub): Hono {
@@ -25,22 +25,22 @@ export function pluginRoutes(hub: Hub): Hono {
   route(app, hub, "plugins", (c) => reply(c, hub, "plugins", pluginViews(hub.pluginRegistry.list(), hub.toolPlugins.current, hub.declarative)));
   route(app, hub, "pluginSettings", (c) => {
     const plugin = hub.declarative.get(c.req.param("id") ?? "");
-    if (!plugin) return refuse(c, 404, t(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
+    if (!plugin) return refuse(c, 404, refusal(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
     return reply(c, hub, "pluginSettings", { plugin: plugin.id, group: `plugin:${plugin.id}`, settings: settingsOf(hub.opts.home, plugin) });
   });
 
   // A secret's value goes to the secrets file only: the answer, the log and the facts never hold it.
   route(app, hub, "pluginSettingSet", (c, req) => {
     const plugin = hub.declarative.get(c.req.param("id") ?? "");
-    if (!plugin) return refuse(c, 404, t(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
+    if (!plugin) return refuse(c, 404, refusal(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
     const r = setPluginSetting(hub.opts.home, plugin, c.req.param("key") ?? "", req.body.value, hub.env.lang);
-    if (!r.ok) return refuse(c, r.status, r.error);
+    if (!r.ok) return refuse(c, r.status, refusalBody(hub.env.lang, r.error));
     return reply(c, hub, "pluginSettingSet", { plugin: plugin.id, setting: r.view });
   });
 
   route(app, hub, "pluginUi", (c) => {
     const plugin = hub.declarative.get(c.req.param("id") ?? "");
-    if (!plugin) return refuse(c, 404, t(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
+    if (!plugin) return refuse(c, 404, refusal(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
     return reply(c, hub, "pluginUi", uiOf(plugin));
   });
 
@@ -48,9 +48,9 @@ export function pluginRoutes(hub: Hub): Hono {
   // from source `plugin:<id>` like any source's (the same id again is the same event: a retry posts nothing new).
   route(app, hub, "pluginEvent", (c, req) => {
     const plugin = hub.declarative.get(c.req.param("id") ?? "");
-    if (!plugin) return refuse(c, 404, t(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
+    if (!plugin) return refuse(c, 404, refusal(hub.env.lang, "settings.noSuchPlugin", { plugin: c.req.param("id") ?? "" }));
     const made = controlEvent(plugin, req.body, req.body.id ?? randomUUID(), hub.env.lang);
-    if (!made.ok) return refuse(c, made.status, made.error);
+    if (!made.ok) return refuse(c, made.status, refusalBody(hub.env.lang, made.error));
     return decide(c, hub, "pluginEvent", { kind: "pluginEvent", keyHash: req.keyHash, plugin: plugin.id, event: made.event, intents: intentTable(hub.declarative) });
   });
   return app;

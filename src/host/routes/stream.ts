@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Hub } from "../hub.js";
 import { publicFact, withoutArtifactTexts, withoutRuleBodies } from "../facts.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal } from "../../i18n/messages.js";
 import { queryNumber, refuse, reply, route } from "./endpoint.js";
 import { artifactFileRe, idParam } from "./read.js";
 import { artifactKey } from "../../kernel/tables.js";
@@ -60,7 +60,7 @@ export function streamRoutes(hub: Hub): Hono {
 
   route(app, hub, "why", (c) => {
     const run = idParam(c, "id");
-    if (run === null || !hub.store.view.get("runs", run)) return refuse(c, 404, t(hub.env.lang, "notFound.run", { id: c.req.param("id") ?? "" }));
+    if (run === null || !hub.store.view.get("runs", run)) return refuse(c, 404, refusal(hub.env.lang, "notFound.run", { id: c.req.param("id") ?? "" }));
     const artifacts = hub.store.view.where("artifacts", "run = ? ORDER BY key", run).map(({ row }) => ({ file: row.file, bytes: row.bytes, path: artifactPath(run, row.file) }));
     // `artifacts` only when the run sent some: the answer of a run without stays as it was before artifacts.
     return reply(c, hub, "why", { run, facts: hub.store.factsOfRun(run).map((f) => withoutArtifactTexts(withoutRuleBodies(publicFact(f)))), ...(artifacts.length ? { artifacts } : {}) });
@@ -72,7 +72,7 @@ export function streamRoutes(hub: Hub): Hono {
     const run = idParam(c, "id");
     const file = c.req.param("file") ?? "";
     const row = run !== null && artifactFileRe.test(file) ? hub.store.view.get("artifacts", artifactKey(run, file)) : undefined;
-    if (!row) return refuse(c, 404, t(hub.env.lang, "artifact.notFound", { run: c.req.param("id") ?? "", file }));
+    if (!row) return refuse(c, 404, refusal(hub.env.lang, "artifact.notFound", { run: c.req.param("id") ?? "", file }));
     return c.body(row.text, 200, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff", "content-security-policy": "sandbox" });
   });
   return app;

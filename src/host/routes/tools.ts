@@ -22,7 +22,7 @@ import type { Lang } from "../../i18n/messages.js";
 import type { Fact, KnownPlugin, ToolCallRow } from "../../kernel/types.js";
 import type { ToolView } from "../../protocol/responses.js";
 import { callbackKeyPattern, taskIdPattern } from "../../protocol/patterns.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal, said, refusalBody, type Said } from "../../i18n/messages.js";
 import { decide, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
 
@@ -93,21 +93,21 @@ async function knownPlugin(hub: Hub, tool: string): Promise<KnownPlugin | null> 
  * be canonical JSON whose sha256 is the digest, `argsLength` its length in code points, and `arguments` is required
  * when `argsLength` says it is short enough to keep.
  */
-export function argumentsProblem(body: ToolCallBody, lang: Lang): string | null {
+export function argumentsProblem(body: ToolCallBody, lang: Lang): Said | null {
   if (body.refused) return null;
   if (body.arguments === undefined) {
-    return body.argsLength !== undefined && body.argsLength <= toolCallArgumentsMaxCodepoints ? t(lang, "tools.calls.args.needed", { limit: toolCallArgumentsMaxCodepoints }) : null;
+    return body.argsLength !== undefined && body.argsLength <= toolCallArgumentsMaxCodepoints ? said("tools.calls.args.needed", { limit: toolCallArgumentsMaxCodepoints }) : null;
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.arguments);
   } catch {
-    return t(lang, "tools.calls.args.notCanonical");
+    return said("tools.calls.args.notCanonical");
   }
-  if (canonicalJson(parsed) !== body.arguments) return t(lang, "tools.calls.args.notCanonical");
-  if (toolArgsDigest(parsed) !== body.argsDigest) return t(lang, "tools.calls.args.digest");
+  if (canonicalJson(parsed) !== body.arguments) return said("tools.calls.args.notCanonical");
+  if (toolArgsDigest(parsed) !== body.argsDigest) return said("tools.calls.args.digest");
   const actual = [...body.arguments].length;
-  if (body.argsLength !== undefined && body.argsLength !== actual) return t(lang, "tools.calls.args.length", { length: body.argsLength, actual });
+  if (body.argsLength !== undefined && body.argsLength !== actual) return said("tools.calls.args.length", { length: body.argsLength, actual });
   return null;
 }
 
@@ -132,18 +132,18 @@ export function toolRoutes(hub: Hub): Hono {
   // Decided by what the hub's own registry knows of the plugin, not by what the run token's holder says of it (issue 26).
   route(app, hub, "toolCall", async (c, req) => {
     const problem = argumentsProblem(req.body, hub.env.lang);
-    if (problem !== null) return refuse(c, 400, problem);
+    if (problem !== null) return refuse(c, 400, refusalBody(hub.env.lang, problem));
     const plugin = req.body.refused ? null : await knownPlugin(hub, req.body.tool);
     return decide(c, hub, "toolCall", { kind: "toolCall", run: req.run, token: req.token, body: req.body, plugin });
   });
   route(app, hub, "ownerToolCall", (c, req) => {
     const problem = argumentsProblem(req.body, hub.env.lang);
-    return problem !== null ? refuse(c, 400, problem) : decide(c, hub, "ownerToolCall", { kind: "ownerToolCall", keyHash: req.keyHash, body: req.body });
+    return problem !== null ? refuse(c, 400, refusalBody(hub.env.lang, problem)) : decide(c, hub, "ownerToolCall", { kind: "ownerToolCall", keyHash: req.keyHash, body: req.body });
   });
 
   // The decision now; a call held for the owner's answer is held here too, never past its own hold.
   route(app, hub, "toolCallGet", async (c, req) => {
-    const notFound = () => refuse(c, 404, t(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
+    const notFound = () => refuse(c, 404, refusal(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
     let call = callOf(c, hub, req.run);
     if (!call) return notFound();
     const until = Math.min(waitEnd(hub, req.query.waitSeconds), call.waitUntil ?? 0);
@@ -156,7 +156,7 @@ export function toolRoutes(hub: Hub): Hono {
   });
 
   // A path that names no call id is as unknown as a call that does not exist.
-  const callId = (c: Context) => idParam(c, "call") ?? refuse(c, 404, t(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
+  const callId = (c: Context) => idParam(c, "call") ?? refuse(c, 404, refusal(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
   route(app, hub, "toolCallOutcome", (c, req) => {
     const call = callId(c);
     return call instanceof Response ? call : decide(c, hub, "toolCallOutcome", { kind: "toolOutcome", run: req.run, token: req.token, call, body: req.body });
@@ -169,7 +169,7 @@ export function toolRoutes(hub: Hub): Hono {
   // A parked call's end; while pending, held up to `waitSeconds`, never past the call's deadline.
   const result = async (c: Context, name: "toolCallResult" | "ownerToolCallResult", run: number | null, waitSeconds: string | undefined) => {
     let call = callOf(c, hub, run);
-    const notFound = () => refuse(c, 404, t(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
+    const notFound = () => refuse(c, 404, refusal(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
     if (!call) return notFound();
     const until = Math.min(waitEnd(hub, waitSeconds), call.deadline ?? 0);
     while (call.status === "parked" && hub.now() < until && !c.req.raw.signal.aborted) {
@@ -178,14 +178,14 @@ export function toolRoutes(hub: Hub): Hono {
       if (!call) return notFound();
     }
     const end = callResultOf(call, hub.now());
-    return end ? reply(c, hub, name, end) : refuse(c, 409, t(hub.env.lang, "tools.calls.notParked", { id: call.id }));
+    return end ? reply(c, hub, name, end) : refuse(c, 409, refusal(hub.env.lang, "tools.calls.notParked", { id: call.id }));
   };
   route(app, hub, "toolCallResult", (c, req) => result(c, "toolCallResult", req.run, req.query.waitSeconds));
   route(app, hub, "ownerToolCallResult", (c, req) => result(c, "ownerToolCallResult", null, req.query.waitSeconds));
 
   // The callback_url's key is the credential (issue 34), bound to the call and its task id; on the legacy path, without
   // a key, the task id. One that cannot be a task id or a key is as unknown as any other.
-  const unknown = (c: Context) => refuse(c, 404, t(hub.env.lang, "tools.callback.unknown"));
+  const unknown = (c: Context) => refuse(c, 404, refusal(hub.env.lang, "tools.callback.unknown"));
   route(app, hub, "pluginCallbackKeyed", (c, req) => {
     const key = c.req.param("key") ?? "";
     const task = c.req.param("task") ?? "";

@@ -7,7 +7,7 @@ import type { Hub } from "../hub.js";
 import { hashText } from "../../kernel/credentials.js";
 import { answer, decide, held, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { artifactFileRe } from "./read.js";
-import { t } from "../../i18n/messages.js";
+import { t, refusal } from "../../i18n/messages.js";
 import { canonicalJson } from "./read.js";
 import { declaredFor, intentTable } from "../../declarative/index.js";
 
@@ -37,7 +37,7 @@ export function workRoutes(hub: Hub): Hono {
   // A workflow's file (issue 18): its name as the artifact step's own rule has it (no folder, no `..`, not hidden).
   route(app, hub, "artifactPut", (c, req) => {
     const file = c.req.param("file") ?? "";
-    if (!artifactFileRe.test(file)) return refuse(c, 400, t(hub.env.lang, "artifact.file"));
+    if (!artifactFileRe.test(file)) return refuse(c, 400, refusal(hub.env.lang, "artifact.file"));
     return decide(c, hub, "artifactPut", { kind: "artifact", run: req.run, token: req.token, file, text: req.body.text });
   });
   return app;
