@@ -9,11 +9,17 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { cardStates, keyKinds, runStates, type KeyKind } from "../kernel/states.js";
 import { bool, id, int, iso, oneOf, orNull, ref, str } from "./shapes.js";
+import { TextParam, TextRef } from "./responses-texts.js";
 import { Job, Rejected, ResultAnswer, WorkAnswer } from "./responses-runs.js";
+import { ConsoleEnded, ConsoleLink, ConsoleSessions } from "./responses-console.js";
+import { ToolCallDecision, ToolCallResult, ToolError, ToolView, Tools } from "./responses-tools.js";
 import { toolPluginTypes } from "./patterns.js";
 
-/** The answers of an agent's endpoints live in responses-runs.ts; re-exported here with the rest. */
+/** The answers of an agent's endpoints live in responses-runs.ts, the console's in responses-console.ts; re-exported here with the rest. */
 export * from "./responses-runs.js";
+export * from "./responses-console.js";
+export * from "./responses-tools.js";
+export * from "./responses-texts.js";
 
 /** A run's state (protocol.md Agent, 失败时会怎样). */
 export const RunState = oneOf(runStates);
@@ -22,16 +28,6 @@ export const CardState = oneOf(cardStates);
 /** A key's kind (protocol.md 谁能做什么). */
 export const KeyKindName = oneOf<KeyKind>(keyKinds);
 
-/**
- * A parameter of a refusal's text: plain, or a text of its own as `{ code, params }` (the `{what}` of a wrong format).
- */
-export const TextParam = Type.Recursive((This) => Type.Union([
-  Type.String(), Type.Number(),
-  Type.Object({ code: Type.String(), params: Type.Record(Type.String(), This) }, { description: "a text of its own: a catalog message id and its params" }),
-]), { $id: "TextParam" });
-
-/** A text as data (issue 27 #2): a catalog message id and the values of its placeholders. */
-export const TextRef = Type.Object({ code: Type.String(), params: Type.Record(Type.String(), ref(TextParam)) }, { description: "a catalog message id and its params" });
 
 /**
  * The texts of a card the hub wrote (a budget card, a run's failures, …) as message ids and params, for each client to
@@ -349,85 +345,6 @@ export type ToolCallFactRow = Static<typeof ToolCallFactRow>;
 /** A `trust` row of a fact (issue 16): the owner trusted a plugin at a manifest digest ("always allow"). */
 export const TrustFactRow = Type.Object({ plugin: str(), digest: str(), by: str() });
 export type TrustFactRow = Static<typeof TrustFactRow>;
-
-/**
- * A tool the hub's home offers (issue 16; spec declarative-plugins.md's `/api/tools`): `name` is `<pluginId>.<tool>`,
- * `kind` its plugin's (`http` for a declarative plugin's HTTP tool), `parameters` the JSON Schema of its arguments,
- * `approval` the mode rules.json's `approvals` give it (exact plugin and tool, else the plugin, else `auto`; an agent's
- * first call of a plugin that is not built in still asks once), `disableModelInvocation` whether agents never see it.
- */
-export const ToolView = Type.Object({
-  name: str(), pluginId: str(), kind: oneOf(["http", ...toolPluginTypes] as const), description: str(),
-  parameters: Type.Record(str(), Type.Unknown()), approval: oneOf(["auto", "prompt", "deny"] as const), disableModelInvocation: bool(),
-}, { $id: "ToolView" });
-export type ToolView = Static<typeof ToolView>;
-
-/** GET /v1/tools (also `/api/tools`): every tool of the hub's home, by plugin then tool. */
-export const Tools = Type.Array(ref(ToolView), { description: "GET /v1/tools" });
-export type Tools = Static<typeof Tools>;
-
-/** POST /v1/console/sign-in: the owner console's one-time sign-in link and when it stops working (issue 17). */
-export const ConsoleLink = Type.Object({ link: str(), expiresAt: iso() }, { description: "POST /v1/console/sign-in" });
-export type ConsoleLink = Static<typeof ConsoleLink>;
-
-/**
- * DELETE /v1/console/sessions: how many console sessions ended (unused sign-in links are forgotten too); DELETE
- * /v1/console/sessions/:session: 1 when that session ended, 0 when there was none of that name.
- */
-export const ConsoleEnded = Type.Object({ ended: int() }, { description: "DELETE /v1/console/sessions, DELETE /v1/console/sessions/:session" });
-export type ConsoleEnded = Static<typeof ConsoleEnded>;
-
-/** One owner console session as GET /v1/console/sessions lists it (issue 30): no cookie, no hash, only its name. */
-export const ConsoleSessionView = Type.Object({
-  session: Type.String({ description: "the session's name, for DELETE /v1/console/sessions/:session" }),
-  origin: str(),
-  signedIn: iso(),
-  lastUsed: iso(),
-  idleUntil: iso(),
-  expiresAt: iso(),
-});
-/** GET /v1/console/sessions: the live owner console sessions, oldest sign-in first. */
-export const ConsoleSessions = Type.Object({ sessions: Type.Array(ConsoleSessionView) }, { description: "GET /v1/console/sessions" });
-export type ConsoleSessions = Static<typeof ConsoleSessions>;
-
-/** How the hub decided a tool call (issue 16): run it, refuse it, or wait for the owner's answer on an ask card. */
-export const toolDecisions = ["allow", "deny", "prompt"] as const;
-export type ToolDecision = (typeof toolDecisions)[number];
-
-/**
- * POST /v1/runs/:id/tools/calls, POST /v1/tools/calls and GET /v1/runs/:id/tools/calls/:call: the call's id, its
- * session key and its decision now. `prompt`: the owner is asked on ask card `card` (allow once / always allow / deny); `waitUntil` is
- * when the hub stops holding the agent's call for it (then the agent is told to end its turn: the answer wakes the
- * lane). `deny`: `reason` says why, in the hub's language.
- */
-export const ToolCallDecision = Type.Object({
-  call: id(),
-  decision: oneOf(toolDecisions),
-  /** The call's session key (`<rule>:<lane>`, `owner:<key name>`): the `session_key` to send the plugin. */
-  sessionKey: str(),
-  card: Type.Optional(id()),
-  reason: Type.Optional(str()),
-  /** `reason` as a message id and params when the hub wrote it (issue 27 #2), for a client to show in its language. */
-  reasonText: Type.Optional(TextRef),
-  waitUntil: Type.Optional(iso()),
-}, { $id: "ToolCallDecision", description: "POST /v1/runs/:id/tools/calls, POST /v1/tools/calls, GET /v1/runs/:id/tools/calls/:call" });
-export type ToolCallDecision = Static<typeof ToolCallDecision>;
-
-/** An error a tool call ended with: the plugin's JSON-RPC code (a number) or the host's (a string), and its message. */
-export const ToolError = Type.Object({ code: Type.Union([Type.Integer(), str()]), message: str() }, { $id: "ToolError" });
-export type ToolError = Static<typeof ToolError>;
-
-/**
- * GET /v1/runs/:id/tools/calls/:call/result and GET /v1/tools/calls/:call/result: the end of a parked (async) call:
- * `pending` while its callback has not come and its deadline has not passed; `ok` with the callback's `result`;
- * `error` with its `error`; `timeout` when the deadline passed first. Kept by the hub, so it survives a restart.
- */
-export const ToolCallResult = Type.Object({
-  status: oneOf(["pending", "ok", "error", "timeout"] as const),
-  result: Type.Optional(Type.Unknown()),
-  error: Type.Optional(ref(ToolError)),
-}, { $id: "ToolCallResult", description: "GET /v1/runs/:id/tools/calls/:call/result, GET /v1/tools/calls/:call/result" });
-export type ToolCallResult = Static<typeof ToolCallResult>;
 
 /**
  * A plugin of any kind (issue 18; spec declarative-plugins.md's `/api/plugins`): `declarative` (plugin.json), `tool`

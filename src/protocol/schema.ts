@@ -364,7 +364,7 @@ export const ToolOutcomeBody = Type.Object(
     durationMs: Type.Integer({ minimum: 0, maximum: L.toolCallTimeoutMsMax * 2 }),
     taskId: Type.Optional(Type.String({ pattern: taskIdPattern, ...patternText("pattern.taskId", { min: L.toolTaskIdMinChars, max: L.toolTaskIdMaxChars }) })),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: L.toolCallTimeoutMsMax })),
-    callbackKey: Type.Optional(Type.String({ pattern: callbackKeyPattern, description: `the key of the callback_url the plugin was given: ${L.toolCallbackKeyChars} of A-Z a-z 0-9 _ -` })),
+    callbackKey: Type.Optional(Type.String({ pattern: callbackKeyPattern, ...patternText("pattern.callbackKey", { chars: L.toolCallbackKeyChars }) })),
   },
   { additionalProperties: false },
 );

@@ -1,26 +1,23 @@
 /**
  * The agents' tool bridge (issue 16 "Offered to agents"; DESIGN.md "Plugin hosts"): for each run whose rule offers
- * tools, the worker serves an MCP server (protocol of @modelcontextprotocol/sdk, newline-delimited JSON-RPC) on a
- * unix socket in the run's `agent/` folder, and the agent's CLI starts the relay (`tool-relay.ts`, as
- * `agent-autoloop tools mcp --socket <path> --lang <zh|en>`) as its stdio MCP server. The server half stays in the worker: the agent
- * runs in a sandbox that hides the worker's home (the run token, the plugins, the keys) and in its own PID namespace,
- * so the token never leaves this process — not on a command line, in an environment or in a file the agent can read.
+ * tools, the worker serves an MCP server (newline-delimited JSON-RPC) on a unix socket in the run's `agent/` folder,
+ * and the agent's CLI starts the relay (`tool-relay.ts`: `agent-autoloop tools mcp --socket <path> --lang <zh|en>`) as
+ * its stdio MCP server. The server half stays in the worker: the agent runs in a sandbox that hides the worker's home
+ * and in its own PID namespace, so the run token never leaves this process (no command line, environment or file).
  *
  * What the agent sees: the tools its rule's `tools` patterns name, resolved against this worker's tool host
  * (`<plugin>.<tool>`; tools whose manifest says `disable_model_invocation` are left out). A call is first put to the
- * hub (`POST /v1/runs/:id/tools/calls`: approvals, trust, audit); `deny` answers the agent with the reason; `prompt`
- * waits for the owner's answer up to the hub's bound and then answers "awaiting approval, card N — end your turn; you
- * will be resumed"; `allow` runs the tool in the tool host (its sandbox, its timeout), relays its progress as MCP
- * progress, reports the outcome, and for an async plugin waits for its parked result. Every refusal or failure is a
- * tool error the model can read; nothing here throws at the agent.
+ * hub (`POST /v1/runs/:id/tools/calls`: approvals, trust, audit); `deny` answers with the reason; `prompt` waits for
+ * the owner up to the hub's bound, then answers "awaiting approval, card N — end your turn"; `allow` runs the tool in
+ * the tool host (sandbox, timeout), relays its progress, reports the outcome, and for an async plugin waits for its
+ * parked result. Every refusal or failure is a tool error the model can read; nothing here throws at the agent.
  *
  * Who the socket answers (issue 26): only the run's own processes. A sandboxed agent sees no other run's folder; an
  * agent without a sandbox sees them all, so each new connection first proves it comes from the run (peer.ts: the
  * relay shows a challenge in its command line, the worker finds it among the run's processes) before MCP starts.
  *
- * One tool host serves all runs of a worker (service plugins and MCP plugins live as long as the worker); it is
- * created, and its long-lived plugins started, at the first run that offers tools. A run's server stops when the run
- * ends; all stop with the worker (a killed worker takes its sockets with it: nothing is left behind).
+ * One tool host serves all runs of a worker (service and MCP plugins live as long as the worker), made at the first
+ * run that offers tools. A run's server stops with the run; all stop with the worker (a killed one takes its sockets).
  */
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { closeSync, openSync, rmSync } from "node:fs";
