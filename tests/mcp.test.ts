@@ -1,7 +1,7 @@
 /** `agent-autoloop mcp` with the SDK's own client over stdio, against a running hub. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync, readFileSync } from "node:fs";
+import { writeFileSync, readFileSync, rmSync } from "node:fs";
 import { execFile, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
@@ -106,7 +106,8 @@ test("the MCP tools speak the CLI's language: why in Chinese, a refusal and an u
     assert.equal((await again).isError, true);
     assert.equal(await textOf(again), "这张卡片已经回答过了");
 
-    await f.close();
+    // The hub stops; its home stays (the MCP server proves the hub before each call, reading the home).
+    await f.running.close();
     closed = true;
     const down = call("status", {});
     assert.equal((await down).isError, true);
@@ -116,6 +117,7 @@ test("the MCP tools speak the CLI's language: why in Chinese, a refusal and an u
   } finally {
     await client.close();
     if (!closed) await f.close();
+    else rmSync(f.home.dir, { recursive: true, force: true });
   }
 });
 
