@@ -82,7 +82,7 @@ test("GitHub issue → rule → command agent asks → file channel → CLI answ
   hub = await startHub();
 
   const cardsFile = join(dir, "cards.txt");
-  const text = (await until(() => (existsSync(cardsFile) && readFileSync(cardsFile, "utf8").includes("How should I handle github #1?") ? readFileSync(cardsFile, "utf8") : ""), 20_000, "the card in cards.txt"));
+  const text = (await until(() => (existsSync(cardsFile) && readFileSync(cardsFile, "utf8").includes("How should I handle github #1?") ? readFileSync(cardsFile, "utf8") : ""), 60_000, "the card in cards.txt"));
   assert.match(text, /── card 1 · v1 · ask · open · triage/);
   assert.match(text, /Spelling error in the README file/);
   assert.match(text, /0\) Fix it now {2}← recommended/);
