@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import parse, { type ParsedFamily } from "parse-prometheus-text-format";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseRules, engine, hubFixture, type Fixture } from "./helpers.js";
+import { baseRules, engine, hubFixture, prose, type Fixture } from "./helpers.js";
 import { toolArgsDigest } from "../src/protocol/tool-calls.js";
 
 /** One scrape, parsed: family name → its type and series. */
@@ -38,7 +38,8 @@ test("GET /metrics: the owner key or a metrics key, 401 without one, 403 with an
   try {
     const get = async (path: string, key: string | null) => {
       const res = await fetch(`${f.url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
-      return [res.status, res.headers.get("content-type")?.startsWith("application/json") ? await res.json() : "text"];
+      // A refusal's code and params must word its error exactly (prose checks it), then only the words are compared.
+      return [res.status, res.headers.get("content-type")?.startsWith("application/json") ? prose(res.status, await res.json()) : "text"];
     };
     assert.deepEqual(await get("/metrics", null), [401, { error: "missing Authorization: Bearer <key>" }]);
     assert.deepEqual(await get("/metrics", "no-such-key"), [401, { error: "unknown key" }]);

@@ -225,7 +225,7 @@ test("cron times missed while the hub was down show: skippedAt and the count on 
   const log = k.stream().flatMap((f) => f.changes);
   const made = log.filter(([table, id]) => table === "cards" && id === card.id).map(([, , row]) => row as { system: string; key: string });
   assert.deepEqual(made.map((c) => [c.system, c.key]), [["cronMissed", "missed:2026-11-03T09:00:00.000Z"]]);
-  const sent = "daily\u0000\u0000fyi:cron:k:missed:2026-11-03T09:00:00.000Z";
+  const sent = "daily\u0000\u0000fyi:cron:s:missed:2026-11-03T09:00:00.000Z";
   assert.deepEqual(log.filter(([table, key]) => table === "cardkeys" && key === sent).map(([, , row]) => row), [{ card: card.id }], "its key is kept: sent once");
   // on time, or late within the same period: nothing missed, no card; the last outage still shows
   k.advance("2026-11-06T09:00:00Z");

@@ -9,6 +9,7 @@
  *   decidingAgain  → deciding (the next round starts at once) · answered
  *   answered       the poll's one answer is sent: its timer cleared, its listener removed, it left the hub's waiters.
  */
+import type { RefusalBody } from "../i18n/messages.js";
 import { assert } from "../kernel/assert.js";
 import type { Committed } from "./committed.js";
 
@@ -63,8 +64,8 @@ export class HeldPoll<B> {
   }
 
   /** Answers with a refusal: its key was removed (401), or the hub is closing (503). */
-  gone(status: 401 | 503, error: string): void {
-    this.answer({ status, body: { error }, facts: [], committed: [] });
+  gone(status: 401 | 503, body: RefusalBody): void {
+    this.answer({ status, body, facts: [], committed: [] });
   }
 
   /** Decides again, round after round while wakes came meanwhile; answers when a decision has something. */

@@ -16,7 +16,7 @@ import { assert } from "../kernel/assert.js";
 import { hubInputQueueMax } from "../kernel/limits.js";
 import { HeldPoll } from "./held-poll.js";
 import type { Committed } from "./committed.js";
-import { t, type Lang, render, said, type Said } from "../i18n/messages.js";
+import { t, type Lang, refusal, render, said, type Said } from "../i18n/messages.js";
 import { readRulesInput } from "./rules-file.js";
 import { LastGood, PluginLoader, PluginRegistry, builtinPluginsDir, codePlugins, pluginRoots, watchPlugins, type CodeUse, type PluginRoot, type PluginWatcher } from "../plugins/index.js";
 import { BoundedLog } from "./log-limit.js";
@@ -330,7 +330,7 @@ export class Hub {
 
   private dropRevokedWaiters(): void {
     for (const set of this.waiters.values()) {
-      for (const w of [...set]) if (!callerOf(this.store.view, w.keyHash)) w.gone(401, t(this.env.lang, "auth.unknown"));
+      for (const w of [...set]) if (!callerOf(this.store.view, w.keyHash)) w.gone(401, refusal(this.env.lang, "auth.unknown"));
     }
   }
 
@@ -491,7 +491,7 @@ export class Hub {
     if (this.timer) clearTimeout(this.timer);
     unwatchFile(this.opts.home.rules);
     if (this.rulesRecheck) clearTimeout(this.rulesRecheck);
-    for (const set of this.waiters.values()) for (const w of [...set]) w.gone(503, t(this.env.lang, "hub.closing"));
+    for (const set of this.waiters.values()) for (const w of [...set]) w.gone(503, refusal(this.env.lang, "hub.closing"));
     this.store.close();
   }
 }

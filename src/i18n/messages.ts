@@ -53,7 +53,7 @@ const catalog = {
   "pattern.argsDigest": { zh: "参数规范 JSON 的 sha256:<十六进制>", en: "sha256:<hex> of the arguments' canonical JSON" },
   "pattern.toolCallFile": { zh: "<文件 sha256 的前 16 位十六进制> <在插件目录里的路径>", en: "<first 16 hex of the file's sha256> <path in the plugin folder>" },
   "pattern.manifestDigest": { zh: "插件文件（清单和代码）的 sha256（十六进制）；除非被拒绝，否则必填", en: "sha256 (hex) of the plugin's files (its manifest and code; issue 26 #4); required unless refused" },
-  "pattern.callbackKey": { zh: "插件拿到的 callback_url 里的密钥：{chars} 个 A-Z a-z 0-9 _ - 中的字符", en: "the key of the callback_url the plugin was given: {chars} of A-Z a-z 0-9 _ -" },
+  "pattern.callbackKey": { zh: "插件拿到的回调地址里的密钥：{chars} 个 A-Z a-z 0-9 _ - 中的字符", en: "the key of the callback_url the plugin was given: {chars} of A-Z a-z 0-9 _ -" },
   "pattern.taskId": { zh: "{min} 到 {max} 个 A-Z a-z 0-9 . _ ~ - 中的字符", en: "{min} to {max} of A-Z a-z 0-9 . _ ~ -" },
   "pattern.toolErrorCode": { zh: "整数，或最多 {limit} 个字的一行", en: "an integer, or a line of at most {limit} characters" },
   "pattern.headerName": { zh: "HTTP 头名称", en: "an HTTP header name" },

@@ -10,8 +10,8 @@
  *
  *   decide                    the input table (this file): permission, checks, facts; the kernel's entry
  *   card-steps · due-steps    steps by input kind: cards (take, deliver, answer, resolve, link); the due table's ticks
- *   runs · run-results · control · tell   steps by input kind: claims and starts; results and their receipts; cron,
- *                             pause, resume, run now; tell
+ *   runs · run-results · control · tell · tool-tasks   steps by input kind: claims and starts; results and their
+ *                             receipts; cron, pause, resume, run now; tell; an async tool task's callback and deadline
  *   run-end                   a run's end, retries, stops; the deadlines of runs (lease, retry, later)
  *   notices · budget · rate · tool-calls · run-place   alerts several steps raise (hops); budgets: spend, pause, the
  *                             budget card and its answer; rules starting runs too fast: pause and ask; tool calls (a
