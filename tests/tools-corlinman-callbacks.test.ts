@@ -60,6 +60,7 @@ test("issue 34 #2-#4: short task ids through callback_url, the legacy path only 
     assert.deepEqual(await cli(["plugins", "invoke", "docs-async.job"], dir), { code: 1, out: [], err: ["timeout: no callback came within 3000 ms"] });
     assert.deepEqual(await answered(unmarked, 1), [[403, {
       error: "plugin docs-async's task id is shorter than 16 characters: only the callback_url it was given can complete it. To let it use the legacy path /plugin-callback/<task_id>, give it an approvals entry in rules.json naming the plugin alone with \"legacy_callback_short_ids\": true (any local process that can reach the hub could then guess and complete such a task)",
+      code: "tools.callback.legacyShort", params: { plugin: "docs-async", min: 16 },
     }]]);
 
     assert.deepEqual(await cli(["plugins", "invoke", "docs-marked.job"], dir), { code: 0, out: ['{"content":"done"}'], err: [] });
