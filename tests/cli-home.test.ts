@@ -7,12 +7,13 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync, execFile, execFileSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, execFileSync, type ChildProcess } from "node:child_process";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { cliEnv, initHome, runCli } from "./cli-homes.js";
 import { engine, tempDir, until, hubFixture } from "./helpers.js";
 import { hashKey, hashText } from "../src/kernel/credentials.js";
 import { canonicalJson } from "../src/host/http.js";
@@ -28,30 +29,14 @@ after(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** The environment of a CLI child: this test's, without a hub URL unless one is given. */
-function envFor(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "", ...extra };
-  if (!("AGENT_AUTOLOOP_URL" in extra)) delete env.AGENT_AUTOLOOP_URL;
-  return env;
-}
+const envFor = cliEnv;
 
-/** Runs the CLI without blocking this process (a hub or a stranger may be running in it). */
-function cli(home: string, args: string[], extra: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: envFor(home, extra), encoding: "utf8" }, (e, stdout, stderr) =>
-      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out: stdout.trim(), err: stderr.trim() }));
-  });
-}
+const cli = runCli;
 
 let homes = 0;
 /** A new home made by `init`, with `listen` set (nothing listens on port 1) and no local worker or channels. */
 function newHome(listen = "127.0.0.1:1"): string {
-  const home = join(root, `home-${++homes}`);
-  const r = spawnSync(process.execPath, [bin, "init"], { env: envFor(home), encoding: "utf8" });
-  assert.equal(r.status, 0, r.stderr);
-  const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
-  writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, listen, worker: null, channels: {} }));
-  return home;
+  return initHome(join(root, `home-${++homes}`), listen);
 }
 
 /** Starts `serve --listen 127.0.0.1:0` on a home as a child process. */
@@ -129,7 +114,7 @@ test("a hub on --listen 127.0.0.1:0 records its URL and home id beside hub.pid; 
   assert.deepEqual([removed.code, removed.out], [0, "removed"], removed.err);
   const ended = await held;
   assert.equal(ended.status, 401, "the held long poll ends at once, not with 200 after its wait");
-  assert.deepEqual(await ended.json(), { error: "unknown key" });
+  assert.deepEqual(await ended.json(), { error: "unknown key", code: "auth.unknown", params: {} });
 
   const status = await cli(home, ["status"]);
   assert.equal(status.code, 0, status.err);

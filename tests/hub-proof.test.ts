@@ -7,12 +7,13 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHmac, hkdfSync } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { cliEnv, initHome, runCli } from "./cli-homes.js";
 import { engine, tempDir, serveProcess, freePort } from "./helpers.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
@@ -23,27 +24,13 @@ after(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function envFor(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "", ...extra };
-  if (!("AGENT_AUTOLOOP_URL" in extra)) delete env.AGENT_AUTOLOOP_URL;
-  return env;
-}
+const envFor = cliEnv;
 
-function cli(home: string, args: string[], extra: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: envFor(home, extra), encoding: "utf8" }, (e, stdout, stderr) =>
-      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out: stdout.trim(), err: stderr.trim() }));
-  });
-}
+const cli = runCli;
 
 let homes = 0;
 function newHome(listen: string): string {
-  const home = join(root, `home-${++homes}`);
-  const r = spawnSync(process.execPath, [bin, "init"], { env: envFor(home), encoding: "utf8" });
-  assert.equal(r.status, 0, r.stderr);
-  const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
-  writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, listen, worker: null, channels: {} }));
-  return home;
+  return initHome(join(root, `home-${++homes}`), listen);
 }
 
 type Forge = "none" | "garbage" | "echo" | "stale";
