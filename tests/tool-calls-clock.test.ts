@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { callBody, factRows, toolRules } from "./tool-calls-helpers.js";
 import { callResultOf } from "../src/kernel/tool-calls.js";
-import { toolCallOutcomeWaitMs, toolCallsPerRunMax, toolParkedCallsMax } from "../src/kernel/limits.js";
+import { toolApprovalsOpenPerRunMax, toolCallOutcomeWaitMs, toolCallsPerRunMax, toolParkedCallsMax } from "../src/kernel/limits.js";
 import type { Change, ToolCallRow } from "../src/kernel/types.js";
 import type { ToolCallDecision } from "../src/protocol/responses.js";
 
@@ -106,6 +106,32 @@ test("a run makes at most toolCallsPerRunMax tool calls: the next is refused (42
     assert.deepEqual([refused.status, refused.body, k.seq()], [429, { error: `run ${run} made ${toolCallsPerRunMax} tool calls already: no more are accepted` }, seq]);
     const other = k.claimed("e2", null, { subject: "s2" });
     assert.equal(call(other).status, 200);
+  } finally {
+    k.close();
+  }
+});
+
+test("a run holds at most toolApprovalsOpenPerRunMax approval cards open: the next call that would ask is denied, saying so; an answer makes room (issue 26 round 6, F9)", () => {
+  const k = new Clock(toolRules([], ["jobs.*"], 60), "2030-01-01T10:00:00Z");
+  try {
+    const run = k.claimed("e1", null, { subject: "s1" });
+    // The reported case: 30 calls of distinct arguments at once, a plugin not built in (its first use asks).
+    const call = (n: number) => k.commit({
+      kind: "toolCall", run, token: k.token(run), body: callBody("jobs.run", { argsDigest: String(n).padStart(64, "0") }),
+      plugin: { builtIn: false, kind: "sync", disableModelInvocation: false, http: null },
+    }).body as ToolCallDecision;
+    const decisions = Array.from({ length: 30 }, (_, i) => call(i));
+    assert.deepEqual(decisions.map((d) => d.decision), [...Array(toolApprovalsOpenPerRunMax).fill("prompt"), ...Array(30 - toolApprovalsOpenPerRunMax).fill("deny")]);
+    assert.equal(decisions[toolApprovalsOpenPerRunMax]!.reason, `run ${run} already has ${toolApprovalsOpenPerRunMax} tool approval cards waiting for an answer (limit ${toolApprovalsOpenPerRunMax}): answer them before calling again`);
+    assert.equal(k.state().cards.filter((c) => c.state === "open").length, toolApprovalsOpenPerRunMax);
+    // Another run asks on its own count.
+    const other = k.claimed("e2", null, { subject: "s2" });
+    const d = k.commit({ kind: "toolCall", run: other, token: k.token(other), body: callBody("jobs.run"), plugin: { builtIn: false, kind: "sync", disableModelInvocation: false, http: null } }).body as ToolCallDecision;
+    assert.equal(d.decision, "prompt");
+    // The owner answers one card of the first run: its next call asks again.
+    const card = decisions[0]!.card!;
+    assert.equal(k.commit({ kind: "answer", keyHash: K.owner, card, choice: 2, text: null, by: null, ref: null }).status, 200);
+    assert.equal(call(100).decision, "prompt");
   } finally {
     k.close();
   }

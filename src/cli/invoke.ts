@@ -25,6 +25,7 @@
  */
 import { ToolHost, type CallProgress } from "../tools/index.js";
 import { hubPluginViews, localPlugins, serveDirsOf } from "./plugin-home.js";
+import { readCodeFolders } from "../host/code-folders.js";
 import type { Config, Home } from "../host/home.js";
 import { hashKey } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
@@ -143,7 +144,7 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
   // The plugins as the hub has them (issue 27: one truth): its roots, the same loaders, the home's last good versions.
   // Declarative plugins' HTTP tools (issue 18) are tools of kind http of the same host, their secrets from the home.
   const { tools: registry, declarative } = await localPlugins(h, lang, serveDirsOf(await hubPluginViews(h, lang)));
-  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => io.err(`${subsystem}: ${line}`), data: declarative });
+  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => io.err(`${subsystem}: ${line}`), data: declarative, seen: readCodeFolders(h) });
   try {
     // Nothing of the plugin runs before the approvals allowed the call: its tool list, when only the plugin can give
     // it, is asked for after the decision (a denied plugin is never started).

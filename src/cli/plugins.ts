@@ -13,6 +13,7 @@ import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import { bindRefusal, bindsOf, conformance, runners, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, type BindChecked, type Manifest, type PluginDiagnosis, type ToolPluginRecord, type ToolsOutcome } from "../tools/index.js";
 import type { PluginView } from "../protocol/responses.js";
 import { homePluginViews, hubPluginViews, localPlugins, serveDirsOf } from "./plugin-home.js";
+import { readCodeFolders } from "../host/code-folders.js";
 import { approvalRuleFor, approvalsOf, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
 import { readRulesInput } from "../host/rules-file.js";
 import type { Home } from "../host/home.js";
@@ -177,7 +178,7 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
   const { rules, error: rulesError } = rulesOf(h, lang);
   const err: string[] = [];
   // The home (keys, database) is hidden from every sandbox; a plugin's stderr is shown as the hub would log it.
-  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => err.push(`${subsystem}: ${line}`) });
+  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => err.push(`${subsystem}: ${line}`), seen: readCodeFolders(h) });
   const found: Inspected[] = [];
   try {
     const checks = await host.diagnose();
@@ -328,7 +329,7 @@ function rulesWarnings(registry: ToolRegistry, rules: Rules, lang: Lang): Confor
  */
 export async function doctorPlugins(h: Home, lang: Lang): Promise<Printed> {
   const registry = await registryOf(h, lang);
-  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir] });
+  const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], seen: readCodeFolders(h) });
   let diagnoses: PluginDiagnosis[];
   try {
     diagnoses = await host.diagnose();

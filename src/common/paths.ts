@@ -23,6 +23,8 @@ export interface Home {
   cards: string;
   /** The owner console's sessions, kept only as hashes (src/host/console-session.ts), so a restart keeps them. */
   consoleSessions: string;
+  /** What the hub's starts ran or loaded code from, and their users' homes (src/host/code-folders.ts). */
+  codeFolders: string;
 }
 
 /** Paths of a home directory; `dir` defaults to AGENT_AUTOLOOP_HOME, else ~/.agent-autoloop. */
@@ -40,6 +42,7 @@ export function homePaths(dir = process.env.AGENT_AUTOLOOP_HOME || join(homedir(
     worker: join(d, "worker"),
     cards: join(d, "cards.txt"),
     consoleSessions: join(d, "console-sessions.json"),
+    codeFolders: join(d, "code-folders.json"),
   };
 }
 

@@ -21,6 +21,7 @@ import type { KeyKind } from "../kernel/types.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { readHomeId, removeHubRecord, tryLockHome, writeHubRecord } from "./lock.js";
 import { checkHomeFiles } from "./home-files.js";
+import { recordThisStart } from "./code-folders.js";
 
 import { localUrlOf, parseListen, urlOf } from "./listen.js";
 
@@ -191,6 +192,8 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
       home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer, pluginDirs: opts.pluginDirs,
       builtinToolRoot: opts.builtinToolRoot, codeUses: Object.values(config.channels).map((ch) => ({ kind: "channel" as const, name: ch.use })),
     }));
+    // What this start runs code from, for every later tool host of the home (a CLI's `plugins invoke` too).
+    recordThisStart(home, hub.pluginRoots.map((r) => r.dir));
     await hub.start();
     // Service plugins start with serve (spec tool-plugins.md §6), supervised by the hub's tool host, which the local
     // worker's runs share: their calls reach the services serve runs, and every plugin's stderr is in the hub's log.

@@ -259,6 +259,11 @@ export const toolCardBindsMax = 8;
 export const toolCardPathMaxCodepoints = 160;
 /** Tool calls: calls one run may ask the hub about; later ones are refused (a looping agent stops costing facts). */
 export const toolCallsPerRunMax = 1000;
+/**
+ * Tool calls: approval cards one run may hold open at once; a call that would ask once more is denied, saying so
+ * (issue 26 round 6, F9: one run opened 28 cards with 30 concurrent calls of distinct arguments).
+ */
+export const toolApprovalsOpenPerRunMax = 5;
 /** Tool calls: how long one GET of a call's decision or of a parked call's result may be held, in seconds. */
 export const toolCallWaitMaxSeconds = 600;
 /**
@@ -331,3 +336,9 @@ export const artifactsPerRunMax = 50;
  * past this many are counted under `other`, so a stream of made-up names cannot grow the hub's memory.
  */
 export const metricsChannelLabelsMax = 1000;
+
+/**
+ * The home's record of what the hub's starts ran or loaded code from (`code-folders.json`, issue 26 round 6): at most
+ * this many folders and homes each; the oldest go first (a folder the hub used long ago and not since).
+ */
+export const codeFoldersKeptMax = 2000;

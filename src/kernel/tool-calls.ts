@@ -33,7 +33,7 @@ import { done, ok, refuse as err, type Refusal, type Reply } from "./reply.js";
 import { runHeldStates, stateIn } from "./states.js";
 import {
   cardTextMaxCodepoints, cardTitleMaxCodepoints, toolCallArgumentsMaxCodepoints, toolCallOutcomeWaitMs, toolCallPreviewMaxCodepoints,
-  toolCallsPerRunMax, toolCallTimeoutMsDefault, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints,
+  toolApprovalsOpenPerRunMax, toolCallsPerRunMax, toolCallTimeoutMsDefault, toolCardBindsMax, toolCardFilesMax, toolCardPathMaxCodepoints,
   toolGrantValidMs, toolParkedCallsMax,
 } from "./limits.js";
 import type { ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
@@ -194,6 +194,11 @@ export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: K
       call.card = grant.card;
       return grant.decision === "allow" ? allow(c, call) : deny(c, call, "grant", c.worded("tools.calls.deny.answer", { tool: body.tool, card: grant.card }));
     }
+  }
+  // A run asks about a bounded number of calls at once: the owner is not flooded with cards by one looping agent.
+  const open = c.view.openApprovalsOfRun(run.id);
+  if (open >= toolApprovalsOpenPerRunMax) {
+    return deny(c, call, "tooManyAsking", c.worded("tools.calls.deny.tooManyAsking", { run: run.id, open, limit: toolApprovalsOpenPerRunMax }));
   }
   return prompt(c, call, run, body);
 }

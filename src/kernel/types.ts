@@ -277,10 +277,11 @@ export interface SessionRow { run: number }
  * rule does not offer the tool), `answer` (the owner answered its card), `grant` (an answer given after the agent
  * stopped waiting, spent by this call), `refused` (the caller's tool host refused it before asking: unknown plugin or
  * tool, arguments failing its schema, not offered to the run), `credentialAnyUrl` (an HTTP tool sending a credential to
- * a URL the agent chooses, which no approvals entry allows: issue 26 #11).
+ * a URL the agent chooses, which no approvals entry allows: issue 26 #11), `tooManyAsking` (the run holds
+ * `toolApprovalsOpenPerRunMax` approval cards open already: issue 26 round 6).
  */
 export type ToolCallWhy =
-  | "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant" | "refused" | "credentialAnyUrl";
+  | "hidden" | "tool" | "plugin" | "default" | "session" | "owner" | "firstUse" | "notOffered" | "answer" | "grant" | "refused" | "credentialAnyUrl" | "tooManyAsking";
 
 /**
  * What the hub itself knows of a tool plugin (issue 26): whether it is built in, its tools' kind, whether its manifest

@@ -53,6 +53,8 @@ export interface Projection {
   toolCallsOfRun(run: number): number;
   /** The tool calls of run `run` allowed and still without an outcome, oldest first (issue 26). */
   allowedCallsOfRun(run: number): ToolCallRow[];
+  /** How many tool calls of run `run` have an approval card still open (issue 26 round 6, F9). */
+  openApprovalsOfRun(run: number): number;
   /** How many artifacts run `run` sent (issue 18). */
   artifactsOfRun(run: number): number;
   /** The trust entries of plugin `plugin` (its "always allow" answers, one per digest), newest first (issue 26 #4). */
@@ -189,6 +191,11 @@ export class View implements Projection {
 
   allowedCallsOfRun(run: number): ToolCallRow[] {
     return this.rows("calls", "run = ? AND json_extract(data, '$.status') = 'allowed' ORDER BY key", run);
+  }
+
+  openApprovalsOfRun(run: number): number {
+    // A run has at most toolCallsPerRunMax calls: the join reads that many rows at most.
+    return (this.sql(`SELECT COUNT(*) AS n FROM v_calls c JOIN v_cards k ON k.key = json_extract(c.data, '$.card') WHERE c.run = ? AND k.state = 'open'`).get(run) as { n: number }).n;
   }
 
   artifactsOfRun(run: number): number {

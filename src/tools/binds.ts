@@ -6,7 +6,7 @@
  * - `/` (the whole file system);
  * - in the host's `/proc`, in any mode (every process of the computer, their command lines, the kernel's knobs; the
  *   sandbox has a /proc of its own);
- * - the user's home, or a folder holding it (`/home`);
+ * - a home of the hub's user, or a folder holding one (`/home`);
  * - a path the host hides from every sandbox (the hub's home, with its keys), inside one, or holding one — except
  *   what is inside the plugin's own folder, which the hub's home holds for an installed plugin;
  * - bound writable, and any of (round 5, F1, F5, F6):
@@ -17,7 +17,8 @@
  *   - in or holding a folder the hub runs or loads code from outside every sandbox (`BindContext.hubCode`: the
  *     engine, node, every PATH folder, every plugin root such as `serve --plugins`): the same rule as an agent's
  *     `writable` (src/worker/sandbox.ts `hubCodeProblem`).
- * Host devices are not judged here: a bind under /dev goes by the device policy (devices.ts).
+ * - a host device the device policy does not pass (devices.ts `checkDevice`; round 6: `plugins inspect` showed a bind
+ *   of /dev/pts as allowed, which the launch then refused).
  * A bind that passes is shown to the owner (approval card, `plugins inspect`) with its real source, and marked broad
  * when it is writable outside the plugin's folder, a whole top-level folder (`/etc`, `/var/lib`), or right in the
  * user's home (`~/.ssh`, `~/.npmrc`). Reads the file system (realpath); runs nothing.
@@ -25,6 +26,7 @@
 import { realpathSync } from "node:fs";
 import { dirname, resolve, sep } from "node:path";
 import { hubCodeProblem } from "../worker/sandbox.js";
+import { checkDevice, isDevicePath, type DeviceRefusal } from "./devices.js";
 
 /**
  * One `binds` entry of a manifest's `[sandbox]`: `host` is absolute, or relative to the plugin folder (`relative`);
@@ -42,7 +44,7 @@ export interface BindMount {
  * Why a bind is refused at start: its source is missing, `/`, in the host's /proc, a home, hidden, or — writable — the
  * plugin's own folder (or in it), a system folder, or a folder of the hub's code (see the module).
  */
-export type BindRefusal = "missing" | "root" | "proc" | "userHome" | "hidden" | "ownFolder" | "system" | "hubCode";
+export type BindRefusal = "missing" | "root" | "proc" | "userHome" | "homeDotFolder" | "hidden" | "ownFolder" | "system" | "hubCode" | "device";
 
 /**
  * Folders no writable bind may lie in or hold (issue 26 round 5, F5): the kernel's settings and devices' attributes,
@@ -70,18 +72,21 @@ export interface BindShown {
 /** A bind checked: as shown, and why it is refused (null when it is not), with the folder that refuses it. */
 export interface BindChecked extends BindShown {
   refused: BindRefusal | null;
-  /** For `system` and `hubCode`: the folder the source lies in or holds. */
+  /** For `system`, `hubCode` and `homeDotFolder`: the folder the source lies in or holds. */
   folder?: string;
+  /** For `device`: why the device policy does not pass it. */
+  device?: DeviceRefusal;
 }
 
 /**
- * What the binds are checked against: the host's hidden paths, the user's home (null when unknown) and the folders the
- * hub runs or loads code from (src/worker/sandbox.ts `hubCodeFolders`; none when absent), asked for only when a
- * writable bind needs them (finding them reads the engine's node_modules: tens of ms).
+ * What the binds are checked against: the host's hidden paths, the homes of the hub's user (this process's, the
+ * password database's, and those other starts of the hub recorded: host/code-folders.ts) and the folders the hub runs
+ * or loads code from (src/worker/sandbox.ts `hubCodeFolders`, with the recorded ones; none when absent), asked for
+ * only when a writable bind needs them (finding them reads the engine's node_modules: tens of ms).
  */
 export interface BindContext {
   hidden: readonly string[];
-  userHome: string | null;
+  userHomes: readonly string[];
   hubCode?: () => readonly string[];
 }
 
@@ -110,7 +115,7 @@ function depth(p: string): number {
  */
 export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, pluginDir: string, ctx: BindContext): BindChecked[] {
   const plugin = real(pluginDir) ?? resolve(pluginDir);
-  const home = ctx.userHome ? real(ctx.userHome) ?? resolve(ctx.userHome) : null;
+  const homes = [...new Set(ctx.userHomes.map((h) => real(h) ?? resolve(h)))].filter((h) => h !== "/");
   const hidden = ctx.hidden.map((h) => real(h) ?? resolve(h));
   let found: readonly string[] | null = null;
   const hubCode = () => (found ??= ctx.hubCode?.() ?? []);
@@ -119,11 +124,11 @@ export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, p
     const source = real(written);
     const base = { container: m.container, readOnly: m.readOnly };
     if (source === null) return { source: written, ...base, refused: "missing" };
-    return { source, ...base, ...verdict(source, resolve(written), m.readOnly, plugin, home, hidden, hubCode) };
+    return { source, ...base, ...verdict(source, resolve(written), m.readOnly, plugin, homes, hidden, hubCode) };
   });
 }
 
-type Verdict = { refused: BindRefusal | null; broad?: BindBroad; folder?: string };
+type Verdict = { refused: BindRefusal | null; broad?: BindBroad; folder?: string; device?: DeviceRefusal };
 
 /** The system folder (`systemFolders`) `source` lies in or holds, or null (a folder of `varWritable` passes). */
 function systemFolderOf(source: string): string | null {
@@ -131,10 +136,24 @@ function systemFolderOf(source: string): string | null {
   return systemFolders.find((f) => within(source, f) || within(f, source)) ?? null;
 }
 
-function verdict(source: string, written: string, readOnly: boolean, plugin: string, home: string | null, hidden: string[], hubCode: () => readonly string[]): Verdict {
+/** The dot-entry right in one of `homes` that `source` is or lies in (`/root/.config` for `/root/.config/a`), or null. */
+function homeDotEntryOf(source: string, homes: readonly string[]): string | null {
+  for (const home of homes) {
+    if (source === home || !within(source, home)) continue;
+    const first = source.slice(home.length + 1).split(sep)[0]!;
+    if (first.startsWith(".")) return resolve(home, first);
+  }
+  return null;
+}
+
+function verdict(source: string, written: string, readOnly: boolean, plugin: string, homes: readonly string[], hidden: string[], hubCode: () => readonly string[]): Verdict {
   if (source === "/") return { refused: "root" };
   if (within(source, "/proc")) return { refused: "proc" };
-  if (home !== null && within(home, source)) return { refused: "userHome" };
+  if (isDevicePath(source)) {
+    const d = checkDevice(source);
+    if (!d.ok) return { refused: "device", device: d.why };
+  }
+  if (homes.some((home) => within(home, source))) return { refused: "userHome" };
   const inPlugin = within(source, plugin);
   if (hidden.some((h) => within(h, source) || (within(source, h) && !inPlugin))) return { refused: "hidden" };
   if (!readOnly && (inPlugin || within(plugin, source))) return { refused: "ownFolder" };
@@ -143,11 +162,13 @@ function verdict(source: string, written: string, readOnly: boolean, plugin: str
     if (system !== null) return { refused: "system", folder: system };
     const code = hubCodeProblem([source, written], hubCode());
     if (code) return { refused: "hubCode", folder: code.folder };
+    const dot = homeDotEntryOf(source, homes) ?? homeDotEntryOf(written, homes);
+    if (dot !== null) return { refused: "homeDotFolder", folder: dot };
   }
   if (inPlugin) return { refused: null };
   if (!readOnly) return { refused: null, broad: "writable" };
   if (depth(source) <= 2) return { refused: null, broad: "topLevel" };
-  if (home !== null && dirname(source) === home) return { refused: null, broad: "inHome" };
+  if (homes.includes(dirname(source))) return { refused: null, broad: "inHome" };
   return { refused: null };
 }
 

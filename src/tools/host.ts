@@ -21,7 +21,7 @@ import { runners } from "./runners.js";
 import type { ActivePlugin, Outcome, Runner, RunnerHost } from "./runner.js";
 import { argumentsDepthMax, callTimeoutMsMax, restartBackoffMs } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
-import type { CallCheck, CallContext, CallOutcome, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginType, RescanReport, ToolPluginRecord, ToolSpec, ToolsOutcome } from "./types.js";
+import type { CallCheck, CallContext, CallOutcome, CodeFoldersSeen, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginType, RescanReport, ToolPluginRecord, ToolSpec, ToolsOutcome } from "./types.js";
 
 /** Settings of a tool host; everything but `lang` has a default. */
 export interface ToolHostOptions {
@@ -46,6 +46,8 @@ export interface ToolHostOptions {
   restartBackoffMs?: readonly number[];
   /** Tools that are data (declarative plugins' HTTP tools, kind `http`; issue 18), offered and called alongside. */
   data?: DataTools;
+  /** What the hub's starts recorded (LaunchSettings `seen`; host/code-folders.ts). Default: none. */
+  seen?: CodeFoldersSeen;
 }
 
 /** A data tool's call that passed its checks (kind `http`; its source runs it). `timeoutMs`: the tool's own. */
@@ -93,6 +95,7 @@ export class ToolHost {
     this.settings = {
       lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
       parentEnv: o.env ?? process.env, log: o.log ?? (() => {}), pluginRoots: registry.roots.map((r) => r.dir),
+      ...(o.seen ? { seen: o.seen } : {}),
     };
     this.socketDir = o.socketDir ?? null;
     const h: RunnerHost = {

@@ -20,7 +20,7 @@ import { hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
 import { closeBindSources, openBindSources } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import { manifestFileNames } from "./manifest.js";
-import type { Manifest } from "./types.js";
+import type { CodeFoldersSeen, Manifest } from "./types.js";
 
 /** Where the host's processes come from: settings shared by every launch. */
 export interface LaunchSettings {
@@ -40,6 +40,12 @@ export interface LaunchSettings {
    * bind may lie in or hold one (issue 26 round 5, F1). Default: none.
    */
   pluginRoots?: readonly string[];
+  /**
+   * What other starts of the hub of this home ran or loaded code from, and their users' homes, as `serve` recorded
+   * them (host/code-folders.ts; issue 26 round 6: `plugins invoke` in a CLI whose PATH, HOME and plugin roots differ
+   * from the hub's checked binds against its own view only). Checked besides this process's own. Default: none.
+   */
+  seen?: CodeFoldersSeen;
   /** Receives each log line: `subsystem` is `plugin.<name>`. */
   log: (subsystem: string, line: string) => void;
 }
@@ -90,23 +96,28 @@ function realOr(path: string): string {
 /** The catalog text of each way a bind is refused at start (binds.ts). */
 const bindRefusalText = {
   missing: "tools.sandbox.bindMissing", root: "tools.sandbox.bindRoot", proc: "tools.sandbox.bindProc", userHome: "tools.sandbox.bindUserHome",
-  hidden: "tools.sandbox.bindHidden", ownFolder: "tools.sandbox.bindOwnFolder", system: "tools.sandbox.bindSystem", hubCode: "tools.sandbox.bindHubCode",
+  homeDotFolder: "tools.sandbox.bindHomeDotFolder", hidden: "tools.sandbox.bindHidden", ownFolder: "tools.sandbox.bindOwnFolder", system: "tools.sandbox.bindSystem", hubCode: "tools.sandbox.bindHubCode",
 } as const;
 
 /**
  * The binds of a sandboxed manifest as they really are (issue 26 #3 and round 5: real paths, refused or broad),
- * checked against the host's hidden paths, the user's home (`HOME` of the parent environment) and the folders the hub
- * runs or loads code from (the engine, node, the PATH folders of this process and of the plugins, the plugin roots).
- * Empty without `[sandbox]`.
+ * checked against the host's hidden paths, the homes of the hub's user (`homesOf`) and the folders the hub runs or
+ * loads code from (the engine, node, the PATH folders of this process and of the plugins, the plugin roots, and what
+ * other starts of the hub recorded: `seen`). Empty without `[sandbox]`.
  */
-export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidden" | "parentEnv" | "pluginRoots">): BindChecked[] {
+export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidden" | "parentEnv" | "pluginRoots" | "seen">): BindChecked[] {
   if (!m.sandbox) return [];
   const hubCode = () => {
     const origin = hubOrigin();
     const path = [origin.path, s.parentEnv.PATH ?? ""].filter(Boolean).join(delimiter);
-    return hubCodeFolders({ ...origin, path }, s.pluginRoots ?? []);
+    return [...new Set([...hubCodeFolders({ ...origin, path }, s.pluginRoots ?? []), ...(s.seen?.folders ?? [])])];
   };
-  return checkBinds(m.sandbox, dir, { hidden: s.hidden, userHome: s.parentEnv.HOME || null, hubCode });
+  return checkBinds(m.sandbox, dir, { hidden: s.hidden, userHomes: homesOf(s), hubCode });
+}
+
+/** The homes of the hub's user a sandbox hides and no bind may hold: this process's, its HOME's, the recorded ones. */
+function homesOf(s: Pick<LaunchSettings, "parentEnv" | "seen">): string[] {
+  return userHomes([s.parentEnv.HOME, ...(s.seen?.homes ?? [])]);
 }
 
 /**
@@ -131,6 +142,9 @@ export function manifestLink(dir: string): string | null {
 export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang: Lang): LaunchRefusal | null {
   const bad = binds.find((b) => b.refused !== null);
   if (!bad?.refused) return null;
+  if (bad.refused === "device") {
+    return { code: "tools.device_refused", message: t(lang, "tools.sandbox.deviceRefused", { plugin, path: bad.source, why: deviceRefusalText(lang, bad.device ?? "notPassable") }) };
+  }
   return { code: bad.refused === "missing" ? "tools.bind_missing" : "tools.bind_refused", message: t(lang, bindRefusalText[bad.refused], { plugin, path: bad.source, folder: bad.folder ?? "" }) };
 }
 
@@ -167,7 +181,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   }
   // The hub user's home is hidden (issue 26, finding 13), but for the installs of the programs on PATH inside it; a
   // plugin's binds may show parts of it again on purpose.
-  const homes = userHomes([s.parentEnv.HOME]);
+  const homes = homesOf(s);
   const shown = homeInstalls(env.PATH ?? "", homes, s.hidden.map((h) => (existsSync(h) ? realpathSync(h) : h)));
   // The real sources are bound, not the paths as written, and by descriptor (issue 26 round 2, findings 3 and 4): each
   // is opened here and kept only when the file opened is the one checked, so no link swapped in later is followed.

@@ -178,3 +178,14 @@ export interface ConformanceLine {
   verdict: "ok" | "warn" | "fail" | "skip";
   detail: string;
 }
+
+/**
+ * What the starts of the hub of one home ran or loaded code from outside every sandbox, and their users' homes
+ * (absolute paths), as `serve` records them in the home (host/code-folders.ts; issue 26 round 6). A tool host checks
+ * writable binds against these besides its own process's view: a CLI's PATH, HOME and plugin roots may differ from
+ * the hub's.
+ */
+export interface CodeFoldersSeen {
+  folders: readonly string[];
+  homes: readonly string[];
+}

@@ -1,0 +1,111 @@
+/**
+ * Issue 26 round 6 (F1v, F8): `plugins invoke` runs a sandboxed plugin where the owner's shell is, and checked its
+ * writable binds against that shell's view — its PATH, its HOME, the plugin roots it could guess from the running hub's
+ * plugin list. A hostile plugin wrote into an empty `serve --plugins` folder (planting a service the hub then started
+ * as itself), into a folder only on the hub's PATH, into the hub user's home, and with the hub down into any of them.
+ * Every `serve` now records what it runs code from (`code-folders.json` in the home) and every tool host of the home
+ * checks against it; a writable bind of a dot-folder in the hub user's home (`~/.config/systemd/user`) is refused too.
+ * A real hub, the real CLI, real bubblewrap and plugin processes.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
+import { initHome, runCli } from "./cli-homes.js";
+import { serveProcess } from "./helpers.js";
+import { checkBinds } from "../src/tools/binds.js";
+import { bindRefusal } from "../src/tools/process.js";
+import { deviceRefusalText } from "../src/tools/devices.js";
+
+/** A plugin that writes `text` to `write` (a path inside its sandbox) and says how that went. */
+const writer = nodePlugin(`
+  const fs = require("node:fs");
+  const a = req.params.arguments ?? {};
+  let wrote = null;
+  if (a.write) { try { fs.mkdirSync(require("node:path").dirname(a.write), { recursive: true }); fs.writeFileSync(a.write, a.text); wrote = true; } catch (e) { wrote = e.code; } }
+  return { jsonrpc: "2.0", id: req.id, result: { wrote } };`);
+
+/** Writes the home plugin `evil`, sandboxed, with one bind `bind` (TOML string). */
+function evil(home: string, bind: string): void {
+  const plugins = join(home, "plugins");
+  rmSync(join(plugins, "evil"), { recursive: true, force: true });
+  mkdirSync(plugins, { recursive: true });
+  writePlugin(plugins, "evil", syncManifest("evil", "node", ["main.js"], `[sandbox]\nbinds = [${JSON.stringify(bind)}]\n\n${toolToml("go")}`), { "main.js": writer });
+}
+
+test("issue 26 r6 F1v (reported cases): plugins invoke refuses writable binds of what the hub runs code from — its empty serve --plugins folder, its PATH, its HOME — though the owner's shell has other ones, with the hub running or down", async (t) => {
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const base = tempDir("aa-binds-cli-");
+  const home = initHome(join(base, "home"), "127.0.0.1:0");
+  const ext = join(base, "ext");
+  const bin = join(base, "hub-bin");
+  const hubUser = join(base, "hub-user");
+  for (const d of [ext, bin, join(hubUser, ".config", "systemd", "user")]) mkdirSync(d, { recursive: true });
+  // The hub runs with a PATH folder and a HOME the owner's shell (this test's environment) does not have.
+  const hubEnv = { ...process.env, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "", PATH: `${bin}:${process.env.PATH}`, HOME: hubUser };
+  let hub = await serveProcess(home, undefined, hubEnv, "127.0.0.1:0", ["--plugins", ext]);
+  try {
+    const recorded = JSON.parse(readFileSync(join(home, "code-folders.json"), "utf8")) as { folders: string[]; homes: string[] };
+    assert.deepEqual([recorded.folders.includes(ext), recorded.folders.includes(bin), recorded.homes.includes(hubUser)], [true, true, true]);
+    const code = (p: string) => `refused: plugin evil binds ${p} writable: it lies inside or holds ${p}, where the hub loads or runs code outside every sandbox (the engine, node, a folder on PATH, a plugin root such as serve --plugins or the home's plugins); what the plugin writes there would run as the hub's user. Bind it read-only ("…:ro"), or bind a folder of data elsewhere`;
+    const cases: [string, string, string][] = [
+      [`${ext}:/x:rw`, code(ext), join(ext, "planted")],
+      [`${bin}:/x:rw`, code(bin), join(bin, "planted")],
+      [`${hubUser}:/x:rw`, `refused: plugin evil binds ${hubUser}: it is the user's home (or holds it); bind only the folders the plugin needs`, join(hubUser, "planted")],
+    ];
+    const invokeAll = async (when: string) => {
+      for (const [bind, said, planted] of cases) {
+        evil(home, bind);
+        const r = await runCli(home, ["plugins", "invoke", "evil.go", "--args", JSON.stringify({ write: "/x/planted", text: "x" })]);
+        assert.deepEqual([r.code, r.err.split("\n").at(-1), existsSync(planted)], [2, said, false], `${when}: ${bind}\n${r.err}`);
+      }
+    };
+    await invokeAll("hub running");
+    await hub.stop();
+    await invokeAll("hub down");
+    // A fine bind still works from the owner's shell.
+    const data = join(base, "data");
+    mkdirSync(data);
+    evil(home, `${data}:/x:rw`);
+    const ok = await runCli(home, ["plugins", "invoke", "evil.go", "--args", JSON.stringify({ write: "/x/kept", text: "x" })]);
+    assert.deepEqual([ok.code, ok.out, readFileSync(join(data, "kept"), "utf8")], [0, '{"wrote":true}', "x"], ok.err);
+    hub = await serveProcess(home, undefined, hubEnv, "127.0.0.1:0", ["--plugins", ext]);
+  } finally {
+    await hub.stop();
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r6 F8: a writable bind in a dot-folder right in a home of the hub's user (~/.config/systemd/user, ~/.bashrc, ~/.npmrc) is refused; read-only it passes, marked broad", () => {
+  const base = tempDir("aa-binds-dot-");
+  try {
+    const user = join(base, "user");
+    const plugin = join(base, "plugins", "p");
+    for (const d of [join(user, ".config", "systemd", "user"), join(user, ".local", "lib"), join(user, "work"), plugin]) mkdirSync(d, { recursive: true });
+    for (const f of [".bashrc", ".npmrc"]) writeFileSync(join(user, f), "");
+    const mounts = [
+      join(user, ".config", "systemd", "user"), join(user, ".config"), join(user, ".bashrc"), join(user, ".npmrc"), join(user, ".local", "lib"), join(user, "work"),
+    ].map((host) => ({ host, relative: false, container: "/x", readOnly: false }));
+    const checked = checkBinds({ mounts }, plugin, { hidden: [], userHomes: [user] });
+    assert.deepEqual(checked.map((b) => [b.refused, b.folder ?? null]), [
+      ["homeDotFolder", join(user, ".config")], ["homeDotFolder", join(user, ".config")], ["homeDotFolder", join(user, ".bashrc")],
+      ["homeDotFolder", join(user, ".npmrc")], ["homeDotFolder", join(user, ".local")], [null, null],
+    ]);
+    const ro = checkBinds({ mounts: mounts.map((m) => ({ ...m, readOnly: true })) }, plugin, { hidden: [], userHomes: [user] });
+    assert.deepEqual(ro.map((b) => [b.refused, b.broad ?? null]), [[null, null], [null, "inHome"], [null, "inHome"], [null, "inHome"], [null, null], [null, "inHome"]]);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r6 (inspect said allowed, launch refused): a device bind the device policy does not pass is refused by the bind check itself, with the policy's reason", () => {
+  const plugin = tempDir("aa-binds-dev-");
+  try {
+    const checked = checkBinds({ mounts: ["/dev/pts", "/dev/null"].map((host) => ({ host, relative: false, container: host, readOnly: false })) }, plugin, { hidden: [], userHomes: [] });
+    assert.deepEqual(checked.map((b) => [b.source, b.refused, b.device ?? null]), [["/dev/pts", "device", "notPassable"], ["/dev/null", null, null]]);
+    assert.equal(bindRefusal("p", checked, "en")?.message, `plugin p binds device /dev/pts, which ${deviceRefusalText("en", "notPassable")}`);
+  } finally {
+    rmSync(plugin, { recursive: true, force: true });
+  }
+});
