@@ -1,6 +1,8 @@
 /**
  * `npm run console:screenshots`: every view of the owner console at 1280×800 and 390×844, light and dark, written as
  * PNG files to `screenshots/console/` (not committed; README "Console" shows one of them, docs/console-needs-you.png).
+ * `VIEWS=needs,runs` shoots only those views; `LOCALES=en-US,zh-CN` each view in each browser language (default
+ * en-US; a locale other than en-US adds its name to the file's).
  * A hub on a temporary home gets cards and runs through the real /v1 calls (tests/console-kit.ts), then headless
  * Debian Chromium signs in with the printed link and visits each view.
  */
@@ -42,15 +44,17 @@ try {
 
   const only = process.env.VIEWS?.split(",");
   const views = ["needs", "runs", `runs/${run}`, "rules", "workers", "spending", "plugins", "plugins/example"].filter((v) => !only || only.includes(v.replace(/\/\d+$/, "")));
+  const locales = process.env.LOCALES?.split(",") ?? ["en-US"];
   for (const [width, height] of [[1280, 800], [390, 844]] as const) {
-    for (const dark of [false, true]) {
-      const { context, page } = await signedIn(browser, f, { width, height, dark });
+    for (const [dark, locale] of [false, true].flatMap((d) => locales.map((l) => [d, l] as const))) {
+      const { context, page } = await signedIn(browser, f, { width, height, dark, locale });
+      const tag = locale === "en-US" ? "" : `-${locale}`;
       for (const view of views) {
         await page.evaluate((v) => (location.hash = `#/${v}`), view);
         await page.waitForSelector(view.startsWith("runs/") ? "#timeline li" : "main h1");
         await page.waitForFunction(() => !document.querySelector("[aria-busy=true]"));
         await page.waitForTimeout(150);
-        const file = join(out, `${view.startsWith("runs/") ? "run" : view.replace("/", "-")}-${width}-${dark ? "dark" : "light"}.png`);
+        const file = join(out, `${view.startsWith("runs/") ? "run" : view.replace("/", "-")}-${width}-${dark ? "dark" : "light"}${tag}.png`);
         await page.screenshot({ path: file, fullPage: true });
         process.stdout.write(`${file}\n`);
       }
@@ -60,7 +64,7 @@ try {
         await page.evaluate((v) => (location.hash = `#/runs/${v}`), running);
         await page.waitForSelector("#stop-run:not([hidden])");
         await page.click("#stop-run");
-        const file = join(out, `run-stop-confirm-${width}-${dark ? "dark" : "light"}.png`);
+        const file = join(out, `run-stop-confirm-${width}-${dark ? "dark" : "light"}${tag}.png`);
         await page.screenshot({ path: file, fullPage: true });
         process.stdout.write(`${file}\n`);
       }

@@ -259,8 +259,8 @@ test("runs: a failure shows its reason on the row; a run's timeline; stop a runn
     assert.equal(await page.locator("h1").textContent(), `Run #${running.run}`);
     const lines = (await page.locator("#timeline li .said").allTextContents());
     assert.deepEqual(lines, [
-      "event shop/stop-1 alert.deploy stop-1 — deploy stop-1", "event: new → queued", "claim: queued → claimed by w1 · attempt 1 · session new",
-      "started: claimed → running · session sess-stop-1", "tool nope.greet (alerts:stop-1): denied — unknownPlugin: no such tool plugin",
+      "event shop/stop-1 alert.deploy stop-1 — deploy stop-1", "queued for a worker", "picked up by w1 · attempt 1 · session new",
+      "the agent started · session sess-stop-1", "tool nope.greet (alerts:stop-1): denied — unknownPlugin: no such tool plugin",
     ]);
     // One timeline: the CLI's `why` (and the MCP server's, which prints it) words the same steps, its times aside.
     const why = (await f.call("GET", `/v1/runs/${running.run}/why`, f.keys.owner)).body;
@@ -276,7 +276,7 @@ test("runs: a failure shows its reason on the row; a run's timeline; stop a runn
     await page.waitForFunction(() => /^Stop asked for \(now (stopping|cancelled)\)$/.test(document.querySelector(".run-page .message")?.textContent ?? ""));
     const state = (await f.call("GET", "/v1/state", f.keys.owner)).body;
     assert.ok(["stopping", "cancelled"].includes([...state.active, ...state.runs].find((r: { id: number }) => r.id === running.run).state));
-    await page.waitForFunction(() => [...document.querySelectorAll("#timeline li")].some((li) => li.textContent!.includes("→ stopping") || li.textContent!.includes("→ cancelled")));
+    await page.waitForFunction(() => [...document.querySelectorAll("#timeline li")].some((li) => /\d (stopping|cancelled)$/.test(li.textContent!)));
     await page.click("details summary");
     assert.match(await page.locator("pre.raw").textContent() ?? "", /"kind": "cancel"/);
   } finally {

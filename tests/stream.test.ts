@@ -76,11 +76,11 @@ test("why: the run's timeline — event, claim, session, receipt, answer, follow
     const lines = timeline(1, why.body.facts).map((l) => l.slice(16));
     assert.deepEqual(lines, [
       "event shop/w1 alert.x #3 — disk full",
-      "event: new → queued",
-      "claim: queued → claimed by w1 · attempt 1 · session new",
-      "started: claimed → running · session sess-why",
+      "queued for a worker",
+      "picked up by w1 · attempt 1 · session new",
+      "the agent started · session sess-why",
       "card #1 ask: Clean up?",
-      "result: running → done — asked",
+      "done — asked",
       "card #1 answered: yes (by owner)",
       "event shop/card:1:answer card.answer — Clean up?",
       "follow-up run #2",

@@ -139,22 +139,43 @@ function cardSteps(card: Row, once: (what: unknown[], text: Text) => void): void
   }
 }
 
-/** The run moved from `from` (null: it is new) to its state by a fact of kind `kind`, with what goes with the move. */
+/**
+ * The run moved from `from` (null: it is new) to its state, by a fact of kind `kind`, in plain words (issue 30: no
+ * fact kinds or state names of the protocol): what happened to it, with what goes with the move — who picked it up,
+ * its session, its summary and what it used, why it failed and when it is tried again.
+ */
 function moveText(kind: string, from: string | null, me: Row): Text {
-  const move: Text = { id: "why.move", params: { fact: kind, from: from ?? { id: "why.new" }, to: me.state as string } };
-  if (me.state === "claimed") {
+  const to = me.state as string;
+  if (to === "queued") return { id: from === null ? "why.to.queued" : "why.to.requeued" };
+  if (to === "claimed") {
     const session = (me.job as Row | null)?.session as string | null | undefined;
-    return joined("why.join.space", move, { id: "why.claimedBy", params: { worker: (me.worker as string | null) ?? "-", attempt: me.attempt as number, session: session ?? { id: "why.new" } } });
+    return { id: "why.to.claimed", params: { worker: (me.worker as string | null) ?? "-", attempt: me.attempt as number, session: session ?? { id: "why.new" } } };
   }
-  if (me.state === "running") return me.session ? joined("why.join.dot", move, { id: "why.session", params: { session: me.session as string } }) : move;
-  if (stateIn(runEndStates, me.state as string)) {
+  if (to === "running") return me.session ? joined("why.join.dot", { id: "why.to.running" }, { id: "why.session", params: { session: me.session as string } }) : { id: "why.to.running" };
+  if (to === "waiting") {
+    return { id: "why.to.waiting", params: { error: (me.error as string | null) ?? { id: "why.failed" }, at: time(me.readyAt as number) } };
+  }
+  if (stateIn(runEndStates, to)) {
+    const move: Text = { id: to === "done" ? "why.to.done" : to === "nothing" ? "why.to.nothing" : "why.to.cancelled" };
     const ended = me.summary ? joined("why.join.dash", move, me.summary as string) : move;
-    return me.usage ? joined("why.join.dot", ended, { id: "why.usage", params: { usage: JSON.stringify(me.usage) } }) : ended;
+    return me.usage ? joined("why.join.dot", ended, usageText(me.usage as Row)) : ended;
   }
-  if (me.state === "waiting") {
-    return joined("why.join.dash", move, { id: "why.retry", params: { error: (me.error as string | null) ?? { id: "why.failed" }, at: time(me.readyAt as number) } });
-  }
-  return move;
+  if (to === "stopping") return { id: "why.to.stopping" };
+  if (to === "uncertain") return { id: "why.to.uncertain" };
+  // A state this timeline does not know (a newer hub's): said as the protocol names it.
+  return { id: "why.move", params: { fact: kind, from: from ?? { id: "why.new" }, to } };
+}
+
+/** What a run used, as the owner reads it: tokens (input and output together, as the console's run list counts) and cost, each when reported. */
+function usageText(u: Row): Text {
+  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  const parts = [n(u.input), n(u.output)].filter((v) => v !== null);
+  const tokens = parts.length > 0 ? parts.reduce((a, b) => a + b, 0) : null;
+  const cost = n(u.cost);
+  if (tokens !== null && cost !== null) return { id: "why.usage.both", params: { tokens, cost } };
+  if (tokens !== null) return { id: "why.usage.tokens", params: { tokens } };
+  if (cost !== null) return { id: "why.usage.cost", params: { cost } };
+  return { id: "why.usage.none" };
 }
 
 /**
