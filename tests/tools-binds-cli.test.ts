@@ -8,8 +8,9 @@
  * A real hub, the real CLI, real bubblewrap and plugin processes.
  */
 import { test } from "node:test";
+import { createServer } from "node:net";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
 import { initHome, runCli } from "./cli-homes.js";
@@ -17,6 +18,7 @@ import { serveProcess } from "./helpers.js";
 import { checkBinds } from "../src/tools/binds.js";
 import { bindRefusal } from "../src/tools/process.js";
 import { deviceRefusalText } from "../src/tools/devices.js";
+import { hubCodeFolders, hubCodeProblem } from "../src/worker/sandbox.js";
 
 /** A plugin that writes `text` to `write` (a path inside its sandbox) and says how that went. */
 const writer = nodePlugin(`
@@ -107,5 +109,48 @@ test("issue 26 r6 (inspect said allowed, launch refused): a device bind the devi
     assert.equal(bindRefusal("p", checked, "en")?.message, `plugin p binds device /dev/pts, which ${deviceRefusalText("en", "notPassable")}`);
   } finally {
     rmSync(plugin, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r7 F12, F13: what the hub runs code from includes the engine's node_modules where it leads when it is a link, and every node_modules above a plugin root", () => {
+  const root = realpathSync(tempDir("aa-hubcode-r7-"));
+  try {
+    for (const d of ["engine", "shared/node_modules/better-sqlite3", "srv/ext", "srv/node_modules/@grpc", "node/bin"]) mkdirSync(join(root, d), { recursive: true });
+    writeFileSync(join(root, "node", "bin", "node"), "");
+    // F12: the engine's node_modules is a link to a folder elsewhere (a worktree, a linking package manager).
+    symlinkSync(join(root, "shared", "node_modules"), join(root, "engine", "node_modules"));
+    const origin = { engine: join(root, "engine"), execPath: join(root, "node", "bin", "node"), path: "", nodePath: "", userHome: join(root, "user"), tsxCache: null, cwd: root };
+    const folders = hubCodeFolders(origin, [join(root, "srv", "ext")]);
+    assert.deepEqual(hubCodeProblem([join(root, "shared", "node_modules", "better-sqlite3")], folders), { why: "inside", folder: join(root, "shared", "node_modules") });
+    // F13: a node_modules above the serve --plugins folder, where Node looks for what a plugin there lacks.
+    assert.deepEqual(hubCodeProblem([join(root, "srv", "node_modules", "@grpc")], folders), { why: "inside", folder: join(root, "srv", "node_modules") });
+    // A folder beside them is fine.
+    mkdirSync(join(root, "srv", "data"));
+    assert.equal(hubCodeProblem([join(root, "srv", "data")], folders), null);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r7 F14: a bind of a socket, of a folder holding one (a few levels down) or of a folder in /run is refused in any mode, read-only too; a regular file beside it passes", async () => {
+  const base = realpathSync(tempDir("aa-binds-sock-"));
+  const server = createServer();
+  try {
+    mkdirSync(join(base, "tmux-0", "deep"), { recursive: true });
+    const socket = join(base, "tmux-0", "deep", "default");
+    await new Promise<void>((r) => server.listen(socket, () => r()));
+    writeFileSync(join(base, "resolv.conf"), "nameserver 127.0.0.53\n");
+    const plugin = join(base, "plugin");
+    mkdirSync(plugin);
+    const mounts = [socket, join(base, "tmux-0"), base, join(base, "resolv.conf"), ...(existsSync("/run") ? ["/run"] : [])]
+      .map((host) => ({ host, relative: false, container: "/x", readOnly: true }));
+    const checked = checkBinds({ mounts }, plugin, { hidden: [], userHomes: [] });
+    assert.deepEqual(checked.map((b) => [b.refused, b.socket ?? null]), [
+      ["socket", socket], ["socket", socket], ["socket", socket], [null, null], ...(existsSync("/run") ? [["socket", "/run"]] : []),
+    ]);
+    assert.equal(bindRefusal("p", checked, "en")?.message, `plugin p binds ${socket}: it is or holds the socket ${socket} (or lies in /run); connecting needs no write permission and reaches services running as someone else (D-Bus, systemd, docker, tmux). Bind only the files and folders the plugin needs`);
+  } finally {
+    server.close();
+    rmSync(base, { recursive: true, force: true });
   }
 });

@@ -17,14 +17,19 @@
  *   - in or holding a folder the hub runs or loads code from outside every sandbox (`BindContext.hubCode`: the
  *     engine, node, every PATH folder, every plugin root such as `serve --plugins`): the same rule as an agent's
  *     `writable` (src/worker/sandbox.ts `hubCodeProblem`).
+ * - in any mode, a socket, a folder in or holding /run (the runtime sockets of the system's daemons and the user's
+ *   session: D-Bus, systemd, docker), or a folder with a socket within `bindSocketScanDepth` levels (`/tmp/tmux-0`,
+ *   `/tmp/.X11-unix`; round 7, F14: a read-only bind of a socket reached a daemon running as root). Connecting needs
+ *   no write permission, and the sandbox's own network namespace does not cover a socket's file;
  * - a host device the device policy does not pass (devices.ts `checkDevice`; round 6: `plugins inspect` showed a bind
  *   of /dev/pts as allowed, which the launch then refused).
  * A bind that passes is shown to the owner (approval card, `plugins inspect`) with its real source, and marked broad
  * when it is writable outside the plugin's folder, a whole top-level folder (`/etc`, `/var/lib`), or right in the
  * user's home (`~/.ssh`, `~/.npmrc`). Reads the file system (realpath); runs nothing.
  */
-import { realpathSync } from "node:fs";
-import { dirname, resolve, sep } from "node:path";
+import { readdirSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
+import { bindSocketScanDepth, bindSocketScanEntriesMax } from "./limits.js";
 import { hubCodeProblem } from "../worker/sandbox.js";
 import { checkDevice, isDevicePath, type DeviceRefusal } from "./devices.js";
 
@@ -44,7 +49,7 @@ export interface BindMount {
  * Why a bind is refused at start: its source is missing, `/`, in the host's /proc, a home, hidden, or — writable — the
  * plugin's own folder (or in it), a system folder, or a folder of the hub's code (see the module).
  */
-export type BindRefusal = "missing" | "root" | "proc" | "userHome" | "homeDotFolder" | "hidden" | "ownFolder" | "system" | "hubCode" | "device";
+export type BindRefusal = "missing" | "root" | "proc" | "userHome" | "homeDotFolder" | "hidden" | "ownFolder" | "system" | "hubCode" | "device" | "socket";
 
 /**
  * Folders no writable bind may lie in or hold (issue 26 round 5, F5): the kernel's settings and devices' attributes,
@@ -74,6 +79,8 @@ export interface BindChecked extends BindShown {
   refused: BindRefusal | null;
   /** For `system`, `hubCode` and `homeDotFolder`: the folder the source lies in or holds. */
   folder?: string;
+  /** For `socket`: the socket found (or `/run`). */
+  socket?: string;
   /** For `device`: why the device policy does not pass it. */
   device?: DeviceRefusal;
 }
@@ -128,7 +135,7 @@ export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, p
   });
 }
 
-type Verdict = { refused: BindRefusal | null; broad?: BindBroad; folder?: string; device?: DeviceRefusal };
+type Verdict = { refused: BindRefusal | null; broad?: BindBroad; folder?: string; device?: DeviceRefusal; socket?: string };
 
 /** The system folder (`systemFolders`) `source` lies in or holds, or null (a folder of `varWritable` passes). */
 function systemFolderOf(source: string): string | null {
@@ -144,6 +151,42 @@ function homeDotEntryOf(source: string, homes: readonly string[]): string | null
     if (first.startsWith(".")) return resolve(home, first);
   }
   return null;
+}
+
+/**
+ * A socket `source` is, or one in it within `bindSocketScanDepth` levels (at most `bindSocketScanEntriesMax` entries
+ * read), or `/run` when `source` is a folder in or holding it; null when none is found. Links are not followed inside.
+ */
+function socketIn(source: string): string | null {
+  let st;
+  try {
+    st = statSync(source);
+  } catch {
+    return null;
+  }
+  if (st.isSocket()) return source;
+  if (!st.isDirectory()) return null;
+  if (within(source, "/run") || within("/run", source)) return "/run";
+  let read = 0;
+  const walk = (dir: string, depth: number): string | null => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return null;
+    }
+    for (const e of entries) {
+      if (++read > bindSocketScanEntriesMax) return null;
+      const path = join(dir, e.name);
+      if (e.isSocket()) return path;
+      if (e.isDirectory() && depth < bindSocketScanDepth) {
+        const found = walk(path, depth + 1);
+        if (found !== null || read > bindSocketScanEntriesMax) return found;
+      }
+    }
+    return null;
+  };
+  return walk(source, 1);
 }
 
 function verdict(source: string, written: string, readOnly: boolean, plugin: string, homes: readonly string[], hidden: string[], hubCode: () => readonly string[]): Verdict {
@@ -164,6 +207,10 @@ function verdict(source: string, written: string, readOnly: boolean, plugin: str
     if (code) return { refused: "hubCode", folder: code.folder };
     const dot = homeDotEntryOf(source, homes) ?? homeDotEntryOf(written, homes);
     if (dot !== null) return { refused: "homeDotFolder", folder: dot };
+  }
+  if (!inPlugin) {
+    const socket = socketIn(source);
+    if (socket !== null) return { refused: "socket", socket };
   }
   if (inPlugin) return { refused: null };
   if (!readOnly) return { refused: null, broad: "writable" };

@@ -90,3 +90,11 @@ export const serviceCrashMax = 3;
 export const serviceCrashWindowMs = 60_000;
 /** Tools of one MCP server's `tools/list`, pages read at most (each page holds up to `manifestToolsMax`). */
 export const mcpListPagesMax = 16;
+
+/**
+ * A bind is looked through for sockets (issue 26 round 7, F14: a read-only bind reached a root daemon's socket) this
+ * many folder levels deep, reading at most `bindSocketScanEntriesMax` entries; what lies deeper is not looked at.
+ */
+export const bindSocketScanDepth = 3;
+/** At most this many entries are read when a bind is looked through for sockets. */
+export const bindSocketScanEntriesMax = 5000;

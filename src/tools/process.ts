@@ -142,6 +142,9 @@ export function manifestLink(dir: string): string | null {
 export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang: Lang): LaunchRefusal | null {
   const bad = binds.find((b) => b.refused !== null);
   if (!bad?.refused) return null;
+  if (bad.refused === "socket") {
+    return { code: "tools.bind_refused", message: t(lang, "tools.sandbox.bindSocket", { plugin, path: bad.source, socket: bad.socket ?? bad.source }) };
+  }
   if (bad.refused === "device") {
     return { code: "tools.device_refused", message: t(lang, "tools.sandbox.deviceRefused", { plugin, path: bad.source, why: deviceRefusalText(lang, bad.device ?? "notPassable") }) };
   }

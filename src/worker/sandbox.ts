@@ -246,6 +246,9 @@ export function readOnlyPaths(o: HubOrigin): string[] {
     add(join(d, "node_modules"));
     if (dirname(d) === d) break;
   }
+  // The engine's node_modules by where it leads (round 7, F12: a checkout whose node_modules is a link, or a
+  // package manager that links it), and the links among its packages.
+  add(join(engine, "node_modules"));
   for (const link of linksIn(join(engine, "node_modules"))) add(link);
   for (const list of [o.path, o.nodePath]) {
     for (const entry of list.split(delimiter)) if (entry) add(resolve(o.cwd, entry));
@@ -256,13 +259,25 @@ export function readOnlyPaths(o: HubOrigin): string[] {
 }
 
 /**
- * What the hub runs or loads code from outside every sandbox (issue 26 rounds 3-5): `readOnlyPaths(o)` and the plugin
+ * What the hub runs or loads code from outside every sandbox (issue 26 rounds 3-7): `readOnlyPaths(o)` and the plugin
  * roots `roots` (`serve --plugins`, the home's plugins), each root by the path the hub loads from and by where it
- * leads now, existing or not. No sandbox may write in, or hold, any of them (`hubCodeProblem`).
+ * leads now, existing or not, with every `node_modules` folder above a root that exists. No sandbox may write in, or
+ * hold, any of them (`hubCodeProblem`).
  */
 export function hubCodeFolders(o: HubOrigin, roots: readonly string[]): string[] {
   const out = readOnlyPaths(o);
-  for (const r of roots) out.push(resolve(r), realPath(r));
+  for (const r of roots) {
+    out.push(resolve(r), realPath(r));
+    // Where Node looks for a module a plugin of the root lacks: every node_modules above it (round 7, F13: a plugin
+    // planted @grpc/grpc-js in one, and an unsandboxed service plugin of the root loaded it as the hub).
+    for (const start of new Set([resolve(r), realPath(r)])) {
+      for (let d = dirname(start); ; d = dirname(d)) {
+        const modules = join(d, "node_modules");
+        if (existsSync(modules)) out.push(modules, realPath(modules));
+        if (dirname(d) === d) break;
+      }
+    }
+  }
   return [...new Set(out)];
 }
 
