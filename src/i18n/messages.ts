@@ -870,7 +870,7 @@ const catalog = {
   "cli.settings.reload": { zh: "下次重新装载后生效（agent-autoloop plugins reload）", en: "in effect after the next reload (agent-autoloop plugins reload)" },
   "cli.desc.pluginsJson": { zh: "打印 JSON", en: "print JSON" },
   "cli.arg.plugin": { zh: "插件名（或它的目录名）", en: "the plugin's name (or its folder's)" },
-  "cli.desc.pluginsInvoke": { zh: "自己调用一个工具（不经模型）：成功时 stdout 是结果（一行 JSON），以 0 退出；工具出错或超时以 1 退出；被拒（没有这个工具、参数不合 schema、deny）以 2 退出，插件不启动", en: "call a tool yourself (no model): on success stdout is its result as one line of JSON, exit 0; a tool error or timeout exits 1; refused (no such tool, arguments failing its schema, deny) exits 2 without starting the plugin" },
+  "cli.desc.pluginsInvoke": { zh: "自己调用一个工具（不经模型；hub 运行时由 hub 执行，否则在本地执行，服务插件需要 hub）：成功时 stdout 是结果（一行 JSON），以 0 退出；工具出错或超时以 1 退出；被拒（没有这个工具、参数不合 schema、deny）以 2 退出，插件不启动", en: "call a tool yourself (no model; run by the hub when one runs, else here, and a service plugin needs the hub): on success stdout is its result as one line of JSON, exit 0; a tool error or timeout exits 1; refused (no such tool, arguments failing its schema, deny) exits 2 without starting the plugin" },
   "cli.desc.invokeArgs": { zh: "工具的参数，一个 JSON 对象（默认 {}）", en: "the tool's arguments, a JSON object (default {})" },
   "cli.desc.invokeJson": { zh: "出错和被拒时也在 stdout 打一行 JSON", en: "on an error or a refusal, print one JSON line on stdout too" },
   "cli.arg.tool": { zh: "<插件>.<工具>", en: "<plugin>.<tool>" },
