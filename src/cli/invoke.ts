@@ -173,7 +173,7 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
 /**
  * The call sent to the running hub, which runs it in its own tool host (issue 34 #5: its real plugin roots, PATH and
  * HOME; its services): its progress on stderr as it comes, its end as the hub says it. A hub that stops mid-call is
- * said plainly (exit 1); a request the hub refuses as malformed is a refusal (nothing ran).
+ * said plainly (exit 1); a request the hub refuses as malformed or too large (400, 413) is a refusal (nothing ran).
  * @throws CliError when the hub cannot record the call or cannot be reached.
  */
 async function throughHub(url: string, config: Config, qualified: string, args: unknown, lang: Lang, io: InvokeOutput): Promise<ToolInvokeEnd> {
@@ -188,7 +188,7 @@ async function throughHub(url: string, config: Config, qualified: string, args: 
       if (line.error) notRecorded = line.error as ErrorBody;
     });
   } catch (e) {
-    if (e instanceof HubError && e.status === 400) return { status: "refused", code: e.code ?? "cli.hub", message: e.shownIn(lang) };
+    if (e instanceof HubError && (e.status === 400 || e.status === 413)) return { status: "refused", code: e.code ?? "cli.hub", message: e.shownIn(lang) };
     return callFailed(new HubClient(url, config.owner), e, lang);
   }
   if (notRecorded !== null) {

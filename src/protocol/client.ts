@@ -36,6 +36,22 @@ export class ProtocolError extends Error {
   }
 }
 
+/** An answer's body as JSON: null when empty, `{ error: <the text> }` when it is not JSON. */
+function jsonOf(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return { error: text };
+  }
+}
+
+/** The HubError of a non-2xx answer: the refusal's text, message id and params when its body is one. */
+function hubErrorOf(status: number, data: unknown): HubError {
+  const refusal = checkResponse("ErrorBody", data);
+  const error = refusal.ok ? refusal.value.error : null;
+  return new HubError(status, error, error ?? `HTTP ${status}`, refusal.ok ? refusal.value.code : undefined, refusal.ok ? refusal.value.params : undefined);
+}
+
 /** How one call is made: with which credential, and a signal that aborts it (a long poll the caller gives up). */
 export interface CallOptions {
   /** Bearer key or run token for this call; defaults to the client's key. */
@@ -75,18 +91,8 @@ export class HubClient {
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       signal: opts.signal,
     });
-    const text = await res.text();
-    let data: unknown = null;
-    try {
-      data = text ? JSON.parse(text) : null;
-    } catch {
-      data = { error: text };
-    }
-    if (!res.ok) {
-      const refusal = checkResponse("ErrorBody", data);
-      const error = refusal.ok ? refusal.value.error : null;
-      throw new HubError(res.status, error, error ?? `HTTP ${res.status}`, refusal.ok ? refusal.value.code : undefined, refusal.ok ? refusal.value.params : undefined);
-    }
+    const data = jsonOf(await res.text());
+    if (!res.ok) throw hubErrorOf(res.status, data);
     const response = endpoints[name].response;
     const checked = checkResponse(response, data);
     if (!checked.ok) throw new ProtocolError(name, checked.field, checked.error);
@@ -275,16 +281,7 @@ export class HubClient {
     const res = await fetch(this.url.replace(/\/$/, "") + spec.path, { method: spec.method, headers, body: JSON.stringify(body) });
     if (!res.ok || !res.body) {
       // Read as any other answer: the refusal's text, code and params.
-      const text = await res.text();
-      let data: unknown = null;
-      try {
-        data = JSON.parse(text);
-      } catch {
-        data = { error: text };
-      }
-      const refusal = checkResponse("ErrorBody", data);
-      const error = refusal.ok ? refusal.value.error : null;
-      throw new HubError(res.status, error, error ?? `HTTP ${res.status}`, refusal.ok ? refusal.value.code : undefined, refusal.ok ? refusal.value.params : undefined);
+      throw hubErrorOf(res.status, jsonOf(await res.text()));
     }
     const decoder = new TextDecoder("utf-8", { fatal: true });
     let pending = "";
