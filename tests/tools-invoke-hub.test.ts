@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { baseRules, makeHome, serveFixture, serveProcess, tempDir, until } from "./helpers.js";
 import { cliLines as cli, examples, nodePlugin, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { streamCalls } from "./tool-calls-helpers.js";
+import { toolInvokeProgressLinesMax } from "../src/kernel/limits.js";
 
 const dirs: string[] = [];
 after(() => {
@@ -77,18 +78,25 @@ test("a service plugin: refused with no hub running, saying the hub must run; in
   }
 });
 
-test("a hub that stops while the call runs: said plainly, exit 1 (--json too)", async () => {
+test("progress through the hub is bounded (toolInvokeProgressLinesMax); a hub that stops while the call runs: said plainly, exit 1 (--json too)", async () => {
   const made = makeHome(baseRules);
   dirs.push(made.dir);
+  writePlugin(made.home.plugins, "flood", syncManifest("flood", "node", ["main.js"], toolToml("go")), {
+    "main.js": nodePlugin(`
+      for (let i = 1; i <= ${toolInvokeProgressLinesMax + 5}; i++) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/progress", params: { request_id: req.params.request_id, message: "step " + i } }) + "\\n");
+      return { jsonrpc: "2.0", id: req.id, result: { done: true } };`),
+  });
   writePlugin(made.home.plugins, "sleepy", syncManifest("sleepy", "node", ["main.js"], `[communication]\ntimeout_ms = 20000\n\n${toolToml("nap")}`), {
     "main.js": nodePlugin('require("node:fs").writeFileSync("started", ""); setTimeout(() => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: req.id, result: 1 }) + "\\n"), 5000); return undefined;'),
   });
   const hub = await serveProcess(made.dir);
   try {
+    const flood = await cli(["plugins", "invoke", "flood.go"], made.dir);
+    assert.deepEqual([flood.code, flood.out, flood.err.length, flood.err.at(-1)], [0, ['{"done":true}'], toolInvokeProgressLinesMax, `progress: step ${toolInvokeProgressLinesMax}`]);
     const invoked = cli(["plugins", "invoke", "sleepy.nap", "--json"], made.dir);
     await until(() => existsSync(join(made.home.plugins, "sleepy", "started")), 15_000, "the plugin to start");
     hub.child.kill("SIGKILL");
-    const lost = `the hub at ${hub.url} stopped while call 1 ran: how it ended is not known, and the plugin may have run; agent-autoloop status shows the call's record`;
+    const lost = `the hub at ${hub.url} stopped while call 2 ran: how it ended is not known, and the plugin may have run; agent-autoloop status shows the call's record`;
     assert.deepEqual(await invoked, { code: 1, out: [JSON.stringify({ status: "error", code: "hub_lost", message: lost })], err: [`error hub_lost: ${lost}`] });
   } finally {
     await hub.stop();
