@@ -35,7 +35,7 @@ export function httpPage(): string {
     for (const [name, e] of rows.filter(([, x]) => x.section === section)) {
       const path = [e.path, ...(e.aliases ?? [])].map((p) => `\`${p}\``).join(" (also ") + (e.aliases?.length ? ")" : "");
       const body = e.body ? `\`${e.body}\`${e.emptyBody ? " (may be empty)" : ""}` : "—";
-      out.push(`| ${name} | ${e.method} ${path} | ${who(e.auth)}${e.cookie ? ", console session" : ""} | ${e.query ? `\`${e.query}\`` : "—"} | ${body} | \`${e.response}\`${e.stream ? " (server-sent events)" : ""} |`);
+      out.push(`| ${name} | ${e.method} ${path} | ${who(e.auth)}${e.cookie ? ", console session" : ""} | ${e.query ? `\`${e.query}\`` : "—"} | ${body} | \`${e.response}\`${e.stream ? " (server-sent events)" : ""}${e.lines ? " (one per line, NDJSON)" : ""} |`);
     }
     out.push("");
   }

@@ -23,7 +23,7 @@ const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).d
 export const validatedNames = [
   "EventIn", "TellBody", "Started", "Result", "CancelRun", "Delivered", "Failed", "Answer", "ResolveCard", "PauseBody",
   "ResumeBody", "RunNowBody", "Receipt", "WorkQuery", "CardsNextQuery", "StateQuery", "StreamQuery",
-  "ToolCallBody", "ToolOutcomeBody", "PluginCallbackBody", "ToolWaitQuery", "PluginSettingBody", "PluginEventBody", "ArtifactBody",
+  "ToolCallBody", "ToolOutcomeBody", "PluginCallbackBody", "ToolWaitQuery", "ToolInvokeBody", "PluginSettingBody", "PluginEventBody", "ArtifactBody",
 ] as const satisfies readonly (keyof typeof definitions)[];
 
 /** The answers clients check: every endpoint's answer, the refusal, and the rows of facts `why` reads. */

@@ -308,6 +308,9 @@ function toolCallRows(): Row[] {
     { endpoint: "ownerToolCall", what: "unknown", method: "POST", path: "/v1/tools/calls", key: "owner", body: { ...body, session: "s" }, status: 400, error: "session: unknown field" },
     { endpoint: "ownerToolCall", what: "limit", method: "POST", path: "/v1/tools/calls", key: "owner", body: { ...body, tool: `${x(129)}.t` }, status: 400, error: "tool: wrong format, expected <plugin>.<tool>" },
     { endpoint: "ownerToolCall", what: "limit", method: "POST", path: "/v1/tools/calls", key: "owner", body: { ...body, tool: `p.${x(300)}` }, status: 400, error: "tool: at most 257 characters" },
+    { endpoint: "ownerToolInvoke", what: "missing", method: "POST", path: "/v1/tools/invoke", key: "owner", body: { tool: "hello-python.greet" }, status: 400, error: "args: required" },
+    { endpoint: "ownerToolInvoke", what: "unknown", method: "POST", path: "/v1/tools/invoke", key: "owner", body: { tool: "hello-python.greet", args: {}, session: "s" }, status: 400, error: "session: unknown field" },
+    { endpoint: "ownerToolInvoke", what: "limit", method: "POST", path: "/v1/tools/invoke", key: "owner", body: { tool: `p.${x(300)}`, args: {} }, status: 400, error: "tool: at most 257 characters" },
 
     { endpoint: "ownerToolCallOutcome", what: "path", method: "POST", path: "/v1/tools/calls/0/outcome", key: "owner", body: { status: "ok", durationMs: 1 }, status: 404, error: "no tool call 0" },
     { endpoint: "ownerToolCallOutcome", what: "missing", method: "POST", path: "/v1/tools/calls/1/outcome", key: "owner", body: { durationMs: 1 }, status: 400, error: "status: required" },

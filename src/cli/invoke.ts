@@ -10,20 +10,25 @@
  *   list       only now, when only the plugin can say what its tools are (an MCP server, a manifest that lists
  *              none), its tool list is asked for and the tool and arguments checked: no → the call ends `error`,
  *              exit 2 (nothing was called) or 1 (the list itself failed)
- *   run        the tool runs here; its progress goes to stderr, one line each
+ *   run        the tool runs (in the hub when one runs, see below); its progress goes to stderr, one line each
  *   outcome    reported (`POST /v1/tools/calls/:call/outcome`); ok → the result on stdout as one line of JSON, exit 0;
  *              a tool error, timeout or out of memory → code and message on stderr, exit 1. An async plugin's task is
  *              parked and its result waited for (`GET /v1/tools/calls/:call/result`), at most the tool's timeout.
  *
- * The plugin is the one the hub uses (issue 27): the same loaders over the hub's roots, and after a broken edit the
- * last good version the home keeps (src/plugins/last-good.ts); a declarative tool that is gone is "definition missing".
- * When no hub runs, the same inputs are decided against the home's database under the home's lock (connect.ts
- * `throughHome`, as `key new` does), so the call is recorded all the same, never silently unaudited. An async task's
- * callback needs a hub to arrive at: without one the CLI waits for one to start until the task's deadline.
+ * Where the call runs (issue 34 #5; issue 26 round 6): when a hub of this home runs (found and proven as every owner
+ * command finds it: connect.ts `findHub`), the call is sent to it (`POST /v1/tools/invoke`) and runs in the hub's own
+ * tool host — the one the agents' calls go through, with the hub's real plugin roots (`serve --plugins` included), PATH
+ * and HOME, so a sandbox's writable binds are checked against the folders the hub really runs code from, and service
+ * plugins, which only `serve` runs, can be called. Progress comes back line by line; a hub that stops mid-call is said
+ * plainly (exit 1). When no hub runs, the call runs here (src/tools/owner-call.ts, the same steps) on the plugins as the
+ * hub would load them (issue 27: the same loaders over the hub's roots, the home's last good versions), decided and
+ * recorded in the home's database under the home's lock (connect.ts `throughHome`, as `key new` does), never silently
+ * unaudited; a service plugin is refused then, saying that the hub must run. An async task's callback needs a hub to
+ * arrive at: without one the CLI waits for one to start until the task's deadline.
  * `--json` prints what went wrong on stdout too, as one JSON line (`{"status":"error","code":…,"message":…}`,
  * `{"status":"timeout",…}`, `{"status":"refused",…}`); a success prints the result alone either way.
  */
-import { ToolHost, type CallProgress } from "../tools/index.js";
+import { ToolHost, ownerCall, type CallProgress, type OwnerCallAudit } from "../tools/index.js";
 import { hubPluginViews, localPlugins, serveDirsOf } from "./plugin-home.js";
 import { readCodeFolders } from "../host/code-folders.js";
 import type { Config, Home } from "../host/home.js";
@@ -31,11 +36,12 @@ import { hashKey } from "../kernel/credentials.js";
 import type { Input } from "../kernel/types.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { callResultOf } from "../kernel/tool-calls.js";
-import { callbackUrlOf, newCallbackKey, toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
+import { callbackUrlOf, toolRefusalBody } from "../protocol/tool-calls.js";
 import type { ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
-import type { ToolCallDecision, ToolCallResult } from "../protocol/responses.js";
+import type { ErrorBody, ToolCallDecision, ToolCallResult, ToolInvokeEnd } from "../protocol/responses.js";
+import { HubClient, HubError } from "../protocol/client.js";
 import { shown, t, type Lang } from "../i18n/messages.js";
-import { findHub, throughHome } from "./connect.js";
+import { call, findHub, throughHome } from "./connect.js";
 import { CliError } from "./print.js";
 
 /** Where invoke writes: stdout lines and stderr lines (the CLI makes them printable). */
@@ -53,7 +59,7 @@ const resultPollSeconds = 30;
 const noHubPollMs = 1000;
 
 /** What the hub's records of this call go through: the running hub, else the home's database (see the module). */
-class Audit {
+class Audit implements OwnerCallAudit {
   constructor(private readonly h: Home, private readonly config: Config, private readonly lang: Lang) {}
 
   /** The body of a refusal by the local kernel, as a CliError (the hub's refusals come as CliError already). */
@@ -128,83 +134,95 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
     if (json) io.out(JSON.stringify({ status, code, message }));
     return invokeExit.failed;
   };
-  // A refusal before the hub is asked is recorded all the same (denied, with its code and reason), then said as before.
-  const refusedAudited = async (args: unknown, code: string, message: string) => {
-    const body = toolRefusalBody(qualified, args, code, message);
-    if (body) await audit.decide(body);
-    return refused(code, message);
-  };
   let args: unknown;
   try {
     args = JSON.parse(argsText);
   } catch (e) {
-    // The digest is then of the text as given.
-    return refusedAudited(argsText, "cli.args", t(lang, "cli.invoke.argsJson", { error: (e as Error).message }));
+    // Recorded all the same (denied, with its code and reason; the digest is of the text as given), then said.
+    const code = "cli.args";
+    const message = t(lang, "cli.invoke.argsJson", { error: (e as Error).message });
+    const body = toolRefusalBody(qualified, argsText, code, message);
+    if (body) await audit.decide(body);
+    return refused(code, message);
   }
-  // The plugins as the hub has them (issue 27: one truth): its roots, the same loaders, the home's last good versions.
+  const found = await findHub(h, lang);
+  const end = "url" in found ? await throughHub(found.url, config, qualified, args, lang, io) : await here(h, audit, qualified, args, lang, io);
+  switch (end.status) {
+    case "ok":
+      io.out(JSON.stringify(end.result) ?? "null");
+      return invokeExit.ok;
+    case "refused":
+      return refused(String(end.code), end.message ?? "");
+    case "error":
+    case "timeout":
+    case "oom":
+      return failed(end.status, end.code ?? end.status, end.message ?? "");
+    case "parked": {
+      // An async plugin's task: its end comes with its callback, at most the tool's timeout from now.
+      const timeoutMs = end.timeoutMs ?? 1;
+      const result = await waitForResult(audit, end.call ?? 0, timeoutMs);
+      if (result.status === "ok") {
+        io.out(JSON.stringify(result.result) ?? "null");
+        return invokeExit.ok;
+      }
+      if (result.status === "error") return failed("error", result.error?.code ?? "error", result.error?.message ?? "");
+      return failed("timeout", "timeout", t(lang, "tools.calls.taskTimeout", { ms: timeoutMs }));
+    }
+  }
+}
+
+/**
+ * The call sent to the running hub, which runs it in its own tool host (issue 34 #5: its real plugin roots, PATH and
+ * HOME; its services): its progress on stderr as it comes, its end as the hub says it. A hub that stops mid-call is
+ * said plainly (exit 1); a request the hub refuses as malformed or too large (400, 413) is a refusal (nothing ran).
+ * @throws CliError when the hub cannot record the call or cannot be reached.
+ */
+async function throughHub(url: string, config: Config, qualified: string, args: unknown, lang: Lang, io: InvokeOutput): Promise<ToolInvokeEnd> {
+  let end: ToolInvokeEnd | null = null;
+  let notRecorded: ErrorBody | null = null;
+  let call: number | null = null;
+  try {
+    await new HubClient(url, config.owner).ownerToolInvoke({ tool: qualified, args }, lang, (line) => {
+      if (line.call !== undefined) call = line.call;
+      if (line.progress) io.err(progressLine(line.progress, lang));
+      if (line.end) end = line.end;
+      if (line.error) notRecorded = line.error as ErrorBody;
+    });
+  } catch (e) {
+    if (e instanceof HubError && (e.status === 400 || e.status === 413)) return { status: "refused", code: e.code ?? "cli.hub", message: e.shownIn(lang) };
+    return callFailed(new HubClient(url, config.owner), e, lang);
+  }
+  if (notRecorded !== null) {
+    const body: ErrorBody = notRecorded;
+    throw new CliError(shown(lang, body, body.error));
+  }
+  if (end !== null) return end;
+  const lost = call === null ? t(lang, "cli.invoke.hubLostEarly", { url }) : t(lang, "cli.invoke.hubLost", { url, call });
+  return { status: "error", code: "hub_lost", message: lost };
+}
+
+/**
+ * The call run here, in the CLI's own tool host, when no hub of this home runs: the plugins as the hub would have
+ * them (issue 27: its roots, the same loaders, the home's last good versions), recorded in the home's database (see
+ * the module). A service plugin runs only inside the hub: refused, saying so.
+ */
+async function here(h: Home, audit: Audit, qualified: string, args: unknown, lang: Lang, io: InvokeOutput): Promise<ToolInvokeEnd> {
   // Declarative plugins' HTTP tools (issue 18) are tools of kind http of the same host, their secrets from the home.
   const { tools: registry, declarative } = await localPlugins(h, lang, serveDirsOf(await hubPluginViews(h, lang)));
   const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], log: (subsystem, line) => io.err(`${subsystem}: ${line}`), data: declarative, seen: readCodeFolders(h) });
   try {
-    // Nothing of the plugin runs before the approvals allowed the call: its tool list, when only the plugin can give
-    // it, is asked for after the decision (a denied plugin is never started).
-    const check = await host.check(qualified, args, { startPlugin: false });
-    if (!check.ok) return check.status === "refused" ? refusedAudited(args, String(check.code), check.message) : failed("error", check.code, check.message);
-    const decision = await audit.decide({
-      tool: qualified, ...toolArgsFields(args), manifestDigest: check.digest,
-      builtIn: check.builtIn, disableModelInvocation: check.disableModelInvocation, kind: check.pluginType,
+    return await ownerCall(host, audit, qualified, args, {
+      lang, onProgress: (p) => io.err(progressLine(p, lang)),
+      refuse: (check) => (check.pluginType === "service" ? { code: "tools.service_needs_hub", message: t(lang, "cli.invoke.serviceNeedsHub", { plugin: check.plugin }) } : null),
     });
-    if (decision.decision !== "allow") return refused("tools.denied", shown(lang, decision.reasonText ?? {}, decision.reason ?? decision.decision));
-    if (!check.toolChecked) {
-      // Allowed, then the plugin's own tool list says no (no such tool, arguments that do not fit, a list that failed):
-      // the call ends `error` in the audit; said as a refusal (nothing was called) or as the plugin's error.
-      const listed = await host.check(qualified, args);
-      if (!listed.ok) {
-        await audit.outcome(decision.call, { status: "error", durationMs: 0 });
-        return listed.status === "refused" ? refused(String(listed.code), listed.message) : failed("error", listed.code, listed.message);
-      }
-    }
-    const callbackKey = newCallbackKey();
-    const o = await host.call(qualified, args, {
-      sessionKey: decision.sessionKey, onProgress: (p) => io.err(progressLine(p, lang)), callbackUrl: await audit.callbackUrl(callbackKey),
-    });
-    const report = (status: ToolOutcomeBody["status"]) => audit.outcome(decision.call, { status, durationMs: o.durationMs });
-    switch (o.status) {
-      case "ok":
-        await report("ok");
-        io.out(JSON.stringify(o.result) ?? "null");
-        return invokeExit.ok;
-      case "error":
-        await report("error");
-        return failed("error", o.code, o.message);
-      case "timeout":
-        await report("timeout");
-        return failed("timeout", "timeout", o.message);
-      case "oom":
-        await report("oom");
-        return failed("oom", "oom", o.message);
-      case "refused":
-        // Allowed, but the host could not start it (no sandbox, a service that is not running): nothing ran.
-        await report("error");
-        return refused(o.code, o.message);
-      case "awaiting_approval":
-        // A service plugin's own approval step: the owner is not asked about their own call.
-        await report("error");
-        return failed("error", "awaiting_approval", o.reason);
-      case "accepted": {
-        await audit.outcome(decision.call, { status: "parked", durationMs: o.durationMs, taskId: o.taskId, timeoutMs: check.timeoutMs, callbackKey });
-        const end = await waitForResult(audit, decision.call, check.timeoutMs);
-        if (end.status === "ok") {
-          io.out(JSON.stringify(end.result) ?? "null");
-          return invokeExit.ok;
-        }
-        if (end.status === "error") return failed("error", end.error?.code ?? "error", end.error?.message ?? "");
-        return failed("timeout", "timeout", t(lang, "tools.calls.taskTimeout", { ms: check.timeoutMs }));
-      }
-    }
   } finally {
     await host.close();
   }
+}
+
+/** Rethrows what a call to the hub threw as connect.ts `call` words it (a refusal in this language, the hub unreachable). */
+async function callFailed(client: HubClient, e: unknown, lang: Lang): Promise<never> {
+  return call(client, () => Promise.reject(e), lang);
 }
 
 /** Waits for a parked call's end, at most `timeoutMs` from now (then it reads as a timeout). */

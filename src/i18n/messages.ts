@@ -873,7 +873,7 @@ const catalog = {
   "cli.settings.reload": { zh: "下次重新装载后生效（agent-autoloop plugins reload）", en: "in effect after the next reload (agent-autoloop plugins reload)" },
   "cli.desc.pluginsJson": { zh: "打印 JSON", en: "print JSON" },
   "cli.arg.plugin": { zh: "插件名（或它的目录名）", en: "the plugin's name (or its folder's)" },
-  "cli.desc.pluginsInvoke": { zh: "自己调用一个工具（不经模型）：成功时 stdout 是结果（一行 JSON），以 0 退出；工具出错或超时以 1 退出；被拒（没有这个工具、参数不合 schema、deny）以 2 退出，插件不启动", en: "call a tool yourself (no model): on success stdout is its result as one line of JSON, exit 0; a tool error or timeout exits 1; refused (no such tool, arguments failing its schema, deny) exits 2 without starting the plugin" },
+  "cli.desc.pluginsInvoke": { zh: "自己调用一个工具（不经模型；hub 运行时由 hub 执行，否则在本地执行，服务插件需要 hub）：成功时 stdout 是结果（一行 JSON），以 0 退出；工具出错或超时以 1 退出；被拒（没有这个工具、参数不合 schema、deny）以 2 退出，插件不启动", en: "call a tool yourself (no model; run by the hub when one runs, else here, and a service plugin needs the hub): on success stdout is its result as one line of JSON, exit 0; a tool error or timeout exits 1; refused (no such tool, arguments failing its schema, deny) exits 2 without starting the plugin" },
   "cli.desc.invokeArgs": { zh: "工具的参数，一个 JSON 对象（默认 {}）", en: "the tool's arguments, a JSON object (default {})" },
   "cli.desc.invokeJson": { zh: "出错和被拒时也在 stdout 打一行 JSON", en: "on an error or a refusal, print one JSON line on stdout too" },
   "cli.arg.tool": { zh: "<插件>.<工具>", en: "<plugin>.<tool>" },
@@ -886,6 +886,18 @@ const catalog = {
   "cli.invoke.oom": { zh: "内存超限：{message}", en: "out of memory: {message}" },
   "cli.invoke.progress": { zh: "进度：{progress}", en: "progress: {progress}" },
   "cli.invoke.argsJson": { zh: "--args 不是合法的 JSON：{error}", en: "--args is not valid JSON: {error}" },
+  "cli.invoke.serviceNeedsHub": {
+    zh: "插件 {plugin} 是服务插件：它只在 hub（agent-autoloop serve）里运行，而本主目录现在没有运行中的 hub；请先启动 hub，再调用一次",
+    en: "plugin {plugin} is a service plugin: it runs only inside the hub (agent-autoloop serve), and no hub of this home runs now; start the hub, then invoke again",
+  },
+  "cli.invoke.hubLost": {
+    zh: "hub（{url}）在调用 {call} 运行期间停止了：不知道它结果如何，插件可能已经运行；agent-autoloop status 会显示这次调用的记录",
+    en: "the hub at {url} stopped while call {call} ran: how it ended is not known, and the plugin may have run; agent-autoloop status shows the call's record",
+  },
+  "cli.invoke.hubLostEarly": {
+    zh: "hub（{url}）在决定这次调用之前停止了：插件没有运行；请在 hub 再次运行后重新调用",
+    en: "the hub at {url} stopped before it decided the call: the plugin did not run; invoke again once the hub runs",
+  },
   "cli.desc.tools": { zh: "Agent 的工具（规则 tools 提供的工具插件）", en: "agents' tools (the tool plugins a rule's tools offer)" },
   "cli.desc.toolsMcp": { zh: "一次运行的工具，作为 stdio MCP 服务（接到 worker 给这次运行开的 socket；Agent 的 CLI 通过 AGENT_AUTOLOOP_TOOLS_MCP 拿到这条命令）", en: "a run's tools as a stdio MCP server (relayed to the socket the worker opened for the run; agents' CLIs get this command in AGENT_AUTOLOOP_TOOLS_MCP)" },
   "cli.desc.toolsSocket": { zh: "这次运行的 socket：<运行目录>/agent/tools.sock", en: "the run's socket: <run folder>/agent/tools.sock" },

@@ -302,6 +302,24 @@ export const toolCallTimeoutMsMax = 3_600_000;
  * of a run also ends so when its run (or its attempt) ends first.
  */
 export const toolCallOutcomeWaitMs = toolCallTimeoutMsMax + 60_000;
+/**
+ * The owner's call sent to the hub (`POST /v1/tools/invoke`, `plugins invoke` while a hub runs; issue 34 #5): the hub
+ * writes an empty line at least this often while the call runs, so that a call silent for minutes is not taken for a
+ * hub gone (ms).
+ */
+export const toolInvokeHeartbeatMs = 15_000;
+/** Progress notifications of one owner's call the hub sends on (`POST /v1/tools/invoke`); later ones are dropped. */
+export const toolInvokeProgressLinesMax = 1000;
+/**
+ * The longest an answer of `POST /v1/tools/invoke` stays open: the longest call and a minute for its tool list and
+ * decision (ms); then the call is stopped and ends as the tool host says (an error or a timeout).
+ */
+export const toolInvokeStreamMaxMs = toolCallTimeoutMsMax + 60_000;
+/**
+ * The longest line of an answer of `POST /v1/tools/invoke` a client reads, in UTF-8 bytes: a tool's result is at most
+ * one line of a plugin's stdout (4 MiB), JSON-escaped again on the way; a longer line ends the read as a bad answer.
+ */
+export const toolInvokeLineMaxBytes = 16 * 1024 * 1024;
 /** Async calls parked and not yet completed, over the whole hub; more are recorded as errors, not parked. */
 export const toolParkedCallsMax = 10_000;
 /** A callback's `result` as the hub keeps it (its JSON, UTF-8 bytes); a bigger one is refused (400, naming `result`). */

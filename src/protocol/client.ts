@@ -9,7 +9,8 @@ import { shown, type Lang } from "../i18n/messages.js";
 import type { ErrorObject } from "ajv";
 import { endpoints, pathOf, type BodyOf, type EndpointName, type EndpointSpec, type ParamsOf, type QueryOf } from "./endpoints.js";
 import { checkResponse, type ResponseShape } from "./response-check.js";
-import type { Answer, EventIn, PauseBody, PluginCallbackBody, Result, RunNowBody, Started, TellBody, ToolCallBody, ToolOutcomeBody } from "./schema.js";
+import type { Answer, EventIn, PauseBody, PluginCallbackBody, Result, RunNowBody, Started, TellBody, ToolCallBody, ToolInvokeBody, ToolOutcomeBody } from "./schema.js";
+import { toolInvokeLineMaxBytes } from "../kernel/limits.js";
 import type { KeyKind } from "../kernel/states.js";
 
 /** The hub refused a call (4xx, 5xx): its status, and its `{ error }` text when it sent one. */
@@ -33,6 +34,22 @@ export class ProtocolError extends Error {
   constructor(readonly endpoint: EndpointName, readonly field: string, readonly problem: ErrorObject) {
     super(`the answer to ${endpoints[endpoint].method} ${endpoints[endpoint].path} does not match the protocol: ${field}: ${problem.keyword} ${JSON.stringify(problem.params)}`);
   }
+}
+
+/** An answer's body as JSON: null when empty, `{ error: <the text> }` when it is not JSON. */
+function jsonOf(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return { error: text };
+  }
+}
+
+/** The HubError of a non-2xx answer: the refusal's text, message id and params when its body is one. */
+function hubErrorOf(status: number, data: unknown): HubError {
+  const refusal = checkResponse("ErrorBody", data);
+  const error = refusal.ok ? refusal.value.error : null;
+  return new HubError(status, error, error ?? `HTTP ${status}`, refusal.ok ? refusal.value.code : undefined, refusal.ok ? refusal.value.params : undefined);
 }
 
 /** How one call is made: with which credential, and a signal that aborts it (a long poll the caller gives up). */
@@ -74,18 +91,8 @@ export class HubClient {
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       signal: opts.signal,
     });
-    const text = await res.text();
-    let data: unknown = null;
-    try {
-      data = text ? JSON.parse(text) : null;
-    } catch {
-      data = { error: text };
-    }
-    if (!res.ok) {
-      const refusal = checkResponse("ErrorBody", data);
-      const error = refusal.ok ? refusal.value.error : null;
-      throw new HubError(res.status, error, error ?? `HTTP ${res.status}`, refusal.ok ? refusal.value.code : undefined, refusal.ok ? refusal.value.params : undefined);
-    }
+    const data = jsonOf(await res.text());
+    if (!res.ok) throw hubErrorOf(res.status, data);
     const response = endpoints[name].response;
     const checked = checkResponse(response, data);
     if (!checked.ok) throw new ProtocolError(name, checked.field, checked.error);
@@ -256,6 +263,59 @@ export class HubClient {
   /** GET /v1/tools/calls/:call/result with an owner key: the end of the owner's parked call, held up to `waitSeconds`. */
   ownerToolCallResult(call: number, waitSeconds: number, signal?: AbortSignal) {
     return this.request("ownerToolCallResult", { params: { call }, query: { waitSeconds: String(waitSeconds) } }, { signal });
+  }
+
+  /**
+   * POST /v1/tools/invoke with an owner key: the owner's call run by the hub's tool host (`plugins invoke`). Hands each
+   * line of the answer to `onLine` as it comes, checked against its published shape (empty lines, which only say the
+   * call still runs, are skipped); resolves when the answer ends — with its last line having been `end` or `error`, or
+   * cut short (a hub that stopped mid-call: the caller tells by what it was handed).
+   * @param lang sent as Accept-Language: the hub words what it says of this call in it
+   * @throws HubError when the hub refuses the request (4xx, 5xx); ProtocolError for a line of another shape or one
+   *   longer than `toolInvokeLineMaxBytes`; the fetch error when the hub cannot be reached.
+   */
+  async ownerToolInvoke(body: ToolInvokeBody, lang: Lang, onLine: (line: AnswerOf<"ownerToolInvoke">) => void): Promise<void> {
+    const spec = endpoints.ownerToolInvoke;
+    const headers: Record<string, string> = { "content-type": "application/json", "accept-language": lang };
+    if (this.key) headers.authorization = `Bearer ${this.key}`;
+    const res = await fetch(this.url.replace(/\/$/, "") + spec.path, { method: spec.method, headers, body: JSON.stringify(body) });
+    if (!res.ok || !res.body) {
+      // Read as any other answer: the refusal's text, code and params.
+      throw hubErrorOf(res.status, jsonOf(await res.text()));
+    }
+    const decoder = new TextDecoder("utf-8", { fatal: true });
+    let pending = "";
+    const take = (text: string) => {
+      if (text.trim() === "") return;
+      let data: unknown;
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = text;
+      }
+      const checked = checkResponse(spec.response, data);
+      if (!checked.ok) throw new ProtocolError("ownerToolInvoke", checked.field, checked.error);
+      onLine(checked.value);
+    };
+    try {
+      for await (const chunk of res.body) {
+        pending += decoder.decode(chunk, { stream: true });
+        let nl: number;
+        while ((nl = pending.indexOf("\n")) >= 0) {
+          take(pending.slice(0, nl));
+          pending = pending.slice(nl + 1);
+        }
+        // In UTF-16 units, each at least one byte of UTF-8: never over the limit when this is not.
+        if (pending.length > toolInvokeLineMaxBytes) {
+          throw new ProtocolError("ownerToolInvoke", "", { keyword: "maxLength", params: { limit: toolInvokeLineMaxBytes }, instancePath: "", schemaPath: "", message: `a line longer than ${toolInvokeLineMaxBytes} bytes` });
+        }
+      }
+    } catch (e) {
+      // The answer was cut (the hub stopped): what came is what the caller has; a bad line is the caller's to hear.
+      if (e instanceof ProtocolError) throw e;
+      return;
+    }
+    take(pending);
   }
 
   /** POST /v1/plugins/callback/:task (no key: the task id is the credential): an async plugin completes its task. */

@@ -50,6 +50,8 @@ export interface EndpointSpec {
   response: ResponseName;
   /** The answer is a stream of server-sent events, not one JSON body. */
   stream?: boolean;
+  /** The answer is newline-delimited JSON (NDJSON), one `response` per line, written as it happens; not one JSON body. */
+  lines?: boolean;
   /**
    * The owner console's session cookie stands for the owner key that made it (issue 17; src/host/console-session.ts).
    * Only owner endpoints the console uses have it (its Plugins view reads plugins, tools, panels and settings): keys and console sign-in take the
@@ -98,6 +100,7 @@ export const endpoints = {
   ownerToolCall: { section: "tools", method: "POST", path: "/v1/tools/calls", auth: ["owner"], body: "ToolCallBody", response: "ToolCallDecision" },
   ownerToolCallOutcome: { section: "tools", method: "POST", path: "/v1/tools/calls/:call/outcome", auth: ["owner"], body: "ToolOutcomeBody", response: "Ok" },
   ownerToolCallResult: { section: "tools", method: "GET", path: "/v1/tools/calls/:call/result", auth: ["owner"], query: "ToolWaitQuery", response: "ToolCallResult" },
+  ownerToolInvoke: { section: "tools", method: "POST", path: "/v1/tools/invoke", auth: ["owner"], body: "ToolInvokeBody", response: "ToolInvokeLine", lines: true },
   pluginCallback: { section: "tools", method: "POST", path: "/v1/plugins/callback/:task", aliases: ["/plugin-callback/:task"], auth: "none", body: "PluginCallbackBody", anyJson: true, response: "Ok" },
   pluginCallbackKeyed: { section: "tools", method: "POST", path: "/v1/plugins/callback/:key/:task", auth: "none", body: "PluginCallbackBody", anyJson: true, response: "Ok" },
 

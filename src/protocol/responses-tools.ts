@@ -62,3 +62,33 @@ export const ToolCallResult = Type.Object({
   error: Type.Optional(ref(ToolError)),
 }, { $id: "ToolCallResult", description: "GET /v1/runs/:id/tools/calls/:call/result, GET /v1/tools/calls/:call/result" });
 export type ToolCallResult = Static<typeof ToolCallResult>;
+
+/**
+ * How the owner's call through the hub ended (`POST /v1/tools/invoke`): `ok` with the tool's `result`; `refused` —
+ * nothing ran (the tool host's checks, the owner's approvals, a plugin that cannot be started) — with `code` and
+ * `message`; `error`, `timeout`, `oom` with the code and message of the failure; `parked`: an async plugin accepted the
+ * task, and its end is read at GET /v1/tools/calls/:call/result, at most `timeoutMs` from now.
+ */
+export const ToolInvokeEnd = Type.Object({
+  status: oneOf(["ok", "refused", "error", "timeout", "oom", "parked"] as const),
+  result: Type.Optional(Type.Unknown()),
+  code: Type.Optional(Type.Union([Type.Integer(), str()])),
+  message: Type.Optional(str()),
+  call: Type.Optional(id()),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+}, { $id: "ToolInvokeEnd" });
+export type ToolInvokeEnd = Static<typeof ToolInvokeEnd>;
+
+/**
+ * POST /v1/tools/invoke: one line of its answer (newline-delimited JSON; an empty line now and then only says the
+ * call still runs). `call`: the hub's id of the call, once decided; `progress`: a progress notification of the
+ * running tool; `end`: how it ended, the last line; `error`: the hub could not record the call (a refusal's body, as
+ * any 4xx answer's), the last line too. An answer that ends without `end` or `error` lost its hub mid-call.
+ */
+export const ToolInvokeLine = Type.Object({
+  call: Type.Optional(id()),
+  progress: Type.Optional(Type.Object({ percent: Type.Optional(Type.Number()), message: Type.Optional(str()) })),
+  end: Type.Optional(ref(ToolInvokeEnd)),
+  error: Type.Optional(Type.Object({ error: str(), code: Type.Optional(str()), params: Type.Optional(Type.Unknown()) })),
+}, { $id: "ToolInvokeLine", description: "POST /v1/tools/invoke, one line each" });
+export type ToolInvokeLine = Static<typeof ToolInvokeLine>;

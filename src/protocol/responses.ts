@@ -12,7 +12,7 @@ import { bool, id, int, iso, oneOf, orNull, ref, str } from "./shapes.js";
 import { TextParam, TextRef } from "./responses-texts.js";
 import { Job, Rejected, ResultAnswer, WorkAnswer } from "./responses-runs.js";
 import { ConsoleEnded, ConsoleLink, ConsoleSessions } from "./responses-console.js";
-import { ToolCallDecision, ToolCallResult, ToolError, ToolView, Tools } from "./responses-tools.js";
+import { ToolCallDecision, ToolCallResult, ToolError, ToolInvokeEnd, ToolInvokeLine, ToolView, Tools } from "./responses-tools.js";
 import { toolPluginTypes } from "./patterns.js";
 
 /** The answers of an agent's endpoints live in responses-runs.ts, the console's in responses-console.ts; re-exported here with the rest. */
@@ -436,7 +436,7 @@ export const responseDefinitions = {
   TextParam, ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, Spending, RuleLine, State, Fact, Why, ArtifactView, ArtifactStored, ArtifactText, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
-  RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ConsoleSessions, ToolCallDecision, ToolError, ToolCallResult, ToolCallFactRow, TrustFactRow,
+  RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ConsoleSessions, ToolCallDecision, ToolError, ToolCallResult, ToolInvokeEnd, ToolInvokeLine, ToolCallFactRow, TrustFactRow,
   PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer, PluginUi, MetricsText,
 };
 /** The name of a response definition. */

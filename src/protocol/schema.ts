@@ -391,6 +391,21 @@ export const PluginCallbackBody = Type.Object({
 });
 export type PluginCallbackBody = Static<typeof PluginCallbackBody>;
 
+/**
+ * POST /v1/tools/invoke (owner; issue 34 #5): the owner's own call, run by the hub's tool host — `plugins invoke` while
+ * a hub runs. `tool` is `<plugin>.<tool>` as given (the tool host refuses a name that is not one, recorded as any
+ * refusal), `args` the arguments, any JSON value (the tool host checks them: an object, its depth, the tool's JSON
+ * Schema). The whole body is at most `requestBodyMaxBytes`.
+ */
+export const ToolInvokeBody = Type.Object(
+  {
+    tool: line(L.toolPluginNameMaxChars + 1 + L.toolNameMaxChars, 1),
+    args: Type.Unknown({ description: "the call's arguments: any JSON value, checked by the tool host" }),
+  },
+  { additionalProperties: false },
+);
+export type ToolInvokeBody = Static<typeof ToolInvokeBody>;
+
 /** GET …/tools/calls/:call?waitSeconds= and GET …/tools/calls/:call/result?waitSeconds=: how long to wait (seconds). */
 export const ToolWaitQuery = Type.Object({ waitSeconds: Type.Optional(queryCount()) });
 export type ToolWaitQuery = Static<typeof ToolWaitQuery>;
@@ -410,5 +425,5 @@ export type ArtifactBody = Static<typeof ArtifactBody>;
 export const requestDefinitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
   ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, StreamQuery,
-  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, PluginSettingBody, PluginEventBody, ArtifactBody,
+  ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, ToolInvokeBody, PluginSettingBody, PluginEventBody, ArtifactBody,
 };

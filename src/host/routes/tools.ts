@@ -25,6 +25,7 @@ import { callbackKeyPattern, taskIdPattern } from "../../protocol/patterns.js";
 import { t, refusal, said, refusalBody, type Said } from "../../i18n/messages.js";
 import { decide, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
+import { toolInvokeRoute } from "./tools-invoke.js";
 
 const taskIdRe = new RegExp(taskIdPattern);
 const callbackKeyRe = new RegExp(callbackKeyPattern);
@@ -136,6 +137,7 @@ export function toolRoutes(hub: Hub): Hono {
     const plugin = req.body.refused ? null : await knownPlugin(hub, req.body.tool);
     return decide(c, hub, "toolCall", { kind: "toolCall", run: req.run, token: req.token, body: req.body, plugin });
   });
+  toolInvokeRoute(app, hub);
   route(app, hub, "ownerToolCall", (c, req) => {
     const problem = argumentsProblem(req.body, hub.env.lang);
     return problem !== null ? refuse(c, 400, refusalBody(hub.env.lang, problem)) : decide(c, hub, "ownerToolCall", { kind: "ownerToolCall", keyHash: req.keyHash, body: req.body });
