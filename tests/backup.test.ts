@@ -71,8 +71,12 @@ test("a backup under a write load restores into an empty home: a prefix of the f
     stop = true;
     await Promise.all(writers);
     assert.equal(backup.code, 0, backup.err);
-    assert.match(backup.out, new RegExp(`^backed up to ${archive.replace(/[/.]/g, "\\$&")}: \\d+ facts \\(up to #\\d+\\), files hub\\.db, rules\\.json, config\\.json, master\\.key, home\\.id\\. It holds every key: keep it private$`));
+    assert.match(backup.out, new RegExp(`^backed up to ${archive.replace(/[/.]/g, "\\$&")}: \\d+ facts \\(up to #\\d+\\), files hub\\.db, rules\\.json, config\\.json, master\\.key, home\\.id\\. It holds every key: keep it private\nnote: ${archive.replace(/[/.]/g, "\\$&")} holds master\\.key and every key, in a folder agents can read \\(sandboxes hide only the home and the ~/\\.agent-autoloop\\* folders\\)\\. Keep backups in ~/\\.agent-autoloop-backups/, or move them off this computer$`));
     assert.equal(statSync(archive).mode & 0o777, 0o600, "the archive is private");
+    // Issue 26 round 7, F15: written where every sandbox hides it (here the home itself), no note.
+    const hidden = await cli(home, "backup", join(home, "in-home.tar.gz"));
+    assert.deepEqual([hidden.code, hidden.out.split("\n").length], [0, 1], hidden.out);
+    rmSync(join(home, "in-home.tar.gz"));
 
     // Onto the running hub's home: refused, nothing written.
     const ontoRunning = await cli(home, "restore", archive);

@@ -96,7 +96,7 @@ test("every other shell block of the docs runs as written against a real hub on 
     const byPage = new Map<string, Block[]>();
     for (const b of blocks.filter((x) => !(keyOf(x) in elsewhere))) byPage.set(b.page, [...(byPage.get(b.page) ?? []), b]);
     for (const [i, [page, own]] of [...byPage].entries()) {
-      // Each page in a terminal of its own: its own HOME (its ~/backups, its recipes' work folders), the same hub.
+      // Each page in a terminal of its own: its own HOME (its ~/.agent-autoloop-backups, its recipes' work folders), the same hub.
       const pageHome = join(root, `home-${i}`);
       mkdirSync(pageHome);
       const lines = own.map((b) => b.text).join("\n").split("\n").map((line) => {

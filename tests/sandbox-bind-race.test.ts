@@ -19,7 +19,7 @@ import { tempDir } from "./helpers.js";
 import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
-import { probeSandbox, sandboxArgv } from "../src/worker/sandbox.js";
+import { autoloopFolders, probeSandbox, sandboxArgv } from "../src/worker/sandbox.js";
 import { execFileSync } from "node:child_process";
 import { readExit, startSupervised } from "../src/worker/supervise.js";
 import { openBindSource } from "../src/common/bwrap.js";
@@ -165,5 +165,31 @@ test("issue 26 r2 #3-#5: a bubblewrap older than 0.8 (no --bind-fd) fails both p
     assert.equal(probeSandbox(real, join(bin, "hidden")), null);
   } finally {
     rmSync(bin, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r7 F15 (reported case): other homes of the engine and backups in the user's homes (~/.agent-autoloop*) are hidden in an agent's sandbox; the rest of the home stays readable", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const base = realpathSync(tempDir("aa-other-homes-"));
+  try {
+    const user = join(base, "user");
+    const hub = join(base, "hub");
+    const work = join(base, "work");
+    for (const d of [join(user, ".agent-autoloop-backups"), join(user, ".agent-autoloop"), hub, work]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(user, ".agent-autoloop-backups", "b.tar.gz"), "every key");
+    writeFileSync(join(user, ".agent-autoloop", "master.key"), "top secret");
+    writeFileSync(join(user, ".agent-autoloop-note"), "a file, not a folder");
+    writeFileSync(join(user, "plain.txt"), "visible");
+    const alsoHide = autoloopFolders([user]);
+    assert.deepEqual(alsoHide.sort(), [join(user, ".agent-autoloop"), join(user, ".agent-autoloop-backups")]);
+    const ldir = join(base, "launch");
+    mkdirSync(ldir);
+    const plan = { bwrap: "bwrap", writable: [work], homes: [user], hide: hub, alsoHide, show: [], cwd: work };
+    const launch = sandboxArgv(plan, ["sh", "-c", `cat ${user}/.agent-autoloop-backups/b.tar.gz ${user}/.agent-autoloop/master.key; cat ${user}/plain.txt; echo; echo ran`]);
+    await startSupervised(ldir, launch.argv, work, { PATH: process.env.PATH ?? "" }, true, "en", launch.sources);
+    for (let i = 0; i < 200 && !readExit(ldir); i++) await sleep(50);
+    assert.deepEqual(readFileSync(join(ldir, "stdout"), "utf8").trim().split("\n"), ["visible", "ran"]);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
   }
 });

@@ -25,6 +25,7 @@ import { formatFingerprint } from "./store.js";
 import { lockHeldBy, tryLockHome } from "./lock.js";
 import { releaseSync } from "./version.js";
 import type { Home } from "./home.js";
+import { autoloopFolders, isInside, realPath, userHomes } from "../worker/sandbox.js";
 
 /** The format of the archive's manifest. */
 const backupFormat = "agent-autoloop-backup";
@@ -53,6 +54,15 @@ interface Manifest {
 }
 
 const sha = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+
+/**
+ * Whether `file` lies where every sandbox of this engine hides it: in the home `h`, or in a folder of the engine in the
+ * user's homes (`~/.agent-autoloop-backups`: src/worker/sandbox.ts `autoloopFolders`; issue 26 round 7, F15).
+ */
+function hiddenFromAgents(h: Home, file: string): boolean {
+  const folder = realPath(dirname(file));
+  return [realPath(h.dir), ...autoloopFolders(userHomes())].some((d) => isInside(folder, d));
+}
 
 /**
  * Writes the home's archive to `file`. @returns the lines to print (what it holds).
@@ -101,7 +111,8 @@ export async function backupHome(h: Home, file: string, lang: Lang): Promise<str
     chmodSync(partial, 0o600);
     await tar.create({ gzip: true, file: partial, cwd: staging, portable: true }, [manifestFile, ...Object.keys(files)]);
     renameSync(partial, target);
-    return [t(lang, "backup.done", { file: target, facts, seq: lastSeq, files: Object.keys(files).join(", ") })];
+    const done = t(lang, "backup.done", { file: target, facts, seq: lastSeq, files: Object.keys(files).join(", ") });
+    return hiddenFromAgents(h, target) ? [done] : [done, t(lang, "backup.readable", { file: target })];
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }

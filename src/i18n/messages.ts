@@ -910,6 +910,7 @@ const catalog = {
   "backup.noDatabase": { zh: "{home} 里没有数据库（hub.db）：没什么可备份的", en: "{home} has no database (hub.db): nothing to back up" },
   "backup.noFolder": { zh: "文件夹 {folder} 不存在", en: "the folder {folder} does not exist" },
   "backup.noArchive": { zh: "没有这个文件：{file}", en: "no such file: {file}" },
+  "backup.readable": { zh: "注意：{file} 里有 master.key 和所有密钥，而它所在的目录 Agent 读得到（沙箱只隐藏 home 和 ~/.agent-autoloop* 目录）。请把备份放进 ~/.agent-autoloop-backups/，或挪到这台电脑以外", en: "note: {file} holds master.key and every key, in a folder agents can read (sandboxes hide only the home and the ~/.agent-autoloop* folders). Keep backups in ~/.agent-autoloop-backups/, or move them off this computer" },
   "backup.done": { zh: "已备份到 {file}：{facts} 条事实（到 #{seq}），文件 {files}。它含有全部密钥，请私密保存", en: "backed up to {file}: {facts} facts (up to #{seq}), files {files}. It holds every key: keep it private" },
   "restore.running": { zh: "这个家目录有中台在运行（进程 {pid}）：先停掉它；恢复只进空的家目录（{home}）", en: "a hub is running on this home (pid {pid}): stop it first; restore goes only into an empty home ({home})" },
   "restore.notEmpty": { zh: "{home} 不是空的（有 {files}）：恢复只进空的家目录；先把它挪走，或把 AGENT_AUTOLOOP_HOME 指向一个新文件夹", en: "{home} is not empty (it has {files}): restore goes only into an empty home; move it away first, or point AGENT_AUTOLOOP_HOME at a new folder" },

@@ -16,7 +16,7 @@ import { launcherEnv, pluginEnv, sandboxEnvArgs } from "./env.js";
 import { bwrapArgv, homeInstalls, probeBwrap, probeError, type HostBind } from "./sandbox.js";
 import { checkBinds, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
-import { hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
+import { autoloopFolders, hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
 import { closeBindSources, openBindSources } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import { manifestFileNames } from "./manifest.js";
@@ -112,7 +112,12 @@ export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidde
     const path = [origin.path, s.parentEnv.PATH ?? ""].filter(Boolean).join(delimiter);
     return [...new Set([...hubCodeFolders({ ...origin, path }, s.pluginRoots ?? []), ...(s.seen?.folders ?? [])])];
   };
-  return checkBinds(m.sandbox, dir, { hidden: s.hidden, userHomes: homesOf(s), hubCode });
+  return checkBinds(m.sandbox, dir, { hidden: hiddenOf(s), userHomes: homesOf(s), hubCode });
+}
+
+/** What a plugin's sandbox hides: the host's hidden paths and every folder of the engine in the user's homes (other homes, backups). */
+function hiddenOf(s: Pick<LaunchSettings, "hidden" | "parentEnv" | "seen">): string[] {
+  return [...new Set([...s.hidden, ...autoloopFolders(homesOf(s))])];
 }
 
 /** The homes of the hub's user a sandbox hides and no bind may hold: this process's, its HOME's, the recorded ones. */
@@ -185,12 +190,13 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   // The hub user's home is hidden (issue 26, finding 13), but for the installs of the programs on PATH inside it; a
   // plugin's binds may show parts of it again on purpose.
   const homes = homesOf(s);
-  const shown = homeInstalls(env.PATH ?? "", homes, s.hidden.map((h) => (existsSync(h) ? realpathSync(h) : h)));
+  const hidden = hiddenOf(s);
+  const shown = homeInstalls(env.PATH ?? "", homes, hidden.map((h) => (existsSync(h) ? realpathSync(h) : h)));
   // The real sources are bound, not the paths as written, and by descriptor (issue 26 round 2, findings 3 and 4): each
   // is opened here and kept only when the file opened is the one checked, so no link swapped in later is followed.
   const mounts = binds.map((b) => ({ host: b.source, relative: false, container: b.container, readOnly: b.readOnly }));
   const hostBinds = (req.hostBinds ?? []).map((b) => ({ path: realOr(b.path), at: b.at ?? b.path }));
-  const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realOr(req.dir), hidden: s.hidden, homes, shown, devices, hostBinds, argv: direct, envArgs: true });
+  const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realOr(req.dir), hidden, homes, shown, devices, hostBinds, argv: direct, envArgs: true });
   const opened = openBindSources(sources);
   if ("problem" in opened) {
     const { path, problem } = opened;

@@ -31,7 +31,7 @@
  * rights, master key included, at the next start.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:path";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
@@ -64,6 +64,8 @@ export interface SandboxPlan {
   homes?: string[];
   readOnly?: string[];
   hide: string;
+  /** Other folders to hide (other homes of the engine and their backups, `autoloopFolders`), each if it exists. */
+  alsoHide?: string[];
   show: string[];
   devices?: string[];
   cwd: string;
@@ -119,11 +121,40 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
     // folder that holds the home must not show it again.
     ...(plan.readOnly ?? []).flatMap((d) => bind("--ro-bind-fd", d)),
     "--tmpfs", plan.hide,
+    ...(plan.alsoHide ?? []).flatMap((d) => ["--tmpfs", d]),
     ...plan.show.flatMap((d) => bind("--ro-bind-fd", d)),
     "--chdir", plan.cwd,
     "--", ...argv,
   ];
   return { argv: out, sources };
+}
+
+/**
+ * The folders of this engine in the hub user's homes `homes` (real paths of the folders whose name starts with
+ * `.agent-autoloop`: the default home, other homes beside it, `~/.agent-autoloop-backups`): a sandbox hides them all,
+ * not only the home of the hub it runs for (issue 26 round 7, F15: an agent read a backup archive, with the master key
+ * and every key, from a folder the docs recommended; a second home in `~` was as readable).
+ */
+export function autoloopFolders(homes: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const home of homes) {
+    let names: string[];
+    try {
+      names = readdirSync(home);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (!name.startsWith(".agent-autoloop")) continue;
+      const path = realPath(join(home, name));
+      try {
+        if (statSync(path).isDirectory()) out.push(path);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return [...new Set(out)];
 }
 
 /**
