@@ -13,11 +13,34 @@ import { dayStart, filterSelect, hashParams, setHashParams } from "./filters.js"
 let formCount = 0;
 
 /**
+ * What a list of events keeps across its renders (a list is made anew when facts come): what "run this again" said
+ * for each event, so its word stays until the view is left.
+ * @typedef {{ said: Map<number, { text: string, run: number | null, error: boolean }> }} EventsMemo
+ */
+
+/** A memo for a list of events. @returns {EventsMemo} */
+export function eventsMemo() {
+  return { said: new Map() };
+}
+
+/** Shows what "run this again" said of an event. @param {HTMLElement} message @param {EventsMemo["said"] extends Map<any, infer V> ? V | undefined : never} m */
+function showSaid(message, m) {
+  if (!m) return fill(message);
+  fill(message, m.run === null ? m.text : h("a", { href: `#/runs/${m.run}` }, m.text));
+  message.className = m.error ? "message error" : "message";
+}
+
+/** Whether a "run this again" form is open in `list` (the list is not made anew under the reader then). @param {Element} list */
+export function formOpen(list) {
+  return list.querySelector("form.again:not([hidden])") !== null;
+}
+
+/**
  * The "run this again" form of an event: which rule (those of the event that are still in the rules), a reason.
  * A paused rule is not offered to run: it says to resume it first.
- * @param {any} e @param {import("./app.js").Ctx} ctx @param {HTMLElement} message @param {HTMLElement} opener
+ * @param {any} e @param {import("./app.js").Ctx} ctx @param {HTMLElement} message @param {HTMLElement} opener @param {EventsMemo} memo
  */
-function againForm(e, ctx, message, opener) {
+function againForm(e, ctx, message, opener, memo) {
   const n = ++formCount;
   const lines = ctx.state.lines.filter((/** @type {any} */ l) => e.routed.includes(l.name) || e.paused.includes(l.name));
   const runnable = lines.filter((/** @type {any} */ l) => !l.paused);
@@ -28,14 +51,14 @@ function againForm(e, ctx, message, opener) {
     ev.preventDefault();
     try {
       const r = await api("POST", `/v1/rules/${seg(rule.value)}/run`, { ...(e.subject ? { subject: e.subject } : {}), ...(reason.value.trim() ? { reason: reason.value.trim() } : {}) });
-      fill(message, h("a", { href: `#/runs/${r.run}` }, t("console.rules.ran", { run: r.run })));
-      message.className = "message";
+      memo.said.set(e.id, { text: t("console.rules.ran", { run: r.run }), run: r.run, error: false });
       form.hidden = true;
+      opener.focus();
       ctx.refresh();
     } catch (err) {
-      message.textContent = /** @type {Error} */ (err).message;
-      message.className = "message error";
+      memo.said.set(e.id, { text: /** @type {Error} */ (err).message, run: null, error: true });
     }
+    showSaid(message, memo.said.get(e.id));
   } },
   h("div", { class: "field" }, h("label", { for: `again-rule-${n}` }, t("console.events.againRule")), rule),
   h("div", { class: "field" }, h("label", { for: `again-reason-${n}` }, t("console.events.againReasonLabel")), reason),
@@ -50,18 +73,19 @@ function againForm(e, ctx, message, opener) {
 
 /**
  * One event as a list item (the Events view and the search).
- * @param {any} e an `EventEntry` @param {import("./app.js").Ctx} ctx
+ * @param {any} e an `EventEntry` @param {import("./app.js").Ctx} ctx @param {EventsMemo} memo
  */
-export function eventItem(e, ctx) {
+export function eventItem(e, ctx, memo) {
   const message = h("p", { class: "message", role: "status" });
+  showSaid(message, memo.said.get(e.id));
   const opener = h("button", { type: "button", class: "quiet again-open", onclick: () => {
     again.form.hidden = false;
     /** @type {HTMLElement | null} */ (again.form.querySelector("select"))?.focus();
   } }, t("console.events.again"));
-  const again = againForm(e, ctx, message, opener);
+  const again = againForm(e, ctx, message, opener, memo);
   const runs = e.runs.length
     ? h("p", { class: "event-runs" }, t("console.events.runs"), " ",
-      e.runs.map((/** @type {any} */ r, /** @type {number} */ i) => [i ? ", " : "", h("a", { href: `#/runs/${r.id}` }, `#${r.id}`), ` ${r.rule} · `, h("span", { class: `state state-${r.state}` }, r.state)]),
+      e.runs.map((/** @type {any} */ r, /** @type {number} */ i) => [i ? ", " : "", h("a", { href: `#/runs/${r.id}` }, `#${r.id}`), ` ${r.rule} · `, h("span", { class: `state state-${r.state}` }, r.state)]).flat(),
       e.runCount > e.runs.length ? ` ${t("console.events.runsMore", { n: e.runCount })}` : "")
     : null;
   return h("li", { class: e.unrouted ? "event unrouted" : e.paused.length ? "event skipped" : "event", "data-event": e.id },
@@ -89,6 +113,7 @@ export function eventsView(ctx) {
   const from = /** @type {HTMLInputElement} */ (h("input", { type: "date", id: "events-from", name: "from" }));
   const to = /** @type {HTMLInputElement} */ (h("input", { type: "date", id: "events-to", name: "to" }));
   const list = h("ul", { class: "events", id: "events" });
+  const memo = eventsMemo();
   const status = h("p", { class: "meta", id: "events-status", role: "status" });
   /** @type {any[]} */
   let shown = [];
@@ -147,7 +172,7 @@ export function eventsView(ctx) {
       shown = fresh ? page.events : [...shown, ...page.events];
       pages = fresh ? 1 : pages + 1;
       nextBefore = page.nextBefore;
-      fill(list, shown.map((e) => eventItem(e, ctx)));
+      fill(list, shown.map((e) => eventItem(e, ctx, memo)));
       const filtered = Object.values(v).some(Boolean);
       status.textContent = shown.length ? "" : filtered ? t("console.events.none") : t("console.events.empty");
       older.hidden = nextBefore === null;
@@ -172,7 +197,8 @@ export function eventsView(ctx) {
     if (hashParams().toString() !== asked) {
       fromAddress();
       void look(true);
-    } else if (c.state.seq !== seq && pages <= 1) void look(true);
+    } else if (c.state.seq !== seq && pages <= 1 && !formOpen(list)) void look(true);
+    else if (formOpen(list)) return;
     seq = c.state.seq;
   };
   update(ctx);

@@ -9,7 +9,7 @@ import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
 import { t, when } from "./i18n.js";
 import { runGroups, runLiveStates } from "./kernel/states.js";
-import { eventItem } from "./events.js";
+import { eventItem, eventsMemo, formOpen } from "./events.js";
 import { dayStart, filterSelect, hashParams, setHashParams } from "./filters.js";
 
 /** One run found, with a box to select it when it can be stopped. @param {any} r @param {Set<number>} chosen @param {() => void} changed */
@@ -73,6 +73,7 @@ export function searchView(ctx) {
   const status = h("p", { class: "meta", id: "search-status", role: "status" });
   const message = h("p", { class: "message", role: "status", id: "bulk-message" });
   const events = h("ul", { class: "events", id: "found-events" });
+  const memo = eventsMemo();
   const runs = h("ul", { class: "runs", id: "found-runs" });
   const cards = h("ul", { class: "runs", id: "found-cards" });
   const eventsHead = h("h2", {});
@@ -196,17 +197,22 @@ export function searchView(ctx) {
 
   /** Shows an answer of the search. @param {any} found @param {boolean} runsOnly */
   const show = (found, runsOnly) => {
+    const a = document.activeElement;
+    const focused = a instanceof HTMLInputElement && a.classList.contains("pick")
+      ? a.dataset.run ? `input[data-run="${a.dataset.run}"]` : `input[data-card="${a.dataset.card}"]` : null;
     const live = new Set(found.runs.map((/** @type {any} */ r) => r.id));
     for (const id of pickedRuns) if (!live.has(id)) pickedRuns.delete(id);
     const open = new Set(found.cards.map((/** @type {any} */ c) => c.id));
     for (const id of pickedCards) if (!open.has(id)) pickedCards.delete(id);
     const more = (/** @type {boolean} */ m, /** @type {number} */ n) => (m ? h("li", { class: "meta" }, t("console.search.more", { n })) : null);
     fill(eventsHead, t("console.search.events", { n: found.events.length }));
-    fill(events, found.events.map((/** @type {any} */ e) => eventItem(e, ctx)), more(found.more.events, found.events.length));
+    fill(events, found.events.map((/** @type {any} */ e) => eventItem(e, ctx, memo)), more(found.more.events, found.events.length));
     fill(runsHead, t("console.search.runs", { n: found.runs.length }));
     fill(runs, found.runs.map((/** @type {any} */ r) => runItem(r, pickedRuns, changed)), more(found.more.runs, found.runs.length));
     fill(cardsHead, t("console.search.cards", { n: found.cards.length }));
     fill(cards, found.cards.map((/** @type {any} */ c) => cardItem(c, pickedCards, changed)), more(found.more.cards, found.cards.length));
+    // A box that had the focus keeps it in the list made anew.
+    if (focused) /** @type {HTMLElement | null} */ (el.querySelector(focused))?.focus();
     eventsHead.hidden = events.hidden = cardsHead.hidden = cards.hidden = runsOnly;
     const n = found.events.length + found.runs.length + found.cards.length;
     status.textContent = n === 0 ? t("console.search.nothing")
@@ -232,7 +238,8 @@ export function searchView(ctx) {
     if (hashParams().toString() !== asked) {
       fromAddress();
       void look();
-    } else if (s.seq !== seq) void look();
+    } else if (s.seq !== seq && !formOpen(events)) void look();
+    else if (formOpen(events)) return;
     seq = s.seq;
   };
   update(ctx);

@@ -20,6 +20,9 @@ export type SearchKind = keyof typeof searchKinds;
 /** What the index's text is made of; a change of it makes the index anew at the next open. */
 const searchFormat = "1 trigram: events, runs with their events' subjects, cards with their run's";
 
+/** Rows read at a time while the index is made anew. */
+const rebuildPageRows = 1000;
+
 /** Subjects of a run's events the run's text carries (a run of a thousand merged events is found by its first ones). */
 const runSubjectsIndexed = 5;
 
@@ -49,8 +52,12 @@ export class SearchIndex {
       this.db.exec(`CREATE VIRTUAL TABLE search_text USING fts5(body, tokenize = 'trigram')`);
       this.db.exec(`CREATE TABLE event_runs (event INTEGER NOT NULL, run INTEGER NOT NULL, PRIMARY KEY (event, run)) WITHOUT ROWID`);
       // Events first: a run's text carries its events' subjects, a card's its run's.
+      // A page of rows at a time: one connection cannot write while it steps through a read.
       for (const table of ["events", "runs", "cards"] as const) {
-        for (const r of this.db.prepare(`SELECT data FROM v_${table}`).iterate() as IterableIterator<{ data: string }>) this.put(table, JSON.parse(r.data));
+        const page = this.db.prepare(`SELECT key, data FROM v_${table} WHERE key > ? ORDER BY key LIMIT ${rebuildPageRows}`);
+        for (let after = 0, rows: { key: number; data: string }[]; (rows = page.all(after) as typeof rows).length > 0; after = rows.at(-1)!.key) {
+          for (const r of rows) this.put(table, JSON.parse(r.data));
+        }
       }
       this.db.prepare(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('search', ?)`).run(searchFormat);
     })();
