@@ -7,7 +7,7 @@
  */
 import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
-import { t, when } from "./i18n.js";
+import { shown, t, when } from "./i18n.js";
 import { dayStart, filterSelect, hashParams, setHashParams } from "./filters.js";
 
 let formCount = 0;
@@ -93,9 +93,9 @@ export function eventItem(e, ctx, memo) {
       h("span", {}, `#${e.id}`),
       e.unrouted ? h("span", { class: "badge warn" }, t("console.events.routing.unrouted")) : null,
       e.paused.length ? h("span", { class: "badge warn" }, t("console.events.routing.skipped")) : null,
-      h("span", { class: "meta" }, [e.source, e.type, when(e.at)].join(" · "), e.internal ? ` · ${t("console.events.internal", { kind: e.internal })}` : "")),
+      h("span", { class: "meta" }, [e.source, e.type, when(e.at)].join(" · "), e.internal ? ` · ${t(`console.events.internal.${e.internal}`)}` : "")),
     e.subject ? said(e.subject, "p", { class: "subject" }) : null,
-    e.summary ? said(e.summary, "p", { class: "summary" }) : null,
+    e.summary ? said(e.texts ? shown(e.texts.summary, e.summary) : e.summary, "p", { class: "summary" }) : null,
     e.unrouted ? h("p", { class: "routing" }, t("console.events.unrouted")) : null,
     e.routed.length ? h("p", { class: "routing" }, t("console.events.takenBy", { rules: e.routed.join(", ") })) : null,
     e.paused.length ? h("p", { class: "routing" }, t("console.events.skippedBy", { rules: e.paused.join(", ") })) : null,

@@ -37,7 +37,9 @@ function cardItem(c, chosen, changed) {
     changed();
   } }) : null;
   return h("li", { class: "card found", "data-card": c.id, "data-state": c.state },
-    h("div", { class: "run-head" }, box, said(c.title, "strong"), h("span", { class: "meta" }, [c.state, c.rule, c.run ? t("console.card.fromRun", { run: c.run }) : null, when(c.at)].filter(Boolean).join(" · "))),
+    h("div", { class: "run-head" }, box, said(c.title, "strong"),
+      h("span", { class: "meta" }, [c.state, c.rule, when(c.at)].filter(Boolean).join(" · ")),
+      c.run ? h("a", { href: `#/runs/${c.run}` }, t("console.card.fromRun", { run: c.run })) : null),
     c.text ? said(c.text, "p", { class: "summary" }) : null);
 }
 

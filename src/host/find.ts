@@ -59,7 +59,7 @@ export function eventEntry(view: View, e: EventRow): EventEntry {
     const r = view.get("runs", id);
     return r ? [{ id, rule: r.rule, state: r.state }] : [];
   });
-  return { ...eventView(e), unrouted: e.unrouted, internal: e.internal, runs, runCount: count };
+  return { ...eventView(e), unrouted: e.unrouted, internal: e.internal, runs, runCount: count, ...(e.texts ? { texts: e.texts } : {}) };
 }
 
 /** The conditions of events on a rule: taken by it, or skipped because it was paused. */

@@ -209,6 +209,8 @@ export const EventEntry = Type.Object({
   internal: orNull(str()),
   runs: Type.Array(Type.Object({ id: id(), rule: str(), state: RunState })),
   runCount: int(),
+  /** An event the hub made: its summary as a message id and params (issue 27 #2), worded in the reader's language. */
+  texts: Type.Optional(Type.Object({ summary: TextRef })),
 }, { $id: "EventEntry" });
 export type EventEntry = Static<typeof EventEntry>;
 
