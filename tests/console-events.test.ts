@@ -88,6 +88,13 @@ test("GET /v1/search finds a subject's event, run and card by any part of it, in
   assert.deepEqual(ids((await f.call("GET", "/v1/search?q=SHOP-4120&group=done", f.keys.owner)).body), [[], [shop.run], []]);
   assert.deepEqual(ids((await f.call("GET", "/v1/search?q=SHOP-4120&to=2000-01-01T00:00:00Z", f.keys.owner)).body), [[], [], []]);
   assert.equal((await f.call("GET", "/v1/search?group=lost", f.keys.owner)).status, 400);
+  // What FTS5 or LIKE would read as syntax is looked for as text.
+  for (const q of ['"', '%', '_', 'a"b', "NEAR(x y)", "AND NOT", "*", "\\"]) {
+    const r = await f.call("GET", `/v1/search?q=${encodeURIComponent(q)}`, f.keys.owner);
+    assert.deepEqual([r.status, ids(r.body)], [200, [[], [], []]], q);
+  }
+  assert.deepEqual(ids((await f.call("GET", `/v1/search?q=${encodeURIComponent('refund the "order')}`, f.keys.owner)).body), [[], [], []]);
+  assert.deepEqual(ids((await f.call("GET", `/v1/search?q=${encodeURIComponent("order?")}`, f.keys.owner)).body), [[], [], [shop.card]]);
   // The index is not in the fact log: a hub that rebuilds its projection from the log (here: its format fingerprint
   // changed, and the index's tables are gone) makes the index anew and finds the same.
   const g = await consoleFixture();

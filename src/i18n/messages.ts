@@ -48,6 +48,7 @@ const catalog = {
   "pattern.wholeNumber": { zh: "最多 {digits} 位的整数", en: "a whole number of at most {digits} digits" },
   "pattern.runIds": { zh: "用逗号分隔的运行编号，最多 {limit} 个", en: "run ids separated by commas, at most {limit}" },
   "pattern.runId": { zh: "运行编号", en: "a run id" },
+  "pattern.eventId": { zh: "事件编号", en: "an event id" },
   "pattern.factSeq": { zh: "事实序号", en: "a fact sequence number" },
   "pattern.qualifiedTool": { zh: "<插件>.<工具>", en: "<plugin>.<tool>" },
   "pattern.argsDigest": { zh: "参数规范 JSON 的 sha256:<十六进制>", en: "sha256:<hex> of the arguments' canonical JSON" },

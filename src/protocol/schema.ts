@@ -286,7 +286,7 @@ const timeBound = () => Type.Optional(Type.String({ pattern: isoWithZonePattern,
  * `unrouted` (no rule matched), `skipped` (a matching rule was paused), `routed` (a rule took it); empty means any.
  */
 export const EventsQuery = Type.Object({
-  before: Type.Optional(Type.String({ pattern: idPattern, ...patternText("pattern.runId") })),
+  before: Type.Optional(Type.String({ pattern: idPattern, ...patternText("pattern.eventId") })),
   q: Type.Optional(line(L.searchQueryMaxCodepoints)),
   source: Type.Optional(line(L.stateFilterMaxCodepoints)),
   rule: Type.Optional(line(L.stateFilterMaxCodepoints)),
