@@ -182,9 +182,24 @@ test("a search for a subject finds its event, run and card; its filter survives 
     await page.waitForSelector("#found-runs li[data-run]");
     assert.equal(await page.inputValue("#search-q"), "SHOP-4120");
     assert.equal(await page.inputValue("#search-group"), "done");
-    // The group `done` is every end state: the manual run of the test before ended `nothing`.
-    assert.deepEqual(await page.locator("#found-runs li[data-run]").evaluateAll((els) => els.map((e) => e.getAttribute("data-state"))), ["nothing", "done"]);
+    // The group `done` is every end state (the manual run of the test before, when it ran, ended `nothing`).
+    const done = (await f.call("GET", "/v1/search?q=SHOP-4120&group=done", f.keys.owner)).body.runs.map((r: { id: number; state: string }) => `${r.id} ${r.state}`);
+    assert.ok(done.includes(`${shop.run} done`));
+    assert.deepEqual(await page.locator("#found-runs li[data-run]").evaluateAll((els) => els.map((e) => `${e.getAttribute("data-run")} ${e.getAttribute("data-state")}`)), done);
     assert.equal(await page.locator("#found-cards").isHidden(), true);
+
+    // The Runs view's filter is in the address too.
+    await page.evaluate(() => (location.hash = "#/runs"));
+    await page.waitForSelector("#filter-state option[value=done]", { state: "attached" });
+    await page.selectOption("#filter-state", "done");
+    await page.waitForFunction(() => location.hash === "#/runs?state=done");
+    await page.reload();
+    await page.waitForSelector("#recent-runs li[data-run]");
+    assert.equal(await page.inputValue("#filter-state"), "done");
+    await page.waitForFunction(() => document.querySelector("#runs-reach")?.textContent === "The hub looked through every run.");
+    const ended = (await f.call("GET", "/v1/state?state=done", f.keys.owner)).body.runs.map((r: { id: number }) => String(r.id));
+    assert.ok(ended.includes(String(shop.run)));
+    assert.deepEqual(await page.locator("#recent-runs li[data-run]").evaluateAll((els) => els.map((e) => e.getAttribute("data-run"))), ended);
   } finally {
     await context.close();
   }
