@@ -79,8 +79,9 @@ export function searchView(ctx) {
   const runs = h("ul", { class: "runs", id: "found-runs" });
   const cards = h("ul", { class: "runs", id: "found-cards" });
   const eventsHead = h("h2", {});
-  const runsHead = h("h2", {});
-  const cardsHead = h("h2", {});
+  // The headings take the focus after a bulk action, whose button is gone with the selection.
+  const runsHead = h("h2", { tabindex: -1 });
+  const cardsHead = h("h2", { tabindex: -1 });
   /** @type {Set<number>} */
   const pickedRuns = new Set();
   /** @type {Set<number>} */
@@ -116,6 +117,7 @@ export function searchView(ctx) {
       const ids = [...pickedRuns];
       const r = await each(ids, (id) => api("POST", `/v1/runs/${seg(id)}/cancel`, {}));
       pickedRuns.clear();
+      runsHead.focus();
       say(t("console.bulk.stopped", { n: r.ok }), r);
     } }, t("console.bulk.stopYes")),
     h("button", { type: "button", class: "quiet", onclick: () => {
@@ -127,6 +129,7 @@ export function searchView(ctx) {
     const ids = [...pickedCards];
     const r = await each(ids, (id) => api("POST", `/v1/cards/${seg(id)}/resolve`, {}));
     pickedCards.clear();
+    cardsHead.focus();
     say(t("console.bulk.resolved", { n: r.ok }), r);
   } });
 
