@@ -43,7 +43,10 @@ try {
   await f.call("POST", "/v1/plugins/example/settings/token", f.keys.owner, { value: "ghp_screenshot_secret" });
 
   const only = process.env.VIEWS?.split(",");
-  const views = ["needs", "runs", `runs/${run}`, "rules", "workers", "spending", "plugins", "plugins/example"].filter((v) => !only || only.includes(v.replace(/\/\d+$/, "")));
+  // An event no rule takes, for the Events view (issue 30); the search finds the sentry alerts.
+  await f.call("POST", "/v1/events", f.keys.source, { id: "note-12", type: "note.weekly", subject: "weekly-report", summary: "The weekly report is ready" });
+  const views = ["needs", "runs", `runs/${run}`, "events", "search?q=sentry-412", "rules", "workers", "spending", "plugins", "plugins/example"]
+    .filter((v) => !only || only.includes(v.replace(/\/\d+$|\?.*$/, "")));
   const locales = process.env.LOCALES?.split(",") ?? ["en-US"];
   for (const [width, height] of [[1280, 800], [390, 844]] as const) {
     for (const [dark, locale] of [false, true].flatMap((d) => locales.map((l) => [d, l] as const))) {
@@ -54,7 +57,7 @@ try {
         await page.waitForSelector(view.startsWith("runs/") ? "#timeline li" : "main h1");
         await page.waitForFunction(() => !document.querySelector("[aria-busy=true]"));
         await page.waitForTimeout(150);
-        const file = join(out, `${view.startsWith("runs/") ? "run" : view.replace("/", "-")}-${width}-${dark ? "dark" : "light"}${tag}.png`);
+        const file = join(out, `${view.startsWith("runs/") ? "run" : view.replace(/\?.*$/, "").replace("/", "-")}-${width}-${dark ? "dark" : "light"}${tag}.png`);
         await page.screenshot({ path: file, fullPage: true });
         process.stdout.write(`${file}\n`);
       }

@@ -22,7 +22,7 @@ const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).d
 /** The definitions the hub and the worker validate input with (request bodies and receipts). */
 export const validatedNames = [
   "EventIn", "TellBody", "Started", "Result", "CancelRun", "Delivered", "Failed", "Answer", "ResolveCard", "PauseBody",
-  "ResumeBody", "RunNowBody", "Receipt", "WorkQuery", "CardsNextQuery", "StateQuery", "StreamQuery",
+  "ResumeBody", "RunNowBody", "Receipt", "WorkQuery", "CardsNextQuery", "StateQuery", "EventsQuery", "SearchQuery", "StreamQuery",
   "ToolCallBody", "ToolOutcomeBody", "PluginCallbackBody", "ToolWaitQuery", "ToolInvokeBody", "PluginSettingBody", "PluginEventBody", "ArtifactBody",
 ] as const satisfies readonly (keyof typeof definitions)[];
 

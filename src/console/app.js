@@ -2,8 +2,9 @@
 /**
  * The owner console (issue 17): signs in with the link's token, then shows the views of `/v1/state`, kept live by
  * `/v1/stream` (server-sent events; the browser resumes with Last-Event-ID). The console has no power of its own:
- * every change is the same `/v1` call the CLI makes. Views: #/needs (landing), #/runs, #/runs/<id>, #/rules,
- * #/workers, #/spending, #/plugins, #/plugins/<id>.
+ * every change is the same `/v1` call the CLI makes. Views: #/needs (landing), #/runs, #/runs/<id>, #/events, #/search,
+ * #/rules, #/workers, #/spending, #/plugins, #/plugins/<id>; a view that filters keeps its filter after `?`
+ * (`#/search?q=SHOP-4120&group=failed`).
  */
 import { api, onSignedOut } from "./api.js";
 import { fill, h } from "./dom.js";
@@ -13,6 +14,8 @@ import { runsView, runView } from "./runs.js";
 import { rulesView } from "./rules.js";
 import { workersView, spendingView } from "./more.js";
 import { pluginsView, pluginView } from "./plugins.js";
+import { eventsView } from "./events.js";
+import { searchView } from "./search.js";
 
 /**
  * What a view gets: the latest state, a way to ask for a fresh one, and to say something in the live region.
@@ -37,6 +40,8 @@ let signedIn = false;
 const routes = [
   ["needs", "console.nav.needs"],
   ["runs", "console.nav.runs"],
+  ["events", "console.nav.events"],
+  ["search", "console.nav.search"],
   ["rules", "console.nav.rules"],
   ["workers", "console.nav.workers"],
   ["spending", "console.nav.spending"],
@@ -144,9 +149,9 @@ function live(ok) {
   el.className = ok ? "live on" : "live off";
 }
 
-/** The route of the address: its view's key and argument. */
+/** The route of the address: its view's key and argument (a filter after `?` is the view's own). */
 function route() {
-  const m = /^#\/(\w+)(?:\/([A-Za-z0-9_-]+))?$/.exec(location.hash);
+  const m = /^#\/(\w+)(?:\/([A-Za-z0-9_-]+))?(?:\?.*)?$/.exec(location.hash);
   const key = m && routes.some(([k]) => k === m[1]) ? m[1] : "needs";
   return { key, arg: m?.[2] ?? null };
 }
@@ -162,6 +167,8 @@ function render() {
     view?.dispose?.();
     view = key === "runs" && arg && /^\d+$/.test(arg) ? runView(Number(arg), ctx)
       : key === "runs" ? runsView(ctx)
+      : key === "events" ? eventsView(ctx)
+      : key === "search" ? searchView(ctx)
       : key === "rules" ? rulesView(ctx)
       : key === "workers" ? workersView(ctx)
       : key === "spending" ? spendingView(ctx)

@@ -9,6 +9,7 @@ import { fill, h, safeHref, said } from "./dom.js";
 import { money, num, shown, t, when, zone } from "./i18n.js";
 import { runLiveStates, runStates } from "./kernel/states.js";
 import { renderText, timeline as steps } from "./kernel/timeline.js";
+import { hashParams, setHashParams } from "./filters.js";
 
 /** @type {readonly string[]} */
 const liveStates = runLiveStates;
@@ -72,13 +73,16 @@ export function runsView(ctx) {
   let reachedAt = null;
   /** What the hub found for the filter: its runs, where to look on, how far back it looked, whether it is looking. */
   let found = { key: "", runs: /** @type {any[]} */ ([]), nextBefore: /** @type {number | null} */ (null), reachedAt: /** @type {string | null} */ (null), busy: false, error: "" };
+  // The filter is in the address (`#/runs?state=waiting`), so a view can be shared and reloaded (issue 30).
+  const asked = hashParams();
   /** @type {Record<string, string>} */
-  const filter = { rule: "", state: "", worker: "" };
+  const filter = { rule: asked.get("rule") ?? "", state: asked.get("state") ?? "", worker: asked.get("worker") ?? "" };
   const filterKey = () => (filter.rule || filter.state || filter.worker ? JSON.stringify(filter) : "");
   /** @param {string} key @param {string} label */
   const select = (key, label) => {
     const s = /** @type {HTMLSelectElement} */ (h("select", { id: `filter-${key}`, onchange: () => {
       filter[key] = s.value;
+      setHashParams("runs", filter);
       void search(true);
     } }));
     return { s, el: h("label", { class: "filter" }, h("span", {}, label), s) };
@@ -143,7 +147,7 @@ export function runsView(ctx) {
    * @param {{ s: HTMLSelectElement }} sel @param {string[]} values
    */
   const options = (sel, values) => {
-    const v = sel.s.value;
+    const v = filter[sel.s.id.slice("filter-".length)] ?? "";
     fill(sel.s, h("option", { value: "" }, t("console.filter.any")), [...new Set(values)].sort().map((x) => h("option", { value: x }, x)));
     sel.s.value = values.includes(v) ? v : "";
   };
@@ -188,6 +192,7 @@ export function runsView(ctx) {
     }
   };
   update(ctx);
+  if (filterKey()) void search(true);
   return { el, update, title: t("console.nav.runs") };
 }
 

@@ -24,7 +24,8 @@ function iso(ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }
 
-function runView(c: Ctx, r: RunRow): RunView {
+/** A run as the owner reads it (GET /v1/state, GET /v1/search). */
+export function runView(c: Ctx, r: RunRow): RunView {
   return {
     ...(r.state === "queued" ? { waits: waitsFor(c, r) } : {}),
     id: r.id, rule: r.rule, lane: r.lane, state: r.state, attempt: r.attempt, failures: r.failures, manual: r.manual,
@@ -34,7 +35,8 @@ function runView(c: Ctx, r: RunRow): RunView {
   };
 }
 
-function eventView(e: EventRow): EventView {
+/** An event as GET /v1/state lists it. */
+export function eventView(e: EventRow): EventView {
   return { id: e.id, source: e.source, eventId: e.sid, type: e.type, subject: e.subject, summary: e.summary, at: iso(e.at), routed: e.routed, paused: e.paused };
 }
 

@@ -13,6 +13,7 @@ import { evolve, projectionDdl, projectionDrop } from "../kernel/evolve.js";
 import { View } from "../kernel/view.js";
 import { decide } from "../kernel/decide.js";
 import { t, refusal } from "../i18n/messages.js";
+import { SearchIndex } from "./search-index.js";
 import type { Change, Decision, Env, Fact, FactDraft, Input } from "../kernel/types.js";
 
 /** The files whose content decides what is stored (protocol.md: kernel/evolve.ts, kernel/credentials.ts). */
@@ -56,6 +57,8 @@ const rebuildChunkFacts = 8192;
 export class Store {
   readonly db: Database.Database;
   readonly view: View;
+  /** The owner's search index beside the projection (issue 30), kept in each commit's transaction. */
+  readonly search: SearchIndex;
   private lastSeq: number;
   /** How the store was opened: whether the projection was rebuilt from the log, and how long it took (ms). */
   readonly opened: { rebuilt: boolean; rebuildMs: number; facts: number };
@@ -77,6 +80,8 @@ export class Store {
     const rebuild = meta("fingerprint") !== fingerprint || cursor !== this.lastSeq;
     if (rebuild) this.rebuild(fingerprint, opts.rebuildChunkFacts ?? rebuildChunkFacts);
     else for (const sql of projectionDdl()) this.db.exec(sql);
+    this.search = new SearchIndex(this.db);
+    this.search.open(rebuild);
     this.opened = { rebuilt: rebuild, rebuildMs: rebuild ? performance.now() - started : 0, facts: this.lastSeq };
     this.view = new View(this.db, (seq) => this.factChanges(seq));
   }
@@ -191,6 +196,7 @@ export class Store {
           const d = decide(this.view, input, now, env);
           const committed = d.facts.map((f) => this.append(f, now));
           evolve(this.db, committed);
+          this.search.apply(committed);
           this.db.exec("RELEASE one");
           out.push({ ...d, committed });
         } catch (e) {

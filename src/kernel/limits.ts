@@ -116,6 +116,18 @@ export const stateFilterMaxCodepoints = 200;
 export const stateRecentCards = 20;
 /** 本人: unrouted and paused-skipped events listed in GET /v1/state. */
 export const stateRecentEvents = 20;
+/** 本人 (issue 30): events per page of GET /v1/events. */
+export const eventsPerPage = 50;
+/** 本人 (issue 30): runs GET /v1/events lists with each event (the newest; the event's page says how many there are). */
+export const eventRunsListed = 10;
+/** 本人 (issue 30): events, runs and cards GET /v1/search answers at most, each. */
+export const searchHitsMax = 50;
+/** 本人 (issue 30): the longest text GET /v1/search and GET /v1/events look for. */
+export const searchQueryMaxCodepoints = 200;
+/** 本人 (issue 30): rows of each kind GET /v1/search looks through without a text (newest first; with one, the index). */
+export const searchScanRows = 5000;
+/** 本人 (issue 30): characters of one event's, run's or card's text the search index keeps (the rest is not found). */
+export const searchTextMaxChars = 4000;
 
 /** rules.json: the most variable names an agent's `env` may list. */
 export const agentEnvNamesMax = 100;

@@ -32,6 +32,17 @@ export const runPendingStates = ["queued", "waiting"] as const satisfies readonl
  */
 export const runHeldStates = ["claimed", "running", "stopping", "uncertain"] as const satisfies readonly RunState[];
 
+/**
+ * The groups the owner filters runs by (issue 30): `waiting` for a worker (`runPendingStates`), `running` in a
+ * worker's hands (`runHeldStates`), `done` (`runEndStates`), and `failed`: a run whose last attempt failed (it counts
+ * failures, or it was cancelled with an error), in whatever state it is now.
+ */
+export const runGroups = ["failed", "waiting", "running", "done"] as const;
+/** A group of `runGroups`. */
+export type RunGroup = (typeof runGroups)[number];
+/** The states of each group of `runGroups` but `failed`, which is said by a run's failures and error instead. */
+export const runGroupStates: Record<Exclude<RunGroup, "failed">, readonly RunState[]> = { waiting: runPendingStates, running: runHeldStates, done: runEndStates };
+
 /** Whether `state` is in the group `states` (a typed `includes` for a state read as a plain string). */
 export function stateIn<S extends string>(states: readonly S[], state: string): state is S {
   return (states as readonly string[]).includes(state);

@@ -79,6 +79,8 @@ export const endpoints = {
   resolve: { section: "cards", method: "POST", path: "/v1/cards/:id/resolve", auth: ["owner"], body: "ResolveCard", emptyBody: true, response: "Changed", cookie: true },
 
   state: { section: "owner", method: "GET", path: "/v1/state", auth: ["owner"], query: "StateQuery", response: "State", cookie: true },
+  events: { section: "owner", method: "GET", path: "/v1/events", auth: ["owner"], query: "EventsQuery", response: "EventsPage", cookie: true },
+  search: { section: "owner", method: "GET", path: "/v1/search", auth: ["owner"], query: "SearchQuery", response: "SearchAnswer", cookie: true },
   cancel: { section: "owner", method: "POST", path: "/v1/runs/:id/cancel", auth: ["owner"], body: "CancelRun", emptyBody: true, response: "CancelAnswer", cookie: true },
   pause: { section: "owner", method: "POST", path: "/v1/rules/:name/pause", auth: ["owner"], body: "PauseBody", emptyBody: true, response: "PauseAnswer", cookie: true },
   resume: { section: "owner", method: "POST", path: "/v1/rules/:name/resume", auth: ["owner"], body: "ResumeBody", emptyBody: true, response: "ResumeAnswer", cookie: true },

@@ -198,6 +198,38 @@ export const EventView = Type.Object({
 }, { $id: "EventView" });
 export type EventView = Static<typeof EventView>;
 
+/**
+ * An event as GET /v1/events and GET /v1/search list it (issue 30): its view, whether no rule matched it (`unrouted`),
+ * whether the hub made it itself (`internal`: an answer, a timer, a manual run, a cron time, a receipt), and its runs
+ * (the newest `eventRunsListed`, with `runCount` all of them).
+ */
+export const EventEntry = Type.Object({
+  ...EventView.properties,
+  unrouted: bool(),
+  internal: orNull(str()),
+  runs: Type.Array(Type.Object({ id: id(), rule: str(), state: RunState })),
+  runCount: int(),
+  /** An event the hub made: its summary as a message id and params (issue 27 #2), worded in the reader's language. */
+  texts: Type.Optional(Type.Object({ summary: TextRef })),
+}, { $id: "EventEntry" });
+export type EventEntry = Static<typeof EventEntry>;
+
+/** GET /v1/events: one page of events, newest first; `nextBefore` the `before` of the next page, null at the oldest. */
+export const EventsPage = Type.Object({ events: Type.Array(ref(EventEntry)), nextBefore: orNull(id()) }, { description: "GET /v1/events" });
+export type EventsPage = Static<typeof EventsPage>;
+
+/**
+ * GET /v1/search: the events, runs and cards found, newest first, at most `searchHitsMax` of each; `more` says which
+ * kind had more than that.
+ */
+export const SearchAnswer = Type.Object({
+  events: Type.Array(ref(EventEntry)),
+  runs: Type.Array(ref(RunView)),
+  cards: Type.Array(ref(OwnerCard)),
+  more: Type.Object({ events: bool(), runs: bool(), cards: bool() }),
+}, { description: "GET /v1/search" });
+export type SearchAnswer = Static<typeof SearchAnswer>;
+
 /** Usage of the runs that ended in a window: runs, tokens, USD cost, and how many runs did not report each. */
 export const Spending = Type.Object({ rounds: int(), tokens: Type.Number({ minimum: 0 }), cost: Type.Number({ minimum: 0 }), missingTokens: int(), missingCost: int() }, { $id: "Spending" });
 export type Spending = Static<typeof Spending>;
@@ -435,7 +467,7 @@ export type PluginUi = Static<typeof PluginUi>;
 export const responseDefinitions = {
   TextParam, ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
-  RunView, EventView, Spending, RuleLine, State, Fact, Why, ArtifactView, ArtifactStored, ArtifactText, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
+  RunView, EventView, EventEntry, EventsPage, SearchAnswer, Spending, RuleLine, State, Fact, Why, ArtifactView, ArtifactStored, ArtifactText, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
   RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ConsoleSessions, ToolCallDecision, ToolError, ToolCallResult, ToolInvokeEnd, ToolInvokeLine, ToolCallFactRow, TrustFactRow,
   PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer, PluginUi, MetricsText,
 };

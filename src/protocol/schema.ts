@@ -10,7 +10,7 @@ import { patternText } from "./shapes.js";
 import { callbackKeyPattern, idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern, toolPluginTypes } from "./patterns.js";
 import { assetNameMaxChars, assetNamePattern, cardTemplateRefPattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
 import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
-import { runStates, type RunState } from "../kernel/states.js";
+import { runGroups, runStates, type RunGroup, type RunState } from "../kernel/states.js";
 
 /** One line of text: no control characters (C0, DEL, C1, bidi and line separators; src/kernel/text.ts). */
 export const linePattern = `^[^${lineForbiddenClass}]*$`;
@@ -277,6 +277,40 @@ export const StateQuery = Type.Object({
 });
 export type StateQuery = Static<typeof StateQuery>;
 
+/** A time a search or the events' page is bounded by: an ISO date-time with Z or an offset. */
+const timeBound = () => Type.Optional(Type.String({ pattern: isoWithZonePattern, ...patternText("pattern.isoTime") }));
+
+/**
+ * GET /v1/events (issue 30): one page of events, newest first, older than `before`; only those whose text has `q`
+ * (the search index), from `source`, taken or skipped by `rule`, at or after `from` and before `to`, and by `routing`:
+ * `unrouted` (no rule matched), `skipped` (a matching rule was paused), `routed` (a rule took it); empty means any.
+ */
+export const EventsQuery = Type.Object({
+  before: Type.Optional(Type.String({ pattern: idPattern, ...patternText("pattern.eventId") })),
+  q: Type.Optional(line(L.searchQueryMaxCodepoints)),
+  source: Type.Optional(line(L.stateFilterMaxCodepoints)),
+  rule: Type.Optional(line(L.stateFilterMaxCodepoints)),
+  routing: Type.Optional(Type.Unsafe<"unrouted" | "skipped" | "routed" | "">({ type: "string", enum: ["unrouted", "skipped", "routed", ""], description: "which events by their routing, or empty" })),
+  from: timeBound(),
+  to: timeBound(),
+});
+export type EventsQuery = Static<typeof EventsQuery>;
+
+/**
+ * GET /v1/search (issue 30): events, runs and cards whose text has `q` (subject, summary, titles, errors; the search
+ * index), newest first; narrowed to `rule`, to times at or after `from` and before `to`, and for runs to a `group` of
+ * states (`runGroups`) and a `worker` (a group or a worker leaves out events and cards, which have neither).
+ */
+export const SearchQuery = Type.Object({
+  q: Type.Optional(line(L.searchQueryMaxCodepoints)),
+  group: Type.Optional(Type.Unsafe<RunGroup | "">({ type: "string", enum: [...runGroups, ""], description: "a group of run states, or empty" })),
+  rule: Type.Optional(line(L.stateFilterMaxCodepoints)),
+  worker: Type.Optional(line(L.stateFilterMaxCodepoints)),
+  from: timeBound(),
+  to: timeBound(),
+});
+export type SearchQuery = Static<typeof SearchQuery>;
+
 /** GET /v1/stream?after= (protocol.md 日志与确定性): facts after this sequence number; `Last-Event-ID` wins over it. */
 export const StreamQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: "^\\d{1,15}$", ...patternText("pattern.factSeq") })) });
 export type StreamQuery = Static<typeof StreamQuery>;
@@ -424,6 +458,6 @@ export type ArtifactBody = Static<typeof ArtifactBody>;
 /** The request definitions: bodies and query strings, by name. */
 export const requestDefinitions = {
   EventIn, ReceiptEvent, Ask, Notice, Resolve, Later, Usage, Result, Receipt, Started, Delivered, Failed, Answer,
-  ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, StreamQuery,
+  ResolveCard, CancelRun, TellBody, PauseBody, ResumeBody, RunNowBody, WorkQuery, CardsNextQuery, StateQuery, EventsQuery, SearchQuery, StreamQuery,
   ToolCallBody, ToolOutcomeBody, PluginCallbackBody, ToolWaitQuery, ToolInvokeBody, PluginSettingBody, PluginEventBody, ArtifactBody,
 };

@@ -1,11 +1,13 @@
 /**
- * The owner (protocol.md 本人, 暂停、恢复、立即运行): the whole picture with `GET /v1/state`, stopping a run, and
+ * The owner (protocol.md 本人, 暂停、恢复、立即运行): the whole picture with `GET /v1/state`, the events and the search
+ * (`GET /v1/events`, `GET /v1/search`; issue 30), stopping a run, and
  * pausing, resuming and running a rule now. Also what anyone may ask: `GET /v1/health`, and the root page `/` a browser
  * opening the hub's address gets (root-page.ts).
  */
 import { Hono } from "hono";
 import type { Hub } from "../hub.js";
 import { buildState } from "../state.js";
+import { eventsPage, search } from "../find.js";
 import { t, refusal } from "../../i18n/messages.js";
 import { decide, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
@@ -34,6 +36,10 @@ export function ownerRoutes(hub: Hub): Hono {
     const filter = q.rule || q.state || q.worker ? { rule: q.rule || null, state: q.state || null, worker: q.worker || null } : undefined;
     return reply(c, hub, "state", buildState(hub.store.view, hub.env, hub.now(), hub.store.seq, before, { filter, capacityOf: (w) => hub.workerCapacity(w) }));
   });
+
+  // What the owner looks for (issue 30): the events with their routing and runs, and the search over the index.
+  route(app, hub, "events", (c, req) => reply(c, hub, "events", eventsPage(hub.store.view, req.query)));
+  route(app, hub, "search", (c, req) => reply(c, hub, "search", search(hub.store.view, hub.env, hub.now(), req.query)));
 
   // The body is checked before the path's run id, as for cards.
   route(app, hub, "cancel", (c, req) => {
