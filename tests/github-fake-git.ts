@@ -3,7 +3,7 @@
  * objects the delivery plugin reads are what git makes. Dates are fixed, so the same steps give the same SHAs.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 const env = {
@@ -55,8 +55,17 @@ export function commitTree(dir: string, tree: string, parents: string[], message
   return git(dir, ["commit-tree", tree, ...parents.flatMap((p) => ["-p", p])], message);
 }
 
-/** The SHA `ref` names, or null when it names nothing. */
+/**
+ * The SHA `ref` names, or null when it names nothing. A branch is read from its loose ref file when there is one
+ * (`update-ref` writes them; a git process per read made the fake slow), anything else through git.
+ */
 export function resolve(dir: string, ref: string): string | null {
+  if (/^refs\/heads\/[A-Za-z0-9._/-]+$/.test(ref) && !ref.includes("..")) {
+    try {
+      const sha = readFileSync(join(dir, ref), "utf8").trim();
+      if (/^[0-9a-f]{40}$/.test(sha)) return sha;
+    } catch { /* packed or missing: ask git */ }
+  }
   try {
     return git(dir, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
   } catch {

@@ -156,6 +156,21 @@ export function route(f: FakeGitHub, method: string, template: string, params: R
       if (!sha) return error(404, "Not Found");
       return { status: 200, body: shape("git-ref", { ref: `refs/${params.ref}`, node_id: `REF_${params.ref}`, url: api(f, `/repos/${full}/git/refs/${params.ref}`), object: { type: "commit", sha, url: api(f, `/repos/${full}/git/commits/${sha}`) } }) };
     }
+    case "GET /compare/{basehead}": {
+      const m = /^([^.]+)\.\.\.([^.]+)$/.exec(params.basehead!);
+      const base = m && resolve(r.dir, m[1]!);
+      const headSha = m && resolve(r.dir, m[2]!);
+      if (!base || !headSha) return error(404, "Not Found");
+      const [behind, ahead] = git(r.dir, ["rev-list", "--left-right", "--count", `${base}...${headSha}`]).split(/\s+/).map(Number) as [number, number];
+      const mergeBase = git(r.dir, ["merge-base", base, headSha]);
+      const commitOf = (sha: string) => shape("commit", { sha, node_id: `C_${sha}`, url: api(f, `/repos/${full}/commits/${sha}`), html_url: `https://github.com/${full}/commit/${sha}`, comments_url: api(f, `/repos/${full}/commits/${sha}/comments`), parents: [] });
+      return { status: 200, body: shape("commit-comparison", {
+        url: api(f, `/repos/${full}/compare/${params.basehead}`), html_url: `https://github.com/${full}/compare/${params.basehead}`,
+        permalink_url: `https://github.com/${full}/compare/${base}...${headSha}`, diff_url: `https://github.com/${full}/compare/${params.basehead}.diff`,
+        patch_url: `https://github.com/${full}/compare/${params.basehead}.patch`, base_commit: commitOf(base), merge_base_commit: commitOf(mergeBase),
+        status: ahead === 0 && behind === 0 ? "identical" : behind === 0 ? "ahead" : ahead === 0 ? "behind" : "diverged", ahead_by: ahead, behind_by: behind, total_commits: ahead, commits: [],
+      }) };
+    }
     case "GET /actions/runs": {
       const all = r.runs.filter((w) => (!q.get("head_sha") || w.headSha === q.get("head_sha")) && (!q.get("event") || w.event === q.get("event"))).reverse();
       return { status: 200, body: { total_count: all.length, workflow_runs: page(all, q).map((w) => workflowRun(f, r, w)) } };

@@ -24,6 +24,8 @@ type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 let loaded: { spec: Json; ajv: Ajv; ops: Operation[] } | null = null;
 const compiled = new Map<string, ValidateFunction>();
+/** The required fill of each schema built so far (it never changes). */
+const samples = new Map<string, Json>();
 
 /** The description's path to the JSON file of `@octokit/openapi`. */
 function specFile(): string {
@@ -200,7 +202,9 @@ function overlay(base: Json, over: Json): Json {
  */
 export function shape(name: string, values: Json): Json {
   const pointer = `#/components/schemas/${name}`;
-  const body = overlay(sample(at(pointer)), values);
+  let fill = samples.get(name);
+  if (fill === undefined) samples.set(name, (fill = sample(at(pointer))));
+  const body = overlay(structuredClone(fill), values);
   const v = validator(pointer);
   if (!v(body)) throw new Error(`fake GitHub built a ${name} the description refuses: ${load().ajv.errorsText(v.errors, { dataVar: name })}`);
   return body;
