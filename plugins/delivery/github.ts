@@ -59,14 +59,16 @@ export class GitHub {
   }
 
   /**
-   * The items of a list request, page after page of `perPage`, at most `pagesMax` pages.
+   * The items of a list request, page after page of `perPage`, at most `pagesMax` pages. `key` names the list in an
+   * answer that wraps it (`jobs` of `{ total_count, jobs }`); without it the answer is the list.
    * @returns the items and whether more may be left.
    */
-  async list(path: string, pagesMax: number): Promise<{ items: any[]; more: boolean }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  async list(path: string, pagesMax: number, key?: string): Promise<{ items: any[]; more: boolean }> { // eslint-disable-line @typescript-eslint/no-explicit-any
     const items: unknown[] = [];
     const sep = path.includes("?") ? "&" : "?";
     for (let page = 1; page <= pagesMax; page++) {
-      const got = await this.request("GET", `${path}${sep}per_page=${perPage}&page=${page}`);
+      const answer = await this.request("GET", `${path}${sep}per_page=${perPage}&page=${page}`);
+      const got = key === undefined ? answer : answer?.[key];
       if (!Array.isArray(got)) throw new GitHubError(200, `GET ${path}: the answer is not a list`);
       items.push(...got);
       if (got.length < perPage) return { items, more: false };
