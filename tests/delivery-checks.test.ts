@@ -3,26 +3,16 @@
  * runs: only the current head's latest pull_request run of the workflow, newer than the one remembered before a draft
  * was turned ready; every named job completed and successful; a skipped job does not count; every matrix leg counts.
  */
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { GitHub } from "../plugins/delivery/github.js";
 import { isLeg, latestRunId, readChecks } from "../plugins/delivery/checks.js";
-import { startFakeGitHub, type FakeGitHub } from "./github-fake.js";
-import { tempDir } from "./helpers.js";
+import { fakeGitHubs, type FakeGitHub } from "./github-fake.js";
 
-const root = tempDir("aa-delivery-checks-");
-const fakes: FakeGitHub[] = [];
-after(async () => {
-  for (const f of fakes) await f.stop();
-  rmSync(root, { recursive: true, force: true });
-});
+const fake = fakeGitHubs("aa-delivery-checks-", "checks-token");
 
-let n = 0;
 async function setup(): Promise<{ f: FakeGitHub; gh: GitHub; head: string }> {
-  const f = await startFakeGitHub(join(root, String(++n)), "checks-token");
-  fakes.push(f);
+  const f = await fake();
   f.createRepo("acme/app", { "README.md": "hi\n" });
   const head = f.push("acme/app", "feature", { "a.txt": "a\n" });
   f.openPull("acme/app", "feature", { labels: ["deliver"] });

@@ -4,29 +4,21 @@
  * cursor; an unreadable label record counts 0 without stopping the others; what starts nothing; one lane per pull
  * request (the subject); and the command's last message as the hub's worker reads it.
  */
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { eventId, poll, pollEventsMax } from "../plugins/delivery/poll.js";
 import { GitHub } from "../plugins/delivery/github.js";
 import { readMessage } from "../src/worker/receipt.js";
-import { startFakeGitHub, type FakeGitHub } from "./github-fake.js";
-import { engine, tempDir } from "./helpers.js";
+import { fakeGitHubs, type FakeGitHub } from "./github-fake.js";
+import { engine } from "./helpers.js";
 
-const root = tempDir("aa-delivery-poll-");
-const fakes: FakeGitHub[] = [];
-after(async () => {
-  for (const f of fakes) await f.stop();
-  rmSync(root, { recursive: true, force: true });
-});
+const fake = fakeGitHubs("aa-delivery-poll-", "poll-token");
 
-let n = 0;
 /** A fake GitHub with `acme/app` (main holds a README) and a client of it. */
 async function setup(): Promise<{ f: FakeGitHub; gh: GitHub }> {
-  const f = await startFakeGitHub(join(root, String(++n)), "poll-token");
-  fakes.push(f);
+  const f = await fake();
   f.createRepo("acme/app", { "README.md": "hi\n" });
   return { f, gh: new GitHub(f.url, "poll-token") };
 }

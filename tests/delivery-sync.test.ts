@@ -3,28 +3,18 @@
  * lacks main is updated by GitHub and the round waits within the run for the synced commit; after 15 minutes without
  * it the run ends for the hub's retry. Time is the test's: sleeping moves it, nothing waits for real.
  */
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { GitHub } from "../plugins/delivery/github.js";
 import { sync, syncReadEveryMs, syncWaitMs, type Clock } from "../plugins/delivery/sync.js";
-import { startFakeGitHub, type FakeGitHub } from "./github-fake.js";
+import { fakeGitHubs, type FakeGitHub } from "./github-fake.js";
 import { git } from "./github-fake-git.js";
-import { tempDir } from "./helpers.js";
 
-const root = tempDir("aa-delivery-sync-");
-const fakes: FakeGitHub[] = [];
-after(async () => {
-  for (const f of fakes) await f.stop();
-  rmSync(root, { recursive: true, force: true });
-});
+const fake = fakeGitHubs("aa-delivery-sync-", "sync-token");
 
-let n = 0;
 /** A fake GitHub with `acme/app`: a pull request from `feature` and main moved on after it branched. */
 async function setup(moveMain = true): Promise<{ f: FakeGitHub; gh: GitHub; pr: number; head: string; main: string }> {
-  const f = await startFakeGitHub(join(root, String(++n)), "sync-token");
-  fakes.push(f);
+  const f = await fake();
   let main = f.createRepo("acme/app", { "README.md": "hi\n", "src/a.ts": "a\n" });
   const head = f.push("acme/app", "feature", { "src/b.ts": "b\n" });
   const pr = f.openPull("acme/app", "feature", { labels: ["deliver"] });

@@ -3,27 +3,13 @@
  * description has, validates what it answers, keeps objects in real bare git repositories, and makes the hard cases
  * (a lost response, a label edit by someone else, main moving, a held update-branch, matrix and skipped jobs).
  */
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
-import { startFakeGitHub, type FakeGitHub } from "./github-fake.js";
+import { fakeGitHubs, type FakeGitHub } from "./github-fake.js";
 import { findOperation, responseFault } from "./github-fake-shapes.js";
 import { git, resolve } from "./github-fake-git.js";
-import { tempDir } from "./helpers.js";
 
-const root = tempDir("aa-ghfake-");
-const fakes: FakeGitHub[] = [];
-after(async () => {
-  for (const f of fakes) await f.stop();
-  rmSync(root, { recursive: true, force: true });
-});
-
-let n = 0;
-async function fake(): Promise<FakeGitHub> {
-  const f = await startFakeGitHub(`${root}/${++n}`, "t0ken");
-  fakes.push(f);
-  return f;
-}
+const fake = fakeGitHubs("aa-ghfake-", "t0ken");
 
 /** A request as a client makes it. @returns status and parsed body (undefined when empty). */
 async function call(f: FakeGitHub, method: string, path: string, body?: unknown, token = "t0ken"): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -16,7 +16,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { after } from "node:test";
+import { tempDir } from "./helpers.js";
 import { findOperation, requestFault, responseFault } from "./github-fake-shapes.js";
 import { commit, initBare, resolve, setBranch, type FileChange } from "./github-fake-git.js";
 import { route, type Answer } from "./github-fake-routes.js";
@@ -309,4 +312,22 @@ export class FakeGitHub {
 /** Starts a fake GitHub whose repositories live under `root`; requests must carry `token`. */
 export async function startFakeGitHub(root: string, token = "fake-token"): Promise<FakeGitHub> {
   return new FakeGitHub(root, token).start();
+}
+
+/**
+ * The fake GitHubs of one test file: each call starts one under a fresh folder of one temporary root (requests must
+ * carry `token`); after the file they are all stopped and the root removed.
+ */
+export function fakeGitHubs(prefix: string, token: string): () => Promise<FakeGitHub> {
+  const root = tempDir(prefix);
+  const started: FakeGitHub[] = [];
+  after(async () => {
+    for (const f of started) await f.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+  return async () => {
+    const f = await startFakeGitHub(join(root, String(started.length + 1)), token);
+    started.push(f);
+    return f;
+  };
 }
