@@ -156,7 +156,7 @@ test("the command's last message is what the worker reads: events in the receipt
   const zh = await runPoll(["--repo", "acme/app"], { ...env, AGENT_AUTOLOOP_LANG: "zh" });
   assert.equal(readMessage(zh.out).summary, "acme/app 有 1 个待交付事项（读不到标签记录的 0 个，读不到 PR 的 0 个，超出本次上限的 0 个）");
   const denied = await runPoll(["--repo", "acme/app"], { ...env, GH_TOKEN: "wrong" });
-  assert.deepEqual([denied.code, denied.out], [1, "Not run: the items to deliver in acme/app could not be read (GET /repos/acme/app/issues?labels=deliver&state=all&sort=created&direction=asc&per_page=100&page=1: 401 Bad credentials)\n"]);
+  assert.deepEqual([denied.code, denied.out], [1, "Not run: the items to deliver in acme/app could not be read (GET /repos/acme/app/issues?labels=deliver&state=open&sort=created&direction=asc&per_page=100&page=1: 401 Bad credentials)\n"]);
   assert.equal(readMessage(denied.out).outcome, "failed");
   assert.doesNotMatch(denied.out + denied.err, /wrong|poll-token/, "the token never reaches the output");
   const noToken = await runPoll(["--repo", "acme/app"], { GITHUB_API_URL: f.url, AGENT_AUTOLOOP_LANG: "en" });

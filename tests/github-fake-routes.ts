@@ -82,6 +82,10 @@ export function route(f: FakeGitHub, method: string, template: string, params: R
       const state = q.get("state") ?? "open";
       const wanted = (q.get("labels") ?? "").split(",").filter(Boolean);
       const all = [...r.items.values()].filter((i) => (state === "all" || i.state === state) && wanted.every((l) => i.labels.includes(l)));
+      // GitHub's defaults: sort=created, direction=desc
+      const by = q.get("sort") === "updated" ? (i: Item) => i.updatedAt : (i: Item) => i.createdAt;
+      const sign = q.get("direction") === "asc" ? 1 : -1;
+      all.sort((a, b) => sign * (by(a) < by(b) ? -1 : by(a) > by(b) ? 1 : a.number - b.number));
       return { status: 200, body: page(all, q).map((i) => issue(f, r, i)) };
     }
     case "GET /issues/{issue_number}":

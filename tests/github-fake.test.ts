@@ -68,6 +68,12 @@ test("pulls, labelled issues and label records come back whole and valid, with t
   assert.deepEqual(listed.body.map((i: { number: number; pull_request?: unknown }) => [i.number, i.pull_request !== undefined]), [[pr, true]]);
   const asked = await call(f, "GET", "/repos/acme/app/issues?labels=ask-owner");
   assert.deepEqual(asked.body.map((i: { number: number }) => i.number), [issue]);
+  const second = f.openIssue("acme/app", "another", "", ["ask-owner"]);
+  const numbers = async (q: string) => (await call(f, "GET", `/repos/acme/app/issues?labels=ask-owner${q}`)).body.map((i: { number: number }) => i.number);
+  assert.deepEqual(await numbers(""), [second, issue], "GitHub's default order: newest created first");
+  f.label("acme/app", issue, "bug");
+  assert.deepEqual(await numbers("&sort=updated&direction=desc"), [issue, second]);
+  assert.deepEqual(await numbers("&sort=created&direction=asc"), [issue, second]);
   const events = await call(f, "GET", `/repos/acme/app/issues/${pr}/events`);
   assert.deepEqual(events.body.map((e: { event: string; label: { name: string } }) => [e.event, e.label.name]), [["labeled", "deliver"]]);
   assert.deepEqual(f.faults, []);

@@ -80,8 +80,14 @@ async function labelRecord(gh: GitHub, repo: string, number: number, labels: str
  */
 export async function poll(gh: GitHub, repo: string): Promise<PollResult> {
   const byNumber = new Map<number, { number: number; labels: string[]; isPull: boolean; state: string; link?: string }>();
-  for (const label of [...pullLabels, askLabel]) {
-    const { items } = await gh.list(`/repos/${repo}/issues?labels=${encodeURIComponent(label)}&state=all&sort=created&direction=asc`, listPagesMax);
+  // open items oldest first; closed ones only under the labels a merged pull request is tracked by, the most recently
+  // changed first (a merge changes it), so closed items that never leave their label cannot crowd out new merges
+  const lists = [
+    ...[...pullLabels, askLabel].map((l) => `labels=${encodeURIComponent(l)}&state=open&sort=created&direction=asc`),
+    ...trackLabels.map((l) => `labels=${encodeURIComponent(l)}&state=closed&sort=updated&direction=desc`),
+  ];
+  for (const query of lists) {
+    const { items } = await gh.list(`/repos/${repo}/issues?${query}`, listPagesMax);
     for (const i of items) {
       if (!Number.isSafeInteger(i?.number)) continue;
       const labels = (Array.isArray(i.labels) ? i.labels : []).map((l: { name?: unknown } | string) => (typeof l === "string" ? l : l?.name)).filter((l: unknown): l is string => typeof l === "string");
