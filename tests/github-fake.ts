@@ -8,6 +8,7 @@
  * - Git objects live in bare repositories on disk, written with real git (tests/github-fake-git.ts); pulls, issues,
  *   labels and their events, commit statuses, workflow runs with their jobs and merges are held in memory.
  * - Hooks make the hard cases: `dropResponse` applies a request and then drops its answer (a lost response);
+ *   `refuse` answers a documented error without applying it;
  *   `afterRequest` runs code between applying a request and answering it (a label edit by someone else, main moving
  *   mid-round); `runWorkflow` records a check suite with matrix legs and skipped jobs; `holdSyncs` keeps the commit an
  *   update-branch makes back until `releaseSyncs`.
@@ -68,6 +69,7 @@ export class FakeGitHub {
   private seconds = 0;
   private nextId = 1000;
   private drops: { method: string; template: string; count: number }[] = [];
+  private refusals: { method: string; template: string; status: number; count: number }[] = [];
   private hooks: { method: string; template: string; fn: Hook; once: boolean }[] = [];
   private held: (() => void)[] | null = null;
   private server: Server | null = null;
@@ -213,6 +215,11 @@ export class FakeGitHub {
     this.drops.push({ method, template, count });
   }
 
+  /** The next `count` `method template` requests are answered `status` without being applied (a documented error). */
+  refuse(method: string, template: string, status: number, count = 1): void {
+    this.refusals.push({ method, template, status, count });
+  }
+
   /** Runs `fn` after each (or, with `once`, the next) `method template` request is applied, before it is answered. */
   afterRequest(method: string, template: string, fn: Hook, once = true): void {
     this.hooks.push({ method, template, fn, once });
@@ -281,8 +288,10 @@ export class FakeGitHub {
       return send({ status: 422, body: { message: "Validation Failed", documentation_url: "https://docs.github.com/rest" } });
     }
     let answer: Answer;
+    const refusal = this.refusals.find((d) => d.method === method && d.template === operation.template && d.count > 0);
     try {
-      answer = route(this, operation.method, operation.template, params, url.searchParams, body);
+      if (refusal) refusal.count -= 1;
+      answer = refusal ? { status: refusal.status, body: { message: "refused by the test", documentation_url: "https://docs.github.com/rest" } } : route(this, operation.method, operation.template, params, url.searchParams, body);
     } catch (e) {
       this.faults.push(`${method} ${url.pathname}: the fake failed: ${(e as Error).message}`);
       return send({ status: 500, body: { message: (e as Error).message } });
