@@ -54,13 +54,18 @@ export function refuse(c: Context, status: number, body: RefusalBody): Response 
   return json(c, status, body);
 }
 
+/** What the tests' `checkAnswer` says of an answer of endpoint `name` that does not fit its published shape. */
+export function answerMismatch(name: EndpointName, problem: string): string {
+  return `the answer of ${name} does not match the protocol: ${problem}`;
+}
+
 /**
  * Sends the answer of endpoint `name`. With the hub's `checkAnswer` (tests) it is first checked against the
  * endpoint's published shape: a mismatch throws, so the request fails with 500 and the hub's log names it.
  */
 export function send(c: Context, hub: Hub, name: EndpointName, status: number, body: unknown): Response {
   const problem = hub.opts.checkAnswer?.(name, status, body) ?? null;
-  if (problem !== null) throw new Error(`the answer of ${name} does not match the protocol: ${problem}`);
+  if (problem !== null) throw new Error(answerMismatch(name, problem));
   return json(c, status, body);
 }
 

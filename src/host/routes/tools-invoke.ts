@@ -18,7 +18,7 @@ import type { ErrorBody, ToolInvokeLine } from "../../protocol/responses.js";
 import { toolInvokeHeartbeatMs, toolInvokeProgressLinesMax, toolInvokeStreamMaxMs } from "../../kernel/limits.js";
 import { refusal, refusalBody } from "../../i18n/messages.js";
 import { langOfAcceptLanguage } from "../accept-language.js";
-import { route } from "./endpoint.js";
+import { answerMismatch, route } from "./endpoint.js";
 
 /** The hub could not record the call: the body of its refusal. */
 class NotRecorded extends Error {
@@ -56,7 +56,7 @@ export function toolInvokeRoute(app: Hono, hub: Hub): void {
       };
       const send = (line: ToolInvokeLine) => {
         const problem = hub.opts.checkAnswer?.("ownerToolInvoke", 200, line) ?? null;
-        write(JSON.stringify(problem === null ? line : { error: { error: `the answer of ownerToolInvoke does not match the protocol: ${problem}` } }) + "\n");
+        write(JSON.stringify(problem === null ? line : { error: { error: answerMismatch("ownerToolInvoke", problem) } }) + "\n");
       };
       const beat = setInterval(() => write("\n"), toolInvokeHeartbeatMs);
       let progressLines = 0;
