@@ -1141,6 +1141,7 @@ const catalog = {
   "launch.jobFailed": { zh: "没能在 Job Object 里启动 Agent：{error}", en: "could not start the agent in a Job Object: {error}" },
   "launch.jobEnded": { zh: "PowerShell（管 Job Object 的进程）还没启动 Agent 就退出了（退出码 {code}），原因见这一轮目录里的 stderr", en: "PowerShell (which holds the Job Object) ended before it started the agent (exit code {code}); the stderr file in the run's folder says why" },
   // the hub's log lines and refusals of the shell
+  "hub.transcripts": { zh: "运行记录：{error}", en: "transcripts: {error}" },
   "hub.rulesFailed": { zh: "规则：{error}", en: "rules: {error}" },
   "hub.closing": { zh: "中台正在关闭", en: "the hub is shutting down" },
   "hub.commitFailed": { zh: "提交失败：{error}", en: "commit failed: {error}" },
