@@ -58,8 +58,8 @@ export class Transcripts {
    */
   append(run: number, entries: readonly TranscriptEntry[]): { kept: number; cut: boolean } {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    // O_NOFOLLOW: a link planted in the folder is not followed (the folder is the hub's, 0700, but cheap to refuse).
-    const fd = openSync(this.file(run), constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+    // Read and append (its last line tells whether it is cut). O_NOFOLLOW: a link planted in the folder is not followed (the folder is the hub's, 0700, but cheap to refuse).
+    const fd = openSync(this.file(run), constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
     try {
       let size = fstatSync(fd).size;
       if (size > 0 && this.isCut(fd, size)) return { kept: 0, cut: true };

@@ -345,8 +345,11 @@ export const transcriptNameMaxCodepoints = 200;
 export const transcriptBatchMaxEntries = 200;
 /** How often the worker sends what it has of a run's transcript, in ms (sooner when a batch is full). */
 export const transcriptBatchIntervalMs = 1000;
-/** Entries the worker holds for a run while the hub cannot be reached; older ones are dropped beyond it. */
-export const transcriptQueueMaxEntries = 2000;
+/**
+ * Entries the worker holds for a run on their way to the hub (a burst of output, a hub that cannot be reached);
+ * older ones are dropped beyond it. Each launch gives at most `transcriptMaxBytes` of entries anyway.
+ */
+export const transcriptQueueMaxEntries = 50_000;
 /** Of an agent's failed launch, the last this many characters of its stderr go into the transcript. */
 export const transcriptStderrTailChars = 2000;
 /** One output line the worker maps to transcript entries, in bytes; a longer line is cut (a JSON line then reads as text). */

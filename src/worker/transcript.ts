@@ -55,6 +55,8 @@ export class TranscriptSender {
       else q.entries.unshift(...batch.slice(0, Math.max(0, transcriptQueueMaxEntries - q.entries.length)));
     }).finally(() => {
       q.sending = null;
+      // A full batch waiting (a burst of output) goes at once, not a second later.
+      if (q.entries.length >= transcriptBatchMaxEntries && !q.cut) void this.flush(run);
     });
     return q.sending;
   }
@@ -67,9 +69,15 @@ export class TranscriptSender {
     const q = this.runs.get(job.run);
     if (!q) return;
     q.job = job;
-    for (let i = 0; i < transcriptQueueMaxEntries / transcriptBatchMaxEntries + 1 && (q.sending || (q.entries.length > 0 && !q.cut)); i++) {
+    for (let i = 0; i < 2 * (transcriptQueueMaxEntries / transcriptBatchMaxEntries + 1); i++) {
+      // A batch under way (the timer's) is waited for; it takes only what was queued when it went.
+      if (q.sending) {
+        await q.sending;
+        continue;
+      }
+      if (q.entries.length === 0 || q.cut) break;
       const before = q.entries.length;
-      await (q.sending ?? this.flush(job.run));
+      await this.flush(job.run);
       if (q.entries.length >= before && !q.sending) break; // the hub could not take it: do not hold the result up
     }
     clearInterval(q.timer);
