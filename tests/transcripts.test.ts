@@ -18,7 +18,77 @@ import { HubClient } from "../src/protocol/client.js";
 import { transcriptMaxBytes } from "../src/kernel/limits.js";
 import type { TranscriptEntry } from "../src/protocol/schema.js";
 
+import { claudeSteps } from "../plugins/claude/agent.js";
+import { codexSteps } from "../plugins/codex/agent.js";
+import { acpSteps } from "../plugins/acp/agent.js";
+import { TurnLog } from "../plugins/acp/turn.js";
+
 const noBrowser = browserMissing();
+
+describe("agent plugins map their CLI's stream to transcript steps", () => {
+  test("Claude Code stream-json (2.1.332: a tool call, its result, the reply, the result line)", () => {
+    const lines = [
+      { type: "system", subtype: "init", session_id: "s" },
+      { type: "assistant", message: { content: [{ type: "thinking", thinking: "look first" }, { type: "tool_use", id: "toolu_1", name: "mcp__agent-autoloop__shop_refund", input: { order: 483 } }] } },
+      { type: "user", message: { content: [{ tool_use_id: "toolu_1", type: "tool_result", content: [{ type: "text", text: "REFUNDED" }] }] } },
+      { type: "user", message: { content: [{ tool_use_id: "toolu_2", type: "tool_result", content: "no such file", is_error: true }] } },
+      { type: "assistant", message: { content: [{ type: "text", text: "Done: refunded" }] } },
+      { type: "result", subtype: "success", is_error: false, result: "Done: refunded" },
+    ].map((l) => JSON.stringify(l));
+    assert.deepEqual([...lines, "not json"].flatMap(claudeSteps), [
+      { kind: "thinking", text: "look first" },
+      { kind: "tool", tool: "mcp__agent-autoloop__shop_refund", id: "toolu_1", input: '{"order":483}' },
+      { kind: "toolResult", id: "toolu_1", text: "REFUNDED" },
+      { kind: "toolResult", id: "toolu_2", text: "no such file", error: true },
+      { kind: "message", text: "Done: refunded" },
+      { kind: "final", text: "Done: refunded" },
+    ]);
+  });
+
+  test("Codex JSONL (0.171.0: a shell command, an MCP call that failed, the reply, a failed turn)", () => {
+    const lines = [
+      { type: "thread.started", thread_id: "t" },
+      { type: "item.started", item: { id: "item_0", type: "command_execution", command: "/bin/bash -lc 'echo third'", aggregated_output: "", exit_code: null, status: "in_progress" } },
+      { type: "item.completed", item: { id: "item_0", type: "command_execution", command: "/bin/bash -lc 'echo third'", aggregated_output: "third\n", exit_code: 0, status: "completed" } },
+      { type: "item.started", item: { id: "item_1", type: "mcp_tool_call", server: "agent_autoloop", tool: "echo_upper", arguments: { text: "hi" } } },
+      { type: "item.completed", item: { id: "item_1", type: "mcp_tool_call", server: "agent_autoloop", tool: "echo_upper", arguments: { text: "hi" }, result: null, error: { message: "needs approval" }, status: "failed" } },
+      { type: "item.completed", item: { id: "item_2", type: "agent_message", text: "Done: echoed" } },
+      { type: "turn.failed", error: { message: '{"error":{"message":"fake failure 400"}}' } },
+    ].map((l) => JSON.stringify(l));
+    assert.deepEqual(lines.flatMap(codexSteps), [
+      { kind: "tool", tool: "shell", id: "item_0", input: "/bin/bash -lc 'echo third'" },
+      { kind: "toolResult", id: "item_0", text: "third\n" },
+      { kind: "tool", tool: "agent_autoloop.echo_upper", id: "item_1", input: '{"text":"hi"}' },
+      { kind: "toolResult", id: "item_1", text: "needs approval", error: true },
+      { kind: "message", text: "Done: echoed" },
+      { kind: "final", text: "fake failure 400", error: true },
+    ]);
+  });
+
+  test("ACP session updates through the bridge's step lines", () => {
+    const log = new TurnLog();
+    const step = (u: object) => log.steps(u as never).map((s) => JSON.stringify({ acp: "step", step: s }));
+    log.beginPrompt();
+    const out: string[] = [];
+    for (const u of [
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Let me " } },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "look." } },
+      { sessionUpdate: "tool_call", toolCallId: "c1", title: "Read file", kind: "read", rawInput: { path: "a.txt" } },
+      { sessionUpdate: "tool_call_update", toolCallId: "c1", status: "completed", content: [{ type: "content", content: { type: "text", text: "A" } }] },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done: read it" } },
+    ]) {
+      out.push(...step(u));
+      log.update(u as never);
+    }
+    out.push(...log.steps(null, true).map((s) => JSON.stringify({ acp: "step", step: s })), JSON.stringify({ acp: "end", stopReason: "end_turn", text: log.reply() }));
+    assert.deepEqual(out.flatMap(acpSteps), [
+      { kind: "message", text: "Let me look." },
+      { kind: "tool", tool: "Read file", id: "c1", input: '{"path":"a.txt"}' },
+      { kind: "toolResult", id: "c1", text: "A" },
+      { kind: "final", text: "Done: read it" },
+    ]);
+  });
+});
 const noClaude = agentsMissing(["claude"]);
 
 /** Every entry of a run's transcript as the owner reads it, page after page. */
