@@ -24,6 +24,7 @@ export const validatedNames = [
   "EventIn", "TellBody", "Started", "Result", "CancelRun", "Delivered", "Failed", "Answer", "ResolveCard", "PauseBody",
   "ResumeBody", "RunNowBody", "Receipt", "WorkQuery", "CardsNextQuery", "StateQuery", "EventsQuery", "SearchQuery", "StreamQuery",
   "ToolCallBody", "ToolOutcomeBody", "PluginCallbackBody", "ToolWaitQuery", "ToolInvokeBody", "PluginSettingBody", "PluginEventBody", "ArtifactBody",
+  "TranscriptBody", "TranscriptQuery",
 ] as const satisfies readonly (keyof typeof definitions)[];
 
 /** The answers clients check: every endpoint's answer, the refusal, and the rows of facts `why` reads. */

@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { jsonLines, tail, type AgentPlugin, type AgentRead, type Usage } from "agent-autoloop/sdk";
+import { jsonLine, jsonLines, tail, type AgentPlugin, type AgentRead, type TranscriptStep, type Usage } from "agent-autoloop/sdk";
 
 /** This plugin's folder: `<engine>/dist/plugins/acp` when compiled, `<engine>/plugins/acp` when loaded from source. */
 const here = dirname(fileURLToPath(import.meta.url));
@@ -37,6 +37,18 @@ function usageOf(u: unknown): Usage | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/**
+ * The transcript steps of one line of the bridge (issue 30): its `step` lines (the agent's messages, tool calls and
+ * their results, from ACP's session updates), the turn's reply (`end`), and a failure.
+ */
+export function acpSteps(line: string): TranscriptStep[] {
+  const l = jsonLine(line);
+  if (l?.acp === "step" && l.step && typeof l.step === "object") return [l.step as TranscriptStep];
+  if (l?.acp === "end") return [typeof l.text === "string" ? { kind: "final", text: l.text } : { kind: "final", text: String(l.stopReason), error: true }];
+  if (l?.acp === "failed" || l?.acp === "refused") return [{ kind: "final", text: String(l.error), error: true }];
+  return [];
+}
+
 const plugin: AgentPlugin = {
   // The state of the ACP adapters this project runs (issue 26): Claude Code's (claude-agent-acp, claude-code-acp) and
   // Codex's (codex-acp). Another agent behind ACP needs its folders in the agent's rules.json `writable`.
@@ -55,6 +67,7 @@ const plugin: AgentPlugin = {
       ...(turn.tools ? ["--tools", JSON.stringify(turn.tools)] : []), "--", ...agent,
     ];
   },
+  transcript: acpSteps,
   read(stdout, code, stderr) {
     const all = jsonLines(stdout).filter((l) => typeof l.acp === "string");
     const refused = all.find((l) => l.acp === "refused");

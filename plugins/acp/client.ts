@@ -26,7 +26,7 @@ import { pathToFileURL } from "node:url";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError, type McpServer } from "@agentclientprotocol/sdk";
 import { launchArgv } from "agent-autoloop/sdk";
 import { choosePermission, type Access, type ToolFacts } from "./permission.js";
-import { TurnLog } from "./turn.js";
+import { TurnLog, type UpdateLike } from "./turn.js";
 import type { BridgeLine, LaunchUsage } from "./lines.js";
 
 /** 接一个新 Agent: an agent still there 30 s after its turn ended is stopped with its process group. */
@@ -213,7 +213,12 @@ export async function runBridge(opts: BridgeOptions, write: (line: BridgeLine) =
       });
       return { outcome: choice.outcome };
     })
-    .onNotification(methods.client.session.update, (ctx) => log.update(ctx.params.update));
+    .onNotification(methods.client.session.update, (ctx) => {
+      // Steps first: a tool call ends the message being written, which `update` would then start anew.
+      const steps = log.steps(ctx.params.update as UpdateLike);
+      log.update(ctx.params.update);
+      for (const step of steps) write({ acp: "step", step });
+    });
 
   const input = checkLines(Readable.toWeb(agent.stdout!) as ReadableStream<Uint8Array>, () => {});
   const output = Writable.toWeb(agent.stdin!) as WritableStream<Uint8Array>;
@@ -280,6 +285,7 @@ export async function runBridge(opts: BridgeOptions, write: (line: BridgeLine) =
       await settle();
       const stopReason = typeof result?.stopReason === "string" ? result.stopReason : "unknown";
       const text = log.reply();
+      for (const step of log.steps(null, true)) write({ acp: "step", step });
       write({ acp: "end", stopReason, text, usage: withCost(tokensOf(result?.usage), log.cost()) });
       return stopReason === "end_turn" && text !== null ? 0 : 1;
     });

@@ -7,7 +7,12 @@
 /** Token and cost figures of one launch: tokens as the agent counts them, cost in USD. */
 export interface LaunchUsage { input?: number; output?: number; cached?: number; cost?: number }
 
+/** A transcript step (issue 30) as the bridge prints it: the SDK's `TranscriptStep`, written out (no import here). */
+export interface StepLine { kind: "message" | "tool" | "toolResult"; text?: string; tool?: string; id?: string; input?: string; error?: boolean }
+
 export type BridgeLine =
+  /** A step of what the agent did this turn (issue 30), as it happens. */
+  | { acp: "step"; step: StepLine }
   /** The agent answered `initialize`. */
   | { acp: "agent"; name: string; version: string; protocolVersion: number; loadSession: boolean; resume: boolean }
   /** The session of this launch exists: created, loaded (history replayed and ignored) or resumed. */

@@ -8,6 +8,7 @@
  * sent (the history a `session/load` replays) are never part of the reply.
  */
 import type { ToolFacts } from "./permission.js";
+import type { StepLine } from "./lines.js";
 
 /** A session update as the bridge reads it (ACP `SessionUpdate`; unknown fields and kinds are ignored). */
 export interface UpdateLike {
@@ -45,6 +46,34 @@ export class TurnLog {
     this.prompting = true;
     this.messages = [];
     this.boundary = true;
+  }
+
+  /** Messages of this turn already given as transcript steps (`steps`). */
+  private messagesTold = 0;
+
+  /**
+   * The transcript steps (issue 30) an update makes, once the prompt was sent (a replayed history is not this run's):
+   * the messages written before a tool call, the call (its title as the tool, its raw input), and its result when it
+   * completed or failed (its text content). `final` (the turn ended) gives the messages not yet told.
+   */
+  steps(u: UpdateLike | null | undefined, final = false): StepLine[] {
+    if (!this.prompting) return [];
+    const out: StepLine[] = [];
+    const call = u?.sessionUpdate === "tool_call" || (u?.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed"));
+    if (call || final) {
+      // The last message of the turn is its reply: told by the `end` line, not here.
+      const upTo = final ? this.messages.length - 1 : this.messages.length;
+      for (; this.messagesTold < upTo; this.messagesTold++) out.push({ kind: "message", text: this.messages[this.messagesTold]!.text });
+    }
+    if (!u || typeof u.toolCallId !== "string") return out;
+    const raw = (u as { rawInput?: unknown }).rawInput;
+    if (u.sessionUpdate === "tool_call") out.push({ kind: "tool", tool: typeof u.title === "string" ? u.title : u.toolCallId, id: u.toolCallId, input: raw === undefined ? "" : JSON.stringify(raw) ?? "" });
+    else if (call) {
+      const content = Array.isArray(u.content) ? u.content : [];
+      const text = content.map((c: { content?: { type?: string; text?: string } }) => (c?.content?.type === "text" ? c.content.text ?? "" : "")).filter(Boolean).join("\n");
+      out.push({ kind: "toolResult", id: u.toolCallId, text, ...(u.status === "failed" ? { error: true } : {}) });
+    }
+    return out;
   }
 
   /** Takes one `session/update` notification's `update`. Never throws on odd input. */

@@ -12,7 +12,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead, type Turn } from "agent-autoloop/sdk";
+import { findProgram, jsonLine, jsonLines as lines, stepText, tail, type AgentPlugin, type AgentRead, type TranscriptStep, type Turn } from "agent-autoloop/sdk";
 
 const permissionMode = { read: "plan", edit: "acceptEdits", full: "bypassPermissions" } as const;
 
@@ -36,6 +36,31 @@ function toolFlags(turn: Turn): string[] {
   const [command, ...args] = turn.tools.command;
   writeFileSync(file, JSON.stringify({ mcpServers: { [turn.tools.server]: { type: "stdio", command, args } } }), { mode: 0o600 });
   return ["--mcp-config", file, "--allowedTools", `mcp__${turn.tools.server}`];
+}
+
+/**
+ * The transcript steps of one stream-json line (issue 30): an `assistant` message's text, thinking and `tool_use`
+ * blocks (the tool's name as Claude Code calls it, its input as JSON), a `user` message's `tool_result` blocks, and
+ * the `result` line as the last message (or the error). Other lines (`system`, stream events) show nothing.
+ */
+export function claudeSteps(line: string): TranscriptStep[] {
+  const l = jsonLine(line);
+  if (!l) return [];
+  if (l.type === "result") return [{ kind: "final", text: stepText(l.result ?? (l.errors as unknown[] | undefined)?.join("\n") ?? ""), ...(l.is_error ? { error: true } : {}) }];
+  const content = l.message?.content;
+  if ((l.type !== "assistant" && l.type !== "user") || !Array.isArray(content)) return [];
+  const out: TranscriptStep[] = [];
+  for (const b of content as Record<string, unknown>[]) {
+    if (b.type === "text" && typeof b.text === "string") out.push({ kind: "message", text: b.text });
+    else if (b.type === "thinking" && typeof b.thinking === "string") out.push({ kind: "thinking", text: b.thinking });
+    else if (b.type === "tool_use") out.push({ kind: "tool", tool: stepText(b.name), id: stepText(b.id), input: stepText(b.input ?? {}) });
+    else if (b.type === "tool_result") {
+      const c = b.content;
+      const text = Array.isArray(c) ? c.map((x: { type?: string; text?: string }) => (x.type === "text" ? x.text ?? "" : stepText(x))).join("\n") : stepText(c ?? "");
+      out.push({ kind: "toolResult", id: stepText(b.tool_use_id), text, ...(b.is_error ? { error: true } : {}) });
+    }
+  }
+  return out;
 }
 
 const plugin: AgentPlugin = {
@@ -63,6 +88,7 @@ const plugin: AgentPlugin = {
   env(turn): Record<string, string> {
     return turn.tools ? { MCP_CONNECTION_NONBLOCKING: "0" } : {};
   },
+  transcript: claudeSteps,
   read(stdout, code, stderr) {
     const all = lines(stdout);
     const init = all.find((l) => l.type === "system" && l.subtype === "init");

@@ -6,7 +6,7 @@
  * Codex reports token usage cumulatively over the thread, so it is given as `sessionUsage`; the worker turns it into
  * this launch's figures from its ledger. Codex reports no cost.
  */
-import { findProgram, jsonLines as lines, tail, type AgentPlugin, type AgentRead, type Turn } from "agent-autoloop/sdk";
+import { findProgram, jsonLine, jsonLines as lines, stepText, tail, type AgentPlugin, type AgentRead, type TranscriptStep, type Turn } from "agent-autoloop/sdk";
 
 const sandbox = { read: "read-only", edit: "workspace-write", full: "danger-full-access" } as const;
 
@@ -54,6 +54,38 @@ function toolFlags(turn: Turn): string[] {
   ];
 }
 
+/**
+ * The transcript steps of one `codex exec --json` line (issue 30; Codex 0.171.0): an item started — a shell command
+ * or an MCP tool call (`<server>.<tool>`, its arguments as JSON) — or completed: the agent's message, its reasoning, a
+ * command's output and exit code, a tool call's result or error; a failed turn or an error line as an error.
+ */
+export function codexSteps(line: string): TranscriptStep[] {
+  const l = jsonLine(line);
+  if (!l) return [];
+  if (l.type === "turn.failed" || l.type === "error") return [{ kind: "final", text: message(l.error?.message ?? l.message), error: true }];
+  const item = l.item as Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (!item || (l.type !== "item.started" && l.type !== "item.completed")) return [];
+  const id = stepText(item.id ?? "");
+  if (l.type === "item.started") {
+    if (item.type === "command_execution") return [{ kind: "tool", tool: "shell", id, input: stepText(item.command ?? "") }];
+    if (item.type === "mcp_tool_call") return [{ kind: "tool", tool: `${stepText(item.server)}.${stepText(item.tool)}`, id, input: stepText(item.arguments ?? {}) }];
+    return [];
+  }
+  switch (item.type) {
+    case "agent_message": return [{ kind: "message", text: stepText(item.text ?? "") }];
+    case "reasoning": return [{ kind: "thinking", text: stepText(item.text ?? "") }];
+    case "command_execution":
+      return [{ kind: "toolResult", id, text: stepText(item.aggregated_output ?? ""), ...(item.exit_code !== 0 ? { error: true } : {}) }];
+    case "mcp_tool_call": {
+      const content = item.result?.content;
+      const text = item.error ? stepText(item.error.message ?? item.error) : Array.isArray(content) ? content.map((c: { text?: string }) => c.text ?? stepText(c)).join("\n") : stepText(item.result ?? "");
+      return [{ kind: "toolResult", id, text, ...(item.error || item.status === "failed" ? { error: true } : {}) }];
+    }
+    case "error": return [{ kind: "stderr", text: stepText(item.message ?? "") }];
+    default: return [];
+  }
+}
+
 const plugin: AgentPlugin = {
   passEnv: ["OPENAI_*", "CODEX_*"],
   // Codex's state (issue 26): CODEX_HOME, else ~/.codex (0.171.0 writes nothing else but TMPDIR).
@@ -69,6 +101,7 @@ const plugin: AgentPlugin = {
     if (turn.resume) return [program, "exec", "resume", ...common, "-c", `sandbox_mode="${sandbox[turn.access]}"`, "--", turn.resume, turn.prompt];
     return [program, "exec", ...common, "-s", sandbox[turn.access], "--", turn.prompt];
   },
+  transcript: codexSteps,
   read(stdout, code, stderr) {
     const all = lines(stdout);
     const thread = all.find((l) => l.type === "thread.started");

@@ -10,6 +10,7 @@ import { money, num, shown, t, when, zone } from "./i18n.js";
 import { runLiveStates, runStates } from "./kernel/states.js";
 import { renderText, timeline as steps } from "./kernel/timeline.js";
 import { hashParams, setHashParams } from "./filters.js";
+import { transcriptPart } from "./transcript.js";
 
 /** @type {readonly string[]} */
 const liveStates = runLiveStates;
@@ -247,10 +248,13 @@ export function runView(id, ctx) {
     const r = await api("POST", `/v1/rules/${seg(shown.rule)}/run`, { ...(shown.subject ? { subject: shown.subject } : {}), reason: t("console.run.againReason", { run: id }) });
     return t("console.rules.ran", { run: r.run });
   }) }, t("console.run.again"));
+  // What the agent did (issue 30), followed live while the run goes on.
+  const transcript = transcriptPart(id);
   const el = h("section", { class: "view run-page" },
     h("p", {}, h("a", { href: "#/runs" }, `← ${t("console.run.back")}`)),
     h("h1", { tabindex: -1 }, t("console.run.title", { run: id })),
     head, h("div", { class: "actions" }, stop, again), confirmStop, message,
+    transcript.el,
     h("h2", {}, t("console.run.timeline", { zone })), steps,
     h("details", {}, h("summary", {}, t("console.run.raw")), raw));
   let factsSeen = -1;
@@ -265,6 +269,7 @@ export function runView(id, ctx) {
         link ? h("p", {}, h("a", { href: link, rel: "noopener noreferrer", target: "_blank" }, said(link))) : null);
     }
     stop.hidden = r ? !liveStates.includes(r.state) : true;
+    transcript.update(Boolean(r && liveStates.includes(r.state)));
     if (stop.hidden) confirmStop.hidden = true;
     shown = r ?? null;
     // A run of a paused rule, or one whose rule is gone, cannot run again from here.
@@ -283,5 +288,5 @@ export function runView(id, ctx) {
     }
   };
   update(ctx);
-  return { el, update, title: t("console.run.title", { run: id }) };
+  return { el, update, title: t("console.run.title", { run: id }), dispose: () => transcript.stop() };
 }

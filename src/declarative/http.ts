@@ -8,6 +8,7 @@
  * echoed it, it is replaced by `[redacted]`.
  */
 import { t, type Lang } from "../i18n/messages.js";
+import { redact } from "../kernel/text.js";
 import type { ToolOutcome } from "../plugins/tool-seam.js";
 import { toolCallHeader } from "../protocol/tool-calls.js";
 import { jsonTooDeep, resultTooDeep } from "../protocol/tool-result.js";
@@ -37,7 +38,6 @@ export interface HttpCall {
 }
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
-const redacted = "[redacted]";
 
 /** Why the call's controller aborted. */
 type Ended = "timeout" | "caller" | "gone";
@@ -195,10 +195,6 @@ export function pick(value: unknown, path: string, lang: Lang): ToolOutcome {
   return { status: "ok", result: here };
 }
 
-/** `text` with every secret replaced. */
-function redact(text: string, secrets: readonly string[]): string {
-  return secrets.reduce((s, secret) => (secret ? s.split(secret).join(redacted) : s), text);
-}
 
 /** A JSON value with every secret replaced in its strings (keys included). */
 function redactDeep(v: unknown, secrets: readonly string[]): unknown {

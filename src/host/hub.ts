@@ -3,17 +3,15 @@
  * changes, the single timer for the next deadline, and the rules file watched for edits.
  */
 import { watchFile, unwatchFile } from "node:fs";
+import { join } from "node:path";
 import { Store } from "./store.js";
-import type { Home } from "./home.js";
-import { readMasterKey, readSecrets, secretsEnvName } from "./home.js";
+import { readMasterKey, readSecrets, secretsEnvName, type Home } from "./home.js";
 import { readHomeId } from "./lock.js";
 import { dueKeys, nextDeadline, nextOfferAt } from "../kernel/decide.js";
 import { callerOf } from "../kernel/authorize.js";
-import { InvariantError } from "../kernel/assert.js";
-import { deadlineErrorMaxCodepoints } from "../kernel/limits.js";
+import { InvariantError, assert } from "../kernel/assert.js";
+import { deadlineErrorMaxCodepoints, hubInputQueueMax, workerOnlineMs } from "../kernel/limits.js";
 import type { Answers, Env, Fact, Input, InputOf } from "../kernel/types.js";
-import { assert } from "../kernel/assert.js";
-import { hubInputQueueMax } from "../kernel/limits.js";
 import { HeldPoll } from "./held-poll.js";
 import type { Committed } from "./committed.js";
 import { t, type Lang, refusal, render, said, type Said } from "../i18n/messages.js";
@@ -23,7 +21,6 @@ import { BoundedLog } from "./log-limit.js";
 import { Presence } from "./presence.js";
 import { HubFigures } from "./metrics.js";
 import type { WorkerCapacity } from "./state.js";
-import { workerOnlineMs } from "../kernel/limits.js";
 import type { EndpointName } from "../protocol/endpoints.js";
 import type { ToolHost } from "../tools/index.js";
 import { ToolPlugins } from "../tools/kind.js";
@@ -32,6 +29,7 @@ import { readCodeFolders } from "./code-folders.js";
 import { ConsoleSessions, fileSessionStore } from "./console-session.js";
 import { DeclarativeCatalog, declarativePlugins } from "../declarative/index.js";
 import { pluginSecret } from "./plugin-settings.js";
+import { Transcripts, type TranscriptLimits } from "./transcripts.js";
 
 /** The longest the single timer sleeps, so a clock jump is noticed within this long (ms). */
 const timerMaxSleepMs = 60_000;
@@ -93,6 +91,7 @@ export interface HubOptions {
   inputQueueMax?: number;
   /** Code plugins to load at start and at each reload besides those rules.json names (`serve`: its channels'). */
   codeUses?: CodeUse[];
+  /** The limits of runs' transcripts (issue 30; transcripts.ts), shortened by tests. */ transcriptLimits?: Partial<TranscriptLimits>;
 }
 
 /** Reading rules.json lives in rules-file.ts, which `check` and `doctor` use without loading the hub; re-exported here. */
@@ -151,6 +150,8 @@ export class Hub {
    * at start (refusals in the log), reloaded with every kind.
    */
   readonly declarative: DeclarativeCatalog;
+  /** Runs' transcripts (issue 30), kept in `<home>/transcripts` outside the fact log; `serve` runs their sweep. */
+  readonly transcripts: Transcripts;
 
   constructor(readonly opts: HubOptions) {
     this.pluginRoots = pluginRoots(opts.home.plugins, opts.pluginDirs ?? [], [builtinPluginsDir, ...(opts.builtinToolRoot ? [opts.builtinToolRoot] : [])]);
@@ -166,6 +167,7 @@ export class Hub {
     this.callerLog = new BoundedLog(this.log, () => this.now(), opts.lang);
     this.console = new ConsoleSessions(this.clock, (h) => callerOf(this.store.view, h)?.kind === "owner", fileSessionStore(opts.home.consoleSessions),
       (e) => this.log(t(opts.lang, "console.sessionsFile", { file: opts.home.consoleSessions, error: e.message })));
+    this.transcripts = new Transcripts(join(opts.home.dir, "transcripts"), this.clock, (run) => this.store.view.get("runs", run)?.endedAt, opts.transcriptLimits, (e) => this.log(t(opts.lang, "hub.transcripts", { error: e.message })));
     this.presence = new Presence({ clock: this.clock, silentAfterMs: opts.presenceSilentMs ?? workerOnlineMs, log: this.log, lang: opts.lang });
     // Last good versions are the home's: the CLI, a worker and a hub started again use the versions this hub uses.
     const lastGood = new LastGood(opts.home.pluginState);
@@ -486,6 +488,7 @@ export class Hub {
     while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;
     this.pluginWatch?.close();
+    this.transcripts.close();
     // Long-lived tool plugins (MCP servers) the listing started end with the hub.
     await this.tools.close();
     this.presence.close();

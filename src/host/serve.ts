@@ -167,6 +167,8 @@ export interface ServeOptions {
   pluginDirs?: string[];
   /** A further root of built-in plugins (HubOptions.builtinToolRoot); tests set it. */
   builtinToolRoot?: string;
+  /** The limits of runs' transcripts (HubOptions.transcriptLimits); tests shorten them. */
+  transcriptLimits?: HubOptions["transcriptLimits"];
 }
 
 /**
@@ -190,11 +192,13 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   try {
     const hub = (taken = new Hub({
       home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer, pluginDirs: opts.pluginDirs,
-      builtinToolRoot: opts.builtinToolRoot, codeUses: Object.values(config.channels).map((ch) => ({ kind: "channel" as const, name: ch.use })),
+      builtinToolRoot: opts.builtinToolRoot, transcriptLimits: opts.transcriptLimits, codeUses: Object.values(config.channels).map((ch) => ({ kind: "channel" as const, name: ch.use })),
     }));
     // What this start runs code from, for every later tool host of the home (a CLI's `plugins invoke` too).
     recordThisStart(home, hub.pluginRoots.map((r) => r.dir));
     await hub.start();
+    // Transcripts past their retention are removed (issue 30), now and every `sweepMs`, until the hub closes.
+    hub.transcripts.start();
     // Service plugins start with serve (spec tool-plugins.md §6), supervised by the hub's tool host, which the local
     // worker's runs share: their calls reach the services serve runs, and every plugin's stderr is in the hub's log.
     hub.superviseTools();

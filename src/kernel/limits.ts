@@ -372,3 +372,31 @@ export const metricsChannelLabelsMax = 1000;
  * this many folders and homes each; the oldest go first (a folder the hub used long ago and not since).
  */
 export const codeFoldersKeptMax = 2000;
+/**
+ * A run's transcript (issue 30: what the agent did) as the hub keeps it, in bytes of its NDJSON file, over all the
+ * run's attempts: entries past it are dropped and one `cut` entry says so. The worker stops sending once told.
+ */
+export const transcriptMaxBytes = 4 * 1024 * 1024;
+/** The text of one transcript entry (a message, a tool's arguments or result, an output line), in code points; longer is cut with "…". */
+export const transcriptTextMaxCodepoints = 4000;
+/** A tool's name or a tool call's id in a transcript entry, in code points. */
+export const transcriptNameMaxCodepoints = 200;
+/** Entries one `POST /v1/runs/:id/transcript` carries at most. */
+export const transcriptBatchMaxEntries = 200;
+/** How often the worker sends what it has of a run's transcript, in ms (sooner when a batch is full). */
+export const transcriptBatchIntervalMs = 1000;
+/**
+ * Entries the worker holds for a run on their way to the hub (a burst of output, a hub that cannot be reached);
+ * older ones are dropped beyond it. Each launch gives at most `transcriptMaxBytes` of entries anyway.
+ */
+export const transcriptQueueMaxEntries = 50_000;
+/** Of an agent's failed launch, the last this many characters of its stderr go into the transcript. */
+export const transcriptStderrTailChars = 2000;
+/** One output line the worker maps to transcript entries, in bytes; a longer line is cut (a JSON line then reads as text). */
+export const transcriptLineMaxBytes = 1024 * 1024;
+/** One page of `GET /v1/runs/:id/transcript`: at most this many bytes of the file are read per request. */
+export const transcriptPageMaxBytes = 256 * 1024;
+/** How long a run's transcript is kept after the run ended, in ms (protocol.md: each round's output 14 days). */
+export const transcriptRetentionMs = 14 * 24 * 60 * 60_000;
+/** How often the hub removes transcripts past their retention, in ms. */
+export const transcriptSweepIntervalMs = 60 * 60_000;

@@ -64,3 +64,14 @@ export function artifactRoute(docId: string): string | null {
   const m = artifactDocId.exec(docId);
   return m ? artifactPath(Number(m[1]), m[2]!) : null;
 }
+
+/** What `redact` puts in place of a secret. */
+export const redacted = "[redacted]";
+
+/**
+ * `text` with each of `secrets` (non-empty) replaced by `[redacted]`: an HTTP tool's credential in what it returns
+ * (src/declarative/http.ts), a run's secrets in its transcript (issue 30, src/worker/transcript-lines.ts).
+ */
+export function redact(text: string, secrets: readonly string[]): string {
+  return secrets.reduce((s, secret) => (secret ? s.split(secret).join(redacted) : s), text);
+}

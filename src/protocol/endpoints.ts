@@ -89,6 +89,8 @@ export const endpoints = {
   stream: { section: "stream", method: "GET", path: "/v1/stream", auth: ["owner"], query: "StreamQuery", queryHeaders: { after: "last-event-id" }, response: "Fact", stream: true, cookie: true },
   why: { section: "stream", method: "GET", path: "/v1/runs/:id/why", auth: ["owner"], response: "Why", cookie: true },
   artifactPut: { section: "work", method: "PUT", path: "/v1/runs/:id/artifacts/:file", auth: "run", body: "ArtifactBody", response: "ArtifactStored" },
+  transcriptPost: { section: "work", method: "POST", path: "/v1/runs/:id/transcript", auth: "run", body: "TranscriptBody", response: "TranscriptStored" },
+  transcript: { section: "stream", method: "GET", path: "/v1/runs/:id/transcript", auth: ["owner"], query: "TranscriptQuery", response: "Transcript", cookie: true },
   artifact: { section: "stream", method: "GET", path: "/v1/runs/:id/artifacts/:file", auth: ["owner"], response: "ArtifactText", cookie: true },
 
   keyNew: { section: "keys", method: "POST", path: "/v1/keys/:kind/:name", auth: ["owner"], response: "KeyNew" },

@@ -14,6 +14,7 @@ import { Job, Rejected, ResultAnswer, WorkAnswer } from "./responses-runs.js";
 import { ConsoleEnded, ConsoleLink, ConsoleSessions } from "./responses-console.js";
 import { ToolCallDecision, ToolCallResult, ToolError, ToolInvokeEnd, ToolInvokeLine, ToolView, Tools } from "./responses-tools.js";
 import { toolPluginTypes } from "./patterns.js";
+import { TranscriptEntry } from "./schema.js";
 
 /** The answers of an agent's endpoints live in responses-runs.ts, the console's in responses-console.ts; re-exported here with the rest. */
 export * from "./responses-runs.js";
@@ -463,6 +464,20 @@ export const PluginUi = Type.Object({
 }, { description: "GET /v1/plugins/:id/ui" });
 export type PluginUi = Static<typeof PluginUi>;
 
+/** POST /v1/runs/:id/transcript (issue 30): how many of the entries were kept, and whether the transcript is cut (send no more). */
+export const TranscriptStored = Type.Object({ run: id(), kept: Type.Integer({ minimum: 0 }), cut: bool() }, { description: "POST /v1/runs/:id/transcript" });
+export type TranscriptStored = Static<typeof TranscriptStored>;
+/**
+ * GET /v1/runs/:id/transcript (issue 30): one page of a run's transcript from byte offset `after` — its entries
+ * (`TranscriptEntry`), `next` the offset to ask from for what follows (equal to `after` when nothing new is there yet),
+ * `more` whether more is there already, `cut` whether the transcript reached its limit, `ended` whether the run has
+ * ended, and `removed` whether it was removed after its retention (the run's facts stay).
+ */
+export const Transcript = Type.Object({
+  run: id(), entries: Type.Array(TranscriptEntry), next: Type.Integer({ minimum: 0 }), more: bool(), cut: bool(), ended: bool(), removed: bool(),
+}, { description: "GET /v1/runs/:id/transcript" });
+export type Transcript = Static<typeof Transcript>;
+
 /** The response definitions, by name. */
 export const responseDefinitions = {
   TextParam, ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
@@ -470,6 +485,7 @@ export const responseDefinitions = {
   RunView, EventView, EventEntry, EventsPage, SearchAnswer, Spending, RuleLine, State, Fact, Why, ArtifactView, ArtifactStored, ArtifactText, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
   RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ConsoleSessions, ToolCallDecision, ToolError, ToolCallResult, ToolInvokeEnd, ToolInvokeLine, ToolCallFactRow, TrustFactRow,
   PluginView, Plugins, PluginsReload, SettingView, PluginSettings, PluginSettingAnswer, PluginUi, MetricsText,
+  TranscriptStored, Transcript,
 };
 /** The name of a response definition. */
 export type ResponseName = keyof typeof responseDefinitions;

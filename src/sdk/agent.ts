@@ -6,6 +6,7 @@
 import { accessSync, closeSync, constants, existsSync, lstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import type { Job as WireJob } from "../protocol/responses.js";
+import type { TranscriptEntry } from "../protocol/schema.js";
 import { findWindowsProgram, windowsFiles } from "./launch.js";
 
 /**
@@ -74,6 +75,13 @@ export interface AgentRead {
   started?: boolean;
 }
 
+/**
+ * One step of what the agent did (issue 30), as a plugin maps it from a line of its CLI's output (`AgentPlugin.transcript`):
+ * the kinds and fields of the protocol's `TranscriptEntry` but its time, attempt and launch, which the worker adds.
+ * Texts may be of any length: the worker removes the run's secrets and control characters and cuts them.
+ */
+export type TranscriptStep = Omit<TranscriptEntry, "at" | "attempt" | "launch">;
+
 /** The parts of an agent's rules.json entry a plugin's `check` may look at. */
 export interface AgentSetup { program: string | null; command: string[] | null }
 
@@ -88,6 +96,14 @@ export interface AgentPlugin {
    */
   read(stdout: string, code: number | null, stderr: string): AgentRead | undefined | null;
   link?(session: string): string | null;
+  /**
+   * Maps one line of the CLI's stdout (without its line end) to the steps of the run's transcript (issue 30): its
+   * messages, tool calls and their results, the last message; [] (or null) for a line that says nothing to show.
+   * Called in the worker's output thread for each line as it is written, so it must depend only on its argument.
+   * Without it, each line of stdout and of stderr is a step of its own (`stdout`, `stderr`: a `command` agent); with
+   * it, stderr goes into the transcript only as its tail when a launch fails.
+   */
+  transcript?(line: string): TranscriptStep[] | null | undefined;
   /**
    * Whether the plugin can run here: null when it can, else what to do next (`agent-autoloop doctor` prints it).
    * `agent` is the agent being checked (its `program` and `command` from rules.json); older callers pass nothing.
@@ -266,6 +282,26 @@ export function tail(text: string, max = 2000): string {
  */
 export function substitute(args: string[], values: Record<"prompt" | "model" | "effort" | "cwd" | "context", string>): string[] {
   return args.map((a) => a.replace(/\{(prompt|model|effort|cwd|context)\}/g, (_m, k: keyof typeof values) => values[k]));
+}
+
+/** A tool call's arguments (or result) as transcript text: strings as they are, anything else as JSON. */
+export function stepText(v: unknown): string {
+  if (typeof v === "string") return v;
+  try {
+    return JSON.stringify(v) ?? "";
+  } catch {
+    return String(v);
+  }
+}
+
+/** The JSON object of one line of a JSON-lines output, or null when it is not one. */
+export function jsonLine(line: string): Record<string, any> | null { // eslint-disable-line @typescript-eslint/no-explicit-any
+  try {
+    const v = JSON.parse(line) as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The JSON objects of a JSON-lines output so far; an unfinished last line and lines that are not JSON are skipped. */

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { Result, Started } from "../protocol/schema.js";
 import { check } from "../protocol/validate.js";
@@ -22,11 +22,14 @@ import { sandboxArgv, type SandboxPlan } from "./sandbox.js";
 import { launchSandbox, type SandboxWorker } from "./launch-sandbox.js";
 import { launchArgv, toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
 import type { RunBridge, ToolBridges } from "./tool-bridge.js";
+import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
 import { neutralise, relayed } from "../kernel/text.js";
 import { sessionLinkPattern } from "../protocol/patterns.js";
+import type { TranscriptEntry } from "../protocol/schema.js";
+import { runSecrets } from "./transcript.js";
 
 /** How often a launch's files are read while it runs, in ms. */
 const watchIntervalMs = 200;
@@ -49,6 +52,8 @@ export interface AttemptHost extends SandboxWorker {
   sendArtifact(job: Job, file: string, text: string): Promise<string | null>;
   /** Writes a file of a run's folder; a failure is logged, not thrown. */
   keep(file: string, content: string, run: number): void;
+  /** Queues entries of the run's transcript for the hub (issue 30; transcript.ts); never throws. */
+  transcript(job: Job, entries: TranscriptEntry[]): void;
 }
 
 /** One attempt at a run: `run()` once; `signal` aborts it (the owner cancelled the run). */
@@ -261,6 +266,7 @@ export class Attempt {
       const launch = sandboxArgv(sandbox.plan, program.argv);
       await startSupervised(ldir, launch.argv, turn.cwd, env, true, this.host.lang, launch.sources);
     } else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.host.lang);
+    this.host.transcript(job, [{ at: Date.now(), attempt: job.attempt, launch: n, kind: "start" }]);
     return this.watch(plugin, ldir, false);
   }
 
@@ -277,8 +283,14 @@ export class Attempt {
     // The attempt's signal stops the launch under way (the owner cancelled the run).
     this.signal.addEventListener("abort", stop, { once: true });
     if (this.cancelled) stop();
-    // The plugin reads a bounded window of the output, in the output thread: off this event loop (output.ts).
-    const read = (code: number | null) => this.host.output.read(ldir, job.agent.use, code);
+    // The plugin reads a bounded window of the output, in the output thread: off this event loop (output.ts). The
+    // same reading maps new lines to transcript steps, with the run's secrets replaced there (transcript-lines.ts).
+    const launch = Number(basename(ldir));
+    const transcript = {
+      secrets: runSecrets(job, childEnv(process.env, [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])], {})),
+      steps: (steps: TranscriptStep[]) => this.host.transcript(job, steps.map((s) => ({ ...s, attempt: job.attempt, launch }))),
+    };
+    const read = (code: number | null) => this.host.output.read(ldir, job.agent.use, code, transcript);
     try {
       for (;;) {
         if (this.host.stopped()) throw new Halted();

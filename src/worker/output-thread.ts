@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { PluginLoader } from "../plugins/index.js";
 import type { AgentPlugin, AgentRead } from "../sdk/index.js";
 import { readMessage } from "./receipt.js";
+import { LaunchSteps } from "./transcript-lines.js";
 import {
   OutputWindow, agentOutputHeadBytes, agentOutputTailBytes, agentStderrHeadBytes, agentStderrTailBytes,
   type OutputReply, type OutputRequest, type OutputThreadData,
@@ -18,18 +19,27 @@ const { lang, plugins: roots } = workerData as OutputThreadData;
 /** This thread's plugins (the worker's roots): each agent plugin is loaded once here, apart from the worker's own copy. */
 const plugins = new PluginLoader(roots, lang);
 
-interface Watched { stdout: OutputWindow; stderr: OutputWindow; last: { use: string; code: number | null; read: AgentRead | null } | null }
+interface Watched { stdout: OutputWindow; stderr: OutputWindow; steps: LaunchSteps; last: { use: string; code: number | null; read: AgentRead | null } | null }
 const watched = new Map<string, Watched>();
 
 async function answer(req: Extract<OutputRequest, { kind: "read" }>): Promise<AgentRead | null> {
   let w = watched.get(req.dir);
   if (!w) {
+    const steps = new LaunchSteps();
     w = {
-      stdout: new OutputWindow(join(req.dir, "stdout"), agentOutputHeadBytes, agentOutputTailBytes, lang),
-      stderr: new OutputWindow(join(req.dir, "stderr"), agentStderrHeadBytes, agentStderrTailBytes, lang),
+      stdout: new OutputWindow(join(req.dir, "stdout"), agentOutputHeadBytes, agentOutputTailBytes, lang, (b) => steps.stdout.push(b)),
+      stderr: new OutputWindow(join(req.dir, "stderr"), agentStderrHeadBytes, agentStderrTailBytes, lang, (b) => steps.stderr.push(b)),
+      steps,
       last: null,
     };
     watched.set(req.dir, w);
+  }
+  w.steps.secrets = req.secrets;
+  // The plugin maps lines to transcript steps as they are read (issue 30): loaded before the first read.
+  try {
+    w.steps.plugin ??= await plugins.load<AgentPlugin>("agent", req.use);
+  } catch {
+    // read below says why (null)
   }
   let grew = true;
   try {
@@ -46,6 +56,7 @@ async function answer(req: Extract<OutputRequest, { kind: "read" }>): Promise<Ag
     read = null;
   }
   w.last = { use: req.use, code: req.code, read };
+  if (req.code !== null) w.steps.ended(req.code, Boolean(read?.error), () => w.stderr.text());
   return read;
 }
 
@@ -65,8 +76,9 @@ parentPort!.on("message", (req: OutputRequest) => {
     return;
   }
   void answer(req).catch(() => null).then((read) => {
+    const steps = watched.get(req.dir)?.steps.take() ?? [];
     try {
-      parentPort!.postMessage({ id: req.id, value: read } satisfies OutputReply);
+      parentPort!.postMessage({ id: req.id, value: read, steps } satisfies OutputReply);
     } catch {
       // a reading that cannot be copied to the worker (a function, a symbol): not a valid reading
       parentPort!.postMessage({ id: req.id, value: null } satisfies OutputReply);

@@ -16,6 +16,7 @@ import type { AgentRead } from "../sdk/index.js";
 import { readMessage, type ReadMessage } from "./receipt.js";
 import { openRegular } from "./files.js";
 import { t, type Lang } from "../i18n/messages.js";
+import type { TimedStep } from "./transcript-lines.js";
 
 /** Of a long stdout, the first this many bytes (cut at the last line end within them) are kept: 1 MiB. */
 export const agentOutputHeadBytes = 1024 * 1024;
@@ -64,7 +65,8 @@ export class OutputWindow {
   private changes: { at: number; fence: Fence | null }[] = [];
   private fenceBeforeChanges: Fence | null = null;
 
-  constructor(readonly file: string, readonly headBytes: number, readonly tailBytes: number, readonly lang: Lang = "en") {
+  /** @param onChunk given each chunk read, in order (the transcript's lines: transcript-lines.ts). */
+  constructor(readonly file: string, readonly headBytes: number, readonly tailBytes: number, readonly lang: Lang = "en", private readonly onChunk?: (buf: Buffer) => void) {
     this.head = Buffer.alloc(headBytes);
   }
 
@@ -92,6 +94,7 @@ export class OutputWindow {
   }
 
   private consume(buf: Buffer): void {
+    this.onChunk?.(buf);
     this.scan(buf);
     const toHead = Math.min(this.headBytes - this.headLen, buf.length);
     if (toHead > 0) {
@@ -193,14 +196,14 @@ function wholeChars(buf: Buffer, len: number): number {
 
 /** One request to the output thread. */
 export type OutputRequest =
-  | { kind: "read"; id: number; dir: string; use: string; code: number | null }
+  | { kind: "read"; id: number; dir: string; use: string; code: number | null; secrets: readonly string[] }
   | { kind: "message"; id: number; text: string }
   | { kind: "forget"; dir: string };
 /**
  * The thread's answer: to a `read`, the plugin's reading (null when it threw or gave nothing usable); to a
  * `message`, the last message read by `readMessage`.
  */
-export interface OutputReply { id: number; value: AgentRead | ReadMessage | null }
+export interface OutputReply { id: number; value: AgentRead | ReadMessage | null; steps?: TimedStep[] }
 
 /** What the output thread is started with. */
 export interface OutputThreadData { lang: Lang; plugins: readonly PluginRoot[] }
@@ -216,7 +219,7 @@ export class OutputReader {
   private thread: Thread | null = null;
   private next = 1;
   /** Pending reads: each gets the plugin's reading, or undefined when the thread failed or timed out. */
-  private readonly pending = new Map<number, (r: OutputReply["value"] | undefined) => void>();
+  private readonly pending = new Map<number, (r: OutputReply | undefined) => void>();
   private closed = false;
 
   /**
@@ -233,10 +236,11 @@ export class OutputReader {
    * null while the agent runs. Null when the plugin threw or returned nothing. When the thread fails or does not
    * answer in time, it is restarted and asked once more; then the reading is an error.
    */
-  async read(dir: string, use: string, code: number | null): Promise<AgentRead | null> {
+  async read(dir: string, use: string, code: number | null, transcript?: { secrets: readonly string[]; steps: (s: TimedStep[]) => void }): Promise<AgentRead | null> {
     for (let i = 0; i < 2 && !this.closed; i++) {
-      const r = await this.ask({ kind: "read", id: this.next++, dir, use, code }, dir);
-      if (r !== undefined) return r as AgentRead | null;
+      const r = await this.ask({ kind: "read", id: this.next++, dir, use, code, secrets: transcript?.secrets ?? [] }, dir);
+      if (r?.steps?.length) transcript?.steps(r.steps);
+      if (r !== undefined) return r.value as AgentRead | null;
     }
     return this.closed ? null : { error: this.failure() };
   }
@@ -247,7 +251,7 @@ export class OutputReader {
    */
   async message(text: string): Promise<ReadMessage> {
     for (let i = 0; i < 2 && !this.closed; i++) {
-      const r = await this.ask({ kind: "message", id: this.next++, text }, "");
+      const r = (await this.ask({ kind: "message", id: this.next++, text }, ""))?.value;
       if (r) return r as ReadMessage;
       if (r === null) break; // readMessage itself failed: asking again gives the same
     }
@@ -271,7 +275,7 @@ export class OutputReader {
   }
 
   /** Sends a request; resolves with the answer, or undefined when the thread failed or timed out (`dir` for the log). */
-  private ask(req: Extract<OutputRequest, { id: number }>, dir: string): Promise<OutputReply["value"] | undefined> {
+  private ask(req: Extract<OutputRequest, { id: number }>, dir: string): Promise<OutputReply | undefined> {
     const thread = this.start();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -294,7 +298,7 @@ export class OutputReader {
     thread.on("message", (m: OutputReply) => {
       const done = this.pending.get(m.id);
       this.pending.delete(m.id);
-      done?.(m.value);
+      done?.(m);
     });
     thread.on("error", (e) => this.log(t(this.lang, "worker.outputThread", { name: this.name, error: e.message })));
     thread.on("exit", () => {

@@ -18,6 +18,7 @@ import type { Home } from "../common/paths.js";
 import { sleep } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
+import { TranscriptSender } from "./transcript.js";
 import type { ToolBridges } from "./tool-bridge.js";
 import type { ToolHost } from "../tools/index.js";
 import type { DataTools } from "../tools/index.js";
@@ -95,6 +96,8 @@ export class Worker {
   private readonly runsDir: string;
   private readonly log: (line: string) => void;
   private readonly output: OutputReader;
+  /** The runs' transcripts on their way to the hub (issue 30). */
+  private readonly transcripts: TranscriptSender;
   private readonly plugins: PluginLoader;
   /** Whether the worker said that agents run without a sandbox here (once per process). */
   private sandboxOffSaid = false;
@@ -108,6 +111,7 @@ export class Worker {
     this.log = opts.log ?? (() => {});
     this.plugins = opts.plugins ?? new PluginLoader(opts.home.plugins);
     this.output = new OutputReader(opts.name, opts.lang, this.plugins.roots, this.log);
+    this.transcripts = new TranscriptSender(this.client, (run, error) => this.log(t(opts.lang, "worker.runLog", { run, error })));
     this.host = {
       home: opts.home, lang: opts.lang, name: opts.name, plugins: this.plugins, output: this.output, log: this.log,
       finishedGraceMs: opts.finishedGraceMs ?? finishedGraceMs,
@@ -116,6 +120,7 @@ export class Worker {
       started: (job, body) => this.client.started(job.run, job.token, body).then(() => {}, () => {}),
       submit: (job, dir, body) => this.submit(job, dir, body),
       sendArtifact: (job, file, text) => this.sendArtifact(job, file, text),
+      transcript: (job, entries) => this.transcripts.add(job, entries),
       keep: (file, content, run) => this.keep(file, content, run),
       sandboxOff: (why) => {
         if (!this.sandboxOffSaid) this.log(t(opts.lang, "worker.noSandbox", { name: opts.name, why }));
@@ -211,6 +216,7 @@ export class Worker {
     this.stopped = true;
     this.pollAbort?.abort();
     this.output.close();
+    this.transcripts.close();
     // The runs' tool servers and the tool host's plugins end with this worker (agents reach them again through their
     // relays once the next worker process serves the runs' sockets).
     void this.bridges?.then((b) => b.close()).catch(() => {});
@@ -333,6 +339,8 @@ export class Worker {
     if (typeof body.session === "string") body.session = relayedSession(body.session);
     // Kept so that a restarted worker reports the same body; when it cannot be kept, the result is still reported.
     this.keep(join(dir, "result.json"), JSON.stringify(body), job.run);
+    // The transcript's last steps (the final message, stderr's tail) reach the hub before the run ends there.
+    await this.transcripts.end(job);
     for (let tries = 1; ; tries++) {
       try {
         await this.client.result(job.run, job.token, body);

@@ -66,6 +66,16 @@ export function streamRoutes(hub: Hub): Hono {
     return reply(c, hub, "why", { run, facts: hub.store.factsOfRun(run).map((f) => withoutArtifactTexts(withoutRuleBodies(publicFact(f)))), ...(artifacts.length ? { artifacts } : {}) });
   });
 
+  // A run's transcript (issue 30), a page from a byte offset: the console follows a live run by asking from `next`.
+  route(app, hub, "transcript", (c, req) => {
+    const run = idParam(c, "id");
+    const row = run === null ? undefined : hub.store.view.get("runs", run);
+    if (run === null || !row) return refuse(c, 404, refusal(hub.env.lang, "notFound.run", { id: c.req.param("id") ?? "" }));
+    const page = hub.transcripts.page(run, queryNumber(req.query.after, 0));
+    const { entries, next, more, cut } = page;
+    return reply(c, hub, "transcript", { run, entries, next, more, cut, ended: row.endedAt !== null, removed: !page.exists && hub.transcripts.removed(run) });
+  });
+
   // A workflow's file (issue 18) as plain text that nothing can run: not sniffed as HTML, and sandboxed should a
   // browser render it anyway (no script, no same origin, so no use of the owner's cookie).
   route(app, hub, "artifact", (c) => {

@@ -40,5 +40,8 @@ export function workRoutes(hub: Hub): Hono {
     if (!artifactFileRe.test(file)) return refuse(c, 400, refusal(hub.env.lang, "artifact.file"));
     return decide(c, hub, "artifactPut", { kind: "artifact", run: req.run, token: req.token, file, text: req.body.text });
   });
+
+  // A run's transcript (issue 30): kept in the home, outside the fact log, while the run's token is its current one.
+  route(app, hub, "transcriptPost", (c, req) => reply(c, hub, "transcriptPost", { run: req.run, ...hub.transcripts.append(req.run, req.body.entries) }));
   return app;
 }

@@ -1,0 +1,105 @@
+/**
+ * Sending runs' transcripts to the hub (issue 30): the steps the output thread read (transcript-lines.ts) become
+ * entries of the run's attempt and launch, queued per run and sent with the run's token in batches — every
+ * `transcriptBatchIntervalMs`, or at once when `transcriptBatchMaxEntries` are waiting. A hub that cannot be reached
+ * gets the batch again next time (at most `transcriptQueueMaxEntries` wait; older ones are dropped); a refusal drops
+ * the batch; a hub that says the transcript is cut gets nothing more of that run. What the agent did never holds up
+ * its run: sending is in the background, and the rest goes before the run's result.
+ */
+import type { HubClient } from "../protocol/client.js";
+import { HubError } from "../protocol/client.js";
+import type { Job } from "../protocol/responses.js";
+import type { TranscriptEntry } from "../protocol/schema.js";
+import { transcriptBatchIntervalMs, transcriptBatchMaxEntries, transcriptQueueMaxEntries } from "../kernel/limits.js";
+import { baseEnvNames, envNameAllowed } from "./env.js";
+
+/** One run's queue. */
+interface Queue { job: Job; entries: TranscriptEntry[]; timer: NodeJS.Timeout; sending: Promise<void> | null; cut: boolean }
+
+/** The transcripts a worker sends. */
+export class TranscriptSender {
+  private readonly runs = new Map<number, Queue>();
+
+  /** @param log says why a batch was refused (in the worker's log). */
+  constructor(private readonly client: HubClient, private readonly log: (run: number, error: string) => void) {}
+
+  /** Queues `entries` of `job`'s run; sends at once when a batch is full. */
+  add(job: Job, entries: readonly TranscriptEntry[]): void {
+    if (entries.length === 0) return;
+    let q = this.runs.get(job.run);
+    if (!q) {
+      const timer = setInterval(() => void this.flush(job.run), transcriptBatchIntervalMs);
+      timer.unref();
+      q = { job, entries: [], timer, sending: null, cut: false };
+      this.runs.set(job.run, q);
+    }
+    q.job = job;
+    if (q.cut) return;
+    q.entries.push(...entries);
+    if (q.entries.length > transcriptQueueMaxEntries) q.entries.splice(0, q.entries.length - transcriptQueueMaxEntries);
+    if (q.entries.length >= transcriptBatchMaxEntries) void this.flush(job.run);
+  }
+
+  /** Sends one batch of run `run`'s queue, unless one is under way. */
+  private flush(run: number): Promise<void> {
+    const q = this.runs.get(run);
+    if (!q || q.sending || q.entries.length === 0 || q.cut) return q?.sending ?? Promise.resolve();
+    const batch = q.entries.splice(0, transcriptBatchMaxEntries);
+    q.sending = this.client.request("transcriptPost", { params: { id: run }, body: { entries: batch } }, { auth: q.job.token }).then((a) => {
+      if (a.cut) {
+        q.cut = true;
+        q.entries = [];
+      }
+    }, (e) => {
+      if (e instanceof HubError && e.status >= 400 && e.status < 500) this.log(run, e.message);
+      else q.entries.unshift(...batch.slice(0, Math.max(0, transcriptQueueMaxEntries - q.entries.length)));
+    }).finally(() => {
+      q.sending = null;
+      // A full batch waiting (a burst of output) goes at once, not a second later.
+      if (q.entries.length >= transcriptBatchMaxEntries && !q.cut) void this.flush(run);
+    });
+    return q.sending;
+  }
+
+  /**
+   * Sends what is left of `job`'s run (before its result: the owner reads the whole transcript beside the outcome),
+   * one try per batch, then forgets the run.
+   */
+  async end(job: Job): Promise<void> {
+    const q = this.runs.get(job.run);
+    if (!q) return;
+    q.job = job;
+    for (let i = 0; i < 2 * (transcriptQueueMaxEntries / transcriptBatchMaxEntries + 1); i++) {
+      // A batch under way (the timer's) is waited for; it takes only what was queued when it went.
+      if (q.sending) {
+        await q.sending;
+        continue;
+      }
+      if (q.entries.length === 0 || q.cut) break;
+      const before = q.entries.length;
+      await this.flush(job.run);
+      if (q.entries.length >= before && !q.sending) break; // the hub could not take it: do not hold the result up
+    }
+    clearInterval(q.timer);
+    this.runs.delete(job.run);
+  }
+
+  /** Stops every timer (the worker stops; what was not sent stays unsent). */
+  close(): void {
+    for (const q of this.runs.values()) clearInterval(q.timer);
+    this.runs.clear();
+  }
+}
+
+/** Of a secret, values shorter than this are not looked for (a flag's `1`, a `true`, would be replaced everywhere). */
+const secretMinChars = 8;
+
+/**
+ * The run's secrets, never to appear in its transcript: the run's token and the values of the agent's environment
+ * beyond the base list (its CLI's keys: `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …; what its rules.json `env` grants:
+ * `GH_TOKEN`, …), longest first so that one holding another is replaced whole.
+ */
+export function runSecrets(job: Job, env: Readonly<Record<string, string>>): string[] {
+  const values = Object.entries(env).filter(([k, v]) => !envNameAllowed(k, baseEnvNames) && !k.startsWith("AGENT_AUTOLOOP_") && v.length >= secretMinChars).map(([, v]) => v);
+  return [...new Set([job.token, ...values])].sort((a, b) => b.length - a.length);
+}

@@ -1,0 +1,253 @@
+/**
+ * Runs' transcripts (issue 30): the real Claude Code CLI against the fake model, run by a real worker, shows its
+ * messages and the tool call it made on the run page in headless Chromium while it runs; a `command` agent printing
+ * 50 MB is cut at the limit with the cut said while the hub's memory stays flat; a transcript past its retention is
+ * removed and the run page says so.
+ */
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, statSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { hubFixture, baseRules, makeHome, serveProcess, tempDir, until, type Fixture } from "./helpers.js";
+import { browserMissing, launch, signedIn, runOnce, consoleRules } from "./console-kit.js";
+import { receiptMessage, startFakeModel, type FakeModel } from "./fake-model.js";
+import { agentsMissing, pointAgentsAt } from "./real-agents.js";
+import { Worker } from "../src/worker/worker.js";
+import { HubClient } from "../src/protocol/client.js";
+import { transcriptMaxBytes } from "../src/kernel/limits.js";
+import type { TranscriptEntry } from "../src/protocol/schema.js";
+
+import { claudeSteps } from "../plugins/claude/agent.js";
+import { codexSteps } from "../plugins/codex/agent.js";
+import { acpSteps } from "../plugins/acp/agent.js";
+import { TurnLog } from "../plugins/acp/turn.js";
+
+const noBrowser = browserMissing();
+
+describe("agent plugins map their CLI's stream to transcript steps", () => {
+  test("Claude Code stream-json (2.1.332: a tool call, its result, the reply, the result line)", () => {
+    const lines = [
+      { type: "system", subtype: "init", session_id: "s" },
+      { type: "assistant", message: { content: [{ type: "thinking", thinking: "look first" }, { type: "tool_use", id: "toolu_1", name: "mcp__agent-autoloop__shop_refund", input: { order: 483 } }] } },
+      { type: "user", message: { content: [{ tool_use_id: "toolu_1", type: "tool_result", content: [{ type: "text", text: "REFUNDED" }] }] } },
+      { type: "user", message: { content: [{ tool_use_id: "toolu_2", type: "tool_result", content: "no such file", is_error: true }] } },
+      { type: "assistant", message: { content: [{ type: "text", text: "Done: refunded" }] } },
+      { type: "result", subtype: "success", is_error: false, result: "Done: refunded" },
+    ].map((l) => JSON.stringify(l));
+    assert.deepEqual([...lines, "not json"].flatMap(claudeSteps), [
+      { kind: "thinking", text: "look first" },
+      { kind: "tool", tool: "mcp__agent-autoloop__shop_refund", id: "toolu_1", input: '{"order":483}' },
+      { kind: "toolResult", id: "toolu_1", text: "REFUNDED" },
+      { kind: "toolResult", id: "toolu_2", text: "no such file", error: true },
+      { kind: "message", text: "Done: refunded" },
+      { kind: "final", text: "Done: refunded" },
+    ]);
+  });
+
+  test("Codex JSONL (0.171.0: a shell command, an MCP call that failed, the reply, a failed turn)", () => {
+    const lines = [
+      { type: "thread.started", thread_id: "t" },
+      { type: "item.started", item: { id: "item_0", type: "command_execution", command: "/bin/bash -lc 'echo third'", aggregated_output: "", exit_code: null, status: "in_progress" } },
+      { type: "item.completed", item: { id: "item_0", type: "command_execution", command: "/bin/bash -lc 'echo third'", aggregated_output: "third\n", exit_code: 0, status: "completed" } },
+      { type: "item.started", item: { id: "item_1", type: "mcp_tool_call", server: "agent_autoloop", tool: "echo_upper", arguments: { text: "hi" } } },
+      { type: "item.completed", item: { id: "item_1", type: "mcp_tool_call", server: "agent_autoloop", tool: "echo_upper", arguments: { text: "hi" }, result: null, error: { message: "needs approval" }, status: "failed" } },
+      { type: "item.completed", item: { id: "item_2", type: "agent_message", text: "Done: echoed" } },
+      { type: "turn.failed", error: { message: '{"error":{"message":"fake failure 400"}}' } },
+    ].map((l) => JSON.stringify(l));
+    assert.deepEqual(lines.flatMap(codexSteps), [
+      { kind: "tool", tool: "shell", id: "item_0", input: "/bin/bash -lc 'echo third'" },
+      { kind: "toolResult", id: "item_0", text: "third\n" },
+      { kind: "tool", tool: "agent_autoloop.echo_upper", id: "item_1", input: '{"text":"hi"}' },
+      { kind: "toolResult", id: "item_1", text: "needs approval", error: true },
+      { kind: "message", text: "Done: echoed" },
+      { kind: "final", text: "fake failure 400", error: true },
+    ]);
+  });
+
+  test("ACP session updates through the bridge's step lines", () => {
+    const log = new TurnLog();
+    const step = (u: object) => log.steps(u as never).map((s) => JSON.stringify({ acp: "step", step: s }));
+    log.beginPrompt();
+    const out: string[] = [];
+    for (const u of [
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Let me " } },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "look." } },
+      { sessionUpdate: "tool_call", toolCallId: "c1", title: "Read file", kind: "read", rawInput: { path: "a.txt" } },
+      { sessionUpdate: "tool_call_update", toolCallId: "c1", status: "completed", content: [{ type: "content", content: { type: "text", text: "A" } }] },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done: read it" } },
+    ]) {
+      out.push(...step(u));
+      log.update(u as never);
+    }
+    out.push(...log.steps(null, true).map((s) => JSON.stringify({ acp: "step", step: s })), JSON.stringify({ acp: "end", stopReason: "end_turn", text: log.reply() }));
+    assert.deepEqual(out.flatMap(acpSteps), [
+      { kind: "message", text: "Let me look." },
+      { kind: "tool", tool: "Read file", id: "c1", input: '{"path":"a.txt"}' },
+      { kind: "toolResult", id: "c1", text: "A" },
+      { kind: "final", text: "Done: read it" },
+    ]);
+  });
+});
+const noClaude = agentsMissing(["claude"]);
+
+/** Every entry of a run's transcript as the owner reads it, page after page. */
+async function transcriptOf(url: string, owner: string, run: number): Promise<{ entries: TranscriptEntry[]; cut: boolean; removed: boolean; pages: number }> {
+  const client = new HubClient(url, owner);
+  const entries: TranscriptEntry[] = [];
+  let after = 0;
+  for (let pages = 1; ; pages++) {
+    const p = await client.request("transcript", { params: { id: run }, query: { after: String(after) } });
+    entries.push(...p.entries);
+    after = p.next;
+    if (!p.more) return { entries, cut: p.cut, removed: p.removed, pages };
+  }
+}
+
+describe("a Claude Code run's transcript on the run page", { skip: noBrowser ?? noClaude ?? false }, () => {
+  let model: FakeModel;
+  let browser: Browser;
+  let f: Fixture;
+  let worker: Worker;
+  before(async () => {
+    model = await startFakeModel((t) => (t.toolResult !== null
+      ? { text: receiptMessage("Done: listed the folder", {}) }
+      : { tool: "Bash", input: { command: "sleep 3 && echo TRANSCRIPT-TOOL-OUT", description: "list it" } }));
+    pointAgentsAt(model.url, tempDir("aa-transcript-agents-"));
+    const work = realpathSync(tempDir("aa-transcript-work-"));
+    f = await hubFixture({
+      ...baseRules,
+      agents: { ...baseRules.agents, bot: { worker: "w1", use: "claude", access: "full" } },
+      rules: [{ ...baseRules.rules[0], cwd: work, prompt: "TRANSCRIPT-TASK" }],
+    });
+    worker = new Worker({ url: f.url, key: f.keys.worker, name: "w1", capacity: 1, home: f.home, lang: "en" });
+    void worker.run();
+    browser = await launch();
+  });
+  after(async () => {
+    worker?.stop();
+    await browser?.close();
+    await f?.close();
+    await model?.close();
+  });
+
+  test("shows the tool call live while the run runs, then the last message; the file is the owner's alone and holds no secret", async () => {
+    const { page, context } = await signedIn(browser, f);
+    const ev = await f.call("POST", "/v1/events", f.keys.source, { id: "t1", type: "alert.x", subject: "SHOP-1" });
+    assert.equal(ev.status, 200);
+    await page.goto(`${new URL(page.url()).origin}/console/#/runs/1`);
+    // Live: the tool call is on the page while the command (sleep 3) still runs.
+    const tool = await page.waitForSelector("#transcript .step-tool .tool-name", { timeout: 60_000 });
+    assert.equal(await tool.textContent(), "Bash");
+    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    assert.equal(st.active.find((r: { id: number }) => r.id === 1)?.state, "running", "the run was still running when its tool call showed");
+    assert.match(await page.textContent("#transcript .step-tool .tool-input") ?? "", /sleep 3 && echo TRANSCRIPT-TOOL-OUT/);
+    assert.equal(await page.textContent("#transcript .tools-called"), "Tools called: Bash");
+    // Then the tool's answer and the last message, with how long the tool took.
+    await page.waitForSelector("#transcript .step-final", { timeout: 60_000 });
+    assert.match(await page.textContent("#transcript .step-toolResult pre") ?? "", /TRANSCRIPT-TOOL-OUT/);
+    assert.match(await page.textContent("#transcript .step-final pre") ?? "", /^Done: listed the folder/);
+    const took = await page.textContent("#transcript .step-tool .step-took") ?? "";
+    const seconds = Number(/took ([\d.]+) s/.exec(took)?.[1]);
+    assert.ok(seconds >= 3, `the tool call took the command's 3 s at least: ${took}`);
+    assert.equal(await page.textContent("#transcript .attempt h3"), "Try 1");
+    await page.screenshot({ path: join(tempDir("aa-transcript-shot-"), "run-transcript.png"), fullPage: true });
+    if (process.env.TRANSCRIPT_SHOT) await page.screenshot({ path: process.env.TRANSCRIPT_SHOT, fullPage: true });
+
+    await until(async () => (await f.call("GET", "/v1/state", f.keys.owner)).body.runs[0]?.state === "done", 60_000, "the run to end");
+    const t = await transcriptOf(f.url, f.keys.owner, 1);
+    assert.deepEqual(t.entries.map((e) => e.kind), ["start", "tool", "toolResult", "message", "final"]);
+    assert.deepEqual(t.entries.map((e) => [e.attempt, e.launch]), Array(5).fill([1, 1]));
+    assert.equal(t.entries[1]!.id, t.entries[2]!.id);
+    const file = join(f.home.dir, "transcripts", "1.ndjson");
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(statSync(join(f.home.dir, "transcripts")).mode & 0o777, 0o700);
+    const text = readFileSync(file, "utf8");
+    assert.ok(!text.includes("sk-ant-fake-key"), "the agent's API key is not in the transcript");
+    // The facts stay as they were: no transcript text in the log.
+    const why = (await f.call("GET", "/v1/runs/1/why", f.keys.owner)).body;
+    assert.ok(!JSON.stringify(why).includes("TRANSCRIPT-TOOL-OUT"));
+    await context.close();
+  });
+});
+
+describe("a command agent printing 50 MB", () => {
+  test("is cut at the limit with the cut said; the hub's memory stays flat while it streams", { timeout: 180_000 }, async () => {
+    // 50 MiB of 100-byte lines.
+    const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["sh", "-c", "echo 'Done: printed'; head -c 52428800 /dev/zero | tr '\\0' x | fold -w 99"] } },
+      rules: [{ ...baseRules.rules[0], cwd: realpathSync(tempDir("aa-transcript-big-")) }] };
+    const { dir, keys, home } = makeHome(rules);
+    const hub = await serveProcess(dir);
+    const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${hub.child.pid}/status`, "utf8"))?.[1]) * 1024;
+    const worker = new Worker({ url: hub.url, key: keys.worker, name: "w1", capacity: 1, home, lang: "en" });
+    try {
+      void worker.run();
+      await new Promise((r) => setTimeout(r, 500));
+      const before = rss();
+      let peak = before;
+      const sampler = setInterval(() => (peak = Math.max(peak, rss())), 50);
+      const owner = new HubClient(hub.url, keys.owner);
+      const src = new HubClient(hub.url, keys.source);
+      await src.postEvent({ id: "big", type: "alert.x" });
+      let last = "";
+      await until(async () => { const r = (await owner.request("state", { query: {} })).runs[0]; last = `${r?.state} ${r?.error}`; return r?.state === "done"; }, 150_000, () => `the 50 MB run to end (now ${last})`);
+      // Read it whole, a page at a time, as the console follows it.
+      const t = await transcriptOf(hub.url, keys.owner, 1);
+      clearInterval(sampler);
+      const after = rss();
+      const size = statSync(join(home.dir, "transcripts", "1.ndjson")).size;
+      console.log(`hub RSS: before ${(before / 2 ** 20).toFixed(1)} MiB, peak ${(peak / 2 ** 20).toFixed(1)} MiB, after ${(after / 2 ** 20).toFixed(1)} MiB; transcript ${size} bytes in ${t.pages} pages, ${t.entries.length} entries`);
+      assert.equal(t.cut, true);
+      assert.equal(t.entries.at(-1)!.kind, "cut", "the cut is an entry of its own, the last");
+      assert.equal(t.entries.filter((e) => e.kind === "cut").length, 1);
+      assert.ok(size <= transcriptMaxBytes + 200, `the file stays within the limit: ${size}`);
+      assert.ok(size > transcriptMaxBytes - 64 * 1024, `the file is filled to the limit: ${size}`);
+      assert.equal(t.entries[0]!.kind, "start");
+      assert.deepEqual(t.entries.slice(1, 3).map((e) => [e.kind, e.text]), [["stdout", "Done: printed"], ["stdout", "x".repeat(99)]]);
+      // Flat: the hub never holds the 50 MB, nor the whole transcript (measured: see the log line above).
+      assert.ok(peak - before < 64 * 2 ** 20, `the hub's RSS grew by ${((peak - before) / 2 ** 20).toFixed(1)} MiB`);
+    } finally {
+      worker.stop();
+      await hub.stop();
+    }
+  });
+});
+
+describe("retention", { skip: noBrowser ?? false }, () => {
+  let f: Fixture;
+  let browser: Browser;
+  before(async () => {
+    // A retention of 300 ms and a sweep every 100 ms: the sweep is driven by small limits, not by waiting 14 days.
+    f = await hubFixture(consoleRules, {}, "", { transcriptLimits: { retentionMs: 300, sweepMs: 100 } });
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    await f?.close();
+  });
+
+  test("a transcript is kept while the run runs, removed after the run ended plus the retention; the run page says so, the facts stay", async () => {
+    const { run, token } = await runOnce(f, "keep", null);
+    const posted = await f.call("POST", `/v1/runs/${run}/transcript`, token, { entries: [{ at: Date.now(), attempt: 1, launch: 1, kind: "message", text: "working on it" }] });
+    assert.deepEqual([posted.status, posted.body], [200, { run, kept: 1, cut: false }]);
+    const file = join(f.home.dir, "transcripts", `${run}.ndjson`);
+    // A running run's transcript is never swept.
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok(existsSync(file));
+    // Only the run's own token sends to it; a wrong one is refused, nothing written.
+    const wrong = await f.call("POST", `/v1/runs/${run}/transcript`, f.keys.worker, { entries: [] });
+    assert.equal(wrong.status, 403);
+    const bad = await f.call("POST", `/v1/runs/${run}/transcript`, token, { entries: [{ at: 1, attempt: 1, kind: "nonsense" }] });
+    assert.equal(bad.status, 400);
+    await f.call("POST", `/v1/runs/${run}/result`, token, { outcome: "done", summary: "Done: kept" });
+    await until(() => !existsSync(file), 10_000, "the sweep to remove the transcript");
+    const page = (await f.call("GET", `/v1/runs/${run}/transcript`, f.keys.owner)).body;
+    assert.deepEqual(page, { run, entries: [], next: 0, more: false, cut: false, ended: true, removed: true });
+    assert.ok((await f.call("GET", `/v1/runs/${run}/why`, f.keys.owner)).body.facts.length > 0, "the facts stay");
+    const { page: p, context } = await signedIn(browser, f);
+    await p.goto(`${new URL(p.url()).origin}/console/#/runs/${run}`);
+    await p.waitForSelector("#transcript-removed");
+    assert.equal(await p.textContent("#transcript-removed"), "This run's transcript was removed when its retention ended (14 days after the run ended); the timeline below stays.");
+    await context.close();
+  });
+});
