@@ -4,7 +4,9 @@
  * started with its long-lived plugins when `serve` asks, as soon as a tool plugin is found; closed with the hub.
  * Split out of hub.ts (no module over 500 lines).
  */
-import type { CodeFoldersSeen, ToolHost } from "../tools/index.js";
+import type { ToolHost } from "../tools/index.js";
+import { readCodeFolders } from "./code-folders.js";
+import { homePaths } from "./home.js";
 import type { ToolPlugins } from "../tools/kind.js";
 import type { DeclarativeCatalog } from "../declarative/index.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -18,8 +20,6 @@ export interface HubToolsOptions {
   data: DeclarativeCatalog;
   /** The hub's log; a plugin's stderr goes there as `plugin.<name>`. */
   log: (line: string) => void;
-  /** What the starts of this home's hub recorded (code-folders.ts), read when the host is made. */
-  seen?: () => CodeFoldersSeen;
 }
 
 /** The tool host of one hub. */
@@ -35,7 +35,8 @@ export class HubTools {
   host(): Promise<ToolHost> {
     this.tools ??= Promise.all([import("../tools/index.js"), this.o.plugins.registry()]).then(([{ ToolHost }, registry]) => new ToolHost(registry, {
       lang: this.o.lang, hiddenPaths: [this.o.homeDir], log: (subsystem, line) => this.o.log(`${subsystem}: ${line}`), data: this.o.data,
-      ...(this.o.seen ? { seen: this.o.seen() } : {}),
+      // What the starts of this home's hub recorded (code-folders.ts), read when the host is made.
+      seen: readCodeFolders(homePaths(this.o.homeDir)),
     }));
     return this.tools;
   }

@@ -25,7 +25,6 @@ import type { EndpointName } from "../protocol/endpoints.js";
 import type { ToolHost } from "../tools/index.js";
 import { ToolPlugins } from "../tools/kind.js";
 import { HubTools } from "./hub-tools.js";
-import { readCodeFolders } from "./code-folders.js";
 import { ConsoleSessions, fileSessionStore } from "./console-session.js";
 import { DeclarativeCatalog, declarativePlugins } from "../declarative/index.js";
 import { pluginSecret } from "./plugin-settings.js";
@@ -177,7 +176,7 @@ export class Hub {
       secret: (plugin, key) => pluginSecret(opts.home, plugin, key),
       hubUrls: () => [this.env.publicUrl],
     });
-    this.tools = new HubTools({ plugins: this.toolPlugins, lang: opts.lang, homeDir: opts.home.dir, data: this.declarative, log: this.log, seen: () => readCodeFolders(opts.home) });
+    this.tools = new HubTools({ plugins: this.toolPlugins, lang: opts.lang, homeDir: opts.home.dir, data: this.declarative, log: this.log });
     this.pluginRegistry = new PluginRegistry({
       roots: this.pluginRoots, lang: opts.lang, log: this.log, afterLoad: () => this.tools.found(),
       loaders: [

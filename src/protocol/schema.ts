@@ -6,18 +6,14 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import * as L from "../kernel/limits.js";
-import { patternText } from "./shapes.js";
+import { line, linePattern, patternText, text, textPattern } from "./shapes.js";
+import { TranscriptBody, TranscriptEntry, TranscriptQuery } from "./schema-transcript.js";
+export * from "./schema-transcript.js";
 import { callbackKeyPattern, idPattern, qualifiedToolPattern, sessionLinkPattern, sha256HexPattern, taskIdPattern, toolPluginTypes } from "./patterns.js";
 import { assetNameMaxChars, assetNamePattern, cardTemplateRefPattern, formFieldsMax, formValueMaxChars } from "./plugin-limits.js";
-import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 import { runGroups, runStates, type RunGroup, type RunState } from "../kernel/states.js";
 
-/** One line of text: no control characters (C0, DEL, C1, bidi and line separators; src/kernel/text.ts). */
-export const linePattern = `^[^${lineForbiddenClass}]*$`;
-/** Free text: line breaks and tabs allowed, no other control characters (they could drive a terminal or hide text). */
-export const textPattern = `^[^${textForbiddenClass}]*$`;
-const line = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: linePattern, ...patternText("pattern.noControl") });
-const text = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: textPattern, ...patternText("pattern.noControlText") });
+export { linePattern, textPattern } from "./shapes.js";
 /** Non-negative safe integer. */
 const count = () => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 /** A finite non-negative number (JSON's 1e400 parses to Infinity and is refused). */
@@ -454,46 +450,6 @@ export const ArtifactBody = Type.Object(
   { additionalProperties: false },
 );
 export type ArtifactBody = Static<typeof ArtifactBody>;
-
-/** The kinds of a transcript entry (issue 30): see `TranscriptEntry`. */
-export const transcriptKinds = ["start", "message", "thinking", "tool", "toolResult", "final", "stdout", "stderr", "cut"] as const;
-export type TranscriptKind = (typeof transcriptKinds)[number];
-
-/**
- * One step of what an agent did in a run (issue 30), as the worker sends it and the hub keeps it outside the fact log:
- * `at` when the worker saw it (ms since the epoch), the `attempt` and `launch` it belongs to, and its `kind` —
- * `start` a launch began; `message` the agent's words, `thinking` its reasoning; `tool` a call (`tool` its name, `id`
- * the call's id, `input` its arguments as JSON, cut); `toolResult` the call's answer (`id`, `text`, `error` when it
- * failed); `final` the last message; `stdout`/`stderr` a line of a CLI's output that has no richer stream (a
- * `command` agent), or on failure the tail of stderr; `cut` the transcript reached `transcriptMaxBytes` (`text` is
- * empty: clients word it) and later entries were dropped. Texts are neutralised and at most
- * `transcriptTextMaxCodepoints`; the run's secrets never reach it (the worker replaces them).
- */
-export const TranscriptEntry = Type.Object({
-  at: Type.Integer({ minimum: 0 }),
-  attempt: Type.Integer({ minimum: 1 }),
-  launch: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  kind: Type.Unsafe<TranscriptKind>({ type: "string", enum: [...transcriptKinds] }),
-  text: Type.Optional(text(L.transcriptTextMaxCodepoints)),
-  tool: Type.Optional(line(L.transcriptNameMaxCodepoints)),
-  id: Type.Optional(line(L.transcriptNameMaxCodepoints)),
-  input: Type.Optional(text(L.transcriptTextMaxCodepoints)),
-  error: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false });
-export type TranscriptEntry = Static<typeof TranscriptEntry>;
-
-/** POST /v1/runs/:id/transcript (issue 30): the next entries of the run's transcript, oldest first. */
-export const TranscriptBody = Type.Object(
-  { entries: Type.Array(TranscriptEntry, { maxItems: L.transcriptBatchMaxEntries }) },
-  { additionalProperties: false },
-);
-export type TranscriptBody = Static<typeof TranscriptBody>;
-
-/** GET /v1/runs/:id/transcript?after=: the byte offset in the transcript to read on from (a page's `next`); empty or absent is 0. */
-export const TranscriptQuery = Type.Object({
-  after: Type.Optional(Type.String({ pattern: "^\\d{0,9}$", ...patternText("pattern.wholeNumber", { digits: 9 }) })),
-});
-export type TranscriptQuery = Static<typeof TranscriptQuery>;
 
 /** The request definitions: bodies and query strings, by name. */
 export const requestDefinitions = {

@@ -4,6 +4,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { t, type MessageId, type ParamArg, type Said } from "../i18n/messages.js";
+import { lineForbiddenClass, textForbiddenClass } from "../kernel/text.js";
 
 /** A string. */
 export const str = () => Type.String();
@@ -40,3 +41,12 @@ export function patternText<I extends PatternTextId>(id: I, ...params: ParamArg<
   const [p] = params;
   return { description: t("en", id, ...params), "x-text": p === undefined ? { id } : { id, params: p } };
 }
+
+/** One line of text: no control characters (C0, DEL, C1, bidi and line separators; src/kernel/text.ts). */
+export const linePattern = `^[^${lineForbiddenClass}]*$`;
+/** Free text: line breaks and tabs allowed, no other control characters (they could drive a terminal or hide text). */
+export const textPattern = `^[^${textForbiddenClass}]*$`;
+/** A string of one line, `min` to `max` code points, no control characters. */
+export const line = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: linePattern, ...patternText("pattern.noControl") });
+/** A string of free text (line breaks and tabs allowed), `min` to `max` code points, no other control characters. */
+export const text = (max: number, min = 0) => Type.String({ minLength: min, maxLength: max, pattern: textPattern, ...patternText("pattern.noControlText") });
