@@ -125,13 +125,13 @@ export function parseReceipt(body: string, lang: Lang): { ok: true; receipt: Rec
   try {
     v = JSON.parse(body.trim() === "" ? "{}" : body);
   } catch (e) {
-    return { ok: false, error: `receipt JSON: ${(e as Error).message}` };
+    return { ok: false, error: t(lang, "receipt.json", { error: (e as Error).message }) };
   }
   const c = check("Receipt", v, lang);
-  if (!c.ok) return { ok: false, error: `receipt: ${c.error}` };
+  if (!c.ok) return { ok: false, error: t(lang, "receipt.invalid", { error: c.error }) };
   const bad = (c.value.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));
-  if (bad >= 0) return { ok: false, error: `receipt: later[${bad}].at is not a real date-time` };
+  if (bad >= 0) return { ok: false, error: t(lang, "receipt.laterAt", { index: bad }) };
   const badAsk = (c.value.ask ?? []).findIndex((a) => a.recommend !== undefined && a.recommend >= a.options.length);
-  if (badAsk >= 0) return { ok: false, error: `receipt: ask[${badAsk}].recommend is not one of its options` };
+  if (badAsk >= 0) return { ok: false, error: t(lang, "receipt.recommend", { index: badAsk }) };
   return { ok: true, receipt: c.value };
 }
