@@ -125,6 +125,8 @@ const catalog = {
   "budget.title.day": { zh: "「{rule}」今天的预算用完了，已暂停", en: "\"{rule}\" used up today's budget and is paused" },
   "budget.title.week": { zh: "「{rule}」本周的预算用完了，已暂停", en: "\"{rule}\" used up this week's budget and is paused" },
   "budget.text": { zh: "已用 {used}，预算 {limit}。已经领走的这一轮照常做完。这个周期到 {until} 结束。用 agent-autoloop resume 恢复也算这个周期内恢复。", en: "Used {used} of {limit}. Runs already claimed finish normally. This period ends at {until}. Resuming with agent-autoloop resume also resumes it for the rest of the period." },
+  "budget.tokens": { zh: "{n} 个词元", en: "{n} tokens" },
+  "budget.costAndTokens": { zh: "{cost} · {tokens}", en: "{cost} · {tokens}" },
   "budget.resume": { zh: "这个周期内恢复（不再因预算暂停）", en: "Resume for the rest of this period" },
   "budget.keep": { zh: "保持暂停", en: "Keep paused" },
   "budget.resumed": { zh: "已恢复，这个周期内不再因预算暂停", en: "Resumed; no budget pause again this period" },
@@ -384,6 +386,8 @@ const catalog = {
   "tools.conf.timeoutEnded": { zh: "{ms} ms 后超时；它的进程组一个进程也不剩", en: "timed out after {ms} ms; no process of its group is left" },
   "tools.conf.timeoutLeft": { zh: "{ms} ms 后超时；它的进程组还有进程在跑：{pids}", en: "timed out after {ms} ms; processes of its group still run: {pids}" },
   // tool calls through the hub (issue 16): decisions, approval cards, outcomes, async callbacks
+  "tools.calls.card.line": { zh: "{line}\n", en: "{line}\n" },
+  "tools.calls.card.whyAfter": { zh: "{details}{why}", en: "{details}{why}" },
   "tools.calls.card.title": { zh: "允许 {tool} 吗？", en: "Allow {tool}?" },
   "tools.calls.card.text": { zh: "第 {run} 轮（会话 {session}）要调用工具 {tool}（类型 {kind}）。\n参数（键已排序）：{preview}\n{cut}{why}", en: "Run {run} (session {session}) wants to call tool {tool} (kind {kind}).\nArguments (sorted keys): {preview}\n{cut}{why}" },
   "tools.calls.card.firstUse": { zh: "这是 Agent 第一次调用插件 {plugin} 的这个版本（文件 sha256 {digest}）。答“总是允许”就信任它，直到它的任何文件改变。", en: "This is an agent's first call of plugin {plugin} at this version (files sha256 {digest}). \"Always allow\" trusts it until any of its files changes." },
@@ -662,6 +666,7 @@ const catalog = {
   "key.kindName.channel": { zh: "通道", en: "channel" },
   "key.kindName.owner": { zh: "本人", en: "owner" },
   "key.kindName.metrics": { zh: "监控指标", en: "metrics" },
+  "key.kindName.or": { zh: "{list}/{kind}", en: "{list}/{kind}" },
   // rules.json checks (kernel/rules.ts): "{path}: {message}", with the line and column added by whoever reads the file
   "rulesJson.at": { zh: "{path}：{message}", en: "{path}: {message}" },
   "rulesJson.tooLarge": { zh: "文件超过 {mib} MiB（{limit} 字节）", en: "the file is larger than {mib} MiB ({limit} bytes)" },
