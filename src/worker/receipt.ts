@@ -34,7 +34,12 @@ export interface ReadMessage {
   unasked: { kind: "needsYou" | "question"; line: string } | null;
 }
 
-const receiptKeys = ["ask", "notice", "resolve", "later", "events"];
+/** The receipt's fields (`ReceiptFields` in src/protocol/schema.ts), listed here without loading the schema library. */
+const listedReceiptKeys = ["ask", "notice", "resolve", "later", "events"] as const satisfies readonly (keyof Receipt)[];
+const receiptKeys: readonly string[] = listedReceiptKeys;
+/** A field of the receipt missing above: the type check fails here, naming it (`true` is not assignable to it). */
+type Unlisted = Exclude<keyof Receipt, (typeof listedReceiptKeys)[number]>;
+const everyReceiptKeyListed: [Unlisted] extends [never] ? true : Unlisted = true;
 const markers: { re: RegExp; outcome: MessageOutcome; needsYou?: boolean }[] = [
   { re: /^\s*(?:没跑成|not run)\s*[:：]\s*(.*)$/i, outcome: "failed" },
   { re: /^\s*(?:待你处理|needs you)\s*[:：]\s*(.*)$/i, outcome: "done", needsYou: true },
