@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules, hubFixture } from "./helpers.js";
 import type { Input } from "../src/kernel/types.js";
+import { shown } from "../src/i18n/messages.js";
 
 /** One input per permission-table row: [input for a key hash, the kinds it takes]. */
 const rows: [(keyHash: string | null) => Input, string[]][] = [
@@ -71,6 +72,17 @@ test("over HTTP a wrong kind of key gets the kernel's own words, checked before 
     assert.deepEqual([state.status, state.body], [403, { error: "这把密钥是来源的，这里要本人的" }]);
     const answer = await f.call("POST", "/v1/cards/1/answer", f.keys.worker, undefined, "not json");
     assert.deepEqual([answer.status, answer.body], [403, { error: "这把密钥是接单程序的，这里要通道/本人的" }]);
+    // The kinds are texts of their own in params (issue 27 #2): a client in English words them in English.
+    const res = await fetch(`${f.url}/v1/cards/1/answer`, { method: "POST", headers: { authorization: `Bearer ${f.keys.worker}` } });
+    const body = await res.json() as { error: string; code: string; params: unknown };
+    assert.deepEqual(body, {
+      error: "这把密钥是接单程序的，这里要通道/本人的", code: "auth.kind",
+      params: {
+        actual: { code: "key.kindName.worker", params: {} },
+        expected: { code: "key.kindName.or", params: { list: { code: "key.kindName.channel", params: {} }, kind: { code: "key.kindName.owner", params: {} } } },
+      },
+    });
+    assert.equal(shown("en", body, body.error), "wrong kind of key (worker); this needs a key of kind channel/owner");
   } finally {
     await f.close();
   }

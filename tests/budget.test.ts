@@ -6,6 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Clock, K } from "./clock.js";
 import { baseRules } from "./helpers.js";
+import { shown } from "../src/i18n/messages.js";
 
 const day = Date.parse("2026-11-02T00:00:00Z");
 const nextDay = Date.parse("2026-11-03T00:00:00Z");
@@ -42,6 +43,8 @@ test("usage is summed per rule and day under its own key; a tokens budget pauses
     "ask", '"alerts" used up today\'s budget and is paused', ["Resume for the rest of this period", "Keep paused"], 1, "", `alerts\u0000${nextDay}`,
   ]);
   assert.equal(card.text, "Used 1000 tokens of 1000 tokens. Runs already claimed finish normally. This period ends at 2026-11-03T00:00:00.000Z. Resuming with agent-autoloop resume also resumes it for the rest of the period.");
+  // The unit is a text of its own (issue 27 #2): a Chinese client shows 词元, not the English word.
+  assert.match(shown("zh", card.texts?.text ?? {}, card.text), /^已用 1000 个词元，预算 1000 个词元。/);
   // Its key, as the decision's fact writes it: one budget card per rule and period, found again by it (resume).
   const written = second.facts.flatMap((f) => f.changes).filter(([table, id]) => table === "cards" && id === card.id);
   assert.deepEqual(written.map(([, , row]) => (row as { key: string }).key), [`budget:alerts:${day}`]);
@@ -55,6 +58,7 @@ test("a cost budget pauses at exactly its limit; with both limits the card names
   spend(k, "e2", { cost: 0.5, output: 6 });
   assert.deepEqual(k.state().pauses.map((p) => [p.name, p.by, p.reason, p.until]), [["alerts", "budget", "超出预算", null]]);
   assert.match(k.state().cards[0].text, /^Used \$1\.00 · 10 tokens of \$1 · 5000 tokens\. /);
+  assert.match(shown("zh", k.state().cards[0].texts?.text ?? {}, ""), /^已用 \$1\.00 · 10 个词元，预算 \$1 · 5000 个词元。/);
   k.close();
 });
 

@@ -25,14 +25,6 @@ const allowed: { file: string; count: number; why: string }[] = [
   { file: "src/worker/windows-job.ts", count: 7, why: "the payload between the worker and its own job host, checked before any person's input" },
   { file: "src/worker/supervisor-main.ts", count: 2, why: "an internal child process's usage and spec, started only by the worker" },
   { file: "src/protocol/conformance.ts", count: 1, why: "the conformance kit's check names are English developer words (protocol.md 一致性)" },
-  // Issue 27 #2 not done yet: texts a person can read, still to move to the catalog (the report lists them).
-  { file: "src/worker/attempt.ts", count: 8, why: "TODO issue 27 #2: a run's failure texts the worker writes" },
-  { file: "src/worker/receipt.ts", count: 4, why: "TODO issue 27 #2: a receipt's problems the worker writes" },
-  { file: "src/worker/files.ts", count: 1, why: "TODO issue 27 #2: a run folder's file that is not regular" },
-  { file: "src/worker/tool-bridge.ts", count: 1, why: "TODO issue 27 #2: the tool socket's path over its limit" },
-  { file: "src/cli/service/files.ts", count: 5, why: "TODO issue 27 #2: a service file value that cannot be written" },
-  { file: "src/worker/launch-sandbox.ts", count: 1, why: "TODO issue 27 #2: a cwd inside the worker's home, refused" },
-  { file: "src/host/backup.ts", count: 2, why: "TODO issue 27 #2: a backup that does not match its manifest" },
 ];
 
 /** Whether a literal holds words (two letters or more in a row): a newline, a separator or a code is no text. */

@@ -18,6 +18,7 @@ import { HubClient, HubError } from "../src/protocol/client.js";
 import { timeline } from "../src/cli/why.js";
 import type { Job, OwnerCard } from "../src/protocol/responses.js";
 import type { ToolCallBody } from "../src/protocol/schema.js";
+import { shown } from "../src/i18n/messages.js";
 
 let claims = 0;
 /** Posts an `alert.x` event with `subject` and claims its run as worker w1: the job, with its token. */
@@ -109,6 +110,10 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     const card = (await f.state()).cards.find((c: OwnerCard) => c.id === 1)!;
     assert.deepEqual([card.title, card.options, card.run, card.lane], ["Allow hello-python.greet?", ["allow once", "always allow", "deny"], job.run, "s1"]);
     assert.equal(card.text, `Run ${job.run} (session alerts:s1) wants to call tool hello-python.greet (kind sync).\nArguments (sorted keys): {"name":"Ada"}\napprovals[0] of rules.json asks you before each call.`);
+    // Its words are kept as data too (issue 27 #2): a Chinese client shows them in Chinese.
+    const zh = (x: { code?: unknown; params?: unknown } | undefined) => shown("zh", x ?? {}, "");
+    assert.deepEqual([zh(card.texts?.title), card.texts?.options?.map(zh)], ["允许 hello-python.greet 吗？", ["允许这一次", "总是允许", "拒绝"]]);
+    assert.equal(zh(card.texts?.text), `第 ${job.run} 轮（会话 alerts:s1）要调用工具 hello-python.greet（类型 sync）。\n参数（键已排序）：{"name":"Ada"}\nrules.json 的 approvals[0] 要求每次调用都先问你。`);
     const second = (await f.state()).cards.find((c: OwnerCard) => c.id === 2)!;
     assert.match(second.text, new RegExp(`This is an agent's first call of plugin outside at this version \\(files sha256 ${digestA}\\)`));
 

@@ -162,7 +162,7 @@ export async function restoreHome(h: Home, file: string, lang: Lang): Promise<st
       throw new Error(t(lang, "restore.notArchive", { file: source, error: `${manifestFile}: ${(e as Error).message}` }));
     }
     if (manifest.format !== backupFormat || manifest.version !== backupVersion || typeof manifest.files !== "object" || manifest.files === null) {
-      throw new Error(t(lang, "restore.notArchive", { file: source, error: `${manifestFile}: format` }));
+      throw new Error(t(lang, "restore.notArchive", { file: source, error: t(lang, "restore.manifestFormat", { manifest: manifestFile }) }));
     }
     const names = readdirSync(staging).filter((n) => n !== manifestFile);
     for (const name of new Set([...names, ...Object.keys(manifest.files)])) {
@@ -175,7 +175,7 @@ export async function restoreHome(h: Home, file: string, lang: Lang): Promise<st
       const check = db.pragma("integrity_check", { simple: true });
       if (check !== "ok") throw new Error(t(lang, "restore.integrity", { file: source, error: String(check) }));
       const { n } = db.prepare(`SELECT COUNT(*) AS n FROM facts`).get() as { n: number };
-      if (n !== manifest.facts) throw new Error(t(lang, "restore.integrity", { file: source, error: `${n} facts, the manifest says ${manifest.facts}` }));
+      if (n !== manifest.facts) throw new Error(t(lang, "restore.integrity", { file: source, error: t(lang, "restore.factCount", { n, expected: manifest.facts }) }));
       const master = Buffer.from(readFileSync(join(staging, "master.key"), "utf8").trim(), "hex");
       sameFormat = manifest.fingerprint === formatFingerprint(master);
     } finally {

@@ -6,6 +6,7 @@ import type { Ctx } from "./context.js";
 import type { Projection } from "./view.js";
 import type { Caller, KeyKind } from "./types.js";
 import { isReply, refuse, type Refusal, type Reply } from "./reply.js";
+import { said, type Said } from "../i18n/messages.js";
 
 /** Looks up who holds a key, by the SHA-256 of the bearer key. */
 export function callerOf(view: Projection, keyHash: string | null): Caller | undefined {
@@ -14,8 +15,12 @@ export function callerOf(view: Projection, keyHash: string | null): Caller | und
   return k ? { kind: k.kind, name: k.name } : undefined;
 }
 
-/** A kind of key as refusals name it, in the hub's language. */
-const kindName = (c: Ctx, kind: KeyKind) => c.msg(`key.kindName.${kind}`);
+/** A kind of key as refusals name it: a text of its own, so each client words it in its language (issue 27 #2). */
+const kindName = (kind: KeyKind): Said => said(`key.kindName.${kind}`);
+
+/** Kinds of key as refusals list them, `a/b/c`: each kind a text of its own. */
+const kindNames = ([first, ...rest]: readonly KeyKind[]): Said =>
+  rest.reduce((list, kind) => said("key.kindName.or", { list, kind: kindName(kind) }), kindName(first!));
 
 /**
  * The permission table (protocol.md 谁能做什么): the caller must hold one of `kinds`.
@@ -26,7 +31,7 @@ export function authorize(c: Ctx, keyHash: string | null, kinds: readonly KeyKin
   const caller = callerOf(c.view, keyHash);
   if (!caller) return refuse(401, c.say("auth.unknown"));
   if (!kinds.includes(caller.kind)) {
-    return refuse(403, c.say("auth.kind", { actual: kindName(c, caller.kind), expected: kinds.map((k) => kindName(c, k)).join("/") }));
+    return refuse(403, c.say("auth.kind", { actual: kindName(caller.kind), expected: kindNames(kinds) }));
   }
   return caller;
 }

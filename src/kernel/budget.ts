@@ -12,7 +12,7 @@ import type { Usage } from "../protocol/schema.js";
 import { periodOf } from "./period.js";
 import { closeCard, createCard } from "./cards.js";
 import { resume } from "./schedule.js";
-import { fixedText } from "../i18n/messages.js";
+import { fixedText, said, type SaidParam } from "../i18n/messages.js";
 import { budgetOkKey, spendKey } from "./tables.js";
 import { budgetAbout, readBudgetAbout, systemCardKey } from "./system-cards.js";
 
@@ -33,10 +33,8 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   c.tx.mark("pauseRule");
   // No pause existed (checked above), so no pause deadline does either: nothing to take off the due table.
   c.tx.put("pauses", rule.name, { by: "budget", reason: fixedText("budget.reason"), since: c.now, until: null } satisfies PauseRow);
-  const parts = (cost: string, tokens: string) =>
-    [rule.budget!.cost !== null ? cost : null, rule.budget!.tokens !== null ? tokens : null].filter(Boolean).join(" · ");
-  const used = parts(`$${row.cost.toFixed(2)}`, `${row.tokens} tokens`);
-  const limit = parts(`$${rule.budget.cost}`, `${rule.budget.tokens} tokens`);
+  const used = amounts(rule.budget, `$${row.cost.toFixed(2)}`, row.tokens);
+  const limit = amounts(rule.budget, `$${rule.budget.cost}`, rule.budget.tokens ?? 0);
   createCard(c, {
     kind: "ask", key: systemCardKey.budget(rule.name, start), system: "budget", rule: null, lane: "", run: null,
     title: c.worded(rule.budget.per === "day" ? "budget.title.day" : "budget.title.week", { rule: rule.name }),
@@ -44,6 +42,16 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
     options: [c.worded("budget.resume"), c.worded("budget.keep")], recommend: 1,
     about: budgetAbout(rule.name, end),
   });
+}
+
+/**
+ * What a budget card says was used or is the limit: the cost, the tokens (a text of its own, so a client words the
+ * unit in its language: 词元 in Chinese; issue 27 #2), or both, for the limits the budget sets.
+ */
+function amounts(budget: NonNullable<RuleDef["budget"]>, cost: string, tokens: number): SaidParam {
+  const counted = said("budget.tokens", { n: tokens });
+  if (budget.cost === null) return counted;
+  return budget.tokens === null ? cost : said("budget.costAndTokens", { cost, tokens: counted });
 }
 
 /**

@@ -19,7 +19,7 @@
  *                 deadline `toolTask`); the callback ends it (ok / error), the deadline with `timeout`. Ended calls
  *                 are counted per quarter hour and plugin (`toolstats`), for `status`.
  */
-import type { Worded } from "../i18n/messages.js";
+import { said, type Said, type SaidParam, type Worded } from "../i18n/messages.js";
 import type { Ctx } from "./context.js";
 import type { CardRow, KnownPlugin, RunRow, ToolCallRow, ToolCallStatus, ToolCallsMeta } from "./types.js";
 import { approvalOf, approvalRuleFor, approvalsOf, approvalWaitSecondsOf, ownerSessionKey, starMatch, toolSessionKey } from "./rules.js";
@@ -249,15 +249,15 @@ export function toolLostDue(c: Ctx, id: number): void {
  * and, when it is cut, how many characters are not shown and where the whole is (this card's page and the console,
  * when the caller sent it whole) or that it was too long to keep. The shell checked `arguments` against `argsDigest`.
  */
-function argumentsOnCard(c: Ctx, body: DecidableBody): { preview: string; cut: string } {
+function argumentsOnCard(body: DecidableBody): { preview: string; cut: SaidParam } {
   const keep = toolCallPreviewMaxCodepoints - 1;
   if (body.arguments !== undefined) {
     const chars = [...body.arguments];
     if (chars.length <= toolCallPreviewMaxCodepoints) return { preview: relayed(body.arguments, true, toolCallPreviewMaxCodepoints), cut: "" };
-    return { preview: `${neutralise(chars.slice(0, keep).join(""), true)}…`, cut: `${c.msg("tools.calls.card.cutKept", { count: chars.length - keep })}\n` };
+    return { preview: `${neutralise(chars.slice(0, keep).join(""), true)}…`, cut: said("tools.calls.card.line", { line: said("tools.calls.card.cutKept", { count: chars.length - keep }) }) };
   }
   if (body.argsLength !== undefined && body.argsLength > toolCallPreviewMaxCodepoints) {
-    return { preview: body.preview, cut: `${c.msg("tools.calls.card.cutLong", { count: body.argsLength - keep, limit: toolCallArgumentsMaxCodepoints })}\n` };
+    return { preview: body.preview, cut: said("tools.calls.card.line", { line: said("tools.calls.card.cutLong", { count: body.argsLength - keep, limit: toolCallArgumentsMaxCodepoints }) }) };
   }
   return { preview: body.preview, cut: "" };
 }
@@ -320,21 +320,25 @@ function reachOnCard(c: Ctx, body: DecidableBody): string {
 
 /** Asks the owner on an ask card and holds the agent's call until `approvalWaitSeconds` from now. */
 function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Reply<ToolCallDecision> {
-  const why = call.why === "firstUse" ? c.msg("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
-    : call.why === "default" ? c.msg("tools.calls.card.kind", { plugin: call.plugin, kind: body.kind, digest: body.manifestDigest })
-    : c.msg("tools.calls.card.rule", { index: call.approval ?? 0 });
+  // The card's words are kept as data too (issue 27 #2), so a client words them in its language; the detail lines
+  // (reach, files, binds) stay in the hub's words, cut to fit.
+  const why: Said = call.why === "firstUse" ? said("tools.calls.card.firstUse", { plugin: call.plugin, digest: body.manifestDigest })
+    : call.why === "default" ? said("tools.calls.card.kind", { plugin: call.plugin, kind: body.kind, digest: body.manifestDigest })
+    : said("tools.calls.card.rule", { index: call.approval ?? 0 });
   // Each part is bounded; together they may still pass a card's limit (long binds, hosts and arguments at once): then
   // the detail lines are cut, never the line that says why the card asks (issue 26 round 2), which comes last.
-  const head = { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(c, body) };
+  const head = { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(body) };
   let details = `${reachOnCard(c, body)}${filesOnCard(c, call, body)}${bindsOnCard(c, body)}`;
-  const room = cardTextMaxCodepoints - [...neutralise(c.msg("tools.calls.card.text", { ...head, why }), false)].length;
+  const room = cardTextMaxCodepoints - [...neutralise(c.worded("tools.calls.card.text", { ...head, why }).words, false)].length;
   const chars = [...details];
   if (chars.length > room) details = `${chars.slice(0, Math.max(0, room - 2)).join("")}…\n`;
+  const title = c.worded("tools.calls.card.title", { tool: body.tool });
+  const text = c.worded("tools.calls.card.text", { ...head, why: said("tools.calls.card.whyAfter", { details, why }) });
   const card = createCard(c, {
     kind: "ask",
-    title: relayed(c.msg("tools.calls.card.title", { tool: body.tool }), true, cardTitleMaxCodepoints),
-    text: relayed(c.msg("tools.calls.card.text", { ...head, why: `${details}${why}` }), false, cardTextMaxCodepoints),
-    options: [c.msg("tools.calls.option.once"), c.msg("tools.calls.option.always"), c.msg("tools.calls.option.deny")],
+    title: { ...title, words: relayed(title.words, true, cardTitleMaxCodepoints) },
+    text: { ...text, words: relayed(text.words, false, cardTextMaxCodepoints) },
+    options: [c.worded("tools.calls.option.once"), c.worded("tools.calls.option.always"), c.worded("tools.calls.option.deny")],
     key: `toolCall:${call.id}`, rule: c.rule(run.rule) ?? null, lane: run.lane, run: run.id, system: "toolApproval", toolCall: call.id,
   });
   // The key names this call alone: no other open card can hold it.

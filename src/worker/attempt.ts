@@ -96,8 +96,8 @@ export class Attempt {
     const submit = (body: Result) => this.host.submit(job, dir, body);
     if (recovered && existsSync(join(dir, "result.json"))) {
       // The body this worker kept before it stopped; one that no longer reads as a result reports why instead.
-      const kept = check("Result", JSON.parse(readRegular(join(dir, "result.json"))), lang);
-      return submit(kept.ok ? kept.value : { outcome: "failed", error: `result.json: ${kept.error}`, session: job.session });
+      const kept = check("Result", JSON.parse(readRegular(join(dir, "result.json"), lang)), lang);
+      return submit(kept.ok ? kept.value : { outcome: "failed", error: t(lang, "run.keptResult", { error: kept.error }), session: job.session });
     }
 
     let plugin: AgentPlugin;
@@ -108,7 +108,7 @@ export class Attempt {
     }
     const cwd = expandHome(job.rule.cwd ?? "~");
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
-      return submit({ outcome: "failed", error: `cwd ${cwd} is not a folder on worker ${this.host.name}`, session: job.session });
+      return submit({ outcome: "failed", error: t(lang, "run.cwdMissing", { cwd, worker: this.host.name }), session: job.session });
     }
     // A prompt by reference (issue 18): the declarative prompt's text, then the rule's own prompt.
     if (job.declared?.prompt === null) return submit({ outcome: "failed", error: t(lang, "rule.promptNotLoaded", { prompt: job.rule.promptRef ?? "" }), session: job.session });
@@ -237,6 +237,7 @@ export class Attempt {
   /** Starts one launch of the agent and watches it to its end. */
   private async launch(plugin: AgentPlugin, n: number, turn: Turn): Promise<AgentRead | null> {
     const { job, dir } = this;
+    const lang = this.host.lang;
     const ldir = join(dir, String(n));
     mkdirSync(ldir, { recursive: true, mode: 0o700 });
     let argv: string[];
@@ -245,9 +246,9 @@ export class Attempt {
       argv = plugin.command(turn);
       extra = plugin.env?.(turn) ?? {};
     } catch (e) {
-      return { error: `plugin ${job.agent.use}: ${(e as Error).message}` };
+      return { error: t(lang, "run.pluginFailed", { plugin: job.agent.use, error: (e as Error).message }) };
     }
-    if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== "string")) return { error: `plugin ${job.agent.use}: command() gave no argument list` };
+    if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== "string")) return { error: t(lang, "run.pluginNoArgv", { plugin: job.agent.use }) };
     const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
     const tools: Record<string, string> = turn.tools ? { [toolsMcpVariable]: JSON.stringify(turn.tools.command) } : {};
     const env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run), ...tools });
@@ -255,7 +256,7 @@ export class Attempt {
     try {
       sandbox = launchSandbox(this.host, job, turn, plugin, env);
     } catch (e) {
-      return { error: `plugin ${job.agent.use}: ${(e as Error).message}` };
+      return { error: t(lang, "run.pluginFailed", { plugin: job.agent.use, error: (e as Error).message }) };
     }
     if ("error" in sandbox) return { error: sandbox.error };
     // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (src/sdk/launch.ts).
@@ -297,12 +298,12 @@ export class Attempt {
         const exit = readExit(ldir);
         if (exit) {
           if (stopping) await stopping;
-          if (exit.error) return { error: `could not start ${job.agent.use}: ${exit.error}` };
+          if (exit.error) return { error: t(this.host.lang, "run.couldNotStart", { agent: job.agent.use, error: exit.error }) };
           return await read(exit.code ?? 128);
         }
         const pids = readPids(ldir);
-        if (pids && !processAlive(pids.supervisor) && !readExit(ldir)) return { error: "the agent's supervisor is gone; its exit code is unknown" };
-        if (!pids && !readExit(ldir)) return { error: "the agent process did not start" };
+        if (pids && !processAlive(pids.supervisor) && !readExit(ldir)) return { error: t(this.host.lang, "run.supervisorGone") };
+        if (!pids && !readExit(ldir)) return { error: t(this.host.lang, "run.didNotStart") };
         const r = await read(null);
         if (r && !startedSent) {
           startedSent = true;

@@ -5,6 +5,7 @@
  */
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 
 /**
  * Writes `content` to `path` atomically and durably: a temporary file beside it (`<path>.<pid>.tmp`), fsync, rename
@@ -51,12 +52,13 @@ function syncFolder(dir: string): void {
 /**
  * Opens a regular file for reading; never blocks (a FIFO in its place would hold the hub's event loop until some
  * process writes to it).
+ * @param lang the language of the error for a file that is not regular (the process's, from its environment, by default)
  * @throws the file system's error (ENOENT, EMFILE, …), or an Error naming `path` when it is not a regular file.
  */
-export function openRegular(path: string): number {
+export function openRegular(path: string, lang: Lang = langFromEnv(process.env)): number {
   const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   try {
-    if (!fstatSync(fd).isFile()) throw new Error(`${path}: not a regular file`);
+    if (!fstatSync(fd).isFile()) throw new Error(t(lang, "run.notRegular", { path }));
   } catch (e) {
     closeSync(fd);
     throw e;
@@ -65,8 +67,8 @@ export function openRegular(path: string): number {
 }
 
 /** The text of a regular file (see `openRegular`). @throws as `openRegular`, or the read's error. */
-export function readRegular(path: string): string {
-  const fd = openRegular(path);
+export function readRegular(path: string, lang?: Lang): string {
+  const fd = openRegular(path, lang);
   try {
     return readFileSync(fd, "utf8");
   } finally {

@@ -44,7 +44,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const home = realPath(worker.home.dir);
   const cwd = realPath(turn.cwd);
   if (isInside(cwd, home)) {
-    return { error: `cwd ${turn.cwd} is inside the worker's home ${home}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent ${job.agent.id}` };
+    return { error: t(worker.lang, "sandbox.cwdInHome", { cwd: turn.cwd, home, agent: job.agent.id }) };
   }
   const lang = worker.lang;
   const agent = job.agent.id;

@@ -34,7 +34,12 @@ export interface ReadMessage {
   unasked: { kind: "needsYou" | "question"; line: string } | null;
 }
 
-const receiptKeys = ["ask", "notice", "resolve", "later", "events"];
+/** The receipt's fields (`ReceiptFields` in src/protocol/schema.ts), listed here without loading the schema library. */
+const listedReceiptKeys = ["ask", "notice", "resolve", "later", "events"] as const satisfies readonly (keyof Receipt)[];
+const receiptKeys: readonly string[] = listedReceiptKeys;
+/** A field of the receipt missing above: the type check fails here, naming it (`true` is not assignable to it). */
+type Unlisted = Exclude<keyof Receipt, (typeof listedReceiptKeys)[number]>;
+const everyReceiptKeyListed: [Unlisted] extends [never] ? true : Unlisted = true;
 const markers: { re: RegExp; outcome: MessageOutcome; needsYou?: boolean }[] = [
   { re: /^\s*(?:没跑成|not run)\s*[:：]\s*(.*)$/i, outcome: "failed" },
   { re: /^\s*(?:待你处理|needs you)\s*[:：]\s*(.*)$/i, outcome: "done", needsYou: true },
@@ -125,13 +130,13 @@ export function parseReceipt(body: string, lang: Lang): { ok: true; receipt: Rec
   try {
     v = JSON.parse(body.trim() === "" ? "{}" : body);
   } catch (e) {
-    return { ok: false, error: `receipt JSON: ${(e as Error).message}` };
+    return { ok: false, error: t(lang, "receipt.json", { error: (e as Error).message }) };
   }
   const c = check("Receipt", v, lang);
-  if (!c.ok) return { ok: false, error: `receipt: ${c.error}` };
+  if (!c.ok) return { ok: false, error: t(lang, "receipt.invalid", { error: c.error }) };
   const bad = (c.value.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));
-  if (bad >= 0) return { ok: false, error: `receipt: later[${bad}].at is not a real date-time` };
+  if (bad >= 0) return { ok: false, error: t(lang, "receipt.laterAt", { index: bad }) };
   const badAsk = (c.value.ask ?? []).findIndex((a) => a.recommend !== undefined && a.recommend >= a.options.length);
-  if (badAsk >= 0) return { ok: false, error: `receipt: ask[${badAsk}].recommend is not one of its options` };
+  if (badAsk >= 0) return { ok: false, error: t(lang, "receipt.recommend", { index: badAsk }) };
   return { ok: true, receipt: c.value };
 }

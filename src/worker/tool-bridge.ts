@@ -78,11 +78,11 @@ export interface RunBridge {
  * is reached on Linux through the folder's descriptor (`/proc/self/fd/<n>/<name>`); elsewhere it is refused.
  * @throws the listen error, or why the path cannot be used.
  */
-async function listenAt(server: NetServer, path: string): Promise<void> {
+async function listenAt(server: NetServer, path: string, lang: Lang): Promise<void> {
   let fd: number | null = null;
   let address = path;
   if (Buffer.byteLength(path) > unixSocketPathMaxBytes) {
-    if (process.platform !== "linux") throw new Error(`the socket path ${path} is longer than ${unixSocketPathMaxBytes} bytes`);
+    if (process.platform !== "linux") throw new Error(t(lang, "bridge.socketPathLong", { path, max: unixSocketPathMaxBytes }));
     fd = openSync(dirname(path), "r");
     address = `/proc/self/fd/${fd}/${basename(path)}`;
   }
@@ -234,7 +234,7 @@ export class ToolBridges {
       void this.admit(job, socket, runRoots).then((admitted) => (admitted ? this.serve(job, socket, calls.signal, new HeldLines(bytes, over)) : undefined));
     });
     rmSync(socketPath, { force: true });
-    await listenAt(server, socketPath);
+    await listenAt(server, socketPath, this.o.lang);
     server.on("error", (e) => this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: e.message })));
     let closed: Promise<void> | null = null;
     const bridge: RunBridge = {

@@ -153,7 +153,7 @@ export class Worker {
       if (first) {
         let kept = "";
         try {
-          kept = readRegular(claimFile).trim();
+          kept = readRegular(claimFile, this.opts.lang).trim();
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
         }
@@ -301,7 +301,7 @@ export class Worker {
       const dir = join(this.runsDir, name);
       if (existsSync(join(dir, "submitted")) || !existsSync(join(dir, "job.json"))) continue;
       try {
-        const job = JSON.parse(readRegular(join(dir, "job.json"))) as Job;
+        const job = JSON.parse(readRegular(join(dir, "job.json"), this.opts.lang)) as Job;
         if (!this.active.has(job.run)) this.track(job, dir, true);
       } catch (e) {
         // A file that is not JSON (written before writes were atomic) or not a regular file is left for the owner, and

@@ -7,6 +7,7 @@
  * so one service serves one home (the service name is one per user; `install` refuses when it holds another home).
  */
 import { posix, win32 } from "node:path";
+import { langFromEnv, t, type Lang } from "../../i18n/messages.js";
 
 /** The name of the service: systemd unit `agent-autoloop.service`, Windows task `agent-autoloop`. */
 export const serviceName = "agent-autoloop";
@@ -31,21 +32,26 @@ export interface ServicePlan {
   node: string;
   /** PATH for the hub and the agents it starts: the user's login shell PATH (Unix) read at install. */
   path: string;
+  /** The language of the errors for a value no service file can hold (the process's, from its environment, when absent). */
+  lang?: Lang;
 }
+
+/** The language of a plan's errors. */
+const langOf = (plan: ServicePlan): Lang => plan.lang ?? langFromEnv(process.env);
 
 /**
  * A value for a systemd unit's command line or assignment: in double quotes, with `\` and `"` escaped, `%` doubled
  * (specifiers) and `$` doubled (variable expansion in ExecStart), per systemd.syntax(7) and systemd.service(5).
  * @throws Error for a value with a line break or a NUL, which no unit file line can hold.
  */
-export function systemdQuote(value: string): string {
-  if (/[\n\r\0]/.test(value)) throw new Error(`a systemd value cannot hold a line break: ${JSON.stringify(value)}`);
+export function systemdQuote(value: string, lang: Lang = langFromEnv(process.env)): string {
+  if (/[\n\r\0]/.test(value)) throw new Error(t(lang, "service.systemdLineBreak", { value: JSON.stringify(value) }));
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/%/g, "%%").replace(/\$/g, "$$$$")}"`;
 }
 
 /** The environment file the unit reads (`EnvironmentFile=`): PATH, in systemd's quoting (no `%` or `$` expansion there). */
 export function systemdEnvironmentFile(plan: ServicePlan): string {
-  if (/[\n\r\0]/.test(plan.path)) throw new Error("PATH cannot hold a line break");
+  if (/[\n\r\0]/.test(plan.path)) throw new Error(t(langOf(plan), "service.pathLineBreak"));
   const quoted = `"${plan.path.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
   return `# Written by agent-autoloop install and refreshed by agent-autoloop doctor: the PATH of your login shell.\nPATH=${quoted}\n`;
 }
@@ -72,9 +78,9 @@ export function systemdUnit(plan: ServicePlan): string {
     "",
     "[Service]",
     "Type=simple",
-    `Environment=${systemdQuote(`AGENT_AUTOLOOP_HOME=${plan.home}`)}`,
+    `Environment=${systemdQuote(`AGENT_AUTOLOOP_HOME=${plan.home}`, langOf(plan))}`,
     `EnvironmentFile=-${serviceEnvPath(plan.home).replace(/%/g, "%%")}`,
-    `ExecStart=${systemdQuote(plan.node)} ${systemdQuote(bin)} serve`,
+    `ExecStart=${systemdQuote(plan.node, langOf(plan))} ${systemdQuote(bin, langOf(plan))} serve`,
     "Restart=on-failure",
     `RestartSec=${systemdRestartSec}`,
     "KillMode=mixed",
@@ -87,8 +93,8 @@ export function systemdUnit(plan: ServicePlan): string {
 }
 
 /** Text for an XML document: `&`, `<`, `>`, `"` and `'` as entities. @throws Error for characters XML 1.0 cannot hold. */
-export function xmlText(value: string): string {
-  if (/[\0-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/.test(value)) throw new Error(`XML cannot hold a control character: ${JSON.stringify(value)}`);
+export function xmlText(value: string, lang: Lang = langFromEnv(process.env)): string {
+  if (/[\0-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/.test(value)) throw new Error(t(lang, "service.xmlControl", { value: JSON.stringify(value) }));
   return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 }
 
@@ -102,7 +108,7 @@ export function launchdLogPath(home: string): string {
  * (`KeepAlive`), at most every `launchdThrottleSec`; output appended to `launchdLogPath`.
  */
 export function launchdPlist(plan: ServicePlan): string {
-  const string = (s: string) => `<string>${xmlText(s)}</string>`;
+  const string = (s: string) => `<string>${xmlText(s, langOf(plan))}</string>`;
   const log = launchdLogPath(plan.home);
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
@@ -135,8 +141,8 @@ export function launchdPlist(plan: ServicePlan): string {
 }
 
 /** A string literal of VBScript: in double quotes, each `"` doubled. @throws Error for a line break (a VBS literal cannot hold one). */
-export function vbsString(value: string): string {
-  if (/[\n\r\0]/.test(value)) throw new Error(`a VBScript string cannot hold a line break: ${JSON.stringify(value)}`);
+export function vbsString(value: string, lang: Lang = langFromEnv(process.env)): string {
+  if (/[\n\r\0]/.test(value)) throw new Error(t(lang, "service.vbsLineBreak", { value: JSON.stringify(value) }));
   return `"${value.replace(/"/g, '""')}"`;
 }
 
@@ -155,7 +161,7 @@ export function windowsLauncher(plan: ServicePlan): string {
   const { log } = windowsPaths(plan.home);
   const bin = win32.join(plan.engine, "bin", "agent-autoloop.js");
   for (const p of [plan.node, bin, log, plan.home]) {
-    if (/["%\n\r\0]/.test(p)) throw new Error(`a path for cmd.exe cannot hold " or %: ${p}`);
+    if (/["%\n\r\0]/.test(p)) throw new Error(t(langOf(plan), "service.cmdPath", { path: p }));
   }
   // cmd /d /s /c "…": /s takes the outer quotes off and keeps the rest as written.
   const command = `cmd.exe /d /s /c ""${plan.node}" "${bin}" serve >> "${log}" 2>&1"`;
@@ -164,9 +170,9 @@ export function windowsLauncher(plan: ServicePlan): string {
     "Option Explicit",
     "Dim shell",
     'Set shell = CreateObject("WScript.Shell")',
-    `shell.Environment("PROCESS")("AGENT_AUTOLOOP_HOME") = ${vbsString(plan.home)}`,
+    `shell.Environment("PROCESS")("AGENT_AUTOLOOP_HOME") = ${vbsString(plan.home, langOf(plan))}`,
     "Do",
-    `  shell.Run ${vbsString(command)}, 0, True`,
+    `  shell.Run ${vbsString(command, langOf(plan))}, 0, True`,
     `  WScript.Sleep ${windowsRestartDelayMs}`,
     "Loop",
     "",
@@ -184,17 +190,17 @@ export function windowsTaskXml(plan: ServicePlan, user: string): string {
     '<?xml version="1.0" encoding="UTF-16"?>',
     '<Task version="1.2" xmlns="http://schemas.microsoft.com/windows/2004/02/mit/task">',
     "  <RegistrationInfo>",
-    `    <Description>${xmlText(`agent-autoloop hub, local worker and channels (${plan.home})`)}</Description>`,
+    `    <Description>${xmlText(`agent-autoloop hub, local worker and channels (${plan.home})`, langOf(plan))}</Description>`,
     "  </RegistrationInfo>",
     "  <Triggers>",
     "    <LogonTrigger>",
     "      <Enabled>true</Enabled>",
-    `      <UserId>${xmlText(user)}</UserId>`,
+    `      <UserId>${xmlText(user, langOf(plan))}</UserId>`,
     "    </LogonTrigger>",
     "  </Triggers>",
     "  <Principals>",
     '    <Principal id="Author">',
-    `      <UserId>${xmlText(user)}</UserId>`,
+    `      <UserId>${xmlText(user, langOf(plan))}</UserId>`,
     "      <LogonType>InteractiveToken</LogonType>",
     "      <RunLevel>LeastPrivilege</RunLevel>",
     "    </Principal>",
@@ -214,7 +220,7 @@ export function windowsTaskXml(plan: ServicePlan, user: string): string {
     '  <Actions Context="Author">',
     "    <Exec>",
     "      <Command>wscript.exe</Command>",
-    `      <Arguments>${xmlText(`//B //Nologo "${launcher}"`)}</Arguments>`,
+    `      <Arguments>${xmlText(`//B //Nologo "${launcher}"`, langOf(plan))}</Arguments>`,
     "    </Exec>",
     "  </Actions>",
     "</Task>",

@@ -125,7 +125,7 @@ export async function install(o: ServiceCommandOptions): Promise<number> {
   const madeLinkDir = unix && !existsSync(dirname(linkPath));
   if (madeLinkDir) mkdirSync(dirname(linkPath), { recursive: true });
   const login = o.loginPath !== undefined ? o.loginPath : unix ? loginShellPath() : null;
-  const plan: ServicePlan = { home: home.dir, engine, node, path: unix ? servicePath(login, node, dirname(linkPath)) : process.env.PATH ?? "" };
+  const plan: ServicePlan = { home: home.dir, engine, node, path: unix ? servicePath(login, node, dirname(linkPath)) : process.env.PATH ?? "", lang };
   const files = manager.files(plan);
   const changed = files.filter((f) => current(f.path, f.utf16) !== f.content);
   const link = unix ? linkState(linkPath, linkTarget) : "ours";
@@ -295,7 +295,7 @@ export function refreshServicePath(home: Home, lang: Lang, manager: ServiceManag
   if (!manager || process.platform === "win32" || manager.unusable(lang) !== null || manager.installedHome() !== home.dir) return null;
   const login = loginShellPath();
   if (login === null) return null;
-  const plan: ServicePlan = { home: home.dir, engine: engineDir, node: process.execPath, path: servicePath(login, process.execPath, dirname(linkPath)) };
+  const plan: ServicePlan = { home: home.dir, engine: engineDir, node: process.execPath, path: servicePath(login, process.execPath, dirname(linkPath)), lang };
   const changed = manager.files(plan).filter((f) => current(f.path, f.utf16) !== f.content);
   for (const f of changed) write(f.path, f.content, f.mode, f.utf16);
   return changed.length === 0
