@@ -12,14 +12,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, fstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { tempDir } from "./helpers.js";
 import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
-import { autoloopFolders, probeSandbox, sandboxArgv } from "../src/worker/sandbox.js";
+import { autoloopFolders, executableParts, probeSandbox, sandboxArgv } from "../src/worker/sandbox.js";
 import { execFileSync } from "node:child_process";
 import { readExit, startSupervised } from "../src/worker/supervise.js";
 import { openBindSource } from "../src/common/bwrap.js";
@@ -189,6 +189,36 @@ test("issue 26 r7 F15 (reported case): other homes of the engine and backups in 
     await startSupervised(ldir, launch.argv, work, { PATH: process.env.PATH ?? "" }, true, "en", launch.sources);
     for (let i = 0; i < 200 && !readExit(ldir); i++) await sleep(50);
     assert.deepEqual(readFileSync(join(ldir, "stdout"), "utf8").trim().split("\n"), ["visible", "ran"]);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r7 F16 (reported case): in an agent's sandbox its checkout's git hooks and config stay read-only (a missing hooks folder is made first); the rest of .git stays writable", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const base = realpathSync(tempDir("aa-git-hooks-"));
+  try {
+    const work = join(base, "work");
+    mkdirSync(join(work, ".git"), { recursive: true });
+    writeFileSync(join(work, ".git", "config"), "[core]\n\tbare = false\n");
+    const parts = executableParts(work);
+    assert.deepEqual(parts, [join(work, ".git", "hooks"), join(work, ".git", "config")], "the hooks folder made, then both guarded");
+    const ldir = join(base, "launch");
+    mkdirSync(ldir);
+    const plan = { bwrap: "bwrap", writable: [work], readOnly: parts, hide: join(base, "hub"), show: [], cwd: work };
+    mkdirSync(plan.hide);
+    const script = [
+      "echo x > .git/hooks/pre-commit && echo hook-written",
+      "printf '[core]\\n\\tfsmonitor = ./evil\\n' >> .git/config && echo config-written",
+      "echo ref > .git/ORIG_HEAD && echo ref-written",
+      "echo ran",
+    ].join("; ");
+    const launch = sandboxArgv(plan, ["sh", "-c", script]);
+    await startSupervised(ldir, launch.argv, work, { PATH: process.env.PATH ?? "" }, true, "en", launch.sources);
+    for (let i = 0; i < 200 && !readExit(ldir); i++) await sleep(50);
+    assert.deepEqual(readFileSync(join(ldir, "stdout"), "utf8").trim().split("\n"), ["ref-written", "ran"]);
+    assert.equal(readFileSync(join(work, ".git", "config"), "utf8"), "[core]\n\tbare = false\n");
+    assert.equal(existsSync(join(work, ".git", "hooks", "pre-commit")), false);
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

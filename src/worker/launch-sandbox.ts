@@ -8,7 +8,7 @@ import { dirname, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
-import { autoloopFolders, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
+import { autoloopFolders, executableParts, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -114,6 +114,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // Other homes of the engine and their backups are hidden too, but one the agent works in (its cwd or a writable
   // folder lies inside it: the owner chose that) and one that holds this hub's home (hidden already).
   const kept = [cwd, ...writable];
+  // What the owner's own tools later run from the folders the agent writes stays read-only (git hooks and config).
+  const guarded = [...new Set(kept)].filter((w) => !homes.includes(w)).flatMap(executableParts);
   const alsoHide = autoloopFolders(homes).filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)));
-  return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly, hide: home, alsoHide, show, devices, cwd } };
+  return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd } };
 }
