@@ -102,11 +102,12 @@ async function makeRegistry(src: MetricsSource): Promise<Registry> {
     else new prom.Counter({ name, help, labelNames, registers: [register], collect() { set(this, (l, v) => this.inc(l, v)); } });
   };
 
-  // The source is the part of the events' indexed `sk` column before its NUL: the index is read, not the rows.
+  // The source is the part of the events' indexed `sk` column before its NUL: the index is read, not the rows (the
+  // planner scans the table unless told: 57 against 8 ms at 30k events; evolve.ts names the events' first index).
   fromRows("counter", "autoloop_events_total", "Events recorded, by source (from the projection: every event the hub holds).", ["source"], () =>
-    all(`SELECT substr(sk, 1, instr(sk, char(0)) - 1) AS source, count(*) AS n FROM v_events GROUP BY 1`).map((r) => ({ labels: { source: label(r.source) }, value: Number(r.n) })));
+    all(`SELECT substr(sk, 1, instr(sk, char(0)) - 1) AS source, count(*) AS n FROM v_events INDEXED BY v_events_i0 GROUP BY 1`).map((r) => ({ labels: { source: label(r.source) }, value: Number(r.n) })));
   fromRows("gauge", "autoloop_runs", "Runs by state and rule.", ["state", "rule"], () =>
-    all(`SELECT state, json_extract(data, '$.rule') AS rule, count(*) AS n FROM v_runs GROUP BY 1, 2`).map((r) => ({ labels: { state: label(r.state), rule: label(r.rule) }, value: Number(r.n) })));
+    all(`SELECT state, rule, count(*) AS n FROM v_runs GROUP BY 1, 2`).map((r) => ({ labels: { state: label(r.state), rule: label(r.rule) }, value: Number(r.n) })));
   fromRows("gauge", "autoloop_queue_depth", "Runs queued for a worker.", [], () =>
     all(`SELECT count(*) AS n FROM v_runs WHERE state = 'queued'`).map((r) => ({ labels: {}, value: Number(r.n) })));
   fromRows("gauge", "autoloop_queue_oldest_seconds", "How long the longest-queued run has been ready (0 with none queued).", [], () =>

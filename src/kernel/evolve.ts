@@ -47,8 +47,10 @@ export const tables: Record<TableName, TableDef> = {
   },
   runs: {
     intKey: true,
-    columns: { state: json("state"), ck: `${json("worker")} || char(0) || ${json("claim")}`, ended: json("endedAt") },
-    indexes: [{ columns: ["state", "key"] }, { columns: ["ck"], where: "ck IS NOT NULL" }, { columns: ["ended"], where: "ended IS NOT NULL" }],
+    columns: { state: json("state"), ck: `${json("worker")} || char(0) || ${json("claim")}`, ended: json("endedAt"), rule: json("rule") },
+    // (state, rule): runs by state and rule read from the index alone (GET /metrics: 0.9 s a scrape at 20k runs read
+    // every row's JSON; issue 32).
+    indexes: [{ columns: ["state", "key"] }, { columns: ["ck"], where: "ck IS NOT NULL" }, { columns: ["ended"], where: "ended IS NOT NULL" }, { columns: ["state", "rule"] }],
   },
   cards: {
     intKey: true,
