@@ -16,6 +16,7 @@ import { agentsMissing, pointAgentsAt } from "./real-agents.js";
 import { Worker } from "../src/worker/worker.js";
 import { HubClient } from "../src/protocol/client.js";
 import { transcriptMaxBytes } from "../src/kernel/limits.js";
+import { LaunchSteps } from "../src/worker/transcript-lines.js";
 import type { TranscriptEntry } from "../src/protocol/schema.js";
 
 import { claudeSteps } from "../plugins/claude/agent.js";
@@ -240,6 +241,9 @@ describe("retention", { skip: noBrowser ?? false }, () => {
     const bad = await f.call("POST", `/v1/runs/${run}/transcript`, token, { entries: [{ at: 1, attempt: 1, kind: "nonsense" }] });
     assert.equal(bad.status, 400);
     await f.call("POST", `/v1/runs/${run}/result`, token, { outcome: "done", summary: "Done: kept" });
+    // Issue 26 round 8: once the run has ended, its transcript takes no more entries (409, nothing written).
+    const late = await f.call("POST", `/v1/runs/${run}/transcript`, token, { entries: [{ at: Date.now(), attempt: 1, launch: 1, kind: "message", text: "after the end" }] });
+    assert.deepEqual([late.status, late.body.error], [409, `run ${run} has ended: its transcript takes no more entries`]);
     await until(() => !existsSync(file), 10_000, "the sweep to remove the transcript");
     const page = (await f.call("GET", `/v1/runs/${run}/transcript`, f.keys.owner)).body;
     assert.deepEqual(page, { run, entries: [], next: 0, more: false, cut: false, ended: true, removed: true });
@@ -250,4 +254,43 @@ describe("retention", { skip: noBrowser ?? false }, () => {
     assert.equal(await p.textContent("#transcript-removed"), "This run's transcript was removed when its retention ended (14 days after the run ended); the timeline below stays.");
     await context.close();
   });
+});
+
+describe("a long transcript on the run page", { skip: noBrowser ?? false }, () => {
+  let f: Fixture;
+  let browser: Browser;
+  before(async () => {
+    f = await hubFixture(consoleRules);
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    await f?.close();
+  });
+
+  test("issue 26 round 8: the run page shows the newest 2,000 steps and says how many earlier ones it does not show (60k steps took 18 s to show)", async () => {
+    const { run, token } = await runOnce(f, "long", null);
+    for (let b = 0; b < 11; b++) {
+      const entries = Array.from({ length: 200 }, (_, i) => ({ at: Date.now(), attempt: 1, launch: 1, kind: "stdout" as const, text: `line ${b * 200 + i}` }));
+      assert.equal((await f.call("POST", `/v1/runs/${run}/transcript`, token, { entries })).status, 200);
+    }
+    const { page, context } = await signedIn(browser, f);
+    await page.goto(`${new URL(page.url()).origin}/console/#/runs/${run}`);
+    await page.waitForSelector("#transcript-hidden");
+    assert.equal(await page.textContent("#transcript-hidden"), "200 earlier steps are not shown: this page shows the newest 2,000");
+    assert.equal(await page.locator(".transcript-steps > li").count(), 2000);
+    await context.close();
+  });
+});
+
+test("issue 26 round 8: a secret with a control character inside is redacted all the same (neutralised first, then redacted, then cut)", () => {
+  const secret = "ghp_h26r8FAKEsecretVALUE0123456789";
+  const steps = new LaunchSteps();
+  steps.secrets = [secret];
+  const inner = ["\u0000", "\u0007", "\b", "\u001b", "\u007f", "\u0085", "\u202e"];
+  for (const c of inner) steps.stdout.push(Buffer.from(`token ${secret.slice(0, 10)}${c}${secret.slice(10)} end\n`));
+  steps.stdout.push(Buffer.from(`plain ${secret}\n`));
+  steps.stdout.flush();
+  const texts = steps.take().map((s) => s.text);
+  assert.deepEqual(texts, [...inner.map(() => "token [redacted] end"), "plain [redacted]"]);
 });

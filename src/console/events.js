@@ -7,7 +7,7 @@
  */
 import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
-import { shown, t, when } from "./i18n.js";
+import { shown, stateWord, t, when } from "./i18n.js";
 import { dayStart, filterSelect, hashParams, setHashParams } from "./filters.js";
 
 let formCount = 0;
@@ -85,7 +85,7 @@ export function eventItem(e, ctx, memo) {
   const again = againForm(e, ctx, message, opener, memo);
   const runs = e.runs.length
     ? h("p", { class: "event-runs" }, t("console.events.runs"), " ",
-      e.runs.map((/** @type {any} */ r, /** @type {number} */ i) => [i ? ", " : "", h("a", { href: `#/runs/${r.id}` }, `#${r.id}`), ` ${r.rule} · `, h("span", { class: `state state-${r.state}` }, r.state)]).flat(),
+      e.runs.map((/** @type {any} */ r, /** @type {number} */ i) => [i ? ", " : "", h("a", { href: `#/runs/${r.id}` }, `#${r.id}`), ` ${r.rule} · `, h("span", { class: `state state-${r.state}` }, stateWord(r.state))]).flat(),
       e.runCount > e.runs.length ? ` ${t("console.events.runsMore", { n: e.runCount })}` : "")
     : null;
   return h("li", { class: e.unrouted ? "event unrouted" : e.paused.length ? "event skipped" : "event", "data-event": e.id },

@@ -43,6 +43,16 @@ export function setLang(l) {
 }
 
 /**
+ * A run's state as the reader's language words it (`console.state.<state>`), or the state itself when the catalog
+ * has no word for it (a newer hub's state).
+ * @param {string} state
+ */
+export function stateWord(state) {
+  const id = `console.state.${state}`;
+  return catalog[lang][id] ?? catalog.en[id] ?? state;
+}
+
+/**
  * A text of the catalog with `{name}` placeholders filled.
  * @param {string} id
  * @param {Record<string, string | number>} [params]

@@ -6,7 +6,7 @@
  */
 import { api, seg } from "./api.js";
 import { fill, h, safeHref, said } from "./dom.js";
-import { money, num, shown, t, when, zone } from "./i18n.js";
+import { money, num, shown, stateWord, t, when, zone } from "./i18n.js";
 import { runLiveStates, runStates } from "./kernel/states.js";
 import { renderText, timeline as steps } from "./kernel/timeline.js";
 import { hashParams, setHashParams } from "./filters.js";
@@ -46,7 +46,7 @@ function runRow(r) {
   return h("li", { class: failed ? "run failed" : "run", "data-run": r.id, "data-state": r.state },
     h("div", { class: "run-head" },
       h("a", { href: `#/runs/${r.id}` }, `#${r.id}`),
-      h("span", { class: `state state-${r.state}` }, r.state),
+      h("span", { class: `state state-${r.state}` }, stateWord(r.state)),
       h("span", { class: "meta" }, bits.join(" · "))),
     r.waits ? h("p", { class: "waits" }, waitsText(r.waits)) : null,
     r.summary ? said(r.summary, "p", { class: "summary" }) : null,
@@ -149,7 +149,7 @@ export function runsView(ctx) {
    */
   const options = (sel, values) => {
     const v = filter[sel.s.id.slice("filter-".length)] ?? "";
-    fill(sel.s, h("option", { value: "" }, t("console.filter.any")), [...new Set(values)].sort().map((x) => h("option", { value: x }, x)));
+    fill(sel.s, h("option", { value: "" }, t("console.filter.any")), [...new Set(values)].sort().map((x) => h("option", { value: x }, sel === byState ? stateWord(x) : x)));
     sel.s.value = values.includes(v) ? v : "";
   };
 

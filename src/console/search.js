@@ -7,7 +7,7 @@
  */
 import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
-import { t, when } from "./i18n.js";
+import { stateWord, t, when } from "./i18n.js";
 import { runGroups, runLiveStates } from "./kernel/states.js";
 import { eventItem, eventsMemo, formOpen } from "./events.js";
 import { dayStart, filterSelect, hashParams, setHashParams } from "./filters.js";
@@ -23,7 +23,7 @@ function runItem(r, chosen, changed) {
   return h("li", { class: "run found", "data-run": r.id, "data-state": r.state },
     h("div", { class: "run-head" }, box,
       h("a", { href: `#/runs/${r.id}` }, `#${r.id}`),
-      h("span", { class: `state state-${r.state}` }, r.state),
+      h("span", { class: `state state-${r.state}` }, stateWord(r.state)),
       h("span", { class: "meta" }, [r.rule, r.worker, when(r.endedAt ?? r.startedAt ?? r.createdAt)].filter(Boolean).join(" · "))),
     r.summary ? said(r.summary, "p", { class: "summary" }) : null,
     r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);

@@ -66,6 +66,9 @@ function attemptSection(attempt, entries) {
     h("ol", { class: "transcript-steps" }, ...items));
 }
 
+/** The newest steps a run's page shows at most; earlier ones are counted, not shown (GET …/transcript has them all). */
+const shownMax = 2000;
+
 /**
  * The transcript part of run `id`'s page: `el` to place, `update(live)` on every state change (`live`: whether the
  * run is in progress), `stop()` when the page goes.
@@ -84,13 +87,21 @@ export function transcriptPart(id) {
   let timer = null;
   let stopped = false;
 
+  /** Steps read but not shown: the page keeps the newest `shownMax` (issue 26 round 8: 60k steps took 18 s to show). */
+  let hidden = 0;
+
   const render = () => {
     if (removed) return fill(body, h("p", { class: "empty", id: "transcript-removed" }, t("console.transcript.removed")));
     if (entries.length === 0) return fill(body, h("p", { class: "empty" }, t(live ? "console.transcript.empty" : "console.transcript.none")));
     /** @type {Map<number, Entry[]>} */
     const byAttempt = new Map();
-    for (const e of entries) byAttempt.set(e.attempt, [...(byAttempt.get(e.attempt) ?? []), e]);
-    fill(body, ...[...byAttempt.entries()].sort((a, b) => a[0] - b[0]).map(([n, es]) => attemptSection(n, es)));
+    for (const e of entries) {
+      const list = byAttempt.get(e.attempt);
+      if (list) list.push(e);
+      else byAttempt.set(e.attempt, [e]);
+    }
+    fill(body, hidden > 0 ? h("p", { class: "meta", id: "transcript-hidden" }, t("console.transcript.hidden", { n: hidden })) : null,
+      ...[...byAttempt.entries()].sort((a, b) => a[0] - b[0]).map(([n, es]) => attemptSection(n, es)));
   };
 
   /** Reads what is new (page after page), then looks again in a second while the run is live. */
@@ -100,7 +111,11 @@ export function transcriptPart(id) {
     try {
       for (let i = 0; i < 50; i++) {
         const page = await api("GET", `/v1/runs/${seg(id)}/transcript?after=${seg(next)}`);
-        entries = [...entries, ...page.entries];
+        for (const e of page.entries) entries.push(e);
+        if (entries.length > shownMax) {
+          hidden += entries.length - shownMax;
+          entries = entries.slice(-shownMax);
+        }
         next = page.next;
         removed = page.removed;
         live = !page.ended;

@@ -8,7 +8,7 @@
 import type { AgentPlugin, TranscriptStep } from "../sdk/index.js";
 import { tail } from "../sdk/index.js";
 import { transcriptLineMaxBytes, transcriptMaxBytes, transcriptNameMaxCodepoints, transcriptStderrTailChars, transcriptTextMaxCodepoints } from "../kernel/limits.js";
-import { redact, relayed } from "../kernel/text.js";
+import { relayedRedacted } from "../kernel/text.js";
 
 /** A step with the time it was read (ms since the epoch). */
 export type TimedStep = TranscriptStep & { at: number };
@@ -94,8 +94,8 @@ export class LaunchSteps {
   private bounded(s: TranscriptStep): TimedStep | null {
     const kinds = ["message", "thinking", "tool", "toolResult", "final", "stdout", "stderr"];
     if (!kinds.includes(s.kind)) return null;
-    const text = (v: unknown) => relayed(redact(String(v), this.secrets), false, transcriptTextMaxCodepoints);
-    const name = (v: unknown) => relayed(redact(String(v), this.secrets), true, transcriptNameMaxCodepoints);
+    const text = (v: unknown) => relayedRedacted(String(v), this.secrets, false, transcriptTextMaxCodepoints);
+    const name = (v: unknown) => relayedRedacted(String(v), this.secrets, true, transcriptNameMaxCodepoints);
     return {
       at: Date.now(), kind: s.kind,
       ...(s.text !== undefined ? { text: text(s.text) } : {}),

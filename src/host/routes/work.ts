@@ -8,6 +8,7 @@ import { hashText } from "../../kernel/credentials.js";
 import { answer, decide, held, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { artifactFileRe } from "./read.js";
 import { t, refusal } from "../../i18n/messages.js";
+import { runEndStates, stateIn } from "../../kernel/states.js";
 import { canonicalJson } from "./read.js";
 import { declaredFor, intentTable } from "../../declarative/index.js";
 
@@ -42,6 +43,11 @@ export function workRoutes(hub: Hub): Hono {
   });
 
   // A run's transcript (issue 30): kept in the home, outside the fact log, while the run's token is its current one.
-  route(app, hub, "transcriptPost", (c, req) => reply(c, hub, "transcriptPost", { run: req.run, ...hub.transcripts.append(req.run, req.body.entries) }));
+  // Not once the run has ended (issue 26 round 8: entries were still appended to a finished run's record).
+  route(app, hub, "transcriptPost", (c, req) => {
+    const state = hub.store.view.get("runs", req.run)?.state;
+    if (state !== undefined && stateIn(runEndStates, state)) return refuse(c, 409, refusal(hub.env.lang, "transcript.runEnded", { run: req.run }));
+    return reply(c, hub, "transcriptPost", { run: req.run, ...hub.transcripts.append(req.run, req.body.entries) });
+  });
   return app;
 }
