@@ -147,8 +147,8 @@ test("the cookie stands for the owner key on the owner endpoints the console use
     if (Array.isArray(spec.auth) || spec.auth === "run") assert.deepEqual(r.body, { error: missingKey }, name);
   }
   assert.deepEqual(taken.sort(), [
-    "answer", "artifact", "cancel", "pause", "pluginEvent", "pluginSettingSet", "pluginSettings", "pluginUi", "plugins", "pluginsReload",
-    "resolve", "resume", "runNow", "state", "stream", "tools", "why",
+    "answer", "artifact", "cancel", "events", "pause", "pluginEvent", "pluginSettingSet", "pluginSettings", "pluginUi", "plugins", "pluginsReload",
+    "resolve", "resume", "runNow", "search", "state", "stream", "tools", "transcript", "why",
   ]);
   // Only the owner endpoints: keys, sign-in and the parts' endpoints never take it.
   for (const name of taken) assert.ok((endpoints[name as EndpointName].auth as readonly string[]).includes("owner"), name);

@@ -181,7 +181,7 @@ test("a valid run token counts as a key on every run-token route: 150 silent key
     assert.deepEqual(runRoutes, [
       "GET /v1/runs/:id/tools/calls/:call", "GET /v1/runs/:id/tools/calls/:call/result", "POST /v1/runs/:id/result",
       "POST /v1/runs/:id/started", "POST /v1/runs/:id/tools/calls", "POST /v1/runs/:id/tools/calls/:call/outcome",
-      "PUT /v1/runs/:id/artifacts/:file",
+      "POST /v1/runs/:id/transcript", "PUT /v1/runs/:id/artifacts/:file",
     ]);
     const held = await open(f.url, request("GET", `/v1/runs/${job.run}/tools/calls/${call}?waitSeconds=8`, job.token));
     const keyed = [
