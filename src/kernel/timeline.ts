@@ -126,10 +126,14 @@ export function timeline(run: number, facts: readonly Fact[]): Step[] {
   return out;
 }
 
+/** The words of a card's kind (a kind of a newer hub is shown as it is). */
+const cardKindText = { ask: "why.cardKind.ask", notice: "why.cardKind.notice", fyi: "why.cardKind.fyi" } as const satisfies Record<string, MessageId>;
+
 /** A card of the run: made, delivered to each channel, answered — each once. */
 function cardSteps(card: Row, once: (what: unknown[], text: Text) => void): void {
   const id = card.id as number;
-  once([id], { id: "why.card", params: { card: id, kind: card.fyi ? "fyi" : (card.kind as string), title: card.title as string } });
+  const kind = card.fyi ? "fyi" : (card.kind as string);
+  once([id], { id: "why.card", params: { card: id, kind: kind in cardKindText ? { id: cardKindText[kind as keyof typeof cardKindText] } : kind, title: card.title as string } });
   for (const [channel, d] of Object.entries(card.deliveries as Row)) {
     if (isRow(d) && isStr(d.ref)) once([id, "delivered", channel], { id: "why.delivered", params: { card: id, channel, ref: d.ref } });
   }
