@@ -102,6 +102,8 @@ test("issue 26 #5: the card shows sorted keys and how much it left out; the whol
       const page = await (await fetch(`${f.url}/c/${card.id}/${token}`)).text();
       const escaped = text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
       assert.ok(page.includes(escaped), `${name}: the link page shows the whole arguments`);
+      // Answered (deny), so the run's open approval cards stay under toolApprovalsOpenPerRunMax (issue 26 round 6).
+      assert.equal((await f.call("POST", `/v1/cards/${card.id}/answer`, f.keys.owner, { choice: 2 })).status, 200);
     }
     // Short arguments are shown whole, sorted, with nothing said left out.
     const short = await client.toolCall(job.run, job.token, body({ z: 1, a: "b" }));
