@@ -19,7 +19,7 @@ import { tempDir } from "./helpers.js";
 import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
-import { autoloopFolders, executableParts, probeSandbox, sandboxArgv } from "../src/worker/sandbox.js";
+import { autoloopFolders, executableParts, probeSandbox, sandboxArgv, type SandboxPlan } from "../src/worker/sandbox.js";
 import { execFileSync } from "node:child_process";
 import { readExit, startSupervised } from "../src/worker/supervise.js";
 import { openBindSource } from "../src/common/bwrap.js";
@@ -168,6 +168,15 @@ test("issue 26 r2 #3-#5: a bubblewrap older than 0.8 (no --bind-fd) fails both p
   }
 });
 
+/** Runs `script` with sh in the sandbox `plan` under a supervisor in `ldir` (made here), waits for it: its stdout's lines. */
+async function sandboxedLines(ldir: string, plan: SandboxPlan, script: string): Promise<string[]> {
+  mkdirSync(ldir);
+  const launch = sandboxArgv(plan, ["sh", "-c", script]);
+  await startSupervised(ldir, launch.argv, plan.cwd, { PATH: process.env.PATH ?? "" }, true, "en", launch.sources);
+  for (let i = 0; i < 200 && !readExit(ldir); i++) await sleep(50);
+  return readFileSync(join(ldir, "stdout"), "utf8").trim().split("\n");
+}
+
 test("issue 26 r7 F15 (reported case): other homes of the engine and backups in the user's homes (~/.agent-autoloop*) are hidden in an agent's sandbox; the rest of the home stays readable", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
   const base = realpathSync(tempDir("aa-other-homes-"));
@@ -182,13 +191,9 @@ test("issue 26 r7 F15 (reported case): other homes of the engine and backups in 
     writeFileSync(join(user, "plain.txt"), "visible");
     const alsoHide = autoloopFolders([user]);
     assert.deepEqual(alsoHide.sort(), [join(user, ".agent-autoloop"), join(user, ".agent-autoloop-backups")]);
-    const ldir = join(base, "launch");
-    mkdirSync(ldir);
     const plan = { bwrap: "bwrap", writable: [work], homes: [user], hide: hub, alsoHide, show: [], cwd: work };
-    const launch = sandboxArgv(plan, ["sh", "-c", `cat ${user}/.agent-autoloop-backups/b.tar.gz ${user}/.agent-autoloop/master.key; cat ${user}/plain.txt; echo; echo ran`]);
-    await startSupervised(ldir, launch.argv, work, { PATH: process.env.PATH ?? "" }, true, "en", launch.sources);
-    for (let i = 0; i < 200 && !readExit(ldir); i++) await sleep(50);
-    assert.deepEqual(readFileSync(join(ldir, "stdout"), "utf8").trim().split("\n"), ["visible", "ran"]);
+    const out = await sandboxedLines(join(base, "launch"), plan, `cat ${user}/.agent-autoloop-backups/b.tar.gz ${user}/.agent-autoloop/master.key; cat ${user}/plain.txt; echo; echo ran`);
+    assert.deepEqual(out, ["visible", "ran"]);
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
@@ -203,8 +208,6 @@ test("issue 26 r7 F16 (reported case): in an agent's sandbox its checkout's git 
     writeFileSync(join(work, ".git", "config"), "[core]\n\tbare = false\n");
     const parts = executableParts(work);
     assert.deepEqual(parts, [join(work, ".git", "hooks"), join(work, ".git", "config")], "the hooks folder made, then both guarded");
-    const ldir = join(base, "launch");
-    mkdirSync(ldir);
     const plan = { bwrap: "bwrap", writable: [work], readOnly: parts, hide: join(base, "hub"), show: [], cwd: work };
     mkdirSync(plan.hide);
     const script = [
@@ -213,10 +216,7 @@ test("issue 26 r7 F16 (reported case): in an agent's sandbox its checkout's git 
       "echo ref > .git/ORIG_HEAD && echo ref-written",
       "echo ran",
     ].join("; ");
-    const launch = sandboxArgv(plan, ["sh", "-c", script]);
-    await startSupervised(ldir, launch.argv, work, { PATH: process.env.PATH ?? "" }, true, "en", launch.sources);
-    for (let i = 0; i < 200 && !readExit(ldir); i++) await sleep(50);
-    assert.deepEqual(readFileSync(join(ldir, "stdout"), "utf8").trim().split("\n"), ["ref-written", "ran"]);
+    assert.deepEqual(await sandboxedLines(join(base, "launch"), plan, script), ["ref-written", "ran"]);
     assert.equal(readFileSync(join(work, ".git", "config"), "utf8"), "[core]\n\tbare = false\n");
     assert.equal(existsSync(join(work, ".git", "hooks", "pre-commit")), false);
   } finally {
