@@ -17,6 +17,7 @@ import { hubFixture, makeHome, serveFixture, baseRules, engine, tempDir, until, 
 import { homePaths } from "../src/host/home.js";
 import { cliLines, examples, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { Worker } from "../src/worker/worker.js";
+import { sandboxAround } from "../src/worker/launch-sandbox.js";
 
 let f: Fixture | null = null;
 const workers: Worker[] = [];
@@ -304,4 +305,30 @@ test("a sandboxed agent gets a /dev of its own: the usual devices, /dev/shm and 
   const opted = JSON.parse(readFileSync(join(cwd, "dev.json"), "utf8")) as { dev: string[]; open: Record<string, string> };
   assert.deepEqual(opted.open, Object.fromEntries(["/dev/null", "/dev/zero", ...host, ...asked].map((d) => [d, host.includes(d) ? "No such file or directory" : "opened"])));
   assert.deepEqual(opted.dev.filter((d) => !plain.dev.includes(d)), [...new Set(asked.map((d) => d.split("/")[2]!))].sort());
+});
+
+test("access read: the run's cwd is read-only in the sandbox too (edit: writable), whatever the CLI enforces itself; the plugin is told the sandbox around it", async () => {
+  // Writes a file in its cwd and says what happened.
+  const writer = String.raw`
+const fs = require("fs");
+let r;
+try { fs.writeFileSync("mine.txt", "x"); r = "written"; } catch (e) { r = e.code; }
+console.log("Done: " + r);
+`;
+  for (const [access, expected] of [["read", "EROFS"], ["edit", "written"], ["full", "written"]] as const) {
+    const cwd = realpathSync(tempDir("aa-read-cwd-"));
+    removed.push(cwd);
+    const fx = await setup({ use: "command", access, command: [process.execPath, "-e", writer] }, cwd);
+    await fx.call("POST", "/v1/events", fx.keys.source, { id: `e-${access}`, type: "alert.x" });
+    const ran = await until(async () => { const s = await fx.state(); return s.runs[0] && ["done", "failed", "waiting"].includes(s.runs[0].state) && s.runs[0]; }, 30_000, "the run to end");
+    assert.deepEqual([ran.state, ran.summary, ran.error], ["done", `Done: ${expected}`, null], access);
+    assert.equal(existsSync(join(cwd, "mine.txt")), expected === "written", access);
+    for (const w of workers.splice(0)) w.stop();
+    await fx.close();
+    f = null;
+  }
+  // The sandbox a plugin is told of: none without one; closed as root (no user namespace can map root's ids inside a
+  // sandbox without capabilities: Codex's own sandbox fails there); nestable for an ordinary user.
+  const plan = { bwrap: "/usr/bin/bwrap", writable: [], homes: [], readOnly: [], hide: "/h", alsoHide: [], show: [], devices: [], cwd: "/w" };
+  assert.deepEqual([sandboxAround(null, 0), sandboxAround(plan, 0), sandboxAround(plan, 1000), sandboxAround(null, 1000)], ["none", "closed", "nestable", "none"]);
 });

@@ -15,6 +15,14 @@ test("the command line: exec --json, sandbox per access; resume takes the sandbo
   assert.deepEqual(plugin.command({ ...turn, access: "read", resume: "t-1", model: "gpt-5.5", effort: "high" }),
     ["codex", "exec", "resume", "--json", "--skip-git-repo-check", "-m", "gpt-5.5", "-c", 'model_reasoning_effort="high"', "-c", 'sandbox_mode="read-only"', "--", "t-1", "do it"]);
   assert.equal(plugin.command({ ...turn, access: "full" })[5], "danger-full-access");
+  // Inside a worker's sandbox where Codex cannot make its own (root: Turn.sandbox "closed"), every access leaves the
+  // sandboxing to the worker's; where it can (or with none around it), Codex's own sandbox follows the access.
+  for (const access of ["read", "edit"] as const) {
+    assert.equal(plugin.command({ ...turn, access, sandbox: "closed" })[5], "danger-full-access", access);
+    assert.deepEqual(plugin.command({ ...turn, access, sandbox: "closed", resume: "t-1" }).slice(-5), ["-c", 'sandbox_mode="danger-full-access"', "--", "t-1", "do it"], access);
+  }
+  assert.equal(plugin.command({ ...turn, access: "read", sandbox: "nestable" })[5], "read-only");
+  assert.equal(plugin.command({ ...turn, sandbox: "none" })[5], "workspace-write");
 });
 
 test("the rule's tools: mcp_servers settings naming only the relay, its tools approved in advance, long timeouts; on resume too", () => {

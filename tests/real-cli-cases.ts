@@ -14,7 +14,10 @@
  * - kill: the hub and worker process is killed with SIGKILL while the model's command runs; after a restart the
  *   worker picks the run up and reports its result;
  * - block (issue 29): the prompt the CLI sends carries the operating rules; a model that follows them asks once for a
- *   block, and at the next event of the lane (the card still open) neither asks again nor sets a `later`.
+ *   block, and at the next event of the lane (the card still open) neither asks again nor sets a `later`;
+ * - transcript (issue 30): the model runs one shell command; the run's transcript, as the owner reads it from the hub,
+ *   holds the launch, the call with its command, the command's output and the last message, mapped from the CLI's own
+ *   stream (Claude Code's stream-json, Codex's JSONL).
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -62,6 +65,7 @@ function processesWith(marker: string): number[] {
 export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number): void {
   const stopMarker = `${sleepMarker}.${process.pid}e3`; // a JavaScript number: setTimeout's delay
   const killMarker = `slept-${sleepMarker + 1}-${process.pid}`;
+  const transcriptMarker = `transcribed-${sleepMarker + 2}-${process.pid}`;
   const program = agent;
   const skip = agentsMissing([program]);
   const dir = tempDir(`aa-${agent}-cli-`);
@@ -97,6 +101,8 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
         return shell(`node -e "setTimeout(() => {}, ${stopMarker})"`);
       case "kill":
         return shell(`sleep 4 && echo ${killMarker}`);
+      case "transcript":
+        return shell(`echo ${transcriptMarker}`);
       case "block":
         // A model that never saw the rules asks again at every event, with a retry timer.
         if (!turn.allUser.includes(blockRule)) return { text: receiptMessage("Needs you: the VPN login expired", { ask: [{ title: "Log in to the VPN (again)", text: "Still expired.", options: ["Logged in"] }], later: [{ key: "vpn-retry", at: "2099-01-01T00:00:00Z" }] }) };
@@ -136,7 +142,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     if (skip) return;
     model = await startFakeModel(script);
     mkdirSync(project, { recursive: true });
-    const scenarios = ["ask", "rewrite", "needsyou", "lost", "stop", "kill", "block"];
+    const scenarios = ["ask", "rewrite", "needsyou", "lost", "stop", "kill", "block", "transcript"];
     hub = await realHub(dir, model.url, {
       timezone: "UTC",
       sources: { lab: { name: "Lab" } },
@@ -260,5 +266,37 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     const [run] = await runsOf("kill", (r) => r[0]?.state === "done");
     assert.equal(run.summary, "Done: the command ran (kill)");
     assert.deepEqual({ input: run.usage?.input, output: run.usage?.output }, { input: 2 * replyTokens.input, output: 2 * replyTokens.output });
+  });
+
+  test(`${agent}: the run's transcript shows the launch, the shell call, its output and the last message (issue 30)`, { skip: skip ?? false }, async () => {
+    await post("transcript.opened");
+    const [run] = await runsOf("transcript", (r) => r[0]?.state === "done");
+    assert.equal(run.summary, "Done: the command ran (transcript)");
+    type Entry = { kind: string; attempt: number; tool?: string; id?: string; input?: string; text?: string; error?: boolean };
+    const entries: Entry[] = [];
+    for (let after = 0, more = true; more;) {
+      const res = await fetch(`${hub!.url}/v1/runs/${run.id}/transcript?after=${after}`, { headers: { authorization: `Bearer ${hub!.owner}` } });
+      assert.equal(res.status, 200);
+      const page = (await res.json()) as { entries: Entry[]; next: number; more: boolean };
+      entries.push(...page.entries);
+      ({ next: after, more } = page);
+    }
+    const kinds = entries.map((e) => e.kind);
+    assert.equal(kinds[0], "start");
+    assert.ok(entries.every((e) => e.attempt === 1), JSON.stringify(entries));
+    const call = entries.find((e) => e.kind === "tool");
+    assert.ok(call, `a tool step in ${JSON.stringify(entries)}`);
+    // Each CLI names its shell tool its own way; the command is in the call's input either way.
+    assert.equal(call.tool, agent === "claude" ? "Bash" : "shell");
+    assert.ok(call.input!.includes(`echo ${transcriptMarker}`), call.input);
+    const result = entries.find((e) => e.kind === "toolResult" && e.id === call.id);
+    assert.ok(result, `the call's result in ${JSON.stringify(entries)}`);
+    assert.equal(result.text!.trim(), transcriptMarker);
+    assert.equal(result.error, undefined);
+    assert.ok(kinds.indexOf("tool") < kinds.indexOf("toolResult"), kinds.join(","));
+    // The last message: Claude Code's stream says which one is final (its `result` line); Codex's JSONL does not, so
+    // there it is the last `message` (its `read` takes the same one as the receipt).
+    const last = entries.at(-1)!;
+    assert.deepEqual([last.kind, last.text], [agent === "claude" ? "final" : "message", "Done: the command ran (transcript)"]);
   });
 }

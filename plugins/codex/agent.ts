@@ -2,7 +2,10 @@
  * The built-in `codex` agent (plugins.md Agent 插件): `codex exec --json` with stdin closed (the supervisor gives it
  * none), `--skip-git-repo-check`, the sandbox from `access` (read → read-only, edit → workspace-write, full →
  * danger-full-access), `-m` for the model and `model_reasoning_effort` for the effort; `codex exec resume <thread>`
- * continues a session (it takes no `-s`, so the sandbox goes in as `-c sandbox_mode=…`).
+ * continues a session (it takes no `-s`, so the sandbox goes in as `-c sandbox_mode=…`). Inside the worker's sandbox
+ * where Codex cannot make its own (`turn.sandbox` `closed`: the worker runs as root) every command Codex sandboxes
+ * fails ("bwrap: setting up uid map: Operation not permitted"), so there it gets `danger-full-access` and the worker's
+ * sandbox alone holds the folders (the cwd read-only for `read`).
  * Codex reports token usage cumulatively over the thread, so it is given as `sessionUsage`; the worker turns it into
  * this launch's figures from its ledger. Codex reports no cost.
  */
@@ -98,8 +101,9 @@ const plugin: AgentPlugin = {
       ...toolFlags(turn),
     ];
     const program = turn.program ?? "codex";
-    if (turn.resume) return [program, "exec", "resume", ...common, "-c", `sandbox_mode="${sandbox[turn.access]}"`, "--", turn.resume, turn.prompt];
-    return [program, "exec", ...common, "-s", sandbox[turn.access], "--", turn.prompt];
+    const mode = turn.sandbox === "closed" ? sandbox.full : sandbox[turn.access];
+    if (turn.resume) return [program, "exec", "resume", ...common, "-c", `sandbox_mode="${mode}"`, "--", turn.resume, turn.prompt];
+    return [program, "exec", ...common, "-s", mode, "--", turn.prompt];
   },
   transcript: codexSteps,
   read(stdout, code, stderr) {

@@ -42,6 +42,16 @@ export interface Turn {
    * `approvals`) and run by the worker's tool host, so the CLI should let them through without asking.
    */
   tools?: ToolsOffer | null;
+  /**
+   * The worker's sandbox around this launch (src/worker/sandbox.ts): `none` — the agent runs without one (`"sandbox":
+   * false`, or no bubblewrap here); `nestable` — inside one, where the CLI can still make its own (a user namespace
+   * inside ours: the worker runs as an ordinary user); `closed` — inside one where it cannot (the worker runs as root,
+   * and the sandbox drops every capability, so a user namespace inside it cannot map its ids: bubblewrap there says
+   * "setting up uid map: Operation not permitted"). In a `closed` sandbox a CLI that sandboxes its commands itself
+   * must leave that to the worker's, which holds the same folders (`cwd` writable for `edit` and `full`, read-only for
+   * `read`). Absent (an older worker): as `none`.
+   */
+  sandbox?: "none" | "nestable" | "closed";
 }
 
 /**

@@ -19,7 +19,7 @@ import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep
 import { readRegular, writeFileDurable } from "./files.js";
 import type { OutputReader } from "./output.js";
 import { sandboxArgv, type SandboxPlan } from "./sandbox.js";
-import { launchSandbox, type SandboxWorker } from "./launch-sandbox.js";
+import { launchSandbox, sandboxAround, type SandboxWorker } from "./launch-sandbox.js";
 import { launchArgv, toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
 import type { RunBridge, ToolBridges } from "./tool-bridge.js";
 import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
@@ -241,24 +241,21 @@ export class Attempt {
     const ldir = join(dir, String(n));
     mkdirSync(ldir, { recursive: true, mode: 0o700 });
     let argv: string[];
-    let extra: Record<string, string> = {};
+    let env: Record<string, string>;
+    let sandbox: { plan: SandboxPlan | null } | { error: string };
     try {
-      argv = plugin.command(turn);
-      extra = plugin.env?.(turn) ?? {};
+      const extra = plugin.env?.(turn) ?? {};
+      const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
+      const tools: Record<string, string> = turn.tools ? { [toolsMcpVariable]: JSON.stringify(turn.tools.command) } : {};
+      env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run), ...tools });
+      sandbox = launchSandbox(this.host, job, turn, plugin, env);
+      if ("error" in sandbox) return { error: sandbox.error };
+      // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
+      argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });
     } catch (e) {
       return { error: t(lang, "run.pluginFailed", { plugin: job.agent.use, error: (e as Error).message }) };
     }
     if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== "string")) return { error: t(lang, "run.pluginNoArgv", { plugin: job.agent.use }) };
-    const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
-    const tools: Record<string, string> = turn.tools ? { [toolsMcpVariable]: JSON.stringify(turn.tools.command) } : {};
-    const env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run), ...tools });
-    let sandbox: { plan: SandboxPlan | null } | { error: string };
-    try {
-      sandbox = launchSandbox(this.host, job, turn, plugin, env);
-    } catch (e) {
-      return { error: t(lang, "run.pluginFailed", { plugin: job.agent.use, error: (e as Error).message }) };
-    }
-    if ("error" in sandbox) return { error: sandbox.error };
     // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (src/sdk/launch.ts).
     const program = launchArgv(argv, { env, cwd: turn.cwd, lang: this.host.lang });
     if ("error" in program) return { error: program.error };

@@ -13,6 +13,18 @@ import { checkDevice, deviceRefusalText } from "../tools/devices.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 
+/**
+ * The sandbox around a launch as its plugin is told (`Turn.sandbox`): `none` without one; `closed` when the worker
+ * runs as root — the sandbox drops every capability, so a user namespace made inside it cannot map root's ids
+ * (bubblewrap 0.8 inside it: "setting up uid map: Operation not permitted", as Codex 0.171.0's sandbox says there) and a CLI
+ * cannot sandbox its commands there; else `nestable` (an ordinary user maps its own id without a capability).
+ * @param uid the worker's user id (`process.getuid()`; -1 where there is none: Windows).
+ */
+export function sandboxAround(plan: SandboxPlan | null, uid: number = process.getuid?.() ?? -1): NonNullable<Turn["sandbox"]> {
+  if (!plan) return "none";
+  return uid === 0 ? "closed" : "nestable";
+}
+
 /** What a launch's sandbox needs of its worker. */
 export interface SandboxWorker {
   home: Home;
@@ -28,7 +40,7 @@ export interface SandboxWorker {
 /**
  * The sandbox of a launch (sandbox.ts): the worker's home hidden, the agent's folder (and its plugin's, when
  * installed in the home) shown read-only; writable only the cwd (unless it is the hub user's home), its own
- * temporary folders (TMPDIR=/tmp in `env`), the plugin's state and the agent's `writable`; the agent's `devices` passed through. None when the agent
+ * temporary folders (TMPDIR=/tmp in `env`), the plugin's state and the agent's `writable` (the cwd stays read-only for `access: "read"`); the agent's `devices` passed through. None when the agent
  * says `"sandbox": false` or bubblewrap cannot run here (said once in the log). Refused, saying why: a cwd inside
  * the worker's home (it cannot be hidden and shown at once), a cwd that holds the hub user's home or lies in a
  * read-only folder, a `writable` entry that is missing or lies in such places, a device the sandbox does not pass.
@@ -102,7 +114,10 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // The temporary folders are the sandbox's own (sandboxArgv: an empty /tmp and /var/tmp per launch; issue 26 round
   // 2, finding 9): a temporary folder named by the environment is /tmp there.
   for (const name of ["TMPDIR", "TEMP", "TMP"]) if (name === "TMPDIR" || env[name] !== undefined) env[name] = "/tmp";
-  if (!homes.includes(cwd)) writable.push(cwd);
+  // `access: "read"`: the cwd stays read-only here too, so that "read" holds whatever the CLI itself enforces (a CLI
+  // in a closed sandbox cannot sandbox its own commands: Turn.sandbox).
+  const cwdReadOnly = job.agent.access === "read";
+  if (!homes.includes(cwd) && !cwdReadOnly) writable.push(cwd);
   const devices: string[] = [];
   for (const d of job.agent.devices ?? []) {
     const checked = checkDevice(d);
@@ -117,5 +132,5 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // What the owner's own tools later run from the folders the agent writes stays read-only (git hooks and config).
   const guarded = [...new Set(kept)].filter((w) => !homes.includes(w)).flatMap(executableParts);
   const alsoHide = autoloopFolders(homes).filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)));
-  return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd } };
+  return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly } };
 }

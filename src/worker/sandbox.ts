@@ -69,6 +69,11 @@ export interface SandboxPlan {
   show: string[];
   devices?: string[];
   cwd: string;
+  /**
+   * The cwd is not writable (`access: "read"`): bound read-only in its place, since under /tmp it would otherwise lie
+   * in the sandbox's empty /tmp.
+   */
+  cwdReadOnly?: boolean;
 }
 
 /** How many folders deep `path` lies (`/` is 0): a mount over a folder comes after the mounts over its parents. */
@@ -100,9 +105,10 @@ export interface SandboxLaunch {
  */
 export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | null = sandboxInfoFd): SandboxLaunch {
   // Parents before what lies inside them; at the same place a home (read-only) after a writable folder.
+  const cwdShown = plan.cwdReadOnly && !(plan.homes ?? []).includes(plan.cwd) ? [plan.cwd] : [];
   const layers = [
     ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind-fd", order: 0 })),
-    ...(plan.homes ?? []).map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
+    ...[...(plan.homes ?? []), ...cwdShown].map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
   ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
   const sources: string[] = [];
   const bind = (flag: string, p: string) => {
