@@ -286,6 +286,7 @@ const catalog = {
   "tools.manifest.bothFiles": { zh: "同一个目录里既有 manifest.toml 又有 plugin-manifest.toml：只留一个", en: "the folder has both manifest.toml and plugin-manifest.toml: keep one" },
   "tools.manifest.read": { zh: "读不了：{error}", en: "cannot be read: {error}" },
   "tools.clash": { zh: "插件 {name}：{winner}（{winnerOrigin}）盖过了 {loser}（{loserOrigin}）", en: "plugin {name}: {winner} ({winnerOrigin}) wins over {loser} ({loserOrigin})" },
+  "plugins.linkOutOfRoot": { zh: "{folder} 是指向插件根目录 {root} 之外的符号链接（{target}），没有加载：能写那里的智能体就能改 hub 要运行的代码。把插件移动或复制进根目录，或用 `serve --plugins` 指定它所在的目录", en: "{folder} is a symbolic link to {target}, outside its plugin root {root}: it was not loaded (an agent that can write there could change code the hub runs). Move or copy the plugin into the root, or name the folder holding it with `serve --plugins`" },
   "tools.tooManyFolders": { zh: "{root} 里的插件目录超过 {limit} 个，多出的没有读", en: "{root} has more than {limit} plugin folders; the rest were not read" },
   "tools.call.name": { zh: "工具名应为 <插件>.<工具>：{name}", en: "a tool is named <plugin>.<tool>: {name}" },
   "mcp.unknownTool": { zh: "agent-autoloop mcp 没有工具 {tool}：tools/list 列出它有的工具", en: "agent-autoloop mcp has no tool {tool}: tools/list names the tools it has" },

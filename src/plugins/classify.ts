@@ -3,8 +3,8 @@
  * source.ts` (code plugins, also `.js` and `.mjs`), `manifest.toml | plugin-manifest.toml` (a tool plugin),
  * `plugin.json` (a declarative plugin). One table, one scan of the roots for every kind; nothing is read or run.
  */
-import { lstatSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
+import { join, relative, isAbsolute } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { pluginFoldersMax } from "./limits.js";
 import { pluginKinds, type CodeKind, type PluginKind, type PluginRoot, type ScannedFolder } from "./types.js";
@@ -39,7 +39,11 @@ export interface Scan {
 
 /**
  * Scans `roots` in order: each folder (dot names left out, sorted, at most `pluginFoldersMax` a root) that holds an
- * entry file of some kind. A root that does not exist holds none. Never throws.
+ * entry file of some kind. A root that does not exist holds none. A folder entry that is a symbolic link leading out
+ * of its root (or nowhere) is left out with a note (`plugins.linkOutOfRoot`), for every kind (issue 26 round 9: the
+ * owner linked a plugin folder from a project; an agent working in that project rewrote the plugin's code, which the
+ * hub then ran as itself — what the hub runs must lie inside a root, which sandboxes keep read-only or hide). Links
+ * inside a plugin's folder follow the same rule (files.ts). Never throws.
  */
 export function scanRoots(roots: readonly PluginRoot[], lang: Lang): Scan {
   const folders: ScannedFolder[] = [];
@@ -52,6 +56,11 @@ export function scanRoots(roots: readonly PluginRoot[], lang: Lang): Scan {
     }
     for (const name of names) {
       const dir = join(root.dir, name);
+      const outside = linkOutOf(root.dir, dir);
+      if (outside !== null) {
+        if (classify(dir).length > 0) notes.push(t(lang, "plugins.linkOutOfRoot", { folder: dir, target: outside, root: root.dir }));
+        continue;
+      }
       const kinds = classify(dir);
       if (kinds.length > 0) folders.push({ dir, name, origin: root.origin, rootIndex, kinds });
     }
@@ -66,6 +75,32 @@ export function folderNames(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * Where entry `path` of folder `root` leads when it is a symbolic link leading out of `root` (its real path; or its
+ * link text when it leads nowhere), else null (no link, or one that stays inside).
+ */
+function linkOutOf(root: string, path: string): string | null {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return null;
+  } catch {
+    return null;
+  }
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return path; // a dangling link may be made to lead anywhere later
+  }
+  let base: string;
+  try {
+    base = realpathSync(root);
+  } catch {
+    return real;
+  }
+  const rel = relative(base, real);
+  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? real : null;
 }
 
 /** Whether a folder entry is there at all, whatever it is (lstat: a dangling symlink is there). */

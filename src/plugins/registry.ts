@@ -117,6 +117,8 @@ export class PluginRegistry {
     const scan = scanRoots(this.o.roots, this.o.lang);
     for (const loader of this.o.loaders) await loader.load(scan.folders.filter((f) => f.kinds.some((k) => loader.kinds.includes(k))));
     this.printLoaded = print;
+    // A new note (a linked folder left out) is logged once, as a clash is.
+    for (const n of scan.notes) if (!this.notes.includes(n)) this.o.log?.(n);
     this.notes = scan.notes;
     this.asked ??= snapshot(this.list());
     this.sayClashes();

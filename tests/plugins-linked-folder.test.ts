@@ -1,0 +1,55 @@
+/**
+ * Issue 26 round 9, High (reported case kept): the owner made a plugin folder a symbolic link to a folder of a project
+ * (`ext/devsvc -> /srv/proj/devsvc`); an agent working in that project rewrote the plugin's code, and the hub ran it
+ * as itself (the service restarted by the watcher, a sync plugin at the owner's next `plugins invoke`) and the
+ * master key was taken. The kind: what the hub runs must lie inside a plugin root, which sandboxes keep read-only or
+ * hide. A plugin folder that is a link leading out of its root (or nowhere) is left out, for every kind, and said.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { hubFixture, tempDir, until } from "./helpers.js";
+import { copyExample } from "./declarative-helpers.js";
+import { cliLines as cli, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import type { Plugins } from "../src/protocol/responses.js";
+
+test("issue 26 r9 (reported case): a plugin folder linked from a project outside its root is not loaded, of any kind, and the hub says why; a link that stays in the root loads", async () => {
+  const logs: string[] = [];
+  const f = await hubFixture(undefined, {}, "", { log: (l: string) => logs.push(l) });
+  const proj = realpathSync(tempDir("aa-linked-proj-"));
+  try {
+    const plugins = f.home.plugins;
+    mkdirSync(plugins, { recursive: true });
+    const echo = nodePlugin(`return { jsonrpc: "2.0", id: req.id, result: { hi: true } };`);
+    // In the project (where an agent works): a tool plugin and a declarative one, each linked into the home's root.
+    writePlugin(proj, "devplug", syncManifest("devplug", "node", ["main.js"], toolToml("hi")), { "main.js": echo });
+    copyExample(proj, "devdecl");
+    symlinkSync(join(proj, "devplug"), join(plugins, "devplug"));
+    symlinkSync(join(proj, "devdecl"), join(plugins, "devdecl"));
+    symlinkSync(join(proj, "gone"), join(plugins, "dangling"));
+    // Inside the root: a folder under a dot name (never scanned itself) and a link to it, which stays in the root.
+    writePlugin(plugins, ".kept", syncManifest("kept", "node", ["main.js"], toolToml("hi")), { "main.js": echo });
+    symlinkSync(join(plugins, ".kept"), join(plugins, "kept"));
+
+    // The home's plugins (the built-in ones are listed too).
+    const ids = async () => ((await f.call("GET", "/v1/plugins", f.keys.owner)).body as Plugins).filter((p) => p.origin === "home").map((p) => `${p.kind}:${p.manifest.id}`).sort();
+    await until(async () => (await ids()).includes("tool:kept"), 10_000, "the linked plugin inside the root to load");
+    assert.deepEqual(await ids(), ["tool:kept"]);
+    const tools = ((await f.call("GET", "/v1/tools", f.keys.owner)).body as { name: string }[]).map((t) => t.name);
+    assert.deepEqual(tools, ["kept.hi"]);
+    const said = (folder: string, target: string) =>
+      `${join(plugins, folder)} is a symbolic link to ${target}, outside its plugin root ${plugins}: it was not loaded (an agent that can write there could change code the hub runs). Move or copy the plugin into the root, or name the folder holding it with \`serve --plugins\``;
+    await until(() => logs.some((l) => l.includes(said("devdecl", join(proj, "devdecl")))), 10_000, () => `the log to say why: ${logs.join("\n")}`);
+    for (const line of [said("devdecl", join(proj, "devdecl")), said("devplug", join(proj, "devplug"))]) {
+      assert.equal(logs.filter((l) => l.includes(line)).length, 1, `said once: ${line}\n${logs.join("\n")}`);
+    }
+    // The owner's own call of the linked tool: refused as unknown, nothing of the project runs.
+    const invoked = await cli(["plugins", "invoke", "devplug.hi", "--args", "{}"], f.home.dir);
+    assert.notEqual(invoked.code, 0, JSON.stringify(invoked));
+    assert.match(invoked.err.join("\n"), /devplug/);
+  } finally {
+    await f.close();
+    rmSync(proj, { recursive: true, force: true });
+  }
+});
