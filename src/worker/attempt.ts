@@ -26,10 +26,10 @@ import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
-import { neutralise, relayed } from "../kernel/text.js";
+import { neutralise, redact, relayed } from "../kernel/text.js";
 import { sessionLinkPattern } from "../protocol/patterns.js";
 import type { TranscriptEntry } from "../protocol/schema.js";
-import { runSecrets } from "./transcript.js";
+import { redactedDeep, runSecrets } from "./transcript.js";
 
 /** How often a launch's files are read while it runs, in ms. */
 const watchIntervalMs = 200;
@@ -64,13 +64,33 @@ export class Attempt {
    * @param recovered whether an earlier worker process (or an earlier try) worked on it: go on from its files
    * @param signal aborted when the owner cancels the run
    */
+  /**
+   * The run's secrets (transcript.ts `runSecrets`): its token and what its rule's `env` grants, then also its CLI's
+   * keys once the plugin is loaded. Replaced in everything the attempt reports of the agent (issue 26 round 9: a
+   * granted GH_TOKEN the agent printed reached the run's summary, a notice card and the failure reason; only the
+   * transcript was redacted).
+   */
+  private secrets: readonly string[];
+
   constructor(
     private readonly host: AttemptHost,
     readonly job: Job,
     readonly dir: string,
     readonly recovered: boolean,
     private readonly signal: AbortSignal,
-  ) {}
+  ) {
+    this.secrets = runSecrets(job, childEnv(process.env, job.agent.env ?? [], {}));
+  }
+
+  /** The run's secrets with the agent plugin's own variables (its CLI's keys) too. */
+  private knowPlugin(plugin: AgentPlugin): void {
+    this.secrets = runSecrets(this.job, childEnv(process.env, [...(plugin.passEnv ?? []), ...(this.job.agent.env ?? [])], {}));
+  }
+
+  /** Reports the result with the run's secrets replaced in every text of it. */
+  private submit(body: Result): Promise<void> {
+    return this.host.submit(this.job, this.dir, redactedDeep(body, this.secrets));
+  }
 
   /** Whether the run was cancelled. */
   private get cancelled(): boolean {
@@ -93,7 +113,7 @@ export class Attempt {
       mkdirSync(agentDir, { recursive: true, mode: 0o700 });
       writeFileDurable(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2));
     }
-    const submit = (body: Result) => this.host.submit(job, dir, body);
+    const submit = (body: Result) => this.submit(body);
     if (recovered && existsSync(join(dir, "result.json"))) {
       // The body this worker kept before it stopped; one that no longer reads as a result reports why instead.
       const kept = check("Result", JSON.parse(readRegular(join(dir, "result.json"), lang)), lang);
@@ -103,6 +123,7 @@ export class Attempt {
     let plugin: AgentPlugin;
     try {
       plugin = await this.host.plugins.load<AgentPlugin>("agent", job.agent.use);
+      this.knowPlugin(plugin);
     } catch (e) {
       return submit({ outcome: "failed", error: (e as Error).message, session: job.session });
     }
@@ -140,7 +161,7 @@ export class Attempt {
   private async launches(plugin: AgentPlugin, turnBase: Omit<Turn, "prompt" | "resume">, prompt: string): Promise<void> {
     const { job, dir, recovered } = this;
     const lang = this.host.lang;
-    const submit = (body: Result) => this.host.submit(job, dir, body);
+    const submit = (body: Result) => this.submit(body);
 
     // Launch 1: the run itself, continuing the suggested session; a refused session opens a new one.
     let launch = recovered ? latestLaunch(dir) : 0;
@@ -228,9 +249,9 @@ export class Attempt {
         return { ok: false, error: text, ...(card !== undefined ? { awaitingCard: card } : {}) };
       },
       isCancelled: () => this.cancelled,
-      sendArtifact: (file, text) => this.host.sendArtifact(job, file, text),
+      sendArtifact: (file, text) => this.host.sendArtifact(job, file, redact(text, this.secrets)),
       progress: (session) => this.host.keep(progressFile, session, job.run),
-      submit: (body) => this.host.submit(job, dir, body),
+      submit: (body) => this.submit(body),
     }, recovered ? progressOf(progressFile) : null);
   }
 
@@ -285,7 +306,7 @@ export class Attempt {
     // same reading maps new lines to transcript steps, with the run's secrets replaced there (transcript-lines.ts).
     const launch = Number(basename(ldir));
     const transcript = {
-      secrets: runSecrets(job, childEnv(process.env, [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])], {})),
+      secrets: this.secrets,
       steps: (steps: TranscriptStep[]) => this.host.transcript(job, steps.map((s) => ({ ...s, attempt: job.attempt, launch }))),
     };
     const read = (code: number | null) => this.host.output.read(ldir, job.agent.use, code, transcript);
@@ -310,7 +331,7 @@ export class Attempt {
           reportedSession = r.session;
           const link = plugin.link?.(r.session) ?? null;
           const shown = typeof link === "string" && new RegExp(sessionLinkPattern).test(link) ? link : null;
-          await this.host.started(job, { session: relayedSession(r.session), link: shown });
+          await this.host.started(job, redactedDeep({ session: relayedSession(r.session), link: shown }, this.secrets));
         }
         if (r?.finished && finishedAt === null) finishedAt = Date.now();
         if (finishedAt !== null && Date.now() - finishedAt > this.host.finishedGraceMs) stop();

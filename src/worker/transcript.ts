@@ -12,6 +12,7 @@ import type { Job } from "../protocol/responses.js";
 import type { TranscriptEntry } from "../protocol/schema.js";
 import { transcriptBatchIntervalMs, transcriptBatchMaxEntries, transcriptQueueMaxEntries } from "../kernel/limits.js";
 import { baseEnvNames, envNameAllowed } from "./env.js";
+import { neutralise, redact } from "../kernel/text.js";
 
 /** One run's queue. */
 interface Queue { job: Job; entries: TranscriptEntry[]; timer: NodeJS.Timeout; sending: Promise<void> | null; cut: boolean }
@@ -89,6 +90,28 @@ export class TranscriptSender {
     for (const q of this.runs.values()) clearInterval(q.timer);
     this.runs.clear();
   }
+}
+
+/**
+ * `value` with the run's `secrets` replaced by `[redacted]` in every string it holds (object keys are left), for what a
+ * worker reports of an agent besides its transcript: the result (summary, error, the receipt's cards, notices and
+ * events), the started link, a workflow's files (issue 26 round 9). A string holding a secret is neutralised first
+ * (control characters removed, as the transcript does: one inside a secret would otherwise join it again later); one
+ * holding none is left exactly as it is. Arrays and plain objects are copied; the input is not changed.
+ */
+export function redactedDeep<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      const plain = neutralise(v, false);
+      const out = redact(plain, secrets);
+      return out === plain ? v : out;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
 }
 
 /** Of a secret, values shorter than this are not looked for (a flag's `1`, a `true`, would be replaced everywhere). */
