@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { approvalDefault, approvalOf, approvalRuleFor, approvalsOf, ruleOffers, starMatch, type ApprovalAsk, type Rules } from "../src/kernel/rules.js";
+import { approvalDefault, approvalOf, approvalRuleFor, approvalsOf, pluginDenied, ruleOffers, starMatch, type ApprovalAsk, type Rules } from "../src/kernel/rules.js";
 import { parseRules } from "../src/protocol/rules-file.js";
 
 /** The issue's own rules.json, with a rule that offers tools and a few more approvals. */
@@ -147,4 +147,12 @@ test("a call of kind http (issue 18): no entry names it → prompt, lifted once 
     [{ plugin: "review", tool: "review.x", trusted: true }, { mode: "prompt", why: "plugin", index: 4 }],
   ];
   for (const [o, want] of cases) assert.deepEqual(approvalOf(approvals, ask(o)), want, JSON.stringify(o));
+});
+
+test("pluginDenied (issue 26 round 9): a plugin is denied whole only by its plugin entry saying deny with no tool entry saying otherwise; such a plugin is not offered, so never listed for an agent", () => {
+  assert.deepEqual(["dangerous", "file-ops", "search", "review", "unnamed"].map((p) => pluginDenied(approvals, p)), [true, false, false, false, false]);
+  const entry = { plugin: "x", allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false };
+  const deny = { ...entry, tool: null, mode: "deny" as const };
+  const tool = (mode: "auto" | "prompt" | "deny") => ({ ...entry, tool: "x.one", mode });
+  assert.deepEqual([pluginDenied([deny], "x"), pluginDenied([deny, tool("deny")], "x"), pluginDenied([deny, tool("auto")], "x"), pluginDenied([tool("deny")], "x")], [true, true, false, false]);
 });

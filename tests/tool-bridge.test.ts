@@ -182,7 +182,8 @@ test("a run's tools: the rule's patterns without hidden tools; the first use ask
 });
 
 test("deny answers the reason; an unanswered prompt answers 'awaiting approval, card N'; a tool not offered is refused; access read marks tools read-only", async () => {
-  const f = await fixture(["hello-python.greet", "blocked.rm"], [{ plugin: "blocked", mode: "deny" }, { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt" }], 1);
+  // The tool denied by its own entry (a plugin denied whole is not even listed: issue 26 round 9, tool-calls.test.ts).
+  const f = await fixture(["hello-python.greet", "blocked.rm"], [{ plugin: "blocked", tool: "blocked.rm", mode: "deny" }, { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt" }], 1);
   const job = await claim(f, "s2");
   const { client } = await connect(f, job);
   const denied = await client.callTool({ name: "blocked.rm", arguments: {} });

@@ -75,7 +75,9 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     { plugin: "outside", mode: "auto" },
     { plugin: "outside", tool: "outside.greet", mode: "prompt", allow_session_keys: ["alerts:ok-*"] },
   ], ["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*", "outside.*"]), async ({ f, client, owner, job }) => {
-    assert.deepEqual([job.tools, job.sessionKey], [["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*", "outside.*"], "alerts:s1"]);
+    // A plugin the approvals deny whole (dangerous) is named so: the worker never lists its tools (issue 26 round 9);
+    // a call naming it is still the hub's to refuse, with the approvals' reason.
+    assert.deepEqual([job.tools, job.toolsDenied, job.sessionKey], [["hello-python.greet", "search.*", "dangerous.*", "builtin.*", "secret.*", "outside.*"], ["dangerous"], "alerts:s1"]);
     const call = (b: ToolCallBody) => client.toolCall(job.run, job.token, b);
     assert.deepEqual(await call(callBody("builtin.x")), { call: 1, decision: "allow", sessionKey: "alerts:s1" }, "no entry: auto");
     assert.deepEqual(await call(callBody("search.find")), { call: 2, decision: "allow", sessionKey: "alerts:s1" }, "the plugin's entry: auto");

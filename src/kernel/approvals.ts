@@ -52,6 +52,16 @@ export function approvalRuleFor(approvals: readonly ApprovalRule[], plugin: stri
   return pluginOnly;
 }
 
+/**
+ * Whether `approvals` deny every tool of `plugin` whoever calls (issue 26 round 9): the entry naming the plugin alone
+ * says `deny` and no entry naming one of its tools says anything else. Such a plugin is not offered to agents, so its
+ * tools are never listed for them (listing runs a plugin whose manifest names none: "a denied plugin never runs").
+ */
+export function pluginDenied(approvals: readonly ApprovalRule[], plugin: string): boolean {
+  const own = approvals.filter((r) => r.plugin === plugin);
+  return own.find((r) => r.tool === null)?.mode === "deny" && own.every((r) => r.tool === null || r.mode === "deny");
+}
+
 /** One tool call to approve: what is called, by whom, and what is known of the plugin. */
 export interface ApprovalAsk {
   /** The plugin's name and the tool as `<plugin>.<tool>`. */

@@ -12,7 +12,7 @@ import type { ApprovalRule } from "./approvals.js";
 
 export { globMatch, anyGlob, starMatch } from "./glob.js";
 export {
-  approvalDefault, approvalOf, approvalRuleFor, ownerSessionKey, toolSessionKey,
+  approvalDefault, approvalOf, approvalRuleFor, ownerSessionKey, pluginDenied, toolSessionKey,
   type ApprovalAsk, type ApprovalMode, type ApprovalRule, type ApprovalVerdict,
 } from "./approvals.js";
 export { assetRefPattern, toolNamePattern, toolPluginNamePattern } from "./names.js";

@@ -4,7 +4,7 @@
  * run-results.ts; its end, retries, stops and deadlines run-end.ts.
  */
 import type { Ctx } from "./context.js";
-import { ruleTools, toolSessionKey, type RuleDef } from "./rules.js";
+import { approvalsOf, pluginDenied, ruleTools, toolSessionKey, type RuleDef } from "./rules.js";
 import { heartbeatRecordIntervalMs, runLeaseMs, workerOfflineMs, stateRecentCards } from "./limits.js";
 import { runToken, safeEqual } from "./credentials.js";
 import { closeCard } from "./cards.js";
@@ -180,6 +180,7 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
     session,
     askFirst: c.rules.askFirst,
     tools: ruleTools(rule),
+    ...toolsDenied(c, rule),
     sessionKey: toolSessionKey(rule.name, run.lane),
     context: buildContext(c, run, rule),
   };
@@ -187,6 +188,12 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
   occupy(c, run);
   c.tx.put("runs", run.id, run);
   c.due("lease", run.id, c.now + runLeaseMs);
+}
+
+/** `toolsDenied` of a job: the plugins of the rule's `tools` the approvals deny whole, when there are any. */
+function toolsDenied(c: Ctx, rule: RuleDef): { toolsDenied?: string[] } {
+  const denied = [...new Set(ruleTools(rule).map((p) => p.slice(0, p.indexOf("."))))].filter((p) => pluginDenied(approvalsOf(c.rules), p));
+  return denied.length ? { toolsDenied: denied } : {};
 }
 
 /** The context file's content (protocol.md Job.context): data, never instructions. */

@@ -57,6 +57,11 @@ export const Job = Type.Object({
   askFirst: Type.Array(str()),
   /** The rule's `tools` patterns as written (`<plugin>.<tool>`, `*` any run of characters), `[]` when none (issue 16). */
   tools: Type.Array(str()),
+  /**
+   * The plugins of `tools` that rules.json's approvals deny whole (issue 26 round 9): the worker neither lists nor
+   * offers their tools (listing runs a plugin whose manifest names none: a denied plugin never runs). Absent when none.
+   */
+  toolsDenied: Type.Optional(Type.Array(str())),
   /** The session key of this run's tool calls: `<rule>:<lane subject>` (issue 16; spec tool-plugins.md §4 `session_key`). */
   sessionKey: str(),
   /**

@@ -311,7 +311,9 @@ export class ToolBridges {
   private async offered(job: Job): Promise<OfferedTool[]> {
     const host = await this.toolHost();
     host.registry.rescan();
-    return offeredTools(host, job.tools, (plugin, error) => this.o.log(t(this.o.lang, "bridge.listFailed", { run: job.run, plugin, error })));
+    // A plugin the approvals deny whole is not asked for its tools (it would run to list them).
+    const denied = new Set(job.toolsDenied ?? []);
+    return offeredTools(host, job.tools.filter((p) => !denied.has(p.slice(0, p.indexOf(".")))), (plugin, error) => this.o.log(t(this.o.lang, "bridge.listFailed", { run: job.run, plugin, error })));
   }
 
   /** One call of the agent, from the hub's decision to the tool's result. Never throws. */
