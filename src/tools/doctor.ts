@@ -7,7 +7,7 @@ import { delimiter, join, resolve } from "node:path";
 import { t, render, type MessageId } from "../i18n/messages.js";
 import { cgroupBases, controllerLimitName, controllerMissing, neededControllers } from "./cgroup.js";
 import { probeBwrap, probeError } from "./sandbox.js";
-import { formatClash } from "../plugins/precedence.js";
+import { formatClash, type PluginClash } from "../plugins/precedence.js";
 import type { ToolRegistry } from "./registry.js";
 import { runners } from "./runners.js";
 import { bindRefusal, bindsOf, type LaunchSettings } from "./process.js";
@@ -40,19 +40,28 @@ export function resolveCommand(command: string, dir: string, path: string): stri
   return null;
 }
 
-/** Checks every plugin folder of `registry` (the last rescan). Verdicts: ok, warn (shadowed), fail (needs fixing). */
-export async function diagnose(registry: ToolRegistry, s: LaunchSettings): Promise<PluginDiagnosis[]> {
+/**
+ * Checks every plugin folder of `registry` (the last rescan). Verdicts: ok, warn (shadowed, or shadowing a plugin of
+ * another kind: `acrossKinds`, the plugin layer's `kindClashes`), fail (needs fixing).
+ */
+export async function diagnose(registry: ToolRegistry, s: LaunchSettings, acrossKinds: readonly PluginClash[] = []): Promise<PluginDiagnosis[]> {
   const out: PluginDiagnosis[] = [];
   const clashes = registry.problems().clashes;
-  for (const rec of registry.list()) out.push({ plugin: rec.name, dir: rec.dir, lines: await check(rec, s, clashes.filter((c) => c.name === rec.name).map((c) => formatClash(c, s.lang))) });
+  for (const rec of registry.list()) {
+    const own = clashes.filter((c) => c.name === rec.name).map((c) => formatClash(c, s.lang));
+    const others = acrossKinds.filter((c) => c.winner.dir === rec.dir).map((c) => formatClash(c, s.lang, c.kind));
+    out.push({ plugin: rec.name, dir: rec.dir, lines: await check(rec, s, own, others) });
+  }
   return out;
 }
 
-async function check(rec: ToolPluginRecord, s: LaunchSettings, clashes: string[]): Promise<ConformanceLine[]> {
+async function check(rec: ToolPluginRecord, s: LaunchSettings, clashes: string[], acrossKinds: string[]): Promise<ConformanceLine[]> {
   const lines: ConformanceLine[] = [];
   const add = (id: MessageId, verdict: ConformanceLine["verdict"], detail: string) => lines.push({ check: render(s.lang, { id }), verdict, detail });
   add("tools.conf.manifest", rec.errors.length > 0 ? "fail" : "ok", rec.errors.join("; ") || rec.manifestPath);
   if (clashes.length > 0) add("tools.doctor.clash", rec.status === "shadowed" ? "warn" : "ok", clashes.join("; "));
+  // It wins, but the plugin it shadows is out of use whole: one of the two wants another name.
+  if (acrossKinds.length > 0) add("tools.doctor.clash", "warn", acrossKinds.join("; "));
   const m = rec.manifest;
   if (!m) return lines;
   // Inside a sandbox the folder is /workspace, but a relative command is the same file.
