@@ -2,11 +2,11 @@
  * A health check of every tool plugin found (later `agent-autoloop plugins doctor`): its manifest, its entry point
  * (found without running it), whether the sandbox it asks for can be made here, and name clashes. Runs no plugin code.
  */
-import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { t, render, type MessageId } from "../i18n/messages.js";
 import { cgroupBases, controllerLimitName, controllerMissing, neededControllers } from "./cgroup.js";
 import { probeBwrap, probeError } from "./sandbox.js";
+import { executableFile } from "../common/file-checks.js";
 import { formatClash, type PluginClash } from "../plugins/precedence.js";
 import type { ToolRegistry } from "./registry.js";
 import { runners } from "./runners.js";
@@ -20,23 +20,13 @@ export interface PluginDiagnosis {
   lines: ConformanceLine[];
 }
 
-/** Whether `file` is an executable file. */
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /** Where `command` would be run from: a path relative to the plugin folder, or the first match in `PATH`. */
 export function resolveCommand(command: string, dir: string, path: string): string | null {
   if (command.includes("/")) {
     const file = resolve(dir, command);
-    return executable(file) ? file : null;
+    return executableFile(file) ? file : null;
   }
-  for (const d of path.split(delimiter).filter(Boolean)) if (executable(join(d, command))) return join(d, command);
+  for (const d of path.split(delimiter).filter(Boolean)) if (executableFile(join(d, command))) return join(d, command);
   return null;
 }
 
