@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { hubFixture, makeHome, serveFixture, baseRules, engine, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
 import { homePaths } from "../src/host/home.js";
 import { cliLines, examples, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { refusedRuns } from "./sandbox-helpers.js";
 import { Worker } from "../src/worker/worker.js";
 import { sandboxAround } from "../src/worker/launch-sandbox.js";
 
@@ -243,16 +244,8 @@ test("a sandboxed launch is refused, saying why, when it would leave the hub use
   };
   const fx = await serveFixture(makeHome(rules));
   f = fx;
-  // The worker has a home of its own (as on another computer), so that its path is known before the rules are.
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: homePaths(hub), lang: "en" });
-  workers.push(w);
-  void w.run();
-  for (const [id] of cases) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
-  const st = await until(async () => {
-    const s = await fx.state();
-    return s.runs.length === cases.length && s.runs.every((r) => r.state === "waiting") && s;
-  }, 60_000, "every run refused");
-  assert.deepEqual(Object.fromEntries(st.runs.map((r) => [r.rule, r.error])), Object.fromEntries(cases.map(([id, , , why]) => [id, why(hub)])));
+  const errors = await refusedRuns(fx, cases.map(([id]) => id), homePaths(hub), workers);
+  assert.deepEqual(errors, Object.fromEntries(cases.map(([id, , , why]) => [id, why(hub)])));
 });
 
 /**

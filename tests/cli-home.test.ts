@@ -5,7 +5,7 @@
  * the same kinds: `add` and its git arguments, built-in plugins, reserved source names, `mcp` on an over-long line,
  * and text from outside printed raw. Every command runs as a real child process of bin/agent-autoloop.js.
  */
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync, execFileSync, type ChildProcess } from "node:child_process";
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { cliEnv, initHome, runCli } from "./cli-homes.js";
+import { cliBin, cliEnv, cliHomes, runCli } from "./cli-homes.js";
 import { engine, tempDir, until, hubFixture } from "./helpers.js";
 import { hashKey, hashText } from "../src/kernel/credentials.js";
 import { canonicalJson } from "../src/host/http.js";
@@ -21,22 +21,17 @@ import { processAlive, processInfo } from "../src/host/lock.js";
 import { fileErrorMessage } from "../src/host/home-files.js";
 import { writeFileAtomic } from "../src/host/home.js";
 
-const bin = join(engine, "bin", "agent-autoloop.js");
-const root = tempDir("aa-cli-home-");
-const children: ChildProcess[] = [];
-after(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-  rmSync(root, { recursive: true, force: true });
-});
+const bin = cliBin;
+const homes = cliHomes("aa-cli-home-");
+const { root, children } = homes;
 
 const envFor = cliEnv;
 
 const cli = runCli;
 
-let homes = 0;
 /** A new home made by `init`, with `listen` set (nothing listens on port 1) and no local worker or channels. */
 function newHome(listen = "127.0.0.1:1"): string {
-  return initHome(join(root, `home-${++homes}`), listen);
+  return homes.newHome(listen);
 }
 
 /** Starts `serve --listen 127.0.0.1:0` on a home as a child process. */

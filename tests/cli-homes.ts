@@ -2,11 +2,12 @@
  * The CLI run as a child process on a home of its own, for tests that start and stop hubs (and strangers) around it:
  * its environment, one run of it, and a home made by `init` (`npm run build` first: it runs dist/ through bin/).
  */
+import { after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFile, spawnSync, type ChildProcess } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { engine } from "./helpers.js";
+import { engine, tempDir } from "./helpers.js";
 
 /** The CLI's entry point. */
 export const cliBin = join(engine, "bin", "agent-autoloop.js");
@@ -33,4 +34,25 @@ export function initHome(home: string, listen: string): string {
   const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
   writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, listen, worker: null, channels: {} }));
   return home;
+}
+
+/** A test file's folder of homes and the child processes its tests start. */
+export interface CliHomes {
+  root: string;
+  /** Children to kill (SIGKILL) if still running after the file's tests. */
+  children: ChildProcess[];
+  /** The next home in `root`, made by `initHome` with `listen`. */
+  newHome(listen: string): string;
+}
+
+/** A folder of homes (`tempDir(prefix)`) for one test file: after its tests, every child left is killed and the folder removed. */
+export function cliHomes(prefix: string): CliHomes {
+  const root = tempDir(prefix);
+  const children: ChildProcess[] = [];
+  after(() => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+    rmSync(root, { recursive: true, force: true });
+  });
+  let homes = 0;
+  return { root, children, newHome: (listen) => initHome(join(root, `home-${++homes}`), listen) };
 }

@@ -5,33 +5,26 @@
  * HMAC of the client's random challenge). Every command that finds the hub is tried against impostors of several
  * kinds (no proof, a made-up proof, the challenge echoed, a proof for another challenge), then against the real hub.
  */
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHmac, hkdfSync } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliEnv, initHome, runCli } from "./cli-homes.js";
-import { engine, tempDir, serveProcess, freePort } from "./helpers.js";
+import { cliBin, cliEnv, cliHomes, runCli } from "./cli-homes.js";
+import { serveProcess, freePort } from "./helpers.js";
 
-const bin = join(engine, "bin", "agent-autoloop.js");
-const root = tempDir("aa-hub-proof-");
-const children: ChildProcess[] = [];
-after(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-  rmSync(root, { recursive: true, force: true });
-});
+const bin = cliBin;
+const homes = cliHomes("aa-hub-proof-");
+const { root, children } = homes;
 
 const envFor = cliEnv;
 
 const cli = runCli;
 
-let homes = 0;
-function newHome(listen: string): string {
-  return initHome(join(root, `home-${++homes}`), listen);
-}
+const newHome = homes.newHome;
 
 type Forge = "none" | "garbage" | "echo" | "stale";
 

@@ -8,56 +8,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative, resolve, sep } from "node:path";
-import ts from "typescript";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { engine } from "./helpers.js";
+import { lineOf, places, Project, sources } from "./overlay-compile.js";
 
-/** Every TypeScript file under src/, the program's roots (what `npm run build` compiles of the engine). */
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? sources(p) : p.endsWith(".ts") ? [p] : [];
-  });
-}
-
-const options = (() => {
-  const read = ts.getParsedCommandLineOfConfigFile(join(engine, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
-  assert.ok(read, "tsconfig.json");
-  return { ...read.options, noEmit: true, incremental: false };
-})();
-
-/** The engine's sources with `files` (path under the engine → text) laid over them. */
-type Overlay = Record<string, string>;
-
-let previous: ts.Program | undefined;
-
-/** The compiler's errors on src/ with the overlay, each as `<file>:<line> TS<code> <message>`, in order. */
-function compile(overlay: Overlay): string[] {
-  const over = new Map(Object.entries(overlay).map(([p, text]) => [resolve(engine, p), text]));
-  const host = ts.createCompilerHost(options, true);
-  const { fileExists, readFile, getSourceFile } = host;
-  host.fileExists = (f) => over.has(resolve(f)) || fileExists.call(host, f);
-  host.readFile = (f) => over.get(resolve(f)) ?? readFile.call(host, f);
-  host.getSourceFile = (f, lang, onError, fresh) => {
-    const text = over.get(resolve(f));
-    return text !== undefined ? ts.createSourceFile(f, text, lang, true) : getSourceFile.call(host, f, lang, onError, fresh);
-  };
-  const roots = [...new Set([...sources(join(engine, "src")), ...[...over.keys()].filter((f) => f.endsWith(".ts"))])];
-  const program = ts.createProgram({ rootNames: roots, options, host, oldProgram: previous });
-  previous = program;
-  return ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file ? `${relative(engine, d.file.fileName).split(sep).join("/")}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : "-";
-    return `${where} TS${d.code} ${ts.flattenDiagnosticMessageText(d.messageText, " ")}`;
-  });
-}
-
-/** The line (1-based) of `file` under the engine, in `text`, holding `needle`. */
-function lineOf(text: string, needle: string): number {
-  const i = text.split("\n").findIndex((l) => l.includes(needle));
-  assert.ok(i >= 0, needle);
-  return i + 1;
-}
+/** The engine's sources under src/, the program's roots (what `npm run build` compiles of the engine). */
+const project = new Project("tsconfig.json", () => sources(join(engine, "src")));
+const compile = (overlay: Record<string, string>) => project.compile(overlay);
 
 const runnersPath = "src/tools/runners.ts";
 const patternsPath = "src/protocol/patterns.ts";
@@ -99,7 +57,7 @@ test("a tool-plugin kind added as one runner file and one table entry: the compi
   // (the member it lacks) and the table's line (its kind is not in the contract's list of kinds), and nothing else.
   const firstTry = runnerFile({ conformance: false, call: true });
   const first = compile({ [runnersPath]: withEntry, [runnerPath]: firstTry });
-  assert.deepEqual(first.map((e) => e.split(" ").slice(0, 2).join(" ")), [
+  assert.deepEqual(places(first), [
     `${runnerPath}:${lineOf(firstTry, "export const echoRunner")} TS2741`,
     `${runnersPath}:${lineOf(withEntry, "echo: echoRunner")} TS2353`,
   ], first.join("\n"));
@@ -108,7 +66,7 @@ test("a tool-plugin kind added as one runner file and one table entry: the compi
   // The contract's list names the kind and the table has no entry: the compiler names the table.
   const contract = patterns.replace(kinds, 'export const toolPluginTypes = ["sync", "async", "service", "mcp", "echo"] as const;');
   const noEntry = compile({ [patternsPath]: contract });
-  assert.deepEqual(noEntry.map((e) => e.split(" ").slice(0, 2).join(" ")), [`${runnersPath}:${lineOf(runners, "export const runners")} TS2741`], noEntry.join("\n"));
+  assert.deepEqual(places(noEntry), [`${runnersPath}:${lineOf(runners, "export const runners")} TS2741`], noEntry.join("\n"));
   assert.match(noEntry[0]!, /Property 'echo' is missing/);
 
   // Every place it named handled: the runner whole, the table entry, the contract's list. Nothing else fails to compile.

@@ -291,3 +291,48 @@ test("plugins inspect shows a plugin of any kind: a declarative one with its too
   assert.deepEqual(agent.out.slice(0, 3), ["claude - — agent (builtin): ok", "  why: in use: no other folder of its kind has its name", `  folder: ${join(engine, "plugins", "claude")}`]);
   assert.deepEqual(await cli(["plugins", "inspect", "nope"], made.dir), { code: 1, out: [], err: [`agent-autoloop: no plugin named nope (looked among the built-in ones and in ${made.home.plugins})`] });
 });
+
+test("a declarative plugin whose id is a tool plugin's name: the tool plugin wins and the clash is reported — GET /v1/plugins, the hub's log, plugins list and doctor; never silent", async () => {
+  const made = makeHome();
+  const declDir = copyExample(made.home.plugins);
+  const toolDir = join(made.home.plugins, "example-tool");
+  cpSync(join(examples, "hello-python"), toolDir, { recursive: true });
+  const manifest = join(toolDir, "manifest.toml");
+  writeFileSync(manifest, readFileSync(manifest, "utf8").replace('name = "hello-python"', 'name = "example"'));
+  const clash = `plugin example: the tool plugin ${toolDir} (home) wins over the declarative plugin ${declDir} (home) of the same id: both would name their tools example.<tool>; rename one`;
+
+  // No hub: the CLI's own reading says it, in the list (the declarative plugin shadowed) and at the tool plugin in doctor.
+  const list = await cli(["plugins", "list"], made.dir);
+  assert.deepEqual(list.out.filter((l) => l.startsWith("example ")).map((l) => l.split(/\s{2,}/)), [
+    ["example", "0.1.0", "declarative", "http_fetch,github_issue", "(home)", "shadowed"],
+    ["example", "0.1.0", "sync", "greet", "(home)", "ok"],
+  ], list.out.join("\n"));
+  assert.deepEqual(list.err, [clash]);
+  const doctor = await cli(["plugins", "doctor"], made.dir);
+  assert.deepEqual(doctor.out.slice(0, 3), [
+    `example (${toolDir})`,
+    `  ok   the manifest reads and is valid: ${toolDir}/manifest.toml`,
+    `  warn name clash: ${clash}`,
+  ], doctor.out.join("\n"));
+  assert.equal(doctor.code, 0);
+
+  // The hub: its record of the declarative plugin is shadowed by the tool plugin (nothing of it in use), and its log says so once.
+  const logged: string[] = [];
+  const f = await serveFixture(made, { log: (l) => logged.push(l) });
+  try {
+    const all = (await f.call("GET", "/v1/plugins", f.keys.owner)).body as Plugins;
+    const decl = all.find((p) => p.kind === "declarative" && p.manifest.id === "example")!;
+    assert.deepEqual([decl.status, decl.digest, decl.shadowedBy], ["shadowed", null, { dir: toolDir, origin: "home", kind: "tool" }]);
+    assert.deepEqual(all.filter((p) => p.kind === "tool").map((p) => [p.manifest.id, p.status, p.shadowedBy]), [["example", "loaded", null]]);
+    assert.deepEqual(logged.filter((l) => l.includes("clash")), [`declarative plugins clash: ${clash}`]);
+    // Its panels are not served either: one id is one plugin.
+    assert.equal((await f.call("GET", "/v1/plugins/example/ui", f.keys.owner)).status, 404);
+    // The tool plugin's folder gone, the declarative plugin is back in use, and reload says it.
+    rmSync(toolDir, { recursive: true });
+    const report = (await f.call("POST", "/v1/plugins/reload", f.keys.owner)).body as PluginsReload;
+    assert.deepEqual(report, { ...nothing, loaded: ["example"], unloaded: ["example"] });
+    assert.deepEqual(await records(f, "declarative"), [["example", "loaded"]]);
+  } finally {
+    await f.close();
+  }
+});

@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { baseRules, engine, engineUnderTmp, hubFixture, makeHome, serveFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
 import { homePaths } from "../src/host/home.js";
 import { cliLines, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { refusedRuns } from "./sandbox-helpers.js";
 import { Worker } from "../src/worker/worker.js";
 
 let f: Fixture | null = null;
@@ -96,14 +97,7 @@ test("issue 26 r2 #9 (the kind in `writable`): a writable folder that holds the 
   };
   const fx = await serveFixture(makeHome(rules));
   f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: homePaths(hub), lang: "en" });
-  workers.push(w);
-  void w.run();
-  for (const [id] of cases) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
-  const st = await until(async () => {
-    const s = await fx.state();
-    return s.runs.length === cases.length && s.runs.every((r) => r.state === "waiting") && s;
-  }, 60_000, "every run refused");
-  assert.deepEqual(Object.fromEntries(st.runs.map((r) => [r.rule, r.error])), Object.fromEntries(cases.map(([id, path, folder]) => [id,
+  const errors = await refusedRuns(fx, cases.map(([id]) => id), homePaths(hub), workers);
+  assert.deepEqual(errors, Object.fromEntries(cases.map(([id, path, folder]) => [id,
     `${path} in "writable" of agent ${id} holds ${folder}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`])));
 });

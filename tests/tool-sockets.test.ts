@@ -360,24 +360,7 @@ rl.on("line", (l) => {
 }
 
 test("a run's tools socket answers only its own run's processes: an agent with \"sandbox\": false gets nothing from another run's socket, however it asks", async () => {
-  const project = tempDir("aa-sock-runs-");
-  cleanups.push(() => rmSync(project, { recursive: true, force: true }));
-  const go = join(project, "go");
-  const sdk = (p: string) => engineModule(`@modelcontextprotocol/sdk/dist/esm/client/${p}`);
-  const f = await hubFixture({
-    ...baseRules,
-    approvals: [{ plugin: "echo", mode: "auto" }],
-    agents: {
-      ...baseRules.agents,
-      victim: { worker: "w1", use: "command", command: ["node", join(project, "victim.mjs")] },
-      mallory: { worker: "w1", use: "command", command: ["node", join(project, "mallory.mjs")], sandbox: false },
-    },
-    rules: [
-      { name: "victims", when: { source: "shop", types: ["alert.*"] }, to: "victim", cwd: project, tools: ["echo.*"] },
-      { name: "attacks", when: { source: "crm", types: ["ticket.*"] }, to: "mallory", cwd: project, tools: ["echo.*"] },
-    ],
-  });
-  cleanups.push(() => f.close());
+  const { project, go, sdk, f } = await victimAndMallory("aa-sock-runs-");
   // The runs' folders, which an agent without a sandbox finds in the home as anyone would.
   const runs = join(f.home.worker, "runs");
   // Victim: lists its tools, waits until the attacker is done, then calls one: its own socket serves it throughout.
@@ -430,6 +413,48 @@ test("a run's tools socket answers only its own run's processes: an agent with \
     `writeFileSync(${JSON.stringify(go)}, "");`,
     `console.log("Done: " + JSON.stringify({ others: others.length, out, mine: mine.content[0].text }));`,
   ].join("\n"));
+  const attack = await attackWhileVictimWaits(f, runs);
+  const refusal = "MCP error -32603: this run's tools answer only its own agent: the process that connected is not one of the run's";
+  assert.equal(attack.summary, `Done: ${JSON.stringify({ others: 1, out: [{ raw: [], mimic: [], relay: `refused: ${refusal}`, link: `refused: ${refusal}` }], mine: "said mallory" })}`);
+  const victim = await until(async () => (await f.state()).runs.find((r) => r.state === "done" && r.summary?.startsWith("Done: echo.say")), 30_000, "the victim's run");
+  assert.equal(victim.summary, "Done: echo.say said victim");
+  // Each run's calls are its own agent's: one each.
+  assert.deepEqual((await callFacts(f, victim.id)).map((c) => [c.tool, c.status]), [["echo.say", "ok"]]);
+  assert.deepEqual((await callFacts(f, attack.id)).map((c) => [c.tool, c.status]), [["echo.say", "ok"]]);
+});
+
+/**
+ * The two runs of the socket attacks: a hub whose rule `victims` (source shop) starts the agent `victim`
+ * (`<project>/victim.mjs`, sandboxed) and whose rule `attacks` (source crm) starts `mallory` (`<project>/mallory.mjs`,
+ * `"sandbox": false`), both offered echo's tools; `go` is the file mallory writes when done, `sdk` an MCP client module.
+ */
+async function victimAndMallory(prefix: string): Promise<{ project: string; go: string; sdk: (p: string) => string; f: Fixture }> {
+  const project = tempDir(prefix);
+  cleanups.push(() => rmSync(project, { recursive: true, force: true }));
+  const go = join(project, "go");
+  const sdk = (p: string) => engineModule(`@modelcontextprotocol/sdk/dist/esm/client/${p}`);
+  const f = await hubFixture({
+    ...baseRules,
+    approvals: [{ plugin: "echo", mode: "auto" }],
+    agents: {
+      ...baseRules.agents,
+      victim: { worker: "w1", use: "command", command: ["node", join(project, "victim.mjs")] },
+      mallory: { worker: "w1", use: "command", command: ["node", join(project, "mallory.mjs")], sandbox: false },
+    },
+    rules: [
+      { name: "victims", when: { source: "shop", types: ["alert.*"] }, to: "victim", cwd: project, tools: ["echo.*"] },
+      { name: "attacks", when: { source: "crm", types: ["ticket.*"] }, to: "mallory", cwd: project, tools: ["echo.*"] },
+    ],
+  });
+  cleanups.push(() => f.close());
+  return { project, go, sdk, f };
+}
+
+/**
+ * Installs echo, answers its approval cards "always allow" while the test runs, starts the worker, starts the victim's
+ * run and waits for its tools socket; then starts mallory's run. @returns mallory's run once done.
+ */
+async function attackWhileVictimWaits(f: Fixture, runs: string) {
   installEcho(f.home.plugins);
   // The owner lets echo through for good at its first use (a card; "always allow").
   let answering = true;
@@ -446,19 +471,12 @@ test("a run's tools socket answers only its own run's processes: an agent with \
   const w = new Worker({ url: f.url, key: f.keys.worker, name: "w1", capacity: 2, home: f.home, lang: "en" });
   cleanups.push(() => w.stop());
   void w.run();
-
   const posted = await f.call("POST", "/v1/events", f.keys.source, { id: "victim-1", type: "alert.x", subject: "v" });
   assert.equal(posted.status, 200);
   await until(() => existsSync(runs) && readdirSync(runs).some((r) => existsSync(join(runs, r, "agent", "tools.sock"))), 20_000, "the victim's socket");
   const attack = await runOf(f, "crm", f.keys.source2, "attack-1", "ticket.x", "done", 90_000);
-  const refusal = "MCP error -32603: this run's tools answer only its own agent: the process that connected is not one of the run's";
-  assert.equal(attack.summary, `Done: ${JSON.stringify({ others: 1, out: [{ raw: [], mimic: [], relay: `refused: ${refusal}`, link: `refused: ${refusal}` }], mine: "said mallory" })}`);
-  const victim = await until(async () => (await f.state()).runs.find((r) => r.state === "done" && r.summary?.startsWith("Done: echo.say")), 30_000, "the victim's run");
-  assert.equal(victim.summary, "Done: echo.say said victim");
-  // Each run's calls are its own agent's: one each.
-  assert.deepEqual((await callFacts(f, victim.id)).map((c) => [c.tool, c.status]), [["echo.say", "ok"]]);
-  assert.deepEqual((await callFacts(f, attack.id)).map((c) => [c.tool, c.status]), [["echo.say", "ok"]]);
-});
+  return attack;
+}
 
 /** nsjoin.py <pid> <command...>: joins the pid namespace of <pid> (its user namespace first when not root), orphans a
  * child there — re-parented to that namespace's init — and execs <command> in it. */
@@ -478,24 +496,7 @@ os.wait()
 `;
 
 test("issue 26 round 2 #7 (reported case): an agent with \"sandbox\": false that enters another run's pid namespace and orphans a relay there is still turned away, relay or shell", { skip: noSandbox }, async () => {
-  const project = tempDir("aa-sock-nsjoin-");
-  cleanups.push(() => rmSync(project, { recursive: true, force: true }));
-  const go = join(project, "go");
-  const sdk = (p: string) => engineModule(`@modelcontextprotocol/sdk/dist/esm/client/${p}`);
-  const f = await hubFixture({
-    ...baseRules,
-    approvals: [{ plugin: "echo", mode: "auto" }],
-    agents: {
-      ...baseRules.agents,
-      victim: { worker: "w1", use: "command", command: ["node", join(project, "victim.mjs")] },
-      mallory: { worker: "w1", use: "command", command: ["node", join(project, "mallory.mjs")], sandbox: false },
-    },
-    rules: [
-      { name: "victims", when: { source: "shop", types: ["alert.*"] }, to: "victim", cwd: project, tools: ["echo.*"] },
-      { name: "attacks", when: { source: "crm", types: ["ticket.*"] }, to: "mallory", cwd: project, tools: ["echo.*"] },
-    ],
-  });
-  cleanups.push(() => f.close());
+  const { project, go, sdk, f } = await victimAndMallory("aa-sock-nsjoin-");
   const runs = join(f.home.worker, "runs");
   writeFileSync(join(project, "nsjoin.py"), nsjoinPy);
   // Victim (sandboxed): uses its tools, waits until the attacker is done, then uses them again.
@@ -541,26 +542,7 @@ test("issue 26 round 2 #7 (reported case): an agent with \"sandbox\": false that
     `writeFileSync(${JSON.stringify(go)}, "");`,
     `console.log("Done: " + JSON.stringify({ target: target !== null, out }));`,
   ].join("\n"));
-  installEcho(f.home.plugins);
-  // The owner lets echo through for good at its first use (a card; "always allow").
-  let answering = true;
-  cleanups.push(() => {
-    answering = false;
-  });
-  void (async () => {
-    while (answering) {
-      const open = (await f.state().catch(() => null))?.cards.filter((c) => c.state === "open" && c.title === "Allow echo.say?") ?? [];
-      for (const c of open) await f.call("POST", `/v1/cards/${c.id}/answer`, f.keys.owner, { choice: 1 });
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  const w = new Worker({ url: f.url, key: f.keys.worker, name: "w1", capacity: 2, home: f.home, lang: "en" });
-  cleanups.push(() => w.stop());
-  void w.run();
-  const posted = await f.call("POST", "/v1/events", f.keys.source, { id: "victim-1", type: "alert.x", subject: "v" });
-  assert.equal(posted.status, 200);
-  await until(() => existsSync(runs) && readdirSync(runs).some((r) => existsSync(join(runs, r, "agent", "tools.sock"))), 20_000, "the victim's socket");
-  const attack = await runOf(f, "crm", f.keys.source2, "attack-1", "ticket.x", "done", 90_000);
+  const attack = await attackWhileVictimWaits(f, runs);
   assert.equal(attack.summary, `Done: ${JSON.stringify({ target: true, out: { relay: "turned away", shell: "turned away" } })}`);
   const victim = await until(async () => (await f.state()).runs.find((r) => r.state === "done" && r.summary?.startsWith("Done: said")), 30_000, "the victim's run");
   assert.equal(victim.summary, "Done: said victim", "the victim's own relay is still served");

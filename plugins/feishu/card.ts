@@ -6,7 +6,7 @@
  * message changes it for everyone in the chat. All card text is `plain_text`: nothing an agent writes can become a
  * link, a mention or markup.
  */
-import { cardHeading, chartLine, controlLine, markdownLines, t, templateInteractive, type Card, type Lang, type TemplateUi, type UiNode } from "agent-autoloop/sdk";
+import { cardHeading, chartLine, controlLine, markdownLines, t, templateInteractive, unknownNodeType, type Card, type Lang, type TemplateUi, type UiNode } from "agent-autoloop/sdk";
 
 /** Which Feishu user id of the person who pressed a button becomes the answer's `by` (and is matched with `answerers`). */
 export type AnswererIdType = "open_id" | "user_id" | "union_id";
@@ -82,7 +82,7 @@ export function templateElements(ui: TemplateUi, lang: Lang): FeishuElement[] {
           out.push(div(controlLine(node, lang)));
           break;
         default:
-          out.push(div(t(lang, "channel.template.unknown", { type: String((node as { type?: unknown } | null)?.type ?? "") })));
+          out.push(div(t(lang, "channel.template.unknown", { type: unknownNodeType(node) })));
       }
     }
   };

@@ -6,7 +6,7 @@
  * from them (src/worker/sandbox.ts), and why not. The exit code tells whether all is well.
  */
 import { execFileSync } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
+import { executableFile } from "../common/file-checks.js";
 import { PluginLoader } from "../plugins/index.js";
 import { readRulesInput } from "../host/rules-file.js";
 import { checkHomeFiles } from "../host/home-files.js";
@@ -41,16 +41,6 @@ function secretsOf(home: Home): Record<string, string> {
     return readSecrets(home);
   } catch {
     return {};
-  }
-}
-
-/** Whether `file` is a regular file (after symlinks) this user may execute. */
-function executableFile(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
   }
 }
 

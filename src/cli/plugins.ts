@@ -12,7 +12,7 @@ import { basename, join } from "node:path";
 import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import { bindRefusal, bindsOf, conformance, runners, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, type BindChecked, type Manifest, type PluginDiagnosis, type ToolPluginRecord, type ToolsOutcome } from "../tools/index.js";
 import type { PluginView } from "../protocol/responses.js";
-import { homePluginViews, hubPluginViews, localPlugins, serveDirsOf } from "./plugin-home.js";
+import { homePluginViews, hubPluginViews, localPlugins, serveDirsOf, type LocalPlugins } from "./plugin-home.js";
 import { readCodeFolders } from "../host/code-folders.js";
 import { approvalRuleFor, approvalsOf, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
 import { readRulesInput } from "../host/rules-file.js";
@@ -42,9 +42,14 @@ export interface PluginLine {
   errors: string[];
 }
 
-/** The registry of this home's tool plugins, read once by the hub's rules (its roots when it runs; the last good versions). */
+/** This home's plugins read here, by the hub's rules (its roots when it runs; the last good versions). */
+async function pluginsOf(h: Home, lang: Lang): Promise<LocalPlugins> {
+  return localPlugins(h, lang, serveDirsOf(await hubPluginViews(h, lang)));
+}
+
+/** The registry of this home's tool plugins (`pluginsOf`). */
 async function registryOf(h: Home, lang: Lang): Promise<ToolRegistry> {
-  return (await localPlugins(h, lang, serveDirsOf(await hubPluginViews(h, lang)))).tools;
+  return (await pluginsOf(h, lang)).tools;
 }
 
 const statusWord = { loaded: "ok", rejected: "error", shadowed: "shadowed" } as const;
@@ -78,7 +83,7 @@ function problems(views: readonly PluginView[], notes: readonly string[], lang: 
     err.push(...v.errors);
     if (v.status === "rejected" && v.digest) err.push(t(lang, "cli.plugins.lastGood", { name: v.manifest.id }));
   }
-  const clashes = views.flatMap((v) => (v.status === "shadowed" && v.shadowedBy ? [formatClash({ name: v.manifest.id, winner: v.shadowedBy, loser: { dir: v.dir, origin: v.origin } }, lang)] : []));
+  const clashes = views.flatMap((v) => (v.status === "shadowed" && v.shadowedBy ? [formatClash({ name: v.manifest.id, winner: v.shadowedBy, loser: { dir: v.dir, origin: v.origin } }, lang, v.kind)] : []));
   return [...err, ...clashes, ...notes];
 }
 
@@ -328,11 +333,13 @@ function rulesWarnings(registry: ToolRegistry, rules: Rules, lang: Lang): Confor
  * rules.json's tools and approvals that name no plugin found; runs no plugin code. Exit 1 when anything needs fixing.
  */
 export async function doctorPlugins(h: Home, lang: Lang): Promise<Printed> {
-  const registry = await registryOf(h, lang);
+  const local = await pluginsOf(h, lang);
+  const registry = local.tools;
   const host = new ToolHost(registry, { lang, hiddenPaths: [h.dir], seen: readCodeFolders(h) });
   let diagnoses: PluginDiagnosis[];
   try {
-    diagnoses = await host.diagnose();
+    // Clashes across kinds too: a declarative plugin a tool plugin of its name shadows is said at the tool plugin.
+    diagnoses = await host.diagnose(local.registry.kindClashes());
   } finally {
     await host.close();
   }

@@ -194,45 +194,46 @@ function formNode(place, node) {
 }
 
 /**
- * One UI node as an element. `place.level` is the heading level of titles at this depth (a section's children get
- * the next one).
+ * Each node type's element, `place.level` the heading level of titles at this depth (a section's children get the
+ * next one). Typed by the protocol's node types: a type without its entry is an error here (tests/ui-node-kind.test.ts).
+ * @type {{ [K in import("../protocol/plugin-schemas.js").UiNodeType]: (place: Place, node: Extract<import("../protocol/plugin-schemas.js").UiNode, { type: K }>) => HTMLElement }}
+ */
+const nodeElements = {
+  section: (place, node) => h("section", { class: "ui-section" },
+    node.title ? heading(place.level, node.title) : null,
+    (node.children ?? []).map((c) => uiNode({ ...place, level: place.level + 1 }, c))),
+  list: (place, node) => h("div", { class: "ui-list" },
+    node.title ? heading(place.level, node.title) : null,
+    h("ul", {}, node.items.map((i) => said(i, "li")))),
+  kv: (place, node) => h("div", { class: "ui-kv" },
+    node.title ? heading(place.level, node.title) : null,
+    h("dl", {}, node.kv.map(([k, v]) => h("div", {}, said(k, "dt"), said(String(v), "dd"))))),
+  form: formNode,
+  markdown: (place, node) => markdown(node.markdown, place.level),
+  "doc-ref": (_place, node) => {
+    // A workflow's file (`run:<id>/<file>`) links to the route that serves it (the console's cookie reads it).
+    const route = artifactRoute(node.docId);
+    const name = said(node.title ?? node.docId);
+    return h("p", { class: "ui-doc-ref" }, h("span", { class: "badge" }, t("console.ui.doc")),
+      route ? h("a", { href: route, target: "_blank", rel: "noopener" }, name) : name, node.title ? h("code", {}, visible(node.docId)) : null);
+  },
+  actions: actionsNode,
+  "chart-lite": (_place, node) => {
+    const { kind, labels, series } = node.chart;
+    if (kind === "line") return lineChart(node.title ?? "", labels, series);
+    return barChart(visible(node.title ?? ""), labels.map((l, i) => [visible(l), Number(series[i] ?? 0)]), (v) => String(v));
+  },
+};
+
+/**
+ * One UI node as an element (`nodeElements`); a node of no known type says so (the hub refuses such plugins; an older
+ * or newer hub may send one).
  * @param {Place} place @param {any} node @returns {HTMLElement}
  */
 export function uiNode(place, node) {
-  switch (node?.type) {
-    case "section":
-      return h("section", { class: "ui-section" },
-        node.title ? heading(place.level, node.title) : null,
-        (node.children ?? []).map((/** @type {any} */ c) => uiNode({ ...place, level: place.level + 1 }, c)));
-    case "list":
-      return h("div", { class: "ui-list" },
-        node.title ? heading(place.level, node.title) : null,
-        h("ul", {}, node.items.map((/** @type {string} */ i) => said(i, "li"))));
-    case "kv":
-      return h("div", { class: "ui-kv" },
-        node.title ? heading(place.level, node.title) : null,
-        h("dl", {}, node.kv.map((/** @type {[string, unknown]} */ [k, v]) => h("div", {}, said(k, "dt"), said(String(v), "dd")))));
-    case "form":
-      return formNode(place, node);
-    case "markdown":
-      return markdown(node.markdown, place.level);
-    case "doc-ref": {
-      // A workflow's file (`run:<id>/<file>`) links to the route that serves it (the console's cookie reads it).
-      const route = artifactRoute(node.docId);
-      const name = said(node.title ?? node.docId);
-      return h("p", { class: "ui-doc-ref" }, h("span", { class: "badge" }, t("console.ui.doc")),
-        route ? h("a", { href: route, target: "_blank", rel: "noopener" }, name) : name, node.title ? h("code", {}, visible(node.docId)) : null);
-    }
-    case "actions":
-      return actionsNode(place, node);
-    case "chart-lite": {
-      const { kind, labels, series } = node.chart;
-      if (kind === "line") return lineChart(node.title ?? "", labels, series);
-      return barChart(visible(node.title ?? ""), labels.map((/** @type {string} */ l, /** @type {number} */ i) => [visible(l), Number(series[i] ?? 0)]), (v) => String(v));
-    }
-    default:
-      return h("p", { class: "warn" }, t("console.ui.unknownNode", { type: visible(String(node?.type ?? "")) }));
-  }
+  const type = node?.type;
+  if (typeof type === "string" && Object.hasOwn(nodeElements, type)) return /** @type {any} */ (nodeElements)[type](place, node);
+  return h("p", { class: "warn" }, t("console.ui.unknownNode", { type: visible(String(type ?? "")) }));
 }
 
 /**

@@ -18,7 +18,7 @@ import { lineForbiddenClass } from "../kernel/text.js";
 import { scanRoots } from "../plugins/classify.js";
 import { LastGood } from "../plugins/last-good.js";
 import { choose } from "../plugins/precedence.js";
-import type { ScannedFolder } from "../plugins/types.js";
+import type { PluginClash, ScannedFolder, ShadowedBy } from "../plugins/types.js";
 import type { CallContext, DataTools, HttpReach, ToolOutcome, ToolSpec } from "../plugins/tool-seam.js";
 import { keep, revive, type KeptPlugin } from "./kept.js";
 import { declarativePluginsMax, goneToolsMax, httpTimeoutMsDefault, httpTimeoutMsMax } from "./limits.js";
@@ -63,6 +63,8 @@ interface Found {
 
 export class DeclarativeCatalog implements DataTools {
   private readonly records = new Map<string, DeclarativeRecord>();
+  /** Registered plugins a plugin of another kind wins over (`overrule`), with the folder that wins. */
+  private overruled = new Map<string, ShadowedBy>();
   /** Folders another folder of the same id wins over (shadowed, or refused): listed, never registered. */
   private others: DeclarativeRecord[] = [];
   /** Last good versions and the tools offered once and gone since (the home's, or this catalog's own). */
@@ -102,14 +104,30 @@ export class DeclarativeCatalog implements DataTools {
     return this.loaded;
   }
 
-  /** Every plugin folder known: the registered and the refused, by id, then the folders another one wins over. */
+  /**
+   * Every plugin folder known: the registered and the refused, by id, then the folders another one wins over. A
+   * plugin a plugin of another kind wins over (`overrule`) is listed `shadowed` by it, with nothing in use.
+   */
   list(): DeclarativeRecord[] {
-    return [...[...this.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), ...this.others];
+    const registered = [...this.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((r) => {
+      const by = this.overruled.get(r.id);
+      return by ? { ...r, status: "shadowed" as const, current: null, shadowedBy: by } : r;
+    });
+    return [...registered, ...this.others];
   }
 
-  /** The plugin registered under `id`, or null. */
+  /** The plugin registered under `id` and in use, or null (also while a plugin of another kind wins over it). */
   get(id: string): LoadedPlugin | null {
-    return this.records.get(id)?.current ?? null;
+    return this.overruled.has(id) ? null : this.records.get(id)?.current ?? null;
+  }
+
+  /**
+   * The plugins a plugin of another kind wins over (the plugin layer's `kindClashes`: a tool plugin of the same name),
+   * until the next call: each is out of use whole (its tools, panels, cards and workflows), its version kept, so it
+   * is back in use as it was once the clash is gone.
+   */
+  overrule(clashes: readonly PluginClash[]): void {
+    this.overruled = new Map(clashes.map((c) => [c.name, c.winner]));
   }
 
   /**
@@ -282,7 +300,7 @@ export class DeclarativeCatalog implements DataTools {
 
   // ── the tool host's seam (DataTools) ─────────────────────────────────────────────────────────────────────────
   pluginIds(): string[] {
-    return [...this.records.values()].filter((r) => r.current && r.current.tools.size > 0).map((r) => r.id).sort();
+    return [...this.records.keys()].filter((id) => (this.get(id)?.tools.size ?? 0) > 0).sort();
   }
 
   toolsOf(id: string): { tools: (ToolSpec & { timeoutMs: number; reach: HttpReach })[]; digest: string } | null {

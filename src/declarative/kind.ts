@@ -18,5 +18,8 @@ export function declarativePlugins(catalog: DeclarativeCatalog): KindLoader {
         errors: r.errors, lastGood: r.current?.digest ?? null, shadowedBy: r.shadowedBy,
       }));
     },
+    overrule(clashes) {
+      catalog.overrule(clashes);
+    },
   };
 }

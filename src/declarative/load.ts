@@ -274,23 +274,37 @@ function checkFields(r: Reading, file: string, fields: FormField[], at: (string 
   });
 }
 
-/** The UI nodes of a panel or card: form and action ids once each in the file, fields, chart lengths. */
+/** The UI nodes of a panel or card: form and action ids once each in the file, fields, chart lengths (a case per node type). */
 function checkNodes(r: Reading, file: string, nodes: UiNode[], at: (string | number)[]): void {
   const ids = { form: new Set<string>(), action: new Set<string>() };
   const walk = (list: UiNode[], path: (string | number)[]) => list.forEach((n, i) => {
     const here = [...path, i];
-    if (n.type === "section") walk(n.children, [...here, "children"]);
-    else if (n.type === "form") {
-      if (ids.form.has(n.id)) r.error(file, pointer(...here, "id"), t(r.lang, "decl.field.duplicate", { what: "form", id: n.id }));
-      ids.form.add(n.id);
-      checkFields(r, file, n.fields, [...here, "fields"]);
-    } else if (n.type === "actions") {
-      n.actions.forEach((a, j) => {
-        if (ids.action.has(a.id)) r.error(file, pointer(...here, "actions", j, "id"), t(r.lang, "decl.field.duplicate", { what: "action", id: a.id }));
-        ids.action.add(a.id);
-      });
-    } else if (n.type === "chart-lite" && n.chart.labels.length !== n.chart.series.length) {
-      r.error(file, pointer(...here, "chart"), t(r.lang, "decl.chart.lengths"));
+    switch (n.type) {
+      case "section":
+        walk(n.children, [...here, "children"]);
+        break;
+      case "form":
+        if (ids.form.has(n.id)) r.error(file, pointer(...here, "id"), t(r.lang, "decl.field.duplicate", { what: "form", id: n.id }));
+        ids.form.add(n.id);
+        checkFields(r, file, n.fields, [...here, "fields"]);
+        break;
+      case "actions":
+        n.actions.forEach((a, j) => {
+          if (ids.action.has(a.id)) r.error(file, pointer(...here, "actions", j, "id"), t(r.lang, "decl.field.duplicate", { what: "action", id: a.id }));
+          ids.action.add(a.id);
+        });
+        break;
+      case "chart-lite":
+        if (n.chart.labels.length !== n.chart.series.length) r.error(file, pointer(...here, "chart"), t(r.lang, "decl.chart.lengths"));
+        break;
+      case "list":
+      case "kv":
+      case "markdown":
+      case "doc-ref":
+        break; // the schema says all there is to check
+      default:
+        // The schema refused every other type; a type of `uiNodeTypes` without its case here fails to compile.
+        n satisfies never;
     }
   });
   walk(nodes, at);

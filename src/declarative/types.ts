@@ -4,7 +4,7 @@
  */
 import type { CardTemplate, HttpTool, Intent, Panel, PluginManifest, Setting, Workflow } from "../protocol/plugin-schemas.js";
 
-import type { PluginOrigin, PluginRoot } from "../plugins/types.js";
+import type { PluginOrigin, PluginRoot, ShadowedBy } from "../plugins/types.js";
 
 /** Where a root of plugin folders comes from: the engine's own, the home's `plugins/`, or `serve --plugins <dir>`. */
 export type DeclarativeOrigin = PluginOrigin;
@@ -59,7 +59,7 @@ export interface DeclarativeRecord {
   errors: string[];
   manifest: Record<string, unknown>;
   current: LoadedPlugin | null;
-  shadowedBy: { dir: string; origin: DeclarativeOrigin } | null;
+  shadowedBy: ShadowedBy | null;
 }
 
 /** What one reload did (POST /v1/plugins/reload answers exactly this). Ids are sorted. */

@@ -12,7 +12,7 @@
 import type { CardTemplateView } from "../declarative/index.js";
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { artifactRoute, inlineSpans, markdownBlocks, templateInteractive, type InlineSpan } from "../sdk/index.js";
+import { artifactRoute, inlineSpans, markdownBlocks, templateInteractive, unknownNodeType, type InlineSpan } from "../sdk/index.js";
 import { esc } from "./html.js";
 
 /** Characters shown as marks instead of obeyed: C0 and C1 controls (not tab or newline) and direction controls. */
@@ -111,7 +111,7 @@ function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number })
       return `<fieldset disabled><legend>${said(node.title ?? node.id)}</legend>${fields}<button type="button" disabled>${submit}</button></fieldset>`;
     }
     default:
-      return `<p>${esc(t(lang, "channel.template.unknown", { type: String((node as { type?: unknown } | null)?.type ?? "") }))}</p>`;
+      return `<p>${esc(t(lang, "channel.template.unknown", { type: unknownNodeType(node) }))}</p>`;
   }
 }
 

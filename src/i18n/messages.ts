@@ -1311,6 +1311,10 @@ const catalog = {
   "plugins.importFailed": { zh: "{file}：装载失败：{error}", en: "{file}: failed to load: {error}" },
   "plugins.log.rejected": { zh: "{kind} 插件 {id}：拒绝装载：{error}", en: "{kind} plugin {id}: refused: {error}" },
   "plugins.log.clash": { zh: "{kind} 插件重名：{clash}", en: "{kind} plugins clash: {clash}" },
+  "plugins.clash.kinds": {
+    zh: "插件 {name}：{winnerKind} 插件 {winner}（{winnerOrigin}）盖过了同一 id 的 {loserKind} 插件 {loser}（{loserOrigin}）：两者的工具都会叫 {name}.<工具>，给其中一个改名",
+    en: "plugin {name}: the {winnerKind} plugin {winner} ({winnerOrigin}) wins over the {loserKind} plugin {loser} ({loserOrigin}) of the same id: both would name their tools {name}.<tool>; rename one",
+  },
   "plugins.log.failed": { zh: "重新读插件目录失败：{error}", en: "reading the plugin folders again failed: {error}" },
   "hub.toolsFailed": { zh: "工具宿主启动失败：{error}", en: "the tool host failed to start: {error}" },
   "console.plugins.status.shadowed": { zh: "被盖过", en: "shadowed" },

@@ -16,6 +16,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
+import { realPathOr } from "../common/file-checks.js";
 import { dirname, join, resolve, sep } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { fileHashCacheEntriesMax, pluginFilePathMaxChars, pluginFilesMax, pluginFilesMaxBytes, pluginFolderDepthMax } from "./limits.js";
@@ -81,15 +82,6 @@ function kindOf(st: Stats): string {
   return st.isDirectory() ? "folder" : st.isFIFO() ? "fifo" : st.isSocket() ? "socket" : st.isCharacterDevice() ? "char-device" : st.isBlockDevice() ? "block-device" : "other";
 }
 
-/** Where the link `full` leads in the end (realpath: every link on the way followed), or null when it leads nowhere. */
-function linkTarget(full: string): string | null {
-  try {
-    return realpathSync(full);
-  } catch {
-    return null;
-  }
-}
-
 /** Lists and hashes the entries of plugin folder `dir` (see the module), each file by `cache`. Never throws. */
 export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
   let root: string;
@@ -124,7 +116,8 @@ export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
           sha256 = cache.hash(full, st);
         } else if (st.isSymbolicLink()) {
           const text = readlinkSync(full);
-          const target = linkTarget(full);
+          // Where the link leads in the end (every link on the way followed), or null when it leads nowhere.
+          const target = realPathOr(full, null);
           if (target === null || (target !== root && !target.startsWith(root + sep))) {
             return { ok: false, why: "link", path, target: target ?? resolve(dirname(full), text) };
           }

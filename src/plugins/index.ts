@@ -10,7 +10,7 @@ export type * from "./types.js";
 export { pluginKinds, codeKinds, inUse } from "./types.js";
 export { builtinPluginsDir, pluginRoots } from "./roots.js";
 export { classify, entryFiles, scanRoots, type Scan } from "./classify.js";
-export { choose, formatClash, type Contender, type PluginClash } from "./precedence.js";
+export { choose, formatClash, kindClashes, sharedIdKinds, type Contender } from "./precedence.js";
 export { PluginRegistry, type PluginRegistryOptions } from "./registry.js";
 export { watchPlugins, type PluginWatcher, type Watched } from "./watch.js";
 export { LastGood, type Kept } from "./last-good.js";

@@ -6,7 +6,9 @@
  */
 import { basename } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
-import type { PluginKind, PluginOrigin } from "./types.js";
+import { inUse, type PluginClash, type PluginKind, type PluginOrigin, type PluginRecord } from "./types.js";
+
+export type { PluginClash };
 
 /** A folder claiming an id: where it is, which root, and whether it has a version that can be used. */
 export interface Contender {
@@ -17,13 +19,6 @@ export interface Contender {
   usable: boolean;
 }
 
-/** Two folders of one kind with the same id: `winner` is in use, `loser` shadowed. */
-export interface PluginClash {
-  kind: PluginKind;
-  name: string;
-  winner: { dir: string; origin: PluginOrigin };
-  loser: { dir: string; origin: PluginOrigin };
-}
 
 /** The order of the rule: usable first, then the later root, then the folder's name. */
 function before(a: Contender, b: Contender): number {
@@ -53,7 +48,32 @@ export function choose<C extends Contender>(kind: PluginKind, contenders: readon
   return { winnerOf, clashes };
 }
 
-/** A clash as a person reads it: `plugin <id>: <dir> (<origin>) wins over <dir> (<origin>)`. */
-export function formatClash(c: Omit<PluginClash, "kind">, lang: Lang): string {
-  return t(lang, "tools.clash", { name: c.name, winner: c.winner.dir, winnerOrigin: c.winner.origin, loser: c.loser.dir, loserOrigin: c.loser.origin });
+/**
+ * Kinds whose ids name the same things, the earlier kind winning: a tool plugin (by its manifest's `name`) and a
+ * declarative plugin (by its folder) both offer tools as `<id>.<tool>`, so one id can be only one of them. The tool
+ * plugin wins (as the tool host always chose); the declarative plugin is shadowed whole, and the clash is reported.
+ */
+export const sharedIdKinds: readonly PluginKind[] = ["tool", "declarative"];
+
+/**
+ * The clashes across kinds among `records` (`sharedIdKinds`): each record in use of a later kind whose id a record in
+ * use of an earlier kind holds, with that one as the winner (its `kind` set). In the order of `records`.
+ */
+export function kindClashes(records: readonly PluginRecord[]): PluginClash[] {
+  const used = records.filter((r) => inUse(r) && sharedIdKinds.includes(r.kind));
+  const rank = (r: PluginRecord) => sharedIdKinds.indexOf(r.kind);
+  return used.flatMap((loser) => {
+    const winner = used.find((w) => w.id === loser.id && rank(w) < rank(loser));
+    return winner ? [{ kind: loser.kind, name: loser.id, winner: { dir: winner.dir, origin: winner.origin, kind: winner.kind }, loser: { dir: loser.dir, origin: loser.origin } }] : [];
+  });
+}
+
+/**
+ * A clash as a person reads it: `plugin <id>: <dir> (<origin>) wins over <dir> (<origin>)`; across kinds (the winner's
+ * `kind` other than `loserKind`), also both kinds and why one id cannot be both.
+ */
+export function formatClash(c: Omit<PluginClash, "kind">, lang: Lang, loserKind?: PluginKind): string {
+  const where = { name: c.name, winner: c.winner.dir, winnerOrigin: c.winner.origin, loser: c.loser.dir, loserOrigin: c.loser.origin };
+  if (c.winner.kind && loserKind && c.winner.kind !== loserKind) return t(lang, "plugins.clash.kinds", { ...where, winnerKind: c.winner.kind, loserKind });
+  return t(lang, "tools.clash", where);
 }

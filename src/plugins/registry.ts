@@ -8,8 +8,8 @@
 import { t, type Lang } from "../i18n/messages.js";
 import { folderNames, scanRoots } from "./classify.js";
 import { pluginFiles, statsOnly } from "./files.js";
-import { formatClash } from "./precedence.js";
-import { inUse, pluginKinds, type KindLoader, type PluginKind, type PluginRecord, type PluginRoot, type ReloadReport } from "./types.js";
+import { formatClash, kindClashes } from "./precedence.js";
+import { inUse, pluginKinds, type KindLoader, type PluginClash, type PluginKind, type PluginRecord, type PluginRoot, type ReloadReport } from "./types.js";
 
 /** Settings of a registry. */
 export interface PluginRegistryOptions {
@@ -33,6 +33,7 @@ export class PluginRegistry {
   private printLoaded: string | null = null;
   private notes: string[] = [];
   private readonly clashesSaid = new Set<string>();
+  private acrossKinds: PluginClash[] = [];
 
   constructor(readonly o: PluginRegistryOptions) {
     const kinds = o.loaders.flatMap((l) => l.kinds);
@@ -116,6 +117,7 @@ export class PluginRegistry {
     const print = this.fingerprint();
     const scan = scanRoots(this.o.roots, this.o.lang);
     for (const loader of this.o.loaders) await loader.load(scan.folders.filter((f) => f.kinds.some((k) => loader.kinds.includes(k))));
+    this.overrule();
     this.printLoaded = print;
     // A new note (a linked folder left out) is logged once, as a clash is.
     for (const n of scan.notes) if (!this.notes.includes(n)) this.o.log?.(n);
@@ -125,12 +127,28 @@ export class PluginRegistry {
     this.o.afterLoad?.();
   }
 
+  /** The clashes across kinds the last reload found (`kindClashes`): the plugins of another kind each one shadows. */
+  kindClashes(): PluginClash[] {
+    return [...this.acrossKinds];
+  }
+
+  /**
+   * Applies the precedence across kinds (precedence.ts `sharedIdKinds`): each loader is told which of its plugins a
+   * plugin of another kind wins over, decided on the records as the loaders read them (what the last reload's
+   * overruling said is undone first). No await between: nobody sees the records half decided.
+   */
+  private overrule(): void {
+    for (const l of this.o.loaders) l.overrule?.([]);
+    this.acrossKinds = kindClashes(this.list());
+    for (const l of this.o.loaders) l.overrule?.(this.acrossKinds.filter((c) => l.kinds.includes(c.kind)));
+  }
+
   /** Logs each clash once, when it first shows (a shadowed folder and the one that wins over it). */
   private sayClashes(): void {
     const now = new Set<string>();
     for (const r of this.list()) {
       if (r.status !== "shadowed" || !r.shadowedBy) continue;
-      const line = t(this.o.lang, "plugins.log.clash", { kind: r.kind, clash: formatClash({ name: r.id, winner: r.shadowedBy, loser: { dir: r.dir, origin: r.origin } }, this.o.lang) });
+      const line = t(this.o.lang, "plugins.log.clash", { kind: r.kind, clash: formatClash({ name: r.id, winner: r.shadowedBy, loser: { dir: r.dir, origin: r.origin } }, this.o.lang, r.kind) });
       now.add(line);
       if (!this.clashesSaid.has(line)) this.o.log?.(line);
     }

@@ -59,7 +59,25 @@ export interface PluginRecord {
   /** The digest of the last version that loaded, still in use while the folder is refused; null when none ever did. */
   lastGood: string | null;
   /** The folder that wins over this one (status `shadowed`), else null. */
-  shadowedBy: { dir: string; origin: PluginOrigin } | null;
+  shadowedBy: ShadowedBy | null;
+}
+
+/**
+ * The folder that wins over a shadowed one: of the same kind, or (`kind` set) a plugin of another kind whose id names
+ * the same tools (`sharedIdKinds`, precedence.ts).
+ */
+export interface ShadowedBy {
+  dir: string;
+  origin: PluginOrigin;
+  kind?: PluginKind;
+}
+
+/** Two plugin folders claiming one id: `winner` is in use, `loser` (of `kind`) shadowed. */
+export interface PluginClash {
+  kind: PluginKind;
+  name: string;
+  winner: ShadowedBy;
+  loser: { dir: string; origin: PluginOrigin };
 }
 
 /** Whether a record's plugin is in use (loaded, or refused with its last good version kept). */
@@ -79,6 +97,12 @@ export interface KindLoader {
   load(folders: readonly ScannedFolder[]): Promise<void> | void;
   /** One record per folder of its kinds, as the last load left them. */
   records(): PluginRecord[];
+  /**
+   * Plugins of its kinds that a plugin of another kind wins over (`kindClashes`, precedence.ts), each shadowed by it
+   * until the next call: not in use, and its record `shadowed`. Replaces what the last call said. A loader whose
+   * kinds never lose such a clash leaves it out.
+   */
+  overrule?(clashes: readonly PluginClash[]): void;
 }
 
 /**

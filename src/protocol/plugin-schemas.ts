@@ -117,62 +117,77 @@ export type FormField = Static<typeof FormField>;
 /** A reference to the one published FormField (form-field.schema.json), compiled once for every place that holds one. */
 const formField = Type.Unsafe<FormField>({ $ref: "form-field.schema.json" });
 
-/** The UI node types (spec §3.4 词汇边界): a closed vocabulary; anything else refuses the plugin. */
+/**
+ * The UI node types (spec §3.4 词汇边界): a closed vocabulary; anything else refuses the plugin. A type is added here
+ * and its fields in `UiNodeFields`; the compiler then names every place that must handle it: its schema
+ * (`nodeShapes` below) and each renderer's `switch` (tests/ui-node-kind.test.ts).
+ */
 export const uiNodeTypes = ["section", "list", "kv", "form", "markdown", "doc-ref", "actions", "chart-lite"] as const;
 export type UiNodeType = (typeof uiNodeTypes)[number];
 
-/** A UI node of a panel or card. */
-export type UiNode =
-  | { type: "section"; title?: string; children: UiNode[] }
-  | { type: "list"; title?: string; items: string[] }
-  | { type: "kv"; title?: string; kv: [string, string | number | boolean][] }
-  | { type: "form"; id: string; title?: string; fields: FormField[]; submit?: string }
-  | { type: "markdown"; markdown: string }
-  | { type: "doc-ref"; docId: string; title?: string }
-  | { type: "actions"; actions: { id: string; label: string; style?: "primary" | "secondary" | "danger" }[] }
-  | { type: "chart-lite"; title?: string; chart: { kind: "bar" | "line"; labels: string[]; series: number[] } };
+/** Each node type's fields beside `type` (a type of `uiNodeTypes` without its fields is an error at `UiNode`). */
+export interface UiNodeFields {
+  section: { title?: string; children: UiNode[] };
+  list: { title?: string; items: string[] };
+  kv: { title?: string; kv: [string, string | number | boolean][] };
+  form: { id: string; title?: string; fields: FormField[]; submit?: string };
+  markdown: { markdown: string };
+  "doc-ref": { docId: string; title?: string };
+  actions: { actions: { id: string; label: string; style?: "primary" | "secondary" | "danger" }[] };
+  "chart-lite": { title?: string; chart: { kind: "bar" | "line"; labels: string[]; series: number[] } };
+}
+
+/** A UI node of a panel or card: one of `uiNodeTypes` with its fields, told apart by `type`. */
+export type UiNode = { [K in UiNodeType]: { type: K } & UiNodeFields[K] }[UiNodeType];
 
 /** A reference to the one published UI node (ui-node.schema.json), compiled once for panels, cards and sections. */
 const nodeRef = { $ref: "ui-node.schema.json" };
-const node = (type: UiNodeType, props: Record<string, TSchema>, required: string[]) => ({
-  type: "object", additionalProperties: false, required: ["type", ...required],
-  properties: { type: { const: type }, ...props },
-});
+/** A node type's schema: its fields (beside `type`) and which of them are required. */
+interface NodeShape {
+  props: Record<string, TSchema>;
+  required: string[];
+}
+const shape = (props: Record<string, TSchema>, required: string[]): NodeShape => ({ props, required });
 const title = Type.Optional(line());
+/** Each node type's schema (held to `uiNodeTypes`: a type without its schema is an error here). */
+const nodeShapes: Readonly<Record<UiNodeType, NodeShape>> = {
+  section: shape({ title, children: { type: "array", maxItems: uiItemsMax, items: nodeRef } as unknown as TSchema }, ["children"]),
+  list: shape({ title, items: list(line(pluginTextMaxChars), uiItemsMax) }, ["items"]),
+  kv: shape({
+    title,
+    kv: list(Type.Unsafe<[string, string | number | boolean]>({
+      type: "array", minItems: 2, maxItems: 2,
+      prefixItems: [line(), { anyOf: [line(pluginTextMaxChars, 0), { type: "number" }, { type: "boolean" }] }],
+    }), uiItemsMax),
+  }, ["kv"]),
+  form: shape({ id: localId(), title, fields: list(formField, formFieldsMax, 1), submit: Type.Optional(line()) }, ["id", "fields"]),
+  markdown: shape({ markdown: text(pluginMarkdownMaxChars) }, ["markdown"]),
+  "doc-ref": shape({ docId: line(), title }, ["docId"]),
+  actions: shape({
+    actions: list(closed({ id: localId(), label: line(), style: Type.Optional(oneOf(["primary", "secondary", "danger"] as const)) }), uiItemsMax, 1),
+  }, ["actions"]),
+  "chart-lite": shape({
+    title,
+    chart: closed({
+      kind: oneOf(["bar", "line"] as const),
+      labels: list(line(), chartPointsMax),
+      series: list(Type.Number(), chartPointsMax),
+    }),
+  }, ["chart"]),
+};
 /**
  * One node of the vocabulary, chosen by its `type` (`oneOf` with a discriminator: an unknown type is one error naming
  * it, and a known type is checked against its own shape only). A `section` holds nodes (a reference to this schema).
  */
 export const UiNodeSchema = {
-  description: "a UI node: section, list, kv, form, markdown, doc-ref, actions or chart-lite (spec declarative-plugins.md §3.4)",
+  description: `a UI node: ${uiNodeTypes.slice(0, -1).join(", ")} or ${uiNodeTypes.at(-1)} (spec declarative-plugins.md §3.4)`,
   type: "object",
   required: ["type"],
   discriminator: { propertyName: "type" },
-  oneOf: [
-    node("section", { title, children: { type: "array", maxItems: uiItemsMax, items: nodeRef } as unknown as TSchema }, ["children"]),
-    node("list", { title, items: list(line(pluginTextMaxChars), uiItemsMax) }, ["items"]),
-    node("kv", {
-      title,
-      kv: list(Type.Unsafe<[string, string | number | boolean]>({
-        type: "array", minItems: 2, maxItems: 2,
-        prefixItems: [line(), { anyOf: [line(pluginTextMaxChars, 0), { type: "number" }, { type: "boolean" }] }],
-      }), uiItemsMax),
-    }, ["kv"]),
-    node("form", { id: localId(), title, fields: list(formField, formFieldsMax, 1), submit: Type.Optional(line()) }, ["id", "fields"]),
-    node("markdown", { markdown: text(pluginMarkdownMaxChars) }, ["markdown"]),
-    node("doc-ref", { docId: line(), title }, ["docId"]),
-    node("actions", {
-      actions: list(closed({ id: localId(), label: line(), style: Type.Optional(oneOf(["primary", "secondary", "danger"] as const)) }), uiItemsMax, 1),
-    }, ["actions"]),
-    node("chart-lite", {
-      title,
-      chart: closed({
-        kind: oneOf(["bar", "line"] as const),
-        labels: list(line(), chartPointsMax),
-        series: list(Type.Number(), chartPointsMax),
-      }),
-    }, ["chart"]),
-  ],
+  oneOf: uiNodeTypes.map((type) => ({
+    type: "object", additionalProperties: false, required: ["type", ...nodeShapes[type].required],
+    properties: { type: { const: type }, ...nodeShapes[type].props },
+  })),
 };
 const nodes = (max = uiItemsMax) => Type.Unsafe<UiNode[]>({ type: "array", maxItems: max, items: nodeRef });
 

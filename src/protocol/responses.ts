@@ -397,11 +397,17 @@ export const PluginView = Type.Object({
   /**
    * The common plugin layer's record (issue 27): the digest (sha256 hex) of the version in use, null when none is; the
    * digest of the last version that loaded (in use while the folder is refused), null when none ever did; and, for a
-   * `shadowed` folder, the folder of the same kind and id that wins over it (the later root; the clash is reported).
+   * `shadowed` folder, the folder that wins over it: of the same kind and id (the later root), or with `kind` a plugin
+   * of another kind whose id names the same tools (a tool plugin over a declarative one). The clash is reported.
    */
   digest: Type.Optional(orNull(str())),
   lastGood: Type.Optional(orNull(str())),
-  shadowedBy: Type.Optional(orNull(Type.Object({ dir: str(), origin: oneOf(["builtin", "home", "serve"] as const) }))),
+  shadowedBy: Type.Optional(orNull(Type.Object({
+    dir: str(),
+    origin: oneOf(["builtin", "home", "serve"] as const),
+    /** Set when the winner is a plugin of another kind whose id names the same tools (a tool plugin over a declarative one). */
+    kind: Type.Optional(oneOf(["declarative", "tool", "agent", "channel", "source"] as const)),
+  }))),
   /**
    * A loaded declarative plugin's assets that rules name (issue 18), each by the `<plugin>/<name>` a rule writes:
    * its prompts with their text (to copy, or to name in a rule's `promptRef`), its workflows (`workflow`) and intents

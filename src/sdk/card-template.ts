@@ -72,9 +72,36 @@ export function controlLine(node: Extract<UiNode, { type: "doc-ref" | "form" | "
   }
 }
 
+/**
+ * The type a node no case of a renderer's `switch` took names, for its "unknown node" line (the hub refuses such
+ * plugins; an older or newer hub may send one). Typed `never`: where a type of `uiNodeTypes` reaches it, the renderer
+ * lacks that type's case and does not compile (tests/ui-node-kind.test.ts).
+ */
+export function unknownNodeType(node: never): string {
+  return String((node as { type?: unknown } | null)?.type ?? "");
+}
+
 /** Whether a template has buttons or forms (a channel then says where they work and links the card's page). */
 export function templateInteractive(nodes: readonly unknown[]): boolean {
-  return (nodes as UiNode[]).some((n) => n?.type === "actions" || n?.type === "form" || (n?.type === "section" && templateInteractive(n.children ?? [])));
+  return (nodes as UiNode[]).some((n) => {
+    switch (n?.type) {
+      case "actions":
+      case "form":
+        return true;
+      case "section":
+        return templateInteractive(n.children ?? []);
+      case "list":
+      case "kv":
+      case "markdown":
+      case "doc-ref":
+      case "chart-lite":
+        return false;
+      default:
+        // No controls in a node of no known type (and a type of `uiNodeTypes` without its case here fails to compile).
+        n satisfies never;
+        return false;
+    }
+  });
 }
 
 /**
@@ -113,7 +140,7 @@ export function templateLines(ui: TemplateUi, lang: Lang): string[] {
           lines.push(controlLine(n, lang));
           break;
         default:
-          lines.push(t(lang, "channel.template.unknown", { type: String((n as { type?: unknown } | null)?.type ?? "") }));
+          lines.push(t(lang, "channel.template.unknown", { type: unknownNodeType(n) }));
       }
     }
   };

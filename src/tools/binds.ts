@@ -27,7 +27,8 @@
  * when it is writable outside the plugin's folder, a whole top-level folder (`/etc`, `/var/lib`), or right in the
  * user's home (`~/.ssh`, `~/.npmrc`). Reads the file system (realpath); runs nothing.
  */
-import { readdirSync, realpathSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
+import { realPathOr } from "../common/file-checks.js";
 import { dirname, join, resolve, sep } from "node:path";
 import { bindSocketScanDepth, bindSocketScanEntriesMax } from "./limits.js";
 import { hubCodeProblem } from "../worker/sandbox.js";
@@ -97,15 +98,6 @@ export interface BindContext {
   hubCode?: () => readonly string[];
 }
 
-/** The real path of `p`, or null when it does not exist. */
-function real(p: string): string | null {
-  try {
-    return realpathSync(p);
-  } catch {
-    return null;
-  }
-}
-
 /** Whether `inner` is `outer` or inside it (both absolute, normalised). */
 export function within(inner: string, outer: string): boolean {
   return inner === outer || outer === "/" || inner.startsWith(outer.endsWith(sep) ? outer : outer + sep);
@@ -121,14 +113,14 @@ function depth(p: string): number {
  * `missing`.
  */
 export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, pluginDir: string, ctx: BindContext): BindChecked[] {
-  const plugin = real(pluginDir) ?? resolve(pluginDir);
-  const homes = [...new Set(ctx.userHomes.map((h) => real(h) ?? resolve(h)))].filter((h) => h !== "/");
-  const hidden = ctx.hidden.map((h) => real(h) ?? resolve(h));
+  const plugin = realPathOr(pluginDir, resolve(pluginDir));
+  const homes = [...new Set(ctx.userHomes.map((h) => realPathOr(h, resolve(h))))].filter((h) => h !== "/");
+  const hidden = ctx.hidden.map((h) => realPathOr(h, resolve(h)));
   let found: readonly string[] | null = null;
   const hubCode = () => (found ??= ctx.hubCode?.() ?? []);
   return sandbox.mounts.map((m) => {
     const written = m.relative ? resolve(pluginDir, m.host) : m.host;
-    const source = real(written);
+    const source = realPathOr(written, null);
     const base = { container: m.container, readOnly: m.readOnly };
     if (source === null) return { source: written, ...base, refused: "missing" };
     return { source, ...base, ...verdict(source, resolve(written), m.readOnly, plugin, homes, hidden, hubCode) };

@@ -2,12 +2,12 @@
  * A health check of every tool plugin found (later `agent-autoloop plugins doctor`): its manifest, its entry point
  * (found without running it), whether the sandbox it asks for can be made here, and name clashes. Runs no plugin code.
  */
-import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { t, render, type MessageId } from "../i18n/messages.js";
 import { cgroupBases, controllerLimitName, controllerMissing, neededControllers } from "./cgroup.js";
 import { probeBwrap, probeError } from "./sandbox.js";
-import { formatClash } from "../plugins/precedence.js";
+import { executableFile } from "../common/file-checks.js";
+import { formatClash, type PluginClash } from "../plugins/precedence.js";
 import type { ToolRegistry } from "./registry.js";
 import { runners } from "./runners.js";
 import { bindRefusal, bindsOf, type LaunchSettings } from "./process.js";
@@ -20,39 +20,38 @@ export interface PluginDiagnosis {
   lines: ConformanceLine[];
 }
 
-/** Whether `file` is an executable file. */
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /** Where `command` would be run from: a path relative to the plugin folder, or the first match in `PATH`. */
 export function resolveCommand(command: string, dir: string, path: string): string | null {
   if (command.includes("/")) {
     const file = resolve(dir, command);
-    return executable(file) ? file : null;
+    return executableFile(file) ? file : null;
   }
-  for (const d of path.split(delimiter).filter(Boolean)) if (executable(join(d, command))) return join(d, command);
+  for (const d of path.split(delimiter).filter(Boolean)) if (executableFile(join(d, command))) return join(d, command);
   return null;
 }
 
-/** Checks every plugin folder of `registry` (the last rescan). Verdicts: ok, warn (shadowed), fail (needs fixing). */
-export async function diagnose(registry: ToolRegistry, s: LaunchSettings): Promise<PluginDiagnosis[]> {
+/**
+ * Checks every plugin folder of `registry` (the last rescan). Verdicts: ok, warn (shadowed, or shadowing a plugin of
+ * another kind: `acrossKinds`, the plugin layer's `kindClashes`), fail (needs fixing).
+ */
+export async function diagnose(registry: ToolRegistry, s: LaunchSettings, acrossKinds: readonly PluginClash[] = []): Promise<PluginDiagnosis[]> {
   const out: PluginDiagnosis[] = [];
   const clashes = registry.problems().clashes;
-  for (const rec of registry.list()) out.push({ plugin: rec.name, dir: rec.dir, lines: await check(rec, s, clashes.filter((c) => c.name === rec.name).map((c) => formatClash(c, s.lang))) });
+  for (const rec of registry.list()) {
+    const own = clashes.filter((c) => c.name === rec.name).map((c) => formatClash(c, s.lang));
+    const others = acrossKinds.filter((c) => c.winner.dir === rec.dir).map((c) => formatClash(c, s.lang, c.kind));
+    out.push({ plugin: rec.name, dir: rec.dir, lines: await check(rec, s, own, others) });
+  }
   return out;
 }
 
-async function check(rec: ToolPluginRecord, s: LaunchSettings, clashes: string[]): Promise<ConformanceLine[]> {
+async function check(rec: ToolPluginRecord, s: LaunchSettings, clashes: string[], acrossKinds: string[]): Promise<ConformanceLine[]> {
   const lines: ConformanceLine[] = [];
   const add = (id: MessageId, verdict: ConformanceLine["verdict"], detail: string) => lines.push({ check: render(s.lang, { id }), verdict, detail });
   add("tools.conf.manifest", rec.errors.length > 0 ? "fail" : "ok", rec.errors.join("; ") || rec.manifestPath);
   if (clashes.length > 0) add("tools.doctor.clash", rec.status === "shadowed" ? "warn" : "ok", clashes.join("; "));
+  // It wins, but the plugin it shadows is out of use whole: one of the two wants another name.
+  if (acrossKinds.length > 0) add("tools.doctor.clash", "warn", acrossKinds.join("; "));
   const m = rec.manifest;
   if (!m) return lines;
   // Inside a sandbox the folder is /workspace, but a relative command is the same file.

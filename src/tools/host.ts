@@ -21,7 +21,7 @@ import { runners } from "./runners.js";
 import type { ActivePlugin, Outcome, Runner, RunnerHost } from "./runner.js";
 import { argumentsDepthMax, callTimeoutMsMax, restartBackoffMs } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
-import type { CallCheck, CallContext, CallOutcome, CodeFoldersSeen, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginType, RescanReport, ToolPluginRecord, ToolSpec, ToolsOutcome } from "./types.js";
+import type { CallCheck, PluginClash, CallContext, CallOutcome, CodeFoldersSeen, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginType, RescanReport, ToolPluginRecord, ToolSpec, ToolsOutcome } from "./types.js";
 
 /** Settings of a tool host; everything but `lang` has a default. */
 export interface ToolHostOptions {
@@ -186,7 +186,9 @@ export class ToolHost {
       else problems.push({ plugin: name, message: r.message });
     }
     for (const id of this.data?.pluginIds() ?? []) {
-      if (this.registry.get(id)) continue; // a tool plugin of the same name wins
+      // A tool plugin of the same name wins: the plugin layer shadows such a declarative plugin and reports the clash
+      // (precedence.ts `kindClashes`); a catalog no registry overrules is passed over here the same way.
+      if (this.registry.get(id)) continue;
       const r = this.dataTools(id);
       if (r?.ok) tools.push(...r.tools);
     }
@@ -319,9 +321,12 @@ export class ToolHost {
     return this.runner(m).call(c.a, c.tool, args as Record<string, unknown>, ctx, timeoutOf(m, ctx.timeoutMs));
   }
 
-  /** The health of every plugin folder found: manifest, entry point, sandbox, clashes (runs no plugin code). */
-  diagnose(): Promise<PluginDiagnosis[]> {
-    return diagnose(this.registry, this.settings);
+  /**
+   * The health of every plugin folder found: manifest, entry point, sandbox, clashes (runs no plugin code).
+   * `acrossKinds`: the plugin layer's clashes of other kinds (a declarative plugin a tool plugin here wins over).
+   */
+  diagnose(acrossKinds: readonly PluginClash[] = []): Promise<PluginDiagnosis[]> {
+    return diagnose(this.registry, this.settings, acrossKinds);
   }
 
   /** Stops every long-lived plugin and every accepted async task's process; stops following the registry. */

@@ -17,6 +17,7 @@ import { bwrapArgv, homeInstalls, probeBwrap, probeError, type HostBind } from "
 import { checkBinds, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
 import { autoloopFolders, hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
+import { realPathOr } from "../common/file-checks.js";
 import { closeBindSources, openBindSources } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import { manifestFileNames } from "./manifest.js";
@@ -82,15 +83,6 @@ export interface Launch {
    * inside the sandbox only (`sandboxEnvArgs`); `env` is then the hub's minimal one (`launcherEnv`).
    */
   args?: Buffer;
-}
-
-/** `path` with links resolved, or as it is when it cannot be (then opening it fails, saying so). */
-function realOr(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }
 
 /** The catalog text of each way a bind is refused at start (binds.ts). */
@@ -195,8 +187,9 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   // The real sources are bound, not the paths as written, and by descriptor (issue 26 round 2, findings 3 and 4): each
   // is opened here and kept only when the file opened is the one checked, so no link swapped in later is followed.
   const mounts = binds.map((b) => ({ host: b.source, relative: false, container: b.container, readOnly: b.readOnly }));
-  const hostBinds = (req.hostBinds ?? []).map((b) => ({ path: realOr(b.path), at: b.at ?? b.path }));
-  const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realOr(req.dir), hidden, homes, shown, devices, hostBinds, argv: direct, envArgs: true });
+  // A path whose links cannot be resolved stays as it is (then opening it fails, saying so).
+  const hostBinds = (req.hostBinds ?? []).map((b) => ({ path: realPathOr(b.path, b.path), at: b.at ?? b.path }));
+  const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realPathOr(req.dir, req.dir), hidden, homes, shown, devices, hostBinds, argv: direct, envArgs: true });
   const opened = openBindSources(sources);
   if ("problem" in opened) {
     const { path, problem } = opened;

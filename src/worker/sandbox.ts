@@ -31,10 +31,11 @@
  * rights, master key included, at the next start.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:path";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
+import { realPathOr } from "../common/file-checks.js";
 import { engineDir } from "../common/paths.js";
 import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -242,11 +243,7 @@ export function expandTilde(path: string, home: string): string {
 
 /** `path` with symbolic links resolved (as the mounts see it); the path itself when it does not exist. */
 export function realPath(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
+  return realPathOr(path, path);
 }
 
 /** Whether `path` is `dir` or lies inside it (both already resolved). */

@@ -13,8 +13,8 @@ import { engineDir, type Home } from "../../common/paths.js";
 import { t, type Lang } from "../../i18n/messages.js";
 import { findHub } from "../connect.js";
 import { CliError } from "../print.js";
-import { askOnTerminal } from "./install.js";
-import { serviceManager, type ServiceManager } from "./managers.js";
+import { askOnTerminal, type ServiceCommandOptions } from "./install.js";
+import { serviceManager } from "./managers.js";
 import { compareVersions, newestRelease, parseVersionTag, type Version } from "../../host/version.js";
 
 /** How long one git or npm step of an update may take (ms): `npm ci` downloads and may compile. */
@@ -22,15 +22,8 @@ export const updateStepTimeoutMs = 15 * 60_000;
 /** How long `update` waits for the restarted hub to answer with the new version (ms). */
 export const updateRestartWaitMs = 60_000;
 
-/** What `update` needs from outside; tests give their own. */
-export interface UpdateOptions {
-  home: Home;
-  lang: Lang;
-  yes: boolean;
-  say: (line: string) => void;
-  ask?: (question: string) => Promise<boolean>;
-  engine?: string;
-  manager?: ServiceManager | null;
+/** What `update` needs from outside, as `install` does (the home, the language, `--yes`, saying, asking); tests give their own. */
+export interface UpdateOptions extends Pick<ServiceCommandOptions, "home" | "lang" | "yes" | "say" | "ask" | "engine" | "manager"> {
   /** The git remote to fetch tags from. */
   remote?: string;
 }

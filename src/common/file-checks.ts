@@ -1,0 +1,28 @@
+/**
+ * What a path is on this computer, one copy for every part that checks a path before it uses one: its real path (the
+ * sandboxes' mounts, the tool host's binds, the plugin layer's listing of a plugin folder) and whether it is a file this
+ * user may run (`doctor`, `plugins doctor`).
+ */
+import { accessSync, constants, realpathSync, statSync } from "node:fs";
+
+/**
+ * `path` with every link on the way resolved (realpath), or `otherwise` when it cannot be: it does not exist, a link
+ * leads nowhere, or a folder on the way cannot be read.
+ */
+export function realPathOr<T>(path: string, otherwise: T): string | T {
+  try {
+    return realpathSync(path);
+  } catch {
+    return otherwise;
+  }
+}
+
+/** Whether `file` is a regular file (after links) this user may execute. */
+export function executableFile(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
