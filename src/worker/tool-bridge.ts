@@ -11,7 +11,6 @@
  * the owner up to the hub's bound, then answers "awaiting approval, card N — end your turn"; `allow` runs the tool in
  * the tool host (sandbox, timeout), relays its progress, reports the outcome, and for an async plugin waits for its
  * parked result. Every refusal or failure is a tool error the model can read; nothing here throws at the agent.
- *
  * Who the socket answers (issue 26): only the run's own processes. A sandboxed agent sees no other run's folder; an
  * agent without a sandbox sees them all, so each new connection first proves it comes from the run (peer.ts: the
  * relay shows a challenge in its command line, the worker finds it among the run's processes) before MCP starts.
@@ -311,8 +310,7 @@ export class ToolBridges {
   private async offered(job: Job): Promise<OfferedTool[]> {
     const host = await this.toolHost();
     host.registry.rescan();
-    // A plugin the approvals deny whole is not asked for its tools (it would run to list them).
-    const denied = new Set(job.toolsDenied ?? []);
+    const denied = new Set(job.toolsDenied ?? []); // denied whole by the approvals: never asked for its tools (it would run)
     return offeredTools(host, job.tools.filter((p) => !denied.has(p.slice(0, p.indexOf(".")))), (plugin, error) => this.o.log(t(this.o.lang, "bridge.listFailed", { run: job.run, plugin, error })));
   }
 
