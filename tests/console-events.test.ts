@@ -205,6 +205,59 @@ test("a search for a subject finds its event, run and card; its filter survives 
   }
 });
 
+test("a run's page links to the event that started it and the cards it asked; a card links to its run", { skip }, async () => {
+  // GET /v1/cards/:id: one card whatever its state (a closed one the state no longer lists too).
+  const one = await f.call("GET", `/v1/cards/${shop.card}`, f.keys.owner);
+  assert.deepEqual([one.status, one.body.card.id, one.body.card.run, one.body.card.title], [200, shop.card, shop.run, "Refund the order?"]);
+  // A card pushed out of the state's recent closed cards by newer ones is read from GET /v1/cards/:id.
+  const told: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const r = await f.call("POST", "/v1/tell", f.keys.source, { key: `old-${i}`, title: `Old news ${i}`, text: "read and done" });
+    told.push(r.body.card);
+    await f.call("POST", `/v1/cards/${r.body.card}/resolve`, f.keys.owner, {});
+  }
+  const state = await f.state();
+  assert.equal([...state.cards, ...state.recentCards].some((c) => c.id === told[0]), false);
+  const { context, page } = await signedIn(browser, f);
+  try {
+    await page.evaluate((run) => (location.hash = `#/runs/${run}`), shop.run);
+    await page.waitForSelector(`#run-cards li[data-card="${shop.card}"]`);
+    assert.deepEqual(await page.locator("#run-cards li").evaluateAll((els) => els.map((e) => [e.querySelector("a")!.getAttribute("href"), e.textContent])),
+      [[`#/needs/${shop.card}`, `Refund the order? · Card #${shop.card}`]]);
+    assert.equal(await page.locator("#run-event").textContent(), `Started by event #${shop.event}`);
+    assert.equal(await page.locator(".started-by").textContent(), `Started by event #${shop.event} · shop/SHOP-4120 alert.deploy SHOP-4120`);
+
+    // The event: the Events view shows that one event only, and a way back to all of them.
+    await page.click("#run-event");
+    await page.waitForFunction((id) => location.hash === `#/events?event=${id}`, shop.event);
+    await page.waitForFunction((id) => [...document.querySelectorAll("#events li[data-event]")].map((li) => li.getAttribute("data-event")).join() === String(id), shop.event);
+    assert.equal(await page.locator("#events-one").textContent(), `Showing event #${shop.event} only. Show all events`);
+    await page.click("#events-all");
+    await page.waitForSelector(`#events li[data-event="${unrouted}"]`);
+    assert.equal(await page.locator("#events-one").isHidden(), true);
+
+    // The card: its own page, with the link back to its run.
+    await page.evaluate((run) => (location.hash = `#/runs/${run}`), shop.run);
+    await page.click(`#run-cards li[data-card="${shop.card}"] a`);
+    await page.waitForSelector(`#asks li#card-${shop.card}`);
+    assert.equal(await page.locator("h1").textContent(), `Card #${shop.card}`);
+    assert.deepEqual(await page.locator("#asks li").evaluateAll((els) => els.map((e) => e.id)), [`card-${shop.card}`]);
+    assert.equal(await page.locator(`#card-${shop.card} a.run-link`).getAttribute("href"), `#/runs/${shop.run}`);
+    await page.click(`#card-${shop.card} a.run-link`);
+    await page.waitForSelector(`#run-cards li[data-card="${shop.card}"]`);
+    // In "Needs you" too, each card links to its run.
+    await page.evaluate(() => (location.hash = "#/needs"));
+    await page.waitForSelector(`#asks li#card-${shop.card} a.run-link[href="#/runs/${shop.run}"]`);
+    // A card the state no longer lists: read from the hub, shown closed.
+    await page.evaluate((id) => (location.hash = `#/needs/${id}`), told[0]);
+    await page.waitForSelector(`#asks li#card-${told[0]}[data-state=closed]`);
+    assert.equal(await page.locator(`#card-${told[0]} h3`).textContent(), "FYIOld news 0");
+    assert.deepEqual(await axeViolations(page), []);
+  } finally {
+    await context.close();
+  }
+});
+
 test("bulk: several running runs stopped after a confirmation, several cards resolved", { skip }, async () => {
   const a = await runOnce(f, "BULK-1", null);
   const b = await runOnce(f, "BULK-2", null);

@@ -2,7 +2,8 @@
 /**
  * Runs: the runs in progress and the recent ones (older pages on demand), filtered by rule, state and worker, a
  * failure's reason on its row; and one run's page: its timeline from `GET /v1/runs/<id>/why`, the engine's own steps
- * as the CLI's `why` tells them (src/kernel/timeline.ts), times in the browser's zone, the raw facts on demand, and stop.
+ * as the CLI's `why` tells them (src/kernel/timeline.ts), times in the browser's zone, the raw facts on demand, stop,
+ * and links to the event that started it and the cards it asked (from the same facts).
  */
 import { api, seg } from "./api.js";
 import { fill, h, safeHref, said } from "./dom.js";
@@ -209,6 +210,48 @@ export function timeline(run, facts) {
   return steps(run, facts).map((s) => ({ at: s.at, text: renderText(s.text, wording) }));
 }
 
+/**
+ * What a run's facts (`why`) say it links to (issue 30): the event that started it (the first of the run row's
+ * `events`, else the first event row of its facts) and the cards it asked (each card's latest row), oldest first.
+ * @param {number} run @param {import("../protocol/responses.js").Fact[]} facts
+ * @returns {{ event: { id: number, row: any } | null, cards: { id: number, row: any }[] }}
+ */
+export function runLinks(run, facts) {
+  /** @type {Map<number, any>} */
+  const cards = new Map();
+  /** @type {Map<number, any>} */
+  const events = new Map();
+  /** @type {number | null} */
+  let first = null;
+  for (const f of facts) {
+    for (const [table, key, row] of f.changes) {
+      if (!row || typeof row !== "object") continue;
+      const r = /** @type {any} */ (row);
+      if (table === "cards" && r.run === run && typeof r.title === "string") cards.set(Number(key), r);
+      if (table === "events" && typeof r.source === "string") events.set(Number(key), r);
+      if (table === "runs" && Number(key) === run && first === null && Array.isArray(r.events) && Number.isInteger(r.events[0])) first = r.events[0];
+    }
+  }
+  first ??= events.size ? [...events.keys()][0] : null;
+  return {
+    event: first === null ? null : { id: first, row: events.get(first) ?? null },
+    cards: [...cards].sort((a, b) => a[0] - b[0]).map(([id, row]) => ({ id, row })),
+  };
+}
+
+/** The links of a run's page: the event that started it, the cards it asked. @param {ReturnType<typeof runLinks>} l */
+function linksPart(l) {
+  const e = l.event;
+  const name = e?.row ? `${e.row.source}/${e.row.sid} ${e.row.type}${e.row.subject ? ` ${e.row.subject}` : ""}` : "";
+  return [
+    e ? h("p", { class: "started-by" }, h("a", { href: `#/events?event=${e.id}`, id: "run-event" }, t("console.run.startedBy", { event: e.id })), name ? " · " : null, name ? said(name) : null) : null,
+    l.cards.length ? h("h2", {}, t("console.run.cardsAsked")) : null,
+    l.cards.length ? h("ul", { class: "asked", id: "run-cards" }, l.cards.map((c) => h("li", { "data-card": c.id },
+      h("a", { href: `#/needs/${c.id}` }, said(shown(c.row.texts?.title ?? {}, c.row.title))),
+      ` · ${t("console.card.label", { card: c.id })}`))) : null,
+  ];
+}
+
 /** One run's page. @param {number} id @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
 export function runView(id, ctx) {
   const head = h("div", { class: "run-detail" });
@@ -250,10 +293,12 @@ export function runView(id, ctx) {
   }) }, t("console.run.again"));
   // What the agent did (issue 30), followed live while the run goes on.
   const transcript = transcriptPart(id);
+  // The event that started the run and the cards it asked (issue 30), from the same facts as the timeline.
+  const links = h("div", { class: "run-links", id: "run-links" });
   const el = h("section", { class: "view run-page" },
     h("p", {}, h("a", { href: "#/runs" }, `← ${t("console.run.back")}`)),
     h("h1", { tabindex: -1 }, t("console.run.title", { run: id })),
-    head, h("div", { class: "actions" }, stop, again), confirmStop, message,
+    head, h("div", { class: "actions" }, stop, again), confirmStop, message, links,
     transcript.el,
     h("h2", {}, t("console.run.timeline", { zone })), steps,
     h("details", {}, h("summary", {}, t("console.run.raw")), raw));
@@ -281,6 +326,7 @@ export function runView(id, ctx) {
       void api("GET", `/v1/runs/${seg(id)}/why`).then((w) => {
         fill(steps, timeline(id, w.facts).map((s) => h("li", {}, h("time", { datetime: s.at }, when(s.at)), " ", said(s.text))));
         raw.textContent = JSON.stringify(w.facts, null, 2);
+        fill(links, linksPart(runLinks(id, w.facts)));
       }, (e) => {
         message.textContent = /** @type {Error} */ (e).message;
         message.className = "message error";
