@@ -47,6 +47,9 @@ test("usage is summed per rule and day under its own key; a tokens budget pauses
   assert.equal(card.text, "Used 1000 tokens of 1000 tokens. Runs already claimed finish normally. This period ends 2026-11-03 00:00 (UTC time). To let the rule run again before then, choose “Resume for the rest of this period”.");
   assert.deepEqual(card.texts?.text?.params.until, { code: "time.at", params: { at: "2026-11-03T00:00:00.000Z", time: "2026-11-03 00:00", zone: "UTC" } });
   assert.equal(shown("en", card.texts?.text ?? {}, "", "Asia/Shanghai"), "Used 1000 tokens of 1000 tokens. Runs already claimed finish normally. This period ends 2026-11-03 08:00 (Asia/Shanghai time). To let the rule run again before then, choose “Resume for the rest of this period”.");
+  // A card made before keeps its words: `budget.text` with its UTC time, as written then.
+  assert.equal(shown("en", { code: "budget.text", params: { used: "$1.00", limit: "$1", until: "2026-11-03T00:00:00.000Z" } }, "", "Asia/Shanghai"),
+    "Used $1.00 of $1. Runs already claimed finish normally. This period ends at 2026-11-03T00:00:00.000Z. Resuming with agent-autoloop resume also resumes it for the rest of the period.");
   assert.equal(shown("zh", card.texts?.text ?? {}, "", "America/New_York"), "已用 1000 个词元，预算 1000 个词元。已经领走的这一轮照常做完。这个周期到 2026-11-02 19:00（America/New_York 时间）结束。想在那之前让规则接着运行，选「这个周期内恢复（不再因预算暂停）」。");
   // The unit is a text of its own (issue 27 #2): a Chinese client shows 词元, not the English word.
   assert.match(shown("zh", card.texts?.text ?? {}, card.text), /^已用 1000 个词元，预算 1000 个词元。/);

@@ -325,7 +325,7 @@ test("bulk stop in the Runs list: boxes, one confirmation naming how many, the o
       `Run #${a.run}: asked to stop; its worker ends it`,
       `Run #${b.run}: had already ended`,
     ]);
-    assert.equal(await page.locator(".bulk-results p").textContent(), "Asked 1 runs to stop");
+    assert.equal(await page.locator(".bulk-results p").textContent(), "Asked the run to stop");
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "In progress");
     const s = await f.state();
     assert.equal([...s.active, ...s.runs].find((r) => r.id === a.run)!.state, "stopping");

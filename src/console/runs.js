@@ -62,6 +62,11 @@ function runRow(r, pick) {
     r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
 }
 
+/** The question before stopping `n` selected runs (one run: in the singular). @param {number} n */
+export function stopQuestion(n) {
+  return n === 1 ? t("console.bulk.stopConfirmOne") : t("console.bulk.stopConfirm", { n });
+}
+
 /**
  * Stopping several runs of the Runs list at once (issue 30): boxes on the runs in progress, one button naming how
  * many are selected, one confirmation in the page, then the hub's stop (`POST /v1/runs/<id>/cancel`) for each in
@@ -76,7 +81,7 @@ function bulkStop(ctx) {
   const results = h("div", { class: "bulk-results", role: "status" });
   const text = h("p", {});
   const button = h("button", { type: "button", class: "danger", id: "runs-stop", hidden: true, onclick: () => {
-    fill(text, t("console.bulk.stopConfirm", { n: chosen.size }));
+    fill(text, stopQuestion(chosen.size));
     confirm.hidden = false;
     /** @type {HTMLElement} */ (confirm.querySelector("#runs-stop-yes")).focus();
   } });
@@ -103,7 +108,7 @@ function bulkStop(ctx) {
           lines.push(err.code === "run.notCancellable" ? t("console.bulk.runEnded", { run: id }) : t("console.bulk.runRefused", { run: id, error: err.message }));
         }
       }
-      fill(results, h("p", {}, t("console.bulk.stopped", { n: asked })),
+      fill(results, h("p", {}, asked === 1 ? t("console.bulk.stoppedOne") : t("console.bulk.stopped", { n: asked })),
         h("ul", { id: "runs-stop-results", "aria-label": t("console.bulk.results") }, lines.map((l) => h("li", {}, l))));
       ctx().refresh();
     } }, t("console.bulk.stopYes")),
@@ -117,7 +122,7 @@ function bulkStop(ctx) {
     button.textContent = t("console.bulk.stop", { n: chosen.size });
     button.hidden = chosen.size === 0;
     if (button.hidden) confirm.hidden = true;
-    else if (!confirm.hidden) fill(text, t("console.bulk.stopConfirm", { n: chosen.size }));
+    else if (!confirm.hidden) fill(text, stopQuestion(chosen.size));
   };
   return {
     head, bar, confirm, results, pick: { chosen, changed },
