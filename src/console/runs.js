@@ -62,9 +62,9 @@ function runRow(r, pick) {
     r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
 }
 
-/** The question before stopping `n` selected runs (one run: in the singular). @param {number} n */
-export function stopQuestion(n) {
-  return n === 1 ? t("console.bulk.stopConfirmOne") : t("console.bulk.stopConfirm", { n });
+/** The question before stopping the selected runs (one run: by its number). @param {Set<number>} ids */
+export function stopQuestion(ids) {
+  return ids.size === 1 ? t("console.run.stopConfirm", { run: [...ids][0] ?? "" }) : t("console.bulk.stopConfirm", { n: ids.size });
 }
 
 /**
@@ -81,13 +81,17 @@ function bulkStop(ctx) {
   const results = h("div", { class: "bulk-results", role: "status" });
   const text = h("p", {});
   const button = h("button", { type: "button", class: "danger", id: "runs-stop", hidden: true, onclick: () => {
-    fill(text, stopQuestion(chosen.size));
+    fill(text, stopQuestion(chosen));
     confirm.hidden = false;
     /** @type {HTMLElement} */ (confirm.querySelector("#runs-stop-yes")).focus();
   } });
+  /** @type {HTMLElement} */
+  let yes;
+  /** @type {HTMLElement} */
+  let no;
   const confirm = h("div", { class: "confirm", id: "runs-stop-confirm", hidden: true, role: "group", "aria-label": t("console.bulk.stopYes") },
     text,
-    h("button", { type: "button", class: "danger", id: "runs-stop-yes", onclick: async () => {
+    yes = h("button", { type: "button", class: "danger", id: "runs-stop-yes", onclick: async () => {
       confirm.hidden = true;
       const ids = [...chosen].sort((a, b) => a - b);
       chosen.clear();
@@ -111,18 +115,20 @@ function bulkStop(ctx) {
       fill(results, h("p", {}, asked === 1 ? t("console.bulk.stoppedOne") : t("console.bulk.stopped", { n: asked })),
         h("ul", { id: "runs-stop-results", "aria-label": t("console.bulk.results") }, lines.map((l) => h("li", {}, l))));
       ctx().refresh();
-    } }, t("console.bulk.stopYes")),
-    h("button", { type: "button", class: "quiet", onclick: () => {
+    } }),
+    no = h("button", { type: "button", class: "quiet", onclick: () => {
       confirm.hidden = true;
       button.focus();
-    } }, t("console.bulk.stopNo")));
+    } }));
   const bar = h("div", { class: "actions bulk" }, button);
   /** Shows the button for what is selected. */
   const changed = () => {
     button.textContent = t("console.bulk.stop", { n: chosen.size });
+    yes.textContent = chosen.size === 1 ? t("console.run.stopYes") : t("console.bulk.stopYes");
+    no.textContent = chosen.size === 1 ? t("console.run.stopNo") : t("console.bulk.stopNo");
     button.hidden = chosen.size === 0;
     if (button.hidden) confirm.hidden = true;
-    else if (!confirm.hidden) fill(text, stopQuestion(chosen.size));
+    else if (!confirm.hidden) fill(text, stopQuestion(chosen));
   };
   return {
     head, bar, confirm, results, pick: { chosen, changed },

@@ -107,7 +107,7 @@ export function searchView(ctx) {
   const stopBar = h("div", { class: "actions bulk" });
   const stopButton = h("button", { type: "button", class: "danger", id: "bulk-stop", onclick: () => {
     confirm.hidden = false;
-    fill(confirmText, stopQuestion(pickedRuns.size));
+    fill(confirmText, stopQuestion(pickedRuns));
     /** @type {HTMLElement} */ (confirm.querySelector("#bulk-stop-yes")).focus();
   } });
   const confirmText = h("p", {});

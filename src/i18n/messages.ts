@@ -1405,7 +1405,6 @@ const catalog = {
   "console.bulk.stopYes": { zh: "全部停止", en: "Stop them" },
   "console.bulk.stopNo": { zh: "不停了", en: "Keep them running" },
   "console.bulk.stopped": { zh: "已请求停止 {n} 轮", en: "Asked {n} runs to stop" },
-  "console.bulk.stopConfirmOne": { zh: "真的停止选中的这一轮？Agent 正在做的事会被中断", en: "Stop this run? What the agent is doing is cut off" },
   "console.bulk.stoppedOne": { zh: "已请求停止这一轮", en: "Asked the run to stop" },
   "console.bulk.runStopped": { zh: "第 {run} 轮：已停止", en: "Run #{run}: stopped" },
   "console.bulk.runStopping": { zh: "第 {run} 轮：已叫停，由它的 worker 结束", en: "Run #{run}: asked to stop; its worker ends it" },
