@@ -42,7 +42,15 @@ test("usage is summed per rule and day under its own key; a tokens budget pauses
   assert.deepEqual([card.kind, card.title, card.options, card.recommend, card.lane, card.about], [
     "ask", '"alerts" used up today\'s budget and is paused', ["Resume for the rest of this period", "Keep paused"], 1, "", `alerts\u0000${nextDay}`,
   ]);
-  assert.equal(card.text, "Used 1000 tokens of 1000 tokens. Runs already claimed finish normally. This period ends at 2026-11-03T00:00:00.000Z. Resuming with agent-autoloop resume also resumes it for the rest of the period.");
+  // The period's end is a time each client says in its reader's zone; the hub's words say it in the rules' zone, and
+  // what to do is the card's own option, not a command (issue 30).
+  assert.equal(card.text, "Used 1000 tokens of 1000 tokens. Runs already claimed finish normally. This period ends 2026-11-03 00:00 (UTC time). To let the rule run again before then, choose “Resume for the rest of this period”.");
+  assert.deepEqual(card.texts?.text?.params.until, { code: "time.at", params: { at: "2026-11-03T00:00:00.000Z", time: "2026-11-03 00:00", zone: "UTC" } });
+  assert.equal(shown("en", card.texts?.text ?? {}, "", "Asia/Shanghai"), "Used 1000 tokens of 1000 tokens. Runs already claimed finish normally. This period ends 2026-11-03 08:00 (Asia/Shanghai time). To let the rule run again before then, choose “Resume for the rest of this period”.");
+  // A card made before keeps its words: `budget.text` with its UTC time, as written then.
+  assert.equal(shown("en", { code: "budget.text", params: { used: "$1.00", limit: "$1", until: "2026-11-03T00:00:00.000Z" } }, "", "Asia/Shanghai"),
+    "Used $1.00 of $1. Runs already claimed finish normally. This period ends at 2026-11-03T00:00:00.000Z. Resuming with agent-autoloop resume also resumes it for the rest of the period.");
+  assert.equal(shown("zh", card.texts?.text ?? {}, "", "America/New_York"), "已用 1000 个词元，预算 1000 个词元。已经领走的这一轮照常做完。这个周期到 2026-11-02 19:00（America/New_York 时间）结束。想在那之前让规则接着运行，选「这个周期内恢复（不再因预算暂停）」。");
   // The unit is a text of its own (issue 27 #2): a Chinese client shows 词元, not the English word.
   assert.match(shown("zh", card.texts?.text ?? {}, card.text), /^已用 1000 个词元，预算 1000 个词元。/);
   // Its key, as the decision's fact writes it: one budget card per rule and period, found again by it (resume).
@@ -70,7 +78,7 @@ test("a week's budget: its own title and period, Monday to Monday", () => {
   assert.deepEqual(spendRows(d), [["spend", `alerts\u0000${monday}`, { rule: "alerts", start: monday, end: nextMonday, cost: 1, tokens: 0, rounds: 1 }]]);
   const [card] = k.state().cards;
   assert.equal(card.title, '"alerts" used up this week\'s budget and is paused');
-  assert.equal(card.text, "Used $1.00 of $1. Runs already claimed finish normally. This period ends at 2026-11-09T00:00:00.000Z. Resuming with agent-autoloop resume also resumes it for the rest of the period.");
+  assert.equal(card.text, "Used $1.00 of $1. Runs already claimed finish normally. This period ends 2026-11-09 00:00 (UTC time). To let the rule run again before then, choose “Resume for the rest of this period”.");
   k.close();
 });
 

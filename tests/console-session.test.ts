@@ -147,7 +147,7 @@ test("the cookie stands for the owner key on the owner endpoints the console use
     if (Array.isArray(spec.auth) || spec.auth === "run") assert.deepEqual(r.body, { error: missingKey }, name);
   }
   assert.deepEqual(taken.sort(), [
-    "answer", "artifact", "cancel", "events", "pause", "pluginEvent", "pluginSettingSet", "pluginSettings", "pluginUi", "plugins", "pluginsReload",
+    "answer", "artifact", "cancel", "card", "events", "pause", "pluginEvent", "pluginSettingSet", "pluginSettings", "pluginUi", "plugins", "pluginsReload",
     "resolve", "resume", "runNow", "search", "state", "stream", "tools", "transcript", "why",
   ]);
   // Only the owner endpoints: keys, sign-in and the parts' endpoints never take it.

@@ -197,6 +197,8 @@ function listedRows(): Row[] {
     { endpoint: "stream", what: "query", method: "GET", path: "/v1/stream?after=-1", key: "owner", status: 400, error: "query parameter after is invalid" },
     { endpoint: "stream", what: "query", method: "GET", path: "/v1/stream?after=0", key: "owner", headers: { "last-event-id": "x" }, status: 400, error: "query parameter after is invalid" },
 
+    { endpoint: "card", what: "path", method: "GET", path: "/v1/cards/999", key: "owner", status: 404, error: "no such card: 999" },
+    { endpoint: "card", what: "path", method: "GET", path: "/v1/cards/0x1", key: "owner", status: 404, error: "no such card: 0x1" },
     { endpoint: "why", what: "path", method: "GET", path: "/v1/runs/999/why", key: "owner", status: 404, error: "no such run: 999" },
     { endpoint: "why", what: "path", method: "GET", path: "/v1/runs/1e3/why", key: "owner", status: 404, error: "no such run: 1e3" },
 
@@ -232,7 +234,7 @@ function listedRows(): Row[] {
     { endpoint: null, what: "method", method: "DELETE", path: "/v1/cards/1/answer", key: "owner", status: 404, error: "no such endpoint: DELETE /v1/cards/1/answer" },
     { endpoint: null, what: "method", method: "PUT", path: "/v1/keys/source/x", key: "owner", status: 404, error: "no such endpoint: PUT /v1/keys/source/x" },
     { endpoint: null, what: "method", method: "POST", path: "/v1/health", status: 404, error: "no such endpoint: POST /v1/health" },
-    { endpoint: null, what: "method", method: "GET", path: "/v1/cards/1", key: "owner", status: 404, error: "no such endpoint: GET /v1/cards/1" },
+    { endpoint: null, what: "method", method: "DELETE", path: "/v1/cards/1", key: "owner", status: 404, error: "no such endpoint: DELETE /v1/cards/1" },
     { endpoint: null, what: "method", method: "POST", path: "/v1/tools", key: "owner", status: 404, error: "no such endpoint: POST /v1/tools" },
     { endpoint: "pluginSettings", what: "path", method: "GET", path: "/v1/plugins/ghost/settings", key: "owner", status: 404, error: "no such declarative plugin loaded: ghost" },
     { endpoint: "pluginSettingSet", what: "path", method: "POST", path: "/v1/plugins/ghost/settings/x", key: "owner", body: { value: "x" }, status: 404, error: "no such declarative plugin loaded: ghost" },

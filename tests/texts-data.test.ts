@@ -47,15 +47,15 @@ const badSubject = { zh: "subject：格式不对，应为 字母、数字和 # .
 const budgetTitle = { zh: "「alerts」今天的预算用完了，已暂停", en: '"alerts" used up today\'s budget and is paused' };
 const budgetOptions = { zh: ["这个周期内恢复（不再因预算暂停）", "保持暂停"], en: ["Resume for the rest of this period", "Keep paused"] };
 
-/** The environment of a CLI or MCP child for hub `f`, in `lang`. */
-function envFor(f: Fixture, lang: Lang): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_URL: f.url, AGENT_AUTOLOOP_LANG: lang, TZ: "UTC" };
+/** The environment of a CLI or MCP child for hub `f`, in `lang` and time zone `tz`. */
+function envFor(f: Fixture, lang: Lang, tz = "UTC"): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, AGENT_AUTOLOOP_HOME: f.home.dir, AGENT_AUTOLOOP_URL: f.url, AGENT_AUTOLOOP_LANG: lang, TZ: tz };
   return env;
 }
 
-function cli(f: Fixture, lang: Lang, args: string[]): Promise<{ code: number; out: string; err: string }> {
+function cli(f: Fixture, lang: Lang, args: string[], tz = "UTC"): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: envFor(f, lang), encoding: "utf8" }, (e, stdout, stderr) =>
+    execFile(process.execPath, [bin, ...args], { env: envFor(f, lang, tz), encoding: "utf8" }, (e, stdout, stderr) =>
       resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out: stdout.trim(), err: stderr.trim() }));
   });
 }
@@ -66,6 +66,13 @@ async function budgetCard(f: Fixture): Promise<OwnerCard> {
   const card = state.cards.find((c) => c.rule === null && c.title.includes("alerts"));
   assert.ok(card, JSON.stringify(state.cards));
   return card;
+}
+
+/** When a budget card's period ends: the ISO time of its text's `until` (a `time.at` text; issue 30). */
+function periodEnd(card: OwnerCard): string {
+  const until = card.texts?.text?.params.until;
+  assert.ok(typeof until === "object" && until.code === "time.at" && typeof until.params.at === "string", JSON.stringify(until));
+  return until.params.at as string;
 }
 
 for (const hubLang of ["zh", "en"] as const) {
@@ -87,7 +94,12 @@ for (const hubLang of ["zh", "en"] as const) {
     assert.deepEqual([card.title, card.options], [budgetTitle[hubLang], budgetOptions[hubLang]]);
     assert.deepEqual(card.texts?.title, { code: "budget.title.day", params: { rule: "alerts" } });
     assert.deepEqual(card.texts?.options, [{ code: "budget.resume", params: {} }, { code: "budget.keep", params: {} }]);
-    assert.equal(card.texts?.text?.code, "budget.text");
+    // The period's end is a time (`time.at`) each client words in its reader's zone (issue 30).
+    assert.equal(card.texts?.text?.code, "budget.say");
+    const until = card.texts?.text?.params.until as { code: string; params: { at: string; time: string; zone: string } };
+    assert.deepEqual(until, { code: "time.at", params: { at: until.params.at, time: `${until.params.at.slice(0, 10)} 00:00`, zone: "UTC" } });
+    assert.match(until.params.at, /^\d{4}-\d\d-\d\dT00:00:00\.000Z$/);
+    assert.deepEqual(card.texts?.text?.params.resume, { code: "budget.resume", params: {} });
     // The fact as GET /v1/stream sends it.
     const facts = f.running.hub.store.factsAfter(0, Number.MAX_SAFE_INTEGER).map(publicFact);
     const written = facts.flatMap((x) => x.changes).filter(([table, id]) => table === "cards" && id === card.id).map(([, , row]) => (row as { texts?: unknown } | null)?.texts);
@@ -98,10 +110,19 @@ for (const hubLang of ["zh", "en"] as const) {
     const f = hubs[hubLang]!;
     const refused = await cli(f, readerLang, ["answer", "99", "0"]);
     assert.deepEqual([refused.code, refused.err], [1, `agent-autoloop${readerLang === "zh" ? "：" : ": "}${noCard[readerLang]}`]);
-    const status = await cli(f, readerLang, ["status"]);
+    // In this computer's zone (Shanghai, 8 hours after the rules' UTC), with the CLI's own command beside the card's option.
+    const status = await cli(f, readerLang, ["status"], "Asia/Shanghai");
     assert.equal(status.code, 0, status.err);
     assert.match(status.out, new RegExp(`^  #\\d+ ask ${budgetTitle[readerLang].replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
     for (const [i, o] of budgetOptions[readerLang].entries()) assert.match(status.out, new RegExp(`^      ${i}\\) ${o.replace(/[()]/g, "\\$&")}`, "m"));
+    const card = await budgetCard(f);
+    const end = periodEnd(card);
+    const local = `${new Date(Date.parse(end) + 8 * 3600_000).toISOString().slice(0, 10)} 08:00`;
+    const lines = status.out.split("\n").map((l) => l.trim());
+    assert.ok(lines.includes(readerLang === "zh"
+      ? `已用 $25.00，预算 $20。已经领走的这一轮照常做完。这个周期到 ${local}（Asia/Shanghai 时间）结束。想在那之前让规则接着运行，选「这个周期内恢复（不再因预算暂停）」。`
+      : `Used $25.00 of $20. Runs already claimed finish normally. This period ends ${local} (Asia/Shanghai time). To let the rule run again before then, choose “Resume for the rest of this period”.`), status.out);
+    assert.ok(lines.includes(readerLang === "zh" ? "→ 或者：agent-autoloop resume alerts（同样算这个周期内恢复）" : "→ or: agent-autoloop resume alerts (also resumes it for the rest of the period)"), status.out);
   });
 
   test(`the MCP server in ${readerLang} says a ${hubLang} hub's refusal in ${readerLang}`, async () => {
@@ -119,12 +140,19 @@ for (const hubLang of ["zh", "en"] as const) {
 
   test(`the console in ${readerLang} says a ${hubLang} hub's refusal and budget card in ${readerLang}`, { skip: missing ?? false }, async () => {
     const f = hubs[hubLang]!;
-    const { context, page } = await signedIn(browser!, f, { locale: readerLang === "zh" ? "zh-CN" : "en-US" });
+    const { context, page } = await signedIn(browser!, f, { locale: readerLang === "zh" ? "zh-CN" : "en-US", timezoneId: "Asia/Shanghai" });
     try {
       const card = await budgetCard(f);
       const el = page.locator(`#card-${card.id}`);
       await el.waitFor();
       assert.equal(await el.locator("h3").textContent(), budgetTitle[readerLang]);
+      // The period's end in the browser's zone and language, and what to do in the console's words: no command (issue 30).
+      const end = new Date(periodEnd(card));
+      const local = new Intl.DateTimeFormat(readerLang === "zh" ? "zh-CN" : "en-US", { timeZone: "Asia/Shanghai", weekday: "short", year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).format(end);
+      assert.match(local, /08:00$/);
+      assert.equal(await el.locator("p.text").textContent(), readerLang === "zh"
+        ? `已用 $25.00，预算 $20。已经领走的这一轮照常做完。这个周期到 ${local}（Asia/Shanghai 时间）结束。想在那之前让规则接着运行，选「这个周期内恢复（不再因预算暂停）」。`
+        : `Used $25.00 of $20. Runs already claimed finish normally. This period ends ${local} (Asia/Shanghai time). To let the rule run again before then, choose “Resume for the rest of this period”.`);
       assert.deepEqual(await el.locator("button.option").evaluateAll((bs) => bs.map((b) => b.firstChild?.textContent ?? "")), budgetOptions[readerLang]);
       // The console's own client of /v1 (api.js), as every view calls it: its refusal in the reader's language.
       const said = await page.evaluate(async (path) => {

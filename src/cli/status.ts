@@ -40,13 +40,17 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
     out.push(`  #${c.id} ${c.kind}${c.state !== "open" ? ` (${c.state})` : ""}${c.rule ? ` [${c.rule}${c.lane ? ` ${c.lane}` : ""}]` : ""} ${shown(lang, c.texts?.title ?? {}, c.title)}`);
     // An open ask card is shown whole (the hub bounds it): what the owner answers — an approval card's binds, what its
     // arguments left out and why it asks — must all be in front of them (issue 26 round 2). Others: their first lines.
-    const text = shown(lang, c.texts?.text ?? {}, c.text);
+    // A time in a text the hub wrote (a budget card's period end) is said in this computer's zone.
+    const text = shown(lang, c.texts?.text ?? {}, c.text, tz);
     if (text) for (const line of c.kind === "ask" && c.state === "open" ? text.split("\n") : text.split("\n").slice(0, statusCardLinesMax)) out.push(`      ${line}`);
     c.options.forEach((o, i) => out.push(`      ${i}) ${shown(lang, c.texts?.options?.[i] ?? {}, o)}${c.recommend === i ? `  ${w("status.recommended")}` : ""}`));
     for (const [ch, d] of Object.entries(c.deliveries)) {
       if (d.error) out.push(`      ${w(d.gaveUp ? "status.deliveryGaveUp" : "status.deliveryFailing", { channel: ch, failures: d.failures, error: d.error })}`);
     }
     if (c.state === "open") out.push(`      ${w("status.answerHint", { card: c.id, choice: c.kind === "ask" ? `<0-${c.options.length - 1}>` : "0" })}`);
+    // A budget card says to choose its option; here the CLI's own command does the same too (issue 30).
+    const budgetRule = c.texts?.text?.code === "budget.say" ? c.texts.title?.params.rule : undefined;
+    if (c.state === "open" && typeof budgetRule === "string") out.push(`      ${w("budget.cli", { rule: budgetRule })}`);
     out.push(...waitsForSilentChannels(s, c, lang));
   }
   const usage = (u: UsageTotals | null) => {

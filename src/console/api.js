@@ -8,12 +8,13 @@
 
 import { shown } from "./i18n.js";
 
-/** A refusal of the hub: its status and its text. */
+/** A refusal of the hub: its status, its text, and its message id (`code`; "" from a hub that sends none). */
 export class ApiError extends Error {
-  /** @param {number} status @param {string} message */
-  constructor(status, message) {
+  /** @param {number} status @param {string} message @param {string} [code] */
+  constructor(status, message, code = "") {
     super(message);
     this.status = status;
+    this.code = code;
   }
 }
 
@@ -49,7 +50,7 @@ export async function api(method, path, body) {
     data = { error: text };
   }
   if (res.status === 401 && path.startsWith("/v1/")) signedOut();
-  if (!res.ok) throw new ApiError(res.status, shown(data ?? {}, typeof data?.error === "string" ? data.error : `HTTP ${res.status}`));
+  if (!res.ok) throw new ApiError(res.status, shown(data ?? {}, typeof data?.error === "string" ? data.error : `HTTP ${res.status}`), typeof data?.code === "string" ? data.code : "");
   return data;
 }
 

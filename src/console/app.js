@@ -2,7 +2,7 @@
 /**
  * The owner console (issue 17): signs in with the link's token, then shows the views of `/v1/state`, kept live by
  * `/v1/stream` (server-sent events; the browser resumes with Last-Event-ID). The console has no power of its own:
- * every change is the same `/v1` call the CLI makes. Views: #/needs (landing), #/runs, #/runs/<id>, #/events, #/search,
+ * every change is the same `/v1` call the CLI makes. Views: #/needs (landing), #/needs/<card>, #/runs, #/runs/<id>, #/events, #/search,
  * #/rules, #/workers, #/spending, #/plugins, #/plugins/<id>; a view that filters keeps its filter after `?`
  * (`#/search?q=SHOP-4120&group=failed`).
  */
@@ -174,6 +174,7 @@ function render() {
       : key === "spending" ? spendingView(ctx)
       : key === "plugins" && arg ? pluginView(arg, ctx)
       : key === "plugins" ? pluginsView(ctx)
+      : key === "needs" && arg && /^\d+$/.test(arg) ? needsView(ctx, Number(arg))
       : needsView(ctx);
     const moved = viewKey !== "";
     viewKey = wanted;

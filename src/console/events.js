@@ -146,8 +146,10 @@ export function eventsView(ctx) {
   h("div", { class: "actions" }, h("button", { type: "submit", id: "events-go" }, t("console.search.go"))));
   for (const el of [routing.s, rule.s, from, to]) el.addEventListener("change", () => /** @type {HTMLFormElement} */ (form).requestSubmit());
 
+  // One event only (`#/events?event=<id>`: a run's page links to the event that started it), with a way back to all.
+  const one = h("p", { class: "meta one-event", id: "events-one", hidden: true });
   const el = h("section", { class: "view events-view" },
-    h("h1", { tabindex: -1 }, t("console.nav.events")), form, status, list, older);
+    h("h1", { tabindex: -1 }, t("console.nav.events")), form, one, status, list, older);
 
   let asked = "";
   let seq = -1;
@@ -162,19 +164,25 @@ export function eventsView(ctx) {
     busy = true;
     const v = values();
     asked = hashParams().toString();
+    const only = /^[1-9]\d{0,14}$/.exec(hashParams().get("event") ?? "")?.[0];
     const q = new URLSearchParams();
     for (const k of ["q", "routing", "rule"]) if (v[k]) q.set(k, v[k]);
     if (dayStart(v.from)) q.set("from", dayStart(v.from));
     if (dayStart(v.to, 1)) q.set("to", dayStart(v.to, 1));
     if (!fresh && nextBefore !== null) q.set("before", String(nextBefore));
+    // One event: the page just below the next id starts with it (events are listed newest first, by id).
+    if (only) q.set("before", String(Number(only) + 1));
     try {
       const page = await api("GET", `/v1/events?${q}`);
-      shown = fresh ? page.events : [...shown, ...page.events];
+      const events = only ? page.events.filter((/** @type {any} */ e) => e.id === Number(only)) : page.events;
+      shown = fresh ? events : [...shown, ...events];
       pages = fresh ? 1 : pages + 1;
-      nextBefore = page.nextBefore;
+      nextBefore = only ? null : page.nextBefore;
       fill(list, shown.map((e) => eventItem(e, ctx, memo)));
       const filtered = Object.values(v).some(Boolean);
-      status.textContent = shown.length ? "" : filtered ? t("console.events.none") : t("console.events.empty");
+      status.textContent = shown.length ? "" : only ? t("console.events.noSuch", { event: only }) : filtered ? t("console.events.none") : t("console.events.empty");
+      one.hidden = !only;
+      fill(one, only ? [t("console.events.onlyOne", { event: only }), " ", h("a", { href: "#/events", id: "events-all" }, t("console.events.showAll"))] : []);
       older.hidden = nextBefore === null;
     } catch (e) {
       status.textContent = t("console.failed", { error: /** @type {Error} */ (e).message });

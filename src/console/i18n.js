@@ -84,7 +84,7 @@ export function wordsOf(code, params) {
   for (const [k, v] of Object.entries(given)) {
     if (typeof v === "string" || typeof v === "number") values[k] = v;
     else if (typeof v === "object" && v !== null) {
-      const inner = wordsOf(v.code, v.params);
+      const inner = v.code === "time.at" ? timeWords(v.params?.at) : wordsOf(v.code, v.params);
       if (inner === null) return null;
       values[k] = inner;
     } else return null;
@@ -92,6 +92,21 @@ export function wordsOf(code, params) {
   const text = catalog[lang][code];
   for (const m of text.matchAll(/\{(\w+)\}/g)) if (!Object.hasOwn(values, m[1])) return null;
   return t(code, values);
+}
+
+/**
+ * A time the hub sent as a text (`time.at`, issue 30: a budget card's period end) in the browser's zone and the
+ * reader's language ("Sat, Dec 5, 2026, 08:00 (Asia/Shanghai time)"), or null for a time it cannot read.
+ * @param {unknown} at an ISO 8601 time
+ * @returns {string | null}
+ */
+export function timeWords(at) {
+  const ms = typeof at === "string" ? Date.parse(at) : NaN;
+  if (!Number.isFinite(ms)) return null;
+  const f = new Intl.DateTimeFormat(lang === "zh" ? "zh-CN" : "en-US", {
+    timeZone: zone, weekday: "short", year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  });
+  return t("time.at", { time: f.format(ms), zone });
 }
 
 /**

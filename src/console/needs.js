@@ -22,23 +22,36 @@ const option = (card, i) => shown(card.texts?.options?.[i] ?? {}, card.options[i
  * @typedef {{ el: HTMLElement, shown: string, message: { text: string, error: boolean } | null, busy: boolean }} CardUi
  */
 
-/** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
-export function needsView(ctx) {
+/**
+ * The view "Needs you", or with `only` one card's page (`#/needs/<id>`, issue 30: a run's page links to the cards it
+ * asked): the card whatever its state, from the state when it is open or recent, else from `GET /v1/cards/<id>`.
+ * @param {import("./app.js").Ctx} ctx @param {number | null} [only] @returns {import("./app.js").View}
+ */
+export function needsView(ctx, only = null) {
   /** @type {Map<number, CardUi>} */
   const ui = new Map();
   forgetTemplates();
   const asks = h("ul", { class: "cards", id: "asks" });
   const notices = h("ul", { class: "cards", id: "notices" });
-  const emptyAsks = h("p", { class: "empty" }, t("console.needs.empty"));
+  const emptyAsks = h("p", { class: "empty" }, only === null ? t("console.needs.empty") : "");
   const emptyNotices = h("p", { class: "empty" }, t("console.needs.noNotices"));
-  const el = h("section", { class: "view needs" },
-    h("h1", { tabindex: -1 }, t("console.nav.needs")),
-    emptyAsks, asks,
-    h("h2", {}, t("console.needs.notices")),
-    emptyNotices, notices);
+  const title = only === null ? t("console.nav.needs") : t("console.card.label", { card: only });
+  const el = only === null
+    ? h("section", { class: "view needs" },
+      h("h1", { tabindex: -1 }, title),
+      emptyAsks, asks,
+      h("h2", {}, t("console.needs.notices")),
+      emptyNotices, notices)
+    : h("section", { class: "view needs one-card" },
+      h("p", {}, h("a", { href: "#/needs" }, `← ${t("console.card.back")}`)),
+      h("h1", { tabindex: -1 }, title),
+      emptyAsks, asks);
+  /** The card read from the hub (one the state no longer lists), and the log position it was read at. */
+  let fetched = { card: /** @type {any} */ (null), seq: -1, busy: false };
 
   /** @param {import("./app.js").Ctx} c */
   const update = (c) => {
+    if (only !== null) return updateOne(c);
     /** @type {any[]} */
     const cards = [...c.state.cards].sort((a, b) => b.id - a.id);
     const isAsk = (/** @type {any} */ card) => card.kind === "ask" && !card.fyi;
@@ -48,6 +61,27 @@ export function needsView(ctx) {
     place(notices, [...cards.filter((card) => !isAsk(card)), ...fyi], c);
     emptyAsks.hidden = asks.childElementCount > 0;
     emptyNotices.hidden = notices.childElementCount > 0;
+  };
+
+  /**
+   * One card's page: the card as the state lists it, else as `GET /v1/cards/<id>` says (read again when facts come).
+   * @param {import("./app.js").Ctx} c
+   */
+  const updateOne = (c) => {
+    const listed = [...c.state.cards, ...c.state.recentCards].find((/** @type {any} */ x) => x.id === only);
+    if (!listed && fetched.seq !== c.state.seq && !fetched.busy) {
+      fetched.busy = true;
+      const seq = c.state.seq;
+      void api("GET", `/v1/cards/${seg(/** @type {number} */ (only))}`).then((r) => {
+        fetched = { card: r.card, seq, busy: false };
+      }, (e) => {
+        fetched = { card: null, seq, busy: false };
+        emptyAsks.textContent = /** @type {Error} */ (e).message;
+      }).then(() => updateOne(ctx));
+    }
+    const card = listed ?? fetched.card;
+    place(asks, card ? [card] : [], c);
+    emptyAsks.hidden = asks.childElementCount > 0 || emptyAsks.textContent === "";
   };
 
   /**
@@ -85,14 +119,16 @@ export function needsView(ctx) {
     u.el.dataset.state = card.state;
     const titleId = `card-${card.id}-title`;
     u.el.setAttribute("aria-labelledby", titleId);
-    const meta = [t("console.card.label", { card: card.id })];
+    // The card's own page, and the run that asked it (issue 30: cards and runs link to each other).
+    /** @type {(string | Node)[]} */
+    const meta = [h("a", { href: `#/needs/${card.id}`, class: "card-link" }, t("console.card.label", { card: card.id }))];
     if (card.rule) meta.push(t("console.card.ruleLane", { rule: card.rule, lane: card.lane || "-" }));
-    if (card.run) meta.push(t("console.card.fromRun", { run: card.run }));
+    if (card.run) meta.push(h("a", { href: `#/runs/${card.run}`, class: "run-link" }, t("console.card.fromRun", { run: card.run })));
     meta.push(when(card.at));
     /** @type {(Node | null)[]} */
     const parts = [
       h("h3", { id: titleId }, card.fyi ? h("span", { class: "badge" }, t("console.card.fyi")) : null, said(shown(card.texts?.title ?? {}, card.title))),
-      h("p", { class: "meta" }, meta.join(" · ")),
+      h("p", { class: "meta" }, meta.flatMap((m, i) => (i ? [" · ", m] : [m]))),
       card.text ? saidWithLinks(shown(card.texts?.text ?? {}, card.text), "p", { class: "text" }) : null,
       // A tool call's approval card: the whole arguments the answer is bound to (issue 26 #5).
       card.toolArguments ? h("details", { class: "args" }, h("summary", {}, t("console.card.toolArguments")), h("pre", {}, said(card.toolArguments))) : null,
@@ -192,5 +228,8 @@ export function needsView(ctx) {
   };
 
   update(ctx);
-  return { el, update, title: t("console.nav.needs") };
+  return { el, update: (c) => {
+    ctx = c;
+    update(c);
+  }, title };
 }

@@ -2,7 +2,8 @@
 /**
  * Runs: the runs in progress and the recent ones (older pages on demand), filtered by rule, state and worker, a
  * failure's reason on its row; and one run's page: its timeline from `GET /v1/runs/<id>/why`, the engine's own steps
- * as the CLI's `why` tells them (src/kernel/timeline.ts), times in the browser's zone, the raw facts on demand, and stop.
+ * as the CLI's `why` tells them (src/kernel/timeline.ts), times in the browser's zone, the raw facts on demand, stop,
+ * and links to the event that started it and the cards it asked (from the same facts).
  */
 import { api, seg } from "./api.js";
 import { fill, h, safeHref, said } from "./dom.js";
@@ -32,8 +33,11 @@ function waitsText(w) {
   return t(`why.waits.${w.why}`, { run: w.run ?? "", limit: w.limit ?? "", worker: w.worker ?? "" });
 }
 
-/** One run as a list row. @param {any} r */
-function runRow(r) {
+/**
+ * One run as a list row; with `pick`, a box to select it (the Runs list's bulk stop).
+ * @param {any} r @param {{ chosen: Set<number>, changed: () => void }} [pick]
+ */
+function runRow(r, pick) {
   const failed = r.error && (r.state === "waiting" || r.state === "cancelled" || r.failures > 0);
   const bits = [
     r.lane ? `${r.rule} · ${r.lane}` : r.rule,
@@ -45,12 +49,100 @@ function runRow(r) {
   ].filter(Boolean);
   return h("li", { class: failed ? "run failed" : "run", "data-run": r.id, "data-state": r.state },
     h("div", { class: "run-head" },
+      pick ? h("input", { type: "checkbox", class: "pick", "data-run": r.id, "aria-label": t("console.bulk.select", { run: r.id }), checked: pick.chosen.has(r.id), onchange: (/** @type {Event} */ e) => {
+        if (/** @type {HTMLInputElement} */ (e.target).checked) pick.chosen.add(r.id);
+        else pick.chosen.delete(r.id);
+        pick.changed();
+      } }) : null,
       h("a", { href: `#/runs/${r.id}` }, `#${r.id}`),
       h("span", { class: `state state-${r.state}` }, stateWord(r.state)),
       h("span", { class: "meta" }, bits.join(" · "))),
     r.waits ? h("p", { class: "waits" }, waitsText(r.waits)) : null,
     r.summary ? said(r.summary, "p", { class: "summary" }) : null,
     r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
+}
+
+/** The question before stopping the selected runs (one run: by its number). @param {Set<number>} ids */
+export function stopQuestion(ids) {
+  return ids.size === 1 ? t("console.run.stopConfirm", { run: [...ids][0] ?? "" }) : t("console.bulk.stopConfirm", { n: ids.size });
+}
+
+/**
+ * Stopping several runs of the Runs list at once (issue 30): boxes on the runs in progress, one button naming how
+ * many are selected, one confirmation in the page, then the hub's stop (`POST /v1/runs/<id>/cancel`) for each in
+ * turn; what became of each run is said per run (stopped, asked to stop, already ended, or the hub's refusal).
+ * @param {() => import("./app.js").Ctx} ctx the view's latest context
+ */
+function bulkStop(ctx) {
+  /** @type {Set<number>} */
+  const chosen = new Set();
+  // The heading takes the focus after the stop, whose button is gone with the selection.
+  const head = h("h2", { tabindex: -1 }, t("console.runs.active"));
+  const results = h("div", { class: "bulk-results", role: "status" });
+  const text = h("p", {});
+  const button = h("button", { type: "button", class: "danger", id: "runs-stop", hidden: true, onclick: () => {
+    fill(text, stopQuestion(chosen));
+    confirm.hidden = false;
+    /** @type {HTMLElement} */ (confirm.querySelector("#runs-stop-yes")).focus();
+  } });
+  /** @type {HTMLElement} */
+  let yes;
+  /** @type {HTMLElement} */
+  let no;
+  const confirm = h("div", { class: "confirm", id: "runs-stop-confirm", hidden: true, role: "group", "aria-label": t("console.bulk.stopYes") },
+    text,
+    yes = h("button", { type: "button", class: "danger", id: "runs-stop-yes", onclick: async () => {
+      confirm.hidden = true;
+      const ids = [...chosen].sort((a, b) => a - b);
+      chosen.clear();
+      changed();
+      head.focus();
+      /** @type {string[]} */
+      const lines = [];
+      let asked = 0;
+      for (const id of ids) {
+        try {
+          const r = await api("POST", `/v1/runs/${seg(id)}/cancel`, {});
+          if (r.changed) asked++;
+          lines.push(r.state === "stopping" ? t("console.bulk.runStopping", { run: id })
+            : r.changed ? t("console.bulk.runStopped", { run: id }) : t("console.bulk.runEnded", { run: id }));
+        } catch (e) {
+          // A run that ended before its turn is refused so (run.notCancellable): said as what it is.
+          const err = /** @type {import("./api.js").ApiError} */ (e);
+          lines.push(err.code === "run.notCancellable" ? t("console.bulk.runEnded", { run: id }) : t("console.bulk.runRefused", { run: id, error: err.message }));
+        }
+      }
+      fill(results, h("p", {}, asked === 1 ? t("console.bulk.stoppedOne") : t("console.bulk.stopped", { n: asked })),
+        h("ul", { id: "runs-stop-results", "aria-label": t("console.bulk.results") }, lines.map((l) => h("li", {}, l))));
+      ctx().refresh();
+    } }),
+    no = h("button", { type: "button", class: "quiet", onclick: () => {
+      confirm.hidden = true;
+      button.focus();
+    } }));
+  const bar = h("div", { class: "actions bulk" }, button);
+  /** Shows the button for what is selected. */
+  const changed = () => {
+    button.textContent = t("console.bulk.stop", { n: chosen.size });
+    yes.textContent = chosen.size === 1 ? t("console.run.stopYes") : t("console.bulk.stopYes");
+    no.textContent = chosen.size === 1 ? t("console.run.stopNo") : t("console.bulk.stopNo");
+    button.hidden = chosen.size === 0;
+    if (button.hidden) confirm.hidden = true;
+    else if (!confirm.hidden) fill(text, stopQuestion(chosen));
+  };
+  return {
+    head, bar, confirm, results, pick: { chosen, changed },
+    /**
+     * Forgets selected runs no longer listed (ended, or filtered out), except while the confirmation is open: it named
+     * how many, and each is then asked for (one that ended meanwhile is said to have ended). @param {number[]} listed
+     */
+    keep: (listed) => {
+      if (!confirm.hidden) return;
+      const live = new Set(listed);
+      for (const id of chosen) if (!live.has(id)) chosen.delete(id);
+      changed();
+    },
+  };
 }
 
 /** Pages of runs one look at the hub goes through at most, for a filter that matches few runs. */
@@ -105,10 +197,11 @@ export function runsView(ctx) {
     update(ctx);
   } }, t("console.runs.older"));
   const empty = h("p", { class: "empty" });
+  const bulk = bulkStop(() => ctx);
   const el = h("section", { class: "view runs-view" },
     h("h1", { tabindex: -1 }, t("console.nav.runs")),
     h("div", { class: "filters" }, byRule.el, byState.el, byWorker.el),
-    h("h2", {}, t("console.runs.active")), active,
+    bulk.head, bulk.bar, bulk.confirm, bulk.results, active,
     h("h2", {}, t("console.runs.recent")), empty, recent, reach, more);
 
   /**
@@ -170,10 +263,16 @@ export function runsView(ctx) {
     options(byState, [...runStates]);
     options(byWorker, [...s.workers.map((/** @type {any} */ w) => w.name), ...s.agents.map((/** @type {any} */ a) => a.worker), ...runs.map((r) => r.worker), filter.worker].filter(Boolean));
     const keep = (/** @type {any} */ r) => (!filter.rule || r.rule === filter.rule) && (!filter.state || r.state === filter.state) && (!filter.worker || r.worker === filter.worker);
-    fill(active, s.active.filter(keep).map(runRow));
+    const shownActive = s.active.filter(keep);
+    bulk.keep(shownActive.map((/** @type {any} */ r) => r.id));
+    // A box that had the focus keeps it in the list made anew.
+    const a = document.activeElement;
+    const focused = a instanceof HTMLInputElement && a.classList.contains("pick") && active.contains(a) ? a.dataset.run : null;
+    fill(active, shownActive.map((/** @type {any} */ r) => runRow(r, bulk.pick)));
+    if (focused) /** @type {HTMLElement | null} */ (active.querySelector(`input[data-run="${focused}"]`))?.focus();
     // A run in progress shows once, above; the recent ones are those that ended.
     const shown = runs.filter((r) => keep(r) && !liveStates.includes(r.state)).sort((a, b) => b.id - a.id);
-    fill(recent, shown.map(runRow));
+    fill(recent, shown.map((r) => runRow(r)));
     empty.textContent = key && found.busy && shown.length === 0 ? "" : runs.length === 0 && !key ? t("console.runs.empty") : shown.length === 0 ? t("console.runs.none") : "";
     empty.hidden = empty.textContent === "";
     // How far back the list reaches: the hub's look for a filter, else the pages read.
@@ -207,6 +306,48 @@ export function timeline(run, facts) {
   /** @type {import("./kernel/timeline.js").Wording} */
   const wording = { say: (id, params) => t(id, params), time: when, fixed: (text, data) => shown(data ?? {}, text) };
   return steps(run, facts).map((s) => ({ at: s.at, text: renderText(s.text, wording) }));
+}
+
+/**
+ * What a run's facts (`why`) say it links to (issue 30): the event that started it (the first of the run row's
+ * `events`, else the first event row of its facts) and the cards it asked (each card's latest row), oldest first.
+ * @param {number} run @param {import("../protocol/responses.js").Fact[]} facts
+ * @returns {{ event: { id: number, row: any } | null, cards: { id: number, row: any }[] }}
+ */
+export function runLinks(run, facts) {
+  /** @type {Map<number, any>} */
+  const cards = new Map();
+  /** @type {Map<number, any>} */
+  const events = new Map();
+  /** @type {number | null} */
+  let first = null;
+  for (const f of facts) {
+    for (const [table, key, row] of f.changes) {
+      if (!row || typeof row !== "object") continue;
+      const r = /** @type {any} */ (row);
+      if (table === "cards" && r.run === run && typeof r.title === "string") cards.set(Number(key), r);
+      if (table === "events" && typeof r.source === "string") events.set(Number(key), r);
+      if (table === "runs" && Number(key) === run && first === null && Array.isArray(r.events) && Number.isInteger(r.events[0])) first = r.events[0];
+    }
+  }
+  first ??= events.size ? [...events.keys()][0] : null;
+  return {
+    event: first === null ? null : { id: first, row: events.get(first) ?? null },
+    cards: [...cards].sort((a, b) => a[0] - b[0]).map(([id, row]) => ({ id, row })),
+  };
+}
+
+/** The links of a run's page: the event that started it, the cards it asked. @param {ReturnType<typeof runLinks>} l */
+function linksPart(l) {
+  const e = l.event;
+  const name = e?.row ? `${e.row.source}/${e.row.sid} ${e.row.type}${e.row.subject ? ` ${e.row.subject}` : ""}` : "";
+  return [
+    e ? h("p", { class: "started-by" }, h("a", { href: `#/events?event=${e.id}`, id: "run-event" }, t("console.run.startedBy", { event: e.id })), name ? " · " : null, name ? said(name) : null) : null,
+    l.cards.length ? h("h2", {}, t("console.run.cardsAsked")) : null,
+    l.cards.length ? h("ul", { class: "asked", id: "run-cards" }, l.cards.map((c) => h("li", { "data-card": c.id },
+      h("a", { href: `#/needs/${c.id}` }, said(shown(c.row.texts?.title ?? {}, c.row.title))),
+      ` · ${t("console.card.label", { card: c.id })}`))) : null,
+  ];
 }
 
 /** One run's page. @param {number} id @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
@@ -250,10 +391,12 @@ export function runView(id, ctx) {
   }) }, t("console.run.again"));
   // What the agent did (issue 30), followed live while the run goes on.
   const transcript = transcriptPart(id);
+  // The event that started the run and the cards it asked (issue 30), from the same facts as the timeline.
+  const links = h("div", { class: "run-links", id: "run-links" });
   const el = h("section", { class: "view run-page" },
     h("p", {}, h("a", { href: "#/runs" }, `← ${t("console.run.back")}`)),
     h("h1", { tabindex: -1 }, t("console.run.title", { run: id })),
-    head, h("div", { class: "actions" }, stop, again), confirmStop, message,
+    head, h("div", { class: "actions" }, stop, again), confirmStop, message, links,
     transcript.el,
     h("h2", {}, t("console.run.timeline", { zone })), steps,
     h("details", {}, h("summary", {}, t("console.run.raw")), raw));
@@ -281,6 +424,7 @@ export function runView(id, ctx) {
       void api("GET", `/v1/runs/${seg(id)}/why`).then((w) => {
         fill(steps, timeline(id, w.facts).map((s) => h("li", {}, h("time", { datetime: s.at }, when(s.at)), " ", said(s.text))));
         raw.textContent = JSON.stringify(w.facts, null, 2);
+        fill(links, linksPart(runLinks(id, w.facts)));
       }, (e) => {
         message.textContent = /** @type {Error} */ (e).message;
         message.className = "message error";

@@ -11,6 +11,7 @@ import { stateWord, t, when } from "./i18n.js";
 import { runGroups, runLiveStates } from "./kernel/states.js";
 import { eventItem, eventsMemo, formOpen } from "./events.js";
 import { dayStart, filterSelect, hashParams, setHashParams } from "./filters.js";
+import { stopQuestion } from "./runs.js";
 
 /** One run found, with a box to select it when it can be stopped. @param {any} r @param {Set<number>} chosen @param {() => void} changed */
 function runItem(r, chosen, changed) {
@@ -106,7 +107,7 @@ export function searchView(ctx) {
   const stopBar = h("div", { class: "actions bulk" });
   const stopButton = h("button", { type: "button", class: "danger", id: "bulk-stop", onclick: () => {
     confirm.hidden = false;
-    fill(confirmText, t("console.bulk.stopConfirm", { n: pickedRuns.size }));
+    fill(confirmText, stopQuestion(pickedRuns));
     /** @type {HTMLElement} */ (confirm.querySelector("#bulk-stop-yes")).focus();
   } });
   const confirmText = h("p", {});

@@ -126,6 +126,9 @@ const catalog = {
   "budget.title.day": { zh: "「{rule}」今天的预算用完了，已暂停", en: "\"{rule}\" used up today's budget and is paused" },
   "budget.title.week": { zh: "「{rule}」本周的预算用完了，已暂停", en: "\"{rule}\" used up this week's budget and is paused" },
   "budget.text": { zh: "已用 {used}，预算 {limit}。已经领走的这一轮照常做完。这个周期到 {until} 结束。用 agent-autoloop resume 恢复也算这个周期内恢复。", en: "Used {used} of {limit}. Runs already claimed finish normally. This period ends at {until}. Resuming with agent-autoloop resume also resumes it for the rest of the period." },
+  "budget.say": { zh: "已用 {used}，预算 {limit}。已经领走的这一轮照常做完。这个周期到 {until}结束。想在那之前让规则接着运行，选「{resume}」。", en: "Used {used} of {limit}. Runs already claimed finish normally. This period ends {until}. To let the rule run again before then, choose “{resume}”." },
+  "budget.cli": { zh: "→ 或者：agent-autoloop resume {rule}（同样算这个周期内恢复）", en: "→ or: agent-autoloop resume {rule} (also resumes it for the rest of the period)" },
+  "time.at": { zh: "{time}（{zone} 时间）", en: "{time} ({zone} time)" },
   "budget.tokens": { zh: "{n} 个词元", en: "{n} tokens" },
   "budget.costAndTokens": { zh: "{cost} · {tokens}", en: "{cost} · {tokens}" },
   "budget.resume": { zh: "这个周期内恢复（不再因预算暂停）", en: "Resume for the rest of this period" },
@@ -1371,6 +1374,9 @@ const catalog = {
   "console.events.runsMore": { zh: "（共 {n} 轮）", en: "({n} in all)" },
   "console.events.none": { zh: "没有符合条件的事件。", en: "No events match." },
   "console.events.empty": { zh: "还没有事件。", en: "No events yet." },
+  "console.events.onlyOne": { zh: "只显示事件 #{event}。", en: "Showing event #{event} only." },
+  "console.events.showAll": { zh: "显示全部事件", en: "Show all events" },
+  "console.events.noSuch": { zh: "hub 里没有事件 #{event}。", en: "The hub has no event #{event}." },
   "console.events.older": { zh: "更早的事件", en: "Older events" },
   "console.events.again": { zh: "再运行一次", en: "Run this again" },
   "console.events.againRule": { zh: "用哪条规则", en: "Rule" },
@@ -1404,6 +1410,12 @@ const catalog = {
   "console.bulk.stopYes": { zh: "全部停止", en: "Stop them" },
   "console.bulk.stopNo": { zh: "不停了", en: "Keep them running" },
   "console.bulk.stopped": { zh: "已请求停止 {n} 轮", en: "Asked {n} runs to stop" },
+  "console.bulk.stoppedOne": { zh: "已请求停止这一轮", en: "Asked the run to stop" },
+  "console.bulk.runStopped": { zh: "第 {run} 轮：已停止", en: "Run #{run}: stopped" },
+  "console.bulk.runStopping": { zh: "第 {run} 轮：已叫停，由它的 worker 结束", en: "Run #{run}: asked to stop; its worker ends it" },
+  "console.bulk.runEnded": { zh: "第 {run} 轮：早已结束", en: "Run #{run}: had already ended" },
+  "console.bulk.runRefused": { zh: "第 {run} 轮：没停下：{error}", en: "Run #{run}: not stopped: {error}" },
+  "console.bulk.results": { zh: "停止的结果", en: "What stopping did" },
   "console.bulk.resolve": { zh: "把选中的卡片标为已处理（{n}）", en: "Resolve selected cards ({n})" },
   "console.bulk.resolved": { zh: "已处理 {n} 张卡片", en: "Resolved {n} cards" },
   "console.bulk.failedSome": { zh: "{n} 个没成功：{error}", en: "{n} did not go through: {error}" },
@@ -1469,6 +1481,9 @@ const catalog = {
   "console.runs.tokens": { zh: "{n} 个词元", en: "{n} tokens used" },
   "console.run.title": { zh: "第 {run} 轮", en: "Run #{run}" },
   "console.run.back": { zh: "回到各轮", en: "Back to runs" },
+  "console.run.startedBy": { zh: "由事件 #{event} 开始", en: "Started by event #{event}" },
+  "console.run.cardsAsked": { zh: "这一轮提的卡片", en: "Cards this run asked" },
+  "console.card.back": { zh: "回到「要你处理」", en: "Back to Needs you" },
   "console.run.stop": { zh: "停止这一轮", en: "Stop this run" },
   "console.run.stopConfirm": { zh: "真的停止第 {run} 轮？Agent 正在做的事会被中断", en: "Stop run #{run}? What the agent is doing is cut off" },
   "console.run.stopYes": { zh: "停止", en: "Yes, stop it" },
@@ -1750,10 +1765,29 @@ export function isMessageId(id: unknown): id is MessageId {
 }
 
 /**
- * A text that came over the wire (`code` + `params`) as data, or null when this client cannot word it: an unknown
- * code (an older or newer hub), a parameter of another shape, or a placeholder of its texts without a value.
+ * A time as a text (`time.at`, issue 30): `at` the ISO 8601 time each client words in its reader's zone, `time` and
+ * `zone` the words of a client that has no zone of its own (the hub's: `tz`, the rules' zone).
  */
-export function saidFromWire(code: unknown, params: unknown): Said | null {
+export function timeText(ms: number, tz: string): Said {
+  return { id: "time.at", params: { at: new Date(ms).toISOString(), time: zonedTime(ms, tz), zone: tz } };
+}
+
+/**
+ * A time (ms since the epoch) as `YYYY-MM-DD HH:mm` in time zone `tz` (an IANA name): the words of a `time.at` text
+ * (issue 30: a card says a time in its reader's zone; the hub words it in the rules' zone). Throws on an unknown zone.
+ */
+export function zonedTime(ms: number, tz: string): string {
+  const p = Object.fromEntries(new Intl.DateTimeFormat("en-CA", { timeZone: tz, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" })
+    .formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
+}
+
+/**
+ * A text that came over the wire (`code` + `params`) as data, or null when this client cannot word it: an unknown
+ * code (an older or newer hub), a parameter of another shape, or a placeholder of its texts without a value. With
+ * `zone`, a time (`time.at`: `at` ISO 8601, `time` and `zone` as the hub worded it) is worded anew in that zone.
+ */
+export function saidFromWire(code: unknown, params: unknown, zone?: string): Said | null {
   if (!isMessageId(code)) return null;
   const given = params === undefined ? {} : params;
   if (typeof given !== "object" || given === null || Array.isArray(given)) return null;
@@ -1761,22 +1795,27 @@ export function saidFromWire(code: unknown, params: unknown): Said | null {
   for (const [k, v] of Object.entries(given)) {
     if (typeof v === "string" || typeof v === "number") out[k] = v;
     else if (typeof v === "object" && v !== null) {
-      const inner = saidFromWire((v as { code?: unknown }).code, (v as { params?: unknown }).params);
+      const inner = saidFromWire((v as { code?: unknown }).code, (v as { params?: unknown }).params, zone);
       if (inner === null) return null;
       out[k] = inner;
     } else return null;
   }
   const entry: Entry = catalog[code];
   for (const text of [entry.zh, entry.en]) for (const m of text.matchAll(placeholder)) if (!Object.hasOwn(out, m[1]!)) return null;
+  // A time (`time.at`, issue 30): worded in the reader's zone when the client gives one, else as the hub wrote it.
+  if (code === "time.at" && zone !== undefined && typeof out.at === "string" && Number.isFinite(Date.parse(out.at))) {
+    return { id: code, params: { ...out, time: zonedTime(Date.parse(out.at), zone), zone } };
+  }
   return { id: code, params: out };
 }
 
 /**
  * What a client shows of a text a hub sent: worded anew in `lang` from `code` + `params`, else the hub's own words
- * (`fallback`: its `error`, in the hub's language) when this client cannot (see `saidFromWire`).
+ * (`fallback`: its `error`, in the hub's language) when this client cannot (see `saidFromWire`). With `zone` (the
+ * reader's IANA time zone), a time in it (`time.at`) is said in that zone.
  */
-export function shown(lang: Lang, body: { code?: unknown; params?: unknown }, fallback: string): string {
-  const text = saidFromWire(body.code, body.params);
+export function shown(lang: Lang, body: { code?: unknown; params?: unknown }, fallback: string, zone?: string): string {
+  const text = saidFromWire(body.code, body.params, zone);
   return text === null ? fallback : render(lang, text);
 }
 

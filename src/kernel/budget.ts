@@ -12,7 +12,7 @@ import type { Usage } from "../protocol/schema.js";
 import { periodOf } from "./period.js";
 import { closeCard, createCard } from "./cards.js";
 import { resume } from "./schedule.js";
-import { fixedText, said, type SaidParam } from "../i18n/messages.js";
+import { fixedText, said, timeText, type SaidParam } from "../i18n/messages.js";
 import { budgetOkKey, spendKey } from "./tables.js";
 import { budgetAbout, readBudgetAbout, systemCardKey } from "./system-cards.js";
 
@@ -38,7 +38,9 @@ export function countUsage(c: Ctx, rule: RuleDef, usage: Usage | undefined): voi
   createCard(c, {
     kind: "ask", key: systemCardKey.budget(rule.name, start), system: "budget", rule: null, lane: "", run: null,
     title: c.worded(rule.budget.per === "day" ? "budget.title.day" : "budget.title.week", { rule: rule.name }),
-    text: c.worded("budget.text", { used, limit, until: c.iso(end) }),
+    // The period's end as a time each client says in its reader's zone (`time.at`), worded here in the rules' zone;
+    // what to do in the card's own words: its option (issue 30). Cards made before keep `budget.text`.
+    text: c.worded("budget.say", { used, limit, until: timeText(end, c.rules.timezone), resume: said("budget.resume") }),
     options: [c.worded("budget.resume"), c.worded("budget.keep")], recommend: 1,
     about: budgetAbout(rule.name, end),
   });

@@ -169,6 +169,11 @@ export class HubClient {
     return this.request("state", { query: before ? { before: String(before) } : {} });
   }
 
+  /** GET /v1/cards/:id: one card as the owner sees it, whatever its state. */
+  card(id: number) {
+    return this.request("card", { params: { id } });
+  }
+
   /** GET /v1/runs/:id/why: the facts about one run. */
   why(run: number) {
     return this.request("why", { params: { id: run } });

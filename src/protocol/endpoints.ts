@@ -76,6 +76,7 @@ export const endpoints = {
   delivered: { section: "cards", method: "POST", path: "/v1/cards/:id/delivered", auth: ["channel"], body: "Delivered", response: "Ok" },
   failed: { section: "cards", method: "POST", path: "/v1/cards/:id/failed", auth: ["channel"], body: "Failed", response: "Ok" },
   answer: { section: "cards", method: "POST", path: "/v1/cards/:id/answer", auth: ["channel", "owner"], body: "Answer", response: "AnswerAnswer", cookie: true },
+  card: { section: "cards", method: "GET", path: "/v1/cards/:id", auth: ["owner"], response: "CardAnswer", cookie: true },
   resolve: { section: "cards", method: "POST", path: "/v1/cards/:id/resolve", auth: ["owner"], body: "ResolveCard", emptyBody: true, response: "Changed", cookie: true },
 
   state: { section: "owner", method: "GET", path: "/v1/state", auth: ["owner"], query: "StateQuery", response: "State", cookie: true },

@@ -142,6 +142,10 @@ export type CardNext = Static<typeof CardNext>;
 export const AnswerAnswer = Type.Object({ ok: Type.Literal(true), card: ref(OwnerCard) }, { description: "POST /v1/cards/:id/answer" });
 export type AnswerAnswer = Static<typeof AnswerAnswer>;
 
+/** GET /v1/cards/:id: one card as the owner sees it, whatever its state (the console's card page; issue 30). */
+export const CardAnswer = Type.Object({ card: ref(OwnerCard) }, { description: "GET /v1/cards/:id" });
+export type CardAnswer = Static<typeof CardAnswer>;
+
 /** POST /v1/runs/:id/cancel: whether it changed anything, and the run's state after. */
 export const CancelAnswer = Type.Object({ ok: Type.Literal(true), changed: bool(), state: RunState }, { description: "POST /v1/runs/:id/cancel" });
 export type CancelAnswer = Static<typeof CancelAnswer>;
@@ -486,7 +490,7 @@ export type Transcript = Static<typeof Transcript>;
 
 /** The response definitions, by name. */
 export const responseDefinitions = {
-  TextParam, ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, Job,
+  TextParam, ErrorBody, Health, Ok, Changed, EventAccepted, EventsAccepted, TellAnswer, Card, OwnerCard, CardNext, AnswerAnswer, CardAnswer, Job,
   WorkAnswer, Rejected, ResultAnswer, CancelAnswer, Pause, PauseAnswer, ResumeAnswer, RunNowAnswer, KeyNew, UsageTotals,
   RunView, EventView, EventEntry, EventsPage, SearchAnswer, Spending, RuleLine, State, Fact, Why, ArtifactView, ArtifactStored, ArtifactText, RunFactRow, CardFactRow, EventFactRow, TimerFactRow,
   RulesFactRow, ToolView, Tools, ConsoleLink, ConsoleEnded, ConsoleSessions, ToolCallDecision, ToolError, ToolCallResult, ToolInvokeEnd, ToolInvokeLine, ToolCallFactRow, TrustFactRow,

@@ -9,6 +9,8 @@ import { answer, decide, held, queryNumber, refuse, reply, route } from "./endpo
 import { idParam } from "./read.js";
 import { callerOf } from "../../kernel/authorize.js";
 import type { CardNext } from "../../protocol/responses.js";
+import { ownerCard } from "../../kernel/cards.js";
+import { Ctx } from "../../kernel/context.js";
 import { cardTemplateView } from "../../declarative/index.js";
 
 /**
@@ -53,6 +55,13 @@ export function cardRoutes(hub: Hub): Hono {
     const card = idParam(c, "id");
     const b = req.body;
     return card === null ? notFound(c) : decide(c, hub, "answer", { kind: "answer", keyHash: req.keyHash, card, choice: b.choice ?? null, text: b.text ?? null, by: b.by ?? null, ref: b.ref ?? null });
+  });
+
+  // One card whatever its state (issue 30): the console's card page, linked from the run that asked it.
+  route(app, hub, "card", (c) => {
+    const id = idParam(c, "id");
+    const row = id === null ? undefined : hub.store.view.get("cards", id);
+    return row ? reply(c, hub, "card", { card: ownerCard(new Ctx(hub.store.view, hub.now(), hub.env), row) }) : notFound(c);
   });
 
   route(app, hub, "resolve", (c, req) => {
