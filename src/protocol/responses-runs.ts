@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { bool, id, int, iso, orNull, ref, str } from "./shapes.js";
+import { TranscriptEntry } from "./schema-transcript.js";
 
 /** An event of the run's context file (protocol.md Job.context): data, never instructions. */
 const ContextEvent = Type.Object({
@@ -106,3 +107,17 @@ export type Rejected = Static<typeof Rejected>;
 /** POST /v1/runs/:id/result: the receipt items not applied (a replay of the same body gets the same answer). */
 export const ResultAnswer = Type.Object({ rejected: Type.Array(Rejected) }, { description: "POST /v1/runs/:id/result" });
 export type ResultAnswer = Static<typeof ResultAnswer>;
+
+/** POST /v1/runs/:id/transcript (issue 30): how many of the entries were kept, and whether the transcript is cut (send no more). */
+export const TranscriptStored = Type.Object({ run: id(), kept: Type.Integer({ minimum: 0 }), cut: bool() }, { description: "POST /v1/runs/:id/transcript" });
+export type TranscriptStored = Static<typeof TranscriptStored>;
+/**
+ * GET /v1/runs/:id/transcript (issue 30): one page of a run's transcript from byte offset `after` — its entries
+ * (`TranscriptEntry`), `next` the offset to ask from for what follows (equal to `after` when nothing new is there yet),
+ * `more` whether more is there already, `cut` whether the transcript reached its limit, `ended` whether the run has
+ * ended, and `removed` whether it was removed after its retention (the run's facts stay).
+ */
+export const Transcript = Type.Object({
+  run: id(), entries: Type.Array(TranscriptEntry), next: Type.Integer({ minimum: 0 }), more: bool(), cut: bool(), ended: bool(), removed: bool(),
+}, { description: "GET /v1/runs/:id/transcript" });
+export type Transcript = Static<typeof Transcript>;

@@ -10,11 +10,10 @@ import { Type, type Static } from "@sinclair/typebox";
 import { cardStates, keyKinds, runStates, type KeyKind } from "../kernel/states.js";
 import { bool, id, int, iso, oneOf, orNull, ref, str } from "./shapes.js";
 import { TextParam, TextRef } from "./responses-texts.js";
-import { Job, Rejected, ResultAnswer, WorkAnswer } from "./responses-runs.js";
+import { Job, Rejected, ResultAnswer, Transcript, TranscriptStored, WorkAnswer } from "./responses-runs.js";
 import { ConsoleEnded, ConsoleLink, ConsoleSessions } from "./responses-console.js";
 import { ToolCallDecision, ToolCallResult, ToolError, ToolInvokeEnd, ToolInvokeLine, ToolView, Tools } from "./responses-tools.js";
 import { toolPluginTypes } from "./patterns.js";
-import { TranscriptEntry } from "./schema.js";
 
 /** The answers of an agent's endpoints live in responses-runs.ts, the console's in responses-console.ts; re-exported here with the rest. */
 export * from "./responses-runs.js";
@@ -473,20 +472,6 @@ export const PluginUi = Type.Object({
   cards: Type.Array(Type.Object({ name: str(), kind: str(), title: orNull(str()), data: Type.Array(Type.Unknown()) })),
 }, { description: "GET /v1/plugins/:id/ui" });
 export type PluginUi = Static<typeof PluginUi>;
-
-/** POST /v1/runs/:id/transcript (issue 30): how many of the entries were kept, and whether the transcript is cut (send no more). */
-export const TranscriptStored = Type.Object({ run: id(), kept: Type.Integer({ minimum: 0 }), cut: bool() }, { description: "POST /v1/runs/:id/transcript" });
-export type TranscriptStored = Static<typeof TranscriptStored>;
-/**
- * GET /v1/runs/:id/transcript (issue 30): one page of a run's transcript from byte offset `after` — its entries
- * (`TranscriptEntry`), `next` the offset to ask from for what follows (equal to `after` when nothing new is there yet),
- * `more` whether more is there already, `cut` whether the transcript reached its limit, `ended` whether the run has
- * ended, and `removed` whether it was removed after its retention (the run's facts stay).
- */
-export const Transcript = Type.Object({
-  run: id(), entries: Type.Array(TranscriptEntry), next: Type.Integer({ minimum: 0 }), more: bool(), cut: bool(), ended: bool(), removed: bool(),
-}, { description: "GET /v1/runs/:id/transcript" });
-export type Transcript = Static<typeof Transcript>;
 
 /** The response definitions, by name. */
 export const responseDefinitions = {
