@@ -188,3 +188,48 @@ test("a review with findings writes failure to delivery and agent-review, opens 
   assert.equal(statuses(f, head).length, 3);
   assert.deepEqual(f.faults, []);
 });
+
+test("deliver-attended: reviewed and checked, then a question card; the answer's run (same lane) merges the reviewed SHA without reviewing again", async () => {
+  const { f, hub, work, main } = await setup("attended");
+  const head = f.push("acme/app", "feature", { "src/app.ts": "export const answer = 42;\n" }, "add the answer");
+  f.runWorkflow("acme/app", { name: "CI", headSha: head, headBranch: "feature", jobs: [{ name: "check", conclusion: "success" }, { name: "lint", conclusion: "success" }] });
+  const pr = f.openPull("acme/app", "feature", { labels: ["deliver-attended"], title: "Add the answer" });
+  const asked = await pollAndDeliver(hub, 1);
+  const lane = `acme/app#${pr}`;
+  assert.deepEqual(asked.runs.filter((r) => r.rule === "delivery").map((r) => [r.state, r.summary, r.lane]),
+    [["done", `Needs you: ${lane} at ${head.slice(0, 12)} is reviewed and checked; merging waits for your answer`, lane]]);
+  assert.deepEqual(asked.cards.map((c) => [c.kind, c.state, c.title, c.text, c.options, c.about, c.lane]), [[
+    "ask", "open", `Merge ${lane}?`, `"Add the answer": commit ${head} is reviewed and its full checks passed. The merge is of exactly this commit.`,
+    ["Merge", "Do not merge"], `delivery-merge ${lane} ${head}`, lane,
+  ]]);
+  assert.deepEqual([f.item("acme/app", pr).pull!.merged, resolve(f.repo("acme/app").dir, "refs/heads/main")], [false, main], "nothing merged before the answer");
+  const waiting = [
+    "delivery pending Reviewing this commit",
+    "delivery pending Reviewed; waiting for the full checks",
+    "agent-review success Reviewed: no problems found",
+    "delivery pending Reviewed and checked; waiting for the owner",
+  ];
+  assert.deepEqual(statuses(f, head), waiting);
+
+  assert.equal((await hub.call("POST", `/v1/cards/${asked.cards[0]!.id}/answer`, hub.keys.owner, { choice: 0 })).status, 200);
+  const s = await until(async () => {
+    const now = await hub.state();
+    const rounds = now.runs.filter((r) => r.rule === "delivery");
+    return rounds.length === 2 && rounds[0]!.state === "done" && now;
+  }, 90_000, () => `the answer's run: ${workerOutputs(hub)}`);
+  const merge = resolve(f.repo("acme/app").dir, "refs/heads/main")!;
+  assert.deepEqual([f.item("acme/app", pr).pull!.merged, f.item("acme/app", pr).pull!.mergeSha], [true, merge]);
+  assert.deepEqual(git(f.repo("acme/app").dir, ["rev-list", "--parents", "-n", "1", merge]).split(" "), [merge, main, head]);
+  assert.deepEqual(s.runs.filter((r) => r.rule === "delivery")[0]!.summary, `Merged ${lane}: reviewed and checked commit ${head.slice(0, 12)}, merge commit ${merge.slice(0, 12)}`);
+  assert.deepEqual(s.runs.filter((r) => r.rule === "delivery")[0]!.lane, lane);
+  assert.deepEqual(statuses(f, head), [
+    ...waiting,
+    "delivery pending Reviewed; waiting for the full checks",
+    "agent-review success Reviewed: no problems found",
+    `delivery success Merged as ${merge.slice(0, 12)}`,
+  ]);
+  assert.deepEqual(readdirSync(join(work, "reviews")), ["1.json"], "the answer's run did not review again");
+  assert.deepEqual(records(f, pr), ["labeled deliver-attended alice", "unlabeled deliver-attended delivery-bot"]);
+  assert.deepEqual(s.cards, [], "the question is answered; no other card");
+  assert.deepEqual(f.faults, []);
+});
