@@ -31,6 +31,9 @@ const lineMax = 200;
 /** One line of outside text (an error, a pull request's title) made safe for a card and cut to `max` characters. */
 const oneLine = (text: string, max: number) => neutralise(text, true).replace(/\s+/g, " ").trim().slice(0, max);
 
+/** A receipt of one notice card titled `title` (cut to a title's limit) with `text`, one card per `key`. */
+const notice = (title: string, text: string, key: string) => ({ notice: [{ title: title.slice(0, lineMax), text, key }] });
+
 /** The receipt of a round's outcome as the command prints it: the first line, then the block when it has cards. */
 export function roundMessage(o: RoundOutcome, lang: Lang): string {
   const short = (sha: string) => sha.slice(0, 12);
@@ -45,15 +48,15 @@ export function roundMessage(o: RoundOutcome, lang: Lang): string {
       break;
     case "badSettings":
       line = t(lang, "delivery.roundBadSettings", { subject: o.subject });
-      receipt = { notice: [{ title: line.slice(0, lineMax), text: t(lang, "delivery.cardBadSettings", { main: short(o.main), error: oneLine(o.error, 1000) }), key: `delivery-settings:${o.main}` }] };
+      receipt = notice(line, t(lang, "delivery.cardBadSettings", { main: short(o.main), error: oneLine(o.error, 1000) }), `delivery-settings:${o.main}`);
       break;
     case "conflict":
       line = t(lang, "delivery.roundConflict", { subject: o.subject });
-      receipt = { notice: [{ title: line.slice(0, lineMax), text: oneLine(o.reason, 1000), key: `delivery-sync:${o.subject}` }] };
+      receipt = notice(line, oneLine(o.reason, 1000), `delivery-sync:${o.subject}`);
       break;
     case "findings":
       line = t(lang, "delivery.roundFindings", { subject: o.subject, head: short(o.head) });
-      if (!o.attended) receipt = { notice: [{ title: line.slice(0, lineMax), text: neutralise(o.text, false), key: `delivery-review:${o.subject}:${o.head}` }] };
+      if (!o.attended) receipt = notice(line, neutralise(o.text, false), `delivery-review:${o.subject}:${o.head}`);
       else line = `${line}\n\n${neutralise(o.text, false)}`;
       break;
     case "reviewOnly":
@@ -61,7 +64,7 @@ export function roundMessage(o: RoundOutcome, lang: Lang): string {
       break;
     case "checksFailed":
       line = t(lang, "delivery.roundChecksFailed", { subject: o.subject, head: short(o.head) });
-      receipt = { notice: [{ title: line.slice(0, lineMax), text: o.jobs.join("\n").slice(0, 3000), key: `delivery-checks:${o.subject}:${o.head}` }] };
+      receipt = notice(line, o.jobs.join("\n").slice(0, 3000), `delivery-checks:${o.subject}:${o.head}`);
       break;
     case "withdrawn":
       line = t(lang, "delivery.roundWithdrawn", { subject: o.subject, head: short(o.head) });
@@ -76,7 +79,7 @@ export function roundMessage(o: RoundOutcome, lang: Lang): string {
       break;
     case "notMergeable":
       line = t(lang, "delivery.roundNotMergeable", { subject: o.subject, head: short(o.head) });
-      receipt = { notice: [{ title: line.slice(0, lineMax), text: oneLine(o.reason, 1000), key: `delivery-merge-refused:${o.subject}:${o.head}` }] };
+      receipt = notice(line, oneLine(o.reason, 1000), `delivery-merge-refused:${o.subject}:${o.head}`);
       break;
     case "merged":
       line = t(lang, "delivery.roundMerged", { subject: o.subject, head: short(o.head), merge: short(o.merge) });

@@ -27,7 +27,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { langFromEnv, t, type Lang } from "agent-autoloop/sdk";
-import { GitHub, GitHubError, gitHubFromEnv } from "./github.js";
+import { GitHub, GitHubError, gitHubFromEnv, repoArg } from "./github.js";
 import { settingsAt, SettingsError, type DeliverySettings } from "./settings.js";
 import { sync, realClock, type Clock } from "./sync.js";
 import { reviewDiff } from "./review-diff.js";
@@ -238,18 +238,14 @@ export function inputOf(context: Context, repo: string): RoundInput | null {
   return { repo, number: Number(s[2]), approved: null, declined: null };
 }
 
-/** `owner/name` as GitHub allows it. */
-const repoPattern = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
-
 /**
  * The command: `round.ts --repo owner/name [--test-local-health]`, in the rule's working folder (it keeps its git
  * objects there), the context file from `AGENT_AUTOLOOP_CONTEXT`. Prints the last message; exit 1 when not run.
  */
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const lang = langFromEnv(env);
-  const at = argv.indexOf("--repo");
-  const repo = at >= 0 ? argv[at + 1] ?? "" : "";
-  if (!repoPattern.test(repo) || repo.split("/")[1] === "." || repo.split("/")[1] === "..") {
+  const repo = repoArg(argv);
+  if (repo === null) {
     process.stderr.write(`${t(lang, "delivery.roundUsage")}\n`);
     return 2;
   }
