@@ -74,7 +74,7 @@ export async function runReviewer(command: string[], diff: string, guide: string
       child.on("close", (code, signal) => {
         clearTimeout(timer);
         const text = Buffer.concat(out).toString("utf8").trim();
-        if (over) done({ kind: "broken", reason: size > reviewOutputBytesMax ? `the reviewer wrote more than ${reviewOutputBytesMax} bytes` : `the reviewer took longer than ${Math.round(timeoutMs / 1000)} s` });
+        if (over) done({ kind: "broken", reason: size > reviewOutputBytesMax ? `the reviewer wrote more than ${reviewOutputBytesMax} bytes` : `the reviewer took longer than ${timeoutMs / 1000} s` });
         else if (code === 0) done({ kind: "passed" });
         else if (code === 1) done({ kind: "findings", text: (text || "(the reviewer gave no text)").slice(0, findingsCharsMax) });
         else done({ kind: "broken", reason: `the reviewer ended with ${signal ?? `exit code ${code}`}` });
