@@ -24,6 +24,8 @@ const fakes: FakeGitHub[] = [];
 after(async () => {
   for (const h of hubs) await h.close();
   for (const f of fakes) await f.stop();
+  delete process.env.GH_TOKEN;
+  delete process.env.GITHUB_API_URL;
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -56,6 +58,7 @@ async function setup(name: string): Promise<{ f: FakeGitHub; hub: Fixture; work:
   writeFileSync(reviewer, reviewerScript);
   const settings = { checks: { workflow: "CI", jobs: ["check", "lint"] }, review: { command: [process.execPath, reviewer, join(work, "reviews")], guide: "docs/review.md" } };
   const main = f.createRepo("acme/app", { "README.md": "hi\n", "ops/delivery.json": JSON.stringify(settings), "docs/review.md": "Look for FIXME.\n" });
+  // the worker's environment, which the agents' `env` lets through to them
   process.env.GH_TOKEN = token;
   process.env.GITHUB_API_URL = f.url;
   const agent = (script: string, access: string) => ({ worker: "local", use: "command", access, env: ["GH_TOKEN", "GITHUB_API_URL"], command: [...tsNode, join(engine, "plugins", "delivery", script), "--repo", "acme/app"] });
