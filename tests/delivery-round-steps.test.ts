@@ -150,3 +150,15 @@ test("the context file: the latest answer to the round's question wins over even
   assert.equal(inputOf({ events: [{ type: "delivery.issue", subject: "acme/app#3" }] }, "acme/app"), null);
   assert.equal(inputOf({ answers: [{ choice: 0, about: "delivery-merge evil/app#4 " + sha }] }, "acme/app"), null);
 });
+
+test("a head whose review failed is not synced, reviewed or written again, even when main moved on", async () => {
+  const { f, head, pr, deps, input } = await setup(["deliver"]);
+  f.repo("acme/app").statuses.push({ id: f.id(), sha: head, context: "agent-review", state: "failure", description: "Review found problems", createdAt: f.now() });
+  f.push("acme/app", "main", { "later.txt": "l\n" });
+  const before = f.repo("acme/app").statuses.length;
+  assert.deepEqual(await deliverRound(input, { ...deps, clock: testClock() }), { kind: "nothing", subject: `acme/app#${pr}`, why: `failed review at ${head.slice(0, 12)}; push a new commit to have it reviewed again` });
+  assert.equal(f.seen.filter((s) => s.method !== "GET").length, 0, "no update-branch, no status");
+  assert.equal(f.repo("acme/app").statuses.length, before);
+  assert.equal(f.headSha("acme/app", pr), head);
+  assert.deepEqual(f.faults, []);
+});

@@ -131,6 +131,9 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
         if (e instanceof SettingsError) return { kind: "badSettings", subject, main, error: e.message };
         throw e;
       }
+      // a failed review is the record of its commit: checked before the sync, which would make a new commit of it
+      const failedReview = (sha: string) => latestStatus(gh, repo, sha, settings.review.status).then((s) => s === "failure");
+      if (round === 1 && (await failedReview(first.head))) return { kind: "nothing", subject, why: t(lang, "delivery.whyFailedReview", { head: first.head.slice(0, 12) }) };
       const synced = await sync(gh, repo, number, main, clock);
       if (synced.kind === "moved") return { kind: "notRun", subject, error: t(lang, "delivery.errHeadMoved", { head: synced.head.slice(0, 12) }) };
       if (synced.kind === "timeout") return { kind: "notRun", subject, error: t(lang, "delivery.errSyncTimeout", { minutes: Math.round(synced.waitedMs / 60_000) }) };
