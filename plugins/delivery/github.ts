@@ -113,3 +113,17 @@ export function gitHubFromEnv(env: Readonly<Record<string, string | undefined>>,
   if (!token) throw new Error(t(lang, "delivery.noToken"));
   return new GitHub(base, token);
 }
+
+/** `owner/name` as GitHub allows it. */
+const repoPattern = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * The repository a plugin command is given, `--repo owner/name` (fixed by the hub's rule, never by an event).
+ * @returns it, or null when missing or not a name GitHub allows (`.` and `..` refused).
+ */
+export function repoArg(argv: string[]): string | null {
+  const at = argv.indexOf("--repo");
+  const repo = at >= 0 ? argv[at + 1] ?? "" : "";
+  const name = repo.split("/")[1];
+  return repoPattern.test(repo) && name !== "." && name !== ".." ? repo : null;
+}

@@ -21,7 +21,7 @@
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { langFromEnv, t, type Lang } from "agent-autoloop/sdk";
-import { GitHub, gitHubFromEnv } from "./github.js";
+import { GitHub, gitHubFromEnv, repoArg } from "./github.js";
 
 /** The labels of a pull request that start a delivery, in the order their label records are looked at. */
 export const pullLabels = ["deliver", "deliver-attended", "deliver-review"] as const;
@@ -139,15 +139,11 @@ export function pollMessage(repo: string, r: PollResult, lang: Lang): string {
   return `${line}\n\`\`\`agent-autoloop\n${JSON.stringify({ events: r.events })}\n\`\`\`\n`;
 }
 
-/** `owner/name` as GitHub allows it. */
-const repoPattern = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
-
 /** The command: `--repo owner/name`; prints the last message; exit 1 when the items cannot be listed. */
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const lang = langFromEnv(env);
-  const at = argv.indexOf("--repo");
-  const repo = at >= 0 ? argv[at + 1] ?? "" : "";
-  if (!repoPattern.test(repo) || repo.split("/")[1] === "." || repo.split("/")[1] === "..") {
+  const repo = repoArg(argv);
+  if (repo === null) {
     process.stderr.write(`${t(lang, "delivery.usage")}\n`);
     return 2;
   }

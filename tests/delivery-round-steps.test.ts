@@ -1,0 +1,164 @@
+/**
+ * The delivery round's other turns (issue 31; protocol.md 交付插件), `deliverRound` against the fake GitHub without
+ * the hub (the ordinary path through the hub is tests/delivery-round.test.ts): failed checks, `deliver-review`,
+ * `deliver` withdrawn while the checks run, main moving before the merge (back to sync within the run, at most 3
+ * rounds), a draft, a pull request whose head moved, the answer "do not merge", and the last message of each.
+ * Time is the test's: sleeping moves it, and the test acts on GitHub at each sleep.
+ */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { GitHub } from "../plugins/delivery/github.js";
+import { deliverRound, inputOf, roundsMax, type RoundInput } from "../plugins/delivery/round.js";
+import { roundMessage } from "../plugins/delivery/round-message.js";
+import { readMessage } from "../src/worker/receipt.js";
+import type { Clock } from "../plugins/delivery/sync.js";
+import { fakeGitHubs, type FakeGitHub } from "./github-fake.js";
+import { resolve } from "./github-fake-git.js";
+import { tempDir } from "./helpers.js";
+
+const fake = fakeGitHubs("aa-delivery-steps-", "steps-token");
+const root = tempDir("aa-delivery-steps-work-");
+after(() => rmSync(root, { recursive: true, force: true }));
+const reviewer = join(root, "reviewer.mjs");
+writeFileSync(reviewer, `import { readFileSync } from "node:fs";\nif (readFileSync(0, "utf8").includes("FIXME")) { console.log("FIXME left"); process.exit(1); }\n`);
+let n = 0;
+
+/** A clock whose sleep moves it at once; `onSleep` runs at each sleep (the nth, from 1). */
+function testClock(onSleep: (nth: number) => void = () => {}): Clock {
+  let now = 0;
+  let count = 0;
+  return { now: () => now, sleep: async (ms) => { now += ms; onSleep(++count); } };
+}
+
+/** `acme/app` with settings on main, a branch `feature` with one commit, and its pull request labelled `labels`. */
+async function setup(labels: string[], opts: { draft?: boolean; ci?: "success" | "failure" | null } = {}) {
+  const f = await fake();
+  const settings = { checks: { workflow: "CI", jobs: ["check"] }, review: { command: [process.execPath, reviewer] } };
+  const main = f.createRepo("acme/app", { "ops/delivery.json": JSON.stringify(settings) });
+  const head = f.push("acme/app", "feature", { "src/app.ts": "export const x = 1;\n" });
+  if (opts.ci !== null) ci(f, head, opts.ci ?? "success");
+  const pr = f.openPull("acme/app", "feature", { labels, draft: opts.draft });
+  const deps = { gh: new GitHub(f.url, "steps-token"), token: "steps-token", objects: join(root, `${++n}.git`), lang: "en" as const, local: true, testLocalHealth: false };
+  const input: RoundInput = { repo: "acme/app", number: pr, approved: null, declined: null };
+  return { f, main, head, pr, deps, input };
+}
+
+/** Records a CI run of `sha` whose job `check` has `conclusion` (null: still running). */
+const ci = (f: FakeGitHub, sha: string, conclusion: "success" | "failure" | null) => f.runWorkflow("acme/app", { name: "CI", headSha: sha, headBranch: "feature", jobs: [{ name: "check", conclusion }] });
+const statuses = (f: FakeGitHub, sha: string) => f.repo("acme/app").statuses.filter((s) => s.sha === sha).map((s) => `${s.context} ${s.state} ${s.description}`);
+
+test("failed checks: delivery failure, a notice card for that commit, no merge, the label stays", async () => {
+  const { f, head, pr, deps, input } = await setup(["deliver"], { ci: "failure" });
+  const got = await deliverRound(input, deps);
+  assert.deepEqual(got, { kind: "checksFailed", subject: `acme/app#${pr}`, head, jobs: ["check (failure)"] });
+  assert.deepEqual(statuses(f, head), ["delivery pending Reviewing this commit", "delivery pending Reviewed; waiting for the full checks", "delivery failure The full checks failed"]);
+  assert.deepEqual([f.item("acme/app", pr).pull!.merged, f.item("acme/app", pr).labels], [false, ["deliver"]]);
+  const read = readMessage(roundMessage(got, "en"));
+  assert.deepEqual([read.outcome, read.summary, read.receipt.notice], ["done", `The full checks failed for acme/app#${pr} at ${head.slice(0, 12)}`, [
+    { title: `The full checks failed for acme/app#${pr} at ${head.slice(0, 12)}`, text: "check (failure)", key: `delivery-checks:acme/app#${pr}:${head}` },
+  ]]);
+  assert.deepEqual(f.faults, []);
+});
+
+test("deliver-review: ends after a passing review, the merge-permitting status not written, its labels off with deliver-review last", async () => {
+  const { f, head, pr, deps, input } = await setup(["deliver", "deliver-review"]);
+  const got = await deliverRound(input, deps);
+  assert.deepEqual(got, { kind: "reviewOnly", subject: `acme/app#${pr}`, head });
+  assert.deepEqual(statuses(f, head), ["delivery pending Reviewing this commit", "delivery success Reviewed only: not checked, merged or shipped"]);
+  assert.deepEqual(f.repo("acme/app").events.get(pr)!.slice(2).map((e) => `${e.event} ${e.label}`), ["unlabeled deliver", "unlabeled deliver-review"]);
+  assert.equal(f.item("acme/app", pr).pull!.merged, false);
+  assert.equal(readMessage(roundMessage(got, "zh")).summary, `已审查 acme/app#${pr} 的提交 ${head.slice(0, 12)}：没发现问题（只审查：没有检查、合并或上线）`);
+});
+
+test("while the checks run: deliver withdrawn ends the round with delivery success saying so; deliver-review added stops before the merge", async () => {
+  const withdrawn = await setup(["deliver"], { ci: null });
+  const got = await deliverRound(withdrawn.input, { ...withdrawn.deps, clock: testClock(() => withdrawn.f.unlabel("acme/app", withdrawn.pr, "deliver")) });
+  assert.deepEqual(got, { kind: "withdrawn", subject: `acme/app#${withdrawn.pr}`, head: withdrawn.head });
+  assert.deepEqual(statuses(withdrawn.f, withdrawn.head).slice(-1), ["delivery success Withdrawn: not merged or shipped"]);
+  assert.equal(withdrawn.f.item("acme/app", withdrawn.pr).pull!.merged, false);
+
+  const review = await setup(["deliver"], { ci: null });
+  const stopped = await deliverRound(review.input, { ...review.deps, clock: testClock(() => review.f.label("acme/app", review.pr, "deliver-review")) });
+  assert.equal(stopped.kind, "reviewOnly");
+  assert.equal(statuses(review.f, review.head).some((s) => s.startsWith("agent-review")), false, "no merge-permitting review status");
+  assert.deepEqual(review.f.item("acme/app", review.pr).labels, []);
+});
+
+test("checks that do not finish within the limit, and a head that moves while waiting, end the run for the hub's retry", async () => {
+  const slow = await setup(["deliver"], { ci: null });
+  const got = await deliverRound(slow.input, { ...slow.deps, checksWaitMs: 60_000, clock: testClock() });
+  assert.deepEqual(got, { kind: "notRun", subject: `acme/app#${slow.pr}`, error: "the full checks did not finish within 1 minutes" });
+  assert.equal(roundMessage(got, "en"), `Not run: the delivery round of acme/app#${slow.pr} did not finish (the full checks did not finish within 1 minutes)\n`);
+  const moved = await setup(["deliver"], { ci: null });
+  const gone = await deliverRound(moved.input, { ...moved.deps, clock: testClock(() => moved.f.push("acme/app", "feature", { "src/app.ts": "export const x = 2;\n" })) });
+  assert.deepEqual(gone, { kind: "notRun", subject: `acme/app#${moved.pr}`, error: "the pull request's head or target changed" });
+  assert.equal(moved.f.item("acme/app", moved.pr).pull!.merged, false);
+});
+
+test(`main moving before the merge sends the round back to sync within the run; after ${roundsMax} rounds the run ends for a retry`, async () => {
+  const { f, pr, deps, input } = await setup(["deliver"], { ci: null });
+  // each time the checks are waited for: main moves, and CI passes on the head the sync made
+  let moves = 0;
+  const clock = testClock(() => {
+    if (moves < 1) {
+      f.push("acme/app", "main", { [`main-${++moves}.txt`]: "m\n" });
+    }
+    ci(f, f.headSha("acme/app", pr), "success");
+  });
+  const got = await deliverRound(input, { ...deps, clock });
+  assert.equal(got.kind, "merged");
+  const head = f.headSha("acme/app", pr);
+  assert.deepEqual(f.item("acme/app", pr).pull!.mergeSha, resolve(f.repo("acme/app").dir, "refs/heads/main"));
+  assert.deepEqual(got, { kind: "merged", subject: `acme/app#${pr}`, head, merge: f.item("acme/app", pr).pull!.mergeSha });
+  assert.equal(f.seen.filter((s) => s.template === "/repos/{owner}/{repo}/pulls/{pull_number}/update-branch").length, 1, "synced once, within the run");
+
+  const again = await setup(["deliver"], { ci: null });
+  const always = testClock(() => {
+    again.f.push("acme/app", "main", { [`m-${Math.random()}.txt`]: "m\n" });
+    ci(again.f, again.f.headSha("acme/app", again.pr), "success");
+  });
+  const ended = await deliverRound(again.input, { ...again.deps, clock: always });
+  assert.deepEqual(ended, { kind: "notRun", subject: `acme/app#${again.pr}`, error: `main moved before the merge in ${roundsMax} rounds in a row` });
+  assert.equal(again.f.item("acme/app", again.pr).pull!.merged, false);
+  assert.deepEqual(f.faults, []);
+});
+
+test("nothing starts for a draft or an unlabelled pull request; the answer 'do not merge' writes delivery failure on that commit", async () => {
+  const draft = await setup(["deliver"], { draft: true });
+  assert.deepEqual(await deliverRound(draft.input, draft.deps), { kind: "nothing", subject: `acme/app#${draft.pr}`, why: "is a draft; turning a draft ready is not built yet" });
+  draft.f.unlabel("acme/app", draft.pr, "deliver");
+  assert.deepEqual(await deliverRound(draft.input, draft.deps), { kind: "nothing", subject: `acme/app#${draft.pr}`, why: "has no delivery label" });
+  assert.deepEqual(draft.f.repo("acme/app").statuses, []);
+
+  const declined = await setup(["deliver-attended"]);
+  const input = inputOf({ answers: [{ choice: 1, about: `delivery-merge acme/app#${declined.pr} ${declined.head}` }] }, "acme/app")!;
+  assert.deepEqual(input, { repo: "acme/app", number: declined.pr, approved: null, declined: declined.head });
+  const got = await deliverRound(input, declined.deps);
+  assert.equal(roundMessage(got, "en"), `Nothing to do: acme/app#${declined.pr} is not merged: you answered not to merge ${declined.head.slice(0, 12)}\n`);
+  assert.deepEqual(statuses(declined.f, declined.head), ["delivery failure Not merged: the owner declined"]);
+});
+
+test("the context file: the latest answer to the round's question wins over events; an event of another repository starts nothing", () => {
+  const sha = "a".repeat(40);
+  assert.deepEqual(inputOf({ events: [{ type: "delivery.pull_request", subject: "acme/app#3" }], answers: [{ choice: 0, about: `delivery-merge acme/app#4 ${sha}` }] }, "acme/app"),
+    { repo: "acme/app", number: 4, approved: sha, declined: null });
+  assert.deepEqual(inputOf({ events: [{ type: "delivery.pull_request", subject: "acme/app#3" }, { type: "delivery.pull_request", subject: "acme/app#5" }] }, "acme/app"),
+    { repo: "acme/app", number: 5, approved: null, declined: null });
+  assert.equal(inputOf({ events: [{ type: "delivery.pull_request", subject: "evil/app#3" }] }, "acme/app"), null);
+  assert.equal(inputOf({ events: [{ type: "delivery.issue", subject: "acme/app#3" }] }, "acme/app"), null);
+  assert.equal(inputOf({ answers: [{ choice: 0, about: "delivery-merge evil/app#4 " + sha }] }, "acme/app"), null);
+});
+
+test("a head whose review failed is not synced, reviewed or written again, even when main moved on", async () => {
+  const { f, head, pr, deps, input } = await setup(["deliver"]);
+  f.repo("acme/app").statuses.push({ id: f.id(), sha: head, context: "agent-review", state: "failure", description: "Review found problems", createdAt: f.now() });
+  f.push("acme/app", "main", { "later.txt": "l\n" });
+  const before = f.repo("acme/app").statuses.length;
+  assert.deepEqual(await deliverRound(input, { ...deps, clock: testClock() }), { kind: "nothing", subject: `acme/app#${pr}`, why: `failed review at ${head.slice(0, 12)}; push a new commit to have it reviewed again` });
+  assert.equal(f.seen.filter((s) => s.method !== "GET").length, 0, "no update-branch, no status");
+  assert.equal(f.repo("acme/app").statuses.length, before);
+  assert.equal(f.headSha("acme/app", pr), head);
+  assert.deepEqual(f.faults, []);
+});
