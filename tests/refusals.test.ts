@@ -307,6 +307,10 @@ function toolCallRows(): Row[] {
     { endpoint: "transcriptPost", what: "missing", method: "POST", path: `/v1/runs/${run}/transcript`, key: "token", body: {}, status: 400, error: "entries: required" },
     { endpoint: "transcriptPost", what: "unknown", method: "POST", path: `/v1/runs/${run}/transcript`, key: "token", body: { entries: [], more: 1 }, status: 400, error: "more: unknown field" },
     { endpoint: "transcriptPost", what: "limit", method: "POST", path: `/v1/runs/${run}/transcript`, key: "token", body: { entries: Array.from({ length: 201 }, () => ({ at: 1, attempt: 1, kind: "stdout", text: "x" })) }, status: 400, error: "entries: at most 200 items" },
+    // Issue 26 round 9: an entry of another attempt, a `cut` (the hub's alone), a time no Date holds.
+    { endpoint: "transcriptPost", what: "form", method: "POST", path: `/v1/runs/${run}/transcript`, key: "token", body: { entries: [{ at: 1, attempt: 1, kind: "stdout" }, { at: 1, attempt: 9, kind: "final", text: "x" }] }, status: 400, error: `entries[1]: attempt is 9, but run ${run} is on attempt 1` },
+    { endpoint: "transcriptPost", what: "form", method: "POST", path: `/v1/runs/${run}/transcript`, key: "token", body: { entries: [{ at: 1, attempt: 1, kind: "cut" }] }, status: 400, error: "entries[0]: kind cannot be cut: only the hub writes it, when the transcript reaches its limit" },
+    { endpoint: "transcriptPost", what: "limit", method: "POST", path: `/v1/runs/${run}/transcript`, key: "token", body: { entries: [{ at: 8_640_000_000_000_001, attempt: 1, kind: "stdout" }] }, status: 400, error: "entries[0].at: out of range" },
     { endpoint: "artifactPut", what: "token", method: "PUT", path: `/v1/runs/${run}/artifacts/a.txt`, body: { text: "t" }, status: 401, error: missingKey },
     { endpoint: "artifactPut", what: "token", method: "PUT", path: `/v1/runs/${run}/artifacts/a.txt`, key: "owner", body: { text: "t" }, status: 403, error: wrongToken },
     { endpoint: "artifactPut", what: "path", method: "PUT", path: "/v1/runs/999/artifacts/a.txt", key: "token", body: { text: "t" }, status: 404, error: "no such run: 999" },

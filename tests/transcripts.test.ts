@@ -6,7 +6,7 @@
  */
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, statSync, realpathSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, statSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { hubFixture, baseRules, makeHome, serveProcess, tempDir, until, type Fixture } from "./helpers.js";
@@ -240,10 +240,21 @@ describe("retention", { skip: noBrowser ?? false }, () => {
     assert.equal(wrong.status, 403);
     const bad = await f.call("POST", `/v1/runs/${run}/transcript`, token, { entries: [{ at: 1, attempt: 1, kind: "nonsense" }] });
     assert.equal(bad.status, 400);
+    // Issue 26 round 9: a line torn by a crash mid-write does not swallow the next entry.
+    appendFileSync(file, '{"at":1,"attempt":1,"kind":"mess');
+    const after = await f.call("POST", `/v1/runs/${run}/transcript`, token, { entries: [{ at: Date.now(), attempt: 1, launch: 1, kind: "message", text: "after the tear" }] });
+    assert.equal(after.status, 200);
+    const texts = (await f.call("GET", `/v1/runs/${run}/transcript`, f.keys.owner)).body.entries.map((e: TranscriptEntry) => e.text);
+    assert.deepEqual(texts, ["working on it", "after the tear"]);
     await f.call("POST", `/v1/runs/${run}/result`, token, { outcome: "done", summary: "Done: kept" });
     // Issue 26 round 8: once the run has ended, its transcript takes no more entries (409, nothing written).
     const late = await f.call("POST", `/v1/runs/${run}/transcript`, token, { entries: [{ at: Date.now(), attempt: 1, launch: 1, kind: "message", text: "after the end" }] });
     assert.deepEqual([late.status, late.body.error], [409, `run ${run} has ended: its transcript takes no more entries`]);
+    // Issue 26 round 9: nor while it waits for its next attempt (the failed attempt's token still matches then).
+    const failed = await runOnce(f, "retry", null);
+    await f.call("POST", `/v1/runs/${failed.run}/result`, failed.token, { outcome: "failed", error: "it broke" });
+    const waiting = await f.call("POST", `/v1/runs/${failed.run}/transcript`, failed.token, { entries: [{ at: Date.now(), attempt: 1, kind: "final", text: "forged" }] });
+    assert.deepEqual([waiting.status, waiting.body.error], [409, `run ${failed.run} is not in a worker's hands now (waiting): its transcript takes entries only while it runs`]);
     await until(() => !existsSync(file), 10_000, "the sweep to remove the transcript");
     const page = (await f.call("GET", `/v1/runs/${run}/transcript`, f.keys.owner)).body;
     assert.deepEqual(page, { run, entries: [], next: 0, more: false, cut: false, ended: true, removed: true });

@@ -64,7 +64,10 @@ export class Transcripts {
       let size = fstatSync(fd).size;
       if (size > 0 && this.isCut(fd, size)) return { kept: 0, cut: true };
       let kept = 0;
-      const lines: string[] = [];
+      // A line torn by a crash mid-write is ended first, so that the next entry starts a line of its own (issue 26
+      // round 9: it was glued onto the torn line, and that line, unparsable, hid it).
+      const lines: string[] = size > 0 && !this.endsLine(fd, size) ? ["\n"] : [];
+      size += lines.length;
       for (const e of entries) {
         const line = JSON.stringify(e) + "\n";
         const bytes = Buffer.byteLength(line);
@@ -82,6 +85,13 @@ export class Transcripts {
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** Whether the open file (of `size` bytes, more than 0) ends with a line end. */
+  private endsLine(fd: number, size: number): boolean {
+    const buf = Buffer.alloc(1);
+    readSync(fd, buf, 0, 1, size - 1);
+    return buf[0] === 10;
   }
 
   /** Whether the last line of the open file (of `size` bytes) is the `cut` entry. */

@@ -21,7 +21,8 @@ export type TranscriptKind = (typeof transcriptKinds)[number];
  * `transcriptTextMaxCodepoints`; the run's secrets never reach it (the worker replaces them).
  */
 export const TranscriptEntry = Type.Object({
-  at: Type.Integer({ minimum: 0 }),
+  // At most the last time a JavaScript Date holds (round 9: a larger one made the run page show "Invalid time value").
+  at: Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000 }),
   attempt: Type.Integer({ minimum: 1 }),
   launch: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   kind: Type.Unsafe<TranscriptKind>({ type: "string", enum: [...transcriptKinds] }),

@@ -2,8 +2,8 @@
  * A launch's output as transcript steps (issue 30), in the output thread: the bytes of stdout and stderr are cut into
  * lines as they are read (each at most `transcriptLineMaxBytes`), each line mapped by the agent plugin's `transcript`
  * (without one: each line a `stdout`/`stderr` step), stamped with the time it was read, the run's secrets replaced,
- * control characters removed and texts cut. A launch gives at most `transcriptMaxBytes` of steps; then one `cut` step
- * and nothing more, so an agent printing 50 MB costs the worker a scan, not a transcript.
+ * control characters removed and texts cut. A launch gives at most `transcriptMaxBytes` of steps, then none (the hub's
+ * own `cut` entry says where the transcript stops), so an agent printing 50 MB costs the worker a scan, not a transcript.
  */
 import type { AgentPlugin, TranscriptStep } from "../sdk/index.js";
 import { tail } from "../sdk/index.js";
@@ -74,7 +74,11 @@ export class LaunchSteps {
     }
   }
 
-  /** Adds steps, bounded: past `transcriptMaxBytes` one `cut` step, then nothing. */
+  /**
+   * Adds steps, bounded: past `transcriptMaxBytes` nothing more. The hub, which counts every launch's entries with their
+   * attempt and launch, has cut the transcript by then and says so with its own `cut` entry: a worker sends none (the
+   * hub refuses one: issue 26 round 9, a `cut` posted by a failed attempt silenced the next).
+   */
   private add(steps: TranscriptStep[]): void {
     for (const s of steps) {
       if (this.cut) return;
@@ -83,7 +87,6 @@ export class LaunchSteps {
       this.bytes += JSON.stringify(step).length;
       if (this.bytes > transcriptMaxBytes) {
         this.cut = true;
-        this.pending.push({ kind: "cut", at: Date.now() });
         return;
       }
       this.pending.push(step);

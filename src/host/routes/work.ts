@@ -7,8 +7,8 @@ import type { Hub } from "../hub.js";
 import { hashText } from "../../kernel/credentials.js";
 import { answer, decide, held, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { artifactFileRe } from "./read.js";
-import { t, refusal } from "../../i18n/messages.js";
-import { runEndStates, stateIn } from "../../kernel/states.js";
+import { t, refusal, said } from "../../i18n/messages.js";
+import { runEndStates, runHeldStates, stateIn } from "../../kernel/states.js";
 import { canonicalJson } from "./read.js";
 import { declaredFor, intentTable } from "../../declarative/index.js";
 
@@ -44,9 +44,18 @@ export function workRoutes(hub: Hub): Hono {
 
   // A run's transcript (issue 30): kept in the home, outside the fact log, while the run's token is its current one.
   // Not once the run has ended (issue 26 round 8: entries were still appended to a finished run's record).
+  // Only while a worker holds it, and only entries of its current attempt (round 9: the token of a failed attempt,
+  // the run waiting for its retry, posted an entry of attempt 9 and a `cut` that silenced the next attempt).
   route(app, hub, "transcriptPost", (c, req) => {
-    const state = hub.store.view.get("runs", req.run)?.state;
-    if (state !== undefined && stateIn(runEndStates, state)) return refuse(c, 409, refusal(hub.env.lang, "transcript.runEnded", { run: req.run }));
+    const row = hub.store.view.get("runs", req.run);
+    const lang = hub.env.lang;
+    if (row && stateIn(runEndStates, row.state)) return refuse(c, 409, refusal(lang, "transcript.runEnded", { run: req.run }));
+    if (row && !stateIn(runHeldStates, row.state)) return refuse(c, 409, refusal(lang, "transcript.runNotHeld", { run: req.run, state: row.state }));
+    for (const [index, e] of req.body.entries.entries()) {
+      const why = e.kind === "cut" ? said("transcript.entry.cut")
+        : row && e.attempt !== row.attempt ? said("transcript.entry.attempt", { got: e.attempt, run: req.run, attempt: row.attempt }) : null;
+      if (why) return refuse(c, 400, refusal(lang, "transcript.entry", { index, why }));
+    }
     return reply(c, hub, "transcriptPost", { run: req.run, ...hub.transcripts.append(req.run, req.body.entries) });
   });
   return app;
