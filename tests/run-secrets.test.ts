@@ -25,7 +25,7 @@ after(() => {
 const agent = String.raw`
 const t = process.env.GH_TOKEN;
 if (process.argv[1] === "fail") { process.stderr.write("push failed for " + t + "\n"); process.exit(3); }
-const receipt = { notice: [{ title: "Pushed with " + t, text: "the token " + t + " worked" }] };
+const receipt = { notice: [{ title: "Pushed with " + t, text: "the token " + t + " worked" }], events: [{ id: "follow-1", type: "followup.push", subject: "S-" + t, summary: "pushed with " + t }] };
 console.log("Done: pushed with " + t + "\n\n` + "```" + String.raw`agent-autoloop\n" + JSON.stringify(receipt) + "\n` + "```" + String.raw`");
 `;
 
@@ -66,6 +66,10 @@ test("issue 26 r9 (reported case): a run's secrets are replaced in its summary, 
     assert.deepEqual([card?.title, card?.text], ["Pushed with [redacted]", "the token [redacted] worked"]);
     // Nowhere in the hub's answer (channels are given the same cards).
     assert.equal(JSON.stringify(st).includes(token), false, "the state holds no token");
+    // The receipt's event kept its formats (round 9b: "[redacted]" in a subject made the hub refuse the whole result).
+    const events = (await f.call("GET", "/v1/events", f.keys.owner)).body as { events: { subject: string; summary: string; type: string }[] };
+    const follow = events.events.find((e) => e.type === "followup.push");
+    assert.deepEqual([follow?.subject, follow?.summary], ["S-REDACTED", "pushed with [redacted]"]);
   } finally {
     w?.stop();
     await f?.close();
@@ -75,6 +79,7 @@ test("issue 26 r9 (reported case): a run's secrets are replaced in its summary, 
 test("redactedDeep: every string of a value, keys left, a string without a secret left exactly as it is; control characters inside a secret do not hide it", () => {
   const secret = "s3cr3t-VALUE-123";
   const value = { summary: `a ${secret} b`, keep: "line\u0007bell", list: [`x${secret.slice(0, 4)}\u0000${secret.slice(4)}y`, 3, null], [secret]: true };
-  assert.deepEqual(redactedDeep(value, [secret]), { summary: "a [redacted] b", keep: "line\u0007bell", list: ["x[redacted]y", 3, null], [secret]: true });
+  assert.deepEqual(redactedDeep(value, [secret]), { summary: "a [redacted] b", keep: "line\u0007bell", list: ["xREDACTEDy", 3, null], [secret]: true });
+  assert.deepEqual(redactedDeep({ subject: `S-${secret}`, type: `t.${secret}` }, [secret]), { subject: "S-REDACTED", type: "t.REDACTED" });
   assert.equal(redactedDeep(value, []), value);
 });

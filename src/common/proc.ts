@@ -52,6 +52,18 @@ export function procTable(): ProcStat[] {
   return out;
 }
 
+/**
+ * The environment process `pid` started with, as `/proc/<pid>/environ` holds it (`NAME=value` entries), or null when
+ * it is gone or not this user's.
+ */
+export function procEnviron(pid: number): string[] | null {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean);
+  } catch {
+    return null;
+  }
+}
+
 /** The command line of process `pid` as `/proc/<pid>/cmdline` holds it (its arguments), or null when it is gone. */
 export function procCmdline(pid: number): string[] | null {
   try {

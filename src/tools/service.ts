@@ -16,6 +16,7 @@
  */
 import { closeSync, constants as fsConstants, existsSync, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, rmdirSync } from "node:fs";
 import { oPath } from "../common/bwrap.js";
+import { procEnviron, procTable } from "../common/proc.js";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -53,9 +54,30 @@ export function serviceSocketFolder(homeDir: string | null): string {
   for (const name of readdirSync(root)) {
     const pid = /^(\d+)-/.exec(name)?.[1];
     if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
+    endOrphans(join(root, name), Number(pid));
     rmSync(join(root, name), { recursive: true, force: true });
   }
   return mkdtempSync(join(root, `${process.pid}-`));
+}
+
+/**
+ * Ends the service plugins a killed host left running (issue 26 round 9: an unsandboxed service outlived each SIGKILL
+ * of its hub, one more copy per crash; a sandboxed one dies with it, bwrap's --die-with-parent): each process whose
+ * `CORLINMAN_PLUGIN_ADDR` lies in the dead host's socket folder `folder` (or, for a path too long for a socket, is
+ * reached through the dead host `pid`'s descriptors), with its process group (each service was started as a group of
+ * its own). Linux only (/proc); elsewhere nothing is found.
+ */
+function endOrphans(folder: string, pid: number): void {
+  const prefixes = [`${pluginAddrVariable}=${folder}/`, `${pluginAddrVariable}=/proc/${pid}/fd/`];
+  for (const p of procTable()) {
+    const env = procEnviron(p.pid);
+    if (!env?.some((e) => prefixes.some((x) => e.startsWith(x)))) continue;
+    try {
+      process.kill(-p.pgid, "SIGKILL");
+    } catch {
+      // gone meanwhile, or not ours to end
+    }
+  }
 }
 
 /** Whether a process `pid` is there (one of another user counts). */

@@ -97,7 +97,9 @@ export class TranscriptSender {
  * worker reports of an agent besides its transcript: the result (summary, error, the receipt's cards, notices and
  * events), the started link, a workflow's files (issue 26 round 9). A string holding a secret is neutralised first
  * (control characters removed, as the transcript does: one inside a secret would otherwise join it again later); one
- * holding none is left exactly as it is. Arrays and plain objects are copied; the input is not changed.
+ * holding none is left exactly as it is. A string of an identifier's characters only (an event's subject, type or id;
+ * a timer's key) gets `REDACTED` instead, so that it keeps its format and the hub does not refuse the whole result
+ * (round 9b: `[redacted]` in a subject lost the receipt). Arrays and plain objects are copied; the input is unchanged.
  */
 export function redactedDeep<T>(value: T, secrets: readonly string[]): T {
   if (secrets.length === 0) return value;
@@ -105,7 +107,8 @@ export function redactedDeep<T>(value: T, secrets: readonly string[]): T {
     if (typeof v === "string") {
       const plain = neutralise(v, false);
       const out = redact(plain, secrets);
-      return out === plain ? v : out;
+      if (out === plain) return v;
+      return identifierRe.test(plain) ? secrets.reduce((s, secret) => s.split(secret).join("REDACTED"), plain) : out;
     }
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
@@ -113,6 +116,9 @@ export function redactedDeep<T>(value: T, secrets: readonly string[]): T {
   };
   return walk(value) as T;
 }
+
+/** The characters of the hub's identifier formats (event subject and type, ids, keys): `[redacted]` would break them. */
+const identifierRe = /^[A-Za-z0-9#._:/@-]*$/;
 
 /** Of a secret, values shorter than this are not looked for (a flag's `1`, a `true`, would be replaced everywhere). */
 const secretMinChars = 8;
