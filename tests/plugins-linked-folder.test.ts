@@ -3,11 +3,12 @@
  * (`ext/devsvc -> /srv/proj/devsvc`); an agent working in that project rewrote the plugin's code, and the hub ran it
  * as itself (the service restarted by the watcher, a sync plugin at the owner's next `plugins invoke`) and the
  * master key was taken. The kind: what the hub runs must lie inside a plugin root, which sandboxes keep read-only or
- * hide. A plugin folder that is a link leading out of its root (or nowhere) is left out, for every kind, and said.
+ * hide. A plugin folder that is a link leading out of its root (or nowhere) is left out, for every kind, and said;
+ * a plugin file with another name (a hard link, found by the re-test 9b) refuses its plugin.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { linkSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hubFixture, tempDir, until } from "./helpers.js";
 import { copyExample } from "./declarative-helpers.js";
@@ -31,11 +32,19 @@ test("issue 26 r9 (reported case): a plugin folder linked from a project outside
     // Inside the root: a folder under a dot name (never scanned itself) and a link to it, which stays in the root.
     writePlugin(plugins, ".kept", syncManifest("kept", "node", ["main.js"], toolToml("hi")), { "main.js": echo });
     symlinkSync(join(plugins, ".kept"), join(plugins, "kept"));
+    // Round 9b: a plugin in the root whose code is a hard link to a file of the project (written through that name).
+    writePlugin(plugins, "hardplug", syncManifest("hardplug", "node", ["main.js"], toolToml("hi")));
+    writeFileSync(join(proj, "hard.js"), echo);
+    linkSync(join(proj, "hard.js"), join(plugins, "hardplug", "main.js"));
 
     // The home's plugins (the built-in ones are listed too).
-    const ids = async () => ((await f.call("GET", "/v1/plugins", f.keys.owner)).body as Plugins).filter((p) => p.origin === "home").map((p) => `${p.kind}:${p.manifest.id}`).sort();
-    await until(async () => (await ids()).includes("tool:kept"), 10_000, "the linked plugin inside the root to load");
-    assert.deepEqual(await ids(), ["tool:kept"]);
+    const home = async () => ((await f.call("GET", "/v1/plugins", f.keys.owner)).body as Plugins).filter((p) => p.origin === "home");
+    const ids = async () => (await home()).map((p) => `${p.kind}:${p.manifest.id}:${p.status}`).sort();
+    await until(async () => (await ids()).includes("tool:kept:loaded"), 10_000, "the linked plugin inside the root to load");
+    assert.deepEqual(await ids(), ["tool:hardplug:rejected", "tool:kept:loaded"]);
+    assert.deepEqual((await home()).find((p) => p.manifest.id === "hardplug")?.errors, [
+      `${join(plugins, "hardplug")}: main.js in the plugin's folder has 2 names (a hard link): whoever can write where another name lies could change code the hub runs, so the plugin is not used; copy the file instead of linking it (pnpm: package-import-method=copy)`,
+    ]);
     const tools = ((await f.call("GET", "/v1/tools", f.keys.owner)).body as { name: string }[]).map((t) => t.name);
     assert.deepEqual(tools, ["kept.hi"]);
     const said = (folder: string, target: string) =>

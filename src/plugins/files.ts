@@ -57,7 +57,8 @@ export interface FileHash {
 export type FilesResult =
   | { ok: true; files: FileHash[] }
   | { ok: false; why: "files" | "bytes" | "depth" | "name" | "unreadable"; path: string; error?: string }
-  | { ok: false; why: "link"; path: string; target: string };
+  | { ok: false; why: "link"; path: string; target: string }
+  | { ok: false; why: "hardLink"; path: string; links: number };
 
 /** Hashes of regular files by `dev:ino:size:mtime:ctime`, so that a rescan reads only files that changed. */
 export class FileHashCache implements FileHasher {
@@ -111,6 +112,10 @@ export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
         const st = lstatSync(full);
         let sha256: string;
         if (st.isFile()) {
+          // A file with another name (a hard link) can be written through that name, wherever it is: an agent working
+          // where the other name lies would change code the hub runs (issue 26 round 9b). The link text of a symlink
+          // says where it leads; a hard link says nothing, so any is refused.
+          if (st.nlink > 1) return { ok: false, why: "hardLink", path, links: st.nlink };
           bytes += st.size;
           if (bytes > pluginFilesMaxBytes) return { ok: false, why: "bytes", path };
           sha256 = cache.hash(full, st);
@@ -162,6 +167,7 @@ export function filesProblem(r: Extract<FilesResult, { ok: false }>, lang: Lang)
     case "depth": return t(lang, "tools.files.tooDeep", { limit: pluginFolderDepthMax, path: r.path });
     case "name": return t(lang, "tools.files.name", { path: r.path, limit: pluginFilePathMaxChars });
     case "link": return t(lang, "tools.files.linkOut", { path: r.path, target: r.target });
+    case "hardLink": return t(lang, "tools.files.hardLink", { path: r.path, links: r.links });
     default: return t(lang, "tools.files.unreadable", { path: r.path, error: r.error ?? "" });
   }
 }
