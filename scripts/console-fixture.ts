@@ -175,7 +175,7 @@ export async function fillConsoleHub(size: FixtureSize = "small", say: (line: st
   await ok("tell", "POST", "/v1/tell", f.keys.source, { key: "release-notes", title: "Release notes for v2.3.0 were drafted", text: "docs/releases/2.3.0.md" });
   later(20 * hour);
 
-  // Day 5: a run stopped by the owner; a failure still waiting for its retry; the nightly cron rule paused.
+  // Day 5: a run stopped by the owner; the nightly cron rule paused.
   say("day 5");
   await event("ci-9001", "alert.ci", "CI-9001", "main is red: lint step");
   const stopped = await claim("ci-9001");
@@ -183,14 +183,11 @@ export async function fillConsoleHub(size: FixtureSize = "small", say: (line: st
   await ok("cancel", "POST", `/v1/runs/${stopped.run}/cancel`, f.keys.owner);
   await ok("stopped", "POST", `/v1/runs/${stopped.run}/result`, stopped.token, { outcome: "cancelled" }).catch(() => null);
   later(2 * hour);
-  await event("sentry-4125", "alert.error", "SHOP-4125", "Search returns 500 for queries with emoji");
-  const waiting = await claim("sentry-4125");
-  await result(waiting, { outcome: "failed", error: "Could not reproduce: the staging search index is rebuilding" });
   await ok("pause nightly", "POST", "/v1/rules/nightly/pause", f.keys.owner, { reason: "holiday freeze", until: "2099-01-02T09:00:00Z" });
   later(20 * hour);
 
   // Day 6 (today): an open question with a long URL, a run running with a second alert of its subject queued behind
-  // it, and the worker's slots.
+  // it, a failure waiting for its retry, and the worker's slots.
   say("day 6");
   await ask("deploy-7", "v2.3.0", {
     title: "Deploy v2.3.0 to production?",
@@ -201,6 +198,10 @@ export async function fillConsoleHub(size: FixtureSize = "small", say: (line: st
   await event("sentry-4122", "alert.error", "SHOP-4122", "Cart total off by one cent with 3+ coupons");
   const running = await claim("sentry-4122");
   await transcript(running, 1, [["message", "Reproducing with three coupons in a unit test."], ["tool", "npm test -- cart.coupons"]]);
+  // A failure waiting for its retry (5 minutes from now: nothing claims it before then).
+  await event("sentry-4125", "alert.error", "SHOP-4125", "Search returns 500 for queries with emoji");
+  const waiting = await claim("sentry-4125");
+  await result(waiting, { outcome: "failed", error: "Could not reproduce: the staging search index is rebuilding" });
   await event("sentry-4122-again", "alert.error", "SHOP-4122", "Cart total off by one cent (again)");
   await ok("slots", "GET", `/v1/work?claim=slots&capacity=1&running=${running.run}`, f.keys.worker);
   // The channel takes the newest open question, which gives its link page.

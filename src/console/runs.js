@@ -97,7 +97,7 @@ export function runsView(ctx) {
   const more = h("button", { type: "button", class: "quiet", id: "more-runs", onclick: async () => {
     if (filterKey()) return void search(false);
     if (nextBefore === null) return;
-    const page = await api("GET", `/v1/state?before=${seg(nextBefore)}`);
+    const page = await api("GET", `/v1/state?before=${seg(nextBefore)}&cards=0`);
     older = [...older, ...page.runs];
     nextBefore = page.nextBefore;
     hasMore = page.hasMore;
@@ -128,7 +128,7 @@ export function runsView(ctx) {
       for (let i = 0; i < searchPagesMax; i++) {
         const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== ""));
         if (found.nextBefore !== null) q.set("before", String(found.nextBefore));
-        const page = await api("GET", `/v1/state?${q}`);
+        const page = await api("GET", `/v1/state?${q}&cards=0`);
         if (filterKey() !== key) return;
         found.runs = [...found.runs, ...page.runs];
         found.nextBefore = page.nextBefore;

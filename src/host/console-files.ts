@@ -9,6 +9,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { engineDir } from "./home.js";
 import { catalogEntries } from "../i18n/messages.js";
@@ -24,8 +25,8 @@ export const consoleHeaders: Readonly<Record<string, string>> = {
   "cross-origin-resource-policy": "same-origin",
 };
 
-/** One file of the console: its bytes, content type and cache policy. */
-export interface ConsoleFile { body: Buffer; type: string; cache: string }
+/** One file of the console: its bytes, the same gzip'd (issue 30: sent to a browser that takes gzip), content type and cache policy. */
+export interface ConsoleFile { body: Buffer; gzip: Buffer; type: string; cache: string }
 
 const types: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -66,6 +67,9 @@ export const engineModules: Readonly<Record<string, string>> = {
 
 let files: Promise<Map<string, ConsoleFile>> | null = null;
 
+/** A file as served: gzip'd once here, at the best level (the files do not change while the hub runs). */
+const file = (body: Buffer, type: string, cache = "no-cache"): ConsoleFile => ({ body, gzip: gzipSync(body, { level: 9 }), type, cache });
+
 /** Reads the console's folder once: every file of a known type, and the catalog. */
 async function load(): Promise<Map<string, ConsoleFile>> {
   const out = new Map<string, ConsoleFile>();
@@ -73,16 +77,12 @@ async function load(): Promise<Map<string, ConsoleFile>> {
     const type = types[name.slice(name.lastIndexOf("."))];
     if (!type) continue;
     // The page itself is never cached: it is the one file that names the others.
-    out.set(name, { body: await readFile(join(consoleDir, name)), type, cache: name.endsWith(".html") ? "no-store" : "no-cache" });
+    out.set(name, file(await readFile(join(consoleDir, name)), type, name.endsWith(".html") ? "no-store" : "no-cache"));
   }
-  out.set("catalog.json", { body: Buffer.from(JSON.stringify(consoleCatalog())), type: types[".json"]!, cache: "no-cache" });
+  out.set("catalog.json", file(Buffer.from(JSON.stringify(consoleCatalog())), types[".json"]!));
   const require = createRequire(import.meta.url);
-  for (const [name, spec] of Object.entries(vendorFiles)) {
-    out.set(name, { body: await readFile(require.resolve(spec)), type: types[".js"]!, cache: "no-cache" });
-  }
-  for (const [name, file] of Object.entries(engineModules)) {
-    out.set(name, { body: await readFile(join(engineDir, file)), type: types[".js"]!, cache: "no-cache" });
-  }
+  for (const [name, spec] of Object.entries(vendorFiles)) out.set(name, file(await readFile(require.resolve(spec)), types[".js"]!));
+  for (const [name, path] of Object.entries(engineModules)) out.set(name, file(await readFile(join(engineDir, path)), types[".js"]!));
   return out;
 }
 
