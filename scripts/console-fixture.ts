@@ -17,7 +17,8 @@
  *
  * Sizes: `small` (the default: about 20 runs, 8 cards), or `large` — 1,000 open question cards and 10,000 runs (the
  * figure of issue 30's "first load at size"). The large set goes through HTTP too: 10,000 events, claims and receipts,
- * 16 requests at a time over kept-alive connections, which takes about 5 minutes on this project's 2-core machine;
+ * 16 requests at a time over kept-alive connections, which took 16 minutes on this project's 2-core machine shared with
+ * other engineers' tests (load average about 10);
  * writing facts beside the hub's own path would have been faster but would test a history no hub could have made.
  */
 import { join } from "node:path";

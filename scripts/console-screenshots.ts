@@ -6,7 +6,7 @@
  * Spending, Plugins (tools too), a plugin's own view, the signed-out page (how to sign in), and the card link page.
  * Each at 1280×800 and 390×844, in en-US and zh-CN.
  * `VIEWS=needs,runs` shoots only those views; `LOCALES=en-US` only those browser languages; `THEMES=light,dark`
- * (default light) the color schemes; `SIZE=large` the large set (1,000 open cards, 10,000 runs; about 5 minutes to
+ * (default light) the color schemes; `SIZE=large` the large set (1,000 open cards, 10,000 runs; 5 to 16 minutes to
  * fill). A file is named `<view>-<width>-<theme>-<locale>.png`.
  * Headless Debian Chromium signs in with the link `agent-autoloop console` prints and visits each view.
  */

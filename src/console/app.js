@@ -41,7 +41,7 @@ let signedIn = false;
  * The open cards the state lists, newest first (issue 30: with 1,000 open cards the first load reads and draws only
  * these); "Show more" in Needs you raises it by a page.
  */
-export const cardsPage = 50;
+export const cardsPage = 20;
 let cardsWanted = cardsPage;
 /** The state as the views read it: the newest `cardsWanted` open cards, the newest page of runs. */
 const statePath = () => `/v1/state?cards=${cardsWanted}`;
@@ -307,10 +307,10 @@ function follow() {
     if (!signedIn) return release(undefined);
     leading = true;
     releaseLock = () => release(undefined);
-    // What happened while another tab held the stream is in the state read first.
-    void refresh().then(() => {
-      if (signedIn) openStream();
-    });
+    // The stream goes on from the state this tab read last (its `seq`): what happened while another tab held the
+    // stream came here as that tab's word (a read each time), so no read is needed first (issue 30: the first load
+    // read the whole state twice).
+    openStream();
   }));
 }
 

@@ -67,6 +67,20 @@ export const engineModules: Readonly<Record<string, string>> = {
 
 let files: Promise<Map<string, ConsoleFile>> | null = null;
 
+/**
+ * The page with the browser told at once of every module the console loads at its start and of its texts (issue 30:
+ * the first load at size): without it, the browser learns each import only when it has read the module that names it,
+ * three round trips deep, and the texts only once all have run. The libraries (`vendor/`) load when a view needs
+ * them, so they are not named. The links go before the page's one script; `crossorigin` makes the texts' preload the
+ * same request as the console's own fetch of them (same-origin credentials).
+ */
+export function withPreloads(page: string, names: string[]): string {
+  const links = names.filter((n) => n.endsWith(".js") && !n.startsWith("vendor/") && n !== "app.js").sort()
+    .map((n) => `<link rel="modulepreload" href="/console/${n}">`);
+  links.push(`<link rel="preload" href="/console/catalog.json" as="fetch" crossorigin="anonymous">`);
+  return page.replace(`<script type="module"`, `${links.join("\n")}\n<script type="module"`);
+}
+
 /** A file as served: gzip'd once here, at the best level (the files do not change while the hub runs). */
 const file = (body: Buffer, type: string, cache = "no-cache"): ConsoleFile => ({ body, gzip: gzipSync(body, { level: 9 }), type, cache });
 
@@ -83,6 +97,8 @@ async function load(): Promise<Map<string, ConsoleFile>> {
   const require = createRequire(import.meta.url);
   for (const [name, spec] of Object.entries(vendorFiles)) out.set(name, file(await readFile(require.resolve(spec)), types[".js"]!));
   for (const [name, path] of Object.entries(engineModules)) out.set(name, file(await readFile(join(engineDir, path)), types[".js"]!));
+  const page = out.get("index.html");
+  if (page) out.set("index.html", file(Buffer.from(withPreloads(page.body.toString("utf8"), [...out.keys()])), page.type, page.cache));
   return out;
 }
 

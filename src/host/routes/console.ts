@@ -37,6 +37,9 @@ function signInOrigin(c: Context, hub: Hub): string | null {
 export function consoleRoutes(hub: Hub): Hono {
   const app = new Hono();
   const lang = hub.env.lang;
+  // The files are read and gzip'd now, while the hub starts, not on the first visit (issue 30: first load); a failure
+  // here is the first request's to answer.
+  consoleFile("index.html").catch(() => {});
 
   route(app, hub, "consoleSignIn", (c, req) => {
     const { token, expiresAt } = hub.console.signInToken(req.keyHash!);
