@@ -34,7 +34,10 @@ function waitsText(w) {
 
 /** One run as a list row. @param {any} r */
 function runRow(r) {
-  const failed = r.error && (r.state === "waiting" || r.state === "cancelled" || r.failures > 0);
+  // A run that ended well after a failed try keeps that try's error (the run page shows it on its try): the row does
+  // not call it failed (issue 30).
+  const ended = r.outcome === "done" || r.outcome === "nothing";
+  const failed = r.error && !ended && (r.state === "waiting" || r.state === "cancelled" || r.failures > 0);
   const bits = [
     r.lane ? `${r.rule} · ${r.lane}` : r.rule,
     r.attempt > 1 ? t("console.runs.attempt", { n: r.attempt }) : null,
@@ -50,7 +53,7 @@ function runRow(r) {
       h("span", { class: "meta" }, bits.join(" · "))),
     r.waits ? h("p", { class: "waits" }, waitsText(r.waits)) : null,
     r.summary ? said(r.summary, "p", { class: "summary" }) : null,
-    r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
+    r.error && !ended ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
 }
 
 /** Pages of runs one look at the hub goes through at most, for a filter that matches few runs. */
