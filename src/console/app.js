@@ -18,8 +18,9 @@ import { eventsView } from "./events.js";
 import { searchView } from "./search.js";
 
 /**
- * What a view gets: the latest state, a way to ask for a fresh one, and to say something in the live region.
- * @typedef {{ state: any, refresh: () => void, announce: (text: string) => void }} Ctx
+ * What a view gets: the latest state, a way to ask for a fresh one, to say something in the live region, and to have
+ * the state list more open cards (the next `cardsPage`).
+ * @typedef {{ state: any, refresh: () => void, announce: (text: string) => void, moreCards: () => void }} Ctx
  * @typedef {{ el: HTMLElement, update: (ctx: Ctx) => void, title: string, dispose?: () => void }} View
  */
 
@@ -36,6 +37,20 @@ let refreshTimer = null;
 let refreshing = false;
 let refreshAgain = false;
 let signedIn = false;
+/**
+ * The open cards the state lists, newest first (issue 30: with 1,000 open cards the first load reads and draws only
+ * these); "Show more" in Needs you raises it by a page.
+ */
+export const cardsPage = 20;
+let cardsWanted = cardsPage;
+/** The state as the views read it: the newest `cardsWanted` open cards, the newest page of runs. */
+const statePath = () => `/v1/state?cards=${cardsWanted}`;
+
+/** Lists a page more of the open cards. */
+function moreCards() {
+  cardsWanted += cardsPage;
+  void refresh();
+}
 
 const routes = [
   ["needs", "console.nav.needs"],
@@ -162,7 +177,7 @@ function render() {
   const { key, arg } = route();
   const wanted = `${key}/${arg ?? ""}`;
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
-  const ctx = { state, refresh, announce };
+  const ctx = { state, refresh, announce, moreCards };
   if (wanted !== viewKey || !view) {
     view?.dispose?.();
     view = key === "runs" && arg && /^\d+$/.test(arg) ? runView(Number(arg), ctx)
@@ -211,7 +226,7 @@ async function refresh() {
   try {
     do {
       refreshAgain = false;
-      state = await api("GET", "/v1/state");
+      state = await api("GET", statePath());
       render();
     } while (refreshAgain);
   } catch (e) {
@@ -293,10 +308,10 @@ function follow() {
     if (!signedIn) return release(undefined);
     leading = true;
     releaseLock = () => release(undefined);
-    // What happened while another tab held the stream is in the state read first.
-    void refresh().then(() => {
-      if (signedIn) openStream();
-    });
+    // The stream goes on from the state this tab read last (its `seq`): what happened while another tab held the
+    // stream came here as that tab's word (a read each time), so no read is needed first (issue 30: the first load
+    // read the whole state twice).
+    openStream();
   }));
 }
 
@@ -317,7 +332,7 @@ async function start() {
   onSignedOut(() => showSignedOut(null));
   for (;;) {
     try {
-      state = await api("GET", "/v1/state");
+      state = await api("GET", statePath());
       break;
     } catch (e) {
       if (/** @type {any} */ (e).status === 401) {

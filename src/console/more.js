@@ -38,7 +38,8 @@ export function workersView(ctx) {
     });
     fill(workers, rows.length ? rows : h("li", { class: "empty" }, t("console.workers.none")));
     fill(channels, s.channels.map((/** @type {any} */ ch) => {
-      const waiting = s.cards.filter((/** @type {any} */ card) => card.state === "open" && card.channels.includes(ch.id) && !card.deliveries[ch.id]?.ref).length;
+      // The hub counts every open card (the state lists only the newest: issue 30).
+      const waiting = ch.waiting;
       return h("li", { class: "part" },
         h("h3", {}, said(ch.name), ch.name !== ch.id ? h("span", { class: "meta" }, ` (${ch.id})`) : null),
         h("p", { class: "meta" }, [
@@ -100,7 +101,7 @@ export function spendingView(ctx) {
     let before = s.nextBefore;
     const from = Date.now() - 7 * dayMs;
     for (let i = 0; i < spendingPagesMax && before !== null; i++) {
-      const page = await api("GET", `/v1/state?before=${seg(before)}`);
+      const page = await api("GET", `/v1/state?before=${seg(before)}&cards=0`);
       older = [...older, ...page.runs];
       const last = page.runs.at(-1);
       if (!page.hasMore || !last || Date.parse(last.createdAt) < from) break;

@@ -35,11 +35,15 @@ export function needsView(ctx, only = null) {
   const notices = h("ul", { class: "cards", id: "notices" });
   const emptyAsks = h("p", { class: "empty" }, only === null ? t("console.needs.empty") : "");
   const emptyNotices = h("p", { class: "empty" }, t("console.needs.noNotices"));
+  // With more open cards than the state lists (issue 30): how many are not shown, and a button for the next page.
+  const moreText = h("span", {});
+  const more = h("p", { class: "more-cards", id: "more-cards" }, moreText, " ",
+    h("button", { type: "button", class: "quiet", onclick: () => ctx.moreCards() }, t("console.needs.showMore")));
   const title = only === null ? t("console.nav.needs") : t("console.card.label", { card: only });
   const el = only === null
     ? h("section", { class: "view needs" },
       h("h1", { tabindex: -1 }, title),
-      emptyAsks, asks,
+      emptyAsks, asks, more,
       h("h2", {}, t("console.needs.notices")),
       emptyNotices, notices)
     : h("section", { class: "view needs one-card" },
@@ -61,6 +65,8 @@ export function needsView(ctx, only = null) {
     place(notices, [...cards.filter((card) => !isAsk(card)), ...fyi], c);
     emptyAsks.hidden = asks.childElementCount > 0;
     emptyNotices.hidden = notices.childElementCount > 0;
+    more.hidden = !(c.state.moreCards > 0);
+    moreText.textContent = t("console.needs.moreCards", { n: c.state.moreCards ?? 0 });
   };
 
   /**

@@ -38,7 +38,10 @@ function waitsText(w) {
  * @param {any} r @param {{ chosen: Set<number>, changed: () => void }} [pick]
  */
 function runRow(r, pick) {
-  const failed = r.error && (r.state === "waiting" || r.state === "cancelled" || r.failures > 0);
+  // A run that ended well after a failed try keeps that try's error (the run page shows it on its try): the row does
+  // not call it failed (issue 30).
+  const ended = r.outcome === "done" || r.outcome === "nothing";
+  const failed = r.error && !ended && (r.state === "waiting" || r.state === "cancelled" || r.failures > 0);
   const bits = [
     r.lane ? `${r.rule} · ${r.lane}` : r.rule,
     r.attempt > 1 ? t("console.runs.attempt", { n: r.attempt }) : null,
@@ -59,7 +62,7 @@ function runRow(r, pick) {
       h("span", { class: "meta" }, bits.join(" · "))),
     r.waits ? h("p", { class: "waits" }, waitsText(r.waits)) : null,
     r.summary ? said(r.summary, "p", { class: "summary" }) : null,
-    r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
+    r.error && !ended ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
 }
 
 /** The question before stopping the selected runs (one run: by its number). @param {Set<number>} ids */
@@ -189,7 +192,7 @@ export function runsView(ctx) {
   const more = h("button", { type: "button", class: "quiet", id: "more-runs", onclick: async () => {
     if (filterKey()) return void search(false);
     if (nextBefore === null) return;
-    const page = await api("GET", `/v1/state?before=${seg(nextBefore)}`);
+    const page = await api("GET", `/v1/state?before=${seg(nextBefore)}&cards=0`);
     older = [...older, ...page.runs];
     nextBefore = page.nextBefore;
     hasMore = page.hasMore;
@@ -221,7 +224,7 @@ export function runsView(ctx) {
       for (let i = 0; i < searchPagesMax; i++) {
         const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== ""));
         if (found.nextBefore !== null) q.set("before", String(found.nextBefore));
-        const page = await api("GET", `/v1/state?${q}`);
+        const page = await api("GET", `/v1/state?${q}&cards=0`);
         if (filterKey() !== key) return;
         found.runs = [...found.runs, ...page.runs];
         found.nextBefore = page.nextBefore;

@@ -9,6 +9,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { engineDir } from "./home.js";
 import { catalogEntries } from "../i18n/messages.js";
@@ -24,8 +25,8 @@ export const consoleHeaders: Readonly<Record<string, string>> = {
   "cross-origin-resource-policy": "same-origin",
 };
 
-/** One file of the console: its bytes, content type and cache policy. */
-export interface ConsoleFile { body: Buffer; type: string; cache: string }
+/** One file of the console: its bytes, the same gzip'd (issue 30: sent to a browser that takes gzip), content type and cache policy. */
+export interface ConsoleFile { body: Buffer; gzip: Buffer; type: string; cache: string }
 
 const types: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -66,6 +67,23 @@ export const engineModules: Readonly<Record<string, string>> = {
 
 let files: Promise<Map<string, ConsoleFile>> | null = null;
 
+/**
+ * The page with the browser told at once of every module the console loads at its start and of its texts (issue 30:
+ * the first load at size): without it, the browser learns each import only when it has read the module that names it,
+ * three round trips deep, and the texts only once all have run. The libraries (`vendor/`) load when a view needs
+ * them, so they are not named. The links go before the page's one script; `crossorigin` makes the texts' preload the
+ * same request as the console's own fetch of them (same-origin credentials).
+ */
+export function withPreloads(page: string, names: string[]): string {
+  const links = names.filter((n) => n.endsWith(".js") && !n.startsWith("vendor/") && n !== "app.js").sort()
+    .map((n) => `<link rel="modulepreload" href="/console/${n}">`);
+  links.push(`<link rel="preload" href="/console/catalog.json" as="fetch" crossorigin="anonymous">`);
+  return page.replace(`<script type="module"`, `${links.join("\n")}\n<script type="module"`);
+}
+
+/** A file as served: gzip'd once here, at the best level (the files do not change while the hub runs). */
+const file = (body: Buffer, type: string, cache = "no-cache"): ConsoleFile => ({ body, gzip: gzipSync(body, { level: 9 }), type, cache });
+
 /** Reads the console's folder once: every file of a known type, and the catalog. */
 async function load(): Promise<Map<string, ConsoleFile>> {
   const out = new Map<string, ConsoleFile>();
@@ -73,16 +91,14 @@ async function load(): Promise<Map<string, ConsoleFile>> {
     const type = types[name.slice(name.lastIndexOf("."))];
     if (!type) continue;
     // The page itself is never cached: it is the one file that names the others.
-    out.set(name, { body: await readFile(join(consoleDir, name)), type, cache: name.endsWith(".html") ? "no-store" : "no-cache" });
+    out.set(name, file(await readFile(join(consoleDir, name)), type, name.endsWith(".html") ? "no-store" : "no-cache"));
   }
-  out.set("catalog.json", { body: Buffer.from(JSON.stringify(consoleCatalog())), type: types[".json"]!, cache: "no-cache" });
+  out.set("catalog.json", file(Buffer.from(JSON.stringify(consoleCatalog())), types[".json"]!));
   const require = createRequire(import.meta.url);
-  for (const [name, spec] of Object.entries(vendorFiles)) {
-    out.set(name, { body: await readFile(require.resolve(spec)), type: types[".js"]!, cache: "no-cache" });
-  }
-  for (const [name, file] of Object.entries(engineModules)) {
-    out.set(name, { body: await readFile(join(engineDir, file)), type: types[".js"]!, cache: "no-cache" });
-  }
+  for (const [name, spec] of Object.entries(vendorFiles)) out.set(name, file(await readFile(require.resolve(spec)), types[".js"]!));
+  for (const [name, path] of Object.entries(engineModules)) out.set(name, file(await readFile(join(engineDir, path)), types[".js"]!));
+  const page = out.get("index.html");
+  if (page) out.set("index.html", file(Buffer.from(withPreloads(page.body.toString("utf8"), [...out.keys()])), page.type, page.cache));
   return out;
 }
 

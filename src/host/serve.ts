@@ -169,6 +169,8 @@ export interface ServeOptions {
   builtinToolRoot?: string;
   /** The limits of runs' transcripts (HubOptions.transcriptLimits); tests shorten them. */
   transcriptLimits?: HubOptions["transcriptLimits"];
+  /** The hub's clock (HubOptions.clock): the console's fixture generator starts six days back and moves it on. */
+  clock?: HubOptions["clock"];
 }
 
 /**
@@ -192,7 +194,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   try {
     const hub = (taken = new Hub({
       home, lang: opts.lang, publicUrl: config.publicUrl, log, presenceSilentMs: opts.presenceSilentMs, checkAnswer: opts.checkAnswer, pluginDirs: opts.pluginDirs,
-      builtinToolRoot: opts.builtinToolRoot, transcriptLimits: opts.transcriptLimits, codeUses: Object.values(config.channels).map((ch) => ({ kind: "channel" as const, name: ch.use })),
+      builtinToolRoot: opts.builtinToolRoot, transcriptLimits: opts.transcriptLimits, clock: opts.clock, codeUses: Object.values(config.channels).map((ch) => ({ kind: "channel" as const, name: ch.use })),
     }));
     // What this start runs code from, for every later tool host of the home (a CLI's `plugins invoke` too).
     recordThisStart(home, hub.pluginRoots.map((r) => r.dir));

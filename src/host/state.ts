@@ -84,7 +84,15 @@ export interface RunFilter { rule: string | null; state: RunState | null; worker
 export interface WorkerCapacity { slots: number; free: number }
 
 /** What the state may be asked for besides the page: a filter of its runs, and the workers' slots as they last said. */
-export interface StateOptions { filter?: RunFilter; capacityOf?: (worker: string) => WorkerCapacity | null }
+export interface StateOptions {
+  filter?: RunFilter;
+  capacityOf?: (worker: string) => WorkerCapacity | null;
+  /** Only the newest this many open and answered cards (issue 30: the console's first load at size); absent: all. */
+  cards?: number;
+}
+
+/** The cards GET /v1/state lists: open, or answered and not yet closed. */
+const listedCards = "state IN ('open', 'answered')";
 
 /**
  * One page of runs, newest first, older than `before` (null: the newest). Without a filter, `stateRunsPerPage` runs.
@@ -122,7 +130,10 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
   const rules = meta?.rules ?? emptyRules();
   const c = new Ctx(view, now, env);
   const totals = view.get("meta", "totals") ?? { events: 0, unrouted: 0, runs: 0, cards: 0, openCards: 0 };
-  const cards = view.where("cards", "state IN ('open', 'answered') ORDER BY key").map(({ row }) => ownerCard(c, row));
+  // Oldest first, as ever; with `cards`, the newest that many (read newest first, then put back in order).
+  const cardRows = opts.cards === undefined ? view.where("cards", `${listedCards} ORDER BY key`) : view.where("cards", `${listedCards} ORDER BY key DESC LIMIT ?`, opts.cards).reverse();
+  const cards = cardRows.map(({ row }) => ownerCard(c, row));
+  const cardCount = opts.cards === undefined ? cards.length : (view.sql(`SELECT COUNT(*) AS n FROM v_cards WHERE ${listedCards}`).get() as { n: number }).n;
   const recentCards = view.where("cards", "state = 'closed' ORDER BY key DESC LIMIT ?", stateRecentCards).map(({ row }) => ownerCard(c, row));
   const page = runsPage(view, before, opts.filter ?? null);
   const runs = page.rows.map((r) => runView(c, r));
@@ -133,6 +144,7 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
   }));
   const seenWorker = new Map(workers.map((w) => [w.name, w]));
   const channelSeen = new Map(view.where("channels", "1").map(({ row }) => [row.name, row.seenAt]));
+  const waiting = cardsWaiting(view);
   const pauses = view.where("pauses", "1 ORDER BY key").map(({ key, row }) => ({
     name: String(key), by: row.by, reason: row.reason, since: iso(row.since), until: iso(row.until),
   }));
@@ -163,12 +175,13 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
     rulesVersion: meta?.version ?? 0,
     totals,
     cards,
+    moreCards: cardCount - cards.length,
     recentCards,
     agents: Object.values(rules.agents).map((a) => ({
       id: a.id, name: a.name, use: a.use, worker: a.worker, access: a.access, online: seenWorker.get(a.worker)?.online ?? false,
     })),
     workers,
-    channels: Object.values(rules.channels).map((ch) => ({ id: ch.id, name: ch.name, links: ch.links, seenAt: iso(channelSeen.get(ch.id)) })),
+    channels: Object.values(rules.channels).map((ch) => ({ id: ch.id, name: ch.name, links: ch.links, seenAt: iso(channelSeen.get(ch.id)), waiting: waiting.get(ch.id) ?? 0 })),
     sources: Object.values(rules.sources).map((s) => ({ id: s.id, name: s.name, adapter: s.adapter })),
     lines,
     elsewhere: rules.elsewhere,
@@ -207,4 +220,16 @@ function toolCallsSince(view: View, from: number): State["toolCalls"] {
     }
   }
   return [...counts.values()].sort((a, b) => (a.plugin === b.plugin ? (a.status < b.status ? -1 : 1) : a.plugin < b.plugin ? -1 : 1));
+}
+
+/**
+ * Open cards each channel has not taken yet (no delivery `ref`), by channel id: counted in SQL over every open card,
+ * so the count holds when `cards` lists only the newest.
+ */
+function cardsWaiting(view: View): Map<string, number> {
+  const rows = view.sql(
+    "SELECT j.value AS channel, COUNT(*) AS n FROM v_cards JOIN json_each(v_cards.data, '$.channels') AS j WHERE v_cards.state = 'open' " +
+    "AND json_extract(v_cards.data, '$.deliveries.\"' || j.value || '\".ref') IS NULL GROUP BY 1",
+  ).all() as { channel: string; n: number }[];
+  return new Map(rows.map((r) => [r.channel, r.n]));
 }

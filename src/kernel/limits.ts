@@ -106,6 +106,11 @@ export const ruleStartsPerMinuteFieldMax = 100_000;
 /** 定时错过了: cron times skipped by one late wake-up or one pause are counted up to this many (each costs ~60 µs). */
 export const cronSkippedCountMax = 1000;
 
+/**
+ * Issue 30: a JSON answer at least this long (UTF-16 units, about bytes) goes gzip'd to a client that takes gzip;
+ * below it the header costs more than the bytes saved.
+ */
+export const answerGzipMinBytes = 1024;
 /** 本人: runs per page of GET /v1/state. */
 export const stateRunsPerPage = 60;
 /** 本人: runs a page of GET /v1/state with `rule`, `state` or `worker` looks through at most (matching or not). */

@@ -267,7 +267,10 @@ export const State = Type.Object({
   timezone: str(),
   rulesVersion: int(),
   totals: Type.Object({ events: int(), unrouted: int(), runs: int(), cards: int(), openCards: int() }),
+  /** The open and answered cards, oldest first: all of them, or the newest `cards` of the query (issue 30). */
   cards: Type.Array(ref(OwnerCard)),
+  /** How many open and answered cards `cards` left out (0 without `cards` in the query). */
+  moreCards: int(),
   recentCards: Type.Array(ref(OwnerCard)),
   agents: Type.Array(Type.Object({ id: str(), name: str(), use: str(), worker: str(), access: str(), online: bool() })),
   /**
@@ -275,7 +278,8 @@ export const State = Type.Object({
    * runs it can take now, plus its `running`); `free`: that `capacity`. Both null until it asks for work again.
    */
   workers: Type.Array(Type.Object({ name: str(), seenAt: iso(), online: bool(), slots: orNull(int()), free: orNull(int()) })),
-  channels: Type.Array(Type.Object({ id: str(), name: str(), links: bool(), seenAt: orNull(iso()) })),
+  /** `waiting`: the open cards the channel has not taken yet, of every open card (not only those `cards` lists). */
+  channels: Type.Array(Type.Object({ id: str(), name: str(), links: bool(), seenAt: orNull(iso()), waiting: int() })),
   sources: Type.Array(Type.Object({ id: str(), name: str(), adapter: orNull(str()) })),
   lines: Type.Array(ref(RuleLine)),
   elsewhere: Type.Array(Type.Object({

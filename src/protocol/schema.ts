@@ -262,10 +262,12 @@ export const CardsNextQuery = Type.Object({ wait: Type.Optional(queryCount()) })
 export type CardsNextQuery = Static<typeof CardsNextQuery>;
 
 /**
- * GET /v1/state?before=&rule=&state=&worker= (protocol.md 本人): the page of runs older than this run id; `rule`,
- * `state` and `worker` keep only the runs of that rule, in that state, claimed by that worker (empty: any).
+ * GET /v1/state?before=&rule=&state=&worker=&cards= (protocol.md 本人): the page of runs older than this run id; `rule`,
+ * `state` and `worker` keep only the runs of that rule, in that state, claimed by that worker (empty: any); `cards`
+ * lists only the newest that many open and answered cards (issue 30: the console's first load; empty: all).
  */
 export const StateQuery = Type.Object({
+  cards: Type.Optional(queryCount()),
   before: Type.Optional(Type.String({ pattern: idPattern, ...patternText("pattern.runId") })),
   rule: Type.Optional(line(L.stateFilterMaxCodepoints)),
   state: Type.Optional(Type.Unsafe<RunState | "">({ type: "string", enum: [...runStates, ""], description: "a run's state, or empty" })),

@@ -12,6 +12,7 @@ import { t, refusal } from "../../i18n/messages.js";
 import { consoleSessionIdleMs, consoleSessionMaxMs } from "../../kernel/limits.js";
 import { consoleCookieName, originOf, sessionRefPattern } from "../console-session.js";
 import { consoleFile, consoleHeaders } from "../console-files.js";
+import { acceptsGzip } from "../compress.js";
 import { bodyText, consoleSessionOf, hostOf, json, refuse, reply, route, secureHub } from "./endpoint.js";
 
 /** A time in ms since the epoch as the protocol writes times: ISO 8601 in UTC. */
@@ -36,6 +37,9 @@ function signInOrigin(c: Context, hub: Hub): string | null {
 export function consoleRoutes(hub: Hub): Hono {
   const app = new Hono();
   const lang = hub.env.lang;
+  // The files are read and gzip'd now, while the hub starts, not on the first visit (issue 30: first load); a failure
+  // here is the first request's to answer.
+  consoleFile("index.html").catch(() => {});
 
   route(app, hub, "consoleSignIn", (c, req) => {
     const { token, expiresAt } = hub.console.signInToken(req.keyHash!);
@@ -93,7 +97,9 @@ export function consoleRoutes(hub: Hub): Hono {
   app.get("/console/:file{.*}", async (c) => {
     const file = await consoleFile(c.req.param("file") || "index.html");
     if (!file) return answer(c, 404, refusal(lang, "notFound.route", { method: "GET", path: new URL(c.req.url).pathname }));
-    return c.body(new Uint8Array(file.body), 200, { ...consoleHeaders, "content-type": file.type, "cache-control": file.cache });
+    const headers = { ...consoleHeaders, "content-type": file.type, "cache-control": file.cache, vary: "accept-encoding" };
+    if (acceptsGzip(c.req.header("accept-encoding"))) return c.body(new Uint8Array(file.gzip), 200, { ...headers, "content-encoding": "gzip" });
+    return c.body(new Uint8Array(file.body), 200, headers);
   });
   return app;
 }

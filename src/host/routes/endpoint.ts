@@ -20,6 +20,7 @@ import type { Reply } from "../../kernel/reply.js";
 import type { Answers, Input, InputOf } from "../../kernel/types.js";
 import { refusal, refusalBody, type RefusalBody } from "../../i18n/messages.js";
 import { bearer, idParam, strictUtf8 } from "./read.js";
+import { gzipped } from "../compress.js";
 import { consoleCookieName, cookieValue, httpsUrl, type ConsoleSession } from "../console-session.js";
 
 /** The run of the path, for an endpoint its run's token calls (the middleware found it and checked the token). */
@@ -41,9 +42,15 @@ export interface Checked<E extends EndpointName> {
 /** A route's handler: called once the middleware accepted the request. */
 export type Handler<E extends EndpointName> = (c: Context, req: Checked<E>) => Response | Promise<Response>;
 
-/** A JSON answer with any status (Hono types statuses narrowly; the kernel's decisions carry plain numbers). */
+/**
+ * A JSON answer with any status (Hono types statuses narrowly; the kernel's decisions carry plain numbers), gzip'd
+ * when it is long and the client takes gzip (compress.ts; issue 30).
+ */
 export function json(c: Context, status: number, body: unknown): Response {
-  return c.json(body, status as ContentfulStatusCode);
+  const text = JSON.stringify(body);
+  const gz = gzipped(text, c.req.header("accept-encoding"));
+  if (gz === null) return c.body(text, status as ContentfulStatusCode, { "content-type": "application/json" });
+  return c.body(gz, status as ContentfulStatusCode, { "content-type": "application/json", "content-encoding": "gzip", vary: "accept-encoding" });
 }
 
 /**

@@ -34,7 +34,8 @@ export function ownerRoutes(hub: Hub): Hono {
     const q = req.query;
     const before = q.before === undefined ? null : Number(q.before);
     const filter = q.rule || q.state || q.worker ? { rule: q.rule || null, state: q.state || null, worker: q.worker || null } : undefined;
-    return reply(c, hub, "state", buildState(hub.store.view, hub.env, hub.now(), hub.store.seq, before, { filter, capacityOf: (w) => hub.workerCapacity(w) }));
+    const cards = q.cards ? Number(q.cards) : undefined;
+    return reply(c, hub, "state", buildState(hub.store.view, hub.env, hub.now(), hub.store.seq, before, { filter, cards, capacityOf: (w) => hub.workerCapacity(w) }));
   });
 
   // What the owner looks for (issue 30): the events with their routing and runs, and the search over the index.
