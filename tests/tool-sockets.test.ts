@@ -178,8 +178,9 @@ test("a sandboxed agent whose rule offers no tools cannot reach a service plugin
   void w.run();
 
   // A run that offers tools makes the worker's tool host, which starts hello-service and keeps it running.
+  // Denied whole, it is offered none of them (issue 26 round 9: never listed for an agent); the host starts all the same.
   const listed = await runOf(f, "shop", f.keys.source, "start-1", "alert.x", "done");
-  assert.equal(listed.summary, "Done: hello-service.greet,hello-service.count,hello-service.refuse,hello-service.ask,hello-service.crash");
+  assert.equal(listed.summary, "Done:");
   const pid = await until(() => processesIn(serviceDir)[0], 20_000, "hello-service to run");
   const ours = await until(() => { const p = listeningPaths(pid); return p.length > 0 && p; }, 20_000, "hello-service's socket");
   assert.equal(ours.length, 1);

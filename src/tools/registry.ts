@@ -186,7 +186,9 @@ export class ToolRegistry {
       const rel = basename(f.manifestPath);
       const files = f.files?.ok ? f.files.files : null;
       const digest = files && manifestDigest ? filesDigest(files, rel, manifestDigest) : null;
-      const errors = f.files && !f.files.ok ? [...f.errors, `${f.dir}: ${filesProblem(f.files, this.lang)}`] : [...f.errors];
+      // A hard-linked manifest is said once, by the manifest's own check (linkOf).
+      const saidByManifest = f.files && !f.files.ok && f.files.why === "hardLink" && f.files.path === rel;
+      const errors = f.files && !f.files.ok && !saidByManifest ? [...f.errors, `${f.dir}: ${filesProblem(f.files, this.lang)}`] : [...f.errors];
       const rec: ToolPluginRecord = {
         name: c.id, dir: f.dir, manifestPath: f.manifestPath, origin: f.origin, status: errors.length > 0 ? "rejected" : winner === c ? "ok" : "shadowed",
         errors, manifest: files ? manifest : null, digest, files: files && manifestDigest ? filesListed(files, rel, manifestDigest) : null,
