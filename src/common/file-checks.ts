@@ -4,6 +4,7 @@
  * user may run (`doctor`, `plugins doctor`).
  */
 import { accessSync, constants, realpathSync, statSync } from "node:fs";
+import { sep } from "node:path";
 
 /**
  * `path` with every link on the way resolved (realpath), or `otherwise` when it cannot be: it does not exist, a link
@@ -15,6 +16,11 @@ export function realPathOr<T>(path: string, otherwise: T): string | T {
   } catch {
     return otherwise;
   }
+}
+
+/** Whether real path `path` is real path `folder` itself or lies inside it. */
+export function within(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
 }
 
 /** Whether `file` is a regular file (after links) this user may execute. */

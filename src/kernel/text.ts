@@ -69,11 +69,12 @@ export function artifactRoute(docId: string): string | null {
 export const redacted = "[redacted]";
 
 /**
- * `text` with each of `secrets` (non-empty) replaced by `[redacted]`: an HTTP tool's credential in what it returns
- * (src/declarative/http.ts), a run's secrets in its transcript (issue 30, src/worker/transcript-lines.ts).
+ * `text` with each of `secrets` (non-empty) replaced by `mark` (default `[redacted]`): an HTTP tool's credential in
+ * what it returns (src/declarative/http.ts), a run's secrets in its transcript (issue 30, src/worker/transcript-lines.ts)
+ * and in what its worker reports (src/worker/transcript.ts `redactedDeep`).
  */
-export function redact(text: string, secrets: readonly string[]): string {
-  return secrets.reduce((s, secret) => (secret ? s.split(secret).join(redacted) : s), text);
+export function redact(text: string, secrets: readonly string[], mark: string = redacted): string {
+  return secrets.reduce((s, secret) => (secret ? s.split(secret).join(mark) : s), text);
 }
 
 /**

@@ -3,8 +3,9 @@
  * source.ts` (code plugins, also `.js` and `.mjs`), `manifest.toml | plugin-manifest.toml` (a tool plugin),
  * `plugin.json` (a declarative plugin). One table, one scan of the roots for every kind; nothing is read or run.
  */
-import { lstatSync, readdirSync, realpathSync } from "node:fs";
-import { join, relative, isAbsolute } from "node:path";
+import { lstatSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pluginFoldersMax } from "./limits.js";
 import { pluginKinds, type CodeKind, type PluginKind, type PluginRoot, type ScannedFolder } from "./types.js";
@@ -87,20 +88,11 @@ function linkOutOf(root: string, path: string): string | null {
   } catch {
     return null;
   }
-  let real: string;
-  try {
-    real = realpathSync(path);
-  } catch {
-    return path; // a dangling link may be made to lead anywhere later
-  }
-  let base: string;
-  try {
-    base = realpathSync(root);
-  } catch {
-    return real;
-  }
-  const rel = relative(base, real);
-  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? real : null;
+  const real = realPathOr(path, null);
+  if (real === null) return path; // a dangling link may be made to lead anywhere later
+  const base = realPathOr(root, null);
+  // The root itself counts as out: a plugin folder is a folder inside its root.
+  return base === null || real === base || !within(real, base) ? real : null;
 }
 
 /** Whether a folder entry is there at all, whatever it is (lstat: a dangling symlink is there). */

@@ -16,8 +16,8 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
-import { realPathOr } from "../common/file-checks.js";
-import { dirname, join, resolve, sep } from "node:path";
+import { realPathOr, within } from "../common/file-checks.js";
+import { dirname, join, resolve } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { fileHashCacheEntriesMax, pluginFilePathMaxChars, pluginFilesMax, pluginFilesMaxBytes, pluginFolderDepthMax } from "./limits.js";
 
@@ -123,7 +123,7 @@ export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
           const text = readlinkSync(full);
           // Where the link leads in the end (every link on the way followed), or null when it leads nowhere.
           const target = realPathOr(full, null);
-          if (target === null || (target !== root && !target.startsWith(root + sep))) {
+          if (target === null || !within(target, root)) {
             return { ok: false, why: "link", path, target: target ?? resolve(dirname(full), text) };
           }
           sha256 = createHash("sha256").update(`link:${text}`).digest("hex");

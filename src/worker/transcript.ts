@@ -108,7 +108,7 @@ export function redactedDeep<T>(value: T, secrets: readonly string[]): T {
       const plain = neutralise(v, false);
       const out = redact(plain, secrets);
       if (out === plain) return v;
-      return identifierRe.test(plain) ? secrets.reduce((s, secret) => s.split(secret).join("REDACTED"), plain) : out;
+      return identifierRe.test(plain) ? redact(plain, secrets, "REDACTED") : out;
     }
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
