@@ -3,13 +3,16 @@
  * GitHub's OpenAPI description: a labelled pull request → the poll rule's run emits `delivery.pull_request` → the
  * round (a `command` agent a real worker launches, sandboxed) reads ops/delivery.json of main, reviews the branch's
  * own diff with the project's reviewer (a tiny script given only the diff on stdin and the guide), waits for a
- * successful CI run, merges exactly the reviewed SHA and takes the label off; a review with findings writes failure,
- * opens a notice card and merges nothing.
+ * successful CI run, merges exactly the reviewed SHA, follows it until a Ship run covers the merge and the health
+ * endpoint (on 127.0.0.1, `--test-local-health`) serves it, and takes the label off; a review with findings writes
+ * failure, opens a notice card and merges nothing.
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
+import type { AddressInfo } from "node:net";
 import { newKey } from "../src/host/home.js";
 import type { EventEntry } from "../src/protocol/responses.js";
 import { reviewDiff } from "../plugins/delivery/review-diff.js";
@@ -56,12 +59,27 @@ async function setup(name: string): Promise<{ f: FakeGitHub; hub: Fixture; work:
   fakes.push(f);
   const reviewer = join(work, "reviewer.mjs");
   writeFileSync(reviewer, reviewerScript);
-  const settings = { checks: { workflow: "CI", jobs: ["check", "lint"] }, review: { command: [process.execPath, reviewer, join(work, "reviews")], guide: "docs/review.md" } };
+  // the project's health endpoint serves main's first commit; its Ship (a workflow run on the push to main) releases
+  // each merge at once, as the project's own release steps would after plugins/delivery/action.yml said so
+  const live = { version: "" };
+  const health = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ version: live.version })));
+  await new Promise<void>((r) => health.listen(0, "127.0.0.1", r));
+  after(() => health.close());
+  const settings = {
+    checks: { workflow: "CI", jobs: ["check", "lint"] }, review: { command: [process.execPath, reviewer, join(work, "reviews")], guide: "docs/review.md" },
+    health: { url: `http://127.0.0.1:${(health.address() as AddressInfo).port}/health`, field: "version" },
+  };
   const main = f.createRepo("acme/app", { "README.md": "hi\n", "ops/delivery.json": JSON.stringify(settings), "docs/review.md": "Look for FIXME.\n" });
+  live.version = main;
+  f.afterRequest("PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge", () => {
+    const merged = resolve(f.repo("acme/app").dir, "refs/heads/main")!;
+    f.runWorkflow("acme/app", { name: "Ship", event: "push", headSha: merged, headBranch: "main", jobs: [{ name: "release", conclusion: "success" }] });
+    live.version = merged;
+  }, false);
   // the worker's environment, which the agents' `env` lets through to them
   process.env.GH_TOKEN = token;
   process.env.GITHUB_API_URL = f.url;
-  const agent = (script: string, access: string) => ({ worker: "local", use: "command", access, env: ["GH_TOKEN", "GITHUB_API_URL"], command: [...tsNode, join(engine, "plugins", "delivery", script), "--repo", "acme/app"] });
+  const agent = (script: string, access: string) => ({ worker: "local", use: "command", access, env: ["GH_TOKEN", "GITHUB_API_URL"], command: [...tsNode, join(engine, "plugins", "delivery", script), "--repo", "acme/app", ...(script === "round.ts" ? ["--test-local-health"] : [])] });
   const hub = await hubFixture({
     timezone: "UTC",
     sources: { github: { name: "GitHub" } },
@@ -111,7 +129,7 @@ const statuses = (f: FakeGitHub, sha: string) => f.repo("acme/app").statuses.fil
 /** The label records of an item, as `event label actor`. */
 const records = (f: FakeGitHub, pr: number) => f.repo("acme/app").events.get(pr)!.map((e) => `${e.event} ${e.label} ${e.actor}`);
 
-test("a labelled pull request is reviewed on its own diff, waits for CI, is merged at exactly the reviewed SHA and loses its label", async () => {
+test("a labelled pull request is reviewed on its own diff, waits for CI, is merged at exactly the reviewed SHA, shipped, and loses its label", async () => {
   const { f, hub, work, main } = await setup("merge");
   const head = f.push("acme/app", "feature", { "src/app.ts": "export const answer = 42;\n" }, "add the answer");
   f.runWorkflow("acme/app", { name: "CI", headSha: head, headBranch: "feature", jobs: [
@@ -129,7 +147,8 @@ test("a labelled pull request is reviewed on its own diff, waits for CI, is merg
     "delivery pending Reviewing this commit",
     "delivery pending Reviewed; waiting for the full checks",
     "agent-review success Reviewed: no problems found",
-    `delivery success Merged as ${merge.slice(0, 12)}`,
+    `delivery pending Merged as ${merge.slice(0, 12)}; waiting for Ship and the health check`,
+    `delivery success Shipped: live version ${merge.slice(0, 12)}`,
   ]);
   assert.deepEqual(item.labels, []);
   assert.deepEqual(records(f, pr), ["labeled deliver alice", "unlabeled deliver delivery-bot"]);
@@ -154,7 +173,7 @@ test("a labelled pull request is reviewed on its own diff, waits for CI, is merg
   const polls = s.runs.filter((r) => r.rule === "delivery-poll");
   assert.deepEqual(polls.map((r) => [r.state, r.summary]), [["done", "1 items to deliver in acme/app (0 with an unreadable label record, 0 whose pull request could not be read, 0 over this poll's limit)"]]);
   const rounds = s.runs.filter((r) => r.rule === "delivery");
-  assert.deepEqual(rounds.map((r) => [r.state, r.summary, r.lane, r.events]), [["done", `Merged acme/app#${pr}: reviewed and checked commit ${head.slice(0, 12)}, merge commit ${merge.slice(0, 12)}`, `acme/app#${pr}`, 1]]);
+  assert.deepEqual(rounds.map((r) => [r.state, r.summary, r.lane, r.events]), [["done", `Shipped acme/app#${pr}: merge commit ${merge.slice(0, 12)} released by Ship, the health endpoint's version ${merge.slice(0, 12)} covers it`, `acme/app#${pr}`, 1]]);
   assert.deepEqual(s.cards, []);
   const events = await hub.call("GET", "/v1/events", hub.keys.owner);
   const record = f.repo("acme/app").events.get(pr)![0]!.id;
@@ -223,13 +242,14 @@ test("deliver-attended: reviewed and checked, then a question card; the answer's
   const merge = resolve(f.repo("acme/app").dir, "refs/heads/main")!;
   assert.deepEqual([f.item("acme/app", pr).pull!.merged, f.item("acme/app", pr).pull!.mergeSha], [true, merge]);
   assert.deepEqual(git(f.repo("acme/app").dir, ["rev-list", "--parents", "-n", "1", merge]).split(" "), [merge, main, head]);
-  assert.deepEqual(s.runs.filter((r) => r.rule === "delivery")[0]!.summary, `Merged ${lane}: reviewed and checked commit ${head.slice(0, 12)}, merge commit ${merge.slice(0, 12)}`);
+  assert.deepEqual(s.runs.filter((r) => r.rule === "delivery")[0]!.summary, `Shipped ${lane}: merge commit ${merge.slice(0, 12)} released by Ship, the health endpoint's version ${merge.slice(0, 12)} covers it`);
   assert.deepEqual(s.runs.filter((r) => r.rule === "delivery")[0]!.lane, lane);
   assert.deepEqual(statuses(f, head), [
     ...waiting,
     "delivery pending Reviewed; waiting for the full checks",
     "agent-review success Reviewed: no problems found",
-    `delivery success Merged as ${merge.slice(0, 12)}`,
+    `delivery pending Merged as ${merge.slice(0, 12)}; waiting for Ship and the health check`,
+    `delivery success Shipped: live version ${merge.slice(0, 12)}`,
   ]);
   assert.deepEqual(readdirSync(join(work, "reviews")), ["1.json"], "the answer's run did not review again");
   assert.deepEqual(records(f, pr), ["labeled deliver-attended alice", "unlabeled deliver-attended delivery-bot"]);

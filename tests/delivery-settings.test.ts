@@ -7,7 +7,8 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { healthUrlAllowed, parseSettings, settingsAt, settingsBytesMax, SettingsError } from "../plugins/delivery/settings.js";
+import { parseSettings, settingsAt, settingsBytesMax, SettingsError } from "../plugins/delivery/settings.js";
+import { healthUrlAllowed } from "../plugins/delivery/project.js";
 import { commit, initBare, setBranch } from "./github-fake-git.js";
 import { tempDir } from "./helpers.js";
 
@@ -15,18 +16,20 @@ const root = tempDir("aa-delivery-settings-");
 after(() => rmSync(root, { recursive: true, force: true }));
 const en = { lang: "en" as const };
 
-test("only checks is required; the defaults are agent-review, Ship, no health and 30 minutes", () => {
+test("only checks is required; the defaults are agent-review, Ship, no health, 30 minutes and Markdown as internal docs", () => {
   assert.deepEqual(parseSettings(JSON.stringify({ checks: { workflow: "CI", jobs: ["check"] } }), en), {
     checks: { workflow: "CI", jobs: ["check"] },
     review: { status: "agent-review", command: null, guide: null },
     ship: { workflow: "Ship" },
     health: null,
     trackMinutes: 30,
+    internalDocs: ["**/*.md", "docs/**"],
   });
   const full = {
     checks: { workflow: "CI", jobs: ["check", "lint"] },
     review: { status: "review/agent", command: ["my-reviewer", "--strict"], guide: "docs/review.md" },
     ship: { workflow: "Release" }, health: { url: "https://app.example.com/health", field: "commit" }, trackMinutes: 45,
+    internalDocs: ["handbook/**"],
   };
   assert.deepEqual(parseSettings(JSON.stringify(full), en), full);
 });
@@ -53,6 +56,8 @@ test("a wrong field is an error naming it, in the reader's language", () => {
   assert.equal(wrong({ checks, review: { guide: "../secrets" } }), "ops/delivery.json: review.guide: invalid");
   assert.equal(wrong({ checks, trackMinutes: 0 }), "ops/delivery.json: trackMinutes: out of range");
   assert.equal(wrong({ checks, trackMinutes: 1.5 }), "ops/delivery.json: trackMinutes: must be integer");
+  assert.equal(wrong({ checks, internalDocs: "docs/**" }), "ops/delivery.json: internalDocs: must be array");
+  assert.equal(wrong({ checks, internalDocs: ["docs/**", ""] }), "ops/delivery.json: internalDocs[1]: must not be empty");
   assert.equal(wrong({ checks, health: { url: "http://app.example.com/health" } }), "ops/delivery.json: health.url: wrong format, expected an HTTPS address (http://127.0.0.1 only with --test-local-health)");
   assert.equal(wrong("{ not json"), "ops/delivery.json: not JSON (Expected property name or '}' in JSON at position 2)");
   assert.equal(wrong("x".repeat(settingsBytesMax + 1)), `ops/delivery.json: larger than ${settingsBytesMax} bytes`);

@@ -38,7 +38,8 @@ export function commit(dir: string, parents: string[], files: Record<string, Fil
     if (parents[0]) git(dir, ["read-tree", parents[0]], undefined, ienv);
     else git(dir, ["read-tree", "--empty"], undefined, ienv);
     for (const [path, change] of Object.entries(files)) {
-      if (change === null) { git(dir, ["update-index", "--force-remove", path], undefined, ienv); continue; }
+      // mode 0 in --index-info removes the entry (--force-remove wants a work tree, which a bare repository has not)
+      if (change === null) { git(dir, ["update-index", "--index-info"], `0 ${"0".repeat(40)}\t${path}\n`, ienv); continue; }
       const { text, mode } = typeof change === "string" ? { text: change, mode: "100644" } : change;
       const blob = git(dir, ["hash-object", "-w", "--stdin"], text);
       git(dir, ["update-index", "--add", "--cacheinfo", `${mode},${blob},${path}`], undefined, ienv);

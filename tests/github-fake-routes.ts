@@ -175,8 +175,14 @@ export function route(f: FakeGitHub, method: string, template: string, params: R
         status: ahead === 0 && behind === 0 ? "identical" : behind === 0 ? "ahead" : ahead === 0 ? "behind" : "diverged", ahead_by: ahead, behind_by: behind, total_commits: ahead, commits: [],
       }) };
     }
+    case "GET /commits/{ref}": {
+      // a short SHA is expanded when it names one commit, as GitHub does
+      const sha = /^[0-9a-f]{4,40}$/.test(params.ref!) ? resolve(r.dir, params.ref!) : null;
+      if (!sha) return error(422, `No commit found for SHA: ${params.ref}`);
+      return { status: 200, body: shape("commit", { sha, node_id: `C_${sha}`, url: api(f, `/repos/${full}/commits/${sha}`), html_url: `https://github.com/${full}/commit/${sha}`, comments_url: api(f, `/repos/${full}/commits/${sha}/comments`), parents: [] }) };
+    }
     case "GET /actions/runs": {
-      const all = r.runs.filter((w) => (!q.get("head_sha") || w.headSha === q.get("head_sha")) && (!q.get("event") || w.event === q.get("event"))).reverse();
+      const all = r.runs.filter((w) => (!q.get("head_sha") || w.headSha === q.get("head_sha")) && (!q.get("event") || w.event === q.get("event")) && (!q.get("branch") || w.headBranch === q.get("branch"))).reverse();
       return { status: 200, body: { total_count: all.length, workflow_runs: page(all, q).map((w) => workflowRun(f, r, w)) } };
     }
     case "GET /actions/runs/{run_id}/jobs": {

@@ -1,9 +1,8 @@
 /**
  * The delivery plugin's GitHub REST client (protocol.md 交付插件): plain `fetch`, a base URL (GitHub's, or a test's
- * fake), a token, a time limit per request and a size limit per answer. Nothing else of the plugin speaks HTTP.
+ * fake), a token, a time limit per request and a size limit per answer. Nothing else of the plugin speaks HTTP. It imports
+ * only Node: the project's Ship action (ship.ts) runs it without this package's dependencies.
  */
-import { t, type Lang } from "agent-autoloop/sdk";
-
 /** How long one request may take before it counts as failed, in ms. */
 export const requestTimeoutMs = 30_000;
 /** The largest answer body read, in bytes; a larger one is a failed request. */
@@ -92,26 +91,6 @@ async function readLimited(res: Response, what: string): Promise<string> {
     throw new GitHubError(null, `${what}: the answer broke off (${(e as Error).message})`);
   }
   return Buffer.concat(chunks).toString("utf8");
-}
-
-/**
- * The client the plugin's process is given by its environment: `GITHUB_API_URL` (default `https://api.github.com`;
- * https, or `http://127.0.0.1` for a test's fake GitHub) and `GH_TOKEN` or `GITHUB_TOKEN`.
- * @throws Error (in `lang`) when the token is missing or the address is neither.
- */
-export function gitHubFromEnv(env: Readonly<Record<string, string | undefined>>, lang: Lang): GitHub {
-  const base = (env.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
-  let url: URL;
-  try {
-    url = new URL(base);
-  } catch {
-    throw new Error(t(lang, "delivery.apiUrl"));
-  }
-  const local = url.protocol === "http:" && url.hostname === "127.0.0.1";
-  if ((url.protocol !== "https:" && !local) || url.username || url.password || url.search || url.hash) throw new Error(t(lang, "delivery.apiUrl"));
-  const token = env.GH_TOKEN || env.GITHUB_TOKEN;
-  if (!token) throw new Error(t(lang, "delivery.noToken"));
-  return new GitHub(base, token);
 }
 
 /** `owner/name` as GitHub allows it. */

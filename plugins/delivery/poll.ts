@@ -21,7 +21,8 @@
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { langFromEnv, t, type Lang } from "agent-autoloop/sdk";
-import { GitHub, gitHubFromEnv, repoArg } from "./github.js";
+import { GitHub, repoArg } from "./github.js";
+import { gitHubFromEnv } from "./github-env.js";
 
 /** The labels of a pull request that start a delivery, in the order their label records are looked at. */
 export const pullLabels = ["deliver", "deliver-attended", "deliver-review"] as const;

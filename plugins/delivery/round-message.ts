@@ -23,7 +23,8 @@ export type RoundOutcome =
   | { kind: "withdrawn"; subject: string; head: string }
   | { kind: "ask"; subject: string; head: string; title: string }
   | { kind: "notMergeable"; subject: string; head: string; reason: string }
-  | { kind: "merged"; subject: string; head: string; merge: string };
+  | { kind: "merged"; subject: string; head: string; merge: string }
+  | { kind: "shipped"; subject: string; head: string; merge: string; live: string };
 
 /** The longest first line (the hub keeps a summary of 200 characters). */
 const lineMax = 200;
@@ -83,6 +84,9 @@ export function roundMessage(o: RoundOutcome, lang: Lang): string {
       break;
     case "merged":
       line = t(lang, "delivery.roundMerged", { subject: o.subject, head: short(o.head), merge: short(o.merge) });
+      break;
+    case "shipped":
+      line = t(lang, "delivery.roundShipped", { subject: o.subject, merge: short(o.merge), live: short(o.live) });
       break;
   }
   const [first, ...rest] = line.split("\n");

@@ -14,20 +14,24 @@
  *    (`delivery` success, withdrawn), `deliver-review` added stops before the merge;
  * 7. re-reads head, target, main and labels: head changed or target not main ends the run for the hub's retry; main
  *    moved goes back to 2 within the run (at most `roundsMax` rounds); then writes the review status (success) and
- *    merges the reviewed SHA (finish.ts), taking the labels off.
+ *    merges the reviewed SHA (finish.ts);
+ * 8. follows the merge through Ship and health (track.ts) — also for a pull request merged by someone else during the
+ *    round, or found merged with `deliver` still on (the poll's event for it) — and takes the labels off, `deliver`
+ *    last, once it is live. A project without health settings ends at the merge, saying so.
  *
  * `deliver-attended` asks the owner before the merge: the round ends with a question card whose `about` names the
  * pull request and the reviewed SHA; the hub's run for the answer (same lane) finds it in the context file's
  * `answers` and, when the head is still that SHA with its review status success, merges without asking again.
  *
- * Not here yet (docs/plugins/delivery.md): turning a draft ready and auto-merge off (GraphQL), Ship and health
- * tracking, the default Codex reviewer, skipping ordinary internal docs, `ask-owner` issues.
+ * Not here yet (docs/plugins/delivery.md): turning a draft ready and auto-merge off (GraphQL), the default Codex
+ * reviewer, skipping ordinary internal docs, `ask-owner` issues.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { langFromEnv, t, type Lang } from "agent-autoloop/sdk";
-import { GitHub, GitHubError, gitHubFromEnv, repoArg } from "./github.js";
+import { GitHub, GitHubError, repoArg } from "./github.js";
+import { gitHubFromEnv } from "./github-env.js";
 import { settingsAt, SettingsError, type DeliverySettings } from "./settings.js";
 import { sync, realClock, type Clock } from "./sync.js";
 import { reviewDiff } from "./review-diff.js";
@@ -38,6 +42,7 @@ import { fetchObjects, fileAt } from "./objects.js";
 import { deliveryContext, latestStatus, setStatus, stageText, type StatusState } from "./statuses.js";
 import { roundMessage, type RoundOutcome } from "./round-message.js";
 import { pullLabels } from "./poll.js";
+import { followShip } from "./track.js";
 
 /** Rounds within one run when main keeps moving before the merge. */
 export const roundsMax = 3;
@@ -73,6 +78,8 @@ export interface RoundDeps {
 /** The pull request as the round reads it. */
 interface Pull {
   open: boolean; merged: boolean; draft: boolean; head: string; base: string; fork: boolean; labels: string[]; cloneUrl: string; title: string;
+  /** The merge commit of a merged pull request, else null. */
+  mergeSha: string | null;
 }
 
 /** Reads pull request `number` of `repo`. @throws GitHubError. */
@@ -82,6 +89,7 @@ async function readPull(gh: GitHub, repo: string, number: number): Promise<Pull>
   return {
     open: p.state === "open", merged: p.merged === true, draft: p.draft === true, head: p.head.sha, base: p.base.ref,
     fork: p.head?.repo?.full_name !== p.base?.repo?.full_name, cloneUrl: String(p.base?.repo?.clone_url ?? ""), title: String(p.title ?? ""),
+    mergeSha: p.merged === true && typeof p.merge_commit_sha === "string" && /^[0-9a-f]{40}$/.test(p.merge_commit_sha) ? p.merge_commit_sha : null,
     labels: (Array.isArray(p.labels) ? p.labels : []).map((l: { name?: unknown }) => l?.name).filter((l: unknown): l is string => typeof l === "string"),
   };
 }
@@ -97,6 +105,21 @@ async function mainSha(gh: GitHub, repo: string): Promise<string> {
 const deliveryLabels = (labels: string[]) => pullLabels.filter((l) => labels.includes(l));
 /** Whether the labels still ask for a merge (`deliver` or `deliver-attended`). */
 const wantsMerge = (labels: string[]) => labels.includes("deliver") || labels.includes("deliver-attended");
+
+/**
+ * main's current commit of `repo` and `ops/delivery.json` there (fetched into the round's objects, never the pull
+ * request's). @returns them, or `bad` with the settings error naming the field. @throws GitHubError, git errors.
+ */
+async function mainSettings(deps: RoundDeps, repo: string, cloneUrl: string): Promise<{ kind: "ok"; main: string; settings: DeliverySettings } | { kind: "bad"; main: string; error: string }> {
+  const main = await mainSha(deps.gh, repo);
+  fetchObjects(deps.objects, cloneUrl, [main], deps.token, deps.local);
+  try {
+    return { kind: "ok", main, settings: settingsAt(deps.objects, main, { lang: deps.lang, testLocalHealth: deps.testLocalHealth }) };
+  } catch (e) {
+    if (e instanceof SettingsError) return { kind: "bad", main, error: e.message };
+    throw e;
+  }
+}
 
 /**
  * Runs one delivery round for `input` (see the module comment).
@@ -115,22 +138,21 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
       return { kind: "nothing", subject, why: t(lang, "delivery.whyDeclined", { head: input.declined.slice(0, 12) }) };
     }
     const first = await readPull(gh, repo, number);
-    if (first.merged) return { kind: "nothing", subject, why: t(lang, "delivery.whyMerged") };
+    if (first.merged) {
+      if (!wantsMerge(first.labels) || first.mergeSha === null) return { kind: "nothing", subject, why: t(lang, "delivery.whyMerged") };
+      const read = await mainSettings(deps, repo, first.cloneUrl);
+      if (read.kind === "bad") return { kind: "badSettings", subject, main: read.main, error: read.error };
+      return afterMerge(deps, repo, number, first, first.mergeSha, read.settings, clock);
+    }
     if (!first.open) return { kind: "nothing", subject, why: t(lang, "delivery.whyClosed") };
     if (first.fork || first.base !== "main") return { kind: "nothing", subject, why: t(lang, "delivery.whyNotOurs") };
     if (deliveryLabels(first.labels).length === 0) return { kind: "nothing", subject, why: t(lang, "delivery.whyNoLabel") };
     if (first.draft) return { kind: "nothing", subject, why: t(lang, "delivery.whyDraft") };
     const attended = first.labels.includes("deliver-attended");
     for (let round = 1; round <= roundsMax; round++) {
-      const main = await mainSha(gh, repo);
-      fetchObjects(deps.objects, first.cloneUrl, [main], deps.token, deps.local);
-      let settings: DeliverySettings;
-      try {
-        settings = settingsAt(deps.objects, main, { lang, testLocalHealth: deps.testLocalHealth });
-      } catch (e) {
-        if (e instanceof SettingsError) return { kind: "badSettings", subject, main, error: e.message };
-        throw e;
-      }
+      const read = await mainSettings(deps, repo, first.cloneUrl);
+      if (read.kind === "bad") return { kind: "badSettings", subject, main: read.main, error: read.error };
+      const { main, settings } = read;
       // a failed review is the record of its commit: checked before the sync, which would make a new commit of it
       const failedReview = (sha: string) => latestStatus(gh, repo, sha, settings.review.status).then((s) => s === "failure");
       if (round === 1 && (await failedReview(first.head))) return { kind: "nothing", subject, why: t(lang, "delivery.whyFailedReview", { head: first.head.slice(0, 12) }) };
@@ -160,14 +182,16 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
       await status(head, deliveryContext, "pending", stageText.waitingChecks);
       const started = clock.now();
       for (;;) {
+        const now = await readPull(gh, repo, number);
+        labels = now.labels;
+        // merged by someone else while the round reviewed or waited: followed all the same
+        if (now.mergeSha !== null && wantsMerge(labels)) return afterMerge(deps, repo, number, now, now.mergeSha, settings, clock);
+        if (now.head !== head || !now.open || now.base !== "main") return { kind: "notRun", subject, error: t(lang, "delivery.errPullChanged") };
         const checks = await readChecks(gh, repo, head, settings.checks.workflow, settings.checks.jobs);
         if (checks.kind === "failed") {
           await status(head, deliveryContext, "failure", stageText.checksFailed);
           return { kind: "checksFailed", subject, head, jobs: checks.jobs.map((j) => `${j.name} (${j.conclusion})`) };
         }
-        const now = await readPull(gh, repo, number);
-        labels = now.labels;
-        if (now.head !== head || !now.open || now.base !== "main") return { kind: "notRun", subject, error: t(lang, "delivery.errPullChanged") };
         if (!wantsMerge(labels) && !labels.includes("deliver-review")) {
           await status(head, deliveryContext, "success", stageText.withdrawn);
           return { kind: "withdrawn", subject, head };
@@ -189,19 +213,44 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
       const merged = await mergeReviewed(gh, repo, number, head);
       if (merged.kind === "headChanged") return { kind: "notRun", subject, error: t(lang, "delivery.errPullChanged") };
       if (merged.kind === "notMergeable") {
+        const now = await readPull(gh, repo, number);
+        if (now.mergeSha !== null && wantsMerge(now.labels)) return afterMerge(deps, repo, number, now, now.mergeSha, settings, clock);
         await status(head, deliveryContext, "failure", stageText.notMergeable);
         return { kind: "notMergeable", subject, head, reason: merged.reason };
       }
-      await status(head, deliveryContext, "success", `${stageText.merged} as ${merged.sha.slice(0, 12)}`);
-      const on = deliveryLabels(labels);
-      await removeLabels(gh, repo, number, on, on.includes("deliver") ? "deliver" : "deliver-attended");
-      return { kind: "merged", subject, head, merge: merged.sha };
+      return afterMerge(deps, repo, number, { ...first, head, labels }, merged.sha, settings, clock);
     }
     return { kind: "notRun", subject, error: t(lang, "delivery.errMainMoving", { rounds: roundsMax }) };
   } catch (e) {
     // GitHub unreadable, git unable to fetch: the hub retries the run
     return { kind: "notRun", subject, error: (e as Error).message };
   }
+}
+
+/**
+ * After the merge (`merge`, of `pull`'s head): without health settings, `delivery` success saying only the merge was
+ * done; else followed through Ship and health (track.ts), `delivery` success once live. Either way the delivery labels
+ * come off, `deliver` last.
+ */
+async function afterMerge(deps: RoundDeps, repo: string, number: number, pull: Pull, merge: string, settings: DeliverySettings, clock: Clock): Promise<RoundOutcome> {
+  const { gh, lang } = deps;
+  const subject = `${repo}#${number}`;
+  const done = async (text: string) => {
+    await setStatus(gh, repo, pull.head, deliveryContext, "success", text);
+    const on = deliveryLabels((await readPull(gh, repo, number)).labels);
+    await removeLabels(gh, repo, number, on, on.includes("deliver") ? "deliver" : "deliver-attended");
+  };
+  const merged = `${stageText.merged} as ${merge.slice(0, 12)}`;
+  if (settings.health === null) {
+    await done(`${merged}; ${stageText.mergeOnly}`);
+    return { kind: "merged", subject, head: pull.head, merge };
+  }
+  await setStatus(gh, repo, pull.head, deliveryContext, "pending", `${merged}; ${stageText.waitingShip}`);
+  const followed = await followShip({ ...deps, cloneUrl: pull.cloneUrl, clock }, repo, number, merge, settings);
+  if (followed.kind === "untracked") return { kind: "nothing", subject, why: t(lang, "delivery.whyMerged") };
+  if (followed.kind === "notRun") return { kind: "notRun", subject, error: followed.error };
+  await done(`${stageText.shipped} ${followed.live.slice(0, 12)}`);
+  return { kind: "shipped", subject, head: pull.head, merge, live: followed.live };
 }
 
 /** A `deliver-review` round after a passing review: `delivery` success saying so, the labels off, `deliver-review` last. */

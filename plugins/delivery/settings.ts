@@ -14,10 +14,12 @@
  * `review.command` the reviewer (default: none here, the plugin's Codex reviewer), `review.guide` a file of main with
  * the review's points; `ship.workflow` the workflow that releases (default `Ship`); `health` where the live version is
  * read (none: the project says plainly that only the merge was done); `trackMinutes` how long a merged delivery is
- * followed before the run ends for the hub's retry (default 30).
+ * followed before the run ends for the hub's retry (default 30); `internalDocs` the paths that are ordinary internal
+ * docs, which need no release and no model review (default `["**\/*.md", "docs/**"]`; project.ts).
  */
 import { execFileSync } from "node:child_process";
 import { t, type Lang } from "agent-autoloop/sdk";
+import { healthUrlAllowed, internalDocsDefault } from "./project.js";
 
 /** The largest settings file read, in bytes. */
 export const settingsBytesMax = 65_536;
@@ -25,6 +27,8 @@ export const settingsBytesMax = 65_536;
 export const checkJobsMax = 50;
 /** The most arguments `review.command` may have. */
 export const reviewArgsMax = 64;
+/** The most patterns `internalDocs` may list. */
+export const internalDocsMax = 100;
 /** The longest text of a name or argument. */
 const textMax = 500;
 
@@ -35,6 +39,8 @@ export interface DeliverySettings {
   ship: { workflow: string };
   health: { url: string; field: string } | null;
   trackMinutes: number;
+  /** Patterns of the paths that are ordinary internal docs (project.ts: `**`, `*`, `?`). */
+  internalDocs: readonly string[];
 }
 
 /** Options of reading: `testLocalHealth` allows exactly `http://127.0.0.1` health URLs (`--test-local-health`). */
@@ -90,7 +96,7 @@ export function parseSettings(text: string, opts: SettingsOptions): DeliverySett
     throw new SettingsError(t(lang, "delivery.settingsNotJson", { error: (e as Error).message }));
   }
   const f = new Fields(lang);
-  const top = f.object(raw, "", ["$schema", "checks", "review", "ship", "health", "trackMinutes"]);
+  const top = f.object(raw, "", ["$schema", "checks", "review", "ship", "health", "trackMinutes", "internalDocs"]);
   if (top.checks === undefined) throw new SettingsError(t(lang, "field.required", { field: f.name("checks") }));
   const checks = f.object(top.checks, "checks", ["workflow", "jobs"]);
   const review = top.review === undefined ? {} : f.object(top.review, "review", ["status", "command", "guide"]);
@@ -118,6 +124,7 @@ export function parseSettings(text: string, opts: SettingsOptions): DeliverySett
     ship: { workflow: f.text(ship.workflow, "ship.workflow", "Ship") },
     health,
     trackMinutes,
+    internalDocs: top.internalDocs === undefined ? internalDocsDefault : f.texts(top.internalDocs, "internalDocs", 0, internalDocsMax),
   };
 }
 
@@ -128,22 +135,6 @@ function repoPath(f: Fields, v: unknown, path: string): string {
     throw new SettingsError(t(f.lang, "field.invalid", { field: f.name(path) }));
   }
   return s;
-}
-
-/**
- * Whether `url` may be a health URL: HTTPS; with `testLocal` also exactly `http://127.0.0.1` (any port and path).
- * No credentials in it either way.
- */
-export function healthUrlAllowed(url: string, testLocal: boolean): boolean {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  if (u.username || u.password) return false;
-  if (u.protocol === "https:") return true;
-  return testLocal && u.protocol === "http:" && u.hostname === "127.0.0.1";
 }
 
 /**

@@ -33,6 +33,9 @@ export const stageText = {
   notSynced: "Cannot be synced with main; merge main by hand",
   notMergeable: "GitHub refused the merge",
   merged: "Merged",
+  waitingShip: "waiting for Ship and the health check",
+  mergeOnly: "no health settings: only the merge was done",
+  shipped: "Shipped: live version",
 } as const;
 
 /**
