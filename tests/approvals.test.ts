@@ -52,6 +52,10 @@ test("the governing entry: the one naming plugin and tool, else the one naming t
     ["file-op", "file-op.write", null], // no prefix matching of plugin names
   ];
   assert.deepEqual(cases.map(([p, tool]) => [p, tool, approvalRuleFor(approvals, p, tool)?.index ?? null]), cases);
+  // an entry naming another tool of the plugin, before the plugin's own entry, governs only its tool (a mutant that
+  // took any entry of the plugin as its plugin entry survived issue 27's mutation run)
+  const other = [{ plugin: "p", tool: "p.other", mode: "deny" }, { plugin: "p", tool: null, mode: "auto" }] as Parameters<typeof approvalRuleFor>[0];
+  assert.deepEqual([approvalRuleFor(other, "p", "p.mine")?.index, approvalRuleFor(other, "p", "p.other")?.index], [1, 0]);
 });
 
 /** An agent's call of `tool` in session `sessionKey` of a plugin that is not built in and not trusted, with `over` changed. */

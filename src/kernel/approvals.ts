@@ -59,7 +59,9 @@ export function approvalRuleFor(approvals: readonly ApprovalRule[], plugin: stri
  */
 export function pluginDenied(approvals: readonly ApprovalRule[], plugin: string): boolean {
   const own = approvals.filter((r) => r.plugin === plugin);
-  return own.find((r) => r.tool === null)?.mode === "deny" && own.every((r) => r.tool === null || r.mode === "deny");
+  // rules.json holds at most one entry per plugin and tool (rulesJson.approvalTwice): with the plugin's own entry
+  // denying, the plugin is denied whole when every entry of it denies
+  return own.find((r) => r.tool === null)?.mode === "deny" && own.every((r) => r.mode === "deny");
 }
 
 /** One tool call to approve: what is called, by whom, and what is known of the plugin. */
