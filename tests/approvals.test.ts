@@ -54,7 +54,8 @@ test("the governing entry: the one naming plugin and tool, else the one naming t
   assert.deepEqual(cases.map(([p, tool]) => [p, tool, approvalRuleFor(approvals, p, tool)?.index ?? null]), cases);
   // an entry naming another tool of the plugin, before the plugin's own entry, governs only its tool (a mutant that
   // took any entry of the plugin as its plugin entry survived issue 27's mutation run)
-  const other = [{ plugin: "p", tool: "p.other", mode: "deny" }, { plugin: "p", tool: null, mode: "auto" }] as Parameters<typeof approvalRuleFor>[0];
+  const entry = { allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false };
+  const other: Parameters<typeof approvalRuleFor>[0] = [{ ...entry, plugin: "p", tool: "p.other", mode: "deny" }, { ...entry, plugin: "p", tool: null, mode: "auto" }];
   assert.deepEqual([approvalRuleFor(other, "p", "p.mine")?.index, approvalRuleFor(other, "p", "p.other")?.index], [1, 0]);
 });
 

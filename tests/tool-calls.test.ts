@@ -384,7 +384,6 @@ test("hostile callback bodies are refused naming the field and change nothing: h
       [deep(400_000), 400, { error: "result: nested deeper than 64 levels" }],
       [`{"status":"success","result":"${"x".repeat(262_144)}"}`, 400, { error: "result: larger than 262144 bytes" }],
       [`{"status":"success","result":"${"x".repeat(1024 * 1024)}"}`, 413, { error: "the request body is larger than 1048576 bytes" }],
-      ['{"status":"error"}', 400, { error: "error: required when status is error" }],
       ['{"status":"error","error":{"code":{"a":1},"message":"m"}}', 400, { error: "error.code: must be integer,string" }],
       ['{"status":"error","error":{"code":1,"message":["m"]}}', 400, { error: "error.message: must be string" }],
       ['{"status":"error","error":{"code":1,"message":"\\u001b[2Jgone"}}', 400, { error: "error.message: wrong format, expected no control characters except line breaks and tabs" }],
@@ -397,6 +396,11 @@ test("hostile callback bodies are refused naming the field and change nothing: h
     // A deep result within the limit, and fields a plugin adds beyond the contract, are taken.
     assert.deepEqual((await post(`{"status":"success","task_id":"${task}","result":${deep(63).slice(29, -1)}}`)).body, { ok: true });
     assert.deepEqual(await client.toolCallResult(job.run, job.token, id, 0), { status: "ok", result: JSON.parse(deep(63).slice(29, -1)) });
+    // `{"status":"error"}` without `error` is taken, as corlinman takes any body (issue 34 #4): an error without details
+    const second = (await client.toolCall(job.run, job.token, callBody("jobs.run"))).call;
+    await client.toolCallOutcome(job.run, job.token, second, { status: "parked", durationMs: 1, taskId: "hostile-task-0000002", timeoutMs: 600_000 });
+    assert.deepEqual((await f.call("POST", "/v1/plugins/callback/hostile-task-0000002", null, undefined, '{"status":"error"}')).body, { ok: true });
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, second, 0), { status: "error", error: { code: "error", message: "the plugin's callback said error without saying what went wrong" } });
   }, { builtins: { jobs: {} } });
 });
 

@@ -8,7 +8,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawn } from "node:child_process";
 import { conformance, type ConformanceLine } from "../src/tools/index.js";
+import { groupLeftAfter, processGroupMembers } from "../src/tools/conformance-kit.js";
 import { examples, hostFixture, nodePlugin, running, syncManifest, toolToml, until, writePlugin } from "./tools-helpers.js";
 
 /**
@@ -113,6 +115,20 @@ test("issue 34 #9: conformance forces a timeout on a plugin that answers in time
     assert.ok(allEnded(slow) >= 4, "the good call and the forced one");
   } finally {
     await f.close();
+  }
+});
+
+test("issue 34 #9: the group check gives a killed group its moment to go (a process seen at once is not yet 'left')", async () => {
+  // a group whose only process ends 300 ms after it starts: the first look sees it, the check waits it out; one that
+  // stays is named once the wait is over (the verification from outside saw 1 FIX in 30 runs for a plugin with no child)
+  const brief = spawn("sleep", ["0.3"], { detached: true, stdio: "ignore" });
+  const stays = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+  try {
+    assert.deepEqual(processGroupMembers(brief.pid!), [brief.pid]);
+    assert.deepEqual(await groupLeftAfter(brief.pid!, 5_000), []);
+    assert.deepEqual(await groupLeftAfter(stays.pid!, 200), [stays.pid]);
+  } finally {
+    process.kill(-stays.pid!, "SIGKILL");
   }
 });
 

@@ -504,7 +504,7 @@ const catalog = {
   "tools.callback.ended": { zh: "这个任务已经结束（{status}）：回调改变不了它", en: "this task has already ended ({status}): a callback cannot change it" },
   "tools.callback.legacyShort": { zh: "插件 {plugin} 的 task_id 短于 {min} 个字符，只有它自己能回调它给的 callback_url；要让它经旧路径 /plugin-callback/<task_id> 回调，在 rules.json 的 approvals 里给它写一条只指明插件的条目并加上 \"legacy_callback_short_ids\": true（这样能连到 hub 的任何本机进程都能猜中并完成这个任务）", en: "plugin {plugin}'s task id is shorter than {min} characters: only the callback_url it was given can complete it. To let it use the legacy path /plugin-callback/<task_id>, give it an approvals entry in rules.json naming the plugin alone with \"legacy_callback_short_ids\": true (any local process that can reach the hub could then guess and complete such a task)" },
   "tools.callback.late": { zh: "这个任务的期限已过：调用已经以超时失败", en: "this task's deadline has passed: the call already failed with a timeout" },
-  "tools.callback.errorNeeded": { zh: "error：status 为 error 时必填", en: "error: required when status is error" },
+  "tools.callback.noDetails": { zh: "插件的回调说出错了，但没有给出错误内容", en: "the plugin's callback said error without saying what went wrong" },
   "tools.callback.tooDeep": { zh: "result：嵌套超过 {limit} 层", en: "result: nested deeper than {limit} levels" },
   "tools.callback.tooLarge": { zh: "result：超过 {limit} 字节", en: "result: larger than {limit} bytes" },
   // declarative plugins (spec declarative-plugins.md; issue 18): loading fail-closed, HTTP tools, reload

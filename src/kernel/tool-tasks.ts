@@ -19,8 +19,9 @@ import type { Ok } from "../protocol/responses.js";
  * tool-plugins.md §5; issue 34). The key is the credential, bound to the call and to its task id; on the legacy path the
  * task id alone, so there an id shorter than `toolTaskIdLegacyMinChars` is taken only for a plugin whose approvals
  * entry says `legacy_callback_short_ids` (else 403, naming that fix). Unknown → 404; a task that is not parked (it
- * ended, or its deadline passed: the call failed with a timeout) → 410. Otherwise the call ends `ok` with the `result`
- * (the shell checked its size and depth) or `error`.
+ * ended, or its deadline passed: the call failed with a timeout) → 410, before the short-id check. Otherwise the call
+ * ends `ok` with the `result` (the shell checked its size and depth) or `error` (`{"status":"error"}` without `error`:
+ * code `error`, a message saying the plugin gave none).
  */
 export function toolCallback(c: Ctx, task: string, key: string | null, body: PluginCallbackBody): Reply<Ok> {
   const taskHash = toolTaskHash(c.env.master, task);
@@ -29,19 +30,21 @@ export function toolCallback(c: Ctx, task: string, key: string | null, body: Plu
   const call = row && bound ? c.tx.get("calls", row.call) : undefined;
   if (!call) return err(404, c.say("tools.callback.unknown"));
   assert(call.deadline !== null, "task-call-parked");
+  // a task that is not parked says only that (410), as with a key: the refusal below names the plugin, which a local
+  // caller guessing short ids must not learn of tasks that ended
+  if (call.status === "timeout" || (call.status === "parked" && c.now >= call.deadline)) return err(410, c.say("tools.callback.late"));
+  if (call.status !== "parked") return err(410, c.say("tools.callback.ended", { status: call.status }));
   if (key === null && [...task].length < toolTaskIdLegacyMinChars && approvalsOf(c.rules).find((r) => r.plugin === call.plugin && r.tool === null)?.legacy_callback_short_ids !== true) {
     return err(403, c.say("tools.callback.legacyShort", { plugin: call.plugin, min: toolTaskIdLegacyMinChars }));
   }
-  if (call.status === "timeout" || (call.status === "parked" && c.now >= call.deadline)) return err(410, c.say("tools.callback.late"));
-  if (call.status !== "parked") return err(410, c.say("tools.callback.ended", { status: call.status }));
-  if (body.status === "error" && body.error === undefined) return err(400, c.say("tools.callback.errorNeeded"));
   c.undue("toolTask", call.id);
   moveParked(c, -1);
   if (body.status === "success") {
     call.result = { status: "ok", result: body.result ?? null };
     endCall(c, call, "ok");
   } else {
-    const e = body.error!;
+    // `{"status":"error"}` alone is an error without details, as corlinman passes any body on (issue 34 #4)
+    const e = body.error ?? { code: "error", message: c.msg("tools.callback.noDetails") };
     call.result = { status: "error", error: { code: e.code, message: relayed(e.message, false, toolErrorMessageMaxCodepoints) } };
     endCall(c, call, "error");
   }

@@ -15,7 +15,7 @@ import { taskIdPattern as protocolTaskIdPattern } from "../protocol/patterns.js"
 import { callTimeoutMsDefault, listCacheEntriesMax, manifestToolsMax, taskIdMaxChars, toolNameMaxChars, toolsListTimeoutMs } from "./limits.js";
 import type { ActivePlugin, Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
 import { checkArguments } from "./arguments.js";
-import { brokenArgument, conformanceRequestId, forcedTimeoutMs, forcedTimeoutTries, missingToolName, processGroupMembers, sampleArguments, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
+import { brokenArgument, conformanceRequestId, forcedTimeoutMs, forcedTimeoutTries, missingToolName, groupEndWaitMs, groupLeftAfter, sampleArguments, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
 import type { CallContext, ToolSpec } from "./types.js";
 
 export type { Outcome, RunnablePlugin };
@@ -229,8 +229,8 @@ async function conformStdio(p: RunnablePlugin, s: LaunchSettings, o: Conformance
  * "A timeout ends its whole process group" (issue 34 point 9), tested, not assumed: a call is made to time out — the
  * good call when it did (its group is then looked at), else a call given half the good call's time, then a quarter, …
  * (`forcedTimeoutTries` tries), and last a plugin that is sent nothing, which cannot answer within `forcedTimeoutMs` —
- * and the plugin's process group is looked for afterwards (Linux /proc). ok: it timed out and nothing of its group is
- * left; fail: something is; warn: no timeout could be had; skip: no /proc to look in.
+ * and the plugin's process group is looked for afterwards (Linux /proc), given `groupEndWaitMs` to be gone. ok: it timed
+ * out and nothing of its group is left; fail: something is; warn: no timeout could be had; skip: no /proc to look in.
  */
 async function timeoutCheck(
   p: RunnablePlugin, s: LaunchSettings, add: ConformanceAdd,
@@ -246,7 +246,7 @@ async function timeoutCheck(
     if (run.ok && run.result.end.kind === "timeout") group = pid;
   }
   if (group === null) return add("tools.conf.timeout", "warn", t(s.lang, "tools.conf.timeoutNotForced", { ms: forcedMs, tries: forcedTimeoutTries }));
-  const left = processGroupMembers(group);
+  const left = await groupLeftAfter(group, groupEndWaitMs);
   if (left === null) return add("tools.conf.timeout", "skip", t(s.lang, "tools.conf.timeoutNoProc"));
   add("tools.conf.timeout", left.length === 0 ? "ok" : "fail", left.length === 0
     ? t(s.lang, "tools.conf.timeoutEnded", { ms: forcedMs })
