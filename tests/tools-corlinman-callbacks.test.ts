@@ -86,10 +86,14 @@ test("issue 34 #5: a service plugin whose manifest lists no tools: list says its
   try {
     mkdirSync(made.home.plugins, { recursive: true });
     writePlugin(made.home.plugins, "bare-service", 'name = "bare-service"\nversion = "0.1.0"\nplugin_type = "service"\n\n[entry_point]\ncommand = "node"\nargs = ["main.mjs"]\n');
+    // issue 34 #7: a sandboxed async plugin with the default network = "none" cannot call back: doctor says so
+    writePlugin(made.home.plugins, "boxed-async", syncManifest("boxed-async", "node", ["main.js"], `[sandbox]\n\n${toolToml("job")}`, "async"));
+    writePlugin(made.home.plugins, "open-async", syncManifest("open-async", "node", ["main.js"], `[sandbox]\nnetwork = "host"\n\n${toolToml("job")}`, "async"));
     const list = await cli(["plugins", "list"], made.dir);
     assert.deepEqual(list.out.filter((l) => l.startsWith("bare-service")).map((l) => l.replace(/ +/g, " ")), ["bare-service 0.1.0 service (tools unknown: a rule's tools must name each) (home) ok"]);
     const doctor = await cli(["plugins", "doctor"], made.dir);
     assert.ok(doctor.out.some((l) => l.includes("warn tools: the manifest lists no tools and PluginBridge cannot be asked: its tools are unknown; a rule's tools must name each as bare-service.<tool> (a * offers none)")), doctor.out.join("\n"));
+    assert.deepEqual(doctor.out.filter((l) => l.includes("callback")).map((l) => l.trim()), ['warn callback: boxed-async is async and sandboxed with network = "none": it cannot reach the hub to call back; set network = "host" in its [sandbox], or do not sandbox it']);
   } finally {
     rmSync(made.dir, { recursive: true, force: true });
   }

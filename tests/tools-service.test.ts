@@ -66,6 +66,9 @@ test("supervision: a crash mid-call is an error, the service is restarted; more 
       await until(() => pid(f) !== p && ["running", "crash_loop"].includes(f.host.statuses()[0]!.state), 20_000, `crash ${i + 2}`);
     }
     assert.equal(f.host.statuses()[0]?.state, "crash_loop");
+    // each restart is said in the log, the SIGKILLs too (the verification of issue 34 saw a killed service come back in silence)
+    assert.deepEqual(f.logs.filter((l) => l.includes("restarting it in")).map((l) => l.replace(/\(.*\)/, "(…)")), Array(3).fill("plugin.hello-service service plugin hello-service ended (…); restarting it in 50 ms"));
+    assert.equal(f.logs.filter((l) => l.includes("(exit SIGKILL); restarting")).length, 2);
     const refused = await f.host.call("hello-service.greet", { name: "Cy" }, { sessionKey: "s" });
     assert.deepEqual([refused.status, "message" in refused && refused.message], [
       "refused", "plugin hello-service crashed 4 times within 60 s and is not restarted again (edit its manifest or restart the tool host to try again)",

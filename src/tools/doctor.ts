@@ -60,6 +60,8 @@ async function check(rec: ToolPluginRecord, s: LaunchSettings, clashes: string[]
   // A service that lists no tools (issue 34 #5): nothing can tell which it has.
   if (runners[m.plugin_type].tools(m) === "any") add("tools.doctor.tools", "warn", t(s.lang, "tools.doctor.toolsUnknown", { plugin: rec.name }));
   if (!m.sandbox) return lines;
+  // An async plugin calls back over the network; with `network = "none"` its sandbox's loopback has no hub (issue 34 #7)
+  if (m.plugin_type === "async" && m.sandbox.network === "none") add("tools.doctor.callback", "warn", t(s.lang, "tools.doctor.noCallback", { plugin: rec.name }));
   // Binds that would undo the sandbox (issue 26 #3): the plugin will not start until they are fixed.
   const badBind = bindRefusal(rec.name, bindsOf(m, rec.dir, s), s.lang);
   if (badBind) add("tools.doctor.binds", "fail", badBind.message);

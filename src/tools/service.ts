@@ -287,10 +287,13 @@ export class ServiceSupervisor {
         return this.set("crash_loop", t(this.s.lang, "tools.long.crashLoop", { plugin: this.plugin.name, crashes: this.crashes.count, seconds: serviceCrashWindowMs / 1000 }));
       }
       this.set("backoff", why);
+      const wait = backoffMs(++this.attempt, this.backoff);
+      // said in serve's log: a service killed from outside (SIGKILL, the OOM killer) otherwise comes back in silence
+      this.s.log(`plugin.${this.plugin.name}`, t(this.s.lang, "tools.long.restarting", { plugin: this.plugin.name, why, ms: wait }));
       this.timer = setTimeout(() => {
         this.timer = null;
         void this.start();
-      }, backoffMs(++this.attempt, this.backoff));
+      }, wait);
       this.timer.unref();
     });
   }
