@@ -10,7 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import {
-  appendFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync,
+  appendFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
@@ -110,4 +110,25 @@ test("add refuses the other forms of the change: the folder itself or a folder r
   const installed = join(s.h.plugins, "fixtures");
   assert.deepEqual([readFileSync(join(installed, "data", "master.key"), "utf8"), readFileSync(join(installed, "prompts", "guide.md"), "utf8")],
     ["not-a-real-key\n", "Follow the house style.\n"]);
+});
+
+test("add <local git repository> shares no file with it: the objects come through git's transport, not as hard links", () => {
+  // git clones a local path by hard-linking (or copying) the files of its objects folder: the installed plugin's
+  // history would then be the same files the repository's writer keeps writing (an agent changing what `git log`,
+  // `git diff` or a later checkout there shows after the owner looked), and a file-level copy of a folder someone else
+  // writes is the race above. `--no-local` makes git read the objects and send them as a pack, written anew.
+  const s = setup();
+  for (const args of [["init", "-q"], ["add", "."], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "plugin"]]) execFileSync("git", args, { cwd: s.src });
+  const inodes = (dir: string): Set<bigint> => {
+    const out = new Set<bigint>();
+    for (const f of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (f.isFile()) out.add(lstatSync(join(f.parentPath, f.name), { bigint: true }).ino);
+    }
+    return out;
+  };
+  const before = inodes(join(s.src, ".git", "objects"));
+  assert.match(addPlugin(s.h, s.src, false, "en"), /^installed plugin fixtures in /);
+  const installed = join(s.h.plugins, "fixtures");
+  assert.deepEqual([...inodes(join(installed, ".git", "objects"))].filter((i) => before.has(i)), [], "no object file shared with the source");
+  assert.equal(readFileSync(join(installed, "data", "master.key"), "utf8"), "not-a-real-key\n");
 });

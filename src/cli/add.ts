@@ -79,9 +79,14 @@ function isGitRepository(dir: string): boolean {
   return existsSync(join(dir, "HEAD")) && isLocalFolder(join(dir, "objects")) && isLocalFolder(join(dir, "refs"));
 }
 
-/** Clones a repository into `target`: no hooks, no submodules; "--" keeps a URL that starts with "-" from being an option. */
+/**
+ * Clones a repository into `target`: no hooks, no submodules; "--" keeps a URL that starts with "-" from being an
+ * option. `--no-local`: a repository on this computer is read through git's own transport (its objects sent as a pack
+ * and written anew), not copied or hard-linked file by file from a folder its writer — often an agent — may be
+ * changing meanwhile, and the installed plugin shares no file with it (issue 26 round 10). A URL is not affected.
+ */
 function clone(repo: string, target: string, lang: Lang): void {
-  const args = ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--depth", "1", "--no-recurse-submodules", "--", repo, target];
+  const args = ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--no-local", "--depth", "1", "--no-recurse-submodules", "--", repo, target];
   try {
     execFileSync("git", args, { stdio: ["ignore", "ignore", "pipe"] });
   } catch (e) {
