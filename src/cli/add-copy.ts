@@ -62,6 +62,7 @@ function openDir(parent: Dir, name: string | null): { dir: Dir; st: BigIntStats 
   }
 }
 
+/** Closes a folder `openDir` opened (nothing to close where folders are reached by path). */
 function closeDir(dir: Dir): void {
   if (dir.fd !== null) closeSync(dir.fd);
 }
@@ -86,7 +87,13 @@ export function listFolder(root: string, lang: Lang): Listing {
         throw new CliError(t(lang, "add.tooLarge", { dir: root, entries: addFolderEntriesMax, mib: addFolderBytesMax / 1024 / 1024 }));
       }
       if (kind !== "folder") continue;
-      const sub = openDir(dir, name);
+      // Opened as the folder just seen (a link swapped in since is not followed), and walked through that descriptor.
+      let sub;
+      try {
+        sub = openDir(dir, name);
+      } catch {
+        throw changeOf(join(root, path), at(dir, name), lang);
+      }
       try {
         if (!same(sub.st, st, false)) throw changedError(join(root, path), "add.changed.other", lang);
         walk(sub.dir, path);
@@ -134,7 +141,9 @@ export function copyListing(l: Listing, into: string, lang: Lang): void {
   const children = new Map<string, Entry[]>();
   for (const e of l.entries) {
     const parent = e.path.includes("/") ? e.path.slice(0, e.path.lastIndexOf("/")) : "";
-    children.set(parent, [...(children.get(parent) ?? []), e]);
+    const list = children.get(parent);
+    if (list) list.push(e);
+    else children.set(parent, [e]);
   }
   const copy = (dir: Dir, rel: string) => {
     for (const e of children.get(rel) ?? []) {
@@ -196,7 +205,7 @@ function copyFile(path: string, e: Entry, file: string, to: string, lang: Lang):
     if (st.size !== e.size) throw changedError(file, "add.changed.size", lang);
     const out = openSync(to, "wx", 0o600);
     try {
-      const buf = Buffer.allocUnsafe(copyChunkBytes);
+      const buf = Buffer.allocUnsafe(Math.min(copyChunkBytes, Number(e.size) + 1));
       let left = Number(e.size);
       for (;;) {
         // One byte past the listed size is asked for at the end: a file that grew since is refused, not cut.
