@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   appendFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync,
 } from "node:fs";
@@ -131,4 +131,50 @@ test("add <local git repository> shares no file with it: the objects come throug
   const installed = join(s.h.plugins, "fixtures");
   assert.deepEqual([...inodes(join(installed, ".git", "objects"))].filter((i) => before.has(i)), [], "no object file shared with the source");
   assert.equal(readFileSync(join(installed, "data", "master.key"), "utf8"), "not-a-real-key\n");
+});
+
+test("add under a real writer flipping a folder and a link as fast as it can: every install holds the folder's own bytes, or add refuses", async () => {
+  // Not a test of timing: whichever moment the flip lands on, the outcome must be one of the two. A process of its own
+  // exchanges data/ (the folder) and a link to the keys atomically (renameat2 RENAME_EXCHANGE) in a loop, so the
+  // listing too may meet the link at any step — what the walk through folder descriptors is for.
+  const s = setup();
+  const fixture = ["not-a-real-key\n", '{"fixture": true}\n', "Follow the house style.\n"];
+  for (let i = 0; i < 20; i++) writeFileSync(join(s.src, `pad${String(i).padStart(2, "0")}.txt`), "x".repeat(4096));
+  symlinkSync(s.keys, join(s.src, ".alt"));
+  const flipper = spawn("python3", ["-c", [
+    "import ctypes, os, sys",
+    "libc = ctypes.CDLL(None, use_errno=True)",
+    "a, b = (os.path.join(sys.argv[1], n).encode() for n in ('data', '.alt'))",
+    "print('ready', flush=True)",
+    "while True:",
+    "    if libc.renameat2(-100, a, -100, b, 2) != 0: sys.exit('renameat2: errno %d' % ctypes.get_errno())",
+  ].join("\n"), s.src], { stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    await new Promise((ok) => flipper.stdout.once("data", ok));
+    const outcomes = { installed: 0, refused: 0 };
+    for (let i = 0; i < 40; i++) {
+      try {
+        addPlugin(s.h, s.src, false, "en");
+      } catch (e) {
+        assert.match((e as Error).message, / changed between add's listing and its copy | is not a file, folder or link|^copying /, `round ${i}`);
+        assert.deepEqual(readdirSync(s.h.plugins), [], `round ${i}: nothing left after the refusal`);
+        outcomes.refused++;
+        continue;
+      }
+      // The copy's own files (a link is copied as a link, not followed: the loaders refuse one leading out).
+      const installed = join(s.h.plugins, "fixtures");
+      const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+        const full = join(dir, d.name);
+        return d.isDirectory() ? files(full) : d.isFile() ? [full] : [];
+      });
+      for (const f of files(installed)) {
+        if (!f.includes("pad")) assert.ok([...fixture, "export default {};\n"].includes(readFileSync(f, "utf8")), `round ${i}: ${f} holds something the folder did not`);
+      }
+      outcomes.installed++;
+      rmSync(installed, { recursive: true });
+    }
+    assert.equal(outcomes.installed + outcomes.refused, 40);
+  } finally {
+    flipper.kill("SIGKILL");
+  }
 });
