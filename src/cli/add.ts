@@ -8,21 +8,15 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import {
-  chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync,
-} from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { classify, codeKinds, isBuiltInPlugin, linkEngine, pluginKinds, pluginNameFits, type PluginKind } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { CliError } from "./connect.js";
+import { copyListing, listFolder } from "./add-copy.js";
 
-/** A local folder `add` copies holds at most this many entries (files, folders and links; without .git and node_modules). */
-export const addFolderEntriesMax = 10_000;
-/** … and at most this many bytes of files (100 MiB). */
-export const addFolderBytesMax = 100 * 1024 * 1024;
-/** Folders `add` leaves out of a copy, at any depth: version control and installed packages. */
-const notCopied = new Set([".git", "node_modules"]);
+export { addFolderBytesMax, addFolderEntriesMax } from "./add-copy.js";
 
 /**
  * Installs the plugin `source` names and says so (the line to print).
@@ -31,7 +25,7 @@ const notCopied = new Set([".git", "node_modules"]);
  *   `replace`, a failed clone, a folder too large or holding something other than files, folders and links.
  *   Nothing is left in the plugins folder then.
  */
-export function addPlugin(h: Home, source: string, replace: boolean, lang: Lang): string {
+export function addPlugin(h: Home, source: string, replace: boolean, lang: Lang, listed?: () => void): string {
   const folder = isLocalFolder(source) && !isGitRepository(source) ? resolve(source) : null;
   const local = folder !== null || existsSync(source);
   // A local path is named by its last folder (so "." works); a URL by the last part after "/", "\" or ":".
@@ -50,7 +44,7 @@ export function addPlugin(h: Home, source: string, replace: boolean, lang: Lang)
   const temporary = join(h.plugins, `.add-${name}-${randomBytes(4).toString("hex")}`);
   let kinds: PluginKind[] = [];
   try {
-    if (folder) copyFolder(folder, temporary, lang);
+    if (folder) copyFolder(folder, temporary, lang, listed);
     else clone(source, temporary, lang);
     kinds = classify(temporary);
     const wrong = (kinds.length > 0 ? kinds : (["agent"] as const)).find((k) => !pluginNameFits(k, name));
@@ -85,9 +79,14 @@ function isGitRepository(dir: string): boolean {
   return existsSync(join(dir, "HEAD")) && isLocalFolder(join(dir, "objects")) && isLocalFolder(join(dir, "refs"));
 }
 
-/** Clones a repository into `target`: no hooks, no submodules; "--" keeps a URL that starts with "-" from being an option. */
+/**
+ * Clones a repository into `target`: no hooks, no submodules; "--" keeps a URL that starts with "-" from being an
+ * option. `--no-local`: a repository on this computer is read through git's own transport (its objects sent as a pack
+ * and written anew), not copied or hard-linked file by file from a folder its writer — often an agent — may be
+ * changing meanwhile, and the installed plugin shares no file with it (issue 26 round 10). A URL is not affected.
+ */
 function clone(repo: string, target: string, lang: Lang): void {
-  const args = ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--depth", "1", "--no-recurse-submodules", "--", repo, target];
+  const args = ["-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--no-local", "--depth", "1", "--no-recurse-submodules", "--", repo, target];
   try {
     execFileSync("git", args, { stdio: ["ignore", "ignore", "pipe"] });
   } catch (e) {
@@ -96,58 +95,19 @@ function clone(repo: string, target: string, lang: Lang): void {
   }
 }
 
-type Entry = { path: string; kind: "folder" | "file" | "link"; mode: number };
-
 /**
- * What a copy of `root` holds, in an order that creates each folder before its contents: files, folders and links
- * only, within the limits. @throws CliError before anything is written.
+ * Copies a plugin folder into the new folder `into` (the caller renames it into place): exactly what was listed
+ * (src/cli/add-copy.ts). `listed` runs between the listing and the copy (tests change the folder there).
+ * @throws CliError when the folder cannot be read or copied, or changed since it was listed (the caller removes what
+ *   was made).
  */
-function folderEntries(root: string, lang: Lang): Entry[] {
-  const out: Entry[] = [];
-  let bytes = 0;
-  const walk = (rel: string) => {
-    for (const name of readdirSync(join(root, rel)).sort()) {
-      if (notCopied.has(name)) continue;
-      const path = join(rel, name);
-      const st = lstatSync(join(root, path));
-      const kind = st.isDirectory() ? "folder" : st.isFile() ? "file" : st.isSymbolicLink() ? "link" : null;
-      if (!kind) throw new CliError(t(lang, "add.notFile", { file: join(root, path) }));
-      if (kind === "file") bytes += st.size;
-      out.push({ path, kind, mode: st.mode & 0o777 });
-      if (out.length > addFolderEntriesMax || bytes > addFolderBytesMax) {
-        throw new CliError(t(lang, "add.tooLarge", { dir: root, entries: addFolderEntriesMax, mib: addFolderBytesMax / 1024 / 1024 }));
-      }
-      if (kind === "folder") walk(path);
-    }
-  };
-  walk("");
-  return out;
-}
-
-/**
- * Copies a plugin folder into the new folder `into` (the caller renames it into place). Links are copied as links, as
- * git would. @throws CliError when the folder cannot be read or copied (the caller removes what was made).
- */
-function copyFolder(from: string, into: string, lang: Lang): void {
-  let entries: Entry[];
+function copyFolder(from: string, into: string, lang: Lang, listed?: () => void): void {
   try {
-    entries = folderEntries(from, lang);
+    const listing = listFolder(from, lang);
+    listed?.();
+    copyListing(listing, into, lang);
   } catch (e) {
     if (e instanceof CliError) throw e;
-    throw new CliError(t(lang, "add.copyFailed", { dir: from, error: (e as Error).message }));
-  }
-  try {
-    mkdirSync(into, { mode: 0o755 });
-    for (const e of entries) {
-      const to = join(into, e.path);
-      if (e.kind === "folder") mkdirSync(to, { mode: e.mode | 0o700 });
-      else if (e.kind === "link") symlinkSync(readlinkSync(join(from, e.path)), to);
-      else {
-        copyFileSync(join(from, e.path), to);
-        chmodSync(to, e.mode | 0o600);
-      }
-    }
-  } catch (e) {
     throw new CliError(t(lang, "add.copyFailed", { dir: from, error: (e as Error).message }));
   }
 }
