@@ -379,7 +379,8 @@ export async function pluginConformance(folder: string, argsText: string | undef
   const sockets = serviceSocketFolder(h && existsSync(h.dir) ? h.dir : null);
   let lines: ConformanceLine[];
   try {
-    lines = await conformance(folder, { lang, args, socketDir: join(sockets, "1") });
+    // the home is hidden from the plugin under test as from every sandbox the hub starts (f26-add's review: it was not)
+    lines = await conformance(folder, { lang, args, socketDir: join(sockets, "1"), hidden: h && existsSync(h.dir) ? [h.dir] : [] });
   } finally {
     rmSync(sockets, { recursive: true, force: true });
   }

@@ -15,6 +15,8 @@ export interface ConformanceOptions {
   log?: (subsystem: string, line: string) => void;
   /** The folder of a service's socket (made when missing): default, a new folder in the temp dir. */
   socketDir?: string;
+  /** Paths a sandboxed plugin under test must not see (the hub's home, as for every sandbox of the host). */
+  hidden?: string[];
 }
 
 /** The request id conformance uses: not 1, so a plugin that always answers id 1 is caught. */

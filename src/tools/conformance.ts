@@ -38,7 +38,7 @@ export async function conformance(folder: string, o: ConformanceOptions): Promis
   }
   const m = read.manifest;
   add("tools.conf.manifest", "ok", `${m.name} ${m.version} ${m.plugin_type} (${basename(file)}, sha256 ${read.digest.slice(0, 12)})`);
-  const s: LaunchSettings = { lang, bwrap: o.bwrap ?? "bwrap", hidden: [], cgroups: systemCgroups(), parentEnv: process.env, log: o.log ?? (() => {}) };
+  const s: LaunchSettings = { lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hidden ?? [], cgroups: systemCgroups(), parentEnv: process.env, log: o.log ?? (() => {}) };
   const p: RunnablePlugin = { name: m.name, dir, manifest: m };
   await runners[m.plugin_type].conformance(p, read.digest, s, o, add);
   return lines;
