@@ -37,7 +37,7 @@ function waitsText(w) {
  * One run as a list row; with `pick`, a box to select it (the Runs list's bulk stop).
  * @param {any} r @param {{ chosen: Set<number>, changed: () => void }} [pick]
  */
-function runRow(r, pick) {
+export function runRow(r, pick) {
   // A run that ended well after a failed try keeps that try's error (the run page shows it on its try): the row does
   // not call it failed (issue 30).
   const ended = r.outcome === "done" || r.outcome === "nothing";
