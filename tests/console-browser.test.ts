@@ -58,7 +58,7 @@ test("sign in, answer a card from Needs you, and see the run it resumes appear l
     assert.equal(await page.locator("h1").textContent(), "Needs you");
     const el = page.locator(`#card-${card}`);
     assert.equal(await el.locator("h3").textContent(), "Deploy v2 to production?");
-    assert.match(await el.locator(".meta").textContent() ?? "", new RegExp(`^Card #${card} · rule alerts · lane live-1 · from run #\\d+ · \\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`));
+    assert.match(await el.locator(".meta").textContent() ?? "", new RegExp(`^Card #${card} · rule alerts · subject live-1 · from run #\\d+ · \\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`));
     assert.equal(await el.locator("button.option.recommended").textContent(), "Deploy nowrecommended");
     // The session cookie is HttpOnly: no script of the page sees it; storage holds no secret.
     assert.equal(await page.evaluate(() => document.cookie), "");

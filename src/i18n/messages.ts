@@ -1494,7 +1494,7 @@ const catalog = {
   "console.cardState.open": { zh: "等你处理", en: "open" },
   "console.cardState.answered": { zh: "已回答，等一轮接着做", en: "answered, a run carries it out" },
   "console.cardState.closed": { zh: "已结案", en: "closed" },
-  "console.card.ruleLane": { zh: "规则 {rule} · 事项 {lane}", en: "rule {rule} · lane {lane}" },
+  "console.card.ruleLane": { zh: "规则 {rule} · 事项 {lane}", en: "rule {rule} · subject {lane}" },
   "console.card.fromRun": { zh: "来自第 {run} 轮", en: "from run #{run}" },
   "console.card.fyi": { zh: "仅告知", en: "FYI" },
   "console.card.recommended": { zh: "推荐", en: "recommended" },
