@@ -100,7 +100,9 @@ export async function fillConsoleHub(size: FixtureSize = "small", say: (line: st
       }
       await ok(`end ${job.run}`, "POST", `/v1/runs/${job.run}/started`, job.token, {});
       // A cron time's run, or the run an answer continues.
-      const summary = job.context.events.some((e: { type: string }) => e.type === "card.answer") ? "Did as answered." : "Tidied the build caches (2.1 GB freed).";
+      // (an answer's run has it in its context's answers, the card's event beside)
+      const answered = job.context.answers.length > 0 || job.context.events.some((e: { type: string }) => e.type === "card.answer");
+      const summary = answered ? "Did as answered." : "Tidied the build caches (2.1 GB freed).";
       await ok(`end ${job.run}`, "POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", summary, usage: { input: 30_000, output: 900, cost: 0.08 } });
     }
     throw new Error(`no job for ${id}`);
@@ -143,7 +145,7 @@ export async function fillConsoleHub(size: FixtureSize = "small", say: (line: st
   await event("sentry-4121", "alert.error", "SHOP-4121", "Timeout calling the payment provider");
   const flaky = await claim("sentry-4121");
   await transcript(flaky, 1, [["tool", "npm test"], ["toolResult", "3 failing (checkout.spec.ts)"], ["stderr", "Error: connect ETIMEDOUT 10.0.4.12:443"]]);
-  await ok("tool call", "POST", `/v1/runs/${flaky.run}/tools/calls`, flaky.token, { tool: "deploy.rollback", argsDigest: `sha256:${"0".repeat(64)}`, preview: "{\"release\":\"v2.2.9\"}", refused: { code: "unknownPlugin", reason: "no such tool plugin" } });
+  await ok("tool call", "POST", `/v1/runs/${flaky.run}/tools/calls`, flaky.token, { tool: "deploy.rollback", argsDigest: `sha256:${"0".repeat(64)}`, preview: "{\"release\":\"v2.2.9\"}", refused: { code: "tools.unknown_plugin", reason: "no such tool plugin: deploy" } });
   await result(flaky, { outcome: "failed", error: "npm test: 3 failing (checkout.spec.ts)" });
   later(6 * minute);
   const retry = await claim("sentry-4121");

@@ -394,8 +394,8 @@ test("status and why print C1 controls, escapes and bidi overrides from agents a
     const why = await cli(f.home.dir, ["why", "1"], { AGENT_AUTOLOOP_URL: f.url });
     assert.equal(why.code, 0, why.err);
     assert.doesNotMatch(why.out, raw);
-    assert.match(why.out, /event shop\/1 alert\.x — safe\\u202egnp\.exe/);
-    assert.match(why.out, /card #1 ask: Invoice \\u202efdp\.exe/);
+    assert.match(why.out, /event from shop: alert\.x — safe\\u202egnp\.exe/);
+    assert.match(why.out, /card #1 question: Invoice \\u202efdp\.exe/);
     const answered = await cli(f.home.dir, ["answer", "1", "0"], { AGENT_AUTOLOOP_URL: f.url });
     assert.equal(answered.out, "card 1: answered — Invoice \\u202efdp.exe");
     const refused = await cli(f.home.dir, ["pause", "no\u202Erule"], { AGENT_AUTOLOOP_URL: f.url });

@@ -58,7 +58,7 @@ test("sign in, answer a card from Needs you, and see the run it resumes appear l
     assert.equal(await page.locator("h1").textContent(), "Needs you");
     const el = page.locator(`#card-${card}`);
     assert.equal(await el.locator("h3").textContent(), "Deploy v2 to production?");
-    assert.match(await el.locator(".meta").textContent() ?? "", new RegExp(`^Card #${card} · rule alerts · lane live-1 · from run #\\d+ · \\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`));
+    assert.match(await el.locator(".meta").textContent() ?? "", new RegExp(`^Card #${card} · rule alerts · subject live-1 · from run #\\d+ · \\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`));
     assert.equal(await el.locator("button.option.recommended").textContent(), "Deploy nowrecommended");
     // The session cookie is HttpOnly: no script of the page sees it; storage holds no secret.
     assert.equal(await page.evaluate(() => document.cookie), "");
@@ -261,8 +261,9 @@ test("runs: a failure shows its reason on the row; a run's timeline; stop a runn
     assert.equal(await page.locator("h1").textContent(), `Run #${running.run}`);
     const lines = (await page.locator("#timeline li .said").allTextContents());
     assert.deepEqual(lines, [
-      "event shop/stop-1 alert.deploy stop-1 — deploy stop-1", "queued for a worker", "picked up by w1 · attempt 1 · session new",
-      "the agent started · session sess-stop-1", "tool nope.greet (alerts:stop-1): denied — unknownPlugin: no such tool plugin",
+      "event from shop: stop-1 — deploy stop-1", "queued for a worker", "picked up by w1 · try 1",
+      // A refusal code the timeline does not know is left out; the tool host's words stay.
+      "the agent started · session sess-stop-1", "tool nope.greet refused: no such tool plugin",
     ]);
     // One timeline: the CLI's `why` (and the MCP server's, which prints it) words the same steps, its times aside.
     const why = (await f.call("GET", `/v1/runs/${running.run}/why`, f.keys.owner)).body;
@@ -488,8 +489,8 @@ test("spending, workers and channels, plugins: shown from the state; the chart r
     await page.click("nav a[href='#/spending']");
     const labels = await page.locator(".chart [role=img]").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label")));
     assert.equal(labels.length, 2);
-    assert.match(labels[0]!, /^By day, last 7 days \(US dollars\): (\d\d-\d\d \$\d+\.\d\d(, |$)){7}/);
-    assert.match(labels[1]!, /^By rule, last 7 days \(US dollars\): alerts \$\d+\.\d\d/);
+    assert.match(labels[0]!, /^By day, last 7 days \(US dollars\): (\d\d-\d\d USD \d+\.\d\d(, |$)){7}/);
+    assert.match(labels[1]!, /^By rule, last 7 days \(US dollars\): alerts USD \d+\.\d\d/);
     await page.click("nav a[href='#/runs']");
     const metas = await page.locator("li.run .meta").allTextContents();
     assert.ok(metas.some((m) => m.endsWith(" · 5,500 tokens used · USD 0.2500")), `a run's own cost in the one money form, 4 decimals: ${metas.join(" | ")}`);

@@ -225,7 +225,7 @@ test("a run's page links to the event that started it and the cards it asked; a 
     assert.deepEqual(await page.locator("#run-cards li").evaluateAll((els) => els.map((e) => [e.querySelector("a")!.getAttribute("href"), e.textContent])),
       [[`#/needs/${shop.card}`, `Refund the order? · Card #${shop.card}`]]);
     assert.equal(await page.locator("#run-event").textContent(), `Started by event #${shop.event}`);
-    assert.equal(await page.locator(".started-by").textContent(), `Started by event #${shop.event} · shop/SHOP-4120 alert.deploy SHOP-4120`);
+    assert.equal(await page.locator(".started-by").textContent(), `Started by event #${shop.event} · SHOP-4120 — deploy SHOP-4120`);
 
     // The event: the Events view shows that one event only, and a way back to all of them.
     await page.click("#run-event");

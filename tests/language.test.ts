@@ -155,7 +155,7 @@ for (const LANG of ["en_US.UTF-8", "zh_CN.UTF-8"]) {
     assert.deepEqual(job!.context.events.map((e) => [e.type, e.summary, e.detail]), [["run.manual", "owner 手动运行", "look now"]]);
     for (const [env, summary] of [[{ LANG: "C.UTF-8" }, "owner ran it by hand"], [{ LANG: "zh_CN.UTF-8" }, "owner 手动运行"]] as const) {
       const why = await cli(dir, ["why", "1"], env);
-      assert.match(why.out, new RegExp(`^\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}  \\S+ shop/manual:\\S+ run\\.manual — ${summary}$`, "m"), why.out);
+      assert.match(why.out, new RegExp(`^\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}  ${summary}${env.LANG.startsWith("zh") ? "：" : ": "}look now$`, "m"), why.out);
     }
   });
 }
@@ -233,7 +233,7 @@ test("under AGENT_AUTOLOOP_LANG=zh, status, check of a broken file, doctor, why 
   assert.equal(runs.syntax.err, `agent-autoloop：${syntax}:2:13: JSON 写错了：这里要写一个值`);
   assert.match(runs.doctor.out, /^正常 rules\.json：2 条规则，2 个 Agent\n/m);
   assert.match(runs.doctor.out, /^待修 通道 ch2：webhook 要在 config\.json 里写 "url"（http 或 https 地址）$/m);
-  assert.match(runs.why.out, /w1 领走了 · 第 1 次执行 · 会话 新/);
+  assert.match(runs.why.out, /w1 领走了 · 第 1 次尝试\n/);
   assert.match(runs.help.out, /^用法： agent-autoloop \[options\] \[command\]\n/);
   assert.match(runs.unknown.err, /^错误：没有「stats」这个命令\n（是不是想用 status？）$/);
   assert.equal(runs.missing.err, "错误：缺少必填参数「card」");

@@ -75,14 +75,14 @@ test("why: the run's timeline — event, claim, session, receipt, answer, follow
     assert.equal(JSON.stringify(why.body).includes('"agents"'), false, "no rule bodies");
     const lines = timeline(1, why.body.facts).map((l) => l.slice(16));
     assert.deepEqual(lines, [
-      "event shop/w1 alert.x #3 — disk full",
+      "event from shop: #3 — disk full",
       "queued for a worker",
-      "picked up by w1 · attempt 1 · session new",
+      "picked up by w1 · try 1",
       "the agent started · session sess-why",
-      "card #1 ask: Clean up?",
+      "card #1 question: Clean up?",
       "done — asked",
-      "card #1 answered: yes (by owner)",
-      "event shop/card:1:answer card.answer — Clean up?",
+      "card #1 answered: yes (by you)",
+      "an answer to the card \"Clean up?\"",
       "follow-up run #2",
     ]);
     assert.match(timeline(1, why.body.facts)[0]!, /^\d{2}-\d{2} \d{2}:\d{2}:\d{2}  /);
@@ -105,15 +105,15 @@ test("why says each thing about a card once: created, each channel's delivery, t
     fact(5, "delivered", { ...card, state: "answered", choice: 1, by: "owner", version: 2, deliveries: { file: { version: 2, ref: "file-1" }, desktop: { version: 2, ref: "skipped-1" } } }),
   ]).map((l) => l.slice(16));
   assert.deepEqual(lines, [
-    "card #1 ask: Pick",
+    "card #1 question: Pick",
     "card #1 delivered to file (file-1)",
     "card #1 delivered to desktop (skipped-1)",
-    "card #1 answered: b (by owner)",
+    "card #1 answered: b (by you)",
   ]);
   // Channel names are chosen by people: one named "answered" is a channel like any other.
   const named = timeline(1, [
     fact(1, "delivered", { ...card, deliveries: { answered: { version: 1, ref: "m-1" } } }),
     fact(2, "answer", { ...card, state: "answered", choice: 0, by: "owner", deliveries: { answered: { version: 1, ref: "m-1" } } }),
   ]).map((l) => l.slice(16));
-  assert.deepEqual(named, ["card #1 ask: Pick", "card #1 delivered to answered (m-1)", "card #1 answered: a (by owner)"]);
+  assert.deepEqual(named, ["card #1 question: Pick", "card #1 delivered to answered (m-1)", "card #1 answered: a (by you)"]);
 });

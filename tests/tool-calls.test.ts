@@ -122,13 +122,13 @@ test("each approval path: exact tool, plugin, default, allow_session_keys, disab
     // `why` shows the run's calls.
     const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
     assert.deepEqual(lines.filter((l) => l.includes("tool ")), [
-      "tool builtin.x (alerts:s1): allow",
-      "tool search.find (alerts:s1): allow",
-      "tool dangerous.rm (alerts:s1): denied — approvals[1] of rules.json denies dangerous.rm",
-      "tool secret.wipe (alerts:s1): denied — secret.wipe is hidden from agents (disable_model_invocation = true in its manifest)",
-      "tool other.tool (alerts:s1): denied — rule alerts does not offer other.tool (see its \"tools\" in rules.json)",
-      "tool hello-python.greet (alerts:s1): asks the owner on card 1",
-      "tool outside.find (alerts:s1): asks the owner on card 2",
+      "called tool builtin.x: allowed",
+      "called tool search.find: allowed",
+      "tool dangerous.rm refused: approvals[1] of rules.json denies dangerous.rm",
+      "tool secret.wipe refused: secret.wipe is hidden from agents (disable_model_invocation = true in its manifest)",
+      "tool other.tool refused: rule alerts does not offer other.tool (see its \"tools\" in rules.json)",
+      "wants to call tool hello-python.greet: asks you on card #1",
+      "wants to call tool outside.find: asks you on card #2",
     ]);
   }, { builtins: { builtin: {}, search: {}, dangerous: {}, secret: { hidden: true }, "hello-python": {} } });
 });
@@ -152,7 +152,7 @@ test("trust by plugin and manifest digest: an \"always allow\" answered while th
     const facts = await whyFacts(f, job.run);
     assert.deepEqual({ ...factRows(facts, "trust").get(`search\u0000${digestA}`)!, at: 0 }, { plugin: "search", digest: digestA, card: 1, by: "owner", at: 0 });
     const lines = timeline(job.run, facts).map((l) => l.slice(16));
-    assert.ok(lines.includes(`plugin search trusted at files sha256 ${digestA} ("always allow" by owner)`), lines.join("\n"));
+    assert.ok(lines.includes(`plugin search trusted at files sha256 ${digestA} ("always allow" by you)`), lines.join("\n"));
   });
 });
 
@@ -423,7 +423,7 @@ test("calls refused by the caller's tool host before the hub decided (unknown pl
     });
     assert.deepEqual((await f.state()).toolCalls, [{ plugin: "nope", status: "denied", count: 2 }]);
     const lines = timeline(job.run, (await owner.why(job.run)).facts).map((l) => l.slice(16));
-    assert.deepEqual(lines.filter((l) => l.includes("tool ")), ["tool nope.x (alerts:s1): denied — tools.not_offered: nope.x is not one of the tools this run is offered"]);
+    assert.deepEqual(lines.filter((l) => l.includes("tool ")), ["tool nope.x refused: this run is not offered that tool"]);
 
     // Bad bodies: refused, naming the field; nothing written.
     const seq = (await f.state()).seq;

@@ -79,6 +79,6 @@ test("the guide's Try it section does what it says: a question, the answer resum
   const status = await cli("status");
   for (const run of [1, 2]) assert.match(status, new RegExp(`\\n  #${run} ask-me · done · \\S+ \\S+ · local · \\d+ tokens · \\$\\d+\\.\\d{4}\\n`), status);
   const why = await cli("why", "2");
-  assert.match(why, new RegExp(`picked up by local · attempt 1 · session ${runs[0].session}`));
+  assert.match(why, new RegExp(`picked up by local · try 1 · continues session ${runs[0].session}`));
   assert.match(why, /done — Done: wrote "borealis" in NAME\.txt/);
 });

@@ -93,7 +93,8 @@ export function eventItem(e, ctx, memo) {
       h("span", {}, `#${e.id}`),
       e.unrouted ? h("span", { class: "badge warn" }, t("console.events.routing.unrouted")) : null,
       e.paused.length ? h("span", { class: "badge warn" }, t("console.events.routing.skipped")) : null,
-      h("span", { class: "meta" }, [e.source, e.type, when(e.at)].join(" · "), e.internal ? ` · ${t(`console.events.internal.${e.internal}`)}` : "")),
+      // An event the hub made says what made it; its source and type (`schedule · schedule.cron`) are the hub's own.
+      h("span", { class: "meta" }, e.internal ? `${when(e.at)} · ${t(`console.events.internal.${e.internal}`)}` : [e.source, e.type, when(e.at)].join(" · "))),
     e.subject ? said(e.subject, "p", { class: "subject" }) : null,
     e.summary ? said(e.texts ? shown(e.texts.summary, e.summary) : e.summary, "p", { class: "summary" }) : null,
     e.unrouted ? h("p", { class: "routing" }, t("console.events.unrouted")) : null,

@@ -140,7 +140,8 @@ export function spendingView(ctx) {
       rules.set(r.rule, (rules.get(r.rule) ?? 0) + v);
     }
     const what = t(byCost ? "console.spending.usd" : "console.spending.tokenCount");
-    const format = (/** @type {number} */ v) => (byCost ? `$${v.toFixed(2)}` : num(Math.round(v)));
+    // The catalog's one form of an amount (`USD 1.63`, `1.63 美元`), never a dollar sign in the Chinese console.
+    const format = (/** @type {number} */ v) => (byCost ? money(v) : num(Math.round(v)));
     fill(charts,
       barChart(t("console.spending.byDay", { what }), [...days], format),
       barChart(t("console.spending.byRule", { what }), [...rules].sort((a, b) => b[1] - a[1]), format));

@@ -111,7 +111,7 @@ export function pluginsView(ctx) {
       h("h3", {}, said(plugin), " ", h("span", { class: "state" }, ts[0].kind)),
       h("ul", { class: "tools-list" }, ts.map((tool) => h("li", {},
         h("code", {}, said(tool.name)), " ",
-        h("span", { class: tool.approval === "auto" ? "state state-active" : "state state-paused" }, t("console.plugins.approval", { mode: tool.approval })),
+        h("span", { class: tool.approval === "auto" ? "state state-active" : "state state-paused" }, t("console.plugins.approval", { mode: t(`console.plugins.approvalMode.${tool.approval}`) })),
         tool.disableModelInvocation ? h("span", { class: "meta" }, ` ${t("console.plugins.hidden")}`) : null,
         tool.description ? said(tool.description, "p", { class: "meta" }) : null))))));
   }, (e) => {

@@ -9,6 +9,15 @@ import { cronWords, loadCronWords } from "./cron.js";
 import { fill, h, said } from "./dom.js";
 import { currentLang, money, num, spendText, t, when, zone } from "./i18n.js";
 
+/**
+ * Who paused a rule, in words: you (the console or the CLI with the owner key), its budget, its start limit; any other
+ * name (a newer hub's) as it is.
+ * @param {string} by
+ */
+function pausedBy(by) {
+  return by === "owner" ? t("console.card.you") : by === "budget" || by === "rate" ? t(`console.rules.by.${by}`) : by;
+}
+
 /** @param {import("./app.js").Ctx} ctx @returns {import("./app.js").View} */
 export function rulesView(ctx) {
   const list = h("ul", { class: "rules", id: "rules" });
@@ -70,7 +79,7 @@ export function rulesView(ctx) {
       h("h2", {}, said(line.name), " ", h("span", { class: p ? "state state-paused" : "state state-active" }, t(p ? "console.rules.pausedBadge" : "console.rules.active"))),
       ...trigger(line, tz),
       h("p", { class: "meta" }, `${t("console.rules.to", { agent: line.to })} · ${t("console.rules.counts", { queued: line.queued, running: line.running })}`),
-      p ? h("p", { class: "pause-info" }, t("console.rules.paused", { by: p.by, since: when(p.since) })) : null,
+      p ? h("p", { class: "pause-info" }, t("console.rules.paused", { by: pausedBy(p.by), since: when(p.since) })) : null,
       // The budget's reason is data the hub writes the same on every machine (the protocol's Chinese): said in words here.
       p?.by === "budget" ? h("p", { class: "pause-info" }, t("console.rules.reason", { reason: t("console.rules.overBudget") }))
       : p?.by === "rate" ? h("p", { class: "pause-info" }, t("console.rules.reason", { reason: t("console.rules.tooFast") }))

@@ -37,7 +37,7 @@ function waitsText(w) {
  * One run as a list row; with `pick`, a box to select it (the Runs list's bulk stop).
  * @param {any} r @param {{ chosen: Set<number>, changed: () => void }} [pick]
  */
-function runRow(r, pick) {
+export function runRow(r, pick) {
   // A run that ended well after a failed try keeps that try's error (the run page shows it on its try): the row does
   // not call it failed (issue 30).
   const ended = r.outcome === "done" || r.outcome === "nothing";
@@ -343,7 +343,8 @@ export function runLinks(run, facts) {
 /** The links of a run's page: the event that started it, the cards it asked. @param {ReturnType<typeof runLinks>} l */
 function linksPart(l) {
   const e = l.event;
-  const name = e?.row ? `${e.row.source}/${e.row.sid} ${e.row.type}${e.row.subject ? ` ${e.row.subject}` : ""}` : "";
+  // The event as its owner knows it: its subject and summary (its source's id and type are on the Events view).
+  const name = e?.row ? [e.row.subject, e.row.summary ? shown(e.row.texts?.summary ?? {}, e.row.summary) : null].filter(Boolean).join(" — ") : "";
   return [
     e ? h("p", { class: "started-by" }, h("a", { href: `#/events?event=${e.id}`, id: "run-event" }, t("console.run.startedBy", { event: e.id })), name ? " · " : null, name ? said(name) : null) : null,
     l.cards.length ? h("h2", {}, t("console.run.cardsAsked")) : null,

@@ -7,27 +7,19 @@
  */
 import { api, seg } from "./api.js";
 import { fill, h, said } from "./dom.js";
-import { stateWord, t, when } from "./i18n.js";
+import { t, when } from "./i18n.js";
 import { runGroups, runLiveStates } from "./kernel/states.js";
 import { eventItem, eventsMemo, formOpen } from "./events.js";
 import { dayStart, filterSelect, hashParams, setHashParams } from "./filters.js";
-import { stopQuestion } from "./runs.js";
+import { runRow, stopQuestion } from "./runs.js";
 
-/** One run found, with a box to select it when it can be stopped. @param {any} r @param {Set<number>} chosen @param {() => void} changed */
+/**
+ * One run found: the Runs list's own row (its subject, tries, usage; an earlier try's error not shown on a run that
+ * ended well — issue 30), with a box to select it when it can be stopped.
+ * @param {any} r @param {Set<number>} chosen @param {() => void} changed
+ */
 function runItem(r, chosen, changed) {
-  const live = runLiveStates.includes(r.state);
-  const box = live ? h("input", { type: "checkbox", class: "pick", "data-run": r.id, "aria-label": t("console.bulk.select", { run: r.id }), checked: chosen.has(r.id), onchange: (/** @type {Event} */ e) => {
-    if (/** @type {HTMLInputElement} */ (e.target).checked) chosen.add(r.id);
-    else chosen.delete(r.id);
-    changed();
-  } }) : null;
-  return h("li", { class: "run found", "data-run": r.id, "data-state": r.state },
-    h("div", { class: "run-head" }, box,
-      h("a", { href: `#/runs/${r.id}` }, `#${r.id}`),
-      h("span", { class: `state state-${r.state}` }, stateWord(r.state)),
-      h("span", { class: "meta" }, [r.rule, r.worker, when(r.endedAt ?? r.startedAt ?? r.createdAt)].filter(Boolean).join(" · "))),
-    r.summary ? said(r.summary, "p", { class: "summary" }) : null,
-    r.error ? h("p", { class: "error-line" }, t("console.run.error", { error: "" }), said(r.error)) : null);
+  return runRow(r, runLiveStates.includes(r.state) ? { chosen, changed } : undefined);
 }
 
 /** One card found, with a box to select it while it is open. @param {any} c @param {Set<number>} chosen @param {() => void} changed */
@@ -39,7 +31,7 @@ function cardItem(c, chosen, changed) {
   } }) : null;
   return h("li", { class: "card found", "data-card": c.id, "data-state": c.state },
     h("div", { class: "run-head" }, box, said(c.title, "strong"),
-      h("span", { class: "meta" }, [c.state, c.rule, when(c.at)].filter(Boolean).join(" · ")),
+      h("span", { class: "meta" }, [t(`console.cardState.${c.state}`), c.rule, when(c.at)].filter(Boolean).join(" · ")),
       c.run ? h("a", { href: `#/runs/${c.run}` }, t("console.card.fromRun", { run: c.run })) : null),
     c.text ? said(c.text, "p", { class: "summary" }) : null);
 }

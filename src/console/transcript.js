@@ -31,7 +31,8 @@ export function duration(ms) {
  */
 function stepBody(e) {
   switch (e.kind) {
-    case "start": return [h("span", { class: "step-kind" }, t("console.transcript.launch", { n: e.launch ?? 1 }))];
+    // A try starts its agent once; a later start in the same try (a receipt rewritten) is counted.
+    case "start": return [h("span", { class: "step-kind" }, (e.launch ?? 1) > 1 ? t("console.transcript.launch", { n: e.launch ?? 1 }) : t("console.transcript.started"))];
     case "tool": return [
       h("span", { class: "step-kind" }, t("console.transcript.tool")), " ", said(e.tool ?? "", "code", { class: "tool-name" }),
       e.input ? said(e.input, "pre", { class: "tool-input" }) : null,

@@ -25,13 +25,14 @@ export function linkedCard(view: View, env: Env, now: number, id: number, token:
 
 /**
  * A whole plain page (no script) around `body`, in `lang`, titled `title` (escaped here), its content in a `main`
- * landmark. Long words (a URL, a hash) wrap anywhere, so a 390 px phone never scrolls sideways (issue 30).
+ * landmark. Long words (a URL, a hash) wrap anywhere, so a 390 px phone never scrolls sideways (issue 30). Light or
+ * dark as the reader's system is (the colours said outright, so that checkers see them; grey text 4.5:1 or more on each).
  */
 export function page(lang: Env["lang"], title: string, body: string): string {
   return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;overflow-wrap:anywhere}
+<meta name="color-scheme" content="light dark"><title>${esc(title)}</title><style>:root{color-scheme:light dark}body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;overflow-wrap:anywhere}
 pre{white-space:pre-wrap;font:inherit;overflow-wrap:anywhere}button{font:inherit;margin:.25rem 0;padding:.5rem 1rem;display:block;width:100%}
-textarea{width:100%;box-sizing:border-box;font:inherit}.muted{color:#666}label{margin-right:.5rem}
+textarea{width:100%;box-sizing:border-box;font:inherit}.muted{color:#595959}html{background:#fff;color:#000}@media (prefers-color-scheme:dark){html{background:#121212;color:#f0f0f0}.muted{color:#b0b0b0}}label{margin-right:.5rem}
 .template{border:1px solid #bbb;border-radius:.5rem;padding:0 1rem;margin:1rem 0}</style></head><body><main>${body}</main></body></html>`;
 }
 
@@ -64,7 +65,7 @@ export function linkPage(
   const action = `/c/${card.id}/${encodeURIComponent(token)}`;
   if (card.state === "open" && !card.fyi) {
     const buttons = card.kind === "ask"
-      ? card.options.map((o, i) => `<button name="choice" value="${i}">${esc(o)}${card.recommend === i ? ` (${esc(t(lang, "link.recommended"))})` : ""}</button>`).join("")
+      ? card.options.map((o, i) => `<button name="choice" value="${i}">${card.recommend === i ? esc(t(lang, "link.optionRecommended", { option: o })) : esc(o)}</button>`).join("")
       : `<button name="choice" value="0">${esc(t(lang, "answer.handled"))}</button>`;
     parts.push(`<form method="post" action="${action}">${buttons}</form>`);
     if (card.kind === "ask") {
@@ -74,7 +75,7 @@ export function linkPage(
     const answer = [card.choice !== null && card.kind === "ask" ? card.options[card.choice] : null, card.answer].filter(Boolean).join(" — ");
     // Who answered: a person's name as the channel gave it; the link itself in words.
     const by = card.by === "link" ? t(lang, "link.byLink") : card.by;
-    if (answer) parts.push(`<p><strong>${esc(t(lang, "link.answerIs"))}</strong> ${esc(answer)}${by ? ` (${esc(by)})` : ""}</p>`);
+    if (answer) parts.push(`<p><strong>${esc(t(lang, "link.answerIs"))}</strong> ${esc(by ? t(lang, "link.answerBy", { answer, by }) : answer)}</p>`);
     parts.push(`<p class="muted">${esc(card.result ?? t(lang, card.state === "answered" ? "link.answered" : "link.closed"))}</p>`);
   }
   return { status: 200, html: page(lang, card.title, parts.join("\n")) };

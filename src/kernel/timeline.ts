@@ -103,7 +103,7 @@ export function timeline(run: number, facts: readonly Fact[]): Step[] {
     for (const [table, key, row] of f.changes) {
       if (!isRow(row)) continue;
       if (table === "meta" && key === "rules" && isInt(row.version)) say({ id: "why.rules", params: { version: row.version } });
-      if (table === "events" && isEventRow(row)) say({ id: "why.event", params: { event: eventLine(row) } });
+      if (table === "events" && isEventRow(row)) say(eventLine(row));
       if (table === "runs" && isRunRow(row)) {
         if (Number(key) === run) me = row;
         else if (row.state === "queued" && (row.answers as unknown[]).length > 0) say({ id: "why.followUp", params: { run: String(key) } });
@@ -113,7 +113,7 @@ export function timeline(run: number, facts: readonly Fact[]): Step[] {
         const text = toolCallText(row);
         if (text !== null) once(["call", row.id, row.status], text);
       }
-      if (table === "trust" && isTrustRow(row)) say({ id: "why.tool.trust", params: { plugin: row.plugin as string, digest: row.digest as string, by: row.by as string } });
+      if (table === "trust" && isTrustRow(row)) say({ id: "why.tool.trust", params: { plugin: row.plugin as string, digest: row.digest as string, by: byWhom(row.by as string) } });
       if (table === "timers" && isTimerRow(row) && row.run === run) say({ id: "why.later", params: { key: row.key as string, at: time(row.at as number) } });
     }
     if (me && me.state !== state) {
@@ -125,6 +125,9 @@ export function timeline(run: number, facts: readonly Fact[]): Step[] {
   }
   return out;
 }
+
+/** Who answered or trusted: the owner's own answer (console, CLI) is "you"; a channel's answerer as the channel names them. */
+const byWhom = (by: string): TextParam => (by === "owner" ? { id: "console.card.you" } : by);
 
 /** The words of a card's kind (a kind of a newer hub is shown as it is). */
 const cardKindText = { ask: "why.cardKind.ask", notice: "why.cardKind.notice", fyi: "why.cardKind.fyi" } as const satisfies Record<string, MessageId>;
@@ -139,7 +142,7 @@ function cardSteps(card: Row, once: (what: unknown[], text: Text) => void): void
   }
   if (card.state === "answered") {
     const answer = card.choice !== null ? (card.options as string[])[card.choice as number] : (card.answer as string | null);
-    once([id, "answered"], { id: "why.answered", params: { card: id, answer: answer ?? "", by: (card.by as string | null) ?? "-" } });
+    once([id, "answered"], { id: "why.answered", params: { card: id, answer: answer ?? "", by: byWhom((card.by as string | null) ?? "-") } });
   }
 }
 
@@ -152,8 +155,10 @@ function moveText(kind: string, from: string | null, me: Row): Text {
   const to = me.state as string;
   if (to === "queued") return { id: from === null ? "why.to.queued" : "why.to.requeued" };
   if (to === "claimed") {
+    // A new conversation is the usual case and goes unsaid; a session carried on is named (it can be resumed by hand).
     const session = (me.job as Row | null)?.session as string | null | undefined;
-    return { id: "why.to.claimed", params: { worker: (me.worker as string | null) ?? "-", attempt: me.attempt as number, session: session ?? { id: "why.new" } } };
+    const picked: Text = { id: "why.to.claimed", params: { worker: (me.worker as string | null) ?? "-", attempt: me.attempt as number } };
+    return session ? joined("why.join.dot", picked, { id: "why.resumes", params: { session } }) : picked;
   }
   if (to === "running") return me.session ? joined("why.join.dot", { id: "why.to.running" }, { id: "why.session", params: { session: me.session as string } }) : { id: "why.to.running" };
   if (to === "waiting") {
@@ -176,44 +181,93 @@ function usageText(u: Row): Text {
   const parts = [n(u.input), n(u.output)].filter((v) => v !== null);
   const tokens = parts.length > 0 ? parts.reduce((a, b) => a + b, 0) : null;
   const cost = n(u.cost);
-  if (tokens !== null && cost !== null) return { id: "why.usage.both", params: { tokens, cost } };
-  if (tokens !== null) return { id: "why.usage.tokens", params: { tokens } };
-  if (cost !== null) return { id: "why.usage.cost", params: { cost } };
+  // The run list's own forms: tokens grouped by thousands (the same in both languages), US dollars to 4 decimals.
+  const grouped = tokens === null ? null : groupedInt(tokens);
+  const usd = cost === null ? null : cost.toFixed(4);
+  if (grouped !== null && usd !== null) return { id: "why.usage.both", params: { tokens: grouped, cost: usd } };
+  if (grouped !== null) return { id: "why.usage.tokens", params: { tokens: grouped } };
+  if (usd !== null) return { id: "why.usage.cost", params: { cost: usd } };
   return { id: "why.usage.none" };
 }
 
+/** A whole number grouped by thousands with commas (`41,200`), as both languages of the console write it. */
+function groupedInt(n: number): string {
+  return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
 /**
- * An event as the timeline names it: `source/id type[ subject][ — summary]`. The summary of a manual run is the
- * protocol's fixed Chinese text (`{ fixed }`) with its message id and params beside (issue 27 #2; none in events of
- * older hubs): a client shows it in its language from those.
+ * An event as the timeline tells it, in words (issue 30: no source ids with event ids, no event types of the hub's
+ * own): one the hub made says what it was — a cron time of its rule, a run by hand with its reason, an answer to a
+ * card, a `later` timer — and a posted one (or a receipt's) says its source, its subject (else its type) and summary.
+ * The summary of a manual run is the protocol's fixed Chinese text (`{ fixed }`) with its message id and params beside
+ * (issue 27 #2; none in events of older hubs): a client shows it in its language from those.
  */
 function eventLine(r: Row): Text {
-  const name = `${r.source as string}/${r.sid as string} ${r.type as string}${r.subject ? ` ${r.subject as string}` : ""}`;
-  if (!r.summary) return { id: "why.eventName", params: { name } };
-  const data = (r.texts as { summary?: WireTextLike } | undefined)?.summary;
-  const summary: TextParam = r.type === manualEventType ? { fixed: r.summary as string, ...(data ? { text: data } : {}) } : (r.summary as string);
-  return { id: "why.eventSummary", params: { name, summary } };
+  const summary: TextParam | null = !r.summary ? null
+    : r.type === manualEventType ? { fixed: r.summary as string, ...(isRow(r.texts) && isRow(r.texts.summary) ? { text: r.texts.summary as unknown as WireTextLike } : {}) }
+    : (r.summary as string);
+  const routed = Array.isArray(r.routed) && r.routed.every(isStr) ? (r.routed as string[]) : [];
+  if (r.internal === "cron") return { id: "why.event.cron", params: { rule: routed.join(", ") || ((r.subject as string | null) ?? "-") } };
+  // A manual run's summary says who ran it ("owner ran it by hand"); its detail is the reason given.
+  if ((r.internal === "manual" || r.type === manualEventType) && summary !== null) {
+    return isStr(r.detail) && r.detail ? { id: "why.event.manual", params: { summary, reason: r.detail } } : { id: "why.event.manualBare", params: { summary } };
+  }
+  if (r.internal === "answer" && summary !== null) return { id: "why.event.answer", params: { title: summary } };
+  if (r.internal === "timer" && summary !== null) return { id: "why.event.timer", params: { summary } };
+  const name = (r.subject as string | null) ?? (r.type as string);
+  return summary === null ? { id: "why.event.from", params: { source: r.source as string, name } }
+    : { id: "why.event.fromSummary", params: { source: r.source as string, name, summary } };
 }
+
+/**
+ * The tool host's refusal codes the timeline words itself (the host's message is in the worker's language and says the
+ * tool's name again); any other code is dropped and its message kept.
+ */
+const refusalText = {
+  "tools.unknown_plugin": "why.tool.refused.unknownPlugin",
+  "tools.unknown_tool": "why.tool.refused.unknownTool",
+  "tools.not_offered": "why.tool.refused.notOffered",
+} as const satisfies Record<string, MessageId>;
+
+/**
+ * Why a call was denied or lost, as a parameter: the hub's words as data (`reasonText`) where it kept them, so a client
+ * words them in its language; a refusal of the tool host (`why` = `refused`, stored `<code>: <message>`) by its code,
+ * never the code itself.
+ */
+function callReason(call: Row): TextParam {
+  const reason = (call.reason as string | null) ?? "-";
+  const data = call.reasonText;
+  if (isRow(data) && isStr(data.code) && isRow(data.params)) return { fixed: reason, text: { code: data.code, params: data.params } };
+  if (call.why !== "refused") return reason;
+  const cut = reason.indexOf(": ");
+  if (cut < 0) return reason;
+  const code = reason.slice(0, cut);
+  return Object.hasOwn(refusalText, code) ? { id: refusalText[code as keyof typeof refusalText] } : reason.slice(cut + 2);
+}
+
+/** How an allowed call ended, by its status (`error` here: ended with no reason). */
+const endedText = new Map<string, MessageId>([["ok", "why.tool.ok"], ["timeout", "why.tool.timeout"], ["oom", "why.tool.oom"], ["error", "why.tool.error"]]);
 
 /**
  * A tool call as the timeline tells it, once per status it reaches: allowed (by the answer on its card, if one),
  * asking the owner, awaiting approval, denied with why, parked until its deadline, and how it ended. Null for a status
- * it does not tell.
+ * it does not tell. The run's session is not said: the timeline is the run's own.
  */
 function toolCallText(call: Row): Text | null {
-  const p = { tool: call.tool as string, session: call.sessionKey as string, card: (call.card as number | null) ?? "-" };
+  const p = { tool: call.tool as string, card: (call.card as number | null) ?? "-" };
+  const ms = (call.durationMs as number | null) ?? "-";
   switch (call.status) {
     // Allowed by the owner's answer (while held, or a grant after the hold): the card that decided it.
     case "allowed": return { id: call.card === null ? "why.tool.allowed" : "why.tool.allowedOnCard", params: p };
     case "asking": return { id: "why.tool.asking", params: p };
     case "awaiting_approval": return { id: "why.tool.awaiting", params: p };
-    case "denied": return { id: "why.tool.denied", params: { ...p, reason: (call.reason as string | null) ?? "-" } };
+    case "denied": return { id: "why.tool.denied", params: { ...p, reason: callReason(call) } };
     case "parked": return { id: "why.tool.parked", params: { ...p, at: call.deadline === null ? "-" : time(call.deadline as number) } };
     // Ended by the hub with no outcome (worker lost): why.
-    case "error": if (call.reason !== null) return { id: "why.tool.lost", params: { ...p, reason: call.reason as string } };
+    case "error": if (call.reason !== null) return { id: "why.tool.lost", params: { ...p, reason: callReason(call) } };
     // falls through
     case "ok": case "timeout": case "oom":
-      return { id: "why.tool.ended", params: { ...p, status: call.status, ms: (call.durationMs as number | null) ?? "-" } };
+      return { id: endedText.get(call.status) ?? "why.tool.error", params: { ...p, ms } };
     default: return null;
   }
 }
