@@ -396,6 +396,10 @@ const catalog = {
   "tools.bind.broad.inHome": { zh: "⚠ 范围大：直接在用户主目录下（如 ~/.ssh、~/.npmrc）", en: "⚠ broad: right in the user's home (like ~/.ssh, ~/.npmrc)" },
   "tools.calls.card.more": { zh: "还有 {count} 项（见 plugins inspect）", en: "{count} more (see plugins inspect)" },
   "tools.calls.card.binds": { zh: "沙箱绑定：{binds}", en: "Sandbox binds: {binds}" },
+  "tools.calls.card.env": {
+    zh: "插件从中枢的环境变量里拿到：{names}。这些值会交给插件；能调用它的每次运行报告里都会把它们打码，但插件自己可以把它们发出去。",
+    en: "The plugin is given these variables of the hub's environment: {names}. Their values go to the plugin; they are redacted in what every run that may call it reports, but the plugin itself can send them on.",
+  },
   // sec-approvals (issue 26 #4): a plugin's files are its digest; what cannot be digested is refused.
   "tools.files.tooMany": { zh: "插件目录的文件超过 {limit} 个（到 {path} 为止；.git 不算）：无法计算摘要，插件不可用", en: "the plugin's folder holds more than {limit} files (at {path}; .git not counted): it cannot be digested, so it is not used" },
   "tools.files.tooLarge": { zh: "插件目录的文件合计超过 {limit} 字节（到 {path} 为止；.git 不算）：无法计算摘要，插件不可用", en: "the plugin's files add up to more than {limit} bytes (at {path}; .git not counted): they cannot be digested, so it is not used" },
@@ -407,6 +411,7 @@ const catalog = {
   "tools.files.linkOut": { zh: "插件目录里的 {path} 是一个指向目录之外（或不存在之处）的符号链接（{target}）：它指向的内容会在插件摘要之外运行，所以插件不可用；把需要的文件复制进目录", en: "{path} in the plugin's folder is a symbolic link leading out of the folder or nowhere ({target}): what it leads to would run without being part of the plugin's digest, so the plugin is not used; copy what it needs into the folder" },
   "cli.plugins.manifestFiles": { zh: "manifest：{path}；插件文件（{count} 个，“总是允许”信任的就是它们）sha256 {digest}", en: "manifest: {path}; the plugin's files ({count}, what \"always allow\" trusts): sha256 {digest}" },
   "tools.calls.card.changed": { zh: "自从你在卡片 {card} 上答“总是允许”以来，它的文件变了：{files}", en: "Its files changed since you answered \"always allow\" on card {card}: {files}" },
+  "tools.calls.card.changedEnv": { zh: "自从你在卡片 {card} 上答“总是允许”以来，它的文件没变，但它从中枢环境里拿到的变量变了。", en: "Its files are the same as when you answered \"always allow\" on card {card}, but the variables of the hub's environment it is given changed." },
   "tools.calls.card.changedUnknown": { zh: "自从你在卡片 {card} 上答“总是允许”以来，它的文件变了（不知道是哪些）。", en: "Its files changed since you answered \"always allow\" on card {card} (which ones is not known)." },
   "tools.calls.card.fileChanged": { zh: "改了 {path}", en: "changed {path}" },
   "tools.calls.card.fileNew": { zh: "新增 {path}", en: "new {path}" },
@@ -645,6 +650,7 @@ const catalog = {
   "run.supervisorGone": { zh: "Agent 的看管进程没了，不知道它的退出码", en: "the agent's supervisor is gone; its exit code is unknown" },
   "run.didNotStart": { zh: "Agent 进程没有启动", en: "the agent process did not start" },
   "run.notRegular": { zh: "{path}：不是普通文件", en: "{path}: not a regular file" },
+  "json.at": { zh: "不是合法的 JSON（第 {line} 行第 {column} 列）", en: "not valid JSON at line {line}, column {column}" },
   "receipt.json": { zh: "回执的 JSON 写错了：{error}", en: "receipt JSON: {error}" },
   "receipt.invalid": { zh: "回执不对：{error}", en: "receipt: {error}" },
   "receipt.laterAt": { zh: "回执不对：later[{index}].at 不是真实存在的日期时间", en: "receipt: later[{index}].at is not a real date-time" },
@@ -1105,6 +1111,10 @@ const catalog = {
   "cli.plugins.offered": { zh: "提供给规则：{rules}", en: "offered by rules: {rules}" },
   "cli.plugins.offeredNone": { zh: "没有规则提供它（在 rules.json 的规则里用 \"tools\" 提供）", en: "offered by no rule (a rule offers it with \"tools\" in rules.json)" },
   "cli.plugins.parameters": { zh: "参数：{schema}", en: "parameters: {schema}" },
+  "cli.plugins.env": {
+    zh: "从中枢的环境变量里拿：{names}（serve 的环境里设了的才会给它；能调用它的每次运行报告里都会把这些值打码）",
+    en: "takes from the hub's environment: {names} (those set in serve's environment are given to it; their values are redacted in what every run that may call it reports)",
+  },
   "cli.plugins.rulesError": { zh: "审批模式：rules.json 读不了（{error}），按没有 approvals 显示", en: "approval modes: rules.json cannot be read ({error}); shown as without approvals" },
   "cli.plugins.checks": { zh: "检查：", en: "checks:" },
   "cli.plugins.check": { zh: "{verdict} {check}：{detail}", en: "{verdict} {check}: {detail}" },
