@@ -167,7 +167,7 @@ test("round 10 M5: an MCP plugin that takes a variable of the hub's environment 
 
 test("round 10 L: a receipt that is not JSON is said by line and column, never quoting the agent's text", () => {
   for (const text of [`{"notice":[{"title":"t", "text": ${secret}}]}`, `{"n": secretVALUE01234 }`, `{\n "a": "x\u0001${secret}"}`, `{"a": 1} ${secret}`, `{"a": "${secret}`]) {
-    const r = parseReceipt(`Done: x\n\`\`\`agent-autoloop\n${text}\n\`\`\`\n`, "en");
+    const r = parseReceipt(text, "en");
     const said = JSON.stringify(r);
     assert.match(said, /receipt JSON: not valid JSON at line \d+, column \d+/, said);
     for (let i = 0; i + 4 <= secret.length; i += 1) assert.ok(!said.includes(secret.slice(i, i + 4)) || "receipt".includes(secret.slice(i, i + 4)), `${secret.slice(i, i + 4)} in ${said}`);
