@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { baseRules, hubFixture, tempDir, until, type Fixture } from "./helpers.js";
+import { baseRules, engine, hubFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { Worker } from "../src/worker/worker.js";
 import { ToolBridges } from "../src/worker/tool-bridge.js";
 import { inspectPlugin } from "../src/cli/plugins.js";
 import { redactedDeep, shownArguments } from "../src/worker/transcript.js";
@@ -63,12 +64,17 @@ function plugin(plugins: string, name: string, manifest: string[], main: string)
 async function fixture(tools: string[]): Promise<Fixture> {
   const f = await hubFixture({ ...baseRules, rules: [{ ...baseRules.rules[0], parallel: 10, tools }, baseRules.rules[1]] });
   cleanups.push(() => f.close());
+  await fixturePlugins(f);
+  return f;
+}
+
+/** The test plugins in the fixture's home: `echo` (sync) and `envmcp` (mcp taking F26_PASSED_TOKEN and F26_NOT_SET). */
+async function fixturePlugins(f: Fixture): Promise<void> {
   plugin(f.home.plugins, "echo", ['name = "echo"', 'version = "0.1.0"', 'plugin_type = "sync"', "[[capabilities.tools]]", 'name = "show"', 'description = "show"'], echoMain);
   plugin(f.home.plugins, "envmcp", [
     "manifest_version = 3", 'name = "envmcp"', 'version = "0.1.0"', 'plugin_type = "mcp"',
     "[mcp]", 'env_passthrough = { allow = ["F26_PASSED_TOKEN", "F26_NOT_SET", "AGENT_AUTOLOOP_X"] }', 'tools_allowlist = { mode = "all" }',
   ], mcpMain);
-  return f;
 }
 
 let events = 0;
@@ -146,6 +152,7 @@ test("round 10 M5: an MCP plugin that takes a variable of the hub's environment 
   const job = await claim(f);
   const inspected = await inspectPlugin(f.home, "envmcp", "en", false);
   assert.ok(inspected.out.includes("  takes from the hub's environment: F26_PASSED_TOKEN, F26_NOT_SET (those set in serve's environment are given to it; their values are redacted in what every run that may call it reports)"), inspected.out.join("\n"));
+  assert.ok(inspected.out.some((l) => l.includes("env_passthrough takes F26_PASSED_TOKEN, F26_NOT_SET from serve's environment: the values set there go to the plugin")), "the doctor's check warns too");
   const { client, bridges } = await connect(f, job, []);
   assert.deepEqual(await bridges.passedSecrets(job), [`passed-${secret}`]);
   const call = client.callTool({ name: "envmcp.weather", arguments: {} });
@@ -163,6 +170,48 @@ test("round 10 M5: an MCP plugin that takes a variable of the hub's environment 
   assert.match(second.text, /the variables of the hub's environment it is given changed/, second.text);
   assert.equal((await f.call("POST", `/v1/cards/${second.id}/answer`, f.keys.owner, { choice: 2 })).status, 200);
   assert.equal((await again).isError, true);
+});
+
+test("round 10 M5 through a worker: the token an MCP plugin takes of the hub's environment is redacted in the summary of a run whose rule has no env, and in the arguments the agent passes it on in", async () => {
+  process.env.F26_PASSED_TOKEN = `passed-${secret}`;
+  cleanups.push(() => void delete process.env.F26_PASSED_TOKEN);
+  const project = tempDir("aa-secrets-project-");
+  cleanups.push(() => rmSync(project, { recursive: true, force: true }));
+  const agentScript = join(project, "agent.mjs");
+  const sdk = (file: string) => JSON.stringify(join(engine, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "client", file));
+  // The agent: gets the token from the plugin, passes it on to another tool, and says it in its summary.
+  writeFileSync(agentScript, [
+    `import { Client } from ${sdk("index.js")};`,
+    `import { StdioClientTransport } from ${sdk("stdio.js")};`,
+    `const [command, ...args] = JSON.parse(process.env.AGENT_AUTOLOOP_TOOLS_MCP);`,
+    `const client = new Client({ name: "cmd", version: "1" });`,
+    `await client.connect(new StdioClientTransport({ command, args }));`,
+    `const r = await client.callTool({ name: "envmcp.weather", arguments: {} }, undefined, { timeout: 60000 });`,
+    `const token = r.content[0].text.split(" ").pop();`,
+    `const e = await client.callTool({ name: "echo.show", arguments: { auth: "Bearer " + token } }, undefined, { timeout: 60000 });`,
+    `console.log("Done: " + r.content[0].text + " / " + e.content[0].text + " / env " + (process.env.F26_PASSED_TOKEN ?? "none"));`,
+    `await client.close();`,
+  ].join("\n"));
+  const f = await hubFixture({
+    ...baseRules,
+    agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["node", agentScript] } },
+    rules: [{ ...baseRules.rules[0], cwd: project, tools: ["envmcp.weather", "echo.show"] }, baseRules.rules[1]],
+  });
+  cleanups.push(() => f.close());
+  await fixturePlugins(f);
+  const w = new Worker({ url: f.url, key: f.keys.worker, name: "w1", capacity: 1, home: f.home, lang: "en" });
+  cleanups.push(() => w.stop());
+  void w.run();
+  assert.equal((await f.call("POST", "/v1/events", f.keys.source, { id: "ts-worker", type: "alert.x", subject: "w1" })).status, 200);
+  const first = await openCard(f, "envmcp.weather");
+  assert.match(first.text, /variables of the hub's environment: F26_PASSED_TOKEN\. /);
+  assert.equal((await f.call("POST", `/v1/cards/${first.id}/answer`, f.keys.owner, { choice: 0 })).status, 200);
+  const second = await openCard(f, "echo.show");
+  assert.match(second.text, /^Arguments \(sorted keys\): \{"auth":"Bearer \[redacted\]"\}$/m, second.text);
+  assert.equal((await f.call("POST", `/v1/cards/${second.id}/answer`, f.keys.owner, { choice: 0 })).status, 200);
+  const run = (await untilLatestRun(f, "done", 60_000)).runs[0]!;
+  assert.equal(run.summary, 'Done: sunny; token [redacted] / got {"auth":"Bearer [redacted]"} / env none');
+  assert.deepEqual(await hubHolds(f, run.id, secret), []);
 });
 
 test("round 10 L: a receipt that is not JSON is said by line and column, never quoting the agent's text", () => {

@@ -1074,6 +1074,11 @@ const catalog = {
   "bridge.unknownTools": { zh: "插件 {plugin} 的工具未知（manifest 一个也没列，PluginBridge 也没法问）：{pattern} 提供不了它的任何工具；在规则的 tools 里逐个写出 {plugin}.<工具>", en: "plugin {plugin}'s tools are unknown (its manifest lists none, and PluginBridge cannot be asked): {pattern} offers none of them; name each as {plugin}.<tool> in the rule's tools" },
   "bridge.unknownToolDescription": { zh: "插件 {plugin} 的工具（它的 manifest 没有列出工具：参数不经检查）", en: "a tool of plugin {plugin} (its manifest lists no tools: arguments are not checked)" },
   "tools.doctor.tools": { zh: "工具", en: "tools" },
+  "tools.doctor.env": { zh: "中枢的环境变量", en: "the hub's environment" },
+  "tools.doctor.envPassed": {
+    zh: "env_passthrough 从 serve 的环境里拿 {names}：设了的值会交给插件（首次使用的卡片会写出来）",
+    en: "env_passthrough takes {names} from serve's environment: the values set there go to the plugin (its first-use card names them)",
+  },
   "tools.doctor.toolsUnknown": { zh: "manifest 没有列出工具，PluginBridge 也没法问：它的工具未知，规则的 tools 须逐个写出 {plugin}.<工具>（* 提供不了任何一个）", en: "the manifest lists no tools and PluginBridge cannot be asked: its tools are unknown; a rule's tools must name each as {plugin}.<tool> (a * offers none)" },
   "cli.plugins.status.ok": { zh: "正常", en: "ok" },
   "cli.plugins.status.error": { zh: "有错", en: "error" },
