@@ -214,6 +214,14 @@ test("round 10 M5 through a worker: the token an MCP plugin takes of the hub's e
   assert.deepEqual(await hubHolds(f, run.id, secret), []);
 });
 
+test("round 10 L, the kind: a part of a secret that an excerpt cut keeps, right before or after its \"…\", is redacted in what a run reports", () => {
+  const quoted = `the agent wrote a line that is not JSON: {"token": "${secret.slice(0, 17)}…`;
+  assert.deepEqual(redactedDeep({ error: quoted }, [secret]), { error: 'the agent wrote a line that is not JSON: {"token": "[redacted]…' });
+  assert.deepEqual(redactedDeep({ error: `…${secret.slice(-9)}" } and more` }, [secret]), { error: '…[redacted]" } and more' });
+  assert.deepEqual(redactedDeep({ summary: "Loading… ghp_ is a prefix, gh…" }, [secret]), { summary: "Loading… ghp_ is a prefix, gh…" }, "a part not at a cut, or shorter than 4 characters, stays");
+  assert.deepEqual(redactedDeep({ summary: "x ghp_f… y" }, [secret]), { summary: "x [redacted]… y" });
+});
+
 test("round 10 L: a receipt that is not JSON is said by line and column, never quoting the agent's text", () => {
   for (const text of [`{"notice":[{"title":"t", "text": ${secret}}]}`, `{"n": secretVALUE01234 }`, `{\n "a": "x\u0001${secret}"}`, `{"a": 1} ${secret}`, `{"a": "${secret}`]) {
     const r = parseReceipt(text, "en");

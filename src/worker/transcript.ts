@@ -12,7 +12,7 @@ import type { Job } from "../protocol/responses.js";
 import type { TranscriptEntry } from "../protocol/schema.js";
 import { transcriptBatchIntervalMs, transcriptBatchMaxEntries, transcriptQueueMaxEntries } from "../kernel/limits.js";
 import { baseEnvNames, envNameAllowed } from "./env.js";
-import { neutralise, redact } from "../kernel/text.js";
+import { neutralise, redact, redacted } from "../kernel/text.js";
 
 /** One run's queue. */
 interface Queue { job: Job; entries: TranscriptEntry[]; timer: NodeJS.Timeout; sending: Promise<void> | null; cut: boolean }
@@ -105,7 +105,7 @@ export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?
   if (secrets.length === 0) return value;
   const text = (v: string): string => {
     const plain = neutralise(v, false);
-    const out = redact(plain, secrets);
+    const out = redactCutParts(redact(plain, secrets), secrets);
     if (out === plain) return v;
     return identifierRe.test(plain) ? redact(plain, secrets, "REDACTED") : out;
   };
@@ -137,6 +137,34 @@ export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?
  */
 export function shownArguments(args: unknown, secrets: readonly string[]): unknown {
   return redactedDeep(args, secrets, { keys: true });
+}
+
+/** Of a secret cut by an excerpt, a part shorter than this is left (a cut right after `gh` tells nothing). */
+const cutPartMinChars = 4;
+
+/**
+ * `text` with what a cut left of a secret replaced by `[redacted]` too: a start of a secret right before "…" (how
+ * texts are cut here, and how an agent plugin quotes a line it could not read), an end of one right after it. An
+ * excerpt cut inside a secret keeps a part that `redact` cannot find whole (issue 26 round 10: V8's JSON error quoted
+ * ~10 characters of a token). Linear in the text for each secret and cut.
+ */
+export function redactCutParts(text: string, secrets: readonly string[]): string {
+  const cut = "…";
+  let out = text;
+  for (let at = out.indexOf(cut); at >= 0; at = out.indexOf(cut, at + 1)) {
+    let before = 0;
+    let after = 0;
+    for (const s of secrets) {
+      for (let k = Math.min(s.length - 1, at); k >= cutPartMinChars && k > before; k -= 1) if (out.endsWith(s.slice(0, k), at)) before = k;
+      const room = out.length - at - cut.length;
+      for (let k = Math.min(s.length - 1, room); k >= cutPartMinChars && k > after; k -= 1) if (out.startsWith(s.slice(s.length - k), at + cut.length)) after = k;
+    }
+    if (before === 0 && after === 0) continue;
+    const head = before > 0 ? `${out.slice(0, at - before)}${redacted}` : out.slice(0, at);
+    out = `${head}${cut}${after > 0 ? redacted : ""}${out.slice(at + cut.length + after)}`;
+    at = head.length;
+  }
+  return out;
 }
 
 /** The characters of the hub's identifier formats (event subject and type, ids, keys): `[redacted]` would break them. */
