@@ -430,6 +430,11 @@ const catalog = {
   "tools.listFailed": { zh: "GET /v1/tools 没列插件 {plugin} 的工具：{error}", en: "GET /v1/tools leaves out the tools of plugin {plugin}: {error}" },
   "tools.doctor.clash": { zh: "同名插件", en: "name clash" },
   "tools.doctor.entry": { zh: "入口程序找得到", en: "the entry point is found" },
+  "tools.doctor.env": { zh: "中枢的环境变量", en: "the hub's environment" },
+  "tools.doctor.envPassed": {
+    zh: "env_passthrough 从 serve 的环境里拿 {names}：设了的值会交给插件（首次使用的卡片会写出来）",
+    en: "env_passthrough takes {names} from serve's environment: the values set there go to the plugin (its first-use card names them)",
+  },
   "tools.doctor.noCommand": { zh: "找不到 {command}（相对路径从插件目录算，否则在 PATH 里找）", en: "{command} is not found (a relative path counts from the plugin folder, a name is looked up in PATH)" },
   "tools.doctor.sandbox": { zh: "要求的沙箱在本机能建", en: "the sandbox it asks for can be made here" },
   "tools.conf.manifest": { zh: "manifest 可读、合法", en: "the manifest reads and is valid" },
@@ -1074,11 +1079,6 @@ const catalog = {
   "bridge.unknownTools": { zh: "插件 {plugin} 的工具未知（manifest 一个也没列，PluginBridge 也没法问）：{pattern} 提供不了它的任何工具；在规则的 tools 里逐个写出 {plugin}.<工具>", en: "plugin {plugin}'s tools are unknown (its manifest lists none, and PluginBridge cannot be asked): {pattern} offers none of them; name each as {plugin}.<tool> in the rule's tools" },
   "bridge.unknownToolDescription": { zh: "插件 {plugin} 的工具（它的 manifest 没有列出工具：参数不经检查）", en: "a tool of plugin {plugin} (its manifest lists no tools: arguments are not checked)" },
   "tools.doctor.tools": { zh: "工具", en: "tools" },
-  "tools.doctor.env": { zh: "中枢的环境变量", en: "the hub's environment" },
-  "tools.doctor.envPassed": {
-    zh: "env_passthrough 从 serve 的环境里拿 {names}：设了的值会交给插件（首次使用的卡片会写出来）",
-    en: "env_passthrough takes {names} from serve's environment: the values set there go to the plugin (its first-use card names them)",
-  },
   "tools.doctor.toolsUnknown": { zh: "manifest 没有列出工具，PluginBridge 也没法问：它的工具未知，规则的 tools 须逐个写出 {plugin}.<工具>（* 提供不了任何一个）", en: "the manifest lists no tools and PluginBridge cannot be asked: its tools are unknown; a rule's tools must name each as {plugin}.<tool> (a * offers none)" },
   "cli.plugins.status.ok": { zh: "正常", en: "ok" },
   "cli.plugins.status.error": { zh: "有错", en: "error" },
