@@ -59,7 +59,7 @@ test("a wrong field is an error naming it, in the reader's language", () => {
   assert.equal(wrong({ checks, internalDocs: "docs/**" }), "ops/delivery.json: internalDocs: must be array");
   assert.equal(wrong({ checks, internalDocs: ["docs/**", ""] }), "ops/delivery.json: internalDocs[1]: must not be empty");
   assert.equal(wrong({ checks, health: { url: "http://app.example.com/health" } }), "ops/delivery.json: health.url: wrong format, expected an HTTPS address (http://127.0.0.1 only with --test-local-health)");
-  assert.equal(wrong("{ not json"), "ops/delivery.json: not JSON (Expected property name or '}' in JSON at position 2)");
+  assert.equal(wrong("{ not json"), "ops/delivery.json: not JSON (not valid JSON at line 1, column 3)");
   assert.equal(wrong("x".repeat(settingsBytesMax + 1)), `ops/delivery.json: larger than ${settingsBytesMax} bytes`);
   assert.equal(wrong({ checks, review: { status: 7 } }, "zh"), "ops/delivery.json: review.status：应为 string");
 });

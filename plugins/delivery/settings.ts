@@ -18,7 +18,7 @@
  * docs, which need no release and no model review (default `["**\/*.md", "docs/**"]`; project.ts).
  */
 import { execFileSync } from "node:child_process";
-import { t, type Lang } from "agent-autoloop/sdk";
+import { parseJson, t, type Lang } from "agent-autoloop/sdk";
 import { healthUrlAllowed, internalDocsDefault } from "./project.js";
 
 /** The largest settings file read, in bytes. */
@@ -89,12 +89,11 @@ class Fields {
 export function parseSettings(text: string, opts: SettingsOptions): DeliverySettings {
   const { lang } = opts;
   if (Buffer.byteLength(text) > settingsBytesMax) throw new SettingsError(t(lang, "delivery.settingsTooLarge", { limit: settingsBytesMax }));
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new SettingsError(t(lang, "delivery.settingsNotJson", { error: (e as Error).message }));
-  }
+  // Where it is not JSON, never V8's message: that quotes the file around the fault (issue 26 round 10), and an agent
+  // may write this file.
+  const read = parseJson(text);
+  if (!read.ok) throw new SettingsError(t(lang, "delivery.settingsNotJson", { error: t(lang, "json.at", { ...read.at }) }));
+  const raw = read.value;
   const f = new Fields(lang);
   const top = f.object(raw, "", ["$schema", "checks", "review", "ship", "health", "trackMinutes", "internalDocs"]);
   if (top.checks === undefined) throw new SettingsError(t(lang, "field.required", { field: f.name("checks") }));

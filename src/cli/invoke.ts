@@ -41,6 +41,7 @@ import type { ToolCallBody, ToolOutcomeBody } from "../protocol/schema.js";
 import type { ErrorBody, ToolCallDecision, ToolCallResult, ToolInvokeEnd } from "../protocol/responses.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import { shown, t, type Lang } from "../i18n/messages.js";
+import { parseJson } from "../kernel/json-error.js";
 import { call, findHub, throughHome } from "./connect.js";
 import { CliError } from "./print.js";
 
@@ -134,17 +135,17 @@ export async function invokeTool(h: Home, config: Config, qualified: string, arg
     if (json) io.out(JSON.stringify({ status, code, message }));
     return invokeExit.failed;
   };
-  let args: unknown;
-  try {
-    args = JSON.parse(argsText);
-  } catch (e) {
-    // Recorded all the same (denied, with its code and reason; the digest is of the text as given), then said.
+  const read = parseJson(argsText);
+  if (!read.ok) {
+    // Recorded all the same (denied, with its code and reason; the digest is of the text as given), then said; the
+    // position, never V8's message, which quotes the text (issue 26 round 10).
     const code = "cli.args";
-    const message = t(lang, "cli.invoke.argsJson", { error: (e as Error).message });
+    const message = t(lang, "cli.invoke.argsJson", { error: t(lang, "json.at", { ...read.at }) });
     const body = toolRefusalBody(qualified, argsText, code, message);
     if (body) await audit.decide(body);
     return refused(code, message);
   }
+  const args = read.value;
   const found = await findHub(h, lang);
   const end = "url" in found ? await throughHub(found.url, config, qualified, args, lang, io) : await here(h, audit, qualified, args, lang, io);
   switch (end.status) {

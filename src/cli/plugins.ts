@@ -10,7 +10,8 @@
 import { existsSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
-import { bindRefusal, bindsOf, conformance, runners, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, type BindChecked, type Manifest, type PluginDiagnosis, type ToolPluginRecord, type ToolsOutcome } from "../tools/index.js";
+import { parseJson } from "../kernel/json-error.js";
+import { bindRefusal, bindsOf, conformance, passedEnvNames, runners, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, type BindChecked, type Manifest, type PluginDiagnosis, type ToolPluginRecord, type ToolsOutcome } from "../tools/index.js";
 import type { PluginView } from "../protocol/responses.js";
 import { homePluginViews, hubPluginViews, localPlugins, serveDirsOf, type LocalPlugins } from "./plugin-home.js";
 import { readCodeFolders } from "../host/code-folders.js";
@@ -297,6 +298,8 @@ function inspectText(p: Inspected, lang: Lang): string[] {
       out.push(`    ${t(lang, "cli.plugins.bind", { bind: b.broad ? `${line} ${t(lang, `tools.bind.broad.${b.broad}`)}` : line })}`);
     }
   }
+  // What it takes of the hub's environment (issue 26 round 10): said before the first call asks, never only on the card.
+  if (m && passedEnvNames(m).length > 0) add("cli.plugins.env", { names: passedEnvNames(m).join(", ") });
   out.push(`  ${toolsHeading(p, lang)}`);
   for (const tool of p.tools) {
     out.push(`    ${tool.description ? t(lang, "cli.plugins.tool", { name: tool.name, description: tool.description }) : tool.name}`);
@@ -366,12 +369,9 @@ export async function doctorPlugins(h: Home, lang: Lang): Promise<Printed> {
 export async function pluginConformance(folder: string, argsText: string | undefined, lang: Lang, h?: Home): Promise<Printed> {
   let args: Record<string, unknown> | undefined;
   if (argsText !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(argsText);
-    } catch (e) {
-      throw new CliError(t(lang, "cli.invoke.argsJson", { error: (e as Error).message }));
-    }
+    const read = parseJson(argsText);
+    if (!read.ok) throw new CliError(t(lang, "cli.invoke.argsJson", { error: t(lang, "json.at", { ...read.at }) }));
+    const parsed = read.value;
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new CliError(t(lang, "field.type", { field: "--args", type: "object" }));
     args = parsed as Record<string, unknown>;
   }

@@ -279,6 +279,19 @@ function bindsOnCard(c: Ctx, body: DecidableBody): string {
 }
 
 /**
+ * What an approval card says of the hub's environment the plugin is given (issue 26 round 10: a sandboxed MCP plugin
+ * took serve's GH_TOKEN through `env_passthrough`, and no card said so): the names, at most `toolCardBindsMax`; "" when
+ * none.
+ */
+function envOnCard(c: Ctx, body: DecidableBody): string {
+  const names = body.env ?? [];
+  if (names.length === 0) return "";
+  const shown = names.slice(0, toolCardBindsMax);
+  if (names.length > toolCardBindsMax) shown.push(c.msg("tools.calls.card.more", { count: names.length - toolCardBindsMax }));
+  return `${c.msg("tools.calls.card.env", { names: shown.join(", ") })}\n`;
+}
+
+/**
  * What a first use's (or a kind's) approval card says of the plugin's files (issue 26 #4): when the owner trusted an
  * earlier version ("always allow"), that its files changed since, and which (changed, new, removed; at most
  * `toolCardFilesMax`, then how many more), or that which is not known (either side's list is missing); "" otherwise.
@@ -298,6 +311,8 @@ function filesOnCard(c: Ctx, call: ToolCallRow, body: DecidableBody): string {
     else if (was.get(p) !== h) items.push(c.msg("tools.calls.card.fileChanged", { path: path(p) }));
   }
   for (const p of was.keys()) if (!now.has(p)) items.push(c.msg("tools.calls.card.fileRemoved", { path: path(p) }));
+  // Same files, another digest: what it takes of the hub's environment changed (tools/env.ts envBoundDigest).
+  if (items.length === 0) return `${c.msg("tools.calls.card.changedEnv", { card: before.card })}\n`;
   const shown = items.slice(0, toolCardFilesMax);
   if (items.length > toolCardFilesMax) shown.push(c.msg("tools.calls.card.more", { count: items.length - toolCardFilesMax }));
   return `${c.msg("tools.calls.card.changed", { card: before.card, files: shown.join("; ") })}\n`;
@@ -328,7 +343,7 @@ function prompt(c: Ctx, call: ToolCallRow, run: RunRow, body: DecidableBody): Re
   // Each part is bounded; together they may still pass a card's limit (long binds, hosts and arguments at once): then
   // the detail lines are cut, never the line that says why the card asks (issue 26 round 2), which comes last.
   const head = { run: run.id, session: call.sessionKey, tool: body.tool, kind: body.kind, ...argumentsOnCard(body) };
-  let details = `${reachOnCard(c, body)}${filesOnCard(c, call, body)}${bindsOnCard(c, body)}`;
+  let details = `${reachOnCard(c, body)}${envOnCard(c, body)}${filesOnCard(c, call, body)}${bindsOnCard(c, body)}`;
   const room = cardTextMaxCodepoints - [...neutralise(c.worded("tools.calls.card.text", { ...head, why }).words, false)].length;
   const chars = [...details];
   if (chars.length > room) details = `${chars.slice(0, Math.max(0, room - 2)).join("")}…\n`;

@@ -19,4 +19,5 @@ export { httpUrl, inlineSpans, markdownBlocks, type InlineSpan, type MarkdownBlo
 export * from "./source.js";
 /** Text the hub would refuse (control and bidi characters) removed or replaced, for free text from outside. */
 export { neutralise } from "../kernel/text.js";
+export { parseJson, type TextPosition } from "../kernel/json-error.js";
 export { langFromEnv, t, type Lang, type MessageId } from "../i18n/messages.js";

@@ -11,6 +11,7 @@ import { formatClash, type PluginClash } from "../plugins/precedence.js";
 import type { ToolRegistry } from "./registry.js";
 import { runners } from "./runners.js";
 import { bindRefusal, bindsOf, type LaunchSettings } from "./process.js";
+import { passedEnvNames } from "./env.js";
 import type { ConformanceLine, ToolPluginRecord } from "./types.js";
 
 /** One plugin's checks: its name and folder, and a line per check. */
@@ -57,6 +58,9 @@ async function check(rec: ToolPluginRecord, s: LaunchSettings, clashes: string[]
   // Inside a sandbox the folder is /workspace, but a relative command is the same file.
   const found = resolveCommand(m.entry_point.command, rec.dir, s.parentEnv.PATH ?? "");
   add("tools.doctor.entry", found ? "ok" : "fail", found ?? t(s.lang, "tools.doctor.noCommand", { command: m.entry_point.command }));
+  // What it takes of the hub's environment (issue 26 round 10): a token serve holds for a rule reaches the plugin.
+  const passed = passedEnvNames(m);
+  if (passed.length > 0) add("tools.doctor.env", "warn", t(s.lang, "tools.doctor.envPassed", { names: passed.join(", ") }));
   // A service that lists no tools (issue 34 #5): nothing can tell which it has.
   if (runners[m.plugin_type].tools(m) === "any") add("tools.doctor.tools", "warn", t(s.lang, "tools.doctor.toolsUnknown", { plugin: rec.name }));
   if (!m.sandbox) return lines;

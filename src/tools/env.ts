@@ -11,6 +11,7 @@
  */
 // A linear match, the same as rules.json's patterns: a manifest's many-star glob must not stall the host (a regular
 // expression of .* runs backtracks exponentially).
+import { createHash } from "node:crypto";
 import { starMatch } from "../kernel/rules.js";
 import type { Manifest } from "./types.js";
 
@@ -58,12 +59,40 @@ export const pluginFixedEnv: Readonly<Record<string, string>> = { PYTHONNOUSERSI
  */
 export function pluginEnv(parent: NodeJS.ProcessEnv, manifest: Manifest, host: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
-  const take = (name: string) => {
-    const v = parent[name];
-    if (v !== undefined && !deniedNames.has(name) && !deniedPrefixes.some((p) => name.startsWith(p))) out[name] = v;
-  };
-  for (const n of pluginEnvNames) take(n);
+  for (const n of pluginEnvNames) if (parent[n] !== undefined) out[n] = parent[n]!;
+  return { ...out, ...passedEnv(parent, manifest), ...host, ...manifest.entry_point.env, ...pluginFixedEnv };
+}
+
+/**
+ * The names `manifest` asks to take from the hub's environment beyond the base list (issue 26 round 10): its `[mcp]
+ * env_passthrough.allow` minus its `deny` globs and the names never passed, in the manifest's order, each once. These
+ * are what `plugins inspect` and the doctor tell the owner of; whichever is set where the plugin runs is passed.
+ */
+export function passedEnvNames(manifest: Manifest): string[] {
   const pass = manifest.mcp?.env_passthrough;
-  if (pass) for (const n of pass.allow) if (!pass.deny.some((g) => starMatch(g, n))) take(n);
-  return { ...out, ...host, ...manifest.entry_point.env, ...pluginFixedEnv };
+  if (!pass) return [];
+  const names = pass.allow.filter((n) => !pass.deny.some((g) => starMatch(g, n)) && !deniedNames.has(n) && !deniedPrefixes.some((p) => n.startsWith(p)));
+  return [...new Set(names)].filter((n) => !(pluginEnvNames as readonly string[]).includes(n));
+}
+
+/**
+ * The variables of `parent` (the hub's, or its worker's, environment) that `manifest`'s plugin is given beyond the base
+ * list: `passedEnvNames` that are set. Their names go on the first-use approval card and into the digest the hub's
+ * trust is bound to; their values are secrets of every run that may call the plugin (issue 26 round 10: a sandboxed
+ * MCP plugin listed serve's GH_TOKEN and handed it to an agent whose rule gives none, unredacted in its summary).
+ */
+export function passedEnv(parent: NodeJS.ProcessEnv, manifest: Manifest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of passedEnvNames(manifest)) if (parent[n] !== undefined) out[n] = parent[n]!;
+  return out;
+}
+
+/**
+ * The digest a call's approval is bound to (64 hex): the plugin's files digest alone when it takes nothing of the hub's
+ * environment, else that digest with the names it takes (`passedEnv`, sorted): a variable newly set where the plugin
+ * runs is a change of the plugin, asked again like a changed file (issue 26 round 10).
+ */
+export function envBoundDigest(filesDigest: string, names: readonly string[]): string {
+  if (names.length === 0) return filesDigest;
+  return createHash("sha256").update(`${filesDigest}\0env:${[...names].sort().join(",")}`, "utf8").digest("hex");
 }

@@ -16,6 +16,7 @@ import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
 import { bindRefusal, bindsOf, type LaunchSettings, type PluginProcess } from "./process.js";
 import { shownBinds } from "./binds.js";
+import { envBoundDigest, passedEnv } from "./env.js";
 import { serviceSocketFolder } from "./service.js";
 import { runners } from "./runners.js";
 import type { ActivePlugin, Outcome, Runner, RunnerHost } from "./runner.js";
@@ -249,6 +250,15 @@ export class ToolHost {
   }
 
   /**
+   * The values of the hub's environment plugin `name` is given beyond the base list (env.ts `passedEnv`; issue 26
+   * round 10): secrets of every run that may call it. [] for a plugin not in use.
+   */
+  passedValues(name: string): string[] {
+    const m = this.registry.get(name)?.manifest;
+    return m ? Object.values(passedEnv(this.settings.parentEnv, m)) : [];
+  }
+
+  /**
    * Checks a call of `<plugin>.<tool>` with `args` as `call` does before it starts anything: the name, the plugin, the
    * tool (asking the plugin for its tool list the first time when its manifest lists none), the arguments against the
    * tool's JSON Schema. Starts no tool. What a caller needs to have the call decided first (the hub's approvals: the
@@ -262,8 +272,10 @@ export class ToolHost {
     const c = await this.checked(qualifiedName, args, opts.startPlugin ?? true);
     if ("status" in c) return { ok: false, status: c.status, code: c.code, message: c.message };
     if ("data" in c) return { ok: true, plugin: c.plugin, tool: c.tool, digest: c.digest, builtIn: false, disableModelInvocation: false, pluginType: "http", timeoutMs: c.timeoutMs, toolChecked: true, binds: [], http: c.reach };
+    const env = Object.keys(passedEnv(this.settings.parentEnv, c.a.p.manifest));
     return {
-      ok: true, plugin: c.a.p.name, tool: c.tool, digest: c.a.digest, builtIn: c.origin === "builtin", ...(c.files ? { files: c.files } : {}), binds: shownBinds(bindsOf(c.a.p.manifest, c.a.p.dir, this.settings)),
+      ok: true, plugin: c.a.p.name, tool: c.tool, digest: envBoundDigest(c.a.digest, env), builtIn: c.origin === "builtin", ...(c.files ? { files: c.files } : {}),
+      binds: shownBinds(bindsOf(c.a.p.manifest, c.a.p.dir, this.settings)), ...(env.length > 0 ? { env } : {}),
       disableModelInvocation: c.a.p.manifest.capabilities.disable_model_invocation, pluginType: c.a.p.manifest.plugin_type,
       timeoutMs: timeoutOf(c.a.p.manifest, undefined), toolChecked: c.toolChecked,
     };

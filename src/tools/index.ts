@@ -17,6 +17,7 @@ export { readManifest, manifestDigest, formatProblem, manifestFileNames, type Ma
 export { probeBwrap } from "./sandbox.js";
 export { checkBinds, shownBinds, type BindChecked, type BindShown, type BindBroad, type BindRefusal } from "./binds.js";
 export { bindsOf, bindRefusal } from "./process.js";
+export { passedEnvNames } from "./env.js";
 export { cgroupBases, systemCgroups, type CgroupSystem } from "./cgroup.js";
 export { pluginAddrVariable, bridgeProtoPath, sandboxSocketDir, serviceSocketFolder, serviceSocketName, serviceSocketRoot } from "./service.js";
 export * as toolLimits from "./limits.js";

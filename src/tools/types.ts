@@ -137,6 +137,11 @@ export type CallCheck =
     http?: HttpReach;
     /** The sandbox's binds as they really are, broad ones marked (issue 26 #3: shown on the approval card); [] unsandboxed. */
     binds: BindShown[];
+    /**
+     * The names of the hub's environment the plugin is given beyond the base list (env.ts `passedEnv`; issue 26 round
+     * 10), shown on the approval card; absent when none. They are bound into `digest`: another set asks again.
+     */
+    env?: string[];
   }
   | { ok: false; status: "refused" | "error"; code: ToolErrorCode; message: string };
 /** The kind of a tool: its tool plugin's `plugin_type`, or `http` for a declarative plugin's HTTP tool (issue 18). */

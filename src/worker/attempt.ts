@@ -71,6 +71,8 @@ export class Attempt {
    * transcript was redacted).
    */
   private secrets: readonly string[];
+  /** What the plugins the run may call take of the hub's environment (tool-bridge.ts `passedSecrets`): secrets too. */
+  private passed: readonly string[] = [];
 
   constructor(
     private readonly host: AttemptHost,
@@ -84,7 +86,7 @@ export class Attempt {
 
   /** The run's secrets with the agent plugin's own variables (its CLI's keys) too. */
   private knowPlugin(plugin: AgentPlugin): void {
-    this.secrets = runSecrets(this.job, childEnv(process.env, [...(plugin.passEnv ?? []), ...(this.job.agent.env ?? [])], {}));
+    this.secrets = runSecrets(this.job, childEnv(process.env, [...(plugin.passEnv ?? []), ...(this.job.agent.env ?? [])], {}), this.passed);
   }
 
   /** Reports the result with the run's secrets replaced in every text of it. */
@@ -122,6 +124,8 @@ export class Attempt {
 
     let plugin: AgentPlugin;
     try {
+      // Before anything is reported: a plugin the run may call can hand the agent what it takes of the hub's environment.
+      if ((job.tools ?? []).length > 0) this.passed = await (await this.host.toolBridges()).passedSecrets(job);
       plugin = await this.host.plugins.load<AgentPlugin>("agent", job.agent.use);
       this.knowPlugin(plugin);
     } catch (e) {
@@ -140,7 +144,7 @@ export class Attempt {
     if ((job.tools ?? []).length > 0) {
       try {
         // Only the run's own processes, found under its launches' supervisors, are answered (issue 26).
-        bridge = await (await this.host.toolBridges()).open(job, agentDir, () => launchSupervisors(dir));
+        bridge = await (await this.host.toolBridges()).open(job, agentDir, () => launchSupervisors(dir), () => this.secrets);
       } catch (e) {
         return submit({ outcome: "failed", error: t(lang, "bridge.open", { error: (e as Error).message }), session: job.session });
       }
@@ -242,7 +246,7 @@ export class Attempt {
       },
       message: (text) => this.host.output.message(text),
       callTool: async (name, args) => {
-        const r = await (await this.host.toolBridges()).callFor(job, name, args, this.signal);
+        const r = await (await this.host.toolBridges()).callFor(job, name, args, this.signal, this.secrets);
         const text = r.content.map((b) => (b.type === "text" ? b.text : JSON.stringify(b))).join("\n");
         if (!r.isError) return { ok: true, text };
         const card = (r._meta as { awaitingCard?: number | null } | undefined)?.awaitingCard;

@@ -7,6 +7,7 @@
  */
 import type { Receipt } from "../protocol/schema.js";
 import { check, isRealIsoDate } from "../protocol/validate.js";
+import { parseJson } from "../kernel/json-error.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 export type MessageOutcome = "done" | "nothing" | "failed";
@@ -126,12 +127,11 @@ export function receiptErrorNotice(msg: ReadMessage, error: string, run: number,
 
 /** Parses and validates a receipt's JSON text. */
 export function parseReceipt(body: string, lang: Lang): { ok: true; receipt: Receipt } | { ok: false; error: string } {
-  let v: unknown;
-  try {
-    v = JSON.parse(body.trim() === "" ? "{}" : body);
-  } catch (e) {
-    return { ok: false, error: t(lang, "receipt.json", { error: (e as Error).message }) };
-  }
+  // Where it is not JSON, never V8's message: that quotes the agent's text around the fault (issue 26 round 10: ~10
+  // characters of a run's secret on a notice card, never whole, so never redacted).
+  const read = parseJson(body.trim() === "" ? "{}" : body);
+  if (!read.ok) return { ok: false, error: t(lang, "receipt.json", { error: t(lang, "json.at", { ...read.at }) }) };
+  const v = read.value;
   const c = check("Receipt", v, lang);
   if (!c.ok) return { ok: false, error: t(lang, "receipt.invalid", { error: c.error }) };
   const bad = (c.value.later ?? []).findIndex((l) => "at" in l && !isRealIsoDate(l.at));

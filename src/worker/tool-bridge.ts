@@ -24,19 +24,21 @@ import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job, ToolCallDecision } from "../protocol/responses.js";
 import { callbackUrlOf, newCallbackKey, toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
-import { starMatch } from "../kernel/rules.js";
 import { bridgeConnectionsPerRunMax, toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { HeldLines, RunBytes } from "./bridge-budget.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { ToolHost, ToolRegistry, toolLimits, toolPlugins, type CallOutcome, type CallProgress, type DataTools, type OfferedTool } from "../tools/index.js";
+import { mcpTool, offeredTools } from "./offered-tools.js";
 import { LastGood, PluginRegistry, pluginRoots, watchPlugins, type PluginWatcher } from "../plugins/index.js";
 import { toolsServerName, type ToolsOffer } from "../sdk/index.js";
 import { engineDir } from "../common/paths.js";
 import { sleep } from "./supervise.js";
+import { runSecrets, shownArguments } from "./transcript.js";
+import { neutralise, redact } from "../kernel/text.js";
 import {
   admittedMethod, bridgeProofLineMaxBytes, bridgeProofTimeoutMs, canCheckPeers, notification, processTree, proofTitlePrefix, provedMethod, proveMethod,
   refusedMethod, shownBy,
@@ -98,18 +100,6 @@ async function listenAt(server: NetServer, path: string, lang: Lang): Promise<vo
   }
 }
 
-/** A tool as the MCP client sees it. */
-function mcpTool(o: OfferedTool, readOnly: boolean): Tool {
-  return {
-    name: o.qualifiedName,
-    ...(o.tool.description ? { description: o.tool.description } : {}),
-    inputSchema: { ...o.tool.parameters, type: "object" },
-    // Claude Code's plan mode (access "read") lets through only tools marked read-only; the owner offered these to
-    // the rule, and rules.json's approvals decide each call, so they are marked so for such a run.
-    ...(readOnly ? { annotations: { readOnlyHint: true } } : {}),
-  };
-}
-
 /** A tool error the model reads. */
 function toolError(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
@@ -127,40 +117,6 @@ export function resultContent(result: unknown): CallToolResult["content"] {
   const isText = (b: unknown) => !!b && typeof b === "object" && (b as { type?: unknown }).type === "text" && typeof (b as { text?: unknown }).text === "string";
   if (Array.isArray(content) && content.length > 0 && content.every(isText)) return (content as { text: string }[]).map((b) => ({ type: "text" as const, text: b.text }));
   return text(JSON.stringify(result ?? null));
-}
-
-/**
- * The tools a rule's `patterns` offer, from the tool host; plugins whose tools cannot be had are logged and left out. A
- * plugin whose tools are unknown offers the tools the patterns name exactly (`namedTools`).
- */
-export async function offeredTools(host: ToolHost, patterns: readonly string[], log: (plugin: string, error: string) => void): Promise<OfferedTool[]> {
-  const plugins = [...new Set(patterns.map((p) => p.slice(0, p.indexOf("."))))];
-  const out: OfferedTool[] = [];
-  for (const plugin of plugins) {
-    const r = await host.tools(plugin);
-    if (!r.ok) {
-      log(plugin, r.message);
-      continue;
-    }
-    out.push(...r.tools.filter((o) => !o.disableModelInvocation && patterns.some((p) => starMatch(p, o.qualifiedName))));
-    if (r.unknown) out.push(...namedTools(plugin, patterns, host.settings.lang, log));
-  }
-  return out;
-}
-
-/**
- * The tools of a plugin whose tools are unknown (a service whose manifest lists none; issue 34 #5): each pattern of the
- * rule that names one of its tools exactly is offered, any arguments (`{type: "object"}`), its description saying so; a
- * pattern with `*` for it can offer none of them, and the log says so.
- */
-function namedTools(plugin: string, patterns: readonly string[], lang: Lang, log: (plugin: string, error: string) => void): OfferedTool[] {
-  const own = patterns.filter((p) => p.slice(0, p.indexOf(".")) === plugin);
-  const wild = own.filter((p) => p.includes("*"));
-  if (wild.length > 0) log(plugin, t(lang, "bridge.unknownTools", { plugin, pattern: wild[0]! }));
-  return own.filter((p) => !p.includes("*")).map((p) => ({
-    qualifiedName: p, plugin, pluginType: "service" as const, disableModelInvocation: false,
-    tool: { name: p.slice(plugin.length + 1), description: t(lang, "bridge.unknownToolDescription", { plugin }), parameters: { type: "object" } },
-  }));
 }
 
 /** The tool bridges of one worker: its tool host, and the runs' servers. */
@@ -202,9 +158,10 @@ export class ToolBridges {
    * replaced). `job` is read at each call, so a token that a repeated claim replaced is the one used.
    * @param runRoots the processes the run's own are found under, asked at each new connection (the worker: the
    *   supervisors of the run's launches); a connection from any other process is turned away (peer.ts).
+   * @param secrets the run's secrets (attempt.ts), asked at each call: replaced in the arguments the hub is told of.
    * @throws when the socket cannot be made (the run then gets no tools; the caller says why).
    */
-  async open(job: Job, agentDir: string, runRoots: () => readonly number[]): Promise<RunBridge> {
+  async open(job: Job, agentDir: string, runRoots: () => readonly number[], secrets: () => readonly string[] = () => []): Promise<RunBridge> {
     const socketPath = join(agentDir, toolsSocketName);
     const calls = new AbortController();
     const sockets = new Set<Socket>();
@@ -230,7 +187,7 @@ export class ToolBridges {
         sayOnce("bridge.bytesFull", t(this.o.lang, "bridge.bytesFull", { run: job.run, max: bytes.max }));
         socket.destroy();
       };
-      void this.admit(job, socket, runRoots).then((admitted) => (admitted ? this.serve(job, socket, calls.signal, new HeldLines(bytes, over)) : undefined));
+      void this.admit(job, socket, runRoots).then((admitted) => (admitted ? this.serve(job, socket, calls.signal, new HeldLines(bytes, over), secrets) : undefined));
     });
     rmSync(socketPath, { force: true });
     await listenAt(server, socketPath, this.o.lang);
@@ -278,7 +235,7 @@ export class ToolBridges {
   }
 
   /** Serves one MCP connection of a run's agent until it closes; what it reads goes through `held` (the run's byte budget). */
-  private async serve(job: Job, socket: Socket, stop: AbortSignal, held: HeldLines): Promise<void> {
+  private async serve(job: Job, socket: Socket, stop: AbortSignal, held: HeldLines, secrets: () => readonly string[]): Promise<void> {
     const mcp = new Server({ name: toolsServerName, version: "1" }, { capabilities: { tools: {} } });
     const readOnly = job.agent.access === "read";
     mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await this.offered(job)).map((o) => mcpTool(o, readOnly)) }));
@@ -294,7 +251,7 @@ export class ToolBridges {
           params: { progressToken: token, progress: percent ?? step, ...(percent !== undefined ? { total: 100 } : {}), ...(p.message ? { message: p.message } : {}) },
         }).catch(() => {});
       };
-      return this.call(job, req.params.name, req.params.arguments ?? {}, signal, onProgress);
+      return this.call(job, req.params.name, req.params.arguments ?? {}, signal, secrets(), onProgress);
     });
     const transport = new StdioServerTransport(held, socket, { maxBufferSize: bridgeLineMaxBytes + 2 });
     mcp.onclose = () => socket.destroy();
@@ -314,22 +271,27 @@ export class ToolBridges {
     return offeredTools(host, job.tools.filter((p) => !denied.has(p.slice(0, p.indexOf(".")))), (plugin, error) => this.o.log(t(this.o.lang, "bridge.listFailed", { run: job.run, plugin, error })));
   }
 
-  /** One call of the agent, from the hub's decision to the tool's result. Never throws. */
-  private async call(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (p: CallProgress) => void): Promise<CallToolResult> {
+  /**
+   * One call of the agent, from the hub's decision to the tool's result. Never throws. The hub is told of the arguments
+   * with the run's `secrets` (and what the plugin takes of the hub's environment) replaced (transcript.ts
+   * `shownArguments`): its card, digest and "allow once" are of those; the plugin gets `args` as sent.
+   */
+  private async call(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal, secrets: readonly string[], onProgress?: (p: CallProgress) => void): Promise<CallToolResult> {
     const lang = this.o.lang;
     const host = await this.toolHost();
+    const hidden = runSecrets(job, {}, [...secrets, ...host.passedValues(name.slice(0, Math.max(0, name.indexOf("."))))]);
     if (!(await this.offered(job)).some((o) => o.qualifiedName === name)) {
-      return this.refuse(job, name, args, "tools.not_offered", t(lang, "bridge.notOffered", { tool: name }));
+      return this.refuse(job, name, args, "tools.not_offered", t(lang, "bridge.notOffered", { tool: name }), hidden);
     }
     // The tool host's checks first (plugin, tool, arguments against its schema): a call refused here is not decided,
     // only recorded (denied, with the reason).
     const checked = await host.check(name, args);
-    if (!checked.ok) return checked.status === "refused" ? this.refuse(job, name, args, String(checked.code), checked.message) : toolError(checked.message);
+    if (!checked.ok) return checked.status === "refused" ? this.refuse(job, name, args, String(checked.code), checked.message, hidden) : toolError(checked.message);
     let decision: ToolCallDecision;
     try {
       decision = await this.client.toolCall(job.run, job.token, {
-        tool: name, ...toolArgsFields(args), manifestDigest: checked.digest, ...(checked.files ? { files: checked.files } : {}),
-        ...(checked.binds.length > 0 ? { binds: checked.binds } : {}), ...(checked.http ? { http: checked.http } : {}),
+        tool: name, ...toolArgsFields(shownArguments(args, hidden)), manifestDigest: checked.digest, ...(checked.files ? { files: checked.files } : {}),
+        ...(checked.binds.length > 0 ? { binds: checked.binds } : {}), ...(checked.http ? { http: checked.http } : {}), ...(checked.env ? { env: checked.env } : {}),
         builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation, kind: checked.pluginType,
       });
       if (decision.decision === "prompt") decision = await this.awaitAnswer(job, decision, signal);
@@ -354,16 +316,26 @@ export class ToolBridges {
    * `tools`, decided by the hub (approvals, audit), run by this worker's tool host, its outcome reported. Never throws;
    * a `prompt` decision left unanswered in time is a tool error whose `_meta.awaitingCard` names the card.
    */
-  callFor(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
-    return this.call(job, name, args, signal);
+  callFor(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal, secrets: readonly string[] = []): Promise<CallToolResult> {
+    return this.call(job, name, args, signal, secrets);
+  }
+
+  /**
+   * The values of the hub's environment that the plugins `job`'s rule offers tools of are given (tools/env.ts
+   * `passedEnv`): secrets of the run, replaced in all it reports (issue 26 round 10). Starts no plugin.
+   */
+  async passedSecrets(job: Job): Promise<string[]> {
+    const host = await this.toolHost();
+    host.registry.rescan();
+    return [...new Set((job.tools ?? []).map((p) => p.slice(0, p.indexOf("."))))].flatMap((p) => host.passedValues(p));
   }
 
   /**
    * A call refused here, before the hub decided it: the hub records it (denied, with `code` and `message`) so that
    * every call is audited; the agent reads `message` as a tool error either way (a hub that cannot be reached is logged).
    */
-  private async refuse(job: Job, name: string, args: unknown, code: string, message: string): Promise<CallToolResult> {
-    const body = toolRefusalBody(name, args, code, message);
+  private async refuse(job: Job, name: string, args: unknown, code: string, message: string, secrets: readonly string[]): Promise<CallToolResult> {
+    const body = toolRefusalBody(redact(name, secrets, "REDACTED"), shownArguments(args, secrets), code, redact(neutralise(message, false), secrets));
     if (body) {
       try {
         await this.client.toolCall(job.run, job.token, body);

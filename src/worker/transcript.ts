@@ -12,7 +12,7 @@ import type { Job } from "../protocol/responses.js";
 import type { TranscriptEntry } from "../protocol/schema.js";
 import { transcriptBatchIntervalMs, transcriptBatchMaxEntries, transcriptQueueMaxEntries } from "../kernel/limits.js";
 import { baseEnvNames, envNameAllowed } from "./env.js";
-import { neutralise, redact } from "../kernel/text.js";
+import { neutralise, redact, redacted } from "../kernel/text.js";
 
 /** One run's queue. */
 interface Queue { job: Job; entries: TranscriptEntry[]; timer: NodeJS.Timeout; sending: Promise<void> | null; cut: boolean }
@@ -101,20 +101,70 @@ export class TranscriptSender {
  * a timer's key) gets `REDACTED` instead, so that it keeps its format and the hub does not refuse the whole result
  * (round 9b: `[redacted]` in a subject lost the receipt). Arrays and plain objects are copied; the input is unchanged.
  */
-export function redactedDeep<T>(value: T, secrets: readonly string[]): T {
+export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?: boolean } = {}): T {
   if (secrets.length === 0) return value;
+  const text = (v: string): string => {
+    const plain = neutralise(v, false);
+    const out = redactCutParts(redact(plain, secrets), secrets);
+    if (out === plain) return v;
+    return identifierRe.test(plain) ? redact(plain, secrets, "REDACTED") : out;
+  };
+  // With `keys`, an object's keys too; two keys that become the same get " #2", " #3", … (none is lost).
+  const key = (k: string, seen: Set<string>): string => {
+    const base = o.keys ? text(k) : k;
+    let out = base;
+    for (let n = 2; base !== k && seen.has(out); n += 1) out = `${base} #${n}`;
+    seen.add(out);
+    return out;
+  };
   const walk = (v: unknown): unknown => {
-    if (typeof v === "string") {
-      const plain = neutralise(v, false);
-      const out = redact(plain, secrets);
-      if (out === plain) return v;
-      return identifierRe.test(plain) ? redact(plain, secrets, "REDACTED") : out;
-    }
+    if (typeof v === "string") return text(v);
     if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    if (v !== null && typeof v === "object") {
+      const seen = new Set(Object.keys(v));
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [key(k, seen), walk(x)]));
+    }
     return v;
   };
   return walk(value) as T;
+}
+
+/**
+ * An agent's tool-call arguments as they leave the worker for the hub (issue 26 round 10: a run's GH_TOKEN the agent
+ * put in a call — a value `Bearer <token>`, a key, a nested `headers.Authorization` — was shown whole on the approval
+ * card, in /v1/state, search, the fact stream and the database): `redactedDeep` with keys too. The hub's digest, card
+ * and "allow once" are of these; the plugin still gets the arguments as they were sent.
+ */
+export function shownArguments(args: unknown, secrets: readonly string[]): unknown {
+  return redactedDeep(args, secrets, { keys: true });
+}
+
+/** Of a secret cut by an excerpt, a part shorter than this is left (a cut right after `gh` tells nothing). */
+const cutPartMinChars = 4;
+
+/**
+ * `text` with what a cut left of a secret replaced by `[redacted]` too: a start of a secret right before "…" (how
+ * texts are cut here, and how an agent plugin quotes a line it could not read), an end of one right after it. An
+ * excerpt cut inside a secret keeps a part that `redact` cannot find whole (issue 26 round 10: V8's JSON error quoted
+ * ~10 characters of a token). Linear in the text for each secret and cut.
+ */
+export function redactCutParts(text: string, secrets: readonly string[]): string {
+  const cut = "…";
+  let out = text;
+  for (let at = out.indexOf(cut); at >= 0; at = out.indexOf(cut, at + 1)) {
+    let before = 0;
+    let after = 0;
+    for (const s of secrets) {
+      for (let k = Math.min(s.length - 1, at); k >= cutPartMinChars && k > before; k -= 1) if (out.endsWith(s.slice(0, k), at)) before = k;
+      const room = out.length - at - cut.length;
+      for (let k = Math.min(s.length - 1, room); k >= cutPartMinChars && k > after; k -= 1) if (out.startsWith(s.slice(s.length - k), at + cut.length)) after = k;
+    }
+    if (before === 0 && after === 0) continue;
+    const head = before > 0 ? `${out.slice(0, at - before)}${redacted}` : out.slice(0, at);
+    out = `${head}${cut}${after > 0 ? redacted : ""}${out.slice(at + cut.length + after)}`;
+    at = head.length;
+  }
+  return out;
 }
 
 /** The characters of the hub's identifier formats (event subject and type, ids, keys): `[redacted]` would break them. */
@@ -128,7 +178,7 @@ const secretMinChars = 8;
  * beyond the base list (its CLI's keys: `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …; what its rules.json `env` grants:
  * `GH_TOKEN`, …), longest first so that one holding another is replaced whole.
  */
-export function runSecrets(job: Job, env: Readonly<Record<string, string>>): string[] {
+export function runSecrets(job: Job, env: Readonly<Record<string, string>>, more: readonly string[] = []): string[] {
   const values = Object.entries(env).filter(([k, v]) => !envNameAllowed(k, baseEnvNames) && !k.startsWith("AGENT_AUTOLOOP_") && v.length >= secretMinChars).map(([, v]) => v);
-  return [...new Set([job.token, ...values])].sort((a, b) => b.length - a.length);
+  return [...new Set([job.token, ...values, ...more.filter((v) => v.length >= secretMinChars)])].sort((a, b) => b.length - a.length);
 }
