@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeHome, serveProcess, until, type ServeProcess } from "./helpers.js";
-import { processesIn, running } from "./tools-helpers.js";
+import { cliLines, processesIn, running } from "./tools-helpers.js";
 
 /**
  * A minimal stdio MCP server (one tool) that first starts a child in a new session, ignoring SIGTERM (plugins/orphmcp):
@@ -49,15 +49,21 @@ function sleepers(): number[] {
   });
 }
 
-test("issue 26 r10 (reported case): an unsandboxed MCP server's child in a session of its own is ended by the next start after a SIGKILL of the hub, and by a normal stop", { timeout: 120_000 }, async () => {
-  const { dir, home } = makeHome();
-  const folder = join(home.plugins, "orphmcp");
+/** Writes the plugin `orphmcp` (this server, started with the host when `autostart`) into `plugins`; its folder. */
+function orphmcp(plugins: string, autostart: boolean): string {
+  const folder = join(plugins, "orphmcp");
   mkdirSync(folder, { recursive: true });
   writeFileSync(join(folder, "server.py"), server);
   writeFileSync(join(folder, "manifest.toml"), [
     "manifest_version = 3", 'name = "orphmcp"', 'version = "0.1.0"', 'plugin_type = "mcp"', "",
-    "[entry_point]", 'command = "python3"', `args = ["server.py", "${seconds}"]`, "", "[mcp]", "autostart = true", 'tools_allowlist = { mode = "all" }', "",
+    "[entry_point]", 'command = "python3"', `args = ["server.py", "${seconds}"]`, "", "[mcp]", `autostart = ${autostart}`, 'tools_allowlist = { mode = "all" }', "",
   ].join("\n"));
+  return folder;
+}
+
+test("issue 26 r10 (reported case): an unsandboxed MCP server's child in a session of its own is ended by the next start after a SIGKILL of the hub, and by a normal stop", { timeout: 120_000 }, async () => {
+  const { dir, home } = makeHome();
+  const folder = orphmcp(home.plugins, true);
   const hubs: ServeProcess[] = [];
   /** The server's child, once it runs (found by its command line). */
   const child = async () => (await until(() => { const p = sleepers(); return p.length === 1 && p; }, 30_000, () => `one child to run: ${JSON.stringify(sleepers())}`))!;
@@ -76,6 +82,19 @@ test("issue 26 r10 (reported case): an unsandboxed MCP server's child in a sessi
     await until(() => sleepers().length === 0 && processesIn(folder).length === 0, 15_000, () => `the stopped hub's server and child to end: ${JSON.stringify([...sleepers(), ...processesIn(folder)])}`);
   } finally {
     for (const h of hubs) h.child.kill("SIGKILL");
+    for (const pid of [...sleepers(), ...processesIn(folder)]) process.kill(pid, "SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r10: the owner's `plugins invoke` (a tool host of its own, no hub) ends the MCP server's child in a session of its own when it is done", { timeout: 60_000 }, async () => {
+  const { dir, home } = makeHome();
+  const folder = orphmcp(home.plugins, false);
+  try {
+    const r = await cliLines(["plugins", "invoke", "orphmcp.weather"], dir);
+    assert.deepEqual([r.code, r.out], [0, ['{"content":[{"type":"text","text":"sunny"}],"isError":false}']], JSON.stringify(r));
+    await until(() => sleepers().length === 0 && processesIn(folder).length === 0, 10_000, () => `the server and its child to end: ${JSON.stringify([...sleepers(), ...processesIn(folder)])}`);
+  } finally {
     for (const pid of [...sleepers(), ...processesIn(folder)]) process.kill(pid, "SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   }
