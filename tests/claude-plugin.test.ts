@@ -25,8 +25,9 @@ test("the rule's tools: an MCP config in the run's folder naming only the relay,
     mcpServers: { "agent-autoloop": { type: "stdio", command: "/usr/bin/node", args: ["/e/bin/agent-autoloop.js", "tools", "mcp", "--socket", `${folder}/tools.sock`, "--lang", "en"] } },
   });
   assert.equal(statSync(join(folder, "mcp.json")).mode & 0o777, 0o600);
-  assert.deepEqual(plugin.env!({ ...turn, folder, tools }), { MCP_CONNECTION_NONBLOCKING: "0" });
-  assert.deepEqual(plugin.env!(turn), {});
+  // Auto memory off in every launch (issue 26 round 10: any run could write the memory another rule's run reads).
+  assert.deepEqual(plugin.env!({ ...turn, folder, tools }), { CLAUDE_CODE_DISABLE_AUTO_MEMORY: "1", MCP_CONNECTION_NONBLOCKING: "0" });
+  assert.deepEqual(plugin.env!(turn), { CLAUDE_CODE_DISABLE_AUTO_MEMORY: "1" });
   assert.equal(plugin.command(turn).includes("--mcp-config"), false, "no tools, no MCP config");
 });
 

@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { jsonLine, jsonLines, tail, type AgentPlugin, type AgentRead, type TranscriptStep, type Usage } from "agent-autoloop/sdk";
+import { claudeCodeState, claudeLaunchEnv, codexState, jsonLine, jsonLines, tail, type AgentPlugin, type AgentRead, type TranscriptStep, type Usage } from "agent-autoloop/sdk";
 
 /** This plugin's folder: `<engine>/dist/plugins/acp` when compiled, `<engine>/plugins/acp` when loaded from source. */
 const here = dirname(fileURLToPath(import.meta.url));
@@ -52,10 +52,13 @@ export function acpSteps(line: string): TranscriptStep[] {
 const plugin: AgentPlugin = {
   // The state of the ACP adapters this project runs (issue 26): Claude Code's (claude-agent-acp, claude-code-acp) and
   // Codex's (codex-acp). Another agent behind ACP needs its folders in the agent's rules.json `writable`.
+  // Their settings, hooks, memory and code folders read-only (round 10); Claude Code's auto memory off, as for `claude`.
   state(env) {
-    const claude = env.CLAUDE_CONFIG_DIR ? { folders: [env.CLAUDE_CONFIG_DIR], files: [] } : { folders: ["~/.claude"], files: ["~/.claude.json"] };
-    return { folders: [...claude.folders, env.CODEX_HOME || "~/.codex"], files: claude.files };
+    const claude = claudeCodeState(env);
+    const codex = codexState(env);
+    return { folders: [...claude.folders!, ...codex.folders!], readOnly: [...claude.readOnly!, ...codex.readOnly!] };
   },
+  env: () => ({ ...claudeLaunchEnv }),
   command(turn) {
     if (!turn.command || turn.command.length === 0) throw new Error(missingCommand);
     const agent = [turn.program ?? turn.command[0]!, ...turn.command.slice(1)];

@@ -12,7 +12,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findProgram, jsonLine, jsonLines as lines, stepText, tail, type AgentPlugin, type AgentRead, type TranscriptStep, type Turn } from "agent-autoloop/sdk";
+import { claudeCodeState, claudeLaunchEnv, findProgram, jsonLine, jsonLines as lines, stepText, tail, type AgentPlugin, type AgentRead, type TranscriptStep, type Turn } from "agent-autoloop/sdk";
 
 const permissionMode = { read: "plan", edit: "acceptEdits", full: "bypassPermissions" } as const;
 
@@ -78,15 +78,14 @@ const plugin: AgentPlugin = {
     ];
   },
   // Claude Code's state (issue 26): ~/.claude (sessions, settings, credentials) and ~/.claude.json, or all of it in
-  // CLAUDE_CONFIG_DIR. 2.1.332 replaces ~/.claude.json through a temporary file beside it, which the read-only home
-  // refuses: that write fails quietly and print mode works on (sessions and credentials are in ~/.claude).
-  state(env) {
-    return env.CLAUDE_CONFIG_DIR ? { folders: [env.CLAUDE_CONFIG_DIR] } : { folders: ["~/.claude"], files: ["~/.claude.json"] };
-  },
+  // CLAUDE_CONFIG_DIR; its settings, hooks, memory and code folders read-only (round 10, `claudeCodeState`).
+  state: claudeCodeState,
   // With tools offered, Claude Code connects the tools server before its first turn (it may connect MCP servers in
   // the background, and a quick first turn would not find the tools yet).
+  // Auto memory off (issue 26 round 10): Claude Code reads ~/.claude/projects/<cwd>/memory/MEMORY.md into the
+  // prompt, and any run of Claude Code may write there for any cwd — another rule's run would follow it.
   env(turn): Record<string, string> {
-    return turn.tools ? { MCP_CONNECTION_NONBLOCKING: "0" } : {};
+    return { ...claudeLaunchEnv, ...(turn.tools ? { MCP_CONNECTION_NONBLOCKING: "0" } : {}) };
   },
   transcript: claudeSteps,
   read(stdout, code, stderr) {

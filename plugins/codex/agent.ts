@@ -9,7 +9,7 @@
  * Codex reports token usage cumulatively over the thread, so it is given as `sessionUsage`; the worker turns it into
  * this launch's figures from its ledger. Codex reports no cost.
  */
-import { findProgram, jsonLine, jsonLines as lines, stepText, tail, type AgentPlugin, type AgentRead, type TranscriptStep, type Turn } from "agent-autoloop/sdk";
+import { codexState, findProgram, jsonLine, jsonLines as lines, stepText, tail, type AgentPlugin, type AgentRead, type TranscriptStep, type Turn } from "agent-autoloop/sdk";
 
 const sandbox = { read: "read-only", edit: "workspace-write", full: "danger-full-access" } as const;
 
@@ -91,8 +91,9 @@ export function codexSteps(line: string): TranscriptStep[] {
 
 const plugin: AgentPlugin = {
   passEnv: ["OPENAI_*", "CODEX_*"],
-  // Codex's state (issue 26): CODEX_HOME, else ~/.codex (0.171.0 writes nothing else but TMPDIR).
-  state: (env) => ({ folders: [env.CODEX_HOME || "~/.codex"] }),
+  // Codex's state (issue 26): CODEX_HOME, else ~/.codex; config.toml, AGENTS.md and its code folders read-only
+  // (round 10, `codexState`).
+  state: codexState,
   command(turn) {
     const common = [
       "--json", "--skip-git-repo-check",

@@ -137,16 +137,26 @@ export interface AgentPlugin {
    * (issue 26), so that an agent cannot change what the hub's user runs later (`~/.local`, `~/.npmrc`, shell
    * profiles, …). `~/` stands for the home of `env`, the agent's environment (whose variables the plugin may read:
    * `CODEX_HOME`). Folders are made (mode 0700) when missing; files are left out while they do not exist.
-   * Whatever the agent writes here its CLI reads at its next start (settings can name commands it runs): it runs
-   * in the sandbox too, unless an agent of the same CLI has `"sandbox": false`.
+   * What the agent writes here the CLI reads at its next start, in a run of another rule too: the parts that make
+   * it run commands or load code go in `readOnly` (issue 26 round 10; `claudeCodeState`, `codexState`).
    */
   state?(env: Readonly<Record<string, string>>): AgentState;
 }
 
 /** An agent plugin's state paths (`AgentPlugin.state`): absolute, or `~/…`. */
 export interface AgentState {
+  /** Writable in the sandbox; made (0700) when missing. */
   folders?: string[];
+  /** Writable in the sandbox while they exist. */
   files?: string[];
+  /**
+   * The parts of the state the CLI reads as settings or code (settings with hooks or MCP servers, memory files, its
+   * agents, commands and plugins folders): read-only in the sandbox, also inside a writable folder, so that what one
+   * run writes is never run by a later run of another rule, with that rule's secrets (issue 26 round 10). A path
+   * ending in `/` is a folder. One missing inside a writable state folder is made first, so that no run can create
+   * it: a folder empty (0700), a `.json` file `{}`, any other file empty (0600).
+   */
+  readOnly?: string[];
 }
 
 /**

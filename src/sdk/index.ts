@@ -4,6 +4,7 @@
  * server), so a plugin loads the same in the hub, a worker and its output thread.
  *
  * - agent plugins (plugins.md Agent 插件): `Turn`, `AgentPlugin`, `AgentRead`, `findProgram`, `tail`, `jsonLines`, …;
+ *   the state of the CLIs the built-in plugins run, with the parts that steer them (`claudeCodeState`, `codexState`);
  *   starting a program without a shell on every system (`launchArgv`: the Windows launch rules, plugins.md Windows)
  * - channel plugins (plugins.md 通道插件): `Card`, `ChannelArgs` and its `ChannelHub`, `eachCard`, `cardText`, …;
  *   a card template's text projection (`templateLines`, issue 18); the safe Markdown subset of templates as tokens
@@ -12,6 +13,7 @@
  * - text for people in Chinese or English: `langFromEnv`, `t` (the engine's message catalog, for built-in plugins).
  */
 export * from "./agent.js";
+export * from "./cli-state.js";
 export * from "./launch.js";
 export * from "./channel.js";
 export * from "./card-template.js";

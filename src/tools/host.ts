@@ -18,6 +18,7 @@ import { bindRefusal, bindsOf, type LaunchSettings, type PluginProcess } from ".
 import { shownBinds } from "./binds.js";
 import { envBoundDigest, passedEnv } from "./env.js";
 import { serviceSocketFolder } from "./service.js";
+import { endOrphansOf, endOwn, hostMark } from "./orphans.js";
 import { runners } from "./runners.js";
 import type { ActivePlugin, Outcome, Runner, RunnerHost } from "./runner.js";
 import { argumentsDepthMax, callTimeoutMsMax, restartBackoffMs } from "./limits.js";
@@ -97,7 +98,10 @@ export class ToolHost {
       lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
       parentEnv: o.env ?? process.env, log: o.log ?? (() => {}), pluginRoots: registry.roots.map((r) => r.dir),
       ...(o.seen ? { seen: o.seen } : {}),
+      hostMark: hostMark(o.hiddenPaths?.[0] ?? null),
     };
+    // What a host of this home left when it died (SIGKILL, crash): its plugins' processes, and what they started.
+    endOrphansOf(o.hiddenPaths?.[0] ?? null);
     this.socketDir = o.socketDir ?? null;
     const h: RunnerHost = {
       settings: this.settings, backoff: o.restartBackoffMs ?? restartBackoffMs, background: this.background,
@@ -349,6 +353,8 @@ export class ToolHost {
     await Promise.all([...names].map((n) => this.stopLongLived(n)));
     await Promise.all([...this.background].map((p) => p.end()));
     this.background.clear();
+    // What outlived its plugin: a child in a session of its own, its parent gone (issue 26 round 10).
+    if (this.settings.hostMark !== undefined) endOwn(this.settings.hostMark);
     try {
       if (this.socketDir !== null) rmdirSync(this.socketDir); // only when empty: each service's folder went as it stopped
     } catch {

@@ -6,6 +6,7 @@
  * cut into lines (bounded), its stderr goes to the log as `plugin.<name>` lines (bounded), and ending it ends its
  * whole process group and cgroup.
  */
+import { hostMarkVariable } from "./orphans.js";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Writable } from "node:stream";
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
@@ -49,6 +50,11 @@ export interface LaunchSettings {
   seen?: CodeFoldersSeen;
   /** Receives each log line: `subsystem` is `plugin.<name>`. */
   log: (subsystem: string, line: string) => void;
+  /**
+   * The host's mark (orphans.ts), put in the environment of every plugin process it starts, for the clean-up at the
+   * next start and at its stop (issue 26 round 10). Default: none.
+   */
+  hostMark?: string;
 }
 
 /** One plugin to start. `tag` makes its cgroup name unique. */
@@ -156,14 +162,16 @@ export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang:
  */
 export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Promise<{ ok: true; launch: Launch } | { ok: false; refusal: LaunchRefusal }> {
   const m = req.manifest;
+  const mark: Record<string, string> = s.hostMark === undefined ? {} : { [hostMarkVariable]: s.hostMark };
   const env = pluginEnv(s.parentEnv, m, req.hostEnv);
   const direct = [m.entry_point.command, ...m.entry_point.args];
   // Without a sandbox the plugin runs as the hub's user with its manifest's environment, loader variables included:
-  // its code runs with the hub's rights anyway, and its manifest is part of what "always allow" trusts.
-  if (!m.sandbox) return { ok: true, launch: { argv: direct, cwd: req.dir, env, cgroup: null } };
+  // its code runs with the hub's rights anyway, and its manifest is part of what "always allow" trusts. The host's
+  // mark goes to it and to bwrap, not into a sandbox (which ends with bwrap; the mark names the home).
+  if (!m.sandbox) return { ok: true, launch: { argv: direct, cwd: req.dir, env: { ...env, ...mark }, cgroup: null } };
   const args = sandboxEnvArgs(env);
   if (args === null) return { ok: false, refusal: { code: "tools.env_refused", message: t(s.lang, "tools.sandbox.envNul", { plugin: req.name }) } };
-  const outer = launcherEnv(s.parentEnv);
+  const outer = { ...launcherEnv(s.parentEnv), ...mark };
   const link = manifestLink(req.dir);
   if (link) return { ok: false, refusal: { code: "tools.manifest_link", message: t(s.lang, "tools.sandbox.manifestLink", { plugin: req.name, path: link }) } };
   const probe = await probeBwrap(s.bwrap);

@@ -2,9 +2,9 @@
  * The sandbox of one launch of an agent (sandbox.ts builds the bubblewrap argv from it): what the agent may write,
  * what it may see of the worker's home, which devices it gets; or why the launch is refused.
  */
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
@@ -98,6 +98,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   }
   // The CLI's own state: folders made when missing; a path in a place the sandbox keeps as it is stays so.
   const state = plugin.state?.(env) ?? {};
+  const stateFolders: string[] = [];
   for (const [paths, folders] of [[state.folders ?? [], true], [state.files ?? [], false]] as const) {
     for (const s of paths) {
       const path = expandTilde(s, userHome);
@@ -108,9 +109,13 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
           continue; // cannot be made: the CLI says what it misses
         }
       }
-      if (existsSync(path) && !placeProblem(realPath(path), places)) writable.push(realPath(path));
+      if (existsSync(path) && !placeProblem(realPath(path), places)) {
+        writable.push(realPath(path));
+        if (folders) stateFolders.push(realPath(path));
+      }
     }
   }
+  const steering = steeringParts((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders);
   // The temporary folders are the sandbox's own (sandboxArgv: an empty /tmp and /var/tmp per launch; issue 26 round
   // 2, finding 9): a temporary folder named by the environment is /tmp there.
   for (const name of ["TMPDIR", "TEMP", "TMP"]) if (name === "TMPDIR" || env[name] !== undefined) env[name] = "/tmp";
@@ -130,7 +135,62 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // folder lies inside it: the owner chose that) and one that holds this hub's home (hidden already).
   const kept = [cwd, ...writable];
   // What the owner's own tools later run from the folders the agent writes stays read-only (git hooks and config).
-  const guarded = [...new Set(kept)].filter((w) => !homes.includes(w)).flatMap(executableParts);
+  const guarded = [...new Set([...[...new Set(kept)].filter((w) => !homes.includes(w)).flatMap(executableParts), ...steering])];
   const alsoHide = autoloopFolders(homes).filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)));
   return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly } };
 }
+
+/**
+ * The parts of a CLI's state that steer it (`AgentState.readOnly`), as real paths to bind read-only (issue 26 round
+ * 10, Medium 6: a run without secrets wrote hooks into Claude Code's settings.json, and the next run of another rule
+ * ran them with its GH_TOKEN). One missing inside a writable state folder is made first — a path ending in `/` an
+ * empty folder (0700), a `.json` file `{}`, any other file empty (0600) — so that no run can create it; a link is
+ * never followed to make its target. Besides these, every file at the top of a state folder that looks like a
+ * program (an executable bit, or a script's suffix: a status line or hook script that the settings name) is bound
+ * read-only too.
+ * @param paths the declared parts (absolute)
+ * @param folders the state folders left writable (real paths)
+ */
+export function steeringParts(paths: readonly string[], folders: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of paths) {
+    const folder = p.endsWith("/");
+    const path = folder ? p.replace(/\/+$/, "") : p;
+    let present = true;
+    try {
+      lstatSync(path);
+    } catch {
+      present = false;
+    }
+    if (!present && folders.some((f) => isInside(realPath(dirname(path)), f))) {
+      try {
+        if (folder) mkdirSync(path, { mode: 0o700 });
+        else writeFileSync(path, path.endsWith(".json") ? "{}\n" : "", { mode: 0o600, flag: "wx" });
+      } catch {
+        // made meanwhile, or cannot be made: bound below if it exists now
+      }
+    }
+    if (existsSync(path)) out.push(realPath(path));
+  }
+  for (const f of folders) {
+    let names: string[];
+    try {
+      names = readdirSync(f);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const path = join(f, name);
+      try {
+        const st = lstatSync(path);
+        if (st.isFile() && ((st.mode & 0o111) !== 0 || scriptSuffix.test(name))) out.push(path);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return [...new Set(out)];
+}
+
+/** File names that are programs whatever their mode (run through their interpreter: `bash hook.sh`, `node x.mjs`). */
+const scriptSuffix = /\.(sh|bash|zsh|fish|py|js|mjs|cjs|ts|mts|rb|pl|php|lua|ps1|cmd|bat)$/i;

@@ -1,0 +1,60 @@
+/**
+ * Where the agent CLIs this project runs keep their state, and which parts of it steer them (issue 26 round 10,
+ * Medium 6): the built-in `claude`, `codex` and `acp` plugins declare these as their `AgentPlugin.state`.
+ *
+ * The state folder stays writable in the agent sandbox (sessions, history, logs, caches, refreshed credentials), but
+ * the parts the CLI reads as settings or code — settings with hooks and MCP server lists, memory files, its own
+ * agents, commands, skills and plugins folders — are read-only there, and made when missing so that no run can
+ * create them: a sandboxed run without secrets wrote `SessionStart` hooks into Claude Code's `settings.json`, and the
+ * next run of another rule, given GH_TOKEN, ran them. Observed with Claude Code 2.1.332 and Codex 0.171.0: both run
+ * and resume sessions with these read-only (Claude Code's write of `.claude.json` and of `plugins/store` then fails
+ * quietly, as it already did for `~/.claude.json` in the read-only home).
+ */
+import { join } from "node:path";
+import type { AgentState } from "./agent.js";
+
+/**
+ * What Claude Code reads as settings or code in its config folder (`CLAUDE_CONFIG_DIR`, else `~/.claude`): its
+ * settings (hooks, `statusLine`, `apiKeyHelper`, permissions, `env`), its memory `CLAUDE.md`, its agents, commands,
+ * skills, output styles, rules, workflows and plugins (each can run commands or load code), and `backups/`, from
+ * which it restores an empty or broken `.claude.json` (which lists MCP servers). A name ending in `/` is a folder
+ * (`path.join` keeps the `/`).
+ */
+export const claudeCodeSteering = [
+  "settings.json", "settings.local.json", "CLAUDE.md", "CLAUDE.local.md",
+  "hooks/", "agents/", "commands/", "skills/", "output-styles/", "rules/", "workflows/", "plugins/", "backups/",
+] as const;
+
+/**
+ * What Codex reads as settings or code in `CODEX_HOME` (else `~/.codex`): `config.toml` (`notify`, `mcp_servers`,
+ * profiles, model providers), the managed and required settings, `hooks.json`, its instructions `AGENTS.md` and
+ * `AGENTS.override.md`, its command rules, prompts, skills, plugins and memories.
+ */
+export const codexSteering = [
+  "config.toml", "managed_config.toml", "requirements.toml", "hooks.json", "AGENTS.md", "AGENTS.override.md",
+  "rules/", "prompts/", "skills/", "plugins/", "memories/",
+] as const;
+
+/**
+ * Claude Code's state: `CLAUDE_CONFIG_DIR` (its `.claude.json` inside), else `~/.claude` and `~/.claude.json`; the
+ * `.claude.json` file and `claudeCodeSteering` read-only. 2.1.332 replaces `.claude.json` through a temporary file
+ * beside it, which fails quietly where it is read-only, and print mode works on.
+ */
+export function claudeCodeState(env: Readonly<Record<string, string>>): AgentState {
+  const dir = env.CLAUDE_CONFIG_DIR || "~/.claude";
+  const config = env.CLAUDE_CONFIG_DIR ? join(dir, ".claude.json") : "~/.claude.json";
+  return { folders: [dir], readOnly: [config, ...claudeCodeSteering.map((p) => join(dir, p))] };
+}
+
+/**
+ * What every launch of Claude Code gets in its environment (issue 26 round 10): auto memory off. Claude Code 2.1.332
+ * reads `<config>/projects/<cwd>/memory/MEMORY.md` into its prompt, and any of its runs may write there, for any cwd
+ * (`projects/` holds the sessions, so it stays writable): a run of another rule would follow what one wrote.
+ */
+export const claudeLaunchEnv: Readonly<Record<string, string>> = { CLAUDE_CODE_DISABLE_AUTO_MEMORY: "1" };
+
+/** Codex's state: `CODEX_HOME`, else `~/.codex` (0.171.0 writes nothing else but TMPDIR); `codexSteering` read-only. */
+export function codexState(env: Readonly<Record<string, string>>): AgentState {
+  const dir = env.CODEX_HOME || "~/.codex";
+  return { folders: [dir], readOnly: codexSteering.map((p) => join(dir, p)) };
+}
