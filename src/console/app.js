@@ -167,8 +167,8 @@ function route() {
 
 /**
  * The modules of the views but Needs you (the landing view, loaded with the page), by route: each is fetched when its
- * view is first shown, and all of them once the first view is drawn and the browser is idle (issue 30: the first load
- * fetches, compiles and runs only what Needs you needs — 10 of the console's 21 modules).
+ * view is first shown, and all of them 5 s after the first view is drawn, when the browser is idle (issue 30: the
+ * first load fetches, compiles and runs only what Needs you needs — 10 of the console's 21 modules).
  * @type {Record<string, () => Promise<any>>}
  */
 const viewLoaders = {
@@ -391,9 +391,9 @@ async function start() {
   render();
   follow();
   addEventListener("hashchange", render);
-  // The other views' modules, a second after the first view is drawn and once the browser has nothing else to do
-  // (compiling them as it is drawn would hold up the first click).
-  setTimeout(() => ("requestIdleCallback" in window ? requestIdleCallback : setTimeout)(() => Object.keys(viewLoaders).forEach(loadView)), 1000);
+  // The other views' modules, 5 s after the first view is drawn and once the browser has nothing else to do:
+  // compiling them while it is drawn held up the first click (1 s after was still too soon on a busy machine).
+  setTimeout(() => ("requestIdleCallback" in window ? requestIdleCallback : setTimeout)(() => Object.keys(viewLoaders).forEach(loadView)), 5000);
 }
 
 void start();
