@@ -1,7 +1,8 @@
 /**
  * The console's first load at size (issue 30): `GET /v1/state?cards=N` lists only the newest N open cards and says how
  * many it left out, the channels' waiting counts still count every open card, and long answers and the console's
- * files go gzip'd to a client that takes gzip (and as before to one that does not).
+ * files go gzip'd to a client that takes gzip (and as before to one that does not); the page preloads only the modules
+ * of Needs you; a route's answer carries the hub's own time for it; the state reads its runs without their jobs.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -9,6 +10,7 @@ import http from "node:http";
 import { gunzipSync } from "node:zlib";
 import { hubFixture, type Fixture } from "./helpers.js";
 import { acceptsGzip } from "../src/host/compress.js";
+import { staticImports } from "../src/host/console-files.js";
 import { answerGzipMinBytes } from "../src/kernel/limits.js";
 
 /** `n` runs of rule alerts, each of whose receipt asks a question (an open card each, for channel ch1). */
@@ -90,4 +92,55 @@ test("Accept-Encoding: gzip only where named without q=0", () => {
     [undefined, "", "gzip", "GZIP", "br, gzip;q=0.5", "gzip;q=0", "gzip; q=0.0", "deflate, br", "*", "x-gzip", "identity"].map(acceptsGzip),
     [false, false, true, true, true, false, false, false, true, true, false],
   );
+});
+
+test("the console's page preloads only what Needs you needs: boot.js first, then app.js's static imports; the other views load when shown", async () => {
+  const f = await hubFixture();
+  try {
+    const page = (await raw(`${f.url}/console/`, {})).body.toString("utf8");
+    const order = [...page.matchAll(/<(?:script type="module" src|link rel="modulepreload" href)="\/console\/([^"]+)"/g)].map((m) => m[1]);
+    assert.deepEqual(order, [
+      "boot.js",
+      "api.js", "dom.js", "i18n.js", "kernel/states.js", "kernel/text.js", "more.js", "needs.js", "sdk/markdown.js", "ui.js",
+      "app.js",
+    ]);
+    // Each view's module is still served, for when it is shown.
+    for (const name of ["runs.js", "events.js", "search.js", "rules.js", "plugins.js", "transcript.js", "kernel/timeline.js"]) {
+      assert.equal((await raw(`${f.url}/console/${name}`, {})).status, 200, name);
+    }
+  } finally {
+    await f.close();
+  }
+});
+
+test("staticImports follows `import … from` and `export … from`, relative to each module's folder, and not import()", () => {
+  const files = new Map([
+    ["app.js", `import { a } from "./a.js";\nimport {\n  b,\n} from "./sub/b.js";\n/** @param {import("./c.js").C} c */\nconst later = () => import("./d.js");`],
+    ["a.js", `export { x } from "./sub/x.js";`],
+    ["sub/b.js", `import { y } from "./y.js";`],
+    ["sub/y.js", ``],
+    ["sub/x.js", ``],
+    ["c.js", ``],
+    ["d.js", ``],
+  ]);
+  assert.deepEqual([...staticImports(["app.js"], files)].sort(), ["a.js", "app.js", "sub/b.js", "sub/x.js", "sub/y.js"]);
+});
+
+test("a route's answer says the hub's own time for it (Server-Timing); the state's runs carry no job", async () => {
+  const f = await hubFixture();
+  try {
+    await openCards(f, 2);
+    const res = await raw(`${f.url}/v1/state`, { authorization: `Bearer ${f.keys.owner}` });
+    assert.match(String(res.headers["server-timing"]), /^hub;dur=\d+\.\d$/);
+    const state = JSON.parse(res.body.toString("utf8"));
+    assert.equal(state.runs.length, 2);
+    assert.equal(JSON.stringify(state).includes("\"job\""), false);
+    // The rows the state reads: SQLite leaves the job out (a job holds its group's open cards, 110 KB a run at 1,000).
+    const row = f.running.hub.store.view.runSummaries("key = ?", 1)[0]!.row;
+    assert.equal("job" in row, false);
+    assert.equal(row.id, 1);
+    assert.notEqual(f.running.hub.store.view.get("runs", 1)!.job, null);
+  } finally {
+    await f.close();
+  }
 });

@@ -1,7 +1,8 @@
 /**
  * Runs' transcripts (issue 30): the real Claude Code CLI against the fake model, run by a real worker, shows its
  * messages and the tool call it made on the run page in headless Chromium while it runs; a `command` agent printing
- * 50 MB is cut at the limit with the cut said while the hub's memory stays flat; a transcript past its retention is
+ * 50 MB is cut at the limit with the cut said while the hub's memory stays flat (cut by the worker; and all 50 MB posted
+ * to the hub with the run token, as a worker that sent on past the cut would); a transcript past its retention is
  * removed and the run page says so.
  */
 import { test, describe, before, after } from "node:test";
@@ -209,6 +210,74 @@ describe("a command agent printing 50 MB", () => {
       assert.ok(peak - before < 64 * 2 ** 20, `the hub's RSS grew by ${((peak - before) / 2 ** 20).toFixed(1)} MiB`);
     } finally {
       worker.stop();
+      await hub.stop();
+    }
+  });
+});
+
+describe("50 MB posted to the hub with a run token", () => {
+  test("a worker that sends on past the cut: the hub keeps the limit, says the cut, and its memory stays flat", { timeout: 180_000 }, async () => {
+    // The test above cuts at the worker, so only the limit's 4 MiB reach the hub. Here all 50 MiB do, as a worker
+    // that ignored the cut (or a hostile one holding a run token) would send them: batches of 200 entries of 4,000
+    // characters (812 KiB a body, under requestBodyMaxBytes), the most one POST may carry.
+    const { dir, keys } = makeHome(baseRules);
+    // V8 sizes its young generation by how fast a process allocates, not by what it holds: a hub parsing 0.8 MiB
+    // bodies commits 16–64 MiB of young pages, garbage or not, and that sawtooth (measured: +42 MiB at 50 MiB, +65 MiB
+    // at 150 MiB, falling back each time) hides what the hub keeps. With 1 MiB semi-spaces and a 64 MiB old generation
+    // the garbage is collected as it goes, so RSS counts what the hub holds; a hub that held the stream dies of it
+    // (tried: holding each entry's line, it ran out of memory at the 50th POST and the POSTs failed).
+    const hub = await serveProcess(dir, undefined, { ...process.env, AGENT_AUTOLOOP_LANG: "en", NODE_OPTIONS: "--max-semi-space-size=1 --max-old-space-size=64" });
+    const rssBytes = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${hub.child.pid}/status`, "utf8"))?.[1]) * 1024;
+    try {
+      /** POSTs `body` (JSON, or its text as it is) with `token`. */
+      const post = async (path: string, token: string, body: unknown) => {
+        const res = await fetch(`${hub.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+        return { status: res.status, body: await res.json() as { kept?: number; cut?: boolean } };
+      };
+      assert.equal((await post("/v1/events", keys.source, { id: "big", type: "alert.x" })).status, 200);
+      const work = await fetch(`${hub.url}/v1/work?claim=w1`, { headers: { authorization: `Bearer ${keys.worker}` } });
+      const job = ((await work.json()) as { job: { run: number; token: string; attempt: number } }).job;
+      assert.equal((await post(`/v1/runs/${job.run}/started`, job.token, { session: "s" })).status, 200);
+      const entry = { at: Date.now(), attempt: job.attempt, launch: 1, kind: "stdout", text: "x".repeat(4000) };
+      const batch = JSON.stringify({ entries: Array(200).fill(entry) });
+      const batches = Math.ceil(50 * 2 ** 20 / Buffer.byteLength(batch));
+      // Warm the hub's route, validator and file code first, so that "before" counts what they hold once.
+      assert.equal((await post(`/v1/runs/${job.run}/transcript`, job.token, { entries: [entry] })).body.kept, 1);
+      const before = rssBytes();
+      let peak = before;
+      let kept = 1;
+      const answers = new Map<string, number>();
+      for (let i = 0; i < batches; i++) {
+        const res = await post(`/v1/runs/${job.run}/transcript`, job.token, batch);
+        kept += res.body.kept ?? 0;
+        const key = `${res.status} cut=${res.body.cut}`;
+        answers.set(key, (answers.get(key) ?? 0) + 1);
+        peak = Math.max(peak, rssBytes());
+      }
+      const after = rssBytes();
+      const size = statSync(join(dir, "transcripts", `${job.run}.ndjson`)).size;
+      console.log(`hub RSS: before ${(before / 2 ** 20).toFixed(1)} MiB, peak ${(peak / 2 ** 20).toFixed(1)} MiB, after ${(after / 2 ** 20).toFixed(1)} MiB; ${batches} POSTs of ${Buffer.byteLength(batch)} bytes; file ${size} bytes, ${kept} entries kept`);
+      const line = Buffer.byteLength(JSON.stringify(entry) + "\n");
+      // Every POST is answered 200; from the one that reached the limit on, each says the transcript is cut.
+      const fit = Math.floor((transcriptMaxBytes - line) / line);
+      assert.equal(kept, 1 + fit);
+      const firstCut = Math.ceil(fit / 200);
+      assert.deepEqual(Object.fromEntries(answers), { "200 cut=false": firstCut - 1, "200 cut=true": batches - firstCut + 1 });
+      // The file: the kept lines and the one `cut` line, nothing after it.
+      const cutLine = Buffer.byteLength(JSON.stringify({ at: entry.at, attempt: job.attempt, kind: "cut" }) + "\n");
+      assert.equal(size, kept * line + cutLine);
+      const t = await transcriptOf(hub.url, keys.owner, job.run);
+      assert.equal(t.cut, true);
+      assert.equal(t.entries.length, kept + 1);
+      assert.equal(t.entries.at(-1)!.kind, "cut");
+      // Flat: 50 MiB went through the hub; holding it (at one byte a character, the least a string or buffer takes)
+      // would raise its RSS by 50 MiB. What a hub that holds nothing grows by: one body in flight (0.8 MiB as bytes,
+      // again as a string, its 200 parsed entries and their lines written), three 1 MiB semi-spaces, and the old
+      // generation's slack up to its next collection: measured 16.6 MiB (22.5 MiB without the old generation's cap).
+      // Half the stream is the bound: counted in bytes, never in time.
+      assert.ok(peak - before < 25 * 2 ** 20, `the hub's RSS grew by ${((peak - before) / 2 ** 20).toFixed(1)} MiB while 50 MiB streamed through`);
+      assert.ok(after - before < 25 * 2 ** 20, `the hub's RSS stayed ${((after - before) / 2 ** 20).toFixed(1)} MiB up after the stream`);
+    } finally {
       await hub.stop();
     }
   });

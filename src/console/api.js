@@ -40,7 +40,15 @@ export async function api(method, path, body) {
     init.body = JSON.stringify(body);
     init.headers = { ...init.headers, "content-type": "application/json" };
   }
-  const res = await fetch(path, init);
+  return answerOf(await fetch(path, init), path);
+}
+
+/**
+ * The JSON of the hub's answer to a request of `path`; a refusal throws an `ApiError` (a 401 of `/v1` tells
+ * `onSignedOut` first).
+ * @param {Response} res @param {string} path @returns {Promise<any>}
+ */
+export async function answerOf(res, path) {
   const text = await res.text();
   /** @type {any} */
   let data = null;

@@ -6,16 +6,11 @@
  * #/rules, #/workers, #/spending, #/plugins, #/plugins/<id>; a view that filters keeps its filter after `?`
  * (`#/search?q=SHOP-4120&group=failed`).
  */
-import { api, onSignedOut } from "./api.js";
+import { cardsPage, first, firstStatePath } from "./boot.js";
+import { answerOf, api, onSignedOut } from "./api.js";
 import { fill, h } from "./dom.js";
 import { currentLang, loadCatalog, setLang, t } from "./i18n.js";
 import { needsView } from "./needs.js";
-import { runsView, runView } from "./runs.js";
-import { rulesView } from "./rules.js";
-import { workersView, spendingView } from "./more.js";
-import { pluginsView, pluginView } from "./plugins.js";
-import { eventsView } from "./events.js";
-import { searchView } from "./search.js";
 
 /**
  * What a view gets: the latest state, a way to ask for a fresh one, to say something in the live region, and to have
@@ -39,9 +34,8 @@ let refreshAgain = false;
 let signedIn = false;
 /**
  * The open cards the state lists, newest first (issue 30: with 1,000 open cards the first load reads and draws only
- * these); "Show more" in Needs you raises it by a page.
+ * `cardsPage`, boot.js); "Show more" in Needs you raises it by a page.
  */
-export const cardsPage = 20;
 let cardsWanted = cardsPage;
 /** The state as the views read it: the newest `cardsWanted` open cards, the newest page of runs. */
 const statePath = () => `/v1/state?cards=${cardsWanted}`;
@@ -71,14 +65,14 @@ function applyTheme() {
   document.documentElement.dataset.theme = theme === "light" || theme === "dark" ? theme : systemDark.matches ? "dark" : "light";
 }
 
-/** Exchanges the sign-in token of the link (in the URL's fragment, never sent to a server) for the session cookie. */
+/**
+ * What became of the sign-in link's exchange for the session cookie (boot.js made it as the page began): null when it
+ * went through or there was no link, else the reason in the reader's words.
+ */
 async function signInFromLink() {
-  const m = /^#sign-in=([A-Za-z0-9_-]+)$/.exec(location.hash);
-  if (!m) return null;
-  // The token leaves the address bar and the history before anything else happens.
-  history.replaceState(null, "", "/console/#/needs");
   try {
-    await api("POST", "/console/session", { token: m[1] });
+    const res = await first.session;
+    if (res) await answerOf(res, "/console/session");
     return null;
   } catch (e) {
     return /** @type {Error} */ (e).message;
@@ -171,6 +165,43 @@ function route() {
   return { key, arg: m?.[2] ?? null };
 }
 
+/**
+ * The modules of the views but Needs you (the landing view, loaded with the page), by route: each is fetched when its
+ * view is first shown, and all of them 5 s after the first view is drawn, when the browser is idle (issue 30: the
+ * first load fetches, compiles and runs only what Needs you needs — 10 of the console's 21 modules).
+ * @type {Record<string, () => Promise<any>>}
+ */
+const viewLoaders = {
+  runs: () => import("./runs.js"),
+  events: () => import("./events.js"),
+  search: () => import("./search.js"),
+  rules: () => import("./rules.js"),
+  workers: () => import("./more.js"),
+  spending: () => import("./more.js"),
+  plugins: () => import("./plugins.js"),
+};
+/** The views' modules loaded so far, by route. @type {Map<string, any>} */
+const viewModules = new Map([["needs", { needsView }]]);
+/** The loads under way, by route. @type {Map<string, Promise<void>>} */
+const viewLoads = new Map();
+
+/** Loads the module of route `key` once, and shows its view when the address still names it. @param {string} key */
+function loadView(key) {
+  let load = viewLoads.get(key);
+  if (!load) {
+    load = viewLoaders[key]().then((m) => {
+      viewModules.set(key, m);
+      if (route().key === key) render();
+    }, (e) => {
+      // The hub did not answer: the next render tries again.
+      viewLoads.delete(key);
+      announce(t("console.failed", { error: /** @type {Error} */ (e).message }));
+    });
+    viewLoads.set(key, load);
+  }
+  return load;
+}
+
 /** Shows the view the address names (made anew when the route changes, updated in place otherwise). */
 function render() {
   if (!signedIn || !state) return;
@@ -179,31 +210,37 @@ function render() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
   const ctx = { state, refresh, announce, moreCards };
   if (wanted !== viewKey || !view) {
+    const m = viewModules.get(key);
+    // Its module not loaded yet: the view shown stays until it comes (loadView renders then).
+    if (!m) return void loadView(key);
     view?.dispose?.();
-    view = key === "runs" && arg && /^\d+$/.test(arg) ? runView(Number(arg), ctx)
-      : key === "runs" ? runsView(ctx)
-      : key === "events" ? eventsView(ctx)
-      : key === "search" ? searchView(ctx)
-      : key === "rules" ? rulesView(ctx)
-      : key === "workers" ? workersView(ctx)
-      : key === "spending" ? spendingView(ctx)
-      : key === "plugins" && arg ? pluginView(arg, ctx)
-      : key === "plugins" ? pluginsView(ctx)
-      : key === "needs" && arg && /^\d+$/.test(arg) ? needsView(ctx, Number(arg))
-      : needsView(ctx);
+    /** @type {View} */
+    const made = key === "runs" && arg && /^\d+$/.test(arg) ? m.runView(Number(arg), ctx)
+      : key === "runs" ? m.runsView(ctx)
+      : key === "events" ? m.eventsView(ctx)
+      : key === "search" ? m.searchView(ctx)
+      : key === "rules" ? m.rulesView(ctx)
+      : key === "workers" ? m.workersView(ctx)
+      : key === "spending" ? m.spendingView(ctx)
+      : key === "plugins" && arg ? m.pluginView(arg, ctx)
+      : key === "plugins" ? m.pluginsView(ctx)
+      : key === "needs" && arg && /^\d+$/.test(arg) ? m.needsView(ctx, Number(arg))
+      : m.needsView(ctx);
+    view = made;
     const moved = viewKey !== "";
     viewKey = wanted;
-    fill(main, view.el);
+    fill(main, made.el);
     for (const a of document.querySelectorAll("nav a")) {
       if (/** @type {HTMLElement} */ (a).dataset.route === key) a.setAttribute("aria-current", "page");
       else a.removeAttribute("aria-current");
     }
     // Moving between views puts the focus on the new view's heading (keyboard and screen-reader users land there).
     if (moved) /** @type {HTMLElement | null} */ (main.querySelector("h1"))?.focus();
+    document.title = `${made.title} · ${t("console.title")}`;
   } else {
     view.update(ctx);
+    document.title = `${view.title} · ${t("console.title")}`;
   }
-  document.title = `${view.title} · ${t("console.title")}`;
 }
 
 /** Builds the page again (after a change of language). */
@@ -330,9 +367,11 @@ async function start() {
   await loadCatalog();
   const problem = await signInFromLink();
   onSignedOut(() => showSignedOut(null));
+  // The first read is the one boot.js made as the page began (the same path); a retry asks again.
+  let read = () => first.state.then((res) => answerOf(res, firstStatePath));
   for (;;) {
     try {
-      state = await api("GET", statePath());
+      state = await read();
       break;
     } catch (e) {
       if (/** @type {any} */ (e).status === 401) {
@@ -344,6 +383,7 @@ async function start() {
         h("p", { class: "error", role: "alert" }, t("console.failed", { error: /** @type {Error} */ (e).message }))));
       app.removeAttribute("aria-busy");
       await new Promise((r) => setTimeout(r, 3000));
+      read = () => api("GET", statePath());
     }
   }
   signedIn = true;
@@ -351,6 +391,9 @@ async function start() {
   render();
   follow();
   addEventListener("hashchange", render);
+  // The other views' modules, 5 s after the first view is drawn and once the browser has nothing else to do:
+  // compiling them while it is drawn held up the first click (1 s after was still too soon on a busy machine).
+  setTimeout(() => ("requestIdleCallback" in window ? requestIdleCallback : setTimeout)(() => Object.keys(viewLoaders).forEach(loadView)), 5000);
 }
 
 void start();

@@ -132,6 +132,13 @@ export function money(usd, digits = 2) {
 export const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 
 /**
+ * The formats of `when` by time zone, made once each: a format is costly to make and a view shows hundreds of times
+ * (issue 30: the first load at size made one per card).
+ * @type {Map<string, Intl.DateTimeFormat>}
+ */
+const clockFormats = new Map();
+
+/**
  * A time in the browser's zone: `MM-DD HH:mm:ss` (the CLI's form), or `-`.
  * @param {string | number | null | undefined} at an ISO time or milliseconds
  * @param {string} [tz]
@@ -140,7 +147,8 @@ export function when(at, tz = zone) {
   if (at === null || at === undefined) return "-";
   const d = new Date(at);
   if (Number.isNaN(d.getTime())) return "-";
-  const f = new Intl.DateTimeFormat("en-CA", { timeZone: tz, month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+  let f = clockFormats.get(tz);
+  if (!f) clockFormats.set(tz, (f = new Intl.DateTimeFormat("en-CA", { timeZone: tz, month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" })));
   /** @type {Record<string, string>} */
   const p = {};
   for (const x of f.formatToParts(d)) p[x.type] = x.value;
@@ -152,8 +160,14 @@ export function when(at, tz = zone) {
  * @param {number} n
  */
 export function num(n) {
-  return new Intl.NumberFormat(lang === "zh" ? "zh-CN" : "en-US").format(n);
+  const locale = lang === "zh" ? "zh-CN" : "en-US";
+  let f = numberFormats.get(locale);
+  if (!f) numberFormats.set(locale, (f = new Intl.NumberFormat(locale)));
+  return f.format(n);
 }
+
+/** The formats of `num` by locale, made once each. @type {Map<string, Intl.NumberFormat>} */
+const numberFormats = new Map();
 
 /**
  * What runs that ended in a window used, in words: cost, tokens and runs, and apart the runs that reported no usage. A

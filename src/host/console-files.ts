@@ -70,15 +70,37 @@ let files: Promise<Map<string, ConsoleFile>> | null = null;
 /**
  * The page with the browser told at once of every module the console loads at its start and of its texts (issue 30:
  * the first load at size): without it, the browser learns each import only when it has read the module that names it,
- * three round trips deep, and the texts only once all have run. The libraries (`vendor/`) load when a view needs
- * them, so they are not named. The links go before the page's one script; `crossorigin` makes the texts' preload the
- * same request as the console's own fetch of them (same-origin credentials).
+ * three round trips deep, and the texts only once all have run. Only the modules the page's own scripts import
+ * statically are named (`staticImports`): the other views' modules load when shown (app.js `viewLoaders`), and the
+ * libraries (`vendor/`) when a view needs them. The links go before the page's last script (boot.js, the first, goes
+ * first: its requests start the load); `crossorigin` makes the
+ * texts' preload the same request as the console's own fetch of them (same-origin credentials).
+ * @param page the page's HTML; @param files each module's text by its name (`needs.js`, `kernel/text.js`).
  */
-export function withPreloads(page: string, names: string[]): string {
-  const links = names.filter((n) => n.endsWith(".js") && !n.startsWith("vendor/") && n !== "app.js").sort()
+export function withPreloads(page: string, files: ReadonlyMap<string, string>): string {
+  const entries = [...page.matchAll(/<script type="module" src="\/console\/([^"]+)"/g)].map((m) => m[1]!);
+  const links = [...staticImports(entries, files)].filter((n) => !entries.includes(n)).sort()
     .map((n) => `<link rel="modulepreload" href="/console/${n}">`);
   links.push(`<link rel="preload" href="/console/catalog.json" as="fetch" crossorigin="anonymous">`);
-  return page.replace(`<script type="module"`, `${links.join("\n")}\n<script type="module"`);
+  const last = `<script type="module" src="/console/${entries.at(-1)}"`;
+  return page.replace(last, `${links.join("\n")}\n${last}`);
+}
+
+/**
+ * The modules `entries` import statically, and theirs, by name (`import … from "./x.js"` and `export … from`, relative
+ * to the importing module's folder); `import("./x.js")` loads later and is not followed. A name with no file is left out.
+ */
+export function staticImports(entries: readonly string[], files: ReadonlyMap<string, string>): Set<string> {
+  const seen = new Set<string>();
+  const next = [...entries];
+  for (let name = next.pop(); name !== undefined; name = next.pop()) {
+    const text = files.get(name);
+    if (seen.has(name) || text === undefined) continue;
+    seen.add(name);
+    const dir = name.includes("/") ? name.slice(0, name.lastIndexOf("/") + 1) : "";
+    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s*"\.\/([^"]+)"/g)) next.push(dir + m[1]!);
+  }
+  return seen;
 }
 
 /** A file as served: gzip'd once here, at the best level (the files do not change while the hub runs). */
@@ -98,7 +120,8 @@ async function load(): Promise<Map<string, ConsoleFile>> {
   for (const [name, spec] of Object.entries(vendorFiles)) out.set(name, file(await readFile(require.resolve(spec)), types[".js"]!));
   for (const [name, path] of Object.entries(engineModules)) out.set(name, file(await readFile(join(engineDir, path)), types[".js"]!));
   const page = out.get("index.html");
-  if (page) out.set("index.html", file(Buffer.from(withPreloads(page.body.toString("utf8"), [...out.keys()])), page.type, page.cache));
+  const modules = new Map([...out].filter(([n]) => n.endsWith(".js")).map(([n, f]) => [n, f.body.toString("utf8")]));
+  if (page) out.set("index.html", file(Buffer.from(withPreloads(page.body.toString("utf8"), modules)), page.type, page.cache));
   return out;
 }
 

@@ -5,8 +5,8 @@
  * (search-index.ts); everything else in the projection. Every read is bounded: a page or `searchHitsMax` rows out,
  * and without a text at most `searchScanRows` rows of each kind looked through (the newest).
  */
-import type { View } from "../kernel/view.js";
-import type { Env, EventRow, RunRow, CardRow } from "../kernel/types.js";
+import type { RunSummary, View } from "../kernel/view.js";
+import type { Env, EventRow, CardRow } from "../kernel/types.js";
 import { Ctx } from "../kernel/context.js";
 import { ownerCard } from "../kernel/cards.js";
 import { eventRunsListed, eventsPerPage, searchHitsMax, searchScanRows } from "../kernel/limits.js";
@@ -100,7 +100,9 @@ function runGroupSql(group: RunGroup): string {
  */
 function newest<T extends "events" | "runs" | "cards">(view: View, table: T, w: Where, text: boolean) {
   if (!text) w.add("key >= ?", topKey(view, table) - searchScanRows + 1);
-  const rows = view.where(table, `${w.sql} ORDER BY key DESC LIMIT ?`, ...w.params, searchHitsMax + 1).map((r) => r.row);
+  const clause = `${w.sql} ORDER BY key DESC LIMIT ?`;
+  // Runs without their jobs (`View.runSummaries`): a hit is shown by its summary, never its job.
+  const rows = (table === "runs" ? view.runSummaries(clause, ...w.params, searchHitsMax + 1) : view.where(table, clause, ...w.params, searchHitsMax + 1)).map((r) => r.row);
   return { rows: rows.slice(0, searchHitsMax), more: rows.length > searchHitsMax };
 }
 
@@ -135,7 +137,7 @@ export function search(view: View, env: Env, now: number, q: SearchQuery): Searc
 
   return {
     events: events.rows.map((e) => eventEntry(view, e as EventRow)),
-    runs: runs.rows.map((r) => runView(c, r as RunRow)),
+    runs: runs.rows.map((r) => runView(c, r as RunSummary)),
     cards: cards.rows.map((card) => ownerCard(c, card as CardRow)),
     more: { events: events.more, runs: runs.more, cards: cards.more },
   };

@@ -2,9 +2,9 @@
  * GET /v1/state (protocol.md 本人): the whole picture in one snapshot. Reads only what is current or bounded
  * (open cards, active runs, one page of runs, recent lists, the last 7 days of ended runs), never all history.
  */
-import type { View } from "../kernel/view.js";
+import type { RunSummary, View } from "../kernel/view.js";
 import { emptyRules } from "../kernel/view.js";
-import type { EventRow, RunRow, RunState } from "../kernel/types.js";
+import type { EventRow, RunState } from "../kernel/types.js";
 import { stateRecentCards, stateRecentEvents, stateRunsPerPage, stateRunsScanRows, workerOnlineMs } from "../kernel/limits.js";
 import { Ctx } from "../kernel/context.js";
 import { runHeldStates, runLiveStates, runPendingStates, stateIn } from "../kernel/states.js";
@@ -24,8 +24,8 @@ function iso(ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }
 
-/** A run as the owner reads it (GET /v1/state, GET /v1/search). */
-export function runView(c: Ctx, r: RunRow): RunView {
+/** A run as the owner reads it (GET /v1/state, GET /v1/search): its row without the job is enough. */
+export function runView(c: Ctx, r: RunSummary): RunView {
   return {
     ...(r.state === "queued" ? { waits: waitsFor(c, r) } : {}),
     id: r.id, rule: r.rule, lane: r.lane, state: r.state, attempt: r.attempt, failures: r.failures, manual: r.manual,
@@ -69,7 +69,7 @@ function usageSince(view: View, from: number): { all: UsageBucket; rules: Map<st
     rules.set(rule, r);
   };
   const edge = Math.ceil(from / usageBucketMs) * usageBucketMs;
-  for (const { row } of view.where("runs", "ended >= ? AND ended < ?", from, edge)) {
+  for (const { row } of view.runSummaries("ended >= ? AND ended < ?", from, edge)) {
     const share = usageOf(row);
     if (share) add(share.rule, share.add);
   }
@@ -100,24 +100,41 @@ const listedCards = "state IN ('open', 'answered')";
  * page reads at most that many rows however rare the match): the page may hold fewer than a full page, and `nextBefore`
  * then says where the next look goes on. Run ids are never reused, so a range of ids is a range of history.
  */
-function runsPage(view: View, before: number | null, filter: RunFilter | null): { rows: RunRow[]; nextBefore: number | null; reachedAt: number | null } {
+function runsPage(view: View, before: number | null, filter: RunFilter | null): { rows: RunSummary[]; nextBefore: number | null; reachedAt: number | null } {
   if (!filter) {
-    const page = view.where("runs", before === null ? "1 ORDER BY key DESC LIMIT ?" : "key < ? ORDER BY key DESC LIMIT ?", ...(before === null ? [] : [before]), stateRunsPerPage + 1);
+    const page = view.runSummaries(before === null ? "1 ORDER BY key DESC LIMIT ?" : "key < ? ORDER BY key DESC LIMIT ?", ...(before === null ? [] : [before]), stateRunsPerPage + 1);
     const rows = page.slice(0, stateRunsPerPage).map((r) => r.row);
     return { rows, nextBefore: page.length > stateRunsPerPage ? rows[rows.length - 1]!.id : null, reachedAt: rows.at(-1)?.createdAt ?? null };
   }
   const top = before ?? Number((view.sql("SELECT MAX(key) AS k FROM v_runs").get() as { k: number | null }).k ?? 0) + 1;
   const floor = Math.max(1, top - stateRunsScanRows);
-  const page = view.where(
-    "runs",
+  const page = view.runSummaries(
     "key < ? AND key >= ? AND (? IS NULL OR json_extract(data, '$.rule') = ?) AND (? IS NULL OR state = ?) AND (? IS NULL OR json_extract(data, '$.worker') = ?) ORDER BY key DESC LIMIT ?",
     top, floor, filter.rule, filter.rule, filter.state, filter.state, filter.worker, filter.worker, stateRunsPerPage + 1,
   );
   const rows = page.slice(0, stateRunsPerPage).map((r) => r.row);
   if (page.length > stateRunsPerPage) return { rows, nextBefore: rows[rows.length - 1]!.id, reachedAt: rows[rows.length - 1]!.createdAt };
   // The whole range was looked through: the next look starts below it, if any run is there.
-  const below = view.where("runs", "key < ? ORDER BY key DESC LIMIT 1", floor).length > 0;
-  return { rows, nextBefore: below ? floor : null, reachedAt: view.get("runs", floor)?.createdAt ?? null };
+  const below = view.sql("SELECT 1 FROM v_runs WHERE key < ? LIMIT 1").get(floor) !== undefined;
+  return { rows, nextBefore: below ? floor : null, reachedAt: view.runSummaries("key = ?", floor)[0]?.row.createdAt ?? null };
+}
+
+/** The runs of the last state built from each view: its log position, page, and the runs in hand or waiting. */
+const lastRuns = new WeakMap<View, { seq: number; page: string; runs: ReturnType<typeof runsPage>; active: RunSummary[] }>();
+
+/**
+ * The page of runs `runsPage` reads and the active runs, read again only when the log moved on (`seq`) or another page
+ * is asked for: every console reads the state again after each fact, and each read of the page parsed 60 runs
+ * (issue 30). The rows only; what is worded from them with the time (`runView`) is made for each read.
+ */
+function runsRead(view: View, seq: number, before: number | null, filter: RunFilter | null): ReturnType<typeof runsPage> & { active: RunSummary[] } {
+  const page = JSON.stringify([before, filter]);
+  const last = lastRuns.get(view);
+  if (last && last.seq === seq && last.page === page) return { ...last.runs, active: last.active };
+  const runs = runsPage(view, before, filter);
+  const active = view.runSummaries(`state IN (${runLiveStates.map(() => "?").join(", ")}) ORDER BY key`, ...runLiveStates).map((r) => r.row);
+  lastRuns.set(view, { seq, page, runs, active });
+  return { ...runs, active };
 }
 
 /**
@@ -135,9 +152,9 @@ export function buildState(view: View, env: Env, now: number, seq: number, befor
   const cards = cardRows.map(({ row }) => ownerCard(c, row));
   const cardCount = opts.cards === undefined ? cards.length : (view.sql(`SELECT COUNT(*) AS n FROM v_cards WHERE ${listedCards}`).get() as { n: number }).n;
   const recentCards = view.where("cards", "state = 'closed' ORDER BY key DESC LIMIT ?", stateRecentCards).map(({ row }) => ownerCard(c, row));
-  const page = runsPage(view, before, opts.filter ?? null);
+  const page = runsRead(view, seq, before, opts.filter ?? null);
   const runs = page.rows.map((r) => runView(c, r));
-  const active = view.runsIn(runLiveStates);
+  const active = page.active;
   const workers = view.where("workers", "1 ORDER BY key").map(({ row }) => ({
     name: row.name, seenAt: iso(row.seenAt), online: now - row.seenAt < workerOnlineMs,
     slots: opts.capacityOf?.(row.name)?.slots ?? null, free: opts.capacityOf?.(row.name)?.free ?? null,

@@ -52,7 +52,7 @@ export type QueuedWait =
   | { why: "rule" } | { why: "paused" } | { why: "lane"; run: number } | { why: "group"; limit: number } | { why: "worker"; worker: string };
 
 /** What queued `run` waits for (see QueuedWait). */
-export function waitsFor(c: Ctx, run: RunRow): QueuedWait {
+export function waitsFor(c: Ctx, run: Pick<RunRow, "rule" | "lane" | "group">): QueuedWait {
   const rule = c.rule(run.rule);
   const agent = rule ? own(c.rules.agents, rule.to) : undefined;
   if (!rule || !agent) return { why: "rule" };
