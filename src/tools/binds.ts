@@ -135,15 +135,12 @@ export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, p
     const source = realPathOr(written, null);
     const base = { container: m.container, readOnly: m.readOnly };
     if (source === null) return { source: written, ...base, refused: "missing" };
-    const kernel = kernelMountsAt(source, mounts);
-    const proc = kernel.find((k) => k.fsType === "proc");
-    if (proc) return { source, ...base, refused: "proc" };
-    if (!m.readOnly && kernel[0]) return { source, ...base, refused: "system", folder: `${kernel[0].at} (${kernel[0].fsType})` };
+    const ctxOf = (kernel: Kernel[]): VerdictContext => ({ readOnly: m.readOnly, plugins, homes, hidden, hubCode, kernel });
     // The source by every path that shows it (another mount of a folder holding it): each must pass, the first
     // refusal counts; what is shown is the verdict of the source's own path.
-    const own = verdict(source, resolve(written), m.readOnly, plugins, homes, hidden, hubCode);
+    const own = verdict(source, resolve(written), ctxOf(kernelMountsAt(source, mounts)));
     if (own.refused !== null) return { source, ...base, ...own };
-    const other = aliasesOf(source, mounts).map((a) => verdict(a, a, m.readOnly, plugins, homes, hidden, hubCode)).find((v) => v.refused !== null);
+    const other = aliasesOf(source, mounts).map((a) => verdict(a, a, ctxOf([]))).find((v) => v.refused !== null);
     return { source, ...base, ...(other ?? own) };
   });
 }
@@ -202,11 +199,28 @@ function socketIn(source: string): string | null {
   return walk(source, 1);
 }
 
-/** The verdict on one path of a source; `plugins` are the plugin folder's paths (its own and every alias). */
-function verdict(source: string, written: string, readOnly: boolean, plugins: readonly string[], homes: readonly string[], hidden: string[], hubCode: () => readonly string[]): Verdict {
+type Kernel = { at: string; fsType: string };
+
+/**
+ * What one path of a source is judged against: its mode, the plugin folder's paths (its own and every alias), the
+ * homes, the hidden paths, the hub's code folders, and the kernel file system mounts the source lies on or holds.
+ */
+interface VerdictContext {
+  readOnly: boolean;
+  plugins: readonly string[];
+  homes: readonly string[];
+  hidden: readonly string[];
+  hubCode: () => readonly string[];
+  kernel: readonly Kernel[];
+}
+
+/** The verdict on one path of a source. */
+function verdict(source: string, written: string, c: VerdictContext): Verdict {
+  const { readOnly, plugins, homes, hidden, hubCode } = c;
   if (source === "/") return { refused: "root" };
-  if (within(source, "/proc")) return { refused: "proc" };
-  if (isDevicePath(source)) {
+  if (within(source, "/proc") || c.kernel.some((k) => k.fsType === "proc")) return { refused: "proc" };
+  const device = isDevicePath(source);
+  if (device) {
     const d = checkDevice(source);
     if (!d.ok) return { refused: "device", device: d.why };
   }
@@ -217,6 +231,9 @@ function verdict(source: string, written: string, readOnly: boolean, plugins: re
   if (!readOnly) {
     const system = systemFolderOf(source);
     if (system !== null) return { refused: "system", folder: system };
+    // A device passed by the device policy is bound with --dev-bind whatever its mode (devices.ts); anything else
+    // written on a kernel file system changes the kernel's state, as /sys does.
+    if (!device && c.kernel[0]) return { refused: "system", folder: `${c.kernel[0].at} (${c.kernel[0].fsType})` };
     const code = hubCodeProblem([source, written], hubCode());
     if (code) return { refused: "hubCode", folder: code.folder };
     const dot = homeDotEntryOf(source, homes) ?? homeDotEntryOf(written, homes);

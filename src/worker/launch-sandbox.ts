@@ -162,6 +162,9 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const others = knownHomes(userHomeList).map(realPath).filter((d) => d !== home && ![...homes, ...readOnly].some((r) => isInside(r, d)));
   const engineFolders = [...new Set([...autoloopFolders(homes), ...others])];
   const hidden = [...engineFolders, ...hubAliases, ...aliasesOfAll([home, ...engineFolders], mounts), ...otherProcMounts(mounts)];
-  const alsoHide = [...new Set(hidden)].filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)));
+  // A folder under the sandbox's own /tmp or /var/tmp is not there unless a folder bound from the host holds it.
+  const bound = [...kept, ...homes, ...readOnly, ...guarded, ...show];
+  const there = (d: string) => !["/tmp", "/var/tmp"].some((t) => isInside(d, t)) || bound.some((b) => isInside(d, b));
+  const alsoHide = [...new Set(hidden)].filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)) && there(d));
   return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly } };
 }
