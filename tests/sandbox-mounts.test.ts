@@ -14,12 +14,13 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { baseRules, makeHome, serveFixture, untilLatestRun, type Fixture } from "./helpers.js";
+import { baseRules, makeHome, serveFixture, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
 import { hostFixture, nodePlugin, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { refusedRuns } from "./sandbox-helpers.js";
 import { homePaths } from "../src/host/home.js";
 import { initialize } from "../src/host/serve.js";
-import { knownHomes, knownHomesFile } from "../src/worker/known-homes.js";
+import { knownHomes, knownHomesFile, recordKnownHome } from "../src/worker/known-homes.js";
+import { aliasesOf, kernelMountsAt, otherProcMounts, parseMountInfo, placeOf } from "../src/common/mounts.js";
 import { userHomes } from "../src/worker/sandbox.js";
 import { Worker } from "../src/worker/worker.js";
 
@@ -184,6 +185,10 @@ test("issue 26 r10 High 2, Medium 3 (reported cases): a plugin's bind of the hid
   const proc = mount(["-t", "proc", "proc"], join(base, "hostproc"));
   const sys = mount(["-t", "sysfs", "sysfs"], join(base, "hostsys"));
   const etc = mount(["--bind", "/etc"], join(base, "etc"));
+  // The hub user's home by another mount (hidden from plugins like the home itself), and a second home of the user.
+  const userHome = mount(["--bind", userHomes()[0]!], join(base, "userhome"));
+  const home2 = homePaths(join(base, "home2"));
+  initialize(home2, "en");
   const h = hostFixture({ hiddenPaths: [hub] });
   try {
     const binds: [string, string, string][] = [
@@ -194,13 +199,14 @@ test("issue 26 r10 High 2, Medium 3 (reported cases): a plugin's bind of the hid
       ["procsys", `${join(proc, "sys", "kernel")}:/k:rw`, `plugin procsys binds ${join(proc, "sys", "kernel")}: the host's /proc shows every process of the computer (with their command lines) and the kernel's settings; the sandbox has a /proc of its own — remove the bind`],
       ["holdsproc", `${base}:/b:ro`, `plugin holdsproc binds ${base}: the host's /proc shows every process of the computer (with their command lines) and the kernel's settings; the sandbox has a /proc of its own — remove the bind`],
       ["sysrw", `${join(sys, "kernel")}:/s:rw`, `plugin sysrw binds ${join(sys, "kernel")} writable: it lies in (or holds) the system folder ${sys} (sysfs) — the kernel's settings, programs, libraries, configuration, services' state; writable, it changes the computer outside the sandbox. Bind it read-only ("…:ro"), or bind a folder of data (under /var only /var/tmp and /var/www)`],
+      ["home2", `${home2.dir}:/h2:ro`, `plugin home2 binds ${home2.dir}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one`],
       ["etcrw", `${etc}:/e:rw`, `plugin etcrw binds ${etc} writable: it lies in (or holds) the system folder /etc — the kernel's settings, programs, libraries, configuration, services' state; writable, it changes the computer outside the sandbox. Bind it read-only ("…:ro"), or bind a folder of data (under /var only /var/tmp and /var/www)`],
     ];
     for (const [name, bind] of binds) {
       writePlugin(h.root, name, syncManifest(name, "node", ["main.js"], `[sandbox]\nbinds = [${JSON.stringify(bind)}]\n\n${toolToml("go")}`), { "main.js": reader([]) });
     }
     // No bind at all: /mnt is one of the top-level folders every plugin sandbox shows read-only.
-    const seen = [join(alias, "home", "master.key"), join(alias, "home"), proc, join(proc, "1", "cmdline")];
+    const seen = [join(alias, "home", "master.key"), join(alias, "home"), proc, join(proc, "1", "cmdline"), home2.masterKey, home2.dir, userHome];
     writePlugin(h.root, "nobind", syncManifest("nobind", "node", ["main.js"], `[sandbox]\n\n${toolToml("go")}`), { "main.js": reader(seen) });
     h.registry.rescan();
     for (const [name, , message] of binds) {
@@ -209,8 +215,40 @@ test("issue 26 r10 High 2, Medium 3 (reported cases): a plugin's bind of the hid
     }
     const r = await h.host.call("nobind.go", {}, { sessionKey: "s" });
     assert.equal(r.status, "ok", JSON.stringify(r));
-    assert.deepEqual((r as { result: unknown }).result, { [seen[0]!]: "ENOENT", [seen[1]!]: "LIST 0", [seen[2]!]: "LIST 0", [seen[3]!]: "ENOENT" });
+    assert.deepEqual((r as { result: unknown }).result, {
+      [seen[0]!]: "ENOENT", [seen[1]!]: "LIST 0", [seen[2]!]: "LIST 0", [seen[3]!]: "ENOENT", [seen[4]!]: "ENOENT", [seen[5]!]: "LIST 0", [seen[6]!]: "LIST 0",
+    });
   } finally {
     await h.close();
   }
+});
+
+test("issue 26 r10: the mount table is read as the kernel shows it — escaped paths, a mount covered by a later one, an overmount — and a recorded home that is gone is dropped", () => {
+  const table = parseMountInfo([
+    "1 0 8:1 / / rw - ext4 /dev/sda1 rw",
+    "2 1 8:1 /srv /mnt/my\\040alias rw - ext4 /dev/sda1 rw",
+    "3 1 8:1 /srv /data/inner rw - ext4 /dev/sda1 rw",
+    "4 1 0:30 / /data rw - tmpfs tmpfs rw",
+    "5 1 0:31 / /srv/hp rw - proc proc rw",
+    "6 5 0:32 / /srv/hp rw - tmpfs tmpfs rw",
+    "7 1 8:1 /srv/h/home/plugins /opt/p rw - ext4 /dev/sda1 rw",
+  ].join("\n"));
+  assert.equal(table[1]!.at, "/mnt/my alias");
+  // /data/inner lies under /data, mounted after it: covered, it shows nothing; /srv/hp is covered by a tmpfs.
+  assert.deepEqual(aliasesOf("/srv/h/home", table), ["/opt/p", "/mnt/my alias/h/home"]);
+  assert.deepEqual(kernelMountsAt("/srv", table), []);
+  assert.deepEqual(otherProcMounts(table), []);
+  assert.equal(placeOf("/data/inner/x", table)?.dev, "0:30");
+
+  const user = tempDir("aa-known-homes-");
+  removed.push(user);
+  const gone = join(user, "gone");
+  mkdirSync(gone);
+  recordKnownHome(gone, [user]);
+  rmSync(gone, { recursive: true });
+  recordKnownHome(join(user, "kept"), [user]);
+  mkdirSync(join(user, "kept"));
+  assert.deepEqual(JSON.parse(readFileSync(join(user, knownHomesFile), "utf8")), { homes: [] });
+  recordKnownHome(join(user, "kept"), [user]);
+  assert.deepEqual([JSON.parse(readFileSync(join(user, knownHomesFile), "utf8")), knownHomes([user])], [{ homes: [join(user, "kept")] }, [join(user, "kept")]]);
 });
