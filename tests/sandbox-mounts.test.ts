@@ -65,13 +65,19 @@ function mount(args: string[], at: string): string {
   return at;
 }
 
-/** The agent's probe: for each path, its text (`READ <first 12 characters>`), its entries (`LIST n`) or the error code. */
-const probe = (paths: string[]) => `
+/**
+ * The agent's probe: for each path, its text (`READ <first 12 characters>`), its entries (`LIST n`) or the error code;
+ * each of `writes` opened for writing (no byte written): `OPENED` or the error code.
+ */
+const probe = (paths: string[], writes: string[] = []) => `
 const fs = require("fs");
 const out = {};
 for (const p of ${JSON.stringify(paths)}) {
   try { out[p] = fs.statSync(p).isDirectory() ? "LIST " + fs.readdirSync(p).length : "READ " + fs.readFileSync(p, "utf8").slice(0, 12); }
   catch (e) { out[p] = e.code; }
+}
+for (const p of ${JSON.stringify(writes)}) {
+  try { fs.closeSync(fs.openSync(p, fs.constants.O_WRONLY)); out[p] = "OPENED"; } catch (e) { out[p] = e.code; }
 }
 fs.writeFileSync("probe.json", JSON.stringify(out));
 console.log("Done: probed");
@@ -97,13 +103,19 @@ test("issue 26 r10 High 2, Medium 3, Medium 7 (reported cases): a sandboxed agen
   const home2 = homePaths(join(base, "home2"));
   initialize(home2, "en");
   assert.ok(knownHomes(userHomes()).includes(home2.dir), `init records ${home2.dir} in ~/${knownHomesFile}`);
+  // The agent's writable cwd holds a proc mount (hidden) and a sysfs mount (read-only): a folder that only holds them
+  // is not refused (a cwd of /tmp with a monitoring agent's proc mount under it).
   const cwd = join(base, "work");
   mkdirSync(cwd);
-  const paths = [
+  const heldProc = mount(["-t", "proc", "proc"], join(cwd, "hp"));
+  const heldSys = mount(["-t", "sysfs", "sysfs"], join(cwd, "sys"));
+  const knob = ["kernel/mm/transparent_hugepage/enabled", "power/state"].map((k) => join(heldSys, k)).find((k) => existsSync(k));
+  const paths = [heldProc, join(heldProc, "1", "cmdline"), 
     join(byHolder, "home", "master.key"), join(byHolder, "home", "config.json"), join(byHolder, "home"), join(byHome, "master.key"),
     join(byInside, "secret.txt"), proc, join(proc, "1", "cmdline"), home2.masterKey, home2.config, home2.dir,
   ];
-  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", probe(paths)] } }, rules: [{ ...baseRules.rules[0], cwd }] };
+  const writes = knob ? [knob] : [];
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", probe(paths, writes)] } }, rules: [{ ...baseRules.rules[0], cwd }] };
   writeFileSync(home.rules, JSON.stringify(rules));
   const fx = await serveFixture({ dir: home.dir, home, keys: made.keys });
   f = fx;
@@ -113,9 +125,12 @@ test("issue 26 r10 High 2, Medium 3, Medium 7 (reported cases): a sandboxed agen
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: probed");
   // Every alias is an empty folder in the sandbox: nothing of the home, no process of the computer, no second home.
+  const [p0, p1, ...rest] = paths;
   assert.deepEqual(JSON.parse(readFileSync(join(cwd, "probe.json"), "utf8")), {
-    [paths[0]!]: "ENOENT", [paths[1]!]: "ENOENT", [paths[2]!]: "LIST 0", [paths[3]!]: "ENOENT",
-    [paths[4]!]: "ENOENT", [paths[5]!]: "LIST 0", [paths[6]!]: "ENOENT", [paths[7]!]: "ENOENT", [paths[8]!]: "ENOENT", [paths[9]!]: "LIST 0",
+    [p0!]: "LIST 0", [p1!]: "ENOENT",
+    [rest[0]!]: "ENOENT", [rest[1]!]: "ENOENT", [rest[2]!]: "LIST 0", [rest[3]!]: "ENOENT",
+    [rest[4]!]: "ENOENT", [rest[5]!]: "LIST 0", [rest[6]!]: "ENOENT", [rest[7]!]: "ENOENT", [rest[8]!]: "ENOENT", [rest[9]!]: "LIST 0",
+    ...Object.fromEntries(writes.map((w) => [w, "EROFS"])),
   });
 });
 
@@ -153,12 +168,12 @@ test("issue 26 r10 High 2, Medium 3: an agent's cwd or writable folder is judged
   const errors = await refusedRuns(f, cases.map(([id]) => id), home, workers);
   assert.deepEqual(errors, {
     cwdalias: `cwd ${join(alias, "home", "work")} is inside the worker's home ${home.dir}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent cwdalias`,
-    cwdproc: `cwd ${proc} lies on (or holds) ${proc}, a mount of the kernel's proc file system, whose files are the kernel's state and settings (or every process of the computer): choose another folder, or set "sandbox": false on agent cwdproc`,
+    cwdproc: `cwd ${proc} lies on ${proc}, a mount of the kernel's proc file system, whose files are the kernel's state and settings (or every process of the computer): choose another folder, or set "sandbox": false on agent cwdproc`,
     wralias: `${join(alias, "home", "work")} in "writable" of agent wralias lies inside the worker's home ${home.dir}, which the sandbox hides`,
     wrholds: `${alias} in "writable" of agent wrholds holds ${join(alias, "home")}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`,
-    wrproc: `${join(proc, "sys")} in "writable" of agent wrproc lies on (or holds) ${proc}, a mount of the kernel's proc file system: its files are the kernel's state and settings (or every process of the computer), and writing them changes the computer outside the sandbox: name a folder of data`,
+    wrproc: `${join(proc, "sys")} in "writable" of agent wrproc lies on ${proc}, a mount of the kernel's proc file system: its files are the kernel's state and settings (or every process of the computer), and writing them changes the computer outside the sandbox: name a folder of data`,
     wrholdsproc: `${base} in "writable" of agent wrholdsproc holds ${home.dir}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`,
-    wrsys: `${join(sys, "kernel")} in "writable" of agent wrsys lies on (or holds) ${sys}, a mount of the kernel's sysfs file system: its files are the kernel's state and settings (or every process of the computer), and writing them changes the computer outside the sandbox: name a folder of data`,
+    wrsys: `${join(sys, "kernel")} in "writable" of agent wrsys lies on ${sys}, a mount of the kernel's sysfs file system: its files are the kernel's state and settings (or every process of the computer), and writing them changes the computer outside the sandbox: name a folder of data`,
     wrusr: `${join(usr, "bin")} in "writable" of agent wrusr lies inside ${join(usr, "bin")}, which the sandbox keeps read-only because the hub runs code or programs from there`,
   });
 });

@@ -10,7 +10,7 @@ import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { autoloopFolders, executableParts, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
-import { aliasesOf, aliasesOfAll, kernelMountsAt, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
+import { aliasesOf, aliasesOfAll, kernelFsTypes, kernelMountsAt, mountOf, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { knownHomes } from "./known-homes.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -28,13 +28,22 @@ export function sandboxAround(plan: SandboxPlan | null, uid: number = process.ge
 }
 
 /**
- * The kernel file system (`kernelFsTypes`: proc, sysfs, cgroup, debugfs, …) `path` lies on or holds, named by its
- * mount point and type, or null: an agent writing there changes the kernel's state (as root, sysfs and cgroup files
- * obey file permissions only), and a second proc mount shows every process of the computer.
+ * The kernel file system (`kernelFsTypes`: proc, sysfs, cgroup, debugfs, …) `path` lies on, named by its mount point
+ * and type, or null: an agent writing there changes the kernel's state (as root, sysfs and cgroup files obey file
+ * permissions only), and a second proc mount shows every process of the computer. One a folder only holds is covered
+ * instead (`heldKernelMounts`, `otherProcMounts`).
  */
 function kernelProblem(path: string, mounts: readonly MountEntry[]): { folder: string; fs: string } | null {
-  const k = kernelMountsAt(path, mounts)[0];
-  return k ? { folder: k.at, fs: k.fsType } : null;
+  const on = mountOf(path, mounts);
+  return on && kernelFsTypes.has(on.fsType) ? { folder: on.at, fs: on.fsType } : null;
+}
+
+/**
+ * The mounts of kernel file systems other than proc inside the folders `kept` (which the sandbox binds writable, with
+ * what is mounted under them): bound read-only over themselves. A proc mount there is hidden (`otherProcMounts`).
+ */
+function heldKernelMounts(kept: readonly string[], mounts: readonly MountEntry[]): string[] {
+  return [...new Set(kept.flatMap((w) => kernelMountsAt(w, mounts).filter((k) => k.fsType !== "proc" && k.at !== w).map((k) => k.at)))];
 }
 
 /** What a launch's sandbox needs of its worker. */
@@ -155,7 +164,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // folder lies inside it: the owner chose that) and one that holds this hub's home (hidden already).
   const kept = [cwd, ...writable];
   // What the owner's own tools later run from the folders the agent writes stays read-only (git hooks and config).
-  const guarded = [...new Set(kept)].filter((w) => !homes.includes(w)).flatMap(executableParts);
+  const guarded = [...[...new Set(kept)].filter((w) => !homes.includes(w)).flatMap(executableParts), ...heldKernelMounts(kept, mounts)];
   // Every home this user's hubs have (issue 26 round 10, Medium 7: a second home elsewhere), but one that holds a
   // home of the user or a folder the hub runs code from (hiding it would hide those), and every other path showing
   // one of them or this hub's home; every second proc mount (the sandbox has a /proc of its own).
