@@ -22,6 +22,8 @@ import { t, type Lang } from "../i18n/messages.js";
 import { readHomeId, removeHubRecord, tryLockHome, writeHubRecord } from "./lock.js";
 import { checkHomeFiles } from "./home-files.js";
 import { recordThisStart } from "./code-folders.js";
+import { recordKnownHome } from "../worker/known-homes.js";
+import { userHomes } from "../worker/sandbox.js";
 
 import { localUrlOf, parseListen, urlOf } from "./listen.js";
 
@@ -102,6 +104,8 @@ export function initialize(home: Home, lang: Lang): Config | null {
   checkHomeFiles(home, lang);
   const config = initHome(home, (c) => registerKeysLocally(home, configKeys(c), lang));
   if (config) readHomeId(home, true);
+  // Every home of this user is hidden from every sandbox, not only the running hub's (issue 26 round 10, Medium 7).
+  recordKnownHome(home.dir, userHomes([process.env.HOME]));
   return config;
 }
 
@@ -198,6 +202,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     }));
     // What this start runs code from, for every later tool host of the home (a CLI's `plugins invoke` too).
     recordThisStart(home, hub.pluginRoots.map((r) => r.dir));
+    recordKnownHome(home.dir, userHomes([process.env.HOME]));
     await hub.start();
     // Transcripts past their retention are removed (issue 30), now and every `sweepMs`, until the hub closes.
     hub.transcripts.start();

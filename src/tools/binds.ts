@@ -5,9 +5,12 @@
  * leads — and refused when it is:
  * - `/` (the whole file system);
  * - in the host's `/proc`, in any mode (every process of the computer, their command lines, the kernel's knobs; the
- *   sandbox has a /proc of its own);
+ *   sandbox has a /proc of its own) — by what it is, not its name (issue 26 round 10): on or holding any proc mount
+ *   (`mount -t proc proc /srv/hostproc`, a monitoring container's /host/proc); written, on or holding any mount of a
+ *   kernel file system (sysfs, cgroup, debugfs, …: src/common/mounts.ts `kernelFsTypes`), refused as `/sys` is;
  * - a home of the hub's user, or a folder holding one (`/home`);
- * - a path the host hides from every sandbox (the hub's home, with its keys), inside one, or holding one — except
+ * - a path the host hides from every sandbox (the hub's home, with its keys, by any path that shows it: the caller
+ *   passes every other mount of a folder holding it, src/common/mounts.ts `aliasesOf`), inside one, or holding one — except
  *   what is inside the plugin's own folder, which the hub's home holds for an installed plugin;
  * - bound writable, and any of (round 5, F1, F5, F6):
  *   - the plugin's own folder, a folder holding it or anything inside it (its manifest defines the sandbox, its files
@@ -33,6 +36,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import { bindSocketScanDepth, bindSocketScanEntriesMax } from "./limits.js";
 import { hubCodeProblem } from "../worker/sandbox.js";
 import { checkDevice, isDevicePath, type DeviceRefusal } from "./devices.js";
+import { aliasesOf, kernelMountsAt, readMounts, type MountEntry } from "../common/mounts.js";
 
 /**
  * One `binds` entry of a manifest's `[sandbox]`: `host` is absolute, or relative to the plugin folder (`relative`);
@@ -96,6 +100,12 @@ export interface BindContext {
   hidden: readonly string[];
   userHomes: readonly string[];
   hubCode?: () => readonly string[];
+  /**
+   * The mount table (src/common/mounts.ts; default: this process's): a source on or holding a proc mount is refused
+   * as /proc is, one on or holding another kernel file system is refused writable as /sys is (issue 26 round 10).
+   * `hidden` and `userHomes` already hold every other path that shows them (the caller's aliases).
+   */
+  mounts?: readonly MountEntry[];
 }
 
 /** Whether `inner` is `outer` or inside it (both absolute, normalised). */
@@ -118,12 +128,20 @@ export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, p
   const hidden = ctx.hidden.map((h) => realPathOr(h, resolve(h)));
   let found: readonly string[] | null = null;
   const hubCode = () => (found ??= ctx.hubCode?.() ?? []);
+  const mounts = ctx.mounts ?? readMounts();
+  const plugins = [plugin, ...aliasesOf(plugin, mounts)];
   return sandbox.mounts.map((m) => {
     const written = m.relative ? resolve(pluginDir, m.host) : m.host;
     const source = realPathOr(written, null);
     const base = { container: m.container, readOnly: m.readOnly };
     if (source === null) return { source: written, ...base, refused: "missing" };
-    return { source, ...base, ...verdict(source, resolve(written), m.readOnly, plugin, homes, hidden, hubCode) };
+    const ctxOf = (kernel: Kernel[]): VerdictContext => ({ readOnly: m.readOnly, plugins, homes, hidden, hubCode, kernel });
+    // The source by every path that shows it (another mount of a folder holding it): each must pass, the first
+    // refusal counts; what is shown is the verdict of the source's own path.
+    const own = verdict(source, resolve(written), ctxOf(kernelMountsAt(source, mounts)));
+    if (own.refused !== null) return { source, ...base, ...own };
+    const other = aliasesOf(source, mounts).map((a) => verdict(a, a, ctxOf([]))).find((v) => v.refused !== null);
+    return { source, ...base, ...(other ?? own) };
   });
 }
 
@@ -181,20 +199,41 @@ function socketIn(source: string): string | null {
   return walk(source, 1);
 }
 
-function verdict(source: string, written: string, readOnly: boolean, plugin: string, homes: readonly string[], hidden: string[], hubCode: () => readonly string[]): Verdict {
+type Kernel = { at: string; fsType: string };
+
+/**
+ * What one path of a source is judged against: its mode, the plugin folder's paths (its own and every alias), the
+ * homes, the hidden paths, the hub's code folders, and the kernel file system mounts the source lies on or holds.
+ */
+interface VerdictContext {
+  readOnly: boolean;
+  plugins: readonly string[];
+  homes: readonly string[];
+  hidden: readonly string[];
+  hubCode: () => readonly string[];
+  kernel: readonly Kernel[];
+}
+
+/** The verdict on one path of a source. */
+function verdict(source: string, written: string, c: VerdictContext): Verdict {
+  const { readOnly, plugins, homes, hidden, hubCode } = c;
   if (source === "/") return { refused: "root" };
-  if (within(source, "/proc")) return { refused: "proc" };
-  if (isDevicePath(source)) {
+  if (within(source, "/proc") || c.kernel.some((k) => k.fsType === "proc")) return { refused: "proc" };
+  const device = isDevicePath(source);
+  if (device) {
     const d = checkDevice(source);
     if (!d.ok) return { refused: "device", device: d.why };
   }
   if (homes.some((home) => within(home, source))) return { refused: "userHome" };
-  const inPlugin = within(source, plugin);
+  const inPlugin = plugins.some((p) => within(source, p));
   if (hidden.some((h) => within(h, source) || (within(source, h) && !inPlugin))) return { refused: "hidden" };
-  if (!readOnly && (inPlugin || within(plugin, source))) return { refused: "ownFolder" };
+  if (!readOnly && (inPlugin || plugins.some((p) => within(p, source)))) return { refused: "ownFolder" };
   if (!readOnly) {
     const system = systemFolderOf(source);
     if (system !== null) return { refused: "system", folder: system };
+    // A device passed by the device policy is bound with --dev-bind whatever its mode (devices.ts); anything else
+    // written on a kernel file system changes the kernel's state, as /sys does.
+    if (!device && c.kernel[0]) return { refused: "system", folder: `${c.kernel[0].at} (${c.kernel[0].fsType})` };
     const code = hubCodeProblem([source, written], hubCode());
     if (code) return { refused: "hubCode", folder: code.folder };
     const dot = homeDotEntryOf(source, homes) ?? homeDotEntryOf(written, homes);

@@ -14,10 +14,12 @@ import { delimiter, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { controllerLimitName, createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
 import { launcherEnv, pluginEnv, sandboxEnvArgs } from "./env.js";
-import { bwrapArgv, homeInstalls, probeBwrap, probeError, type HostBind } from "./sandbox.js";
-import { checkBinds, type BindChecked } from "./binds.js";
+import { bwrapArgv, homeInstalls, notBound, probeBwrap, probeError, type HostBind } from "./sandbox.js";
+import { checkBinds, within, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
 import { autoloopFolders, hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
+import { knownHomes } from "../worker/known-homes.js";
+import { aliasesOfAll, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { realPathOr } from "../common/file-checks.js";
 import { closeBindSources, openBindSources } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
@@ -110,17 +112,30 @@ export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidde
     const path = [origin.path, s.parentEnv.PATH ?? ""].filter(Boolean).join(delimiter);
     return [...new Set([...hubCodeFolders({ ...origin, path }, s.pluginRoots ?? []), ...(s.seen?.folders ?? [])])];
   };
-  return checkBinds(m.sandbox, dir, { hidden: hiddenOf(s), userHomes: homesOf(s), hubCode });
+  const mounts = readMounts();
+  return checkBinds(m.sandbox, dir, { hidden: hiddenOf(s, mounts), userHomes: homesOf(s, mounts), hubCode, mounts });
 }
 
-/** What a plugin's sandbox hides: the host's hidden paths and every folder of the engine in the user's homes (other homes, backups). */
-function hiddenOf(s: Pick<LaunchSettings, "hidden" | "parentEnv" | "seen">): string[] {
-  return [...new Set([...s.hidden, ...autoloopFolders(homesOf(s))])];
+/**
+ * What a plugin's sandbox hides: the host's hidden paths, every folder of the engine in the user's homes (other homes,
+ * backups), every home this user's hubs have (worker/known-homes.ts; issue 26 round 10, Medium 7), each also by every
+ * other path that shows it (another mount of a folder holding it: src/common/mounts.ts; High 2), and every second
+ * proc mount (Medium 3).
+ */
+function hiddenOf(s: Pick<LaunchSettings, "hidden" | "parentEnv" | "seen">, mounts: readonly MountEntry[]): string[] {
+  const users = userHomes([s.parentEnv.HOME, ...(s.seen?.homes ?? [])]);
+  const real = (p: string) => realPathOr(p, p);
+  const hidden = [...s.hidden.map(real), ...autoloopFolders(users), ...knownHomes(users).map(real).filter((h) => !users.some((u) => within(u, h)))];
+  return [...new Set([...hidden, ...aliasesOfAll(hidden, mounts), ...otherProcMounts(mounts)])];
 }
 
-/** The homes of the hub's user a sandbox hides and no bind may hold: this process's, its HOME's, the recorded ones. */
-function homesOf(s: Pick<LaunchSettings, "parentEnv" | "seen">): string[] {
-  return userHomes([s.parentEnv.HOME, ...(s.seen?.homes ?? [])]);
+/**
+ * The homes of the hub's user a sandbox hides and no bind may hold: this process's, its HOME's, the recorded ones,
+ * each also by every other path that shows it.
+ */
+function homesOf(s: Pick<LaunchSettings, "parentEnv" | "seen">, mounts: readonly MountEntry[]): string[] {
+  const homes = userHomes([s.parentEnv.HOME, ...(s.seen?.homes ?? [])]);
+  return [...homes, ...aliasesOfAll(homes, mounts)];
 }
 
 /**
@@ -189,9 +204,15 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   }
   // The hub user's home is hidden (issue 26, finding 13), but for the installs of the programs on PATH inside it; a
   // plugin's binds may show parts of it again on purpose.
-  const homes = homesOf(s);
-  const hidden = hiddenOf(s);
-  const shown = homeInstalls(env.PATH ?? "", homes, hidden.map((h) => (existsSync(h) ? realpathSync(h) : h)));
+  const table = readMounts();
+  const homes = homesOf(s, table);
+  const checked = hiddenOf(s, table);
+  const shown = homeInstalls(env.PATH ?? "", homes, checked.map((h) => (existsSync(h) ? realpathSync(h) : h)));
+  // What lies under a top-level folder the sandbox does not take from the host (/tmp, /run) is not there unless the
+  // host binds a folder holding it; the binds that passed hold no hidden path. The host's own hidden paths stay.
+  const own = s.hidden.map((h) => realPathOr(h, h));
+  const held = [...shown, ...(req.hostBinds ?? []).map((b) => realPathOr(b.path, b.path))];
+  const hidden = checked.filter((h) => own.includes(h) || !notBound.has(h.split("/")[1] ?? "") || held.some((d) => within(h, d)));
   // The real sources are bound, not the paths as written, and by descriptor (issue 26 round 2, findings 3 and 4): each
   // is opened here and kept only when the file opened is the one checked, so no link swapped in later is followed.
   const mounts = binds.map((b) => ({ host: b.source, relative: false, container: b.container, readOnly: b.readOnly }));

@@ -39,7 +39,7 @@ import { t, type Lang } from "../i18n/messages.js";
 /** Where the plugin folder appears inside the sandbox (the public implementation's container workdir). */
 export const sandboxWorkdir = "/workspace";
 /** Top-level folders never bound from the host. */
-const notBound = new Set(["proc", "dev", "tmp", "run", "workspace"]);
+export const notBound = new Set(["proc", "dev", "tmp", "run", "workspace"]);
 
 /** Whether bubblewrap can make a sandbox here, and if not, what it said (`tooOld`: it has no `--bind-fd`). */
 export interface BwrapProbe {

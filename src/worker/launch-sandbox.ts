@@ -10,6 +10,8 @@ import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { autoloopFolders, executableParts, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
+import { aliasesOf, aliasesOfAll, kernelFsTypes, kernelMountsAt, mountOf, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
+import { knownHomes } from "./known-homes.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 
@@ -23,6 +25,25 @@ import { t, type Lang } from "../i18n/messages.js";
 export function sandboxAround(plan: SandboxPlan | null, uid: number = process.getuid?.() ?? -1): NonNullable<Turn["sandbox"]> {
   if (!plan) return "none";
   return uid === 0 ? "closed" : "nestable";
+}
+
+/**
+ * The kernel file system (`kernelFsTypes`: proc, sysfs, cgroup, debugfs, …) `path` lies on, named by its mount point
+ * and type, or null: an agent writing there changes the kernel's state (as root, sysfs and cgroup files obey file
+ * permissions only), and a second proc mount shows every process of the computer. One a folder only holds is covered
+ * instead (`heldKernelMounts`, `otherProcMounts`).
+ */
+function kernelProblem(path: string, mounts: readonly MountEntry[]): { folder: string; fs: string } | null {
+  const on = mountOf(path, mounts);
+  return on && kernelFsTypes.has(on.fsType) ? { folder: on.at, fs: on.fsType } : null;
+}
+
+/**
+ * The mounts of kernel file systems other than proc inside the folders `kept` (which the sandbox binds writable, with
+ * what is mounted under them): bound read-only over themselves. A proc mount there is hidden (`otherProcMounts`).
+ */
+function heldKernelMounts(kept: readonly string[], mounts: readonly MountEntry[]): string[] {
+  return [...new Set(kept.flatMap((w) => kernelMountsAt(w, mounts).filter((k) => k.fsType !== "proc" && k.at !== w).map((k) => k.at)))];
 }
 
 /** What a launch's sandbox needs of its worker. */
@@ -55,13 +76,20 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   }
   const home = realPath(worker.home.dir);
   const cwd = realPath(turn.cwd);
-  if (isInside(cwd, home)) {
-    return { error: t(worker.lang, "sandbox.cwdInHome", { cwd: turn.cwd, home, agent: job.agent.id }) };
+  // Places by what they are, not by their paths (issue 26 round 10): every other path that shows the home, a home of
+  // the user or a read-only folder (another mount of a folder holding it) counts as that place.
+  const mounts = readMounts();
+  const hubAliases = aliasesOf(home, mounts);
+  const cwdPaths = [cwd, ...aliasesOf(cwd, mounts)];
+  const inHome = [home, ...hubAliases].find((h) => cwdPaths.some((c) => isInside(c, h)));
+  if (inHome) {
+    return { error: t(worker.lang, "sandbox.cwdInHome", { cwd: turn.cwd, home: inHome, agent: job.agent.id }) };
   }
   const lang = worker.lang;
   const agent = job.agent.id;
-  const homes = userHomes();
-  const held = homes.find((h) => h !== cwd && isInside(h, cwd));
+  const userHomeList = userHomes();
+  const homes = [...userHomeList, ...aliasesOfAll(userHomeList, mounts)];
+  const held = homes.find((h) => cwdPaths.some((c) => h !== c && isInside(h, c)));
   if (held) return { error: t(lang, "sandbox.cwdHoldsHome", { cwd: turn.cwd, home: held, agent }) };
   // What the hub runs outside the sandbox stays read-only in it; an agent cannot work in such a folder.
   // Plugin folders the hub loads code from besides the engine's and the home's (`serve --plugins`): read-only too, or an
@@ -69,31 +97,37 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const origin = hubOrigin();
   const serveRoots = worker.plugins.roots.filter((r) => r.origin === "serve").map((r) => r.dir);
   const pluginRoots = serveRoots.filter((r) => existsSync(r)).map((r) => realPath(r));
-  const readOnly = [...new Set([...readOnlyPaths(origin), ...pluginRoots])].filter((d) => !isInside(d, home));
-  const locked = readOnly.find((d) => isInside(cwd, d));
+  const ownPaths = [...new Set([...readOnlyPaths(origin), ...pluginRoots])].filter((d) => !isInside(d, home));
+  const readOnly = [...ownPaths, ...aliasesOfAll(ownPaths, mounts)].filter((d) => !hubAliases.some((h) => isInside(d, h)));
+  const locked = readOnly.find((d) => cwdPaths.some((c) => isInside(c, d)));
   if (locked) return { error: t(lang, "sandbox.cwdReadOnly", { cwd: turn.cwd, folder: locked, agent }) };
   // A `serve --plugins` folder must not lie under an agent's writable folder at all, existing or not (issue 26 round 4):
   // the agent could rename a folder above it, replace a link on its path, make it when missing, or put a node_modules
   // above it — the hub would then load the agent's code as its own. Checked by the path the hub loads from and by
   // where it leads now.
   const rootPaths = worker.plugins.roots.filter((r) => r.origin === "serve").flatMap((r) => [resolve(r.dir), ...(existsSync(r.dir) ? [realPath(r.dir)] : [])]);
-  const underCwd = rootPaths.find((r) => isInside(r, cwd));
+  const underCwd = rootPaths.find((r) => cwdPaths.some((c) => isInside(r, c)));
   if (underCwd) return { error: t(lang, "sandbox.cwdHoldsPlugins", { cwd: turn.cwd, folder: underCwd, agent }) };
-  const places = { hubHome: home, homes, readOnly };
+  const kernel = kernelProblem(cwd, mounts);
+  if (kernel) return { error: t(lang, "sandbox.cwdKernelFs", { cwd: turn.cwd, agent, ...kernel }) };
+  const places = { hubHome: home, homes, readOnly, hubAliases };
   const hubCode = hubCodeFolders(origin, serveRoots);
   const userHome = env.HOME || homedir();
   const writable: string[] = [];
   for (const w of job.agent.writable ?? []) {
     const path = expandTilde(w, userHome);
     if (!existsSync(path)) return { error: t(lang, "sandbox.writable.missing", { path: w, agent, worker: worker.name }) };
-    const problem = placeProblem(realPath(path), places);
+    // By every path that shows the folder (another mount of it): the first problem counts.
+    const problem = [realPath(path), ...aliasesOf(realPath(path), mounts)].map((p) => placeProblem(p, places)).find((x) => x !== null) ?? null;
     if (problem?.why === "inHubHome") return { error: t(lang, "sandbox.writable.inHubHome", { path: w, agent, home }) };
     if (problem?.why === "holdsHome") return { error: t(lang, "sandbox.writable.holdsHome", { path: w, agent, home: problem.home }) };
     if (problem?.why === "readOnly") return { error: t(lang, "sandbox.writable.readOnly", { path: w, agent, folder: problem.folder }) };
     if (problem?.why === "holdsHub") return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: problem.folder }) };
     // The one rule a plugin's writable bind follows too (tools/binds.ts).
-    const code = hubCodeProblem([realPath(path), resolve(path)], hubCode);
+    const code = hubCodeProblem([realPath(path), resolve(path), ...aliasesOf(realPath(path), mounts)], hubCode);
     if (code) return { error: t(lang, code.why === "inside" ? "sandbox.writable.readOnly" : "sandbox.writable.holdsHub", { path: w, agent, folder: code.folder }) };
+    const onKernel = kernelProblem(realPath(path), mounts);
+    if (onKernel) return { error: t(lang, "sandbox.writable.kernelFs", { path: w, agent, ...onKernel }) };
     writable.push(realPath(path));
   }
   // The CLI's own state: folders made when missing; a path in a place the sandbox keeps as it is stays so.
@@ -135,8 +169,17 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // folder lies inside it: the owner chose that) and one that holds this hub's home (hidden already).
   const kept = [cwd, ...writable];
   // What the owner's own tools later run from the folders the agent writes stays read-only (git hooks and config).
-  const guarded = [...new Set([...[...new Set(kept)].filter((w) => !homes.includes(w)).flatMap(executableParts), ...steering])];
-  const alsoHide = autoloopFolders(homes).filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)));
+  const guarded = [...new Set([...[...new Set(kept)].filter((w) => !homes.includes(w)).flatMap(executableParts), ...heldKernelMounts(kept, mounts), ...steering])];
+  // Every home this user's hubs have (issue 26 round 10, Medium 7: a second home elsewhere), but one that holds a
+  // home of the user or a folder the hub runs code from (hiding it would hide those), and every other path showing
+  // one of them or this hub's home; every second proc mount (the sandbox has a /proc of its own).
+  const others = knownHomes(userHomeList).map(realPath).filter((d) => d !== home && ![...homes, ...readOnly].some((r) => isInside(r, d)));
+  const engineFolders = [...new Set([...autoloopFolders(homes), ...others])];
+  const hidden = [...engineFolders, ...hubAliases, ...aliasesOfAll([home, ...engineFolders], mounts), ...otherProcMounts(mounts)];
+  // A folder under the sandbox's own /tmp or /var/tmp is not there unless a folder bound from the host holds it.
+  const bound = [...kept, ...homes, ...readOnly, ...guarded, ...show];
+  const there = (d: string) => !["/tmp", "/var/tmp"].some((t) => isInside(d, t)) || bound.some((b) => isInside(d, b));
+  const alsoHide = [...new Set(hidden)].filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)) && there(d));
   return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly } };
 }
 

@@ -212,26 +212,32 @@ export function userHomes(also: (string | undefined)[] = []): string[] {
   return [...found];
 }
 
-/** Where a launch's folders lie (real paths): the worker's home, the hub user's homes, the read-only folders. */
+/**
+ * Where a launch's folders lie (real paths): the worker's home, the hub user's homes, the read-only folders, and the
+ * other paths that show the worker's home (`hubAliases`: another mount of a folder holding it, src/common/mounts.ts).
+ */
 export interface SandboxPlaces {
   hubHome: string;
   homes: string[];
   readOnly: string[];
+  hubAliases?: string[];
 }
 
 /**
- * Why the sandbox cannot leave `path` (a real path) writable: it lies in the worker's home (hidden), it is or holds
+ * Why the sandbox cannot leave `path` (a real path) writable: it lies in the worker's home (hidden; by any path that
+ * shows it: `hubAliases`), it is or holds
  * a home of the hub's user (kept read-only), it lies in a read-only folder (`readOnlyPaths`), or it holds the worker's
  * home or a read-only folder (issue 26 round 2, finding 9: an agent that writes a folder above them can move them
  * aside or put a `node_modules` above them, where Node looks for what the hub's plugins lack). Null when it can.
  */
 export function placeProblem(path: string, places: SandboxPlaces): { why: "inHubHome" } | { why: "holdsHome"; home: string } | { why: "readOnly" | "holdsHub"; folder: string } | null {
-  if (isInside(path, places.hubHome)) return { why: "inHubHome" };
+  const hub = [places.hubHome, ...(places.hubAliases ?? [])];
+  if (hub.some((h) => isInside(path, h))) return { why: "inHubHome" };
   const home = places.homes.find((h) => isInside(h, path));
   if (home) return { why: "holdsHome", home };
   const folder = places.readOnly.find((d) => isInside(path, d));
   if (folder) return { why: "readOnly", folder };
-  const held = [places.hubHome, ...places.readOnly].find((d) => isInside(d, path));
+  const held = [...hub, ...places.readOnly].find((d) => isInside(d, path));
   return held ? { why: "holdsHub", folder: held } : null;
 }
 
