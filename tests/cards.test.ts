@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { Clock, K, written } from "./clock.js";
 import { baseRules, hubEachTest } from "./helpers.js";
 import type { Job, WorkAnswer } from "../src/protocol/responses.js";
+import { contextOpenCardsMax } from "../src/kernel/limits.js";
 
 const twoRules = {
   ...baseRules,
@@ -462,6 +463,18 @@ describe("over HTTP", () => {
     assert.deepEqual(r.body, { rejected: [] });
     const st = await f.state();
     assert.equal(st.recentCards.find((c) => c.id === first)!.result, "No longer needed: verified in logs");
+  });
+
+  test("a job's context lists the newest contextOpenCardsMax open cards of its group, oldest first", async () => {
+    // 150 open notices from three runs: the next job carries the newest 100 (each job carried all of them before:
+    // issue 30's fixture, 1,000 open cards, made every job row 112 KB)
+    for (let i = 0; i < 3; i++) await askCard(`m${i}`, { notice: Array.from({ length: 50 }, (_, k) => ({ title: `notice ${i}-${k}`, key: `m-${i}-${k}` })) });
+    const open = (await f.state()).cards.map((c) => c.id);
+    assert.equal(open.length, 150);
+    await f.call("POST", "/v1/events", f.keys.source, { id: "m3", type: "alert.deploy", subject: "#7" });
+    const job: Job = (await f.call("GET", "/v1/work?claim=m3", f.keys.worker)).body.job;
+    assert.equal(contextOpenCardsMax, 100);
+    assert.deepEqual(job.context.open.map((c) => c.card), open.slice(-contextOpenCardsMax));
   });
 
   test("a failed delivery is retried later; a wrong version is refused", async () => {

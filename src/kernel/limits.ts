@@ -119,6 +119,11 @@ export const stateRunsScanRows = 2000;
 export const stateFilterMaxCodepoints = 200;
 /** 本人: recently closed cards listed in GET /v1/state. */
 export const stateRecentCards = 20;
+/**
+ * The most open cards of its group a job's context lists (`context.open`), the newest ones: every run of a group with
+ * many open cards carried them all (issue 30's fixture: 1,000 cards, 110 KB of each 112 KB job row, 3.2 GB in all).
+ */
+export const contextOpenCardsMax = 100;
 /** 本人: unrouted and paused-skipped events listed in GET /v1/state. */
 export const stateRecentEvents = 20;
 /** 本人 (issue 30): events per page of GET /v1/events. */

@@ -5,7 +5,7 @@
  */
 import type { Ctx } from "./context.js";
 import { approvalsOf, pluginDenied, ruleTools, toolSessionKey, type RuleDef } from "./rules.js";
-import { heartbeatRecordIntervalMs, runLeaseMs, workerOfflineMs, stateRecentCards } from "./limits.js";
+import { heartbeatRecordIntervalMs, runLeaseMs, workerOfflineMs, stateRecentCards, contextOpenCardsMax } from "./limits.js";
 import { runToken, safeEqual } from "./credentials.js";
 import { closeCard } from "./cards.js";
 import { getLane, isPaused } from "./lanes.js";
@@ -219,7 +219,7 @@ function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"
     .timersOf(run.rule, run.lane)
     .map((row) => ({ key: row.key, about: row.about, at: c.iso(row.at) }));
   const open = c.view
-    .openCardsOf(rule.source, rule.group)
+    .openCardsOf(rule.source, rule.group, contextOpenCardsMax)
     .map((row) => ({ card: row.id, title: row.title, text: row.text, at: c.iso(row.at) }));
   const decided = c.view
     .settledCardsOf(run.rule, run.lane, stateRecentCards)

@@ -33,8 +33,8 @@ export interface Projection {
   queuedRuns(): Iterable<RunRow>;
   /** The cards in `state`, oldest first. */
   cardsIn(state: CardState): CardRow[];
-  /** The open cards of a source and group, oldest first (a job's `open` context). */
-  openCardsOf(source: string, group: string): CardRow[];
+  /** The newest `limit` open cards of a source and group, oldest first (a job's `open` context). */
+  openCardsOf(source: string, group: string, limit: number): CardRow[];
   /** The newest `limit` cards of a lane that are no longer open, newest first (a job's `decided` context). */
   settledCardsOf(rule: string, lane: string, limit: number): CardRow[];
   /** The `later` timers of a lane, soonest first. */
@@ -167,8 +167,8 @@ export class View implements Projection {
     return this.rows("cards", "state = ? ORDER BY key", state);
   }
 
-  openCardsOf(source: string, group: string): CardRow[] {
-    return this.rows("cards", "sg = ? AND state = 'open' ORDER BY key", `${source}\u0000${group}`);
+  openCardsOf(source: string, group: string, limit: number): CardRow[] {
+    return this.rows("cards", "sg = ? AND state = 'open' ORDER BY key DESC LIMIT ?", `${source}\u0000${group}`, limit).reverse();
   }
 
   settledCardsOf(rule: string, lane: string, limit: number): CardRow[] {
