@@ -116,7 +116,7 @@ test("the hot paths read through indexes: no full scan of events, runs, cards, t
   const partial = Object.entries(tables).flatMap(([name, def]) => def.indexes.flatMap((ix, i) => (ix.where ? [`v_${name}_i${i}`] : [])));
   assert.deepEqual(partial, ["v_events_i1", "v_events_i2", "v_runs_i1", "v_runs_i2"]);
   // Bounded on purpose: the newest page of runs walks the rowid backwards up to its LIMIT; every pending timer is listed.
-  const bounded = ["SELECT key, data FROM v_runs WHERE 1 ORDER BY key DESC LIMIT ?", "SELECT key, data FROM v_timers WHERE 1 ORDER BY at"];
+  const bounded = ["SELECT key, json_remove(data, '$.job') AS data FROM v_runs WHERE 1 ORDER BY key DESC LIMIT ?", "SELECT key, data FROM v_timers WHERE 1 ORDER BY at"];
   const scans: string[] = [];
   for (const sql of store.view.preparedSql().filter((q) => !bounded.includes(q))) {
     const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array(sql.split("?").length - 1).fill(0)) as { detail: string }[];
