@@ -9,7 +9,8 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { gzipSync } from "node:zlib";
+import { gzip } from "node:zlib";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import { engineDir } from "./home.js";
 import { catalogEntries } from "../i18n/messages.js";
@@ -103,25 +104,31 @@ export function staticImports(entries: readonly string[], files: ReadonlyMap<str
   return seen;
 }
 
-/** A file as served: gzip'd once here, at the best level (the files do not change while the hub runs). */
-const file = (body: Buffer, type: string, cache = "no-cache"): ConsoleFile => ({ body, gzip: gzipSync(body, { level: 9 }), type, cache });
+const gzipped = promisify(gzip);
+
+/**
+ * A file as served: gzip'd once here, at the best level (the files do not change while the hub runs), in zlib's thread
+ * pool: a start warms every file at once (`warmConsoleFiles`) without holding the hub's requests.
+ */
+const file = async (body: Buffer, type: string, cache = "no-cache"): Promise<ConsoleFile> => ({ body, gzip: await gzipped(body, { level: 9 }), type, cache });
 
 /** Reads the console's folder once: every file of a known type, and the catalog. */
 async function load(): Promise<Map<string, ConsoleFile>> {
-  const out = new Map<string, ConsoleFile>();
+  const require = createRequire(import.meta.url);
+  const sources: [string, Promise<Buffer>, string, string?][] = [];
   for (const name of await readdir(consoleDir)) {
     const type = types[name.slice(name.lastIndexOf("."))];
     if (!type) continue;
     // The page itself is never cached: it is the one file that names the others.
-    out.set(name, file(await readFile(join(consoleDir, name)), type, name.endsWith(".html") ? "no-store" : "no-cache"));
+    sources.push([name, readFile(join(consoleDir, name)), type, name.endsWith(".html") ? "no-store" : "no-cache"]);
   }
-  out.set("catalog.json", file(Buffer.from(JSON.stringify(consoleCatalog())), types[".json"]!));
-  const require = createRequire(import.meta.url);
-  for (const [name, spec] of Object.entries(vendorFiles)) out.set(name, file(await readFile(require.resolve(spec)), types[".js"]!));
-  for (const [name, path] of Object.entries(engineModules)) out.set(name, file(await readFile(join(engineDir, path)), types[".js"]!));
+  sources.push(["catalog.json", Promise.resolve(Buffer.from(JSON.stringify(consoleCatalog()))), types[".json"]!]);
+  for (const [name, spec] of Object.entries(vendorFiles)) sources.push([name, readFile(require.resolve(spec)), types[".js"]!]);
+  for (const [name, path] of Object.entries(engineModules)) sources.push([name, readFile(join(engineDir, path)), types[".js"]!]);
+  const out = new Map(await Promise.all(sources.map(async ([name, body, type, cache]) => [name, await file(await body, type, cache)] as const)));
   const page = out.get("index.html");
   const modules = new Map([...out].filter(([n]) => n.endsWith(".js")).map(([n, f]) => [n, f.body.toString("utf8")]));
-  if (page) out.set("index.html", file(Buffer.from(withPreloads(page.body.toString("utf8"), modules)), page.type, page.cache));
+  if (page) out.set("index.html", await file(Buffer.from(withPreloads(page.body.toString("utf8"), modules)), page.type, page.cache));
   return out;
 }
 
@@ -148,4 +155,13 @@ export async function consoleFile(name: string): Promise<ConsoleFile | null> {
     throw e;
   });
   return (await files).get(name) ?? null;
+}
+
+/**
+ * Reads and compresses the console's files now, in the background (serve calls it once listening): the first page a
+ * console opens after a start no longer waits for every file to be read and gzip'd (issue 30's first load; 1.1 s on a
+ * busy machine). A failure is left for the first request to meet and report again.
+ */
+export function warmConsoleFiles(): void {
+  consoleFile("index.html").catch(() => {});
 }

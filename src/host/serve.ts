@@ -26,6 +26,7 @@ import { recordKnownHome } from "../worker/known-homes.js";
 import { userHomes } from "../worker/sandbox.js";
 
 import { localUrlOf, parseListen, urlOf } from "./listen.js";
+import { warmConsoleFiles } from "./console-files.js";
 
 // Listen addresses live in listen.ts (the CLI reads them without loading the hub); named here too for callers of serve.
 export { parseListen, urlOf, localUrlOf };
@@ -222,6 +223,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     // Without publicUrl, links name this computer: a wildcard address (0.0.0.0, ::) is not one a browser opens.
     if (!config.publicUrl) hub.setPublicUrl(localUrlOf(host, actual));
     writeHubRecord(home, localUrlOf(host, actual), hub.homeId);
+    warmConsoleFiles();
   } catch (e) {
     const server = listening as ServerType | null;
     if (server) await new Promise<void>((r) => server.close(() => r()));
