@@ -660,6 +660,8 @@ test("a later timer can be cancelled; when it comes due its lane runs again on t
   assert.deepEqual([ev!.sid, ev!.type, ev!.routed, ev!.summary, more], [`later::check:${at}`, "timer.due", ["alerts"], "look again", []]);
   const job = k.claim("c3").job!;
   assert.deepEqual([job.session, job.context.timers, job.context.events], ["s-9", [{ key: "check", about: "look again", at }], []]);
+  // The run names the timer's event as what started it (mutation run of run-end.ts: an empty list passed).
+  assert.deepEqual(written({ facts: k.stream(seq) }, "runs").map((r) => (r as { events: number[] }).events).at(-1), [ev!.id]);
   k.close();
 });
 

@@ -55,7 +55,9 @@ test("a call sends §4's params and callback_url, runs in the plugin folder with
       callback_url: "http://127.0.0.1:1/v1/plugins/callback/",
     });
     assert.equal(got.cwd, join(f.root, "echo"));
-    assert.deepEqual(Object.keys(got.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), ["HOME", "LANG", "PATH", "PLUGIN_MODE", "PYTHONNOUSERSITE", "TZ"]);
+    assert.deepEqual(Object.keys(got.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), ["AGENT_AUTOLOOP_TOOL_HOST", "HOME", "LANG", "PATH", "PLUGIN_MODE", "PYTHONNOUSERSITE", "TZ"]);
+    // The tool host's mark (src/tools/orphans.ts): its pid, start time and home, no secret.
+    assert.match(got.env.AGENT_AUTOLOOP_TOOL_HOST!, /^\d+:\d+:$/);
     assert.equal(got.env.PLUGIN_MODE, "test");
     // Issue 26 #2: a Python interpreter the plugin starts loads nothing from the user's site-packages.
     assert.equal(got.env.PYTHONNOUSERSITE, "1");

@@ -95,7 +95,7 @@ test("through a running hub: each hello plugin with §3.5's exact output, exit c
     assert.deepEqual(await cli(["plugins", "invoke", "nope.greet"], dir), { code: 2, out: [], err: ["refused: no such tool plugin: nope"] });
     assert.deepEqual(await cli(["plugins", "invoke", "strict.wave"], dir), { code: 2, out: [], err: ["refused: plugin strict has no tool wave"] });
     assert.deepEqual(await cli(["plugins", "invoke", "strict.greet", "--args", '{"name":7}'], dir), { code: 2, out: [], err: ["refused: wrong arguments for strict.greet: name: must be string"] });
-    assert.deepEqual(await cli(["plugins", "invoke", "strict.greet", "--args", "{name}"], dir), { code: 2, out: [], err: [`refused: --args is not valid JSON: ${jsonError("{name}")}`] });
+    assert.deepEqual(await cli(["plugins", "invoke", "strict.greet", "--args", "{name}"], dir), { code: 2, out: [], err: ["refused: --args is not valid JSON: not valid JSON at line 1, column 2"] });
     assert.deepEqual(await cli(["plugins", "invoke", "banned.rm"], dir), { code: 2, out: [], err: ["refused: approvals[0] of rules.json denies banned.rm"] });
     assert.deepEqual(await cli(["plugins", "invoke", "banned-listing.rm"], dir), { code: 2, out: [], err: ["refused: approvals[1] of rules.json denies banned-listing.rm"] });
     assert.deepEqual(["strict", "banned", "banned-listing"].map((n) => started(plugins, n)), [false, false, false], "a refused call starts no plugin");
@@ -129,16 +129,6 @@ test("through a running hub: each hello plugin with §3.5's exact output, exit c
     await f.close();
   }
 });
-
-/** JSON.parse's own message for `text` (it differs between Node versions). */
-function jsonError(text: string): string {
-  try {
-    JSON.parse(text);
-    return "";
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
 
 test("with no hub running: the call and its outcome are recorded in the home's database under its lock, never unaudited", async () => {
   const made = makeHome(rules);

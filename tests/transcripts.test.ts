@@ -151,7 +151,9 @@ describe("a Claude Code run's transcript on the run page", { skip: noBrowser ?? 
     assert.match(await page.textContent("#transcript .step-final pre") ?? "", /^Done: listed the folder/);
     const took = await page.textContent("#transcript .step-tool .step-took") ?? "";
     const seconds = Number(/took ([\d.]+) s/.exec(took)?.[1]);
-    assert.ok(seconds >= 3, `the tool call took the command's 3 s at least: ${took}`);
+    // Each step is timed from when the worker read its line of the CLI's stream: the tool call's line can be read a
+    // little after the command started (CI saw 2.9 s at load average 10), never before, and its result after it ended.
+    assert.ok(seconds >= 2.5 && seconds < 30, `the tool call took about the command's 3 s: ${took}`);
     assert.equal(await page.textContent("#transcript .attempt h3"), "Try 1");
     await page.screenshot({ path: join(tempDir("aa-transcript-shot-"), "run-transcript.png"), fullPage: true });
     if (process.env.TRANSCRIPT_SHOT) await page.screenshot({ path: process.env.TRANSCRIPT_SHOT, fullPage: true });

@@ -188,8 +188,8 @@ test("a workflow with all four step types runs end to end: tool (approved, audit
 
   const why1 = (await call(s, "GET", "/v1/runs/1/why", keys.owner)).body as Why;
   const told1 = timeline(1, why1.facts).join("\n");
-  assert.match(told1, /tool echo\.say \(review:\): allow/);
-  assert.match(told1, /tool echo\.say \(review:\): ok/);
+  assert.match(told1, /called tool echo\.say: allowed by the answer on card #1/);
+  assert.match(told1, /tool echo\.say finished \(\d+ ms\)/);
   const why2 = (await call(s, "GET", "/v1/runs/2/why", keys.owner)).body as Why;
   // The artifact is listed in why: the run's notice (fyi) names its file, size, path and doc-ref id.
   const cards = why2.facts.flatMap((f) => f.changes).filter((c) => c[0] === "cards").map((c) => c[2] as { kind: string; run: number; title: string; text: string });

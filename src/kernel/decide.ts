@@ -28,10 +28,11 @@
  *   approvals                 how a tool call is approved: approvals entries, session keys, the verdict
  *   glob                      type globs and star patterns, matched in linear time
  *   timeline                  a run's `why` timeline as message ids (every client words it)
- *   limits · own · text · names · cron · period · credentials · assert · intents · devices · states · reply · backoff
+ *   limits · own · text · names · cron · period · credentials · assert · intents · devices · states · reply · backoff · json-error
  *                             leaves (intents: declarative intents matched; devices: the device paths a plugin sandbox
  *                             may bind; states: the shared enumerations and the named run-state groups; reply: a step's
- *                             answer or refusal; backoff: the one doubling wait)
+ *                             answer or refusal; backoff: the one doubling wait; json-error: where a text stops being
+ *                             JSON, without quoting it)
  */
 import { Ctx } from "./context.js";
 import type { Projection } from "./view.js";

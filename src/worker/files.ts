@@ -8,6 +8,21 @@ import { dirname } from "node:path";
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 
 /**
+ * Creates `path` with `content` only if nothing is there (O_EXCL: never follows or replaces a link or file made
+ * meanwhile), with `mode` whatever the umask: a placeholder a sandbox then binds read-only (launch-sandbox.ts).
+ * @throws EEXIST when something is already at `path`; the file system's other errors.
+ */
+export function createNewFile(path: string, content: string, mode = 0o600): void {
+  const fd = openSync(path, "wx", mode);
+  try {
+    fchmodSync(fd, mode);
+    writeSync(fd, content);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Writes `content` to `path` atomically and durably: a temporary file beside it (`<path>.<pid>.tmp`), fsync, rename
  * over `path`, fsync of the folder. A reader sees the old file or the new one, never a part; a crash at any point
  * leaves one of the two (and at most one temporary file per crashed process, overwritten by its next write under

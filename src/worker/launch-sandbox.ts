@@ -2,7 +2,7 @@
  * The sandbox of one launch of an agent (sandbox.ts builds the bubblewrap argv from it): what the agent may write,
  * what it may see of the worker's home, which devices it gets; or why the launch is refused.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
@@ -14,6 +14,7 @@ import { aliasesOf, aliasesOfAll, kernelFsTypes, kernelMountsAt, mountOf, otherP
 import { knownHomes } from "./known-homes.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
+import { createNewFile } from "./files.js";
 
 /**
  * The sandbox around a launch as its plugin is told (`Turn.sandbox`): `none` without one; `closed` when the worker
@@ -208,7 +209,7 @@ export function steeringParts(paths: readonly string[], folders: readonly string
     if (!present && folders.some((f) => isInside(realPath(dirname(path)), f))) {
       try {
         if (folder) mkdirSync(path, { mode: 0o700 });
-        else writeFileSync(path, path.endsWith(".json") ? "{}\n" : "", { mode: 0o600, flag: "wx" });
+        else createNewFile(path, path.endsWith(".json") ? "{}\n" : "");
       } catch {
         // made meanwhile, or cannot be made: bound below if it exists now
       }
