@@ -23,8 +23,11 @@
  * pull request and the reviewed SHA; the hub's run for the answer (same lane) finds it in the context file's
  * `answers` and, when the head is still that SHA with its review status success, merges without asking again.
  *
+ * The same command takes the `delivery.issue` events of `ask-owner` issues and the answers to their questions
+ * (ask-owner.ts).
+ *
  * Not here yet (docs/plugins/delivery.md): turning a draft ready and auto-merge off (GraphQL), the default Codex
- * reviewer, skipping ordinary internal docs, `ask-owner` issues.
+ * reviewer, skipping ordinary internal docs.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -43,6 +46,7 @@ import { deliveryContext, latestStatus, setStatus, stageText, type StatusState }
 import { roundMessage, type RoundOutcome } from "./round-message.js";
 import { pullLabels } from "./poll.js";
 import { followShip } from "./track.js";
+import { issueInputOf, issueMessage, issueRound } from "./ask-owner.js";
 
 /** Rounds within one run when main keeps moving before the merge. */
 export const roundsMax = 3;
@@ -304,7 +308,14 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let outcome: RoundOutcome;
   try {
     const context = JSON.parse(readFileSync(env.AGENT_AUTOLOOP_CONTEXT ?? "", "utf8")) as Context;
+    const issue = issueInputOf(context, repo);
     const asked = inputOf(context, repo);
+    if (issue) {
+      // an `ask-owner` issue (ask-owner.ts): its own message, nothing of a pull request's round
+      const done = await issueRound(gitHubFromEnv(env, lang), issue, lang);
+      process.stdout.write(issueMessage(done, lang));
+      return 0;
+    }
     if (!asked) outcome = { kind: "nothing", subject: repo, why: t(lang, "delivery.whyNoEvent") };
     else {
       const gh = gitHubFromEnv(env, lang);
