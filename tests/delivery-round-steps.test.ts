@@ -15,7 +15,7 @@ import { roundMessage } from "../plugins/delivery/round-message.js";
 import { readMessage } from "../src/worker/receipt.js";
 import type { Clock } from "../plugins/delivery/sync.js";
 import { fakeGitHubs, type FakeGitHub } from "./github-fake.js";
-import { resolve } from "./github-fake-git.js";
+import { resolve, type FileChange } from "./github-fake-git.js";
 import { tempDir } from "./helpers.js";
 
 const fake = fakeGitHubs("aa-delivery-steps-", "steps-token");
@@ -33,11 +33,12 @@ function testClock(onSleep: (nth: number) => void = () => {}): Clock {
 }
 
 /** `acme/app` with settings on main, a branch `feature` with one commit, and its pull request labelled `labels`. */
-async function setup(labels: string[], opts: { draft?: boolean; ci?: "success" | "failure" | null } = {}) {
+async function setup(labels: string[], opts: { draft?: boolean; ci?: "success" | "failure" | null; files?: Record<string, FileChange>[] } = {}) {
   const f = await fake();
   const settings = { checks: { workflow: "CI", jobs: ["check"] }, review: { command: [process.execPath, reviewer] } };
   const main = f.createRepo("acme/app", { "ops/delivery.json": JSON.stringify(settings) });
-  const head = f.push("acme/app", "feature", { "src/app.ts": "export const x = 1;\n" });
+  let head = "";
+  for (const files of opts.files ?? [{ "src/app.ts": "export const x = 1;\n" }]) head = f.push("acme/app", "feature", files);
   if (opts.ci !== null) ci(f, head, opts.ci ?? "success");
   const pr = f.openPull("acme/app", "feature", { labels, draft: opts.draft });
   const deps = { gh: new GitHub(f.url, "steps-token"), token: "steps-token", objects: join(root, `${++n}.git`), lang: "en" as const, local: true, testLocalHealth: false };
@@ -161,4 +162,31 @@ test("a head whose review failed is not synced, reviewed or written again, even 
   assert.equal(f.repo("acme/app").statuses.length, before);
   assert.equal(f.headSha("acme/app", pr), head);
   assert.deepEqual(f.faults, []);
+});
+
+test("a branch that changes only ordinary internal docs is not given to the reviewer, and the round's message says so; code, an executable doc or an earlier code commit are reviewed", async () => {
+  // the test's reviewer finds every FIXME: the docs below have one, so a call of the reviewer would be a finding
+  const docs = await setup(["deliver"], { files: [{ "docs/guide.md": "FIXME: explain\n", "README.md": "FIXME\n" }, { "notes/a.md": "FIXME\n" }] });
+  const got = await deliverRound(docs.input, docs.deps);
+  const merge = docs.f.item("acme/app", docs.pr).pull!.mergeSha!;
+  assert.deepEqual(got, { kind: "merged", subject: `acme/app#${docs.pr}`, head: docs.head, merge, docsOnly: true });
+  assert.equal(roundMessage(got, "en"), [
+    `Merged acme/app#${docs.pr}: reviewed and checked commit ${docs.head.slice(0, 12)}, merge commit ${merge.slice(0, 12)}; the project has no health settings, so only the merge was done, not followed through Ship`,
+    "",
+    "The review did not call the reviewer: the reviewed changes touch only ordinary internal docs (internalDocs of ops/delivery.json)",
+    "",
+  ].join("\n"));
+  assert.equal(readMessage(roundMessage(got, "zh")).summary, `已合并 acme/app#${docs.pr}：审查并检查过的提交 ${docs.head.slice(0, 12)}，合并提交 ${merge.slice(0, 12)}；项目没有健康设置，只完成了合并，没有跟踪 Ship 和上线`);
+  assert.deepEqual(statuses(docs.f, docs.head).slice(0, 3), ["delivery pending Reviewing this commit", "delivery pending Reviewed; waiting for the full checks", "agent-review success Reviewed: no problems found"]);
+
+  for (const files of [
+    [{ "docs/guide.md": "FIXME\n", "src/app.ts": "x\n" }],
+    [{ "docs/run.md": { text: "FIXME\n", mode: "100755" as const } }],
+    [{ "src/app.ts": "// FIXME\n" }, { "docs/guide.md": "later docs\n" }],
+    [{ "docs/link.md": { text: "README.md", mode: "120000" as const } }, { "docs/guide.md": "FIXME\n" }],
+  ]) {
+    const mixed = await setup(["deliver"], { files });
+    const found = await deliverRound(mixed.input, mixed.deps);
+    assert.deepEqual(found, { kind: "findings", subject: `acme/app#${mixed.pr}`, head: mixed.head, text: "FIXME left", attended: false }, JSON.stringify(files));
+  }
 });

@@ -8,7 +8,9 @@
  * 3. syncs (sync.ts): the pull request must contain main;
  * 4. a head whose review status is already failure ends the round at once (a new commit is reviewed afresh); otherwise
  *    reviews: the diff of the branch's own commits (review-diff.ts) to the project's reviewer (reviewer.ts), which
- *    never checks out the pull request. Findings write failure to `delivery` and the review status and end the round;
+ *    never checks out the pull request — unless every reviewed change touches only ordinary internal docs
+ *    (`internalDocs`, judged as the release scope judges them): then the model is not called, and the round's message
+ *    says so. Findings write failure to `delivery` and the review status and end the round;
  * 5. `deliver-review`: ends after a passing review (the merge-permitting status is not written);
  * 6. waits for the full checks (checks.ts), reading the labels meanwhile: `deliver` withdrawn ends the round
  *    (`delivery` success, withdrawn), `deliver-review` added stops before the merge;
@@ -27,7 +29,7 @@
  * (ask-owner.ts).
  *
  * Not here yet (docs/plugins/delivery.md): turning a draft ready and auto-merge off (GraphQL), the default Codex
- * reviewer, skipping ordinary internal docs.
+ * reviewer.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -46,6 +48,7 @@ import { deliveryContext, latestStatus, setStatus, stageText, type StatusState }
 import { roundMessage, type RoundOutcome } from "./round-message.js";
 import { pullLabels } from "./poll.js";
 import { followShip } from "./track.js";
+import { docsOnlyChange } from "./project.js";
 import { issueInputOf, issueMessage, issueRound } from "./ask-owner.js";
 
 /** Rounds within one run when main keeps moving before the merge. */
@@ -131,6 +134,13 @@ async function mainSettings(deps: RoundDeps, repo: string, cloneUrl: string): Pr
  *   time, main moving more than `roundsMax` times, the reviewer broken), which the hub retries.
  */
 export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<RoundOutcome> {
+  const note = { docsOnly: false };
+  const outcome = await roundSteps(input, deps, note);
+  return note.docsOnly ? { ...outcome, docsOnly: true } : outcome;
+}
+
+/** The steps of `deliverRound`; `note.docsOnly` says whether the last review skipped the model (only internal docs). */
+async function roundSteps(input: RoundInput, deps: RoundDeps, note: { docsOnly: boolean }): Promise<RoundOutcome> {
   const { gh, lang } = deps;
   const { repo, number } = input;
   const subject = `${repo}#${number}`;
@@ -174,6 +184,7 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
       if (!approved) {
         await status(head, deliveryContext, "pending", stageText.reviewing);
         const verdict = await review(deps, first.cloneUrl, main, head, settings);
+        note.docsOnly = verdict.kind === "docsOnly";
         if (verdict.kind === "broken") return { kind: "notRun", subject, error: verdict.reason };
         if (verdict.kind === "findings") {
           await status(head, deliveryContext, "failure", stageText.reviewFailed);
@@ -272,6 +283,8 @@ async function review(deps: RoundDeps, cloneUrl: string, main: string, head: str
   if (diff.cut) found.push(t(deps.lang, "delivery.findingCut"));
   if (found.length > 0) return { kind: "findings" as const, text: found.join("\n") };
   if (diff.text === "") return { kind: "passed" as const };
+  // ordinary internal docs need no model: judged on the reviewed changes alone, as the release scope judges them
+  if (diff.changes.every((c) => docsOnlyChange(deps.objects, c.from, c.to, settings.internalDocs).docs)) return { kind: "docsOnly" as const };
   if (settings.review.command === null) return { kind: "broken" as const, reason: t(deps.lang, "delivery.errNoReviewer") };
   const guide = settings.review.guide === null ? null : fileAt(deps.objects, main, settings.review.guide, guideBytesMax);
   return runReviewer(settings.review.command, diff.text, guide);

@@ -239,6 +239,7 @@ const catalog = {
   "delivery.errChecksTimeout": { zh: "等了 {minutes} 分钟，完整检查还没完成", en: "the full checks did not finish within {minutes} minutes" },
   "delivery.errMainMoving": { zh: "合并前 main 连续前进了 {rounds} 轮", en: "main moved before the merge in {rounds} rounds in a row" },
   "delivery.errNoReviewer": { zh: "ops/delivery.json 没有 review.command，默认的 Codex 审查还没做", en: "ops/delivery.json has no review.command, and the default Codex reviewer is not built yet" },
+  "delivery.reviewDocsOnly": { zh: "审查没有调用审查模型：审查的改动只涉及普通内部文档（ops/delivery.json 的 internalDocs）", en: "The review did not call the reviewer: the reviewed changes touch only ordinary internal docs (internalDocs of ops/delivery.json)" },
   "delivery.askOwnerCode": { zh: "（这里的代码块已略去）", en: "(a code block, left out)" },
   "delivery.askOwnerPath": { zh: "（本机路径）", en: "(a local path)" },
   "delivery.askOwnerNoBody": { zh: "（这个 issue 除了标题没有正文）", en: "(the issue has no text besides its title)" },
