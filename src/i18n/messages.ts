@@ -211,7 +211,6 @@ const catalog = {
   "delivery.whyClosed": { zh: "已关闭且未合并", en: "is closed without being merged" },
   "delivery.whyNotOurs": { zh: "来自 fork 或目标分支不是 main", en: "comes from a fork or does not target main" },
   "delivery.whyNoLabel": { zh: "没有交付标签", en: "has no delivery label" },
-  "delivery.whyDraft": { zh: "是草稿；把草稿转为 ready 还没做", en: "is a draft; turning a draft ready is not built yet" },
   "delivery.whyFailedReview": { zh: "的提交 {head} 审查没通过；推新提交才会重新审查", en: "failed review at {head}; push a new commit to have it reviewed again" },
   "delivery.whyDeclined": { zh: "不合并：你答复了不合并 {head}", en: "is not merged: you answered not to merge {head}" },
   "delivery.roundBadSettings": { zh: "交付设置读不了：{subject} 没有开始", en: "Delivery settings unusable: {subject} not started" },
