@@ -15,7 +15,7 @@ import { roundMessage } from "../plugins/delivery/round-message.js";
 import { readMessage } from "../src/worker/receipt.js";
 import type { Clock } from "../plugins/delivery/sync.js";
 import { fakeGitHubs, type FakeGitHub } from "./github-fake.js";
-import { resolve } from "./github-fake-git.js";
+import { resolve, type FileChange } from "./github-fake-git.js";
 import { tempDir } from "./helpers.js";
 
 const fake = fakeGitHubs("aa-delivery-steps-", "steps-token");
@@ -33,11 +33,12 @@ function testClock(onSleep: (nth: number) => void = () => {}): Clock {
 }
 
 /** `acme/app` with settings on main, a branch `feature` with one commit, and its pull request labelled `labels`. */
-async function setup(labels: string[], opts: { draft?: boolean; ci?: "success" | "failure" | null } = {}) {
+async function setup(labels: string[], opts: { draft?: boolean; ci?: "success" | "failure" | null; files?: Record<string, FileChange>[] } = {}) {
   const f = await fake();
   const settings = { checks: { workflow: "CI", jobs: ["check"] }, review: { command: [process.execPath, reviewer] } };
   const main = f.createRepo("acme/app", { "ops/delivery.json": JSON.stringify(settings) });
-  const head = f.push("acme/app", "feature", { "src/app.ts": "export const x = 1;\n" });
+  let head = "";
+  for (const files of opts.files ?? [{ "src/app.ts": "export const x = 1;\n" }]) head = f.push("acme/app", "feature", files);
   if (opts.ci !== null) ci(f, head, opts.ci ?? "success");
   const pr = f.openPull("acme/app", "feature", { labels, draft: opts.draft });
   const deps = { gh: new GitHub(f.url, "steps-token"), token: "steps-token", objects: join(root, `${++n}.git`), lang: "en" as const, local: true, testLocalHealth: false };
@@ -125,10 +126,8 @@ test(`main moving before the merge sends the round back to sync within the run; 
   assert.deepEqual(f.faults, []);
 });
 
-test("nothing starts for a draft or an unlabelled pull request; the answer 'do not merge' writes delivery failure on that commit", async () => {
-  const draft = await setup(["deliver"], { draft: true });
-  assert.deepEqual(await deliverRound(draft.input, draft.deps), { kind: "nothing", subject: `acme/app#${draft.pr}`, why: "is a draft; turning a draft ready is not built yet" });
-  draft.f.unlabel("acme/app", draft.pr, "deliver");
+test("nothing starts for an unlabelled pull request; the answer 'do not merge' writes delivery failure on that commit", async () => {
+  const draft = await setup([], { draft: true });
   assert.deepEqual(await deliverRound(draft.input, draft.deps), { kind: "nothing", subject: `acme/app#${draft.pr}`, why: "has no delivery label" });
   assert.deepEqual(draft.f.repo("acme/app").statuses, []);
 
@@ -161,4 +160,114 @@ test("a head whose review failed is not synced, reviewed or written again, even 
   assert.equal(f.repo("acme/app").statuses.length, before);
   assert.equal(f.headSha("acme/app", pr), head);
   assert.deepEqual(f.faults, []);
+});
+
+test("a branch that changes only ordinary internal docs is not given to the reviewer, and the round's message says so; code, an executable doc or an earlier code commit are reviewed", async () => {
+  // the test's reviewer finds every FIXME: the docs below have one, so a call of the reviewer would be a finding
+  const docs = await setup(["deliver"], { files: [{ "docs/guide.md": "FIXME: explain\n", "README.md": "FIXME\n" }, { "notes/a.md": "FIXME\n" }] });
+  const got = await deliverRound(docs.input, docs.deps);
+  const merge = docs.f.item("acme/app", docs.pr).pull!.mergeSha!;
+  assert.deepEqual(got, { kind: "merged", subject: `acme/app#${docs.pr}`, head: docs.head, merge, docsOnly: true });
+  assert.equal(roundMessage(got, "en"), [
+    `Merged acme/app#${docs.pr}: reviewed and checked commit ${docs.head.slice(0, 12)}, merge commit ${merge.slice(0, 12)}; the project has no health settings, so only the merge was done, not followed through Ship`,
+    "",
+    "The review did not call the reviewer: the reviewed changes touch only ordinary internal docs (internalDocs of ops/delivery.json)",
+    "",
+  ].join("\n"));
+  assert.equal(readMessage(roundMessage(got, "zh")).summary, `已合并 acme/app#${docs.pr}：审查并检查过的提交 ${docs.head.slice(0, 12)}，合并提交 ${merge.slice(0, 12)}；项目没有健康设置，只完成了合并，没有跟踪 Ship 和上线`);
+  assert.deepEqual(statuses(docs.f, docs.head).slice(0, 3), ["delivery pending Reviewing this commit", "delivery pending Reviewed; waiting for the full checks", "agent-review success Reviewed: no problems found"]);
+
+  const branches: Record<string, FileChange>[][] = [
+    [{ "docs/guide.md": "FIXME\n", "src/app.ts": "x\n" }],
+    [{ "docs/run.md": { text: "FIXME\n", mode: "100755" as const } }],
+    [{ "src/app.ts": "// FIXME\n" }, { "docs/guide.md": "later docs\n" }],
+    [{ "docs/link.md": { text: "README.md", mode: "120000" as const } }, { "docs/guide.md": "FIXME\n" }],
+  ];
+  for (const files of branches) {
+    const mixed = await setup(["deliver"], { files });
+    const found = await deliverRound(mixed.input, mixed.deps);
+    assert.deepEqual(found, { kind: "findings", subject: `acme/app#${mixed.pr}`, head: mixed.head, text: "FIXME left", attended: false }, JSON.stringify(files));
+  }
+});
+
+/** The requests that wrote something, as `method template` (GraphQL by its operation's first field). */
+const writes = (f: FakeGitHub) => f.seen.filter((x) => x.method !== "GET" && !(x.template === "/graphql" && String((x.body as { query: string }).query).startsWith("query")))
+  .map((x) => x.template === "/graphql" ? `graphql ${/\{ (\w+)\(/.exec((x.body as { query: string }).query)![1]}` : `${x.method} ${x.template}${x.template!.endsWith("statuses/{sha}") ? ` ${(x.body as { context: string }).context} ${(x.body as { state: string }).state}` : ""}`);
+
+/** Whether a GraphQL request body is a mutation. */
+const mutation = (body: unknown) => String((body as { query: string }).query).startsWith("mutation");
+
+test("a draft is turned ready before the checks: the run made while it was a draft does not count, the one after ready_for_review does", async () => {
+  const { f, head, pr, deps, input } = await setup(["deliver"], { draft: true, ci: "success" });
+  // the project's workflow triggers on ready_for_review: GitHub starts a new run when the draft turns ready
+  let readyRun = 0;
+  f.afterRequest("POST", "/graphql", ({ body }) => {
+    if (String((body as { query: string }).query).includes("markPullRequestReadyForReview")) readyRun = f.runWorkflow("acme/app", { name: "CI", headSha: head, headBranch: "feature", jobs: [{ name: "check", conclusion: null }] });
+  }, false);
+  const clock = testClock((nth) => {
+    // the run of the draft passed long ago; the new one finishes at the second read
+    if (nth === 1) f.repo("acme/app").runs.find((r) => r.id === readyRun)!.jobs[0]!.conclusion = "success";
+  });
+  const got = await deliverRound(input, { ...deps, clock });
+  assert.equal(got.kind, "merged");
+  assert.equal(f.item("acme/app", pr).pull!.draft, false);
+  assert.notEqual(readyRun, 0);
+  assert.deepEqual(writes(f), [
+    "POST /repos/{owner}/{repo}/statuses/{sha} delivery pending",
+    "graphql markPullRequestReadyForReview",
+    "POST /repos/{owner}/{repo}/statuses/{sha} delivery pending",
+    "POST /repos/{owner}/{repo}/statuses/{sha} agent-review success",
+    "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge",
+    "POST /repos/{owner}/{repo}/statuses/{sha} delivery success",
+    "DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}",
+  ]);
+  assert.equal(f.item("acme/app", pr).pull!.mergeSha, resolve(f.repo("acme/app").dir, "refs/heads/main"));
+  assert.deepEqual(f.faults, []);
+
+  // a ready answer lost is read back; with no run after ready, the earlier run never counts: the checks time out
+  const lost = await setup(["deliver"], { draft: true, ci: "success" });
+  lost.f.dropResponse("POST", "/graphql", 1, mutation);
+  const waited = await deliverRound(lost.input, { ...lost.deps, checksWaitMs: 60_000, clock: testClock() });
+  assert.deepEqual(waited, { kind: "notRun", subject: `acme/app#${lost.pr}`, error: "the full checks did not finish within 1 minutes" });
+  assert.equal(lost.f.item("acme/app", lost.pr).pull!.draft, false);
+  assert.equal(lost.f.item("acme/app", lost.pr).pull!.merged, false);
+  assert.deepEqual(lost.f.faults, []);
+});
+
+test("auto-merge is turned off and read back before the merge-permitting status; if it stays on, nothing permits or merges", async () => {
+  const { f, pr, deps, input } = await setup(["deliver"]);
+  f.enableAutoMerge("acme/app", pr);
+  f.dropResponse("POST", "/graphql", 1, mutation);
+  const got = await deliverRound(input, deps);
+  assert.equal(got.kind, "merged");
+  assert.equal(f.item("acme/app", pr).pull!.autoMerge, null);
+  assert.deepEqual(writes(f).slice(0, 4), [
+    "POST /repos/{owner}/{repo}/statuses/{sha} delivery pending",
+    "POST /repos/{owner}/{repo}/statuses/{sha} delivery pending",
+    "graphql disablePullRequestAutoMerge",
+    "POST /repos/{owner}/{repo}/statuses/{sha} agent-review success",
+  ]);
+  assert.deepEqual(f.faults, []);
+
+  const stuck = await setup(["deliver"]);
+  stuck.f.enableAutoMerge("acme/app", stuck.pr);
+  stuck.f.refuse("POST", "/graphql", 502, 1, mutation);
+  // the refused write is followed by its read back, which finds auto-merge still on
+  const ended = await deliverRound(stuck.input, stuck.deps);
+  assert.deepEqual(ended, { kind: "notRun", subject: `acme/app#${stuck.pr}`, error: `acme/app#${stuck.pr}: auto-merge still on, read back after the write` });
+  assert.equal(stuck.f.item("acme/app", stuck.pr).pull!.merged, false);
+  assert.equal(statuses(stuck.f, stuck.head).some((x) => x.startsWith("agent-review")), false);
+});
+
+test("the fake's GraphQL takes only what GitHub's schema allows and the fake has: anything else is a fault", async () => {
+  const { f, pr } = await setup(["deliver"]);
+  const gh = new GitHub(f.url, "steps-token");
+  assert.deepEqual(await gh.graphql("query($n: Int!) { repository(owner: \"acme\", name: \"app\") { pullRequest(number: $n) { number isDraft state autoMergeRequest { mergeMethod } } } }", { n: pr }),
+    { repository: { pullRequest: { number: pr, isDraft: false, state: "OPEN", autoMergeRequest: null } } });
+  await assert.rejects(gh.graphql("query { repository(owner: \"acme\", name: \"app\") { pullRequest(number: 1) { isDrafted } } }", {}), /Cannot query field "isDrafted" on type "PullRequest"/);
+  await assert.rejects(gh.graphql("query { repository(owner: \"acme\", name: \"app\") { pullRequest(number: 1) { title } } }", {}), /PullRequest.title is not in the fake/);
+  await assert.rejects(gh.graphql("mutation { closePullRequest(input: { pullRequestId: \"x\" }) { clientMutationId } }", {}), /Mutation.closePullRequest is not in the fake/);
+  await assert.rejects(gh.graphql("mutation { disablePullRequestAutoMerge(input: { pullRequestId: \"PR_0\" }) { clientMutationId } }", {}), /Could not resolve to a node/);
+  assert.equal(f.faults.length, 3);
+  assert.match(f.faults[0]!, /^POST \/graphql: refused by GitHub's schema: Cannot query field "isDrafted"/);
 });

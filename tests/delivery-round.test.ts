@@ -5,7 +5,8 @@
  * own diff with the project's reviewer (a tiny script given only the diff on stdin and the guide), waits for a
  * successful CI run, merges exactly the reviewed SHA, follows it until a Ship run covers the merge and the health
  * endpoint (on 127.0.0.1, `--test-local-health`) serves it, and takes the label off; a review with findings writes
- * failure, opens a notice card and merges nothing.
+ * failure, opens a notice card and merges nothing; an `ask-owner` issue becomes a question card and loses its label
+ * after the answer.
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -87,7 +88,7 @@ async function setup(name: string): Promise<{ f: FakeGitHub; hub: Fixture; work:
     channels: {},
     rules: [
       { name: "delivery-poll", when: { cron: "0 0 1 1 *" }, to: "poller", cwd: work, emits: { source: "github", types: ["delivery.*"] } },
-      { name: "delivery", when: { source: "github", types: ["delivery.pull_request"] }, to: "deliverer", cwd: work, parallel: 2 },
+      { name: "delivery", when: { source: "github", types: ["delivery.pull_request", "delivery.issue"] }, to: "deliverer", cwd: work, parallel: 2 },
     ],
   }, { worker: { name: "local", key: newKey(), capacity: 2 } });
   hubs.push(hub);
@@ -254,5 +255,41 @@ test("deliver-attended: reviewed and checked, then a question card; the answer's
   assert.deepEqual(readdirSync(join(work, "reviews")), ["1.json"], "the answer's run did not review again");
   assert.deepEqual(records(f, pr), ["labeled deliver-attended alice", "unlabeled deliver-attended delivery-bot"]);
   assert.deepEqual(s.cards, [], "the question is answered; no other card");
+  assert.deepEqual(f.faults, []);
+});
+
+test("an ask-owner issue: the poll's event becomes a question card of its readable body; the answer's run (same lane) takes the label off", async () => {
+  const { f, hub } = await setup("ask-owner");
+  const n = f.openIssue("acme/app", "Keep the old columns?", "Should the export keep them?\n\n```sh\ncat /home/alice/.netrc\n```\nThe log is /var/log/export.log.", ["ask-owner"]);
+  const asked = await pollAndDeliver(hub, 1);
+  const lane = `acme/app#${n}`;
+  assert.deepEqual(asked.runs.filter((r) => r.rule === "delivery").map((r) => [r.state, r.summary, r.lane]), [["done", `Needs you: ${lane} asks you: Keep the old columns?`, lane]]);
+  assert.deepEqual(asked.cards.map((c) => [c.kind, c.state, c.rule, c.title, c.text, c.options, c.about, c.lane]), [[
+    "ask", "open", "delivery", `${lane} asks: Keep the old columns?`, "Should the export keep them?\n\n(a code block, left out)\nThe log is (a local path).",
+    ["Answered"], `delivery-ask ${lane}`, lane,
+  ]]);
+  assert.deepEqual(f.item("acme/app", n).labels, ["ask-owner"], "the label stays until the answer");
+  // the same state polled again starts nothing new (the event id is the same)
+  assert.equal((await hub.call("POST", "/v1/rules/delivery-poll/run", hub.keys.owner)).status, 200);
+  const polled = await until(async () => {
+    const now = await hub.state();
+    return now.runs.filter((r) => r.rule === "delivery-poll" && r.state === "done").length === 2 && now;
+  }, 90_000, () => `the second poll: ${workerOutputs(hub)}`);
+  assert.equal(polled.runs.filter((r) => r.rule === "delivery").length, 1);
+
+  assert.equal((await hub.call("POST", `/v1/cards/${asked.cards[0]!.id}/answer`, hub.keys.owner, { text: "Keep them for one more release" })).status, 200);
+  const s = await until(async () => {
+    const now = await hub.state();
+    const rounds = now.runs.filter((r) => r.rule === "delivery");
+    return rounds.length === 2 && rounds[0]!.state === "done" && now;
+  }, 90_000, () => `the answer's run: ${workerOutputs(hub)}`);
+  assert.deepEqual(s.runs.filter((r) => r.rule === "delivery").map((r) => [r.state, r.summary, r.lane]), [
+    ["done", `Answered ${lane}: its ask-owner label is off`, lane],
+    ["done", `Needs you: ${lane} asks you: Keep the old columns?`, lane],
+  ]);
+  assert.deepEqual(f.item("acme/app", n).labels, []);
+  assert.deepEqual(records(f, n), ["labeled ask-owner alice", "unlabeled ask-owner delivery-bot"]);
+  assert.deepEqual(s.cards, []);
+  assert.deepEqual(f.seen.filter((x) => x.method !== "GET").map((x) => `${x.method} ${x.template}`), ["DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"], "no comment, no other write");
   assert.deepEqual(f.faults, []);
 });

@@ -48,7 +48,8 @@ function pull(f: FakeGitHub, r: Repo, i: Item) {
     id: i.id, node_id: `PR_${i.id}`, number: i.number, title: i.title, body: i.body, state: i.state, user: user(f, i.user),
     labels: i.labels.map((l) => ({ ...label(l) })), draft: p.draft, merged: p.merged, merged_at: p.mergedAt, merge_commit_sha: p.mergeSha,
     url: api(f, `/repos/${r.full}/pulls/${i.number}`), html_url: `https://github.com/${r.full}/pull/${i.number}`,
-    created_at: i.createdAt, updated_at: i.updatedAt, closed_at: i.closedAt, auto_merge: null,
+    created_at: i.createdAt, updated_at: i.updatedAt, closed_at: i.closedAt,
+    auto_merge: p.autoMerge ? { enabled_by: user(f, "alice"), merge_method: p.autoMerge.method.toLowerCase(), commit_title: "", commit_message: "" } : null,
     head: base(p.headRef, f.headSha(r.full, i.number), head), base: base(p.baseRef, resolve(r.dir, `refs/heads/${p.baseRef}`) ?? "", r),
   });
 }

@@ -13,6 +13,8 @@
  *   mid-round); `runWorkflow` records a check suite with matrix legs and skipped jobs; `holdSyncs` keeps the commit an
  *   update-branch makes back until `releaseSyncs`.
  * - Every request needs `Authorization: Bearer <token>` (or `token <token>`); without it the answer is 401.
+ * - `POST /graphql` answers the few GraphQL operations the plugin uses, held to GitHub's published GraphQL schema
+ *   (github-fake-graphql.ts); hooks, drops and refusals name it by the template `/graphql`.
  * Routes: fake-routes.ts.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -21,7 +23,8 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { after } from "node:test";
 import { tempDir } from "./helpers.js";
-import { findOperation, requestFault, responseFault } from "./github-fake-shapes.js";
+import { findOperation, requestFault, responseFault, type Operation } from "./github-fake-shapes.js";
+import { graphqlAnswer } from "./github-fake-graphql.js";
 import { commit, initBare, resolve, setBranch, type FileChange } from "./github-fake-git.js";
 import { route, type Answer } from "./github-fake-routes.js";
 
@@ -30,7 +33,11 @@ export interface Item {
   number: number; id: number; title: string; body: string; state: "open" | "closed"; labels: string[]; user: string;
   createdAt: string; updatedAt: string; closedAt: string | null;
   /** Set on a pull request. */
-  pull?: { headRepo: string; headRef: string; baseRef: string; draft: boolean; merged: boolean; mergedAt: string | null; mergeSha: string | null };
+  pull?: {
+    headRepo: string; headRef: string; baseRef: string; draft: boolean; merged: boolean; mergedAt: string | null; mergeSha: string | null;
+    /** Auto-merge as someone enabled it (GraphQL `autoMergeRequest`, REST `auto_merge`), or null. */
+    autoMerge: { enabledAt: string; method: "MERGE" | "SQUASH" | "REBASE" } | null;
+  };
 }
 
 /** A labeled/unlabeled record of an item. */
@@ -68,8 +75,8 @@ export class FakeGitHub {
   /** The clock of the fake: each change moves it one second. */
   private seconds = 0;
   private nextId = 1000;
-  private drops: { method: string; template: string; count: number }[] = [];
-  private refusals: { method: string; template: string; status: number; count: number }[] = [];
+  private drops: { method: string; template: string; count: number; match?: (body: unknown) => boolean }[] = [];
+  private refusals: { method: string; template: string; status: number; count: number; match?: (body: unknown) => boolean }[] = [];
   private hooks: { method: string; template: string; fn: Hook; once: boolean }[] = [];
   private held: (() => void)[] | null = null;
   private server: Server | null = null;
@@ -139,7 +146,7 @@ export class FakeGitHub {
     r.items.set(number, {
       number, id: this.id(), title: opts.title ?? `change ${headRef}`, body: "", state: "open", labels: [], user: opts.user ?? "alice",
       createdAt: at, updatedAt: at, closedAt: null,
-      pull: { headRepo, headRef, baseRef: opts.base ?? "main", draft: opts.draft ?? false, merged: false, mergedAt: null, mergeSha: null },
+      pull: { headRepo, headRef, baseRef: opts.base ?? "main", draft: opts.draft ?? false, merged: false, mergedAt: null, mergeSha: null, autoMerge: null },
     });
     for (const l of opts.labels ?? []) this.label(full, number, l);
     return number;
@@ -193,6 +200,11 @@ export class FakeGitHub {
     i.closedAt = i.updatedAt = this.now();
   }
 
+  /** Enables auto-merge on a pull request as someone would in GitHub's page. */
+  enableAutoMerge(full: string, number: number, method: "MERGE" | "SQUASH" | "REBASE" = "MERGE"): void {
+    this.item(full, number).pull!.autoMerge = { enabledAt: this.now(), method };
+  }
+
   /** The head SHA of a pull request, read from its head repository's branch. */
   headSha(full: string, number: number): string {
     const p = this.item(full, number).pull!;
@@ -210,14 +222,17 @@ export class FakeGitHub {
     return id;
   }
 
-  /** The next `count` answers to `method template` are dropped after the request is applied (a lost response). */
-  dropResponse(method: string, template: string, count = 1): void {
-    this.drops.push({ method, template, count });
+  /**
+   * The next `count` answers to `method template` (whose body `match` accepts, when given: one GraphQL operation) are
+   * dropped after the request is applied (a lost response).
+   */
+  dropResponse(method: string, template: string, count = 1, match?: (body: unknown) => boolean): void {
+    this.drops.push({ method, template, count, match });
   }
 
-  /** The next `count` `method template` requests are answered `status` without being applied (a documented error). */
-  refuse(method: string, template: string, status: number, count = 1): void {
-    this.refusals.push({ method, template, status, count });
+  /** The next `count` `method template` requests (whose body `match` accepts) are answered `status` without being applied. */
+  refuse(method: string, template: string, status: number, count = 1, match?: (body: unknown) => boolean): void {
+    this.refusals.push({ method, template, status, count, match });
   }
 
   /** Runs `fn` after each (or, with `once`, the next) `method template` request is applied, before it is answered. */
@@ -254,7 +269,9 @@ export class FakeGitHub {
       res.writeHead(a.status, { "content-type": "application/json; charset=utf-8", ...(a.headers ?? {}) });
       res.end(text);
     };
-    const found = findOperation(method, url.pathname);
+    // GitHub's GraphQL is not in the REST description: its own schema holds it (github-fake-graphql.ts)
+    const graphql = method === "POST" && url.pathname === "/graphql";
+    const found = graphql ? { operation: { template: "/graphql", method }, params: {} } : findOperation(method, url.pathname);
     if (!found) {
       this.faults.push(`not in GitHub's description: ${method} ${url.pathname}`);
       return send({ status: 404, body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" } });
@@ -282,16 +299,16 @@ export class FakeGitHub {
     if (auth !== `Bearer ${this.token}` && auth !== `token ${this.token}`) {
       return send({ status: 401, body: { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" } });
     }
-    const bad = requestFault(operation, body);
+    const bad = graphql ? null : requestFault(operation as Operation, body);
     if (bad) {
       this.faults.push(bad);
       return send({ status: 422, body: { message: "Validation Failed", documentation_url: "https://docs.github.com/rest" } });
     }
     let answer: Answer;
-    const refusal = this.refusals.find((d) => d.method === method && d.template === operation.template && d.count > 0);
+    const refusal = this.refusals.find((d) => d.method === method && d.template === operation.template && d.count > 0 && (d.match?.(body) ?? true));
     try {
       if (refusal) refusal.count -= 1;
-      answer = refusal ? { status: refusal.status, body: { message: "refused by the test", documentation_url: "https://docs.github.com/rest" } } : route(this, operation.method, operation.template, params, url.searchParams, body);
+      answer = refusal ? { status: refusal.status, body: { message: "refused by the test", documentation_url: "https://docs.github.com/rest" } } : graphql ? graphqlAnswer(this, body) : route(this, operation.method, operation.template, params, url.searchParams, body);
     } catch (e) {
       this.faults.push(`${method} ${url.pathname}: the fake failed: ${(e as Error).message}`);
       return send({ status: 500, body: { message: (e as Error).message } });
@@ -300,14 +317,14 @@ export class FakeGitHub {
       this.faults.push(`${method} ${operation.template}: in GitHub's description, not in the fake`);
       return send(answer);
     }
-    const fault = responseFault(operation, answer.status, answer.body);
+    const fault = graphql ? null : responseFault(operation as Operation, answer.status, answer.body);
     if (fault) this.faults.push(fault);
     for (const h of [...this.hooks]) {
       if (h.method !== method || h.template !== operation.template) continue;
       if (h.once) this.hooks.splice(this.hooks.indexOf(h), 1);
       h.fn({ method, template: operation.template, params, body });
     }
-    const drop = this.drops.find((d) => d.method === method && d.template === operation.template && d.count > 0);
+    const drop = this.drops.find((d) => d.method === method && d.template === operation.template && d.count > 0 && (d.match?.(body) ?? true));
     if (drop) {
       drop.count -= 1;
       seen.status = -1;

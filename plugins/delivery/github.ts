@@ -58,6 +58,19 @@ export class GitHub {
   }
 
   /**
+   * Sends a GraphQL `query` with `variables` to GitHub's GraphQL endpoint (`<base>/graphql`): the few operations REST
+   * has not (turning a draft ready, turning auto-merge off; ready.ts).
+   * @returns the answer's `data`.
+   * @throws GitHubError as `request`, and (status 200) when the answer carries `errors` or no `data`.
+   */
+  async graphql(query: string, variables: Record<string, unknown>): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const got = await this.request("POST", "/graphql", { query, variables });
+    const errors = Array.isArray(got?.errors) ? got.errors.map((e: { message?: unknown }) => String(e?.message ?? "")).join("; ") : "";
+    if (errors || got?.data == null) throw new GitHubError(200, `POST /graphql: ${errors.slice(0, 300) || "no data in the answer"}`);
+    return got.data;
+  }
+
+  /**
    * The items of a list request, page after page of `perPage`, at most `pagesMax` pages. `key` names the list in an
    * answer that wraps it (`jobs` of `{ total_count, jobs }`); without it the answer is the list.
    * @returns the items and whether more may be left.

@@ -143,17 +143,17 @@ function patternOf(glob: string): RegExp {
 }
 
 /**
- * The release scope of the change from `live` to `target` in the objects of `dir` (both must be there; see the
- * module comment). `live` null: the live version is unknown.
+ * Whether the change from `from` to `to` (commits or trees in the objects of `dir`) touches only ordinary internal
+ * docs: regular files matching `internalDocs`, a rename's both sides among them. The release scope and the review
+ * (which may skip the model for such a change) judge alike with it.
+ * @returns `docs` with the number of changed paths, or `other` with why not, in words for GitHub's logs.
+ * @throws Error when git cannot read the objects.
  */
-export function releaseScope(dir: string, live: string | null, target: string, internalDocs: readonly string[] = internalDocsDefault): Scope {
-  if (live === null) return { release: true, why: "the live version is unknown" };
-  if (live === target) return { release: false, why: "the target is the live version" };
-  if (!contains(dir, target, live)) return { release: true, why: `the live version ${live.slice(0, 12)} is not in the history of ${target.slice(0, 12)}` };
+export function docsOnlyChange(dir: string, from: string, to: string, internalDocs: readonly string[]): { docs: true; paths: number } | { docs: false; why: string } {
   const docs = internalDocs.map(patternOf);
   const isDoc = (path: string) => docs.some((d) => d.test(path));
   // --raw -z: ":<old mode> <new mode> <old sha> <new sha> <status>\0<path>\0[<new path>\0]" per change
-  const fields = git(dir, ["diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", "--no-textconv", live, target]).split("\0");
+  const fields = git(dir, ["diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", "--no-textconv", from, to]).split("\0");
   let paths = 0;
   for (let i = 0; i < fields.length; ) {
     const head = fields[i++]!;
@@ -161,14 +161,27 @@ export function releaseScope(dir: string, live: string | null, target: string, i
     const [oldMode, newMode, , , status] = head.slice(1).split(" ");
     const kind = status![0]!;
     const names = kind === "R" || kind === "C" ? [fields[i++]!, fields[i++]!] : [fields[i++]!];
-    if (++paths > scopePathsMax) return { release: true, why: `more than ${scopePathsMax} paths changed` };
+    if (++paths > scopePathsMax) return { docs: false, why: `more than ${scopePathsMax} paths changed` };
     for (const mode of [oldMode, newMode]) {
-      if (mode === "120000") return { release: true, why: `${names.at(-1)} is a symbolic link` };
-      if (mode === "160000") return { release: true, why: `${names.at(-1)} is a submodule` };
-      if (mode === "100755") return { release: true, why: `${names.at(-1)} is executable` };
+      if (mode === "120000") return { docs: false, why: `${names.at(-1)} is a symbolic link` };
+      if (mode === "160000") return { docs: false, why: `${names.at(-1)} is a submodule` };
+      if (mode === "100755") return { docs: false, why: `${names.at(-1)} is executable` };
     }
     const outside = names.find((n) => !isDoc(n));
-    if (outside !== undefined) return { release: true, why: names.length === 2 ? `${names[0]} was renamed to ${names[1]}` : `${outside} changed` };
+    if (outside !== undefined) return { docs: false, why: names.length === 2 ? `${names[0]} was renamed to ${names[1]}` : `${outside} changed` };
   }
-  return { release: false, why: paths === 0 ? "no files changed" : `only internal docs changed (${paths} files)` };
+  return { docs: true, paths };
+}
+
+/**
+ * The release scope of the change from `live` to `target` in the objects of `dir` (both must be there; see the
+ * module comment). `live` null: the live version is unknown.
+ */
+export function releaseScope(dir: string, live: string | null, target: string, internalDocs: readonly string[] = internalDocsDefault): Scope {
+  if (live === null) return { release: true, why: "the live version is unknown" };
+  if (live === target) return { release: false, why: "the target is the live version" };
+  if (!contains(dir, target, live)) return { release: true, why: `the live version ${live.slice(0, 12)} is not in the history of ${target.slice(0, 12)}` };
+  const change = docsOnlyChange(dir, live, target, internalDocs);
+  if (!change.docs) return { release: true, why: change.why };
+  return { release: false, why: change.paths === 0 ? "no files changed" : `only internal docs changed (${change.paths} files)` };
 }

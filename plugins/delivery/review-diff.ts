@@ -28,6 +28,12 @@ export interface ReviewDiff {
   text: string;
   /** The commits whose changes are in `text`, oldest first (merges with a resolution too). */
   reviewed: string[];
+  /**
+   * The change of each section of `text`, as two tree-ish names for git: a commit's parent (the empty tree for a root)
+   * and the commit; git's own merge (a tree) and the merge commit. The round asks of these whether only internal docs
+   * changed (project.ts `docsOnlyChange`).
+   */
+  changes: { from: string; to: string }[];
   /** Merges left out because git's own merge gives exactly their tree. */
   cleanMerges: string[];
   findings: Finding[];
@@ -48,6 +54,9 @@ function git(dir: string, args: string[], okOne = false): string {
   }
 }
 
+/** git's empty tree: what a root commit changes from. */
+const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
 const diffArgs = ["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index"];
 
 /**
@@ -57,12 +66,13 @@ const diffArgs = ["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", "--no-
 export function reviewDiff(dir: string, main: string, head: string): ReviewDiff {
   for (const sha of [main, head]) if (!/^[0-9a-f]{40}$/.test(sha)) throw new Error(`not a commit SHA: ${JSON.stringify(sha.slice(0, 80))}`);
   const lines = git(dir, ["rev-list", "--topo-order", "--reverse", "--parents", `${main}..${head}`]).split("\n").filter(Boolean);
-  const out: ReviewDiff = { text: "", reviewed: [], cleanMerges: [], findings: [], cut: lines.length > reviewCommitsMax };
+  const out: ReviewDiff = { text: "", reviewed: [], changes: [], cleanMerges: [], findings: [], cut: lines.length > reviewCommitsMax };
   const sections: string[] = [];
   let size = 0;
   for (const line of lines.slice(0, reviewCommitsMax)) {
     const [commit, ...parents] = line.split(" ") as [string, ...string[]];
     let section: string;
+    let change: { from: string; to: string };
     if (parents.length >= 3) {
       out.findings.push({ kind: "octopus", commit, parents: parents.length });
       continue;
@@ -75,8 +85,10 @@ export function reviewDiff(dir: string, main: string, head: string): ReviewDiff 
         continue;
       }
       section = `### merge ${commit}: what differs from git's own merge of ${parents[0]} and ${parents[1]}\n${patch}`;
+      change = { from: auto, to: commit };
     } else {
       section = `### commit ${commit}\n${git(dir, [...diffArgs, "--root", commit]).replace(/^[0-9a-f]{40}\n/, "")}`;
+      change = { from: parents[0] ?? emptyTree, to: commit };
     }
     size += Buffer.byteLength(section);
     if (size > reviewDiffBytesMax) {
@@ -85,6 +97,7 @@ export function reviewDiff(dir: string, main: string, head: string): ReviewDiff 
     }
     sections.push(section);
     out.reviewed.push(commit);
+    out.changes.push(change);
   }
   out.text = sections.join("\n");
   return out;

@@ -12,7 +12,10 @@
 import { t, neutralise, type Lang } from "agent-autoloop/sdk";
 
 /** What a round came to (plugins/delivery/round.ts). */
-export type RoundOutcome =
+export type RoundOutcome = ({
+  /** Set when the review did not call the model: the reviewed changes touch only ordinary internal docs. */
+  docsOnly?: true;
+}) & (
   | { kind: "notRun"; subject: string; error: string }
   | { kind: "nothing"; subject: string; why: string }
   | { kind: "badSettings"; subject: string; main: string; error: string }
@@ -24,7 +27,8 @@ export type RoundOutcome =
   | { kind: "ask"; subject: string; head: string; title: string }
   | { kind: "notMergeable"; subject: string; head: string; reason: string }
   | { kind: "merged"; subject: string; head: string; merge: string }
-  | { kind: "shipped"; subject: string; head: string; merge: string; live: string };
+  | { kind: "shipped"; subject: string; head: string; merge: string; live: string }
+);
 
 /** The longest first line (the hub keeps a summary of 200 characters). */
 const lineMax = 200;
@@ -89,6 +93,7 @@ export function roundMessage(o: RoundOutcome, lang: Lang): string {
       line = t(lang, "delivery.roundShipped", { subject: o.subject, merge: short(o.merge), live: short(o.live) });
       break;
   }
+  if (o.docsOnly) line = `${line}\n\n${t(lang, "delivery.reviewDocsOnly")}`;
   const [first, ...rest] = line.split("\n");
   const head = [first!.slice(0, lineMax), ...rest].join("\n");
   return `${head}\n${receipt ? `\`\`\`agent-autoloop\n${JSON.stringify(receipt)}\n\`\`\`\n` : ""}`;

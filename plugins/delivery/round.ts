@@ -3,18 +3,21 @@
  * poll's, plugins/delivery/poll.ts), one lane per pull request (the rule's lanes split by the event's subject). One
  * run takes one pull request through the steps in order, writing the `delivery` commit status at each stage:
  *
- * 1. reads the pull request: a merged, closed, fork, non-main or unlabelled one starts nothing here;
+ * 1. reads the pull request: a merged, closed, fork, non-main or unlabelled one starts nothing here (a draft does);
  * 2. reads main's current commit and `ops/delivery.json` there (settings.ts; never the pull request's);
  * 3. syncs (sync.ts): the pull request must contain main;
  * 4. a head whose review status is already failure ends the round at once (a new commit is reviewed afresh); otherwise
  *    reviews: the diff of the branch's own commits (review-diff.ts) to the project's reviewer (reviewer.ts), which
- *    never checks out the pull request. Findings write failure to `delivery` and the review status and end the round;
+ *    never checks out the pull request — unless every reviewed change touches only ordinary internal docs
+ *    (`internalDocs`, judged as the release scope judges them): then the model is not called, and the round's message
+ *    says so. Findings write failure to `delivery` and the review status and end the round;
  * 5. `deliver-review`: ends after a passing review (the merge-permitting status is not written);
- * 6. waits for the full checks (checks.ts), reading the labels meanwhile: `deliver` withdrawn ends the round
+ * 6. turns a draft ready (ready.ts), remembering the latest check run before that and accepting only newer ones, and
+ *    waits for the full checks (checks.ts), reading the labels meanwhile: `deliver` withdrawn ends the round
  *    (`delivery` success, withdrawn), `deliver-review` added stops before the merge;
  * 7. re-reads head, target, main and labels: head changed or target not main ends the run for the hub's retry; main
- *    moved goes back to 2 within the run (at most `roundsMax` rounds); then writes the review status (success) and
- *    merges the reviewed SHA (finish.ts);
+ *    moved goes back to 2 within the run (at most `roundsMax` rounds); then turns auto-merge off and reads it back
+ *    (ready.ts), writes the review status (success) and merges the reviewed SHA (finish.ts);
  * 8. follows the merge through Ship and health (track.ts) — also for a pull request merged by someone else during the
  *    round, or found merged with `deliver` still on (the poll's event for it) — and takes the labels off, `deliver`
  *    last, once it is live. A project without health settings ends at the merge, saying so.
@@ -23,8 +26,10 @@
  * pull request and the reviewed SHA; the hub's run for the answer (same lane) finds it in the context file's
  * `answers` and, when the head is still that SHA with its review status success, merges without asking again.
  *
- * Not here yet (docs/plugins/delivery.md): turning a draft ready and auto-merge off (GraphQL), the default Codex
- * reviewer, skipping ordinary internal docs, `ask-owner` issues.
+ * The same command takes the `delivery.issue` events of `ask-owner` issues and the answers to their questions
+ * (ask-owner.ts).
+ *
+ * Not here yet (docs/plugins/delivery.md): the default Codex reviewer.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -36,13 +41,16 @@ import { settingsAt, SettingsError, type DeliverySettings } from "./settings.js"
 import { sync, realClock, type Clock } from "./sync.js";
 import { reviewDiff } from "./review-diff.js";
 import { runReviewer } from "./reviewer.js";
-import { readChecks } from "./checks.js";
+import { latestRunId, readChecks } from "./checks.js";
+import { autoMergeOff, turnReady } from "./ready.js";
 import { mergeReviewed, removeLabels } from "./finish.js";
 import { fetchObjects, fileAt } from "./objects.js";
 import { deliveryContext, latestStatus, setStatus, stageText, type StatusState } from "./statuses.js";
 import { roundMessage, type RoundOutcome } from "./round-message.js";
 import { pullLabels } from "./poll.js";
 import { followShip } from "./track.js";
+import { docsOnlyChange } from "./project.js";
+import { issueInputOf, issueMessage, issueRound } from "./ask-owner.js";
 
 /** Rounds within one run when main keeps moving before the merge. */
 export const roundsMax = 3;
@@ -127,6 +135,13 @@ async function mainSettings(deps: RoundDeps, repo: string, cloneUrl: string): Pr
  *   time, main moving more than `roundsMax` times, the reviewer broken), which the hub retries.
  */
 export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<RoundOutcome> {
+  const note = { docsOnly: false };
+  const outcome = await roundSteps(input, deps, note);
+  return note.docsOnly ? { ...outcome, docsOnly: true } : outcome;
+}
+
+/** The steps of `deliverRound`; `note.docsOnly` says whether the last review skipped the model (only internal docs). */
+async function roundSteps(input: RoundInput, deps: RoundDeps, note: { docsOnly: boolean }): Promise<RoundOutcome> {
   const { gh, lang } = deps;
   const { repo, number } = input;
   const subject = `${repo}#${number}`;
@@ -147,7 +162,6 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
     if (!first.open) return { kind: "nothing", subject, why: t(lang, "delivery.whyClosed") };
     if (first.fork || first.base !== "main") return { kind: "nothing", subject, why: t(lang, "delivery.whyNotOurs") };
     if (deliveryLabels(first.labels).length === 0) return { kind: "nothing", subject, why: t(lang, "delivery.whyNoLabel") };
-    if (first.draft) return { kind: "nothing", subject, why: t(lang, "delivery.whyDraft") };
     const attended = first.labels.includes("deliver-attended");
     for (let round = 1; round <= roundsMax; round++) {
       const read = await mainSettings(deps, repo, first.cloneUrl);
@@ -170,6 +184,7 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
       if (!approved) {
         await status(head, deliveryContext, "pending", stageText.reviewing);
         const verdict = await review(deps, first.cloneUrl, main, head, settings);
+        note.docsOnly = verdict.kind === "docsOnly";
         if (verdict.kind === "broken") return { kind: "notRun", subject, error: verdict.reason };
         if (verdict.kind === "findings") {
           await status(head, deliveryContext, "failure", stageText.reviewFailed);
@@ -179,6 +194,12 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
       }
       let labels = first.labels;
       if (labels.includes("deliver-review")) return endReviewOnly(deps, repo, number, head, labels);
+      // a draft is turned ready first; only check runs newer than the latest before that count
+      let after = 0;
+      if ((await readPull(gh, repo, number)).draft) {
+        after = await latestRunId(gh, repo, head, settings.checks.workflow);
+        await turnReady(gh, repo, number);
+      }
       await status(head, deliveryContext, "pending", stageText.waitingChecks);
       const started = clock.now();
       for (;;) {
@@ -187,7 +208,7 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
         // merged by someone else while the round reviewed or waited: followed all the same
         if (now.mergeSha !== null && wantsMerge(labels)) return afterMerge(deps, repo, number, now, now.mergeSha, settings, clock);
         if (now.head !== head || !now.open || now.base !== "main") return { kind: "notRun", subject, error: t(lang, "delivery.errPullChanged") };
-        const checks = await readChecks(gh, repo, head, settings.checks.workflow, settings.checks.jobs);
+        const checks = await readChecks(gh, repo, head, settings.checks.workflow, settings.checks.jobs, after);
         if (checks.kind === "failed") {
           await status(head, deliveryContext, "failure", stageText.checksFailed);
           return { kind: "checksFailed", subject, head, jobs: checks.jobs.map((j) => `${j.name} (${j.conclusion})`) };
@@ -205,6 +226,8 @@ export async function deliverRound(input: RoundInput, deps: RoundDeps): Promise<
       }
       // the merge step: main must still be the commit reviewed against, or the round goes back to sync
       if ((await mainSha(gh, repo)) !== main) continue;
+      // auto-merge off (read back) before the status that permits a merge: only the merge by the reviewed SHA below
+      await autoMergeOff(gh, repo, number);
       await status(head, settings.review.status, "success", stageText.reviewed);
       if (labels.includes("deliver-attended") && input.approved !== head) {
         await status(head, deliveryContext, "pending", stageText.waitingOwner);
@@ -268,6 +291,8 @@ async function review(deps: RoundDeps, cloneUrl: string, main: string, head: str
   if (diff.cut) found.push(t(deps.lang, "delivery.findingCut"));
   if (found.length > 0) return { kind: "findings" as const, text: found.join("\n") };
   if (diff.text === "") return { kind: "passed" as const };
+  // ordinary internal docs need no model: judged on the reviewed changes alone, as the release scope judges them
+  if (diff.changes.every((c) => docsOnlyChange(deps.objects, c.from, c.to, settings.internalDocs).docs)) return { kind: "docsOnly" as const };
   if (settings.review.command === null) return { kind: "broken" as const, reason: t(deps.lang, "delivery.errNoReviewer") };
   const guide = settings.review.guide === null ? null : fileAt(deps.objects, main, settings.review.guide, guideBytesMax);
   return runReviewer(settings.review.command, diff.text, guide);
@@ -304,7 +329,14 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let outcome: RoundOutcome;
   try {
     const context = JSON.parse(readFileSync(env.AGENT_AUTOLOOP_CONTEXT ?? "", "utf8")) as Context;
+    const issue = issueInputOf(context, repo);
     const asked = inputOf(context, repo);
+    if (issue) {
+      // an `ask-owner` issue (ask-owner.ts): its own message, nothing of a pull request's round
+      const done = await issueRound(gitHubFromEnv(env, lang), issue, lang);
+      process.stdout.write(issueMessage(done, lang));
+      return 0;
+    }
     if (!asked) outcome = { kind: "nothing", subject: repo, why: t(lang, "delivery.whyNoEvent") };
     else {
       const gh = gitHubFromEnv(env, lang);
