@@ -57,6 +57,7 @@ export default {
       "tests/declarative-panels.test.ts",
       "tests/refusals.test.ts",
       "tests/artifacts.test.ts",
+      "tests/rate.test.ts",
       "sim/proof.test.ts",
     ],
     nodeArgs: ["--import", "tsx", "--test-reporter=tap"],
