@@ -498,6 +498,8 @@ test("spending, workers and channels, plugins: shown from the state; the chart r
     assert.match(await page.locator("#workers li").first().textContent() ?? "", /^w1 (online|offline)/);
     assert.match(await page.locator("#channels li").first().textContent() ?? "", /^Team chat \(ch1\)never seen · cards waiting: \d+$/);
     await page.click("nav a[href='#/plugins']");
+    // The Plugins view's module loads when first shown (issue 30): until it has drawn, the last view's heading stays.
+    await page.waitForSelector("#plugins");
     assert.equal(await page.locator("h1").textContent(), "Plugins");
     // The tools of this home's tool plugins, as GET /v1/tools lists them for the owner key.
     const tools = (await f.call("GET", "/v1/tools", f.keys.owner)).body as { pluginId: string; name: string }[];
