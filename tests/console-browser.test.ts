@@ -9,7 +9,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
-import { askCard, axeViolations, browserMissing, consoleFixture, launch, runOnce, signedIn, signInLink } from "./console-kit.js";
+import { askCard, axeViolations, browserMissing, consoleFixture, launch, runOnce, signedIn, signInLink, showView } from "./console-kit.js";
 import { until, type Fixture } from "./helpers.js";
 import { timeline as cliTimeline } from "../src/cli/why.js";
 
@@ -247,7 +247,7 @@ test("runs: a failure shows its reason on the row; a run's timeline; stop a runn
   const running = await runOnce(f, "stop-1", null);
   const { context, page } = await signedIn(browser, f);
   try {
-    await page.click("nav a[href='#/runs']");
+    await showView(page, "runs", "nav");
     await page.waitForSelector("#active-runs li");
     const failed = page.locator("#active-runs li, #recent-runs li").filter({ hasText: "npm test: 3 failing" }).first();
     assert.equal(await failed.locator(".error-line").textContent(), "Why it failed: npm test: 3 failing");
@@ -290,7 +290,7 @@ test("runs: a failure shows its reason on the row; a run's timeline; stop a runn
 test("rules: pause with a reason and an end (shown with its zone), resume, run now", { skip }, async () => {
   const { context, page } = await signedIn(browser, f, { timezoneId: "Asia/Shanghai" });
   try {
-    await page.click("nav a[href='#/rules']");
+    await showView(page, "rules", "nav");
     const rule = page.locator("li.rule[data-rule=nightly]");
     assert.equal(await rule.locator("p.meta:not(.next)").textContent(), "runs bot · 0 queued · 0 running");
     await rule.getByRole("button", { name: "Pause…" }).click();
@@ -334,7 +334,7 @@ test("rules: a cron trigger in words with its next time in the rules' zone and t
   const { context, page } = await signedIn(browser, f, { timezoneId: "Asia/Shanghai" });
   const errors = errorsOf(page);
   try {
-    await page.click("nav a[href='#/rules']");
+    await showView(page, "rules", "nav");
     const nightly = page.locator("li.rule[data-rule=nightly]");
     await nightly.locator(".cron-words").waitFor();
     assert.equal(await nightly.locator(".trigger").textContent(), "At 03:00 (UTC) 0 3 * * *");
@@ -379,7 +379,7 @@ test("rules: each rule's spending today and in 7 days, runs without usage apart,
   await runOnce(g, "spent-2", { outcome: "nothing" });
   const { context, page } = await signedIn(browser, g);
   try {
-    await page.click("nav a[href='#/rules']");
+    await showView(page, "rules", "nav");
     const alerts = page.locator("li.rule[data-rule=alerts]");
     const end = mmdd((await g.state()).lines[0]!.budget!.periodEnd);
     const rows = (rule: string) => page.locator(`li.rule[data-rule=${rule}] .rule-spend > div`).evaluateAll((els) => els.map((e) => [...e.children].map((c) => c.textContent)));
@@ -419,7 +419,7 @@ test("workers: each worker's capacity as it said it, beside its runs in hand and
   assert.equal((await g.call("GET", "/v1/work?claim=cap-1&capacity=3", g.keys.worker)).body.job, null);
   const { context, page } = await signedIn(browser, g);
   try {
-    await page.click("nav a[href='#/workers']");
+    await showView(page, "workers", "nav");
     const w1 = page.locator("#workers li").first();
     assert.equal(await w1.locator("h3").textContent(), "w1 online");
     assert.match(await w1.locator(".meta").textContent() ?? "", /^last seen \d\d-\d\d \d\d:\d\d:\d\d · capacity: 3 \(free now: 3\) · runs in hand: 0 · agents: bot$/);
@@ -437,7 +437,7 @@ test("runs: a filter asks the hub, so it finds runs beyond the loaded page; the 
   for (let i = 0; i < 61; i++) await runOnce(g, `later-${i}`, { outcome: "nothing" });
   const { context, page } = await signedIn(browser, g);
   try {
-    await page.click("nav a[href='#/runs']");
+    await showView(page, "runs", "nav");
     await page.waitForSelector("#recent-runs li");
     assert.equal(await page.locator("#recent-runs li").count(), 60);
     assert.match(await page.locator("#runs-reach").textContent() ?? "", /^The list goes back to \d\d-\d\d \d\d:\d\d:\d\d\.$/);
@@ -459,7 +459,7 @@ test("runs: a filter asks the hub, so it finds runs beyond the loaded page; the 
 test("the spending charts read at phone width: labels as large as the page's small text, nothing wider than the screen", { skip }, async () => {
   const { context, page } = await signedIn(browser, g, { width: 390, height: 844 });
   try {
-    await page.click("nav a[href='#/spending']");
+    await showView(page, "spending", "nav");
     await page.waitForSelector(".chart");
     const sizes = await page.evaluate(() => {
       const heights: number[] = [];
@@ -486,18 +486,18 @@ test("spending, workers and channels, plugins: shown from the state; the chart r
   await runOnce(f, "spend-1", { outcome: "done", usage: { input: 5000, output: 500, cost: 0.25 } });
   const { context, page } = await signedIn(browser, f);
   try {
-    await page.click("nav a[href='#/spending']");
+    await showView(page, "spending", "nav");
     const labels = await page.locator(".chart [role=img]").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label")));
     assert.equal(labels.length, 2);
     assert.match(labels[0]!, /^By day, last 7 days \(US dollars\): (\d\d-\d\d USD \d+\.\d\d(, |$)){7}/);
     assert.match(labels[1]!, /^By rule, last 7 days \(US dollars\): alerts USD \d+\.\d\d/);
-    await page.click("nav a[href='#/runs']");
+    await showView(page, "runs", "nav");
     const metas = await page.locator("li.run .meta").allTextContents();
     assert.ok(metas.some((m) => m.endsWith(" · 5,500 tokens used · USD 0.2500")), `a run's own cost in the one money form, 4 decimals: ${metas.join(" | ")}`);
-    await page.click("nav a[href='#/workers']");
+    await showView(page, "workers", "nav");
     assert.match(await page.locator("#workers li").first().textContent() ?? "", /^w1 (online|offline)/);
     assert.match(await page.locator("#channels li").first().textContent() ?? "", /^Team chat \(ch1\)never seen · cards waiting: \d+$/);
-    await page.click("nav a[href='#/plugins']");
+    await showView(page, "plugins", "nav");
     // The Plugins view's module loads when first shown (issue 30): until it has drawn, the last view's heading stays.
     await page.waitForSelector("#plugins");
     assert.equal(await page.locator("h1").textContent(), "Plugins");
@@ -600,7 +600,7 @@ test("axe-core finds no serious or critical violation in any view, light and dar
     const { context, page } = await signedIn(browser, f, { dark, width, height });
     try {
       for (const view of ["needs", "runs", `runs/${run}`, "rules", "workers", "spending", "plugins"]) {
-        await page.evaluate((v) => (location.hash = `#/${v}`), view);
+        await showView(page, view);
         await page.waitForSelector(view.startsWith("runs/") ? "#timeline li" : "main h1");
         const violations = await axeViolations(page);
         for (const v of violations) found.push(`${view} ${dark ? "dark" : "light"} ${width}: ${v}`);

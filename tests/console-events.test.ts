@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { askCard, axeViolations, browserMissing, consoleFixture, launch, runOnce, signedIn } from "./console-kit.js";
+import { askCard, axeViolations, browserMissing, consoleFixture, launch, runOnce, signedIn, showView } from "./console-kit.js";
 import { serveFixture, tempDir, type Fixture } from "./helpers.js";
 import { eventsPerPage } from "../src/kernel/limits.js";
 import Database from "better-sqlite3";
@@ -119,7 +119,7 @@ test("GET /v1/search finds a subject's event, run and card by any part of it, in
 test("the Events view shows an unrouted event and one skipped while paused, and runs an event again", { skip }, async () => {
   const { context, page } = await signedIn(browser, f);
   try {
-    await page.evaluate(() => (location.hash = "#/events"));
+    await showView(page, "events");
     await page.waitForSelector(`#events li[data-event="${skipped}"]`);
     const u = page.locator(`#events li[data-event="${unrouted}"]`);
     assert.equal(await u.getAttribute("class"), "event unrouted");
@@ -167,7 +167,7 @@ test("the Events view shows an unrouted event and one skipped while paused, and 
 test("a search for a subject finds its event, run and card; its filter survives a reload", { skip }, async () => {
   const { context, page } = await signedIn(browser, f);
   try {
-    await page.evaluate(() => (location.hash = "#/search"));
+    await showView(page, "search");
     await page.fill("#search-q", "SHOP-4120");
     await page.click("#search-go");
     await page.waitForFunction(() => location.hash === "#/search?q=SHOP-4120");
@@ -189,7 +189,7 @@ test("a search for a subject finds its event, run and card; its filter survives 
     assert.equal(await page.locator("#found-cards").isHidden(), true);
 
     // The Runs view's filter is in the address too.
-    await page.evaluate(() => (location.hash = "#/runs"));
+    await showView(page, "runs");
     await page.waitForSelector("#filter-state option[value=done]", { state: "attached" });
     await page.selectOption("#filter-state", "done");
     await page.waitForFunction(() => location.hash === "#/runs?state=done");
@@ -220,7 +220,7 @@ test("a run's page links to the event that started it and the cards it asked; a 
   assert.equal([...state.cards, ...state.recentCards].some((c) => c.id === told[0]), false);
   const { context, page } = await signedIn(browser, f);
   try {
-    await page.evaluate((run) => (location.hash = `#/runs/${run}`), shop.run);
+    await showView(page, `runs/${shop.run}`);
     await page.waitForSelector(`#run-cards li[data-card="${shop.card}"]`);
     assert.deepEqual(await page.locator("#run-cards li").evaluateAll((els) => els.map((e) => [e.querySelector("a")!.getAttribute("href"), e.textContent])),
       [[`#/needs/${shop.card}`, `Refund the order? · Card #${shop.card}`]]);
@@ -237,7 +237,7 @@ test("a run's page links to the event that started it and the cards it asked; a 
     assert.equal(await page.locator("#events-one").isHidden(), true);
 
     // The card: its own page, with the link back to its run.
-    await page.evaluate((run) => (location.hash = `#/runs/${run}`), shop.run);
+    await showView(page, `runs/${shop.run}`);
     await page.click(`#run-cards li[data-card="${shop.card}"] a`);
     await page.waitForSelector(`#asks li#card-${shop.card}`);
     assert.equal(await page.locator("h1").textContent(), `Card #${shop.card}`);
@@ -246,10 +246,10 @@ test("a run's page links to the event that started it and the cards it asked; a 
     await page.click(`#card-${shop.card} a.run-link`);
     await page.waitForSelector(`#run-cards li[data-card="${shop.card}"]`);
     // In "Needs you" too, each card links to its run.
-    await page.evaluate(() => (location.hash = "#/needs"));
+    await showView(page, "needs");
     await page.waitForSelector(`#asks li#card-${shop.card} a.run-link[href="#/runs/${shop.run}"]`);
     // A card the state no longer lists: read from the hub, shown closed.
-    await page.evaluate((id) => (location.hash = `#/needs/${id}`), told[0]);
+    await showView(page, `needs/${told[0]}`);
     await page.waitForSelector(`#asks li#card-${told[0]}[data-state=closed]`);
     assert.equal(await page.locator(`#card-${told[0]} h3`).textContent(), "FYIOld news 0");
     assert.deepEqual(await axeViolations(page), []);
@@ -265,7 +265,7 @@ test("bulk: several running runs stopped after a confirmation, several cards res
   const c2 = await askCard(f, "BULKCARD-2", { title: "Bulk card two", options: ["Yes", "No"] });
   const { context, page } = await signedIn(browser, f);
   try {
-    await page.evaluate(() => (location.hash = "#/search?q=BULK&group=running"));
+    await showView(page, "search?q=BULK&group=running");
     await page.waitForSelector(`#found-runs input[data-run="${b.run}"]`);
     assert.equal(await page.locator("#bulk-stop").isHidden(), true);
     await page.check(`#found-runs input[data-run="${a.run}"]`);
@@ -280,7 +280,7 @@ test("bulk: several running runs stopped after a confirmation, several cards res
     const s = await f.state();
     assert.deepEqual([a.run, b.run].map((id) => [...s.active, ...s.runs].find((r) => r.id === id)!.state), ["stopping", "stopping"]);
 
-    await page.evaluate(() => (location.hash = "#/search?q=Bulk%20card"));
+    await showView(page, "search?q=Bulk%20card");
     await page.waitForSelector(`#found-cards input[data-card="${c2}"]`);
     await page.check(`#found-cards input[data-card="${c1}"]`);
     await page.check(`#found-cards input[data-card="${c2}"]`);
@@ -301,7 +301,7 @@ test("bulk stop in the Runs list: boxes, one confirmation naming how many, the o
   const b = await runOnce(f, "LIST-2", null);
   const { context, page } = await signedIn(browser, f);
   try {
-    await page.evaluate(() => (location.hash = "#/runs"));
+    await showView(page, "runs");
     await page.waitForSelector(`#active-runs input[data-run="${b.run}"]`);
     assert.equal(await page.locator("#runs-stop").isHidden(), true);
     assert.equal(await page.locator(`#active-runs input[data-run="${a.run}"]`).getAttribute("aria-label"), `Select run #${a.run}`);
@@ -353,7 +353,7 @@ test("axe: the Events, Search and Runs views, a run's page, a card's page and on
       const { context, page } = await signedIn(browser, f, { width, height: 844, locale });
       try {
         for (const view of Object.keys(ready)) {
-          await page.evaluate((v) => (location.hash = `#/${v}`), view);
+          await showView(page, view);
           await page.waitForSelector(ready[view]!);
           // A form of "run this again" open, as the reader sees it.
           if (view === "events") await page.locator(`#events li[data-event="${shop.event}"] .again-open`).click();

@@ -108,6 +108,20 @@ export async function signedIn(
   return { context, page };
 }
 
+/**
+ * Shows the console's view at `hash` (`runs`, `runs/12`, `search?q=x`) and waits until that view is drawn: a view's
+ * module loads when it is first shown (issue 30), and until then the last view stays on the page, so a read made right
+ * after a click or an address change could read the last view's page.
+ * @param how `nav` clicks the navigation's link (only for a view of its own, no argument or filter); `address` sets the address.
+ */
+export async function showView(page: Page, hash: string, how: "nav" | "address" = "address"): Promise<void> {
+  const m = /^(\w+)(?:\/([A-Za-z0-9_-]+))?(?:\?.*)?$/.exec(hash);
+  if (!m) throw new Error(`showView: not a console address: ${hash}`);
+  if (how === "nav") await page.click(`nav a[href='#/${hash}']`);
+  else await page.evaluate((h) => (location.hash = `#/${h}`), hash);
+  await page.waitForSelector(`#main[data-view="${m[1]}/${m[2] ?? ""}"]`);
+}
+
 /** axe-core's script, given to a page through the DevTools protocol (the page's CSP rightly refuses an inline script). */
 const axeScript = () => readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 

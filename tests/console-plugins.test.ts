@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { axeViolations, browserMissing, consoleRules, launch, runOnce, signedIn } from "./console-kit.js";
+import { axeViolations, browserMissing, consoleRules, launch, runOnce, signedIn, showView } from "./console-kit.js";
 import { hubFixture, type Fixture } from "./helpers.js";
 import { copyExample, editJson, routedEvents, writeFiles } from "./declarative-helpers.js";
 
@@ -61,7 +61,7 @@ test("every plugin with its status and every error; live when the watcher reload
   const { context, page } = await signedIn(browser, f);
   const errors = errorsOf(page);
   try {
-    await page.click("nav a[href='#/plugins']");
+    await showView(page, "plugins", "nav");
     await page.waitForSelector("#plugin-list:not([aria-busy]) li[data-plugin=weather]");
     const listed = (await f.call("GET", "/v1/plugins", f.keys.owner)).body as { kind: string; manifest: { id: string } }[];
     assert.deepEqual(
@@ -100,7 +100,7 @@ test("a panel of every node type; its button and its form become events a rule r
   const { context, page } = await signedIn(browser, f);
   const errors = errorsOf(page);
   try {
-    await page.evaluate(() => (location.hash = "#/plugins/example"));
+    await showView(page, "plugins/example");
     const panel = page.locator("#panel-main");
     await panel.waitFor();
     assert.equal(await page.locator("h1").textContent(), "Example plugin:example");
@@ -170,10 +170,10 @@ test("hostile panel content is text: no script, no raw HTML, links only http(s),
   const { context, page } = await signedIn(browser, f);
   const errors = errorsOf(page);
   try {
-    await page.evaluate(() => (location.hash = "#/plugins"));
+    await showView(page, "plugins");
     await page.waitForSelector("li[data-plugin=bidi] .plugin-errors li");
     assert.deepEqual(await errorRows(page, "bidi"), [["panels/main.json", "/title", "wrong format, expected one line, no control characters"]]);
-    await page.evaluate(() => (location.hash = "#/plugins/hostile"));
+    await showView(page, "plugins/hostile");
     const panel = page.locator("#panel-main");
     await panel.waitFor();
     assert.equal(await page.locator("h1 .said").textContent(), "<b>Hostile</b>");
@@ -222,7 +222,7 @@ test("a doc-ref naming a workflow's file (run:<id>/<file>) links to the route th
   const { context, page } = await signedIn(browser, f);
   const errors = errorsOf(page);
   try {
-    await page.evaluate(() => (location.hash = "#/plugins/docs"));
+    await showView(page, "plugins/docs");
     const panel = page.locator("#panel-main");
     await panel.waitFor();
     assert.deepEqual(await panel.locator(".ui-doc-ref").evaluateAll((els) => els.map((e) => {
@@ -246,7 +246,7 @@ test("the settings centre: a secret saved is never in the page; a value shows at
   const { context, page } = await signedIn(browser, f);
   const errors = errorsOf(page);
   try {
-    await page.evaluate(() => (location.hash = "#/plugins/example"));
+    await showView(page, "plugins/example");
     await page.waitForSelector("#settings:not([aria-busy]) li[data-key=token]");
     assert.equal(await page.locator("#settings-title").textContent(), "Settings · plugin:example");
     const token = page.locator("li[data-key=token]");
@@ -331,7 +331,7 @@ test("axe-core finds no serious or critical violation in the plugin views and a 
     try {
       // Needs you holds a card with a card template (the test before made it).
       for (const view of ["plugins", "plugins/example", "needs"]) {
-        await page.evaluate((v) => (location.hash = `#/${v}`), view);
+        await showView(page, view);
         await page.waitForSelector(view === "plugins" ? "#plugin-list:not([aria-busy]) li[data-plugin=weather]" : view === "needs" ? ".card-template:not([aria-busy]) .ui-card" : "#panel-main");
         await page.waitForFunction(() => !document.querySelector("[aria-busy=true]"));
         const violations = await axeViolations(page);

@@ -9,7 +9,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
-import { askCard, axeViolations, browserMissing, consoleRules, launch, runOnce, signedIn } from "./console-kit.js";
+import { askCard, axeViolations, browserMissing, consoleRules, launch, runOnce, signedIn, showView } from "./console-kit.js";
 import { copyExample } from "./declarative-helpers.js";
 import { makeHome, serveFixture, type Fixture } from "./helpers.js";
 
@@ -65,7 +65,7 @@ after(async () => {
 
 /** The timeline of run `run` as the page shows it (its words, no times). */
 async function timelineOf(page: Page, run: number): Promise<string[]> {
-  await page.evaluate((r) => (location.hash = `#/runs/${r}`), run);
+  await showView(page, `runs/${run}`);
   await page.waitForFunction((r) => document.querySelector("h1")?.textContent?.includes(String(r)) && document.querySelectorAll("#timeline li").length > 3, run);
   return page.locator("#timeline li .said").allTextContents();
 }
@@ -111,7 +111,7 @@ test("a run's timeline in plain words, in English and Chinese: no session key or
       assert.deepEqual(retried.map((l, i) => (l.includes("ETIMEDOUT") ? i : -1)).filter((i) => i >= 0), [4], locale);
       // Its row, on its page and in the Runs list, does not call it failed.
       assert.equal(await page.locator(".run-detail .error-line").count(), 0, locale);
-      await page.evaluate(() => (location.hash = "#/runs"));
+      await showView(page, "runs");
       await page.waitForSelector(`#recent-runs li[data-run="${runs.retried}"]`);
       assert.equal(await page.locator(`#recent-runs li[data-run="${runs.retried}"] .error-line`).count(), 0, locale);
     } finally {
@@ -145,32 +145,32 @@ async function inBoth(check: (page: Page, e: (typeof words)[keyof typeof words],
 }
 
 test("Events: an event the hub made says what made it, with its time, and neither its source nor its type", { skip }, () => inBoth(async (page, e, locale) => {
-  await page.evaluate(() => (location.hash = "#/events"));
+  await showView(page, "events");
   const ev = page.locator(`#events li[data-event="${manualEvent}"] .run-head .meta`);
   await ev.waitFor();
   assert.match((await ev.textContent())!, new RegExp(`^\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} · ${e.manual}$`), locale);
 }));
 
 test("Search: a run done on its retry shows no error of its first try and says its tries; a card's state in words", { skip }, () => inBoth(async (page, e, locale) => {
-  await page.evaluate(() => (location.hash = "#/search?q=R-1"));
+  await showView(page, "search?q=R-1");
   const found = page.locator(`#found-runs li[data-run="${runs.retried}"]`);
   await found.waitFor();
   assert.equal(await found.locator(".error-line").count(), 0, locale);
   assert.match((await found.locator(".meta").textContent())!, new RegExp(`^${e.tried} · `), locale);
-  await page.evaluate(() => (location.hash = "#/search?q=Q-1"));
+  await showView(page, "search?q=Q-1");
   await page.waitForSelector("#found-cards li[data-card]");
   assert.equal((await page.locator("#found-cards li[data-card] .meta").first().textContent())!.split(" · ")[0], e.card, locale);
 }));
 
 test("Rules: a rule the owner paused says it was you", { skip }, () => inBoth(async (page, e, locale) => {
-  await page.evaluate(() => (location.hash = "#/rules"));
+  await showView(page, "rules");
   await page.waitForSelector(".pause-info");
   const said = (await page.locator(".pause-info").first().textContent())!;
   assert.ok(said.startsWith(e.paused), `${locale}: ${said}`);
 }));
 
 test("Spending: the charts write money as the rest of the console does, never with a dollar sign in Chinese", { skip }, () => inBoth(async (page, e, locale) => {
-  await page.evaluate(() => (location.hash = "#/spending"));
+  await showView(page, "spending");
   await page.waitForSelector(".chart .bar-value");
   const values = await page.locator(".chart .bar-value").allTextContents();
   assert.deepEqual(values.filter((v) => !e.money.test(v)), [], locale);
@@ -179,7 +179,7 @@ test("Spending: the charts write money as the rest of the console does, never wi
 }));
 
 test("Plugins: a tool's approval in words, not `prompt`", { skip }, () => inBoth(async (page, e, locale) => {
-  await page.evaluate(() => (location.hash = "#/plugins"));
+  await showView(page, "plugins");
   await page.waitForSelector("text=example.http_fetch");
   const modes = await page.locator(".state").allTextContents();
   assert.deepEqual(modes.filter((m) => m.startsWith(e.approval[0].slice(0, 3))), e.approval, locale);
@@ -194,7 +194,7 @@ test("axe finds no serious or critical violation on every view and the signed-ou
       const { context, page } = await signedIn(browser, f, { width: 390, height: 844, locale, dark });
       try {
         for (const view of views) {
-          await page.evaluate((v) => (location.hash = `#/${v}`), view);
+          await showView(page, view);
           await page.waitForSelector(view.startsWith("runs/") ? "#timeline li" : "main h1");
           await page.waitForFunction(() => !document.querySelector("[aria-busy=true]"));
           for (const v of await axeViolations(page)) found.push(`${view} ${what}: ${v}`);

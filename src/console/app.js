@@ -230,6 +230,8 @@ function render() {
     const moved = viewKey !== "";
     viewKey = wanted;
     fill(main, made.el);
+    // The view drawn, by route and argument: what a reader of the page (and its tests) can wait for.
+    main.dataset.view = wanted;
     for (const a of document.querySelectorAll("nav a")) {
       if (/** @type {HTMLElement} */ (a).dataset.route === key) a.setAttribute("aria-current", "page");
       else a.removeAttribute("aria-current");
