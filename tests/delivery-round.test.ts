@@ -17,9 +17,12 @@ import type { AddressInfo } from "node:net";
 import { newKey } from "../src/host/home.js";
 import type { EventEntry } from "../src/protocol/responses.js";
 import { reviewDiff } from "../plugins/delivery/review-diff.js";
+import { codexReviewPrompt } from "../plugins/delivery/reviewer-codex.js";
 import { startFakeGitHub, type FakeGitHub } from "./github-fake.js";
 import { git, resolve } from "./github-fake-git.js";
 import { engine, hubFixture, tempDir, until, type Fixture } from "./helpers.js";
+import { startFakeModel, type Turn } from "./fake-model.js";
+import { agentBin, agentsMissing, fakeProvider } from "./real-agents.js";
 
 const token = "round-token-5b1e";
 const root = tempDir("aa-delivery-round-");
@@ -30,6 +33,7 @@ after(async () => {
   for (const f of fakes) await f.stop();
   delete process.env.GH_TOKEN;
   delete process.env.GITHUB_API_URL;
+  delete process.env.OPENAI_API_KEY;
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -53,7 +57,7 @@ const tsNode = [process.execPath, "--import", import.meta.resolve("tsx")];
  * the delivery events its round rule takes, one lane per pull request; a worker on this machine runs both. The rules'
  * working folder holds the reviewer and the fake's bare repositories: the sandboxed round sees no other host /tmp.
  */
-async function setup(name: string): Promise<{ f: FakeGitHub; hub: Fixture; work: string; main: string }> {
+async function setup(name: string, options: { codexModel?: string } = {}): Promise<{ f: FakeGitHub; hub: Fixture; work: string; main: string }> {
   const work = join(root, name);
   mkdirSync(work);
   const f = await startFakeGitHub(join(work, "github"), token);
@@ -67,7 +71,9 @@ async function setup(name: string): Promise<{ f: FakeGitHub; hub: Fixture; work:
   await new Promise<void>((r) => health.listen(0, "127.0.0.1", r));
   after(() => health.close());
   const settings = {
-    checks: { workflow: "CI", jobs: ["check", "lint"] }, review: { command: [process.execPath, reviewer, join(work, "reviews")], guide: "docs/review.md" },
+    checks: { workflow: "CI", jobs: ["check", "lint"] },
+    // with a model: no reviewer of the project's own, so the round's default Codex reviewer (the real CLI) reviews
+    review: options.codexModel ? { guide: "docs/review.md" } : { command: [process.execPath, reviewer, join(work, "reviews")], guide: "docs/review.md" },
     health: { url: `http://127.0.0.1:${(health.address() as AddressInfo).port}/health`, field: "version" },
   };
   const main = f.createRepo("acme/app", { "README.md": "hi\n", "ops/delivery.json": JSON.stringify(settings), "docs/review.md": "Look for FIXME.\n" });
@@ -80,7 +86,13 @@ async function setup(name: string): Promise<{ f: FakeGitHub; hub: Fixture; work:
   // the worker's environment, which the agents' `env` lets through to them
   process.env.GH_TOKEN = token;
   process.env.GITHUB_API_URL = f.url;
-  const agent = (script: string, access: string) => ({ worker: "local", use: "command", access, env: ["GH_TOKEN", "GITHUB_API_URL"], command: [...tsNode, join(engine, "plugins", "delivery", script), "--repo", "acme/app", ...(script === "round.ts" ? ["--test-local-health"] : [])] });
+  // the model of the default reviewer is the owner's choice, in the rule's command (never the project's settings)
+  const codex = options.codexModel ? fakeProvider(options.codexModel).flatMap((c) => ["--codex-config", c]) : [];
+  if (options.codexModel) process.env.OPENAI_API_KEY = "sk-fake-key";
+  const agent = (script: string, access: string) => ({
+    worker: "local", use: "command", access, env: ["GH_TOKEN", "GITHUB_API_URL", ...(options.codexModel ? ["OPENAI_API_KEY"] : [])],
+    command: [...tsNode, join(engine, "plugins", "delivery", script), "--repo", "acme/app", ...(script === "round.ts" ? ["--test-local-health", ...codex] : [])],
+  });
   const hub = await hubFixture({
     timezone: "UTC",
     sources: { github: { name: "GitHub" } },
@@ -127,6 +139,14 @@ function workerOutputs(hub: Fixture): string {
 
 /** The statuses of `sha` in the order written, as `context state description`. */
 const statuses = (f: FakeGitHub, sha: string) => f.repo("acme/app").statuses.filter((s) => s.sha === sha).map((s) => `${s.context} ${s.state} ${s.description}`);
+/** The statuses of a head reviewed, checked, merged as `merge` and shipped, in the order written. */
+const shippedStatuses = (merge: string) => [
+  "delivery pending Reviewing this commit",
+  "delivery pending Reviewed; waiting for the full checks",
+  "agent-review success Reviewed: no problems found",
+  `delivery pending Merged as ${merge.slice(0, 12)}; waiting for Ship and the health check`,
+  `delivery success Shipped: live version ${merge.slice(0, 12)}`,
+];
 /** The label records of an item, as `event label actor`. */
 const records = (f: FakeGitHub, pr: number) => f.repo("acme/app").events.get(pr)!.map((e) => `${e.event} ${e.label} ${e.actor}`);
 
@@ -144,13 +164,7 @@ test("a labelled pull request is reviewed on its own diff, waits for CI, is merg
   const merge = resolve(dir, "refs/heads/main")!;
   assert.deepEqual([item.state, item.pull!.merged, item.pull!.mergeSha], ["closed", true, merge]);
   assert.deepEqual(git(dir, ["rev-list", "--parents", "-n", "1", merge]).split(" "), [merge, main, head], "main's merge commit has exactly the reviewed head");
-  assert.deepEqual(statuses(f, head), [
-    "delivery pending Reviewing this commit",
-    "delivery pending Reviewed; waiting for the full checks",
-    "agent-review success Reviewed: no problems found",
-    `delivery pending Merged as ${merge.slice(0, 12)}; waiting for Ship and the health check`,
-    `delivery success Shipped: live version ${merge.slice(0, 12)}`,
-  ]);
+  assert.deepEqual(statuses(f, head), shippedStatuses(merge));
   assert.deepEqual(item.labels, []);
   assert.deepEqual(records(f, pr), ["labeled deliver alice", "unlabeled deliver delivery-bot"]);
   assert.deepEqual(f.faults, []);
@@ -292,4 +306,55 @@ test("an ask-owner issue: the poll's event becomes a question card of its readab
   assert.deepEqual(s.cards, []);
   assert.deepEqual(f.seen.filter((x) => x.method !== "GET").map((x) => `${x.method} ${x.template}`), ["DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"], "no comment, no other write");
   assert.deepEqual(f.faults, []);
+});
+
+test("the default Codex reviewer, end to end: label → poll event → round → review by the fake model through the real Codex CLI → checks → merge → Ship → health → delivery success; a finding is the owner's one card", { skip: agentsMissing(["codex"]) ?? false }, async () => {
+  // the model answers from the diff Codex hands it (its <stdin> block) and the guide: a FIXME added is a finding.
+  // (Codex's own shell does not start inside the hub's agent sandbox — "bwrap: setting up uid map: Operation not
+  // permitted", nested user namespaces — which is why the reviewer gives the diff on standard input.)
+  const turns: Turn[] = [];
+  const model = await startFakeModel((turn) => {
+    turns.push(turn);
+    return { text: JSON.stringify(turn.allUser.includes("+// FIXME: finish") ? { verdict: "findings", findings: "src/half.ts: a FIXME is left in" } : { verdict: "passed", findings: "" }) };
+  });
+  const path = process.env.PATH;
+  process.env.PATH = `${agentBin}:${path}`;
+  try {
+    const { f, hub, main } = await setup("codex", { codexModel: model.url });
+    // first a pull request with a finding, then one that passes (each round on the main it was made from)
+    const bad = f.push("acme/app", "half", { "src/half.ts": "// FIXME: finish\n" }, "half done");
+    const good = f.push("acme/app", "feature", { "src/app.ts": "export const answer = 42;\n" }, "add the answer");
+    for (const [sha, branch] of [[good, "feature"], [bad, "half"]] as const) {
+      f.runWorkflow("acme/app", { name: "CI", headSha: sha, headBranch: branch, jobs: [{ name: "check", conclusion: "success" }, { name: "lint", conclusion: "success" }] });
+    }
+    const halfPr = f.openPull("acme/app", "half", { labels: ["deliver"], title: "Half done" });
+    await pollAndDeliver(hub, 1);
+    const pr = f.openPull("acme/app", "feature", { labels: ["deliver"], title: "Add the answer" });
+    const s = await pollAndDeliver(hub, 2);
+
+    const merge = resolve(f.repo("acme/app").dir, "refs/heads/main")!;
+    assert.deepEqual(git(f.repo("acme/app").dir, ["rev-list", "--parents", "-n", "1", merge]).split(" "), [merge, main, good]);
+    assert.deepEqual(statuses(f, good), shippedStatuses(merge));
+    assert.deepEqual(statuses(f, bad), ["delivery pending Reviewing this commit", "delivery failure Review found problems", "agent-review failure Review found problems"]);
+    assert.deepEqual([f.item("acme/app", pr).labels, f.item("acme/app", halfPr).labels], [[], ["deliver"]]);
+    assert.deepEqual(f.faults, []);
+    // the model saw each pull request's own diff (its stdin block) and main's guide, in one turn each
+    assert.equal(turns.length, 2);
+    const dir = f.repo("acme/app").dir;
+    assert.deepEqual(turns.map((t) => t.allUser.includes(`<stdin>\n${reviewDiff(dir, main, bad).text}`)), [true, false]);
+    assert.deepEqual(turns.map((t) => t.allUser.includes(`<stdin>\n${reviewDiff(dir, main, good).text}`)), [false, true]);
+    assert.ok(turns.every((t) => t.allUser.includes(codexReviewPrompt("Look for FIXME.\n")) && t.toolResult === null));
+
+    // what the owner sees: the merged one needs nothing; the finding is one notice card in its pull request's lane
+    const rounds = s.runs.filter((r) => r.rule === "delivery").sort((a, b) => a.lane.localeCompare(b.lane));
+    const title = `Review found problems in acme/app#${halfPr} at ${bad.slice(0, 12)}`;
+    assert.deepEqual(rounds.map((r) => [r.lane, r.state, r.summary]), [
+      [`acme/app#${halfPr}`, "done", title],
+      [`acme/app#${pr}`, "done", `Shipped acme/app#${pr}: merge commit ${merge.slice(0, 12)} released by Ship, the health endpoint's version ${merge.slice(0, 12)} covers it`],
+    ]);
+    assert.deepEqual(s.cards.map((c) => [c.kind, c.state, c.rule, c.title, c.text, c.lane]), [["notice", "open", "delivery", title, "src/half.ts: a FIXME is left in", `acme/app#${halfPr}`]]);
+  } finally {
+    process.env.PATH = path;
+    await model.close();
+  }
 });

@@ -26,6 +26,8 @@ export interface Turn {
   model: string;
   /** The system prompt the CLI sent (Claude Code names the working directory there), "" when none. */
   system: string;
+  /** The request's credential: its `Authorization` header (OpenAI) or `x-api-key` (Anthropic), "" when none. */
+  credential: string;
 }
 
 /**
@@ -84,7 +86,7 @@ function textOf(content: unknown): string {
 }
 
 /** Reads an Anthropic Messages request into a Turn. */
-function anthropicTurn(body: unknown): Turn {
+function anthropicTurn(body: unknown): Omit<Turn, "credential"> {
   const messages = list(field(body, "messages"));
   const users = messages.filter((m) => field(m, "role") === "user");
   const last = messages[messages.length - 1];
@@ -102,7 +104,7 @@ function anthropicTurn(body: unknown): Turn {
 }
 
 /** Reads an OpenAI Responses request into a Turn. */
-function openaiTurn(body: unknown): Turn {
+function openaiTurn(body: unknown): Omit<Turn, "credential"> {
   const input = list(field(body, "input"));
   const last = input[input.length - 1];
   const isUser = (i: unknown) => (field(i, "type") === "message" || field(i, "type") === undefined) && field(i, "role") === "user";
@@ -192,7 +194,8 @@ export async function startFakeModel(script: (turn: Turn) => Reply): Promise<Fak
       }
       const body: unknown = JSON.parse(await readBody(req));
       const api = path === "/v1/messages" ? "anthropic" : "openai";
-      const turn = api === "anthropic" ? anthropicTurn(body) : openaiTurn(body);
+      const header = api === "anthropic" ? req.headers["x-api-key"] : req.headers.authorization;
+      const turn = { ...(api === "anthropic" ? anthropicTurn(body) : openaiTurn(body)), credential: typeof header === "string" ? header : "" };
       const reply = current(turn);
       n += 1;
       if ("status" in reply) {

@@ -74,6 +74,13 @@ export function agentEnv(modelUrl: string, dir: string): Record<string, string> 
   };
 }
 
+/** The `-c` overrides that point Codex at the fake model, as a rule's `--codex-config` arguments would (the delivery plugin's default Codex reviewer ignores the user's config.toml, so agentEnv's does not reach it). */
+export const fakeProvider = (url: string): string[] => [
+  'model="gpt-5.5"', 'model_provider="fake"',
+  `model_providers.fake={name="fake",base_url="${url}/v1",env_key="OPENAI_API_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
+  "analytics.enabled=false",
+];
+
 /** Sets this test process's environment to `agentEnv(modelUrl, dir)`, for agents launched by an in-process worker. */
 export function pointAgentsAt(modelUrl: string, dir: string): void {
   Object.assign(process.env, agentEnv(modelUrl, dir));

@@ -28,8 +28,6 @@
  *
  * The same command takes the `delivery.issue` events of `ask-owner` issues and the answers to their questions
  * (ask-owner.ts).
- *
- * Not here yet (docs/plugins/delivery.md): the default Codex reviewer.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -41,6 +39,7 @@ import { settingsAt, SettingsError, type DeliverySettings } from "./settings.js"
 import { sync, realClock, type Clock } from "./sync.js";
 import { reviewDiff } from "./review-diff.js";
 import { runReviewer } from "./reviewer.js";
+import { codexConfigMax, runCodexReviewer } from "./reviewer-codex.js";
 import { latestRunId, readChecks } from "./checks.js";
 import { autoMergeOff, turnReady } from "./ready.js";
 import { mergeReviewed, removeLabels } from "./finish.js";
@@ -81,6 +80,8 @@ export interface RoundDeps {
   clock?: Clock;
   /** The checks' time limit (tests give a shorter one). */
   checksWaitMs?: number;
+  /** The default Codex reviewer's `-c` overrides (`--codex-config`) and the environment it takes its keys from. */
+  codex?: { config: readonly string[]; env: NodeJS.ProcessEnv };
 }
 
 /** The pull request as the round reads it. */
@@ -293,8 +294,9 @@ async function review(deps: RoundDeps, cloneUrl: string, main: string, head: str
   if (diff.text === "") return { kind: "passed" as const };
   // ordinary internal docs need no model: judged on the reviewed changes alone, as the release scope judges them
   if (diff.changes.every((c) => docsOnlyChange(deps.objects, c.from, c.to, settings.internalDocs).docs)) return { kind: "docsOnly" as const };
-  if (settings.review.command === null) return { kind: "broken" as const, reason: t(deps.lang, "delivery.errNoReviewer") };
   const guide = settings.review.guide === null ? null : fileAt(deps.objects, main, settings.review.guide, guideBytesMax);
+  // no reviewer of the project's own: the default Codex reviewer (reviewer-codex.ts)
+  if (settings.review.command === null) return runCodexReviewer(diff.text, guide, deps.codex ?? { config: [], env: process.env });
   return runReviewer(settings.review.command, diff.text, guide);
 }
 
@@ -316,14 +318,32 @@ export function inputOf(context: Context, repo: string): RoundInput | null {
 }
 
 /**
- * The command: `round.ts --repo owner/name [--test-local-health]`, in the rule's working folder (it keeps its git
- * objects there), the context file from `AGENT_AUTOLOOP_CONTEXT`. Prints the last message; exit 1 when not run.
+ * The values of `--codex-config key=value` in `argv`, in order; null when one has no value, is not `key=value` with a
+ * dotted key, or there are more than `codexConfigMax`.
+ */
+export function codexConfigArgs(argv: readonly string[]): string[] | null {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] !== "--codex-config") continue;
+    const v = argv[i + 1];
+    if (v === undefined || !/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*=/.test(v)) return null;
+    out.push(v);
+    i++;
+  }
+  return out.length > codexConfigMax ? null : out;
+}
+
+/**
+ * The command: `round.ts --repo owner/name [--test-local-health] [--codex-config key=value]…`, in the rule's working
+ * folder (it keeps its git objects there), the context file from `AGENT_AUTOLOOP_CONTEXT`. Prints the last message;
+ * exit 1 when not run, 2 for a wrong command line.
  */
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const lang = langFromEnv(env);
   const repo = repoArg(argv);
-  if (repo === null) {
-    process.stderr.write(`${t(lang, "delivery.roundUsage")}\n`);
+  const codexConfig = codexConfigArgs(argv);
+  if (repo === null || codexConfig === null) {
+    process.stderr.write(`${t(lang, "delivery.roundUsage", { max: codexConfigMax })}\n`);
     return 2;
   }
   let outcome: RoundOutcome;
@@ -343,7 +363,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       const objects = join(process.cwd(), "delivery-objects", `${repo.replace("/", "__")}.git`);
       mkdirSync(objects, { recursive: true });
       const local = /^http:\/\/127\.0\.0\.1[:/]/.test(`${gh.baseUrl}/`);
-      outcome = await deliverRound(asked, { gh, token: (env.GH_TOKEN || env.GITHUB_TOKEN)!, objects, lang, local, testLocalHealth: argv.includes("--test-local-health") });
+      outcome = await deliverRound(asked, { gh, token: (env.GH_TOKEN || env.GITHUB_TOKEN)!, objects, lang, local, testLocalHealth: argv.includes("--test-local-health"), codex: { config: codexConfig, env } });
     }
   } catch (e) {
     outcome = { kind: "notRun", subject: repo, error: (e as Error).message };

@@ -11,7 +11,7 @@
  *   "trackMinutes": 30 }
  * ```
  * Only `checks` is required. `review.status` is the commit status the review writes (default `agent-review`),
- * `review.command` the reviewer (default: none here, the plugin's Codex reviewer), `review.guide` a file of main with
+ * `review.command` the reviewer (null: the plugin's default Codex reviewer, reviewer-codex.ts), `review.guide` a file of main with
  * the review's points; `ship.workflow` the workflow that releases (default `Ship`); `health` where the live version is
  * read (none: the project says plainly that only the merge was done); `trackMinutes` how long a merged delivery is
  * followed before the run ends for the hub's retry (default 30); `internalDocs` the paths that are ordinary internal
