@@ -1393,6 +1393,10 @@ const catalog = {
   "home.masterKey": { zh: "{file}：应为 64 个十六进制字符", en: "{file}: expected 64 hex characters" },
   "home.homeId": { zh: "{file}：应为 22 个 A-Z a-z 0-9 _ - 字符；删掉这个文件就会得到新的编号", en: "{file}: expected 22 characters A-Z a-z 0-9 _ -; delete the file to get a new id" },
   "home.homeIdCreate": { zh: "{file}：建不了", en: "{file}: cannot be created" },
+  "plugins.tsxCache": { zh: "{file} 没有加载：tsx 的编译缓存 {dir}（hub 把编译好的 TypeScript 插件写在那里）{why}——谁能写它，谁就能读取并改动 hub 编译的东西。请以它的所有者或 root 删掉它（rm -rf {dir}）；hub 会重新建一个自己的、权限 0700 的", en: "{file} was not loaded: tsx's compile cache {dir}, where the hub writes its compiled TypeScript plugins, {why} — anyone who can write it reads and changes what the hub compiles. Remove it (rm -rf {dir}) as its owner or as root; the hub makes it again, its own, mode 0700" },
+  "plugins.tsxCache.notFolder": { zh: "不是一个独立的目录（是链接或文件）", en: "is not a folder of its own (a link or a file)" },
+  "plugins.tsxCache.owner": { zh: "属于另一个用户（uid {uid}）", en: "belongs to another user (uid {uid})" },
+  "plugins.tsxCache.mode": { zh: "权限是 {mode}，别的用户能写", en: "has mode {mode}: others can write it" },
   "plugins.notFound": { zh: "没有 {kind} 插件 \"{name}\"（找过 {dir} 和内置插件）", en: "no {kind} plugin \"{name}\" (looked in {dir} and the built-in plugins)" },
   "plugins.noDefault": { zh: "{file}：没有默认导出", en: "{file}: no default export" },
   // i27-plugins (issue 27, point 1): one plugin model — code plugins checked at load, records, reload of every kind
