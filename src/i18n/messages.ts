@@ -1439,6 +1439,7 @@ const catalog = {
   "cli.console.endedOne": { zh: "结束了控制台登录 {session}", en: "console session {session} ended" },
   "cli.console.noSuchSession": { zh: "没有名为 {session} 的控制台登录：agent-autoloop console --sessions 列出现有的", en: "no console session named {session}: agent-autoloop console --sessions lists them" },
   "cli.desc.consoleNoOpen": { zh: "只打印链接，不打开浏览器", en: "only print the link, do not open a browser" },
+  "cli.console.opening": { zh: "正在打开 agent-autoloop 控制台……", en: "Opening the agent-autoloop console…" },
   "cli.console.link": { zh: "控制台登录链接（只能用一次，{until} 前有效）：\n  {link}", en: "Console sign-in link (works once, until {until}):\n  {link}" },
   "cli.console.ended": { zh: "结束了 {n} 个控制台登录", en: "console sessions ended: {n}" },
   "root.console": { zh: "本人控制台：{path}（用 {command} 给的链接登录）。", en: "The owner console: {path} (sign in with the link {command} prints)." },
