@@ -32,8 +32,9 @@ function fakeOpener(): { bin: string; argv: string } {
 /** Runs `agent-autoloop console` in a terminal (`script`: stdout a TTY) with a display set; its output, \r dropped. */
 function consoleInTerminal(home: string, bin: string): Promise<{ code: number; out: string }> {
   const command = `'${process.execPath}' '${join(engine, "bin", "agent-autoloop.js")}' console`;
-  const env = { ...process.env, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: "en", DISPLAY: ":99", WAYLAND_DISPLAY: "", CI: "", PATH: `${bin}${delimiter}${process.env.PATH}` };
-  delete (env as Record<string, string | undefined>).CI;
+  // No CI: the CLI opens nothing there.
+  const { CI: _ci, ...rest } = process.env;
+  const env = { ...rest, AGENT_AUTOLOOP_HOME: home, AGENT_AUTOLOOP_LANG: "en", DISPLAY: ":99", WAYLAND_DISPLAY: "", PATH: `${bin}${delimiter}${process.env.PATH}` };
   return new Promise((resolve) => {
     execFile("script", ["-qec", command, "/dev/null"], { env }, (e, stdout, stderr) =>
       resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out: (stdout + stderr).replace(/\r/g, "") }));
