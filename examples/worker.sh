@@ -11,8 +11,10 @@ wait=50
 [ "${AGENT_AUTOLOOP_ONCE:-}" = 1 ] && wait=0
 
 call() { # method path token [body] → prints the answer; fails on HTTP errors with the hub's message
+  # The key goes to curl on its stdin (-H @-; printf is bash's own), never on its command line, which every local
+  # user reads in /proc/<pid>/cmdline (curl 7.55 or newer).
   local out status
-  out=$(curl -sS -X "$1" "$url$2" -H "Authorization: Bearer $3" -H 'content-type: application/json' ${4:+--data "$4"} -w '\n%{http_code}')
+  out=$(printf 'Authorization: Bearer %s\n' "$3" | curl -sS -X "$1" "$url$2" -H @- -H 'content-type: application/json' ${4:+--data "$4"} -w '\n%{http_code}')
   status="${out##*$'\n'}"
   out="${out%$'\n'*}"
   if [ "$status" -ge 400 ]; then echo "worker.sh: $1 $2: HTTP $status: $(jq -r '.error // .' <<<"$out")" >&2; return 1; fi

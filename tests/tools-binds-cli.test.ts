@@ -145,10 +145,10 @@ test("issue 26 r7 F14: a bind of a socket, of a folder holding one (a few levels
     const mounts = [socket, join(base, "tmux-0"), base, join(base, "resolv.conf"), ...(existsSync("/run") ? ["/run"] : [])]
       .map((host) => ({ host, relative: false, container: "/x", readOnly: true }));
     const checked = checkBinds({ mounts }, plugin, { hidden: [], userHomes: [] });
-    assert.deepEqual(checked.map((b) => [b.refused, b.socket ?? null]), [
-      ["socket", socket], ["socket", socket], ["socket", socket], [null, null], ...(existsSync("/run") ? [["socket", "/run"]] : []),
+    assert.deepEqual(checked.map((b) => [b.refused, b.socket ?? b.folder ?? null]), [
+      ["socket", socket], ["socket", socket], ["socket", socket], [null, null], ...(existsSync("/run") ? [["socketFolder", "/run"]] : []),
     ]);
-    assert.equal(bindRefusal("p", checked, "en")?.message, `plugin p binds ${socket}: it is or holds the socket ${socket} (or lies in /run); connecting needs no write permission and reaches services running as someone else (D-Bus, systemd, docker, tmux). Bind only the files and folders the plugin needs`);
+    assert.equal(bindRefusal("p", checked, "en")?.message, `plugin p binds ${socket}: it is or holds the socket ${socket}; connecting needs no write permission and reaches services running as someone else (D-Bus, systemd, docker, tmux). Bind only the files and folders the plugin needs`);
   } finally {
     server.close();
     rmSync(base, { recursive: true, force: true });

@@ -14,11 +14,12 @@ export interface ConsoleOptions {
 }
 
 /**
- * Runs `console` with `owner`, which makes an owner call on this home's hub (connect.ts `call`).
+ * Runs `console` with `owner`, which makes an owner call on this home's hub (connect.ts `call`); the browser is opened
+ * on a page in `pagesDir` (the home's `console-links`) that carries the link, never on the link itself.
  * @returns the text to print.
  * @throws CliError when `--end <name>` names no session (the hub's refusal when the name is malformed).
  */
-export async function consoleCommand(o: ConsoleOptions, lang: Lang, owner: <T>(f: (c: HubClient) => Promise<T>) => Promise<T>): Promise<string> {
+export async function consoleCommand(o: ConsoleOptions, lang: Lang, owner: <T>(f: (c: HubClient) => Promise<T>) => Promise<T>, pagesDir: string): Promise<string> {
   const { localTime } = await import("./why.js");
   if (typeof o.end === "string") {
     const session = o.end;
@@ -35,7 +36,7 @@ export async function consoleCommand(o: ConsoleOptions, lang: Lang, owner: <T>(f
     })).join("\n");
   }
   const res = await owner((c) => c.consoleSignIn());
-  const { openBrowser } = await import("./open-browser.js");
-  if (o.open) openBrowser(res.link);
+  const { openSignIn } = await import("./open-browser.js");
+  if (o.open) await openSignIn(res.link, pagesDir, t(lang, "cli.console.opening"));
   return t(lang, "cli.console.link", { link: res.link, until: localTime(res.expiresAt) });
 }

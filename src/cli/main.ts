@@ -221,7 +221,7 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .option("--no-open", t(lang, "cli.desc.consoleNoOpen"))
     .action(async (o: ConsoleOptions) => {
       const { consoleCommand } = await import("./console.js");
-      say(await consoleCommand(o, lang, (f) => call(ownerClient(), f)));
+      say(await consoleCommand(o, lang, (f) => call(ownerClient(), f), (await home()).consoleLinks));
     });
 
   p.command("add")

@@ -1,9 +1,11 @@
 /**
  * Opens a URL in the person's browser for `agent-autoloop console`, only where one can be expected: the command runs
  * in a terminal (stdout is a TTY), and on Linux and the BSDs a display is set. Tests and scripts (stdout a pipe,
- * `CI` set) never open anything. A failure to open is silent: the link is printed either way.
+ * `CI` set) never open anything. A failure to open is silent: the link is printed either way. A secret never goes into
+ * the URL handed over (every local user reads a command line): `openSignIn` hands a page only the owner can read.
  */
 import { spawn } from "node:child_process";
+import { pathToFileURL } from "node:url";
 
 /** The command that opens `url` here, or null where no browser is expected. */
 export function browserCommand(url: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform, tty: boolean): string[] | null {
@@ -24,4 +26,23 @@ export function openBrowser(url: string): void {
   } catch {
     // the link is printed: nothing else to do
   }
+}
+
+/**
+ * Opens the console's sign-in `link` without putting its token on any command line (issue 26 round 11, F2): the browser
+ * is given the `file://` address of a page only the owner reads, written into `dir` (the home's `console-links`), which
+ * carries it on (src/host/sign-in-page.ts). Where no browser is expected, or the page cannot be written, nothing is
+ * opened (the link is printed either way). Never throws.
+ * @param title the page's words while it moves on.
+ */
+export async function openSignIn(link: string, dir: string, title: string): Promise<void> {
+  if (!browserCommand(link, process.env, process.platform, process.stdout.isTTY === true)) return;
+  const { writeSignInPage } = await import("../host/sign-in-page.js");
+  let page: string;
+  try {
+    page = writeSignInPage(dir, link, title);
+  } catch {
+    return;
+  }
+  openBrowser(pathToFileURL(page).href);
 }

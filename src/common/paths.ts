@@ -25,6 +25,8 @@ export interface Home {
   consoleSessions: string;
   /** What the hub's starts ran or loaded code from, and their users' homes (src/host/code-folders.ts). */
   codeFolders: string;
+  /** The pages `console` opens the browser on, each carrying a sign-in link (0700; src/host/sign-in-page.ts). */
+  consoleLinks: string;
 }
 
 /** Paths of a home directory; `dir` defaults to AGENT_AUTOLOOP_HOME, else ~/.agent-autoloop. */
@@ -43,6 +45,7 @@ export function homePaths(dir = process.env.AGENT_AUTOLOOP_HOME || join(homedir(
     cards: join(d, "cards.txt"),
     consoleSessions: join(d, "console-sessions.json"),
     codeFolders: join(d, "code-folders.json"),
+    consoleLinks: join(d, "console-links"),
   };
 }
 

@@ -18,6 +18,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { writeFileAtomic } from "./home.js";
+import { dropSignInPage } from "./sign-in-page.js";
 import { hashKey } from "../kernel/credentials.js";
 import { consoleSessionIdleMs, consoleSessionMaxMs, consoleSessionsMax, consoleSessionTouchMs, consoleSignInsPendingMax, consoleSignInValidMs } from "../kernel/limits.js";
 
@@ -47,6 +48,8 @@ export interface ConsoleSession {
 export interface ConsoleSessionStore {
   load(): unknown;
   save(value: StoredSessions): void;
+  /** A sign-in token was used up: its page, when `console` opened one, goes (issue 26 round 11, F2). */
+  usedUp?(token: string): void;
 }
 
 /** What a store keeps: a version and the sessions (hashes and times only). */
@@ -166,6 +169,7 @@ export class ConsoleSessions {
     const h = hashKey(token);
     const p = this.pending.get(h);
     this.pending.delete(h);
+    if (p) this.store?.usedUp?.(token);
     const now = this.clock();
     if (!p || p.expiresAt <= now || !this.ownerKey(p.keyHash)) return null;
     while (this.sessions.size >= consoleSessionsMax) this.endOne(this.sessions.keys().next().value!);
@@ -276,10 +280,14 @@ export class ConsoleSessions {
 /**
  * The home's console-sessions.json as a store: JSON, written atomically and durably with mode 0600 (writeFileAtomic).
  * A file that is not there loads as nothing; one that cannot be read or parsed throws (the hub logs it and starts
- * with no sessions, and the next sign-in writes it anew).
+ * with no sessions, and the next sign-in writes it anew). `pages`: the home's `console-links`, where a used-up token's
+ * page is deleted.
  */
-export function fileSessionStore(path: string): ConsoleSessionStore {
+export function fileSessionStore(path: string, pages?: string): ConsoleSessionStore {
   return {
+    usedUp(token) {
+      if (pages !== undefined) dropSignInPage(pages, token);
+    },
     load() {
       let text: string;
       try {

@@ -164,7 +164,7 @@ export class Hub {
     this.inputQueueMax = opts.inputQueueMax ?? hubInputQueueMax;
     this.log = opts.log ?? (() => {});
     this.callerLog = new BoundedLog(this.log, () => this.now(), opts.lang);
-    this.console = new ConsoleSessions(this.clock, (h) => callerOf(this.store.view, h)?.kind === "owner", fileSessionStore(opts.home.consoleSessions),
+    this.console = new ConsoleSessions(this.clock, (h) => callerOf(this.store.view, h)?.kind === "owner", fileSessionStore(opts.home.consoleSessions, opts.home.consoleLinks),
       (e) => this.log(t(opts.lang, "console.sessionsFile", { file: opts.home.consoleSessions, error: e.message })));
     this.transcripts = new Transcripts(join(opts.home.dir, "transcripts"), this.clock, (run) => this.store.view.get("runs", run)?.endedAt, opts.transcriptLimits, (e) => this.log(t(opts.lang, "hub.transcripts", { error: e.message })));
     this.presence = new Presence({ clock: this.clock, silentAfterMs: opts.presenceSilentMs ?? workerOnlineMs, log: this.log, lang: opts.lang });

@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { engineDir } from "../common/paths.js";
+import { makeTsxCache, tsxCacheDir, type TsxCacheProblem } from "../common/tsx-cache.js";
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 import { codeShapeChecks } from "../sdk/checks.js";
 import { classify, codeEntryFiles, present } from "./classify.js";
@@ -174,6 +175,10 @@ export class PluginLoader {
 async function importPlugin(file: string, lang: Lang): Promise<PluginModule> {
   let mod: Record<string, unknown>;
   if (file.endsWith(".ts")) {
+    // tsx writes what it compiles into a folder of the shared temp folder (issue 26 round 11, F3): only into the hub's own.
+    const cache = tsxCacheDir();
+    const problem = makeTsxCache(cache);
+    if (problem) throw new Error(t(lang, "plugins.tsxCache", { file, dir: cache, why: tsxCacheText(problem, lang) }));
     const { tsImport } = await import("tsx/esm/api");
     mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
   } else {
@@ -187,4 +192,11 @@ async function importPlugin(file: string, lang: Lang): Promise<PluginModule> {
     : mod;
   if (exports.default === undefined || exports.default === null) throw new Error(t(lang, "plugins.noDefault", { file }));
   return { ...exports, default: exports.default };
+}
+
+/** What is wrong with tsx's cache folder, in words. */
+function tsxCacheText(p: TsxCacheProblem, lang: Lang): string {
+  if (p.why === "owner") return t(lang, "plugins.tsxCache.owner", { uid: p.uid });
+  if (p.why === "mode") return t(lang, "plugins.tsxCache.mode", { mode: `0${p.mode.toString(8)}` });
+  return t(lang, "plugins.tsxCache.notFolder", {});
 }

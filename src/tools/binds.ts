@@ -20,9 +20,13 @@
  *   - in or holding a folder the hub runs or loads code from outside every sandbox (`BindContext.hubCode`: the
  *     engine, node, every PATH folder, every plugin root such as `serve --plugins`): the same rule as an agent's
  *     `writable` (src/worker/sandbox.ts `hubCodeProblem`).
- * - in any mode, a socket, a folder in or holding /run (the runtime sockets of the system's daemons and the user's
- *   session: D-Bus, systemd, docker), or a folder with a socket within `bindSocketScanDepth` levels (`/tmp/tmux-0`,
- *   `/tmp/.X11-unix`; round 7, F14: a read-only bind of a socket reached a daemon running as root). Connecting needs
+ * - in any mode, a socket or a folder holding one at any depth (`/tmp/tmux-0`, `/tmp/.X11-unix`; round 7, F14: a
+ *   read-only bind of a socket reached a daemon running as root; round 11, F7: one 4 levels deep, past the old
+ *   3-level look); a folder in or holding one where services create sockets whenever they start (`socketFolders`:
+ *   /run, /var/run, /var/snap, docker's and LXD's state, the user's runtime folder) or one anyone can write (/tmp,
+ *   /dev/shm, a 0777 folder inside the source), since the check runs at each start only and a socket made later
+ *   would be reachable; and a folder the look could not finish in — more than `bindSocketScanEntriesMax` entries, or
+ *   a folder inside it the hub can enter but not list — since what was not read is not "no socket". Connecting needs
  *   no write permission, and the sandbox's own network namespace does not cover a socket's file;
  * - a host device the device policy does not pass (devices.ts `checkDevice`; round 6: `plugins inspect` showed a bind
  *   of /dev/pts as allowed, which the launch then refused).
@@ -30,10 +34,10 @@
  * when it is writable outside the plugin's folder, a whole top-level folder (`/etc`, `/var/lib`), or right in the
  * user's home (`~/.ssh`, `~/.npmrc`). Reads the file system (realpath); runs nothing.
  */
-import { readdirSync, statSync } from "node:fs";
+import { accessSync, constants, lstatSync, readdirSync, statSync, type Stats } from "node:fs";
 import { realPathOr } from "../common/file-checks.js";
 import { dirname, join, resolve, sep } from "node:path";
-import { bindSocketScanDepth, bindSocketScanEntriesMax } from "./limits.js";
+import { bindSocketScanEntriesMax } from "./limits.js";
 import { hubCodeProblem } from "../worker/sandbox.js";
 import { checkDevice, isDevicePath, type DeviceRefusal } from "./devices.js";
 import { aliasesOf, kernelMountsAt, readMounts, type MountEntry } from "../common/mounts.js";
@@ -54,7 +58,9 @@ export interface BindMount {
  * Why a bind is refused at start: its source is missing, `/`, in the host's /proc, a home, hidden, or — writable — the
  * plugin's own folder (or in it), a system folder, or a folder of the hub's code (see the module).
  */
-export type BindRefusal = "missing" | "root" | "proc" | "userHome" | "homeDotFolder" | "hidden" | "ownFolder" | "system" | "hubCode" | "device" | "socket";
+export type BindRefusal =
+  | "missing" | "root" | "proc" | "userHome" | "homeDotFolder" | "hidden" | "ownFolder" | "system" | "hubCode" | "device" | "socket"
+  | "socketFolder" | "socketScan" | "socketUnread";
 
 /**
  * Folders no writable bind may lie in or hold (issue 26 round 5, F5): the kernel's settings and devices' attributes,
@@ -63,6 +69,16 @@ export type BindRefusal = "missing" | "root" | "proc" | "userHome" | "homeDotFol
  */
 export const systemFolders = [
   "/proc", "/sys", "/boot", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/snap", "/nix", "/run", "/var",
+] as const;
+/**
+ * Folders where services create unix sockets whenever they start (issue 26 round 11, F7): no bind, read-only either,
+ * may lie in or hold one — a look at start cannot see a socket made after it (LXD's
+ * `/var/snap/lxd/common/lxd/unix.socket`, docker's plugins, libvirt's, MySQL's, postfix's). The user's runtime folder
+ * (`XDG_RUNTIME_DIR`) is added by the caller; world-writable folders (/tmp, /dev/shm) are refused by their mode.
+ */
+export const socketFolders = [
+  "/run", "/var/run", "/var/lock", "/var/snap", "/var/lib/docker", "/var/lib/containerd", "/var/lib/lxd", "/var/lib/incus", "/var/lib/libvirt",
+  "/var/lib/mysql", "/var/spool/postfix",
 ] as const;
 /** The folders of /var a writable bind may lie in: scratch space and web roots. */
 export const varWritable = ["/var/tmp", "/var/www"] as const;
@@ -84,8 +100,10 @@ export interface BindChecked extends BindShown {
   refused: BindRefusal | null;
   /** For `system`, `hubCode` and `homeDotFolder`: the folder the source lies in or holds. */
   folder?: string;
-  /** For `socket`: the socket found (or `/run`). */
+  /** For `socket`: the socket found. For `socketFolder` and `socketUnread`, `folder` says which folder. */
   socket?: string;
+  /** For `socketScan`: the most entries looked through (`bindSocketScanEntriesMax`). */
+  limit?: number;
   /** For `device`: why the device policy does not pass it. */
   device?: DeviceRefusal;
 }
@@ -106,6 +124,10 @@ export interface BindContext {
    * `hidden` and `userHomes` already hold every other path that shows them (the caller's aliases).
    */
   mounts?: readonly MountEntry[];
+  /** The user's runtime folder (`XDG_RUNTIME_DIR`), refused as `socketFolders` are; none when absent. */
+  runtimeDir?: string;
+  /** The most entries a bind is looked through for sockets (default `bindSocketScanEntriesMax`; tests lower it). */
+  socketScanEntriesMax?: number;
 }
 
 /** Whether `inner` is `outer` or inside it (both absolute, normalised). */
@@ -130,12 +152,13 @@ export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, p
   const hubCode = () => (found ??= ctx.hubCode?.() ?? []);
   const mounts = ctx.mounts ?? readMounts();
   const plugins = [plugin, ...aliasesOf(plugin, mounts)];
+  const sockets = { folders: [...socketFolders, ...(ctx.runtimeDir ? [realPathOr(ctx.runtimeDir, resolve(ctx.runtimeDir))] : [])], max: ctx.socketScanEntriesMax ?? bindSocketScanEntriesMax };
   return sandbox.mounts.map((m) => {
     const written = m.relative ? resolve(pluginDir, m.host) : m.host;
     const source = realPathOr(written, null);
     const base = { container: m.container, readOnly: m.readOnly };
     if (source === null) return { source: written, ...base, refused: "missing" };
-    const ctxOf = (kernel: Kernel[]): VerdictContext => ({ readOnly: m.readOnly, plugins, homes, hidden, hubCode, kernel });
+    const ctxOf = (kernel: Kernel[]): VerdictContext => ({ readOnly: m.readOnly, plugins, homes, hidden, hubCode, kernel, sockets });
     // The source by every path that shows it (another mount of a folder holding it): each must pass, the first
     // refusal counts; what is shown is the verdict of the source's own path.
     const own = verdict(source, resolve(written), ctxOf(kernelMountsAt(source, mounts)));
@@ -145,7 +168,7 @@ export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, p
   });
 }
 
-type Verdict = { refused: BindRefusal | null; broad?: BindBroad; folder?: string; device?: DeviceRefusal; socket?: string };
+type Verdict = { refused: BindRefusal | null; broad?: BindBroad; folder?: string; device?: DeviceRefusal; socket?: string; limit?: number };
 
 /** The system folder (`systemFolders`) `source` lies in or holds, or null (a folder of `varWritable` passes). */
 function systemFolderOf(source: string): string | null {
@@ -163,40 +186,75 @@ function homeDotEntryOf(source: string, homes: readonly string[]): string | null
   return null;
 }
 
+/** Whether anyone may make entries — sockets — in the folder `st` describes (mode o+w, sticky or not: /tmp, /dev/shm). */
+function worldWritable(st: Stats | null): boolean {
+  return st !== null && st.isDirectory() && (st.mode & 0o002) !== 0;
+}
+
 /**
- * A socket `source` is, or one in it within `bindSocketScanDepth` levels (at most `bindSocketScanEntriesMax` entries
- * read), or `/run` when `source` is a folder in or holding it; null when none is found. Links are not followed inside.
+ * Why `source` may reach a unix socket (see the module), or null when it cannot: it is one; it is a folder in or
+ * holding one of `sockets.folders` or world-writable; a socket or a world-writable folder lies in it at any depth; or
+ * the look did not finish — more than `sockets.max` entries, or a folder the hub can enter but not list (a socket at
+ * a path known to the plugin would stay reachable). Links are not followed inside (in the sandbox they lead into it).
  */
-function socketIn(source: string): string | null {
+function socketIn(source: string, sockets: SocketLook): Verdict | null {
   let st;
   try {
     st = statSync(source);
   } catch {
     return null;
   }
-  if (st.isSocket()) return source;
+  if (st.isSocket()) return { refused: "socket", socket: source };
   if (!st.isDirectory()) return null;
-  if (within(source, "/run") || within("/run", source)) return "/run";
+  if (worldWritable(st)) return { refused: "socketFolder", folder: source };
+  const folder = sockets.folders.find((f) => within(source, f) || within(f, source));
+  if (folder !== undefined) return { refused: "socketFolder", folder };
   let read = 0;
-  const walk = (dir: string, depth: number): string | null => {
+  // Depth first with a stack of its own: as deep as the folder goes, without the call stack's limit.
+  const stack = [source];
+  for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
     let entries;
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
-      return null;
+      if (enterable(dir)) return { refused: "socketUnread", folder: dir };
+      continue;
     }
     for (const e of entries) {
-      if (++read > bindSocketScanEntriesMax) return null;
+      if (++read > sockets.max) return { refused: "socketScan", limit: sockets.max };
       const path = join(dir, e.name);
-      if (e.isSocket()) return path;
-      if (e.isDirectory() && depth < bindSocketScanDepth) {
-        const found = walk(path, depth + 1);
-        if (found !== null || read > bindSocketScanEntriesMax) return found;
-      }
+      if (e.isSocket()) return { refused: "socket", socket: path };
+      if (!e.isDirectory()) continue;
+      if (worldWritable(lstatOr(path))) return { refused: "socketFolder", folder: path };
+      stack.push(path);
     }
+  }
+  return null;
+}
+
+/** What the socket look goes by: the folders where services make sockets, the most entries read. */
+interface SocketLook {
+  folders: readonly string[];
+  max: number;
+}
+
+/** Whether this process may pass through the folder `dir` (search permission): then a path in it can be reached. */
+function enterable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `lstat` of `path`, or null when it is gone (read between readdir and now). */
+function lstatOr(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
     return null;
-  };
-  return walk(source, 1);
+  }
 }
 
 type Kernel = { at: string; fsType: string };
@@ -212,6 +270,7 @@ interface VerdictContext {
   hidden: readonly string[];
   hubCode: () => readonly string[];
   kernel: readonly Kernel[];
+  sockets: SocketLook;
 }
 
 /** The verdict on one path of a source. */
@@ -240,8 +299,8 @@ function verdict(source: string, written: string, c: VerdictContext): Verdict {
     if (dot !== null) return { refused: "homeDotFolder", folder: dot };
   }
   if (!inPlugin) {
-    const socket = socketIn(source);
-    if (socket !== null) return { refused: "socket", socket };
+    const socket = socketIn(source, c.sockets);
+    if (socket !== null) return socket;
   }
   if (inPlugin) return { refused: null };
   if (!readOnly) return { refused: null, broad: "writable" };

@@ -97,6 +97,7 @@ export interface Launch {
 const bindRefusalText = {
   missing: "tools.sandbox.bindMissing", root: "tools.sandbox.bindRoot", proc: "tools.sandbox.bindProc", userHome: "tools.sandbox.bindUserHome",
   homeDotFolder: "tools.sandbox.bindHomeDotFolder", hidden: "tools.sandbox.bindHidden", ownFolder: "tools.sandbox.bindOwnFolder", system: "tools.sandbox.bindSystem", hubCode: "tools.sandbox.bindHubCode",
+  socketFolder: "tools.sandbox.bindSocketFolder", socketUnread: "tools.sandbox.bindSocketUnread",
 } as const;
 
 /**
@@ -113,7 +114,7 @@ export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidde
     return [...new Set([...hubCodeFolders({ ...origin, path }, s.pluginRoots ?? []), ...(s.seen?.folders ?? [])])];
   };
   const mounts = readMounts();
-  return checkBinds(m.sandbox, dir, { hidden: hiddenOf(s, mounts), userHomes: homesOf(s, mounts), hubCode, mounts });
+  return checkBinds(m.sandbox, dir, { hidden: hiddenOf(s, mounts), userHomes: homesOf(s, mounts), hubCode, mounts, runtimeDir: s.parentEnv.XDG_RUNTIME_DIR });
 }
 
 /**
@@ -162,6 +163,9 @@ export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang:
   if (!bad?.refused) return null;
   if (bad.refused === "socket") {
     return { code: "tools.bind_refused", message: t(lang, "tools.sandbox.bindSocket", { plugin, path: bad.source, socket: bad.socket ?? bad.source }) };
+  }
+  if (bad.refused === "socketScan") {
+    return { code: "tools.bind_refused", message: t(lang, "tools.sandbox.bindSocketScan", { plugin, path: bad.source, limit: bad.limit ?? 0 }) };
   }
   if (bad.refused === "device") {
     return { code: "tools.device_refused", message: t(lang, "tools.sandbox.deviceRefused", { plugin, path: bad.source, why: deviceRefusalText(lang, bad.device ?? "notPassable") }) };

@@ -33,10 +33,11 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:path";
-import { homedir, tmpdir, userInfo } from "node:os";
+import { homedir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
 import { realPathOr } from "../common/file-checks.js";
 import { engineDir } from "../common/paths.js";
+import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
 import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
 
@@ -275,14 +276,13 @@ export interface HubOrigin {
   cwd: string;
 }
 
-/** This process's origin; tsx's cache folder is made when missing, so that no agent can make it first. */
+/**
+ * This process's origin; tsx's cache folder is made when missing, so that no agent can make it first (one made by
+ * someone else stays named here, read-only for agents; the plugin loader refuses to compile into it: common/tsx-cache.ts).
+ */
 export function hubOrigin(): HubOrigin {
-  const tsxCache = join(tmpdir(), `tsx-${process.geteuid?.() ?? userInfo().username}`);
-  try {
-    mkdirSync(tsxCache, { recursive: true, mode: 0o700 });
-  } catch {
-    // a file in its place, or a read-only tmp: nothing of tsx's is cached there then
-  }
+  const tsxCache = tsxCacheDir();
+  makeTsxCache(tsxCache);
   return {
     engine: engineDir, execPath: process.execPath, path: process.env.PATH ?? "", nodePath: process.env.NODE_PATH ?? "",
     userHome: homedir(), tsxCache, cwd: process.cwd(),
