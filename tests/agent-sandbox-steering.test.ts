@@ -18,6 +18,7 @@ import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin } from "./
 import { Worker } from "../src/worker/worker.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
+import { executableParts } from "../src/worker/steering.js";
 
 let f: Fixture | null = null;
 const workers: Worker[] = [];
@@ -189,4 +190,45 @@ test("issue 26 r11 F1 variant D (reported case): a sandboxed plugin's writable b
   assert.equal(owner(repo, {}, "log", "-1", "--format=%s").trim(), "plugin");
   assert.doesNotMatch(readFileSync(join(repo, ".git", "config"), "utf8"), /fsmonitor/);
   assert.deepEqual(readdirSync(join(repo, ".vscode")), [], "made empty, read-only");
+});
+
+test("issue 26 r11 F1, the same kind: a submodule's git folder (config, hooks, the folder itself), its gitfile, modules/, a linked worktree's commondir and config.worktree stay out of the agent's reach; it still commits in both", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const lib = ownerRepo();
+  const repo = ownerRepo();
+  owner(repo, {}, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "sub");
+  owner(repo, {}, "commit", "-qm", "submodule");
+  const wt = join(realpathSync(tempDir("aa-steer-wt-")), "wt");
+  removed.push(join(wt, ".."));
+  owner(repo, {}, "worktree", "add", "-q", wt, "-b", "wtb");
+  owner(repo, {}, "config", "extensions.worktreeConfig", "true");
+  owner(repo, {}, "config", "--worktree", "user.name", "o");
+  const before = (p: string) => readFileSync(join(repo, p), "utf8");
+  const kept = [".git/modules/sub/config", ".git/worktrees/wt/commondir", ".git/config.worktree", "sub/.git"].map((p) => [p, before(p)]);
+  const git = `git -c user.name=a -c user.email=a@example.com`;
+  const script = [
+    tryFn,
+    `try modcfg sh -c 'echo x >> .git/modules/sub/config'`,
+    `try modhook sh -c 'echo x > .git/modules/sub/hooks/pre-commit'`,
+    `try modrename mv .git/modules/sub .git/modules/sub2`,
+    `try modulesrename mv .git/modules .git/m2`,
+    `try subgitfile sh -c 'echo "gitdir: ../.cache/x" > sub/.git'`,
+    `try wtcommondir sh -c 'echo /tmp > .git/worktrees/wt/commondir'`,
+    `try wtrename mv .git/worktrees/wt .git/worktrees/wt2`,
+    `try cfgworktree sh -c 'echo x >> .git/config.worktree'`,
+    `try subcommit ${git} -C sub commit --allow-empty -qm agent-sub`,
+    `try commit ${git} commit --allow-empty -qm agent`,
+    `echo "Done: tried"`,
+  ].join("\n");
+  await runAgent(script, repo);
+  assert.deepEqual(readFileSync(join(repo, "tried.txt"), "utf8").trim().split("\n"), [
+    "modcfg no", "modhook no", "modrename no", "modulesrename no", "subgitfile no", "wtcommondir no", "wtrename no", "cfgworktree no", "subcommit ok", "commit ok",
+  ]);
+  for (const [p, text] of kept) assert.equal(before(p!), text, p);
+  assert.equal(owner(join(repo, "sub"), {}, "log", "-1", "--format=%s").trim(), "agent-sub");
+  assert.equal(owner(repo, {}, "log", "-1", "--format=%s").trim(), "agent");
+  // A linked worktree's .git is a gitfile: read-only there, with what its git folder takes settings from.
+  const parts = executableParts(wt);
+  assert.deepEqual(parts.mountPoints, []);
+  assert.deepEqual(parts.readOnly.slice(0, 5), [join(wt, ".git"), join(repo, ".git", "worktrees", "wt", "commondir"), join(wt, ".vscode"), join(wt, ".idea"), join(wt, ".claude")]);
 });
