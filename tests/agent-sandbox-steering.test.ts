@@ -192,7 +192,7 @@ test("issue 26 r11 F1 variant D (reported case): a sandboxed plugin's writable b
   assert.deepEqual(readdirSync(join(repo, ".vscode")), [], "made empty, read-only");
 });
 
-test("issue 26 r11 F1, the same kind: a submodule's git folder (config, hooks, the folder itself), its gitfile, modules/, a linked worktree's commondir and config.worktree stay out of the agent's reach; it still commits in both", async (t) => {
+test("issue 26 r11 F1, the same kind: a submodule's git folder (config, hooks, the folder itself), its gitfile, modules/, a linked worktree's commondir, config.worktree and a file the config includes stay out of the agent's reach; it still commits in both", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
   const lib = ownerRepo();
   const repo = ownerRepo();
@@ -203,8 +203,11 @@ test("issue 26 r11 F1, the same kind: a submodule's git folder (config, hooks, t
   owner(repo, {}, "worktree", "add", "-q", wt, "-b", "wtb");
   owner(repo, {}, "config", "extensions.worktreeConfig", "true");
   owner(repo, {}, "config", "--worktree", "user.name", "o");
+  // A configuration the repository's own includes (a team's shared settings in the work tree).
+  writeFileSync(join(repo, "team.gitconfig"), "[core]\n\tautocrlf = false\n");
+  owner(repo, {}, "config", "include.path", "../team.gitconfig");
   const before = (p: string) => readFileSync(join(repo, p), "utf8");
-  const kept = [".git/modules/sub/config", ".git/worktrees/wt/commondir", ".git/config.worktree", "sub/.git"].map((p) => [p, before(p)]);
+  const kept = [".git/modules/sub/config", ".git/worktrees/wt/commondir", ".git/config.worktree", "sub/.git", "team.gitconfig"].map((p) => [p, before(p)]);
   const git = `git -c user.name=a -c user.email=a@example.com`;
   const script = [
     tryFn,
@@ -216,13 +219,14 @@ test("issue 26 r11 F1, the same kind: a submodule's git folder (config, hooks, t
     `try wtcommondir sh -c 'echo /tmp > .git/worktrees/wt/commondir'`,
     `try wtrename mv .git/worktrees/wt .git/worktrees/wt2`,
     `try cfgworktree sh -c 'echo x >> .git/config.worktree'`,
+    `try include sh -c 'echo x >> team.gitconfig'`,
     `try subcommit ${git} -C sub commit --allow-empty -qm agent-sub`,
     `try commit ${git} commit --allow-empty -qm agent`,
     `echo "Done: tried"`,
   ].join("\n");
   await runAgent(script, repo);
   assert.deepEqual(readFileSync(join(repo, "tried.txt"), "utf8").trim().split("\n"), [
-    "modcfg no", "modhook no", "modrename no", "modulesrename no", "subgitfile no", "wtcommondir no", "wtrename no", "cfgworktree no", "subcommit ok", "commit ok",
+    "modcfg no", "modhook no", "modrename no", "modulesrename no", "subgitfile no", "wtcommondir no", "wtrename no", "cfgworktree no", "include no", "subcommit ok", "commit ok",
   ]);
   for (const [p, text] of kept) assert.equal(before(p!), text, p);
   assert.equal(owner(join(repo, "sub"), {}, "log", "-1", "--format=%s").trim(), "agent-sub");

@@ -9,7 +9,9 @@
  *   empty when missing, as `git init` makes it), `commondir`, `config.worktree`, a `.git` that is a gitfile; the same
  *   for every repository git enters from there — `modules/**` (submodules' git folders, each a mount point too),
  *   `worktrees/<id>/` (each a mount point: `commondir`, `gitdir`, `config.worktree` read-only) and the `.git` of each
- *   gitlink the index holds (git's `status` recurses into it). Objects, refs, logs, the index and HEAD stay writable:
+ *   gitlink the index holds (git's `status` recurses into it); and what its configuration names as more configuration
+ *   or as its hooks (`include.path`, `includeIf.*.path`, a `core.hooksPath` inside the git folder). Objects, refs,
+ *   logs, the index and HEAD stay writable:
  *   the agent commits and branches as before (Codex's own Linux sandbox keeps the whole `.git` read-only instead,
  *   and its agents cannot commit).
  * - **What no mount can stop** (the index and `.git`'s top stay writable, and a missing `commondir` cannot be
@@ -43,7 +45,9 @@ const gitSteering = ["config", "hooks", "commondir", "config.worktree"] as const
 /** How deep submodules are followed (a submodule's submodules…), and how many gitlinks per repository at most. */
 const submoduleDepthMax = 4;
 const gitlinksMax = 500;
-/** How long reading one repository's index with git may take, in ms. */
+/** How deep a configuration's `include.path` is followed. */
+const includeDepthMax = 3;
+/** How long reading one repository's index (or one configuration file) with git may take, in ms. */
 const gitlinksTimeoutMs = 10_000;
 
 /** What to bind in a folder a sandbox writes: folders bound writable over themselves (mount points), parts read-only. */
@@ -118,11 +122,56 @@ function repositoryParts(tree: string, inside: boolean, make: boolean, out: Guar
     inside = false; // its parts are bound read-only; the folder itself, when it lies in a writable one, is found there
   }
   gitFolderParts(gitDir, inside, make, out, depth);
+  out.readOnly.push(...configNamed(gitDir, tree));
   if (depth >= submoduleDepthMax) return;
   for (const link of gitlinks(gitDir, tree)) {
     const sub = join(tree, link);
     if (present(join(sub, ".git"))) repositoryParts(sub, inside && isDir(join(sub, ".git")), make, out, depth + 1);
   }
+}
+
+/**
+ * What a repository's own configuration (`config`, `config.worktree` of `gitDir`) names as more configuration or as
+ * its hooks: `include.path`, `includeIf.*.path` (relative to the file naming them; `~/` from HOME), followed
+ * `includeDepthMax` deep, and `core.hooksPath` when it lies in the git folder (relative to the work tree `tree`) —
+ * existing paths, real. Read with
+ * git from the files alone (no includes followed by git, no system or global configuration).
+ */
+function configNamed(gitDir: string, tree: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const read = (file: string, level: number) => {
+    if (seen.has(file) || level > includeDepthMax || !existsSync(file)) return;
+    seen.add(file);
+    let text: string;
+    try {
+      text = execFileSync("git", ["config", "--file", file, "--no-includes", "-z", "--get-regexp", "^(include\\.path|includeif\\..*\\.path|core\\.hookspath)$"], {
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/", GIT_CONFIG_NOSYSTEM: "1" }, stdio: ["ignore", "pipe", "ignore"], timeout: gitlinksTimeoutMs,
+      }).toString("utf8");
+    } catch {
+      return; // none of those keys (git exits 1), or no git
+    }
+    for (const entry of text.split("\0")) {
+      const nl = entry.indexOf("\n");
+      if (nl < 0) continue;
+      const key = entry.slice(0, nl);
+      const raw = entry.slice(nl + 1);
+      const value = raw.startsWith("~/") ? join(process.env.HOME ?? "/", raw.slice(2)) : raw;
+      if (!value) continue;
+      if (key === "core.hookspath") {
+        // Only one inside the git folder: hooks a project keeps in its work tree (husky's `.husky/_`, which calls the
+        // tracked `.husky/pre-commit`) are its files, which the agent edits as any other (SECURITY.md).
+        const hooks = realPathOr(isAbsolute(value) ? value : resolve(tree, value), "");
+        if (hooks && hooks.startsWith(`${realPathOr(gitDir, gitDir)}/`)) out.push(hooks);
+        continue;
+      }
+      const included = isAbsolute(value) ? value : resolve(dirname(file), value);
+      if (existsSync(included)) out.push(realPathOr(included, included));
+      read(included, level + 1);
+    }
+  };
+  for (const name of ["config", "config.worktree"]) read(join(gitDir, name), 0);
+  return out;
 }
 
 /** The git folder a gitfile names (relative to the gitfile's folder), or null when it names none that exists. */
