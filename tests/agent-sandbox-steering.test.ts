@@ -18,7 +18,7 @@ import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin } from "./
 import { Worker } from "../src/worker/worker.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
-import { executableParts } from "../src/worker/steering.js";
+import { executableParts, plantedNotice, plantedSteering } from "../src/worker/steering.js";
 
 let f: Fixture | null = null;
 const workers: Worker[] = [];
@@ -235,4 +235,27 @@ test("issue 26 r11 F1, the same kind: a submodule's git folder (config, hooks, t
   const parts = executableParts(wt);
   assert.deepEqual(parts.mountPoints, []);
   assert.deepEqual(parts.readOnly.slice(0, 5), [join(wt, ".git"), join(repo, ".git", "worktrees", "wt", "commondir"), join(wt, ".vscode"), join(wt, ".idea"), join(wt, ".claude")]);
+});
+
+test("issue 26 r11 F1, after a run: a repository the agent made in its folder is named (kept), a planted commondir that cannot be moved aside is named as stuck; nothing new, no notice", () => {
+  const folder = realpathSync(tempDir("aa-steer-after-"));
+  removed.push(folder);
+  const parts = executableParts(folder, true);
+  assert.deepEqual(parts, { mountPoints: [], readOnly: [".vscode", ".idea", ".claude", ".codex"].map((d) => join(folder, d)) }, "placeholders made in a project folder");
+  const before = new Set([...parts.mountPoints, ...parts.readOnly]);
+  assert.deepEqual(plantedSteering([folder], before, 7), []);
+  assert.equal(plantedNotice([], "en"), null);
+  owner(folder, {}, "init", "-q");
+  writeFileSync(join(folder, ".git", "commondir"), "/elsewhere\n");
+  writeFileSync(join(folder, ".git", "commondir.planted-run-7"), "an earlier one\n");
+  const planted = plantedSteering([folder], before, 7);
+  assert.deepEqual(planted, [
+    { path: join(folder, ".git"), movedTo: null, kind: "kept" },
+    { path: join(folder, ".git", "commondir"), movedTo: null, kind: "stuck" },
+  ]);
+  assert.deepEqual(plantedNotice(planted, "en"), {
+    title: "The agent wrote files your git would run",
+    text: `${folder}/.git: a repository the agent made; read its config and hooks before you run git there\n${folder}/.git/commondir: could not be moved aside; read where it leads before you run git there`,
+  });
+  assert.equal(plantedNotice(planted, "zh")?.title, "Agent 写了你的 git 会运行的文件");
 });

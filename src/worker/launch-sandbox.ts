@@ -175,7 +175,10 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // folders it writes: a read-only cwd needs none, and a writable bind over `.git` there would make it writable.
   const parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd));
   const mountPoints = parts.flatMap((p) => p.mountPoints);
-  const guarded = [...new Set([...parts.flatMap((p) => p.readOnly), ...heldKernelMounts(kept, mounts), ...steering])];
+  // A folder the owner (or the CLI's state: CLAUDE_CONFIG_DIR=<cwd>/.claude) names writable stays so, with what it holds.
+  const named = writable.filter((w) => w !== cwd);
+  const guardedParts = parts.flatMap((p) => p.readOnly).filter((p) => !named.some((w) => isInside(w, p)));
+  const guarded = [...new Set([...guardedParts, ...heldKernelMounts(kept, mounts), ...steering])];
   // Every home this user's hubs have (issue 26 round 10, Medium 7: a second home elsewhere), but one that holds a
   // home of the user or a folder the hub runs code from (hiding it would hide those), and every other path showing
   // one of them or this hub's home; every second proc mount (the sandbox has a /proc of its own).
