@@ -11,9 +11,8 @@
  *   `worktrees/<id>/` (each a mount point: `commondir`, `gitdir`, `config.worktree` read-only) and the `.git` of each
  *   gitlink the index holds (git's `status` recurses into it); and what its configuration names as more configuration
  *   or as its hooks (`include.path`, `includeIf.*.path`, a `core.hooksPath` inside the git folder). Objects, refs,
- *   logs, the index and HEAD stay writable:
- *   the agent commits and branches as before (Codex's own Linux sandbox keeps the whole `.git` read-only instead,
- *   and its agents cannot commit).
+ *   logs, the index and HEAD stay writable: the agent commits and branches as before (Codex's own Linux sandbox keeps
+ *   the whole `.git` read-only instead, and its agents cannot commit).
  * - **What no mount can stop** (the index and `.git`'s top stay writable, and a missing `commondir` cannot be
  *   replaced by a placeholder git accepts: an empty one is fatal, `.` changes `git rev-parse --git-common-dir`): a
  *   `commondir` made in a repository's git folder, or a gitlink added to the index whose folder holds a `.git`, is
