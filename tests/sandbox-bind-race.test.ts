@@ -19,8 +19,9 @@ import { tempDir } from "./helpers.js";
 import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
-import { autoloopFolders, executableParts, probeSandbox, sandboxArgv, type SandboxPlan } from "../src/worker/sandbox.js";
+import { autoloopFolders, probeSandbox, sandboxArgv, type SandboxPlan } from "../src/worker/sandbox.js";
 import { execFileSync } from "node:child_process";
+import { executableParts } from "../src/worker/steering.js";
 import { readExit, startSupervised } from "../src/worker/supervise.js";
 import { openBindSource } from "../src/common/bwrap.js";
 import { probeError } from "../src/tools/sandbox.js";
@@ -207,8 +208,8 @@ test("issue 26 r7 F16 (reported case): in an agent's sandbox its checkout's git 
     mkdirSync(join(work, ".git"), { recursive: true });
     writeFileSync(join(work, ".git", "config"), "[core]\n\tbare = false\n");
     const parts = executableParts(work);
-    assert.deepEqual(parts, [join(work, ".git", "hooks"), join(work, ".git", "config")], "the hooks folder made, then both guarded");
-    const plan = { bwrap: "bwrap", writable: [work], readOnly: parts, hide: join(base, "hub"), show: [], cwd: work };
+    assert.deepEqual(parts, { mountPoints: [join(work, ".git")], readOnly: [join(work, ".git", "config"), join(work, ".git", "hooks"), ...[".vscode", ".idea", ".claude", ".codex"].map((d) => join(work, d))] }, "the hooks folder made, then both guarded; .git a mount point; the editors' and CLIs' folders made");
+    const plan = { bwrap: "bwrap", writable: [work, ...parts.mountPoints], readOnly: parts.readOnly, hide: join(base, "hub"), show: [], cwd: work };
     mkdirSync(plan.hide);
     const script = [
       "echo x > .git/hooks/pre-commit && echo hook-written",

@@ -97,6 +97,11 @@ export interface SandboxPlan {
   shown?: string[];
   devices?: Map<string, string>;
   hostBinds: HostBind[];
+  /**
+   * Parts of the writable binds bound again after them (src/worker/steering.ts: `.git` over itself, git's configuration
+   * and hooks and the editors' folders read-only): `path` on the host, `at` inside.
+   */
+  guarded?: { path: string; at: string; readOnly: boolean }[];
   argv: string[];
   /**
    * Whether bwrap reads more arguments (the plugin's environment: `--clearenv`, `--setenv`…) from the descriptor after
@@ -175,6 +180,8 @@ export function bwrapArgv(plan: SandboxPlan): { argv: string[]; sources: string[
     if (device) a.push("--dev-bind", device, m.container);
     else a.push(...byFd(m.readOnly, host, m.container));
   }
+  // What the owner's own tools later run from a writable bind stays read-only in it (issue 26 round 11, F1 variant D).
+  for (const g of plan.guarded ?? []) a.push(...byFd(g.readOnly, g.path, g.at));
   // The hidden paths after the plugin's binds (issue 26 #3): a bind onto or over one never uncovers it. The host's own
   // binds (a service's socket folder) come last: the host puts them where it means them to be.
   for (const h of plan.hidden) hide(h);

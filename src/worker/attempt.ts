@@ -25,7 +25,8 @@ import type { RunBridge, ToolBridges } from "./tool-bridge.js";
 import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
-import { receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
+import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
+import { plantedNotice, plantedSteering } from "./steering.js";
 import { neutralise, redact, relayed } from "../kernel/text.js";
 import { sessionLinkPattern } from "../protocol/patterns.js";
 import type { TranscriptEntry } from "../protocol/schema.js";
@@ -89,8 +90,17 @@ export class Attempt {
     this.secrets = runSecrets(this.job, childEnv(process.env, [...(plugin.passEnv ?? []), ...(this.job.agent.env ?? [])], {}), this.passed);
   }
 
-  /** Reports the result with the run's secrets replaced in every text of it. */
+  /** What the launches' sandboxes guarded in the folders the agent writes (steering.ts), looked at when the run ends. */
+  private watched: { folders: Set<string>; guarded: Set<string> } | null = null;
+
+  /**
+   * Reports the result with the run's secrets replaced in every text of it; first moves aside what the agent planted
+   * for the owner's git that no sandbox mount could refuse (steering.ts `plantedSteering`), saying so in a notice.
+   */
   private submit(body: Result): Promise<void> {
+    const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.job.run) : [];
+    const notice = plantedNotice(planted, this.host.lang);
+    if (notice) body = { ...body, notice: [notice, ...(body.notice ?? [])].slice(0, receiptItemsMax) };
     return this.host.submit(this.job, this.dir, redactedDeep(body, this.secrets));
   }
 
@@ -275,6 +285,9 @@ export class Attempt {
       env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run), ...tools });
       sandbox = launchSandbox(this.host, job, turn, plugin, env);
       if ("error" in sandbox) return { error: sandbox.error };
+      const watch = sandbox.plan?.watch;
+      // What was guarded before the run's first launch: a later launch guards what the first one planted.
+      if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded) };
       // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
       argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });
     } catch (e) {

@@ -8,13 +8,14 @@ import { dirname, join, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
-import { autoloopFolders, executableParts, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
+import { autoloopFolders, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
 import { aliasesOf, aliasesOfAll, kernelFsTypes, kernelMountsAt, mountOf, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { knownHomes } from "./known-homes.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { createNewFile } from "./files.js";
+import { executableParts } from "./steering.js";
 
 /**
  * The sandbox around a launch as its plugin is told (`Turn.sandbox`): `none` without one; `closed` when the worker
@@ -169,8 +170,15 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // Other homes of the engine and their backups are hidden too, but one the agent works in (its cwd or a writable
   // folder lies inside it: the owner chose that) and one that holds this hub's home (hidden already).
   const kept = [cwd, ...writable];
-  // What the owner's own tools later run from the folders the agent writes stays read-only (git hooks and config).
-  const guarded = [...new Set([...[...new Set(kept)].filter((w) => !homes.includes(w)).flatMap(executableParts), ...heldKernelMounts(kept, mounts), ...steering])];
+  // What the owner's own tools later run from the folders the agent writes stays read-only (steering.ts: git's
+  // configuration and hooks, with `.git` a mount point of its own; the editors' and CLIs' project folders). Only in the
+  // folders it writes: a read-only cwd needs none, and a writable bind over `.git` there would make it writable.
+  const parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd));
+  const mountPoints = parts.flatMap((p) => p.mountPoints);
+  // A folder the owner (or the CLI's state: CLAUDE_CONFIG_DIR=<cwd>/.claude) names writable stays so, with what it holds.
+  const named = writable.filter((w) => w !== cwd);
+  const guardedParts = parts.flatMap((p) => p.readOnly).filter((p) => !named.some((w) => isInside(w, p)));
+  const guarded = [...new Set([...guardedParts, ...heldKernelMounts(kept, mounts), ...steering])];
   // Every home this user's hubs have (issue 26 round 10, Medium 7: a second home elsewhere), but one that holds a
   // home of the user or a folder the hub runs code from (hiding it would hide those), and every other path showing
   // one of them or this hub's home; every second proc mount (the sandbox has a /proc of its own).
@@ -181,7 +189,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const bound = [...kept, ...homes, ...readOnly, ...guarded, ...show];
   const there = (d: string) => !["/tmp", "/var/tmp"].some((t) => isInside(d, t)) || bound.some((b) => isInside(d, b));
   const alsoHide = [...new Set(hidden)].filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)) && there(d));
-  return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly } };
+  return { plan: { bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly, watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...guarded] } } };
 }
 
 /**

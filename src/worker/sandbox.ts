@@ -76,6 +76,11 @@ export interface SandboxPlan {
    * in the sandbox's empty /tmp.
    */
   cwdReadOnly?: boolean;
+  /**
+   * What the worker looks at after the run (steering.ts `plantedSteering`): the folders the agent writes, and every
+   * path guarded in them at launch (read-only parts and mount points).
+   */
+  watch?: { folders: string[]; guarded: string[] };
 }
 
 /** How many folders deep `path` lies (`/` is 0): a mount over a folder comes after the mounts over its parents. */
@@ -163,33 +168,6 @@ export function autoloopFolders(homes: readonly string[]): string[] {
     }
   }
   return [...new Set(out)];
-}
-
-/**
- * What tools the owner later runs in a folder an agent may write execute from it (issue 26 round 7, F16: an agent
- * wrote a hook and `core.fsmonitor` into its checkout's `.git`; the owner's next `git status` ran them outside any
- * sandbox): a git repository's `hooks` folder and `config` file, and the editors' task folders (`.vscode`, `.idea`;
- * the list of Anthropic's sandbox-runtime). Real paths of those that exist in `folder`; a repository's missing
- * `hooks` folder is made (empty, as `git init` makes it) so the agent cannot make one. The agent keeps writing the
- * rest of `.git` (commits, branches). A repository the agent makes itself is its output, as any file it writes.
- */
-export function executableParts(folder: string): string[] {
-  const git = join(folder, ".git");
-  let isRepo = false;
-  try {
-    isRepo = lstatSync(git).isDirectory();
-  } catch {
-    // no repository here
-  }
-  if (isRepo && !existsSync(join(git, "hooks"))) {
-    try {
-      mkdirSync(join(git, "hooks"), { mode: 0o755 });
-    } catch {
-      // cannot be made (a read-only repository): nothing to protect then
-    }
-  }
-  const parts = [...(isRepo ? [join(git, "hooks"), join(git, "config")] : []), join(folder, ".vscode"), join(folder, ".idea")];
-  return parts.filter((p) => existsSync(p)).map((p) => realPath(p));
 }
 
 /**
