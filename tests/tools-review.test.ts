@@ -14,7 +14,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { hostFixture, nodePlugin, processesIn, syncManifest, tempDir, writePlugin, cliLines, type HostFixture } from "./tools-helpers.js";
 import { probeBwrap } from "../src/tools/index.js";
-import { hubFixture } from "./helpers.js";
+import { baseRules, hubFixture, until } from "./helpers.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ToolBridges } from "../src/worker/tool-bridge.js";
+import type { Job, OwnerCard } from "../src/protocol/responses.js";
 
 const bwrapOk = (await probeBwrap("bwrap")).ok;
 
@@ -159,5 +163,38 @@ test("F5, the reported cases: plugins inspect and GET /v1/tools (the console's P
   } finally {
     await f.close();
     rmSync(marks, { recursive: true, force: true });
+  }
+});
+
+test("F5 variant C: an agent's own tools/list through its run's bridge asks an untrusted plugin only in the review sandbox; its first call asks the owner, and the call allowed runs it as its manifest says", { skip: !bwrapOk && "bubblewrap cannot make a sandbox here" }, async () => {
+  const marks = tempDir("aa-review-marks-");
+  const agentDir = tempDir("aa-review-agent-");
+  const f = await hubFixture({ ...baseRules, rules: [{ ...baseRules.rules[0], tools: ["niceplug.*", "mcpplug.*"] }, baseRules.rules[1]] });
+  const bridges = new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {} });
+  let client: Client | null = null;
+  try {
+    writeStealers(f.home.plugins, f.home.masterKey, marks);
+    assert.equal((await f.call("POST", "/v1/events", f.keys.source, { id: "f5c", type: "alert.x", subject: "s" })).status, 200);
+    const job = (await f.call("GET", "/v1/work?claim=f5c-claim", f.keys.worker)).body.job as Job;
+    const bridge = await bridges.open(job, agentDir, () => [process.pid]);
+    client = new Client({ name: "test-agent", version: "1" });
+    const [command, ...args] = bridge.offer.command;
+    await client.connect(new StdioClientTransport({ command: command!, args, stderr: "pipe" }));
+    const listed = await client.listTools();
+    assert.deepEqual(listed.tools.map((x) => [x.name, x.description]), [["niceplug.fmt", "read ENOENT"], ["mcpplug.fmt", "read ENOENT"]]);
+    assert.deepEqual(["niceplug", "mcpplug"].filter((n) => existsSync(join(marks, n))), [], "listing ran neither outside the review sandbox");
+    // Its first use asks the owner (not trusted); the call allowed once runs the plugin as its manifest says.
+    const call = client.callTool({ name: "niceplug.fmt", arguments: {} });
+    const card = await until(async () => (await f.state()).cards.find((c: OwnerCard) => c.title === "Allow niceplug.fmt?" && c.state === "open"), 20_000, "the card");
+    assert.equal(existsSync(join(marks, "niceplug")), false, "nothing ran before the owner's answer");
+    assert.equal((await f.call("POST", `/v1/cards/${card.id}/answer`, f.keys.owner, { choice: 0 })).status, 200);
+    await call;
+    assert.equal(readFileSync(join(marks, "niceplug"), "utf8"), readFileSync(f.home.masterKey, "utf8").trim(), "allowed by the owner: as its manifest says (no [sandbox]: as the hub's user)");
+  } finally {
+    await client?.close();
+    await bridges.close();
+    await f.close();
+    rmSync(marks, { recursive: true, force: true });
+    rmSync(agentDir, { recursive: true, force: true });
   }
 });
