@@ -1098,7 +1098,7 @@ const catalog = {
   "cli.plugins.notFound": { zh: "没有叫 {name} 的插件（在内置插件和 {dir} 里找过）", en: "no plugin named {name} (looked among the built-in ones and in {dir})" },
   "cli.plugins.toolsAsked": { zh: "（用到时询问）", en: "(asked when needed)" },
   "cli.plugins.toolsAny": { zh: "（工具未知：规则的 tools 须逐个写出）", en: "(tools unknown: a rule's tools must name each)" },
-  "bridge.unknownTools": { zh: "插件 {plugin} 的工具未知（manifest 一个也没列，PluginBridge 也没法问）：{pattern} 提供不了它的任何工具；在规则的 tools 里逐个写出 {plugin}.<工具>", en: "plugin {plugin}'s tools are unknown (its manifest lists none, and PluginBridge cannot be asked): {pattern} offers none of them; name each as {plugin}.<tool> in the rule's tools" },
+  "bridge.unknownTools": { zh: "插件 {plugin} 的工具未知（manifest 一个也没列，也问不到：PluginBridge 的服务没法问，还没信任的插件在审查沙箱里没答上来）：{pattern} 提供不了它的任何工具；在规则的 tools 里逐个写出 {plugin}.<工具>", en: "plugin {plugin}'s tools are unknown (its manifest lists none, and it could not be asked: a service's PluginBridge has no list, a plugin not trusted yet did not answer in the review sandbox): {pattern} offers none of them; name each as {plugin}.<tool> in the rule's tools" },
   "bridge.unknownToolDescription": { zh: "插件 {plugin} 的工具（它的 manifest 没有列出工具：参数不经检查）", en: "a tool of plugin {plugin} (its manifest lists no tools: arguments are not checked)" },
   "tools.doctor.tools": { zh: "工具", en: "tools" },
   "tools.doctor.callback": { zh: "回调", en: "callback" },
