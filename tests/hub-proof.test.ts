@@ -202,14 +202,17 @@ test("F3: agent-autoloop mcp proves the hub again before each call: a hub that s
  * A relay: answers on its own address by passing every request on to the real hub at `real` (the challenge
  * included, so the real hub's proof comes back), keeping each key it is sent. Listens on `host`, port `port` (0: any).
  */
-async function relay(real: string, host = "127.0.0.1", port = 0): Promise<{ url: string; auth: string[]; close(): Promise<void> }> {
+async function relay(real: string, host = "127.0.0.1", port = 0): Promise<{ url: string; auth: string[]; seen: string[]; close(): Promise<void> }> {
   const auth: string[] = [];
+  const seen: string[] = [];
   const server: Server = createServer(async (req: IncomingMessage, res) => {
+    seen.push(req.url ?? "");
     if (req.headers.authorization) auth.push(req.headers.authorization);
     req.resume();
     const headers: Record<string, string> = {};
     for (const name of ["x-agent-autoloop-challenge", "authorization"]) if (typeof req.headers[name] === "string") headers[name] = req.headers[name] as string;
-    const r = await fetch(real + req.url, { headers });
+    const r = await fetch(real + req.url, { headers }).catch(() => null);
+    if (!r) return void res.writeHead(502).end();
     const back: Record<string, string> = { "content-type": r.headers.get("content-type") ?? "application/json" };
     for (const [k, v] of r.headers) if (k.startsWith("x-agent-autoloop")) back[k] = v;
     res.writeHead(r.status, back).end(Buffer.from(await r.arrayBuffer()));
@@ -217,10 +220,33 @@ async function relay(real: string, host = "127.0.0.1", port = 0): Promise<{ url:
   await new Promise<void>((r) => server.listen(port, host, r));
   return {
     url: `http://${host}:${(server.address() as AddressInfo).port}`,
-    auth,
+    auth, seen,
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
+
+test("issue 26 round 11, F11: while the home's running hub recorded its address and does not answer (an agent stalled it), the CLI tries no other address — config.json's, where a relay waits — and sends nothing", async () => {
+  const home = newHome("127.0.0.1:1");
+  const hub = await serveProcess(home, undefined, envFor(home));
+  children.push(hub.child);
+  const fake = await relay(hub.url);
+  try {
+    const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+    writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, listen: fake.url.replace("http://", "") }));
+    hub.child.kill("SIGSTOP"); // the report froze its event loop with tool calls; a stopped process answers as little
+    try {
+      const r = await cli(home, ["status"]);
+      assert.deepEqual([r.code, r.err], [1, `agent-autoloop: this home's running hub recorded ${hub.url} but did not answer (The operation was aborted due to timeout): busy or stopping? No other address was tried and nothing was sent. Try again in a moment`]);
+      assert.deepEqual([fake.seen, fake.auth], [[], []], "the relay was never asked");
+    } finally {
+      hub.child.kill("SIGCONT");
+    }
+    assert.equal((await cli(home, ["status"])).code, 0, "answering again: found");
+  } finally {
+    await fake.close();
+    await hub.stop();
+  }
+});
 
 test("issue 26 round 11, F11: a relay on another address passes the challenge to the real hub and its proof back — the proof names the address the hub was reached at, so no command sends the relay a key", async () => {
   // The hub on a port of its own (`serve --listen 127.0.0.1:0`, as in the report); config.json's listen is the relay's

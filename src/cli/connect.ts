@@ -96,10 +96,17 @@ export async function findHub(
   const ours = readHomeId(h, true);
   const key = proofKeyOf(h);
   const probes: Probe[] = [];
+  const recorded = recordedHubUrl(h);
   for (const url of hubCandidates(h, env, lang)) {
     const p = await probe(url, key);
     if ("home" in p && p.home === ours && p.proven !== false) return { url };
     probes.push(p);
+    // The home's running hub recorded this address and did not answer (busy, stopping): never another address then,
+    // where something else may listen (issue 26 round 11, F11: an agent stalled the hub and held config's address).
+    if (url === recorded && "error" in p) {
+      const text = t(lang, "cli.hubBusy", { url, error: p.error });
+      return { failure: new CliError(text), reason: text, down: false };
+    }
   }
   // Said before anything else: a server that claims this home without the proof holds the hub's address.
   const impostor = probes.find((p) => "home" in p && p.home === ours);

@@ -709,6 +709,7 @@ const catalog = {
   "cli.invokeBusy": { zh: "agent-autoloop plugins invoke（进程 {pid}）正在记录一次工具调用，等了还没完；什么都没写：稍等再试", en: "agent-autoloop plugins invoke (pid {pid}) is recording a tool call and did not finish in time; nothing was written: try again in a moment" },
   "cli.keysBusy": { zh: "agent-autoloop key new 或 key remove（进程 {pid}）正在改这个目录的密钥；什么都没写：稍等再试", en: "agent-autoloop key new or key remove (pid {pid}) is changing this home's keys right now; nothing was written: try again in a moment" },
   "cli.hubStarting": { zh: "这个目录的中台（进程 {pid}）正在启动，还没报出地址：稍等再试", en: "the hub of this home (pid {pid}) is starting and has not said its address yet: try again in a moment" },
+  "cli.hubBusy": { zh: "这个目录正在运行的中台记下的地址是 {url}，但它没有回答（{error}）：可能正忙或正在停止；没有去试别的地址，什么都没发出。稍等再试", en: "this home's running hub recorded {url} but did not answer ({error}): busy or stopping? No other address was tried and nothing was sent. Try again in a moment" },
   "cli.hubStartingUnwritten": { zh: "这个目录的中台（进程 {pid}）正在启动，还没报出地址；什么都没写：稍等再试", en: "the hub of this home (pid {pid}) is starting and has not said its address yet; nothing was written: try again in a moment" },
   "cli.noHubPortZero": { zh: "这个目录没有中台在运行：用 agent-autoloop serve 启动（config.json 的 listen 端口是 0，中台的地址要等它运行起来才知道）", en: "no hub runs on this home: start it with agent-autoloop serve (config.json's listen has port 0, so the hub's address is known only once it runs)" },
   "cli.noHome": { zh: "{home} 还没初始化，先运行 agent-autoloop init", en: "{home} is not set up yet; run agent-autoloop init first" },
