@@ -312,10 +312,10 @@ test("add passes its URL after --, and refuses to shadow a built-in plugin unles
   assert.equal(existsSync(join(home, "plugins", "command")), false);
   const replaced = await cli(home, ["add", "--replace", repo]);
   assert.equal(replaced.code, 0, replaced.err);
-  assert.equal(replaced.out, `installed plugin command in ${join(home, "plugins", "command")} in place of the built-in one; use it with "use": "command" or "adapter": "command" in rules.json`);
+  assert.equal(replaced.out, `installed plugin command in ${join(home, "plugins", "command")} in place of the built-in one; a running hub imports it within seconds (and at every start), whether or not a rule names it: its code runs in the hub's process, as you, with the keys; use it with "use": "command" or "adapter": "command" in rules.json`);
   assert.ok(existsSync(join(home, "plugins", "command", "agent.mjs")));
   const mine = await cli(home, ["add", gitRepo(join(root, "repos", "mine"))]);
-  assert.equal(mine.out, `installed plugin mine in ${join(home, "plugins", "mine")}; use it with "use": "mine" or "adapter": "mine" in rules.json`);
+  assert.equal(mine.out, `installed plugin mine in ${join(home, "plugins", "mine")}; a running hub imports it within seconds (and at every start), whether or not a rule names it: its code runs in the hub's process, as you, with the keys; use it with "use": "mine" or "adapter": "mine" in rules.json`);
 });
 
 test("add on a home that is not set up says to run init first and makes nothing (no home, no plugins folder)", async () => {

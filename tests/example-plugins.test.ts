@@ -45,7 +45,7 @@ test("agent-autoloop add installs the example plugins by cloning; they run throu
     for (const name of ["hello-agent", "hello-channel", "hello-source"]) {
       const r = await cli(f.home.dir, "add", gitRepo(join(engine, "examples", "plugins", name), name));
       assert.equal(r.code, 0, r.err);
-      assert.equal(r.out, `installed plugin ${name} in ${join(f.home.plugins, name)}; use it with "use": "${name}" or "adapter": "${name}" in rules.json`);
+      assert.equal(r.out, `installed plugin ${name} in ${join(f.home.plugins, name)}; a running hub imports it within seconds (and at every start), whether or not a rule names it: its code runs in the hub's process, as you, with the keys; use it with "use": "${name}" or "adapter": "${name}" in rules.json`);
     }
     const again = await cli(f.home.dir, "add", gitRepo(join(engine, "examples", "plugins", "hello-agent"), "hello-agent"));
     assert.match(again.err, /plugin hello-agent is already installed/);
@@ -148,7 +148,7 @@ test("add <folder> copies a plugin folder that is not a git repository; its agen
   }, "AGENT_AUTOLOOP_SECRET_ORDERS=shh\n");
   const folder = authorFolder("sdk-echo");
   const r = await cli(dir, "add", folder);
-  assert.deepEqual([r.code, r.err, r.out], [0, "", `installed plugin sdk-echo in ${join(home.plugins, "sdk-echo")}; use it with "use": "sdk-echo" or "adapter": "sdk-echo" in rules.json`]);
+  assert.deepEqual([r.code, r.err, r.out], [0, "", `installed plugin sdk-echo in ${join(home.plugins, "sdk-echo")}; a running hub imports it within seconds (and at every start), whether or not a rule names it: its code runs in the hub's process, as you, with the keys; use it with "use": "sdk-echo" or "adapter": "sdk-echo" in rules.json`]);
   const installed = join(home.plugins, "sdk-echo");
   assert.deepEqual(tree(installed), ["agent.ts", "channel.mjs", "link.ts -> agent.ts", "run.sh", "source.ts", "sub/", "sub/keep.txt"], "no .git, no node_modules");
   assert.equal(statSync(join(installed, "run.sh")).mode & 0o777, 0o755);

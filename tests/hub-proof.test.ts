@@ -126,17 +126,18 @@ test("F3: a server on the hub's address with this home's id but no proof of the 
   }
 });
 
-test("F3: the real hub answers a challenge with HMAC-SHA256 under a key derived from the master key (HKDF), and the CLI finds it; a malformed challenge gets no proof", async () => {
+test("F3: the real hub answers a challenge with HMAC-SHA256 (of the challenge and the address it was reached at: F11) under a key derived from the master key (HKDF), and the CLI finds it; a malformed challenge gets no proof", async () => {
   const home = newHome("127.0.0.1:1");
   const hub = await serveProcess(home, undefined, envFor(home));
   children.push(hub.child);
   try {
     const master = Buffer.from(readFileSync(join(home, "master.key"), "utf8").trim(), "hex");
-    const key = Buffer.from(hkdfSync("sha256", master, Buffer.alloc(0), "agent-autoloop hub proof v1", 32));
+    const key = Buffer.from(hkdfSync("sha256", master, Buffer.alloc(0), "agent-autoloop hub proof v2", 32));
     const challenge = "c".repeat(43);
     const res = await fetch(`${hub.url}/v1/health`, { headers: { "x-agent-autoloop-challenge": challenge } });
     assert.equal(res.status, 200);
-    assert.equal(res.headers.get("x-agent-autoloop-proof"), createHmac("sha256", key).update(challenge).digest("base64url"));
+    const at = `127.0.0.1 ${new URL(hub.url).port}`;
+    assert.equal(res.headers.get("x-agent-autoloop-proof"), createHmac("sha256", key).update(`${challenge}\n${at}`).digest("base64url"));
     for (const bad of ["short", "c".repeat(200), "c".repeat(42) + "!"]) {
       const r = await fetch(`${hub.url}/v1/health`, { headers: { "x-agent-autoloop-challenge": bad } });
       assert.deepEqual([r.status, r.headers.get("x-agent-autoloop-proof")], [200, null], bad);
@@ -193,6 +194,100 @@ test("F3: agent-autoloop mcp proves the hub again before each call: a hub that s
     }
   } finally {
     session.end();
+    await hub.stop();
+  }
+});
+
+/**
+ * A relay: answers on its own address by passing every request on to the real hub at `real` (the challenge
+ * included, so the real hub's proof comes back), keeping each key it is sent. Listens on `host`, port `port` (0: any).
+ */
+async function relay(real: string, host = "127.0.0.1", port = 0): Promise<{ url: string; auth: string[]; seen: string[]; close(): Promise<void> }> {
+  const auth: string[] = [];
+  const seen: string[] = [];
+  const server: Server = createServer(async (req: IncomingMessage, res) => {
+    seen.push(req.url ?? "");
+    if (req.headers.authorization) auth.push(req.headers.authorization);
+    req.resume();
+    const headers: Record<string, string> = {};
+    for (const name of ["x-agent-autoloop-challenge", "authorization"]) if (typeof req.headers[name] === "string") headers[name] = req.headers[name] as string;
+    const r = await fetch(real + req.url, { headers }).catch(() => null);
+    if (!r) return void res.writeHead(502).end();
+    const back: Record<string, string> = { "content-type": r.headers.get("content-type") ?? "application/json" };
+    for (const [k, v] of r.headers) if (k.startsWith("x-agent-autoloop")) back[k] = v;
+    res.writeHead(r.status, back).end(Buffer.from(await r.arrayBuffer()));
+  });
+  await new Promise<void>((r) => server.listen(port, host, r));
+  return {
+    url: `http://${host}:${(server.address() as AddressInfo).port}`,
+    auth, seen,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+test("issue 26 round 11, F11: while the home's running hub recorded its address and does not answer (an agent stalled it), the CLI tries no other address — config.json's, where a relay waits — and sends nothing", async () => {
+  const home = newHome("127.0.0.1:1");
+  const hub = await serveProcess(home, undefined, envFor(home));
+  children.push(hub.child);
+  const fake = await relay(hub.url);
+  try {
+    const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+    writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, listen: fake.url.replace("http://", "") }));
+    hub.child.kill("SIGSTOP"); // the report froze its event loop with tool calls; a stopped process answers as little
+    try {
+      const r = await cli(home, ["status"]);
+      assert.deepEqual([r.code, r.err], [1, `agent-autoloop: this home's running hub recorded ${hub.url} but did not answer (The operation was aborted due to timeout): busy or stopping? No other address was tried and nothing was sent. Try again in a moment`]);
+      assert.deepEqual([fake.seen, fake.auth], [[], []], "the relay was never asked");
+    } finally {
+      hub.child.kill("SIGCONT");
+    }
+    assert.equal((await cli(home, ["status"])).code, 0, "answering again: found");
+  } finally {
+    await fake.close();
+    await hub.stop();
+  }
+});
+
+test("issue 26 round 11, F11: a relay on another address passes the challenge to the real hub and its proof back — the proof names the address the hub was reached at, so no command sends the relay a key", async () => {
+  // The hub on a port of its own (`serve --listen 127.0.0.1:0`, as in the report); config.json's listen is the relay's
+  // address: another port on 127.0.0.1, and the hub's own port on another loopback address (127.0.0.2).
+  const home = newHome("127.0.0.1:1");
+  const hub = await serveProcess(home, undefined, envFor(home));
+  children.push(hub.child);
+  try {
+    const hubPort = Number(new URL(hub.url).port);
+    for (const [host, port] of [["127.0.0.1", 0], ["127.0.0.2", hubPort]] as const) {
+      const fake = await relay(hub.url, host, port);
+      try {
+        const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+        writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, listen: fake.url.replace("http://", "") }));
+        // The record of the running hub is what the CLI tries first; without it (the report froze the hub past the
+        // CLI's 3 s probe instead) the CLI goes on to config.json's address.
+        const record = readFileSync(join(home, "hub.json"), "utf8");
+        rmSync(join(home, "hub.json"));
+        try {
+          const reason = `the server at ${fake.url} answers with this home's id (${homeIdOf(home)}) but cannot prove it holds this home's master key: it may be an impostor holding the hub's address (another program, an agent), or a hub of an older version; nothing was sent to it. Stop what listens there (agent-autoloop serve cannot start while it does), then start agent-autoloop serve`;
+          for (const args of [["status"], ["why", "1"]]) {
+            const r = await cli(home, args);
+            assert.deepEqual([r.code, r.err], [1, `agent-autoloop: ${reason}`], `${fake.url}: ${args.join(" ")}`);
+          }
+          const mcp = await mcpStatus(home);
+          assert.deepEqual([mcp.isError, mcp.content[0]!.text], [true, reason], `${fake.url}: mcp`);
+          assert.deepEqual(fake.auth, [], `${fake.url}: no request carried a key`);
+        } finally {
+          writeFileSync(join(home, "hub.json"), record);
+        }
+      } finally {
+        await fake.close();
+      }
+    }
+    // The real hub, reached at its own address, still proves itself.
+    const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+    writeFileSync(join(home, "config.json"), JSON.stringify({ ...config, listen: hub.url.replace("http://", "") }));
+    rmSync(join(home, "hub.json"));
+    const status = await cli(home, ["status"]);
+    assert.equal(status.code, 0, status.err);
+  } finally {
     await hub.stop();
   }
 });

@@ -232,3 +232,23 @@ test("round 10 L: a receipt that is not JSON is said by line and column, never q
   assert.deepEqual(parseJson('{"a":\n  tru }'), { ok: false, at: { line: 2, column: 6 } });
   assert.equal(jsonErrorOffset('{"a": [1, 2.5e-3, "\\u00e9", null]}'), null);
 });
+
+test("issue 26 round 11, F11: redacting cut parts is linear — an argument of 1,000,000 \"…\" (and other shapes an agent controls) takes at most 4 steps per character and secret, counted, not timed", async () => {
+  const { redactCutParts } = await import("../src/worker/transcript.js");
+  const secrets = [secret, "s".repeat(4096), "xyzw".repeat(64), `${"a".repeat(200)}b`];
+  const shapes: [string, string][] = [
+    ["the report's argument", "…".repeat(1_000_000)],
+    ["cuts between secret prefixes", `${secret.slice(0, 30)}…`.repeat(20_000)],
+    ["a long run of one letter", `${"s".repeat(100_000)}…${"s".repeat(100_000)}…`],
+    ["near-matches of a periodic secret", `${"xyzw".repeat(5_000)}…${"a".repeat(50_000)}…`],
+  ];
+  for (const [what, text] of shapes) {
+    const work = { steps: 0 };
+    redactCutParts(text, secrets, work);
+    const bound = 4 * secrets.length * text.length + 4 * secrets.reduce((n, s) => n + s.length, 0);
+    assert.ok(work.steps > 0 && work.steps <= bound, `${what}: ${work.steps} steps, at most ${bound}`);
+  }
+  // What it finds is unchanged: the part right before and right after each cut.
+  assert.equal(redactCutParts(`a ${secret.slice(0, 12)}… b …${secret.slice(-6)} c`, [secret]), "a [redacted]… b …[redacted] c");
+  assert.equal(redactCutParts(`${secret.slice(0, 12)}…${secret.slice(-6)}…${secret.slice(-5)}`, [secret]), "[redacted]…[redacted]…[redacted]");
+});

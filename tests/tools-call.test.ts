@@ -176,7 +176,9 @@ test("async: a task_id result is accepted and its process may work on until the 
 });
 
 test("a manifest without tools has them asked with tools/list when needed, once per manifest digest", async () => {
-  const f = hostFixture();
+  // Trusted (the owner's "always allow"): asked as its manifest runs it, so it can note what it was asked in its own
+  // folder; untrusted plugins are asked in the review sandbox (tools-review.test.ts).
+  const f = hostFixture({ trusted: () => true });
   try {
     const dir = writePlugin(f.root, "lister", syncManifest("lister", "node", ["main.js"]), {
       "main.js": nodePlugin(`

@@ -159,7 +159,14 @@ test("plugins inspect: manifest, origin, tools, sandbox, approval from rules.jso
 });
 
 test("plugins inspect asks a manifest without tools with tools/list, once, and an MCP server for its tools; nothing is left running", async () => {
-  const r = await cli(["plugins", "inspect", "lister"], main.dir);
+  // Not trusted: asked in the review sandbox (issue 26 round 11, F5), where this plugin cannot write its note in its
+  // own (read-only) folder and dies; its tools are unknown, and the words say why and what to do.
+  const reviewed = await cli(["plugins", "inspect", "lister"], main.dir);
+  assert.equal(reviewed.code, 0, reviewed.err.join("\n"));
+  assert.equal(reviewed.out[7], "  tools: cannot be had: plugin lister's tools are unknown: you have not trusted it yet (no \"always allow\" at its current files), so its tools are asked only in the review sandbox (none of your home, no network, nothing of serve's environment), where it could not answer: plugin lister exited before answering (exit 1). List them in its manifest, or run agent-autoloop plugins inspect lister --run to ask it as its manifest runs it (its code runs as you); until then a rule's tools must name each as lister.<tool>");
+  assert.equal(existsSync(join(p("lister"), "asked")), false);
+  // The owner's --run: as its manifest runs it (no [sandbox]: as the owner).
+  const r = await cli(["plugins", "inspect", "lister", "--run"], main.dir);
   assert.equal(r.code, 0, r.err.join("\n"));
   assert.deepEqual(r.out.slice(7, 12), [
     "  tools (asked with tools/list):",
@@ -270,7 +277,7 @@ test("plugins doctor: every plugin's checks and rules.json's names of plugins no
   assert.deepEqual((await cli(["plugins", "doctor"], home({}).dir)).code, 0);
 });
 
-test("plugins inspect asks a sandboxed plugin for its tools inside its sandbox", async (t) => {
+test("plugins inspect --run asks a sandboxed plugin for its tools inside its own sandbox; without --run, in the review sandbox", async (t) => {
   if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
   const h = home({});
   // What the plugin writes lies outside every plugin folder (issue 26 round 5, F6).
@@ -280,7 +287,11 @@ test("plugins inspect asks a sandboxed plugin for its tools inside its sandbox",
       require("node:fs").writeFileSync("/state/asked", req.method);
       return { jsonrpc: "2.0", id: req.id, result: { tools: [{ name: "where", description: "cwd " + process.cwd(), inputSchema: { type: "object" } }] } };`),
   });
-  const r = await cli(["plugins", "inspect", "boxed"], h.dir);
+  // Not trusted: the review sandbox replaces its own, so its bind is not there (issue 26 round 11, F5).
+  const reviewed = await cli(["plugins", "inspect", "boxed"], h.dir);
+  assert.match(reviewed.out.find((l) => l.startsWith("  tools")) ?? "", /^ {2}tools: cannot be had: plugin boxed's tools are unknown: /);
+  assert.equal(existsSync(join(state, "asked")), false);
+  const r = await cli(["plugins", "inspect", "boxed", "--run"], h.dir);
   assert.equal(r.code, 0, r.err.join("\n"));
   assert.ok(r.out.includes(`  sandbox: bubblewrap; memory -, cpus -, pids -, network none, root writable (what is written vanishes with the sandbox), binds ${state}:/state`), r.out.join("\n"));
   assert.ok(r.out.includes("    boxed.where — cwd /workspace"), r.out.join("\n"));

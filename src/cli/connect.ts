@@ -8,8 +8,10 @@
  * takes) for as long as it writes, so a hub cannot start under it and it never writes behind a running hub.
  */
 import { existsSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { HubClient, HubError, ProtocolError } from "../protocol/client.js";
-import { hubChallengeHeader, hubProofHeader, hubProofKey, hubProofValid, newHubChallenge } from "../protocol/hub-proof.js";
+import { hubChallengeHeader, hubProofHeader, hubProofKey, hubProofValid, newHubChallenge, proofAddress } from "../protocol/hub-proof.js";
 import { describeError } from "../protocol/describe.js";
 import { readConfig, readMasterKey, type Home } from "../host/home.js";
 import { homeIdHeader, lastHubUrl, lockHeldBy, readHomeId, recordedHubUrl, tryLockHome } from "../host/lock.js";
@@ -53,18 +55,31 @@ function proofKeyOf(h: Home): Buffer | null {
 
 /**
  * Asks `url` which home it serves, with a fresh challenge when `key` is given; sends no key and follows no redirect.
+ * The proof is checked against the address this request really connected to (the socket's remote end, after any name
+ * lookup): a proof the real hub gave a relay names the hub's address, not this one (issue 26 round 11, F11).
  */
-async function probe(url: string, key: Buffer | null): Promise<Probe> {
+function probe(url: string, key: Buffer | null): Promise<Probe> {
   const challenge = newHubChallenge();
-  try {
-    const res = await fetch(`${url}/v1/health`, {
-      redirect: "manual", signal: AbortSignal.timeout(hubProbeTimeoutMs), headers: key ? { [hubChallengeHeader]: challenge } : {},
+  return new Promise((done) => {
+    let target: URL;
+    try {
+      target = new URL("/v1/health", url);
+    } catch (e) {
+      return done({ url, error: (e as Error).message });
+    }
+    const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+    const req = send(target, { method: "GET", timeout: hubProbeTimeoutMs, headers: key ? { [hubChallengeHeader]: challenge } : {} }, (res) => {
+      const socket = res.socket;
+      const at = socket.remoteAddress && socket.remotePort ? proofAddress(socket.remoteAddress, socket.remotePort) : null;
+      const header = (name: string) => (typeof res.headers[name] === "string" ? (res.headers[name] as string) : null);
+      res.destroy();
+      done({ url, home: header(homeIdHeader), proven: key ? at !== null && hubProofValid(key, challenge, at, header(hubProofHeader)) : null });
     });
-    await res.body?.cancel();
-    return { url, home: res.headers.get(homeIdHeader), proven: key ? hubProofValid(key, challenge, res.headers.get(hubProofHeader)) : null };
-  } catch (e) {
-    return { url, error: (e as Error & { cause?: Error }).cause?.message ?? (e as Error).message };
-  }
+    // The same words fetch said for its timeout: what `cli.hubDown` quotes.
+    req.on("timeout", () => req.destroy(new Error("The operation was aborted due to timeout")));
+    req.on("error", (e) => done({ url, error: (e as Error & { cause?: Error }).cause?.message ?? e.message }));
+    req.end();
+  });
 }
 
 /**
@@ -81,10 +96,17 @@ export async function findHub(
   const ours = readHomeId(h, true);
   const key = proofKeyOf(h);
   const probes: Probe[] = [];
+  const recorded = recordedHubUrl(h);
   for (const url of hubCandidates(h, env, lang)) {
     const p = await probe(url, key);
     if ("home" in p && p.home === ours && p.proven !== false) return { url };
     probes.push(p);
+    // The home's running hub recorded this address and did not answer (busy, stopping): never another address then,
+    // where something else may listen (issue 26 round 11, F11: an agent stalled the hub and held config's address).
+    if (url === recorded && "error" in p) {
+      const text = t(lang, "cli.hubBusy", { url, error: p.error });
+      return { failure: new CliError(text), reason: text, down: false };
+    }
   }
   // Said before anything else: a server that claims this home without the proof holds the hub's address.
   const impostor = probes.find((p) => "home" in p && p.home === ours);

@@ -327,9 +327,10 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .description(t(lang, "cli.desc.pluginsInspect"))
     .argument("<name>", t(lang, "cli.arg.plugin"))
     .option("--json", t(lang, "cli.desc.pluginsJson"))
-    .action(async (name: string, o: { json?: boolean }) => {
+    .option("--run", t(lang, "cli.desc.pluginsInspectRun"))
+    .action(async (name: string, o: { json?: boolean; run?: boolean }) => {
       const [{ h }, { inspectPlugin }] = await Promise.all([setUpHome(), import("./plugins.js")]);
-      print(await inspectPlugin(h, name, lang, o.json === true));
+      print(await inspectPlugin(h, name, lang, o.json === true, o.run === true));
     });
   plugins.command("doctor")
     .description(t(lang, "cli.desc.pluginsDoctor"))

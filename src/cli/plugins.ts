@@ -3,9 +3,9 @@
  * of every kind — declarative, tool, agent, channel, source — as the home's running hub records them, else as the same
  * loaders read them here (plugin-home.ts: one truth). `inspect` and `doctor` look at tool plugins, read by the same
  * registry and last good rule, with approval modes from rules.json as the hub reads it. Reading runs no plugin code.
- * Only `inspect` asks a plugin in use for its tools when they are not in its manifest (`tools/list` inside its
- * sandbox, bounded; an MCP server's `tools/list`), as the contract allows, and ends whatever it started before it
- * returns.
+ * Only `inspect` asks a plugin in use for its tools when they are not in its manifest (`tools/list`, bounded; an MCP
+ * server's `tools/list`), as the contract allows — in the review sandbox (no home, no network: tools/review.ts; issue
+ * 26 round 11, F5) unless the owner says `--run` — and ends whatever it started before it returns.
  */
 import { existsSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -175,9 +175,10 @@ function inspectedTools(rec: ToolPluginRecord, outcome: ToolsOutcome | null, rul
 /**
  * `plugins inspect <name>`: each folder of that plugin name (or folder name) — manifest, origin, tools, sandbox,
  * approval modes from rules.json, why it is (not) loaded, and the doctor's checks. Asks the plugin in use for its
- * tools when they are not in its manifest, in its sandbox, and ends it. @throws CliError (exit 1) for an unknown name.
+ * tools when they are not in its manifest — in the review sandbox, or as its manifest runs it with `run` (the owner's
+ * `--run`) — and ends it. @throws CliError (exit 1) for an unknown name.
  */
-export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boolean): Promise<Printed> {
+export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boolean, run = false): Promise<Printed> {
   const registry = await registryOf(h, lang);
   const records = recordsNamed(registry, name);
   if (records.length === 0) return inspectOther(h, name, lang, json);
@@ -189,10 +190,10 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
   try {
     const checks = await host.diagnose();
     for (const rec of records) {
-      const outcome = registry.get(rec.name) === rec ? await host.tools(rec.name) : null;
+      const outcome = registry.get(rec.name) === rec ? await host.tools(rec.name, { run }) : null;
       found.push({
         ...toolLineOf(rec), manifestPath: rec.manifestPath, digest: rec.digest, files: rec.files, shadowedBy: rec.shadowedBy, manifest: rec.manifest,
-        toolsSource: outcome?.ok ? outcome.source : null, toolsError: outcome && !outcome.ok ? outcome.message : null,
+        toolsSource: outcome?.ok ? outcome.source : null, toolsError: outcome && !outcome.ok ? outcome.message : outcome?.unknown?.why ?? null,
         tools: inspectedTools(rec, outcome, rules), rulesError, checks: checks.find((d) => d.dir === rec.dir)?.lines ?? [],
         binds: rec.manifest ? bindsOf(rec.manifest, rec.dir, host.settings).map((b) => ({ ...b, refusedWhy: bindRefusal(rec.name, [b], lang)?.message ?? null })) : [],
       });

@@ -10,6 +10,8 @@ import { homePaths } from "./home.js";
 import type { ToolPlugins } from "../tools/kind.js";
 import type { DeclarativeCatalog } from "../declarative/index.js";
 import { t, type Lang } from "../i18n/messages.js";
+import { trustKey } from "../kernel/tables.js";
+import type { View } from "../kernel/view.js";
 
 /** What the hub gives its tool host. */
 export interface HubToolsOptions {
@@ -20,6 +22,8 @@ export interface HubToolsOptions {
   data: DeclarativeCatalog;
   /** The hub's log; a plugin's stderr goes there as `plugin.<name>`. */
   log: (line: string) => void;
+  /** The hub's view now: its `trust` rows say whom the owner trusts at which digest (tools/host.ts `trusted`). */
+  view: () => View;
 }
 
 /** The tool host of one hub. */
@@ -35,6 +39,8 @@ export class HubTools {
   host(): Promise<ToolHost> {
     this.tools ??= Promise.all([import("../tools/index.js"), this.o.plugins.registry()]).then(([{ ToolHost }, registry]) => new ToolHost(registry, {
       lang: this.o.lang, hiddenPaths: [this.o.homeDir], log: (subsystem, line) => this.o.log(`${subsystem}: ${line}`), data: this.o.data,
+      // The owner's "always allow" at this digest: only then are a plugin's tools asked outside the review sandbox (F5).
+      trusted: (plugin, digest) => this.o.view().get("trust", trustKey(plugin, digest)) !== undefined,
       // What the starts of this home's hub recorded (code-folders.ts), read when the host is made.
       seen: readCodeFolders(homePaths(this.o.homeDir)),
     }));

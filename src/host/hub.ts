@@ -176,7 +176,7 @@ export class Hub {
       secret: (plugin, key) => pluginSecret(opts.home, plugin, key),
       hubUrls: () => [this.env.publicUrl],
     });
-    this.tools = new HubTools({ plugins: this.toolPlugins, lang: opts.lang, homeDir: opts.home.dir, data: this.declarative, log: this.log });
+    this.tools = new HubTools({ plugins: this.toolPlugins, lang: opts.lang, homeDir: opts.home.dir, data: this.declarative, log: this.log, view: () => this.store.view });
     this.pluginRegistry = new PluginRegistry({
       roots: this.pluginRoots, lang: opts.lang, log: this.log, afterLoad: () => this.tools.found(),
       loaders: [

@@ -50,6 +50,12 @@ export interface ToolHostOptions {
   data?: DataTools;
   /** What the hub's starts recorded (LaunchSettings `seen`; host/code-folders.ts). Default: none. */
   seen?: CodeFoldersSeen;
+  /**
+   * Whether the owner trusts plugin `plugin` at `digest` (the digest a call's approval is bound to: `check`'s): an
+   * "always allow" at it. Only then is a plugin's tool list asked as its manifest runs it; otherwise in the review
+   * sandbox (review.ts; issue 26 round 11, F5). Default: none is trusted.
+   */
+  trusted?: (plugin: string, digest: string) => boolean;
 }
 
 /** A data tool's call that passed its checks (kind `http`; its source runs it). `timeoutMs`: the tool's own. */
@@ -91,9 +97,11 @@ export class ToolHost {
   private statusListeners = new Set<(s: LongLivedStatus) => void>();
   private unsubscribe: (() => void) | null = null;
   private readonly data: DataTools | null;
+  private readonly trusted: (plugin: string, digest: string) => boolean;
 
   constructor(readonly registry: ToolRegistry, o: ToolHostOptions) {
     this.data = o.data ?? null;
+    this.trusted = o.trusted ?? (() => false);
     this.settings = {
       lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
       parentEnv: o.env ?? process.env, log: o.log ?? (() => {}), pluginRoots: registry.roots.map((r) => r.dir),
@@ -164,17 +172,25 @@ export class ToolHost {
 
   /**
    * The tools of plugin `name`, by its kind's runner: from its manifest; for a sync/async manifest that lists none,
-   * from `tools/list` run in its sandbox (cached by digest); for mcp, from its server's `tools/list` after
-   * `tools_allowlist`. Runs plugin code only in those two cases, and only when asked (never on discovery).
+   * from `tools/list` (cached by digest); for mcp, from its server's `tools/list` after `tools_allowlist`. Runs plugin
+   * code only in those two cases, only when asked (never on discovery), and — unless the owner trusts the plugin at
+   * this digest (`trusted`) or runs it on purpose (`run`: `plugins inspect --run`, a call the hub allowed) — only in
+   * the review sandbox (review.ts; issue 26 round 11, F5): a plugin that cannot answer there has its tools `unknown`,
+   * with why.
    */
-  async tools(name: string): Promise<ToolsOutcome> {
+  async tools(name: string, opts: { run?: boolean } = {}): Promise<ToolsOutcome> {
     const a = active(this.registry.get(name));
     if (!a) return this.dataTools(name) ?? { ok: false, code: "tools.unknown_plugin", message: this.unknownPlugin(name) };
     const m = a.p.manifest;
-    const r = await this.runner(m).list(a);
-    if (!r.ok) return r;
+    const run = opts.run === true || this.trusted(name, envBoundDigest(a.digest, Object.keys(passedEnv(this.settings.parentEnv, m))));
+    const r = await this.runner(m).list(a, run ? "run" : "review");
+    if (!r.ok && run) return r;
+    if (!r.ok) {
+      const why = t(this.lang, "tools.review.unknown", { plugin: name, error: r.message });
+      return { ok: true, source: m.plugin_type === "mcp" ? "mcp" : "tools/list", tools: [], unknown: { why, pluginType: m.plugin_type } };
+    }
     return {
-      ok: true, source: r.source, ...(r.tools.length === 0 && runners[m.plugin_type].tools(m) === "any" ? { unknown: true as const } : {}),
+      ok: true, source: r.source, ...(r.tools.length === 0 && runners[m.plugin_type].tools(m) === "any" ? { unknown: { why: null, pluginType: m.plugin_type } } : {}),
       tools: r.tools.map((tool) => ({ qualifiedName: `${a.p.name}.${tool.name}`, plugin: a.p.name, tool, pluginType: m.plugin_type, disableModelInvocation: m.capabilities.disable_model_invocation })),
     };
   }
@@ -189,6 +205,7 @@ export class ToolHost {
       const r = await this.tools(name);
       if (r.ok) tools.push(...r.tools);
       else problems.push({ plugin: name, message: r.message });
+      if (r.ok && r.unknown?.why) problems.push({ plugin: name, message: r.unknown.why });
     }
     for (const id of this.data?.pluginIds() ?? []) {
       // A tool plugin of the same name wins: the plugin layer shadows such a declarative plugin and reports the clash
@@ -289,7 +306,7 @@ export class ToolHost {
    * The checks of `check`, with what a call then runs: the plugin, its digest and origin, the tool's name and spec.
    * Without `startPlugin`, a tool list only the plugin can give is not asked for (`toolChecked: false`).
    */
-  private async checked(qualifiedName: string, args: unknown, startPlugin = true): Promise<
+  private async checked(qualifiedName: string, args: unknown, startPlugin = true, allowed = false): Promise<
     | Extract<Outcome, { status: "refused" | "error" }>
     | { a: ActivePlugin; files: string[] | null; origin: ToolPluginRecord["origin"]; tool: string; spec: ToolSpec | undefined; toolChecked: boolean }
     | DataCall
@@ -316,10 +333,13 @@ export class ToolHost {
       return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.long.notAllowed", { plugin: p.name, tool: split.tool }) };
     }
     if (!this.runner(m).knows(a) && !startPlugin) return { a, files: rec.files, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
-    const listed = await this.tools(p.name);
+    // Before the hub's decision, in review unless trusted; a call it allowed runs the plugin as its manifest says.
+    const listed = await this.tools(p.name, { run: allowed });
     // A server that cannot be started is a refusal (nothing ran); a tool list that came back wrong is the plugin's error.
     if (!listed.ok) return { status: listed.code === "tools.unavailable" ? "refused" : "error", code: listed.code, message: listed.message };
     const spec = listed.tools.find((x) => x.tool.name === split.tool)?.tool;
+    // Tools unknown in review: the tool and arguments are checked again once the hub allowed the call (`dispatch`).
+    if (!spec && listed.unknown?.why) return { a, files: rec.files, origin: rec.origin, tool: split.tool, spec: undefined, toolChecked: false };
     if (!spec && kind.tools(m) !== "any") return { status: "refused", code: "tools.unknown_tool", message: t(this.lang, "tools.call.unknownTool", { plugin: p.name, tool: split.tool }) };
     const argsError = typeof args !== "object" || args === null || Array.isArray(args)
       ? t(this.lang, "field.type", { field: "arguments", type: "object" })
@@ -330,7 +350,8 @@ export class ToolHost {
 
   /** Checks a call, then runs it by its plugin's kind: the one dispatch of every kind (runners.ts). */
   private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {
-    const c = await this.checked(qualifiedName, args);
+    // Every caller of `call` runs it after the hub's decision (an agent's call, the owner's, a workflow's step).
+    const c = await this.checked(qualifiedName, args, true, true);
     if ("status" in c) return c;
     if ("data" in c) return this.data!.call(c.plugin, c.tool, args as Record<string, unknown>, ctx);
     const m = c.a.p.manifest;

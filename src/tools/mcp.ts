@@ -16,8 +16,9 @@ import { CrashWindow, backoffMs } from "./restart.js";
 import { readToolList } from "./stdio-runner.js";
 import type { Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
 import { sampleArguments, missingToolName, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
-import { callTimeoutMsDefault, mcpListPagesMax, restartBackoffMs, stopGraceMs } from "./limits.js";
+import { callTimeoutMsDefault, listCacheEntriesMax, mcpListPagesMax, restartBackoffMs, stopGraceMs } from "./limits.js";
 import type { CallContext, LongLivedStatus, McpSpec, ToolSpec } from "./types.js";
+import { reviewed } from "./review.js";
 
 /** The code of an MCP tool's error (`isError: true`), as corlinman's MCP adapter gives it: JSON-RPC internal error. */
 export const mcpToolErrorCode = -32603;
@@ -261,6 +262,8 @@ function textOf(content: unknown): string {
 /**
  * MCP plugins' runner: one server per plugin, started at its first need (or with the host: `autostart`), a new one for
  * a new version (digest); its tools are its server's `tools/list` after `tools_allowlist`, which no other tool passes.
+ * Asked in review (review.ts: a plugin the owner has not trusted) while its server is not running, a server of its
+ * own is started in the review sandbox, asked and stopped, and its list kept for that version.
  */
 export const mcpRunner: RunnerKind = {
   tools: () => "server",
@@ -277,10 +280,27 @@ export const mcpRunner: RunnerKind = {
       sessions.set(p.name, { session, digest });
       return session;
     };
+    const reviewedLists = new Map<string, ToolSpec[]>();
+    const review = async (a: { p: RunnablePlugin; digest: string }) => {
+      const kept = reviewedLists.get(a.digest);
+      if (kept) return { ok: true as const, tools: kept };
+      const session = new McpSession(reviewed(a.p), h.settings, h.backoff, () => {});
+      try {
+        const r = await session.listTools();
+        if (!r.ok) return r;
+        if (reviewedLists.size >= listCacheEntriesMax) reviewedLists.clear();
+        reviewedLists.set(a.digest, r.tools);
+        return r;
+      } finally {
+        await session.stop();
+      }
+    };
     return {
       knows: () => false,
-      async list(a) {
-        const r = await of(a.p, a.digest).listTools();
+      async list(a, mode) {
+        const known = sessions.get(a.p.name);
+        const live = known?.digest === a.digest && known.session.status.state === "running";
+        const r = mode === "review" && !live ? await review(a) : await of(a.p, a.digest).listTools();
         return r.ok ? { ok: true, tools: r.tools, source: "mcp" } : { ok: false, code: r.unavailable ? "tools.unavailable" : "tools.tools_list", message: r.message };
       },
       call: (a, tool, args, ctx, timeoutMs) => of(a.p, a.digest).call(tool, args, ctx, timeoutMs),

@@ -7,6 +7,7 @@
 import type { ConformanceAdd, ConformanceOptions } from "./conformance-kit.js";
 import type { LaunchSettings, PluginProcess } from "./process.js";
 import type { CallContext, LongLivedStatus, Manifest, ToolOutcome, ToolSpec } from "./types.js";
+import type { ListMode } from "./review.js";
 
 /** A plugin to run: its name, folder and manifest. */
 export interface RunnablePlugin {
@@ -46,8 +47,11 @@ export type ListOutcome =
 export interface Runner {
   /** Whether the plugin's tools are known without running any of it (the manifest lists them, or a list is cached). */
   knows(a: ActivePlugin): boolean;
-  /** The plugin's tools: from its manifest, or asked of it (which may start it). */
-  list(a: ActivePlugin): Promise<ListOutcome>;
+  /**
+   * The plugin's tools: from its manifest, or asked of it (which may start it) — with `review`, only in the review
+   * sandbox (review.ts: a plugin the owner has not trusted), with `run` as its manifest runs it.
+   */
+  list(a: ActivePlugin, mode: ListMode): Promise<ListOutcome>;
   /** Runs one call of a tool whose arguments passed its schema. Never throws. */
   call(a: ActivePlugin, tool: string, args: Record<string, unknown>, ctx: CallContext, timeoutMs: number): Promise<Outcome>;
   /** Starts the plugin with the host (long-lived kinds). */

@@ -17,6 +17,7 @@ import type { ActivePlugin, Outcome, RunnablePlugin, RunnerKind } from "./runner
 import { checkArguments } from "./arguments.js";
 import { brokenArgument, conformanceRequestId, forcedTimeoutMs, forcedTimeoutTries, missingToolName, groupEndWaitMs, groupLeftAfter, sampleArguments, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
 import type { CallContext, ToolSpec } from "./types.js";
+import { reviewed } from "./review.js";
 
 export type { Outcome, RunnablePlugin };
 
@@ -138,7 +139,8 @@ export async function askToolList(p: RunnablePlugin, s: LaunchSettings): Promise
 
 /**
  * The runner of sync and async plugins: a fresh process per call; their tools from the manifest, or asked with
- * `tools/list` once per version (digest) when it lists none. Nothing is long-lived but an accepted task's process. Both
+ * `tools/list` once per version (digest) when it lists none (in the review sandbox until the owner trusts it: review.ts;
+ * one list per version either way, the same files answering). Nothing is long-lived but an accepted task's process. Both
  * take a string `task_id` as a task (issue 34 point 1: corlinman's own async QA scenario declares no `async`).
  */
 function stdioKind(): RunnerKind {
@@ -152,10 +154,10 @@ function stdioKind(): RunnerKind {
       const listed = (a: ActivePlugin) => (a.p.manifest.capabilities.tools.length > 0 ? a.p.manifest.capabilities.tools : cache.get(a.digest) ?? null);
       return {
         knows: (a) => listed(a) !== null,
-        async list(a) {
+        async list(a, mode) {
           const known = listed(a);
           if (known) return { ok: true, tools: known, source: a.p.manifest.capabilities.tools.length > 0 ? "manifest" : "tools/list" };
-          const asked = await askToolList(a.p, h.settings);
+          const asked = await askToolList(mode === "review" ? reviewed(a.p) : a.p, h.settings);
           if (!asked.ok) return asked;
           // One entry per version ever seen; a host that lives through very many edits starts over.
           if (cache.size >= listCacheEntriesMax) cache.clear();

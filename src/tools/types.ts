@@ -157,11 +157,13 @@ export interface OfferedTool {
 }
 
 /**
- * The tools of one plugin, or why they cannot be had. `unknown`: the plugin takes any tool name and nothing says which
- * (a service whose manifest lists none: PluginBridge has no list; issue 34 #5) — a rule must name each tool.
+ * The tools of one plugin, or why they cannot be had. `unknown`: nothing says which tools it has — a rule must name
+ * each, and a call's tool and arguments are checked only once the hub allowed it: a service whose manifest lists none
+ * (PluginBridge has no list; issue 34 #5; `why` null), or a plugin the owner has not trusted that could not be asked
+ * in the review sandbox (review.ts; issue 26 round 11, F5; `why` says what it answered there). `pluginType`: its kind.
  */
 export type ToolsOutcome =
-  | { ok: true; tools: OfferedTool[]; source: "manifest" | "tools/list" | "mcp"; unknown?: true }
+  | { ok: true; tools: OfferedTool[]; source: "manifest" | "tools/list" | "mcp"; unknown?: { why: string | null; pluginType: PluginType } }
   | { ok: false; code: string; message: string };
 
 /**

@@ -5,7 +5,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { starMatch } from "../kernel/rules.js";
 import { t, type Lang } from "../i18n/messages.js";
-import type { OfferedTool, ToolHost } from "../tools/index.js";
+import type { OfferedTool, PluginType, ToolHost } from "../tools/index.js";
 
 /** A tool as the MCP client sees it. */
 export function mcpTool(o: OfferedTool, readOnly: boolean): Tool {
@@ -33,22 +33,24 @@ export async function offeredTools(host: ToolHost, patterns: readonly string[], 
       continue;
     }
     out.push(...r.tools.filter((o) => !o.disableModelInvocation && patterns.some((p) => starMatch(p, o.qualifiedName))));
-    if (r.unknown) out.push(...namedTools(plugin, patterns, host.settings.lang, log));
+    if (r.unknown?.why) log(plugin, r.unknown.why);
+    if (r.unknown) out.push(...namedTools(plugin, r.unknown.pluginType, patterns, host.settings.lang, log));
   }
   return out;
 }
 
 /**
- * The tools of a plugin whose tools are unknown (a service whose manifest lists none; issue 34 #5): each pattern of the
+ * The tools of a plugin whose tools are unknown (a service whose manifest lists none, issue 34 #5; an untrusted plugin
+ * that could not be asked in the review sandbox, issue 26 round 11 F5): each pattern of the
  * rule that names one of its tools exactly is offered, any arguments (`{type: "object"}`), its description saying so; a
  * pattern with `*` for it can offer none of them, and the log says so.
  */
-function namedTools(plugin: string, patterns: readonly string[], lang: Lang, log: (plugin: string, error: string) => void): OfferedTool[] {
+function namedTools(plugin: string, pluginType: PluginType, patterns: readonly string[], lang: Lang, log: (plugin: string, error: string) => void): OfferedTool[] {
   const own = patterns.filter((p) => p.slice(0, p.indexOf(".")) === plugin);
   const wild = own.filter((p) => p.includes("*"));
   if (wild.length > 0) log(plugin, t(lang, "bridge.unknownTools", { plugin, pattern: wild[0]! }));
   return own.filter((p) => !p.includes("*")).map((p) => ({
-    qualifiedName: p, plugin, pluginType: "service" as const, disableModelInvocation: false,
+    qualifiedName: p, plugin, pluginType, disableModelInvocation: false,
     tool: { name: p.slice(plugin.length + 1), description: t(lang, "bridge.unknownToolDescription", { plugin }), parameters: { type: "object" } },
   }));
 }

@@ -13,7 +13,8 @@ import { decide, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
 import { releaseTag } from "../version.js";
 import { rootPage, rootPageHeaders } from "../root-page.js";
-import { hubChallengeHeader, hubProof, hubProofHeader, hubProofKey } from "../../protocol/hub-proof.js";
+import { hubChallengeHeader, hubProof, hubProofHeader, hubProofKey, proofAddress } from "../../protocol/hub-proof.js";
+import type { IncomingMessage } from "node:http";
 
 /** The owner's routes, health and the root page. */
 export function ownerRoutes(hub: Hub): Hono {
@@ -23,7 +24,11 @@ export function ownerRoutes(hub: Hub): Hono {
   // which the home id alone (no secret) does not (hub-proof.ts; issue 26 round 5, F3).
   const proofKey = hubProofKey(hub.env.master);
   route(app, hub, "health", async (c) => {
-    const proof = hubProof(proofKey, c.req.header(hubChallengeHeader));
+    // The proof names this hub's end of the connection (issue 26 round 11, F11): a relay elsewhere gets a proof of
+    // this address, not of its own. No socket (a request made in-process): no proof.
+    const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
+    const here = socket?.localAddress && socket.localPort ? proofAddress(socket.localAddress, socket.localPort) : null;
+    const proof = here === null ? null : hubProof(proofKey, c.req.header(hubChallengeHeader), here);
     if (proof !== null) c.header(hubProofHeader, proof);
     return reply(c, hub, "health", { ok: true, version: await releaseTag() });
   });

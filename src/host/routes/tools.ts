@@ -2,8 +2,9 @@
  * Tools (issue 16). `GET /v1/tools` (also `/api/tools`, spec declarative-plugins.md's name) lists every tool of this
  * home's tool plugins for the owner — `<plugin>.<tool>`, the plugin's kind, the tool's description and JSON Schema,
  * and the approval mode the current rules give it. The folders are read again at each request (a changed manifest
- * shows at once); tools a manifest does not list are asked of the plugin the first time (tools/list in its sandbox,
- * cached by manifest digest; an MCP server's list), as for a run's tool list. A plugin whose tools cannot be had is
+ * shows at once); tools a manifest does not list are asked of the plugin the first time (tools/list, cached by
+ * digest; an MCP server's list) — in the review sandbox unless the owner trusts the plugin at its digest (issue 26
+ * round 11, F5: tools/review.ts) — as for a run's tool list. A plugin whose tools cannot be had, or are unknown, is
  * left out, and the hub's log says why (at most once a minute per plugin).
  *
  * Tool calls (TOOL-CALLS plan; src/kernel/tool-calls.ts decides): an agent run's calls with its token under
