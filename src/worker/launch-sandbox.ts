@@ -15,6 +15,7 @@ import { knownHomes } from "./known-homes.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { createNewFile } from "./files.js";
+import { homeView, runtimeView, showProgram } from "./home-view.js";
 
 /**
  * The sandbox around a launch as its plugin is told (`Turn.sandbox`): `none` without one; `closed` when the worker
@@ -181,7 +182,27 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const bound = [...kept, ...homes, ...readOnly, ...guarded, ...show];
   const there = (d: string) => !["/tmp", "/var/tmp"].some((t) => isInside(d, t)) || bound.some((b) => isInside(d, b));
   const alsoHide = [...new Set(hidden)].filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)) && there(d));
-  return { plan: { bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly } };
+  // The homes hidden but for what the agent needs (issue 26 round 11, F8/F10), unless the cwd is one (the owner let
+  // the agent look at it); the user's runtime folder hidden (F6).
+  const declared = [turn.cwd, ...(job.agent.writable ?? []), ...(state.folders ?? []), ...(state.files ?? []), ...(state.readOnly ?? [])].map((p) => expandTilde(p.replace(/\/+$/, ""), userHome));
+  const view = homeView(homes, homes.includes(cwd) ? cwd : null, env, declared, job.agent.readable ?? []);
+  const homeRead = view.read.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
+  return {
+    plan: {
+      bwrap: here.bwrap, writable: [...new Set(writable)], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
+      hiddenHomes: view.hidden, homeRead, links: view.links, runtime: runtimeView(env),
+    },
+  };
+}
+
+/**
+ * `plan` with the package of the agent's program shown too, when it lies in a hidden home (`showProgram`): the
+ * program is known only once the plugin built its command line, which it does knowing the sandbox.
+ * @param program the command line's first word (a path, or a name looked up on the agent's PATH)
+ */
+export function withProgram(plan: SandboxPlan, program: string, env: Readonly<Record<string, string>>): SandboxPlan {
+  const view = showProgram({ hidden: plan.hiddenHomes ?? [], read: [...(plan.homeRead ?? [])], links: [...(plan.links ?? [])] }, program, env);
+  return { ...plan, homeRead: view.read, links: view.links };
 }
 
 /**
