@@ -85,6 +85,11 @@ export interface SandboxPlan {
   homeRead?: string[];
   /** `[link, target]`: links inside `hiddenHomes` made again (each left out where a bound folder already shows it). */
   links?: [string, string][];
+  /**
+   * State folders shown as a skeleton (src/worker/state-steering.ts): an empty folder of the sandbox's own, in which
+   * their entries are bound (`writable`, `readOnly`) and their links made again (`links`).
+   */
+  skeletons?: string[];
   /** Runtime folders hidden (`/run/user`, `$XDG_RUNTIME_DIR`; F6), and the empty one made for the agent (0700). */
   runtime?: { hide: string[]; dir: string | null };
 }
@@ -123,7 +128,7 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
   const hidden = plan.hiddenHomes ?? [];
   const shownHomes = (plan.homes ?? []).filter((h) => !hidden.includes(h));
   const layers = [
-    ...hidden.map((p) => ({ p, flag: "--tmpfs", order: -1 })),
+    ...[...hidden, ...(plan.skeletons ?? [])].map((p) => ({ p, flag: "--tmpfs", order: -1 })),
     ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind-fd", order: 0 })),
     ...[...shownHomes, ...cwdShown, ...(plan.homeRead ?? [])].map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
   ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
@@ -134,7 +139,8 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
   };
   // A link is made again only where no folder bound from the host shows that place already.
   const bound = [...(plan.writable ?? []), ...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnly ?? []), ...plan.show];
-  const links = (plan.links ?? []).filter(([l]) => !bound.some((b) => isInside(l, b)) && hidden.some((h) => isInside(l, h)));
+  const made = new Set<string>(); // bwrap refuses to make a link twice
+  const links = (plan.links ?? []).filter(([l]) => !bound.some((b) => isInside(l, b)) && [...hidden, ...(plan.skeletons ?? [])].some((h) => isInside(l, h)) && !made.has(l) && made.add(l));
   const runtime = plan.runtime ?? { hide: [], dir: null };
   const out = [
     plan.bwrap,
