@@ -13,7 +13,9 @@
  * fsmonitor, sshCommand), shell profiles, ~/.ssh/config, and as root the whole system. A list of such files always
  * misses one; so nothing is writable unless named, and the hub user's home stays read-only even inside a writable
  * folder (a home under /tmp) — a cwd that is the home itself is read-only too, and one that holds the home is
- * refused. The network stays as it is: the point is keeping the hub's secrets and code out of reach.
+ * refused. Beyond that the home is hidden but for what the agent needs, and so is the user's runtime folder
+ * (src/worker/home-view.ts; issue 26 round 11). The network stays as it is: the point is keeping the hub's secrets
+ * and code out of reach.
  *
  * `/dev` is a minimal one of the sandbox's own (null, zero, full, random, urandom, tty, ptys, /dev/shm), plus the
  * devices the agent's rules.json `devices` names, when src/kernel/devices.ts lets them through (issue 26, finding 15).
