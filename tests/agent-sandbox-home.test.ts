@@ -125,7 +125,7 @@ test("issue 26 r11 F8/F10 (reported case): a sandboxed agent reads none of the h
   mkdirSync(cwd);
   setEnv({ HOME: home, PATH: `${join(home, ".local", "bin")}:${process.env.PATH}` });
   const secrets = [".ssh/id_ed25519", ".config/gh/hosts.yml", ".config/chromium/Default/Cookies", ".mozilla/firefox/x.default/cookies.sqlite", ".aws/credentials"].map((p) => join(home, p));
-  writeFileSync(join(cwd, "paths.json"), JSON.stringify({ read: [...secrets, join(home, ".gitconfig"), join(home, "data", "notes.txt"), join(home, ".ssh"), join(home, ".config")], run: ["hello"], connect: [] }));
+  writeFileSync(join(cwd, "paths.json"), JSON.stringify({ read: [...secrets, join(home, ".gitconfig"), join(home, "data", "notes.txt"), join(home, ".ssh"), join(home, ".config")], run: ["hello", "python3"], connect: [] }));
   const fx = await setup({ use: "command", command: ["probe"], readable: ["~/data"] }, cwd);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   assert.equal(await finished(fx), "Done: probed");
@@ -137,7 +137,8 @@ test("issue 26 r11 F8/F10 (reported case): a sandboxed agent reads none of the h
     [join(home, ".ssh")]: "ENOENT",
     [join(home, ".config")]: "LIST git",
   });
-  assert.deepEqual(seen.run, { hello: "hello from the PATH" });
+  // python3 as this computer has it (pyenv's shims in the hub user's home, here): it runs, reading no input.
+  assert.deepEqual(seen.run, { hello: "hello from the PATH", python3: "" });
 });
 
 test("issue 26 r11 F6 (reported case): a sandboxed agent cannot reach the hub user's runtime folder (the systemd --user private socket, the user bus); its XDG_RUNTIME_DIR is an empty folder of its own", async (t) => {

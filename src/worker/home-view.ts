@@ -94,7 +94,9 @@ export function homeView(homes: readonly string[], shownHome: string | null, env
   for (const entry of (env.PATH ?? "").split(delimiter)) {
     if (!isAbsolute(entry)) continue;
     wanted.push(entry);
-    if (["bin", "sbin", "shims"].includes(basename(entry))) wanted.push(join(dirname(entry), "lib"), join(dirname(entry), "libexec"));
+    // A version manager's shims run its own code and the versions beside them (pyenv, rbenv, asdf): its whole folder.
+    if (basename(entry) === "shims") wanted.push(dirname(entry));
+    else if (["bin", "sbin"].includes(basename(entry))) wanted.push(join(dirname(entry), "lib"), join(dirname(entry), "libexec"));
   }
   wanted.push(...readable.map((r) => expandTilde(r, home)));
   const view: HomeView = { hidden, read: [], links: [] };
@@ -138,7 +140,8 @@ function tidy(view: HomeView): HomeView {
  * folder of the agent's own to make at its `XDG_RUNTIME_DIR` (null when the variable is unset).
  */
 export function runtimeView(env: Readonly<Record<string, string>>): { hide: string[]; dir: string | null } {
-  const dir = env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? resolve(env.XDG_RUNTIME_DIR) : null;
+  const given = env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? resolve(env.XDG_RUNTIME_DIR) : null;
+  const dir = given === "/" ? null : given;
   const hide = ["/run/user", ...(dir ? [dir] : [])].filter((d) => d !== "/" && isDir(d)).map(realPath);
   const unique = [...new Set(hide)];
   return { hide: unique.filter((d) => !unique.some((o) => o !== d && isInside(d, o))), dir };
