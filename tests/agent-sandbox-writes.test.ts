@@ -201,6 +201,8 @@ test("what a sandboxed agent may still write: its cwd, its own temporary folders
   assert.deepEqual(JSON.parse(readFileSync(join(reports, "cwd.json"), "utf8")), {
     ...Object.fromEntries(writes.slice(0, 7).map((p) => [p, "written"])),
     ...Object.fromEntries(writes.slice(7, 11).map((p) => [p, "EROFS"])),
+    // The rest of the home is hidden (issue 26 round 11, F8/F10): a folder of it is not there at all.
+    [join(home, "project", "p.txt")]: "ENOENT",
     // A folder of the host's /tmp is not there at all.
     [join(hostTmp, "tmp.txt")]: "ENOENT",
   });

@@ -36,6 +36,11 @@ export interface AgentDef {
    * for this agent (issue 26): absolute, or `~/…` for the worker's user's home. Empty: none.
    */
   writable: string[];
+  /**
+   * Folders and files of the hub user's home that the sandbox shows read-only to this agent besides what it needs
+   * (issue 26 round 11, F8/F10: the rest of the home is hidden): absolute, or `~/…`. Empty: none.
+   */
+  readable: string[];
   /** Host devices the sandbox passes through to this agent besides its minimal `/dev` (issue 26; src/kernel/devices.ts). */
   devices: string[];
 }

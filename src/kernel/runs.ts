@@ -175,6 +175,7 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
       id: agent.id, name: agent.name, use: agent.use, model: agent.model, effort: agent.effort, access: agent.access,
       command: agent.command, program: agent.program, sandbox: agent.sandbox, env: agent.env,
       ...(agent.writable.length ? { writable: agent.writable } : {}),
+      ...(agent.readable.length ? { readable: agent.readable } : {}),
       ...(agent.devices.length ? { devices: agent.devices } : {}),
     },
     session,

@@ -51,6 +51,8 @@ export const Job = Type.Object({
     env: Type.Optional(Type.Array(str())),
     /** rules.json `writable` (issue 26): present only when the agent names some. */
     writable: Type.Optional(Type.Array(str())),
+    /** rules.json `readable` (issue 26 round 11): present only when the agent names some. */
+    readable: Type.Optional(Type.Array(str())),
     /** rules.json `devices` (issue 26): present only when the agent names some. */
     devices: Type.Optional(Type.Array(str())),
   }),

@@ -87,6 +87,8 @@ function agent(id: string, def: AgentFile): AgentDef {
   if ((def.use === "command" || def.use === "acp") && command === null) fail([...p, "command"], "rulesJson.commandFor", { use: def.use });
   const writable = def.writable ?? [];
   writable.forEach((w, i) => { if (!plainPath(w)) fail([...p, "writable", i], "rulesJson.writablePath"); });
+  const readable = def.readable ?? [];
+  readable.forEach((w, i) => { if (!plainPath(w)) fail([...p, "readable", i], "rulesJson.writablePath"); });
   const devices = def.devices ?? [];
   devices.forEach((d, i) => {
     const problem = devicePathProblem(d);
@@ -95,12 +97,12 @@ function agent(id: string, def: AgentFile): AgentDef {
   });
   return {
     id, name: def.name ?? id, worker: def.worker, use: def.use, model: def.model ?? null, effort: def.effort ?? null,
-    access: def.access ?? "edit", command, program: def.program ?? null, sandbox: def.sandbox ?? true, env: def.env ?? [], writable, devices,
+    access: def.access ?? "edit", command, program: def.program ?? null, sandbox: def.sandbox ?? true, env: def.env ?? [], writable, readable, devices,
   };
 }
 
 /**
- * An agent's `writable` (issue 26): absolute paths or `~/…`, written plainly (no `.` or `..` part, no doubled `/`),
+ * An agent's `writable` or `readable` (issue 26): absolute paths or `~/…`, written plainly (no `.` or `..` part, no doubled `/`),
  * never `/` or `~` itself (the sandbox keeps the home read-only: see src/worker/sandbox.ts). Whether a path exists,
  * holds the home or lies in a read-only folder is the worker's check: it knows the computer.
  */

@@ -114,6 +114,7 @@ export const AgentFile = closed({
     also: [{ not: { type: "string", pattern: "^AGENT_AUTOLOOP_" }, [M]: { not: "rulesJson.envOwn" } }],
   }, agentEnvNamesMax, ["rulesJson.tooMany.names", { max: agentEnvNamesMax }])),
   writable: opt(strings("Folders and files, besides its working folder, the sandbox leaves writable: absolute, or ~/… (docs/guide/sandbox.md).", undefined, agentWritablePathsMax, ["rulesJson.tooMany.paths", { max: agentWritablePathsMax }])),
+  readable: opt(strings("Folders and files of the hub user's home the sandbox shows read-only besides what the agent needs (its cwd, its CLI's state, ~/.gitconfig, its PATH's tools): absolute, or ~/… (docs/guide/sandbox.md).", undefined, agentWritablePathsMax, ["rulesJson.tooMany.paths", { max: agentWritablePathsMax }])),
   devices: opt(strings("Host devices the sandbox passes through: GPUs, /dev/kvm, /dev/fuse, … (docs/guide/sandbox.md).", undefined, agentDevicesMax, ["rulesJson.tooMany.paths", { max: agentDevicesMax }])),
 }, "An agent: which worker runs it, with which CLI, model and access.", { required: "rulesJson.required" });
 

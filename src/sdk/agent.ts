@@ -154,7 +154,9 @@ export interface AgentState {
    * agents, commands and plugins folders): read-only in the sandbox, also inside a writable folder, so that what one
    * run writes is never run by a later run of another rule, with that rule's secrets (issue 26 round 10). A path
    * ending in `/` is a folder. One missing inside a writable state folder is made first, so that no run can create
-   * it: a folder empty (0700), a `.json` file `{}`, any other file empty (0600).
+   * it: a folder empty (0700), a `.json` file `{}`, any other file empty (0600). Each is kept read-only at its own
+   * place, a link too (issue 26 round 11, F4: src/worker/state-steering.ts), with the scripts at a state folder's top
+   * and those that the settings files among these name as commands.
    */
   readOnly?: string[];
 }

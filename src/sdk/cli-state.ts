@@ -16,13 +16,15 @@ import type { AgentState } from "./agent.js";
 /**
  * What Claude Code reads as settings or code in its config folder (`CLAUDE_CONFIG_DIR`, else `~/.claude`): its
  * settings (hooks, `statusLine`, `apiKeyHelper`, permissions, `env`), its memory `CLAUDE.md`, its agents, commands,
- * skills, output styles, rules, workflows and plugins (each can run commands or load code), and `backups/`, from
- * which it restores an empty or broken `.claude.json` (which lists MCP servers). A name ending in `/` is a folder
+ * skills, output styles, rules, workflows and plugins (each can run commands or load code), `backups/`, from
+ * which it restores an empty or broken `.claude.json` (which lists MCP servers), and `ide/`, whose lock files tell it
+ * which IDE's MCP server to connect to (issue 26 round 11, attempt 15: a run planted one; IDE extensions write them
+ * outside the sandbox). A name ending in `/` is a folder
  * (`path.join` keeps the `/`).
  */
 export const claudeCodeSteering = [
   "settings.json", "settings.local.json", "CLAUDE.md", "CLAUDE.local.md",
-  "hooks/", "agents/", "commands/", "skills/", "output-styles/", "rules/", "workflows/", "plugins/", "backups/",
+  "hooks/", "agents/", "commands/", "skills/", "output-styles/", "rules/", "workflows/", "plugins/", "backups/", "ide/",
 ] as const;
 
 /**

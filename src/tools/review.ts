@@ -14,9 +14,6 @@
 import type { RunnablePlugin } from "./runner.js";
 import type { SandboxSpec } from "./types.js";
 
-/** How a plugin's tools may be asked of it: `review` (in the review sandbox) or `run` (as its manifest runs it). */
-export type ListMode = "review" | "run";
-
 /** The review sandbox: no network, read-only root, no binds, no limits that need a cgroup (works wherever bwrap does). */
 export const reviewSandbox: SandboxSpec = {
   memoryBytes: null, cpus: null, pids: null, read_only_root: true, cap_drop: [], network: "none", binds: [], mounts: [],

@@ -7,7 +7,12 @@
 import type { ConformanceAdd, ConformanceOptions } from "./conformance-kit.js";
 import type { LaunchSettings, PluginProcess } from "./process.js";
 import type { CallContext, LongLivedStatus, Manifest, ToolOutcome, ToolSpec } from "./types.js";
-import type { ListMode } from "./review.js";
+
+/**
+ * How a plugin's tools may be asked of it: `review` (in the review sandbox, review.ts) or `run` (as its manifest runs
+ * it).
+ */
+export type ListMode = "review" | "run";
 
 /** A plugin to run: its name, folder and manifest. */
 export interface RunnablePlugin {

@@ -19,7 +19,7 @@ import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep
 import { readRegular, writeFileDurable } from "./files.js";
 import type { OutputReader } from "./output.js";
 import { sandboxArgv, type SandboxPlan } from "./sandbox.js";
-import { launchSandbox, sandboxAround, type SandboxWorker } from "./launch-sandbox.js";
+import { launchSandbox, sandboxAround, withProgram, type SandboxWorker } from "./launch-sandbox.js";
 import { launchArgv, toolsMcpVariable, type AgentPlugin, type AgentRead, type Turn, type Usage } from "../sdk/index.js";
 import type { RunBridge, ToolBridges } from "./tool-bridge.js";
 import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
@@ -299,7 +299,7 @@ export class Attempt {
     if ("error" in program) return { error: program.error };
     if (sandbox.plan) {
       // Every bind source is opened by the supervisor and given to bwrap by descriptor (issue 26 round 2 #3–#5).
-      const launch = sandboxArgv(sandbox.plan, program.argv);
+      const launch = sandboxArgv(withProgram(sandbox.plan, program.argv[0]!, env), program.argv);
       await startSupervised(ldir, launch.argv, turn.cwd, env, true, this.host.lang, launch.sources);
     } else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.host.lang);
     this.host.transcript(job, [{ at: Date.now(), attempt: job.attempt, launch: n, kind: "start" }]);

@@ -2,9 +2,9 @@
  * The sandbox of one launch of an agent (sandbox.ts builds the bubblewrap argv from it): what the agent may write,
  * what it may see of the worker's home, which devices it gets; or why the launch is refused.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
@@ -16,6 +16,8 @@ import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { createNewFile } from "./files.js";
 import { executableParts } from "./steering.js";
+import { homeView, runtimeView, showProgram } from "./home-view.js";
+import { stateView } from "./state-steering.js";
 
 /**
  * The sandbox around a launch as its plugin is told (`Turn.sandbox`): `none` without one; `closed` when the worker
@@ -151,7 +153,10 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
       }
     }
   }
-  const steering = steeringParts((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders);
+  // What steers the CLI stays read-only at its own place; a folder where such a part is a link is a skeleton (F4).
+  const steering = stateView((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders, env);
+  const stateTargets = steering.targets.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
+  writable.splice(0, writable.length, ...writable.filter((w) => !steering.skeletons.includes(w)), ...steering.writable);
   // The temporary folders are the sandbox's own (sandboxArgv: an empty /tmp and /var/tmp per launch; issue 26 round
   // 2, finding 9): a temporary folder named by the environment is /tmp there.
   for (const name of ["TMPDIR", "TEMP", "TMP"]) if (name === "TMPDIR" || env[name] !== undefined) env[name] = "/tmp";
@@ -178,7 +183,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // A folder the owner (or the CLI's state: CLAUDE_CONFIG_DIR=<cwd>/.claude) names writable stays so, with what it holds.
   const named = writable.filter((w) => w !== cwd);
   const guardedParts = parts.flatMap((p) => p.readOnly).filter((p) => !named.some((w) => isInside(w, p)));
-  const guarded = [...new Set([...guardedParts, ...heldKernelMounts(kept, mounts), ...steering])];
+  const guarded = [...new Set([...guardedParts, ...heldKernelMounts(kept, mounts), ...steering.readOnly, ...stateTargets])];
   // Every home this user's hubs have (issue 26 round 10, Medium 7: a second home elsewhere), but one that holds a
   // home of the user or a folder the hub runs code from (hiding it would hide those), and every other path showing
   // one of them or this hub's home; every second proc mount (the sandbox has a /proc of its own).
@@ -189,60 +194,26 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const bound = [...kept, ...homes, ...readOnly, ...guarded, ...show];
   const there = (d: string) => !["/tmp", "/var/tmp"].some((t) => isInside(d, t)) || bound.some((b) => isInside(d, b));
   const alsoHide = [...new Set(hidden)].filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)) && there(d));
-  return { plan: { bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly, watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...guarded] } } };
+  // The homes hidden but for what the agent needs (issue 26 round 11, F8/F10), unless the cwd is one (the owner let
+  // the agent look at it); the user's runtime folder hidden (F6).
+  const declared = [turn.cwd, ...(job.agent.writable ?? []), ...(state.folders ?? []), ...(state.files ?? []), ...(state.readOnly ?? [])].map((p) => expandTilde(p.replace(/\/+$/, ""), userHome));
+  const view = homeView(homes, homes.includes(cwd) ? cwd : null, env, declared, job.agent.readable ?? []);
+  const homeRead = view.read.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
+  return {
+    plan: {
+      bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
+      watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...guarded] },
+      hiddenHomes: view.hidden, homeRead, links: [...view.links, ...steering.links], skeletons: steering.skeletons, runtime: runtimeView(env),
+    },
+  };
 }
 
 /**
- * The parts of a CLI's state that steer it (`AgentState.readOnly`), as real paths to bind read-only (issue 26 round
- * 10, Medium 6: a run without secrets wrote hooks into Claude Code's settings.json, and the next run of another rule
- * ran them with its GH_TOKEN). One missing inside a writable state folder is made first — a path ending in `/` an
- * empty folder (0700), a `.json` file `{}`, any other file empty (0600) — so that no run can create it; a link is
- * never followed to make its target. Besides these, every file at the top of a state folder that looks like a
- * program (an executable bit, or a script's suffix: a status line or hook script that the settings name) is bound
- * read-only too.
- * @param paths the declared parts (absolute)
- * @param folders the state folders left writable (real paths)
+ * `plan` with the package of the agent's program shown too, when it lies in a hidden home (`showProgram`): the
+ * program is known only once the plugin built its command line, which it does knowing the sandbox.
+ * @param program the command line's first word (a path, or a name looked up on the agent's PATH)
  */
-export function steeringParts(paths: readonly string[], folders: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const p of paths) {
-    const folder = p.endsWith("/");
-    const path = folder ? p.replace(/\/+$/, "") : p;
-    let present = true;
-    try {
-      lstatSync(path);
-    } catch {
-      present = false;
-    }
-    if (!present && folders.some((f) => isInside(realPath(dirname(path)), f))) {
-      try {
-        if (folder) mkdirSync(path, { mode: 0o700 });
-        else createNewFile(path, path.endsWith(".json") ? "{}\n" : "");
-      } catch {
-        // made meanwhile, or cannot be made: bound below if it exists now
-      }
-    }
-    if (existsSync(path)) out.push(realPath(path));
-  }
-  for (const f of folders) {
-    let names: string[];
-    try {
-      names = readdirSync(f);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const path = join(f, name);
-      try {
-        const st = lstatSync(path);
-        if (st.isFile() && ((st.mode & 0o111) !== 0 || scriptSuffix.test(name))) out.push(path);
-      } catch {
-        // gone meanwhile
-      }
-    }
-  }
-  return [...new Set(out)];
+export function withProgram(plan: SandboxPlan, program: string, env: Readonly<Record<string, string>>): SandboxPlan {
+  const view = showProgram({ hidden: plan.hiddenHomes ?? [], read: [...(plan.homeRead ?? [])], links: [...(plan.links ?? [])] }, program, env);
+  return { ...plan, homeRead: view.read, links: view.links };
 }
-
-/** File names that are programs whatever their mode (run through their interpreter: `bash hook.sh`, `node x.mjs`). */
-const scriptSuffix = /\.(sh|bash|zsh|fish|py|js|mjs|cjs|ts|mts|rb|pl|php|lua|ps1|cmd|bat)$/i;

@@ -13,7 +13,9 @@
  * fsmonitor, sshCommand), shell profiles, ~/.ssh/config, and as root the whole system. A list of such files always
  * misses one; so nothing is writable unless named, and the hub user's home stays read-only even inside a writable
  * folder (a home under /tmp) — a cwd that is the home itself is read-only too, and one that holds the home is
- * refused. The network stays as it is: the point is keeping the hub's secrets and code out of reach.
+ * refused. Beyond that the home is hidden but for what the agent needs, and so is the user's runtime folder
+ * (src/worker/home-view.ts; issue 26 round 11). The network stays as it is: the point is keeping the hub's secrets
+ * and code out of reach.
  *
  * `/dev` is a minimal one of the sandbox's own (null, zero, full, random, urandom, tty, ptys, /dev/shm), plus the
  * devices the agent's rules.json `devices` names, when src/kernel/devices.ts lets them through (issue 26, finding 15).
@@ -81,6 +83,23 @@ export interface SandboxPlan {
    * path guarded in them at launch (read-only parts and mount points).
    */
   watch?: { folders: string[]; guarded: string[] };
+  /**
+   * The homes of `homes` shown as empty, read-only folders (issue 26 round 11, F8/F10; src/worker/home-view.ts): only
+   * the folders bound inside them are there, and `homeRead`, and the `links` made again. The others are bound
+   * read-only as a whole (a cwd that is the home).
+   */
+  hiddenHomes?: string[];
+  /** Paths inside `hiddenHomes` shown read-only (`homeView`: ~/.gitconfig, the PATH's tools, the program, `readable`). */
+  homeRead?: string[];
+  /** `[link, target]`: links inside `hiddenHomes` made again (each left out where a bound folder already shows it). */
+  links?: [string, string][];
+  /**
+   * State folders shown as a skeleton (src/worker/state-steering.ts): an empty folder of the sandbox's own, in which
+   * their entries are bound (`writable`, `readOnly`) and their links made again (`links`).
+   */
+  skeletons?: string[];
+  /** Runtime folders hidden (`/run/user`, `$XDG_RUNTIME_DIR`; F6), and the empty one made for the agent (0700). */
+  runtime?: { hide: string[]; dir: string | null };
 }
 
 /** How many folders deep `path` lies (`/` is 0): a mount over a folder comes after the mounts over its parents. */
@@ -112,30 +131,43 @@ export interface SandboxLaunch {
  */
 export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | null = sandboxInfoFd): SandboxLaunch {
   // Parents before what lies inside them; at the same place a home (read-only) after a writable folder.
+  // A hidden home is an empty folder first, then what is bound inside it (deeper, so later).
   const cwdShown = plan.cwdReadOnly && !(plan.homes ?? []).includes(plan.cwd) ? [plan.cwd] : [];
+  const hidden = plan.hiddenHomes ?? [];
+  const shownHomes = (plan.homes ?? []).filter((h) => !hidden.includes(h));
   const layers = [
+    ...[...hidden, ...(plan.skeletons ?? [])].map((p) => ({ p, flag: "--tmpfs", order: -1 })),
     ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind-fd", order: 0 })),
-    ...[...(plan.homes ?? []), ...cwdShown].map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
+    ...[...shownHomes, ...cwdShown, ...(plan.homeRead ?? [])].map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
   ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
   const sources: string[] = [];
   const bind = (flag: string, p: string) => {
     sources.push(p);
     return [flag, String(firstBindFd + sources.length - 1), p];
   };
+  // A link is made again only where no folder bound from the host shows that place already.
+  const bound = [...(plan.writable ?? []), ...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnly ?? []), ...plan.show];
+  const made = new Set<string>(); // bwrap refuses to make a link twice
+  const links = (plan.links ?? []).filter(([l]) => !bound.some((b) => isInside(l, b)) && [...hidden, ...(plan.skeletons ?? [])].some((h) => isInside(l, h)) && !made.has(l) && made.add(l));
+  const runtime = plan.runtime ?? { hide: [], dir: null };
   const out = [
     plan.bwrap,
     "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...procMaskArgs(),
     "--tmpfs", "/tmp", ...(existsSync("/var/tmp") ? ["--tmpfs", "/var/tmp"] : []),
+    ...runtime.hide.flatMap((d) => ["--tmpfs", d]),
+    ...(runtime.dir ? ["--perms", "0700", "--dir", runtime.dir] : []),
     "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
     ...(infoFd === null ? [] : ["--info-fd", String(infoFd)]),
     ...(plan.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
-    ...layers.flatMap(({ p, flag }) => bind(flag, p)),
+    ...layers.flatMap(({ p, flag }) => (flag === "--tmpfs" ? [flag, p] : bind(flag, p))),
     // After the writable folders (the engine inside a cwd stays read-only), before the home is hidden: a read-only
     // folder that holds the home must not show it again.
     ...(plan.readOnly ?? []).flatMap((d) => bind("--ro-bind-fd", d)),
     "--tmpfs", plan.hide,
     ...(plan.alsoHide ?? []).flatMap((d) => ["--tmpfs", d]),
     ...plan.show.flatMap((d) => bind("--ro-bind-fd", d)),
+    ...links.flatMap(([l, target]) => ["--symlink", target, l]),
+    ...hidden.flatMap((h) => ["--remount-ro", h]),
     "--chdir", plan.cwd,
     "--", ...argv,
   ];
