@@ -63,6 +63,29 @@ test("failed checks: delivery failure, a notice card for that commit, no merge, 
   assert.deepEqual(f.faults, []);
 });
 
+test("findings: a notice card per commit (a newer commit's findings are a card of their own); deliver-attended's are in the round's message, no card", async () => {
+  const { f, head, pr, deps, input } = await setup(["deliver"], { files: [{ "src/app.ts": "// FIXME one\n" }] });
+  const first = await deliverRound(input, deps);
+  assert.deepEqual(first, { kind: "findings", subject: `acme/app#${pr}`, head, text: "FIXME left", attended: false });
+  const next = f.push("acme/app", "feature", { "src/app.ts": "// FIXME two\n" });
+  ci(f, next, "success");
+  const second = await deliverRound(input, deps);
+  assert.deepEqual(second, { kind: "findings", subject: `acme/app#${pr}`, head: next, text: "FIXME left", attended: false });
+  const cards = [first, second].map((o) => readMessage(roundMessage(o, "en")).receipt.notice);
+  assert.deepEqual(cards, [
+    [{ title: `Review found problems in acme/app#${pr} at ${head.slice(0, 12)}`, text: "FIXME left", key: `delivery-review:acme/app#${pr}:${head}` }],
+    [{ title: `Review found problems in acme/app#${pr} at ${next.slice(0, 12)}`, text: "FIXME left", key: `delivery-review:acme/app#${pr}:${next}` }],
+  ]);
+
+  const attended = await setup(["deliver-attended"], { files: [{ "src/app.ts": "// FIXME three\n" }] });
+  const got = await deliverRound(attended.input, attended.deps);
+  assert.deepEqual(got, { kind: "findings", subject: `acme/app#${attended.pr}`, head: attended.head, text: "FIXME left", attended: true });
+  const read = readMessage(roundMessage(got, "en"));
+  assert.deepEqual([read.summary, read.receipt], [`Review found problems in acme/app#${attended.pr} at ${attended.head.slice(0, 12)}`, {}]);
+  assert.ok(roundMessage(got, "en").includes("\n\nFIXME left\n"), "the findings in the message");
+  assert.deepEqual(statuses(attended.f, attended.head).slice(-2), ["delivery failure Review found problems", "agent-review failure Review found problems"]);
+});
+
 test("deliver-review: ends after a passing review, the merge-permitting status not written, its labels off with deliver-review last", async () => {
   const { f, head, pr, deps, input } = await setup(["deliver", "deliver-review"]);
   const got = await deliverRound(input, deps);
@@ -80,11 +103,25 @@ test("while the checks run: deliver withdrawn ends the round with delivery succe
   assert.deepEqual(statuses(withdrawn.f, withdrawn.head).slice(-1), ["delivery success Withdrawn: not merged or shipped"]);
   assert.equal(withdrawn.f.item("acme/app", withdrawn.pr).pull!.merged, false);
 
+  assert.deepEqual(withdrawn.f.faults, []);
+
+  // withdrawn, and the checks then fail: still withdrawn (success, no card) — the team no longer asks for a delivery
+  const late = await setup(["deliver"], { ci: null });
+  const failedAfter = await deliverRound(late.input, { ...late.deps, clock: testClock(() => {
+    late.f.unlabel("acme/app", late.pr, "deliver");
+    ci(late.f, late.head, "failure");
+  }) });
+  assert.deepEqual(failedAfter, { kind: "withdrawn", subject: `acme/app#${late.pr}`, head: late.head });
+  assert.deepEqual(statuses(late.f, late.head).slice(-1), ["delivery success Withdrawn: not merged or shipped"]);
+  assert.deepEqual(readMessage(roundMessage(failedAfter, "en")).receipt, {}, "no card");
+  assert.deepEqual(late.f.faults, []);
+
   const review = await setup(["deliver"], { ci: null });
   const stopped = await deliverRound(review.input, { ...review.deps, clock: testClock(() => review.f.label("acme/app", review.pr, "deliver-review")) });
   assert.equal(stopped.kind, "reviewOnly");
   assert.equal(statuses(review.f, review.head).some((s) => s.startsWith("agent-review")), false, "no merge-permitting review status");
   assert.deepEqual(review.f.item("acme/app", review.pr).labels, []);
+  assert.deepEqual(review.f.faults, []);
 });
 
 test("checks that do not finish within the limit, and a head that moves while waiting, end the run for the hub's retry", async () => {
@@ -270,4 +307,5 @@ test("the fake's GraphQL takes only what GitHub's schema allows and the fake has
   await assert.rejects(gh.graphql("mutation { disablePullRequestAutoMerge(input: { pullRequestId: \"PR_0\" }) { clientMutationId } }", {}), /Could not resolve to a node/);
   assert.equal(f.faults.length, 3);
   assert.match(f.faults[0]!, /^POST \/graphql: refused by GitHub's schema: Cannot query field "isDrafted"/);
+  f.faults.splice(0); // seen: the file's check after each test holds the rest to the description
 });

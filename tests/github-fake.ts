@@ -21,7 +21,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { after } from "node:test";
+import { after, afterEach } from "node:test";
+import assert from "node:assert/strict";
 import { tempDir } from "./helpers.js";
 import { findOperation, requestFault, responseFault, type Operation } from "./github-fake-shapes.js";
 import { graphqlAnswer } from "./github-fake-graphql.js";
@@ -347,6 +348,11 @@ export async function startFakeGitHub(root: string, token = "fake-token"): Promi
 export function fakeGitHubs(prefix: string, token: string): () => Promise<FakeGitHub> {
   const root = tempDir(prefix);
   const started: FakeGitHub[] = [];
+  // Every test of the file holds the fake to GitHub's description: a request or answer outside it fails the test that
+  // made it, whether or not the test looked (a test that makes faults on purpose asserts them, then takes them out).
+  afterEach(() => {
+    for (const f of started) assert.deepEqual(f.faults.splice(0), [], "requests or answers outside GitHub's description");
+  });
   after(async () => {
     for (const f of started) await f.stop();
     rmSync(root, { recursive: true, force: true });

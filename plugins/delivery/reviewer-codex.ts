@@ -16,8 +16,8 @@
  * The model and its provider come only from the rule's command (`round.ts --codex-config key=value`, each a Codex
  * `-c` override: the owner's rules.json, never the project or the pull request).
  *
- * The verdict is Codex's last message, held to `verdictSchema` (`--output-schema`): `{"verdict": "passed"}` or
- * `{"verdict": "findings", "findings": "…"}`. Anything else — no last message, not that JSON, an exit other than 0,
+ * The verdict is Codex's last message, held to `verdictSchema` (`--output-schema`): `{"verdict": "passed", "findings":
+ * ""}` or `{"verdict": "findings", "findings": "…"}`. Anything else — no last message, not that JSON, an exit other than 0,
  * the time or output limit of reviewer.ts — is a reviewer that did not run (the round ends for the hub's retry).
  */
 import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -209,16 +209,18 @@ async function roundSteps(input: RoundInput, deps: RoundDeps, note: { docsOnly: 
         // merged by someone else while the round reviewed or waited: followed all the same
         if (now.mergeSha !== null && wantsMerge(labels)) return afterMerge(deps, repo, number, now, now.mergeSha, settings, clock);
         if (now.head !== head || !now.open || now.base !== "main") return { kind: "notRun", subject, error: t(lang, "delivery.errPullChanged") };
-        const checks = await readChecks(gh, repo, head, settings.checks.workflow, settings.checks.jobs, after);
-        if (checks.kind === "failed") {
-          await status(head, deliveryContext, "failure", stageText.checksFailed);
-          return { kind: "checksFailed", subject, head, jobs: checks.jobs.map((j) => `${j.name} (${j.conclusion})`) };
-        }
+        // the labels before the checks: a delivery withdrawn (or turned review-only) while waiting ends so whatever the
+        // checks say — a failure after the team took the label off is no card for the owner
         if (!wantsMerge(labels) && !labels.includes("deliver-review")) {
           await status(head, deliveryContext, "success", stageText.withdrawn);
           return { kind: "withdrawn", subject, head };
         }
         if (labels.includes("deliver-review")) return endReviewOnly(deps, repo, number, head, labels);
+        const checks = await readChecks(gh, repo, head, settings.checks.workflow, settings.checks.jobs, after);
+        if (checks.kind === "failed") {
+          await status(head, deliveryContext, "failure", stageText.checksFailed);
+          return { kind: "checksFailed", subject, head, jobs: checks.jobs.map((j) => `${j.name} (${j.conclusion})`) };
+        }
         if (checks.kind === "passed") break;
         const waited = clock.now() - started;
         const limit = deps.checksWaitMs ?? checksWaitMs;
