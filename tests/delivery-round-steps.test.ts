@@ -15,7 +15,7 @@ import { roundMessage } from "../plugins/delivery/round-message.js";
 import { readMessage } from "../src/worker/receipt.js";
 import type { Clock } from "../plugins/delivery/sync.js";
 import { fakeGitHubs, type FakeGitHub } from "./github-fake.js";
-import { resolve, type FileChange } from "./github-fake-git.js";
+import { commit, resolve, setBranch, type FileChange } from "./github-fake-git.js";
 import { tempDir } from "./helpers.js";
 
 const fake = fakeGitHubs("aa-delivery-steps-", "steps-token");
@@ -86,6 +86,21 @@ test("findings: a notice card per commit (a newer commit's findings are a card o
   assert.deepEqual(statuses(attended.f, attended.head).slice(-2), ["delivery failure Review found problems", "agent-review failure Review found problems"]);
 });
 
+test("an octopus merge on the branch, through the fake GitHub: a finding asking for ordinary merges, the reviewer not asked", async () => {
+  const { f, main, head, pr, deps, input } = await setup(["deliver"]);
+  const dir = f.repo("acme/app").dir;
+  // two side branches of main merged at once into the pull request's branch (three parents)
+  const a = commit(dir, [main], { "a.txt": "a\n" }, "a");
+  const b = commit(dir, [main], { "b.txt": "b\n" }, "b");
+  const octopus = commit(dir, [head, a, b], { "a.txt": "a\n", "b.txt": "b\n", "src/app.ts": "// FIXME hidden in the octopus\n" }, "octopus");
+  setBranch(dir, "feature", octopus);
+  ci(f, octopus, "success");
+  const got = await deliverRound(input, deps);
+  assert.deepEqual(got, { kind: "findings", subject: `acme/app#${pr}`, head: octopus, text: `commit ${octopus.slice(0, 12)} is an octopus merge of 3 parents, whose changes the review cannot see: make it ordinary merges`, attended: false });
+  assert.deepEqual(statuses(f, octopus), ["delivery pending Reviewing this commit", "delivery failure Review found problems", "agent-review failure Review found problems"]);
+  assert.equal(f.item("acme/app", pr).pull!.merged, false);
+});
+
 test("deliver-review: ends after a passing review, the merge-permitting status not written, its labels off with deliver-review last", async () => {
   const { f, head, pr, deps, input } = await setup(["deliver", "deliver-review"]);
   const got = await deliverRound(input, deps);
@@ -124,7 +139,7 @@ test("while the checks run: deliver withdrawn ends the round with delivery succe
   assert.deepEqual(review.f.faults, []);
 });
 
-test("checks that do not finish within the limit, and a head that moves while waiting, end the run for the hub's retry", async () => {
+test("checks that do not finish within the limit, and a head that moves or a target that changes while waiting, end the run for the hub's retry", async () => {
   const slow = await setup(["deliver"], { ci: null });
   const got = await deliverRound(slow.input, { ...slow.deps, checksWaitMs: 60_000, clock: testClock() });
   assert.deepEqual(got, { kind: "notRun", subject: `acme/app#${slow.pr}`, error: "the full checks did not finish within 1 minutes" });
@@ -133,6 +148,13 @@ test("checks that do not finish within the limit, and a head that moves while wa
   const gone = await deliverRound(moved.input, { ...moved.deps, clock: testClock(() => moved.f.push("acme/app", "feature", { "src/app.ts": "export const x = 2;\n" })) });
   assert.deepEqual(gone, { kind: "notRun", subject: `acme/app#${moved.pr}`, error: "the pull request's head or target changed" });
   assert.equal(moved.f.item("acme/app", moved.pr).pull!.merged, false);
+  // its target changed away from main while waiting (a person edited the pull request's base)
+  const retargeted = await setup(["deliver"], { ci: null });
+  const away = await deliverRound(retargeted.input, { ...retargeted.deps, clock: testClock(() => {
+    retargeted.f.item("acme/app", retargeted.pr).pull!.baseRef = "release";
+  }) });
+  assert.deepEqual(away, { kind: "notRun", subject: `acme/app#${retargeted.pr}`, error: "the pull request's head or target changed" });
+  assert.equal(retargeted.f.item("acme/app", retargeted.pr).pull!.merged, false);
 });
 
 test(`main moving before the merge sends the round back to sync within the run; after ${roundsMax} rounds the run ends for a retry`, async () => {
