@@ -157,19 +157,23 @@ test("checks that do not finish within the limit, and a head that moves or a tar
   assert.equal(retargeted.f.item("acme/app", retargeted.pr).pull!.merged, false);
 });
 
-test(`main moving before the merge sends the round back to sync within the run; after ${roundsMax} rounds the run ends for a retry`, async () => {
+test(`main moving before the merge sends the round back to sync within the run, with main's settings read again; after ${roundsMax} rounds the run ends for a retry`, async () => {
   const { f, pr, deps, input } = await setup(["deliver"], { ci: null });
-  // each time the checks are waited for: main moves, and CI passes on the head the sync made
+  // each time the checks are waited for: main moves (once, with new settings: the review status renamed), and CI
+  // passes on the head the sync made
   let moves = 0;
+  const renamed = { checks: { workflow: "CI", jobs: ["check"] }, review: { command: [process.execPath, reviewer], status: "team-review" } };
   const clock = testClock(() => {
     if (moves < 1) {
-      f.push("acme/app", "main", { [`main-${++moves}.txt`]: "m\n" });
+      f.push("acme/app", "main", { [`main-${++moves}.txt`]: "m\n", "ops/delivery.json": JSON.stringify(renamed) });
     }
     ci(f, f.headSha("acme/app", pr), "success");
   });
   const got = await deliverRound(input, { ...deps, clock });
   assert.equal(got.kind, "merged");
   const head = f.headSha("acme/app", pr);
+  // the new round read main's new settings: the review status it wrote is the renamed one
+  assert.deepEqual(statuses(f, head).filter((x) => /review /.test(x)), ["team-review success Reviewed: no problems found"]);
   assert.deepEqual(f.item("acme/app", pr).pull!.mergeSha, resolve(f.repo("acme/app").dir, "refs/heads/main"));
   assert.deepEqual(got, { kind: "merged", subject: `acme/app#${pr}`, head, merge: f.item("acme/app", pr).pull!.mergeSha });
   assert.equal(f.seen.filter((s) => s.template === "/repos/{owner}/{repo}/pulls/{pull_number}/update-branch").length, 1, "synced once, within the run");
