@@ -101,6 +101,23 @@ test("an octopus merge on the branch, through the fake GitHub: a finding asking 
   assert.equal(f.item("acme/app", pr).pull!.merged, false);
 });
 
+test("sync through the round: a branch GitHub cannot update is a failure with a notice card; no synced commit within 15 minutes is Not run for the hub's retry", async () => {
+  const conflict = await setup(["deliver"], { files: [{ "src/app.ts": "feature's line\n" }] });
+  conflict.f.push("acme/app", "main", { "src/app.ts": "main's line\n" });
+  const got = await deliverRound(conflict.input, conflict.deps);
+  const reason = `PUT /repos/acme/app/pulls/${conflict.pr}/update-branch: 422 merge conflict between base and head`;
+  assert.deepEqual(got, { kind: "conflict", subject: `acme/app#${conflict.pr}`, reason });
+  assert.deepEqual(statuses(conflict.f, conflict.head).slice(-1), ["delivery failure Cannot be synced with main; merge main by hand"]);
+  assert.deepEqual(readMessage(roundMessage(got, "en")).receipt.notice!.map((c) => [c.text, c.key]), [[reason, `delivery-sync:acme/app#${conflict.pr}`]]);
+
+  const held = await setup(["deliver"]);
+  held.f.push("acme/app", "main", { "other.txt": "o\n" });
+  held.f.holdSyncs();
+  const waited = await deliverRound(held.input, { ...held.deps, clock: testClock() });
+  assert.deepEqual(waited, { kind: "notRun", subject: `acme/app#${held.pr}`, error: "no synced commit after 15 minutes" });
+  assert.equal(held.f.item("acme/app", held.pr).pull!.merged, false);
+});
+
 test("deliver-review: ends after a passing review, the merge-permitting status not written, its labels off with deliver-review last", async () => {
   const { f, head, pr, deps, input } = await setup(["deliver", "deliver-review"]);
   const got = await deliverRound(input, deps);
