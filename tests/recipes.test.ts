@@ -196,6 +196,9 @@ test("morning-report end to end: a dated file of the repositories' commits in it
   for (const m of ["Fix the login timeout", "Add the export button"]) await git("commit", "-q", "--allow-empty", "-m", m);
   assert.equal((await h.cli("recipe", "add", "morning-report")).code, 0);
   writeFileSync(join(h.work("morning-report"), "report.json"), JSON.stringify({ repos: ["~/code/app", "~/code/missing"], hours: 24 }));
+  // as its README says: the sandbox hides the home, so the agent is let read the repositories' folder
+  const text = readFileSync(h.rules, "utf8");
+  writeFileSync(h.rules, applyEdits(text, modify(text, ["agents", "morning-reporter", "readable"], ["~/code"], {})));
   const hub = await serve(h);
   try {
     const run = await hub.run("morning-report");

@@ -38,11 +38,11 @@ export function openBrowser(url: string): void {
 export async function openSignIn(link: string, dir: string, title: string): Promise<void> {
   if (!browserCommand(link, process.env, process.platform, process.stdout.isTTY === true)) return;
   const { writeSignInPage } = await import("../host/sign-in-page.js");
-  let page: string;
+  let page: string | null;
   try {
     page = writeSignInPage(dir, link, title);
   } catch {
     return;
   }
-  openBrowser(pathToFileURL(page).href);
+  if (page !== null) openBrowser(pathToFileURL(page).href);
 }

@@ -27,17 +27,17 @@ function escapeHtml(text: string): string {
  * Writes the page that takes the browser to `link` (a sign-in link, its token in the fragment `#sign-in=`) into `dir`,
  * made 0700 when missing; deletes the pages there older than a sign-in token lives (`consoleSignInValidMs`).
  * @param title the page's title and text while it moves on (the catalog's words).
- * @returns the page's path.
- * @throws Error when `link` holds no token, `dir` is a link or another user's folder, or the page cannot be written
- *   (the caller then opens nothing; the link is printed anyway).
+ * @returns the page's path; null when `link` holds no token or `dir` is a link or another user's folder (the caller
+ *   then opens nothing; the link is printed anyway).
+ * @throws the file system's error when the page cannot be written.
  */
-export function writeSignInPage(dir: string, link: string, title: string, now = Date.now()): string {
+export function writeSignInPage(dir: string, link: string, title: string, now = Date.now()): string | null {
   const token = /#sign-in=([A-Za-z0-9_-]+)$/.exec(link)?.[1];
-  if (!token) throw new Error(`not a sign-in link: ${link}`);
+  if (!token) return null;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = lstatSync(dir);
   const uid = process.geteuid?.();
-  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) throw new Error(`${dir} is not a folder of this user`);
+  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) return null;
   if ((st.mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
   for (const name of readdirSync(dir)) {
     if (!pageName.test(name)) continue;
