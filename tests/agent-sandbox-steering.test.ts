@@ -237,7 +237,7 @@ test("issue 26 r11 F1, the same kind: a submodule's git folder (config, hooks, t
   assert.deepEqual(parts.readOnly.slice(0, 5), [join(wt, ".git"), join(repo, ".git", "worktrees", "wt", "commondir"), join(wt, ".vscode"), join(wt, ".idea"), join(wt, ".claude")]);
 });
 
-test("issue 26 r11 F1, after a run: a repository the agent made in its folder is named (kept), a planted commondir that cannot be moved aside is named as stuck; nothing new, no notice", () => {
+test("issue 26 r11 F1, after a run: a repository the agent made in its folder is named (kept); a planted commondir whose aside name the agent took first is moved to another name (r12 F12-1); nothing new, no notice", () => {
   const folder = realpathSync(tempDir("aa-steer-after-"));
   removed.push(folder);
   const parts = executableParts(folder, true);
@@ -249,13 +249,15 @@ test("issue 26 r11 F1, after a run: a repository the agent made in its folder is
   writeFileSync(join(folder, ".git", "commondir"), "/elsewhere\n");
   writeFileSync(join(folder, ".git", "commondir.planted-run-7"), "an earlier one\n");
   const planted = plantedSteering([folder], before, 7);
+  const movedTo = planted[1]?.movedTo ?? "";
+  assert.match(movedTo, new RegExp(`^${folder}/\\.git/commondir\\.planted-run-7-[0-9a-f]{8}$`));
   assert.deepEqual(planted, [
     { path: join(folder, ".git"), movedTo: null, kind: "kept" },
-    { path: join(folder, ".git", "commondir"), movedTo: null, kind: "stuck" },
+    { path: join(folder, ".git", "commondir"), movedTo, kind: "moved" },
   ]);
-  assert.deepEqual(plantedNotice(planted, "en"), {
-    title: "The agent wrote files your git would run",
-    text: `${folder}/.git: a repository the agent made; read its config and hooks before you run git there\n${folder}/.git/commondir: could not be moved aside; read where it leads before you run git there`,
-  });
+  assert.equal(existsSync(join(folder, ".git", "commondir")), false, "moved: the owner's git no longer follows it");
+  assert.equal(readFileSync(join(folder, ".git", "commondir.planted-run-7"), "utf8"), "an earlier one\n", "the name taken first left as it was");
+  assert.equal(readFileSync(movedTo, "utf8"), "/elsewhere\n");
+  assert.deepEqual(plantedNotice(planted, "en")?.title, "The agent wrote files your git would run");
   assert.equal(plantedNotice(planted, "zh")?.title, "Agent 写了你的 git 会运行的文件");
 });

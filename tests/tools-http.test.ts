@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, hubFixture, until } from "./helpers.js";
 import { everythingServer, examples, nodePlugin, processesIn, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
@@ -60,10 +60,11 @@ test("GET /v1/tools lists every tool of the home's plugins with plugin, kind and
     assert.equal(echo.parameters.type, "object");
     // The broken plugin and the one whose tools/list fails are left out; the log says why the latter is missing.
     assert.ok(logs.some((l) => l.startsWith("GET /v1/tools leaves out the tools of plugin mute: ")), logs.join("\n"));
-    // The same through the other path and the typed client; tools/list was asked once (cached by the digest of its files).
+    // The same through the other path and the typed client. The lister, trusted by no one, was asked only in the review
+    // sandbox (issue 26 round 11, F5; tools-review.test.ts): the home hidden there, its note never reached the home.
     assert.deepEqual((await f.call("GET", "/api/tools", f.keys.owner)).body, r.body);
     assert.deepEqual(await new HubClient(f.url, f.keys.owner).tools(), r.body);
-    assert.equal(readFileSync(asked, "utf8"), "tools/list\n");
+    assert.equal(existsSync(asked), false, "asked in the review sandbox, which hides the home");
 
     // A changed manifest, a removed plugin and changed approvals show at the next request.
     writeFileSync(join(plugins, "hello-python", "manifest.toml"), readFileSync(join(plugins, "hello-python", "manifest.toml"), "utf8").replace('description = "Greet a person"', 'description = "Say hello"'));
@@ -75,7 +76,9 @@ test("GET /v1/tools lists every tool of the home's plugins with plugin, kind and
     }))!;
     assert.deepEqual(after.map((x) => x.name), ["every.echo", "hello-python.greet", ...["greet", "count", "refuse", "ask", "crash"].map((x) => `hello-service.${x}`), "lister.add"]);
     assert.deepEqual([after[1]!.description, after.at(-1)!.approval], ["Say hello", "auto"]);
-    assert.ok(processesIn(every).length > 0, "the MCP server runs while the hub does");
+    // The MCP plugin, trusted by no one and not autostarted, was asked in the review sandbox by a server started for
+    // that and stopped (issue 26 round 11, F5): none of its processes stays.
+    assert.deepEqual(processesIn(every), [], "the review's MCP server was stopped");
     // The listing answered from the service's manifest; `serve` starts a service plugin once its watcher finds it
     // (spec tool-plugins.md §6), whether before or after the listing: the CI run of f1a2dbe saw it either way.
     assert.ok(await until(() => processesIn(join(plugins, "hello-service")).length > 0), "serve starts the service plugin it found");

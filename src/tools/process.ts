@@ -375,15 +375,21 @@ export class PluginProcess {
   async end(): Promise<void> {
     if (!this.ended) {
       this.ended = true;
-      this.noteDescendants();
-      this.signal("SIGKILL");
-      for (const pid of this.known) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // gone already
+      // Frozen first, then found, then killed: a process that forks between a look and the kill would escape (seen in
+      // a full run: a setsid child started as the call timed out). A stopped process forks no more, so a few looks,
+      // each stopping what it finds, reach every descendant there is.
+      this.signal("SIGSTOP");
+      for (const pid of this.known) signalPid(pid, "SIGSTOP");
+      for (let look = 0; look < endLooksMax && this.child.pid !== undefined; look++) {
+        const fresh = descendantsOf(this.child.pid).filter((pid) => !this.known.has(pid));
+        if (fresh.length === 0) break;
+        for (const pid of fresh) {
+          this.known.add(pid);
+          signalPid(pid, "SIGSTOP");
         }
       }
+      this.signal("SIGKILL");
+      for (const pid of this.known) signalPid(pid, "SIGKILL");
       await this.launch.cgroup?.destroy();
     }
     // A process that never started has no pipes to wait for.
@@ -445,6 +451,18 @@ export class PluginProcess {
     this.s.log(`plugin.${this.name}`, [...l].length > logLineMaxChars ? [...l].slice(0, logLineMaxChars).join("") + "…" : l);
   }
 }
+
+/** Sends `sig` to process `pid`, if it is still there. */
+function signalPid(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // gone already
+  }
+}
+
+/** How many times `end()` looks for descendants of a frozen plugin (each look stops what it finds). */
+const endLooksMax = 8;
 
 /** Every live descendant of `root` (by parent pid, from /proc; empty where there is no /proc). */
 export function descendantsOf(root: number): number[] {

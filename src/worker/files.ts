@@ -3,7 +3,8 @@
  * `submitted`, the usage ledger, the supervisor's `spec.json`, `pid.json`, `exit.json`): whole or not at all; and
  * reading them, and the agent's output, without ever blocking on something that is not a regular file.
  */
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 
@@ -19,6 +20,30 @@ export function createNewFile(path: string, content: string, mode = 0o600): void
     writeSync(fd, content);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Moves `path` (a file, folder or link) aside to `to`, or — when something is there already (a name an agent may have
+ * made first, so that the move would fail or replace it) — to `to` with `-<8 hex digits>` added: never onto an
+ * existing entry. Issue 26 round 12: a planted `commondir` stayed in place because its aside name was taken.
+ * @returns where it went.
+ * @throws the file system's error (the move itself failed).
+ */
+export function moveAside(path: string, to: string): string {
+  let target = to;
+  while (taken(target)) target = `${to}-${randomBytes(4).toString("hex")}`;
+  renameSync(path, target);
+  return target;
+}
+
+/** Whether anything (a link too) is at `path`. */
+function taken(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 

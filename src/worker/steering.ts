@@ -28,7 +28,8 @@
  * A repository the agent makes itself elsewhere in its folder is its output, as any file it writes (SECURITY.md).
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { moveAside } from "./files.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { realPathOr } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
@@ -296,11 +297,8 @@ export interface Planted {
 export function plantedSteering(folders: readonly string[], before: ReadonlySet<string>, run: number): Planted[] {
   const found: Planted[] = [];
   const aside = (path: string): Planted => {
-    const to = `${path}.planted-run-${run}`;
     try {
-      if (present(to)) return { path, movedTo: null, kind: "stuck" };
-      renameSync(path, to);
-      return { path, movedTo: to, kind: "moved" };
+      return { path, movedTo: moveAside(path, `${path}.planted-run-${run}`), kind: "moved" };
     } catch {
       return { path, movedTo: null, kind: "stuck" };
     }
