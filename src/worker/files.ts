@@ -32,13 +32,13 @@ export function createNewFile(path: string, content: string, mode = 0o600): void
  */
 export function moveAside(path: string, to: string): string {
   let target = to;
-  while (taken(target)) target = `${to}-${randomBytes(4).toString("hex")}`;
+  while (present(target)) target = `${to}-${randomBytes(4).toString("hex")}`;
   renameSync(path, target);
   return target;
 }
 
 /** Whether anything (a link too) is at `path`. */
-function taken(path: string): boolean {
+export function present(path: string): boolean {
   try {
     lstatSync(path);
     return true;

@@ -18,6 +18,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSy
 import { dirname, join, resolve } from "node:path";
 import { createNewFile } from "./files.js";
 import { isInside, realPath } from "./sandbox.js";
+import { present } from "./files.js";
 
 /** How the state folders are shown in the sandbox, beyond binding them writable. */
 export interface StateView {
@@ -102,15 +103,6 @@ function basename(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
-/** Whether anything (a link too) is at `path`. */
-function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Whether `path` is a link. */
 function isLink(path: string): boolean {

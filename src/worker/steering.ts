@@ -29,7 +29,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { moveAside } from "./files.js";
+import { moveAside, present } from "./files.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { realPathOr } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
@@ -67,15 +67,6 @@ function isDir(path: string): boolean {
   }
 }
 
-/** Whether something (a link too) is at `path`. */
-function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The parts of `folder` (a real path a sandbox may write) that the owner's tools run or take settings from (see the
