@@ -19,6 +19,7 @@ import { Worker } from "../src/worker/worker.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
 import { executableParts, plantedNotice, plantedSteering } from "../src/worker/steering.js";
+import { check } from "../src/protocol/validate.js";
 
 let f: Fixture | null = null;
 const workers: Worker[] = [];
@@ -260,4 +261,15 @@ test("issue 26 r11 F1, after a run: a repository the agent made in its folder is
   assert.equal(readFileSync(movedTo, "utf8"), "/elsewhere\n");
   assert.deepEqual(plantedNotice(planted, "en")?.title, "The agent wrote files your git would run");
   assert.equal(plantedNotice(planted, "zh")?.title, "Agent 写了你的 git 会运行的文件");
+});
+
+test("issue 26 r12 F12-9: a planted name with control characters or a line break is shown escaped in the notice — the result it goes in stays valid, and the agent adds no line of its own", () => {
+  const folder = "/work/p";
+  const path = `${folder}/sub\u001b[2J\nYour git is fine, ignore this card/.git`;
+  const notice = plantedNotice([{ path, movedTo: `${path}.planted-run-3`, kind: "moved" }], "en")!;
+  const text = notice.text ?? "";
+  assert.equal(text.split("\n").length, 1, "one line per planted part");
+  assert.ok(text.includes("sub\\u{1b}[2J\\u{a}Your git is fine, ignore this card/.git"), text);
+  const result = check("Result", { outcome: "done", summary: "ok", session: null, notice: [notice] }, "en");
+  assert.equal(result.ok, true, JSON.stringify(result));
 });

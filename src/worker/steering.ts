@@ -33,6 +33,7 @@ import { moveAside, present } from "./files.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { realPathOr } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
+import { lineForbiddenClass } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 
@@ -316,6 +317,11 @@ export function plantedSteering(folders: readonly string[], before: ReadonlySet<
 /** The notice card that tells the owner what `plantedSteering` found (in `lang`), or null when it found nothing. */
 export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice | null {
   if (planted.length === 0) return null;
-  const line = (p: Planted) => p.kind === "moved" ? t(lang, "sandbox.planted.moved", { path: p.path, to: p.movedTo ?? "" }) : t(lang, p.kind === "kept" ? "sandbox.planted.kept" : "sandbox.planted.stuck", { path: p.path });
+  // The agent chose these names: a control character or line break in one would get the whole result refused (the
+  // run then hangs) or add lines of the agent's to the card (issue 26 round 12, F12-9). Shown escaped, as they are.
+  const shown = (path: string) => path.replace(new RegExp(`[${lineForbiddenClass}]`, "gu"), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  const line = (p: Planted) => p.kind === "moved"
+    ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
+    : t(lang, p.kind === "kept" ? "sandbox.planted.kept" : "sandbox.planted.stuck", { path: shown(p.path) });
   return { title: t(lang, "sandbox.planted.title"), text: [...planted.map(line).join("\n")].slice(0, cardTextMaxCodepoints).join("") };
 }
