@@ -3,7 +3,7 @@
  * sandboxes' mounts, the tool host's binds, the plugin layer's listing of a plugin folder) and whether it is a file this
  * user may run (`doctor`, `plugins doctor`).
  */
-import { accessSync, constants, realpathSync, statSync } from "node:fs";
+import { accessSync, constants, lstatSync, realpathSync, statSync } from "node:fs";
 import { sep } from "node:path";
 
 /**
@@ -28,6 +28,16 @@ export function executableFile(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
     return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a folder entry is there at all, whatever it is (lstat: a dangling symlink is there). */
+export function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
   } catch {
     return false;
   }

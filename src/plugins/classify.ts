@@ -5,7 +5,7 @@
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { realPathOr, within } from "../common/file-checks.js";
+import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pluginFoldersMax } from "./limits.js";
 import { pluginKinds, type CodeKind, type PluginKind, type PluginRoot, type ScannedFolder } from "./types.js";
@@ -95,12 +95,5 @@ function linkOutOf(root: string, path: string): string | null {
   return base === null || real === base || !within(real, base) ? real : null;
 }
 
-/** Whether a folder entry is there at all, whatever it is (lstat: a dangling symlink is there). */
-export function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether a folder entry is there at all (common/file-checks.ts; named here too for the plugin hosts that ask it). */
+export { present };

@@ -4,8 +4,9 @@
  * reading them, and the agent's output, without ever blocking on something that is not a regular file.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { present } from "../common/file-checks.js";
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 
 /**
@@ -37,15 +38,6 @@ export function moveAside(path: string, to: string): string {
   return target;
 }
 
-/** Whether anything (a link too) is at `path`. */
-export function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Writes `content` to `path` atomically and durably: a temporary file beside it (`<path>.<pid>.tmp`), fsync, rename

@@ -18,7 +18,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSy
 import { dirname, join, resolve } from "node:path";
 import { createNewFile } from "./files.js";
 import { isInside, realPath } from "./sandbox.js";
-import { present } from "./files.js";
+import { present } from "../common/file-checks.js";
 
 /** How the state folders are shown in the sandbox, beyond binding them writable. */
 export interface StateView {

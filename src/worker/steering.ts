@@ -29,9 +29,9 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { moveAside, present } from "./files.js";
+import { moveAside } from "./files.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { realPathOr } from "../common/file-checks.js";
+import { present, realPathOr } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
 import { lineForbiddenClass } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
