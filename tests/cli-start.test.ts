@@ -82,7 +82,8 @@ test("status and answer load the client, its answer checks and what finds this h
       // its one runtime helper: string lengths in code points (ajv/dist/runtime/ucs2length.js, 20 lines), since a
       // transcript's answer has bounded strings (issue 30)
       "node_modules/ajv",
-      "dist/src/worker/files.js", "node_modules/commander",
+      // files.ts reads the answer-file safely; its one check of what a path is (file-checks.ts, node:fs only)
+      "dist/src/worker/files.js", "dist/src/common/file-checks.js", "node_modules/commander",
       // the hub's proof of the master key, checked before any key is sent (issue 26 round 5, F3)
       "dist/src/protocol/hub-proof.js",
     ];
