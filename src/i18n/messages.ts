@@ -348,6 +348,7 @@ const catalog = {
   "tools.call.unknownPlugin": { zh: "没有这个工具插件：{plugin}", en: "no such tool plugin: {plugin}" },
   "tools.call.unknownTool": { zh: "插件 {plugin} 没有工具 {tool}", en: "plugin {plugin} has no tool {tool}" },
   "tools.call.rejected": { zh: "插件 {plugin} 的 manifest 不合法：{error}", en: "plugin {plugin} has no valid manifest: {error}" },
+  "tools.call.argumentsTooLarge": { zh: "arguments：按 JSON 计超过 {limit} 字节", en: "arguments: larger than {limit} bytes as JSON" },
   "tools.call.arguments": { zh: "{tool} 的参数不对：{error}", en: "wrong arguments for {tool}: {error}" },
   "tools.call.service": { zh: "插件 {plugin} 是 service 插件，要由工具宿主启动后才能调用", en: "plugin {plugin} is a service plugin: it is called once the tool host has started it" },
   "tools.call.timeout": { zh: "插件 {plugin} 超过 {ms} 毫秒没有回答，已结束它的整个进程组", en: "plugin {plugin} did not answer within {ms} ms; its whole process group was ended" },

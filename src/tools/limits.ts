@@ -52,6 +52,12 @@ export const stdoutLineMaxBytes = 4 * 1024 * 1024;
 export { toolResultDepthMax as resultDepthMax } from "../kernel/limits.js";
 /** A call's arguments (from `--args`, an agent, a workflow): nested at most this deep, else refused before anything starts. */
 export const argumentsDepthMax = 64;
+/**
+ * A call's arguments as JSON, in UTF-8 bytes: larger is refused before anything reads them further (issue 26 round 12,
+ * F12-5: the worker redacts a call's arguments on the hub's event loop, and the bridge's 10 MiB line let one call hold
+ * it for seconds). A plugin that takes files is given a path, not their content.
+ */
+export const argumentsMaxBytes = 1024 * 1024;
 /** All stdout of one call up to its response, in bytes: more ends the call as a plugin error (a flood). */
 export const stdoutMaxBytes = 16 * 1024 * 1024;
 /** stderr of one call that reaches the log, in bytes; the rest is read and dropped, with one line saying so. */
