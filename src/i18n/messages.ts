@@ -319,6 +319,7 @@ const catalog = {
     zh: "第一次错过：{first}。最后一次错过：{last}。中台回来后只补跑了最近的一次：{ran}。",
     en: "First missed: {first}. Last missed: {last}. Only the latest time, {ran}, ran when the hub was back.",
   },
+  "card.resultRefused.title": { zh: "中台不收第 {run} 轮的结果，其回执已作废", en: "The hub refused the result of run {run}; its receipt was voided" },
   "card.receipt.title": { zh: "第 {run} 轮的回执读不懂，已作废", en: "The receipt of run {run} could not be read and was voided" },
   // tool plugins (spec tool-plugins.md): manifests, discovery, calls, sandbox, long-lived plugins, conformance
   "tools.manifest.tooLarge": { zh: "manifest 超过 {limit} 字节", en: "the manifest is larger than {limit} bytes" },
