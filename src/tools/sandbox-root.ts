@@ -87,8 +87,9 @@ export function rootArgs(readOnlyRoot: boolean): string[] {
  * read-only: a program installed outside the system folders needs its install (pyenv's shims run ~/.pyenv/libexec,
  * a Python finds its lib/ beside bin/, node its lib/node_modules). Each folder's parent, unless that is one of `homes`
  * or a top-level folder (then the folder itself: never a whole home, `/opt` or `/srv`). Real paths that exist; none
- * a home itself, inside `hidden` (the hub's home), in the sandbox's own folders (`/tmp`, `/run`), in or holding a
- * folder where services make sockets (binds.ts `socketFolders`), or inside another of them.
+ * a home itself, inside `hidden` (the hub's home), inside another of them, or — outside the homes (which may lie in
+ * `/tmp`) — in the sandbox's own folders (`/tmp`, `/run`) or in or holding a folder where services make sockets
+ * (binds.ts `socketFolders`).
  */
 export function pathInstalls(path: string, homes: string[], hidden: string[]): string[] {
   const found: string[] = [];
@@ -101,7 +102,8 @@ export function pathInstalls(path: string, homes: string[], hidden: string[]): s
       continue;
     }
     if (real === "/" || homes.includes(real) || shownByRoot(real) || hidden.some((h) => within(real, h))) continue;
-    if (ownFolders.some((f) => within(real, f)) || socketFolders.some((f) => within(real, f) || within(f, real))) continue;
+    const inHome = homes.some((h) => within(real, h));
+    if (!inHome && (ownFolders.some((f) => within(real, f)) || socketFolders.some((f) => within(real, f) || within(f, real)))) continue;
     const parent = dirname(real);
     found.push(homes.includes(parent) || dirname(parent) === "/" || parent === "/" ? real : parent);
   }
