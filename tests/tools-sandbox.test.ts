@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { createCgroup } from "../src/tools/cgroup.js";
-import { engine, everythingServer, examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
+import { engineBinds, everythingServer, examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
 
 const sandboxed = async () => (await probeBwrap("bwrap")).ok;
 
@@ -139,21 +139,15 @@ test("cgroup v2 where its controllers are delegated; v1 for the others; limits w
   }
 });
 
-/**
- * What the repository's example service and the MCP server load outside their folders — the engine's checkout (the
- * service's `.proto`) and its node_modules (a link in a worktree) — bound read-only: the sandbox root shows the system
- * folders only (issue 26 round 12, F12-6), so a plugin names what else it reads.
- */
-const repoBinds = [...new Set([engine, realpathSync(join(engine, "node_modules"))])].map((p) => JSON.stringify(`${p}:${p}:ro`)).join(", ");
-
 test("sandboxed long-lived plugins: a service reaches its socket through the host's bind; an MCP server runs with no network", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  // The example service and the MCP server load the engine's files (the `.proto`, node_modules): bound read-only.
   const f = hostFixture();
   try {
     const service = readFileSync(join(examples, "hello-service", "manifest.toml"), "utf8")
-      .replace('args = ["main.mjs"]', `args = [${JSON.stringify(join(examples, "hello-service", "main.mjs"))}]`) + `\n[sandbox]\nnetwork = "none"\nread_only_root = true\nbinds = [${repoBinds}]\n`;
+      .replace('args = ["main.mjs"]', `args = [${JSON.stringify(join(examples, "hello-service", "main.mjs"))}]`) + `\n[sandbox]\nnetwork = "none"\nread_only_root = true\nbinds = [${engineBinds}]\n`;
     writePlugin(f.root, "hello-service", service);
-    writePlugin(f.root, "every", `manifest_version = 3\nname = "every"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everythingServer)}, "stdio"]\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n[sandbox]\nmemory = "512m"\nbinds = [${repoBinds}]\n`);
+    writePlugin(f.root, "every", `manifest_version = 3\nname = "every"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everythingServer)}, "stdio"]\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n[sandbox]\nmemory = "512m"\nbinds = [${engineBinds}]\n`);
     f.registry.rescan();
     await f.host.start();
     const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "s" });
