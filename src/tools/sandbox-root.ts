@@ -76,7 +76,11 @@ export function rootArgs(readOnlyRoot: boolean): string[] {
   }
   for (const name of entries) {
     const path = `/var/${name}`;
-    if (name !== "tmp" && lstatSync(path).isSymbolicLink()) a.push("--symlink", readlinkSync(path), path);
+    try {
+      if (name !== "tmp" && lstatSync(path).isSymbolicLink()) a.push("--symlink", readlinkSync(path), path);
+    } catch {
+      // Gone since it was listed: not there in the sandbox either.
+    }
   }
   a.push(readOnlyRoot ? "--dir" : "--tmpfs", "/var/tmp");
   return a;
