@@ -127,7 +127,7 @@ test("F12-6: what the root shows — the system folders (links kept), /var with 
   const made = ["home/.pyenv/shims", "home/bin", "opt/node/bin", "hub/bin"].map((p) => join(top, p));
   for (const d of [...made, join(elsewhere, "node", "bin")]) mkdirSync(d, { recursive: true });
   try {
-    const path = ["/usr/bin", "/bin", join(home, ".pyenv", "shims"), join(home, "bin"), join(elsewhere, "node", "bin"), join(top, "hub", "bin"), home, "relative/bin", join(top, "missing")].join(":");
+    const path = ["/usr/bin", "/bin", join(home, ".pyenv", "shims"), join(home, "bin"), join(elsewhere, "node", "bin"), join(top, "hub", "bin"), home, "/srv", "/opt", "relative/bin", join(top, "missing")].join(":");
     assert.deepEqual(pathInstalls(path, [home], [join(top, "hub")]), [join(elsewhere, "node"), join(home, "bin"), join(home, ".pyenv")].sort((a, b) => a.length - b.length));
     // Outside the homes, nothing in the sandbox's own /tmp, nor where services make sockets.
     assert.deepEqual(pathInstalls([join(top, "opt", "node", "bin"), "/run", "/var/run"].join(":"), [], []), []);

@@ -91,7 +91,8 @@ export function rootArgs(readOnlyRoot: boolean): string[] {
  * read-only: a program installed outside the system folders needs its install (pyenv's shims run ~/.pyenv/libexec,
  * a Python finds its lib/ beside bin/, node its lib/node_modules). Each folder's parent, unless that is one of `homes`
  * or a top-level folder (then the folder itself: never a whole home, `/opt` or `/srv`). Real paths that exist; none
- * a home itself, inside `hidden` (the hub's home), inside another of them, or — outside the homes (which may lie in
+ * a home or a top-level folder itself (a PATH of `/srv`), inside `hidden` (the hub's home), inside another of them,
+ * or — outside the homes (which may lie in
  * `/tmp`) — in the sandbox's own folders (`/tmp`, `/run`) or in or holding a folder where services make sockets
  * (binds.ts `socketFolders`).
  */
@@ -105,11 +106,11 @@ export function pathInstalls(path: string, homes: string[], hidden: string[]): s
     } catch {
       continue;
     }
-    if (real === "/" || homes.includes(real) || shownByRoot(real) || hidden.some((h) => within(real, h))) continue;
+    if (dirname(real) === "/" || real === "/" || homes.includes(real) || shownByRoot(real) || hidden.some((h) => within(real, h))) continue;
     const inHome = homes.some((h) => within(real, h));
     if (!inHome && (ownFolders.some((f) => within(real, f)) || socketFolders.some((f) => within(real, f) || within(f, real)))) continue;
     const parent = dirname(real);
-    found.push(homes.includes(parent) || dirname(parent) === "/" || parent === "/" ? real : parent);
+    found.push(homes.includes(parent) || dirname(parent) === "/" ? real : parent);
   }
   const unique = [...new Set(found)].sort((a, b) => a.length - b.length);
   return unique.filter((p, i) => !unique.slice(0, i).some((q) => within(p, q)));
