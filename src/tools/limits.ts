@@ -104,3 +104,9 @@ export const mcpListPagesMax = 16;
  * 100 ms of reading at each start of the plugin; a plugin binds the folders it needs, not a whole tree of the system.
  */
 export const bindSocketScanEntriesMax = 100_000;
+/**
+ * The sandbox root's look for sockets at each start of a sandboxed plugin (issue 26 round 12, F12-6; sandbox-root.ts
+ * `socketsShown`): `/etc` and the installs on PATH outside the homes, at most this many entries in all (about 20 ms);
+ * each socket found is covered. Past it the rest is shown unlooked (docs/plugins/tool-plugins.md says so).
+ */
+export const rootSocketScanEntriesMax = 20_000;
