@@ -8,7 +8,7 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { commandPaths, stateView } from "../src/worker/state-steering.js";
@@ -126,4 +126,17 @@ test("issue 26 r12 F12-3: with the CLI's writes listed, every other entry at the
   assert.deepEqual(skeleton.skeletons, [state]);
   assert.deepEqual([...skeleton.writable].sort(), ["history.jsonl", "projects", "sessions", "state_5.sqlite"].map((n) => join(state, n)));
   assert.deepEqual([...skeleton.readOnly].sort(), ["notes.txt", "scripts", "sessions-old", "tools"].map((n) => join(state, n)));
+});
+
+test("issue 26 r12 F12-3: an entry the settings name a command in that is not there yet is made first (a folder, or an empty file) and read-only, so no run creates the script", () => {
+  const { home: h, state } = home();
+  mkdirSync(join(state, "projects"));
+  writeFileSync(join(state, "settings.json"), JSON.stringify({
+    hooks: { Stop: [{ hooks: [{ type: "command", command: '[ -x "$HOME/.claude/later/x.sh" ] && "$HOME/.claude/later/x.sh"; sh ~/.claude/top.sh' }] }] },
+  }));
+  const view = stateView([join(state, "settings.json")], [state], { HOME: h }, ["projects/"]);
+  assert.deepEqual([...view.readOnly].sort(), ["later", "settings.json", "top.sh"].map((n) => join(state, n)));
+  assert.equal(statSync(join(state, "later")).isDirectory(), true);
+  assert.equal(readdirSync(join(state, "later")).length, 0);
+  assert.equal(readFileSync(join(state, "top.sh"), "utf8"), "");
 });

@@ -20,7 +20,8 @@
  * what its CLI writes at the top of the state (`AgentState.writes`), and every other entry there is read-only: no gap
  * in reading the settings leaves a script writable. The settings are still read (TOML by the project's TOML reader,
  * every string under `command`, `args`, `notify` at any depth; shell words with their quotes and variables resolved),
- * for a script the owner keeps among what the CLI writes.
+ * for a script the owner keeps among what the CLI writes, and an entry they name that is not there yet is made first
+ * (an empty folder, or an empty file), so that no run creates the script the settings run.
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -85,7 +86,13 @@ export function stateView(declared: readonly string[], folders: readonly string[
     // An entry holding a file the settings name as a command.
     for (const n of named) {
       for (const at of new Set([resolve(n), realPath(n)])) {
-        if (isInside(at, f) && at !== f) protect.add(at.slice(f.length + 1).split("/")[0]!);
+        if (!isInside(at, f) || at === f) continue;
+        const rel = at.slice(f.length + 1);
+        const name = rel.split("/")[0]!;
+        // One not there yet is made first, as a missing declared part is: a new entry at the top would persist, and
+        // the CLI would run what a run put there (`[ -x ~/.claude/scripts/x.sh ] && …`).
+        if (!present(join(f, name))) make(join(f, name), rel.includes("/"));
+        protect.add(name);
       }
     }
     const linked = [...protect].some((name) => isLink(join(f, name)));
