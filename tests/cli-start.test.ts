@@ -43,9 +43,12 @@ async function run(args: string[], home: string, extra: Record<string, string> =
     execFile(process.execPath, ["--import", register, bin, ...args], { env, encoding: "utf8" }, (e, stdout, stderr) =>
       resolve({ status: e ? Number((e as { code?: number }).code ?? 1) : 0, stdout, stderr }));
   });
-  const loaded = [...new Set(readFileSync(log, "utf8").split("\n").filter((u) => u.startsWith("file:")))]
-    .map((u) => u.slice(pathToFileURL(engine).href.length + 1))
-    .map((p) => (p.startsWith("node_modules/") ? p.split("/").slice(0, p.startsWith("node_modules/@") ? 3 : 2).join("/") : p));
+  // A package by its name wherever node_modules really is (a worktree may link it from another checkout).
+  const shown = (u: string) => {
+    const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u);
+    return m ? `node_modules/${m[1]}` : u.slice(pathToFileURL(engine).href.length + 1);
+  };
+  const loaded = [...new Set(readFileSync(log, "utf8").split("\n").filter((u) => u.startsWith("file:")))].map(shown);
   return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim(), loaded: [...new Set(loaded)].sort() };
 }
 
