@@ -12,13 +12,14 @@ import { test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { hubFixture, baseRules, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
 import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { Worker } from "../src/worker/worker.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
-import { executableParts, plantedNotice, plantedSteering } from "../src/worker/steering.js";
+import { executableParts, noneSeen, projectSteeringFolders } from "../src/worker/steering.js";
+import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
 import { check } from "../src/protocol/validate.js";
 
 let f: Fixture | null = null;
@@ -62,6 +63,15 @@ async function runAgent(script: string, cwd: string): Promise<Fixture> {
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   await untilLatestRun(fx, "done", 30_000).catch(async (e) => { throw new Error(`${(e as Error).message}: ${JSON.stringify((await fx.state()).runs)}`); });
   return fx;
+}
+
+/** Where `path` was moved aside after run `run`: the one entry beside it named `<name>.planted-run-<run>-<16 hex digits>`. */
+function asideOf(path: string, run: number): string {
+  const prefix = `${basename(path)}.planted-run-${run}-`;
+  const found = readdirSync(dirname(path)).filter((n) => n.startsWith(prefix));
+  assert.equal(found.length, 1, `${path}: ${JSON.stringify(found)}`);
+  assert.match(found[0]!, /-[0-9a-f]{16}$/);
+  return join(dirname(path), found[0]!);
 }
 
 /** Shell: `try <name> <command…>` appends "<name> ok" or "<name> no" to tried.txt (in the cwd). */
@@ -110,16 +120,18 @@ test("issue 26 r11 F1 (reported cases: .git renamed, .git/commondir, gitlink + s
   assert.equal(owner(repo, master, "rev-parse", "--verify", "-q", "agent-branch").trim().length, 40);
   // What could not be refused is moved aside, and the run says so in a notice.
   assert.equal(existsSync(join(repo, ".git", "commondir")), false);
-  assert.equal(readFileSync(join(repo, ".git", "commondir.planted-run-1"), "utf8"), `${repo}/.cache/cd\n`);
+  const commondirAside = asideOf(join(repo, ".git", "commondir"), 1);
+  assert.equal(readFileSync(commondirAside, "utf8"), `${repo}/.cache/cd\n`);
   assert.equal(existsSync(join(repo, "sub", ".git")), false);
-  assert.equal(readFileSync(join(repo, "sub", ".git.planted-run-1"), "utf8"), "gitdir: ../.cache/subgit\n");
+  const subAside = asideOf(join(repo, "sub", ".git"), 1);
+  assert.equal(readFileSync(subAside, "utf8"), "gitdir: ../.cache/subgit\n");
   const st = await fx.state();
   const card = st.cards.find((c) => c.kind === "notice");
   assert.ok(card, JSON.stringify(st.cards));
   assert.equal(card.title, "The agent wrote files your git would run");
   assert.equal(card.text, [
-    `${repo}/.git/commondir → moved to ${repo}/.git/commondir.planted-run-1 (move it back once you have read it)`,
-    `${repo}/sub/.git → moved to ${repo}/sub/.git.planted-run-1 (move it back once you have read it)`,
+    `${repo}/.git/commondir → moved to ${commondirAside} (move it back once you have read it)`,
+    `${repo}/sub/.git → moved to ${subAside} (move it back once you have read it)`,
   ].join("\n"));
 });
 
@@ -242,16 +254,18 @@ test("issue 26 r11 F1, after a run: a repository the agent made in its folder is
   const folder = realpathSync(tempDir("aa-steer-after-"));
   removed.push(folder);
   const parts = executableParts(folder, true);
-  assert.deepEqual(parts, { mountPoints: [], readOnly: [".vscode", ".idea", ".claude", ".codex"].map((d) => join(folder, d)) }, "placeholders made in a project folder");
+  assert.deepEqual(parts, {
+    mountPoints: [], readOnly: projectSteeringFolders.map((d) => join(folder, d)), readOnlyParents: [], seen: { ...noneSeen(), projects: [folder] },
+  }, "placeholders made in a project folder");
   const before = new Set([...parts.mountPoints, ...parts.readOnly]);
-  assert.deepEqual(plantedSteering([folder], before, 7), []);
+  assert.deepEqual(plantedSteering([folder], before, parts.seen, 7), []);
   assert.equal(plantedNotice([], "en"), null);
   owner(folder, {}, "init", "-q");
   writeFileSync(join(folder, ".git", "commondir"), "/elsewhere\n");
   writeFileSync(join(folder, ".git", "commondir.planted-run-7"), "an earlier one\n");
-  const planted = plantedSteering([folder], before, 7);
+  const planted = plantedSteering([folder], before, parts.seen, 7);
   const movedTo = planted[1]?.movedTo ?? "";
-  assert.match(movedTo, new RegExp(`^${folder}/\\.git/commondir\\.planted-run-7-[0-9a-f]{8}$`));
+  assert.match(movedTo, new RegExp(`^${folder}/\\.git/commondir\\.planted-run-7-[0-9a-f]{16}$`), "a name the agent cannot know beforehand");
   assert.deepEqual(planted, [
     { path: join(folder, ".git"), movedTo: null, kind: "kept" },
     { path: join(folder, ".git", "commondir"), movedTo, kind: "moved" },
