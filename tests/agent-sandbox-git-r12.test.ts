@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
+import { executableParts, GuardLimitError, guardLimitText } from "../src/worker/steering.js";
 import { asideOf, fsmonitorConfig, owner, ownerRepo, removed, runAgent, sandboxed, tryFn } from "./steering-helpers.js";
 
 /** A folder the agent's planted commands would copy the master key into (its listing: what ran). */
@@ -73,4 +74,130 @@ test("issue 26 r12 F12-1 (reported cases a-e: the 501st gitlink, a gitlink .git 
   const card = (await fx.state()).cards.find((c) => c.kind === "notice");
   assert.equal(card?.title, "The agent wrote files your git would run");
   assert.equal(card.text, moved.map((p, i) => `${p} → moved to ${aside[i]} (move it back once you have read it)`).join("\n"));
+});
+
+test("issue 26 r12 F12-2 (reported cases: a nested clone in the project, a cwd that is a folder of repositories): each repository's config, hooks and .git stay out of the agent's reach, its missing editor folders are made; the owner's git status there runs nothing; the agent still commits in each", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const code = realpathSync(tempDir("aa-r12-code-"));
+  removed.push(code);
+  const made = (path: string) => {
+    mkdirSync(path, { recursive: true });
+    owner(path, {}, "init", "-q", "-b", "main");
+    writeFileSync(join(path, "f"), "x\n");
+    owner(path, {}, "add", "f");
+    owner(path, {}, "commit", "-qm", "owner");
+  };
+  made(join(code, "a"));
+  made(join(code, "b"));
+  made(join(code, "b", "vendor", "lib"));
+  const leak = leakFolder();
+  const git = `git -c user.name=a -c user.email=a@example.com`;
+  const script = [
+    tryFn,
+    `try nestedconfig git config --file b/vendor/lib/.git/config core.fsmonitor "cp $AA_MASTER ${leak}/nested; echo"`,
+    `try topconfig git config --file a/.git/config core.fsmonitor "cp $AA_MASTER ${leak}/a; echo"`,
+    `try hook sh -c 'echo x > b/.git/hooks/pre-commit'`,
+    `try rename mv b/vendor/lib/.git b/vendor/lib/.git-orig`,
+    `try vscode mkdir -p b/vendor/lib/.vscode/x`,
+    `try commit ${git} -C b/vendor/lib commit --allow-empty -qm agent`,
+    `echo "Done: tried"`,
+  ].join("\n");
+  const fx = await runAgent(script, code);
+  const master = { AA_MASTER: fx.home.masterKey };
+  for (const r of ["a", "b", "b/vendor/lib"]) owner(join(code, r), master, "status", "--porcelain");
+  assert.deepEqual(readdirSync(leak), [], "no fsmonitor of the agent's ran");
+  assert.deepEqual(readFileSync(join(code, "tried.txt"), "utf8").trim().split("\n"), ["nestedconfig no", "topconfig no", "hook no", "rename no", "vscode no", "commit ok"]);
+  assert.equal(owner(join(code, "b", "vendor", "lib"), {}, "log", "-1", "--format=%s").trim(), "agent");
+  assert.deepEqual(readdirSync(join(code, "b", "vendor", "lib", ".vscode")), [], "made empty, read-only");
+});
+
+test("issue 26 r12 F12-2, the limits: a folder with more folders than the guard walks, or a repository with more checked-out submodules than it guards, is refused naming the folder and the limit (never guarded in part); submodules that are not checked out do not count", () => {
+  const folder = realpathSync(tempDir("aa-r12-limit-"));
+  removed.push(folder);
+  for (const d of ["x", "y", "z/w"]) mkdirSync(join(folder, d), { recursive: true });
+  assert.throws(() => executableParts(folder, false, false, { folders: 4, gitlinks: 500 }), (e: unknown) => {
+    assert.ok(e instanceof GuardLimitError);
+    assert.equal(guardLimitText("en", e), `${folder} holds more than 4 folders: the sandbox cannot find every repository in it to guard its .git (what your git would run), so the launch is refused; let the agent write a smaller folder (cwd, "writable")`);
+    return true;
+  });
+  assert.equal(executableParts(folder, false, false, { folders: 5, gitlinks: 500 }).mountPoints.length, 0);
+  const repo = ownerRepo();
+  for (const [i, p] of ["s1", "s2", "s3"].entries()) owner(repo, {}, "update-index", "--add", "--cacheinfo", `160000,${String(i + 1).repeat(40)},${p}`);
+  assert.deepEqual(executableParts(repo, false, false, { folders: 100, gitlinks: 2 }).mountPoints, [join(repo, ".git")], "gitlinks with no .git need no guard");
+  for (const p of ["s1", "s2", "s3"]) {
+    mkdirSync(join(repo, p));
+    owner(join(repo, p), {}, "init", "-q");
+  }
+  assert.throws(() => executableParts(repo, false, false, { folders: 100, gitlinks: 2 }), (e: unknown) => {
+    assert.ok(e instanceof GuardLimitError);
+    assert.equal(guardLimitText("zh", e), `仓库 ${repo} 有超过 2 个已检出的子模块，沙箱不能逐个保护它们的 .git，所以不启动`);
+    return true;
+  });
+});
+
+test("issue 26 r12 F12-7 (reported case: core.hooksPath = .githooks in the work tree; husky's .husky/_): the hooks folder stays read-only, the owner's next git commit runs the owner's hook only; a hooks folder the configuration names but that was missing is moved aside after the run", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const repo = ownerRepo();
+  const leak = leakFolder();
+  mkdirSync(join(repo, ".githooks"));
+  writeFileSync(join(repo, ".githooks", "pre-commit"), "#!/bin/sh\necho owner >> hook-ran.txt\n", { mode: 0o755 });
+  owner(repo, {}, "add", ".githooks");
+  owner(repo, {}, "commit", "-qm", "hooks");
+  owner(repo, {}, "config", "core.hooksPath", ".githooks");
+  const other = ownerRepo();
+  owner(other, {}, "config", "core.hooksPath", ".hooks-later");
+  const git = `git -c user.name=a -c user.email=a@example.com`;
+  const script = [
+    tryFn,
+    `try rewrite sh -c 'printf "#!/bin/sh\\ncp \\$AA_MASTER ${leak}/hookspath\\n" > .githooks/pre-commit'`,
+    `try add sh -c 'printf "#!/bin/sh\\ncp \\$AA_MASTER ${leak}/added\\n" > .githooks/post-commit && chmod +x .githooks/post-commit'`,
+    `try later sh -c 'mkdir -p ${other}/.hooks-later && printf "#!/bin/sh\\ncp \\$AA_MASTER ${leak}/later\\n" > ${other}/.hooks-later/pre-commit && chmod +x ${other}/.hooks-later/pre-commit'`,
+    `try commit ${git} commit --allow-empty -qm agent`,
+    `echo "Done: tried"`,
+  ].join("\n");
+  const fx = await runAgent(script, repo, [other]);
+  assert.deepEqual(readFileSync(join(repo, "tried.txt"), "utf8").trim().split("\n"), ["rewrite no", "add no", "later ok", "commit ok"]);
+  const master = { AA_MASTER: fx.home.masterKey };
+  writeFileSync(join(repo, "README.md"), "changed\n");
+  owner(repo, master, "commit", "-qam", "owner");
+  owner(other, master, "commit", "--allow-empty", "-qm", "owner");
+  assert.deepEqual(readdirSync(leak), [], "no hook of the agent's ran");
+  assert.equal(readFileSync(join(repo, "hook-ran.txt"), "utf8"), "owner\nowner\n", "the owner's hook ran, for the agent's commit too");
+  assert.equal(existsSync(join(other, ".hooks-later")), false);
+  asideOf(join(other, ".hooks-later"), 1);
+  // husky (v9): `core.hooksPath = .husky/_`, whose scripts run the tracked `.husky/<hook>`: both read-only.
+  const husky = ownerRepo();
+  mkdirSync(join(husky, ".husky", "_"), { recursive: true });
+  owner(husky, {}, "config", "core.hooksPath", ".husky/_");
+  const parts = executableParts(husky, false, false);
+  for (const d of [".husky/_", ".husky"]) assert.ok(parts.readOnly.includes(join(husky, d)), d);
+});
+
+test("issue 26 r12 F12-8 (reported case: Gemini CLI, Cursor, opencode project files; Continue, Zed, Amazon Q, Roo, Kiro, dev containers the same kind): their folders stay read-only (made empty when missing), an existing opencode.jsonc read-only, a new opencode.json or .mcp.json moved aside after the run", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const repo = ownerRepo();
+  writeFileSync(join(repo, "opencode.jsonc"), "{}\n");
+  const script = [
+    tryFn,
+    `try gemini sh -c 'mkdir -p .gemini && echo "{}" > .gemini/settings.json'`,
+    `try cursor sh -c 'mkdir -p .cursor && echo "{}" > .cursor/mcp.json'`,
+    `try opencode-plugin sh -c 'mkdir -p .opencode/plugin && echo x > .opencode/plugin/x.js'`,
+    `try continue sh -c 'mkdir -p .continue/mcpServers'`,
+    `try zed sh -c 'mkdir -p .zed && echo "{}" > .zed/settings.json'`,
+    `try devcontainer sh -c 'mkdir -p .devcontainer && echo "{}" > .devcontainer/devcontainer.json'`,
+    `try opencode-jsonc sh -c 'echo "{ \\"mcp\\": {} }" > opencode.jsonc'`,
+    `try opencode-json sh -c 'echo "{ \\"mcp\\": {} }" > opencode.json'`,
+    `try mcp-json sh -c 'echo "{}" > .mcp.json'`,
+    `echo "Done: tried"`,
+  ].join("\n");
+  const fx = await runAgent(script, repo);
+  assert.deepEqual(readFileSync(join(repo, "tried.txt"), "utf8").trim().split("\n"), [
+    "gemini no", "cursor no", "opencode-plugin no", "continue no", "zed no", "devcontainer no", "opencode-jsonc no", "opencode-json ok", "mcp-json ok",
+  ]);
+  for (const d of [".gemini", ".cursor", ".opencode", ".continue", ".zed", ".amazonq", ".roo", ".kiro", ".devcontainer"]) assert.deepEqual(readdirSync(join(repo, d)), [], `${d} made empty`);
+  const moved = [".mcp.json", "opencode.json"].map((p) => join(repo, p));
+  for (const p of moved) assert.equal(existsSync(p), false, p);
+  const aside = moved.map((p) => asideOf(p, 1));
+  const card = (await fx.state()).cards.find((c) => c.kind === "notice");
+  assert.equal(card?.text, moved.map((p, i) => `${p} → moved to ${aside[i]} (move it back once you have read it)`).join("\n"));
 });

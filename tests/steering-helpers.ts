@@ -43,9 +43,10 @@ export function ownerRepo(): string {
   return repo;
 }
 
-/** A hub whose rule "alerts" runs `script` with sh (a sandboxed command agent) in `cwd`; one event, until done. */
-export async function runAgent(script: string, cwd: string): Promise<Fixture> {
-  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["sh", "-c", script] } }, rules: [{ ...baseRules.rules[0], cwd }] };
+/** A hub whose rule "alerts" runs `script` with sh (a sandboxed command agent) in `cwd`, also writing `writable`; one event, until done. */
+export async function runAgent(script: string, cwd: string, writable: string[] = []): Promise<Fixture> {
+  const bot = { worker: "w1", use: "command", command: ["sh", "-c", script], ...(writable.length > 0 ? { writable } : {}) };
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot }, rules: [{ ...baseRules.rules[0], cwd }] };
   const fx = await hubFixture(rules);
   f = fx;
   const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
