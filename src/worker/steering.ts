@@ -1,29 +1,34 @@
 /**
- * What the owner's own tools later run from a folder a sandbox may write (issue 26 round 7 F16, round 11 F1 and F9):
- * a sandboxed agent — or a sandboxed plugin with a writable bind — runs as the hub's user and may write its project
- * folder, and the owner's `git`, editor and agent CLIs, outside every sandbox, then run what they find there.
+ * What the owner's own tools later run from a folder a sandbox may write (issue 26 round 7 F16, round 11 F1 and F9,
+ * round 12 F12-1, F12-2, F12-7, F12-8): a sandboxed agent — or a sandboxed plugin with a writable bind — runs as the
+ * hub's user and may write its project folder, and the owner's `git`, editor and agent CLIs, outside every sandbox,
+ * then run what they find there. This module is the guard before a launch; planted.ts is the check after a run.
  *
+ * - **every repository in the folder**: the folder's own, each one below it (a clone kept in the project, a folder of
+ *   repositories; found by a walk of at most `guardLimits.folders` folders) and their submodules — past a limit the
+ *   launch is refused (`GuardLimitError`), never guarded in part.
  * - **git**: a repository's `.git` is made a mount point of its own (a writable bind over itself: `rename` of a mount
  *   point is EBUSY, so it cannot be moved aside and replaced by a copy with another `config`), and every file git reads
  *   its configuration or hooks from, or that sends it elsewhere for them, is bound read-only: `config`, `hooks/` (made
  *   empty when missing, as `git init` makes it), `commondir`, `config.worktree`, a `.git` that is a gitfile; the same
- *   for every repository git enters from there — `modules/**` (submodules' git folders, each a mount point too),
- *   `worktrees/<id>/` (each a mount point: `commondir`, `gitdir`, `config.worktree` read-only) and the `.git` of each
- *   gitlink the index holds (git's `status` recurses into it); and what its configuration names as more configuration
- *   or as its hooks (`include.path`, `includeIf.*.path`, a `core.hooksPath` inside the git folder). Objects, refs,
- *   logs, the index and HEAD stay writable: the agent commits and branches as before (Codex's own Linux sandbox keeps
- *   the whole `.git` read-only instead, and its agents cannot commit).
+ *   for every repository git enters from there — `modules/**` (submodules' git folders, each a mount point in a
+ *   read-only `modules`), `worktrees/<id>/` (each a mount point in a read-only `worktrees`: `commondir`, `gitdir`,
+ *   `config.worktree` read-only) and the `.git` of each checked-out gitlink the index holds (git's `status` recurses
+ *   into it); and what its configuration names as more configuration or as its hooks (`include.path`,
+ *   `includeIf.*.path`, a `core.hooksPath` in the git folder or the work tree: `.githooks`, husky's `.husky`).
+ *   Objects, refs, logs, the index and HEAD stay writable: the agent commits and branches as before (Codex's own
+ *   Linux sandbox keeps the whole `.git` read-only instead, and its agents cannot commit).
  * - **What no mount can stop** (the index and `.git`'s top stay writable, and a missing `commondir` cannot be
- *   replaced by a placeholder git accepts: an empty one is fatal, `.` changes `git rev-parse --git-common-dir`): a
- *   `commondir` made in a repository's git folder, or a gitlink added to the index whose folder holds a `.git`, is
- *   found after the run (`plantedSteering`) and moved aside by the worker, which says so in a notice card.
- * - **editors and agent CLIs**: `.vscode`, `.idea` (VS Code's `folderOpen` tasks, JetBrains run configurations),
- *   `.claude` (project settings: hooks, `statusLine`, `apiKeyHelper`), `.codex` (`config.toml`: `notify`, MCP servers)
- *   are bound read-only; in a project folder (the agent's cwd, a repository) each missing one is made first, empty, so
- *   that no run creates it — git does not track an empty folder, so `git status` shows nothing of them. `.mcp.json`
- *   is bound read-only when it exists (Claude Code asks before it starts a project server it names, so a new one is
- *   not made). `CLAUDE.md` and `AGENTS.md` stay writable: they are text, as every file of the project the owner's
- *   assistant reads is, and keeping them is often the agent's task.
+ *   replaced by a placeholder git accepts: an empty one is fatal, `.` changes `git rev-parse --git-common-dir`) is
+ *   found after the run by planted.ts, from what this guard saw (`Seen`).
+ * - **editors and agent CLIs**: their project folders whose settings start commands (`projectSteeringFolders`: VS
+ *   Code's `folderOpen` tasks, JetBrains run configurations, Claude Code's hooks, Codex's `notify`, the MCP servers of
+ *   Gemini CLI, Cursor, opencode, Continue, Zed, Amazon Q, Roo, Kiro, a dev container's `initializeCommand`) are bound
+ *   read-only; in a project folder (the agent's cwd, a repository) each missing one is made first, empty, so that no
+ *   run creates it — git does not track an empty folder, so `git status` shows nothing of them. The project files
+ *   (`projectSteeringFiles`: `.mcp.json`, `opencode.json`…) are bound read-only when they exist (an empty placeholder
+ *   is not valid settings); a new one is moved aside after the run. `CLAUDE.md` and `AGENTS.md` stay writable: they
+ *   are text, as every file of the project the owner's assistant reads is, and keeping them is often the agent's task.
  *
  * A repository the agent makes itself elsewhere in its folder is its output, as any file it writes (SECURITY.md).
  */
