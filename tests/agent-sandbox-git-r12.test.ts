@@ -6,10 +6,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { executableParts, GuardLimitError, guardLimitText } from "../src/worker/steering.js";
+import { plantedSteering } from "../src/worker/planted.js";
 import { asideOf, fsmonitorConfig, owner, ownerRepo, removed, runAgent, sandboxed, tryFn } from "./steering-helpers.js";
 
 /** A folder the agent's planted commands would copy the master key into (its listing: what ran). */
@@ -200,4 +201,26 @@ test("issue 26 r12 F12-8 (reported case: Gemini CLI, Cursor, opencode project fi
   const aside = moved.map((p) => asideOf(p, 1));
   const card = (await fx.state()).cards.find((c) => c.kind === "notice");
   assert.equal(card?.text, moved.map((p, i) => `${p} → moved to ${aside[i]} (move it back once you have read it)`).join("\n"));
+});
+
+test("issue 26 r12 F12-1 (c), (d), the same kinds: a file the configuration includes, missing before the run and made during it, is moved aside; a planted .git whose folder the agent made read-only is moved aside too, the folder's mode put back; nothing new, nothing moved", () => {
+  const repo = ownerRepo();
+  owner(repo, {}, "config", "include.path", "../team.gitconfig");
+  const parts = executableParts(repo, true);
+  const guarded = new Set([...parts.mountPoints, ...parts.readOnlyParents, ...parts.readOnly]);
+  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 3), []);
+  writeFileSync(join(repo, "team.gitconfig"), "[core]\n\tfsmonitor = id\n");
+  mkdirSync(join(repo, "ro"));
+  writeFileSync(join(repo, "ro", ".git"), "gitdir: ../.cache/x\n");
+  owner(repo, {}, "update-index", "--add", "--cacheinfo", `160000,${link},ro`);
+  // As root the move succeeds whatever the mode; as another user (`runuser -u nobody`) it failed before ("stuck").
+  chmodSync(join(repo, "ro"), 0o555);
+  const planted = plantedSteering([repo], guarded, parts.seen, 3);
+  const aside = [join(repo, "team.gitconfig"), join(repo, "ro", ".git")].map((p) => asideOf(p, 3));
+  assert.deepEqual(planted, [
+    { path: join(repo, "team.gitconfig"), movedTo: aside[0], kind: "moved" },
+    { path: join(repo, "ro", ".git"), movedTo: aside[1], kind: "moved" },
+  ]);
+  assert.equal(statSync(join(repo, "ro")).mode & 0o777, 0o555);
+  chmodSync(join(repo, "ro"), 0o755);
 });

@@ -168,10 +168,9 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
 export function repositoriesIn(folder: string, limits: GuardLimits): string[] {
   const trees: string[] = [];
   const queue = [folder];
-  let walked = 0;
-  while (queue.length > 0) {
-    const d = queue.shift()!;
-    if (++walked > limits.folders) throw new GuardLimitError("folders", folder, limits.folders);
+  for (let walked = 0; walked < queue.length; walked++) {
+    if (walked >= limits.folders) throw new GuardLimitError("folders", folder, limits.folders);
+    const d = queue[walked]!;
     let entries: Dirent[];
     try {
       entries = readdirSync(d, { withFileTypes: true });
