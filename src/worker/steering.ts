@@ -52,7 +52,10 @@ export const projectSteeringFiles = [".mcp.json", "opencode.json", "opencode.jso
 export const gitSteering = ["config", "hooks", "commondir", "config.worktree"] as const;
 /** The same in a linked worktree's folder (`.git/worktrees/<id>/`). */
 export const worktreeSteering = ["commondir", "gitdir", "config.worktree"] as const;
-/** How deep submodules' git folders are followed (a submodule's submodules…). */
+/**
+ * How deep gitlinks are followed through submodules' indexes before a run (a checked-out one at any depth is also
+ * found by the walk, `repositoriesIn`; after the run every repository seen is looked at).
+ */
 const submoduleDepthMax = 4;
 
 /**
@@ -207,7 +210,7 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
     if (gitDir === null) return;
     inside = false; // its parts are bound read-only; the folder itself, when it lies in a writable one, is found there
   }
-  gitFolderParts(gitDir, inside, make, out, depth);
+  gitFolderParts(gitDir, inside, make, out, { left: limits.folders, limit: limits.folders, top: gitDir });
   const realGit = realPathOr(gitDir, gitDir);
   const named = configNamed(realGit, tree);
   for (const p of named.includes) if (existsSync(p)) out.readOnly.push(realPathOr(p, p));
@@ -221,12 +224,20 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
   for (const sub of populated) repositoryParts(sub, inside && isDir(join(sub, ".git")), make, out, depth + 1, visited, limits);
 }
 
+/** How many more folders of a git folder's `modules/**` the guard walks (`limit` in all, from the git folder `top`). */
+interface ModulesBudget {
+  left: number;
+  limit: number;
+  top: string;
+}
+
 /**
  * The parts of one git folder `dir` (see the module), its `modules/**` and `worktrees/*` with them: the folders
  * `modules` and `worktrees` (and a submodule name's folders between) read-only, so that no git folder is made at
- * their top (F12-1 (b)); each git folder in them a mount point.
+ * their top (F12-1 (b)); each git folder in them a mount point, at every depth (no depth cap leaves one writable).
+ * @throws GuardLimitError when `modules/**` holds more folders than `budget` allows.
  */
-function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarded, depth: number): void {
+function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarded, budget: ModulesBudget): void {
   const real = realPathOr(dir, dir);
   out.seen.gitFolders.push(real);
   if (inside) out.mountPoints.push(real);
@@ -242,23 +253,24 @@ function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarde
     const path = join(dir, name);
     if (existsSync(path)) out.readOnly.push(realPathOr(path, path));
   }
-  if (!inside || depth >= submoduleDepthMax) return;
+  if (!inside) return;
   const modules = join(dir, "modules");
   if (isDir(modules)) {
     out.readOnlyParents.push(realPathOr(modules, modules));
     // A submodule's name may hold slashes (`modules/libs/a`): a folder with a HEAD is a git folder, others are walked.
-    const walk = (d: string, level: number) => {
+    const walk = (d: string) => {
       for (const name of names(d)) {
         const p = join(d, name);
         if (!isDir(p)) continue;
-        if (existsSync(join(p, "HEAD"))) gitFolderParts(p, true, make, out, depth + 1);
-        else if (level < submoduleDepthMax) {
+        if (--budget.left < 0) throw new GuardLimitError("folders", budget.top, budget.limit);
+        if (existsSync(join(p, "HEAD"))) gitFolderParts(p, true, make, out, budget);
+        else {
           out.readOnlyParents.push(realPathOr(p, p));
-          walk(p, level + 1);
+          walk(p);
         }
       }
     };
-    walk(modules, 0);
+    walk(modules);
   }
   const worktrees = join(dir, "worktrees");
   if (isDir(worktrees)) {
