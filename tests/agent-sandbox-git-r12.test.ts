@@ -224,3 +224,18 @@ test("issue 26 r12 F12-1 (c), (d), the same kinds: a file the configuration incl
   assert.equal(statSync(join(repo, "ro")).mode & 0o777, 0o555);
   chmodSync(join(repo, "ro"), 0o755);
 });
+
+test("issue 26 r12 F12-1, the same kind: in a linked worktree (its .git a gitfile, its index in .git/worktrees/<id>), a gitlink planted with a .git is found after the run and moved aside", () => {
+  const repo = ownerRepo();
+  const wt = join(realpathSync(tempDir("aa-r12-lwt-")), "wt");
+  removed.push(join(wt, ".."));
+  owner(repo, {}, "worktree", "add", "-q", wt, "-b", "wtb");
+  const parts = executableParts(wt, true);
+  const guarded = new Set([...parts.mountPoints, ...parts.readOnlyParents, ...parts.readOnly]);
+  assert.deepEqual(plantedSteering([wt], guarded, parts.seen, 5), []);
+  mkdirSync(join(wt, "sub"));
+  writeFileSync(join(wt, "sub", ".git"), "gitdir: ../.cache/x\n");
+  owner(wt, {}, "update-index", "--add", "--cacheinfo", `160000,${link},sub`);
+  const planted = plantedSteering([wt], guarded, parts.seen, 5);
+  assert.deepEqual(planted, [{ path: join(wt, "sub", ".git"), movedTo: asideOf(join(wt, "sub", ".git"), 5), kind: "moved" }]);
+});

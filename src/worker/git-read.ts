@@ -81,8 +81,8 @@ export function gitEntry(tree: string): string | null {
 /**
  * The gitlinks (mode 160000: submodules) in the index of the git folder `gitDir` with work tree `tree`, all of them
  * (no cap: a cap would leave the rest unlooked at, issue 26 round 12, F12-1 (a)), read with git: no fsmonitor, no
- * hooks, only the git folder itself as common folder (a `commondir` planted there is not followed), no system
- * configuration. `[]` when there is no index or git cannot read it (then the owner's git cannot either); "tooBig"
+ * hooks, as common folder the one `commondir` names (a linked worktree's; the check after a run moves a planted one
+ * aside first) or the git folder itself, no system configuration. `[]` when there is no index or git cannot read it (then the owner's git cannot either); "tooBig"
  * when git did not list it within `gitReadTimeoutMs` or `indexListBytesMax`.
  */
 export function gitlinks(gitDir: string, tree: string): string[] | "tooBig" {
@@ -91,7 +91,7 @@ export function gitlinks(gitDir: string, tree: string): string[] | "tooBig" {
   try {
     out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-z"], {
       cwd: tree,
-      env: gitEnv({ GIT_DIR: gitDir, GIT_WORK_TREE: tree, GIT_COMMON_DIR: gitDir }),
+      env: gitEnv({ GIT_DIR: gitDir, GIT_WORK_TREE: tree, GIT_COMMON_DIR: gitCommonDir(gitDir) }),
       stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexListBytesMax, timeout: gitReadTimeoutMs,
     }).toString("utf8");
   } catch (e) {
@@ -106,6 +106,17 @@ export function gitlinks(gitDir: string, tree: string): string[] | "tooBig" {
     if (tab > 0 && path && !isAbsolute(path) && !path.split("/").includes("..")) found.push(path);
   }
   return found;
+}
+
+/** The common folder git uses for `gitDir`: the one its `commondir` names, else itself. */
+function gitCommonDir(gitDir: string): string {
+  try {
+    const named = readFileSync(join(gitDir, "commondir"), "utf8").trim();
+    if (!named) return gitDir;
+    return isAbsolute(named) ? named : resolve(gitDir, named);
+  } catch {
+    return gitDir;
+  }
 }
 
 /** Whether `path` lies in `tree` (its real path there, with every link on the way resolved) — git does not follow a link in a work tree. */

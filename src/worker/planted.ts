@@ -82,8 +82,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   const done = new Set<string>();
   const entries = new Set(seen.entries);
   const gitFolders = new Set(seen.gitFolders);
+  // Only what the agent could write: a change elsewhere (the owner's, meanwhile) is not its.
+  const inFolders = (p: string) => folders.some((f) => within(p, f));
   const aside = (path: string) => {
-    if (done.has(path)) return;
+    if (done.has(path) || !inFolders(path)) return;
     done.add(path);
     found.push(movePlantedAside(path, run));
   };
@@ -104,12 +106,11 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     for (const name of [...gitSteering, "modules", "worktrees"]) if (isNew(join(dir, name))) aside(join(dir, name));
   }
   for (const dir of seen.worktreeFolders) for (const name of worktreeSteering) if (isNew(join(dir, name))) aside(join(dir, name));
-  const inFolders = (p: string) => folders.some((f) => within(p, f));
   for (const tree of repositories) {
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
     const named = configNamed(gitDir, tree);
-    for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders)]) if (inFolders(p) && isNew(p)) aside(p);
+    for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders)]) if (isNew(p)) aside(p);
     const links = gitlinks(gitDir, tree);
     if (links === "tooBig") {
       aside(join(gitDir, "index"));
