@@ -47,6 +47,7 @@ import { machineLimits } from "./machine-limits.js";
 import { measureRebuild } from "./history.js";
 import { capacityRun } from "./capacity.js";
 import { figure, figureNames, type Figure, type FigureName } from "./figures.js";
+import { instructionCounts, instructionPaths } from "./instructions.js";
 
 const queueDepth = Number(process.env.BENCH_QUEUE ?? 5000);
 /** The idle measurement: how long, and how many cards wait for each kind of channel that never delivers. */
@@ -239,8 +240,10 @@ const flag = (name: string) => {
  * the machine's limit measured in this run (scripts/machine-limits.ts), printed as lines as they come and then, last on
  * stdout, as one JSON array (scripts/figures.ts). `--quick`: smaller sizes (a quarter of the events, a third of the claims, the rebuild at
  * 110 k facts, a 1-minute capacity run with 20 workers, 5,000 simulation steps); `--only`: just the parts those figures
- * need (no machine limits when none of them has one). `BENCH_SIM_STEPS=<n>` changes the simulation's steps.
- * @throws Error naming an unknown figure of `--only`.
+ * need (no machine limits when none of them has one). `BENCH_SIM_STEPS=<n>` changes the simulation's steps. The hot
+ * paths' instruction counts (scripts/instructions.ts, valgrind) against the counts recorded in
+ * scripts/instruction-counts.json: always at the same size, so `--quick` takes them only when `--only` names them.
+ * @throws Error naming an unknown figure of `--only`, or when valgrind is missing and a count is wanted.
  */
 async function jsonRun(): Promise<void> {
   const quick = process.argv.includes("--quick");
@@ -306,6 +309,14 @@ async function jsonRun(): Promise<void> {
       figure("capacity-result-p50", c.result.p50, null, { failed }), figure("capacity-result-p99", c.result.p99, null, { failed }),
       figure("capacity-runs-per-hour", c.runsPerHour, null, { failed }), figure("capacity-hub-cpu", c.hubCpuPercent, null, { failed }),
       figure("capacity-hub-rss", c.hubPeakRssMb, null, { failed }));
+  }
+  const counted = figureNames.filter((n) => n.startsWith("instructions-"));
+  // Not in --quick unless named in --only: a count is only comparable with the recorded one at the same size, and the
+  // eight runs under valgrind take 2–4 minutes, which the quick run's 5 do not hold beside the rest.
+  if (quick ? only !== undefined && needs(counted) : needs(counted)) {
+    const c = await part("instruction counts", () => instructionCounts());
+    say("instructions per input (callgrind, scripts/instructions.ts)", JSON.stringify(c));
+    for (const path of instructionPaths) out.push(figure(`instructions-${path}`, c[path], null));
   }
   say("load average (1, 5, 15 min) at the end", loadavg().map((x) => x.toFixed(2)).join(", "));
   say("the whole run took", `${((performance.now() - began) / 1000).toFixed(0)} s`);

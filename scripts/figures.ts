@@ -6,6 +6,8 @@
  * numbers meet it. Kept apart from the measuring so that the shape is tested without measuring anything
  * (tests/benchmark-json.test.ts).
  */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 /** One figure as the JSON array holds it. */
 export interface Figure {
@@ -27,6 +29,17 @@ interface Goal {
   /** `scale`: how many times smaller the measured case was than the goal's (the `--quick` rebuild: 10). */
   met: (value: number, ratio: number | null, scale: number) => boolean;
 }
+
+/**
+ * The instruction counts recorded as the regression guard (scripts/instruction-counts.json, measured by
+ * scripts/instructions.ts): a path's count may grow at most 10 % over it — more than the ~2 % two runs differ by.
+ */
+const recordedInstructions = JSON.parse(readFileSync(fileURLToPath(new URL("./instruction-counts.json", import.meta.url)), "utf8")) as { counts: Record<string, number> };
+const instructions = (path: string): Goal => {
+  const recorded = recordedInstructions.counts[path];
+  if (!(typeof recorded === "number" && recorded > 0)) throw new Error(`scripts/instruction-counts.json: no count for ${path}`);
+  return { unit: "instructions", limitUnit: null, goal: `≤ 1.1 × ${recorded} (recorded in scripts/instruction-counts.json)`, met: (v) => v <= 1.1 * recorded };
+};
 
 /** A figure measured without a goal of its own in issue 32's table: met when the run behind it had no failure. */
 const reportedGoal = "reported (issue 32 sets no figure; met: the run had no failed request)";
@@ -54,6 +67,10 @@ export const goals = {
   "capacity-hub-cpu": reported("% of a core"),
   "capacity-hub-rss": reported("MB"),
   "metrics-scrape": reported("ms"),
+  "instructions-event": instructions("event"),
+  "instructions-claim": instructions("claim"),
+  "instructions-result": instructions("result"),
+  "instructions-state": instructions("state"),
 } satisfies Record<string, Goal>;
 
 /** The name of a figure. */

@@ -334,3 +334,92 @@ console.log(JSON.stringify({ type: "turn.completed", usage: { input_tokens: 1, o
   assert.equal(onHost(join(codexHome, "scripts", "notify.sh")), `file echo owner-notify >> ${loot}\n`);
   assert.equal(out.tried[data[0]![0]], "written");
 });
+
+/**
+ * Rule B's stand-in for Codex starting the MCP servers its config.toml names (as Codex does before a turn): each
+ * `[command, ...args]` run, then a finished turn printed.
+ */
+function codexStarting(dir: string, servers: string[][]): string {
+  const b = join(dir, "projB", "codex-b.cjs");
+  writeFileSync(b, `#!${process.execPath}
+const cp = require("child_process");
+for (const [cmd, ...args] of ${JSON.stringify(servers)}) cp.spawnSync(cmd, args, { stdio: "ignore" });
+console.log(JSON.stringify({ type: "thread.started", thread_id: "33333333-3333-4333-8333-333333333333" }));
+console.log(JSON.stringify({ type: "item.completed", item: { id: "i0", type: "agent_message", text: "Done: B finished its task" } }));
+console.log(JSON.stringify({ type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } }));
+`);
+  chmodSync(b, 0o755);
+  return b;
+}
+
+test("issue 26 r12 F12-3 (Codex, reported cases): a run rewrites none of the scripts in subfolders that config.toml names in a multi-line args array, a dotted key or an inline table; the next run of another rule runs the owner's", async () => {
+  const dir = realpathSync(tempDir("aa-cli-f12-3-codex-"));
+  removed.push(dir);
+  const codexHome = join(dir, "codex-home");
+  const loot = join(dir, "projB", "loot.txt");
+  mkdirSync(join(dir, "projB"), { recursive: true });
+  mkdirSync(join(dir, "home"));
+  const scripts = { mcp: join(codexHome, "mcp", "server.mjs"), tools: join(codexHome, "tools", "helper"), inline: join(codexHome, "inline", "server.mjs") };
+  const owners = [
+    'model = "gpt-5.5"',
+    `mcp_servers.helper2.command = ${JSON.stringify(scripts.tools)}`,
+    `mcp_servers.inline = { command = "node", args = [${JSON.stringify(scripts.inline)}] }`,
+    "",
+    "[mcp_servers.helper]",
+    'command = "node"',
+    "args = [",
+    `  ${JSON.stringify(scripts.mcp)},`,
+    "]",
+    "",
+  ].join("\n");
+  for (const [name, path] of Object.entries(scripts)) {
+    mkdirSync(join(path, ".."), { recursive: true });
+    const body = name === "tools" ? `#!/bin/sh\necho owner-${name} >> ${loot}\n` : `import { appendFileSync } from "node:fs";\nappendFileSync(${JSON.stringify(loot)}, "owner-${name}\\n");\n`;
+    writeFileSync(path, body, { mode: 0o755 });
+  }
+  writeFileSync(join(codexHome, "config.toml"), owners);
+  const before = Object.fromEntries(Object.values(scripts).map((p) => [p, onHost(p)]));
+  setEnv({ HOME: join(dir, "home"), CODEX_HOME: codexHome, GH_TOKEN: token });
+  const b = codexStarting(dir, [[scripts.tools], ["node", scripts.mcp], ["node", scripts.inline]]);
+  const planted = `#!/bin/sh\necho GH_TOKEN=$GH_TOKEN >> ${loot}\n`;
+  const plantedJs = `import { appendFileSync } from "node:fs";\nappendFileSync(${JSON.stringify(loot)}, "GH_TOKEN=" + process.env.GH_TOKEN + "\\n");\n`;
+  const plants: [string, string][] = [[scripts.tools, planted], [scripts.mcp, plantedJs], [scripts.inline, plantedJs], [join(codexHome, "tools", "other"), planted]];
+  const data: [string, string][] = [[join(codexHome, "sessions", "s.jsonl"), "{}"], [join(codexHome, "log", "codex.log"), "x"], [join(codexHome, "history.jsonl"), "{}"]];
+  const out = await crossRule("codex", dir, b, () => [...plants, ...data], loot);
+  assert.equal(out.b, "done: Done: B finished its task");
+  assert.deepEqual(out.tried, { ...Object.fromEntries(plants.map(([p]) => [p, "EROFS"])), ...Object.fromEntries(data.map(([p]) => [p, "written"])) });
+  assert.equal(readFileSync(loot, "utf8"), "owner-tools\nowner-mcp\nowner-inline\n", "the owner's servers ran, nothing planted");
+  assert.deepEqual(Object.fromEntries(Object.values(scripts).map((p) => [p, onHost(p)])), before, "the owner's scripts are as they were");
+  assert.equal(readFileSync(join(codexHome, "config.toml"), "utf8"), owners);
+});
+
+test("issue 26 r12 F12-3 (Claude Code, reported case): a run rewrites no hook script in a subfolder that the settings name with a quoted variable (bash \"$HOME\"/.claude/scripts/notify.sh, \"${HOME}/…\"); the real Claude Code of another rule runs none of its plants", { skip: agentsMissing(["claude"]) ?? false }, async () => {
+  const dir = realpathSync(tempDir("aa-cli-f12-3-claude-"));
+  removed.push(dir);
+  model = await startFakeModel(() => ({ text: "Done: B finished its task" }));
+  const env = agentEnv(model.url, dir);
+  const state = join(env.HOME!, ".claude");
+  setEnv({ ...env, GH_TOKEN: token });
+  const loot = join(dir, "projB", "loot.txt");
+  mkdirSync(join(state, "projects"), { recursive: true });
+  mkdirSync(join(state, "scripts"));
+  mkdirSync(join(state, "notes"));
+  const owners = JSON.stringify({
+    hooks: {
+      Notification: [{ hooks: [{ type: "command", command: 'bash "$HOME"/.claude/scripts/notify.sh' }] }],
+      Stop: [{ hooks: [{ type: "command", command: 'sh "${HOME}/.claude/notes/stop.sh"' }] }],
+    },
+  });
+  writeFileSync(join(state, "settings.json"), owners);
+  writeFileSync(join(state, "scripts", "notify.sh"), "echo notified\n");
+  writeFileSync(join(state, "notes", "stop.sh"), "echo stopped\n");
+  const before = Object.fromEntries(["scripts/notify.sh", "notes/stop.sh", "settings.json"].map((p) => [p, onHost(join(state, p))]));
+  const script = `echo GH_TOKEN=$GH_TOKEN >> ${loot}\n`;
+  const plants: [string, string][] = [[join(state, "scripts", "notify.sh"), script], [join(state, "notes", "stop.sh"), script], [join(state, "scripts", "new.sh"), script]];
+  const data: [string, string][] = [[join(state, "projects", "-a", "s.jsonl"), "{}"], [join(state, "todos", "t.json"), "[]"]];
+  const out = await crossRule("claude", dir, join(agentBin, "claude"), () => [...plants, ...data], loot);
+  assert.equal(out.b, "done: Done: B finished its task");
+  assert.deepEqual(out.tried, { ...Object.fromEntries(plants.map(([p]) => [p, "EROFS"])), ...Object.fromEntries(data.map(([p]) => [p, "written"])) });
+  assert.equal(existsSync(loot) ? readFileSync(loot, "utf8") : "", "", "no planted hook ran");
+  assert.deepEqual(Object.fromEntries(Object.keys(before).map((p) => [p, onHost(join(state, p))])), before, "the owner's scripts are as they were");
+});

@@ -178,3 +178,39 @@ test("issue 26 r11 F6 (reported case): a sandboxed agent cannot reach the hub us
   assert.deepEqual(seen.read, { [runtime]: "LIST ", "/run/user": `LIST ${uid}` });
   assert.deepEqual(seen.runtime, { dir: runtime, entries: [], mode: "700" });
 });
+
+test("issue 26 r12 F12-4 (reported case): a sandboxed agent cannot read git's credential store at its XDG place (~/.config/git/credentials) nor have git fill from it; git's config, ignore and attributes there still apply", async () => {
+  const home = realpathSync(tempDir("aa-home-git-"));
+  removed.push(home);
+  const put = (rel: string, text: string, mode = 0o644) => {
+    mkdirSync(join(home, rel, ".."), { recursive: true });
+    writeFileSync(join(home, rel), text, { mode });
+  };
+  put(".config/git/credentials", "https://cc:ghp_GITCREDSTORE@github.com\n", 0o600);
+  put(".config/git/config", "[credential]\n\thelper = store\n[aa]\n\tprobe = from-xdg-config\n");
+  put(".config/git/ignore", "*.log\n");
+  put(".config/git/attributes", "*.bin binary\n");
+  put(".config/git/notes.txt", "not git's\n");
+  put(".git-credentials", "https://cc:ghp_HOMECREDS@github.com\n", 0o600);
+  put(".local/bin/probe", `#!${process.execPath}\n${prober}`, 0o755);
+  // What git makes of it in the sandbox: the setting from ~/.config/git/config, and what `credential fill` answers.
+  put(".local/bin/gitprobe", "#!/bin/sh\ngit config --global aa.probe\nprintf 'protocol=https\\nhost=github.com\\n\\n' | GIT_TERMINAL_PROMPT=0 git credential fill 2>/dev/null | grep password || echo no-password\n", 0o755);
+  const cwd = join(home, "project");
+  mkdirSync(cwd);
+  setEnv({ HOME: home, PATH: `${join(home, ".local", "bin")}:${process.env.PATH}` });
+  const git = (name: string) => join(home, ".config", "git", name);
+  writeFileSync(join(cwd, "paths.json"), JSON.stringify({ read: [git("credentials"), git("config"), git("ignore"), git("attributes"), join(home, ".config", "git"), join(home, ".git-credentials")], run: ["gitprobe"], connect: [] }));
+  const fx = await setup({ use: "command", command: ["probe"] }, cwd);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  assert.equal(await finished(fx), "Done: probed");
+  const seen = JSON.parse(readFileSync(join(cwd, "seen.json"), "utf8")) as { read: Record<string, string>; run: Record<string, string> };
+  assert.deepEqual(seen.read, {
+    [git("credentials")]: "ENOENT",
+    [git("config")]: "READ [credential]\n\the",
+    [git("ignore")]: "READ *.log\n",
+    [git("attributes")]: "READ *.bin binary\n",
+    [join(home, ".config", "git")]: "LIST attributes,config,ignore",
+    [join(home, ".git-credentials")]: "ENOENT",
+  });
+  assert.deepEqual(seen.run, { gitprobe: "from-xdg-config\nno-password" });
+});

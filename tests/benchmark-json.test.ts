@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { figure, figureNames, figureProblems, goals } from "../scripts/figures.js";
 import { engine } from "./helpers.js";
@@ -16,7 +17,19 @@ test("the figures are the pinned names, in order, plus the capacity run's and th
     "tool-call-bridge", "sim-steps", "capacity-claim-p99",
   ]);
   assert.deepEqual(figureNames.slice(11), ["capacity-claim-p50", "capacity-event-p50", "capacity-event-p99", "capacity-result-p50", "capacity-result-p99",
-    "capacity-runs-per-hour", "capacity-hub-cpu", "capacity-hub-rss", "metrics-scrape"]);
+    "capacity-runs-per-hour", "capacity-hub-cpu", "capacity-hub-rss", "metrics-scrape",
+    "instructions-event", "instructions-claim", "instructions-result", "instructions-state"]);
+});
+
+test("an instruction count is met up to 1.1 times the count recorded in scripts/instruction-counts.json", () => {
+  const recorded = JSON.parse(readFileSync(join(engine, "scripts", "instruction-counts.json"), "utf8")) as { counts: Record<string, number> };
+  assert.deepEqual(Object.keys(recorded.counts), ["event", "claim", "result", "state"]);
+  for (const [path, count] of Object.entries(recorded.counts)) {
+    const name = `instructions-${path}` as (typeof figureNames)[number];
+    assert.deepEqual(figure(name, count, null), { name, value: Number(count.toPrecision(4)), unit: "instructions", limit: null, limitUnit: null, ratio: null, goal: `≤ 1.1 × ${count} (recorded in scripts/instruction-counts.json)`, met: true });
+    assert.equal(figure(name, 1.08 * count, null).met, true);
+    assert.equal(figure(name, 1.12 * count, null).met, false);
+  }
 });
 
 test("a figure: value, limit and their ratio as printed, the goal's text, and met computed from the numbers", () => {

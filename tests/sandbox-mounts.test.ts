@@ -220,7 +220,8 @@ test("issue 26 r10 High 2, Medium 3 (reported cases): a plugin's bind of the hid
     for (const [name, bind] of binds) {
       writePlugin(h.root, name, syncManifest(name, "node", ["main.js"], `[sandbox]\nbinds = [${JSON.stringify(bind)}]\n\n${toolToml("go")}`), { "main.js": reader([]) });
     }
-    // No bind at all: /mnt is one of the top-level folders every plugin sandbox shows read-only.
+    // No bind at all: the sandbox root shows no /mnt (issue 26 round 12, F12-6: only the system folders), so no alias is
+    // there at all; an alias of the user's home is an empty folder, as the home is.
     const seen = [join(alias, "home", "master.key"), join(alias, "home"), proc, join(proc, "1", "cmdline"), home2.masterKey, home2.dir, userHome];
     writePlugin(h.root, "nobind", syncManifest("nobind", "node", ["main.js"], `[sandbox]\n\n${toolToml("go")}`), { "main.js": reader(seen) });
     h.registry.rescan();
@@ -231,7 +232,7 @@ test("issue 26 r10 High 2, Medium 3 (reported cases): a plugin's bind of the hid
     const r = await h.host.call("nobind.go", {}, { sessionKey: "s" });
     assert.equal(r.status, "ok", JSON.stringify(r));
     assert.deepEqual((r as { result: unknown }).result, {
-      [seen[0]!]: "ENOENT", [seen[1]!]: "LIST 0", [seen[2]!]: "LIST 0", [seen[3]!]: "ENOENT", [seen[4]!]: "ENOENT", [seen[5]!]: "LIST 0", [seen[6]!]: "LIST 0",
+      [seen[0]!]: "ENOENT", [seen[1]!]: "ENOENT", [seen[2]!]: "ENOENT", [seen[3]!]: "ENOENT", [seen[4]!]: "ENOENT", [seen[5]!]: "ENOENT", [seen[6]!]: "LIST 0",
     });
   } finally {
     await h.close();

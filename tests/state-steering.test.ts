@@ -8,7 +8,7 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { commandPaths, stateView } from "../src/worker/state-steering.js";
@@ -75,4 +75,68 @@ test("Codex: config.toml's notify and an MCP server's command and args name the 
   assert.deepEqual(commandPaths(join(codex, "config.toml"), { HOME: h, CODEX_HOME: codex }), [
     join(codex, "scripts", "notify.sh"), join(codex, "mcp", "run"), join(codex, "data", "x"),
   ]);
+});
+
+test("issue 26 r12 F12-3: commands named in a multi-line args array, a dotted key, an inline table (Codex) and shell words with quoted variables (Claude Code) are found", () => {
+  const { home: h, state } = home();
+  const codex = join(h, ".codex");
+  mkdirSync(codex);
+  writeFileSync(join(codex, "config.toml"), [
+    'model = "gpt-5"',
+    `mcp_servers.helper2.command = "${join(codex, "tools", "helper")}"`,
+    'mcp_servers.inline = { command = "node", args = ["${CODEX_HOME}/inline/server.mjs"] }',
+    'profiles.fast.notify = ["~/.codex/notify/n.sh"]',
+    "",
+    "[mcp_servers.helper]",
+    'command = "node"',
+    "args = [",
+    `  "${join(codex, "mcp", "server.mjs")}",`,
+    "]",
+    'instructions = "/not/a/command"',
+  ].join("\n"));
+  assert.deepEqual(commandPaths(join(codex, "config.toml"), { HOME: h, CODEX_HOME: codex }).sort(), [
+    join(codex, "tools", "helper"), join(codex, "inline", "server.mjs"), join(codex, "notify", "n.sh"), join(codex, "mcp", "server.mjs"),
+  ].sort());
+  writeFileSync(join(state, "settings.json"), JSON.stringify({
+    hooks: {
+      Notification: [{ hooks: [{ type: "command", command: 'bash "$HOME"/.claude/scripts/notify.sh' }] }],
+      Stop: [{ hooks: [{ type: "command", command: "cd /tmp && sh \"${HOME}\"'/.claude/my scripts/stop.sh' --flag=~/x; ~/.claude/a\\ b/c.sh" }] }],
+    },
+  }));
+  assert.deepEqual(commandPaths(join(state, "settings.json"), { HOME: h }).filter((p) => p.startsWith(state)).sort(), [
+    join(state, "scripts", "notify.sh"), join(state, "my scripts", "stop.sh"), join(state, "a b", "c.sh"),
+  ].sort());
+});
+
+test("issue 26 r12 F12-3: with the CLI's writes listed, every other entry at the state's top is read-only; in a skeleton the listed folders are made first", () => {
+  const { home: h, state } = home();
+  for (const d of ["projects", "scripts", "tools", "sessions-old"]) mkdirSync(join(state, d));
+  writeFileSync(join(state, "history.jsonl"), "");
+  writeFileSync(join(state, "state_5.sqlite"), "");
+  writeFileSync(join(state, "notes.txt"), "");
+  const writes = ["projects/", "sessions/", "history.jsonl", "*.sqlite"];
+  const view = stateView([join(state, "settings.json")], [state], { HOME: h }, writes);
+  assert.deepEqual(view.skeletons, []);
+  assert.deepEqual([...view.readOnly].sort(), ["notes.txt", "scripts", "sessions-old", "settings.json", "tools"].map((n) => join(state, n)));
+  mkdirSync(join(h, "dotfiles"));
+  writeFileSync(join(h, "dotfiles", "settings.json"), "{}");
+  rmSync(join(state, "settings.json"));
+  symlinkSync(join(h, "dotfiles", "settings.json"), join(state, "settings.json"));
+  const skeleton = stateView([join(state, "settings.json")], [state], { HOME: h }, writes);
+  assert.deepEqual(skeleton.skeletons, [state]);
+  assert.deepEqual([...skeleton.writable].sort(), ["history.jsonl", "projects", "sessions", "state_5.sqlite"].map((n) => join(state, n)));
+  assert.deepEqual([...skeleton.readOnly].sort(), ["notes.txt", "scripts", "sessions-old", "tools"].map((n) => join(state, n)));
+});
+
+test("issue 26 r12 F12-3: an entry the settings name a command in that is not there yet is made first (a folder, or an empty file) and read-only, so no run creates the script", () => {
+  const { home: h, state } = home();
+  mkdirSync(join(state, "projects"));
+  writeFileSync(join(state, "settings.json"), JSON.stringify({
+    hooks: { Stop: [{ hooks: [{ type: "command", command: '[ -x "$HOME/.claude/later/x.sh" ] && "$HOME/.claude/later/x.sh"; sh ~/.claude/top.sh' }] }] },
+  }));
+  const view = stateView([join(state, "settings.json")], [state], { HOME: h }, ["projects/"]);
+  assert.deepEqual([...view.readOnly].sort(), ["later", "settings.json", "top.sh"].map((n) => join(state, n)));
+  assert.equal(statSync(join(state, "later")).isDirectory(), true);
+  assert.equal(readdirSync(join(state, "later")).length, 0);
+  assert.equal(readFileSync(join(state, "top.sh"), "utf8"), "");
 });

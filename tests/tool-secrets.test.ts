@@ -252,3 +252,46 @@ test("issue 26 round 11, F11: redacting cut parts is linear — an argument of 1
   assert.equal(redactCutParts(`a ${secret.slice(0, 12)}… b …${secret.slice(-6)} c`, [secret]), "a [redacted]… b …[redacted] c");
   assert.equal(redactCutParts(`${secret.slice(0, 12)}…${secret.slice(-6)}…${secret.slice(-5)}`, [secret]), "[redacted]…[redacted]…[redacted]");
 });
+
+test("issue 26 round 12, F12-5: keys that redact to one name are numbered in linear work — 32,000 keys of a secret and distinct control characters (the report's 2.1 MB call froze the hub 92 s), and keys that already hold the numbers", () => {
+  // Distinct strings of C0 control characters, which neutralising removes: every key becomes the secret, then REDACTED.
+  const controls = (i: number) => [...i.toString(8).padStart(6, "0")].map((d) => String.fromCharCode(1 + Number(d))).join("");
+  const keys = 32_000;
+  const args = Object.fromEntries(Array.from({ length: keys }, (_, i) => [`${secret}${controls(i)}`, i]));
+  const work = { tries: 0 };
+  const shown = redactedDeep(args, [secret], { keys: true, work }) as Record<string, number>;
+  assert.deepEqual(Object.keys(shown), ["REDACTED", ...Array.from({ length: keys - 1 }, (_, i) => `REDACTED #${i + 2}`)]);
+  assert.deepEqual(Object.values(shown), Array.from({ length: keys }, (_, i) => i));
+  assert.ok(work.tries >= keys - 1 && work.tries <= 2 * keys, `${work.tries} names tried for ${keys} keys`);
+  // The agent also sent the numbered names themselves (kept as they are): each is skipped once, never tried again.
+  const taken = Object.fromEntries(Array.from({ length: keys }, (_, i) => [`REDACTED #${i + 2}`, -1]));
+  const both = { ...taken, ...args };
+  const work2 = { tries: 0 };
+  const shown2 = redactedDeep(both, [secret], { keys: true, work: work2 }) as Record<string, number>;
+  assert.equal(Object.keys(shown2).length, 2 * keys);
+  assert.equal(shown2["REDACTED #2"], -1);
+  assert.equal(shown2.REDACTED, 0);
+  assert.equal(shown2[`REDACTED #${keys + 2}`], 1);
+  assert.ok(work2.tries >= 2 * keys - 1 && work2.tries <= 3 * keys, `${work2.tries} names tried for ${2 * keys} keys`);
+});
+
+test("issue 26 round 12, F12-5: a tool call whose arguments are larger than argumentsMaxBytes as JSON is refused before they are redacted, recorded without them; one just within is asked for", async () => {
+  const f = await fixture(["echo.show"]);
+  const job = await claim(f);
+  const { client } = await connect(f, job, [secret]);
+  const { argumentsMaxBytes } = await import("../src/tools/limits.js");
+  assert.equal(argumentsMaxBytes, 1024 * 1024);
+  // {"text":"…"} is 11 bytes besides the text; "é" is two bytes in UTF-8 and one code unit.
+  const big = await client.callTool({ name: "echo.show", arguments: { text: `${"é".repeat(argumentsMaxBytes / 2 - 6)}${secret}` } });
+  assert.equal(big.isError, true);
+  assert.equal(textOf(big), `wrong arguments for echo.show: arguments: larger than ${argumentsMaxBytes} bytes as JSON`);
+  const why = JSON.stringify((await f.call("GET", `/v1/runs/${job.run}/why`, f.keys.owner)).body);
+  assert.match(why, /larger than 1048576 bytes as JSON/);
+  assert.ok(!why.includes("éé"), "the refusal records none of the arguments");
+  assert.equal((await f.state()).cards.filter((c) => c.title === "Allow echo.show?").length, 0);
+  // Exactly at the limit: the hub is asked (its card opens).
+  const within = client.callTool({ name: "echo.show", arguments: { text: "a".repeat(argumentsMaxBytes - 11) } });
+  const card = await openCard(f, "echo.show");
+  assert.equal((await f.call("POST", `/v1/cards/${card.id}/answer`, f.keys.owner, { choice: 0 })).status, 200);
+  assert.equal(textOf(await within).length, "got ".length + argumentsMaxBytes);
+});

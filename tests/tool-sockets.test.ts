@@ -17,7 +17,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync,
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { baseRules, engine, engineUnderTmp, hubFixture, tempDir, until, type Fixture } from "./helpers.js";
-import { examples, probeBwrap, processesIn } from "./tools-helpers.js";
+import { engineBinds, examples, probeBwrap, processesIn } from "./tools-helpers.js";
 import { callFacts, streamCalls } from "./tool-calls-helpers.js";
 import { Worker } from "../src/worker/worker.js";
 import { ToolHost, ToolRegistry } from "../src/tools/index.js";
@@ -263,7 +263,8 @@ function installProber(plugins: string, name: string, type: "service" | "sync"):
   writeFileSync(join(dir, "manifest.toml"), [
     `name = "${name}"`, `version = "0.1.0"`, `plugin_type = "${type}"`, "",
     "[entry_point]", `command = "node"`, `args = ["main.mjs"]`, "",
-    "[sandbox]", `network = "host"`, "",
+    // The kit loads the engine's modules by path: bound read-only (the sandbox root shows the system folders only).
+    "[sandbox]", `network = "host"`, `binds = [${engineBinds}]`, "",
     "[[capabilities.tools]]", `name = "probe"`,
   ].join("\n"));
 }

@@ -176,7 +176,9 @@ test("plugins inspect asks a manifest without tools with tools/list, once, and a
     '      parameters: {"type":"object","required":["a"],"properties":{"a":{"type":"number"}}}',
   ]);
   assert.equal(readFileSync(join(p("lister"), "asked"), "utf8"), "tools/list\n");
-  const every = await cli(["plugins", "inspect", "every"], main.dir);
+  // The MCP server lies in the engine's node_modules, outside the plugin's folder and the system folders: the review
+  // sandbox does not show it (issue 26 round 12, F12-6), so the owner asks it on purpose.
+  const every = await cli(["plugins", "inspect", "every", "--run"], main.dir);
   assert.equal(every.code, 0, every.err.join("\n"));
   assert.deepEqual(every.out.filter((l) => /^ {2}tools|^ {4}every\./.test(l)).map((l) => l.split(" — ")[0]), [
     "  tools (from its MCP server, after tools_allowlist):", "    every.echo", "    every.get-sum",

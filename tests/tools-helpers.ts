@@ -2,7 +2,7 @@
  * Fixtures of the tool host tests: plugin folders written into a temporary root, a registry and a host over them, a
  * log that keeps its lines, and process checks that see through zombies.
  */
-import { cpSync, mkdirSync, readFileSync, writeFileSync, rmSync, existsSync, readdirSync, readlinkSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync, rmSync, existsSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { execFile, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -14,6 +14,13 @@ export { until, engine, tempDir } from "./helpers.js";
 
 /** The real MCP server used as an mcp plugin: @modelcontextprotocol/server-everything's stdio entry. */
 export const everythingServer = join(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json"), "..", "dist", "index.js");
+
+/**
+ * The engine's checkout and its node_modules (a link in a worktree) as read-only `binds` items of a manifest (TOML,
+ * comma-separated): what a test plugin that loads the engine's modules or files by path names, since a plugin
+ * sandbox's root shows the system folders only (issue 26 round 12, F12-6).
+ */
+export const engineBinds = [...new Set([engine, realpathSync(join(engine, "node_modules"))])].map((p) => JSON.stringify(`${p}:${p}:ro`)).join(", ");
 
 /** The example tool plugins of this repository. */
 export const examples = join(engine, "examples", "tool-plugins");

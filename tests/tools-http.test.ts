@@ -9,10 +9,22 @@ import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, hubFixture, until } from "./helpers.js";
-import { everythingServer, examples, nodePlugin, processesIn, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+import { examples, nodePlugin, processesIn, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { HubClient } from "../src/protocol/client.js";
 
 const rules = (approvals: unknown[]) => ({ ...baseRules, approvals });
+
+/** A stdio MCP server (newline-delimited JSON-RPC) offering `echo` and `add`. */
+const smallMcpServer = `const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+const tools = [{ name: "echo", description: "Echoes back the input", inputSchema: { type: "object", properties: { message: { type: "string" } } } }, { name: "add", inputSchema: { type: "object" } }];
+require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === "initialize") return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "small", version: "1" } } });
+  if (m.method === "tools/list") return send({ jsonrpc: "2.0", id: m.id, result: { tools } });
+  send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no" } });
+});
+`;
 
 test("GET /v1/tools lists every tool of the home's plugins with plugin, kind and approval mode; /api/tools is the same", async () => {
   const logs: string[] = [];
@@ -37,7 +49,9 @@ test("GET /v1/tools lists every tool of the home's plugins with plugin, kind and
     writePlugin(plugins, "secret", syncManifest("secret", "bash", ["main.sh"], `${toolToml("wipe")}\n[capabilities]\ndisable_model_invocation = true\n`));
     writePlugin(plugins, "broken", `colour = "blue"\n${syncManifest("broken", "node", ["main.js"], toolToml("x"))}`);
     writePlugin(plugins, "mute", syncManifest("mute", "node", ["-e", "process.exit(3)"]));
-    every = writePlugin(plugins, "every", `manifest_version = 3\nname = "every"\nversion = "1.0.0"\nplugin_type = "mcp"\n\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everythingServer)}, "stdio"]\n\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n`);
+    // An MCP server in its own folder (the review sandbox shows the plugin's folder and the system folders, not the
+    // engine's node_modules: issue 26 round 12, F12-6), offering two tools, one allowed.
+    every = writePlugin(plugins, "every", `manifest_version = 3\nname = "every"\nversion = "1.0.0"\nplugin_type = "mcp"\n\n[entry_point]\ncommand = "node"\nargs = ["server.js"]\n\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n`, { "server.js": smallMcpServer });
 
     const greet = { type: "object", required: ["name"], properties: { name: { type: "string" } } };
     const r = await f.call("GET", "/v1/tools", f.keys.owner);

@@ -23,7 +23,9 @@ test("server-everything as a plugin: its allowed tools are <plugin>.<tool>, call
   const f = hostFixture();
   try {
     install(f, "every", 'tools_allowlist = { mode = "allow", names = ["echo", "get-sum", "trigger-long-running-operation"] }');
-    const tools = await f.host.tools("every");
+    // Asked as its manifest runs it (the owner's `--run`): the server lies in the engine's node_modules, which the
+    // review sandbox's root does not show (issue 26 round 12, F12-6).
+    const tools = await f.host.tools("every", { run: true });
     assert.deepEqual(tools.ok && [tools.source, tools.tools.map((x) => x.qualifiedName).sort()], ["mcp", ["every.echo", "every.get-sum", "every.trigger-long-running-operation"]]);
     const echo = await f.host.call("every.echo", { message: "hi" }, { sessionKey: "s" });
     assert.deepEqual(echo.status === "ok" && echo.result, { content: [{ type: "text", text: "Echo: hi" }], isError: false });

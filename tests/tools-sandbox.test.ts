@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { createCgroup } from "../src/tools/cgroup.js";
-import { engine, everythingServer, examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
+import { engineBinds, everythingServer, examples, hostFixture, leftovers, nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
 
 const sandboxed = async () => (await probeBwrap("bwrap")).ok;
 
@@ -139,18 +139,15 @@ test("cgroup v2 where its controllers are delegated; v1 for the others; limits w
   }
 });
 
-/** The repository is readable inside a sandbox unless it lies under /tmp or /run, which a sandbox sees empty. */
-const repoVisible = !/^\/(tmp|run)\//.test(engine);
-
 test("sandboxed long-lived plugins: a service reaches its socket through the host's bind; an MCP server runs with no network", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
-  if (!repoVisible) return t.skip(`the checkout (${engine}) is under /tmp or /run, which a sandbox sees empty`);
+  // The example service and the MCP server load the engine's files (the `.proto`, node_modules): bound read-only.
   const f = hostFixture();
   try {
     const service = readFileSync(join(examples, "hello-service", "manifest.toml"), "utf8")
-      .replace('args = ["main.mjs"]', `args = [${JSON.stringify(join(examples, "hello-service", "main.mjs"))}]`) + '\n[sandbox]\nnetwork = "none"\nread_only_root = true\n';
+      .replace('args = ["main.mjs"]', `args = [${JSON.stringify(join(examples, "hello-service", "main.mjs"))}]`) + `\n[sandbox]\nnetwork = "none"\nread_only_root = true\nbinds = [${engineBinds}]\n`;
     writePlugin(f.root, "hello-service", service);
-        writePlugin(f.root, "every", `manifest_version = 3\nname = "every"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everythingServer)}, "stdio"]\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n[sandbox]\nmemory = "512m"\n`);
+    writePlugin(f.root, "every", `manifest_version = 3\nname = "every"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\nargs = [${JSON.stringify(everythingServer)}, "stdio"]\n[mcp]\ntools_allowlist = { mode = "allow", names = ["echo"] }\n[sandbox]\nmemory = "512m"\nbinds = [${engineBinds}]\n`);
     f.registry.rescan();
     await f.host.start();
     const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "s" });

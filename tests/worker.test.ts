@@ -252,6 +252,30 @@ test("a plugin that says finished while the process stays: the group is stopped 
   assert.equal(readExit(join(fx.home.worker, "runs", "1-1", "1"))!.signal, "SIGTERM");
 });
 
+test("a result the hub refuses (1.6 MB of receipt, over its 1 MiB body limit) ends the run with its outcome and summary, the receipt voided on a card — the run never hangs (issue 26 round 12, F12-9)", async () => {
+  // 50 notices and 50 events of 4,000 four-byte characters each: every item within its own limit, the whole too big.
+  const fx = await setup(`const wide = "\\u{1F642}".repeat(4000);
+const receipt = { notice: Array.from({ length: 50 }, (_, i) => ({ title: "n" + i, text: wide })), events: Array.from({ length: 50 }, (_, i) => ({ id: "big-" + i, type: "alert.y", detail: wide })) };
+console.log("Did the work.\\n\`\`\`agent-autoloop\\n" + JSON.stringify(receipt) + "\\n\`\`\`");`);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  startWorker(fx);
+  const st = await untilLatestRun(fx, "done");
+  assert.equal(st.runs[0].summary, "Did the work.");
+  assert.deepEqual(st.cards.map((c) => [c.kind, c.title]), [["notice", "The hub refused the result of run 1; its receipt was voided"]]);
+  assert.match(st.cards[0].text, /^the request body is larger than 1048576 bytes\n\/.*\/worker\/runs\/1-1$/);
+  assert.equal((await fx.call("GET", "/v1/events", fx.keys.owner)).body.events.length, 1, "none of the receipt's events was posted");
+});
+
+test("a voided result keeps the outcome, summary, error, session, usage and the worker's own notices, and drops the receipt", async () => {
+  const { voidedResult } = await import("../src/worker/receipt.js");
+  const own = { title: "The agent wrote files your git would run", text: "/p/.git/commondir → moved" };
+  const body = { outcome: "done" as const, summary: "s", error: "e", session: "sess", usage: { inputTokens: 3 }, ask: [{ title: "Go?", options: ["yes"] }], notice: [own, { title: "agent's" }], events: [{ id: "x", type: "a.b" }], later: [{ key: "k", in: "1h" }], resolve: [{ card: 1 }] };
+  assert.deepEqual(voidedResult(body as never, [own], "notice[1].text: wrong \u0007", 7, "/w/runs/7-1", "en"), {
+    outcome: "done", summary: "s", error: "e", session: "sess", usage: { inputTokens: 3 },
+    notice: [own, { title: "The hub refused the result of run 7; its receipt was voided", text: "notice[1].text: wrong \n/w/runs/7-1" }],
+  });
+});
+
 test("the worker neutralises an agent's summary and error instead of having its result refused", async () => {
   const say = (text: string, code = 0) => ["node", "-e", `console.log(${JSON.stringify(text)}); process.exitCode = ${code}`];
   const rules = { ...baseRules, agents: { bot: { worker: "local", use: "command", command: say("Done \u202eevil\u0085 ok") } }, rules: [baseRules.rules[0]] };

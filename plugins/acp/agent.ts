@@ -56,7 +56,7 @@ const plugin: AgentPlugin = {
   state(env) {
     const claude = claudeCodeState(env);
     const codex = codexState(env);
-    return { folders: [...claude.folders!, ...codex.folders!], readOnly: [...claude.readOnly!, ...codex.readOnly!] };
+    return { folders: [...claude.folders!, ...codex.folders!], readOnly: [...claude.readOnly!, ...codex.readOnly!], writes: [...claude.writes!, ...codex.writes!] };
   },
   env: () => ({ ...claudeLaunchEnv }),
   command(turn) {

@@ -319,6 +319,7 @@ const catalog = {
     zh: "第一次错过：{first}。最后一次错过：{last}。中台回来后只补跑了最近的一次：{ran}。",
     en: "First missed: {first}. Last missed: {last}. Only the latest time, {ran}, ran when the hub was back.",
   },
+  "card.resultRefused.title": { zh: "中台不收第 {run} 轮的结果，其回执已作废", en: "The hub refused the result of run {run}; its receipt was voided" },
   "card.receipt.title": { zh: "第 {run} 轮的回执读不懂，已作废", en: "The receipt of run {run} could not be read and was voided" },
   // tool plugins (spec tool-plugins.md): manifests, discovery, calls, sandbox, long-lived plugins, conformance
   "tools.manifest.tooLarge": { zh: "manifest 超过 {limit} 字节", en: "the manifest is larger than {limit} bytes" },
@@ -348,6 +349,7 @@ const catalog = {
   "tools.call.unknownPlugin": { zh: "没有这个工具插件：{plugin}", en: "no such tool plugin: {plugin}" },
   "tools.call.unknownTool": { zh: "插件 {plugin} 没有工具 {tool}", en: "plugin {plugin} has no tool {tool}" },
   "tools.call.rejected": { zh: "插件 {plugin} 的 manifest 不合法：{error}", en: "plugin {plugin} has no valid manifest: {error}" },
+  "tools.call.argumentsTooLarge": { zh: "arguments：按 JSON 计超过 {limit} 字节", en: "arguments: larger than {limit} bytes as JSON" },
   "tools.call.arguments": { zh: "{tool} 的参数不对：{error}", en: "wrong arguments for {tool}: {error}" },
   "tools.call.service": { zh: "插件 {plugin} 是 service 插件，要由工具宿主启动后才能调用", en: "plugin {plugin} is a service plugin: it is called once the tool host has started it" },
   "tools.call.timeout": { zh: "插件 {plugin} 超过 {ms} 毫秒没有回答，已结束它的整个进程组", en: "plugin {plugin} did not answer within {ms} ms; its whole process group was ended" },

@@ -159,6 +159,15 @@ export interface AgentState {
    * and those that the settings files among these name as commands.
    */
   readOnly?: string[];
+  /**
+   * What the CLI itself writes at the top of its state folders, as names (a folder ends in `/`; `*` stands for any
+   * run of characters but `/`): when given, every other entry at the top of a state folder is read-only in the
+   * sandbox too — a list of what may be written, so that no gap in reading the settings leaves a script they name
+   * writable (issue 26 round 12, F12-3). A folder of these missing is made first (0700) when the state folder is
+   * shown as a skeleton, where a new entry would stay in the sandbox. Without it, only `readOnly` and what
+   * src/worker/state-steering.ts finds are kept.
+   */
+  writes?: string[];
 }
 
 /**

@@ -38,14 +38,40 @@ export const codexSteering = [
 ] as const;
 
 /**
+ * What Claude Code writes at the top of its config folder (`AgentState.writes`; issue 26 round 12, F12-3): seen with
+ * 2.1.332 in print mode — its sessions (`projects/`, `sessions/`, `session-env/`), shell snapshots — and what its
+ * interactive use keeps there (todos, tasks, plans, file history, debug logs, caches, statistics, the prompt history,
+ * refreshed OAuth credentials `.credentials.json`, `.claude.json`'s temporary files). Every other entry, an owner's
+ * `scripts/` among them, is read-only in the sandbox.
+ */
+export const claudeCodeWrites = [
+  "projects/", "sessions/", "session-env/", "shell-snapshots/", "todos/", "tasks/", "plans/", "file-history/", "debug/",
+  "logs/", "cache/", "paste-cache/", "image-cache/", "statsig/", "telemetry/", "usage-data/",
+  "history.jsonl", "stats-cache.json", ".credentials.json", ".claude.json.tmp.*",
+] as const;
+
+/**
+ * What Codex writes at the top of `CODEX_HOME` (`AgentState.writes`; F12-3): seen with 0.171.0 — its sessions, shell
+ * snapshots, `tmp/`, the thread locks, its SQLite stores (`state_5.sqlite`, `logs_2.sqlite`, … with their `-wal` and
+ * `-shm`), `installation_id`, `.sandbox_migration` — and what it keeps there otherwise (archived sessions, `log/`, the
+ * prompt history, refreshed credentials `auth.json`, its caches and version check). Every other entry, an owner's
+ * `mcp/` or `tools/` among them, is read-only in the sandbox.
+ */
+export const codexWrites = [
+  "sessions/", "archived_sessions/", "shell_snapshots/", "tmp/", "thread-writer-locks/", "log/", "cache/",
+  "history.jsonl", "auth.json", "installation_id", "version.json", "models_cache.json", "internal_storage.json",
+  ".sandbox_migration", ".personality_migration", "*.sqlite", "*.sqlite-wal", "*.sqlite-shm", "*.sqlite-journal",
+] as const;
+
+/**
  * Claude Code's state: `CLAUDE_CONFIG_DIR` (its `.claude.json` inside), else `~/.claude` and `~/.claude.json`; the
- * `.claude.json` file and `claudeCodeSteering` read-only. 2.1.332 replaces `.claude.json` through a temporary file
+ * `.claude.json` file and `claudeCodeSteering` read-only, and all but `claudeCodeWrites`. 2.1.332 replaces `.claude.json` through a temporary file
  * beside it, which fails quietly where it is read-only, and print mode works on.
  */
 export function claudeCodeState(env: Readonly<Record<string, string>>): AgentState {
   const dir = env.CLAUDE_CONFIG_DIR || "~/.claude";
   const config = env.CLAUDE_CONFIG_DIR ? join(dir, ".claude.json") : "~/.claude.json";
-  return { folders: [dir], readOnly: [config, ...claudeCodeSteering.map((p) => join(dir, p))] };
+  return { folders: [dir], readOnly: [config, ...claudeCodeSteering.map((p) => join(dir, p))], writes: [...claudeCodeWrites] };
 }
 
 /**
@@ -55,8 +81,11 @@ export function claudeCodeState(env: Readonly<Record<string, string>>): AgentSta
  */
 export const claudeLaunchEnv: Readonly<Record<string, string>> = { CLAUDE_CODE_DISABLE_AUTO_MEMORY: "1" };
 
-/** Codex's state: `CODEX_HOME`, else `~/.codex` (0.171.0 writes nothing else but TMPDIR); `codexSteering` read-only. */
+/**
+ * Codex's state: `CODEX_HOME`, else `~/.codex` (0.171.0 writes nothing else but TMPDIR); `codexSteering` read-only,
+ * and all but `codexWrites`.
+ */
 export function codexState(env: Readonly<Record<string, string>>): AgentState {
   const dir = env.CODEX_HOME || "~/.codex";
-  return { folders: [dir], readOnly: codexSteering.map((p) => join(dir, p)) };
+  return { folders: [dir], readOnly: codexSteering.map((p) => join(dir, p)), writes: [...codexWrites] };
 }

@@ -5,8 +5,9 @@
  */
 import { createRequire } from "node:module";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { describeError } from "../protocol/validate.js";
-import type { Lang } from "../i18n/messages.js";
+import { describeError, nestedDeeperThan } from "../protocol/validate.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { argumentsDepthMax, argumentsMaxBytes } from "./limits.js";
 
 /** Compiled argument schemas kept at once. */
 const compiledSchemasMax = 1000;
@@ -27,6 +28,20 @@ export function schemaAjv(): Ajv2020 {
 /** Made at the first check (a process that checks none makes none). */
 let ajv: Ajv2020 | null = null;
 let cache = new Map<string, ValidateFunction>();
+
+/**
+ * Whether a call's `args` (from `--args`, an agent, a workflow) stay within the limits every later step relies on —
+ * nested at most `argumentsDepthMax` deep (checked first, without recursion), at most `argumentsMaxBytes` as JSON — of
+ * every kind of plugin, before the schema check, the digest, the redaction or the plugin's own parser reads them.
+ * @returns null when they do, else one message naming the field and the limit, in `lang`.
+ */
+export function argumentsBeyondLimits(args: unknown, lang: Lang): string | null {
+  if (nestedDeeperThan(args, argumentsDepthMax)) return t(lang, "tools.manifest.tooDeep", { field: "arguments", limit: argumentsDepthMax });
+  const json = JSON.stringify(args) ?? "";
+  // Bytes are never fewer than UTF-16 code units / 3 nor more than 3 per unit: count only near the limit.
+  const over = json.length > argumentsMaxBytes || (json.length * 3 > argumentsMaxBytes && Buffer.byteLength(json, "utf8") > argumentsMaxBytes);
+  return over ? t(lang, "tools.call.argumentsTooLarge", { limit: argumentsMaxBytes }) : null;
+}
 
 /**
  * Checks `args` against `schema`. @param key identifies the schema (digest + tool) for the cache.

@@ -9,8 +9,7 @@
 import { rmdirSync } from "node:fs";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
-import { nestedDeeperThan } from "../protocol/validate.js";
-import { checkArguments } from "./arguments.js";
+import { argumentsBeyondLimits, checkArguments } from "./arguments.js";
 import { resultTooDeep } from "../protocol/tool-result.js";
 import { diagnose, type PluginDiagnosis } from "./doctor.js";
 import { systemCgroups, type CgroupSystem } from "./cgroup.js";
@@ -21,7 +20,7 @@ import { serviceSocketFolder } from "./service.js";
 import { endOrphansOf, endOwn, hostMark } from "./orphans.js";
 import { runners } from "./runners.js";
 import type { ActivePlugin, Outcome, Runner, RunnerHost } from "./runner.js";
-import { argumentsDepthMax, callTimeoutMsMax, restartBackoffMs } from "./limits.js";
+import { callTimeoutMsMax, restartBackoffMs } from "./limits.js";
 import type { ToolRegistry } from "./registry.js";
 import type { CallCheck, PluginClash, CallContext, CallOutcome, CodeFoldersSeen, DataTools, HttpReach, LongLivedStatus, Manifest, OfferedTool, PluginType, RescanReport, ToolPluginRecord, ToolSpec, ToolsOutcome } from "./types.js";
 
@@ -314,8 +313,8 @@ export class ToolHost {
     const split = splitToolName(qualifiedName);
     if (!split) return { status: "refused", code: "tools.bad_name", message: t(this.lang, "tools.call.name", { name: qualifiedName }) };
     // Before anything recurses through them (the schema check, the digest, the plugin's own parser), of every kind.
-    if (nestedDeeperThan(args, argumentsDepthMax)) {
-      const error = t(this.lang, "tools.manifest.tooDeep", { field: "arguments", limit: argumentsDepthMax });
+    const error = argumentsBeyondLimits(args, this.lang);
+    if (error !== null) {
       return { status: "refused", code: "tools.invalid_arguments", message: t(this.lang, "tools.call.arguments", { tool: qualifiedName, error }) };
     }
     const rec = this.registry.get(split.plugin);

@@ -10,6 +10,7 @@ export { formatClash } from "../plugins/precedence.js";
 export { runners } from "./runners.js";
 export type { RunnerKind, Runner } from "./runner.js";
 export { ToolHost, splitToolName, type ToolHostOptions } from "./host.js";
+export { argumentsBeyondLimits } from "./arguments.js";
 export { ownerCall, type OwnerCallAudit, type OwnerCallOptions } from "./owner-call.js";
 export { diagnose, resolveCommand, type PluginDiagnosis } from "./doctor.js";
 export { conformance, sampleArguments, type ConformanceOptions } from "./conformance.js";

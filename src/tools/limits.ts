@@ -52,6 +52,12 @@ export const stdoutLineMaxBytes = 4 * 1024 * 1024;
 export { toolResultDepthMax as resultDepthMax } from "../kernel/limits.js";
 /** A call's arguments (from `--args`, an agent, a workflow): nested at most this deep, else refused before anything starts. */
 export const argumentsDepthMax = 64;
+/**
+ * A call's arguments as JSON, in UTF-8 bytes: larger is refused before anything reads them further (issue 26 round 12,
+ * F12-5: the worker redacts a call's arguments on the hub's event loop, and the bridge's 10 MiB line let one call hold
+ * it for seconds). A plugin that takes files is given a path, not their content.
+ */
+export const argumentsMaxBytes = 1024 * 1024;
 /** All stdout of one call up to its response, in bytes: more ends the call as a plugin error (a flood). */
 export const stdoutMaxBytes = 16 * 1024 * 1024;
 /** stderr of one call that reaches the log, in bytes; the rest is read and dropped, with one line saying so. */
@@ -98,3 +104,9 @@ export const mcpListPagesMax = 16;
  * 100 ms of reading at each start of the plugin; a plugin binds the folders it needs, not a whole tree of the system.
  */
 export const bindSocketScanEntriesMax = 100_000;
+/**
+ * The sandbox root's look for sockets at each start of a sandboxed plugin (issue 26 round 12, F12-6; sandbox-root.ts
+ * `socketsShown`): `/etc` and the installs on PATH outside the homes, at most this many entries in all (about 20 ms);
+ * each socket found is covered. Past it the rest is shown unlooked (docs/plugins/tool-plugins.md says so).
+ */
+export const rootSocketScanEntriesMax = 20_000;

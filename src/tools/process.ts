@@ -14,7 +14,8 @@ import { delimiter, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { controllerLimitName, createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
 import { launcherEnv, pluginEnv, sandboxEnvArgs } from "./env.js";
-import { bwrapArgv, homeInstalls, notBound, probeBwrap, probeError, type HostBind } from "./sandbox.js";
+import { bwrapArgv, probeBwrap, probeError, type HostBind } from "./sandbox.js";
+import { pathInstalls, shownByRoot } from "./sandbox-root.js";
 import { checkBinds, within, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
 import { autoloopFolders, hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
@@ -207,17 +208,17 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
     if (!checked.ok) return { ok: false, refusal: { code: "tools.device_refused", message: t(s.lang, "tools.sandbox.deviceRefused", { plugin: req.name, path: b.source, why: deviceRefusalText(s.lang, checked.why) }) } };
     devices.set(b.source, checked.real);
   }
-  // The hub user's home is hidden (issue 26, finding 13), but for the installs of the programs on PATH inside it; a
-  // plugin's binds may show parts of it again on purpose.
+  // Only the system folders are taken from the host (sandbox-root.ts; issue 26 #13, round 12 F12-6), and the installs
+  // of the programs on PATH outside them; a plugin's binds may show parts of the home again on purpose.
   const table = readMounts();
   const homes = homesOf(s, table);
   const checked = hiddenOf(s, table);
-  const shown = homeInstalls(env.PATH ?? "", homes, checked.map((h) => (existsSync(h) ? realpathSync(h) : h)));
-  // What lies under a top-level folder the sandbox does not take from the host (/tmp, /run) is not there unless the
-  // host binds a folder holding it; the binds that passed hold no hidden path. The host's own hidden paths stay.
+  const shown = pathInstalls(env.PATH ?? "", homes, checked.map((h) => (existsSync(h) ? realpathSync(h) : h)));
+  // What lies outside the root's system folders is not there unless something shown holds it; the binds that passed
+  // hold no hidden path. The host's own hidden paths stay.
   const own = s.hidden.map((h) => realPathOr(h, h));
   const held = [...shown, ...(req.hostBinds ?? []).map((b) => realPathOr(b.path, b.path))];
-  const hidden = checked.filter((h) => own.includes(h) || !notBound.has(h.split("/")[1] ?? "") || held.some((d) => within(h, d)));
+  const hidden = checked.filter((h) => own.includes(h) || shownByRoot(h) || held.some((d) => within(h, d)));
   // The real sources are bound, not the paths as written, and by descriptor (issue 26 round 2, findings 3 and 4): each
   // is opened here and kept only when the file opened is the one checked, so no link swapped in later is followed.
   const mounts = binds.map((b) => ({ host: b.source, relative: false, container: b.container, readOnly: b.readOnly }));

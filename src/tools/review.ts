@@ -6,9 +6,11 @@
  * current files ("always allow" at this digest: the host's `trusted`) or runs it on purpose (`plugins inspect --run`),
  * that listing runs in the review sandbox whatever the manifest says: the plugin's own `[sandbox]` replaced by the
  * strictest one — no network, a read-only root, no binds — so nothing of the hub user's home, no hidden path (the
- * hub's home with its keys), no host socket, nothing of serve's environment passed to it (an MCP plugin's
- * `env_passthrough` emptied); what it writes vanishes with the sandbox. A plugin that cannot answer there (it needs
- * the network or a file of the home to start), or a computer where no sandbox can be made, leaves its tools unknown
+ * hub's home with its keys), no host socket (the root shows the system folders only, sandbox-root.ts: round 12,
+ * F12-6), nothing of serve's environment passed to it (an MCP plugin's `env_passthrough` emptied); what it writes
+ * vanishes with the sandbox. A plugin that cannot answer there (it needs the network, a file of the home, or one
+ * outside its folder, the system folders and its PATH's installs to start), or a computer where no sandbox can be
+ * made, leaves its tools unknown
  * until then (the host's `unknown`, with why). A call the hub allowed runs the plugin as its manifest says.
  */
 import type { RunnablePlugin } from "./runner.js";

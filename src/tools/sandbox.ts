@@ -5,15 +5,18 @@
  *   `"bridge"` (Docker's NAT) has no bubblewrap equivalent: it is taken as "host" (outbound network works; the host's
  *   loopback services are reachable too). `"none"` (the default) leaves only a loopback of its own.
  * - `--die-with-parent`, `--new-session`, `--cap-drop ALL` always (dropping every capability covers any `cap_drop`).
- * - The root is a fresh tmpfs holding read-only binds of the host's top-level folders, except `/proc`, `/dev` (new
- *   ones), `/tmp` and `/run` (empty tmpfs: no host sockets reach the plugin) and the paths the host hides (its home,
- *   with keys). `read_only_root = true` remounts that root read-only, so only `/tmp` and writable binds take writes;
- *   otherwise new folders can be made at the top level and in `/var/tmp`, and vanish with the sandbox — nothing of
- *   the host is ever writable except a writable bind.
- * - The hub user's home is hidden too (issue 26, finding 13: ~/.npmrc, ~/.ssh, ~/.claude hold credentials), all but
- *   the folders of the hub's PATH that lie in it, each with its parent (the install a program found there needs:
- *   ~/.pyenv, ~/.nvm/versions/node/v20, ~/miniconda3), shown again read-only. A plugin that needs more of the home
- *   names it in `binds`.
+ * - The root is a fresh tmpfs holding read-only binds of the host's system folders only (sandbox-root.ts, issue 26
+ *   round 12, F12-6: a root taken from the host's `/` showed the sockets under `/var/lib`, `/var/snap`, `/srv` to a
+ *   plugin with no bind): `/usr`, `/etc`, `/bin`, `/sbin`, `/lib*`, `/sys`, `/nix/store`; `/var` holds only its links
+ *   and its own `/var/tmp`; `/proc`, `/dev` are new ones, `/tmp` and `/run` empty tmpfs (no host sockets reach the
+ *   plugin); the paths the host hides (its home, with keys) are covered. `read_only_root = true` remounts that root
+ *   read-only, so only `/tmp` and writable binds take writes; otherwise new folders can be made at the top level and
+ *   in `/var/tmp`, and vanish with the sandbox — nothing of the host is ever writable except a writable bind.
+ * - The hub user's home is not there either (issue 26, finding 13: ~/.npmrc, ~/.ssh, ~/.claude hold credentials), all
+ *   but the folders of the plugin's PATH that lie outside the system folders, each with its parent (the install a
+ *   program found there needs: ~/.pyenv, ~/.nvm/versions/node/v20, ~/miniconda3, /opt/node), shown read-only; the
+ *   sockets found in them (outside the homes) and in `/etc` are covered. A plugin that needs more names it in
+ *   `binds`.
  * - `/dev` is the sandbox's own minimal one; a bind of a host device (by path under `/dev`, or a device node) is made
  *   with `--dev-bind` when src/kernel/devices.ts lets it through and refused with the reason otherwise (process.ts):
  *   a plain bind is mounted `nodev`, where opening the device fails with "Permission denied". `:ro` makes no
@@ -30,16 +33,15 @@
  *   (`LD_PRELOAD`) never load anything into bwrap outside the sandbox, and no value shows on its command line.
  */
 import { spawn } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import type { SandboxSpec } from "./types.js";
 import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
+import { rootArgs, socketsShown } from "./sandbox-root.js";
 
 /** Where the plugin folder appears inside the sandbox (the public implementation's container workdir). */
 export const sandboxWorkdir = "/workspace";
-/** Top-level folders never bound from the host. */
-export const notBound = new Set(["proc", "dev", "tmp", "run", "workspace"]);
 
 /** Whether bubblewrap can make a sandbox here, and if not, what it said (`tooOld`: it has no `--bind-fd`). */
 export interface BwrapProbe {
@@ -93,7 +95,7 @@ export interface SandboxPlan {
   hidden: string[];
   /** The hub user's homes, hidden before the plugin's binds (which may show parts of them again on purpose). */
   homes?: string[];
-  /** Folders inside those homes shown again read-only (the installs of the programs on PATH). */
+  /** The installs of the programs on PATH outside the root's system folders, shown read-only (sandbox-root.ts `pathInstalls`). */
   shown?: string[];
   devices?: Map<string, string>;
   hostBinds: HostBind[];
@@ -108,31 +110,6 @@ export interface SandboxPlan {
    * the bind sources (`--args`; process.ts writes them there).
    */
   envArgs?: boolean;
-}
-
-/**
- * The folders of `path` (a PATH value) that lie inside one of `homes`, each with its parent unless that is the home
- * itself: a program installed in the home needs the rest of its install (pyenv's shims run ~/.pyenv/libexec, a
- * Python finds its lib/ beside bin/). Real paths that exist, none inside `hidden` (the hub's home) or inside another
- * of them.
- */
-export function homeInstalls(path: string, homes: string[], hidden: string[]): string[] {
-  const inside = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith("/") ? dir : dir + "/");
-  const found: string[] = [];
-  for (const entry of path.split(":")) {
-    if (!entry.startsWith("/") || !existsSync(entry)) continue;
-    let real: string;
-    try {
-      real = realpathSync(entry);
-    } catch {
-      continue;
-    }
-    const home = homes.find((h) => inside(real, h) && real !== h);
-    if (!home || hidden.some((h) => inside(real, h))) continue;
-    found.push(dirname(real) === home ? real : dirname(real));
-  }
-  const unique = [...new Set(found)].sort((a, b) => a.length - b.length);
-  return unique.filter((p, i) => !unique.slice(0, i).some((q) => inside(p, q)));
 }
 
 /** The first file descriptor of a plugin sandbox's bind sources (after stdin, stdout, stderr). */
@@ -155,15 +132,8 @@ export function bwrapArgv(plan: SandboxPlan): { argv: string[]; sources: string[
   const a = [plan.bwrap, "--unshare-all"];
   if (sandbox.network !== "none") a.push("--share-net");
   a.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
-  for (const entry of readdirSync("/")) {
-    if (notBound.has(entry)) continue;
-    const path = `/${entry}`;
-    const st = lstatSync(path);
-    if (st.isSymbolicLink()) a.push("--symlink", readlinkSync(path), path);
-    else a.push("--ro-bind", path, path);
-  }
+  a.push(...rootArgs(sandbox.read_only_root));
   a.push("--proc", "/proc", ...procMaskArgs(), "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run");
-  if (!sandbox.read_only_root && existsSync("/var/tmp")) a.push("--tmpfs", "/var/tmp");
   const hide = (h: string) => {
     if (!existsSync(h)) return;
     if (statSync(h).isDirectory()) a.push("--tmpfs", h);
@@ -173,6 +143,8 @@ export function bwrapArgv(plan: SandboxPlan): { argv: string[]; sources: string[
   // programs on PATH installed in it shown read-only.
   for (const h of plan.homes ?? []) hide(h);
   for (const d of plan.shown ?? []) a.push(...byFd(true, d, d));
+  // A socket in what the root shows is covered (issue 26 round 12, F12-6): connecting needs no write permission.
+  for (const sock of socketsShown(plan.shown ?? [], plan.homes ?? [])) a.push("--ro-bind", "/dev/null", sock);
   a.push(...byFd(true, plan.pluginDir, sandboxWorkdir));
   for (const m of sandbox.mounts) {
     const host = m.relative ? resolve(plan.pluginDir, m.host) : m.host;

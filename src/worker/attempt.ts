@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
-import type { Result, Started } from "../protocol/schema.js";
+import type { Notice, Result, Started } from "../protocol/schema.js";
 import { check } from "../protocol/validate.js";
 import type { PluginLoader } from "../plugins/index.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
@@ -48,8 +48,11 @@ export interface AttemptHost extends SandboxWorker {
   toolBridges(): Promise<ToolBridges>;
   /** Reports that the agent started (with its session and link, when known); never rejects. */
   started(job: Job, body: Started): Promise<void>;
-  /** Reports the result (kept in the run folder first), retrying until the hub answers. */
-  submit(job: Job, dir: string, body: Result): Promise<void>;
+  /**
+   * Reports the result (kept in the run folder first), retrying until the hub answers; `own` are the worker's notices
+   * in it, kept when the hub refuses the rest.
+   */
+  submit(job: Job, dir: string, body: Result, own?: Notice[]): Promise<void>;
   /** Sends a workflow's file to the hub: null when the hub has it, else why not (never rejects). */
   sendArtifact(job: Job, file: string, text: string): Promise<string | null>;
   /** Writes a file of a run's folder; a failure is logged, not thrown. */
@@ -102,7 +105,7 @@ export class Attempt {
     const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run) : [];
     const notice = plantedNotice(planted, this.host.lang);
     if (notice) body = { ...body, notice: [notice, ...(body.notice ?? [])].slice(0, receiptItemsMax) };
-    return this.host.submit(this.job, this.dir, redactedDeep(body, this.secrets));
+    return this.host.submit(this.job, this.dir, redactedDeep(body, this.secrets), notice ? [redactedDeep(notice, this.secrets)] : []);
   }
 
   /** Whether the run was cancelled. */

@@ -4,7 +4,8 @@
  * F8/F10: with the home bound read-only, an agent read `~/.ssh`, `~/.config/gh/hosts.yml` and the browser's cookie
  * store, took the owner's console session from it and answered its own tool card. Each home of the hub's user is now
  * an empty folder in the sandbox (read-only), and only what the agent needs is shown again: its cwd and writable
- * folders and its CLI's state (bound by the plan as before), and read-only here: `~/.gitconfig` and `~/.config/git`,
+ * folders and its CLI's state (bound by the plan as before), and read-only here: `~/.gitconfig` and git's `config`,
+ * `ignore` and `attributes` in `~/.config/git` (not the folder: round 12, F12-4, its credential store `credentials`),
  * the folders on the agent's PATH that lie in a home (with their sibling `lib`/`libexec`, where a `bin` folder's
  * programs load their code: nvm's Node packages, pip's user site), the package the agent's program lies in (a
  * program on PATH is often a link into it: npm's, bun's, the native installers'), and the agent's rules.json
@@ -30,6 +31,13 @@ export interface HomeView {
   /** `[link, target]`: links inside `hidden` made again in the sandbox (`target` as the host's link says). */
   links: [string, string][];
 }
+
+/**
+ * What git reads from its XDG folder (`$XDG_CONFIG_HOME/git`, else `~/.config/git`): its settings, ignore and
+ * attributes files — never the folder, which may hold git's credential store `credentials` (round 12, F12-4: the agent
+ * read a GitHub token there, and `git credential fill` answered with it).
+ */
+const gitXdgFiles = ["config", "ignore", "attributes"] as const;
 
 /** How many links are followed on the way to one path before it is left alone (as the kernel's ELOOP limit). */
 const linksFollowedMax = 40;
@@ -90,7 +98,7 @@ export function homeView(homes: readonly string[], shownHome: string | null, env
   const hidden = homes.filter((h) => h !== shownHome && !(shownHome && isInside(h, shownHome)));
   const home = env.HOME ?? "";
   const config = env.XDG_CONFIG_HOME || (home ? join(home, ".config") : "");
-  const wanted: string[] = [...(home ? [join(home, ".gitconfig")] : []), ...(config ? [join(config, "git")] : [])];
+  const wanted: string[] = [...(home ? [join(home, ".gitconfig")] : []), ...(config ? gitXdgFiles.map((f) => join(config, "git", f)) : [])];
   for (const entry of (env.PATH ?? "").split(delimiter)) {
     if (!isAbsolute(entry)) continue;
     wanted.push(entry);

@@ -5,7 +5,9 @@
  * A message that calls for the owner without an ask (issue 14: the owner is never left unaware) is rewritten too:
  * a first line "待你处理：" / "Needs you:", or a last line outside code blocks that ends with a question mark.
  */
-import type { Receipt } from "../protocol/schema.js";
+import type { Notice, Receipt, Result } from "../protocol/schema.js";
+import { cardTextMaxCodepoints, receiptItemsMax } from "../kernel/limits.js";
+import { relayed } from "../kernel/text.js";
 import { check, isRealIsoDate } from "../protocol/validate.js";
 import { parseJson } from "../kernel/json-error.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -123,6 +125,18 @@ export function receiptErrorNotice(msg: ReadMessage, error: string, run: number,
   if (msg.unasked === null) return { title: t(lang, "card.receipt.title", { run }), text: `${error}\n${output}` };
   const lines = [...new Set([msg.summary, msg.unasked.line])];
   return { title: t(lang, msg.unasked.kind === "needsYou" ? "card.needsYou.title" : "card.question.title", { run }), text: [...lines, output].join("\n") };
+}
+
+/**
+ * What a run reports when the hub refused its result (`body`) for the hub's `reason` (issue 26 round 12, F12-9): the
+ * outcome, summary, error, session and usage as they were, the receipt voided — none of its asks, notices,
+ * resolutions, timers or events — and as notices the worker's `own` (what it found after the run, which the owner
+ * must hear whatever the agent wrote) and one saying why, with the run's folder `where`.
+ */
+export function voidedResult(body: Result, own: readonly Notice[], reason: string, run: number, where: string, lang: Lang): Result {
+  const { outcome, summary, error, session, usage } = body;
+  const why: Notice = { title: t(lang, "card.resultRefused.title", { run }), text: [...`${relayed(reason, false, cardTextMaxCodepoints)}\n${where}`].slice(0, cardTextMaxCodepoints).join("") };
+  return { outcome, summary, error, session, usage, notice: [...own, why].slice(-receiptItemsMax) };
 }
 
 /** Parses and validates a receipt's JSON text. */

@@ -13,12 +13,22 @@
  * sandbox's own, in which each of the host folder's entries is bound at its place — writable, or read-only when
  * protected — and each link is made again (a declared part's target shown read-only, so the CLI reads the owner's
  * settings). What a run makes anew at the top of such a folder stays in the sandbox.
+ *
+ * Round 12, F12-3: the settings still named scripts this module did not find — Codex's `config.toml` with a
+ * multi-line `args = [ … ]`, a dotted key `mcp_servers.x.command = …`, an inline table; a Claude Code hook
+ * `bash "$HOME"/.claude/scripts/notify.sh` — and the agent rewrote them for the owner's CLI to run. A plugin now lists
+ * what its CLI writes at the top of the state (`AgentState.writes`), and every other entry there is read-only: no gap
+ * in reading the settings leaves a script writable. The settings are still read (TOML by the project's TOML reader,
+ * every string under `command`, `args`, `notify` at any depth; shell words with their quotes and variables resolved),
+ * for a script the owner keeps among what the CLI writes, and an entry they name that is not there yet is made first
+ * (an empty folder, or an empty file), so that no run creates the script the settings run.
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createNewFile } from "./files.js";
 import { isInside, realPath } from "./sandbox.js";
 import { present } from "../common/file-checks.js";
+import { readToml } from "../tools/toml.js";
 
 /** How the state folders are shown in the sandbox, beyond binding them writable. */
 export interface StateView {
@@ -38,10 +48,10 @@ export interface StateView {
 const scriptSuffix = /\.(sh|bash|zsh|fish|py|js|mjs|cjs|ts|mts|rb|pl|php|lua|ps1|cmd|bat)$/i;
 /** The largest settings file read for the commands it names, in bytes (larger ones are left unread). */
 const settingsReadMaxBytes = 1024 * 1024;
-/** JSON keys whose string values (or arrays of strings) a CLI runs: hook and status line commands, helpers. */
+/** Keys (JSON, TOML) whose string values (or arrays of strings), at any depth, a CLI runs: hook and status line commands, helpers, MCP servers. */
 const commandKeys = /^(command|args|apiKeyHelper|awsAuthRefresh|awsCredentialExport|otelHeadersHelper|notify)$/;
-/** TOML lines whose value a CLI runs (Codex's `notify`, an MCP server's `command` and `args`). */
-const commandLine = /^\s*(notify|command|args)\s*=\s*(.*)$/gm;
+/** How deep a TOML settings file is read (deeper ones name nothing: the CLI refuses them too). */
+const tomlDepthMax = 64;
 
 /**
  * The state folders' view (see the module's comment).
@@ -49,9 +59,11 @@ const commandLine = /^\s*(notify|command|args)\s*=\s*(.*)$/gm;
  *   first — an empty folder (0700), a `.json` file `{}`, any other file empty (0600) — so that no run can create it;
  *   a link is never followed to make its target.
  * @param folders the state folders left writable (real paths)
- * @param vars the agent's environment (`~`, `$HOME`, `$CLAUDE_CONFIG_DIR`, `$CODEX_HOME` in the commands the settings name)
+ * @param vars the agent's environment (`~` and the variables in the commands the settings name)
+ * @param writes what the CLI writes at a state folder's top (`AgentState.writes`); when given, every other entry there
+ *   is protected too, and in a skeleton the folders among these are made when missing
  */
-export function stateView(declared: readonly string[], folders: readonly string[], vars: Readonly<Record<string, string>>): StateView {
+export function stateView(declared: readonly string[], folders: readonly string[], vars: Readonly<Record<string, string>>, writes?: readonly string[]): StateView {
   const view: StateView = { readOnly: [], skeletons: [], writable: [], links: [], targets: [] };
   const top = new Map<string, Set<string>>(folders.map((f) => [f, new Set<string>()]));
   const declaredTop = new Map<string, Set<string>>(folders.map((f) => [f, new Set<string>()]));
@@ -70,11 +82,17 @@ export function stateView(declared: readonly string[], folders: readonly string[
   for (const f of folders) {
     const names = entries(f);
     const protect = top.get(f)!;
-    for (const name of names) if (looksLikeProgram(join(f, name))) protect.add(name);
+    for (const name of names) if (looksLikeProgram(join(f, name)) || (writes && !written(name, writes))) protect.add(name);
     // An entry holding a file the settings name as a command.
     for (const n of named) {
       for (const at of new Set([resolve(n), realPath(n)])) {
-        if (isInside(at, f) && at !== f) protect.add(at.slice(f.length + 1).split("/")[0]!);
+        if (!isInside(at, f) || at === f) continue;
+        const rel = at.slice(f.length + 1);
+        const name = rel.split("/")[0]!;
+        // One not there yet is made first, as a missing declared part is: a new entry at the top would persist, and
+        // the CLI would run what a run put there (`[ -x ~/.claude/scripts/x.sh ] && …`).
+        if (!present(join(f, name))) make(join(f, name), rel.includes("/"));
+        protect.add(name);
       }
     }
     const linked = [...protect].some((name) => isLink(join(f, name)));
@@ -83,7 +101,9 @@ export function stateView(declared: readonly string[], folders: readonly string[
       continue;
     }
     view.skeletons.push(f);
-    for (const name of names) {
+    // What the CLI makes at the top would stay in the sandbox: its folders are made on the host first.
+    for (const w of writes ?? []) if (w.endsWith("/") && !w.includes("*")) make(join(f, w.slice(0, -1)), true);
+    for (const name of entries(f)) {
       const path = join(f, name);
       if (isLink(path)) {
         try {
@@ -96,6 +116,15 @@ export function stateView(declared: readonly string[], folders: readonly string[
     }
   }
   return { ...view, readOnly: [...new Set(view.readOnly)], targets: [...new Set(view.targets)] };
+}
+
+/** Whether the entry `name` is among `writes` (`AgentState.writes`: a folder's `/` ignored, `*` any run but `/`). */
+export function written(name: string, writes: readonly string[]): boolean {
+  return writes.some((w) => {
+    const pattern = w.replace(/\/+$/, "");
+    if (!pattern.includes("*")) return pattern === name;
+    return new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`).test(name);
+  });
 }
 
 /** The last part of `path`. */
@@ -154,9 +183,10 @@ function looksLikeProgram(path: string): boolean {
 }
 
 /**
- * The paths a settings file names as commands (absolute, `~` and the variables taken from `vars`): in JSON the
- * string values under `commandKeys` anywhere, in TOML the values of `notify`, `command` and `args` lines; each word
- * that is a path. A file that cannot be read or parsed names none.
+ * The paths a settings file names as commands (absolute; `~` and the variables taken from `vars`): the string values
+ * under `commandKeys` at any depth — JSON, or TOML read by the project's TOML reader (multi-line arrays, dotted keys,
+ * inline tables) — each taken as a whole and as shell words (`shellWords`), those that are paths. A file that cannot
+ * be read or parsed names none (the CLI refuses it too).
  */
 export function commandPaths(file: string, vars: Readonly<Record<string, string>>): string[] {
   let text: string;
@@ -166,23 +196,77 @@ export function commandPaths(file: string, vars: Readonly<Record<string, string>
   } catch {
     return [];
   }
-  const strings: string[] = [];
+  let value: unknown;
   if (file.endsWith(".json")) {
-    const walk = (v: unknown, run: boolean) => {
-      if (typeof v === "string" && run) strings.push(v);
-      else if (Array.isArray(v)) v.forEach((x) => walk(x, run));
-      else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, run || commandKeys.test(k));
-    };
     try {
-      walk(JSON.parse(text), false);
+      value = JSON.parse(text);
     } catch {
       return [];
     }
   } else {
-    for (const m of text.matchAll(commandLine)) for (const q of m[2]!.matchAll(/"((?:[^"\\]|\\.)*)"|'([^']*)'/g)) strings.push(q[1] ?? q[2] ?? "");
+    const read = readToml(text, tomlDepthMax, "en");
+    if (!read.ok) return [];
+    value = read.value;
   }
-  const home = vars.HOME ?? "";
-  const expand = (w: string) =>
-    w.replace(/^~(?=\/)/, home).replace(/\$\{?(HOME|CLAUDE_CONFIG_DIR|CODEX_HOME)\}?/g, (_, name: string) => vars[name] ?? "");
-  return strings.flatMap((s) => s.split(/[\s;|&()<>"'`=]+/)).map(expand).filter((w) => w.startsWith("/"));
+  const strings: string[] = [];
+  const walk = (v: unknown, run: boolean, depth: number) => {
+    if (depth > tomlDepthMax) return;
+    if (typeof v === "string" && run) strings.push(v);
+    else if (Array.isArray(v)) v.forEach((x) => walk(x, run, depth + 1));
+    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, run || commandKeys.test(k), depth + 1);
+  };
+  walk(value, false, 0);
+  const words = strings.flatMap((s) => [expand(s, vars, true), ...shellWords(s, vars)]);
+  return [...new Set(words.flatMap((w) => w.split(/[=:]/)).filter((w) => w.startsWith("/")))];
+}
+
+/** `word` with `$NAME` and `${NAME}` replaced from `vars` (unknown ones by ""), and a leading `~/` (when `tilde`) by HOME. */
+function expand(word: string, vars: Readonly<Record<string, string>>, tilde: boolean): string {
+  const named = word.replace(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (_, a?: string, b?: string) => vars[a ?? b ?? ""] ?? "");
+  return tilde ? named.replace(/^~(?=\/|$)/, vars.HOME ?? "~") : named;
+}
+
+/**
+ * The words of a shell command as the shell would pass them (round 12, F12-3: `bash "$HOME"/.claude/x.sh` is one
+ * word `/home/…/.claude/x.sh`): split at blanks and `; | & ( ) < >` and backquotes outside quotes, quotes removed, a
+ * backslash keeping the next character, variables expanded outside single quotes, `~` at a word's start unquoted.
+ */
+export function shellWords(command: string, vars: Readonly<Record<string, string>>): string[] {
+  const out: string[] = [];
+  let word = "";
+  let started = false;
+  let quote: "'" | '"' | null = null;
+  let part = "";
+  const flushPart = (how: "plain" | "'" | '"') => {
+    word += how === "'" ? part : expand(part, vars, how === "plain" && word === "");
+    part = "";
+  };
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (quote) {
+      if (c === quote) {
+        flushPart(quote);
+        quote = null;
+      } else if (c === "\\" && quote === '"' && i + 1 < command.length) part += command[++i];
+      else part += c;
+    } else if (c === "'" || c === '"') {
+      flushPart("plain");
+      quote = c;
+      started = true;
+    } else if (c === "\\" && i + 1 < command.length) {
+      part += command[++i];
+      started = true;
+    } else if (/[\s;|&()<>`]/.test(c)) {
+      flushPart("plain");
+      if (started || word) out.push(word);
+      word = "";
+      started = false;
+    } else {
+      part += c;
+      started = true;
+    }
+  }
+  flushPart(quote ?? "plain");
+  if (started || word) out.push(word);
+  return out;
 }

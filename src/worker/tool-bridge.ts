@@ -31,7 +31,7 @@ import { callbackUrlOf, newCallbackKey, toolArgsFields, toolRefusalBody } from "
 import { bridgeConnectionsPerRunMax, toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { HeldLines, RunBytes } from "./bridge-budget.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { ToolHost, ToolRegistry, toolLimits, toolPlugins, type CallOutcome, type CallProgress, type DataTools, type OfferedTool } from "../tools/index.js";
+import { ToolHost, ToolRegistry, argumentsBeyondLimits, toolLimits, toolPlugins, type CallOutcome, type CallProgress, type DataTools, type OfferedTool } from "../tools/index.js";
 import { mcpTool, offeredTools } from "./offered-tools.js";
 import { LastGood, PluginRegistry, pluginRoots, watchPlugins, type PluginWatcher } from "../plugins/index.js";
 import { toolsServerName, type ToolsOffer } from "../sdk/index.js";
@@ -280,6 +280,10 @@ export class ToolBridges {
     const lang = this.o.lang;
     const host = await this.toolHost();
     const hidden = runSecrets(job, {}, [...secrets, ...host.passedValues(name.slice(0, Math.max(0, name.indexOf("."))))]);
+    // Arguments beyond the host's limits are refused before anything reads them (the redaction below runs in the hub's
+    // process for a local worker: issue 26 round 12, F12-5); the refusal records none of them.
+    const beyond = argumentsBeyondLimits(args, lang);
+    if (beyond !== null) return this.refuse(job, name, {}, "tools.invalid_arguments", t(lang, "tools.call.arguments", { tool: name, error: beyond }), hidden);
     if (!(await this.offered(job)).some((o) => o.qualifiedName === name)) {
       return this.refuse(job, name, args, "tools.not_offered", t(lang, "bridge.notOffered", { tool: name }), hidden);
     }

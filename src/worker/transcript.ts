@@ -100,8 +100,10 @@ export class TranscriptSender {
  * holding none is left exactly as it is. A string of an identifier's characters only (an event's subject, type or id;
  * a timer's key) gets `REDACTED` instead, so that it keeps its format and the hub does not refuse the whole result
  * (round 9b: `[redacted]` in a subject lost the receipt). Arrays and plain objects are copied; the input is unchanged.
+ * With `o.keys`, keys are replaced too (numbered when two become one); `o.work.tries` counts the numbered names tried
+ * (the linear bound a test checks, not a time).
  */
-export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?: boolean } = {}): T {
+export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?: boolean; work?: { tries: number } } = {}): T {
   if (secrets.length === 0) return value;
   const text = (v: string): string => {
     const plain = neutralise(v, false);
@@ -109,11 +111,21 @@ export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?
     if (out === plain) return v;
     return identifierRe.test(plain) ? redact(plain, secrets, "REDACTED") : out;
   };
-  // With `keys`, an object's keys too; two keys that become the same get " #2", " #3", … (none is lost).
-  const key = (k: string, seen: Set<string>): string => {
+  // With `keys`, an object's keys too; two keys that become the same get " #2", " #3", … (none is lost). Each base
+  // goes on from the number it reached (issue 26 round 12, F12-5: starting again at 2 for every key was quadratic —
+  // 32,000 keys that all became REDACTED held the hub's event loop 92 s); a name is tried at most once per base.
+  const key = (k: string, seen: Set<string>, next: Map<string, number>): string => {
     const base = o.keys ? text(k) : k;
     let out = base;
-    for (let n = 2; base !== k && seen.has(out); n += 1) out = `${base} #${n}`;
+    if (base !== k && seen.has(out)) {
+      let n = next.get(base) ?? 2;
+      for (; ; n += 1) {
+        if (o.work) o.work.tries += 1;
+        out = `${base} #${n}`;
+        if (!seen.has(out)) break;
+      }
+      next.set(base, n + 1);
+    }
     seen.add(out);
     return out;
   };
@@ -122,7 +134,8 @@ export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === "object") {
       const seen = new Set(Object.keys(v));
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [key(k, seen), walk(x)]));
+      const next = new Map<string, number>();
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [key(k, seen, next), walk(x)]));
     }
     return v;
   };

@@ -12,7 +12,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job } from "../protocol/responses.js";
-import type { Result } from "../protocol/schema.js";
+import type { Notice, Result } from "../protocol/schema.js";
+import { voidedResult } from "./receipt.js";
 import { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { sleep } from "./supervise.js";
@@ -118,7 +119,7 @@ export class Worker {
       stopped: () => this.stopped,
       toolBridges: () => this.toolBridges(),
       started: (job, body) => this.client.started(job.run, job.token, body).then(() => {}, () => {}),
-      submit: (job, dir, body) => this.submit(job, dir, body),
+      submit: (job, dir, body, own) => this.submit(job, dir, body, own),
       sendArtifact: (job, file, text) => this.sendArtifact(job, file, text),
       transcript: (job, entries) => this.transcripts.add(job, entries),
       keep: (file, content, run) => this.keep(file, content, run),
@@ -327,8 +328,14 @@ export class Worker {
   }
 
 
-  /** Reports a result, retrying until the hub answers (a lost answer is replayed with the same token and body). */
-  private async submit(job: Job, dir: string, body: Result): Promise<void> {
+  /**
+   * Reports a result, retrying until the hub answers (a lost answer is replayed with the same token and body). A body
+   * the hub refuses for its shape or size (400, 413) never leaves the run hanging (issue 26 round 12, F12-9: the run
+   * stayed "running" until its lease ran out, its lane blocked): it is reported again with its receipt voided — the
+   * outcome, summary, error, session and usage kept, the worker's `own` notices first and one saying why — and, if
+   * that is refused too, as failed with the hub's reason.
+   */
+  private async submit(job: Job, dir: string, body: Result, own: Notice[] = []): Promise<void> {
     if (this.stopped) throw new Halted();
     if (body.usage && Object.keys(body.usage).length === 0) delete body.usage;
     // Fields left undefined are left out of the JSON kept and sent alike.
@@ -341,20 +348,32 @@ export class Worker {
     this.keep(join(dir, "result.json"), JSON.stringify(body), job.run);
     // The transcript's last steps (the final message, stderr's tail) reach the hub before the run ends there.
     await this.transcripts.end(job);
+    const lang = this.opts.lang;
+    let refused = await this.report(job, body);
+    if (refused !== null) refused = await this.report(job, voidedResult(body, own, refused, job.run, dir, lang));
+    if (refused !== null) await this.report(job, { outcome: "failed", error: relayed(t(lang, "worker.resultRefused", { run: job.run, error: refused }), false, runErrorMaxCodepoints), session: body.session });
+    this.keep(join(dir, "submitted"), new Date().toISOString(), job.run);
+  }
+
+  /**
+   * Sends `body` as the run's result, retrying while the hub cannot be reached or fails (5xx). Resolves to null when
+   * the hub took it or refused it for a reason another body cannot change (the run is not this token's any more), or
+   * to the hub's reason when it refused this body (400, 413: logged).
+   */
+  private async report(job: Job, body: Result): Promise<string | null> {
     for (let tries = 1; ; tries++) {
       try {
         await this.client.result(job.run, job.token, body);
-        break;
+        return null;
       } catch (e) {
         if (this.stopped) throw new Halted();
         if (e instanceof HubError && e.status >= 400 && e.status < 500) {
           this.log(t(this.opts.lang, "worker.resultRefused", { run: job.run, error: e.message }));
-          break;
+          return e.status === 400 || e.status === 413 ? e.shownIn(this.opts.lang) : null;
         }
         await sleep(backoffMs(tries, resultRetryFirstMs, resultRetryMaxMs));
       }
     }
-    this.keep(join(dir, "submitted"), new Date().toISOString(), job.run);
   }
 
   /**
