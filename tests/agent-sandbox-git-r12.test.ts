@@ -101,13 +101,18 @@ test("issue 26 r12 F12-2 (reported cases: a nested clone in the project, a cwd t
     `try rename mv b/vendor/lib/.git b/vendor/lib/.git-orig`,
     `try vscode mkdir -p b/vendor/lib/.vscode/x`,
     `try commit ${git} -C b/vendor/lib commit --allow-empty -qm agent`,
+    // .git itself is a mount point, its folder is not: renamed, and a copy with another configuration put back
+    `try replace sh -c 'mv a a-moved && mkdir a && cp -a a-moved/.git a/.git && git config --file a/.git/config core.fsmonitor "cp $AA_MASTER ${leak}/replaced; echo"'`,
     `echo "Done: tried"`,
   ].join("\n");
   const fx = await runAgent(script, code);
   const master = { AA_MASTER: fx.home.masterKey };
-  for (const r of ["a", "b", "b/vendor/lib"]) owner(join(code, r), master, "status", "--porcelain");
+  for (const r of ["a-moved", "b", "b/vendor/lib"]) owner(join(code, r), master, "status", "--porcelain");
   assert.deepEqual(readdirSync(leak), [], "no fsmonitor of the agent's ran");
-  assert.deepEqual(readFileSync(join(code, "tried.txt"), "utf8").trim().split("\n"), ["nestedconfig no", "topconfig no", "hook no", "rename no", "vscode no", "commit ok"]);
+  assert.deepEqual(readFileSync(join(code, "tried.txt"), "utf8").trim().split("\n"), ["nestedconfig no", "topconfig no", "hook no", "rename no", "vscode no", "commit ok", "replace ok"]);
+  assert.equal(existsSync(join(code, "a", ".git")), false, "the copy put in its place is moved aside");
+  const card = (await fx.state()).cards.find((c) => c.kind === "notice");
+  assert.equal(card?.text, `${code}/a/.git → moved to ${asideOf(join(code, "a", ".git"), 1)} (move it back once you have read it)`);
   assert.equal(owner(join(code, "b", "vendor", "lib"), {}, "log", "-1", "--format=%s").trim(), "agent");
   assert.deepEqual(readdirSync(join(code, "b", "vendor", "lib", ".vscode")), [], "made empty, read-only");
 });

@@ -65,6 +65,7 @@ export function movePlantedAside(path: string, run: number): Planted {
  * After a sandboxed run: what in `folders` (the writable folders of its launches) now steers the owner's git or tools
  * and was not there when the run started (`guarded`: the real paths its launches guarded; `seen`: what the guard
  * looked at) — moved aside (`movePlantedAside`):
+ * - the `.git` of a repository seen below a folder that is not the entry seen (its parent renamed, a copy put back);
  * - in each git folder seen: a `commondir`, `config.worktree`, `config` or `hooks` that was not there (F12-1 (d)), and
  *   a `modules` or `worktrees` folder that was not; in each linked worktree's folder its `commondir`, `gitdir`,
  *   `config.worktree`;
@@ -100,6 +101,12 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     found.push({ path: git, movedTo: null, kind: "kept" });
     const gitDir = gitDirOf(folder);
     if (gitDir !== null && !gitFolders.has(gitDir) && isNew(join(gitDir, "commondir"))) aside(join(gitDir, "commondir"));
+  }
+  // A repository seen below a folder whose `.git` is no longer the entry seen: its parent folder was renamed (only
+  // a mount point itself cannot be) and a copy with another configuration put in its place.
+  for (const tree of seen.repositories) {
+    const git = join(tree, ".git");
+    if (!folders.includes(tree) && present(git) && !entries.has(entryId(git) ?? "")) aside(git);
   }
   // The git folders first: a commondir sends git's own reading of the index elsewhere.
   for (const dir of seen.gitFolders) {
