@@ -7,6 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { executableParts, GuardLimitError, guardLimitText } from "../src/worker/steering.js";
@@ -243,4 +244,18 @@ test("issue 26 r12 F12-1, the same kind: in a linked worktree (its .git a gitfil
   owner(wt, {}, "update-index", "--add", "--cacheinfo", `160000,${link},sub`);
   const planted = plantedSteering([wt], guarded, parts.seen, 5);
   assert.deepEqual(planted, [{ path: join(wt, "sub", ".git"), movedTo: asideOf(join(wt, "sub", ".git"), 5), kind: "moved" }]);
+});
+
+test("issue 26 r12 F12-2, the same kind: a git folder a gitfile names in the writable folder (not a mount point) whose parent the agent renamed and put back as a copy with its own configuration is moved aside whole", () => {
+  const folder = realpathSync(tempDir("aa-r12-sep-"));
+  removed.push(folder);
+  mkdirSync(join(folder, "store"));
+  owner(folder, {}, "init", "-q", "--separate-git-dir", join(folder, "store", "g"), join(folder, "w"));
+  const parts = executableParts(folder, true);
+  const guarded = new Set([...parts.mountPoints, ...parts.readOnlyParents, ...parts.readOnly]);
+  assert.ok(parts.readOnly.includes(join(folder, "store", "g", "config")));
+  assert.deepEqual(plantedSteering([folder], guarded, parts.seen, 4), []);
+  execFileSync("sh", ["-c", "mv store store2 && mkdir store && cp -a store2/g store/g && printf '[core]\\n\\tfsmonitor = id\\n' >> store/g/config"], { cwd: folder });
+  const planted = plantedSteering([folder], guarded, parts.seen, 4);
+  assert.deepEqual(planted, [{ path: join(folder, "store", "g"), movedTo: asideOf(join(folder, "store", "g"), 4), kind: "moved" }]);
 });

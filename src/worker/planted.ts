@@ -66,6 +66,7 @@ export function movePlantedAside(path: string, run: number): Planted {
  * and was not there when the run started (`guarded`: the real paths its launches guarded; `seen`: what the guard
  * looked at) — moved aside (`movePlantedAside`):
  * - the `.git` of a repository seen below a folder that is not the entry seen (its parent renamed, a copy put back);
+ * - a git folder seen that is not the folder seen (a gitfile's, renamed away and a copy put back), whole;
  * - in each git folder seen: a `commondir`, `config.worktree`, `config` or `hooks` that was not there (F12-1 (d)), and
  *   a `modules` or `worktrees` folder that was not; in each linked worktree's folder its `commondir`, `gitdir`,
  *   `config.worktree`;
@@ -108,8 +109,11 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     const git = join(tree, ".git");
     if (!folders.includes(tree) && present(git) && !entries.has(entryId(git) ?? "")) aside(git);
   }
-  // The git folders first: a commondir sends git's own reading of the index elsewhere.
+  // A git folder that is no longer the one seen (one a gitfile names, not a mount point: its parent renamed, a copy
+  // put back) is moved aside whole; then in the others, first a commondir: it sends git's reading elsewhere.
+  for (const dir of seen.gitFolders) if (present(dir) && !entries.has(entryId(dir) ?? "")) aside(dir);
   for (const dir of seen.gitFolders) {
+    if (done.has(dir)) continue;
     for (const name of [...gitSteering, "modules", "worktrees"]) if (isNew(join(dir, name))) aside(join(dir, name));
   }
   for (const dir of seen.worktreeFolders) for (const name of worktreeSteering) if (isNew(join(dir, name))) aside(join(dir, name));

@@ -93,7 +93,7 @@ export interface Seen {
   worktreeFolders: string[];
   /** Project folders whose steering files are watched. */
   projects: string[];
-  /** The identity (git-read.ts `entryId`) of every `.git` entry guarded. */
+  /** The identity (git-read.ts `entryId`) of every `.git` entry and git folder guarded. */
   entries: string[];
 }
 
@@ -240,6 +240,7 @@ interface ModulesBudget {
 function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarded, budget: ModulesBudget): void {
   const real = realPathOr(dir, dir);
   out.seen.gitFolders.push(real);
+  out.seen.entries.push(entryId(real) ?? "");
   if (inside) out.mountPoints.push(real);
   const hooks = join(dir, "hooks");
   if (inside && make && !present(hooks)) {
