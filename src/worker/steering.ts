@@ -33,6 +33,7 @@
  * A repository the agent makes itself elsewhere in its folder is its output, as any file it writes (SECURITY.md).
  */
 import { existsSync, mkdirSync, readdirSync, type Dirent } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -135,12 +136,19 @@ function unique(g: Guarded): Guarded {
  */
 export function executableParts(folder: string, project = false, make = true, limits: GuardLimits = guardLimits): Guarded {
   const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen() };
-  const trees = repositoriesIn(folder, limits);
+  // A shared temporary root holds every program's temporary files (other runs' and tests' repositories among them):
+  // its own repository only, not a walk that would bind each of theirs (SECURITY.md names this).
+  const trees = sharedTempRoots().includes(folder) ? (present(join(folder, ".git")) ? [folder] : []) : repositoriesIn(folder, limits);
   const visited = new Set<string>();
   for (const tree of trees) repositoryParts(tree, isDir(join(tree, ".git")), make, out, 0, visited, limits);
   projectParts(folder, make && (project || trees[0] === folder), out);
   for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
   return unique(out);
+}
+
+/** The shared temporary roots (`/tmp`, `/var/tmp`, the system's temporary folder), as real paths. */
+function sharedTempRoots(): string[] {
+  return [...new Set(["/tmp", "/var/tmp", tmpdir()].map((d) => realPathOr(d, d)))];
 }
 
 /** The editors' and CLIs' parts of the project folder `dir` into `out`; the missing folders made first when `make`. */
