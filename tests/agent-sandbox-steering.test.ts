@@ -8,67 +8,18 @@
  * in a project that had no `.vscode` (attempts 27, 28). Real bubblewrap, real git, a real command agent under the
  * real worker; the owner's `git status` is run afterwards, as the owner would.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { hubFixture, baseRules, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
-import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
-import { Worker } from "../src/worker/worker.js";
+import { tempDir } from "./helpers.js";
+import { asideOf, fsmonitorConfig, owner, ownerRepo, removed, runAgent, sandboxed, tryFn } from "./steering-helpers.js";
+import { hostFixture, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
-import { executableParts, plantedNotice, plantedSteering } from "../src/worker/steering.js";
+import { executableParts, noneSeen, projectSteeringFolders } from "../src/worker/steering.js";
+import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
 import { check } from "../src/protocol/validate.js";
-
-let f: Fixture | null = null;
-const workers: Worker[] = [];
-const removed: string[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.stop();
-  await f?.close();
-  f = null;
-  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
-});
-
-const sandboxed = async () => (await probeBwrap("bwrap")).ok;
-
-/** The owner's git: no system or global configuration of this machine, as a fresh user's. */
-function owner(cwd: string, env: Record<string, string>, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=o", "-c", "user.email=o@example.com", ...args], {
-    cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-aa-owner-home", GIT_CONFIG_NOSYSTEM: "1", ...env },
-  });
-}
-
-/** A repository the owner made, with one commit. */
-function ownerRepo(): string {
-  const repo = realpathSync(tempDir("aa-steer-repo-"));
-  removed.push(repo);
-  owner(repo, {}, "init", "-q", "-b", "main");
-  writeFileSync(join(repo, "README.md"), "the owner's\n");
-  owner(repo, {}, "add", ".");
-  owner(repo, {}, "commit", "-qm", "owner");
-  return repo;
-}
-
-/** A hub whose rule "alerts" runs `script` with sh (a sandboxed command agent) in `cwd`; one event, until done. */
-async function runAgent(script: string, cwd: string): Promise<Fixture> {
-  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["sh", "-c", script] } }, rules: [{ ...baseRules.rules[0], cwd }] };
-  const fx = await hubFixture(rules);
-  f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
-  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
-  await untilLatestRun(fx, "done", 30_000).catch(async (e) => { throw new Error(`${(e as Error).message}: ${JSON.stringify((await fx.state()).runs)}`); });
-  return fx;
-}
-
-/** Shell: `try <name> <command…>` appends "<name> ok" or "<name> no" to tried.txt (in the cwd). */
-const tryFn = `try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n ok" >> tried.txt; else echo "$n no" >> tried.txt; fi; }`;
-/** A git configuration whose `core.fsmonitor` copies the hub's master key (`$AA_MASTER` of the owner's git) to `leak`/`name`. */
-const fsmonitorConfig = (leak: string, name: string, extra = "") =>
-  `[core]\n\trepositoryformatversion = 0\n\tbare = false\n${extra}\tfsmonitor = "cp $AA_MASTER ${join(leak, name)}; echo"\n`;
 
 test("issue 26 r11 F1 (reported cases: .git renamed, .git/commondir, gitlink + sub/.git gitfile): the owner's git status runs nothing the agent wrote; the agent still commits, branches and reads status", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
@@ -110,16 +61,18 @@ test("issue 26 r11 F1 (reported cases: .git renamed, .git/commondir, gitlink + s
   assert.equal(owner(repo, master, "rev-parse", "--verify", "-q", "agent-branch").trim().length, 40);
   // What could not be refused is moved aside, and the run says so in a notice.
   assert.equal(existsSync(join(repo, ".git", "commondir")), false);
-  assert.equal(readFileSync(join(repo, ".git", "commondir.planted-run-1"), "utf8"), `${repo}/.cache/cd\n`);
+  const commondirAside = asideOf(join(repo, ".git", "commondir"), 1);
+  assert.equal(readFileSync(commondirAside, "utf8"), `${repo}/.cache/cd\n`);
   assert.equal(existsSync(join(repo, "sub", ".git")), false);
-  assert.equal(readFileSync(join(repo, "sub", ".git.planted-run-1"), "utf8"), "gitdir: ../.cache/subgit\n");
+  const subAside = asideOf(join(repo, "sub", ".git"), 1);
+  assert.equal(readFileSync(subAside, "utf8"), "gitdir: ../.cache/subgit\n");
   const st = await fx.state();
   const card = st.cards.find((c) => c.kind === "notice");
   assert.ok(card, JSON.stringify(st.cards));
   assert.equal(card.title, "The agent wrote files your git would run");
   assert.equal(card.text, [
-    `${repo}/.git/commondir → moved to ${repo}/.git/commondir.planted-run-1 (move it back once you have read it)`,
-    `${repo}/sub/.git → moved to ${repo}/sub/.git.planted-run-1 (move it back once you have read it)`,
+    `${repo}/.git/commondir → moved to ${commondirAside} (move it back once you have read it)`,
+    `${repo}/sub/.git → moved to ${subAside} (move it back once you have read it)`,
   ].join("\n"));
 });
 
@@ -242,16 +195,18 @@ test("issue 26 r11 F1, after a run: a repository the agent made in its folder is
   const folder = realpathSync(tempDir("aa-steer-after-"));
   removed.push(folder);
   const parts = executableParts(folder, true);
-  assert.deepEqual(parts, { mountPoints: [], readOnly: [".vscode", ".idea", ".claude", ".codex"].map((d) => join(folder, d)) }, "placeholders made in a project folder");
+  assert.deepEqual(parts, {
+    mountPoints: [], readOnly: projectSteeringFolders.map((d) => join(folder, d)), readOnlyParents: [], seen: { ...noneSeen(), projects: [folder] },
+  }, "placeholders made in a project folder");
   const before = new Set([...parts.mountPoints, ...parts.readOnly]);
-  assert.deepEqual(plantedSteering([folder], before, 7), []);
+  assert.deepEqual(plantedSteering([folder], before, parts.seen, 7), []);
   assert.equal(plantedNotice([], "en"), null);
   owner(folder, {}, "init", "-q");
   writeFileSync(join(folder, ".git", "commondir"), "/elsewhere\n");
   writeFileSync(join(folder, ".git", "commondir.planted-run-7"), "an earlier one\n");
-  const planted = plantedSteering([folder], before, 7);
+  const planted = plantedSteering([folder], before, parts.seen, 7);
   const movedTo = planted[1]?.movedTo ?? "";
-  assert.match(movedTo, new RegExp(`^${folder}/\\.git/commondir\\.planted-run-7-[0-9a-f]{8}$`));
+  assert.match(movedTo, new RegExp(`^${folder}/\\.git/commondir\\.planted-run-7-[0-9a-f]{16}$`), "a name the agent cannot know beforehand");
   assert.deepEqual(planted, [
     { path: join(folder, ".git"), movedTo: null, kind: "kept" },
     { path: join(folder, ".git", "commondir"), movedTo, kind: "moved" },

@@ -21,7 +21,7 @@ import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/
 import { systemCgroups } from "../src/tools/cgroup.js";
 import { autoloopFolders, probeSandbox, sandboxArgv, type SandboxPlan } from "../src/worker/sandbox.js";
 import { execFileSync } from "node:child_process";
-import { executableParts } from "../src/worker/steering.js";
+import { executableParts, projectSteeringFolders } from "../src/worker/steering.js";
 import { readExit, startSupervised } from "../src/worker/supervise.js";
 import { openBindSource } from "../src/common/bwrap.js";
 import { probeError } from "../src/tools/sandbox.js";
@@ -208,7 +208,7 @@ test("issue 26 r7 F16 (reported case): in an agent's sandbox its checkout's git 
     mkdirSync(join(work, ".git"), { recursive: true });
     writeFileSync(join(work, ".git", "config"), "[core]\n\tbare = false\n");
     const parts = executableParts(work);
-    assert.deepEqual(parts, { mountPoints: [join(work, ".git")], readOnly: [join(work, ".git", "config"), join(work, ".git", "hooks"), ...[".vscode", ".idea", ".claude", ".codex"].map((d) => join(work, d))] }, "the hooks folder made, then both guarded; .git a mount point; the editors' and CLIs' folders made");
+    assert.deepEqual({ mountPoints: parts.mountPoints, readOnly: parts.readOnly }, { mountPoints: [join(work, ".git")], readOnly: [join(work, ".git", "config"), join(work, ".git", "hooks"), ...projectSteeringFolders.map((d) => join(work, d))] }, "the hooks folder made, then both guarded; .git a mount point; the editors' and CLIs' folders made");
     const plan = { bwrap: "bwrap", writable: [work, ...parts.mountPoints], readOnly: parts.readOnly, hide: join(base, "hub"), show: [], cwd: work };
     mkdirSync(plan.hide);
     const script = [

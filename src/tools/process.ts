@@ -20,7 +20,7 @@ import { checkBinds, within, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
 import { autoloopFolders, hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
 import { knownHomes } from "../worker/known-homes.js";
-import { executableParts } from "../worker/steering.js";
+import { bindGuards } from "../worker/steering.js";
 import { aliasesOfAll, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { realPathOr } from "../common/file-checks.js";
 import { closeBindSources, openBindSources } from "../common/bwrap.js";
@@ -176,26 +176,6 @@ export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang:
 }
 
 /**
- * What the owner's own tools run from a writable bind's folder `source` (src/worker/steering.ts: a repository's
- * `.git`, its configuration and hooks, the editors' and CLIs' folders — made empty in a repository when missing), each
- * with its place under `container`; nothing for a bind of a file.
- */
-function guardedIn(source: string, container: string): { path: string; at: string; readOnly: boolean }[] {
-  try {
-    if (!lstatSync(source).isDirectory()) return [];
-  } catch {
-    return [];
-  }
-  const parts = executableParts(source);
-  const at = (p: string) => container + p.slice(source.length);
-  const inside = (p: string) => p.startsWith(`${source}/`);
-  return [
-    ...parts.mountPoints.filter(inside).map((p) => ({ path: p, at: at(p), readOnly: false })),
-    ...parts.readOnly.filter(inside).map((p) => ({ path: p, at: at(p), readOnly: true })),
-  ];
-}
-
-/**
  * Builds the command line of a plugin process (sandbox and cgroup when the manifest asks). Makes the cgroup.
  * Refused before anything runs: no bubblewrap, a bind that is missing or would undo the sandbox (binds.ts), a device
  * bind the policy does not pass (src/kernel/devices.ts, `tools.device_refused` with the reason), no cgroup controller
@@ -244,7 +224,9 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const mounts = binds.map((b) => ({ host: b.source, relative: false, container: b.container, readOnly: b.readOnly }));
   // A path whose links cannot be resolved stays as it is (then opening it fails, saying so).
   const hostBinds = (req.hostBinds ?? []).map((b) => ({ path: realPathOr(b.path, b.path), at: b.at ?? b.path }));
-  const guarded = binds.filter((b) => !b.readOnly && !devices.has(b.source)).flatMap((b) => guardedIn(b.source, b.container));
+  const guards = bindGuards(binds.filter((b) => !b.readOnly && !devices.has(b.source)), s.lang);
+  if (!guards.ok) return { ok: false, refusal: { code: "tools.bind_refused", message: guards.message } };
+  const guarded = guards.guarded;
   const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realPathOr(req.dir, req.dir), hidden, homes, shown, devices, hostBinds, guarded, argv: direct, envArgs: true });
   const opened = openBindSources(sources);
   if ("problem" in opened) {

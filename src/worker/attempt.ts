@@ -26,7 +26,8 @@ import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
-import { plantedNotice, plantedSteering } from "./steering.js";
+import { plantedNotice, plantedSteering } from "./planted.js";
+import type { Seen } from "./steering.js";
 import { neutralise, redact, relayed } from "../kernel/text.js";
 import { sessionLinkPattern } from "../protocol/patterns.js";
 import type { TranscriptEntry } from "../protocol/schema.js";
@@ -94,14 +95,14 @@ export class Attempt {
   }
 
   /** What the launches' sandboxes guarded in the folders the agent writes (steering.ts), looked at when the run ends. */
-  private watched: { folders: Set<string>; guarded: Set<string> } | null = null;
+  private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen } | null = null;
 
   /**
    * Reports the result with the run's secrets replaced in every text of it; first moves aside what the agent planted
    * for the owner's git that no sandbox mount could refuse (steering.ts `plantedSteering`), saying so in a notice.
    */
   private submit(body: Result): Promise<void> {
-    const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.job.run) : [];
+    const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run) : [];
     const notice = plantedNotice(planted, this.host.lang);
     if (notice) body = { ...body, notice: [notice, ...(body.notice ?? [])].slice(0, receiptItemsMax) };
     return this.host.submit(this.job, this.dir, redactedDeep(body, this.secrets), notice ? [redactedDeep(notice, this.secrets)] : []);
@@ -290,7 +291,7 @@ export class Attempt {
       if ("error" in sandbox) return { error: sandbox.error };
       const watch = sandbox.plan?.watch;
       // What was guarded before the run's first launch: a later launch guards what the first one planted.
-      if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded) };
+      if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen };
       // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
       argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });
     } catch (e) {

@@ -15,7 +15,7 @@ import { knownHomes } from "./known-homes.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { createNewFile } from "./files.js";
-import { executableParts } from "./steering.js";
+import { executableParts, GuardLimitError, guardLimitText, noneSeen, type Guarded } from "./steering.js";
 import { homeView, runtimeView, showProgram } from "./home-view.js";
 import { stateView } from "./state-steering.js";
 
@@ -178,8 +178,18 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // What the owner's own tools later run from the folders the agent writes stays read-only (steering.ts: git's
   // configuration and hooks, with `.git` a mount point of its own; the editors' and CLIs' project folders). Only in the
   // folders it writes: a read-only cwd needs none, and a writable bind over `.git` there would make it writable.
-  const parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd));
+  // A folder the guard cannot look through within its limits is refused, never left unguarded (issue 26 round 12).
+  let parts: Guarded[];
+  try {
+    parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd));
+  } catch (e) {
+    if (e instanceof GuardLimitError) return { error: guardLimitText(lang, e) };
+    throw e;
+  }
   const mountPoints = parts.flatMap((p) => p.mountPoints);
+  const readOnlyParents = parts.flatMap((p) => p.readOnlyParents);
+  const seen = noneSeen();
+  for (const p of parts) for (const k of Object.keys(seen) as (keyof typeof seen)[]) seen[k].push(...p.seen[k]);
   // A folder the owner (or the CLI's state: CLAUDE_CONFIG_DIR=<cwd>/.claude) names writable stays so, with what it holds.
   const named = writable.filter((w) => w !== cwd);
   const guardedParts = parts.flatMap((p) => p.readOnly).filter((p) => !named.some((w) => isInside(w, p)));
@@ -202,7 +212,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   return {
     plan: {
       bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
-      watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...guarded] },
+      readOnlyParents,
+      watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen },
       hiddenHomes: view.hidden, homeRead, links: [...view.links, ...steering.links], skeletons: steering.skeletons, runtime: runtimeView(env),
     },
   };

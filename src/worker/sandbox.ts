@@ -42,6 +42,7 @@ import { engineDir } from "../common/paths.js";
 import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
 import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
+import type { Seen } from "./steering.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
 export type SandboxHere = { bwrap: string } | { off: string };
@@ -82,7 +83,12 @@ export interface SandboxPlan {
    * What the worker looks at after the run (steering.ts `plantedSteering`): the folders the agent writes, and every
    * path guarded in them at launch (read-only parts and mount points).
    */
-  watch?: { folders: string[]; guarded: string[] };
+  watch?: { folders: string[]; guarded: string[]; seen: Seen };
+  /**
+   * Read-only folders that hold writable ones (steering.ts `readOnlyParents`: `.git/modules`, `.git/worktrees`),
+   * bound by depth among the writable folders, so that the mount points inside them are bound over them.
+   */
+  readOnlyParents?: string[];
   /**
    * The homes of `homes` shown as empty, read-only folders (issue 26 round 11, F8/F10; src/worker/home-view.ts): only
    * the folders bound inside them are there, and `homeRead`, and the `links` made again. The others are bound
@@ -138,7 +144,7 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
   const layers = [
     ...[...hidden, ...(plan.skeletons ?? [])].map((p) => ({ p, flag: "--tmpfs", order: -1 })),
     ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind-fd", order: 0 })),
-    ...[...shownHomes, ...cwdShown, ...(plan.homeRead ?? [])].map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
+    ...[...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnlyParents ?? [])].map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
   ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
   const sources: string[] = [];
   const bind = (flag: string, p: string) => {
@@ -146,7 +152,7 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
     return [flag, String(firstBindFd + sources.length - 1), p];
   };
   // A link is made again only where no folder bound from the host shows that place already.
-  const bound = [...(plan.writable ?? []), ...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnly ?? []), ...plan.show];
+  const bound = [...(plan.writable ?? []), ...(plan.readOnlyParents ?? []), ...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnly ?? []), ...plan.show];
   const made = new Set<string>(); // bwrap refuses to make a link twice
   const links = (plan.links ?? []).filter(([l]) => !bound.some((b) => isInside(l, b)) && [...hidden, ...(plan.skeletons ?? [])].some((h) => isInside(l, h)) && !made.has(l) && made.add(l));
   const runtime = plan.runtime ?? { hide: [], dir: null };

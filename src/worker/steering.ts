@@ -1,55 +1,102 @@
 /**
- * What the owner's own tools later run from a folder a sandbox may write (issue 26 round 7 F16, round 11 F1 and F9):
- * a sandboxed agent — or a sandboxed plugin with a writable bind — runs as the hub's user and may write its project
- * folder, and the owner's `git`, editor and agent CLIs, outside every sandbox, then run what they find there.
+ * What the owner's own tools later run from a folder a sandbox may write (issue 26 round 7 F16, round 11 F1 and F9,
+ * round 12 F12-1, F12-2, F12-7, F12-8): a sandboxed agent — or a sandboxed plugin with a writable bind — runs as the
+ * hub's user and may write its project folder, and the owner's `git`, editor and agent CLIs, outside every sandbox,
+ * then run what they find there. This module is the guard before a launch; planted.ts is the check after a run.
  *
+ * - **every repository in the folder**: the folder's own, each one below it (a clone kept in the project, a folder of
+ *   repositories; found by a walk of at most `guardLimits.folders` folders) and their submodules — past a limit the
+ *   launch is refused (`GuardLimitError`), never guarded in part.
  * - **git**: a repository's `.git` is made a mount point of its own (a writable bind over itself: `rename` of a mount
  *   point is EBUSY, so it cannot be moved aside and replaced by a copy with another `config`), and every file git reads
  *   its configuration or hooks from, or that sends it elsewhere for them, is bound read-only: `config`, `hooks/` (made
  *   empty when missing, as `git init` makes it), `commondir`, `config.worktree`, a `.git` that is a gitfile; the same
- *   for every repository git enters from there — `modules/**` (submodules' git folders, each a mount point too),
- *   `worktrees/<id>/` (each a mount point: `commondir`, `gitdir`, `config.worktree` read-only) and the `.git` of each
- *   gitlink the index holds (git's `status` recurses into it); and what its configuration names as more configuration
- *   or as its hooks (`include.path`, `includeIf.*.path`, a `core.hooksPath` inside the git folder). Objects, refs,
- *   logs, the index and HEAD stay writable: the agent commits and branches as before (Codex's own Linux sandbox keeps
- *   the whole `.git` read-only instead, and its agents cannot commit).
+ *   for every repository git enters from there — `modules/**` (submodules' git folders, each a mount point in a
+ *   read-only `modules`), `worktrees/<id>/` (each a mount point in a read-only `worktrees`: `commondir`, `gitdir`,
+ *   `config.worktree` read-only) and the `.git` of each checked-out gitlink the index holds (git's `status` recurses
+ *   into it); and what its configuration names as more configuration or as its hooks (`include.path`,
+ *   `includeIf.*.path`, a `core.hooksPath` in the git folder or the work tree: `.githooks`, husky's `.husky`).
+ *   Objects, refs, logs, the index and HEAD stay writable: the agent commits and branches as before (Codex's own
+ *   Linux sandbox keeps the whole `.git` read-only instead, and its agents cannot commit).
  * - **What no mount can stop** (the index and `.git`'s top stay writable, and a missing `commondir` cannot be
- *   replaced by a placeholder git accepts: an empty one is fatal, `.` changes `git rev-parse --git-common-dir`): a
- *   `commondir` made in a repository's git folder, or a gitlink added to the index whose folder holds a `.git`, is
- *   found after the run (`plantedSteering`) and moved aside by the worker, which says so in a notice card.
- * - **editors and agent CLIs**: `.vscode`, `.idea` (VS Code's `folderOpen` tasks, JetBrains run configurations),
- *   `.claude` (project settings: hooks, `statusLine`, `apiKeyHelper`), `.codex` (`config.toml`: `notify`, MCP servers)
- *   are bound read-only; in a project folder (the agent's cwd, a repository) each missing one is made first, empty, so
- *   that no run creates it — git does not track an empty folder, so `git status` shows nothing of them. `.mcp.json`
- *   is bound read-only when it exists (Claude Code asks before it starts a project server it names, so a new one is
- *   not made). `CLAUDE.md` and `AGENTS.md` stay writable: they are text, as every file of the project the owner's
- *   assistant reads is, and keeping them is often the agent's task.
+ *   replaced by a placeholder git accepts: an empty one is fatal, `.` changes `git rev-parse --git-common-dir`) is
+ *   found after the run by planted.ts, from what this guard saw (`Seen`).
+ * - **editors and agent CLIs**: their project folders whose settings start commands (`projectSteeringFolders`: VS
+ *   Code's `folderOpen` tasks, JetBrains run configurations, Claude Code's hooks, Codex's `notify`, the MCP servers of
+ *   Gemini CLI, Cursor, opencode, Continue, Zed, Amazon Q, Roo, Kiro, a dev container's `initializeCommand`) are bound
+ *   read-only; in a project folder (the agent's cwd, a repository) each missing one is made first, empty, so that no
+ *   run creates it — git does not track an empty folder, so `git status` shows nothing of them. The project files
+ *   (`projectSteeringFiles`: `.mcp.json`, `opencode.json`…) are bound read-only when they exist (an empty placeholder
+ *   is not valid settings); a new one is moved aside after the run. `CLAUDE.md` and `AGENTS.md` stay writable: they
+ *   are text, as every file of the project the owner's assistant reads is, and keeping them is often the agent's task.
  *
  * A repository the agent makes itself elsewhere in its folder is its output, as any file it writes (SECURITY.md).
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { moveAside } from "./files.js";
-import { dirname, isAbsolute, join, resolve } from "node:path";
-import { present, realPathOr } from "../common/file-checks.js";
-import { cardTextMaxCodepoints } from "../kernel/limits.js";
-import { lineForbiddenClass } from "../kernel/text.js";
-import type { Notice } from "../protocol/schema.js";
+import { existsSync, mkdirSync, readdirSync, type Dirent } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
+import { configNamed, entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
 
-/** The editors' and agent CLIs' project folders: read-only, made (empty) when missing in a project folder. */
-export const projectSteeringFolders = [".vscode", ".idea", ".claude", ".codex"] as const;
-/** Project files bound read-only when they exist (never made: see the module). */
-export const projectSteeringFiles = [".mcp.json"] as const;
+/**
+ * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
+ * plugins): read-only, made (empty) when missing in a project folder. Issue 26 round 11 F9, round 12 F12-8.
+ */
+export const projectSteeringFolders = [".vscode", ".idea", ".claude", ".codex", ".gemini", ".cursor", ".opencode", ".continue", ".zed", ".amazonq", ".roo", ".kiro", ".devcontainer"] as const;
+/**
+ * Project files that start commands: bound read-only when they exist; one made during a run is moved aside after it
+ * (planted.ts; an empty placeholder file is not valid settings for them).
+ */
+export const projectSteeringFiles = [".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json"] as const;
 /** Files of a git folder that git takes configuration or hooks from, or that send it to another folder for them. */
-const gitSteering = ["config", "hooks", "commondir", "config.worktree"] as const;
-/** How deep submodules are followed (a submodule's submodules…), and how many gitlinks per repository at most. */
+export const gitSteering = ["config", "hooks", "commondir", "config.worktree"] as const;
+/** The same in a linked worktree's folder (`.git/worktrees/<id>/`). */
+export const worktreeSteering = ["commondir", "gitdir", "config.worktree"] as const;
+/**
+ * How deep gitlinks are followed through submodules' indexes before a run (a checked-out one at any depth is also
+ * found by the walk, `repositoriesIn`; after the run every repository seen is looked at).
+ */
 const submoduleDepthMax = 4;
-const gitlinksMax = 500;
-/** How deep a configuration's `include.path` is followed. */
-const includeDepthMax = 3;
-/** How long reading one repository's index (or one configuration file) with git may take, in ms. */
-const gitlinksTimeoutMs = 10_000;
+
+/**
+ * How much the guard looks through before a launch; past either it refuses the launch (`GuardLimitError`) rather than
+ * leave a part unguarded (issue 26 round 12, F12-1 (a), F12-2).
+ */
+export interface GuardLimits {
+  /** Folders walked below one writable folder to find the repositories in it. */
+  folders: number;
+  /** Submodules with a `.git` (populated gitlinks) of one repository. */
+  gitlinks: number;
+}
+/** The limits of every launch. */
+export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500 };
+
+/** The guard could not look at all of `folder` within a limit (`kind`: the walk, a repository's gitlinks, its index). */
+export class GuardLimitError extends Error {
+  constructor(readonly kind: "folders" | "gitlinks" | "index", readonly folder: string, readonly limit: number) {
+    super(`${kind}: ${folder} (${limit})`);
+  }
+}
+
+/** Why a launch is refused for `e`, in `lang` (the folder, the limit, what to change). */
+export function guardLimitText(lang: Lang, e: GuardLimitError): string {
+  return t(lang, `sandbox.guardLimit.${e.kind}`, { folder: e.folder, limit: String(e.limit) });
+}
+
+/** What the guard saw before a run, for the check after it (planted.ts): all real paths but `entries`. */
+export interface Seen {
+  /** Work trees of the repositories guarded (the folder's, nested ones, submodules). */
+  repositories: string[];
+  /** Their git folders (and submodules' in `modules/`). */
+  gitFolders: string[];
+  /** Linked worktrees' folders (`worktrees/<id>`). */
+  worktreeFolders: string[];
+  /** Project folders whose steering files are watched. */
+  projects: string[];
+  /** The identity (git-read.ts `entryId`) of every `.git` entry and git folder guarded. */
+  entries: string[];
+}
 
 /** What to bind in a folder a sandbox writes: folders bound writable over themselves (mount points), parts read-only. */
 export interface Guarded {
@@ -57,32 +104,59 @@ export interface Guarded {
   mountPoints: string[];
   /** Real paths bound read-only. */
   readOnly: string[];
+  /** Real paths bound read-only that hold mount points (`.git/modules`, `.git/worktrees`): bound before those, by depth. */
+  readOnlyParents: string[];
+  /** What was there (planted.ts). */
+  seen: Seen;
 }
 
-/** Whether `path` exists as a folder (not through a link). */
-function isDir(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory();
-  } catch {
-    return false;
-  }
+/** An empty `Seen`. */
+export function noneSeen(): Seen {
+  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [] };
 }
 
+/** Each list of `g` once, in order. */
+function unique(g: Guarded): Guarded {
+  const u = (l: string[]) => [...new Set(l)];
+  const s = g.seen;
+  return {
+    mountPoints: u(g.mountPoints), readOnly: u(g.readOnly), readOnlyParents: u(g.readOnlyParents),
+    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries) },
+  };
+}
 
 /**
  * The parts of `folder` (a real path a sandbox may write) that the owner's tools run or take settings from (see the
- * module), as real paths. In a `project` folder (the agent's cwd) and in a repository, the missing editor and CLI
- * folders are made first (empty, 0755) when `make`; a repository's missing `hooks` folder too.
- * @param make false: make nothing (the check after a run, `plantedSteering`).
+ * module), as real paths: of every repository in it (its own, each nested one — a clone the owner keeps in the project,
+ * a folder of repositories — and their submodules), and the project steering of the folder and of each repository. In
+ * a `project` folder (the agent's cwd) and in a repository, the missing editor and CLI folders are made first (empty,
+ * 0755) when `make`; a repository's missing `hooks` folder too.
+ * @param make false: make nothing.
+ * @throws GuardLimitError when `folder` holds more than `limits` allow (the launch is refused: never unguarded).
  */
-export function executableParts(folder: string, project = false, make = true): Guarded {
-  const out: Guarded = { mountPoints: [], readOnly: [] };
-  const git = join(folder, ".git");
-  const repo = present(git);
-  if (repo) repositoryParts(folder, true, make, out, 0);
+export function executableParts(folder: string, project = false, make = true, limits: GuardLimits = guardLimits): Guarded {
+  const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen() };
+  // A shared temporary root holds every program's temporary files (other runs' and tests' repositories among them):
+  // its own repository only, not a walk that would bind each of theirs (SECURITY.md names this).
+  const trees = sharedTempRoots().includes(folder) ? (present(join(folder, ".git")) ? [folder] : []) : repositoriesIn(folder, limits);
+  const visited = new Set<string>();
+  for (const tree of trees) repositoryParts(tree, isDir(join(tree, ".git")), make, out, 0, visited, limits);
+  projectParts(folder, make && (project || trees[0] === folder), out);
+  for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
+  return unique(out);
+}
+
+/** The shared temporary roots (`/tmp`, `/var/tmp`, the system's temporary folder), as real paths. */
+function sharedTempRoots(): string[] {
+  return [...new Set(["/tmp", "/var/tmp", tmpdir()].map((d) => realPathOr(d, d)))];
+}
+
+/** The editors' and CLIs' parts of the project folder `dir` into `out`; the missing folders made first when `make`. */
+function projectParts(dir: string, make: boolean, out: Guarded): void {
+  out.seen.projects.push(dir);
   for (const name of projectSteeringFolders) {
-    const path = join(folder, name);
-    if (make && (project || repo) && !present(path)) {
+    const path = join(dir, name);
+    if (make && !present(path)) {
       try {
         mkdirSync(path, { mode: 0o755 });
       } catch {
@@ -92,95 +166,90 @@ export function executableParts(folder: string, project = false, make = true): G
     if (existsSync(path)) out.readOnly.push(realPathOr(path, path));
   }
   for (const name of projectSteeringFiles) {
-    const path = join(folder, name);
+    const path = join(dir, name);
     if (existsSync(path)) out.readOnly.push(realPathOr(path, path));
   }
-  return { mountPoints: [...new Set(out.mountPoints)], readOnly: [...new Set(out.readOnly)] };
 }
 
 /**
- * The parts of the repository whose work tree is `tree` (its `.git` a folder or a gitfile), into `out`; then those of
- * the repositories its gitlinks hold. `inside`: the git folder lies in the writable folder (it becomes a mount point).
+ * The work trees of the repositories in `folder` (itself first when it is one): every folder holding a `.git` entry,
+ * walked without following links and not into git folders.
+ * @throws GuardLimitError when it holds more than `limits.folders` folders.
  */
-function repositoryParts(tree: string, inside: boolean, make: boolean, out: Guarded, depth: number): void {
+export function repositoriesIn(folder: string, limits: GuardLimits): string[] {
+  const trees: string[] = [];
+  const queue = [folder];
+  for (let walked = 0; walked < queue.length; walked++) {
+    if (walked >= limits.folders) throw new GuardLimitError("folders", folder, limits.folders);
+    const d = queue[walked]!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue; // gone meanwhile, or not readable (then not by the owner's git either)
+    }
+    for (const e of entries) {
+      if (e.name === ".git") trees.push(d);
+      else if (e.isDirectory()) queue.push(join(d, e.name));
+    }
+  }
+  return trees;
+}
+
+/**
+ * The parts of the repository whose work tree is `at` (its `.git` a folder or a gitfile), into `out`; then those of
+ * the repositories its gitlinks hold. `inside`: the git folder lies in the writable folder (it becomes a mount point).
+ * @throws GuardLimitError: more populated gitlinks than `limits.gitlinks`, or an index git cannot list in time.
+ */
+function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarded, depth: number, visited: Set<string>, limits: GuardLimits): void {
+  const tree = realPathOr(at, at);
+  if (visited.has(tree)) return;
+  visited.add(tree);
   const git = join(tree, ".git");
+  const id = entryId(git);
+  if (id === null) return;
+  out.seen.entries.push(id);
+  out.seen.repositories.push(tree);
   let gitDir: string | null = git;
   if (!isDir(git)) {
     // A gitfile (`gitdir: <path>`): the file itself read-only, and the folder it names.
-    if (!existsSync(git)) return;
     out.readOnly.push(realPathOr(git, git));
     gitDir = gitfileTarget(git);
     if (gitDir === null) return;
     inside = false; // its parts are bound read-only; the folder itself, when it lies in a writable one, is found there
   }
-  gitFolderParts(gitDir, inside, make, out, depth);
-  out.readOnly.push(...configNamed(gitDir, tree));
+  gitFolderParts(gitDir, inside, make, out, { left: limits.folders, limit: limits.folders, top: gitDir });
+  const realGit = realPathOr(gitDir, gitDir);
+  const named = configNamed(realGit, tree);
+  for (const p of named.includes) if (existsSync(p)) out.readOnly.push(realPathOr(p, p));
+  // Hooks in the work tree too (`.githooks`, husky's `.husky`): the owner's next `git commit` runs them (F12-7).
+  for (const h of named.hooks.flatMap(hookFolders)) if (existsSync(h) && (within(h, tree) || within(h, realGit))) out.readOnly.push(realPathOr(h, h));
   if (depth >= submoduleDepthMax) return;
-  for (const link of gitlinks(gitDir, tree)) {
-    const sub = join(tree, link);
-    if (present(join(sub, ".git"))) repositoryParts(sub, inside && isDir(join(sub, ".git")), make, out, depth + 1);
-  }
+  const links = gitlinks(gitDir, tree);
+  if (links === "tooBig") throw new GuardLimitError("index", tree, gitReadTimeoutMs);
+  const populated = links.map((l) => join(tree, l)).filter((sub) => present(join(sub, ".git")));
+  if (populated.length > limits.gitlinks) throw new GuardLimitError("gitlinks", tree, limits.gitlinks);
+  for (const sub of populated) repositoryParts(sub, inside && isDir(join(sub, ".git")), make, out, depth + 1, visited, limits);
+}
+
+/** How many more folders of a git folder's `modules/**` the guard walks (`limit` in all, from the git folder `top`). */
+interface ModulesBudget {
+  left: number;
+  limit: number;
+  top: string;
 }
 
 /**
- * What a repository's own configuration (`config`, `config.worktree` of `gitDir`) names as more configuration or as
- * its hooks: `include.path`, `includeIf.*.path` (relative to the file naming them; `~/` from HOME), followed
- * `includeDepthMax` deep, and `core.hooksPath` when it lies in the git folder (relative to the work tree `tree`) —
- * existing paths, real. Read with
- * git from the files alone (no includes followed by git, no system or global configuration).
+ * The parts of one git folder `dir` (see the module), its `modules/**` and `worktrees/*` with them: the folders
+ * `modules` and `worktrees` (and a submodule name's folders between) read-only, so that no git folder is made at
+ * their top (F12-1 (b)); each git folder in them a mount point, at every depth (no depth cap leaves one writable).
+ * @throws GuardLimitError when `modules/**` holds more folders than `budget` allows.
  */
-function configNamed(gitDir: string, tree: string): string[] {
-  const out: string[] = [];
-  const seen = new Set<string>();
-  const read = (file: string, level: number) => {
-    if (seen.has(file) || level > includeDepthMax || !existsSync(file)) return;
-    seen.add(file);
-    let text: string;
-    try {
-      text = execFileSync("git", ["config", "--file", file, "--no-includes", "-z", "--get-regexp", "^(include\\.path|includeif\\..*\\.path|core\\.hookspath)$"], {
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/", GIT_CONFIG_NOSYSTEM: "1" }, stdio: ["ignore", "pipe", "ignore"], timeout: gitlinksTimeoutMs,
-      }).toString("utf8");
-    } catch {
-      return; // none of those keys (git exits 1), or no git
-    }
-    for (const entry of text.split("\0")) {
-      const nl = entry.indexOf("\n");
-      if (nl < 0) continue;
-      const key = entry.slice(0, nl);
-      const raw = entry.slice(nl + 1);
-      const value = raw.startsWith("~/") ? join(process.env.HOME ?? "/", raw.slice(2)) : raw;
-      if (!value) continue;
-      if (key === "core.hookspath") {
-        // Only one inside the git folder: hooks a project keeps in its work tree (husky's `.husky/_`, which calls the
-        // tracked `.husky/pre-commit`) are its files, which the agent edits as any other (SECURITY.md).
-        const hooks = realPathOr(isAbsolute(value) ? value : resolve(tree, value), "");
-        if (hooks && hooks.startsWith(`${realPathOr(gitDir, gitDir)}/`)) out.push(hooks);
-        continue;
-      }
-      const included = isAbsolute(value) ? value : resolve(dirname(file), value);
-      if (existsSync(included)) out.push(realPathOr(included, included));
-      read(included, level + 1);
-    }
-  };
-  for (const name of ["config", "config.worktree"]) read(join(gitDir, name), 0);
-  return out;
-}
-
-/** The git folder a gitfile names (relative to the gitfile's folder), or null when it names none that exists. */
-export function gitfileTarget(file: string): string | null {
-  try {
-    const m = /^gitdir: (.+)$/m.exec(readFileSync(file, "utf8").slice(0, 4096));
-    if (!m) return null;
-    const target = isAbsolute(m[1]!) ? m[1]! : resolve(dirname(file), m[1]!);
-    return isDir(target) ? realPathOr(target, target) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The parts of one git folder `dir` (see the module), its `modules/**` and `worktrees/*` with them. */
-function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarded, depth: number): void {
-  if (inside) out.mountPoints.push(realPathOr(dir, dir));
+function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarded, budget: ModulesBudget): void {
+  const real = realPathOr(dir, dir);
+  out.seen.gitFolders.push(real);
+  out.seen.entries.push(entryId(real) ?? "");
+  if (inside) out.mountPoints.push(real);
   const hooks = join(dir, "hooks");
   if (inside && make && !present(hooks)) {
     try {
@@ -193,135 +262,68 @@ function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarde
     const path = join(dir, name);
     if (existsSync(path)) out.readOnly.push(realPathOr(path, path));
   }
-  if (!inside || depth >= submoduleDepthMax) return;
+  if (!inside) return;
   const modules = join(dir, "modules");
   if (isDir(modules)) {
-    out.mountPoints.push(realPathOr(modules, modules));
+    out.readOnlyParents.push(realPathOr(modules, modules));
     // A submodule's name may hold slashes (`modules/libs/a`): a folder with a HEAD is a git folder, others are walked.
-    const walk = (d: string, level: number) => {
+    const walk = (d: string) => {
       for (const name of names(d)) {
         const p = join(d, name);
         if (!isDir(p)) continue;
-        if (existsSync(join(p, "HEAD"))) gitFolderParts(p, true, make, out, depth + 1);
-        else if (level < submoduleDepthMax) {
-          out.mountPoints.push(realPathOr(p, p));
-          walk(p, level + 1);
+        if (--budget.left < 0) throw new GuardLimitError("folders", budget.top, budget.limit);
+        if (existsSync(join(p, "HEAD"))) gitFolderParts(p, true, make, out, budget);
+        else {
+          out.readOnlyParents.push(realPathOr(p, p));
+          walk(p);
         }
       }
     };
-    walk(modules, 0);
+    walk(modules);
   }
   const worktrees = join(dir, "worktrees");
   if (isDir(worktrees)) {
-    out.mountPoints.push(realPathOr(worktrees, worktrees));
+    out.readOnlyParents.push(realPathOr(worktrees, worktrees));
     for (const id of names(worktrees)) {
       const w = join(worktrees, id);
       if (!isDir(w)) continue;
-      out.mountPoints.push(realPathOr(w, w));
-      for (const name of ["commondir", "gitdir", "config.worktree"]) if (existsSync(join(w, name))) out.readOnly.push(realPathOr(join(w, name), join(w, name)));
+      const rw = realPathOr(w, w);
+      out.mountPoints.push(rw);
+      out.seen.worktreeFolders.push(rw);
+      for (const name of worktreeSteering) if (existsSync(join(w, name))) out.readOnly.push(realPathOr(join(w, name), join(w, name)));
     }
   }
 }
 
-/** The names in folder `d` (none when it cannot be read). */
-function names(d: string): string[] {
-  try {
-    return readdirSync(d);
-  } catch {
-    return [];
-  }
-}
-
-/**
- * The paths of the gitlinks (mode 160000: submodules) in the index of the git folder `gitDir` with work tree `tree`,
- * read with git: no fsmonitor, no hooks, only the git folder itself as common folder (a `commondir` planted there is
- * not followed), no system configuration. None when git cannot read it (no index, not a repository, git missing).
- */
-export function gitlinks(gitDir: string, tree: string): string[] {
-  if (!existsSync(join(gitDir, "index"))) return [];
-  try {
-    const common = gitCommonDir(gitDir);
-    const out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-z"], {
-      cwd: tree,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/", GIT_DIR: gitDir, GIT_WORK_TREE: tree, GIT_COMMON_DIR: common, GIT_CONFIG_NOSYSTEM: "1" },
-      stdio: ["ignore", "pipe", "ignore"], maxBuffer: 256 * 1024 * 1024, timeout: gitlinksTimeoutMs,
-    }).toString("utf8");
-    const found: string[] = [];
-    for (const entry of out.split("\0")) {
-      if (!entry.startsWith("160000 ")) continue;
-      const tab = entry.indexOf("\t");
-      const path = entry.slice(tab + 1);
-      if (tab > 0 && path && !isAbsolute(path) && !path.split("/").includes("..")) found.push(path);
-      if (found.length >= gitlinksMax) break;
-    }
-    return found;
-  } catch {
-    return [];
-  }
-}
-
-/** The common folder git uses for `gitDir`: the one its `commondir` names, else itself. */
-function gitCommonDir(gitDir: string): string {
-  try {
-    const named = readFileSync(join(gitDir, "commondir"), "utf8").trim();
-    if (!named) return gitDir;
-    return isAbsolute(named) ? named : resolve(gitDir, named);
-  } catch {
-    return gitDir;
-  }
-}
-
-/** One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), or stuck. */
-export interface Planted {
+/** A writable bind of a sandboxed plugin and what the guard binds in it: place, where in the sandbox, read-only. */
+export interface BindGuard {
   path: string;
-  movedTo: string | null;
-  kind: "moved" | "kept" | "stuck";
+  at: string;
+  readOnly: boolean;
 }
 
 /**
- * After a sandboxed run: what in `folders` (the writable folders of its launches) now steers the owner's git and
- * was not guarded when the run started (`before`: the read-only parts and mount points of its launches) — a
- * `commondir` in a git folder that had none (git never writes one there but in `worktrees/<id>/`), a gitlink's
- * `.git` (file or folder) that was not there — each moved aside to `<name>.planted-run-<run>` so that the owner's next
- * `git status` does not follow it; and a new `.git` of a folder itself (a repository the agent made: its output),
- * left where it is but named. Never throws.
+ * What the owner's own tools run from the folders of a sandboxed plugin's writable binds (`source` bound at
+ * `container`; see `executableParts`), each with its place in the sandbox, parents before what they hold; nothing for
+ * a bind of a file. Refused (a message in `lang`) when a folder holds more than the guard looks through.
  */
-export function plantedSteering(folders: readonly string[], before: ReadonlySet<string>, run: number): Planted[] {
-  const found: Planted[] = [];
-  const aside = (path: string): Planted => {
+export function bindGuards(binds: readonly { source: string; container: string }[], lang: Lang): { ok: true; guarded: BindGuard[] } | { ok: false; message: string } {
+  const out: BindGuard[] = [];
+  for (const { source, container } of binds) {
+    if (!isDir(source)) continue;
+    let parts: Guarded;
     try {
-      return { path, movedTo: moveAside(path, `${path}.planted-run-${run}`), kind: "moved" };
-    } catch {
-      return { path, movedTo: null, kind: "stuck" };
+      parts = executableParts(source);
+    } catch (e) {
+      if (e instanceof GuardLimitError) return { ok: false, message: guardLimitText(lang, e) };
+      throw e;
     }
-  };
-  for (const folder of folders) {
-    const git = join(folder, ".git");
-    if (!present(git)) continue;
-    if (!before.has(realPathOr(git, git))) found.push({ path: git, movedTo: null, kind: "kept" });
-    // A commondir first (it would send git's own reading of the index elsewhere), then the gitlinks.
-    const gitDir = isDir(git) ? git : gitfileTarget(git);
-    if (gitDir === null) continue;
-    const commondir = join(gitDir, "commondir");
-    if (present(commondir) && !before.has(realPathOr(commondir, commondir))) found.push(aside(commondir));
-    for (const link of gitlinks(gitDir, folder)) {
-      const sub = join(folder, link, ".git");
-      if (!present(sub) || before.has(realPathOr(sub, sub))) continue;
-      // A submodule's git folder that was guarded (a mount point) or whose gitfile was: not new.
-      found.push(aside(sub));
-    }
+    const inside = (p: string) => p.startsWith(`${source}/`);
+    const at = (p: string) => container + p.slice(source.length);
+    const layered = [...parts.mountPoints.map((p) => ({ p, ro: false })), ...parts.readOnlyParents.map((p) => ({ p, ro: true }))]
+      .sort((a, b) => a.p.split("/").length - b.p.split("/").length || Number(a.ro) - Number(b.ro));
+    out.push(...layered.filter((l) => inside(l.p)).map((l) => ({ path: l.p, at: at(l.p), readOnly: l.ro })));
+    out.push(...parts.readOnly.filter(inside).map((p) => ({ path: p, at: at(p), readOnly: true })));
   }
-  return found;
-}
-
-/** The notice card that tells the owner what `plantedSteering` found (in `lang`), or null when it found nothing. */
-export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice | null {
-  if (planted.length === 0) return null;
-  // The agent chose these names: a control character or line break in one would get the whole result refused (the
-  // run then hangs) or add lines of the agent's to the card (issue 26 round 12, F12-9). Shown escaped, as they are.
-  const shown = (path: string) => path.replace(new RegExp(`[${lineForbiddenClass}]`, "gu"), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
-  const line = (p: Planted) => p.kind === "moved"
-    ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
-    : t(lang, p.kind === "kept" ? "sandbox.planted.kept" : "sandbox.planted.stuck", { path: shown(p.path) });
-  return { title: t(lang, "sandbox.planted.title"), text: [...planted.map(line).join("\n")].slice(0, cardTextMaxCodepoints).join("") };
+  return { ok: true, guarded: out };
 }

@@ -1,0 +1,179 @@
+/**
+ * Reading a repository as the owner's git will, without running anything of it (issue 26, rounds 11 and 12): the
+ * folder a gitfile names, the gitlinks of an index, what a configuration names as more configuration or as hooks, and
+ * the identity of a `.git` entry. Shared by the guard before a sandboxed run (steering.ts) and the check after it
+ * (planted.ts).
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { realPathOr, within } from "../common/file-checks.js";
+
+/** How deep a configuration's `include.path` is followed. */
+const includeDepthMax = 3;
+/** How long reading one repository's index (or one configuration file) with git may take, in ms. */
+export const gitReadTimeoutMs = 10_000;
+/** How many bytes of `git ls-files --stage -z` output are read at most (an index of millions of entries is more). */
+const indexListBytesMax = 256 * 1024 * 1024;
+
+/** Whether `path` exists as a folder (not through a link). */
+export function isDir(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The names in folder `d` (none when it cannot be read). */
+export function names(d: string): string[] {
+  try {
+    return readdirSync(d);
+  } catch {
+    return [];
+  }
+}
+
+/** The environment git is run with here: no system configuration, only PATH and HOME of this process. */
+function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/", GIT_CONFIG_NOSYSTEM: "1", ...extra };
+}
+
+/** The git folder a gitfile names (relative to the gitfile's folder), or null when it names none that exists. */
+export function gitfileTarget(file: string): string | null {
+  try {
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(file, "utf8").slice(0, 4096));
+    if (!m) return null;
+    const target = isAbsolute(m[1]!) ? m[1]! : resolve(dirname(file), m[1]!);
+    return isDir(target) ? realPathOr(target, target) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The git folder of the work tree `tree`: its `.git` folder, or the one its gitfile names; null when neither. */
+export function gitDirOf(tree: string): string | null {
+  const git = join(tree, ".git");
+  return isDir(git) ? git : gitfileTarget(git);
+}
+
+/**
+ * The identity of the folder entry `path` itself (lstat, never followed): its place, device, inode and kind, with a
+ * link's target — what a `.git` was before a run, compared with what is there after it (planted.ts). A `.git` link
+ * made during the run is a new entry whatever it leads to (issue 26 round 12, F12-1 (b)). Null when nothing is there.
+ */
+export function entryId(path: string): string | null {
+  try {
+    const s = lstatSync(path);
+    const kind = s.isSymbolicLink() ? `link:${readlinkSync(path)}` : s.isDirectory() ? "dir" : s.isFile() ? "file" : "other";
+    return `${path}\u0000${s.dev}:${s.ino}:${kind}`;
+  } catch {
+    return null;
+  }
+}
+
+/** The `.git` entry of the work tree at `tree` (a path that may lead through links), at its real place; null when its folder is gone. */
+export function gitEntry(tree: string): string | null {
+  const real = realPathOr(tree, null);
+  return real === null ? null : join(real, ".git");
+}
+
+/**
+ * The gitlinks (mode 160000: submodules) in the index of the git folder `gitDir` with work tree `tree`, all of them
+ * (no cap: a cap would leave the rest unlooked at, issue 26 round 12, F12-1 (a)), read with git: no fsmonitor, no
+ * hooks, as common folder the one `commondir` names (a linked worktree's; the check after a run moves a planted one
+ * aside first) or the git folder itself, no system configuration. `[]` when there is no index or git cannot read it (then the owner's git cannot either); "tooBig"
+ * when git did not list it within `gitReadTimeoutMs` or `indexListBytesMax`.
+ */
+export function gitlinks(gitDir: string, tree: string): string[] | "tooBig" {
+  if (!existsSync(join(gitDir, "index"))) return [];
+  let out: string;
+  try {
+    out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-z"], {
+      cwd: tree,
+      env: gitEnv({ GIT_DIR: gitDir, GIT_WORK_TREE: tree, GIT_COMMON_DIR: gitCommonDir(gitDir) }),
+      stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexListBytesMax, timeout: gitReadTimeoutMs,
+    }).toString("utf8");
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException & { signal?: string | null };
+    return err.code === "ENOBUFS" || err.code === "ETIMEDOUT" || err.signal === "SIGTERM" ? "tooBig" : [];
+  }
+  const found: string[] = [];
+  for (const entry of out.split("\0")) {
+    if (!entry.startsWith("160000 ")) continue;
+    const tab = entry.indexOf("\t");
+    const path = entry.slice(tab + 1);
+    if (tab > 0 && path && !isAbsolute(path) && !path.split("/").includes("..")) found.push(path);
+  }
+  return found;
+}
+
+/** The common folder git uses for `gitDir`: the one its `commondir` names, else itself. */
+function gitCommonDir(gitDir: string): string {
+  try {
+    const named = readFileSync(join(gitDir, "commondir"), "utf8").trim();
+    if (!named) return gitDir;
+    return isAbsolute(named) ? named : resolve(gitDir, named);
+  } catch {
+    return gitDir;
+  }
+}
+
+/** Whether `path` lies in `tree` (its real path there, with every link on the way resolved) — git does not follow a link in a work tree. */
+export function reachedInside(tree: string, path: string): boolean {
+  const parent = realPathOr(dirname(path), null);
+  return parent !== null && parent === dirname(path) && within(parent, tree);
+}
+
+/**
+ * What a repository's own configuration (`config`, `config.worktree` of `gitDir`) names as more configuration or as
+ * its hooks, whether it exists or not: `include.path`, `includeIf.*.path` (relative to the file naming them; `~/` from
+ * HOME), followed `includeDepthMax` deep; `core.hooksPath` (relative to the work tree `tree`), also from the owner's
+ * global configuration (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`: a relative one is in each work tree). Absolute
+ * paths, with links resolved where they exist. Read with git from the files alone (no includes followed by git).
+ */
+export function configNamed(gitDir: string, tree: string): { includes: string[]; hooks: string[] } {
+  const includes: string[] = [];
+  const hooks: string[] = [];
+  const seen = new Set<string>();
+  const home = process.env.HOME ?? "/";
+  const read = (file: string, level: number, hooksOnly: boolean) => {
+    if (seen.has(file) || level > includeDepthMax || !existsSync(file)) return;
+    seen.add(file);
+    let text: string;
+    try {
+      const keys = hooksOnly ? "^core\\.hookspath$" : "^(include\\.path|includeif\\..*\\.path|core\\.hookspath)$";
+      text = execFileSync("git", ["config", "--file", file, "--no-includes", "-z", "--get-regexp", keys], { env: gitEnv(), stdio: ["ignore", "pipe", "ignore"], timeout: gitReadTimeoutMs }).toString("utf8");
+    } catch {
+      return; // none of those keys (git exits 1), or no git
+    }
+    for (const entry of text.split("\0")) {
+      const nl = entry.indexOf("\n");
+      if (nl < 0) continue;
+      const key = entry.slice(0, nl);
+      const raw = entry.slice(nl + 1);
+      const value = raw.startsWith("~/") ? join(home, raw.slice(2)) : raw;
+      if (!value) continue;
+      if (key === "core.hookspath") {
+        const path = isAbsolute(value) ? value : resolve(tree, value);
+        hooks.push(realPathOr(path, path));
+        continue;
+      }
+      const included = isAbsolute(value) ? value : resolve(dirname(file), value);
+      includes.push(realPathOr(included, included));
+      read(included, level + 1, false);
+    }
+  };
+  for (const name of ["config", "config.worktree"]) read(join(gitDir, name), 0, false);
+  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
+  for (const file of [join(home, ".gitconfig"), join(xdg, "git", "config")]) read(file, 0, true);
+  return { includes, hooks };
+}
+
+/**
+ * The folders of a `core.hooksPath` folder `hooks` that the owner's git runs hooks from: the folder, and for husky
+ * (`.husky/_`, whose scripts run the tracked `.husky/<hook>`) its parent too (issue 26 round 12, F12-7).
+ */
+export function hookFolders(hooks: string): string[] {
+  return hooks.endsWith("/_") ? [hooks, dirname(hooks)] : [hooks];
+}

@@ -1,0 +1,149 @@
+/**
+ * The check after a sandboxed run (issue 26 round 11 F1, round 12 F12-1): what the agent planted in the folders it
+ * wrote that steers the owner's git or tools and that no sandbox mount could refuse — the index and the top of each git
+ * folder stay writable, and a missing file cannot be replaced by a placeholder git accepts. Each is compared with what
+ * the guard saw before the run (steering.ts `Seen`): by the entry itself, never by where it leads (a `.git` link made
+ * during the run is new whatever it points at), and every gitlink of every repository guarded, at every depth, with no
+ * cap. What is new is moved aside to a name the agent cannot know beforehand, and the worker says so in a notice.
+ */
+import { randomBytes } from "node:crypto";
+import { chmodSync, lstatSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { present, within } from "../common/file-checks.js";
+import { cardTextMaxCodepoints } from "../kernel/limits.js";
+import { lineForbiddenClass } from "../kernel/text.js";
+import type { Notice } from "../protocol/schema.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { moveAside } from "./files.js";
+import { configNamed, entryId, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
+import { gitSteering, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
+
+/** One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), or stuck. */
+export interface Planted {
+  path: string;
+  movedTo: string | null;
+  kind: "moved" | "kept" | "stuck";
+}
+
+/** Whether the entry at `path` is a symbolic link. */
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Moves `path` aside to `<path>.planted-run-<run>-<16 hex digits>` (random: the agent knows its run, so a fixed name
+ * could be taken first; F12-1 (c)); when its folder was made unwritable (the agent runs as the hub's user and may
+ * chmod it), writable for the move and its mode put back after. Never throws: "stuck" when the move still fails.
+ */
+export function movePlantedAside(path: string, run: number): Planted {
+  const to = `${path}.planted-run-${run}-${randomBytes(8).toString("hex")}`;
+  try {
+    return { path, movedTo: moveAside(path, to), kind: "moved" };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "EACCES" && code !== "EPERM") return { path, movedTo: null, kind: "stuck" };
+  }
+  const dir = dirname(path);
+  try {
+    const mode = lstatSync(dir).mode & 0o7777;
+    chmodSync(dir, mode | 0o700);
+    try {
+      return { path, movedTo: moveAside(path, to), kind: "moved" };
+    } finally {
+      chmodSync(dir, mode);
+    }
+  } catch {
+    return { path, movedTo: null, kind: "stuck" };
+  }
+}
+
+/**
+ * After a sandboxed run: what in `folders` (the writable folders of its launches) now steers the owner's git or tools
+ * and was not there when the run started (`guarded`: the real paths its launches guarded; `seen`: what the guard
+ * looked at) — moved aside (`movePlantedAside`):
+ * - the `.git` of a repository seen below a folder that is not the entry seen (its parent renamed, a copy put back);
+ * - a git folder seen that is not the folder seen (a gitfile's, renamed away and a copy put back), whole;
+ * - in each git folder seen: a `commondir`, `config.worktree`, `config` or `hooks` that was not there (F12-1 (d)), and
+ *   a `modules` or `worktrees` folder that was not; in each linked worktree's folder its `commondir`, `gitdir`,
+ *   `config.worktree`;
+ * - what each repository's configuration names (`include.path`, `includeIf.*.path`, `core.hooksPath`) inside
+ *   `folders` that was not there;
+ * - the `.git` (folder, gitfile or link) at any gitlink of every repository seen (submodules at every depth the guard
+ *   walked; F12-1 (e)) that is not the entry seen before (F12-1 (a), (b)); an index git cannot list in time is itself
+ *   moved aside (never left unlooked at);
+ * - a project steering file (`.mcp.json`, `opencode.json`, …) that was not there (F12-8).
+ * A new `.git` of a folder itself (a repository the agent made: its output) is left where it is but named ("kept"),
+ * and its `commondir` moved. Never throws.
+ */
+export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number): Planted[] {
+  const found: Planted[] = [];
+  const done = new Set<string>();
+  const entries = new Set(seen.entries);
+  const gitFolders = new Set(seen.gitFolders);
+  // Only what the agent could write: a change elsewhere (the owner's, meanwhile) is not its.
+  const inFolders = (p: string) => folders.some((f) => within(p, f));
+  const aside = (path: string) => {
+    if (done.has(path) || !inFolders(path)) return;
+    done.add(path);
+    found.push(movePlantedAside(path, run));
+  };
+  // New: there, and not the path guarded (a link is new whatever it leads to: a bound path is never one).
+  const isNew = (path: string) => present(path) && (isLink(path) || !guarded.has(path));
+  const repositories = new Set(seen.repositories);
+  for (const folder of folders) {
+    const git = join(folder, ".git");
+    if (!present(git)) continue;
+    repositories.add(folder);
+    if (entries.has(entryId(git) ?? "")) continue;
+    found.push({ path: git, movedTo: null, kind: "kept" });
+    const gitDir = gitDirOf(folder);
+    if (gitDir !== null && !gitFolders.has(gitDir) && isNew(join(gitDir, "commondir"))) aside(join(gitDir, "commondir"));
+  }
+  // A repository seen below a folder whose `.git` is no longer the entry seen: its parent folder was renamed (only
+  // a mount point itself cannot be) and a copy with another configuration put in its place.
+  for (const tree of seen.repositories) {
+    const git = join(tree, ".git");
+    if (!folders.includes(tree) && present(git) && !entries.has(entryId(git) ?? "")) aside(git);
+  }
+  // A git folder that is no longer the one seen (one a gitfile names, not a mount point: its parent renamed, a copy
+  // put back) is moved aside whole; then in the others, first a commondir: it sends git's reading elsewhere.
+  for (const dir of seen.gitFolders) if (present(dir) && !entries.has(entryId(dir) ?? "")) aside(dir);
+  for (const dir of seen.gitFolders) {
+    if (done.has(dir)) continue;
+    for (const name of [...gitSteering, "modules", "worktrees"]) if (isNew(join(dir, name))) aside(join(dir, name));
+  }
+  for (const dir of seen.worktreeFolders) for (const name of worktreeSteering) if (isNew(join(dir, name))) aside(join(dir, name));
+  for (const tree of repositories) {
+    const gitDir = gitDirOf(tree);
+    if (gitDir === null) continue;
+    const named = configNamed(gitDir, tree);
+    for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders)]) if (isNew(p)) aside(p);
+    const links = gitlinks(gitDir, tree);
+    if (links === "tooBig") {
+      aside(join(gitDir, "index"));
+      continue;
+    }
+    for (const link of links) {
+      const sub = join(tree, link, ".git");
+      if (present(sub) && reachedInside(tree, sub) && !entries.has(entryId(sub) ?? "")) aside(sub);
+    }
+  }
+  for (const dir of seen.projects) for (const name of projectSteeringFiles) if (isNew(join(dir, name))) aside(join(dir, name));
+  return found;
+}
+
+/** The notice card that tells the owner what `plantedSteering` found (in `lang`), or null when it found nothing. */
+export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice | null {
+  if (planted.length === 0) return null;
+  // The agent chose these names: a control character or line break in one would get the whole result refused (the
+  // run then hangs) or add lines of the agent's to the card (issue 26 round 12, F12-9). Shown escaped, as they are.
+  const shown = (path: string) => path.replace(new RegExp(`[${lineForbiddenClass}]`, "gu"), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  const line = (p: Planted) => p.kind === "moved"
+    ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
+    : t(lang, p.kind === "kept" ? "sandbox.planted.kept" : "sandbox.planted.stuck", { path: shown(p.path) });
+  return { title: t(lang, "sandbox.planted.title"), text: [...planted.map(line).join("\n")].slice(0, cardTextMaxCodepoints).join("") };
+}

@@ -1,0 +1,74 @@
+/**
+ * What the sandboxed-steering tests share (issue 26 rounds 11, 12): the owner's git, a repository the owner made, a
+ * hub whose sandboxed command agent runs a script in a folder, and the shell and configurations the agent plants.
+ */
+import { afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { basename, dirname, join } from "node:path";
+import { hubFixture, baseRules, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
+import { probeBwrap } from "./tools-helpers.js";
+import { Worker } from "../src/worker/worker.js";
+
+let f: Fixture | null = null;
+const workers: Worker[] = [];
+/** Paths removed after each test. */
+export const removed: string[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) w.stop();
+  await f?.close();
+  f = null;
+  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
+});
+
+/** Whether bubblewrap can run here. */
+export const sandboxed = async () => (await probeBwrap("bwrap")).ok;
+
+/** The owner's git: no system or global configuration of this machine, as a fresh user's. */
+export function owner(cwd: string, env: Record<string, string>, ...args: string[]): string {
+  return execFileSync("git", ["-c", "user.name=o", "-c", "user.email=o@example.com", ...args], {
+    cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-aa-owner-home", GIT_CONFIG_NOSYSTEM: "1", ...env },
+  });
+}
+
+/** A repository the owner made, with one commit. */
+export function ownerRepo(): string {
+  const repo = realpathSync(tempDir("aa-steer-repo-"));
+  removed.push(repo);
+  owner(repo, {}, "init", "-q", "-b", "main");
+  writeFileSync(join(repo, "README.md"), "the owner's\n");
+  owner(repo, {}, "add", ".");
+  owner(repo, {}, "commit", "-qm", "owner");
+  return repo;
+}
+
+/** A hub whose rule "alerts" runs `script` with sh (a sandboxed command agent) in `cwd`, also writing `writable`; one event, until done. */
+export async function runAgent(script: string, cwd: string, writable: string[] = []): Promise<Fixture> {
+  const bot = { worker: "w1", use: "command", command: ["sh", "-c", script], ...(writable.length > 0 ? { writable } : {}) };
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot }, rules: [{ ...baseRules.rules[0], cwd }] };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  await untilLatestRun(fx, "done", 30_000).catch(async (e) => { throw new Error(`${(e as Error).message}: ${JSON.stringify((await fx.state()).runs)}`); });
+  return fx;
+}
+
+/** Where `path` was moved aside after run `run`: the one entry beside it named `<name>.planted-run-<run>-<16 hex digits>`. */
+export function asideOf(path: string, run: number): string {
+  const prefix = `${basename(path)}.planted-run-${run}-`;
+  const found = readdirSync(dirname(path)).filter((n) => n.startsWith(prefix));
+  assert.equal(found.length, 1, `${path}: ${JSON.stringify(found)}`);
+  assert.match(found[0]!, /-[0-9a-f]{16}$/);
+  return join(dirname(path), found[0]!);
+}
+
+/** Shell: `try <name> <command…>` appends "<name> ok" or "<name> no" to tried.txt (in the cwd). */
+export const tryFn = `try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n ok" >> tried.txt; else echo "$n no" >> tried.txt; fi; }`;
+/** A git configuration whose `core.fsmonitor` copies the hub's master key (`$AA_MASTER` of the owner's git) to `leak`/`name`. */
+export const fsmonitorConfig = (leak: string, name: string, extra = "") =>
+  `[core]\n\trepositoryformatversion = 0\n\tbare = false\n${extra}\tfsmonitor = "cp $AA_MASTER ${join(leak, name)}; echo"\n`;
+
