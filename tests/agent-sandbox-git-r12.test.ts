@@ -128,6 +128,10 @@ test("issue 26 r12 F12-2, the limits: a folder with more folders than the guard 
     return true;
   });
   assert.equal(executableParts(folder, false, false, { folders: 5, gitlinks: 500 }).mountPoints.length, 0);
+  // node_modules is not walked: its folders do not count, and what a package manager put there is no repository kept.
+  for (const d of ["node_modules/a/b", "node_modules/c/node_modules/d"]) mkdirSync(join(folder, "x", d), { recursive: true });
+  writeFileSync(join(folder, "x", "node_modules", "a", ".git"), "gitdir: /nowhere\n");
+  assert.equal(executableParts(folder, false, false, { folders: 5, gitlinks: 500 }).mountPoints.length, 0);
   const repo = ownerRepo();
   for (const [i, p] of ["s1", "s2", "s3"].entries()) owner(repo, {}, "update-index", "--add", "--cacheinfo", `160000,${String(i + 1).repeat(40)},${p}`);
   assert.deepEqual(executableParts(repo, false, false, { folders: 100, gitlinks: 2 }).mountPoints, [join(repo, ".git")], "gitlinks with no .git need no guard");

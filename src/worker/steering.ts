@@ -69,6 +69,8 @@ export interface GuardLimits {
   /** Submodules with a `.git` (populated gitlinks) of one repository. */
   gitlinks: number;
 }
+/** The folder name the walk for repositories does not enter: a package manager's installs, never a repository kept. */
+export const notWalked = "node_modules";
 /** The limits of every launch. */
 export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500 };
 
@@ -173,7 +175,7 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
 
 /**
  * The work trees of the repositories in `folder` (itself first when it is one): every folder holding a `.git` entry,
- * walked without following links and not into git folders.
+ * walked without following links, not into git folders and not into `node_modules` (`notWalked`).
  * @throws GuardLimitError when it holds more than `limits.folders` folders.
  */
 export function repositoriesIn(folder: string, limits: GuardLimits): string[] {
@@ -190,7 +192,9 @@ export function repositoriesIn(folder: string, limits: GuardLimits): string[] {
     }
     for (const e of entries) {
       if (e.name === ".git") trees.push(d);
-      else if (e.isDirectory()) queue.push(join(d, e.name));
+      // What a package manager installed holds no repository of the owner's (npm, pnpm and yarn strip `.git`), and a
+      // project's node_modules alone often holds more folders than the walk's limit.
+      else if (e.isDirectory() && e.name !== notWalked) queue.push(join(d, e.name));
     }
   }
   return trees;
