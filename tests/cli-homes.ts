@@ -5,9 +5,9 @@
 import { after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawnSync, type ChildProcess } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { engine, tempDir } from "./helpers.js";
+import { engine, removeAfterKill, tempDir } from "./helpers.js";
 
 /** The CLI's entry point. */
 export const cliBin = join(engine, "bin", "agent-autoloop.js");
@@ -51,7 +51,7 @@ export function cliHomes(prefix: string): CliHomes {
   const children: ChildProcess[] = [];
   after(() => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-    rmSync(root, { recursive: true, force: true });
+    removeAfterKill(root);
   });
   let homes = 0;
   return { root, children, newHome: (listen) => initHome(join(root, `home-${++homes}`), listen) };

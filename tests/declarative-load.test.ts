@@ -16,7 +16,7 @@ import { pluginRoots } from "../src/plugins/index.js";
 import { pluginSchemaDocument, pluginSchemaFiles, type PluginSchemaFile } from "../src/protocol/plugin-schemas.js";
 import { pluginValidatorsModule } from "../scripts/validators.js";
 import { copyExample, editJson, examplePlugin, minimalManifest, writeFiles } from "./declarative-helpers.js";
-import { engine, tempDir, until } from "./helpers.js";
+import { engine, removeAfterKill, tempDir, until } from "./helpers.js";
 
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
 
@@ -319,7 +319,7 @@ test("a file swapped for a FIFO or a link between its check and its opening is r
     assert.equal(seen.includes("{}"), true);
   } finally {
     swapper.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
+    removeAfterKill(dir);
   }
 });
 

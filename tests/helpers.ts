@@ -30,6 +30,15 @@ export function tempDir(prefix = "aa-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * Removes a test's folder after processes it started were killed: a process killed a moment ago may still be writing
+ * into it (a full run once failed cli-home's clean-up with ENOTEMPTY), so a removal that meets a folder filled again
+ * is tried again, 10 times 100 ms apart (Node's own retry).
+ */
+export function removeAfterKill(path: string): void {
+  rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}
+
 export interface Keys { source: string; source2: string; worker: string; worker2: string; channel: string; channel2: string; owner: string; metrics: string }
 
 /**

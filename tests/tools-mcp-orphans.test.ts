@@ -7,9 +7,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeHome, serveProcess, until, type ServeProcess } from "./helpers.js";
+import { makeHome, removeAfterKill, serveProcess, until, type ServeProcess } from "./helpers.js";
 import { cliLines, processesIn, running } from "./tools-helpers.js";
 
 /**
@@ -83,7 +83,7 @@ test("issue 26 r10 (reported case): an unsandboxed MCP server's child in a sessi
   } finally {
     for (const h of hubs) h.child.kill("SIGKILL");
     for (const pid of [...sleepers(), ...processesIn(folder)]) process.kill(pid, "SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
+    removeAfterKill(dir);
   }
 });
 
@@ -96,6 +96,6 @@ test("issue 26 r10: the owner's `plugins invoke` (a tool host of its own, no hub
     await until(() => sleepers().length === 0 && processesIn(folder).length === 0, 10_000, () => `the server and its child to end: ${JSON.stringify([...sleepers(), ...processesIn(folder)])}`);
   } finally {
     for (const pid of [...sleepers(), ...processesIn(folder)]) process.kill(pid, "SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
+    removeAfterKill(dir);
   }
 });

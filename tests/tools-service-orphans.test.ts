@@ -5,9 +5,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeHome, serveProcess, until, type ServeProcess } from "./helpers.js";
+import { makeHome, removeAfterKill, serveProcess, until, type ServeProcess } from "./helpers.js";
 import { examples, processesIn, running } from "./tools-helpers.js";
 
 test("issue 26 r9 (reported case): a killed hub's unsandboxed service plugin is ended by the next start on the home; one copy runs", { timeout: 120_000 }, async () => {
@@ -42,6 +42,6 @@ test("issue 26 r9 (reported case): a killed hub's unsandboxed service plugin is 
   } finally {
     for (const h of hubs) h.child.kill("SIGKILL");
     for (const pid of processesIn(join(home.plugins, "hello-service"))) process.kill(pid, "SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
+    removeAfterKill(dir);
   }
 });
