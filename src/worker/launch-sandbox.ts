@@ -154,7 +154,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     }
   }
   // What steers the CLI stays read-only at its own place; a folder where such a part is a link is a skeleton (F4).
-  const steering = stateView((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders, env, state.writes);
+  const steering = stateView((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders, env, state.writes, state.private);
   const stateTargets = steering.targets.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
   writable.splice(0, writable.length, ...writable.filter((w) => !steering.skeletons.includes(w)), ...steering.writable);
   // The temporary folders are the sandbox's own (sandboxArgv: an empty /tmp and /var/tmp per launch; issue 26 round
@@ -203,7 +203,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     plan: {
       bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
       watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...guarded] },
-      hiddenHomes: view.hidden, homeRead, links: [...view.links, ...steering.links], skeletons: steering.skeletons, runtime: runtimeView(env),
+      hiddenHomes: view.hidden, homeRead, links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),
     },
   };
 }
