@@ -67,8 +67,9 @@ export const codexWrites = [
  * What Claude Code writes in its config folder and runs in the same run (`AgentState.private`; issue 26 round 12,
  * F12-4), seen with 2.1.332: `shell-snapshots/snapshot-bash-<ms>-<random>.sh`, made at start and sourced before every
  * Bash tool command, removed at exit; `session-env/<session>/`, whose scripts (the `CLAUDE_ENV_FILE` of hooks) it
- * sources before Bash commands. A resumed session makes a new snapshot and runs its SessionStart hooks again: nothing
- * there is read from an earlier run.
+ * sources before Bash commands — a `sessionstart-hook-0.sh` one run left in another rule's session folder was sourced,
+ * with that rule's GH_TOKEN, when that session was resumed. A resumed session makes a new snapshot and runs its
+ * SessionStart hooks again: it needs nothing there from an earlier run.
  */
 export const claudeCodePrivate = ["shell-snapshots/", "session-env/"] as const;
 
