@@ -423,3 +423,120 @@ test("issue 26 r12 F12-3 (Claude Code, reported case): a run rewrites no hook sc
   assert.equal(existsSync(loot) ? readFileSync(loot, "utf8") : "", "", "no planted hook ran");
   assert.deepEqual(Object.fromEntries(Object.keys(before).map((p) => [p, onHost(join(state, p))])), before, "the owner's scripts are as they were");
 });
+
+/**
+ * Rule B's stand-in for `cli` that prints, as its finished turn's text, what it sees in `entries` of the state folder
+ * `state` (every file under each, with its text): `{"<entry>": {"<path>": "<text>"}}`.
+ */
+function lister(dir: string, cli: "claude" | "codex", state: string, entries: string[]): string {
+  const path = join(dir, `lister-${cli}.cjs`);
+  writeFileSync(path, `#!${process.execPath}
+const fs = require("fs"), p = require("path");
+const seen = {};
+const walk = (d, rel, out) => { for (const n of fs.readdirSync(d).sort()) { const f = p.join(d, n); if (fs.lstatSync(f).isDirectory()) walk(f, rel + n + "/", out); else out[rel + n] = fs.readFileSync(f, "utf8"); } };
+for (const e of ${JSON.stringify(entries)}) { seen[e] = {}; try { walk(p.join(${JSON.stringify(state)}, e), "", seen[e]); } catch (x) { seen[e] = x.code; } }
+const text = JSON.stringify(seen);
+if (${JSON.stringify(cli)} === "claude") console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: text, session_id: "44444444-4444-4444-8444-444444444444" }));
+else { console.log(JSON.stringify({ type: "thread.started", thread_id: "55555555-5555-4555-8555-555555555555" })); console.log(JSON.stringify({ type: "item.completed", item: { id: "i0", type: "agent_message", text } })); console.log(JSON.stringify({ type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } })); }
+`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+for (const cli of ["claude", "codex"] as const) {
+  test(`issue 26 r12 F12-4 (${cli}): what a run writes in the state's entries its CLI sources or runs during a run (${cli === "claude" ? "shell-snapshots, session-env" : "shell_snapshots, tmp"}) is its own: the host's entries are unchanged after the run, and the next run of another rule, with GH_TOKEN, sees nothing of it`, async () => {
+    const dir = realpathSync(tempDir("aa-cli-private-"));
+    removed.push(dir);
+    mkdirSync(join(dir, "home"));
+    const state = join(dir, cli === "claude" ? "claude-state" : "codex-home");
+    setEnv({ HOME: join(dir, "home"), GH_TOKEN: token, ...(cli === "claude" ? { CLAUDE_CONFIG_DIR: state } : { CODEX_HOME: state }) });
+    const loot = join(dir, "loot.txt");
+    const run = `echo GH_TOKEN=$GH_TOKEN >> ${loot}\n`;
+    // The owner's own CLI's files there as they are while it runs: its snapshot, its session's env folder, its helpers.
+    const owner: [string, string][] = cli === "claude"
+      ? [["shell-snapshots/snapshot-bash-1796410683373-owner1.sh", "alias ll='ls -l'\n"], ["session-env/66666666-6666-4666-8666-666666666666/sessionstart-hook-0.sh", "export A=1\n"]]
+      : [["shell_snapshots/77777777-7777-7777-7777-777777777777.1.sh", "alias ll='ls -l'\n"], ["tmp/arg0-linux/codex-arg0owner1/.lock", ""]];
+    for (const [rel, text] of owner) {
+      mkdirSync(join(state, rel, ".."), { recursive: true });
+      writeFileSync(join(state, rel), text);
+    }
+    const entries = cli === "claude" ? ["shell-snapshots", "session-env"] : ["shell_snapshots", "tmp"];
+    const before = Object.fromEntries(owner.map(([rel]) => [rel, onHost(join(state, rel))]));
+    // A rewrites the owner's files and adds its own: the next snapshot or env script, the helpers Codex runs.
+    const plants: [string, string][] = [
+      ...owner.map(([rel]) => [join(state, rel), run] as [string, string]),
+      ...(cli === "claude"
+        ? [[join(state, "shell-snapshots", "snapshot-bash-1796410683374-next01.sh"), run], [join(state, "session-env", "88888888-8888-4888-8888-888888888888", "sessionstart-hook-0.sh"), run]]
+        : [[join(state, "shell_snapshots", "99999999-9999-9999-9999-999999999999.2.sh"), run], [join(state, "tmp", "arg0-linux", "codex-arg0next01", "codex-linux-sandbox"), `#!/bin/sh\n${run}`]]) as [string, string][],
+    ];
+    mkdirSync(join(dir, "projB"));
+    const out = await crossRule(cli, dir, lister(join(dir, "projB"), cli, state, entries), () => plants, loot);
+    assert.deepEqual(out.tried, Object.fromEntries(plants.map(([p]) => [p, "written"])), "written in the run's own folders");
+    assert.equal(out.aSummary, "Done: planted");
+    // The host's entries are as the owner's CLI left them: no file rewritten, none added.
+    assert.deepEqual(Object.fromEntries(owner.map(([rel]) => [rel, onHost(join(state, rel))])), before);
+    assert.deepEqual(entries.map((e) => onHost(join(state, e))), cli === "claude"
+      ? ["folder snapshot-bash-1796410683373-owner1.sh", "folder 66666666-6666-4666-8666-666666666666"]
+      : ["folder 77777777-7777-7777-7777-777777777777.1.sh", "folder arg0-linux"]);
+    assert.equal(onHost(join(state, cli === "claude" ? "session-env/66666666-6666-4666-8666-666666666666" : "tmp/arg0-linux")), cli === "claude" ? "folder sessionstart-hook-0.sh" : "folder codex-arg0owner1");
+    // B's run sees empty folders of its own there: neither A's files nor the owner's.
+    assert.equal(out.b, `done: ${JSON.stringify(Object.fromEntries(entries.map((e) => [e, {}])))}`);
+    assert.equal(existsSync(loot), false);
+  });
+}
+
+test("issue 26 r12 F12-4 (Claude Code, the real CLI): a run cannot plant an env script in another rule's session-env/<session>/, which the real Claude Code 2.1.332 sources before every Bash command when it resumes that session with the rule's GH_TOKEN; the resumed session still works", { skip: agentsMissing(["claude"]) ?? false }, async () => {
+  const dir = realpathSync(tempDir("aa-cli-session-env-"));
+  removed.push(dir);
+  model = await startFakeModel((t) => (t.toolResult === null ? { tool: "Bash", input: { command: "printenv PLANTED || echo unset", description: "check" } } : { text: `Done: ${t.toolResult}` }));
+  const env = agentEnv(model.url, dir);
+  const state = join(dir, "claude-state");
+  setEnv({ ...env, GH_TOKEN: token, CLAUDE_CONFIG_DIR: state });
+  const cwdA = join(dir, "projA");
+  const cwdB = join(dir, "projB");
+  mkdirSync(cwdA);
+  mkdirSync(cwdB);
+  // Rule A's program: for each session it finds among Claude Code's (projects/<folder>/<session>.jsonl), an env script
+  // in session-env/<session>/ as a SessionStart hook leaves one; notes what it wrote.
+  const planterA = join(cwdA, "plant-env.cjs");
+  writeFileSync(planterA, `#!${process.execPath}
+const fs = require("fs"), p = require("path"), s = ${JSON.stringify(state)};
+const tried = {};
+for (const f of fs.readdirSync(p.join(s, "projects"))) for (const n of fs.readdirSync(p.join(s, "projects", f))) {
+  if (!n.endsWith(".jsonl")) continue;
+  const file = p.join(s, "session-env", n.slice(0, -6), "sessionstart-hook-0.sh");
+  try { fs.mkdirSync(p.dirname(file), { recursive: true }); fs.writeFileSync(file, "export PLANTED=$GH_TOKEN\\n"); tried[n.slice(0, -6)] = "written"; } catch (e) { tried[n.slice(0, -6)] = e.code; }
+}
+fs.writeFileSync("tried.json", JSON.stringify(tried));
+console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "Done: planted", session_id: "11111111-1111-4111-8111-111111111111" }));
+`);
+  chmodSync(planterA, 0o755);
+  const rules = {
+    ...baseRules,
+    agents: {
+      ...baseRules.agents,
+      a: { worker: "w1", use: "claude", access: "edit", program: planterA },
+      b: { worker: "w1", use: "claude", access: "full", program: join(agentBin, "claude"), env: ["GH_TOKEN"] },
+    },
+    rules: [
+      { name: "a", when: { source: "shop", types: ["alert.*"] }, to: "a", cwd: cwdA, prompt: "Tidy the README." },
+      { name: "b", when: { source: "shop", types: ["build.*"] }, to: "b", cwd: cwdB, prompt: "Check the build.", resume: true },
+    ],
+  };
+  const fx = await hubFixture(rules);
+  f = fx;
+  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
+  workers.push(w);
+  void w.run();
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "b1", type: "build.x" });
+  const [b1] = await doneRuns(fx, "b", 1);
+  assert.equal(b1!.summary, "Done: unset");
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "a1", type: "alert.x" });
+  await doneRuns(fx, "a", 1);
+  assert.deepEqual(JSON.parse(readFileSync(join(cwdA, "tried.json"), "utf8")), { [b1!.session!]: "written" });
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "b2", type: "build.y" });
+  const [b2] = await doneRuns(fx, "b", 2);
+  assert.equal(b2!.session, b1!.session, "the same session, resumed");
+  assert.equal(b2!.summary, "Done: unset");
+  assert.equal(existsSync(join(state, "session-env", b1!.session!, "sessionstart-hook-0.sh")), false, "not on the host");
+});

@@ -140,3 +140,31 @@ test("issue 26 r12 F12-3: an entry the settings name a command in that is not th
   assert.equal(readdirSync(join(state, "later")).length, 0);
   assert.equal(readFileSync(join(state, "top.sh"), "utf8"), "");
 });
+
+test("issue 26 r12 F12-4: the entries the CLI writes and runs in the same run are the run's own (tmpfs) — made first when missing, never bound or protected; one that is a link or a file makes the folder a skeleton, where it is neither bound nor made again", () => {
+  const { home: h, state } = home();
+  mkdirSync(join(state, "projects"));
+  mkdirSync(join(state, "shell-snapshots"));
+  writeFileSync(join(state, "shell-snapshots", "snapshot-bash-1-a.sh"), "alias ll='ls -l'\n");
+  const writes = ["projects/", "shell-snapshots/", "session-env/"];
+  const own = ["shell-snapshots/", "session-env/"];
+  const view = stateView([join(state, "settings.json")], [state], { HOME: h }, writes, own);
+  assert.deepEqual(view.skeletons, []);
+  assert.deepEqual(view.privates, [join(state, "shell-snapshots"), join(state, "session-env")]);
+  assert.deepEqual(view.readOnly, [join(state, "settings.json")]);
+  assert.equal(statSync(join(state, "session-env")).isDirectory(), true, "made first");
+  // Not among `writes`: the run's own still, not read-only (a tmpfs lies over it).
+  assert.deepEqual(stateView([], [state], { HOME: h }, ["projects/"], own).readOnly, [join(state, "settings.json")]);
+  // A link (a run replaced the folder before, or the owner's dotfiles) or a file: a skeleton, the entry a tmpfs in it.
+  mkdirSync(join(h, "elsewhere"));
+  rmSync(join(state, "session-env"), { recursive: true });
+  symlinkSync(join(h, "elsewhere"), join(state, "session-env"));
+  rmSync(join(state, "shell-snapshots"), { recursive: true });
+  writeFileSync(join(state, "shell-snapshots"), "");
+  const skeleton = stateView([join(state, "settings.json")], [state], { HOME: h }, writes, own);
+  assert.deepEqual(skeleton.skeletons, [state]);
+  assert.deepEqual(skeleton.privates, [join(state, "shell-snapshots"), join(state, "session-env")]);
+  assert.deepEqual(skeleton.links, []);
+  assert.deepEqual(skeleton.writable, [join(state, "projects")]);
+  assert.deepEqual(skeleton.readOnly, [join(state, "settings.json")]);
+});

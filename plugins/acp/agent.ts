@@ -52,11 +52,12 @@ export function acpSteps(line: string): TranscriptStep[] {
 const plugin: AgentPlugin = {
   // The state of the ACP adapters this project runs (issue 26): Claude Code's (claude-agent-acp, claude-code-acp) and
   // Codex's (codex-acp). Another agent behind ACP needs its folders in the agent's rules.json `writable`.
-  // Their settings, hooks, memory and code folders read-only (round 10); Claude Code's auto memory off, as for `claude`.
+  // Their settings, hooks, memory and code folders read-only (round 10); what they source or run in a run the run's own
+  // (round 12, F12-4); Claude Code's auto memory off, as for `claude`.
   state(env) {
     const claude = claudeCodeState(env);
     const codex = codexState(env);
-    return { folders: [...claude.folders!, ...codex.folders!], readOnly: [...claude.readOnly!, ...codex.readOnly!], writes: [...claude.writes!, ...codex.writes!] };
+    return { folders: [...claude.folders!, ...codex.folders!], readOnly: [...claude.readOnly!, ...codex.readOnly!], writes: [...claude.writes!, ...codex.writes!], private: [...claude.private!, ...codex.private!] };
   },
   env: () => ({ ...claudeLaunchEnv }),
   command(turn) {

@@ -168,6 +168,15 @@ export interface AgentState {
    * src/worker/state-steering.ts finds are kept.
    */
   writes?: string[];
+  /**
+   * What the CLI writes at the top of its state folders and then runs or sources during the same run, and needs in no
+   * later run (names as in `writes`, folders only, no `*`: Claude Code's `shell-snapshots/` and `session-env/`, Codex's
+   * `shell_snapshots/` and `tmp/`): each is an empty folder of the run's own in the sandbox (a tmpfs over it), so that
+   * nothing one run writes there is run by another run, with that rule's secrets, or by the owner's own CLI (issue 26
+   * round 12, F12-4). One missing is made first (0700) where the state folder is bound as it is; where the state
+   * folder is a skeleton, or the entry is a link or not a folder, it is not bound at all.
+   */
+  private?: string[];
 }
 
 /**

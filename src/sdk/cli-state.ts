@@ -64,14 +64,32 @@ export const codexWrites = [
 ] as const;
 
 /**
+ * What Claude Code writes in its config folder and runs in the same run (`AgentState.private`; issue 26 round 12,
+ * F12-4), seen with 2.1.332: `shell-snapshots/snapshot-bash-<ms>-<random>.sh`, made at start and sourced before every
+ * Bash tool command, removed at exit; `session-env/<session>/`, whose scripts (the `CLAUDE_ENV_FILE` of hooks) it
+ * sources before Bash commands — a `sessionstart-hook-0.sh` one run left in another rule's session folder was sourced,
+ * with that rule's GH_TOKEN, when that session was resumed. A resumed session makes a new snapshot and runs its
+ * SessionStart hooks again: it needs nothing there from an earlier run.
+ */
+export const claudeCodePrivate = ["shell-snapshots/", "session-env/"] as const;
+
+/**
+ * What Codex writes in `CODEX_HOME` and runs in the same run (`AgentState.private`; F12-4), seen with 0.171.0:
+ * `shell_snapshots/<thread>.<ns>.sh`, sourced before each command, and `tmp/arg0-linux/codex-arg0<random>/` with
+ * `apply_patch` and `codex-linux-sandbox` (links to its own program it runs through), both removed at exit. `exec
+ * resume` makes them anew.
+ */
+export const codexPrivate = ["shell_snapshots/", "tmp/"] as const;
+
+/**
  * Claude Code's state: `CLAUDE_CONFIG_DIR` (its `.claude.json` inside), else `~/.claude` and `~/.claude.json`; the
- * `.claude.json` file and `claudeCodeSteering` read-only, and all but `claudeCodeWrites`. 2.1.332 replaces `.claude.json` through a temporary file
+ * `.claude.json` file and `claudeCodeSteering` read-only, and all but `claudeCodeWrites`; `claudeCodePrivate` the run's own. 2.1.332 replaces `.claude.json` through a temporary file
  * beside it, which fails quietly where it is read-only, and print mode works on.
  */
 export function claudeCodeState(env: Readonly<Record<string, string>>): AgentState {
   const dir = env.CLAUDE_CONFIG_DIR || "~/.claude";
   const config = env.CLAUDE_CONFIG_DIR ? join(dir, ".claude.json") : "~/.claude.json";
-  return { folders: [dir], readOnly: [config, ...claudeCodeSteering.map((p) => join(dir, p))], writes: [...claudeCodeWrites] };
+  return { folders: [dir], readOnly: [config, ...claudeCodeSteering.map((p) => join(dir, p))], writes: [...claudeCodeWrites], private: [...claudeCodePrivate] };
 }
 
 /**
@@ -83,9 +101,9 @@ export const claudeLaunchEnv: Readonly<Record<string, string>> = { CLAUDE_CODE_D
 
 /**
  * Codex's state: `CODEX_HOME`, else `~/.codex` (0.171.0 writes nothing else but TMPDIR); `codexSteering` read-only,
- * and all but `codexWrites`.
+ * and all but `codexWrites`; `codexPrivate` the run's own.
  */
 export function codexState(env: Readonly<Record<string, string>>): AgentState {
   const dir = env.CODEX_HOME || "~/.codex";
-  return { folders: [dir], readOnly: codexSteering.map((p) => join(dir, p)), writes: [...codexWrites] };
+  return { folders: [dir], readOnly: codexSteering.map((p) => join(dir, p)), writes: [...codexWrites], private: [...codexPrivate] };
 }

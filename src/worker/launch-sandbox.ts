@@ -157,7 +157,7 @@ export async function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn,
     }
   }
   // What steers the CLI stays read-only at its own place; a folder where such a part is a link is a skeleton (F4).
-  const steering = stateView((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders, env, state.writes);
+  const steering = stateView((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders, env, state.writes, state.private);
   const stateTargets = steering.targets.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
   writable.splice(0, writable.length, ...writable.filter((w) => !steering.skeletons.includes(w)), ...steering.writable);
   // The temporary folders are the sandbox's own (sandboxArgv: an empty /tmp and /var/tmp per launch; issue 26 round
@@ -217,7 +217,7 @@ export async function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn,
       bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
       readOnlyParents,
       watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen },
-      hiddenHomes: view.hidden, homeRead, links: [...view.links, ...steering.links], skeletons: steering.skeletons, runtime: runtimeView(env),
+      hiddenHomes: view.hidden, homeRead, links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),
     },
   };
 }

@@ -104,6 +104,12 @@ export interface SandboxPlan {
    * their entries are bound (`writable`, `readOnly`) and their links made again (`links`).
    */
   skeletons?: string[];
+  /**
+   * Entries of the state folders that are the run's own (`AgentState.private`; issue 26 round 12, F12-4): an empty
+   * tmpfs (0700) over each, after the folder holding it is bound, so that what the run writes there — scripts its CLI
+   * sources or runs — reaches neither another run nor the host.
+   */
+  privates?: string[];
   /** Runtime folders hidden (`/run/user`, `$XDG_RUNTIME_DIR`; F6), and the empty one made for the agent (0700). */
   runtime?: { hide: string[]; dir: string | null };
 }
@@ -144,6 +150,7 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
   const layers = [
     ...[...hidden, ...(plan.skeletons ?? [])].map((p) => ({ p, flag: "--tmpfs", order: -1 })),
     ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind-fd", order: 0 })),
+    ...(plan.privates ?? []).map((p) => ({ p, flag: "--private", order: 0.5 })),
     ...[...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnlyParents ?? [])].map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
   ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
   const sources: string[] = [];
@@ -165,7 +172,7 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
     "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
     ...(infoFd === null ? [] : ["--info-fd", String(infoFd)]),
     ...(plan.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
-    ...layers.flatMap(({ p, flag }) => (flag === "--tmpfs" ? [flag, p] : bind(flag, p))),
+    ...layers.flatMap(({ p, flag }) => (flag === "--tmpfs" ? [flag, p] : flag === "--private" ? ["--perms", "0700", "--tmpfs", p] : bind(flag, p))),
     // After the writable folders (the engine inside a cwd stays read-only), before the home is hidden: a read-only
     // folder that holds the home must not show it again.
     ...(plan.readOnly ?? []).flatMap((d) => bind("--ro-bind-fd", d)),

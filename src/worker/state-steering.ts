@@ -42,6 +42,11 @@ export interface StateView {
   links: [string, string][];
   /** Real paths the declared parts that are links lead to: shown read-only. */
   targets: string[];
+  /**
+   * Entries of the state folders that are the run's own (`AgentState.private`; round 12, F12-4): an empty tmpfs over
+   * each, neither bound nor linked.
+   */
+  privates: string[];
 }
 
 /** File names that are programs whatever their mode (run through their interpreter: `bash hook.sh`, `node x.mjs`). */
@@ -62,9 +67,13 @@ const tomlDepthMax = 64;
  * @param vars the agent's environment (`~` and the variables in the commands the settings name)
  * @param writes what the CLI writes at a state folder's top (`AgentState.writes`); when given, every other entry there
  *   is protected too, and in a skeleton the folders among these are made when missing
+ * @param own what the CLI writes and runs in the same run (`AgentState.private`): the run's own, in each state folder;
+ *   one missing is made first (0700); where one is a link or not a folder, the state folder is a skeleton, so that
+ *   the tmpfs lies at its place and not where a link leads
  */
-export function stateView(declared: readonly string[], folders: readonly string[], vars: Readonly<Record<string, string>>, writes?: readonly string[]): StateView {
-  const view: StateView = { readOnly: [], skeletons: [], writable: [], links: [], targets: [] };
+export function stateView(declared: readonly string[], folders: readonly string[], vars: Readonly<Record<string, string>>, writes?: readonly string[], own: readonly string[] = []): StateView {
+  const view: StateView = { readOnly: [], skeletons: [], writable: [], links: [], targets: [], privates: [] };
+  const ownNames = own.map((p) => p.replace(/\/+$/, "")).filter((p) => p && !p.includes("/") && !p.includes("*"));
   const top = new Map<string, Set<string>>(folders.map((f) => [f, new Set<string>()]));
   const declaredTop = new Map<string, Set<string>>(folders.map((f) => [f, new Set<string>()]));
   const named: string[] = [];
@@ -82,7 +91,7 @@ export function stateView(declared: readonly string[], folders: readonly string[
   for (const f of folders) {
     const names = entries(f);
     const protect = top.get(f)!;
-    for (const name of names) if (looksLikeProgram(join(f, name)) || (writes && !written(name, writes))) protect.add(name);
+    for (const name of names) if (!ownNames.includes(name) && (looksLikeProgram(join(f, name)) || (writes && !written(name, writes)))) protect.add(name);
     // An entry holding a file the settings name as a command.
     for (const n of named) {
       for (const at of new Set([resolve(n), realPath(n)])) {
@@ -95,7 +104,12 @@ export function stateView(declared: readonly string[], folders: readonly string[
         protect.add(name);
       }
     }
-    const linked = [...protect].some((name) => isLink(join(f, name)));
+    for (const name of ownNames) {
+      protect.delete(name);
+      view.privates.push(join(f, name));
+      if (!present(join(f, name))) make(join(f, name), true);
+    }
+    const linked = [...protect].some((name) => isLink(join(f, name))) || ownNames.some((name) => !isFolder(join(f, name)));
     if (!linked) {
       for (const name of protect) if (existsSync(join(f, name))) view.readOnly.push(join(f, name));
       continue;
@@ -105,6 +119,7 @@ export function stateView(declared: readonly string[], folders: readonly string[
     for (const w of writes ?? []) if (w.endsWith("/") && !w.includes("*")) make(join(f, w.slice(0, -1)), true);
     for (const name of entries(f)) {
       const path = join(f, name);
+      if (ownNames.includes(name)) continue; // a tmpfs of the run's own at its place
       if (isLink(path)) {
         try {
           view.links.push([path, readlinkSync(path)]);
@@ -137,6 +152,15 @@ function basename(path: string): string {
 function isLink(path: string): boolean {
   try {
     return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `path` is a folder itself (not a link to one). */
+function isFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
   } catch {
     return false;
   }
