@@ -19,12 +19,15 @@ import type { AgentState } from "./agent.js";
  * skills, output styles, rules, workflows and plugins (each can run commands or load code), `backups/`, from
  * which it restores an empty or broken `.claude.json` (which lists MCP servers), and `ide/`, whose lock files tell it
  * which IDE's MCP server to connect to (issue 26 round 11, attempt 15: a run planted one; IDE extensions write them
- * outside the sandbox). A name ending in `/` is a folder
+ * outside the sandbox); and `jobs/`, `daemon/` and `rm-guard/`, whose files its own safety texts say it runs (a script
+ * in `rm-guard/` runs in place of `rm`; issue 26 round 12 follow-up: a run could make them, being missing). A name
+ * ending in `/` is a folder
  * (`path.join` keeps the `/`).
  */
 export const claudeCodeSteering = [
   "settings.json", "settings.local.json", "CLAUDE.md", "CLAUDE.local.md",
   "hooks/", "agents/", "commands/", "skills/", "output-styles/", "rules/", "workflows/", "plugins/", "backups/", "ide/",
+  "jobs/", "daemon/", "rm-guard/",
 ] as const;
 
 /**
