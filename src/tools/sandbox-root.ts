@@ -126,19 +126,23 @@ export function socketsShown(installs: readonly string[], homes: readonly string
   const roots = ["/etc", ...installs.filter((d) => !homes.some((h) => within(d, h)))].filter((d) => existsSync(d));
   const sockets: string[] = [];
   let read = 0;
-  const stack = [...roots];
-  for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const e of entries) {
-      if (++read > max) return sockets;
-      const p = join(dir, e.name);
-      if (e.isSocket()) sockets.push(p);
-      else if (e.isDirectory()) stack.push(p);
+  // Root by root in order, /etc first: a large install on PATH (npm puts a project's node_modules/.bin there) must not
+  // use up the look before /etc is read (a full run found a socket in /etc left uncovered that way).
+  for (const root of roots) {
+    const stack = [root];
+    for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
+      let entries;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        if (++read > max) return sockets;
+        const p = join(dir, e.name);
+        if (e.isSocket()) sockets.push(p);
+        else if (e.isDirectory()) stack.push(p);
+      }
     }
   }
   return sockets;
