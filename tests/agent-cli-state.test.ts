@@ -10,43 +10,19 @@
  * (config.toml's `notify`, AGENTS.md, …), while what the CLIs must write (sessions, logs) stays writable; Claude Code's
  * auto memory, which lies among its sessions, is written but not read.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hubFixture, baseRules, tempDir, until, type Fixture } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
 import { agentBin, agentEnv, agentsMissing } from "./real-agents.js";
-import { startFakeModel, type FakeModel } from "./fake-model.js";
-import { Worker } from "../src/worker/worker.js";
+import { startFakeModel } from "./fake-model.js";
 import type { State } from "../src/protocol/responses.js";
 
 const token = "ghp_r10FAKEsecretVALUE0123456789abcdef";
-let f: Fixture | null = null;
-let model: FakeModel | null = null;
-const workers: Worker[] = [];
-const saved: Record<string, string | undefined> = {};
-const removed: string[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.stop();
-  await f?.close();
-  f = null;
-  await model?.close();
-  model = null;
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-    delete saved[k];
-  }
-  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
-});
-
-/** Sets variables of this process (the hub's and the worker's environment) for one test. */
-function setEnv(vars: Record<string, string>): void {
-  for (const [name, value] of Object.entries(vars)) {
-    if (!(name in saved)) saved[name] = process.env[name];
-    process.env[name] = value;
-  }
-}
+const kit = sandboxKit();
+const { removed, setEnv } = kit;
 
 /**
  * The planting run (rule A's program, given Claude Code's or Codex's command line): for each `[path, text]` of
@@ -126,10 +102,8 @@ async function crossRule(cli: "claude" | "codex", dir: string, bProgram: string,
     ],
   };
   const fx = await hubFixture(rules);
-  f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
+  kit.hub(fx);
+  const w = kit.worker(fx);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "a1", type: "alert.x" });
   await doneRuns(fx, "a", 1);
   const tried = JSON.parse(readFileSync(join(cwdA, "tried.json"), "utf8")) as Record<string, string>;
@@ -148,7 +122,8 @@ for (const where of ["CLAUDE_CONFIG_DIR", "~/.claude"] as const) {
     const dir = realpathSync(tempDir("aa-cli-state-"));
     removed.push(dir);
     // A model that follows the memory Claude Code puts in its prompt (auto memory, projects/<folder>/memory).
-    model = await startFakeModel((t) => ({ text: t.system.includes("MEMMARK") || t.allUser.includes("MEMMARK") ? "Done: B followed A's memory" : "Done: B finished its task" }));
+    const model = await startFakeModel((t) => ({ text: t.system.includes("MEMMARK") || t.allUser.includes("MEMMARK") ? "Done: B followed A's memory" : "Done: B finished its task" }));
+    kit.cleanups.push(() => model.close());
     const env = agentEnv(model.url, dir);
     const state = where === "CLAUDE_CONFIG_DIR" ? join(dir, "claude-state") : join(env.HOME!, ".claude");
     setEnv({ ...env, GH_TOKEN: token, ...(where === "CLAUDE_CONFIG_DIR" ? { CLAUDE_CONFIG_DIR: state } : {}) });
@@ -256,7 +231,8 @@ function onHost(path: string): string {
 test("issue 26 r11 F4 (reported cases): a run replaces none of the steering parts that are links (settings.json, hooks/ into ~/dotfiles, stow-style), nor a status line script that is a link or a hook script in a subfolder that the settings name; the real Claude Code of another rule runs none of its plants; sessions stay writable", { skip: agentsMissing(["claude"]) ?? false }, async () => {
   const dir = realpathSync(tempDir("aa-cli-links-"));
   removed.push(dir);
-  model = await startFakeModel(() => ({ text: "Done: B finished its task" }));
+  const model = await startFakeModel(() => ({ text: "Done: B finished its task" }));
+  kit.cleanups.push(() => model.close());
   const env = agentEnv(model.url, dir);
   const home = env.HOME!;
   const state = join(home, ".claude");
@@ -396,7 +372,8 @@ test("issue 26 r12 F12-3 (Codex, reported cases): a run rewrites none of the scr
 test("issue 26 r12 F12-3 (Claude Code, reported case): a run rewrites no hook script in a subfolder that the settings name with a quoted variable (bash \"$HOME\"/.claude/scripts/notify.sh, \"${HOME}/…\"); the real Claude Code of another rule runs none of its plants", { skip: agentsMissing(["claude"]) ?? false }, async () => {
   const dir = realpathSync(tempDir("aa-cli-f12-3-claude-"));
   removed.push(dir);
-  model = await startFakeModel(() => ({ text: "Done: B finished its task" }));
+  const model = await startFakeModel(() => ({ text: "Done: B finished its task" }));
+  kit.cleanups.push(() => model.close());
   const env = agentEnv(model.url, dir);
   const state = join(env.HOME!, ".claude");
   setEnv({ ...env, GH_TOKEN: token });
@@ -488,7 +465,8 @@ for (const cli of ["claude", "codex"] as const) {
 test("issue 26 r12 F12-4 (Claude Code, the real CLI): a run cannot plant an env script in another rule's session-env/<session>/, which the real Claude Code 2.1.332 sources before every Bash command when it resumes that session with the rule's GH_TOKEN; the resumed session still works", { skip: agentsMissing(["claude"]) ?? false }, async () => {
   const dir = realpathSync(tempDir("aa-cli-session-env-"));
   removed.push(dir);
-  model = await startFakeModel((t) => (t.toolResult === null ? { tool: "Bash", input: { command: "printenv PLANTED || echo unset", description: "check" } } : { text: `Done: ${t.toolResult}` }));
+  const model = await startFakeModel((t) => (t.toolResult === null ? { tool: "Bash", input: { command: "printenv PLANTED || echo unset", description: "check" } } : { text: `Done: ${t.toolResult}` }));
+  kit.cleanups.push(() => model.close());
   const env = agentEnv(model.url, dir);
   const state = join(dir, "claude-state");
   setEnv({ ...env, GH_TOKEN: token, CLAUDE_CONFIG_DIR: state });
@@ -524,10 +502,8 @@ console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false
     ],
   };
   const fx = await hubFixture(rules);
-  f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
+  kit.hub(fx);
+  const w = kit.worker(fx);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "b1", type: "build.x" });
   const [b1] = await doneRuns(fx, "b", 1);
   assert.equal(b1!.summary, "Done: unset");

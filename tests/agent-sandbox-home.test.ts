@@ -10,50 +10,16 @@
  * every sandbox. The runtime folders are an empty private one in the sandbox.
  * Real hub, worker, bubblewrap and agent processes; a real listening socket stands in for systemd's.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, realpathSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync, realpathSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
-import { hubFixture, baseRules, tempDir, until, type Fixture } from "./helpers.js";
-import { Worker } from "../src/worker/worker.js";
+import { tempDir, until, type Fixture } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
 
-let f: Fixture | null = null;
-const workers: Worker[] = [];
-const saved: Record<string, string | undefined> = {};
-const removed: string[] = [];
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.stop();
-  await f?.close();
-  f = null;
-  for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-    delete saved[k];
-  }
-  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
-});
-
-/** Sets variables of this process (the hub's and the worker's environment) for one test. */
-function setEnv(vars: Record<string, string>): void {
-  for (const [name, value] of Object.entries(vars)) {
-    if (!(name in saved)) saved[name] = process.env[name];
-    process.env[name] = value;
-  }
-}
-
-/** A hub whose rule "alerts" runs `agent` (a rules.json agent entry) in `cwd`, and a worker for it. */
-async function setup(agent: Record<string, unknown>, cwd: string): Promise<Fixture> {
-  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", ...agent } }, rules: [{ ...baseRules.rules[0], cwd }] };
-  const fx = await hubFixture(rules);
-  f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
-  return fx;
-}
+const kit = sandboxKit();
+const { removed, setEnv, setup } = kit;
 
 /** Waits for the one run to finish; fails with its error (a refused launch) or the state it was last seen in. */
 async function finished(fx: Fixture): Promise<string | null | undefined> {
@@ -162,7 +128,7 @@ test("issue 26 r11 F6 (reported case): a sandboxed agent cannot reach the hub us
   for (const path of [socket, bus]) {
     const server = createServer((c) => c.destroy());
     await new Promise<void>((r) => server.listen(path, r));
-    servers.push(server);
+    kit.cleanups.push(() => new Promise((r) => server.close(r)));
   }
   chmodSync(runtime, 0o700);
   const cwd = realpathSync(tempDir("aa-runtime-cwd-"));

@@ -8,50 +8,20 @@
  * system folder when the hub runs as root. Each plant is tried by a real `command` agent in the real sandbox; each
  * chain that runs code is then driven end to end (the CLI's `plugins invoke`, `add`), and must not run it.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, realpathSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, realpathSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { hubFixture, makeHome, serveFixture, baseRules, engine, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { hubFixture, makeHome, serveFixture, baseRules, engine, tempDir, until, untilLatestRun } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
 import { homePaths } from "../src/host/home.js";
 import { cliLines, examples, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { refusedRuns } from "./sandbox-helpers.js";
-import { Worker } from "../src/worker/worker.js";
 import { sandboxAround } from "../src/worker/launch-sandbox.js";
 
-let f: Fixture | null = null;
-const workers: Worker[] = [];
-const saved: Record<string, string | undefined> = {};
-const removed: string[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.stop();
-  await f?.close();
-  f = null;
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-    delete saved[k];
-  }
-  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
-});
-
-/** Sets a variable of this process (the hub's and the worker's environment) for one test. */
-function setEnv(name: string, value: string): void {
-  if (!(name in saved)) saved[name] = process.env[name];
-  process.env[name] = value;
-}
-
-/** A hub whose rule "alerts" runs `agent` (a rules.json agent entry) in `cwd`, and a worker for it. */
-async function setup(agent: Record<string, unknown>, cwd: string): Promise<Fixture> {
-  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", ...agent } }, rules: [{ ...baseRules.rules[0], cwd }] };
-  const fx = await hubFixture(rules);
-  f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
-  return fx;
-}
+const kit = sandboxKit();
+const { removed, setEnv, setup } = kit;
 
 /** Python's `major.minor` here (the folder name of its site-packages). */
 const pyVersion = execFileSync("python3", ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"], { encoding: "utf8" }).trim();
@@ -85,8 +55,8 @@ test("a sandboxed agent cannot plant code the hub's user runs later: the issue's
   mkdirSync(join(home, ".ssh"), { mode: 0o700 });
   mkdirSync(join(home, ".config"));
   execFileSync("python3", ["-m", "venv", "--without-pip", "--system-site-packages", join(home, "venv")]);
-  setEnv("HOME", home);
-  setEnv("PATH", `${join(home, "venv", "bin")}:${process.env.PATH}`);
+  setEnv({ HOME: home });
+  setEnv({ PATH: `${join(home, "venv", "bin")}:${process.env.PATH}` });
 
   const fx = await setup({ use: "command", command: [process.execPath, "-e", plant] }, cwd);
   const master = fx.home.masterKey;
@@ -169,14 +139,14 @@ test("what a sandboxed agent may still write: its cwd, its own temporary folders
   const reports = join(home, "cache");
   mkdirSync(join(home, "project"));
   writeFileSync(join(home, ".mystate.json"), "{}\n");
-  setEnv("HOME", home);
+  setEnv({ HOME: home });
   const agent = { worker: "w1", use: "stateful", writable: ["~/cache"] };
   const rules = {
     ...baseRules, agents: { ...baseRules.agents, bot: agent },
     rules: [{ ...baseRules.rules[0], cwd, prompt: join(reports, "cwd.json") }, { ...baseRules.rules[0], name: "at-home", when: { source: "shop", types: ["home.*"] }, cwd: "~", prompt: join(reports, "home.json") }],
   };
   const fx = await hubFixture(rules);
-  f = fx;
+  kit.hub(fx);
   const pluginDir = join(fx.home.plugins, "stateful");
   mkdirSync(pluginDir, { recursive: true });
   writeFileSync(join(pluginDir, "run.cjs"), tryWrites);
@@ -186,9 +156,7 @@ test("what a sandboxed agent may still write: its cwd, its own temporary folders
     state: (env) => ({ folders: ["~/.mystate", env.HOME + "/.made/deep"], files: ["~/.mystate.json", "~/.absent.json"] }),
     read: (stdout, code) => code === null ? { started: true } : { started: true, finished: true, text: stdout.trim() },
   };`);
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
+  const w = kit.worker(fx);
   const writes = [
     join(cwd, "work.txt"), join(home, ".mystate", "session.json"), join(home, ".made", "deep", "log"), join(home, ".mystate.json"),
     join(home, "cache", "c.bin"), `/tmp/aa-private-${process.pid}.txt`, `/var/tmp/aa-private-${process.pid}.txt`,
@@ -221,7 +189,7 @@ test("what a sandboxed agent may still write: its cwd, its own temporary folders
 test("a sandboxed launch is refused, saying why, when it would leave the hub user's home, the worker's home or the hub's code writable, or a writable folder or a device is missing", async () => {
   const home = realpathSync(tempDir("aa-user-home-"));
   removed.push(home);
-  setEnv("HOME", home);
+  setEnv({ HOME: home });
   const cwd = realpathSync(tempDir("aa-refused-cwd-"));
   removed.push(cwd);
   const above = join(home, "..");
@@ -245,8 +213,8 @@ test("a sandboxed launch is refused, saying why, when it would leave the hub use
     rules: cases.map(([id, , dir]) => ({ name: id, when: { source: "shop", types: [`${id}.*`] }, to: id, cwd: dir })),
   };
   const fx = await serveFixture(makeHome(rules));
-  f = fx;
-  const errors = await refusedRuns(fx, cases.map(([id]) => id), homePaths(hub), workers);
+  kit.hub(fx);
+  const errors = await refusedRuns(fx, cases.map(([id]) => id), homePaths(hub), kit.workers);
   assert.deepEqual(errors, Object.fromEntries(cases.map(([id, , , why]) => [id, why(hub)])));
 });
 
@@ -283,10 +251,8 @@ test("a sandboxed agent gets a /dev of its own: the usual devices, /dev/shm and 
     rules: [{ ...baseRules.rules[0], cwd }, { ...baseRules.rules[0], name: "asks", when: { source: "shop", types: ["asks.*"] }, to: "asks", cwd }],
   };
   const fx = await hubFixture(rules);
-  f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
+  kit.hub(fx);
+  const w = kit.worker(fx);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: looked at /dev");
   const plain = JSON.parse(readFileSync(join(cwd, "dev.json"), "utf8")) as { dev: string[]; open: Record<string, string>; shm: number; pty: boolean };
@@ -318,9 +284,7 @@ console.log("Done: " + r);
     const ran = await until(async () => { const s = await fx.state(); return s.runs[0] && ["done", "failed", "waiting"].includes(s.runs[0].state) && s.runs[0]; }, 30_000, "the run to end");
     assert.deepEqual([ran.state, ran.summary, ran.error], ["done", `Done: ${expected}`, null], access);
     assert.equal(existsSync(join(cwd, "mine.txt")), expected === "written", access);
-    for (const w of workers.splice(0)) w.stop();
-    await fx.close();
-    f = null;
+    await kit.end();
   }
   // The sandbox a plugin is told of: none without one; closed as root (no user namespace can map root's ids inside a
   // sandbox without capabilities: Codex's own sandbox fails there); nestable for an ordinary user.

@@ -4,33 +4,20 @@
  * under the hub's home it can find, the environment of every process it can see, and its own environment. It must
  * find none of the hub's secrets, and no file of the worker may keep an agent's environment values.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync, statSync, mkdirSync, writeFileSync, realpathSync, rmSync, existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { hubFixture, baseRules, engine, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { hubFixture, baseRules, engine, tempDir, until, untilLatestRun } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
 import { Worker } from "../src/worker/worker.js";
 import { homePaths, writeFileAtomic } from "../src/host/home.js";
 import { readOnlyPaths } from "../src/worker/sandbox.js";
 
-let f: Fixture | null = null;
-const workers: Worker[] = [];
-const planted: string[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.stop();
-  await f?.close();
-  f = null;
-  for (const k of planted.splice(0)) delete process.env[k];
-});
-
+const kit = sandboxKit();
 /** Sets variables in the worker's environment (the agent's parent) for one test. */
-function plant(vars: Record<string, string>): void {
-  for (const [k, v] of Object.entries(vars)) {
-    process.env[k] = v;
-    planted.push(k);
-  }
-}
+const plant = kit.setEnv;
 
 /**
  * The attacking agent: collects everything it can read into `<cwd>/seen.json` and prints "Done: …".
@@ -70,7 +57,7 @@ console.log("Done: looked around");
 async function setup(agent: Record<string, unknown>, cwd: string) {
   const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", ...agent } }, rules: [{ ...baseRules.rules[0], cwd }] };
   const fx = await hubFixture(rules);
-  f = fx;
+  kit.hub(fx);
   // config.json as `init` writes it for `serve`: the owner, the local worker's and the channels' keys.
   writeFileAtomic(fx.home.config, JSON.stringify({
     listen: "127.0.0.1:0", publicUrl: null, owner: fx.keys.owner,
@@ -78,9 +65,7 @@ async function setup(agent: Record<string, unknown>, cwd: string) {
     channels: { ch1: { use: "file", key: fx.keys.channel, path: join(fx.home.dir, "cards.txt") } },
   }));
   writeFileAtomic(fx.home.secrets, "AGENT_AUTOLOOP_SECRET_SHOP=webhook-secret-a1b2c3d4e5f6\n");
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
+  const w = kit.worker(fx);
   return fx;
 }
 
@@ -184,9 +169,9 @@ test("a sandboxed agent whose rule works inside the worker's home is not started
   mkdirSync(inside);
   const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'] } }, rules: [{ ...baseRules.rules[0], cwd: inside }] };
   const fx = await hubFixture(rules);
-  f = fx;
+  kit.hub(fx);
   const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: workerHome, lang: "en" });
-  workers.push(w);
+  kit.workers.push(w);
   void w.run();
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   const st = await untilLatestRun(fx, "waiting", 30_000);
@@ -202,9 +187,9 @@ test("without bubblewrap on PATH agents run without the sandbox, and the worker 
   try {
     const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'] } }, rules: [{ ...baseRules.rules[0], cwd }] };
     const fx = await hubFixture(rules);
-    f = fx;
+    kit.hub(fx);
     const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en", log: (l) => lines.push(l) });
-    workers.push(w);
+    kit.workers.push(w);
     void w.run();
     await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
     await untilLatestRun(fx, "done", 30_000);

@@ -9,12 +9,13 @@
  * under them would prove nothing — and unmounted after each test; real hub, worker, bubblewrap and plugin processes.
  * Mounting needs root: the tests skip, saying so, on any other user.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { baseRules, makeHome, serveFixture, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
+import { baseRules, makeHome, serveFixture, tempDir, untilLatestRun } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
 import { hostFixture, nodePlugin, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { refusedRuns } from "./sandbox-helpers.js";
 import { homePaths } from "../src/host/home.js";
@@ -22,26 +23,9 @@ import { initialize } from "../src/host/serve.js";
 import { knownHomes, knownHomesFile, recordKnownHome } from "../src/worker/known-homes.js";
 import { aliasesOf, kernelMountsAt, otherProcMounts, parseMountInfo, placeOf } from "../src/common/mounts.js";
 import { userHomes } from "../src/worker/sandbox.js";
-import { Worker } from "../src/worker/worker.js";
 
-let f: Fixture | null = null;
-const workers: Worker[] = [];
-/** Mount points to unmount (in reverse order) and folders to remove after each test. */
-const mounted: string[] = [];
-const removed: string[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.stop();
-  await f?.close();
-  f = null;
-  for (const m of mounted.splice(0).reverse()) {
-    try {
-      execFileSync("umount", [m]);
-    } catch {
-      execFileSync("umount", ["-l", m]); // busy: detached now, gone when its last user ends
-    }
-  }
-  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
-});
+const kit = sandboxKit();
+const { removed } = kit;
 
 /** Why these tests cannot run here, or null: mounting needs root, the sandboxes need bubblewrap and /mnt. */
 async function cannot(): Promise<string | null> {
@@ -61,7 +45,13 @@ function mntDir(): string {
 function mount(args: string[], at: string): string {
   mkdirSync(at, { recursive: true });
   execFileSync("mount", [...args, at]);
-  mounted.push(at);
+  kit.cleanups.push(() => {
+    try {
+      execFileSync("umount", [at]);
+    } catch {
+      execFileSync("umount", ["-l", at]); // busy: detached now, gone when its last user ends
+    }
+  });
   return at;
 }
 
@@ -118,10 +108,8 @@ test("issue 26 r10 High 2, Medium 3, Medium 7 (reported cases): a sandboxed agen
   const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", probe(paths, writes)] } }, rules: [{ ...baseRules.rules[0], cwd }] };
   writeFileSync(home.rules, JSON.stringify(rules));
   const fx = await serveFixture({ dir: home.dir, home, keys: made.keys });
-  f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
+  kit.hub(fx);
+  const w = kit.worker(fx);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: probed");
   // Every alias is an empty folder in the sandbox: nothing of the home, no process of the computer, no second home.
@@ -164,8 +152,8 @@ test("issue 26 r10 High 2, Medium 3: an agent's cwd or writable folder is judged
     rules: cases.map(([id, cwd]) => ({ name: id, when: { source: "shop", types: [`${id}.*`] }, to: id, cwd, prompt: "p" })),
   };
   const made = makeHome(rules);
-  f = await serveFixture(made);
-  const errors = await refusedRuns(f, cases.map(([id]) => id), home, workers);
+  const fx = kit.hub(await serveFixture(made));
+  const errors = await refusedRuns(fx, cases.map(([id]) => id), home, kit.workers);
   assert.deepEqual(errors, {
     cwdalias: `cwd ${join(alias, "home", "work")} is inside the worker's home ${home.dir}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent cwdalias`,
     cwdproc: `cwd ${proc} lies on ${proc}, a mount of the kernel's proc file system, whose files are the kernel's state and settings (or every process of the computer): choose another folder, or set "sandbox": false on agent cwdproc`,

@@ -7,25 +7,18 @@
  * or unreadable (a nodev /dev/null over the file, an empty tmpfs over the folder), as runc does. Inside each sandbox a real process opens them for writing (never writing a byte) and reads
  * the masked ones; the command lines are checked on any user.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { baseRules, hubFixture, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
+import { baseRules, hubFixture, tempDir, untilLatestRun } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
 import { hostFixture, probeBwrap, syncManifest, toolToml, writePlugin, nodePlugin } from "./tools-helpers.js";
-import { Worker } from "../src/worker/worker.js";
 import { sandboxArgv } from "../src/worker/sandbox.js";
 import { bwrapArgv } from "../src/tools/sandbox.js";
 
-let f: Fixture | null = null;
-const workers: Worker[] = [];
-const removed: string[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.stop();
-  await f?.close();
-  f = null;
-  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
-});
+const kit = sandboxKit();
+const { removed } = kit;
 
 /** procfs files whose write changes the host (those this kernel has). */
 const hostKnobs = ["/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/proc/sys/vm/drop_caches", "/proc/sysrq-trigger", "/proc/irq/default_smp_affinity"].filter((p) => existsSync(p));
@@ -82,10 +75,8 @@ test("issue 26 r2 #1 (reported case): a sandboxed agent cannot open /proc/sys/ke
   const script = probe(hostKnobs, maskedFiles) + `fs.writeFileSync("proc.json", JSON.stringify({ open, read })); console.log("Done: probed");`;
   const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", script] } }, rules: [{ ...baseRules.rules[0], cwd }] };
   const fx = await hubFixture(rules);
-  f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
+  kit.hub(fx);
+  const w = kit.worker(fx);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: probed");
   assert.deepEqual(JSON.parse(readFileSync(join(cwd, "proc.json"), "utf8")), {

@@ -6,25 +6,18 @@
  * shared, host-wide writable folder in the sandbox. Now /tmp and /var/tmp are the sandbox's own (empty, per launch),
  * TMPDIR is /tmp, and nothing an agent writes there reaches the host.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { baseRules, engine, engineUnderTmp, hubFixture, makeHome, serveFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
+import { baseRules, engine, engineUnderTmp, hubFixture, makeHome, serveFixture, tempDir, untilLatestRun } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
 import { homePaths } from "../src/host/home.js";
 import { cliLines, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { refusedRuns } from "./sandbox-helpers.js";
-import { Worker } from "../src/worker/worker.js";
 
-let f: Fixture | null = null;
-const workers: Worker[] = [];
-const removed: string[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.stop();
-  await f?.close();
-  f = null;
-  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
-});
+const kit = sandboxKit();
+const { removed } = kit;
 
 /**
  * The planting agent: puts module `aa-planted-<pid>` into `node_modules` of every folder above the hub's home (from
@@ -55,7 +48,7 @@ test("issue 26 r2 #9 (reported case): with the hub's home under /tmp, a sandboxe
   writeFileSync(join(otherRun, "notes.txt"), "another run's notes");
   const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: [process.execPath, "-e", plant(mod), join(otherRun, "notes.txt")] } }, rules: [{ ...baseRules.rules[0], cwd }] };
   const fx = await hubFixture(rules);
-  f = fx;
+  kit.hub(fx);
   const home = realpathSync(fx.home.dir);
   assert.ok(home.startsWith("/tmp/"), "the hub's home lies under /tmp, as in the report");
   const above: string[] = [];
@@ -65,9 +58,7 @@ test("issue 26 r2 #9 (reported case): with the hub's home under /tmp, a sandboxe
   writePlugin(fx.home.plugins, "optdep", syncManifest("optdep", "node", ["main.js"], toolToml("greet")), {
     "main.js": `let fast = null;\ntry { fast = require(${JSON.stringify(mod)}); } catch {}\nrequire("node:readline").createInterface({ input: process.stdin }).on("line", (t) => {\n  const r = JSON.parse(t);\n  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: fast ? fast.greet() : "hello" } }) + "\\n");\n});\n`,
   });
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
+  const w = kit.worker(fx);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: planted");
   const tried = JSON.parse(readFileSync(join(cwd, "tried.json"), "utf8")) as { planted: Record<string, string>; other: string; tmpdir: string };
@@ -96,8 +87,8 @@ test("issue 26 r2 #9 (the kind in `writable`): a writable folder that holds the 
     rules: cases.map(([id]) => ({ name: id, when: { source: "shop", types: [`${id}.*`] }, to: id, cwd })),
   };
   const fx = await serveFixture(makeHome(rules));
-  f = fx;
-  const errors = await refusedRuns(fx, cases.map(([id]) => id), homePaths(hub), workers);
+  kit.hub(fx);
+  const errors = await refusedRuns(fx, cases.map(([id]) => id), homePaths(hub), kit.workers);
   assert.deepEqual(errors, Object.fromEntries(cases.map(([id, path, folder]) => [id,
     `${path} in "writable" of agent ${id} holds ${folder}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`])));
 });

@@ -2,25 +2,17 @@
  * What the sandboxed-steering tests share (issue 26 rounds 11, 12): the owner's git, a repository the owner made, a
  * hub whose sandboxed command agent runs a script in a folder, and the shell and configurations the agent plants.
  */
-import { afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { basename, dirname, join } from "node:path";
-import { hubFixture, baseRules, tempDir, untilLatestRun, type Fixture } from "./helpers.js";
+import { tempDir, untilLatestRun, type Fixture } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
 import { probeBwrap } from "./tools-helpers.js";
-import { Worker } from "../src/worker/worker.js";
 
-let f: Fixture | null = null;
-const workers: Worker[] = [];
+const kit = sandboxKit();
 /** Paths removed after each test. */
-export const removed: string[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.stop();
-  await f?.close();
-  f = null;
-  for (const p of removed.splice(0)) rmSync(p, { recursive: true, force: true });
-});
+export const removed = kit.removed;
 
 /** Whether bubblewrap can run here. */
 export const sandboxed = async () => (await probeBwrap("bwrap")).ok;
@@ -45,13 +37,7 @@ export function ownerRepo(): string {
 
 /** A hub whose rule "alerts" runs `script` with sh (a sandboxed command agent) in `cwd`, also writing `writable`; one event, until done. */
 export async function runAgent(script: string, cwd: string, writable: string[] = []): Promise<Fixture> {
-  const bot = { worker: "w1", use: "command", command: ["sh", "-c", script], ...(writable.length > 0 ? { writable } : {}) };
-  const rules = { ...baseRules, agents: { ...baseRules.agents, bot }, rules: [{ ...baseRules.rules[0], cwd }] };
-  const fx = await hubFixture(rules);
-  f = fx;
-  const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: 1, home: fx.home, lang: "en" });
-  workers.push(w);
-  void w.run();
+  const fx = await kit.setup({ use: "command", command: ["sh", "-c", script], ...(writable.length > 0 ? { writable } : {}) }, cwd);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   await untilLatestRun(fx, "done", 30_000).catch(async (e) => { throw new Error(`${(e as Error).message}: ${JSON.stringify((await fx.state()).runs)}`); });
   return fx;
