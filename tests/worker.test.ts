@@ -276,6 +276,15 @@ test("a voided result keeps the outcome, summary, error, session, usage and the 
   });
 });
 
+test("usage sums stay finite: two launches' figures near the protocol's maximum add up to Number.MAX_VALUE, not Infinity (JSON null, which the hub refused with the whole result — issue 26 round 13, F13-4)", async () => {
+  const { addUsage } = await import("../src/worker/receipt.js");
+  const sum = {};
+  addUsage(sum, { input: 1.7e308, output: 5, cost: Number.POSITIVE_INFINITY });
+  addUsage(sum, { input: 1.7e308, output: 2, cached: -1 });
+  assert.deepEqual(sum, { input: Number.MAX_VALUE, output: 7 });
+  assert.equal(JSON.stringify(sum), `{"input":${Number.MAX_VALUE},"output":7}`);
+});
+
 test("the worker neutralises an agent's summary and error instead of having its result refused", async () => {
   const say = (text: string, code = 0) => ["node", "-e", `console.log(${JSON.stringify(text)}); process.exitCode = ${code}`];
   const rules = { ...baseRules, agents: { bot: { worker: "local", use: "command", command: say("Done \u202eevil\u0085 ok") } }, rules: [baseRules.rules[0]] };

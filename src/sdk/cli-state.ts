@@ -32,11 +32,13 @@ export const claudeCodeSteering = [
 
 /**
  * What Codex reads as settings or code in `CODEX_HOME` (else `~/.codex`): `config.toml` (`notify`, `mcp_servers`,
- * profiles, model providers), the managed and required settings, `hooks.json`, its instructions `AGENTS.md` and
+ * profiles, model providers), the managed and required settings, `hooks.json`, `.env` (variables it loads at every
+ * start: a run made one with `BASH_ENV=` that every later Codex command sourced — issue 26 round 13, F13-2), its
+ * instructions `AGENTS.md` and
  * `AGENTS.override.md`, its command rules, prompts, skills, plugins and memories.
  */
 export const codexSteering = [
-  "config.toml", "managed_config.toml", "requirements.toml", "hooks.json", "AGENTS.md", "AGENTS.override.md",
+  "config.toml", "managed_config.toml", "requirements.toml", "hooks.json", "AGENTS.md", "AGENTS.override.md", ".env",
   "rules/", "prompts/", "skills/", "plugins/", "memories/",
 ] as const;
 

@@ -13,7 +13,7 @@ import type { Notice, Result, Started } from "../protocol/schema.js";
 import { check } from "../protocol/validate.js";
 import type { PluginLoader } from "../plugins/index.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
-import { receiptErrorNotice, type ReadMessage } from "./receipt.js";
+import { addUsage, receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
 import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
@@ -441,11 +441,3 @@ function latestLaunch(dir: string): number {
   return n;
 }
 
-/** Adds a launch's usage to a run's sums (only finite figures of 0 or more). */
-function addUsage(sum: Usage, u: Usage | undefined): void {
-  if (!u) return;
-  for (const k of ["input", "output", "cached", "cost"] as const) {
-    const v = u[k];
-    if (typeof v === "number" && Number.isFinite(v) && v >= 0) sum[k] = (sum[k] ?? 0) + v;
-  }
-}

@@ -5,7 +5,7 @@
  * A message that calls for the owner without an ask (issue 14: the owner is never left unaware) is rewritten too:
  * a first line "待你处理：" / "Needs you:", or a last line outside code blocks that ends with a question mark.
  */
-import type { Notice, Receipt, Result } from "../protocol/schema.js";
+import type { Notice, Receipt, Result, Usage } from "../protocol/schema.js";
 import { cardTextMaxCodepoints, receiptItemsMax } from "../kernel/limits.js";
 import { relayed } from "../kernel/text.js";
 import { check, isRealIsoDate } from "../protocol/validate.js";
@@ -137,6 +137,19 @@ export function voidedResult(body: Result, own: readonly Notice[], reason: strin
   const { outcome, summary, error, session, usage } = body;
   const why: Notice = { title: t(lang, "card.resultRefused.title", { run }), text: [...`${relayed(reason, false, cardTextMaxCodepoints)}\n${where}`].slice(0, cardTextMaxCodepoints).join("") };
   return { outcome, summary, error, session, usage, notice: [...own, why].slice(-receiptItemsMax) };
+}
+
+/**
+ * Adds a launch's usage `u` to a run's sums `sum` (only finite figures of 0 or more), each sum held at
+ * `Number.MAX_VALUE` (the protocol's maximum): two figures near it would add up to Infinity, which JSON writes as
+ * null and the hub refuses with the whole result (issue 26 round 13, F13-4).
+ */
+export function addUsage(sum: Usage, u: Usage | undefined): void {
+  if (!u) return;
+  for (const k of ["input", "output", "cached", "cost"] as const) {
+    const v = u[k];
+    if (typeof v === "number" && Number.isFinite(v) && v >= 0) sum[k] = Math.min((sum[k] ?? 0) + v, Number.MAX_VALUE);
+  }
 }
 
 /** Parses and validates a receipt's JSON text. */

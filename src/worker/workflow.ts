@@ -17,7 +17,7 @@ import type { Ask, Notice, Result } from "../protocol/schema.js";
 import type { AgentRead, Usage } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { readRegular, writeFileDurable } from "./files.js";
-import type { ReadMessage } from "./receipt.js";
+import { addUsage, type ReadMessage } from "./receipt.js";
 import { workflowOutputMaxChars } from "../kernel/limits.js";
 import { artifactPath, neutralise } from "../kernel/text.js";
 
@@ -232,13 +232,6 @@ function withoutReceipt(text: string): string {
   return text.replace(/^(`{3,}|~{3,})[ \t]*agent-autoloop[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, "").trim();
 }
 
-function addUsage(sum: Usage, u: Usage | undefined): void {
-  if (!u) return;
-  for (const k of ["input", "output", "cached", "cost"] as const) {
-    const v = u[k];
-    if (typeof v === "number" && Number.isFinite(v) && v >= 0) sum[k] = (sum[k] ?? 0) + v;
-  }
-}
 
 /** A step's run: the workflow's host and definition, the position it is at, and the ways it ends or asks. */
 interface StepRun {
