@@ -12,6 +12,7 @@ import { createServer, type Server } from "node:net";
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { homedir } from "node:os";
 import { hostFixture, nodePlugin, probeBwrap, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { tempDir } from "./helpers.js";
 import { pathInstalls, rootArgs, sandboxRootFolders, shownByRoot, socketsShown } from "../src/tools/sandbox-root.js";
@@ -161,5 +162,29 @@ test("F12-6: the look for sockets in what the root shows finds them at any depth
   } finally {
     for (const s of servers) s.close();
     rmSync(top, { recursive: true, force: true });
+  }
+});
+
+test("F13-3 (round 13, reported case): a plugin's own PATH in its manifest ([entry_point.env]) does not decide what its sandbox shows — a folder of the home it names stays hidden, in the sandbox and in the review sandbox", { skip: !bwrapOk && "bubblewrap cannot make a sandbox here" }, async () => {
+  const secretDir = join(homedir(), `aa-f133-${randomBytes(4).toString("hex")}`);
+  mkdirSync(secretDir);
+  const secret = join(secretDir, "id_ed25519");
+  writeFileSync(secret, "PRIVATE KEY\n");
+  const f = hostFixture({ env: { ...process.env } });
+  try {
+    const env = `[entry_point.env]\nPATH = ${JSON.stringify(`${secret}:${secretDir}:/usr/bin:/bin`)}\n`;
+    const want = { [secret]: "ENOENT", "/nonexistent-aa-f133.sock": "ENOENT" };
+    writePlugin(f.root, "boxed", syncManifest("boxed", "node", ["main.js"], `${env}\n[sandbox]\n\n${toolToml("probe")}`), { "main.js": prober(["/nonexistent-aa-f133.sock"], [secret]) });
+    writePlugin(f.root, "untrusted", syncManifest("untrusted", "node", ["main.js"], env), { "main.js": prober(["/nonexistent-aa-f133.sock"], [secret]) });
+    f.registry.rescan();
+    const r = await f.host.call("boxed.probe", {}, { sessionKey: "s" });
+    assert.equal(r.status, "ok", JSON.stringify(r));
+    assert.deepEqual(JSON.parse((r as { result: { content: string } }).result.content), want, "the sandboxed plugin");
+    const listed = await f.host.tools("untrusted");
+    assert.ok(listed.ok, JSON.stringify(listed));
+    assert.deepEqual(JSON.parse(listed.tools[0]!.tool.description ?? ""), want, "the review sandbox");
+  } finally {
+    await f.close();
+    rmSync(secretDir, { recursive: true, force: true });
   }
 });

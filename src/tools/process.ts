@@ -213,7 +213,9 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const table = readMounts();
   const homes = homesOf(s, table);
   const checked = hiddenOf(s, table);
-  const shown = pathInstalls(env.PATH ?? "", homes, checked.map((h) => (existsSync(h) ? realpathSync(h) : h)));
+  // The hub's own PATH, never the plugin's (`[entry_point.env]`): a plugin naming ~/.ssh in its PATH had it shown
+  // (issue 26 round 13, F13-3).
+  const shown = pathInstalls(s.parentEnv.PATH ?? "", homes, checked.map((h) => (existsSync(h) ? realpathSync(h) : h)));
   // What lies outside the root's system folders is not there unless something shown holds it; the binds that passed
   // hold no hidden path. The host's own hidden paths stay.
   const own = s.hidden.map((h) => realPathOr(h, h));
