@@ -65,6 +65,22 @@ function prober(paths: string[], files: string[]): string {
     return undefined;`);
 }
 
+/**
+ * Runs `main` as the sandboxed plugin "boxed" (a call) and as the untrusted "untrusted" (its tool list, in the review
+ * sandbox), each with the manifest lines `extra`, and checks that both saw `want`.
+ */
+async function probedBoth(f: ReturnType<typeof hostFixture>, main: string, want: Record<string, string>, extra = ""): Promise<void> {
+  writePlugin(f.root, "boxed", syncManifest("boxed", "node", ["main.js"], `${extra}\n[sandbox]\n\n${toolToml("probe")}`), { "main.js": main });
+  writePlugin(f.root, "untrusted", syncManifest("untrusted", "node", ["main.js"], extra), { "main.js": main });
+  f.registry.rescan();
+  const r = await f.host.call("boxed.probe", {}, { sessionKey: "s" });
+  assert.equal(r.status, "ok", JSON.stringify(r));
+  assert.deepEqual(JSON.parse((r as { result: { content: string } }).result.content), want, "the sandboxed plugin");
+  const listed = await f.host.tools("untrusted");
+  assert.ok(listed.ok, JSON.stringify(listed));
+  assert.deepEqual(JSON.parse(listed.tools[0]!.tool.description ?? ""), want, "the review sandbox");
+}
+
 test("F12-6: with no bind, neither a sandboxed plugin nor the review sandbox reaches a host unix socket outside the system folders (/var/lib, /srv, /opt, /var/tmp); one in /etc or in an install on PATH is covered", { skip: !bwrapOk && "bubblewrap cannot make a sandbox here" }, async () => {
   const tag = `aa-f126-${randomBytes(4).toString("hex")}`;
   // Places the old root showed; those this user can make a folder in (all of them as root, /var/tmp otherwise).
@@ -90,15 +106,7 @@ test("F12-6: with no bind, neither a sandboxed plugin nor the review sandbox rea
   try {
     const paths = [...socketsOutside, ...socketsCovered];
     const want = Object.fromEntries([...notes.map((p) => [p, "the install is shown\n"]), ...socketsOutside.map((p) => [p, "ENOENT"]), ...socketsCovered.map((p) => [p, "ECONNREFUSED"])]);
-    writePlugin(f.root, "boxed", syncManifest("boxed", "node", ["main.js"], `[sandbox]\n\n${toolToml("probe")}`), { "main.js": prober(paths, notes) });
-    writePlugin(f.root, "untrusted", syncManifest("untrusted", "node", ["main.js"]), { "main.js": prober(paths, notes) });
-    f.registry.rescan();
-    const r = await f.host.call("boxed.probe", {}, { sessionKey: "s" });
-    assert.equal(r.status, "ok", JSON.stringify(r));
-    assert.deepEqual(JSON.parse((r as { result: { content: string } }).result.content), want, "the sandboxed plugin");
-    const listed = await f.host.tools("untrusted");
-    assert.ok(listed.ok, JSON.stringify(listed));
-    assert.deepEqual(JSON.parse(listed.tools[0]!.tool.description ?? ""), want, "the review sandbox");
+    await probedBoth(f, prober(paths, notes), want);
     assert.deepEqual(listeners.map((l) => l.taken()), listeners.map(() => 0), "no listener took a connection");
   } finally {
     await f.close();
@@ -174,15 +182,7 @@ test("F13-3 (round 13, reported case): a plugin's own PATH in its manifest ([ent
   try {
     const env = `[entry_point.env]\nPATH = ${JSON.stringify(`${secret}:${secretDir}:/usr/bin:/bin`)}\n`;
     const want = { [secret]: "ENOENT", "/nonexistent-aa-f133.sock": "ENOENT" };
-    writePlugin(f.root, "boxed", syncManifest("boxed", "node", ["main.js"], `${env}\n[sandbox]\n\n${toolToml("probe")}`), { "main.js": prober(["/nonexistent-aa-f133.sock"], [secret]) });
-    writePlugin(f.root, "untrusted", syncManifest("untrusted", "node", ["main.js"], env), { "main.js": prober(["/nonexistent-aa-f133.sock"], [secret]) });
-    f.registry.rescan();
-    const r = await f.host.call("boxed.probe", {}, { sessionKey: "s" });
-    assert.equal(r.status, "ok", JSON.stringify(r));
-    assert.deepEqual(JSON.parse((r as { result: { content: string } }).result.content), want, "the sandboxed plugin");
-    const listed = await f.host.tools("untrusted");
-    assert.ok(listed.ok, JSON.stringify(listed));
-    assert.deepEqual(JSON.parse(listed.tools[0]!.tool.description ?? ""), want, "the review sandbox");
+    await probedBoth(f, prober(["/nonexistent-aa-f133.sock"], [secret]), want, env);
   } finally {
     await f.close();
     rmSync(secretDir, { recursive: true, force: true });
