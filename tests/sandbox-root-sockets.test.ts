@@ -157,16 +157,18 @@ test("F12-6: the look for sockets in what the root shows finds them at any depth
   try {
     for (const p of [deep, inHome]) servers.push((await listener(p)).server);
     const found = socketsShown([join(top, "opt", "tool"), join(top, "home", ".nvm")], [join(top, "home")]);
-    assert.deepEqual(found.filter((p) => p.startsWith(top)), [deep]);
-    assert.deepEqual(socketsShown([join(top, "opt", "tool")], [], 0), [], "nothing read past the bound");
-    // Root by root in the order given (after /etc): a large install later in the list cannot use up the look before
-    // an earlier one is read (a full run found a socket in /etc uncovered when npm's node_modules/.bin was on PATH).
+    assert.deepEqual(found.sockets.filter((p) => p.startsWith(top)), [deep]);
+    assert.deepEqual(found.unlooked, []);
+    assert.deepEqual(socketsShown([join(top, "opt", "tool")], [], 0).unlooked, [join(top, "opt", "tool")], "an install past the bound is named, not shown");
+    // Each install is looked through on its own, /etc first: a large one (npm's node_modules/.bin on the hub's PATH)
+    // cannot use up the look of another (two full runs found a socket uncovered that way), and is not shown itself.
     const big = join(top, "big");
     mkdirSync(big);
     const etcEntriesNow = (await import("node:child_process")).execFileSync("find", ["/etc", "-mindepth", "1"], { encoding: "utf8" }).split("\n").filter(Boolean).length;
     for (let i = 0; i < etcEntriesNow + 500; i += 1) writeFileSync(join(big, `f${i}`), "");
-    const small = socketsShown([join(top, "opt", "tool"), big], [], etcEntriesNow + 100);
-    assert.deepEqual(small.filter((p) => p.startsWith(top)), [deep], "the earlier install read before the large one uses up the look");
+    const small = socketsShown([big, join(top, "opt", "tool")], [], etcEntriesNow + 100);
+    assert.deepEqual(small.sockets.filter((p) => p.startsWith(top)), [deep], "each install has its own look: a large one before does not use it up");
+    assert.deepEqual(small.unlooked, [big], "the large one is named (the sandbox does not show it)");
   } finally {
     for (const s of servers) s.close();
     rmSync(top, { recursive: true, force: true });

@@ -119,31 +119,39 @@ export function pathInstalls(path: string, homes: string[], hidden: string[]): s
 /**
  * The unix sockets in the parts of the host the root shows that a look can afford at each start (see the module):
  * `/etc` and each of `installs` outside `homes` (a home's installs — pyenv's 100,000 files — are shown as they are),
- * read at most `max` entries in all (`rootSocketScanEntriesMax`), links not followed (in the sandbox they lead into
- * it). @returns the sockets' paths, to be bound over with `/dev/null`.
+ * each read to at most `max` entries (`rootSocketScanEntriesMax`), links not followed (in the sandbox they lead into
+ * it). An install that holds more is named in `unlooked`, and the sandbox does not show it: a look cut short would
+ * leave a socket in it reachable (issue 26 round 13: npm's `node_modules/.bin` on the hub's PATH used up one shared
+ * budget, and a socket in a later install was connected to).
+ * @returns the sockets' paths, to be bound over with `/dev/null`, and the installs not looked through to their end.
  */
-export function socketsShown(installs: readonly string[], homes: readonly string[], max = rootSocketScanEntriesMax): string[] {
-  const roots = ["/etc", ...installs.filter((d) => !homes.some((h) => within(d, h)))].filter((d) => existsSync(d));
+export function socketsShown(installs: readonly string[], homes: readonly string[], max = rootSocketScanEntriesMax): { sockets: string[]; unlooked: string[] } {
+  const looked = installs.filter((d) => !homes.some((h) => within(d, h)) && existsSync(d));
   const sockets: string[] = [];
+  const unlooked: string[] = [];
+  for (const root of existsSync("/etc") ? ["/etc", ...looked] : looked) {
+    if (!socketsIn(root, max, sockets) && root !== "/etc") unlooked.push(root);
+  }
+  return { sockets, unlooked };
+}
+
+/** Adds the sockets below `root` to `into`, reading at most `max` entries; false when it had more. */
+function socketsIn(root: string, max: number, into: string[]): boolean {
   let read = 0;
-  // Root by root in order, /etc first: a large install on PATH (npm puts a project's node_modules/.bin there) must not
-  // use up the look before /etc is read (a full run found a socket in /etc left uncovered that way).
-  for (const root of roots) {
-    const stack = [root];
-    for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
-      let entries;
-      try {
-        entries = readdirSync(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const e of entries) {
-        if (++read > max) return sockets;
-        const p = join(dir, e.name);
-        if (e.isSocket()) sockets.push(p);
-        else if (e.isDirectory()) stack.push(p);
-      }
+  const stack = [root];
+  for (let dir = stack.pop(); dir !== undefined; dir = stack.pop()) {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      if (++read > max) return false;
+      const p = join(dir, e.name);
+      if (e.isSocket()) into.push(p);
+      else if (e.isDirectory()) stack.push(p);
     }
   }
-  return sockets;
+  return true;
 }

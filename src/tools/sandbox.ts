@@ -142,9 +142,11 @@ export function bwrapArgv(plan: SandboxPlan): { argv: string[]; sources: string[
   // The hub user's home (issue 26 #13) before the plugin's binds, which may show parts of it again on purpose; the
   // programs on PATH installed in it shown read-only.
   for (const h of plan.homes ?? []) hide(h);
-  for (const d of plan.shown ?? []) a.push(...byFd(true, d, d));
-  // A socket in what the root shows is covered (issue 26 round 12, F12-6): connecting needs no write permission.
-  for (const sock of socketsShown(plan.shown ?? [], plan.homes ?? [])) a.push("--ro-bind", "/dev/null", sock);
+  // A socket in what the root shows is covered (issue 26 round 12, F12-6): connecting needs no write permission. An
+  // install too large to look through is not shown at all (round 13).
+  const look = socketsShown(plan.shown ?? [], plan.homes ?? []);
+  for (const d of (plan.shown ?? []).filter((d) => !look.unlooked.includes(d))) a.push(...byFd(true, d, d));
+  for (const sock of look.sockets) a.push("--ro-bind", "/dev/null", sock);
   a.push(...byFd(true, plan.pluginDir, sandboxWorkdir));
   for (const m of sandbox.mounts) {
     const host = m.relative ? resolve(plan.pluginDir, m.host) : m.host;
