@@ -667,8 +667,6 @@ const catalog = {
   "worker.runGaveUp": { zh: "接单程序没法接着做这一轮：{error}", en: "the worker could not go on with this run: {error}" },
   "worker.unreadableJob": { zh: "接单程序 {name}：{file} 读不懂（{error}），这一轮不接着盯，留给你处理", en: "worker {name}: {file} cannot be read ({error}); that run is not picked up and is left for you" },
   "worker.outputSlow": { zh: "接单程序 {name}：读 {dir} 的输出超过 {seconds} 秒，重启读输出的线程", en: "worker {name}: reading the output of {dir} took over {seconds} s; the output thread is restarted" },
-  "worker.guardSlow": { zh: "接单程序 {name}：检查沙箱可写目录超过 {seconds} 秒没有回答，改在接单程序自己的线程里做", en: "worker {name}: the guard thread gave no answer in {seconds} s; the guard is done on the worker's own thread" },
-  "worker.guardThread": { zh: "接单程序 {name}：检查沙箱可写目录的线程出错：{error}", en: "worker {name}: the guard thread failed: {error}" },
   "worker.outputThread": { zh: "接单程序 {name}：读输出的线程出错：{error}", en: "worker {name}: the output thread failed: {error}" },
   "worker.outputFailed": { zh: "读不了 Agent 的输出（读输出的线程出错或超过 {seconds} 秒没答）", en: "could not read the agent's output (the output thread failed or did not answer within {seconds} s)" },
   // a run's failures the worker writes (issue 27 #2): in the worker's language, as the protocol's Result.error

@@ -26,7 +26,7 @@ import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
-import { plantedNotice } from "./planted.js";
+import { plantedNotice, plantedSteering } from "./planted.js";
 import type { Seen } from "./steering.js";
 import { neutralise, redact, relayed } from "../kernel/text.js";
 import { sessionLinkPattern } from "../protocol/patterns.js";
@@ -101,8 +101,8 @@ export class Attempt {
    * Reports the result with the run's secrets replaced in every text of it; first moves aside what the agent planted
    * for the owner's git that no sandbox mount could refuse (steering.ts `plantedSteering`), saying so in a notice.
    */
-  private async submit(body: Result): Promise<void> {
-    const planted = this.watched ? await this.host.guard.planted([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run) : [];
+  private submit(body: Result): Promise<void> {
+    const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run) : [];
     const notice = plantedNotice(planted, this.host.lang);
     if (notice) body = { ...body, notice: [notice, ...(body.notice ?? [])].slice(0, receiptItemsMax) };
     return this.host.submit(this.job, this.dir, redactedDeep(body, this.secrets), notice ? [redactedDeep(notice, this.secrets)] : []);
@@ -287,7 +287,7 @@ export class Attempt {
       const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
       const tools: Record<string, string> = turn.tools ? { [toolsMcpVariable]: JSON.stringify(turn.tools.command) } : {};
       env = childEnv(process.env, allow, { ...extra, AGENT_AUTOLOOP_CONTEXT: turn.contextFile, AGENT_AUTOLOOP_RUN: String(job.run), ...tools });
-      sandbox = await launchSandbox(this.host, job, turn, plugin, env);
+      sandbox = launchSandbox(this.host, job, turn, plugin, env);
       if ("error" in sandbox) return { error: sandbox.error };
       const watch = sandbox.plan?.watch;
       // What was guarded before the run's first launch: a later launch guards what the first one planted.

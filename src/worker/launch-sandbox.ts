@@ -15,8 +15,7 @@ import { knownHomes } from "./known-homes.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { createNewFile } from "./files.js";
-import { GuardLimitError, guardLimitText, noneSeen, type Guarded } from "./steering.js";
-import type { GuardThread } from "./guard.js";
+import { executableParts, GuardLimitError, guardLimitText, noneSeen, type Guarded } from "./steering.js";
 import { homeView, runtimeView, showProgram } from "./home-view.js";
 import { stateView } from "./state-steering.js";
 
@@ -61,8 +60,6 @@ export interface SandboxWorker {
   plugins: PluginLoader;
   /** Bubblewrap cannot run here (`why`): agents run without a sandbox; the worker says so once. */
   sandboxOff(why: string): void;
-  /** The guard of the folders a launch writes, and the check after its run, off the hub's event loop (guard.ts). */
-  guard: GuardThread;
 }
 
 /**
@@ -74,7 +71,7 @@ export interface SandboxWorker {
  * read-only folder, a `writable` entry that is missing or lies in such places, a device the sandbox does not pass.
  * @throws what the plugin's `state` throws.
  */
-export async function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugin: AgentPlugin, env: Record<string, string>): Promise<{ plan: SandboxPlan | null } | { error: string }> {
+export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugin: AgentPlugin, env: Record<string, string>): { plan: SandboxPlan | null } | { error: string } {
   if (job.agent.sandbox === false) return { plan: null };
   const here = sandboxHere(process.platform, process.env.PATH ?? "", worker.lang);
   if ("off" in here) {
@@ -184,7 +181,7 @@ export async function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn,
   // A folder the guard cannot look through within its limits is refused, never left unguarded (issue 26 round 12).
   let parts: Guarded[];
   try {
-    parts = await worker.guard.parts([...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => ({ folder: w, project: w === cwd })));
+    parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd));
   } catch (e) {
     if (e instanceof GuardLimitError) return { error: guardLimitText(lang, e) };
     throw e;

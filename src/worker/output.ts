@@ -10,11 +10,11 @@
 import type { PluginRoot } from "../plugins/index.js";
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { join } from "node:path";
+import { Worker as Thread } from "node:worker_threads";
 import { engineDir } from "../common/paths.js";
 import type { AgentRead } from "../sdk/index.js";
 import { readMessage, type ReadMessage } from "./receipt.js";
 import { openRegular } from "./files.js";
-import { RequestThread } from "./request-thread.js";
 import { t, type Lang } from "../i18n/messages.js";
 import type { TimedStep } from "./transcript-lines.js";
 
@@ -216,21 +216,20 @@ export const outputThreadScript = join(engineDir, "dist", "src", "worker", "outp
  * Each launch folder's windows live in the thread until `forget`.
  */
 export class OutputReader {
-  private readonly thread: RequestThread<Extract<OutputRequest, { id: number }>, OutputReply>;
+  private thread: Thread | null = null;
   private next = 1;
+  /** Pending reads: each gets the plugin's reading, or undefined when the thread failed or timed out. */
+  private readonly pending = new Map<number, (r: OutputReply | undefined) => void>();
   private closed = false;
 
   /**
    * @param name the worker's name, for log lines.
    * @param plugins the worker's `<home>/plugins` (null: built-in plugins only); the thread loads plugins from there.
    */
-  constructor(name: string, private readonly lang: Lang, plugins: readonly PluginRoot[], log: (line: string) => void = () => {}) {
-    this.thread = new RequestThread({
-      script: outputThreadScript, workerData: { lang, plugins } satisfies OutputThreadData, timeoutMs: outputReadTimeoutMs,
-      slow: (req) => log(t(lang, "worker.outputSlow", { name, dir: req.kind === "read" ? req.dir : "", seconds: outputReadTimeoutMs / 1000 })),
-      failed: (error) => log(t(lang, "worker.outputThread", { name, error })),
-    });
-  }
+  constructor(
+    private readonly name: string, private readonly lang: Lang, private readonly plugins: readonly PluginRoot[],
+    private readonly log: (line: string) => void = () => {},
+  ) {}
 
   /**
    * The plugin `use`'s reading of launch folder `dir` (its `stdout` and `stderr`), `code` being the exit code or
@@ -239,7 +238,7 @@ export class OutputReader {
    */
   async read(dir: string, use: string, code: number | null, transcript?: { secrets: readonly string[]; steps: (s: TimedStep[]) => void }): Promise<AgentRead | null> {
     for (let i = 0; i < 2 && !this.closed; i++) {
-      const r = await this.thread.ask({ kind: "read", id: this.next++, dir, use, code, secrets: transcript?.secrets ?? [] });
+      const r = await this.ask({ kind: "read", id: this.next++, dir, use, code, secrets: transcript?.secrets ?? [] }, dir);
       if (r?.steps?.length) transcript?.steps(r.steps);
       if (r !== undefined) return r.value as AgentRead | null;
     }
@@ -252,7 +251,7 @@ export class OutputReader {
    */
   async message(text: string): Promise<ReadMessage> {
     for (let i = 0; i < 2 && !this.closed; i++) {
-      const r = (await this.thread.ask({ kind: "message", id: this.next++, text }))?.value;
+      const r = (await this.ask({ kind: "message", id: this.next++, text }, ""))?.value;
       if (r) return r as ReadMessage;
       if (r === null) break; // readMessage itself failed: asking again gives the same
     }
@@ -266,12 +265,56 @@ export class OutputReader {
 
   /** Drops the thread's windows of `dir` (its launch was reported). */
   forget(dir: string): void {
-    this.thread.tell({ kind: "forget", dir } satisfies OutputRequest);
+    this.thread?.postMessage({ kind: "forget", dir } satisfies OutputRequest);
   }
 
   /** Ends the thread; later reads give null. */
   close(): void {
     this.closed = true;
-    this.thread.close();
+    this.restart();
+  }
+
+  /** Sends a request; resolves with the answer, or undefined when the thread failed or timed out (`dir` for the log). */
+  private ask(req: Extract<OutputRequest, { id: number }>, dir: string): Promise<OutputReply | undefined> {
+    const thread = this.start();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.log(t(this.lang, "worker.outputSlow", { name: this.name, dir, seconds: outputReadTimeoutMs / 1000 }));
+        this.restart();
+      }, outputReadTimeoutMs);
+      timer.unref();
+      this.pending.set(req.id, (r) => {
+        clearTimeout(timer);
+        resolve(r);
+      });
+      thread.postMessage(req);
+    });
+  }
+
+  private start(): Thread {
+    if (this.thread) return this.thread;
+    const thread = new Thread(outputThreadScript, { workerData: { lang: this.lang, plugins: this.plugins } satisfies OutputThreadData });
+    thread.unref();
+    thread.on("message", (m: OutputReply) => {
+      const done = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      done?.(m);
+    });
+    thread.on("error", (e) => this.log(t(this.lang, "worker.outputThread", { name: this.name, error: e.message })));
+    thread.on("exit", () => {
+      if (this.thread === thread) this.restart();
+    });
+    this.thread = thread;
+    return thread;
+  }
+
+  /** Answers every pending read with undefined and ends the thread; the next read starts a new one. */
+  private restart(): void {
+    const thread = this.thread;
+    this.thread = null;
+    void thread?.terminate();
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    for (const done of waiting) done(undefined);
   }
 }

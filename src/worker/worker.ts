@@ -19,7 +19,6 @@ import type { Home } from "../common/paths.js";
 import { sleep } from "./supervise.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { OutputReader } from "./output.js";
-import { GuardThread } from "./guard.js";
 import { TranscriptSender } from "./transcript.js";
 import type { ToolBridges } from "./tool-bridge.js";
 import type { ToolHost } from "../tools/index.js";
@@ -101,8 +100,6 @@ export class Worker {
   /** The runs' transcripts on their way to the hub (issue 30). */
   private readonly transcripts: TranscriptSender;
   private readonly plugins: PluginLoader;
-  /** The guard of sandboxed launches' writable folders and the check after their runs, in a thread of its own. */
-  private readonly guard: GuardThread;
   /** Whether the worker said that agents run without a sandbox here (once per process). */
   private sandboxOffSaid = false;
   private bridges: Promise<ToolBridges> | null = null;
@@ -115,10 +112,9 @@ export class Worker {
     this.log = opts.log ?? (() => {});
     this.plugins = opts.plugins ?? new PluginLoader(opts.home.plugins);
     this.output = new OutputReader(opts.name, opts.lang, this.plugins.roots, this.log);
-    this.guard = new GuardThread(opts.name, opts.lang, this.log);
     this.transcripts = new TranscriptSender(this.client, (run, error) => this.log(t(opts.lang, "worker.runLog", { run, error })));
     this.host = {
-      home: opts.home, lang: opts.lang, name: opts.name, plugins: this.plugins, output: this.output, guard: this.guard, log: this.log,
+      home: opts.home, lang: opts.lang, name: opts.name, plugins: this.plugins, output: this.output, log: this.log,
       finishedGraceMs: opts.finishedGraceMs ?? finishedGraceMs,
       stopped: () => this.stopped,
       toolBridges: () => this.toolBridges(),
@@ -221,7 +217,6 @@ export class Worker {
     this.stopped = true;
     this.pollAbort?.abort();
     this.output.close();
-    this.guard.close();
     this.transcripts.close();
     // The runs' tool servers and the tool host's plugins end with this worker (agents reach them again through their
     // relays once the next worker process serves the runs' sockets).
