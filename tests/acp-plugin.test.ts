@@ -563,6 +563,6 @@ describe("hub runs with the real claude-agent-acp adapter and the fake model", {
     await until(async () => (await state(fx)).runs[0]?.state === "cancelled", 30_000, "the run to be cancelled");
     assert.deepEqual(processes(marker), [], "the tool's process is gone");
     assert.deepEqual(processes(join(fx.home.worker, "runs", "1-1")), [], "the bridge is gone");
-    assert.equal(groupAlive(pids.pgid), false, "the adapter and everything in its group are gone");
+    assert.equal(groupAlive(pids.pgid, pids.start), false, "the adapter and everything in its group are gone");
   });
 });

@@ -255,7 +255,7 @@ export function realCliScenarios(agent: "claude" | "codex", sleepMarker: number)
     assert.equal(await cli("stop", String(run.id)), `run ${run.id}: stopping`);
     await runsOf("stop", (r) => r[0]?.state === "cancelled", 30_000);
     assert.deepEqual(processesWith(marker), [], "the tool's command is gone");
-    assert.equal(groupAlive(pids!.pgid), false, "the whole process group is gone");
+    assert.equal(groupAlive(pids!.pgid, pids!.start), false, "the whole process group is gone");
   });
 
   test(`${agent}: the worker killed with SIGKILL mid-run and restarted still reports the result`, { skip: skip ?? false }, async () => {

@@ -179,7 +179,7 @@ test("a process group that ignores SIGTERM is killed after the grace period", as
   const t0 = Date.now();
   await stopGroup(join(dir, "l"), 700);
   assert.ok(Date.now() - t0 >= 650, "waited for the grace period");
-  assert.equal(groupAlive(pids.pgid), false);
+  assert.equal(groupAlive(pids.pgid, pids.start), false);
   await until(() => readExit(join(dir, "l")), 5000, "the exit record");
   assert.equal(readExit(join(dir, "l"))!.signal, "SIGKILL");
 });
@@ -225,8 +225,10 @@ test("a plugin whose read() throws: the agent keeps running to its end, then the
     read() { throw new Error("cannot read this output"); },
   };`);
   const run = await firstFailure(fx);
-  // Seen once in a full run (not again in 12 runs under load): the run failed 0.9 s after its claim, the marker absent.
-  // The launch's exit record and stderr say next time how the process ended.
+  // Seen twice in full runs (not again in 12 runs under load): the run failed 0.9 s after its claim, the marker absent,
+  // the agent ended by a SIGTERM no part of this test sent — most likely a stop of another test's group whose number
+  // this agent had taken (pid_max 32,768), which stale-groups.test.ts now keeps from happening. The launch's exit
+  // record and stderr say next time how the process ended.
   const launch = join(fx.home.worker, "runs", "1-1", "1");
   const stderr = existsSync(join(launch, "stderr")) ? readFileSync(join(launch, "stderr"), "utf8").slice(0, 2000) : null;
   assert.equal(existsSync(marker) && readFileSync(marker, "utf8"), "yes", `the process ran to its end (run: ${JSON.stringify(run)}, exit: ${JSON.stringify(readExit(launch))}, stderr: ${stderr})`);

@@ -35,6 +35,31 @@ export function readProcStat(pid: number): ProcStat | null {
   return parseProcStat(pid, text);
 }
 
+/** The start time of process `pid` as `ProcStat.start`, or "" when it cannot be told (no such process, or no /proc). */
+export function processStart(pid: number): string {
+  return readProcStat(pid)?.start ?? "";
+}
+
+/**
+ * Whether the process group `pgid`, whose leader started at `start` (a `ProcStat.start`), is still that group and not
+ * one that took its number after it ended: process ids are used again (pid_max is 32,768 on many machines, and a busy
+ * host goes round it in minutes), and a signal to a stale group ends a stranger's processes (seen in a full run: a
+ * test's agent and another test's stubborn job host were ended by someone's SIGTERM). While any process of a group
+ * lives, Linux gives its number to no new process; so the group is the recorded one when its leader is still the one
+ * recorded, or when no process has that number (the leader ended; members left keep the group).
+ * @param start "" — cannot tell (no /proc, or a record from before the start time was kept): taken as the same group.
+ */
+export function sameGroup(pgid: number, start: string): boolean {
+  if (start === "") return true;
+  const now = readProcStat(pgid);
+  return now === null || now.start === start;
+}
+
+/** Whether `pid` is still the process that started at `start`: false when it is gone or its number was used again. */
+export function sameProcessStart(pid: number, start: string): boolean {
+  return readProcStat(pid)?.start === start;
+}
+
 /** Every process now, from /proc (empty where there is none). Processes that end while it is read are left out. */
 export function procTable(): ProcStat[] {
   let names: string[];

@@ -9,7 +9,7 @@
 import { hostMarkVariable } from "./orphans.js";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Writable } from "node:stream";
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import { controllerLimitName, createCgroup, joinScript, neededControllers, type Cgroup, type CgroupSystem } from "./cgroup.js";
@@ -23,6 +23,7 @@ import { knownHomes } from "../worker/known-homes.js";
 import { bindGuards } from "../worker/steering.js";
 import { aliasesOfAll, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { realPathOr } from "../common/file-checks.js";
+import { procTable, processStart, sameGroup, sameProcessStart, type ProcStat } from "../common/proc.js";
 import { closeBindSources, openBindSources } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import { manifestFileNames } from "./manifest.js";
@@ -278,8 +279,13 @@ export class PluginProcess {
   private stderrBytes = 0;
   private stderrRest = "";
   private ended = false;
-  /** Descendants seen so far (found through their parents), including those that left the process group. */
-  private known = new Set<number>();
+  /** Descendants seen so far (found through their parents), including those that left the process group: pid → start. */
+  private known = new Map<number, string>();
+  /**
+   * The start time of the group's leader (this child), read before the child can be reaped: a signal to the group
+   * after the child ended goes nowhere when its number now names another process (proc.ts `sameGroup`).
+   */
+  private readonly leaderStart: string;
 
   /**
    * @param longLived a service or MCP server: its stdout has no total bound (only per line), and its stderr budget is
@@ -300,6 +306,8 @@ export class PluginProcess {
       pipe?.on("error", () => {}); // bwrap gone before reading it: its exit says why
       pipe?.end(launch.args);
     }
+    // Read in the same turn as the spawn: Node reaps an exited child only when the event loop turns.
+    this.leaderStart = this.child.pid === undefined ? "" : processStart(this.child.pid);
     this.spawnError = new Promise((r) => this.child.once("error", r));
     this.exited = new Promise((r) => this.child.once("exit", (code, signal) => r({ code, signal })));
     this.closed = new Promise((r) => this.child.once("close", () => r()));
@@ -329,9 +337,9 @@ export class PluginProcess {
     this.pending = [];
   }
 
-  /** Signals the whole process group (ignored once it is gone). */
+  /** Signals the whole process group (ignored once it is gone, or when its number names another group now). */
   signal(sig: NodeJS.Signals): void {
-    if (this.child.pid === undefined) return;
+    if (this.child.pid === undefined || !sameGroup(this.child.pid, this.leaderStart)) return;
     try {
       process.kill(-this.child.pid, sig);
     } catch {
@@ -350,7 +358,14 @@ export class PluginProcess {
    * namespace and cgroup end them anyway.
    */
   noteDescendants(): void {
-    if (this.child.pid !== undefined) for (const pid of descendantsOf(this.child.pid)) this.known.add(pid);
+    for (const p of this.descendants()) this.known.set(p.pid, p.start);
+  }
+
+  /** The child's descendants now; none once the child is gone (its number may name a stranger by then). */
+  private descendants(): ProcStat[] {
+    const pid = this.child.pid;
+    if (pid === undefined || this.leaderStart === "" || !sameProcessStart(pid, this.leaderStart)) return [];
+    return descendantsOf(pid);
   }
 
   /**
@@ -364,17 +379,17 @@ export class PluginProcess {
       // a full run: a setsid child started as the call timed out). A stopped process forks no more, so a few looks,
       // each stopping what it finds, reach every descendant there is.
       this.signal("SIGSTOP");
-      for (const pid of this.known) signalPid(pid, "SIGSTOP");
-      for (let look = 0; look < endLooksMax && this.child.pid !== undefined; look++) {
-        const fresh = descendantsOf(this.child.pid).filter((pid) => !this.known.has(pid));
+      for (const [pid, start] of this.known) signalPid(pid, start, "SIGSTOP");
+      for (let look = 0; look < endLooksMax; look++) {
+        const fresh = this.descendants().filter((p) => !this.known.has(p.pid));
         if (fresh.length === 0) break;
-        for (const pid of fresh) {
-          this.known.add(pid);
-          signalPid(pid, "SIGSTOP");
+        for (const p of fresh) {
+          this.known.set(p.pid, p.start);
+          signalPid(p.pid, p.start, "SIGSTOP");
         }
       }
       this.signal("SIGKILL");
-      for (const pid of this.known) signalPid(pid, "SIGKILL");
+      for (const [pid, start] of this.known) signalPid(pid, start, "SIGKILL");
       await this.launch.cgroup?.destroy();
     }
     // A process that never started has no pipes to wait for.
@@ -437,8 +452,9 @@ export class PluginProcess {
   }
 }
 
-/** Sends `sig` to process `pid`, if it is still there. */
-function signalPid(pid: number, sig: NodeJS.Signals): void {
+/** Sends `sig` to process `pid`, if it is still the process that started at `start` (not a later one with its number). */
+function signalPid(pid: number, start: string, sig: NodeJS.Signals): void {
+  if (!sameProcessStart(pid, start)) return;
   try {
     process.kill(pid, sig);
   } catch {
@@ -449,32 +465,18 @@ function signalPid(pid: number, sig: NodeJS.Signals): void {
 /** How many times `end()` looks for descendants of a frozen plugin (each look stops what it finds). */
 const endLooksMax = 8;
 
-/** Every live descendant of `root` (by parent pid, from /proc; empty where there is no /proc). */
-export function descendantsOf(root: number): number[] {
-  const parent = new Map<number, number>();
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-      parent.set(Number(e), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const out: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const p = queue.pop()!;
-    for (const [pid, ppid] of parent) {
-      if (ppid === p && !out.includes(pid)) {
-        out.push(pid);
-        queue.push(pid);
+/** Every descendant of process `root` now (Linux /proc; none elsewhere), each with its start time. */
+export function descendantsOf(root: number): ProcStat[] {
+  const table = procTable();
+  const out: ProcStat[] = [];
+  const found = new Set<number>([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of table) {
+      if (!found.has(p.pid) && found.has(p.ppid)) {
+        found.add(p.pid);
+        out.push(p);
+        grew = true;
       }
     }
   }

@@ -7,7 +7,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { engineDir } from "../common/paths.js";
-import { procCmdline, procTable, readProcStat } from "../common/proc.js";
+import { procCmdline, procTable, sameGroup, sameProcessStart } from "../common/proc.js";
 import type { Lang } from "../i18n/messages.js";
 import { stopGraceMs } from "../kernel/limits.js";
 import { readRegular, writeFileDurable } from "./files.js";
@@ -91,9 +91,16 @@ function isSupervisor(pid: number): boolean {
   return procCmdline(pid)?.some((a) => a.endsWith(basename(supervisorScript))) ?? false;
 }
 
-export function readPids(dir: string): { supervisor: number; pgid: number } | null {
+/**
+ * What `pid.json` holds: the supervisor's pid, the agent's process group (on Windows the job host's pid), and on Linux
+ * the group leader's start time (`ProcStat.start`; "" where unknown: no /proc, a record written before it was kept).
+ */
+export interface LaunchPids { supervisor: number; pgid: number; start: string }
+
+export function readPids(dir: string): LaunchPids | null {
   try {
-    return JSON.parse(readRegular(join(dir, "pid.json"))) as { supervisor: number; pgid: number };
+    const p = JSON.parse(readRegular(join(dir, "pid.json"))) as Partial<LaunchPids>;
+    return { supervisor: p.supervisor!, pgid: p.pgid!, start: typeof p.start === "string" ? p.start : "" };
   } catch {
     return null;
   }
@@ -104,12 +111,16 @@ export function readPids(dir: string): { supervisor: number; pgid: number } | nu
  * its supervisor is (the PowerShell that holds the launch's Job Object is the supervisor's child and dies with it, and
  * the job's processes with that).
  */
-export function launchAlive(pids: { supervisor: number; pgid: number }): boolean {
-  return process.platform === "win32" ? processAlive(pids.supervisor) : groupAlive(pids.pgid);
+export function launchAlive(pids: LaunchPids): boolean {
+  return process.platform === "win32" ? processAlive(pids.supervisor) : groupAlive(pids.pgid, pids.start);
 }
 
-/** Whether any process of the group is still there. */
-export function groupAlive(pgid: number): boolean {
+/**
+ * Whether any process of the group is still there. With the leader's start time (`pid.json`'s `start`), a group that
+ * took the number after the recorded one ended is not it (proc.ts `sameGroup`).
+ */
+export function groupAlive(pgid: number, start = ""): boolean {
+  if (!sameGroup(pgid, start)) return false;
   try {
     process.kill(-pgid, 0);
     return true;
@@ -136,7 +147,10 @@ export async function stopGroup(dir: string, graceMs = stopGraceMs): Promise<voi
   if (process.platform === "win32") return stopJob(dir, graceMs);
   const pids = readPids(dir);
   if (!pids) return;
+  // Never a group that took the number after this one ended (proc.ts sameGroup): it would be a stranger's.
+  const alive = () => groupAlive(pids.pgid, pids.start);
   const signal = (s: NodeJS.Signals) => {
+    if (!sameGroup(pids.pgid, pids.start)) return;
     try {
       process.kill(-pids.pgid, s);
     } catch {
@@ -149,6 +163,7 @@ export async function stopGroup(dir: string, graceMs = stopGraceMs): Promise<voi
   /** Adds the escaped descendants found now; returns the ones not seen before. */
   const look = (): Map<number, string> => {
     const found = new Map<number, string>();
+    if (!sameGroup(pids.pgid, pids.start)) return found;
     for (const p of escapedDescendants(pids.pgid)) if (!escaped.has(p.pid)) found.set(p.pid, p.start);
     for (const [pid, start] of found) escaped.set(pid, start);
     return found;
@@ -168,13 +183,13 @@ export async function stopGroup(dir: string, graceMs = stopGraceMs): Promise<voi
   signal("SIGTERM");
   signalEscaped("SIGTERM");
   const deadline = Date.now() + graceMs;
-  while ((groupAlive(pids.pgid) || escapedAlive()) && Date.now() < deadline) {
+  while ((alive() || escapedAlive()) && Date.now() < deadline) {
     await sleep(100);
-    if (groupAlive(pids.pgid)) signalEscaped("SIGTERM", look()); // forked meanwhile: signalled once, like the rest
+    if (alive()) signalEscaped("SIGTERM", look()); // forked meanwhile: signalled once, like the rest
   }
-  if (groupAlive(pids.pgid)) signal("SIGKILL");
+  if (alive()) signal("SIGKILL");
   signalEscaped("SIGKILL");
-  while (groupAlive(pids.pgid) || escapedAlive()) await sleep(50);
+  while (alive() || escapedAlive()) await sleep(50);
 }
 
 /**
@@ -220,7 +235,7 @@ function processTable(): Proc[] {
 
 /** Whether `pid` is still the process that started at `start` (a pid can be reused). */
 function sameProcess(pid: number, start: string): boolean {
-  if (process.platform === "linux") return readProcStat(pid)?.start === start;
+  if (process.platform === "linux") return sameProcessStart(pid, start);
   return processAlive(pid);
 }
 

@@ -3,7 +3,8 @@
  * survive a worker restart). Started detached by the worker with the run folder as its only argument; reads its
  * spec ({argv, cwd, env, sandboxed}: supervise.ts LaunchSpec) from stdin, so the agent's environment values are in no
  * file; starts the agent in its own process group with stdout and stderr going to files, writes `pid.json`
- * ({supervisor, pgid}) and, when the agent exits, `exit.json` ({code, signal}).
+ * ({supervisor, pgid, start}: `start` is the group leader's start time on Linux, so that a stop never signals a group
+ * that took the number later — proc.ts `sameGroup`) and, when the agent exits, `exit.json` ({code, signal}).
  *
  * A sandboxed agent (`argv` starts bubblewrap) is bwrap's child in a new session: its process group is the one
  * bwrap reports on file descriptor 3, and its exit code comes back through bwrap as a shell reports it (128 + the
@@ -22,6 +23,7 @@ import { stopGraceMs } from "../kernel/limits.js";
 import { findPowerShell, windowsFiles } from "../sdk/launch.js";
 import { writeFileDurable } from "./files.js";
 import { closeBindSources, openBindSources } from "../common/bwrap.js";
+import { processStart } from "../common/proc.js";
 import type { LaunchSpec } from "./supervise.js";
 import { encodeJobPayload, jobExit, jobHostArgv, jobPayload, jobStatusFile } from "./windows-job.js";
 
@@ -119,14 +121,15 @@ child.on("error", (e) => {
   process.exit(0);
 });
 if (child.pid !== undefined) {
-  if (!spec.sandboxed) writeJson("pid.json", { supervisor: process.pid, pgid: child.pid });
+  // Read at once: the agent is this process's child, not reaped before this event loop turns, so its number is its own.
+  if (!spec.sandboxed) writeJson("pid.json", { supervisor: process.pid, pgid: child.pid, start: processStart(child.pid) });
   else {
     // bwrap writes {"child-pid": N, …} once the sandbox is set up. If it stops before (its exit code and stderr say
     // why), its own group is recorded.
     let info = "";
     let recorded = false;
     const record = (pgid: number) => {
-      if (!recorded) writeJson("pid.json", { supervisor: process.pid, pgid });
+      if (!recorded) writeJson("pid.json", { supervisor: process.pid, pgid, start: processStart(pgid) });
       recorded = true;
     };
     const info$ = child.stdio[3]!;
