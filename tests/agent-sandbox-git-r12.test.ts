@@ -12,14 +12,7 @@ import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { executableParts, GuardLimitError, guardLimitText } from "../src/worker/steering.js";
 import { plantedSteering } from "../src/worker/planted.js";
-import { asideOf, fsmonitorConfig, owner, ownerRepo, removed, runAgent, sandboxed, tryFn } from "./steering-helpers.js";
-
-/** A folder the agent's planted commands would copy the master key into (its listing: what ran). */
-function leakFolder(): string {
-  const leak = realpathSync(tempDir("aa-r12-leak-"));
-  removed.push(leak);
-  return leak;
-}
+import { asideOf, fsmonitorConfig, leakFolder, owner, ownerRepo, ownerRepoWithHooks, removed, runAgent, sandboxed, tryFn } from "./steering-helpers.js";
 
 const link = "1111111111111111111111111111111111111111";
 
@@ -102,18 +95,18 @@ test("issue 26 r12 F12-2 (reported cases: a nested clone in the project, a cwd t
     `try rename mv b/vendor/lib/.git b/vendor/lib/.git-orig`,
     `try vscode mkdir -p b/vendor/lib/.vscode/x`,
     `try commit ${git} -C b/vendor/lib commit --allow-empty -qm agent`,
-    // .git itself is a mount point, its folder is not: renamed, and a copy with another configuration put back
+    // .git itself is a mount point, and since round 13 (F13-10) its folder too: it cannot be renamed to put a copy
+    // with another configuration in its place (the check after the run moves such a copy aside: agent-sandbox-steering)
     `try replace sh -c 'mv a a-moved && mkdir a && cp -a a-moved/.git a/.git && git config --file a/.git/config core.fsmonitor "cp $AA_MASTER ${leak}/replaced; echo"'`,
     `echo "Done: tried"`,
   ].join("\n");
   const fx = await runAgent(script, code);
   const master = { AA_MASTER: fx.home.masterKey };
-  for (const r of ["a-moved", "b", "b/vendor/lib"]) owner(join(code, r), master, "status", "--porcelain");
+  for (const r of ["a", "b", "b/vendor/lib"]) owner(join(code, r), master, "status", "--porcelain");
   assert.deepEqual(readdirSync(leak), [], "no fsmonitor of the agent's ran");
-  assert.deepEqual(readFileSync(join(code, "tried.txt"), "utf8").trim().split("\n"), ["nestedconfig no", "topconfig no", "hook no", "rename no", "vscode no", "commit ok", "replace ok"]);
-  assert.equal(existsSync(join(code, "a", ".git")), false, "the copy put in its place is moved aside");
-  const card = (await fx.state()).cards.find((c) => c.kind === "notice");
-  assert.equal(card?.text, `${code}/a/.git → moved to ${asideOf(join(code, "a", ".git"), 1)} (move it back once you have read it)`);
+  assert.deepEqual(readFileSync(join(code, "tried.txt"), "utf8").trim().split("\n"), ["nestedconfig no", "topconfig no", "hook no", "rename no", "vscode no", "commit ok", "replace no"]);
+  assert.equal(existsSync(join(code, "a-moved")), false, "the repository's folder stayed where it was");
+  assert.equal((await fx.state()).cards.find((c) => c.kind === "notice"), undefined, "nothing planted");
   assert.equal(owner(join(code, "b", "vendor", "lib"), {}, "log", "-1", "--format=%s").trim(), "agent");
   assert.deepEqual(readdirSync(join(code, "b", "vendor", "lib", ".vscode")), [], "made empty, read-only");
 });
@@ -148,13 +141,8 @@ test("issue 26 r12 F12-2, the limits: a folder with more folders than the guard 
 
 test("issue 26 r12 F12-7 (reported case: core.hooksPath = .githooks in the work tree; husky's .husky/_): the hooks folder stays read-only, the owner's next git commit runs the owner's hook only; a hooks folder the configuration names but that was missing is moved aside after the run", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
-  const repo = ownerRepo();
+  const repo = ownerRepoWithHooks(".githooks");
   const leak = leakFolder();
-  mkdirSync(join(repo, ".githooks"));
-  writeFileSync(join(repo, ".githooks", "pre-commit"), "#!/bin/sh\necho owner >> hook-ran.txt\n", { mode: 0o755 });
-  owner(repo, {}, "add", ".githooks");
-  owner(repo, {}, "commit", "-qm", "hooks");
-  owner(repo, {}, "config", "core.hooksPath", ".githooks");
   const other = ownerRepo();
   owner(other, {}, "config", "core.hooksPath", ".hooks-later");
   const git = `git -c user.name=a -c user.email=a@example.com`;

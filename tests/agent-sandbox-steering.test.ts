@@ -185,10 +185,11 @@ test("issue 26 r11 F1, the same kind: a submodule's git folder (config, hooks, t
   for (const [p, text] of kept) assert.equal(before(p!), text, p);
   assert.equal(owner(join(repo, "sub"), {}, "log", "-1", "--format=%s").trim(), "agent-sub");
   assert.equal(owner(repo, {}, "log", "-1", "--format=%s").trim(), "agent");
-  // A linked worktree's .git is a gitfile: read-only there, with what its git folder takes settings from.
+  // A linked worktree's .git is a gitfile: read-only there, with what its git folder takes settings from — also what
+  // its repository's common configuration includes (r13 F13-7).
   const parts = executableParts(wt);
   assert.deepEqual(parts.mountPoints, []);
-  assert.deepEqual(parts.readOnly.slice(0, 5), [join(wt, ".git"), join(repo, ".git", "worktrees", "wt", "commondir"), join(wt, ".vscode"), join(wt, ".idea"), join(wt, ".claude")]);
+  assert.deepEqual(parts.readOnly.slice(0, 6), [join(wt, ".git"), join(repo, ".git", "worktrees", "wt", "commondir"), join(repo, "team.gitconfig"), join(wt, ".vscode"), join(wt, ".idea"), join(wt, ".claude")]);
 });
 
 test("issue 26 r11 F1, after a run: a repository the agent made in its folder is named (kept); a planted commondir whose aside name the agent took first is moved to another name (r12 F12-1); nothing new, no notice", () => {

@@ -3,7 +3,7 @@
  * hub whose sandboxed command agent runs a script in a folder, and the shell and configurations the agent plants.
  */
 import assert from "node:assert/strict";
-import { readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { basename, dirname, join } from "node:path";
 import { tempDir, untilLatestRun, type Fixture } from "./helpers.js";
@@ -13,6 +13,8 @@ import { probeBwrap } from "./tools-helpers.js";
 const kit = sandboxKit();
 /** Paths removed after each test. */
 export const removed = kit.removed;
+/** Sets variables of this process (the worker's: `HOME` for the owner's global git configuration) for one test. */
+export const setEnv = kit.setEnv;
 
 /** Whether bubblewrap can run here. */
 export const sandboxed = async () => (await probeBwrap("bwrap")).ok;
@@ -33,6 +35,27 @@ export function ownerRepo(): string {
   owner(repo, {}, "add", ".");
   owner(repo, {}, "commit", "-qm", "owner");
   return repo;
+}
+
+/**
+ * A repository the owner made whose `core.hooksPath` is `hooks` (relative to its top), with a committed `pre-commit`
+ * there that appends "owner" to `hook-ran.txt` (in the folder the commit runs in).
+ */
+export function ownerRepoWithHooks(hooks: string): string {
+  const repo = ownerRepo();
+  mkdirSync(join(repo, hooks), { recursive: true });
+  writeFileSync(join(repo, hooks, "pre-commit"), "#!/bin/sh\necho owner >> hook-ran.txt\n", { mode: 0o755 });
+  owner(repo, {}, "add", hooks);
+  owner(repo, {}, "commit", "-qm", "hooks");
+  owner(repo, {}, "config", "core.hooksPath", hooks);
+  return repo;
+}
+
+/** A folder the agent's planted commands would copy the master key into (its listing: what ran); removed after the test. */
+export function leakFolder(): string {
+  const leak = realpathSync(tempDir("aa-steer-leak-"));
+  removed.push(leak);
+  return leak;
 }
 
 /** A hub whose rule "alerts" runs `script` with sh (a sandboxed command agent) in `cwd`, also writing `writable`; one event, until done. */

@@ -6,6 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { makeHome } from "./helpers.js";
@@ -203,5 +204,32 @@ test("issue 26 #3: plugins inspect lists each bind's real source and mode, warns
     rmSync(home, { recursive: true, force: true });
     rmSync(`${home}-keys`, { force: true });
     rmSync(`${home}-data`, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r13 F13-10, plugins: in a writable bind, the folders between the bind and a guarded git part are mount points — the plugin cannot rename the parent of a repository's hooks folder to put its own in place", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const { f, cleanup } = setup();
+  try {
+    const data = join(dirname(f.root), "data");
+    const repo = join(data, "code", "repo");
+    mkdirSync(join(repo, "scripts", "git-hooks"), { recursive: true });
+    execFileSync("git", ["init", "-q", repo]);
+    execFileSync("git", ["-C", repo, "config", "core.hooksPath", "scripts/git-hooks"]);
+    writeFileSync(join(repo, "scripts", "git-hooks", "pre-commit"), "#!/bin/sh\n", { mode: 0o755 });
+    const renamer = nodePlugin(`
+      const fs = require("node:fs");
+      const out = {};
+      for (const [from, to] of req.params.arguments.moves) { try { fs.renameSync(from, to); out[from] = "moved"; } catch (e) { out[from] = e.code; } }
+      return { jsonrpc: "2.0", id: req.id, result: out };`);
+    writePlugin(f.root, "mv", syncManifest("mv", "node", ["main.js"], `[sandbox]\nbinds = [${JSON.stringify(`${data}:/data:rw`)}]\n\n${toolToml("go")}`), { "main.js": renamer });
+    f.registry.rescan();
+    const moves = [["/data/code/repo/scripts", "/data/code/repo/scripts-old"], ["/data/code/repo", "/data/code/repo-old"], ["/data/code", "/data/code-old"], ["/data/code/repo/scripts/git-hooks/pre-commit", "/data/x"]];
+    const r = await f.host.call("mv.go", { moves }, { sessionKey: "s" });
+    assert.deepEqual((r as { result: unknown }).result, {
+      "/data/code/repo/scripts": "EBUSY", "/data/code/repo": "EBUSY", "/data/code": "EBUSY", "/data/code/repo/scripts/git-hooks/pre-commit": "EXDEV",
+    }, JSON.stringify(r));
+  } finally {
+    await cleanup();
   }
 });

@@ -109,7 +109,7 @@ export function gitlinks(gitDir: string, tree: string): string[] | "tooBig" {
 }
 
 /** The common folder git uses for `gitDir`: the one its `commondir` names, else itself. */
-function gitCommonDir(gitDir: string): string {
+export function gitCommonDir(gitDir: string): string {
   try {
     const named = readFileSync(join(gitDir, "commondir"), "utf8").trim();
     if (!named) return gitDir;
@@ -133,11 +133,62 @@ export function reachedInside(tree: string, path: string): boolean {
  * paths, with links resolved where they exist. Read with git from the files alone (no includes followed by git).
  */
 export function configNamed(gitDir: string, tree: string): { includes: string[]; hooks: string[] } {
+  const { includes, hooks, read } = configReader(tree);
+  // A linked worktree's git folder holds only its own `config.worktree`: its repository's `config`, with the
+  // `core.hooksPath` that sends the owner's commits to a folder of the work tree, is in the common folder (F13-7).
+  const common = gitCommonDir(gitDir);
+  for (const file of [join(common, "config"), join(gitDir, "config"), join(gitDir, "config.worktree")]) read(file, 0, false);
+  for (const file of globalConfigFiles()) read(file, 0, true);
+  return { includes, hooks };
+}
+
+/**
+ * What the owner's global git configuration (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`) names as more
+ * configuration — `include.path` and `includeIf.*.path` whatever their condition, followed `includeDepthMax` deep —
+ * and as its hooks (an absolute `core.hooksPath`; a relative one is each work tree's, `configNamed`). The owner's git
+ * reads an included file in every repository its condition matches, so one in a folder an agent writes is kept
+ * read-only there (issue 26 round 13, F13-6: per-folder identities `[includeIf "gitdir:~/project/"] path =
+ * ~/project/.gitconfig-local`). Absolute paths, links resolved where they exist.
+ */
+export function globalConfigNamed(): { includes: string[]; hooks: string[] } {
+  const { includes, hooks, read } = configReader(null);
+  const files = globalConfigFiles();
+  for (const file of files) read(file, 0, false);
+  // A global file that is a link (dotfile managers: `~/.gitconfig -> ~/project/dotfiles/gitconfig`) is read where it
+  // leads, also when that file is not there yet (F13-10 (a)).
+  const targets = files.map(linkTarget).filter((f): f is string => f !== null);
+  return { includes: [...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)) };
+}
+
+/** Where the link `path` leads (its real path, or its target's when that is missing); null when it is no link. */
+function linkTarget(path: string): string | null {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return null;
+    const real = realPathOr(path, null);
+    return real ?? resolve(dirname(path), readlinkSync(path));
+  } catch {
+    return null;
+  }
+}
+
+/** The owner's global configuration files, whether they exist or not. */
+function globalConfigFiles(): string[] {
+  const home = process.env.HOME ?? "/";
+  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
+  return [join(home, ".gitconfig"), join(xdg, "git", "config")];
+}
+
+/**
+ * A reader of configuration files for what they name (`configNamed`): `read(file, level, hooksOnly)` adds to
+ * `includes` and `hooks`, following includes. A relative `core.hooksPath` is resolved in the work tree `tree`; with
+ * no tree (the global files alone) it is left relative.
+ */
+function configReader(tree: string | null) {
   const includes: string[] = [];
   const hooks: string[] = [];
   const seen = new Set<string>();
   const home = process.env.HOME ?? "/";
-  const read = (file: string, level: number, hooksOnly: boolean) => {
+  const read = (file: string, level: number, hooksOnly: boolean): void => {
     if (seen.has(file) || level > includeDepthMax || !existsSync(file)) return;
     seen.add(file);
     let text: string;
@@ -155,8 +206,11 @@ export function configNamed(gitDir: string, tree: string): { includes: string[];
       const value = raw.startsWith("~/") ? join(home, raw.slice(2)) : raw;
       if (!value) continue;
       if (key === "core.hookspath") {
-        const path = isAbsolute(value) ? value : resolve(tree, value);
-        hooks.push(realPathOr(path, path));
+        if (!isAbsolute(value) && tree === null) hooks.push(value);
+        else {
+          const path = isAbsolute(value) ? value : resolve(tree!, value);
+          hooks.push(realPathOr(path, path));
+        }
         continue;
       }
       const included = isAbsolute(value) ? value : resolve(dirname(file), value);
@@ -164,10 +218,7 @@ export function configNamed(gitDir: string, tree: string): { includes: string[];
       read(included, level + 1, false);
     }
   };
-  for (const name of ["config", "config.worktree"]) read(join(gitDir, name), 0, false);
-  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
-  for (const file of [join(home, ".gitconfig"), join(xdg, "git", "config")]) read(file, 0, true);
-  return { includes, hooks };
+  return { includes, hooks, read };
 }
 
 /**

@@ -15,7 +15,7 @@ import { lineForbiddenClass } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
-import { configNamed, entryId, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
+import { configNamed, entryId, globalConfigNamed, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
 import { gitSteering, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
 /** One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), or stuck. */
@@ -71,7 +71,8 @@ export function movePlantedAside(path: string, run: number): Planted {
  *   a `modules` or `worktrees` folder that was not; in each linked worktree's folder its `commondir`, `gitdir`,
  *   `config.worktree`;
  * - what each repository's configuration names (`include.path`, `includeIf.*.path`, `core.hooksPath`) inside
- *   `folders` that was not there;
+ *   `folders` that was not there — also of a repository holding a folder (F13-8) — and what the owner's global
+ *   configuration includes (F13-6);
  * - the `.git` (folder, gitfile or link) at any gitlink of every repository seen (submodules at every depth the guard
  *   walked; F12-1 (e)) that is not the entry seen before (F12-1 (a), (b)); an index git cannot list in time is itself
  *   moved aside (never left unlooked at);
@@ -117,7 +118,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     for (const name of [...gitSteering, "modules", "worktrees"]) if (isNew(join(dir, name))) aside(join(dir, name));
   }
   for (const dir of seen.worktreeFolders) for (const name of worktreeSteering) if (isNew(join(dir, name))) aside(join(dir, name));
-  for (const tree of repositories) {
+  // The repositories holding a folder (F13-8) too: what their configuration names, and a `.git` put at one of their
+  // gitlinks inside a folder (the owner's `git status` there would read its configuration).
+  for (const tree of [...repositories, ...seen.enclosing]) {
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
     const named = configNamed(gitDir, tree);
@@ -133,6 +136,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     }
   }
   for (const dir of seen.projects) for (const name of projectSteeringFiles) if (isNew(join(dir, name))) aside(join(dir, name));
+  // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
+  const global = globalConfigNamed();
+  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders)]) if (isNew(p)) aside(p);
   return found;
 }
 

@@ -43,6 +43,7 @@ import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
 import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
 import type { Seen } from "./steering.js";
+import { pinnedFolders } from "./mount-pins.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
 export type SandboxHere = { bwrap: string } | { off: string };
@@ -147,11 +148,13 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
   const cwdShown = plan.cwdReadOnly && !(plan.homes ?? []).includes(plan.cwd) ? [plan.cwd] : [];
   const hidden = plan.hiddenHomes ?? [];
   const shownHomes = (plan.homes ?? []).filter((h) => !hidden.includes(h));
+  const fixed = [...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnlyParents ?? [])];
+  const writable = [...(plan.writable ?? []), ...pinnedFolders(plan.writable ?? [], [...fixed, ...hidden, ...(plan.skeletons ?? []), ...(plan.privates ?? []), ...(plan.readOnly ?? [])])];
   const layers = [
     ...[...hidden, ...(plan.skeletons ?? [])].map((p) => ({ p, flag: "--tmpfs", order: -1 })),
-    ...(plan.writable ?? []).map((p) => ({ p, flag: "--bind-fd", order: 0 })),
+    ...writable.map((p) => ({ p, flag: "--bind-fd", order: 0 })),
     ...(plan.privates ?? []).map((p) => ({ p, flag: "--private", order: 0.5 })),
-    ...[...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnlyParents ?? [])].map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
+    ...fixed.map((p) => ({ p, flag: "--ro-bind-fd", order: 1 })),
   ].sort((a, b) => depth(a.p) - depth(b.p) || a.order - b.order);
   const sources: string[] = [];
   const bind = (flag: string, p: string) => {

@@ -34,10 +34,11 @@
  */
 import { existsSync, mkdirSync, readdirSync, type Dirent } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { configNamed, entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
+import { pinnedFolders } from "./mount-pins.js";
+import { configNamed, entryId, globalConfigNamed, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
 
 /**
  * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
@@ -98,6 +99,8 @@ export interface Seen {
   projects: string[];
   /** The identity (git-read.ts `entryId`) of every `.git` entry and git folder guarded. */
   entries: string[];
+  /** Work trees of the repositories that hold a folder (its cwd below their top; F13-8): their configuration looked at. */
+  enclosing: string[];
 }
 
 /** What to bind in a folder a sandbox writes: folders bound writable over themselves (mount points), parts read-only. */
@@ -114,7 +117,7 @@ export interface Guarded {
 
 /** An empty `Seen`. */
 export function noneSeen(): Seen {
-  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [] };
+  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [] };
 }
 
 /** Each list of `g` once, in order. */
@@ -123,7 +126,7 @@ function unique(g: Guarded): Guarded {
   const s = g.seen;
   return {
     mountPoints: u(g.mountPoints), readOnly: u(g.readOnly), readOnlyParents: u(g.readOnlyParents),
-    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries) },
+    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing) },
   };
 }
 
@@ -143,9 +146,36 @@ export function executableParts(folder: string, project = false, make = true, li
   const trees = sharedTempRoots().includes(folder) ? (present(join(folder, ".git")) ? [folder] : []) : repositoriesIn(folder, limits);
   const visited = new Set<string>();
   for (const tree of trees) repositoryParts(tree, isDir(join(tree, ".git")), make, out, 0, visited, limits);
+  // What the owner's git reads from this folder whatever repository it works in: files the global configuration
+  // includes (F13-6), and what the configuration of the repository holding the folder names (F13-8: a cwd below a
+  // repository's top, whose `core.hooksPath` lies in it).
+  const global = globalConfigNamed();
+  const enclosing = trees[0] === folder ? null : enclosingTree(folder);
+  const named = enclosing === null ? [] : [enclosing.named.includes, enclosing.named.hooks.flatMap(hookFolders)].flat();
+  if (enclosing !== null) out.seen.enclosing.push(enclosing.tree);
+  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...named]) if (within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
   projectParts(folder, make && (project || trees[0] === folder), out);
   for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
   return unique(out);
+}
+
+/**
+ * The work tree of the repository that holds `folder` (the nearest folder above it with a `.git` entry, as git finds
+ * it, below the shared temporary roots), with what its configuration names; null when none does.
+ */
+function enclosingTree(folder: string): { tree: string; named: { includes: string[]; hooks: string[] } } | null {
+  // Not into a shared temporary root or above it: a repository there is anyone's, not the owner's (one was left at
+  // /tmp/.git by another user of this machine).
+  const stops = sharedTempRoots();
+  for (let d = folder; d !== dirname(d); ) {
+    d = dirname(d);
+    if (stops.includes(d)) break;
+    const git = join(d, ".git");
+    if (!present(git)) continue;
+    const gitDir = isDir(git) ? git : gitfileTarget(git);
+    return gitDir === null ? null : { tree: d, named: configNamed(realPathOr(gitDir, gitDir), d) };
+  }
+  return null;
 }
 
 /** The shared temporary roots (`/tmp`, `/var/tmp`, the system's temporary folder), as real paths. */
@@ -324,7 +354,9 @@ export function bindGuards(binds: readonly { source: string; container: string }
     }
     const inside = (p: string) => p.startsWith(`${source}/`);
     const at = (p: string) => container + p.slice(source.length);
-    const layered = [...parts.mountPoints.map((p) => ({ p, ro: false })), ...parts.readOnlyParents.map((p) => ({ p, ro: true }))]
+    // Every folder between the bind and what is mounted in it a mount point too: none of them can be moved away (F13-10).
+    const pins = pinnedFolders([source, ...parts.mountPoints], [...parts.readOnlyParents, ...parts.readOnly]);
+    const layered = [...[...pins, ...parts.mountPoints].map((p) => ({ p, ro: false })), ...parts.readOnlyParents.map((p) => ({ p, ro: true }))]
       .sort((a, b) => a.p.split("/").length - b.p.split("/").length || Number(a.ro) - Number(b.ro));
     out.push(...layered.filter((l) => inside(l.p)).map((l) => ({ path: l.p, at: at(l.p), readOnly: l.ro })));
     out.push(...parts.readOnly.filter(inside).map((p) => ({ path: p, at: at(p), readOnly: true })));
