@@ -123,6 +123,25 @@ test("issue 26 r13 F13-8 (reported case: the cwd vendor/lib/scripts of the repos
   assert.equal(readFileSync(join(lib, "hook-ran.txt"), "utf8"), "owner\n");
 });
 
+test("issue 26 r13 F13-9 (reported case: a changed file marked assume-unchanged, another skip-worktree, so the owner's git status and git diff show nothing): the notice names each entry marked during the run; one marked before is not named", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const repo = ownerRepo();
+  for (const f of ["a.txt", "b.txt", "before.txt"]) writeFileSync(join(repo, f), "owner\n");
+  owner(repo, {}, "add", ".");
+  owner(repo, {}, "commit", "-qm", "files");
+  owner(repo, {}, "update-index", "--skip-worktree", "before.txt");
+  const script = [
+    `echo "echo changed-by-agent" >> a.txt && git update-index --assume-unchanged a.txt`,
+    `echo "echo changed-by-agent" >> b.txt && git update-index --skip-worktree b.txt`,
+    `echo "Done: tried"`,
+  ].join("\n");
+  const fx = await runAgent(script, repo);
+  assert.equal(owner(repo, {}, "status", "--porcelain"), "", "git status shows nothing, as reported");
+  const card = (await fx.state()).cards.find((c) => c.kind === "notice");
+  assert.equal(card?.title, "The agent wrote files your git would run");
+  assert.equal(card.text, ["a.txt", "b.txt"].map((f) => `${join(repo, f)}: the agent marked it so that git status and git diff do not show its changes (assume-unchanged or skip-worktree); git update-index --no-assume-unchanged --no-skip-worktree -- <file> shows them again`).join("\n"));
+});
+
 test("pinnedFolders: every folder between a writable folder and what is bound inside it, parents first; none inside a read-only or sandbox-own place", () => {
   assert.deepEqual(pinnedFolders(["/w", "/w/a/b/.git"], ["/w/a/b/.git/hooks", "/w/c/d/e/f", "/w/ro", "/w/ro/x/y", "/elsewhere/z"]), [
     "/w/a", "/w/c", "/w/a/b", "/w/c/d", "/w/c/d/e",

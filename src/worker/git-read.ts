@@ -82,30 +82,41 @@ export function gitEntry(tree: string): string | null {
  * The gitlinks (mode 160000: submodules) in the index of the git folder `gitDir` with work tree `tree`, all of them
  * (no cap: a cap would leave the rest unlooked at, issue 26 round 12, F12-1 (a)), read with git: no fsmonitor, no
  * hooks, as common folder the one `commondir` names (a linked worktree's; the check after a run moves a planted one
- * aside first) or the git folder itself, no system configuration. `[]` when there is no index or git cannot read it (then the owner's git cannot either); "tooBig"
- * when git did not list it within `gitReadTimeoutMs` or `indexListBytesMax`.
+ * aside first) or the git folder itself, no system configuration. Also the entries marked so that `git status` and
+ * `git diff` do not look at them (`hidden`: `update-index --assume-unchanged` or `--skip-worktree`; issue 26 round
+ * 13, F13-9). Paths relative to `tree`. Empty when there is no index or git cannot read it (then the owner's git
+ * cannot either); "tooBig" when git did not list it within `gitReadTimeoutMs` or `indexListBytesMax`.
  */
-export function gitlinks(gitDir: string, tree: string): string[] | "tooBig" {
-  if (!existsSync(join(gitDir, "index"))) return [];
+export function gitlinks(gitDir: string, tree: string): IndexListing | "tooBig" {
+  if (!existsSync(join(gitDir, "index"))) return { links: [], hidden: [] };
   let out: string;
   try {
-    out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-z"], {
+    out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-v", "-z"], {
       cwd: tree,
       env: gitEnv({ GIT_DIR: gitDir, GIT_WORK_TREE: tree, GIT_COMMON_DIR: gitCommonDir(gitDir) }),
       stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexListBytesMax, timeout: gitReadTimeoutMs,
     }).toString("utf8");
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { signal?: string | null };
-    return err.code === "ENOBUFS" || err.code === "ETIMEDOUT" || err.signal === "SIGTERM" ? "tooBig" : [];
+    return err.code === "ENOBUFS" || err.code === "ETIMEDOUT" || err.signal === "SIGTERM" ? "tooBig" : { links: [], hidden: [] };
   }
-  const found: string[] = [];
+  const found: IndexListing = { links: [], hidden: [] };
+  // `<tag> <mode> <object> <stage>\t<path>`: the tag is lower case for assume-unchanged, `S` for skip-worktree.
   for (const entry of out.split("\0")) {
-    if (!entry.startsWith("160000 ")) continue;
     const tab = entry.indexOf("\t");
     const path = entry.slice(tab + 1);
-    if (tab > 0 && path && !isAbsolute(path) && !path.split("/").includes("..")) found.push(path);
+    if (tab < 2 || !path || isAbsolute(path) || path.split("/").includes("..")) continue;
+    const tag = entry[0]!;
+    if (tag === "S" || (tag >= "a" && tag <= "z")) found.hidden.push(path);
+    if (entry.startsWith("160000 ", 2)) found.links.push(path);
   }
   return found;
+}
+
+/** What `gitlinks` reads from an index: its gitlinks, and the entries git status does not look at. */
+export interface IndexListing {
+  links: string[];
+  hidden: string[];
 }
 
 /** The common folder git uses for `gitDir`: the one its `commondir` names, else itself. */

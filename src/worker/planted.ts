@@ -18,11 +18,14 @@ import { moveAside } from "./files.js";
 import { configNamed, entryId, globalConfigNamed, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
 import { gitSteering, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
-/** One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), or stuck. */
+/**
+ * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, or an
+ * index entry marked so that `git status` does not show its changes (`hidden`, left as it is).
+ */
 export interface Planted {
   path: string;
   movedTo: string | null;
-  kind: "moved" | "kept" | "stuck";
+  kind: "moved" | "kept" | "stuck" | "hidden";
 }
 
 /** Whether the entry at `path` is a symbolic link. */
@@ -120,17 +123,24 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const dir of seen.worktreeFolders) for (const name of worktreeSteering) if (isNew(join(dir, name))) aside(join(dir, name));
   // The repositories holding a folder (F13-8) too: what their configuration names, and a `.git` put at one of their
   // gitlinks inside a folder (the owner's `git status` there would read its configuration).
-  for (const tree of [...repositories, ...seen.enclosing]) {
+  const hidden = new Set(seen.hidden);
+  const enclosing = new Set(seen.enclosing);
+  for (const tree of [...repositories, ...enclosing]) {
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
     const named = configNamed(gitDir, tree);
     for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders)]) if (isNew(p)) aside(p);
-    const links = gitlinks(gitDir, tree);
-    if (links === "tooBig") {
+    const listing = gitlinks(gitDir, tree);
+    if (listing === "tooBig") {
       aside(join(gitDir, "index"));
       continue;
     }
-    for (const link of links) {
+    // Entries marked during the run so that the owner's `git status` and `git diff` do not show their changes (F13-9):
+    // named, not unmarked (a sparse checkout marks entries too). A holding repository's index is not the agent's to write.
+    if (!enclosing.has(tree)) {
+      for (const p of listing.hidden) if (!hidden.has(join(tree, p))) found.push({ path: join(tree, p), movedTo: null, kind: "hidden" });
+    }
+    for (const link of listing.links) {
       const sub = join(tree, link, ".git");
       if (present(sub) && reachedInside(tree, sub) && !entries.has(entryId(sub) ?? "")) aside(sub);
     }
@@ -150,6 +160,6 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice |
   const shown = (path: string) => path.replace(new RegExp(`[${lineForbiddenClass}]`, "gu"), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
   const line = (p: Planted) => p.kind === "moved"
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
-    : t(lang, p.kind === "kept" ? "sandbox.planted.kept" : "sandbox.planted.stuck", { path: shown(p.path) });
+    : t(lang, p.kind === "kept" ? "sandbox.planted.kept" : p.kind === "hidden" ? "sandbox.planted.hidden" : "sandbox.planted.stuck", { path: shown(p.path) });
   return { title: t(lang, "sandbox.planted.title"), text: [...planted.map(line).join("\n")].slice(0, cardTextMaxCodepoints).join("") };
 }

@@ -101,6 +101,8 @@ export interface Seen {
   entries: string[];
   /** Work trees of the repositories that hold a folder (its cwd below their top; F13-8): their configuration looked at. */
   enclosing: string[];
+  /** The index entries of the repositories guarded that `git status` does not look at (git-read.ts `gitlinks`; F13-9). */
+  hidden: string[];
 }
 
 /** What to bind in a folder a sandbox writes: folders bound writable over themselves (mount points), parts read-only. */
@@ -117,7 +119,7 @@ export interface Guarded {
 
 /** An empty `Seen`. */
 export function noneSeen(): Seen {
-  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [] };
+  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [], hidden: [] };
 }
 
 /** Each list of `g` once, in order. */
@@ -126,7 +128,7 @@ function unique(g: Guarded): Guarded {
   const s = g.seen;
   return {
     mountPoints: u(g.mountPoints), readOnly: u(g.readOnly), readOnlyParents: u(g.readOnlyParents),
-    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing) },
+    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing), hidden: u(s.hidden) },
   };
 }
 
@@ -258,10 +260,12 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
   for (const p of named.includes) if (existsSync(p)) out.readOnly.push(realPathOr(p, p));
   // Hooks in the work tree too (`.githooks`, husky's `.husky`): the owner's next `git commit` runs them (F12-7).
   for (const h of named.hooks.flatMap(hookFolders)) if (existsSync(h) && (within(h, tree) || within(h, realGit))) out.readOnly.push(realPathOr(h, h));
+  // Listed at every depth: what the index hides from `git status` is compared after the run (F13-9).
+  const listing = gitlinks(gitDir, tree);
+  if (listing === "tooBig") throw new GuardLimitError("index", tree, gitReadTimeoutMs);
+  out.seen.hidden.push(...listing.hidden.map((p) => join(tree, p)));
   if (depth >= submoduleDepthMax) return;
-  const links = gitlinks(gitDir, tree);
-  if (links === "tooBig") throw new GuardLimitError("index", tree, gitReadTimeoutMs);
-  const populated = links.map((l) => join(tree, l)).filter((sub) => present(join(sub, ".git")));
+  const populated = listing.links.map((l) => join(tree, l)).filter((sub) => present(join(sub, ".git")));
   if (populated.length > limits.gitlinks) throw new GuardLimitError("gitlinks", tree, limits.gitlinks);
   for (const sub of populated) repositoryParts(sub, inside && isDir(join(sub, ".git")), make, out, depth + 1, visited, limits);
 }
