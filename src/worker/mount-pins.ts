@@ -37,6 +37,7 @@ export function pinnedFolders(writable: readonly string[], others: readonly stri
   for (const target of placed) {
     for (let a = dirname(target); a !== dirname(a) && !placed.includes(a); a = dirname(a)) {
       if (pins.has(a)) break; // its parents are pinned (or looked at) already
+      if (!writable.some((w) => within(a, w))) break; // nor are its parents in a writable folder
       if (innermost(a) !== "writable") continue;
       pins.add(a);
     }
