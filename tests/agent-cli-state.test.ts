@@ -13,7 +13,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { hubFixture, baseRules, tempDir, until, type Fixture } from "./helpers.js";
 import { sandboxKit } from "./sandbox-kit.js";
 import { agentBin, agentEnv, agentsMissing } from "./real-agents.js";
@@ -173,7 +173,7 @@ for (const where of ["CLAUDE_CONFIG_DIR", "~/.claude"] as const) {
     // Made when missing, as found: settings `{}`, memory empty, folders empty; the owner's own settings unchanged.
     // Round 13, F13-5: the auto memory A wrote is moved aside after each of its runs (the owner's Claude Code would
     // read it), and named; the real Claude Code's own writes in B's run leave nothing to move.
-    const memory = data[data.length - 1]![0];
+    const memory = dirname(data[data.length - 1]![0]); // a new memory folder: moved whole
     const shown = where === "CLAUDE_CONFIG_DIR" ? memory.replace(state, "[redacted]") : memory;
     assert.deepEqual(out.notices.map((n) => [n.rule, n.text.replace(/-[0-9a-f]{16} /, "-<hex> ")]), [1, 3].map((run) => ["a", `${shown} → moved to ${shown}.planted-run-${run}-<hex> (move it back once you have read it)`]));
     assert.equal(existsSync(memory), false);

@@ -11,10 +11,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir, untilLatestRun, type Fixture } from "./helpers.js";
+import { tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
 import { sandboxKit } from "./sandbox-kit.js";
 import { asideOf, sandboxed } from "./steering-helpers.js";
-import { plantedState, stateLimitText, StateLimitError, stateSeenAt } from "../src/worker/state-planted.js";
+import { plantedState, stateLimits, stateLimitText, StateLimitError, stateSeenAt } from "../src/worker/state-planted.js";
 import { claudeCodeWrites } from "../src/sdk/cli-state.js";
 
 const kit = sandboxKit();
@@ -68,7 +68,7 @@ function onHost(path: string): string {
   }
 }
 
-test("issue 26 r13 F13-2 + F13-5 (Claude Code, ~/.claude bound as it is; reported cases): daemon.json, r13-newfile.sh, new folders and a new link at the state's top, an appended and a new auto memory, a memory changed with its mtime put back, a memory folder linked into the cwd — each moved aside and named; sessions, a new todos/ and transcripts stay", async (t) => {
+test("issue 26 r13 F13-2 + F13-5 (Claude Code, ~/.claude bound as it is; reported cases): daemon.json, r13-newfile.sh, new folders and a new link at the state's top, an appended and a new auto memory, a memory changed with its mtime put back, a memory folder linked into the cwd — each moved aside (a new memory folder whole) and named; sessions, a new todos/ and transcripts stay", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
   const home = fresh("aa-r13-home-");
   const cwd = fresh("aa-r13-cwd-");
@@ -98,7 +98,7 @@ test("issue 26 r13 F13-2 + F13-5 (Claude Code, ~/.claude bound as it is; reporte
   ].join("\n"));
   const moved = [
     "cache", "daemon.json", "r13-newfile.sh", "routines", "scheduled_tasks.json",
-    "projects/-linked/memory", "projects/-new/memory/MEMORY.md", "projects/-owner/memory/MEMORY.md", "projects/-owner/memory/notes.md",
+    "projects/-linked/memory", "projects/-new/memory", "projects/-owner/memory/MEMORY.md", "projects/-owner/memory/notes.md",
   ].map((p) => join(s, p));
   for (const p of moved) assert.equal(existsSync(p), false, p);
   assert.equal(onHost(asideOf(join(s, "daemon.json"), 1)), "{}\n");
@@ -162,7 +162,7 @@ test("issue 26 r13 F13-2 (Codex, CODEX_HOME; reported case .env): .env stays the
   for (const p of ["sessions/s.jsonl", "log/codex.log", "state_9.sqlite", "history.jsonl"]) assert.equal(existsSync(join(s, p)), true, p);
 });
 
-test("issue 26 r13 F13-5: the look at launch is bounded — more project folders or memory entries than the limits refuse the launch, saying why; after the run a memory folder past the limit is moved aside whole; a folder without writes has its top left alone", () => {
+test("issue 26 r13 F13-5: the look at launch is bounded — more project folders or memory entries than the limits refuse the launch, saying why; after the run a memory folder past the limit, or new, is moved aside whole; a folder without writes has its top left alone", () => {
   const s = fresh("aa-r13-state-");
   mkdirSync(join(s, "projects", "-a", "memory"), { recursive: true });
   mkdirSync(join(s, "projects", "-b"));
@@ -193,6 +193,27 @@ test("issue 26 r13 F13-5: the look at launch is bounded — more project folders
   writeFileSync(join(other, "new.sh"), "x\n");
   mkdirSync(join(other, "projects", "-x", "memory"), { recursive: true });
   writeFileSync(join(other, "projects", "-x", "memory", "MEMORY.md"), "x\n");
-  assert.deepEqual(plantedState(seenOther, 8).map((p) => p.path), [join(other, "projects", "-x", "memory", "MEMORY.md")]);
+  assert.deepEqual(plantedState(seenOther, 8).map((p) => p.path), [join(other, "projects", "-x", "memory")], "a new memory folder, whole");
   assert.equal(existsSync(join(other, "new.sh")), true);
+});
+
+test("issue 26 r13 F13-5: a launch whose Claude Code memory folders hold more than stateLimits.memoryEntries entries is refused, saying why, and the agent never runs", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const home = fresh("aa-r13-home-");
+  const cwd = fresh("aa-r13-cwd-");
+  setEnv({ HOME: home });
+  const memory = join(home, ".claude", "projects", "-big", "memory");
+  mkdirSync(memory, { recursive: true });
+  for (let i = 0; i <= stateLimits.memoryEntries; i++) writeFileSync(join(memory, `${i}.md`), "");
+  const program = join(cwd, "fake-claude.sh");
+  writeFileSync(program, `#!/bin/sh\necho ran > ${cwd}/ran.txt\n`);
+  chmodSync(program, 0o755);
+  const fx = await kit.setup({ use: "claude", access: "edit", program }, cwd);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const run = await until(async () => {
+    const r = (await fx.state()).runs[0];
+    return r?.state === "waiting" && r.error ? r : false;
+  }, 30_000, "the launch refused");
+  assert.equal(run!.error, `the CLI's memory folders (up to ${memory}) hold more than 10000 entries: the sandbox cannot fingerprint each (what your own CLI reads into its prompt), so the launch is refused; clear out those memory folders`);
+  assert.equal(existsSync(join(cwd, "ran.txt")), false);
 });

@@ -192,10 +192,14 @@ function memoryEntries(dir: string, left: number): [string, string][] | null {
  */
 export function stateSeenAt(folders: readonly { folder: string; writes?: readonly string[]; bound: boolean }[], memory: readonly string[], limits: StateLimits = stateLimits): StateSeen {
   const seen: StateSeen = { folders: [], memory: [...memory], memoryFolders: folders.map((f) => f.folder), ids: [], files: {} };
+  const remember = (path: string) => {
+    const id = entryId(path);
+    if (id !== null) seen.ids.push(id);
+  };
   for (const f of folders) {
     if (!f.writes) continue;
     seen.folders.push({ folder: f.folder, writes: [...f.writes], bound: f.bound });
-    for (const name of names(f.folder, Number.MAX_SAFE_INTEGER)) seen.ids.push(entryId(join(f.folder, name)) ?? "");
+    for (const name of names(f.folder, Number.MAX_SAFE_INTEGER)) remember(join(f.folder, name));
   }
   let stars = 0;
   let inside = 0;
@@ -205,7 +209,7 @@ export function stateSeenAt(folders: readonly { folder: string; writes?: readonl
         stars += n;
         if (stars > limits.projects) throw new StateLimitError("projects", dir, limits.projects);
       };
-      const found = matched(f.folder, segmentsOf(pattern), (path) => (seen.ids.push(entryId(path) ?? ""), true), () => limits.projects - stars, took);
+      const found = matched(f.folder, segmentsOf(pattern), (path) => (remember(path), true), () => limits.projects - stars, took);
       for (const dir of found) {
         const entries = memoryEntries(dir, limits.memoryEntries - inside);
         if (entries === null) throw new StateLimitError("memoryEntries", dir, limits.memoryEntries);
@@ -228,41 +232,41 @@ export function mergeStateSeen(first: StateSeen, later: StateSeen): StateSeen {
 /**
  * After a sandboxed run: what it left in the state folders that the CLI (or the owner's own) would read and that was
  * not there at launch (`seen`), moved aside (`movePlantedAside`, the same names as for git): a new entry at the top of
- * a bound state folder whose name is not among its `writes`, or a new link there; in the memory folders every file new
- * or changed, a link on the way to them that is new, and a memory folder too big to compare (`limits.memoryEntries`)
- * whole. Never throws.
+ * a bound state folder whose name is not among its `writes`, or a new link there; a memory folder that is new (all it
+ * holds is the run's), whole, and in the others every file new or changed; a link on the way to them that is new; a
+ * memory folder with more entries than `limits.memoryEntries` (more than all of them held at launch), whole. No cap on
+ * the way (as planted.ts has none for gitlinks): what the run made is looked at whatever it costs. Never throws.
  */
 export function plantedState(seen: StateSeen, run: number, limits: StateLimits = stateLimits): Planted[] {
   const found: Planted[] = [];
   const ids = new Set(seen.ids);
+  // Gone meanwhile (null) is nothing to move.
+  const known = (path: string) => {
+    const id = entryId(path);
+    return id === null || ids.has(id);
+  };
   const aside = (path: string) => found.push(movePlantedAside(path, run));
   for (const f of seen.folders) {
     if (!f.bound) continue;
     for (const name of names(f.folder, Number.MAX_SAFE_INTEGER)) {
       const path = join(f.folder, name);
-      if (ids.has(entryId(path) ?? "")) continue;
-      if (!written(name, f.writes) || isLink(path)) aside(path);
+      if (!known(path) && (!written(name, f.writes) || isLink(path))) aside(path);
     }
   }
-  let inside = 0;
   for (const folder of seen.memoryFolders) {
     for (const pattern of seen.memory) {
       const segments = segmentsOf(pattern);
       // A link on the way that was not there leads anywhere (the agent's own folder, or the owner's files): moved aside
-      // itself, when the rest of the way is there behind it, and never followed.
+      // itself, when the rest of the way is there behind it, and never followed; a new memory folder whole.
       const onWay = (path: string, last: boolean) => {
-        if (!isLink(path) || ids.has(entryId(path) ?? "")) return true;
+        if (known(path) || (!last && !isLink(path))) return true;
         if (last || wayGoesOn(path, segments, folder)) aside(path);
         return false;
       };
       for (const dir of matched(folder, segments, onWay, () => Number.MAX_SAFE_INTEGER, () => {})) {
-        const entries = memoryEntries(dir, limits.memoryEntries - inside);
-        if (entries === null) {
-          aside(dir);
-          continue;
-        }
-        inside += entries.length;
-        for (const [path, fp] of entries) if (seen.files[path] !== fp) aside(path);
+        const entries = memoryEntries(dir, limits.memoryEntries);
+        if (entries === null) aside(dir);
+        else for (const [path, fp] of entries) if (seen.files[path] !== fp) aside(path);
       }
     }
   }
