@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
 import { sandboxKit } from "./sandbox-kit.js";
 import { asideOf, sandboxed } from "./steering-helpers.js";
-import { plantedState, stateLimits, stateLimitText, StateLimitError, stateSeenAt } from "../src/worker/state-planted.js";
+import { plantedRunNotice, plantedState, stateLimits, stateLimitText, StateLimitError, stateSeenAt } from "../src/worker/state-planted.js";
 import { claudeCodeWrites } from "../src/sdk/cli-state.js";
 
 const kit = sandboxKit();
@@ -216,4 +216,16 @@ test("issue 26 r13 F13-5: a launch whose Claude Code memory folders hold more th
   }, 30_000, "the launch refused");
   assert.equal(run!.error, `the CLI's memory folders (up to ${memory}) hold more than 10000 entries: the sandbox cannot fingerprint each (what your own CLI reads into its prompt), so the launch is refused; clear out those memory folders`);
   assert.equal(existsSync(join(cwd, "ran.txt")), false);
+});
+
+test("issue 26 r13: the run's notice names what both checks moved, git's first; its title says whose files they were (git, the agent CLI, both), in English and Chinese", () => {
+  const git = [{ path: "/p/.git/commondir", movedTo: "/p/.git/commondir.planted-run-2-0123456789abcdef", kind: "moved" as const }];
+  const state = [{ path: "/h/.claude/daemon.json", movedTo: "/h/.claude/daemon.json.planted-run-2-fedcba9876543210", kind: "moved" as const }];
+  const line = (p: { path: string; movedTo: string }) => `${p.path} → moved to ${p.movedTo} (move it back once you have read it)`;
+  assert.equal(plantedRunNotice([], [], "en"), null);
+  assert.deepEqual(plantedRunNotice(git, [], "en"), { title: "The agent wrote files your git would run", text: line(git[0]!) });
+  assert.deepEqual(plantedRunNotice([], state, "en"), { title: "The agent wrote files your agent CLI would run or read into its prompt", text: line(state[0]!) });
+  assert.deepEqual(plantedRunNotice(git, state, "en"), { title: "The agent wrote files your git or your agent CLI would run or read into its prompt", text: [line(git[0]!), line(state[0]!)].join("\n") });
+  assert.equal(plantedRunNotice([], state, "zh")?.title, "Agent 在 CLI 的状态目录里写了你的 CLI 会运行或读进提示词的文件");
+  assert.equal(plantedRunNotice(git, state, "zh")?.title, "Agent 写了你的 git 或 CLI 会运行或读进提示词的文件");
 });

@@ -14,10 +14,10 @@
  * `projects/<cwd>/memory/MEMORY.md`, which runs do not read (`claudeLaunchEnv`) but the owner's own Claude Code reads
  * into its prompt: a run wrote standing instructions for the owner's assistant. Every file below the folders a plugin
  * names as its CLI's memory (`AgentState.memory`) is fingerprinted at launch (path → device, inode, size, mtime,
- * ctime: a write or `touch -d` changes the ctime), and after the run each one new or changed is moved aside; a link on
- * the way there (`projects/<x>`, `memory`) that was not there is moved aside itself, never followed. The look at
- * launch is bounded (`StateLimits`): past a limit the launch is refused, never watched in part; after the run a memory
- * folder too big to compare within the limit is moved aside whole.
+ * ctime: a write or `touch -d` changes the ctime), and after the run each one new or changed is moved aside, a memory
+ * folder that was not there whole; a link on the way there (`projects/<x>`, `memory`) that was not there is moved
+ * aside itself, never followed. The look at launch is bounded (`StateLimits`): past a limit the launch is refused,
+ * never watched in part; after the run a memory folder too big to compare within the limit is moved aside whole.
  *
  * What the owner's own CLI writes there meanwhile (their Claude Code's auto memory during a run, a top entry a newer
  * CLI makes) cannot be told from the agent's (the same user) and is moved aside too, and named (SECURITY.md).
