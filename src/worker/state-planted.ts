@@ -157,7 +157,7 @@ function segmentsOf(pattern: string): string[] {
 }
 
 /**
- * The entries inside memory folder `dir` (not following links), folders first-seen order: `[path, fingerprint]` of each
+ * The entries inside memory folder `dir` (not following links), in the order walked: `[path, fingerprint]` of each
  * that is not a folder; null when there are more than `left` entries (files and folders).
  */
 function memoryEntries(dir: string, left: number): [string, string][] | null {
