@@ -13,7 +13,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { hubFixture, baseRules, tempDir, until, type Fixture } from "./helpers.js";
 import { sandboxKit } from "./sandbox-kit.js";
 import { agentBin, agentEnv, agentsMissing } from "./real-agents.js";
@@ -82,7 +82,7 @@ async function doneRuns(fx: Fixture, rule: string, n: number): Promise<State["ru
  * Rule A plants with `cli`'s command line (and replaces: `replace`), rule B runs `bProgram` with GH_TOKEN, then A runs again. Returns what A
  * tried, what A's second run saw of the loot, B's summary.
  */
-async function crossRule(cli: "claude" | "codex", dir: string, bProgram: string, plants: (cwdA: string) => [string, string][], lootFile: string, replace: [string, string, string][] = []): Promise<{ tried: Record<string, string>; lootSeen: string; b: string; aSummary: string }> {
+async function crossRule(cli: "claude" | "codex", dir: string, bProgram: string, plants: (cwdA: string) => [string, string][], lootFile: string, replace: [string, string, string][] = []): Promise<{ tried: Record<string, string>; lootSeen: string; b: string; aSummary: string; notices: { rule: string; text: string }[] }> {
   const cwdA = join(dir, "projA");
   const cwdB = join(dir, "projB");
   mkdirSync(cwdA, { recursive: true });
@@ -111,7 +111,10 @@ async function crossRule(cli: "claude" | "codex", dir: string, bProgram: string,
   const [b] = await doneRuns(fx, "b", 1);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "a2", type: "alert.y" });
   const [a2] = await doneRuns(fx, "a", 2);
-  return { tried, lootSeen: readFileSync(join(cwdA, "loot-seen.txt"), "utf8"), b: `${b!.state}: ${b!.summary}`, aSummary: a2!.summary ?? "" };
+  // The worker's notices (what the checks after each run moved aside), by the rule of their run.
+  const st = await fx.state();
+  const notices = st.cards.filter((c) => c.kind === "notice").map((c) => ({ rule: st.runs.find((r) => r.id === c.run)?.rule ?? "", text: c.text }));
+  return { tried, lootSeen: readFileSync(join(cwdA, "loot-seen.txt"), "utf8"), b: `${b!.state}: ${b!.summary}`, aSummary: a2!.summary ?? "", notices };
 }
 
 /** A hook command that appends the event, the cwd and GH_TOKEN to `loot`. */
@@ -168,6 +171,12 @@ for (const where of ["CLAUDE_CONFIG_DIR", "~/.claude"] as const) {
       ...Object.fromEntries(data.map(([p]) => [p, "written"])),
     });
     // Made when missing, as found: settings `{}`, memory empty, folders empty; the owner's own settings unchanged.
+    // Round 13, F13-5: the auto memory A wrote is moved aside after each of its runs (the owner's Claude Code would
+    // read it), and named; the real Claude Code's own writes in B's run leave nothing to move.
+    const memory = dirname(data[data.length - 1]![0]); // a new memory folder: moved whole
+    const shown = where === "CLAUDE_CONFIG_DIR" ? memory.replace(state, "[redacted]") : memory;
+    assert.deepEqual(out.notices.map((n) => [n.rule, n.text.replace(/-[0-9a-f]{16} /, "-<hex> ")]), [1, 3].map((run) => ["a", `${shown} → moved to ${shown}.planted-run-${run}-<hex> (move it back once you have read it)`]));
+    assert.equal(existsSync(memory), false);
     assert.equal(readFileSync(join(state, "settings.local.json"), "utf8"), "{}\n");
     assert.equal(readFileSync(join(state, "CLAUDE.md"), "utf8"), "");
     assert.match(readFileSync(join(state, "settings.json"), "utf8"), /^\{"statusLine"/);

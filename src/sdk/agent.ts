@@ -177,6 +177,15 @@ export interface AgentState {
    * folder is a skeleton, or the entry is a link or not a folder, it is not bound at all.
    */
   private?: string[];
+  /**
+   * Folders inside the state folders (relative; `*` stands for any one name) whose files the CLI reads into its
+   * prompt as standing instructions, and which lie inside an entry of `writes` (Claude Code's auto memory,
+   * `projects/*\/memory/`): each file there is fingerprinted at launch, and after the run one new or changed is moved
+   * aside and named in the run's notice (issue 26 round 13, F13-5: the owner's own CLI would read what a run wrote
+   * there; src/worker/state-planted.ts). A state folder holding more than src/worker/state-planted.ts `stateLimits`
+   * allows refuses the launch.
+   */
+  memory?: string[];
 }
 
 /**

@@ -87,14 +87,22 @@ export const claudeCodePrivate = ["shell-snapshots/", "session-env/"] as const;
 export const codexPrivate = ["shell_snapshots/", "tmp/"] as const;
 
 /**
+ * Where Claude Code keeps its auto memory in its config folder (`AgentState.memory`; issue 26 round 13, F13-5):
+ * `projects/<cwd, each other character a '-'>/memory/` (`MEMORY.md` and the topic files it names). Runs do not read it
+ * (`claudeLaunchEnv`), but the owner's own Claude Code does, into its prompt; `projects/` holds the sessions, so it
+ * stays writable, and what a run leaves there is moved aside after it.
+ */
+export const claudeCodeMemory = ["projects/*/memory/"] as const;
+
+/**
  * Claude Code's state: `CLAUDE_CONFIG_DIR` (its `.claude.json` inside), else `~/.claude` and `~/.claude.json`; the
- * `.claude.json` file and `claudeCodeSteering` read-only, and all but `claudeCodeWrites`; `claudeCodePrivate` the run's own. 2.1.332 replaces `.claude.json` through a temporary file
+ * `.claude.json` file and `claudeCodeSteering` read-only, and all but `claudeCodeWrites`; `claudeCodePrivate` the run's own; `claudeCodeMemory` checked after each run. 2.1.332 replaces `.claude.json` through a temporary file
  * beside it, which fails quietly where it is read-only, and print mode works on.
  */
 export function claudeCodeState(env: Readonly<Record<string, string>>): AgentState {
   const dir = env.CLAUDE_CONFIG_DIR || "~/.claude";
   const config = env.CLAUDE_CONFIG_DIR ? join(dir, ".claude.json") : "~/.claude.json";
-  return { folders: [dir], readOnly: [config, ...claudeCodeSteering.map((p) => join(dir, p))], writes: [...claudeCodeWrites], private: [...claudeCodePrivate] };
+  return { folders: [dir], readOnly: [config, ...claudeCodeSteering.map((p) => join(dir, p))], writes: [...claudeCodeWrites], private: [...claudeCodePrivate], memory: [...claudeCodeMemory] };
 }
 
 /**

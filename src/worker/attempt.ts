@@ -26,7 +26,8 @@ import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
-import { plantedNotice, plantedSteering } from "./planted.js";
+import { plantedSteering, type Planted } from "./planted.js";
+import { mergeStateSeen, plantedRunNotice, plantedState, type StateSeen } from "./state-planted.js";
 import type { Seen } from "./steering.js";
 import { neutralise, redact, relayed } from "../kernel/text.js";
 import { sessionLinkPattern } from "../protocol/patterns.js";
@@ -96,14 +97,20 @@ export class Attempt {
 
   /** What the launches' sandboxes guarded in the folders the agent writes (steering.ts), looked at when the run ends. */
   private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen } | null = null;
+  /** What the launches saw of the CLI's state folders (state-planted.ts), looked at when the run ends; what that found. */
+  private stateWatched: StateSeen | null = null;
+  private stateFound: Planted[] | null = null;
 
   /**
    * Reports the result with the run's secrets replaced in every text of it; first moves aside what the agent planted
-   * for the owner's git that no sandbox mount could refuse (steering.ts `plantedSteering`), saying so in a notice.
+   * for the owner's git that no sandbox mount could refuse (steering.ts `plantedSteering`) and what it left new in its
+   * CLI's state (state-planted.ts `plantedState`), saying so in a notice.
    */
   private submit(body: Result): Promise<void> {
     const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run) : [];
-    const notice = plantedNotice(planted, this.host.lang);
+    // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again.
+    this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, this.job.run) : [];
+    const notice = plantedRunNotice(planted, this.stateFound, this.host.lang);
     if (notice) body = { ...body, notice: [notice, ...(body.notice ?? [])].slice(0, receiptItemsMax) };
     return this.host.submit(this.job, this.dir, redactedDeep(body, this.secrets), notice ? [redactedDeep(notice, this.secrets)] : []);
   }
@@ -281,7 +288,7 @@ export class Attempt {
     mkdirSync(ldir, { recursive: true, mode: 0o700 });
     let argv: string[];
     let env: Record<string, string>;
-    let sandbox: { plan: SandboxPlan | null } | { error: string };
+    let sandbox: ReturnType<typeof launchSandbox>;
     try {
       const extra = plugin.env?.(turn) ?? {};
       const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
@@ -292,6 +299,7 @@ export class Attempt {
       const watch = sandbox.plan?.watch;
       // What was guarded before the run's first launch: a later launch guards what the first one planted.
       if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen };
+      if (sandbox.stateSeen) this.stateWatched = this.stateWatched ? mergeStateSeen(this.stateWatched, sandbox.stateSeen) : sandbox.stateSeen;
       // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
       argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });
     } catch (e) {

@@ -18,6 +18,7 @@ import { createNewFile } from "./files.js";
 import { executableParts, GuardLimitError, guardLimitText, noneSeen, type Guarded } from "./steering.js";
 import { homeView, runtimeView, showProgram } from "./home-view.js";
 import { stateView } from "./state-steering.js";
+import { StateLimitError, stateLimitText, stateSeenAt, type StateSeen } from "./state-planted.js";
 
 /**
  * The sandbox around a launch as its plugin is told (`Turn.sandbox`): `none` without one; `closed` when the worker
@@ -68,10 +69,12 @@ export interface SandboxWorker {
  * temporary folders (TMPDIR=/tmp in `env`), the plugin's state and the agent's `writable` (the cwd stays read-only for `access: "read"`); the agent's `devices` passed through. None when the agent
  * says `"sandbox": false` or bubblewrap cannot run here (said once in the log). Refused, saying why: a cwd inside
  * the worker's home (it cannot be hidden and shown at once), a cwd that holds the hub user's home or lies in a
- * read-only folder, a `writable` entry that is missing or lies in such places, a device the sandbox does not pass.
+ * read-only folder, a `writable` entry that is missing or lies in such places, a device the sandbox does not pass, a
+ * folder too big to guard (steering.ts `GuardLimits`) or a CLI state whose memory is too big to fingerprint
+ * (state-planted.ts `StateLimits`). `stateSeen`: what the check after the run compares the CLI's state with.
  * @throws what the plugin's `state` throws.
  */
-export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugin: AgentPlugin, env: Record<string, string>): { plan: SandboxPlan | null } | { error: string } {
+export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugin: AgentPlugin, env: Record<string, string>): { plan: SandboxPlan | null; stateSeen?: StateSeen } | { error: string } {
   if (job.agent.sandbox === false) return { plan: null };
   const here = sandboxHere(process.platform, process.env.PATH ?? "", worker.lang);
   if ("off" in here) {
@@ -156,6 +159,14 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // What steers the CLI stays read-only at its own place; a folder where such a part is a link is a skeleton (F4).
   const steering = stateView((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders, env, state.writes, state.private);
   const stateTargets = steering.targets.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
+  // What the run then finds new at the state's tops and in the CLI's memory is moved aside after it (round 13).
+  let stateSeen: StateSeen;
+  try {
+    stateSeen = stateSeenAt(stateFolders.map((folder) => ({ folder, writes: state.writes, bound: !steering.skeletons.includes(folder) })), state.memory ?? []);
+  } catch (e) {
+    if (e instanceof StateLimitError) return { error: stateLimitText(lang, e) };
+    throw e;
+  }
   writable.splice(0, writable.length, ...writable.filter((w) => !steering.skeletons.includes(w)), ...steering.writable);
   // The temporary folders are the sandbox's own (sandboxArgv: an empty /tmp and /var/tmp per launch; issue 26 round
   // 2, finding 9): a temporary folder named by the environment is /tmp there.
@@ -210,6 +221,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const view = homeView(homes, homes.includes(cwd) ? cwd : null, env, declared, job.agent.readable ?? []);
   const homeRead = view.read.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
   return {
+    stateSeen,
     plan: {
       bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
       readOnlyParents,

@@ -1,0 +1,291 @@
+/**
+ * The check after a sandboxed run of what it left in its CLI's state folders (issue 26 round 13, F13-2, F13-5), the
+ * state's counterpart of planted.ts.
+ *
+ * F13-2: the entries at the top of a state folder that the CLI does not write (`AgentState.writes`) are read-only in
+ * the sandbox only when they exist at launch (state-steering.ts); a run created new ones that persisted on the host
+ * and that the CLIs act on — Codex's `.env` (every later Codex sourced its `BASH_ENV=`), Claude Code's `daemon.json`,
+ * `jobs/`, `daemon/`, a script `r13-newfile.sh`. The top of each state folder bound writable is recorded at launch
+ * (each entry by its identity: git-read.ts `entryId`), and after the run every entry there that was not, whose name
+ * is not among `writes` — or that is a link, whatever its name: no CLI makes one there — is moved aside. Where a
+ * state folder is a skeleton in every launch, a new entry stayed in the sandbox: nothing to look at.
+ *
+ * F13-5: `projects/` of Claude Code's state is writable (its sessions) and holds its auto memory,
+ * `projects/<cwd>/memory/MEMORY.md`, which runs do not read (`claudeLaunchEnv`) but the owner's own Claude Code reads
+ * into its prompt: a run wrote standing instructions for the owner's assistant. Every file below the folders a plugin
+ * names as its CLI's memory (`AgentState.memory`) is fingerprinted at launch (path → device, inode, size, mtime,
+ * ctime: a write or `touch -d` changes the ctime), and after the run each one new or changed is moved aside, a memory
+ * folder that was not there whole; a link on the way there (`projects/<x>`, `memory`) that was not there is moved
+ * aside itself, never followed. The look at launch is bounded (`StateLimits`): past a limit the launch is refused,
+ * never watched in part; after the run a memory folder too big to compare within the limit is moved aside whole.
+ *
+ * What the owner's own CLI writes there meanwhile (their Claude Code's auto memory during a run, a top entry a newer
+ * CLI makes) cannot be told from the agent's (the same user) and is moved aside too, and named (SECURITY.md).
+ */
+import { lstatSync, opendirSync, readlinkSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Notice } from "../protocol/schema.js";
+import { t, type Lang } from "../i18n/messages.js";
+import { entryId } from "./git-read.js";
+import { movePlantedAside, plantedNotice, type Planted } from "./planted.js";
+import { written } from "./state-steering.js";
+
+/** How much of the state folders is looked at before a launch; past either the launch is refused (`StateLimitError`). */
+export interface StateLimits {
+  /** Entries a `*` of a memory pattern matches, all state folders together (Claude Code: the project folders in `projects/`). */
+  projects: number;
+  /** Entries inside the memory folders (files and folders, at any depth), all together. */
+  memoryEntries: number;
+}
+/** The limits of every launch. */
+export const stateLimits: StateLimits = { projects: 100_000, memoryEntries: 10_000 };
+
+/** The state's memory folders could not be fingerprinted within a limit (`kind`) below `folder`: the launch is refused. */
+export class StateLimitError extends Error {
+  constructor(readonly kind: keyof StateLimits, readonly folder: string, readonly limit: number) {
+    super(`${kind}: ${folder} (${limit})`);
+  }
+}
+
+/** Why a launch is refused for `e`, in `lang` (the folder, the limit, what to do). */
+export function stateLimitText(lang: Lang, e: StateLimitError): string {
+  return t(lang, `sandbox.stateLimit.${e.kind}`, { folder: e.folder, limit: String(e.limit) });
+}
+
+/** One state folder as a launch showed it. */
+export interface StateFolderSeen {
+  /** Its real path. */
+  folder: string;
+  /** What the CLI writes at its top (`AgentState.writes`). */
+  writes: string[];
+  /** Whether a launch bound it writable as it is (not a skeleton: state-steering.ts), so that the run could add entries at its top. */
+  bound: boolean;
+}
+
+/** What a launch saw of the state folders, for the check after the run (`plantedState`). */
+export interface StateSeen {
+  /** The state folders whose top is checked (those with `writes`). */
+  folders: StateFolderSeen[];
+  /** The memory patterns (`AgentState.memory`: relative to each state folder, `*` one name). */
+  memory: string[];
+  /** The memory patterns' state folders (real paths). */
+  memoryFolders: string[];
+  /** The identity (`entryId`) of each entry at the state folders' tops and on the way to the memory folders. */
+  ids: string[];
+  /** Each entry inside the memory folders but folders: path → its fingerprint (`fingerprint`). */
+  files: Record<string, string>;
+}
+
+/** Who an entry is and what it holds as far as a write would change it (device, inode, size, mtime, ctime, kind), or null when gone. */
+function fingerprint(path: string): string | null {
+  try {
+    const s = lstatSync(path);
+    const kind = s.isSymbolicLink() ? `link:${readlinkSync(path)}` : s.isDirectory() ? "dir" : s.isFile() ? "file" : "other";
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}:${kind}`;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `path` is a link (false when gone). */
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `path` leads to a folder (through links, as the CLI reads it). */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The names in folder `dir` ([] when it cannot be read), sorted (the notice names them in a stable order), read one
+ * by one: past `left` names (then `left + 1` are returned) the rest is not read, so that a huge folder costs no more
+ * than the limit.
+ */
+function names(dir: string, left: number): string[] {
+  const out: string[] = [];
+  let d;
+  try {
+    d = opendirSync(dir);
+  } catch {
+    return out;
+  }
+  try {
+    for (let e = d.readSync(); e !== null && out.length <= left; e = d.readSync()) out.push(e.name);
+  } catch {
+    // gone meanwhile: what was read
+  } finally {
+    d.closeSync();
+  }
+  return out.sort();
+}
+
+/**
+ * The paths below `folder` that a memory pattern's segments match. `onWay` is called for each entry on the way there
+ * (`last`: the pattern's last segment); false stops there (a link not seen before the run). `left()` says how many more
+ * names a `*` may read, `took(n, dir)` is told how many it read in `dir` (it may throw).
+ */
+function matched(folder: string, segments: readonly string[], onWay: (path: string, last: boolean) => boolean, left: () => number, took: (n: number, dir: string) => void): string[] {
+  let at = [folder];
+  segments.forEach((seg, i) => {
+    const next: string[] = [];
+    for (const dir of at) {
+      if (!isFolder(dir)) continue;
+      const here = seg === "*" ? names(dir, left()) : [seg];
+      if (seg === "*") took(here.length, dir);
+      for (const name of here) {
+        const path = join(dir, name);
+        if (fingerprint(path) !== null && onWay(path, i === segments.length - 1)) next.push(path);
+      }
+    }
+    at = next;
+  });
+  return at;
+}
+
+/** The segments of a memory pattern (`projects/*\/memory/` → projects, *, memory). */
+function segmentsOf(pattern: string): string[] {
+  return pattern.split("/").filter((s) => s !== "" && s !== ".");
+}
+
+/**
+ * The entries inside memory folder `dir` (not following links), in the order walked: `[path, fingerprint]` of each
+ * that is not a folder; null when there are more than `left` entries (files and folders).
+ */
+function memoryEntries(dir: string, left: number): [string, string][] | null {
+  if (!isFolder(dir)) {
+    const fp = fingerprint(dir);
+    return fp === null ? [] : [[dir, fp]];
+  }
+  const out: [string, string][] = [];
+  const queue = [dir];
+  let count = 0;
+  while (queue.length > 0) {
+    const d = queue.pop()!;
+    for (const name of names(d, left - count)) {
+      if (++count > left) return null;
+      const path = join(d, name);
+      const fp = fingerprint(path);
+      if (fp === null) continue;
+      if (fp.endsWith(":dir")) queue.push(path);
+      else out.push([path, fp]);
+    }
+  }
+  return out;
+}
+
+/**
+ * What a launch sees of the state folders before the run (see the module): the entries at each top, the way to the
+ * memory folders and a fingerprint of each file in them. Call it after the steering parts are made (state-steering.ts
+ * `stateView`), so that those count as there.
+ * @param folders the state folders (real paths), with what their CLI writes at the top (none: the top is not checked) and whether the launch binds them as they are
+ * @param memory the memory patterns (`AgentState.memory`), looked for in each state folder
+ * @throws StateLimitError past `limits`: the launch is refused.
+ */
+export function stateSeenAt(folders: readonly { folder: string; writes?: readonly string[]; bound: boolean }[], memory: readonly string[], limits: StateLimits = stateLimits): StateSeen {
+  const seen: StateSeen = { folders: [], memory: [...memory], memoryFolders: folders.map((f) => f.folder), ids: [], files: {} };
+  const remember = (path: string) => {
+    const id = entryId(path);
+    if (id !== null) seen.ids.push(id);
+  };
+  for (const f of folders) {
+    if (!f.writes) continue;
+    seen.folders.push({ folder: f.folder, writes: [...f.writes], bound: f.bound });
+    for (const name of names(f.folder, Number.MAX_SAFE_INTEGER)) remember(join(f.folder, name));
+  }
+  let stars = 0;
+  let inside = 0;
+  for (const f of folders) {
+    for (const pattern of memory) {
+      const took = (n: number, dir: string) => {
+        stars += n;
+        if (stars > limits.projects) throw new StateLimitError("projects", dir, limits.projects);
+      };
+      const found = matched(f.folder, segmentsOf(pattern), (path) => (remember(path), true), () => limits.projects - stars, took);
+      for (const dir of found) {
+        const entries = memoryEntries(dir, limits.memoryEntries - inside);
+        if (entries === null) throw new StateLimitError("memoryEntries", dir, limits.memoryEntries);
+        inside += entries.length;
+        for (const [path, fp] of entries) seen.files[path] = fp;
+      }
+    }
+  }
+  return seen;
+}
+
+/**
+ * `first` (what the run's first launch saw: the baseline) with a later launch's `later`: a state folder counts as
+ * bound when any launch bound it (a run can make a folder a skeleton for the next launch, or the other way round).
+ */
+export function mergeStateSeen(first: StateSeen, later: StateSeen): StateSeen {
+  return { ...first, folders: first.folders.map((f) => ({ ...f, bound: f.bound || later.folders.some((l) => l.folder === f.folder && l.bound) })) };
+}
+
+/**
+ * After a sandboxed run: what it left in the state folders that the CLI (or the owner's own) would read and that was
+ * not there at launch (`seen`), moved aside (`movePlantedAside`, the same names as for git): a new entry at the top of
+ * a bound state folder whose name is not among its `writes`, or a new link there; a memory folder that is new (all it
+ * holds is the run's), whole, and in the others every file new or changed; a link on the way to them that is new; a
+ * memory folder with more entries than `limits.memoryEntries` (more than all of them held at launch), whole. No cap on
+ * the way (as planted.ts has none for gitlinks): what the run made is looked at whatever it costs. Never throws.
+ */
+export function plantedState(seen: StateSeen, run: number, limits: StateLimits = stateLimits): Planted[] {
+  const found: Planted[] = [];
+  const ids = new Set(seen.ids);
+  // Gone meanwhile (null) is nothing to move.
+  const known = (path: string) => {
+    const id = entryId(path);
+    return id === null || ids.has(id);
+  };
+  const aside = (path: string) => found.push(movePlantedAside(path, run));
+  for (const f of seen.folders) {
+    if (!f.bound) continue;
+    for (const name of names(f.folder, Number.MAX_SAFE_INTEGER)) {
+      const path = join(f.folder, name);
+      if (!known(path) && (!written(name, f.writes) || isLink(path))) aside(path);
+    }
+  }
+  for (const folder of seen.memoryFolders) {
+    for (const pattern of seen.memory) {
+      const segments = segmentsOf(pattern);
+      // A link on the way that was not there leads anywhere (the agent's own folder, or the owner's files): moved aside
+      // itself, when the rest of the way is there behind it, and never followed; a new memory folder whole.
+      const onWay = (path: string, last: boolean) => {
+        if (known(path) || (!last && !isLink(path))) return true;
+        if (last || wayGoesOn(path, segments, folder)) aside(path);
+        return false;
+      };
+      for (const dir of matched(folder, segments, onWay, () => Number.MAX_SAFE_INTEGER, () => {})) {
+        const entries = memoryEntries(dir, limits.memoryEntries);
+        if (entries === null) aside(dir);
+        else for (const [path, fp] of entries) if (seen.files[path] !== fp) aside(path);
+      }
+    }
+  }
+  return found;
+}
+
+/** Whether behind the link `path` (matched by some of `segments` below `folder`) the rest of the pattern's way begins. */
+function wayGoesOn(path: string, segments: readonly string[], folder: string): boolean {
+  const depth = path.slice(folder.length + 1).split("/").length;
+  const rest = segments.slice(depth);
+  return rest.length === 0 || rest[0] === "*" ? isFolder(path) : fingerprint(join(path, rest[0]!)) !== null;
+}
+
+/**
+ * The run's notice of what the checks after it moved aside (planted.ts `plantedNotice`'s lines): `git` from
+ * `plantedSteering`, `state` from `plantedState`; its title says whose files they were. Null when both found nothing.
+ */
+export function plantedRunNotice(git: readonly Planted[], state: readonly Planted[], lang: Lang): Notice | null {
+  const notice = plantedNotice([...git, ...state], lang);
+  if (!notice || state.length === 0) return notice;
+  return { ...notice, title: t(lang, git.length > 0 ? "sandbox.planted.titleBoth" : "sandbox.planted.titleState") };
+}
