@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync, execFileSync, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync, existsSync, rmSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { engine, tempDir, until } from "./helpers.js";
+import { endAgentsIn, engine, tempDir, until } from "./helpers.js";
 import type { State } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
@@ -17,14 +17,10 @@ const dir = tempDir("aa-e2e-");
 const env = { ...process.env, AGENT_AUTOLOOP_HOME: dir, AGENT_AUTOLOOP_LANG: "en", DISPLAY: "", WAYLAND_DISPLAY: "" };
 const children: ChildProcess[] = [];
 
-after(() => {
+after(async () => {
   for (const c of children) c.kill("SIGKILL");
   // agents started by the killed hub's worker run under their own supervisors: end them too
-  try {
-    execFileSync("pkill", ["-f", dir]);
-  } catch {
-    // none left
-  }
+  await endAgentsIn(dir);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -3,9 +3,9 @@
  * and a small HTTP helper. Nothing here is a mock: the hub is the product's own `startServe`.
  */
 import { createServer } from "node:net";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { homePaths, newKey, readMasterKey, writeFileAtomic, type Config, type Home } from "../src/host/home.js";
@@ -15,8 +15,26 @@ import { checkResponse } from "../src/protocol/response-check.js";
 import { afterEach, beforeEach } from "node:test";
 import type { Fact, State } from "../src/protocol/responses.js";
 import { render, saidFromWire } from "../src/i18n/messages.js";
+import { stopGroup } from "../src/worker/supervise.js";
 
 export const engine = join(import.meta.dirname, "..");
+
+/**
+ * Ends the agents a killed hub's worker left running under their own supervisors in the folder `dir` (a hub's home):
+ * each launch folder below it with a `pid.json` has its agent's group stopped as the worker stops it (`stopGroup`),
+ * after which its supervisor records the end and exits. Never `pkill -f <dir>`: that matched every process whose
+ * command line merely names the folder — another test's sandbox, whose bubblewrap arguments hide every known home of
+ * the engine (seen in full runs: worker.test.ts's agents ended by a SIGTERM from workflows.test.ts's clean-up).
+ */
+export async function endAgentsIn(dir: string): Promise<void> {
+  let files: string[];
+  try {
+    files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => basename(f) === "pid.json");
+  } catch {
+    return; // gone already
+  }
+  await Promise.all(files.map((f) => stopGroup(dirname(join(dir, f)), 2_000)));
+}
 
 /**
  * Why a test that needs the engine outside /tmp cannot run here, or false. A plugin's sandbox has its own /tmp, and

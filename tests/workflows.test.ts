@@ -14,10 +14,9 @@
  */
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { engine, makeHome, serveProcess, streamFacts, until, type Keys, type ServeProcess, freePort } from "./helpers.js";
+import { endAgentsIn, engine, makeHome, serveProcess, streamFacts, until, type Keys, type ServeProcess, freePort } from "./helpers.js";
 import { factRows } from "./tool-calls-helpers.js";
 import { newKey, type Home } from "../src/host/home.js";
 import { timeline } from "../src/cli/why.js";
@@ -30,11 +29,7 @@ const serves: ServeProcess[] = [];
 after(async () => {
   for (const s of serves) s.child.kill("SIGKILL");
   for (const dir of homes) {
-    try {
-      execFileSync("pkill", ["-f", dir]); // agents left under their own supervisors by a killed hub
-    } catch {
-      // none left
-    }
+    await endAgentsIn(dir); // agents left under their own supervisors by a killed hub
     rmSync(dir, { recursive: true, force: true });
   }
 });
