@@ -225,10 +225,10 @@ test("a plugin whose read() throws: the agent keeps running to its end, then the
     read() { throw new Error("cannot read this output"); },
   };`);
   const run = await firstFailure(fx);
-  // Seen twice in full runs (not again in 12 runs under load): the run failed 0.9 s after its claim, the marker absent,
-  // the agent ended by a SIGTERM no part of this test sent — most likely a stop of another test's group whose number
-  // this agent had taken (pid_max 32,768), which stale-groups.test.ts now keeps from happening. The launch's exit
-  // record and stderr say next time how the process ended.
+  // Seen in three full runs: the agent ended by a SIGTERM 0.6–0.9 s after its claim. It was workflows.test.ts's
+  // clean-up, `pkill -f <its home>`, which matched this agent's bubblewrap (whose arguments hide every known home);
+  // the clean-ups now end only their own agents (helpers.ts endAgentsIn). The launch's exit record and stderr say how
+  // the process ended, should it happen again.
   const launch = join(fx.home.worker, "runs", "1-1", "1");
   const stderr = existsSync(join(launch, "stderr")) ? readFileSync(join(launch, "stderr"), "utf8").slice(0, 2000) : null;
   assert.equal(existsSync(marker) && readFileSync(marker, "utf8"), "yes", `the process ran to its end (run: ${JSON.stringify(run)}, exit: ${JSON.stringify(readExit(launch))}, stderr: ${stderr})`);
