@@ -11,13 +11,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlink
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
-import { asideOf, leakFolder, owner, ownerRepo, ownerRepoWithHooks, removed, runAgent, sandboxed, setEnv, tryFn } from "./steering-helpers.js";
+import { asideOf, leakFolder, owner, ownerRepo, ownerRepoWithHooks, removed, runAgent, sandboxed, plantHook, plantMonitor, setEnv, tryFn } from "./steering-helpers.js";
 import { pinnedFolders } from "../src/worker/mount-pins.js";
 
-/** Shell: write an executable hook at `path` that copies the master key to `leak`/`name`. */
-const plantHook = (path: string, leak: string, name: string) => `printf "#!/bin/sh\\ncp \\$AA_MASTER ${leak}/${name}\\n" > ${path} && chmod +x ${path}`;
-/** Shell: append a `core.fsmonitor` copying the master key to `leak`/`name` to the configuration file `path`. */
-const plantMonitor = (path: string, leak: string, name: string) => `printf "[core]\\n\\tfsmonitor = \\"cp \\$AA_MASTER ${leak}/${name}; echo\\"\\n" >> ${path}`;
 /** The agent's commit, as its own identity. */
 const agentGit = "git -c user.name=a -c user.email=a@example.com";
 

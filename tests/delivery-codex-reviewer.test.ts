@@ -41,7 +41,9 @@ test("the Codex reviewer reads only the snapshot (changes.diff, review-guide.md)
   // first the model lists the folder and reads the diff with Codex's shell tool; then it answers from what it read
   const model = await startFakeModel((turn): Reply => {
     seen.push(turn);
-    if (turn.toolResult === null) return { tool: "exec_command", input: { cmd: "ls -A; cat changes.diff review-guide.md" } };
+    // 2>&1: cat's complaint about a missing guide follows what it printed (two pipes arrive in any order: a full run
+    // once saw the complaint first)
+    if (turn.toolResult === null) return { tool: "exec_command", input: { cmd: "ls -A; cat changes.diff review-guide.md 2>&1" } };
     // the diff reaches the model on Codex's standard input, whatever its shell can do
     const bad = turn.allUser.includes("<stdin>\ndiff --git a/src/app.ts b/src/app.ts\n+export const answer = 42; // FIXME\n");
     return { text: JSON.stringify(bad ? { verdict: "findings", findings: "src/app.ts: a FIXME is left in" } : { verdict: "passed", findings: "" }) };

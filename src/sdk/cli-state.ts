@@ -53,6 +53,9 @@ export const claudeCodeWrites = [
   "projects/", "sessions/", "session-env/", "shell-snapshots/", "todos/", "tasks/", "plans/", "file-history/", "debug/",
   "logs/", "cache/", "paste-cache/", "image-cache/", "statsig/", "telemetry/", "usage-data/",
   "history.jsonl", "stats-cache.json", ".credentials.json", ".claude.json.tmp.*",
+  // Markers of its periodic clean-up: `.last-cleanup` written by a real run with a tool plugin (a full run's notice
+  // named it, state-planted.ts); `.last-complete-round` beside it in the 2.1.332 binary.
+  ".last-cleanup", ".last-complete-round",
 ] as const;
 
 /**

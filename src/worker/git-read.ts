@@ -6,11 +6,11 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { realPathOr, within } from "../common/file-checks.js";
 
-/** How deep a configuration's `include.path` is followed. */
-const includeDepthMax = 3;
+/** How deep a configuration's `include.path` is followed: as deep as git follows (its MAX_INCLUDE_DEPTH, 10; F14-4). */
+const includeDepthMax = 10;
 /** How long reading one repository's index (or one configuration file) with git may take, in ms. */
 export const gitReadTimeoutMs = 10_000;
 /** How many bytes of `git ls-files --stage -z` output are read at most (an index of millions of entries is more). */
@@ -171,14 +171,35 @@ export function globalConfigNamed(): { includes: string[]; hooks: string[] } {
   return { includes: [...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)) };
 }
 
-/** Where the link `path` leads (its real path, or its target's when that is missing); null when it is no link. */
+/**
+ * Where `path` really lies when a link leads there — the file itself a link (its real path, or its target's when that
+ * is missing), or a folder on its way (`~/.config/git -> ~/dotfiles/git`, with or without the file: F14-6); null when
+ * no link is on the way.
+ */
 function linkTarget(path: string): string | null {
   try {
-    if (!lstatSync(path).isSymbolicLink()) return null;
-    const real = realPathOr(path, null);
-    return real ?? resolve(dirname(path), readlinkSync(path));
+    if (lstatSync(path).isSymbolicLink()) return realPathOr(path, null) ?? resolve(dirname(path), readlinkSync(path));
   } catch {
-    return null;
+    // missing: its folder may be a link
+  }
+  const parent = realPathOr(dirname(path), null);
+  return parent !== null && parent !== dirname(path) ? join(parent, basename(path)) : null;
+}
+
+/**
+ * A configuration path as git expands it: `~/…` from HOME, `~user/…` from that user's home in /etc/passwd (F14-4:
+ * `path = ~dd/p14/.gitconfig-id` was read as a relative path); anything else as written.
+ */
+function expandUserPath(raw: string, home: string): string {
+  if (raw === "~" || raw.startsWith("~/")) return join(home, raw.slice(1));
+  const m = /^~([a-z_][a-z0-9_.-]*[$]?)(\/.*)?$/i.exec(raw);
+  if (!m) return raw;
+  const user = m[1]!;
+  try {
+    const entry = readFileSync("/etc/passwd", "utf8").split("\n").map((l) => l.split(":")).find((f) => f[0] === user);
+    return entry?.[5] ? join(entry[5], m[2] ?? "") : raw;
+  } catch {
+    return raw;
   }
 }
 
@@ -214,7 +235,7 @@ function configReader(tree: string | null) {
       if (nl < 0) continue;
       const key = entry.slice(0, nl);
       const raw = entry.slice(nl + 1);
-      const value = raw.startsWith("~/") ? join(home, raw.slice(2)) : raw;
+      const value = expandUserPath(raw, home);
       if (!value) continue;
       if (key === "core.hookspath") {
         if (!isAbsolute(value) && tree === null) hooks.push(value);

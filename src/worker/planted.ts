@@ -16,7 +16,7 @@ import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
 import { configNamed, entryId, globalConfigNamed, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
-import { gitSteering, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
+import { gitSteering, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
 /**
  * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, or an
@@ -148,7 +148,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const dir of seen.projects) for (const name of projectSteeringFiles) if (isNew(join(dir, name))) aside(join(dir, name));
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
   const global = globalConfigNamed();
-  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders)]) if (isNew(p)) aside(p);
+  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...homeLinkTargets()]) if (isNew(p)) aside(p);
   return found;
 }
 

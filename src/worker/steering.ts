@@ -50,8 +50,11 @@ export const projectSteeringFolders = [".vscode", ".idea", ".claude", ".codex", 
  * (planted.ts; an empty placeholder file is not valid settings for them).
  */
 export const projectSteeringFiles = [".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json"] as const;
-/** Files of a git folder that git takes configuration or hooks from, or that send it to another folder for them. */
-export const gitSteering = ["config", "hooks", "commondir", "config.worktree"] as const;
+/**
+ * Files of a git folder that git takes configuration or hooks from, or that send it to another folder for them; and
+ * `info/` (`exclude` hid a file the agent added from the owner's `git status`, F14-2; `attributes` assigns filters).
+ */
+export const gitSteering = ["config", "hooks", "commondir", "config.worktree", "info"] as const;
 /** The same in a linked worktree's folder (`.git/worktrees/<id>/`). */
 export const worktreeSteering = ["commondir", "gitdir", "config.worktree"] as const;
 /**
@@ -69,15 +72,20 @@ export interface GuardLimits {
   folders: number;
   /** Submodules with a `.git` (populated gitlinks) of one repository. */
   gitlinks: number;
+  /**
+   * Repositories in one writable folder (F14-7: the guard runs git for each, on the worker's thread — 400 of them held a
+   * local worker's hub 34 s before a launch and 39 s after it, and their mounts passed bubblewrap's 9,000 arguments).
+   */
+  repositories: number;
 }
 /** The folder name the walk for repositories does not enter: a package manager's installs, never a repository kept. */
 export const notWalked = "node_modules";
 /** The limits of every launch. */
-export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500 };
+export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100 };
 
 /** The guard could not look at all of `folder` within a limit (`kind`: the walk, a repository's gitlinks, its index). */
 export class GuardLimitError extends Error {
-  constructor(readonly kind: "folders" | "gitlinks" | "index", readonly folder: string, readonly limit: number) {
+  constructor(readonly kind: "folders" | "gitlinks" | "index" | "repositories", readonly folder: string, readonly limit: number) {
     super(`${kind}: ${folder} (${limit})`);
   }
 }
@@ -146,39 +154,75 @@ export function executableParts(folder: string, project = false, make = true, li
   // A shared temporary root holds every program's temporary files (other runs' and tests' repositories among them):
   // its own repository only, not a walk that would bind each of theirs (SECURITY.md names this).
   const trees = sharedTempRoots().includes(folder) ? (present(join(folder, ".git")) ? [folder] : []) : repositoriesIn(folder, limits);
+  // Counted before any git runs: a folder of too many repositories is refused at once, not after a long look.
+  if (trees.length > limits.repositories) throw new GuardLimitError("repositories", folder, limits.repositories);
   const visited = new Set<string>();
   for (const tree of trees) repositoryParts(tree, isDir(join(tree, ".git")), make, out, 0, visited, limits);
   // What the owner's git reads from this folder whatever repository it works in: files the global configuration
   // includes (F13-6), and what the configuration of the repository holding the folder names (F13-8: a cwd below a
   // repository's top, whose `core.hooksPath` lies in it).
   const global = globalConfigNamed();
-  const enclosing = trees[0] === folder ? null : enclosingTree(folder);
-  const named = enclosing === null ? [] : [enclosing.named.includes, enclosing.named.hooks.flatMap(hookFolders)].flat();
-  if (enclosing !== null) out.seen.enclosing.push(enclosing.tree);
-  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...named]) if (within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
+  const enclosing = enclosingTrees(folder);
+  const named = enclosing.flatMap((e) => [...e.named.includes, ...e.named.hooks.flatMap(hookFolders)]);
+  out.seen.enclosing.push(...enclosing.map((e) => e.tree));
+  // Only what lies inside the folder, never the folder itself (a dotfile link to the whole project keeps it writable).
+  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...named, ...homeLinkTargets()]) if (p !== folder && within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
   projectParts(folder, make && (project || trees[0] === folder), out);
   for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
   return unique(out);
 }
 
 /**
- * The work tree of the repository that holds `folder` (the nearest folder above it with a `.git` entry, as git finds
- * it, below the shared temporary roots), with what its configuration names; null when none does.
+ * The work trees of every repository that holds `folder` (each folder above it with a `.git` entry, the nearest first,
+ * below the shared temporary roots), each with what its configuration names: a superproject whose `core.hooksPath`
+ * lies in its submodule (F14-1) as much as the repository of a cwd below its top (F13-8).
  */
-function enclosingTree(folder: string): { tree: string; named: { includes: string[]; hooks: string[] } } | null {
+function enclosingTrees(folder: string): { tree: string; named: { includes: string[]; hooks: string[] } }[] {
   // Not into a shared temporary root or above it: a repository there is anyone's, not the owner's (one was left at
   // /tmp/.git by another user of this machine).
   const stops = sharedTempRoots();
+  const out: { tree: string; named: { includes: string[]; hooks: string[] } }[] = [];
   for (let d = folder; d !== dirname(d); ) {
     d = dirname(d);
     if (stops.includes(d)) break;
     const git = join(d, ".git");
     if (!present(git)) continue;
     const gitDir = isDir(git) ? git : gitfileTarget(git);
-    return gitDir === null ? null : { tree: d, named: configNamed(realPathOr(gitDir, gitDir), d) };
+    if (gitDir !== null) out.push({ tree: d, named: configNamed(realPathOr(gitDir, gitDir), d) });
   }
-  return null;
+  return out;
 }
+
+/**
+ * Where the links at the top of the owner's home and of its `~/.config` lead (dotfile managers: `~/.bashrc ->
+ * ~/dotfiles/bash/.bashrc`, `~/.config/nvim -> ~/dotfiles/nvim`), as real paths: what the owner's shell, editor and
+ * tools read and run, kept read-only where a sandbox writes (F14-8; the home itself is read-only, its links' targets
+ * were not): the home's dotfiles and every entry of `~/.config`. Links whose target is missing are left out (nothing
+ * to mount); at most `homeLinksMax` entries looked at.
+ */
+export function homeLinkTargets(): string[] {
+  const home = process.env.HOME;
+  if (!home) return [];
+  const config = process.env.XDG_CONFIG_HOME || join(home, ".config");
+  const out: string[] = [];
+  for (const dir of [home, config]) {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true }).slice(0, homeLinksMax);
+    } catch {
+      continue;
+    }
+    // At the home's top only dotfiles (a link `~/work -> /data/work` is a way to a project, not a setting).
+    for (const e of entries) if (e.isSymbolicLink() && (dir === config || e.name.startsWith("."))) {
+      const real = realPathOr(join(dir, e.name), null);
+      if (real !== null) out.push(real);
+    }
+  }
+  return out;
+}
+
+/** How many entries of the home (and of `~/.config`) `homeLinkTargets` looks at. */
+const homeLinksMax = 10_000;
 
 /** The shared temporary roots (`/tmp`, `/var/tmp`, the system's temporary folder), as real paths. */
 function sharedTempRoots(): string[] {
