@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
-import { leakFolder, owner, ownerRepo, ownerRepoWithHooks, removed, runAgent, sandboxed, plantHook, plantMonitor, setEnv, tryFn } from "./steering-helpers.js";
+import { asideOf, leakFolder, owner, ownerRepo, ownerRepoWithHooks, removed, runAgent, sandboxed, plantHook, plantMonitor, setEnv, tryFn } from "./steering-helpers.js";
 import { executableParts, GuardLimitError, guardLimitText } from "../src/worker/steering.js";
 import { globalConfigNamed } from "../src/worker/git-read.js";
 
@@ -113,4 +113,54 @@ test("issue 26 r14 F14-2, in part (reported case: .git/info/exclude listed the a
   await runAgent(script, repo);
   assert.deepEqual(readFileSync(join(repo, "tried.txt"), "utf8").trim().split("\n"), ["exclude no", "attributes no"]);
   assert.match(owner(repo, {}, "status", "--porcelain"), /^\?\? payload\.sh$/m, "the new file shows");
+});
+
+test("issue 26 r14 F14-3 (reported case: the owner's global configuration names init.templateDir, pager.log and core.excludesFile in the dotfiles repository the agent works in): each stays read-only", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const dotfiles = ownerRepo();
+  const home = ownerHome();
+  mkdirSync(join(dotfiles, "git-template", "hooks"), { recursive: true });
+  mkdirSync(join(dotfiles, "bin"));
+  writeFileSync(join(dotfiles, "bin", "diff-highlight"), "#!/bin/sh\ncat\n", { mode: 0o755 });
+  writeFileSync(join(dotfiles, "gitignore_global"), "*.log\n");
+  writeFileSync(join(home, ".gitconfig"), `[init]\n\ttemplateDir = ${dotfiles}/git-template\n[pager]\n\tlog = ${dotfiles}/bin/diff-highlight | less\n[core]\n\texcludesFile = ~/../${dotfiles.split("/").pop()}/gitignore_global\n[alias]\n\tsync = !${dotfiles}/bin/missing-sync.sh --all\n`);
+  const leak = leakFolder();
+  const script = [
+    tryFn,
+    `try template sh -c '${plantHook("git-template/hooks/post-checkout", leak, "template")}'`,
+    `try pager sh -c 'echo "cp \\$AA_MASTER ${leak}/pager" >> bin/diff-highlight'`,
+    `try alias sh -c '${plantHook("bin/missing-sync.sh", leak, "alias")}'`,
+    `echo "Done: tried"`,
+  ].join("\n");
+  const fx = await runAgent(script, dotfiles);
+  assert.deepEqual(readFileSync(join(dotfiles, "tried.txt"), "utf8").trim().split("\n"), ["template no", "pager no", "alias ok"]);
+  const aside = asideOf(join(dotfiles, "bin", "missing-sync.sh"), 1);
+  const card = (await fx.state()).cards.find((c) => c.kind === "notice");
+  assert.equal(card?.text, `${join(dotfiles, "bin", "missing-sync.sh")} → moved to ${aside} (move it back once you have read it)`);
+});
+
+test("issue 26 r14 F14-5 (reported case: the repository's filter.nbstrip.clean = tools/nbstrip.sh in its work tree): the script stays read-only; one its configuration names but that was missing is moved aside after the run; the owner's git status runs the owner's filter", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const repo = ownerRepo();
+  mkdirSync(join(repo, "tools"));
+  writeFileSync(join(repo, "tools", "nbstrip.sh"), "#!/bin/sh\ncat\n", { mode: 0o755 });
+  writeFileSync(join(repo, ".gitattributes"), "*.ipynb filter=nbstrip\n");
+  writeFileSync(join(repo, "nb.ipynb"), "{}\n");
+  owner(repo, {}, "add", ".");
+  owner(repo, {}, "commit", "-qm", "nb");
+  owner(repo, {}, "config", "filter.nbstrip.clean", "tools/nbstrip.sh");
+  owner(repo, {}, "config", "diff.nb.textconv", "tools/nbdiff.sh --plain");
+  const leak = leakFolder();
+  const script = [
+    tryFn,
+    `try filter sh -c '${plantHook("tools/nbstrip.sh", leak, "filter")}'`,
+    `try textconv sh -c '${plantHook("tools/nbdiff.sh", leak, "textconv")}'`,
+    `echo "Done: tried"`,
+  ].join("\n");
+  const fx = await runAgent(script, repo);
+  assert.deepEqual(readFileSync(join(repo, "tried.txt"), "utf8").trim().split("\n"), ["filter no", "textconv ok"]);
+  asideOf(join(repo, "tools", "nbdiff.sh"), 1);
+  writeFileSync(join(repo, "nb.ipynb"), "{ }\n");
+  owner(repo, { AA_MASTER: fx.home.masterKey }, "status", "--porcelain");
+  assert.deepEqual(readdirSync(leak), [], "no script of the agent's ran");
 });

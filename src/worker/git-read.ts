@@ -143,14 +143,24 @@ export function reachedInside(tree: string, path: string): boolean {
  * global configuration (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`: a relative one is in each work tree). Absolute
  * paths, with links resolved where they exist. Read with git from the files alone (no includes followed by git).
  */
-export function configNamed(gitDir: string, tree: string): { includes: string[]; hooks: string[] } {
-  const { includes, hooks, read } = configReader(tree);
+export function configNamed(gitDir: string, tree: string): ConfigNamed {
+  const { includes, hooks, commands, read } = configReader(tree);
   // A linked worktree's git folder holds only its own `config.worktree`: its repository's `config`, with the
   // `core.hooksPath` that sends the owner's commits to a folder of the work tree, is in the common folder (F13-7).
   const common = gitCommonDir(gitDir);
   for (const file of [join(common, "config"), join(gitDir, "config"), join(gitDir, "config.worktree")]) read(file, 0, false);
   for (const file of globalConfigFiles()) read(file, 0, true);
-  return { includes, hooks };
+  return { includes, hooks, commands };
+}
+
+/**
+ * What a configuration names (`configNamed`, `globalConfigNamed`): more configuration, hooks folders, and the programs,
+ * files and folders of `commandKeys` (F14-3, F14-5) — absolute paths.
+ */
+export interface ConfigNamed {
+  includes: string[];
+  hooks: string[];
+  commands: string[];
 }
 
 /**
@@ -161,14 +171,14 @@ export function configNamed(gitDir: string, tree: string): { includes: string[];
  * read-only there (issue 26 round 13, F13-6: per-folder identities `[includeIf "gitdir:~/project/"] path =
  * ~/project/.gitconfig-local`). Absolute paths, links resolved where they exist.
  */
-export function globalConfigNamed(): { includes: string[]; hooks: string[] } {
-  const { includes, hooks, read } = configReader(null);
+export function globalConfigNamed(): ConfigNamed {
+  const { includes, hooks, commands, read } = configReader(null);
   const files = globalConfigFiles();
   for (const file of files) read(file, 0, false);
   // A global file that is a link (dotfile managers: `~/.gitconfig -> ~/project/dotfiles/gitconfig`) is read where it
   // leads, also when that file is not there yet (F13-10 (a)).
   const targets = files.map(linkTarget).filter((f): f is string => f !== null);
-  return { includes: [...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)) };
+  return { includes: [...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)), commands };
 }
 
 /**
@@ -218,6 +228,7 @@ function globalConfigFiles(): string[] {
 function configReader(tree: string | null) {
   const includes: string[] = [];
   const hooks: string[] = [];
+  const commands: string[] = [];
   const seen = new Set<string>();
   const home = process.env.HOME ?? "/";
   const read = (file: string, level: number, hooksOnly: boolean): void => {
@@ -225,7 +236,7 @@ function configReader(tree: string | null) {
     seen.add(file);
     let text: string;
     try {
-      const keys = hooksOnly ? "^core\\.hookspath$" : "^(include\\.path|includeif\\..*\\.path|core\\.hookspath)$";
+      const keys = hooksOnly ? `^(core\\.hookspath|${commandKeys})$` : `^(include\\.path|includeif\\..*\\.path|core\\.hookspath|${commandKeys})$`;
       text = execFileSync("git", ["config", "--file", file, "--no-includes", "-z", "--get-regexp", keys], { env: gitEnv(), stdio: ["ignore", "pipe", "ignore"], timeout: gitReadTimeoutMs }).toString("utf8");
     } catch {
       return; // none of those keys (git exits 1), or no git
@@ -245,12 +256,43 @@ function configReader(tree: string | null) {
         }
         continue;
       }
+      if (!key.startsWith("include")) {
+        for (const p of commandPaths(raw, home, tree)) commands.push(realPathOr(p, p));
+        continue;
+      }
       const included = isAbsolute(value) ? value : resolve(dirname(file), value);
       includes.push(realPathOr(included, included));
       read(included, level + 1, false);
     }
   };
-  return { includes, hooks, read };
+  return { includes, hooks, commands, read };
+}
+
+/**
+ * The keys whose values name a program git runs or a file or folder it reads instructions from (a regular expression
+ * over git's `section.subsection.key`, section and key in lower case; issue 26 round 14, F14-3, F14-5): a script of
+ * a writable folder named there is run by the owner's git as the owner.
+ */
+const commandKeys = [
+  "core\\.(fsmonitor|pager|editor|sshcommand|askpass|excludesfile|attributesfile)", "sequence\\.editor", "init\\.templatedir",
+  "pager\\..*", "interactive\\.difffilter", "credential\\.(.*\\.)?helper", "gpg\\.(.*\\.)?program", "diff\\.external",
+  "diff\\..*\\.(textconv|command)", "filter\\..*\\.(clean|smudge|process)", "merge\\..*\\.driver", "alias\\..*",
+].join("|");
+
+/**
+ * The paths a configuration value of `commandKeys` names: each word with a `/` in it (a program's path, the first
+ * word of a command or any other: `~/bin/diff-highlight | less`, `!f() { tools/x.sh; }; f`), `~` expanded; relative
+ * ones in the work tree `tree` (git runs them there), none without a tree.
+ */
+function commandPaths(raw: string, home: string, tree: string | null): string[] {
+  const out: string[] = [];
+  for (const word of raw.split(/[\s;|&()<>"'`]+/)) {
+    const w = expandUserPath(word.replace(/^!/, ""), home);
+    if (!w.includes("/") || /^[a-z][a-z0-9+.-]*:\/\//i.test(w)) continue; // no path, or a URL
+    if (isAbsolute(w)) out.push(w);
+    else if (tree !== null) out.push(resolve(tree, w));
+  }
+  return out;
 }
 
 /**

@@ -129,7 +129,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
     const named = configNamed(gitDir, tree);
-    for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders)]) if (isNew(p)) aside(p);
+    // The commands as the guard took them: in the work tree or the git folder only (steering.ts repositoryParts).
+    const commands = named.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
+    for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
     const listing = gitlinks(gitDir, tree);
     if (listing === "tooBig") {
       aside(join(gitDir, "index"));
@@ -148,7 +150,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const dir of seen.projects) for (const name of projectSteeringFiles) if (isNew(join(dir, name))) aside(join(dir, name));
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
   const global = globalConfigNamed();
-  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...homeLinkTargets()]) if (isNew(p)) aside(p);
+  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands, ...homeLinkTargets()]) if (isNew(p)) aside(p);
   return found;
 }
 

@@ -38,7 +38,7 @@ import { dirname, join } from "node:path";
 import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
-import { configNamed, entryId, globalConfigNamed, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
+import { configNamed, entryId, globalConfigNamed, type ConfigNamed, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
 
 /**
  * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
@@ -163,10 +163,10 @@ export function executableParts(folder: string, project = false, make = true, li
   // repository's top, whose `core.hooksPath` lies in it).
   const global = globalConfigNamed();
   const enclosing = enclosingTrees(folder);
-  const named = enclosing.flatMap((e) => [...e.named.includes, ...e.named.hooks.flatMap(hookFolders)]);
+  const named = enclosing.flatMap((e) => [...e.named.includes, ...e.named.hooks.flatMap(hookFolders), ...e.named.commands]);
   out.seen.enclosing.push(...enclosing.map((e) => e.tree));
   // Only what lies inside the folder, never the folder itself (a dotfile link to the whole project keeps it writable).
-  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...named, ...homeLinkTargets()]) if (p !== folder && within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
+  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands, ...named, ...homeLinkTargets()]) if (p !== folder && within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
   projectParts(folder, make && (project || trees[0] === folder), out);
   for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
   return unique(out);
@@ -177,11 +177,11 @@ export function executableParts(folder: string, project = false, make = true, li
  * below the shared temporary roots), each with what its configuration names: a superproject whose `core.hooksPath`
  * lies in its submodule (F14-1) as much as the repository of a cwd below its top (F13-8).
  */
-function enclosingTrees(folder: string): { tree: string; named: { includes: string[]; hooks: string[] } }[] {
+function enclosingTrees(folder: string): { tree: string; named: ConfigNamed }[] {
   // Not into a shared temporary root or above it: a repository there is anyone's, not the owner's (one was left at
   // /tmp/.git by another user of this machine).
   const stops = sharedTempRoots();
-  const out: { tree: string; named: { includes: string[]; hooks: string[] } }[] = [];
+  const out: { tree: string; named: ConfigNamed }[] = [];
   for (let d = folder; d !== dirname(d); ) {
     d = dirname(d);
     if (stops.includes(d)) break;
@@ -304,6 +304,8 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
   for (const p of named.includes) if (existsSync(p)) out.readOnly.push(realPathOr(p, p));
   // Hooks in the work tree too (`.githooks`, husky's `.husky`): the owner's next `git commit` runs them (F12-7).
   for (const h of named.hooks.flatMap(hookFolders)) if (existsSync(h) && (within(h, tree) || within(h, realGit))) out.readOnly.push(realPathOr(h, h));
+  // Programs and files its configuration (or the global one) names in the work tree: `filter.*.clean = tools/x.sh` (F14-5).
+  for (const c of named.commands) if (c !== tree && existsSync(c) && (within(c, tree) || within(c, realGit))) out.readOnly.push(realPathOr(c, c));
   // Listed at every depth: what the index hides from `git status` is compared after the run (F13-9).
   const listing = gitlinks(gitDir, tree);
   if (listing === "tooBig") throw new GuardLimitError("index", tree, gitReadTimeoutMs);
