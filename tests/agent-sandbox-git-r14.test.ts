@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeF
 import { execFileSync } from "node:child_process";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import { tempDir } from "./helpers.js";
+import { engine, tempDir } from "./helpers.js";
 import { asideOf, leakFolder, owner, ownerRepo, ownerRepoWithHooks, removed, runAgent, sandboxed, plantHook, plantMonitor, setEnv, tryFn } from "./steering-helpers.js";
 import { executableParts, GuardLimitError, guardLimitText } from "../src/worker/steering.js";
 import { globalConfigNamed } from "../src/worker/git-read.js";
@@ -163,4 +163,19 @@ test("issue 26 r14 F14-5 (reported case: the repository's filter.nbstrip.clean =
   writeFileSync(join(repo, "nb.ipynb"), "{ }\n");
   owner(repo, { AA_MASTER: fx.home.masterKey }, "status", "--porcelain");
   assert.deepEqual(readdirSync(leak), [], "no script of the agent's ran");
+});
+
+test("issue 26 r15 F15-5 (reported case: a named pipe planted as .git held the hub until someone wrote to it): the guard reads no file that is not regular, so it looks past the pipe at once", () => {
+  const folder = realpathSync(tempDir("aa-r15-fifo-"));
+  removed.push(folder);
+  mkdirSync(join(folder, "sub"));
+  execFileSync("mkfifo", [join(folder, "sub", ".git")]);
+  mkdirSync(join(folder, "sub2", ".git", "x"), { recursive: true });
+  execFileSync("mkfifo", [join(folder, "sub2", ".git", "commondir")]);
+  // In a child process with a time limit: a read that blocks would hold this test's own thread, and its timeout with it.
+  const script = `const { executableParts } = await import(${JSON.stringify(join(engine, "src", "worker", "steering.ts"))}); console.log(JSON.stringify(executableParts(${JSON.stringify(folder)}, false, false)));`;
+  const parts = JSON.parse(execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8", timeout: 20_000, cwd: engine })) as ReturnType<typeof executableParts>;
+  assert.deepEqual(parts.seen.repositories, [join(folder, "sub"), join(folder, "sub2")]);
+  assert.deepEqual(parts.readOnly, [join(folder, "sub", ".git"), join(folder, "sub2", ".git", "commondir")], "both pipes bound read-only, neither read");
+  assert.deepEqual(parts.mountPoints, [join(folder, "sub2", ".git")]);
 });

@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { realPathOr, within } from "../common/file-checks.js";
+import { readRegular } from "./files.js";
 
 /** How deep a configuration's `include.path` is followed: as deep as git follows (its MAX_INCLUDE_DEPTH, 10; F14-4). */
 const includeDepthMax = 10;
@@ -42,7 +43,8 @@ function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
 /** The git folder a gitfile names (relative to the gitfile's folder), or null when it names none that exists. */
 export function gitfileTarget(file: string): string | null {
   try {
-    const m = /^gitdir: (.+)$/m.exec(readFileSync(file, "utf8").slice(0, 4096));
+    // Never a blocking read: a named pipe planted as `.git` held the hub's thread until someone wrote to it (F15-5).
+    const m = /^gitdir: (.+)$/m.exec(readRegular(file).slice(0, 4096));
     if (!m) return null;
     const target = isAbsolute(m[1]!) ? m[1]! : resolve(dirname(file), m[1]!);
     return isDir(target) ? realPathOr(target, target) : null;
@@ -122,7 +124,7 @@ export interface IndexListing {
 /** The common folder git uses for `gitDir`: the one its `commondir` names, else itself. */
 export function gitCommonDir(gitDir: string): string {
   try {
-    const named = readFileSync(join(gitDir, "commondir"), "utf8").trim();
+    const named = readRegular(join(gitDir, "commondir")).trim();
     if (!named) return gitDir;
     return isAbsolute(named) ? named : resolve(gitDir, named);
   } catch {
