@@ -42,3 +42,12 @@ export function present(path: string): boolean {
     return false;
   }
 }
+
+/** Whether the entry at `path` is a symbolic link itself (false when there is none). */
+export function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}

@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, lstatSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { present, within } from "../common/file-checks.js";
+import { isLink, present, within } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
 import { lineForbiddenClass } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
@@ -28,14 +28,6 @@ export interface Planted {
   kind: "moved" | "kept" | "stuck" | "hidden";
 }
 
-/** Whether the entry at `path` is a symbolic link. */
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Moves `path` aside to `<path>.planted-run-<run>-<16 hex digits>` (random: the agent knows its run, so a fixed name

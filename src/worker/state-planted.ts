@@ -28,6 +28,7 @@ import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { entryId } from "./git-read.js";
 import { movePlantedAside, plantedNotice, type Planted } from "./planted.js";
+import { isLink } from "../common/file-checks.js";
 import { written } from "./state-steering.js";
 
 /** How much of the state folders is looked at before a launch; past either the launch is refused (`StateLimitError`). */
@@ -87,14 +88,6 @@ function fingerprint(path: string): string | null {
   }
 }
 
-/** Whether `path` is a link (false when gone). */
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
 
 /** Whether `path` leads to a folder (through links, as the CLI reads it). */
 function isFolder(path: string): boolean {

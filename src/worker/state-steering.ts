@@ -27,7 +27,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSy
 import { dirname, join, resolve } from "node:path";
 import { createNewFile } from "./files.js";
 import { isInside, realPath } from "./sandbox.js";
-import { present } from "../common/file-checks.js";
+import { isLink, present } from "../common/file-checks.js";
 import { readToml } from "../tools/toml.js";
 
 /** How the state folders are shown in the sandbox, beyond binding them writable. */
@@ -148,14 +148,6 @@ function basename(path: string): string {
 }
 
 
-/** Whether `path` is a link. */
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
 
 /** Whether `path` is a folder itself (not a link to one). */
 function isFolder(path: string): boolean {
