@@ -96,7 +96,7 @@ export class Attempt {
   }
 
   /** What the launches' sandboxes guarded in the folders the agent writes (steering.ts), looked at when the run ends. */
-  private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen } | null = null;
+  private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen; sinceMs: number } | null = null;
   /** What the launches saw of the CLI's state folders (state-planted.ts), looked at when the run ends; what that found. */
   private stateWatched: StateSeen | null = null;
   private stateFound: Planted[] | null = null;
@@ -107,7 +107,7 @@ export class Attempt {
    * CLI's state (state-planted.ts `plantedState`), saying so in a notice.
    */
   private submit(body: Result): Promise<void> {
-    const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run) : [];
+    const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run, this.watched.sinceMs) : [];
     // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again.
     this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, this.job.run) : [];
     const notice = plantedRunNotice(planted, this.stateFound, this.host.lang);
@@ -289,6 +289,8 @@ export class Attempt {
     let argv: string[];
     let env: Record<string, string>;
     let sandbox: ReturnType<typeof launchSandbox>;
+    // Before the guard looks: a file changed after this is the run's (its ctime; index-stat.ts).
+    const sinceMs = Date.now();
     try {
       const extra = plugin.env?.(turn) ?? {};
       const allow = [...(plugin.passEnv ?? []), ...(job.agent.env ?? [])];
@@ -298,7 +300,7 @@ export class Attempt {
       if ("error" in sandbox) return { error: sandbox.error };
       const watch = sandbox.plan?.watch;
       // What was guarded before the run's first launch: a later launch guards what the first one planted.
-      if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen };
+      if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen, sinceMs };
       if (sandbox.stateSeen) this.stateWatched = this.stateWatched ? mergeStateSeen(this.stateWatched, sandbox.stateSeen) : sandbox.stateSeen;
       // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
       argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });

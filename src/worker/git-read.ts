@@ -36,7 +36,7 @@ export function names(d: string): string[] {
 }
 
 /** The environment git is run with here: no system configuration, only PATH and HOME of this process. */
-function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
+export function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/", GIT_CONFIG_NOSYSTEM: "1", ...extra };
 }
 

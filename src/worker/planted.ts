@@ -16,16 +16,19 @@ import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
 import { configNamed, entryId, globalConfigNamed, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
+import { maskedChanges, maskedCheckLimits, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
 /**
- * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, or an
- * index entry marked so that `git status` does not show its changes (`hidden`, left as it is).
+ * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an index
+ * entry marked so that `git status` does not show its changes (`hidden`, left as it is), a file whose change the
+ * index hides by its stat data (`masked`: index-stat.ts, left as it is), or a repository whose check for those was
+ * cut short at `maskedCheckLimits` (`maskCut`).
  */
 export interface Planted {
   path: string;
   movedTo: string | null;
-  kind: "moved" | "kept" | "stuck" | "hidden";
+  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskCut";
 }
 
 
@@ -73,9 +76,11 @@ export function movePlantedAside(path: string, run: number): Planted {
  *   moved aside (never left unlooked at);
  * - a project steering file (`.mcp.json`, `opencode.json`, …) that was not there (F12-8).
  * A new `.git` of a folder itself (a repository the agent made: its output) is left where it is but named ("kept"),
- * and its `commondir` moved. Never throws.
+ * and its `commondir` moved. With `sinceMs` (the run's launch, ms since the epoch), each repository's tracked files
+ * changed since then whose change the index hides by its stat data are named too ("masked", index-stat.ts; F14-2),
+ * within `limits` for the whole run ("maskCut" beyond). Never throws.
  */
-export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number): Planted[] {
+export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number, sinceMs?: number, limits: MaskedLimits = maskedCheckLimits): Planted[] {
   const found: Planted[] = [];
   const done = new Set<string>();
   const entries = new Set(seen.entries);
@@ -117,6 +122,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // gitlinks inside a folder (the owner's `git status` there would read its configuration).
   const hidden = new Set(seen.hidden);
   const enclosing = new Set(seen.enclosing);
+  const budget = { ...limits };
   for (const tree of [...repositories, ...enclosing]) {
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
@@ -133,6 +139,12 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     // named, not unmarked (a sparse checkout marks entries too). A holding repository's index is not the agent's to write.
     if (!enclosing.has(tree)) {
       for (const p of listing.hidden) if (!hidden.has(join(tree, p))) found.push({ path: join(tree, p), movedTo: null, kind: "hidden" });
+      // Changes hidden with no mark: an entry keeping the committed object id with the changed file's stat (F14-2).
+      if (sinceMs !== undefined) {
+        const masked = maskedChanges(gitDir, tree, sinceMs, budget);
+        for (const p of masked.masked) found.push({ path: p, movedTo: null, kind: "masked" });
+        if (masked.cut) found.push({ path: tree, movedTo: null, kind: "maskCut" });
+      }
     }
     for (const link of listing.links) {
       const sub = join(tree, link, ".git");
@@ -152,8 +164,11 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice |
   // The agent chose these names: a control character or line break in one would get the whole result refused (the
   // run then hangs) or add lines of the agent's to the card (issue 26 round 12, F12-9). Shown escaped, as they are.
   const shown = (path: string) => path.replace(new RegExp(`[${lineForbiddenClass}]`, "gu"), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  const mib = String(maskedCheckLimits.bytes / (1024 * 1024));
   const line = (p: Planted) => p.kind === "moved"
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
-    : t(lang, p.kind === "kept" ? "sandbox.planted.kept" : p.kind === "hidden" ? "sandbox.planted.hidden" : "sandbox.planted.stuck", { path: shown(p.path) });
+    : p.kind === "maskCut"
+      ? t(lang, "sandbox.planted.maskCut", { path: shown(p.path), files: String(maskedCheckLimits.files), mib })
+      : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path) });
   return { title: t(lang, "sandbox.planted.title"), text: [...planted.map(line).join("\n")].slice(0, cardTextMaxCodepoints).join("") };
 }
