@@ -11,7 +11,7 @@ import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { tempDir } from "./helpers.js";
-import { owner, ownerRepo, runAgent, sandboxed } from "./steering-helpers.js";
+import { owner, ownerRepo, removed, runAgent, sandboxed } from "./steering-helpers.js";
 import { plantedNotice, plantedSteering, type Planted } from "../src/worker/planted.js";
 import { executableParts } from "../src/worker/steering.js";
 
@@ -115,7 +115,9 @@ test("issue 26 r14 F14-2: the check hashes at most its limits over a run's repos
   const guarded = new Set([...parts.mountPoints, ...parts.readOnly]);
   const since = Date.now();
   assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, since), [], "nothing changed yet");
-  const patch = join(tempDir("aa-masked-"), "patch.mjs");
+  const scratch = tempDir("aa-masked-");
+  removed.push(scratch);
+  const patch = join(scratch, "patch.mjs");
   const script = [hideChange("Makefile", "all:\\n\\tcat ~/.key\\n", patch), hideChange("b.txt", "B\\n", patch)].join("\n");
   execFileSync("sh", ["-c", script], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-aa-owner-home", GIT_CONFIG_NOSYSTEM: "1" } });
   assert.equal(owner(repo, {}, "status", "--porcelain"), "");

@@ -16,7 +16,7 @@
  * of a file git converts would differ from the file's raw hash; to name only a real hiding:
  * - end-of-line conversion (`text`, `eol`, `core.autocrlf`): the content with each CRLF made LF is hashed too, and
  *   either id is taken as the entry's (an agent can add no code by adding carriage returns);
- * - `ident`: the content with each `$Id: …$` collapsed to `$Id$` is hashed too;
+ * - `ident` (a file the index's attributes name so): the content with each `$Id: …$` collapsed to `$Id$` is hashed too;
  * - a `filter` driver or `working-tree-encoding`: git runs a program or a converter the check cannot repeat without
  *   running it — such files are not checked (SECURITY.md names this). Their attributes are read from the index's
  *   `.gitattributes` (`git check-attr --cached`), not the work tree's: an agent that added a filter there to have a
@@ -64,7 +64,7 @@ interface Entry {
 }
 
 /**
- * The tracked files of the repository (git folder `gitDir`, work tree `tree`: a real path) changed since `sinceMs` (ms
+ * The tracked files of the repository (git folder `gitDir`, work tree `tree`) changed since `sinceMs` (ms
  * since the epoch: the run's launch) whose content is not the object id their index entry keeps while git takes them
  * as unchanged (see the module). `budget` is what is left of `maskedCheckLimits` for the run and is spent here; when
  * it runs out the rest is not hashed and `cut` is true. Never throws; never writes the index.
@@ -74,17 +74,20 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
   if (!existsSync(index)) return { masked: [], cut: false };
   let indexMtimeSec: bigint;
   let listed: Entry[] | null;
+  let real: string;
   try {
     indexMtimeSec = lstatSync(index, { bigint: true }).mtimeNs / 1_000_000_000n;
+    real = realpathSync.native(tree);
     listed = entries(gitDir, tree);
   } catch {
     return { masked: [], cut: true };
   }
   if (listed === null) return { masked: [], cut: true };
+  // Files by the work tree's real path: one is taken only where its path leads with no link on the way (`reachedDirectly`).
   const differing: { entry: Entry; file: Buffer; st: BigIntStats }[] = [];
   let cut = false;
   for (const e of listed) {
-    const file = Buffer.concat([Buffer.from(`${tree}/`), e.raw]);
+    const file = Buffer.concat([Buffer.from(`${real}/`), e.raw]);
     let st: BigIntStats;
     try {
       st = lstatSync(file, { bigint: true });
