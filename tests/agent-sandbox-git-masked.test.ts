@@ -7,7 +7,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { tempDir } from "./helpers.js";
@@ -36,16 +36,16 @@ writeFileSync(".git/index", b);
 
 /**
  * Shell: hide a change to `file` (tracked) as the round did: new content, mtime in the past, `git add`, the old id
- * put back (`git update-index --index-info` would drop the stat data: the index is written directly). The patching
- * script is written to `patch` first.
+ * put back (`git update-index --index-info` would drop the stat data: the index is written directly). `content`
+ * `->target` makes the file a link to `target`. The patching script is written to `patch` first.
  */
 const hideChange = (file: string, content: string, patch = "/tmp/patch.mjs") => [
-  `old=$(git rev-parse :${file})`,
-  `printf '${content}' > ${file}`,
-  `touch -d '2024-01-01 00:00' ${file}`,
-  `git add ${file}`,
+  `old=$(git rev-parse ":${file}")`,
+  content.startsWith("->") ? `ln -sfn '${content.slice(2)}' "${file}"` : `printf '${content}' > "${file}"`,
+  `touch -h -d '2024-01-01 00:00' "${file}"`,
+  `git add "${file}"`,
   `cat > ${patch} <<'EOF'\n${patchIndex}EOF`,
-  `node ${patch} ${file} "$old"`,
+  `node ${patch} "${file}" "$old"`,
 ].join("\n");
 
 /** The owner's repository with a committed `Makefile` and `README.md`. */
@@ -130,4 +130,26 @@ test("issue 26 r14 F14-2: the check hashes at most its limits over a run's repos
   assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, since, { files: 10, bytes: 5 }), [cut], "Makefile holds 17 bytes");
   assert.equal(plantedNotice([cut as Planted], "en")?.text, `${repo}: the check for changes the index hides stopped short (at most 20000 files, 512 MiB, or an index git could not list in time): review what the run left against the commit before it (touch the changed files, or a fresh clone)`);
   assert.match(plantedNotice([cut as Planted], "zh")?.text ?? "", /检查没做完（最多 20000 个文件、512 MiB/);
+});
+
+test("issue 26 r14 F14-2: a link's target and a file in a folder whose names have spaces, hidden the same way, are named; files changed before the launch are not", () => {
+  const repo = repoWithMakefile();
+  mkdirSync(join(repo, "sub dir"));
+  writeFileSync(join(repo, "sub dir", "x y.sh"), "echo owner\n");
+  symlinkSync("Makefile", join(repo, "link"));
+  owner(repo, {}, "add", ".");
+  owner(repo, {}, "commit", "-qm", "more");
+  const parts = executableParts(repo, true, false);
+  const guarded = new Set([...parts.mountPoints, ...parts.readOnly]);
+  const scratch = tempDir("aa-masked-");
+  removed.push(scratch);
+  const patch = join(scratch, "patch.mjs");
+  const env = { PATH: process.env.PATH ?? "", HOME: "/nonexistent-aa-owner-home", GIT_CONFIG_NOSYSTEM: "1" };
+  execFileSync("sh", ["-c", hideChange("Makefile", "all:\\n\\techo earlier\\n", patch)], { cwd: repo, env });
+  const since = Date.now();
+  execFileSync("sh", ["-c", [hideChange("link", "->/etc/passwd", patch), hideChange("sub dir/x y.sh", "cat ~/.key\\n", patch)].join("\n")], { cwd: repo, env });
+  assert.equal(owner(repo, {}, "status", "--porcelain"), "");
+  const masked = (path: string) => ({ path, movedTo: null, kind: "masked" });
+  // The check counts a ctime up to 1 s before the launch as the run's (the kernel's file clock is coarse).
+  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, since + 1000), [masked(join(repo, "link")), masked(join(repo, "sub dir", "x y.sh"))]);
 });
