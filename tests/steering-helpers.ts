@@ -86,3 +86,11 @@ export const fsmonitorConfig = (leak: string, name: string, extra = "") =>
 export const plantHook = (path: string, leak: string, name: string) => `printf "#!/bin/sh\\ncp \\$AA_MASTER ${leak}/${name}\\n" > ${path} && chmod +x ${path}`;
 /** Shell: append a `core.fsmonitor` copying the master key to `leak`/`name` to the configuration file `path`. */
 export const plantMonitor = (path: string, leak: string, name: string) => `printf "[core]\\n\\tfsmonitor = \\"cp \\$AA_MASTER ${leak}/${name}; echo\\"\\n" >> ${path}`;
+
+/** A home of the owner's for one test (`HOME` of the worker, no `XDG_CONFIG_HOME`), named `<prefix>…`; removed after it. */
+export function ownerHome(prefix = "aa-owner-home-"): string {
+  const home = realpathSync(tempDir(prefix));
+  removed.push(home);
+  setEnv({ HOME: home, XDG_CONFIG_HOME: "" });
+  return home;
+}

@@ -74,7 +74,8 @@ export function movePlantedAside(path: string, run: number): Planted {
  * - the `.git` (folder, gitfile or link) at any gitlink of every repository seen (submodules at every depth the guard
  *   walked; F12-1 (e)) that is not the entry seen before (F12-1 (a), (b)); an index git cannot list in time is itself
  *   moved aside (never left unlooked at);
- * - a project steering file (`.mcp.json`, `opencode.json`, …) that was not there (F12-8).
+ * - a project steering file (`.mcp.json`, `opencode.json`, …) that was not there (F12-8);
+ * - where a link of the owner's home or a PATH folder leads (steering.ts `homeLinkTargets`), when it was missing (F15-4).
  * A new `.git` of a folder itself (a repository the agent made: its output) is left where it is but named ("kept"),
  * and its `commondir` moved. With `sinceMs` (the run's launch, ms since the epoch), each repository's tracked files
  * changed since then whose change the index hides by its stat data are named too ("masked", index-stat.ts; F14-2),
@@ -154,7 +155,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const dir of seen.projects) for (const name of projectSteeringFiles) if (isNew(join(dir, name))) aside(join(dir, name));
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
   const global = globalConfigNamed();
-  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands, ...homeLinkTargets()]) if (isNew(p)) aside(p);
+  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (isNew(p)) aside(p);
+  // Where a link of the home's or a PATH folder leads, made during the run (F15-4: `~/.local/bin -> ../dotfiles/localbin`
+  // missing at launch) — never a folder itself (a dotfile link to the whole project, as the guard leaves it writable).
+  for (const p of homeLinkTargets(true)) if (!folders.includes(p) && isNew(p)) aside(p);
   return found;
 }
 

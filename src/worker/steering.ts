@@ -38,6 +38,7 @@ import { dirname, join } from "node:path";
 import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
+import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
 import { configNamed, entryId, globalConfigNamed, type ConfigNamed, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
 
 /**
@@ -83,9 +84,12 @@ export const notWalked = "node_modules";
 /** The limits of every launch. */
 export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100 };
 
-/** The guard could not look at all of `folder` within a limit (`kind`: the walk, a repository's gitlinks, its index). */
+/**
+ * The guard could not look at all of `folder` within a limit (`kind`: the walk, a repository's gitlinks, its index, the
+ * walk of the owner's home for its links).
+ */
 export class GuardLimitError extends Error {
-  constructor(readonly kind: "folders" | "gitlinks" | "index" | "repositories", readonly folder: string, readonly limit: number) {
+  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories", readonly folder: string, readonly limit: number) {
     super(`${kind}: ${folder} (${limit})`);
   }
 }
@@ -194,35 +198,16 @@ function enclosingTrees(folder: string): { tree: string; named: ConfigNamed }[] 
 }
 
 /**
- * Where the links at the top of the owner's home and of its `~/.config` lead (dotfile managers: `~/.bashrc ->
- * ~/dotfiles/bash/.bashrc`, `~/.config/nvim -> ~/dotfiles/nvim`), as real paths: what the owner's shell, editor and
- * tools read and run, kept read-only where a sandbox writes (F14-8; the home itself is read-only, its links' targets
- * were not): the home's dotfiles and every entry of `~/.config`. Links whose target is missing are left out (nothing
- * to mount); at most `homeLinksMax` entries looked at.
+ * Where the owner's shell and tools are led out of the home (home-links.ts: the links at any depth of its dot-folders,
+ * the PATH folders), as real paths: kept read-only where a sandbox writes (F14-8, F15-4).
+ * @param partial after a run (planted.ts): what the walk found when it stopped at a limit, never an error.
+ * @throws GuardLimitError ("home") when the walk stops at `limits.entries` and not `partial`: the launch is refused.
  */
-export function homeLinkTargets(): string[] {
-  const home = process.env.HOME;
-  if (!home) return [];
-  const config = process.env.XDG_CONFIG_HOME || join(home, ".config");
-  const out: string[] = [];
-  for (const dir of [home, config]) {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true }).slice(0, homeLinksMax);
-    } catch {
-      continue;
-    }
-    // At the home's top only dotfiles (a link `~/work -> /data/work` is a way to a project, not a setting).
-    for (const e of entries) if (e.isSymbolicLink() && (dir === config || e.name.startsWith("."))) {
-      const real = realPathOr(join(dir, e.name), null);
-      if (real !== null) out.push(real);
-    }
-  }
-  return out;
+export function homeLinkTargets(partial = false, limits: HomeWalkLimits = homeWalkLimits): string[] {
+  const found = homeLinks(process.env, limits);
+  if (!found.complete && !partial) throw new GuardLimitError("home", found.home ?? "", limits.entries);
+  return found.targets;
 }
-
-/** How many entries of the home (and of `~/.config`) `homeLinkTargets` looks at. */
-const homeLinksMax = 10_000;
 
 /** The shared temporary roots (`/tmp`, `/var/tmp`, the system's temporary folder), as real paths. */
 function sharedTempRoots(): string[] {
