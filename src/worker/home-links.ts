@@ -110,7 +110,7 @@ function entriesOf(dir: string, max: number, dots: boolean): Dirent[] {
   const out: Dirent[] = [];
   let d;
   try {
-    d = opendirSync(dir);
+    d = opendirSync(dir, { bufferSize: 256 });
   } catch {
     return out; // gone meanwhile, or not readable (then not by the owner's tools either)
   }
