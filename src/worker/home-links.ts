@@ -55,8 +55,10 @@ export interface HomeLinks {
  * and `~/.local/bin` (Debian's and Fedora's login profiles put them first in PATH once they exist), and the target of
  * every link the walk of the home's dot-folders meets. A link whose target is missing is left out (nothing to mount;
  * one made during a run is found after it).
+ * @param writable real paths of folders not walked (after a run, the folders it wrote: a link there is the agent's —
+ *   an agent CLI's state folder such as `~/.claude` — and checked with that folder, state-planted.ts).
  */
-export function homeLinks(env: NodeJS.ProcessEnv = process.env, limits: HomeWalkLimits = homeWalkLimits): HomeLinks {
+export function homeLinks(env: NodeJS.ProcessEnv = process.env, limits: HomeWalkLimits = homeWalkLimits, writable: readonly string[] = []): HomeLinks {
   const targets = new Set<string>();
   const add = (p: string) => {
     const real = realPathOr(p, null);
@@ -69,7 +71,7 @@ export function homeLinks(env: NodeJS.ProcessEnv = process.env, limits: HomeWalk
   add(join(home, ".local", "bin"));
   // The hub's own home too (its runs' files, a transcript per run): no dotfile manager's links, and it only grows.
   const hubHome = env.AGENT_AUTOLOOP_HOME || join(home, ".agent-autoloop");
-  const skipped = [...homeNotWalked.map((p) => join(home, p)), realPathOr(hubHome, hubHome)];
+  const skipped = [...homeNotWalked.map((p) => join(home, p)), realPathOr(hubHome, hubHome), ...writable];
   const visited = new Set<string>([home]);
   // Breadth first: the home's dot-entries, then what lies below them; `depth` is the level of a folder's entries.
   const queue: { dir: string; depth: number }[] = [{ dir: home, depth: 1 }];

@@ -157,8 +157,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   const global = globalConfigNamed();
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (isNew(p)) aside(p);
   // Where a link of the home's or a PATH folder leads, made during the run (F15-4: `~/.local/bin -> ../dotfiles/localbin`
-  // missing at launch) — never a folder itself (a dotfile link to the whole project, as the guard leaves it writable).
-  for (const p of homeLinkTargets(true)) if (!folders.includes(p) && isNew(p)) aside(p);
+  // missing at launch) — never a folder itself (a dotfile link to the whole project, as the guard leaves it writable);
+  // not the links in a folder the run wrote (an agent CLI's state, `~/.claude`): the agent's, looked at there.
+  for (const p of homeLinkTargets(true, undefined, folders)) if (!folders.includes(p) && isNew(p)) aside(p);
   return found;
 }
 

@@ -201,10 +201,11 @@ function enclosingTrees(folder: string): { tree: string; named: ConfigNamed }[] 
  * Where the owner's shell and tools are led out of the home (home-links.ts: the links at any depth of its dot-folders,
  * the PATH folders), as real paths: kept read-only where a sandbox writes (F14-8, F15-4).
  * @param partial after a run (planted.ts): what the walk found when it stopped at a limit, never an error.
+ * @param writable folders not walked (home-links.ts `homeLinks`).
  * @throws GuardLimitError ("home") when the walk stops at `limits.entries` and not `partial`: the launch is refused.
  */
-export function homeLinkTargets(partial = false, limits: HomeWalkLimits = homeWalkLimits): string[] {
-  const found = homeLinks(process.env, limits);
+export function homeLinkTargets(partial = false, limits: HomeWalkLimits = homeWalkLimits, writable: readonly string[] = []): string[] {
+  const found = homeLinks(process.env, limits, writable);
   if (!found.complete && !partial) throw new GuardLimitError("home", found.home ?? "", limits.entries);
   return found.targets;
 }
