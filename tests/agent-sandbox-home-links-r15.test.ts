@@ -126,3 +126,22 @@ test("issue 26 r15 F15-4 (a bounded walk): a home whose dot-folders hold more en
     return true;
   });
 });
+
+test("issue 26 r15 F15-4 (a link to a folder in the home, XDG_CONFIG_HOME elsewhere, a link out of the home): the first two are walked through, the last is not", () => {
+  const folder = realpathSync(tempDir("aa-r15-through-"));
+  removed.push(folder);
+  const xdg = realpathSync(tempDir("aa-r15-xdg-"));
+  removed.push(xdg);
+  const home = ownerHome("aa-r15-home-");
+  for (const n of ["nvim", "xdg-b", "deep"]) mkdirSync(join(folder, n));
+  mkdirSync(join(home, "dots", "config"), { recursive: true });
+  symlinkSync(join(folder, "nvim"), join(home, "dots", "config", "nvim"));
+  symlinkSync(join(home, "dots", "config"), join(home, ".config"));
+  mkdirSync(join(xdg, "a"));
+  symlinkSync(join(folder, "xdg-b"), join(xdg, "a", "b"));
+  mkdirSync(join(home, ".wine", "dosdevices"), { recursive: true });
+  symlinkSync(folder, join(home, ".wine", "dosdevices", "z:"));
+  symlinkSync(join(folder, "deep"), join(folder, "inner"));
+  setEnv({ XDG_CONFIG_HOME: xdg });
+  assert.deepEqual(executableParts(folder, false, false).readOnly.filter((p) => p.startsWith(`${folder}/`)), [join(folder, "nvim"), join(folder, "xdg-b")]);
+});

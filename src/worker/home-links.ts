@@ -10,8 +10,8 @@
  * The walk is bounded: it reads the home's dot-entries and below them at most `homeWalkLimits.depth` levels, at most
  * `homeWalkLimits.entries` entries in all (past that the caller refuses the launch: `complete` false), not into
  * caches (`homeNotWalked`), the hub's own home, `.git` or `node_modules` folders; a link to a folder inside the home
- * is walked through (`~/.config -> dotfiles/config` and a link in it), one leading out of the home is not (Wine's
- * `~/.wine/dosdevices/z: -> /`).
+ * (or `XDG_CONFIG_HOME`) is walked through (`~/.config -> dotfiles/config` and a link in it), one leading out of
+ * them is not (Wine's `~/.wine/dosdevices/z: -> /`).
  */
 import { opendirSync, type Dirent } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
@@ -75,14 +75,17 @@ export function homeLinks(env: NodeJS.ProcessEnv = process.env, limits: HomeWalk
   const visited = new Set<string>([home]);
   // Breadth first: the home's dot-entries, then what lies below them; `depth` is the level of a folder's entries.
   const queue: { dir: string; depth: number }[] = [{ dir: home, depth: 1 }];
+  // `XDG_CONFIG_HOME` outside the home is walked as a dot-folder of it (`~/.config` is one already).
   const config = env.XDG_CONFIG_HOME ? realPathOr(env.XDG_CONFIG_HOME, null) : null;
+  const roots = [home];
   if (config !== null && !visited.has(config)) {
     visited.add(config);
+    roots.push(config);
     queue.push({ dir: config, depth: 2 });
   }
   let read = 0;
   const enter = (real: string, depth: number) => {
-    if (depth > limits.depth || visited.has(real) || !within(real, home) || skipped.some((s) => within(real, s))) return;
+    if (depth > limits.depth || visited.has(real) || !roots.some((r) => within(real, r)) || skipped.some((s) => within(real, s))) return;
     visited.add(real);
     queue.push({ dir: real, depth });
   };
