@@ -89,11 +89,11 @@ test("issue 26 r15 F15-4 (a dotfile link to the folder itself): the folder stays
   assert.equal((await fx.state()).cards.find((c) => c.kind === "notice"), undefined);
 });
 
-test("issue 26 r15 F15-4 (links at any depth of the home's dot-folders): ~/.config/**, ~/.gnupg, ~/.ssh are followed; caches are not walked; links deeper than the limit are not looked at", () => {
+test("issue 26 r15 F15-4 (links at any depth of the home's dot-folders): ~/.config/**, ~/.gnupg, ~/.ssh are followed; caches and package stores only at their top; links deeper than the limit are not looked at", () => {
   const folder = realpathSync(tempDir("aa-r15-dots-"));
   removed.push(folder);
   const home = ownerHome("aa-r15-home-");
-  const made = ["unit.service", "gpg-agent.conf", "known_hosts", "cached", "deep", "at-five"].map((n) => join(folder, n));
+  const made = ["unit.service", "gpg-agent.conf", "known_hosts", "cached", "deep", "at-five", "cache-top", "crate"].map((n) => join(folder, n));
   for (const f of made) writeFileSync(f, "x\n");
   const link = (at: string, to: string) => relativeLink(to.slice(1), join(home, at), at.split("/").length + home.split("/").length - 2);
   link(".config/systemd/user/unit.service", made[0]!);
@@ -103,8 +103,10 @@ test("issue 26 r15 F15-4 (links at any depth of the home's dot-folders): ~/.conf
   link(".config/a/b/c/d/deep", made[4]!);
   link(".config/a/b/c/at-five", made[5]!);
   link(".config/a/gone", join(folder, "missing"));
+  link(".cache/top", made[6]!);
+  link(".cargo/registry/src/index/crate", made[7]!);
   const readOnly = executableParts(folder, false, false).readOnly;
-  assert.deepEqual(readOnly.filter((p) => made.includes(p)).sort(), [made[5]!, made[1]!, made[2]!, made[0]!].sort());
+  assert.deepEqual(readOnly.filter((p) => made.includes(p)).sort(), [made[5]!, made[6]!, made[1]!, made[2]!, made[0]!].sort());
 });
 
 test("issue 26 r15 F15-4 (a bounded walk): a home whose dot-folders hold more entries than the limit refuses the launch, naming the limit; PATH folders and ~/bin are in the list", () => {
@@ -122,7 +124,7 @@ test("issue 26 r15 F15-4 (a bounded walk): a home whose dot-folders hold more en
   assert.deepEqual(homeLinkTargets(true, { entries: 20, depth: 5 }), [realpathSync("/usr/bin"), join(folder, "bin")], "after a run: what was found");
   assert.throws(() => homeLinkTargets(false, { entries: 20, depth: 5 }), (e: unknown) => {
     assert.ok(e instanceof GuardLimitError);
-    assert.equal(guardLimitText("en", e), `your home ${home} holds more than 20 entries in its dot-folders (caches, .git and node_modules not counted): the sandbox looks through them for links that lead into a folder an agent writes, too many to look through before a launch, so the launch is refused; move what fills them out of the home's dot-folders`);
+    assert.equal(guardLimitText("en", e), `your home ${home} holds more than 20 entries in its dot-folders (caches and package stores looked at their top only, .git and node_modules not counted): the sandbox looks through them for links that lead into a folder an agent writes, too many to look through before a launch, so the launch is refused; move what fills them out of the home's dot-folders`);
     return true;
   });
 });

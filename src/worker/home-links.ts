@@ -8,10 +8,10 @@
  * (never the folder itself); planted.ts moves one made during a run aside after it.
  *
  * The walk is bounded: it reads the home's dot-entries and below them at most `homeWalkLimits.depth` levels, at most
- * `homeWalkLimits.entries` entries in all (past that the caller refuses the launch: `complete` false), not into
- * caches (`homeNotWalked`), the hub's own home, `.git` or `node_modules` folders; a link to a folder inside the home
- * (or `XDG_CONFIG_HOME`) is walked through (`~/.config -> dotfiles/config` and a link in it), one leading out of
- * them is not (Wine's `~/.wine/dosdevices/z: -> /`).
+ * `homeWalkLimits.entries` entries in all (past that the caller refuses the launch: `complete` false), not below the
+ * top of caches and package stores (`homeStores`) or of the hub's own home, not into `.git` or `node_modules` folders;
+ * a link to a folder inside the home (or `XDG_CONFIG_HOME`) is walked through (`~/.config -> dotfiles/config` and a
+ * link in it), one leading out of them is not (Wine's `~/.wine/dosdevices/z: -> /`).
  */
 import { opendirSync, type Dirent } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
@@ -32,10 +32,17 @@ export interface HomeWalkLimits {
 export const homeWalkLimits: HomeWalkLimits = { entries: 50_000, depth: 5 };
 
 /**
- * Folders of the home (relative to it) not walked: caches and the trash, written by programs, never a dotfile
- * manager's links, and the largest parts of a home (npm's cache alone holds thousands of entries).
+ * Folders of the home (relative to it) read at their top only, not below: caches, the trash, package stores, an agent
+ * CLI's sessions — written by programs, never by a dotfile manager, and the largest parts of a developer's home (a
+ * cargo registry, a Gradle cache or an editor's extensions hold tens of thousands of entries within the walk's depth,
+ * and would have every launch refused). A link at their top is still followed.
  */
-export const homeNotWalked = [".cache", ".npm", join(".local", "share", "Trash")] as const;
+export const homeStores = [
+  ".cache", ".npm", ".local/share/Trash", ".local/share/containers", ".local/share/flatpak", ".local/share/Steam", ".local/lib",
+  ".cargo/registry", ".cargo/git", ".rustup/toolchains", ".m2/repository", ".gradle/caches", ".gradle/wrapper", ".nuget/packages", ".gem",
+  ".pyenv/versions", ".nvm/versions", ".rbenv/versions", ".vscode/extensions", ".vscode-server", ".cursor/extensions", ".mozilla", ".thunderbird",
+  ".claude/projects", ".claude/todos", ".claude/file-history", ".codex/sessions", ".codex/archived_sessions",
+] as const;
 /** Folder names not walked at any depth: a git folder's objects, a package manager's installs. */
 const namesNotWalked = new Set([".git", "node_modules"]);
 
@@ -71,26 +78,27 @@ export function homeLinks(env: NodeJS.ProcessEnv = process.env, limits: HomeWalk
   add(join(home, ".local", "bin"));
   // The hub's own home too (its runs' files, a transcript per run): no dotfile manager's links, and it only grows.
   const hubHome = env.AGENT_AUTOLOOP_HOME || join(home, ".agent-autoloop");
-  const skipped = [...homeNotWalked.map((p) => join(home, p)), realPathOr(hubHome, hubHome), ...writable];
+  const stores = new Set([...homeStores.map((p) => join(home, p)), realPathOr(hubHome, hubHome)]);
   const visited = new Set<string>([home]);
-  // Breadth first: the home's dot-entries, then what lies below them; `depth` is the level of a folder's entries.
-  const queue: { dir: string; depth: number }[] = [{ dir: home, depth: 1 }];
+  // Breadth first: the home's dot-entries, then what lies below them; `depth` is the level of a folder's entries, and
+  // a store's (`top`) are looked at for links only.
+  const queue: { dir: string; depth: number; top: boolean }[] = [{ dir: home, depth: 1, top: false }];
   // `XDG_CONFIG_HOME` outside the home is walked as a dot-folder of it (`~/.config` is one already).
   const config = env.XDG_CONFIG_HOME ? realPathOr(env.XDG_CONFIG_HOME, null) : null;
   const roots = [home];
   if (config !== null && !visited.has(config)) {
     visited.add(config);
     roots.push(config);
-    queue.push({ dir: config, depth: 2 });
+    queue.push({ dir: config, depth: 2, top: false });
   }
   let read = 0;
   const enter = (real: string, depth: number) => {
-    if (depth > limits.depth || visited.has(real) || !roots.some((r) => within(real, r)) || skipped.some((s) => within(real, s))) return;
+    if (depth > limits.depth || visited.has(real) || !roots.some((r) => within(real, r)) || writable.some((w) => within(real, w))) return;
     visited.add(real);
-    queue.push({ dir: real, depth });
+    queue.push({ dir: real, depth, top: stores.has(real) });
   };
   for (let i = 0; i < queue.length; i++) {
-    const { dir, depth } = queue[i]!;
+    const { dir, depth, top } = queue[i]!;
     const entries = entriesOf(dir, limits.entries - read, dir === home);
     read += entries.length;
     if (read > limits.entries) return { home, targets: [...targets], complete: false };
@@ -100,8 +108,8 @@ export function homeLinks(env: NodeJS.ProcessEnv = process.env, limits: HomeWalk
         const real = realPathOr(path, null);
         if (real === null) continue;
         targets.add(real);
-        enter(real, depth + 1);
-      } else if (e.isDirectory() && !namesNotWalked.has(e.name)) enter(path, depth + 1);
+        if (!top) enter(real, depth + 1);
+      } else if (!top && e.isDirectory() && !namesNotWalked.has(e.name)) enter(path, depth + 1);
     }
   }
   return { home, targets: [...targets], complete: true };
