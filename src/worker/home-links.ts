@@ -26,8 +26,8 @@ export interface HomeWalkLimits {
 }
 
 /**
- * The limits of every launch: a home measured here (rustup, pyenv, Maven, cargo; caches left out) holds 1,219 entries
- * within 5 levels, 6,231 within 6; the walk reads 50,000 in about 0.1 s.
+ * The limits of every launch: a home measured here (rustup, pyenv, Maven, cargo) holds 480 entries within 5 levels
+ * outside `homeStores` (1,219 with them); the walk stops at 50,000 within 0.05-0.12 s on a loaded 2-core machine.
  */
 export const homeWalkLimits: HomeWalkLimits = { entries: 50_000, depth: 5 };
 
