@@ -15,7 +15,8 @@ import { knownHomes } from "./known-homes.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { createNewFile } from "./files.js";
-import { executableParts, GuardLimitError, guardLimitText, noneSeen, type Guarded } from "./steering.js";
+import { ConfigPass } from "./git-config.js";
+import { executableParts, GuardLimitError, guardLimits, guardLimitText, noneSeen, type Guarded } from "./steering.js";
 import { homeView, runtimeView, showProgram } from "./home-view.js";
 import { stateView } from "./state-steering.js";
 import { StateLimitError, stateLimitText, stateSeenAt, type StateSeen } from "./state-planted.js";
@@ -192,7 +193,9 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // A folder the guard cannot look through within its limits is refused, never left unguarded (issue 26 round 12).
   let parts: Guarded[];
   try {
-    parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd));
+    // One reading of configuration files for the whole launch: each file once, the limit over all its folders (F15-6).
+    const pass = new ConfigPass(guardLimits.configFiles);
+    parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd, true, guardLimits, pass));
   } catch (e) {
     if (e instanceof GuardLimitError) return { error: guardLimitText(lang, e) };
     throw e;

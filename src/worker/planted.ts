@@ -15,7 +15,8 @@ import { lineForbiddenClass } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
-import { configNamed, entryId, globalConfigNamed, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
+import { configNamed, ConfigPass } from "./git-config.js";
+import { entryId, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
 import { gitSteering, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
 /**
@@ -89,6 +90,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   };
   // New: there, and not the path guarded (a link is new whatever it leads to: a bound path is never one).
   const isNew = (path: string) => present(path) && (isLink(path) || !guarded.has(path));
+  // Each configuration file read once, the global ones once (F15-6); an included file made during the run in a folder
+  // is not read: it is moved aside, so git will not read it, nor what it names — the files read stay those the guard
+  // read before the run (their limit), and the repository the agent made at a folder's top.
+  const pass = new ConfigPass(Number.POSITIVE_INFINITY, (file) => inFolders(file) && isNew(file));
   const repositories = new Set(seen.repositories);
   for (const folder of folders) {
     const git = join(folder, ".git");
@@ -120,7 +125,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const tree of [...repositories, ...enclosing]) {
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
-    const named = configNamed(gitDir, tree);
+    const named = configNamed(gitDir, tree, pass);
     // The commands as the guard took them: in the work tree or the git folder only (steering.ts repositoryParts).
     const commands = named.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
     for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
@@ -141,7 +146,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   }
   for (const dir of seen.projects) for (const name of projectSteeringFiles) if (isNew(join(dir, name))) aside(join(dir, name));
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
-  const global = globalConfigNamed();
+  const global = pass.global();
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands, ...homeLinkTargets()]) if (isNew(p)) aside(p);
   return found;
 }
