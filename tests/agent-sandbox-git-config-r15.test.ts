@@ -11,7 +11,8 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { asideOf, leakFolder, owner, ownerRepo, removed, runAgent, sandboxed, setEnv, tryFn } from "./steering-helpers.js";
-import { executableParts, GuardLimitError, guardLimits, guardLimitText } from "../src/worker/steering.js";
+import { executableParts, GuardLimitError, guardLimits, guardLimitText, noneSeen } from "../src/worker/steering.js";
+import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
 
 /** A home of the owner's for one test (HOME of the worker), removed after it. */
 function ownerHome(): string {
@@ -147,4 +148,21 @@ test("issue 26 r15 F15-6 (reported case: 98 repositories each with a chain of 10
     assert.match(guardLimitText("zh", e), /^\S+ 和其中的仓库引用了超过 10 个 git 配置文件/);
     return true;
   });
+});
+
+test("issue 26 r15 F15-6, after the run: the check reads at most the guard's limit of configuration files — a repository the agent made whose config includes more is named as not read to its end; an included file made during the run is moved aside unread", () => {
+  const folder = realpathSync(tempDir("aa-r15-after-"));
+  removed.push(folder);
+  const outside = realpathSync(tempDir("aa-r15-outside-"));
+  removed.push(outside);
+  ownerHome();
+  execFileSync("git", ["init", "-q", folder]);
+  for (const n of ["a", "b", "c"]) writeFileSync(join(outside, n), "[user]\n\tname = x\n");
+  writeFileSync(join(folder, "new-inc"), "[include]\n\tpath = never-read\n");
+  writeFileSync(join(folder, ".git", "config"), ["a", "b", "c"].map((n) => `[include]\n\tpath = ${join(outside, n)}\n`).join("") + "[include]\n\tpath = ../new-inc\n", { flag: "a" });
+  const found = plantedSteering([folder], new Set(), noneSeen(), 1, 3);
+  assert.deepEqual(found.map((p) => [p.path, p.kind]), [[join(folder, ".git"), "kept"], [folder, "unread"]]);
+  assert.equal(plantedNotice(found.slice(1), "en")?.text, `${folder}: the check after the run stopped reading git configuration at 250 files, before the end of this one's; read it (and what it includes) before you run git there`);
+  const all = plantedSteering([folder], new Set(), noneSeen(), 2, 4);
+  assert.deepEqual(all.map((p) => [p.path, p.kind]), [[join(folder, ".git"), "kept"], [join(folder, "new-inc"), "moved"]], "config, a, b, c read; new-inc moved aside, not read");
 });

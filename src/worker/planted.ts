@@ -15,18 +15,19 @@ import { lineForbiddenClass } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
-import { configNamed, ConfigPass } from "./git-config.js";
+import { ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { entryId, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
-import { gitSteering, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
+import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
 /**
- * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, or an
- * index entry marked so that `git status` does not show its changes (`hidden`, left as it is).
+ * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an
+ * index entry marked so that `git status` does not show its changes (`hidden`, left as it is), or a repository whose
+ * configuration the check did not read to its end (`unread`: past `GuardLimits.configFiles`).
  */
 export interface Planted {
   path: string;
   movedTo: string | null;
-  kind: "moved" | "kept" | "stuck" | "hidden";
+  kind: "moved" | "kept" | "stuck" | "hidden" | "unread";
 }
 
 
@@ -74,9 +75,11 @@ export function movePlantedAside(path: string, run: number): Planted {
  *   moved aside (never left unlooked at);
  * - a project steering file (`.mcp.json`, `opencode.json`, …) that was not there (F12-8).
  * A new `.git` of a folder itself (a repository the agent made: its output) is left where it is but named ("kept"),
- * and its `commondir` moved. Never throws.
+ * and its `commondir` moved. Configuration files are read at most `configFiles` (the guard's limit: the guard read
+ * these files before the run, so only a repository the agent made, or the owner's changes meanwhile, reach it); a
+ * repository whose configuration is not read to its end is named (`unread`). Never throws.
  */
-export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number): Planted[] {
+export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number, configFiles = guardLimits.configFiles): Planted[] {
   const found: Planted[] = [];
   const done = new Set<string>();
   const entries = new Set(seen.entries);
@@ -93,7 +96,18 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // Each configuration file read once, the global ones once (F15-6); an included file made during the run in a folder
   // is not read: it is moved aside, so git will not read it, nor what it names — the files read stay those the guard
   // read before the run (their limit), and the repository the agent made at a folder's top.
-  const pass = new ConfigPass(Number.POSITIVE_INFINITY, (file) => inFolders(file) && isNew(file));
+  const pass = new ConfigPass(configFiles, (file) => inFolders(file) && isNew(file));
+  // What a repository's configuration names, or none when the limit stops its reading (the repository is named).
+  const named = (at: string, read: () => ConfigNamed): ConfigNamed => {
+    try {
+      return read();
+    } catch (e) {
+      if (!(e instanceof ConfigFilesLimitError)) throw e;
+      found.push({ path: at, movedTo: null, kind: "unread" });
+      return { includes: [], hooks: [], commands: [] };
+    }
+  };
+  const global = named(join(process.env.HOME ?? "/", ".gitconfig"), () => pass.global());
   const repositories = new Set(seen.repositories);
   for (const folder of folders) {
     const git = join(folder, ".git");
@@ -125,10 +139,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const tree of [...repositories, ...enclosing]) {
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
-    const named = configNamed(gitDir, tree, pass);
+    const config = named(tree, () => configNamed(gitDir, tree, pass));
     // The commands as the guard took them: in the work tree or the git folder only (steering.ts repositoryParts).
-    const commands = named.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
-    for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
+    const commands = config.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
+    for (const p of [...config.includes, ...config.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
     const listing = gitlinks(gitDir, tree);
     if (listing === "tooBig") {
       aside(join(gitDir, "index"));
@@ -146,7 +160,6 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   }
   for (const dir of seen.projects) for (const name of projectSteeringFiles) if (isNew(join(dir, name))) aside(join(dir, name));
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
-  const global = pass.global();
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands, ...homeLinkTargets()]) if (isNew(p)) aside(p);
   return found;
 }
@@ -159,6 +172,6 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice |
   const shown = (path: string) => path.replace(new RegExp(`[${lineForbiddenClass}]`, "gu"), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
   const line = (p: Planted) => p.kind === "moved"
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
-    : t(lang, p.kind === "kept" ? "sandbox.planted.kept" : p.kind === "hidden" ? "sandbox.planted.hidden" : "sandbox.planted.stuck", { path: shown(p.path) });
+    : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), limit: String(guardLimits.configFiles) });
   return { title: t(lang, "sandbox.planted.title"), text: [...planted.map(line).join("\n")].slice(0, cardTextMaxCodepoints).join("") };
 }
