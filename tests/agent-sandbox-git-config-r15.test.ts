@@ -72,10 +72,7 @@ test("issue 26 r15 F15-2 (reported case: filter.nb2.clean = sh nb2clean.sh, a sc
   mkdirSync(join(repo, "src"));
   owner(repo, {}, "add", ".");
   owner(repo, {}, "commit", "-qm", "nb2");
-  owner(repo, {}, "config", "filter.nb2.clean", "sh nb2clean.sh");
-  owner(repo, {}, "config", "filter.py.clean", "python3 conv.py");
-  owner(repo, {}, "config", "diff.js.textconv", "node strip.js");
-  owner(repo, {}, "config", "alias.s", "status --short src");
+  for (const [k, v] of [["filter.nb2.clean", "sh nb2clean.sh"], ["filter.py.clean", "python3 conv.py"], ["diff.js.textconv", "node strip.js"], ["alias.s", "status --short src"]]) owner(repo, {}, "config", k!, v!);
   const leak = leakFolder();
   const script = [
     tryFn,

@@ -5,9 +5,9 @@
  * (steering.ts) and the check after it (planted.ts); each pass reads each file once, with a limit (`ConfigPass`).
  */
 import { execFileSync } from "node:child_process";
-import { lstatSync, readlinkSync, statSync } from "node:fs";
+import { lstatSync, readlinkSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { realPathOr } from "../common/file-checks.js";
+import { isFolder, isRegularFile, realPathOr } from "../common/file-checks.js";
 import { expandUserPath, valueWords } from "./config-words.js";
 import { gitCommonDir, gitEnv, gitReadTimeoutMs } from "./git-read.js";
 
@@ -59,7 +59,7 @@ export class ConfigPass {
     const known = this.files.get(file);
     if (known) return known;
     let found: ConfigEntry[] = [];
-    if (isFile(file) && !(included && this.skipInclude(file))) {
+    if (isRegularFile(file) && !(included && this.skipInclude(file))) {
       if (this.reads >= this.limit) throw new ConfigFilesLimitError(this.limit);
       this.reads++;
       found = readConfigFile(file);
@@ -72,15 +72,6 @@ export class ConfigPass {
   global(): ConfigNamed {
     this.globalNamed ??= globalConfigNamed(this);
     return this.globalNamed;
-  }
-}
-
-/** Whether `path` is a regular file (after links). */
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
   }
 }
 
@@ -262,13 +253,4 @@ function namedPaths(key: string, value: string, tree: string | null): string[] {
     out.push(realPathOr(path, path));
   }
   return out;
-}
-
-/** Whether `path` is a folder (after links). */
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, lstatSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { isLink, present, within } from "../common/file-checks.js";
+import { isLink, present, realPathOr, within } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
 import { lineForbiddenClass } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
@@ -96,7 +96,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // Each configuration file read once, the global ones once (F15-6); an included file made during the run in a folder
   // is not read: it is moved aside, so git will not read it, nor what it names — the files read stay those the guard
   // read before the run (their limit), and the repository the agent made at a folder's top.
-  const pass = new ConfigPass(configFiles, (file) => inFolders(file) && isNew(file));
+  const pass = new ConfigPass(configFiles, (file) => {
+    const real = realPathOr(file, file);
+    return inFolders(real) && isNew(real);
+  });
   // What a repository's configuration names, or none when the limit stops its reading (the repository is named).
   const named = (at: string, read: () => ConfigNamed): ConfigNamed => {
     try {

@@ -15,7 +15,9 @@
  *   read-only `modules`), `worktrees/<id>/` (each a mount point in a read-only `worktrees`: `commondir`, `gitdir`,
  *   `config.worktree` read-only) and the `.git` of each checked-out gitlink the index holds (git's `status` recurses
  *   into it); and what its configuration names as more configuration or as its hooks (`include.path`,
- *   `includeIf.*.path`, a `core.hooksPath` in the git folder or the work tree: `.githooks`, husky's `.husky`).
+ *   `includeIf.*.path`, a `core.hooksPath` in the git folder or the work tree: `.githooks`, husky's `.husky`), and
+ *   every file any other key but data names (git-config.ts; each configuration file read once per launch, at most
+ *   `guardLimits.configFiles`).
  *   Objects, refs, logs, the index and HEAD stay writable: the agent commits and branches as before (Codex's own
  *   Linux sandbox keeps the whole `.git` read-only instead, and its agents cannot commit).
  * - **What no mount can stop** (the index and `.git`'s top stay writable, and a missing `commondir` cannot be
