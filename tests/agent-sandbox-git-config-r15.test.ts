@@ -13,6 +13,7 @@ import { tempDir } from "./helpers.js";
 import { asideOf, leakFolder, owner, ownerRepo, removed, runAgent, sandboxed, setEnv, tryFn } from "./steering-helpers.js";
 import { executableParts, GuardLimitError, guardLimits, guardLimitText, noneSeen } from "../src/worker/steering.js";
 import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
+import { ConfigPass } from "../src/worker/git-config.js";
 
 /** A home of the owner's for one test (HOME of the worker), removed after it. */
 function ownerHome(): string {
@@ -162,4 +163,23 @@ test("issue 26 r15 F15-6, after the run: the check reads at most the guard's lim
   assert.equal(plantedNotice(found.slice(1), "en")?.text, `${folder}: the check after the run stopped reading git configuration at 250 files, before the end of this one's; read it (and what it includes) before you run git there`);
   const all = plantedSteering([folder], new Set(), noneSeen(), 2, 4);
   assert.deepEqual(all.map((p) => [p.path, p.kind]), [[join(folder, ".git"), "kept"], [join(folder, "new-inc"), "moved"]], "config, a, b, c read; new-inc moved aside, not read");
+});
+
+test("issue 26 r15 F15-6, after the run: what the guard read at launch from files the run could not write (read-only there, or outside its folders) is taken again, not read again; a file it could write is not taken from it", () => {
+  const folder = realpathSync(tempDir("aa-r15-reuse-"));
+  removed.push(folder);
+  const home = ownerHome();
+  writeFileSync(join(home, ".gitconfig"), "[user]\n\tname = o\n");
+  execFileSync("git", ["init", "-q", folder]);
+  writeFileSync(join(folder, ".git", "config"), "[include]\n\tpath = ../inc\n", { flag: "a" });
+  writeFileSync(join(folder, "inc"), "[user]\n\tname = x\n");
+  const pass = new ConfigPass(guardLimits.configFiles);
+  const parts = executableParts(folder, false, false, guardLimits, pass);
+  assert.equal(pass.filesRead, 3, "config, inc, ~/.gitconfig");
+  const guarded = new Set([...parts.readOnly, ...parts.mountPoints, ...parts.readOnlyParents]);
+  assert.ok(guarded.has(join(folder, "inc")) && guarded.has(join(folder, ".git", "config")));
+  assert.deepEqual(plantedSteering([folder], guarded, parts.seen, 1, 0, pass), [], "nothing read again: none past a limit of 0");
+  assert.deepEqual(plantedSteering([folder], guarded, parts.seen, 2, 0).map((p) => [p.path, p.kind]), [[home + "/.gitconfig", "unread"], [folder, "unread"]], "without the guard's reading, each is read again");
+  guarded.delete(join(folder, "inc"));
+  assert.deepEqual(plantedSteering([folder], guarded, parts.seen, 3, 0, pass).map((p) => [p.path, p.kind]), [[join(folder, "inc"), "moved"]], "inc, writable in the run, is new: moved aside, not read");
 });

@@ -42,8 +42,14 @@ export class ConfigPass {
    * @param limit how many files at most are read with git; one more throws `ConfigFilesLimitError`.
    * @param skipInclude an included file not to read (the check after a run: a file made during it is moved aside, so
    *   git will not read it either, and what it names does not matter).
+   * @param before the guard's pass before the run, whose reading of a file is taken again, uncounted, when `unchanged`
+   *   says the run could not write it (read-only in the sandbox, or outside the folders it wrote).
    */
-  constructor(readonly limit = Number.POSITIVE_INFINITY, private readonly skipInclude: (file: string) => boolean = () => false) {}
+  constructor(
+    readonly limit = Number.POSITIVE_INFINITY,
+    private readonly skipInclude: (file: string) => boolean = () => false,
+    private readonly before?: { pass: ConfigPass; unchanged: (file: string) => boolean },
+  ) {}
 
   /** How many files this pass has read with git. */
   get filesRead(): number {
@@ -56,7 +62,7 @@ export class ConfigPass {
    * @throws ConfigFilesLimitError when reading it would pass the limit.
    */
   entries(file: string, included: boolean): ConfigEntry[] {
-    const known = this.files.get(file);
+    const known = this.files.get(file) ?? (this.before?.unchanged(file) ? this.before.pass.files.get(file) : undefined);
     if (known) return known;
     let found: ConfigEntry[] = [];
     if (isRegularFile(file) && !(included && this.skipInclude(file))) {

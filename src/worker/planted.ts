@@ -77,9 +77,11 @@ export function movePlantedAside(path: string, run: number): Planted {
  * A new `.git` of a folder itself (a repository the agent made: its output) is left where it is but named ("kept"),
  * and its `commondir` moved. Configuration files are read at most `configFiles` (the guard's limit: the guard read
  * these files before the run, so only a repository the agent made, or the owner's changes meanwhile, reach it); a
- * repository whose configuration is not read to its end is named (`unread`). Never throws.
+ * repository whose configuration is not read to its end is named (`unread`). A file the run could not write (outside
+ * `folders`, or guarded read-only) is taken from `before` (the guard's reading at launch) when it read it, not read
+ * again. Never throws.
  */
-export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number, configFiles = guardLimits.configFiles): Planted[] {
+export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number, configFiles = guardLimits.configFiles, before?: ConfigPass): Planted[] {
   const found: Planted[] = [];
   const done = new Set<string>();
   const entries = new Set(seen.entries);
@@ -96,10 +98,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // Each configuration file read once, the global ones once (F15-6); an included file made during the run in a folder
   // is not read: it is moved aside, so git will not read it, nor what it names — the files read stay those the guard
   // read before the run (their limit), and the repository the agent made at a folder's top.
-  const pass = new ConfigPass(configFiles, (file) => {
-    const real = realPathOr(file, file);
-    return inFolders(real) && isNew(real);
-  });
+  const real = (file: string) => realPathOr(file, file);
+  const unchanged = (file: string) => !inFolders(real(file)) || (guarded.has(real(file)) && !isLink(file));
+  const pass = new ConfigPass(configFiles, (file) => inFolders(real(file)) && isNew(real(file)), before && { pass: before, unchanged });
   // What a repository's configuration names, or none when the limit stops its reading (the repository is named).
   const named = (at: string, read: () => ConfigNamed): ConfigNamed => {
     try {
