@@ -114,7 +114,7 @@ test("issue 26 r14 F14-2: the check hashes at most its limits over a run's repos
   const parts = executableParts(repo, true, false);
   const guarded = new Set([...parts.mountPoints, ...parts.readOnly]);
   const since = Date.now();
-  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, since), [], "nothing changed yet");
+  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, { sinceMs: since }), [], "nothing changed yet");
   const scratch = tempDir("aa-masked-");
   removed.push(scratch);
   const patch = join(scratch, "patch.mjs");
@@ -122,12 +122,12 @@ test("issue 26 r14 F14-2: the check hashes at most its limits over a run's repos
   execFileSync("sh", ["-c", script], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-aa-owner-home", GIT_CONFIG_NOSYSTEM: "1" } });
   assert.equal(owner(repo, {}, "status", "--porcelain"), "");
   const masked = (path: string) => ({ path, movedTo: null, kind: "masked" });
-  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, since), [masked(join(repo, "Makefile")), masked(join(repo, "b.txt"))]);
+  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, { sinceMs: since }), [masked(join(repo, "Makefile")), masked(join(repo, "b.txt"))]);
   assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4), [], "no launch time: no check");
-  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, Date.now() + 10_000), [], "changed before the launch: not the run's");
+  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, { sinceMs: Date.now() + 10_000 }), [], "changed before the launch: not the run's");
   const cut = { path: repo, movedTo: null, kind: "maskCut" };
-  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, since, { files: 1, bytes: 1 << 20 }), [masked(join(repo, "Makefile")), cut]);
-  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, since, { files: 10, bytes: 5 }), [cut], "Makefile holds 17 bytes");
+  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, { sinceMs: since, masked: { files: 1, bytes: 1 << 20 } }), [masked(join(repo, "Makefile")), cut]);
+  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, { sinceMs: since, masked: { files: 10, bytes: 5 } }), [cut], "Makefile holds 17 bytes");
   assert.equal(plantedNotice([cut as Planted], "en")?.text, `${repo}: the check for changes the index hides stopped short (at most 20000 files, 512 MiB, or an index git could not list in time): review what the run left against the commit before it (touch the changed files, or a fresh clone)`);
   assert.match(plantedNotice([cut as Planted], "zh")?.text ?? "", /检查没做完（最多 20000 个文件、512 MiB/);
 });
@@ -151,5 +151,5 @@ test("issue 26 r14 F14-2: a link's target and a file in a folder whose names hav
   assert.equal(owner(repo, {}, "status", "--porcelain"), "");
   const masked = (path: string) => ({ path, movedTo: null, kind: "masked" });
   // The check counts a ctime up to 1 s before the launch as the run's (the kernel's file clock is coarse).
-  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, since + 1000), [masked(join(repo, "link")), masked(join(repo, "sub dir", "x y.sh"))]);
+  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 4, { sinceMs: since + 1000 }), [masked(join(repo, "link")), masked(join(repo, "sub dir", "x y.sh"))]);
 });

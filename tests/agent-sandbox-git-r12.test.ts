@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSy
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
-import { executableParts, GuardLimitError, guardLimitText } from "../src/worker/steering.js";
+import { executableParts, GuardLimitError, guardLimits, guardLimitText } from "../src/worker/steering.js";
 import { plantedSteering } from "../src/worker/planted.js";
 import { asideOf, fsmonitorConfig, leakFolder, owner, ownerRepo, ownerRepoWithHooks, removed, runAgent, sandboxed, tryFn } from "./steering-helpers.js";
 
@@ -115,24 +115,24 @@ test("issue 26 r12 F12-2, the limits: a folder with more folders than the guard 
   const folder = realpathSync(tempDir("aa-r12-limit-"));
   removed.push(folder);
   for (const d of ["x", "y", "z/w"]) mkdirSync(join(folder, d), { recursive: true });
-  assert.throws(() => executableParts(folder, false, false, { folders: 4, gitlinks: 500, repositories: 100 }), (e: unknown) => {
+  assert.throws(() => executableParts(folder, false, false, { ...guardLimits, folders: 4, gitlinks: 500 }), (e: unknown) => {
     assert.ok(e instanceof GuardLimitError);
     assert.equal(guardLimitText("en", e), `${folder} holds more than 4 folders: the sandbox cannot find every repository in it to guard its .git (what your git would run), so the launch is refused; let the agent write a smaller folder (cwd, "writable")`);
     return true;
   });
-  assert.equal(executableParts(folder, false, false, { folders: 5, gitlinks: 500, repositories: 100 }).mountPoints.length, 0);
+  assert.equal(executableParts(folder, false, false, { ...guardLimits, folders: 5, gitlinks: 500 }).mountPoints.length, 0);
   // node_modules is not walked: its folders do not count, and what a package manager put there is no repository kept.
   for (const d of ["node_modules/a/b", "node_modules/c/node_modules/d"]) mkdirSync(join(folder, "x", d), { recursive: true });
   writeFileSync(join(folder, "x", "node_modules", "a", ".git"), "gitdir: /nowhere\n");
-  assert.equal(executableParts(folder, false, false, { folders: 5, gitlinks: 500, repositories: 100 }).mountPoints.length, 0);
+  assert.equal(executableParts(folder, false, false, { ...guardLimits, folders: 5, gitlinks: 500 }).mountPoints.length, 0);
   const repo = ownerRepo();
   for (const [i, p] of ["s1", "s2", "s3"].entries()) owner(repo, {}, "update-index", "--add", "--cacheinfo", `160000,${String(i + 1).repeat(40)},${p}`);
-  assert.deepEqual(executableParts(repo, false, false, { folders: 100, gitlinks: 2, repositories: 100 }).mountPoints, [join(repo, ".git")], "gitlinks with no .git need no guard");
+  assert.deepEqual(executableParts(repo, false, false, { ...guardLimits, folders: 100, gitlinks: 2 }).mountPoints, [join(repo, ".git")], "gitlinks with no .git need no guard");
   for (const p of ["s1", "s2", "s3"]) {
     mkdirSync(join(repo, p));
     owner(join(repo, p), {}, "init", "-q");
   }
-  assert.throws(() => executableParts(repo, false, false, { folders: 100, gitlinks: 2, repositories: 100 }), (e: unknown) => {
+  assert.throws(() => executableParts(repo, false, false, { ...guardLimits, folders: 100, gitlinks: 2 }), (e: unknown) => {
     assert.ok(e instanceof GuardLimitError);
     assert.equal(guardLimitText("zh", e), `仓库 ${repo} 有超过 2 个已检出的子模块，沙箱不能逐个保护它们的 .git，所以不启动`);
     return true;

@@ -12,8 +12,8 @@ import { userInfo } from "node:os";
 import { join } from "node:path";
 import { engine, tempDir } from "./helpers.js";
 import { asideOf, leakFolder, owner, ownerRepo, ownerRepoWithHooks, removed, runAgent, sandboxed, plantHook, plantMonitor, setEnv, tryFn } from "./steering-helpers.js";
-import { executableParts, GuardLimitError, guardLimitText } from "../src/worker/steering.js";
-import { globalConfigNamed } from "../src/worker/git-read.js";
+import { executableParts, GuardLimitError, guardLimits, guardLimitText } from "../src/worker/steering.js";
+import { ConfigPass, globalConfigNamed } from "../src/worker/git-config.js";
 
 
 /** A home of the owner's for one test (HOME of the worker), removed after it. */
@@ -49,7 +49,7 @@ test("issue 26 r14 F14-4 (reported cases: an include by ~user/, a chain of inclu
   chain.forEach((f, i) => writeFileSync(f, i + 1 < chain.length ? `[include]\n\tpath = ${chain[i + 1]}\n` : "[user]\n\tname = deep\n"));
   writeFileSync(join(home, ".gitconfig"), `[include]\n\tpath = ${chain[0]}\n[include]\n\tpath = ~${userInfo().username}/aa-r14-not-there\n`);
   assert.deepEqual(executableParts(folder, false, false).readOnly.filter((p) => p.startsWith(`${folder}/inc`)), chain);
-  assert.ok(globalConfigNamed().includes.includes(join(userInfo().homedir, "aa-r14-not-there")), "~user/ is that user's home, as git reads it");
+  assert.ok(globalConfigNamed(new ConfigPass()).includes.includes(join(userInfo().homedir, "aa-r14-not-there")), "~user/ is that user's home, as git reads it");
 });
 
 test("issue 26 r14 F14-6 (reported case: ~/.config/git a link into the cwd, git's config there missing): the folder the link leads to is read-only (F14-8), so the agent cannot make the config; the guard and the check after the run read git's files through the link", async (t) => {
@@ -60,7 +60,7 @@ test("issue 26 r14 F14-6 (reported case: ~/.config/git a link into the cwd, git'
   writeFileSync(join(dotfiles, "git", "ignore"), "*.log\n");
   mkdirSync(join(home, ".config"));
   symlinkSync(join(dotfiles, "git"), join(home, ".config", "git"));
-  assert.ok(globalConfigNamed().includes.includes(join(dotfiles, "git", "config")), "git's XDG config, where the link leads, though missing");
+  assert.ok(globalConfigNamed(new ConfigPass()).includes.includes(join(dotfiles, "git", "config")), "git's XDG config, where the link leads, though missing");
   const leak = leakFolder();
   const fx = await runAgent([tryFn, `try xdg sh -c '${plantMonitor("git/config", leak, "xdg")}'`, `echo "Done: tried"`].join("\n"), dotfiles);
   assert.deepEqual(readFileSync(join(dotfiles, "tried.txt"), "utf8").trim().split("\n"), ["xdg no"]);
@@ -73,12 +73,12 @@ test("issue 26 r14 F14-7 (reported case: 400 repositories in the cwd held the hu
   const folder = realpathSync(tempDir("aa-r14-many-"));
   removed.push(folder);
   for (const n of ["a", "b", "c", "d"]) execFileSync("git", ["init", "-q", join(folder, n)]);
-  assert.throws(() => executableParts(folder, false, false, { folders: 100, gitlinks: 500, repositories: 3 }), (e: unknown) => {
+  assert.throws(() => executableParts(folder, false, false, { ...guardLimits, folders: 100, repositories: 3 }), (e: unknown) => {
     assert.ok(e instanceof GuardLimitError);
     assert.equal(guardLimitText("en", e), `${folder} holds more than 3 repositories: the sandbox reads the configuration of each to guard what your git would run, too many to look through before a launch, so the launch is refused; let the agent write a smaller folder (cwd, "writable")`);
     return true;
   });
-  assert.equal(executableParts(folder, false, false, { folders: 100, gitlinks: 500, repositories: 4 }).mountPoints.length, 4);
+  assert.equal(executableParts(folder, false, false, { ...guardLimits, folders: 100, repositories: 4 }).mountPoints.length, 4);
 });
 
 test("issue 26 r14 F14-8 (reported case: ~/.bashrc a link into the cwd): the home's dotfile links and ~/.config's links lead to read-only places; a plain link to the project itself keeps it writable", async (t) => {

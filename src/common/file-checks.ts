@@ -51,3 +51,21 @@ export function isLink(path: string): boolean {
     return false;
   }
 }
+
+/** Whether `path` leads to a folder (through links, as a program that opens it reads it). */
+export function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `path` leads to a regular file (through links; not a named pipe or a device). */
+export function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -29,6 +29,7 @@ import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../ke
 import { plantedSteering, type Planted } from "./planted.js";
 import { mergeStateSeen, plantedRunNotice, plantedState, type StateSeen } from "./state-planted.js";
 import type { Seen } from "./steering.js";
+import type { ConfigPass } from "./git-config.js";
 import { neutralise, redact, relayed } from "../kernel/text.js";
 import { sessionLinkPattern } from "../protocol/patterns.js";
 import type { TranscriptEntry } from "../protocol/schema.js";
@@ -96,7 +97,7 @@ export class Attempt {
   }
 
   /** What the launches' sandboxes guarded in the folders the agent writes (steering.ts), looked at when the run ends. */
-  private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen; sinceMs: number } | null = null;
+  private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen; sinceMs: number; config?: ConfigPass } | null = null;
   /** What the launches saw of the CLI's state folders (state-planted.ts), looked at when the run ends; what that found. */
   private stateWatched: StateSeen | null = null;
   private stateFound: Planted[] | null = null;
@@ -107,7 +108,7 @@ export class Attempt {
    * CLI's state (state-planted.ts `plantedState`), saying so in a notice.
    */
   private submit(body: Result): Promise<void> {
-    const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run, this.watched.sinceMs) : [];
+    const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run, { sinceMs: this.watched.sinceMs, before: this.watched.config }) : [];
     // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again.
     this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, this.job.run) : [];
     const notice = plantedRunNotice(planted, this.stateFound, this.host.lang);
@@ -300,7 +301,7 @@ export class Attempt {
       if ("error" in sandbox) return { error: sandbox.error };
       const watch = sandbox.plan?.watch;
       // What was guarded before the run's first launch: a later launch guards what the first one planted.
-      if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen, sinceMs };
+      if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen, sinceMs, config: watch.config };
       if (sandbox.stateSeen) this.stateWatched = this.stateWatched ? mergeStateSeen(this.stateWatched, sandbox.stateSeen) : sandbox.stateSeen;
       // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
       argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });

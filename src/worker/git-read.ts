@@ -1,17 +1,15 @@
 /**
  * Reading a repository as the owner's git will, without running anything of it (issue 26, rounds 11 and 12): the
- * folder a gitfile names, the gitlinks of an index, what a configuration names as more configuration or as hooks, and
- * the identity of a `.git` entry. Shared by the guard before a sandboxed run (steering.ts) and the check after it
+ * folder a gitfile names, the gitlinks of an index, and the identity of a `.git` entry (what a configuration names:
+ * git-config.ts). Shared by the guard before a sandboxed run (steering.ts) and the check after it
  * (planted.ts).
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { existsSync, lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { realPathOr, within } from "../common/file-checks.js";
 import { readRegular } from "./files.js";
 
-/** How deep a configuration's `include.path` is followed: as deep as git follows (its MAX_INCLUDE_DEPTH, 10; F14-4). */
-const includeDepthMax = 10;
 /** How long reading one repository's index (or one configuration file) with git may take, in ms. */
 export const gitReadTimeoutMs = 10_000;
 /** How many bytes of `git ls-files --stage -z` output are read at most (an index of millions of entries is more). */
@@ -136,165 +134,6 @@ export function gitCommonDir(gitDir: string): string {
 export function reachedInside(tree: string, path: string): boolean {
   const parent = realPathOr(dirname(path), null);
   return parent !== null && parent === dirname(path) && within(parent, tree);
-}
-
-/**
- * What a repository's own configuration (`config`, `config.worktree` of `gitDir`) names as more configuration or as
- * its hooks, whether it exists or not: `include.path`, `includeIf.*.path` (relative to the file naming them; `~/` from
- * HOME), followed `includeDepthMax` deep; `core.hooksPath` (relative to the work tree `tree`), also from the owner's
- * global configuration (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`: a relative one is in each work tree). Absolute
- * paths, with links resolved where they exist. Read with git from the files alone (no includes followed by git).
- */
-export function configNamed(gitDir: string, tree: string): ConfigNamed {
-  const { includes, hooks, commands, read } = configReader(tree);
-  // A linked worktree's git folder holds only its own `config.worktree`: its repository's `config`, with the
-  // `core.hooksPath` that sends the owner's commits to a folder of the work tree, is in the common folder (F13-7).
-  const common = gitCommonDir(gitDir);
-  for (const file of [join(common, "config"), join(gitDir, "config"), join(gitDir, "config.worktree")]) read(file, 0, false);
-  for (const file of globalConfigFiles()) read(file, 0, true);
-  return { includes, hooks, commands };
-}
-
-/**
- * What a configuration names (`configNamed`, `globalConfigNamed`): more configuration, hooks folders, and the programs,
- * files and folders of `commandKeys` (F14-3, F14-5) — absolute paths.
- */
-export interface ConfigNamed {
-  includes: string[];
-  hooks: string[];
-  commands: string[];
-}
-
-/**
- * What the owner's global git configuration (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`) names as more
- * configuration — `include.path` and `includeIf.*.path` whatever their condition, followed `includeDepthMax` deep —
- * and as its hooks (an absolute `core.hooksPath`; a relative one is each work tree's, `configNamed`). The owner's git
- * reads an included file in every repository its condition matches, so one in a folder an agent writes is kept
- * read-only there (issue 26 round 13, F13-6: per-folder identities `[includeIf "gitdir:~/project/"] path =
- * ~/project/.gitconfig-local`). Absolute paths, links resolved where they exist.
- */
-export function globalConfigNamed(): ConfigNamed {
-  const { includes, hooks, commands, read } = configReader(null);
-  const files = globalConfigFiles();
-  for (const file of files) read(file, 0, false);
-  // A global file that is a link (dotfile managers: `~/.gitconfig -> ~/project/dotfiles/gitconfig`) is read where it
-  // leads, also when that file is not there yet (F13-10 (a)).
-  const targets = files.map(linkTarget).filter((f): f is string => f !== null);
-  return { includes: [...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)), commands };
-}
-
-/**
- * Where `path` really lies when a link leads there — the file itself a link (its real path, or its target's when that
- * is missing), or a folder on its way (`~/.config/git -> ~/dotfiles/git`, with or without the file: F14-6); null when
- * no link is on the way.
- */
-function linkTarget(path: string): string | null {
-  try {
-    if (lstatSync(path).isSymbolicLink()) return realPathOr(path, null) ?? resolve(dirname(path), readlinkSync(path));
-  } catch {
-    // missing: its folder may be a link
-  }
-  const parent = realPathOr(dirname(path), null);
-  return parent !== null && parent !== dirname(path) ? join(parent, basename(path)) : null;
-}
-
-/**
- * A configuration path as git expands it: `~/…` from HOME, `~user/…` from that user's home in /etc/passwd (F14-4:
- * `path = ~dd/p14/.gitconfig-id` was read as a relative path); anything else as written.
- */
-function expandUserPath(raw: string, home: string): string {
-  if (raw === "~" || raw.startsWith("~/")) return join(home, raw.slice(1));
-  const m = /^~([a-z_][a-z0-9_.-]*[$]?)(\/.*)?$/i.exec(raw);
-  if (!m) return raw;
-  const user = m[1]!;
-  try {
-    const entry = readFileSync("/etc/passwd", "utf8").split("\n").map((l) => l.split(":")).find((f) => f[0] === user);
-    return entry?.[5] ? join(entry[5], m[2] ?? "") : raw;
-  } catch {
-    return raw;
-  }
-}
-
-/** The owner's global configuration files, whether they exist or not. */
-function globalConfigFiles(): string[] {
-  const home = process.env.HOME ?? "/";
-  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
-  return [join(home, ".gitconfig"), join(xdg, "git", "config")];
-}
-
-/**
- * A reader of configuration files for what they name (`configNamed`): `read(file, level, hooksOnly)` adds to
- * `includes` and `hooks`, following includes. A relative `core.hooksPath` is resolved in the work tree `tree`; with
- * no tree (the global files alone) it is left relative.
- */
-function configReader(tree: string | null) {
-  const includes: string[] = [];
-  const hooks: string[] = [];
-  const commands: string[] = [];
-  const seen = new Set<string>();
-  const home = process.env.HOME ?? "/";
-  const read = (file: string, level: number, hooksOnly: boolean): void => {
-    if (seen.has(file) || level > includeDepthMax || !existsSync(file)) return;
-    seen.add(file);
-    let text: string;
-    try {
-      const keys = hooksOnly ? `^(core\\.hookspath|${commandKeys})$` : `^(include\\.path|includeif\\..*\\.path|core\\.hookspath|${commandKeys})$`;
-      text = execFileSync("git", ["config", "--file", file, "--no-includes", "-z", "--get-regexp", keys], { env: gitEnv(), stdio: ["ignore", "pipe", "ignore"], timeout: gitReadTimeoutMs }).toString("utf8");
-    } catch {
-      return; // none of those keys (git exits 1), or no git
-    }
-    for (const entry of text.split("\0")) {
-      const nl = entry.indexOf("\n");
-      if (nl < 0) continue;
-      const key = entry.slice(0, nl);
-      const raw = entry.slice(nl + 1);
-      const value = expandUserPath(raw, home);
-      if (!value) continue;
-      if (key === "core.hookspath") {
-        if (!isAbsolute(value) && tree === null) hooks.push(value);
-        else {
-          const path = isAbsolute(value) ? value : resolve(tree!, value);
-          hooks.push(realPathOr(path, path));
-        }
-        continue;
-      }
-      if (!key.startsWith("include")) {
-        for (const p of commandPaths(raw, home, tree)) commands.push(realPathOr(p, p));
-        continue;
-      }
-      const included = isAbsolute(value) ? value : resolve(dirname(file), value);
-      includes.push(realPathOr(included, included));
-      read(included, level + 1, false);
-    }
-  };
-  return { includes, hooks, commands, read };
-}
-
-/**
- * The keys whose values name a program git runs or a file or folder it reads instructions from (a regular expression
- * over git's `section.subsection.key`, section and key in lower case; issue 26 round 14, F14-3, F14-5): a script of
- * a writable folder named there is run by the owner's git as the owner.
- */
-const commandKeys = [
-  "core\\.(fsmonitor|pager|editor|sshcommand|askpass|excludesfile|attributesfile)", "sequence\\.editor", "init\\.templatedir",
-  "pager\\..*", "interactive\\.difffilter", "credential\\.(.*\\.)?helper", "gpg\\.(.*\\.)?program", "diff\\.external",
-  "diff\\..*\\.(textconv|command)", "filter\\..*\\.(clean|smudge|process)", "merge\\..*\\.driver", "alias\\..*",
-].join("|");
-
-/**
- * The paths a configuration value of `commandKeys` names: each word with a `/` in it (a program's path, the first
- * word of a command or any other: `~/bin/diff-highlight | less`, `!f() { tools/x.sh; }; f`), `~` expanded; relative
- * ones in the work tree `tree` (git runs them there), none without a tree.
- */
-function commandPaths(raw: string, home: string, tree: string | null): string[] {
-  const out: string[] = [];
-  for (const word of raw.split(/[\s;|&()<>"'`]+/)) {
-    const w = expandUserPath(word.replace(/^!/, ""), home);
-    if (!w.includes("/") || /^[a-z][a-z0-9+.-]*:\/\//i.test(w)) continue; // no path, or a URL
-    if (isAbsolute(w)) out.push(w);
-    else if (tree !== null) out.push(resolve(tree, w));
-  }
-  return out;
 }
 
 /**

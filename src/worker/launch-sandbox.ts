@@ -15,7 +15,8 @@ import { knownHomes } from "./known-homes.js";
 import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { createNewFile } from "./files.js";
-import { executableParts, GuardLimitError, guardLimitText, noneSeen, type Guarded } from "./steering.js";
+import { ConfigPass } from "./git-config.js";
+import { executableParts, GuardLimitError, guardLimits, guardLimitText, noneSeen, type Guarded } from "./steering.js";
 import { homeView, runtimeView, showProgram } from "./home-view.js";
 import { stateView } from "./state-steering.js";
 import { StateLimitError, stateLimitText, stateSeenAt, type StateSeen } from "./state-planted.js";
@@ -191,8 +192,10 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // folders it writes: a read-only cwd needs none, and a writable bind over `.git` there would make it writable.
   // A folder the guard cannot look through within its limits is refused, never left unguarded (issue 26 round 12).
   let parts: Guarded[];
+  // One reading of configuration files for the whole launch: each file once, the limit over all its folders (F15-6).
+  const pass = new ConfigPass(guardLimits.configFiles);
   try {
-    parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd));
+    parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd, true, guardLimits, pass));
   } catch (e) {
     if (e instanceof GuardLimitError) return { error: guardLimitText(lang, e) };
     throw e;
@@ -225,7 +228,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     plan: {
       bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
       readOnlyParents,
-      watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen },
+      watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen, config: pass },
       hiddenHomes: view.hidden, homeRead, links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),
     },
   };

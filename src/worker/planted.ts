@@ -9,26 +9,36 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, lstatSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { isLink, present, within } from "../common/file-checks.js";
+import { isLink, present, realPathOr, within } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
 import { lineForbiddenClass } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
-import { configNamed, entryId, globalConfigNamed, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
+import { ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
+import { entryId, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, type MaskedLimits } from "./index-stat.js";
-import { gitSteering, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
+import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
 /**
  * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an index
  * entry marked so that `git status` does not show its changes (`hidden`, left as it is), a file whose change the
- * index hides by its stat data (`masked`: index-stat.ts, left as it is), or a repository whose check for those was
- * cut short at `maskedCheckLimits` (`maskCut`).
+ * index hides by its stat data (`masked`: index-stat.ts, left as it is), a repository whose check for those was cut
+ * short at `maskedCheckLimits` (`maskCut`), or a repository whose configuration the check did not read to its end
+ * (`unread`: past `GuardLimits.configFiles`).
  */
 export interface Planted {
   path: string;
   movedTo: string | null;
-  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskCut";
+  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskCut" | "unread";
+}
+
+/** The optional parts of `plantedSteering`: the run's launch (ms since the epoch), the index check's and the configuration reading's limits, the guard's reading at launch. */
+export interface PlantedOptions {
+  sinceMs?: number;
+  masked?: MaskedLimits;
+  configFiles?: number;
+  before?: ConfigPass;
 }
 
 
@@ -77,11 +87,16 @@ export function movePlantedAside(path: string, run: number): Planted {
  * - a project steering file (`.mcp.json`, `opencode.json`, …) that was not there (F12-8);
  * - where a link of the owner's home or a PATH folder leads (steering.ts `homeLinkTargets`), when it was missing (F15-4).
  * A new `.git` of a folder itself (a repository the agent made: its output) is left where it is but named ("kept"),
- * and its `commondir` moved. With `sinceMs` (the run's launch, ms since the epoch), each repository's tracked files
- * changed since then whose change the index hides by its stat data are named too ("masked", index-stat.ts; F14-2),
- * within `limits` for the whole run ("maskCut" beyond). Never throws.
+ * and its `commondir` moved. With `options.sinceMs` (the run's launch, ms since the epoch), each repository's tracked
+ * files changed since then whose change the index hides by its stat data are named too ("masked", index-stat.ts;
+ * F14-2), within `options.masked` for the whole run ("maskCut" beyond). Configuration files are read at most
+ * `options.configFiles` (the guard's limit: the guard read these files before the run, so only a repository the agent
+ * made, or the owner's changes meanwhile, reach it); a repository whose configuration is not read to its end is named
+ * (`unread`). A file the run could not write (outside `folders`, or guarded read-only) is taken from `options.before`
+ * (the guard's reading at launch) when it read it, not read again. Never throws.
  */
-export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number, sinceMs?: number, limits: MaskedLimits = maskedCheckLimits): Planted[] {
+export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number, options: PlantedOptions = {}): Planted[] {
+  const { sinceMs, masked: limits = maskedCheckLimits, configFiles = guardLimits.configFiles, before } = options;
   const found: Planted[] = [];
   const done = new Set<string>();
   const entries = new Set(seen.entries);
@@ -95,6 +110,23 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   };
   // New: there, and not the path guarded (a link is new whatever it leads to: a bound path is never one).
   const isNew = (path: string) => present(path) && (isLink(path) || !guarded.has(path));
+  // Each configuration file read once, the global ones once (F15-6); an included file made during the run in a folder
+  // is not read: it is moved aside, so git will not read it, nor what it names — the files read stay those the guard
+  // read before the run (their limit), and the repository the agent made at a folder's top.
+  const real = (file: string) => realPathOr(file, file);
+  const unchanged = (file: string) => !inFolders(real(file)) || (guarded.has(real(file)) && !isLink(file));
+  const pass = new ConfigPass(configFiles, (file) => inFolders(real(file)) && isNew(real(file)), before && { pass: before, unchanged });
+  // What a repository's configuration names, or none when the limit stops its reading (the repository is named).
+  const named = (at: string, read: () => ConfigNamed): ConfigNamed => {
+    try {
+      return read();
+    } catch (e) {
+      if (!(e instanceof ConfigFilesLimitError)) throw e;
+      found.push({ path: at, movedTo: null, kind: "unread" });
+      return { includes: [], hooks: [], commands: [] };
+    }
+  };
+  const global = named(join(process.env.HOME ?? "/", ".gitconfig"), () => pass.global());
   const repositories = new Set(seen.repositories);
   for (const folder of folders) {
     const git = join(folder, ".git");
@@ -127,10 +159,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const tree of [...repositories, ...enclosing]) {
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
-    const named = configNamed(gitDir, tree);
+    const config = named(tree, () => configNamed(gitDir, tree, pass));
     // The commands as the guard took them: in the work tree or the git folder only (steering.ts repositoryParts).
-    const commands = named.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
-    for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
+    const commands = config.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
+    for (const p of [...config.includes, ...config.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
     const listing = gitlinks(gitDir, tree);
     if (listing === "tooBig") {
       aside(join(gitDir, "index"));
@@ -154,7 +186,6 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   }
   for (const dir of seen.projects) for (const name of projectSteeringFiles) if (isNew(join(dir, name))) aside(join(dir, name));
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
-  const global = globalConfigNamed();
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (isNew(p)) aside(p);
   // Where a link of the home's or a PATH folder leads, made during the run (F15-4: `~/.local/bin -> ../dotfiles/localbin`
   // missing at launch) — never a folder itself (a dotfile link to the whole project, as the guard leaves it writable);
@@ -174,6 +205,6 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice |
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
     : p.kind === "maskCut"
       ? t(lang, "sandbox.planted.maskCut", { path: shown(p.path), files: String(maskedCheckLimits.files), mib })
-      : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path) });
+      : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), limit: String(guardLimits.configFiles) });
   return { title: t(lang, "sandbox.planted.title"), text: [...planted.map(line).join("\n")].slice(0, cardTextMaxCodepoints).join("") };
 }

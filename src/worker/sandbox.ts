@@ -43,6 +43,7 @@ import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
 import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
 import type { Seen } from "./steering.js";
+import type { ConfigPass } from "./git-config.js";
 import { pinnedFolders } from "./mount-pins.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
@@ -82,9 +83,10 @@ export interface SandboxPlan {
   cwdReadOnly?: boolean;
   /**
    * What the worker looks at after the run (steering.ts `plantedSteering`): the folders the agent writes, and every
-   * path guarded in them at launch (read-only parts and mount points).
+   * path guarded in them at launch (read-only parts and mount points), and the configuration files read then (taken
+   * again for those the run could not write).
    */
-  watch?: { folders: string[]; guarded: string[]; seen: Seen };
+  watch?: { folders: string[]; guarded: string[]; seen: Seen; config?: ConfigPass };
   /**
    * Read-only folders that hold writable ones (steering.ts `readOnlyParents`: `.git/modules`, `.git/worktrees`),
    * bound by depth among the writable folders, so that the mount points inside them are bound over them.

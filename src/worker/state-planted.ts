@@ -22,13 +22,13 @@
  * What the owner's own CLI writes there meanwhile (their Claude Code's auto memory during a run, a top entry a newer
  * CLI makes) cannot be told from the agent's (the same user) and is moved aside too, and named (SECURITY.md).
  */
-import { lstatSync, opendirSync, readlinkSync, statSync } from "node:fs";
+import { lstatSync, opendirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { entryId } from "./git-read.js";
 import { movePlantedAside, plantedNotice, type Planted } from "./planted.js";
-import { isLink } from "../common/file-checks.js";
+import { isFolder, isLink } from "../common/file-checks.js";
 import { written } from "./state-steering.js";
 
 /** How much of the state folders is looked at before a launch; past either the launch is refused (`StateLimitError`). */
@@ -88,15 +88,6 @@ function fingerprint(path: string): string | null {
   }
 }
 
-
-/** Whether `path` leads to a folder (through links, as the CLI reads it). */
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The names in folder `dir` ([] when it cannot be read), sorted (the notice names them in a stable order), read one

@@ -15,7 +15,9 @@
  *   read-only `modules`), `worktrees/<id>/` (each a mount point in a read-only `worktrees`: `commondir`, `gitdir`,
  *   `config.worktree` read-only) and the `.git` of each checked-out gitlink the index holds (git's `status` recurses
  *   into it); and what its configuration names as more configuration or as its hooks (`include.path`,
- *   `includeIf.*.path`, a `core.hooksPath` in the git folder or the work tree: `.githooks`, husky's `.husky`).
+ *   `includeIf.*.path`, a `core.hooksPath` in the git folder or the work tree: `.githooks`, husky's `.husky`), and
+ *   every file any other key but data names (git-config.ts; each configuration file read once per launch, at most
+ *   `guardLimits.configFiles`).
  *   Objects, refs, logs, the index and HEAD stay writable: the agent commits and branches as before (Codex's own
  *   Linux sandbox keeps the whole `.git` read-only instead, and its agents cannot commit).
  * - **What no mount can stop** (the index and `.git`'s top stay writable, and a missing `commondir` cannot be
@@ -39,7 +41,8 @@ import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
-import { configNamed, entryId, globalConfigNamed, type ConfigNamed, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
+import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
+import { entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
 
 /**
  * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
@@ -78,18 +81,24 @@ export interface GuardLimits {
    * local worker's hub 34 s before a launch and 39 s after it, and their mounts passed bubblewrap's 9,000 arguments).
    */
   repositories: number;
+  /**
+   * Configuration files read with git for one launch, over all its writable folders: each repository's, what they
+   * include, the owner's global ones (F15-6: 98 repositories each with a chain of 10 includes held a local worker's
+   * hub 16 s before a launch and 18 s after it; git takes some 5–15 ms per file).
+   */
+  configFiles: number;
 }
 /** The folder name the walk for repositories does not enter: a package manager's installs, never a repository kept. */
 export const notWalked = "node_modules";
 /** The limits of every launch. */
-export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100 };
+export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100, configFiles: 250 };
 
 /**
  * The guard could not look at all of `folder` within a limit (`kind`: the walk, a repository's gitlinks, its index, the
  * walk of the owner's home for its links).
  */
 export class GuardLimitError extends Error {
-  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories", readonly folder: string, readonly limit: number) {
+  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles", readonly folder: string, readonly limit: number) {
     super(`${kind}: ${folder} (${limit})`);
   }
 }
@@ -151,9 +160,20 @@ function unique(g: Guarded): Guarded {
  * a `project` folder (the agent's cwd) and in a repository, the missing editor and CLI folders are made first (empty,
  * 0755) when `make`; a repository's missing `hooks` folder too.
  * @param make false: make nothing.
+ * @param pass the reading of configuration files of the whole launch (each file read once, `limits.configFiles` in all).
  * @throws GuardLimitError when `folder` holds more than `limits` allow (the launch is refused: never unguarded).
  */
-export function executableParts(folder: string, project = false, make = true, limits: GuardLimits = guardLimits): Guarded {
+export function executableParts(folder: string, project = false, make = true, limits: GuardLimits = guardLimits, pass = new ConfigPass(limits.configFiles)): Guarded {
+  try {
+    return partsOf(folder, project, make, limits, pass);
+  } catch (e) {
+    if (e instanceof ConfigFilesLimitError) throw new GuardLimitError("configFiles", folder, e.limit);
+    throw e;
+  }
+}
+
+/** `executableParts` but for the configuration files' limit (thrown as `ConfigFilesLimitError`). */
+function partsOf(folder: string, project: boolean, make: boolean, limits: GuardLimits, pass: ConfigPass): Guarded {
   const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen() };
   // A shared temporary root holds every program's temporary files (other runs' and tests' repositories among them):
   // its own repository only, not a walk that would bind each of theirs (SECURITY.md names this).
@@ -161,12 +181,12 @@ export function executableParts(folder: string, project = false, make = true, li
   // Counted before any git runs: a folder of too many repositories is refused at once, not after a long look.
   if (trees.length > limits.repositories) throw new GuardLimitError("repositories", folder, limits.repositories);
   const visited = new Set<string>();
-  for (const tree of trees) repositoryParts(tree, isDir(join(tree, ".git")), make, out, 0, visited, limits);
+  for (const tree of trees) repositoryParts(tree, isDir(join(tree, ".git")), make, out, 0, visited, limits, pass);
   // What the owner's git reads from this folder whatever repository it works in: files the global configuration
   // includes (F13-6), and what the configuration of the repository holding the folder names (F13-8: a cwd below a
   // repository's top, whose `core.hooksPath` lies in it).
-  const global = globalConfigNamed();
-  const enclosing = enclosingTrees(folder);
+  const global = pass.global();
+  const enclosing = enclosingTrees(folder, pass);
   const named = enclosing.flatMap((e) => [...e.named.includes, ...e.named.hooks.flatMap(hookFolders), ...e.named.commands]);
   out.seen.enclosing.push(...enclosing.map((e) => e.tree));
   // Only what lies inside the folder, never the folder itself (a dotfile link to the whole project keeps it writable).
@@ -181,7 +201,7 @@ export function executableParts(folder: string, project = false, make = true, li
  * below the shared temporary roots), each with what its configuration names: a superproject whose `core.hooksPath`
  * lies in its submodule (F14-1) as much as the repository of a cwd below its top (F13-8).
  */
-function enclosingTrees(folder: string): { tree: string; named: ConfigNamed }[] {
+function enclosingTrees(folder: string, pass: ConfigPass): { tree: string; named: ConfigNamed }[] {
   // Not into a shared temporary root or above it: a repository there is anyone's, not the owner's (one was left at
   // /tmp/.git by another user of this machine).
   const stops = sharedTempRoots();
@@ -192,7 +212,7 @@ function enclosingTrees(folder: string): { tree: string; named: ConfigNamed }[] 
     const git = join(d, ".git");
     if (!present(git)) continue;
     const gitDir = isDir(git) ? git : gitfileTarget(git);
-    if (gitDir !== null) out.push({ tree: d, named: configNamed(realPathOr(gitDir, gitDir), d) });
+    if (gitDir !== null) out.push({ tree: d, named: configNamed(realPathOr(gitDir, gitDir), d, pass) });
   }
   return out;
 }
@@ -267,7 +287,7 @@ export function repositoriesIn(folder: string, limits: GuardLimits): string[] {
  * the repositories its gitlinks hold. `inside`: the git folder lies in the writable folder (it becomes a mount point).
  * @throws GuardLimitError: more populated gitlinks than `limits.gitlinks`, or an index git cannot list in time.
  */
-function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarded, depth: number, visited: Set<string>, limits: GuardLimits): void {
+function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarded, depth: number, visited: Set<string>, limits: GuardLimits, pass: ConfigPass): void {
   const tree = realPathOr(at, at);
   if (visited.has(tree)) return;
   visited.add(tree);
@@ -286,11 +306,12 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
   }
   gitFolderParts(gitDir, inside, make, out, { left: limits.folders, limit: limits.folders, top: gitDir });
   const realGit = realPathOr(gitDir, gitDir);
-  const named = configNamed(realGit, tree);
+  const named = configNamed(realGit, tree, pass);
   for (const p of named.includes) if (existsSync(p)) out.readOnly.push(realPathOr(p, p));
   // Hooks in the work tree too (`.githooks`, husky's `.husky`): the owner's next `git commit` runs them (F12-7).
   for (const h of named.hooks.flatMap(hookFolders)) if (existsSync(h) && (within(h, tree) || within(h, realGit))) out.readOnly.push(realPathOr(h, h));
-  // Programs and files its configuration (or the global one) names in the work tree: `filter.*.clean = tools/x.sh` (F14-5).
+  // Programs and files its configuration (or the global one) names in the work tree: `filter.*.clean = tools/x.sh`
+  // (F14-5), `remote.*.uploadpack = tools/up.sh` (F15-1), `sh clean.sh` (F15-2).
   for (const c of named.commands) if (c !== tree && existsSync(c) && (within(c, tree) || within(c, realGit))) out.readOnly.push(realPathOr(c, c));
   // Listed at every depth: what the index hides from `git status` is compared after the run (F13-9).
   const listing = gitlinks(gitDir, tree);
@@ -299,7 +320,7 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
   if (depth >= submoduleDepthMax) return;
   const populated = listing.links.map((l) => join(tree, l)).filter((sub) => present(join(sub, ".git")));
   if (populated.length > limits.gitlinks) throw new GuardLimitError("gitlinks", tree, limits.gitlinks);
-  for (const sub of populated) repositoryParts(sub, inside && isDir(join(sub, ".git")), make, out, depth + 1, visited, limits);
+  for (const sub of populated) repositoryParts(sub, inside && isDir(join(sub, ".git")), make, out, depth + 1, visited, limits, pass);
 }
 
 /** How many more folders of a git folder's `modules/**` the guard walks (`limit` in all, from the git folder `top`). */
@@ -379,11 +400,12 @@ export interface BindGuard {
  */
 export function bindGuards(binds: readonly { source: string; container: string }[], lang: Lang): { ok: true; guarded: BindGuard[] } | { ok: false; message: string } {
   const out: BindGuard[] = [];
+  const pass = new ConfigPass(guardLimits.configFiles);
   for (const { source, container } of binds) {
     if (!isDir(source)) continue;
     let parts: Guarded;
     try {
-      parts = executableParts(source);
+      parts = executableParts(source, false, true, guardLimits, pass);
     } catch (e) {
       if (e instanceof GuardLimitError) return { ok: false, message: guardLimitText(lang, e) };
       throw e;

@@ -1,0 +1,262 @@
+/**
+ * What a git configuration names that the owner's git would read or run (issue 26, rounds 13 to 15): more
+ * configuration (`include.path`, `includeIf.*.path`), hooks (`core.hooksPath`), and — from every other key but a short
+ * list of data keys (`dataKeys`) — the programs and files its values name. Shared by the guard before a sandboxed run
+ * (steering.ts) and the check after it (planted.ts); each pass reads each file once, with a limit (`ConfigPass`).
+ */
+import { execFileSync } from "node:child_process";
+import { lstatSync, readlinkSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { isFolder, isRegularFile, realPathOr } from "../common/file-checks.js";
+import { expandUserPath, valueWords } from "./config-words.js";
+import { gitCommonDir, gitEnv, gitReadTimeoutMs } from "./git-read.js";
+
+/** How deep a configuration's `include.path` is followed: as deep as git follows (its MAX_INCLUDE_DEPTH, 10; F14-4). */
+const includeDepthMax = 10;
+
+/** One key of a configuration file: `section.subsection.key` (section and key in lower case, as git gives them) and its value (null: a key with no `=`). */
+export interface ConfigEntry {
+  key: string;
+  value: string | null;
+}
+
+/** A pass would read more configuration files than its limit (steering.ts turns it into a refused launch). */
+export class ConfigFilesLimitError extends Error {
+  constructor(readonly limit: number) {
+    super(`configuration files: more than ${limit}`);
+  }
+}
+
+/**
+ * The reading of configuration files in one guard pass — the guard before a launch over all its writable folders, or
+ * the check after a run: each file read once with git (`git config --list`, no includes followed by git), the owner's
+ * global configuration once (issue 26 round 15, F15-6: 98 repositories each with a chain of 10 includes held the hub
+ * 16 s, every repository re-reading the global files).
+ */
+export class ConfigPass {
+  private readonly files = new Map<string, ConfigEntry[]>();
+  private globalNamed: ConfigNamed | null = null;
+  private reads = 0;
+
+  /**
+   * @param limit how many files at most are read with git; one more throws `ConfigFilesLimitError`.
+   * @param skipInclude an included file not to read (the check after a run: a file made during it is moved aside, so
+   *   git will not read it either, and what it names does not matter).
+   * @param before the guard's pass before the run, whose reading of a file is taken again, uncounted, when `unchanged`
+   *   says the run could not write it (read-only in the sandbox, or outside the folders it wrote).
+   */
+  constructor(
+    readonly limit = Number.POSITIVE_INFINITY,
+    private readonly skipInclude: (file: string) => boolean = () => false,
+    private readonly before?: { pass: ConfigPass; unchanged: (file: string) => boolean },
+  ) {}
+
+  /** How many files this pass has read with git. */
+  get filesRead(): number {
+    return this.reads;
+  }
+
+  /**
+   * The keys of the configuration file `file` (`included`: reached by an include), none when it is missing, not a
+   * regular file (a named pipe would hold git; the owner's git would hang on it, not run anything) or unreadable.
+   * @throws ConfigFilesLimitError when reading it would pass the limit.
+   */
+  entries(file: string, included: boolean): ConfigEntry[] {
+    const known = this.files.get(file) ?? (this.before?.unchanged(file) ? this.before.pass.files.get(file) : undefined);
+    if (known) return known;
+    let found: ConfigEntry[] = [];
+    if (isRegularFile(file) && !(included && this.skipInclude(file))) {
+      if (this.reads >= this.limit) throw new ConfigFilesLimitError(this.limit);
+      this.reads++;
+      found = readConfigFile(file);
+    }
+    this.files.set(file, found);
+    return found;
+  }
+
+  /** What the owner's global configuration names (`globalConfigNamed`), read once per pass. */
+  global(): ConfigNamed {
+    this.globalNamed ??= globalConfigNamed(this);
+    return this.globalNamed;
+  }
+}
+
+/** Every key of one configuration file, read with git (`--list -z`: `key\nvalue\0`, or `key\0` for a key with no value). */
+function readConfigFile(file: string): ConfigEntry[] {
+  let text: string;
+  try {
+    text = execFileSync("git", ["config", "--file", file, "--no-includes", "-z", "--list"], { env: gitEnv(), stdio: ["ignore", "pipe", "ignore"], timeout: gitReadTimeoutMs }).toString("utf8");
+  } catch {
+    return []; // not a configuration git reads (then the owner's git refuses it too), or no git
+  }
+  const out: ConfigEntry[] = [];
+  for (const entry of text.split("\0")) {
+    if (!entry) continue;
+    const nl = entry.indexOf("\n");
+    out.push(nl < 0 ? { key: entry, value: null } : { key: entry.slice(0, nl), value: entry.slice(nl + 1) });
+  }
+  return out;
+}
+
+/**
+ * What a configuration names (`configNamed`, `globalConfigNamed`): more configuration, hooks folders, and the programs,
+ * files and folders its other keys name (F14-3, F14-5, F15-1) — absolute paths, whether they exist or not.
+ */
+export interface ConfigNamed {
+  includes: string[];
+  hooks: string[];
+  commands: string[];
+}
+
+/**
+ * What a repository's configuration names for the owner's git there: its own files (the common folder's `config` —
+ * a linked worktree's git folder holds only its `config.worktree`, F13-7 — its `config`, `config.worktree`) and the
+ * owner's global files: `include.path`, `includeIf.*.path` of its own files (relative to the file naming them; `~/`
+ * from HOME), followed `includeDepthMax` deep (the global files' includes are followed too, for what they name, and
+ * given by `globalConfigNamed`); `core.hooksPath` (relative to the work tree `tree`); and what every other key names
+ * (`namedPaths`; relative words in `tree`, where git runs them). Absolute paths, links resolved where they exist.
+ * @throws ConfigFilesLimitError past `pass`'s limit.
+ */
+export function configNamed(gitDir: string, tree: string, pass: ConfigPass): ConfigNamed {
+  const reader = configReader(tree, pass);
+  for (const file of [join(gitCommonDir(gitDir), "config"), join(gitDir, "config"), join(gitDir, "config.worktree")]) reader.read(file, 0, true);
+  for (const file of globalConfigFiles()) reader.read(file, 0, false);
+  return reader.named;
+}
+
+/**
+ * What the owner's global git configuration (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`) names as more
+ * configuration — `include.path` and `includeIf.*.path` whatever their condition, followed `includeDepthMax` deep —
+ * as its hooks (an absolute `core.hooksPath`; a relative one is each work tree's, `configNamed`), and by an absolute
+ * path in its other keys. The owner's git reads an included file in every repository its condition matches, so one in
+ * a folder an agent writes is kept read-only there (issue 26 round 13, F13-6). Absolute paths, links resolved where
+ * they exist. Use `pass.global()`: read once per pass.
+ * @throws ConfigFilesLimitError past `pass`'s limit.
+ */
+export function globalConfigNamed(pass: ConfigPass): ConfigNamed {
+  const reader = configReader(null, pass);
+  const files = globalConfigFiles();
+  for (const file of files) reader.read(file, 0, true);
+  const { includes, hooks, commands } = reader.named;
+  // A global file that is a link (dotfile managers: `~/.gitconfig -> ~/project/dotfiles/gitconfig`) is read where it
+  // leads, also when that file is not there yet (F13-10 (a)).
+  const targets = files.map(linkTarget).filter((f): f is string => f !== null);
+  return { includes: [...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)), commands };
+}
+
+/**
+ * Where `path` really lies when a link leads there — the file itself a link (its real path, or its target's when that
+ * is missing), or a folder on its way (`~/.config/git -> ~/dotfiles/git`, with or without the file: F14-6); null when
+ * no link is on the way.
+ */
+function linkTarget(path: string): string | null {
+  try {
+    if (lstatSync(path).isSymbolicLink()) return realPathOr(path, null) ?? resolve(dirname(path), readlinkSync(path));
+  } catch {
+    // missing: its folder may be a link
+  }
+  const parent = realPathOr(dirname(path), null);
+  return parent !== null && parent !== dirname(path) ? join(parent, basename(path)) : null;
+}
+
+/** The owner's global configuration files, whether they exist or not. */
+function globalConfigFiles(): string[] {
+  const home = process.env.HOME ?? "/";
+  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
+  return [join(home, ".gitconfig"), join(xdg, "git", "config")];
+}
+
+/**
+ * A reader of configuration files for what they name: `read(file, level, record)` adds to `named`, following
+ * includes (each file once; `record`: its includes are listed in `named.includes`). A relative `core.hooksPath` and
+ * relative words of other values are resolved in the work tree `tree`; with no tree (the global files alone) a relative
+ * hooks path is left relative and relative words are dropped.
+ */
+function configReader(tree: string | null, pass: ConfigPass) {
+  const named: ConfigNamed = { includes: [], hooks: [], commands: [] };
+  const seen = new Set<string>();
+  const home = process.env.HOME ?? "/";
+  const read = (file: string, level: number, record: boolean): void => {
+    if (seen.has(file) || level > includeDepthMax) return;
+    seen.add(file);
+    for (const { key, value } of pass.entries(file, level > 0)) {
+      if (value === null) continue;
+      if (key === "include.path" || (key.startsWith("includeif.") && key.endsWith(".path"))) {
+        const path = expandUserPath(value, home);
+        if (!path) continue;
+        const included = isAbsolute(path) ? path : resolve(dirname(file), path);
+        if (record) named.includes.push(realPathOr(included, included));
+        read(included, level + 1, record);
+      } else if (key === "core.hookspath") {
+        const path = expandUserPath(value, home);
+        if (!path) continue;
+        if (!isAbsolute(path) && tree === null) named.hooks.push(path);
+        else {
+          const at = isAbsolute(path) ? path : resolve(tree!, path);
+          named.hooks.push(realPathOr(at, at));
+        }
+      } else if (!isData(key, value)) named.commands.push(...namedPaths(key, value, tree));
+    }
+  };
+  return { named, read };
+}
+
+/**
+ * The keys whose value is data — never a program git runs nor a file it reads (F15-1: every other key is read for
+ * what it names), a regular expression over git's `section.subsection.key`, section and key in lower case:
+ * - `user`/`author`/`committer` `.name`, `.email`: an identity;
+ * - `remote.*.url`, `pushurl` (but an `ext::` URL: a command; `remoteValue`), `fetch`, `push` (refspecs), `mirror`,
+ *   `tagOpt`, `prune`, `pruneTags`, `skipDefaultUpdate`, `skipFetchAll`, `promisor`, `partialCloneFilter`: where git
+ *   fetches and what; `url.*.insteadOf`, `pushInsteadOf`: a URL prefix;
+ * - `branch.*`: branch tracking (a remote's name, a ref, a rebase mode, a description — branch has no command key);
+ * - `submodule.*.url`, `branch`, `active`, `shallow`, `fetchRecurseSubmodules`, `ignore` (not `update`: `!command`);
+ * - `safe.directory`: a folder git trusts (read from protected configuration only, never run);
+ * - `color.*`, `column.*`, `advice.*`, `i18n.*`: display;
+ * - `init.defaultBranch`, `extensions.*`: a branch name, repository format.
+ * Any key whose value is a boolean or a number (`true`, `no`, `0`, `512m`: most of `core`) or empty is data too.
+ */
+const dataKeys = new RegExp(`^(${[
+  "(user|author|committer)\\.(name|email)",
+  "remote\\..*\\.(url|pushurl|fetch|push|mirror|tagopt|prune|prunetags|skipdefaultupdate|skipfetchall|promisor|partialclonefilter)",
+  "url\\..*\\.(insteadof|pushinsteadof)", "branch\\..*",
+  "submodule\\..*\\.(url|branch|active|shallow|fetchrecursesubmodules|ignore)", "safe\\.directory",
+  "color\\..*", "column\\..*", "advice\\..*", "i18n\\..*", "init\\.defaultbranch", "extensions\\..*",
+].join("|")})$`, "s");
+
+/** Whether the key `key` with `value` is data (`dataKeys`): an `ext::` or `fd::` URL (a transport that runs a command) is not. */
+function isData(key: string, value: string): boolean {
+  if (value.trim() === "" || /^(true|false|yes|no|on|off|-?\d+[kmg]?)$/i.test(value.trim())) return true;
+  if (/(^|\s|")(ext|fd)::/i.test(value) || /\.(ext|fd)::/i.test(key)) return false;
+  return dataKeys.test(key);
+}
+
+/**
+ * The keys the guard read before round 15 (F14-3, F14-5), whose words with a `/` may name a folder as well as a file
+ * (`init.templateDir`'s hooks, a folder a command reads): for every other key, and every word without a `/`, only
+ * files count — a word naming a folder (`alias.s = status src`) must not make a project folder read-only.
+ */
+const folderKeys = new RegExp(`^(${[
+  "core\\.(fsmonitor|pager|editor|sshcommand|askpass|excludesfile|attributesfile)", "sequence\\.editor", "init\\.templatedir",
+  "pager\\..*", "interactive\\.difffilter", "credential\\.(.*\\.)?helper", "gpg\\.(.*\\.)?program", "diff\\.external",
+  "diff\\..*\\.(textconv|command)", "filter\\..*\\.(clean|smudge|process)", "merge\\..*\\.driver", "alias\\..*",
+].join("|")})$`, "s");
+
+/**
+ * The paths a configuration value may name (`valueWords`: the whole value, its shell words and pieces, `~` and
+ * variables expanded): absolute words as they are, relative ones — with a `/` or without (F15-2: `sh nb2clean.sh`,
+ * git runs it at the work tree's top) — in the work tree `tree`, none without a tree; URLs left out. A path that is a
+ * folder only for `folderKeys` words with a `/` (and `init.templateDir`'s whole value). Real paths where they exist;
+ * missing ones as they are (one made during the run is moved aside after it).
+ */
+function namedPaths(key: string, value: string, tree: string | null): string[] {
+  const out: string[] = [];
+  const folders = folderKeys.test(key);
+  for (const word of valueWords(value, process.env)) {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(word)) continue;
+    const path = isAbsolute(word) ? word : tree !== null ? resolve(tree, word) : null;
+    if (path === null) continue;
+    if (!(folders && (word.includes("/") || key === "init.templatedir")) && isFolder(path)) continue;
+    out.push(realPathOr(path, path));
+  }
+  return out;
+}
