@@ -9,9 +9,8 @@ import { existsSync } from "node:fs";
 import { Hub, type HubOptions } from "./hub.js";
 import { createApp } from "./http.js";
 import { initHome, readConfig, readMasterKey, readSecrets, ownerKeyName, type Config, type Home } from "./home.js";
-import { channelLoop } from "./channels.js";
 import { edgeLimits, guardConnections, keyedRequest, serverOptions, type EdgeLimits } from "./edge.js";
-import { Worker } from "../worker/worker.js";
+import type { Worker } from "../worker/worker.js";
 import { Supervisor } from "../worker/loops.js";
 import { Store } from "./store.js";
 import type { Projection } from "../kernel/view.js";
@@ -191,6 +190,10 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   }
   const config = readConfig(home);
   const { host, port } = parseListen(opts.listen ?? config.listen, opts.lang);
+  // The local worker and the channels are loaded only when this home runs them: they bring the HTTP client and its
+  // answer validators (responses.generated, 1.2 MB of source V8 keeps), which a hub alone never uses (issue 32).
+  const workerModule = config.worker ? await import("../worker/worker.js") : null;
+  const channelsModule = Object.keys(config.channels).length > 0 ? await import("./channels.js") : null;
   const unlock = await lockHome(home, opts.lang);
   // A start that fails gives back what it took: the database, the address, the record and the lock.
   let taken: Hub | null = null;
@@ -239,7 +242,8 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   const supervisor = new Supervisor(log, opts.lang);
   supervisor.guardProcess();
   let worker: Worker | null = null;
-  if (config.worker) {
+  if (config.worker && workerModule) {
+    const { Worker } = workerModule;
     const wc = config.worker;
     let stopped = true;
     supervisor.start("worker", async (signal) => {
@@ -262,8 +266,10 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   }
   // Each channel gets its own AGENT_AUTOLOOP_CHANNEL_SECRET_<CHANNEL>, read again at each of its (re)starts: a secret
   // written while a channel fails without it is taken at its next restart, as its log line says (issue 26).
-  for (const [name, ch] of Object.entries(config.channels)) {
-    supervisor.start(`channel ${name}`, channelLoop(name, ch, url, hub.plugins, log, () => readSecrets(home)));
+  if (channelsModule) {
+    for (const [name, ch] of Object.entries(config.channels)) {
+      supervisor.start(`channel ${name}`, channelsModule.channelLoop(name, ch, url, hub.plugins, log, () => readSecrets(home)));
+    }
   }
   let closing: Promise<void> | null = null;
   return {
