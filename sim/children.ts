@@ -13,7 +13,7 @@
  * script's parent is watched.
  */
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { processAlive } from "../src/worker/supervise.js";
@@ -68,11 +68,32 @@ function killTracked(): void {
 /** Kills everything the script started and removes its scratch roots; then exits with `code`. */
 function endEverything(code: number): never {
   killTracked();
-  for (const root of roots) {
-    for (const pgid of runGroupsUnder(root)) killGroup(pgid);
-    rmSync(root, { recursive: true, force: true });
-  }
+  for (const root of roots) removeSettled(root);
   process.exit(code);
+}
+
+/** How many times `removeSettled` removes a root that a dying process made again, and how long it waits between (ms). */
+const settleTries = 20;
+const settleWaitMs = 100;
+
+/**
+ * Removes `root` once the processes killed in it have stopped writing there. A signal is delivered asynchronously:
+ * a hub interrupted with the job (Ctrl-C reaches the whole process group) may still write — a `mkdir -p` of a run's
+ * folder makes the root again — after a first removal; such a root was found left in a full test run at load 10.
+ * So: kill the runs' groups, remove (retrying a folder filled meanwhile), wait, and again while it came back.
+ */
+function removeSettled(root: string): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; i < settleTries; i++) {
+    for (const pgid of runGroupsUnder(root)) killGroup(pgid);
+    try {
+      rmSync(root, { recursive: true, force: true, maxRetries: 3, retryDelay: 20 });
+    } catch {
+      // filled again while being removed: the next try
+    }
+    Atomics.wait(pause, 0, 0, settleWaitMs);
+    if (!existsSync(root)) return;
+  }
 }
 
 /** The ppid and process group of a process (Linux /proc), or null when it is gone or unreadable. */

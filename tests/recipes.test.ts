@@ -273,16 +273,21 @@ test("weekly-digest end to end: a complete read of every page into a private sna
   const work = h.work("weekly-digest");
   let round = 0;
   const seen: string[] = [];
+  // The first round's first page waits until the second collect is queued, so both collects are one group, in order,
+  // before either's digest — whatever the machine's load (a fixed delay lost that race at load 10).
+  let queued!: () => void;
+  const secondQueued = new Promise<void>((r) => (queued = r));
   const api = createServer((req, res) => {
     const u = new URL(req.url!, "http://x");
     seen.push(`${u.searchParams.get("page") ?? "first"} ${req.headers.authorization ?? "-"}`);
     const first = !u.searchParams.get("page");
     if (first) round++;
-    // The first round answers slowly, so the second collect is queued behind it (one group) before its event's digest.
     const body = first
       ? { members: [{ name: "Ada", visible: true, submitted: true, summary: `shipped v${round}` }, { name: "Bo", visible: true, submitted: false }], next: "p2" }
       : { members: [{ name: "Cy", visible: false, submitted: false }, { name: "Di", visible: true, submitted: true }], next: null };
-    setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body)), first && round === 1 ? 1500 : 0);
+    const answer = () => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+    if (first && round === 1) void secondQueued.then(answer);
+    else answer();
   });
   await new Promise<void>((r) => api.listen(0, "127.0.0.1", r));
   writeFileSync(join(work, "digest.json"), JSON.stringify({ api: `http://127.0.0.1:${(api.address() as AddressInfo).port}/weekly`, tokenVariable: "DIGEST_API_TOKEN" }));
@@ -290,6 +295,7 @@ test("weekly-digest end to end: a complete read of every page into a private sna
   try {
     await hub.cli("run", "weekly-collect");
     await hub.cli("run", "weekly-collect");
+    queued();
     let last: unknown = null;
     // Both collects run before the digest (one group, queued in order); the second event joins the queued digest run.
     const runs = await until(async () => {
