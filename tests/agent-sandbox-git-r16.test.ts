@@ -1,0 +1,58 @@
+/**
+ * Issue 26 hostile round 16: F16-5 (git's 32-bit size in the index check), F16-3 (the system file, GIT_CONFIG_GLOBAL
+ * and GIT_CONFIG_COUNT read by the guard), F16-6 (a configuration file too large to read refuses the launch). Unit
+ * level: the guard (`executableParts`) and the check after a run (`maskedChanges`, `plantedSteering`) called directly —
+ * the real-bubblewrap run adds nothing to what they decide.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { closeSync, openSync, readFileSync, utimesSync, writeFileSync, writeSync, ftruncateSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { owner, ownerRepo } from "./steering-helpers.js";
+import { maskedChanges } from "../src/worker/index-stat.js";
+import { plantedNotice, type Planted } from "../src/worker/planted.js";
+
+/**
+ * Sets the stat data of the index entry of `path` in `repo` to the file's (ctime, mtime; the size is left, 32 bits)
+ * and the index's checksum (version 2): what the round's attack did.
+ */
+function patchEntryTimes(repo: string, path: string): void {
+  const st = statSync(join(repo, path), { bigint: true });
+  const file = join(repo, ".git", "index");
+  const b = readFileSync(file);
+  let off = 12;
+  for (let i = 0; i < b.readUInt32BE(8); i++) {
+    const nl = b.readUInt16BE(off + 60) & 0xfff;
+    if (b.subarray(off + 62, off + 62 + nl).toString() === path) {
+      b.writeUInt32BE(Number(st.ctimeNs / 1_000_000_000n), off);
+      b.writeUInt32BE(Number(st.ctimeNs % 1_000_000_000n), off + 4);
+      b.writeUInt32BE(Number(st.mtimeNs / 1_000_000_000n), off + 8);
+      b.writeUInt32BE(Number(st.mtimeNs % 1_000_000_000n), off + 12);
+    }
+    off += Math.floor((62 + nl + 8) / 8) * 8;
+  }
+  createHash("sha1").update(b.subarray(0, b.length - 20)).digest().copy(b, b.length - 20);
+  writeFileSync(file, b);
+}
+
+test("issue 26 r16 F16-5 (reported case: tracked build.sh of 24 bytes replaced by a payload and sparse zeros to 2^32 + 24 bytes, its index entry's 32-bit size 24 and mtime matching): git status shows nothing; the check names the file as too large to compare, and the card says so", () => {
+  const repo = ownerRepo();
+  writeFileSync(join(repo, "build.sh"), "#!/bin/sh\necho building\n", { mode: 0o755 });
+  owner(repo, {}, "add", "build.sh");
+  owner(repo, {}, "commit", "-qm", "build");
+  const big = 2 ** 32 + 24;
+  const fd = openSync(join(repo, "build.sh"), "w");
+  writeSync(fd, "cat ~/.key > /tmp/x\n");
+  ftruncateSync(fd, big);
+  closeSync(fd);
+  const sec = Date.UTC(2024, 0, 1) / 1000;
+  utimesSync(join(repo, "build.sh"), sec, sec);
+  patchEntryTimes(repo, "build.sh");
+  assert.equal(owner(repo, {}, "status", "--porcelain"), "", "the attack works: git compares the size mod 2^32");
+  const found = maskedChanges(join(repo, ".git"), repo, 0, { files: 20_000, bytes: 512 * 1024 * 1024 });
+  assert.deepEqual(found, { masked: [], unhashed: [join(repo, "build.sh")], cut: false });
+  const p: Planted = { path: join(repo, "build.sh"), movedTo: null, kind: "maskBig" };
+  assert.equal(plantedNotice([p], "en")?.text, `${join(repo, "build.sh")}: changed during the run while git takes it as unchanged by its time and size, and too large for the check to compare with its index entry (512 MiB at most a run): it may hide a change from git status and git diff; touch the file and git compares its content`);
+  assert.match(plantedNotice([p], "zh")?.text ?? "", /太大/);
+});
