@@ -6,10 +6,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, openSync, readFileSync, utimesSync, writeFileSync, writeSync, ftruncateSync, statSync } from "node:fs";
+import { closeSync, mkdirSync, realpathSync, openSync, readFileSync, utimesSync, writeFileSync, writeSync, ftruncateSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { owner, ownerRepo } from "./steering-helpers.js";
+import { owner, ownerRepo, removed, setEnv } from "./steering-helpers.js";
+import { tempDir } from "./helpers.js";
+import { executableParts } from "../src/worker/steering.js";
 import { maskedChanges } from "../src/worker/index-stat.js";
 import { plantedNotice, type Planted } from "../src/worker/planted.js";
 
@@ -55,4 +57,51 @@ test("issue 26 r16 F16-5 (reported case: tracked build.sh of 24 bytes replaced b
   const p: Planted = { path: join(repo, "build.sh"), movedTo: null, kind: "maskBig" };
   assert.equal(plantedNotice([p], "en")?.text, `${join(repo, "build.sh")}: changed during the run while git takes it as unchanged by its time and size, and too large for the check to compare with its index entry (512 MiB at most a run): it may hide a change from git status and git diff; touch the file and git compares its content`);
   assert.match(plantedNotice([p], "zh")?.text ?? "", /太大/);
+});
+
+/** A home of the owner's for one test (HOME of the worker, no XDG folder, none of git's configuration variables), removed after it. */
+function ownerHome(): string {
+  const home = realpathSync(tempDir("aa-r16-home-"));
+  removed.push(home);
+  setEnv({ HOME: home, XDG_CONFIG_HOME: "", GIT_CONFIG_GLOBAL: "", GIT_CONFIG_SYSTEM: "", GIT_CONFIG_NOSYSTEM: "", GIT_CONFIG_COUNT: "" });
+  return home;
+}
+
+/** A repository of the owner's with committed scripts `tools/<name>.sh` for each of `names`. */
+function repoWithTools(names: string[]): string {
+  const repo = ownerRepo();
+  mkdirSync(join(repo, "tools"));
+  for (const n of names) writeFileSync(join(repo, "tools", `${n}.sh`), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  owner(repo, {}, "add", ".");
+  owner(repo, {}, "commit", "-qm", "tools");
+  return repo;
+}
+
+test("issue 26 r16 F16-3 (reported case: the system file names tools/sys.sh by an alias; GIT_CONFIG_SYSTEM and GIT_CONFIG_NOSYSTEM honoured): the script is guarded read-only, and the system file itself when it lies in the writable folder", () => {
+  ownerHome();
+  const repo = repoWithTools(["sys"]);
+  const system = join(repo, "etc-gitconfig");
+  writeFileSync(system, `[alias]\n\tsys = !sh ${repo}/tools/sys.sh\n`);
+  setEnv({ GIT_CONFIG_SYSTEM: system });
+  assert.deepEqual(executableParts(repo, true, false).readOnly.filter((p) => p.startsWith(repo) && !p.includes(".git")).sort(), [system, join(repo, "tools", "sys.sh")]);
+  setEnv({ GIT_CONFIG_NOSYSTEM: "1" });
+  assert.deepEqual(executableParts(repo, true, false).readOnly.filter((p) => p.startsWith(repo) && !p.includes(".git")), [], "git reads no system file then");
+});
+
+test("issue 26 r16 F16-3 (reported case: GIT_CONFIG_GLOBAL in the hub's environment is a file of a dotfiles repository the agent writes, with an alias naming a script there): the file and the script are read-only; ~/.gitconfig is not read then", () => {
+  const home = ownerHome();
+  const repo = repoWithTools(["gcg", "home"]);
+  const global = join(repo, "gitconfig");
+  writeFileSync(global, `[alias]\n\tst = !sh ${repo}/tools/gcg.sh\n`);
+  writeFileSync(join(home, ".gitconfig"), `[alias]\n\tho = !sh ${repo}/tools/home.sh\n`);
+  setEnv({ GIT_CONFIG_GLOBAL: global });
+  assert.deepEqual(executableParts(repo, true, false).readOnly.filter((p) => p.startsWith(repo) && !p.includes(".git")).sort(), [global, join(repo, "tools", "gcg.sh")]);
+});
+
+test("issue 26 r16 F16-3: GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n of the hub's environment are read as git reads them (an alias naming a script, an include naming a file in the writable folder)", () => {
+  ownerHome();
+  const repo = repoWithTools(["env"]);
+  writeFileSync(join(repo, "inc.cfg"), "[core]\n\tautocrlf = false\n");
+  setEnv({ GIT_CONFIG_COUNT: "2", GIT_CONFIG_KEY_0: "alias.env", GIT_CONFIG_VALUE_0: `!sh ${repo}/tools/env.sh`, GIT_CONFIG_KEY_1: "include.path", GIT_CONFIG_VALUE_1: join(repo, "inc.cfg") });
+  assert.deepEqual(executableParts(repo, true, false).readOnly.filter((p) => p.startsWith(repo) && !p.includes(".git")).sort(), [join(repo, "inc.cfg"), join(repo, "tools", "env.sh")]);
 });

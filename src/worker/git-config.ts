@@ -121,6 +121,7 @@ export function configNamed(gitDir: string, tree: string, pass: ConfigPass): Con
   const reader = configReader(tree, pass);
   for (const file of [join(gitCommonDir(gitDir), "config"), join(gitDir, "config"), join(gitDir, "config.worktree")]) reader.read(file, 0, true);
   for (const file of globalConfigFiles()) reader.read(file, 0, false);
+  reader.environment(false);
   return reader.named;
 }
 
@@ -137,11 +138,13 @@ export function globalConfigNamed(pass: ConfigPass): ConfigNamed {
   const reader = configReader(null, pass);
   const files = globalConfigFiles();
   for (const file of files) reader.read(file, 0, true);
+  reader.environment(true);
   const { includes, hooks, commands } = reader.named;
   // A global file that is a link (dotfile managers: `~/.gitconfig -> ~/project/dotfiles/gitconfig`) is read where it
-  // leads, also when that file is not there yet (F13-10 (a)).
+  // leads, also when that file is not there yet (F13-10 (a)); each file itself is kept too (F16-3: `GIT_CONFIG_GLOBAL`
+  // or `GIT_CONFIG_SYSTEM` naming a file in a folder an agent writes).
   const targets = files.map(linkTarget).filter((f): f is string => f !== null);
-  return { includes: [...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)), commands };
+  return { includes: [...files.map((f) => realPathOr(f, f)), ...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)), commands };
 }
 
 /**
@@ -159,11 +162,64 @@ function linkTarget(path: string): string | null {
   return parent !== null && parent !== dirname(path) ? join(parent, basename(path)) : null;
 }
 
-/** The owner's global configuration files, whether they exist or not. */
+/**
+ * The configuration files the owner's git reads outside a repository, whether they exist or not (F16-3): the system
+ * file (none with `GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_SYSTEM` when set, else where this machine's git has it), and
+ * `GIT_CONFIG_GLOBAL` when set or else `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`. The hub's environment is the
+ * owner's git's as far as the guard can know (an empty variable counts as unset, as git's own booleans do).
+ */
 function globalConfigFiles(): string[] {
-  const home = process.env.HOME ?? "/";
-  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
-  return [join(home, ".gitconfig"), join(xdg, "git", "config")];
+  const env = process.env;
+  const home = env.HOME ?? "/";
+  const xdg = env.XDG_CONFIG_HOME || join(home, ".config");
+  const system = isTrue(env.GIT_CONFIG_NOSYSTEM) ? [] : [env.GIT_CONFIG_SYSTEM || defaultSystemFile()];
+  return [...system, ...(env.GIT_CONFIG_GLOBAL ? [env.GIT_CONFIG_GLOBAL] : [join(home, ".gitconfig"), join(xdg, "git", "config")])];
+}
+
+/** Whether a boolean variable of git's is true (`1`, `true`, `yes`, `on`; anything but empty, `0`, `false`, `no`, `off`). */
+function isTrue(value: string | undefined): boolean {
+  return value !== undefined && !/^(|0|false|no|off)$/i.test(value.trim());
+}
+
+let systemFile: string | undefined;
+
+/**
+ * Where this machine's git reads its system configuration (built in: `$(prefix)/etc/gitconfig`), as `git config
+ * --system --show-origin --list` names it; `/etc/gitconfig` when that file is empty or missing (git names no origin
+ * then). Asked once per process.
+ */
+function defaultSystemFile(): string {
+  if (systemFile === undefined) {
+    systemFile = "/etc/gitconfig";
+    try {
+      const out = execFileSync("git", ["config", "--system", "--show-origin", "-z", "--list"], {
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/" }, stdio: ["ignore", "pipe", "ignore"], timeout: gitReadTimeoutMs,
+      }).toString("utf8");
+      const m = /^file:([^\0]+)\0/.exec(out);
+      if (m) systemFile = m[1]!;
+    } catch {
+      // no system file (git exits 1 with no keys), or no git: the usual place
+    }
+  }
+  return systemFile;
+}
+
+/**
+ * The keys the hub's environment gives the owner's git (`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_<n>`,
+ * `GIT_CONFIG_VALUE_<n>`: F16-3), keys in lower case as git gives them (the subsection as written).
+ */
+function environmentEntries(): ConfigEntry[] {
+  const env = process.env;
+  const count = Number(env.GIT_CONFIG_COUNT || 0);
+  const out: ConfigEntry[] = [];
+  for (let i = 0; Number.isInteger(count) && i < Math.min(count, 1000); i++) {
+    const key = env[`GIT_CONFIG_KEY_${i}`];
+    if (!key) continue;
+    const first = key.indexOf(".");
+    const last = key.lastIndexOf(".");
+    out.push({ key: first < 0 ? key.toLowerCase() : `${key.slice(0, first).toLowerCase()}${key.slice(first, last)}${key.slice(last).toLowerCase()}`, value: env[`GIT_CONFIG_VALUE_${i}`] ?? "" });
+  }
+  return out;
 }
 
 /**
@@ -179,12 +235,16 @@ function configReader(tree: string | null, pass: ConfigPass) {
   const read = (file: string, level: number, record: boolean): void => {
     if (seen.has(file) || level > includeDepthMax) return;
     seen.add(file);
-    for (const { key, value } of pass.entries(file, level > 0)) {
+    take(pass.entries(file, level > 0), dirname(file), level, record);
+  };
+  // The keys of one file (its folder `base`) or of the environment (the hub's folder).
+  const take = (entries: ConfigEntry[], base: string, level: number, record: boolean): void => {
+    for (const { key, value } of entries) {
       if (value === null) continue;
       if (key === "include.path" || (key.startsWith("includeif.") && key.endsWith(".path"))) {
         const path = expandUserPath(value, home);
         if (!path) continue;
-        const included = isAbsolute(path) ? path : resolve(dirname(file), path);
+        const included = isAbsolute(path) ? path : resolve(base, path);
         if (record) named.includes.push(realPathOr(included, included));
         read(included, level + 1, record);
       } else if (key === "core.hookspath") {
@@ -198,7 +258,8 @@ function configReader(tree: string | null, pass: ConfigPass) {
       } else if (!isData(key, value)) named.commands.push(...namedPaths(key, value, tree));
     }
   };
-  return { named, read };
+  const environment = (record: boolean) => take(environmentEntries(), process.cwd(), 0, record);
+  return { named, read, environment };
 }
 
 /**
