@@ -11,9 +11,9 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { owner, ownerRepo, removed, setEnv } from "./steering-helpers.js";
 import { tempDir } from "./helpers.js";
-import { executableParts } from "../src/worker/steering.js";
+import { executableParts, GuardLimitError, guardLimitText, noneSeen } from "../src/worker/steering.js";
 import { maskedChanges } from "../src/worker/index-stat.js";
-import { plantedNotice, type Planted } from "../src/worker/planted.js";
+import { plantedNotice, plantedSteering, type Planted } from "../src/worker/planted.js";
 
 /**
  * Sets the stat data of the index entry of `path` in `repo` to the file's (ctime, mtime; the size is left, 32 bits)
@@ -104,4 +104,54 @@ test("issue 26 r16 F16-3: GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n and GIT_CONFIG_VALU
   writeFileSync(join(repo, "inc.cfg"), "[core]\n\tautocrlf = false\n");
   setEnv({ GIT_CONFIG_COUNT: "2", GIT_CONFIG_KEY_0: "alias.env", GIT_CONFIG_VALUE_0: `!sh ${repo}/tools/env.sh`, GIT_CONFIG_KEY_1: "include.path", GIT_CONFIG_VALUE_1: join(repo, "inc.cfg") });
   assert.deepEqual(executableParts(repo, true, false).readOnly.filter((p) => p.startsWith(repo) && !p.includes(".git")).sort(), [join(repo, "inc.cfg"), join(repo, "tools", "env.sh")]);
+});
+
+/** A nested repository `name` in `folder` whose `.git/config` is `#` and sparse zeros to `bytes` (a comment to git, F16-6). */
+function sparseConfigRepo(folder: string, name: string, bytes: number): string {
+  const repo = join(folder, name);
+  mkdirSync(repo);
+  owner(repo, {}, "init", "-q");
+  const fd = openSync(join(repo, ".git", "config"), "w");
+  writeSync(fd, "#");
+  ftruncateSync(fd, bytes);
+  closeSync(fd);
+  return join(repo, ".git", "config");
+}
+
+test("issue 26 r16 F16-6 (reported case: a nested repository's .git/config is # and sparse zeros, 2 GiB, which held the hub 10 s a file): a configuration file over 1 MiB refuses the launch before git reads it, with the catalog's text; after a run it is named, not read", () => {
+  ownerHome();
+  const folder = realpathSync(tempDir("aa-r16-sparse-"));
+  removed.push(folder);
+  const config = sparseConfigRepo(folder, "sp", 2 ** 31);
+  const started = Date.now();
+  assert.throws(() => executableParts(folder, false, false), (e: unknown) => {
+    assert.ok(e instanceof GuardLimitError);
+    assert.equal(guardLimitText("en", e), `the git configuration file ${config} is larger than 1 MiB: the sandbox reads each configuration file to guard what your git would run, and does not read one this large before a launch, so the launch is refused; look at what wrote it (git reads a file this large slowly)`);
+    assert.match(guardLimitText("zh", e), /大于 1 MiB/);
+    return true;
+  });
+  assert.ok(Date.now() - started < 3000, "git never read it");
+  // After a run that made the repository at a folder's top (kept, and its configuration read).
+  const found = plantedSteering([join(folder, "sp")], new Set(), noneSeen(), 1, {});
+  assert.deepEqual(found.filter((p) => p.kind !== "kept"), [{ path: config, movedTo: null, kind: "unreadFile" }]);
+  assert.equal(plantedNotice([found.find((p) => p.kind === "unreadFile")!], "en")?.text, `${config}: a git configuration file larger than 1 MiB, or one git could not read in 10 s; the check after the run did not read it: read it before you run git there`);
+});
+
+test("issue 26 r16 F16-6: a configuration file git cannot read (a syntax error) refuses the launch instead of counting as no keys; a file of 1 MiB exactly is read", () => {
+  ownerHome();
+  const folder = realpathSync(tempDir("aa-r16-bad-"));
+  removed.push(folder);
+  const config = sparseConfigRepo(folder, "bad", 1);
+  writeFileSync(config, "[core\n\tpager = tools/p.sh\n");
+  assert.throws(() => executableParts(folder, false, false), (e: unknown) => {
+    assert.ok(e instanceof GuardLimitError);
+    assert.equal(guardLimitText("en", e), `git could not read the configuration file ${config} within 10000 ms: the sandbox cannot tell what it makes your git run, so the launch is refused; fix or remove the file`);
+    assert.match(guardLimitText("zh", e), /读不出/);
+    return true;
+  });
+  writeFileSync(config, "#");
+  const fd = openSync(config, "r+");
+  ftruncateSync(fd, 1024 * 1024);
+  closeSync(fd);
+  assert.equal(executableParts(folder, false, false).mountPoints.length > 0, true);
 });

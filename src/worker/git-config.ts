@@ -5,7 +5,7 @@
  * (steering.ts) and the check after it (planted.ts); each pass reads each file once, with a limit (`ConfigPass`).
  */
 import { execFileSync } from "node:child_process";
-import { lstatSync, readlinkSync } from "node:fs";
+import { lstatSync, readlinkSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isFolder, isRegularFile, realPathOr } from "../common/file-checks.js";
 import { expandUserPath, valueWords } from "./config-words.js";
@@ -20,10 +20,18 @@ export interface ConfigEntry {
   value: string | null;
 }
 
-/** A pass would read more configuration files than its limit (steering.ts turns it into a refused launch). */
+/** How large a configuration file the guard reads at most, in bytes (F16-6: git took 10 s over a 2 GiB comment). */
+export const configFileBytesMax = 1024 * 1024;
+
+/**
+ * A pass could not read the configuration to its end (steering.ts turns it into a refused launch, planted.ts names it):
+ * more files than its limit (`configFiles`), a file larger than `configFileBytesMax` (`configSize`: never given to
+ * git), or one git could not read within `gitReadTimeoutMs` or refused (`configRead`: fail closed, F16-6). `file`: the
+ * file, for the last two.
+ */
 export class ConfigFilesLimitError extends Error {
-  constructor(readonly limit: number) {
-    super(`configuration files: more than ${limit}`);
+  constructor(readonly limit: number, readonly kind: "configFiles" | "configSize" | "configRead" = "configFiles", readonly file: string | null = null) {
+    super(`configuration files: ${kind} ${file ?? ""} (${limit})`);
   }
 }
 
@@ -59,7 +67,8 @@ export class ConfigPass {
   /**
    * The keys of the configuration file `file` (`included`: reached by an include), none when it is missing, not a
    * regular file (a named pipe would hold git; the owner's git would hang on it, not run anything) or unreadable.
-   * @throws ConfigFilesLimitError when reading it would pass the limit.
+   * @throws ConfigFilesLimitError when reading it would pass the limit, it is larger than `configFileBytesMax`, or git
+   *   cannot read it in time.
    */
   entries(file: string, included: boolean): ConfigEntry[] {
     const known = this.files.get(file) ?? (this.before?.unchanged(file) ? this.before.pass.files.get(file) : undefined);
@@ -83,11 +92,22 @@ export class ConfigPass {
 
 /** Every key of one configuration file, read with git (`--list -z`: `key\nvalue\0`, or `key\0` for a key with no value). */
 function readConfigFile(file: string): ConfigEntry[] {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    return [];
+  }
+  // Sized before git runs: a file of sparse zeros is a comment git reads for seconds, on the hub's thread (F16-6).
+  if (size > configFileBytesMax) throw new ConfigFilesLimitError(configFileBytesMax, "configSize", file);
   let text: string;
   try {
     text = execFileSync("git", ["config", "--file", file, "--no-includes", "-z", "--list"], { env: gitEnv(), stdio: ["ignore", "pipe", "ignore"], timeout: gitReadTimeoutMs }).toString("utf8");
-  } catch {
-    return []; // not a configuration git reads (then the owner's git refuses it too), or no git
+  } catch (e) {
+    // An empty file or one with no keys: git exits 1 with nothing printed. Anything else (a file git refuses, a
+    // timeout, no git) is not "no keys": what it makes git run is unknown (fail closed).
+    if ((e as { status?: number | null }).status === 1 && ((e as { stdout?: Buffer }).stdout?.length ?? 0) === 0 && !(e as { signal?: string | null }).signal) return [];
+    throw new ConfigFilesLimitError(gitReadTimeoutMs, "configRead", file);
   }
   const out: ConfigEntry[] = [];
   for (const entry of text.split("\0")) {
