@@ -19,7 +19,8 @@ import { ConfigPass } from "../src/worker/git-config.js";
 function ownerHome(): string {
   const home = realpathSync(tempDir("aa-r15-home-"));
   removed.push(home);
-  setEnv({ HOME: home, XDG_CONFIG_HOME: "" });
+  // No system file: the counts below are of the test's files (the guard reads the machine's one too, F16-3).
+  setEnv({ HOME: home, XDG_CONFIG_HOME: "", GIT_CONFIG_NOSYSTEM: "1" });
   return home;
 }
 

@@ -5,7 +5,7 @@
  * (steering.ts) and the check after it (planted.ts); each pass reads each file once, with a limit (`ConfigPass`).
  */
 import { execFileSync } from "node:child_process";
-import { lstatSync, readlinkSync } from "node:fs";
+import { lstatSync, readlinkSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isFolder, isRegularFile, realPathOr } from "../common/file-checks.js";
 import { expandUserPath, valueWords } from "./config-words.js";
@@ -20,10 +20,18 @@ export interface ConfigEntry {
   value: string | null;
 }
 
-/** A pass would read more configuration files than its limit (steering.ts turns it into a refused launch). */
+/** How large a configuration file the guard reads at most, in bytes (F16-6: git took 10 s over a 2 GiB comment). */
+export const configFileBytesMax = 1024 * 1024;
+
+/**
+ * A pass could not read the configuration to its end (steering.ts turns it into a refused launch, planted.ts names it):
+ * more files than its limit (`configFiles`), a file larger than `configFileBytesMax` (`configSize`: never given to
+ * git), or one git could not read within `gitReadTimeoutMs` or refused (`configRead`: fail closed, F16-6). `file`: the
+ * file, for the last two.
+ */
 export class ConfigFilesLimitError extends Error {
-  constructor(readonly limit: number) {
-    super(`configuration files: more than ${limit}`);
+  constructor(readonly limit: number, readonly kind: "configFiles" | "configSize" | "configRead" = "configFiles", readonly file: string | null = null) {
+    super(`configuration files: ${kind} ${file ?? ""} (${limit})`);
   }
 }
 
@@ -59,7 +67,8 @@ export class ConfigPass {
   /**
    * The keys of the configuration file `file` (`included`: reached by an include), none when it is missing, not a
    * regular file (a named pipe would hold git; the owner's git would hang on it, not run anything) or unreadable.
-   * @throws ConfigFilesLimitError when reading it would pass the limit.
+   * @throws ConfigFilesLimitError when reading it would pass the limit, it is larger than `configFileBytesMax`, or git
+   *   cannot read it in time.
    */
   entries(file: string, included: boolean): ConfigEntry[] {
     const known = this.files.get(file) ?? (this.before?.unchanged(file) ? this.before.pass.files.get(file) : undefined);
@@ -83,11 +92,22 @@ export class ConfigPass {
 
 /** Every key of one configuration file, read with git (`--list -z`: `key\nvalue\0`, or `key\0` for a key with no value). */
 function readConfigFile(file: string): ConfigEntry[] {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    return [];
+  }
+  // Sized before git runs: a file of sparse zeros is a comment git reads for seconds, on the hub's thread (F16-6).
+  if (size > configFileBytesMax) throw new ConfigFilesLimitError(configFileBytesMax, "configSize", file);
   let text: string;
   try {
     text = execFileSync("git", ["config", "--file", file, "--no-includes", "-z", "--list"], { env: gitEnv(), stdio: ["ignore", "pipe", "ignore"], timeout: gitReadTimeoutMs }).toString("utf8");
-  } catch {
-    return []; // not a configuration git reads (then the owner's git refuses it too), or no git
+  } catch (e) {
+    // An empty file or one with no keys: git exits 1 with nothing printed. Anything else (a file git refuses, a
+    // timeout, no git) is not "no keys": what it makes git run is unknown (fail closed).
+    if ((e as { status?: number | null }).status === 1 && ((e as { stdout?: Buffer }).stdout?.length ?? 0) === 0 && !(e as { signal?: string | null }).signal) return [];
+    throw new ConfigFilesLimitError(gitReadTimeoutMs, "configRead", file);
   }
   const out: ConfigEntry[] = [];
   for (const entry of text.split("\0")) {
@@ -121,6 +141,7 @@ export function configNamed(gitDir: string, tree: string, pass: ConfigPass): Con
   const reader = configReader(tree, pass);
   for (const file of [join(gitCommonDir(gitDir), "config"), join(gitDir, "config"), join(gitDir, "config.worktree")]) reader.read(file, 0, true);
   for (const file of globalConfigFiles()) reader.read(file, 0, false);
+  reader.environment(false);
   return reader.named;
 }
 
@@ -137,11 +158,13 @@ export function globalConfigNamed(pass: ConfigPass): ConfigNamed {
   const reader = configReader(null, pass);
   const files = globalConfigFiles();
   for (const file of files) reader.read(file, 0, true);
+  reader.environment(true);
   const { includes, hooks, commands } = reader.named;
   // A global file that is a link (dotfile managers: `~/.gitconfig -> ~/project/dotfiles/gitconfig`) is read where it
-  // leads, also when that file is not there yet (F13-10 (a)).
+  // leads, also when that file is not there yet (F13-10 (a)); each file itself is kept too (F16-3: `GIT_CONFIG_GLOBAL`
+  // or `GIT_CONFIG_SYSTEM` naming a file in a folder an agent writes).
   const targets = files.map(linkTarget).filter((f): f is string => f !== null);
-  return { includes: [...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)), commands };
+  return { includes: [...files.map((f) => realPathOr(f, f)), ...targets, ...includes], hooks: hooks.filter((h) => isAbsolute(h)), commands };
 }
 
 /**
@@ -159,11 +182,64 @@ function linkTarget(path: string): string | null {
   return parent !== null && parent !== dirname(path) ? join(parent, basename(path)) : null;
 }
 
-/** The owner's global configuration files, whether they exist or not. */
+/**
+ * The configuration files the owner's git reads outside a repository, whether they exist or not (F16-3): the system
+ * file (none with `GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_SYSTEM` when set, else where this machine's git has it), and
+ * `GIT_CONFIG_GLOBAL` when set or else `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`. The hub's environment is the
+ * owner's git's as far as the guard can know (an empty variable counts as unset, as git's own booleans do).
+ */
 function globalConfigFiles(): string[] {
-  const home = process.env.HOME ?? "/";
-  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
-  return [join(home, ".gitconfig"), join(xdg, "git", "config")];
+  const env = process.env;
+  const home = env.HOME ?? "/";
+  const xdg = env.XDG_CONFIG_HOME || join(home, ".config");
+  const system = isTrue(env.GIT_CONFIG_NOSYSTEM) ? [] : [env.GIT_CONFIG_SYSTEM || defaultSystemFile()];
+  return [...system, ...(env.GIT_CONFIG_GLOBAL ? [env.GIT_CONFIG_GLOBAL] : [join(home, ".gitconfig"), join(xdg, "git", "config")])];
+}
+
+/** Whether a boolean variable of git's is true (`1`, `true`, `yes`, `on`; anything but empty, `0`, `false`, `no`, `off`). */
+function isTrue(value: string | undefined): boolean {
+  return value !== undefined && !/^(|0|false|no|off)$/i.test(value.trim());
+}
+
+let systemFile: string | undefined;
+
+/**
+ * Where this machine's git reads its system configuration (built in: `$(prefix)/etc/gitconfig`), as `git config
+ * --system --show-origin --list` names it; `/etc/gitconfig` when that file is empty or missing (git names no origin
+ * then). Asked once per process.
+ */
+function defaultSystemFile(): string {
+  if (systemFile === undefined) {
+    systemFile = "/etc/gitconfig";
+    try {
+      const out = execFileSync("git", ["config", "--system", "--show-origin", "-z", "--list"], {
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/" }, stdio: ["ignore", "pipe", "ignore"], timeout: gitReadTimeoutMs,
+      }).toString("utf8");
+      const m = /^file:([^\0]+)\0/.exec(out);
+      if (m) systemFile = m[1]!;
+    } catch {
+      // no system file (git exits 1 with no keys), or no git: the usual place
+    }
+  }
+  return systemFile;
+}
+
+/**
+ * The keys the hub's environment gives the owner's git (`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_<n>`,
+ * `GIT_CONFIG_VALUE_<n>`: F16-3), keys in lower case as git gives them (the subsection as written).
+ */
+function environmentEntries(): ConfigEntry[] {
+  const env = process.env;
+  const count = Number(env.GIT_CONFIG_COUNT || 0);
+  const out: ConfigEntry[] = [];
+  for (let i = 0; Number.isInteger(count) && i < Math.min(count, 1000); i++) {
+    const key = env[`GIT_CONFIG_KEY_${i}`];
+    if (!key) continue;
+    const first = key.indexOf(".");
+    const last = key.lastIndexOf(".");
+    out.push({ key: first < 0 ? key.toLowerCase() : `${key.slice(0, first).toLowerCase()}${key.slice(first, last)}${key.slice(last).toLowerCase()}`, value: env[`GIT_CONFIG_VALUE_${i}`] ?? "" });
+  }
+  return out;
 }
 
 /**
@@ -179,12 +255,16 @@ function configReader(tree: string | null, pass: ConfigPass) {
   const read = (file: string, level: number, record: boolean): void => {
     if (seen.has(file) || level > includeDepthMax) return;
     seen.add(file);
-    for (const { key, value } of pass.entries(file, level > 0)) {
+    take(pass.entries(file, level > 0), dirname(file), level, record);
+  };
+  // The keys of one file (its folder `base`) or of the environment (the hub's folder).
+  const take = (entries: ConfigEntry[], base: string, level: number, record: boolean): void => {
+    for (const { key, value } of entries) {
       if (value === null) continue;
       if (key === "include.path" || (key.startsWith("includeif.") && key.endsWith(".path"))) {
         const path = expandUserPath(value, home);
         if (!path) continue;
-        const included = isAbsolute(path) ? path : resolve(dirname(file), path);
+        const included = isAbsolute(path) ? path : resolve(base, path);
         if (record) named.includes.push(realPathOr(included, included));
         read(included, level + 1, record);
       } else if (key === "core.hookspath") {
@@ -198,7 +278,8 @@ function configReader(tree: string | null, pass: ConfigPass) {
       } else if (!isData(key, value)) named.commands.push(...namedPaths(key, value, tree));
     }
   };
-  return { named, read };
+  const environment = (record: boolean) => take(environmentEntries(), process.cwd(), 0, record);
+  return { named, read, environment };
 }
 
 /**

@@ -44,12 +44,19 @@ export interface MaskedLimits {
 /** What `maskedChanges` found in one repository: paths (absolute) whose content is not their entry's, and whether the check stopped early. */
 export interface MaskedFound {
   masked: string[];
+  /**
+   * Paths (absolute) changed since the launch whose stat data git takes as unchanged but which are larger than what
+   * is left of the budget to hash (F16-5: a file of 2^32 + 24 bytes matches an entry of 24): each may hide a change.
+   */
+  unhashed: string[];
   /** True when the limits (`budget`) ran out, the index could not be listed in time, or git could not list it. */
   cut: boolean;
 }
 
 /** How many bytes of `git ls-files --debug` output are read at most (about 200 bytes an entry: a million entries). */
 const indexDebugBytesMax = 256 * 1024 * 1024;
+/** How many files too large to hash one repository's check names at most (past it the check is cut: `cut`). */
+const unhashedMax = 100;
 /** How far before the launch a file's ctime still counts as changed in the run, in ms: the kernel's file clock is coarse. */
 const ctimeSlackMs = 1000;
 
@@ -71,7 +78,7 @@ interface Entry {
  */
 export function maskedChanges(gitDir: string, tree: string, sinceMs: number, budget: MaskedLimits): MaskedFound {
   const index = join(gitDir, "index");
-  if (!existsSync(index)) return { masked: [], cut: false };
+  if (!existsSync(index)) return { masked: [], unhashed: [], cut: false };
   let indexMtimeSec: bigint;
   let listed: Entry[] | null;
   let real: string;
@@ -80,11 +87,12 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
     real = realpathSync.native(tree);
     listed = entries(gitDir, tree);
   } catch {
-    return { masked: [], cut: true };
+    return { masked: [], unhashed: [], cut: true };
   }
-  if (listed === null) return { masked: [], cut: true };
+  if (listed === null) return { masked: [], unhashed: [], cut: true };
   // Files by the work tree's real path: one is taken only where its path leads with no link on the way (`reachedDirectly`).
   const differing: { entry: Entry; file: Buffer; st: BigIntStats }[] = [];
+  const unhashed: string[] = [];
   let cut = false;
   for (const e of listed) {
     const file = Buffer.concat([Buffer.from(`${real}/`), e.raw]);
@@ -97,19 +105,26 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
     if (Number(st.ctimeMs) < sinceMs - ctimeSlackMs) continue;
     if (e.mode === "120000" ? !st.isSymbolicLink() : !st.isFile()) continue;
     // What git compares: when these differ, or the entry is racy, git reads the file and shows its change.
-    if (st.size !== e.size || st.mtimeNs / 1_000_000_000n !== e.mtimeSec || e.mtimeSec >= indexMtimeSec) continue;
+    // Git keeps the size and seconds as 32 bits and compares `(unsigned int)st_size` (F16-5): so does the check.
+    if ((st.size & 0xffffffffn) !== e.size || ((st.mtimeNs / 1_000_000_000n) & 0xffffffffn) !== e.mtimeSec || e.mtimeSec >= indexMtimeSec) continue;
     // A file reached through a link git does not follow is not the entry's (git shows it deleted or changed).
     if (!reachedDirectly(file)) continue;
-    if (budget.files < 1 || BigInt(budget.bytes) < st.size) {
+    if (budget.files < 1) {
       cut = true;
       break;
+    }
+    // Too large to hash with what is left: named, not hashed (a hiding must not pass for "cut short").
+    if (BigInt(budget.bytes) < st.size) {
+      if (unhashed.length >= unhashedMax) cut = true;
+      else unhashed.push(`${tree}/${e.raw.toString("utf8")}`);
+      continue;
     }
     budget.files -= 1;
     budget.bytes -= Number(st.size);
     const content = contentOf(file, e.mode, st);
     if (content !== null && !blobIds(content, e.oid.length).includes(e.oid)) differing.push({ entry: e, file, st });
   }
-  if (differing.length === 0) return { masked: [], cut };
+  if (differing.length === 0) return { masked: [], unhashed, cut };
   const attributes = cleaning(gitDir, tree, differing.map((d) => d.entry.raw));
   const masked: string[] = [];
   for (const { entry, file, st } of differing) {
@@ -121,7 +136,7 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
     }
     masked.push(`${tree}/${entry.raw.toString("utf8")}`);
   }
-  return { masked, cut };
+  return { masked, unhashed, cut };
 }
 
 /** The stage-0 entries of the index, with their stat data; null when git did not list them within its limits. */

@@ -15,22 +15,24 @@ import { lineForbiddenClass } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
-import { ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
-import { entryId, gitDirOf, gitlinks, hookFolders, reachedInside } from "./git-read.js";
+import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
+import { entryId, gitDirOf, gitlinks, gitReadTimeoutMs, hookFolders, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
 /**
  * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an index
  * entry marked so that `git status` does not show its changes (`hidden`, left as it is), a file whose change the
- * index hides by its stat data (`masked`: index-stat.ts, left as it is), a repository whose check for those was cut
+ * index hides by its stat data (`masked`: index-stat.ts, left as it is), one whose stat data git takes as unchanged
+ * but too large to hash within the check's budget (`maskBig`, F16-5), a repository whose check for those was cut
  * short at `maskedCheckLimits` (`maskCut`), or a repository whose configuration the check did not read to its end
- * (`unread`: past `GuardLimits.configFiles`).
+ * (`unread`: past `GuardLimits.configFiles`), or a configuration file it did not read (`unreadFile`: larger than
+ * `configFileBytesMax`, or one git could not read in time; F16-6).
  */
 export interface Planted {
   path: string;
   movedTo: string | null;
-  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskCut" | "unread";
+  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskBig" | "maskCut" | "unread" | "unreadFile";
 }
 
 /** The optional parts of `plantedSteering`: the run's launch (ms since the epoch), the index check's and the configuration reading's limits, the guard's reading at launch. */
@@ -122,7 +124,8 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
       return read();
     } catch (e) {
       if (!(e instanceof ConfigFilesLimitError)) throw e;
-      found.push({ path: at, movedTo: null, kind: "unread" });
+      // A file too large, or one git could not read, is named itself (F16-6); past the count, the repository.
+      found.push({ path: e.file ?? at, movedTo: null, kind: e.file === null ? "unread" : "unreadFile" });
       return { includes: [], hooks: [], commands: [] };
     }
   };
@@ -176,6 +179,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
       if (sinceMs !== undefined) {
         const masked = maskedChanges(gitDir, tree, sinceMs, budget);
         for (const p of masked.masked) found.push({ path: p, movedTo: null, kind: "masked" });
+        for (const p of masked.unhashed) found.push({ path: p, movedTo: null, kind: "maskBig" });
         if (masked.cut) found.push({ path: tree, movedTo: null, kind: "maskCut" });
       }
     }
@@ -203,8 +207,8 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice |
   const mib = String(maskedCheckLimits.bytes / (1024 * 1024));
   const line = (p: Planted) => p.kind === "moved"
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
-    : p.kind === "maskCut"
-      ? t(lang, "sandbox.planted.maskCut", { path: shown(p.path), files: String(maskedCheckLimits.files), mib })
-      : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), limit: String(guardLimits.configFiles) });
+    : p.kind === "maskCut" || p.kind === "maskBig"
+      ? t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), files: String(maskedCheckLimits.files), mib })
+      : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), limit: String(guardLimits.configFiles), mib: String(configFileBytesMax / (1024 * 1024)), seconds: String(gitReadTimeoutMs / 1000) });
   return { title: t(lang, "sandbox.planted.title"), text: [...planted.map(line).join("\n")].slice(0, cardTextMaxCodepoints).join("") };
 }

@@ -95,10 +95,11 @@ export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repos
 
 /**
  * The guard could not look at all of `folder` within a limit (`kind`: the walk, a repository's gitlinks, its index, the
- * walk of the owner's home for its links).
+ * walk of the owner's home for its links, the configuration files read; `configSize`: `folder` is a configuration
+ * file larger than `limit` MiB, `configRead`: one git could not read within `limit` ms or refused — F16-6).
  */
 export class GuardLimitError extends Error {
-  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles", readonly folder: string, readonly limit: number) {
+  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles" | "configSize" | "configRead", readonly folder: string, readonly limit: number) {
     super(`${kind}: ${folder} (${limit})`);
   }
 }
@@ -167,7 +168,9 @@ export function executableParts(folder: string, project = false, make = true, li
   try {
     return partsOf(folder, project, make, limits, pass);
   } catch (e) {
-    if (e instanceof ConfigFilesLimitError) throw new GuardLimitError("configFiles", folder, e.limit);
+    if (e instanceof ConfigFilesLimitError) {
+      throw new GuardLimitError(e.kind, e.file ?? folder, e.kind === "configSize" ? e.limit / (1024 * 1024) : e.limit);
+    }
     throw e;
   }
 }
