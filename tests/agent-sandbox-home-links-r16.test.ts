@@ -6,10 +6,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
-import { ownerHome, removed, setEnv } from "./steering-helpers.js";
+import { asideOf, ownerHome, ownerRepo, removed, runAgent, sandboxed, setEnv, tryFn } from "./steering-helpers.js";
 import { executableParts, homeLinkTargets } from "../src/worker/steering.js";
 import { homeLinks } from "../src/worker/home-links.js";
 
@@ -80,4 +80,29 @@ test("issue 26 r16 F16-2 (reported case: a .pth of the user site-packages naming
     join(project, "pysrc", "usercustomize.py"),
     join(project, "usercustomize.py"),
   ]);
+});
+
+test("issue 26 r16 F16-2 (a .pth naming a folder the agent writes, under the real sandbox): an existing usercustomize.py stays read-only, a missing sitecustomize.py made during the run is moved aside after it, the folder's other files stay writable", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const project = ownerRepo();
+  const home = ownerHome("aa-r16-home-");
+  const site = join(home, ".local", "lib", "python3.11", "site-packages");
+  mkdirSync(site, { recursive: true });
+  mkdirSync(join(project, "pysrc"));
+  writeFileSync(join(project, "pysrc", "usercustomize.py"), "# owner\n");
+  writeFileSync(join(site, "p14dev.pth"), `${join(project, "pysrc")}\n`);
+  const script = [
+    tryFn,
+    `try user sh -c 'echo "import os" >> pysrc/usercustomize.py'`,
+    `try site sh -c 'echo "import os" > pysrc/sitecustomize.py'`,
+    `try mod sh -c 'echo "x = 1" > pysrc/mod.py'`,
+    `echo "Done: tried"`,
+  ].join("\n");
+  const fx = await runAgent(script, project);
+  assert.deepEqual(readFileSync(join(project, "tried.txt"), "utf8").trim().split("\n"), ["user no", "site ok", "mod ok"]);
+  assert.equal(readFileSync(join(project, "pysrc", "usercustomize.py"), "utf8"), "# owner\n");
+  const aside = asideOf(join(project, "pysrc", "sitecustomize.py"), 1);
+  assert.equal(existsSync(join(project, "pysrc", "sitecustomize.py")), false);
+  assert.equal(readFileSync(join(project, "pysrc", "mod.py"), "utf8"), "x = 1\n");
+  assert.equal((await fx.state()).cards.find((c) => c.kind === "notice")?.text, `${join(project, "pysrc", "sitecustomize.py")} → moved to ${aside} (move it back once you have read it)`);
 });
