@@ -116,15 +116,17 @@ test("issue 26 r15 F15-4 (a bounded walk): a home whose dot-folders hold more en
   mkdirSync(join(home, ".big"));
   for (let i = 0; i < 30; i++) writeFileSync(join(home, ".big", `f${i}`), "");
   mkdirSync(join(folder, "bin"));
+  mkdirSync(join(folder, "usrbin"));
   symlinkSync(join(folder, "bin"), join(home, "bin"));
-  const env = { HOME: home, PATH: `/usr/bin:${folder}/pathbin:relative/bin` };
-  assert.deepEqual(homeLinks(env, { entries: 40, depth: 5 }), { home, targets: [realpathSync("/usr/bin"), join(folder, "bin")], complete: true });
+  // A PATH folder of the test's own: since round 16 its entries count toward the limit (/usr/bin's would fill it).
+  const env = { HOME: home, PATH: `${folder}/usrbin:${folder}/pathbin:relative/bin` };
+  assert.deepEqual(homeLinks(env, { entries: 40, depth: 5 }), { home, targets: [join(folder, "usrbin"), join(folder, "bin")], complete: true });
   assert.equal(homeLinks(env, { entries: 20, depth: 5 }).complete, false);
   setEnv(env);
-  assert.deepEqual(homeLinkTargets(true, { entries: 20, depth: 5 }), [realpathSync("/usr/bin"), join(folder, "bin")], "after a run: what was found");
+  assert.deepEqual(homeLinkTargets(true, { entries: 20, depth: 5 }), [join(folder, "usrbin"), join(folder, "bin")], "after a run: what was found");
   assert.throws(() => homeLinkTargets(false, { entries: 20, depth: 5 }), (e: unknown) => {
     assert.ok(e instanceof GuardLimitError);
-    assert.equal(guardLimitText("en", e), `your home ${home} holds more than 20 entries in its dot-folders (caches and package stores looked at their top only, .git and node_modules not counted): the sandbox looks through them for links that lead into a folder an agent writes, too many to look through before a launch, so the launch is refused; move what fills them out of the home's dot-folders`);
+    assert.equal(guardLimitText("en", e), `your home ${home} holds more than 20 entries in its dot-folders and PATH folders together (caches and package stores looked at their top only, agent CLIs' state folders at their top and not counted, .git and node_modules not counted): the sandbox looks through them for links that lead into a folder an agent writes, too many to look through before a launch, so the launch is refused; move what fills them out of the home's dot-folders`);
     return true;
   });
 });

@@ -4,18 +4,23 @@
  * (`stow`, chezmoi's symlink mode, `ln -s ~/dotfiles/x ~/.x`) at any depth of the home's dot-folders
  * (`~/.bashrc`, `~/.local/bin -> ../dotfiles/localbin` that Debian's `~/.profile` puts first in PATH,
  * `~/.ssh/config`, whose `Match exec` ssh runs, `~/.config/**`, `~/.gnupg/*`) — and the owner's PATH folders, where a
- * command made later is run by name. steering.ts keeps each of these read-only where it lies in a writable folder
- * (never the folder itself); planted.ts moves one made during a run aside after it.
+ * command made later is run by name, and where their entries that are links lead (round 16, F16-2: `~/bin/deploy ->
+ * ../p14/tools/deploy.sh`, `/usr/local/bin/x -> ~/p14/tools/x.sh`), and the files Python runs at every start from a
+ * folder a `.pth` of the user site-packages names (`pythonStartFiles`). steering.ts keeps each of these read-only
+ * where it lies in a writable folder (never the folder itself); planted.ts moves one made during a run aside after it.
  *
  * The walk is bounded: it reads the home's dot-entries and below them at most `homeWalkLimits.depth` levels, at most
  * `homeWalkLimits.entries` entries in all (past that the caller refuses the launch: `complete` false), not below the
- * top of caches and package stores (`homeStores`) or of the hub's own home, not into `.git` or `node_modules` folders;
+ * top of caches and package stores (`homeStores`) or of the hub's own home, nor below an agent CLI's state folder,
+ * whose top is not counted either (F16-7: an agent writes there), not into `.git` or `node_modules` folders; the
+ * entries of the PATH folders count toward the same limit;
  * a link to a folder inside the home (or `XDG_CONFIG_HOME`) is walked through (`~/.config -> dotfiles/config` and a
  * link in it), one leading out of them is not (Wine's `~/.wine/dosdevices/z: -> /`).
  */
-import { opendirSync, type Dirent } from "node:fs";
+import { closeSync, openSync, opendirSync, readSync, type Dirent } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { realPathOr, within } from "../common/file-checks.js";
+import { claudeCodeState, codexState } from "../sdk/cli-state.js";
 
 /** How far the walk of the home's dot-folders goes. */
 export interface HomeWalkLimits {
@@ -43,6 +48,18 @@ export const homeStores = [
   ".pyenv/versions", ".nvm/versions", ".rbenv/versions", ".vscode/extensions", ".vscode-server", ".cursor/extensions", ".mozilla", ".thunderbird",
   ".claude/projects", ".claude/todos", ".claude/file-history", ".codex/sessions", ".codex/archived_sessions",
 ] as const;
+/**
+ * The agent CLIs' state folders (issue 26 round 16, F16-7): Claude Code's (`CLAUDE_CONFIG_DIR`, else `~/.claude`) and
+ * Codex's (`CODEX_HOME`, else `~/.codex`), as the built-in plugins declare them (sdk/cli-state.ts). Every sandboxed
+ * run of such a CLI writes there (what it adds at the top is moved aside after the run, beside it: still there), so
+ * they are looked at their top only and not counted toward the limit — one agent filling them had every later launch
+ * of every rule refused. What a run leaves there is checked after it (state-planted.ts).
+ */
+function agentStateFolders(env: NodeJS.ProcessEnv, home: string): string[] {
+  const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  return [claudeCodeState(vars), codexState(vars)].flatMap((s) => s.folders ?? []).map((f) => realPathOr(f.startsWith("~/") ? join(home, f.slice(2)) : f, null)).filter((f): f is string => f !== null);
+}
+
 /** Folder names not walked at any depth: a git folder's objects, a package manager's installs. */
 const namesNotWalked = new Set([".git", "node_modules"]);
 
@@ -58,9 +75,11 @@ export interface HomeLinks {
 
 /**
  * Where the owner's shell and tools are led out of the home (see the module), as real paths that exist: the folders of
- * `env.PATH` (absolute entries; the hub's PATH — an installed hub's is its login shell's, read at install), `~/bin`
- * and `~/.local/bin` (Debian's and Fedora's login profiles put them first in PATH once they exist), and the target of
- * every link the walk of the home's dot-folders meets. A link whose target is missing is left out (nothing to mount;
+ * `env.PATH` (absolute entries; the hub's PATH — an installed hub's is its login shell's, read at install; a relative
+ * entry names a folder of whatever the shell's cwd is, not guarded: SECURITY.md), `~/bin` and `~/.local/bin` (Debian's
+ * and Fedora's login profiles put them first in PATH once they exist) with the target of each link among their
+ * entries, the target of every link the walk of the home's dot-folders meets, and Python's start files
+ * (`pythonStartFiles`). A link whose target is missing is left out (nothing to mount;
  * one made during a run is found after it).
  * @param writable real paths of folders not walked (after a run, the folders it wrote: a link there is the agent's —
  *   an agent CLI's state folder such as `~/.claude` — and checked with that folder, state-planted.ts).
@@ -71,36 +90,54 @@ export function homeLinks(env: NodeJS.ProcessEnv = process.env, limits: HomeWalk
     const real = realPathOr(p, null);
     if (real !== null) targets.add(real);
   };
-  for (const dir of (env.PATH ?? "").split(delimiter)) if (isAbsolute(dir)) add(dir);
-  if (!env.HOME) return { home: null, targets: [...targets], complete: true };
-  const home = realPathOr(env.HOME, env.HOME);
-  add(join(home, "bin"));
-  add(join(home, ".local", "bin"));
+  let read = 0;
+  // The entries of a folder the owner's shell runs commands from (F16-2: `~/bin/deploy -> ../p14/tools/deploy.sh`,
+  // `/usr/local/bin/x -> ~/p14/tools/x.sh`): each link's target, the entries counted toward the limit.
+  const listed = new Set<string>();
+  const commands = (dir: string): boolean => {
+    const real = realPathOr(dir, null);
+    if (real === null || listed.has(real)) return true;
+    listed.add(real);
+    targets.add(real);
+    const entries = entriesOf(real, limits.entries - read, false);
+    read += entries.length;
+    for (const e of entries) if (e.isSymbolicLink()) add(join(real, e.name));
+    return read <= limits.entries;
+  };
+  const home = env.HOME ? realPathOr(env.HOME, env.HOME) : null;
+  const pathFolders = (env.PATH ?? "").split(delimiter).filter((d) => isAbsolute(d));
+  for (const dir of home === null ? pathFolders : [...pathFolders, join(home, "bin"), join(home, ".local", "bin")]) {
+    if (!commands(dir)) return { home, targets: [...targets], complete: false };
+  }
+  if (home === null) return { home: null, targets: [...targets], complete: true };
+  for (const p of pythonStartFiles(env, home, limits)) add(p);
   // The hub's own home too (its runs' files, a transcript per run): no dotfile manager's links, and it only grows.
   const hubHome = env.AGENT_AUTOLOOP_HOME || join(home, ".agent-autoloop");
   const stores = new Set([...homeStores.map((p) => join(home, p)), realPathOr(hubHome, hubHome)]);
+  const states = new Set(agentStateFolders(env, home));
   const visited = new Set<string>([home]);
-  // Breadth first: the home's dot-entries, then what lies below them; `depth` is the level of a folder's entries, and
-  // a store's (`top`) are looked at for links only.
-  const queue: { dir: string; depth: number; top: boolean }[] = [{ dir: home, depth: 1, top: false }];
+  // Breadth first: the home's dot-entries, then what lies below them; `depth` is the level of a folder's entries; a
+  // store's (`top`) are looked at for links only, an agent CLI's state folder's (`state`) too, and not counted.
+  const queue: { dir: string; depth: number; top: boolean; state: boolean }[] = [{ dir: home, depth: 1, top: false, state: false }];
   // `XDG_CONFIG_HOME` outside the home is walked as a dot-folder of it (`~/.config` is one already).
   const config = env.XDG_CONFIG_HOME ? realPathOr(env.XDG_CONFIG_HOME, null) : null;
   const roots = [home];
   if (config !== null && !visited.has(config)) {
     visited.add(config);
     roots.push(config);
-    queue.push({ dir: config, depth: 2, top: false });
+    queue.push({ dir: config, depth: 2, top: false, state: false });
   }
-  let read = 0;
   const enter = (real: string, depth: number) => {
     if (depth > limits.depth || visited.has(real) || !roots.some((r) => within(real, r)) || writable.some((w) => within(real, w))) return;
     visited.add(real);
-    queue.push({ dir: real, depth, top: stores.has(real) });
+    const state = states.has(real);
+    queue.push({ dir: real, depth, top: state || stores.has(real), state });
   };
   for (let i = 0; i < queue.length; i++) {
-    const { dir, depth, top } = queue[i]!;
-    const entries = entriesOf(dir, limits.entries - read, dir === home);
-    read += entries.length;
+    const { dir, depth, top, state } = queue[i]!;
+    // A state folder's top: at most the limit's entries, apart from it (past them its links are not looked at).
+    const entries = entriesOf(dir, state ? limits.entries : limits.entries - read, dir === home);
+    if (!state) read += entries.length;
     if (read > limits.entries) return { home, targets: [...targets], complete: false };
     for (const e of entries) {
       const path = join(dir, e.name);
@@ -113,6 +150,54 @@ export function homeLinks(env: NodeJS.ProcessEnv = process.env, limits: HomeWalk
     }
   }
   return { home, targets: [...targets], complete: true };
+}
+
+/** The files Python runs at every start from a folder its user site-packages names (`pythonStartFiles`). */
+const pythonStartNames = ["usercustomize.py", "sitecustomize.py", "usercustomize.pyc", "sitecustomize.pyc"] as const;
+
+/**
+ * What every `python3` of the owner's runs from a folder a `.pth` file of the user site-packages names (F16-2: an
+ * editable install's `__editable__.*.pth`, a `.pth` naming `~/p14/pysrc`): Python puts each such folder on `sys.path`
+ * at start and then imports `usercustomize` and `sitecustomize` from the first folder that has them — those files
+ * (and their compiled `__pycache__/usercustomize.*.pyc`, `sitecustomize.*.pyc`), never the folder: the project of an
+ * editable install stays writable. The user site-packages are `$PYTHONUSERBASE/lib/python*` `/site-packages` (else
+ * `~/.local`); a `.pth` line starting `import` is code Python runs, not a folder, and is not read. Real paths that exist.
+ */
+function pythonStartFiles(env: NodeJS.ProcessEnv, home: string, limits: HomeWalkLimits): string[] {
+  const lib = join(env.PYTHONUSERBASE || join(home, ".local"), "lib");
+  const out: string[] = [];
+  for (const py of entriesOf(lib, 100, false).filter((e) => e.name.startsWith("python"))) {
+    const site = join(lib, py.name, "site-packages");
+    for (const pth of entriesOf(site, limits.entries, false).filter((e) => e.name.endsWith(".pth"))) {
+      for (const line of headOf(join(site, pth.name)).split("\n")) {
+        const named = line.trimEnd();
+        if (named === "" || named.startsWith("#") || /^import[ \t]/.test(named)) continue;
+        const dir = isAbsolute(named) ? named : join(site, named);
+        out.push(...pythonStartNames.map((n) => join(dir, n)));
+        // A folder an agent may write: its `__pycache__` read at most to the limit, apart from it.
+        for (const c of entriesOf(join(dir, "__pycache__"), limits.entries, false)) if (/^(user|site)customize\./.test(c.name)) out.push(join(dir, "__pycache__", c.name));
+      }
+    }
+  }
+  return out.map((p) => realPathOr(p, null)).filter((p): p is string => p !== null);
+}
+
+/** The first 64 KiB of file `path` as text (a `.pth` is a few lines), or "" when it cannot be read. */
+function headOf(path: string): string {
+  let fd;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return "";
+  }
+  try {
+    const buf = Buffer.alloc(65_536);
+    return buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString("utf8");
+  } catch {
+    return "";
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
