@@ -72,7 +72,8 @@ test("issue 26 r16 F16-2 (reported case: a .pth of the user site-packages naming
   writeFileSync(join(project, "usercustomize.py"), "\n");
   writeFileSync(join(site, "p14dev.pth"), `# a comment\n${join(project, "pysrc")}\nimport os\n`);
   writeFileSync(join(site, "__editable__.p14.pth"), `${project}\n`);
-  setEnv({ PATH: "" });
+  // git stays on PATH: the guard reads the system's git configuration with it, and refuses a launch it cannot read.
+  setEnv({ PATH: "/usr/bin:/bin" });
   const readOnly = executableParts(project, false, false).readOnly.filter((p) => p.startsWith(`${project}/`)).sort();
   assert.deepEqual(readOnly, [
     join(project, "pysrc", "__pycache__", "usercustomize.cpython-311.pyc"),
