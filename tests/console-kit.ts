@@ -122,12 +122,20 @@ export async function showView(page: Page, hash: string, how: "nav" | "address" 
   await page.waitForSelector(`#main[data-view="${m[1]}/${m[2] ?? ""}"]`);
 }
 
-/** axe-core's script, given to a page through the DevTools protocol (the page's CSP rightly refuses an inline script). */
-const axeScript = () => readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+/**
+ * axe-core's script, given to a page through the DevTools protocol (the page's CSP rightly refuses an inline script).
+ * Read once per test file: it is 650 KB.
+ */
+let axeSource: string | null = null;
+const axeScript = () => (axeSource ??= readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8"));
 
-/** The serious and critical violations axe-core finds in the page as it is, each `id (impact) targets`. */
+/**
+ * The serious and critical violations axe-core finds in the page as it is, each `id (impact) targets`. axe-core is
+ * given to a page once: the views of the console change without a page load, so a later check of the same page finds
+ * it there (sending and compiling 650 KB again for each view took seconds on a busy machine).
+ */
 export async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(axeScript());
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeScript());
   return page.evaluate(async () => {
     const r = await (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ testEngine: { name: string }; passes: unknown[]; violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document, { resultTypes: ["violations"] });
     if (r.testEngine.name !== "axe-core" || r.passes.length === 0) return ["axe did not run"];
