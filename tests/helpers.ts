@@ -3,7 +3,7 @@
  * and a small HTTP helper. Nothing here is a mock: the hub is the product's own `startServe`.
  */
 import { createServer } from "node:net";
-import { mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -50,11 +50,22 @@ export function tempDir(prefix = "aa-test-"): string {
 
 /**
  * Removes a test's folder after processes it started were killed: a process killed a moment ago may still be writing
- * into it (a full run once failed cli-home's clean-up with ENOTEMPTY), so a removal that meets a folder filled again
- * is tried again, 10 times 100 ms apart (Node's own retry).
+ * into it (full runs failed cli-home's clean-up with ENOTEMPTY, once again at load 9–20 with Node's retry alone), so
+ * a removal that meets a folder filled again is tried again (Node's retry, 10 × 100 ms), and the whole again while
+ * the folder is there, for up to 10 s; the last failure is thrown.
  */
 export function removeAfterKill(path: string): void {
-  rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; ; i++) {
+    try {
+      rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    } catch (e) {
+      if (i >= 9) throw e;
+    }
+    Atomics.wait(pause, 0, 0, 100);
+    if (!existsSync(path)) return;
+    if (i >= 9) throw new Error(`${path} was made again after its removal`);
+  }
 }
 
 export interface Keys { source: string; source2: string; worker: string; worker2: string; channel: string; channel2: string; owner: string; metrics: string }
