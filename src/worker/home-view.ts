@@ -17,7 +17,8 @@
  * sandbox (`systemd-run --user`). The sandbox hides `/run/user` and `$XDG_RUNTIME_DIR` and gives the agent an empty
  * runtime folder of its own (mode 0700) at its `XDG_RUNTIME_DIR`.
  */
-import { existsSync, lstatSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readlinkSync } from "node:fs";
+import { isFolder } from "../common/file-checks.js";
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { findProgram } from "../sdk/index.js";
 import { expandTilde, isInside, realPath } from "./sandbox.js";
@@ -150,16 +151,8 @@ function tidy(view: HomeView): HomeView {
 export function runtimeView(env: Readonly<Record<string, string>>): { hide: string[]; dir: string | null } {
   const given = env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? resolve(env.XDG_RUNTIME_DIR) : null;
   const dir = given === "/" ? null : given;
-  const hide = ["/run/user", ...(dir ? [dir] : [])].filter((d) => d !== "/" && isDir(d)).map(realPath);
+  const hide = ["/run/user", ...(dir ? [dir] : [])].filter((d) => d !== "/" && isFolder(d)).map(realPath);
   const unique = [...new Set(hide)];
   return { hide: unique.filter((d) => !unique.some((o) => o !== d && isInside(d, o))), dir };
 }
 
-/** Whether `path` is a folder (following links). */
-function isDir(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}

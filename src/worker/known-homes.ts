@@ -7,7 +7,8 @@
  * exists. The list is in the user's home: read-only to agents, hidden from plugins. Homes made before this record
  * existed are added when their hub next starts or `init` runs on them again.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { isFolder } from "../common/file-checks.js";
 import { isAbsolute, join } from "node:path";
 import { writeFileDurable } from "./files.js";
 
@@ -23,15 +24,6 @@ function listed(userHome: string): string[] {
     return Array.isArray(j.homes) ? j.homes.filter((h): h is string => typeof h === "string" && isAbsolute(h)).slice(0, knownHomesMax) : [];
   } catch {
     return [];
-  }
-}
-
-/** Whether `dir` is a folder now. */
-function isFolder(dir: string): boolean {
-  try {
-    return statSync(dir).isDirectory();
-  } catch {
-    return false;
   }
 }
 

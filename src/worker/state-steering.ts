@@ -28,6 +28,7 @@ import { dirname, join, resolve } from "node:path";
 import { createNewFile } from "./files.js";
 import { isInside, realPath } from "./sandbox.js";
 import { isLink, present } from "../common/file-checks.js";
+import { isDir } from "./git-read.js";
 import { readToml } from "../tools/toml.js";
 
 /** How the state folders are shown in the sandbox, beyond binding them writable. */
@@ -109,7 +110,7 @@ export function stateView(declared: readonly string[], folders: readonly string[
       view.privates.push(join(f, name));
       if (!present(join(f, name))) make(join(f, name), true);
     }
-    const linked = [...protect].some((name) => isLink(join(f, name))) || ownNames.some((name) => !isFolder(join(f, name)));
+    const linked = [...protect].some((name) => isLink(join(f, name))) || ownNames.some((name) => !isDir(join(f, name)));
     if (!linked) {
       for (const name of protect) if (existsSync(join(f, name))) view.readOnly.push(join(f, name));
       continue;
@@ -148,15 +149,6 @@ function basename(path: string): string {
 }
 
 
-
-/** Whether `path` is a folder itself (not a link to one). */
-function isFolder(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 /** Makes a missing declared part: a folder (0700), a `.json` file `{}`, another file empty (0600). */
 function make(path: string, folder: boolean): void {
