@@ -9,8 +9,8 @@
  * A shorter text is looked for with LIKE over the same table (still the index's text, never the projection's rows).
  */
 import type Database from "better-sqlite3";
-import type { CardRow, Change, EventRow, Fact, RunRow } from "../kernel/types.js";
-import { searchTextMaxChars } from "../kernel/limits.js";
+import type { CardRow, Change, EventRow, RunRow } from "../kernel/types.js";
+import { searchCatchUpPageFacts, searchTextMaxChars } from "../kernel/limits.js";
 
 /** The kinds of rows the index holds, as the low 2 bits of its rowid (`rowid = id * 4 + kind`). */
 export const searchKinds = { events: 1, runs: 2, cards: 3 } as const;
@@ -29,6 +29,8 @@ const runSubjectsIndexed = 5;
 /** The index of one database: made on open, kept by each commit. */
 export class SearchIndex {
   private readonly statements = new Map<string, Database.Statement>();
+  /** The sequence number of the last fact the index has taken (0: none). */
+  private taken = 0;
 
   constructor(private readonly db: Database.Database) {}
 
@@ -39,13 +41,16 @@ export class SearchIndex {
   }
 
   /**
-   * Makes the tables if they are missing; fills them anew when `projectionRebuilt`, or when they were made by another
-   * format of `searchFormat` (or not at all), so the index always says what the projection says.
+   * Makes the tables if they are missing; fills them anew from the projection (whose last fact is `lastSeq`) when
+   * `projectionRebuilt`, or when they were made by another format of `searchFormat` (or not at all), or when the
+   * index's cursor is past the log (a log restored older than the index): the index never says more than the log.
    */
-  open(projectionRebuilt: boolean): void {
+  open(projectionRebuilt: boolean, lastSeq: number): void {
     this.db.exec(`CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
-    const format = (this.db.prepare(`SELECT value FROM store_meta WHERE key = 'search'`).get() as { value: string } | undefined)?.value;
-    if (!projectionRebuilt && format === searchFormat) return;
+    const meta = (key: string) => (this.db.prepare(`SELECT value FROM store_meta WHERE key = ?`).get(key) as { value: string } | undefined)?.value;
+    // An index of the format before the cursor was kept had every commit in it.
+    this.taken = Number(meta("searchCursor") ?? lastSeq);
+    if (!projectionRebuilt && meta("search") === searchFormat && this.taken <= lastSeq) return;
     this.db.transaction(() => {
       this.db.exec(`DROP TABLE IF EXISTS search_text`);
       this.db.exec(`DROP TABLE IF EXISTS event_runs`);
@@ -60,12 +65,44 @@ export class SearchIndex {
         }
       }
       this.db.prepare(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('search', ?)`).run(searchFormat);
+      this.setCursor(lastSeq);
     })();
   }
 
-  /** Brings the index up to the facts just committed (their rows are in the projection already). */
-  apply(facts: Fact[]): void {
-    for (const f of facts) for (const c of f.changes) this.change(c);
+  /** How many facts of a log ending at `lastSeq` the index has not taken yet. */
+  lag(lastSeq: number): number {
+    return lastSeq - this.taken;
+  }
+
+  /**
+   * Brings the index up to the log's fact `lastSeq`, reading the facts after its cursor `searchCatchUpPageFacts` at a
+   * time and writing each row's last change once. Runs inside the caller's transaction (the projection must be at
+   * `lastSeq`: the texts of runs and cards read it), which also writes the new cursor.
+   */
+  catchUp(lastSeq: number): void {
+    const page = this.stmt(`SELECT seq, body FROM facts WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ${searchCatchUpPageFacts}`);
+    while (this.taken < lastSeq) {
+      const rows = page.all(this.taken, lastSeq) as { seq: number; body: string }[];
+      if (rows.length === 0) break; // facts of a log without them (none here: the log is append-only)
+      const last = new Map<string, Change>();
+      for (const r of rows) {
+        for (const c of JSON.parse(r.body) as Change[]) {
+          if (c[0] !== "events" && c[0] !== "runs" && c[0] !== "cards") continue;
+          const k = `${c[0]}\u0001${c[1]}`;
+          last.delete(k); // a later change goes after the others: a card's text reads its run as written before it
+          last.set(k, c);
+        }
+      }
+      for (const c of last.values()) this.change(c);
+      this.taken = rows.at(-1)!.seq;
+    }
+    this.taken = lastSeq;
+    this.setCursor(lastSeq);
+  }
+
+  private setCursor(seq: number): void {
+    this.taken = seq;
+    this.stmt(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('searchCursor', ?)`).run(String(seq));
   }
 
   private change([table, key, row]: Change): void {

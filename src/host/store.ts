@@ -14,6 +14,7 @@ import { View } from "../kernel/view.js";
 import { decide } from "../kernel/decide.js";
 import { t, refusal } from "../i18n/messages.js";
 import { SearchIndex } from "./search-index.js";
+import { searchLagFacts } from "../kernel/limits.js";
 import type { Change, Decision, Env, Fact, FactDraft, Input } from "../kernel/types.js";
 
 /** The files whose content decides what is stored (protocol.md: kernel/evolve.ts, kernel/credentials.ts). */
@@ -57,7 +58,7 @@ const rebuildChunkFacts = 8192;
 export class Store {
   readonly db: Database.Database;
   readonly view: View;
-  /** The owner's search index beside the projection (issue 30), kept in each commit's transaction. */
+  /** The owner's search index beside the projection (issue 30), brought up to the log in batches (`searchUpToDate`). */
   readonly search: SearchIndex;
   private lastSeq: number;
   /** How the store was opened: whether the projection was rebuilt from the log, and how long it took (ms). */
@@ -81,7 +82,7 @@ export class Store {
     if (rebuild) this.rebuild(fingerprint, opts.rebuildChunkFacts ?? rebuildChunkFacts);
     else for (const sql of projectionDdl()) this.db.exec(sql);
     this.search = new SearchIndex(this.db);
-    this.search.open(rebuild);
+    this.search.open(rebuild, this.lastSeq);
     this.opened = { rebuilt: rebuild, rebuildMs: rebuild ? performance.now() - started : 0, facts: this.lastSeq };
     this.view = new View(this.db, (seq) => this.factChanges(seq));
   }
@@ -196,7 +197,6 @@ export class Store {
           const d = decide(this.view, input, now, env);
           const committed = d.facts.map((f) => this.append(f, now));
           evolve(this.db, committed);
-          this.search.apply(committed);
           this.db.exec("RELEASE one");
           out.push({ ...d, committed });
         } catch (e) {
@@ -208,6 +208,7 @@ export class Store {
         }
       }
       if (this.lastSeq !== seqBefore) this.setMeta("cursor", String(this.lastSeq));
+      if (this.search.lag(this.lastSeq) >= searchLagFacts) this.search.catchUp(this.lastSeq);
       this.db.exec("COMMIT");
     } catch (e) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
@@ -215,6 +216,17 @@ export class Store {
       throw e;
     }
     return out;
+  }
+
+  /**
+   * Brings the search index up to the log, in a transaction of its own when it lags (before each read of the index:
+   * GET /v1/search and GET /v1/events). At most `searchLagFacts` facts behind after any commit, so this is short.
+   * @throws when the transaction cannot commit (SQLITE_BUSY after the busy timeout).
+   */
+  searchUpToDate(): void {
+    this.lastSeq = (this.stmt(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s;
+    if (this.search.lag(this.lastSeq) === 0) return;
+    this.db.transaction(() => this.search.catchUp(this.lastSeq)).immediate();
   }
 
   /** Facts after `seq`, in order, at most `limit`, as stored (with key hashes). */

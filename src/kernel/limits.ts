@@ -138,6 +138,14 @@ export const searchQueryMaxCodepoints = 200;
 export const searchScanRows = 5000;
 /** 本人 (issue 30): characters of one event's, run's or card's text the search index keeps (the rest is not found). */
 export const searchTextMaxChars = 4000;
+/**
+ * 本人 (issue 32): facts the search index may lag behind the log. The index is brought up in one transaction for all
+ * of them (one FTS5 segment for their rows, where one per commit doubled an event's cost), when a commit reaches this
+ * lag, and before every read of it (GET /v1/search, GET /v1/events), so a reader never sees it behind.
+ */
+export const searchLagFacts = 256;
+/** 本人 (issue 32): facts read at a time while the search index is brought up to the log. */
+export const searchCatchUpPageFacts = 2000;
 
 /** rules.json: the most variable names an agent's `env` may list. */
 export const agentEnvNamesMax = 100;

@@ -44,8 +44,9 @@ export function ownerRoutes(hub: Hub): Hono {
   });
 
   // What the owner looks for (issue 30): the events with their routing and runs, and the search over the index.
-  route(app, hub, "events", (c, req) => reply(c, hub, "events", eventsPage(hub.store.view, req.query)));
-  route(app, hub, "search", (c, req) => reply(c, hub, "search", search(hub.store.view, hub.env, hub.now(), req.query)));
+  // The search index may lag the log by a few facts (store.ts): brought up first, so a reader never sees it behind.
+  route(app, hub, "events", (c, req) => (hub.store.searchUpToDate(), reply(c, hub, "events", eventsPage(hub.store.view, req.query))));
+  route(app, hub, "search", (c, req) => (hub.store.searchUpToDate(), reply(c, hub, "search", search(hub.store.view, hub.env, hub.now(), req.query))));
 
   // The body is checked before the path's run id, as for cards.
   route(app, hub, "cancel", (c, req) => {
