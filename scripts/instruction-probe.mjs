@@ -7,7 +7,8 @@
  *   node scripts/instruction-probe.mjs <event|claim|result|state> <count> <max>
  *
  * event: a new source event routed to a rule (one run queued); claim: a worker's claim of one queued run; result: a
- * claimed run's result with one notice; state: the owner's /v1/state summary built from the projection.
+ * claimed run's result with one notice; state: the owner's /v1/state summary built from the projection. Each counts
+ * its share of the search index's work (brought up at the end).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -57,6 +58,9 @@ try {
     else if (op === "result") apply({ kind: "result", run: jobs[i].run, token: jobs[i].token, result: { outcome: "done", summary: `did ${i}`, notice: [{ title: `n${i}` }] }, hash: `h${i}` });
     else buildState(store.view, env, now, store.seq, null, {});
   }
+  // The search index takes the inputs' rows in batches (store.ts): brought up here so both runs of an op have indexed
+  // all of theirs, and the difference is `count` inputs' share of that work, not whichever batch fell into one run.
+  store.searchUpToDate();
   store.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
