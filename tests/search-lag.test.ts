@@ -26,7 +26,7 @@ function opened(path = join(tempDir(), "hub.db")) {
     now += 1000;
     const [d] = store.commit([{ input, now }], env);
     assert.ok(d!.status < 400, JSON.stringify(d!.body));
-    return d!.body as Record<string, never>;
+    return d!.body as unknown as Record<string, never>;
   };
   return { store, path, apply };
 }

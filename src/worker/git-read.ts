@@ -5,13 +5,41 @@
  * (planted.ts).
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { realPathOr, within } from "../common/file-checks.js";
 import { readRegular } from "./files.js";
 
 /** How long reading one repository's index (or one configuration file) with git may take, in ms. */
 export const gitReadTimeoutMs = 10_000;
+/**
+ * The time the check after a run gives git over all the repositories it reads (ms; issue 26 round 17, F17-4: 12
+ * repositories whose git held each read for `gitReadTimeoutMs` kept the hub's thread 120 s). What is left unread when
+ * it runs out is named on the run's card ("the check stopped short").
+ */
+export const plantedGitMs = 20_000;
+
+/**
+ * The files of git folder `gitDir` that git opens to read its index — `index`, `HEAD`, `commondir` and a split index's
+ * `sharedindex.*` — that are there but are not regular files (through links): a FIFO holds git's `open()` until a
+ * writer comes (F17-4), which no owner's repository has. Paths; empty for a usual repository.
+ */
+export function blockingGitFiles(gitDir: string): string[] {
+  const names = ["index", "HEAD", "commondir"];
+  try {
+    for (const n of readdirSync(gitDir)) if (n.startsWith("sharedindex.")) names.push(n);
+  } catch {
+    return []; // no folder: git reads nothing there
+  }
+  return names.map((n) => join(gitDir, n)).filter((p) => {
+    try {
+      const st = statSync(p, { throwIfNoEntry: false });
+      return st !== undefined && !st.isFile();
+    } catch {
+      return false; // a link loop or the like: git's open fails at once, it does not wait
+    }
+  });
+}
 /** How many bytes of `git ls-files --stage -z` output are read at most (an index of millions of entries is more). */
 const indexListBytesMax = 256 * 1024 * 1024;
 
@@ -85,16 +113,18 @@ export function gitEntry(tree: string): string | null {
  * aside first) or the git folder itself, no system configuration. Also the entries marked so that `git status` and
  * `git diff` do not look at them (`hidden`: `update-index --assume-unchanged` or `--skip-worktree`; issue 26 round
  * 13, F13-9). Paths relative to `tree`. Empty when there is no index or git cannot read it (then the owner's git
- * cannot either); "tooBig" when git did not list it within `gitReadTimeoutMs` or `indexListBytesMax`.
+ * cannot either); "tooBig" when git did not list it within `timeoutMs` or `indexListBytesMax`, or one of the files it
+ * opens is not a regular file (`blockingGitFiles`: git would wait on it).
  */
-export function gitlinks(gitDir: string, tree: string): IndexListing | "tooBig" {
+export function gitlinks(gitDir: string, tree: string, timeoutMs = gitReadTimeoutMs): IndexListing | "tooBig" {
   if (!existsSync(join(gitDir, "index"))) return { links: [], hidden: [] };
+  if (blockingGitFiles(gitDir).length > 0) return "tooBig";
   let out: string;
   try {
     out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-v", "-z"], {
       cwd: tree,
       env: gitEnv({ GIT_DIR: gitDir, GIT_WORK_TREE: tree, GIT_COMMON_DIR: gitCommonDir(gitDir) }),
-      stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexListBytesMax, timeout: gitReadTimeoutMs,
+      stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexListBytesMax, timeout: timeoutMs,
     }).toString("utf8");
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { signal?: string | null };

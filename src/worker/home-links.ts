@@ -152,14 +152,20 @@ export function homeLinks(env: NodeJS.ProcessEnv = process.env, limits: HomeWalk
   return { home, targets: [...targets], complete: true };
 }
 
-/** The files Python runs at every start from a folder its user site-packages names (`pythonStartFiles`). */
-const pythonStartNames = ["usercustomize.py", "sitecustomize.py", "usercustomize.pyc", "sitecustomize.pyc"] as const;
+/**
+ * The names Python imports at every start from a folder its user site-packages names (`pythonStartFiles`): the
+ * modules `usercustomize` and `sitecustomize` in any form its import finds — a package folder first, then an extension
+ * module (`usercustomize.cpython-311-x86_64-linux-gnu.so`), the source, the compiled file (F17-1: a package folder
+ * `usercustomize/` beside a read-only `usercustomize.py` ran instead of it).
+ */
+const pythonStartName = /^(user|site)customize(\..*)?$/;
 
 /**
  * What every `python3` of the owner's runs from a folder a `.pth` file of the user site-packages names (F16-2: an
  * editable install's `__editable__.*.pth`, a `.pth` naming `~/p14/pysrc`): Python puts each such folder on `sys.path`
- * at start and then imports `usercustomize` and `sitecustomize` from the first folder that has them — those files
- * (and their compiled `__pycache__/usercustomize.*.pyc`, `sitecustomize.*.pyc`), never the folder: the project of an
+ * at start and then imports `usercustomize` and `sitecustomize` from the first folder that has them — each entry of
+ * such a folder named for them (`pythonStartName`: a package folder, an extension module, the `.py`, the `.pyc`) and
+ * their compiled `__pycache__/usercustomize.*.pyc`, `sitecustomize.*.pyc`, never the folder: the project of an
  * editable install stays writable. The user site-packages are `$PYTHONUSERBASE/lib/python*` `/site-packages` (else
  * `~/.local`); a `.pth` line starting `import` is code Python runs, not a folder, and is not read. Real paths that exist.
  */
@@ -173,9 +179,9 @@ function pythonStartFiles(env: NodeJS.ProcessEnv, home: string, limits: HomeWalk
         const named = line.trimEnd();
         if (named === "" || named.startsWith("#") || /^import[ \t]/.test(named)) continue;
         const dir = isAbsolute(named) ? named : join(site, named);
-        out.push(...pythonStartNames.map((n) => join(dir, n)));
-        // A folder an agent may write: its `__pycache__` read at most to the limit, apart from it.
-        for (const c of entriesOf(join(dir, "__pycache__"), limits.entries, false)) if (/^(user|site)customize\./.test(c.name)) out.push(join(dir, "__pycache__", c.name));
+        // A folder an agent may write: it and its `__pycache__` read at most to the limit each, apart from it.
+        for (const e of entriesOf(dir, limits.entries, false)) if (pythonStartName.test(e.name)) out.push(join(dir, e.name));
+        for (const c of entriesOf(join(dir, "__pycache__"), limits.entries, false)) if (pythonStartName.test(c.name)) out.push(join(dir, "__pycache__", c.name));
       }
     }
   }

@@ -27,7 +27,12 @@ import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
-import { gitCommonDir, gitEnv, gitReadTimeoutMs } from "./git-read.js";
+import { blockingGitFiles, gitCommonDir, gitEnv, gitReadTimeoutMs } from "./git-read.js";
+
+/** How long one git read of the check may take: `gitReadTimeoutMs`, or what is left before `budget.until` (at least 1 ms). */
+function timeLeft(budget: MaskedLimits): number {
+  return budget.until === undefined ? gitReadTimeoutMs : Math.max(1, Math.min(gitReadTimeoutMs, budget.until - Date.now()));
+}
 
 /**
  * How much the check after one run hashes at most, over all the repositories it looks at: `files` files and `bytes`
@@ -39,6 +44,8 @@ export const maskedCheckLimits: MaskedLimits = { files: 20_000, bytes: 512 * 102
 export interface MaskedLimits {
   files: number;
   bytes: number;
+  /** When git's reads must be done by (ms since the epoch; `plantedGitMs` over the whole check): none by default. */
+  until?: number;
 }
 
 /** What `maskedChanges` found in one repository: paths (absolute) whose content is not their entry's, and whether the check stopped early. */
@@ -79,13 +86,14 @@ interface Entry {
 export function maskedChanges(gitDir: string, tree: string, sinceMs: number, budget: MaskedLimits): MaskedFound {
   const index = join(gitDir, "index");
   if (!existsSync(index)) return { masked: [], unhashed: [], cut: false };
+  if (blockingGitFiles(gitDir).length > 0 || (budget.until !== undefined && Date.now() >= budget.until)) return { masked: [], unhashed: [], cut: true };
   let indexMtimeSec: bigint;
   let listed: Entry[] | null;
   let real: string;
   try {
     indexMtimeSec = lstatSync(index, { bigint: true }).mtimeNs / 1_000_000_000n;
     real = realpathSync.native(tree);
-    listed = entries(gitDir, tree);
+    listed = entries(gitDir, tree, timeLeft(budget));
   } catch {
     return { masked: [], unhashed: [], cut: true };
   }
@@ -125,7 +133,7 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
     if (content !== null && !blobIds(content, e.oid.length).includes(e.oid)) differing.push({ entry: e, file, st });
   }
   if (differing.length === 0) return { masked: [], unhashed, cut };
-  const attributes = cleaning(gitDir, tree, differing.map((d) => d.entry.raw));
+  const attributes = cleaning(gitDir, tree, differing.map((d) => d.entry.raw), timeLeft(budget));
   const masked: string[] = [];
   for (const { entry, file, st } of differing) {
     const a = attributes?.get(entry.raw.toString("latin1"));
@@ -140,12 +148,12 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
 }
 
 /** The stage-0 entries of the index, with their stat data; null when git did not list them within its limits. */
-function entries(gitDir: string, tree: string): Entry[] | null {
+function entries(gitDir: string, tree: string, timeoutMs: number): Entry[] | null {
   let out: Buffer;
   try {
     out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-v", "--debug", "-z"], {
       cwd: tree, env: readEnv(gitDir, tree),
-      stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexDebugBytesMax, timeout: gitReadTimeoutMs,
+      stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexDebugBytesMax, timeout: timeoutMs,
     });
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { signal?: string | null };
@@ -253,12 +261,12 @@ function identCollapsed(content: Buffer): Buffer {
  * `working-tree-encoding`), or with `ident`. Keys are the paths as latin1 text. Null when git cannot say: every entry
  * is then named (a hiding is not left unnamed because attributes could not be read).
  */
-function cleaning(gitDir: string, tree: string, paths: Buffer[]): Map<string, { program: boolean; ident: boolean }> | null {
+function cleaning(gitDir: string, tree: string, paths: Buffer[], timeoutMs: number): Map<string, { program: boolean; ident: boolean }> | null {
   let out: Buffer;
   try {
     out = execFileSync("git", ["-c", "core.fsmonitor=false", "check-attr", "--cached", "-z", "--stdin", "filter", "working-tree-encoding", "ident"], {
       cwd: tree, env: readEnv(gitDir, tree), input: Buffer.concat(paths.flatMap((p) => [p, Buffer.from([0])])),
-      stdio: ["pipe", "pipe", "ignore"], timeout: gitReadTimeoutMs, maxBuffer: indexDebugBytesMax,
+      stdio: ["pipe", "pipe", "ignore"], timeout: timeoutMs, maxBuffer: indexDebugBytesMax,
     });
   } catch {
     return null;

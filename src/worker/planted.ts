@@ -16,7 +16,7 @@ import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
-import { entryId, gitDirOf, gitlinks, gitReadTimeoutMs, hookFolders, reachedInside } from "./git-read.js";
+import { blockingGitFiles, entryId, gitDirOf, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
@@ -158,15 +158,26 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // gitlinks inside a folder (the owner's `git status` there would read its configuration).
   const hidden = new Set(seen.hidden);
   const enclosing = new Set(seen.enclosing);
-  const budget = { ...limits };
+  // One deadline for git over the whole check (F17-4): what is left unread past it is named, not waited for.
+  const budget = { ...limits, until: Date.now() + plantedGitMs };
   for (const tree of [...repositories, ...enclosing]) {
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
+    // A FIFO index or HEAD would hold git (and the owner's git) until a writer comes: moved aside, never read.
+    const blocking = blockingGitFiles(gitDir);
+    if (blocking.length > 0) {
+      for (const p of blocking) aside(p);
+      continue;
+    }
+    if (Date.now() >= budget.until) {
+      found.push({ path: tree, movedTo: null, kind: "maskCut" });
+      continue;
+    }
     const config = named(tree, () => configNamed(gitDir, tree, pass));
     // The commands as the guard took them: in the work tree or the git folder only (steering.ts repositoryParts).
     const commands = config.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
     for (const p of [...config.includes, ...config.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
-    const listing = gitlinks(gitDir, tree);
+    const listing = gitlinks(gitDir, tree, Math.max(1, Math.min(gitReadTimeoutMs, budget.until - Date.now())));
     if (listing === "tooBig") {
       aside(join(gitDir, "index"));
       continue;

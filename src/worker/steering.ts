@@ -53,7 +53,12 @@ export const projectSteeringFolders = [".vscode", ".idea", ".claude", ".codex", 
  * Project files that start commands: bound read-only when they exist; one made during a run is moved aside after it
  * (planted.ts; an empty placeholder file is not valid settings for them).
  */
-export const projectSteeringFiles = [".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json"] as const;
+export const projectSteeringFiles = [
+  ".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json",
+  // What git hook managers run from the hook they install (F17-3: pre-commit's `repo: local` hooks run at `git commit`).
+  ".pre-commit-config.yaml", ".pre-commit-config.yml", "lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml",
+  "lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yml", ".lefthook-local.yaml", "lefthook.json", "lefthook.toml", ".overcommit.yml",
+] as const;
 /**
  * Files of a git folder that git takes configuration or hooks from, or that send it to another folder for them; and
  * `info/` (`exclude` hid a file the agent added from the owner's `git status`, F14-2; `attributes` assigns filters).
@@ -317,7 +322,7 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
   // (F14-5), `remote.*.uploadpack = tools/up.sh` (F15-1), `sh clean.sh` (F15-2).
   for (const c of named.commands) if (c !== tree && existsSync(c) && (within(c, tree) || within(c, realGit))) out.readOnly.push(realPathOr(c, c));
   // Listed at every depth: what the index hides from `git status` is compared after the run (F13-9).
-  const listing = gitlinks(gitDir, tree);
+  const listing = gitlinks(gitDir, tree); // "tooBig" too for a FIFO index or HEAD (F17-4), at once
   if (listing === "tooBig") throw new GuardLimitError("index", tree, gitReadTimeoutMs);
   out.seen.hidden.push(...listing.hidden.map((p) => join(tree, p)));
   if (depth >= submoduleDepthMax) return;

@@ -1,0 +1,91 @@
+/**
+ * Issue 26 hostile round 17: F17-3 (git hook managers' configuration: pre-commit's `.pre-commit-config.yaml` runs
+ * its `repo: local` hooks from the read-only hook), F17-4 (a FIFO `.git/index` or `HEAD` held git, and the hub's
+ * thread, 10 s per repository in the check after a run: 120 s for 12), F17-1 (a package folder `usercustomize/` in a
+ * `.pth`-named folder shadows the read-only `usercustomize.py`), F17-5 (a claude run's 30,000 new entries at its state
+ * folder's top were each moved aside beside themselves, so every later launch bound them all and failed with EMFILE).
+ * Unit level: the guard and the checks after a run called directly — the real-bubblewrap run adds nothing to what
+ * they decide (the mounts of what they return are tested in agent-sandbox-steering.test.ts).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { owner, ownerHome, ownerRepo, removed, setEnv } from "./steering-helpers.js";
+import { tempDir } from "./helpers.js";
+import { executableParts, GuardLimitError } from "../src/worker/steering.js";
+import { maskedChanges } from "../src/worker/index-stat.js";
+import { plantedSteering } from "../src/worker/planted.js";
+import { blockingGitFiles } from "../src/worker/git-read.js";
+
+test("issue 26 r17 F17-3 (reported case): a repository's .pre-commit-config.yaml (and lefthook's, overcommit's) is read-only; one made during the run is moved aside", () => {
+  const repo = ownerRepo();
+  writeFileSync(join(repo, ".pre-commit-config.yaml"), "repos: []\n");
+  writeFileSync(join(repo, "lefthook.yml"), "pre-commit: {}\n");
+  const parts = executableParts(repo, true, false);
+  assert.deepEqual(parts.readOnly.filter((p) => !p.includes("/.git")).sort(), [join(repo, ".pre-commit-config.yaml"), join(repo, "lefthook.yml")]);
+  const guarded = new Set([...parts.readOnly, ...parts.mountPoints, ...parts.readOnlyParents]);
+  writeFileSync(join(repo, ".overcommit.yml"), "PreCommit: {}\n");
+  const found = plantedSteering([repo], guarded, parts.seen, 7);
+  assert.deepEqual(found.map((p) => [p.path, p.kind]), [[join(repo, ".overcommit.yml"), "moved"]]);
+  assert.match(found[0]!.movedTo!, /\.overcommit\.yml\.planted-run-7-[0-9a-f]{16}$/);
+});
+
+/** A FIFO in place of `name` of the repository's git folder (what the round's agent did with `rm; mkfifo`). */
+function fifoAt(repo: string, name: string): void {
+  renameSync(join(repo, ".git", name), join(repo, ".git", `${name}.owner`));
+  execFileSync("mkfifo", [join(repo, ".git", name)]);
+}
+
+test("issue 26 r17 F17-4 (reported case: FIFO indexes): a git folder's index, HEAD or split index that is not a regular file is moved aside after the run without running git on it, and refuses a launch at once", () => {
+  const repos = [ownerRepo(), ownerRepo(), ownerRepo()];
+  const seen = repos.map((r) => executableParts(r, true, false));
+  fifoAt(repos[0]!, "index");
+  fifoAt(repos[1]!, "HEAD");
+  writeFileSync(join(repos[2]!, ".git", "sharedindex.0123"), "");
+  assert.deepEqual(repos.map((r) => blockingGitFiles(join(r, ".git"))), [[join(repos[0]!, ".git", "index")], [join(repos[1]!, ".git", "HEAD")], []]);
+  const shared = join(repos[2]!, ".git", "sharedindex.0123");
+  renameSync(shared, `${shared}.x`);
+  execFileSync("mkfifo", [shared]);
+  const found = repos.flatMap((r, i) => plantedSteering([r], new Set([...seen[i]!.readOnly, ...seen[i]!.mountPoints]), seen[i]!.seen, 9 + i));
+  assert.deepEqual(found.map((p) => [p.path, p.kind]), [
+    [join(repos[0]!, ".git", "index"), "moved"], [join(repos[1]!, ".git", "HEAD"), "moved"], [shared, "moved"],
+  ]);
+  for (const p of found) assert.equal(lstatSync(p.movedTo!).isFIFO(), true);
+  // Put back as the owner would, the repositories read again.
+  renameSync(join(repos[1]!, ".git", "HEAD.owner"), join(repos[1]!, ".git", "HEAD"));
+  assert.equal(owner(repos[1]!, {}, "status", "--porcelain"), "");
+  // Before a launch: refused at once (not after git's 10 s), naming the repository.
+  fifoAt(repos[1]!, "index");
+  assert.throws(() => executableParts(repos[1]!, true, false), (e: unknown) => e instanceof GuardLimitError && e.kind === "index" && e.folder === repos[1]);
+  // The index check gives up (says it stopped short) past the check's deadline, without running git.
+  assert.deepEqual(maskedChanges(join(repos[2]!, ".git"), repos[2]!, 0, { files: 10, bytes: 1024, until: Date.now() - 1 }), { masked: [], unhashed: [], cut: true });
+  assert.deepEqual(readdirSync(join(repos[2]!, ".git")).filter((n) => n.startsWith("sharedindex")).length, 2);
+  assert.equal(existsSync(shared), false);
+});
+
+test("issue 26 r17 F17-1 (reported case: a package folder pysrc/usercustomize/ beside the read-only usercustomize.py): every form Python imports usercustomize and sitecustomize in is read-only when there, and moved aside after the run when made in it", () => {
+  const project = realpathSync(tempDir("aa-r17-p14-"));
+  removed.push(project);
+  const home = ownerHome("aa-r17-home-");
+  const site = join(home, ".local", "lib", "python3.11", "site-packages");
+  mkdirSync(site, { recursive: true });
+  mkdirSync(join(project, "pysrc", "sitecustomize"), { recursive: true });
+  for (const n of ["usercustomize.py", "sitecustomize/__init__.py", "usercustomizer.py", "mod.py"]) writeFileSync(join(project, "pysrc", n), "\n");
+  writeFileSync(join(site, "p14dev.pth"), `${join(project, "pysrc")}\n`);
+  setEnv({ PATH: "/usr/bin:/bin" });
+  const parts = executableParts(project, false, false);
+  assert.deepEqual(parts.readOnly.filter((p) => p.startsWith(`${project}/`)).sort(), [join(project, "pysrc", "sitecustomize"), join(project, "pysrc", "usercustomize.py")]);
+  // What the round's agent made: the package, and an extension module's name.
+  mkdirSync(join(project, "pysrc", "usercustomize"));
+  writeFileSync(join(project, "pysrc", "usercustomize", "__init__.py"), "import os\n");
+  writeFileSync(join(project, "pysrc", "sitecustomize.cpython-311-x86_64-linux-gnu.so"), "");
+  const guarded = new Set([...parts.readOnly, ...parts.mountPoints, ...parts.readOnlyParents]);
+  const found = plantedSteering([project], guarded, parts.seen, 4);
+  assert.deepEqual(found.map((p) => [p.path, p.kind]).sort(), [
+    [join(project, "pysrc", "sitecustomize.cpython-311-x86_64-linux-gnu.so"), "moved"], [join(project, "pysrc", "usercustomize"), "moved"],
+  ]);
+  assert.equal(existsSync(join(project, "pysrc", "usercustomize")), false);
+  assert.equal(existsSync(join(project, "pysrc", "mod.py")), true);
+});
