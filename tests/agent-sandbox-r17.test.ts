@@ -16,8 +16,10 @@ import { owner, ownerHome, ownerRepo, removed, setEnv } from "./steering-helpers
 import { tempDir } from "./helpers.js";
 import { executableParts, GuardLimitError } from "../src/worker/steering.js";
 import { maskedChanges } from "../src/worker/index-stat.js";
-import { plantedSteering } from "../src/worker/planted.js";
+import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
+import { cardTextMaxCodepoints } from "../src/kernel/limits.js";
 import { blockingGitFiles } from "../src/worker/git-read.js";
+import { plantedState, stateSeenAt } from "../src/worker/state-planted.js";
 
 test("issue 26 r17 F17-3 (reported case): a repository's .pre-commit-config.yaml (and lefthook's, overcommit's) is read-only; one made during the run is moved aside", () => {
   const repo = ownerRepo();
@@ -88,4 +90,33 @@ test("issue 26 r17 F17-1 (reported case: a package folder pysrc/usercustomize/ b
   ]);
   assert.equal(existsSync(join(project, "pysrc", "usercustomize")), false);
   assert.equal(existsSync(join(project, "pysrc", "mod.py")), true);
+});
+
+test("issue 26 r17 F17-5 (reported case: 30,000 new files at ~/.claude's top, each moved aside beside itself, then every claude launch failed EMFILE): what a run adds at a state folder's top goes into one folder of the run's there; the next launch sees one entry more, not thousands", () => {
+  const home = ownerHome("aa-r17-state-home-");
+  const s = join(home, ".claude");
+  mkdirSync(s, { recursive: true });
+  writeFileSync(join(s, "settings.json"), "{}\n");
+  const before = stateSeenAt([{ folder: s, writes: ["todos"], bound: true }], []);
+  for (let i = 0; i < 300; i++) writeFileSync(join(s, `r17top${String(i).padStart(5, "0")}`), "");
+  mkdirSync(join(s, "todos"));
+  const found = plantedState(before, 87);
+  assert.equal(found.length, 300);
+  const tops = readdirSync(s).sort();
+  assert.equal(tops.length, 3, JSON.stringify(tops.slice(0, 5)));
+  assert.match(tops[0]!, /^planted-run-87-[0-9a-f]{16}$/);
+  assert.deepEqual(tops.slice(1), ["settings.json", "todos"]);
+  assert.equal(readdirSync(join(s, tops[0]!)).length, 300);
+  assert.deepEqual(found[0], { path: join(s, "r17top00000"), movedTo: join(s, tops[0]!, "r17top00000"), kind: "moved" });
+  // The card: whole lines while they fit, then how many more.
+  const text = plantedNotice(found, "en")!.text!;
+  const shown = text.split("\n");
+  assert.ok([...text].length <= cardTextMaxCodepoints);
+  assert.equal(shown.at(-1), `… and ${300 - (shown.length - 1)} more, handled the same way`);
+  assert.equal(shown[0], `${join(s, "r17top00000")} → moved to ${found[0]!.movedTo} (move it back once you have read it)`);
+  assert.match(plantedNotice(found, "zh")!.text!, /还有 \d+ 项/);
+  // One new entry alone is moved beside itself, as before.
+  const again = stateSeenAt([{ folder: s, writes: ["todos"], bound: true }], []);
+  writeFileSync(join(s, "daemon.json"), "{}\n");
+  assert.deepEqual(plantedState(again, 88).map((p) => [p.path, p.movedTo?.startsWith(`${join(s, "daemon.json")}.planted-run-88-`)]), [[join(s, "daemon.json"), true]]);
 });

@@ -3,7 +3,7 @@
  * hub whose sandboxed command agent runs a script in a folder, and the shell and configurations the agent plants.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { basename, dirname, join } from "node:path";
 import { tempDir, untilLatestRun, type Fixture } from "./helpers.js";
@@ -70,6 +70,9 @@ export async function runAgent(script: string, cwd: string, writable: string[] =
 export function asideOf(path: string, run: number): string {
   const prefix = `${basename(path)}.planted-run-${run}-`;
   const found = readdirSync(dirname(path)).filter((n) => n.startsWith(prefix));
+  // Several new entries at an agent CLI state folder's top go into one folder of the run's there (F17-5).
+  const boxes = readdirSync(dirname(path)).filter((n) => new RegExp(`^planted-run-${run}-[0-9a-f]{16}$`).test(n) && lstatSync(join(dirname(path), n, basename(path)), { throwIfNoEntry: false }) !== undefined);
+  if (found.length === 0 && boxes.length === 1) return join(dirname(path), boxes[0]!, basename(path));
   assert.equal(found.length, 1, `${path}: ${JSON.stringify(found)}`);
   assert.match(found[0]!, /-[0-9a-f]{16}$/);
   return join(dirname(path), found[0]!);

@@ -685,6 +685,7 @@ const catalog = {
   "receipt.recommend": { zh: "回执不对：ask[{index}].recommend 不是它的选项之一", en: "receipt: ask[{index}].recommend is not one of its options" },
   "bridge.socketPathLong": { zh: "套接字路径 {path} 超过 {max} 字节", en: "the socket path {path} is longer than {max} bytes" },
   "sandbox.planted.title": { zh: "Agent 写了你的 git 会运行的文件", en: "The agent wrote files your git would run" },
+  "sandbox.planted.more": { zh: "……还有 {n} 项，同样处理了", en: "… and {n} more, handled the same way" },
   "sandbox.planted.moved": { zh: "{path} → 已移到 {to}（看过没问题再移回去）", en: "{path} → moved to {to} (move it back once you have read it)" },
   "sandbox.planted.kept": { zh: "{path}：Agent 新建的仓库，在那里运行 git 之前先看它的 config 和 hooks", en: "{path}: a repository the agent made; read its config and hooks before you run git there" },
   "sandbox.guardLimit.folders": { zh: "{folder} 里的文件夹超过 {limit} 个，沙箱来不及找出其中每个仓库并保护它的 .git（所有者的 git 会运行的东西），所以不启动：让 Agent 写一个更小的文件夹（cwd、\"writable\"）", en: "{folder} holds more than {limit} folders: the sandbox cannot find every repository in it to guard its .git (what your git would run), so the launch is refused; let the agent write a smaller folder (cwd, \"writable\")" },

@@ -46,11 +46,11 @@ export interface PlantedOptions {
 
 /**
  * Moves `path` aside to `<path>.planted-run-<run>-<16 hex digits>` (random: the agent knows its run, so a fixed name
- * could be taken first; F12-1 (c)); when its folder was made unwritable (the agent runs as the hub's user and may
- * chmod it), writable for the move and its mode put back after. Never throws: "stuck" when the move still fails.
+ * could be taken first; F12-1 (c)), or to `to` when given; when its folder was made unwritable (the agent runs as the
+ * hub's user and may chmod it), writable for the move and its mode put back after. Never throws: "stuck" when the
+ * move still fails.
  */
-export function movePlantedAside(path: string, run: number): Planted {
-  const to = `${path}.planted-run-${run}-${randomBytes(8).toString("hex")}`;
+export function movePlantedAside(path: string, run: number, to = `${path}.planted-run-${run}-${randomBytes(8).toString("hex")}`): Planted {
   try {
     return { path, movedTo: moveAside(path, to), kind: "moved" };
   } catch (e) {
@@ -221,5 +221,19 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice |
     : p.kind === "maskCut" || p.kind === "maskBig"
       ? t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), files: String(maskedCheckLimits.files), mib })
       : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), limit: String(guardLimits.configFiles), mib: String(configFileBytesMax / (1024 * 1024)), seconds: String(gitReadTimeoutMs / 1000) });
-  return { title: t(lang, "sandbox.planted.title"), text: [...planted.map(line).join("\n")].slice(0, cardTextMaxCodepoints).join("") };
+  // Whole lines while they fit, then how many more (F17-5: 30,000 moved entries showed 29 lines and a cut one).
+  const lines: string[] = [];
+  let used = 0;
+  for (const [i, p] of planted.entries()) {
+    const l = line(p);
+    const more = t(lang, "sandbox.planted.more", { n: String(planted.length - i) });
+    const room = cardTextMaxCodepoints - used - (i + 1 < planted.length ? [...more].length + 1 : 0);
+    if (i > 0 && [...l].length + 1 > room) {
+      lines.push(more);
+      break;
+    }
+    lines.push(l);
+    used += [...l].length + 1;
+  }
+  return { title: t(lang, "sandbox.planted.title"), text: [...lines.join("\n")].slice(0, cardTextMaxCodepoints).join("") };
 }

@@ -22,7 +22,8 @@
  * What the owner's own CLI writes there meanwhile (their Claude Code's auto memory during a run, a top entry a newer
  * CLI makes) cannot be told from the agent's (the same user) and is moved aside too, and named (SECURITY.md).
  */
-import { lstatSync, opendirSync, readlinkSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { lstatSync, mkdirSync, opendirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -232,10 +233,14 @@ export function plantedState(seen: StateSeen, run: number, limits: StateLimits =
   const aside = (path: string) => found.push(movePlantedAside(path, run));
   for (const f of seen.folders) {
     if (!f.bound) continue;
-    for (const name of names(f.folder, Number.MAX_SAFE_INTEGER)) {
+    const fresh = names(f.folder, Number.MAX_SAFE_INTEGER).filter((name) => {
       const path = join(f.folder, name);
-      if (!known(path) && (!written(name, f.writes) || isLink(path))) aside(path);
-    }
+      return !known(path) && (!written(name, f.writes) || isLink(path));
+    });
+    // Several: into one folder of the run's at the top, so the next launch binds one entry, not each of them (F17-5:
+    // 30,000 moved beside themselves stayed at the top, one read-only bind each, and every later launch failed EMFILE).
+    const box = fresh.length > 1 ? plantedBox(f.folder, run) : null;
+    for (const name of fresh) found.push(box ? movePlantedAside(join(f.folder, name), run, join(box, name)) : movePlantedAside(join(f.folder, name), run));
   }
   for (const folder of seen.memoryFolders) {
     for (const pattern of seen.memory) {
@@ -255,6 +260,20 @@ export function plantedState(seen: StateSeen, run: number, limits: StateLimits =
     }
   }
   return found;
+}
+
+/**
+ * A new folder `planted-run-<run>-<16 hex digits>` at the top of `folder` (private, a name the agent cannot take first),
+ * or null when it cannot be made (each entry is then moved beside itself).
+ */
+function plantedBox(folder: string, run: number): string | null {
+  const box = join(folder, `planted-run-${run}-${randomBytes(8).toString("hex")}`);
+  try {
+    mkdirSync(box, { mode: 0o700 });
+    return box;
+  } catch {
+    return null;
+  }
 }
 
 /** Whether behind the link `path` (matched by some of `segments` below `folder`) the rest of the pattern's way begins. */
