@@ -41,6 +41,7 @@ import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
+import { scriptRefs } from "./script-refs.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
 import { entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
 
@@ -201,6 +202,10 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands, ...named, ...homeLinkTargets()]) if (p !== folder && within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
   projectParts(folder, make && (project || trees[0] === folder), out);
   for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
+  // What those scripts start in turn (F17-2): a `#!` interpreter, a hook's `INSTALL_PYTHON=` in the folder; and what
+  // the scripts of `~/bin`, `~/.local/bin` and `/usr/local/bin` start there.
+  const bins = process.env.HOME ? [join(process.env.HOME, "bin"), join(process.env.HOME, ".local", "bin")] : [];
+  out.readOnly.push(...scriptRefs([...out.readOnly, ...bins, "/usr/local/bin"], folder));
   return unique(out);
 }
 
