@@ -29,8 +29,12 @@ let polling = false;
 let claims = 0;
 let stopping = false;
 
-/** One JSON request; resolves with [status, parsed body]. */
-function request(method, path, token, body) {
+/**
+ * One JSON request; resolves with [status, parsed body] (status 0: no answer). A request on a kept-alive socket the
+ * hub closed at its keep-alive timeout just as it was sent (ECONNRESET on a reused socket) is sent again once, as
+ * Node's documentation advises and as fetch does: that race is the client's, not a refusal of the hub's.
+ */
+function request(method, path, token, body, again = true) {
   const data = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve) => {
     const req = http.request({
@@ -48,7 +52,10 @@ function request(method, path, token, body) {
       });
       res.on("error", () => resolve([0, null]));
     });
-    req.on("error", () => resolve([0, null]));
+    req.on("error", (e) => {
+      if (again && req.reusedSocket && e.code === "ECONNRESET") resolve(request(method, path, token, body, false));
+      else resolve([0, null]);
+    });
     req.end(data);
   });
 }
