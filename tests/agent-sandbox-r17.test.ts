@@ -4,13 +4,14 @@
  * thread, 10 s per repository in the check after a run: 120 s for 12), F17-1 (a package folder `usercustomize/` in a
  * `.pth`-named folder shadows the read-only `usercustomize.py`), F17-5 (a claude run's 30,000 new entries at its state
  * folder's top were each moved aside beside themselves, so every later launch bound them all and failed with EMFILE).
+ * Round 18: F18-5 (a `.pth` the guard read was made a FIFO: the guard's `open()` held the hub's thread for good).
  * Unit level: the guard and the checks after a run called directly — the real-bubblewrap run adds nothing to what
  * they decide (the mounts of what they return are tested in agent-sandbox-steering.test.ts).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import { owner, ownerHome, ownerRepo, removed, setEnv } from "./steering-helpers.js";
 import { tempDir } from "./helpers.js";
@@ -149,4 +150,28 @@ test("issue 26 r17 F17-2 (reported case: ~/bin/p14tool -> the project's tools/p1
   writeFileSync(join(both, "venv", "bin", "python3"), "#!/bin/sh\n", { mode: 0o755 });
   writeFileSync(join(both, "repo", ".git", "hooks", "pre-commit"), `#!/usr/bin/env bash\nINSTALL_PYTHON=${join(both, "venv", "bin", "python3")}\n`, { mode: 0o755 });
   assert.deepEqual(executableParts(both, false, false).readOnly.filter((p) => p.startsWith(join(both, "venv"))), [join(both, "venv", "bin", "python3")]);
+});
+
+test("issue 26 r18 F18-5 (reported case: a .pth link of the owner's whose missing target, in the agent's folder, the agent made a FIFO): the guard does not wait on it — it is not read, and the hub's thread goes on", async () => {
+  const project = realpathSync(tempDir("aa-r18-fifo-"));
+  removed.push(project);
+  const home = ownerHome("aa-r18-fifo-home-");
+  const site = join(home, ".local", "lib", "python3.11", "site-packages");
+  mkdirSync(site, { recursive: true });
+  mkdirSync(join(project, "pysrc"));
+  writeFileSync(join(project, "pysrc", "usercustomize.py"), "\n");
+  symlinkSync(join(project, "dev.pth"), join(site, "dev.pth"));
+  execFileSync("mkfifo", [join(project, "dev.pth")]);
+  setEnv({ PATH: "/usr/bin:/bin" });
+  // A writer that opens the FIFO a moment later: a guard that waited on it would be its reader, and the writer would
+  // end; one that did not wait leaves the writer without a reader.
+  const writer = spawn("sh", ["-c", `sleep 1; echo ${join(project, "pysrc")} > ${join(project, "dev.pth")}`], { stdio: "ignore" });
+  const ended = new Promise<number | null>((r) => writer.on("exit", (code) => r(code)));
+  try {
+    assert.deepEqual(executableParts(project, false, false).readOnly.filter((p) => p.startsWith(`${project}/`)), []);
+    const outcome = await Promise.race([ended, new Promise<string>((r) => setTimeout(() => r("still waiting for a reader"), 2500))]);
+    assert.equal(outcome, "still waiting for a reader");
+  } finally {
+    writer.kill("SIGKILL");
+  }
 });

@@ -4,7 +4,7 @@
  * reading them, and the agent's output, without ever blocking on something that is not a regular file.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { present } from "../common/file-checks.js";
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
@@ -96,6 +96,28 @@ export function openRegular(path: string, lang: Lang = langFromEnv(process.env))
     throw e;
   }
   return fd;
+}
+
+/**
+ * The first `max` bytes of the regular file `path` as UTF-8 text, or "" when it is missing, not a regular file (a FIFO
+ * an agent put in its place is opened without waiting and not read: issue 26 round 18, F18-5 held the hub's thread
+ * for good) or cannot be read. For the guard's looks at files an agent may have replaced.
+ */
+export function headOfRegular(path: string, max: number): string {
+  let fd: number;
+  try {
+    fd = openRegular(path, "en");
+  } catch {
+    return "";
+  }
+  try {
+    const buf = Buffer.alloc(max);
+    return buf.subarray(0, readSync(fd, buf, 0, max, 0)).toString("utf8");
+  } catch {
+    return "";
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The text of a regular file (see `openRegular`). @throws as `openRegular`, or the read's error. */

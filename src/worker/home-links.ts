@@ -17,7 +17,8 @@
  * a link to a folder inside the home (or `XDG_CONFIG_HOME`) is walked through (`~/.config -> dotfiles/config` and a
  * link in it), one leading out of them is not (Wine's `~/.wine/dosdevices/z: -> /`).
  */
-import { closeSync, openSync, opendirSync, readSync, type Dirent } from "node:fs";
+import { opendirSync, type Dirent } from "node:fs";
+import { headOfRegular } from "./files.js";
 import { delimiter, isAbsolute, join } from "node:path";
 import { realPathOr, within } from "../common/file-checks.js";
 import { claudeCodeState, codexState } from "../sdk/cli-state.js";
@@ -188,22 +189,9 @@ function pythonStartFiles(env: NodeJS.ProcessEnv, home: string, limits: HomeWalk
   return out.map((p) => realPathOr(p, null)).filter((p): p is string => p !== null);
 }
 
-/** The first 64 KiB of file `path` as text (a `.pth` is a few lines), or "" when it cannot be read. */
+/** The first 64 KiB of file `path` as text (a `.pth` is a few lines), or "" when it cannot be read or is no regular file. */
 function headOf(path: string): string {
-  let fd;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return "";
-  }
-  try {
-    const buf = Buffer.alloc(65_536);
-    return buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString("utf8");
-  } catch {
-    return "";
-  } finally {
-    closeSync(fd);
-  }
+  return headOfRegular(path, 65_536);
 }
 
 /**

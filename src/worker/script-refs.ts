@@ -8,9 +8,10 @@
  * holding it, since a mount cannot hold a link's own entry. What such a program then loads is the documented limit
  * "what a script sources or imports" (SECURITY.md).
  */
-import { closeSync, constants, lstatSync, openSync, readSync, readdirSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join, normalize } from "node:path";
 import { realPathOr, within } from "../common/file-checks.js";
+import { headOfRegular } from "./files.js";
 
 /** How much of the guarded files is read: files in all, and bytes of each (a `#!` line and a hook's few lines). */
 export const scriptRefLimits = { files: 2_000, bytes: 65_536 } as const;
@@ -43,7 +44,7 @@ export function scriptRefs(parts: readonly string[], folder: string, limits = sc
   }
   const out = new Set<string>();
   for (const file of files.slice(0, limits.files)) {
-    const text = headOf(file, limits.bytes);
+    const text = headOfRegular(file, limits.bytes);
     if (!text.startsWith("#!")) continue;
     const [interpreter] = text.slice(2, text.indexOf("\n") < 0 ? undefined : text.indexOf("\n")).trim().split(/\s+/);
     const named = [...(interpreter && !pathLookups.has(basename(interpreter)) ? [interpreter] : []), ...(text.match(absolutePaths) ?? [])];
@@ -76,24 +77,5 @@ function statOf(path: string): Stats | null {
     return lstatSync(path);
   } catch {
     return null;
-  }
-}
-
-/** The first `max` bytes of the regular file `path` as text, or "" (a FIFO put there meanwhile is opened without waiting). */
-function headOf(path: string, max: number): string {
-  if (!statOf(path)?.isFile()) return "";
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    return "";
-  }
-  try {
-    const buf = Buffer.alloc(max);
-    return buf.subarray(0, readSync(fd, buf, 0, max, 0)).toString("utf8");
-  } catch {
-    return "";
-  } finally {
-    closeSync(fd);
   }
 }

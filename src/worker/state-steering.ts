@@ -23,9 +23,9 @@
  * for a script the owner keeps among what the CLI writes, and an entry they name that is not there yet is made first
  * (an empty folder, or an empty file), so that no run creates the script the settings run.
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { createNewFile } from "./files.js";
+import { createNewFile, readRegular } from "./files.js";
 import { isInside, realPath } from "./sandbox.js";
 import { isLink, present } from "../common/file-checks.js";
 import { isDir } from "./git-read.js";
@@ -200,7 +200,7 @@ export function commandPaths(file: string, vars: Readonly<Record<string, string>
   let text: string;
   try {
     if (statSync(file).size > settingsReadMaxBytes) return [];
-    text = readFileSync(file, "utf8");
+    text = readRegular(file, "en"); // a FIFO in its place is not waited on (F18-5's kind)
   } catch {
     return [];
   }
