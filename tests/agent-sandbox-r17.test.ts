@@ -175,3 +175,46 @@ test("issue 26 r18 F18-5 (reported case: a .pth link of the owner's whose missin
     writer.kill("SIGKILL");
   }
 });
+
+test("issue 26 r18 F18-1, F18-3 (reported cases): a #! interpreter reached through a link outside the folder, through a link in it pointing outside, or written with $HOME or ${VAR:-default} is kept — the way judged where it really is", () => {
+  const home = ownerHome("aa-r18-way-home-");
+  const project = join(home, "p14");
+  mkdirSync(join(project, ".venv2", "bin"), { recursive: true });
+  mkdirSync(join(project, ".venv3", "bin"), { recursive: true });
+  mkdirSync(join(project, ".venv4", "bin"), { recursive: true });
+  mkdirSync(join(home, "venvs", "p14", "bin"), { recursive: true });
+  mkdirSync(join(home, "bin"));
+  for (const v of [".venv2", ".venv3", ".venv4"]) writeFileSync(join(project, v, "bin", "python3"), "#!/bin/sh\n", { mode: 0o755 });
+  writeFileSync(join(home, "venvs", "p14", "bin", "python3"), "#!/bin/sh\n", { mode: 0o755 });
+  symlinkSync(project, join(home, "p14link"));
+  symlinkSync(join(home, "venvs", "p14"), join(project, ".venv7"));
+  mkdirSync(join(project, "sub"));
+  symlinkSync(join(home, "venvs", "p14"), join(project, "sub", ".venv8"));
+  writeFileSync(join(home, "bin", "a"), `#!${join(home, "p14link", ".venv2", "bin", "python3")}\n`, { mode: 0o755 });
+  writeFileSync(join(home, "bin", "b"), `#!/bin/sh\nexec "$HOME/p14/.venv3/bin/python3" "$@"\n`, { mode: 0o755 });
+  writeFileSync(join(home, "bin", "c"), `#!/bin/sh\nexec \${P14_PY:-${join(project, ".venv4", "bin", "python3")}} "$@"\n`, { mode: 0o755 });
+  writeFileSync(join(home, "bin", "d"), `#!${join(project, "sub", ".venv8", "bin", "python3")}\n`, { mode: 0o755 });
+  setEnv({ PATH: "/usr/bin:/bin", P14_PY: "" });
+  const real = realpathSync(project);
+  assert.deepEqual(executableParts(real, false, false).readOnly.filter((p) => p.startsWith(`${real}/`)).sort(), [
+    join(real, ".venv2", "bin", "python3"), join(real, ".venv3", "bin", "python3"), join(real, ".venv4", "bin", "python3"), join(real, "sub"),
+  ]);
+});
+
+test("issue 26 r18 F18-2, F18-4 (reported cases): the scripts pre-commit's entry and lefthook's run name in the project, lefthook's script folders and lefthook-local.json are read-only; a lefthook-local.json made during the run is moved aside", () => {
+  const repo = ownerRepo();
+  mkdirSync(join(repo, "tools"));
+  mkdirSync(join(repo, ".lefthook", "pre-commit"), { recursive: true });
+  writeFileSync(join(repo, "tools", "fmt.sh"), "#!/bin/sh\n", { mode: 0o755 });
+  writeFileSync(join(repo, "tools", "lint.sh"), "#!/bin/sh\n", { mode: 0o755 });
+  writeFileSync(join(repo, ".lefthook", "pre-commit", "check.sh"), "#!/bin/sh\n", { mode: 0o755 });
+  writeFileSync(join(repo, ".pre-commit-config.yaml"), "repos:\n- repo: local\n  hooks:\n  - id: fmt\n    name: fmt\n    entry: tools/fmt.sh --fix\n    language: system\n");
+  writeFileSync(join(repo, "lefthook.yml"), "pre-commit:\n  commands:\n    lint:\n      run: sh tools/lint.sh {staged_files}\n");
+  const parts = executableParts(repo, true, false);
+  assert.deepEqual(parts.readOnly.filter((p) => !p.includes("/.git")).sort(), [
+    join(repo, ".lefthook"), join(repo, ".pre-commit-config.yaml"), join(repo, "lefthook.yml"), join(repo, "tools", "fmt.sh"), join(repo, "tools", "lint.sh"),
+  ]);
+  writeFileSync(join(repo, "lefthook-local.json"), "{}\n");
+  const found = plantedSteering([repo], new Set([...parts.readOnly, ...parts.mountPoints]), parts.seen, 5);
+  assert.deepEqual(found.map((p) => [p.path, p.kind]), [[join(repo, "lefthook-local.json"), "moved"]]);
+});

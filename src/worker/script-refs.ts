@@ -12,12 +12,16 @@ import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join, normalize } from "node:path";
 import { realPathOr, within } from "../common/file-checks.js";
 import { headOfRegular } from "./files.js";
+import { valueWords } from "./config-words.js";
 
 /** How much of the guarded files is read: files in all, and bytes of each (a `#!` line and a hook's few lines). */
 export const scriptRefLimits = { files: 2_000, bytes: 65_536 } as const;
 
 /** Programs a `#!` line names that look the real program up on PATH (whose folders the guard keeps read-only already). */
 const pathLookups = new Set(["env"]);
+
+/** Lines of a script read as shell words (a hook is a few dozen; a long script names its programs near the top). */
+const scriptLinesRead = 200;
 
 /** Absolute paths written in a script: a `/` and what follows up to a blank, quote, `=` or shell operator. */
 const absolutePaths = /\/[^\s'"`=;|&()<>$\\,]+/g;
@@ -47,29 +51,41 @@ export function scriptRefs(parts: readonly string[], folder: string, limits = sc
     const text = headOfRegular(file, limits.bytes);
     if (!text.startsWith("#!")) continue;
     const [interpreter] = text.slice(2, text.indexOf("\n") < 0 ? undefined : text.indexOf("\n")).trim().split(/\s+/);
-    const named = [...(interpreter && !pathLookups.has(basename(interpreter)) ? [interpreter] : []), ...(text.match(absolutePaths) ?? [])];
-    for (const n of named) for (const p of guardOf(n, folder)) out.add(p);
+    // Each line also as the shell reads it: `"$HOME/p14/.venv/bin/python3"`, `${PY:-/home/me/p14/py}` (round 18, F18-3).
+    const words = text.split("\n").slice(0, scriptLinesRead).flatMap((line) => valueWords(line, process.env));
+    const named = [...(interpreter && !pathLookups.has(basename(interpreter)) ? [interpreter] : []), ...(text.match(absolutePaths) ?? []), ...words];
+    for (const n of new Set(named)) for (const p of guardOf(n, folder)) out.add(p);
   }
   return [...out];
 }
 
-/** What keeps the program at `path` (as written) unchanged when it lies in `folder`: itself, or the folder of a link. */
+/**
+ * What keeps the program at `path` (as written) unchanged when the way to it passes through `folder`: each link on
+ * the way that lies in the folder, by the folder holding it (the agent could point it elsewhere: `.venv -> ~/venvs/p14`,
+ * round 18, F18-1 (b)), and the program itself when it lies in the folder — judged by where each step really is, so
+ * a way through a link outside the folder (`~/p14link/.venv/bin/python3`, F18-1 (a)) counts too.
+ */
 function guardOf(path: string, folder: string): string[] {
   if (!isAbsolute(path)) return [];
-  const at = normalize(path);
-  if (at === folder || !within(at, folder)) return [];
-  let st: Stats;
-  try {
-    st = lstatSync(at);
-  } catch {
-    return []; // missing: nothing runs it now
+  const out: string[] = [];
+  // `at`: the real path of the way so far.
+  let at = "/";
+  for (const step of normalize(path).split("/").filter(Boolean)) {
+    const next = join(at, step);
+    const st = statOf(next);
+    if (st === null) return []; // missing: nothing runs it now
+    if (!st.isSymbolicLink()) {
+      at = next;
+      continue;
+    }
+    // A link at the folder's own top cannot be held by a mount of its holder (the folder is the agent's): SECURITY.md.
+    if (within(next, folder) && at !== folder) out.push(at);
+    const real = realPathOr(next, null);
+    if (real === null) return [];
+    at = real;
   }
-  if (st.isSymbolicLink()) {
-    const real = realPathOr(at, null);
-    const holder = dirname(at);
-    return [...(holder !== folder ? [realPathOr(holder, holder)] : []), ...(real !== null && real !== folder && within(real, folder) ? [real] : [])];
-  }
-  return st.isFile() ? [realPathOr(at, at)] : [];
+  if (statOf(at)?.isFile() && at !== folder && within(at, folder)) out.push(at);
+  return out;
 }
 
 function statOf(path: string): Stats | null {
@@ -78,4 +94,33 @@ function statOf(path: string): Stats | null {
   } catch {
     return null;
   }
+}
+
+/** Keys of git hook managers' files whose values are commands: pre-commit's `entry`, lefthook's `run` and `script`. */
+const hookManagerCommand = /^\s*-?\s*["']?(entry|run|script)["']?\s*[:=]\s*(.+)$/;
+/** The hook managers' files read for commands, and lefthook's folders of scripts (`script:` names a file there). */
+const hookManagerFiles = [".pre-commit-config.yaml", ".pre-commit-config.yml", "lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml", "lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yml", ".lefthook-local.yaml", "lefthook.json", "lefthook.toml", "lefthook-local.json", "lefthook-local.toml"];
+const hookManagerFolders = [".lefthook", ".lefthook-local"];
+
+/**
+ * What the git hook managers' files of project `dir` name as commands in it (round 18, F18-2: pre-commit's
+ * `entry: tools/fmt.sh` and lefthook's `run: .lefthook/pre-commit/check.sh` ran at the owner's next `git commit`): each
+ * word of an `entry`, `run` or `script` value (as the shell splits it, variables expanded) that names a file in the
+ * project — relative ones at its top, where the managers run them — and lefthook's script folders. Real paths.
+ */
+export function hookManagerRefs(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of hookManagerFiles) {
+    const text = headOfRegular(join(dir, name), scriptRefLimits.bytes);
+    for (const line of text.split("\n")) {
+      const m = hookManagerCommand.exec(line);
+      if (!m) continue;
+      for (const w of valueWords(m[2]!.replace(/,\s*$/, ""), process.env)) {
+        const p = isAbsolute(w) ? normalize(w) : join(dir, w);
+        if (p !== dir && within(p, dir) && statOf(p)?.isFile()) out.push(realPathOr(p, p));
+      }
+    }
+  }
+  for (const f of hookManagerFolders) if (statOf(join(dir, f))?.isDirectory()) out.push(realPathOr(join(dir, f), join(dir, f)));
+  return out;
 }

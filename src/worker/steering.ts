@@ -41,7 +41,7 @@ import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
-import { scriptRefs } from "./script-refs.js";
+import { hookManagerRefs, scriptRefs } from "./script-refs.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
 import { entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
 
@@ -56,10 +56,11 @@ export const projectSteeringFolders = [".vscode", ".idea", ".claude", ".codex", 
  */
 export const projectSteeringFiles = [
   ".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json",
-  // What git hook managers run from the hook they install (F17-3: pre-commit's `repo: local` hooks run at `git commit`).
-  ".pre-commit-config.yaml", ".pre-commit-config.yml", "lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml",
-  "lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yml", ".lefthook-local.yaml", "lefthook.json", "lefthook.toml", ".overcommit.yml",
-] as const;
+  // What git hook managers run from the hook they install (F17-3: pre-commit's `repo: local` hooks run at `git commit`;
+  // lefthook reads each of its names with or without a dot, in every format it takes, its `-local` one merged: F18-4).
+  ".pre-commit-config.yaml", ".pre-commit-config.yml", ".overcommit.yml",
+  ...["lefthook", "lefthook-local"].flatMap((b) => ["", "."].flatMap((dot) => ["yml", "yaml", "json", "jsonc", "toml"].map((e) => `${dot}${b}.${e}`))),
+];
 /**
  * Files of a git folder that git takes configuration or hooks from, or that send it to another folder for them; and
  * `info/` (`exclude` hid a file the agent added from the owner's `git status`, F14-2; `attributes` assigns filters).
@@ -266,6 +267,8 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
     const path = join(dir, name);
     if (existsSync(path)) out.readOnly.push(realPathOr(path, path));
   }
+  // What those hook managers' files name as commands in the project, and lefthook's script folders (F18-2).
+  out.readOnly.push(...hookManagerRefs(dir));
 }
 
 /**
