@@ -217,3 +217,23 @@ test("issue 26 round 2: `status` shows an open approval card whole — the binds
     }
   });
 });
+
+test("issue 26 round 18 (reported by reading): a card link cannot give a tool call's \"always allow\" — the page does not offer it, a post of it is refused with why and trusts nothing; once and deny still work from the link", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const d = await client.toolCall(job.run, job.token, body({ cmd: "ls" }));
+    assert.equal(d.decision, "prompt");
+    const card = await ownerCardOf(f, d.card!);
+    const token = cardLinkToken(readMasterKey(f.home), card.id, Date.parse(card.at));
+    const url = `${f.url}/c/${card.id}/${token}`;
+    const page = await (await fetch(url)).text();
+    assert.deepEqual([...page.matchAll(/<button name="choice" value="(\d+)">/g)].map((m) => m[1]), ["0", "2"]);
+    const always = await fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "choice=1", redirect: "manual" });
+    assert.equal(always.status, 403);
+    assert.ok((await always.text()).includes("a card link can allow this tool call once or deny it; to always allow the plugin, answer in the console or with the CLI"));
+    assert.equal((await ownerCardOf(f, card.id)).state, "open");
+    const once = await fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "choice=0", redirect: "manual" });
+    assert.equal(once.status, 303);
+    assert.equal((await client.toolCall(job.run, job.token, body({ cmd: "ls" }))).decision, "allow");
+    assert.equal((await client.toolCall(job.run, job.token, body({ cmd: "ls" }))).decision, "prompt", "no trust was given");
+  });
+});

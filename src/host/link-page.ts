@@ -5,6 +5,7 @@
  * text box takes what an answer may hold (`answerTextMaxCodepoints`; browsers count UTF-16 units, so they stop at or
  * before it); a longer answer sent anyway is refused with the limit named (routes/link.ts).
  */
+import { optionAlways } from "../kernel/tool-calls.js";
 import type { View } from "../kernel/view.js";
 import type { CardRow, Env } from "../kernel/types.js";
 import { cardLinkToken, safeEqual } from "../kernel/credentials.js";
@@ -65,7 +66,8 @@ export function linkPage(
   const action = `/c/${card.id}/${encodeURIComponent(token)}`;
   if (card.state === "open" && !card.fyi) {
     const buttons = card.kind === "ask"
-      ? card.options.map((o, i) => `<button name="choice" value="${i}">${card.recommend === i ? esc(t(lang, "link.optionRecommended", { option: o })) : esc(o)}</button>`).join("")
+      // A tool call's "always allow" is not the link's to give (card-steps.ts linkAnswer): not offered here.
+      ? card.options.map((o, i) => (card.toolCall !== undefined && i === optionAlways ? "" : `<button name="choice" value="${i}">${card.recommend === i ? esc(t(lang, "link.optionRecommended", { option: o })) : esc(o)}</button>`)).join("")
       : `<button name="choice" value="0">${esc(t(lang, "answer.handled"))}</button>`;
     parts.push(`<form method="post" action="${action}">${buttons}</form>`);
     if (card.kind === "ask") {

@@ -88,6 +88,7 @@ const catalog = {
   "card.answered": { zh: "这张卡片已经回答过了", en: "this card was already answered" },
   "card.closed": { zh: "这张卡片已经结案", en: "this card is already closed" },
   "card.fyi": { zh: "仅告知的通知不能回答", en: "an fyi notice cannot be answered" },
+  "link.alwaysRefused": { zh: "卡片链接只能允许这一次或拒绝；要一直允许这个插件，请在控制台或命令行里回答", en: "a card link can allow this tool call once or deny it; to always allow the plugin, answer in the console or with the CLI" },
   "card.notForChannel": { zh: "这张卡片不发给这个通道", en: "this card is not sent to this channel" },
   "card.version": { zh: "version：卡片没有这个版本（现在是 {version}）", en: "version: the card has no such version (now {version})" },
   "card.choiceRange": { zh: "choice：只能是 0 到 {max}", en: "choice: must be 0 to {max}" },

@@ -9,7 +9,7 @@ import type { AnswerAnswer, CardNext, Changed, Ok } from "../protocol/responses.
 import { answerCard, channelSeen, closeCard, delivered, failed, nextCard, ownerCard } from "./cards.js";
 import { answerBudgetCard } from "./budget.js";
 import { answerRateCard } from "./rate.js";
-import { answerToolCard } from "./tool-calls.js";
+import { answerToolCard, optionAlways } from "./tool-calls.js";
 import { cardLinkToken, safeEqual } from "./credentials.js";
 import { cardLinkValidMs } from "./limits.js";
 import { own } from "./own.js";
@@ -69,7 +69,11 @@ function linkedCard(c: Ctx, id: number, token: string): CardRow | Refusal {
 /** An answer from a card's link page: the link is the permission (protocol.md 谁能做什么: 带权限的卡片链接). */
 export function linkAnswer(c: Ctx, input: InputOf<"linkAnswer">): Reply<AnswerAnswer> {
   const card = linkedCard(c, input.card, input.token);
-  return isReply(card) ? card : answerChecked(c, card, input.choice, input.text, "link");
+  if (isReply(card)) return card;
+  // A link answers its own card, nothing beyond it: "always allow" would trust the plugin for every later call with any
+  // arguments, whoever the link was forwarded to (issue 26 round 18). Once or deny only; always from the console or CLI.
+  if (card.toolCall !== undefined && input.choice === optionAlways) return err(403, c.say("link.alwaysRefused"));
+  return answerChecked(c, card, input.choice, input.text, "link");
 }
 
 /**

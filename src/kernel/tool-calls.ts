@@ -41,7 +41,7 @@ import type { Ok, ToolCallDecision, ToolCallResult } from "../protocol/responses
 
 /** The options of a tool call's approval card, by index: allow once, always allow, deny. */
 const optionOnce = 0;
-const optionAlways = 1;
+export const optionAlways = 1;
 const optionDeny = 2;
 
 /** The statuses that end a call, counted in `toolstats` (`parked` ends later, by its callback or deadline). */
