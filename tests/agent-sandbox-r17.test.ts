@@ -215,6 +215,8 @@ test("issue 26 r18 F18-2, F18-4 (reported cases): the scripts pre-commit's entry
     join(repo, ".lefthook"), join(repo, ".pre-commit-config.yaml"), join(repo, "lefthook.yml"), join(repo, "tools", "fmt.sh"), join(repo, "tools", "lint.sh"),
   ]);
   writeFileSync(join(repo, "lefthook-local.json"), "{}\n");
+  mkdirSync(join(repo, ".config"));
+  writeFileSync(join(repo, ".config", "lefthook.toml"), "");
   const found = plantedSteering([repo], new Set([...parts.readOnly, ...parts.mountPoints]), parts.seen, 5);
-  assert.deepEqual(found.map((p) => [p.path, p.kind]), [[join(repo, "lefthook-local.json"), "moved"]]);
+  assert.deepEqual(found.map((p) => [p.path, p.kind]).sort(), [[join(repo, ".config", "lefthook.toml"), "moved"], [join(repo, "lefthook-local.json"), "moved"]]);
 });

@@ -99,7 +99,10 @@ function statOf(path: string): Stats | null {
 /** Keys of git hook managers' files whose values are commands: pre-commit's `entry`, lefthook's `run` and `script`. */
 const hookManagerCommand = /^\s*-?\s*["']?(entry|run|script)["']?\s*[:=]\s*(.+)$/;
 /** The hook managers' files read for commands, and lefthook's folders of scripts (`script:` names a file there). */
-const hookManagerFiles = [".pre-commit-config.yaml", ".pre-commit-config.yml", "lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml", "lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yml", ".lefthook-local.yaml", "lefthook.json", "lefthook.toml", "lefthook-local.json", "lefthook-local.toml"];
+const hookManagerFiles = [
+  ".pre-commit-config.yaml", ".pre-commit-config.yml",
+  ...["lefthook", "lefthook-local"].flatMap((b) => ["", ".", ".config/"].flatMap((dot) => ["yml", "yaml", "json", "jsonc", "toml"].map((e) => `${dot}${b}.${e}`))),
+];
 const hookManagerFolders = [".lefthook", ".lefthook-local"];
 
 /**

@@ -59,7 +59,7 @@ export const projectSteeringFiles = [
   // What git hook managers run from the hook they install (F17-3: pre-commit's `repo: local` hooks run at `git commit`;
   // lefthook reads each of its names with or without a dot, in every format it takes, its `-local` one merged: F18-4).
   ".pre-commit-config.yaml", ".pre-commit-config.yml", ".overcommit.yml",
-  ...["lefthook", "lefthook-local"].flatMap((b) => ["", "."].flatMap((dot) => ["yml", "yaml", "json", "jsonc", "toml"].map((e) => `${dot}${b}.${e}`))),
+  ...["lefthook", "lefthook-local"].flatMap((b) => ["", ".", ".config/"].flatMap((dot) => ["yml", "yaml", "json", "jsonc", "toml"].map((e) => `${dot}${b}.${e}`))),
 ];
 /**
  * Files of a git folder that git takes configuration or hooks from, or that send it to another folder for them; and
