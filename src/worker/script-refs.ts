@@ -48,6 +48,8 @@ export function scriptRefs(parts: readonly string[], folder: string, limits = sc
   }
   const out = new Set<string>();
   for (const file of files.slice(0, limits.files)) {
+    // Two bytes first: a program (an ELF binary of `/usr/local/bin`) is not read further.
+    if (headOfRegular(file, 2) !== "#!") continue;
     const text = headOfRegular(file, limits.bytes);
     if (!text.startsWith("#!")) continue;
     const [interpreter] = text.slice(2, text.indexOf("\n") < 0 ? undefined : text.indexOf("\n")).trim().split(/\s+/);
