@@ -3,7 +3,7 @@
  * sandboxes' mounts, the tool host's binds, the plugin layer's listing of a plugin folder) and whether it is a file this
  * user may run (`doctor`, `plugins doctor`).
  */
-import { accessSync, constants, lstatSync, realpathSync, statSync } from "node:fs";
+import { accessSync, constants, lstatSync, realpathSync, statSync, type Stats } from "node:fs";
 import { sep } from "node:path";
 
 /**
@@ -69,5 +69,14 @@ export function isRegularFile(path: string): boolean {
     return statSync(path).isFile();
   } catch {
     return false;
+  }
+}
+
+/** `lstat` of `path` (the entry itself, not through a link), or null when it cannot be looked at (gone, no access). */
+export function lstatOr(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
   }
 }

@@ -34,8 +34,8 @@
  * when it is writable outside the plugin's folder, a whole top-level folder (`/etc`, `/var/lib`), or right in the
  * user's home (`~/.ssh`, `~/.npmrc`). Reads the file system (realpath); runs nothing.
  */
-import { accessSync, constants, lstatSync, readdirSync, statSync, type Stats } from "node:fs";
-import { realPathOr } from "../common/file-checks.js";
+import { accessSync, constants, readdirSync, statSync, type Stats } from "node:fs";
+import { lstatOr, realPathOr } from "../common/file-checks.js";
 import { dirname, join, resolve, sep } from "node:path";
 import { bindSocketScanEntriesMax } from "./limits.js";
 import { hubCodeProblem } from "../worker/sandbox.js";
@@ -248,14 +248,6 @@ function enterable(dir: string): boolean {
   }
 }
 
-/** `lstat` of `path`, or null when it is gone (read between readdir and now). */
-function lstatOr(path: string): Stats | null {
-  try {
-    return lstatSync(path);
-  } catch {
-    return null;
-  }
-}
 
 type Kernel = { at: string; fsType: string };
 

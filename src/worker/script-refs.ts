@@ -8,9 +8,9 @@
  * holding it, since a mount cannot hold a link's own entry. What such a program then loads is the documented limit
  * "what a script sources or imports" (SECURITY.md).
  */
-import { lstatSync, readdirSync, type Stats } from "node:fs";
+import { readdirSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, normalize } from "node:path";
-import { realPathOr, within } from "../common/file-checks.js";
+import { lstatOr, realPathOr, within } from "../common/file-checks.js";
 import { headOfRegular } from "./files.js";
 import { valueWords } from "./config-words.js";
 
@@ -35,7 +35,7 @@ const absolutePaths = /\/[^\s'"`=;|&()<>$\\,]+/g;
 export function scriptRefs(parts: readonly string[], folder: string, limits = scriptRefLimits): string[] {
   const files: string[] = [];
   for (const p of parts) {
-    const st = statOf(p);
+    const st = lstatOr(p);
     if (st?.isFile()) files.push(p);
     else if (st?.isDirectory()) {
       try {
@@ -74,7 +74,7 @@ function guardOf(path: string, folder: string): string[] {
   let at = "/";
   for (const step of normalize(path).split("/").filter(Boolean)) {
     const next = join(at, step);
-    const st = statOf(next);
+    const st = lstatOr(next);
     if (st === null) return []; // missing: nothing runs it now
     if (!st.isSymbolicLink()) {
       at = next;
@@ -86,25 +86,23 @@ function guardOf(path: string, folder: string): string[] {
     if (real === null) return [];
     at = real;
   }
-  if (statOf(at)?.isFile() && at !== folder && within(at, folder)) out.push(at);
+  if (lstatOr(at)?.isFile() && at !== folder && within(at, folder)) out.push(at);
   return out;
 }
 
-function statOf(path: string): Stats | null {
-  try {
-    return lstatSync(path);
-  } catch {
-    return null;
-  }
-}
 
 /** Keys of git hook managers' files whose values are commands: pre-commit's `entry`, lefthook's `run` and `script`. */
 const hookManagerCommand = /^\s*-?\s*["']?(entry|run|script)["']?\s*[:=]\s*(.+)$/;
-/** The hook managers' files read for commands, and lefthook's folders of scripts (`script:` names a file there). */
-const hookManagerFiles = [
+/**
+ * The git hook managers' files, each read for commands (their own names are protected project files: steering.ts
+ * `projectSteeringFiles`): pre-commit's, and lefthook's `lefthook` and `lefthook-local` with or without a dot or in
+ * `.config/`, in each format it takes (round 18, F18-4).
+ */
+export const hookManagerFiles = [
   ".pre-commit-config.yaml", ".pre-commit-config.yml",
   ...["lefthook", "lefthook-local"].flatMap((b) => ["", ".", ".config/"].flatMap((dot) => ["yml", "yaml", "json", "jsonc", "toml"].map((e) => `${dot}${b}.${e}`))),
 ];
+/** lefthook's folders of scripts (`script:` names a file there). */
 const hookManagerFolders = [".lefthook", ".lefthook-local"];
 
 /**
@@ -122,10 +120,10 @@ export function hookManagerRefs(dir: string): string[] {
       if (!m) continue;
       for (const w of valueWords(m[2]!.replace(/,\s*$/, ""), process.env)) {
         const p = isAbsolute(w) ? normalize(w) : join(dir, w);
-        if (p !== dir && within(p, dir) && statOf(p)?.isFile()) out.push(realPathOr(p, p));
+        if (p !== dir && within(p, dir) && lstatOr(p)?.isFile()) out.push(realPathOr(p, p));
       }
     }
   }
-  for (const f of hookManagerFolders) if (statOf(join(dir, f))?.isDirectory()) out.push(realPathOr(join(dir, f), join(dir, f)));
+  for (const f of hookManagerFolders) if (lstatOr(join(dir, f))?.isDirectory()) out.push(realPathOr(join(dir, f), join(dir, f)));
   return out;
 }

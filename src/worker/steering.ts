@@ -41,7 +41,7 @@ import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
-import { hookManagerRefs, scriptRefs } from "./script-refs.js";
+import { hookManagerFiles, hookManagerRefs, scriptRefs } from "./script-refs.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
 import { entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
 
@@ -58,8 +58,7 @@ export const projectSteeringFiles = [
   ".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json",
   // What git hook managers run from the hook they install (F17-3: pre-commit's `repo: local` hooks run at `git commit`;
   // lefthook reads each of its names with or without a dot, in every format it takes, its `-local` one merged: F18-4).
-  ".pre-commit-config.yaml", ".pre-commit-config.yml", ".overcommit.yml",
-  ...["lefthook", "lefthook-local"].flatMap((b) => ["", ".", ".config/"].flatMap((dot) => ["yml", "yaml", "json", "jsonc", "toml"].map((e) => `${dot}${b}.${e}`))),
+  ".overcommit.yml", ...hookManagerFiles,
 ];
 /**
  * Files of a git folder that git takes configuration or hooks from, or that send it to another folder for them; and
