@@ -96,7 +96,6 @@ export class SearchIndex {
       for (const c of last.values()) this.change(c);
       this.taken = rows.at(-1)!.seq;
     }
-    this.taken = lastSeq;
     this.setCursor(lastSeq);
   }
 

@@ -30,7 +30,7 @@ import { join } from "node:path";
 import { blockingGitFiles, gitCommonDir, gitEnv, gitReadTimeoutMs } from "./git-read.js";
 
 /** How long one git read of the check may take: `gitReadTimeoutMs`, or what is left before `budget.until` (at least 1 ms). */
-function timeLeft(budget: MaskedLimits): number {
+export function timeLeft(budget: Pick<MaskedLimits, "until">): number {
   return budget.until === undefined ? gitReadTimeoutMs : Math.max(1, Math.min(gitReadTimeoutMs, budget.until - Date.now()));
 }
 

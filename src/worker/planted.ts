@@ -17,7 +17,7 @@ import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { blockingGitFiles, entryId, gitDirOf, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
-import { maskedChanges, maskedCheckLimits, type MaskedLimits } from "./index-stat.js";
+import { maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
 /**
@@ -177,7 +177,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     // The commands as the guard took them: in the work tree or the git folder only (steering.ts repositoryParts).
     const commands = config.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
     for (const p of [...config.includes, ...config.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
-    const listing = gitlinks(gitDir, tree, Math.max(1, Math.min(gitReadTimeoutMs, budget.until - Date.now())));
+    const listing = gitlinks(gitDir, tree, timeLeft(budget));
     if (listing === "tooBig") {
       aside(join(gitDir, "index"));
       continue;
