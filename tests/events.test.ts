@@ -1,5 +1,6 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { request } from "node:http";
 import { hubFixture, type Fixture } from "./helpers.js";
 
 let f: Fixture;
@@ -92,6 +93,36 @@ test("a body over 1 MiB is refused with 413", async () => {
   assert.equal(r.status, 413);
   assert.match(r.body.error, /larger than 1048576 bytes/);
   assert.equal(f.seq(), seq);
+});
+
+/** One POST /v1/events over a raw socket with a chunked body (no Content-Length) in chunks of 1 KiB: status, body and the home header. */
+async function postChunked(text: string): Promise<{ status: number; body: string; home: string | undefined }> {
+  const u = new URL(f.url);
+  const chunks: Buffer[] = [];
+  const data = Buffer.from(text);
+  for (let i = 0; i < data.length; i += 1024) chunks.push(data.subarray(i, i + 1024));
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, method: "POST", path: "/v1/events", headers: { authorization: `Bearer ${f.keys.source}`, "content-type": "application/json", "transfer-encoding": "chunked" } }, (res) => {
+      let body = "";
+      res.on("data", (d) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode!, body, home: res.headers["x-agent-autoloop-home"] as string | undefined }));
+    });
+    req.on("error", (e) => ((e as NodeJS.ErrnoException).code === "EPIPE" || (e as NodeJS.ErrnoException).code === "ECONNRESET" ? undefined : reject(e)));
+    for (const c of chunks) req.write(c);
+    req.end();
+  });
+}
+
+test("a chunked body (no length) is counted as it is read: 413 past 1 MiB, taken below", async () => {
+  const seq = f.seq();
+  const big = await postChunked(JSON.stringify({ id: "chunked-big", type: "alert.x", detail: "x".repeat(1024 * 1024) }));
+  assert.equal(big.status, 413);
+  assert.match(JSON.parse(big.body).error, /larger than 1048576 bytes/);
+  assert.equal(f.seq(), seq);
+  const small = await postChunked(JSON.stringify({ id: "chunked-small", type: "other.x", detail: "y".repeat(3900) }));
+  assert.equal(small.status, 200, small.body);
+  assert.equal(JSON.parse(small.body).duplicate, false);
+  assert.equal(typeof small.home, "string", "the home header on a chunked request's answer too");
 });
 
 test("only a source key may post events", async () => {
