@@ -10,6 +10,7 @@ import { chmodSync, closeSync, mkdirSync, openSync, ftruncateSync, rmSync, unlin
 import { join } from "node:path";
 import { hubFixture, baseRules, engine, tempDir, type Fixture } from "./helpers.js";
 import { startServe } from "../src/host/serve.js";
+import { readRulesInput, systemTimeZone } from "../src/host/rules-file.js";
 import { Store } from "../src/host/store.js";
 import { readMasterKey } from "../src/host/home.js";
 import { parseRules } from "../src/protocol/rules-file.js";
@@ -240,5 +241,22 @@ test("rules of other sources do not take part in routing an event; the routed ru
     assert.deepEqual(ev.body.routed, ["b", "a"]);
   } finally {
     await f.close();
+  }
+});
+
+test("a rules file without a time zone takes the system's, one that names one keeps it (the system's is asked only when needed)", () => {
+  const dir = tempDir("aa-rules-tz-");
+  try {
+    const file = join(dir, "rules.json");
+    const { timezone: _, ...without } = baseRules as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify(without));
+    const plain = readRulesInput(file, "en");
+    assert.equal(plain.kind, "rules");
+    assert.equal(plain.kind === "rules" && plain.rules.timezone, systemTimeZone());
+    writeFileSync(file, JSON.stringify({ ...without, timezone: "Asia/Shanghai" }));
+    const named = readRulesInput(file, "en");
+    assert.equal(named.kind === "rules" && named.rules.timezone, "Asia/Shanghai");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
