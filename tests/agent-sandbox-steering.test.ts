@@ -197,7 +197,7 @@ test("issue 26 r11 F1, after a run: a repository the agent made in its folder is
   removed.push(folder);
   const parts = executableParts(folder, true);
   assert.deepEqual(parts, {
-    mountPoints: [], readOnly: projectSteeringFolders.map((d) => join(folder, d)), readOnlyParents: [], seen: { ...noneSeen(), projects: [folder] },
+    mountPoints: [], readOnly: projectSteeringFolders.map((d) => join(folder, d)), readOnlyParents: [], seen: { ...noneSeen(), projects: [folder] }, hooks: [],
   }, "placeholders made in a project folder");
   const before = new Set([...parts.mountPoints, ...parts.readOnly]);
   assert.deepEqual(plantedSteering([folder], before, parts.seen, 7), []);

@@ -4,8 +4,8 @@
  * reading them, and the agent's output, without ever blocking on something that is not a regular file.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, readlinkSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { present } from "../common/file-checks.js";
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 
@@ -28,16 +28,50 @@ export function createNewFile(path: string, content: string, mode = 0o600): void
  * Moves `path` (a file, folder or link) aside to `to`, or — when something is there already (a name an agent may have
  * made first, so that the move would fail or replace it) — to `to` with `-<8 hex digits>` added: never onto an
  * existing entry. Issue 26 round 12: a planted `commondir` stayed in place because its aside name was taken.
+ *
+ * Each of the two folders is opened first and the move made through its descriptor (`/proc/self/fd/<n>`, Linux), after
+ * checking that the folder opened is the one named: a concurrent run that writes the same folder may replace a folder
+ * on the way by a link once the paths were found (round 19, F19-1: the box of a state folder's planted entries swapped
+ * for a link to the home, and the hub moved the agent's `.bash_aliases` there). Where /proc is missing (macOS, which
+ * has no sandbox of this kind), by path.
  * @returns where it went.
- * @throws the file system's error (the move itself failed).
+ * @throws the file system's error (the move itself failed); an Error with code `ECHANGED` when a folder on the way is
+ *   no longer the one named (nothing moved).
  */
 export function moveAside(path: string, to: string): string {
-  let target = to;
-  while (present(target)) target = `${to}-${randomBytes(4).toString("hex")}`;
-  renameSync(path, target);
-  return target;
+  const from = pinnedFolder(dirname(path));
+  const into = dirname(to) === dirname(path) ? from : pinnedFolder(dirname(to));
+  try {
+    let name = basename(to);
+    while (present(join(into.at, name))) name = `${basename(to)}-${randomBytes(4).toString("hex")}`;
+    renameSync(join(from.at, basename(path)), join(into.at, name));
+    return join(dirname(to), name);
+  } finally {
+    from.close();
+    if (into !== from) into.close();
+  }
 }
 
+/**
+ * Folder `dir` (a real path) opened and held by a descriptor: `at` reaches it whatever happens to its path meanwhile.
+ * @throws the file system's error opening it; an Error with code `ECHANGED` when what opened is not `dir` (a link on
+ *   the way, or a folder moved there).
+ */
+function pinnedFolder(dir: string): { at: string; close(): void } {
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  const at = `/proc/self/fd/${fd}`;
+  let shown: string | null = null;
+  try {
+    shown = readlinkSync(at);
+  } catch {
+    // no /proc: by path
+  }
+  if (shown !== null && shown !== dir) {
+    closeSync(fd);
+    throw Object.assign(new Error(`${dir}: the folder changed during the check (it is now ${shown})`), { code: "ECHANGED" });
+  }
+  return { at: shown === null ? dir : at, close: () => closeSync(fd) };
+}
 
 /**
  * Writes `content` to `path` atomically and durably: a temporary file beside it (`<path>.<pid>.tmp`), fsync, rename

@@ -87,7 +87,9 @@ export function movePlantedAside(path: string, run: number, to = `${path}.plante
  *   walked; F12-1 (e)) that is not the entry seen before (F12-1 (a), (b)); an index git cannot list in time is itself
  *   moved aside (never left unlooked at);
  * - a project steering file (`.mcp.json`, `opencode.json`, …) that was not there (F12-8);
- * - where a link of the owner's home or a PATH folder leads (steering.ts `homeLinkTargets`), when it was missing (F15-4).
+ * - where a link of the owner's home or a PATH folder leads (steering.ts `homeLinkTargets`), when it was missing (F15-4);
+ * - a system command in a folder a guarded hook runner puts first on PATH in the work tree (`node_modules/.bin/sh`),
+ *   when it was missing (script-refs.ts `hookShadows`; F19-2).
  * A new `.git` of a folder itself (a repository the agent made: its output) is left where it is but named ("kept"),
  * and its `commondir` moved. With `options.sinceMs` (the run's launch, ms since the epoch), each repository's tracked
  * files changed since then whose change the index hides by its stat data are named too ("masked", index-stat.ts;
@@ -206,6 +208,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // missing at launch) — never a folder itself (a dotfile link to the whole project, as the guard leaves it writable);
   // not the links in a folder the run wrote (an agent CLI's state, `~/.claude`): the agent's, looked at there.
   for (const p of homeLinkTargets(true, undefined, folders)) if (!folders.includes(p) && isNew(p)) aside(p);
+  // A system command a guarded hook runner looks up first in the work tree, missing at launch (F19-2: husky's
+  // `node_modules/.bin/sh`).
+  for (const p of seen.shadows) if (present(p)) aside(p);
   return found;
 }
 

@@ -26,13 +26,14 @@ const scriptLinesRead = 200;
 /** Absolute paths written in a script: a `/` and what follows up to a blank, quote, `=` or shell operator. */
 const absolutePaths = /\/[^\s'"`=;|&()<>$\\,]+/g;
 
-/**
- * The paths inside `folder` (a real path the agent may write) that the guarded `parts` (real paths: files, and
- * folders whose top files are read — a hooks folder) start when the owner runs them: each script's `#!` interpreter
- * and the absolute paths its text names, as real paths to keep read-only (see the module). Reads at most
- * `scriptRefLimits`; never throws (an unreadable file names nothing: the owner's system cannot run it either).
- */
-export function scriptRefs(parts: readonly string[], folder: string, limits = scriptRefLimits): string[] {
+/** A hooks folder the guard keeps read-only, with the work tree its hooks run at (git runs a hook at the tree's top). */
+export interface HookFolder {
+  folder: string;
+  tree: string;
+}
+
+/** The files of the guarded `parts` (files, and the top files of folders), at most `limits.files`. */
+function partFiles(parts: readonly string[], limits: typeof scriptRefLimits): string[] {
   const files: string[] = [];
   for (const p of parts) {
     const st = lstatOr(p);
@@ -46,17 +47,81 @@ export function scriptRefs(parts: readonly string[], folder: string, limits = sc
     }
     if (files.length >= limits.files) break;
   }
+  return files.slice(0, limits.files);
+}
+
+/**
+ * The text of a guarded file that the owner's system runs as a script: one with a `#!` line, and any file of a hooks
+ * folder (husky's hooks have none: `sh -e` runs them; round 19, F19-3). "" for others (two bytes read first: a program,
+ * an ELF binary of `/usr/local/bin`, is not read further).
+ */
+function scriptText(file: string, hook: boolean, limits: typeof scriptRefLimits): string {
+  if (!hook && headOfRegular(file, 2) !== "#!") return "";
+  const text = headOfRegular(file, limits.bytes);
+  return hook || text.startsWith("#!") ? text : "";
+}
+
+/**
+ * The paths inside `folder` (a real path the agent may write) that the guarded `parts` (real paths: files, and
+ * folders whose top files are read — a hooks folder) start when the owner runs them: each script's `#!` interpreter
+ * and the absolute paths its text names, as real paths to keep read-only (see the module); in a hook (a file of one
+ * of `hooks`) also each word naming a file relative to its work tree, where git runs it (`./scripts/lint.sh`,
+ * `sh scripts/fmt.sh`, `node scripts/msg.js`: round 19, F19-4). Reads at most `scriptRefLimits`; never throws (an
+ * unreadable file names nothing: the owner's system cannot run it either).
+ */
+export function scriptRefs(parts: readonly string[], folder: string, limits = scriptRefLimits, hooks: readonly HookFolder[] = []): string[] {
+  const treeOf = new Map(hooks.map((h) => [h.folder, h.tree]));
   const out = new Set<string>();
-  for (const file of files.slice(0, limits.files)) {
-    // Two bytes first: a program (an ELF binary of `/usr/local/bin`) is not read further.
-    if (headOfRegular(file, 2) !== "#!") continue;
-    const text = headOfRegular(file, limits.bytes);
-    if (!text.startsWith("#!")) continue;
-    const [interpreter] = text.slice(2, text.indexOf("\n") < 0 ? undefined : text.indexOf("\n")).trim().split(/\s+/);
+  for (const file of partFiles(parts, limits)) {
+    const tree = treeOf.get(dirname(file));
+    const text = scriptText(file, tree !== undefined, limits);
+    if (text === "") continue;
+    const first = text.slice(0, text.indexOf("\n") < 0 ? undefined : text.indexOf("\n"));
+    const [interpreter] = first.startsWith("#!") ? first.slice(2).trim().split(/\s+/) : [];
     // Each line also as the shell reads it: `"$HOME/p14/.venv/bin/python3"`, `${PY:-/home/me/p14/py}` (round 18, F18-3).
     const words = text.split("\n").slice(0, scriptLinesRead).flatMap((line) => valueWords(line, process.env));
     const named = [...(interpreter && !pathLookups.has(basename(interpreter)) ? [interpreter] : []), ...(text.match(absolutePaths) ?? []), ...words];
-    for (const n of new Set(named)) for (const p of guardOf(n, folder)) out.add(p);
+    for (const n of new Set(named)) {
+      const path = isAbsolute(n) ? n : tree !== undefined && !n.startsWith("-") ? join(tree, n) : null;
+      if (path !== null) for (const p of guardOf(path, folder)) out.add(p);
+    }
+  }
+  return [...out];
+}
+
+/** A `PATH=` assignment in a script line (`export PATH="node_modules/.bin:$PATH"`): its value, quotes kept. */
+const pathAssignment = /(?:^|[\s;&|(])(?:export\s+)?PATH=("[^"]*"|'[^']*'|[^\s;&|)]+)/g;
+/** A word that names a command to look up on PATH (no `/`, not an option). */
+const commandName = /^[A-Za-z0-9_][A-Za-z0-9._+-]*$/;
+/** The most places `hookShadows` names (folders of a runner's PATH in the tree, times commands). */
+const hookShadowsMax = 2_000;
+
+/**
+ * Where a guarded hook runner looks a system command up first inside `folder` (round 19, F19-2: husky 9's own runner
+ * `.husky/_/h` does `export PATH="node_modules/.bin:$PATH"` and then `sh -e <hook>`; an agent wrote
+ * `node_modules/.bin/sh` and the owner's next `git commit` ran it): for each relative folder a hook file of `hooks`
+ * puts on PATH, the paths there of `sh` and of every word of the same work tree's hooks that names a program found on the hub's PATH
+ * (`npm`, `git`, `node` — a system command, not a program the project installs there). The guard keeps those that
+ * exist read-only and looks after the run for those that did not (planted.ts). At most `hookShadowsMax`; never throws.
+ */
+export function hookShadows(hooks: readonly HookFolder[], folder: string, limits = scriptRefLimits): string[] {
+  const system = (process.env.PATH ?? "").split(":").filter((d) => isAbsolute(d));
+  const onPath = (name: string) => system.some((d) => lstatOr(join(d, name)) !== null);
+  const out = new Set<string>();
+  // By work tree: husky's runner (`.husky/_/h`) sets PATH, the hooks it runs (`.husky/pre-commit`) name the commands.
+  for (const tree of new Set(hooks.map((h) => h.tree))) {
+    const texts = partFiles(hooks.filter((h) => h.tree === tree).map((h) => h.folder), limits).map((f) => scriptText(f, true, limits));
+    const dirs = texts.flatMap((text) => [...text.matchAll(pathAssignment)].flatMap((m) => m[1]!.replace(/^["']|["']$/g, "").split(":")))
+      .filter((entry) => entry !== "" && !isAbsolute(entry) && !entry.includes("$"))
+      .map((entry) => join(tree, entry))
+      .filter((dir) => within(dir, folder));
+    if (dirs.length === 0) continue;
+    const names = new Set(["sh"]);
+    for (const text of texts) for (const line of text.split("\n").slice(0, scriptLinesRead)) for (const w of valueWords(line, process.env)) if (commandName.test(w)) names.add(w);
+    for (const name of names) {
+      if (name !== "sh" && !onPath(name)) continue;
+      for (const dir of dirs) if (out.size < hookShadowsMax) out.add(join(dir, name));
+    }
   }
   return [...out];
 }

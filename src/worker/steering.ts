@@ -41,7 +41,7 @@ import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
-import { hookManagerFiles, hookManagerRefs, scriptRefs } from "./script-refs.js";
+import { hookManagerFiles, hookManagerRefs, hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
 import { entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
 
@@ -131,6 +131,8 @@ export interface Seen {
   enclosing: string[];
   /** The index entries of the repositories guarded that `git status` does not look at (git-read.ts `gitlinks`; F13-9). */
   hidden: string[];
+  /** Where a guarded hook runner looks a system command up first in the work tree, missing at launch (script-refs.ts `hookShadows`; F19-2). */
+  shadows: string[];
 }
 
 /** What to bind in a folder a sandbox writes: folders bound writable over themselves (mount points), parts read-only. */
@@ -143,11 +145,13 @@ export interface Guarded {
   readOnlyParents: string[];
   /** What was there (planted.ts). */
   seen: Seen;
+  /** The hooks folders guarded, each with the work tree its hooks run at (script-refs.ts reads their hooks; F19-3). */
+  hooks: HookFolder[];
 }
 
 /** An empty `Seen`. */
 export function noneSeen(): Seen {
-  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [], hidden: [] };
+  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [], hidden: [], shadows: [] };
 }
 
 /** Each list of `g` once, in order. */
@@ -156,7 +160,8 @@ function unique(g: Guarded): Guarded {
   const s = g.seen;
   return {
     mountPoints: u(g.mountPoints), readOnly: u(g.readOnly), readOnlyParents: u(g.readOnlyParents),
-    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing), hidden: u(s.hidden) },
+    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing), hidden: u(s.hidden), shadows: u(s.shadows) },
+    hooks: g.hooks,
   };
 }
 
@@ -183,7 +188,7 @@ export function executableParts(folder: string, project = false, make = true, li
 
 /** `executableParts` but for the configuration files' limit (thrown as `ConfigFilesLimitError`). */
 function partsOf(folder: string, project: boolean, make: boolean, limits: GuardLimits, pass: ConfigPass): Guarded {
-  const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen() };
+  const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen(), hooks: [] };
   // A shared temporary root holds every program's temporary files (other runs' and tests' repositories among them):
   // its own repository only, not a walk that would bind each of theirs (SECURITY.md names this).
   const trees = sharedTempRoots().includes(folder) ? (present(join(folder, ".git")) ? [folder] : []) : repositoriesIn(folder, limits);
@@ -205,7 +210,13 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   // What those scripts start in turn (F17-2): a `#!` interpreter, a hook's `INSTALL_PYTHON=` in the folder; and what
   // the scripts of `~/bin`, `~/.local/bin` and `/usr/local/bin` start there.
   const bins = process.env.HOME ? [join(process.env.HOME, "bin"), join(process.env.HOME, ".local", "bin")] : [];
-  out.readOnly.push(...scriptRefs([...out.readOnly, ...bins, "/usr/local/bin"], folder));
+  out.readOnly.push(...scriptRefs([...out.readOnly, ...bins, "/usr/local/bin"], folder, scriptRefLimits, out.hooks));
+  // A hook runner's own way to commands through the work tree (husky's `PATH="node_modules/.bin:$PATH"`, F19-2): kept
+  // where it is there, and looked for after the run where it is not (planted.ts).
+  for (const p of hookShadows(out.hooks, folder)) {
+    if (present(p)) out.readOnly.push(realPathOr(p, p));
+    else out.seen.shadows.push(p);
+  }
   return unique(out);
 }
 
@@ -324,7 +335,13 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
   const named = configNamed(realGit, tree, pass);
   for (const p of named.includes) if (existsSync(p)) out.readOnly.push(realPathOr(p, p));
   // Hooks in the work tree too (`.githooks`, husky's `.husky`): the owner's next `git commit` runs them (F12-7).
-  for (const h of named.hooks.flatMap(hookFolders)) if (existsSync(h) && (within(h, tree) || within(h, realGit))) out.readOnly.push(realPathOr(h, h));
+  for (const h of named.hooks.flatMap(hookFolders)) {
+    if (!existsSync(h) || !(within(h, tree) || within(h, realGit))) continue;
+    out.readOnly.push(realPathOr(h, h));
+    out.hooks.push({ folder: realPathOr(h, h), tree });
+  }
+  // git's own hooks folder when no `core.hooksPath` names another (its files are read for what they start: F19-3, F19-4).
+  if (named.hooks.length === 0 && isDir(join(realGit, "hooks"))) out.hooks.push({ folder: realPathOr(join(realGit, "hooks"), join(realGit, "hooks")), tree });
   // Programs and files its configuration (or the global one) names in the work tree: `filter.*.clean = tools/x.sh`
   // (F14-5), `remote.*.uploadpack = tools/up.sh` (F15-1), `sh clean.sh` (F15-2).
   for (const c of named.commands) if (c !== tree && existsSync(c) && (within(c, tree) || within(c, realGit))) out.readOnly.push(realPathOr(c, c));

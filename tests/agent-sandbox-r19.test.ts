@@ -1,0 +1,129 @@
+/**
+ * Issue 26 hostile round 19: F19-1 (the hub's move of planted entries into a box that a concurrent run swapped for a
+ * link: the agent's `.bash_aliases` landed in the owner's home), F19-2 (husky 9's read-only runner puts the work
+ * tree's `node_modules/.bin` first on PATH and runs `sh`: the agent's `node_modules/.bin/sh` ran at the owner's
+ * commit), F19-3 (the absolute paths a husky hook names: husky hooks have no `#!` line and were not read), F19-4 (the
+ * scripts a hook starts by a relative path: `./scripts/lint.sh`, `sh scripts/fmt.sh`, `node scripts/msg.js`).
+ * Unit level: the guard and the checks after a run called directly, as in agent-sandbox-r17.test.ts.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { owner, ownerHome, ownerRepo, removed } from "./steering-helpers.js";
+import { tempDir } from "./helpers.js";
+import { executableParts } from "../src/worker/steering.js";
+import { movePlantedAside, plantedSteering } from "../src/worker/planted.js";
+import { moveAside } from "../src/worker/files.js";
+
+/** husky 9.1.7's runner `.husky/_/h` as `husky` writes it (the lines that matter, verbatim). */
+const huskyRunner = `#!/usr/bin/env sh
+n=$(basename "$0")
+s=$(dirname "$(dirname "$0")")/$n
+[ ! -f "$s" ] && exit 0
+[ "\${HUSKY-}" = "0" ] && exit 0
+export PATH="node_modules/.bin:$PATH"
+sh -e "$s" "$@"
+`;
+
+/** A repository of the owner's set up as husky 9 leaves it: `core.hooksPath = .husky/_`, the runner, `.husky/<hook>` = `hook`. */
+function huskyRepo(hook: string): string {
+  const repo = ownerRepo();
+  mkdirSync(join(repo, ".husky", "_"), { recursive: true });
+  writeFileSync(join(repo, ".husky", "_", "h"), huskyRunner, { mode: 0o755 });
+  writeFileSync(join(repo, ".husky", "_", "pre-commit"), '#!/usr/bin/env sh\n. "$(dirname "$0")/h"', { mode: 0o755 });
+  writeFileSync(join(repo, ".husky", "pre-commit"), hook);
+  owner(repo, {}, "config", "core.hooksPath", ".husky/_");
+  return repo;
+}
+
+/** An empty file at `path` (its folders made), as a script of the project's. */
+function script(path: string): string {
+  mkdirSync(join(path, ".."), { recursive: true });
+  writeFileSync(path, "#!/bin/sh\necho owner\n", { mode: 0o755 });
+  return path;
+}
+
+test("issue 26 r19 F19-1 (reported case: the box swapped for a link to the home while the hub moved entries into it): a move whose folder is no longer the one named moves nothing and says so", () => {
+  const state = realpathSync(tempDir("aa-r19-state-"));
+  const home = realpathSync(tempDir("aa-r19-home-"));
+  removed.push(state, home);
+  const box = join(state, "planted-run-11-a336879ee885e3fc");
+  mkdirSync(box);
+  writeFileSync(join(state, ".bash_aliases"), "cat ~/.agent-autoloop/master.key\n");
+  writeFileSync(join(state, "+00001"), "");
+  assert.equal(moveAside(join(state, "+00001"), join(box, "+00001")), join(box, "+00001"), "the box as made: moved into it");
+  // The other run: the box renamed away, a link to the owner's home in its place.
+  renameSync(box, `${box}.moved`);
+  symlinkSync(home, box);
+  assert.throws(() => moveAside(join(state, ".bash_aliases"), join(box, ".bash_aliases")), (e: NodeJS.ErrnoException) => e.code === "ECHANGED" && e.message.includes(home));
+  const moved = movePlantedAside(join(state, ".bash_aliases"), 11, join(box, ".bash_aliases"));
+  assert.deepEqual([moved.kind, moved.movedTo], ["stuck", null]);
+  assert.deepEqual(readdirSync(home), [], "nothing reached the home");
+  assert.equal(existsSync(join(state, ".bash_aliases")), true);
+  // A folder on the way of the source replaced too (a planted file below a folder the other run swapped).
+  mkdirSync(join(state, "sub"));
+  writeFileSync(join(state, "sub", "x"), "");
+  renameSync(join(state, "sub"), join(state, "sub.moved"));
+  symlinkSync(home, join(state, "sub"));
+  writeFileSync(join(home, "x"), "the owner's");
+  assert.deepEqual(movePlantedAside(join(state, "sub", "x"), 11).kind, "stuck");
+  assert.deepEqual(readdirSync(home), ["x"], "the owner's file was not moved");
+});
+
+test("issue 26 r19 F19-3, F19-4 (reported cases): every file of a hooks folder is read, #! or not, and what a hook starts by an absolute path or a path relative to its work tree is kept read-only", () => {
+  ownerHome();
+  const husky = huskyRepo("npm test\nsh tools/rel.sh\n__ABS__\n");
+  writeFileSync(join(husky, ".husky", "pre-commit"), `npm test\nsh tools/rel.sh\n${join(husky, "tools", "abs.sh")}\n`);
+  const rel = script(join(husky, "tools", "rel.sh"));
+  const abs = script(join(husky, "tools", "abs.sh"));
+  script(join(husky, "tools", "other.sh"));
+  const parts = executableParts(husky, true, false);
+  assert.deepEqual(parts.readOnly.filter((p) => p.startsWith(join(husky, "tools"))).sort(), [abs, rel]);
+  // git's own hooks folder: `./scripts/lint.sh`, `sh scripts/fmt.sh`, `node scripts/msg.js`.
+  const plain = ownerRepo();
+  writeFileSync(join(plain, ".git", "hooks", "pre-commit"), "#!/bin/sh\n./scripts/lint.sh && sh scripts/fmt.sh\n", { mode: 0o755 });
+  writeFileSync(join(plain, ".git", "hooks", "commit-msg"), '#!/bin/sh\nexec node scripts/msg.js "$@"\n', { mode: 0o755 });
+  const named = ["lint.sh", "fmt.sh", "msg.js"].map((n) => script(join(plain, "scripts", n)));
+  script(join(plain, "scripts", "unnamed.sh"));
+  const plainParts = executableParts(plain, true, false);
+  assert.deepEqual(plainParts.readOnly.filter((p) => p.startsWith(join(plain, "scripts"))).sort(), named.sort());
+  // A hooks folder named by core.hooksPath that is not husky's (no `_`): the same.
+  const hooks = ownerRepo();
+  mkdirSync(join(hooks, ".githooks"));
+  writeFileSync(join(hooks, ".githooks", "pre-push"), "bin/check\n");
+  owner(hooks, {}, "config", "core.hooksPath", ".githooks");
+  const check = script(join(hooks, "bin", "check"));
+  assert.deepEqual(executableParts(hooks, true, false).readOnly.filter((p) => p.startsWith(join(hooks, "bin"))), [check]);
+});
+
+test("issue 26 r19 F19-2 (reported case: husky's runner with node_modules/.bin first on PATH, an agent's node_modules/.bin/sh): a system command there is read-only when there, and moved aside after the run when made", () => {
+  ownerHome();
+  const repo = huskyRepo("echo hook-ok\nnpm test\nlint-staged\ngit status\n");
+  const bin = join(repo, "node_modules", ".bin");
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, "git"), "#!/bin/sh\n", { mode: 0o755 }); // a system command's name there at launch: kept as it is
+  writeFileSync(join(bin, "lint-staged"), "#!/bin/sh\n", { mode: 0o755 }); // the project's own program: the project's (SECURITY.md)
+  assert.equal(existsOnPath("npm") && existsOnPath("git") && !existsOnPath("lint-staged"), true, "this machine's PATH as the test needs it");
+  const parts = executableParts(repo, true, false);
+  assert.deepEqual(parts.readOnly.filter((p) => p.startsWith(bin)), [join(bin, "git")]);
+  for (const name of ["sh", "npm", "echo"]) assert.equal(parts.seen.shadows.includes(join(bin, name)), true, name);
+  for (const name of ["lint-staged", "hook-ok", "git", "status"]) assert.equal(parts.seen.shadows.includes(join(bin, name)), false, name);
+  const guarded = new Set([...parts.readOnly, ...parts.mountPoints, ...parts.readOnlyParents]);
+  // The run: `sh` and `npm` planted there, lint-staged changed (the project's own code: not this check's).
+  writeFileSync(join(bin, "sh"), "#!/bin/bash\ncat ~/.agent-autoloop/master.key\n", { mode: 0o755 });
+  symlinkSync("/tmp/elsewhere", join(bin, "npm"));
+  writeFileSync(join(bin, "lint-staged"), "#!/bin/sh\necho changed\n");
+  const found = plantedSteering([repo], guarded, parts.seen, 19);
+  assert.deepEqual(found.map((p) => [p.path, p.kind]).sort(), [[join(bin, "npm"), "moved"], [join(bin, "sh"), "moved"]]);
+  assert.equal(existsSync(join(bin, "sh")), false);
+  // A repository without a runner that sets PATH: nothing looked for there.
+  const plain = ownerRepo();
+  writeFileSync(join(plain, ".git", "hooks", "pre-commit"), "#!/bin/sh\nnpm test\n", { mode: 0o755 });
+  assert.deepEqual(executableParts(plain, true, false).seen.shadows, []);
+});
+
+/** Whether `name` is a program on this process's PATH. */
+function existsOnPath(name: string): boolean {
+  return (process.env.PATH ?? "").split(":").some((d) => d.startsWith("/") && existsSync(join(d, name)));
+}
