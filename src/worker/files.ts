@@ -34,17 +34,34 @@ export function createNewFile(path: string, content: string, mode = 0o600): void
  * on the way by a link once the paths were found (round 19, F19-1: the box of a state folder's planted entries swapped
  * for a link to the home, and the hub moved the agent's `.bash_aliases` there). Where /proc is missing (macOS, which
  * has no sandbox of this kind), by path.
+ * @param unlock when the source folder refuses the move (EACCES, EPERM), make it writable for the move and put its mode back.
  * @returns where it went.
  * @throws the file system's error (the move itself failed); an Error with code `ECHANGED` when a folder on the way is
  *   no longer the one named (nothing moved).
  */
-export function moveAside(path: string, to: string): string {
+export function moveAside(path: string, to: string, unlock = false): string {
   const from = pinnedFolder(dirname(path));
-  const into = dirname(to) === dirname(path) ? from : pinnedFolder(dirname(to));
+  let into = from;
   try {
+    if (dirname(to) !== dirname(path)) into = pinnedFolder(dirname(to));
     let name = basename(to);
     while (present(join(into.at, name))) name = `${basename(to)}-${randomBytes(4).toString("hex")}`;
-    renameSync(join(from.at, basename(path)), join(into.at, name));
+    const move = () => renameSync(join(from.at, basename(path)), join(into.at, name));
+    try {
+      move();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (!unlock || (code !== "EACCES" && code !== "EPERM")) throw e;
+      // The folder made unwritable (the agent runs as the hub's user and may chmod it): writable for the move, through
+      // the same descriptor, and its mode put back.
+      const mode = fstatSync(from.fd).mode & 0o7777;
+      fchmodSync(from.fd, mode | 0o700);
+      try {
+        move();
+      } finally {
+        fchmodSync(from.fd, mode);
+      }
+    }
     return join(dirname(to), name);
   } finally {
     from.close();
@@ -57,7 +74,7 @@ export function moveAside(path: string, to: string): string {
  * @throws the file system's error opening it; an Error with code `ECHANGED` when what opened is not `dir` (a link on
  *   the way, or a folder moved there).
  */
-function pinnedFolder(dir: string): { at: string; close(): void } {
+function pinnedFolder(dir: string): { at: string; fd: number; close(): void } {
   const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
   const at = `/proc/self/fd/${fd}`;
   let shown: string | null = null;
@@ -70,7 +87,7 @@ function pinnedFolder(dir: string): { at: string; close(): void } {
     closeSync(fd);
     throw Object.assign(new Error(`${dir}: the folder changed during the check (it is now ${shown})`), { code: "ECHANGED" });
   }
-  return { at: shown === null ? dir : at, close: () => closeSync(fd) };
+  return { at: shown === null ? dir : at, fd, close: () => closeSync(fd) };
 }
 
 /**

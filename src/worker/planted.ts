@@ -7,8 +7,7 @@
  * cap. What is new is moved aside to a name the agent cannot know beforehand, and the worker says so in a notice.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, lstatSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { isLink, present, realPathOr, within } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
 import { lineForbiddenClass } from "../kernel/text.js";
@@ -52,20 +51,7 @@ export interface PlantedOptions {
  */
 export function movePlantedAside(path: string, run: number, to = `${path}.planted-run-${run}-${randomBytes(8).toString("hex")}`): Planted {
   try {
-    return { path, movedTo: moveAside(path, to), kind: "moved" };
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== "EACCES" && code !== "EPERM") return { path, movedTo: null, kind: "stuck" };
-  }
-  const dir = dirname(path);
-  try {
-    const mode = lstatSync(dir).mode & 0o7777;
-    chmodSync(dir, mode | 0o700);
-    try {
-      return { path, movedTo: moveAside(path, to), kind: "moved" };
-    } finally {
-      chmodSync(dir, mode);
-    }
+    return { path, movedTo: moveAside(path, to, true), kind: "moved" };
   } catch {
     return { path, movedTo: null, kind: "stuck" };
   }
