@@ -86,6 +86,8 @@ test("issue 26 r19 F19-3, F19-4 (reported cases): every file of a hooks folder i
   writeFileSync(join(plain, ".git", "hooks", "commit-msg"), '#!/bin/sh\nexec node scripts/msg.js "$@"\n', { mode: 0o755 });
   const named = ["lint.sh", "fmt.sh", "msg.js"].map((n) => script(join(plain, "scripts", n)));
   script(join(plain, "scripts", "unnamed.sh"));
+  // A sample git never runs names nothing.
+  writeFileSync(join(plain, ".git", "hooks", "pre-rebase.sample"), "#!/bin/sh\nsh scripts/unnamed.sh\n");
   const plainParts = executableParts(plain, true, false);
   assert.deepEqual(plainParts.readOnly.filter((p) => p.startsWith(join(plain, "scripts"))).sort(), named.sort());
   // A hooks folder named by core.hooksPath that is not husky's (no `_`): the same.

@@ -74,6 +74,9 @@ export function scriptRefs(parts: readonly string[], folder: string, limits = sc
   const out = new Set<string>();
   for (const file of partFiles(parts, limits)) {
     const tree = treeOf.get(dirname(file));
+    // git never runs a hook's `.sample` (`git init` writes 14, some 170 lines: a look at each word would cost ~30,000
+    // file lookups a repository).
+    if (tree !== undefined && file.endsWith(".sample")) continue;
     const text = scriptText(file, tree !== undefined, limits);
     if (text === "") continue;
     const first = text.slice(0, text.indexOf("\n") < 0 ? undefined : text.indexOf("\n"));
@@ -110,7 +113,7 @@ export function hookShadows(hooks: readonly HookFolder[], folder: string, limits
   const out = new Set<string>();
   // By work tree: husky's runner (`.husky/_/h`) sets PATH, the hooks it runs (`.husky/pre-commit`) name the commands.
   for (const tree of new Set(hooks.map((h) => h.tree))) {
-    const texts = partFiles(hooks.filter((h) => h.tree === tree).map((h) => h.folder), limits).map((f) => scriptText(f, true, limits));
+    const texts = partFiles(hooks.filter((h) => h.tree === tree).map((h) => h.folder), limits).filter((f) => !f.endsWith(".sample")).map((f) => scriptText(f, true, limits));
     const dirs = texts.flatMap((text) => [...text.matchAll(pathAssignment)].flatMap((m) => m[1]!.replace(/^["']|["']$/g, "").split(":")))
       .filter((entry) => entry !== "" && !isAbsolute(entry) && !entry.includes("$"))
       .map((entry) => join(tree, entry))
