@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { owner, ownerHome, ownerRepo, removed } from "./steering-helpers.js";
 import { tempDir } from "./helpers.js";
@@ -129,3 +129,45 @@ test("issue 26 r19 F19-2 (reported case: husky's runner with node_modules/.bin f
 function existsOnPath(name: string): boolean {
   return (process.env.PATH ?? "").split(":").some((d) => d.startsWith("/") && existsSync(join(d, name)));
 }
+
+test("issue 26 r20 F20-1 (reported case: husky's default `npm test`, npm being #!/usr/bin/env node; a hook's script #!/usr/bin/env bash): the interpreters those look up on the runner's PATH are kept there too", () => {
+  ownerHome();
+  const repo = huskyRepo("npm test\n./scripts/lint.sh\n");
+  writeFileSync(script(join(repo, "scripts", "lint.sh")), "#!/usr/bin/env bash\necho lint\n");
+  const npm = (process.env.PATH ?? "").split(":").map((d) => join(d, "npm")).find((p) => existsSync(p));
+  assert.ok(npm && readFileSync(npm, "utf8").startsWith("#!/usr/bin/env node"), "this machine's npm starts #!/usr/bin/env node");
+  const bin = join(repo, "node_modules", ".bin");
+  const parts = executableParts(repo, true, false);
+  for (const name of ["node", "bash", "npm", "sh"]) assert.equal(parts.seen.shadows.includes(join(bin, name)), true, name);
+  const guarded = new Set([...parts.readOnly, ...parts.mountPoints, ...parts.readOnlyParents]);
+  mkdirSync(bin, { recursive: true });
+  for (const name of ["node", "bash"]) writeFileSync(join(bin, name), "#!/bin/sh\ncat ~/.agent-autoloop/master.key\n", { mode: 0o755 });
+  assert.deepEqual(plantedSteering([repo], guarded, parts.seen, 20).map((p) => [p.path, p.kind]).sort(), [[join(bin, "bash"), "moved"], [join(bin, "node"), "moved"]]);
+});
+
+test("issue 26 r20 F20-2, F20-3, F20-4 (reported cases): a hook's PATH through $(git rev-parse --show-toplevel) or $PWD, a `cd` before a relative script, a variable set to the top, lefthook's computed `lefthook-${osArch}-${cpuArch}`: each read as the shell would", () => {
+  ownerHome();
+  // F20-2: PATH through the top's idioms.
+  const viaTop = ownerRepo();
+  writeFileSync(join(viaTop, ".git", "hooks", "pre-commit"), '#!/bin/sh\nexport PATH="$(git rev-parse --show-toplevel)/node_modules/.bin:$PWD/tools:$PATH"\nnpm test\n', { mode: 0o755 });
+  const shadows = executableParts(viaTop, true, false).seen.shadows;
+  for (const p of ["node_modules/.bin/npm", "node_modules/.bin/sh", "tools/npm"]) assert.equal(shadows.includes(join(viaTop, p)), true, p);
+  // F20-3: `cd` then a relative script; F20-4: ROOT=$(git rev-parse --show-toplevel), then "$ROOT/…".
+  const mono = ownerRepo();
+  writeFileSync(join(mono, ".git", "hooks", "pre-commit"), "#!/bin/sh\n(cd frontend && ./lint.sh)\npushd 'backend' >/dev/null; sh check.sh\n", { mode: 0o755 });
+  writeFileSync(join(mono, ".git", "hooks", "commit-msg"), '#!/bin/sh\nROOT=$(git rev-parse --show-toplevel)\nMSG="${ROOT}/scripts"\n"$ROOT/scripts/check-msg.sh" "$1" && "$MSG/other.sh"\n', { mode: 0o755 });
+  const named = ["frontend/lint.sh", "backend/check.sh", "scripts/check-msg.sh", "scripts/other.sh"].map((p) => script(join(mono, p)));
+  script(join(mono, "frontend", "unnamed.sh"));
+  assert.deepEqual(executableParts(mono, true, false).readOnly.filter((p) => !p.includes("/.git")).sort(), named.sort());
+  // F20-4: lefthook's own hook when installed through npm (its computed platform folder), and one with no fixed text.
+  const lefthook = ownerRepo();
+  writeFileSync(join(lefthook, ".git", "hooks", "pre-commit"), [
+    "#!/bin/sh", 'if test -n "$LEFTHOOK_BIN"', "then", '  "$LEFTHOOK_BIN" "$@"', "else", '  dir="$(git rev-parse --show-toplevel)"',
+    "  osArch=$(uname | tr '[:upper:]' '[:lower:]')", "  cpuArch=$(uname -m | sed 's/aarch64/arm64/;s/x86_64/x64/')",
+    '  if test -f "$dir/node_modules/lefthook-${osArch}-${cpuArch}/bin/lefthook"', "  then", '    "$dir/node_modules/lefthook-${osArch}-${cpuArch}/bin/lefthook" "$@"', "  fi", "fi", "",
+  ].join("\n"), { mode: 0o755 });
+  const binary = script(join(lefthook, "node_modules", "lefthook-linux-x64", "bin", "lefthook"));
+  script(join(lefthook, "node_modules", "other-linux-x64", "bin", "lefthook"));
+  writeFileSync(join(lefthook, "README.md"), "the owner's\n");
+  assert.deepEqual(executableParts(lefthook, true, false).readOnly.filter((p) => !p.includes("/.git")), [binary]);
+});

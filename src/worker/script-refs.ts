@@ -13,6 +13,7 @@ import { basename, dirname, isAbsolute, join, normalize } from "node:path";
 import { lstatOr, realPathOr, within } from "../common/file-checks.js";
 import { headOfRegular } from "./files.js";
 import { valueWords } from "./config-words.js";
+import { hookBases, hookGlob, hookText } from "./hook-text.js";
 
 /** How much of the guarded files is read: files in all, and bytes of each (a `#!` line and a hook's few lines). */
 export const scriptRefLimits = { files: 2_000, bytes: 65_536 } as const;
@@ -66,7 +67,9 @@ function scriptText(file: string, hook: boolean, limits: typeof scriptRefLimits)
  * folders whose top files are read — a hooks folder) start when the owner runs them: each script's `#!` interpreter
  * and the absolute paths its text names, as real paths to keep read-only (see the module); in a hook (a file of one
  * of `hooks`) also each word naming a file relative to its work tree, where git runs it (`./scripts/lint.sh`,
- * `sh scripts/fmt.sh`, `node scripts/msg.js`: round 19, F19-4). Reads at most `scriptRefLimits`; never throws (an
+ * `sh scripts/fmt.sh`, `node scripts/msg.js`: round 19, F19-4), read as hook-text.ts reads a hook: its tree's idioms
+ * and variables written out, relative to each folder it `cd`s to, a computed piece matching any name (round 20,
+ * F20-3, F20-4). Reads at most `scriptRefLimits`; never throws (an
  * unreadable file names nothing: the owner's system cannot run it either).
  */
 export function scriptRefs(parts: readonly string[], folder: string, limits = scriptRefLimits, hooks: readonly HookFolder[] = []): string[] {
@@ -77,19 +80,30 @@ export function scriptRefs(parts: readonly string[], folder: string, limits = sc
     // git never runs a hook's `.sample` (`git init` writes 14, some 170 lines: a look at each word would cost ~30,000
     // file lookups a repository).
     if (tree !== undefined && file.endsWith(".sample")) continue;
-    const text = scriptText(file, tree !== undefined, limits);
-    if (text === "") continue;
+    const raw = scriptText(file, tree !== undefined, limits);
+    if (raw === "") continue;
+    // A hook as the shell it is: its tree's idioms and variables written out, its `cd`s followed (hook-text.ts; round 20).
+    const text = tree === undefined ? raw : hookText(raw, tree);
+    const bases = tree === undefined ? [] : hookBases(text, tree);
     const first = text.slice(0, text.indexOf("\n") < 0 ? undefined : text.indexOf("\n"));
     const [interpreter] = first.startsWith("#!") ? first.slice(2).trim().split(/\s+/) : [];
     // Each line also as the shell reads it: `"$HOME/p14/.venv/bin/python3"`, `${PY:-/home/me/p14/py}` (round 18, F18-3).
     const words = text.split("\n").slice(0, scriptLinesRead).flatMap((line) => valueWords(line, process.env));
     const named = [...(interpreter && !pathLookups.has(basename(interpreter)) ? [interpreter] : []), ...(text.match(absolutePaths) ?? []), ...words];
     for (const n of new Set(named)) {
-      const path = isAbsolute(n) ? n : tree !== undefined && !n.startsWith("-") ? join(tree, n) : null;
-      if (path !== null) for (const p of guardOf(path, folder)) out.add(p);
+      const paths = isAbsolute(n) ? [n] : n.startsWith("-") ? [] : bases.map((b) => join(b, n));
+      // A piece the hook computes (`lefthook-${osArch}-${cpuArch}`): any name there (F20-4).
+      if (tree !== undefined) paths.push(...bases.flatMap((b) => hookGlob(n, b)));
+      for (const path of paths) for (const p of guardOf(path, folder)) out.add(p);
     }
   }
   return [...out];
+}
+
+/** The program a `#!/usr/bin/env [-S] <name>` line looks up on PATH, or null. */
+function envInterpreter(text: string): string | null {
+  const m = /^#!\s*\S*\/env\s+(?:-S\s+)?([A-Za-z0-9_][A-Za-z0-9._+-]*)/.exec(text);
+  return m ? m[1]! : null;
 }
 
 /** A `PATH=` assignment in a script line (`export PATH="node_modules/.bin:$PATH"`): its value, quotes kept. */
@@ -104,8 +118,12 @@ const hookShadowsMax = 2_000;
  * `.husky/_/h` does `export PATH="node_modules/.bin:$PATH"` and then `sh -e <hook>`; an agent wrote
  * `node_modules/.bin/sh` and the owner's next `git commit` ran it): for each relative folder a hook file of `hooks`
  * puts on PATH, the paths there of `sh` and of every word of the same work tree's hooks that names a program found on the hub's PATH
- * (`npm`, `git`, `node` — a system command, not a program the project installs there). The guard keeps those that
- * exist read-only and looks after the run for those that did not (planted.ts). At most `hookShadowsMax`; never throws.
+ * (`npm`, `git`, `node` — a system command, not a program the project installs there), and the interpreter each of
+ * those programs, each hook and each script a hook names by path looks up there by `#!/usr/bin/env <name>` (round 20,
+ * F20-1: npm is `#!/usr/bin/env node`, so the agent's `node_modules/.bin/node` ran for husky's default `npm test`). A
+ * hook's PATH entries are read after `hookText` (`$(git rev-parse --show-toplevel)/node_modules/.bin`, F20-2). The
+ * guard keeps those that exist read-only and looks after the run for those that did not (planted.ts). At most
+ * `hookShadowsMax`; never throws.
  */
 export function hookShadows(hooks: readonly HookFolder[], folder: string, limits = scriptRefLimits): string[] {
   const system = (process.env.PATH ?? "").split(":").filter((d) => isAbsolute(d));
@@ -113,14 +131,36 @@ export function hookShadows(hooks: readonly HookFolder[], folder: string, limits
   const out = new Set<string>();
   // By work tree: husky's runner (`.husky/_/h`) sets PATH, the hooks it runs (`.husky/pre-commit`) name the commands.
   for (const tree of new Set(hooks.map((h) => h.tree))) {
-    const texts = partFiles(hooks.filter((h) => h.tree === tree).map((h) => h.folder), limits).filter((f) => !f.endsWith(".sample")).map((f) => scriptText(f, true, limits));
+    const texts = partFiles(hooks.filter((h) => h.tree === tree).map((h) => h.folder), limits).filter((f) => !f.endsWith(".sample")).map((f) => hookText(scriptText(f, true, limits), tree));
+    // Relative entries at the top, and absolute ones (`$(git rev-parse --show-toplevel)/node_modules/.bin`, F20-2).
     const dirs = texts.flatMap((text) => [...text.matchAll(pathAssignment)].flatMap((m) => m[1]!.replace(/^["']|["']$/g, "").split(":")))
-      .filter((entry) => entry !== "" && !isAbsolute(entry) && !entry.includes("$"))
-      .map((entry) => join(tree, entry))
+      .filter((entry) => entry !== "" && !entry.includes("$"))
+      .map((entry) => (isAbsolute(entry) ? normalize(entry) : join(tree, entry)))
       .filter((dir) => within(dir, folder));
     if (dirs.length === 0) continue;
     const names = new Set(["sh"]);
-    for (const text of texts) for (const line of text.split("\n").slice(0, scriptLinesRead)) for (const w of valueWords(line, process.env)) if (commandName.test(w)) names.add(w);
+    for (const text of texts) {
+      for (const line of text.split("\n").slice(0, scriptLinesRead)) {
+        for (const w of valueWords(line, process.env)) {
+          if (commandName.test(w)) names.add(w);
+          // A script the hook starts by its path (`./scripts/lint.sh`): the interpreter its `#!/usr/bin/env bash` looks up.
+          else if (w.includes("/") && !w.startsWith("-")) {
+            const interpreter = envInterpreter(headOfRegular(isAbsolute(w) ? w : join(tree, w), 256));
+            if (interpreter) names.add(interpreter);
+          }
+        }
+      }
+      // The interpreter a hook's own `#!/usr/bin/env bash` looks up on that PATH (F20-1).
+      const own = envInterpreter(text);
+      if (own) names.add(own);
+    }
+    // The interpreters the programs named look up on it in turn: npm, npx, lint-staged are `#!/usr/bin/env node`
+    // (F20-1: the agent's `node_modules/.bin/node` ran for husky's default `npm test`). One level.
+    for (const name of [...names]) {
+      const program = [...dirs, ...system].map((d) => join(d, name)).find((p) => lstatOr(p) !== null);
+      const interpreter = program ? envInterpreter(headOfRegular(program, 256)) : null;
+      if (interpreter) names.add(interpreter);
+    }
     for (const name of names) {
       if (name !== "sh" && !onPath(name)) continue;
       for (const dir of dirs) if (out.size < hookShadowsMax) out.add(join(dir, name));
