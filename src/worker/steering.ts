@@ -34,10 +34,10 @@
  *
  * A repository the agent makes itself elsewhere in its folder is its output, as any file it writes (SECURITY.md).
  */
-import { existsSync, mkdirSync, readdirSync, type Dirent } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { present, realPathOr, within } from "../common/file-checks.js";
+import { byName, entriesUpTo, present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
@@ -93,19 +93,26 @@ export interface GuardLimits {
    * hub 16 s before a launch and 18 s after it; git takes some 5–15 ms per file).
    */
   configFiles: number;
+  /**
+   * Directory entries the walk for repositories reads below one writable folder, all its folders together (F19-6: a
+   * folder of 9.4 M entries a run left in `~/.claude` was read whole at every launch, 24 s of the hub's thread). Read a
+   * page at a time: past the limit the rest is not read.
+   */
+  entries: number;
 }
 /** The folder name the walk for repositories does not enter: a package manager's installs, never a repository kept. */
 export const notWalked = "node_modules";
 /** The limits of every launch. */
-export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100, configFiles: 250 };
+export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100, configFiles: 250, entries: 1_000_000 };
 
 /**
  * The guard could not look at all of `folder` within a limit (`kind`: the walk, a repository's gitlinks, its index, the
- * walk of the owner's home for its links, the configuration files read; `configSize`: `folder` is a configuration
+ * walk of the owner's home for its links, the configuration files read, the entries the walk read — `folder` the one
+ * it was reading then; `configSize`: `folder` is a configuration
  * file larger than `limit` MiB, `configRead`: one git could not read within `limit` ms or refused — F16-6).
  */
 export class GuardLimitError extends Error {
-  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles" | "configSize" | "configRead", readonly folder: string, readonly limit: number) {
+  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles" | "configSize" | "configRead" | "entries", readonly folder: string, readonly limit: number) {
     super(`${kind}: ${folder} (${limit})`);
   }
 }
@@ -273,21 +280,22 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
 /**
  * The work trees of the repositories in `folder` (itself first when it is one): every folder holding a `.git` entry,
  * walked without following links, not into git folders and not into `node_modules` (`notWalked`).
- * @throws GuardLimitError when it holds more than `limits.folders` folders.
+ * @throws GuardLimitError when it holds more than `limits.folders` folders, or more than `limits.entries` entries (the
+ *   one read then named; refused as soon as the limit is passed).
  */
 export function repositoriesIn(folder: string, limits: GuardLimits): string[] {
   const trees: string[] = [];
   const queue = [folder];
+  let read = 0;
   for (let walked = 0; walked < queue.length; walked++) {
     if (walked >= limits.folders) throw new GuardLimitError("folders", folder, limits.folders);
     const d = queue[walked]!;
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      continue; // gone meanwhile, or not readable (then not by the owner's git either)
-    }
-    for (const e of entries) {
+    // Gone meanwhile, or not readable (then not by the owner's git either): none.
+    const entries = entriesUpTo(d, limits.entries - read);
+    read += entries.length;
+    if (read > limits.entries) throw new GuardLimitError("entries", d, limits.entries);
+    // In name order, as readdir's listing was: the repositories found in a stable order.
+    for (const e of entries.sort(byName)) {
       if (e.name === ".git") trees.push(d);
       // What a package manager installed holds no repository of the owner's (npm, pnpm and yarn strip `.git`), and a
       // project's node_modules alone often holds more folders than the walk's limit.
