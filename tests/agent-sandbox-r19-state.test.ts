@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import fs, { closeSync, mkdirSync, openSync, readdirSync, writeFileSync, type Dir } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
-import { ownerHome } from "./steering-helpers.js";
+import { ownerHome, ownerRepo } from "./steering-helpers.js";
 import { executableParts, GuardLimitError, guardLimits, guardLimitText } from "../src/worker/steering.js";
 import { plantedNotice } from "../src/worker/planted.js";
 import { plantedRunNotice, plantedState, stateLimits, StateLimitError, stateLimitText, stateListedMax, statePageEntries, stateSeenAt } from "../src/worker/state-planted.js";
@@ -135,6 +135,19 @@ test("issue 26 r19 F19-6 (reported case: a launch read the 9.4 M entries of a bo
   assert.match(guardLimitText("zh", error), /^沙箱在 Agent 可写的文件夹里找仓库时读到 50 个条目就停了/);
   // Within the limit the walk goes on as before.
   assert.deepEqual(executableParts(s, false, false, { ...guardLimits, entries: 201 }).seen.repositories, []);
+});
+
+test("issue 26 r19 F19-6: a git folder's worktrees/ (and modules/**) in a folder an agent writes is read up to the same limit of entries, and refuses the launch past it, naming the folder", () => {
+  const repo = ownerRepo();
+  const worktrees = join(repo, ".git", "worktrees");
+  mkdirSync(worktrees);
+  emptyFiles(worktrees, "w", 200);
+  const { value: error, read } = countingReads(() => thrown(() => executableParts(repo, false, false, { ...guardLimits, entries: 50 })));
+  assert.ok(error instanceof GuardLimitError);
+  assert.deepEqual([error.kind, error.folder, error.limit], ["entries", worktrees, 50]);
+  // The work tree's two entries (README.md, .git: the walk for repositories), then 51 of worktrees/.
+  assert.equal(read, 53);
+  assert.deepEqual(executableParts(repo, false, false, { ...guardLimits, entries: 200 }).seen.worktreeFolders, []);
 });
 
 test("issue 26 r19 F19-6: a state folder whose top holds more than `stateLimits.top` entries refuses the launch, naming it, once that many are read; the view of its steering parts reads no more either", () => {
