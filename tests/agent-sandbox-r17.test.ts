@@ -93,7 +93,7 @@ test("issue 26 r17 F17-1 (reported case: a package folder pysrc/usercustomize/ b
   assert.equal(existsSync(join(project, "pysrc", "mod.py")), true);
 });
 
-test("issue 26 r17 F17-5 (reported case: 30,000 new files at ~/.claude's top, each moved aside beside itself, then every claude launch failed EMFILE): what a run adds at a state folder's top goes into one folder of the run's there; the next launch sees one entry more, not thousands", () => {
+test("issue 26 r17 F17-5 (reported case: 30,000 new files at ~/.claude's top, each moved aside beside itself, then every claude launch failed EMFILE): what a run adds at a state folder's top goes into one folder of the run's there; the next launch sees one entry more, not thousands", async () => {
   const home = ownerHome("aa-r17-state-home-");
   const s = join(home, ".claude");
   mkdirSync(s, { recursive: true });
@@ -101,7 +101,7 @@ test("issue 26 r17 F17-5 (reported case: 30,000 new files at ~/.claude's top, ea
   const before = stateSeenAt([{ folder: s, writes: ["todos"], bound: true }], []);
   for (let i = 0; i < 300; i++) writeFileSync(join(s, `r17top${String(i).padStart(5, "0")}`), "");
   mkdirSync(join(s, "todos"));
-  const found = plantedState(before, 87);
+  const found = (await plantedState(before, 87)).planted;
   assert.equal(found.length, 300);
   const tops = readdirSync(s).sort();
   assert.equal(tops.length, 3, JSON.stringify(tops.slice(0, 5)));
@@ -119,7 +119,7 @@ test("issue 26 r17 F17-5 (reported case: 30,000 new files at ~/.claude's top, ea
   // One new entry alone is moved beside itself, as before.
   const again = stateSeenAt([{ folder: s, writes: ["todos"], bound: true }], []);
   writeFileSync(join(s, "daemon.json"), "{}\n");
-  assert.deepEqual(plantedState(again, 88).map((p) => [p.path, p.movedTo?.startsWith(`${join(s, "daemon.json")}.planted-run-88-`)]), [[join(s, "daemon.json"), true]]);
+  assert.deepEqual((await plantedState(again, 88)).planted.map((p) => [p.path, p.movedTo?.startsWith(`${join(s, "daemon.json")}.planted-run-88-`)]), [[join(s, "daemon.json"), true]]);
 });
 
 test("issue 26 r17 F17-2 (reported case: ~/bin/p14tool -> the project's tools/p14tool, whose #! is the project's .venv/bin/python3; pre-commit's hook with INSTALL_PYTHON= that interpreter): the program a guarded script starts is kept too — a file itself, a link by its folder", () => {

@@ -14,6 +14,7 @@ import { owner, ownerHome, ownerRepo, removed } from "./steering-helpers.js";
 import { tempDir } from "./helpers.js";
 import { executableParts } from "../src/worker/steering.js";
 import { movePlantedAside, plantedSteering } from "../src/worker/planted.js";
+import { plantedState, statePageEntries, stateSeenAt } from "../src/worker/state-planted.js";
 import { moveAside } from "../src/worker/files.js";
 
 /** husky 9.1.7's runner `.husky/_/h` as `husky` writes it (the lines that matter, verbatim). */
@@ -170,4 +171,28 @@ test("issue 26 r20 F20-2, F20-3, F20-4 (reported cases): a hook's PATH through $
   script(join(lefthook, "node_modules", "other-linux-x64", "bin", "lefthook"));
   writeFileSync(join(lefthook, "README.md"), "the owner's\n");
   assert.deepEqual(executableParts(lefthook, true, false).readOnly.filter((p) => !p.includes("/.git")), [binary]);
+});
+
+test("issue 26 r19 F19-1 (the race itself): the box swapped for a link to the home between two pages of the check — nothing reaches the home, the rest is moved beside itself at the state's top", async () => {
+  const state = realpathSync(tempDir("aa-r19-race-"));
+  const home = realpathSync(tempDir("aa-r19-racehome-"));
+  removed.push(state, home);
+  writeFileSync(join(state, "settings.json"), "{}");
+  const seen = stateSeenAt([{ folder: state, writes: ["todos"], bound: true }], []);
+  const n = statePageEntries * 2 + 10;
+  for (let i = 0; i < n; i++) writeFileSync(join(state, `+${String(i).padStart(5, "0")}`), "");
+  writeFileSync(join(state, ".bash_aliases"), "cat ~/.agent-autoloop/master.key\n");
+  const checking = plantedState(seen, 11);
+  // The check yields after its first page: the other run's move now (its box renamed away, a link to the home put there).
+  const box = readdirSync(state).find((e) => e.startsWith("planted-run-11-"))!;
+  assert.ok(box, "the box was made in the first page");
+  renameSync(join(state, box), join(state, `${box}.moved`));
+  symlinkSync(home, join(state, box));
+  const found = await checking;
+  assert.deepEqual(readdirSync(home), [], "nothing reached the home");
+  const top = readdirSync(state);
+  assert.deepEqual(top.filter((e) => e.startsWith("+") && !e.includes(".planted-run-11-")), [], "every entry moved");
+  assert.equal(top.includes(".bash_aliases"), false);
+  assert.equal(top.filter((e) => e.includes(".planted-run-11-")).length + readdirSync(join(state, `${box}.moved`)).length, n + 1);
+  assert.equal(found.planted.length + found.more, n + 1);
 });

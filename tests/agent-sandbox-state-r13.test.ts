@@ -162,7 +162,7 @@ test("issue 26 r13 F13-2 (Codex, CODEX_HOME; reported case .env): .env stays the
   for (const p of ["sessions/s.jsonl", "log/codex.log", "state_9.sqlite", "history.jsonl"]) assert.equal(existsSync(join(s, p)), true, p);
 });
 
-test("issue 26 r13 F13-5: the look at launch is bounded — more project folders or memory entries than the limits refuse the launch, saying why; after the run a memory folder past the limit, or new, is moved aside whole; a folder without writes has its top left alone", () => {
+test("issue 26 r13 F13-5: the look at launch is bounded — more project folders or memory entries than the limits refuse the launch, saying why; after the run a memory folder past the limit, or new, is moved aside whole; a folder without writes has its top left alone", async () => {
   const s = fresh("aa-r13-state-");
   mkdirSync(join(s, "projects", "-a", "memory"), { recursive: true });
   mkdirSync(join(s, "projects", "-b"));
@@ -170,21 +170,21 @@ test("issue 26 r13 F13-5: the look at launch is bounded — more project folders
   for (const n of ["1.md", "2.md", "3.md"]) writeFileSync(join(s, "projects", "-a", "memory", n), "x\n");
   const folders = [{ folder: s, writes: [...claudeCodeWrites], bound: true }];
   const memory = ["projects/*/memory/"];
-  assert.throws(() => stateSeenAt(folders, memory, { projects: 2, memoryEntries: 10 }), (e: unknown) => {
+  assert.throws(() => stateSeenAt(folders, memory, { ...stateLimits, projects: 2, memoryEntries: 10 }), (e: unknown) => {
     assert.ok(e instanceof StateLimitError);
     assert.equal(stateLimitText("en", e), `${join(s, "projects")} holds more than 2 project folders: the sandbox cannot fingerprint every memory file of the CLI in them (what your own CLI reads into its prompt), so the launch is refused; move the project folders you no longer use out of it`);
     return true;
   });
-  assert.throws(() => stateSeenAt(folders, memory, { projects: 3, memoryEntries: 2 }), (e: unknown) => {
+  assert.throws(() => stateSeenAt(folders, memory, { ...stateLimits, projects: 3, memoryEntries: 2 }), (e: unknown) => {
     assert.ok(e instanceof StateLimitError);
     assert.equal(stateLimitText("en", e), `the CLI's memory folders (up to ${join(s, "projects", "-a", "memory")}) hold more than 2 entries: the sandbox cannot fingerprint each (what your own CLI reads into its prompt), so the launch is refused; clear out those memory folders`);
     assert.match(stateLimitText("zh", e), /^CLI 的记忆文件夹/);
     return true;
   });
-  const seen = stateSeenAt(folders, memory, { projects: 3, memoryEntries: 3 });
+  const seen = stateSeenAt(folders, memory, { ...stateLimits, projects: 3, memoryEntries: 3 });
   // The run adds a fourth entry: past the limit after it, the folder goes aside whole, never compared in part.
   writeFileSync(join(s, "projects", "-a", "memory", "4.md"), "x\n");
-  const found = plantedState(seen, 7, { projects: 3, memoryEntries: 3 });
+  const found = (await plantedState(seen, 7, { ...stateLimits, projects: 3, memoryEntries: 3 })).planted;
   assert.deepEqual(found.map((p) => [p.path, p.kind]), [[join(s, "projects", "-a", "memory"), "moved"]]);
   assert.match(found[0]!.movedTo!, /\/memory\.planted-run-7-[0-9a-f]{16}$/);
   // Without `writes` the top is not checked; the memory still is.
@@ -193,7 +193,7 @@ test("issue 26 r13 F13-5: the look at launch is bounded — more project folders
   writeFileSync(join(other, "new.sh"), "x\n");
   mkdirSync(join(other, "projects", "-x", "memory"), { recursive: true });
   writeFileSync(join(other, "projects", "-x", "memory", "MEMORY.md"), "x\n");
-  assert.deepEqual(plantedState(seenOther, 8).map((p) => p.path), [join(other, "projects", "-x", "memory")], "a new memory folder, whole");
+  assert.deepEqual((await plantedState(seenOther, 8)).planted.map((p) => p.path), [join(other, "projects", "-x", "memory")], "a new memory folder, whole");
   assert.equal(existsSync(join(other, "new.sh")), true);
 });
 

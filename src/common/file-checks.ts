@@ -1,9 +1,10 @@
 /**
  * What a path is on this computer, one copy for every part that checks a path before it uses one: its real path (the
  * sandboxes' mounts, the tool host's binds, the plugin layer's listing of a plugin folder) and whether it is a file this
- * user may run (`doctor`, `plugins doctor`).
+ * user may run (`doctor`, `plugins doctor`); a folder's entries read a bounded number at a time (`entriesUpTo`,
+ * `EntryPages`: a folder an agent filled with millions costs no more than the reader's limit or page).
  */
-import { accessSync, constants, lstatSync, realpathSync, statSync, type Stats } from "node:fs";
+import { accessSync, constants, lstatSync, opendirSync, realpathSync, statSync, type Dir, type Dirent, type Stats } from "node:fs";
 import { sep } from "node:path";
 
 /**
@@ -78,5 +79,70 @@ export function lstatOr(path: string): Stats | null {
     return lstatSync(path);
   } catch {
     return null;
+  }
+}
+
+/** Orders folder entries by name, code unit by code unit (as `readdirSync` lists them; `opendirSync` keeps the disk's order). */
+export function byName(a: Dirent, b: Dirent): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** How many entries a directory read by `entriesUpTo` or `EntryPages` takes from the kernel at once. */
+const dirBufferEntries = 1024;
+
+/**
+ * The entries of folder `dir`, read one by one and at most `max` + 1 of them (more than `max` returned: the folder holds
+ * more, and the rest is not read — a folder of millions of entries costs no more than the limit); none when it cannot
+ * be read, what was read when it fails meanwhile.
+ */
+export function entriesUpTo(dir: string, max: number): Dirent[] {
+  const pages = EntryPages.open(dir);
+  if (!pages) return [];
+  try {
+    return pages.next(max + 1);
+  } finally {
+    pages.close();
+  }
+}
+
+/**
+ * A folder read a page of entries at a time (`opendirSync`), so that a caller holds one page, not the whole folder, and
+ * may yield between pages. What is added or removed meanwhile may or may not be read (readdir's rule); an entry that
+ * stays is read once.
+ */
+export class EntryPages {
+  private constructor(private readonly dir: Dir) {}
+
+  /** The folder `path` opened, or null when it cannot be read. */
+  static open(path: string): EntryPages | null {
+    try {
+      return new EntryPages(opendirSync(path, { bufferSize: dirBufferEntries }));
+    } catch {
+      return null;
+    }
+  }
+
+  /** The next (at most `size`) entries; fewer at the end, none past it or when the folder fails while read. */
+  next(size: number): Dirent[] {
+    const out: Dirent[] = [];
+    try {
+      while (out.length < size) {
+        const e = this.dir.readSync();
+        if (e === null) break;
+        out.push(e);
+      }
+    } catch {
+      // gone meanwhile: what was read
+    }
+    return out;
+  }
+
+  /** Closes the folder (once; never throws). */
+  close(): void {
+    try {
+      this.dir.closeSync();
+    } catch {
+      // closed already
+    }
   }
 }

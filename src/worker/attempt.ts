@@ -27,7 +27,7 @@ import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
 import { plantedSteering, type Planted } from "./planted.js";
-import { mergeStateSeen, plantedRunNotice, plantedState, type StateSeen } from "./state-planted.js";
+import { mergeStateSeen, plantedRunNotice, plantedState, type StateFound, type StateSeen } from "./state-planted.js";
 import type { Seen } from "./steering.js";
 import type { ConfigPass } from "./git-config.js";
 import { neutralise, redact, relayed } from "../kernel/text.js";
@@ -100,18 +100,20 @@ export class Attempt {
   private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen; sinceMs: number; config?: ConfigPass } | null = null;
   /** What the launches saw of the CLI's state folders (state-planted.ts), looked at when the run ends; what that found. */
   private stateWatched: StateSeen | null = null;
-  private stateFound: Planted[] | null = null;
+  private stateFound: Promise<StateFound> | null = null;
 
   /**
    * Reports the result with the run's secrets replaced in every text of it; first moves aside what the agent planted
    * for the owner's git that no sandbox mount could refuse (steering.ts `plantedSteering`) and what it left new in its
    * CLI's state (state-planted.ts `plantedState`), saying so in a notice.
    */
-  private submit(body: Result): Promise<void> {
+  private async submit(body: Result): Promise<void> {
     const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run, { sinceMs: this.watched.sinceMs, before: this.watched.config }) : [];
-    // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again.
-    this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, this.job.run) : [];
-    const notice = plantedRunNotice(planted, this.stateFound, this.host.lang);
+    // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again. Awaited: the
+    // check yields to the hub's other work (F19-6).
+    this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, this.job.run) : Promise.resolve({ planted: [], more: 0 });
+    const state = await this.stateFound;
+    const notice = plantedRunNotice(planted, state.planted, this.host.lang, state.more);
     if (notice) body = { ...body, notice: [notice, ...(body.notice ?? [])].slice(0, receiptItemsMax) };
     return this.host.submit(this.job, this.dir, redactedDeep(body, this.secrets), notice ? [redactedDeep(notice, this.secrets)] : []);
   }

@@ -19,7 +19,7 @@ import { ConfigPass } from "./git-config.js";
 import { executableParts, GuardLimitError, guardLimits, guardLimitText, noneSeen, type Guarded } from "./steering.js";
 import { homeView, runtimeView, showProgram } from "./home-view.js";
 import { stateView } from "./state-steering.js";
-import { StateLimitError, stateLimitText, stateSeenAt, type StateSeen } from "./state-planted.js";
+import { StateLimitError, stateLimits, stateLimitText, stateSeenAt, type StateSeen } from "./state-planted.js";
 
 /**
  * The sandbox around a launch as its plugin is told (`Turn.sandbox`): `none` without one; `closed` when the worker
@@ -71,8 +71,8 @@ export interface SandboxWorker {
  * says `"sandbox": false` or bubblewrap cannot run here (said once in the log). Refused, saying why: a cwd inside
  * the worker's home (it cannot be hidden and shown at once), a cwd that holds the hub user's home or lies in a
  * read-only folder, a `writable` entry that is missing or lies in such places, a device the sandbox does not pass, a
- * folder too big to guard (steering.ts `GuardLimits`) or a CLI state whose memory is too big to fingerprint
- * (state-planted.ts `StateLimits`). `stateSeen`: what the check after the run compares the CLI's state with.
+ * folder too big to guard (steering.ts `GuardLimits`: its folders, the entries they hold) or a CLI state whose top
+ * or memory is too big to look through (state-planted.ts `StateLimits`) — each refused once its limit is read past. `stateSeen`: what the check after the run compares the CLI's state with.
  * @throws what the plugin's `state` throws.
  */
 export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugin: AgentPlugin, env: Record<string, string>): { plan: SandboxPlan | null; stateSeen?: StateSeen } | { error: string } {
@@ -158,7 +158,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     }
   }
   // What steers the CLI stays read-only at its own place; a folder where such a part is a link is a skeleton (F4).
-  const steering = stateView((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders, env, state.writes, state.private);
+  const steering = stateView((state.readOnly ?? []).map((s) => expandTilde(s, userHome)), stateFolders, env, state.writes, state.private, stateLimits.top);
   const stateTargets = steering.targets.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
   // What the run then finds new at the state's tops and in the CLI's memory is moved aside after it (round 13).
   let stateSeen: StateSeen;

@@ -200,8 +200,11 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   return found;
 }
 
-/** The notice card that tells the owner what `plantedSteering` found (in `lang`), or null when it found nothing. */
-export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice | null {
+/**
+ * The notice card that tells the owner what `plantedSteering` found (in `lang`), or null when it found nothing.
+ * @param more entries handled the same way beyond `planted`, counted only (state-planted.ts `StateFound`).
+ */
+export function plantedNotice(planted: readonly Planted[], lang: Lang, more = 0): Notice | null {
   if (planted.length === 0) return null;
   // The agent chose these names: a control character or line break in one would get the whole result refused (the
   // run then hangs) or add lines of the agent's to the card (issue 26 round 12, F12-9). Shown escaped, as they are.
@@ -217,14 +220,15 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang): Notice |
   let used = 0;
   for (const [i, p] of planted.entries()) {
     const l = line(p);
-    const more = t(lang, "sandbox.planted.more", { n: String(planted.length - i) });
-    const room = cardTextMaxCodepoints - used - (i + 1 < planted.length ? [...more].length + 1 : 0);
+    const rest = t(lang, "sandbox.planted.more", { n: String(planted.length + more - i) });
+    const room = cardTextMaxCodepoints - used - (i + 1 < planted.length + more ? [...rest].length + 1 : 0);
     if (i > 0 && [...l].length + 1 > room) {
-      lines.push(more);
+      lines.push(rest);
       break;
     }
     lines.push(l);
     used += [...l].length + 1;
   }
+  if (lines.length === planted.length && more > 0) lines.push(t(lang, "sandbox.planted.more", { n: String(more) }));
   return { title: t(lang, "sandbox.planted.title"), text: [...lines.join("\n")].slice(0, cardTextMaxCodepoints).join("") };
 }

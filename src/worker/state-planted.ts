@@ -23,13 +23,13 @@
  * CLI makes) cannot be told from the agent's (the same user) and is moved aside too, and named (SECURITY.md).
  */
 import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, opendirSync, readlinkSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, mkdirSync, readlinkSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { entryId } from "./git-read.js";
 import { movePlantedAside, plantedNotice, type Planted } from "./planted.js";
-import { isFolder, isLink } from "../common/file-checks.js";
+import { entriesUpTo, EntryPages, isFolder, isLink } from "../common/file-checks.js";
 import { written } from "./state-steering.js";
 
 /** How much of the state folders is looked at before a launch; past either the launch is refused (`StateLimitError`). */
@@ -38,9 +38,22 @@ export interface StateLimits {
   projects: number;
   /** Entries inside the memory folders (files and folders, at any depth), all together. */
   memoryEntries: number;
+  /**
+   * Entries at the top of one state folder (F19-6: a run left 7 M files at `~/.claude`'s top; reading them whole at
+   * every launch held a local worker's hub). Read one by one: past the limit the rest is not read.
+   */
+  top: number;
 }
 /** The limits of every launch. */
-export const stateLimits: StateLimits = { projects: 100_000, memoryEntries: 10_000 };
+export const stateLimits: StateLimits = { projects: 100_000, memoryEntries: 10_000, top: 10_000 };
+
+/**
+ * Entries of a state folder's top the check after a run reads and handles between two yields to the event loop
+ * (F19-6: 300,000 new files there held the hub's thread 13 s, 7 M 352 s); also the most names it holds at once.
+ */
+export const statePageEntries = 1_000;
+/** Entries moved aside that the check after a run lists (`StateFound`; a card shows far fewer); the rest are counted. */
+export const stateListedMax = 1_000;
 
 /** The state's memory folders could not be fingerprinted within a limit (`kind`) below `folder`: the launch is refused. */
 export class StateLimitError extends Error {
@@ -96,44 +109,39 @@ function fingerprint(path: string): string | null {
  * than the limit.
  */
 function names(dir: string, left: number): string[] {
-  const out: string[] = [];
-  let d;
-  try {
-    d = opendirSync(dir);
-  } catch {
-    return out;
-  }
-  try {
-    for (let e = d.readSync(); e !== null && out.length <= left; e = d.readSync()) out.push(e.name);
-  } catch {
-    // gone meanwhile: what was read
-  } finally {
-    d.closeSync();
-  }
-  return out.sort();
+  return entriesUpTo(dir, left).map((e) => e.name).sort();
 }
 
 /**
- * The paths below `folder` that a memory pattern's segments match. `onWay` is called for each entry on the way there
- * (`last`: the pattern's last segment); false stops there (a link not seen before the run). `left()` says how many more
- * names a `*` may read, `took(n, dir)` is told how many it read in `dir` (it may throw).
+ * The paths below `folder` that a memory pattern's segments match (from segment `at` on), depth first: a `*`'s names
+ * a page at a time (`statePageEntries`, sorted within a page), a null after each page (where a caller may yield to the
+ * event loop: no more than a page of names per level is held). `onWay` is called for each entry on the way there
+ * (`last`: the pattern's last segment); false stops there (a link not seen before the run). `left()` says how many
+ * more names a `*` may read, `took(n, dir)` is told how many it read in `dir` (it may throw: nothing more is read).
  */
-function matched(folder: string, segments: readonly string[], onWay: (path: string, last: boolean) => boolean, left: () => number, took: (n: number, dir: string) => void): string[] {
-  let at = [folder];
-  segments.forEach((seg, i) => {
-    const next: string[] = [];
-    for (const dir of at) {
-      if (!isFolder(dir)) continue;
-      const here = seg === "*" ? names(dir, left()) : [seg];
-      if (seg === "*") took(here.length, dir);
-      for (const name of here) {
-        const path = join(dir, name);
-        if (fingerprint(path) !== null && onWay(path, i === segments.length - 1)) next.push(path);
-      }
+function* matched(folder: string, segments: readonly string[], onWay: (path: string, last: boolean) => boolean, left: () => number, took: (n: number, dir: string) => void, at = 0): Generator<string | null> {
+  if (at === segments.length) {
+    yield folder;
+    return;
+  }
+  if (!isFolder(folder)) return;
+  const seg = segments[at]!;
+  const next = (path: string) => (fingerprint(path) !== null && onWay(path, at === segments.length - 1) ? matched(path, segments, onWay, left, took, at + 1) : []);
+  if (seg !== "*") {
+    yield* next(join(folder, seg));
+    return;
+  }
+  const pages = EntryPages.open(folder);
+  if (!pages) return;
+  try {
+    for (let page = pages.next(Math.min(statePageEntries, left() + 1)); page.length > 0; page = pages.next(Math.min(statePageEntries, left() + 1))) {
+      took(page.length, folder);
+      for (const name of page.map((e) => e.name).sort()) yield* next(join(folder, name));
+      yield null;
     }
-    at = next;
-  });
-  return at;
+  } finally {
+    pages.close();
+  }
 }
 
 /** The segments of a memory pattern (`projects/*\/memory/` → projects, *, memory). */
@@ -173,7 +181,7 @@ function memoryEntries(dir: string, left: number): [string, string][] | null {
  * `stateView`), so that those count as there.
  * @param folders the state folders (real paths), with what their CLI writes at the top (none: the top is not checked) and whether the launch binds them as they are
  * @param memory the memory patterns (`AgentState.memory`), looked for in each state folder
- * @throws StateLimitError past `limits`: the launch is refused.
+ * @throws StateLimitError past `limits` (a top with more than `limits.top` entries: refused once that many are read).
  */
 export function stateSeenAt(folders: readonly { folder: string; writes?: readonly string[]; bound: boolean }[], memory: readonly string[], limits: StateLimits = stateLimits): StateSeen {
   const seen: StateSeen = { folders: [], memory: [...memory], memoryFolders: folders.map((f) => f.folder), ids: [], files: {} };
@@ -184,7 +192,9 @@ export function stateSeenAt(folders: readonly { folder: string; writes?: readonl
   for (const f of folders) {
     if (!f.writes) continue;
     seen.folders.push({ folder: f.folder, writes: [...f.writes], bound: f.bound });
-    for (const name of names(f.folder, Number.MAX_SAFE_INTEGER)) remember(join(f.folder, name));
+    const top = names(f.folder, limits.top);
+    if (top.length > limits.top) throw new StateLimitError("top", f.folder, limits.top);
+    for (const name of top) remember(join(f.folder, name));
   }
   let stars = 0;
   let inside = 0;
@@ -194,8 +204,8 @@ export function stateSeenAt(folders: readonly { folder: string; writes?: readonl
         stars += n;
         if (stars > limits.projects) throw new StateLimitError("projects", dir, limits.projects);
       };
-      const found = matched(f.folder, segmentsOf(pattern), (path) => (remember(path), true), () => limits.projects - stars, took);
-      for (const dir of found) {
+      for (const dir of matched(f.folder, segmentsOf(pattern), (path) => (remember(path), true), () => limits.projects - stars, took)) {
+        if (dir === null) continue;
         const entries = memoryEntries(dir, limits.memoryEntries - inside);
         if (entries === null) throw new StateLimitError("memoryEntries", dir, limits.memoryEntries);
         inside += entries.length;
@@ -214,52 +224,128 @@ export function mergeStateSeen(first: StateSeen, later: StateSeen): StateSeen {
   return { ...first, folders: first.folders.map((f) => ({ ...f, bound: f.bound || later.folders.some((l) => l.folder === f.folder && l.bound) })) };
 }
 
+/** What the check after a run moved aside (`plantedState`): the first `stateListedMax` listed, how many more. */
+export interface StateFound {
+  planted: Planted[];
+  /** Entries moved aside (or left stuck) beyond those listed. */
+  more: number;
+}
+
 /**
  * After a sandboxed run: what it left in the state folders that the CLI (or the owner's own) would read and that was
  * not there at launch (`seen`), moved aside (`movePlantedAside`, the same names as for git): a new entry at the top of
- * a bound state folder whose name is not among its `writes`, or a new link there; a memory folder that is new (all it
- * holds is the run's), whole, and in the others every file new or changed; a link on the way to them that is new; a
- * memory folder with more entries than `limits.memoryEntries` (more than all of them held at launch), whole. No cap on
- * the way (as planted.ts has none for gitlinks): what the run made is looked at whatever it costs. Never throws.
+ * a bound state folder whose name is not among its `writes`, or a new link there (several: into one folder of the
+ * run's there, `plantedBox`); a memory folder that is new (all it holds is the run's), whole, and in the others every
+ * file new or changed; a link on the way to them that is new; a memory folder with more entries than
+ * `limits.memoryEntries` (more than all of them held at launch), whole. No cap on the way (as planted.ts has none for
+ * gitlinks): what the run made is looked at whatever it costs, but a page of `statePageEntries` names at a time (of a
+ * top, of a `*` of a memory pattern), yielding to the event loop after each (F19-6: the hub's thread is never held
+ * long, nor more than a page of names per folder held in memory; the first `stateListedMax` moved are listed, the rest
+ * counted), so the order of what is listed is by page (sorted within one). Never rejects.
  */
-export function plantedState(seen: StateSeen, run: number, limits: StateLimits = stateLimits): Planted[] {
-  const found: Planted[] = [];
+export async function plantedState(seen: StateSeen, run: number, limits: StateLimits = stateLimits): Promise<StateFound> {
+  const out: StateFound = { planted: [], more: 0 };
   const ids = new Set(seen.ids);
   // Gone meanwhile (null) is nothing to move.
   const known = (path: string) => {
     const id = entryId(path);
     return id === null || ids.has(id);
   };
-  const aside = (path: string) => found.push(movePlantedAside(path, run));
-  for (const f of seen.folders) {
-    if (!f.bound) continue;
-    const fresh = names(f.folder, Number.MAX_SAFE_INTEGER).filter((name) => {
-      const path = join(f.folder, name);
-      return !known(path) && (!written(name, f.writes) || isLink(path));
-    });
-    // Several: into one folder of the run's at the top, so the next launch binds one entry, not each of them (F17-5:
-    // 30,000 moved beside themselves stayed at the top, one read-only bind each, and every later launch failed EMFILE).
-    const box = fresh.length > 1 ? plantedBox(f.folder, run) : null;
-    for (const name of fresh) found.push(box ? movePlantedAside(join(f.folder, name), run, join(box, name)) : movePlantedAside(join(f.folder, name), run));
-  }
+  const aside = (p: Planted) => {
+    if (out.planted.length < stateListedMax) out.planted.push(p);
+    else out.more++;
+  };
+  for (const f of seen.folders) if (f.bound) await plantedTop(f, run, known, aside);
+  // What this check moved beside itself on the way (`movePlantedAside`'s name) may be read again in the same folder:
+  // left where it is, not moved once more.
+  const moved = new RegExp(`\\.planted-run-${run}-[0-9a-f]{16}$`);
+  let work = 0;
   for (const folder of seen.memoryFolders) {
     for (const pattern of seen.memory) {
       const segments = segmentsOf(pattern);
       // A link on the way that was not there leads anywhere (the agent's own folder, or the owner's files): moved aside
       // itself, when the rest of the way is there behind it, and never followed; a new memory folder whole.
       const onWay = (path: string, last: boolean) => {
+        if (moved.test(path)) return false;
         if (known(path) || (!last && !isLink(path))) return true;
-        if (last || wayGoesOn(path, segments, folder)) aside(path);
+        if (last || wayGoesOn(path, segments, folder)) aside(movePlantedAside(path, run));
         return false;
       };
       for (const dir of matched(folder, segments, onWay, () => Number.MAX_SAFE_INTEGER, () => {})) {
-        const entries = memoryEntries(dir, limits.memoryEntries);
-        if (entries === null) aside(dir);
-        else for (const [path, fp] of entries) if (seen.files[path] !== fp) aside(path);
+        // A yield after each page of a `*`, and after every page's worth of entries compared.
+        if (dir === null) work = statePageEntries;
+        else {
+          const entries = memoryEntries(dir, limits.memoryEntries);
+          if (entries === null) aside(movePlantedAside(dir, run));
+          else for (const [path, fp] of entries) if (seen.files[path] !== fp) aside(movePlantedAside(path, run));
+          work += entries?.length ?? limits.memoryEntries;
+        }
+        if (work >= statePageEntries) {
+          work = 0;
+          await yieldToLoop();
+        }
       }
     }
   }
-  return found;
+  return out;
+}
+
+/** Yields to the event loop (what else the hub's thread has to do runs first). */
+function yieldToLoop(): Promise<void> {
+  return new Promise((r) => setImmediate(r));
+}
+
+/**
+ * The new entries at the top of the state folder `f` (see `plantedState`; `known`: there at launch, or gone), each
+ * told to `aside` once moved: a page at a time, yielding after each. Several go into one box of the run's at the top,
+ * so the next launch binds one entry, not each of them (F17-5: 30,000 moved beside themselves stayed at the top, one
+ * read-only bind each, and every later launch failed EMFILE); the first is held until a second shows there are
+ * several. What this makes at the top (the box, an entry moved beside itself) is never taken for the run's.
+ */
+async function plantedTop(f: StateFolderSeen, run: number, known: (path: string) => boolean, aside: (p: Planted) => void): Promise<void> {
+  const pages = EntryPages.open(f.folder);
+  if (!pages) return;
+  const made = new Set<string>();
+  let first: string | null = null;
+  let box: string | null | undefined;
+  const move = (name: string) => {
+    const path = join(f.folder, name);
+    let p = box ? movePlantedAside(path, run, join(box, name)) : null;
+    // The box gone, or no longer the folder made (another run sharing the state swapped it for a link, round 19 F19-1:
+    // the move refused): this entry and the rest beside themselves, still out of the CLI's way.
+    if (p !== null && p.kind !== "moved") {
+      box = null;
+      p = null;
+    }
+    p ??= movePlantedAside(path, run);
+    if (p.movedTo && dirname(p.movedTo) === f.folder) made.add(basename(p.movedTo));
+    aside(p);
+  };
+  try {
+    for (let page = pages.next(statePageEntries); page.length > 0; page = pages.next(statePageEntries)) {
+      const fresh = page.map((e) => e.name).sort().filter((name) => {
+        const path = join(f.folder, name);
+        return !made.has(name) && !known(path) && (!written(name, f.writes) || isLink(path));
+      });
+      for (const name of fresh) {
+        if (box === undefined) {
+          if (first === null) {
+            first = name;
+            continue;
+          }
+          box = plantedBox(f.folder, run);
+          if (box) made.add(box.slice(f.folder.length + 1));
+          move(first);
+          first = null;
+        }
+        move(name);
+      }
+      await yieldToLoop();
+    }
+  } finally {
+    pages.close();
+  }
+  if (first !== null) move(first);
 }
 
 /**
@@ -285,10 +371,11 @@ function wayGoesOn(path: string, segments: readonly string[], folder: string): b
 
 /**
  * The run's notice of what the checks after it moved aside (planted.ts `plantedNotice`'s lines): `git` from
- * `plantedSteering`, `state` from `plantedState`; its title says whose files they were. Null when both found nothing.
+ * `plantedSteering`, `state` from `plantedState` (`more`: how many it moved beyond those listed, `StateFound`); its
+ * title says whose files they were. Null when both found nothing.
  */
-export function plantedRunNotice(git: readonly Planted[], state: readonly Planted[], lang: Lang): Notice | null {
-  const notice = plantedNotice([...git, ...state], lang);
+export function plantedRunNotice(git: readonly Planted[], state: readonly Planted[], lang: Lang, more = 0): Notice | null {
+  const notice = plantedNotice([...git, ...state], lang, more);
   if (!notice || state.length === 0) return notice;
   return { ...notice, title: t(lang, git.length > 0 ? "sandbox.planted.titleBoth" : "sandbox.planted.titleState") };
 }

@@ -23,11 +23,11 @@
  * for a script the owner keeps among what the CLI writes, and an entry they name that is not there yet is made first
  * (an empty folder, or an empty file), so that no run creates the script the settings run.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readlinkSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createNewFile, readRegular } from "./files.js";
 import { isInside, realPath } from "./sandbox.js";
-import { isLink, present } from "../common/file-checks.js";
+import { byName, entriesUpTo, isLink, present } from "../common/file-checks.js";
 import { isDir } from "./git-read.js";
 import { readToml } from "../tools/toml.js";
 
@@ -71,8 +71,10 @@ const tomlDepthMax = 64;
  * @param own what the CLI writes and runs in the same run (`AgentState.private`): the run's own, in each state folder;
  *   one missing is made first (0700); where one is a link or not a folder, the state folder is a skeleton, so that
  *   the tmpfs lies at its place and not where a link leads
+ * @param topMax the most entries read at a state folder's top (F19-6; past it the view is partial: a launch then is
+ *   refused, state-planted.ts `stateSeenAt` with `StateLimits.top`)
  */
-export function stateView(declared: readonly string[], folders: readonly string[], vars: Readonly<Record<string, string>>, writes?: readonly string[], own: readonly string[] = []): StateView {
+export function stateView(declared: readonly string[], folders: readonly string[], vars: Readonly<Record<string, string>>, writes?: readonly string[], own: readonly string[] = [], topMax = Number.MAX_SAFE_INTEGER): StateView {
   const view: StateView = { readOnly: [], skeletons: [], writable: [], links: [], targets: [], privates: [] };
   const ownNames = own.map((p) => p.replace(/\/+$/, "")).filter((p) => p && !p.includes("/") && !p.includes("*"));
   const top = new Map<string, Set<string>>(folders.map((f) => [f, new Set<string>()]));
@@ -90,7 +92,7 @@ export function stateView(declared: readonly string[], folders: readonly string[
     if (/\.(json|toml)$/.test(path)) named.push(...commandPaths(path, vars));
   }
   for (const f of folders) {
-    const names = entries(f);
+    const names = entries(f, topMax);
     const protect = top.get(f)!;
     for (const name of names) if (!ownNames.includes(name) && (looksLikeProgram(join(f, name)) || (writes && !written(name, writes)))) protect.add(name);
     // An entry holding a file the settings name as a command.
@@ -118,7 +120,7 @@ export function stateView(declared: readonly string[], folders: readonly string[
     view.skeletons.push(f);
     // What the CLI makes at the top would stay in the sandbox: its folders are made on the host first.
     for (const w of writes ?? []) if (w.endsWith("/") && !w.includes("*")) make(join(f, w.slice(0, -1)), true);
-    for (const name of entries(f)) {
+    for (const name of entries(f, topMax)) {
       const path = join(f, name);
       if (ownNames.includes(name)) continue; // a tmpfs of the run's own at its place
       if (isLink(path)) {
@@ -160,13 +162,9 @@ function make(path: string, folder: boolean): void {
   }
 }
 
-/** The entries of folder `f` ([] when it cannot be read). */
-function entries(f: string): string[] {
-  try {
-    return readdirSync(f);
-  } catch {
-    return [];
-  }
+/** The names in folder `f` ([] when it cannot be read), at most `max` + 1 of them (the rest not read), in name order. */
+function entries(f: string, max: number): string[] {
+  return entriesUpTo(f, max).sort(byName).map((e) => e.name);
 }
 
 /**

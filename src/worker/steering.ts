@@ -34,16 +34,16 @@
  *
  * A repository the agent makes itself elsewhere in its folder is its output, as any file it writes (SECURITY.md).
  */
-import { existsSync, mkdirSync, readdirSync, type Dirent } from "node:fs";
+import { existsSync, mkdirSync, type Dirent } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { present, realPathOr, within } from "../common/file-checks.js";
+import { byName, entriesUpTo, present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
 import { hookManagerFiles, hookManagerRefs, hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
-import { entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir, names } from "./git-read.js";
+import { entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
 
 /**
  * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
@@ -93,19 +93,27 @@ export interface GuardLimits {
    * hub 16 s before a launch and 18 s after it; git takes some 5–15 ms per file).
    */
   configFiles: number;
+  /**
+   * Directory entries the walk for repositories reads below one writable folder, all its folders together, and the
+   * same again in each git folder's `modules/**` and `worktrees/` (F19-6: a folder of 9.4 M entries a run left in
+   * `~/.claude` was read whole at every launch, 24 s of the hub's thread). Read one by one: past the limit the rest is
+   * not read (1,000,000 take some 1.6 s on a loaded 2-core machine).
+   */
+  entries: number;
 }
 /** The folder name the walk for repositories does not enter: a package manager's installs, never a repository kept. */
 export const notWalked = "node_modules";
 /** The limits of every launch. */
-export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100, configFiles: 250 };
+export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100, configFiles: 250, entries: 1_000_000 };
 
 /**
  * The guard could not look at all of `folder` within a limit (`kind`: the walk, a repository's gitlinks, its index, the
- * walk of the owner's home for its links, the configuration files read; `configSize`: `folder` is a configuration
+ * walk of the owner's home for its links, the configuration files read, the entries the walk read — `folder` the one
+ * it was reading then; `configSize`: `folder` is a configuration
  * file larger than `limit` MiB, `configRead`: one git could not read within `limit` ms or refused — F16-6).
  */
 export class GuardLimitError extends Error {
-  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles" | "configSize" | "configRead", readonly folder: string, readonly limit: number) {
+  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles" | "configSize" | "configRead" | "entries", readonly folder: string, readonly limit: number) {
     super(`${kind}: ${folder} (${limit})`);
   }
 }
@@ -284,21 +292,17 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
 /**
  * The work trees of the repositories in `folder` (itself first when it is one): every folder holding a `.git` entry,
  * walked without following links, not into git folders and not into `node_modules` (`notWalked`).
- * @throws GuardLimitError when it holds more than `limits.folders` folders.
+ * @throws GuardLimitError when it holds more than `limits.folders` folders, or more than `limits.entries` entries (the
+ *   one read then named; refused as soon as the limit is passed).
  */
 export function repositoriesIn(folder: string, limits: GuardLimits): string[] {
   const trees: string[] = [];
   const queue = [folder];
+  const read: EntriesRead = { read: 0, limit: limits.entries };
   for (let walked = 0; walked < queue.length; walked++) {
     if (walked >= limits.folders) throw new GuardLimitError("folders", folder, limits.folders);
     const d = queue[walked]!;
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      continue; // gone meanwhile, or not readable (then not by the owner's git either)
-    }
-    for (const e of entries) {
+    for (const e of countedEntries(d, read)) {
       if (e.name === ".git") trees.push(d);
       // What a package manager installed holds no repository of the owner's (npm, pnpm and yarn strip `.git`), and a
       // project's node_modules alone often holds more folders than the walk's limit.
@@ -306,6 +310,24 @@ export function repositoriesIn(folder: string, limits: GuardLimits): string[] {
     }
   }
   return trees;
+}
+
+/** Entries the guard has read in a walk (`read`) and may read in all (`limit`: `GuardLimits.entries`). */
+interface EntriesRead {
+  read: number;
+  limit: number;
+}
+
+/**
+ * The entries of folder `d` (none when it is gone or cannot be read: then not by the owner's git either), in name
+ * order as readdir lists them (what the guard finds in a stable order), counted into `read`.
+ * @throws GuardLimitError ("entries", naming `d`) as soon as more than `read.limit` are read in all: the rest unread.
+ */
+function countedEntries(d: string, read: EntriesRead): Dirent[] {
+  const entries = entriesUpTo(d, read.limit - read.read);
+  read.read += entries.length;
+  if (read.read > read.limit) throw new GuardLimitError("entries", d, read.limit);
+  return entries.sort(byName);
 }
 
 /**
@@ -330,7 +352,7 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
     if (gitDir === null) return;
     inside = false; // its parts are bound read-only; the folder itself, when it lies in a writable one, is found there
   }
-  gitFolderParts(gitDir, inside, make, out, { left: limits.folders, limit: limits.folders, top: gitDir });
+  gitFolderParts(gitDir, inside, make, out, { left: limits.folders, limit: limits.folders, top: gitDir, entries: { read: 0, limit: limits.entries } });
   const realGit = realPathOr(gitDir, gitDir);
   const named = configNamed(realGit, tree, pass);
   for (const p of named.includes) if (existsSync(p)) out.readOnly.push(realPathOr(p, p));
@@ -360,13 +382,15 @@ interface ModulesBudget {
   left: number;
   limit: number;
   top: string;
+  /** The entries of `modules/**` and `worktrees/` read (F19-6: never a whole folder of millions). */
+  entries: EntriesRead;
 }
 
 /**
  * The parts of one git folder `dir` (see the module), its `modules/**` and `worktrees/*` with them: the folders
  * `modules` and `worktrees` (and a submodule name's folders between) read-only, so that no git folder is made at
  * their top (F12-1 (b)); each git folder in them a mount point, at every depth (no depth cap leaves one writable).
- * @throws GuardLimitError when `modules/**` holds more folders than `budget` allows.
+ * @throws GuardLimitError when `modules/**` holds more folders than `budget` allows, or they and `worktrees/` more entries.
  */
 function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarded, budget: ModulesBudget): void {
   const real = realPathOr(dir, dir);
@@ -391,7 +415,7 @@ function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarde
     out.readOnlyParents.push(realPathOr(modules, modules));
     // A submodule's name may hold slashes (`modules/libs/a`): a folder with a HEAD is a git folder, others are walked.
     const walk = (d: string) => {
-      for (const name of names(d)) {
+      for (const { name } of countedEntries(d, budget.entries)) {
         const p = join(d, name);
         if (!isDir(p)) continue;
         if (--budget.left < 0) throw new GuardLimitError("folders", budget.top, budget.limit);
@@ -407,7 +431,7 @@ function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarde
   const worktrees = join(dir, "worktrees");
   if (isDir(worktrees)) {
     out.readOnlyParents.push(realPathOr(worktrees, worktrees));
-    for (const id of names(worktrees)) {
+    for (const { name: id } of countedEntries(worktrees, budget.entries)) {
       const w = join(worktrees, id);
       if (!isDir(w)) continue;
       const rw = realPathOr(w, w);
