@@ -12,7 +12,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameS
 import { join } from "node:path";
 import { owner, ownerHome, ownerRepo, removed } from "./steering-helpers.js";
 import { tempDir } from "./helpers.js";
-import { executableParts } from "../src/worker/steering.js";
+import { executableParts, GuardLimitError } from "../src/worker/steering.js";
+import { blockingGitFiles, gitFolderCrowded, gitFolderTopMax } from "../src/worker/git-read.js";
 import { movePlantedAside, plantedSteering } from "../src/worker/planted.js";
 import { plantedState, statePageEntries, stateSeenAt } from "../src/worker/state-planted.js";
 import { moveAside } from "../src/worker/files.js";
@@ -195,4 +196,22 @@ test("issue 26 r19 F19-1 (the race itself): the box swapped for a link to the ho
   assert.equal(top.includes(".bash_aliases"), false);
   assert.equal(top.filter((e) => e.includes(".planted-run-11-")).length + readdirSync(join(state, `${box}.moved`)).length, n + 1);
   assert.equal(found.planted.length + found.more, n + 1);
+});
+
+test("issue 26 r19 F19-6's kind in a git folder: a .git top an agent filled past gitFolderTopMax refuses the next launch naming it, and the check after the run names the repository as looked at short, without running git there", () => {
+  ownerHome();
+  const repo = ownerRepo();
+  const parts = executableParts(repo, true, false);
+  const guarded = new Set([...parts.readOnly, ...parts.mountPoints, ...parts.readOnlyParents]);
+  const git = join(repo, ".git");
+  for (let i = 0; i <= gitFolderTopMax; i++) writeFileSync(join(git, `x${i}`), "");
+  assert.equal(gitFolderCrowded(git), true);
+  assert.deepEqual(blockingGitFiles(git), []);
+  // What the configuration names is still looked at: an include made during the run is moved aside too.
+  owner(repo, {}, "config", "include.path", "../team.gitconfig");
+  writeFileSync(join(repo, "team.gitconfig"), "[core]\n\tfsmonitor = id\n");
+  const found = plantedSteering([repo], guarded, parts.seen, 21);
+  assert.deepEqual(found.map((p) => [p.path, p.kind]), [[join(repo, "team.gitconfig"), "moved"], [repo, "maskCut"]]);
+  assert.equal(existsSync(join(git, "index")), true, "the index left where it is");
+  assert.throws(() => executableParts(repo, true, false), (e: unknown) => e instanceof GuardLimitError && e.kind === "entries" && e.folder === git && e.limit === gitFolderTopMax);
 });

@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { realPathOr, within } from "../common/file-checks.js";
+import { entriesUpTo, lstatOr, realPathOr, within } from "../common/file-checks.js";
 import { readRegular } from "./files.js";
 
 /** How long reading one repository's index (or one configuration file) with git may take, in ms. */
@@ -26,11 +26,10 @@ export const plantedGitMs = 20_000;
  */
 export function blockingGitFiles(gitDir: string): string[] {
   const names = ["index", "HEAD", "commondir"];
-  try {
-    for (const n of readdirSync(gitDir)) if (n.startsWith("sharedindex.")) names.push(n);
-  } catch {
-    return []; // no folder: git reads nothing there
-  }
+  if (!lstatOr(gitDir)) return []; // no folder: git reads nothing there
+  // At most `gitFolderTopMax` entries read (an agent may fill the top: round 19, F19-6's kind); past them a git
+  // folder is crowded (`gitFolderCrowded`) and git is not run on it.
+  for (const e of entriesUpTo(gitDir, gitFolderTopMax)) if (e.name.startsWith("sharedindex.")) names.push(e.name);
   return names.map((n) => join(gitDir, n)).filter((p) => {
     try {
       const st = statSync(p, { throwIfNoEntry: false });
@@ -40,6 +39,18 @@ export function blockingGitFiles(gitDir: string): string[] {
     }
   });
 }
+/** Entries of a git folder's top read at most (a usual one holds some 20, all git's own). */
+export const gitFolderTopMax = 10_000;
+
+/**
+ * Whether git folder `gitDir` holds more than `gitFolderTopMax` entries at its top, which no git makes: git is not run
+ * on it (its split index could not be looked for), and the guard refuses a launch there, the check after a run names
+ * it as looked at short.
+ */
+export function gitFolderCrowded(gitDir: string): boolean {
+  return entriesUpTo(gitDir, gitFolderTopMax).length > gitFolderTopMax;
+}
+
 /** How many bytes of `git ls-files --stage -z` output are read at most (an index of millions of entries is more). */
 const indexListBytesMax = 256 * 1024 * 1024;
 
@@ -114,11 +125,11 @@ export function gitEntry(tree: string): string | null {
  * `git diff` do not look at them (`hidden`: `update-index --assume-unchanged` or `--skip-worktree`; issue 26 round
  * 13, F13-9). Paths relative to `tree`. Empty when there is no index or git cannot read it (then the owner's git
  * cannot either); "tooBig" when git did not list it within `timeoutMs` or `indexListBytesMax`, or one of the files it
- * opens is not a regular file (`blockingGitFiles`: git would wait on it).
+ * opens is not a regular file (`blockingGitFiles`: git would wait on it), or the git folder is crowded (`gitFolderCrowded`).
  */
 export function gitlinks(gitDir: string, tree: string, timeoutMs = gitReadTimeoutMs): IndexListing | "tooBig" {
   if (!existsSync(join(gitDir, "index"))) return { links: [], hidden: [] };
-  if (blockingGitFiles(gitDir).length > 0) return "tooBig";
+  if (blockingGitFiles(gitDir).length > 0 || gitFolderCrowded(gitDir)) return "tooBig";
   let out: string;
   try {
     out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-v", "-z"], {

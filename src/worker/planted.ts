@@ -15,7 +15,7 @@ import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
-import { blockingGitFiles, entryId, gitDirOf, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
+import { blockingGitFiles, entryId, gitFolderCrowded, gitDirOf, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
 
@@ -165,6 +165,11 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     // The commands as the guard took them: in the work tree or the git folder only (steering.ts repositoryParts).
     const commands = config.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
     for (const p of [...config.includes, ...config.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
+    // A top no git makes (more than `gitFolderTopMax` entries): its index is not listed; named as looked at short.
+    if (gitFolderCrowded(gitDir)) {
+      found.push({ path: tree, movedTo: null, kind: "maskCut" });
+      continue;
+    }
     const listing = gitlinks(gitDir, tree, timeLeft(budget));
     if (listing === "tooBig") {
       aside(join(gitDir, "index"));

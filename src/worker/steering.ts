@@ -43,7 +43,7 @@ import { pinnedFolders } from "./mount-pins.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
 import { hookManagerFiles, hookManagerRefs, hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
-import { entryId, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
+import { entryId, gitFolderCrowded, gitFolderTopMax, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
 
 /**
  * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
@@ -368,6 +368,8 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
   // (F14-5), `remote.*.uploadpack = tools/up.sh` (F15-1), `sh clean.sh` (F15-2).
   for (const c of named.commands) if (c !== tree && existsSync(c) && (within(c, tree) || within(c, realGit))) out.readOnly.push(realPathOr(c, c));
   // Listed at every depth: what the index hides from `git status` is compared after the run (F13-9).
+  // A git folder whose top an agent filled (no git makes one): refused naming it, not taken for an index git cannot list.
+  if (gitFolderCrowded(gitDir)) throw new GuardLimitError("entries", gitDir, gitFolderTopMax);
   const listing = gitlinks(gitDir, tree); // "tooBig" too for a FIFO index or HEAD (F17-4), at once
   if (listing === "tooBig") throw new GuardLimitError("index", tree, gitReadTimeoutMs);
   out.seen.hidden.push(...listing.hidden.map((p) => join(tree, p)));
