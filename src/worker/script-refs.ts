@@ -8,9 +8,8 @@
  * holding it, since a mount cannot hold a link's own entry. What such a program then loads is the documented limit
  * "what a script sources or imports" (SECURITY.md).
  */
-import { readdirSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, normalize } from "node:path";
-import { lstatOr, realPathOr, within } from "../common/file-checks.js";
+import { entriesUpTo, lstatOr, realPathOr, within } from "../common/file-checks.js";
 import { headOfRegular } from "./files.js";
 import { valueWords } from "./config-words.js";
 import { hookBases, hookGlob, hookText } from "./hook-text.js";
@@ -39,13 +38,8 @@ function partFiles(parts: readonly string[], limits: typeof scriptRefLimits): st
   for (const p of parts) {
     const st = lstatOr(p);
     if (st?.isFile()) files.push(p);
-    else if (st?.isDirectory()) {
-      try {
-        for (const name of readdirSync(p).slice(0, limits.files)) files.push(join(p, name));
-      } catch {
-        // not readable: nothing there runs
-      }
-    }
+    // At most the limit read of a folder, not all of it first (unreadable: nothing there runs).
+    else if (st?.isDirectory()) for (const e of entriesUpTo(p, limits.files)) files.push(join(p, e.name));
     if (files.length >= limits.files) break;
   }
   return files.slice(0, limits.files);
