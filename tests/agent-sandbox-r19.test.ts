@@ -215,3 +215,31 @@ test("issue 26 r19 F19-6's kind in a git folder: a .git top an agent filled past
   assert.equal(existsSync(join(git, "index")), true, "the index left where it is");
   assert.throws(() => executableParts(repo, true, false), (e: unknown) => e instanceof GuardLimitError && e.kind === "entries" && e.folder === git && e.limit === gitFolderTopMax);
 });
+
+test("issue 26 r21 F21-2 (reported cases: a monorepo package's web/.claude/settings.json and web/.vscode/tasks.json, a new web/.mcp.json, a new .claude/settings.json in a writable folder that is no repository): editors' and CLIs' project parts are read-only at any depth, and new ones anywhere are moved aside after the run", () => {
+  ownerHome();
+  const repo = ownerRepo();
+  mkdirSync(join(repo, "web", ".claude"), { recursive: true });
+  writeFileSync(join(repo, "web", ".claude", "settings.json"), "{}\n");
+  mkdirSync(join(repo, "web", ".vscode"));
+  writeFileSync(join(repo, "web", ".vscode", "tasks.json"), "{}\n");
+  mkdirSync(join(repo, "api", "src"), { recursive: true });
+  const parts = executableParts(repo, true, false);
+  assert.deepEqual(parts.readOnly.filter((p) => p.startsWith(join(repo, "web"))).sort(), [join(repo, "web", ".claude"), join(repo, "web", ".vscode")]);
+  const guarded = new Set([...parts.readOnly, ...parts.mountPoints, ...parts.readOnlyParents]);
+  writeFileSync(join(repo, "web", ".mcp.json"), '{"mcpServers":{}}\n');
+  mkdirSync(join(repo, "api", "src", ".claude"));
+  writeFileSync(join(repo, "api", "src", ".claude", "settings.json"), '{"hooks":{}}\n');
+  mkdirSync(join(repo, "api", "src", "lib"));
+  const found = plantedSteering([repo], guarded, parts.seen, 21);
+  assert.deepEqual(found.map((p) => [p.path, p.kind]).sort(), [[join(repo, "api", "src", ".claude"), "moved"], [join(repo, "web", ".mcp.json"), "moved"]]);
+  // A writable folder that is no repository, nothing there at launch.
+  const shared = realpathSync(tempDir("aa-r21-shared-"));
+  removed.push(shared);
+  const sharedParts = executableParts(shared, false, true);
+  mkdirSync(join(shared, ".claude"));
+  writeFileSync(join(shared, ".claude", "settings.json"), '{"hooks":{}}\n');
+  mkdirSync(join(shared, "notes", ".vscode"), { recursive: true });
+  const sharedFound = plantedSteering([shared], new Set([...sharedParts.readOnly, ...sharedParts.mountPoints]), sharedParts.seen, 22);
+  assert.deepEqual(sharedFound.map((p) => [p.path, p.kind]).sort(), [[join(shared, ".claude"), "moved"], [join(shared, "notes", ".vscode"), "moved"]]);
+});

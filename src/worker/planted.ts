@@ -17,7 +17,7 @@ import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { blockingGitFiles, entryId, gitFolderCrowded, gitDirOf, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
-import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, worktreeSteering, type Seen } from "./steering.js";
+import { gitSteering, GuardLimitError, guardLimits, homeLinkTargets, projectSteeringFiles, steeringNames, walkOf, worktreeSteering, type Seen } from "./steering.js";
 
 /**
  * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an index
@@ -72,7 +72,8 @@ export function movePlantedAside(path: string, run: number, to = `${path}.plante
  * - the `.git` (folder, gitfile or link) at any gitlink of every repository seen (submodules at every depth the guard
  *   walked; F12-1 (e)) that is not the entry seen before (F12-1 (a), (b)); an index git cannot list in time is itself
  *   moved aside (never left unlooked at);
- * - a project steering file (`.mcp.json`, `opencode.json`, …) that was not there (F12-8);
+ * - a project steering file (`.mcp.json`, `opencode.json`, …) that was not there (F12-8), and an editor's or CLI's
+ *   project part (`.claude`, `.vscode`, `.mcp.json`, …) new at any depth of `folders` (steering.ts `walkOf`, F21-2);
  * - where a link of the owner's home or a PATH folder leads (steering.ts `homeLinkTargets`), when it was missing (F15-4);
  * - a system command in a folder a guarded hook runner puts first on PATH in the work tree (`node_modules/.bin/sh`),
  *   when it was missing (script-refs.ts `hookShadows`; F19-2).
@@ -193,6 +194,20 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     }
   }
   for (const dir of seen.projects) for (const name of projectSteeringFiles) if (isNew(join(dir, name))) aside(join(dir, name));
+  // An editor's or CLI's project part new at any depth (F21-2: `web/.claude/settings.json`, `~/shared/.vscode/`), found
+  // by the guard's own walk within its limits; a folder past them is named as looked at short. Not a folder the owner
+  // named writable itself (a CLI's state given as `<cwd>/.claude`).
+  for (const folder of folders) {
+    let steered: string[];
+    try {
+      steered = walkOf(folder, guardLimits).steered;
+    } catch (e) {
+      if (!(e instanceof GuardLimitError)) throw e;
+      found.push({ path: folder, movedTo: null, kind: "maskCut" });
+      continue;
+    }
+    for (const dir of steered) for (const name of steeringNames) if (!folders.includes(join(dir, name)) && isNew(join(dir, name))) aside(join(dir, name));
+  }
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (isNew(p)) aside(p);
   // Where a link of the home's or a PATH folder leads, made during the run (F15-4: `~/.local/bin -> ../dotfiles/localbin`

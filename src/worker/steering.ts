@@ -69,7 +69,7 @@ export const gitSteering = ["config", "hooks", "commondir", "config.worktree", "
 export const worktreeSteering = ["commondir", "gitdir", "config.worktree"] as const;
 /**
  * How deep gitlinks are followed through submodules' indexes before a run (a checked-out one at any depth is also
- * found by the walk, `repositoriesIn`; after the run every repository seen is looked at).
+ * found by the walk, `walkOf`; after the run every repository seen is looked at).
  */
 const submoduleDepthMax = 4;
 
@@ -199,7 +199,8 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen(), hooks: [] };
   // A shared temporary root holds every program's temporary files (other runs' and tests' repositories among them):
   // its own repository only, not a walk that would bind each of theirs (SECURITY.md names this).
-  const trees = sharedTempRoots().includes(folder) ? (present(join(folder, ".git")) ? [folder] : []) : repositoriesIn(folder, limits);
+  const walk = sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [] } : walkOf(folder, limits);
+  const trees = walk.trees;
   // Counted before any git runs: a folder of too many repositories is refused at once, not after a long look.
   if (trees.length > limits.repositories) throw new GuardLimitError("repositories", folder, limits.repositories);
   const visited = new Set<string>();
@@ -215,6 +216,9 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands, ...named, ...homeLinkTargets()]) if (p !== folder && within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
   projectParts(folder, make && (project || trees[0] === folder), out);
   for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
+  // Every other folder below that holds such a part: the owner's CLI or editor started there reads it (F21-2); made
+  // when missing only at the tops above, and looked for everywhere after the run (planted.ts).
+  for (const d of walk.steered) if (d !== folder && !trees.includes(d)) projectParts(d, false, out);
   // What those scripts start in turn (F17-2): a `#!` interpreter, a hook's `INSTALL_PYTHON=` in the folder; and what
   // the scripts of `~/bin`, `~/.local/bin` and `/usr/local/bin` start there.
   const bins = process.env.HOME ? [join(process.env.HOME, "bin"), join(process.env.HOME, ".local", "bin")] : [];
@@ -289,27 +293,36 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
   out.readOnly.push(...hookManagerRefs(dir));
 }
 
+/** The names of the editors' and CLIs' project parts (folders and files), to find them at any depth. */
+export const steeringNames: ReadonlySet<string> = new Set<string>([...projectSteeringFolders, ...projectSteeringFiles.filter((f) => !f.includes("/"))]);
+
 /**
- * The work trees of the repositories in `folder` (itself first when it is one): every folder holding a `.git` entry,
- * walked without following links, not into git folders and not into `node_modules` (`notWalked`).
+ * The guard's walk of `folder`, without following links, not into git folders nor `node_modules` (`notWalked`): the
+ * work trees of its repositories (itself first when it is one: every folder holding a `.git` entry), and the folders
+ * holding an editor's or CLI's project part (`.vscode`, `.claude`, `.mcp.json`…; round 21, F21-2: a monorepo
+ * package's `web/.claude/settings.json`, which the owner's Claude Code started in `web/` reads).
  * @throws GuardLimitError when it holds more than `limits.folders` folders, or more than `limits.entries` entries (the
  *   one read then named; refused as soon as the limit is passed).
  */
-export function repositoriesIn(folder: string, limits: GuardLimits): string[] {
+export function walkOf(folder: string, limits: GuardLimits): { trees: string[]; steered: string[] } {
   const trees: string[] = [];
+  const steered: string[] = [];
   const queue = [folder];
   const read: EntriesRead = { read: 0, limit: limits.entries };
   for (let walked = 0; walked < queue.length; walked++) {
     if (walked >= limits.folders) throw new GuardLimitError("folders", folder, limits.folders);
     const d = queue[walked]!;
+    let steers = false;
     for (const e of countedEntries(d, read)) {
       if (e.name === ".git") trees.push(d);
       // What a package manager installed holds no repository of the owner's (npm, pnpm and yarn strip `.git`), and a
       // project's node_modules alone often holds more folders than the walk's limit.
       else if (e.isDirectory() && e.name !== notWalked) queue.push(join(d, e.name));
+      if (steeringNames.has(e.name)) steers = true;
     }
+    if (steers) steered.push(d);
   }
-  return trees;
+  return { trees, steered };
 }
 
 /** Entries the guard has read in a walk (`read`) and may read in all (`limit`: `GuardLimits.entries`). */
