@@ -12,7 +12,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameS
 import { join } from "node:path";
 import { owner, ownerHome, ownerRepo, removed } from "./steering-helpers.js";
 import { tempDir } from "./helpers.js";
-import { executableParts, GuardLimitError } from "../src/worker/steering.js";
+import { executableParts, GuardLimitError, noneSeen } from "../src/worker/steering.js";
+import { tmpdir } from "node:os";
 import { blockingGitFiles, gitFolderCrowded, gitFolderTopMax } from "../src/worker/git-read.js";
 import { movePlantedAside, plantedSteering } from "../src/worker/planted.js";
 import { plantedState, statePageEntries, stateSeenAt } from "../src/worker/state-planted.js";
@@ -242,4 +243,11 @@ test("issue 26 r21 F21-2 (reported cases: a monorepo package's web/.claude/setti
   mkdirSync(join(shared, "notes", ".vscode"), { recursive: true });
   const sharedFound = plantedSteering([shared], new Set([...sharedParts.readOnly, ...sharedParts.mountPoints]), sharedParts.seen, 22);
   assert.deepEqual(sharedFound.map((p) => [p.path, p.kind]).sort(), [[join(shared, ".claude"), "moved"], [join(shared, "notes", ".vscode"), "moved"]]);
+  // A shared temporary root as the writable folder (a rule's cwd "/tmp"): not walked — other programs' and runs'
+  // folders there are theirs (the suite's own run found every test's .vscode under /tmp moved aside).
+  const other = realpathSync(tempDir("aa-r21-other-"));
+  removed.push(other);
+  mkdirSync(join(other, ".vscode"));
+  assert.deepEqual(plantedSteering([realpathSync(tmpdir())], new Set(), noneSeen(), 23), []);
+  assert.equal(existsSync(join(other, ".vscode")), true);
 });

@@ -28,6 +28,7 @@
  * `--json` prints what went wrong on stdout too, as one JSON line (`{"status":"error","code":…,"message":…}`,
  * `{"status":"timeout",…}`, `{"status":"refused",…}`); a success prints the result alone either way.
  */
+import { closeInheritedDescriptors } from "../common/inherited-fds.js";
 import { ToolHost, ownerCall, type CallProgress, type OwnerCallAudit } from "../tools/index.js";
 import { hubPluginViews, localPlugins, serveDirsOf } from "./plugin-home.js";
 import { readCodeFolders } from "../host/code-folders.js";
@@ -124,6 +125,8 @@ function progressLine(p: CallProgress, lang: Lang): string {
  * @returns the exit code: 0 ok, 1 the tool failed or timed out, 2 refused (nothing started).
  */
 export async function invokeTool(h: Home, config: Config, qualified: string, argsText: string, json: boolean, lang: Lang, io: InvokeOutput): Promise<number> {
+  // A plugin may run here, sandboxed: nothing this command inherited reaches it (F22-1).
+  closeInheritedDescriptors();
   const audit = new Audit(h, config, lang);
   const refused = (code: string, message: string) => {
     io.err(t(lang, "cli.invoke.refused", { reason: message }));

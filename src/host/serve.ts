@@ -22,6 +22,7 @@ import { readHomeId, removeHubRecord, tryLockHome, writeHubRecord } from "./lock
 import { checkHomeFiles } from "./home-files.js";
 import { recordThisStart } from "./code-folders.js";
 import { recordKnownHome } from "../worker/known-homes.js";
+import { closeInheritedDescriptors } from "../common/inherited-fds.js";
 import { userHomes } from "../worker/sandbox.js";
 
 import { localUrlOf, parseListen, urlOf } from "./listen.js";
@@ -182,6 +183,8 @@ export interface ServeOptions {
  * @throws Error when config.json or rules.json cannot be used (a hub that never loaded rules does not start).
  */
 export async function startServe(home: Home, opts: ServeOptions): Promise<Running> {
+  // Before anything is started: what the hub's starter left open must not reach a sandbox (F22-1).
+  closeInheritedDescriptors();
   const log = opts.log ?? ((line: string) => process.stderr.write(line + "\n"));
   checkHomeFiles(home, opts.lang);
   if (!existsSync(home.config)) {

@@ -17,7 +17,7 @@ import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { blockingGitFiles, entryId, gitFolderCrowded, gitDirOf, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
-import { gitSteering, GuardLimitError, guardLimits, homeLinkTargets, projectSteeringFiles, steeringNames, walkOf, worktreeSteering, type Seen } from "./steering.js";
+import { gitSteering, GuardLimitError, guardLimits, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen } from "./steering.js";
 
 /**
  * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an index
@@ -200,7 +200,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const folder of folders) {
     let steered: string[];
     try {
-      steered = walkOf(folder, guardLimits).steered;
+      steered = guardWalk(folder, guardLimits).steered;
     } catch (e) {
       if (!(e instanceof GuardLimitError)) throw e;
       found.push({ path: folder, movedTo: null, kind: "maskCut" });

@@ -197,9 +197,7 @@ export function executableParts(folder: string, project = false, make = true, li
 /** `executableParts` but for the configuration files' limit (thrown as `ConfigFilesLimitError`). */
 function partsOf(folder: string, project: boolean, make: boolean, limits: GuardLimits, pass: ConfigPass): Guarded {
   const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen(), hooks: [] };
-  // A shared temporary root holds every program's temporary files (other runs' and tests' repositories among them):
-  // its own repository only, not a walk that would bind each of theirs (SECURITY.md names this).
-  const walk = sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [] } : walkOf(folder, limits);
+  const walk = guardWalk(folder, limits); // a shared temporary root: its own repository only (SECURITY.md names this)
   const trees = walk.trees;
   // Counted before any git runs: a folder of too many repositories is refused at once, not after a long look.
   if (trees.length > limits.repositories) throw new GuardLimitError("repositories", folder, limits.repositories);
@@ -291,6 +289,14 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
   }
   // What those hook managers' files name as commands in the project, and lefthook's script folders (F18-2).
   out.readOnly.push(...hookManagerRefs(dir));
+}
+
+/**
+ * The guard's walk of a writable `folder` (`walkOf`); of a shared temporary root (`/tmp`: every program's temporary
+ * files, other runs' and tests' repositories among them) its own repository only. @throws GuardLimitError as `walkOf`.
+ */
+export function guardWalk(folder: string, limits: GuardLimits): { trees: string[]; steered: string[] } {
+  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [] } : walkOf(folder, limits);
 }
 
 /** The names of the editors' and CLIs' project parts (folders and files), to find them at any depth. */
