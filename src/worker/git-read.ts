@@ -20,17 +20,18 @@ export const gitReadTimeoutMs = 10_000;
 export const plantedGitMs = 20_000;
 
 /**
- * The files of git folder `gitDir` that git opens to read its index — `index`, `HEAD`, `commondir` and a split index's
- * `sharedindex.*` — that are there but are not regular files (through links): a FIFO holds git's `open()` until a
- * writer comes (F17-4), which no owner's repository has. Paths; empty for a usual repository.
+ * The top of git folder `gitDir` as git would meet it before reading its index, from one bounded read (at most
+ * `gitFolderTopMax` entries: an agent may fill the top, round 19, F19-6's kind): `blocking`, the files git opens to
+ * read its index — `index`, `HEAD`, `commondir` and a split index's `sharedindex.*` — that are there but are not
+ * regular files (through links: a FIFO holds git's `open()` until a writer comes, F17-4, which no owner's repository
+ * has); `crowded`, more entries than that limit, which no git makes (git is not run there: its split index could not
+ * be looked for; the guard refuses a launch there, the check after a run names it as looked at short).
  */
-export function blockingGitFiles(gitDir: string): string[] {
-  const names = ["index", "HEAD", "commondir"];
-  if (!lstatOr(gitDir)) return []; // no folder: git reads nothing there
-  // At most `gitFolderTopMax` entries read (an agent may fill the top: round 19, F19-6's kind); past them a git
-  // folder is crowded (`gitFolderCrowded`) and git is not run on it.
-  for (const e of entriesUpTo(gitDir, gitFolderTopMax)) if (e.name.startsWith("sharedindex.")) names.push(e.name);
-  return names.map((n) => join(gitDir, n)).filter((p) => {
+export function gitFolderTop(gitDir: string): { blocking: string[]; crowded: boolean } {
+  if (!lstatOr(gitDir)) return { blocking: [], crowded: false }; // no folder: git reads nothing there
+  const top = entriesUpTo(gitDir, gitFolderTopMax);
+  const names = ["index", "HEAD", "commondir", ...top.filter((e) => e.name.startsWith("sharedindex.")).map((e) => e.name)];
+  const blocking = names.map((n) => join(gitDir, n)).filter((p) => {
     try {
       const st = statSync(p, { throwIfNoEntry: false });
       return st !== undefined && !st.isFile();
@@ -38,17 +39,20 @@ export function blockingGitFiles(gitDir: string): string[] {
       return false; // a link loop or the like: git's open fails at once, it does not wait
     }
   });
+  return { blocking, crowded: top.length > gitFolderTopMax };
 }
+
+/** `gitFolderTop`'s `blocking`: paths; empty for a usual repository. */
+export function blockingGitFiles(gitDir: string): string[] {
+  return gitFolderTop(gitDir).blocking;
+}
+
 /** Entries of a git folder's top read at most (a usual one holds some 20, all git's own). */
 export const gitFolderTopMax = 10_000;
 
-/**
- * Whether git folder `gitDir` holds more than `gitFolderTopMax` entries at its top, which no git makes: git is not run
- * on it (its split index could not be looked for), and the guard refuses a launch there, the check after a run names
- * it as looked at short.
- */
+/** `gitFolderTop`'s `crowded`. */
 export function gitFolderCrowded(gitDir: string): boolean {
-  return entriesUpTo(gitDir, gitFolderTopMax).length > gitFolderTopMax;
+  return gitFolderTop(gitDir).crowded;
 }
 
 /** How many bytes of `git ls-files --stage -z` output are read at most (an index of millions of entries is more). */
@@ -129,7 +133,8 @@ export function gitEntry(tree: string): string | null {
  */
 export function gitlinks(gitDir: string, tree: string, timeoutMs = gitReadTimeoutMs): IndexListing | "tooBig" {
   if (!existsSync(join(gitDir, "index"))) return { links: [], hidden: [] };
-  if (blockingGitFiles(gitDir).length > 0 || gitFolderCrowded(gitDir)) return "tooBig";
+  const top = gitFolderTop(gitDir);
+  if (top.blocking.length > 0 || top.crowded) return "tooBig";
   let out: string;
   try {
     out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-v", "-z"], {

@@ -8,7 +8,7 @@
  * otherwise (`lefthook-${osArch}-${cpuArch}`, from `uname`) matches any name there (`hookGlob`). What a hook computes
  * beyond that is beyond this reading: SECURITY.md says so.
  */
-import { readdirSync } from "node:fs";
+import { entriesUpTo } from "../common/file-checks.js";
 import { isAbsolute, join, normalize } from "node:path";
 
 /** The idioms of a hook that give its work tree's top (where git runs hooks). */
@@ -85,12 +85,8 @@ export function hookGlob(word: string, base: string): string[] {
     const re = new RegExp(`^${segment.split(variable).map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
     const next: string[] = [];
     for (const dir of at) {
-      let names: string[] = [];
-      try {
-        names = readdirSync(dir).slice(0, globLimits.names);
-      } catch {
-        // not a folder, or unreadable: nothing there
-      }
+      // At most the limit read, not the whole folder first (not a folder, or unreadable: nothing there).
+      const names = entriesUpTo(dir, globLimits.names).slice(0, globLimits.names).map((e) => e.name);
       for (const n of names) if (re.test(n) && next.length < globLimits.paths) next.push(join(dir, n));
     }
     at = next;

@@ -27,7 +27,7 @@ import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
-import { blockingGitFiles, gitFolderCrowded, gitCommonDir, gitEnv, gitReadTimeoutMs } from "./git-read.js";
+import { gitFolderTop, gitCommonDir, gitEnv, gitReadTimeoutMs } from "./git-read.js";
 
 /** How long one git read of the check may take: `gitReadTimeoutMs`, or what is left before `budget.until` (at least 1 ms). */
 export function timeLeft(budget: Pick<MaskedLimits, "until">): number {
@@ -86,7 +86,8 @@ interface Entry {
 export function maskedChanges(gitDir: string, tree: string, sinceMs: number, budget: MaskedLimits): MaskedFound {
   const index = join(gitDir, "index");
   if (!existsSync(index)) return { masked: [], unhashed: [], cut: false };
-  if (blockingGitFiles(gitDir).length > 0 || gitFolderCrowded(gitDir) || (budget.until !== undefined && Date.now() >= budget.until)) return { masked: [], unhashed: [], cut: true };
+  const top = gitFolderTop(gitDir);
+  if (top.blocking.length > 0 || top.crowded || (budget.until !== undefined && Date.now() >= budget.until)) return { masked: [], unhashed: [], cut: true };
   let indexMtimeSec: bigint;
   let listed: Entry[] | null;
   let real: string;

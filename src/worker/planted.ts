@@ -15,7 +15,7 @@ import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
-import { blockingGitFiles, entryId, gitFolderCrowded, gitDirOf, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
+import { entryId, gitDirOf, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, GuardLimitError, guardLimits, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen } from "./steering.js";
 
@@ -153,9 +153,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     const gitDir = gitDirOf(tree);
     if (gitDir === null) continue;
     // A FIFO index or HEAD would hold git (and the owner's git) until a writer comes: moved aside, never read.
-    const blocking = blockingGitFiles(gitDir);
-    if (blocking.length > 0) {
-      for (const p of blocking) aside(p);
+    const top = gitFolderTop(gitDir);
+    if (top.blocking.length > 0) {
+      for (const p of top.blocking) aside(p);
       continue;
     }
     if (Date.now() >= budget.until) {
@@ -167,7 +167,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     const commands = config.commands.filter((c) => c !== tree && (within(c, tree) || within(c, gitDir)));
     for (const p of [...config.includes, ...config.hooks.flatMap(hookFolders), ...commands]) if (isNew(p)) aside(p);
     // A top no git makes (more than `gitFolderTopMax` entries): its index is not listed; named as looked at short.
-    if (gitFolderCrowded(gitDir)) {
+    if (top.crowded) {
       found.push({ path: tree, movedTo: null, kind: "maskCut" });
       continue;
     }
