@@ -105,6 +105,11 @@ export function entriesUpTo(dir: string, max: number): Dirent[] {
   }
 }
 
+/** The names in folder `dir`, at most `max` + 1 of them (`entriesUpTo`: the rest not read), in name order; [] when it cannot be read. */
+export function namesUpTo(dir: string, max: number): string[] {
+  return entriesUpTo(dir, max).map((e) => e.name).sort();
+}
+
 /**
  * A folder read a page of entries at a time (`opendirSync`), so that a caller holds one page, not the whole folder, and
  * may yield between pages. What is added or removed meanwhile may or may not be read (readdir's rule); an entry that

@@ -29,7 +29,7 @@ import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { entryId } from "./git-read.js";
 import { movePlantedAside, plantedNotice, type Planted } from "./planted.js";
-import { entriesUpTo, EntryPages, isFolder, isLink } from "../common/file-checks.js";
+import { EntryPages, isFolder, isLink, namesUpTo } from "../common/file-checks.js";
 import { written } from "./state-steering.js";
 
 /** How much of the state folders is looked at before a launch; past either the launch is refused (`StateLimitError`). */
@@ -103,14 +103,6 @@ function fingerprint(path: string): string | null {
 }
 
 
-/**
- * The names in folder `dir` ([] when it cannot be read), sorted (the notice names them in a stable order), read one
- * by one: past `left` names (then `left + 1` are returned) the rest is not read, so that a huge folder costs no more
- * than the limit.
- */
-function names(dir: string, left: number): string[] {
-  return entriesUpTo(dir, left).map((e) => e.name).sort();
-}
 
 /**
  * The paths below `folder` that a memory pattern's segments match (from segment `at` on), depth first: a `*`'s names
@@ -163,7 +155,7 @@ function memoryEntries(dir: string, left: number): [string, string][] | null {
   let count = 0;
   while (queue.length > 0) {
     const d = queue.pop()!;
-    for (const name of names(d, left - count)) {
+    for (const name of namesUpTo(d, left - count)) {
       if (++count > left) return null;
       const path = join(d, name);
       const fp = fingerprint(path);
@@ -192,7 +184,7 @@ export function stateSeenAt(folders: readonly { folder: string; writes?: readonl
   for (const f of folders) {
     if (!f.writes) continue;
     seen.folders.push({ folder: f.folder, writes: [...f.writes], bound: f.bound });
-    const top = names(f.folder, limits.top);
+    const top = namesUpTo(f.folder, limits.top);
     if (top.length > limits.top) throw new StateLimitError("top", f.folder, limits.top);
     for (const name of top) remember(join(f.folder, name));
   }

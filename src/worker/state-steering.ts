@@ -27,7 +27,7 @@ import { existsSync, lstatSync, mkdirSync, readlinkSync, statSync } from "node:f
 import { dirname, join, resolve } from "node:path";
 import { createNewFile, readRegular } from "./files.js";
 import { isInside, realPath } from "./sandbox.js";
-import { byName, entriesUpTo, isLink, present } from "../common/file-checks.js";
+import { isLink, namesUpTo, present } from "../common/file-checks.js";
 import { isDir } from "./git-read.js";
 import { readToml } from "../tools/toml.js";
 
@@ -92,7 +92,7 @@ export function stateView(declared: readonly string[], folders: readonly string[
     if (/\.(json|toml)$/.test(path)) named.push(...commandPaths(path, vars));
   }
   for (const f of folders) {
-    const names = entries(f, topMax);
+    const names = namesUpTo(f, topMax);
     const protect = top.get(f)!;
     for (const name of names) if (!ownNames.includes(name) && (looksLikeProgram(join(f, name)) || (writes && !written(name, writes)))) protect.add(name);
     // An entry holding a file the settings name as a command.
@@ -120,7 +120,7 @@ export function stateView(declared: readonly string[], folders: readonly string[
     view.skeletons.push(f);
     // What the CLI makes at the top would stay in the sandbox: its folders are made on the host first.
     for (const w of writes ?? []) if (w.endsWith("/") && !w.includes("*")) make(join(f, w.slice(0, -1)), true);
-    for (const name of entries(f, topMax)) {
+    for (const name of namesUpTo(f, topMax)) {
       const path = join(f, name);
       if (ownNames.includes(name)) continue; // a tmpfs of the run's own at its place
       if (isLink(path)) {
@@ -162,10 +162,6 @@ function make(path: string, folder: boolean): void {
   }
 }
 
-/** The names in folder `f` ([] when it cannot be read), at most `max` + 1 of them (the rest not read), in name order. */
-function entries(f: string, max: number): string[] {
-  return entriesUpTo(f, max).sort(byName).map((e) => e.name);
-}
 
 /**
  * Whether `path` is a program: a file (or a link to one, or a link that leads nowhere) with an executable bit or a
