@@ -4,12 +4,11 @@
  * every action, then everything drained and the log replayed (protocol.md 一致性和复现). It proves these finite
  * scenarios only.
  */
-import Database from "better-sqlite3";
 import { Store } from "../src/host/store.js";
 import { parseRules } from "../src/protocol/rules-file.js";
 import { hashKey } from "../src/kernel/credentials.js";
 import type { Env, Input } from "../src/kernel/types.js";
-import { emptyProjection, invariantProblem, replayDiff } from "./simulation.js";
+import { ReplayTarget, invariantProblem } from "./simulation.js";
 
 const K = { src: hashKey("src"), w1: hashKey("w1"), w2: hashKey("w2"), ch: hashKey("ch"), own: hashKey("own") };
 const rules = {
@@ -46,7 +45,7 @@ export interface EnumerateReport { orderings: number; transitions: number }
 export function enumerate(every = 1): EnumerateReport {
   const env: Env = { master: Buffer.alloc(32, 7), lang: "en", publicUrl: null };
   const now0 = Date.parse("2026-11-02T08:00:00Z");
-  // The starting database, built once and copied for each ordering.
+  // The starting database, built once; each ordering is a trial on it, undone after (`Store.trial`).
   const base = new Store({ path: ":memory:", master: env.master, fingerprint: "enum" });
   for (const [kind, name, hash] of [["source", "shop", K.src], ["worker", "w1", K.w1], ["worker", "w2", K.w2], ["channel", "ch", K.ch], ["owner", "owner", K.own]] as const) {
     base.commit([{ input: { kind: "keyNew", keyHash: null, local: true, keyKind: kind, name, newHash: hash }, now: now0 }], env);
@@ -54,14 +53,12 @@ export function enumerate(every = 1): EnumerateReport {
   const parsed = parseRules(JSON.stringify(rules), { timezone: "UTC" });
   if (!parsed.ok) throw new Error(parsed.error);
   base.commit([{ input: { kind: "rules", rules: parsed.rules, hash: "r" }, now: now0 }], env);
-  const image = base.db.serialize();
-  base.close();
-  const empty = emptyProjection();
+  const replay = new ReplayTarget();
 
   let transitions = 0;
   const orders = permutations(actions).filter((_, i) => i % every === 0);
-  for (const order of orders) {
-    const store = Store.fromDatabase(new Database(image), env.master);
+  for (const order of orders) base.trial(() => {
+    const store = base;
     let now = now0;
     const jobs = new Map<string, { run: number; token: string }>();
     const apply = (input: Input) => {
@@ -115,10 +112,11 @@ export function enumerate(every = 1): EnumerateReport {
     }
     const left = store.view.where("runs", "state NOT IN ('done', 'nothing', 'cancelled')").map((x) => x.row);
     if (left.length > 0) throw new Error(`ordering ${order.join(" → ")}: runs left after draining: ${left.map((r) => `${r.id}:${r.state}`).join(", ")}`);
-    const diff = replayDiff(store, empty);
+    const diff = replay.diff(store);
     if (diff) throw new Error(`ordering ${order.join(" → ")}: replay of ${diff} differs`);
-    store.close();
-  }
+  });
+  replay.close();
+  base.close();
   return { orderings: orders.length, transitions };
 }
 

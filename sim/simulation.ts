@@ -70,6 +70,8 @@ export class Simulation {
   private claimSeq = 0;
   private eventSeq = 0;
   readonly report: SimReport;
+  /** Where each scenario's log is replayed (one, reused). */
+  private readonly replay = new ReplayTarget();
 
   constructor(readonly seed: number) {
     this.r = rng(seed);
@@ -170,6 +172,7 @@ export class Simulation {
     this.drain();
     this.replayCheck();
     this.store.close();
+    this.replay.close();
     return this.report;
   }
 
@@ -350,7 +353,7 @@ export class Simulation {
   }
 
   private replayCheck(): void {
-    const diff = replayDiff(this.store);
+    const diff = this.replay.diff(this.store);
     if (diff) throw new Violation(`scenario ${this.report.scenarios}: replay of table ${diff} differs from the live projection`);
     this.report.replays++;
   }
@@ -361,41 +364,62 @@ export class Simulation {
   }
 }
 
-function dump(db: Database.Database): Record<string, unknown[]> {
-  const out: Record<string, unknown[]> = {};
-  for (const t of Object.keys(tables)) out[t] = db.prepare(`SELECT key, data FROM v_${t} ORDER BY key`).all();
-  return out;
-}
+/**
+ * A fresh projection to replay logs into, made once and reused (issue 32: every replay opening a new database and
+ * preparing its statements again was a third of the enumeration): each replay is a transaction rolled back after it.
+ * It holds the projection's own tables only (evolve writes nothing else).
+ */
+export class ReplayTarget {
+  private readonly db = new Database(":memory:");
+  /** The SELECT of each projection table, in key order (prepared once per connection, for this and the live one). */
+  private readonly dumps = new WeakMap<Database.Database, Map<string, Database.Statement>>();
 
-/** An empty projection's database image (its tables and indexes made), for `replayDiff` to open once per replay. */
-export function emptyProjection(): Buffer {
-  const db = new Database(":memory:");
-  try {
-    for (const sql of projectionDdl()) db.exec(sql);
-    return db.serialize();
-  } finally {
-    db.close();
+  constructor() {
+    for (const sql of projectionDdl()) this.db.exec(sql);
+  }
+
+  private dump(db: Database.Database): Record<string, unknown[]> {
+    let m = this.dumps.get(db);
+    if (!m) this.dumps.set(db, (m = new Map(Object.keys(tables).map((t) => [t, db.prepare(`SELECT key, data FROM v_${t} ORDER BY key`)]))));
+    const out: Record<string, unknown[]> = {};
+    for (const [t, select] of m) out[t] = select.all();
+    return out;
+  }
+
+  /**
+   * Replays the whole log of `store` into this empty projection and compares it with the live one.
+   * @returns the first table that differs from the live projection, or null when they are equal.
+   */
+  diff(store: Store): string | null {
+    const live = this.dump(store.db);
+    this.db.exec("BEGIN");
+    try {
+      for (const f of store.factsAfter(0, Number.MAX_SAFE_INTEGER)) evolve(this.db, [f]);
+      const replayed = this.dump(this.db);
+      for (const t of Object.keys(live)) if (JSON.stringify(live[t]) !== JSON.stringify(replayed[t])) return t;
+      return null;
+    } finally {
+      this.db.exec("ROLLBACK");
+    }
+  }
+
+  /** Closes its database. */
+  close(): void {
+    this.db.close();
   }
 }
 
 /**
- * Replays the whole log of `store` into a fresh in-memory projection: the projection's own tables only (evolve writes
- * nothing else), opened from `empty` (`emptyProjection()`; a caller that replays often makes it once) — making a
- * whole store each time, with the log's tables and the search index's FTS5 table, took a third of the enumeration.
+ * Replays the whole log of `store` into a fresh in-memory projection (a caller that replays often keeps one
+ * `ReplayTarget` instead).
  * @returns the first table that differs from the live projection, or null when they are equal.
  */
-export function replayDiff(store: Store, empty: Buffer = emptyProjection()): string | null {
-  const live = dump(store.db);
-  const fresh = new Database(empty);
+export function replayDiff(store: Store): string | null {
+  const target = new ReplayTarget();
   try {
-    fresh.exec("BEGIN");
-    for (const f of store.factsAfter(0, Number.MAX_SAFE_INTEGER)) evolve(fresh, [f]);
-    fresh.exec("COMMIT");
-    const replayed = dump(fresh);
-    for (const t of Object.keys(live)) if (JSON.stringify(live[t]) !== JSON.stringify(replayed[t])) return t;
-    return null;
+    return target.diff(store);
   } finally {
-    fresh.close();
+    target.close();
   }
 }
 

@@ -69,6 +69,11 @@ export class SearchIndex {
     })();
   }
 
+  /** Reads the index's cursor again from the database (after the store undid commits: `Store.trial`). */
+  reread(): void {
+    this.taken = Number((this.stmt(`SELECT value FROM store_meta WHERE key = 'searchCursor'`).get() as { value: string } | undefined)?.value ?? 0);
+  }
+
   /** How many facts of a log ending at `lastSeq` the index has not taken yet. */
   lag(lastSeq: number): number {
     return lastSeq - this.taken;

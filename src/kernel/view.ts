@@ -121,6 +121,14 @@ export class View implements Projection {
     return this.where(table, clause, ...params).map((r) => r.row);
   }
 
+  /**
+   * Drops the rules this view parsed and keeps its prepared statements: after the store undid commits (`Store.trial`)
+   * a rules version number can come back with other rules.
+   */
+  forgetParsed(): void {
+    this.rulesCache = null;
+  }
+
   /** The current rules, parsed once per rules version (a new view version never reads old rules). */
   rules(): RulesMeta | undefined {
     const v = this.get("meta", "rulesVersion") as RulesVersionRow | undefined;
