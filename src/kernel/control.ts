@@ -7,7 +7,7 @@ import type { Ctx } from "./context.js";
 import type { RuleDef } from "./rules.js";
 import type { PauseRow } from "./types.js";
 import { enqueue, freeEventId, laneOf, recordEvent } from "./lanes.js";
-import { latestCronAt, nextCronAt, skippedCronTimes } from "./cron.js";
+import { cronTimes } from "./cron.js";
 import { resumeBudgetPause } from "./budget.js";
 import { ratePauseBy, resumeRatePause } from "./rate.js";
 import { createCard } from "./cards.js";
@@ -32,10 +32,11 @@ export function cronDue(c: Ctx, ruleName: string, dueAt: number): void {
   const rule = c.rule(ruleName);
   const row = c.tx.get("crons", ruleName);
   if (!rule || rule.cron === null || !row) return;
-  const at = latestCronAt(rule.cron, c.rules.timezone, dueAt, c.now);
+  const times = cronTimes(rule.cron, c.rules.timezone);
+  const at = times.latest(dueAt, c.now);
   const paused = c.tx.get("pauses", rule.name) !== undefined;
   // A paused rule skips `at` too; a running one runs it.
-  const skipped = skippedCronTimes(rule.cron, c.rules.timezone, dueAt, paused ? at + 1 : at, cronSkippedCountMax);
+  const skipped = times.skipped(dueAt, paused ? at + 1 : at, cronSkippedCountMax);
   if (skipped.last !== null) {
     // A paused rule's skips add up while no time runs between them (a row from before the count was kept had one);
     // the skips of a late wake-up that runs its latest time are an outage of their own.
@@ -49,7 +50,7 @@ export function cronDue(c: Ctx, ruleName: string, dueAt: number): void {
     fire(c, rule, `cron:${c.iso(at)}`, cronEventType, null, rule.name, null, false);
     row.lastAt = at;
   }
-  row.next = nextCronAt(rule.cron, c.rules.timezone, c.now);
+  row.next = times.next(c.now);
   c.tx.put("crons", rule.name, row);
   if (row.next !== null) c.due("cron", rule.name, row.next);
 }

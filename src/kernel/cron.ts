@@ -31,7 +31,49 @@ function repeatsWallClock(format: Intl.DateTimeFormat, ms: number): boolean {
  * Skips times croner shifts out of a daylight-saving gap and the second instance of a repeated wall-clock time.
  */
 export function nextCronAt(expr: string, tz: string, afterMs: number): number | null {
-  return nextWith(cron(expr, tz), wallClockFormat(tz), afterMs);
+  return cronTimes(expr, tz).next(afterMs);
+}
+
+/**
+ * The questions one cron-time decision asks of one expression in one time zone (the next time, the latest one,
+ * the skipped ones), sharing one schedule and one wall-clock formatter: building them is most of a question's cost
+ * (~70 µs a formatter), and a decision is the only place they live — the kernel keeps nothing between calls.
+ */
+export interface CronTimes {
+  /** `nextCronAt` of this expression and zone. */
+  next(afterMs: number): number | null;
+  /** `latestCronAt` of this expression and zone. */
+  latest(sinceMs: number, atMs: number): number;
+  /** `skippedCronTimes` of this expression and zone. */
+  skipped(fromMs: number, toMs: number, max: number): { count: number; last: number | null };
+}
+
+/** The cron times of `expr` in the IANA zone `tz` (see `CronTimes`). @throws when croner refuses the expression or zone. */
+export function cronTimes(expr: string, tz: string): CronTimes {
+  const c = cron(expr, tz);
+  let format: Intl.DateTimeFormat | undefined;
+  // The formatter only when a question needs it (the latest time needs none).
+  const formatter = () => (format ??= wallClockFormat(tz));
+  const times: CronTimes = {
+    next: (afterMs) => nextWith(c, formatter(), afterMs),
+    latest: (sinceMs, atMs) => {
+      const prev = c.previousRuns(1, new Date(atMs + 1))[0];
+      // Stryker disable next-line EqualityOperator: a cron time exactly at sinceMs gives sinceMs either way
+      return prev && prev.getTime() >= sinceMs && c.match(prev) ? prev.getTime() : sinceMs;
+    },
+    skipped: (fromMs, toMs, max) => {
+      let count = 0;
+      let last: number | null = null;
+      for (let at: number | null = fromMs; at !== null && at < toMs && count < max; at = times.next(at)) {
+        count += 1;
+        last = at;
+      }
+      // Beyond `max` the last skipped time is the latest before `toMs`, found without walking to it.
+      if (count === max) last = times.latest(fromMs, toMs - 1);
+      return { count, last };
+    },
+  };
+  return times;
 }
 
 /** `nextCronAt` with the schedule and formatter already built (counting many times builds them once). */
@@ -50,10 +92,7 @@ function nextWith(c: Cron, format: Intl.DateTimeFormat, afterMs: number): number
 
 /** The latest cron time after `sinceMs` and at or before `atMs` (the one a late wake-up runs), else `sinceMs`. */
 export function latestCronAt(expr: string, tz: string, sinceMs: number, atMs: number): number {
-  const c = cron(expr, tz);
-  const prev = c.previousRuns(1, new Date(atMs + 1))[0];
-  // Stryker disable next-line EqualityOperator: a cron time exactly at sinceMs gives sinceMs either way
-  return prev && prev.getTime() >= sinceMs && c.match(prev) ? prev.getTime() : sinceMs;
+  return cronTimes(expr, tz).latest(sinceMs, atMs);
 }
 
 /**
@@ -64,15 +103,5 @@ export function latestCronAt(expr: string, tz: string, sinceMs: number, atMs: nu
  * @returns how many (at most `max`) and the last of them (exact also beyond `max`; null when there are none)
  */
 export function skippedCronTimes(expr: string, tz: string, fromMs: number, toMs: number, max: number): { count: number; last: number | null } {
-  const c = cron(expr, tz);
-  const format = wallClockFormat(tz);
-  let count = 0;
-  let last: number | null = null;
-  for (let at: number | null = fromMs; at !== null && at < toMs && count < max; at = nextWith(c, format, at)) {
-    count += 1;
-    last = at;
-  }
-  // Beyond `max` the last skipped time is the latest before `toMs`, found without walking to it.
-  if (count === max) last = latestCronAt(expr, tz, fromMs, toMs - 1);
-  return { count, last };
+  return cronTimes(expr, tz).skipped(fromMs, toMs, max);
 }
