@@ -21,13 +21,15 @@
  *   running it — such files are not checked (SECURITY.md names this). Their attributes are read from the index's
  *   `.gitattributes` (`git check-attr --cached`), not the work tree's: an agent that added a filter there to have a
  *   file skipped changed the index's `.gitattributes`, which `git status` shows (or a commit of its own).
- * The index is only read (`git ls-files`), never written: it is the owner's state.
+ * The index is only read (`git ls-files`), never written: it is the owner's state. Git runs without the repository's
+ * configuration, which an agent may have written (git-isolated.ts; round 23, F23-1: a promisor remote's lazy fetch).
  */
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
-import { gitFolderTop, gitCommonDir, gitEnv, gitReadTimeoutMs } from "./git-read.js";
+import { gitFolderTop, gitFolderTopMax, gitCommonDir, gitReadTimeoutMs } from "./git-read.js";
+import { withIsolatedGit } from "./git-isolated.js";
 
 /** How long one git read of the check may take: `gitReadTimeoutMs`, or what is left before `budget.until` (at least 1 ms). */
 export function timeLeft(budget: Pick<MaskedLimits, "until">): number {
@@ -152,10 +154,9 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
 function entries(gitDir: string, tree: string, timeoutMs: number): Entry[] | null {
   let out: Buffer;
   try {
-    out = execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false", "ls-files", "--stage", "-v", "--debug", "-z"], {
-      cwd: tree, env: readEnv(gitDir, tree),
-      stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexDebugBytesMax, timeout: timeoutMs,
-    });
+    out = isolated(gitDir, tree, (env) => execFileSync("git", ["ls-files", "--stage", "-v", "--debug", "-z"], {
+      cwd: tree, env, stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexDebugBytesMax, timeout: timeoutMs,
+    }));
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { signal?: string | null };
     return err.code === "ENOBUFS" || err.code === "ETIMEDOUT" || err.signal === "SIGTERM" ? null : [];
@@ -188,9 +189,9 @@ function entries(gitDir: string, tree: string, timeoutMs: number): Entry[] | nul
   return found;
 }
 
-/** The environment of git reading the repository of `gitDir` and `tree` only (as git-read.ts `gitlinks`). */
-function readEnv(gitDir: string, tree: string): Record<string, string> {
-  return gitEnv({ GIT_DIR: gitDir, GIT_WORK_TREE: tree, GIT_COMMON_DIR: gitCommonDir(gitDir) });
+/** Runs `read` with the environment of a git without the repository's configuration (git-isolated.ts), as git-read.ts `gitlinks`. */
+function isolated<T>(gitDir: string, tree: string, read: (env: Record<string, string>) => T): T {
+  return withIsolatedGit(gitDir, gitCommonDir(gitDir), tree, gitFolderTopMax, read);
 }
 
 /** Whether the folder holding `file` is where its path says (no link on the way: git does not follow one in a work tree). */
@@ -265,10 +266,10 @@ function identCollapsed(content: Buffer): Buffer {
 function cleaning(gitDir: string, tree: string, paths: Buffer[], timeoutMs: number): Map<string, { program: boolean; ident: boolean }> | null {
   let out: Buffer;
   try {
-    out = execFileSync("git", ["-c", "core.fsmonitor=false", "check-attr", "--cached", "-z", "--stdin", "filter", "working-tree-encoding", "ident"], {
-      cwd: tree, env: readEnv(gitDir, tree), input: Buffer.concat(paths.flatMap((p) => [p, Buffer.from([0])])),
+    out = isolated(gitDir, tree, (env) => execFileSync("git", ["check-attr", "--cached", "-z", "--stdin", "filter", "working-tree-encoding", "ident"], {
+      cwd: tree, env, input: Buffer.concat(paths.flatMap((p) => [p, Buffer.from([0])])),
       stdio: ["pipe", "pipe", "ignore"], timeout: timeoutMs, maxBuffer: indexDebugBytesMax,
-    });
+    }));
   } catch {
     return null;
   }

@@ -206,7 +206,10 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   for (const p of parts) for (const k of Object.keys(seen) as (keyof typeof seen)[]) seen[k].push(...p.seen[k]);
   // A folder the owner (or the CLI's state: CLAUDE_CONFIG_DIR=<cwd>/.claude) names writable stays so, with what it holds.
   const named = writable.filter((w) => w !== cwd);
-  const guardedParts = parts.flatMap((p) => p.readOnly).filter((p) => !named.some((w) => isInside(w, p)));
+  // Bound only where the agent could write it (issue 26 round 23, F23-3): a part whose real path lies elsewhere (where a
+  // link the agent made in a git folder leads, a gitfile's `gitdir:`) is read-only or hidden in the sandbox already,
+  // and a bind of it, mounted over the hiding, would show it there (the home, /run/user, the host's /proc).
+  const guardedParts = parts.flatMap((p) => p.readOnly).filter((p) => !named.some((w) => isInside(w, p)) && kept.some((w) => isInside(p, w)));
   const guarded = [...new Set([...guardedParts, ...heldKernelMounts(kept, mounts), ...steering.readOnly, ...stateTargets])];
   // Every home this user's hubs have (issue 26 round 10, Medium 7: a second home elsewhere), but one that holds a
   // home of the user or a folder the hub runs code from (hiding it would hide those), and every other path showing
