@@ -7,7 +7,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
@@ -144,4 +144,30 @@ test("restore refuses an archive that carries a path, a link or a file a backup 
   assert.equal(r.code, 1);
   assert.equal(r.err, `agent-autoloop: ${archive} holds entries a backup never writes (notes.txt); nothing written`);
   assert.deepEqual(readdirSync(target), [], "nothing unpacked into the home");
+});
+
+test("issue 26 r24 F24-3, F24-4 (reported cases): a link planted at <file>.partial or at <file> is never followed, and every entry of the archive is private (the database too)", async () => {
+  const tar = await import("tar");
+  const home = join(root, "r24");
+  assert.equal((await cli(home, "init")).code, 0);
+  const victim = join(root, "r24-victim");
+  writeFileSync(victim, "the owner's\n", { mode: 0o644 });
+  const archive = join(root, "r24.tar.gz");
+  symlinkSync(victim, `${archive}.partial`);
+  const r = await cli(home, "backup", archive);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(readFileSync(victim, "utf8"), "the owner's\n");
+  assert.equal(statSync(victim).mode & 0o777, 0o644);
+  assert.equal(lstatSync(`${archive}.partial`).isSymbolicLink(), true, "the planted link is left as it was");
+  assert.equal(lstatSync(archive).isFile(), true);
+  const modes: Record<string, number> = {};
+  await tar.list({ file: archive, onentry: (e) => void (modes[e.path] = (e.mode ?? 0) & 0o777) });
+  assert.deepEqual(Object.keys(modes).sort(), ["config.json", "home.id", "hub.db", "manifest.json", "master.key", "rules.json"]);
+  for (const [name, mode] of Object.entries(modes)) assert.equal(mode, 0o600, name);
+  // A link at <file> itself is replaced by the archive, its target untouched.
+  const again = join(root, "r24-again.tar.gz");
+  symlinkSync(victim, again);
+  assert.equal((await cli(home, "backup", again)).code, 0);
+  assert.equal(lstatSync(again).isFile(), true);
+  assert.equal(readFileSync(victim, "utf8"), "the owner's\n");
 });

@@ -85,6 +85,8 @@ export async function backupHome(h: Home, file: string, lang: Lang): Promise<str
     } finally {
       source.close();
     }
+    // SQLite makes the copy with the process's umask: private like every other entry (round 24, F24-4).
+    chmodSync(join(staging, databaseFile), 0o600);
     const copy = new Database(join(staging, databaseFile), { readonly: true });
     let facts: number;
     let lastSeq: number;
@@ -105,9 +107,11 @@ export async function backupHome(h: Home, file: string, lang: Lang): Promise<str
     const { tag } = releaseSync();
     const manifest: Manifest = { format: backupFormat, version: backupVersion, createdAt: new Date().toISOString(), engine: tag ?? "unreleased", facts, lastSeq, fingerprint, files };
     writeFileSync(join(staging, manifestFile), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
-    // Made private before tar writes into it (opening an existing file to write keeps its mode): no moment readable.
-    const partial = `${target}.partial`;
-    writeFileSync(partial, "", { mode: 0o600 });
+    // Made new and private inside the private staging folder before tar writes into it (round 24, F24-3: a
+    // `<file>.partial` by path followed a link an agent planted beside the archive), then renamed over `file` (a
+    // link there is replaced, never followed).
+    const partial = join(staging, "archive.partial");
+    writeFileSync(partial, "", { mode: 0o600, flag: "wx" });
     chmodSync(partial, 0o600);
     await tar.create({ gzip: true, file: partial, cwd: staging, portable: true }, [manifestFile, ...Object.keys(files)]);
     renameSync(partial, target);
