@@ -332,3 +332,19 @@ test("a request to the hub itself names the agent's call (agent-autoloop-tool-ca
     ["forge/tools/post.json#/http/headers/Agent-Autoloop-Tool-Call: header Agent-Autoloop-Tool-Call is set by the host"],
   ]);
 });
+
+test("issue 26 r24 F24-1 (reported cases: the hub as 0.0.0.0:<port> and by the machine's hostname): whether a request may reach the hub is decided by where it can land, not by the host's spelling", async () => {
+  const { toHub } = await import("../src/declarative/http.js");
+  const { networkInterfaces } = await import("node:os");
+  const hub = ["http://127.0.0.1:38765/v1/plugins/callback/", null, "https://hub.example.com"];
+  const at = (u: string) => toHub(new URL(u), hub);
+  const own = Object.values(networkInterfaces()).flat().map((a) => a!).find((a) => a.family === "IPv4" && !a.internal)?.address;
+  for (const u of ["http://127.0.0.1:38765/v1/events", "http://0.0.0.0:38765/v1/events", "http://vm:38765/v1/events", "http://localhost:38765/",
+    "http://[::1]:38765/", "http://[::]:38765/", "http://[::ffff:127.0.0.1]:38765/", "http://127.1:38765/", "http://2130706433:38765/", "http://127.9.9.9:38765/",
+    "http://a.example.org:38765/", "https://hub.example.com/v1/events", ...(own ? [`http://${own}:38765/`] : [])]) {
+    assert.equal(at(u), true, u);
+  }
+  for (const u of ["http://127.0.0.1:38766/", "https://127.0.0.1:38765/", "http://203.0.113.9:38765/", "http://[2001:db8::1]:38765/", "https://other.example.com/", "http://hub.example.com/"]) {
+    assert.equal(at(u), false, u);
+  }
+});

@@ -117,11 +117,12 @@ test("a command agent's 'Needs you' without an ask ends done; a notice card carr
   startWorker(fx);
   const st = await untilLatestRun(fx, "done");
   assert.equal(st.runs[0].summary, "Needs you: the npm token expired; log in again");
+  // The worker's own notice first (a card of the hub's, made before the receipt's), then the agent's.
   assert.deepEqual(st.cards.map((c) => [c.kind, c.rule, c.title]), [
-    ["notice", "alerts", "Built 1.4.2"],
     ["notice", "alerts", "Run 1 says it needs you but asked no question"],
+    ["notice", "alerts", "Built 1.4.2"],
   ]);
-  assert.match(st.cards[1].text, /^Needs you: the npm token expired; log in again\n\/.*\/worker\/runs\/1-1\/1\/stdout$/);
+  assert.match(st.cards[0].text, /^Needs you: the npm token expired; log in again\n\/.*\/worker\/runs\/1-1\/1\/stdout$/);
 });
 
 test("a command agent whose last message ends with a question gets a card; one with a question mark mid-text does not", async () => {
@@ -274,7 +275,7 @@ test("a voided result keeps the outcome, summary, error, session, usage and the 
   const body = { outcome: "done" as const, summary: "s", error: "e", session: "sess", usage: { inputTokens: 3 }, ask: [{ title: "Go?", options: ["yes"] }], notice: [own, { title: "agent's" }], events: [{ id: "x", type: "a.b" }], later: [{ key: "k", in: "1h" }], resolve: [{ card: 1 }] };
   assert.deepEqual(voidedResult(body as never, [own], "notice[1].text: wrong \u0007", 7, "/w/runs/7-1", "en"), {
     outcome: "done", summary: "s", error: "e", session: "sess", usage: { inputTokens: 3 },
-    notice: [own, { title: "The hub refused the result of run 7; its receipt was voided", text: "notice[1].text: wrong \n/w/runs/7-1" }],
+    workerNotice: [own, { title: "The hub refused the result of run 7; its receipt was voided", text: "notice[1].text: wrong \n/w/runs/7-1" }],
   });
 });
 

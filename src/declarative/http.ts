@@ -7,6 +7,8 @@
  * JSON answer the tool returns. The credential's value never appears in what the call returns: wherever the server
  * echoed it, it is replaced by `[redacted]`.
  */
+import { isIP } from "node:net";
+import { networkInterfaces } from "node:os";
 import { t, type Lang } from "../i18n/messages.js";
 import { redact } from "../kernel/text.js";
 import type { ToolOutcome } from "../plugins/tool-seam.js";
@@ -30,8 +32,8 @@ export interface HttpCall {
   secrets: string[];
   lang: Lang;
   /**
-   * The hub's addresses (null: none known) and the id of the agent's call this is (issue 26): a request to the hub
-   * itself — any of these origins, or another loopback name of a loopback one on the same port — carries the
+   * The hub's addresses (null: none known) and the id of the agent's call this is (issue 26): a request that may reach
+   * the hub — one of these origins, or on one's port any name or an address of this machine (`toHub`) — carries the
    * `toolCallHeader` header naming the call, so that an event it posts is one hop deeper than the run that called.
    */
   ownHub?: { urls: (string | null)[]; call: number };
@@ -110,10 +112,16 @@ async function exchange(req: Extract<Built, { ok: true }>, o: HttpCall, signal: 
   }
 }
 
-const loopbackNames = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
-/** Whether `url` reaches the hub at one of `urls`: the same origin, or any loopback name for a loopback one, same port. */
-function toHub(url: URL, urls: (string | null)[]): boolean {
+/**
+ * Whether `url` may reach the hub at one of `urls` — decided by where a connection can land, not by how the host is
+ * spelled (issue 26 round 24, F24-1: `0.0.0.0:<port>` and the machine's hostname reached the hub as strangers, and a
+ * self-feeding loop ran at hops 0): the same origin; or, on the protocol and port of a hub URL at an address of this
+ * machine (the port it listens on), any name (a name can resolve to this machine, and resolve again differently when
+ * the request is made) or an address of this machine (loopback, unspecified, one of its interfaces). A host elsewhere
+ * on that port gets the call's number, which only ever makes an event it posts deeper. Another name of a public URL
+ * (a second name of its proxy) is not known to reach the hub.
+ */
+export function toHub(url: URL, urls: (string | null)[]): boolean {
   for (const u of urls) {
     let hub: URL;
     try {
@@ -122,9 +130,27 @@ function toHub(url: URL, urls: (string | null)[]): boolean {
       continue;
     }
     if (hub.origin === url.origin) return true;
-    if (hub.protocol === url.protocol && hub.port === url.port && loopbackNames.has(hub.hostname) && loopbackNames.has(url.hostname)) return true;
+    // The port the hub listens on (a hub URL at an address of this machine): a public URL's name and port (a proxy's
+    // 443) say nothing of other names there.
+    const listening = hub.hostname === "localhost" || (isIP(bare(hub.hostname)) !== 0 && localAddress(bare(hub.hostname)));
+    if (listening && hub.protocol === url.protocol && hub.port === url.port && (isIP(bare(url.hostname)) === 0 || localAddress(bare(url.hostname)))) return true;
   }
   return false;
+}
+
+/** A URL's hostname without the brackets of an IPv6 literal. */
+const bare = (hostname: string) => hostname.replace(/^\[(.*)\]$/, "$1");
+
+/** Whether the IP literal `ip` is an address of this machine: loopback, unspecified, or one of its interfaces'. */
+function localAddress(ip: string): boolean {
+  // An IPv4 address as it is, or mapped into IPv6 (which the URL parser writes in hex: `::ffff:7f00:1`).
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  const v4 = hex ? [parseInt(hex[1]!, 16) >> 8, parseInt(hex[1]!, 16) & 255, parseInt(hex[2]!, 16) >> 8, parseInt(hex[2]!, 16) & 255].join(".")
+    : /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)?.[1];
+  if (v4 !== undefined && (v4.startsWith("127.") || v4 === "0.0.0.0")) return true;
+  if (ip === "::" || ip === "::1") return true;
+  const mine = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address.toLowerCase()));
+  return mine.includes((v4 ?? ip).toLowerCase());
 }
 
 /** Reads at most `httpResponseMaxBytes` of the body; null when there was more (the rest is not read). */

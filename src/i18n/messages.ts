@@ -352,6 +352,10 @@ const catalog = {
   "tools.call.rejected": { zh: "插件 {plugin} 的 manifest 不合法：{error}", en: "plugin {plugin} has no valid manifest: {error}" },
   "tools.call.argumentsTooLarge": { zh: "arguments：按 JSON 计超过 {limit} 字节", en: "arguments: larger than {limit} bytes as JSON" },
   "tools.call.arguments": { zh: "{tool} 的参数不对：{error}", en: "wrong arguments for {tool}: {error}" },
+  "tools.call.changed": {
+    zh: "{tool} 没有运行：插件在等你回答期间变了（批准的是 sha256 {decided}…，现在是 {now}…）；再调用一次会按新版本重新请你批准",
+    en: "{tool} did not run: the plugin changed while the call waited for your answer (approved at sha256 {decided}…, now {now}…); call it again to be asked about the new version",
+  },
   "tools.call.service": { zh: "插件 {plugin} 是 service 插件，要由工具宿主启动后才能调用", en: "plugin {plugin} is a service plugin: it is called once the tool host has started it" },
   "tools.call.timeout": { zh: "插件 {plugin} 超过 {ms} 毫秒没有回答，已结束它的整个进程组", en: "plugin {plugin} did not answer within {ms} ms; its whole process group was ended" },
   "tools.call.oom": { zh: "插件 {plugin} 超出内存上限 {limit}，被内核结束", en: "plugin {plugin} went over its memory limit {limit} and was killed by the kernel" },
@@ -783,6 +787,7 @@ const catalog = {
   "control.paused": { zh: "规则「{name}」暂停中，先恢复再手动运行", en: "rule \"{name}\" is paused: resume it before running it by hand" },
   "rejected.noCard": { zh: "没有这张卡片：{id}", en: "no such card: {id}" },
   "rejected.closed": { zh: "这张卡片已经结案", en: "this card is already closed" },
+  "rejected.hubCard": { zh: "卡片 {id} 是中台自己的提醒，只有你能结案", en: "card {id} is the hub's own notice: only the owner closes it" },
   // the kinds of keys, as refusals name them
   "key.kindName.source": { zh: "来源", en: "source" },
   "key.kindName.worker": { zh: "接单程序", en: "worker" },
@@ -1965,7 +1970,7 @@ export function shown(lang: Lang, body: { code?: unknown; params?: unknown }, fa
  */
 export const fixedMessageIds = [
   "notFound.rule", "control.paused", "control.manualSummary", "budget.reason", "rate.reason",
-  "rejected.scope", "rejected.noEmits", "rejected.type", "rejected.noCard", "rejected.closed",
+  "rejected.scope", "rejected.noEmits", "rejected.type", "rejected.noCard", "rejected.closed", "rejected.hubCard",
 ] as const satisfies readonly MessageId[];
 
 /** A message whose text the protocol fixes or that goes into data (see `fixedMessageIds`). */

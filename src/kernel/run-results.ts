@@ -30,6 +30,10 @@ export function applyResult(c: Ctx, run: RunRow, result: Result, intents: Intent
   if (result.error !== undefined) run.error = result.error;
   const rule = c.rule(run.rule);
   const rejected: Rejected[] = [];
+  // The worker's own notices first, whatever the outcome and `tell`: the owner hears what its checks found.
+  for (const n of result.workerNotice ?? []) {
+    createCard(c, { kind: "notice", fyi: n.fyi === true, title: n.title, text: n.text, key: n.key ?? null, rule: rule ?? null, lane: run.lane, run: run.id, system: "worker" });
+  }
   const stopping = run.stopRequested;
   if (result.outcome === "cancelled" || (result.outcome === "failed" && stopping)) {
     endRun(c, run, "cancelled");
@@ -73,10 +77,15 @@ function notice(c: Ctx, run: RunRow, rule: RuleDef | null, n: NonNullable<Result
   return createCard(c, { kind: "notice", fyi: n.fyi === true, title: n.title, text: n.text, key: n.key ?? null, rule, lane: run.lane, run: run.id, template: n.card });
 }
 
-/** Why a receipt may not resolve a card: same source, same group, created before this run's claim, still open. */
+/**
+ * Why a receipt may not resolve a card: same source, same group, created before this run's claim, still open, made by
+ * an agent or a source — never one of the hub's or a worker's own (`system`: what they warn of may be the agent's
+ * doing; issue 26 round 23, F23-2).
+ */
 function resolveInScope(c: Ctx, run: RunRow, rule: RuleDef | undefined, id: number): string | null {
   const card = c.tx.get("cards", id);
   if (!card) return fixedText("rejected.noCard", { id });
+  if (card.system !== null) return fixedText("rejected.hubCard", { id });
   if (!rule || card.source !== rule.source || card.group !== rule.group || card.at > (run.claimedAt ?? 0) || card.run === run.id) {
     return fixedText("rejected.scope");
   }

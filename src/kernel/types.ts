@@ -153,13 +153,12 @@ export interface Delivery {
  * was removed, `offline`: a worker went silent, `rulesError`: rules.json is broken or missing, `hops`: an event went past
  * the hop limit, `budget`: a rule went past its budget (an ask), `deadlineFailing`: a deadline's handler keeps failing,
  * `cronMissed`: a late wake-up skipped cron times (an fyi notice), `tooFast`: a rule's events started more runs in a
- * minute than `ruleStartsPerWindowMax` and it was paused (an ask; issue 26).
+ * minute than `ruleStartsPerWindowMax` and it was paused (an ask; issue 26), `toolApproval`: an agent's tool call waits
+ * for the owner's approval (issue 16), `worker`: a worker's own notice about a run (`Result.workerNotice`).
  */
 export type SystemKind =
   | "failing" | "gaveUp" | "uncertain" | "ruleGone" | "offline" | "rulesError" | "hops" | "budget" | "deadlineFailing"
-  | "cronMissed" | "tooFast"
-  /** An agent's tool call waits for the owner's approval (issue 16): allow once / always allow / deny. */
-  | "toolApproval";
+  | "cronMissed" | "tooFast" | "toolApproval" | "worker";
 
 /** A `cards` row (key: the card id): an ask or notice, where it belongs, its answer and deliveries. Times in ms. */
 export interface CardRow {

@@ -35,6 +35,12 @@ export interface CallContext {
    * carry it (`toolCallHeader`), so that the events they post get the run's hops + 1, as a receipt's events do.
    */
   toolCall?: number;
+  /**
+   * The digest the hub decided the call at (`check`'s): when the plugin in use has another one by the time the call
+   * starts — its files or definition changed while the call waited for the owner's answer (issue 26 round 24, F24-2:
+   * a `[sandbox]` removed, a declarative tool's URL changed) — the call is refused and nothing starts.
+   */
+  decidedDigest?: string;
 }
 
 /** An error code: the plugin's own JSON-RPC code (a number), or one of the host's (`tools.*` strings). */

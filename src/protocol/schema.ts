@@ -141,6 +141,12 @@ export const Result = Type.Object(
     session: Type.Optional(Type.Union([line(L.sessionMaxCodepoints), Type.Null()])),
     usage: Type.Optional(Usage),
     ...ReceiptFields,
+    /**
+     * The worker's own notices about the run, never the agent's (what its checks found after the run: files moved
+     * aside, a receipt voided): the hub's cards (`system: "worker"`), made whatever the outcome and the rule's `tell`,
+     * and no receipt resolves them (issue 26 round 23, F23-2).
+     */
+    workerNotice: items(Notice),
   },
   { additionalProperties: false },
 );

@@ -350,8 +350,14 @@ export class ToolHost {
   /** Checks a call, then runs it by its plugin's kind: the one dispatch of every kind (runners.ts). */
   private async dispatch(qualifiedName: string, args: unknown, ctx: CallContext): Promise<Outcome> {
     // Every caller of `call` runs it after the hub's decision (an agent's call, the owner's, a workflow's step).
+    // The plugin folders read again first: a change during the owner's answer counts now, not at the next scan.
+    if (ctx.decidedDigest !== undefined) this.registry.rescan();
     const c = await this.checked(qualifiedName, args, true, true);
     if ("status" in c) return c;
+    const now = "data" in c ? c.digest : envBoundDigest(c.a.digest, Object.keys(passedEnv(this.settings.parentEnv, c.a.p.manifest)));
+    if (ctx.decidedDigest !== undefined && now !== ctx.decidedDigest) {
+      return { status: "refused", code: "tools.changed", message: t(this.lang, "tools.call.changed", { tool: qualifiedName, decided: ctx.decidedDigest.slice(0, 12), now: now.slice(0, 12) }) };
+    }
     if ("data" in c) return this.data!.call(c.plugin, c.tool, args as Record<string, unknown>, ctx);
     const m = c.a.p.manifest;
     return this.runner(m).call(c.a, c.tool, args as Record<string, unknown>, ctx, timeoutOf(m, ctx.timeoutMs));

@@ -78,6 +78,7 @@ export async function ownerCall(host: ToolHost, audit: OwnerCallAudit, qualified
   const out = await host.call(qualified, args, {
     sessionKey: decision.sessionKey, callbackUrl: await audit.callbackUrl(callbackKey),
     ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.signal ? { signal: o.signal } : {}),
+    decidedDigest: check.digest, // what was decided runs, or nothing (issue 26 round 24, F24-2)
   });
   const report = (status: ToolOutcomeBody["status"]) => audit.outcome(decision.call, { status, durationMs: out.durationMs });
   switch (out.status) {

@@ -114,7 +114,7 @@ export class Attempt {
     this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, this.job.run) : Promise.resolve({ planted: [], more: 0 });
     const state = await this.stateFound;
     const notice = plantedRunNotice(planted, state.planted, this.host.lang, state.more);
-    if (notice) body = { ...body, notice: [notice, ...(body.notice ?? [])].slice(0, receiptItemsMax) };
+    if (notice) body = { ...body, workerNotice: [notice, ...(body.workerNotice ?? [])].slice(0, receiptItemsMax) };
     return this.host.submit(this.job, this.dir, redactedDeep(body, this.secrets), notice ? [redactedDeep(notice, this.secrets)] : []);
   }
 
@@ -235,15 +235,16 @@ export class Attempt {
     if (msg.error) body.error = msg.error;
     const notice = [...(msg.receipt.notice ?? [])];
     if (receiptError) {
+      // The worker's own word on the receipt: a card of the hub's, which no later receipt closes (F23-2).
       const n = receiptErrorNotice(msg, receiptError, job.run, join(dir, String(launch), "stdout"), lang);
-      notice.push({ title: neutralise(n.title, true), text: neutralise(n.text, false) });
+      body.workerNotice = [{ title: neutralise(n.title, true), text: neutralise(n.text, false) }];
     }
     if (msg.outcome === "failed") {
       if (notice.length) body.notice = notice;
     } else if (!receiptError || msg.unasked) { // a message that only lacked an ask keeps the rest of its receipt
       Object.assign(body, msg.receipt);
       if (notice.length) body.notice = notice;
-    } else body.notice = notice;
+    } else if (notice.length) body.notice = notice;
     return submit(body);
   }
 

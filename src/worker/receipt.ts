@@ -136,7 +136,7 @@ export function receiptErrorNotice(msg: ReadMessage, error: string, run: number,
 export function voidedResult(body: Result, own: readonly Notice[], reason: string, run: number, where: string, lang: Lang): Result {
   const { outcome, summary, error, session, usage } = body;
   const why: Notice = { title: t(lang, "card.resultRefused.title", { run }), text: [...`${relayed(reason, false, cardTextMaxCodepoints)}\n${where}`].slice(0, cardTextMaxCodepoints).join("") };
-  return { outcome, summary, error, session, usage, notice: [...own, why].slice(-receiptItemsMax) };
+  return { outcome, summary, error, session, usage, workerNotice: [...own, why].slice(-receiptItemsMax) };
 }
 
 /**

@@ -309,6 +309,7 @@ export class ToolBridges {
     const out = await host.call(name, args, {
       sessionKey: decision.sessionKey, callbackUrl: callbackUrlOf(this.o.url, callbackKey), signal, ...(onProgress ? { onProgress } : {}),
       toolCall: decision.call, // a declarative HTTP tool's requests to this hub name the call (issue 26: hops)
+      decidedDigest: checked.digest, // what the owner's answer was about runs, or nothing (F24-2)
     });
     const timeoutMs = checked.timeoutMs;
     await this.report(job, decision.call, out, timeoutMs, callbackKey);

@@ -352,7 +352,7 @@ export class Worker {
     let refused = await this.report(job, body);
     if (refused !== null) refused = await this.report(job, voidedResult(body, own, refused, job.run, dir, lang));
     // Refused again: failed with the hub's reason, the worker's own notices still on it (round 13, F13-4).
-    if (refused !== null) refused = await this.report(job, { outcome: "failed", error: relayed(t(lang, "worker.resultRefused", { run: job.run, error: refused }), false, runErrorMaxCodepoints), session: body.session, ...(own.length > 0 ? { notice: own } : {}) });
+    if (refused !== null) refused = await this.report(job, { outcome: "failed", error: relayed(t(lang, "worker.resultRefused", { run: job.run, error: refused }), false, runErrorMaxCodepoints), session: body.session, ...(own.length > 0 ? { workerNotice: own } : {}) });
     if (refused !== null && own.length > 0) await this.report(job, { outcome: "failed", error: relayed(t(lang, "worker.resultRefused", { run: job.run, error: refused }), false, runErrorMaxCodepoints), session: body.session });
     this.keep(join(dir, "submitted"), new Date().toISOString(), job.run);
   }
