@@ -10,6 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { leakFolder, owner, ownerRepo, removed, runAgent, sandboxed } from "./steering-helpers.js";
 import { tempDir, until } from "./helpers.js";
@@ -110,4 +111,42 @@ echo "Done: ok"`;
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.x" });
   await until(() => existsSync(join(cwd, "seen.txt")) && readFileSync(join(cwd, "seen.txt"), "utf8").includes("other-"), 30_000, "run 2 to say what it sees");
   assert.equal(readFileSync(join(cwd, "seen.txt"), "utf8"), "proc-hidden\nother-hidden\n");
+});
+
+test("issue 26 r25 F25a-3 (reported case: round 23's private git folder made in the shared /tmp, where an agent whose cwd was /tmp wrote core.fsmonitor into it): git's private folders are made in the folder given — the home's for a launch — never in the temporary folder", async () => {
+  const { gitPrivateDir } = await import("../src/worker/git-isolated.js");
+  const { tmpdir, homedir } = await import("node:os");
+  const home = realpathSync(tempDir("aa-r25-home-"));
+  const bin = realpathSync(tempDir("aa-r25-bin-"));
+  const seen = join(bin, "seen.txt");
+  removed.push(home, bin);
+  assert.equal(gitPrivateDir(home), join(home, "worker", "git"));
+  assert.equal(gitPrivateDir(), join(homedir(), ".agent-autoloop-git"));
+  assert.ok(!gitPrivateDir().startsWith(tmpdir()));
+  // A git on PATH that notes where its git folder is, then runs the real one.
+  const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+  writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$GIT_DIR" >> ${seen}\nexec ${real} "$@"\n`, { mode: 0o755 });
+  const repo = ownerRepo();
+  const path = process.env.PATH;
+  process.env.PATH = `${bin}:${path}`;
+  try {
+    assert.deepEqual(gitlinks(join(repo, ".git"), repo, 10_000, gitPrivateDir(home)), { links: [], hidden: [] });
+    writeFileSync(join(repo, "README.md"), "changed\n");
+    maskedChanges(join(repo, ".git"), repo, 0, { files: 100, bytes: 1_000_000 }, gitPrivateDir(home));
+  } finally {
+    process.env.PATH = path;
+  }
+  const dirs = readFileSync(seen, "utf8").trim().split("\n").filter(Boolean);
+  assert.ok(dirs.length >= 2, JSON.stringify(dirs));
+  for (const d of dirs) assert.ok(d.startsWith(`${join(home, "worker", "git")}/read-`), d);
+  assert.deepEqual(readdirSync(join(home, "worker", "git")), [], "each private folder removed after");
+});
+
+test("issue 26 r25 F25a-4 (reported case: a SessionStart hook planted in .qwen/settings.json ran at the owner's next qwen): Qwen Code's, iFlow's and Kilo Code's project parts are read-only like the other CLIs'", async () => {
+  const { executableParts } = await import("../src/worker/steering.js");
+  const repo = ownerRepo();
+  writeFileSync(join(repo, "kilo.jsonc"), "{}\n");
+  const parts = executableParts(repo, true);
+  for (const d of [".qwen", ".iflow", ".kilocode", ".kilo", "kilo.jsonc"]) assert.ok(parts.readOnly.includes(join(repo, d)), d);
+  assert.ok(existsSync(join(repo, ".qwen")), "made first, so no run creates it");
 });

@@ -280,3 +280,33 @@ test("what stays read-only: the engine and the targets of its node_modules links
   ].map((d) => join(root, d)).sort());
   rmSync(root, { recursive: true, force: true });
 });
+
+test("issue 26 r25 F25a-2 (reported case: a rule's cwd in ~/.agent-autoloop-backups, and a writable folder in another home of the user's): refused like the worker's home — a folder an agent writes is shown, never hidden", async (t) => {
+  const { probeBwrap } = await import("./tools-helpers.js");
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const userHome = realpathSync(tempDir("aa-r25-user-"));
+  kit.removed.push(userHome);
+  kit.setEnv({ HOME: userHome });
+  const backups = join(userHome, ".agent-autoloop-backups");
+  mkdirSync(join(backups, "work"), { recursive: true });
+  mkdirSync(join(userHome, ".agent-autoloop-second", "work"), { recursive: true });
+  const cwd = realpathSync(tempDir("aa-r25-cwd-"));
+  kit.removed.push(cwd);
+  const command = [process.execPath, "-e", 'console.log("Done: ran")'];
+  const rules = {
+    ...baseRules,
+    agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command }, other: { worker: "w1", use: "command", command, writable: [join(userHome, ".agent-autoloop-second", "work")] } },
+    rules: [{ ...baseRules.rules[0], cwd: join(backups, "work") }, { name: "other", when: { source: "shop", types: ["other.*"] }, to: "other", cwd }],
+  };
+  const fx = kit.hub(await hubFixture(rules));
+  kit.worker(fx);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "other.x" });
+  const st = await until(async () => {
+    const s = await fx.state();
+    return s.runs.length === 2 && s.runs.every((r) => r.state === "waiting") && s;
+  }, 30_000, "both runs refused");
+  const errors = Object.fromEntries(st.runs.map((r) => [r.rule, r.error]));
+  assert.equal(errors.alerts, `cwd ${join(backups, "work")} is inside the worker's home ${backups}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent bot`);
+  assert.match(errors.other ?? "", new RegExp(`^${join(userHome, ".agent-autoloop-second", "work").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} in "writable" of agent other lies inside the worker's home `));
+});

@@ -190,3 +190,24 @@ test("GET /v1/state shows each rule's budget and what its period counted; a new 
   assert.deepEqual(new Clock(baseRules, "2026-11-04T08:00:00Z").state().lines.map((l) => l.budget), [null, null], "rules without a budget");
   k.close();
 });
+
+test("issue 26 r25 F25b-1 (reported case): a card link cannot answer a budget card — resuming lifts the pause for the rest of the period, a decision about later runs; the page says so and offers no button", async () => {
+  const { cardLinkToken } = await import("../src/kernel/credentials.js");
+  const k = new Clock(rulesWith({ cost: 1, per: "day" }), "2026-11-02T08:00:00Z");
+  spend(k, "e1", { cost: 1 });
+  const [card] = k.state().cards;
+  assert.equal(card.title, '"alerts" used up today\'s budget and is paused');
+  const token = cardLinkToken(k.env.master, card.id, Date.parse(card.at));
+  for (const choice of [0, 1]) {
+    const [d] = k.commitAll([{ kind: "linkAnswer", card: card.id, token, choice, text: null }]);
+    assert.deepEqual([d!.status, d!.facts], [403, []], `choice ${choice}`);
+    assert.match(JSON.stringify(d!.body), /a card link cannot answer it; answer in the console or with the CLI/);
+  }
+  assert.deepEqual(k.state().pauses.map((p) => p.name), ["alerts"]);
+  assert.equal(k.state().cards[0].state, "open");
+  const page = k.linkPage(card.id, token);
+  assert.equal(page.status, 200);
+  assert.match(page.html, /a card link cannot answer it; answer in the console or with the CLI/);
+  assert.doesNotMatch(page.html, /<form|<button/);
+  k.close();
+});

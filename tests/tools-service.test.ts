@@ -79,8 +79,9 @@ test("supervision: a crash mid-call is an error, the service is restarted; more 
   }
 });
 
-test("an unrelated edit does not restart a service; an edit of its own manifest does", async () => {
-  const f = hostFixture();
+test("an unrelated edit does not restart a service; an edit of its own stops it, and it starts again at a version the owner trusts or with the first call the hub allows (issue 26 round 25, F25b-2)", async () => {
+  const trusted = new Set<string>();
+  const f = hostFixture({ trusted: (plugin, digest) => trusted.has(`${plugin} ${digest}`) });
   try {
     const dir = await withService(f);
     const other = writePlugin(f.root, "other", syncManifest("other", "true", [], toolToml("t")));
@@ -89,12 +90,25 @@ test("an unrelated edit does not restart a service; an edit of its own manifest 
     writeFileSync(join(other, "manifest.toml"), syncManifest("other", "true", [], toolToml("t2")));
     f.registry.rescan();
     assert.equal(pid(f), before);
+    // The reported case: its own files changed (here, its manifest) while it ran, and nobody trusts the new version.
     writeFileSync(join(dir, "manifest.toml"), readFileSync(join(dir, "manifest.toml"), "utf8") + "\n# edited\n");
     f.registry.rescan();
-    await until(() => f.host.statuses()[0]?.state === "running" && pid(f) !== before, 20_000, "the restart after its own edit");
-    assert.equal(running(before), false);
+    await until(() => !running(before), 20_000, "the service to stop after its own edit");
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(f.host.statuses().some((s) => s.state === "running"), false, "not started again by itself");
+    assert.equal(f.logs.at(-1), "plugin.hello-service plugin hello-service changed while it ran: stopped; the first call of its new version you allow starts it again");
     const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "s" });
-    assert.equal(greet.status, "ok");
+    assert.equal(greet.status, "ok", "a call the hub allowed starts it");
+    const second = pid(f)!;
+    // A version the owner trusts starts again by itself.
+    writeFileSync(join(dir, "manifest.toml"), readFileSync(join(dir, "manifest.toml"), "utf8") + "\n# edited again\n");
+    f.registry.rescan();
+    const check = await f.host.check("hello-service.greet", { name: "Ada" });
+    assert.ok(check.ok);
+    trusted.add(`hello-service ${check.digest}`);
+    writeFileSync(join(dir, "manifest.toml"), readFileSync(join(dir, "manifest.toml"), "utf8"));
+    f.registry.rescan();
+    await until(() => f.host.statuses()[0]?.state === "running" && pid(f) !== second, 20_000, "the restart at a trusted version");
   } finally {
     await f.close();
   }

@@ -102,6 +102,15 @@ test("Slack: card text cannot mention @channel or users; a redirecting webhook i
   assert.equal(moved.deliveries.ch1.ref, null);
 });
 
+test("issue 26 r25 F25b-3 (reported case): on Discord card text cannot make a masked link, a heading or a spoiler; a bare URL stays a link; the card's own answer link is left as it is", async () => {
+  const { discordLiteral } = await import("../plugins/webhook/channel.js");
+  assert.equal(discordLiteral("[https://hub.example/c/7/answer](https://evil.example/x) # big ||hidden|| **b** `c` <t:1:R> \\ see https://a.example/p_q(1)"),
+    "\\[https://hub.example/c/7/answer\\]\\(https://evil.example/x\\) \\# big \\|\\|hidden\\|\\| \\*\\*b\\*\\* \\`c\\` \\<t:1:R\\> \\\\ see https://a.example/p_q\\(1\\)");
+  await send({ url: `${base}/discord`, platform: "discord" }, { notice: [{ title: "Deploy [here](https://evil.example)", text: "**now**" }] });
+  assert.match(got.at(-1)!.body.content!, /Deploy \\\[here\\\]\\\(https:\/\/evil\.example\\\)/);
+  assert.match(got.at(-1)!.body.content!, /\\\*\\\*now\\\*\\\*/);
+});
+
 test("Discord: mentions cannot fire; over 2000 characters is a failure", async () => {
   await send({ url: `${base}/discord`, platform: "discord" }, ask);
   assert.deepEqual(got[0]!.body.allowed_mentions, { parse: [] });

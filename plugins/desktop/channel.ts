@@ -52,7 +52,13 @@ export function notifyCommand(title: string, body: string, platform = process.pl
     const data = Buffer.from(JSON.stringify({ title, body }), "utf8").toString("base64");
     return ["powershell.exe", ["-NoProfile", "-NonInteractive", "-Command", toastScript, data]];
   }
-  return ["notify-send", ["--app-name=agent-autoloop", "--", title, body]];
+  // The body is markup to the notification server (<a href>, <b>, <img>): card text is shown as it is (round 25, F25b-3).
+  return ["notify-send", ["--app-name=agent-autoloop", "--", title, markupLiteral(body)]];
+}
+
+/** `s` with the characters the freedesktop notification body reads as markup written as entities. */
+export function markupLiteral(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 function run(cmd: string, args: string[]): Promise<void> {

@@ -3,7 +3,7 @@
  * webhook in that platform's own format — `platform`: `dingtalk`, `wecom`, `slack`, `discord` — or to any URL with
  * a custom `body` template whose strings have `{text}` replaced. Checks each platform's success answer (`errcode`,
  * `ok`), refuses (reports failed) a card over the platform's size limit instead of truncating it, keeps mentions
- * from firing on Discord and shows link markup and angle brackets in card text literally on WeCom.
+ * from firing on Discord and shows markup in card text literally on Slack, WeCom and Discord.
  * Webhooks cannot edit a sent message, so updates are only reported.
  *
  * Options (config.json): `url`, and `platform` or `body`.
@@ -38,12 +38,25 @@ export function slackLiteral(s: string): string {
 }
 
 /**
+ * Discord: markdown in card text is shown as it is (each markup character escaped with a backslash, as Discord reads
+ * it), so card text cannot make a masked link `[shown](elsewhere)`, a heading or a spoiler (issue 26 round 25,
+ * F25b-3); a bare URL is left whole, so it stays a link to where it says.
+ */
+export function discordLiteral(s: string): string {
+  return s
+    .split(/(https?:\/\/[^\s<>\[\]()]+)/)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/[\\*_~`|>#\[\]()<]/g, (ch) => `\\${ch}`)))
+    .join("");
+}
+
+/**
  * How each platform's markup shows card text. WeCom: a bold heading and the card's answer page as a "点击处理" link
  * (a notice without options gets no "1. 已处理" line); Slack: text escaped; others: plain text.
  */
 const formats: Record<string, TextFormat> = {
   wecom: { literal: wecomLiteral, heading: (line) => `**${line}**`, link: (label, url) => `[${label}](${url})` },
   slack: { literal: slackLiteral },
+  discord: { literal: discordLiteral },
 };
 
 /** The message text of a card for a platform: the card's text projection (SDK `cardText`) in that platform's markup. */

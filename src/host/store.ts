@@ -15,6 +15,7 @@ import { decide } from "../kernel/decide.js";
 import { t, refusal } from "../i18n/messages.js";
 import { SearchIndex } from "./search-index.js";
 import { searchLagFacts } from "../kernel/limits.js";
+import { assert } from "../kernel/assert.js";
 import type { Change, Decision, Env, Fact, FactDraft, Input } from "../kernel/types.js";
 
 /** The files whose content decides what is stored (protocol.md: kernel/evolve.ts, kernel/credentials.ts). */
@@ -226,10 +227,10 @@ export class Store {
    * same state on one connection, which keeps its prepared statements (reopening a copy of the database and preparing
    * ~130 statements again was a third of each ordering). Inside, `commit` is a savepoint of the trial's transaction,
    * so nothing of it is durable: never used by the hub.
-   * @throws what `fn` throws, after undoing; Error when a transaction is already open.
+   * @throws what `fn` throws, after undoing; InvariantError `trial-outside-transaction` when a transaction is open.
    */
   trial<T>(fn: () => T): T {
-    if (this.db.inTransaction) throw new Error("store: a trial cannot start inside a transaction");
+    assert(!this.db.inTransaction, "trial-outside-transaction");
     this.db.exec("BEGIN");
     try {
       return fn();

@@ -88,6 +88,7 @@ const catalog = {
   "card.answered": { zh: "这张卡片已经回答过了", en: "this card was already answered" },
   "card.closed": { zh: "这张卡片已经结案", en: "this card is already closed" },
   "card.fyi": { zh: "仅告知的通知不能回答", en: "an fyi notice cannot be answered" },
+  "link.ownerOnly": { zh: "这张卡片决定中台接下来怎么做（恢复暂停的规则），卡片链接不能回答；请在控制台或命令行里回答", en: "this card decides what the hub does next (resuming a paused rule): a card link cannot answer it; answer in the console or with the CLI" },
   "link.alwaysRefused": { zh: "卡片链接只能允许这一次或拒绝；要一直允许这个插件，请在控制台或命令行里回答", en: "a card link can allow this tool call once or deny it; to always allow the plugin, answer in the console or with the CLI" },
   "card.notForChannel": { zh: "这张卡片不发给这个通道", en: "this card is not sent to this channel" },
   "card.version": { zh: "version：卡片没有这个版本（现在是 {version}）", en: "version: the card has no such version (now {version})" },
@@ -352,6 +353,10 @@ const catalog = {
   "tools.call.rejected": { zh: "插件 {plugin} 的 manifest 不合法：{error}", en: "plugin {plugin} has no valid manifest: {error}" },
   "tools.call.argumentsTooLarge": { zh: "arguments：按 JSON 计超过 {limit} 字节", en: "arguments: larger than {limit} bytes as JSON" },
   "tools.call.arguments": { zh: "{tool} 的参数不对：{error}", en: "wrong arguments for {tool}: {error}" },
+  "tools.longLived.held": {
+    zh: "插件 {plugin} 运行中被改了：已停下；新版本的第一次调用经你批准后才会再启动它",
+    en: "plugin {plugin} changed while it ran: stopped; the first call of its new version you allow starts it again",
+  },
   "tools.call.changed": {
     zh: "{tool} 没有运行：插件在等你回答期间变了（批准的是 sha256 {decided}…，现在是 {now}…）；再调用一次会按新版本重新请你批准",
     en: "{tool} did not run: the plugin changed while the call waited for your answer (approved at sha256 {decided}…, now {now}…); call it again to be asked about the new version",

@@ -97,6 +97,8 @@ export class ToolHost {
   private unsubscribe: (() => void) | null = null;
   private readonly data: DataTools | null;
   private readonly trusted: (plugin: string, digest: string) => boolean;
+  /** Long-lived plugins that changed while they ran and wait for a call the hub allows (`follow`). */
+  private readonly held = new Set<string>();
 
   constructor(readonly registry: ToolRegistry, o: ToolHostOptions) {
     this.data = o.data ?? null;
@@ -144,10 +146,32 @@ export class ToolHost {
     if (a) await this.runner(a.p.manifest).start?.(a);
   }
 
-  /** A registry change: stop what is gone or changed (by digest), start what is new. Other plugins are untouched. */
+  /**
+   * A registry change: stop what is gone or changed (by digest), start what is new. Other plugins are untouched. A
+   * long-lived plugin that changed starts again by itself only at a version the owner trusts (issue 26 round 25,
+   * F25b-2: a service whose `[sandbox]` was removed came back unsandboxed with no one asked); until then it is held,
+   * and the first call the hub allows at the new version starts it (`dispatch`).
+   */
   private async follow(r: RescanReport): Promise<void> {
     for (const name of [...r.removed, ...r.changed]) await this.stopLongLived(name);
-    for (const name of [...r.added, ...r.changed]) await this.startLongLived(name);
+    for (const name of r.removed) this.held.delete(name);
+    for (const name of r.added) await this.startLongLived(name);
+    for (const name of r.changed) {
+      const a = active(this.registry.get(name));
+      if (!a || !this.runner(a.p.manifest).start) continue;
+      if (this.trusted(name, this.callDigest(a))) {
+        this.held.delete(name);
+        await this.startLongLived(name);
+      } else if (!this.held.has(name)) {
+        this.held.add(name);
+        this.settings.log(`plugin.${name}`, t(this.lang, "tools.longLived.held", { plugin: name }));
+      }
+    }
+  }
+
+  /** The digest a call of the plugin in use `a` is decided at (`check`'s: its files and the names of what it is given of the hub's environment). */
+  private callDigest(a: NonNullable<ReturnType<typeof active>>): string {
+    return envBoundDigest(a.digest, Object.keys(passedEnv(this.settings.parentEnv, a.p.manifest)));
   }
 
   private async stopLongLived(name: string): Promise<void> {
@@ -181,7 +205,7 @@ export class ToolHost {
     const a = active(this.registry.get(name));
     if (!a) return this.dataTools(name) ?? { ok: false, code: "tools.unknown_plugin", message: this.unknownPlugin(name) };
     const m = a.p.manifest;
-    const run = opts.run === true || this.trusted(name, envBoundDigest(a.digest, Object.keys(passedEnv(this.settings.parentEnv, m))));
+    const run = opts.run === true || this.trusted(name, this.callDigest(a));
     const r = await this.runner(m).list(a, run ? "run" : "review");
     if (!r.ok && run) return r;
     if (!r.ok) {
@@ -354,11 +378,13 @@ export class ToolHost {
     if (ctx.decidedDigest !== undefined) this.registry.rescan();
     const c = await this.checked(qualifiedName, args, true, true);
     if ("status" in c) return c;
-    const now = "data" in c ? c.digest : envBoundDigest(c.a.digest, Object.keys(passedEnv(this.settings.parentEnv, c.a.p.manifest)));
+    const now = "data" in c ? c.digest : this.callDigest(c.a);
     if (ctx.decidedDigest !== undefined && now !== ctx.decidedDigest) {
       return { status: "refused", code: "tools.changed", message: t(this.lang, "tools.call.changed", { tool: qualifiedName, decided: ctx.decidedDigest.slice(0, 12), now: now.slice(0, 12) }) };
     }
     if ("data" in c) return this.data!.call(c.plugin, c.tool, args as Record<string, unknown>, ctx);
+    // Held since it changed (`follow`): this call, which the hub allowed at this version, starts it.
+    if (this.held.delete(c.a.p.name)) await this.startLongLived(c.a.p.name);
     const m = c.a.p.manifest;
     return this.runner(m).call(c.a, c.tool, args as Record<string, unknown>, ctx, timeoutOf(m, ctx.timeoutMs));
   }

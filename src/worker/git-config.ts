@@ -10,6 +10,7 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isFolder, isRegularFile, realPathOr } from "../common/file-checks.js";
 import { expandUserPath, valueWords } from "./config-words.js";
 import { gitCommonDir, gitEnv, gitReadTimeoutMs } from "./git-read.js";
+import { gitPrivateDir } from "./git-isolated.js";
 
 /** How deep a configuration's `include.path` is followed: as deep as git follows (its MAX_INCLUDE_DEPTH, 10; F14-4). */
 const includeDepthMax = 10;
@@ -52,11 +53,14 @@ export class ConfigPass {
    *   git will not read it either, and what it names does not matter).
    * @param before the guard's pass before the run, whose reading of a file is taken again, uncounted, when `unchanged`
    *   says the run could not write it (read-only in the sandbox, or outside the folders it wrote).
+   * @param privateDir where the git reads of this pass make their private folders (git-isolated.ts `gitPrivateDir`):
+   *   the launch's, taken by the check after the run.
    */
   constructor(
     readonly limit = Number.POSITIVE_INFINITY,
     private readonly skipInclude: (file: string) => boolean = () => false,
     private readonly before?: { pass: ConfigPass; unchanged: (file: string) => boolean },
+    readonly privateDir: string = before?.pass.privateDir ?? gitPrivateDir(),
   ) {}
 
   /** How many files this pass has read with git. */

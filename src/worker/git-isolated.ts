@@ -14,10 +14,19 @@
  */
 import { execFileSync } from "node:child_process";
 import { closeSync, fstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { entriesUpTo } from "../common/file-checks.js";
 import { openRegular } from "./files.js";
+
+/**
+ * Where the worker of the home `homeDir` makes git's private folders: inside the home, which every sandbox hides (an
+ * empty tmpfs over it) whatever the agent's folders are. The default, for a caller that knows no home, is a folder
+ * of this engine in the user's home (`.agent-autoloop-git`), which sandboxes hide with the engine's other folders.
+ */
+export function gitPrivateDir(homeDir?: string): string {
+  return homeDir === undefined ? join(homedir(), ".agent-autoloop-git") : join(homeDir, "worker", "git");
+}
 
 /** The most of a repository's `info/attributes` the private folder takes (bytes); a larger one is left out. */
 export const attributesBytesMax = 1024 * 1024;
@@ -60,11 +69,14 @@ function bytesUpTo(path: string, max: number): Buffer | null {
  * `commonDir`, work tree `tree`) without its configuration (see the module), in a private folder removed after.
  * @param namesMax how many entries of each git folder are looked through for a split index's files (the callers have
  *   refused a fuller folder: git-read.ts `gitFolderTopMax`)
+ * @param privateDir where the private folder is made: a folder no sandbox shows (`gitPrivateDir`; round 25, F25a-3:
+ *   made in the shared /tmp, an agent whose cwd was /tmp wrote a `core.fsmonitor` into its config before git ran)
  * @returns what `read` returns.
  * @throws what `read` throws (the private folder is removed first).
  */
-export function withIsolatedGit<T>(gitDir: string, commonDir: string, tree: string, namesMax: number, read: (env: Record<string, string>) => T): T {
-  const own = mkdtempSync(join(tmpdir(), "aa-git-read-"));
+export function withIsolatedGit<T>(gitDir: string, commonDir: string, tree: string, namesMax: number, privateDir: string, read: (env: Record<string, string>) => T): T {
+  mkdirSync(privateDir, { recursive: true, mode: 0o700 });
+  const own = mkdtempSync(join(privateDir, "read-"));
   try {
     // Nothing of the user's either: no system, global or XDG configuration, no terminal prompts.
     const base: Record<string, string> = {

@@ -9,7 +9,7 @@ import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from "node
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { entriesUpTo, lstatOr, realPathOr, within } from "../common/file-checks.js";
 import { readRegular } from "./files.js";
-import { withIsolatedGit } from "./git-isolated.js";
+import { gitPrivateDir, withIsolatedGit } from "./git-isolated.js";
 
 /** How long reading one repository's index (or one configuration file) with git may take, in ms. */
 export const gitReadTimeoutMs = 10_000;
@@ -127,20 +127,20 @@ export function gitEntry(tree: string): string | null {
  * (no cap: a cap would leave the rest unlooked at, issue 26 round 12, F12-1 (a)), read with git: no fsmonitor, no
  * hooks, as common folder the one `commondir` names (a linked worktree's; the check after a run moves a planted one
  * aside first) or the git folder itself, and none of the repository's, the system's or the user's configuration
- * (`withIsolatedGit`). Also the entries marked so that `git status` and
+ * (`withIsolatedGit`, its private folder in `privateDir`). Also the entries marked so that `git status` and
  * `git diff` do not look at them (`hidden`: `update-index --assume-unchanged` or `--skip-worktree`; issue 26 round
  * 13, F13-9). Paths relative to `tree`. Empty when there is no index or git cannot read it (then the owner's git
  * cannot either); "tooBig" when git did not list it within `timeoutMs` or `indexListBytesMax`, or one of the files it
  * opens is not a regular file (`blockingGitFiles`: git would wait on it), or the git folder is crowded (`gitFolderCrowded`).
  */
-export function gitlinks(gitDir: string, tree: string, timeoutMs = gitReadTimeoutMs): IndexListing | "tooBig" {
+export function gitlinks(gitDir: string, tree: string, timeoutMs = gitReadTimeoutMs, privateDir = gitPrivateDir()): IndexListing | "tooBig" {
   if (!existsSync(join(gitDir, "index"))) return { links: [], hidden: [] };
   const top = gitFolderTop(gitDir);
   if (top.blocking.length > 0 || top.crowded) return "tooBig";
   let out: string;
   try {
     // Without the repository's configuration, which an agent may have written (F23-1: git-isolated.ts).
-    out = withIsolatedGit(gitDir, gitCommonDir(gitDir), tree, gitFolderTopMax, (env) => execFileSync("git", ["ls-files", "--stage", "-v", "-z"], {
+    out = withIsolatedGit(gitDir, gitCommonDir(gitDir), tree, gitFolderTopMax, privateDir, (env) => execFileSync("git", ["ls-files", "--stage", "-v", "-z"], {
       cwd: tree, env, stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexListBytesMax, timeout: timeoutMs,
     })).toString("utf8");
   } catch (e) {

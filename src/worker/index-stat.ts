@@ -29,7 +29,7 @@ import { execFileSync } from "node:child_process";
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { gitFolderTop, gitFolderTopMax, gitCommonDir, gitReadTimeoutMs } from "./git-read.js";
-import { withIsolatedGit } from "./git-isolated.js";
+import { gitPrivateDir, withIsolatedGit } from "./git-isolated.js";
 
 /** How long one git read of the check may take: `gitReadTimeoutMs`, or what is left before `budget.until` (at least 1 ms). */
 export function timeLeft(budget: Pick<MaskedLimits, "until">): number {
@@ -85,7 +85,7 @@ interface Entry {
  * as unchanged (see the module). `budget` is what is left of `maskedCheckLimits` for the run and is spent here; when
  * it runs out the rest is not hashed and `cut` is true. Never throws; never writes the index.
  */
-export function maskedChanges(gitDir: string, tree: string, sinceMs: number, budget: MaskedLimits): MaskedFound {
+export function maskedChanges(gitDir: string, tree: string, sinceMs: number, budget: MaskedLimits, privateDir = gitPrivateDir()): MaskedFound {
   const index = join(gitDir, "index");
   if (!existsSync(index)) return { masked: [], unhashed: [], cut: false };
   const top = gitFolderTop(gitDir);
@@ -96,7 +96,7 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
   try {
     indexMtimeSec = lstatSync(index, { bigint: true }).mtimeNs / 1_000_000_000n;
     real = realpathSync.native(tree);
-    listed = entries(gitDir, tree, timeLeft(budget));
+    listed = entries(gitDir, tree, timeLeft(budget), privateDir);
   } catch {
     return { masked: [], unhashed: [], cut: true };
   }
@@ -136,7 +136,7 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
     if (content !== null && !blobIds(content, e.oid.length).includes(e.oid)) differing.push({ entry: e, file, st });
   }
   if (differing.length === 0) return { masked: [], unhashed, cut };
-  const attributes = cleaning(gitDir, tree, differing.map((d) => d.entry.raw), timeLeft(budget));
+  const attributes = cleaning(gitDir, tree, differing.map((d) => d.entry.raw), timeLeft(budget), privateDir);
   const masked: string[] = [];
   for (const { entry, file, st } of differing) {
     const a = attributes?.get(entry.raw.toString("latin1"));
@@ -151,10 +151,10 @@ export function maskedChanges(gitDir: string, tree: string, sinceMs: number, bud
 }
 
 /** The stage-0 entries of the index, with their stat data; null when git did not list them within its limits. */
-function entries(gitDir: string, tree: string, timeoutMs: number): Entry[] | null {
+function entries(gitDir: string, tree: string, timeoutMs: number, privateDir: string): Entry[] | null {
   let out: Buffer;
   try {
-    out = isolated(gitDir, tree, (env) => execFileSync("git", ["ls-files", "--stage", "-v", "--debug", "-z"], {
+    out = isolated(gitDir, tree, privateDir, (env) => execFileSync("git", ["ls-files", "--stage", "-v", "--debug", "-z"], {
       cwd: tree, env, stdio: ["ignore", "pipe", "ignore"], maxBuffer: indexDebugBytesMax, timeout: timeoutMs,
     }));
   } catch (e) {
@@ -190,8 +190,8 @@ function entries(gitDir: string, tree: string, timeoutMs: number): Entry[] | nul
 }
 
 /** Runs `read` with the environment of a git without the repository's configuration (git-isolated.ts), as git-read.ts `gitlinks`. */
-function isolated<T>(gitDir: string, tree: string, read: (env: Record<string, string>) => T): T {
-  return withIsolatedGit(gitDir, gitCommonDir(gitDir), tree, gitFolderTopMax, read);
+function isolated<T>(gitDir: string, tree: string, privateDir: string, read: (env: Record<string, string>) => T): T {
+  return withIsolatedGit(gitDir, gitCommonDir(gitDir), tree, gitFolderTopMax, privateDir, read);
 }
 
 /** Whether the folder holding `file` is where its path says (no link on the way: git does not follow one in a work tree). */
@@ -263,10 +263,10 @@ function identCollapsed(content: Buffer): Buffer {
  * `working-tree-encoding`), or with `ident`. Keys are the paths as latin1 text. Null when git cannot say: every entry
  * is then named (a hiding is not left unnamed because attributes could not be read).
  */
-function cleaning(gitDir: string, tree: string, paths: Buffer[], timeoutMs: number): Map<string, { program: boolean; ident: boolean }> | null {
+function cleaning(gitDir: string, tree: string, paths: Buffer[], timeoutMs: number, privateDir: string): Map<string, { program: boolean; ident: boolean }> | null {
   let out: Buffer;
   try {
-    out = isolated(gitDir, tree, (env) => execFileSync("git", ["check-attr", "--cached", "-z", "--stdin", "filter", "working-tree-encoding", "ident"], {
+    out = isolated(gitDir, tree, privateDir, (env) => execFileSync("git", ["check-attr", "--cached", "-z", "--stdin", "filter", "working-tree-encoding", "ident"], {
       cwd: tree, env, input: Buffer.concat(paths.flatMap((p) => [p, Buffer.from([0])])),
       stdio: ["pipe", "pipe", "ignore"], timeout: timeoutMs, maxBuffer: indexDebugBytesMax,
     }));

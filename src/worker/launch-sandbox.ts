@@ -8,6 +8,7 @@ import { dirname, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
+import { gitPrivateDir } from "./git-isolated.js";
 import { autoloopFolders, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
 import { aliasesOf, aliasesOfAll, kernelFsTypes, kernelMountsAt, mountOf, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
@@ -99,6 +100,11 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const homes = [...userHomeList, ...aliasesOfAll(userHomeList, mounts)];
   const held = homes.find((h) => cwdPaths.some((c) => h !== c && isInside(h, c)));
   if (held) return { error: t(lang, "sandbox.cwdHoldsHome", { cwd: turn.cwd, home: held, agent }) };
+  // This engine's other folders (backups, other homes) are places like the home: no cwd or writable folder lies in
+  // one, since a folder an agent writes is shown, not hidden (issue 26 round 25, F25a-2: a cwd in the backups folder).
+  const engineElsewhere = [...new Set([...autoloopFolders(homes), ...knownHomes(userHomeList).map(realPath)])].filter((d) => d !== home);
+  const inEngine = engineElsewhere.find((d) => cwdPaths.some((c) => isInside(c, d)));
+  if (inEngine) return { error: t(lang, "sandbox.cwdInHome", { cwd: turn.cwd, home: inEngine, agent }) };
   // What the hub runs outside the sandbox stays read-only in it; an agent cannot work in such a folder.
   // Plugin folders the hub loads code from besides the engine's and the home's (`serve --plugins`): read-only too, or an
   // agent working around one writes a plugin the hub then runs as itself (issue 26 round 3, F1).
@@ -118,7 +124,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   if (underCwd) return { error: t(lang, "sandbox.cwdHoldsPlugins", { cwd: turn.cwd, folder: underCwd, agent }) };
   const kernel = kernelProblem(cwd, mounts);
   if (kernel) return { error: t(lang, "sandbox.cwdKernelFs", { cwd: turn.cwd, agent, ...kernel }) };
-  const places = { hubHome: home, homes, readOnly, hubAliases };
+  const places = { hubHome: home, homes, readOnly, hubAliases: [...hubAliases, ...engineElsewhere] };
   const hubCode = hubCodeFolders(origin, serveRoots);
   const userHome = env.HOME || homedir();
   const writable: string[] = [];
@@ -193,7 +199,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // A folder the guard cannot look through within its limits is refused, never left unguarded (issue 26 round 12).
   let parts: Guarded[];
   // One reading of configuration files for the whole launch: each file once, the limit over all its folders (F15-6).
-  const pass = new ConfigPass(guardLimits.configFiles);
+  // Git's private folders inside the home, which every sandbox hides (round 25, F25a-3).
+  const pass = new ConfigPass(guardLimits.configFiles, undefined, undefined, gitPrivateDir(home));
   try {
     parts = [...new Set(writable)].filter((w) => !homes.includes(w)).map((w) => executableParts(w, w === cwd, true, guardLimits, pass));
   } catch (e) {

@@ -171,7 +171,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
       found.push({ path: tree, movedTo: null, kind: "maskCut" });
       continue;
     }
-    const listing = gitlinks(gitDir, tree, timeLeft(budget));
+    const listing = gitlinks(gitDir, tree, timeLeft(budget), pass.privateDir);
     if (listing === "tooBig") {
       aside(join(gitDir, "index"));
       continue;
@@ -182,7 +182,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
       for (const p of listing.hidden) if (!hidden.has(join(tree, p))) found.push({ path: join(tree, p), movedTo: null, kind: "hidden" });
       // Changes hidden with no mark: an entry keeping the committed object id with the changed file's stat (F14-2).
       if (sinceMs !== undefined) {
-        const masked = maskedChanges(gitDir, tree, sinceMs, budget);
+        const masked = maskedChanges(gitDir, tree, sinceMs, budget, pass.privateDir);
         for (const p of masked.masked) found.push({ path: p, movedTo: null, kind: "masked" });
         for (const p of masked.unhashed) found.push({ path: p, movedTo: null, kind: "maskBig" });
         if (masked.cut) found.push({ path: tree, movedTo: null, kind: "maskCut" });

@@ -47,15 +47,15 @@ import { entryId, gitFolderCrowded, gitFolderTopMax, gitfileTarget, gitlinks, gi
 
 /**
  * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
- * plugins): read-only, made (empty) when missing in a project folder. Issue 26 round 11 F9, round 12 F12-8.
+ * plugins): read-only, made (empty) when missing in a project folder. Issue 26 round 11 F9, round 12 F12-8, round 25 F25a-4.
  */
-export const projectSteeringFolders = [".vscode", ".idea", ".claude", ".codex", ".gemini", ".cursor", ".opencode", ".continue", ".zed", ".amazonq", ".roo", ".kiro", ".devcontainer"] as const;
+export const projectSteeringFolders = [".vscode", ".idea", ".claude", ".codex", ".gemini", ".cursor", ".opencode", ".continue", ".zed", ".amazonq", ".roo", ".kiro", ".devcontainer", ".qwen", ".iflow", ".kilocode", ".kilo"] as const;
 /**
  * Project files that start commands: bound read-only when they exist; one made during a run is moved aside after it
  * (planted.ts; an empty placeholder file is not valid settings for them).
  */
 export const projectSteeringFiles = [
-  ".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json",
+  ".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json", "kilo.json", "kilo.jsonc",
   // What git hook managers run from the hook they install (F17-3: pre-commit's `repo: local` hooks run at `git commit`;
   // lefthook reads each of its names with or without a dot, in every format it takes, its `-local` one merged: F18-4).
   ".overcommit.yml", ...hookManagerFiles,
@@ -389,7 +389,7 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
   // Listed at every depth: what the index hides from `git status` is compared after the run (F13-9).
   // A git folder whose top an agent filled (no git makes one): refused naming it, not taken for an index git cannot list.
   if (gitFolderCrowded(gitDir)) throw new GuardLimitError("entries", gitDir, gitFolderTopMax);
-  const listing = gitlinks(gitDir, tree); // "tooBig" too for a FIFO index or HEAD (F17-4), at once
+  const listing = gitlinks(gitDir, tree, gitReadTimeoutMs, pass.privateDir); // "tooBig" too for a FIFO index or HEAD (F17-4), at once
   if (listing === "tooBig") throw new GuardLimitError("index", tree, gitReadTimeoutMs);
   out.seen.hidden.push(...listing.hidden.map((p) => join(tree, p)));
   if (depth >= submoduleDepthMax) return;
