@@ -310,3 +310,45 @@ test("issue 26 r25 F25a-2 (reported case: a rule's cwd in ~/.agent-autoloop-back
   assert.equal(errors.alerts, `cwd ${join(backups, "work")} is inside the worker's home ${backups}, which the sandbox hides from agents: choose another folder, or set "sandbox": false on agent bot`);
   assert.match(errors.other ?? "", new RegExp(`^${join(userHome, ".agent-autoloop-second", "work").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} in "writable" of agent other lies inside the worker's home `));
 });
+
+test("issue 26 r25 F25a-1 (reported case: another rule's agent replaced this rule's cwd, a writable entry and a readable one with links to ~/.ssh, ~/.config, ~/.bashrc and the home): refused, naming where the link leads; a link elsewhere still works", async (t) => {
+  const { probeBwrap } = await import("./tools-helpers.js");
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const userHome = realpathSync(tempDir("aa-r25-user-"));
+  kit.removed.push(userHome);
+  kit.setEnv({ HOME: userHome });
+  for (const d of [".ssh", ".config", "proj", "real-work"]) mkdirSync(join(userHome, d));
+  writeFileSync(join(userHome, ".bashrc"), "# the owner's\n");
+  // What the other rule's agent left in ~/proj, where it works: each of this rule's folders replaced by a link.
+  symlinkSync(join(userHome, ".ssh"), join(userHome, "proj", "docs"));
+  symlinkSync(join(userHome, ".config"), join(userHome, "proj", "shared"));
+  symlinkSync(join(userHome, ".bashrc"), join(userHome, "proj", "rc"));
+  symlinkSync(userHome, join(userHome, "proj", "refs"));
+  symlinkSync(join(userHome, "real-work"), join(userHome, "work"));
+  const command = [process.execPath, "-e", 'console.log("Done: ran")'];
+  const agent = (extra: object) => ({ worker: "w1", use: "command", command, ...extra });
+  const cwd = join(userHome, "real-work");
+  const rule = (name: string, to: string, at: string) => ({ name, when: { source: "shop", types: [`${name}.*`] }, to, cwd: at });
+  const rules = {
+    ...baseRules,
+    agents: { bot: agent({}), w: agent({ writable: [join(userHome, "proj", "shared")] }), f: agent({ writable: [join(userHome, "proj", "rc")] }), r: agent({ readable: [join(userHome, "proj", "refs")] }) },
+    rules: [rule("docs", "bot", join(userHome, "proj", "docs")), rule("w", "w", cwd), rule("f", "f", cwd), rule("r", "r", cwd), rule("fine", "bot", join(userHome, "work"))],
+  };
+  const fx = kit.hub(await hubFixture(rules));
+  kit.worker(fx, { capacity: 5 });
+  for (const id of ["docs", "w", "f", "r", "fine"]) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
+  const st = await until(async () => {
+    const s = await fx.state();
+    return s.runs.length === 5 && s.runs.every((r) => r.state === "waiting" || r.state === "done") && s;
+  }, 60_000, "every run refused or done");
+  const by = Object.fromEntries(st.runs.map((r) => [r.rule, r.state === "done" ? "done" : r.error]));
+  const led = (path: string, agentId: string, real: string) => `${path} of agent ${agentId} leads through a link to ${real} (a home or a dot-folder in one), which the sandbox keeps from agents; another agent may have put the link there: look at it, and name the folder itself`;
+  assert.deepEqual(by, {
+    docs: led(join(userHome, "proj", "docs"), "bot", join(userHome, ".ssh")),
+    w: led(join(userHome, "proj", "shared"), "w", join(userHome, ".config")),
+    f: led(join(userHome, "proj", "rc"), "f", join(userHome, ".bashrc")),
+    r: led(join(userHome, "proj", "refs"), "r", userHome),
+    fine: "done",
+  });
+  assert.deepEqual(readdirSync(join(userHome, ".ssh")), [], "nothing made in ~/.ssh (the guard's empty .vscode, .claude… before)");
+});

@@ -21,7 +21,8 @@ import type { State } from "../src/protocol/responses.js";
 const bin = join(engine, "bin", "agent-autoloop.js");
 const dirs: string[] = [];
 after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  // A hub of a test may still be writing its log as it stops: removal tries again (ENOTEMPTY under load, 2026-12-05).
+  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** A fresh home under a fresh HOME (so `~/agent-autoloop-recipes` is in it too), and its CLI. */

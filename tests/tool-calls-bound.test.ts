@@ -237,3 +237,24 @@ test("issue 26 round 18 (reported by reading): a card link cannot give a tool ca
     assert.equal((await client.toolCall(job.run, job.token, body({ cmd: "ls" }))).decision, "prompt", "no trust was given");
   });
 });
+
+test("issue 26 r25 F25b-4 (reported case: the card asking again after [sandbox] was removed said only which file changed): the approval card says whether the plugin runs in its sandbox; the tool host says it in the call's body", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const without = await ownerCardOf(f, (await client.toolCall(job.run, job.token, { ...body({ cmd: "id" }), sandboxed: false })).card!);
+    assert.ok(without.text.includes("\nRuns WITHOUT a sandbox, with your user's rights: it can read and write all you can (no [sandbox] in its manifest)\n"), without.text);
+    const within = await ownerCardOf(f, (await client.toolCall(job.run, job.token, { ...body({ cmd: "pwd" }), sandboxed: true, binds: [{ source: "/srv/d", container: "/d", readOnly: true }] })).card!);
+    assert.ok(within.text.includes("\nRuns in the plugin sandbox ([sandbox] in its manifest)\nSandbox binds: /srv/d → /d (read-only)\n"), within.text);
+  });
+  const { hostFixture, syncManifest, toolToml, writePlugin } = await import("./tools-helpers.js");
+  const h = hostFixture();
+  try {
+    writePlugin(h.root, "open", syncManifest("open", "true", [], toolToml("t")));
+    writePlugin(h.root, "boxed", syncManifest("boxed", "true", [], toolToml("t") + "\n[sandbox]\nnetwork = \"none\"\n"));
+    h.registry.rescan();
+    const open = await h.host.check("open.t", {});
+    const boxed = await h.host.check("boxed.t", {});
+    assert.deepEqual([open.ok && open.sandboxed, boxed.ok && boxed.sandboxed], [false, true]);
+  } finally {
+    await h.close();
+  }
+});

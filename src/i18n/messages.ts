@@ -428,6 +428,8 @@ const catalog = {
   "tools.bind.broad.inHome": { zh: "⚠ 范围大：直接在用户主目录下（如 ~/.ssh、~/.npmrc）", en: "⚠ broad: right in the user's home (like ~/.ssh, ~/.npmrc)" },
   "tools.calls.card.more": { zh: "还有 {count} 项（见 plugins inspect）", en: "{count} more (see plugins inspect)" },
   "tools.calls.card.binds": { zh: "沙箱绑定：{binds}", en: "Sandbox binds: {binds}" },
+  "tools.calls.card.sandboxed": { zh: "在插件沙箱里运行（清单里有 [sandbox]）", en: "Runs in the plugin sandbox ([sandbox] in its manifest)" },
+  "tools.calls.card.unsandboxed": { zh: "不在沙箱里运行：以你的用户权限运行，能读写你能读写的一切（清单里没有 [sandbox]）", en: "Runs WITHOUT a sandbox, with your user's rights: it can read and write all you can (no [sandbox] in its manifest)" },
   "tools.calls.card.env": {
     zh: "插件从中枢的环境变量里拿到：{names}。这些值会交给插件；能调用它的每次运行报告里都会把它们打码，但插件自己可以把它们发出去。",
     en: "The plugin is given these variables of the hub's environment: {names}. Their values go to the plugin; they are redacted in what every run that may call it reports, but the plugin itself can send them on.",
@@ -855,6 +857,7 @@ const catalog = {
   "tools.sandbox.deviceRefused": { zh: "插件 {plugin} 的 binds 里的设备 {path} {why}", en: "plugin {plugin} binds device {path}, which {why}" },
   "sandbox.cwdHoldsHome": { zh: "工作目录 {cwd} 包含中台用户的主目录 {home}，沙箱让主目录保持只读（shell 配置、~/.gitconfig、~/.npmrc、~/.local 等中台用户以后会运行的东西）：选它里面的一个目录，或给 Agent {agent} 设 \"sandbox\": false", en: "cwd {cwd} holds {home}, the home of the hub's user, which the sandbox keeps read-only (shell profiles, ~/.gitconfig, ~/.npmrc, ~/.local and whatever else that user runs later): choose a folder inside it, or set \"sandbox\": false on agent {agent}" },
   "sandbox.writable.missing": { zh: "Agent {agent} 的 writable 里的 {path} 在接单程序 {worker} 上不存在：先建好它，或从 \"writable\" 里去掉", en: "{path} in \"writable\" of agent {agent} does not exist on worker {worker}: make it, or take it out of \"writable\"" },
+  "sandbox.ledAway": { zh: "Agent {agent} 的 {path} 经过一个链接指向 {real}（主目录或其中的点目录），沙箱不把那里交给 Agent；可能是别的 Agent 换成了链接：检查它，写目录本身的路径", en: "{path} of agent {agent} leads through a link to {real} (a home or a dot-folder in one), which the sandbox keeps from agents; another agent may have put the link there: look at it, and name the folder itself" },
   "sandbox.writable.holdsHome": { zh: "Agent {agent} 的 writable 里的 {path} 就是或包含中台用户的主目录 {home}，沙箱让它保持只读：写它里面的一个目录", en: "{path} in \"writable\" of agent {agent} is or holds {home}, the home of the hub's user, which the sandbox keeps read-only: name a folder inside it" },
   "sandbox.writable.inHubHome": { zh: "Agent {agent} 的 writable 里的 {path} 在接单程序的目录 {home} 里，沙箱把那里藏起来了", en: "{path} in \"writable\" of agent {agent} lies inside the worker's home {home}, which the sandbox hides" },
   "sandbox.writable.readOnly": { zh: "Agent {agent} 的 writable 里的 {path} 在 {folder} 里面，沙箱把那里设成只读（中台要从那里运行代码或程序）", en: "{path} in \"writable\" of agent {agent} lies inside {folder}, which the sandbox keeps read-only because the hub runs code or programs from there" },

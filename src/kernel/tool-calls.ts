@@ -267,15 +267,18 @@ function argumentsOnCard(body: DecidableBody): { preview: string; cut: SaidParam
  * broad ones with a warning, at most `toolCardBindsMax` (then how many more); "" when there are none.
  */
 function bindsOnCard(c: Ctx, body: DecidableBody): string {
+  // Whether it runs in a sandbox at all, first (issue 26 round 25, F25b-4: a card asking again after `[sandbox]` was
+  // removed said only which file changed).
+  const sandbox = body.sandboxed === undefined ? "" : `${c.msg(body.sandboxed ? "tools.calls.card.sandboxed" : "tools.calls.card.unsandboxed")}\n`;
   const binds = body.binds ?? [];
-  if (binds.length === 0) return "";
+  if (binds.length === 0) return sandbox;
   const path = (p: string) => relayed(p, true, toolCardPathMaxCodepoints);
   const lines = binds.slice(0, toolCardBindsMax).map((b) => {
     const line = c.msg("tools.bind.line", { source: path(b.source), container: path(b.container), mode: c.msg(b.readOnly ? "tools.bind.ro" : "tools.bind.rw") });
     return b.broad ? `${line} ${c.msg(`tools.bind.broad.${b.broad}`)}` : line;
   });
   if (binds.length > toolCardBindsMax) lines.push(c.msg("tools.calls.card.more", { count: binds.length - toolCardBindsMax }));
-  return `${c.msg("tools.calls.card.binds", { binds: lines.join("; ") })}\n`;
+  return `${sandbox}${c.msg("tools.calls.card.binds", { binds: lines.join("; ") })}\n`;
 }
 
 /**

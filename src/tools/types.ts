@@ -137,6 +137,8 @@ export type CallCheck =
     http?: HttpReach;
     /** The sandbox's binds as they really are, broad ones marked (issue 26 #3: shown on the approval card); [] unsandboxed. */
     binds: BindShown[];
+    /** Whether a tool plugin runs in its sandbox (`[sandbox]` in its manifest: issue 26 round 25, F25b-4); absent for data tools. */
+    sandboxed?: boolean;
     /**
      * The names of the hub's environment the plugin is given beyond the base list (env.ts `passedEnv`; issue 26 round
      * 10), shown on the approval card; absent when none. They are bound into `digest`: another set asks again.

@@ -11,14 +11,15 @@ import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 
 /**
  * Creates `path` with `content` only if nothing is there (O_EXCL: never follows or replaces a link or file made
- * meanwhile), with `mode` whatever the umask: a placeholder a sandbox then binds read-only (launch-sandbox.ts).
+ * meanwhile), with `mode` whatever the umask: a placeholder a sandbox then binds read-only (launch-sandbox.ts), a
+ * file of git's private folder (git-isolated.ts).
  * @throws EEXIST when something is already at `path`; the file system's other errors.
  */
-export function createNewFile(path: string, content: string, mode = 0o600): void {
+export function createNewFile(path: string, content: string | Buffer, mode = 0o600): void {
   const fd = openSync(path, "wx", mode);
   try {
     fchmodSync(fd, mode);
-    writeSync(fd, content);
+    writeSync(fd, typeof content === "string" ? Buffer.from(content) : content);
   } finally {
     closeSync(fd);
   }

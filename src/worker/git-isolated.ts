@@ -13,11 +13,11 @@
  * cannot read such an index, and a check that could not read it would look at nothing).
  */
 import { execFileSync } from "node:child_process";
-import { closeSync, fstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { entriesUpTo } from "../common/file-checks.js";
-import { openRegular } from "./files.js";
+import { createNewFile, openRegular } from "./files.js";
 
 /**
  * Where the worker of the home `homeDir` makes git's private folders: inside the home, which every sandbox hides (an
@@ -86,12 +86,12 @@ export function withIsolatedGit<T>(gitDir: string, commonDir: string, tree: stri
     const dir = join(own, "git");
     mkdirSync(join(dir, "refs"), { recursive: true });
     mkdirSync(join(dir, "info"));
-    writeFileSync(join(dir, "HEAD"), "ref: refs/heads/main\n");
-    writeFileSync(join(dir, "config"), format === "sha256"
+    createNewFile(join(dir, "HEAD"), "ref: refs/heads/main\n");
+    createNewFile(join(dir, "config"), format === "sha256"
       ? "[core]\n\trepositoryformatversion = 1\n\tbare = false\n[extensions]\n\tobjectformat = sha256\n"
       : "[core]\n\trepositoryformatversion = 0\n\tbare = false\n");
     const attributes = bytesUpTo(join(gitDir, "info", "attributes"), attributesBytesMax);
-    if (attributes) writeFileSync(join(dir, "info", "attributes"), attributes);
+    if (attributes) createNewFile(join(dir, "info", "attributes"), attributes);
     for (const from of new Set([gitDir, commonDir])) {
       for (const e of entriesUpTo(from, namesMax)) {
         if (!/^sharedindex\.[0-9a-f]{40,64}$/.test(e.name)) continue;

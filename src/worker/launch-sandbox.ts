@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
@@ -105,6 +105,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const engineElsewhere = [...new Set([...autoloopFolders(homes), ...knownHomes(userHomeList).map(realPath)])].filter((d) => d !== home);
   const inEngine = engineElsewhere.find((d) => cwdPaths.some((c) => isInside(c, d)));
   if (inEngine) return { error: t(lang, "sandbox.cwdInHome", { cwd: turn.cwd, home: inEngine, agent }) };
+  const cwdLed = ledAway(turn.cwd, cwd, homes, env.HOME || homedir());
+  if (cwdLed) return { error: t(lang, "sandbox.ledAway", { path: turn.cwd, agent, real: cwdLed }) };
   // What the hub runs outside the sandbox stays read-only in it; an agent cannot work in such a folder.
   // Plugin folders the hub loads code from besides the engine's and the home's (`serve --plugins`): read-only too, or an
   // agent working around one writes a plugin the hub then runs as itself (issue 26 round 3, F1).
@@ -131,6 +133,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   for (const w of job.agent.writable ?? []) {
     const path = expandTilde(w, userHome);
     if (!existsSync(path)) return { error: t(lang, "sandbox.writable.missing", { path: w, agent, worker: worker.name }) };
+    const led = ledAway(path, realPath(path), homes, userHome);
+    if (led) return { error: t(lang, "sandbox.ledAway", { path: w, agent, real: led }) };
     // By every path that shows the folder (another mount of it): the first problem counts.
     const problem = [realPath(path), ...aliasesOf(realPath(path), mounts)].map((p) => placeProblem(p, places)).find((x) => x !== null) ?? null;
     if (problem?.why === "inHubHome") return { error: t(lang, "sandbox.writable.inHubHome", { path: w, agent, home }) };
@@ -231,6 +235,11 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // The homes hidden but for what the agent needs (issue 26 round 11, F8/F10), unless the cwd is one (the owner let
   // the agent look at it); the user's runtime folder hidden (F6).
   const declared = [turn.cwd, ...(job.agent.writable ?? []), ...(state.folders ?? []), ...(state.files ?? []), ...(state.readOnly ?? [])].map((p) => expandTilde(p.replace(/\/+$/, ""), userHome));
+  for (const r of job.agent.readable ?? []) {
+    const path = expandTilde(r, userHome);
+    const led = existsSync(path) ? ledAway(path, realPath(path), homes, userHome) : null;
+    if (led) return { error: t(lang, "sandbox.ledAway", { path: r, agent, real: led }) };
+  }
   const view = homeView(homes, homes.includes(cwd) ? cwd : null, env, declared, job.agent.readable ?? []);
   const homeRead = view.read.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
   return {
@@ -252,4 +261,20 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
 export function withProgram(plan: SandboxPlan, program: string, env: Readonly<Record<string, string>>): SandboxPlan {
   const view = showProgram({ hidden: plan.hiddenHomes ?? [], read: [...(plan.homeRead ?? [])], links: [...(plan.links ?? [])] }, program, env);
   return { ...plan, homeRead: view.read, links: view.links };
+}
+
+/**
+ * Where a folder a rule names (`named`, its real path `real`) leads when a link on its way takes it to a place the
+ * sandbox keeps from agents — a home of the user's (`homes`, real paths; `writtenHome` as the environment writes it)
+ * or one of its dot-entries (`~/.ssh`, `~/.config`, `~/.local`, `~/.bashrc`) or what lies inside one — and the owner
+ * did not name that place itself: an agent that writes a folder above another rule's folder can replace it with such
+ * a link before that rule's next launch (issue 26 round 25, F25a-1). Null when the path leads where it says, names
+ * such a place itself, or leads elsewhere.
+ */
+function ledAway(named: string, real: string, homes: readonly string[], writtenHome: string): string | null {
+  const path = resolve(named);
+  if (real === path) return null;
+  const keptPlace = (p: string, h: string) => isInside(p, h) && (p === h || relative(h, p).split("/")[0]!.startsWith("."));
+  if ([...homes, resolve(writtenHome)].some((h) => keptPlace(path, h))) return null;
+  return homes.some((h) => keptPlace(real, h)) ? real : null;
 }
