@@ -159,7 +159,8 @@ export function realToolScenarios(agent: "claude" | "codex"): void {
     assert.ok(card, "the approval card");
     assert.equal(card.kind, "ask");
     assert.deepEqual(card.options, ["allow once", "always allow", "deny"]);
-    assert.match(card.text, /^Run \d+ \(session first:\) wants to call tool hello-node\.greet \(kind sync\)\.\nArguments \(sorted keys\): \{"name":"Alan"\}\nThis is an agent's first call of plugin hello-node/);
+    // hello-node has no [sandbox]: the card says so before why it asks (issue 26 round 25, F25b-4).
+    assert.match(card.text, /^Run \d+ \(session first:\) wants to call tool hello-node\.greet \(kind sync\)\.\nArguments \(sorted keys\): \{"name":"Alan"\}\nRuns WITHOUT a sandbox, with your user's rights: it can read and write all you can \(no \[sandbox\] in its manifest\)\nThis is an agent's first call of plugin hello-node/);
     assert.equal(first!.summary, `Done: waiting for the owner's approval on card ${card.id}`);
     assert.equal(results.get("first")?.length, 1);
     assert.ok(results.get("first")![0]!.includes(`awaiting approval, card ${card.id} — end your turn; you will be resumed`), results.get("first")![0]);
