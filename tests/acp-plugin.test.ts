@@ -566,3 +566,11 @@ describe("hub runs with the real claude-agent-acp adapter and the fake model", {
     assert.equal(groupAlive(pids.pgid, pids.start), false, "the adapter and everything in its group are gone");
   });
 });
+
+test("issue 26 r26 F26a-2 (reported case: a planted Claude Code auto memory stayed after an acp run, caught after a claude one): the acp agent's state names the same memory folders as claude's and codex's", async () => {
+  const { claudeCodeState, codexState } = await import("../src/sdk/cli-state.js");
+  const env = { HOME: "/home/someone" };
+  const state = plugin.state!(env);
+  assert.deepEqual(state.memory, [...(claudeCodeState(env).memory ?? []), ...(codexState(env).memory ?? [])]);
+  assert.ok((state.memory ?? []).length > 0);
+});

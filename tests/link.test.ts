@@ -210,3 +210,34 @@ test("the link page's language is the reader's: Accept-Language's best Chinese o
   ];
   for (const [header, fallback, want] of cases) assert.equal(langOfAcceptLanguage(header, fallback), want, String(header));
 });
+
+test("issue 26 r26 F26b-3, F26b-4 (reported cases): a card link cannot close a worker's own warning, nor answer a card sent to a channel that names who answers (a tool approval's once or deny still can: tests of round 18)", async () => {
+  const f = await hubFixture({ ...rules, channels: { ch1: { name: "Text only", links: true }, chat: { name: "Chat", links: true, answerers: ["U_OWNER"] } } });
+  try {
+    await f.call("POST", "/v1/events", f.keys.source, { id: "w1", type: "alert.x" });
+    const job = (await f.call("GET", "/v1/work?claim=w", f.keys.worker)).body.job;
+    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, {
+      outcome: "done", workerNotice: [{ title: "The agent wrote files your git would run", text: "/p/.git: a repository the agent made" }], ask: [{ title: "Ship?", options: ["yes", "no"] }],
+    });
+    const links = new Map<string, string>();
+    for (let card; (card = (await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card); ) {
+      links.set(card.title, card.link);
+      await f.call("POST", `/v1/cards/${card.id}/delivered`, f.keys.channel, { version: card.version, ref: `m${card.id}` });
+    }
+    const warning = links.get("The agent wrote files your git would run")!;
+    const post = await fetch(warning, { method: "POST", body: new URLSearchParams({ choice: "0" }), redirect: "manual" });
+    assert.equal(post.status, 403);
+    assert.match(await post.text(), /this is one of the hub&#39;s own cards: a card link cannot answer it; answer in the console or with the CLI/);
+    const page = await (await fetch(warning)).text();
+    assert.match(page, /a card link cannot answer it/);
+    assert.doesNotMatch(page, /<form|<button/);
+    const st = (await f.call("GET", "/v1/state", f.keys.owner)).body;
+    assert.deepEqual(st.cards.map((c: { title: string; state: string; system: string | null }) => [c.title, c.state]), [["The agent wrote files your git would run", "open"], ["Ship?", "open"]]);
+    // The ask goes to both channels, one of which names who answers: its link is not the way to answer it.
+    const ship = await fetch(links.get("Ship?")!, { method: "POST", body: new URLSearchParams({ choice: "0" }), redirect: "manual" });
+    assert.equal(ship.status, 403);
+    assert.match(await ship.text(), /this card&#39;s channel names who may answer it: answer in the chat as one of them, in the console or with the CLI/);
+  } finally {
+    await f.close();
+  }
+});

@@ -57,7 +57,11 @@ const plugin: AgentPlugin = {
   state(env) {
     const claude = claudeCodeState(env);
     const codex = codexState(env);
-    return { folders: [...claude.folders!, ...codex.folders!], readOnly: [...claude.readOnly!, ...codex.readOnly!], writes: [...claude.writes!, ...codex.writes!], private: [...claude.private!, ...codex.private!] };
+    // Every part of both, the auto memory the check after a run looks at too (round 26, F26a-2: it was left out).
+    return {
+      folders: [...claude.folders!, ...codex.folders!], readOnly: [...claude.readOnly!, ...codex.readOnly!], writes: [...claude.writes!, ...codex.writes!],
+      private: [...claude.private!, ...codex.private!], memory: [...(claude.memory ?? []), ...(codex.memory ?? [])],
+    };
   },
   env: () => ({ ...claudeLaunchEnv }),
   command(turn) {

@@ -6,7 +6,7 @@
  * before it); a longer answer sent anyway is refused with the limit named (routes/link.ts).
  */
 import { optionAlways } from "../kernel/tool-calls.js";
-import { linkRefusedSystems } from "../kernel/card-steps.js";
+import { linkRefusal } from "../kernel/card-steps.js";
 import type { View } from "../kernel/view.js";
 import type { CardRow, Env } from "../kernel/types.js";
 import { cardLinkToken, safeEqual } from "../kernel/credentials.js";
@@ -65,9 +65,10 @@ export function linkPage(
     parts.push(ui ? templateHtml(ui, lang) : `<p class="muted">${esc(t(lang, "channel.template.notLoaded", { template: card.template }))}</p>`);
   }
   const action = `/c/${card.id}/${encodeURIComponent(token)}`;
-  if (card.state === "open" && card.system !== null && linkRefusedSystems.includes(card.system)) {
+  const refused = card.state === "open" ? linkRefusal(card, view.rules()?.rules.channels) : null;
+  if (refused) {
     // Not the link's to answer (card-steps.ts linkAnswer): said, no buttons.
-    parts.push(`<p class="muted">${esc(t(lang, "link.ownerOnly"))}</p>`);
+    parts.push(`<p class="muted">${esc(t(lang, refused))}</p>`);
   } else if (card.state === "open" && !card.fyi) {
     const buttons = card.kind === "ask"
       // A tool call's "always allow" is not the link's to give (card-steps.ts linkAnswer): not offered here.

@@ -4,7 +4,7 @@
  * from its page. Each checks the caller, then the card, then the answer, and writes only when all pass.
  */
 import type { Ctx } from "./context.js";
-import type { Caller, CardRow, InputOf, SystemKind } from "./types.js";
+import type { Caller, CardRow, InputOf } from "./types.js";
 import type { AnswerAnswer, CardNext, Changed, Ok } from "../protocol/responses.js";
 import { answerCard, channelSeen, closeCard, delivered, failed, nextCard, ownerCard } from "./cards.js";
 import { answerBudgetCard } from "./budget.js";
@@ -73,14 +73,24 @@ export function linkAnswer(c: Ctx, input: InputOf<"linkAnswer">): Reply<AnswerAn
   // A link answers its own card, nothing beyond it: "always allow" would trust the plugin for every later call with any
   // arguments, whoever the link was forwarded to (issue 26 round 18). Once or deny only; always from the console or CLI.
   if (card.toolCall !== undefined && input.choice === optionAlways) return err(403, c.say("link.alwaysRefused"));
-  // Nor the hub's cards whose answer decides what the hub does next — resume a paused rule for the rest of its budget's
-  // period or its minute (issue 26 round 25, F25b-1): the owner's, from the console, the CLI or a verified answerer.
-  if (card.system !== null && linkRefusedSystems.includes(card.system)) return err(403, c.say("link.ownerOnly"));
+  const refused = linkRefusal(card, c.rules.channels);
+  if (refused) return err(403, c.say(refused));
   return answerChecked(c, card, input.choice, input.text, "link");
 }
 
-/** The hub's cards a card link may not answer (see `linkAnswer`): their answers are decisions about later runs. */
-export const linkRefusedSystems: readonly SystemKind[] = ["budget", "tooFast"];
+/**
+ * Why a card link may not answer `card` beyond "always allow" (see `linkAnswer`), or null. The hub's own cards but a
+ * tool call's approval (once or deny) are the owner's — resuming a rule paused by its budget or for starting too often
+ * decides later runs, a worker's warning is the owner's only word of what a run planted (issue 26 rounds 25 and 26,
+ * F25b-1, F26b-4). A card sent to a channel that names who answers (`answerers`) and carries links (`links: true`) is
+ * answered there, as one of them: its link would let whoever reads that chat answer it (F26b-3).
+ */
+export function linkRefusal(card: CardRow, channels: Readonly<Record<string, { answerers?: readonly string[] | null; links?: boolean }>> | undefined): "link.ownerOnly" | "link.answerersOnly" | null {
+  if (card.system !== null && card.system !== "toolApproval") return "link.ownerOnly";
+  const carried = (ch: string) => own(channels ?? {}, ch);
+  if (card.channels.some((ch) => carried(ch)?.links === true && (carried(ch)?.answerers ?? null) !== null)) return "link.answerersOnly";
+  return null;
+}
 
 /**
  * POST /v1/cards/:id/answer: the owner's answer, or a channel's on behalf of the person it names (`by`, one of the
