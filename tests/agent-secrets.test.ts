@@ -352,3 +352,44 @@ test("issue 26 r25 F25a-1 (reported case: another rule's agent replaced this rul
   });
   assert.deepEqual(readdirSync(join(userHome, ".ssh")), [], "nothing made in ~/.ssh (the guard's empty .vscode, .claude… before)");
 });
+
+test("issue 26 r26 F26a-3, F26a-4 (reported cases: another rule's agent replaced this rule's cwd with a link to /run/user/<uid>, and with one to another project's .git): a folder a rule names is never reached through a link in a folder agents write, nor is a git folder", async (t) => {
+  const { probeBwrap } = await import("./tools-helpers.js");
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const root = realpathSync(tempDir("aa-r26-"));
+  kit.removed.push(root);
+  const outer = join(root, "w");
+  const runtime = join(root, "run-user-1005");
+  const other = join(root, "other");
+  for (const d of [outer, runtime, join(other, ".git", "hooks")]) mkdirSync(d, { recursive: true });
+  mkdirSync(join(outer, "proj"));
+  mkdirSync(join(outer, "repo"));
+  // The outer rule's agent swaps the inner rules' folders for links (as the reported one did).
+  const swap = `rm -rf proj repo && ln -s ${runtime} proj && ln -s ${join(other, ".git")} repo && echo "Done: swapped"`;
+  const command = (script: string) => ["sh", "-c", script];
+  const rules = {
+    ...baseRules,
+    agents: { outer: { worker: "w1", use: "command", command: command(swap) }, inner: { worker: "w1", use: "command", command: command('echo "Done: ran"') } },
+    rules: [
+      { name: "outer", when: { source: "shop", types: ["outer.*"] }, to: "outer", cwd: outer },
+      { name: "proj", when: { source: "shop", types: ["proj.*"] }, to: "inner", cwd: join(outer, "proj") },
+      { name: "repo", when: { source: "shop", types: ["repo.*"] }, to: "inner", cwd: join(outer, "repo") },
+      { name: "git", when: { source: "shop", types: ["git.*"] }, to: "inner", cwd: join(other, ".git") },
+    ],
+  };
+  const fx = kit.hub(await hubFixture(rules));
+  kit.worker(fx);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "o1", type: "outer.x" });
+  await until(async () => (await fx.state()).runs.find((r) => r.rule === "outer")?.state === "done", 30_000, "the outer run");
+  for (const id of ["proj", "repo", "git"]) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
+  const st = await until(async () => {
+    const s = await fx.state();
+    return s.runs.filter((r) => r.rule !== "outer").length === 3 && s.runs.filter((r) => r.rule !== "outer").every((r) => r.state === "waiting") && s;
+  }, 60_000, "the three runs refused");
+  const by = Object.fromEntries(st.runs.map((r) => [r.rule, r.error]));
+  const crossed = (name: string) => `${join(outer, name)} of agent inner goes through the link ${join(outer, name)}, which lies in ${outer}, a folder agents write: another agent may have put it there; look at it, and name the folder itself`;
+  assert.equal(by.proj, crossed("proj"));
+  assert.equal(by.repo, crossed("repo"));
+  assert.equal(by.git, `${join(other, ".git")} of agent inner is the git folder ${join(other, ".git")} or lies inside one: git runs its hooks and configuration, which the sandbox keeps from agents; name the repository's work tree`);
+  assert.deepEqual(readdirSync(runtime), [], "nothing made in the runtime folder");
+});

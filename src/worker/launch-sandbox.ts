@@ -9,6 +9,7 @@ import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { gitPrivateDir } from "./git-isolated.js";
+import { inGitFolder, linkInAgentFolder, readAgentFolders, recordAgentFolders } from "./agent-folders.js";
 import { autoloopFolders, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
 import { aliasesOf, aliasesOfAll, kernelFsTypes, kernelMountsAt, mountOf, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
@@ -107,6 +108,15 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   if (inEngine) return { error: t(lang, "sandbox.cwdInHome", { cwd: turn.cwd, home: inEngine, agent }) };
   const cwdLed = ledAway(turn.cwd, cwd, homes, env.HOME || homedir());
   if (cwdLed) return { error: t(lang, "sandbox.ledAway", { path: turn.cwd, agent, real: cwdLed }) };
+  // No folder a rule names is reached through a link an agent may have made, nor is a git folder (round 26).
+  const agentFolders = readAgentFolders(worker.home.dir);
+  const crossed = (named: string, path: string) => {
+    const via = linkInAgentFolder(path, agentFolders);
+    if (via) return t(lang, "sandbox.linkInAgentFolder", { path: named, agent, link: via.link, folder: via.folder });
+    return inGitFolder(realPath(path)) ? t(lang, "sandbox.gitFolder", { path: named, agent, real: realPath(path) }) : null;
+  };
+  const cwdCrossed = crossed(turn.cwd, turn.cwd);
+  if (cwdCrossed) return { error: cwdCrossed };
   // What the hub runs outside the sandbox stays read-only in it; an agent cannot work in such a folder.
   // Plugin folders the hub loads code from besides the engine's and the home's (`serve --plugins`): read-only too, or an
   // agent working around one writes a plugin the hub then runs as itself (issue 26 round 3, F1).
@@ -135,6 +145,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     if (!existsSync(path)) return { error: t(lang, "sandbox.writable.missing", { path: w, agent, worker: worker.name }) };
     const led = ledAway(path, realPath(path), homes, userHome);
     if (led) return { error: t(lang, "sandbox.ledAway", { path: w, agent, real: led }) };
+    const wCrossed = crossed(w, path);
+    if (wCrossed) return { error: wCrossed };
     // By every path that shows the folder (another mount of it): the first problem counts.
     const problem = [realPath(path), ...aliasesOf(realPath(path), mounts)].map((p) => placeProblem(p, places)).find((x) => x !== null) ?? null;
     if (problem?.why === "inHubHome") return { error: t(lang, "sandbox.writable.inHubHome", { path: w, agent, home }) };
@@ -239,9 +251,13 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     const path = expandTilde(r, userHome);
     const led = existsSync(path) ? ledAway(path, realPath(path), homes, userHome) : null;
     if (led) return { error: t(lang, "sandbox.ledAway", { path: r, agent, real: led }) };
+    const via = existsSync(path) ? linkInAgentFolder(path, agentFolders) : null;
+    if (via) return { error: t(lang, "sandbox.linkInAgentFolder", { path: r, agent, link: via.link, folder: via.folder }) };
   }
   const view = homeView(homes, homes.includes(cwd) ? cwd : null, env, declared, job.agent.readable ?? []);
   const homeRead = view.read.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
+  // Where this launch lets the agent write: no later launch reaches a named folder through a link made there.
+  recordAgentFolders(worker.home.dir, [...new Set(writable)]);
   return {
     stateSeen,
     plan: {
