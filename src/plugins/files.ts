@@ -1,8 +1,13 @@
 /**
  * A plugin folder's files, for every kind (issue 27: one plugin model): their digest (issue 26 #4; DESIGN.md "One plugin model": the digest covers the plugin's
  * files, what runs, not only its manifest — trust follows the code). Every entry of the plugin's folder counts, at any
- * depth, except a top-level `.git` (git's own store: a checkout's files count, its history does not): a regular file by
- * the sha256 of its bytes, a symlink by its target's text, a folder by being there, anything else by its kind. A
+ * depth: a regular file by the sha256 of its bytes, a symlink by its target's text, a folder by being there. The one
+ * folder whose content does not count is a top-level `.git` that is a real folder (git's own store: a checkout's files
+ * count, its history does not); nothing in it may run, so a link leading into it refuses the plugin, as the manifest's
+ * check refuses an entry point naming it (issue 26 round 26, F26b-1: `.git/main.py` and `main.py -> .git/real.py` ran
+ * changed code under "always allow"). A `.git` that is a link is checked as any link, a gitfile is a file. An entry
+ * that is neither file, folder nor link (a FIFO, a socket, a device) refuses the plugin: it has no content to digest,
+ * and whoever writes a FIFO writes what an interpreter reads from it (F26b-1 (d)). A
  * symlink must lead (followed to the end, with realpath) to something inside the folder, which is digested as itself;
  * one that leads out of the folder or nowhere refuses the plugin (issue 26 round 2 #6: what the digest covers is
  * exactly what can run — code outside the folder, which an agent may be able to write, would run under a trust that
@@ -57,7 +62,8 @@ export interface FileHash {
 export type FilesResult =
   | { ok: true; files: FileHash[] }
   | { ok: false; why: "files" | "bytes" | "depth" | "name" | "unreadable"; path: string; error?: string }
-  | { ok: false; why: "link"; path: string; target: string }
+  | { ok: false; why: "link" | "linkIntoGit"; path: string; target: string }
+  | { ok: false; why: "special"; path: string; kind: string }
   | { ok: false; why: "hardLink"; path: string; links: number };
 
 /** Hashes of regular files by `dev:ino:size:mtime:ctime`, so that a rescan reads only files that changed. */
@@ -78,9 +84,9 @@ export class FileHashCache implements FileHasher {
 
 const controlChar = /[\u0000-\u001f\u007f]/;
 
-/** The kind of a non-regular, non-link entry, as its stand-in text. */
+/** The kind of an entry that is neither file, folder nor link, as a person reads it. */
 function kindOf(st: Stats): string {
-  return st.isDirectory() ? "folder" : st.isFIFO() ? "fifo" : st.isSocket() ? "socket" : st.isCharacterDevice() ? "char-device" : st.isBlockDevice() ? "block-device" : "other";
+  return st.isFIFO() ? "fifo" : st.isSocket() ? "socket" : st.isCharacterDevice() ? "char-device" : st.isBlockDevice() ? "block-device" : "other";
 }
 
 /** Lists and hashes the entries of plugin folder `dir` (see the module), each file by `cache`. Never throws. */
@@ -91,6 +97,8 @@ export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
   } catch (e) {
     return { ok: false, why: "unreadable", path: ".", error: (e as NodeJS.ErrnoException).code ?? String(e) };
   }
+  // git's store, whose content is not digested: a link may not lead into it (a `.git` that is a link is walked as one).
+  const gitStore = join(root, ".git");
   const files: FileHash[] = [];
   let bytes = 0;
   const todo: { rel: string; depth: number }[] = [{ rel: "", depth: 0 }];
@@ -103,7 +111,6 @@ export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
       return { ok: false, why: "unreadable", path: rel || ".", error: (e as NodeJS.ErrnoException).code ?? String(e) };
     }
     for (const name of names) {
-      if (rel === "" && name === ".git") continue;
       const path = rel === "" ? name : `${rel}/${name}`;
       if (controlChar.test(name) || path.length > pluginFilePathMaxChars) return { ok: false, why: "name", path: JSON.stringify(path) };
       if (files.length >= pluginFilesMax) return { ok: false, why: "files", path };
@@ -126,13 +133,17 @@ export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
           if (target === null || !within(target, root)) {
             return { ok: false, why: "link", path, target: target ?? resolve(dirname(full), text) };
           }
+          if (within(target, gitStore) && lstatSync(gitStore).isDirectory()) return { ok: false, why: "linkIntoGit", path, target };
           sha256 = createHash("sha256").update(`link:${text}`).digest("hex");
-        } else {
-          sha256 = createHash("sha256").update(`kind:${kindOf(st)}`).digest("hex");
-          if (st.isDirectory()) {
+        } else if (st.isDirectory()) {
+          sha256 = createHash("sha256").update("kind:folder").digest("hex");
+          // git's store (a real folder at the top) is there, its content is not walked.
+          if (!(rel === "" && name === ".git")) {
             if (depth + 1 > pluginFolderDepthMax) return { ok: false, why: "depth", path };
             todo.push({ rel: path, depth: depth + 1 });
           }
+        } else {
+          return { ok: false, why: "special", path, kind: kindOf(st) };
         }
         files.push({ path, sha256 });
       } catch (e) {
@@ -167,6 +178,8 @@ export function filesProblem(r: Extract<FilesResult, { ok: false }>, lang: Lang)
     case "depth": return t(lang, "tools.files.tooDeep", { limit: pluginFolderDepthMax, path: r.path });
     case "name": return t(lang, "tools.files.name", { path: r.path, limit: pluginFilePathMaxChars });
     case "link": return t(lang, "tools.files.linkOut", { path: r.path, target: r.target });
+    case "linkIntoGit": return t(lang, "tools.files.linkIntoGit", { path: r.path, target: r.target });
+    case "special": return t(lang, "tools.files.special", { path: r.path, kind: r.kind });
     case "hardLink": return t(lang, "tools.files.hardLink", { path: r.path, links: r.links });
     default: return t(lang, "tools.files.unreadable", { path: r.path, error: r.error ?? "" });
   }

@@ -1,7 +1,7 @@
 /**
  * What a manifest's schema (manifest-schema.ts) cannot say, checked by hand (issue 27): `[mcp]` only with
  * `plugin_type = "mcp"` at manifest_version 3, a tool listed twice, a `parameters` that is no usable JSON Schema, `..`
- * in the entry point, a memory size, a known capability, a bind in Docker `-v` form that stays in its place. Each
+ * or `.git` in the entry point, a memory size, a known capability, a bind in Docker `-v` form that stays in its place. Each
  * check looks only at values of the right type (the schema names the others), so every problem of a file is told at
  * once. Then the manifest migrated to version 3 with every default filled in.
  */
@@ -36,6 +36,14 @@ const pluginTypes: readonly string[] = ["sync", "async", "service", "mcp"];
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const table = (v: unknown): Table => (isTable(v) ? v : {});
 
+/**
+ * Whether a value of the entry point names a `.git` folder: a `.git` path segment anywhere in it (`.git/main.py`,
+ * `./.git`, `-c exec(open('.git/x').read())`, `PYTHONPATH=.git/lib`), not `.gitignore` nor `x.git/`.
+ */
+export function namesGitStore(value: string): boolean {
+  return /(^|[^A-Za-z0-9_.-])\.git([/\\]|$|[^A-Za-z0-9_.-])/.test(value);
+}
+
 /** The problems of `doc` a schema cannot find, in the order of the checks. */
 export function handProblems(doc: Table): HandProblem[] {
   const out: HandProblem[] = [];
@@ -49,6 +57,10 @@ export function handProblems(doc: Table): HandProblem[] {
   const ep = table(doc.entry_point);
   if (typeof ep.command === "string" && hasDotDot(ep.command)) add(["entry_point", "command"], "tools.manifest.traversal");
   list(ep.args).forEach((a, i) => { if (typeof a === "string" && hasDotDot(a)) add(["entry_point", "args", i], "tools.manifest.traversal"); });
+  // Nothing runs from git's store, which the digest leaves out (files.ts; issue 26 round 26, F26b-1).
+  if (typeof ep.command === "string" && namesGitStore(ep.command)) add(["entry_point", "command"], "tools.manifest.gitStore");
+  list(ep.args).forEach((a, i) => { if (typeof a === "string" && namesGitStore(a)) add(["entry_point", "args", i], "tools.manifest.gitStore"); });
+  Object.entries(table(ep.env)).forEach(([k, v]) => { if (typeof v === "string" && namesGitStore(v)) add(["entry_point", "env", k], "tools.manifest.gitStore"); });
   const names: unknown[] = [];
   list(table(doc.capabilities).tools).forEach((tool, i) => {
     const p = ["capabilities", "tools", i];
