@@ -393,3 +393,47 @@ test("issue 26 r26 F26a-3, F26a-4 (reported cases: another rule's agent replaced
   assert.equal(by.git, `${join(other, ".git")} of agent inner is the git folder ${join(other, ".git")} or lies inside one: git runs its hooks and configuration, which the sandbox keeps from agents; name the repository's work tree`);
   assert.deepEqual(readdirSync(runtime), [], "nothing made in the runtime folder");
 });
+
+test("issue 26 r26 F26a-1 (reported case: another run made the rule's program a link to a file in ~/.ssh): the program's package is not shown by a way through a folder agents write; a program in the home reached otherwise still is", async (t) => {
+  const { probeBwrap } = await import("./tools-helpers.js");
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const userHome = realpathSync(tempDir("aa-r26p-user-"));
+  kit.removed.push(userHome);
+  kit.setEnv({ HOME: userHome });
+  for (const d of [".ssh", "p", "tools/pkg"]) mkdirSync(join(userHome, d), { recursive: true });
+  writeFileSync(join(userHome, ".ssh", "id_ed25519"), "FAKE-PRIVATE-KEY\n", { mode: 0o600 });
+  // A script in ~/.ssh stands for any file there the swapped link can lead to at the moment the worker looks.
+  const reveal = `#!/bin/sh\ncat ${join(userHome, ".ssh", "id_ed25519")} 2>&1\necho "Done: looked"\n`;
+  writeFileSync(join(userHome, ".ssh", "agent.sh"), reveal, { mode: 0o755 });
+  // The owner's own tool in the home, in a package (package.json): shown, as before.
+  writeFileSync(join(userHome, "tools", "pkg", "package.json"), "{}\n");
+  writeFileSync(join(userHome, "tools", "pkg", "run.sh"), `#!/bin/sh\necho "Done: tool ran"\n`, { mode: 0o755 });
+  symlinkSync(join(userHome, "tools", "pkg", "run.sh"), join(userHome, "tools", "run"));
+  const cwd = join(userHome, "p");
+  const command = (program: string) => ({ worker: "w1", use: "command", command: [program] });
+  const rules = {
+    ...baseRules,
+    agents: { flip: { worker: "w1", use: "command", command: ["sh", "-c", `ln -s ${join(userHome, ".ssh", "agent.sh")} agent.sh && echo "Done: swapped"`] }, v: command(join(cwd, "agent.sh")), tool: command(join(userHome, "tools", "run")) },
+    rules: [
+      { name: "flip", when: { source: "shop", types: ["flip.*"] }, to: "flip", cwd },
+      { name: "v", when: { source: "shop", types: ["v.*"] }, to: "v", cwd },
+      { name: "tool", when: { source: "shop", types: ["tool.*"] }, to: "tool", cwd },
+    ],
+  };
+  const fx = kit.hub(await hubFixture(rules));
+  kit.worker(fx);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "f1", type: "flip.x" });
+  await until(async () => (await fx.state()).runs.find((r) => r.rule === "flip")?.state === "done", 30_000, "the flip run");
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "t1", type: "tool.x" });
+  await until(async () => (await fx.state()).runs.find((r) => r.rule === "tool")?.state === "done", 30_000, "the tool run (a program in the home, in a package)");
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "v1", type: "v.x" });
+  const run = await until(async () => {
+    const r = (await fx.state()).runs.find((x) => x.rule === "v");
+    return r && !["queued", "claimed", "running"].includes(r.state) && r;
+  }, 60_000, "the v run to end");
+  const outputs = filesUnder(join(fx.home.dir, "worker", "runs"));
+  const leaked = [...outputs].filter(([, text]) => text.includes("FAKE-PRIVATE-KEY")).map(([f]) => f);
+  assert.deepEqual(leaked, [], "no run's output holds the key");
+  // Not shown, the link's target is not there: bwrap cannot start it, and the run waits to be retried.
+  assert.deepEqual([run.state, run.error], ["waiting", `exit code 1: bwrap: execvp ${join(cwd, "agent.sh")}: No such file or directory`]);
+});

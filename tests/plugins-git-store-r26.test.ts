@@ -104,8 +104,8 @@ test("issue 26 r26 F26b-1 (reported cases): nothing in .git runs, a .git link ou
 });
 
 test("issue 26 r26 F26b-1: which entry point values name .git", () => {
-  const named = [".git/main.py", "./.git/x", "sub/.git/x", ".git", "exec(open('.git/x').read())", "--script=.git/run", "a:.git/lib", ".git\\x"];
-  const not = ["main.py", ".gitignore", "x.git/y", "lib.git", ".github/x", "git/main.py", "my.git"];
+  const named = [".git/main.py", "./.git/x", "/workspace/.git/x", ".git", "exec(open('.git/x').read())", "exec(open(\".git/x\"))", "--script=.git/run", "a:.git/lib", ".git\\x", "cat .git/x"];
+  const not = ["main.py", ".gitignore", "x.git/y", "lib.git", ".github/x", "git/main.py", "my.git", "sub/.git/x", "/w/.git/config", "git -C /w commit"];
   assert.deepEqual(named.filter((v) => !namesGitStore(v)), []);
   assert.deepEqual(not.filter((v) => namesGitStore(v)), []);
 });

@@ -37,11 +37,13 @@ const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const table = (v: unknown): Table => (isTable(v) ? v : {});
 
 /**
- * Whether a value of the entry point names a `.git` folder: a `.git` path segment anywhere in it (`.git/main.py`,
- * `./.git`, `-c exec(open('.git/x').read())`, `PYTHONPATH=.git/lib`), not `.gitignore` nor `x.git/`.
+ * Whether a value of the entry point names the plugin folder's own `.git`: a path starting there, relative to the
+ * folder (the working directory) or as the sandbox shows it (`.git/main.py`, `./.git`, `/workspace/.git/x`,
+ * `-c exec(open('.git/x').read())`, `PYTHONPATH=.git/lib`); not `.gitignore`, `x.git/`, a subfolder's `sub/.git` (whose
+ * files the digest covers) nor another folder's (`/w/.git/config` of a bind).
  */
 export function namesGitStore(value: string): boolean {
-  return /(^|[^A-Za-z0-9_.-])\.git([/\\]|$|[^A-Za-z0-9_.-])/.test(value);
+  return /(^|[\s'"=:(,;])(\.\/|\/workspace\/)?\.git([/\\]|$|[^A-Za-z0-9_.-])/.test(value);
 }
 
 /** The problems of `doc` a schema cannot find, in the order of the checks. */

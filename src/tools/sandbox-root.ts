@@ -15,12 +15,14 @@
  *   `~/.nvm/versions/node/v20`, `/opt/node`), read-only, and the plugin's folder and its binds (checked by binds.ts).
  * Nothing else — `/var/lib`, `/var/snap`, `/srv`, `/mnt`, `/media`, `/home`, `/root`, `/opt`, `/snap`, `/boot` — is
  * there unless the plugin binds it. Sockets that lie in the shown parts anyway are covered (`socketsShown`): `/etc` and
- * the installs outside the homes are looked through at each start, each socket found bound over with `/dev/null`.
+ * the installs are looked through at each start, each socket found bound over with `/dev/null`.
  */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { socketFolders, within } from "./binds.js";
 import { rootSocketScanEntriesMax } from "./limits.js";
+import { installParts } from "../common/installs.js";
+import { realPathOr } from "../common/file-checks.js";
 
 /** The host folders the sandbox root shows read-only, those that exist (links kept as links): what programs need. */
 export const sandboxRootFolders = ["/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys", "/nix/store"] as const;
@@ -89,10 +91,11 @@ export function rootArgs(readOnlyRoot: boolean): string[] {
 /**
  * The folders of `path` (a PATH value) that the root does not show, with the rest of their install, to be shown
  * read-only: a program installed outside the system folders needs its install (pyenv's shims run ~/.pyenv/libexec,
- * a Python finds its lib/ beside bin/, node its lib/node_modules). Each folder's parent, unless that is one of `homes`
- * or a top-level folder (then the folder itself: never a whole home, `/opt` or `/srv`). Real paths that exist; none
- * a home or a top-level folder itself (a PATH of `/srv`), inside `hidden` (the hub's home), inside another of them,
- * or — outside the homes (which may lie in
+ * a Python finds its lib/ beside bin/, node its lib/node_modules). In a home, the parts its layout names
+ * (common/installs.ts: `~/.local/bin` with `~/.local/lib` and `libexec`, never `~/.local` with its keyrings and
+ * sockets — issue 26 round 27, F27b-1); elsewhere each folder's parent, unless that is a top-level folder (then the
+ * folder itself: never `/opt` or `/srv`). Real paths that exist; none a home or a top-level folder itself (a PATH of
+ * `/srv`), inside `hidden` (the hub's home), inside another of them, or — outside the homes (which may lie in
  * `/tmp`) — in the sandbox's own folders (`/tmp`, `/run`) or in or holding a folder where services make sockets
  * (binds.ts `socketFolders`).
  */
@@ -109,8 +112,16 @@ export function pathInstalls(path: string, homes: string[], hidden: string[]): s
     if (dirname(real) === "/" || real === "/" || homes.includes(real) || shownByRoot(real) || hidden.some((h) => within(real, h))) continue;
     const inHome = homes.some((h) => within(real, h));
     if (!inHome && (ownFolders.some((f) => within(real, f)) || socketFolders.some((f) => within(real, f) || within(f, real)))) continue;
+    if (inHome) {
+      for (const part of installParts(real)) {
+        const shown = realPathOr(part, null);
+        if (shown !== null && shown !== real && homes.some((h) => within(shown, h)) && !homes.includes(shown) && !hidden.some((h) => within(shown, h))) found.push(shown);
+      }
+      found.push(real);
+      continue;
+    }
     const parent = dirname(real);
-    found.push(homes.includes(parent) || dirname(parent) === "/" ? real : parent);
+    found.push(dirname(parent) === "/" ? real : parent);
   }
   const unique = [...new Set(found)].sort((a, b) => a.length - b.length);
   return unique.filter((p, i) => !unique.slice(0, i).some((q) => within(p, q)));
@@ -118,19 +129,21 @@ export function pathInstalls(path: string, homes: string[], hidden: string[]): s
 
 /**
  * The unix sockets in the parts of the host the root shows that a look can afford at each start (see the module):
- * `/etc` and each of `installs` outside `homes` (a home's installs — pyenv's 100,000 files — are shown as they are),
- * each read to at most `max` entries (`rootSocketScanEntriesMax`), links not followed (in the sandbox they lead into
- * it). An install that holds more is named in `unlooked`, and the sandbox does not show it: a look cut short would
- * leave a socket in it reachable (issue 26 round 13: npm's `node_modules/.bin` on the hub's PATH used up one shared
- * budget, and a socket in a later install was connected to).
+ * `/etc` and each of `installs`, each read to at most `max` entries (`rootSocketScanEntriesMax`), links not followed
+ * (in the sandbox they lead into it). An install outside `homes` that holds more is named in `unlooked`, and the
+ * sandbox does not show it: a look cut short would leave a socket in it reachable (issue 26 round 13: npm's
+ * `node_modules/.bin` on the hub's PATH used up one shared budget, and a socket in a later install was connected to).
+ * An install in a home (only the parts its layout names: common/installs.ts) is looked through the same way, its
+ * sockets covered (round 27, F27b-1: a home's installs were not looked at), and stays shown past the bound — pyenv's
+ * 100,000 files would otherwise leave its Python unusable — with the sockets found until then covered.
  * @returns the sockets' paths, to be bound over with `/dev/null`, and the installs not looked through to their end.
  */
 export function socketsShown(installs: readonly string[], homes: readonly string[], max = rootSocketScanEntriesMax): { sockets: string[]; unlooked: string[] } {
-  const looked = installs.filter((d) => !homes.some((h) => within(d, h)) && existsSync(d));
+  const looked = installs.filter((d) => existsSync(d));
   const sockets: string[] = [];
   const unlooked: string[] = [];
   for (const root of existsSync("/etc") ? ["/etc", ...looked] : looked) {
-    if (!socketsIn(root, max, sockets) && root !== "/etc") unlooked.push(root);
+    if (!socketsIn(root, max, sockets) && root !== "/etc" && !homes.some((h) => within(root, h))) unlooked.push(root);
   }
   return { sockets, unlooked };
 }

@@ -62,6 +62,28 @@ export function linkInAgentFolder(path: string, folders: readonly string[]): { l
   return null;
 }
 
+/**
+ * The first of `folders` the way to `path` enters (the path as written, or where a link on the way leads), or null.
+ * Once inside, what follows is an agent's to change at any moment, so nothing after that point is looked at: the
+ * answer depends only on links outside those folders (issue 26 round 26, F26a-1).
+ */
+export function wayEntersAgentFolder(path: string, folders: readonly string[]): string | null {
+  let at: string = sep;
+  for (const part of resolve(path).split(sep).filter(Boolean)) {
+    const next = join(at, part);
+    const entered = folders.find((f) => isInside(next, f));
+    if (entered) return entered;
+    try {
+      at = lstatSync(next).isSymbolicLink() ? realPath(next) : next;
+    } catch {
+      return null;
+    }
+    const led = folders.find((f) => isInside(at, f));
+    if (led) return led;
+  }
+  return null;
+}
+
 /** Whether the real path `real` is a git folder or lies inside one (a `.git` on its way). */
 export function inGitFolder(real: string): boolean {
   return real.split(sep).includes(".git");

@@ -27,6 +27,7 @@ import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
 import { plantedSteering, type Planted } from "./planted.js";
+import { gitStateChanged, type RepositoryState } from "./git-state.js";
 import { mergeStateSeen, plantedRunNotice, plantedState, type StateFound, type StateSeen } from "./state-planted.js";
 import type { Seen } from "./steering.js";
 import type { ConfigPass } from "./git-config.js";
@@ -97,7 +98,7 @@ export class Attempt {
   }
 
   /** What the launches' sandboxes guarded in the folders the agent writes (steering.ts), looked at when the run ends. */
-  private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen; sinceMs: number; config?: ConfigPass } | null = null;
+  private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen; sinceMs: number; config?: ConfigPass; gitState?: RepositoryState[] } | null = null;
   /** What the launches saw of the CLI's state folders (state-planted.ts), looked at when the run ends; what that found. */
   private stateWatched: StateSeen | null = null;
   private stateFound: Promise<StateFound> | null = null;
@@ -108,7 +109,10 @@ export class Attempt {
    * CLI's state (state-planted.ts `plantedState`), saying so in a notice.
    */
   private async submit(body: Result): Promise<void> {
-    const planted = this.watched ? plantedSteering([...this.watched.folders], this.watched.guarded, this.watched.seen, this.job.run, { sinceMs: this.watched.sinceMs, before: this.watched.config }) : [];
+    const w = this.watched;
+    const planted = w ? plantedSteering([...w.folders], w.guarded, w.seen, this.job.run, { sinceMs: w.sinceMs, before: w.config }) : [];
+    // What git holds for the guarded paths and its operations in progress (git-state.ts; round 27, F27a-2, F27a-4).
+    if (w?.gitState && w.config) planted.push(...gitStateChanged(w.gitState, [...w.folders], this.job.run, w.config.privateDir));
     // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again. Awaited: the
     // check yields to the hub's other work (F19-6).
     this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, this.job.run) : Promise.resolve({ planted: [], more: 0 });
@@ -304,7 +308,7 @@ export class Attempt {
       if ("error" in sandbox) return { error: sandbox.error };
       const watch = sandbox.plan?.watch;
       // What was guarded before the run's first launch: a later launch guards what the first one planted.
-      if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen, sinceMs, config: watch.config };
+      if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen, sinceMs, config: watch.config, gitState: watch.gitState };
       if (sandbox.stateSeen) this.stateWatched = this.stateWatched ? mergeStateSeen(this.stateWatched, sandbox.stateSeen) : sandbox.stateSeen;
       // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
       argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });

@@ -21,6 +21,8 @@ import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { isFolder } from "../common/file-checks.js";
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { findProgram } from "../sdk/index.js";
+import { wayEntersAgentFolder } from "./agent-folders.js";
+import { installParts } from "../common/installs.js";
 import { expandTilde, isInside, realPath } from "./sandbox.js";
 
 /** What the agent sees of the homes: the homes to hide, the paths in them to show read-only, the links to make. */
@@ -102,10 +104,7 @@ export function homeView(homes: readonly string[], shownHome: string | null, env
   const wanted: string[] = [...(home ? [join(home, ".gitconfig")] : []), ...(config ? gitXdgFiles.map((f) => join(config, "git", f)) : [])];
   for (const entry of (env.PATH ?? "").split(delimiter)) {
     if (!isAbsolute(entry)) continue;
-    wanted.push(entry);
-    // A version manager's shims run its own code and the versions beside them (pyenv, rbenv, asdf): its whole folder.
-    if (basename(entry) === "shims") wanted.push(dirname(entry));
-    else if (["bin", "sbin"].includes(basename(entry))) wanted.push(join(dirname(entry), "lib"), join(dirname(entry), "libexec"));
+    wanted.push(...installParts(entry));
   }
   wanted.push(...readable.map((r) => expandTilde(r, home)));
   const view: HomeView = { hidden, read: [], links: [] };
@@ -116,11 +115,14 @@ export function homeView(homes: readonly string[], shownHome: string | null, env
 
 /**
  * Adds the agent's program (`program`: a path, or a name found on the agent's PATH) to `view`: the package its real
- * file lies in, and the links on the way to it. Nothing when it lies outside the hidden homes.
+ * file lies in, and the links on the way to it. Nothing when it lies outside the hidden homes, nor when the way to it
+ * enters a folder agents write (`agentFolders`, real paths): a link there, swapped by another run while this one
+ * launches, would choose what is shown — `~/.ssh` was (issue 26 round 26, F26a-1). Such a program is seen only
+ * where the launch shows that folder anyway (its own cwd or `writable`).
  */
-export function showProgram(view: HomeView, program: string, env: Readonly<Record<string, string>>): HomeView {
+export function showProgram(view: HomeView, program: string, env: Readonly<Record<string, string>>, agentFolders: readonly string[]): HomeView {
   const found = findProgram(program, env.PATH ?? "");
-  if (!found) return view;
+  if (!found || wayEntersAgentFolder(found, agentFolders) !== null) return view;
   const file = realPath(found);
   const home = view.hidden.find((h) => isInside(file, h));
   if (!home) return view;

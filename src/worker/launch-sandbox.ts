@@ -9,6 +9,7 @@ import type { Job } from "../protocol/responses.js";
 import type { PluginLoader } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { gitPrivateDir } from "./git-isolated.js";
+import { gitStateAt } from "./git-state.js";
 import { inGitFolder, linkInAgentFolder, readAgentFolders, recordAgentFolders } from "./agent-folders.js";
 import { autoloopFolders, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
@@ -263,8 +264,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     plan: {
       bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
       readOnlyParents,
-      watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen, config: pass },
-      hiddenHomes: view.hidden, homeRead, links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),
+      watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen, config: pass, gitState: gitStateAt(seen.repositories, guarded, pass.privateDir) },
+      hiddenHomes: view.hidden, homeRead, agentFolders: readAgentFolders(worker.home.dir), links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),
     },
   };
 }
@@ -275,7 +276,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
  * @param program the command line's first word (a path, or a name looked up on the agent's PATH)
  */
 export function withProgram(plan: SandboxPlan, program: string, env: Readonly<Record<string, string>>): SandboxPlan {
-  const view = showProgram({ hidden: plan.hiddenHomes ?? [], read: [...(plan.homeRead ?? [])], links: [...(plan.links ?? [])] }, program, env);
+  const view = showProgram({ hidden: plan.hiddenHomes ?? [], read: [...(plan.homeRead ?? [])], links: [...(plan.links ?? [])] }, program, env, plan.agentFolders ?? []);
   return { ...plan, homeRead: view.read, links: view.links };
 }
 

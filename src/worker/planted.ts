@@ -26,12 +26,13 @@ import { gitSteering, GuardLimitError, guardLimits, homeLinkTargets, projectStee
  * but too large to hash within the check's budget (`maskBig`, F16-5), a repository whose check for those was cut
  * short at `maskedCheckLimits` (`maskCut`), or a repository whose configuration the check did not read to its end
  * (`unread`: past `GuardLimits.configFiles`), or a configuration file it did not read (`unreadFile`: larger than
- * `configFileBytesMax`, or one git could not read in time; F16-6).
+ * `configFileBytesMax`, or one git could not read in time; F16-6), or a guarded path whose index or `HEAD` entry the
+ * run changed (`repoContent`: git-state.ts; round 27, F27a-4).
  */
 export interface Planted {
   path: string;
   movedTo: string | null;
-  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskBig" | "maskCut" | "unread" | "unreadFile";
+  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskBig" | "maskCut" | "unread" | "unreadFile" | "repoContent";
 }
 
 /** The optional parts of `plantedSteering`: the run's launch (ms since the epoch), the index check's and the configuration reading's limits, the guard's reading at launch. */

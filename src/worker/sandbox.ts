@@ -37,6 +37,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs
 import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:path";
 import { homedir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
+import type { RepositoryState } from "./git-state.js";
 import { realPathOr } from "../common/file-checks.js";
 import { engineDir } from "../common/paths.js";
 import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
@@ -84,9 +85,10 @@ export interface SandboxPlan {
   /**
    * What the worker looks at after the run (steering.ts `plantedSteering`): the folders the agent writes, and every
    * path guarded in them at launch (read-only parts and mount points), and the configuration files read then (taken
-   * again for those the run could not write).
+   * again for those the run could not write), and what git held for the guarded paths and its operations in progress
+   * (git-state.ts).
    */
-  watch?: { folders: string[]; guarded: string[]; seen: Seen; config?: ConfigPass };
+  watch?: { folders: string[]; guarded: string[]; seen: Seen; config?: ConfigPass; gitState?: RepositoryState[] };
   /**
    * Read-only folders that hold writable ones (steering.ts `readOnlyParents`: `.git/modules`, `.git/worktrees`),
    * bound by depth among the writable folders, so that the mount points inside them are bound over them.
@@ -100,6 +102,8 @@ export interface SandboxPlan {
   hiddenHomes?: string[];
   /** Paths inside `hiddenHomes` shown read-only (`homeView`: ~/.gitconfig, the PATH's tools, the program, `readable`). */
   homeRead?: string[];
+  /** The folders agents write (agent-folders.ts), this launch's own included: the program is not shown by a way through one. */
+  agentFolders?: string[];
   /** `[link, target]`: links inside `hiddenHomes` made again (each left out where a bound folder already shows it). */
   links?: [string, string][];
   /**
