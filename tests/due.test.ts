@@ -189,3 +189,24 @@ test("dueKeys takes at most `limit` keys at or before now; nextOfferAt looks onl
   assert.deepEqual([k.nextOfferAt(), k.nextOfferAt(t0), k.nextOfferAt(t0 + 61_000)], [t0, t0 + 61_000, null]);
   k.close();
 });
+
+test("issue 26 r27 F27a-1 (reported case: a run renewing its own timer one second ahead started 50 runs in 54 s): a timer set by a run a timer woke comes due a minute after at the soonest; one set by another run keeps its time", () => {
+  const k = new Clock(baseRules, start);
+  k.event("e1");
+  const first = k.claim("c1").job!;
+  // The event's run: its timer one second ahead keeps its time.
+  k.result(first.run, { outcome: "done", later: [{ key: "t", at: new Date(t0 + 1000).toISOString() }] });
+  assert.deepEqual(timer(k), [t0 + 1000, ["later:alerts\u0000\u0000t"]]);
+  const woke: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const at = timer(k)![0];
+    k.advance(at);
+    woke.push(at - t0);
+    const job = k.claim(`c${i + 2}`).job!;
+    assert.deepEqual(job.context.timers.map((x) => x.key), ["t"]);
+    k.result(job.run, { outcome: "done", later: [{ key: "t", at: new Date(k.now + 1000).toISOString() }] });
+  }
+  assert.deepEqual(woke, [1000, 61_000, 121_000], "renewed one second ahead, it came due a minute apart");
+  assert.deepEqual(timer(k), [t0 + 181_000, ["later:alerts\u0000\u0000t"]]);
+  k.close();
+});

@@ -86,6 +86,14 @@ export const fyiDeliveryWindowMs = 24 * 60 * 60_000;
 /** Card link pages are valid this long from the card's creation. */
 export const cardLinkValidMs = 7 * 24 * 60 * 60_000;
 
+/**
+ * A `later` timer set by a run that a timer woke comes due at least this long after it is set (issue 26 round 27,
+ * F27a-1: a run renewing its own timer one second ahead started 50 runs in 54 s at hops 0, which neither the hop limit —
+ * timers keep their depth, protocol.md — nor `startsPerMinute` — timers are not counted — stopped). A self-renewing
+ * timer then runs a lane at most once a minute per key; a timer set by any other run keeps its time.
+ */
+export const laterRenewMinMs = 60_000;
+
 /** 一致性和复现: receipt events deeper than this are recorded but not dispatched. */
 export const hopsMax = 8;
 /**

@@ -4,8 +4,8 @@
  * one more than the rule's limit (`ruleStartsMax`: its rules.json `startsPerMinute`, else `ruleStartsPerWindowMax`)
  * is not started: the rule is paused (in the event's fact, `by: "rate"`) and the owner gets an ask card, "resume" or
  * "keep paused". Work an event merges into a run already queued starts nothing and
- * is not counted; manual runs, cron times and `later` timers are not counted either (one a minute at most, or the
- * owner's own). Resuming — the card's answer, or `resume <rule>` — starts a new window.
+ * is not counted; manual runs, cron times and `later` timers are not counted either (the owner's own, or one a minute
+ * at most: a timer renewed by the run it woke comes due `laterRenewMinMs` after at the soonest). Resuming — the card's answer, or `resume <rule>` — starts a new window.
  */
 import type { Ctx } from "./context.js";
 import type { CardRow, PauseRow, RuleStartsRow } from "./types.js";

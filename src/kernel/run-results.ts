@@ -14,6 +14,7 @@ import { tooDeepNotice } from "./notices.js";
 import { mayStart } from "./rate.js";
 import type { IntentTable } from "./intents.js";
 import { fixedText } from "../i18n/messages.js";
+import { laterRenewMinMs } from "./limits.js";
 import { endRun, failRun } from "./run-end.js";
 
 /**
@@ -101,7 +102,8 @@ function later(c: Ctx, run: RunRow, l: NonNullable<Result["later"]>[number]): vo
     c.undue("later", key);
     return;
   }
-  const at = Date.parse(l.at);
+  // A run a timer woke renews it a minute ahead at the soonest (`laterRenewMinMs`: a loop no other brake stops).
+  const at = run.timers.length > 0 ? Math.max(Date.parse(l.at), c.now + laterRenewMinMs) : Date.parse(l.at);
   const row: TimerRow = { rule: run.rule, lane: run.lane, key: l.key, at, about: l.about ?? null, run: run.id, hops: run.hops };
   c.tx.put("timers", key, row);
   c.due("later", key, at);
