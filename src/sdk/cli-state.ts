@@ -28,6 +28,11 @@ export const claudeCodeSteering = [
   "settings.json", "settings.local.json", "CLAUDE.md", "CLAUDE.local.md",
   "hooks/", "agents/", "commands/", "skills/", "output-styles/", "rules/", "workflows/", "plugins/", "backups/", "ide/",
   "jobs/", "daemon/", "rm-guard/",
+  // What 2.1.332 keeps from its own sandboxed commands' writes besides (issue 26 round 27, F27a-5): remote and managed
+  // settings with their consents, its state, shares, teams, agent memory, key bindings, themes, its local install.
+  "remote-settings.json", "remote-settings.signature.json", "remote-settings-consent.json", "remote-settings-helper-consent",
+  "seed-admin", "access-audit/", "state/", "mcp-discovery-cache/", "shares/", "mcp-skill-archives/", "teams/", "agent-memory/",
+  "loop.md", "keybindings.json", "themes/", "local/",
 ] as const;
 
 /**
@@ -50,8 +55,8 @@ export const codexSteering = [
  * `scripts/` among them, is read-only in the sandbox.
  */
 export const claudeCodeWrites = [
-  "projects/", "sessions/", "session-env/", "shell-snapshots/", "todos/", "tasks/", "plans/", "file-history/", "debug/",
-  "logs/", "cache/", "paste-cache/", "image-cache/", "statsig/", "telemetry/", "usage-data/",
+  "projects/", "sessions/", "session-env/", "shell-snapshots/", "tasks/", "plans/", "debug/",
+  "logs/", "paste-cache/", "image-cache/", "telemetry/", "usage-data/",
   "history.jsonl", "stats-cache.json", ".credentials.json", ".claude.json.tmp.*",
   // Markers of its periodic clean-up: `.last-cleanup` written by a real run with a tool plugin (a full run's notice
   // named it, state-planted.ts); `.last-complete-round` beside it in the 2.1.332 binary.
@@ -77,9 +82,12 @@ export const codexWrites = [
  * Bash tool command, removed at exit; `session-env/<session>/`, whose scripts (the `CLAUDE_ENV_FILE` of hooks) it
  * sources before Bash commands — a `sessionstart-hook-0.sh` one run left in another rule's session folder was sourced,
  * with that rule's GH_TOKEN, when that session was resumed. A resumed session makes a new snapshot and runs its
- * SessionStart hooks again: it needs nothing there from an earlier run.
+ * SessionStart hooks again: it needs nothing there from an earlier run. Also what it writes and reads back as trusted,
+ * which its own sandbox keeps its commands from writing (round 27, F27a-5): `file-history/` (the checkpoints `/rewind`
+ * writes back into your project: a run rewrote one of an owner's session to `curl … | sh`), `todos/`, `statsig/` (its
+ * feature flags), `cache/` (the model catalog): a run gets empty ones of its own, and yours stay as they are.
  */
-export const claudeCodePrivate = ["shell-snapshots/", "session-env/"] as const;
+export const claudeCodePrivate = ["shell-snapshots/", "session-env/", "file-history/", "todos/", "statsig/", "cache/"] as const;
 
 /**
  * What Codex writes in `CODEX_HOME` and runs in the same run (`AgentState.private`; F12-4), seen with 0.171.0:
