@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { asideOf, leakFolder, owner, ownerRepoWithHooks, runAgent, sandboxed, tryFn } from "./steering-helpers.js";
 
@@ -54,4 +54,20 @@ test("issue 26 r27: a run that commits ordinary files, and an owner's bisect tha
   const fx = await runAgent(script, repo);
   assert.equal((await fx.state()).cards.find((c) => c.kind === "notice"), undefined, "nothing planted");
   assert.equal(existsSync(join(repo, ".git", "BISECT_START")), true, "the owner's bisect left as it was");
+});
+
+test("issue 26 r27 F27a-6 (reported case: the owner's own link sub2/.vscode -> another project, there before a run that only read, was moved aside and blamed on the run): a link the guard saw at launch is not new; one the run put in its place is", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const repo = ownerRepoWithHooks(".githooks");
+  const other = leakFolder();
+  mkdirSync(join(repo, "sub2"));
+  mkdirSync(join(repo, "sub3"));
+  symlinkSync(other, join(repo, "sub2", ".vscode"));
+  symlinkSync(other, join(repo, "sub3", ".idea"));
+  // The run reads, and swaps only sub3's link for one leading elsewhere (the same target again is the same link).
+  const fx = await runAgent(`ls sub2/.vscode sub3/.idea >/dev/null 2>&1; rm sub3/.idea && ln -s ${other}/x sub3/.idea; echo "Done: looked $?"`, repo);
+  assert.equal(readlinkSync(join(repo, "sub2", ".vscode")), other, "the owner's link left in place");
+  const swapped = join(repo, "sub3", ".idea");
+  const card = (await fx.state()).cards.find((c) => c.kind === "notice");
+  assert.equal(card?.text, `${swapped} → moved to ${asideOf(swapped, 1)} (move it back once you have read it)`);
 });

@@ -193,7 +193,7 @@ test("a labelled pull request is reviewed on its own diff, waits for CI, is merg
   const events = await hub.call("GET", "/v1/events", hub.keys.owner);
   const record = f.repo("acme/app").events.get(pr)![0]!.id;
   assert.deepEqual(events.body.events.filter((e: { source: string }) => e.source === "github").map((e: EventEntry) => [e.eventId, e.type, e.subject, e.routed, e.runs.map((r) => [r.rule, r.state])]),
-    [[`delivery:acme/app#${pr}:${record}:${head}`, "delivery.pull_request", `acme/app#${pr}`, ["delivery"], [["delivery", "done"]]]]);
+    [[`receipt:delivery:acme/app#${pr}:${record}:${head}`, "delivery.pull_request", `acme/app#${pr}`, ["delivery"], [["delivery", "done"]]]]);
 });
 
 test("a review with findings writes failure to delivery and agent-review, opens a notice card and merges nothing; the same commit is not reviewed again", async () => {

@@ -76,8 +76,22 @@ test("a receipt's events are told apart within one result; the same id twice is 
   const job = k.claim("c1").job!;
   const r = k.result(job.run, { outcome: "done", events: [{ id: "f1", type: "followup.a" }, { id: "f2", type: "followup.b" }, { id: "f1", type: "followup.c" }] });
   assert.deepEqual(r.body, { rejected: [] });
-  assert.deepEqual(written(r, "events").map((e) => [e!.sid, e!.type, e!.hops, e!.internal]), [["f1", "followup.a", 1, "receipt"], ["f2", "followup.b", 1, "receipt"]]);
-  assert.deepEqual(k.state().unrouted.map((e) => [e.eventId, e.type]), [["f2", "followup.b"], ["f1", "followup.a"]]);
+  assert.deepEqual(written(r, "events").map((e) => [e!.sid, e!.type, e!.hops, e!.internal]), [["receipt:f1", "followup.a", 1, "receipt"], ["receipt:f2", "followup.b", 1, "receipt"]]);
+  assert.deepEqual(k.state().unrouted.map((e) => [e.eventId, e.type]), [["receipt:f2", "followup.b"], ["receipt:f1", "followup.a"]]);
+  k.close();
+});
+
+test("issue 26 r27 F27a-3 (reported case: a run emitted the id of the source's next real event, which then came back a duplicate and was never taken): a run's events have ids of their own in the source", () => {
+  const k = new Clock({ ...baseRules, rules: [{ ...baseRules.rules[0], emits: { source: "shop", types: ["followup.*"] } }] }, "2026-11-02T08:00:00Z");
+  k.event("a1");
+  const job = k.claim("c1").job!;
+  assert.deepEqual(k.result(job.run, { outcome: "done", events: [{ id: "alert-777", type: "followup.note" }] }).body, { rejected: [] });
+  // The source's own event with that id, posted after: recorded and routed, not a duplicate.
+  assert.deepEqual(k.event("alert-777").body, { event: 3, duplicate: false, routed: ["alerts"], paused: [] });
+  // The run's event sent again by another run is still the same one: nothing new is written.
+  k.event("a2");
+  const again = k.claim("c2").job!;
+  assert.deepEqual(written(k.result(again.run, { outcome: "done", events: [{ id: "alert-777", type: "followup.note" }] }), "events"), []);
   k.close();
 });
 
@@ -228,7 +242,7 @@ test("a receipt's events are routed with the intents handed in with the result, 
   const events = [{ id: "f1", type: "followup.x", summary: "an Example Report" }, { id: "f2", type: "followup.y", summary: "nothing" }];
   const r = k.commit({ kind: "result", run: job.run, token: k.token(job.run), result: { outcome: "done", events }, hash: "h1", intents });
   assert.deepEqual(r.body, { rejected: [] });
-  assert.deepEqual(written(r, "events").map((e) => [e!.sid, e!.internal, e!.routed]), [["f1", "receipt", ["asks"]], ["f2", "receipt", []]]);
+  assert.deepEqual(written(r, "events").map((e) => [e!.sid, e!.internal, e!.routed]), [["receipt:f1", "receipt", ["asks"]], ["receipt:f2", "receipt", []]]);
   k.close();
 });
 

@@ -819,7 +819,7 @@ describe("over HTTP", () => {
     assert.deepEqual(state.recentCards.map((c) => [c.kind, c.fyi, c.state, c.title]), [["notice", true, "closed", "FYI"]]);
     assert.deepEqual(state.timers.map((x) => [x.rule, x.key, x.at]), [["alerts", "check", "2030-01-01T01:00:00.000Z"]]);
     // the receipt event f1 was recorded from source shop (emits), one hop deeper, and is not routed (followup.*)
-    assert.equal(state.unrouted[0].eventId, "f1");
+    assert.equal(state.unrouted[0].eventId, "receipt:f1", "a run's event id apart from the source's own");
     assert.equal(state.unrouted[0].source, "shop");
     assert.equal(state.spending.today.rounds, 1);
     assert.equal(state.spending.today.tokens, 15);

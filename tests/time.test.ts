@@ -396,13 +396,13 @@ test("hops: receipt events go one deeper; past 8 they are recorded, not dispatch
   k.event("deep", { hops: 7 });
   const job = k.claim("c1").job!;
   const first = k.result(job.run, { outcome: "done", events: [{ id: "child", type: "alert.child" }] });
-  const child = written(first, "events").find((e) => e!.sid === "child")!;
+  const child = written(first, "events").find((e) => e!.sid === "receipt:child")!;
   assert.equal(child.hops, 8);
   assert.deepEqual(child.routed, ["alerts"], "8 is still dispatched");
   const j2 = k.claim("c2").job!;
-  assert.deepEqual(j2.context.events.map((e) => e.id), ["child"]);
+  assert.deepEqual(j2.context.events.map((e) => e.id), ["receipt:child"]);
   const second = k.result(j2.run, { outcome: "done", events: [{ id: "grandchild", type: "alert.gc" }] });
-  const gc = written(second, "events").find((e) => e!.sid === "grandchild")!;
+  const gc = written(second, "events").find((e) => e!.sid === "receipt:grandchild")!;
   assert.deepEqual([gc.hops, gc.routed, gc.tooDeep], [9, [], true]);
   assert.equal(k.claim("c3").job, null, "nothing took the grandchild");
   const direct = k.event("too-deep", { hops: 9 });
@@ -411,12 +411,12 @@ test("hops: receipt events go one deeper; past 8 they are recorded, not dispatch
   const notices = k.state().cards.filter((c) => c.title.startsWith("An event chain went past 8 hops"));
   assert.equal(notices.length, 2, "one notice per too-deep event; a duplicate adds none");
   assert.deepEqual(notices.map((c) => [c.kind, c.title, c.text, c.lane, c.rule]), [
-    ["notice", "An event chain went past 8 hops and was not dispatched", "Event grandchild (alert.gc) from shop is at hop 9.", "", null],
+    ["notice", "An event chain went past 8 hops and was not dispatched", "Event receipt:grandchild (alert.gc) from shop is at hop 9.", "", null],
     ["notice", "An event chain went past 8 hops and was not dispatched", "Event too-deep (alert.x) from shop is at hop 9.", "", null],
   ]);
   const stored = written({ facts: k.stream() }, "cards").filter((c) => notices.some((n) => n.id === c!.id));
   assert.deepEqual(stored.map((c) => [c!.id, c!.key, c!.system]), [
-    [notices[0]!.id, "hops:shop:grandchild", "hops"], [notices[1]!.id, "hops:shop:too-deep", "hops"],
+    [notices[0]!.id, "hops:shop:receipt:grandchild", "hops"], [notices[1]!.id, "hops:shop:too-deep", "hops"],
   ], "as the stream shows them written");
   k.close();
 });

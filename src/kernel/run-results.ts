@@ -15,6 +15,9 @@ import { mayStart } from "./rate.js";
 import type { IntentTable } from "./intents.js";
 import { fixedText } from "../i18n/messages.js";
 import { laterRenewMinMs } from "./limits.js";
+
+/** What a receipt event's id starts with in its source (the receipt's `id` after it), as a timer's starts with `later:`. */
+export const receiptEventPrefix = "receipt:";
 import { endRun, failRun } from "./run-end.js";
 
 /**
@@ -111,15 +114,19 @@ function later(c: Ctx, run: RunRow, l: NonNullable<Result["later"]>[number]): vo
 
 /**
  * A receipt event: source fixed by the rule's `emits`, hops one more than the run's deepest event; routed with the
- * intents loaded now, as a posted event is.
+ * intents loaded now, as a posted event is. Its id is the receipt's under `receiptEventPrefix`: a run's events and the
+ * source's own never share an id (issue 26 round 27, F27a-3: a run emitted the id of the push webhook its own commit
+ * would bring, and that push came back a duplicate and was never taken). Runs still share theirs: the same id sent
+ * again, by a retry or another run, is the same event.
  */
 function emit(c: Ctx, run: RunRow, rule: RuleDef | undefined, e: NonNullable<Result["events"]>[number], intents: IntentTable): string | null {
   if (!rule?.emits) return fixedText("rejected.noEmits");
   if (!anyGlob(rule.emits.types, e.type)) return fixedText("rejected.type", { type: e.type });
   const source = rule.emits.source;
-  if (findEvent(c, source, e.id)) return null;
+  const sid = `${receiptEventPrefix}${e.id}`;
+  if (findEvent(c, source, sid)) return null;
   const ev = recordEvent(c, {
-    source, sid: e.id, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
+    source, sid, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
     link: e.link ?? null, hops: run.hops + 1, internal: "receipt",
   });
   routeEvent(c, ev, (deep) => tooDeepNotice(c, deep), intents, (r) => mayStart(c, r));

@@ -100,8 +100,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     done.add(path);
     found.push(movePlantedAside(path, run));
   };
-  // New: there, and not the path guarded (a link is new whatever it leads to: a bound path is never one).
-  const isNew = (path: string) => present(path) && (isLink(path) || !guarded.has(path));
+  // New: there, and not the path guarded (a link is new whatever it leads to: a bound path is never one), unless it is
+  // the very link the guard saw at launch (the same entry and target: round 27, F27a-6, the owner's dotfile link).
+  const isNew = (path: string) => present(path) && (isLink(path) ? !entries.has(entryId(path) ?? "") : !guarded.has(path));
   // Each configuration file read once, the global ones once (F15-6); an included file made during the run in a folder
   // is not read: it is moved aside, so git will not read it, nor what it names — the files read stay those the guard
   // read before the run (their limit), and the repository the agent made at a folder's top.

@@ -37,7 +37,7 @@
 import { existsSync, mkdirSync, type Dirent } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { byName, entriesUpTo, present, realPathOr, within } from "../common/file-checks.js";
+import { byName, entriesUpTo, isLink, present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
@@ -272,19 +272,17 @@ function sharedTempRoots(): string[] {
 /** The editors' and CLIs' parts of the project folder `dir` into `out`; the missing folders made first when `make`. */
 function projectParts(dir: string, make: boolean, out: Guarded): void {
   out.seen.projects.push(dir);
-  for (const name of projectSteeringFolders) {
+  for (const name of [...projectSteeringFolders, ...projectSteeringFiles]) {
     const path = join(dir, name);
-    if (make && !present(path)) {
+    if (make && !present(path) && (projectSteeringFolders as readonly string[]).includes(name)) {
       try {
         mkdirSync(path, { mode: 0o755 });
       } catch {
         // made meanwhile, or the folder cannot be written: bound below when it exists
       }
     }
-    if (existsSync(path)) out.readOnly.push(realPathOr(path, path));
-  }
-  for (const name of projectSteeringFiles) {
-    const path = join(dir, name);
+    // A link there as it is now (the owner's `.vscode -> ~/dotfiles/vscode`): the same entry after the run is not new (F27a-6).
+    if (isLink(path)) out.seen.entries.push(entryId(path) ?? "");
     if (existsSync(path)) out.readOnly.push(realPathOr(path, path));
   }
   // What those hook managers' files name as commands in the project, and lefthook's script folders (F18-2).
