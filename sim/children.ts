@@ -67,32 +67,64 @@ function killTracked(): void {
 
 /** Kills everything the script started and removes its scratch roots; then exits with `code`. */
 function endEverything(code: number): never {
+  const pids = [...tracked].map((c) => c.pid).filter((p): p is number => p !== undefined);
   killTracked();
-  for (const root of roots) removeSettled(root);
+  for (const root of roots) removeSettled(root, pids);
   process.exit(code);
 }
 
-/** How many times `removeSettled` removes a root that a dying process made again, and how long it waits between (ms). */
-const settleTries = 20;
+/**
+ * How many times `removeSettled` removes a root that a dying process made again, and how long it waits between (ms):
+ * up to 10 s, for a hub on a loaded machine (a full test run beside other work left a root after 2 s).
+ */
+const settleTries = 100;
 const settleWaitMs = 100;
+
+/**
+ * Whether a process of `pids` (this script's children: a killed one is a zombie until the event loop reaps it, which
+ * writes nothing, so it counts as gone — Linux /proc) or a process group of `groups` is still there.
+ */
+function anyAlive(pids: readonly number[], groups: readonly number[]): boolean {
+  const running = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] !== "Z";
+    } catch {
+      return false;
+    }
+  };
+  const group = (g: number) => {
+    try {
+      process.kill(-g, 0);
+      return true;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === "EPERM";
+    }
+  };
+  return pids.some(running) || groups.some(group);
+}
 
 /**
  * Removes `root` once the processes killed in it have stopped writing there. A signal is delivered asynchronously:
  * a hub interrupted with the job (Ctrl-C reaches the whole process group) may still write — a `mkdir -p` of a run's
  * folder makes the root again — after a first removal; such a root was found left in a full test run at load 10.
- * So: kill the runs' groups, remove (retrying a folder filled meanwhile), wait, and again while it came back.
+ * So: kill the runs' groups, remove (retrying a folder filled meanwhile), wait, and again while it came back or a
+ * process killed (`pids`, the runs' groups) is still there to write.
  */
-function removeSettled(root: string): void {
+function removeSettled(root: string, pids: readonly number[]): void {
   const pause = new Int32Array(new SharedArrayBuffer(4));
+  const groups = new Set<number>();
   for (let i = 0; i < settleTries; i++) {
-    for (const pgid of runGroupsUnder(root)) killGroup(pgid);
+    for (const pgid of runGroupsUnder(root)) {
+      groups.add(pgid);
+      killGroup(pgid);
+    }
     try {
       rmSync(root, { recursive: true, force: true, maxRetries: 3, retryDelay: 20 });
     } catch {
       // filled again while being removed: the next try
     }
     Atomics.wait(pause, 0, 0, settleWaitMs);
-    if (!existsSync(root)) return;
+    if (!existsSync(root) && !anyAlive(pids, [...groups])) return;
   }
 }
 

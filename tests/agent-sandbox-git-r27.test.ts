@@ -71,3 +71,26 @@ test("issue 26 r27 F27a-6 (reported case: the owner's own link sub2/.vscode -> a
   const card = (await fx.state()).cards.find((c) => c.kind === "notice");
   assert.equal(card?.text, `${swapped} → moved to ${asideOf(swapped, 1)} (move it back once you have read it)`);
 });
+
+test("issue 26 r28 F28a-1 (reported case: a repository made below the cwd with a core.fsmonitor was left in place with no card; the owner's git status there ran it): its .git is moved aside and named; the owner's own nested repository stays", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const repo = ownerRepoWithHooks(".githooks");
+  const leak = leakFolder();
+  // The owner's own nested repository in the project, there before the run.
+  owner(repo, {}, "init", "-q", "mine");
+  const git = "git -c user.name=a -c user.email=a@example.com";
+  const script = [
+    `mkdir -p vendor/lib && cd vendor/lib && git init -q && echo x > x && git add x && ${git} commit -qm x && printf '[core]\\n\\tfsmonitor = "echo nested >> ${leak}/ran.txt; false"\\n' >> .git/config && cd ../..`,
+    `echo "Done: made"`,
+  ].join("\n");
+  const fx = await runAgent(script, repo);
+  const moved = ["vendor/lib/.git"].map((p) => join(repo, p));
+  for (const p of moved) assert.equal(existsSync(p), false, p);
+  const card = (await fx.state()).cards.find((c) => c.kind === "notice");
+  assert.deepEqual(card?.text.split("\n").sort(), moved.map((p) => `${p} → moved to ${asideOf(p, 1)} (move it back once you have read it)`).sort());
+  // The owner, as reported: git status in the project and in the nested folder.
+  owner(repo, {}, "status", "--short");
+  owner(join(repo, "vendor", "lib"), {}, "status", "--short");
+  assert.deepEqual(readdirSync(leak), [], "nothing of the agent's ran");
+  assert.equal(existsSync(join(repo, "mine", ".git")), true, "the owner's own repository left as it was");
+});

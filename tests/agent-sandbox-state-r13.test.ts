@@ -240,6 +240,8 @@ test("issue 26 r27 F27a-5 (reported case: a run rewrote an owner session's file-
   const owners: Record<string, string> = {
     "file-history/owner-session/0a1b2c3d@v1": "#!/bin/sh\necho owner build\n", "cache/model-catalog/masked-ids.json": "{\"ids\":[]}\n",
     "statsig/flags.json": "{}\n", "todos/owner.json": "[]\n", "remote-settings.json": "{}\n", "keybindings.json": "[]\n",
+    "tasks/owner/1.json": "{}\n", "plans/owner-plan.md": "# the owner's plan\n", // round 28, F28a-3
+
   };
   for (const [p, text] of Object.entries(owners)) {
     mkdirSync(join(s, p, ".."), { recursive: true });

@@ -109,3 +109,27 @@ test("issue 26 r26 F26b-1: which entry point values name .git", () => {
   assert.deepEqual(named.filter((v) => !namesGitStore(v)), []);
   assert.deepEqual(not.filter((v) => namesGitStore(v)), []);
 });
+
+test("issue 26 r28 F28b-1 (reported case: a link replaced by a file holding link:<its text>, valid Python, kept the digest and ran with no card): each kind of entry stands apart", () => {
+  const dir = realpathSync(tempDir("aa-kinds-"));
+  try {
+    writeFileSync(join(dir, "real.py"), "print('hi')\n");
+    symlinkSync("real.py", join(dir, "main.py"));
+    mkdirSync(join(dir, "lib"));
+    const digest = () => {
+      const r = pluginFiles(dir, new FileHashCache());
+      assert.ok(r.ok, JSON.stringify(r));
+      return plainDigest(r.files);
+    };
+    const seen = new Set([digest()]);
+    rmSync(join(dir, "main.py"));
+    writeFileSync(join(dir, "main.py"), "link:real.py");
+    assert.ok(!seen.has(digest()), "a file in a link's place");
+    seen.add(digest());
+    rmSync(join(dir, "lib"), { recursive: true });
+    writeFileSync(join(dir, "lib"), "kind:folder");
+    assert.ok(!seen.has(digest()), "a file in a folder's place");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

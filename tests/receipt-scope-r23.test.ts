@@ -72,3 +72,17 @@ test("issue 26 r23 F23-2: the worker's notices are made when the run fails or is
     assert.deepEqual(made, ["The agent wrote files your git would run"], `${tell} ${outcome}`);
   }
 });
+
+test("issue 26 r28 F28a-2 (reported case: a run posted the worker's warning text first; the next run's real warning was dropped as its duplicate and the receipt closed the agent's copy): the worker's cards are never the agents' duplicates", () => {
+  const { run, cards } = opened();
+  const warning = { title: "The agent wrote files your git would run", text: "/p/.vscode/tasks.json: kept read-only in the work tree, but what git holds for it changed" };
+  run({ outcome: "done", notice: [warning] });
+  run({ outcome: "done", resolve: [{ card: 1 }], workerNotice: [warning] });
+  assert.deepEqual(cards(), [
+    { id: 1, title: warning.title, state: "closed", system: null },
+    { id: 2, title: warning.title, state: "open", system: "worker" },
+  ]);
+  // The worker's warning is itself told once while open, and again once the owner closed it.
+  run({ outcome: "done", workerNotice: [warning] });
+  assert.deepEqual(cards().map((c) => c.id), [1, 2]);
+});

@@ -400,7 +400,7 @@ test("hops: receipt events go one deeper; past 8 they are recorded, not dispatch
   assert.equal(child.hops, 8);
   assert.deepEqual(child.routed, ["alerts"], "8 is still dispatched");
   const j2 = k.claim("c2").job!;
-  assert.deepEqual(j2.context.events.map((e) => e.id), ["receipt:child"]);
+  assert.deepEqual(j2.context.events.map((e) => e.id), ["child"], "the run it starts sees the id the receipt gave");
   const second = k.result(j2.run, { outcome: "done", events: [{ id: "grandchild", type: "alert.gc" }] });
   const gc = written(second, "events").find((e) => e!.sid === "receipt:grandchild")!;
   assert.deepEqual([gc.hops, gc.routed, gc.tooDeep], [9, [], true]);

@@ -258,3 +258,15 @@ test("issue 26 r25 F25b-4 (reported case: the card asking again after [sandbox] 
     await h.close();
   }
 });
+
+test("issue 26 r28 F28b-2 (reported case: zero-width spaces and tag characters hid `and rm -rf ~` in arguments the card showed as {\"name\":\"Ada\"}): every character no reader sees is written as an escape, and the text parses to the same value", () => {
+  const tags = [..."and rm -rf ~"].map((c) => String.fromCodePoint(0xe0000 + c.codePointAt(0)!)).join("");
+  const args = { name: `Ada\u200b${tags}\u2060\ufeff\u00ad\u180e\u3164` };
+  const text = canonicalJson(args);
+  assert.equal(/[^\x20-\x7e]/u.test(text), false, text);
+  assert.equal(text.startsWith('{"name":"Ada\\u200b\\udb40\\udc61\\udb40\\udc6e\\udb40\\udc64'), true, text);
+  assert.deepEqual(JSON.parse(text), args);
+  assert.equal(toolArgsPreview(args).includes("\\udb40\\udc61"), true, "the card's preview shows them too");
+  // Text people read is kept as it is: letters of any script, an emoji (its joiner escaped).
+  assert.equal(canonicalJson({ t: "Grüße 你好 👍" }), '{"t":"Grüße 你好 👍"}');
+});

@@ -65,7 +65,9 @@ const words = (x: string | Worded): string => (typeof x === "string" ? x : x.wor
  * make (issue 26 round 5, F2: the next approval of that lane failed with an invariant).
  */
 export function dedupKey(spec: Pick<NewCard, "key" | "title" | "text" | "system">): string {
-  if (!spec.key) return `t:${words(spec.title)}\n${words(spec.text ?? "")}`;
+  // The hub's and the workers' cards apart from the agents' by text too (issue 26 round 28, F28a-2: a run posted the
+  // worker's warning text first, so the warning about the next run was dropped as its duplicate, and closed with it).
+  if (!spec.key) return `${spec.system ? "st" : "t"}:${words(spec.title)}\n${words(spec.text ?? "")}`;
   return spec.system ? systemDedupKey(spec.key) : ownDedupKey(spec.key);
 }
 
@@ -163,6 +165,9 @@ export function saveCard(c: Ctx, card: CardRow, from: CardState): void {
   if (from === "open") {
     c.count({ openCards: -1 });
     c.tx.del("cardkeys", cardKeyOf(card.rule, card.lane, dedupKey(card)));
+    // A hub card without a key opened before its text had a space of its own holds the agents' key (F28a-2).
+    const before = cardKeyOf(card.rule, card.lane, dedupKey({ ...card, system: null }));
+    if (card.system !== null && !card.key && c.tx.get("cardkeys", before)?.card === card.id) c.tx.del("cardkeys", before);
   }
   for (const ch of card.channels) {
     if (own(card.deliveries, ch)?.ref) offer(c, ch, card.id, c.now);

@@ -14,6 +14,18 @@ import { moveRun } from "./run-state.js";
 /** An event to record: an `events` row without what `recordEvent` gives it (its id, time and empty routing). */
 export type NewEvent = Pick<EventRow, "source" | "sid" | "type" | "subject" | "summary" | "detail" | "link" | "hops" | "internal" | "texts">;
 
+/**
+ * What a receipt event's id starts with in its source (the receipt's `id` after it), as a timer's starts with
+ * `later:` (issue 26 round 27, F27a-3: a run's events never take a source's own id). The runs it starts see the id
+ * the receipt gave (`contextEventId`): scripts that emit an id and read it back keep working.
+ */
+export const receiptEventPrefix = "receipt:";
+
+/** The id an event has in a run's context: its id in the source, a receipt event's without `receiptEventPrefix`. */
+export function contextEventId(e: Pick<EventRow, "sid" | "internal">): string {
+  return e.internal === "receipt" && e.sid.startsWith(receiptEventPrefix) ? e.sid.slice(receiptEventPrefix.length) : e.sid;
+}
+
 /** Finds an event by source and the source's id, in this decision's writes or the view. */
 export function findEvent(c: Ctx, source: string, sid: string): EventRow | undefined {
   const mine = c.createdEvents.get(`${source}\u0000${sid}`);

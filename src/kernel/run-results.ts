@@ -5,7 +5,7 @@
 import type { Ctx } from "./context.js";
 import { anyGlob, type RuleDef } from "./rules.js";
 import { closeCard, createCard } from "./cards.js";
-import { findEvent, recordEvent, routeEvent } from "./lanes.js";
+import { findEvent, receiptEventPrefix, recordEvent, routeEvent } from "./lanes.js";
 import type { RunRow, TimerRow, UsageSum } from "./types.js";
 import { timerKey } from "./tables.js";
 import type { Result } from "../protocol/schema.js";
@@ -15,9 +15,6 @@ import { mayStart } from "./rate.js";
 import type { IntentTable } from "./intents.js";
 import { fixedText } from "../i18n/messages.js";
 import { laterRenewMinMs } from "./limits.js";
-
-/** What a receipt event's id starts with in its source (the receipt's `id` after it), as a timer's starts with `later:`. */
-export const receiptEventPrefix = "receipt:";
 import { endRun, failRun } from "./run-end.js";
 
 /**

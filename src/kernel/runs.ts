@@ -8,7 +8,7 @@ import { approvalsOf, pluginDenied, ruleTools, toolSessionKey, type RuleDef } fr
 import { heartbeatRecordIntervalMs, runLeaseMs, workerOfflineMs, stateRecentCards, contextOpenCardsMax } from "./limits.js";
 import { runToken, safeEqual } from "./credentials.js";
 import { closeCard } from "./cards.js";
-import { getLane, isPaused } from "./lanes.js";
+import { contextEventId, getLane, isPaused } from "./lanes.js";
 import type { CardRow, EventRow, JobSnapshot, RunRow } from "./types.js";
 import { moveRun } from "./run-state.js";
 import type { Job, WorkAnswer } from "../protocol/responses.js";
@@ -205,7 +205,7 @@ function buildContext(c: Ctx, run: RunRow, rule: RuleDef): JobSnapshot["context"
     // cards, never as events.)
     .filter((e): e is EventRow => !!e && e.internal !== "timer")
     .map((e) => ({
-      id: e.sid, source: e.source, sourceName: own(c.rules.sources, e.source)?.name ?? e.source, type: e.type,
+      id: contextEventId(e), source: e.source, sourceName: own(c.rules.sources, e.source)?.name ?? e.source, type: e.type,
       subject: e.subject, summary: e.summary, detail: e.detail, link: e.link, receivedAt: c.iso(e.at),
     }));
   const answers = run.answers

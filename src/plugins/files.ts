@@ -1,7 +1,8 @@
 /**
  * A plugin folder's files, for every kind (issue 27: one plugin model): their digest (issue 26 #4; DESIGN.md "One plugin model": the digest covers the plugin's
  * files, what runs, not only its manifest — trust follows the code). Every entry of the plugin's folder counts, at any
- * depth: a regular file by the sha256 of its bytes, a symlink by its target's text, a folder by being there. The one
+ * depth: a regular file by the sha256 of its bytes, a symlink by its target's text, a folder by being there, each kind
+ * apart from the others (`folderStandIn`). The one
  * folder whose content does not count is a top-level `.git` that is a real folder (git's own store: a checkout's files
  * count, its history does not); nothing in it may run, so a link leading into it refuses the plugin, as the manifest's
  * check refuses an entry point naming it (issue 26 round 26, F26b-1: `.git/main.py` and `main.py -> .git/real.py` ran
@@ -83,6 +84,12 @@ export class FileHashCache implements FileHasher {
 }
 
 const controlChar = /[\u0000-\u001f\u007f]/;
+/**
+ * What stands for a folder. A file stands for the sha256 of its bytes (64 hex digits), a link for `link:` and the
+ * sha256 of its text, a folder for this: no file's bytes can stand for a link or a folder (issue 26 round 28, F28b-1:
+ * a file holding `link:<text>`, valid Python, had the same hash as the link it replaced, and ran with no card).
+ */
+const folderStandIn = "folder";
 
 /** The kind of an entry that is neither file, folder nor link, as a person reads it. */
 function kindOf(st: Stats): string {
@@ -134,14 +141,13 @@ export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
             return { ok: false, why: "link", path, target: target ?? resolve(dirname(full), text) };
           }
           if (within(target, gitStore) && lstatSync(gitStore).isDirectory()) return { ok: false, why: "linkIntoGit", path, target };
-          sha256 = createHash("sha256").update(`link:${text}`).digest("hex");
+          sha256 = `link:${createHash("sha256").update(text).digest("hex")}`;
         } else if (st.isDirectory()) {
-          sha256 = createHash("sha256").update("kind:folder").digest("hex");
-          // git's store (a real folder at the top) is there, its content is not walked.
-          if (!(rel === "" && name === ".git")) {
-            if (depth + 1 > pluginFolderDepthMax) return { ok: false, why: "depth", path };
-            todo.push({ rel: path, depth: depth + 1 });
-          }
+          // git's store (a real folder at the top) is not the plugin's files: neither it nor its content counts.
+          if (rel === "" && name === ".git") continue;
+          sha256 = folderStandIn;
+          if (depth + 1 > pluginFolderDepthMax) return { ok: false, why: "depth", path };
+          todo.push({ rel: path, depth: depth + 1 });
         } else {
           return { ok: false, why: "special", path, kind: kindOf(st) };
         }
@@ -165,9 +171,9 @@ export function filesDigest(files: readonly FileHash[], manifestPath: string, ma
   return h.digest("hex");
 }
 
-/** The files as a call body lists them: `<first 16 hex of sha256> <path>` (the manifest standing for the one in use). */
+/** The files as a call body lists them: `<first 16 hex of sha256, or the stand-in> <path>` (the manifest standing for the one in use). */
 export function filesListed(files: readonly FileHash[], manifestPath: string, manifestDigest: string): string[] {
-  return files.map((f) => `${(f.path === manifestPath ? manifestDigest : f.sha256).slice(0, 16)} ${f.path}`);
+  return files.map((f) => `${(f.path === manifestPath ? manifestDigest : f.sha256).slice(0, 16).padEnd(16)} ${f.path}`);
 }
 
 /** Why a plugin folder's files cannot be digested, as a person reads it (the plugin is refused until it is fixed). */

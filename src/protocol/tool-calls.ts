@@ -11,12 +11,16 @@ import type { ToolCallBody } from "./schema.js";
 
 /**
  * What JSON.stringify leaves raw but a line of the protocol refuses (DEL, C1, line separators, bidi controls;
- * src/kernel/text.ts): canonical JSON writes them as \uXXXX escapes, so its text is one clean line (issue 26 #5 sends
+ * src/kernel/text.ts), and what no reader sees (issue 26 round 28, F28b-2: zero-width spaces and tag characters hid
+ * "and rm -rf ~" in arguments the card showed as `{"name":"Ada"}` — every default-ignorable and format character):
+ * canonical JSON writes them as \uXXXX escapes, so its text is one clean line (issue 26 #5 sends
  * it whole) and still parses to the same value (C0 and lone surrogates JSON.stringify has escaped already; with the
  * `u` flag the halves of a real pair are one code point and do not match).
  */
-const rawInJson = new RegExp(`[${lineForbiddenClass}]`, "gu");
-const jsonText = (x: unknown): string | undefined => JSON.stringify(x)?.replace(rawInJson, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+const rawInJson = new RegExp(`[${lineForbiddenClass}\\p{Default_Ignorable_Code_Point}\\p{Cf}]`, "gu");
+/** `c` as JSON escapes, one `\\uXXXX` per UTF-16 unit (a tag character is a surrogate pair). */
+const escaped = (c: string): string => [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`).join("");
+const jsonText = (x: unknown): string | undefined => JSON.stringify(x)?.replace(rawInJson, escaped);
 
 /**
  * JSON with object keys sorted at every depth (UTF-16 order) and no spaces: equal values give equal text whatever

@@ -55,7 +55,7 @@ export const codexSteering = [
  * `scripts/` among them, is read-only in the sandbox.
  */
 export const claudeCodeWrites = [
-  "projects/", "sessions/", "session-env/", "shell-snapshots/", "tasks/", "plans/", "debug/",
+  "projects/", "sessions/", "session-env/", "shell-snapshots/", "debug/",
   "logs/", "paste-cache/", "image-cache/", "telemetry/", "usage-data/",
   "history.jsonl", "stats-cache.json", ".credentials.json", ".claude.json.tmp.*",
   // Markers of its periodic clean-up: `.last-cleanup` written by a real run with a tool plugin (a full run's notice
@@ -84,10 +84,11 @@ export const codexWrites = [
  * with that rule's GH_TOKEN, when that session was resumed. A resumed session makes a new snapshot and runs its
  * SessionStart hooks again: it needs nothing there from an earlier run. Also what it writes and reads back as trusted,
  * which its own sandbox keeps its commands from writing (round 27, F27a-5): `file-history/` (the checkpoints `/rewind`
- * writes back into your project: a run rewrote one of an owner's session to `curl … | sh`), `todos/`, `statsig/` (its
- * feature flags), `cache/` (the model catalog): a run gets empty ones of its own, and yours stay as they are.
+ * writes back into your project: a run rewrote one of an owner's session to `curl … | sh`), `todos/`, `tasks/` and
+ * `plans/` (task lists and plans your sessions read back; round 28, F28a-3), `statsig/` (its feature flags), `cache/`
+ * (the model catalog): a run gets empty ones of its own, and yours stay as they are.
  */
-export const claudeCodePrivate = ["shell-snapshots/", "session-env/", "file-history/", "todos/", "statsig/", "cache/"] as const;
+export const claudeCodePrivate = ["shell-snapshots/", "session-env/", "file-history/", "todos/", "tasks/", "plans/", "statsig/", "cache/"] as const;
 
 /**
  * What Codex writes in `CODEX_HOME` and runs in the same run (`AgentState.private`; F12-4), seen with 0.171.0:

@@ -186,8 +186,8 @@ export class ToolRegistry {
       const rel = basename(f.manifestPath);
       const files = f.files?.ok ? f.files.files : null;
       const digest = files && manifestDigest ? filesDigest(files, rel, manifestDigest) : null;
-      // A hard-linked manifest is said once, by the manifest's own check (linkOf).
-      const saidByManifest = f.files && !f.files.ok && f.files.why === "hardLink" && f.files.path === rel;
+      // A hard-linked manifest, or one that is a FIFO, is said once, by the manifest's own check (linkOf, reading it).
+      const saidByManifest = f.files && !f.files.ok && (f.files.why === "hardLink" || f.files.why === "special") && f.files.path === rel;
       const errors = f.files && !f.files.ok && !saidByManifest ? [...f.errors, `${f.dir}: ${filesProblem(f.files, this.lang)}`] : [...f.errors];
       const rec: ToolPluginRecord = {
         name: c.id, dir: f.dir, manifestPath: f.manifestPath, origin: f.origin, status: errors.length > 0 ? "rejected" : winner === c ? "ok" : "shadowed",

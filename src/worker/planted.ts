@@ -17,7 +17,7 @@ import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { entryId, gitDirOf, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
-import { gitSteering, GuardLimitError, guardLimits, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen } from "./steering.js";
+import { gitSteering, GuardLimitError, guardLimits, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
 
 /**
  * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an index
@@ -200,15 +200,19 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // by the guard's own walk within its limits; a folder past them is named as looked at short. Not a folder the owner
   // named writable itself (a CLI's state given as `<cwd>/.claude`).
   for (const folder of folders) {
-    let steered: string[];
+    let walk: Walked;
     try {
-      steered = guardWalk(folder, guardLimits).steered;
+      walk = guardWalk(folder, guardLimits);
     } catch (e) {
       if (!(e instanceof GuardLimitError)) throw e;
       found.push({ path: folder, movedTo: null, kind: "maskCut" });
       continue;
     }
-    for (const dir of steered) for (const name of steeringNames) if (!folders.includes(join(dir, name)) && isNew(join(dir, name))) aside(join(dir, name));
+    for (const dir of walk.steered) for (const name of steeringNames) if (!folders.includes(join(dir, name)) && isNew(join(dir, name))) aside(join(dir, name));
+    // A repository new below the folder (round 28, F28a-1: `vendor/lib/.git` with a `core.fsmonitor`, then committed as
+    // a submodule by the next run, whose guard took it for the owner's; the owner's `git status` ran it): its `.git`
+    // moved aside, the files left. The folder's own new one is named above ("kept").
+    for (const tree of walk.trees) if (!folders.includes(tree) && !repositories.has(tree)) aside(join(tree, ".git"));
   }
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (isNew(p)) aside(p);

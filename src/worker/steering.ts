@@ -67,10 +67,7 @@ export const projectSteeringFiles = [
 export const gitSteering = ["config", "hooks", "commondir", "config.worktree", "info"] as const;
 /** The same in a linked worktree's folder (`.git/worktrees/<id>/`). */
 export const worktreeSteering = ["commondir", "gitdir", "config.worktree"] as const;
-/**
- * How deep gitlinks are followed through submodules' indexes before a run (a checked-out one at any depth is also
- * found by the walk, `walkOf`; after the run every repository seen is looked at).
- */
+/** How deep gitlinks are followed through submodules' indexes before a run (a deeper checked-out one: the walk finds it). */
 const submoduleDepthMax = 4;
 
 /**
@@ -293,7 +290,7 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
  * The guard's walk of a writable `folder` (`walkOf`); of a shared temporary root (`/tmp`: every program's temporary
  * files, other runs' and tests' repositories among them) its own repository only. @throws GuardLimitError as `walkOf`.
  */
-export function guardWalk(folder: string, limits: GuardLimits): { trees: string[]; steered: string[] } {
+export function guardWalk(folder: string, limits: GuardLimits): Walked {
   return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [] } : walkOf(folder, limits);
 }
 
@@ -308,9 +305,8 @@ export const steeringNames: ReadonlySet<string> = new Set<string>([...projectSte
  * @throws GuardLimitError when it holds more than `limits.folders` folders, or more than `limits.entries` entries (the
  *   one read then named; refused as soon as the limit is passed).
  */
-export function walkOf(folder: string, limits: GuardLimits): { trees: string[]; steered: string[] } {
-  const trees: string[] = [];
-  const steered: string[] = [];
+export function walkOf(folder: string, limits: GuardLimits): Walked {
+  const [trees, steered]: string[][] = [[], []];
   const queue = [folder];
   const read: EntriesRead = { read: 0, limit: limits.entries };
   for (let walked = 0; walked < queue.length; walked++) {
@@ -328,6 +324,9 @@ export function walkOf(folder: string, limits: GuardLimits): { trees: string[]; 
   }
   return { trees, steered };
 }
+
+/** What the guard's walk found: the work trees of repositories, the folders holding a project part. */
+export interface Walked { trees: string[]; steered: string[] }
 
 /** Entries the guard has read in a walk (`read`) and may read in all (`limit`: `GuardLimits.entries`). */
 interface EntriesRead {
