@@ -75,7 +75,7 @@ function assertReceiptApplied(st: State, summary: string): void {
   assert.equal(st.runs[0]!.summary, summary);
   assert.deepEqual(st.cards.map((c) => [c.title, c.options]), [["Pick a name", ["Alpha", "Beta"]]]);
   assert.deepEqual(st.timers.map((t) => [t.rule, t.key, t.at]), [["alerts", "look-again", "2099-01-01T00:00:00.000Z"]]);
-  assert.deepEqual(st.unrouted.map((e) => [e.source, e.eventId, e.type]), [["shop", "big-1", "followup.big"]]);
+  assert.deepEqual(st.unrouted.map((e) => [e.source, e.eventId, e.type]), [["shop", "receipt:big-1", "followup.big"]]);
 }
 
 test("70 MB of stream-json before the result line: the run ends done with the result's receipt (it failed with 'no result' when only the first 64 MiB were read)", async () => {
