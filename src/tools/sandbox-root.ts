@@ -15,7 +15,7 @@
  *   `~/.nvm/versions/node/v20`, `/opt/node`), read-only, and the plugin's folder and its binds (checked by binds.ts).
  * Nothing else — `/var/lib`, `/var/snap`, `/srv`, `/mnt`, `/media`, `/home`, `/root`, `/opt`, `/snap`, `/boot` — is
  * there unless the plugin binds it. Sockets that lie in the shown parts anyway are covered (`socketsShown`): `/etc` and
- * the installs are looked through at each start, each socket found bound over with `/dev/null`.
+ * the installs outside the homes are looked through at each start, each socket found bound over with `/dev/null`.
  */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -133,17 +133,17 @@ export function pathInstalls(path: string, homes: string[], hidden: string[]): s
  * (in the sandbox they lead into it). An install outside `homes` that holds more is named in `unlooked`, and the
  * sandbox does not show it: a look cut short would leave a socket in it reachable (issue 26 round 13: npm's
  * `node_modules/.bin` on the hub's PATH used up one shared budget, and a socket in a later install was connected to).
- * An install in a home (only the parts its layout names: common/installs.ts) is looked through the same way, its
- * sockets covered (round 27, F27b-1: a home's installs were not looked at), and stays shown past the bound — pyenv's
- * 100,000 files would otherwise leave its Python unusable — with the sockets found until then covered.
+ * An install in a home is shown as it is, not looked through: only the parts its layout names are shown there
+ * (common/installs.ts; round 27, F27b-1 — `~/.local/state` with its sockets is not), and a look at pyenv's 100,000
+ * files cost ~56 ms at every plugin start.
  * @returns the sockets' paths, to be bound over with `/dev/null`, and the installs not looked through to their end.
  */
 export function socketsShown(installs: readonly string[], homes: readonly string[], max = rootSocketScanEntriesMax): { sockets: string[]; unlooked: string[] } {
-  const looked = installs.filter((d) => existsSync(d));
+  const looked = installs.filter((d) => !homes.some((h) => within(d, h)) && existsSync(d));
   const sockets: string[] = [];
   const unlooked: string[] = [];
   for (const root of existsSync("/etc") ? ["/etc", ...looked] : looked) {
-    if (!socketsIn(root, max, sockets) && root !== "/etc" && !homes.some((h) => within(root, h))) unlooked.push(root);
+    if (!socketsIn(root, max, sockets) && root !== "/etc") unlooked.push(root);
   }
   return { sockets, unlooked };
 }
