@@ -29,14 +29,16 @@ export function readAgentFolders(homeDir: string): string[] {
 
 /**
  * Adds `folders` (real paths) to those kept, the newest last, at most `agentFoldersMax`.
+ * @returns the folders kept now (what `readAgentFolders` would read back).
  * @throws the file system's error when the file cannot be written (the launch then does not start: never unrecorded).
  */
-export function recordAgentFolders(homeDir: string, folders: readonly string[]): void {
+export function recordAgentFolders(homeDir: string, folders: readonly string[]): string[] {
   const before = readAgentFolders(homeDir);
-  if (folders.every((f) => before.includes(f))) return; // nothing new: no write at every launch
+  if (folders.every((f) => before.includes(f))) return before; // nothing new: no write at every launch
   const next = [...before.filter((f) => !folders.includes(f)), ...new Set(folders)].slice(-agentFoldersMax);
   mkdirSync(dirname(agentFoldersFile(homeDir)), { recursive: true, mode: 0o700 });
   writeFileDurable(agentFoldersFile(homeDir), JSON.stringify(next));
+  return next;
 }
 
 /**

@@ -258,14 +258,14 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const view = homeView(homes, homes.includes(cwd) ? cwd : null, env, declared, job.agent.readable ?? []);
   const homeRead = view.read.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
   // Where this launch lets the agent write: no later launch reaches a named folder through a link made there.
-  recordAgentFolders(worker.home.dir, [...new Set(writable)]);
+  const agentFoldersNow = recordAgentFolders(worker.home.dir, [...new Set(writable)]);
   return {
     stateSeen,
     plan: {
       bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
       readOnlyParents,
       watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen, config: pass, gitState: gitStateAt(seen.repositories, guarded, pass.privateDir) },
-      hiddenHomes: view.hidden, homeRead, agentFolders: readAgentFolders(worker.home.dir), links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),
+      hiddenHomes: view.hidden, homeRead, agentFolders: agentFoldersNow, links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),
     },
   };
 }
