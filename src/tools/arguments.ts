@@ -5,6 +5,7 @@
  */
 import { createRequire } from "node:module";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { RE2JS } from "re2js";
 import { describeError, nestedDeeperThan } from "../protocol/validate.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { argumentsDepthMax, argumentsMaxBytes } from "./limits.js";
@@ -16,11 +17,29 @@ const compiledSchemasMax = 1000;
 const draft07 = createRequire(import.meta.url)("ajv/dist/refs/json-schema-draft-07.json") as Record<string, unknown>;
 
 /**
+ * The regular-expression engine of argument schemas (`pattern`, `patternProperties`, `propertyNames`): RE2's
+ * linear-time matching (re2js), never JavaScript's backtracking one — a plugin's schema is the plugin's, the string
+ * the agent's or a source's, and the check runs in the hub's thread (issue 26 round 29, F29b-3: `^(a+)+$` against 28
+ * `a`s and a `!` held every route 8.6 s, each more character doubling it). A pattern RE2 cannot run (a lookaround, a
+ * backreference) is not checked by the hub: the plugin gets the arguments and checks them itself (tool-plugins.md).
+ */
+const linearRegExp = Object.assign((pattern: string): { test(s: string): boolean; toString(): string } => {
+  // Ajv keeps one compiled expression per `toString()`: each must say its own pattern.
+  try {
+    const re = RE2JS.compile(pattern);
+    return { test: (s: string) => re.test(s), toString: () => `/${pattern}/` };
+  } catch {
+    return { test: () => true, toString: () => `unchecked /${pattern}/` };
+  }
+}, { code: "linearRegExp" });
+
+/**
  * An Ajv for tool argument schemas: draft 2020-12, also accepting schemas that declare draft-07 (compiled with 2020
  * rules, which agree with draft-07 on everything tool schemas use). Not strict: unknown keywords are annotations.
+ * Patterns run in linear time (`linearRegExp`).
  */
 export function schemaAjv(): Ajv2020 {
-  const a = new Ajv2020({ strict: false, allErrors: false });
+  const a = new Ajv2020({ strict: false, allErrors: false, code: { regExp: linearRegExp } });
   a.addMetaSchema(draft07);
   return a;
 }
