@@ -175,7 +175,8 @@ for (const where of ["CLAUDE_CONFIG_DIR", "~/.claude"] as const) {
     // read it), and named; the real Claude Code's own writes in B's run leave nothing to move.
     const memory = dirname(data[data.length - 1]![0]); // a new memory folder: moved whole
     const shown = where === "CLAUDE_CONFIG_DIR" ? memory.replace(state, "[redacted]") : memory;
-    assert.deepEqual(out.notices.map((n) => [n.rule, n.text.replace(/-[0-9a-f]{16} /, "-<hex> ")]), [1, 3].map((run) => ["a", `${shown} → moved to ${shown}.planted-run-${run}-<hex> (move it back once you have read it)`]));
+    // Into the worker's quarantine, which no sandbox shows (round 29, F29a-1).
+    assert.deepEqual(out.notices.map((n) => [n.rule, n.text.replace(/moved to \S*\/worker\/planted\/run-(\d+)-[0-9a-f]{16}(\S*) /, "moved to <worker>/planted/run-$1-<hex>$2 ")]), [1, 3].map((run) => ["a", `${shown} → moved to <worker>/planted/run-${run}-<hex>${where === "CLAUDE_CONFIG_DIR" ? shown : memory} (move it back once you have read it)`]));
     assert.equal(existsSync(memory), false);
     assert.equal(readFileSync(join(state, "settings.local.json"), "utf8"), "{}\n");
     assert.equal(readFileSync(join(state, "CLAUDE.md"), "utf8"), "");

@@ -37,6 +37,13 @@ const transforms: Record<string, (s: string) => string> = {
 };
 const echo = await localServer((req, res) => {
   const got = String(req.headers.authorization ?? "").replace(/^Bearer /, "");
+  // Round 29, F29b-1: the credential in a redirect's target (an OAuth-style "back to the app with the token").
+  const to = req.url === "/scheme" ? `myapp://cb?token=${got}` : req.url === "/host" ? `http://${got}.example.org/x` : null;
+  if (to !== null) {
+    res.writeHead(302, { location: to });
+    res.end();
+    return;
+  }
   const f = transforms[req.url.slice(1)] ?? ((s: string) => s);
   res.writeHead(200, { "content-type": "text/plain" });
   res.end(f(got));
@@ -90,6 +97,15 @@ test("issue 26 #11: redaction catches the credential as it is, never transformed
   }
   const plain = await host.call("web.fetch", { url: `${echo.url}/plain` }, { sessionKey: "owner:test" });
   assert.equal(plain.status === "ok" && plain.result, "[redacted]");
+});
+
+test("issue 26 r29 F29b-1 (reported case: a declared host redirects to myapp://cb?token=<credential>, or to http://<credential>.example.org/): the error the call returns names the target with the credential redacted", async () => {
+  const scheme = await host.call("web.status", {}, { sessionKey: "owner:test" });
+  assert.equal(scheme.status, "ok", "the fixed tool itself");
+  const viaScheme = await host.call("web.fetch", { url: `${echo.url}/scheme` }, { sessionKey: "owner:test" });
+  const viaHost = await host.call("web.fetch", { url: `${echo.url}/host` }, { sessionKey: "owner:test" });
+  assert.deepEqual([viaScheme.status, "message" in viaScheme && viaScheme.message], ["error", "a redirect to something other than an http(s) URL: myapp://cb?token=[redacted]"]);
+  assert.deepEqual([viaHost.status, "message" in viaHost && viaHost.message], ["error", "network not declared: [redacted].example.org"]);
 });
 
 test("issue 26 #11 (reported case): an agent's call of a whole-url tool that sends a credential is denied, for every echo encoding, unless the owner allows it by name; nothing is sent", async () => {

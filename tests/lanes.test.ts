@@ -262,3 +262,15 @@ test("intents compare without case in the Unicode sense: NFKC, full case folding
   assert.equal(intentHit([""], "anything", null), false);
   assert.equal(intentHit([], "anything", null), false);
 });
+
+test("issue 26 r29 F29a-5 (reported case: a source posted receipt:deploy-1, and a run's deploy-1 was then dropped in silence): a source's event may not take an id of the receipts' space; a run's event is recorded", () => {
+  const k = clock();
+  const posted = k.commit({ kind: "event", keyHash: K.source, event: { id: "receipt:deploy-1", type: "followup.a" } });
+  assert.deepEqual([posted.status, posted.body, posted.facts], [400, { error: "id: an event's id may not start with receipt: — the hub keeps those for the events runs report in their receipts" }, []]);
+  k.event("a1");
+  const job = k.claim("c1").job!;
+  const r = k.result(job.run, { outcome: "done", events: [{ id: "deploy-1", type: "followup.a" }] });
+  assert.deepEqual(r.body, { rejected: [] });
+  assert.deepEqual(written(r, "events").map((e) => [e!.sid, e!.internal]), [["receipt:deploy-1", "receipt"]]);
+  k.close();
+});

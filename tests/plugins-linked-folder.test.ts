@@ -53,6 +53,12 @@ test("issue 26 r9 (reported case): a plugin folder linked from a project outside
     for (const line of [said("devdecl", join(proj, "devdecl")), said("devplug", join(proj, "devplug"))]) {
       assert.equal(logs.filter((l) => l.includes(line)).length, 1, `said once: ${line}\n${logs.join("\n")}`);
     }
+    // Round 29, F29b-2: `plugins list` and `plugins inspect` say so too (the log alone did, with the hub running).
+    const listed = await cli(["plugins", "list"], f.home.dir);
+    for (const line of [said("devdecl", join(proj, "devdecl")), said("devplug", join(proj, "devplug"))]) assert.equal(listed.err.includes(line), true, `${line}\n${listed.err.join("\n")}`);
+    const inspected = await cli(["plugins", "inspect", "devdecl"], f.home.dir);
+    assert.equal(inspected.code, 1);
+    assert.equal(inspected.err.includes(said("devdecl", join(proj, "devdecl"))), true, inspected.err.join("\n"));
     // The owner's own call of the linked tool: refused as unknown, nothing of the project runs.
     const invoked = await cli(["plugins", "invoke", "devplug.hi", "--args", "{}"], f.home.dir);
     assert.notEqual(invoked.code, 0, JSON.stringify(invoked));

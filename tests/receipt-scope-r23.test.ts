@@ -82,7 +82,15 @@ test("issue 26 r28 F28a-2 (reported case: a run posted the worker's warning text
     { id: 1, title: warning.title, state: "closed", system: null },
     { id: 2, title: warning.title, state: "open", system: "worker" },
   ]);
-  // The worker's warning is itself told once while open, and again once the owner closed it.
+  // The same warning twice in one result is one card; about another run it is another card (round 29, F29a-8).
+  run({ outcome: "done", workerNotice: [warning, warning] });
+  assert.deepEqual(cards().map((c) => [c.id, c.state, c.system]), [[1, "closed", null], [2, "open", "worker"], [3, "open", "worker"]]);
+});
+
+test("issue 26 r29 F29a-8 (reported case: a harmless index change's warning, read and left open, swallowed the same words about a later run's dangerous change): a worker's card about one run never stands for another run's", () => {
+  const { run, cards } = opened();
+  const warning = { title: "The agent wrote files your git would run", text: "/p/.vscode/settings.json: kept read-only in the work tree, but what git holds for it changed" };
   run({ outcome: "done", workerNotice: [warning] });
-  assert.deepEqual(cards().map((c) => c.id), [1, 2]);
+  run({ outcome: "done", workerNotice: [warning] });
+  assert.deepEqual(cards().map((c) => [c.id, c.state, c.system]), [[1, "open", "worker"], [2, "open", "worker"]]);
 });

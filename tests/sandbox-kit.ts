@@ -6,6 +6,7 @@
  */
 import { afterEach } from "node:test";
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { baseRules, hubFixture, type Fixture } from "./helpers.js";
 import { Worker } from "../src/worker/worker.js";
 import type { Home } from "../src/common/paths.js";
@@ -31,6 +32,12 @@ export interface SandboxKit {
 }
 
 /** The kit of one test file; call it once at the file's top. */
+/**
+ * The quarantines of the workers the kits started, newest first: where their checks after runs moved what a run planted
+ * (`<home.worker>/planted`, planted.ts `AsideTo`; issue 26 round 29, F29a-1). steering-helpers.ts `asideOf` looks there.
+ */
+export const quarantines: string[] = [];
+
 export function sandboxKit(): SandboxKit {
   let f: Fixture | null = null;
   const workers: Worker[] = [];
@@ -51,6 +58,7 @@ export function sandboxKit(): SandboxKit {
     },
     worker(fx, o = {}) {
       const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: o.capacity ?? 1, home: o.home ?? fx.home, lang: "en" });
+      quarantines.unshift(join((o.home ?? fx.home).worker, "planted"));
       workers.push(w);
       void w.run();
       return w;

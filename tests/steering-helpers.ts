@@ -7,7 +7,7 @@ import { lstatSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from "
 import { execFileSync } from "node:child_process";
 import { basename, dirname, join } from "node:path";
 import { tempDir, untilLatestRun, type Fixture } from "./helpers.js";
-import { sandboxKit } from "./sandbox-kit.js";
+import { quarantines, sandboxKit } from "./sandbox-kit.js";
 import { probeBwrap } from "./tools-helpers.js";
 
 const kit = sandboxKit();
@@ -66,8 +66,19 @@ export async function runAgent(script: string, cwd: string, writable: string[] =
   return fx;
 }
 
-/** Where `path` was moved aside after run `run`: the one entry beside it named `<name>.planted-run-<run>-<16 hex digits>`. */
+/**
+ * Where `path` was moved aside after run `run`: the one `<quarantine>/run-<run>-<16 hex digits>/<path>` of the
+ * worker's quarantine (a hub of `runAgent`, round 29, F29a-1), else the one beside it named
+ * `<name>.planted-run-<run>-<16 hex digits>` (the checks called directly).
+ */
 export function asideOf(path: string, run: number): string {
+  for (const q of quarantines) {
+    const held = (lstatSync(q, { throwIfNoEntry: false }) ? readdirSync(q) : []).filter((n) => new RegExp(`^run-${run}-[0-9a-f]{16}$`).test(n) && lstatSync(join(q, n, path), { throwIfNoEntry: false }) !== undefined);
+    if (held.length > 0) {
+      assert.equal(held.length, 1, `${path}: ${JSON.stringify(held)}`);
+      return join(q, held[0]!, path);
+    }
+  }
   const prefix = `${basename(path)}.planted-run-${run}-`;
   const found = readdirSync(dirname(path)).filter((n) => n.startsWith(prefix));
   // Several new entries at an agent CLI state folder's top go into one folder of the run's there (F17-5).

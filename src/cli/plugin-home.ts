@@ -7,7 +7,7 @@
 import { dirname } from "node:path";
 import type { Lang } from "../i18n/messages.js";
 import { DeclarativeCatalog, declarativePlugins } from "../declarative/index.js";
-import { LastGood, PluginLoader, PluginRegistry, codePlugins, pluginRoots } from "../plugins/index.js";
+import { LastGood, PluginLoader, PluginRegistry, codePlugins, pluginRoots, scanRoots } from "../plugins/index.js";
 import { ToolRegistry, toolPlugins } from "../tools/index.js";
 import { readConfig, type Home } from "../host/home.js";
 import { pluginSecret } from "../host/plugin-settings.js";
@@ -58,7 +58,9 @@ export async function localPlugins(h: Home, lang: Lang, serveDirs: readonly stri
 /** Every plugin of the home: the running hub's records, else this CLI's own reading. */
 export async function homePluginViews(h: Home, lang: Lang): Promise<{ views: PluginView[]; notes: string[] }> {
   const fromHub = await hubPluginViews(h, lang);
-  if (fromHub) return { views: fromHub, notes: [] };
+  // What the hub's scan left out before any record (a folder linked out of its root: round 29, F29b-2), read here
+  // from the same roots — its log alone said so.
+  if (fromHub) return { views: fromHub, notes: scanRoots(pluginRoots(h.plugins, serveDirsOf(fromHub)), lang).notes };
   const local = await localPlugins(h, lang);
   return { views: pluginViews(local.registry.list(), local.tools, local.declarative), notes: local.registry.scanNotes() };
 }

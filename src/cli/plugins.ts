@@ -211,9 +211,11 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
  * use, its description and tools. The one in use first. @throws CliError (exit 1) when no plugin has that name.
  */
 async function inspectOther(h: Home, name: string, lang: Lang, json: boolean): Promise<Printed> {
-  const { views } = await homePluginViews(h, lang);
+  const { views, notes } = await homePluginViews(h, lang);
   const found = views.filter((v) => v.kind !== "tool" && v.manifest.id === name).sort((a, b) => Number(b.status !== "shadowed") - Number(a.status !== "shadowed"));
-  if (found.length === 0) throw new CliError(t(lang, "cli.plugins.notFound", { name, dir: h.plugins }));
+  // A folder of that name left out before any record (linked out of its root: F29b-2) says why, not "no plugin".
+  const left = notes.filter((n) => n.includes(`/${name} `));
+  if (found.length === 0) throw new CliError([t(lang, "cli.plugins.notFound", { name, dir: h.plugins }), ...left].join("\n"));
   if (json) return { out: [JSON.stringify(found.length === 1 ? found[0] : found, null, 2)], err: [], code: 0 };
   return { out: found.flatMap((v, i) => [...(i > 0 ? [""] : []), ...otherText(v, lang)]), err: [], code: 0 };
 }

@@ -41,6 +41,16 @@ export interface HttpCall {
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 
+/**
+ * `outcome` with the call's secrets replaced in its message, as written and lower-cased (a host name is: the URL
+ * parser lowers it) — one exit for every message the host builds from the answer: the redirect's target, a hop's host,
+ * the status excerpt (issue 26 round 29, F29b-1: a credential echoed in a redirect's `Location` reached the agent).
+ */
+function messageWithoutSecrets(outcome: ToolOutcome, secrets: readonly string[]): ToolOutcome {
+  if (!("message" in outcome) || typeof outcome.message !== "string") return outcome;
+  return { ...outcome, message: redact(outcome.message, [...secrets, ...secrets.map((x) => x.toLowerCase())]) } as ToolOutcome;
+}
+
 /** Why the call's controller aborted. */
 type Ended = "timeout" | "caller" | "gone";
 
@@ -60,13 +70,13 @@ export async function runHttp(req: Extract<Built, { ok: true }>, o: HttpCall): P
   o.signal?.addEventListener("abort", onCaller, { once: true });
   o.gone.addEventListener("abort", onGone, { once: true });
   try {
-    return await exchange(req, o, ac.signal);
+    return messageWithoutSecrets(await exchange(req, o, ac.signal), o.secrets);
   } catch (e) {
     if (ended === "timeout") return { status: "timeout", message: t(o.lang, "decl.call.timeout", { ms: o.timeoutMs }) };
     if (ended === "gone") return { status: "error", code: "tools.definition_missing", message: o.goneMessage };
     if (ended === "caller") return { status: "error", code: "tools.aborted", message: t(o.lang, "tools.call.aborted") };
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    return { status: "error", code: "tools.http_failed", message: redact(t(o.lang, "decl.call.failed", { error: cause?.code ?? cause?.message ?? (e as Error).message }), o.secrets) };
+    return messageWithoutSecrets({ status: "error", code: "tools.http_failed", message: t(o.lang, "decl.call.failed", { error: cause?.code ?? cause?.message ?? (e as Error).message }) }, o.secrets);
   } finally {
     clearTimeout(timer);
     o.signal?.removeEventListener("abort", onCaller);

@@ -122,6 +122,7 @@ const catalog = {
   "rejected.scope": { zh: "不在本轮核对范围", en: "outside this run's scope" },
   "rejected.noEmits": { zh: "规则没有写 emits，不能发事件", en: "the rule has no emits: it may not send events" },
   "rejected.type": { zh: "type {type} 不在 emits.types 里", en: "type {type} is not in emits.types" },
+  "rejected.idTaken": { zh: "事件 id {id} 已被来源自己的事件占用（receipt:{id}），这个事件没有记录", en: "the event id {id} is taken by an event the source posted itself (receipt:{id}): this event was not recorded" },
   "control.elsewhere": { zh: "「{name}」是 elsewhere 任务：中台不启动它，不能暂停、恢复或手动运行", en: "\"{name}\" is an elsewhere task: the hub does not start it, so it cannot be paused, resumed or run" },
   "control.untilPast": { zh: "until：要晚于现在", en: "until: must be later than now" },
   "control.manualSummary": { zh: "{name} 手动运行", en: "{name} ran it by hand" },
@@ -151,6 +152,7 @@ const catalog = {
   "tell.notYourTask": { zh: "任务「{name}」不是交给这个接单程序的", en: "task \"{name}\" is not given to this worker" },
   "tell.askOrText": { zh: "ask 和 key/text 只能写一种", en: "give either ask or key and text, not both" },
   "tell.askNeedsCwd": { zh: "ask：只有写了 cwd 的 elsewhere 任务能提问", en: "ask: only an elsewhere task with cwd can ask" },
+  "event.receiptId": { zh: "id：事件 id 不能以 {prefix} 开头——hub 把这种 id 留给运行回执里报告的事件", en: "id: an event's id may not start with {prefix} — the hub keeps those for the events runs report in their receipts" },
   "in.noAdapter": { zh: "rules.json 里没有配置了 adapter 的来源 {source}", en: "rules.json declares no source {source} with an adapter" },
   "in.refused": { zh: "不接受：这个地址只收用来源的秘密签过名的 Webhook", en: "not accepted: this address takes only webhooks signed with their source's secret" },
   "in.refusedLog": { zh: "Webhook /v1/in/{source} 在读请求体之前被拒：{reason}", en: "webhook /v1/in/{source} refused before its body was read: {reason}" },
@@ -711,6 +713,7 @@ const catalog = {
   "sandbox.guardLimit.configSize": { zh: "git 配置文件 {folder} 大于 {limit} MiB：沙箱要逐个读取配置文件来保护所有者的 git 会运行的东西，启动前不读这么大的文件，所以不启动；查一下是什么写了它（git 读这么大的文件很慢）", en: "the git configuration file {folder} is larger than {limit} MiB: the sandbox reads each configuration file to guard what your git would run, and does not read one this large before a launch, so the launch is refused; look at what wrote it (git reads a file this large slowly)" },
   "sandbox.guardLimit.configRead": { zh: "git 在 {limit} 毫秒内读不出配置文件 {folder}（或拒绝读它）：沙箱无法知道它会让你的 git 运行什么，所以不启动；修好或删掉这个文件", en: "git could not read the configuration file {folder} within {limit} ms: the sandbox cannot tell what it makes your git run, so the launch is refused; fix or remove the file" },
   "sandbox.guardLimit.home": { zh: "你的主目录 {folder} 的点文件夹与 PATH 中的文件夹里共有超过 {limit} 个条目（缓存、包仓库只看顶层，Agent CLI 的状态文件夹只看顶层且不计数，.git 和 node_modules 不算）：沙箱要在其中找出指向 Agent 可写目录的链接，太多了，来不及在启动前看完，所以不启动；把填满它们的东西移出主目录的点文件夹", en: "your home {folder} holds more than {limit} entries in its dot-folders and PATH folders together (caches and package stores looked at their top only, agent CLIs' state folders at their top and not counted, .git and node_modules not counted): the sandbox looks through them for links that lead into a folder an agent writes, too many to look through before a launch, so the launch is refused; move what fills them out of the home's dot-folders" },
+  "sandbox.guardLimit.unreadable": { zh: "沙箱读不了文件夹 {folder} 的内容（你对它没有读权限，或路径长过系统的上限），而你的 git 和工具仍能按名字进入它：无法保护其中的东西，所以不启动；让它可读（chmod u+r）或把它移出 Agent 可写的文件夹", en: "the sandbox cannot list the folder {folder} (you have no read permission on it, or its path is longer than the system takes), while your git and tools can still enter it by name: what it holds cannot be guarded, so the launch is refused; make it readable (chmod u+r) or move it out of the folder the agent writes" },
   "sandbox.guardLimit.entries": { zh: "沙箱在 Agent 可写的文件夹里找仓库时读到 {limit} 个条目就停了（停在 {folder}）：要保护每个仓库的 .git（所有者的 git 会运行的东西），启动前读不完这么多，所以不启动；把填满 {folder} 的东西移走（planted-run-… 文件夹装着运行后的检查移开的东西：看过后删掉）", en: "the sandbox stopped at {limit} entries (reading {folder}) while it looked through the folders the agent writes for repositories to guard their .git (what your git would run): too many to read before a launch, so the launch is refused; move what fills {folder} elsewhere (a planted-run-… folder holds what the check after a run moved aside: read it, then remove it)" },
   "sandbox.guardLimit.index": { zh: "git 没能在 {limit} 毫秒内列出仓库 {folder} 的 index，沙箱无法保护它的子模块，所以不启动", en: "git could not list the index of the repository {folder} within {limit} ms: the sandbox cannot guard its submodules, so the launch is refused" },
   "sandbox.planted.hidden": { zh: "{path}：Agent 把它标成 git status 和 git diff 不看的文件（assume-unchanged 或 skip-worktree），它的改动因此看不到；git update-index --no-assume-unchanged --no-skip-worktree -- <文件> 让它重新显示", en: "{path}: the agent marked it so that git status and git diff do not show its changes (assume-unchanged or skip-worktree); git update-index --no-assume-unchanged --no-skip-worktree -- <file> shows them again" },
@@ -1985,7 +1988,7 @@ export function shown(lang: Lang, body: { code?: unknown; params?: unknown }, fa
  */
 export const fixedMessageIds = [
   "notFound.rule", "control.paused", "control.manualSummary", "budget.reason", "rate.reason",
-  "rejected.scope", "rejected.noEmits", "rejected.type", "rejected.noCard", "rejected.closed", "rejected.hubCard",
+  "rejected.scope", "rejected.noEmits", "rejected.type", "rejected.idTaken", "rejected.noCard", "rejected.closed", "rejected.hubCard",
 ] as const satisfies readonly MessageId[];
 
 /** A message whose text the protocol fixes or that goes into data (see `fixedMessageIds`). */

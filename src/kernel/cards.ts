@@ -64,9 +64,12 @@ const words = (x: string | Worded): string => (typeof x === "string" ? x : x.wor
  * a receipt or tell that asks with `toolCall:<n>` or `offline:<worker>` never takes the key of a card the hub must
  * make (issue 26 round 5, F2: the next approval of that lane failed with an invariant).
  */
-export function dedupKey(spec: Pick<NewCard, "key" | "title" | "text" | "system">): string {
+export function dedupKey(spec: Pick<NewCard, "key" | "title" | "text" | "system"> & { run?: number | null }): string {
   // The hub's and the workers' cards apart from the agents' by text too (issue 26 round 28, F28a-2: a run posted the
-  // worker's warning text first, so the warning about the next run was dropped as its duplicate, and closed with it).
+  // worker's warning text first, so the warning about the next run was dropped as its duplicate, and closed with it);
+  // a worker's about one run never merged into one about another (round 29, F29a-8: a harmless index change's warning,
+  // read and left open, swallowed the same words about a later run's dangerous one).
+  if (!spec.key && spec.system === "worker") return `sw:${spec.run ?? ""}:${words(spec.title)}\n${words(spec.text ?? "")}`;
   if (!spec.key) return `${spec.system ? "st" : "t"}:${words(spec.title)}\n${words(spec.text ?? "")}`;
   return spec.system ? systemDedupKey(spec.key) : ownDedupKey(spec.key);
 }
@@ -165,9 +168,12 @@ export function saveCard(c: Ctx, card: CardRow, from: CardState): void {
   if (from === "open") {
     c.count({ openCards: -1 });
     c.tx.del("cardkeys", cardKeyOf(card.rule, card.lane, dedupKey(card)));
-    // A hub card without a key opened before its text had a space of its own holds the agents' key (F28a-2).
-    const before = cardKeyOf(card.rule, card.lane, dedupKey({ ...card, system: null }));
-    if (card.system !== null && !card.key && c.tx.get("cardkeys", before)?.card === card.id) c.tx.del("cardkeys", before);
+    // A hub card without a key opened before its text had a space of its own holds the agents' key (F28a-2); a
+    // worker's opened before its run was part of its key, the hub's (F29a-8).
+    for (const system of [null, "hops" as const]) { // the agents' space, then the hub's (`st:`: any hub kind but a worker's)
+      const before = cardKeyOf(card.rule, card.lane, dedupKey({ ...card, system }));
+      if (card.system !== null && !card.key && c.tx.get("cardkeys", before)?.card === card.id) c.tx.del("cardkeys", before);
+    }
   }
   for (const ch of card.channels) {
     if (own(card.deliveries, ch)?.ref) offer(c, ch, card.id, c.now);

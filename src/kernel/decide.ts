@@ -39,7 +39,7 @@ import type { Projection } from "./view.js";
 import type { Answers, Decision, Env, Input, InputKind, InputOf, RunRow, RulesAnswer } from "./types.js";
 import type { EventAccepted, EventsAccepted, WorkAnswer, Ok, ResultAnswer, ArtifactStored, ToolCallDecision, CancelAnswer, Changed } from "../protocol/responses.js";
 import { closeCard, createCard, openAlert } from "./cards.js";
-import { findEvent, recordEvent, routeEvent } from "./lanes.js";
+import { findEvent, receiptEventPrefix, recordEvent, routeEvent } from "./lanes.js";
 import { started, tokenValid, work } from "./runs.js";
 import { applyResult } from "./run-results.js";
 import { cancelOrphans, cancelRun } from "./run-end.js";
@@ -97,7 +97,7 @@ const steps: { [K in InputKind]: Step<K> } = {
     const who = authorize(c, input.keyHash, ["source", "worker"]);
     return isReply(who) ? who : tell(c, who, input.body);
   },
-  pluginEvent: (c, input) => asOwner(c, input.keyHash, () => ok(takeEvent(c, pluginSource(input.plugin), input.event, input.intents ?? {}))),
+  pluginEvent: (c, input) => asOwner(c, input.keyHash, () => receiptId([input.event]) ? err(400, c.say("event.receiptId", { prefix: receiptEventPrefix })) : ok(takeEvent(c, pluginSource(input.plugin), input.event, input.intents ?? {}))),
   artifact: runArtifact,
   toolCall: runToolCall,
   ownerToolCall: (c, input) => asOwner(c, input.keyHash, (who) => ownerToolCall(c, who.name, input.body)),
@@ -140,6 +140,7 @@ function factKind(input: Input, body: unknown): string {
 function postEvent(c: Ctx, input: InputOf<"event">): Reply<EventAccepted> {
   const who = authorize(c, input.keyHash, ["source"]);
   if (isReply(who)) return who;
+  if (receiptId([input.event])) return err(400, c.say("event.receiptId", { prefix: receiptEventPrefix }));
   return ok(takeEvent(c, who.name, input.event, input.intents ?? {}, callHops(c, input.viaCall)));
 }
 
@@ -159,8 +160,17 @@ function callHops(c: Ctx, call: number | undefined): number {
  */
 function eventsIn(c: Ctx, input: InputOf<"eventsIn">): Reply<EventsAccepted> {
   if (!own(c.rules.sources, input.source)?.adapter) return err(404, c.say("in.noAdapter", { source: input.source }));
+  if (receiptId(input.events)) return err(400, c.say("event.receiptId", { prefix: receiptEventPrefix }));
   const hops = callHops(c, input.viaCall);
   return ok({ events: input.events.map((e) => takeEvent(c, input.source, e, input.intents ?? {}, hops)) });
+}
+
+/**
+ * Whether a source's event takes an id of the space the hub keeps for receipt events (`receiptEventPrefix`; issue 26
+ * round 29, F29a-5: a source posted `receipt:deploy-1` first, and a run's `deploy-1` was then dropped as its duplicate).
+ */
+function receiptId(events: readonly { id: string }[]): boolean {
+  return events.some((e) => e.id.startsWith(receiptEventPrefix));
 }
 
 /** Records and routes one event of `source`; its hops are at least `minHops` (a tool call's run's + 1). */

@@ -121,7 +121,10 @@ function emit(c: Ctx, run: RunRow, rule: RuleDef | undefined, e: NonNullable<Res
   if (!anyGlob(rule.emits.types, e.type)) return fixedText("rejected.type", { type: e.type });
   const source = rule.emits.source;
   const sid = `${receiptEventPrefix}${e.id}`;
-  if (findEvent(c, source, sid)) return null;
+  // The same id from a run again is the same event; one the source took first (posted before sources were refused
+  // the prefix: round 29, F29a-5) is said, never dropped in silence.
+  const had = findEvent(c, source, sid);
+  if (had) return had.internal === "receipt" ? null : fixedText("rejected.idTaken", { id: e.id });
   const ev = recordEvent(c, {
     source, sid, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
     link: e.link ?? null, hops: run.hops + 1, internal: "receipt",

@@ -26,7 +26,7 @@ import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
-import { plantedSteering, type Planted } from "./planted.js";
+import { plantedFolderName, plantedSteering, type Planted } from "./planted.js";
 import { gitStateChanged, type RepositoryState } from "./git-state.js";
 import { mergeStateSeen, plantedRunNotice, plantedState, type StateFound, type StateSeen } from "./state-planted.js";
 import type { Seen } from "./steering.js";
@@ -110,12 +110,14 @@ export class Attempt {
    */
   private async submit(body: Result): Promise<void> {
     const w = this.watched;
-    const planted = w ? plantedSteering([...w.folders], w.guarded, w.seen, this.job.run, { sinceMs: w.sinceMs, before: w.config }) : [];
+    // What is moved goes where no sandbox reaches, so no other run puts it back (round 29, F29a-1).
+    const to = { run: this.job.run, quarantine: join(this.host.home.worker, plantedFolderName) };
+    const planted = w ? plantedSteering([...w.folders], w.guarded, w.seen, to, { sinceMs: w.sinceMs, before: w.config }) : [];
     // What git holds for the guarded paths and its operations in progress (git-state.ts; round 27, F27a-2, F27a-4).
-    if (w?.gitState && w.config) planted.push(...gitStateChanged(w.gitState, [...w.folders], this.job.run, w.config.privateDir));
+    if (w?.gitState && w.config) planted.push(...gitStateChanged(w.gitState, [...w.folders], to, w.config.privateDir));
     // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again. Awaited: the
     // check yields to the hub's other work (F19-6).
-    this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, this.job.run) : Promise.resolve({ planted: [], more: 0 });
+    this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, to) : Promise.resolve({ planted: [], more: 0 });
     const state = await this.stateFound;
     const notice = plantedRunNotice(planted, state.planted, this.host.lang, state.more);
     if (notice) body = { ...body, workerNotice: [notice, ...(body.workerNotice ?? [])].slice(0, receiptItemsMax) };

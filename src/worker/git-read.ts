@@ -56,6 +56,33 @@ export function gitFolderCrowded(gitDir: string): boolean {
   return gitFolderTop(gitDir).crowded;
 }
 
+/** Entries of one git folder read at most for its links (`gitFolderLinks`; loose refs and their reflogs: a usual one holds hundreds). */
+export const gitFolderLinkEntriesMax = 100_000;
+
+/**
+ * The symbolic links in git folder `gitDir` (round 29, F29a-2): the owner's git writes through one to wherever it leads —
+ * a reflog in `logs/` it appends to, `COMMIT_EDITMSG`, `FETCH_HEAD` — so `logs/HEAD -> ~/.bashrc` made the owner's
+ * `git checkout` write a branch name of the agent's into the owner's shell profile. No git makes a link there. Not in
+ * `objects/` (git writes an object by a rename, never through an entry already there) nor `modules/` (each
+ * submodule's git folder is looked at on its own). `cut`: more than `gitFolderLinkEntriesMax` entries, the rest unread.
+ */
+export function gitFolderLinks(gitDir: string): { links: string[]; cut: boolean } {
+  const links: string[] = [];
+  const queue = [gitDir];
+  let read = 0;
+  for (let i = 0; i < queue.length; i++) {
+    const entries = entriesUpTo(queue[i]!, gitFolderLinkEntriesMax - read);
+    read += entries.length;
+    if (read > gitFolderLinkEntriesMax) return { links, cut: true };
+    for (const e of entries) {
+      const p = join(queue[i]!, e.name);
+      if (e.isSymbolicLink()) links.push(p);
+      else if (e.isDirectory() && !(i === 0 && (e.name === "objects" || e.name === "modules"))) queue.push(p);
+    }
+  }
+  return { links, cut: false };
+}
+
 /** How many bytes of `git ls-files --stage -z` output are read at most (an index of millions of entries is more). */
 const indexListBytesMax = 256 * 1024 * 1024;
 

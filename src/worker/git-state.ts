@@ -20,7 +20,7 @@ import { entriesUpTo, present, within } from "../common/file-checks.js";
 import { readRegular } from "./files.js";
 import { gitCommonDir, gitDirOf, gitFolderTopMax, gitReadTimeoutMs } from "./git-read.js";
 import { withIsolatedGit } from "./git-isolated.js";
-import { movePlantedAside, type Planted } from "./planted.js";
+import { movePlantedAside, type AsideTo, type Planted } from "./planted.js";
 
 /** The names in a git folder that hold an operation in progress, which a later git command carries on from. */
 export const gitOperationState = ["rebase-merge", "rebase-apply", "sequencer", "MERGE_HEAD", "MERGE_MODE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_START", "BISECT_TERMS", "BISECT_NAMES"] as const;
@@ -68,7 +68,7 @@ export function gitStateAt(trees: readonly string[], guarded: readonly string[],
  * named, left as they are), and each operation state new or changed in its git folder (moved aside, `moved`), within
  * `folders` (what the run could write). Never throws.
  */
-export function gitStateChanged(before: readonly RepositoryState[], folders: readonly string[], run: number, privateDir: string): Planted[] {
+export function gitStateChanged(before: readonly RepositoryState[], folders: readonly string[], run: number | AsideTo, privateDir: string): Planted[] {
   const found: Planted[] = [];
   for (const was of before) {
     if (!folders.some((f) => within(was.gitDir, f) || within(was.tree, f))) continue;

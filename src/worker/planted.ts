@@ -7,7 +7,8 @@
  * cap. What is new is moved aside to a name the agent cannot know beforehand, and the worker says so in a notice.
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
+import { mkdirSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { isLink, present, realPathOr, within } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
 import { lineForbiddenClass } from "../kernel/text.js";
@@ -15,7 +16,7 @@ import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
-import { entryId, gitDirOf, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
+import { entryId, gitDirOf, gitFolderLinks, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, GuardLimitError, guardLimits, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
 
@@ -45,17 +46,81 @@ export interface PlantedOptions {
 
 
 /**
- * Moves `path` aside to `<path>.planted-run-<run>-<16 hex digits>` (random: the agent knows its run, so a fixed name
- * could be taken first; F12-1 (c)), or to `to` when given; when its folder was made unwritable (the agent runs as the
- * hub's user and may chmod it), writable for the move and its mode put back after. Never throws: "stuck" when the
- * move still fails.
+ * Whose planted entries a check moves, and where (round 29, F29a-1): `quarantine`, a folder of the worker's home, which
+ * no sandbox shows — moved beside itself, a `rebase-merge/` with an `exec` line was put back in place by another run
+ * writing the same folder, while the card said it was moved. Null: beside each entry (a quarantine on another file
+ * system than the entry falls back to that too).
  */
-export function movePlantedAside(path: string, run: number, to = `${path}.planted-run-${run}-${randomBytes(8).toString("hex")}`): Planted {
+export interface AsideTo {
+  run: number;
+  quarantine: string | null;
+}
+
+/** The folder of the worker's home (`Home.worker`) that holds what the checks after runs moved aside. */
+export const plantedFolderName = "planted";
+
+/**
+ * A new folder `<quarantine>/run-<run>-<hex>/<folder>` (the entries' folder's path again below it, so each says where
+ * it came from; private), or null when it cannot be made (the worker's home unwritable, a path past the system's length).
+ */
+export function quarantineBox(quarantine: string, run: number, hex: string, folder: string): string | null {
+  const box = join(quarantine, `run-${run}-${hex}`, folder);
   try {
-    return { path, movedTo: moveAside(path, to, true), kind: "moved" };
+    mkdirSync(box, { recursive: true, mode: 0o700 });
+    return box;
+  } catch {
+    return null;
+  }
+}
+
+/** `run` as an `AsideTo` (a bare run number: beside each entry). */
+export function asideTo(run: number | AsideTo): AsideTo {
+  return typeof run === "number" ? { run, quarantine: null } : run;
+}
+
+/**
+ * Moves `path` aside into a new folder `run-<run>-<16 hex digits>/<its folder>` of the quarantine (`AsideTo`), else to
+ * `<path>.planted-run-<run>-<16 hex digits>` (random: the agent knows its run, so a fixed name could be taken first;
+ * F12-1 (c); the name cut to fit, F29a-3), or to `to` when given; when its folder was made unwritable (the agent runs
+ * as the hub's user and may chmod it), writable for the move and its mode put back after. Never throws: "stuck" when
+ * the move still fails.
+ */
+export function movePlantedAside(path: string, run: number | AsideTo, to?: string): Planted {
+  const { run: id, quarantine } = asideTo(run);
+  const hex = randomBytes(8).toString("hex");
+  if (to === undefined && quarantine !== null) {
+    const box = quarantineBox(quarantine, id, hex, dirname(path));
+    if (box !== null) {
+      try {
+        return { path, movedTo: moveAside(path, join(box, basename(path)), true), kind: "moved" };
+      } catch {
+        // Another file system (EXDEV): beside it, as before, the empty box removed.
+        rmSync(join(quarantine, `run-${id}-${hex}`), { recursive: true, force: true });
+      }
+    }
+  }
+  try {
+    return { path, movedTo: moveAside(path, to ?? join(dirname(path), fitName(basename(path), `.planted-run-${id}-${hex}`)), true), kind: "moved" };
   } catch {
     return { path, movedTo: null, kind: "stuck" };
   }
+}
+
+/** The longest file name in bytes most file systems take (NAME_MAX). */
+const nameBytesMax = 255;
+
+/**
+ * `name` + `suffix`, `name` cut (whole code points) so the whole fits `nameBytesMax` bytes: a planted entry of a
+ * 250-character name stayed in place, its aside name too long (round 29, F29a-3).
+ */
+function fitName(name: string, suffix: string): string {
+  const room = nameBytesMax - Buffer.byteLength(suffix);
+  let kept = "";
+  for (const c of name) {
+    if (Buffer.byteLength(kept + c) > room) break;
+    kept += c;
+  }
+  return kept + suffix;
 }
 
 /**
@@ -87,7 +152,7 @@ export function movePlantedAside(path: string, run: number, to = `${path}.plante
  * (`unread`). A file the run could not write (outside `folders`, or guarded read-only) is taken from `options.before`
  * (the guard's reading at launch) when it read it, not read again. Never throws.
  */
-export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number, options: PlantedOptions = {}): Planted[] {
+export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number | AsideTo, options: PlantedOptions = {}): Planted[] {
   const { sinceMs, masked: limits = maskedCheckLimits, configFiles = guardLimits.configFiles, before } = options;
   const found: Planted[] = [];
   const done = new Set<string>();
@@ -120,6 +185,12 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
       return { includes: [], hooks: [], commands: [] };
     }
   };
+  // A link made in a git folder (round 29, F29a-2: `logs/HEAD -> ~/.bashrc`): the owner's git writes through it.
+  const linksAside = (gitDir: string) => {
+    const { links, cut } = gitFolderLinks(gitDir);
+    for (const l of links) if (isNew(l)) aside(l);
+    if (cut) found.push({ path: gitDir, movedTo: null, kind: "maskCut" });
+  };
   const global = named(join(process.env.HOME ?? "/", ".gitconfig"), () => pass.global());
   const repositories = new Set(seen.repositories);
   for (const folder of folders) {
@@ -130,6 +201,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     found.push({ path: git, movedTo: null, kind: "kept" });
     const gitDir = gitDirOf(folder);
     if (gitDir !== null && !gitFolders.has(gitDir) && isNew(join(gitDir, "commondir"))) aside(join(gitDir, "commondir"));
+    if (gitDir !== null && !gitFolders.has(gitDir) && inFolders(gitDir)) linksAside(gitDir);
   }
   // A repository seen below a folder whose `.git` is no longer the entry seen: its parent folder was renamed (only
   // a mount point itself cannot be) and a copy with another configuration put in its place.
@@ -143,6 +215,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const dir of seen.gitFolders) {
     if (done.has(dir)) continue;
     for (const name of [...gitSteering, "modules", "worktrees"]) if (isNew(join(dir, name))) aside(join(dir, name));
+    linksAside(dir);
   }
   for (const dir of seen.worktreeFolders) for (const name of worktreeSteering) if (isNew(join(dir, name))) aside(join(dir, name));
   // The repositories holding a folder (F13-8) too: what their configuration names, and a `.git` put at one of their
@@ -213,6 +286,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     // a submodule by the next run, whose guard took it for the owner's; the owner's `git status` ran it): its `.git`
     // moved aside, the files left. The folder's own new one is named above ("kept").
     for (const tree of walk.trees) if (!folders.includes(tree) && !repositories.has(tree)) aside(join(tree, ".git"));
+    // A folder the run made unlistable (round 29, F29a-3: `chmod 0311`, or nested past the path's length): what it holds
+    // is not looked at, so it is moved aside whole (the launch refuses one, so none is the owner's).
+    for (const d of walk.unreadable) aside(d);
   }
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (isNew(p)) aside(p);

@@ -28,7 +28,7 @@ import { basename, dirname, join } from "node:path";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { entryId } from "./git-read.js";
-import { movePlantedAside, plantedNotice, type Planted } from "./planted.js";
+import { asideTo, movePlantedAside, plantedNotice, quarantineBox, type AsideTo, type Planted } from "./planted.js";
 import { EntryPages, isFolder, isLink, namesUpTo } from "../common/file-checks.js";
 import { written } from "./state-steering.js";
 
@@ -235,7 +235,8 @@ export interface StateFound {
  * long, nor more than a page of names per folder held in memory; the first `stateListedMax` moved are listed, the rest
  * counted), so the order of what is listed is by page (sorted within one). Never rejects.
  */
-export async function plantedState(seen: StateSeen, run: number, limits: StateLimits = stateLimits): Promise<StateFound> {
+export async function plantedState(seen: StateSeen, to: number | AsideTo, limits: StateLimits = stateLimits): Promise<StateFound> {
+  const run = asideTo(to);
   const out: StateFound = { planted: [], more: 0 };
   const ids = new Set(seen.ids);
   // Gone meanwhile (null) is nothing to move.
@@ -250,7 +251,7 @@ export async function plantedState(seen: StateSeen, run: number, limits: StateLi
   for (const f of seen.folders) if (f.bound) await plantedTop(f, run, known, aside);
   // What this check moved beside itself on the way (`movePlantedAside`'s name) may be read again in the same folder:
   // left where it is, not moved once more.
-  const moved = new RegExp(`\\.planted-run-${run}-[0-9a-f]{16}$`);
+  const moved = new RegExp(`\\.planted-run-${run.run}-[0-9a-f]{16}$`);
   let work = 0;
   for (const folder of seen.memoryFolders) {
     for (const pattern of seen.memory) {
@@ -294,7 +295,7 @@ function yieldToLoop(): Promise<void> {
  * read-only bind each, and every later launch failed EMFILE); the first is held until a second shows there are
  * several. What this makes at the top (the box, an entry moved beside itself) is never taken for the run's.
  */
-async function plantedTop(f: StateFolderSeen, run: number, known: (path: string) => boolean, aside: (p: Planted) => void): Promise<void> {
+async function plantedTop(f: StateFolderSeen, run: AsideTo, known: (path: string) => boolean, aside: (p: Planted) => void): Promise<void> {
   const pages = EntryPages.open(f.folder);
   if (!pages) return;
   const made = new Set<string>();
@@ -303,6 +304,12 @@ async function plantedTop(f: StateFolderSeen, run: number, known: (path: string)
   const move = (name: string) => {
     const path = join(f.folder, name);
     let p = box ? movePlantedAside(path, run, join(box, name)) : null;
+    // The quarantine on another file system than the state: a box at the top instead, never thousands beside (F17-5).
+    if (p !== null && p.kind !== "moved" && box && dirname(box) !== f.folder) {
+      box = plantedBox(f.folder, { run: run.run, quarantine: null });
+      if (box) made.add(basename(box));
+      p = box ? movePlantedAside(path, run, join(box, name)) : null;
+    }
     // The box gone, or no longer the folder made (another run sharing the state swapped it for a link, round 19 F19-1:
     // the move refused): this entry and the rest beside themselves, still out of the CLI's way.
     if (p !== null && p.kind !== "moved") {
@@ -326,7 +333,7 @@ async function plantedTop(f: StateFolderSeen, run: number, known: (path: string)
             continue;
           }
           box = plantedBox(f.folder, run);
-          if (box) made.add(box.slice(f.folder.length + 1));
+          if (box && dirname(box) === f.folder) made.add(basename(box));
           move(first);
           first = null;
         }
@@ -341,11 +348,15 @@ async function plantedTop(f: StateFolderSeen, run: number, known: (path: string)
 }
 
 /**
- * A new folder `planted-run-<run>-<16 hex digits>` at the top of `folder` (private, a name the agent cannot take first),
- * or null when it cannot be made (each entry is then moved beside itself).
+ * A new folder `run-<run>-<16 hex digits>/<folder>` in the quarantine (`AsideTo`, round 29, F29a-1), else `planted-run-<run>-<16
+ * hex digits>` at the top of `folder` (private, a name the agent cannot take first), or null when it cannot be made
+ * (each entry is then moved beside itself). A quarantine on another file system than `folder` refuses the first move
+ * into it: a box at the top then (`plantedTop`).
  */
-function plantedBox(folder: string, run: number): string | null {
-  const box = join(folder, `planted-run-${run}-${randomBytes(8).toString("hex")}`);
+function plantedBox(folder: string, run: AsideTo): string | null {
+  const hex = randomBytes(8).toString("hex");
+  if (run.quarantine !== null) return quarantineBox(run.quarantine, run.run, hex, folder);
+  const box = join(folder, `planted-run-${run.run}-${hex}`);
   try {
     mkdirSync(box, { mode: 0o700 });
     return box;

@@ -34,28 +34,33 @@
  *
  * A repository the agent makes itself elsewhere in its folder is its output, as any file it writes (SECURITY.md).
  */
-import { existsSync, mkdirSync, type Dirent } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { byName, entriesUpTo, isLink, present, realPathOr, within } from "../common/file-checks.js";
-import { t, type Lang } from "../i18n/messages.js";
+import { isLink, present, realPathOr, within } from "../common/file-checks.js";
+import type { Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
+import { countedEntries, GuardLimitError, guardLimits, guardLimitText, walkOf, type EntriesRead, type GuardLimits, type Walked } from "./guard-walk.js";
+export { GuardLimitError, guardLimits, guardLimitText, notWalked, walkOf, type GuardLimits, type Walked } from "./guard-walk.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
 import { hookManagerFiles, hookManagerRefs, hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
-import { entryId, gitFolderCrowded, gitFolderTopMax, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
+import { entryId, gitFolderCrowded, gitFolderLinks, gitFolderTopMax, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
 
 /**
  * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
  * plugins): read-only, made (empty) when missing in a project folder. Issue 26 round 11 F9, round 12 F12-8, round 25 F25a-4.
  */
-export const projectSteeringFolders = [".vscode", ".idea", ".claude", ".codex", ".gemini", ".cursor", ".opencode", ".continue", ".zed", ".amazonq", ".roo", ".kiro", ".devcontainer", ".qwen", ".iflow", ".kilocode", ".kilo"] as const;
+export const projectSteeringFolders = [".vscode", ".idea", ".claude", ".codex", ".gemini", ".cursor", ".opencode", ".continue", ".zed", ".amazonq", ".roo", ".kiro", ".devcontainer", ".qwen", ".iflow", ".kilocode", ".kilo", ".windsurf", ".clinerules", ".factory"] as const;
 /**
  * Project files that start commands: bound read-only when they exist; one made during a run is moved aside after it
  * (planted.ts; an empty placeholder file is not valid settings for them).
  */
 export const projectSteeringFiles = [
   ".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json", "kilo.json", "kilo.jsonc",
+  // Round 29, F29a-4: GitHub Copilot CLI's hooks (`.github/hooks/*.json`), mise's `[hooks]` (run on `cd` under `mise
+  // activate`, its trust kept by path), hk's steps (the git hook it installs runs them).
+  ".github/hooks", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", "hk.pkl",
   // What git hook managers run from the hook they install (F17-3: pre-commit's `repo: local` hooks run at `git commit`;
   // lefthook reads each of its names with or without a dot, in every format it takes, its `-local` one merged: F18-4).
   ".overcommit.yml", ...hookManagerFiles,
@@ -69,56 +74,6 @@ export const gitSteering = ["config", "hooks", "commondir", "config.worktree", "
 export const worktreeSteering = ["commondir", "gitdir", "config.worktree"] as const;
 /** How deep gitlinks are followed through submodules' indexes before a run (a deeper checked-out one: the walk finds it). */
 const submoduleDepthMax = 4;
-
-/**
- * How much the guard looks through before a launch; past either it refuses the launch (`GuardLimitError`) rather than
- * leave a part unguarded (issue 26 round 12, F12-1 (a), F12-2).
- */
-export interface GuardLimits {
-  /** Folders walked below one writable folder to find the repositories in it. */
-  folders: number;
-  /** Submodules with a `.git` (populated gitlinks) of one repository. */
-  gitlinks: number;
-  /**
-   * Repositories in one writable folder (F14-7: the guard runs git for each, on the worker's thread — 400 of them held a
-   * local worker's hub 34 s before a launch and 39 s after it, and their mounts passed bubblewrap's 9,000 arguments).
-   */
-  repositories: number;
-  /**
-   * Configuration files read with git for one launch, over all its writable folders: each repository's, what they
-   * include, the owner's global ones (F15-6: 98 repositories each with a chain of 10 includes held a local worker's
-   * hub 16 s before a launch and 18 s after it; git takes some 5–15 ms per file).
-   */
-  configFiles: number;
-  /**
-   * Directory entries the walk for repositories reads below one writable folder, all its folders together, and the
-   * same again in each git folder's `modules/**` and `worktrees/` (F19-6: a folder of 9.4 M entries a run left in
-   * `~/.claude` was read whole at every launch, 24 s of the hub's thread). Read one by one: past the limit the rest is
-   * not read (1,000,000 take some 1.6 s on a loaded 2-core machine).
-   */
-  entries: number;
-}
-/** The folder name the walk for repositories does not enter: a package manager's installs, never a repository kept. */
-export const notWalked = "node_modules";
-/** The limits of every launch. */
-export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100, configFiles: 250, entries: 1_000_000 };
-
-/**
- * The guard could not look at all of `folder` within a limit (`kind`: the walk, a repository's gitlinks, its index, the
- * walk of the owner's home for its links, the configuration files read, the entries the walk read — `folder` the one
- * it was reading then; `configSize`: `folder` is a configuration
- * file larger than `limit` MiB, `configRead`: one git could not read within `limit` ms or refused — F16-6).
- */
-export class GuardLimitError extends Error {
-  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles" | "configSize" | "configRead" | "entries", readonly folder: string, readonly limit: number) {
-    super(`${kind}: ${folder} (${limit})`);
-  }
-}
-
-/** Why a launch is refused for `e`, in `lang` (the folder, the limit, what to change). */
-export function guardLimitText(lang: Lang, e: GuardLimitError): string {
-  return t(lang, `sandbox.guardLimit.${e.kind}`, { folder: e.folder, limit: String(e.limit) });
-}
 
 /** What the guard saw before a run, for the check after it (planted.ts): all real paths but `entries`. */
 export interface Seen {
@@ -196,6 +151,8 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen(), hooks: [] };
   const walk = guardWalk(folder, limits); // a shared temporary root: its own repository only (SECURITY.md names this)
   const trees = walk.trees;
+  // A folder the walk cannot list hides what the owner's tools, entering it by name, would run (F29a-3): refused.
+  if (walk.unreadable.length > 0) throw new GuardLimitError("unreadable", walk.unreadable[0]!, 0);
   // Counted before any git runs: a folder of too many repositories is refused at once, not after a long look.
   if (trees.length > limits.repositories) throw new GuardLimitError("repositories", folder, limits.repositories);
   const visited = new Set<string>();
@@ -291,60 +248,11 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
  * files, other runs' and tests' repositories among them) its own repository only. @throws GuardLimitError as `walkOf`.
  */
 export function guardWalk(folder: string, limits: GuardLimits): Walked {
-  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [] } : walkOf(folder, limits);
+  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [] } : walkOf(folder, limits, steeringNames);
 }
 
 /** The names of the editors' and CLIs' project parts (folders and files), to find them at any depth. */
 export const steeringNames: ReadonlySet<string> = new Set<string>([...projectSteeringFolders, ...projectSteeringFiles.filter((f) => !f.includes("/"))]);
-
-/**
- * The guard's walk of `folder`, without following links, not into git folders nor `node_modules` (`notWalked`): the
- * work trees of its repositories (itself first when it is one: every folder holding a `.git` entry), and the folders
- * holding an editor's or CLI's project part (`.vscode`, `.claude`, `.mcp.json`…; round 21, F21-2: a monorepo
- * package's `web/.claude/settings.json`, which the owner's Claude Code started in `web/` reads).
- * @throws GuardLimitError when it holds more than `limits.folders` folders, or more than `limits.entries` entries (the
- *   one read then named; refused as soon as the limit is passed).
- */
-export function walkOf(folder: string, limits: GuardLimits): Walked {
-  const [trees, steered]: string[][] = [[], []];
-  const queue = [folder];
-  const read: EntriesRead = { read: 0, limit: limits.entries };
-  for (let walked = 0; walked < queue.length; walked++) {
-    if (walked >= limits.folders) throw new GuardLimitError("folders", folder, limits.folders);
-    const d = queue[walked]!;
-    let steers = false;
-    for (const e of countedEntries(d, read)) {
-      if (e.name === ".git") trees.push(d);
-      // What a package manager installed holds no repository of the owner's (npm, pnpm and yarn strip `.git`), and a
-      // project's node_modules alone often holds more folders than the walk's limit.
-      else if (e.isDirectory() && e.name !== notWalked) queue.push(join(d, e.name));
-      if (steeringNames.has(e.name)) steers = true;
-    }
-    if (steers) steered.push(d);
-  }
-  return { trees, steered };
-}
-
-/** What the guard's walk found: the work trees of repositories, the folders holding a project part. */
-export interface Walked { trees: string[]; steered: string[] }
-
-/** Entries the guard has read in a walk (`read`) and may read in all (`limit`: `GuardLimits.entries`). */
-interface EntriesRead {
-  read: number;
-  limit: number;
-}
-
-/**
- * The entries of folder `d` (none when it is gone or cannot be read: then not by the owner's git either), in name
- * order as readdir lists them (what the guard finds in a stable order), counted into `read`.
- * @throws GuardLimitError ("entries", naming `d`) as soon as more than `read.limit` are read in all: the rest unread.
- */
-function countedEntries(d: string, read: EntriesRead): Dirent[] {
-  const entries = entriesUpTo(d, read.limit - read.read);
-  read.read += entries.length;
-  if (read.read > read.limit) throw new GuardLimitError("entries", d, read.limit);
-  return entries.sort(byName);
-}
 
 /**
  * The parts of the repository whose work tree is `at` (its `.git` a folder or a gitfile), into `out`; then those of
@@ -458,6 +366,8 @@ function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarde
       for (const name of worktreeSteering) if (existsSync(join(w, name))) out.readOnly.push(realPathOr(join(w, name), join(w, name)));
     }
   }
+  // Its links as they are now (yours, if any): one made during the run is moved aside after it (F29a-2).
+  for (const l of gitFolderLinks(real).links) out.seen.entries.push(entryId(l) ?? "");
 }
 
 /** A writable bind of a sandboxed plugin and what the guard binds in it: place, where in the sandbox, read-only. */
