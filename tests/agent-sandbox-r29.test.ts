@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { asideOf, owner, ownerRepo, removed } from "./steering-helpers.js";
 import { tempDir } from "./helpers.js";
 import { executableParts, GuardLimitError } from "../src/worker/steering.js";
-import { plantedSteering } from "../src/worker/planted.js";
+import { MovedAside, movePlantedAside, plantedSteering } from "../src/worker/planted.js";
 import { gitStateAt, gitStateChanged } from "../src/worker/git-state.js";
 import { gitPrivateDir } from "../src/worker/git-isolated.js";
 
@@ -78,10 +78,10 @@ test("issue 26 r29 F29a-3 (reported case: .claude and a repository 20 folders of
   }
 });
 
-/** Runs the guard's walk of `folder` as this user, or as `nobody` when this is root (root reads every folder). */
-function walkAsUser(folder: string): { trees: string[]; steered: string[]; unreadable: string[] } {
+/** Runs the guard's walk of `folder` (`restore`: as after a run) as this user, or as `nobody` when this is root (root reads every folder). */
+function walkAsUser(folder: string, restore = false): { trees: string[]; steered: string[]; unreadable: string[] } {
   const walk = fileURLToPath(new URL("../dist/src/worker/guard-walk.js", import.meta.url));
-  const script = `import(${JSON.stringify(walk)}).then((m) => console.log(JSON.stringify(m.walkOf(${JSON.stringify(folder)}, m.guardLimits, new Set([".claude"])))))`;
+  const script = `import(${JSON.stringify(walk)}).then((m) => console.log(JSON.stringify(m.walkOf(${JSON.stringify(folder)}, m.guardLimits, new Set([".claude"]), ${restore}))))`;
   const asUser = process.getuid?.() === 0 ? ["runuser", "-u", "nobody", "--", process.execPath] : [process.execPath];
   return JSON.parse(execFileSync(asUser[0]!, [...asUser.slice(1), "-e", script], { encoding: "utf8" })) as ReturnType<typeof walkAsUser>;
 }
@@ -98,6 +98,19 @@ test("issue 26 r29 F29a-3 (reported case: chmod 0311 pkg, holding pkg/lib/.git a
   assert.deepEqual(walkAsUser(folder), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [] });
   chmodSync(join(folder, "pkg"), 0o311);
   assert.deepEqual(walkAsUser(folder), { trees: [], steered: [], unreadable: [join(folder, "pkg")] });
+  // After a run the user's own folder is made readable again and walked (a `chmod 0311 .` must not move the project).
+  assert.deepEqual(walkAsUser(folder, true), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [] });
+  assert.equal(lstatSync(join(folder, "pkg")).mode & 0o777, 0o711);
+  // Review of round 29: a folder listed but not searchable (`chmod 600 pkg`): pkg/lib cannot be entered — pkg is named.
+  chmodSync(join(folder, "pkg"), 0o600);
+  assert.deepEqual(walkAsUser(folder).unreadable, [join(folder, "pkg")]);
+  assert.deepEqual(walkAsUser(folder, true).unreadable, []);
+  // A name that is not UTF-8 is read back as another: its folder is named.
+  const odd = Buffer.concat([Buffer.from(join(folder, "pkg", "b")), Buffer.from([0xff])]);
+  mkdirSync(odd);
+  chownSync(odd, uid, uid);
+  assert.deepEqual(walkAsUser(folder).unreadable, [join(folder, "pkg")]);
+  rmSync(odd as unknown as string, { recursive: true });
   // Another user's folder the user cannot list: no agent of this user writes in it.
   chmodSync(join(folder, "pkg"), 0o755);
   if (process.getuid?.() === 0) {
@@ -139,3 +152,45 @@ test("issue 26 r29 F29a-1 (reported case: a rebase-merge/ with an exec line move
 function tempDirIn(root: string): string {
   return mkdtempSync(join(root, "aa-r29-"));
 }
+
+test("issue 26 r29 review (F29a-1's kind, a second way): a run launched while another run's plant stood there takes it for the owner's; once the other check moved it, one put back in its place — the same bytes, another entry — is new to this run's check too", () => {
+  const repo = ownerRepo();
+  const worker = realpathSync(tempDir("aa-r29-worker-"));
+  removed.push(worker);
+  const quarantine = join(worker, "planted");
+  // There at this run's launch (the other run's plants): a project file the guard keeps read-only, a rebase in progress.
+  writeFileSync(join(repo, ".mcp.json"), '{"mcpServers":{}}\n');
+  mkdirSync(join(repo, ".git", "rebase-merge"));
+  writeFileSync(join(repo, ".git", "rebase-merge", "git-rebase-todo"), "exec id\n");
+  const launched = Date.now();
+  const parts = executableParts(repo, true, false);
+  const before = gitStateAt([repo], [], gitPrivateDir(worker));
+  const moved = new MovedAside();
+  const to = { run: 2, quarantine, moved };
+  assert.deepEqual(plantedSteering([repo], guardedOf(parts), parts.seen, to, { sinceMs: launched }), []);
+  assert.deepEqual(gitStateChanged(before, [repo], to, gitPrivateDir(worker)), []);
+  // The other run's check (the same worker) moves them; this run puts the same bytes back.
+  for (const p of [join(repo, ".mcp.json"), join(repo, ".git", "rebase-merge")]) assert.equal(movePlantedAside(p, { run: 1, quarantine, moved }).kind, "moved");
+  writeFileSync(join(repo, ".mcp.json"), '{"mcpServers":{}}\n');
+  mkdirSync(join(repo, ".git", "rebase-merge"));
+  writeFileSync(join(repo, ".git", "rebase-merge", "git-rebase-todo"), "exec id\n");
+  assert.deepEqual(plantedSteering([repo], guardedOf(parts), parts.seen, to, { sinceMs: launched }).map((p) => [p.path, p.kind]), [[join(repo, ".mcp.json"), "moved"]]);
+  assert.deepEqual(gitStateChanged(before, [repo], to, gitPrivateDir(worker)).map((p) => [p.path, p.kind]), [[join(repo, ".git", "rebase-merge"), "moved"]]);
+  // Yours, changed in place meanwhile (your editor saving it anew), is not the run's.
+  writeFileSync(join(repo, ".mcp.json"), '{"mcpServers":{}}\n');
+  execFileSync("sh", ["-c", `cp ${join(repo, ".mcp.json")} /tmp/aa-r29-mcp && mv /tmp/aa-r29-mcp ${join(repo, ".mcp.json")}`]);
+  assert.deepEqual(plantedSteering([repo], guardedOf(parts), parts.seen, { run: 3, quarantine, moved: new MovedAside() }, { sinceMs: launched }), []);
+});
+
+test("issue 26 r29 review: a worker home reached through a link still takes what a check moves (its real path)", () => {
+  const repo = ownerRepo();
+  const worker = realpathSync(tempDir("aa-r29-worker-"));
+  removed.push(worker);
+  const linked = `${worker}-link`;
+  symlinkSync(worker, linked);
+  removed.push(linked);
+  const before = gitStateAt([repo], [], gitPrivateDir(worker));
+  writeFileSync(join(repo, ".git", "MERGE_HEAD"), "0000\n");
+  const found = gitStateChanged(before, [repo], { run: 6, quarantine: join(linked, "planted") }, gitPrivateDir(worker));
+  assert.match(found[0]!.movedTo!, new RegExp(`^${worker}/planted/run-6-[0-9a-f]{16}${repo}/\\.git/MERGE_HEAD$`));
+});

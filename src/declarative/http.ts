@@ -48,7 +48,12 @@ const redirectStatuses = new Set([301, 302, 303, 307, 308]);
  */
 function messageWithoutSecrets(outcome: ToolOutcome, secrets: readonly string[]): ToolOutcome {
   if (!("message" in outcome) || typeof outcome.message !== "string") return outcome;
-  return { ...outcome, message: redact(outcome.message, [...secrets, ...secrets.map((x) => x.toLowerCase())]) } as ToolOutcome;
+  return { ...outcome, message: redact(outcome.message, asWrittenAndLower(secrets)) } as ToolOutcome;
+}
+
+/** Each secret as written and lower-cased (a URL parser lowers a host name; a redirect's target is cut after redaction). */
+function asWrittenAndLower(secrets: readonly string[]): string[] {
+  return [...secrets, ...secrets.map((x) => x.toLowerCase())];
 }
 
 /** Why the call's controller aborted. */
@@ -108,7 +113,7 @@ async function exchange(req: Extract<Built, { ok: true }>, o: HttpCall, signal: 
       next = new URL("invalid:");
     }
     if (next.protocol !== "http:" && next.protocol !== "https:") {
-      return { status: "error", code: "tools.http_redirect", message: t(o.lang, "decl.call.redirectTarget", { location: location.slice(0, 200) }) };
+      return { status: "error", code: "tools.http_redirect", message: t(o.lang, "decl.call.redirectTarget", { location: [...redact(location, asWrittenAndLower(o.secrets))].slice(0, 200).join("") }) };
     }
     // The credential is for the origin the tool names: never carried to another one.
     if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([n]) => !req.authHeaders.includes(n)));

@@ -8,7 +8,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { RE2JS } from "re2js";
 import { describeError, nestedDeeperThan } from "../protocol/validate.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { argumentsDepthMax, argumentsMaxBytes } from "./limits.js";
+import { argumentsDepthMax, argumentsMaxBytes, patternWorkMax } from "./limits.js";
 
 /** Compiled argument schemas kept at once. */
 const compiledSchemasMax = 1000;
@@ -21,17 +21,73 @@ const draft07 = createRequire(import.meta.url)("ajv/dist/refs/json-schema-draft-
  * linear-time matching (re2js), never JavaScript's backtracking one — a plugin's schema is the plugin's, the string
  * the agent's or a source's, and the check runs in the hub's thread (issue 26 round 29, F29b-3: `^(a+)+$` against 28
  * `a`s and a `!` held every route 8.6 s, each more character doubling it). A pattern RE2 cannot run (a lookaround, a
- * backreference) is not checked by the hub: the plugin gets the arguments and checks them itself (tool-plugins.md).
+ * backreference) is not checked by the hub: the plugin gets the arguments and checks them itself (tool-plugins.md);
+ * JavaScript's syntax and meaning are kept where RE2 differs (`asRe2`).
  */
 const linearRegExp = Object.assign((pattern: string): { test(s: string): boolean; toString(): string } => {
   // Ajv keeps one compiled expression per `toString()`: each must say its own pattern.
   try {
-    const re = RE2JS.compile(pattern);
-    return { test: (s: string) => re.test(s), toString: () => `/${pattern}/` };
+    const re = RE2JS.compile(asRe2(pattern));
+    // Linear in the string, but times the program's size: past the budget the plugin checks it (a review of round 29:
+    // `(a|aa){1000}$` took 2.2 s on 20,000 characters).
+    return { test: (s: string) => re.programSize() * (s.length + 1) > patternWorkMax || re.test(s), toString: () => `/${pattern}/` };
   } catch {
     return { test: () => true, toString: () => `unchecked /${pattern}/` };
   }
 }, { code: "linearRegExp" });
+
+
+/** JavaScript's `\s` (white space and line terminators), as members of an RE2 class. */
+const jsSpace = "\\t\\n\\x{b}\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}";
+
+/**
+ * A JSON Schema pattern (ECMAScript syntax) as RE2 reads the same thing: `\uXXXX`, `\u{…}` and `\cX` as `\x{…}`;
+ * `.` without the line terminators JavaScript leaves out (RE2 leaves out only `\n`); `\s` and `\S` outside a class
+ * with JavaScript's Unicode white space (RE2's are ASCII), `\s` in a class too; `[^]` and `[]`. What RE2 still cannot
+ * read (a lookaround, a backreference, a repeat count past 1,000, `\S` in a class) fails to compile: not checked.
+ */
+export function asRe2(p: string): string {
+  let out = "";
+  let inClass = false;
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i]!;
+    if (c === "\\" && i + 1 < p.length) {
+      const n = p[i + 1]!;
+      const hex4 = p.slice(i + 2, i + 6);
+      const braced = n === "u" && p[i + 2] === "{" ? /^\{([0-9a-fA-F]{1,6})\}/.exec(p.slice(i + 2)) : null;
+      if (braced) {
+        out += `\\x{${braced[1]}}`;
+        i += 1 + braced[0].length;
+      } else if (n === "u" && /^[0-9a-fA-F]{4}$/.test(hex4)) {
+        out += `\\x{${hex4}}`;
+        i += 5;
+      } else if (n === "c" && /^[A-Za-z]$/.test(p[i + 2] ?? "")) {
+        out += `\\x{${(p.charCodeAt(i + 2) % 32).toString(16)}}`;
+        i += 2;
+      } else if (n === "s" || (n === "S" && !inClass)) {
+        out += inClass ? jsSpace : `[${n === "S" ? "^" : ""}${jsSpace}]`;
+        i += 1;
+      } else {
+        out += c + n;
+        i += 1;
+      }
+    } else if (inClass) {
+      if (c === "]") inClass = false;
+      out += c;
+    } else if (p.startsWith("[^]", i)) {
+      out += "[\\x{0}-\\x{10ffff}]";
+      i += 2;
+    } else if (p.startsWith("[]", i)) {
+      out += "[^\\x{0}-\\x{10ffff}]";
+      i += 1;
+    } else if (c === "[") {
+      inClass = true;
+      out += c;
+      if (p[i + 1] === "^") out += p[++i];
+    } else out += c === "." ? "[^\\n\\r\\x{2028}\\x{2029}]" : c;
+  }
+  return out;
+}
 
 /**
  * An Ajv for tool argument schemas: draft 2020-12, also accepting schemas that declare draft-07 (compiled with 2020

@@ -26,7 +26,7 @@ import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
-import { plantedFolderName, plantedSteering, type Planted } from "./planted.js";
+import { plantedFolderName, plantedSteering, type MovedAside, type Planted } from "./planted.js";
 import { gitStateChanged, type RepositoryState } from "./git-state.js";
 import { mergeStateSeen, plantedRunNotice, plantedState, type StateFound, type StateSeen } from "./state-planted.js";
 import type { Seen } from "./steering.js";
@@ -46,6 +46,8 @@ export interface AttemptHost extends SandboxWorker {
   log: (line: string) => void;
   /** How long a launch may stay after its plugin said `finished` before its group is stopped, in ms. */
   finishedGraceMs: number;
+  /** What this worker's checks after runs moved aside (planted.ts `MovedAside`; shared by its runs). */
+  movedAside: MovedAside;
   /** Whether the worker process is stopping (the run is left to the next worker process: `Halted`). */
   stopped(): boolean;
   toolBridges(): Promise<ToolBridges>;
@@ -111,10 +113,17 @@ export class Attempt {
   private async submit(body: Result): Promise<void> {
     const w = this.watched;
     // What is moved goes where no sandbox reaches, so no other run puts it back (round 29, F29a-1).
-    const to = { run: this.job.run, quarantine: join(this.host.home.worker, plantedFolderName) };
-    const planted = w ? plantedSteering([...w.folders], w.guarded, w.seen, to, { sinceMs: w.sinceMs, before: w.config }) : [];
-    // What git holds for the guarded paths and its operations in progress (git-state.ts; round 27, F27a-2, F27a-4).
-    if (w?.gitState && w.config) planted.push(...gitStateChanged(w.gitState, [...w.folders], to, w.config.privateDir));
+    const to = { run: this.job.run, quarantine: join(this.host.home.worker, plantedFolderName), moved: this.host.movedAside };
+    const planted: Planted[] = [];
+    try {
+      if (w) planted.push(...plantedSteering([...w.folders], w.guarded, w.seen, to, { sinceMs: w.sinceMs, before: w.config }));
+      // What git holds for the guarded paths and its operations in progress (git-state.ts; round 27, F27a-2, F27a-4).
+      if (w?.gitState && w.config) planted.push(...gitStateChanged(w.gitState, [...w.folders], to, w.config.privateDir));
+    } catch {
+      // A failure the checks did not expect is said as a check stopped short in each folder, never thrown: the worker
+      // would try the run again as recovered, without what the launch guarded (round 29 review).
+      for (const f of w?.folders ?? []) planted.push({ path: f, movedTo: null, kind: "maskCut" });
+    }
     // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again. Awaited: the
     // check yields to the hub's other work (F19-6).
     this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, to) : Promise.resolve({ planted: [], more: 0 });

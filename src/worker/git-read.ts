@@ -73,12 +73,13 @@ export function gitFolderLinks(gitDir: string): { links: string[]; cut: boolean 
   for (let i = 0; i < queue.length; i++) {
     const entries = entriesUpTo(queue[i]!, gitFolderLinkEntriesMax - read);
     read += entries.length;
-    if (read > gitFolderLinkEntriesMax) return { links, cut: true };
     for (const e of entries) {
       const p = join(queue[i]!, e.name);
       if (e.isSymbolicLink()) links.push(p);
       else if (e.isDirectory() && !(i === 0 && (e.name === "objects" || e.name === "modules"))) queue.push(p);
     }
+    // The links of what was read are still found; the rest is not read.
+    if (read > gitFolderLinkEntriesMax) return { links, cut: true };
   }
   return { links, cut: false };
 }

@@ -18,7 +18,7 @@ import { lstatSync, readFileSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import { entriesUpTo, present, within } from "../common/file-checks.js";
 import { readRegular } from "./files.js";
-import { gitCommonDir, gitDirOf, gitFolderTopMax, gitReadTimeoutMs } from "./git-read.js";
+import { entryId, gitCommonDir, gitDirOf, gitFolderTopMax, gitReadTimeoutMs } from "./git-read.js";
 import { withIsolatedGit } from "./git-isolated.js";
 import { movePlantedAside, type AsideTo, type Planted } from "./planted.js";
 
@@ -151,7 +151,8 @@ function operationsOf(gitDir: string): Record<string, string> {
   for (const name of gitOperationState) {
     const path = join(gitDir, name);
     if (!present(path)) continue;
-    out[name] = digestOf(path);
+    // Its identity too: one put back with the same bytes after a check moved it (another run sharing the folder) is new.
+    out[name] = `${entryId(path) ?? ""} ${digestOf(path)}`;
   }
   return out;
 }

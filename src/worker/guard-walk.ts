@@ -2,7 +2,7 @@
  * The guard's limits and its walk of a folder an agent writes (steering.ts is the guard, planted.ts the check after a
  * run): what it reads, how much at most, and the refusal past a limit — never a folder guarded in part.
  */
-import { lstatSync, opendirSync, type Dirent } from "node:fs";
+import { chmodSync, lstatSync, opendirSync, type Dirent } from "node:fs";
 import { dirname, join } from "node:path";
 import { byName, entriesUpTo } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -63,11 +63,12 @@ export function guardLimitText(lang: Lang, e: GuardLimitError): string {
  * holding an editor's or CLI's project part (`.vscode`, `.claude`, `.mcp.json`…; round 21, F21-2: a monorepo
  * package's `web/.claude/settings.json`, which the owner's Claude Code started in `web/` reads), and the folders it
  * could not list though the owner's tools still enter them by name (`unlistable`; round 29, F29a-3: a `chmod 0311`
- * folder, or a path past the system's length, hid a new repository and a `.claude` from the check after the run).
+ * folder, or a path past the system's length, hid a new repository and a `.claude` from the check after the run), or
+ * holding a name that is not UTF-8. `restore` (the check after a run): the user's own folders made readable again first.
  * @throws GuardLimitError when it holds more than `limits.folders` folders, or more than `limits.entries` entries (the
  *   one read then named; refused as soon as the limit is passed).
  */
-export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<string>): Walked {
+export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<string>, restore = false): Walked {
   const [trees, steered, unreadable]: string[][] = [[], [], []];
   const queue = [folder];
   const read: EntriesRead = { read: 0, limit: limits.entries };
@@ -75,11 +76,18 @@ export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<
     if (walked >= limits.folders) throw new GuardLimitError("folders", folder, limits.folders);
     const d = queue[walked]!;
     let steering = false;
-    const entries = countedEntries(d, read);
-    const why = entries.length === 0 ? unlistable(d) : null;
-    // Past the path's length the folder itself cannot be named: its parent (which was) stands for it.
-    if (why !== null) unreadable.push(why === "ENAMETOOLONG" ? dirname(d) : d);
+    let entries = countedEntries(d, read);
+    const refused = entries.length === 0 ? unlistable(d) : null;
+    // After a run, a folder of the user's the run made unlistable is made readable again and walked (a `chmod 0311 .`
+    // must not get the whole project moved aside); what stays unlistable is named.
+    if (refused !== null && restore && refused.mode && readableAgain(refused.at)) entries = countedEntries(d, read);
+    else if (refused !== null) unreadable.push(refused.at);
     for (const e of entries) {
+      // A name that is not UTF-8 is read back as another (U+FFFD): what it holds could not be looked at by its name.
+      if (e.name.includes("\uFFFD")) {
+        unreadable.push(d);
+        continue;
+      }
       if (e.name === ".git") trees.push(d);
       // What a package manager installed holds no repository of the owner's (npm, pnpm and yarn strip `.git`), and a
       // project's node_modules alone often holds more folders than the walk's limit.
@@ -88,23 +96,45 @@ export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<
     }
     if (steering) steered.push(d);
   }
-  return { trees, steered, unreadable };
+  return { trees, steered, unreadable: [...new Set(unreadable)] };
 }
 
 /**
- * Why folder `d` cannot be listed by the hub's user while the owner's tools may still enter it by name, or null when it
- * can (or is gone, or is another user's, which no agent of this user writes): `EACCES` for one of the user's own
- * without read permission (the agent runs as that user and may `chmod` it), `ENAMETOOLONG` past the system's path length.
+ * The folder to name (`at`) when `d` cannot be listed by the hub's user while the owner's tools may still enter it by
+ * name, and whether its mode is why (`mode`: giving the user its permissions back would let it be read), or null when it can (or is gone, or is another user's, which no agent of this user writes): `d`, one of the user's own
+ * without read or search permission (the agent runs as that user and may `chmod` it); its parent, when that one refuses
+ * the search (`chmod 600 x`: `x` is listed, `x/y` cannot be entered) or when `d`'s path is past the system's length.
  */
-function unlistable(d: string): "EACCES" | "ENAMETOOLONG" | null {
+function unlistable(d: string): { at: string; mode: boolean } | null {
   try {
     opendirSync(d).closeSync();
     return null;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENAMETOOLONG") return code;
+    if (code === "ENAMETOOLONG") return { at: dirname(d), mode: false };
     if (code !== "EACCES" && code !== "EPERM") return null;
-    return lstatSync(d, { throwIfNoEntry: false })?.uid === process.getuid?.() ? "EACCES" : null;
+    const own = (p: string): boolean | null => {
+      try {
+        return lstatSync(p).uid === process.getuid?.();
+      } catch {
+        return null; // cannot be looked at: the folder above refuses the search
+      }
+    };
+    const self = own(d);
+    if (self === null) return own(dirname(d)) === true ? { at: dirname(d), mode: true } : null;
+    return self ? { at: d, mode: true } : null;
+  }
+}
+
+/** Gives the user read and search permission on its own folder `d` again (adds `u+rwx`); whether it did. */
+function readableAgain(d: string): boolean {
+  try {
+    const st = lstatSync(d);
+    if (!st.isDirectory() || st.uid !== process.getuid?.()) return false;
+    chmodSync(d, (st.mode & 0o7777) | 0o700);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -7,7 +7,7 @@
  * cap. What is new is moved aside to a name the agent cannot know beforehand, and the worker says so in a notice.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, realpathSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { isLink, present, realPathOr, within } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
@@ -18,7 +18,7 @@ import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { entryId, gitDirOf, gitFolderLinks, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
-import { gitSteering, GuardLimitError, guardLimits, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
+import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
 
 /**
  * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an index
@@ -54,6 +54,31 @@ export interface PlantedOptions {
 export interface AsideTo {
   run: number;
   quarantine: string | null;
+  /** What the worker's checks moved aside (each move noted there). */
+  moved?: MovedAside;
+}
+
+/** Paths the worker remembers having moved aside (the oldest forgotten past it). */
+export const movedRememberedMax = 10_000;
+
+/**
+ * What a worker's checks after runs moved aside, each path with when (ms since the epoch): one moved since a run's
+ * launch and there again is new to that run's check too, though its launch guarded it (round 29 review).
+ */
+export class MovedAside {
+  private readonly at = new Map<string, number>();
+
+  /** Notes that `path` was moved aside at `ms`. */
+  note(path: string, ms = Date.now()): void {
+    this.at.delete(path);
+    this.at.set(path, ms);
+    if (this.at.size > movedRememberedMax) this.at.delete(this.at.keys().next().value as string);
+  }
+
+  /** Whether `path` was moved aside at `ms` or later. */
+  since(path: string, ms: number): boolean {
+    return (this.at.get(path) ?? -Infinity) >= ms;
+  }
 }
 
 /** The folder of the worker's home (`Home.worker`) that holds what the checks after runs moved aside. */
@@ -64,8 +89,10 @@ export const plantedFolderName = "planted";
  * it came from; private), or null when it cannot be made (the worker's home unwritable, a path past the system's length).
  */
 export function quarantineBox(quarantine: string, run: number, hex: string, folder: string): string | null {
-  const box = join(quarantine, `run-${run}-${hex}`, folder);
   try {
+    mkdirSync(quarantine, { recursive: true, mode: 0o700 });
+    // Its real path: the move checks each folder it opens is the one named (a home reached through a link failed that).
+    const box = join(realpathSync(quarantine), `run-${run}-${hex}`, folder);
     mkdirSync(box, { recursive: true, mode: 0o700 });
     return box;
   } catch {
@@ -86,6 +113,13 @@ export function asideTo(run: number | AsideTo): AsideTo {
  * the move still fails.
  */
 export function movePlantedAside(path: string, run: number | AsideTo, to?: string): Planted {
+  const found = movedOnce(path, run, to);
+  if (found.kind === "moved") asideTo(run).moved?.note(path);
+  return found;
+}
+
+/** `movePlantedAside` but for noting the move. */
+function movedOnce(path: string, run: number | AsideTo, to?: string): Planted {
   const { run: id, quarantine } = asideTo(run);
   const hex = randomBytes(8).toString("hex");
   if (to === undefined && quarantine !== null) {
@@ -94,8 +128,12 @@ export function movePlantedAside(path: string, run: number | AsideTo, to?: strin
       try {
         return { path, movedTo: moveAside(path, join(box, basename(path)), true), kind: "moved" };
       } catch {
-        // Another file system (EXDEV): beside it, as before, the empty box removed.
-        rmSync(join(quarantine, `run-${id}-${hex}`), { recursive: true, force: true });
+        // The quarantine could not take it (another file system, a full disk): beside it, as before, the empty box removed.
+        try {
+          rmSync(join(realpathSync(quarantine), `run-${id}-${hex}`), { recursive: true, force: true });
+        } catch {
+          // left empty: nothing of the run's in it
+        }
       }
     }
   }
@@ -167,7 +205,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   };
   // New: there, and not the path guarded (a link is new whatever it leads to: a bound path is never one), unless it is
   // the very link the guard saw at launch (the same entry and target: round 27, F27a-6, the owner's dotfile link).
-  const isNew = (path: string) => present(path) && (isLink(path) ? !entries.has(entryId(path) ?? "") : !guarded.has(path));
+  // Or one a check moved aside since this run's launch, there again (round 29 review: a run launched while another
+  // run's plant stood there guarded it as the owner's; once that run's check moved it, this one put one back).
+  const movedSince = (path: string) => sinceMs !== undefined && (asideTo(run).moved?.since(path, sinceMs) ?? false);
+  const isNew = (path: string) => present(path) && ((isLink(path) ? !entries.has(entryId(path) ?? "") : !guarded.has(path)) || movedSince(path));
   // Each configuration file read once, the global ones once (F15-6); an included file made during the run in a folder
   // is not read: it is moved aside, so git will not read it, nor what it names — the files read stay those the guard
   // read before the run (their limit), and the repository the agent made at a folder's top.
@@ -275,9 +316,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const folder of folders) {
     let walk: Walked;
     try {
-      walk = guardWalk(folder, guardLimits);
-    } catch (e) {
-      if (!(e instanceof GuardLimitError)) throw e;
+      walk = guardWalk(folder, guardLimits, true);
+    } catch {
+      // Past a limit, or a file system error the walk did not expect: named as looked at short, never thrown (the
+      // result would go out unchecked after the worker's retry; round 29 review).
       found.push({ path: folder, movedTo: null, kind: "maskCut" });
       continue;
     }
@@ -286,9 +328,13 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     // a submodule by the next run, whose guard took it for the owner's; the owner's `git status` ran it): its `.git`
     // moved aside, the files left. The folder's own new one is named above ("kept").
     for (const tree of walk.trees) if (!folders.includes(tree) && !repositories.has(tree)) aside(join(tree, ".git"));
-    // A folder the run made unlistable (round 29, F29a-3: `chmod 0311`, or nested past the path's length): what it holds
-    // is not looked at, so it is moved aside whole (the launch refuses one, so none is the owner's).
-    for (const d of walk.unreadable) aside(d);
+    // A folder still unlistable after the walk made the user's own readable again (round 29, F29a-3: nested past the
+    // path's length, a name that is not UTF-8): what it holds is not looked at, so it is moved aside whole (the launch
+    // refuses one, so none is the owner's) — never a writable folder itself, named as looked at short.
+    for (const d of walk.unreadable) {
+      if (folders.includes(d)) found.push({ path: d, movedTo: null, kind: "maskCut" });
+      else aside(d);
+    }
   }
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (isNew(p)) aside(p);

@@ -45,7 +45,7 @@ export { GuardLimitError, guardLimits, guardLimitText, notWalked, walkOf, type G
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
 import { hookManagerFiles, hookManagerRefs, hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
-import { entryId, gitFolderCrowded, gitFolderLinks, gitFolderTopMax, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
+import { entryId, gitFolderCrowded, gitFolderLinkEntriesMax, gitFolderLinks, gitFolderTopMax, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
 
 /**
  * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
@@ -60,7 +60,8 @@ export const projectSteeringFiles = [
   ".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", ".aider.conf.yml", ".devcontainer.json", "kilo.json", "kilo.jsonc",
   // Round 29, F29a-4: GitHub Copilot CLI's hooks (`.github/hooks/*.json`), mise's `[hooks]` (run on `cd` under `mise
   // activate`, its trust kept by path), hk's steps (the git hook it installs runs them).
-  ".github/hooks", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", "hk.pkl",
+  ".github/hooks", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".config/mise.toml", ".config/mise/config.toml",
+  "mise/config.toml", ".mise/config.toml", "hk.pkl",
   // What git hook managers run from the hook they install (F17-3: pre-commit's `repo: local` hooks run at `git commit`;
   // lefthook reads each of its names with or without a dot, in every format it takes, its `-local` one merged: F18-4).
   ".overcommit.yml", ...hookManagerFiles,
@@ -245,10 +246,11 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
 
 /**
  * The guard's walk of a writable `folder` (`walkOf`); of a shared temporary root (`/tmp`: every program's temporary
- * files, other runs' and tests' repositories among them) its own repository only. @throws GuardLimitError as `walkOf`.
+ * files, other runs' and tests' repositories among them) its own repository only; `restore` as `walkOf`'s. @throws
+ * GuardLimitError as `walkOf`.
  */
-export function guardWalk(folder: string, limits: GuardLimits): Walked {
-  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [] } : walkOf(folder, limits, steeringNames);
+export function guardWalk(folder: string, limits: GuardLimits, restore = false): Walked {
+  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [] } : walkOf(folder, limits, steeringNames, restore);
 }
 
 /** The names of the editors' and CLIs' project parts (folders and files), to find them at any depth. */
@@ -335,7 +337,7 @@ function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarde
     const path = join(dir, name);
     if (existsSync(path)) out.readOnly.push(realPathOr(path, path));
   }
-  if (!inside) return;
+  if (!inside) return gitFolderLinksSeen(real, out);
   const modules = join(dir, "modules");
   if (isDir(modules)) {
     out.readOnlyParents.push(realPathOr(modules, modules));
@@ -366,8 +368,17 @@ function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarde
       for (const name of worktreeSteering) if (existsSync(join(w, name))) out.readOnly.push(realPathOr(join(w, name), join(w, name)));
     }
   }
-  // Its links as they are now (yours, if any): one made during the run is moved aside after it (F29a-2).
-  for (const l of gitFolderLinks(real).links) out.seen.entries.push(entryId(l) ?? "");
+  gitFolderLinksSeen(real, out);
+}
+
+/**
+ * The links of git folder `dir` as they are now (yours, if any), into `out`: one made during the run is moved aside
+ * after it (F29a-2). @throws GuardLimitError past `gitFolderLinkEntriesMax` entries (a link past them would not be seen).
+ */
+function gitFolderLinksSeen(dir: string, out: Guarded): void {
+  const { links, cut } = gitFolderLinks(dir);
+  if (cut) throw new GuardLimitError("entries", dir, gitFolderLinkEntriesMax);
+  for (const l of links) out.seen.entries.push(entryId(l) ?? "");
 }
 
 /** A writable bind of a sandboxed plugin and what the guard binds in it: place, where in the sandbox, read-only. */

@@ -28,6 +28,7 @@ import { longPollMaxSeconds, runErrorMaxCodepoints, runOutputKeepMs, runSummaryM
 import { relayed } from "../kernel/text.js";
 import { backoffMs } from "../kernel/backoff.js";
 import { agentRunning, Attempt, Halted, relayedSession, saveJob, type AttemptHost } from "./attempt.js";
+import { MovedAside } from "./planted.js";
 import { assert } from "../kernel/assert.js";
 
 /** Expanding `~` in a rule's cwd lives in attempt.ts (the doctor uses it too); re-exported here. */
@@ -114,7 +115,7 @@ export class Worker {
     this.output = new OutputReader(opts.name, opts.lang, this.plugins.roots, this.log);
     this.transcripts = new TranscriptSender(this.client, (run, error) => this.log(t(opts.lang, "worker.runLog", { run, error })));
     this.host = {
-      home: opts.home, lang: opts.lang, name: opts.name, plugins: this.plugins, output: this.output, log: this.log,
+      home: opts.home, lang: opts.lang, name: opts.name, plugins: this.plugins, output: this.output, log: this.log, movedAside: new MovedAside(),
       finishedGraceMs: opts.finishedGraceMs ?? finishedGraceMs,
       stopped: () => this.stopped,
       toolBridges: () => this.toolBridges(),
