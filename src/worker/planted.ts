@@ -48,8 +48,8 @@ export interface PlantedOptions {
 /**
  * Whose planted entries a check moves, and where (round 29, F29a-1): `quarantine`, a folder of the worker's home, which
  * no sandbox shows — moved beside itself, a `rebase-merge/` with an `exec` line was put back in place by another run
- * writing the same folder, while the card said it was moved. Null: beside each entry (a quarantine on another file
- * system than the entry falls back to that too).
+ * writing the same folder, while the card said it was moved. Null: beside each entry (a quarantine that cannot take an
+ * entry — another file system, a full disk, a path too long — falls back to that too).
  */
 export interface AsideTo {
   run: number;
