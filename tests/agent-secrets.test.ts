@@ -337,10 +337,12 @@ test("issue 26 r25 F25a-1 (reported case: another rule's agent replaced this rul
   const fx = kit.hub(await hubFixture(rules));
   kit.worker(fx, { capacity: 5 });
   for (const id of ["docs", "w", "f", "r", "fine"]) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
+  let seen: unknown = null;
   const st = await until(async () => {
     const s = await fx.state();
+    seen = s.runs.map((r) => [r.rule, r.state, r.error]);
     return s.runs.length === 5 && s.runs.every((r) => r.state === "waiting" || r.state === "done") && s;
-  }, 60_000, "every run refused or done");
+  }, 120_000, () => `every run refused or done (a full run at load timed out at 60 s once): ${JSON.stringify(seen)}`);
   const by = Object.fromEntries(st.runs.map((r) => [r.rule, r.state === "done" ? "done" : r.error]));
   const led = (path: string, agentId: string, real: string) => `${path} of agent ${agentId} leads through a link to ${real} (a home or a dot-folder in one), which the sandbox keeps from agents; another agent may have put the link there: look at it, and name the folder itself`;
   assert.deepEqual(by, {
