@@ -113,15 +113,18 @@ function unlistable(d: string): { at: string; mode: boolean } | null {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENAMETOOLONG") return { at: dirname(d), mode: false };
     if (code !== "EACCES" && code !== "EPERM") return null;
-    const own = (p: string): boolean | null => {
+    // Only where the user's own mode bits say why (u-r or u-x): a refusal of another kind — a proc mount's folders of
+    // other processes, which no chmod made — is not an agent's doing, and no agent can write in such folders.
+    const refusedBy = (p: string, bits: number): boolean | null => {
       try {
-        return lstatSync(p).uid === process.getuid?.();
+        const st = lstatSync(p);
+        return st.uid === process.getuid?.() && (st.mode & bits) !== bits;
       } catch {
         return null; // cannot be looked at: the folder above refuses the search
       }
     };
-    const self = own(d);
-    if (self === null) return own(dirname(d)) === true ? { at: dirname(d), mode: true } : null;
+    const self = refusedBy(d, 0o500);
+    if (self === null) return refusedBy(dirname(d), 0o100) === true ? { at: dirname(d), mode: true } : null;
     return self ? { at: d, mode: true } : null;
   }
 }
