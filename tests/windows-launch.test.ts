@@ -592,14 +592,14 @@ function fakeJobSupervisor(dir: string, stubborn: boolean): void {
   spawn(process.execPath, ["-e", supervisor], { stdio: "ignore", detached: true }).unref();
 }
 
-test("stopping a launch on Windows asks the job's PowerShell through the stop file and resolves once the supervisor has recorded the end", async () => {
+test("stopping a launch on Windows asks the job's PowerShell through the stop file and resolves once the supervisor has recorded the end", { timeout: 60_000 }, async () => {
   const dir = tempDir("aa-job-");
   try {
     fakeJobSupervisor(dir, false);
     await until(() => existsSync(join(dir, "pid.json")), 10_000, "pid.json");
-    const started = Date.now();
-    await stopJob(dir, 5_000);
-    assert.ok(Date.now() - started < 4_000, "ended at the request, not after the grace period");
+    // A grace period longer than the test may take: resolving at all means it ended at the request (a bound of 4 s
+    // against 5 failed a full run at load; no time is asserted).
+    await stopJob(dir, 10 * 60_000);
     assert.ok(existsSync(join(dir, "stop")));
     assert.deepEqual(readExit(dir), { code: 1, signal: null, error: null });
   } finally {
