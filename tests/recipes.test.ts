@@ -173,7 +173,12 @@ test("website-check end to end: down → one card and an investigate event; quie
 
     assert.equal(await check(), `Website down: ${siteUrl} answered 503, expected 200`);
     assert.deepEqual(await incidents(), [title]);
-    const investigated = await until(async () => (await state()).runs.find((r) => r.rule === "website-investigate" && r.state === "done"), 60_000, "the investigation");
+    let runs: unknown = null;
+    const investigated = await until(async () => {
+      const s = await state();
+      runs = s.runs.map((r) => [r.id, r.rule, r.state, r.error]);
+      return s.runs.find((r) => r.rule === "website-investigate" && r.state === "done");
+    }, 120_000, () => `the investigation: ${JSON.stringify(runs)}; ${hub!.output().slice(-2000)}`);
     assert.equal(investigated.summary, "Looked into it: the site answers 503");
 
     assert.equal(await check(), `Nothing to do: ${siteUrl} still down (answered 503, expected 200); card ${(await state()).cards.find((c) => c.title === title)!.id} is open`);
