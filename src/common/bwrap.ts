@@ -16,6 +16,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { closeSync, existsSync, fstatSync, openSync, readlinkSync, constants } from "node:fs";
+import type { Readable } from "node:stream";
 
 /** procfs paths bound read-only over themselves (runc's readonly paths). */
 const procReadOnly = ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"];
@@ -115,4 +116,58 @@ export function bwrapBindsByFd(bwrap: string): boolean {
     bindFdSupport.set(bwrap, known);
   }
   return known;
+}
+
+/** What bwrap said on its status descriptor (`--json-status-fd`) so far. */
+export interface BwrapStatus {
+  /** The sandbox's first process (host pid namespace), once bwrap has cloned it; null before. */
+  childPid: number | null;
+  /** Whether bwrap said the program it started ended (`{"exit-code": …}`): the sandbox was set up, the program ran. */
+  programRan: boolean;
+}
+
+/** How long to wait for bwrap's status pipe to close once bwrap has exited, in ms (it closes with bwrap). */
+export const bwrapStatusCloseWaitMs = 2_000;
+
+/**
+ * Reads bwrap's status pipe (`--json-status-fd`, JSON lines): `{"child-pid": N, …}` once bwrap has cloned the sandbox's
+ * first process (before the sandbox is set up), `{"exit-code": N}` only when the program it started there ends. No
+ * process inside the sandbox holds the pipe (bwrap 0.8 measured: the program's descriptors leave it out), so the
+ * program cannot write on it. `closed` resolves when the pipe closes, or `bwrapStatusCloseWaitMs` after `exited`.
+ */
+export function watchBwrapStatus(stream: Readable, exited: Promise<unknown>, onChildPid: (pid: number) => void = () => {}): { status: BwrapStatus; closed: Promise<void> } {
+  const status: BwrapStatus = { childPid: null, programRan: false };
+  let rest = "";
+  stream.on("data", (d: Buffer) => {
+    rest += d.toString();
+    const lines = rest.split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) {
+      let said: { "child-pid"?: unknown; "exit-code"?: unknown };
+      try {
+        said = JSON.parse(line) as typeof said;
+      } catch {
+        continue; // not a line of bwrap's status
+      }
+      const pid = said["child-pid"];
+      if (status.childPid === null && typeof pid === "number" && Number.isSafeInteger(pid) && pid > 1) {
+        status.childPid = pid;
+        onChildPid(pid);
+      }
+      if (typeof said["exit-code"] === "number") status.programRan = true;
+    }
+  });
+  stream.on("error", () => {});
+  const closedPipe = new Promise<void>((r) => stream.once("close", () => r()));
+  const closed = Promise.race([closedPipe, exited.then(() => new Promise<void>((r) => setTimeout(r, bwrapStatusCloseWaitMs).unref()))]);
+  return { status, closed };
+}
+
+/**
+ * Whether a sandboxed launch that ended so never ran its program: bwrap ended on its own (no signal) with a failure and
+ * never said `exit-code` — the sandbox could not be set up (a path of the plan gone since it was made: a mount that
+ * came and went). Nothing of the program ran, so planning the sandbox again and starting once more runs it once.
+ */
+export function bwrapSetupFailed(status: BwrapStatus, exit: { code: number | null; signal: string | null }): boolean {
+  return !status.programRan && exit.signal === null && exit.code !== null && exit.code !== 0;
 }

@@ -164,6 +164,11 @@ export const agentDevicesMax = 32;
 
 /** Worker: stop = SIGTERM to the process group, SIGKILL after this long. */
 export const stopGraceMs = 10_000;
+/**
+ * Starts of one sandboxed launch (an agent's, a tool plugin's) when bubblewrap ends before the program ran: the sandbox
+ * is planned again from the mount table for each (a mount in the plan can be gone by the time bwrap sets it up).
+ */
+export const sandboxLaunchTriesMax = 2;
 /** Worker: a run's output is kept this long after it ends. */
 export const runOutputKeepMs = 14 * 24 * 60 * 60_000;
 /** Worker: a receipt is rewritten at most this many times. */

@@ -41,6 +41,8 @@ export const cgroupCpuPeriodUs = 100_000;
 // ── calls (§4) ─────────────────────────────────────────────────────────────────────────────────────────────────
 /** `communication.timeout_ms` when the manifest has none (§2). */
 export { toolCallTimeoutMsDefault as callTimeoutMsDefault } from "../kernel/limits.js";
+/** Starts of one sandboxed plugin launch when bubblewrap ends before the plugin ran (the sandbox planned again each). */
+export { sandboxLaunchTriesMax } from "../kernel/limits.js";
 /** The longest timeout a manifest or a caller may ask for: one hour (the hub bounds a parked call's deadline by it too). */
 export { toolCallTimeoutMsMax as callTimeoutMsMax } from "../kernel/limits.js";
 /** One stdout line of a plugin, in bytes: a longer one ends the call as a plugin error. */

@@ -11,12 +11,12 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { t } from "../i18n/messages.js";
-import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
+import { PluginProcess, prepareLaunch, setupFailed, type LaunchSettings } from "./process.js";
 import { CrashWindow, backoffMs } from "./restart.js";
 import { readToolList } from "./stdio-runner.js";
 import type { Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
 import { sampleArguments, missingToolName, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
-import { callTimeoutMsDefault, listCacheEntriesMax, mcpListPagesMax, restartBackoffMs, stopGraceMs } from "./limits.js";
+import { callTimeoutMsDefault, listCacheEntriesMax, mcpListPagesMax, restartBackoffMs, sandboxLaunchTriesMax, stopGraceMs } from "./limits.js";
 import type { CallContext, LongLivedStatus, McpSpec, ToolSpec } from "./types.js";
 import { reviewed } from "./review.js";
 
@@ -75,6 +75,8 @@ export function allowedByList(spec: McpSpec, tool: string): boolean {
 export class McpSession {
   private client: Client | null = null;
   private proc: PluginProcess | null = null;
+  /** Processes started with another start left after them (`startOnce`'s `retryable`). */
+  private readonly retryable = new WeakSet<PluginProcess>();
   private starting: Promise<{ ok: true } | { ok: false; message: string }> | null = null;
   private tools: ToolSpec[] | null = null;
   private crashes: CrashWindow;
@@ -117,6 +119,17 @@ export class McpSession {
   }
 
   private async start(): Promise<{ ok: true } | { ok: false; message: string }> {
+    for (let tries = 1; ; tries++) {
+      const started = await this.startOnce(tries < sandboxLaunchTriesMax);
+      if (started !== setupFailed) return started;
+    }
+  }
+
+  /**
+   * One start of the server. @param retryable another start is left: a sandbox bwrap could not set up (nothing of the
+   *   plugin ran) answers `setupFailed`, and its exit is no crash (`exited`).
+   */
+  private async startOnce(retryable: boolean): Promise<{ ok: true } | { ok: false; message: string } | typeof setupFailed> {
     this.stopping = false;
     this.set("starting");
     const prepared = await prepareLaunch({ name: this.plugin.name, dir: this.plugin.dir, manifest: this.plugin.manifest, tag: `${process.pid}-mcp-${++this.tag}` }, this.s);
@@ -126,6 +139,7 @@ export class McpSession {
     }
     const proc = new PluginProcess(prepared.launch, this.plugin.name, this.s, true);
     this.proc = proc;
+    if (retryable) this.retryable.add(proc);
     // The MCP SDK loads with the first server started (a host that starts none never loads it).
     const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
     const client = new Client({ name: "agent-autoloop-tool-host", version: "1" }, { capabilities: {} });
@@ -136,8 +150,9 @@ export class McpSession {
       await client.connect(transport, { timeout: this.spec.handshake_timeout_ms });
     } catch (e) {
       const message = t(this.s.lang, "tools.long.notReady", { plugin: this.plugin.name, ms: this.spec.handshake_timeout_ms, error: (e as Error).message });
-      this.status.lastError = message;
       await proc.end();
+      if (retryable && (await proc.setupFailed)) return setupFailed;
+      this.status.lastError = message;
       return { ok: false, message: this.status.state === "crash_loop" ? this.status.lastError ?? message : message };
     }
     this.client = client;
@@ -147,8 +162,15 @@ export class McpSession {
     return { ok: true };
   }
 
-  /** The process ended: a crash unless we stopped it; restart by policy. */
+  /**
+   * The process ended: a crash unless we stopped it; restart by policy. A start with another try left that bwrap could
+   * not set up is started again by `start` itself.
+   */
   private exited(proc: PluginProcess): void {
+    void proc.setupFailed.then((failed) => (failed && this.retryable.has(proc) ? undefined : this.ended(proc)));
+  }
+
+  private ended(proc: PluginProcess): void {
     if (proc !== this.proc) return;
     this.client = null;
     this.proc = null;

@@ -8,7 +8,7 @@
  */
 import { hostMarkVariable } from "./orphans.js";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
@@ -24,7 +24,7 @@ import { bindGuards } from "../worker/steering.js";
 import { aliasesOfAll, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { realPathOr } from "../common/file-checks.js";
 import { procTable, processStart, sameGroup, sameProcessStart, type ProcStat } from "../common/proc.js";
-import { closeBindSources, openBindSources } from "../common/bwrap.js";
+import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import { manifestFileNames } from "./manifest.js";
 import type { CodeFoldersSeen, Manifest } from "./types.js";
@@ -94,6 +94,8 @@ export interface Launch {
    * inside the sandbox only (`sandboxEnvArgs`); `env` is then the hub's minimal one (`launcherEnv`).
    */
   args?: Buffer;
+  /** Whether bwrap reports its status on the descriptor after the `--args` one (sandbox.ts `SandboxPlan.status`). */
+  status?: boolean;
 }
 
 /** The catalog text of each way a bind is refused at start (binds.ts). */
@@ -230,7 +232,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const guards = bindGuards(binds.filter((b) => !b.readOnly && !devices.has(b.source)), s.lang);
   if (!guards.ok) return { ok: false, refusal: { code: "tools.bind_refused", message: guards.message } };
   const guarded = guards.guarded;
-  const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realPathOr(req.dir, req.dir), hidden, homes, shown, devices, hostBinds, guarded, argv: direct, envArgs: true });
+  const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realPathOr(req.dir, req.dir), hidden, homes, shown, devices, hostBinds, guarded, argv: direct, envArgs: true, status: true });
   const opened = openBindSources(sources);
   if ("problem" in opened) {
     const { path, problem } = opened;
@@ -239,7 +241,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   }
   const fds = opened.fds;
   const limits = { memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids };
-  if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env: outer, cgroup: null, fds, args } };
+  if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env: outer, cgroup: null, fds, args, status: true } };
   const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);
   if (!made.ok) {
     closeBindSources(fds);
@@ -248,8 +250,11 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   }
   // The shell keeps the descriptors as they are (3, 4, …) through its `exec` of bwrap.
   const argv = ["/bin/sh", "-c", joinScript, "sh", ...made.cgroup.procsFiles, "--", ...sandboxed];
-  return { ok: true, launch: { argv, cwd: req.dir, env: outer, cgroup: made.cgroup, fds, args } };
+  return { ok: true, launch: { argv, cwd: req.dir, env: outer, cgroup: made.cgroup, fds, args, status: true } };
 }
+
+/** What a long-lived plugin's start answers when bwrap could not set its sandbox up and another try is left. */
+export const setupFailed = Symbol("setupFailed");
 
 /** Why stdout was cut off: one line too long, or too much output in all. */
 export type StdoutOverflow = "line" | "total";
@@ -270,6 +275,11 @@ export class PluginProcess {
   /** Resolves when stdout and stderr are closed (every process holding them is gone). */
   readonly closed: Promise<void>;
   readonly spawnError: Promise<Error>;
+  /**
+   * Resolves once the process ended: true when it was a sandboxed launch bwrap ended before the plugin's program ran
+   * (the sandbox could not be set up; nothing of the plugin ran, so a caller may prepare it again and start once more).
+   */
+  readonly setupFailed: Promise<boolean>;
   onLine: (line: string) => void = () => {};
   onOverflow: (kind: StdoutOverflow) => void = () => {};
   private reading = true;
@@ -297,7 +307,7 @@ export class PluginProcess {
     // The sandboxed program's environment follows them, on a pipe bwrap reads to its end (`--args`).
     const fds = launch.fds ?? [];
     try {
-      this.child = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd: launch.cwd, env: launch.env, detached: true, stdio: ["pipe", "pipe", "pipe", ...fds, ...(launch.args ? ["pipe" as const] : [])] }) as ChildProcessWithoutNullStreams;
+      this.child = spawn(launch.argv[0]!, launch.argv.slice(1), { cwd: launch.cwd, env: launch.env, detached: true, stdio: ["pipe", "pipe", "pipe", ...fds, ...(launch.args ? ["pipe" as const] : []), ...(launch.status ? ["pipe" as const] : [])] }) as ChildProcessWithoutNullStreams;
     } finally {
       closeBindSources(fds);
     }
@@ -310,6 +320,11 @@ export class PluginProcess {
     this.leaderStart = this.child.pid === undefined ? "" : processStart(this.child.pid);
     this.spawnError = new Promise((r) => this.child.once("error", r));
     this.exited = new Promise((r) => this.child.once("exit", (code, signal) => r({ code, signal })));
+    const status$ = launch.status ? (this.child.stdio[3 + fds.length + (launch.args ? 1 : 0)] as Readable | null) : null;
+    const status = status$ ? watchBwrapStatus(status$, this.exited) : null;
+    // Ended by this host (a timeout, a stop) before it exited: no case of a sandbox that could not be set up.
+    const endedByUs = new Promise<boolean>((r) => this.child.once("exit", () => r(this.ended)));
+    this.setupFailed = status ? Promise.all([this.exited, endedByUs, status.closed]).then(([x, ours]) => !ours && bwrapSetupFailed(status.status, x)) : this.exited.then(() => false);
     this.closed = new Promise((r) => this.child.once("close", () => r()));
     this.child.stdin.on("error", () => {}); // a plugin that exits without reading its input
     this.child.stdout.on("data", (d: Buffer) => this.stdout(d));

@@ -110,6 +110,11 @@ export interface SandboxPlan {
    * the bind sources (`--args`; process.ts writes them there).
    */
   envArgs?: boolean;
+  /**
+   * Whether bwrap reports on the descriptor after those (`--json-status-fd`; process.ts reads it) whether the program
+   * ran: a launch that never did is planned again and started once more (`bwrapSetupFailed`).
+   */
+  status?: boolean;
 }
 
 /** The first file descriptor of a plugin sandbox's bind sources (after stdin, stdout, stderr). */
@@ -162,6 +167,7 @@ export function bwrapArgv(plan: SandboxPlan): { argv: string[]; sources: string[
   for (const b of plan.hostBinds) a.push(...byFd(false, b.path, b.at ?? b.path));
   if (sandbox.read_only_root) a.push("--remount-ro", "/");
   if (plan.envArgs) a.push("--args", String(pluginFirstBindFd + sources.length));
+  if (plan.status) a.push("--json-status-fd", String(pluginFirstBindFd + sources.length + (plan.envArgs ? 1 : 0)));
   a.push("--chdir", sandboxWorkdir, "--", ...plan.argv);
   return { argv: a, sources };
 }

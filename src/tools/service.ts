@@ -23,11 +23,11 @@ import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
 import type * as Grpc from "@grpc/grpc-js";
 import { t } from "../i18n/messages.js";
-import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
+import { PluginProcess, prepareLaunch, setupFailed, type LaunchSettings } from "./process.js";
 import { stopProcess } from "./mcp.js";
 import { CrashWindow, backoffMs } from "./restart.js";
 import type { Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
-import { callTimeoutMsDefault, restartBackoffMs, serviceCallTimeoutMsDefault, serviceCrashMax, serviceCrashWindowMs, serviceStartTimeoutMs, unixSocketPathMaxBytes } from "./limits.js";
+import { callTimeoutMsDefault, restartBackoffMs, sandboxLaunchTriesMax, serviceCallTimeoutMsDefault, serviceCrashMax, serviceCrashWindowMs, serviceStartTimeoutMs, unixSocketPathMaxBytes } from "./limits.js";
 import { sampleArguments, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
 import type { CallContext, LongLivedStatus } from "./types.js";
 
@@ -124,6 +124,8 @@ export class ServiceSupervisor {
   readonly status: LongLivedStatus;
   readonly socket: string;
   private proc: PluginProcess | null = null;
+  /** Processes started with another start left after them (`launchOnce`'s `retryable`). */
+  private readonly retryable = new WeakSet<PluginProcess>();
   private client: BridgeClient | null = null;
   private crashes = new CrashWindow(serviceCrashMax, serviceCrashWindowMs);
   private attempt = 0;
@@ -160,6 +162,17 @@ export class ServiceSupervisor {
   }
 
   private async launch(): Promise<boolean> {
+    for (let tries = 1; ; tries++) {
+      const launched = await this.launchOnce(tries < sandboxLaunchTriesMax);
+      if (launched !== setupFailed) return launched;
+    }
+  }
+
+  /**
+   * One start of the plugin. @param retryable another start is left: a sandbox bwrap could not set up (nothing of the
+   *   plugin ran) answers `setupFailed`, and its exit is no crash (`exited`).
+   */
+  private async launchOnce(retryable: boolean): Promise<boolean | typeof setupFailed> {
     this.stopping = false;
     this.set("starting");
     mkdirSync(this.socketDir, { recursive: true, mode: 0o700 });
@@ -184,13 +197,15 @@ export class ServiceSupervisor {
     }
     const proc = new PluginProcess(prepared.launch, this.plugin.name, this.s, true);
     this.proc = proc;
+    if (retryable) this.retryable.add(proc);
     proc.onLine = (l) => this.s.log(`plugin.${this.plugin.name}`, l);
     void proc.spawnError.then((e) => this.s.log(`plugin.${this.plugin.name}`, e.message));
     void proc.closed.then(() => this.exited(proc));
     const error = await this.connect(proc, address.host);
     if (error !== null) {
-      this.status.lastError = t(this.s.lang, "tools.long.notReady", { plugin: this.plugin.name, ms: serviceStartTimeoutMs, error });
       await proc.end();
+      if (retryable && (await proc.setupFailed)) return setupFailed;
+      this.status.lastError = t(this.s.lang, "tools.long.notReady", { plugin: this.plugin.name, ms: serviceStartTimeoutMs, error });
       return false;
     }
     this.attempt = 0;
@@ -275,6 +290,12 @@ export class ServiceSupervisor {
 
   /** Any exit is a crash (unless stopped): restart with backoff, or give up after too many. */
   private exited(proc: PluginProcess): void {
+    // A start with another try left that bwrap could not set up is started again by `launch` itself: no crash.
+    void proc.setupFailed.then((failed) => (failed && this.retryable.has(proc) ? undefined : this.ended(proc)));
+  }
+
+  /** The process ended: a crash unless it was stopped; restarted after a backoff. */
+  private ended(proc: PluginProcess): void {
     if (proc !== this.proc) return;
     this.client?.close();
     this.client = null;

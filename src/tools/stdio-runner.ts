@@ -12,7 +12,7 @@ import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js"
 import { checkSchema, toolNamePattern } from "./manifest.js";
 import { isTable } from "./manifest-rules.js";
 import { taskIdPattern as protocolTaskIdPattern } from "../protocol/patterns.js";
-import { callTimeoutMsDefault, listCacheEntriesMax, manifestToolsMax, taskIdMaxChars, toolNameMaxChars, toolsListTimeoutMs } from "./limits.js";
+import { callTimeoutMsDefault, listCacheEntriesMax, manifestToolsMax, sandboxLaunchTriesMax, taskIdMaxChars, toolNameMaxChars, toolsListTimeoutMs } from "./limits.js";
 import type { ActivePlugin, Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
 import { checkArguments } from "./arguments.js";
 import { brokenArgument, conformanceRequestId, forcedTimeoutMs, forcedTimeoutTries, missingToolName, groupEndWaitMs, groupLeftAfter, sampleArguments, type ConformanceAdd, type ConformanceOptions } from "./conformance-kit.js";
@@ -46,12 +46,26 @@ export async function runRequest(
   o: { timeoutMs: number; id?: number; ctx?: CallContext; background?: Set<PluginProcess>; tasks?: boolean; onStart?: (proc: PluginProcess) => void; withhold?: boolean },
 ): Promise<{ ok: true; result: ExchangeResult } | { ok: false; code: string; message: string }> {
   const id = o.id ?? nextRequestId();
-  const prepared = await prepareLaunch({ name: p.name, dir: p.dir, manifest: p.manifest, tag: `${process.pid}-${id}` }, s);
-  if (!prepared.ok) return { ok: false, ...prepared.refusal };
-  const proc = new PluginProcess(prepared.launch, p.name, s);
-  o.onStart?.(proc);
   const started = Date.now();
-  const result = await exchange(proc, { id, method, params }, {
+  for (let tries = 1; ; tries++) {
+    const prepared = await prepareLaunch({ name: p.name, dir: p.dir, manifest: p.manifest, tag: `${process.pid}-${id}` }, s);
+    if (!prepared.ok) return { ok: false, ...prepared.refusal };
+    const proc = new PluginProcess(prepared.launch, p.name, s);
+    o.onStart?.(proc);
+    const result = await exchangeOnce(p, proc, id, method, params, s, o, started);
+    // bwrap could not set the sandbox up (a mount in the plan gone since): nothing of the plugin ran; planned again.
+    if (result.end.kind === "exited" && tries < sandboxLaunchTriesMax && (await proc.setupFailed)) continue;
+    if (result.extraOutput) s.log(`plugin.${p.name}`, t(s.lang, "tools.call.extraOutput"));
+    return { ok: true, result };
+  }
+}
+
+/** One exchange of `runRequest` with a started process (the time left is counted from `started`, in ms). */
+function exchangeOnce(
+  p: RunnablePlugin, proc: PluginProcess, id: number, method: string, params: unknown, s: LaunchSettings,
+  o: Parameters<typeof runRequest>[4], started: number,
+): Promise<ExchangeResult> {
+  return exchange(proc, { id, method, params }, {
     plugin: p.name, lang: s.lang, timeoutMs: o.timeoutMs, onProgress: o.ctx?.onProgress, signal: o.ctx?.signal, withhold: o.withhold,
     keepAlive: (r) => {
       const task = o.tasks && method === "tools/call" ? taskIdOf(r) : null;
@@ -62,8 +76,6 @@ export async function runRequest(
     keepAliveMs: o.timeoutMs - (Date.now() - started),
     onKeptAliveEnd: () => o.background?.delete(proc),
   });
-  if (result.extraOutput) s.log(`plugin.${p.name}`, t(s.lang, "tools.call.extraOutput"));
-  return { ok: true, result };
 }
 
 /** Maps the end of an exchange to a call outcome; with `tasks` (async plugins) a task id is `accepted`. */

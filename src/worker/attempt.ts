@@ -16,7 +16,7 @@ import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { addUsage, receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
 import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
-import { readRegular, writeFileDurable } from "./files.js";
+import { moveAside, readRegular, writeFileDurable } from "./files.js";
 import type { OutputReader } from "./output.js";
 import { sandboxArgv, type SandboxPlan } from "./sandbox.js";
 import { launchSandbox, sandboxAround, withProgram, type SandboxWorker } from "./launch-sandbox.js";
@@ -25,7 +25,7 @@ import type { RunBridge, ToolBridges } from "./tool-bridge.js";
 import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
-import { receiptItemsMax, receiptRewritesMax, sessionMaxCodepoints } from "../kernel/limits.js";
+import { receiptItemsMax, receiptRewritesMax, sandboxLaunchTriesMax, sessionMaxCodepoints } from "../kernel/limits.js";
 import { plantedFolderName, plantedSteering, type MovedAside, type Planted } from "./planted.js";
 import { gitStateChanged, type RepositoryState } from "./git-state.js";
 import { mergeStateSeen, plantedRunNotice, plantedState, type StateFound, type StateSeen } from "./state-planted.js";
@@ -38,6 +38,8 @@ import { redactedDeep, runSecrets } from "./transcript.js";
 
 /** How often a launch's files are read while it runs, in ms. */
 const watchIntervalMs = 200;
+/** What `watch` answers for a sandboxed launch bwrap ended before the agent ran (`Exit.setupFailed`). */
+const setupFailed = Symbol("setupFailed");
 
 /** What an attempt needs of its worker: its files and plugins, the hub, and how it reports. */
 export interface AttemptHost extends SandboxWorker {
@@ -299,11 +301,27 @@ export class Attempt {
     }, recovered ? progressOf(progressFile) : null);
   }
 
-  /** Starts one launch of the agent and watches it to its end. */
+  /**
+   * Starts one launch of the agent and watches it to its end. A sandboxed launch that bwrap ended before the agent ran
+   * (`Exit.setupFailed`: the plan no longer fit the machine, a mount in it gone since it was read) is planned again
+   * and started once more, its first folder kept beside as `<n>.setup-failed`; nothing of the agent ran in it.
+   */
   private async launch(plugin: AgentPlugin, n: number, turn: Turn): Promise<AgentRead | null> {
-    const { job, dir } = this;
+    const ldir = join(this.dir, String(n));
+    for (let tries = 1; ; tries++) {
+      const read = await this.launchOnce(plugin, n, turn, ldir, tries);
+      if (read !== setupFailed) return read;
+      moveAside(ldir, `${ldir}.setup-failed`);
+    }
+  }
+
+  /**
+   * One start of launch `n` in `ldir` (try `tries`, from 1), watched to its end: `setupFailed` when bwrap could not set
+   * the sandbox up and another try is left (`sandboxLaunchTriesMax`); the last try's failure is read as any exit.
+   */
+  private async launchOnce(plugin: AgentPlugin, n: number, turn: Turn, ldir: string, tries: number): Promise<AgentRead | null | typeof setupFailed> {
+    const { job } = this;
     const lang = this.host.lang;
-    const ldir = join(dir, String(n));
     mkdirSync(ldir, { recursive: true, mode: 0o700 });
     let argv: string[];
     let env: Record<string, string>;
@@ -335,12 +353,15 @@ export class Attempt {
       const launch = sandboxArgv(withProgram(sandbox.plan, program.argv[0]!, env), program.argv);
       await startSupervised(ldir, launch.argv, turn.cwd, env, true, this.host.lang, launch.sources);
     } else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.host.lang);
-    this.host.transcript(job, [{ at: Date.now(), attempt: job.attempt, launch: n, kind: "start" }]);
-    return this.watch(plugin, ldir, false);
+    if (tries === 1) this.host.transcript(job, [{ at: Date.now(), attempt: job.attempt, launch: n, kind: "start" }]);
+    return this.watch(plugin, ldir, false, sandbox.plan !== null && tries < sandboxLaunchTriesMax);
   }
 
   /** Watches a launch: reports start and session, stops it when cancelled or 30 s after `finished`. */
-  private async watch(plugin: AgentPlugin, ldir: string, recovered: boolean): Promise<AgentRead | null> {
+  private async watch(plugin: AgentPlugin, ldir: string, recovered: false, setupMayFail: boolean): Promise<AgentRead | null | typeof setupFailed>;
+  private async watch(plugin: AgentPlugin, ldir: string, recovered: true): Promise<AgentRead | null>;
+  /** @param setupMayFail a fresh sandboxed launch: one bwrap ended before the agent ran answers `setupFailed`. */
+  private async watch(plugin: AgentPlugin, ldir: string, recovered: boolean, setupMayFail = false): Promise<AgentRead | null | typeof setupFailed> {
     const job = this.job;
     let reportedSession: string | null | undefined = recovered ? undefined : null;
     let startedSent = false;
@@ -367,6 +388,7 @@ export class Attempt {
         if (exit) {
           if (stopping) await stopping;
           if (exit.error) return { error: t(this.host.lang, "run.couldNotStart", { agent: job.agent.use, error: exit.error }) };
+          if (exit.setupFailed && setupMayFail && !stopping) return setupFailed;
           return await read(exit.code ?? 128);
         }
         const pids = readPids(ldir);

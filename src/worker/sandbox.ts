@@ -25,8 +25,8 @@
  * bound from the host goes by descriptor, opened and checked by the run's supervisor (round 2, findings 4, 5).
  *
  * The agent runs in its own PID namespace (it cannot see the hub's or the worker's processes, their environment or
- * their open files in /proc), in a new session whose process group the worker stops (bwrap's `--info-fd` gives its
- * id), with no capabilities (an agent run as root cannot unmount what hides the home).
+ * their open files in /proc), in a new session whose process group the worker stops (bwrap's `--json-status-fd` gives
+ * its id), with no capabilities (an agent run as root cannot unmount what hides the home).
  *
  * What the hub, its worker, supervisor, channels and plugins later run or load outside the sandbox is read-only inside
  * it (`readOnlyPaths`): an agent that could append to the engine's dist/ or to node would run its code with the hub's
@@ -126,10 +126,15 @@ function depth(path: string): number {
   return path.split("/").filter(Boolean).length;
 }
 
-/** The file descriptor on which bwrap writes `{"child-pid": …}` (the supervisor opens it as a pipe). */
-export const sandboxInfoFd = 3;
-/** The first file descriptor of the bind sources (`SandboxLaunch.sources`, in order), after the info one. */
-export const firstBindFd = sandboxInfoFd + 1;
+/**
+ * The file descriptor on which bwrap writes its status (`--json-status-fd`, JSON lines; the supervisor opens it as a
+ * pipe): `{"child-pid": …}` once it has cloned the sandbox's first process, and `{"exit-code": …}` only when the
+ * program it started there ends. A launch whose status never says `exit-code` never ran its program: bwrap stopped
+ * while setting the sandbox up (supervisor-main.ts; a mount gone since the plan, for one).
+ */
+export const sandboxStatusFd = 3;
+/** The first file descriptor of the bind sources (`SandboxLaunch.sources`, in order), after the status one. */
+export const firstBindFd = sandboxStatusFd + 1;
 
 /**
  * A sandboxed launch: bwrap's command line, and the real paths it binds by descriptor (`--bind-fd`, `--ro-bind-fd`;
@@ -146,9 +151,9 @@ export interface SandboxLaunch {
  * The command line that runs `argv` in the sandbox `plan` describes. /tmp and /var/tmp are the sandbox's own, empty
  * (issue 26 round 2, finding 9: the host's /tmp is where other runs' files are, and where a hub whose home or code
  * lies under /tmp looks for Node modules); /proc is masked as container runtimes mask it (findings 1, 2).
- * @param infoFd where bwrap reports the agent's process id (null: nowhere).
+ * @param statusFd where bwrap reports the agent's process id and whether it ran (`sandboxStatusFd`; null: nowhere).
  */
-export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | null = sandboxInfoFd): SandboxLaunch {
+export function sandboxArgv(plan: SandboxPlan, argv: string[], statusFd: number | null = sandboxStatusFd): SandboxLaunch {
   // Parents before what lies inside them; at the same place a home (read-only) after a writable folder.
   // A hidden home is an empty folder first, then what is bound inside it (deeper, so later).
   const cwdShown = plan.cwdReadOnly && !(plan.homes ?? []).includes(plan.cwd) ? [plan.cwd] : [];
@@ -179,7 +184,7 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], infoFd: number | 
     ...runtime.hide.flatMap((d) => ["--tmpfs", d]),
     ...(runtime.dir ? ["--perms", "0700", "--dir", runtime.dir] : []),
     "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL",
-    ...(infoFd === null ? [] : ["--info-fd", String(infoFd)]),
+    ...(statusFd === null ? [] : ["--json-status-fd", String(statusFd)]),
     ...(plan.devices ?? []).flatMap((d) => ["--dev-bind", d, d]),
     ...layers.flatMap(({ p, flag }) => (flag === "--tmpfs" ? [flag, p] : flag === "--private" ? ["--perms", "0700", "--tmpfs", p] : bind(flag, p))),
     // After the writable folders (the engine inside a cwd stays read-only), before the home is hidden: a read-only

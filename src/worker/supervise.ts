@@ -13,7 +13,11 @@ import { stopGraceMs } from "../kernel/limits.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { stopRequestFile } from "./windows-job.js";
 
-export interface Exit { code: number | null; signal: string | null; error: string | null }
+/**
+ * How a launch ended (`exit.json`). `setupFailed`: a sandboxed launch that bwrap ended before the agent's program ran
+ * (bwrap's status never said `exit-code`; supervisor-main.ts), so nothing of the agent ran.
+ */
+export interface Exit { code: number | null; signal: string | null; error: string | null; setupFailed?: boolean }
 
 /** The compiled supervisor script (the worker always runs the compiled one, also under tsx). */
 export const supervisorScript = join(engineDir, "dist", "src", "worker", "supervisor-main.js");
@@ -26,7 +30,7 @@ export interface LaunchSpec {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
-  /** `argv` starts bubblewrap with `--info-fd 3` (sandbox.ts): the agent's process group is the one bwrap reports. */
+  /** `argv` starts bubblewrap with `--json-status-fd 3` (sandbox.ts): the agent's process group is the one bwrap reports. */
   sandboxed: boolean;
   /** The language of what the supervisor itself writes into `exit.json` (Windows: why the Job Object failed). */
   lang?: Lang;

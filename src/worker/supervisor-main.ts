@@ -9,6 +9,9 @@
  * A sandboxed agent (`argv` starts bubblewrap) is bwrap's child in a new session: its process group is the one
  * bwrap reports on file descriptor 3, and its exit code comes back through bwrap as a shell reports it (128 + the
  * signal's number for a signal), which is recorded as that signal, as it is for an agent run without the sandbox.
+ * bwrap says on the same descriptor when the agent's program ended; a launch bwrap ended before that never ran the
+ * agent (the sandbox could not be set up), and `exit.json` says so (`setupFailed`), so the worker may plan the
+ * sandbox again and launch once more.
  *
  * On Windows there are no process groups: the agent runs under Windows PowerShell's `windows-job.ps1`, which keeps it
  * and everything it starts in a Job Object of its own (windows-job.ts). `pid.json`'s `pgid` is then that PowerShell
@@ -16,13 +19,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { openSync, readFileSync } from "node:fs";
+import type { Readable } from "node:stream";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { t } from "../i18n/messages.js";
 import { stopGraceMs } from "../kernel/limits.js";
 import { findPowerShell, windowsFiles } from "../sdk/launch.js";
 import { writeFileDurable } from "./files.js";
-import { closeBindSources, openBindSources } from "../common/bwrap.js";
+import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
 import { processStart } from "../common/proc.js";
 import type { LaunchSpec } from "./supervise.js";
 import { encodeJobPayload, jobExit, jobHostArgv, jobPayload, jobStatusFile } from "./windows-job.js";
@@ -120,30 +124,22 @@ child.on("error", (e) => {
   writeJson("exit.json", { code: 127, signal: null, error: e.message });
   process.exit(0);
 });
+/** bwrap's status pipe, read (sandboxed launches only): whether the agent's program ran. */
+let status: ReturnType<typeof watchBwrapStatus> | null = null;
 if (child.pid !== undefined) {
   // Read at once: the agent is this process's child, not reaped before this event loop turns, so its number is its own.
   if (!spec.sandboxed) writeJson("pid.json", { supervisor: process.pid, pgid: child.pid, start: processStart(child.pid) });
   else {
-    // bwrap writes {"child-pid": N, …} once the sandbox is set up. If it stops before (its exit code and stderr say
-    // why), its own group is recorded.
-    let info = "";
+    // bwrap says on its status pipe (sandbox.ts `sandboxStatusFd`) which process it cloned: the agent's group. If it
+    // stops before (its exit code and stderr say why), its own group is recorded.
     let recorded = false;
     const record = (pgid: number) => {
       if (!recorded) writeJson("pid.json", { supervisor: process.pid, pgid, start: processStart(pgid) });
       recorded = true;
     };
-    const info$ = child.stdio[3]!;
-    info$.on("data", (d: Buffer) => {
-      info += d.toString();
-      try {
-        const pid = (JSON.parse(info) as { "child-pid"?: unknown })["child-pid"];
-        if (typeof pid === "number" && Number.isSafeInteger(pid) && pid > 1) record(pid);
-      } catch {
-        // not all of it yet
-      }
-    });
-    info$.on("end", () => record(child.pid!));
-    info$.on("error", () => {});
+    const exited = new Promise((r) => child.once("exit", r));
+    status = watchBwrapStatus(child.stdio[3] as Readable, exited, record);
+    child.stdio[3]!.on("end", () => record(child.pid!));
   }
 }
 child.on("exit", (code, signal) => {
@@ -152,7 +148,13 @@ child.on("exit", (code, signal) => {
     writeJson("exit.json", { code: ended.code, signal: null, error: ended.error });
     process.exit(0);
   }
-  const sig = signal ?? (spec.sandboxed ? signalOf(code) : null);
-  writeJson("exit.json", { code: sig && !signal ? null : code, signal: sig, error: null });
-  process.exit(0);
+  // bwrap's last status line may still be in the pipe when its exit is seen.
+  void (status?.closed ?? Promise.resolve()).then(() => {
+    const sig = signal ?? (spec.sandboxed ? signalOf(code) : null);
+    // A sandboxed launch bwrap ended on its own before its program ran: the sandbox could not be set up (the worker
+    // plans it again and launches once more: attempt.ts).
+    const setupFailed = status !== null && bwrapSetupFailed(status.status, { code, signal });
+    writeJson("exit.json", { code: sig && !signal ? null : code, signal: sig, error: null, ...(setupFailed ? { setupFailed: true } : {}) });
+    process.exit(0);
+  });
 });
