@@ -70,10 +70,15 @@ test("issue 26 r11 F1 (reported cases: .git renamed, .git/commondir, gitlink + s
   const card = st.cards.find((c) => c.kind === "notice");
   assert.ok(card, JSON.stringify(st.cards));
   assert.equal(card.title, "The agent wrote files your git would run");
+  // The git folders the agent laid out in the work tree lose their HEAD (round 30, F30a-3): no git takes them for a
+  // repository there.
+  const heads = [join(repo, ".cache", "cd", "HEAD"), join(repo, ".cache", "subgit", "HEAD")];
   assert.equal(card.text, [
     `${repo}/.git/commondir → moved to ${commondirAside} (move it back once you have read it)`,
     `${repo}/sub/.git → moved to ${subAside} (move it back once you have read it)`,
+    ...heads.map((h) => `${h} → moved to ${asideOf(h, 1)} (move it back once you have read it)`),
   ].join("\n"));
+  for (const h of heads) assert.equal(existsSync(h), false, h);
 });
 
 test("issue 26 r11 F9 (reported cases): the project's .claude, .mcp.json and .codex stay read-only, a missing .vscode/.idea/.claude/.codex cannot be created (empty folders are made, which git does not show); CLAUDE.md and AGENTS.md stay writable", async (t) => {

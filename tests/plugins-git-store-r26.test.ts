@@ -11,14 +11,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { linkSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { copyExample } from "./declarative-helpers.js";
 import { nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { namesGitStore } from "../src/tools/manifest-rules.js";
-import { pluginFiles, FileHashCache, plainDigest } from "../src/plugins/files.js";
+import { filesListed, pluginFiles, FileHashCache, plainDigest } from "../src/plugins/files.js";
+import { check } from "../src/protocol/validate.js";
 
 const echo = nodePlugin(`return { jsonrpc: "2.0", id: req.id, result: { hi: true } };`);
 const mkfifo = (path: string) => execFileSync("mkfifo", [path]);
@@ -129,6 +130,54 @@ test("issue 26 r28 F28b-1 (reported case: a link replaced by a file holding link
     rmSync(join(dir, "lib"), { recursive: true });
     writeFileSync(join(dir, "lib"), "kind:folder");
     assert.ok(!seen.has(digest()), "a file in a folder's place");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r30 F30b-1 (reported case: s -> . and main.py -> s/s/s/s/s/../../../../../<outside>/evil.py, a harmless copy where the text reads): a link is judged by where the kernel leads it, not by its text made shorter", () => {
+  const outside = realpathSync(tempDir("aa-r30-outside-"));
+  const dir = join(outside, "a", "b", "c", "d", "plugin");
+  try {
+    mkdirSync(join(dir, "tmp", "lkx"), { recursive: true });
+    mkdirSync(join(outside, "tmp", "lkx"), { recursive: true });
+    writeFileSync(join(dir, "tmp", "lkx", "evil.py"), "print('the harmless copy')\n");
+    writeFileSync(join(outside, "tmp", "lkx", "evil.py"), "print('outside the plugin')\n");
+    symlinkSync(".", join(dir, "s"));
+    // Read as text, `s/s/s/s/s/../../../../..` is the plugin folder; the kernel follows each `s` (the folder itself)
+    // first, then climbs five folders: `outside`.
+    const text = "s/s/s/s/s/../../../../../tmp/lkx/evil.py";
+    symlinkSync(text, join(dir, "main.py"));
+    assert.equal(readFileSync(join(dir, "main.py"), "utf8"), "print('outside the plugin')\n", "the kernel's reading");
+    const r = pluginFiles(dir, new FileHashCache());
+    assert.deepEqual(r, { ok: false, why: "link", path: "main.py", target: join(outside, "tmp", "lkx", "evil.py") });
+  } finally {
+    rmSync(outside, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r30 F30b-1 (the kind): no source resolves a path with Node's JavaScript realpath, which shortens `..` as text before following links; the kernel's (`realpathSync.native`) only", () => {
+  const src = join(import.meta.dirname, "..", "src");
+  const files = execFileSync("find", [src, "-name", "*.ts"], { encoding: "utf8" }).split("\n").filter(Boolean);
+  const found = files.flatMap((f) => [...readFileSync(f, "utf8").matchAll(/\brealpath(Sync)?\((?!\.native)/g)].map(() => f.slice(src.length + 1)));
+  assert.deepEqual(found, []);
+});
+
+test("issue 26 r30 F30b-3 (reported case: every agent's call of a plugin with a subfolder or a link was refused, `files[0]: wrong format`): the hub's tool-call body takes the file list the host makes, folders and links too", () => {
+  const dir = realpathSync(tempDir("aa-r30-kinds-"));
+  try {
+    writeFileSync(join(dir, "real.py"), "print('hi')\n");
+    symlinkSync("real.py", join(dir, "main.py"));
+    mkdirSync(join(dir, "lib"));
+    writeFileSync(join(dir, "lib", "util.py"), "x = 1\n");
+    const r = pluginFiles(dir, new FileHashCache());
+    assert.ok(r.ok, JSON.stringify(r));
+    const files = filesListed(r.files, "real.py", "0".repeat(64));
+    assert.deepEqual(files.map((f) => f.slice(17)), ["lib", "lib/util.py", "main.py", "real.py"]);
+    const body = { tool: "p.go", argsDigest: `sha256:${"a".repeat(64)}`, preview: "{}", files };
+    const checked = check("ToolCallBody", body, "en");
+    assert.ok(checked.ok, JSON.stringify(checked));
+    assert.equal(check("ToolCallBody", { ...body, files: ["folder x"] }, "en").ok, false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

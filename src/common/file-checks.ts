@@ -13,7 +13,7 @@ import { sep } from "node:path";
  */
 export function realPathOr<T>(path: string, otherwise: T): string | T {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return otherwise;
   }

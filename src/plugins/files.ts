@@ -100,7 +100,7 @@ function kindOf(st: Stats): string {
 export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
   let root: string;
   try {
-    root = realpathSync(dir);
+    root = realpathSync.native(dir);
   } catch (e) {
     return { ok: false, why: "unreadable", path: ".", error: (e as NodeJS.ErrnoException).code ?? String(e) };
   }

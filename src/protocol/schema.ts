@@ -351,7 +351,7 @@ export const ToolCallBody = Type.Object(
     // escapes every control character, so it is one clean line (a pattern's description is its refusal's text).
     arguments: Type.Optional(line(L.toolCallArgumentsMaxCodepoints)),
     files: Type.Optional(Type.Array(
-      Type.String({ maxLength: 17 + L.toolCallFilePathMaxChars, pattern: "^[0-9a-f]{16} [^\\u0000-\\u001f\\u007f]+$", ...patternText("pattern.toolCallFile") }),
+      Type.String({ maxLength: 17 + L.toolCallFilePathMaxChars, pattern: "^([0-9a-f]{16}|folder {10}|link:[0-9a-f]{11}) [^\\u0000-\\u001f\\u007f]+$", ...patternText("pattern.toolCallFile") }),
       { maxItems: L.toolCallFilesMax, description: "the plugin's files (issue 26 #4): an approval card says which changed since the owner trusted it" },
     )),
     http: Type.Optional(Type.Object(

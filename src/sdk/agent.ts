@@ -271,7 +271,7 @@ export function programWritable(file: string, path = process.env.PATH ?? ""): st
     seen.add(f);
     let real: string;
     try {
-      real = realpathSync(f);
+      real = realpathSync.native(f);
     } catch {
       return f;
     }

@@ -25,7 +25,7 @@ export function checkDevice(path: string): { ok: true; real: string } | { ok: fa
   if (named) return { ok: false, why: named };
   let real: string;
   try {
-    real = realpathSync(path);
+    real = realpathSync.native(path);
   } catch {
     return { ok: false, why: "missing" };
   }
@@ -57,7 +57,7 @@ export function checkDevice(path: string): { ok: true; real: string } | { ok: fa
 export function isDevicePath(hostPath: string): boolean {
   let real = hostPath;
   try {
-    real = realpathSync(hostPath);
+    real = realpathSync.native(hostPath);
   } catch {
     // missing: the bind's own check says so
   }

@@ -218,7 +218,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const checked = hiddenOf(s, table);
   // The hub's own PATH, never the plugin's (`[entry_point.env]`): a plugin naming ~/.ssh in its PATH had it shown
   // (issue 26 round 13, F13-3).
-  const shown = pathInstalls(s.parentEnv.PATH ?? "", homes, checked.map((h) => (existsSync(h) ? realpathSync(h) : h)));
+  const shown = pathInstalls(s.parentEnv.PATH ?? "", homes, checked.map((h) => (existsSync(h) ? realpathSync.native(h) : h)));
   // What lies outside the root's system folders is not there unless something shown holds it; the binds that passed
   // hold no hidden path. The host's own hidden paths stay.
   const own = s.hidden.map((h) => realPathOr(h, h));

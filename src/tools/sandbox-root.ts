@@ -35,7 +35,7 @@ const ownFolders = ["/proc", "/dev", "/tmp", "/run"] as const;
 function rootReals(): string[] {
   return sandboxRootFolders.flatMap((f) => {
     try {
-      return [realpathSync(f)];
+      return [realpathSync.native(f)];
     } catch {
       return [];
     }
@@ -105,7 +105,7 @@ export function pathInstalls(path: string, homes: string[], hidden: string[]): s
     if (!entry.startsWith("/") || !existsSync(entry)) continue;
     let real: string;
     try {
-      real = realpathSync(entry);
+      real = realpathSync.native(entry);
     } catch {
       continue;
     }

@@ -27,6 +27,7 @@ import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sandboxLaunchTriesMax, sessionMaxCodepoints } from "../kernel/limits.js";
 import { plantedFolderName, plantedSteering, type MovedAside, type Planted } from "./planted.js";
+import { markUnchecked } from "./unchecked.js";
 import { gitStateChanged, type RepositoryState } from "./git-state.js";
 import { mergeStateSeen, plantedRunNotice, plantedState, type StateFound, type StateSeen } from "./state-planted.js";
 import type { Seen } from "./steering.js";
@@ -122,10 +123,12 @@ export class Attempt {
       // What git holds for the guarded paths and its operations in progress (git-state.ts; round 27, F27a-2, F27a-4).
       if (w?.gitState && w.config) planted.push(...gitStateChanged(w.gitState, [...w.folders], to, w.config.privateDir));
     } catch {
-      // A failure the checks did not expect is said as a check stopped short in each folder, never thrown: the worker
-      // would try the run again as recovered, without what the launch guarded (round 29 review).
-      for (const f of w?.folders ?? []) planted.push({ path: f, movedTo: null, kind: "maskCut" });
+      // A failure the checks did not expect is said as a folder not looked through, never thrown: the worker would try
+      // the run again as recovered, without what the launch guarded (round 29 review).
+      for (const f of w?.folders ?? []) planted.push({ path: f, movedTo: null, kind: "walkCut" });
     }
+    // A folder not looked through holds later launches there until the owner has looked (round 30, F30a-1).
+    markUnchecked(this.host.home.worker, this.job.run, planted);
     // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again. Awaited: the
     // check yields to the hub's other work (F19-6).
     this.stateFound ??= this.stateWatched ? plantedState(this.stateWatched, to) : Promise.resolve({ planted: [], more: 0 });

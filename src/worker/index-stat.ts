@@ -67,7 +67,7 @@ const indexDebugBytesMax = 256 * 1024 * 1024;
 /** How many files too large to hash one repository's check names at most (past it the check is cut: `cut`). */
 const unhashedMax = 100;
 /** How far before the launch a file's ctime still counts as changed in the run, in ms: the kernel's file clock is coarse. */
-const ctimeSlackMs = 1000;
+export const ctimeSlackMs = 1000;
 
 
 /** One stage-0 entry of an index with the stat data git compares; `raw` is its path's bytes (relative). */

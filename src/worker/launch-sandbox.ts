@@ -3,6 +3,7 @@
  * what it may see of the worker's home, which devices it gets; or why the launch is refused.
  */
 import { existsSync, mkdirSync } from "node:fs";
+import { uncheckedHolding } from "./unchecked.js";
 import { homedir } from "node:os";
 import { dirname, relative, resolve } from "node:path";
 import type { Job } from "../protocol/responses.js";
@@ -199,6 +200,9 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // in a closed sandbox cannot sandbox its own commands: Turn.sandbox).
   const cwdReadOnly = job.agent.access === "read";
   if (!homes.includes(cwd) && !cwdReadOnly) writable.push(cwd);
+  // A folder a check after an earlier run could not look through waits for the owner (round 30, F30a-1; unchecked.ts).
+  const unchecked = uncheckedHolding(worker.home.worker, [cwd, ...writable]);
+  if (unchecked) return { error: t(lang, "sandbox.unchecked", { folder: unchecked.mark.folder, run: String(unchecked.mark.run), agent, mark: unchecked.file }) };
   const devices: string[] = [];
   for (const d of job.agent.devices ?? []) {
     const checked = checkDevice(d);

@@ -7,7 +7,7 @@
  * cap. What is new is moved aside to a name the agent cannot know beforehand, and the worker says so in a notice.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, realpathSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync, realpathSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { isLink, present, realPathOr, within } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
@@ -17,7 +17,7 @@ import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { entryId, gitDirOf, gitFolderLinks, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
-import { maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
+import { ctimeSlackMs, maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
 
 /**
@@ -25,7 +25,8 @@ import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, guardW
  * entry marked so that `git status` does not show its changes (`hidden`, left as it is), a file whose change the
  * index hides by its stat data (`masked`: index-stat.ts, left as it is), one whose stat data git takes as unchanged
  * but too large to hash within the check's budget (`maskBig`, F16-5), a repository whose check for those was cut
- * short at `maskedCheckLimits` (`maskCut`), or a repository whose configuration the check did not read to its end
+ * short at `maskedCheckLimits` (`maskCut`), a folder the look for what the run made could not walk through (`walkCut`:
+ * `movedTo` is then the mark that holds later launches there, unchecked.ts; round 30, F30a-1), or a repository whose configuration the check did not read to its end
  * (`unread`: past `GuardLimits.configFiles`), or a configuration file it did not read (`unreadFile`: larger than
  * `configFileBytesMax`, or one git could not read in time; F16-6), or a guarded path whose index or `HEAD` entry the
  * run changed (`repoContent`: git-state.ts; round 27, F27a-4).
@@ -33,7 +34,7 @@ import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, guardW
 export interface Planted {
   path: string;
   movedTo: string | null;
-  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskBig" | "maskCut" | "unread" | "unreadFile" | "repoContent";
+  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskBig" | "maskCut" | "unread" | "unreadFile" | "repoContent" | "walkCut";
 }
 
 /** The optional parts of `plantedSteering`: the run's launch (ms since the epoch), the index check's and the configuration reading's limits, the guard's reading at launch. */
@@ -92,7 +93,7 @@ export function quarantineBox(quarantine: string, run: number, hex: string, fold
   try {
     mkdirSync(quarantine, { recursive: true, mode: 0o700 });
     // Its real path: the move checks each folder it opens is the one named (a home reached through a link failed that).
-    const box = join(realpathSync(quarantine), `run-${run}-${hex}`, folder);
+    const box = join(realpathSync.native(quarantine), `run-${run}-${hex}`, folder);
     mkdirSync(box, { recursive: true, mode: 0o700 });
     return box;
   } catch {
@@ -130,7 +131,7 @@ function movedOnce(path: string, run: number | AsideTo, to?: string): Planted {
       } catch {
         // The quarantine could not take it (another file system, a full disk): beside it, as before, the empty box removed.
         try {
-          rmSync(join(realpathSync(quarantine), `run-${id}-${hex}`), { recursive: true, force: true });
+          rmSync(join(realpathSync.native(quarantine), `run-${id}-${hex}`), { recursive: true, force: true });
         } catch {
           // left empty: nothing of the run's in it
         }
@@ -208,6 +209,15 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // Or one a check moved aside since this run's launch, there again (round 29 review: a run launched while another
   // run's plant stood there guarded it as the owner's; once that run's check moved it, this one put one back).
   const movedSince = (path: string) => sinceMs !== undefined && (asideTo(run).moved?.since(path, sinceMs) ?? false);
+  // Made or changed since the run's launch, by its inode's change time (no program sets it back; a rename or link sets
+  // it); without `sinceMs`, not a path the guard saw.
+  const changedSince = (path: string, since: number | undefined) => {
+    try {
+      return since === undefined ? !guarded.has(path) : lstatSync(path).ctimeMs >= since - ctimeSlackMs;
+    } catch {
+      return false;
+    }
+  };
   const isNew = (path: string) => present(path) && ((isLink(path) ? !entries.has(entryId(path) ?? "") : !guarded.has(path)) || movedSince(path));
   // Each configuration file read once, the global ones once (F15-6); an included file made during the run in a folder
   // is not read: it is moved aside, so git will not read it, nor what it names — the files read stay those the guard
@@ -318,9 +328,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     try {
       walk = guardWalk(folder, guardLimits, true);
     } catch {
-      // Past a limit, or a file system error the walk did not expect: named as looked at short, never thrown (the
-      // result would go out unchecked after the worker's retry; round 29 review).
-      found.push({ path: folder, movedTo: null, kind: "maskCut" });
+      // Past a limit, or a file system error the walk did not expect: never thrown (the result would go out unchecked
+      // after the worker's retry; round 29 review), and never in silence (round 30, F30a-1: a run made 101,000 folders
+      // so that its new repositories stayed): the folder is marked, and launches there wait for the owner (unchecked.ts).
+      found.push({ path: folder, movedTo: null, kind: "walkCut" });
       continue;
     }
     for (const dir of walk.steered) for (const name of steeringNames) if (!folders.includes(join(dir, name)) && isNew(join(dir, name))) aside(join(dir, name));
@@ -328,6 +339,11 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     // a submodule by the next run, whose guard took it for the owner's; the owner's `git status` ran it): its `.git`
     // moved aside, the files left. The folder's own new one is named above ("kept").
     for (const tree of walk.trees) if (!folders.includes(tree) && !repositories.has(tree)) aside(join(tree, ".git"));
+    // A git folder's layout outside a `.git` (`HEAD`, `objects`, `refs`) whose HEAD the run made or changed (round 30,
+    // F30a-3: with the project's own `.git/HEAD` made invalid, git took the project folder itself for the repository
+    // and ran the agent's `core.pager`): its HEAD moved aside, so git finds no repository there. Not a git folder the
+    // guard saw at launch (a `--separate-git-dir` in the project, whose HEAD the agent's own checkout changes).
+    for (const d of walk.bares) if (!gitFolders.has(d) && changedSince(join(d, "HEAD"), sinceMs)) aside(join(d, "HEAD"));
     // A folder still unlistable after the walk made the user's own readable again (round 29, F29a-3: nested past the
     // path's length, a name that is not UTF-8): what it holds is not looked at, so it is moved aside whole (the launch
     // refuses one, so none is the owner's) — never a writable folder itself, named as looked at short.
@@ -360,6 +376,8 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang, more = 0)
   const mib = String(maskedCheckLimits.bytes / (1024 * 1024));
   const line = (p: Planted) => p.kind === "moved"
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
+    : p.kind === "walkCut"
+      ? t(lang, p.movedTo === null ? "sandbox.planted.walkCutUnmarked" : "sandbox.planted.walkCut", { path: shown(p.path), mark: shown(p.movedTo ?? ""), folders: String(guardLimits.folders), entries: String(guardLimits.entries) })
     : p.kind === "maskCut" || p.kind === "maskBig"
       ? t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), files: String(maskedCheckLimits.files), mib })
       : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), limit: String(guardLimits.configFiles), mib: String(configFileBytesMax / (1024 * 1024)), seconds: String(gitReadTimeoutMs / 1000) });

@@ -250,7 +250,7 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
  * GuardLimitError as `walkOf`.
  */
 export function guardWalk(folder: string, limits: GuardLimits, restore = false): Walked {
-  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [] } : walkOf(folder, limits, steeringNames, restore);
+  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [], bares: [] } : walkOf(folder, limits, steeringNames, restore);
 }
 
 /** The names of the editors' and CLIs' project parts (folders and files), to find them at any depth. */

@@ -1,0 +1,74 @@
+/**
+ * Issue 26 hostile round 30 (the agent sandbox): F30a-1 (a run that filled its folder past the guard's walk — 101,000
+ * folders — had the check after it skip the look for the repositories it planted there, naming only an unrelated
+ * check; with a second run removing the flood afterwards, nothing was left to notice and later launches took the
+ * planted `core.fsmonitor` repository for the owner's) and F30a-3 (the agent laid a git folder out at the top of the
+ * owner's project — `HEAD`, `objects` borrowing the owner's, `refs`, a `config` with `core.pager` — and made the
+ * project's own `.git/HEAD` invalid: git then took the project folder itself for the repository, and the owner's
+ * `git log` ran the agent's pager). Unit level, as agent-sandbox-r29.test.ts: the guard and the check after a run
+ * called directly, the mark and the launch's look at it as the worker calls them.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { asideOf, owner, ownerRepo, removed } from "./steering-helpers.js";
+import { tempDir } from "./helpers.js";
+import { executableParts } from "../src/worker/steering.js";
+import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
+import { markUnchecked, uncheckedHolding } from "../src/worker/unchecked.js";
+
+const guardedOf = (parts: ReturnType<typeof executableParts>) => new Set([...parts.mountPoints, ...parts.readOnlyParents, ...parts.readOnly]);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test("issue 26 r30 F30a-1 (reported case: 101,000 folders and a new sub/.git with core.fsmonitor): a check after the run cut by the walk's limit marks the folder, the card names the mark, and launches there are refused until the owner removes it", () => {
+  const repo = ownerRepo();
+  const workerHome = realpathSync(tempDir("aa-r30-worker-"));
+  removed.push(workerHome);
+  const parts = executableParts(repo, true, false);
+  // The run: a flood past the walk's 100,000 folders, and a repository of its own below it.
+  execFileSync(process.execPath, ["-e", `const fs = require("node:fs"); for (let i = 0; i < 101000; i++) fs.mkdirSync("flood/" + String(Math.floor(i / 1000)).padStart(3, "0") + "/" + String(i % 1000).padStart(3, "0"), { recursive: true });`], { cwd: repo });
+  mkdirSync(join(repo, "sub"));
+  owner(join(repo, "sub"), {}, "init", "-q");
+  owner(join(repo, "sub"), {}, "config", "core.fsmonitor", "/nonexistent-aa-evil");
+  const planted = plantedSteering([repo], guardedOf(parts), parts.seen, 12, { sinceMs: Date.now() - 60_000 });
+  assert.deepEqual(planted.map((p) => [p.path, p.kind]), [[repo, "walkCut"]]);
+  markUnchecked(workerHome, 12, planted);
+  const mark = planted[0]!.movedTo!;
+  assert.equal(mark.startsWith(join(workerHome, "unchecked") + "/"), true, mark);
+  assert.deepEqual((JSON.parse(readFileSync(mark, "utf8")) as { folder: string }).folder, repo);
+  assert.match(plantedNotice(planted, "en")!.text ?? "", new RegExp(`could not walk through this folder \\(at most 100000 folders, 1000000 entries\\).*delete the mark ${mark}$`, "s"));
+  // Even with the flood gone (the second run of the report removed it), a launch in the folder, below it or above it
+  // waits for the owner; another folder does not.
+  execFileSync("rm", ["-rf", join(repo, "flood")]);
+  for (const folders of [[repo], [join(repo, "sub")], [realpathSync(join(repo, ".."))]]) assert.deepEqual(uncheckedHolding(workerHome, folders)?.file, mark, folders.join());
+  assert.equal(uncheckedHolding(workerHome, [workerHome]), null);
+  execFileSync("rm", [mark]);
+  assert.equal(uncheckedHolding(workerHome, [repo]), null);
+});
+
+test("issue 26 r30 F30a-3 (reported case: HEAD, objects, refs and a config with core.pager at the project's top, its .git/HEAD made invalid): the HEAD the run made is moved aside, so git finds no repository there; the owner's bare repository left as it was stays", async () => {
+  const repo = ownerRepo();
+  // The owner's own bare mirror in the project, there before the launch.
+  owner(repo, {}, "clone", "-q", "--bare", repo, join(repo, "mirror.git"));
+  await sleep(1_100); // past the kernel clock's slack (index-stat.ts ctimeSlackMs): the mirror is older than the launch
+  const sinceMs = Date.now();
+  const parts = executableParts(repo, true, false);
+  // The run, as the report's payload.
+  const head = owner(repo, {}, "rev-parse", "HEAD").trim();
+  mkdirSync(join(repo, "objects", "info"), { recursive: true });
+  writeFileSync(join(repo, "objects", "info", "alternates"), `${join(repo, ".git", "objects")}\n`);
+  mkdirSync(join(repo, "refs", "heads"), { recursive: true });
+  writeFileSync(join(repo, "refs", "heads", "main"), `${head}\n`);
+  writeFileSync(join(repo, "HEAD"), "ref: refs/heads/main\n");
+  writeFileSync(join(repo, "config"), "[core]\n\tbare = false\n\tpager = /nonexistent-aa-evil\n");
+  writeFileSync(join(repo, ".git", "HEAD"), "garbage\n");
+  assert.equal(owner(repo, {}, "rev-parse", "--git-dir").trim(), ".", "git takes the project folder for the repository");
+  const planted = plantedSteering([repo], guardedOf(parts), parts.seen, 13, { sinceMs });
+  assert.deepEqual(planted.map((p) => [p.path, p.kind]), [[join(repo, "HEAD"), "moved"]]);
+  assert.equal(readFileSync(asideOf(join(repo, "HEAD"), 13), "utf8"), "ref: refs/heads/main\n");
+  assert.throws(() => owner(repo, {}, "rev-parse", "--git-dir"), /not a git repository/);
+  assert.equal(existsSync(join(repo, "mirror.git", "HEAD")), true, "the owner's bare mirror stays");
+  assert.equal(owner(join(repo, "mirror.git"), {}, "rev-parse", "--is-bare-repository").trim(), "true");
+});
