@@ -62,7 +62,9 @@ test("issue 26 r12 F12-1 (reported cases a-e: the 501st gitlink, a gitlink .git 
   assert.deepEqual(readFileSync(join(repo, "tried.txt"), "utf8").trim().split("\n"), [
     "many ok", "modgitdir no", "wtgitdir no", "wtlink ok", "stuck ok", "wtconfig ok", "nestedlink ok",
   ]);
-  const moved = [".git/config.worktree", ".git/worktrees/wt/config.worktree", "ro/.git", "wtl/.git", "zzz/.git", "lib/evil/.git"].map((p) => join(repo, p));
+  // The git folders the agent laid out in `.cache/` lose their HEAD too (round 30, F30a-3): no git takes them for a
+  // repository there.
+  const moved = [".git/config.worktree", ".git/worktrees/wt/config.worktree", "ro/.git", "wtl/.git", "zzz/.git", "lib/evil/.git", ".cache/many/HEAD", ".cache/nested/HEAD", ".cache/stuck/HEAD"].map((p) => join(repo, p));
   for (const p of moved) assert.equal(existsSync(p), false, p);
   const aside = moved.map((p) => asideOf(p, 1));
   assert.deepEqual(readdirSync(join(repo, "ro", ".git.planted-run-1")), [], "the name taken first left as it was");

@@ -64,11 +64,17 @@ test("issue 26 r30 F30a-3 (reported case: HEAD, objects, refs and a config with 
   writeFileSync(join(repo, "HEAD"), "ref: refs/heads/main\n");
   writeFileSync(join(repo, "config"), "[core]\n\tbare = false\n\tpager = /nonexistent-aa-evil\n");
   writeFileSync(join(repo, ".git", "HEAD"), "garbage\n");
+  // The same in a folder of the project (your git started in `src/` finds it before the project's `.git`).
+  mkdirSync(join(repo, "src", "objects"), { recursive: true });
+  mkdirSync(join(repo, "src", "refs"));
+  writeFileSync(join(repo, "src", "HEAD"), "ref: refs/heads/main\n");
+  assert.equal(owner(join(repo, "src"), {}, "rev-parse", "--git-dir").trim(), ".", "git takes src/ for the repository");
   assert.equal(owner(repo, {}, "rev-parse", "--git-dir").trim(), ".", "git takes the project folder for the repository");
   const planted = plantedSteering([repo], guardedOf(parts), parts.seen, 13, { sinceMs });
-  assert.deepEqual(planted.map((p) => [p.path, p.kind]), [[join(repo, "HEAD"), "moved"]]);
+  assert.deepEqual(planted.map((p) => [p.path, p.kind]), [[join(repo, "HEAD"), "moved"], [join(repo, "src", "HEAD"), "moved"]]);
   assert.equal(readFileSync(asideOf(join(repo, "HEAD"), 13), "utf8"), "ref: refs/heads/main\n");
   assert.throws(() => owner(repo, {}, "rev-parse", "--git-dir"), /not a git repository/);
+  assert.throws(() => owner(join(repo, "src"), {}, "rev-parse", "--git-dir"), /not a git repository/);
   assert.equal(existsSync(join(repo, "mirror.git", "HEAD")), true, "the owner's bare mirror stays");
   assert.equal(owner(join(repo, "mirror.git"), {}, "rev-parse", "--is-bare-repository").trim(), "true");
 });

@@ -27,9 +27,10 @@ function patterns(schema: unknown, out = new Map<string, { pattern: string; text
 
 /**
  * Words a Chinese text may share with the English one: literal syntax a sender types (`javascript:`, `env:NAME`,
- * `plugin:<id>`, the example path `data.items[0].name`, `http(s)`, `sha256:`).
+ * `plugin:<id>`, the example path `data.items[0].name`, `http(s)`, `sha256:`, a tool call's file stand-ins `folder` and
+ * `link:`).
  */
-const literalWords = new Set(["javascript", "data", "env", "plugin", "items", "name", "http", "sha"]);
+const literalWords = new Set(["javascript", "data", "env", "plugin", "items", "name", "http", "sha", "folder", "link"]);
 /** The English words of a text: lowercase runs of three letters or more (acronyms such as ISO, URL, UTF stay; placeholders do not count). */
 const englishWords = (text: string) => (text.replace(/\{\w+\}/g, "").match(/[a-z]{3,}/g) ?? []).filter((w) => !literalWords.has(w));
 

@@ -182,3 +182,19 @@ test("issue 26 r30 F30b-3 (reported case: every agent's call of a plugin with a 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("issue 26 r30 F30b-4 (reported case: tools/x<LF>worker local connected<ESC>[31mRED.json printed as two lines by plugins reload, list and inspect): a declarative plugin's error names its file with every control character escaped", async () => {
+  const root = realpathSync(tempDir("aa-r30-decl-"));
+  try {
+    const dir = copyExample(root, "nm");
+    const name = "x\nworker local connected\u001b[31mRED.json";
+    writeFileSync(join(dir, "tools", name), "{}");
+    const { loadPlugin } = await import("../src/declarative/load.js");
+    const out = await loadPlugin(dir, "home", "en");
+    assert.equal(out.ok, false);
+    const files = out.ok ? [] : out.errors.map((e) => e.file).filter((f) => f.startsWith(join(dir, "tools")));
+    assert.deepEqual(files, [join(dir, "tools", "x\\u{a}worker local connected\\u{1b}[31mRED.json")]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -270,3 +270,26 @@ test("issue 26 r28 F28b-2 (reported case: zero-width spaces and tag characters h
   // Text people read is kept as it is: letters of any script, an emoji (its joiner escaped).
   assert.equal(canonicalJson({ t: "Grüße 你好 👍" }), '{"t":"Grüße 你好 👍"}');
 });
+
+test("issue 26 r30 F30b-2 (reported case: a sandboxed plugin with network = \"host\" had the same card as one with no network, and reached a service on 127.0.0.1 after \"allow once\"): the card says the sandbox shares this computer's network; the tool host says it in the call's body", async () => {
+  await withHub(async (f, client, _owner, job) => {
+    const host = await ownerCardOf(f, (await client.toolCall(job.run, job.token, { ...body({ cmd: "id" }), sandboxed: true, sandboxNetwork: "host" })).card!);
+    assert.ok(host.text.includes("\nRuns in the plugin sandbox ([sandbox] in its manifest)\nNetwork: shared with this computer (network = \"host\" in its manifest): it reaches the internet and every service on this computer's 127.0.0.1\n"), host.text);
+    const none = await ownerCardOf(f, (await client.toolCall(job.run, job.token, { ...body({ cmd: "pwd" }), sandboxed: true })).card!);
+    assert.equal(none.text.includes("Network:"), false, none.text);
+  });
+  const { hostFixture, syncManifest, toolToml, writePlugin } = await import("./tools-helpers.js");
+  const h = hostFixture();
+  try {
+    for (const network of ["none", "bridge", "host"]) writePlugin(h.root, `n${network}`, syncManifest(`n${network}`, "true", [], toolToml("t") + `\n[sandbox]\nnetwork = "${network}"\n`));
+    h.registry.rescan();
+    const said = [];
+    for (const network of ["none", "bridge", "host"]) {
+      const c = await h.host.check(`n${network}.t`, {});
+      said.push(c.ok ? c.sandboxNetwork ?? null : c.message);
+    }
+    assert.deepEqual(said, [null, "bridge", "host"]);
+  } finally {
+    await h.close();
+  }
+});

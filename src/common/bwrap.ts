@@ -138,10 +138,7 @@ export const bwrapStatusCloseWaitMs = 2_000;
 export function watchBwrapStatus(stream: Readable, exited: Promise<unknown>, onChildPid: (pid: number) => void = () => {}): { status: BwrapStatus; closed: Promise<void> } {
   const status: BwrapStatus = { childPid: null, programRan: false };
   let rest = "";
-  stream.on("data", (d: Buffer) => {
-    rest += d.toString();
-    const lines = rest.split("\n");
-    rest = lines.pop() ?? "";
+  const take = (lines: string[]) => {
     for (const line of lines) {
       let said: { "child-pid"?: unknown; "exit-code"?: unknown };
       try {
@@ -156,7 +153,15 @@ export function watchBwrapStatus(stream: Readable, exited: Promise<unknown>, onC
       }
       if (typeof said["exit-code"] === "number") status.programRan = true;
     }
+  };
+  stream.on("data", (d: Buffer) => {
+    rest += d.toString();
+    const lines = rest.split("\n");
+    rest = lines.pop() ?? "";
+    take(lines);
   });
+  // A last line without its line break.
+  stream.on("end", () => take([rest]));
   stream.on("error", () => {});
   const closedPipe = new Promise<void>((r) => stream.once("close", () => r()));
   const closed = Promise.race([closedPipe, exited.then(() => new Promise<void>((r) => setTimeout(r, bwrapStatusCloseWaitMs).unref()))]);

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
 import type { ErrorObject } from "ajv";
 import { t, type Lang } from "../i18n/messages.js";
-import { textForbiddenClass } from "../kernel/text.js";
+import { escapedLine, textForbiddenClass } from "../kernel/text.js";
 import * as validators from "../protocol/plugin-validators.generated.js";
 import { apiVersionPattern, assetNamePattern } from "../protocol/plugin-limits.js";
 import type {
@@ -45,8 +45,9 @@ class Reading {
   private bytes = 0;
   constructor(readonly dir: string, readonly lang: Lang, readonly slicer: Slicer) {}
 
+  /** Records an error of `file` (its name written with escapes: a name the plugin chose adds no line; round 30, F30b-4). */
   error(file: string, at: string, reason: string): void {
-    this.errors.push({ file, pointer: at, reason });
+    this.errors.push({ file: escapedLine(file), pointer: at, reason });
   }
 
   /** The text of `rel` (added to the digest), or null with its error recorded. */

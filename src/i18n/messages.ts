@@ -431,6 +431,7 @@ const catalog = {
   "tools.bind.broad.inHome": { zh: "⚠ 范围大：直接在用户主目录下（如 ~/.ssh、~/.npmrc）", en: "⚠ broad: right in the user's home (like ~/.ssh, ~/.npmrc)" },
   "tools.calls.card.more": { zh: "还有 {count} 项（见 plugins inspect）", en: "{count} more (see plugins inspect)" },
   "tools.calls.card.binds": { zh: "沙箱绑定：{binds}", en: "Sandbox binds: {binds}" },
+  "tools.calls.card.sandboxNetwork": { zh: "网络：与这台电脑共用（清单里 network = \"{network}\"）——它能连到互联网和这台电脑 127.0.0.1 上的所有服务", en: "Network: shared with this computer (network = \"{network}\" in its manifest): it reaches the internet and every service on this computer's 127.0.0.1" },
   "tools.calls.card.sandboxed": { zh: "在插件沙箱里运行（清单里有 [sandbox]）", en: "Runs in the plugin sandbox ([sandbox] in its manifest)" },
   "tools.calls.card.unsandboxed": { zh: "不在沙箱里运行：以你的用户权限运行，能读写你能读写的一切（清单里没有 [sandbox]）", en: "Runs WITHOUT a sandbox, with your user's rights: it can read and write all you can (no [sandbox] in its manifest)" },
   "tools.calls.card.env": {

@@ -19,6 +19,15 @@ export const lineForbiddenClass = "\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\
 export const lineForbidden = new RegExp(`[${lineForbiddenClass}]`, "u");
 
 /**
+ * One-line text with every character one-line text may not hold (`lineForbiddenClass`: controls, line breaks,
+ * bidirectional formatting) written as its `\u{hex}` escape: a name someone else chose (a file an agent or a plugin
+ * made), shown as it is without adding lines or reordering what a reader sees (issue 26 rounds 12 and 30).
+ */
+export function escapedLine(text: string): string {
+  return text.replace(new RegExp(`[${lineForbiddenClass}]`, "gu"), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+}
+
+/**
  * Text relayed from elsewhere made acceptable instead of refused (a webhook's issue title, an agent's last words):
  * refused characters are removed; in one-line text, runs of line breaks, tabs and separators become one space first.
  */

@@ -263,13 +263,14 @@ function argumentsOnCard(body: DecidableBody): { preview: string; cut: SaidParam
 }
 
 /**
- * What an approval card says of the plugin sandbox's binds (issue 26 #3): each real source → container with its mode,
- * broad ones with a warning, at most `toolCardBindsMax` (then how many more); "" when there are none.
+ * What an approval card says of the plugin sandbox's binds (issue 26 #3): whether it runs sandboxed, its network when it
+ * shares the host's (round 30, F30b-2), each real source → container with its mode, broad ones with a warning, at most `toolCardBindsMax` (then how many more); "" when there are none.
  */
 function bindsOnCard(c: Ctx, body: DecidableBody): string {
   // Whether it runs in a sandbox at all, first (issue 26 round 25, F25b-4: a card asking again after `[sandbox]` was
   // removed said only which file changed).
-  const sandbox = body.sandboxed === undefined ? "" : `${c.msg(body.sandboxed ? "tools.calls.card.sandboxed" : "tools.calls.card.unsandboxed")}\n`;
+  const network = body.sandboxed && body.sandboxNetwork ? `${c.msg("tools.calls.card.sandboxNetwork", { network: body.sandboxNetwork })}\n` : "";
+  const sandbox = body.sandboxed === undefined ? "" : `${c.msg(body.sandboxed ? "tools.calls.card.sandboxed" : "tools.calls.card.unsandboxed")}\n${network}`;
   const binds = body.binds ?? [];
   if (binds.length === 0) return sandbox;
   const path = (p: string) => relayed(p, true, toolCardPathMaxCodepoints);

@@ -372,6 +372,7 @@ export const ToolCallBody = Type.Object(
       { additionalProperties: false },
     ), { maxItems: L.toolCallBindsMax, description: "the plugin sandbox's binds as they really are (issue 26 #3), shown on an approval card" })),
     sandboxed: Type.Optional(Type.Boolean({ description: "whether the tool host runs the tool plugin in its sandbox ([sandbox] in its manifest; issue 26 round 25), said on an approval card" })),
+    sandboxNetwork: Type.Optional(Type.Unsafe<"bridge" | "host">({ type: "string", enum: ["bridge", "host"], description: "the plugin sandbox's network when it is not `none` (the host's network is shared: the internet and this computer's loopback services; issue 26 round 30, F30b-2), said on an approval card" })),
     env: Type.Optional(Type.Array(
       Type.String({ minLength: 1, maxLength: 128, pattern: "^[A-Za-z_][A-Za-z0-9_]*$", ...patternText("pattern.identifier") }),
       { maxItems: L.toolCallBindsMax, description: "names of the hub's environment the plugin is given (issue 26 round 10), shown on an approval card" },

@@ -320,6 +320,7 @@ export class ToolHost {
     return {
       ok: true, plugin: c.a.p.name, tool: c.tool, digest: envBoundDigest(c.a.digest, env), builtIn: c.origin === "builtin", ...(c.files ? { files: c.files } : {}),
       binds: shownBinds(bindsOf(c.a.p.manifest, c.a.p.dir, this.settings)), sandboxed: c.a.p.manifest.sandbox !== null, ...(env.length > 0 ? { env } : {}),
+      ...(c.a.p.manifest.sandbox && c.a.p.manifest.sandbox.network !== "none" ? { sandboxNetwork: c.a.p.manifest.sandbox.network } : {}),
       disableModelInvocation: c.a.p.manifest.capabilities.disable_model_invocation, pluginType: c.a.p.manifest.plugin_type,
       timeoutMs: timeoutOf(c.a.p.manifest, undefined), toolChecked: c.toolChecked,
     };

@@ -139,6 +139,8 @@ export type CallCheck =
     binds: BindShown[];
     /** Whether a tool plugin runs in its sandbox (`[sandbox]` in its manifest: issue 26 round 25, F25b-4); absent for data tools. */
     sandboxed?: boolean;
+    /** The sandbox's network when it is not `none` (shown on the approval card: issue 26 round 30, F30b-2). */
+    sandboxNetwork?: "bridge" | "host";
     /**
      * The names of the hub's environment the plugin is given beyond the base list (env.ts `passedEnv`; issue 26 round
      * 10), shown on the approval card; absent when none. They are bound into `digest`: another set asks again.

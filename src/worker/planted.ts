@@ -11,7 +11,7 @@ import { lstatSync, mkdirSync, realpathSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { isLink, present, realPathOr, within } from "../common/file-checks.js";
 import { cardTextMaxCodepoints } from "../kernel/limits.js";
-import { lineForbiddenClass } from "../kernel/text.js";
+import { escapedLine } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
@@ -210,10 +210,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // run's plant stood there guarded it as the owner's; once that run's check moved it, this one put one back).
   const movedSince = (path: string) => sinceMs !== undefined && (asideTo(run).moved?.since(path, sinceMs) ?? false);
   // Made or changed since the run's launch, by its inode's change time (no program sets it back; a rename or link sets
-  // it); without `sinceMs`, not a path the guard saw.
+  // it); without `sinceMs` (no launch time known) nothing counts.
   const changedSince = (path: string, since: number | undefined) => {
     try {
-      return since === undefined ? !guarded.has(path) : lstatSync(path).ctimeMs >= since - ctimeSlackMs;
+      return since !== undefined && lstatSync(path).ctimeMs >= since - ctimeSlackMs;
     } catch {
       return false;
     }
@@ -341,9 +341,18 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     for (const tree of walk.trees) if (!folders.includes(tree) && !repositories.has(tree)) aside(join(tree, ".git"));
     // A git folder's layout outside a `.git` (`HEAD`, `objects`, `refs`) whose HEAD the run made or changed (round 30,
     // F30a-3: with the project's own `.git/HEAD` made invalid, git took the project folder itself for the repository
-    // and ran the agent's `core.pager`): its HEAD moved aside, so git finds no repository there. Not a git folder the
-    // guard saw at launch (a `--separate-git-dir` in the project, whose HEAD the agent's own checkout changes).
-    for (const d of walk.bares) if (!gitFolders.has(d) && changedSince(join(d, "HEAD"), sinceMs)) aside(join(d, "HEAD"));
+    // and ran the agent's `core.pager`; a `src/` laid out so is found first by your git started there): its HEAD moved
+    // aside, so git finds no repository there. Not a git folder the guard saw at launch (a `--separate-git-dir` in the
+    // project, whose HEAD the agent's own checkout changes).
+    // Only in a work tree (at or below a folder holding a `.git`, or below a repository holding the folder): where
+    // your git, started in the project or a folder of it, finds it first; a bare repository a tool keeps outside any
+    // work tree (a mirror, the delivery plugin's object store) is its own. Not one this check moved aside beside
+    // itself (the quarantine could not take it), which it has dealt with.
+    const trees = [...walk.trees, ...enclosing];
+    const movedHere = (d: string) => found.some((f) => f.movedTo !== null && within(d, f.movedTo));
+    for (const d of walk.bares) {
+      if (!gitFolders.has(d) && trees.some((t) => within(d, t)) && !movedHere(d) && changedSince(join(d, "HEAD"), sinceMs)) aside(join(d, "HEAD"));
+    }
     // A folder still unlistable after the walk made the user's own readable again (round 29, F29a-3: nested past the
     // path's length, a name that is not UTF-8): what it holds is not looked at, so it is moved aside whole (the launch
     // refuses one, so none is the owner's) — never a writable folder itself, named as looked at short.
@@ -372,7 +381,7 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang, more = 0)
   if (planted.length === 0) return null;
   // The agent chose these names: a control character or line break in one would get the whole result refused (the
   // run then hangs) or add lines of the agent's to the card (issue 26 round 12, F12-9). Shown escaped, as they are.
-  const shown = (path: string) => path.replace(new RegExp(`[${lineForbiddenClass}]`, "gu"), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  const shown = escapedLine;
   const mib = String(maskedCheckLimits.bytes / (1024 * 1024));
   const line = (p: Planted) => p.kind === "moved"
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })

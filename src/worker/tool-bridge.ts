@@ -295,7 +295,7 @@ export class ToolBridges {
     try {
       decision = await this.client.toolCall(job.run, job.token, {
         tool: name, ...toolArgsFields(shownArguments(args, hidden)), manifestDigest: checked.digest, ...(checked.files ? { files: checked.files } : {}),
-        ...(checked.binds.length > 0 ? { binds: checked.binds } : {}), ...(checked.sandboxed !== undefined ? { sandboxed: checked.sandboxed } : {}), ...(checked.http ? { http: checked.http } : {}), ...(checked.env ? { env: checked.env } : {}),
+        ...(checked.binds.length > 0 ? { binds: checked.binds } : {}), ...(checked.sandboxed !== undefined ? { sandboxed: checked.sandboxed } : {}), ...(checked.sandboxNetwork ? { sandboxNetwork: checked.sandboxNetwork } : {}), ...(checked.http ? { http: checked.http } : {}), ...(checked.env ? { env: checked.env } : {}),
         builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation, kind: checked.pluginType,
       });
       if (decision.decision === "prompt") decision = await this.awaitAnswer(job, decision, signal);
