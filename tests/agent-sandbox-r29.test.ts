@@ -79,7 +79,7 @@ test("issue 26 r29 F29a-3 (reported case: .claude and a repository 20 folders of
 });
 
 /** Runs the guard's walk of `folder` (`restore`: as after a run) as this user, or as `nobody` when this is root (root reads every folder). */
-function walkAsUser(folder: string, restore = false): { trees: string[]; steered: string[]; unreadable: string[]; bares: string[] } {
+function walkAsUser(folder: string, restore = false): { trees: string[]; steered: string[]; unreadable: string[]; heads: string[] } {
   const walk = fileURLToPath(new URL("../dist/src/worker/guard-walk.js", import.meta.url));
   const script = `import(${JSON.stringify(walk)}).then((m) => console.log(JSON.stringify(m.walkOf(${JSON.stringify(folder)}, m.guardLimits, new Set([".claude"]), ${restore}))))`;
   const asUser = process.getuid?.() === 0 ? ["runuser", "-u", "nobody", "--", process.execPath] : [process.execPath];
@@ -95,11 +95,11 @@ test("issue 26 r29 F29a-3 (reported case: chmod 0311 pkg, holding pkg/lib/.git a
   mkdirSync(join(folder, "other"));
   const uid = process.getuid?.() === 0 ? 65534 : process.getuid!();
   execFileSync("chown", ["-R", `${uid}`, folder]);
-  assert.deepEqual(walkAsUser(folder), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [], bares: [] });
+  assert.deepEqual(walkAsUser(folder), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [], heads: [] });
   chmodSync(join(folder, "pkg"), 0o311);
-  assert.deepEqual(walkAsUser(folder), { trees: [], steered: [], unreadable: [join(folder, "pkg")], bares: [] });
+  assert.deepEqual(walkAsUser(folder), { trees: [], steered: [], unreadable: [join(folder, "pkg")], heads: [] });
   // After a run the user's own folder is made readable again and walked (a `chmod 0311 .` must not move the project).
-  assert.deepEqual(walkAsUser(folder, true), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [], bares: [] });
+  assert.deepEqual(walkAsUser(folder, true), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [], heads: [] });
   assert.equal(lstatSync(join(folder, "pkg")).mode & 0o777, 0o711);
   // Review of round 29: a folder listed but not searchable (`chmod 600 pkg`): pkg/lib cannot be entered — pkg is named.
   chmodSync(join(folder, "pkg"), 0o600);

@@ -78,3 +78,37 @@ test("issue 26 r30 F30a-3 (reported case: HEAD, objects, refs and a config with 
   assert.equal(existsSync(join(repo, "mirror.git", "HEAD")), true, "the owner's bare mirror stays");
   assert.equal(owner(join(repo, "mirror.git"), {}, "rev-parse", "--is-bare-repository").trim(), "true");
 });
+
+test("issue 26 r31 F31a-1 and F31a-2 (reported cases: a git folder split by a commondir — HEAD and commondir in docs/X2, objects, refs and a config with core.pager in docs/Y2 —, and one laid out over two runs, HEAD alone first): a folder of a work tree holding a HEAD whose repository parts the run made or changed has its HEAD moved aside", async () => {
+  const repo = ownerRepo();
+  // The owner's own folder holding a HEAD (a fixture), there before the launch and left as it was.
+  mkdirSync(join(repo, "fixtures", "r"), { recursive: true });
+  writeFileSync(join(repo, "fixtures", "r", "HEAD"), "ref: refs/heads/main\n");
+  await sleep(1_100); // past the kernel clock's slack: older than the launch
+  let sinceMs = Date.now();
+  let parts = executableParts(repo, true, false);
+  // F31a-1, variant A: split by a commondir in a folder of the project.
+  mkdirSync(join(repo, "docs", "X2"), { recursive: true });
+  mkdirSync(join(repo, "docs", "Y2"));
+  execFileSync("cp", ["-r", join(repo, ".git", "objects"), join(repo, ".git", "refs"), join(repo, "docs", "Y2")]);
+  writeFileSync(join(repo, "docs", "X2", "HEAD"), readFileSync(join(repo, ".git", "HEAD")));
+  writeFileSync(join(repo, "docs", "X2", "commondir"), "../Y2\n");
+  writeFileSync(join(repo, "docs", "Y2", "config"), "[core]\n\tbare = true\n\tpager = /nonexistent-aa-evil\n");
+  assert.equal(owner(join(repo, "docs", "X2"), {}, "config", "core.pager").trim(), "/nonexistent-aa-evil", "git takes docs/X2 for a repository");
+  // F31a-2, the first run: a HEAD alone.
+  mkdirSync(join(repo, "docs", "S"));
+  writeFileSync(join(repo, "docs", "S", "HEAD"), "ref: refs/heads/main\n");
+  let planted = plantedSteering([repo], guardedOf(parts), parts.seen, 14, { sinceMs });
+  assert.deepEqual(planted.map((p) => [p.path, p.kind]), [[join(repo, "docs", "S", "HEAD"), "moved"], [join(repo, "docs", "X2", "HEAD"), "moved"]]);
+  // Your git in docs/X2 now finds the project's own repository, whose configuration names no pager.
+  assert.throws(() => owner(join(repo, "docs", "X2"), {}, "config", "core.pager"), /Command failed/);
+  // F31a-2 with the HEAD left from before the launch (the owner's fixture): a run adding the rest makes it a
+  // repository of the run's, and its HEAD goes.
+  await sleep(1_100);
+  sinceMs = Date.now();
+  parts = executableParts(repo, true, false);
+  execFileSync("cp", ["-r", join(repo, ".git", "objects"), join(repo, ".git", "refs"), join(repo, "fixtures", "r")]);
+  writeFileSync(join(repo, "fixtures", "r", "config"), "[core]\n\tbare = true\n\tpager = /nonexistent-aa-evil\n");
+  planted = plantedSteering([repo], guardedOf(parts), parts.seen, 15, { sinceMs });
+  assert.deepEqual(planted.map((p) => [p.path, p.kind]), [[join(repo, "fixtures", "r", "HEAD"), "moved"]]);
+});

@@ -12,7 +12,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { linkSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { copyExample } from "./declarative-helpers.js";
 import { nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
@@ -159,7 +159,7 @@ test("issue 26 r30 F30b-1 (reported case: s -> . and main.py -> s/s/s/s/s/../../
 test("issue 26 r30 F30b-1 (the kind): no source resolves a path with Node's JavaScript realpath, which shortens `..` as text before following links; the kernel's (`realpathSync.native`) only", () => {
   const src = join(import.meta.dirname, "..", "src");
   const files = execFileSync("find", [src, "-name", "*.ts"], { encoding: "utf8" }).split("\n").filter(Boolean);
-  const found = files.flatMap((f) => [...readFileSync(f, "utf8").matchAll(/\brealpath(Sync)?\((?!\.native)/g)].map(() => f.slice(src.length + 1)));
+  const found = files.flatMap((f) => [...readFileSync(f, "utf8").matchAll(/\brealpath(Sync)?\(/g)].map(() => f.slice(src.length + 1)));
   assert.deepEqual(found, []);
 });
 
@@ -196,5 +196,28 @@ test("issue 26 r30 F30b-4 (reported case: tools/x<LF>worker local connected<ESC>
     assert.deepEqual(files, [join(dir, "tools", "x\\u{a}worker local connected\\u{1b}[31mRED.json")]);
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 r31 F31b-1 (reported case: main.py -> ~/project/ln/real.py with ~/project/ln a link back into the plugin, which an agent swapped between the check and the start): a link whose text leaves the plugin's folder is refused even when it ends inside", () => {
+  const outside = realpathSync(tempDir("aa-r31-project-"));
+  const dir = realpathSync(tempDir("aa-r31-plugin-"));
+  try {
+    writeFileSync(join(dir, "real.py"), "print('the plugin')\n");
+    symlinkSync(dir, join(outside, "ln"));
+    symlinkSync(join(outside, "ln", "real.py"), join(dir, "main.py"));
+    assert.deepEqual(pluginFiles(dir, new FileHashCache()), { ok: false, why: "link", path: "main.py", target: join(outside, "ln", "real.py") });
+    // The relative form of the report.
+    rmSync(join(dir, "main.py"));
+    const relative = join("..", basename(outside), "ln", "real.py");
+    symlinkSync(relative, join(dir, "main.py"));
+    assert.deepEqual(pluginFiles(dir, new FileHashCache()), { ok: false, why: "link", path: "main.py", target: join(outside, "ln", "real.py") });
+    // A link within the folder still loads.
+    rmSync(join(dir, "main.py"));
+    symlinkSync("real.py", join(dir, "main.py"));
+    assert.equal(pluginFiles(dir, new FileHashCache()).ok, true);
+  } finally {
+    rmSync(outside, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -112,3 +112,20 @@ test("a sandboxed tool plugin whose planned hidden folder vanishes before bwrap 
     await h.close();
   }
 });
+
+test("round 30 review (a regression of the retry): an MCP server or service whose command cannot be spawned ends its start with why, as before, instead of waiting forever for an exit that never comes", async () => {
+  const h = hostFixture();
+  try {
+    writePlugin(h.root, "ghost", `manifest_version = 3\nname = "ghost"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "/nonexistent-aa-ghost"\n[mcp]\nhandshake_timeout_ms = 2000\nrestart_policy = "never"\n`);
+    writePlugin(h.root, "gsvc", `name = "gsvc"\nversion = "0.1.0"\nplugin_type = "service"\n[entry_point]\ncommand = "/nonexistent-aa-gsvc"\n${toolToml("run")}`);
+    h.registry.rescan();
+    const hung = (what: string) => new Promise<string>((r) => setTimeout(() => r(`${what} still waiting after 60 s`), 60_000).unref());
+    const mcp = await Promise.race([h.host.tools("ghost", { run: true }).then((x) => (x.ok ? "ok" : x.message)), hung("the MCP start")]);
+    assert.match(mcp, /^plugin ghost was not ready within 2000 ms: /);
+    const svc = await Promise.race([h.host.call("gsvc.run", {}, { sessionKey: "s" }).then((x) => x.status), hung("the service call")]);
+    assert.notEqual(svc, "ok");
+    assert.doesNotMatch(svc, /still waiting/);
+  } finally {
+    await h.close();
+  }
+});

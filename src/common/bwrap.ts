@@ -146,6 +146,7 @@ export function watchBwrapStatus(stream: Readable, exited: Promise<unknown>, onC
       } catch {
         continue; // not a line of bwrap's status
       }
+      if (said === null || typeof said !== "object") continue;
       const pid = said["child-pid"];
       if (status.childPid === null && typeof pid === "number" && Number.isSafeInteger(pid) && pid > 1) {
         status.childPid = pid;
@@ -176,3 +177,6 @@ export function watchBwrapStatus(stream: Readable, exited: Promise<unknown>, onC
 export function bwrapSetupFailed(status: BwrapStatus, exit: { code: number | null; signal: string | null }): boolean {
   return !status.programRan && exit.signal === null && exit.code !== null && exit.code !== 0;
 }
+
+/** What a start answers when bwrap could not set its sandbox up and another try is left (tools/mcp.ts, service.ts). */
+export const setupFailed = Symbol("setupFailed");

@@ -135,7 +135,13 @@ export function pluginFiles(dir: string, cache: FileHasher): FilesResult {
           sha256 = cache.hash(full, st);
         } else if (st.isSymbolicLink()) {
           const text = readlinkSync(full);
-          // Where the link leads in the end (every link on the way followed), or null when it leads nowhere.
+          // Its text read as a path from its folder must stay in the plugin's folder (round 31, F31b-1: `main.py ->
+          // ~/project/ln/real.py`, with `~/project/ln` a link back into the plugin, ended inside but passed through a
+          // folder an agent writes, which swapped `ln` between the check and the start); each link met on the way is
+          // an entry of the folder, checked so too. Then where the kernel leads it in the end (every link followed:
+          // `s -> .`, `s/s/../../x` climbs out; round 30, F30b-1), or null when it leads nowhere.
+          const written = resolve(dirname(join(root, path)), text);
+          if (!within(written, root)) return { ok: false, why: "link", path, target: written };
           const target = realPathOr(full, null);
           if (target === null || !within(target, root)) {
             return { ok: false, why: "link", path, target: target ?? resolve(dirname(full), text) };

@@ -11,7 +11,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { t } from "../i18n/messages.js";
-import { PluginProcess, prepareLaunch, setupFailed, type LaunchSettings } from "./process.js";
+import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
+import { setupFailed } from "../common/bwrap.js";
 import { CrashWindow, backoffMs } from "./restart.js";
 import { readToolList } from "./stdio-runner.js";
 import type { Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
@@ -119,9 +120,15 @@ export class McpSession {
   }
 
   private async start(): Promise<{ ok: true } | { ok: false; message: string }> {
+    this.stopping = false;
     for (let tries = 1; ; tries++) {
       const started = await this.startOnce(tries < sandboxLaunchTriesMax);
       if (started !== setupFailed) return started;
+      // Stopped while the first try ended (the host closing, the plugin changed): no second start.
+      if (this.stopping) {
+        this.set("stopped");
+        return { ok: false, message: t(this.s.lang, "tools.long.stopped", { plugin: this.plugin.name }) };
+      }
     }
   }
 
@@ -130,7 +137,6 @@ export class McpSession {
    *   plugin ran) answers `setupFailed`, and its exit is no crash (`exited`).
    */
   private async startOnce(retryable: boolean): Promise<{ ok: true } | { ok: false; message: string } | typeof setupFailed> {
-    this.stopping = false;
     this.set("starting");
     const prepared = await prepareLaunch({ name: this.plugin.name, dir: this.plugin.dir, manifest: this.plugin.manifest, tag: `${process.pid}-mcp-${++this.tag}` }, this.s);
     if (!prepared.ok) {
@@ -139,7 +145,7 @@ export class McpSession {
     }
     const proc = new PluginProcess(prepared.launch, this.plugin.name, this.s, true);
     this.proc = proc;
-    if (retryable) this.retryable.add(proc);
+    if (retryable && prepared.launch.status) this.retryable.add(proc);
     // The MCP SDK loads with the first server started (a host that starts none never loads it).
     const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
     const client = new Client({ name: "agent-autoloop-tool-host", version: "1" }, { capabilities: {} });
@@ -150,9 +156,13 @@ export class McpSession {
       await client.connect(transport, { timeout: this.spec.handshake_timeout_ms });
     } catch (e) {
       const message = t(this.s.lang, "tools.long.notReady", { plugin: this.plugin.name, ms: this.spec.handshake_timeout_ms, error: (e as Error).message });
-      await proc.end();
-      if (retryable && (await proc.setupFailed)) return setupFailed;
+      const before = this.status.lastError;
       this.status.lastError = message;
+      await proc.end();
+      if (this.retryable.has(proc) && (await proc.setupFailed)) {
+        this.status.lastError = before;
+        return setupFailed;
+      }
       return { ok: false, message: this.status.state === "crash_loop" ? this.status.lastError ?? message : message };
     }
     this.client = client;
@@ -167,7 +177,8 @@ export class McpSession {
    * not set up is started again by `start` itself.
    */
   private exited(proc: PluginProcess): void {
-    void proc.setupFailed.then((failed) => (failed && this.retryable.has(proc) ? undefined : this.ended(proc)));
+    if (!this.retryable.has(proc)) return this.ended(proc);
+    void proc.setupFailed.then((failed) => (failed ? undefined : this.ended(proc)));
   }
 
   private ended(proc: PluginProcess): void {

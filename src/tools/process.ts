@@ -253,9 +253,6 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   return { ok: true, launch: { argv, cwd: req.dir, env: outer, cgroup: made.cgroup, fds, args, status: true } };
 }
 
-/** What a long-lived plugin's start answers when bwrap could not set its sandbox up and another try is left. */
-export const setupFailed = Symbol("setupFailed");
-
 /** Why stdout was cut off: one line too long, or too much output in all. */
 export type StdoutOverflow = "line" | "total";
 
@@ -324,7 +321,9 @@ export class PluginProcess {
     const status = status$ ? watchBwrapStatus(status$, this.exited) : null;
     // Ended by this host (a timeout, a stop) before it exited: no case of a sandbox that could not be set up.
     const endedByUs = new Promise<boolean>((r) => this.child.once("exit", () => r(this.ended)));
-    this.setupFailed = status ? Promise.all([this.exited, endedByUs, status.closed]).then(([x, ours]) => !ours && bwrapSetupFailed(status.status, x)) : this.exited.then(() => false);
+    // A spawn that failed (ENOENT) has no exit: no sandbox was set up either.
+    const setup = status ? Promise.all([this.exited, endedByUs, status.closed]).then(([x, ours]) => !ours && bwrapSetupFailed(status.status, x)) : Promise.resolve(false);
+    this.setupFailed = Promise.race([setup, this.spawnError.then(() => false)]);
     this.closed = new Promise((r) => this.child.once("close", () => r()));
     this.child.stdin.on("error", () => {}); // a plugin that exits without reading its input
     this.child.stdout.on("data", (d: Buffer) => this.stdout(d));

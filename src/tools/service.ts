@@ -23,7 +23,8 @@ import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
 import type * as Grpc from "@grpc/grpc-js";
 import { t } from "../i18n/messages.js";
-import { PluginProcess, prepareLaunch, setupFailed, type LaunchSettings } from "./process.js";
+import { PluginProcess, prepareLaunch, type LaunchSettings } from "./process.js";
+import { setupFailed } from "../common/bwrap.js";
 import { stopProcess } from "./mcp.js";
 import { CrashWindow, backoffMs } from "./restart.js";
 import type { Outcome, RunnablePlugin, RunnerKind } from "./runner.js";
@@ -162,9 +163,15 @@ export class ServiceSupervisor {
   }
 
   private async launch(): Promise<boolean> {
+    this.stopping = false;
     for (let tries = 1; ; tries++) {
       const launched = await this.launchOnce(tries < sandboxLaunchTriesMax);
       if (launched !== setupFailed) return launched;
+      // Stopped while the first try ended (the host closing, the plugin changed): no second start.
+      if (this.stopping) {
+        this.set("stopped");
+        return false;
+      }
     }
   }
 
@@ -173,7 +180,6 @@ export class ServiceSupervisor {
    *   plugin ran) answers `setupFailed`, and its exit is no crash (`exited`).
    */
   private async launchOnce(retryable: boolean): Promise<boolean | typeof setupFailed> {
-    this.stopping = false;
     this.set("starting");
     mkdirSync(this.socketDir, { recursive: true, mode: 0o700 });
     rmSync(this.socket, { force: true });
@@ -197,15 +203,19 @@ export class ServiceSupervisor {
     }
     const proc = new PluginProcess(prepared.launch, this.plugin.name, this.s, true);
     this.proc = proc;
-    if (retryable) this.retryable.add(proc);
+    if (retryable && prepared.launch.status) this.retryable.add(proc);
     proc.onLine = (l) => this.s.log(`plugin.${this.plugin.name}`, l);
     void proc.spawnError.then((e) => this.s.log(`plugin.${this.plugin.name}`, e.message));
     void proc.closed.then(() => this.exited(proc));
     const error = await this.connect(proc, address.host);
     if (error !== null) {
-      await proc.end();
-      if (retryable && (await proc.setupFailed)) return setupFailed;
+      const before = this.status.lastError;
       this.status.lastError = t(this.s.lang, "tools.long.notReady", { plugin: this.plugin.name, ms: serviceStartTimeoutMs, error });
+      await proc.end();
+      if (this.retryable.has(proc) && (await proc.setupFailed)) {
+        this.status.lastError = before;
+        return setupFailed;
+      }
       return false;
     }
     this.attempt = 0;
@@ -291,7 +301,8 @@ export class ServiceSupervisor {
   /** Any exit is a crash (unless stopped): restart with backoff, or give up after too many. */
   private exited(proc: PluginProcess): void {
     // A start with another try left that bwrap could not set up is started again by `launch` itself: no crash.
-    void proc.setupFailed.then((failed) => (failed && this.retryable.has(proc) ? undefined : this.ended(proc)));
+    if (!this.retryable.has(proc)) return this.ended(proc);
+    void proc.setupFailed.then((failed) => (failed ? undefined : this.ended(proc)));
   }
 
   /** The process ended: a crash unless it was stopped; restarted after a backoff. */

@@ -123,9 +123,10 @@ export class Attempt {
       // What git holds for the guarded paths and its operations in progress (git-state.ts; round 27, F27a-2, F27a-4).
       if (w?.gitState && w.config) planted.push(...gitStateChanged(w.gitState, [...w.folders], to, w.config.privateDir));
     } catch {
-      // A failure the checks did not expect is said as a folder not looked through, never thrown: the worker would try
-      // the run again as recovered, without what the launch guarded (round 29 review).
-      for (const f of w?.folders ?? []) planted.push({ path: f, movedTo: null, kind: "walkCut" });
+      // A failure the checks did not expect is said as a check stopped short in each folder, never thrown: the worker
+      // would try the run again as recovered, without what the launch guarded (round 29 review). Not marked: the
+      // folders include the CLI state every rule shares, and a mark there would hold every launch (round 30 review).
+      for (const f of w?.folders ?? []) planted.push({ path: f, movedTo: null, kind: "maskCut" });
     }
     // A folder not looked through holds later launches there until the owner has looked (round 30, F30a-1).
     markUnchecked(this.host.home.worker, this.job.run, planted);

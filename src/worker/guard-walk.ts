@@ -37,8 +37,6 @@ export interface GuardLimits {
 }
 /** The folder name the walk for repositories does not enter: a package manager's installs, never a repository kept. */
 export const notWalked = "node_modules";
-/** The entries that make a folder a git folder to git's discovery (`is_git_directory`: HEAD, objects, refs). */
-const gitLayoutNames: ReadonlySet<string> = new Set(["HEAD", "objects", "refs"]);
 /** The limits of every launch. */
 export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100, configFiles: 250, entries: 1_000_000 };
 
@@ -71,14 +69,13 @@ export function guardLimitText(lang: Lang, e: GuardLimitError): string {
  *   one read then named; refused as soon as the limit is passed).
  */
 export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<string>, restore = false): Walked {
-  const [trees, steered, unreadable, bares]: string[][] = [[], [], [], []];
+  const [trees, steered, unreadable, heads]: string[][] = [[], [], [], []];
   const queue = [folder];
   const read: EntriesRead = { read: 0, limit: limits.entries };
   for (let walked = 0; walked < queue.length; walked++) {
     if (walked >= limits.folders) throw new GuardLimitError("folders", folder, limits.folders);
     const d = queue[walked]!;
     let steering = false;
-    let gitLayout = 0;
     let entries = countedEntries(d, read);
     const refused = entries.length === 0 ? unlistable(d) : null;
     // After a run, a folder of the user's the run made unlistable is made readable again and walked (a `chmod 0311 .`
@@ -96,12 +93,11 @@ export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<
       // project's node_modules alone often holds more folders than the walk's limit.
       else if (e.isDirectory() && e.name !== notWalked) queue.push(join(d, e.name));
       if (steers.has(e.name)) steering = true;
-      if (gitLayoutNames.has(e.name)) gitLayout++;
+      if (e.name === "HEAD") heads.push(d);
     }
     if (steering) steered.push(d);
-    if (gitLayout === gitLayoutNames.size) bares.push(d);
   }
-  return { trees, steered, unreadable: [...new Set(unreadable)], bares };
+  return { trees, steered, unreadable: [...new Set(unreadable)], heads };
 }
 
 /**
@@ -149,10 +145,11 @@ function readableAgain(d: string): boolean {
 /** What the guard's walk found: the work trees of repositories, the folders holding a project part, the folders it could not list (`unlistable`). */
 /**
  * What a walk found: work trees (folders holding a `.git`), folders holding a steering part, folders it could not list,
- * and folders laid out as a git folder themselves (`HEAD`, `objects` and `refs` entries: a bare repository, which git
- * takes for the repository when no valid `.git` comes first; round 30, F30a-3).
+ * and folders holding an entry named `HEAD` — the one name git's discovery needs to take a folder for a git folder
+ * (its objects and refs may lie elsewhere, named by a `commondir`; round 31, F31a-1), which it does before looking at
+ * a `.git` above it, or when the `.git` beside it is invalid (round 30, F30a-3).
  */
-export interface Walked { trees: string[]; steered: string[]; unreadable: string[]; bares: string[] }
+export interface Walked { trees: string[]; steered: string[]; unreadable: string[]; heads: string[] }
 
 /** Entries the guard has read in a walk (`read`) and may read in all (`limit`: `GuardLimits.entries`). */
 export interface EntriesRead {

@@ -18,7 +18,7 @@ import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { entryId, gitDirOf, gitFolderLinks, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { ctimeSlackMs, maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
-import { gitSteering, guardLimits, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
+import { gitSteering, guardLimits, headFolderSteering, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
 
 /**
  * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an index
@@ -197,6 +197,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   const done = new Set<string>();
   const entries = new Set(seen.entries);
   const gitFolders = new Set(seen.gitFolders);
+  const heads = new Set(seen.heads);
   // Only what the agent could write: a change elsewhere (the owner's, meanwhile) is not its.
   const inFolders = (p: string) => folders.some((f) => within(p, f));
   const aside = (path: string) => {
@@ -339,19 +340,21 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     // a submodule by the next run, whose guard took it for the owner's; the owner's `git status` ran it): its `.git`
     // moved aside, the files left. The folder's own new one is named above ("kept").
     for (const tree of walk.trees) if (!folders.includes(tree) && !repositories.has(tree)) aside(join(tree, ".git"));
-    // A git folder's layout outside a `.git` (`HEAD`, `objects`, `refs`) whose HEAD the run made or changed (round 30,
-    // F30a-3: with the project's own `.git/HEAD` made invalid, git took the project folder itself for the repository
-    // and ran the agent's `core.pager`; a `src/` laid out so is found first by your git started there): its HEAD moved
-    // aside, so git finds no repository there. Not a git folder the guard saw at launch (a `--separate-git-dir` in the
-    // project, whose HEAD the agent's own checkout changes).
-    // Only in a work tree (at or below a folder holding a `.git`, or below a repository holding the folder): where
-    // your git, started in the project or a folder of it, finds it first; a bare repository a tool keeps outside any
-    // work tree (a mirror, the delivery plugin's object store) is its own. Not one this check moved aside beside
-    // itself (the quarantine could not take it), which it has dealt with.
+    // A folder of a work tree git would take for a git folder (an entry named `HEAD`; its objects and refs there or
+    // where a `commondir` names), new since the launch (not a folder the launch's walk found holding a HEAD, by its
+    // identity: made, or renamed into place, during the run) or whose configuration, hooks or commondir the run made or
+    // changed: its HEAD moved aside, so git finds no repository there (round 30, F30a-3: with the project's `.git/HEAD`
+    // made invalid, git took the project folder itself for the repository and ran the agent's `core.pager`; round 31,
+    // F31a-1: split over two folders by a `commondir`, F31a-2: laid out over two runs, HEAD first). Only in a work tree
+    // (at or below a folder holding a `.git`, or below a repository holding the folder), where your git started in the
+    // project or a folder of it finds it first; a bare repository a tool keeps outside any work tree (a mirror, the
+    // delivery plugin's store) is its own. Not a git folder the guard saw at launch (a `--separate-git-dir` in the
+    // project), nor one this check moved aside beside itself (the quarantine could not take it).
     const trees = [...walk.trees, ...enclosing];
     const movedHere = (d: string) => found.some((f) => f.movedTo !== null && within(d, f.movedTo));
-    for (const d of walk.bares) {
-      if (!gitFolders.has(d) && trees.some((t) => within(d, t)) && !movedHere(d) && changedSince(join(d, "HEAD"), sinceMs)) aside(join(d, "HEAD"));
+    for (const d of walk.heads) {
+      if (gitFolders.has(d) || !trees.some((t) => within(d, t)) || movedHere(d)) continue;
+      if (!heads.has(entryId(d) ?? "") || headFolderSteering.some((name) => changedSince(join(d, name), sinceMs))) aside(join(d, "HEAD"));
     }
     // A folder still unlistable after the walk made the user's own readable again (round 29, F29a-3: nested past the
     // path's length, a name that is not UTF-8): what it holds is not looked at, so it is moved aside whole (the launch

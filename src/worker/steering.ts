@@ -94,6 +94,11 @@ export interface Seen {
   hidden: string[];
   /** Where a guarded hook runner looks a system command up first in the work tree, missing at launch (script-refs.ts `hookShadows`; F19-2). */
   shadows: string[];
+  /**
+   * The identity (`entryId`) of each folder the walk found holding an entry named `HEAD` — one git's discovery may
+   * take for a git folder (guard-walk.ts `Walked.heads`; rounds 30 and 31): one not among them after the run is new.
+   */
+  heads: string[];
 }
 
 /** What to bind in a folder a sandbox writes: folders bound writable over themselves (mount points), parts read-only. */
@@ -112,7 +117,7 @@ export interface Guarded {
 
 /** An empty `Seen`. */
 export function noneSeen(): Seen {
-  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [], hidden: [], shadows: [] };
+  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [], hidden: [], shadows: [], heads: [] };
 }
 
 /** Each list of `g` once, in order. */
@@ -121,7 +126,7 @@ function unique(g: Guarded): Guarded {
   const s = g.seen;
   return {
     mountPoints: u(g.mountPoints), readOnly: u(g.readOnly), readOnlyParents: u(g.readOnlyParents),
-    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing), hidden: u(s.hidden), shadows: u(s.shadows) },
+    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing), hidden: u(s.hidden), shadows: u(s.shadows), heads: u(s.heads) },
     hooks: g.hooks,
   };
 }
@@ -172,6 +177,13 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   // Every other folder below that holds such a part: the owner's CLI or editor started there reads it (F21-2); made
   // when missing only at the tops above, and looked for everywhere after the run (planted.ts).
   for (const d of walk.steered) if (d !== folder && !trees.includes(d)) projectParts(d, false, out);
+  // A folder of a work tree holding a `HEAD` (a bare repository kept in the project, a fixture): what git would run
+  // from it stays read-only (round 31 review), and the check after the run knows it by its identity.
+  for (const d of walk.heads) {
+    const id = entryId(d);
+    if (id !== null) out.seen.heads.push(id);
+    if (trees.some((t) => within(d, t))) for (const name of headFolderSteering) if (existsSync(join(d, name))) out.readOnly.push(realPathOr(join(d, name), join(d, name)));
+  }
   // What those scripts start in turn (F17-2): a `#!` interpreter, a hook's `INSTALL_PYTHON=` in the folder; and what
   // the scripts of `~/bin`, `~/.local/bin` and `/usr/local/bin` start there.
   const bins = process.env.HOME ? [join(process.env.HOME, "bin"), join(process.env.HOME, ".local", "bin")] : [];
@@ -250,8 +262,14 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
  * GuardLimitError as `walkOf`.
  */
 export function guardWalk(folder: string, limits: GuardLimits, restore = false): Walked {
-  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [], bares: [] } : walkOf(folder, limits, steeringNames, restore);
+  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [], heads: [] } : walkOf(folder, limits, steeringNames, restore);
 }
+
+/**
+ * What git reads from a folder it takes for a git folder and runs or follows: where its objects and refs are, its
+ * configuration, its hooks, its `info/` (round 31: a folder holding a `HEAD` in a work tree).
+ */
+export const headFolderSteering = ["commondir", "config", "config.worktree", "hooks", "info"] as const;
 
 /** The names of the editors' and CLIs' project parts (folders and files), to find them at any depth. */
 export const steeringNames: ReadonlySet<string> = new Set<string>([...projectSteeringFolders, ...projectSteeringFiles.filter((f) => !f.includes("/"))]);

@@ -9,7 +9,8 @@
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync } from "node:fs";
-import { isAbsolute, join, relative } from "node:path";
+import { isAbsolute, join } from "node:path";
+import { within } from "../common/file-checks.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import type { Planted } from "./planted.js";
 
@@ -24,12 +25,6 @@ export interface UncheckedMark {
   folder: string;
   run: number;
   at: string;
-}
-
-/** Whether `path` is `dir` or lies inside it (absolute paths). */
-function within(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /**
