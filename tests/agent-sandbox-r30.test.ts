@@ -14,11 +14,14 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { asideOf, owner, ownerRepo, removed } from "./steering-helpers.js";
-import { tempDir } from "./helpers.js";
+import { tempDir, until, untilLatestRun } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
+import { probeBwrap } from "./tools-helpers.js";
 import { executableParts } from "../src/worker/steering.js";
 import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
 import { markUnchecked, uncheckedHolding } from "../src/worker/unchecked.js";
 
+const kit = sandboxKit();
 const guardedOf = (parts: ReturnType<typeof executableParts>) => new Set([...parts.mountPoints, ...parts.readOnlyParents, ...parts.readOnly]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -111,4 +114,23 @@ test("issue 26 r31 F31a-1 and F31a-2 (reported cases: a git folder split by a co
   writeFileSync(join(repo, "fixtures", "r", "config"), "[core]\n\tbare = true\n\tpager = /nonexistent-aa-evil\n");
   planted = plantedSteering([repo], guardedOf(parts), parts.seen, 15, { sinceMs });
   assert.deepEqual(planted.map((p) => [p.path, p.kind]), [[join(repo, "fixtures", "r", "HEAD"), "moved"]]);
+});
+
+test("issue 26 r32 F32a-1 (reported case: serve restarted while a sandboxed run planted vendor/lib/.git and slept; the run ended with no check and the owner's git status ran the plant): a run recovered after a worker restart marks its folders and says why; later launches there wait for the owner", async (t) => {
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const cwd = ownerRepo();
+  const script = `const fs = require("fs"); fs.mkdirSync("vendor/lib/.git", { recursive: true }); setTimeout(() => console.log("Done: planted"), 2500);`;
+  const fx = await kit.setup({ use: "command", command: [process.execPath, "-e", script] }, cwd);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  await until(async () => (await fx.state()).runs[0]?.state === "running", 30_000, "the run to start");
+  kit.workers.splice(0).forEach((w) => w.stop()); // the agent keeps running under its supervisor
+  await until(() => existsSync(join(cwd, "vendor", "lib", ".git")), 10_000, "the plant");
+  kit.worker(fx);
+  const st = await untilLatestRun(fx, "done", 60_000);
+  assert.equal(st.runs[0].summary, "Done: planted");
+  const card = st.cards.find((c) => c.kind === "notice");
+  assert.match(card?.text ?? "", new RegExp(`^${cwd}: the worker restarted while the run was going, .* delete the mark ${fx.home.worker}/unchecked/[0-9a-f]{16}\\.json$`), JSON.stringify(st.cards));
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.x" });
+  const next = await until(async () => (await fx.state()).runs.find((r) => r.id === 2 && r.error), 30_000, "the second run refused");
+  assert.match(next.error ?? "", new RegExp(`^${cwd} was not looked through after run 1 `));
 });

@@ -27,7 +27,7 @@ import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sandboxLaunchTriesMax, sessionMaxCodepoints } from "../kernel/limits.js";
 import { plantedFolderName, plantedSteering, type MovedAside, type Planted } from "./planted.js";
-import { markUnchecked } from "./unchecked.js";
+import { markUnchecked, unwatchedFolders } from "./unchecked.js";
 import { gitStateChanged, type RepositoryState } from "./git-state.js";
 import { mergeStateSeen, plantedRunNotice, plantedState, type StateFound, type StateSeen } from "./state-planted.js";
 import type { Seen } from "./steering.js";
@@ -128,6 +128,8 @@ export class Attempt {
       // folders include the CLI state every rule shares, and a mark there would hold every launch (round 30 review).
       for (const f of w?.folders ?? []) planted.push({ path: f, movedTo: null, kind: "maskCut" });
     }
+    // A launch this process did not see (recovered after a restart) has nothing to compare with (round 32, F32a-1).
+    if (!w && this.recovered) planted.push(...unwatchedFolders(this.job, expandHome));
     // A folder not looked through holds later launches there until the owner has looked (round 30, F30a-1).
     markUnchecked(this.host.home.worker, this.job.run, planted);
     // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again. Awaited: the

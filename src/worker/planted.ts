@@ -34,7 +34,7 @@ import { gitSteering, guardLimits, headFolderSteering, homeLinkTargets, projectS
 export interface Planted {
   path: string;
   movedTo: string | null;
-  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskBig" | "maskCut" | "unread" | "unreadFile" | "repoContent" | "walkCut";
+  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskBig" | "maskCut" | "unread" | "unreadFile" | "repoContent" | "walkCut" | "unwatched";
 }
 
 /** The optional parts of `plantedSteering`: the run's launch (ms since the epoch), the index check's and the configuration reading's limits, the guard's reading at launch. */
@@ -388,8 +388,8 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang, more = 0)
   const mib = String(maskedCheckLimits.bytes / (1024 * 1024));
   const line = (p: Planted) => p.kind === "moved"
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
-    : p.kind === "walkCut"
-      ? t(lang, p.movedTo === null ? "sandbox.planted.walkCutUnmarked" : "sandbox.planted.walkCut", { path: shown(p.path), mark: shown(p.movedTo ?? ""), folders: String(guardLimits.folders), entries: String(guardLimits.entries) })
+    : p.kind === "walkCut" || p.kind === "unwatched"
+      ? t(lang, p.movedTo === null ? "sandbox.planted.walkCutUnmarked" : `sandbox.planted.${p.kind}`, { path: shown(p.path), mark: shown(p.movedTo ?? ""), folders: String(guardLimits.folders), entries: String(guardLimits.entries) })
     : p.kind === "maskCut" || p.kind === "maskBig"
       ? t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), files: String(maskedCheckLimits.files), mib })
       : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), limit: String(guardLimits.configFiles), mib: String(configFileBytesMax / (1024 * 1024)), seconds: String(gitReadTimeoutMs / 1000) });

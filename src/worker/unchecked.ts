@@ -5,14 +5,18 @@
  * launch took what was planted for the owner's. A check cut short now fails safe: the folder is marked in the worker's
  * home (`<home>/worker/unchecked/<16 hex>.json`, `{folder, run, at}`; no sandbox reaches the worker's home), the card
  * names it and its mark, and every later launch whose writable folders hold it or lie in it is refused, naming both,
- * until the owner has looked and removed the mark. Marks survive a worker restart.
+ * until the owner has looked and removed the mark. Marks survive a worker restart. The same for a run whose launch the
+ * worker process did not see (round 32, F32a-1: a run going on while `serve` restarted ended with no check at all:
+ * what the launch guarded lived in the old process): its cwd and writable folders (`unwatchedFolders`).
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { within } from "../common/file-checks.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import type { Planted } from "./planted.js";
+import type { Job } from "../protocol/responses.js";
+import { realPath } from "./sandbox.js";
 
 /** The folder of the marks in the worker's home (`Home.worker`). */
 export const uncheckedFolderName = "unchecked";
@@ -35,7 +39,7 @@ export interface UncheckedMark {
 export function markUnchecked(workerHome: string, run: number, planted: Planted[]): void {
   const dir = join(workerHome, uncheckedFolderName);
   for (const p of planted) {
-    if (p.kind !== "walkCut") continue;
+    if (p.kind !== "walkCut" && p.kind !== "unwatched") continue;
     const file = join(dir, `${createHash("sha256").update(p.path).digest("hex").slice(0, 16)}.json`);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -73,4 +77,17 @@ export function uncheckedHolding(workerHome: string, folders: readonly string[])
     if (folders.some((f) => within(f, mark.folder) || within(mark.folder, f))) return { mark, file };
   }
   return null;
+}
+
+/**
+ * The folders of a sandboxed run the check after it cannot look at (`unwatched` entries): its cwd and its `writable`
+ * folders that exist (real paths), when the worker process did not see its launch — it was recovered after a restart,
+ * and what its launch guarded went with the old process. None for a run without the sandbox (nothing is checked) or a
+ * workflow (no agent is launched).
+ * @param expand turns `~` into the user's home (attempt.ts `expandHome`).
+ */
+export function unwatchedFolders(job: Job, expand: (p: string) => string): Planted[] {
+  if (job.agent.sandbox === false || job.rule.workflow !== undefined) return [];
+  const folders = [job.rule.cwd ?? "~", ...(job.agent.writable ?? [])].map((p) => realPath(expand(p))).filter((p) => existsSync(p));
+  return [...new Set(folders)].map((path) => ({ path, movedTo: null, kind: "unwatched" as const }));
 }
