@@ -116,7 +116,7 @@ test("issue 26 r31 F31a-1 and F31a-2 (reported cases: a git folder split by a co
   assert.deepEqual(planted.map((p) => [p.path, p.kind]), [[join(repo, "fixtures", "r", "HEAD"), "moved"]]);
 });
 
-test("issue 26 r32 F32a-1 (reported case: serve restarted while a sandboxed run planted vendor/lib/.git and slept; the run ended with no check and the owner's git status ran the plant): a run recovered after a worker restart marks its folders and says why; later launches there wait for the owner", async (t) => {
+test("issue 26 r32 F32a-1 (reported case: serve restarted while a sandboxed run planted vendor/lib/.git and slept; the run ended with no check and the owner's git status ran the plant): a run recovered after a worker restart names its folders as not looked at on its card (a mark would hold every launch after an update)", async (t) => {
   if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
   const cwd = ownerRepo();
   const script = `const fs = require("fs"); fs.mkdirSync("vendor/lib/.git", { recursive: true }); setTimeout(() => console.log("Done: planted"), 2500);`;
@@ -129,8 +129,5 @@ test("issue 26 r32 F32a-1 (reported case: serve restarted while a sandboxed run 
   const st = await untilLatestRun(fx, "done", 60_000);
   assert.equal(st.runs[0].summary, "Done: planted");
   const card = st.cards.find((c) => c.kind === "notice");
-  assert.match(card?.text ?? "", new RegExp(`^${cwd}: the worker restarted while the run was going, .* delete the mark ${fx.home.worker}/unchecked/[0-9a-f]{16}\\.json$`), JSON.stringify(st.cards));
-  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e2", type: "alert.x" });
-  const next = await until(async () => (await fx.state()).runs.find((r) => r.id === 2 && r.error), 30_000, "the second run refused");
-  assert.match(next.error ?? "", new RegExp(`^${cwd} was not looked through after run 1 `));
+  assert.equal(card?.text, `${cwd}: the worker restarted while the run was going, so the check after it had no record of the launch to compare with and what the agent left here was not looked at: list its repositories with find ${cwd} -name .git -o -name HEAD and read their config and hooks before you run git or an agent there`, JSON.stringify(st.cards));
 });

@@ -388,8 +388,10 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang, more = 0)
   const mib = String(maskedCheckLimits.bytes / (1024 * 1024));
   const line = (p: Planted) => p.kind === "moved"
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
-    : p.kind === "walkCut" || p.kind === "unwatched"
-      ? t(lang, p.movedTo === null ? "sandbox.planted.walkCutUnmarked" : `sandbox.planted.${p.kind}`, { path: shown(p.path), mark: shown(p.movedTo ?? ""), folders: String(guardLimits.folders), entries: String(guardLimits.entries) })
+    : p.kind === "walkCut"
+      ? t(lang, p.movedTo === null ? "sandbox.planted.walkCutUnmarked" : "sandbox.planted.walkCut", { path: shown(p.path), mark: shown(p.movedTo ?? ""), folders: String(guardLimits.folders), entries: String(guardLimits.entries) })
+    : p.kind === "unwatched"
+      ? t(lang, "sandbox.planted.unwatched", { path: shown(p.path) })
     : p.kind === "maskCut" || p.kind === "maskBig"
       ? t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), files: String(maskedCheckLimits.files), mib })
       : t(lang, `sandbox.planted.${p.kind}`, { path: shown(p.path), limit: String(guardLimits.configFiles), mib: String(configFileBytesMax / (1024 * 1024)), seconds: String(gitReadTimeoutMs / 1000) });

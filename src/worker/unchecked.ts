@@ -5,9 +5,10 @@
  * launch took what was planted for the owner's. A check cut short now fails safe: the folder is marked in the worker's
  * home (`<home>/worker/unchecked/<16 hex>.json`, `{folder, run, at}`; no sandbox reaches the worker's home), the card
  * names it and its mark, and every later launch whose writable folders hold it or lie in it is refused, naming both,
- * until the owner has looked and removed the mark. Marks survive a worker restart. The same for a run whose launch the
- * worker process did not see (round 32, F32a-1: a run going on while `serve` restarted ended with no check at all:
- * what the launch guarded lived in the old process): its cwd and writable folders (`unwatchedFolders`).
+ * until the owner has looked and removed the mark. Marks survive a worker restart. A run whose launch the worker
+ * process did not see (round 32, F32a-1: a run going on while `serve` restarted ended with no check at all: what the
+ * launch guarded lived in the old process) is named on its card (`unwatchedFolders`), not marked: an update or a
+ * service restart during runs would otherwise hold every launch in their folders.
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
@@ -39,7 +40,7 @@ export interface UncheckedMark {
 export function markUnchecked(workerHome: string, run: number, planted: Planted[]): void {
   const dir = join(workerHome, uncheckedFolderName);
   for (const p of planted) {
-    if (p.kind !== "walkCut" && p.kind !== "unwatched") continue;
+    if (p.kind !== "walkCut") continue;
     const file = join(dir, `${createHash("sha256").update(p.path).digest("hex").slice(0, 16)}.json`);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
