@@ -342,7 +342,7 @@ test("issue 26 r25 F25a-1 (reported case: another rule's agent replaced this rul
     const s = await fx.state();
     seen = s.runs.map((r) => [r.rule, r.state, r.error]);
     return s.runs.length === 5 && s.runs.every((r) => r.state === "waiting" || r.state === "done") && s;
-  }, 120_000, () => `every run refused or done (a full run at load timed out at 60 s once): ${JSON.stringify(seen)}`);
+  }, 120_000, () => `every run refused or done (full runs timed out with run "r" claimed: its files say how far its attempt got): ${JSON.stringify(seen)}; the worker's run folders: ${JSON.stringify(runFolders(fx.home.worker))}`);
   const by = Object.fromEntries(st.runs.map((r) => [r.rule, r.state === "done" ? "done" : r.error]));
   const led = (path: string, agentId: string, real: string) => `${path} of agent ${agentId} leads through a link to ${real} (a home or a dot-folder in one), which the sandbox keeps from agents; another agent may have put the link there: look at it, and name the folder itself`;
   assert.deepEqual(by, {
@@ -439,3 +439,10 @@ test("issue 26 r26 F26a-1 (reported case: another run made the rule's program a 
   // Not shown, the link's target is not there: bwrap cannot start it, and the run waits to be retried.
   assert.deepEqual([run.state, run.error], ["waiting", `exit code 1: bwrap: execvp ${join(cwd, "agent.sh")}: No such file or directory`]);
 });
+
+/** Each run folder of the worker's home with the files and launch folders in it (what a stuck attempt got to). */
+function runFolders(workerHome: string): Record<string, string[]> {
+  const runs = join(workerHome, "runs");
+  if (!existsSync(runs)) return {};
+  return Object.fromEntries(readdirSync(runs).map((r) => [r, readdirSync(join(runs, r)).flatMap((n) => (statSync(join(runs, r, n)).isDirectory() ? [`${n}/: ${readdirSync(join(runs, r, n)).join(",")}`] : [n]))]));
+}
