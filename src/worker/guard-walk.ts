@@ -142,7 +142,6 @@ function readableAgain(d: string): boolean {
   }
 }
 
-/** What the guard's walk found: the work trees of repositories, the folders holding a project part, the folders it could not list (`unlistable`). */
 /**
  * What a walk found: work trees (folders holding a `.git`), folders holding a steering part, folders it could not list,
  * and folders holding an entry named `HEAD` — the one name git's discovery needs to take a folder for a git folder

@@ -212,9 +212,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   const movedSince = (path: string) => sinceMs !== undefined && (asideTo(run).moved?.since(path, sinceMs) ?? false);
   // Made or changed since the run's launch, by its inode's change time (no program sets it back; a rename or link sets
   // it); without `sinceMs` (no launch time known) nothing counts.
-  const changedSince = (path: string, since: number | undefined) => {
+  const changedSince = (path: string) => {
     try {
-      return since !== undefined && lstatSync(path).ctimeMs >= since - ctimeSlackMs;
+      return sinceMs !== undefined && lstatSync(path).ctimeMs >= sinceMs - ctimeSlackMs;
     } catch {
       return false;
     }
@@ -354,7 +354,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     const movedHere = (d: string) => found.some((f) => f.movedTo !== null && within(d, f.movedTo));
     for (const d of walk.heads) {
       if (gitFolders.has(d) || !trees.some((t) => within(d, t)) || movedHere(d)) continue;
-      if (!heads.has(entryId(d) ?? "") || headFolderSteering.some((name) => changedSince(join(d, name), sinceMs))) aside(join(d, "HEAD"));
+      if (!heads.has(entryId(d) ?? "") || headFolderSteering.some((name) => changedSince(join(d, name)))) aside(join(d, "HEAD"));
     }
     // A folder still unlistable after the walk made the user's own readable again (round 29, F29a-3: nested past the
     // path's length, a name that is not UTF-8): what it holds is not looked at, so it is moved aside whole (the launch
