@@ -79,8 +79,10 @@ test("sign in, answer a card from Needs you, and see the run it resumes appear l
     await runs.waitForSelector(`#active-runs li[data-run="${resumed.id}"][data-state="queued"]`);
     assert.ok(await marked(runs), "the runs tab was not reloaded");
     assert.deepEqual(errors, []);
+    // The reader's choices and the session's page secret (issue 26 round 32, F32b-1), nothing else.
     const storage = await page.evaluate(() => Object.keys(localStorage));
-    assert.ok(storage.every((k) => k === "aa.lang" || k === "aa.theme"), storage.join());
+    assert.ok(storage.every((k) => k === "aa.lang" || k === "aa.theme" || k === "aa_console_page"), storage.join());
+    assert.ok(storage.includes("aa_console_page"), storage.join());
   } finally {
     await context.close();
   }
@@ -232,6 +234,14 @@ test("agent text is shown as text: no script, no javascript: link, no markup, co
       return [el.textContent, el.getAttribute("dir"), dom.safeHref("javascript:alert(1)"), dom.safeHref("JaVaScRiPt:x"), dom.safeHref("https://ok.example/")];
     });
     assert.deepEqual(shown, ["evil⟦U+202E⟧txt.exe⟦U+2066⟧x⟦U+0007⟧", "auto", null, null, "https://ok.example/"]);
+    // Another port or scheme of the console's own host name is no link (the browser sends the console's cookie there:
+    // issue 26 round 32, F32b-1); the console's own origin, and another host name, are.
+    const own = new URL(f.url);
+    const hrefs = await page.evaluate(async (urls) => {
+      const dom = await import("/console/dom.js" as string);
+      return urls.map((u: string) => dom.safeHref(u));
+    }, [`http://${own.hostname}:1/why`, `https://${own.host}/x`, `http://${own.hostname}/`, `${f.url}/console/`, `http://localhost:1/why`]);
+    assert.deepEqual(hrefs, [null, null, null, `${f.url}/console/`, "http://localhost:1/why"]);
     await el.locator("button.option").nth(1).click();
     await page.waitForSelector(`#card-${card} .outcome`);
     assert.equal(await el.locator(".outcome .said").textContent(), "javascript:window.pwned=6");
@@ -610,4 +620,33 @@ test("axe-core finds no serious or critical violation in any view, light and dar
     }
   }
   assert.deepEqual(found, []);
+});
+
+test("issue 26 r32 F32b-1 (reported case): the browser sends the console's cookie to a page on another port of the hub's host; replayed there with the hub's Origin, it answers no card", { skip }, async () => {
+  const card = await askCard(f, "port-1", { title: "Allow the deploy?", options: ["Allow", "Deny"] });
+  // A program of an agent's, listening on another port of 127.0.0.1, keeping what the browser sends it.
+  const { createServer } = await import("node:http");
+  const got: string[] = [];
+  const other = createServer((req, res) => {
+    got.push(req.headers.cookie ?? "");
+    res.end("preview");
+  });
+  await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+  const { context, page } = await signedIn(browser, f);
+  try {
+    await page.goto(`http://127.0.0.1:${(other.address() as { port: number }).port}/preview`);
+    // What browsers do (RFC 6265 §8.5: cookies do not isolate by port): the cookie went along.
+    const cookie = /(?:^|; )(aa_console=[A-Za-z0-9_-]{43})/.exec(got.join("; "))?.[1];
+    assert.ok(cookie, got.join(" | "));
+    const replay = await fetch(`${f.url}/v1/cards/${card}/answer`, {
+      method: "POST", headers: { cookie, origin: f.url, "content-type": "application/json" }, body: JSON.stringify({ choice: 1 }),
+    });
+    assert.equal(replay.status, 403);
+    assert.equal(((await replay.json()) as { code: string }).code, "console.page");
+    const open = (await f.call("GET", "/v1/state", f.keys.owner)).body.cards.find((c: { id: number }) => c.id === card);
+    assert.equal(open.state, "open", "the card is still the owner's to answer");
+  } finally {
+    await context.close();
+    other.close();
+  }
 });

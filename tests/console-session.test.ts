@@ -16,6 +16,7 @@ import type { IncomingMessage } from "node:http";
 import { Hub } from "../src/host/hub.js";
 import { createApp } from "../src/host/http.js";
 import { keyedRequest } from "../src/host/edge.js";
+import { storedSessions } from "../src/host/console-session.js";
 import { consoleCatalog, consoleDir, consoleHeaders, engineModules } from "../src/host/console-files.js";
 import { endpoints, pathOf, type EndpointName } from "../src/protocol/endpoints.js";
 import { catalogEntries } from "../src/i18n/messages.js";
@@ -46,11 +47,18 @@ async function consoleHub(config: { publicUrl?: string } = {}) {
     await hub.close();
     rmSync(made.dir, { recursive: true, force: true });
   });
-  /** One request; `cookie` is sent as the session cookie's value. */
-  const call = async (method: string, path: string, o: { key?: string; cookie?: string; cookieName?: string; origin?: string | null; body?: unknown; statusOnly?: boolean } = {}) => {
+  /** The page secret each signed-in cookie came with (the console page keeps it and sends it with every request). */
+  const pages = new Map<string, string>();
+  /**
+   * One request; `cookie` is sent as the session cookie's value, with its page secret (`page`: another one, or null
+   * for none, as a program that holds only the cookie sends).
+   */
+  const call = async (method: string, path: string, o: { key?: string; cookie?: string; cookieName?: string; page?: string | null; origin?: string | null; body?: unknown; statusOnly?: boolean } = {}) => {
     const headers: Record<string, string> = {};
     if (o.key) headers.authorization = `Bearer ${o.key}`;
     if (o.cookie) headers.cookie = `other=1; ${o.cookieName ?? "aa_console"}=${o.cookie}`;
+    const page = o.page === undefined ? (o.cookie ? pages.get(o.cookie) : undefined) : o.page;
+    if (page) headers["x-aa-console"] = page;
     if (o.origin) headers.origin = o.origin;
     if (o.body !== undefined) headers["content-type"] = "application/json";
     const res = await app.request(`http://localhost${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
@@ -65,6 +73,9 @@ async function consoleHub(config: { publicUrl?: string } = {}) {
     } catch {
       // a page or a file
     }
+    // A sign-in's page secret, kept as the console page keeps it.
+    const setCookie = /^(?:__Host-)?aa_console=([A-Za-z0-9_-]{43});/.exec(res.headers.get("set-cookie") ?? "");
+    if (path === "/console/session" && setCookie && typeof body?.page === "string") pages.set(setCookie[1]!, body.page);
     return { status: res.status, body: prose(res.status, body), headers: res.headers };
   };
   /** A sign-in link made with `key` (the owner's by default): its token. */
@@ -77,9 +88,12 @@ async function consoleHub(config: { publicUrl?: string } = {}) {
   const signIn = async (key = made.keys.owner) => {
     const r = await call("POST", "/console/session", { origin, body: { token: await link(key) } });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    return /^aa_console=([A-Za-z0-9_-]{43});/.exec(r.headers.get("set-cookie")!)![1]!;
+    const cookie = /^aa_console=([A-Za-z0-9_-]{43});/.exec(r.headers.get("set-cookie")!)![1]!;
+    assert.match(r.body.page, /^[A-Za-z0-9_-]{43}$/);
+    pages.set(cookie, r.body.page);
+    return cookie;
   };
-  return { hub, app, keys: made.keys, log, call, link, signIn, advance: (ms: number) => (now += ms), now: () => now };
+  return { hub, app, keys: made.keys, log, call, link, signIn, pages, advance: (ms: number) => (now += ms), now: () => now };
 }
 
 test("the sign-in link: owner key only, the hub's public address, the token in the fragment, 5 minutes", async () => {
@@ -102,7 +116,8 @@ test("a sign-in token works once and for 5 minutes; it gives a HttpOnly, SameSit
   const first = await h.call("POST", "/console/session", { origin, body: { token } });
   assert.equal(first.status, 200);
   assert.match(first.headers.get("set-cookie")!, /^aa_console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=7776000$/);
-  assert.deepEqual([first.body, first.headers.get("content-security-policy"), first.headers.get("x-content-type-options")], [{ ok: true }, csp, "nosniff"]);
+  assert.match(first.body.page, /^[A-Za-z0-9_-]{43}$/);
+  assert.deepEqual([first.body, first.headers.get("content-security-policy"), first.headers.get("x-content-type-options")], [{ ok: true, page: first.body.page }, csp, "nosniff"]);
   const again = await h.call("POST", "/console/session", { origin, body: { token } });
   assert.deepEqual([again.status, again.body, again.headers.get("set-cookie")], [401, { error: badLink }, null]);
 
@@ -301,7 +316,10 @@ test("nothing secret in the page, its files, or the hub's log: no key, master ke
   const cookie = /^aa_console=([^;]+)/.exec(r.headers.get("set-cookie")!)![1]!;
   await h.call("POST", "/v1/rules/alerts/pause", { cookie, origin: "http://evil.example", body: {} });
   const master = readFileSync(h.hub.opts.home.masterKey, "utf8").trim();
-  const secrets = [...Object.values(h.keys), master, token, cookie];
+  const page = r.body.page as string;
+  // The page secret too, also when it is refused.
+  await h.call("POST", "/v1/rules/alerts/pause", { cookie, page: page.split("").reverse().join(""), origin, body: {} });
+  const secrets = [...Object.values(h.keys), master, token, cookie, page];
   const served = [...readdirSync(consoleDir).map((f) => `/console/${f}`), "/console/catalog.json", "/console/", "/console/vendor/cronstrue.js", "/console/vendor/cronstrue-zh_CN.js"];
   for (const path of served) {
     const text = JSON.stringify((await h.call("GET", path, { cookie })).body);
@@ -309,9 +327,10 @@ test("nothing secret in the page, its files, or the hub's log: no key, master ke
   }
   const log = h.log.join("\n");
   for (const s of secrets) assert.ok(!log.includes(s), "the log holds a secret");
-  // The files never write to storage anything but the reader's choices (language, theme).
+  // The files never write to storage anything but the reader's choices (language, theme) and the session's page
+  // secret (boot.js `pageSecret`, under its key: useless without the HttpOnly cookie; issue 26 round 32, F32b-1).
   for (const f of readdirSync(consoleDir).filter((n) => n.endsWith(".js"))) {
-    for (const m of readFileSync(join(consoleDir, f), "utf8").matchAll(/localStorage\.setItem\(([^,]+),/g)) assert.match(m[1]!, /^(?:"aa\.lang"|"aa\.theme")$/, f);
+    for (const m of readFileSync(join(consoleDir, f), "utf8").matchAll(/localStorage\.setItem\(([^,]+),/g)) assert.match(m[1]!, /^(?:"aa\.lang"|"aa\.theme"|this\.key)$/, f);
   }
 });
 
@@ -490,4 +509,35 @@ test("`console --sessions` lists the sessions and `console --end <name>` ends on
   assert.deepEqual(await cli(["console", "--end", m[1]!], made.dir), { code: 0, out: `console session ${m[1]} ended\n` });
   assert.equal((await fetch(`${serve.url}/v1/state`, { headers: { cookie } })).status, 401);
   assert.deepEqual(await cli(["console", "--sessions"], made.dir), { code: 0, out: "no console sessions\n" });
+});
+
+test("issue 26 r32 F32b-1 (reported case: an agent listening on another port of 127.0.0.1 received the console's cookie and replayed it with an Origin of its own, answering its card \"always allow\"): no change is taken on the cookie without the page secret the console page keeps in its origin's storage", async () => {
+  const h = await consoleHub();
+  const cookie = await h.signIn();
+  const page = h.pages.get(cookie)!;
+  const second = await h.signIn();
+  const pause = (o: { page?: string | null; origin?: string }) => h.call("POST", "/v1/rules/alerts/pause", { cookie, origin, ...o, body: { reason: "replayed" } });
+  const refused = { error: "refused: this console request lacks the console page's session secret (it carries only the cookie); sign in again with agent-autoloop console" };
+  // The cookie alone, another value, a cut one, another session's: refused, naming the secret, and nothing written.
+  const before = h.hub.store.factsAfter(0, 100_000).length;
+  for (const other of [null, "", "z".repeat(43), page.slice(0, 42), h.pages.get(second)!]) {
+    assert.deepEqual(await pause({ page: other }).then((r) => [r.status, r.body]), [403, refused], String(other));
+    assert.deepEqual(await h.call("POST", "/console/sign-out", { cookie, page: other, origin }).then((r) => [r.status, r.body]), [403, refused], String(other));
+  }
+  // The Origin is still checked first (a browser page of another site is told that).
+  assert.equal((await pause({ origin: "http://evil.example" })).status, 403);
+  assert.equal(h.hub.store.factsAfter(0, 100_000).length, before, "nothing written");
+  // Reads take the cookie alone (issue 30's pinned contract: the cookie reads /v1/state).
+  assert.equal((await h.call("GET", "/v1/state", { cookie, page: null })).status, 200);
+  // With its own secret, the change is taken.
+  assert.equal((await pause({})).status, 200);
+});
+
+test("a session stored before page secrets (console-sessions.json version 1) keeps reading after the upgrade; a change asks it to sign in again", () => {
+  const row = { id: "a".repeat(64), ref: "0123456789ab", keyHash: "k", origin: "http://127.0.0.1:8787", createdAt: 1, usedAt: 2, expiresAt: 3 };
+  assert.deepEqual(storedSessions({ v: 1, sessions: [row] }), [{ ...row, pageHash: "" }]);
+  assert.deepEqual(storedSessions({ v: 2, sessions: [{ ...row, pageHash: "" }] }), [{ ...row, pageHash: "" }], "kept as such once saved again");
+  assert.deepEqual(storedSessions({ v: 2, sessions: [{ ...row, pageHash: "b".repeat(64) }] }), [{ ...row, pageHash: "b".repeat(64) }]);
+  for (const bad of ["B".repeat(64), "b".repeat(63), 7, null]) assert.deepEqual(storedSessions({ v: 2, sessions: [{ ...row, pageHash: bad }] }), [], String(bad));
+  assert.deepEqual(storedSessions({ v: 3, sessions: [row] }), []);
 });

@@ -106,7 +106,7 @@ test("every refusal of a plugin event names the field and posts nothing", async 
   }
 });
 
-test("the console's cookie presses a button only from the console's own Origin", async () => {
+test("the console's cookie presses a button only from the console's own Origin, with the console page's secret", async () => {
   const f = await hubFixture(rules);
   try {
     copyExample(f.home.plugins);
@@ -114,14 +114,17 @@ test("the console's cookie presses a button only from the console's own Origin",
     const token = /#sign-in=(.+)$/.exec((await f.call("POST", "/v1/console/sign-in", f.keys.owner)).body.link)![1]!;
     const signed = await fetch(`${f.url}/console/session`, { method: "POST", headers: { origin: f.url, "content-type": "application/json" }, body: JSON.stringify({ token }) });
     const cookie = signed.headers.get("set-cookie")!.split(";")[0]!;
-    const press = (origin: string | null) => fetch(`${f.url}/v1/plugins/example/events`, {
-      method: "POST", headers: { cookie, "content-type": "application/json", ...(origin ? { origin } : {}) }, body: JSON.stringify({ panel: "main", action: "refresh" }),
+    const { page } = (await signed.json()) as { page: string };
+    const press = (origin: string | null, secret: string | null = page) => fetch(`${f.url}/v1/plugins/example/events`, {
+      method: "POST", headers: { cookie, "content-type": "application/json", ...(origin ? { origin } : {}), ...(secret ? { "x-aa-console": secret } : {}) }, body: JSON.stringify({ panel: "main", action: "refresh" }),
     });
     const seq = f.seq();
     for (const o of [null, "http://evil.example", f.url.replace("127.0.0.1", "localhost")]) {
       const r = await press(o);
       assert.equal(r.status, 403, String(o));
     }
+    // The cookie replayed by a program with the right Origin but without the page secret (issue 26 round 32, F32b-1).
+    assert.equal((await press(f.url, null)).status, 403);
     assert.equal(f.seq(), seq);
     assert.equal((await press(f.url)).status, 200);
     const ui = await fetch(`${f.url}/v1/plugins/example/ui`, { headers: { cookie } });

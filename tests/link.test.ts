@@ -140,6 +140,11 @@ test("templateHtml: every node of the vocabulary, every text escaped, direction 
   ].join("\n"));
   assert.equal(templateHtml({ title: null, data: [{ type: "markdown", markdown: "[x](javascript:alert%281%29) \"q\" & <i>" }] }, "zh"),
     `<div class="template">\n<div class="md" dir="auto"><p>x &quot;q&quot; &amp; &lt;i&gt;</p></div></div>`);
+  // Another port or scheme of the page's own host name stays text (the browser sends the console's cookie there: issue
+  // 26 round 32, F32b-1); the page's own origin and other host names are links.
+  const links = "[a](http://127.0.0.1:3001/why) [b](https://127.0.0.1:8787/) [c](http://127.0.0.1:8787/console/) [d](http://localhost:3001/)";
+  assert.equal(templateHtml({ title: null, data: [{ type: "markdown", markdown: links }] }, "en", "http://127.0.0.1:8787"),
+    `<div class="template">\n<div class="md" dir="auto"><p>a b <a href="http://127.0.0.1:8787/console/" rel="noopener noreferrer nofollow">c</a> <a href="http://localhost:3001/" rel="noopener noreferrer nofollow">d</a></p></div></div>`);
 });
 
 test("a card's link answers that card only: a press of its template's buttons or forms posted to its page is refused and records nothing; the owner's console press starts the run (issue 26, finding 16)", async () => {

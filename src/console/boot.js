@@ -7,6 +7,39 @@
  * answers from here instead of asking again, so neither waits for the modules, the catalog or the other.
  */
 
+/**
+ * The session's page secret (issue 26 round 32, F32b-1): the hub's answer to the sign-in gives it, this origin's
+ * storage keeps it, and every request of the console sends it in `x-aa-console`. A browser sends the cookie to every
+ * port of the hub's host, where an agent may listen; it keeps this origin's storage for this origin only, and the hub
+ * takes no change (an answer, a pause, a button) on the cookie without it.
+ */
+export const pageSecret = {
+  key: "aa_console_page",
+  /** This tab's copy, for a browser that refuses storage (this tab then signs in again after a reload). */
+  kept: "",
+  /** @returns {string} */
+  get() {
+    try {
+      return localStorage.getItem(this.key) ?? this.kept;
+    } catch {
+      return this.kept;
+    }
+  },
+  /** @param {string} value */
+  set(value) {
+    this.kept = value;
+    try {
+      localStorage.setItem(this.key, value);
+    } catch {
+      // storage refused (a private window's quota): `kept` serves this tab
+    }
+  },
+  /** The header to send it in. @returns {Record<string, string>} */
+  header() {
+    return { "x-aa-console": this.get() };
+  },
+};
+
 /** The open cards the state lists at first, newest first; "Show more" in Needs you raises it by as many. */
 export const cardsPage = 20;
 
@@ -27,6 +60,13 @@ function signIn() {
     method: "POST", credentials: "same-origin",
     headers: { accept: "application/json", "content-type": "application/json" },
     body: JSON.stringify({ token: m[1] }),
+  }).then(async (res) => {
+    // The page secret, kept before the first state is read (app.js reads this answer again: a copy is read here).
+    if (res.ok) {
+      const page = /** @type {{ page?: unknown }} */ (await res.clone().json().catch(() => ({}))).page;
+      if (typeof page === "string") pageSecret.set(page);
+    }
+    return res;
   });
 }
 

@@ -106,11 +106,16 @@ export function saidWithLinks(text, tag = "bdi", attrs = {}) {
 
 /**
  * An http(s) URL, normalised as the browser writes it (`URL.href`), or null for any other: the SDK's rule
- * `httpUrl` (a `javascript:` or `data:` link never becomes a link).
+ * `httpUrl` (a `javascript:` or `data:` link never becomes a link). Null too for another port (or scheme) of the
+ * console's own host name: the browser sends the console's cookie there (cookies are not kept per port), and an
+ * agent may be the one listening (issue 26 round 32, F32b-1) — such a URL stays text, to be copied by hand.
  * @param {string | null | undefined} url
  * @returns {string | null}
  */
 export function safeHref(url) {
   const ok = url ? httpUrl(url) : null;
-  return ok === null ? null : new URL(ok).href;
+  if (ok === null) return null;
+  const u = new URL(ok);
+  if (u.hostname === location.hostname && u.origin !== location.origin) return null;
+  return u.href;
 }

@@ -15,7 +15,7 @@
  * sign-in, on sign-out, when the owner ends it (`agent-autoloop console --end <id>`) or all of them (`--end`). It
  * remembers the origin it signed in from: a changing request with the cookie must come from that origin (`Origin`).
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { writeFileAtomic } from "./home.js";
 import { dropSignInPage } from "./sign-in-page.js";
@@ -32,6 +32,13 @@ export interface ConsoleSession {
   readonly keyHash: string;
   /** `scheme://host[:port]` of the page that signed in. */
   readonly origin: string;
+  /**
+   * SHA-256 of the page secret (issue 26 round 32, F32b-1): a second secret the console page keeps in its origin's
+   * storage and sends (`consolePageHeader`) with every request. A browser sends the cookie to every port of the hub's
+   * host, where an agent may listen; it keeps the origin's storage for the origin alone, so the cookie without it
+   * changes nothing. "" for a session stored by a hub before this secret (it reads, and must sign in again to change).
+   */
+  readonly pageHash: string;
   /** When it signed in. */
   readonly createdAt: number;
   /** When it was last used (a request with its cookie). */
@@ -58,8 +65,11 @@ export interface StoredSessions {
   sessions: readonly ConsoleSession[];
 }
 
-/** The stored form's version: a file of another version is not read (its sessions end). */
-const storedVersion = 1;
+/**
+ * The stored form's version: 2 since sessions have a page secret; a file of version 1 is read (its sessions keep
+ * reading, and sign in again to change anything), a file of any other is not (its sessions end).
+ */
+const storedVersion = 2;
 const hex64 = /^[0-9a-f]{64}$/;
 /** A session's public name (`ConsoleSession.ref`): 12 lowercase hex characters. */
 export const sessionRefPattern = /^[0-9a-f]{12}$/;
@@ -70,18 +80,25 @@ export const sessionRefPattern = /^[0-9a-f]{12}$/;
  */
 export function storedSessions(value: unknown): ConsoleSession[] {
   const v = value as { v?: unknown; sessions?: unknown } | null;
-  if (!v || v.v !== storedVersion || !Array.isArray(v.sessions)) return [];
+  if (!v || (v.v !== storedVersion && v.v !== 1) || !Array.isArray(v.sessions)) return [];
   const out: ConsoleSession[] = [];
   for (const raw of v.sessions.slice(0, consoleSessionsMax) as Record<string, unknown>[]) {
     if (!raw || typeof raw !== "object") continue;
-    const { id, ref, keyHash, origin, createdAt, usedAt, expiresAt } = raw;
+    const { id, ref, keyHash, origin, pageHash, createdAt, usedAt, expiresAt } = raw;
     if (typeof id !== "string" || !hex64.test(id) || typeof ref !== "string" || !sessionRefPattern.test(ref) || typeof keyHash !== "string" || keyHash === "") continue;
+    // A session signed in before page secrets (stored by version 1, or kept since) keeps reading; a change asks it to
+    // sign in again.
+    const page = pageHash === undefined ? "" : pageHash;
+    if (typeof page !== "string" || (page !== "" && !hex64.test(page))) continue;
     if (typeof origin !== "string" || originOf(origin) !== origin) continue;
     if (![createdAt, usedAt, expiresAt].every((n) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0)) continue;
-    out.push({ id, ref, keyHash, origin, createdAt: createdAt as number, usedAt: usedAt as number, expiresAt: expiresAt as number });
+    out.push({ id, ref, keyHash, origin, pageHash: page, createdAt: createdAt as number, usedAt: usedAt as number, expiresAt: expiresAt as number });
   }
   return out;
 }
+
+/** The header the console page sends its page secret in (`ConsoleSession.pageHash`). */
+export const consolePageHeader = "x-aa-console";
 
 /** Whether a hub's public URL is https: its console cookie is then `Secure` and `__Host-` named. */
 export function httpsUrl(publicUrl: string | null): boolean {
@@ -163,9 +180,10 @@ export class ConsoleSessions {
 
   /**
    * Exchanges a sign-in token for a session from `origin`. The token is used up whatever the outcome.
-   * @returns the cookie's value and the session, or null when the token is unknown, used, expired, or its key gone.
+   * @returns the cookie's value, the page secret (the page keeps it; `find` wants both) and the session, or null when
+   *   the token is unknown, used, expired, or its key gone.
    */
-  signIn(token: string, origin: string): { cookie: string; session: ConsoleSession } | null {
+  signIn(token: string, origin: string): { cookie: string; page: string; session: ConsoleSession } | null {
     const h = hashKey(token);
     const p = this.pending.get(h);
     this.pending.delete(h);
@@ -174,12 +192,13 @@ export class ConsoleSessions {
     if (!p || p.expiresAt <= now || !this.ownerKey(p.keyHash)) return null;
     while (this.sessions.size >= consoleSessionsMax) this.endOne(this.sessions.keys().next().value!);
     const cookie = randomBytes(32).toString("base64url");
+    const page = randomBytes(32).toString("base64url");
     const session: ConsoleSession = {
-      id: hashKey(cookie), ref: randomBytes(6).toString("hex"), keyHash: p.keyHash, origin, createdAt: now, usedAt: now, expiresAt: now + consoleSessionMaxMs,
+      id: hashKey(cookie), ref: randomBytes(6).toString("hex"), keyHash: p.keyHash, origin, pageHash: hashKey(page), createdAt: now, usedAt: now, expiresAt: now + consoleSessionMaxMs,
     };
     this.sessions.set(session.id, session);
     this.save();
-    return { cookie, session };
+    return { cookie, page, session };
   }
 
   /** The live session a cookie's value names, or null (an expired one, or one whose key is gone, ends here). */
@@ -194,6 +213,15 @@ export class ConsoleSessions {
     s.usedAt = this.clock();
     if (s.usedAt - (this.stored.get(s.id) ?? 0) >= consoleSessionTouchMs) this.save();
     return s;
+  }
+
+  /**
+   * Whether `page` (a request's `consolePageHeader`) is the session's page secret: compared as hashes in constant time.
+   * False for none, and for a session stored before page secrets (issue 26 round 32, F32b-1).
+   */
+  pageOk(s: ConsoleSession, page: string | undefined): boolean {
+    if (!page || s.pageHash === "") return false;
+    return timingSafeEqual(Buffer.from(hashKey(page)), Buffer.from(s.pageHash));
   }
 
   /** Whether a session still holds: not ended, not expired, not idle too long, its owner key still there. */

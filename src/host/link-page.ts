@@ -43,10 +43,12 @@ textarea{width:100%;box-sizing:border-box;font:inherit}.muted{color:#595959}html
  * A card that names a card template shows it whole after its text (`templateOf` finds it as loaded now; src/host/
  * template-html.ts), its buttons and forms disabled — the link answers this card only; they work in the owner's
  * console (issue 26) — or says that it is not loaded. Its words are in `lang`, the reader's (issue 30: a link is
- * opened by whoever it was sent to; `langOfAcceptLanguage`), the hub's by default.
+ * opened by whoever it was sent to; `langOfAcceptLanguage`), the hub's by default. `ownOrigin`: the page's own origin
+ * (a template's links to another port of its host name stay text: template-html.ts `inlineHtml`).
  */
 export function linkPage(
   view: View, env: Env, now: number, id: number, token: string, templateOf: (ref: string) => CardTemplateView | null = () => null, lang: Lang = env.lang,
+  ownOrigin: string | null = null,
 ): { status: number; html: string } {
   const found = linkedCard(view, env, now, id, token);
   if ("status" in found) {
@@ -62,7 +64,7 @@ export function linkPage(
   if (args !== undefined) parts.push(`<details open><summary>${esc(t(lang, "link.toolArguments"))}</summary><pre>${esc(args)}</pre></details>`);
   if (card.template !== undefined) {
     const ui = templateOf(card.template);
-    parts.push(ui ? templateHtml(ui, lang) : `<p class="muted">${esc(t(lang, "channel.template.notLoaded", { template: card.template }))}</p>`);
+    parts.push(ui ? templateHtml(ui, lang, ownOrigin) : `<p class="muted">${esc(t(lang, "channel.template.notLoaded", { template: card.template }))}</p>`);
   }
   const action = `/c/${card.id}/${encodeURIComponent(token)}`;
   const refused = card.state === "open" ? linkRefusal(card, view.rules()?.rules.channels) : null;

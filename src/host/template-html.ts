@@ -27,12 +27,23 @@ export function shown(text: string): string {
 const said = (text: string, tag = "bdi") => `<${tag} dir="auto">${shown(text)}</${tag}>`;
 const heading = (level: number, text: string) => said(text, `h${Math.min(6, Math.max(2, level))}`);
 
-/** Inline Markdown as HTML (spans of `inlineSpans`): code, bold, italics, http(s) links; everything else escaped text. */
-export function inlineHtml(text: string): string {
-  return spansHtml(inlineSpans(text));
+/**
+ * Inline Markdown as HTML (spans of `inlineSpans`): code, bold, italics, http(s) links; everything else escaped text.
+ * A link to another port or scheme of `ownOrigin`'s host name stays text: the browser sends the console's cookie there
+ * (cookies are not kept per port), and an agent may be the one listening (issue 26 round 32, F32b-1).
+ */
+export function inlineHtml(text: string, ownOrigin: string | null = null): string {
+  return spansHtml(inlineSpans(text), ownOrigin);
 }
 
-function spansHtml(spans: readonly InlineSpan[]): string {
+/** Whether `href` is another origin on `ownOrigin`'s host name (see `inlineHtml`). */
+function besideOwn(href: string, ownOrigin: string | null): boolean {
+  if (ownOrigin === null) return false;
+  const u = new URL(href);
+  return u.hostname === new URL(ownOrigin).hostname && u.origin !== ownOrigin;
+}
+
+function spansHtml(spans: readonly InlineSpan[], ownOrigin: string | null): string {
   return spans.map((s) => {
     switch (s.type) {
       case "text":
@@ -41,28 +52,33 @@ function spansHtml(spans: readonly InlineSpan[]): string {
         return `<code>${shown(s.text)}</code>`;
       case "strong":
       case "em":
-        return `<${s.type}>${spansHtml(s.children)}</${s.type}>`;
+        return `<${s.type}>${spansHtml(s.children, ownOrigin)}</${s.type}>`;
       case "link":
-        return s.href ? `<a href="${esc(s.href)}" rel="noopener noreferrer nofollow">${spansHtml(s.children)}</a>` : spansHtml(s.children);
+        return s.href && !besideOwn(s.href, ownOrigin)
+          ? `<a href="${esc(s.href)}" rel="noopener noreferrer nofollow">${spansHtml(s.children, ownOrigin)}</a>`
+          : spansHtml(s.children, ownOrigin);
     }
   }).join("");
 }
 
-/** Markdown as HTML (the safe subset of the module's comment, blocks of `markdownBlocks`); headings start at `level`. */
-export function markdownHtml(source: string, level: number): string {
+/**
+ * Markdown as HTML (the safe subset of the module's comment, blocks of `markdownBlocks`); headings start at `level`;
+ * links as `inlineHtml` makes them.
+ */
+export function markdownHtml(source: string, level: number, ownOrigin: string | null = null): string {
   const out = markdownBlocks(source).map((b) => {
     switch (b.type) {
       case "paragraph":
-        return `<p>${inlineHtml(b.text)}</p>`;
+        return `<p>${inlineHtml(b.text, ownOrigin)}</p>`;
       case "heading": {
         const h = `h${Math.min(6, level + b.depth - 1)}`;
-        return `<${h}>${inlineHtml(b.text)}</${h}>`;
+        return `<${h}>${inlineHtml(b.text, ownOrigin)}</${h}>`;
       }
       case "ul":
       case "ol":
-        return `<${b.type}>${b.items.map((i) => `<li>${inlineHtml(i)}</li>`).join("")}</${b.type}>`;
+        return `<${b.type}>${b.items.map((i) => `<li>${inlineHtml(i, ownOrigin)}</li>`).join("")}</${b.type}>`;
       case "quote":
-        return `<blockquote><p>${inlineHtml(b.text)}</p></blockquote>`;
+        return `<blockquote><p>${inlineHtml(b.text, ownOrigin)}</p></blockquote>`;
       case "code":
         return `<pre><code>${shown(b.text)}</code></pre>`;
     }
@@ -83,7 +99,7 @@ function fieldHtml(f: Extract<UiNode, { type: "form" }>["fields"][number], id: s
 }
 
 /** One node as HTML; `level` is the heading level of titles at this depth. */
-function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number }): string {
+function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number; ownOrigin: string | null }): string {
   const title = (s: string | undefined) => (s ? heading(level, s) : "");
   switch (node?.type) {
     case "section":
@@ -93,7 +109,7 @@ function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number })
     case "kv":
       return `<div>${title(node.title)}<dl>${node.kv.map(([k, v]) => `<div>${said(k, "dt")}${said(String(v), "dd")}</div>`).join("")}</dl></div>`;
     case "markdown":
-      return markdownHtml(node.markdown, level);
+      return markdownHtml(node.markdown, level, forms.ownOrigin);
     case "doc-ref": {
       // A workflow's file (`run:<id>/<file>`) links to the route that serves it to the owner; other ids are shown.
       const route = artifactRoute(node.docId);
@@ -117,10 +133,11 @@ function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number })
 
 /**
  * A card template whole as HTML: a `<div class="template">` with its title (`<h2>`), its nodes (titles from `<h3>`).
- * Its buttons and forms are disabled, and a line says where they work.
+ * Its buttons and forms are disabled, and a line says where they work. `ownOrigin`: the page's origin (links beside
+ * it stay text, `inlineHtml`).
  */
-export function templateHtml(ui: CardTemplateView, lang: Lang): string {
-  const forms = { n: 0 };
+export function templateHtml(ui: CardTemplateView, lang: Lang, ownOrigin: string | null = null): string {
+  const forms = { n: 0, ownOrigin };
   const body = ui.data.map((n) => nodeHtml(n, 3, lang, forms)).join("\n");
   const where = templateInteractive(ui.data) ? `\n<p class="muted">${esc(t(lang, "channel.template.controls"))}</p>` : "";
   return `<div class="template">${ui.title ? heading(2, ui.title) : ""}\n${body}${where}</div>`;

@@ -1486,6 +1486,7 @@ const catalog = {
   "add.doneDeclarative": { zh: "已安装声明式插件 {name} 到 {dir}；运行中的中台 2 秒内就会装载它；在 rules.json 某条规则的 \"tools\": [\"{name}.*\"] 里把它的工具交给 agent", en: "installed declarative plugin {name} in {dir}; a running hub loads it within 2 s; offer its tools to a rule's agent with \"tools\": [\"{name}.*\"] in rules.json" },
   // owner console (issue 17): the hub's and the CLI's words about it
   "console.origin": { zh: "拒绝：这个控制台请求来自别的网页或地址（Origin 不符）", en: "refused: this console request came from another page or address (its Origin does not match)" },
+  "console.page": { zh: "拒绝：这个控制台请求没有带上控制台网页的会话密钥（只带了 cookie）；请用 agent-autoloop console 重新登录", en: "refused: this console request lacks the console page's session secret (it carries only the cookie); sign in again with agent-autoloop console" },
   "console.sessionsFile": { zh: "控制台登录文件 {file} 读写失败（{error}）：登录只留在内存里，中台重启后要重新登录", en: "console sessions file {file} could not be read or written ({error}): sessions live in memory only and end when the hub restarts" },
   "console.sessionName": { zh: "控制台登录的名字是 12 个十六进制字符，agent-autoloop console --sessions 列出它们", en: "a console session's name is 12 hex characters, as agent-autoloop console --sessions lists them" },
   "console.signInInvalid": { zh: "这个登录链接不认识、已经用过或已过期：再运行 agent-autoloop console 取一个新的", en: "this sign-in link is unknown, used or expired: run agent-autoloop console for a new one" },

@@ -83,7 +83,8 @@ export function consoleRoutes(hub: Hub): Hono {
     if (typeof token !== "string" || token === "") return answer(c, 400, refusal(lang, "field.required", { field: "token" }));
     const signed = hub.console.signIn(token, origin);
     if (!signed) return answer(c, 401, refusal(lang, "console.signInInvalid"));
-    return answer(c, 200, { ok: true }, setCookie(hub, signed.cookie));
+    // The page secret goes in the answer, which only the page that asked reads (its origin's storage keeps it).
+    return answer(c, 200, { ok: true, page: signed.page }, setCookie(hub, signed.cookie));
   });
 
   app.post("/console/sign-out", (c) => {

@@ -21,7 +21,7 @@ import type { Answers, Input, InputOf } from "../../kernel/types.js";
 import { refusal, refusalBody, type RefusalBody } from "../../i18n/messages.js";
 import { bearer, idParam, strictUtf8 } from "./read.js";
 import { gzipped } from "../compress.js";
-import { consoleCookieName, cookieValue, httpsUrl, type ConsoleSession } from "../console-session.js";
+import { consoleCookieName, consolePageHeader, cookieValue, httpsUrl, type ConsoleSession } from "../console-session.js";
 
 /** The run of the path, for an endpoint its run's token calls (the middleware found it and checked the token). */
 type RunOf<E extends EndpointName> = (typeof endpoints)[E]["auth"] extends "run" ? number : undefined;
@@ -213,14 +213,18 @@ export const hostOf = (c: Context) => new URL(c.req.url).host;
 
 /**
  * The console session of a request's cookie, for an endpoint that takes one. A changing request is taken only with
- * the `Origin` its session signed in from: a page of another site cannot lend itself the cookie's power, whatever a
- * browser's SameSite rules.
+ * the `Origin` its session signed in from (a page of another site cannot lend itself the cookie's power, whatever a
+ * browser's SameSite rules) and with the session's page secret in `consolePageHeader`: a browser sends the cookie to
+ * every port of the hub's host, where an agent may listen and replay it with any `Origin` it likes, but keeps the
+ * secret in the console origin's own storage (issue 26 round 32, F32b-1). A read takes the cookie alone (issue 30's
+ * pinned contract: the cookie reads `/v1/state`).
  * @returns the session, null when there is none (the key check then refuses), or the 403 refusal.
  */
 export function consoleSessionOf(c: Context, hub: Hub, changing: boolean): ConsoleSession | null | Response {
   const session = hub.console.find(cookieValue(c.req.header("cookie"), consoleCookieName(secureHub(hub))));
-  if (!session) return null;
-  if (changing && c.req.header("origin") !== session.origin) return refuse(c, 403, refusal(hub.env.lang, "console.origin"));
+  if (!session || !changing) return session;
+  if (c.req.header("origin") !== session.origin) return refuse(c, 403, refusal(hub.env.lang, "console.origin"));
+  if (!hub.console.pageOk(session, c.req.header(consolePageHeader))) return refuse(c, 403, refusal(hub.env.lang, "console.page"));
   return session;
 }
 

@@ -39,13 +39,13 @@ export function linkRoutes(hub: Hub): Hono {
   const templateOf = (ref: string) => cardTemplateView(hub.declarative, ref);
   /** The page of card `id` with `status`, and `error` on top when an answer was refused. */
   const page = (c: Context, id: number, token: string, status: number, error: string | null) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf, readerLang(c));
+    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf, readerLang(c), new URL(c.req.url).origin);
     const html = error === null ? p.html : p.html.replace("<body>", () => `<body><p><strong>${esc(error)}</strong></p>`);
     return c.html(html, status as ContentfulStatusCode, linkHeaders);
   };
 
   app.get("/c/:id/:token", (c) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf, readerLang(c));
+    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf, readerLang(c), new URL(c.req.url).origin);
     return c.html(p.html, p.status as ContentfulStatusCode, linkHeaders);
   });
 
