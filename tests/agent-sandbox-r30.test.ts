@@ -10,16 +10,17 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { asideOf, owner, ownerRepo, removed } from "./steering-helpers.js";
 import { tempDir, until, untilLatestRun } from "./helpers.js";
-import { sandboxKit } from "./sandbox-kit.js";
+import { quarantines, sandboxKit } from "./sandbox-kit.js";
 import { probeBwrap } from "./tools-helpers.js";
 import { executableParts } from "../src/worker/steering.js";
 import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
 import { markUnchecked, uncheckedHolding } from "../src/worker/unchecked.js";
+import { launchRecordBytesMax, launchRecordFile, loadLaunchRecord, saveLaunchRecord } from "../src/worker/launch-record.js";
 
 const kit = sandboxKit();
 const guardedOf = (parts: ReturnType<typeof executableParts>) => new Set([...parts.mountPoints, ...parts.readOnlyParents, ...parts.readOnly]);
@@ -116,18 +117,74 @@ test("issue 26 r31 F31a-1 and F31a-2 (reported cases: a git folder split by a co
   assert.deepEqual(planted.map((p) => [p.path, p.kind]), [[join(repo, "fixtures", "r", "HEAD"), "moved"]]);
 });
 
-test("issue 26 r32 F32a-1 (reported case: serve restarted while a sandboxed run planted vendor/lib/.git and slept; the run ended with no check and the owner's git status ran the plant): a run recovered after a worker restart names its folders as not looked at on its card (a mark would hold every launch after an update)", async (t) => {
-  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+/**
+ * Runs a sandboxed command agent that plants `vendor/lib/.git` and ends 2.5 s later, and stops the worker process while
+ * it runs (the agent goes on under its supervisor); `between` runs before another worker takes the run over.
+ * @returns the project folder and the run's final state.
+ */
+async function plantAcrossRestart(between: (worker: string) => void = () => {}) {
   const cwd = ownerRepo();
-  const script = `const fs = require("fs"); fs.mkdirSync("vendor/lib/.git", { recursive: true }); setTimeout(() => console.log("Done: planted"), 2500);`;
+  const script = `const fs = require("fs"); fs.mkdirSync("vendor/lib/.git", { recursive: true }); fs.writeFileSync("vendor/lib/.git/config", "[core]\\n\\tfsmonitor = /nonexistent-aa-evil\\n"); setTimeout(() => console.log("Done: planted"), 2500);`;
   const fx = await kit.setup({ use: "command", command: [process.execPath, "-e", script] }, cwd);
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   await until(async () => (await fx.state()).runs[0]?.state === "running", 30_000, "the run to start");
   kit.workers.splice(0).forEach((w) => w.stop()); // the agent keeps running under its supervisor
-  await until(() => existsSync(join(cwd, "vendor", "lib", ".git")), 10_000, "the plant");
+  await until(() => existsSync(join(cwd, "vendor", "lib", ".git", "config")), 10_000, "the plant");
+  between(fx.home.worker);
   kit.worker(fx);
   const st = await untilLatestRun(fx, "done", 60_000);
   assert.equal(st.runs[0].summary, "Done: planted");
+  return { cwd, st };
+}
+
+test("issue 26 r32 F32a-1 (reported case: serve restarted while a sandboxed run planted vendor/lib/.git and slept; the run ended with no check and the owner's git status ran the plant): the worker that takes a run over after a restart checks it against the launch's record (launch.json)", async (t) => {
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  let record = "";
+  const { cwd, st } = await plantAcrossRestart((worker) => {
+    const dir = join(worker, "runs", readdirSync(join(worker, "runs")).find((d) => d.startsWith("1-"))!);
+    record = readFileSync(join(dir, "launch.json"), "utf8");
+    assert.equal(statSync(join(dir, "launch.json")).mode & 0o777, 0o600);
+  });
+  assert.ok(JSON.parse(record).watched.folders.includes(cwd), record.slice(0, 300));
+  assert.equal(existsSync(join(cwd, "vendor", "lib", ".git")), false, "the plant was moved aside");
+  const card = st.cards.find((c) => c.kind === "notice");
+  assert.equal(card?.title, "The agent wrote files your git would run");
+  assert.ok(card.text.startsWith(`${cwd}/vendor/lib/.git → moved to ${realpathSync(quarantines[0]!)}/run-1-`), JSON.stringify(st.cards));
+  assert.doesNotMatch(card?.text ?? "", /not looked at/);
+});
+
+test("issue 26 r32 F32a-1: a run taken over after a restart whose launch record is gone names its folders as not looked at on its card (a mark would hold every launch after an update)", async (t) => {
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const { cwd, st } = await plantAcrossRestart((worker) => {
+    for (const d of readdirSync(join(worker, "runs"))) rmSync(join(worker, "runs", d, "launch.json"), { force: true });
+  });
   const card = st.cards.find((c) => c.kind === "notice");
   assert.equal(card?.text, `${cwd}: the worker restarted while the run was going, so the check after it had no record of the launch to compare with and what the agent left here was not looked at: list its repositories with find ${cwd} -name .git -o -name HEAD and read their config and hooks before you run git or an agent there`, JSON.stringify(st.cards));
+});
+
+test("launch.json: what a launch guarded reads back as written; a damaged, hand-made or oversized record is no record", () => {
+  const dir = tempDir("aa-record-");
+  removed.push(dir);
+  const seen = { repositories: ["/p"], gitFolders: ["/p/.git"], worktreeFolders: [], projects: ["/p"], entries: ["1:2"], enclosing: [], hidden: [], shadows: [], heads: ["1:3"] };
+  const gitState = [{ tree: "/p", gitDir: "/p/.git", paths: [".githooks"], index: { a: "100644 x" }, head: null, operations: {}, cut: false }];
+  const state = { folders: [{ folder: "/s", writes: ["settings.json"], bound: true }], memory: ["*.md"], memoryFolders: ["/s"], ids: ["4:5"], files: { "/s/a.md": "f" } };
+  saveLaunchRecord(dir, { folders: new Set(["/p"]), guarded: new Set(["/p/.git"]), seen, sinceMs: 1234, privateDir: "/h/worker/git", gitState }, state);
+  assert.deepEqual(loadLaunchRecord(dir), { watched: { folders: new Set(["/p"]), guarded: new Set(["/p/.git"]), seen, sinceMs: 1234, privateDir: "/h/worker/git", gitState }, state });
+  saveLaunchRecord(dir, null, null);
+  assert.deepEqual(loadLaunchRecord(dir), { watched: null, state: null });
+  const file = join(dir, launchRecordFile);
+  const good = { v: 1, watched: { folders: ["/p"], guarded: [], seen, sinceMs: 1, privateDir: null, gitState: null }, state: null };
+  for (const bad of ["", "{", "null", "[]", JSON.stringify({ ...good, v: 2 }), JSON.stringify({ ...good, watched: { ...good.watched, seen: { ...seen, heads: [7] } } }),
+    JSON.stringify({ ...good, watched: { ...good.watched, sinceMs: "1" } }), JSON.stringify({ ...good, watched: { ...good.watched, gitState: [{ tree: "/p" }] } }),
+    JSON.stringify({ ...good, state: { ...state, folders: [{ folder: 1 }] } })]) {
+    writeFileSync(file, bad);
+    assert.equal(loadLaunchRecord(dir), null, bad.slice(0, 80));
+  }
+  writeFileSync(file, JSON.stringify(good));
+  assert.notEqual(loadLaunchRecord(dir), null);
+  writeFileSync(file, " ".repeat(launchRecordBytesMax + 1));
+  assert.equal(loadLaunchRecord(dir), null, "too large");
+  rmSync(file);
+  mkdirSync(file);
+  assert.equal(loadLaunchRecord(dir), null, "a folder in its place");
 });

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
+import { lookup } from "node:dns/promises";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import type { IncomingMessage } from "node:http";
@@ -393,18 +394,28 @@ test("`agent-autoloop console` prints a one-time link (opening nothing here); `c
   assert.ok(!serve.output().includes(m[2]!), "the hub's log never shows the token");
 });
 
-test("a hub listening on every address (0.0.0.0) without publicUrl gives links on loopback, which a browser here opens", async () => {
+/** The origin of the sign-in link `agent-autoloop console` prints for a hub serving on `listen`, and the hub's port. */
+async function linkOfListen(listen: string): Promise<{ link: string | undefined; port: string; out: string }> {
   const made = makeHome();
-  const serve = await serveProcess(made.dir, undefined, undefined, "0.0.0.0:0");
+  const serve = await serveProcess(made.dir, undefined, undefined, listen);
   cleanup.push(async () => {
     await serve.stop();
     rmSync(made.dir, { recursive: true, force: true });
   });
-  const port = new URL(serve.url).port;
   const printed = await cli(["console"], made.dir);
   assert.equal(printed.code, 0, printed.out);
-  const link = /(http:\/\/\S+)\/console\/#sign-in=/.exec(printed.out)?.[1];
-  assert.equal(link, `http://127.0.0.1:${port}`, printed.out);
+  return { link: /(http:\/\/\S+)\/console\/#sign-in=/.exec(printed.out)?.[1], port: new URL(serve.url).port, out: printed.out };
+}
+
+test("a hub listening on every address (0.0.0.0) without publicUrl gives links on loopback, which a browser here opens", async () => {
+  const { link, port, out } = await linkOfListen("0.0.0.0:0");
+  assert.equal(link, `http://127.0.0.1:${port}`, out);
+});
+
+test("issue 26 r33 F33a-2 (reported case: listen localhost:<port> gave links on http://localhost:<port>, which Chromium tried on [::1] first, where a sandboxed agent listened and relayed the console, keeping its session): links name the address the hub holds", async () => {
+  const { link, port, out } = await linkOfListen("localhost:0");
+  const bound = (await lookup("localhost")).address;
+  assert.equal(link, `http://${bound.includes(":") ? `[${bound}]` : bound}:${port}`, out);
 });
 
 test("sessions are kept in the home as hashes only (console-sessions.json, 0600): a new hub process on the home keeps them, with their expiries", async () => {

@@ -224,11 +224,15 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
       s.once("error", (e) => reject(new Error(listenFailure(e as NodeJS.ErrnoException, opts.listen ?? config.listen, home, opts.lang))));
     }));
     guardConnections(server as Server, keyedRequest(hub), limits);
-    const actual = (server.address() as AddressInfo).port;
+    const bound = server.address() as AddressInfo;
+    const actual = bound.port;
     url = urlOf(host, actual);
-    // Without publicUrl, links name this computer: a wildcard address (0.0.0.0, ::) is not one a browser opens.
-    if (!config.publicUrl) hub.setPublicUrl(localUrlOf(host, actual));
-    writeHubRecord(home, localUrlOf(host, actual), hub.homeId);
+    // Without publicUrl, links name this computer: a wildcard address (0.0.0.0, ::) is not one a browser opens. And
+    // they name the address the hub holds, never a name: `localhost` is also [::1] to a browser, which the hub did
+    // not take and an agent could (issue 26 round 33, F33a-2: it relayed the console and kept its session).
+    const local = localUrlOf(bound.address, actual);
+    if (!config.publicUrl) hub.setPublicUrl(local);
+    writeHubRecord(home, local, hub.homeId);
     warmConsoleFiles();
   } catch (e) {
     const server = listening as ServerType | null;

@@ -26,12 +26,10 @@ import type { TimedStep as TranscriptStep } from "./transcript-lines.js";
 import { progressOf, runWorkflow } from "./workflow.js";
 import { t } from "../i18n/messages.js";
 import { receiptItemsMax, receiptRewritesMax, sandboxLaunchTriesMax, sessionMaxCodepoints } from "../kernel/limits.js";
-import { plantedFolderName, plantedSteering, type MovedAside, type Planted } from "./planted.js";
-import { markUnchecked, unwatchedFolders } from "./unchecked.js";
-import { gitStateChanged, type RepositoryState } from "./git-state.js";
+import { plantedFolderName, type MovedAside } from "./planted.js";
+import { markUnchecked } from "./unchecked.js";
 import { mergeStateSeen, plantedRunNotice, plantedState, type StateFound, type StateSeen } from "./state-planted.js";
-import type { Seen } from "./steering.js";
-import type { ConfigPass } from "./git-config.js";
+import { loadLaunchRecord, plantedAfterRun, saveLaunchRecord, type Watched } from "./launch-record.js";
 import { neutralise, redact, relayed } from "../kernel/text.js";
 import { sessionLinkPattern } from "../protocol/patterns.js";
 import type { TranscriptEntry } from "../protocol/schema.js";
@@ -103,7 +101,9 @@ export class Attempt {
   }
 
   /** What the launches' sandboxes guarded in the folders the agent writes (steering.ts), looked at when the run ends. */
-  private watched: { folders: Set<string>; guarded: Set<string>; seen: Seen; sinceMs: number; config?: ConfigPass; gitState?: RepositoryState[] } | null = null;
+  private watched: Watched | null = null;
+  /** Whether this attempt knows what its launches guarded: it launched them, or read their record (launch-record.ts). */
+  private recorded = false;
   /** What the launches saw of the CLI's state folders (state-planted.ts), looked at when the run ends; what that found. */
   private stateWatched: StateSeen | null = null;
   private stateFound: Promise<StateFound> | null = null;
@@ -114,22 +114,9 @@ export class Attempt {
    * CLI's state (state-planted.ts `plantedState`), saying so in a notice.
    */
   private async submit(body: Result): Promise<void> {
-    const w = this.watched;
     // What is moved goes where no sandbox reaches, so no other run puts it back (round 29, F29a-1).
     const to = { run: this.job.run, quarantine: join(this.host.home.worker, plantedFolderName), moved: this.host.movedAside };
-    const planted: Planted[] = [];
-    try {
-      if (w) planted.push(...plantedSteering([...w.folders], w.guarded, w.seen, to, { sinceMs: w.sinceMs, before: w.config }));
-      // What git holds for the guarded paths and its operations in progress (git-state.ts; round 27, F27a-2, F27a-4).
-      if (w?.gitState && w.config) planted.push(...gitStateChanged(w.gitState, [...w.folders], to, w.config.privateDir));
-    } catch {
-      // A failure the checks did not expect is said as a check stopped short in each folder, never thrown: the worker
-      // would try the run again as recovered, without what the launch guarded (round 29 review). Not marked: the
-      // folders include the CLI state every rule shares, and a mark there would hold every launch (round 30 review).
-      for (const f of w?.folders ?? []) planted.push({ path: f, movedTo: null, kind: "maskCut" });
-    }
-    // A launch this process did not see (recovered after a restart) has nothing to compare with (round 32, F32a-1).
-    if (!w && this.recovered) planted.push(...unwatchedFolders(this.job, expandHome));
+    const planted = plantedAfterRun(this.watched, to, this.recorded || !this.recovered ? null : this.job, expandHome);
     // A folder not looked through holds later launches there until the owner has looked (round 30, F30a-1).
     markUnchecked(this.host.home.worker, this.job.run, planted);
     // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again. Awaited: the
@@ -158,6 +145,9 @@ export class Attempt {
     const agentDir = join(dir, "agent");
     const contextFile = join(agentDir, "context.json");
     saveJob(job, dir);
+    // What the launches of an earlier worker process guarded, for the check after the run (round 32, F32a-1).
+    const record = recovered ? loadLaunchRecord(dir) : null;
+    if (record) [this.watched, this.stateWatched, this.recorded] = [record.watched, record.state, true];
     if (!recovered || !existsSync(contextFile)) {
       mkdirSync(agentDir, { recursive: true, mode: 0o700 });
       writeFileDurable(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2));
@@ -345,6 +335,8 @@ export class Attempt {
       // What was guarded before the run's first launch: a later launch guards what the first one planted.
       if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen, sinceMs, config: watch.config, gitState: watch.gitState };
       if (sandbox.stateSeen) this.stateWatched = this.stateWatched ? mergeStateSeen(this.stateWatched, sandbox.stateSeen) : sandbox.stateSeen;
+      // Kept before the launch starts, for a worker that takes the run over after a restart (launch-record.ts).
+      if (sandbox.plan) this.recorded = saveLaunchRecord(this.dir, this.watched, this.stateWatched);
       // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
       argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });
     } catch (e) {
