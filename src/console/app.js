@@ -123,6 +123,7 @@ function shell() {
     try {
       await api("POST", "/console/sign-out");
     } finally {
+      pageSecret.clear();
       showSignedOut(null);
     }
   } }, t("console.signOut"));

@@ -20,7 +20,7 @@ export const pageSecret = {
   /** @returns {string} */
   get() {
     try {
-      return localStorage.getItem(this.key) ?? this.kept;
+      return this.kept || (localStorage.getItem(this.key) ?? "");
     } catch {
       return this.kept;
     }
@@ -32,6 +32,15 @@ export const pageSecret = {
       localStorage.setItem(this.key, value);
     } catch {
       // storage refused (a private window's quota): `kept` serves this tab
+    }
+  },
+  /** Forgets it (sign-out). */
+  clear() {
+    this.kept = "";
+    try {
+      localStorage.removeItem(this.key);
+    } catch {
+      // storage refused: nothing kept there
     }
   },
   /** The header to send it in. @returns {Record<string, string>} */

@@ -36,7 +36,7 @@ export interface ConsoleSession {
    * SHA-256 of the page secret (issue 26 round 32, F32b-1): a second secret the console page keeps in its origin's
    * storage and sends (`consolePageHeader`) with every request. A browser sends the cookie to every port of the hub's
    * host, where an agent may listen; it keeps the origin's storage for the origin alone, so the cookie without it
-   * changes nothing. "" for a session stored by a hub before this secret (it reads, and must sign in again to change).
+   * changes nothing.
    */
   readonly pageHash: string;
   /** When it signed in. */
@@ -66,8 +66,8 @@ export interface StoredSessions {
 }
 
 /**
- * The stored form's version: 2 since sessions have a page secret; a file of version 1 is read (its sessions keep
- * reading, and sign in again to change anything), a file of any other is not (its sessions end).
+ * The stored form's version: 2 since sessions have a page secret (issue 26 round 32, F32b-1). A file of another
+ * version is not read: its sessions end (the update that brought page secrets signs every console out once).
  */
 const storedVersion = 2;
 const hex64 = /^[0-9a-f]{64}$/;
@@ -80,19 +80,16 @@ export const sessionRefPattern = /^[0-9a-f]{12}$/;
  */
 export function storedSessions(value: unknown): ConsoleSession[] {
   const v = value as { v?: unknown; sessions?: unknown } | null;
-  if (!v || (v.v !== storedVersion && v.v !== 1) || !Array.isArray(v.sessions)) return [];
+  if (!v || v.v !== storedVersion || !Array.isArray(v.sessions)) return [];
   const out: ConsoleSession[] = [];
   for (const raw of v.sessions.slice(0, consoleSessionsMax) as Record<string, unknown>[]) {
     if (!raw || typeof raw !== "object") continue;
     const { id, ref, keyHash, origin, pageHash, createdAt, usedAt, expiresAt } = raw;
     if (typeof id !== "string" || !hex64.test(id) || typeof ref !== "string" || !sessionRefPattern.test(ref) || typeof keyHash !== "string" || keyHash === "") continue;
-    // A session signed in before page secrets (stored by version 1, or kept since) keeps reading; a change asks it to
-    // sign in again.
-    const page = pageHash === undefined ? "" : pageHash;
-    if (typeof page !== "string" || (page !== "" && !hex64.test(page))) continue;
+    if (typeof pageHash !== "string" || !hex64.test(pageHash)) continue;
     if (typeof origin !== "string" || originOf(origin) !== origin) continue;
     if (![createdAt, usedAt, expiresAt].every((n) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0)) continue;
-    out.push({ id, ref, keyHash, origin, pageHash: page, createdAt: createdAt as number, usedAt: usedAt as number, expiresAt: expiresAt as number });
+    out.push({ id, ref, keyHash, origin, pageHash, createdAt: createdAt as number, usedAt: usedAt as number, expiresAt: expiresAt as number });
   }
   return out;
 }
@@ -217,10 +214,10 @@ export class ConsoleSessions {
 
   /**
    * Whether `page` (a request's `consolePageHeader`) is the session's page secret: compared as hashes in constant time.
-   * False for none, and for a session stored before page secrets (issue 26 round 32, F32b-1).
+   * False for none (issue 26 round 32, F32b-1).
    */
   pageOk(s: ConsoleSession, page: string | undefined): boolean {
-    if (!page || s.pageHash === "") return false;
+    if (!page) return false;
     return timingSafeEqual(Buffer.from(hashKey(page)), Buffer.from(s.pageHash));
   }
 

@@ -3,7 +3,7 @@
  * over the same HTTP protocol (protocol.md 协议). Initializes a new home first.
  */
 import { serve as nodeServe, type ServerType } from "@hono/node-server";
-import type { AddressInfo } from "node:net";
+import { isIP, type AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { existsSync } from "node:fs";
 import { Hub, type HubOptions } from "./hub.js";
@@ -226,7 +226,8 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
     guardConnections(server as Server, keyedRequest(hub), limits);
     const bound = server.address() as AddressInfo;
     const actual = bound.port;
-    url = urlOf(host, actual);
+    // A name is said as the address it gave (the worker and the channels connect there; round 33, F33a-2, below).
+    url = urlOf(isIP(host) ? host : bound.address, actual);
     // Without publicUrl, links name this computer: a wildcard address (0.0.0.0, ::) is not one a browser opens. And
     // they name the address the hub holds, never a name: `localhost` is also [::1] to a browser, which the hub did
     // not take and an agent could (issue 26 round 33, F33a-2: it relayed the console and kept its session).

@@ -102,8 +102,11 @@ export class Attempt {
 
   /** What the launches' sandboxes guarded in the folders the agent writes (steering.ts), looked at when the run ends. */
   private watched: Watched | null = null;
-  /** Whether this attempt knows what its launches guarded: it launched them, or read their record (launch-record.ts). */
-  private recorded = false;
+  /**
+   * Whether this attempt took the run over after a restart with no record of what its earlier launches guarded
+   * (launch-record.ts): its folders are then named as not looked at, whatever later launches guard.
+   */
+  private unrecorded = false;
   /** What the launches saw of the CLI's state folders (state-planted.ts), looked at when the run ends; what that found. */
   private stateWatched: StateSeen | null = null;
   private stateFound: Promise<StateFound> | null = null;
@@ -116,7 +119,7 @@ export class Attempt {
   private async submit(body: Result): Promise<void> {
     // What is moved goes where no sandbox reaches, so no other run puts it back (round 29, F29a-1).
     const to = { run: this.job.run, quarantine: join(this.host.home.worker, plantedFolderName), moved: this.host.movedAside };
-    const planted = plantedAfterRun(this.watched, to, this.recorded || !this.recovered ? null : this.job, expandHome);
+    const planted = plantedAfterRun(this.watched, to, this.unrecorded ? this.job : null, expandHome);
     // A folder not looked through holds later launches there until the owner has looked (round 30, F30a-1).
     markUnchecked(this.host.home.worker, this.job.run, planted);
     // Once per attempt: what it moved aside is new beside what the launches saw, and would be moved again. Awaited: the
@@ -145,15 +148,19 @@ export class Attempt {
     const agentDir = join(dir, "agent");
     const contextFile = join(agentDir, "context.json");
     saveJob(job, dir);
-    // What the launches of an earlier worker process guarded, for the check after the run (round 32, F32a-1).
-    const record = recovered ? loadLaunchRecord(dir) : null;
-    if (record) [this.watched, this.stateWatched, this.recorded] = [record.watched, record.state, true];
+    // What the launches of an earlier worker process guarded, for the check after the run (round 32, F32a-1). A result
+    // kept already went through that check (result.json is written after it): checked again, it would move what the
+    // owner did since (moved back from the quarantine, say) and say so twice.
+    const resultKept = recovered && existsSync(join(dir, "result.json"));
+    const record = recovered && !resultKept ? loadLaunchRecord(dir) : null;
+    if (record) [this.watched, this.stateWatched] = [record.watched, record.state];
+    this.unrecorded = recovered && !resultKept && !record;
     if (!recovered || !existsSync(contextFile)) {
       mkdirSync(agentDir, { recursive: true, mode: 0o700 });
       writeFileDurable(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2));
     }
     const submit = (body: Result) => this.submit(body);
-    if (recovered && existsSync(join(dir, "result.json"))) {
+    if (resultKept) {
       // The body this worker kept before it stopped; one that no longer reads as a result reports why instead.
       const kept = check("Result", JSON.parse(readRegular(join(dir, "result.json"), lang)), lang);
       return submit(kept.ok ? kept.value : { outcome: "failed", error: t(lang, "run.keptResult", { error: kept.error }), session: job.session });
@@ -336,7 +343,7 @@ export class Attempt {
       if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen, sinceMs, config: watch.config, gitState: watch.gitState };
       if (sandbox.stateSeen) this.stateWatched = this.stateWatched ? mergeStateSeen(this.stateWatched, sandbox.stateSeen) : sandbox.stateSeen;
       // Kept before the launch starts, for a worker that takes the run over after a restart (launch-record.ts).
-      if (sandbox.plan) this.recorded = saveLaunchRecord(this.dir, this.watched, this.stateWatched);
+      if (sandbox.plan) saveLaunchRecord(this.dir, this.watched, this.stateWatched);
       // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
       argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });
     } catch (e) {

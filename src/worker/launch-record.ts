@@ -41,16 +41,14 @@ const recordVersion = 1;
 
 /**
  * Writes what the run's launches guarded to `dir`'s record, durably (a crash leaves the old one or the new one).
- * @returns true (the attempt now knows what it guarded)
  * @throws the file system's error (the launch is then not started: a run its check could not follow is not run).
  */
-export function saveLaunchRecord(dir: string, watched: Watched | null, state: StateSeen | null): true {
+export function saveLaunchRecord(dir: string, watched: Watched | null, state: StateSeen | null): void {
   const w = watched && {
     folders: [...watched.folders], guarded: [...watched.guarded], seen: watched.seen, sinceMs: watched.sinceMs,
     privateDir: watched.privateDir ?? watched.config?.privateDir ?? null, gitState: watched.gitState ?? null,
   };
   writeFileDurable(join(dir, launchRecordFile), JSON.stringify({ v: recordVersion, watched: w, state }));
-  return true;
 }
 
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === "string");
@@ -126,8 +124,8 @@ export function loadLaunchRecord(dir: string): { watched: Watched | null; state:
 export function plantedAfterRun(w: Watched | null, to: AsideTo, unrecorded: Job | null, expand: (p: string) => string): Planted[] {
   const planted: Planted[] = [];
   try {
-    if (w) planted.push(...plantedSteering([...w.folders], w.guarded, w.seen, to, { sinceMs: w.sinceMs, before: w.config }));
     const privateDir = w?.config?.privateDir ?? w?.privateDir;
+    if (w) planted.push(...plantedSteering([...w.folders], w.guarded, w.seen, to, { sinceMs: w.sinceMs, before: w.config, privateDir }));
     if (w?.gitState && privateDir) planted.push(...gitStateChanged(w.gitState, [...w.folders], to, privateDir));
   } catch {
     for (const f of w?.folders ?? []) planted.push({ path: f, movedTo: null, kind: "maskCut" });

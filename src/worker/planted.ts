@@ -43,6 +43,8 @@ export interface PlantedOptions {
   masked?: MaskedLimits;
   configFiles?: number;
   before?: ConfigPass;
+  /** Where the check's git reads make their private folders (git-isolated.ts `gitPrivateDir`): `before`'s by default. */
+  privateDir?: string;
 }
 
 
@@ -192,7 +194,7 @@ function fitName(name: string, suffix: string): string {
  * (the guard's reading at launch) when it read it, not read again. Never throws.
  */
 export function plantedSteering(folders: readonly string[], guarded: ReadonlySet<string>, seen: Seen, run: number | AsideTo, options: PlantedOptions = {}): Planted[] {
-  const { sinceMs, masked: limits = maskedCheckLimits, configFiles = guardLimits.configFiles, before } = options;
+  const { sinceMs, masked: limits = maskedCheckLimits, configFiles = guardLimits.configFiles, before, privateDir } = options;
   const found: Planted[] = [];
   const done = new Set<string>();
   const entries = new Set(seen.entries);
@@ -225,7 +227,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // read before the run (their limit), and the repository the agent made at a folder's top.
   const real = (file: string) => realPathOr(file, file);
   const unchanged = (file: string) => !inFolders(real(file)) || (guarded.has(real(file)) && !isLink(file));
-  const pass = new ConfigPass(configFiles, (file) => inFolders(real(file)) && isNew(real(file)), before && { pass: before, unchanged });
+  const pass = new ConfigPass(configFiles, (file) => inFolders(real(file)) && isNew(real(file)), before && { pass: before, unchanged }, privateDir ?? before?.privateDir);
   // What a repository's configuration names, or none when the limit stops its reading (the repository is named).
   const named = (at: string, read: () => ConfigNamed): ConfigNamed => {
     try {

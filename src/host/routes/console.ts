@@ -88,7 +88,7 @@ export function consoleRoutes(hub: Hub): Hono {
   });
 
   app.post("/console/sign-out", (c) => {
-    const session = consoleSessionOf(c, hub, true);
+    const session = consoleSessionOf(c, hub, true, true);
     if (session instanceof Response) return session;
     if (session) hub.console.end(session);
     return answer(c, 200, { ok: true }, setCookie(hub, null));

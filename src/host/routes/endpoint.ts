@@ -217,14 +217,15 @@ export const hostOf = (c: Context) => new URL(c.req.url).host;
  * browser's SameSite rules) and with the session's page secret in `consolePageHeader`: a browser sends the cookie to
  * every port of the hub's host, where an agent may listen and replay it with any `Origin` it likes, but keeps the
  * secret in the console origin's own storage (issue 26 round 32, F32b-1). A read takes the cookie alone (issue 30's
- * pinned contract: the cookie reads `/v1/state`).
+ * pinned contract: the cookie reads `/v1/state`); `ending` (sign-out) takes the cookie and the `Origin`.
  * @returns the session, null when there is none (the key check then refuses), or the 403 refusal.
  */
-export function consoleSessionOf(c: Context, hub: Hub, changing: boolean): ConsoleSession | null | Response {
+export function consoleSessionOf(c: Context, hub: Hub, changing: boolean, ending = false): ConsoleSession | null | Response {
   const session = hub.console.find(cookieValue(c.req.header("cookie"), consoleCookieName(secureHub(hub))));
   if (!session || !changing) return session;
   if (c.req.header("origin") !== session.origin) return refuse(c, 403, refusal(hub.env.lang, "console.origin"));
-  if (!hub.console.pageOk(session, c.req.header(consolePageHeader))) return refuse(c, 403, refusal(hub.env.lang, "console.page"));
+  // Ending the session (sign-out) needs no page secret: a page that lost it (storage cleared) can still end it.
+  if (!ending && !hub.console.pageOk(session, c.req.header(consolePageHeader))) return refuse(c, 403, refusal(hub.env.lang, "console.page"));
   return session;
 }
 

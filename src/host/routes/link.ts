@@ -37,15 +37,25 @@ export function linkRoutes(hub: Hub): Hono {
   const readerLang = (c: Context) => langOfAcceptLanguage(c.req.header("accept-language"), hub.env.lang);
   /** A card's template as its plugin holds it now (issue 18). */
   const templateOf = (ref: string) => cardTemplateView(hub.declarative, ref);
+  /**
+   * The page's own origin, whose other ports and schemes its links leave as text (template-html.ts `inlineHtml`): the
+   * public URL's when the request came to its host (`http://` behind a TLS proxy is still the https page), else the
+   * request's.
+   */
+  const ownOrigin = (c: Context) => {
+    const asked = new URL(c.req.url);
+    const pub = hub.env.publicUrl ? new URL(hub.env.publicUrl) : null;
+    return pub && pub.host === asked.host ? pub.origin : asked.origin;
+  };
   /** The page of card `id` with `status`, and `error` on top when an answer was refused. */
   const page = (c: Context, id: number, token: string, status: number, error: string | null) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf, readerLang(c), new URL(c.req.url).origin);
+    const p = linkPage(hub.store.view, hub.env, hub.now(), id, token, templateOf, readerLang(c), ownOrigin(c));
     const html = error === null ? p.html : p.html.replace("<body>", () => `<body><p><strong>${esc(error)}</strong></p>`);
     return c.html(html, status as ContentfulStatusCode, linkHeaders);
   };
 
   app.get("/c/:id/:token", (c) => {
-    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf, readerLang(c), new URL(c.req.url).origin);
+    const p = linkPage(hub.store.view, hub.env, hub.now(), idParam(c, "id") ?? 0, c.req.param("token"), templateOf, readerLang(c), ownOrigin(c));
     return c.html(p.html, p.status as ContentfulStatusCode, linkHeaders);
   });
 
