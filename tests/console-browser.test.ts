@@ -650,3 +650,19 @@ test("issue 26 r32 F32b-1 (reported case): the browser sends the console's cooki
     other.close();
   }
 });
+
+test("Sign out ends the session at the hub and forgets the page secret", { skip }, async () => {
+  const { context, page } = await signedIn(browser, f);
+  const errors = errorsOf(page);
+  try {
+    const sessions = async () => (await f.call("GET", "/v1/console/sessions", f.keys.owner)).body.sessions.length;
+    const before = await sessions();
+    assert.ok((await page.evaluate(() => localStorage.getItem("aa_console_page")))?.length === 43);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await until(async () => (await sessions()) === before - 1, 10_000, "the session to end");
+    assert.equal(await page.evaluate(() => localStorage.getItem("aa_console_page")), null);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});

@@ -6,7 +6,7 @@
  * #/rules, #/workers, #/spending, #/plugins, #/plugins/<id>; a view that filters keeps its filter after `?`
  * (`#/search?q=SHOP-4120&group=failed`).
  */
-import { cardsPage, first, firstStatePath } from "./boot.js";
+import { cardsPage, first, firstStatePath, pageSecret } from "./boot.js";
 import { answerOf, api, onSignedOut } from "./api.js";
 import { fill, h } from "./dom.js";
 import { currentLang, loadCatalog, setLang, t } from "./i18n.js";
