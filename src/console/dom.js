@@ -4,7 +4,7 @@
  * agent or a source wrote goes through `said`, which also isolates its direction (a bidi control in it cannot turn
  * the text around it) and shows its control characters as visible marks instead of obeying them.
  */
-import { httpUrl } from "./sdk/markdown.js";
+import { besideOrigin, httpUrl } from "./sdk/markdown.js";
 
 /**
  * @typedef {string | number | Node | null | undefined | false} Child
@@ -114,8 +114,5 @@ export function saidWithLinks(text, tag = "bdi", attrs = {}) {
  */
 export function safeHref(url) {
   const ok = url ? httpUrl(url) : null;
-  if (ok === null) return null;
-  const u = new URL(ok);
-  if (u.hostname === location.hostname && u.origin !== location.origin) return null;
-  return u.href;
+  return ok === null || besideOrigin(ok, location.origin) ? null : new URL(ok).href;
 }

@@ -13,6 +13,7 @@ import type { CardTemplateView } from "../declarative/index.js";
 import type { UiNode } from "../protocol/plugin-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { artifactRoute, inlineSpans, markdownBlocks, templateInteractive, unknownNodeType, type InlineSpan } from "../sdk/index.js";
+import { besideOrigin } from "../sdk/markdown.js";
 import { esc } from "./html.js";
 
 /** Characters shown as marks instead of obeyed: C0 and C1 controls (not tab or newline) and direction controls. */
@@ -36,13 +37,6 @@ export function inlineHtml(text: string, ownOrigin: string | null = null): strin
   return spansHtml(inlineSpans(text), ownOrigin);
 }
 
-/** Whether `href` is another origin on `ownOrigin`'s host name (see `inlineHtml`). */
-function besideOwn(href: string, ownOrigin: string | null): boolean {
-  if (ownOrigin === null) return false;
-  const u = new URL(href);
-  return u.hostname === new URL(ownOrigin).hostname && u.origin !== ownOrigin;
-}
-
 function spansHtml(spans: readonly InlineSpan[], ownOrigin: string | null): string {
   return spans.map((s) => {
     switch (s.type) {
@@ -54,7 +48,7 @@ function spansHtml(spans: readonly InlineSpan[], ownOrigin: string | null): stri
       case "em":
         return `<${s.type}>${spansHtml(s.children, ownOrigin)}</${s.type}>`;
       case "link":
-        return s.href && !besideOwn(s.href, ownOrigin)
+        return s.href && !(ownOrigin !== null && besideOrigin(s.href, ownOrigin))
           ? `<a href="${esc(s.href)}" rel="noopener noreferrer nofollow">${spansHtml(s.children, ownOrigin)}</a>`
           : spansHtml(s.children, ownOrigin);
     }
@@ -99,17 +93,23 @@ function fieldHtml(f: Extract<UiNode, { type: "form" }>["fields"][number], id: s
 }
 
 /** One node as HTML; `level` is the heading level of titles at this depth. */
-function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number; ownOrigin: string | null }): string {
+/** What the nodes of one template share: how many forms so far (their ids), and the page's origin (`inlineHtml`). */
+interface TemplatePage {
+  forms: number;
+  ownOrigin: string | null;
+}
+
+function nodeHtml(node: UiNode, level: number, lang: Lang, page: TemplatePage): string {
   const title = (s: string | undefined) => (s ? heading(level, s) : "");
   switch (node?.type) {
     case "section":
-      return `<section>${title(node.title)}${node.children.map((c) => nodeHtml(c, level + 1, lang, forms)).join("")}</section>`;
+      return `<section>${title(node.title)}${node.children.map((c) => nodeHtml(c, level + 1, lang, page)).join("")}</section>`;
     case "list":
       return `<div>${title(node.title)}<ul>${node.items.map((i) => said(i, "li")).join("")}</ul></div>`;
     case "kv":
       return `<div>${title(node.title)}<dl>${node.kv.map(([k, v]) => `<div>${said(k, "dt")}${said(String(v), "dd")}</div>`).join("")}</dl></div>`;
     case "markdown":
-      return markdownHtml(node.markdown, level, forms.ownOrigin);
+      return markdownHtml(node.markdown, level, page.ownOrigin);
     case "doc-ref": {
       // A workflow's file (`run:<id>/<file>`) links to the route that serves it to the owner; other ids are shown.
       const route = artifactRoute(node.docId);
@@ -121,7 +121,7 @@ function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number; o
     case "actions":
       return `<p>${node.actions.map((a) => `<button type="button" disabled>${said(a.label)}</button>`).join("")}</p>`;
     case "form": {
-      const n = ++forms.n;
+      const n = ++page.forms;
       const fields = node.fields.map((f) => fieldHtml(f, `f${n}-${f.name}`)).join("");
       const submit = said(node.submit ?? t(lang, "link.template.submit"));
       return `<fieldset disabled><legend>${said(node.title ?? node.id)}</legend>${fields}<button type="button" disabled>${submit}</button></fieldset>`;
@@ -137,8 +137,8 @@ function nodeHtml(node: UiNode, level: number, lang: Lang, forms: { n: number; o
  * it stay text, `inlineHtml`).
  */
 export function templateHtml(ui: CardTemplateView, lang: Lang, ownOrigin: string | null = null): string {
-  const forms = { n: 0, ownOrigin };
-  const body = ui.data.map((n) => nodeHtml(n, 3, lang, forms)).join("\n");
+  const page: TemplatePage = { forms: 0, ownOrigin };
+  const body = ui.data.map((n) => nodeHtml(n, 3, lang, page)).join("\n");
   const where = templateInteractive(ui.data) ? `\n<p class="muted">${esc(t(lang, "channel.template.controls"))}</p>` : "";
   return `<div class="template">${ui.title ? heading(2, ui.title) : ""}\n${body}${where}</div>`;
 }

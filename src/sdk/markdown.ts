@@ -56,6 +56,16 @@ export function httpUrl(url: string): string | null {
   }
 }
 
+/**
+ * Whether the URL `href` is another origin (port or scheme) on the host name of `ownOrigin` (`scheme://host[:port]`).
+ * A page makes no link of such a URL: the browser sends the console's cookie to every port of its host (cookies are
+ * not kept per port), and an agent may be the one listening there (issue 26 round 32, F32b-1).
+ */
+export function besideOrigin(href: string, ownOrigin: string): boolean {
+  const u = new URL(href);
+  return u.hostname === new URL(ownOrigin).hostname && u.origin !== ownOrigin;
+}
+
 /** A fence line: optional white space, then ```` ``` ```` or `~~~`. */
 const fenceLine = /^\s*(```|~~~)/;
 // The white space after a heading's or an item's mark is taken whole, `(?=(\s+))\1`, never given back a character at a
