@@ -251,3 +251,24 @@ test("issue 26 r21 F21-2 (reported cases: a monorepo package's web/.claude/setti
   assert.deepEqual(plantedSteering([realpathSync(tmpdir())], new Set(), noneSeen(), 23), []);
   assert.equal(existsSync(join(other, ".vscode")), true);
 });
+
+test("issue 26 (the suite's own run in a clone under /tmp, npm putting the clone's node_modules/.bin on PATH: its links' targets were moved aside): the check of a writable shared temporary root leaves every program's files there; below the run's own folder a PATH folder's new target is still moved (F15-4)", () => {
+  ownerHome();
+  const clone = realpathSync(tempDir("aa-npm-clone-"));
+  removed.push(clone);
+  const bin = join(clone, "node_modules", ".bin");
+  const cli = script(join(clone, "node_modules", "tsx", "dist", "cli.mjs"));
+  mkdirSync(bin);
+  symlinkSync("../tsx/dist/cli.mjs", join(bin, "tsx"));
+  const path = process.env.PATH;
+  process.env.PATH = `${bin}:${path}`;
+  try {
+    assert.deepEqual(plantedSteering([realpathSync(tmpdir())], new Set(), noneSeen(), 24), []);
+    assert.deepEqual([existsSync(cli), existsSync(join(bin, "tsx"))], [true, true]);
+    // The clone the run's own writable folder, the PATH folder and its target not guarded (missing at launch).
+    const found = plantedSteering([clone], new Set(), noneSeen(), 25);
+    assert.deepEqual(found.map((p) => [p.path, p.kind]).sort(), [[bin, "moved"], [cli, "moved"]]);
+  } finally {
+    process.env.PATH = path;
+  }
+});

@@ -18,7 +18,7 @@ import { moveAside } from "./files.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { entryId, gitDirOf, gitFolderLinks, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { ctimeSlackMs, maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
-import { gitSteering, guardLimits, headFolderSteering, homeLinkTargets, projectSteeringFiles, guardWalk, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
+import { gitSteering, guardLimits, headFolderSteering, homeLinkTargets, projectSteeringFiles, guardWalk, sharedTempRoots, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
 
 /**
  * One planted part found after a run: moved aside (to `movedTo`), kept (a repository the agent made), stuck, an index
@@ -366,12 +366,17 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
       else aside(d);
     }
   }
+  // Below a writable folder that is a shared temporary root (a rule's cwd "/tmp") lie every program's files — a clone
+  // whose `node_modules/.bin` is on PATH, made by npm meanwhile —, so what the owner's configuration or links name
+  // there is looked at only below the run's other folders (the guard kept what was there at launch read-only).
+  const shared = sharedTempRoots();
+  const ownedBy = (p: string) => folders.some((f) => !shared.includes(f) && within(p, f));
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
-  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (isNew(p)) aside(p);
+  for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (ownedBy(p) && isNew(p)) aside(p);
   // Where a link of the home's or a PATH folder leads, made during the run (F15-4: `~/.local/bin -> ../dotfiles/localbin`
   // missing at launch) — never a folder itself (a dotfile link to the whole project, as the guard leaves it writable);
   // not the links in a folder the run wrote (an agent CLI's state, `~/.claude`): the agent's, looked at there.
-  for (const p of homeLinkTargets(true, undefined, folders)) if (!folders.includes(p) && isNew(p)) aside(p);
+  for (const p of homeLinkTargets(true, undefined, folders)) if (!folders.includes(p) && ownedBy(p) && isNew(p)) aside(p);
   // A system command a guarded hook runner looks up first in the work tree, missing at launch (F19-2: husky's
   // `node_modules/.bin/sh`).
   for (const p of seen.shadows) if (present(p)) aside(p);

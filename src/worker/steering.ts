@@ -231,8 +231,11 @@ export function homeLinkTargets(partial = false, limits: HomeWalkLimits = homeWa
   return found.targets;
 }
 
-/** The shared temporary roots (`/tmp`, `/var/tmp`, the system's temporary folder), as real paths. */
-function sharedTempRoots(): string[] {
+/**
+ * The shared temporary roots (`/tmp`, `/var/tmp`, the system's temporary folder), as real paths: every program's
+ * files lie below them, so the guard and the check after a run look there at the folder's own repository only.
+ */
+export function sharedTempRoots(): string[] {
   return [...new Set(["/tmp", "/var/tmp", tmpdir()].map((d) => realPathOr(d, d)))];
 }
 
