@@ -168,9 +168,9 @@ test("launch.json: what a launch guarded reads back as written; a damaged, hand-
   const seen = { repositories: ["/p"], gitFolders: ["/p/.git"], worktreeFolders: [], projects: ["/p"], entries: ["1:2"], enclosing: [], hidden: [], shadows: [], heads: ["1:3"] };
   const gitState = [{ tree: "/p", gitDir: "/p/.git", paths: [".githooks"], index: { a: "100644 x" }, head: null, operations: {}, cut: false }];
   const state = { folders: [{ folder: "/s", writes: ["settings.json"], bound: true }], memory: ["*.md"], memoryFolders: ["/s"], ids: ["4:5"], files: { "/s/a.md": "f" } };
-  saveLaunchRecord(dir, { folders: new Set(["/p"]), guarded: new Set(["/p/.git"]), seen, sinceMs: 1234, privateDir: "/h/worker/git", gitState }, state);
+  assert.equal(saveLaunchRecord(dir, { folders: new Set(["/p"]), guarded: new Set(["/p/.git"]), seen, sinceMs: 1234, privateDir: "/h/worker/git", gitState }, state, "en"), null);
   assert.deepEqual(loadLaunchRecord(dir), { watched: { folders: new Set(["/p"]), guarded: new Set(["/p/.git"]), seen, sinceMs: 1234, privateDir: "/h/worker/git", gitState }, state });
-  saveLaunchRecord(dir, null, null);
+  assert.equal(saveLaunchRecord(dir, null, null, "en"), null);
   assert.deepEqual(loadLaunchRecord(dir), { watched: null, state: null });
   const file = join(dir, launchRecordFile);
   const good = { v: 1, watched: { folders: ["/p"], guarded: [], seen, sinceMs: 1, privateDir: null, gitState: null }, state: null };
@@ -187,4 +187,22 @@ test("launch.json: what a launch guarded reads back as written; a damaged, hand-
   rmSync(file);
   mkdirSync(file);
   assert.equal(loadLaunchRecord(dir), null, "a folder in its place");
+  // A record that cannot be kept is the launch's refusal, named (it read as the agent plugin's failure), never a throw.
+  assert.match(saveLaunchRecord(dir, null, null, "en") ?? "", /^could not keep this launch's record \(EISDIR: illegal operation on a directory, .*\); the agent was not started$/);
+  rmSync(file, { recursive: true });
+  const huge = { ...seen, entries: Array.from({ length: 9 * 1024 * 1024 }, () => "12345:67") };
+  assert.equal(saveLaunchRecord(dir, { folders: new Set(["/p"]), guarded: new Set(), seen: huge, sinceMs: 1 }, null, "zh"), `没能保存这次启动的记录（记录有 ${JSON.stringify({ v: 1, watched: { folders: ["/p"], guarded: [], seen: huge, sinceMs: 1, privateDir: null, gitState: null }, state: null }).length} 字节，超过上限 ${launchRecordBytesMax}），Agent 没有启动`);
+  assert.equal(existsSync(file), false, "nothing written");
+});
+
+test("issue 26 r32 F32a-1 review: a run taken over after a restart whose result was kept already (result.json is written after the check) is reported as kept, not checked a second time", async (t) => {
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const { cwd, st } = await plantAcrossRestart((worker) => {
+    // As a worker leaves it when it stops between its check and its report: the check's notice inside the body.
+    const dir = join(worker, "runs", readdirSync(join(worker, "runs")).find((d) => d.startsWith("1-"))!);
+    writeFileSync(join(dir, "result.json"), JSON.stringify({ outcome: "done", summary: "Done: planted", session: null }));
+  });
+  // Checked again, the plant would be moved now and a second notice made: the kept body is what is reported.
+  assert.equal(existsSync(join(cwd, "vendor", "lib", ".git", "config")), true);
+  assert.deepEqual(st.cards.filter((c) => c.kind === "notice"), []);
 });

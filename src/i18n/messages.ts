@@ -692,6 +692,8 @@ const catalog = {
   "run.keptResult": { zh: "保存下来的结果 result.json 不再是合法的结果：{error}", en: "result.json: {error}" },
   "run.cwdMissing": { zh: "工作目录 {cwd} 在接单程序 {worker} 上不是文件夹", en: "cwd {cwd} is not a folder on worker {worker}" },
   "run.pluginFailed": { zh: "插件 {plugin} 出错：{error}", en: "plugin {plugin}: {error}" },
+  "run.launchRecordFailed": { zh: "没能保存这次启动的记录（{error}），Agent 没有启动", en: "could not keep this launch's record ({error}); the agent was not started" },
+  "run.launchRecordTooLarge": { zh: "记录有 {bytes} 字节，超过上限 {max}", en: "the record is {bytes} bytes, more than {max}" },
   "run.pluginNoArgv": { zh: "插件 {plugin} 的 command() 没给出参数列表", en: "plugin {plugin}: command() gave no argument list" },
   "run.couldNotStart": { zh: "启动不了 {agent}：{error}", en: "could not start {agent}: {error}" },
   "run.supervisorGone": { zh: "Agent 的看管进程没了，不知道它的退出码", en: "the agent's supervisor is gone; its exit code is unknown" },

@@ -342,13 +342,14 @@ export class Attempt {
       // What was guarded before the run's first launch: a later launch guards what the first one planted.
       if (watch) this.watched ??= { folders: new Set(watch.folders), guarded: new Set(watch.guarded), seen: watch.seen, sinceMs, config: watch.config, gitState: watch.gitState };
       if (sandbox.stateSeen) this.stateWatched = this.stateWatched ? mergeStateSeen(this.stateWatched, sandbox.stateSeen) : sandbox.stateSeen;
-      // Kept before the launch starts, for a worker that takes the run over after a restart (launch-record.ts).
-      if (sandbox.plan) saveLaunchRecord(this.dir, this.watched, this.stateWatched);
       // The plugin learns the sandbox around its CLI before it builds the command line (Turn.sandbox).
       argv = plugin.command({ ...turn, sandbox: sandboxAround(sandbox.plan) });
     } catch (e) {
       return { error: t(lang, "run.pluginFailed", { plugin: job.agent.use, error: (e as Error).message }) };
     }
+    // Kept before the launch starts, for a worker that takes the run over after a restart (launch-record.ts).
+    const unkept = sandbox.plan ? saveLaunchRecord(this.dir, this.watched, this.stateWatched, lang) : null;
+    if (unkept !== null) return { error: unkept };
     if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== "string")) return { error: t(lang, "run.pluginNoArgv", { plugin: job.agent.use }) };
     // Windows: PATH + PATHEXT, npm's .cmd shims run by their JS entry, other batch files refused (src/sdk/launch.ts).
     const program = launchArgv(argv, { env, cwd: turn.cwd, lang: this.host.lang });

@@ -18,6 +18,7 @@ import { plantedSteering, type AsideTo, type Planted } from "./planted.js";
 import { gitStateChanged } from "./git-state.js";
 import { unwatchedFolders } from "./unchecked.js";
 import type { Job } from "../protocol/responses.js";
+import { t, type Lang } from "../i18n/messages.js";
 
 /** What the launches' sandboxes guarded in the folders the agent writes (steering.ts), looked at when the run ends. */
 export interface Watched {
@@ -41,14 +42,24 @@ const recordVersion = 1;
 
 /**
  * Writes what the run's launches guarded to `dir`'s record, durably (a crash leaves the old one or the new one).
- * @throws the file system's error (the launch is then not started: a run its check could not follow is not run).
+ * @returns null when kept; else the reason in `lang` (the file system's error, or a record over
+ *   `launchRecordBytesMax`, which could not be read back): the launch is then not started — a run the check after it
+ *   could not follow after a restart is not run. Never throws.
  */
-export function saveLaunchRecord(dir: string, watched: Watched | null, state: StateSeen | null): void {
+export function saveLaunchRecord(dir: string, watched: Watched | null, state: StateSeen | null, lang: Lang): string | null {
   const w = watched && {
     folders: [...watched.folders], guarded: [...watched.guarded], seen: watched.seen, sinceMs: watched.sinceMs,
     privateDir: watched.privateDir ?? watched.config?.privateDir ?? null, gitState: watched.gitState ?? null,
   };
-  writeFileDurable(join(dir, launchRecordFile), JSON.stringify({ v: recordVersion, watched: w, state }));
+  try {
+    const text = JSON.stringify({ v: recordVersion, watched: w, state });
+    const bytes = Buffer.byteLength(text);
+    if (bytes > launchRecordBytesMax) return t(lang, "run.launchRecordFailed", { error: t(lang, "run.launchRecordTooLarge", { bytes, max: launchRecordBytesMax }) });
+    writeFileDurable(join(dir, launchRecordFile), text);
+    return null;
+  } catch (e) {
+    return t(lang, "run.launchRecordFailed", { error: (e as Error).message });
+  }
 }
 
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === "string");
