@@ -243,7 +243,8 @@ test("a sandboxed agent cannot change what the hub runs outside the sandbox: the
     const st = await untilLatestRun(fx, "done", 30_000);
     assert.equal(st.runs[0].summary, "Done: tried");
     const tried = JSON.parse(readFileSync(join(cwd, "tried.json"), "utf8")) as Record<string, string>;
-    const expected = Object.fromEntries([...fresh, realpathSync(process.execPath), existing].map((f) => [f, "EROFS"]));
+    // tsx's cache is not there at all (round 34, F34b-1: hidden, not shown read-only): the sandbox's own /tmp lacks it.
+    const expected = Object.fromEntries([...fresh, realpathSync(process.execPath), existing].map((f) => [f, f.startsWith(tsxCache) ? "ENOENT" : "EROFS"]));
     assert.deepEqual(tried, expected);
   } finally {
     process.env.PATH = path;
@@ -252,6 +253,43 @@ test("a sandboxed agent cannot change what the hub runs outside the sandbox: the
     for (const f of fresh) rmSync(f, { force: true });
   }
   assert.deepEqual(fresh.filter((f) => existsSync(f)), []);
+});
+
+/** Reads, lists and writes tsx's cache from inside the sandbox; what happened to each, in `<cwd>/<argv[2]>`. */
+const cacheLook = String.raw`
+const fs = require("fs");
+const [cache, name, out] = process.argv.slice(1);
+const got = {};
+try { got.read = fs.readFileSync(cache + "/" + name, "utf8"); } catch (e) { got.read = e.code; }
+try { got.list = fs.readdirSync(cache); } catch (e) { got.list = e.code; }
+try { fs.writeFileSync(cache + "/" + name + ".agent", "planted"); got.write = "written"; } catch (e) { got.write = e.code; }
+fs.writeFileSync(require("path").join(process.cwd(), out), JSON.stringify(got));
+console.log("Done: looked");
+`;
+
+test("issue 26 r34 F34b-1 (reported case: an agent grepped /tmp/tsx-<uid> and read a source plugin of the hidden home, compiled, with its constant and its path): tsx's compile cache is hidden from agents — in their own folder, and with the shared /tmp as their cwd", async () => {
+  const cache = join(tmpdir(), `tsx-${process.getuid!()}`);
+  mkdirSync(cache, { recursive: true });
+  const name = `aa-r34-${process.pid}-${Date.now()}.mjs`;
+  writeFileSync(join(cache, name), 'const hookSecret = "sk_live_OWNER_PRIVATE_MARKER"; // /home/owner/.agent-autoloop/plugins/mysrc/source.ts\n');
+  try {
+    for (const cwd of [tempDir("aa-r34-cwd-"), realpathSync(tmpdir())]) {
+      const out = `${name}.${cwd === realpathSync(tmpdir()) ? "tmp" : "own"}.json`;
+      const fx = await setup({ use: "command", command: [process.execPath, "-e", cacheLook, cache, name, out] }, cwd);
+      await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+      const st = await untilLatestRun(fx, "done", 30_000);
+      assert.equal(st.runs[0].summary, "Done: looked");
+      const got = JSON.parse(readFileSync(join(cwd, out), "utf8")) as Record<string, unknown>;
+      rmSync(join(cwd, out));
+      // Under the shared /tmp the cache is an empty folder of the sandbox's own; else not there.
+      assert.deepEqual(got, cwd === realpathSync(tmpdir()) ? { read: "ENOENT", list: [], write: "written" } : { read: "ENOENT", list: "ENOENT", write: "ENOENT" }, cwd);
+      assert.equal(existsSync(join(cache, `${name}.agent`)), false, "nothing reached the host's cache");
+      await kit.end(); // the next hub
+    }
+  } finally {
+    rmSync(join(cache, name), { force: true });
+    rmSync(join(cache, `${name}.agent`), { force: true });
+  }
 });
 
 test("a sandboxed agent whose rule works inside a folder the sandbox keeps read-only (the engine) is not started: the run fails saying why", async () => {

@@ -244,9 +244,13 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // one of them or this hub's home; every second proc mount (the sandbox has a /proc of its own).
   const others = knownHomes(userHomeList).map(realPath).filter((d) => d !== home && ![...homes, ...readOnly].some((r) => isInside(r, d)));
   const engineFolders = [...new Set([...autoloopFolders(homes), ...others])];
-  const hidden = [...engineFolders, ...hubAliases, ...aliasesOfAll([home, ...engineFolders], mounts), ...otherProcMounts(mounts)];
+  // tsx's compile cache holds the hub's TypeScript plugins compiled, their texts and paths in the home: hidden, not shown
+  // read-only (round 34, F34b-1); in `readOnly` above only for the checks, where it counts as the hub's code.
+  const tsxCache = origin.tsxCache && existsSync(origin.tsxCache) ? [realPath(origin.tsxCache), ...aliasesOf(realPath(origin.tsxCache), mounts)] : [];
+  const hidden = [...engineFolders, ...hubAliases, ...aliasesOfAll([home, ...engineFolders], mounts), ...otherProcMounts(mounts), ...tsxCache];
+  const shownReadOnly = readOnly.filter((d) => !tsxCache.includes(d));
   // A folder under the sandbox's own /tmp or /var/tmp is not there unless a folder bound from the host holds it.
-  const bound = [...kept, ...homes, ...readOnly, ...guarded, ...show];
+  const bound = [...kept, ...homes, ...shownReadOnly, ...guarded, ...show];
   const there = (d: string) => !["/tmp", "/var/tmp"].some((t) => isInside(d, t)) || bound.some((b) => isInside(d, b));
   const alsoHide = [...new Set(hidden)].filter((d) => !isInside(home, d) && !kept.some((w) => isInside(w, d)) && there(d));
   // The homes hidden but for what the agent needs (issue 26 round 11, F8/F10), unless the cwd is one (the owner let
@@ -266,7 +270,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   return {
     stateSeen,
     plan: {
-      bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...readOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
+      bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...shownReadOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
       readOnlyParents,
       watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen, config: pass, gitState: gitStateAt(seen.repositories, guarded, pass.privateDir) },
       hiddenHomes: view.hidden, homeRead, agentFolders: agentFoldersNow, links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),
