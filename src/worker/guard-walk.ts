@@ -2,8 +2,8 @@
  * The guard's limits and its walk of a folder an agent writes (steering.ts is the guard, planted.ts the check after a
  * run): what it reads, how much at most, and the refusal past a limit — never a folder guarded in part.
  */
-import { chmodSync, lstatSync, opendirSync, type Dirent } from "node:fs";
-import { dirname, join } from "node:path";
+import { chmodSync, lstatSync, opendirSync, realpathSync, statSync, type Dirent } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
 import { byName, entriesUpTo } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 
@@ -69,7 +69,8 @@ export function guardLimitText(lang: Lang, e: GuardLimitError): string {
  *   one read then named; refused as soon as the limit is passed).
  */
 export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<string>, restore = false): Walked {
-  const [trees, steered, unreadable, heads]: string[][] = [[], [], [], []];
+  const [trees, steered, unreadable, heads, intoUnwalked]: string[][] = [[], [], [], [], []];
+  const real = realOr(folder);
   const queue = [folder];
   const read: EntriesRead = { read: 0, limit: limits.entries };
   for (let walked = 0; walked < queue.length; walked++) {
@@ -94,10 +95,28 @@ export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<
       else if (e.isDirectory() && e.name !== notWalked) queue.push(join(d, e.name));
       if (steers.has(e.name)) steering = true;
       if (e.name === "HEAD") heads.push(d);
+      if (e.isSymbolicLink() && leadsIntoUnwalked(join(d, e.name), real)) intoUnwalked.push(join(d, e.name));
     }
     if (steering) steered.push(d);
   }
-  return { trees, steered, unreadable: [...new Set(unreadable)], heads };
+  return { trees, steered, unreadable: [...new Set(unreadable)], heads, intoUnwalked };
+}
+
+/**
+ * Whether the link `path` leads to a folder of `folder` the walk does not enter — in or below a git folder or a
+ * `node_modules` (round 34, F34a-1: a repository with a `core.fsmonitor` made in `.git/lib2` or
+ * `node_modules/.cache/lib`, and a link `lib2 -> .git/lib2` at the project's top: the owner's `git status` in `lib2`
+ * ran it, and neither the walk nor the check after the run looked there). `folder` as a real path. Never throws.
+ */
+function leadsIntoUnwalked(path: string, folder: string): boolean {
+  try {
+    const real = realpathSync(path);
+    if (!statSync(real).isDirectory()) return false;
+    const rel = relative(folder, real);
+    return rel !== "" && !rel.startsWith("..") && rel.split(sep).some((s) => s === ".git" || s === notWalked);
+  } catch {
+    return false; // dangling, or a loop: nothing to enter
+  }
 }
 
 /**
@@ -130,6 +149,15 @@ function unlistable(d: string): { at: string; mode: boolean } | null {
   }
 }
 
+/** `path` where it leads, or itself when it cannot be resolved. */
+function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /** Gives the user read and search permission on its own folder `d` again (adds `u+rwx`); whether it did. */
 function readableAgain(d: string): boolean {
   try {
@@ -148,7 +176,14 @@ function readableAgain(d: string): boolean {
  * (its objects and refs may lie elsewhere, named by a `commondir`; round 31, F31a-1), which it does before looking at
  * a `.git` above it, or when the `.git` beside it is invalid (round 30, F30a-3).
  */
-export interface Walked { trees: string[]; steered: string[]; unreadable: string[]; heads: string[] }
+export interface Walked {
+  trees: string[];
+  steered: string[];
+  unreadable: string[];
+  heads: string[];
+  /** Links in the folder that lead into a git folder or a `node_modules` of it, which the walk does not enter (F34a-1). */
+  intoUnwalked: string[];
+}
 
 /** Entries the guard has read in a walk (`read`) and may read in all (`limit`: `GuardLimits.entries`). */
 export interface EntriesRead {

@@ -342,6 +342,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     // a submodule by the next run, whose guard took it for the owner's; the owner's `git status` ran it): its `.git`
     // moved aside, the files left. The folder's own new one is named above ("kept").
     for (const tree of walk.trees) if (!folders.includes(tree) && !repositories.has(tree)) aside(join(tree, ".git"));
+    // A link new since the launch that leads into a git folder or a node_modules, which the walk does not enter (round
+    // 34, F34a-1: `lib2 -> .git/lib2`, a repository of the run's there; `web -> node_modules/.cache/web` holding a
+    // `.claude/settings.json`): the owner would take it for a folder of the project and run git or a CLI there.
+    for (const link of walk.intoUnwalked) if (isNew(link)) aside(link);
     // A folder of a work tree git would take for a git folder (an entry named `HEAD`; its objects and refs there or
     // where a `commondir` names), new since the launch (not a folder the launch's walk found holding a HEAD, by its
     // identity: made, or renamed into place, during the run) or whose configuration, hooks or commondir the run made or

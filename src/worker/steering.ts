@@ -157,6 +157,8 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen(), hooks: [] };
   const walk = guardWalk(folder, limits); // a shared temporary root: its own repository only (SECURITY.md names this)
   const trees = walk.trees;
+  // The links there at launch into a git folder or a node_modules: the owner's, not moved after the run (F34a-1).
+  out.seen.entries.push(...walk.intoUnwalked.map((l) => entryId(l) ?? ""));
   // A folder the walk cannot list hides what the owner's tools, entering it by name, would run (F29a-3): refused.
   if (walk.unreadable.length > 0) throw new GuardLimitError("unreadable", walk.unreadable[0]!, 0);
   // Counted before any git runs: a folder of too many repositories is refused at once, not after a long look.
@@ -265,7 +267,7 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
  * GuardLimitError as `walkOf`.
  */
 export function guardWalk(folder: string, limits: GuardLimits, restore = false): Walked {
-  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [], heads: [] } : walkOf(folder, limits, steeringNames, restore);
+  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [], heads: [], intoUnwalked: [] } : walkOf(folder, limits, steeringNames, restore);
 }
 
 /**
