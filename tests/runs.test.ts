@@ -965,6 +965,22 @@ describe("over HTTP", () => {
     assert.ok(Date.now() - t0 < 10_000, "answered at once, not after the 20 s wait");
   });
 
+  test("a poll still in its first decisions when a newer poll of the same claim arrives decides no more (CI: a run stayed claimed, its live token replaced, its result refused)", async () => {
+    const hub = f.running.hub;
+    const input = { kind: "work" as const, keyHash: hashKey(f.keys.worker), claim: "c-race", running: [], capacity: 1 };
+    // In one group, in this order: the stale poll's decision (nothing yet), the event, the live poll's (the job, its
+    // token). The event's wake came after the stale decision began, so the stale poll decides once more — claiming the
+    // same run again with a new token, which the worker never sees — unless the newer poll of its claim stops it.
+    const stale = hub.poll(input, 20_000);
+    void hub.submit({ kind: "event", keyHash: hashKey(f.keys.source), event: { id: "race1", type: "alert.x" } });
+    const live = hub.poll(input, 20_000);
+    const [s, l] = await Promise.all([stale, live]);
+    assert.equal((l.body as WorkAnswer).job?.run, 1);
+    assert.equal((s.body as WorkAnswer).job, null, "the stale poll hands out nothing");
+    const started = await f.call("POST", "/v1/runs/1/started", (l.body as WorkAnswer).job!.token, {});
+    assert.equal(started.status, 200, "the live poll's token is the valid one");
+  });
+
   test("a newer poll with the same claim id supersedes a held one, which then never claims (its token would replace the live one)", async () => {
     // A worker that aborted its poll asks again with the same claim id at once; the hub may not have seen the first
     // connection close yet. Were both held, the stale one could claim after the live one and invalidate its token.

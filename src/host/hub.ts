@@ -12,7 +12,7 @@ import { callerOf } from "../kernel/authorize.js";
 import { InvariantError, assert } from "../kernel/assert.js";
 import { deadlineErrorMaxCodepoints, hubInputQueueMax, workerOnlineMs } from "../kernel/limits.js";
 import type { Answers, Env, Fact, Input, InputOf } from "../kernel/types.js";
-import { HeldPoll } from "./held-poll.js";
+import { LongPolls, type PollAnswer, type PollInput } from "./long-polls.js";
 import type { Committed } from "./committed.js";
 import { t, type Lang, refusal, render, said, type Said } from "../i18n/messages.js";
 import { readRulesInput } from "./rules-file.js";
@@ -54,12 +54,6 @@ export class QueueFull extends Error {
   }
 }
 
-/** A long-poll input: a worker's `GET /v1/work` or a channel's `GET /v1/cards/next`. */
-type PollInput = InputOf<"work" | "cardsNext">;
-/** What a long poll answers with. */
-type PollAnswer = Answers["work"] | Answers["cardsNext"];
-/** A long poll the hub holds: woken by commits, answered on its own (held-poll.ts). */
-type Waiter = HeldPoll<PollAnswer>;
 
 export interface HubOptions {
   home: Home;
@@ -115,9 +109,8 @@ export class Hub {
   /** The one extra read of rules.json after the watcher started (see start). */
   private rulesRecheck: NodeJS.Timeout | null = null;
   private closed = false;
-  private readonly waiters = new Map<string, Set<Waiter>>();
-  /** How often each kind of long poll was woken ("worker:", "channel:<name>"), to catch a wake that came between a poll's decision and its wait. */
-  private readonly wakeCount = new Map<string, number>();
+  /** The held long polls (long-polls.ts). */
+  private readonly polls = new LongPolls({ submit: (input) => this.submit(input), claimed: (t0) => this.figures.claim.since(t0) });
   /** The workers and channels polling, for the hub's "connected" and "went silent" lines. */
   readonly presence: Presence;
   /** What the HTTP layer counts for GET /metrics (claim, event and result latency; failed deliveries). */
@@ -300,11 +293,11 @@ export class Hub {
     });
     if (facts.length > 0) for (const l of this.listeners) l(facts);
     if (keysChanged) {
-      this.dropRevokedWaiters();
+      this.polls.drop((h) => callerOf(this.store.view, h) !== undefined, 401, refusal(this.env.lang, "auth.unknown"));
       this.console.dropRevoked();
     }
-    if (wakeWorkers) this.wakeAll("worker:");
-    for (const ch of wakeChannels) this.wakeAll(`channel:${ch}`);
+    if (wakeWorkers) this.polls.wakeAll("worker:");
+    for (const ch of wakeChannels) this.polls.wakeAll(`channel:${ch}`);
     if (facts.length > 0) this.arm();
     this.continueFlush();
   }
@@ -318,22 +311,6 @@ export class Hub {
   private continueFlush(): void {
     if (this.queue.length > 0) setImmediate(() => this.flush());
     else this.flushing = false;
-  }
-
-  private wakeAll(prefix: string): void {
-    this.wakeCount.set(prefix, (this.wakeCount.get(prefix) ?? 0) + 1);
-    for (const [key, set] of this.waiters) if (key === prefix || key.startsWith(prefix)) for (const w of [...set]) w.wake();
-  }
-
-  /** The wake counter that concerns a waiter key ("worker:<name>" is woken by "worker:", channels by their own). */
-  private wakesOf(key: string): number {
-    return key.startsWith("worker:") ? this.wakeCount.get("worker:") ?? 0 : (this.wakeCount.get(key) ?? 0) + (this.wakeCount.get("channel:") ?? 0);
-  }
-
-  private dropRevokedWaiters(): void {
-    for (const set of this.waiters.values()) {
-      for (const w of [...set]) if (!callerOf(this.store.view, w.keyHash)) w.gone(401, refusal(this.env.lang, "auth.unknown"));
-    }
   }
 
   /** A worker's slots as its last poll since this hub started said them (`GET /v1/work`), or null. */
@@ -366,46 +343,9 @@ export class Hub {
   }
 
   /** `poll` itself, for the caller its key names (if any). */
-  private async held(
-    input: PollInput, waitMs: number, signal: AbortSignal | undefined, caller: ReturnType<typeof callerOf>,
-  ): Promise<Committed<PollAnswer>> {
+  private held(input: PollInput, waitMs: number, signal: AbortSignal | undefined, caller: ReturnType<typeof callerOf>): Promise<Committed<PollAnswer>> {
     const key = caller ? (caller.kind === "worker" ? `worker:${caller.name}` : `channel:${caller.name}`) : "";
-    // A worker asks again with the same claim id when it lost the answer (or aborted its poll). An older poll of
-    // that claim still held here (its closed connection not noticed yet) must not claim after this one: a repeated
-    // claim issues a new token, which would replace the one this poll hands out.
-    if (input.kind === "work") {
-      for (const w of [...(this.waiters.get(key) ?? [])]) if (w.claim === input.claim && w.keyHash === input.keyHash) w.supersede();
-    }
-    let first: Committed<PollAnswer>;
-    // A claim's latency (GET /metrics) runs from the decision that handed out its job, on arrival or on a wake, to
-    // its durable answer: the time a poll was held waiting for work is not the hub's.
-    const decide = async () => {
-      const t0 = performance.now();
-      const d = await this.submit(input);
-      if (d.status === 200 && (d.body as Partial<Answers["work"]>).job) this.figures.claim.since(t0);
-      return d;
-    };
-    // A wake committed in the same group as this poll's decision fires before the poll waits: decide again then.
-    for (let i = 0; ; i++) {
-      const wakes = this.wakesOf(key);
-      first = await decide();
-      if (!first.park || waitMs <= 0 || !caller || this.wakesOf(key) === wakes || i >= 3) break;
-    }
-    if (!first.park || waitMs <= 0 || !caller) return first;
-    const set = this.waiters.get(key) ?? new Set<Waiter>();
-    this.waiters.set(key, set);
-    return new Promise<Committed<PollAnswer>>((resolve) => {
-      const poll: Waiter = new HeldPoll<PollAnswer>(input.keyHash!, input.kind === "work" ? input.claim : null, first, waitMs, signal, {
-        decideAgain: decide,
-        settle: (answer) => {
-          assert(set.has(poll), "held-poll-settles-once");
-          set.delete(poll);
-          if (set.size === 0 && this.waiters.get(key) === set) this.waiters.delete(key);
-          resolve(answer);
-        },
-      });
-      set.add(poll);
-    });
+    return this.polls.poll(input, waitMs, signal, caller, key);
   }
 
   /**
@@ -461,7 +401,7 @@ export class Hub {
       this.firing = false;
     }
     const offer = nextOfferAt(this.store.view, this.offersWokenUntil);
-    if (offer !== null && offer <= now) this.wakeAll("channel:");
+    if (offer !== null && offer <= now) this.polls.wakeAll("channel:");
     this.offersWokenUntil = Math.max(this.offersWokenUntil, now);
     this.arm(delay);
   }
@@ -494,7 +434,7 @@ export class Hub {
     if (this.timer) clearTimeout(this.timer);
     unwatchFile(this.opts.home.rules);
     if (this.rulesRecheck) clearTimeout(this.rulesRecheck);
-    for (const set of this.waiters.values()) for (const w of [...set]) w.gone(503, refusal(this.env.lang, "hub.closing"));
+    this.polls.drop(() => false, 503, refusal(this.env.lang, "hub.closing"));
     this.store.close();
   }
 }
