@@ -95,11 +95,11 @@ test("issue 26 r29 F29a-3 (reported case: chmod 0311 pkg, holding pkg/lib/.git a
   mkdirSync(join(folder, "other"));
   const uid = process.getuid?.() === 0 ? 65534 : process.getuid!();
   execFileSync("chown", ["-R", `${uid}`, folder]);
-  assert.deepEqual(walkAsUser(folder), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [], heads: [], intoUnwalked: [] });
+  assert.deepEqual(walkAsUser(folder), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [], heads: [], links: [], fifos: [] });
   chmodSync(join(folder, "pkg"), 0o311);
-  assert.deepEqual(walkAsUser(folder), { trees: [], steered: [], unreadable: [join(folder, "pkg")], heads: [], intoUnwalked: [] });
+  assert.deepEqual(walkAsUser(folder), { trees: [], steered: [], unreadable: [join(folder, "pkg")], heads: [], links: [], fifos: [] });
   // After a run the user's own folder is made readable again and walked (a `chmod 0311 .` must not move the project).
-  assert.deepEqual(walkAsUser(folder, true), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [], heads: [], intoUnwalked: [] });
+  assert.deepEqual(walkAsUser(folder, true), { trees: [join(folder, "pkg", "lib")], steered: [join(folder, "pkg", "web")], unreadable: [], heads: [], links: [], fifos: [] });
   assert.equal(lstatSync(join(folder, "pkg")).mode & 0o777, 0o711);
   // Review of round 29: a folder listed but not searchable (`chmod 600 pkg`): pkg/lib cannot be entered — pkg is named.
   chmodSync(join(folder, "pkg"), 0o600);

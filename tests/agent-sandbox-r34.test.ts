@@ -7,11 +7,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, lstatSync, mkdirSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { asideOf, leakFolder, owner, ownerRepo, runAgent, sandboxed } from "./steering-helpers.js";
 import { executableParts } from "../src/worker/steering.js";
 import { plantedSteering } from "../src/worker/planted.js";
+import { sandboxArgv } from "../src/worker/sandbox.js";
 
 const guardedOf = (parts: ReturnType<typeof executableParts>) => new Set([...parts.mountPoints, ...parts.readOnlyParents, ...parts.readOnly]);
 
@@ -22,13 +23,23 @@ function plantRepository(dir: string, leak: string, name: string): void {
   owner(dir, {}, "config", "core.fsmonitor", `touch ${join(leak, name)}; echo`);
 }
 
-test("issue 26 r34 F34a-1 (reported cases: lib2 -> .git/lib2, lib3 -> .git/objects/zz, lib -> node_modules/.cache/lib, each a repository with a core.fsmonitor, and web -> node_modules/.cache/web holding .claude/settings.json): a link new since the launch into a git folder or a node_modules is moved aside; the owner's link there at launch stays", () => {
+test("issue 26 r34 F34a-1 (reported cases: lib2 -> .git/lib2, lib3 -> .git/objects/zz, lib -> node_modules/.cache/lib, each a repository with a core.fsmonitor, and web -> node_modules/.cache/web holding .claude/settings.json; the review's: a folder named ..x, another writable folder's .git, the owner's link whose target the run made a repository): a link that leads where the walk does not look, to a repository the launch did not see or a CLI's settings, is moved aside; links to what the owner had stay", () => {
   const repo = ownerRepo();
+  const other = ownerRepo(); // a second writable folder of the run
   const leak = leakFolder();
-  // The owner's own, before the launch: a link into an installed package.
+  // The owner's own, before the launch: links into installed packages, a committed one that dangles until npm install,
+  // a workspace package's node_modules that is a link.
   mkdirSync(join(repo, "node_modules", "pkg", "dist"), { recursive: true });
+  mkdirSync(join(repo, "node_modules", "pkg", "lib"), { recursive: true });
   symlinkSync("node_modules/pkg/dist", join(repo, "vendor-dist"));
+  symlinkSync("node_modules/pkg/lib", join(repo, "vendor-lib"));
+  mkdirSync(join(repo, "public"));
+  symlinkSync("../node_modules/jquery/dist", join(repo, "public", "jquery"));
   const parts = executableParts(repo, true, false);
+  const otherParts = executableParts(other, true, false);
+  const guarded = new Set([...guardedOf(parts), ...guardedOf(otherParts)]);
+  const seen = { ...parts.seen };
+  for (const k of Object.keys(seen) as (keyof typeof seen)[]) seen[k] = [...parts.seen[k], ...otherParts.seen[k]];
   // The run.
   plantRepository(join(repo, ".git", "lib2"), leak, "lib2");
   symlinkSync(".git/lib2", join(repo, "lib2"));
@@ -40,20 +51,30 @@ test("issue 26 r34 F34a-1 (reported cases: lib2 -> .git/lib2, lib3 -> .git/objec
   mkdirSync(join(repo, "node_modules", ".cache", "web", ".claude"), { recursive: true });
   writeFileSync(join(repo, "node_modules", ".cache", "web", ".claude", "settings.json"), '{"hooks":{}}\n');
   symlinkSync("node_modules/.cache/web", join(repo, "web"));
-  // A new one beside the owner's, to the same folder: the run's (its target is any folder the run wrote).
+  plantRepository(join(repo, "..x", "node_modules", "lib"), leak, "dotdot");
+  symlinkSync("..x/node_modules/lib", join(repo, "dotdot"));
+  plantRepository(join(other, ".git", "lib2"), leak, "other");
+  symlinkSync(join(other, ".git", "lib2"), join(repo, "other-lib2"));
+  plantRepository(join(repo, "node_modules", "pkg", "lib"), leak, "behind");
+  // What the run may do that plants nothing: a new link beside the owner's to the same package folder, npm install
+  // making the committed link's target, git making the owner's link again (a new entry), a workspace link.
   symlinkSync("node_modules/pkg/dist", join(repo, "vendor-dist2"));
-  // Content, as before: a link to a file there, a link to a folder the walk enters.
+  mkdirSync(join(repo, "node_modules", "jquery", "dist"), { recursive: true });
+  rmSync(join(repo, "vendor-dist"));
+  symlinkSync("node_modules/pkg/dist", join(repo, "vendor-dist"));
+  mkdirSync(join(repo, "packages", "a"), { recursive: true });
+  symlinkSync("../../node_modules", join(repo, "packages", "a", "node_modules"));
   writeFileSync(join(repo, "node_modules", "pkg", "index.js"), "\n");
   symlinkSync("node_modules/pkg/index.js", join(repo, "index-link.js"));
   symlinkSync("src", join(repo, "source"));
   assert.equal(owner(join(repo, "lib2"), {}, "rev-parse", "--show-toplevel").trim(), join(repo, ".git", "lib2"), "git takes lib2 for a repository of its own");
-  const planted = plantedSteering([repo], guardedOf(parts), parts.seen, 34);
+  const planted = plantedSteering([repo, other], guarded, seen, 34);
   assert.deepEqual(planted.map((p) => [p.path, p.kind]).sort(), [
-    [join(repo, "lib"), "moved"], [join(repo, "lib2"), "moved"], [join(repo, "src", "lib3"), "moved"], [join(repo, "vendor-dist2"), "moved"], [join(repo, "web"), "moved"],
+    [join(repo, "dotdot"), "moved"], [join(repo, "lib"), "moved"], [join(repo, "lib2"), "moved"], [join(repo, "other-lib2"), "moved"],
+    [join(repo, "src", "lib3"), "moved"], [join(repo, "vendor-lib"), "moved"], [join(repo, "web"), "moved"],
   ]);
   assert.equal(readlinkSync(asideOf(join(repo, "lib2"), 34)), ".git/lib2");
-  assert.equal(lstatSync(join(repo, "vendor-dist")).isSymbolicLink(), true, "the owner's link stays");
-  assert.deepEqual(["index-link.js", "source"].map((n) => lstatSync(join(repo, n)).isSymbolicLink()), [true, true]);
+  for (const n of ["vendor-dist", "vendor-dist2", "public/jquery", "packages/a/node_modules", "index-link.js", "source"]) assert.equal(lstatSync(join(repo, n)).isSymbolicLink(), true, n);
 });
 
 test("issue 26 r34 F34a-1, the reported run: a sandboxed agent's repositories in .git and node_modules behind links at the project's top are moved aside and named; the owner's git status there runs nothing", async (t) => {
@@ -73,4 +94,13 @@ test("issue 26 r34 F34a-1, the reported run: a sandboxed agent's repositories in
   // As the owner would: git in the folders of the project's top (none of those now), and in the project.
   owner(repo, {}, "status", "--short");
   assert.deepEqual(["lib", "lib2", "lib4"].filter((n) => existsSync(join(leak, n))), []);
+});
+
+test("issue 26 r34 review (reported case: a cwd of /tmp, the hub's TMPDIR /tmp/X/sub, and `mv /tmp/X /tmp/X.moved` took tsx's hidden cache away to be read): a folder hidden inside a writable one has the folders between them pinned, as every part bound there", () => {
+  const { argv, sources } = sandboxArgv({ bwrap: "bwrap", writable: ["/tmp"], hide: "/nonexistent-home", alsoHide: ["/tmp/X/sub/tsx-0"], show: [], cwd: "/tmp" }, ["true"], null);
+  const bound = (flag: string) => argv.flatMap((a, i) => (a === flag ? [argv[i + 2]!] : []));
+  assert.deepEqual(bound("--bind-fd"), ["/tmp", "/tmp/X", "/tmp/X/sub"]);
+  assert.deepEqual(sources, ["/tmp", "/tmp/X", "/tmp/X/sub"]);
+  // The tmpfs over the cache comes after the pins (bwrap mounts in order).
+  assert.ok(argv.lastIndexOf("/tmp/X/sub") < argv.indexOf("/tmp/X/sub/tsx-0"));
 });

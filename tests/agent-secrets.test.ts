@@ -273,7 +273,9 @@ test("issue 26 r34 F34b-1 (reported case: an agent grepped /tmp/tsx-<uid> and re
   const name = `aa-r34-${process.pid}-${Date.now()}.mjs`;
   writeFileSync(join(cache, name), 'const hookSecret = "sk_live_OWNER_PRIVATE_MARKER"; // /home/owner/.agent-autoloop/plugins/mysrc/source.ts\n');
   try {
-    for (const cwd of [tempDir("aa-r34-cwd-"), realpathSync(tmpdir())]) {
+    const own = tempDir("aa-r34-cwd-");
+    kit.removed.push(own);
+    for (const cwd of [own, realpathSync(tmpdir())]) {
       const out = `${name}.${cwd === realpathSync(tmpdir()) ? "tmp" : "own"}.json`;
       const fx = await setup({ use: "command", command: [process.execPath, "-e", cacheLook, cache, name, out] }, cwd);
       await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });

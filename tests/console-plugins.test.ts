@@ -22,7 +22,8 @@ let f: Fixture;
 
 const rules = {
   ...consoleRules,
-  rules: [...consoleRules.rules, { name: "panel", when: { source: "plugin:example", types: ["action.*", "form.*"] }, to: "bot", cwd: "/tmp", prompt: "the owner pressed something" }],
+  // "alerts" uses the example plugin's prompt: its runs' cards may show that plugin's card templates (rules.ts templateTied).
+  rules: [...consoleRules.rules.map((r) => (r.name === "alerts" ? { ...r, promptRef: "example/writer" } : r)), { name: "panel", when: { source: "plugin:example", types: ["action.*", "form.*"] }, to: "bot", cwd: "/tmp", prompt: "the owner pressed something" }],
 };
 
 before(async () => {

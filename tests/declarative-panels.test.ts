@@ -13,8 +13,9 @@ import { parseRules } from "../src/protocol/rules-file.js";
 
 const rules = {
   ...baseRules,
+  // The base rule uses the example plugin's prompt: its runs' cards may show that plugin's card templates.
   rules: [
-    ...baseRules.rules,
+    ...baseRules.rules.map((r) => ({ ...r, promptRef: "example/writer" })),
     { name: "panel", when: { source: "plugin:example", types: ["action.*", "form.*"] }, to: "bot", cwd: "/tmp", prompt: "the owner pressed something" },
   ],
 };

@@ -13,7 +13,8 @@ import { axeViolations, browserMissing, launch } from "./console-kit.js";
 import { hubFixture, baseRules, type Fixture } from "./helpers.js";
 
 const skip = browserMissing();
-const rules = { ...baseRules, channels: { ch1: { name: "Text only", links: true } } };
+// The rule uses the example plugin's prompt: its runs' cards may show that plugin's card templates (rules.ts templateTied).
+const rules = { ...baseRules, rules: baseRules.rules.map((r) => ({ ...r, promptRef: "example/writer" })), channels: { ch1: { name: "Text only", links: true } } };
 let f: Fixture;
 let browser: Browser;
 let n = 0;

@@ -7,7 +7,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { copyExample, editJson, everyNode, routedEvents } from "./declarative-helpers.js";
 
-const rules = { ...baseRules, channels: { ch1: { name: "Text only", links: true } } };
+// The rule uses the example plugin's prompt: its runs' cards may show that plugin's card templates (rules.ts templateTied).
+const rules = { ...baseRules, rules: baseRules.rules.map((r) => ({ ...r, promptRef: "example/writer" })), channels: { ch1: { name: "Text only", links: true } } };
 
 test("a links channel gets a link; the page shows the card with buttons and no script; the first answer wins", async () => {
   const f = await hubFixture(rules);
@@ -105,7 +106,10 @@ test("a card with a card template: the link page renders it whole on the server,
     assert.equal((await f.call("POST", "/v1/plugins/reload", f.keys.owner)).status, 200);
     await f.call("POST", "/v1/events", f.keys.source, { id: "l9", type: "alert.x" });
     const job = (await f.call("GET", "/v1/work?claim=l9", f.keys.worker)).body.job;
-    await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Note?", options: ["yes"], card: "example/note" }, { title: "Gone?", options: ["ok"], card: "nobody/note" }] });
+    const answer = await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", ask: [{ title: "Note?", options: ["yes"], card: "example/note" }, { title: "Gone?", options: ["ok"], card: "example/ghost" }, { title: "Other's?", options: ["ok"], card: "nobody/note" }] });
+    // A plugin the rule does not use: the card is made without its template (issue 26 round 35, F35b-1).
+    const others = (await f.state()).cards.find((c) => c.title === "Other's?")!;
+    assert.deepEqual([others.template, answer.body.rejected], [undefined, [{ card: others.id, reason: "卡片模板 nobody/note 不属于这条规则用到的插件，卡片没带它" }]]);
     const cards = [(await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card];
     await f.call("POST", `/v1/cards/${cards[0].id}/delivered`, f.keys.channel, { version: cards[0].version, ref: "m1" });
     cards.push((await f.call("GET", "/v1/cards/next", f.keys.channel)).body.card);
@@ -119,7 +123,7 @@ test("a card with a card template: the link page renders it whole on the server,
     assert.doesNotMatch(html, /nonce|\/act"/);
     assert.match(html, /<button name="choice" value="0">yes<\/button>/, "the card's own answers stay");
     assert.doesNotMatch(html, /<script/i);
-    assert.match(await (await fetch(gone.link)).text(), /<p class="muted">Card template nobody\/note is not loaded<\/p>/);
+    assert.match(await (await fetch(gone.link)).text(), /<p class="muted">Card template example\/ghost is not loaded<\/p>/);
   } finally {
     await f.close();
   }

@@ -136,6 +136,25 @@ export function intentSource(intent: string): string {
 export function anySource(rule: RuleDef): boolean {
   return rule.intent !== undefined && rule.source === intentSource(rule.intent);
 }
+/**
+ * Whether a card of `rule`'s run may show the card template `ref` (`<plugin>/<template>`): only one of a plugin the rule
+ * is tied to — its source (`plugin:<id>`), its intent, its emits' source, its workflow, its prompt, its tools (a tool
+ * pattern whose plugin part is `*` ties every plugin). A template's buttons and forms post that plugin's events as the
+ * owner; an agent must not put another plugin's in a card of its own (issue 26 round 35, F35b-1: a rule's agent showed
+ * the example plugin's "Got it" in its question, and the owner's press started that plugin's rule).
+ */
+export function templateTied(rule: RuleDef | undefined, ref: string): boolean {
+  if (!rule) return false;
+  const plugin = ref.slice(0, ref.indexOf("/"));
+  const ofSource = (s: string | undefined) => (s?.startsWith("plugin:") ? s.slice("plugin:".length) : null);
+  const ofRef = (r: string | undefined) => (r && r.includes("/") ? r.slice(0, r.indexOf("/")) : null);
+  const tied = [ofSource(rule.source), ofSource(rule.emits?.source), ofRef(rule.intent), ofRef(rule.workflow), ofRef(rule.promptRef)];
+  if (tied.includes(plugin)) return true;
+  return (rule.tools ?? []).some((t) => {
+    const head = t.includes(".") ? t.slice(0, t.indexOf(".")) : t;
+    return head === plugin || head.includes("*");
+  });
+}
 /** Control characters that key names made before names followed `isName` could not hold (C0 and DEL only). */
 const oldControlCharacter = /[\u0000-\u001f\u007f]/;
 

@@ -3,7 +3,7 @@
  * resolved within the run's scope, `later` timers, events the rule may emit — and the usage reported.
  */
 import type { Ctx } from "./context.js";
-import { anyGlob, type RuleDef } from "./rules.js";
+import { anyGlob, templateTied, type RuleDef } from "./rules.js";
 import { closeCard, createCard } from "./cards.js";
 import { findEvent, receiptEventPrefix, recordEvent, routeEvent } from "./lanes.js";
 import type { RunRow, TimerRow, UsageSum } from "./types.js";
@@ -54,9 +54,19 @@ export function applyResult(c: Ctx, run: RunRow, result: Result, intents: Intent
   const count = (id: number | null) => { if (id !== null) madeCard = true; };
   const r = rule ?? null;
   for (const a of result.ask ?? []) {
-    count(createCard(c, { kind: "ask", title: a.title, text: a.text, options: a.options, recommend: a.recommend ?? null, about: a.about ?? null, key: a.key ?? null, rule: r, lane: run.lane, run: run.id, template: a.card }));
+    const template = tiedTemplate(rule, a.card);
+    const id = createCard(c, { kind: "ask", title: a.title, text: a.text, options: a.options, recommend: a.recommend ?? null, about: a.about ?? null, key: a.key ?? null, rule: r, lane: run.lane, run: run.id, template });
+    count(id);
+    if (id !== null && template !== a.card) rejected.push({ card: id, reason: fixedText("rejected.template", { template: a.card ?? "" }) });
   }
-  if (!rule || rule.tell !== "never") for (const n of result.notice ?? []) count(notice(c, run, r, n));
+  if (!rule || rule.tell !== "never") {
+    for (const n of result.notice ?? []) {
+      const template = tiedTemplate(rule, n.card);
+      const id = notice(c, run, r, { ...n, card: template });
+      count(id);
+      if (id !== null && template !== n.card) rejected.push({ card: id, reason: fixedText("rejected.template", { template: n.card ?? "" }) });
+    }
+  }
   for (const res of result.resolve ?? []) {
     const why = resolveInScope(c, run, rule, res.card);
     if (why) rejected.push({ card: res.card, reason: why });
@@ -72,6 +82,11 @@ export function applyResult(c: Ctx, run: RunRow, result: Result, intents: Intent
   }
   endRun(c, run, result.outcome);
   return rejected;
+}
+
+/** The card template a receipt item names, when the run's rule is tied to its plugin (rules.ts `templateTied`); else none. */
+function tiedTemplate(rule: RuleDef | undefined, ref: string | undefined): string | undefined {
+  return ref !== undefined && templateTied(rule, ref) ? ref : undefined;
 }
 
 function notice(c: Ctx, run: RunRow, rule: RuleDef | null, n: NonNullable<Result["notice"]>[number]): number | null {

@@ -2,8 +2,8 @@
  * The guard's limits and its walk of a folder an agent writes (steering.ts is the guard, planted.ts the check after a
  * run): what it reads, how much at most, and the refusal past a limit — never a folder guarded in part.
  */
-import { chmodSync, lstatSync, opendirSync, realpathSync, statSync, type Dirent } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { chmodSync, lstatSync, opendirSync, type Dirent } from "node:fs";
+import { dirname, join } from "node:path";
 import { byName, entriesUpTo } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 
@@ -37,6 +37,11 @@ export interface GuardLimits {
 }
 /** The folder name the walk for repositories does not enter: a package manager's installs, never a repository kept. */
 export const notWalked = "node_modules";
+/**
+ * The symbolic links and FIFOs a walk after a run collects at most in one writable folder; past it the folder counts as not
+ * walked through (a run that made that many is marked, unchecked.ts). Each is resolved once (~50 µs).
+ */
+export const walkLinksMax = 100_000;
 /** The limits of every launch. */
 export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repositories: 100, configFiles: 250, entries: 1_000_000 };
 
@@ -47,7 +52,7 @@ export const guardLimits: GuardLimits = { folders: 100_000, gitlinks: 500, repos
  * file larger than `limit` MiB, `configRead`: one git could not read within `limit` ms or refused — F16-6).
  */
 export class GuardLimitError extends Error {
-  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles" | "configSize" | "configRead" | "entries" | "unreadable", readonly folder: string, readonly limit: number) {
+  constructor(readonly kind: "folders" | "gitlinks" | "home" | "index" | "repositories" | "configFiles" | "configSize" | "configRead" | "entries" | "unreadable" | "links", readonly folder: string, readonly limit: number) {
     super(`${kind}: ${folder} (${limit})`);
   }
 }
@@ -69,8 +74,7 @@ export function guardLimitText(lang: Lang, e: GuardLimitError): string {
  *   one read then named; refused as soon as the limit is passed).
  */
 export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<string>, restore = false): Walked {
-  const [trees, steered, unreadable, heads, intoUnwalked]: string[][] = [[], [], [], [], []];
-  const real = realOr(folder);
+  const [trees, steered, unreadable, heads, links, fifos]: string[][] = [[], [], [], [], [], []];
   const queue = [folder];
   const read: EntriesRead = { read: 0, limit: limits.entries };
   for (let walked = 0; walked < queue.length; walked++) {
@@ -95,28 +99,14 @@ export function walkOf(folder: string, limits: GuardLimits, steers: ReadonlySet<
       else if (e.isDirectory() && e.name !== notWalked) queue.push(join(d, e.name));
       if (steers.has(e.name)) steering = true;
       if (e.name === "HEAD") heads.push(d);
-      if (e.isSymbolicLink() && leadsIntoUnwalked(join(d, e.name), real)) intoUnwalked.push(join(d, e.name));
+      if (restore && (e.isSymbolicLink() || e.isFIFO())) {
+        if (links.length + fifos.length >= walkLinksMax) throw new GuardLimitError("links", d, walkLinksMax);
+        (e.isFIFO() ? fifos : links).push(join(d, e.name));
+      }
     }
     if (steering) steered.push(d);
   }
-  return { trees, steered, unreadable: [...new Set(unreadable)], heads, intoUnwalked };
-}
-
-/**
- * Whether the link `path` leads to a folder of `folder` the walk does not enter — in or below a git folder or a
- * `node_modules` (round 34, F34a-1: a repository with a `core.fsmonitor` made in `.git/lib2` or
- * `node_modules/.cache/lib`, and a link `lib2 -> .git/lib2` at the project's top: the owner's `git status` in `lib2`
- * ran it, and neither the walk nor the check after the run looked there). `folder` as a real path. Never throws.
- */
-function leadsIntoUnwalked(path: string, folder: string): boolean {
-  try {
-    const real = realpathSync(path);
-    if (!statSync(real).isDirectory()) return false;
-    const rel = relative(folder, real);
-    return rel !== "" && !rel.startsWith("..") && rel.split(sep).some((s) => s === ".git" || s === notWalked);
-  } catch {
-    return false; // dangling, or a loop: nothing to enter
-  }
+  return { trees, steered, unreadable: [...new Set(unreadable)], heads, links, fifos };
 }
 
 /**
@@ -149,15 +139,6 @@ function unlistable(d: string): { at: string; mode: boolean } | null {
   }
 }
 
-/** `path` where it leads, or itself when it cannot be resolved. */
-function realOr(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-}
-
 /** Gives the user read and search permission on its own folder `d` again (adds `u+rwx`); whether it did. */
 function readableAgain(d: string): boolean {
   try {
@@ -181,8 +162,13 @@ export interface Walked {
   steered: string[];
   unreadable: string[];
   heads: string[];
-  /** Links in the folder that lead into a git folder or a `node_modules` of it, which the walk does not enter (F34a-1). */
-  intoUnwalked: string[];
+  /**
+   * After a run (`restore`), the symbolic links the walk met, at most `walkLinksMax` (planted.ts looks at where each
+   * leads; round 34, F34a-1); none at a launch.
+   */
+  links: string[];
+  /** After a run, the FIFOs the walk met (with `links`, at most `walkLinksMax`): git's `open()` of one waits forever (round 35, F35a-3). */
+  fifos: string[];
 }
 
 /** Entries the guard has read in a walk (`read`) and may read in all (`limit`: `GuardLimits.entries`). */

@@ -15,8 +15,10 @@ import { escapedLine } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
+import { plantedBehindLink } from "./link-targets.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { entryId, gitDirOf, gitFolderLinks, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
+import { walkLinksMax } from "./guard-walk.js";
 import { ctimeSlackMs, maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, guardLimits, headFolderSteering, homeLinkTargets, projectSteeringFiles, guardWalk, sharedTempRoots, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
 
@@ -202,6 +204,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   const heads = new Set(seen.heads);
   // Only what the agent could write: a change elsewhere (the owner's, meanwhile) is not its.
   const inFolders = (p: string) => folders.some((f) => within(p, f));
+  const shared = sharedTempRoots();
   const aside = (path: string) => {
     if (done.has(path) || !inFolders(path)) return;
     done.add(path);
@@ -342,10 +345,12 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     // a submodule by the next run, whose guard took it for the owner's; the owner's `git status` ran it): its `.git`
     // moved aside, the files left. The folder's own new one is named above ("kept").
     for (const tree of walk.trees) if (!folders.includes(tree) && !repositories.has(tree)) aside(join(tree, ".git"));
-    // A link new since the launch that leads into a git folder or a node_modules, which the walk does not enter (round
-    // 34, F34a-1: `lib2 -> .git/lib2`, a repository of the run's there; `web -> node_modules/.cache/web` holding a
-    // `.claude/settings.json`): the owner would take it for a folder of the project and run git or a CLI there.
-    for (const link of walk.intoUnwalked) if (isNew(link)) aside(link);
+    // A link that leads where the walk does not look and where the owner's git finds a repository the launch did not
+    // see, or a CLI its settings (round 34, F34a-1: `lib2 -> .git/lib2`, `web -> node_modules/.cache/web`).
+    for (const link of walk.links) if (plantedBehindLink(link, folders, shared, seen)) aside(link);
+    // A FIFO made during the run (round 35, F35a-3: `.gitattributes` and `tools/.gitignore` as FIFOs held the owner's
+    // `git status` and `git add` until killed): git and editors open what they find by name, and wait there.
+    for (const fifo of walk.fifos) if (changedSince(fifo)) aside(fifo);
     // A folder of a work tree git would take for a git folder (an entry named `HEAD`; its objects and refs there or
     // where a `commondir` names), new since the launch (not a folder the launch's walk found holding a HEAD, by its
     // identity: made, or renamed into place, during the run) or whose configuration, hooks or commondir the run made or
@@ -373,7 +378,6 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // Below a writable folder that is a shared temporary root (a rule's cwd "/tmp") lie every program's files — a clone
   // whose `node_modules/.bin` is on PATH, made by npm meanwhile —, so what the owner's configuration or links name
   // there is looked at only below the run's other folders (the guard kept what was there at launch read-only).
-  const shared = sharedTempRoots();
   const ownedBy = (p: string) => folders.some((f) => !shared.includes(f) && within(p, f));
   // What the owner's global configuration includes or names as hooks, made in a folder during the run (F13-6).
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands]) if (ownedBy(p) && isNew(p)) aside(p);
@@ -400,7 +404,7 @@ export function plantedNotice(planted: readonly Planted[], lang: Lang, more = 0)
   const line = (p: Planted) => p.kind === "moved"
     ? t(lang, "sandbox.planted.moved", { path: shown(p.path), to: shown(p.movedTo ?? "") })
     : p.kind === "walkCut"
-      ? t(lang, p.movedTo === null ? "sandbox.planted.walkCutUnmarked" : "sandbox.planted.walkCut", { path: shown(p.path), mark: shown(p.movedTo ?? ""), folders: String(guardLimits.folders), entries: String(guardLimits.entries) })
+      ? t(lang, p.movedTo === null ? "sandbox.planted.walkCutUnmarked" : "sandbox.planted.walkCut", { path: shown(p.path), mark: shown(p.movedTo ?? ""), folders: String(guardLimits.folders), entries: String(guardLimits.entries), links: String(walkLinksMax) })
     : p.kind === "unwatched"
       ? t(lang, "sandbox.planted.unwatched", { path: shown(p.path) })
     : p.kind === "maskCut" || p.kind === "maskBig"

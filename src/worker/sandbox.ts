@@ -160,7 +160,9 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], statusFd: number 
   const hidden = plan.hiddenHomes ?? [];
   const shownHomes = (plan.homes ?? []).filter((h) => !hidden.includes(h));
   const fixed = [...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnlyParents ?? [])];
-  const writable = [...(plan.writable ?? []), ...pinnedFolders(plan.writable ?? [], [...fixed, ...hidden, ...(plan.skeletons ?? []), ...(plan.privates ?? []), ...(plan.readOnly ?? [])])];
+  // A folder hidden inside a writable one is pinned too: renamed away with its parent, it would be there to read (round
+  // 34 review: tsx's cache below a cwd of /tmp, the hub's TMPDIR two levels down).
+  const writable = [...(plan.writable ?? []), ...pinnedFolders(plan.writable ?? [], [...fixed, ...hidden, ...(plan.skeletons ?? []), ...(plan.privates ?? []), ...(plan.readOnly ?? []), ...(plan.alsoHide ?? [])])];
   const layers = [
     ...[...hidden, ...(plan.skeletons ?? [])].map((p) => ({ p, flag: "--tmpfs", order: -1 })),
     ...writable.map((p) => ({ p, flag: "--bind-fd", order: 0 })),

@@ -157,8 +157,6 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   const out: Guarded = { mountPoints: [], readOnly: [], readOnlyParents: [], seen: noneSeen(), hooks: [] };
   const walk = guardWalk(folder, limits); // a shared temporary root: its own repository only (SECURITY.md names this)
   const trees = walk.trees;
-  // The links there at launch into a git folder or a node_modules: the owner's, not moved after the run (F34a-1).
-  out.seen.entries.push(...walk.intoUnwalked.map((l) => entryId(l) ?? ""));
   // A folder the walk cannot list hides what the owner's tools, entering it by name, would run (F29a-3): refused.
   if (walk.unreadable.length > 0) throw new GuardLimitError("unreadable", walk.unreadable[0]!, 0);
   // Counted before any git runs: a folder of too many repositories is refused at once, not after a long look.
@@ -174,6 +172,17 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   out.seen.enclosing.push(...enclosing.map((e) => e.tree));
   // Only what lies inside the folder, never the folder itself (a dotfile link to the whole project keeps it writable).
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands, ...named, ...homeLinkTargets()]) if (p !== folder && within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
+  // What the hooks and hook managers of a repository holding the folder run in it, as for one inside it (round 35,
+  // F35a-1: a cwd of `app/tools`, whose `tools/fmt.sh` the top's `.husky/pre-commit` ran, and pre-commit's `entry:`).
+  const heldHooks: string[] = [];
+  for (const e of enclosing) {
+    const gitHooks = e.named.hooks.length === 0 && e.gitDir !== null ? [join(e.gitDir, "hooks")] : [];
+    for (const h of [...e.named.hooks.flatMap(hookFolders), ...gitHooks].filter((h) => isDir(h))) {
+      heldHooks.push(realPathOr(h, h));
+      out.hooks.push({ folder: realPathOr(h, h), tree: e.tree });
+    }
+    for (const p of hookManagerRefs(e.tree)) if (p !== folder && within(p, folder)) out.readOnly.push(p);
+  }
   projectParts(folder, make && (project || trees[0] === folder), out);
   for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
   // Every other folder below that holds such a part: the owner's CLI or editor started there reads it (F21-2); made
@@ -189,7 +198,7 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   // What those scripts start in turn (F17-2): a `#!` interpreter, a hook's `INSTALL_PYTHON=` in the folder; and what
   // the scripts of `~/bin`, `~/.local/bin` and `/usr/local/bin` start there.
   const bins = process.env.HOME ? [join(process.env.HOME, "bin"), join(process.env.HOME, ".local", "bin")] : [];
-  out.readOnly.push(...scriptRefs([...out.readOnly, ...bins, "/usr/local/bin"], folder, scriptRefLimits, out.hooks));
+  out.readOnly.push(...scriptRefs([...out.readOnly, ...heldHooks, ...bins, "/usr/local/bin"], folder, scriptRefLimits, out.hooks));
   // A hook runner's own way to commands through the work tree (husky's `PATH="node_modules/.bin:$PATH"`, F19-2): kept
   // where it is there, and looked for after the run where it is not (planted.ts).
   for (const p of hookShadows(out.hooks, folder)) {
@@ -204,18 +213,18 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
  * below the shared temporary roots), each with what its configuration names: a superproject whose `core.hooksPath`
  * lies in its submodule (F14-1) as much as the repository of a cwd below its top (F13-8).
  */
-function enclosingTrees(folder: string, pass: ConfigPass): { tree: string; named: ConfigNamed }[] {
+function enclosingTrees(folder: string, pass: ConfigPass): { tree: string; gitDir: string | null; named: ConfigNamed }[] {
   // Not into a shared temporary root or above it: a repository there is anyone's, not the owner's (one was left at
   // /tmp/.git by another user of this machine).
   const stops = sharedTempRoots();
-  const out: { tree: string; named: ConfigNamed }[] = [];
+  const out: { tree: string; gitDir: string | null; named: ConfigNamed }[] = [];
   for (let d = folder; d !== dirname(d); ) {
     d = dirname(d);
     if (stops.includes(d)) break;
     const git = join(d, ".git");
     if (!present(git)) continue;
     const gitDir = isDir(git) ? git : gitfileTarget(git);
-    if (gitDir !== null) out.push({ tree: d, named: configNamed(realPathOr(gitDir, gitDir), d, pass) });
+    if (gitDir !== null) out.push({ tree: d, gitDir: realPathOr(gitDir, gitDir), named: configNamed(realPathOr(gitDir, gitDir), d, pass) });
   }
   return out;
 }
@@ -267,7 +276,7 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
  * GuardLimitError as `walkOf`.
  */
 export function guardWalk(folder: string, limits: GuardLimits, restore = false): Walked {
-  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [], heads: [], intoUnwalked: [] } : walkOf(folder, limits, steeringNames, restore);
+  return sharedTempRoots().includes(folder) ? { trees: present(join(folder, ".git")) ? [folder] : [], steered: [], unreadable: [], heads: [], links: [], fifos: [] } : walkOf(folder, limits, steeringNames, restore);
 }
 
 /**

@@ -1,0 +1,52 @@
+/**
+ * Where the symbolic links in a folder an agent wrote lead, as the check after a run sees them (issue 26 round 34,
+ * F34a-1). The guard's walk does not enter git folders or `node_modules`, nor follow links; a link makes such a place
+ * a folder of the project to the owner: the tester's agent made a repository with a `core.fsmonitor` in the project's
+ * own `.git/lib2` and linked `lib2 -> .git/lib2` at the top, and the owner's `git status` in `lib2` ran it. So a link
+ * is judged by what lies behind it, whoever made it and whatever its path says: what git's discovery finds from its
+ * target, and the editors' and CLIs' parts there.
+ */
+import { realpathSync, statSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import { present, within } from "../common/file-checks.js";
+import { entryId } from "./git-read.js";
+import { notWalked } from "./guard-walk.js";
+import { steeringNames, type Seen } from "./steering.js";
+
+/**
+ * Whether the real path `real` lies where the check's walk of `folders` looks itself: inside one of them that is no
+ * shared temporary root (`shared`: those are not walked), and below it in no `.git` or `node_modules` folder.
+ */
+export function walkedArea(real: string, folders: readonly string[], shared: readonly string[]): boolean {
+  return folders.some((f) => !shared.includes(f) && within(real, f) && !relative(f, real).split(sep).some((s) => s === ".git" || s === notWalked));
+}
+
+/**
+ * Whether the link `link` leads to a folder the run could write (inside one of `folders`) that the walk did not look
+ * at (`walkedArea`), where the owner's tools would find what the launch did not see: git's discovery from there (the
+ * nearest folder up holding a `.git`, or a `HEAD` — a git folder) reaching a repository not among `seen`'s, or an
+ * editor's or CLI's project part (`.claude`, `.vscode`, `.mcp.json`…) there. The owner's own links count too: what lies
+ * behind them is what the agent may have changed. A link to a file, a dangling one or a loop: false. Never throws.
+ */
+export function plantedBehindLink(link: string, folders: readonly string[], shared: readonly string[], seen: Seen): boolean {
+  let real: string;
+  try {
+    real = realpathSync.native(link);
+    if (!statSync(real).isDirectory()) return false;
+  } catch {
+    return false;
+  }
+  if (!folders.some((f) => within(real, f)) || walkedArea(real, folders, shared)) return false;
+  for (let d = real; ; d = dirname(d)) {
+    if (present(join(d, ".git"))) {
+      if (!seen.repositories.includes(d)) return true;
+      break;
+    }
+    if (present(join(d, "HEAD"))) {
+      if (!seen.gitFolders.includes(d) && !seen.heads.includes(entryId(d) ?? "\u0000")) return true;
+      break;
+    }
+    if (dirname(d) === d) break;
+  }
+  return [...steeringNames].some((name) => present(join(real, name)));
+}
