@@ -71,10 +71,12 @@ test("issue 26 r34 F34a-1 (reported cases: lib2 -> .git/lib2, lib3 -> .git/objec
   const planted = plantedSteering([repo, other], guarded, seen, 34);
   assert.deepEqual(planted.map((p) => [p.path, p.kind]).sort(), [
     [join(repo, "dotdot"), "moved"], [join(repo, "lib"), "moved"], [join(repo, "lib2"), "moved"], [join(repo, "other-lib2"), "moved"],
+    // The workspace link leads to the whole node_modules, which now holds the run's repositories (.cache/lib).
+    [join(repo, "packages", "a", "node_modules"), "moved"],
     [join(repo, "src", "lib3"), "moved"], [join(repo, "vendor-lib"), "moved"], [join(repo, "web"), "moved"],
   ]);
   assert.equal(readlinkSync(asideOf(join(repo, "lib2"), 34)), ".git/lib2");
-  for (const n of ["vendor-dist", "vendor-dist2", "public/jquery", "packages/a/node_modules", "index-link.js", "source"]) assert.equal(lstatSync(join(repo, n)).isSymbolicLink(), true, n);
+  for (const n of ["vendor-dist", "vendor-dist2", "public/jquery", "index-link.js", "source"]) assert.equal(lstatSync(join(repo, n)).isSymbolicLink(), true, n);
 });
 
 test("issue 26 r34 F34a-1, the reported run: a sandboxed agent's repositories in .git and node_modules behind links at the project's top are moved aside and named; the owner's git status there runs nothing", async (t) => {
@@ -96,11 +98,32 @@ test("issue 26 r34 F34a-1, the reported run: a sandboxed agent's repositories in
   assert.deepEqual(["lib", "lib2", "lib4"].filter((n) => existsSync(join(leak, n))), []);
 });
 
-test("issue 26 r34 review (reported case: a cwd of /tmp, the hub's TMPDIR /tmp/X/sub, and `mv /tmp/X /tmp/X.moved` took tsx's hidden cache away to be read): a folder hidden inside a writable one has the folders between them pinned, as every part bound there", () => {
-  const { argv, sources } = sandboxArgv({ bwrap: "bwrap", writable: ["/tmp"], hide: "/nonexistent-home", alsoHide: ["/tmp/X/sub/tsx-0"], show: [], cwd: "/tmp" }, ["true"], null);
+test("issue 26 r34 review (reported case: a cwd of /tmp, the hub's TMPDIR /tmp/X/sub, and `mv /tmp/X /tmp/X.moved` took tsx's hidden cache away to be read): tsx's cache hidden inside a writable folder has the folders between them pinned, as every part bound there (not every hidden home: a cwd of /tmp holds up to 200)", () => {
+  const { argv, sources } = sandboxArgv({ bwrap: "bwrap", writable: ["/tmp"], hide: "/nonexistent-home", alsoHide: ["/tmp/X/sub/tsx-0", "/tmp/Y/home"], pinned: ["/tmp/X/sub/tsx-0"], show: [], cwd: "/tmp" }, ["true"], null);
   const bound = (flag: string) => argv.flatMap((a, i) => (a === flag ? [argv[i + 2]!] : []));
   assert.deepEqual(bound("--bind-fd"), ["/tmp", "/tmp/X", "/tmp/X/sub"]);
   assert.deepEqual(sources, ["/tmp", "/tmp/X", "/tmp/X/sub"]);
   // The tmpfs over the cache comes after the pins (bwrap mounts in order).
   assert.ok(argv.lastIndexOf("/tmp/X/sub") < argv.indexOf("/tmp/X/sub/tsx-0"));
+});
+
+test("issue 26 r34 F34a-1, the round-35 review (reported cases: a repository below the link's target, lib -> node_modules/.cache/x with x/inner a repository; a second link there, x2/inner -> ../../../.git/y; a cwd below a repository's top, whose owner's link leads into node_modules): what lies below a link's target is looked at too; the repository holding the folder is a known one", () => {
+  const repo = ownerRepo();
+  const leak = leakFolder();
+  mkdirSync(join(repo, "pkg", "node_modules", "dep", "dist"), { recursive: true });
+  symlinkSync("node_modules/dep/dist", join(repo, "pkg", "dist-link")); // the owner's, in a package of the monorepo
+  const parts = executableParts(repo, true, false);
+  const pkg = join(repo, "pkg");
+  const pkgParts = executableParts(pkg, true, false);
+  plantRepository(join(repo, "node_modules", ".cache", "x", "inner"), leak, "below");
+  symlinkSync("node_modules/.cache/x", join(repo, "lib"));
+  plantRepository(join(repo, ".git", "y"), leak, "second");
+  mkdirSync(join(repo, "node_modules", "x2"), { recursive: true });
+  symlinkSync("../../.git/y", join(repo, "node_modules", "x2", "inner"));
+  symlinkSync("node_modules/x2", join(repo, "lib5"));
+  const planted = plantedSteering([repo], guardedOf(parts), parts.seen, 36);
+  assert.deepEqual(planted.map((p) => [p.path, p.kind]).sort(), [[join(repo, "lib"), "moved"], [join(repo, "lib5"), "moved"]]);
+  // A rule whose cwd is the package: the project's repository holds it, and the owner's link there stays.
+  assert.deepEqual(plantedSteering([pkg], guardedOf(pkgParts), pkgParts.seen, 37), []);
+  assert.equal(lstatSync(join(pkg, "dist-link")).isSymbolicLink(), true);
 });

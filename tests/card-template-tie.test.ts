@@ -44,6 +44,12 @@ test("issue 26 r35 F35b-1 (reported case: a rule whose agent may emit only lab:y
         assert.deepEqual(answer.body.rejected, []);
       }
     }
+    // A failed run's notices too (the review of round 35: a `Not run:` message kept its notices' templates).
+    await f.call("POST", "/v1/events", f.keys.source, { id: "t3", type: "alert.y" });
+    const job = (await f.call("GET", "/v1/work?claim=t3", f.keys.worker)).body.job;
+    const answer = await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "failed", error: "Not run: no", notice: [{ title: "Failed FYI", card: "example/note" }] });
+    const cards = (await f.state()).cards.filter((c) => c.run === job.run && c.title === "Failed FYI");
+    assert.deepEqual([cards.map((c) => c.template), answer.body.rejected], [[undefined], [{ card: cards[0]!.id, reason: "卡片模板 example/note 不属于这条规则用到的插件，卡片没带它" }]]);
   } finally {
     await f.close();
   }

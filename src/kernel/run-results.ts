@@ -41,7 +41,7 @@ export function applyResult(c: Ctx, run: RunRow, result: Result, intents: Intent
     return rejected;
   }
   if (result.outcome === "failed") {
-    if (rule && rule.tell !== "never") for (const n of result.notice ?? []) notice(c, run, rule, n);
+    if (rule && rule.tell !== "never") for (const n of result.notice ?? []) notice(c, run, rule, n, rejected);
     if (!rule) {
       endRun(c, run, "cancelled");
       return rejected;
@@ -59,14 +59,7 @@ export function applyResult(c: Ctx, run: RunRow, result: Result, intents: Intent
     count(id);
     if (id !== null && template !== a.card) rejected.push({ card: id, reason: fixedText("rejected.template", { template: a.card ?? "" }) });
   }
-  if (!rule || rule.tell !== "never") {
-    for (const n of result.notice ?? []) {
-      const template = tiedTemplate(rule, n.card);
-      const id = notice(c, run, r, { ...n, card: template });
-      count(id);
-      if (id !== null && template !== n.card) rejected.push({ card: id, reason: fixedText("rejected.template", { template: n.card ?? "" }) });
-    }
-  }
+  if (!rule || rule.tell !== "never") for (const n of result.notice ?? []) count(notice(c, run, r, n, rejected));
   for (const res of result.resolve ?? []) {
     const why = resolveInScope(c, run, rule, res.card);
     if (why) rejected.push({ card: res.card, reason: why });
@@ -89,8 +82,12 @@ function tiedTemplate(rule: RuleDef | undefined, ref: string | undefined): strin
   return ref !== undefined && templateTied(rule, ref) ? ref : undefined;
 }
 
-function notice(c: Ctx, run: RunRow, rule: RuleDef | null, n: NonNullable<Result["notice"]>[number]): number | null {
-  return createCard(c, { kind: "notice", fyi: n.fyi === true, title: n.title, text: n.text, key: n.key ?? null, rule, lane: run.lane, run: run.id, template: n.card });
+/** A receipt's notice as a card, its template only when the rule uses its plugin (else named in `rejected`). */
+function notice(c: Ctx, run: RunRow, rule: RuleDef | null, n: NonNullable<Result["notice"]>[number], rejected: Rejected[]): number | null {
+  const template = tiedTemplate(rule ?? undefined, n.card);
+  const id = createCard(c, { kind: "notice", fyi: n.fyi === true, title: n.title, text: n.text, key: n.key ?? null, rule, lane: run.lane, run: run.id, template });
+  if (id !== null && template !== n.card) rejected.push({ card: id, reason: fixedText("rejected.template", { template: n.card ?? "" }) });
+  return id;
 }
 
 /**

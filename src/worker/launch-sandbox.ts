@@ -274,7 +274,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   return {
     stateSeen,
     plan: {
-      bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...shownReadOnly, ...guarded], hide: home, alsoHide, show, devices, cwd, cwdReadOnly,
+      bwrap: here.bwrap, writable: [...new Set([...writable, ...mountPoints])], homes, readOnly: [...shownReadOnly, ...guarded], hide: home, alsoHide, pinned: alsoHide.filter((d) => tsxCache.includes(d)), show, devices, cwd, cwdReadOnly,
       readOnlyParents,
       watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen, config: pass, gitState: gitStateAt(seen.repositories, guarded, pass.privateDir) },
       hiddenHomes: view.hidden, homeRead, agentFolders: agentFoldersNow, links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),

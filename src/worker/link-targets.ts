@@ -10,7 +10,7 @@ import { realpathSync, statSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { present, within } from "../common/file-checks.js";
 import { entryId } from "./git-read.js";
-import { notWalked } from "./guard-walk.js";
+import { guardLimits, notWalked, walkOf, type GuardLimits, type Walked } from "./guard-walk.js";
 import { steeringNames, type Seen } from "./steering.js";
 
 /**
@@ -25,10 +25,11 @@ export function walkedArea(real: string, folders: readonly string[], shared: rea
  * Whether the link `link` leads to a folder the run could write (inside one of `folders`) that the walk did not look
  * at (`walkedArea`), where the owner's tools would find what the launch did not see: git's discovery from there (the
  * nearest folder up holding a `.git`, or a `HEAD` — a git folder) reaching a repository not among `seen`'s, or an
- * editor's or CLI's project part (`.claude`, `.vscode`, `.mcp.json`…) there. The owner's own links count too: what lies
- * behind them is what the agent may have changed. A link to a file, a dangling one or a loop: false. Never throws.
+ * editor's or CLI's project part (`.claude`, `.vscode`, `.mcp.json`…) there — at the target or below it, through links
+ * there too (`depth` links deep so far). The owner's own links count too: what lies behind them is what the agent may
+ * have changed. A link to a file, a dangling one or a loop: false. Never throws.
  */
-export function plantedBehindLink(link: string, folders: readonly string[], shared: readonly string[], seen: Seen): boolean {
+export function plantedBehindLink(link: string, folders: readonly string[], shared: readonly string[], seen: Seen, depth = 0): boolean {
   let real: string;
   try {
     real = realpathSync.native(link);
@@ -37,9 +38,10 @@ export function plantedBehindLink(link: string, folders: readonly string[], shar
     return false;
   }
   if (!folders.some((f) => within(real, f)) || walkedArea(real, folders, shared)) return false;
+  const known = (tree: string) => seen.repositories.includes(tree) || seen.enclosing.includes(tree);
   for (let d = real; ; d = dirname(d)) {
     if (present(join(d, ".git"))) {
-      if (!seen.repositories.includes(d)) return true;
+      if (!known(d)) return true;
       break;
     }
     if (present(join(d, "HEAD"))) {
@@ -48,5 +50,21 @@ export function plantedBehindLink(link: string, folders: readonly string[], shar
     }
     if (dirname(d) === d) break;
   }
-  return [...steeringNames].some((name) => present(join(real, name)));
+  // Below the target too, as the owner reaches it through the link (the round-35 review: a repository in
+  // `node_modules/.cache/x/inner` behind `lib -> node_modules/.cache/x`, and a second link in there): walked within
+  // `behindLinkLimits`. A target larger than that (a workspace's whole `node_modules`) is judged by the look up from it
+  // alone: moving every such link of the owner's after each run would break the project (SECURITY.md names this).
+  let walk: Walked;
+  try {
+    walk = walkOf(real, behindLinkLimits, steeringNames, true);
+  } catch {
+    return false;
+  }
+  if (walk.trees.some((t) => t !== real && !known(t)) || walk.steered.length > 0 || walk.unreadable.length > 0 || walk.fifos.length > 0) return true;
+  if (walk.heads.some((d) => !seen.gitFolders.includes(d) && !seen.heads.includes(entryId(d) ?? "\u0000"))) return true;
+  return depth < behindLinkDepthMax && walk.links.some((l) => plantedBehindLink(l, folders, shared, seen, depth + 1));
 }
+
+/** How much of a link's target the check walks (folders, entries), and how many links deep it follows links there. */
+export const behindLinkLimits: GuardLimits = { ...guardLimits, folders: 2_000, entries: 20_000 };
+const behindLinkDepthMax = 3;

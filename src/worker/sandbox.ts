@@ -74,6 +74,8 @@ export interface SandboxPlan {
   hide: string;
   /** Other folders to hide (other homes of the engine and their backups, `autoloopFolders`), each if it exists. */
   alsoHide?: string[];
+  /** Hidden folders whose parents inside a writable folder are pinned (mount points), so none is renamed away: tsx's cache. */
+  pinned?: string[];
   show: string[];
   devices?: string[];
   cwd: string;
@@ -160,9 +162,9 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], statusFd: number 
   const hidden = plan.hiddenHomes ?? [];
   const shownHomes = (plan.homes ?? []).filter((h) => !hidden.includes(h));
   const fixed = [...shownHomes, ...cwdShown, ...(plan.homeRead ?? []), ...(plan.readOnlyParents ?? [])];
-  // A folder hidden inside a writable one is pinned too: renamed away with its parent, it would be there to read (round
-  // 34 review: tsx's cache below a cwd of /tmp, the hub's TMPDIR two levels down).
-  const writable = [...(plan.writable ?? []), ...pinnedFolders(plan.writable ?? [], [...fixed, ...hidden, ...(plan.skeletons ?? []), ...(plan.privates ?? []), ...(plan.readOnly ?? []), ...(plan.alsoHide ?? [])])];
+  // tsx's hidden cache is pinned too: renamed away with a parent, it would be there to read (round 34 review: the hub's
+  // TMPDIR two levels below a cwd of /tmp). Not every hidden home: a cwd of /tmp holds up to 200 of them (CI).
+  const writable = [...(plan.writable ?? []), ...pinnedFolders(plan.writable ?? [], [...fixed, ...hidden, ...(plan.skeletons ?? []), ...(plan.privates ?? []), ...(plan.readOnly ?? []), ...(plan.pinned ?? [])])];
   const layers = [
     ...[...hidden, ...(plan.skeletons ?? [])].map((p) => ({ p, flag: "--tmpfs", order: -1 })),
     ...writable.map((p) => ({ p, flag: "--bind-fd", order: 0 })),
