@@ -57,6 +57,11 @@ test("hardLinked: a file with another name, in the paths or in their folders at 
   writeFileSync(join(dir, "one"), "");
   symlinkSync("one", join(dir, "link"));
   assert.equal(hardLinked([join(dir, "one"), join(dir, "link"), join(dir, "hooks"), join(dir, "missing")]), null);
+  // pnpm's way: a package file in node_modules is a hard link of the store.
+  mkdirSync(join(dir, "node_modules", "lefthook", "bin"), { recursive: true });
+  writeFileSync(join(dir, "store-lefthook"), "");
+  linkSync(join(dir, "store-lefthook"), join(dir, "node_modules", "lefthook", "bin", "lefthook"));
+  assert.equal(hardLinked([join(dir, "node_modules", "lefthook", "bin", "lefthook"), join(dir, "node_modules")]), null);
   linkSync(join(dir, "hooks", "deep", "pre-commit"), join(dir, "elsewhere"));
   assert.deepEqual(hardLinked([join(dir, "one"), join(dir, "hooks")]), { file: join(dir, "hooks", "deep", "pre-commit"), links: 2 });
 });

@@ -6,14 +6,15 @@
  * to a read-only bind from the sandbox (another mount: EXDEV), so a file with one name stays one while guarded.
  */
 import { lstatSync, opendirSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 
 /** Entries looked at at most below the read-only folders of one launch; past them the rest is not looked at. */
 export const hardLinkEntriesMax = 20_000;
 
 /**
  * The first regular file among `paths`, or in the folders among them at any depth (not through links; at most
- * `hardLinkEntriesMax` entries), that has more than one name (`links`, its st_nlink), or null. Never throws: a path
+ * `hardLinkEntriesMax` entries), that has more than one name (`links`, its st_nlink), or null — not one in a
+ * `node_modules` (pnpm links every package file from its store; a hook runner's tools there). Never throws: a path
  * that cannot be looked at is skipped.
  */
 export function hardLinked(paths: readonly string[]): { file: string; links: number } | null {
@@ -25,7 +26,8 @@ export function hardLinked(paths: readonly string[]): { file: string; links: num
     } catch {
       return null;
     }
-    if (st.isFile()) return st.nlink > 1 ? { file: path, links: st.nlink } : null;
+    // pnpm installs every package file as a hard link of its store: one in a `node_modules` is not a run's doing.
+    if (st.isFile()) return st.nlink > 1 && !path.split(sep).includes("node_modules") ? { file: path, links: st.nlink } : null;
     if (!st.isDirectory()) return null;
     let dir;
     try {
