@@ -54,10 +54,7 @@ export function applyResult(c: Ctx, run: RunRow, result: Result, intents: Intent
   const count = (id: number | null) => { if (id !== null) madeCard = true; };
   const r = rule ?? null;
   for (const a of result.ask ?? []) {
-    const template = tiedTemplate(rule, a.card);
-    const id = createCard(c, { kind: "ask", title: a.title, text: a.text, options: a.options, recommend: a.recommend ?? null, about: a.about ?? null, key: a.key ?? null, rule: r, lane: run.lane, run: run.id, template });
-    count(id);
-    if (id !== null && template !== a.card) rejected.push({ card: id, reason: fixedText("rejected.template", { template: a.card ?? "" }) });
+    count(templated(rule, a.card, rejected, (template) => createCard(c, { kind: "ask", title: a.title, text: a.text, options: a.options, recommend: a.recommend ?? null, about: a.about ?? null, key: a.key ?? null, rule: r, lane: run.lane, run: run.id, template })));
   }
   if (!rule || rule.tell !== "never") for (const n of result.notice ?? []) count(notice(c, run, r, n, rejected));
   for (const res of result.resolve ?? []) {
@@ -77,17 +74,20 @@ export function applyResult(c: Ctx, run: RunRow, result: Result, intents: Intent
   return rejected;
 }
 
-/** The card template a receipt item names, when the run's rule is tied to its plugin (rules.ts `templateTied`); else none. */
-function tiedTemplate(rule: RuleDef | undefined, ref: string | undefined): string | undefined {
-  return ref !== undefined && templateTied(rule, ref) ? ref : undefined;
+/**
+ * Makes a receipt item's card with `make`, given the card template `ref` it names only when the run's rule is tied to
+ * its plugin (rules.ts `templateTied`); a card made without it is named in `rejected`. @returns the card's id, or null.
+ */
+function templated(rule: RuleDef | null | undefined, ref: string | undefined, rejected: Rejected[], make: (template: string | undefined) => number | null): number | null {
+  const template = ref !== undefined && templateTied(rule ?? undefined, ref) ? ref : undefined;
+  const id = make(template);
+  if (id !== null && template !== ref) rejected.push({ card: id, reason: fixedText("rejected.template", { template: ref ?? "" }) });
+  return id;
 }
 
-/** A receipt's notice as a card, its template only when the rule uses its plugin (else named in `rejected`). */
+/** A receipt's notice as a card, its template only when the rule uses its plugin (`templated`). */
 function notice(c: Ctx, run: RunRow, rule: RuleDef | null, n: NonNullable<Result["notice"]>[number], rejected: Rejected[]): number | null {
-  const template = tiedTemplate(rule ?? undefined, n.card);
-  const id = createCard(c, { kind: "notice", fyi: n.fyi === true, title: n.title, text: n.text, key: n.key ?? null, rule, lane: run.lane, run: run.id, template });
-  if (id !== null && template !== n.card) rejected.push({ card: id, reason: fixedText("rejected.template", { template: n.card ?? "" }) });
-  return id;
+  return templated(rule, n.card, rejected, (template) => createCard(c, { kind: "notice", fyi: n.fyi === true, title: n.title, text: n.text, key: n.key ?? null, rule, lane: run.lane, run: run.id, template }));
 }
 
 /**

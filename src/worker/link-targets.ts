@@ -39,13 +39,14 @@ export function plantedBehindLink(link: string, folders: readonly string[], shar
   }
   if (!folders.some((f) => within(real, f)) || walkedArea(real, folders, shared)) return false;
   const known = (tree: string) => seen.repositories.includes(tree) || seen.enclosing.includes(tree);
+  const knownHead = (d: string) => seen.gitFolders.includes(d) || seen.heads.includes(entryId(d) ?? "\u0000");
   for (let d = real; ; d = dirname(d)) {
     if (present(join(d, ".git"))) {
       if (!known(d)) return true;
       break;
     }
     if (present(join(d, "HEAD"))) {
-      if (!seen.gitFolders.includes(d) && !seen.heads.includes(entryId(d) ?? "\u0000")) return true;
+      if (!knownHead(d)) return true;
       break;
     }
     if (dirname(d) === d) break;
@@ -61,7 +62,7 @@ export function plantedBehindLink(link: string, folders: readonly string[], shar
     return false;
   }
   if (walk.trees.some((t) => t !== real && !known(t)) || walk.steered.length > 0 || walk.unreadable.length > 0 || walk.fifos.length > 0) return true;
-  if (walk.heads.some((d) => !seen.gitFolders.includes(d) && !seen.heads.includes(entryId(d) ?? "\u0000"))) return true;
+  if (walk.heads.some((d) => !knownHead(d))) return true;
   return depth < behindLinkDepthMax && walk.links.some((l) => plantedBehindLink(l, folders, shared, seen, depth + 1));
 }
 
