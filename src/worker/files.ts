@@ -4,7 +4,7 @@
  * reading them, and the agent's output, without ever blocking on something that is not a regular file.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readFileSync, readlinkSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, constants, copyFileSync, fchmodSync, lstatSync, fstatSync, fsyncSync, openSync, readFileSync, readlinkSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { present } from "../common/file-checks.js";
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
@@ -34,7 +34,9 @@ export function createNewFile(path: string, content: string | Buffer, mode = 0o6
  * checking that the folder opened is the one named: a concurrent run that writes the same folder may replace a folder
  * on the way by a link once the paths were found (round 19, F19-1: the box of a state folder's planted entries swapped
  * for a link to the home, and the hub moved the agent's `.bash_aliases` there). Where /proc is missing (macOS, which
- * has no sandbox of this kind), by path.
+ * has no sandbox of this kind), by path. A regular file with more names (hard links) is then replaced by a copy of its
+ * own there: the other names, which an agent may keep in a folder it writes, no longer change what was moved aside
+ * (the review of round 35, HL-4).
  * @param unlock when the source folder refuses the move (EACCES, EPERM), make it writable for the move and put its mode back.
  * @returns where it went.
  * @throws the file system's error (the move itself failed); an Error with code `ECHANGED` when a folder on the way is
@@ -63,10 +65,31 @@ export function moveAside(path: string, to: string, unlock = false): string {
         fchmodSync(from.fd, mode);
       }
     }
+    unshared(join(into.at, name));
     return join(dirname(to), name);
   } finally {
     from.close();
     if (into !== from) into.close();
+  }
+}
+
+/** The largest file with more names that `moveAside` replaces by a copy of its own (bytes). */
+export const unsharedCopyMax = 64 * 1024 * 1024;
+
+/**
+ * When `path` is a regular file with more than one name and at most `unsharedCopyMax` bytes: a copy of its own in its
+ * place (mode kept), the link broken. Never throws: a file it cannot copy (unreadable, the disk full) stays as moved.
+ */
+function unshared(path: string): void {
+  const copy = `${path}.copy-${randomBytes(4).toString("hex")}`;
+  try {
+    const st = lstatSync(path);
+    if (!st.isFile() || st.nlink < 2 || st.size > unsharedCopyMax) return;
+    copyFileSync(path, copy, constants.COPYFILE_EXCL);
+    chmodSync(copy, st.mode & 0o7777);
+    renameSync(copy, path);
+  } catch {
+    rmSync(copy, { force: true });
   }
 }
 

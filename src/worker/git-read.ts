@@ -64,10 +64,13 @@ export const gitFolderLinkEntriesMax = 100_000;
  * a reflog in `logs/` it appends to, `COMMIT_EDITMSG`, `FETCH_HEAD` — so `logs/HEAD -> ~/.bashrc` made the owner's
  * `git checkout` write a branch name of the agent's into the owner's shell profile. No git makes a link there. Not in
  * `objects/` (git writes an object by a rename, never through an entry already there) nor `modules/` (each
- * submodule's git folder is looked at on its own). `cut`: more than `gitFolderLinkEntriesMax` entries, the rest unread.
+ * submodule's git folder is looked at on its own). `fifos`: its FIFOs, in `objects/info` and `objects/pack` too (review
+ * r35, FF-1: a FIFO `packed-refs` held the owner's `git status` until killed; git opens every name it reads there, and
+ * no git makes a FIFO). `cut`: more than `gitFolderLinkEntriesMax` entries, the rest unread.
  */
-export function gitFolderLinks(gitDir: string): { links: string[]; cut: boolean } {
+export function gitFolderLinks(gitDir: string): { links: string[]; fifos: string[]; cut: boolean } {
   const links: string[] = [];
+  const fifos: string[] = [];
   const queue = [gitDir];
   let read = 0;
   for (let i = 0; i < queue.length; i++) {
@@ -76,12 +79,14 @@ export function gitFolderLinks(gitDir: string): { links: string[]; cut: boolean 
     for (const e of entries) {
       const p = join(queue[i]!, e.name);
       if (e.isSymbolicLink()) links.push(p);
+      else if (e.isFIFO()) fifos.push(p);
       else if (e.isDirectory() && !(i === 0 && (e.name === "objects" || e.name === "modules"))) queue.push(p);
     }
     // The links of what was read are still found; the rest is not read.
-    if (read > gitFolderLinkEntriesMax) return { links, cut: true };
+    if (read > gitFolderLinkEntriesMax) return { links, fifos, cut: true };
   }
-  return { links, cut: false };
+  for (const d of ["info", "pack"]) for (const e of entriesUpTo(join(gitDir, "objects", d), gitFolderTopMax)) if (e.isFIFO()) fifos.push(join(gitDir, "objects", d, e.name));
+  return { links, fifos, cut: false };
 }
 
 /** How many bytes of `git ls-files --stage -z` output are read at most (an index of millions of entries is more). */

@@ -20,7 +20,7 @@ import type { AgentPlugin, Turn } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { createNewFile } from "./files.js";
 import { ConfigPass } from "./git-config.js";
-import { hardLinked } from "./hard-links.js";
+import { hardLinked, hardLinkEntriesMax } from "./hard-links.js";
 import { executableParts, GuardLimitError, guardLimits, guardLimitText, noneSeen, type Guarded } from "./steering.js";
 import { homeView, runtimeView, showProgram } from "./home-view.js";
 import { stateView } from "./state-steering.js";
@@ -242,6 +242,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const guarded = [...new Set([...guardedParts, ...heldKernelMounts(kept, mounts), ...steering.readOnly, ...stateTargets])];
   // A read-only file with a second name the agent may write is no read-only file (round 35, F35a-2): refused.
   const linked = hardLinked([...guardedParts, ...steering.readOnly, ...stateTargets]);
+  if (linked && "cut" in linked) return { error: t(lang, "sandbox.hardLinkCut", { folder: linked.cut, limit: String(hardLinkEntriesMax) }) };
   if (linked) return { error: t(lang, "sandbox.hardLinked", { file: linked.file, links: String(linked.links), agent, folder: kept.find((w) => isInside(linked.file, w)) ?? linked.file }) };
   // Every home this user's hubs have (issue 26 round 10, Medium 7: a second home elsewhere), but one that holds a
   // home of the user or a folder the hub runs code from (hiding it would hide those), and every other path showing

@@ -27,9 +27,10 @@ export function walkedArea(real: string, folders: readonly string[], shared: rea
  * nearest folder up holding a `.git`, or a `HEAD` — a git folder) reaching a repository not among `seen`'s, or an
  * editor's or CLI's project part (`.claude`, `.vscode`, `.mcp.json`…) there — at the target or below it, through links
  * there too (`depth` links deep so far). The owner's own links count too: what lies behind them is what the agent may
- * have changed. A link to a file, a dangling one or a loop: false. Never throws.
+ * have changed. A link to a file, a dangling one or a loop: false. `judged`: the answers so far by real target, kept
+ * over one check (the round-35 review, L-P: 99,000 links to one folder cost 43 s, each target walked again). Never throws.
  */
-export function plantedBehindLink(link: string, folders: readonly string[], shared: readonly string[], seen: Seen, depth = 0): boolean {
+export function plantedBehindLink(link: string, folders: readonly string[], shared: readonly string[], seen: Seen, judged: LinkJudgements = new Map(), depth = 0): boolean {
   let real: string;
   try {
     real = realpathSync.native(link);
@@ -37,6 +38,21 @@ export function plantedBehindLink(link: string, folders: readonly string[], shar
   } catch {
     return false;
   }
+  // An answer from as few links deep or fewer holds (links below it were followed at least as deep).
+  const before = judged.get(real);
+  if (before !== undefined && (before.found || before.depth <= depth)) return before.found;
+  // Taken as harmless while it is judged: a loop of links back to it answers from here.
+  judged.set(real, { found: false, depth });
+  const found = behind(real, folders, shared, seen, judged, depth);
+  judged.set(real, { found, depth });
+  return found;
+}
+
+/** `plantedBehindLink`'s answers so far in one check, by a link's real target: found, and how many links deep it was judged. */
+export type LinkJudgements = Map<string, { found: boolean; depth: number }>;
+
+/** `plantedBehindLink` for the link's real target `real`, a folder. */
+function behind(real: string, folders: readonly string[], shared: readonly string[], seen: Seen, judged: LinkJudgements, depth: number): boolean {
   if (!folders.some((f) => within(real, f)) || walkedArea(real, folders, shared)) return false;
   const known = (tree: string) => seen.repositories.includes(tree) || seen.enclosing.includes(tree);
   const knownHead = (d: string) => seen.gitFolders.includes(d) || seen.heads.includes(entryId(d) ?? "\u0000");
@@ -63,7 +79,7 @@ export function plantedBehindLink(link: string, folders: readonly string[], shar
   }
   if (walk.trees.some((t) => t !== real && !known(t)) || walk.steered.length > 0 || walk.unreadable.length > 0 || walk.fifos.length > 0) return true;
   if (walk.heads.some((d) => !knownHead(d))) return true;
-  return depth < behindLinkDepthMax && walk.links.some((l) => plantedBehindLink(l, folders, shared, seen, depth + 1));
+  return depth < behindLinkDepthMax && walk.links.some((l) => plantedBehindLink(l, folders, shared, seen, judged, depth + 1));
 }
 
 /** How much of a link's target the check walks (folders, entries), and how many links deep it follows links there. */

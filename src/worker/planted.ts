@@ -15,7 +15,7 @@ import { escapedLine } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { moveAside } from "./files.js";
-import { plantedBehindLink } from "./link-targets.js";
+import { plantedBehindLink, type LinkJudgements } from "./link-targets.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
 import { entryId, gitDirOf, gitFolderLinks, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { walkLinksMax } from "./guard-walk.js";
@@ -205,8 +205,11 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // Only what the agent could write: a change elsewhere (the owner's, meanwhile) is not its.
   const inFolders = (p: string) => folders.some((f) => within(p, f));
   const shared = sharedTempRoots();
+  const judged: LinkJudgements = new Map();
+  // Never what this check moved beside itself (a FIFO the quarantine could not take keeps a name git still reads:
+  // `sharedindex.<x>.planted-run-…`, F17-4).
   const aside = (path: string) => {
-    if (done.has(path) || !inFolders(path)) return;
+    if (done.has(path) || !inFolders(path) || found.some((f) => f.movedTo === path)) return;
     done.add(path);
     found.push(movePlantedAside(path, run));
   };
@@ -244,8 +247,9 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   };
   // A link made in a git folder (round 29, F29a-2: `logs/HEAD -> ~/.bashrc`): the owner's git writes through it.
   const linksAside = (gitDir: string) => {
-    const { links, cut } = gitFolderLinks(gitDir);
+    const { links, fifos, cut } = gitFolderLinks(gitDir);
     for (const l of links) if (isNew(l)) aside(l);
+    for (const f of fifos) aside(f);
     if (cut) found.push({ path: gitDir, movedTo: null, kind: "maskCut" });
   };
   const global = named(join(process.env.HOME ?? "/", ".gitconfig"), () => pass.global());
@@ -347,7 +351,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     for (const tree of walk.trees) if (!folders.includes(tree) && !repositories.has(tree)) aside(join(tree, ".git"));
     // A link that leads where the walk does not look and where the owner's git finds a repository the launch did not
     // see, or a CLI its settings (round 34, F34a-1: `lib2 -> .git/lib2`, `web -> node_modules/.cache/web`).
-    for (const link of walk.links) if (plantedBehindLink(link, folders, shared, seen)) aside(link);
+    for (const link of walk.links) if (plantedBehindLink(link, folders, shared, seen, judged)) aside(link);
     // A FIFO made during the run (round 35, F35a-3: `.gitattributes` and `tools/.gitignore` as FIFOs held the owner's
     // `git status` and `git add` until killed): git and editors open what they find by name, and wait there.
     for (const fifo of walk.fifos) if (changedSince(fifo)) aside(fifo);

@@ -45,7 +45,7 @@ export { GuardLimitError, guardLimits, guardLimitText, notWalked, walkOf, type G
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
 import { hookManagerFiles, hookManagerRefs, hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
-import { entryId, gitFolderCrowded, gitFolderLinkEntriesMax, gitFolderLinks, gitFolderTopMax, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
+import { entryId, gitCommonDir, gitFolderCrowded, gitFolderLinkEntriesMax, gitFolderLinks, gitFolderTopMax, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
 
 /**
  * The editors' and agent CLIs' project folders whose settings start commands (tasks, hooks, MCP or language servers,
@@ -174,14 +174,15 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   for (const p of [...global.includes, ...global.hooks.flatMap(hookFolders), ...global.commands, ...named, ...homeLinkTargets()]) if (p !== folder && within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
   // What the hooks and hook managers of a repository holding the folder run in it, as for one inside it (round 35,
   // F35a-1: a cwd of `app/tools`, whose `tools/fmt.sh` the top's `.husky/pre-commit` ran, and pre-commit's `entry:`).
-  const heldHooks: string[] = [];
   for (const e of enclosing) {
-    const gitHooks = e.named.hooks.length === 0 && e.gitDir !== null ? [join(e.gitDir, "hooks")] : [];
+    // git runs a linked worktree's hooks from the common folder (`git rev-parse --git-path hooks`; review r35, W1).
+    const gitHooks = e.named.hooks.length === 0 && e.gitDir !== null ? [join(gitCommonDir(e.gitDir), "hooks")] : [];
     for (const h of [...e.named.hooks.flatMap(hookFolders), ...gitHooks].filter((h) => isDir(h))) {
-      heldHooks.push(realPathOr(h, h));
       out.hooks.push({ folder: realPathOr(h, h), tree: e.tree });
     }
-    for (const p of hookManagerRefs(e.tree)) if (p !== folder && within(p, folder)) out.readOnly.push(p);
+    const missing: string[] = [];
+    for (const p of hookManagerRefs(e.tree, missing)) if (p !== folder && within(p, folder)) out.readOnly.push(p);
+    out.seen.shadows.push(...missing.filter((p) => within(p, folder)));
   }
   projectParts(folder, make && (project || trees[0] === folder), out);
   for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
@@ -190,15 +191,25 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
   for (const d of walk.steered) if (d !== folder && !trees.includes(d)) projectParts(d, false, out);
   // A folder of a work tree holding a `HEAD` (a bare repository kept in the project, a fixture): what git would run
   // from it stays read-only (round 31 review), and the check after the run knows it by its identity.
+  // A git folder outside every work tree there — a bare repository, or the git folder of a work tree elsewhere
+  // (`git init --separate-git-dir`, yadm, vcsh; round 36, F36a-2: the owner's commit in `~/src/sp` ran the hook an agent
+  // put in `~/work/sp.gitdir/hooks`) — is guarded as a repository's `.git` is, its configuration read for what it names.
+  const loose = walk.heads.filter((d) => !trees.some((t) => within(d, t)) && !out.seen.gitFolders.includes(realPathOr(d, d)) && gitFolderShaped(d));
+  if (trees.length + loose.length > limits.repositories) throw new GuardLimitError("repositories", folder, limits.repositories);
   for (const d of walk.heads) {
     const id = entryId(d);
     if (id !== null) out.seen.heads.push(id);
     if (trees.some((t) => within(d, t))) for (const name of headFolderSteering) if (existsSync(join(d, name))) out.readOnly.push(realPathOr(join(d, name), join(d, name)));
   }
+  for (const d of loose) looseGitFolderParts(realPathOr(d, d), folder, make, out, limits, pass);
   // What those scripts start in turn (F17-2): a `#!` interpreter, a hook's `INSTALL_PYTHON=` in the folder; and what
   // the scripts of `~/bin`, `~/.local/bin` and `/usr/local/bin` start there.
   const bins = process.env.HOME ? [join(process.env.HOME, "bin"), join(process.env.HOME, ".local", "bin")] : [];
-  out.readOnly.push(...scriptRefs([...out.readOnly, ...heldHooks, ...bins, "/usr/local/bin"], folder, scriptRefLimits, out.hooks));
+  // Every hooks folder seen, also one outside the folder (a linked worktree's, in its common folder: W1).
+  // A script a hook names that is missing now is looked for after the run (review r35, W3: an optional local hook).
+  const missing: string[] = [];
+  out.readOnly.push(...scriptRefs([...new Set([...out.readOnly, ...out.hooks.map((h) => h.folder), ...bins, "/usr/local/bin"])], folder, scriptRefLimits, out.hooks, missing));
+  out.seen.shadows.push(...missing);
   // A hook runner's own way to commands through the work tree (husky's `PATH="node_modules/.bin:$PATH"`, F19-2): kept
   // where it is there, and looked for after the run where it is not (planted.ts).
   for (const p of hookShadows(out.hooks, folder)) {
@@ -266,8 +277,11 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
     if (isLink(path)) out.seen.entries.push(entryId(path) ?? "");
     if (existsSync(path)) out.readOnly.push(realPathOr(path, path));
   }
-  // What those hook managers' files name as commands in the project, and lefthook's script folders (F18-2).
-  out.readOnly.push(...hookManagerRefs(dir));
+  // What those hook managers' files name as commands in the project, and lefthook's script folders (F18-2); a script
+  // one names that is missing now is looked for after the run (W3).
+  const missing: string[] = [];
+  out.readOnly.push(...hookManagerRefs(dir, missing));
+  out.seen.shadows.push(...missing);
 }
 
 /**
@@ -320,8 +334,10 @@ function repositoryParts(at: string, inside: boolean, make: boolean, out: Guarde
     out.readOnly.push(realPathOr(h, h));
     out.hooks.push({ folder: realPathOr(h, h), tree });
   }
-  // git's own hooks folder when no `core.hooksPath` names another (its files are read for what they start: F19-3, F19-4).
-  if (named.hooks.length === 0 && isDir(join(realGit, "hooks"))) out.hooks.push({ folder: realPathOr(join(realGit, "hooks"), join(realGit, "hooks")), tree });
+  // git's own hooks folder when no `core.hooksPath` names another (its files are read for what they start: F19-3, F19-4),
+  // a linked worktree's in its common folder (review r35, W1).
+  const gitHooks = join(gitCommonDir(realGit), "hooks");
+  if (named.hooks.length === 0 && isDir(gitHooks)) out.hooks.push({ folder: realPathOr(gitHooks, gitHooks), tree });
   // Programs and files its configuration (or the global one) names in the work tree: `filter.*.clean = tools/x.sh`
   // (F14-5), `remote.*.uploadpack = tools/up.sh` (F15-1), `sh clean.sh` (F15-2).
   for (const c of named.commands) if (c !== tree && existsSync(c) && (within(c, tree) || within(c, realGit))) out.readOnly.push(realPathOr(c, c));
@@ -344,6 +360,25 @@ interface ModulesBudget {
   top: string;
   /** The entries of `modules/**` and `worktrees/` read (F19-6: never a whole folder of millions). */
   entries: EntriesRead;
+}
+
+/** Whether folder `d`, holding a `HEAD`, is shaped as git takes a git folder: `objects/` and `refs/`, or a `commondir`. */
+function gitFolderShaped(d: string): boolean {
+  return (isDir(join(d, "objects")) && isDir(join(d, "refs"))) || present(join(d, "commondir"));
+}
+
+/**
+ * The parts of git folder `dir` (a real path in writable folder `folder`) that lies outside every work tree there
+ * (F36a-2), into `out`: those of a repository's `.git` (a mount point, its configuration and hooks read-only, `hooks` made when
+ * missing), and what its configuration names in it or in the folder — includes, a hooks folder, commands — with
+ * relative words read against `dir`, where git runs in a bare repository.
+ */
+function looseGitFolderParts(dir: string, folder: string, make: boolean, out: Guarded, limits: GuardLimits, pass: ConfigPass): void {
+  gitFolderParts(dir, true, make, out, { left: limits.folders, limit: limits.folders, top: dir, entries: { read: 0, limit: limits.entries } });
+  const named = configNamed(dir, dir, pass);
+  for (const p of [...named.includes, ...named.hooks.flatMap(hookFolders), ...named.commands]) if (p !== dir && p !== folder && within(p, folder) && existsSync(p)) out.readOnly.push(realPathOr(p, p));
+  const hooks = named.hooks.length > 0 ? named.hooks.flatMap(hookFolders) : [join(dir, "hooks")];
+  for (const h of hooks) if (isDir(h)) out.hooks.push({ folder: realPathOr(h, h), tree: dir });
 }
 
 /**
