@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { leakFolder, owner, ownerRepo, removed, runAgent, sandboxed, tryFn } from "./steering-helpers.js";
 import { executableParts } from "../src/worker/steering.js";
@@ -149,44 +149,82 @@ test("issue 26 r36 F36a-2, the reported run: a sandboxed agent in ~/work can wri
   assert.equal(existsSync(join(gitDir, "HEAD")), true);
 });
 
-/** The owner's lefthook project of the report: `source_dir`, `rc`, `extends` (a file, and a glob), `source_dir_local` missing. */
-function lefthookProject(): string {
-  const repo = ownerRepo();
-  for (const d of ["ci/extra", "tools/lh/pre-commit", "scripts"]) mkdirSync(join(repo, d), { recursive: true });
+/**
+ * The owner's lefthook project of the report, in a cwd `work` that holds it as `work/app` and a `work/shared` folder:
+ * `source_dir`, `rc`, `extends` (a file, a commented list item, a glob in a folder and one at the top, one outside the
+ * project, one absolute), `source_dir_local` missing; a `runner:` and a `run: |` block (the round-37 review).
+ */
+function lefthookProject(): { work: string; repo: string } {
+  const work = tempDir("aa-r36-lh-");
+  removed.push(work);
+  const repo = join(work, "app");
+  mkdirSync(repo);
+  owner(repo, {}, "init", "-q", "-b", "main");
+  for (const d of ["ci/extra", "tools/lh/pre-commit", "scripts", "packages/web/src", "packages/api"]) mkdirSync(join(repo, d), { recursive: true });
+  mkdirSync(join(work, "shared"));
   writeFileSync(join(repo, "lefthook.yml"), [
-    "source_dir: tools/lh/", "source_dir_local: \"tools/lh-local/\"", "rc: ./.lefthookrc", "extends:", "  - ci/lefthook-extra.yml", "  - \"ci/extra/*.yml\"",
-    "pre-commit:", "  scripts:", "    \"check.sh\":", "      runner: sh", "  commands:", "    lint:", "      run: echo lint-ok", "",
+    "source_dir: tools/lh/", "source_dir_local: \"tools/lh-local/\"", "rc: ./.lefthookrc", "extends:", "  - ci/lefthook-extra.yml # shared with CI", "", "  - ci/second.yml",
+    "  - \"ci/extra/*.yml\"", "  - lefthook-*.yml", "  - packages/*/lefthook.yml", "  - ../shared/lefthook-shared.yml", `  - ${join(work, "shared", "abs.yml")}`,
+    "pre-commit:", "  scripts:", "    \"check.sh\":", "      runner: node scripts/runner.js", "  commands:", "    lint:", "      run: echo lint-ok",
+    "    multi:", "      run: |", "        sh scripts/multi.sh", "        git diff --exit-code -- src/generated/api.ts", "",
   ].join("\n"));
   writeFileSync(join(repo, ".lefthookrc"), "export X=1\n");
   writeFileSync(join(repo, "ci", "lefthook-extra.yml"), "extends: [ci/deeper.yml]\npre-push:\n  commands:\n    extra:\n      run: sh scripts/extra.sh\n");
   writeFileSync(join(repo, "ci", "deeper.yml"), "pre-push:\n  commands:\n    deeper:\n      run: sh scripts/deeper.sh\n");
-  writeFileSync(join(repo, "ci", "extra", "a.yml"), "pre-commit:\n  commands: {}\n");
-  for (const f of ["scripts/extra.sh", "scripts/deeper.sh", "scripts/other.sh", "tools/lh/pre-commit/check.sh"]) writeFileSync(join(repo, f), "#!/bin/sh\necho ok\n", { mode: 0o755 });
+  for (const f of ["ci/second.yml", "ci/extra/a.yml", "lefthook-ci.yml", "packages/web/lefthook.yml", "../shared/lefthook-shared.yml", "../shared/abs.yml"]) writeFileSync(join(repo, f), "pre-commit:\n  commands: {}\n");
+  for (const f of ["scripts/extra.sh", "scripts/deeper.sh", "scripts/other.sh", "scripts/runner.js", "scripts/multi.sh", "tools/lh/pre-commit/check.sh", "packages/web/src/index.ts"]) writeFileSync(join(repo, f), "#!/bin/sh\necho ok\n", { mode: 0o755 });
   owner(repo, {}, "add", ".");
   owner(repo, {}, "commit", "-qm", "lefthook");
-  return repo;
+  return { work, repo };
 }
 
-test("issue 26 r36 F36a-1 (reported case: lefthook.yml's `extends: [ci/lefthook-extra.yml]` and `source_dir: tools/lh/`; the agent's command in the extended file and its line in tools/lh/pre-commit/check.sh ran at the owner's next commit): what a hook manager's file loads or runs from is read-only — extended files (and what they name, as deep as they extend), a glob's folder, script folders, rc — and one named but missing is looked for after the run", () => {
-  const repo = lefthookProject();
-  const parts = executableParts(repo, true, false);
-  assert.deepEqual(inside(parts.readOnly, repo).filter((p) => !p.includes("/.git/") && !p.endsWith("/.git")), [
-    ".lefthookrc", "ci/deeper.yml", "ci/extra", "ci/lefthook-extra.yml", "lefthook.yml", "scripts/deeper.sh", "scripts/extra.sh", "tools/lh",
-  ].map((p) => join(repo, p)));
-  assert.equal(parts.seen.shadows.includes(join(repo, "tools", "lh-local")), true);
+test("issue 26 r36 F36a-1 (reported case: lefthook.yml's `extends: [ci/lefthook-extra.yml]` and `source_dir: tools/lh/`; the agent's command in the extended file and its line in tools/lh/pre-commit/check.sh ran at the owner's next commit) and the round-37 review (an extends outside the project, a glob at the top, a commented list item, `runner:`, `run: |`): what a hook manager's file loads or runs from is read-only in the folder an agent writes — extended files and what they name, each match of a glob (not its folder), script folders, rc — and what is missing is looked for after the run", () => {
+  const { work, repo } = lefthookProject();
+  for (const cwd of [work, repo]) {
+    const parts = executableParts(cwd, true, false);
+    const expected = [
+      ".lefthookrc", "ci/deeper.yml", "ci/extra/a.yml", "ci/lefthook-extra.yml", "ci/second.yml", "lefthook-ci.yml", "lefthook.yml", "packages/web/lefthook.yml",
+      "scripts/deeper.sh", "scripts/extra.sh", "scripts/multi.sh", "scripts/runner.js", "tools/lh",
+    ].map((p) => join(repo, p)).concat(cwd === work ? [join(work, "shared", "abs.yml"), join(work, "shared", "lefthook-shared.yml")] : []);
+    assert.deepEqual(inside(parts.readOnly, cwd).filter((p) => !p.includes("/.git/") && !p.endsWith("/.git")), expected.sort(), cwd);
+    assert.deepEqual(parts.seen.shadows.filter((p) => p.startsWith(repo)), [join(repo, "tools", "lh-local")], cwd);
+    assert.deepEqual(parts.seen.globs.filter((g) => g.startsWith(repo)).sort(), [join(repo, "ci/extra/*.yml"), join(repo, "lefthook-*.yml"), join(repo, "packages/*/lefthook.yml")]);
+  }
 });
 
-test("issue 26 r36 F36a-1, the reported run: a sandboxed agent writes neither the extended file nor a script of source_dir; a source_dir_local it makes is moved aside and named", async (t) => {
+test("issue 26 r36 F36a-1, the reported run: a sandboxed agent writes neither an extended file nor a script of source_dir; a glob's new match, a source_dir_local it makes are moved aside and named; a file the hook only mentions stays", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
-  const repo = lefthookProject();
+  const { repo } = lefthookProject();
   const payload = [tryFn,
     "try extends sh -c 'printf \"pre-commit:\\n  commands:\\n    zz:\\n      run: id\\n\" >> ci/lefthook-extra.yml'",
     "try source_dir sh -c 'echo id >> tools/lh/pre-commit/check.sh'",
-    "try glob sh -c 'echo x > ci/extra/b.yml'",
-    "try local sh -c 'mkdir -p tools/lh-local/pre-commit && echo id > tools/lh-local/pre-commit/x.sh'", 'echo "Done: tried"'].join("; ");
+    "try glob sh -c 'echo x > ci/extra/b.yml && echo x > lefthook-zz.yml && mkdir packages/api/x && echo x > packages/api/lefthook.yml'",
+    "try local sh -c 'mkdir -p tools/lh-local/pre-commit && echo id > tools/lh-local/pre-commit/x.sh'",
+    "try generated sh -c 'mkdir -p src/generated && echo x > src/generated/api.ts'", 'echo "Done: tried"'].join("; ");
   const fx = await runAgent(payload, repo);
-  assert.equal(readFileSync(join(repo, "tried.txt"), "utf8"), "extends no\nsource_dir no\nglob no\nlocal ok\n");
-  assert.equal(existsSync(join(repo, "tools", "lh-local")), false);
+  assert.equal(readFileSync(join(repo, "tried.txt"), "utf8"), "extends no\nsource_dir no\nglob ok\nlocal ok\ngenerated ok\n");
+  for (const p of ["tools/lh-local", "ci/extra/b.yml", "lefthook-zz.yml", "packages/api/lefthook.yml"]) assert.equal(existsSync(join(repo, p)), false, p);
+  assert.equal(existsSync(join(repo, "src", "generated", "api.ts")), true);
   const card = (await fx.state()).cards.find((c: { kind: string }) => c.kind === "notice");
-  assert.match(card?.text ?? "", /tools\/lh-local → moved to /);
+  for (const p of ["tools/lh-local", "ci/extra/b.yml", "lefthook-zz.yml", "packages/api/lefthook.yml"]) assert.match(card?.text ?? "", new RegExp(`${join(repo, p).replace(/[.]/g, "\\.")} → moved to `));
+});
+
+test("issue 26 the round-37 review, W3 (a hook's optional hidden scripts `.hooks/local.sh` and `./.pre-commit.local`; a missing script's folder made as a link; a path the hook only mentions): what a hook runs is looked for, hidden or not, and moved aside from the first link on its way; a word it does not run is not", async () => {
+  const repo = ownerRepo();
+  writeFileSync(join(repo, ".git", "hooks", "pre-commit"), "#!/bin/sh\n[ -f .hooks/local.sh ] && sh .hooks/local.sh\n[ -f .pre-commit.local ] && . ./.pre-commit.local\n[ -x tools/local-hook.sh ] && tools/local-hook.sh\ngit diff --exit-code -- src/generated/api.ts\nmint run owner/plugin\n", { mode: 0o755 });
+  await sleep(1_100);
+  const sinceMs = Date.now();
+  const parts = executableParts(repo, true, false);
+  assert.deepEqual(parts.seen.shadows.sort(), [".hooks/local.sh", ".pre-commit.local", "tools/local-hook.sh"].map((p) => join(repo, p)));
+  mkdirSync(join(repo, ".hooks"));
+  writeFileSync(join(repo, ".hooks", "local.sh"), "id\n");
+  writeFileSync(join(repo, ".pre-commit.local"), "id\n");
+  mkdirSync(join(repo, "node_modules", ".cache", "t"), { recursive: true });
+  writeFileSync(join(repo, "node_modules", ".cache", "t", "local-hook.sh"), "#!/bin/sh\nid\n", { mode: 0o755 });
+  symlinkSync("node_modules/.cache/t", join(repo, "tools"));
+  mkdirSync(join(repo, "src", "generated"), { recursive: true });
+  writeFileSync(join(repo, "src", "generated", "api.ts"), "export {};\n");
+  const planted = plantedSteering([repo], guardedOf(parts), parts.seen, 36, { sinceMs });
+  assert.deepEqual(planted.map((p) => [p.path, p.kind]).sort(), [[join(repo, ".hooks", "local.sh"), "moved"], [join(repo, ".pre-commit.local"), "moved"], [join(repo, "tools"), "moved"]]);
+  assert.equal(existsSync(join(repo, "src", "generated", "api.ts")), true);
 });

@@ -28,6 +28,7 @@
  *   would be reachable; and a folder the look could not finish in — more than `bindSocketScanEntriesMax` entries, or
  *   a folder inside it the hub can enter but not list — since what was not read is not "no socket". Connecting needs
  *   no write permission, and the sandbox's own network namespace does not cover a socket's file;
+ * - reached through a link lying in a folder sandboxed agents write, in any mode (`BindContext.agentFolders`; round 37);
  * - a host device the device policy does not pass (devices.ts `checkDevice`; round 6: `plugins inspect` showed a bind
  *   of /dev/pts as allowed, which the launch then refused).
  * A bind that passes is shown to the owner (approval card, `plugins inspect`) with its real source, and marked broad
@@ -39,6 +40,8 @@ import { lstatOr, realPathOr } from "../common/file-checks.js";
 import { dirname, join, resolve, sep } from "node:path";
 import { bindSocketScanEntriesMax } from "./limits.js";
 import { hubCodeProblem } from "../worker/sandbox.js";
+import { linkInAgentFolder, readAgentFolders } from "../worker/agent-folders.js";
+import { coversCode } from "./sandbox-spec.js";
 import { checkDevice, isDevicePath, type DeviceRefusal } from "./devices.js";
 import { aliasesOf, kernelMountsAt, readMounts, type MountEntry } from "../common/mounts.js";
 
@@ -60,7 +63,7 @@ export interface BindMount {
  */
 export type BindRefusal =
   | "missing" | "root" | "proc" | "userHome" | "homeDotFolder" | "hidden" | "ownFolder" | "system" | "hubCode" | "device" | "socket"
-  | "socketFolder" | "socketScan" | "socketUnread";
+  | "socketFolder" | "socketScan" | "socketUnread" | "agentLink";
 
 /**
  * Folders no writable bind may lie in or hold (issue 26 round 5, F5): the kernel's settings and devices' attributes,
@@ -128,6 +131,12 @@ export interface BindContext {
   runtimeDir?: string;
   /** The most entries a bind is looked through for sockets (default `bindSocketScanEntriesMax`; tests lower it). */
   socketScanEntriesMax?: number;
+  /**
+   * The folders sandboxed agents write (src/worker/agent-folders.ts): a source whose way crosses a link lying in one is
+   * refused, in any mode (round 37, F37b-1, F37b-2: an agent replaced the folder a trusted plugin binds by a link to
+   * another repository's `.git/hooks`, and to `~/.ssh`; the plugin wrote a hook there and read the key).
+   */
+  agentFolders?: readonly string[];
 }
 
 /** Whether `inner` is `outer` or inside it (both absolute, normalised). */
@@ -158,6 +167,8 @@ export function checkBinds(sandbox: { readonly mounts: readonly BindMount[] }, p
     const source = realPathOr(written, null);
     const base = { container: m.container, readOnly: m.readOnly };
     if (source === null) return { source: written, ...base, refused: "missing" };
+    const crossed = linkInAgentFolder(written, ctx.agentFolders ?? []);
+    if (crossed !== null) return { source, ...base, refused: "agentLink", folder: crossed.link };
     const ctxOf = (kernel: Kernel[]): VerdictContext => ({ readOnly: m.readOnly, plugins, homes, hidden, hubCode, kernel, sockets });
     // The source by every path that shows it (another mount of a folder holding it): each must pass, the first
     // refusal counts; what is shown is the verdict of the source's own path.
@@ -304,4 +315,19 @@ function verdict(source: string, written: string, c: VerdictContext): Verdict {
 /** The binds as shown to the owner (allowed ones; `broad` only when present). */
 export function shownBinds(checked: readonly BindChecked[]): BindShown[] {
   return checked.map(({ source, container, readOnly, broad }) => ({ source, container, readOnly, ...(broad ? { broad } : {}) }));
+}
+
+/** The folders the workers of the hub homes `homes` record as written by sandboxed agents (src/worker/agent-folders.ts). */
+export function agentFoldersOf(homes: readonly string[]): string[] {
+  return [...new Set(homes.flatMap(readAgentFolders))];
+}
+
+/**
+ * The first bind (its real `source` elsewhere than its container path) whose container path is, holds or lies in one of `shown` (the installs of the programs on PATH the
+ * sandbox shows: sandbox-root.ts `pathInstalls`), or undefined (round 37, F37b-4: a bind over `/usr/bin` ran the
+ * agent's `python3`; the static folders are refused when the manifest is read, sandbox-spec.ts `bindCoveredPaths`).
+ */
+export function bindCovering<B extends { source: string; container: string }>(binds: readonly B[], shown: readonly string[]): B | undefined {
+  // A bind of a folder at its own path (the engine's, read-only) shows the same files there: nothing is swapped.
+  return binds.find((b) => b.source !== b.container.replace(/\/+$/, "") && coversCode(b.container.replace(/\/+$/, ""), shown));
 }

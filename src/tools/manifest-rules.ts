@@ -80,7 +80,7 @@ export function handProblems(doc: Table): HandProblem[] {
   list(sb.cap_drop).forEach((cap, i) => { if (typeof cap === "string" && !isCapability(cap)) add(["sandbox", "cap_drop", i], "tools.manifest.capability"); });
   list(sb.binds).forEach((b, i) => {
     const m = typeof b === "string" ? parseBind(b) : null;
-    const id = ({ form: "tools.manifest.bind", traversal: "tools.manifest.traversal", root: "tools.manifest.bindRoot", ownFolder: "tools.manifest.bindOwnFolder" } as const)[typeof m === "string" ? m : "none" as never];
+    const id = ({ form: "tools.manifest.bind", traversal: "tools.manifest.traversal", root: "tools.manifest.bindRoot", ownFolder: "tools.manifest.bindOwnFolder", destination: "tools.manifest.bindDestination" } as const)[typeof m === "string" ? m : "none" as never];
     if (id) add(["sandbox", "binds", i], id);
   });
   return out;

@@ -16,7 +16,7 @@ import { controllerLimitName, createCgroup, joinScript, neededControllers, type 
 import { launcherEnv, pluginEnv, sandboxEnvArgs } from "./env.js";
 import { bwrapArgv, probeBwrap, probeError, type HostBind } from "./sandbox.js";
 import { pathInstalls, shownByRoot } from "./sandbox-root.js";
-import { checkBinds, within, type BindChecked } from "./binds.js";
+import { agentFoldersOf, bindCovering, checkBinds, within, type BindChecked } from "./binds.js";
 import { checkDevice, deviceRefusalText, isDevicePath } from "./devices.js";
 import { autoloopFolders, hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
 import { knownHomes } from "../worker/known-homes.js";
@@ -102,7 +102,7 @@ export interface Launch {
 const bindRefusalText = {
   missing: "tools.sandbox.bindMissing", root: "tools.sandbox.bindRoot", proc: "tools.sandbox.bindProc", userHome: "tools.sandbox.bindUserHome",
   homeDotFolder: "tools.sandbox.bindHomeDotFolder", hidden: "tools.sandbox.bindHidden", ownFolder: "tools.sandbox.bindOwnFolder", system: "tools.sandbox.bindSystem", hubCode: "tools.sandbox.bindHubCode",
-  socketFolder: "tools.sandbox.bindSocketFolder", socketUnread: "tools.sandbox.bindSocketUnread",
+  socketFolder: "tools.sandbox.bindSocketFolder", socketUnread: "tools.sandbox.bindSocketUnread", agentLink: "tools.sandbox.bindAgentLink",
 } as const;
 
 /**
@@ -119,7 +119,7 @@ export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidde
     return [...new Set([...hubCodeFolders({ ...origin, path }, s.pluginRoots ?? []), ...(s.seen?.folders ?? [])])];
   };
   const mounts = readMounts();
-  return checkBinds(m.sandbox, dir, { hidden: hiddenOf(s, mounts), userHomes: homesOf(s, mounts), hubCode, mounts, runtimeDir: s.parentEnv.XDG_RUNTIME_DIR });
+  return checkBinds(m.sandbox, dir, { hidden: hiddenOf(s, mounts), userHomes: homesOf(s, mounts), hubCode, mounts, runtimeDir: s.parentEnv.XDG_RUNTIME_DIR, agentFolders: agentFoldersOf(s.hidden) });
 }
 
 /**
@@ -219,6 +219,8 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   // The hub's own PATH, never the plugin's (`[entry_point.env]`): a plugin naming ~/.ssh in its PATH had it shown
   // (issue 26 round 13, F13-3).
   const shown = pathInstalls(s.parentEnv.PATH ?? "", homes, checked.map((h) => (existsSync(h) ? realpathSync.native(h) : h)));
+  const covering = bindCovering(binds.filter((b) => !within(b.source, realPathOr(req.dir, req.dir))), shown); // a PATH install covered by a bind not of the plugin (F37b-4)
+  if (covering) return { ok: false, refusal: { code: "tools.bind_refused", message: t(s.lang, "tools.sandbox.bindCovers", { plugin: req.name, path: covering.container }) } };
   // What lies outside the root's system folders is not there unless something shown holds it; the binds that passed
   // hold no hidden path. The host's own hidden paths stay.
   const own = s.hidden.map((h) => realPathOr(h, h));

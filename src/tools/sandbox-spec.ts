@@ -32,9 +32,24 @@ export function hasDotDot(path: string): boolean {
  * Why a bind is refused when the manifest is read: its form, a `..` segment (path traversal), the whole file system
  * (`root`), or the plugin's own folder, its manifest or anything else in its folder bound writable (`ownFolder`: the
  * sandbox's definition is never writable from inside; issue 26 #3 and round 5, F6: a writable subfolder holding the
- * manifest's link target or a hard link of it rewrote it). Binds that only their real path shows to be wrong are refused at start (binds.ts).
+ * manifest's link target or a hard link of it rewrote it), or a container path of a source outside the plugin's folder
+ * that is, holds or lies in what the sandbox itself runs or mounts (`destination`: `bindCoveredPaths`; round 37, F37b-4: a bind onto `/workspace` ran
+ * the agent's `main.py` under the trust given to the plugin's own). Binds that only their real path shows to be wrong
+ * are refused at start (binds.ts).
  */
-export type BindError = "form" | "traversal" | "root" | "ownFolder";
+export type BindError = "form" | "traversal" | "root" | "ownFolder" | "destination";
+
+/**
+ * Container paths no bind may be, hold or lie in: the plugin's own folder (`/workspace`), the system's programs,
+ * libraries and configuration the sandbox shows from the host, and its own `/proc` (round 37, F37b-4). Not `/dev`
+ * (a device bind goes there) nor `/opt`, `/mnt`, `/data` and the like, which the sandbox does not show.
+ */
+export const bindCoveredPaths = ["/workspace", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/nix", "/proc"] as const;
+
+/** Whether container path `at` (absolute, normalised) is, holds or lies in one of `covered`. */
+export function coversCode(at: string, covered: readonly string[]): boolean {
+  return covered.some((c) => at === c || at.startsWith(c + "/") || c.startsWith(at === "/" ? "/" : at + "/"));
+}
 
 /**
  * Parses one `binds` entry in Docker `-v` form: `host:container` or `host:container:ro|rw`. `host` is absolute or
@@ -55,6 +70,8 @@ export function parseBind(text: string): BindMount | BindError {
   const readOnly = mode === "ro";
   // A relative source lies in the plugin's folder (a link there leading out refuses the plugin): never writable.
   if (relative && !readOnly) return "ownFolder";
+  // The plugin's own files may go anywhere (the spec's `./vendor:/workspace/vendor:ro`): "always allow" trusts them.
+  if (!relative && coversCode(posix.normalize(container).replace(/\/+$/, ""), bindCoveredPaths)) return "destination";
   return { host, relative: !host.startsWith("/"), container, readOnly: mode === "ro" };
 }
 

@@ -16,7 +16,7 @@ import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { addUsage, receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
 import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
-import { moveAside, readRegular, writeFileDurable } from "./files.js";
+import { moveAside, readRegular, unsharedCheckBytesMax, writeFileDurable } from "./files.js";
 import type { OutputReader } from "./output.js";
 import { sandboxArgv, type SandboxPlan } from "./sandbox.js";
 import { launchSandbox, sandboxAround, withProgram, type SandboxWorker } from "./launch-sandbox.js";
@@ -118,7 +118,7 @@ export class Attempt {
    */
   private async submit(body: Result): Promise<void> {
     // What is moved goes where no sandbox reaches, so no other run puts it back (round 29, F29a-1).
-    const to = { run: this.job.run, quarantine: join(this.host.home.worker, plantedFolderName), moved: this.host.movedAside };
+    const to = { run: this.job.run, quarantine: join(this.host.home.worker, plantedFolderName), moved: this.host.movedAside, copies: { bytesLeft: unsharedCheckBytesMax, made: new Map<string, string>() } };
     const planted = plantedAfterRun(this.watched, to, this.unrecorded ? this.job : null, expandHome);
     // A folder not looked through holds later launches there until the owner has looked (round 30, F30a-1).
     markUnchecked(this.host.home.worker, this.job.run, planted);

@@ -4,7 +4,7 @@
  * reading them, and the agent's output, without ever blocking on something that is not a regular file.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, constants, copyFileSync, fchmodSync, lstatSync, fstatSync, fsyncSync, openSync, readFileSync, readlinkSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, constants, copyFileSync, fchmodSync, linkSync, lstatSync, fstatSync, fsyncSync, openSync, readFileSync, readlinkSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { present } from "../common/file-checks.js";
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
@@ -38,11 +38,12 @@ export function createNewFile(path: string, content: string | Buffer, mode = 0o6
  * own there: the other names, which an agent may keep in a folder it writes, no longer change what was moved aside
  * (the review of round 35, HL-4).
  * @param unlock when the source folder refuses the move (EACCES, EPERM), make it writable for the move and put its mode back.
+ * @param copies what one check may still copy for files with more names (bytes), and the copies it made by file.
  * @returns where it went.
  * @throws the file system's error (the move itself failed); an Error with code `ECHANGED` when a folder on the way is
  *   no longer the one named (nothing moved).
  */
-export function moveAside(path: string, to: string, unlock = false): string {
+export function moveAside(path: string, to: string, unlock = false, copies: CopyBudget = { bytesLeft: unsharedCopyMax, made: new Map() }): string {
   const from = pinnedFolder(dirname(path));
   let into = from;
   try {
@@ -65,7 +66,7 @@ export function moveAside(path: string, to: string, unlock = false): string {
         fchmodSync(from.fd, mode);
       }
     }
-    unshared(join(into.at, name));
+    unshared(join(into.at, name), join(dirname(to), name), copies);
     return join(dirname(to), name);
   } finally {
     from.close();
@@ -73,21 +74,42 @@ export function moveAside(path: string, to: string, unlock = false): string {
   }
 }
 
-/** The largest file with more names that `moveAside` replaces by a copy of its own (bytes). */
+/** The most bytes `moveAside` copies for files with more names when no budget is given (one file's worth). */
 export const unsharedCopyMax = 64 * 1024 * 1024;
+/** The most bytes one check after a run copies for files moved aside with more names (attempt.ts). */
+export const unsharedCheckBytesMax = 256 * 1024 * 1024;
 
 /**
- * When `path` is a regular file with more than one name and at most `unsharedCopyMax` bytes: a copy of its own in its
- * place (mode kept), the link broken. Never throws: a file it cannot copy (unreadable, the disk full) stays as moved.
+ * What one check may still copy (`bytesLeft`) for files moved aside with more names, and the copy it made of each
+ * (`made`, by `<dev>:<ino>` of the original: a later name of the same file becomes a name of that copy, no second copy —
+ * the round-37 review, HL-5: one 64 MiB file under 40 names cost 2.5 GiB).
  */
-function unshared(path: string): void {
-  const copy = `${path}.copy-${randomBytes(4).toString("hex")}`;
+export interface CopyBudget {
+  bytesLeft: number;
+  made: Map<string, string>;
+}
+
+/**
+ * When `at` (a path reaching the entry just moved, shown as `shown`) is a regular file with more than one name: the
+ * copy made of it before, or a copy of its own when `copies` has room for it, in its place (mode kept), the link to
+ * the agent's names broken. Never throws: a file it cannot copy (unreadable, the disk full, no room left) stays as moved.
+ */
+function unshared(at: string, shown: string, copies: CopyBudget): void {
+  const copy = `${at}.copy-${randomBytes(4).toString("hex")}`;
   try {
-    const st = lstatSync(path);
-    if (!st.isFile() || st.nlink < 2 || st.size > unsharedCopyMax) return;
-    copyFileSync(path, copy, constants.COPYFILE_EXCL);
-    chmodSync(copy, st.mode & 0o7777);
-    renameSync(copy, path);
+    const st = lstatSync(at);
+    if (!st.isFile() || st.nlink < 2) return;
+    const id = `${st.dev}:${st.ino}`;
+    const before = copies.made.get(id);
+    if (before !== undefined) linkSync(before, copy);
+    else {
+      if (st.size > copies.bytesLeft) return;
+      copyFileSync(at, copy, constants.COPYFILE_EXCL);
+      chmodSync(copy, st.mode & 0o7777);
+      copies.bytesLeft -= st.size;
+    }
+    renameSync(copy, at);
+    if (before === undefined) copies.made.set(id, shown);
   } catch {
     rmSync(copy, { force: true });
   }

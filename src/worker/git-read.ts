@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { entriesUpTo, lstatOr, realPathOr, within } from "../common/file-checks.js";
-import { readRegular } from "./files.js";
+import { headOfRegular, readRegular } from "./files.js";
 import { gitPrivateDir, withIsolatedGit } from "./git-isolated.js";
 
 /** How long reading one repository's index (or one configuration file) with git may take, in ms. */
@@ -64,9 +64,9 @@ export const gitFolderLinkEntriesMax = 100_000;
  * a reflog in `logs/` it appends to, `COMMIT_EDITMSG`, `FETCH_HEAD` — so `logs/HEAD -> ~/.bashrc` made the owner's
  * `git checkout` write a branch name of the agent's into the owner's shell profile. No git makes a link there. Not in
  * `objects/` (git writes an object by a rename, never through an entry already there) nor `modules/` (each
- * submodule's git folder is looked at on its own). `fifos`: its FIFOs, in `objects/info` and `objects/pack` too (review
- * r35, FF-1: a FIFO `packed-refs` held the owner's `git status` until killed; git opens every name it reads there, and
- * no git makes a FIFO). `cut`: more than `gitFolderLinkEntriesMax` entries, the rest unread.
+ * submodule's git folder is looked at on its own). `fifos`: its FIFOs (review r35, FF-1: a FIFO `packed-refs` held the
+ * owner's `git status` until killed; git opens every name it reads there, and no git makes a FIFO; `objects/`:
+ * `gitObjectFifos`). `cut`: more than `gitFolderLinkEntriesMax` entries, the rest unread.
  */
 export function gitFolderLinks(gitDir: string): { links: string[]; fifos: string[]; cut: boolean } {
   const links: string[] = [];
@@ -85,9 +85,48 @@ export function gitFolderLinks(gitDir: string): { links: string[]; fifos: string
     // The links of what was read are still found; the rest is not read.
     if (read > gitFolderLinkEntriesMax) return { links, fifos, cut: true };
   }
-  for (const d of ["info", "pack"]) for (const e of entriesUpTo(join(gitDir, "objects", d), gitFolderTopMax)) if (e.isFIFO()) fifos.push(join(gitDir, "objects", d, e.name));
   return { links, fifos, cut: false };
 }
+
+/**
+ * The FIFOs in git folder `gitDir`'s `objects/` (the round-37 review, FF-2: a FIFO `objects/info/commit-graphs/
+ * commit-graph-chain`, or one in place of a loose object, held the owner's `git log` and `git status`; git opens what
+ * it finds there by name, and no git makes a FIFO), and in the stores its `info/alternates` name (`alternateStoresMax`
+ * in all), looked for after a run only: at most `gitFolderLinkEntriesMax` entries, `cut` past them (the rest unread).
+ */
+export function gitObjectFifos(gitDir: string): { fifos: string[]; cut: boolean } {
+  const fifos: string[] = [];
+  const stores = [join(gitDir, "objects")];
+  let read = 0;
+  // Each object store git reads, the ones `info/alternates` names too, as deep as git follows them (round 37, F37a-1:
+  // an alternate in `node_modules` whose own `info/alternates` was a FIFO).
+  for (let s = 0; s < stores.length && s < alternateStoresMax; s++) {
+    const queue = [stores[s]!];
+    for (let i = 0; i < queue.length; i++) {
+      const entries = entriesUpTo(queue[i]!, gitFolderLinkEntriesMax - read);
+      read += entries.length;
+      for (const e of entries) {
+        if (e.isFIFO()) fifos.push(join(queue[i]!, e.name));
+        else if (e.isDirectory()) queue.push(join(queue[i]!, e.name));
+      }
+      if (read > gitFolderLinkEntriesMax) return { fifos, cut: true };
+    }
+    let named = "";
+    try {
+      named = headOfRegular(join(stores[s]!, "info", "alternates"), 64 * 1024);
+    } catch {
+      // none, or not a regular file (a FIFO there is found above)
+    }
+    for (const line of named.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"))) {
+      const store = resolve(stores[s]!, line);
+      if (!stores.includes(store) && statSync(store, { throwIfNoEntry: false })?.isDirectory()) stores.push(store);
+    }
+  }
+  return { fifos, cut: false };
+}
+
+/** Object stores `gitObjectFifos` looks through at most: the repository's and those `info/alternates` name. */
+const alternateStoresMax = 16;
 
 /** How many bytes of `git ls-files --stage -z` output are read at most (an index of millions of entries is more). */
 const indexListBytesMax = 256 * 1024 * 1024;

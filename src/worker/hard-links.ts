@@ -37,8 +37,11 @@ export function hardLinked(paths: readonly string[]): HardLinkFinding | null {
     }
     try {
       for (let e = dir.readSync(); e !== null; e = dir.readSync()) {
-        if (!e.isFile() && !e.isDirectory()) continue;
+        // Every entry counts (the round-37 review, HL-6: a folder of links or FIFOs was read to its end); a
+        // `node_modules` is not entered, its files being exempt (HL-3b: its entries used the bound up).
         if (left-- <= 0) return { cut: path };
+        if (!e.isFile() && !e.isDirectory()) continue;
+        if (e.isDirectory() && e.name === "node_modules") continue;
         const found = look(join(path, e.name), lstatOr(join(path, e.name)));
         if (found) return found;
       }

@@ -64,11 +64,13 @@ export function saveLaunchRecord(dir: string, watched: Watched | null, state: St
 
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === "string");
 const stringMap = (v: unknown): v is Record<string, string> => !!v && typeof v === "object" && !Array.isArray(v) && Object.values(v).every((s) => typeof s === "string");
-const seenKeys: readonly (keyof Seen)[] = ["repositories", "gitFolders", "worktreeFolders", "projects", "entries", "enclosing", "hidden", "shadows", "heads"];
+const seenKeys: readonly (keyof Seen)[] = ["repositories", "gitFolders", "worktreeFolders", "projects", "entries", "enclosing", "hidden", "shadows", "globs", "heads"];
+/** Keys a record written before them lacks (`globs`: the round-37 review): read as empty. */
+const seenKeysAdded: readonly (keyof Seen)[] = ["globs"];
 
 function seenOf(v: unknown): Seen | null {
   if (!v || typeof v !== "object") return null;
-  const o = v as Record<string, unknown>;
+  const o = { ...Object.fromEntries(seenKeysAdded.map((k) => [k, []])), ...(v as Record<string, unknown>) };
   return seenKeys.every((k) => strings(o[k])) ? (Object.fromEntries(seenKeys.map((k) => [k, o[k]])) as unknown as Seen) : null;
 }
 

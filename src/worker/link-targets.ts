@@ -30,7 +30,7 @@ export function walkedArea(real: string, folders: readonly string[], shared: rea
  * have changed. A link to a file, a dangling one or a loop: false. `judged`: the answers so far by real target, kept
  * over one check (the round-35 review, L-P: 99,000 links to one folder cost 43 s, each target walked again). Never throws.
  */
-export function plantedBehindLink(link: string, folders: readonly string[], shared: readonly string[], seen: Seen, judged: LinkJudgements = new Map(), depth = 0): boolean {
+export function plantedBehindLink(link: string, folders: readonly string[], shared: readonly string[], seen: Seen, judged: LinkJudgements = newJudgements(), depth = 0): boolean {
   let real: string;
   try {
     real = realpathSync.native(link);
@@ -39,17 +39,36 @@ export function plantedBehindLink(link: string, folders: readonly string[], shar
     return false;
   }
   // An answer from as few links deep or fewer holds (links below it were followed at least as deep).
-  const before = judged.get(real);
+  const before = judged.answers.get(real);
+  if (before === "pending") {
+    // A loop back to a target still being judged: harmless from here, but what is judged meanwhile is not final.
+    judged.pendingHits += 1;
+    return false;
+  }
   if (before !== undefined && (before.found || before.depth <= depth)) return before.found;
-  // Taken as harmless while it is judged: a loop of links back to it answers from here.
-  judged.set(real, { found: false, depth });
+  judged.answers.set(real, "pending");
+  const hits = judged.pendingHits;
   const found = behind(real, folders, shared, seen, judged, depth);
-  judged.set(real, { found, depth });
+  // A "no" that leaned on a loop's provisional answer is not kept (the round-37 review, L-P1: it stood for a target
+  // whose other links led to a planted `.claude`); a "yes" always is.
+  if (found || judged.pendingHits === hits) judged.answers.set(real, { found, depth });
+  else judged.answers.delete(real);
   return found;
 }
 
-/** `plantedBehindLink`'s answers so far in one check, by a link's real target: found, and how many links deep it was judged. */
-export type LinkJudgements = Map<string, { found: boolean; depth: number }>;
+/**
+ * `plantedBehindLink`'s answers so far in one check, by a link's real target: found, and how many links deep it was
+ * judged, or "pending" while it is; `pendingHits`, how often a pending one was met (a loop).
+ */
+export interface LinkJudgements {
+  answers: Map<string, { found: boolean; depth: number } | "pending">;
+  pendingHits: number;
+}
+
+/** No answers yet. */
+export function newJudgements(): LinkJudgements {
+  return { answers: new Map(), pendingHits: 0 };
+}
 
 /** `plantedBehindLink` for the link's real target `real`, a folder. */
 function behind(real: string, folders: readonly string[], shared: readonly string[], seen: Seen, judged: LinkJudgements, depth: number): boolean {

@@ -14,10 +14,11 @@ import { cardTextMaxCodepoints } from "../kernel/limits.js";
 import { escapedLine } from "../kernel/text.js";
 import type { Notice } from "../protocol/schema.js";
 import { t, type Lang } from "../i18n/messages.js";
-import { moveAside } from "./files.js";
-import { plantedBehindLink, type LinkJudgements } from "./link-targets.js";
+import { moveAside, type CopyBudget } from "./files.js";
+import { newJudgements, plantedBehindLink } from "./link-targets.js";
+import { globMatches } from "./hook-managers.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
-import { entryId, gitDirOf, gitFolderLinks, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
+import { entryId, gitDirOf, gitFolderLinks, gitObjectFifos, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { walkLinksMax } from "./guard-walk.js";
 import { ctimeSlackMs, maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, guardLimits, headFolderSteering, homeLinkTargets, projectSteeringFiles, guardWalk, sharedTempRoots, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
@@ -61,6 +62,8 @@ export interface AsideTo {
   quarantine: string | null;
   /** What the worker's checks moved aside (each move noted there). */
   moved?: MovedAside;
+  /** What this check may copy of files moved aside with more names (files.ts `moveAside`); one file's worth without. */
+  copies?: CopyBudget;
 }
 
 /** Paths the worker remembers having moved aside (the oldest forgotten past it). */
@@ -131,7 +134,7 @@ function movedOnce(path: string, run: number | AsideTo, to?: string): Planted {
     const box = quarantineBox(quarantine, id, hex, dirname(path));
     if (box !== null) {
       try {
-        return { path, movedTo: moveAside(path, join(box, basename(path)), true), kind: "moved" };
+        return { path, movedTo: moveAside(path, join(box, basename(path)), true, asideTo(run).copies), kind: "moved" };
       } catch {
         // The quarantine could not take it (another file system, a full disk): beside it, as before, the empty box removed.
         try {
@@ -143,7 +146,7 @@ function movedOnce(path: string, run: number | AsideTo, to?: string): Planted {
     }
   }
   try {
-    return { path, movedTo: moveAside(path, to ?? join(dirname(path), fitName(basename(path), `.planted-run-${id}-${hex}`)), true), kind: "moved" };
+    return { path, movedTo: moveAside(path, to ?? join(dirname(path), fitName(basename(path), `.planted-run-${id}-${hex}`)), true, asideTo(run).copies), kind: "moved" };
   } catch {
     return { path, movedTo: null, kind: "stuck" };
   }
@@ -205,7 +208,7 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // Only what the agent could write: a change elsewhere (the owner's, meanwhile) is not its.
   const inFolders = (p: string) => folders.some((f) => within(p, f));
   const shared = sharedTempRoots();
-  const judged: LinkJudgements = new Map();
+  const judged = newJudgements();
   // Never what this check moved beside itself (a FIFO the quarantine could not take keeps a name git still reads:
   // `sharedindex.<x>.planted-run-…`, F17-4).
   const aside = (path: string) => {
@@ -248,9 +251,10 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   // A link made in a git folder (round 29, F29a-2: `logs/HEAD -> ~/.bashrc`): the owner's git writes through it.
   const linksAside = (gitDir: string) => {
     const { links, fifos, cut } = gitFolderLinks(gitDir);
+    const objects = gitObjectFifos(gitDir);
     for (const l of links) if (isNew(l)) aside(l);
-    for (const f of fifos) aside(f);
-    if (cut) found.push({ path: gitDir, movedTo: null, kind: "maskCut" });
+    for (const f of [...fifos, ...objects.fifos]) aside(f);
+    if (cut || objects.cut) found.push({ path: gitDir, movedTo: null, kind: "maskCut" });
   };
   const global = named(join(process.env.HOME ?? "/", ".gitconfig"), () => pass.global());
   const repositories = new Set(seen.repositories);
@@ -391,8 +395,23 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
   for (const p of homeLinkTargets(true, undefined, folders)) if (!folders.includes(p) && ownedBy(p) && isNew(p)) aside(p);
   // A system command a guarded hook runner looks up first in the work tree, missing at launch (F19-2: husky's
   // `node_modules/.bin/sh`).
-  for (const p of seen.shadows) if (present(p)) aside(p);
+  // A script a hook or hook manager runs, missing at launch (W3), moved aside from the first link on its way in the
+  // folder (the round-37 review: `tools -> node_modules/.cache/t` holding it could not be moved through); a hook
+  // manager's glob's match made during the run (EX-2: `extends: lefthook-*.yml`).
+  for (const p of seen.shadows) if (present(p)) aside(linkOnWay(p, folders) ?? p);
+  for (const g of seen.globs) for (const p of globMatches(g)) if (isNew(p)) aside(p);
   return found;
+}
+
+/** The first symbolic link on the way to `path` below the folder of `folders` holding it, or null. */
+function linkOnWay(path: string, folders: readonly string[]): string | null {
+  const top = folders.filter((f) => within(path, f)).sort((a, b) => b.length - a.length)[0];
+  if (top === undefined) return null;
+  for (let at = top, rest = path.slice(top.length).split("/").filter(Boolean); rest.length > 1; rest = rest.slice(1)) {
+    at = join(at, rest[0]!);
+    if (isLink(at)) return at;
+  }
+  return null;
 }
 
 /**

@@ -13,6 +13,7 @@ import { entriesUpTo, lstatOr, realPathOr, within } from "../common/file-checks.
 import { headOfRegular } from "./files.js";
 import { valueWords } from "./config-words.js";
 import { hookBases, hookGlob, hookText } from "./hook-text.js";
+import { executedWords, missingIn, scriptLike } from "./script-words.js";
 
 /** How much of the guarded files is read: files in all, and bytes of each (a `#!` line and a hook's few lines). */
 export const scriptRefLimits = { files: 2_000, bytes: 65_536 } as const;
@@ -102,25 +103,15 @@ function namedBy(raw: string, tree: string | undefined, folder: string, missing:
     // A piece the hook computes (`lefthook-${osArch}-${cpuArch}`): any name there (F20-4).
     if (tree !== undefined) paths.push(...bases.flatMap((b) => hookGlob(n, b)));
     for (const path of paths) out.push(...guardOf(path, folder));
-    if (tree !== undefined && scriptLike(n)) missing.push(...missingIn(paths, folder));
+  }
+  // A script the hook runs (a command's first word, an interpreter's operand, a `[ -x … ]` test's) that is missing
+  // now: looked for after the run (review r35, W3: an optional local hook).
+  if (tree !== undefined) {
+    for (const n of text.split("\n").slice(0, scriptLinesRead).flatMap(executedWords)) {
+      if (scriptLike(n)) missing.push(...missingIn(isAbsolute(n) ? [n] : bases.map((b) => join(b, n)), folder));
+    }
   }
   return out;
-}
-
-/**
- * A word that names a script by its path (`tools/local-hook.sh`, `./check`, `lint.py`): one a hook runs when it is
- * there (`[ -x tools/local-hook.sh ] && sh tools/local-hook.sh`), so the run must not make it (review r35, W3).
- */
-const scriptPath = /^(?:\.{1,2}\/)*[A-Za-z0-9_][A-Za-z0-9_.+-]*(?:\/[A-Za-z0-9_.+-]+)*$/;
-/** `scriptPath` with a folder in it or a script's extension: a name a hook runs as a file, not a command or an argument. */
-const scriptLike = (w: string) => scriptPath.test(w) && (w.includes("/") || /\.(?:sh|bash|zsh|js|mjs|cjs|ts|py|rb|pl|php)$/.test(w));
-
-/**
- * The `paths` (absolute) that lie inside `folder` and are missing now, normalized; not one in a `node_modules`, which
- * the agent's `npm install` makes as the owner's would.
- */
-function missingIn(paths: readonly string[], folder: string): string[] {
-  return paths.map((p) => normalize(p)).filter((p) => p !== folder && within(p, folder) && !p.split("/").includes("node_modules") && lstatOr(p) === null);
 }
 
 /** The program a `#!/usr/bin/env [-S] <name>` line looks up on PATH, or null. */
@@ -218,98 +209,5 @@ function guardOf(path: string, folder: string): string[] {
     at = real;
   }
   if (lstatOr(at)?.isFile() && at !== folder && within(at, folder)) out.push(at);
-  return out;
-}
-
-
-/** Keys of git hook managers' files whose values are commands: pre-commit's `entry`, lefthook's `run` and `script`. */
-const hookManagerCommand = /^\s*-?\s*["']?(entry|run|script)["']?\s*[:=]\s*(.+)$/;
-/** lefthook's `root:` of a command block: the folder its `run` runs in. */
-const hookManagerRoot = /^\s*-?\s*["']?root["']?\s*[:=]\s*(.+)$/;
-/**
- * The git hook managers' files, each read for commands (their own names are protected project files: steering.ts
- * `projectSteeringFiles`): pre-commit's, and lefthook's `lefthook` and `lefthook-local` with or without a dot or in
- * `.config/`, in each format it takes (round 18, F18-4).
- */
-export const hookManagerFiles = [
-  ".pre-commit-config.yaml", ".pre-commit-config.yml",
-  ...["lefthook", "lefthook-local"].flatMap((b) => ["", ".", ".config/"].flatMap((dot) => ["yml", "yaml", "json", "jsonc", "toml"].map((e) => `${dot}${b}.${e}`))),
-];
-/** lefthook's folders of scripts (`script:` names a file there). */
-const hookManagerFolders = [".lefthook", ".lefthook-local"];
-
-/**
- * Keys of hook managers' files that name more files the manager loads or runs (round 36, F36a-1: an agent's command
- * in `ci/lefthook-extra.yml`, which the owner's `lefthook.yml` `extends`, and its line in `tools/lh/pre-commit/check.sh`
- * of `source_dir: tools/lh/` ran at the owner's next commit): lefthook's `extends` (files, globs), `source_dir` and
- * `source_dir_local` (folders of scripts), `rc` (a file its hook sources); overcommit's `plugin_directory`.
- */
-const hookManagerIndirection = /^\s*-?\s*["']?(extends|source_dir|source_dir_local|rc|plugin_directory)["']?\s*[:=]\s*(.*)$/;
-/** A YAML list item, or a JSON or TOML array element, alone on its line: the value of the key above. */
-const listItem = /^\s*(?:-\s+)?(["']?)([^"'\s,[\]#]+)\1\s*,?\s*$/;
-/** Hook managers' files read at most for one project beyond `hookManagerFiles`: what their `extends` name. */
-export const hookManagerExtendsMax = 32;
-
-/** The values of `hookManagerIndirection` keys in a manager file's `lines`: inline (`a`, `[a, "b"]`) or as the list below. */
-function indirections(lines: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const m = hookManagerIndirection.exec(lines[i]!);
-    if (!m) continue;
-    const inline = m[2]!.replace(/\s#.*$/, "").trim();
-    if (inline !== "" && inline !== "[") out.push(...inline.replace(/^\[|\]\s*,?$/g, "").split(",").map((v) => v.trim().replace(/^(["'])(.*)\1$/, "$2")).filter(Boolean));
-    else for (let j = i + 1; j < lines.length && listItem.test(lines[j]!); j++) out.push(listItem.exec(lines[j]!)![2]!);
-  }
-  return out;
-}
-
-/** The deepest folder of path `p` before its first glob character (`*`, `?`, `[`), or null when it has none. */
-function globFolder(p: string): string | null {
-  const at = p.search(/[*?[]/);
-  return at < 0 ? null : dirname(p.slice(0, at) + "x");
-}
-
-/**
- * What the git hook managers' files of project `dir` name as commands in it (round 18, F18-2: pre-commit's
- * `entry: tools/fmt.sh` and lefthook's `run: .lefthook/pre-commit/check.sh` ran at the owner's next `git commit`): each
- * word of an `entry`, `run` or `script` value (as the shell splits it, variables expanded) that names a file in the
- * project — relative ones at its top, where the managers run them, and at each lefthook `root:` (W2) — and lefthook's
- * script folders; and the files and folders they load or run from (`extends`, `source_dir`, `rc`…, F36a-1), whose
- * `extends` are read the same way, `hookManagerExtendsMax` of those at most; a glob's folder whole (not the project's top).
- * Real paths. A script path named there that is missing goes into `missing` (W3).
- */
-export function hookManagerRefs(dir: string, missing: string[] = []): string[] {
-  const out: string[] = [];
-  const files = hookManagerFiles.map((n) => join(dir, n));
-  for (let f = 0; f < files.length && f < hookManagerFiles.length + hookManagerExtendsMax; f++) {
-    const lines = headOfRegular(files[f]!, scriptRefLimits.bytes).split("\n");
-    // lefthook runs a command block with a `root:` in that folder (review r35, W2): every word also against each root.
-    const roots = lines.flatMap((line) => valueWords(hookManagerRoot.exec(line)?.[1] ?? "", process.env)).map((r) => join(dir, r)).filter((r) => within(r, dir));
-    const bases = [dir, ...new Set(roots)];
-    for (const line of lines) {
-      const m = hookManagerCommand.exec(line);
-      if (!m) continue;
-      for (const w of valueWords(m[2]!.replace(/,\s*$/, ""), process.env)) {
-        const paths = isAbsolute(w) ? [normalize(w)] : bases.map((b) => join(b, w));
-        for (const p of paths) if (p !== dir && within(p, dir) && lstatOr(p)?.isFile()) out.push(realPathOr(p, p));
-        if (scriptLike(w)) missing.push(...missingIn(paths, dir));
-      }
-    }
-    for (const item of indirections(lines)) {
-      const p = (isAbsolute(item) ? normalize(item) : join(dir, item)).replace(/(.)\/+$/, "$1");
-      const folder = globFolder(p);
-      const kept = folder ?? p;
-      if (kept === dir || !within(kept, dir)) continue;
-      const st = lstatOr(kept);
-      if (st === null) {
-        missing.push(...missingIn([kept], dir));
-        continue;
-      }
-      out.push(realPathOr(kept, kept));
-      // An extended file is a configuration of the same manager: read for what it names in turn.
-      if (folder === null && st.isFile() && !files.includes(p)) files.push(p);
-    }
-  }
-  for (const f of hookManagerFolders) if (lstatOr(join(dir, f))?.isDirectory()) out.push(realPathOr(join(dir, f), join(dir, f)));
   return out;
 }

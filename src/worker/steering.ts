@@ -43,7 +43,8 @@ import { pinnedFolders } from "./mount-pins.js";
 import { countedEntries, GuardLimitError, guardLimits, guardLimitText, walkOf, type EntriesRead, type GuardLimits, type Walked } from "./guard-walk.js";
 export { GuardLimitError, guardLimits, guardLimitText, notWalked, walkOf, type GuardLimits, type Walked } from "./guard-walk.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
-import { hookManagerFiles, hookManagerRefs, hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
+import { hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
+import { hookManagerFiles, hookManagerRefs, managerParts } from "./hook-managers.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
 import { entryId, gitCommonDir, gitFolderCrowded, gitFolderLinkEntriesMax, gitFolderLinks, gitFolderTopMax, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
 
@@ -94,6 +95,8 @@ export interface Seen {
   hidden: string[];
   /** Where a guarded hook runner looks a system command up first in the work tree, missing at launch (script-refs.ts `hookShadows`; F19-2). */
   shadows: string[];
+  /** Hook managers' globs (absolute patterns) whose matches made during the run are moved aside (the round-37 review, EX-2). */
+  globs: string[];
   /**
    * The identity (`entryId`) of each folder the walk found holding an entry named `HEAD` — one git's discovery may
    * take for a git folder (guard-walk.ts `Walked.heads`; rounds 30 and 31): one not among them after the run is new.
@@ -117,7 +120,7 @@ export interface Guarded {
 
 /** An empty `Seen`. */
 export function noneSeen(): Seen {
-  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [], hidden: [], shadows: [], heads: [] };
+  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [], hidden: [], shadows: [], globs: [], heads: [] };
 }
 
 /** Each list of `g` once, in order. */
@@ -126,7 +129,7 @@ function unique(g: Guarded): Guarded {
   const s = g.seen;
   return {
     mountPoints: u(g.mountPoints), readOnly: u(g.readOnly), readOnlyParents: u(g.readOnlyParents),
-    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing), hidden: u(s.hidden), shadows: u(s.shadows), heads: u(s.heads) },
+    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing), hidden: u(s.hidden), shadows: u(s.shadows), globs: u(s.globs), heads: u(s.heads) },
     hooks: g.hooks,
   };
 }
@@ -180,22 +183,21 @@ function partsOf(folder: string, project: boolean, make: boolean, limits: GuardL
     for (const h of [...e.named.hooks.flatMap(hookFolders), ...gitHooks].filter((h) => isDir(h))) {
       out.hooks.push({ folder: realPathOr(h, h), tree: e.tree });
     }
-    const missing: string[] = [];
-    for (const p of hookManagerRefs(e.tree, missing)) if (p !== folder && within(p, folder)) out.readOnly.push(p);
-    out.seen.shadows.push(...missing.filter((p) => within(p, folder)));
+    managerParts(hookManagerRefs(e.tree), folder, out);
   }
-  projectParts(folder, make && (project || trees[0] === folder), out);
-  for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, make, out);
+  projectParts(folder, folder, make && (project || trees[0] === folder), out);
+  for (const tree of trees) if (tree !== folder && within(tree, folder)) projectParts(tree, folder, make, out);
   // Every other folder below that holds such a part: the owner's CLI or editor started there reads it (F21-2); made
   // when missing only at the tops above, and looked for everywhere after the run (planted.ts).
-  for (const d of walk.steered) if (d !== folder && !trees.includes(d)) projectParts(d, false, out);
+  for (const d of walk.steered) if (d !== folder && !trees.includes(d)) projectParts(d, folder, false, out);
   // A folder of a work tree holding a `HEAD` (a bare repository kept in the project, a fixture): what git would run
   // from it stays read-only (round 31 review), and the check after the run knows it by its identity.
-  // A git folder outside every work tree there — a bare repository, or the git folder of a work tree elsewhere
+  // A git folder there that is no work tree's `.git` — a bare repository, or the git folder of a work tree elsewhere
   // (`git init --separate-git-dir`, yadm, vcsh; round 36, F36a-2: the owner's commit in `~/src/sp` ran the hook an agent
-  // put in `~/work/sp.gitdir/hooks`) — is guarded as a repository's `.git` is, its configuration read for what it names.
-  const loose = walk.heads.filter((d) => !trees.some((t) => within(d, t)) && !out.seen.gitFolders.includes(realPathOr(d, d)) && gitFolderShaped(d));
-  if (trees.length + loose.length > limits.repositories) throw new GuardLimitError("repositories", folder, limits.repositories);
+  // put in `~/work/sp.gitdir/hooks`; the round-37 review: one kept inside another work tree) — is guarded as a `.git`
+  // is, its configuration read for what it names; `looseGitFoldersMax` of them at most (no index, no gitlinks: cheap).
+  const loose = walk.heads.filter((d) => !out.seen.gitFolders.includes(realPathOr(d, d)) && gitFolderShaped(d));
+  if (loose.length > looseGitFoldersMax) throw new GuardLimitError("repositories", folder, looseGitFoldersMax);
   for (const d of walk.heads) {
     const id = entryId(d);
     if (id !== null) out.seen.heads.push(id);
@@ -261,8 +263,11 @@ export function sharedTempRoots(): string[] {
   return [...new Set(["/tmp", "/var/tmp", tmpdir()].map((d) => realPathOr(d, d)))];
 }
 
-/** The editors' and CLIs' parts of the project folder `dir` into `out`; the missing folders made first when `make`. */
-function projectParts(dir: string, make: boolean, out: Guarded): void {
+/**
+ * The editors' and CLIs' parts of project folder `dir` (in writable folder `folder`) into `out`; the missing folders
+ * made first when `make`.
+ */
+function projectParts(dir: string, folder: string, make: boolean, out: Guarded): void {
   out.seen.projects.push(dir);
   for (const name of [...projectSteeringFolders, ...projectSteeringFiles]) {
     const path = join(dir, name);
@@ -279,9 +284,7 @@ function projectParts(dir: string, make: boolean, out: Guarded): void {
   }
   // What those hook managers' files name as commands in the project, and lefthook's script folders (F18-2); a script
   // one names that is missing now is looked for after the run (W3).
-  const missing: string[] = [];
-  out.readOnly.push(...hookManagerRefs(dir, missing));
-  out.seen.shadows.push(...missing);
+  managerParts(hookManagerRefs(dir), folder, out);
 }
 
 /**
@@ -362,6 +365,8 @@ interface ModulesBudget {
   entries: EntriesRead;
 }
 
+/** Git folders that are no work tree's `.git` guarded at most in one writable folder (bare mirrors are many). */
+export const looseGitFoldersMax = 1_000;
 /** Whether folder `d`, holding a `HEAD`, is shaped as git takes a git folder: `objects/` and `refs/`, or a `commondir`. */
 function gitFolderShaped(d: string): boolean {
   return (isDir(join(d, "objects")) && isDir(join(d, "refs"))) || present(join(d, "commondir"));
