@@ -54,7 +54,7 @@ test("the governing entry: the one naming plugin and tool, else the one naming t
   assert.deepEqual(cases.map(([p, tool]) => [p, tool, approvalRuleFor(approvals, p, tool)?.index ?? null]), cases);
   // an entry naming another tool of the plugin, before the plugin's own entry, governs only its tool (a mutant that
   // took any entry of the plugin as its plugin entry survived issue 27's mutation run)
-  const entry = { allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false };
+  const entry = { allow_session_keys: [], credential_any_url: false, legacy_callbacks: false, legacy_callback_short_ids: false };
   const other: Parameters<typeof approvalRuleFor>[0] = [{ ...entry, plugin: "p", tool: "p.other", mode: "deny" }, { ...entry, plugin: "p", tool: null, mode: "auto" }];
   assert.deepEqual([approvalRuleFor(other, "p", "p.mine")?.index, approvalRuleFor(other, "p", "p.other")?.index], [1, 0]);
 });
@@ -158,7 +158,7 @@ test("a call of kind http (issue 18): no entry names it → prompt, lifted once 
 
 test("pluginDenied (issue 26 round 9): a plugin is denied whole only by its plugin entry saying deny with no tool entry saying otherwise; such a plugin is not offered, so never listed for an agent", () => {
   assert.deepEqual(["dangerous", "file-ops", "search", "review", "unnamed"].map((p) => pluginDenied(approvals, p)), [true, false, false, false, false]);
-  const entry = { plugin: "x", allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false };
+  const entry = { plugin: "x", allow_session_keys: [], credential_any_url: false, legacy_callbacks: false, legacy_callback_short_ids: false };
   const deny = { ...entry, tool: null, mode: "deny" as const };
   const tool = (mode: "auto" | "prompt" | "deny") => ({ ...entry, tool: "x.one", mode });
   assert.deepEqual([pluginDenied([deny], "x"), pluginDenied([deny, tool("deny")], "x"), pluginDenied([deny, tool("auto")], "x"), pluginDenied([tool("deny")], "x")], [true, true, false, false]);

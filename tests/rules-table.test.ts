@@ -204,7 +204,7 @@ const refusals: [unknown, string, number, number][] = [
     [R({ tools: ["ok.*", tool] }), "rules[0].tools[1]: must be <plugin>.<tool>, with * for any run of characters in the tool's part (such as file-ops.*)", 1, 129]),
   [{ approvals: {} }, "approvals: must be an array", 1, 14],
   [{ approvals: ["file-ops"] }, "approvals[0]: must be an object", 1, 15],
-  [{ approvals: [{ plugin: "p", mode: "auto", x: 1 }] }, "approvals[0].x: unknown field (known: plugin, tool, mode, allow_session_keys, credential_any_url, legacy_callback_short_ids)", 1, 47],
+  [{ approvals: [{ plugin: "p", mode: "auto", x: 1 }] }, "approvals[0].x: unknown field (known: plugin, tool, mode, allow_session_keys, credential_any_url, legacy_callbacks, legacy_callback_short_ids)", 1, 47],
   [{ approvals: [{ mode: "deny" }] }, "approvals[0].plugin: required", 1, 15],
   [{ approvals: [{ plugin: "", mode: "deny" }] }, "approvals[0].plugin: must not be empty", 1, 25],
   [{ approvals: [{ plugin: 7, mode: "deny" }] }, "approvals[0].plugin: must be a string", 1, 25],
@@ -213,6 +213,9 @@ const refusals: [unknown, string, number, number][] = [
   ...["write", "file-ops.", "other.write", "file-ops.*", "file-ops.w rite", `file-ops.${"t".repeat(129)}`, "file-opsx.write"].map((tool): [unknown, string, number, number] =>
     [{ approvals: [{ plugin: "file-ops", tool, mode: "prompt" }] }, "approvals[0].tool: must be a tool of plugin \"file-ops\": file-ops.<tool> (no *)", 1, 43]),
   [{ approvals: [{ plugin: "p", tool: 1, mode: "deny" }] }, "approvals[0].tool: must be a string", 1, 36],
+  // the key-less legacy callback path is opted into per plugin (hostile round 37, F37b-3)
+  [{ approvals: [{ plugin: "p", tool: "p.x", mode: "auto", legacy_callbacks: true }] }, "approvals[0].legacy_callbacks: only on an entry that names the plugin alone (no tool)", 1, 75],
+  [{ approvals: [{ plugin: "p", mode: "auto", legacy_callbacks: 1 }] }, "approvals[0].legacy_callbacks: must be true or false", 1, 62],
   [{ approvals: [{ plugin: "p" }] }, "approvals[0].mode: required", 1, 15],
   [{ approvals: [{ plugin: "p", mode: "ask" }] }, "approvals[0].mode: must be auto, prompt or deny", 1, 36],
   [{ approvals: [{ plugin: "p", mode: "AUTO" }] }, "approvals[0].mode: must be auto, prompt or deny", 1, 36],
@@ -319,6 +322,8 @@ test("tools, approvals and the prompt's wait come back as given; a file without 
       { plugin: "search", mode: "auto", allow_session_keys: ["triage:*"] },
       { plugin: "file-ops", mode: "auto", tool: null, allow_session_keys: null },
       { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)] },
+      { plugin: "async-a", mode: "auto", legacy_callbacks: true },
+      { plugin: "async-b", mode: "auto", legacy_callback_short_ids: true },
     ],
     approvalWaitSeconds: 0,
   };
@@ -326,11 +331,13 @@ test("tools, approvals and the prompt's wait come back as given; a file without 
   assert.ok(r.ok, r.ok ? "" : r.error);
   assert.deepEqual(r.rules.rules[0]!.tools, tools);
   assert.deepEqual(r.rules.approvals, [
-    { plugin: "file-ops", tool: "file-ops.write", mode: "prompt", allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false },
-    { plugin: "dangerous", tool: null, mode: "deny", allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false },
-    { plugin: "search", tool: null, mode: "auto", allow_session_keys: ["triage:*"], credential_any_url: false, legacy_callback_short_ids: false },
-    { plugin: "file-ops", tool: null, mode: "auto", allow_session_keys: [], credential_any_url: false, legacy_callback_short_ids: false },
-    { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)], credential_any_url: false, legacy_callback_short_ids: false },
+    { plugin: "file-ops", tool: "file-ops.write", mode: "prompt", allow_session_keys: [], credential_any_url: false, legacy_callbacks: false, legacy_callback_short_ids: false },
+    { plugin: "dangerous", tool: null, mode: "deny", allow_session_keys: [], credential_any_url: false, legacy_callbacks: false, legacy_callback_short_ids: false },
+    { plugin: "search", tool: null, mode: "auto", allow_session_keys: ["triage:*"], credential_any_url: false, legacy_callbacks: false, legacy_callback_short_ids: false },
+    { plugin: "file-ops", tool: null, mode: "auto", allow_session_keys: [], credential_any_url: false, legacy_callbacks: false, legacy_callback_short_ids: false },
+    { plugin: "x", tool: "x.a.b", mode: "prompt", allow_session_keys: ["owner:owner", "r:?*", "k".repeat(300)], credential_any_url: false, legacy_callbacks: false, legacy_callback_short_ids: false },
+    { plugin: "async-a", tool: null, mode: "auto", allow_session_keys: [], credential_any_url: false, legacy_callbacks: true, legacy_callback_short_ids: false },
+    { plugin: "async-b", tool: null, mode: "auto", allow_session_keys: [], credential_any_url: false, legacy_callbacks: true, legacy_callback_short_ids: true },
   ]);
   assert.equal(r.rules.approvalWaitSeconds, 0);
   assert.equal(approvalWaitSecondsOf(r.rules), 0);

@@ -24,10 +24,12 @@ function park(k: Clock, call: number, task: string, timeoutMs: number): number {
   return k.commit({ kind: "ownerToolOutcome", keyHash: K.owner, call, body: { status: "parked", durationMs: 1, taskId: task, timeoutMs } }).status;
 }
 
+/** A callback on the legacy path (no key): the plugin jobs opts in to it with `legacy_callbacks` (hostile round 37, F37b-3). */
 const callback = (k: Clock, task: string) => k.commit({ kind: "toolCallback", task, key: null, body: { status: "success", result: { n: 1 } } });
+const legacyRules = toolRules([{ plugin: "jobs", mode: "auto", legacy_callbacks: true }], []);
 
 test("a parked call's deadline, to the millisecond: a callback 1 ms before it completes the call, one at it is too late (410) even before the timer ran", () => {
-  const k = new Clock(toolRules([], []), "2030-01-01T10:00:00Z");
+  const k = new Clock(legacyRules, "2030-01-01T10:00:00Z");
   try {
     const early = ownerCall(k);
     assert.equal(park(k, early, "early-task-000000001", 5000), 200);
@@ -55,7 +57,7 @@ test("a parked call's result reads pending until its deadline and timeout from t
 });
 
 test("at most toolParkedCallsMax calls are parked at once: one more is refused (429, nothing written) until one ends", () => {
-  const k = new Clock(toolRules([], []), "2030-01-01T10:00:00Z");
+  const k = new Clock(legacyRules, "2030-01-01T10:00:00Z");
   try {
     // As if toolParkedCallsMax - 1 were parked already (parking that many through the kernel would take long).
     k.appendRaw("test", [["meta", "toolCalls", { parked: toolParkedCallsMax - 1 }]]);

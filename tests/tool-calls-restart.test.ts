@@ -21,7 +21,8 @@ import { HubClient, HubError } from "../src/protocol/client.js";
 import { callBody, toolRules } from "./tool-calls-helpers.js";
 
 test("a parked call survives a hub restart (a real serve process killed and started again); its task id is never in the database or the log in clear", async () => {
-  const { dir, home, keys } = makeHome(toolRules([], ["jobs.*"]));
+  // the plugin jobs calls back on the legacy path (no key): it opts in (hostile round 37, F37b-3)
+  const { dir, home, keys } = makeHome(toolRules([{ plugin: "jobs", mode: "auto", legacy_callbacks: true }], ["jobs.*"]));
   let hub = await serveProcess(dir);
   const logs: string[] = [];
   try {

@@ -308,7 +308,8 @@ test("a held call whose hold runs out is awaiting approval (the timer's deadline
 });
 
 test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 404; past the deadline 410 and a timeout; the legacy path; replays", async () => {
-  await withToolHub(toolRules([], ["jobs.*"]), async ({ f, client, owner, job }) => {
+  // the plugin jobs calls back on the legacy path (no key): it opts in (hostile round 37, F37b-3)
+  await withToolHub(toolRules([{ plugin: "jobs", mode: "auto", legacy_callbacks: true }], ["jobs.*"]), async ({ f, client, owner, job }) => {
     const call = async () => (await client.toolCall(job.run, job.token, callBody("jobs.run"))).call;
     const status = async (id: number) => (await lastCallRow(f, job.run, id)).status;
     const refusal = (e: unknown) => e instanceof HubError ? [e.status, e.error] : e;
@@ -372,7 +373,7 @@ test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 4
 });
 
 test("hostile callback bodies are refused naming the field and change nothing: huge, deep, wrong types", async () => {
-  await withToolHub(toolRules([], ["jobs.*"]), async ({ f, client, job }) => {
+  await withToolHub(toolRules([{ plugin: "jobs", mode: "auto", legacy_callbacks: true }], ["jobs.*"]), async ({ f, client, job }) => {
     const id = (await client.toolCall(job.run, job.token, callBody("jobs.run"))).call;
     const task = "hostile-task-0000001";
     await client.toolCallOutcome(job.run, job.token, id, { status: "parked", durationMs: 1, taskId: task, timeoutMs: 600_000 });

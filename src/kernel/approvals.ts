@@ -14,8 +14,14 @@ export type ApprovalMode = ApprovalFile["mode"];
  * `prompt`. `credential_any_url` (issue 26 #11; an entry naming the tool only): the owner lets an agent call this HTTP
  * tool although its url is one placeholder the agent fills in and it sends a credential — without it such calls are
  * denied, since any declared host, echoing the credential transformed, could hand it to the agent.
+ * `legacy_callbacks` (hostile round 37, F37b-3; an entry naming the plugin only): its async tasks may be completed
+ * through the key-less legacy callback path with their task id alone (16 characters or more);
+ * `legacy_callback_short_ids` with shorter ids too, and implies `legacy_callbacks` (set by the parser).
  */
-export interface ApprovalRule { plugin: string; tool: string | null; mode: ApprovalMode; allow_session_keys: string[]; credential_any_url: boolean; legacy_callback_short_ids: boolean }
+export interface ApprovalRule {
+  plugin: string; tool: string | null; mode: ApprovalMode; allow_session_keys: string[]; credential_any_url: boolean;
+  legacy_callbacks: boolean; legacy_callback_short_ids: boolean;
+}
 /**
  * The session key of an agent run's tool calls (issue 16; spec tool-plugins.md §4 `session_key`): `<rule>:<lane>`,
  * the lane being the subject its events share ("" for none). `allow_session_keys` globs match it.

@@ -316,8 +316,8 @@ export const toolCallWaitMaxSeconds = 600;
 export const toolTaskIdMinChars = 1;
 /**
  * A task id that is its callback's only credential (the legacy path, `/plugin-callback/<task_id>`, without the key of
- * the `callback_url`): at least this many characters, unless rules.json's approvals mark its plugin with
- * `legacy_callback_short_ids` (issue 16; issue 34).
+ * the `callback_url`, taken only for a plugin rules.json's approvals mark with `legacy_callbacks`): at least this many
+ * characters, unless they mark it with `legacy_callback_short_ids` (issue 16; issue 34; hostile round 37, F37b-3).
  */
 export const toolTaskIdLegacyMinChars = 16;
 /** The key a call's `callback_url` carries (base64url of 24 random bytes): this many characters (issue 34). */

@@ -16,12 +16,14 @@ import type { Ok } from "../protocol/responses.js";
 /**
  * POST /v1/plugins/callback/:key/:task (the `callback_url` the call was given, plus the task id) or the legacy
  * /v1/plugins/callback/:task and /plugin-callback/:task (`key` null): an async plugin completes its task (spec
- * tool-plugins.md §5; issue 34). The key is the credential, bound to the call and to its task id; on the legacy path the
- * task id alone, so there an id shorter than `toolTaskIdLegacyMinChars` is taken only for a plugin whose approvals
- * entry says `legacy_callback_short_ids` (else 403, naming that fix). Unknown → 404; a task that is not parked (it
- * ended, or its deadline passed: the call failed with a timeout) → 410, before the short-id check. Otherwise the call
- * ends `ok` with the `result` (the shell checked its size and depth) or `error` (`{"status":"error"}` without `error`:
- * code `error`, a message saying the plugin gave none).
+ * tool-plugins.md §5; issue 34). The key is the credential, bound to the call and to its task id. On the legacy path
+ * the credential is the task id alone, which the plugin chose (and may be predictable, however long): it is taken only
+ * for a plugin whose approvals entry says `legacy_callbacks` (hostile round 37, F37b-3), and an id shorter than
+ * `toolTaskIdLegacyMinChars` only where it says `legacy_callback_short_ids` (which implies the former); else 403,
+ * naming the fix. Unknown → 404; a task that is not
+ * parked (it ended, or its deadline passed: the call failed with a timeout) → 410, before those checks. Otherwise the
+ * call ends `ok` with the `result` (the shell checked its size and depth) or `error` (`{"status":"error"}` without
+ * `error`: code `error`, a message saying the plugin gave none).
  */
 export function toolCallback(c: Ctx, task: string, key: string | null, body: PluginCallbackBody): Reply<Ok> {
   const taskHash = toolTaskHash(c.env.master, task);
@@ -31,11 +33,14 @@ export function toolCallback(c: Ctx, task: string, key: string | null, body: Plu
   if (!call) return err(404, c.say("tools.callback.unknown"));
   assert(call.deadline !== null, "task-call-parked");
   // a task that is not parked says only that (410), as with a key: the refusal below names the plugin, which a local
-  // caller guessing short ids must not learn of tasks that ended
+  // caller guessing ids must not learn of tasks that ended
   if (call.status === "timeout" || (call.status === "parked" && c.now >= call.deadline)) return err(410, c.say("tools.callback.late"));
   if (call.status !== "parked") return err(410, c.say("tools.callback.ended", { status: call.status }));
-  if (key === null && [...task].length < toolTaskIdLegacyMinChars && approvalsOf(c.rules).find((r) => r.plugin === call.plugin && r.tool === null)?.legacy_callback_short_ids !== true) {
-    return err(403, c.say("tools.callback.legacyShort", { plugin: call.plugin, min: toolTaskIdLegacyMinChars }));
+  if (key === null) {
+    const entry = approvalsOf(c.rules).find((r) => r.plugin === call.plugin && r.tool === null);
+    const short = [...task].length < toolTaskIdLegacyMinChars;
+    if (short && entry?.legacy_callback_short_ids !== true) return err(403, c.say("tools.callback.legacyShort", { plugin: call.plugin, min: toolTaskIdLegacyMinChars }));
+    if (!short && entry?.legacy_callbacks !== true) return err(403, c.say("tools.callback.legacyOff", { plugin: call.plugin }));
   }
   c.undue("toolTask", call.id);
   moveParked(c, -1);

@@ -191,8 +191,8 @@ function task(def: ElsewhereFile, p: FilePath, n: Omit<Named, "channels">): Else
 }
 
 /**
- * `approvals`: a tool of the entry's own plugin, `credential_any_url` on a tool's entry, `legacy_callback_short_ids` on a
- * plugin's, no two for one tool.
+ * `approvals`: a tool of the entry's own plugin, `credential_any_url` on a tool's entry, `legacy_callbacks` and
+ * `legacy_callback_short_ids` on a plugin's (the latter implies the former), no two for one tool.
  */
 function approvalRules(entries: ApprovalFile[]): ApprovalRule[] {
   const seen = new Map<string, number>();
@@ -208,11 +208,13 @@ function approvalRules(entries: ApprovalFile[]): ApprovalRule[] {
     if (anyUrl && tool === null) fail([...p, "credential_any_url"], "rulesJson.credentialAnyUrlTool");
     const shortIds = def.legacy_callback_short_ids ?? false;
     if (shortIds && tool !== null) fail([...p, "legacy_callback_short_ids"], "rulesJson.legacyCallbackPlugin");
+    const legacy = def.legacy_callbacks ?? false;
+    if (legacy && tool !== null) fail([...p, "legacy_callbacks"], "rulesJson.legacyCallbackPlugin");
     const key = `${plugin}\u0000${tool ?? ""}`;
     const first = seen.get(key);
     if (first !== undefined) fail(tool === null ? p : [...p, "tool"], "rulesJson.approvalTwice", { index: first });
     seen.set(key, i);
-    return { plugin, tool, mode, allow_session_keys: def.allow_session_keys ?? [], credential_any_url: anyUrl, legacy_callback_short_ids: shortIds };
+    return { plugin, tool, mode, allow_session_keys: def.allow_session_keys ?? [], credential_any_url: anyUrl, legacy_callbacks: legacy || shortIds, legacy_callback_short_ids: shortIds };
   });
 }
 

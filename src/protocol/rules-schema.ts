@@ -192,7 +192,8 @@ export const ApprovalFile = closed({
     description: "A session key pattern.", filled: true, line: true, max: sessionKeyPatternMaxChars,
   })),
   credential_any_url: bool("Lets an agent call this HTTP tool although its url is a placeholder the agent fills in and it sends a credential (an entry naming the tool only)."),
-  legacy_callback_short_ids: bool("Lets this async plugin complete its tasks through the legacy /plugin-callback/<task_id> path with task ids shorter than 16 characters, which any local process that can reach the hub could guess (an entry naming the plugin only; corlinman's docs plugins)."),
+  legacy_callbacks: bool("Lets this async plugin complete its tasks through the legacy /plugin-callback/<task_id> path, without its callback_url's key, with task ids of 16 characters or more: any local process that can reach the hub and guess an id could complete that task (an entry naming the plugin only; default: refused)."),
+  legacy_callback_short_ids: bool("Lets this async plugin complete its tasks through the legacy /plugin-callback/<task_id> path with task ids shorter than 16 characters too, which any local process that can reach the hub could guess (an entry naming the plugin only; implies legacy_callbacks; corlinman's docs plugins)."),
 }, "How calls of a tool plugin's tools are approved (spec tool-plugins.md §8).");
 
 /** rules.json (protocol.md 规则). */
