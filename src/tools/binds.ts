@@ -41,7 +41,6 @@ import { dirname, join, resolve, sep } from "node:path";
 import { bindSocketScanEntriesMax } from "./limits.js";
 import { hubCodeProblem } from "../worker/sandbox.js";
 import { linkInAgentFolder, readAgentFolders } from "../worker/agent-folders.js";
-import { coversCode } from "./sandbox-spec.js";
 import { checkDevice, isDevicePath, type DeviceRefusal } from "./devices.js";
 import { aliasesOf, kernelMountsAt, readMounts, type MountEntry } from "../common/mounts.js";
 
@@ -330,4 +329,9 @@ export function agentFoldersOf(homes: readonly string[]): string[] {
 export function bindCovering<B extends { source: string; container: string }>(binds: readonly B[], shown: readonly string[]): B | undefined {
   // A bind of a folder at its own path (the engine's, read-only) shows the same files there: nothing is swapped.
   return binds.find((b) => b.source !== b.container.replace(/\/+$/, "") && coversCode(b.container.replace(/\/+$/, ""), shown));
+}
+
+/** Whether container path `at` (absolute, normalised) is, holds or lies in one of `covered`. */
+export function coversCode(at: string, covered: readonly string[]): boolean {
+  return covered.some((c) => at === c || at.startsWith(c + "/") || c.startsWith(at === "/" ? "/" : at + "/"));
 }

@@ -216,8 +216,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const table = readMounts();
   const homes = homesOf(s, table);
   const checked = hiddenOf(s, table);
-  // The hub's own PATH, never the plugin's (`[entry_point.env]`): a plugin naming ~/.ssh in its PATH had it shown
-  // (issue 26 round 13, F13-3).
+  // The hub's own PATH, never the plugin's (`[entry_point.env]`): one naming ~/.ssh had it shown (round 13, F13-3).
   const shown = pathInstalls(s.parentEnv.PATH ?? "", homes, checked.map((h) => (existsSync(h) ? realpathSync.native(h) : h)));
   const covering = bindCovering(binds.filter((b) => !within(b.source, realPathOr(req.dir, req.dir))), shown); // a PATH install covered by a bind not of the plugin (F37b-4)
   if (covering) return { ok: false, refusal: { code: "tools.bind_refused", message: t(s.lang, "tools.sandbox.bindCovers", { plugin: req.name, path: covering.container }) } };

@@ -5,6 +5,7 @@
  */
 import { posix } from "node:path";
 import type { BindMount } from "./types.js";
+import { coversCode } from "./binds.js";
 
 const memoryUnits: Record<string, number> = {
   "": 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, t: 1024 ** 4, tb: 1024 ** 4,
@@ -46,10 +47,6 @@ export type BindError = "form" | "traversal" | "root" | "ownFolder" | "destinati
  */
 export const bindCoveredPaths = ["/workspace", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/nix", "/proc"] as const;
 
-/** Whether container path `at` (absolute, normalised) is, holds or lies in one of `covered`. */
-export function coversCode(at: string, covered: readonly string[]): boolean {
-  return covered.some((c) => at === c || at.startsWith(c + "/") || c.startsWith(at === "/" ? "/" : at + "/"));
-}
 
 /**
  * Parses one `binds` entry in Docker `-v` form: `host:container` or `host:container:ro|rw`. `host` is absolute or

@@ -12,7 +12,6 @@ import { lstatOr, realPathOr, within } from "../common/file-checks.js";
 import { headOfRegular } from "./files.js";
 import { valueWords } from "./config-words.js";
 import { executedWords, missingIn, scriptLike } from "./script-words.js";
-import type { Guarded } from "./steering.js";
 
 /**
  * The git hook managers' files, each read for commands (their own names are protected project files: steering.ts
@@ -165,7 +164,7 @@ export function hookManagerRefs(dir: string): ManagerRefs {
  * What hook managers name (`hookManagerRefs`) that lies in writable folder `folder`, into `out` (steering.ts):
  * read-only when there, looked for after the run when missing (a script, an indirection) or when a glob matches anew.
  */
-export function managerParts(refs: ManagerRefs, folder: string, out: Guarded): void {
+export function managerParts(refs: ManagerRefs, folder: string, out: { readOnly: string[]; seen: { shadows: string[]; globs: string[] } }): void {
   const inFolder = (p: string) => p !== folder && within(p, folder);
   out.readOnly.push(...refs.kept.filter(inFolder));
   out.seen.shadows.push(...refs.missing.filter(inFolder));
