@@ -3,7 +3,7 @@
  * where a file belongs (or the other way round), a file that cannot be written for lack of permission or space, is
  * said in one sentence naming the file, what is wrong and what to do — never as a bare `EISDIR … rename '….tmp'`.
  */
-import { statSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import type { Home } from "./home.js";
@@ -32,6 +32,43 @@ export function checkHomeFiles(home: Home, lang: Lang): void {
 
 /** The temporary names the home's files are written under before their rename (`<file>.<pid>[.<hex>].tmp`). */
 const temporarySuffix = /\.\d+(\.[0-9a-f]+)?\.tmp$/;
+
+/**
+ * Removes the temporary files a write left at the home's top when its process died before the rename (a killed
+ * `plugins set` left `secrets.env.<pid>.tmp`, holding every secret, for good: issue 26 round 37), those of a process
+ * that is gone; called by a starting hub holding the home's lock. Never throws: what cannot be removed stays.
+ * @returns the files removed.
+ */
+export function removeStaleTemporaries(home: Home): string[] {
+  const removed: string[] = [];
+  let names: string[] = [];
+  try {
+    names = readdirSync(home.dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const m = /\.(\d+)(\.[0-9a-f]+)?\.tmp$/.exec(name);
+    if (!m || alive(Number(m[1]))) continue;
+    try {
+      rmSync(join(home.dir, name), { force: true });
+      removed.push(join(home.dir, name));
+    } catch {
+      // left: another user's file, or a folder
+    }
+  }
+  return removed;
+}
+
+/** Whether process `pid` exists (EPERM: it does, another user's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 /**
  * A file system error said in a sentence (the file, what is wrong, what to do), or null for other errors. The file

@@ -19,7 +19,7 @@ import { hashKey } from "../kernel/credentials.js";
 import type { KeyKind } from "../kernel/types.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { readHomeId, removeHubRecord, tryLockHome, writeHubRecord } from "./lock.js";
-import { checkHomeFiles } from "./home-files.js";
+import { checkHomeFiles, removeStaleTemporaries } from "./home-files.js";
 import { recordThisStart } from "./code-folders.js";
 import { recordKnownHome } from "../worker/known-homes.js";
 import { closeInheritedDescriptors } from "../common/inherited-fds.js";
@@ -198,6 +198,7 @@ export async function startServe(home: Home, opts: ServeOptions): Promise<Runnin
   const workerModule = config.worker ? await import("../worker/worker.js") : null;
   const channelsModule = Object.keys(config.channels).length > 0 ? await import("./channels.js") : null;
   const unlock = await lockHome(home, opts.lang);
+  removeStaleTemporaries(home);
   // A start that fails gives back what it took: the database, the address, the record and the lock.
   let taken: Hub | null = null;
   let listening: ServerType | null = null;
