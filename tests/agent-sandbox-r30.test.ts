@@ -165,7 +165,7 @@ test("issue 26 r32 F32a-1: a run taken over after a restart whose launch record 
 test("launch.json: what a launch guarded reads back as written; a damaged, hand-made or oversized record is no record", () => {
   const dir = tempDir("aa-record-");
   removed.push(dir);
-  const seen = { repositories: ["/p"], gitFolders: ["/p/.git"], worktreeFolders: [], projects: ["/p"], entries: ["1:2"], enclosing: [], hidden: [], shadows: [], globs: [], heads: ["1:3"] };
+  const seen = { repositories: ["/p"], gitFolders: ["/p/.git"], worktreeFolders: [], projects: ["/p"], entries: ["1:2"], enclosing: [], hidden: [], shadows: [], globs: [], replaceRefs: [], heads: ["1:3"] };
   const gitState = [{ tree: "/p", gitDir: "/p/.git", paths: [".githooks"], index: { a: "100644 x" }, head: null, operations: {}, cut: false }];
   const state = { folders: [{ folder: "/s", writes: ["settings.json"], bound: true }], memory: ["*.md"], memoryFolders: ["/s"], ids: ["4:5"], files: { "/s/a.md": "f" } };
   assert.equal(saveLaunchRecord(dir, { folders: new Set(["/p"]), guarded: new Set(["/p/.git"]), seen, sinceMs: 1234, privateDir: "/h/worker/git", gitState }, state, "en"), null);

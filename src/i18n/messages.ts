@@ -711,6 +711,7 @@ const catalog = {
   "bridge.socketPathLong": { zh: "套接字路径 {path} 超过 {max} 字节", en: "the socket path {path} is longer than {max} bytes" },
   "sandbox.planted.title": { zh: "Agent 写了你的 git 会运行的文件", en: "The agent wrote files your git would run" },
   "sandbox.planted.more": { zh: "……还有 {n} 项，同样处理了", en: "… and {n} more, handled the same way" },
+  "sandbox.planted.replaceRef": { zh: "{path} → 已删除：这次运行加的 replace ref，它让 git 在同一个 id 下显示别的内容（钩子、脚本）；git replace -l 列出你自己的", en: "{path} → removed: a replace ref the run added, which makes git show other content (a hook, a script) under the same id; git replace -l lists yours" },
   "sandbox.planted.moved": { zh: "{path} → 已移到 {to}（看过没问题再移回去）", en: "{path} → moved to {to} (move it back once you have read it)" },
   "sandbox.planted.kept": { zh: "{path}：Agent 新建的仓库，在那里运行 git 之前先看它的 config 和 hooks", en: "{path}: a repository the agent made; read its config and hooks before you run git there" },
   "sandbox.guardLimit.folders": { zh: "{folder} 里的文件夹超过 {limit} 个，沙箱来不及找出其中每个仓库并保护它的 .git（所有者的 git 会运行的东西），所以不启动：让 Agent 写一个更小的文件夹（cwd、\"writable\"）", en: "{folder} holds more than {limit} folders: the sandbox cannot find every repository in it to guard its .git (what your git would run), so the launch is refused; let the agent write a smaller folder (cwd, \"writable\")" },

@@ -64,9 +64,9 @@ export function saveLaunchRecord(dir: string, watched: Watched | null, state: St
 
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === "string");
 const stringMap = (v: unknown): v is Record<string, string> => !!v && typeof v === "object" && !Array.isArray(v) && Object.values(v).every((s) => typeof s === "string");
-const seenKeys: readonly (keyof Seen)[] = ["repositories", "gitFolders", "worktreeFolders", "projects", "entries", "enclosing", "hidden", "shadows", "globs", "heads"];
-/** Keys a record written before them lacks (`globs`: the round-37 review): read as empty. */
-const seenKeysAdded: readonly (keyof Seen)[] = ["globs"];
+const seenKeys: readonly (keyof Seen)[] = ["repositories", "gitFolders", "worktreeFolders", "projects", "entries", "enclosing", "hidden", "shadows", "globs", "replaceRefs", "heads"];
+/** Keys a record written before them lacks (`globs`: the round-37 review; `replaceRefs`: round 38): read as empty. */
+const seenKeysAdded: readonly (keyof Seen)[] = ["globs", "replaceRefs"];
 
 function seenOf(v: unknown): Seen | null {
   if (!v || typeof v !== "object") return null;

@@ -17,8 +17,9 @@ import { t, type Lang } from "../i18n/messages.js";
 import { moveAside, type CopyBudget } from "./files.js";
 import { newJudgements, plantedBehindLink } from "./link-targets.js";
 import { globMatches } from "./hook-managers.js";
+import { dropPackedReplaceRefs, objectsChanged, replaceRefs } from "./git-objects.js";
 import { configFileBytesMax, ConfigFilesLimitError, configNamed, type ConfigNamed, ConfigPass } from "./git-config.js";
-import { entryId, gitDirOf, gitFolderLinks, gitObjectFifos, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
+import { entryId, gitCommonDir, gitDirOf, gitFolderLinks, gitObjectFifos, gitFolderTop, gitlinks, gitReadTimeoutMs, hookFolders, plantedGitMs, reachedInside } from "./git-read.js";
 import { walkLinksMax } from "./guard-walk.js";
 import { ctimeSlackMs, maskedChanges, maskedCheckLimits, timeLeft, type MaskedLimits } from "./index-stat.js";
 import { gitSteering, guardLimits, headFolderSteering, homeLinkTargets, projectSteeringFiles, guardWalk, sharedTempRoots, steeringNames, worktreeSteering, type Seen, type Walked } from "./steering.js";
@@ -37,7 +38,7 @@ import { gitSteering, guardLimits, headFolderSteering, homeLinkTargets, projectS
 export interface Planted {
   path: string;
   movedTo: string | null;
-  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskBig" | "maskCut" | "unread" | "unreadFile" | "repoContent" | "walkCut" | "unwatched";
+  kind: "moved" | "kept" | "stuck" | "hidden" | "masked" | "maskBig" | "maskCut" | "unread" | "unreadFile" | "repoContent" | "walkCut" | "unwatched" | "replaceRef";
 }
 
 /** The optional parts of `plantedSteering`: the run's launch (ms since the epoch), the index check's and the configuration reading's limits, the guard's reading at launch. */
@@ -255,6 +256,35 @@ export function plantedSteering(folders: readonly string[], guarded: ReadonlySet
     for (const l of links) if (isNew(l)) aside(l);
     for (const f of [...fifos, ...objects.fifos]) aside(f);
     if (cut || objects.cut) found.push({ path: gitDir, movedTo: null, kind: "maskCut" });
+    contentAside(gitDir);
+  };
+  // What git takes an id's content from (round 38, F38a-1, F38a-2): a replace ref the launch did not see (a loose one
+  // moved aside, a packed one taken out of packed-refs), a loose object changed during the run that is not what its
+  // name says, a commit-graph or multi-pack-index written during the run (git builds them again).
+  const launchRefs = new Set(seen.replaceRefs);
+  const contentAside = (gitDir: string) => {
+    const common = gitCommonDir(gitDir);
+    // Removed, not moved beside (git would still read `refs/replace/<id>.planted-run-…` as the id's replacement).
+    const added = inFolders(common) ? replaceRefs(common).filter((r) => !launchRefs.has(`${common} ${r}`)).map((r) => r.split(" ")[0]!) : [];
+    for (const ref of added.filter((r) => present(join(common, r)))) {
+      try {
+        rmSync(join(common, ref), { recursive: true });
+        found.push({ path: join(common, ref), movedTo: null, kind: "replaceRef" });
+      } catch {
+        found.push({ path: join(common, ref), movedTo: null, kind: "stuck" });
+      }
+    }
+    const packed = added.filter((ref) => !present(join(common, ref)));
+    try {
+      if (packed.length > 0 && dropPackedReplaceRefs(common, packed)) for (const ref of packed) found.push({ path: `${join(common, "packed-refs")}: ${ref}`, movedTo: null, kind: "replaceRef" });
+    } catch {
+      found.push({ path: join(common, "packed-refs"), movedTo: null, kind: "stuck" });
+    }
+    if (sinceMs === undefined) return;
+    const changed = objectsChanged(gitDir, sinceMs - ctimeSlackMs);
+    for (const p of [...changed.forged, ...changed.caches]) aside(p);
+    for (const p of changed.unchecked) found.push({ path: p, movedTo: null, kind: "maskBig" });
+    if (changed.cut) found.push({ path: gitDir, movedTo: null, kind: "maskCut" });
   };
   const global = named(join(process.env.HOME ?? "/", ".gitconfig"), () => pass.global());
   const repositories = new Set(seen.repositories);

@@ -45,6 +45,7 @@ export { GuardLimitError, guardLimits, guardLimitText, notWalked, walkOf, type G
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
 import { hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
 import { hookManagerFiles, hookManagerRefs, managerParts } from "./hook-managers.js";
+import { replaceRefs } from "./git-objects.js";
 import { ConfigFilesLimitError, configNamed, ConfigPass, type ConfigNamed } from "./git-config.js";
 import { entryId, gitCommonDir, gitFolderCrowded, gitFolderLinkEntriesMax, gitFolderLinks, gitFolderTopMax, gitfileTarget, gitlinks, gitReadTimeoutMs, hookFolders, isDir } from "./git-read.js";
 
@@ -97,6 +98,8 @@ export interface Seen {
   shadows: string[];
   /** Hook managers' globs (absolute patterns) whose matches made during the run are moved aside (the round-37 review, EX-2). */
   globs: string[];
+  /** Each seen git folder's replace refs at launch, `<common folder> <ref> <id>` (round 38, F38a-1). */
+  replaceRefs: string[];
   /**
    * The identity (`entryId`) of each folder the walk found holding an entry named `HEAD` — one git's discovery may
    * take for a git folder (guard-walk.ts `Walked.heads`; rounds 30 and 31): one not among them after the run is new.
@@ -120,7 +123,7 @@ export interface Guarded {
 
 /** An empty `Seen`. */
 export function noneSeen(): Seen {
-  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [], hidden: [], shadows: [], globs: [], heads: [] };
+  return { repositories: [], gitFolders: [], worktreeFolders: [], projects: [], entries: [], enclosing: [], hidden: [], shadows: [], globs: [], replaceRefs: [], heads: [] };
 }
 
 /** Each list of `g` once, in order. */
@@ -129,7 +132,7 @@ function unique(g: Guarded): Guarded {
   const s = g.seen;
   return {
     mountPoints: u(g.mountPoints), readOnly: u(g.readOnly), readOnlyParents: u(g.readOnlyParents),
-    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing), hidden: u(s.hidden), shadows: u(s.shadows), globs: u(s.globs), heads: u(s.heads) },
+    seen: { repositories: u(s.repositories), gitFolders: u(s.gitFolders), worktreeFolders: u(s.worktreeFolders), projects: u(s.projects), entries: u(s.entries), enclosing: u(s.enclosing), hidden: u(s.hidden), shadows: u(s.shadows), globs: u(s.globs), replaceRefs: u(s.replaceRefs), heads: u(s.heads) },
     hooks: g.hooks,
   };
 }
@@ -395,6 +398,8 @@ function looseGitFolderParts(dir: string, folder: string, make: boolean, out: Gu
 function gitFolderParts(dir: string, inside: boolean, make: boolean, out: Guarded, budget: ModulesBudget): void {
   const real = realPathOr(dir, dir);
   out.seen.gitFolders.push(real);
+  // Its replace refs as they are now: one the run adds swaps an object's content behind its id (F38a-1).
+  out.seen.replaceRefs.push(...replaceRefs(gitCommonDir(real)).map((r) => `${gitCommonDir(real)} ${r}`));
   out.seen.entries.push(entryId(real) ?? "");
   if (inside) out.mountPoints.push(real);
   const hooks = join(dir, "hooks");
