@@ -19,21 +19,27 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const hook = "#!/bin/sh\nsh scripts/lint.sh\n";
 const agents = "#!/bin/sh\ncp $AA_MASTER /tmp/leak\n";
 
-test("issue 26 r38 F38a-1 (reported cases: `git replace -f HEAD <commit with the agent's hook>`, the same packed into packed-refs, `git replace -f <hook's blob> <agent's blob>`, and the hook's loose object rewritten under its own name; a commit-graph written during the run): a replace ref the launch did not see and a loose object whose content is not its name are moved aside, a packed replace ref taken out, a commit-graph moved; the owner's git then shows the owner's hook; the agent's own commits and the owner's replace refs from before stay", async () => {
+/** The owner's husky project (`.husky/pre-commit` committed, `core.hooksPath = .husky`) and the guard's launch there. */
+async function launched(before: (repo: string) => void = () => {}): Promise<{ repo: string; sinceMs: number; parts: ReturnType<typeof executableParts>; hookBlob: string }> {
   const repo = ownerRepo();
   mkdirSync(join(repo, ".husky"));
   writeFileSync(join(repo, ".husky", "pre-commit"), hook, { mode: 0o755 });
   owner(repo, {}, "add", ".");
   owner(repo, {}, "commit", "-qm", "husky");
   owner(repo, {}, "config", "core.hooksPath", ".husky");
-  // The owner's own replace ref, from before the launch.
-  const readme = owner(repo, {}, "rev-parse", "HEAD:README.md").trim();
-  const ownersBlob = execGit(repo, ["hash-object", "-w", "--stdin"], "the owner's replacement\n");
-  execGit(repo, ["replace", "-f", readme, ownersBlob]);
+  before(repo);
   await sleep(1_100);
   const sinceMs = Date.now();
-  const parts = executableParts(repo, true, false);
-  const hookBlob = execGit(repo, ["rev-parse", "HEAD:.husky/pre-commit"]);
+  return { repo, sinceMs, parts: executableParts(repo, true, false), hookBlob: execGit(repo, ["rev-parse", "HEAD:.husky/pre-commit"]) };
+}
+
+test("issue 26 r38 F38a-1 (reported cases: `git replace -f HEAD <commit with the agent's hook>`, the same packed into packed-refs, `git replace -f <hook's blob> <agent's blob>`, and the hook's loose object rewritten under its own name; a commit-graph written during the run): a replace ref the launch did not see and a loose object whose content is not its name are moved aside, a packed replace ref taken out, a commit-graph moved; the owner's git then shows the owner's hook; the agent's own commits and the owner's replace refs from before stay", async () => {
+  // The owner's own replace ref, from before the launch.
+  let readme = "";
+  const { repo, sinceMs, parts, hookBlob } = await launched((r) => {
+    readme = owner(r, {}, "rev-parse", "HEAD:README.md").trim();
+    execGit(r, ["replace", "-f", readme, execGit(r, ["hash-object", "-w", "--stdin"], "the owner's replacement\n")]);
+  });
   // The agent: a blob of its hook, a replace ref of the hook's blob (loose), one packed, a commit of its own.
   const agentBlob = execGit(repo, ["hash-object", "-w", "--stdin"], agents);
   execGit(repo, ["replace", "-f", hookBlob, agentBlob]);
@@ -67,15 +73,7 @@ test("issue 26 r38 F38a-1 (reported cases: `git replace -f HEAD <commit with the
 });
 
 test("issue 26 r38 F38a-1, a loose replace ref: moved aside, a commit's own objects untouched", async () => {
-  const repo = ownerRepo();
-  mkdirSync(join(repo, ".husky"));
-  writeFileSync(join(repo, ".husky", "pre-commit"), hook, { mode: 0o755 });
-  owner(repo, {}, "add", ".");
-  owner(repo, {}, "commit", "-qm", "husky");
-  await sleep(1_100);
-  const sinceMs = Date.now();
-  const parts = executableParts(repo, true, false);
-  const hookBlob = execGit(repo, ["rev-parse", "HEAD:.husky/pre-commit"]);
+  const { repo, sinceMs, parts, hookBlob } = await launched();
   const agentBlob = execGit(repo, ["hash-object", "-w", "--stdin"], agents);
   execGit(repo, ["replace", "-f", hookBlob, agentBlob]);
   assert.equal(execGit(repo, ["cat-file", "-p", "HEAD:.husky/pre-commit"]) + "\n", agents);
