@@ -7,7 +7,7 @@
  * exists. The list is in the user's home: read-only to agents, hidden from plugins. Homes made before this record
  * existed are added when their hub next starts or `init` runs on them again.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { isFolder } from "../common/file-checks.js";
 import { isAbsolute, join } from "node:path";
 import { writeFileDurable } from "./files.js";
@@ -39,11 +39,44 @@ export function knownHomes(userHomes: readonly string[]): string[] {
 export function recordKnownHome(home: string, userHomes: readonly string[]): void {
   for (const user of new Set(userHomes)) {
     if (!existsSync(user)) continue;
-    const homes = [...new Set([home, ...listed(user)])].filter(isFolder).slice(0, knownHomesMax);
+    // One writer at a time: two hubs starting together each read the list and wrote it back with only their own home
+    // added, so one home was lost and not hidden from the other's sandboxes (seen in a full test run).
+    const unlock = listLock(join(user, `${knownHomesFile}.lock`));
     try {
+      const homes = [...new Set([home, ...listed(user)])].filter(isFolder).slice(0, knownHomesMax);
       writeFileDurable(join(user, knownHomesFile), JSON.stringify({ homes }, null, 1) + "\n", 0o600);
     } catch {
       // not writable here
+    } finally {
+      unlock();
+    }
+  }
+}
+
+/** How long `listLock` waits for another writer (ms), and the age past which a lock is taken for a dead writer's. */
+const listLockWaitMs = 5_000;
+
+/**
+ * Takes the lock file `path` (made with O_EXCL), waiting for another holder up to `listLockWaitMs` and breaking a lock
+ * older than that (its writer died); never throws — without a lock (a read-only home) the write goes ahead alone.
+ * @returns what lets it go.
+ */
+function listLock(path: string): () => void {
+  const until = Date.now() + listLockWaitMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      closeSync(openSync(path, "wx", 0o600));
+      return () => rmSync(path, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") return () => {};
+      try {
+        if (Date.now() - statSync(path).mtimeMs > listLockWaitMs) rmSync(path, { force: true });
+      } catch {
+        // let go meanwhile
+      }
+      if (Date.now() > until) return () => {};
+      Atomics.wait(pause, 0, 0, 10);
     }
   }
 }
