@@ -7,6 +7,7 @@ import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
 import type { Home } from "./home.js";
+import { processAlive } from "./lock.js";
 
 /** The home's own files, written or locked at start (`hub.db-wal` and `-shm` are SQLite's, beside the database). */
 export function homeFiles(home: Home): string[] {
@@ -49,7 +50,7 @@ export function removeStaleTemporaries(home: Home): string[] {
   }
   for (const name of names) {
     const m = /\.(\d+)(\.[0-9a-f]+)?\.tmp$/.exec(name);
-    if (!m || alive(Number(m[1]))) continue;
+    if (!m || processAlive(Number(m[1]), null)) continue;
     try {
       rmSync(join(home.dir, name), { force: true });
       removed.push(join(home.dir, name));
@@ -58,16 +59,6 @@ export function removeStaleTemporaries(home: Home): string[] {
     }
   }
   return removed;
-}
-
-/** Whether process `pid` exists (EPERM: it does, another user's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /**
