@@ -153,6 +153,20 @@ export async function hubFinding(home: Home, lang: Lang): Promise<Finding> {
 }
 
 /**
+ * The network of the sandboxed agents `boxed` (issue 26 round 33, F33a-1; src/worker/sandbox-network.ts): a note for
+ * each that says `"network": "host"`, then one line for the others: a network of their own (pasta found), or a FIX —
+ * without pasta they share the computer's network and can take the hub's address while it is down.
+ */
+function networkFindings(boxed: readonly AgentDef[], lang: Lang): Finding[] {
+  const out: Finding[] = boxed.filter((a) => a.network === "host").map((a) => ({ ok: true, line: t(lang, "doctor.networkHostAgent", { agent: a.id }) }));
+  const own = boxed.filter((a) => a.network !== "host").map((a) => a.id).join(", ");
+  if (!own) return out;
+  const pasta = findProgram("pasta", process.env.PATH ?? "");
+  out.push(pasta ? { ok: true, line: t(lang, "doctor.networkOwn", { agents: own, pasta }) } : { ok: false, line: t(lang, "doctor.networkShared", { agents: own }) });
+  return out;
+}
+
+/**
  * Whether this computer's agents run with this home hidden (README "Agents"): a note for each agent that turned the
  * sandbox off, then one line for the others: on (bubblewrap's version, after a trial run), or off and why — a FIX on
  * Linux, where installing bubblewrap or letting it make namespaces turns it on; a note elsewhere, where it cannot be.
@@ -176,6 +190,7 @@ function sandboxFindings(home: Home, rules: Rules, local: AgentDef[], lang: Lang
     return out;
   }
   out.push({ ok: true, line: t(lang, "doctor.sandboxOn", { agents, version: versionOf([here.bwrap]) ?? here.bwrap }) });
+  out.push(...networkFindings(boxed, lang));
   const homeDir = realPath(home.dir);
   for (const r of rules.rules) {
     if (!boxed.some((a) => a.id === r.to)) continue;

@@ -124,6 +124,8 @@ export interface BwrapStatus {
   childPid: number | null;
   /** Whether bwrap said the program it started ended (`{"exit-code": …}`): the sandbox was set up, the program ran. */
   programRan: boolean;
+  /** The exit code bwrap said the program ended with (128 + n for signal n), or null before. */
+  exitCode: number | null;
 }
 
 /** How long to wait for bwrap's status pipe to close once bwrap has exited, in ms (it closes with bwrap). */
@@ -136,7 +138,7 @@ export const bwrapStatusCloseWaitMs = 2_000;
  * program cannot write on it. `closed` resolves when the pipe closes, or `bwrapStatusCloseWaitMs` after `exited`.
  */
 export function watchBwrapStatus(stream: Readable, exited: Promise<unknown>, onChildPid: (pid: number) => void = () => {}): { status: BwrapStatus; closed: Promise<void> } {
-  const status: BwrapStatus = { childPid: null, programRan: false };
+  const status: BwrapStatus = { childPid: null, programRan: false, exitCode: null };
   let rest = "";
   const take = (lines: string[]) => {
     for (const line of lines) {
@@ -152,7 +154,10 @@ export function watchBwrapStatus(stream: Readable, exited: Promise<unknown>, onC
         status.childPid = pid;
         onChildPid(pid);
       }
-      if (typeof said["exit-code"] === "number") status.programRan = true;
+      if (typeof said["exit-code"] === "number") {
+        status.programRan = true;
+        status.exitCode = said["exit-code"];
+      }
     }
   };
   stream.on("data", (d: Buffer) => {

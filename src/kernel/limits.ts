@@ -161,6 +161,8 @@ export const agentEnvNamesMax = 100;
 export const agentWritablePathsMax = 32;
 /** rules.json (issue 26): the most devices an agent's `devices` may list. */
 export const agentDevicesMax = 32;
+/** rules.json (issue 26 round 33, F33a-1): the most loopback ports an agent's `loopbackPorts` may list. */
+export const agentLoopbackPortsMax = 32;
 
 /** Worker: stop = SIGTERM to the process group, SIGKILL after this long. */
 export const stopGraceMs = 10_000;

@@ -43,6 +43,13 @@ export interface AgentDef {
   readable: string[];
   /** Host devices the sandbox passes through to this agent besides its minimal `/dev` (issue 26; src/kernel/devices.ts). */
   devices: string[];
+  /**
+   * The network of a sandboxed agent (issue 26 round 33, F33a-1; src/worker/sandbox-network.ts): `own`, a network
+   * namespace of its own reaching the internet through pasta, or `host`, the computer's (absent: own).
+   */
+  network: "own" | "host";
+  /** Ports of the computer's loopback (127.0.0.1, ::1) an agent with a network of its own reaches. Empty: none named. */
+  loopbackPorts: number[];
 }
 export interface ChannelDef { id: string; name: string; answerers: string[] | null; links: boolean }
 export interface Budget { cost: number | null; tokens: number | null; per: NonNullable<BudgetFile["per"]> }

@@ -177,6 +177,8 @@ function claimRun(c: Ctx, run: RunRow, rule: RuleDef, worker: string, claim: str
       ...(agent.writable.length ? { writable: agent.writable } : {}),
       ...(agent.readable.length ? { readable: agent.readable } : {}),
       ...(agent.devices.length ? { devices: agent.devices } : {}),
+      ...(agent.network === "host" ? { network: agent.network } : {}),
+      ...(agent.loopbackPorts.length ? { loopbackPorts: agent.loopbackPorts } : {}),
     },
     session,
     askFirst: c.rules.askFirst,

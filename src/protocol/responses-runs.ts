@@ -55,6 +55,10 @@ export const Job = Type.Object({
     readable: Type.Optional(Type.Array(str())),
     /** rules.json `devices` (issue 26): present only when the agent names some. */
     devices: Type.Optional(Type.Array(str())),
+    /** rules.json `network` (issue 26 round 33): present only when it is `host`. */
+    network: Type.Optional(Type.Literal("host")),
+    /** rules.json `loopbackPorts` (issue 26 round 33): present only when the agent names some. */
+    loopbackPorts: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }))),
   }),
   session: orNull(str()),
   askFirst: Type.Array(str()),

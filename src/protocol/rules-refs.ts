@@ -98,6 +98,7 @@ function agent(id: string, def: AgentFile): AgentDef {
   return {
     id, name: def.name ?? id, worker: def.worker, use: def.use, model: def.model ?? null, effort: def.effort ?? null,
     access: def.access ?? "edit", command, program: def.program ?? null, sandbox: def.sandbox ?? true, env: def.env ?? [], writable, readable, devices,
+    network: def.network ?? "own", loopbackPorts: [...new Set(def.loopbackPorts ?? [])],
   };
 }
 

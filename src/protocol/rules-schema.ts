@@ -12,7 +12,7 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import {
   rulesFileAgentsMax, rulesFileChannelsMax, rulesFileElsewhereMax, rulesFileListItemsMax, rulesFileRulesMax, rulesFileSourcesMax,
-  agentEnvNamesMax, agentWritablePathsMax, agentDevicesMax, rulesFileApprovalsMax, toolPluginNameMaxChars, toolNameMaxChars,
+  agentEnvNamesMax, agentWritablePathsMax, agentDevicesMax, agentLoopbackPortsMax, rulesFileApprovalsMax, toolPluginNameMaxChars, toolNameMaxChars,
   sessionKeyPatternMaxChars, approvalWaitSecondsMax, ruleStartsPerMinuteFieldMax, ruleStartsPerWindowMax,
 } from "../kernel/limits.js";
 import { lineForbiddenClass } from "../kernel/text.js";
@@ -116,6 +116,11 @@ export const AgentFile = closed({
   writable: opt(strings("Folders and files, besides its working folder, the sandbox leaves writable: absolute, or ~/… (docs/guide/sandbox.md).", undefined, agentWritablePathsMax, ["rulesJson.tooMany.paths", { max: agentWritablePathsMax }])),
   readable: opt(strings("Folders and files of the hub user's home the sandbox shows read-only besides what the agent needs (its cwd, its CLI's state, ~/.gitconfig, its PATH's tools): absolute, or ~/… (docs/guide/sandbox.md).", undefined, agentWritablePathsMax, ["rulesJson.tooMany.paths", { max: agentWritablePathsMax }])),
   devices: opt(strings("Host devices the sandbox passes through: GPUs, /dev/kvm, /dev/fuse, … (docs/guide/sandbox.md).", undefined, agentDevicesMax, ["rulesJson.tooMany.paths", { max: agentDevicesMax }])),
+  network: opt(Type.Unsafe<"own" | "host">({ type: "string", enum: ["own", "host"], description: "The sandboxed agent's network: own (default: a network of its own that reaches the internet, not the computer's loopback services or listeners) or host (the computer's; docs/guide/sandbox.md).", [M]: { enum: "rulesJson.network" } })),
+  loopbackPorts: opt(Type.Array(Type.Integer({ description: "A port of 127.0.0.1 / ::1.", minimum: 1, maximum: 65535, [M]: { type: "rulesJson.port", minimum: "rulesJson.port", maximum: "rulesJson.port" } }), {
+    description: "Ports of the computer's loopback an agent with a network of its own reaches (a model proxy, a database; docs/guide/sandbox.md).", maxItems: agentLoopbackPortsMax,
+    [M]: { type: "rulesJson.array", maxItems: ["rulesJson.tooMany.items", { max: agentLoopbackPortsMax }] },
+  })),
 }, "An agent: which worker runs it, with which CLI, model and access.", { required: "rulesJson.required" });
 
 export const ChannelFile = closed({

@@ -357,7 +357,7 @@ export class Attempt {
     if (sandbox.plan) {
       // Every bind source is opened by the supervisor and given to bwrap by descriptor (issue 26 round 2 #3–#5).
       const launch = sandboxArgv(withProgram(sandbox.plan, program.argv[0]!, env), program.argv);
-      await startSupervised(ldir, launch.argv, turn.cwd, env, true, this.host.lang, launch.sources);
+      await startSupervised(ldir, launch.argv, turn.cwd, env, true, this.host.lang, launch.sources, launch.network);
     } else await startSupervised(ldir, program.argv, turn.cwd, env, false, this.host.lang);
     if (tries === 1) this.host.transcript(job, [{ at: Date.now(), attempt: job.attempt, launch: n, kind: "start" }]);
     return this.watch(plugin, ldir, false, sandbox.plan !== null && tries < sandboxLaunchTriesMax);

@@ -25,6 +25,7 @@ import { executableParts, GuardLimitError, guardLimits, guardLimitText, noneSeen
 import { homeView, runtimeView, showProgram } from "./home-view.js";
 import { stateView } from "./state-steering.js";
 import { StateLimitError, stateLimits, stateLimitText, stateSeenAt, type StateSeen } from "./state-planted.js";
+import { sandboxNetwork } from "./sandbox-network.js";
 
 /**
  * The sandbox around a launch as its plugin is told (`Turn.sandbox`): `none` without one; `closed` when the worker
@@ -67,6 +68,8 @@ export interface SandboxWorker {
   plugins: PluginLoader;
   /** Bubblewrap cannot run here (`why`): agents run without a sandbox; the worker says so once. */
   sandboxOff(why: string): void;
+  /** Sandboxed agents share the computer's network here (`why`: no pasta); the worker says so once. */
+  networkShared?(why: string): void;
 }
 
 /**
@@ -272,6 +275,9 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const homeRead = view.read.filter((p) => placeProblem(p, places)?.why !== "inHubHome");
   // Where this launch lets the agent write: no later launch reaches a named folder through a link made there.
   const agentFoldersNow = recordAgentFolders(worker.home.dir, [...new Set(writable)]);
+  // A network of its own (F33a-1) unless the rule says "host"; without pasta the computer's, said once.
+  const net = job.agent.network === "host" ? null : sandboxNetwork(job.agent.loopbackPorts ?? [], env, worker.home.worker, process.getuid?.() ?? 0);
+  if (net && "shared" in net) worker.networkShared?.(t(lang, net.shared === "noPasta" ? "sandbox.noPasta" : "sandbox.noEnvSignal"));
   return {
     stateSeen,
     plan: {
@@ -279,6 +285,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
       readOnlyParents,
       watch: { folders: [...new Set(writable)].filter((w) => !homes.includes(w)), guarded: [...mountPoints, ...readOnlyParents, ...guarded], seen, config: pass, gitState: gitStateAt(seen.repositories, guarded, pass.privateDir) },
       hiddenHomes: view.hidden, homeRead, agentFolders: agentFoldersNow, links: [...view.links, ...steering.links], skeletons: steering.skeletons, privates: steering.privates, runtime: runtimeView(env),
+      ...(net && "network" in net ? { network: net.network } : {}),
     },
   };
 }

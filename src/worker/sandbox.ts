@@ -14,8 +14,8 @@
  * misses one; so nothing is writable unless named, and the hub user's home stays read-only even inside a writable
  * folder (a home under /tmp) — a cwd that is the home itself is read-only too, and one that holds the home is
  * refused. Beyond that the home is hidden but for what the agent needs, and so is the user's runtime folder
- * (src/worker/home-view.ts; issue 26 round 11). The network stays as it is: the point is keeping the hub's secrets
- * and code out of reach.
+ * (src/worker/home-view.ts; issue 26 round 11). Where pasta is installed the agent has a network of its own
+ * (src/worker/sandbox-network.ts; round 33, F33a-1): the internet, not the computer's loopback services but those named.
  *
  * `/dev` is a minimal one of the sandbox's own (null, zero, full, random, urandom, tty, ptys, /dev/shm), plus the
  * devices the agent's rules.json `devices` names, when src/kernel/devices.ts lets them through (issue 26, finding 15).
@@ -46,6 +46,7 @@ import { t, type Lang } from "../i18n/messages.js";
 import type { Seen } from "./steering.js";
 import type { ConfigPass } from "./git-config.js";
 import { pinnedFolders } from "./mount-pins.js";
+import { networkArgv, type SandboxNetwork } from "./sandbox-network.js";
 
 /** Where bubblewrap is, or why agents run without a sandbox on this computer. */
 export type SandboxHere = { bwrap: string } | { off: string };
@@ -121,6 +122,8 @@ export interface SandboxPlan {
   privates?: string[];
   /** Runtime folders hidden (`/run/user`, `$XDG_RUNTIME_DIR`; F6), and the empty one made for the agent (0700). */
   runtime?: { hide: string[]; dir: string | null };
+  /** The agent's network of its own (sandbox-network.ts); absent: the computer's (`"network": "host"`, or no pasta). */
+  network?: SandboxNetwork;
 }
 
 /** How many folders deep `path` lies (`/` is 0): a mount over a folder comes after the mounts over its parents. */
@@ -147,6 +150,8 @@ export const firstBindFd = sandboxStatusFd + 1;
 export interface SandboxLaunch {
   argv: string[];
   sources: string[];
+  /** The plan's network: the supervisor joins pasta to an `attach` launch (`--block-fd firstBindFd + sources.length`). */
+  network?: SandboxNetwork;
 }
 
 /**
@@ -181,9 +186,11 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], statusFd: number 
   const made = new Set<string>(); // bwrap refuses to make a link twice
   const links = (plan.links ?? []).filter(([l]) => !bound.some((b) => isInside(l, b)) && [...hidden, ...(plan.skeletons ?? [])].some((h) => isInside(l, h)) && !made.has(l) && made.add(l));
   const runtime = plan.runtime ?? { hide: [], dir: null };
+  // The sandbox's DNS goes to pasta's forwarding address (sandbox-network.ts), where /etc names a resolver at all.
+  const resolv = plan.network && existsSync("/etc/resolv.conf") ? ["--ro-bind-fd", String(firstBindFd + sources.push(plan.network.resolv) - 1), "/etc/resolv.conf"] : [];
   const out = [
     plan.bwrap,
-    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...procMaskArgs(),
+    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...procMaskArgs(), ...resolv,
     "--tmpfs", "/tmp", ...(existsSync("/var/tmp") ? ["--tmpfs", "/var/tmp"] : []),
     ...runtime.hide.flatMap((d) => ["--tmpfs", d]),
     ...(runtime.dir ? ["--perms", "0700", "--dir", runtime.dir] : []),
@@ -202,7 +209,8 @@ export function sandboxArgv(plan: SandboxPlan, argv: string[], statusFd: number 
     "--chdir", plan.cwd,
     "--", ...argv,
   ];
-  return { argv: out, sources };
+  if (!plan.network) return { argv: out, sources };
+  return { argv: networkArgv(plan.network, out, firstBindFd + sources.length, process.getuid?.() ?? 0, process.getgid?.() ?? 0), sources, network: plan.network };
 }
 
 /**

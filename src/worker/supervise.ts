@@ -12,6 +12,7 @@ import type { Lang } from "../i18n/messages.js";
 import { stopGraceMs } from "../kernel/limits.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { stopRequestFile } from "./windows-job.js";
+import type { SandboxNetwork } from "./sandbox-network.js";
 
 /**
  * How a launch ended (`exit.json`). `setupFailed`: a sandboxed launch that bwrap ended before the agent's program ran
@@ -40,14 +41,16 @@ export interface LaunchSpec {
    * gives them to bwrap as descriptors `firstBindFd`, `firstBindFd + 1`, …, closing its own copies after the spawn.
    */
   bindSources?: string[];
+  /** Sandboxed: the agent's network of its own (sandbox-network.ts), which the supervisor joins pasta to (`attach`). */
+  network?: SandboxNetwork;
 }
 
 /**
  * Starts `argv` under a detached supervisor in `dir`; returns once the supervisor has started it. On Windows
  * `argv[0]` must be what the launch rules resolved (an absolute `.exe`/`.com`: src/sdk/launch.ts `launchArgv`).
  */
-export async function startSupervised(dir: string, argv: string[], cwd: string, env: Record<string, string>, sandboxed = false, lang: Lang = "en", bindSources: string[] = []): Promise<void> {
-  const spec: LaunchSpec = { argv, cwd, env, sandboxed, lang, bindSources };
+export async function startSupervised(dir: string, argv: string[], cwd: string, env: Record<string, string>, sandboxed = false, lang: Lang = "en", bindSources: string[] = [], network?: SandboxNetwork): Promise<void> {
+  const spec: LaunchSpec = { argv, cwd, env, sandboxed, lang, bindSources, ...(network ? { network } : {}) };
   writeFileDurable(join(dir, "spec.json"), JSON.stringify({ argv, cwd, env: Object.keys(env).sort(), sandboxed }));
   const sup = spawn(process.execPath, [supervisorScript, dir], { detached: true, stdio: ["pipe", "ignore", "ignore"], cwd: dir, env: { PATH: process.env.PATH ?? "" } });
   // A supervisor that cannot be started (EMFILE, EAGAIN) leaves no pid.json: the watch reports "did not start".

@@ -18,7 +18,7 @@
  * process's id, and `exit.json` gets the agent's exit code (or why it could not start) when the script exits.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { constants } from "node:os";
 import { join } from "node:path";
@@ -30,6 +30,7 @@ import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus }
 import { processStart } from "../common/proc.js";
 import type { LaunchSpec } from "./supervise.js";
 import { encodeJobPayload, jobExit, jobHostArgv, jobPayload, jobStatusFile } from "./windows-job.js";
+import { attachArgv, endPasta, hostPidOf, pastaPidFile, pastaStartMs } from "./sandbox-network.js";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -110,7 +111,9 @@ try {
   if (windows) child = startInJob();
   else {
     bindFds = spec.sandboxed ? openSources(spec.bindSources ?? []) : [];
-    const stdio: ("ignore" | "pipe" | number)[] = ["ignore", out, err, ...(spec.sandboxed ? ["pipe" as const] : []), ...bindFds];
+    // An `attach` network: bwrap waits on the pipe after the bind sources until pasta has joined its namespace.
+    const block = spec.sandboxed && spec.network?.mode === "attach" ? ["pipe" as const] : [];
+    const stdio: ("ignore" | "pipe" | number)[] = ["ignore", out, err, ...(spec.sandboxed ? ["pipe" as const] : []), ...bindFds, ...block];
     child = spawn(spec.argv[0]!, spec.argv.slice(1), { cwd: spec.cwd, env: spec.env, stdio, detached: true });
   }
 } catch (e) {
@@ -138,10 +141,48 @@ if (child.pid !== undefined) {
       recorded = true;
     };
     const exited = new Promise((r) => child.once("exit", r));
-    status = watchBwrapStatus(child.stdio[3] as Readable, exited, record);
+    const network = spec.network;
+    const cloned = (pid: number) => {
+      // `wrap`: bwrap names its child by pasta's PID namespace; the group to stop is that process's on this computer.
+      if (network?.mode === "wrap") record(hostPidOf(child.pid!, pid) ?? child.pid!);
+      else record(pid);
+      if (network?.mode === "attach") joinNetwork(pid);
+    };
+    status = watchBwrapStatus(child.stdio[3] as Readable, exited, cloned);
     child.stdio[3]!.on("end", () => record(child.pid!));
   }
 }
+/**
+ * Joins pasta to the network namespace of the sandbox bwrap cloned as `pid` (sandbox-network.ts `attach`), then lets
+ * bwrap start the agent (a byte on its `--block-fd`). When pasta cannot, bwrap is ended before the agent runs, and
+ * `exit.json` says why: the agent never runs on the computer's network instead.
+ */
+function joinNetwork(pid: number): void {
+  const block = child.stdio[3 + 1 + bindFds.length] as NodeJS.WritableStream | null;
+  const fail = (error: string) => {
+    networkError = t(lang, "sandbox.networkFailed", { error });
+    child.kill("SIGKILL");
+  };
+  // The namespace is opened here and given to pasta as its descriptor 3: pasta opens it by path only after it
+  // dropped its capabilities, and bwrap's process is not dumpable then.
+  let ns: number;
+  try {
+    ns = openSync(`/proc/${pid}/ns/net`, "r");
+  } catch (e) {
+    return fail((e as Error).message);
+  }
+  const pasta = spawn(spec.network!.pasta, attachArgv(spec.network!, "/proc/self/fd/3", join(dir!, pastaPidFile)).slice(1), { stdio: ["ignore", "ignore", "pipe", ns], timeout: pastaStartMs });
+  closeSync(ns);
+  let said = "";
+  pasta.stderr!.on("data", (d: Buffer) => (said = (said + d.toString()).slice(-4096)));
+  pasta.on("error", (e) => fail(e.message));
+  pasta.on("exit", (code, signal) => {
+    if (code === 0) block?.end("1");
+    else fail(said.split("\n").filter((l) => l && !l.includes("syslog")).join(" ") || `${code ?? signal}`);
+  });
+}
+let networkError: string | null = null;
+
 child.on("exit", (code, signal) => {
   if (windows) {
     const ended = jobExit(code, jobStatus(), lang);
@@ -150,11 +191,19 @@ child.on("exit", (code, signal) => {
   }
   // bwrap's last status line may still be in the pipe when its exit is seen.
   void (status?.closed ?? Promise.resolve()).then(() => {
+    if (spec.network?.mode === "wrap" && signal === null) {
+      // pasta answers 0 when it was ended itself (and bwrap with it): bwrap's own word is the agent's exit; without
+      // it, an agent that was running ended unfinished.
+      if (status?.status.exitCode != null) code = status.status.exitCode;
+      else if (code === 0) [code, signal] = [null, "SIGKILL"];
+    }
     const sig = signal ?? (spec.sandboxed ? signalOf(code) : null);
     // A sandboxed launch bwrap ended on its own before its program ran: the sandbox could not be set up (the worker
     // plans it again and launches once more: attempt.ts).
     const setupFailed = status !== null && bwrapSetupFailed(status.status, { code, signal });
-    writeJson("exit.json", { code: sig && !signal ? null : code, signal: sig, error: null, ...(setupFailed ? { setupFailed: true } : {}) });
+    if (spec.network?.mode === "attach") endPasta(join(dir!, pastaPidFile));
+    if (networkError) writeJson("exit.json", { code: 127, signal: null, error: networkError });
+    else writeJson("exit.json", { code: sig && !signal ? null : code, signal: sig, error: null, ...(setupFailed ? { setupFailed: true } : {}) });
     process.exit(0);
   });
 });

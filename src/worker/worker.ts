@@ -103,6 +103,7 @@ export class Worker {
   private readonly plugins: PluginLoader;
   /** Whether the worker said that agents run without a sandbox here (once per process). */
   private sandboxOffSaid = false;
+  private networkSharedSaid = false;
   private bridges: Promise<ToolBridges> | null = null;
   /** What this worker's attempts use of it (attempt.ts). */
   private readonly host: AttemptHost;
@@ -127,6 +128,10 @@ export class Worker {
       sandboxOff: (why) => {
         if (!this.sandboxOffSaid) this.log(t(opts.lang, "worker.noSandbox", { name: opts.name, why }));
         this.sandboxOffSaid = true;
+      },
+      networkShared: (why) => {
+        if (!this.networkSharedSaid) this.log(t(opts.lang, "worker.networkShared", { name: opts.name, why }));
+        this.networkSharedSaid = true;
       },
     };
   }

@@ -1,0 +1,167 @@
+/**
+ * Issue 26 round 33, F33a-1: a sandboxed agent whose run went on while a hub run by hand was stopped listened on the
+ * hub's own address; the owner's open console tab sent it the cookie and, reloaded, its page secret. The kind: a
+ * sandboxed agent shared the computer's network, so it could listen where the computer's programs and browsers look,
+ * and reach every loopback service. Now (where pasta is installed) a sandboxed agent has a network of its own
+ * (src/worker/sandbox-network.ts): its listeners are seen by nothing outside, and of the computer's loopback it reaches
+ * only the ports its rule names (`loopbackPorts`) and those of the loopback URLs in its environment. `"network": "host"`
+ * gives it the computer's network again.
+ *
+ * As root (CI) the launch takes the `attach` way (bwrap makes the namespace, pasta joins it); the `wrap` way (an
+ * ordinary user: pasta runs bwrap) is tried with the run's supervisor started as user nobody.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { createServer, connect, type Server } from "node:net";
+import { execFileSync, spawn } from "node:child_process";
+import { join } from "node:path";
+import { baseRules, freePort, hubFixture, tempDir, until, untilLatestRun } from "./helpers.js";
+import { sandboxKit } from "./sandbox-kit.js";
+import { findProgram } from "../src/sdk/index.js";
+import { loopbackPortsIn, networkArgv, resolvConf, sandboxDnsAddress } from "../src/worker/sandbox-network.js";
+import { supervisorScript } from "../src/worker/supervise.js";
+import { parseRules } from "../src/protocol/rules-file.js";
+
+const kit = sandboxKit();
+const { removed } = kit;
+const pasta = findProgram("pasta");
+const bwrap = findProgram("bwrap");
+const noPasta = !pasta || !bwrap || process.platform !== "linux" ? "pasta or bubblewrap missing" : false;
+
+/** A TCP server on 127.0.0.1:`port` answering `text` to each connection; closed after the test. */
+async function sayer(text: string, port = 0): Promise<{ port: number; server: Server }> {
+  const server = createServer((s) => s.end(text));
+  await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+  kit.cleanups.push(() => new Promise((r) => server.close(r)));
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+/**
+ * The agent: reads what ports `a` (not named), `b` (named in loopbackPorts) and `c` (in its environment's URL) answer,
+ * listens on `q` (a port the hub left: the reported case) and writes `listening` into its cwd, then waits for the test
+ * to write `seen` (at most 10 s), and writes everything into `net.json`.
+ */
+const agentScript = String.raw`
+const net = require("net"), fs = require("fs");
+const [a, b, c, q] = process.argv.slice(1).map(Number);
+const ask = (port) => new Promise((r) => { const s = net.connect(port, "127.0.0.1"); let d = ""; s.on("data", (x) => d += x); s.on("end", () => r(d)); s.on("error", (e) => r(e.code)); setTimeout(() => { s.destroy(); r("timeout"); }, 3000); });
+(async () => {
+  const out = { a: await ask(a), b: await ask(b), c: await ask(c) };
+  const srv = net.createServer((s) => s.end("THE AGENT"));
+  out.listen = await new Promise((r) => { srv.on("error", (e) => r(e.code)); srv.listen(q, "127.0.0.1", () => r("ok")); });
+  fs.writeFileSync("listening", "1");
+  for (let i = 0; i < 100 && !fs.existsSync("seen"); i++) await new Promise((r) => setTimeout(r, 100));
+  srv.close();
+  fs.writeFileSync("net.json", JSON.stringify(out));
+  console.log("Done: net");
+})();
+`;
+
+/** What a connection from this computer to 127.0.0.1:`port` gets: the text, or the error's code. */
+function hostAsk(port: number): Promise<string> {
+  return new Promise((r) => {
+    const s = connect(port, "127.0.0.1");
+    let d = "";
+    s.on("data", (x) => (d += x));
+    s.on("end", () => r(d));
+    s.on("error", (e: NodeJS.ErrnoException) => r(e.code ?? e.message));
+  });
+}
+
+async function runAgent(agent: Record<string, unknown>, cwd: string): Promise<{ net: Record<string, string>; fromHost: string }> {
+  const rules = { ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", ...agent } }, rules: [{ ...baseRules.rules[0], cwd }] };
+  const fx = await hubFixture(rules);
+  kit.hub(fx);
+  kit.worker(fx);
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  await until(() => existsSync(join(cwd, "listening")), 30_000, "the agent listening");
+  const q = Number((agent.command as string[]).at(-1));
+  const fromHost = await hostAsk(q);
+  writeFileSync(join(cwd, "seen"), "1");
+  assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: net");
+  return { net: JSON.parse(readFileSync(join(cwd, "net.json"), "utf8")) as Record<string, string>, fromHost };
+}
+
+test("issue 26 r33 F33a-1 (reported case: the agent listens on the port the hub left): a sandboxed agent's listener is seen by nothing outside; of the computer's loopback it reaches only the ports named in loopbackPorts and in its environment's URLs", { skip: noPasta }, async () => {
+  const a = await sayer("A: not named");
+  const b = await sayer("B: named");
+  const c = await sayer("C: in the environment");
+  // The hub's port while it is down: free now, as after `serve` stopped.
+  const q = await freePort();
+  kit.setEnv({ AA_NET_MODEL_URL: `http://127.0.0.1:${c.port}/v1` });
+  const cwd = realpathSync(tempDir("aa-net-cwd-"));
+  removed.push(cwd);
+  const { net, fromHost } = await runAgent({ command: [process.execPath, "-e", agentScript, String(a.port), String(b.port), String(c.port), String(q)], loopbackPorts: [b.port], env: ["AA_NET_MODEL_URL"] }, cwd);
+  assert.deepEqual(net, { a: "ECONNREFUSED", b: "B: named", c: "C: in the environment", listen: "ok" });
+  assert.equal(fromHost, "ECONNREFUSED", "the agent's listener is not on the computer's loopback");
+});
+
+test("issue 26 r33 F33a-1: \"network\": \"host\" gives a sandboxed agent the computer's network (every loopback port, its listeners seen outside)", { skip: noPasta }, async () => {
+  const a = await sayer("A: not named");
+  const q = await freePort();
+  const cwd = realpathSync(tempDir("aa-net-host-"));
+  removed.push(cwd);
+  const { net, fromHost } = await runAgent({ command: [process.execPath, "-e", agentScript, String(a.port), String(a.port), String(a.port), String(q)], network: "host" }, cwd);
+  assert.deepEqual(net, { a: "A: not named", b: "A: not named", c: "A: not named", listen: "ok" });
+  assert.equal(fromHost, "THE AGENT");
+});
+
+test("issue 26 r33 F33a-1: rules.json refuses a network other than own or host and a port outside 1–65535, naming the field", () => {
+  const checkRulesText = (text: string) => {
+    const parsed = parseRules(text, { timezone: "UTC" });
+    return parsed.ok ? (assert.deepEqual(parsed.rules.agents.bot!.loopbackPorts, [5432]), "ok") : parsed.error;
+  };
+  const agents = (bot: Record<string, unknown>) => JSON.stringify({ ...baseRules, agents: { ...baseRules.agents, bot: { worker: "w1", use: "command", command: ["true"], ...bot } } });
+  assert.match(checkRulesText(agents({ network: "none" })), /agents\.bot\.network: must be own or host/);
+  assert.match(checkRulesText(agents({ loopbackPorts: [0] })), /agents\.bot\.loopbackPorts\[0\]: must be a whole number from 1 to 65535/);
+  assert.match(checkRulesText(agents({ loopbackPorts: [70000] })), /agents\.bot\.loopbackPorts\[0\]: must be a whole number from 1 to 65535/);
+  assert.equal(checkRulesText(agents({ network: "own", loopbackPorts: [5432, 5432] })), "ok");
+});
+
+test("issue 26 r33 F33a-1: the loopback ports of an environment's URLs", () => {
+  assert.deepEqual(loopbackPortsIn({
+    ANTHROPIC_BASE_URL: "http://127.0.0.1:4000/v1", HTTPS_PROXY: "http://user:pw@localhost:3128", X: "ws://[::1]:9229/abc", Y: "https://api.example.com:8443", Z: "http://127.0.0.1/", W: "http://127.0.0.1:99999", V: "http://127.0.0.1:5000, http://127.2.3.4:5001",
+  }), [4000, 3128, 9229, 5000, 5001]);
+});
+
+/** Starts `script` (Node) under a supervisor run as user nobody, in the `wrap` way with loopback port `port` reached. */
+async function wrapLaunch(script: string, port: number): Promise<{ dir: string; pid: number; uid: number }> {
+  const dir = realpathSync(tempDir("aa-net-wrap-"));
+  removed.push(dir);
+  chmodSync(dir, 0o777);
+  mkdirSync(join(dir, "res"), { mode: 0o755 });
+  const resolv = resolvConf(join(dir, "res"));
+  const uid = Number(execFileSync("id", ["-u", "nobody"], { encoding: "utf8" }));
+  const gid = Number(execFileSync("id", ["-g", "nobody"], { encoding: "utf8" }));
+  const inner = [bwrap!, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--ro-bind", resolv, "/etc/resolv.conf", "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3", "--", process.execPath, "-e", script];
+  const network = { pasta: pasta!, mode: "wrap" as const, ports: [port], resolv, env: findProgram("env")! };
+  const spec = { argv: networkArgv(network, inner, 4, uid, gid), cwd: dir, env: { PATH: process.env.PATH ?? "" }, sandboxed: true, lang: "en", bindSources: [], network };
+  const sup = spawn("runuser", ["-u", "nobody", "--", process.execPath, supervisorScript, dir], { stdio: ["pipe", "ignore", "inherit"], cwd: dir });
+  sup.stdin!.end(JSON.stringify(spec));
+  const pid = await until(() => existsSync(join(dir, "pid.json")) && (JSON.parse(readFileSync(join(dir, "pid.json"), "utf8")) as { pgid: number }).pgid, 20_000, "pid.json");
+  return { dir, pid, uid };
+}
+
+const exitOf = (dir: string) => until(() => existsSync(join(dir, "exit.json")) && (JSON.parse(readFileSync(join(dir, "exit.json"), "utf8")) as Record<string, unknown>), 20_000, "exit.json");
+const wrapSkip = noPasta || process.getuid?.() !== 0 ? "needs root (to start the supervisor as nobody) and pasta" : false;
+
+test("issue 26 r33 F33a-1 (the wrap way, an ordinary user): pasta runs bwrap; the supervisor records the agent's process by the computer's number, its exit code comes back, DNS goes to pasta's forwarding address", { skip: wrapSkip }, async () => {
+  const b = await sayer("B: named");
+  const script = `const net=require("net"),fs=require("fs");const s=net.connect(${b.port},"127.0.0.1");let d="";s.on("data",x=>d+=x);s.on("end",()=>{console.log(JSON.stringify({uid:process.getuid(),b:d,resolv:fs.readFileSync("/etc/resolv.conf","utf8").trim().split("\\n").pop()}));setTimeout(()=>process.exit(7),1500)});s.on("error",e=>{console.log(e.code);process.exit(3)});`;
+  const { dir, pid, uid } = await wrapLaunch(script, b.port);
+  // The recorded group is the agent's process on this computer (not pasta's, not bwrap's number inside pasta).
+  assert.match(readFileSync(`/proc/${pid}/cmdline`, "utf8"), /node/);
+  assert.equal(Number(/^NSpgid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]), pid);
+  assert.deepEqual(await exitOf(dir), { code: 7, signal: null, error: null });
+  assert.deepEqual(JSON.parse(readFileSync(join(dir, "stdout"), "utf8").trim()), { uid, b: "B: named", resolv: `nameserver ${sandboxDnsAddress}` });
+});
+
+test("issue 26 r33 F33a-1 (the wrap way): pasta ended under a running agent (it answers 0 then) is recorded as the agent killed, never as its success", { skip: wrapSkip }, async () => {
+  const { dir, pid } = await wrapLaunch("setTimeout(() => {}, 60000)", 9);
+  const bwrapPid = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+  const pastaPid = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${bwrapPid}/status`, "utf8"))?.[1]);
+  assert.match(readFileSync(`/proc/${pastaPid}/comm`, "utf8"), /^pas(ta|st)/);
+  process.kill(pastaPid, "SIGTERM");
+  assert.deepEqual(await exitOf(dir), { code: null, signal: "SIGKILL", error: null });
+});
