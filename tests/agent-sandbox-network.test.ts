@@ -12,15 +12,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createServer, connect, type Server } from "node:net";
 import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import { baseRules, freePort, hubFixture, tempDir, until, untilLatestRun } from "./helpers.js";
 import { sandboxKit } from "./sandbox-kit.js";
 import { findProgram } from "../src/sdk/index.js";
-import { loopbackPortsIn, networkArgv, resolvConf, sandboxDnsAddress } from "../src/worker/sandbox-network.js";
-import { supervisorScript } from "../src/worker/supervise.js";
+import { loopbackPortsIn, networkArgv, networkPrograms, resolvConf, sandboxDnsAddress, sandboxNetwork } from "../src/worker/sandbox-network.js";
+import { stopGroup, supervisorScript } from "../src/worker/supervise.js";
 import { parseRules } from "../src/protocol/rules-file.js";
 
 const kit = sandboxKit();
@@ -119,10 +119,25 @@ test("issue 26 r33 F33a-1: rules.json refuses a network other than own or host a
   assert.equal(checkRulesText(agents({ network: "own", loopbackPorts: [5432, 5432] })), "ok");
 });
 
-test("issue 26 r33 F33a-1: the loopback ports of an environment's URLs", () => {
+test("issue 26 r33 F33a-1: the loopback ports of an environment's URLs (127.0.0.1, localhost, [::1] only: pasta forwards to the computer's 127.0.0.1 and ::1, so 127.0.0.2 would open another service's port — the round-39 review, R39-6)", () => {
   assert.deepEqual(loopbackPortsIn({
-    ANTHROPIC_BASE_URL: "http://127.0.0.1:4000/v1", HTTPS_PROXY: "http://user:pw@localhost:3128", X: "ws://[::1]:9229/abc", Y: "https://api.example.com:8443", Z: "http://127.0.0.1/", W: "http://127.0.0.1:99999", V: "http://127.0.0.1:5000, http://127.2.3.4:5001",
-  }), [4000, 3128, 9229, 5000, 5001]);
+    ANTHROPIC_BASE_URL: "http://127.0.0.1:4000/v1", HTTPS_PROXY: "http://user:pw@localhost:3128", X: "ws://[::1]:9229/abc", Y: "https://api.example.com:8443", Z: "http://127.0.0.1/", W: "http://127.0.0.1:99999", V: "http://127.0.0.1:5000, http://127.2.3.4:5001, http://127.0.0.2:5002",
+  }), [4000, 3128, 9229, 5000]);
+});
+
+test("issue 26 r33 F33a-1: what a network of its own needs on this computer (doctor and the worker ask the same): pasta; for an ordinary user also an env that takes --default-signal", () => {
+  const bin = realpathSync(tempDir("aa-net-bin-"));
+  removed.push(bin);
+  assert.deepEqual(networkPrograms(1000, bin), { shared: "noPasta" });
+  assert.deepEqual(networkPrograms(0, bin), { shared: "noPasta" });
+  writeFileSync(join(bin, "pasta"), "#!/bin/sh\n");
+  writeFileSync(join(bin, "env"), "#!/bin/sh\n# an env without the option\n");
+  chmodSync(join(bin, "pasta"), 0o755);
+  chmodSync(join(bin, "env"), 0o755);
+  assert.deepEqual(networkPrograms(1000, bin), { shared: "noEnv" });
+  assert.deepEqual(networkPrograms(0, bin), { pasta: join(bin, "pasta"), mode: "attach" });
+  writeFileSync(join(bin, "env"), "#!/bin/sh\n# --default-signal\n");
+  assert.deepEqual(networkPrograms(1000, bin), { pasta: join(bin, "pasta"), mode: "wrap", env: join(bin, "env") });
 });
 
 /** Starts `script` (Node) under a supervisor run as user nobody, in the `wrap` way with loopback port `port` reached. */
@@ -135,7 +150,7 @@ async function wrapLaunch(script: string, port: number): Promise<{ dir: string; 
   const uid = Number(execFileSync("id", ["-u", "nobody"], { encoding: "utf8" }));
   const gid = Number(execFileSync("id", ["-g", "nobody"], { encoding: "utf8" }));
   const inner = [bwrap!, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--ro-bind", resolv, "/etc/resolv.conf", "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3", "--", process.execPath, "-e", script];
-  const network = { pasta: pasta!, mode: "wrap" as const, ports: [port], resolv, env: findProgram("env")! };
+  const network = { pasta: pasta!, mode: "wrap" as const, ports: [port], resolv, env: findProgram("env")!, ...(findProgram("setpriv") ? { setpriv: findProgram("setpriv")! } : {}) };
   const spec = { argv: networkArgv(network, inner, 4, uid, gid), cwd: dir, env: { PATH: process.env.PATH ?? "" }, sandboxed: true, lang: "en", bindSources: [], network };
   const sup = spawn("runuser", ["-u", "nobody", "--", process.execPath, supervisorScript, dir], { stdio: ["pipe", "ignore", "inherit"], cwd: dir });
   sup.stdin!.end(JSON.stringify(spec));
@@ -164,4 +179,99 @@ test("issue 26 r33 F33a-1 (the wrap way): pasta ended under a running agent (it 
   assert.match(readFileSync(`/proc/${pastaPid}/comm`, "utf8"), /^pas(ta|st)/);
   process.kill(pastaPid, "SIGTERM");
   assert.deepEqual(await exitOf(dir), { code: null, signal: "SIGKILL", error: null });
+});
+
+/**
+ * Starts `sh -c script` in a root (`attach`) launch under the real supervisor, in folder `dir` (bound writable): bwrap
+ * makes the network namespace and waits; the supervisor joins `pastaPath` (default: the real pasta) and lets it go.
+ * `extra` goes into bwrap's arguments (a setup failure).
+ */
+function attachLaunch(script: string, extra: string[] = [], pastaPath = pasta!): { dir: string; done: Promise<Record<string, unknown>> } {
+  const dir = realpathSync(tempDir("aa-net-attach-"));
+  removed.push(dir);
+  mkdirSync(join(dir, "res"));
+  const resolv = resolvConf(join(dir, "res"));
+  const inner = [bwrap!, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", dir, dir, ...extra, "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3", "--chdir", dir, "--", "sh", "-c", script];
+  const network = { pasta: pastaPath, mode: "attach" as const, ports: [], resolv, ...(findProgram("setpriv") ? { setpriv: findProgram("setpriv")! } : {}) };
+  const spec = { argv: networkArgv(network, inner, 4, 0, 0), cwd: dir, env: { PATH: process.env.PATH ?? "" }, sandboxed: true, lang: "en", bindSources: [], network };
+  const sup = spawn(process.execPath, [supervisorScript, dir], { stdio: ["pipe", "ignore", "inherit"], cwd: dir });
+  sup.stdin!.end(JSON.stringify(spec));
+  return { dir, done: exitOf(dir) };
+}
+
+/** The pasta processes whose pid file lies in `dir` (left behind by a launch there). */
+function pastasIn(dir: string): number[] {
+  return readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(dir);
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+const attachSkip = noPasta || process.getuid?.() !== 0 ? "needs root (the attach way) and pasta" : false;
+
+test("issue 26 r33 (the round-39 review, R39-1, R39-4): a root launch stopped while pasta joins never starts its agent, and no pasta is left", { skip: attachSkip }, async () => {
+  const { dir, done } = attachLaunch("touch started; sleep 30");
+  await until(() => existsSync(join(dir, "pid.json")), 20_000, "pid.json");
+  await stopGroup(dir, 2000);
+  const exit = await done;
+  assert.equal(exit.error, null);
+  assert.ok(exit.signal === "SIGTERM" || exit.signal === "SIGKILL", JSON.stringify(exit));
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(existsSync(join(dir, "started")), false, "the agent never started");
+  await until(() => pastasIn(dir).length === 0, 5_000, "no pasta left");
+});
+
+test("issue 26 r33 (R39-1): a root launch's recorded group becomes the agent's own once pasta has joined, so a stop gives the agent its SIGTERM", { skip: attachSkip }, async () => {
+  const { dir, done } = attachLaunch("trap 'echo term > got; exit 3' TERM; touch started; while :; do sleep 0.1; done");
+  await until(() => existsSync(join(dir, "started")), 20_000, "the agent started");
+  const pid = await until(() => {
+    const p = JSON.parse(readFileSync(join(dir, "pid.json"), "utf8")) as { pgid: number };
+    // bwrap's own group first; then its child's, which leads a group of its own.
+    const parent = /^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${p.pgid}/status`, "utf8"))?.[1];
+    return readFileSync(`/proc/${parent}/comm`, "utf8").trim() === "bwrap" && /^NSpgid:\s+(\d+)/m.exec(readFileSync(`/proc/${p.pgid}/status`, "utf8"))?.[1] === String(p.pgid) && p.pgid;
+  }, 10_000, "the agent's own group recorded");
+  assert.ok(pid > 1);
+  await stopGroup(dir, 5000);
+  assert.deepEqual(await done, { code: 3, signal: null, error: null });
+  assert.equal(readFileSync(join(dir, "got"), "utf8"), "term\n");
+  await until(() => pastasIn(dir).length === 0, 5_000, "no pasta left");
+});
+
+test("issue 26 r33 (R39-3): bwrap's own setup failure while pasta joins is a setup failure (started again), not a network one", { skip: attachSkip }, async () => {
+  for (let i = 0; i < 3; i++) {
+    const { dir, done } = attachLaunch("touch started", ["--ro-bind", "/nonexistent-aa-r39", "/mnt/aa-r39"]);
+    assert.deepEqual(await done, { code: 1, signal: null, error: null, setupFailed: true });
+    await until(() => pastasIn(dir).length === 0, 5_000, "no pasta left");
+  }
+});
+
+test("issue 26 r33: a pasta that cannot join ends the launch before its agent runs, saying why", { skip: attachSkip }, async () => {
+  const bin = realpathSync(tempDir("aa-net-fakepasta-"));
+  removed.push(bin);
+  writeFileSync(join(bin, "pasta"), "#!/bin/sh\necho \"Couldn't open tap device\" >&2\nexit 1\n");
+  chmodSync(join(bin, "pasta"), 0o755);
+  const { dir, done } = attachLaunch("touch started", [], join(bin, "pasta"));
+  const exit = await done;
+  assert.deepEqual(exit, { code: 127, signal: null, error: "the sandbox's network could not be set up (pasta: Couldn't open tap device); the agent was not started. \"network\": \"host\" in the agent's rules.json entry gives it the computer's network instead (docs/guide/sandbox.md)" });
+  assert.equal(existsSync(join(dir, "started")), false);
+});
+
+test("issue 26 r33 (R39-2, the wrap way): the agent ends with its supervisor (pasta runs with a parent-death signal)", { skip: wrapSkip || (findProgram("setpriv") ? false : "setpriv missing") }, async () => {
+  const { dir, pid } = await wrapLaunch("setTimeout(() => {}, 60000)", 9);
+  const supervisor = (JSON.parse(readFileSync(join(dir, "pid.json"), "utf8")) as { supervisor: number }).supervisor;
+  process.kill(supervisor, "SIGKILL");
+  await until(() => !existsSync(`/proc/${pid}`) || /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8")), 10_000, "the agent gone");
+  await until(() => pastasIn(dir).length === 0, 5_000, "no pasta left");
+});
+
+test("issue 26 round 39, F39a-4 (reported case: a passed variable's text named the hub's URL): the hub's own port is never forwarded, named or found", { skip: noPasta }, () => {
+  const folder = realpathSync(tempDir("aa-net-hubport-"));
+  removed.push(folder);
+  const env = { MYSVC_A: "http://127.0.0.1:5555/x", MYSVC_C: "see http://localhost:18739/v1 for the hub" };
+  const got = sandboxNetwork([18739, 6000], env, folder, 0, process.env.PATH ?? "", loopbackPortsIn({ hub: "http://127.0.0.1:18739" }));
+  assert.ok("network" in got);
+  assert.deepEqual(got.network.ports, [5555, 6000]);
 });

@@ -131,10 +131,13 @@ test("doctor says whether the sandbox hides this home from the local agents, and
     writeFileSync(rulesFile, JSON.stringify({ sources: {}, channels: {}, agents: {
       open: { worker: "local", use: "command", command: ["node"], sandbox: false },
       boxed: { worker: "local", use: "command", command: ["node"] },
+      hosted: { worker: "local", use: "command", command: ["node"], network: "host" },
     }, rules: [{ name: "inside", when: { cron: "0 0 1 1 *" }, to: "boxed", cwd: join(dir, "plugins") }, { name: "fine", when: { cron: "0 0 1 1 *" }, to: "open", cwd: dir }] }));
     const r = run(["doctor"]);
     assert.equal(r.code, 1, r.out);
-    assert.match(r.out, /\nok   agent open: note: sandbox off \("sandbox": false in rules\.json\), so it can read this home's keys\nok   sandbox: on for boxed \(bubblewrap [\d.]+\): this home is hidden from them\nFIX  rule inside: cwd \S+ is inside this home, which the sandbox hides from agent boxed — choose another folder$/m);
+    // Issue 26 round 33, F33a-1: the sandboxed agents' network, where pasta is installed (CI installs it).
+    const pastaFound = run(["doctor"]).out.includes("network: boxed have a network of their own");
+    assert.match(r.out, new RegExp(`\\nok   agent open: note: sandbox off \\("sandbox": false in rules\\.json\\), so it can read this home's keys\\nok   sandbox: on for boxed, hosted \\(bubblewrap [\\d.]+\\): this home is hidden from them\\nok   network: hosted says "network": "host" and shares this computer's network\\n${pastaFound ? "ok   network: boxed have a network of their own \\(/\\S+/pasta\\)" : "FIX  network: boxed share this computer's network"}[^\\n]*\\nFIX  rule inside: cwd \\S+ is inside this home, which the sandbox hides from agent boxed — choose another folder$`, "m"));
     assert.doesNotMatch(r.out, /rule fine/);
   } finally {
     writeFileSync(rulesFile, before);

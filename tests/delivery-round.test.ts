@@ -89,8 +89,11 @@ async function setup(name: string, options: { codexModel?: string } = {}): Promi
   // the model of the default reviewer is the owner's choice, in the rule's command (never the project's settings)
   const codex = options.codexModel ? fakeProvider(options.codexModel).flatMap((c) => ["--codex-config", c]) : [];
   if (options.codexModel) process.env.OPENAI_API_KEY = "sk-fake-key";
+  // The project's health endpoint and the fake model are on this computer's loopback: named for the sandbox's own
+  // network (issue 26 round 33); GITHUB_API_URL's port is found in the agents' environment.
+  const loopbackPorts = [(health.address() as AddressInfo).port, ...(options.codexModel ? [Number(new URL(options.codexModel).port)] : [])];
   const agent = (script: string, access: string) => ({
-    worker: "local", use: "command", access, env: ["GH_TOKEN", "GITHUB_API_URL", ...(options.codexModel ? ["OPENAI_API_KEY"] : [])],
+    worker: "local", use: "command", access, loopbackPorts, env: ["GH_TOKEN", "GITHUB_API_URL", ...(options.codexModel ? ["OPENAI_API_KEY"] : [])],
     command: [...tsNode, join(engine, "plugins", "delivery", script), "--repo", "acme/app", ...(script === "round.ts" ? ["--test-local-health", ...codex] : [])],
   });
   const hub = await hubFixture({

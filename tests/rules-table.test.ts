@@ -35,7 +35,7 @@ const refusals: [unknown, string, number, number][] = [
   [{ agents: [] }, "agents: must be an object", 1, 11],
   [{ agents: { "-a": {} } }, "agents.-a: names use letters, digits, _ . - (at most 100)", 1, 17],
   [{ agents: { a: [] } }, "agents.a: must be an object", 1, 16],
-  [{ agents: { a: { x: 1 } } }, "agents.a.x: unknown field (known: name, worker, use, model, effort, access, command, program, sandbox, env, writable, readable, devices)", 1, 21],
+  [{ agents: { a: { x: 1 } } }, "agents.a.x: unknown field (known: name, worker, use, model, effort, access, command, program, sandbox, env, writable, readable, devices, network, loopbackPorts)", 1, 21],
   [{ agents: { a: { worker: "w", use: "x", sandbox: "yes" } } }, "agents.a.sandbox: must be true or false", 1, 50],
   [{ agents: { a: { worker: "w", use: "x", sandbox: 1 } } }, "agents.a.sandbox: must be true or false", 1, 50],
   [{ agents: { a: { worker: "w", use: "x", env: "GH_TOKEN" } } }, "agents.a.env: must be an array of strings", 1, 46],
@@ -251,7 +251,7 @@ test("a valid file comes back with every default filled in, and with every field
       c: { worker: "w", use: "x", access: "full", sandbox: null, env: null },
       d: { worker: "w", use: "x", sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`) },
       e: {
-        worker: "w", use: "x", writable: ["~/.cache/go-build", "/srv/data/", ...Array.from({ length: 30 }, (_, i) => `/w${i}`)],
+        worker: "w", use: "x", network: "host", loopbackPorts: [5432, 5432, 80], writable: ["~/.cache/go-build", "/srv/data/", ...Array.from({ length: 30 }, (_, i) => `/w${i}`)],
         devices: ["/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-caps/nvidia-cap1", "/dev/dri", "/dev/dri/renderD128", "/dev/kfd", "/dev/accel/accel0", "/dev/kvm", "/dev/fuse", "/dev/net/tun", "/dev/snd", "/dev/video0", "/dev/ttyUSB0", "/dev/ttyACM1", "/dev/null"],
       },
       f: { worker: "w", use: "x", writable: null, devices: null },
@@ -271,19 +271,20 @@ test("a valid file comes back with every default filled in, and with every field
       timezone: "UTC", askFirst: ["x"],
       sources: { s: { id: "s", name: "S", adapter: "git-hub2" }, "t_1.x-y": { id: "t_1.x-y", name: "t_1.x-y", adapter: null } },
       agents: {
-        a: { id: "a", name: "a", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [], writable: [], readable: [], devices: [] },
+        a: { id: "a", name: "a", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [], writable: [], readable: [], devices: [], network: "own", loopbackPorts: [] },
         b: {
           id: "b", name: "B", worker: "w", use: "my-agent2", model: "", effort: "e", access: "read", command: ["c"], program: "p", sandbox: false,
-          env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(99) + "_*"], writable: [], readable: [], devices: [],
+          env: ["GH_TOKEN", "GIT_*", "_x9", "A".repeat(100), "B".repeat(99) + "_*"], writable: [], readable: [], devices: [], network: "own", loopbackPorts: [],
         },
-        c: { id: "c", name: "c", worker: "w", use: "x", model: null, effort: null, access: "full", command: null, program: null, sandbox: true, env: [], writable: [], readable: [], devices: [] },
-        d: { id: "d", name: "d", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`), writable: [], readable: [], devices: [] },
+        c: { id: "c", name: "c", worker: "w", use: "x", model: null, effort: null, access: "full", command: null, program: null, sandbox: true, env: [], writable: [], readable: [], devices: [], network: "own", loopbackPorts: [] },
+        d: { id: "d", name: "d", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: Array.from({ length: 100 }, (_, i) => `V${i}`), writable: [], readable: [], devices: [], network: "own", loopbackPorts: [] },
         e: {
           id: "e", name: "e", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [],
           writable: ["~/.cache/go-build", "/srv/data/", ...Array.from({ length: 30 }, (_, i) => `/w${i}`)], readable: [],
           devices: ["/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-caps/nvidia-cap1", "/dev/dri", "/dev/dri/renderD128", "/dev/kfd", "/dev/accel/accel0", "/dev/kvm", "/dev/fuse", "/dev/net/tun", "/dev/snd", "/dev/video0", "/dev/ttyUSB0", "/dev/ttyACM1", "/dev/null"],
+          network: "host", loopbackPorts: [5432, 80],
         },
-        f: { id: "f", name: "f", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [], writable: [], readable: [], devices: [] },
+        f: { id: "f", name: "f", worker: "w", use: "x", model: null, effort: null, access: "edit", command: null, program: null, sandbox: true, env: [], writable: [], readable: [], devices: [], network: "own", loopbackPorts: [] },
       },
       channels: { c: { id: "c", name: "C", answerers: ["u"], links: true }, d: { id: "d", name: "d", answerers: null, links: false } },
       rules: [

@@ -20,7 +20,7 @@ test("a JSONC rule file with comments and trailing commas is normalized with eve
     name: "r", source: "shop", types: ["*"], cron: null, to: "a", cwd: null, skill: null, prompt: null, group: "r",
     parallel: null, resume: false, tell: "needed", emits: null, channels: null, budget: null,
   });
-  assert.deepEqual(r.rules.agents.a, { id: "a", name: "a", worker: "w", use: "command", model: null, effort: null, access: "edit", command: ["x", "{prompt}"], program: null, sandbox: true, env: [], writable: [], readable: [], devices: [] });
+  assert.deepEqual(r.rules.agents.a, { id: "a", name: "a", worker: "w", use: "command", model: null, effort: null, access: "edit", command: ["x", "{prompt}"], program: null, sandbox: true, env: [], writable: [], readable: [], devices: [], network: "own", loopbackPorts: [] });
   assert.deepEqual(r.rules.channels.c, { id: "c", name: "c", answerers: null, links: false });
   assert.equal(r.rules.timezone, "UTC");
 });

@@ -33,6 +33,7 @@ import { localServer, minimalManifest, sendJson, writeFiles } from "./declarativ
 import { callFacts, lastCallRow } from "./tool-calls-helpers.js";
 import { connect as netConnect, type Socket } from "node:net";
 import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { bridgeBufferedBytesPerRunMax, bridgeConnectionsPerRunMax } from "../src/kernel/limits.js";
 import { proofTitlePrefix } from "../src/worker/peer.js";
 
@@ -107,14 +108,19 @@ async function claim(f: Fixture, subject: string): Promise<Job> {
   return job;
 }
 
-/** Opens the run's bridge of a worker of the fixture's home, and an MCP client through the real relay. */
-async function connect(f: Fixture, job: Job, bridges?: ToolBridges): Promise<{ client: Client; bridge: RunBridge; bridges: ToolBridges; agentDir: string }> {
+/** Opens the run's bridge of a worker of the fixture's home (closed after the test) in an agent folder of its own. */
+async function openBridge(f: Fixture, job: Job, bridges?: ToolBridges): Promise<{ b: ToolBridges; agentDir: string; bridge: RunBridge }> {
   const b = bridges ?? new ToolBridges({ url: f.url, home: f.home, lang: "en", log: () => {} });
   if (!bridges) cleanups.push(() => b.close());
   const agentDir = tempDir("aa-bridge-agent-");
   cleanups.push(() => rmSync(agentDir, { recursive: true, force: true }));
   // The relays this test starts are its children: the run's processes as far as the bridge can tell.
-  const bridge = await b.open(job, agentDir, () => [process.pid]);
+  return { b, agentDir, bridge: await b.open(job, agentDir, () => [process.pid]) };
+}
+
+/** Opens the run's bridge of a worker of the fixture's home, and an MCP client through the real relay. */
+async function connect(f: Fixture, job: Job, bridges?: ToolBridges): Promise<{ client: Client; bridge: RunBridge; bridges: ToolBridges; agentDir: string }> {
+  const { b, agentDir, bridge } = await openBridge(f, job, bridges);
   const client = new Client({ name: "test-agent", version: "1" });
   const [command, ...args] = bridge.offer.command;
   await client.connect(new StdioClientTransport({ command: command!, args, stderr: "pipe" }));
@@ -474,4 +480,28 @@ test("issue 26 round 5, F4: a run's socket takes at most bridgeConnectionsPerRun
   assert.equal(again.socket.destroyed, false);
   for (const c of opened) c.socket.destroy();
   again.socket.destroy();
+});
+
+test("issue 26 round 39, F39b-1 (reported case: tools/call with _meta.progressToken an object): a line the MCP SDK would drop in silence is answered with its error, and the connection goes on", async () => {
+  const f = await fixture(["steps.*"], []);
+  const job = await claim(f, "s39");
+  const { bridge } = await openBridge(f, job);
+  const [command, ...args] = bridge.offer.command;
+  const relay = spawn(command!, args, { stdio: ["pipe", "pipe", "ignore"] });
+  cleanups.push(() => {
+    relay.kill();
+  });
+  const lines = createInterface({ input: relay.stdout! })[Symbol.asyncIterator]();
+  // Before the fix the SDK dropped the call and nothing came: fail after 10 s instead of waiting for ever.
+  const replies = { next: () => Promise.race([lines.next(), new Promise<never>((_, no) => setTimeout(() => no(new Error("no answer within 10 s")), 10_000).unref())]) };
+  const send = (m: unknown) => relay.stdin!.write(JSON.stringify(m) + "\n");
+  send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  assert.equal((JSON.parse((await replies.next()).value as string) as { id: number }).id, 1);
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  for (const [id, token] of [[2, { a: 1 }], [3, true]] as const) {
+    send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "steps.run", arguments: { n: 1 }, _meta: { progressToken: token } } });
+    assert.deepEqual(JSON.parse((await replies.next()).value as string), { jsonrpc: "2.0", id, error: { code: -32600, message: "Invalid Request: not a JSON-RPC 2.0 message" } });
+  }
+  send({ jsonrpc: "2.0", id: 4, method: "tools/list" });
+  assert.ok(((JSON.parse((await replies.next()).value as string) as { result: { tools: unknown[] } }).result.tools).length > 0, "the connection goes on");
 });

@@ -16,6 +16,7 @@ import { channelSetupProblem } from "../host/channel-setup.js";
 import { own } from "../kernel/own.js";
 import type { AgentDef, Rules } from "../kernel/rules.js";
 import { isInside, probeSandbox, realPath, sandboxHere } from "../worker/sandbox.js";
+import { networkPrograms } from "../worker/sandbox-network.js";
 import { expandHome } from "../worker/worker.js";
 import { findHub } from "./connect.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -161,8 +162,10 @@ function networkFindings(boxed: readonly AgentDef[], lang: Lang): Finding[] {
   const out: Finding[] = boxed.filter((a) => a.network === "host").map((a) => ({ ok: true, line: t(lang, "doctor.networkHostAgent", { agent: a.id }) }));
   const own = boxed.filter((a) => a.network !== "host").map((a) => a.id).join(", ");
   if (!own) return out;
-  const pasta = findProgram("pasta", process.env.PATH ?? "");
-  out.push(pasta ? { ok: true, line: t(lang, "doctor.networkOwn", { agents: own, pasta }) } : { ok: false, line: t(lang, "doctor.networkShared", { agents: own }) });
+  // What the worker of this user would find (R39-9: pasta alone is not enough for an ordinary user's worker).
+  const here = networkPrograms(process.getuid?.() ?? 0);
+  if ("shared" in here) out.push({ ok: false, line: t(lang, "doctor.networkShared", { agents: own, why: t(lang, here.shared === "noPasta" ? "sandbox.noPasta" : "sandbox.noEnvSignal") }) });
+  else out.push({ ok: true, line: t(lang, "doctor.networkOwn", { agents: own, pasta: here.pasta }) });
   return out;
 }
 

@@ -12,12 +12,11 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, ErrorCode, JSONRPCMessageSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Static } from "@sinclair/typebox";
 import type { ErrorObject } from "ajv";
 import { readFileSync } from "node:fs";
-import { Transform, type TransformCallback } from "node:stream";
-import { LineFramer } from "../common/lines.js";
+import { MessageLines, type RpcError } from "../worker/mcp-lines.js";
 import { HubClient } from "../protocol/client.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { mcpToolArguments, type McpToolName } from "../protocol/mcp-tools.js";
@@ -135,45 +134,6 @@ export function mcpServer(cfg: McpConfig): Server {
 /** A tool's input schema as `tools/list` declares it: plain JSON (TypeBox's symbols dropped), an object schema. */
 function jsonSchema(name: McpToolName): { type: "object"; [key: string]: unknown } {
   return JSON.parse(JSON.stringify(mcpToolArguments[name])) as { type: "object" };
-}
-
-type RpcError = { id: string | number | null; code: number; message: string };
-
-/**
- * Splits standard input into lines and passes on only whole JSON-RPC messages of at most `maxBytes`; for any other
- * line it calls `refuse` (JSON-RPC 2.0 §5.1: -32700 parse error, -32600 invalid request) and reads on. A line over
- * the limit is dropped as it arrives, never held whole.
- */
-export class MessageLines extends Transform {
-  private readonly framer: LineFramer;
-
-  constructor(private readonly maxBytes: number, private readonly refuse: (e: RpcError) => void) {
-    super();
-    this.framer = new LineFramer(maxBytes, (line) => this.endLine(line));
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.framer.push(chunk);
-    done();
-  }
-
-  /** One line of stdin (null: over `maxBytes`): passed on when it is a JSON-RPC message, else refused. */
-  private endLine(raw: string | null): void {
-    if (raw === null) return this.refuse({ id: null, code: -32700, message: `Parse error: line over ${this.maxBytes} bytes, skipped` });
-    const line = raw.replace(/\r$/, "");
-    if (line.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      return this.refuse({ id: null, code: -32700, message: "Parse error: not JSON" });
-    }
-    if (!JSONRPCMessageSchema.safeParse(value).success) {
-      const id = (value as { id?: unknown } | null)?.id;
-      return this.refuse({ id: typeof id === "string" || typeof id === "number" ? id : null, code: -32600, message: "Invalid Request: not a JSON-RPC 2.0 message" });
-    }
-    this.push(line + "\n");
-  }
 }
 
 /** Runs the server on stdin/stdout until stdin closes. */

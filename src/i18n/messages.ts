@@ -1361,7 +1361,7 @@ const catalog = {
   "doctor.sandboxOff": { zh: "沙箱：{agents} 没有沙箱，读得到这个目录的密钥：{why}", en: "sandbox: off for {agents}, which can read this home's keys: {why}" },
   "doctor.sandboxFails": { zh: "沙箱：{bwrap} 在这里跑不起来（{error}），所以 {agents} 的轮次会失败 — 允许它建命名空间，或给它们写 \"sandbox\": false", en: "sandbox: {bwrap} does not run here ({error}), so runs of {agents} fail — let it make namespaces, or set \"sandbox\": false on them" },
   "doctor.networkOwn": { zh: "网络：{agents} 有自己的网络（{pasta}）：能上网，连不到这台电脑的本机服务（loopbackPorts 写的除外），它们监听的端口外面看不到", en: "network: {agents} have a network of their own ({pasta}): the internet, not this computer's loopback services (but loopbackPorts), their listeners unseen outside" },
-  "doctor.networkShared": { zh: "网络：{agents} 用这台电脑的网络，hub 停着时能占用它的地址（SECURITY.md）：装上 pasta（Debian 和 Ubuntu：apt-get install passt）", en: "network: {agents} share this computer's network and can take the hub's address while it is down (SECURITY.md): install pasta (Debian and Ubuntu: apt-get install passt)" },
+  "doctor.networkShared": { zh: "网络：{agents} 用这台电脑的网络，hub 停着时能占用它的地址（SECURITY.md）：{why}", en: "network: {agents} share this computer's network and can take the hub's address while it is down (SECURITY.md): {why}" },
   "doctor.networkHostAgent": { zh: "网络：{agent} 写了 \"network\": \"host\"，用这台电脑的网络", en: "network: {agent} says \"network\": \"host\" and shares this computer's network" },
   "doctor.sandboxOn": { zh: "沙箱：{agents} 在沙箱里跑（{version}）：看不到这个目录", en: "sandbox: on for {agents} ({version}): this home is hidden from them" },
   "doctor.cwdInside": { zh: "规则 {rule}：cwd {cwd} 在这个目录里面，沙箱对 Agent {agent} 藏起了它 — 换一个目录", en: "rule {rule}: cwd {cwd} is inside this home, which the sandbox hides from agent {agent} — choose another folder" },
@@ -1369,6 +1369,7 @@ const catalog = {
   "sandbox.networkFailed": { zh: "沙箱的网络建不起来（pasta：{error}）；Agent 没有启动。在 rules.json 里给这个 Agent 写 \"network\": \"host\" 可让它用这台电脑的网络（docs/guide/sandbox.md）", en: "the sandbox's network could not be set up (pasta: {error}); the agent was not started. \"network\": \"host\" in the agent's rules.json entry gives it the computer's network instead (docs/guide/sandbox.md)" },
   "sandbox.noPasta": { zh: "没装 pasta（Debian 和 Ubuntu：apt-get install passt）", en: "pasta is not installed (Debian and Ubuntu: apt-get install passt)" },
   "sandbox.noEnvSignal": { zh: "这台电脑的 env 不认 --default-signal（要 coreutils 8.31 或更新）", en: "this computer's env does not take --default-signal (coreutils 8.31 or newer is needed)" },
+  "sandbox.pastaExit": { zh: "pasta 以退出码 {code} 结束，它的话在这次启动的 stderr 里", en: "pasta ended with exit code {code}; what it said is in the launch's stderr" },
   "sandbox.noBwrap": { zh: "没装 bubblewrap（bwrap）：装上它（Debian 和 Ubuntu：apt-get install bubblewrap）", en: "bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: apt-get install bubblewrap)" },
   // branch win-launch (issue 28): starting programs on Windows (src/sdk/launch.ts) and the run's Job Object (src/worker/windows-job.ts)
   "launch.notFound": { zh: "找不到程序 {program}：PATH 的各个目录里都没有（按 PATHEXT 的扩展名试过）。装上它，或把 \"program\" 写成完整路径", en: "program {program} is not on PATH (tried with each extension of PATHEXT): install it, or set \"program\" to its full path" },

@@ -25,7 +25,7 @@ import { executableParts, GuardLimitError, guardLimits, guardLimitText, noneSeen
 import { homeView, runtimeView, showProgram } from "./home-view.js";
 import { stateView } from "./state-steering.js";
 import { StateLimitError, stateLimits, stateLimitText, stateSeenAt, type StateSeen } from "./state-planted.js";
-import { sandboxNetwork } from "./sandbox-network.js";
+import { loopbackPortsIn, sandboxNetwork } from "./sandbox-network.js";
 
 /**
  * The sandbox around a launch as its plugin is told (`Turn.sandbox`): `none` without one; `closed` when the worker
@@ -70,6 +70,8 @@ export interface SandboxWorker {
   sandboxOff(why: string): void;
   /** Sandboxed agents share the computer's network here (`why`: no pasta); the worker says so once. */
   networkShared?(why: string): void;
+  /** The hub's address as the worker reaches it: its port on this computer's loopback is never forwarded (F39a-4). */
+  hubUrl?: string;
 }
 
 /**
@@ -276,7 +278,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // Where this launch lets the agent write: no later launch reaches a named folder through a link made there.
   const agentFoldersNow = recordAgentFolders(worker.home.dir, [...new Set(writable)]);
   // A network of its own (F33a-1) unless the rule says "host"; without pasta the computer's, said once.
-  const net = job.agent.network === "host" ? null : sandboxNetwork(job.agent.loopbackPorts ?? [], env, worker.home.worker, process.getuid?.() ?? 0);
+  const net = job.agent.network === "host" ? null : sandboxNetwork(job.agent.loopbackPorts ?? [], env, worker.home.worker, process.getuid?.() ?? 0, process.env.PATH ?? "", loopbackPortsIn({ hub: worker.hubUrl ?? "" }));
   if (net && "shared" in net) worker.networkShared?.(t(lang, net.shared === "noPasta" ? "sandbox.noPasta" : "sandbox.noEnvSignal"));
   return {
     stateSeen,

@@ -21,8 +21,10 @@
  * to a fixed address that pasta forwards to the computer's resolver (`--dns-forward`; a resolver on the computer's
  * loopback, systemd-resolved's 127.0.0.53, is not reachable from the sandbox's own loopback).
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { readProcStat } from "../common/proc.js";
 import { findProgram } from "../sdk/index.js";
 import { writeFileDurable } from "./files.js";
 
@@ -37,6 +39,11 @@ export interface SandboxNetwork {
   resolv: string;
   /** `env` (coreutils ≥ 8.31, for `--default-signal=PIPE`): `wrap` only. */
   env?: string;
+  /**
+   * util-linux's `setpriv`, which starts pasta with a parent-death signal (`--pdeathsig SIGKILL`): pasta ends with the
+   * run's supervisor, and bwrap's `--die-with-parent` then ends the sandbox. Absent where there is none.
+   */
+  setpriv?: string;
 }
 
 /** Where the sandbox sends its DNS queries; pasta forwards what reaches this address to the computer's resolver. */
@@ -60,28 +67,34 @@ function pastaOptions(ports: readonly number[]): string[] {
 export function networkArgv(net: SandboxNetwork, bwrapArgv: readonly string[], blockFd: number, uid: number, gid: number): string[] {
   const [bwrap, ...rest] = bwrapArgv;
   if (net.mode === "attach") return [bwrap!, "--unshare-net", "--block-fd", String(blockFd), ...rest];
-  return [net.pasta, ...pastaOptions(net.ports), "-f", "--", net.env ?? "env", "--default-signal=PIPE", bwrap!, "--unshare-user", "--uid", String(uid), "--gid", String(gid), ...rest];
+  return [...dyingWithParent(net), net.pasta, ...pastaOptions(net.ports), "-f", "--", net.env ?? "env", "--default-signal=PIPE", bwrap!, "--unshare-user", "--uid", String(uid), "--gid", String(gid), ...rest];
+}
+
+/** `setpriv --pdeathsig SIGKILL --` where there is one: what follows ends when its parent (the supervisor) does. */
+function dyingWithParent(net: SandboxNetwork): string[] {
+  return net.setpriv ? [net.setpriv, "--pdeathsig", "SIGKILL", "--"] : [];
 }
 
 /**
  * pasta's command line that joins the network namespace at `netns` (`attach`: a descriptor the caller opened, as
- * `/proc/self/fd/3`), as root, writing its own process id to `pidFile`; it returns once the namespace's interface is
- * set up, and keeps running in the background.
+ * `/proc/self/fd/3`), as root, in the foreground, writing its process id to `pidFile` once the namespace's interface
+ * and routes are set up.
  */
 export function attachArgv(net: SandboxNetwork, netns: string, pidFile: string): string[] {
-  return [net.pasta, ...pastaOptions(net.ports), "--runas", "0", "--netns-only", "--netns", netns, "-P", pidFile];
+  return [...dyingWithParent(net), net.pasta, ...pastaOptions(net.ports), "-f", "--runas", "0", "--netns-only", "--netns", netns, "-P", pidFile];
 }
 
 /**
  * The ports of the computer's loopback named in `env`'s values: each URL (`scheme://host:port…`) whose host is
- * `127.0.0.1` (or another 127/8 address), `localhost` or `[::1]` — where the owner pointed the agent's CLI at a model
- * proxy, a gateway or an HTTP proxy on this computer. A URL without a port names none (the scheme's own port on
+ * `127.0.0.1`, `localhost` or `[::1]` — where the owner pointed the agent's CLI at a model proxy, a gateway or an HTTP
+ * proxy on this computer. pasta forwards a port to the computer's 127.0.0.1 and ::1 only, so another 127/8 address
+ * names nothing (it would open the port of another service: the round-39 review, R39-6). A URL without a port names none (the scheme's own port on
  * loopback is rarely a service an agent needs; name it in `loopbackPorts`).
  */
 export function loopbackPortsIn(env: Readonly<Record<string, string>>): number[] {
   const out: number[] = [];
   for (const value of Object.values(env)) {
-    for (const m of value.matchAll(/[a-z][a-z0-9+.-]*:\/\/(?:[^@/\s]*@)?(127(?:\.\d{1,3}){3}|localhost|\[::1\]):(\d{1,5})(?![\d])/gi)) {
+    for (const m of value.matchAll(/[a-z][a-z0-9+.-]*:\/\/(?:[^@/\s]*@)?(127\.0\.0\.1|localhost|\[::1\]):(\d{1,5})(?![\d])/gi)) {
       const port = Number(m[2]);
       if (port >= 1 && port <= 65535) out.push(port);
     }
@@ -122,20 +135,32 @@ export function resolvConf(folder: string, hostResolv = "/etc/resolv.conf"): str
 export type NetworkHere = { network: SandboxNetwork } | { shared: "noPasta" | "noEnv" };
 
 /**
- * The network of a sandboxed launch on this computer: pasta from `path`, `attach` as root (`uid` 0), else `wrap`
- * (which needs an `env` that takes `--default-signal`: coreutils 8.31 or later).
- * @param named the agent's `loopbackPorts`; the ports of `env`'s loopback URLs are added (`loopbackPortsIn`).
- * @param folder where the sandbox's resolv.conf is kept (`resolvConf`).
+ * The programs a network of its own needs here, for a worker of user id `uid`: pasta (`attach` as root, else `wrap`,
+ * which needs an `env` that takes `--default-signal`: coreutils 8.31 or later), and `setpriv` where there is one —
+ * or why sandboxed agents share the computer's network. Reads PATH and files only (doctor asks it too).
  */
-export function sandboxNetwork(named: readonly number[], env: Readonly<Record<string, string>>, folder: string, uid: number, path = process.env.PATH ?? ""): NetworkHere {
+export function networkPrograms(uid: number, path = process.env.PATH ?? ""): { pasta: string; mode: "wrap" | "attach"; env?: string; setpriv?: string } | { shared: "noPasta" | "noEnv" } {
   const pasta = findProgram("pasta", path);
   if (!pasta) return { shared: "noPasta" };
-  const ports = [...new Set([...named, ...loopbackPortsIn(env)])].sort((a, b) => a - b).slice(0, sandboxLoopbackPortsMax);
-  const resolv = resolvConf(folder);
-  if (uid === 0) return { network: { pasta, mode: "attach", ports, resolv } };
-  const envProgram = findProgram("env", path);
-  if (!envProgram || !envTakesDefaultSignal(envProgram)) return { shared: "noEnv" };
-  return { network: { pasta, mode: "wrap", ports, resolv, env: envProgram } };
+  const setpriv = findProgram("setpriv", path) ?? undefined;
+  if (uid === 0) return { pasta, mode: "attach", ...(setpriv ? { setpriv } : {}) };
+  const env = findProgram("env", path);
+  if (!env || !envTakesDefaultSignal(env)) return { shared: "noEnv" };
+  return { pasta, mode: "wrap", env, ...(setpriv ? { setpriv } : {}) };
+}
+
+/**
+ * The network of a sandboxed launch on this computer (`networkPrograms`), with the ports it reaches and its resolv.conf.
+ * @param named the agent's `loopbackPorts`; the ports of `env`'s loopback URLs are added (`loopbackPortsIn`).
+ * @param folder where the sandbox's resolv.conf is kept (`resolvConf`).
+ * @param never ports never forwarded, named or found: the hub's own (round 39, F39a-4: a URL of the hub in a passed
+ *   variable's text opened its port; agents reach the hub through their tools socket only).
+ */
+export function sandboxNetwork(named: readonly number[], env: Readonly<Record<string, string>>, folder: string, uid: number, path = process.env.PATH ?? "", never: readonly number[] = []): NetworkHere {
+  const programs = networkPrograms(uid, path);
+  if ("shared" in programs) return programs;
+  const ports = [...new Set([...named, ...loopbackPortsIn(env)])].filter((p) => !never.includes(p)).sort((a, b) => a - b).slice(0, sandboxLoopbackPortsMax);
+  return { network: { ...programs, ports, resolv: resolvConf(folder) } };
 }
 
 /** Whether `env` at `program` is coreutils' with `--default-signal` (8.31+), by its text: nothing is run. */
@@ -173,28 +198,97 @@ export function hostPidOf(wrapper: number, inner: number): number | null {
   return null;
 }
 
-/** Whether this computer's kernel lists a process's children (`/proc/<pid>/task/<pid>/children`), which `hostPidOf` reads. */
-export function childrenListed(): boolean {
-  return existsSync(`/proc/${process.pid}/task/${process.pid}/children`);
-}
-
 /** The file in a launch's folder where an `attach` launch's pasta writes its process id. */
 export const pastaPidFile = "pasta.pid";
 
 /** How long pasta may take to join a sandbox's network namespace, in ms; past it the launch ends unstarted. */
 export const pastaStartMs = 15_000;
 
+/** How often the supervisor looks whether pasta has joined, and whether the agent has its own group yet, in ms. */
+const joinPollMs = 10;
+
+/** An `attach` launch's pasta while it joins and runs (`joinPasta`). */
+export interface JoinedPasta {
+  /** Ends pasta (after the launch, or when the launch ends before it joined). */
+  end(): void;
+}
+
 /**
- * Ends the pasta whose id `pidFile` holds (an `attach` launch's, after the launch ended: it would keep the namespace's
- * interface for good), if that process is still a pasta.
+ * Joins pasta to the network namespace of the sandbox bwrap cloned as `pid` (`attach`): opens the namespace here and
+ * gives it to pasta as its descriptor 3 (pasta, root but without CAP_SYS_PTRACE once it dropped capabilities, cannot
+ * open another process's namespace by path), starts pasta in the foreground as a child that dies with this process
+ * (`setpriv`), and calls `joined` once pasta has written its pid file — its interface and routes are set up then —
+ * or `failed` with why (pasta's words, or `pastaStartMs` passed). Never both, each at most once.
+ * @param folder the launch's folder (pasta's pid file).
  */
-export function endPasta(pidFile: string): void {
+export function joinPasta(net: SandboxNetwork, pid: number, folder: string, joined: () => void, failed: (why: string) => void): JoinedPasta {
+  let pasta: ChildProcess | null = null;
+  let settled = false;
+  let timer: NodeJS.Timeout | null = null;
+  const settle = (why: string | null) => {
+    if (settled) return;
+    settled = true;
+    if (timer) clearInterval(timer);
+    if (why === null) joined();
+    else failed(why);
+  };
+  const handle = {
+    end: () => {
+      // Silently: a launch that ended before pasta joined (a stop, bwrap's own failure) says so itself.
+      settled = true;
+      if (timer) clearInterval(timer);
+      pasta?.kill("SIGKILL");
+    },
+  };
+  let ns: number;
   try {
-    const pid = Number(readFileSync(pidFile, "utf8").trim());
-    if (!Number.isSafeInteger(pid) || pid <= 1) return;
-    if (!/^(pasta|passt)/.test(readFileSync(`/proc/${pid}/comm`, "utf8"))) return;
-    process.kill(pid, "SIGTERM");
-  } catch {
-    // never written (pasta failed) or gone already
+    ns = openSync(`/proc/${pid}/ns/net`, "r");
+  } catch (e) {
+    settle((e as Error).message);
+    return handle;
   }
+  const pidFile = join(folder, pastaPidFile);
+  // An earlier start's file (a launch started again after bwrap's setup failed) is not this pasta's word.
+  rmSync(pidFile, { force: true });
+  const argv = attachArgv(net, "/proc/self/fd/3", pidFile);
+  try {
+    pasta = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "ignore", "pipe", ns] });
+  } finally {
+    closeSync(ns);
+  }
+  let said = "";
+  pasta.stderr!.on("data", (d: Buffer) => (said = (said + d.toString()).slice(-4096)));
+  const words = () => said.split("\n").filter((l) => l && !l.includes("syslog")).join(" ");
+  pasta.on("error", (e) => settle(e.message));
+  pasta.on("exit", (code, signal) => settle(words() || `pasta ended (${code ?? signal})`));
+  const started = Date.now();
+  timer = setInterval(() => {
+    let written = "";
+    try {
+      written = readFileSync(pidFile, "utf8").trim();
+    } catch {
+      // not yet
+    }
+    if (written) settle(null);
+    else if (Date.now() - started > pastaStartMs) {
+      settle(`no answer within ${pastaStartMs} ms`);
+      pasta?.kill("SIGKILL");
+    }
+  }, joinPollMs);
+  return handle;
+}
+
+/**
+ * Calls `then` once process `pid` leads a process group of its own (bwrap's child calls setsid only after its
+ * `--block-fd` let it go), or after `waitMs`; not at all when it ended.
+ */
+export function onOwnGroup(pid: number, then: () => void, waitMs = 5_000): void {
+  const started = Date.now();
+  const look = () => {
+    const stat = readProcStat(pid);
+    if (stat === null) return;
+    if (stat.pgid === pid || Date.now() - started > waitMs) return then();
+    setTimeout(look, joinPollMs);
+  };
+  look();
 }

@@ -27,10 +27,10 @@ import { stopGraceMs } from "../kernel/limits.js";
 import { findPowerShell, windowsFiles } from "../sdk/launch.js";
 import { writeFileDurable } from "./files.js";
 import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
-import { processStart } from "../common/proc.js";
+import { processStart, sameProcessStart } from "../common/proc.js";
 import type { LaunchSpec } from "./supervise.js";
 import { encodeJobPayload, jobExit, jobHostArgv, jobPayload, jobStatusFile } from "./windows-job.js";
-import { attachArgv, endPasta, hostPidOf, pastaPidFile, pastaStartMs } from "./sandbox-network.js";
+import { hostPidOf, joinPasta, onOwnGroup, type JoinedPasta } from "./sandbox-network.js";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -145,42 +145,39 @@ if (child.pid !== undefined) {
     const cloned = (pid: number) => {
       // `wrap`: bwrap names its child by pasta's PID namespace; the group to stop is that process's on this computer.
       if (network?.mode === "wrap") record(hostPidOf(child.pid!, pid) ?? child.pid!);
-      else record(pid);
-      if (network?.mode === "attach") joinNetwork(pid);
+      else if (network?.mode === "attach") {
+        // Until pasta has joined and bwrap's child leads a group of its own (it calls setsid after its --block-fd),
+        // a stop ends bwrap's own group, which holds that child (the round-39 review, R39-1: a stop then was lost).
+        record(child.pid!);
+        const block = child.stdio[3 + 1 + bindFds.length] as NodeJS.WritableStream | null;
+        blocked = { pid, start: processStart(pid) };
+        pasta = joinPasta(network, pid, dir!, () => {
+          // A stop may have ended bwrap meanwhile: its child, still waiting, is ended on bwrap's exit, never let go.
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          blocked = null;
+          block?.end("1");
+          onOwnGroup(pid, () => {
+            if (child.exitCode === null && child.signalCode === null) writeJson("pid.json", { supervisor: process.pid, pgid: pid, start: processStart(pid) });
+          });
+        }, (why) => {
+          networkError = t(lang, "sandbox.networkFailed", { error: why });
+          child.kill("SIGKILL");
+        });
+      } else record(pid);
     };
     status = watchBwrapStatus(child.stdio[3] as Readable, exited, cloned);
     child.stdio[3]!.on("end", () => record(child.pid!));
   }
 }
 /**
- * Joins pasta to the network namespace of the sandbox bwrap cloned as `pid` (sandbox-network.ts `attach`), then lets
- * bwrap start the agent (a byte on its `--block-fd`). When pasta cannot, bwrap is ended before the agent runs, and
- * `exit.json` says why: the agent never runs on the computer's network instead.
+ * An `attach` launch's sandbox while it waits on `--block-fd` for pasta: bwrap's child, which a stop of bwrap's group
+ * does not end (pid 1 of its namespace ignores SIGTERM, and bwrap sets its parent-death signal only after the wait),
+ * and which goes on when the pipe closes — so it is killed when bwrap ends first (the round-39 review, R39-1).
  */
-function joinNetwork(pid: number): void {
-  const block = child.stdio[3 + 1 + bindFds.length] as NodeJS.WritableStream | null;
-  const fail = (error: string) => {
-    networkError = t(lang, "sandbox.networkFailed", { error });
-    child.kill("SIGKILL");
-  };
-  // The namespace is opened here and given to pasta as its descriptor 3: pasta opens it by path only after it
-  // dropped its capabilities, and bwrap's process is not dumpable then.
-  let ns: number;
-  try {
-    ns = openSync(`/proc/${pid}/ns/net`, "r");
-  } catch (e) {
-    return fail((e as Error).message);
-  }
-  const pasta = spawn(spec.network!.pasta, attachArgv(spec.network!, "/proc/self/fd/3", join(dir!, pastaPidFile)).slice(1), { stdio: ["ignore", "ignore", "pipe", ns], timeout: pastaStartMs });
-  closeSync(ns);
-  let said = "";
-  pasta.stderr!.on("data", (d: Buffer) => (said = (said + d.toString()).slice(-4096)));
-  pasta.on("error", (e) => fail(e.message));
-  pasta.on("exit", (code, signal) => {
-    if (code === 0) block?.end("1");
-    else fail(said.split("\n").filter((l) => l && !l.includes("syslog")).join(" ") || `${code ?? signal}`);
-  });
-}
+let blocked: { pid: number; start: string } | null = null;
+/** An `attach` launch's pasta (sandbox-network.ts `joinPasta`), ended with the launch. */
+let pasta: JoinedPasta | null = null;
+/** Why the sandbox's network could not be set up, when the supervisor ended bwrap for it. */
 let networkError: string | null = null;
 
 child.on("exit", (code, signal) => {
@@ -191,18 +188,21 @@ child.on("exit", (code, signal) => {
   }
   // bwrap's last status line may still be in the pipe when its exit is seen.
   void (status?.closed ?? Promise.resolve()).then(() => {
+    pasta?.end();
+    if (blocked && sameProcessStart(blocked.pid, blocked.start)) process.kill(blocked.pid, "SIGKILL");
     if (spec.network?.mode === "wrap" && signal === null) {
       // pasta answers 0 when it was ended itself (and bwrap with it): bwrap's own word is the agent's exit; without
-      // it, an agent that was running ended unfinished.
+      // it, an agent that was running ended unfinished. Before bwrap cloned anything, pasta itself failed (R39-8).
       if (status?.status.exitCode != null) code = status.status.exitCode;
+      else if (status?.status.childPid === null && code !== 0) networkError = t(lang, "sandbox.networkFailed", { error: t(lang, "sandbox.pastaExit", { code: String(code) }) });
       else if (code === 0) [code, signal] = [null, "SIGKILL"];
     }
     const sig = signal ?? (spec.sandboxed ? signalOf(code) : null);
     // A sandboxed launch bwrap ended on its own before its program ran: the sandbox could not be set up (the worker
     // plans it again and launches once more: attempt.ts).
     const setupFailed = status !== null && bwrapSetupFailed(status.status, { code, signal });
-    if (spec.network?.mode === "attach") endPasta(join(dir!, pastaPidFile));
-    if (networkError) writeJson("exit.json", { code: 127, signal: null, error: networkError });
+    // bwrap that ended on its own (a setup failure while pasta joined) says so itself: it is planned and started again.
+    if (networkError && (spec.network?.mode === "wrap" || signal !== null)) writeJson("exit.json", { code: 127, signal: null, error: networkError });
     else writeJson("exit.json", { code: sig && !signal ? null : code, signal: sig, error: null, ...(setupFailed ? { setupFailed: true } : {}) });
     process.exit(0);
   });

@@ -24,6 +24,7 @@ import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { MessageLines } from "./mcp-lines.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job, ToolCallDecision } from "../protocol/responses.js";
@@ -253,7 +254,12 @@ export class ToolBridges {
       };
       return this.call(job, req.params.name, req.params.arguments ?? {}, signal, secrets(), onProgress);
     });
-    const transport = new StdioServerTransport(held, socket, { maxBufferSize: bridgeLineMaxBytes + 2 });
+    // A line the SDK would drop in silence is answered (F39b-1); one longer than allowed closes the connection.
+    const lines = held.pipe(new MessageLines(bridgeLineMaxBytes, (e) => {
+      if (e.over) return void socket.destroy();
+      if (!socket.destroyed) socket.write(JSON.stringify({ jsonrpc: "2.0", id: e.id, error: { code: e.code, message: e.message } }) + "\n");
+    }));
+    const transport = new StdioServerTransport(lines, socket, { maxBufferSize: bridgeLineMaxBytes + 2 });
     mcp.onclose = () => socket.destroy();
     socket.on("close", () => {
       held.release();

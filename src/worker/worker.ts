@@ -129,6 +129,7 @@ export class Worker {
         if (!this.sandboxOffSaid) this.log(t(opts.lang, "worker.noSandbox", { name: opts.name, why }));
         this.sandboxOffSaid = true;
       },
+      hubUrl: opts.url,
       networkShared: (why) => {
         if (!this.networkSharedSaid) this.log(t(opts.lang, "worker.networkShared", { name: opts.name, why }));
         this.networkSharedSaid = true;
