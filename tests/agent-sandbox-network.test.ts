@@ -21,6 +21,7 @@ import { sandboxKit } from "./sandbox-kit.js";
 import { findProgram } from "../src/sdk/index.js";
 import { loopbackPortsIn, networkArgv, networkPrograms, resolvConf, sandboxDnsAddress, sandboxNetwork } from "../src/worker/sandbox-network.js";
 import { stopGroup, supervisorScript } from "../src/worker/supervise.js";
+import { sandboxArgv } from "../src/worker/sandbox.js";
 import { parseRules } from "../src/protocol/rules-file.js";
 
 const kit = sandboxKit();
@@ -274,4 +275,23 @@ test("issue 26 round 39, F39a-4 (reported case: a passed variable's text named t
   const got = sandboxNetwork([18739, 6000], env, folder, 0, process.env.PATH ?? "", loopbackPortsIn({ hub: "http://127.0.0.1:18739" }));
   assert.ok("network" in got);
   assert.deepEqual(got.network.ports, [5555, 6000]);
+});
+
+test("issue 26 r33 (the round-39 review, R39-10): the wrap way with the worker's own command line (sandboxArgv): the folders bound by descriptor pass through pasta and env, the agent writes its cwd", { skip: wrapSkip }, async () => {
+  const dir = realpathSync(tempDir("aa-net-wrapfd-"));
+  const hidden = realpathSync(tempDir("aa-net-hidden-"));
+  removed.push(dir, hidden);
+  chmodSync(dir, 0o777);
+  writeFileSync(join(hidden, "secret"), "no");
+  mkdirSync(join(dir, "res"), { mode: 0o755 });
+  const network = { pasta: pasta!, mode: "wrap" as const, ports: [], resolv: resolvConf(join(dir, "res")), env: findProgram("env")!, ...(findProgram("setpriv") ? { setpriv: findProgram("setpriv")! } : {}) };
+  const script = `const fs=require("fs");let s;try{s=fs.readFileSync(${JSON.stringify(join(hidden, "secret"))},"utf8")}catch(e){s=e.code}fs.writeFileSync("wrote","yes");console.log(JSON.stringify({secret:s,resolv:fs.readFileSync("/etc/resolv.conf","utf8").trim().split("\\n").pop()}))`;
+  const launch = sandboxArgv({ bwrap: bwrap!, hide: hidden, show: [], cwd: dir, writable: [dir], network }, [process.execPath, "-e", script]);
+  assert.deepEqual(launch.sources, [network.resolv, dir]);
+  const spec = { argv: launch.argv, cwd: dir, env: { PATH: process.env.PATH ?? "" }, sandboxed: true, lang: "en", bindSources: launch.sources, network };
+  const sup = spawn("runuser", ["-u", "nobody", "--", process.execPath, supervisorScript, dir], { stdio: ["pipe", "ignore", "inherit"], cwd: dir });
+  sup.stdin!.end(JSON.stringify(spec));
+  assert.deepEqual(await exitOf(dir), { code: 0, signal: null, error: null });
+  assert.equal(readFileSync(join(dir, "wrote"), "utf8"), "yes");
+  assert.deepEqual(JSON.parse(readFileSync(join(dir, "stdout"), "utf8").trim().split("\n").pop()!), { secret: "ENOENT", resolv: `nameserver ${sandboxDnsAddress}` });
 });

@@ -15,7 +15,7 @@ import type { PluginLoader } from "../plugins/index.js";
 import { buildPrompt, rewritePrompt } from "./prompt.js";
 import { addUsage, receiptErrorNotice, type ReadMessage } from "./receipt.js";
 import { childEnv } from "./env.js";
-import { launchAlive, launchSupervisors, readExit, readPids, processAlive, sleep, startSupervised, stopGroup } from "./supervise.js";
+import { launchAlive, launchSupervisors, readExit, readPids, processAlive, shellCode, sleep, startSupervised, stopGroup } from "./supervise.js";
 import { moveAside, readRegular, unsharedCheckBytesMax, writeFileDurable } from "./files.js";
 import type { OutputReader } from "./output.js";
 import { sandboxArgv, type SandboxPlan } from "./sandbox.js";
@@ -395,7 +395,7 @@ export class Attempt {
           if (stopping) await stopping;
           if (exit.error) return { error: t(this.host.lang, "run.couldNotStart", { agent: job.agent.use, error: exit.error }) };
           if (exit.setupFailed && setupMayFail && !stopping) return setupFailed;
-          return await read(exit.code ?? 128);
+          return await read(shellCode(exit));
         }
         const pids = readPids(ldir);
         if (pids && !processAlive(pids.supervisor) && !readExit(ldir)) return { error: t(this.host.lang, "run.supervisorGone") };

@@ -6,6 +6,7 @@
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
+import { constants as osConstants } from "node:os";
 import { engineDir } from "../common/paths.js";
 import { procCmdline, procTable, sameGroup, sameProcessStart } from "../common/proc.js";
 import type { Lang } from "../i18n/messages.js";
@@ -19,6 +20,16 @@ import type { SandboxNetwork } from "./sandbox-network.js";
  * (bwrap's status never said `exit-code`; supervisor-main.ts), so nothing of the agent ran.
  */
 export interface Exit { code: number | null; signal: string | null; error: string | null; setupFailed?: boolean }
+
+/**
+ * The exit code of a launch as a shell gives it: its own, or 128 + the signal's number when a signal ended it (139 for
+ * SIGSEGV), so that a plugin's reading says which (round 39, F39a-3: every signal read as 128); 128 when neither is known.
+ */
+export function shellCode(exit: Exit): number {
+  if (exit.code !== null) return exit.code;
+  const n = exit.signal ? (osConstants.signals as Record<string, number | undefined>)[exit.signal] : undefined;
+  return 128 + (n ?? 0);
+}
 
 /** The compiled supervisor script (the worker always runs the compiled one, also under tsx). */
 export const supervisorScript = join(engineDir, "dist", "src", "worker", "supervisor-main.js");
