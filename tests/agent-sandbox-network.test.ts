@@ -155,6 +155,7 @@ async function wrapLaunch(script: string, port: number): Promise<{ dir: string; 
   const spec = { argv: networkArgv(network, inner, 4, uid, gid), cwd: dir, env: { PATH: process.env.PATH ?? "" }, sandboxed: true, lang: "en", bindSources: [], network };
   const sup = spawn("runuser", ["-u", "nobody", "--", process.execPath, supervisorScript, dir], { stdio: ["pipe", "ignore", "inherit"], cwd: dir });
   sup.stdin!.end(JSON.stringify(spec));
+  kit.cleanups.push(() => stopGroup(dir, 1000));
   const pid = await until(() => existsSync(join(dir, "pid.json")) && (JSON.parse(readFileSync(join(dir, "pid.json"), "utf8")) as { pgid: number }).pgid, 20_000, "pid.json");
   return { dir, pid, uid };
 }
@@ -197,6 +198,8 @@ function attachLaunch(script: string, extra: string[] = [], pastaPath = pasta!):
   const spec = { argv: networkArgv(network, inner, 4, 0, 0), cwd: dir, env: { PATH: process.env.PATH ?? "" }, sandboxed: true, lang: "en", bindSources: [], network };
   const sup = spawn(process.execPath, [supervisorScript, dir], { stdio: ["pipe", "ignore", "inherit"], cwd: dir });
   sup.stdin!.end(JSON.stringify(spec));
+  // A test that fails midway leaves no sandbox running.
+  kit.cleanups.push(() => stopGroup(dir, 1000));
   return { dir, done: exitOf(dir) };
 }
 
