@@ -218,19 +218,21 @@ export interface JoinedPasta {
  * gives it to pasta as its descriptor 3 (pasta, root but without CAP_SYS_PTRACE once it dropped capabilities, cannot
  * open another process's namespace by path), starts pasta in the foreground as a child that dies with this process
  * (`setpriv`), and calls `joined` once pasta has written its pid file — its interface and routes are set up then —
- * or `failed` with why (pasta's words, or `pastaStartMs` passed). Never both, each at most once.
+ * or `failed` with why (pasta's words, or `pastaStartMs` passed; `gone`: the sandbox's process was ending already, so
+ * bwrap's own setup failed). Never both, each at most once.
  * @param folder the launch's folder (pasta's pid file).
  */
-export function joinPasta(net: SandboxNetwork, pid: number, folder: string, joined: () => void, failed: (why: string) => void): JoinedPasta {
+export function joinPasta(net: SandboxNetwork, pid: number, folder: string, joined: () => void, failed: (why: string, gone: boolean) => void): JoinedPasta {
   let pasta: ChildProcess | null = null;
   let settled = false;
   let timer: NodeJS.Timeout | null = null;
+  let gone = false;
   const settle = (why: string | null) => {
     if (settled) return;
     settled = true;
     if (timer) clearInterval(timer);
     if (why === null) joined();
-    else failed(why);
+    else failed(why, gone);
   };
   const handle = {
     end: () => {
@@ -244,6 +246,8 @@ export function joinPasta(net: SandboxNetwork, pid: number, folder: string, join
   try {
     ns = openSync(`/proc/${pid}/ns/net`, "r");
   } catch (e) {
+    // ENOENT: the process is ending (its namespaces are let go before it is a zombie): bwrap's own setup failed.
+    gone = (e as NodeJS.ErrnoException).code === "ENOENT";
     settle((e as Error).message);
     return handle;
   }

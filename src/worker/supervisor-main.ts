@@ -27,7 +27,7 @@ import { stopGraceMs } from "../kernel/limits.js";
 import { findPowerShell, windowsFiles } from "../sdk/launch.js";
 import { writeFileDurable } from "./files.js";
 import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
-import { processStart, sameProcessStart } from "../common/proc.js";
+import { processStart, readProcStat } from "../common/proc.js";
 import type { LaunchSpec } from "./supervise.js";
 import { encodeJobPayload, jobExit, jobHostArgv, jobPayload, jobStatusFile } from "./windows-job.js";
 import { hostPidOf, joinPasta, onOwnGroup, type JoinedPasta } from "./sandbox-network.js";
@@ -159,7 +159,10 @@ if (child.pid !== undefined) {
           onOwnGroup(pid, () => {
             if (child.exitCode === null && child.signalCode === null) writeJson("pid.json", { supervisor: process.pid, pgid: pid, start: processStart(pid) });
           });
-        }, (why) => {
+        }, (why, gone) => {
+          // bwrap's child gone already (its namespace could not be opened): its own setup failed, and bwrap says so
+          // itself when it exits — a setup failure, started again (R39-3), never read as the network's.
+          if (gone || !stillWaiting()) return;
           networkError = t(lang, "sandbox.networkFailed", { error: why });
           child.kill("SIGKILL");
         });
@@ -175,6 +178,12 @@ if (child.pid !== undefined) {
  * and which goes on when the pipe closes — so it is killed when bwrap ends first (the round-39 review, R39-1).
  */
 let blocked: { pid: number; start: string } | null = null;
+
+/** Whether bwrap's child of an `attach` launch still waits on its `--block-fd` (not ended, not a zombie). */
+function stillWaiting(): boolean {
+  const now = blocked && readProcStat(blocked.pid);
+  return !!now && now.start === blocked!.start && now.state !== "Z" && now.state !== "X";
+}
 /** An `attach` launch's pasta (sandbox-network.ts `joinPasta`), ended with the launch. */
 let pasta: JoinedPasta | null = null;
 /** Why the sandbox's network could not be set up, when the supervisor ended bwrap for it. */
@@ -189,7 +198,7 @@ child.on("exit", (code, signal) => {
   // bwrap's last status line may still be in the pipe when its exit is seen.
   void (status?.closed ?? Promise.resolve()).then(() => {
     pasta?.end();
-    if (blocked && sameProcessStart(blocked.pid, blocked.start)) process.kill(blocked.pid, "SIGKILL");
+    if (stillWaiting()) process.kill(blocked!.pid, "SIGKILL");
     if (spec.network?.mode === "wrap" && signal === null) {
       // pasta answers 0 when it was ended itself (and bwrap with it): bwrap's own word is the agent's exit; without
       // it, an agent that was running ended unfinished. Before bwrap cloned anything, pasta itself failed (R39-8).
