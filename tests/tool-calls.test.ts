@@ -52,11 +52,11 @@ function reasoned(client: HubClient): HubClient {
   });
 }
 
-async function withToolHub(rules: unknown, body: (h: ToolHub) => Promise<void>, o: { builtins?: Parameters<typeof builtinPlugins>[0]; setup?: (home: Home) => void } = {}): Promise<void> {
+async function withToolHub(rules: unknown, body: (h: ToolHub) => Promise<void>, o: { builtins?: Parameters<typeof builtinPlugins>[0]; setup?: (home: Home) => void; clock?: () => number } = {}): Promise<void> {
   const root = builtinPlugins(o.builtins ?? {});
   const made = makeHome(rules);
   o.setup?.(made.home);
-  const f = await serveFixture(made, { builtinToolRoot: root });
+  const f = await serveFixture(made, { builtinToolRoot: root, ...(o.clock ? { clock: o.clock } : {}) });
   try {
     await body({ f, client: reasoned(new HubClient(f.url, null)), owner: reasoned(new HubClient(f.url, f.keys.owner)), job: await runOf(f, "s1") });
   } finally {
@@ -305,6 +305,26 @@ test("a held call whose hold runs out is awaiting approval (the timer's deadline
     assert.deepEqual(await held, { call: second.call, decision: "deny", sessionKey: "alerts:s1", card: second.card, reason: `the owner denied files.write on card ${second.card}` });
     assert.equal((await lastCallRow(f, job.run, second.call)).status, "denied");
   });
+});
+
+test("a call read past its deadline (a parked task's, a hold's) answers only once the timer recorded it (CI of a205e44: `plugins invoke` said timeout, `status` read just after did not count it)", async () => {
+  // The hub's clock jumps past both deadlines while its timer still sleeps (armed for 60 s): the read itself has the
+  // due round run, so what the caller is told is already recorded when it acts on it.
+  let skewMs = 0;
+  await withToolHub(toolRules([{ plugin: "jobs", mode: "auto" }, { plugin: "asks", mode: "prompt" }], ["jobs.*", "asks.*"], 30), async ({ f, client, job }) => {
+    const parked = (await client.toolCall(job.run, job.token, callBody("jobs.run"))).call;
+    await client.toolCallOutcome(job.run, job.token, parked, { status: "parked", durationMs: 1, taskId: "clock-task-000000001", timeoutMs: 60_000 });
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, parked, 0), { status: "pending" });
+    const asking = await client.toolCall(job.run, job.token, callBody("asks.run"));
+    assert.equal((await lastCallRow(f, job.run, asking.call)).status, "asking");
+    skewMs = 31_000; // past the hold (30 s), not the task's deadline
+    assert.deepEqual(await client.toolCallWait(job.run, job.token, asking.call, 0), asking);
+    assert.deepEqual([(await lastCallRow(f, job.run, asking.call)).status, (await lastCallRow(f, job.run, parked)).status], ["awaiting_approval", "parked"]);
+    skewMs = 61_000;
+    assert.deepEqual(await client.toolCallResult(job.run, job.token, parked, 0), { status: "timeout" });
+    assert.equal((await lastCallRow(f, job.run, parked)).status, "timeout");
+    assert.deepEqual((await f.state()).toolCalls.filter((c) => c.plugin === "jobs"), [{ plugin: "jobs", status: "timeout", count: 1 }]);
+  }, { builtins: { jobs: {}, asks: {} }, clock: () => Date.now() + skewMs });
 });
 
 test("outcomes, parked async calls and their callbacks: 200, then 404; unknown 404; past the deadline 410 and a timeout; the legacy path; replays", async () => {

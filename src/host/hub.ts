@@ -350,7 +350,8 @@ export class Hub {
 
   /**
    * Arms the single timer for the next deadline of the due table or the next card offer not yet woken for.
-   * While the timer's round runs, `fire` arms it when done.
+   * While the timer's round runs, `fire` arms it when done. `delayMs` 0: a round now (a read past a deadline asks for
+   * the fact it answers from).
    */
   arm(delayMs?: number): void {
     if (this.closed || this.firing) return;

@@ -28,6 +28,12 @@ import { decide, queryNumber, refuse, reply, route } from "./endpoint.js";
 import { idParam } from "./read.js";
 import { toolInvokeRoute } from "./tools-invoke.js";
 
+/**
+ * How long (ms) a read of a call past its deadline waits for the timer's round it asked for to record that deadline,
+ * before answering from the deadline alone (a stuck timer must not hold the read).
+ */
+const deadlineRecordWaitMs = 2_000;
+
 const taskIdRe = new RegExp(taskIdPattern);
 const callbackKeyRe = new RegExp(callbackKeyPattern);
 
@@ -59,6 +65,33 @@ function callOf(c: Context, hub: Hub, run: number | null): ToolCallRow | null {
   const id = idParam(c, "call");
   const call = id === null ? undefined : hub.store.view.get("calls", id);
   return call && call.run === run && (run !== null || call.caller === "owner") ? call : null;
+}
+
+/**
+ * The call of the path, held while its status is `status` (asking for the owner, parked for a callback) up to
+ * `waitSeconds` and never past its own deadline (`deadlineOf`: the hold's end, the task's); null when not found. A
+ * deadline already past is the timer's to record (the hold ends, the task times out): its round is run now and waited
+ * for up to `deadlineRecordWaitMs`, so that a caller acting on the answer (`status` after `plugins invoke`) finds it
+ * among the facts (the CI run of a205e44 read the count before the timer had written it).
+ */
+async function heldWhile(c: Context, hub: Hub, run: number | null, status: ToolCallRow["status"], deadlineOf: (call: ToolCallRow) => number | null, waitSeconds: string | undefined): Promise<ToolCallRow | null> {
+  let call = callOf(c, hub, run);
+  if (!call) return null;
+  const signal = c.req.raw.signal;
+  const until = Math.min(waitEnd(hub, waitSeconds), deadlineOf(call) ?? 0);
+  while (call.status === status && hub.now() < until && !signal.aborted) {
+    await callChanged(hub, call.id, until, signal);
+    call = callOf(c, hub, run);
+    if (!call) return null;
+  }
+  const deadline = deadlineOf(call);
+  if (call.status === status && deadline !== null && hub.now() >= deadline && !signal.aborted) {
+    const recorded = callChanged(hub, call.id, hub.now() + deadlineRecordWaitMs, signal);
+    hub.arm(0);
+    await recorded;
+    call = callOf(c, hub, run);
+  }
+  return call;
 }
 
 /** How long a held GET may wait, in ms from now: `waitSeconds` (default 0), at most `toolCallWaitMaxSeconds`. */
@@ -147,14 +180,8 @@ export function toolRoutes(hub: Hub): Hono {
   // The decision now; a call held for the owner's answer is held here too, never past its own hold.
   route(app, hub, "toolCallGet", async (c, req) => {
     const notFound = () => refuse(c, 404, refusal(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
-    let call = callOf(c, hub, req.run);
+    const call = await heldWhile(c, hub, req.run, "asking", (row) => row.waitUntil, req.query.waitSeconds);
     if (!call) return notFound();
-    const until = Math.min(waitEnd(hub, req.query.waitSeconds), call.waitUntil ?? 0);
-    while (call.status === "asking" && hub.now() < until && !c.req.raw.signal.aborted) {
-      await callChanged(hub, call.id, until, c.req.raw.signal);
-      call = callOf(c, hub, req.run);
-      if (!call) return notFound();
-    }
     return reply(c, hub, "toolCallGet", callDecisionOf(new Ctx(hub.store.view, hub.now(), hub.env), call));
   });
 
@@ -171,15 +198,8 @@ export function toolRoutes(hub: Hub): Hono {
 
   // A parked call's end; while pending, held up to `waitSeconds`, never past the call's deadline.
   const result = async (c: Context, name: "toolCallResult" | "ownerToolCallResult", run: number | null, waitSeconds: string | undefined) => {
-    let call = callOf(c, hub, run);
-    const notFound = () => refuse(c, 404, refusal(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
-    if (!call) return notFound();
-    const until = Math.min(waitEnd(hub, waitSeconds), call.deadline ?? 0);
-    while (call.status === "parked" && hub.now() < until && !c.req.raw.signal.aborted) {
-      await callChanged(hub, call.id, until, c.req.raw.signal);
-      call = callOf(c, hub, run);
-      if (!call) return notFound();
-    }
+    const call = await heldWhile(c, hub, run, "parked", (row) => row.deadline, waitSeconds);
+    if (!call) return refuse(c, 404, refusal(hub.env.lang, "tools.calls.notFound", { id: c.req.param("call") ?? "" }));
     const end = callResultOf(call, hub.now());
     return end ? reply(c, hub, name, end) : refuse(c, 409, refusal(hub.env.lang, "tools.calls.notParked", { id: call.id }));
   };
