@@ -97,3 +97,25 @@ export function procCmdline(pid: number): string[] | null {
     return null;
   }
 }
+
+/**
+ * The numbers of process `pid` in each PID namespace it is in, outermost first, as the `NSpid` line of
+ * `/proc/<pid>/status` gives them (one number outside any namespace); null when it is gone.
+ */
+export function procNsPids(pid: number): number[] | null {
+  try {
+    const line = /^NSpid:\s+(.+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return line ? line.trim().split(/\s+/).map(Number) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The children of process `pid` (its main thread's, as `/proc/<pid>/task/<pid>/children` lists them); [] when it is gone. */
+export function procChildren(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}

@@ -22,8 +22,7 @@
  * read the hub's keys as well (README: what `"sandbox": false` gives up). Where /proc is missing (not Linux) the worker
  * cannot look, and admits the connection after the exchange.
  */
-import { readFileSync } from "node:fs";
-import { procCmdline, procTable } from "../common/proc.js";
+import { procCmdline, procNsPids, procTable } from "../common/proc.js";
 
 /** The notification that asks the peer to prove itself, with `params.challenge`. */
 export const proveMethod = "agent-autoloop/prove";
@@ -59,13 +58,8 @@ function processes(): Map<number, ProcInfo> {
  * bubblewrap's `--unshare-pid` makes one for a sandboxed agent. False when it cannot be read (it ended).
  */
 function namespaceInit(pid: number): boolean {
-  try {
-    const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("NSpid:"));
-    const ids = line?.slice("NSpid:".length).trim().split(/\s+/) ?? [];
-    return ids.length > 1 && ids[ids.length - 1] === "1";
-  } catch {
-    return false;
-  }
+  const ids = procNsPids(pid) ?? [];
+  return ids.length > 1 && ids[ids.length - 1] === 1;
 }
 
 /**

@@ -24,7 +24,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { readProcStat } from "../common/proc.js";
+import { procChildren, procNsPids, readProcStat } from "../common/proc.js";
 import { findProgram } from "../sdk/index.js";
 import { writeFileDurable } from "./files.js";
 
@@ -178,22 +178,8 @@ function envTakesDefaultSignal(program: string): boolean {
  * pasta's namespace. Null when it cannot be found (gone already).
  */
 export function hostPidOf(wrapper: number, inner: number): number | null {
-  const children = (pid: number): number[] => {
-    try {
-      return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  };
-  for (const bwrap of children(wrapper)) {
-    for (const child of children(bwrap)) {
-      try {
-        const nspid = /^NSpid:\s+(.+)$/m.exec(readFileSync(`/proc/${child}/status`, "utf8"))?.[1]?.trim().split(/\s+/).map(Number) ?? [];
-        if (nspid[1] === inner) return child;
-      } catch {
-        // gone meanwhile
-      }
-    }
+  for (const bwrap of procChildren(wrapper)) {
+    for (const child of procChildren(bwrap)) if (procNsPids(child)?.[1] === inner) return child;
   }
   return null;
 }
