@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { baseRules, freePort, hubFixture, tempDir, until, untilLatestRun } from "./helpers.js";
 import { sandboxKit } from "./sandbox-kit.js";
 import { findProgram } from "../src/sdk/index.js";
-import { loopbackPortsIn, networkArgv, networkPrograms, resolvConf, sandboxDnsAddress, sandboxNetwork } from "../src/worker/sandbox-network.js";
+import { attachArgv, loopbackPortsIn, networkArgv, networkPrograms, pastaOptions, resolvConf, sandboxDnsAddress, sandboxNetwork } from "../src/worker/sandbox-network.js";
 import { stopGroup, supervisorScript } from "../src/worker/supervise.js";
 import { sandboxArgv } from "../src/worker/sandbox.js";
 import { parseRules } from "../src/protocol/rules-file.js";
@@ -96,6 +96,27 @@ test("issue 26 r33 F33a-1 (reported case: the agent listens on the port the hub 
   const { net, fromHost } = await runAgent({ command: [process.execPath, "-e", agentScript, String(a.port), String(b.port), String(c.port), String(q)], loopbackPorts: [b.port], env: ["AA_NET_MODEL_URL"] }, cwd);
   assert.deepEqual(net, { a: "ECONNREFUSED", b: "B: named", c: "C: in the environment", listen: "ok" });
   assert.equal(fromHost, "ECONNREFUSED", "the agent's listener is not on the computer's loopback");
+});
+
+test("issue 26 round 40, F40a-1 (reported case: a rule with no loopbackPorts and no loopback URL): the sandbox reaches no port of the computer's loopback (pasta's own default would forward every one it listens on)", { skip: noPasta }, async () => {
+  const a = await sayer("A: a service of the computer on loopback");
+  const q = await freePort();
+  const cwd = realpathSync(tempDir("aa-net-cwd-"));
+  removed.push(cwd);
+  const port = String(a.port);
+  const { net } = await runAgent({ command: [process.execPath, "-e", agentScript, port, port, port, String(q)] }, cwd);
+  assert.deepEqual(net, { a: "ECONNREFUSED", b: "ECONNREFUSED", c: "ECONNREFUSED", listen: "ok" });
+});
+
+test("issue 26 round 40, F40a-1 (the kind): pasta's four forwarding directions are always named, never left at pasta's default (auto: every port)", () => {
+  const named = (argv: string[]) => Object.fromEntries(["-t", "-u", "-T", "-U"].map((o) => [o, argv.flatMap((a, i) => (a === o ? [argv[i + 1]] : []))]));
+  assert.deepEqual(named(pastaOptions([])), { "-t": ["none"], "-u": ["none"], "-T": ["none"], "-U": ["none"] });
+  assert.deepEqual(named(pastaOptions([5432, 4000])), { "-t": ["none"], "-u": ["none"], "-T": ["5432", "4000"], "-U": ["none"] });
+  const net = { pasta: "/usr/bin/pasta", ports: [], resolv: "/r" };
+  // both ways: an ordinary user's (pasta runs bwrap) and root's (pasta joins bwrap's namespace)
+  for (const argv of [networkArgv({ ...net, mode: "wrap" }, ["bwrap"], 4, 1000, 1000), attachArgv({ ...net, mode: "attach" }, "/proc/self/fd/3", "p")]) {
+    assert.deepEqual(named(argv), { "-t": ["none"], "-u": ["none"], "-T": ["none"], "-U": ["none"] });
+  }
 });
 
 test("issue 26 r33 F33a-1: \"network\": \"host\" gives a sandboxed agent the computer's network (every loopback port, its listeners seen outside)", { skip: noPasta }, async () => {

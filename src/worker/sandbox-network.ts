@@ -54,10 +54,13 @@ export const sandboxLoopbackPortsMax = 64;
 
 /**
  * pasta's options common to both ways: no port of the sandbox published on the computer, no gateway mapping, DNS
- * forwarded, `-T` for each port of `ports`.
+ * forwarded, `-T` for each port of `ports`. Each of pasta's four forwarding directions is named, since its default for
+ * each is `auto` — every port the other side listens on (hostile round 40, F40a-1: with no port to name, `-T` was
+ * left out, and the sandbox reached every loopback port of the computer, the hub's among them).
  */
-function pastaOptions(ports: readonly number[]): string[] {
-  return ["-q", "--config-net", "-t", "none", "-u", "none", "-U", "none", "--no-map-gw", "--dns-forward", sandboxDnsAddress, ...ports.flatMap((p) => ["-T", String(p)])];
+export function pastaOptions(ports: readonly number[]): string[] {
+  const toComputer = ports.length > 0 ? ports.flatMap((p) => ["-T", String(p)]) : ["-T", "none"];
+  return ["-q", "--config-net", "-t", "none", "-u", "none", "-U", "none", ...toComputer, "--no-map-gw", "--dns-forward", sandboxDnsAddress];
 }
 
 /**
