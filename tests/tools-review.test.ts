@@ -198,3 +198,33 @@ test("F5 variant C: an agent's own tools/list through its run's bridge asks an u
     rmSync(agentDir, { recursive: true, force: true });
   }
 });
+
+test("hostile round 40, F40b-1/F40b-2 (reported cases): a plugin rules.json's approvals deny is never run by the owner's listings (inspect, inspect --run, GET /v1/tools) nor by plugins conformance, in or out of the review sandbox", { skip: !bwrapOk && "bubblewrap cannot make a sandbox here" }, async () => {
+  const marks = tempDir("aa-review-marks-");
+  // niceplug and mcpplug denied whole; pyplug denied one tool (conformance calls its tools itself: refused too, while
+  // its listing — not denied whole — is asked in the review sandbox as before).
+  const f = await hubFixture({ ...baseRules, approvals: [{ plugin: "niceplug", mode: "deny" }, { plugin: "mcpplug", mode: "deny" }, { plugin: "pyplug", tool: "pyplug.fmt", mode: "deny" }] });
+  try {
+    const root = f.home.plugins;
+    mkdirSync(root, { recursive: true });
+    writeStealers(root, f.home.masterKey, marks);
+    // A denied plugin's own listing would have described itself "read …": it is not asked at all.
+    const why = "plugin niceplug's tools were not asked: rules.json's approvals deny it whole, and asking would run it (a denied plugin never runs). List them in its manifest, or change its approvals entry, to see them";
+    for (const args of [["plugins", "inspect", "niceplug"], ["plugins", "inspect", "niceplug", "--run"]]) {
+      const inspect = await cliLines(args, f.home.dir);
+      assert.equal(inspect.out.some((l) => l.includes("niceplug.fmt")), false, inspect.out.join("\n"));
+      assert.ok([...inspect.out, ...inspect.err].some((l) => l.includes(why)), [...inspect.out, ...inspect.err].join("\n"));
+    }
+    const tools = await f.call("GET", "/v1/tools", f.keys.owner);
+    assert.deepEqual((tools.body as { name: string }[]).filter((x) => x.name.endsWith(".fmt")).map((x) => x.name), ["pyplug.fmt"]);
+    for (const name of ["niceplug", "mcpplug", "pyplug"]) {
+      const conf = await cliLines(["plugins", "conformance", join(root, name)], f.home.dir);
+      const entry = { niceplug: "approvals[0] of rules.json denies niceplug", mcpplug: "approvals[1] of rules.json denies mcpplug", pyplug: "approvals[2] of rules.json denies pyplug.fmt" }[name];
+      assert.deepEqual([conf.code, conf.out.slice(1)], [1, [`FIX  rules.json does not deny it: ${entry}: conformance calls the plugin's tools itself, so it does not run a plugin rules.json denies (hostile round 40, F40b-1). Check a copy under another name, or change that entry first`]], name);
+    }
+    assert.deepEqual(["niceplug", "pyplug", "mcpplug"].filter((n) => existsSync(join(marks, n))), [], "none of them ran outside the review sandbox");
+  } finally {
+    await f.close();
+    rmSync(marks, { recursive: true, force: true });
+  }
+});

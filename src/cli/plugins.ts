@@ -15,7 +15,7 @@ import { bindRefusal, bindsOf, conformance, passedEnvNames, runners, serviceSock
 import type { PluginView } from "../protocol/responses.js";
 import { homePluginViews, hubPluginViews, localPlugins, serveDirsOf, type LocalPlugins } from "./plugin-home.js";
 import { readCodeFolders } from "../host/code-folders.js";
-import { approvalRuleFor, approvalsOf, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
+import { approvalRuleFor, approvalsOf, pluginDenied, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
 import { readRulesInput } from "../host/rules-file.js";
 import type { Home } from "../host/home.js";
 import type { ConformanceLine } from "../tools/index.js";
@@ -190,7 +190,8 @@ export async function inspectPlugin(h: Home, name: string, lang: Lang, json: boo
   try {
     const checks = await host.diagnose();
     for (const rec of records) {
-      const outcome = registry.get(rec.name) === rec ? await host.tools(rec.name, { run }) : null;
+      const denied = rules ? pluginDenied(approvalsOf(rules), rec.name) : false;
+      const outcome = registry.get(rec.name) === rec ? await host.tools(rec.name, { run, denied }) : null;
       found.push({
         ...toolLineOf(rec), manifestPath: rec.manifestPath, digest: rec.digest, files: rec.files, shadowedBy: rec.shadowedBy, manifest: rec.manifest,
         toolsSource: outcome?.ok ? outcome.source : null, toolsError: outcome && !outcome.ok ? outcome.message : outcome?.unknown?.why ?? null,
@@ -383,7 +384,15 @@ export async function pluginConformance(folder: string, argsText: string | undef
   let lines: ConformanceLine[];
   try {
     // the home is hidden from the plugin under test as from every sandbox the hub starts (f26-add's review: it was not)
-    lines = await conformance(folder, { lang, args, socketDir: join(sockets, "1"), hidden: h && existsSync(h.dir) ? [h.dir] : [] });
+    // A plugin the home's approvals deny (whole or one tool) is not run: conformance calls its tools itself, outside the
+    // hub's decision and audit (hostile round 40, F40b-1).
+    const rules = h ? rulesOf(h, lang).rules : null;
+    const approvals = rules ? approvalsOf(rules) : [];
+    const refusal = (plugin: string) => {
+      const index = approvals.findIndex((r) => r.plugin === plugin && r.mode === "deny");
+      return index < 0 ? null : t(lang, "tools.conf.deniedWhy", { index, tool: approvals[index]!.tool ?? plugin });
+    };
+    lines = await conformance(folder, { lang, args, socketDir: join(sockets, "1"), hidden: h && existsSync(h.dir) ? [h.dir] : [], refusal });
   } finally {
     rmSync(sockets, { recursive: true, force: true });
   }

@@ -17,6 +17,8 @@ export interface ConformanceOptions {
   socketDir?: string;
   /** Paths a sandboxed plugin under test must not see (the hub's home, as for every sandbox of the host). */
   hidden?: string[];
+  /** Why a plugin of this name is not run (the home's approvals deny it), or null; absent: every plugin runs. */
+  refusal?: (plugin: string) => string | null;
 }
 
 /** The request id conformance uses: not 1, so a plugin that always answers id 1 is caught. */

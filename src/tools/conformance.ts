@@ -38,6 +38,11 @@ export async function conformance(folder: string, o: ConformanceOptions): Promis
   }
   const m = read.manifest;
   add("tools.conf.manifest", "ok", `${m.name} ${m.version} ${m.plugin_type} (${basename(file)}, sha256 ${read.digest.slice(0, 12)})`);
+  const refused = o.refusal?.(m.name) ?? null;
+  if (refused !== null) {
+    add("tools.conf.denied", "fail", refused);
+    return lines;
+  }
   const s: LaunchSettings = { lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hidden ?? [], cgroups: systemCgroups(), parentEnv: process.env, log: o.log ?? (() => {}) };
   const p: RunnablePlugin = { name: m.name, dir, manifest: m };
   await runners[m.plugin_type].conformance(p, read.digest, s, o, add);

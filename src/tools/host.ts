@@ -201,10 +201,15 @@ export class ToolHost {
    * the review sandbox (review.ts; issue 26 round 11, F5): a plugin that cannot answer there has its tools `unknown`,
    * with why.
    */
-  async tools(name: string, opts: { run?: boolean } = {}): Promise<ToolsOutcome> {
+  async tools(name: string, opts: { run?: boolean; denied?: boolean } = {}): Promise<ToolsOutcome> {
     const a = active(this.registry.get(name));
     if (!a) return this.dataTools(name) ?? { ok: false, code: "tools.unknown_plugin", message: this.unknownPlugin(name) };
     const m = a.p.manifest;
+    // A plugin the approvals deny whole is never run, not even to list its tools (hostile round 40, F40b-2).
+    const asks = runners[m.plugin_type].tools(m);
+    if (opts.denied === true && (asks === "asked" || asks === "server")) {
+      return { ok: true, source: m.plugin_type === "mcp" ? "mcp" : "tools/list", tools: [], unknown: { why: t(this.lang, "tools.deniedNotAsked", { plugin: name }), pluginType: m.plugin_type } };
+    }
     const run = opts.run === true || this.trusted(name, this.callDigest(a));
     const r = await this.runner(m).list(a, run ? "run" : "review");
     if (!r.ok && run) return r;
@@ -218,14 +223,17 @@ export class ToolHost {
     };
   }
 
-  /** The tools of every plugin in use; plugins whose tools cannot be had are listed with why. */
-  async allTools(): Promise<{ tools: OfferedTool[]; problems: { plugin: string; message: string }[] }> {
+  /**
+   * The tools of every plugin in use; plugins whose tools cannot be had are listed with why. `denied` says which
+   * plugins the approvals deny whole: those are not run to list their tools (`tools`).
+   */
+  async allTools(denied: (plugin: string) => boolean = () => false): Promise<{ tools: OfferedTool[]; problems: { plugin: string; message: string }[] }> {
     const tools: OfferedTool[] = [];
     const problems: { plugin: string; message: string }[] = [];
     // The plugins in use when asked, taken before the first await: a rescan meanwhile (the watcher's) makes new records.
     const names = this.registry.list().filter((rec) => this.registry.get(rec.name) === rec).map((rec) => rec.name);
     for (const name of names) {
-      const r = await this.tools(name);
+      const r = await this.tools(name, { denied: denied(name) });
       if (r.ok) tools.push(...r.tools);
       else problems.push({ plugin: name, message: r.message });
       if (r.ok && r.unknown?.why) problems.push({ plugin: name, message: r.unknown.why });

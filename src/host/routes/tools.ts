@@ -13,7 +13,7 @@
  */
 import { Hono, type Context } from "hono";
 import type { Hub } from "../hub.js";
-import { approvalDefault, approvalRuleFor, approvalsOf } from "../../kernel/rules.js";
+import { approvalDefault, approvalRuleFor, approvalsOf, pluginDenied } from "../../kernel/rules.js";
 import { Ctx } from "../../kernel/context.js";
 import { callDecisionOf, callResultOf } from "../../kernel/tool-calls.js";
 import { toolCallArgumentsMaxCodepoints, toolCallWaitMaxSeconds } from "../../kernel/limits.js";
@@ -153,10 +153,10 @@ export function toolRoutes(hub: Hub): Hono {
   route(app, hub, "tools", async (c) => {
     const host = await hub.toolHost();
     host.registry.rescan();
-    const { tools, problems } = await host.allTools();
-    for (const p of problems) hub.logForCaller(`tools ${p.plugin}`, t(hub.env.lang, "tools.listFailed", { plugin: p.plugin, error: p.message }));
     const rules = hub.store.view.rules()?.rules;
     const approvals = rules ? approvalsOf(rules) : [];
+    const { tools, problems } = await host.allTools((plugin) => pluginDenied(approvals, plugin));
+    for (const p of problems) hub.logForCaller(`tools ${p.plugin}`, t(hub.env.lang, "tools.listFailed", { plugin: p.plugin, error: p.message }));
     const views: ToolView[] = tools.map((o) => ({
       name: o.qualifiedName, pluginId: o.plugin, kind: o.pluginType, description: o.tool.description, parameters: o.tool.parameters,
       approval: approvalRuleFor(approvals, o.plugin, o.qualifiedName)?.rule.mode ?? approvalDefault(o.pluginType), disableModelInvocation: o.disableModelInvocation,
