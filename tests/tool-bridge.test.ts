@@ -23,7 +23,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { baseRules, engine, hubFixture, tempDir, until, untilLatestRun, type Fixture } from "./helpers.js";
-import { ToolBridges, resultContent, toolsSocketName, type RunBridge } from "../src/worker/tool-bridge.js";
+import { ToolBridges, bridgeLineDepthMax, bridgeLineMaxBytes, resultContent, toolsSocketName, type RunBridge } from "../src/worker/tool-bridge.js";
+import { argumentsMaxBytes } from "../src/tools/limits.js";
 import { Worker } from "../src/worker/worker.js";
 import { timeline } from "../src/cli/why.js";
 import type { Job, OwnerCard, Why } from "../src/protocol/responses.js";
@@ -449,7 +450,7 @@ test("issue 26 round 5, F4: a run's socket takes at most bridgeConnectionsPerRun
 
   // Unfinished lines just under the line limit, as the agent of the report sent: the budget holds some, then the
   // connection that would pass it is closed, and the others stay.
-  const chunk = Buffer.alloc(9 * 1024 * 1024, 0x61);
+  const chunk = Buffer.alloc(bridgeLineMaxBytes - 512 * 1024, 0x61);
   const fits = Math.floor(bridgeBufferedBytesPerRunMax / (chunk.length + 40));
   const sendPartial = (s: Socket) => new Promise<void>((r) => {
     s.write('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"');
@@ -482,9 +483,13 @@ test("issue 26 round 5, F4: a run's socket takes at most bridgeConnectionsPerRun
   again.socket.destroy();
 });
 
-test("issue 26 round 39, F39b-1 (reported case: tools/call with _meta.progressToken an object): a line the MCP SDK would drop in silence is answered with its error, and the connection goes on", async () => {
+/**
+ * A relay of a new run's bridge (its lane `lane`) spoken to in raw lines, initialized: `send` a line, `reply` the next
+ * answer parsed (failing after `waitMs` instead of waiting for ever).
+ */
+async function rawRelay(lane: string, waitMs: number): Promise<{ f: Fixture; job: Job; send: (line: string) => void; reply: () => Promise<any> }> {
   const f = await fixture(["steps.*"], []);
-  const job = await claim(f, "s39");
+  const job = await claim(f, lane);
   const { bridge } = await openBridge(f, job);
   const [command, ...args] = bridge.offer.command;
   const relay = spawn(command!, args, { stdio: ["pipe", "pipe", "ignore"] });
@@ -492,16 +497,45 @@ test("issue 26 round 39, F39b-1 (reported case: tools/call with _meta.progressTo
     relay.kill();
   });
   const lines = createInterface({ input: relay.stdout! })[Symbol.asyncIterator]();
+  const reply = async () => JSON.parse((await Promise.race([lines.next(), new Promise<never>((_, no) => setTimeout(() => no(new Error(`no answer within ${waitMs} ms`)), waitMs).unref())])).value as string);
+  const send = (line: string) => void relay.stdin!.write(line + "\n");
+  send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+  assert.equal((await reply()).id, 1);
+  send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  return { f, job, send, reply };
+}
+
+test("issue 26 round 39, F39b-1 (reported case: tools/call with _meta.progressToken an object): a line the MCP SDK would drop in silence is answered with its error, and the connection goes on", async () => {
   // Before the fix the SDK dropped the call and nothing came: fail after 10 s instead of waiting for ever.
-  const replies = { next: () => Promise.race([lines.next(), new Promise<never>((_, no) => setTimeout(() => no(new Error("no answer within 10 s")), 10_000).unref())]) };
-  const send = (m: unknown) => relay.stdin!.write(JSON.stringify(m) + "\n");
-  send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
-  assert.equal((JSON.parse((await replies.next()).value as string) as { id: number }).id, 1);
-  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  const { send, reply } = await rawRelay("s39", 10_000);
   for (const [id, token] of [[2, { a: 1 }], [3, true]] as const) {
-    send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "steps.run", arguments: { n: 1 }, _meta: { progressToken: token } } });
-    assert.deepEqual(JSON.parse((await replies.next()).value as string), { jsonrpc: "2.0", id, error: { code: -32600, message: "Invalid Request: not a JSON-RPC 2.0 message" } });
+    send(JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "steps.run", arguments: { n: 1 }, _meta: { progressToken: token } } }));
+    assert.deepEqual(await reply(), { jsonrpc: "2.0", id, error: { code: -32600, message: "Invalid Request: not a JSON-RPC 2.0 message" } });
   }
-  send({ jsonrpc: "2.0", id: 4, method: "tools/list" });
-  assert.ok(((JSON.parse((await replies.next()).value as string) as { result: { tools: unknown[] } }).result.tools).length > 0, "the connection goes on");
+  send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/list" }));
+  assert.ok((await reply()).result.tools.length > 0, "the connection goes on");
+});
+
+test("issue 26 round 41, F41a-1 (reported case: 10 MB tool calls nested millions deep or with 600,000 keys held the hub's thread for seconds each): a line nested past bridgeLineDepthMax is refused before it is parsed, a call whose arguments are beyond the host's limits is refused (and recorded) before the SDK reads it again, a line over bridgeLineMaxBytes closes the connection", async () => {
+  const { f, job, send, reply } = await rawRelay("s41", 60_000);
+  // Nested a million deep: refused as a message (its id is not read: the line is not parsed), not recorded as a call.
+  const deep = 1_000_000;
+  send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps.run","arguments":{"a":${"[".repeat(deep)}${"]".repeat(deep)}}}}`);
+  assert.deepEqual(await reply(), { jsonrpc: "2.0", id: null, error: { code: -32600, message: `Invalid Request: nested deeper than ${bridgeLineDepthMax} levels` } });
+  // Brackets inside strings do not count; arguments nested 65 deep (past the host's 64, within the line's bound) are a
+  // refused call as before.
+  const nested = (n: number) => "[".repeat(n) + "]".repeat(n);
+  send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"steps.run","arguments":{"s":"${"[".repeat(500)}","a":${nested(64)}}}}`);
+  assert.deepEqual((await reply()).result, { content: [{ type: "text", text: "wrong arguments for steps.run: arguments: nested deeper than 64 levels" }], isError: true });
+  // Wide: 200,000 keys (2.4 MB), past the host's 1 MiB: the call is refused and recorded, its arguments left out.
+  const wide = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 1]));
+  send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "steps.run", arguments: wide } }));
+  assert.deepEqual(await reply(), { jsonrpc: "2.0", id: 4, result: { content: [{ type: "text", text: `wrong arguments for steps.run: arguments: larger than ${argumentsMaxBytes} bytes as JSON` }], isError: true } });
+  const refused = await until(async () => (await callFacts(f, job.run)).filter((c) => c.status === "denied"), 10_000, "the refusals recorded");
+  assert.deepEqual(refused.map((c) => [c.tool, c.reason]), [
+    ["steps.run", "tools.invalid_arguments: wrong arguments for steps.run: arguments: nested deeper than 64 levels"],
+    ["steps.run", `tools.invalid_arguments: wrong arguments for steps.run: arguments: larger than ${argumentsMaxBytes} bytes as JSON`],
+  ]);
+  send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/list" }));
+  assert.ok((await reply()).result.tools.length > 0, "the connection goes on");
 });

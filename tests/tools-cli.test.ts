@@ -48,7 +48,8 @@ const rules = {
   rules: [{ ...baseRules.rules[0], tools: ["hello-python.greet", "lister.*", "nowhere.x"] }, baseRules.rules[1]],
   approvals: [
     { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt", allow_session_keys: ["alerts:*"] },
-    { plugin: "lister", mode: "deny" },
+    // prompt, not deny: a plugin denied whole is not asked for its tools at all (hostile round 40, F40b-2)
+    { plugin: "lister", mode: "prompt" },
     { plugin: "ghost", mode: "auto" },
   ],
 };
@@ -171,7 +172,7 @@ test("plugins inspect asks a manifest without tools with tools/list, once, and a
   assert.deepEqual(r.out.slice(7, 12), [
     "  tools (asked with tools/list):",
     "    lister.add — Adds one",
-    "      approval: deny (approvals[1])",
+    "      approval: prompt (approvals[1])",
     "      offered by rules: alerts",
     '      parameters: {"type":"object","required":["a"],"properties":{"a":{"type":"number"}}}',
   ]);

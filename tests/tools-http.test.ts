@@ -30,7 +30,8 @@ test("GET /v1/tools lists every tool of the home's plugins with plugin, kind and
   const logs: string[] = [];
   const f = await hubFixture(rules([
     { plugin: "hello-python", tool: "hello-python.greet", mode: "prompt", allow_session_keys: ["alerts:*"] },
-    { plugin: "lister", mode: "deny" },
+    // prompt, not deny: a plugin denied whole is not asked for its tools at all (hostile round 40, F40b-2)
+    { plugin: "lister", mode: "prompt" },
   ]), {}, "", { log: (l: string) => logs.push(l) });
   let every = "";
   try {
@@ -67,7 +68,7 @@ test("GET /v1/tools lists every tool of the home's plugins with plugin, kind and
       ] as const).map(([tool, description, parameters]) => ({
         name: `hello-service.${tool}`, pluginId: "hello-service", kind: "service", description, parameters, approval: "auto", disableModelInvocation: false,
       })),
-      { name: "lister.add", pluginId: "lister", kind: "sync", description: "", parameters: { type: "object", properties: { a: { type: "number" } } }, approval: "deny", disableModelInvocation: false },
+      { name: "lister.add", pluginId: "lister", kind: "sync", description: "", parameters: { type: "object", properties: { a: { type: "number" } } }, approval: "prompt", disableModelInvocation: false },
       { name: "secret.wipe", pluginId: "secret", kind: "sync", description: "", parameters: { type: "object" }, approval: "auto", disableModelInvocation: true },
     ]);
     assert.match(echo.description, /echo/i);

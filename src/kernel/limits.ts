@@ -332,9 +332,9 @@ export const bridgeConnectionsPerRunMax = 16;
 /**
  * Tool bridge: bytes of unfinished lines (an MCP message not yet ended by its line break) all connections of one run
  * may hold in the worker together; the connection whose bytes would pass it is closed. Room for three messages of the
- * bridge's longest line (10 MiB) at once.
+ * bridge's longest line (4 MiB) at once.
  */
-export const bridgeBufferedBytesPerRunMax = 32 * 1024 * 1024;
+export const bridgeBufferedBytesPerRunMax = 16 * 1024 * 1024;
 /** Async task ids: at most this many characters (they travel in a URL path). */
 export const toolTaskIdMaxChars = 200;
 /** A tool call's timeout when its manifest and its caller give none (spec tool-plugins.md §2), and a parked call's (ms). */

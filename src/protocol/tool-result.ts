@@ -32,6 +32,14 @@ export function resultTooDeep(result: unknown, lang: Lang, known = false): Resul
  * either way; JSON.parse still decides that.
  */
 export function jsonTooDeep(text: string): boolean {
+  return jsonTextDeeperThan(text, toolResultDepthMax);
+}
+
+/**
+ * Whether JSON text opens arrays and objects more than `max` deep (the outermost counts 1), read once without parsing:
+ * brackets inside strings do not count. Linear in the text's length; stops at the first level past `max`.
+ */
+export function jsonTextDeeperThan(text: string, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -41,7 +49,7 @@ export function jsonTooDeep(text: string): boolean {
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
-      if (++depth > toolResultDepthMax) return true;
+      if (++depth > max) return true;
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;

@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { RE2JS } from "re2js";
-import { describeError, nestedDeeperThan } from "../protocol/validate.js";
+import { describeError } from "../protocol/validate.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { argumentsDepthMax, argumentsMaxBytes, patternWorkMax } from "./limits.js";
 
@@ -111,11 +111,54 @@ let cache = new Map<string, ValidateFunction>();
  * @returns null when they do, else one message naming the field and the limit, in `lang`.
  */
 export function argumentsBeyondLimits(args: unknown, lang: Lang): string | null {
-  if (nestedDeeperThan(args, argumentsDepthMax)) return t(lang, "tools.manifest.tooDeep", { field: "arguments", limit: argumentsDepthMax });
+  const rough = roughlyBeyond(args);
+  if (rough === "deep") return t(lang, "tools.manifest.tooDeep", { field: "arguments", limit: argumentsDepthMax });
+  if (rough === "large") return t(lang, "tools.call.argumentsTooLarge", { limit: argumentsMaxBytes });
+  // Within the bound below, so serialising costs at most a few times the limit.
   const json = JSON.stringify(args) ?? "";
   // Bytes are never fewer than UTF-16 code units / 3 nor more than 3 per unit: count only near the limit.
   const over = json.length > argumentsMaxBytes || (json.length * 3 > argumentsMaxBytes && Buffer.byteLength(json, "utf8") > argumentsMaxBytes);
   return over ? t(lang, "tools.call.argumentsTooLarge", { limit: argumentsMaxBytes }) : null;
+}
+
+/**
+ * One walk of `args` without recursion, stopping at the first limit passed: `deep` (nested deeper than
+ * `argumentsDepthMax`) or `large` (more than `argumentsMaxBytes` as JSON by a lower bound of its size: each string's
+ * code units and quotes, each key with its quotes and colon, each array's commas, one byte for any other value), else
+ * null. Arguments of
+ * 600,000 keys took seconds of the hub's thread when serialised whole first (hostile round 41, F41a-1).
+ */
+function roughlyBeyond(args: unknown): "deep" | "large" | null {
+  const values: unknown[] = [args];
+  const depths: number[] = [1];
+  let bytes = 0;
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
+    if (typeof v === "string") bytes += v.length + 2;
+    else if (typeof v === "object" && v !== null) {
+      if (depth > argumentsDepthMax) return "deep";
+      bytes += 2;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          values.push(v[i]);
+          depths.push(depth + 1);
+          if (i > 0 && ++bytes > argumentsMaxBytes) return "large"; // the comma
+        }
+      } else {
+        for (const key in v) {
+          const inner = (v as Record<string, unknown>)[key];
+          if (!Object.hasOwn(v, key) || inner === undefined) continue; // left out by JSON.stringify
+          values.push(inner);
+          depths.push(depth + 1);
+          bytes += key.length + 3;
+          if (bytes > argumentsMaxBytes) return "large";
+        }
+      }
+    } else if (v !== undefined) bytes += 1;
+    if (bytes > argumentsMaxBytes) return "large";
+  }
+  return null;
 }
 
 /**

@@ -7,9 +7,21 @@
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Transform, type TransformCallback } from "node:stream";
 import { LineFramer } from "../common/lines.js";
+import { jsonTextDeeperThan } from "../protocol/tool-result.js";
 
 /** A JSON-RPC error answer to send for a refused line; `over`: the line was longer than allowed. */
 export type RpcError = { id: string | number | null; code: number; message: string; over?: true };
+
+/**
+ * What a reader checks of a line besides its length, cheapest first. `depthMax`: a line whose arrays and objects nest
+ * deeper is refused before it is parsed (JSON.parse of 10 MB nested 4.9 million deep took 6 s of the hub's thread:
+ * hostile round 41, F41a-1). `message`: the parsed message's own check, before the SDK parses and validates it
+ * again — an error to answer, `"handled"` when the caller answers it itself, or null to pass it on.
+ */
+export interface LineChecks {
+  depthMax?: number;
+  message?: (m: { id?: unknown; method?: unknown; params?: unknown }) => RpcError | "handled" | null;
+}
 
 /**
  * Splits a stream (the relay's standard input, a run's tools socket) into lines and passes on only whole JSON-RPC messages of at most `maxBytes`; for any other
@@ -19,7 +31,7 @@ export type RpcError = { id: string | number | null; code: number; message: stri
 export class MessageLines extends Transform {
   private readonly framer: LineFramer;
 
-  constructor(private readonly maxBytes: number, private readonly refuse: (e: RpcError) => void) {
+  constructor(private readonly maxBytes: number, private readonly refuse: (e: RpcError) => void, private readonly checks: LineChecks = {}) {
     super();
     this.framer = new LineFramer(maxBytes, (line) => this.endLine(line));
   }
@@ -34,6 +46,8 @@ export class MessageLines extends Transform {
     if (raw === null) return this.refuse({ id: null, code: -32700, message: `Parse error: line over ${this.maxBytes} bytes, skipped`, over: true });
     const line = raw.replace(/\r$/, "");
     if (line.trim() === "") return;
+    const depthMax = this.checks.depthMax;
+    if (depthMax !== undefined && jsonTextDeeperThan(line, depthMax)) return this.refuse({ id: null, code: -32600, message: `Invalid Request: nested deeper than ${depthMax} levels` });
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -44,6 +58,9 @@ export class MessageLines extends Transform {
       const id = (value as { id?: unknown } | null)?.id;
       return this.refuse({ id: typeof id === "string" || typeof id === "number" ? id : null, code: -32600, message: "Invalid Request: not a JSON-RPC 2.0 message" });
     }
+    const own = this.checks.message?.(value as { id?: unknown; method?: unknown; params?: unknown }) ?? null;
+    if (own === "handled") return;
+    if (own !== null) return this.refuse(own);
     this.push(line + "\n");
   }
 }

@@ -22,6 +22,7 @@
  * read the hub's keys as well (README: what `"sandbox": false` gives up). Where /proc is missing (not Linux) the worker
  * cannot look, and admits the connection after the exchange.
  */
+import type { Socket } from "node:net";
 import { procCmdline, procNsPids, procTable } from "../common/proc.js";
 
 /** The notification that asks the peer to prove itself, with `params.challenge`. */
@@ -106,4 +107,42 @@ export function shownBy(tree: ReadonlySet<number>, title: string): boolean {
 /** One line of the exchange: a JSON-RPC notification. */
 export function notification(method: string, params?: Record<string, unknown>): string {
   return JSON.stringify({ jsonrpc: "2.0", method, ...(params ? { params } : {}) }) + "\n";
+}
+
+/**
+ * The first line a new connection sends (without its "\n") and what came after it, the connection then paused; null
+ * when it closes, sends more than `bridgeProofLineMaxBytes` without a line end, or sends nothing whole within
+ * `bridgeProofTimeoutMs`.
+ */
+export function firstLine(socket: Socket): Promise<{ line: string; rest: Buffer } | null> {
+  return new Promise((resolve) => {
+    let got = Buffer.alloc(0);
+    const done = (v: { line: string; rest: Buffer } | null) => {
+      clearTimeout(timer);
+      socket.off("data", onData);
+      socket.off("close", onClose);
+      socket.pause();
+      resolve(v);
+    };
+    const onData = (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      const nl = got.indexOf(10);
+      if (nl >= 0) done({ line: got.subarray(0, nl).toString("utf8"), rest: got.subarray(nl + 1) });
+      else if (got.length > bridgeProofLineMaxBytes) done(null);
+    };
+    const onClose = () => done(null);
+    const timer = setTimeout(() => done(null), bridgeProofTimeoutMs);
+    socket.on("data", onData);
+    socket.on("close", onClose);
+  });
+}
+
+/** Whether `line` is a JSON-RPC message whose method is `method`. */
+export function isNotification(line: string, method: string): boolean {
+  try {
+    const m = JSON.parse(line) as { method?: unknown } | null;
+    return typeof m === "object" && m !== null && m.method === method;
+  } catch {
+    return false;
+  }
 }

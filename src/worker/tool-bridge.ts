@@ -41,12 +41,17 @@ import { sleep } from "./supervise.js";
 import { runSecrets, shownArguments } from "./transcript.js";
 import { neutralise, redact } from "../kernel/text.js";
 import {
-  admittedMethod, bridgeProofLineMaxBytes, bridgeProofTimeoutMs, canCheckPeers, notification, processTree, proofTitlePrefix, provedMethod, proveMethod,
-  refusedMethod, shownBy,
+  admittedMethod, canCheckPeers, firstLine, isNotification, notification, processTree, proofTitlePrefix, provedMethod, proveMethod, refusedMethod, shownBy,
 } from "./peer.js";
 
-/** One MCP message (one line) an agent may send the bridge, in bytes: a longer one closes that connection. */
-export const bridgeLineMaxBytes = 10 * 1024 * 1024;
+/**
+ * One MCP message (one line) an agent may send the bridge, in bytes: a longer one closes that connection. Four times
+ * a call's largest arguments (`argumentsMaxBytes`), for clients that escape text (Python's `\uXXXX`): each byte of
+ * a line is parsed on the hub's thread for a local worker (hostile round 41, F41a-1: 10 MiB before).
+ */
+export const bridgeLineMaxBytes = 4 * toolLimits.argumentsMaxBytes;
+/** A message's nesting the bridge parses at all: a call's arguments (`argumentsDepthMax`) inside a message and its params. */
+export const bridgeLineDepthMax = toolLimits.argumentsDepthMax + 4;
 /** After a parked (async) call's timeout, how long the bridge still waits for the hub to say it ended, in ms. */
 export const parkedResultGraceMs = 5_000;
 /** The longest unix socket path that fits a socket address (`sun_path` holds 108 bytes with its final NUL). */
@@ -255,10 +260,20 @@ export class ToolBridges {
       return this.call(job, req.params.name, req.params.arguments ?? {}, signal, secrets(), onProgress);
     });
     // A line the SDK would drop in silence is answered (F39b-1); one longer than allowed closes the connection.
+    // Too deep, or a call whose arguments are beyond the host's limits: answered before the SDK parses and validates
+    // the message again (F41a-1), the call refused and recorded as `call` would.
+    const answer = (id: unknown, body: object) => void (!socket.destroyed && socket.write(JSON.stringify({ jsonrpc: "2.0", id, ...body }) + "\n"));
     const lines = held.pipe(new MessageLines(bridgeLineMaxBytes, (e) => {
       if (e.over) return void socket.destroy();
-      if (!socket.destroyed) socket.write(JSON.stringify({ jsonrpc: "2.0", id: e.id, error: { code: e.code, message: e.message } }) + "\n");
-    }));
+      answer(e.id, { error: { code: e.code, message: e.message } });
+    }, { depthMax: bridgeLineDepthMax, message: (m) => {
+      const params = m.method === "tools/call" && typeof m.params === "object" && m.params !== null ? m.params as { name?: unknown; arguments?: unknown } : null;
+      const beyond = params?.arguments === undefined ? null : argumentsBeyondLimits(params.arguments, this.o.lang);
+      if (beyond === null) return null;
+      const name = typeof params!.name === "string" ? params!.name : "";
+      void this.refuseBeyond(job, name, beyond, secrets()).then((result) => answer(m.id, { result }));
+      return "handled";
+    } }));
     const transport = new StdioServerTransport(lines, socket, { maxBufferSize: bridgeLineMaxBytes + 2 });
     mcp.onclose = () => socket.destroy();
     socket.on("close", () => {
@@ -289,7 +304,7 @@ export class ToolBridges {
     // Arguments beyond the host's limits are refused before anything reads them (the redaction below runs in the hub's
     // process for a local worker: issue 26 round 12, F12-5); the refusal records none of them.
     const beyond = argumentsBeyondLimits(args, lang);
-    if (beyond !== null) return this.refuse(job, name, {}, "tools.invalid_arguments", t(lang, "tools.call.arguments", { tool: name, error: beyond }), hidden);
+    if (beyond !== null) return this.refuseBeyond(job, name, beyond, secrets);
     if (!(await this.offered(job)).some((o) => o.qualifiedName === name)) {
       return this.refuse(job, name, args, "tools.not_offered", t(lang, "bridge.notOffered", { tool: name }), hidden);
     }
@@ -345,6 +360,13 @@ export class ToolBridges {
    * A call refused here, before the hub decided it: the hub records it (denied, with `code` and `message`) so that
    * every call is audited; the agent reads `message` as a tool error either way (a hub that cannot be reached is logged).
    */
+  /** A call whose arguments are beyond the host's limits (`beyond` says how): refused and recorded without them. */
+  private async refuseBeyond(job: Job, name: string, beyond: string, secrets: readonly string[]): Promise<CallToolResult> {
+    const host = await this.toolHost();
+    const hidden = runSecrets(job, {}, [...secrets, ...host.passedValues(name.slice(0, Math.max(0, name.indexOf("."))))]);
+    return this.refuse(job, name, {}, "tools.invalid_arguments", t(this.o.lang, "tools.call.arguments", { tool: name, error: beyond }), hidden);
+  }
+
   private async refuse(job: Job, name: string, args: unknown, code: string, message: string, secrets: readonly string[]): Promise<CallToolResult> {
     const body = toolRefusalBody(redact(name, secrets, "REDACTED"), shownArguments(args, secrets), code, redact(neutralise(message, false), secrets));
     if (body) {
@@ -436,44 +458,6 @@ function resultOf(out: Exclude<CallOutcome, { status: "accepted" }>, lang: Lang)
       return toolError(out.reason);
     default:
       return toolError(out.message);
-  }
-}
-
-/**
- * The first line a new connection sends (without its "\n") and what came after it, the connection then paused; null
- * when it closes, sends more than `bridgeProofLineMaxBytes` without a line end, or sends nothing whole within
- * `bridgeProofTimeoutMs`.
- */
-function firstLine(socket: Socket): Promise<{ line: string; rest: Buffer } | null> {
-  return new Promise((resolve) => {
-    let got = Buffer.alloc(0);
-    const done = (v: { line: string; rest: Buffer } | null) => {
-      clearTimeout(timer);
-      socket.off("data", onData);
-      socket.off("close", onClose);
-      socket.pause();
-      resolve(v);
-    };
-    const onData = (d: Buffer) => {
-      got = Buffer.concat([got, d]);
-      const nl = got.indexOf(10);
-      if (nl >= 0) done({ line: got.subarray(0, nl).toString("utf8"), rest: got.subarray(nl + 1) });
-      else if (got.length > bridgeProofLineMaxBytes) done(null);
-    };
-    const onClose = () => done(null);
-    const timer = setTimeout(() => done(null), bridgeProofTimeoutMs);
-    socket.on("data", onData);
-    socket.on("close", onClose);
-  });
-}
-
-/** Whether `line` is a JSON-RPC message whose method is `method`. */
-function isNotification(line: string, method: string): boolean {
-  try {
-    const m = JSON.parse(line) as { method?: unknown } | null;
-    return typeof m === "object" && m !== null && m.method === method;
-  } catch {
-    return false;
   }
 }
 
