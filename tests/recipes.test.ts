@@ -164,7 +164,9 @@ test("website-check end to end: down → one card and an investigate event; quie
     writeFileSync(join(h.work("website-check"), "site.json"), JSON.stringify({ url: siteUrl, expectStatus: 200, timeoutSeconds: 5 }));
     // The investigation's agent: a command that says what it got (no agent CLI needed here).
     const text = readFileSync(h.rules, "utf8");
-    writeFileSync(h.rules, applyEdits(text, modify(text, ["agents", "site-investigator"], { worker: "local", use: "command", command: ["node", "-e", "console.log('Looked into it: the site answers 503')"] }, {})));
+    const withAgent = applyEdits(text, modify(text, ["agents", "site-investigator"], { worker: "local", use: "command", command: ["node", "-e", "console.log('Looked into it: the site answers 503')"] }, {}));
+    // A site on this computer's loopback: its port named, as the recipe's README says (a sandbox has a network of its own).
+    writeFileSync(h.rules, applyEdits(withAgent, modify(withAgent, ["agents", "site-checker", "loopbackPorts"], [(site.address() as AddressInfo).port], {})));
     hub = await serve(h);
     const { state, cli } = hub;
     const check = async (): Promise<string> => (await hub!.run("website-check")).summary ?? "";
@@ -307,6 +309,9 @@ test("weekly-digest end to end: a complete read of every page into a private sna
   });
   await new Promise<void>((r) => api.listen(0, "127.0.0.1", r));
   writeFileSync(join(work, "digest.json"), JSON.stringify({ api: `http://127.0.0.1:${(api.address() as AddressInfo).port}/weekly`, tokenVariable: "DIGEST_API_TOKEN" }));
+  // An API on this computer's loopback: its port named (a sandbox has a network of its own).
+  const rulesText = readFileSync(h.rules, "utf8");
+  writeFileSync(h.rules, applyEdits(rulesText, modify(rulesText, ["agents", "digest-collector", "loopbackPorts"], [(api.address() as AddressInfo).port], {})));
   const hub = await serve({ ...h, env: { ...h.env, DIGEST_API_TOKEN: "t0k" } });
   try {
     await hub.cli("run", "weekly-collect");

@@ -73,3 +73,24 @@ test("issue 26 r11 F3 (reported case): tsx's cache folder made by someone else f
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test("issue 26 round 41, F41b-1 (reported case: an agent's tsconfig.json in the folder serve or doctor was started in): a TypeScript plugin's imports are never steered by a tsconfig of the working folder", { skip: process.platform === "win32" && "POSIX paths" }, async () => {
+  const { execFileSync } = await import("node:child_process");
+  const { existsSync, writeFileSync } = await import("node:fs");
+  const planted = realpathSync(tempDir("aa-tsconfig-cwd-"));
+  try {
+    const marker = join(planted, "PWNED");
+    mkdirSync(join(planted, "lib"));
+    writeFileSync(join(planted, "tsconfig.json"), JSON.stringify({ compilerOptions: { baseUrl: ".", paths: { "agent-autoloop/sdk": ["./lib/sdk-shim.ts"] } } }));
+    writeFileSync(join(planted, "lib", "sdk-shim.ts"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "loaded " + process.pid);\nexport * from ${JSON.stringify(join(engineDir, "dist", "src", "sdk", "index.js"))};\n`);
+    // The engine as installed (dist), started in the planted folder, as `serve` or `doctor` there would be.
+    const script = `import { PluginLoader } from ${JSON.stringify(join(engineDir, "dist", "src", "plugins", "code.js"))};
+const mod = await new PluginLoader([{ dir: ${JSON.stringify(join(engineDir, "examples", "plugins"))}, origin: "serve" }], "en").loadModule("channel", "hello-channel");
+console.log(typeof mod.default);`;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: planted, encoding: "utf8", env: { ...process.env, TMPDIR: planted } });
+    assert.equal(out.trim(), "function", "the real plugin loaded");
+    assert.equal(existsSync(marker), false, "the planted module was not loaded");
+  } finally {
+    rmSync(planted, { recursive: true, force: true });
+  }
+});

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { classify, codeKinds, isBuiltInPlugin, linkEngine, pluginKinds, pluginNameFits, type PluginKind } from "../plugins/index.js";
+import { classify, codeKinds, isBuiltInPlugin, linkEngine, moduleLookupFolder, pluginKinds, pluginNameFits, type PluginKind } from "../plugins/index.js";
 import type { Home } from "../common/paths.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { CliError } from "./connect.js";
@@ -33,6 +33,7 @@ export function addPlugin(h: Home, source: string, replace: boolean, lang: Lang,
   const name = base.toLowerCase();
   const badName = (kind: PluginKind) => new CliError(t(lang, kind === "tool" ? (folder ? "add.badToolFolderName" : "add.badToolName") : folder ? "add.badFolderName" : "add.badName", { name }));
   // A name no plugin of any kind may have is refused before anything is fetched.
+  if (moduleLookupFolder(name)) throw new CliError(t(lang, "add.moduleLookupName", { name }));
   if (!pluginKinds.some((k) => pluginNameFits(k, name))) throw badName("agent");
   const builtIn = isBuiltInPlugin(name);
   if (builtIn && !replace) throw new CliError(t(lang, "add.builtIn", { name, repo: source }));

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pluginFoldersMax } from "./limits.js";
+import { moduleLookupFolder } from "./names.js";
 import { pluginKinds, type CodeKind, type PluginKind, type PluginRoot, type ScannedFolder } from "./types.js";
 
 /** The files that make a folder a plugin of a kind, in the order a kind's loader prefers them. */
@@ -57,6 +58,10 @@ export function scanRoots(roots: readonly PluginRoot[], lang: Lang): Scan {
     }
     for (const name of names) {
       const dir = join(root.dir, name);
+      if (moduleLookupFolder(name)) {
+        if (classify(dir).length > 0) notes.push(t(lang, "plugins.moduleLookupFolder", { folder: dir }));
+        continue;
+      }
       const outside = linkOutOf(root.dir, dir);
       if (outside !== null) {
         if (classify(dir).length > 0) notes.push(t(lang, "plugins.linkOutOfRoot", { folder: dir, target: outside, root: root.dir }));

@@ -180,7 +180,10 @@ async function importPlugin(file: string, lang: Lang): Promise<PluginModule> {
     const problem = makeTsxCache(cache);
     if (problem) throw new Error(t(lang, "plugins.tsxCache", { file, dir: cache, why: tsxCacheText(problem, lang) }));
     const { tsImport } = await import("tsx/esm/api");
-    mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
+    // No tsconfig: tsx would read one from the working folder (and `paths` there would choose what `agent-autoloop/sdk`
+    // and any other import of the plugin load): an agent's tsconfig.json in its folder ran its code in `serve` and
+    // `doctor` started there (hostile round 41, F41b-1).
+    mod = (await tsImport(pathToFileURL(file).href, { parentURL: import.meta.url, tsconfig: false })) as Record<string, unknown>;
   } else {
     // A query makes a changed file a new module (Node keeps modules by URL).
     mod = (await import(`${pathToFileURL(file).href}?v=${Date.now()}`)) as Record<string, unknown>;

@@ -17,6 +17,6 @@ export { LastGood, type Kept } from "./last-good.js";
 export { PluginLoader, codePluginNamePattern, findCode, isBuiltInPlugin, type CodeEntry, type PluginModule } from "./code.js";
 export { codePlugins, type CodeUse, type CodeKindOptions } from "./code-kind.js";
 export { linkEngine } from "./link.js";
-export { pluginNameRules, pluginNameFits } from "./names.js";
+export { moduleLookupFolder, pluginNameRules, pluginNameFits } from "./names.js";
 export type * from "./tool-seam.js";
 export * as pluginLimits from "./limits.js";

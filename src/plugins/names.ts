@@ -17,8 +17,17 @@ export const pluginNameRules: Readonly<Record<PluginKind, { pattern: RegExp; max
   source: { pattern: /^[a-z0-9][a-z0-9-]*$/, maxChars: 64 },
 };
 
+/**
+ * Whether `folder` (a folder's name in a plugins root) is one Node's module lookup reads: `node_modules` in any case
+ * (case-insensitive file systems). A plugin folder of that name would choose what every code plugin of the root loads
+ * for `agent-autoloop/sdk` and any other package (hostile round 41, F41b-2): no plugin may be named so.
+ */
+export function moduleLookupFolder(folder: string): boolean {
+  return folder.toLowerCase() === "node_modules";
+}
+
 /** Whether `name` is a name a plugin of `kind` may have. */
 export function pluginNameFits(kind: PluginKind, name: string): boolean {
   const rule = pluginNameRules[kind];
-  return rule.pattern.test(name) && [...name].length <= rule.maxChars;
+  return rule.pattern.test(name) && [...name].length <= rule.maxChars && !moduleLookupFolder(name);
 }
