@@ -5,6 +5,7 @@
  * before anything starts; hidden paths are mounted after the binds. Real bubblewrap, real plugin processes.
  */
 import { test } from "node:test";
+import { makeTsxCache, tsxCacheDir } from "../src/common/tsx-cache.js";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -78,6 +79,8 @@ test("issue 26 #3: every bind form that reaches `/`, a home, a hidden path or th
     mkdirSync(outside);
     writeFileSync(join(outside, "x.txt"), "outside");
     symlinkSync(hub, join(outside, "to-hub"));
+    const tsxCache = tsxCacheDir();
+    assert.equal(makeTsxCache(tsxCache), null);
     // A link in the plugin folder that leads out of it refuses the whole plugin before any bind is looked at (issue 26
     // round 2 #6: what the digest covers is what can run); binds through such links are refused all the same.
     const linkOut = (name: string, target: string) => (dir: string) => `plugin p has no valid manifest: ${dir}: ${name} in the plugin's folder is a symbolic link leading out of the folder or nowhere (${target}): what it leads to would run without being part of the plugin's digest, so the plugin is not used; copy what it needs into the folder`;
@@ -87,6 +90,8 @@ test("issue 26 #3: every bind form that reaches `/`, a home, a hidden path or th
       { binds: [`${hub}:/k:ro`], why: () => `plugin p binds ${hub}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
       { binds: [`${join(hub, "master.key")}:/k:ro`], why: () => `plugin p binds ${join(hub, "master.key")}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
       { binds: [`${dirname(hub)}:/k:ro`], why: () => `plugin p binds ${dirname(hub)}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
+      // tsx's compile cache: the home's TypeScript plugins compiled (hostile round 41, F41b-3).
+      { binds: [`${tsxCache}:/tsx:ro`], why: () => `plugin p binds ${tsxCache}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
       // Through a symlink, absolute or in the plugin folder (kept by `add` and by git): the real path counts.
       { binds: [`${join(outside, "to-hub")}:/k:ro`], why: () => `plugin p binds ${hub}: it is a path the host hides from every sandbox (the hub's home, with its keys), or is inside or holds one` },
       { binds: ["./keys:/k:ro"], links: { keys: hub }, code: "tools.unknown_plugin", why: linkOut("keys", hub) },

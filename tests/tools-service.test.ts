@@ -133,3 +133,20 @@ test("issue 26 round 3 F2: a service that puts a link in place of its socket (to
     await f.close();
   }
 });
+
+test("hostile round 41, F41b-4 (reported case: approvals deny hello-service whole, serve started it anyway): a long-lived plugin denied whole is not started; allowed again, the first call the hub allows starts it", async () => {
+  let denied = true;
+  const f = hostFixture({ denied: (plugin) => denied && plugin === "hello-service" });
+  try {
+    await withService(f);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(f.host.statuses().filter((s) => s.state === "running"), [], "not started");
+    assert.deepEqual(f.logs, ["plugin.hello-service hello-service was not started: rules.json's approvals deny it whole (a denied plugin never runs). Once that entry changes, the first call the hub allows starts it"]);
+    denied = false;
+    const greet = await f.host.call("hello-service.greet", { name: "Ada" }, { sessionKey: "s" });
+    assert.equal(greet.status === "ok" && JSON.stringify(greet.result), '{"content":"hello, Ada"}');
+    assert.equal(f.host.statuses()[0]?.state, "running");
+  } finally {
+    await f.close();
+  }
+});

@@ -11,6 +11,7 @@ import type { ToolPlugins } from "../tools/kind.js";
 import type { DeclarativeCatalog } from "../declarative/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { trustKey } from "../kernel/tables.js";
+import { approvalsOf, pluginDenied } from "../kernel/rules.js";
 import type { View } from "../kernel/view.js";
 
 /** What the hub gives its tool host. */
@@ -41,6 +42,11 @@ export class HubTools {
       lang: this.o.lang, hiddenPaths: [this.o.homeDir], log: (subsystem, line) => this.o.log(`${subsystem}: ${line}`), data: this.o.data,
       // The owner's "always allow" at this digest: only then are a plugin's tools asked outside the review sandbox (F5).
       trusted: (plugin, digest) => this.o.view().get("trust", trustKey(plugin, digest)) !== undefined,
+      // A long-lived plugin the approvals deny whole is not started (F41b-4).
+      denied: (plugin) => {
+        const rules = this.o.view().rules()?.rules;
+        return rules ? pluginDenied(approvalsOf(rules), plugin) : false;
+      },
       // What the starts of this home's hub recorded (code-folders.ts), read when the host is made.
       seen: readCodeFolders(homePaths(this.o.homeDir)),
     }));

@@ -358,6 +358,7 @@ const catalog = {
   "tools.call.rejected": { zh: "插件 {plugin} 的 manifest 不合法：{error}", en: "plugin {plugin} has no valid manifest: {error}" },
   "tools.call.argumentsTooLarge": { zh: "arguments：按 JSON 计超过 {limit} 字节", en: "arguments: larger than {limit} bytes as JSON" },
   "tools.call.arguments": { zh: "{tool} 的参数不对：{error}", en: "wrong arguments for {tool}: {error}" },
+  "tools.longLived.denied": { zh: "{plugin} 没有启动：rules.json 的 approvals 整个拒绝它（被拒绝的插件从不运行）。改了这一条以后，hub 允许的第一次调用会启动它", en: "{plugin} was not started: rules.json's approvals deny it whole (a denied plugin never runs). Once that entry changes, the first call the hub allows starts it" },
   "tools.longLived.held": {
     zh: "插件 {plugin} 运行中被改了：已停下；新版本的第一次调用经你批准后才会再启动它",
     en: "plugin {plugin} changed while it ran: stopped; the first call of its new version you allow starts it again",

@@ -55,6 +55,12 @@ export interface ToolHostOptions {
    * sandbox (review.ts; issue 26 round 11, F5). Default: none is trusted.
    */
   trusted?: (plugin: string, digest: string) => boolean;
+  /**
+   * Whether rules.json's approvals deny plugin `plugin` whole: such a long-lived plugin is not started with the host
+   * (hostile round 41, F41b-4: "a denied plugin never runs"); it is held, and a call the hub allows later starts it.
+   * Default: none is.
+   */
+  denied?: (plugin: string) => boolean;
 }
 
 /** A data tool's call that passed its checks (kind `http`; its source runs it). `timeoutMs`: the tool's own. */
@@ -97,12 +103,14 @@ export class ToolHost {
   private unsubscribe: (() => void) | null = null;
   private readonly data: DataTools | null;
   private readonly trusted: (plugin: string, digest: string) => boolean;
+  private readonly denied: (plugin: string) => boolean;
   /** Long-lived plugins that changed while they ran and wait for a call the hub allows (`follow`). */
   private readonly held = new Set<string>();
 
   constructor(readonly registry: ToolRegistry, o: ToolHostOptions) {
     this.data = o.data ?? null;
     this.trusted = o.trusted ?? (() => false);
+    this.denied = o.denied ?? (() => false);
     this.settings = {
       lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
       parentEnv: o.env ?? process.env, log: o.log ?? (() => {}), pluginRoots: registry.roots.map((r) => r.dir),
@@ -143,7 +151,14 @@ export class ToolHost {
 
   private async startLongLived(name: string): Promise<void> {
     const a = active(this.registry.get(name));
-    if (a) await this.runner(a.p.manifest).start?.(a);
+    const start = a && this.runner(a.p.manifest).start;
+    if (!a || !start) return;
+    if (this.denied(name)) {
+      if (!this.held.has(name)) this.settings.log(`plugin.${name}`, t(this.lang, "tools.longLived.denied", { plugin: name }));
+      this.held.add(name);
+      return;
+    }
+    await start.call(this.runner(a.p.manifest), a);
   }
 
   /**

@@ -23,6 +23,7 @@ import { knownHomes } from "../worker/known-homes.js";
 import { bindGuards } from "../worker/steering.js";
 import { aliasesOfAll, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { realPathOr } from "../common/file-checks.js";
+import { tsxCacheDir } from "../common/tsx-cache.js";
 import { procTable, processStart, sameGroup, sameProcessStart, type ProcStat } from "../common/proc.js";
 import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
@@ -131,7 +132,9 @@ export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidde
 function hiddenOf(s: Pick<LaunchSettings, "hidden" | "parentEnv" | "seen">, mounts: readonly MountEntry[]): string[] {
   const users = userHomes([s.parentEnv.HOME, ...(s.seen?.homes ?? [])]);
   const real = (p: string) => realPathOr(p, p);
-  const hidden = [...s.hidden.map(real), ...autoloopFolders(users), ...knownHomes(users).map(real).filter((h) => !users.some((u) => within(u, h)))];
+  // tsx's compile cache holds the home's TypeScript plugins compiled, texts and paths (hidden from agents: F34b-1; a
+  // plugin's bind read it: hostile round 41, F41b-3).
+  const hidden = [...s.hidden.map(real), ...autoloopFolders(users), ...knownHomes(users).map(real).filter((h) => !users.some((u) => within(u, h))), real(tsxCacheDir())];
   return [...new Set([...hidden, ...aliasesOfAll(hidden, mounts), ...otherProcMounts(mounts)])];
 }
 
