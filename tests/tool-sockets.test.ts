@@ -374,7 +374,8 @@ test("a run's tools socket answers only its own run's processes: an agent with \
     `const client = new Client({ name: "victim", version: "1" });`,
     `await client.connect(new StdioClientTransport({ command, args }));`,
     `const { tools } = await client.listTools();`,
-    `while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 50));`,
+    // at most 2 minutes: a test that failed before writing `go` leaves no agent looping (one ran 84 min after a failure)
+    `for (let i = 0; i < 2400 && !existsSync(${JSON.stringify(go)}); i++) await new Promise((r) => setTimeout(r, 50));`,
     `const r = await client.callTool({ name: "echo.say", arguments: { text: "victim" } });`,
     `console.log("Done: " + tools.map((t) => t.name).join(",") + " " + r.content[0].text);`,
     `await client.close();`,
@@ -509,7 +510,8 @@ test("issue 26 round 2 #7 (reported case): an agent with \"sandbox\": false that
     `const [command, ...args] = JSON.parse(process.env.AGENT_AUTOLOOP_TOOLS_MCP);`,
     `const client = new Client({ name: "victim", version: "1" });`,
     `await client.connect(new StdioClientTransport({ command, args }));`,
-    `while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 50));`,
+    // at most 2 minutes: a test that failed before writing `go` leaves no agent looping (one ran 84 min after a failure)
+    `for (let i = 0; i < 2400 && !existsSync(${JSON.stringify(go)}); i++) await new Promise((r) => setTimeout(r, 50));`,
     `const r = await client.callTool({ name: "echo.say", arguments: { text: "victim" } });`,
     `console.log("Done: " + r.content[0].text);`,
     `await client.close();`,
