@@ -71,6 +71,9 @@ export function agentEnv(modelUrl: string, dir: string): Record<string, string> 
     IS_SANDBOX: "1",
     CODEX_HOME: codexHome,
     OPENAI_API_KEY: "sk-fake-key",
+    // The fake model's URL in Codex's environment too (config.toml names it for Codex): a sandboxed agent reaches a port
+    // of this computer's loopback only when its environment or loopbackPorts names it (issue 26 round 40, F40a-1).
+    OPENAI_BASE_URL: `${modelUrl}/v1`,
   };
 }
 
