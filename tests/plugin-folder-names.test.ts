@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { addPlugin } from "../src/cli/add.js";
@@ -52,5 +52,53 @@ test("a plugins root's folder named node_modules is not loaded as a plugin, and 
     assert.deepEqual(scan.notes, [`${join(root, "node_modules")} was not loaded as a plugin: a folder named node_modules chooses what every code plugin of its root imports (agent-autoloop/sdk included), and its code would run in the hub's process. Remove it unless you put it there yourself`]);
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("hostile round 42, F42b-1 (reported case: a package.json named agent-autoloop above a plugins root replaced the SDK for every code plugin): the plugin is not loaded, the refusal names the file, the planted code never runs", async () => {
+  const { PluginLoader } = await import("../src/plugins/code.js");
+  const { engineDir } = await import("../src/common/paths.js");
+  const above = realpathSync(tempDir("aa-sdk-shadow-"));
+  try {
+    const marker = join(above, "PWNED");
+    writeFileSync(join(above, "package.json"), JSON.stringify({ name: "agent-autoloop", type: "module", exports: { "./sdk": "./sdk.js" } }));
+    writeFileSync(join(above, "sdk.js"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\nexport const eachCard = () => {};\n`);
+    const root = join(above, "plugins");
+    cpSync(join(engineDir, "examples", "plugins", "hello-channel"), join(root, "hello-channel"), { recursive: true });
+    const file = join(root, "hello-channel", "channel.ts");
+    await assert.rejects(new PluginLoader([{ dir: root, origin: "serve" }], "en").loadModule("channel", "hello-channel"), {
+      message: `${file} was not loaded: ${join(above, "package.json")} is named agent-autoloop but is not this engine's, and Node would resolve the plugin's import of agent-autoloop/sdk there, running its code instead of the SDK. Remove it unless you put it there yourself (and look at who wrote it)`,
+    });
+    assert.equal(existsSync(marker), false);
+    // The engine's own package.json is the scope of its built-in and example plugins: they load.
+    await new PluginLoader([{ dir: join(engineDir, "examples", "plugins"), origin: "serve" }], "en").loadModule("channel", "hello-channel");
+  } finally {
+    rmSync(above, { recursive: true, force: true });
+  }
+});
+
+test("hostile round 42, F42b-2 (reported case: a folder that looks like a bare repository installed what its objects held): add copies a local folder without .git as the files it shows", () => {
+  const base = tempDir("aa-bare-");
+  const h = homePaths(tempDir("aa-bare-home-"));
+  try {
+    const work = join(base, "work");
+    mkdirSync(work);
+    execFileSync("git", ["init", "-q", work]);
+    writeFileSync(join(work, "channel.js"), "export default async function channel() {}\n");
+    const visible = '{ "id": "bare2", "name": "Notes panel", "version": "0.1.0", "apiVersion": "1.0" }\n';
+    writeFileSync(join(work, "plugin.json"), visible);
+    execFileSync("git", ["-C", work, "add", "."]);
+    execFileSync("git", ["-C", work, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "x"]);
+    const bare = join(base, "bare2");
+    execFileSync("git", ["clone", "-q", "--bare", work, bare]);
+    writeFileSync(join(bare, "plugin.json"), visible);
+    addPlugin(h, bare, false, "en");
+    const installed = join(h.plugins, "bare2");
+    assert.equal(existsSync(join(installed, "channel.js")), false, "nothing from the objects");
+    assert.equal(readFileSync(join(installed, "plugin.json"), "utf8"), visible);
+    assert.equal(existsSync(join(installed, "HEAD")), true, "the files it shows, copied");
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+    rmSync(h.dir, { recursive: true, force: true });
   }
 });

@@ -74,10 +74,14 @@ function isLocalFolder(path: string): boolean {
   }
 }
 
-/** Whether a local folder is a git repository: a work tree (`.git`) or a bare one (`HEAD`, `objects/`, `refs/`). */
+/**
+ * Whether a local folder is a git work tree (`.git`), cloned rather than copied. A folder that only looks like a bare
+ * repository (`HEAD`, `objects/`, `refs/`) is copied as the files it shows: cloning it installed what its objects held
+ * — a hidden `channel.js` beside a code-free `plugin.json`, a manifest without the `[sandbox]` the visible one had
+ * (hostile round 42, F42b-2). A bare repository is added by its URL (`file:///…`).
+ */
 function isGitRepository(dir: string): boolean {
-  if (existsSync(join(dir, ".git"))) return true;
-  return existsSync(join(dir, "HEAD")) && isLocalFolder(join(dir, "objects")) && isLocalFolder(join(dir, "refs"));
+  return existsSync(join(dir, ".git"));
 }
 
 /**

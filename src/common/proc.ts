@@ -119,3 +119,21 @@ export function procChildren(pid: number): number[] {
     return [];
   }
 }
+
+/** Every descendant of process `root` now (Linux /proc; none elsewhere), each with its start time. */
+export function descendantsOf(root: number): ProcStat[] {
+  const table = procTable();
+  const out: ProcStat[] = [];
+  const found = new Set<number>([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of table) {
+      if (!found.has(p.pid) && found.has(p.ppid)) {
+        found.add(p.pid);
+        out.push(p);
+        grew = true;
+      }
+    }
+  }
+  return out;
+}

@@ -8,8 +8,9 @@
  * Plugins import the engine only as `agent-autoloop/sdk`. Built-in plugins reach it as the package's own name; an
  * installed plugin through `<home>/node_modules/agent-autoloop`, a link to the engine's folder (link.ts).
  */
-import { existsSync } from "node:fs";
-import { join, resolve, sep } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
+import { realPathOr } from "../common/file-checks.js";
 import { pathToFileURL } from "node:url";
 import { engineDir } from "../common/paths.js";
 import { makeTsxCache, tsxCacheDir, type TsxCacheProblem } from "../common/tsx-cache.js";
@@ -144,6 +145,8 @@ export class PluginLoader {
     this.link(file);
     let mod: PluginModule;
     try {
+      const shadow = sdkShadow(file);
+      if (shadow !== null) throw new Error(t(this.lang, "plugins.sdkShadowed", { file, packageJson: shadow }));
       mod = await importPlugin(file, this.lang);
       const wrong = shapeError(kind, file, mod, this.lang);
       if (wrong !== null) throw new Error(wrong);
@@ -168,6 +171,30 @@ export class PluginLoader {
       // A read-only home: plugins that import nothing from the engine still load; one that imports the SDK fails with
       // Node's own "cannot find package 'agent-autoloop'".
     }
+  }
+}
+
+/**
+ * The package.json that would give a plugin file's `agent-autoloop/…` imports another package than this engine: the
+ * nearest package.json above the file (its package scope, which Node reads before any node_modules folder: a
+ * package's imports of its own name resolve inside it) when it is named `agent-autoloop` and is not the engine's own.
+ * Null otherwise. One such file above the home or a `--plugins` root, written by another user or an agent, replaced
+ * the SDK for every code plugin (hostile round 42, F42b-1).
+ */
+export function sdkShadow(file: string): string | null {
+  const own = realPathOr(join(engineDir, "package.json"), join(engineDir, "package.json"));
+  for (let dir = dirname(resolve(file)); ; dir = dirname(dir)) {
+    const packageJson = join(dir, "package.json");
+    if (present(packageJson)) {
+      let name: unknown = null;
+      try {
+        name = (JSON.parse(readFileSync(packageJson, "utf8")) as { name?: unknown } | null)?.name;
+      } catch {
+        // unreadable or not JSON: Node refuses the import itself
+      }
+      return name === "agent-autoloop" && realPathOr(packageJson, packageJson) !== own ? packageJson : null;
+    }
+    if (dirname(dir) === dir) return null;
   }
 }
 

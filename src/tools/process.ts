@@ -24,7 +24,7 @@ import { bindGuards } from "../worker/steering.js";
 import { aliasesOfAll, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { realPathOr } from "../common/file-checks.js";
 import { tsxCacheDir } from "../common/tsx-cache.js";
-import { procTable, processStart, sameGroup, sameProcessStart, type ProcStat } from "../common/proc.js";
+import { descendantsOf, processStart, sameGroup, sameProcessStart, type ProcStat } from "../common/proc.js";
 import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
 import { manifestFileNames } from "./manifest.js";
@@ -126,14 +126,12 @@ export function bindsOf(m: Manifest, dir: string, s: Pick<LaunchSettings, "hidde
 /**
  * What a plugin's sandbox hides: the host's hidden paths, every folder of the engine in the user's homes (other homes,
  * backups), every home this user's hubs have (worker/known-homes.ts; issue 26 round 10, Medium 7), each also by every
- * other path that shows it (another mount of a folder holding it: src/common/mounts.ts; High 2), and every second
- * proc mount (Medium 3).
+ * other path that shows it (another mount of a folder holding it: src/common/mounts.ts; High 2), every second proc
+ * mount (Medium 3), and tsx's compile cache (the home's TypeScript plugins compiled: round 41, F41b-3).
  */
 function hiddenOf(s: Pick<LaunchSettings, "hidden" | "parentEnv" | "seen">, mounts: readonly MountEntry[]): string[] {
   const users = userHomes([s.parentEnv.HOME, ...(s.seen?.homes ?? [])]);
   const real = (p: string) => realPathOr(p, p);
-  // tsx's compile cache holds the home's TypeScript plugins compiled, texts and paths (hidden from agents: F34b-1; a
-  // plugin's bind read it: hostile round 41, F41b-3).
   const hidden = [...s.hidden.map(real), ...autoloopFolders(users), ...knownHomes(users).map(real).filter((h) => !users.some((u) => within(u, h))), real(tsxCacheDir())];
   return [...new Set([...hidden, ...aliasesOfAll(hidden, mounts), ...otherProcMounts(mounts)])];
 }
@@ -482,21 +480,3 @@ function signalPid(pid: number, start: string, sig: NodeJS.Signals): void {
 
 /** How many times `end()` looks for descendants of a frozen plugin (each look stops what it finds). */
 const endLooksMax = 8;
-
-/** Every descendant of process `root` now (Linux /proc; none elsewhere), each with its start time. */
-export function descendantsOf(root: number): ProcStat[] {
-  const table = procTable();
-  const out: ProcStat[] = [];
-  const found = new Set<number>([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of table) {
-      if (!found.has(p.pid) && found.has(p.ppid)) {
-        found.add(p.pid);
-        out.push(p);
-        grew = true;
-      }
-    }
-  }
-  return out;
-}
