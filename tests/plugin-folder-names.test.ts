@@ -102,3 +102,19 @@ test("hostile round 42, F42b-2 (reported case: a folder that looks like a bare r
     rmSync(h.dir, { recursive: true, force: true });
   }
 });
+
+test("hostile round 42, F42b-3 (reported case: a sandboxed tool plugin's folder that is also a code plugin): plugins inspect says that code runs in the hub's process, unsandboxed", async () => {
+  const { makeHome } = await import("./helpers.js");
+  const { cliLines } = await import("./tools-helpers.js");
+  const made = makeHome();
+  try {
+    const dir = join(made.home.plugins, "twofold");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "manifest.toml"), 'name = "twofold"\nversion = "1"\nplugin_type = "sync"\n\n[entry_point]\ncommand = "true"\n\n[sandbox]\n');
+    writeFileSync(join(dir, "channel.js"), "export default async function channel() {}\n");
+    const r = await cliLines(["plugins", "inspect", "twofold"], made.dir);
+    assert.ok(r.out.includes("  ⚠ this folder is also a code plugin (channel): that code runs in the hub's process, with no sandbox, whatever [sandbox] above says"), r.out.join("\n"));
+  } finally {
+    rmSync(made.dir, { recursive: true, force: true });
+  }
+});

@@ -11,6 +11,7 @@ import { existsSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import { parseJson } from "../kernel/json-error.js";
+import { classify, codeKinds } from "../plugins/index.js";
 import { bindRefusal, bindsOf, conformance, passedEnvNames, runners, serviceSocketFolder, ToolHost, ToolRegistry, formatClash, type BindChecked, type Manifest, type PluginDiagnosis, type ToolPluginRecord, type ToolsOutcome } from "../tools/index.js";
 import type { PluginView } from "../protocol/responses.js";
 import { homePluginViews, hubPluginViews, localPlugins, serveDirsOf, type LocalPlugins } from "./plugin-home.js";
@@ -293,6 +294,9 @@ function inspectText(p: Inspected, lang: Lang): string[] {
     add("cli.plugins.runs", { command: [m.entry_point.command, ...m.entry_point.args].join(" ") });
     if (runners[m.plugin_type].manifestTimeout) add("cli.plugins.timeout", { ms: runners[m.plugin_type].timeoutMs(m) });
     out.push(`  ${sandboxText(m, lang)}`);
+    // The same folder as a code plugin runs in the hub's process, whatever [sandbox] says (hostile round 42, F42b-3).
+    const code = classify(p.dir).filter((k) => (codeKinds as readonly string[]).includes(k));
+    if (code.length > 0) add("cli.plugins.alsoCode", { kinds: code.join(", ") });
     for (const b of p.binds) {
       if (b.refusedWhy !== null) {
         out.push(`    ${t(lang, "cli.plugins.bindRefused", { reason: b.refusedWhy })}`);

@@ -1198,6 +1198,7 @@ const catalog = {
   "cli.plugins.author": { zh: "作者：{text}", en: "author: {text}" },
   "cli.plugins.runs": { zh: "运行：{command}", en: "runs: {command}" },
   "cli.plugins.timeout": { zh: "超时：{ms} 毫秒", en: "timeout: {ms} ms" },
+  "cli.plugins.alsoCode": { zh: "⚠ 这个文件夹也是代码插件（{kinds}）：那部分代码在 hub 进程里运行，没有沙箱，和上面的 [sandbox] 无关", en: "⚠ this folder is also a code plugin ({kinds}): that code runs in the hub's process, with no sandbox, whatever [sandbox] above says" },
   "cli.plugins.sandboxNone": { zh: "沙箱：没有（以你的身份运行，环境变量只给白名单里的）", en: "sandbox: none (it runs as you, with an allowlisted environment)" },
   "cli.plugins.sandbox": { zh: "沙箱：bubblewrap；内存 {memory}，CPU {cpus}，进程数 {pids}，网络 {network}，根目录{root}，binds {binds}", en: "sandbox: bubblewrap; memory {memory}, cpus {cpus}, pids {pids}, network {network}, root {root}, binds {binds}" },
   "cli.plugins.root.readOnly": { zh: "只读", en: "read-only" },
