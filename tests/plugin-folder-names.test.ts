@@ -70,6 +70,16 @@ test("hostile round 42, F42b-1 (reported case: a package.json named agent-autolo
       message: `${file} was not loaded: ${join(above, "package.json")} is named agent-autoloop but is not this engine's, and Node would resolve the plugin's import of agent-autoloop/sdk there, running its code instead of the SDK. Remove it unless you put it there yourself (and look at who wrote it)`,
     });
     assert.equal(existsSync(marker), false);
+    // The node_modules form above a --plugins root (no package.json above the plugin): refused the same way.
+    rmSync(join(above, "package.json"));
+    const planted = join(above, "node_modules", "agent-autoloop");
+    mkdirSync(planted, { recursive: true });
+    writeFileSync(join(planted, "package.json"), JSON.stringify({ name: "agent-autoloop", type: "module", exports: { "./sdk": "./sdk.js" } }));
+    cpSync(join(above, "sdk.js"), join(planted, "sdk.js"));
+    await assert.rejects(new PluginLoader([{ dir: root, origin: "serve" }], "en").loadModule("channel", "hello-channel"), {
+      message: `${file} was not loaded: ${planted} is named agent-autoloop but is not this engine's, and Node would resolve the plugin's import of agent-autoloop/sdk there, running its code instead of the SDK. Remove it unless you put it there yourself (and look at who wrote it)`,
+    });
+    assert.equal(existsSync(marker), false);
     // The engine's own package.json is the scope of its built-in and example plugins: they load.
     await new PluginLoader([{ dir: join(engineDir, "examples", "plugins"), origin: "serve" }], "en").loadModule("channel", "hello-channel");
   } finally {

@@ -175,15 +175,17 @@ export class PluginLoader {
 }
 
 /**
- * The package.json that would give a plugin file's `agent-autoloop/…` imports another package than this engine: the
- * nearest package.json above the file (its package scope, which Node reads before any node_modules folder: a
- * package's imports of its own name resolve inside it) when it is named `agent-autoloop` and is not the engine's own.
- * Null otherwise. One such file above the home or a `--plugins` root, written by another user or an agent, replaced
+ * What would give a plugin file's `agent-autoloop/…` imports another package than this engine, or null: the nearest
+ * package.json above the file (its package scope, which Node reads before any node_modules folder: a package's
+ * imports of its own name resolve inside it) when it is named `agent-autoloop` and is not the engine's own; else the
+ * first `node_modules/agent-autoloop` from the file up when it is not the engine (the home's link). One such file above the home or a `--plugins` root, written by another user or an agent, replaced
  * the SDK for every code plugin (hostile round 42, F42b-1).
  */
 export function sdkShadow(file: string): string | null {
   const own = realPathOr(join(engineDir, "package.json"), join(engineDir, "package.json"));
-  for (let dir = dirname(resolve(file)); ; dir = dirname(dir)) {
+  const engine = realPathOr(engineDir, engineDir);
+  const start = dirname(resolve(file));
+  for (let dir = start; ; dir = dirname(dir)) {
     const packageJson = join(dir, "package.json");
     if (present(packageJson)) {
       let name: unknown = null;
@@ -192,8 +194,16 @@ export function sdkShadow(file: string): string | null {
       } catch {
         // unreadable or not JSON: Node refuses the import itself
       }
-      return name === "agent-autoloop" && realPathOr(packageJson, packageJson) !== own ? packageJson : null;
+      if (name === "agent-autoloop") return realPathOr(packageJson, packageJson) !== own ? packageJson : null;
+      break;
     }
+    if (dirname(dir) === dir) break;
+  }
+  // Then Node's node_modules folders from the plugin up: the first agent-autoloop there must be this engine (the
+  // home's link); one planted higher up — a shared folder above a `--plugins` root — is refused too.
+  for (let dir = start; ; dir = dirname(dir)) {
+    const found = join(dir, "node_modules", "agent-autoloop");
+    if (present(found)) return realPathOr(found, found) === engine ? null : found;
     if (dirname(dir) === dir) return null;
   }
 }
