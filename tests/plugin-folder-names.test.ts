@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { addPlugin } from "../src/cli/add.js";
@@ -59,6 +59,7 @@ test("hostile round 42, F42b-1 (reported case: a package.json named agent-autolo
   const { PluginLoader } = await import("../src/plugins/code.js");
   const { engineDir } = await import("../src/common/paths.js");
   const above = realpathSync(tempDir("aa-sdk-shadow-"));
+  const links = realpathSync(tempDir("aa-sdk-link-"));
   try {
     const marker = join(above, "PWNED");
     writeFileSync(join(above, "package.json"), JSON.stringify({ name: "agent-autoloop", type: "module", exports: { "./sdk": "./sdk.js" } }));
@@ -69,6 +70,15 @@ test("hostile round 42, F42b-1 (reported case: a package.json named agent-autolo
     await assert.rejects(new PluginLoader([{ dir: root, origin: "serve" }], "en").loadModule("channel", "hello-channel"), {
       message: `${file} was not loaded: ${join(above, "package.json")} is named agent-autoloop but is not this engine's, and Node would resolve the plugin's import of agent-autoloop/sdk there, running its code instead of the SDK. Remove it unless you put it there yourself (and look at who wrote it)`,
     });
+    assert.equal(existsSync(marker), false);
+    // The same file after a byte-order mark (Node reads past it: F43b-3), and the root given through a link (Node walks
+    // the real path: F43b-4).
+    writeFileSync(join(above, "package.json"), "\uFEFF" + JSON.stringify({ name: "agent-autoloop", type: "module", exports: { "./sdk": "./sdk.js" } }));
+    const linked = join(links, "root");
+    symlinkSync(root, linked);
+    for (const dir of [root, linked]) {
+      await assert.rejects(new PluginLoader([{ dir, origin: "serve" }], "en").loadModule("channel", "hello-channel"), { message: new RegExp(`was not loaded: ${join(above, "package.json")} is named agent-autoloop`) }, dir);
+    }
     assert.equal(existsSync(marker), false);
     // The node_modules form above a --plugins root (no package.json above the plugin): refused the same way.
     rmSync(join(above, "package.json"));
@@ -83,6 +93,7 @@ test("hostile round 42, F42b-1 (reported case: a package.json named agent-autolo
     // The engine's own package.json is the scope of its built-in and example plugins: they load.
     await new PluginLoader([{ dir: join(engineDir, "examples", "plugins"), origin: "serve" }], "en").loadModule("channel", "hello-channel");
   } finally {
+    rmSync(links, { recursive: true, force: true });
     rmSync(above, { recursive: true, force: true });
   }
 });

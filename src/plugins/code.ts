@@ -184,13 +184,15 @@ export class PluginLoader {
 export function sdkShadow(file: string): string | null {
   const own = realPathOr(join(engineDir, "package.json"), join(engineDir, "package.json"));
   const engine = realPathOr(engineDir, engineDir);
-  const start = dirname(resolve(file));
+  // From the real path, as Node walks (a root given through a link: hostile round 43, F43b-4).
+  const start = dirname(realPathOr(resolve(file), resolve(file)));
   for (let dir = start; ; dir = dirname(dir)) {
     const packageJson = join(dir, "package.json");
     if (present(packageJson)) {
       let name: unknown = null;
       try {
-        name = (JSON.parse(readFileSync(packageJson, "utf8")) as { name?: unknown } | null)?.name;
+        // Node reads past a byte-order mark; JSON.parse does not (hostile round 43, F43b-3)
+        name = (JSON.parse(readFileSync(packageJson, "utf8").replace(/^\uFEFF/, "")) as { name?: unknown } | null)?.name;
       } catch {
         // unreadable or not JSON: Node refuses the import itself
       }
