@@ -55,48 +55,7 @@ test("a plugins root's folder named node_modules is not loaded as a plugin, and 
   }
 });
 
-test("hostile round 42, F42b-1 (reported case: a package.json named agent-autoloop above a plugins root replaced the SDK for every code plugin): the plugin is not loaded, the refusal names the file, the planted code never runs", async () => {
-  const { PluginLoader } = await import("../src/plugins/code.js");
-  const { engineDir } = await import("../src/common/paths.js");
-  const above = realpathSync(tempDir("aa-sdk-shadow-"));
-  const links = realpathSync(tempDir("aa-sdk-link-"));
-  try {
-    const marker = join(above, "PWNED");
-    writeFileSync(join(above, "package.json"), JSON.stringify({ name: "agent-autoloop", type: "module", exports: { "./sdk": "./sdk.js" } }));
-    writeFileSync(join(above, "sdk.js"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\nexport const eachCard = () => {};\n`);
-    const root = join(above, "plugins");
-    cpSync(join(engineDir, "examples", "plugins", "hello-channel"), join(root, "hello-channel"), { recursive: true });
-    const file = join(root, "hello-channel", "channel.ts");
-    await assert.rejects(new PluginLoader([{ dir: root, origin: "serve" }], "en").loadModule("channel", "hello-channel"), {
-      message: `${file} was not loaded: ${join(above, "package.json")} is named agent-autoloop but is not this engine's, and Node would resolve the plugin's import of agent-autoloop/sdk there, running its code instead of the SDK. Remove it unless you put it there yourself (and look at who wrote it)`,
-    });
-    assert.equal(existsSync(marker), false);
-    // The same file after a byte-order mark (Node reads past it: F43b-3), and the root given through a link (Node walks
-    // the real path: F43b-4).
-    writeFileSync(join(above, "package.json"), "\uFEFF" + JSON.stringify({ name: "agent-autoloop", type: "module", exports: { "./sdk": "./sdk.js" } }));
-    const linked = join(links, "root");
-    symlinkSync(root, linked);
-    for (const dir of [root, linked]) {
-      await assert.rejects(new PluginLoader([{ dir, origin: "serve" }], "en").loadModule("channel", "hello-channel"), { message: new RegExp(`was not loaded: ${join(above, "package.json")} is named agent-autoloop`) }, dir);
-    }
-    assert.equal(existsSync(marker), false);
-    // The node_modules form above a --plugins root (no package.json above the plugin): refused the same way.
-    rmSync(join(above, "package.json"));
-    const planted = join(above, "node_modules", "agent-autoloop");
-    mkdirSync(planted, { recursive: true });
-    writeFileSync(join(planted, "package.json"), JSON.stringify({ name: "agent-autoloop", type: "module", exports: { "./sdk": "./sdk.js" } }));
-    cpSync(join(above, "sdk.js"), join(planted, "sdk.js"));
-    await assert.rejects(new PluginLoader([{ dir: root, origin: "serve" }], "en").loadModule("channel", "hello-channel"), {
-      message: `${file} was not loaded: ${planted} is named agent-autoloop but is not this engine's, and Node would resolve the plugin's import of agent-autoloop/sdk there, running its code instead of the SDK. Remove it unless you put it there yourself (and look at who wrote it)`,
-    });
-    assert.equal(existsSync(marker), false);
-    // The engine's own package.json is the scope of its built-in and example plugins: they load.
-    await new PluginLoader([{ dir: join(engineDir, "examples", "plugins"), origin: "serve" }], "en").loadModule("channel", "hello-channel");
-  } finally {
-    rmSync(links, { recursive: true, force: true });
-    rmSync(above, { recursive: true, force: true });
-  }
-});
+// Round 42, F42b-1 (an SDK planted above a plugins root): tests/plugin-imports.test.ts.
 
 test("hostile round 42, F42b-2 (reported case: a folder that looks like a bare repository installed what its objects held): add copies a local folder without .git as the files it shows", () => {
   const base = tempDir("aa-bare-");

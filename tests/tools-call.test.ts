@@ -5,8 +5,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { engineDir } from "../src/common/paths.js";
 import { buildHelloRust, examples, hostFixture, nodePlugin, pidsIn, running, syncManifest, tempDir, toolToml, until, writePlugin } from "./tools-helpers.js";
 
 const ada = { name: "Ada" };
@@ -55,7 +57,14 @@ test("a call sends §4's params and callback_url, runs in the plugin folder with
       callback_url: "http://127.0.0.1:1/v1/plugins/callback/",
     });
     assert.equal(got.cwd, join(f.root, "echo"));
-    assert.deepEqual(Object.keys(got.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), ["AGENT_AUTOLOOP_TOOL_HOST", "HOME", "LANG", "PATH", "PLUGIN_MODE", "PYTHONNOUSERSITE", "TZ"]);
+    assert.deepEqual(Object.keys(got.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), [
+      "AGENT_AUTOLOOP_IMPORT_REFUSED", "AGENT_AUTOLOOP_PLUGIN_FOLDER", "AGENT_AUTOLOOP_TOOL_HOST", "HOME", "LANG", "NODE_OPTIONS", "PATH", "PLUGIN_MODE",
+      "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONPYCACHEPREFIX", "TZ",
+    ]);
+    // Hostile round 43: its Node imports by name confined to its folder (F43b-1), no compiled Python of its folder (F43b-5).
+    assert.equal(got.env.AGENT_AUTOLOOP_PLUGIN_FOLDER, realpathSync(join(f.root, "echo")));
+    assert.equal(got.env.NODE_OPTIONS, `--import=${pathToFileURL(join(realpathSync(engineDir), "dist", "src", "plugins", "import-confinement-start.js")).href}`);
+    assert.deepEqual([got.env.PYTHONDONTWRITEBYTECODE, got.env.PYTHONPYCACHEPREFIX], ["1", "/dev/null/agent-autoloop-pycache"]);
     // The tool host's mark (src/tools/orphans.ts): its pid, start time and home, no secret.
     assert.match(got.env.AGENT_AUTOLOOP_TOOL_HOST!, /^\d+:\d+:$/);
     assert.equal(got.env.PLUGIN_MODE, "test");

@@ -42,10 +42,10 @@ test("a .pth in the user's site-packages does not run in hello-python (no [sandb
   }
 });
 
-test("the caller's NODE_PATH never reaches a plugin, even listed in env_passthrough; PYTHONNOUSERSITE is always 1", () => {
-  const m = readManifest(new TextEncoder().encode(`manifest_version = 3\nname = "m"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\n[entry_point.env]\nPYTHONNOUSERSITE = "0"\n[mcp]\nenv_passthrough = { allow = ["NODE_PATH", "MY_TOKEN"] }\n`), "en");
+test("the caller's NODE_PATH never reaches a plugin, even listed in env_passthrough; PYTHONNOUSERSITE is always 1, and Python's cache of the plugin's folder is never read (a manifest cannot undo either)", () => {
+  const m = readManifest(new TextEncoder().encode(`manifest_version = 3\nname = "m"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\n[entry_point.env]\nPYTHONNOUSERSITE = "0"\nPYTHONDONTWRITEBYTECODE = ""\nPYTHONPYCACHEPREFIX = "__pycache__"\n[mcp]\nenv_passthrough = { allow = ["NODE_PATH", "MY_TOKEN"] }\n`), "en");
   assert.ok(m.ok, JSON.stringify(m));
   assert.deepEqual(pluginEnv({ PATH: "/bin", HOME: "/home/u", NODE_PATH: "/home/u/.node_modules", MY_TOKEN: "t" }, m.manifest), {
-    PATH: "/bin", HOME: "/home/u", MY_TOKEN: "t", PYTHONNOUSERSITE: "1",
+    PATH: "/bin", HOME: "/home/u", MY_TOKEN: "t", PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1", PYTHONPYCACHEPREFIX: "/dev/null/agent-autoloop-pycache",
   });
 });

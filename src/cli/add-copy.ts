@@ -20,12 +20,16 @@ import { join } from "node:path";
 import { t, type Lang, type PlainId } from "../i18n/messages.js";
 import { CliError } from "./connect.js";
 
-/** A local folder `add` copies holds at most this many entries (files, folders and links; without .git and node_modules). */
+/** A local folder `add` copies holds at most this many entries (files, folders and links; without .git). */
 export const addFolderEntriesMax = 10_000;
 /** … and at most this many bytes of files (100 MiB). */
 export const addFolderBytesMax = 100 * 1024 * 1024;
-/** Folders `add` leaves out of a copy, at any depth: version control and installed packages. */
-const notCopied = new Set([".git", "node_modules"]);
+/**
+ * Folders `add` leaves out of a copy, at any depth: version control. Not `node_modules`: the packages a plugin brings
+ * along are part of it (hostile round 43, F43b-2: left out, they were looked for above the home, where an agent had
+ * put its own).
+ */
+const notCopied = new Set([".git"]);
 /** How much of a file is read at a time while copying (1 MiB). */
 const copyChunkBytes = 1024 * 1024;
 

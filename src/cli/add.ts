@@ -1,7 +1,7 @@
 /**
  * `agent-autoloop add <git url | git repository | folder>` (plugins.md 安装): installs a plugin into `<home>/plugins/<name>`.
  * A git URL or repository is cloned (no hooks, no submodules, no install scripts); a local folder that is not a git
- * repository — a plugin author's first try — is copied without its `.git` and `node_modules` folders. Nothing of the
+ * repository — a plugin author's first try — is copied without its `.git` folders (its `node_modules` kept). Nothing of the
  * plugin runs. The name (the folder's, or the repository's, in lowercase) must be one a plugin of each kind the folder
  * holds may have (src/plugins/names.ts: a tool plugin's may hold `_`). Afterwards `<home>/node_modules/agent-autoloop`
  * links to this engine, so the plugin's `import … from "agent-autoloop/sdk"` resolves (src/plugins/link.ts).

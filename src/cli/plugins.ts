@@ -281,6 +281,11 @@ function toolsHeading(p: Inspected, lang: Lang): string {
   return render(lang, { id: id[p.toolsSource] });
 }
 
+/** Files of compiled code: Python's bytecode and extension modules, native libraries, Node addons, WebAssembly. */
+const compiledFile = /\.(pyc|pyo|so(\.[0-9.]+)?|pyd|dylib|dll|node|wasm)$/i;
+/** How many compiled files inspect names (then "…"). */
+const compiledShownMax = 5;
+
 function inspectText(p: Inspected, lang: Lang): string[] {
   const m = p.manifest;
   const out = [t(lang, "cli.plugins.head", { name: p.name, version: p.version ?? "-", kind: p.kind ?? "-", origin: p.origin, status: t(lang, `cli.plugins.status.${p.status}`) })];
@@ -288,6 +293,10 @@ function inspectText(p: Inspected, lang: Lang): string[] {
   add("cli.plugins.why", { why: whyText(p, lang) });
   add("cli.plugins.folder", { dir: p.dir });
   add("cli.plugins.manifestFiles", { path: p.manifestPath, count: p.files?.length ?? "-", digest: p.digest ?? "-" });
+  // Compiled code runs where the owner reads source: Python imports `x.*.so` before `x.py` (hostile round 43, F43b-5:
+  // a shipped .pyc ran instead of the .py; the host now ignores __pycache__, not an extension module).
+  const compiled = (p.files ?? []).map((f) => f.slice(f.indexOf(" ") + 1)).filter((f) => compiledFile.test(f));
+  if (compiled.length > 0) add("cli.plugins.compiled", { count: compiled.length, files: compiled.slice(0, compiledShownMax).join(", ") + (compiled.length > compiledShownMax ? ", …" : "") });
   if (m) {
     if (m.description) add("cli.plugins.description", { text: m.description });
     if (m.author) add("cli.plugins.author", { text: m.author });

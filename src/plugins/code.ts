@@ -8,8 +8,8 @@
  * Plugins import the engine only as `agent-autoloop/sdk`. Built-in plugins reach it as the package's own name; an
  * installed plugin through `<home>/node_modules/agent-autoloop`, a link to the engine's folder (link.ts).
  */
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve, sep } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve, sep } from "node:path";
 import { realPathOr } from "../common/file-checks.js";
 import { pathToFileURL } from "node:url";
 import { engineDir } from "../common/paths.js";
@@ -17,6 +17,7 @@ import { makeTsxCache, tsxCacheDir, type TsxCacheProblem } from "../common/tsx-c
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 import { codeShapeChecks } from "../sdk/checks.js";
 import { classify, codeEntryFiles, present } from "./classify.js";
+import { confineImports } from "./import-confinement.js";
 import { linkEngine } from "./link.js";
 import { builtinPluginsDir, pluginRoots } from "./roots.js";
 import type { CodeKind, PluginOrigin, PluginRoot } from "./types.js";
@@ -91,6 +92,7 @@ export class PluginLoader {
   /** Why the current version of a file was refused (the records show it), by file. */
   private readonly failures = new Map<string, string>();
   private linked = false;
+  private confined = false;
   /** The roots searched, a later one winning. */
   readonly roots: readonly PluginRoot[];
   /** `<home>/plugins`, the root installed plugins are in, or null. */
@@ -145,8 +147,7 @@ export class PluginLoader {
     this.link(file);
     let mod: PluginModule;
     try {
-      const shadow = sdkShadow(file);
-      if (shadow !== null) throw new Error(t(this.lang, "plugins.sdkShadowed", { file, packageJson: shadow }));
+      await this.confine();
       mod = await importPlugin(file, this.lang);
       const wrong = shapeError(kind, file, mod, this.lang);
       if (wrong !== null) throw new Error(wrong);
@@ -162,6 +163,19 @@ export class PluginLoader {
     return mod;
   }
 
+  /**
+   * Keeps what the plugins of this loader's roots import by name inside each plugin's folder (import-confinement.ts;
+   * hostile round 43, F43b-1 and F43b-2: a `package.json` or `node_modules` above a plugin, written by an agent or
+   * another user, chose what its imports ran). Built-in plugins are the engine's own code.
+   */
+  private async confine(): Promise<void> {
+    if (this.confined) return;
+    const roots = this.roots.filter((r) => r.origin !== "builtin").map((r) => realPathOr(resolve(r.dir), resolve(r.dir)));
+    const refused = t(this.lang, "plugins.importOutside", { specifier: "{specifier}", found: "{found}", folder: "{folder}" });
+    await confineImports({ roots, folders: [], refused }, realPathOr(engineDir, engineDir));
+    this.confined = true;
+  }
+
   /** Links the SDK for an installed plugin, once (a home that cannot be written: a plugin importing it fails then). */
   private link(file: string): void {
     if (!this.installDir || this.linked || !file.startsWith(resolve(this.installDir) + sep)) return;
@@ -171,42 +185,6 @@ export class PluginLoader {
       // A read-only home: plugins that import nothing from the engine still load; one that imports the SDK fails with
       // Node's own "cannot find package 'agent-autoloop'".
     }
-  }
-}
-
-/**
- * What would give a plugin file's `agent-autoloop/…` imports another package than this engine, or null: the nearest
- * package.json above the file (its package scope, which Node reads before any node_modules folder: a package's
- * imports of its own name resolve inside it) when it is named `agent-autoloop` and is not the engine's own; else the
- * first `node_modules/agent-autoloop` from the file up when it is not the engine (the home's link). One such file above the home or a `--plugins` root, written by another user or an agent, replaced
- * the SDK for every code plugin (hostile round 42, F42b-1).
- */
-export function sdkShadow(file: string): string | null {
-  const own = realPathOr(join(engineDir, "package.json"), join(engineDir, "package.json"));
-  const engine = realPathOr(engineDir, engineDir);
-  // From the real path, as Node walks (a root given through a link: hostile round 43, F43b-4).
-  const start = dirname(realPathOr(resolve(file), resolve(file)));
-  for (let dir = start; ; dir = dirname(dir)) {
-    const packageJson = join(dir, "package.json");
-    if (present(packageJson)) {
-      let name: unknown = null;
-      try {
-        // Node reads past a byte-order mark; JSON.parse does not (hostile round 43, F43b-3)
-        name = (JSON.parse(readFileSync(packageJson, "utf8").replace(/^\uFEFF/, "")) as { name?: unknown } | null)?.name;
-      } catch {
-        // unreadable or not JSON: Node refuses the import itself
-      }
-      if (name === "agent-autoloop") return realPathOr(packageJson, packageJson) !== own ? packageJson : null;
-      break;
-    }
-    if (dirname(dir) === dir) break;
-  }
-  // Then Node's node_modules folders from the plugin up: the first agent-autoloop there must be this engine (the
-  // home's link); one planted higher up — a shared folder above a `--plugins` root — is refused too.
-  for (let dir = start; ; dir = dirname(dir)) {
-    const found = join(dir, "node_modules", "agent-autoloop");
-    if (present(found)) return realPathOr(found, found) === engine ? null : found;
-    if (dirname(dir) === dir) return null;
   }
 }
 

@@ -48,8 +48,13 @@ export const pluginEnvNames = ["PATH", "HOME", "LANG", "TZ"] as const;
 const deniedPrefixes = ["AGENT_AUTOLOOP_"];
 /** Never passed through from the caller: its module search paths (issue 26). */
 const deniedNames = new Set(["NODE_PATH"]);
-/** Set on every plugin process, after the manifest's own variables: no user site-packages (issue 26). */
-export const pluginFixedEnv: Readonly<Record<string, string>> = { PYTHONNOUSERSITE: "1" };
+/**
+ * Set on every plugin process, after the manifest's own variables: no user site-packages (issue 26), and no compiled
+ * Python from the plugin's folder — a shipped `__pycache__/*.pyc` compiled unchecked ran instead of the `.py` the owner
+ * read (hostile round 43, F43b-5). Python looks for its cache under a prefix no one can make (below `/dev/null`) and
+ * writes none, so every start compiles the sources it imports.
+ */
+export const pluginFixedEnv: Readonly<Record<string, string>> = { PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1", PYTHONPYCACHEPREFIX: "/dev/null/agent-autoloop-pycache" };
 
 /**
  * The environment for a process of `manifest`'s plugin.

@@ -1,0 +1,180 @@
+/**
+ * Hostile round 43, F43b-1 and F43b-2 (High) and F43b-5 (Medium): what a plugin's code imports by name comes from its
+ * own folder. Node looks for a package above the importing file too — the nearest `package.json` (a package's imports
+ * of its own name, whatever the name) and every `node_modules` up to `/` — so a file an agent's `writable` entry or
+ * another local user put above a plugin ran in `serve` and in an unsandboxed tool plugin trusted with "always allow".
+ * And a shipped `__pycache__/*.pyc` compiled unchecked ran instead of the `.py` beside it. Real loaders, a real tool
+ * host and real Node and Python processes; each planted module writes a marker when it runs.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "./helpers.js";
+import { hostFixture, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
+
+/** Writes `files` (path → content) under `dir`. */
+function write(dir: string, files: Record<string, string>): void {
+  for (const [f, content] of Object.entries(files)) {
+    mkdirSync(join(dir, f, ".."), { recursive: true });
+    writeFileSync(join(dir, f), content);
+  }
+}
+
+/** A call's outcome without its duration. */
+const pick = (r: object) => { const { durationMs: _, ...rest } = r as { durationMs?: number }; return rest; };
+/** A planted module that leaves `marker` when it runs, as ES module source. */
+const plantedEsm = (marker: string) => `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\nexport default (s) => "planted:" + s;\n`;
+/** The same as CommonJS. */
+const plantedCjs = (marker: string) => `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\nmodule.exports = (s) => "planted:" + s;\n`;
+/** The package the plugins bring along (`tinyfmt`, CommonJS, which requires `cjsdep`). */
+const shipped = {
+  "node_modules/tinyfmt/package.json": '{"name":"tinyfmt","main":"index.js"}',
+  "node_modules/tinyfmt/index.js": 'const dep = require("cjsdep");\nmodule.exports = (s) => "fmt:" + s + dep;\n',
+  "node_modules/cjsdep/package.json": '{"name":"cjsdep","main":"index.js"}',
+  "node_modules/cjsdep/index.js": 'module.exports = "+dep";\n',
+};
+/** A channel plugin that imports `tinyfmt` by name and uses the SDK. */
+const channel = `import fmt from "tinyfmt";\nimport { eachCard } from "agent-autoloop/sdk";\nexport const said = fmt("x");\nexport default async function fmtchan() {}\nvoid eachCard;\n`;
+
+/** The refusal of `specifier`, found at `found`, for the plugin in `plugin`, as the loader words it (`file` the entry). */
+function refused(file: string, plugin: string, specifier: string, found: string): string {
+  return `${file}: failed to load: ${plugin}: the plugin imports "${specifier}", which Node found at ${found}, outside the plugin's folder — a package.json or node_modules above a plugin (an agent's or another user's, perhaps) would choose what code runs, so it is refused. A plugin imports by name only the packages it brings along in its own node_modules (and agent-autoloop/sdk): put ${specifier} there, and remove what is at ${found} unless you put it there yourself (and look at who wrote it)`;
+}
+
+// Node keeps what it read of package.json files and lookups for the life of the process: every case below has new
+// folders of its own.
+test("hostile round 43, F43b-1 and F43b-2 (reported cases): a package.json named like a package a code plugin imports, or a node_modules holding it, above the plugin is refused with where Node found it; the planted code never runs", async () => {
+  const { PluginLoader } = await import("../src/plugins/code.js");
+  const load = (root: string) => new PluginLoader([{ dir: root, origin: "serve" }], "en").loadModule("channel", "fmtchan");
+  const made: string[] = [];
+  const scene = (above: Record<string, string> | ((marker: string) => Record<string, string>), plugin: Record<string, string>) => {
+    const dir = realpathSync(tempDir("aa-import-above-"));
+    made.push(dir);
+    write(dir, typeof above === "function" ? above(join(dir, "PWNED")) : above);
+    write(join(dir, "plugins", "fmtchan"), plugin);
+    return { dir, root: join(dir, "plugins"), plugin: join(dir, "plugins", "fmtchan"), marker: join(dir, "PWNED") };
+  };
+  try {
+    // Control: what it brings along, and the engine's SDK.
+    assert.equal((await load(scene({}, { "channel.mjs": channel, ...shipped }).root)).said, "fmt:x+dep");
+    const plantedDep = (m: string) => ({ "node_modules/cjsdep/package.json": '{"name":"cjsdep","main":"index.js"}', "node_modules/cjsdep/index.js": plantedCjs(m) });
+    const cases: { what: string; above: (m: string) => Record<string, string>; plugin: Record<string, string>; specifier: string; found: string }[] = [
+      // F43b-1: ~/package.json named tinyfmt (an agent's writable file): self-reference wins over the plugin's own copy.
+      { what: "package.json named tinyfmt", above: (m) => ({ "package.json": JSON.stringify({ name: "tinyfmt", type: "module", exports: "./evil.js" }), "evil.js": plantedEsm(m) }), plugin: { "channel.mjs": channel, ...shipped }, specifier: "tinyfmt", found: "evil.js" },
+      // F43b-2: the plugin's node_modules left behind (add left it out), a node_modules above supplies the package.
+      { what: "node_modules above", above: (m) => ({ "node_modules/tinyfmt/package.json": '{"name":"tinyfmt","main":"index.js"}', "node_modules/tinyfmt/index.js": plantedCjs(m) }), plugin: { "channel.mjs": channel }, specifier: "tinyfmt", found: "node_modules/tinyfmt/index.js" },
+      // CommonJS: a package the plugin ships requires one it does not bring, found above … (imported dynamically: Node 20
+      // reports a CommonJS module's throw under a static import twice, the second time as an unhandled rejection)
+      { what: "a shipped package's require", above: plantedDep, plugin: { "channel.mjs": `const { default: fmt } = await import("tinyfmt");\nexport const said = fmt("x");\nexport default async function fmtchan() {}\n`, "node_modules/tinyfmt/package.json": shipped["node_modules/tinyfmt/package.json"], "node_modules/tinyfmt/index.js": shipped["node_modules/tinyfmt/index.js"] }, specifier: "cjsdep", found: "node_modules/cjsdep/index.js" },
+      // … and the plugin's own createRequire.
+      { what: "createRequire", above: plantedDep, plugin: { "channel.mjs": `import { createRequire } from "node:module";\nexport const said = createRequire(import.meta.url)("cjsdep");\nexport default async function fmtchan() {}\n` }, specifier: "cjsdep", found: "node_modules/cjsdep/index.js" },
+    ];
+    for (const c of cases) {
+      const s = scene(c.above, c.plugin);
+      await assert.rejects(load(s.root), { message: refused(join(s.plugin, "channel.mjs"), s.plugin, c.specifier, join(s.dir, c.found)) }, c.what);
+      assert.equal(existsSync(s.marker), false, c.what);
+    }
+  } finally {
+    for (const d of made) rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test("hostile round 42, F42b-1 (reported case: a package.json named agent-autoloop above a plugins root): agent-autoloop/sdk resolves from the engine, whatever lies above the plugin; the planted SDK never runs", async () => {
+  const { PluginLoader } = await import("../src/plugins/code.js");
+  const { engineDir } = await import("../src/common/paths.js");
+  const planted = { name: "agent-autoloop", type: "module", exports: { "./sdk": "./sdk.js" } };
+  // The package.json form (with a byte-order mark too: F43b-3), then the node_modules form; each in folders of its own.
+  // The BOM form stops the plugin loading (tsx, which reads the package scope to know how to compile a .ts file,
+  // cannot parse it): a file above a plugin can keep it from loading, never choose its code.
+  const forms: { files: (m: string) => Record<string, string>; loads: boolean }[] = [
+    { files: (m) => ({ "package.json": JSON.stringify(planted), "sdk.js": plantedEsm(m) }), loads: true },
+    { files: (m) => ({ "package.json": "\uFEFF" + JSON.stringify(planted), "sdk.js": plantedEsm(m) }), loads: false },
+    { files: (m) => ({ "node_modules/agent-autoloop/package.json": JSON.stringify(planted), "node_modules/agent-autoloop/sdk.js": plantedEsm(m) }), loads: true },
+  ];
+  for (const { files: form, loads } of forms) {
+    const above = realpathSync(tempDir("aa-sdk-shadow-"));
+    try {
+      const marker = join(above, "PWNED");
+      write(above, form(marker));
+      const root = join(above, "plugins");
+      cpSync(join(engineDir, "examples", "plugins", "hello-channel"), join(root, "hello-channel"), { recursive: true });
+      const loading = new PluginLoader([{ dir: root, origin: "serve" }], "en").loadModule("channel", "hello-channel");
+      if (loads) assert.equal(typeof (await loading).default, "function");
+      else await assert.rejects(loading, { message: `${join(root, "hello-channel", "channel.ts")}: failed to load: Error parsing: ${join(above, "package.json")}` });
+      assert.equal(existsSync(marker), false, Object.keys(form(marker)).join(", "));
+    } finally {
+      rmSync(above, { recursive: true, force: true });
+    }
+  }
+});
+
+test("hostile round 43, F43b-1 (reported case: an unsandboxed Node tool plugin under 'always allow'): its imports by name come from its folder; a package.json above named like its package is refused, the manifest's NODE_OPTIONS kept", async () => {
+  const f = hostFixture();
+  try {
+    const root = realpathSync(f.root);
+    const marker = join(root, "PWNED");
+    const main = `import fmt from "tinyfmt";\nimport { createInterface } from "node:readline";\nconst lines = createInterface({ input: process.stdin });\nlines.on("line", (text) => {\n  const r = JSON.parse(text);\n  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: fmt(process.env.NODE_OPTIONS.includes("--max-old-space-size=99") ? "kept" : "lost") } }) + "\\n");\n});\n`;
+    writePlugin(f.root, "fmttool", syncManifest("fmttool", "node", ["main.mjs"], `[entry_point.env]\nNODE_OPTIONS = "--max-old-space-size=99"\n\n${toolToml("fmt")}`), { "main.mjs": main, ...shipped });
+    f.registry.rescan();
+    const call = () => f.host.call("fmttool.fmt", {}, { sessionKey: "s" });
+    assert.deepEqual(pick(await call()), { status: "ok", result: { content: "fmt:kept+dep" } });
+    write(root, { "package.json": JSON.stringify({ name: "tinyfmt", type: "module", exports: "./evil.js" }), "evil.js": plantedEsm(marker) });
+    const r = await call();
+    assert.equal(JSON.stringify(pick(r)), JSON.stringify({ status: "error", code: "tools.plugin_exited", message: "plugin fmttool exited before answering (exit 1)" }));
+    assert.ok(f.logs.some((l) => l.includes(`the plugin imports "tinyfmt", which Node found at ${join(root, "evil.js")}, outside the plugin's folder`)), f.logs.join("\n"));
+    assert.equal(existsSync(marker), false);
+  } finally {
+    await f.close();
+  }
+});
+
+test("hostile round 43, F43b-5 (reported case: a shipped __pycache__ .pyc compiled unchecked): the plugin's Python runs the .py the owner reads", async () => {
+  const f = hostFixture();
+  try {
+    const main = `import json, sys\nimport helper\nfor line in sys.stdin:\n    r = json.loads(line)\n    print(json.dumps({"jsonrpc": "2.0", "id": r["id"], "result": {"content": helper.said}}), flush=True)\n`;
+    const dir = writePlugin(f.root, "pyc", syncManifest("pyc", "python3", ["main.py"], toolToml("say")), { "main.py": main, "helper.py": 'said = "planted"\n' });
+    execFileSync("python3", ["-c", "import py_compile; py_compile.compile('helper.py', invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"], { cwd: dir });
+    writeFileSync(join(dir, "helper.py"), 'said = "hello from helper.py"\n');
+    // What Python does by itself: the compiled file wins.
+    assert.equal(execFileSync("python3", ["-c", "import helper; print(helper.said)"], { cwd: dir, encoding: "utf8", env: { PATH: process.env.PATH!, PYTHONDONTWRITEBYTECODE: "1" } }).trim(), "planted");
+    f.registry.rescan();
+    assert.deepEqual(pick(await f.host.call("pyc.say", {}, { sessionKey: "s" })), { status: "ok", result: { content: "hello from helper.py" } });
+  } finally {
+    await f.close();
+  }
+});
+
+test("hostile round 43, F43b-2 (reported case: add left the plugin's node_modules out): add copies what a local plugin folder brings along, and the installed plugin loads it from there", async () => {
+  const { addPlugin } = await import("../src/cli/add.js");
+  const { homePaths } = await import("../src/common/paths.js");
+  const { PluginLoader } = await import("../src/plugins/code.js");
+  const src = join(realpathSync(tempDir("aa-add-src-")), "fmtchan2");
+  const h = homePaths(realpathSync(tempDir("aa-add-home-")));
+  try {
+    write(src, { "channel.mjs": channel, ...shipped });
+    addPlugin(h, src, false, "en");
+    assert.equal(readFileSync(join(h.plugins, "fmtchan2", "node_modules", "tinyfmt", "index.js"), "utf8"), shipped["node_modules/tinyfmt/index.js"]);
+    assert.equal((await new PluginLoader(h.plugins, "en").loadModule("channel", "fmtchan2")).said, "fmt:x+dep");
+  } finally {
+    rmSync(join(src, ".."), { recursive: true, force: true });
+    rmSync(h.dir, { recursive: true, force: true });
+  }
+});
+
+test("hostile round 43, F43b-5 (the kind: compiled code beside the source the owner reads): plugins inspect names a plugin's compiled files", async () => {
+  const { makeHome } = await import("./helpers.js");
+  const { cliLines } = await import("./tools-helpers.js");
+  const made = makeHome();
+  try {
+    const dir = writePlugin(made.home.plugins, "compiled", syncManifest("compiled", "python3", ["main.py"], toolToml("say")), {
+      "main.py": "import helper\n", "helper.py": "said = 1\n", "helper.cpython-311-x86_64-linux-gnu.so": "\x7fELF", "__pycache__/helper.cpython-311.pyc": "x", "lib/libx.so.1.2": "x", "README.md": "so\n",
+    });
+    assert.ok(existsSync(dir));
+    const r = await cliLines(["plugins", "inspect", "compiled"], made.dir);
+    assert.ok(r.out.includes("  ⚠ 3 compiled file(s) you cannot read as source: __pycache__/helper.cpython-311.pyc, helper.cpython-311-x86_64-linux-gnu.so, lib/libx.so.1.2 — Python imports an extension module (x.*.so) before the x.py of the same name; know where they come from before you trust the plugin (a shipped __pycache__ is never used)"), r.out.join("\n"));
+  } finally {
+    rmSync(made.dir, { recursive: true, force: true });
+  }
+});
