@@ -84,7 +84,7 @@ test("agent-autoloop add installs the example plugins by cloning; they run throu
 function authorFolder(name: string): string {
   const dir = join(tempDir("aa-author-"), name);
   mkdirSync(join(dir, "sub", ".git"), { recursive: true });
-  mkdirSync(join(dir, "node_modules", "left-out"), { recursive: true });
+  mkdirSync(join(dir, "node_modules", "brought-along"), { recursive: true });
   writeFileSync(join(dir, "agent.ts"), `import { jsonLines, tail, type AgentPlugin } from "agent-autoloop/sdk";
 const say = (o: unknown) => "console.log(" + JSON.stringify(JSON.stringify(o)) + ");";
 const plugin: AgentPlugin = {
@@ -118,7 +118,7 @@ export default async function echo({ hub, options, log, signal }) {
   writeFileSync(join(dir, "run.sh"), "#!/bin/sh\necho hi\n", { mode: 0o755 });
   writeFileSync(join(dir, "sub", "keep.txt"), "kept\n");
   writeFileSync(join(dir, "sub", ".git", "config"), "[core]\n");
-  writeFileSync(join(dir, "node_modules", "left-out", "index.js"), "export default 1;\n");
+  writeFileSync(join(dir, "node_modules", "brought-along", "index.js"), "export default 1;\n");
   symlinkSync("agent.ts", join(dir, "link.ts"));
   return dir;
 }
@@ -150,7 +150,8 @@ test("add <folder> copies a plugin folder that is not a git repository; its agen
   const r = await cli(dir, "add", folder);
   assert.deepEqual([r.code, r.err, r.out], [0, "", `installed plugin sdk-echo in ${join(home.plugins, "sdk-echo")}; a running hub imports it within seconds (and at every start), whether or not a rule names it: its code runs in the hub's process, as you, with the keys; use it with "use": "sdk-echo" or "adapter": "sdk-echo" in rules.json`]);
   const installed = join(home.plugins, "sdk-echo");
-  assert.deepEqual(tree(installed), ["agent.ts", "channel.mjs", "link.ts -> agent.ts", "run.sh", "source.ts", "sub/", "sub/keep.txt"], "no .git, no node_modules");
+  // Its node_modules is what it brings along (hostile round 43, F43b-2: left out, its packages were looked for above the home).
+  assert.deepEqual(tree(installed), ["agent.ts", "channel.mjs", "link.ts -> agent.ts", "node_modules/", "node_modules/brought-along/", "node_modules/brought-along/index.js", "run.sh", "source.ts", "sub/", "sub/keep.txt"], "no .git; node_modules kept");
   assert.equal(statSync(join(installed, "run.sh")).mode & 0o777, 0o755);
   assert.deepEqual(readdirSync(home.plugins), ["sdk-echo"], "no temporary folder left");
   const link = join(home.dir, "node_modules", "agent-autoloop");

@@ -9,7 +9,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { engineDir } from "../src/common/paths.js";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { hostFixture, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
@@ -40,7 +42,7 @@ const channel = `import fmt from "tinyfmt";\nimport { eachCard } from "agent-aut
 
 /** The refusal of `specifier`, found at `found`, for the plugin in `plugin`, as the loader words it (`file` the entry). */
 function refused(file: string, plugin: string, specifier: string, found: string): string {
-  return `${file}: failed to load: ${plugin}: the plugin imports "${specifier}", which Node found at ${found}, outside the plugin's folder — a package.json or node_modules above a plugin (an agent's or another user's, perhaps) would choose what code runs, so it is refused. A plugin imports by name only the packages it brings along in its own node_modules (and agent-autoloop/sdk): put ${specifier} there, and remove what is at ${found} unless you put it there yourself (and look at who wrote it)`;
+  return `${file}: failed to load: ${plugin}: the plugin imports "${specifier}", which resolves to ${found}, outside the plugin's folder — a package.json, node_modules or tsconfig.json above a plugin, or a link leading out of it, could choose what code runs (an agent's or another user's, perhaps), so it is refused. A plugin's code imports what its folder holds (its node_modules too), Node's own modules and agent-autoloop/sdk: put what it needs inside the folder, and remove what is at ${found} unless you put it there yourself (and look at who wrote it)`;
 }
 
 // Node keeps what it read of package.json files and lookups for the life of the process: every case below has new
@@ -123,7 +125,7 @@ test("hostile round 43, F43b-1 (reported case: an unsandboxed Node tool plugin u
     write(root, { "package.json": JSON.stringify({ name: "tinyfmt", type: "module", exports: "./evil.js" }), "evil.js": plantedEsm(marker) });
     const r = await call();
     assert.equal(JSON.stringify(pick(r)), JSON.stringify({ status: "error", code: "tools.plugin_exited", message: "plugin fmttool exited before answering (exit 1)" }));
-    assert.ok(f.logs.some((l) => l.includes(`the plugin imports "tinyfmt", which Node found at ${join(root, "evil.js")}, outside the plugin's folder`)), f.logs.join("\n"));
+    assert.ok(f.logs.some((l) => l.includes(`the plugin imports "tinyfmt", which resolves to ${join(root, "evil.js")}, outside the plugin's folder`)), f.logs.join("\n"));
     assert.equal(existsSync(marker), false);
   } finally {
     await f.close();
@@ -176,5 +178,94 @@ test("hostile round 43, F43b-5 (the kind: compiled code beside the source the ow
     assert.ok(r.out.includes("  ⚠ 3 compiled file(s) you cannot read as source: __pycache__/helper.cpython-311.pyc, helper.cpython-311-x86_64-linux-gnu.so, lib/libx.so.1.2 — Python imports an extension module (x.*.so) before the x.py of the same name; know where they come from before you trust the plugin (a shipped __pycache__ is never used)"), r.out.join("\n"));
   } finally {
     rmSync(made.dir, { recursive: true, force: true });
+  }
+});
+
+test("hostile round 44, F44b-1 / F44a-1 (reported case: a tsconfig.json above a tsx tool plugin whose paths turn a package name into a file): the planted path is refused, whatever loader turned the name into it: the plugin's own package loads, the planted file never runs", async () => {
+  const f = hostFixture();
+  try {
+    const root = realpathSync(f.root);
+    const marker = join(root, "PWNED");
+    const main = `import fmt from "tinyfmt";\nimport { createInterface } from "node:readline";\ncreateInterface({ input: process.stdin }).on("line", (text: string) => {\n  const r = JSON.parse(text);\n  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: fmt("ts") } }) + "\\n");\n});\n`;
+    // tsx named by its path on the command line (the manifest's: an `--import` by path is not confined).
+    const tsx = pathToFileURL(join(engineDir, "node_modules", "tsx", "dist", "loader.mjs")).href;
+    // As CommonJS (no package.json: how tsx compiles main.ts then) and as an ES module.
+    writePlugin(f.root, "tscjs", syncManifest("tscjs", "node", ["--import", tsx, "main.ts"], toolToml("fmt")), { "main.ts": main, ...shipped });
+    writePlugin(f.root, "tsesm", syncManifest("tsesm", "node", ["--import", tsx, "main.ts"], toolToml("fmt")), { "main.ts": main, "package.json": '{"type":"module"}', ...shipped });
+    f.registry.rescan();
+    const call = (name: string) => f.host.call(`${name}.fmt`, {}, { sessionKey: "s" });
+    for (const name of ["tscjs", "tsesm"]) assert.deepEqual(pick(await call(name)), { status: "ok", result: { content: "fmt:ts+dep" } }, name);
+    write(root, { "tsconfig.json": JSON.stringify({ compilerOptions: { baseUrl: ".", paths: { tinyfmt: ["./evil.ts"] } } }), "evil.ts": plantedEsm(marker) });
+    // tsx tries the planted path first, is refused, and falls back to the name, which the plugin brings along.
+    for (const name of ["tscjs", "tsesm"]) assert.deepEqual(pick(await call(name)), { status: "ok", result: { content: "fmt:ts+dep" } }, name);
+    assert.equal(existsSync(marker), false);
+  } finally {
+    await f.close();
+  }
+});
+
+test("hostile round 44, F44b-2 (reported case: node -r dotenv/config with a package.json above named dotenv): the confinement is loaded before the manifest's preloads, which are refused outside the folder", async () => {
+  const f = hostFixture();
+  try {
+    const root = realpathSync(f.root);
+    const marker = join(root, "PWNED");
+    const main = `require("node:readline").createInterface({ input: process.stdin }).on("line", (text) => {\n  const r = JSON.parse(text);\n  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: process.env.FROM_DOTENV ?? "none" } }) + "\\n");\n});\n`;
+    const dotenv = { "node_modules/dotenv/package.json": '{"name":"dotenv","exports":{"./config":"./config.js"}}', "node_modules/dotenv/config.js": 'process.env.FROM_DOTENV = "own dotenv";\n' };
+    for (const [name, args, env] of [["pre-args", ["-r", "dotenv/config", "main.js"], ""], ["pre-env", ["main.js"], '[entry_point.env]\nNODE_OPTIONS = "-r dotenv/config"\n']] as const) {
+      writePlugin(f.root, name, syncManifest(name, "node", [...args], `${env}\n${toolToml("get")}`), { "main.js": main, ...dotenv });
+    }
+    f.registry.rescan();
+    for (const name of ["pre-args", "pre-env"]) assert.deepEqual(pick(await f.host.call(`${name}.get`, {}, { sessionKey: "s" })), { status: "ok", result: { content: "own dotenv" } }, name);
+    write(root, { "package.json": JSON.stringify({ name: "dotenv", exports: { "./config": "./evil.cjs" } }), "evil.cjs": plantedCjs(marker) });
+    for (const name of ["pre-args", "pre-env"]) {
+      assert.deepEqual(pick(await f.host.call(`${name}.get`, {}, { sessionKey: "s" })), { status: "error", code: "tools.plugin_exited", message: `plugin ${name} exited before answering (exit 1)` }, name);
+    }
+    assert.ok(f.logs.some((l) => l.includes(`the plugin imports "dotenv/config", which resolves to ${join(root, "evil.cjs")}, outside the plugin's folder`)), f.logs.join("\n"));
+    assert.equal(existsSync(marker), false);
+  } finally {
+    await f.close();
+  }
+});
+
+test("hostile round 44, F44a-3 (reported case: a code plugin's file is a link leading out of its folder): refused, as an import and as the entry itself", async () => {
+  const { PluginLoader } = await import("../src/plugins/code.js");
+  const dir = realpathSync(tempDir("aa-import-link-"));
+  try {
+    const marker = join(dir, "PWNED");
+    write(dir, { "elsewhere/lib.mjs": plantedEsm(marker), "elsewhere/channel.mjs": `import "./lib.mjs";\nexport default async function c() {}\n` });
+    write(join(dir, "plugins", "linked"), { "channel.mjs": `import run from "./lib.mjs";\nexport const said = run("x");\nexport default async function linked() {}\n` });
+    symlinkSync(join(dir, "elsewhere", "lib.mjs"), join(dir, "plugins", "linked", "lib.mjs"));
+    mkdirSync(join(dir, "plugins", "entry"));
+    symlinkSync(join(dir, "elsewhere", "channel.mjs"), join(dir, "plugins", "entry", "channel.mjs"));
+    const load = (name: string) => new PluginLoader([{ dir: join(dir, "plugins"), origin: "serve" }], "en").loadModule("channel", name);
+    const plugin = join(dir, "plugins", "linked");
+    await assert.rejects(load("linked"), { message: refused(join(plugin, "channel.mjs"), plugin, "./lib.mjs", join(dir, "elsewhere", "lib.mjs")) });
+    const entry = join(dir, "plugins", "entry", "channel.mjs");
+    await assert.rejects(load("entry"), { message: `${entry}: this entry file is a link leading out of the plugin's folder ${join(dir, "plugins", "entry")}, to ${join(dir, "elsewhere", "channel.mjs")} — a plugin's code is what its folder holds (a link's target can be changed after you read it), so it is refused. Copy the file into the plugin's folder` });
+    assert.equal(existsSync(marker), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("hostile round 44, F44a-2 (reported case: npm run puts every enclosing folder's node_modules/.bin first on PATH; another user's node there ran for a trusted plugin): a package runner's plugin is not started while a .bin above it is another user's or writable by others", async () => {
+  const f = hostFixture();
+  try {
+    const root = realpathSync(f.root);
+    const marker = join(root, "PWNED");
+    const main = `require("node:readline").createInterface({ input: process.stdin }).on("line", (text) => {\n  const r = JSON.parse(text);\n  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: "npm ran me" } }) + "\\n");\n});\n`;
+    writePlugin(f.root, "npmtool", syncManifest("npmtool", "npm", ["run", "--silent", "start"], toolToml("go")), { "main.js": main, "package.json": JSON.stringify({ private: true, scripts: { start: "node main.js" } }) });
+    f.registry.rescan();
+    const call = () => f.host.call("npmtool.go", {}, { sessionKey: "s" });
+    const bin = join(root, "node_modules", ".bin");
+    mkdirSync(bin, { recursive: true });
+    // The owner's own .bin above (this user's, writable by no one else): the plugin runs.
+    assert.deepEqual(pick(await call()), { status: "ok", result: { content: "npm ran me" } });
+    writeFileSync(join(bin, "node"), `#!/bin/sh\necho ran > ${JSON.stringify(marker)}\nexec ${JSON.stringify(process.execPath)} "$@"\n`, { mode: 0o755 });
+    execFileSync("chmod", ["0777", bin]);
+    assert.deepEqual(pick(await call()), { status: "refused", code: "tools.path_refused", message: `plugin npmtool was not started: it starts with npm, which puts the node_modules/.bin of every folder above it first on PATH — and ${bin} is another user's or writable by others (a node in it would run in place of Node). Remove it (and look at who put it there), keep the folders above the plugin writable by you alone, or give the plugin a [sandbox]` });
+    assert.equal(existsSync(marker), false);
+  } finally {
+    await f.close();
   }
 });

@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { baseRules, engine, engineUnderTmp, hubFixture, makeHome, serveFixture, tempDir, untilLatestRun } from "./helpers.js";
 import { sandboxKit } from "./sandbox-kit.js";
@@ -73,6 +73,18 @@ test("issue 26 r2 #9 (reported case): with the hub's home under /tmp, a sandboxe
   assert.deepEqual(await cliLines(["plugins", "invoke", "optdep.greet"], fx.home.dir), { code: 0, out: ['{"content":"hello"}'], err: [] });
 });
 
+/** The errors of runs of one agent per case (`[id, writable path]`), each in `cwd`, of a worker of home `hub`. */
+async function writableRefusals(cases: readonly (readonly [string, string, ...string[]])[], cwd: string, hub: string): Promise<Record<string, string | null | undefined>> {
+  const rules = {
+    ...baseRules,
+    agents: Object.fromEntries(cases.map(([id, w]) => [id, { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'], writable: [w] }])),
+    rules: cases.map(([id]) => ({ name: id, when: { source: "shop", types: [`${id}.*`] }, to: id, cwd })),
+  };
+  const fx = await serveFixture(makeHome(rules));
+  kit.hub(fx);
+  return refusedRuns(fx, cases.map(([id]) => id), homePaths(hub), kit.workers);
+}
+
 test("issue 26 r2 #9 (the kind in `writable`): a writable folder that holds the worker's home or the engine is refused, saying why", { skip: engineUnderTmp }, async () => {
   const hub = realpathSync(tempDir("aa-hub-home-"));
   const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
@@ -81,14 +93,24 @@ test("issue 26 r2 #9 (the kind in `writable`): a writable folder that holds the 
     ["above-home", dirname(hub), hub],
     ["above-engine", dirname(realpathSync(engine)), realpathSync(engine)],
   ];
-  const rules = {
-    ...baseRules,
-    agents: Object.fromEntries(cases.map(([id, w]) => [id, { worker: "w1", use: "command", command: [process.execPath, "-e", 'console.log("Done: ran")'], writable: [w] }])),
-    rules: cases.map(([id]) => ({ name: id, when: { source: "shop", types: [`${id}.*`] }, to: id, cwd })),
-  };
-  const fx = await serveFixture(makeHome(rules));
-  kit.hub(fx);
-  const errors = await refusedRuns(fx, cases.map(([id]) => id), homePaths(hub), kit.workers);
+  const errors = await writableRefusals(cases, cwd, hub);
   assert.deepEqual(errors, Object.fromEntries(cases.map(([id, path, folder]) => [id,
     `${path} in "writable" of agent ${id} holds ${folder}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`])));
+});
+
+test("issue 26 round 44, F44a-2 and round 43, F43b-1/2 (reported cases: an agent's writable ~/package.json, ~/node_modules, ~/tsconfig.json above the hub's home): refused, saying why", { skip: engineUnderTmp }, async () => {
+  const base = realpathSync(tempDir("aa-lookup-above-"));
+  const hub = join(base, "home");
+  const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
+  removed.push(base, cwd);
+  mkdirSync(join(base, "node_modules", ".bin"), { recursive: true });
+  mkdirSync(hub);
+  for (const f of ["package.json", "tsconfig.json", "jsconfig.json"]) writeFileSync(join(base, f), "{}");
+  const cases: [string, string][] = [
+    ["pkg", join(base, "package.json")], ["tsc", join(base, "tsconfig.json")], ["jsc", join(base, "jsconfig.json")],
+    ["mods", join(base, "node_modules")], ["bin", join(base, "node_modules", ".bin")],
+  ];
+  const errors = await writableRefusals(cases, cwd, hub);
+  assert.deepEqual(errors, Object.fromEntries(cases.map(([id, path]) => [id,
+    `${path} in agent ${id}'s writable is a node_modules, package.json, tsconfig.json or jsconfig.json of a folder above ${hub} (the hub's home, or a folder it loads or runs code from): Node, tsx and npm look there for packages, package scopes, tsconfig paths and node_modules/.bin for the hub's plugins — an agent that writes it chooses what they load or run. Leave it out of writable`])));
 });

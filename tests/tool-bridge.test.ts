@@ -35,7 +35,7 @@ import { callFacts, lastCallRow } from "./tool-calls-helpers.js";
 import { connect as netConnect, type Socket } from "node:net";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { bridgeBufferedBytesPerRunMax, bridgeConnectionsPerRunMax } from "../src/kernel/limits.js";
+import { bridgeBufferedBytesPerRunMax, bridgeCallsInFlightPerRunMax, bridgeConnectionsPerRunMax } from "../src/kernel/limits.js";
 import { proofTitlePrefix } from "../src/worker/peer.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -538,4 +538,44 @@ test("issue 26 round 41, F41a-1 (reported case: 10 MB tool calls nested millions
   ]);
   send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/list" }));
   assert.ok((await reply()).result.tools.length > 0, "the connection goes on");
+});
+
+test("issue 26 round 44, F44b-3 (reported case: 300 tool calls at once from one run started ~230 plugin processes and held the hub 142 s): a run has at most bridgeCallsInFlightPerRunMax calls in flight; a further one is refused at once and recorded", async () => {
+  const f = await fixture(["slow.wait"], [{ plugin: "slow", tool: "slow.wait", mode: "auto" }]);
+  const go = join(f.home.dir, "go");
+  nodePlugin(f.home.plugins, "slow", "wait", String.raw`
+const fs = require("fs");
+require("readline").createInterface({ input: process.stdin }).on("line", (l) => {
+  const r = JSON.parse(l);
+  const tick = setInterval(() => {
+    if (!fs.existsSync(${JSON.stringify(go)})) return;
+    clearInterval(tick);
+    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: "done" } }) + "\n");
+  }, 50);
+});
+`);
+  const job = await claim(f, "s44");
+  const { client } = await connect(f, job);
+  // Trusted first ("always allow" on the first use's card), so that the calls below run without asking.
+  writeFileSync(go, "");
+  const first = client.callTool({ name: "slow.wait", arguments: {} });
+  await answer(f, (await cardOf(f, "slow.wait")).id, 1);
+  assert.equal(textOf(await first), "done");
+  rmSync(go);
+  const extra = 4;
+  const results: string[] = [];
+  const calls = Array.from({ length: bridgeCallsInFlightPerRunMax + extra }, () =>
+    client.callTool({ name: "slow.wait", arguments: {} }).then((r) => void results.push(`${r.isError ? "error" : "ok"}: ${textOf(r)}`)));
+  await until(async () => results.length === extra || undefined, 30_000, "the refusals");
+  assert.deepEqual(results, Array(extra).fill(`error: tool slow.wait: this run already has ${bridgeCallsInFlightPerRunMax} calls in flight (bridgeCallsInFlightPerRunMax); call again when one has ended`));
+  writeFileSync(go, "");
+  await Promise.all(calls);
+  assert.deepEqual(results.slice(extra), Array(bridgeCallsInFlightPerRunMax).fill("ok: done"));
+  const facts = await callFacts(f, job.run);
+  assert.deepEqual([facts.filter((c) => c.status === "denied").map((c) => c.reason), facts.filter((c) => c.status !== "denied").length], [
+    Array(extra).fill(`tools.too_many_calls: tool slow.wait: this run already has ${bridgeCallsInFlightPerRunMax} calls in flight (bridgeCallsInFlightPerRunMax); call again when one has ended`),
+    1 + bridgeCallsInFlightPerRunMax, // the first call too
+  ]);
+  // The slots are free again: one more call runs.
+  assert.equal(textOf(await client.callTool({ name: "slow.wait", arguments: {} })), "done");
 });

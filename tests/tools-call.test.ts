@@ -7,7 +7,6 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { engineDir } from "../src/common/paths.js";
 import { buildHelloRust, examples, hostFixture, nodePlugin, pidsIn, running, syncManifest, tempDir, toolToml, until, writePlugin } from "./tools-helpers.js";
 
@@ -59,12 +58,12 @@ test("a call sends §4's params and callback_url, runs in the plugin folder with
     assert.equal(got.cwd, join(f.root, "echo"));
     assert.deepEqual(Object.keys(got.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), [
       "AGENT_AUTOLOOP_IMPORT_REFUSED", "AGENT_AUTOLOOP_PLUGIN_FOLDER", "AGENT_AUTOLOOP_TOOL_HOST", "HOME", "LANG", "NODE_OPTIONS", "PATH", "PLUGIN_MODE",
-      "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONPYCACHEPREFIX", "TZ",
+      "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONPYCACHEPREFIX", "TSX_DISABLE_CACHE", "TZ",
     ]);
     // Hostile round 43: its Node imports by name confined to its folder (F43b-1), no compiled Python of its folder (F43b-5).
     assert.equal(got.env.AGENT_AUTOLOOP_PLUGIN_FOLDER, realpathSync(join(f.root, "echo")));
-    assert.equal(got.env.NODE_OPTIONS, `--import=${pathToFileURL(join(realpathSync(engineDir), "dist", "src", "plugins", "import-confinement-start.js")).href}`);
-    assert.deepEqual([got.env.PYTHONDONTWRITEBYTECODE, got.env.PYTHONPYCACHEPREFIX], ["1", "/dev/null/agent-autoloop-pycache"]);
+    assert.equal(got.env.NODE_OPTIONS, `--require="${join(realpathSync(engineDir), "dist", "src", "plugins", "import-confinement-start.cjs")}"`);
+    assert.deepEqual([got.env.PYTHONDONTWRITEBYTECODE, got.env.PYTHONPYCACHEPREFIX, got.env.TSX_DISABLE_CACHE], ["1", "/dev/null/agent-autoloop-pycache", "1"]);
     // The tool host's mark (src/tools/orphans.ts): its pid, start time and home, no secret.
     assert.match(got.env.AGENT_AUTOLOOP_TOOL_HOST!, /^\d+:\d+:$/);
     assert.equal(got.env.PLUGIN_MODE, "test");

@@ -229,7 +229,7 @@ m = 3
 
 test("env_passthrough deny globs match in linear time: a manifest's many-star glob against a long allowed name never stalls the host", { timeout: 20_000 }, () => {
   const name = Array.from({ length: 40 }, (_, i) => `V${i}`).join("_");
-  const fixed = { PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1", PYTHONPYCACHEPREFIX: "/dev/null/agent-autoloop-pycache" };
+  const fixed = { PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1", PYTHONPYCACHEPREFIX: "/dev/null/agent-autoloop-pycache", TSX_DISABLE_CACHE: "1" };
   const deny = `${"*_".repeat(40)}NOPE`;
   const m = load(`manifest_version = 3\nname = "m"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\n[mcp]\nenv_passthrough = { allow = ["${name}", "KEEP_ME"], deny = ["${deny}", "KEEP_*_NOT", "?EEP_ME"] }\n`);
   assert.deepEqual(pluginEnv({ [name]: "x", KEEP_ME: "y", PATH: "/bin" }, m), { PATH: "/bin", [name]: "x", KEEP_ME: "y", ...fixed });

@@ -44,7 +44,7 @@ test("sandboxed: no network, no caller secrets, hidden paths empty, no capabilit
     assert.equal(none.status, "ok", JSON.stringify(none));
     const seen = (none as { result: { net: string; env: Record<string, string>; secret: string; caps: string; cwd: string } }).result;
     assert.equal(seen.net, "ECONNREFUSED", "the sandbox has only a loopback of its own");
-    assert.deepEqual(Object.keys(seen.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), ["HOME", "PATH", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONPYCACHEPREFIX"].concat(process.env.LANG ? ["LANG"] : [], process.env.TZ ? ["TZ"] : []).sort());
+    assert.deepEqual(Object.keys(seen.env).filter((k) => !["PWD", "SHLVL", "_"].includes(k)).sort(), ["HOME", "PATH", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONPYCACHEPREFIX", "TSX_DISABLE_CACHE"].concat(process.env.LANG ? ["LANG"] : [], process.env.TZ ? ["TZ"] : []).sort());
     assert.equal(seen.secret, "ENOENT", "a hidden path is an empty folder inside");
     assert.equal(seen.caps, "CapEff:\t0000000000000000");
     assert.equal(seen.cwd, "/workspace");

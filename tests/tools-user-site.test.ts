@@ -46,6 +46,6 @@ test("the caller's NODE_PATH never reaches a plugin, even listed in env_passthro
   const m = readManifest(new TextEncoder().encode(`manifest_version = 3\nname = "m"\nversion = "1"\nplugin_type = "mcp"\n[entry_point]\ncommand = "node"\n[entry_point.env]\nPYTHONNOUSERSITE = "0"\nPYTHONDONTWRITEBYTECODE = ""\nPYTHONPYCACHEPREFIX = "__pycache__"\n[mcp]\nenv_passthrough = { allow = ["NODE_PATH", "MY_TOKEN"] }\n`), "en");
   assert.ok(m.ok, JSON.stringify(m));
   assert.deepEqual(pluginEnv({ PATH: "/bin", HOME: "/home/u", NODE_PATH: "/home/u/.node_modules", MY_TOKEN: "t" }, m.manifest), {
-    PATH: "/bin", HOME: "/home/u", MY_TOKEN: "t", PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1", PYTHONPYCACHEPREFIX: "/dev/null/agent-autoloop-pycache",
+    PATH: "/bin", HOME: "/home/u", MY_TOKEN: "t", PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1", PYTHONPYCACHEPREFIX: "/dev/null/agent-autoloop-pycache", TSX_DISABLE_CACHE: "1",
   });
 });

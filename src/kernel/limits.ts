@@ -335,6 +335,12 @@ export const bridgeConnectionsPerRunMax = 16;
  * bridge's longest line (4 MiB) at once.
  */
 export const bridgeBufferedBytesPerRunMax = 16 * 1024 * 1024;
+/**
+ * Tool bridge: calls one run's agent may have in flight at once (from its arrival to its result, a wait for the owner's
+ * answer included); a further one is refused, and recorded, until one ends. 300 calls at once started ~230 plugin
+ * processes and held a 2-core computer's hub 142 s (hostile round 44, F44b-3).
+ */
+export const bridgeCallsInFlightPerRunMax = 16;
 /** Async task ids: at most this many characters (they travel in a URL path). */
 export const toolTaskIdMaxChars = 200;
 /** A tool call's timeout when its manifest and its caller give none (spec tool-plugins.md §2), and a parked call's (ms). */

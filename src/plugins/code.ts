@@ -9,7 +9,7 @@
  * installed plugin through `<home>/node_modules/agent-autoloop`, a link to the engine's folder (link.ts).
  */
 import { existsSync } from "node:fs";
-import { join, resolve, sep } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { realPathOr } from "../common/file-checks.js";
 import { pathToFileURL } from "node:url";
 import { engineDir } from "../common/paths.js";
@@ -17,7 +17,8 @@ import { makeTsxCache, tsxCacheDir, type TsxCacheProblem } from "../common/tsx-c
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 import { codeShapeChecks } from "../sdk/checks.js";
 import { classify, codeEntryFiles, present } from "./classify.js";
-import { confineImports } from "./import-confinement.js";
+import { confineImports, importScopesMax } from "./import-confinement.js";
+import { within as withinFolder } from "./import-scope.cjs";
 import { linkEngine } from "./link.js";
 import { builtinPluginsDir, pluginRoots } from "./roots.js";
 import type { CodeKind, PluginOrigin, PluginRoot } from "./types.js";
@@ -148,6 +149,11 @@ export class PluginLoader {
     let mod: PluginModule;
     try {
       await this.confine();
+      // The entry itself, a link leading out of the folder, is judged where it leads (hostile round 44, F44a-3: an
+      // author re-pointed one after the owner had read the plugin); what it imports, the hooks judge.
+      const folder = realPathOr(findCode(kind, name, this.roots)?.dir ?? dirname(file), dirname(file));
+      const target = realPathOr(file, file);
+      if (!withinFolder(target, folder) && !withinFolder(target, realPathOr(engineDir, engineDir))) throw new Error(t(this.lang, "plugins.entryOutside", { file, target, folder }));
       mod = await importPlugin(file, this.lang);
       const wrong = shapeError(kind, file, mod, this.lang);
       if (wrong !== null) throw new Error(wrong);
@@ -172,7 +178,7 @@ export class PluginLoader {
     if (this.confined) return;
     const roots = this.roots.filter((r) => r.origin !== "builtin").map((r) => realPathOr(resolve(r.dir), resolve(r.dir)));
     const refused = t(this.lang, "plugins.importOutside", { specifier: "{specifier}", found: "{found}", folder: "{folder}" });
-    await confineImports({ roots, folders: [], refused }, realPathOr(engineDir, engineDir));
+    if (!(await confineImports({ roots, folders: [], refused }, realPathOr(engineDir, engineDir)))) throw new Error(t(this.lang, "plugins.importScopesFull", { max: importScopesMax }));
     this.confined = true;
   }
 

@@ -52,9 +52,13 @@ const deniedNames = new Set(["NODE_PATH"]);
  * Set on every plugin process, after the manifest's own variables: no user site-packages (issue 26), and no compiled
  * Python from the plugin's folder — a shipped `__pycache__/*.pyc` compiled unchecked ran instead of the `.py` the owner
  * read (hostile round 43, F43b-5). Python looks for its cache under a prefix no one can make (below `/dev/null`) and
- * writes none, so every start compiles the sources it imports.
+ * writes none, so every start compiles the sources it imports. tsx in a plugin keeps no compile cache either: its
+ * cache folder, `/tmp/tsx-<uid>`, can be made first by another local user, who then wrote what a trusted plugin ran
+ * (hostile round 44, F44a-4).
  */
-export const pluginFixedEnv: Readonly<Record<string, string>> = { PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1", PYTHONPYCACHEPREFIX: "/dev/null/agent-autoloop-pycache" };
+export const pluginFixedEnv: Readonly<Record<string, string>> = {
+  PYTHONNOUSERSITE: "1", PYTHONDONTWRITEBYTECODE: "1", PYTHONPYCACHEPREFIX: "/dev/null/agent-autoloop-pycache", TSX_DISABLE_CACHE: "1",
+};
 
 /**
  * The environment for a process of `manifest`'s plugin.

@@ -12,7 +12,7 @@ import type { Home } from "../common/paths.js";
 import { gitPrivateDir } from "./git-isolated.js";
 import { gitStateAt } from "./git-state.js";
 import { inGitFolder, linkInAgentFolder, readAgentFolders, recordAgentFolders } from "./agent-folders.js";
-import { autoloopFolders, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
+import { autoloopFolders, expandTilde, hubCodeFolders, hubCodeProblem, hubOrigin, isInside, lookupPlaceProblem, placeProblem, readOnlyPaths, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
 import { aliasesOf, aliasesOfAll, kernelFsTypes, kernelMountsAt, mountOf, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { knownHomes } from "./known-homes.js";
@@ -161,6 +161,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     if (problem?.why === "holdsHome") return { error: t(lang, "sandbox.writable.holdsHome", { path: w, agent, home: problem.home }) };
     if (problem?.why === "readOnly") return { error: t(lang, "sandbox.writable.readOnly", { path: w, agent, folder: problem.folder }) };
     if (problem?.why === "holdsHub") return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: problem.folder }) };
+    const lookup = lookupPlaceProblem(realPath(path), [home, ...readOnly, ...hubCode]);
+    if (lookup) return { error: t(lang, "sandbox.writable.lookupPlace", { path: w, agent, folder: lookup }) };
     // The one rule a plugin's writable bind follows too (tools/binds.ts).
     const code = hubCodeProblem([realPath(path), resolve(path), ...aliasesOf(realPath(path), mounts)], hubCode);
     if (code) return { error: t(lang, code.why === "inside" ? "sandbox.writable.readOnly" : "sandbox.writable.holdsHub", { path: w, agent, folder: code.folder }) };

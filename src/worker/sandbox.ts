@@ -34,7 +34,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
-import { relative, isAbsolute, delimiter, dirname, join, resolve } from "node:path";
+import { relative, isAbsolute, basename, delimiter, dirname, join, resolve, sep } from "node:path";
 import { homedir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
 import type { RepositoryState } from "./git-state.js";
@@ -289,6 +289,24 @@ export function placeProblem(path: string, places: SandboxPlaces): { why: "inHub
   if (folder) return { why: "readOnly", folder };
   const held = [...hub, ...places.readOnly].find((d) => isInside(d, path));
   return held ? { why: "holdsHub", folder: held } : null;
+}
+
+/** What Node, tsx and npm look for in a folder above a module, besides the module's own folder (`lookupPlaceProblem`). */
+const lookupFiles = new Set(["package.json", "tsconfig.json", "jsconfig.json"]);
+
+/**
+ * Whether `path` (real) is a place Node, tsx or npm read for code above one of `folders` (the hub's home, the folders it
+ * loads or runs code from): a `node_modules` (or inside one; npm puts its `.bin` on a script's PATH), a `package.json`,
+ * `tsconfig.json` or `jsconfig.json` of a folder that holds one of them (hostile rounds 43–44: an agent's `writable:
+ * ["~/package.json"]`, `["~/node_modules"]`, `["~/tsconfig.json"]` chose what a plugin ran). The import check refuses
+ * what such a file would make a plugin import; npm's PATH it cannot judge. @returns the folder above, or null.
+ */
+export function lookupPlaceProblem(path: string, folders: readonly string[]): string | null {
+  const parts = path.split(sep);
+  const modules = parts.indexOf("node_modules");
+  const above = modules > 0 ? parts.slice(0, modules).join(sep) || sep : lookupFiles.has(basename(path)) ? dirname(path) : null;
+  if (above === null) return null;
+  return folders.find((f) => isInside(f, above)) ?? null;
 }
 
 /** `path` with a leading `~/` (or `~` alone) taken from `home`. */

@@ -29,7 +29,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { HubClient, HubError } from "../protocol/client.js";
 import type { Job, ToolCallDecision } from "../protocol/responses.js";
 import { callbackUrlOf, newCallbackKey, toolArgsFields, toolRefusalBody } from "../protocol/tool-calls.js";
-import { bridgeConnectionsPerRunMax, toolCallWaitMaxSeconds } from "../kernel/limits.js";
+import { bridgeCallsInFlightPerRunMax, bridgeConnectionsPerRunMax, toolCallWaitMaxSeconds } from "../kernel/limits.js";
 import { HeldLines, RunBytes } from "./bridge-budget.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { ToolHost, ToolRegistry, argumentsBeyondLimits, toolLimits, toolPlugins, type CallOutcome, type CallProgress, type DataTools, type OfferedTool } from "../tools/index.js";
@@ -129,6 +129,8 @@ export function resultContent(result: unknown): CallToolResult["content"] {
 export class ToolBridges {
   private host: Promise<ToolHost> | null = null;
   private readonly runs = new Set<RunBridge>();
+  /** Calls in flight by run (`bridgeCallsInFlightPerRunMax`). */
+  private readonly inFlight = new Map<number, number>();
   private readonly client: HubClient;
   private watch: PluginWatcher | null = null;
 
@@ -298,9 +300,26 @@ export class ToolBridges {
    * `shownArguments`): its card, digest and "allow once" are of those; the plugin gets `args` as sent.
    */
   private async call(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal, secrets: readonly string[], onProgress?: (p: CallProgress) => void): Promise<CallToolResult> {
+    const now = this.inFlight.get(job.run) ?? 0;
+    if (now >= bridgeCallsInFlightPerRunMax) {
+      const message = t(this.o.lang, "bridge.tooManyCalls", { tool: name, max: bridgeCallsInFlightPerRunMax });
+      return this.refuse(job, name, {}, "tools.too_many_calls", message, await this.hiddenOf(job, name, secrets));
+    }
+    this.inFlight.set(job.run, now + 1);
+    try {
+      return await this.callOne(job, name, args, signal, secrets, onProgress);
+    } finally {
+      const left = (this.inFlight.get(job.run) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(job.run, left);
+      else this.inFlight.delete(job.run);
+    }
+  }
+
+  /** `call` within the run's calls in flight. */
+  private async callOne(job: Job, name: string, args: Record<string, unknown>, signal: AbortSignal, secrets: readonly string[], onProgress?: (p: CallProgress) => void): Promise<CallToolResult> {
     const lang = this.o.lang;
     const host = await this.toolHost();
-    const hidden = runSecrets(job, {}, [...secrets, ...host.passedValues(name.slice(0, Math.max(0, name.indexOf("."))))]);
+    const hidden = await this.hiddenOf(job, name, secrets);
     // Arguments beyond the host's limits are refused before anything reads them (the redaction below runs in the hub's
     // process for a local worker: issue 26 round 12, F12-5); the refusal records none of them.
     const beyond = argumentsBeyondLimits(args, lang);
@@ -362,9 +381,13 @@ export class ToolBridges {
    */
   /** A call whose arguments are beyond the host's limits (`beyond` says how): refused and recorded without them. */
   private async refuseBeyond(job: Job, name: string, beyond: string, secrets: readonly string[]): Promise<CallToolResult> {
+    return this.refuse(job, name, {}, "tools.invalid_arguments", t(this.o.lang, "tools.call.arguments", { tool: name, error: beyond }), await this.hiddenOf(job, name, secrets));
+  }
+
+  /** The values a call of `name` must not show: the run's secrets and what the tool's plugin takes of the hub's environment. */
+  private async hiddenOf(job: Job, name: string, secrets: readonly string[]): Promise<string[]> {
     const host = await this.toolHost();
-    const hidden = runSecrets(job, {}, [...secrets, ...host.passedValues(name.slice(0, Math.max(0, name.indexOf("."))))]);
-    return this.refuse(job, name, {}, "tools.invalid_arguments", t(this.o.lang, "tools.call.arguments", { tool: name, error: beyond }), hidden);
+    return runSecrets(job, {}, [...secrets, ...host.passedValues(name.slice(0, Math.max(0, name.indexOf("."))))]);
   }
 
   private async refuse(job: Job, name: string, args: unknown, code: string, message: string, secrets: readonly string[]): Promise<CallToolResult> {
