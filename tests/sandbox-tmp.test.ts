@@ -98,19 +98,22 @@ test("issue 26 r2 #9 (the kind in `writable`): a writable folder that holds the 
     `${path} in "writable" of agent ${id} holds ${folder}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`])));
 });
 
-test("issue 26 round 44, F44a-2 and round 43, F43b-1/2 (reported cases: an agent's writable ~/package.json, ~/node_modules, ~/tsconfig.json above the hub's home): refused, saying why", { skip: engineUnderTmp }, async () => {
+test("issue 26 round 44, F44a-2, round 43, F43b-1/2 and round 45, F45b-1 (reported cases: an agent's writable ~/package.json, ~/node_modules, ~/tsconfig.json, ~/.npmrc above the hub's home): refused, saying why", { skip: engineUnderTmp }, async () => {
   const base = realpathSync(tempDir("aa-lookup-above-"));
   const hub = join(base, "home");
   const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
   removed.push(base, cwd);
   mkdirSync(join(base, "node_modules", ".bin"), { recursive: true });
   mkdirSync(hub);
-  for (const f of ["package.json", "tsconfig.json", "jsconfig.json"]) writeFileSync(join(base, f), "{}");
+  mkdirSync(join(base, ".config", "mise"), { recursive: true });
+  for (const f of ["package.json", "tsconfig.json", "jsconfig.json", ".npmrc", ".yarnrc.yml"]) writeFileSync(join(base, f), "{}");
+  // Round 45, F45b-1: npm read the agent's ~/.npmrc (script-shell, node-options) for a trusted plugin it started.
   const cases: [string, string][] = [
     ["pkg", join(base, "package.json")], ["tsc", join(base, "tsconfig.json")], ["jsc", join(base, "jsconfig.json")],
     ["mods", join(base, "node_modules")], ["bin", join(base, "node_modules", ".bin")],
+    ["npmrc", join(base, ".npmrc")], ["yarnrc", join(base, ".yarnrc.yml")], ["config", join(base, ".config", "mise")],
   ];
   const errors = await writableRefusals(cases, cwd, hub);
   assert.deepEqual(errors, Object.fromEntries(cases.map(([id, path]) => [id,
-    `${path} in agent ${id}'s writable is a node_modules, package.json, tsconfig.json or jsconfig.json of a folder above ${hub} (the hub's home, or a folder it loads or runs code from): Node, tsx and npm look there for packages, package scopes, tsconfig paths and node_modules/.bin for the hub's plugins — an agent that writes it chooses what they load or run. Leave it out of writable`])));
+    `${path} in agent ${id}'s writable is a place programs look in ${base} — a node_modules, package.json, tsconfig.json or the like, or a dot entry (.npmrc, .yarnrc.yml, .env, .config…; not .cache) — and ${base} is your home, or lies above the hub's home or a folder it loads or runs code from: Node, tsx, npm and your other programs read packages and settings there for the hub's plugins, so an agent that writes it chooses what they run. Leave it out of writable (give the agent its own, in its cwd for instance)`])));
 });

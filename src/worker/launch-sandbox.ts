@@ -161,7 +161,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
     if (problem?.why === "holdsHome") return { error: t(lang, "sandbox.writable.holdsHome", { path: w, agent, home: problem.home }) };
     if (problem?.why === "readOnly") return { error: t(lang, "sandbox.writable.readOnly", { path: w, agent, folder: problem.folder }) };
     if (problem?.why === "holdsHub") return { error: t(lang, "sandbox.writable.holdsHub", { path: w, agent, folder: problem.folder }) };
-    const lookup = lookupPlaceProblem(realPath(path), [home, ...readOnly, ...hubCode]);
+    const lookup = lookupPlaceProblem(realPath(path), [home, ...readOnly, ...hubCode], homes);
     if (lookup) return { error: t(lang, "sandbox.writable.lookupPlace", { path: w, agent, folder: lookup }) };
     // The one rule a plugin's writable bind follows too (tools/binds.ts).
     const code = hubCodeProblem([realPath(path), resolve(path), ...aliasesOf(realPath(path), mounts)], hubCode);

@@ -291,22 +291,35 @@ export function placeProblem(path: string, places: SandboxPlaces): { why: "inHub
   return held ? { why: "holdsHub", folder: held } : null;
 }
 
-/** What Node, tsx and npm look for in a folder above a module, besides the module's own folder (`lookupPlaceProblem`). */
-const lookupFiles = new Set(["package.json", "tsconfig.json", "jsconfig.json"]);
+/**
+ * What programs look for in a folder above the one they run in, besides their own (`lookupPlaceProblem`): Node's and
+ * tsx's package scope and paths, bun's, deno's and mise's configuration, a virtual environment's marker. Any dot entry
+ * there counts too (`.npmrc`, `.yarnrc.yml`, `.env`, `.tool-versions`, `.nvmrc`, `.envrc`, `.npm`, `.config`), but
+ * `.cache`, which holds caches an agent may be given (the rules guide's `~/.cache/go-build`).
+ */
+const lookupNames = new Set(["node_modules", "package.json", "tsconfig.json", "jsconfig.json", "bunfig.toml", "deno.json", "deno.jsonc", "mise.toml", "pyvenv.cfg"]);
 
 /**
- * Whether `path` (real) is a place Node, tsx or npm read for code above one of `folders` (the hub's home, the folders it
- * loads or runs code from): a `node_modules` (or inside one; npm puts its `.bin` on a script's PATH), a `package.json`,
- * `tsconfig.json` or `jsconfig.json` of a folder that holds one of them (hostile rounds 43–44: an agent's `writable:
- * ["~/package.json"]`, `["~/node_modules"]`, `["~/tsconfig.json"]` chose what a plugin ran). The import check refuses
- * what such a file would make a plugin import; npm's PATH it cannot judge. @returns the folder above, or null.
+ * Whether `path` (real) is, or lies in, a place programs of the hub's user read for code or configuration above one of
+ * `folders` (the hub's home, the folders it loads or runs code from) or at the top of one of `homes` (the hub user's):
+ * a `node_modules`, `package.json`, `tsconfig.json` (`lookupNames`) or dot entry of such a folder; a `node_modules`
+ * anywhere above them. Hostile rounds 43–45: an agent's `writable: ["~/package.json"]`, `["~/node_modules"]`,
+ * `["~/tsconfig.json"]`, `["~/.npmrc"]` (npm's `script-shell`, `node-options`) chose what a trusted plugin ran. The
+ * import check refuses what such a file makes a plugin import; npm's PATH and configuration it cannot judge.
+ * @returns the folder that place lies in, or null.
  */
-export function lookupPlaceProblem(path: string, folders: readonly string[]): string | null {
+export function lookupPlaceProblem(path: string, folders: readonly string[], homes: readonly string[] = []): string | null {
   const parts = path.split(sep);
   const modules = parts.indexOf("node_modules");
-  const above = modules > 0 ? parts.slice(0, modules).join(sep) || sep : lookupFiles.has(basename(path)) ? dirname(path) : null;
-  if (above === null) return null;
-  return folders.find((f) => isInside(f, above)) ?? null;
+  const modulesAbove = modules > 0 ? parts.slice(0, modules).join(sep) || sep : null;
+  if (modulesAbove !== null && folders.some((f) => isInside(f, modulesAbove))) return modulesAbove;
+  for (let above = dirname(path); ; above = dirname(above)) {
+    if (homes.includes(above) || folders.some((f) => isInside(f, above) && f !== above)) {
+      const first = relative(above, path).split(sep)[0]!;
+      if (lookupNames.has(first) || (first.startsWith(".") && first !== ".cache")) return above;
+    }
+    if (dirname(above) === above) return null;
+  }
 }
 
 /** `path` with a leading `~/` (or `~` alone) taken from `home`. */
