@@ -10,7 +10,7 @@ import { readFileSync, readdirSync, statSync, mkdirSync, writeFileSync, realpath
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { hubFixture, baseRules, engine, tempDir, until, untilLatestRun } from "./helpers.js";
-import { sandboxKit } from "./sandbox-kit.js";
+import { sandboxKit, workerLogText } from "./sandbox-kit.js";
 import { Worker } from "../src/worker/worker.js";
 import { homePaths, writeFileAtomic } from "../src/host/home.js";
 import { readOnlyPaths } from "../src/worker/sandbox.js";
@@ -382,7 +382,7 @@ test("issue 26 r25 F25a-1 (reported case: another rule's agent replaced this rul
     const s = await fx.state();
     seen = s.runs.map((r) => [r.rule, r.state, r.error]);
     return s.runs.length === 5 && s.runs.every((r) => r.state === "waiting" || r.state === "done") && s;
-  }, 120_000, () => `every run refused or done (full runs timed out with run "r" claimed: its files say how far its attempt got): ${JSON.stringify(seen)}; the worker's run folders: ${JSON.stringify(runFolders(fx.home.worker))}`);
+  }, 120_000, () => `every run refused or done (full runs timed out with run "r" claimed: its files say how far its attempt got): ${JSON.stringify(seen)}; the worker's run folders: ${JSON.stringify(runFolders(fx.home.worker))}; the worker's log: ${workerLogText()}`);
   const by = Object.fromEntries(st.runs.map((r) => [r.rule, r.state === "done" ? "done" : r.error]));
   const led = (path: string, agentId: string, real: string) => `${path} of agent ${agentId} leads through a link to ${real} (a home or a dot-folder in one), which the sandbox keeps from agents; another agent may have put the link there: look at it, and name the folder itself`;
   assert.deepEqual(by, {

@@ -9,7 +9,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, linkSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { engineDir } from "../src/common/paths.js";
 import { join } from "node:path";
@@ -248,23 +248,56 @@ test("hostile round 44, F44a-3 (reported case: a code plugin's file is a link le
   }
 });
 
-test("hostile round 44, F44a-2 (reported case: npm run puts every enclosing folder's node_modules/.bin first on PATH; another user's node there ran for a trusted plugin): a package runner's plugin is not started while a .bin above it is another user's or writable by others", async () => {
+test("hostile rounds 44–45, F44a-2, F45a-1, F45a-2 (reported cases: another user's node_modules/.bin and .npmrc above a trusted plugin started by npm, directly or through env or a script): no plugin without [sandbox] starts while such a place above it is another user's or writable by others", async () => {
   const f = hostFixture();
   try {
     const root = realpathSync(f.root);
     const marker = join(root, "PWNED");
     const main = `require("node:readline").createInterface({ input: process.stdin }).on("line", (text) => {\n  const r = JSON.parse(text);\n  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: "npm ran me" } }) + "\\n");\n});\n`;
-    writePlugin(f.root, "npmtool", syncManifest("npmtool", "npm", ["run", "--silent", "start"], toolToml("go")), { "main.js": main, "package.json": JSON.stringify({ private: true, scripts: { start: "node main.js" } }) });
+    const files = { "main.js": main, "package.json": JSON.stringify({ private: true, scripts: { start: "node main.js" } }), "run.sh": "exec npm run --silent start\n" };
+    writePlugin(f.root, "npmtool", syncManifest("npmtool", "npm", ["run", "--silent", "start"], toolToml("go")), files);
+    writePlugin(f.root, "envnpm", syncManifest("envnpm", "/usr/bin/env", ["npm", "run", "--silent", "start"], toolToml("go")), files);
+    writePlugin(f.root, "shnpm", syncManifest("shnpm", "sh", ["run.sh"], toolToml("go")), files);
     f.registry.rescan();
-    const call = () => f.host.call("npmtool.go", {}, { sessionKey: "s" });
+    const names = ["npmtool", "envnpm", "shnpm"];
+    const call = (name: string) => f.host.call(`${name}.go`, {}, { sessionKey: "s" });
     const bin = join(root, "node_modules", ".bin");
     mkdirSync(bin, { recursive: true });
-    // The owner's own .bin above (this user's, writable by no one else): the plugin runs.
-    assert.deepEqual(pick(await call()), { status: "ok", result: { content: "npm ran me" } });
+    writeFileSync(join(root, ".npmrc"), "fund=false\n", { mode: 0o644 });
+    // The owner's own places above (this user's, writable by no one else): the plugins run.
+    for (const name of names) assert.deepEqual(pick(await call(name)), { status: "ok", result: { content: "npm ran me" } }, name);
+    const refusedFor = (name: string, path: string) => ({ status: "refused", code: "tools.path_refused", message: `plugin ${name} was not started: ${path} above it is another user's or writable (or movable) by others — npm, npx, Node and tsx read such files from the folders above a plugin (a .npmrc's node-options, a node_modules/.bin first on PATH, a package scope), so it could choose what the plugin runs. Remove it (and look at who put it there), keep the folders above the plugin writable by you alone, or give the plugin a [sandbox]` });
+    // F45a-1: a .npmrc others can write, whose node-options would replace the confinement.
+    writeFileSync(join(root, ".npmrc"), `node-options=--require=${join(root, "evil.cjs")}\n`);
+    writeFileSync(join(root, "evil.cjs"), plantedCjs(marker));
+    execFileSync("chmod", ["0666", join(root, ".npmrc")]);
+    for (const name of names) assert.deepEqual(pick(await call(name)), refusedFor(name, join(root, ".npmrc")), name);
+    rmSync(join(root, ".npmrc"));
+    // F44a-2: a .bin others can write, whose node would run in place of Node.
     writeFileSync(join(bin, "node"), `#!/bin/sh\necho ran > ${JSON.stringify(marker)}\nexec ${JSON.stringify(process.execPath)} "$@"\n`, { mode: 0o755 });
     execFileSync("chmod", ["0777", bin]);
-    assert.deepEqual(pick(await call()), { status: "refused", code: "tools.path_refused", message: `plugin npmtool was not started: it starts with npm, which puts the node_modules/.bin of every folder above it first on PATH — and ${bin} is another user's or writable by others (a node in it would run in place of Node). Remove it (and look at who put it there), keep the folders above the plugin writable by you alone, or give the plugin a [sandbox]` });
+    for (const name of names) assert.deepEqual(pick(await call(name)), refusedFor(name, bin), name);
     assert.equal(existsSync(marker), false);
+  } finally {
+    await f.close();
+  }
+});
+
+test("hostile round 45, F45a-4 (reported case: npm's esbuild links its binary between two of its packages): a hard link whose every name is in the plugin's folder is the plugin's; one with a name outside is still refused", async () => {
+  const f = hostFixture();
+  try {
+    const echo = `require("node:readline").createInterface({ input: process.stdin }).on("line", (t) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: JSON.parse(t).id, result: { content: "linked" } }) + "\\n"));\n`;
+    const dir = writePlugin(f.root, "linked", syncManifest("linked", "node", ["main.js"], toolToml("go")), { "main.js": echo, "node_modules/a/bin/tool": "x", "node_modules/b/bin/tool": "" });
+    rmSync(join(dir, "node_modules", "b", "bin", "tool"));
+    linkSync(join(dir, "node_modules", "a", "bin", "tool"), join(dir, "node_modules", "b", "bin", "tool"));
+    f.registry.rescan();
+    assert.deepEqual(pick(await f.host.call("linked.go", {}, { sessionKey: "s" })), { status: "ok", result: { content: "linked" } });
+    const outside = join(realpathSync(f.root), "outside-name");
+    linkSync(join(dir, "main.js"), outside);
+    f.registry.rescan();
+    const r = await f.host.call("linked.go", {}, { sessionKey: "s" });
+    assert.equal(r.status, "refused", JSON.stringify(r));
+    assert.match(JSON.stringify(r), /main\.js in the plugin's folder has 2 names \(a hard link\), not all of them in the plugin's folder/);
   } finally {
     await f.close();
   }

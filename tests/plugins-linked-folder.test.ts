@@ -43,7 +43,7 @@ test("issue 26 r9 (reported case): a plugin folder linked from a project outside
     await until(async () => (await ids()).includes("tool:kept:loaded"), 10_000, "the linked plugin inside the root to load");
     assert.deepEqual(await ids(), ["tool:hardplug:rejected", "tool:kept:loaded"]);
     assert.deepEqual((await home()).find((p) => p.manifest.id === "hardplug")?.errors, [
-      `${join(plugins, "hardplug")}: main.js in the plugin's folder has 2 names (a hard link): whoever can write where another name lies could change code the hub runs, so the plugin is not used; copy the file instead of linking it (pnpm: package-import-method=copy)`,
+      `${join(plugins, "hardplug")}: main.js in the plugin's folder has 2 names (a hard link), not all of them in the plugin's folder: whoever can write where another name lies could change code the hub runs, so the plugin is not used; copy the file instead of linking it (pnpm: package-import-method=copy)`,
     ]);
     const tools = ((await f.call("GET", "/v1/tools", f.keys.owner)).body as { name: string }[]).map((t) => t.name);
     assert.deepEqual(tools, ["kept.hi"]);

@@ -38,6 +38,14 @@ export interface SandboxKit {
  */
 export const quarantines: string[] = [];
 
+/** What the kits' workers logged (the last `workerLogMax` lines), for a failure's message. */
+export const workerLog: string[] = [];
+const workerLogMax = 200;
+/** The kits' workers' log so far, its last lines, as one text. */
+export function workerLogText(): string {
+  return workerLog.slice(-workerLogMax).join("\n");
+}
+
 export function sandboxKit(): SandboxKit {
   let f: Fixture | null = null;
   const workers: Worker[] = [];
@@ -57,7 +65,7 @@ export function sandboxKit(): SandboxKit {
       return fx;
     },
     worker(fx, o = {}) {
-      const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: o.capacity ?? 1, home: o.home ?? fx.home, lang: "en" });
+      const w = new Worker({ url: fx.url, key: fx.keys.worker, name: "w1", capacity: o.capacity ?? 1, home: o.home ?? fx.home, lang: "en", log: (line) => void (workerLog.push(line) > 5 * workerLogMax && workerLog.splice(0, workerLog.length - workerLogMax)) });
       quarantines.unshift(join((o.home ?? fx.home).worker, "planted"));
       workers.push(w);
       void w.run();

@@ -325,27 +325,28 @@ export class Hub {
 
   /**
    * Decides a long-poll input; when it finds nothing, holds it up to `waitMs` and decides it again whenever
-   * something it may want was committed. Resolves early when `signal` aborts (the client went away).
+   * something it may want was committed. Resolves early when `signal` aborts (the client went away). `seq`: a work
+   * poll's place among its worker's polls (long-polls.ts).
    */
-  poll(input: InputOf<"work">, waitMs: number, signal?: AbortSignal): Promise<Committed<Answers["work"]>>;
+  poll(input: InputOf<"work">, waitMs: number, signal?: AbortSignal, seq?: number): Promise<Committed<Answers["work"]>>;
   poll(input: InputOf<"cardsNext">, waitMs: number, signal?: AbortSignal): Promise<Committed<Answers["cardsNext"]>>;
-  poll(input: PollInput, waitMs: number, signal?: AbortSignal): Promise<Committed<PollAnswer>>;
-  async poll(input: PollInput, waitMs: number, signal?: AbortSignal): Promise<Committed<PollAnswer>> {
+  poll(input: PollInput, waitMs: number, signal?: AbortSignal, seq?: number): Promise<Committed<PollAnswer>>;
+  async poll(input: PollInput, waitMs: number, signal?: AbortSignal, seq?: number): Promise<Committed<PollAnswer>> {
     const caller = input.keyHash ? callerOf(this.store.view, input.keyHash) : undefined;
     const part = caller?.kind === "worker" || caller?.kind === "channel" ? { kind: caller.kind, name: caller.name } : null;
-    if (!part) return this.held(input, waitMs, signal, caller);
+    if (!part) return this.held(input, waitMs, signal, caller, seq);
     this.presence.pollStarted(part.kind, part.name, input.kind === "work" ? { free: input.capacity, inHand: input.running.length } : null);
     try {
-      return await this.held(input, waitMs, signal, caller);
+      return await this.held(input, waitMs, signal, caller, seq);
     } finally {
       this.presence.pollEnded(part.kind, part.name);
     }
   }
 
   /** `poll` itself, for the caller its key names (if any). */
-  private held(input: PollInput, waitMs: number, signal: AbortSignal | undefined, caller: ReturnType<typeof callerOf>): Promise<Committed<PollAnswer>> {
+  private held(input: PollInput, waitMs: number, signal: AbortSignal | undefined, caller: ReturnType<typeof callerOf>, seq: number | undefined): Promise<Committed<PollAnswer>> {
     const key = caller ? (caller.kind === "worker" ? `worker:${caller.name}` : `channel:${caller.name}`) : "";
-    return this.polls.poll(input, waitMs, signal, caller, key);
+    return this.polls.poll(input, waitMs, signal, caller, key, seq);
   }
 
   /**

@@ -11,6 +11,9 @@ import type { RefusalBody } from "../i18n/messages.js";
 import { HeldPoll } from "./held-poll.js";
 import type { Committed } from "./committed.js";
 
+/** Claim ids whose latest poll `seq` the hub keeps (each worker asks under one at a time; a new one after each job). */
+export const claimSeqsMax = 10_000;
+
 /** A long-poll input: a worker's `GET /v1/work` or a channel's `GET /v1/cards/next`. */
 export type PollInput = InputOf<"work" | "cardsNext">;
 /** What a long poll answers with. */
@@ -36,7 +39,20 @@ export class LongPolls {
    */
   private readonly newestClaimPoll = new Map<string, object>();
 
+  /**
+   * The latest `seq` seen of each worker's claim id (`poll`), kept past its polls (a late request may come after the
+   * later one was answered): at most `claimSeqsMax` claims, the oldest forgotten first.
+   */
+  private readonly claimSeq = new Map<string, number>();
+
   constructor(private readonly hub: LongPollHub) {}
+
+  /** Keeps `seq` as the latest of `claimKey`, forgetting the claim seen longest ago beyond `claimSeqsMax`. */
+  private rememberSeq(claimKey: string, seq: number): void {
+    this.claimSeq.delete(claimKey);
+    this.claimSeq.set(claimKey, seq);
+    if (this.claimSeq.size > claimSeqsMax) this.claimSeq.delete(this.claimSeq.keys().next().value!);
+  }
 
   /** Wakes every poll whose key is `prefix` or starts with it ("worker:" wakes every worker's). */
   wakeAll(prefix: string): void {
@@ -59,7 +75,7 @@ export class LongPolls {
    * want was committed. Resolves early when `signal` aborts (the client went away). `key` the waiter key of its
    * caller ("" for none: never held).
    */
-  async poll(input: PollInput, waitMs: number, signal: AbortSignal | undefined, caller: ReturnType<typeof callerOf>, key: string): Promise<Committed<PollAnswer>> {
+  async poll(input: PollInput, waitMs: number, signal: AbortSignal | undefined, caller: ReturnType<typeof callerOf>, key: string, seq?: number): Promise<Committed<PollAnswer>> {
     // A worker asks again with the same claim id when it lost the answer (or aborted its poll). An older poll of that
     // claim — held here (its closed connection not noticed yet), or still in its first decisions — must not claim after
     // this one: a repeated claim issues a new token, which would replace the one this poll hands out (CI: a run stayed
@@ -67,8 +83,14 @@ export class LongPolls {
     let claimKey: string | null = null;
     const me = {};
     if (input.kind === "work") {
-      for (const w of [...(this.waiters.get(key) ?? [])]) if (w.claim === input.claim && w.keyHash === input.keyHash) w.supersede();
       claimKey = `${key}\u0000${input.keyHash}\u0000${input.claim}`;
+      // A poll the worker sent before one of the same claim that already came (its request reached the hub late, a
+      // connection the worker had given up) decides nothing: it would claim again and replace the later one's token
+      // (CI: run "r" stayed claimed, its result refused for that token — the later poll had been answered already).
+      const latest = this.claimSeq.get(claimKey);
+      if (seq !== undefined && latest !== undefined && seq <= latest) return { status: 200, body: { job: null, cancel: [] }, facts: [], committed: [] };
+      if (seq !== undefined) this.rememberSeq(claimKey, seq);
+      for (const w of [...(this.waiters.get(key) ?? [])]) if (w.claim === input.claim && w.keyHash === input.keyHash) w.supersede();
       this.newestClaimPoll.set(claimKey, me);
     }
     try {

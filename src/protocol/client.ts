@@ -115,8 +115,8 @@ export class HubClient {
   }
 
   /** GET /v1/work: heartbeat and long poll for a job (`wait` in seconds). */
-  work(q: { claim: string; wait: number; running: number[]; capacity: number }, signal?: AbortSignal) {
-    const query = { claim: q.claim, wait: String(q.wait), running: q.running.join(","), capacity: String(q.capacity) };
+  work(q: { claim: string; wait: number; running: number[]; capacity: number; seq?: number }, signal?: AbortSignal) {
+    const query = { claim: q.claim, wait: String(q.wait), running: q.running.join(","), capacity: String(q.capacity), ...(q.seq === undefined ? {} : { seq: String(q.seq) }) };
     return this.request("work", { query }, { signal });
   }
 

@@ -254,12 +254,18 @@ const queryCount = () => Type.String({ pattern: "^\\d{0,6}$", ...patternText("pa
  */
 export const runningPattern = `^,*(?:[1-9]\\d{0,14}(?:,+|$)){0,${L.runningRunsMax}}$`;
 
-/** GET /v1/work?claim=&wait=&running=&capacity= (protocol.md Agent：领活). Other query parameters are ignored. */
+/** GET /v1/work?claim=&wait=&running=&capacity=&seq= (protocol.md Agent：领活). Other query parameters are ignored. */
 export const WorkQuery = Type.Object({
   claim: Type.String({ minLength: 1, maxLength: L.claimIdMaxCodepoints, pattern: linePattern, ...patternText("pattern.noControl") }),
   wait: Type.Optional(queryCount()),
   capacity: Type.Optional(queryCount()),
   running: Type.Optional(Type.String({ pattern: runningPattern, ...patternText("pattern.runIds", { limit: L.runningRunsMax }) })),
+  /**
+   * The poll's place among the worker's polls (increasing: its clock's ms, one more when two fall in one): a poll of a
+   * claim that arrives after a later one of the same claim decides nothing (a stale request that reached the hub late
+   * would claim again and replace the token the later one handed out).
+   */
+  seq: Type.Optional(Type.String({ pattern: "^\\d{1,15}$", ...patternText("pattern.wholeNumber", { digits: 15 }) })),
 });
 export type WorkQuery = Static<typeof WorkQuery>;
 

@@ -26,7 +26,7 @@ import { realPathOr } from "../common/file-checks.js";
 import { tsxCacheDir } from "../common/tsx-cache.js";
 import { engineDir } from "../common/paths.js";
 import { importConfinementEnv } from "../plugins/import-variables.cjs";
-import { foreignBinAbove, isPackageRunner } from "./runner-path.js";
+import { foreignPlaceAbove } from "./runner-path.js";
 import { descendantsOf, processStart, sameGroup, sameProcessStart, type ProcStat } from "../common/proc.js";
 import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
@@ -202,8 +202,8 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   // Without a sandbox the plugin runs as the hub's user with its manifest's environment, loader variables included:
   // its code runs with the hub's rights anyway, and its manifest is part of what "always allow" trusts. The host's
   // mark goes to it and to bwrap, not into a sandbox (which ends with bwrap; the mark names the home).
-  const bin = !m.sandbox && isPackageRunner(m.entry_point.command) ? foreignBinAbove(realPathOr(req.dir, req.dir), realPathOr(engineDir, engineDir)) : null;
-  if (bin !== null) return { ok: false, refusal: { code: "tools.path_refused", message: t(s.lang, "tools.runnerBin", { plugin: req.name, command: m.entry_point.command, bin }) } };
+  const above = m.sandbox ? null : foreignPlaceAbove(realPathOr(req.dir, req.dir), realPathOr(engineDir, engineDir));
+  if (above !== null) return { ok: false, refusal: { code: "tools.path_refused", message: t(s.lang, "tools.foreignAbove", { plugin: req.name, path: above }) } };
   // What its Node code imports by name stays inside its folder (hostile round 43, F43b-1: a package.json an agent
   // wrote in the user's home, named like a package the plugin imports, ran in a plugin trusted by "always allow").
   if (!m.sandbox) return { ok: true, launch: { argv: direct, cwd: req.dir, env: { ...env, ...nodeConfinement(req.dir, env.NODE_OPTIONS, s.lang), ...mark }, cgroup: null } };

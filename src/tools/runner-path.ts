@@ -1,52 +1,55 @@
 /**
- * What a package runner puts on a plugin's PATH (hostile round 44, F44a-2): npm, npx, yarn, pnpm and bun put the
- * `node_modules/.bin` of the project folder *and of every folder above it* first on the PATH of what they run, so a
- * `node` another local user put in `/srv/shared/node_modules/.bin` ran in place of Node for a trusted plugin under
- * `/srv/shared/root` started with `npm run start`. The plugin's folder and the engine's are the plugin's and the
- * hub's own; a `.bin` above them is judged by who can write it.
+ * What the programs a plugin starts read from the folders above it (hostile rounds 44–45). npm, npx, yarn, pnpm and
+ * bun put the `node_modules/.bin` of the project folder *and of every folder above it* first on the PATH of what they
+ * run (F44a-2: another user's `node` there ran for a trusted plugin started with `npm run start`); npm reads a
+ * `.npmrc` of the first folder up with a `package.json` or `node_modules` (or a workspace root listing the plugin),
+ * whose `node-options` replaced the import confinement's `NODE_OPTIONS` (F45a-1); and a plugin may reach a runner
+ * through `env npm` or a script (F45a-2). So before any plugin without `[sandbox]` starts, these places above its
+ * folder are looked at; one another user could have written or can still change refuses the start. The plugin's
+ * folder and the engine's are the plugin's and the hub's own; a place of this user's own is the owner's (an agent's
+ * `writable` cannot name one: worker/sandbox.ts `lookupPlaceProblem`).
  */
-import { lstatSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { lstatSync, type Stats } from "node:fs";
+import { dirname, join } from "node:path";
 
-/** Programs that put every enclosing folder's `node_modules/.bin` on the PATH of what they run. */
-const packageRunners = new Set(["npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg", "bun", "bunx", "corepack"]);
-
-/** Whether `command` (a manifest's `entry_point.command`) is a package runner, by its file name. */
-export function isPackageRunner(command: string): boolean {
-  return packageRunners.has(basename(command).replace(/\.(cmd|exe|js|cjs)$/i, "").toLowerCase());
-}
+/** What is looked for in each folder above a plugin: package managers' and Node's places. */
+const placesAbove = ["node_modules", "package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "pnpm-workspace.yaml", "bunfig.toml", "tsconfig.json", "jsconfig.json"];
 
 /**
- * The first `node_modules/.bin` above `dir` (real, absolute; the plugin's folder) that another user could have put
- * there or can still change — it, its `node_modules`, or the folder holding them is not this user's (or root's), or is
- * writable by group or others — outside `engine`; null when there is none. A `.bin` of this user's own is the owner's:
- * an agent's `writable` cannot name one above the home or a plugins root (worker/sandbox.ts `lookupPlaceProblem`).
+ * The first place above `dir` (real, absolute; the plugin's folder), outside `engine`, that someone else could have
+ * written or can still change: it (or, for `node_modules`, its `.bin`) is a link, is not this user's or root's, or is
+ * writable by group or others, or the folder holding it is writable by others without the sticky bit (they could
+ * rename it). Null when there is none.
  */
-export function foreignBinAbove(dir: string, engine: string, uid: number | undefined = process.getuid?.()): string | null {
+export function foreignPlaceAbove(dir: string, engine: string, uid: number | undefined = process.getuid?.()): string | null {
   for (let above = dirname(dir); ; above = dirname(above)) {
-    const bin = join(above, "node_modules", ".bin");
     const inEngine = above === engine || above.startsWith(engine + "/");
-    if (!inEngine && exists(bin) && [above, join(above, "node_modules"), bin].some((p) => foreign(p, uid))) return bin;
+    if (!inEngine) {
+      const folder = stat(above);
+      const open = folder !== null && (folder.mode & 0o002) !== 0 && (folder.mode & 0o1000) === 0;
+      for (const name of placesAbove) {
+        const path = join(above, name);
+        const st = stat(path);
+        if (st === null) continue;
+        if (open || foreign(st, uid)) return path;
+        const bin = name === "node_modules" ? stat(join(path, ".bin")) : null;
+        if (bin !== null && foreign(bin, uid)) return join(path, ".bin");
+      }
+    }
     if (dirname(above) === above) return null;
   }
 }
 
-function exists(path: string): boolean {
+function stat(path: string): Stats | null {
   try {
-    lstatSync(path);
-    return true;
+    return lstatSync(path);
   } catch {
-    return false;
+    return null;
   }
 }
 
-/** Whether someone else than `uid` (and root) owns `path` or may write it (group or others); a link counts as foreign. */
-function foreign(path: string, uid: number | undefined): boolean {
-  try {
-    const st = lstatSync(path);
-    if (st.isSymbolicLink()) return true;
-    return (uid !== undefined && st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0;
-  } catch {
-    return false;
-  }
+/** Whether someone else than `uid` (and root) owns it or may write it (group or others); a link counts as foreign. */
+function foreign(st: Stats, uid: number | undefined): boolean {
+  if (st.isSymbolicLink()) return true;
+  return (uid !== undefined && st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0;
 }

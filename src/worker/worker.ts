@@ -154,6 +154,7 @@ export class Worker {
     let prepared = false;
     let first = true;
     let claim: string | null = null;
+    let seq = 0;
     let fault: string | null = null;
     // Faults of the worker's files in a row: the claim loop waits `faultWaitMs(faults)` before the next request.
     let faults = 0;
@@ -197,7 +198,10 @@ export class Worker {
       let res: Awaited<ReturnType<HubClient["work"]>>;
       try {
         const wait = faulty ? Math.ceil(this.faultWaitMs(faults + 1) / 1000) : longPollMaxSeconds;
-        res = await this.client.work({ claim: claim ?? randomUUID(), wait, running: [...this.active.keys()], capacity: free }, ac.signal);
+        // Each poll's place (the clock's ms, increasing): a poll this worker gave up that reaches the hub after a later one
+        // of the same claim decides nothing there (it would claim again and replace the later one's token).
+        seq = Math.max(seq + 1, Date.now());
+        res = await this.client.work({ claim: claim ?? randomUUID(), wait, running: [...this.active.keys()], capacity: free, seq }, ac.signal);
       } catch (e) {
         if (this.stopped) break;
         if (ac.signal.aborted) continue; // same claim id again: a job claimed meanwhile comes back

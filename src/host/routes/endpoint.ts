@@ -126,11 +126,11 @@ export async function decide<I extends Input>(c: Context, hub: Hub, name: Answer
  * early when the client goes away.
  * @returns the decision (typed by its kind's answer), or the 503 when the hub could not take it.
  */
-export function held(c: Context, hub: Hub, input: InputOf<"work">, waitSeconds: number): Promise<Committed<Answers["work"]> | Response>;
+export function held(c: Context, hub: Hub, input: InputOf<"work">, waitSeconds: number, seq?: number): Promise<Committed<Answers["work"]> | Response>;
 export function held(c: Context, hub: Hub, input: InputOf<"cardsNext">, waitSeconds: number): Promise<Committed<Answers["cardsNext"]> | Response>;
-export async function held(c: Context, hub: Hub, input: InputOf<"work" | "cardsNext">, waitSeconds: number): Promise<Committed | Response> {
+export async function held(c: Context, hub: Hub, input: InputOf<"work" | "cardsNext">, waitSeconds: number, seq?: number): Promise<Committed | Response> {
   try {
-    return await hub.poll(input, Math.min(waitSeconds, longPollMaxSeconds) * 1000, c.req.raw.signal);
+    return await hub.poll(input, Math.min(waitSeconds, longPollMaxSeconds) * 1000, c.req.raw.signal, seq);
   } catch (e) {
     return unavailable(c, hub, e);
   }

@@ -19,7 +19,7 @@ export function workRoutes(hub: Hub): Hono {
   route(app, hub, "work", async (c, req) => {
     const q = req.query;
     const running = (q.running ?? "").split(",").filter((p) => p !== "").map(Number);
-    const d = await held(c, hub, { kind: "work", keyHash: req.keyHash, claim: q.claim, running, capacity: queryNumber(q.capacity, 1) }, queryNumber(q.wait, 0));
+    const d = await held(c, hub, { kind: "work", keyHash: req.keyHash, claim: q.claim, running, capacity: queryNumber(q.capacity, 1) }, queryNumber(q.wait, 0), q.seq === undefined ? undefined : Number(q.seq));
     if (d instanceof Response || d.status !== 200) return d instanceof Response ? d : answer(c, hub, "work", d);
     // A job whose rule names declarative assets gets their content as registered now (issue 18: Job.declared).
     const job = d.body.job;
