@@ -106,14 +106,17 @@ test("issue 26 round 44, F44a-2, round 43, F43b-1/2 and round 45, F45b-1 (report
   mkdirSync(join(base, "node_modules", ".bin"), { recursive: true });
   mkdirSync(hub);
   mkdirSync(join(base, ".config", "mise"), { recursive: true });
+  mkdirSync(join(base, ".cache", "node", "corepack"), { recursive: true });
   for (const f of ["package.json", "tsconfig.json", "jsconfig.json", ".npmrc", ".yarnrc.yml"]) writeFileSync(join(base, f), "{}");
   // Round 45, F45b-1: npm read the agent's ~/.npmrc (script-shell, node-options) for a trusted plugin it started.
   const cases: [string, string][] = [
     ["pkg", join(base, "package.json")], ["tsc", join(base, "tsconfig.json")], ["jsc", join(base, "jsconfig.json")],
     ["mods", join(base, "node_modules")], ["bin", join(base, "node_modules", ".bin")],
     ["npmrc", join(base, ".npmrc")], ["yarnrc", join(base, ".yarnrc.yml")], ["config", join(base, ".config", "mise")],
+    // Round 46, F46-1: corepack ran the pnpm an agent changed in ~/.cache/node/corepack for a trusted plugin.
+    ["cache", join(base, ".cache")], ["corepack", join(base, ".cache", "node", "corepack")],
   ];
   const errors = await writableRefusals(cases, cwd, hub);
   assert.deepEqual(errors, Object.fromEntries(cases.map(([id, path]) => [id,
-    `${path} in agent ${id}'s writable is a place programs look in ${base} — a node_modules, package.json, tsconfig.json or the like, or a dot entry (.npmrc, .yarnrc.yml, .env, .config…; not .cache) — and ${base} is your home, or lies above the hub's home or a folder it loads or runs code from: Node, tsx, npm and your other programs read packages and settings there for the hub's plugins, so an agent that writes it chooses what they run. Leave it out of writable (give the agent its own, in its cwd for instance)`])));
+    `${path} in agent ${id}'s writable is a place programs look in ${base} — a node_modules, package.json, tsconfig.json or the like, or a dot entry (.npmrc, .yarnrc.yml, .env, .config, .cache…) — and ${base} is your home, or lies above the hub's home or a folder it loads or runs code from: Node, tsx, npm and your other programs read packages and settings there for the hub's plugins, so an agent that writes it chooses what they run. Leave it out of writable (give the agent its own, in its cwd for instance)`])));
 });

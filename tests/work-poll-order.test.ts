@@ -9,6 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { hubFixture } from "./helpers.js";
 import type { Job } from "../src/protocol/responses.js";
+import { claimSeqsPerWorkerMax } from "../src/host/long-polls.js";
 
 test("a poll that reaches the hub after a later one of its claim (seq) decides nothing: the token the later one handed out stays valid, and a poll without seq is decided as before", async () => {
   const f = await hubFixture();
@@ -22,6 +23,12 @@ test("a poll that reaches the hub after a later one of its claim (seq) decides n
     assert.deepEqual([stale.status, stale.body], [200, { job: null, cancel: [] }]);
     // The same seq again is not later either.
     assert.deepEqual((await f.call("GET", "/v1/work?claim=c1&seq=200&capacity=1", f.keys.worker)).body, { job: null, cancel: [] });
+    // Round 46, F46-2: another worker key making up claim ids (more than the hub keeps of one key) does not make the
+    // hub forget this worker's claim: each key's memory is its own.
+    const other = (await f.call("POST", "/v1/keys/worker/w2", f.keys.owner)).body as { key?: string };
+    assert.equal(typeof other.key, "string", JSON.stringify(other));
+    for (let i = 0; i <= claimSeqsPerWorkerMax; i++) assert.equal((await f.call("GET", `/v1/work?claim=made-up-${i}&seq=${1000 + i}&capacity=0`, other.key!)).status, 200);
+    assert.deepEqual((await f.call("GET", "/v1/work?claim=c1&seq=150&capacity=1", f.keys.worker)).body, { job: null, cancel: [] });
     assert.equal((await f.call("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: "done", summary: "ok" })).status, 200);
     // A lost answer asked for again with a later seq gets the job back (with a new token), as without seq.
     assert.equal((await f.call("POST", "/v1/events", f.keys.source, { id: "o2", type: "alert.x", subject: "b" })).status, 200);

@@ -11,8 +11,14 @@ import type { RefusalBody } from "../i18n/messages.js";
 import { HeldPoll } from "./held-poll.js";
 import type { Committed } from "./committed.js";
 
-/** Claim ids whose latest poll `seq` the hub keeps (each worker asks under one at a time; a new one after each job). */
-export const claimSeqsMax = 10_000;
+/**
+ * Claim ids of one worker key whose latest poll `seq` the hub keeps (a worker asks under one at a time, a new one after
+ * each job): one key making up claim ids forgets only its own (round 46, F46-2: a shared memory of 10,000 let one key
+ * make the hub forget another worker's claim).
+ */
+export const claimSeqsPerWorkerMax = 64;
+/** Worker keys whose claims' `seq` the hub keeps (the one seen longest ago forgotten first). */
+export const claimSeqWorkersMax = 1_000;
 
 /** A long-poll input: a worker's `GET /v1/work` or a channel's `GET /v1/cards/next`. */
 export type PollInput = InputOf<"work" | "cardsNext">;
@@ -40,18 +46,23 @@ export class LongPolls {
   private readonly newestClaimPoll = new Map<string, object>();
 
   /**
-   * The latest `seq` seen of each worker's claim id (`poll`), kept past its polls (a late request may come after the
-   * later one was answered): at most `claimSeqsMax` claims, the oldest forgotten first.
+   * The latest `seq` seen of each claim id, by worker key (`poll`), kept past its polls (a late request may come after
+   * the later one was answered): `claimSeqsPerWorkerMax` claims a key, `claimSeqWorkersMax` keys, the ones seen longest
+   * ago forgotten first.
    */
-  private readonly claimSeq = new Map<string, number>();
+  private readonly claimSeq = new Map<string, Map<string, number>>();
 
   constructor(private readonly hub: LongPollHub) {}
 
-  /** Keeps `seq` as the latest of `claimKey`, forgetting the claim seen longest ago beyond `claimSeqsMax`. */
-  private rememberSeq(claimKey: string, seq: number): void {
-    this.claimSeq.delete(claimKey);
-    this.claimSeq.set(claimKey, seq);
-    if (this.claimSeq.size > claimSeqsMax) this.claimSeq.delete(this.claimSeq.keys().next().value!);
+  /** Keeps `seq` as the latest of `claim` of `worker`, within the limits above. */
+  private rememberSeq(worker: string, claim: string, seq: number): void {
+    const claims = this.claimSeq.get(worker) ?? new Map<string, number>();
+    this.claimSeq.delete(worker);
+    this.claimSeq.set(worker, claims);
+    if (this.claimSeq.size > claimSeqWorkersMax) this.claimSeq.delete(this.claimSeq.keys().next().value!);
+    claims.delete(claim);
+    claims.set(claim, seq);
+    if (claims.size > claimSeqsPerWorkerMax) claims.delete(claims.keys().next().value!);
   }
 
   /** Wakes every poll whose key is `prefix` or starts with it ("worker:" wakes every worker's). */
@@ -87,9 +98,10 @@ export class LongPolls {
       // A poll the worker sent before one of the same claim that already came (its request reached the hub late, a
       // connection the worker had given up) decides nothing: it would claim again and replace the later one's token
       // (CI: run "r" stayed claimed, its result refused for that token — the later poll had been answered already).
-      const latest = this.claimSeq.get(claimKey);
+      const worker = `${key}\u0000${input.keyHash}`;
+      const latest = this.claimSeq.get(worker)?.get(input.claim);
       if (seq !== undefined && latest !== undefined && seq <= latest) return { status: 200, body: { job: null, cancel: [] }, facts: [], committed: [] };
-      if (seq !== undefined) this.rememberSeq(claimKey, seq);
+      if (seq !== undefined) this.rememberSeq(worker, input.claim, seq);
       for (const w of [...(this.waiters.get(key) ?? [])]) if (w.claim === input.claim && w.keyHash === input.keyHash) w.supersede();
       this.newestClaimPoll.set(claimKey, me);
     }

@@ -294,8 +294,9 @@ export function placeProblem(path: string, places: SandboxPlaces): { why: "inHub
 /**
  * What programs look for in a folder above the one they run in, besides their own (`lookupPlaceProblem`): Node's and
  * tsx's package scope and paths, bun's, deno's and mise's configuration, a virtual environment's marker. Any dot entry
- * there counts too (`.npmrc`, `.yarnrc.yml`, `.env`, `.tool-versions`, `.nvmrc`, `.envrc`, `.npm`, `.config`), but
- * `.cache`, which holds caches an agent may be given (the rules guide's `~/.cache/go-build`).
+ * there counts too (`.npmrc`, `.yarnrc.yml`, `.env`, `.tool-versions`, `.nvmrc`, `.envrc`, `.npm`, `.config`), `.cache`
+ * with them: corepack runs the pnpm and yarn it keeps in `~/.cache/node/corepack` (round 46, F46-1), and other tools run
+ * or link what they cache there (uv, Go's build cache).
  */
 const lookupNames = new Set(["node_modules", "package.json", "tsconfig.json", "jsconfig.json", "bunfig.toml", "deno.json", "deno.jsonc", "mise.toml", "pyvenv.cfg"]);
 
@@ -304,7 +305,8 @@ const lookupNames = new Set(["node_modules", "package.json", "tsconfig.json", "j
  * `folders` (the hub's home, the folders it loads or runs code from) or at the top of one of `homes` (the hub user's):
  * a `node_modules`, `package.json`, `tsconfig.json` (`lookupNames`) or dot entry of such a folder; a `node_modules`
  * anywhere above them. Hostile rounds 43–45: an agent's `writable: ["~/package.json"]`, `["~/node_modules"]`,
- * `["~/tsconfig.json"]`, `["~/.npmrc"]` (npm's `script-shell`, `node-options`) chose what a trusted plugin ran. The
+ * `["~/tsconfig.json"]`, `["~/.npmrc"]` (npm's `script-shell`, `node-options`), `["~/.cache"]` (corepack's pnpm)
+ * chose what a trusted plugin ran. The
  * import check refuses what such a file makes a plugin import; npm's PATH and configuration it cannot judge.
  * @returns the folder that place lies in, or null.
  */
@@ -316,7 +318,7 @@ export function lookupPlaceProblem(path: string, folders: readonly string[], hom
   for (let above = dirname(path); ; above = dirname(above)) {
     if (homes.includes(above) || folders.some((f) => isInside(f, above) && f !== above)) {
       const first = relative(above, path).split(sep)[0]!;
-      if (lookupNames.has(first) || (first.startsWith(".") && first !== ".cache")) return above;
+      if (lookupNames.has(first) || first.startsWith(".")) return above;
     }
     if (dirname(above) === above) return null;
   }
