@@ -17,7 +17,7 @@ import { makeTsxCache, tsxCacheDir, type TsxCacheProblem } from "../common/tsx-c
 import { langFromEnv, t, type Lang } from "../i18n/messages.js";
 import { codeShapeChecks } from "../sdk/checks.js";
 import { classify, codeEntryFiles, present } from "./classify.js";
-import { confineImports, importScopesMax } from "./import-confinement.js";
+import { confineImports, importRefusedText, importScopesMax } from "./import-confinement.js";
 import { within as withinFolder } from "./import-scope.cjs";
 import { linkEngine } from "./link.js";
 import { builtinPluginsDir, pluginRoots } from "./roots.js";
@@ -177,8 +177,7 @@ export class PluginLoader {
   private async confine(): Promise<void> {
     if (this.confined) return;
     const roots = this.roots.filter((r) => r.origin !== "builtin").map((r) => realPathOr(resolve(r.dir), resolve(r.dir)));
-    const refused = t(this.lang, "plugins.importOutside", { specifier: "{specifier}", found: "{found}", folder: "{folder}" });
-    if (!(await confineImports({ roots, folders: [], refused }, realPathOr(engineDir, engineDir)))) throw new Error(t(this.lang, "plugins.importScopesFull", { max: importScopesMax }));
+    if (!(await confineImports({ roots, folders: [], refused: importRefusedText(this.lang) }, realPathOr(engineDir, engineDir)))) throw new Error(t(this.lang, "plugins.importScopesFull", { max: importScopesMax }));
     this.confined = true;
   }
 

@@ -9,10 +9,16 @@
  * hubs adds one scope each, at most `importScopesMax`).
  */
 import { register } from "node:module";
+import { t, type Lang } from "../i18n/messages.js";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import { wrapRequire, type ImportScope } from "./import-scope.cjs";
+
+/** The refusal's text of an import outside a plugin's folder in `lang`, its `{specifier}`, `{found}`, `{folder}` left to fill. */
+export function importRefusedText(lang: Lang): string {
+  return t(lang, "plugins.importOutside", { specifier: "{specifier}", found: "{found}", folder: "{folder}" });
+}
 
 /** Scopes one thread keeps at most; more are refused (each hub of a process adds one). */
 export const importScopesMax = 1_000;

@@ -26,7 +26,8 @@ import { realPathOr } from "../common/file-checks.js";
 import { tsxCacheDir } from "../common/tsx-cache.js";
 import { engineDir } from "../common/paths.js";
 import { importConfinementEnv } from "../plugins/import-variables.cjs";
-import { foreignPlaceAbove } from "./runner-path.js";
+import { importRefusedText } from "../plugins/import-confinement.js";
+import { foreignPlaceAbove } from "./places-above.js";
 import { descendantsOf, processStart, sameGroup, sameProcessStart, type ProcStat } from "../common/proc.js";
 import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
@@ -182,12 +183,6 @@ export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang:
   return { code: bad.refused === "missing" ? "tools.bind_missing" : "tools.bind_refused", message: t(lang, bindRefusalText[bad.refused], { plugin, path: bad.source, folder: bad.folder ?? "" }) };
 }
 
-/** The variables that keep an unsandboxed plugin's Node imports by name inside its folder (import-variables.ts). */
-function nodeConfinement(dir: string, given: string | undefined, lang: Lang): Record<string, string> {
-  const refused = t(lang, "plugins.importOutside", { specifier: "{specifier}", found: "{found}", folder: "{folder}" });
-  return importConfinementEnv(realPathOr(dir, dir), refused, realPathOr(engineDir, engineDir), given);
-}
-
 /**
  * Builds the command line of a plugin process (sandbox and cgroup when the manifest asks). Makes the cgroup.
  * Refused before anything runs: no bubblewrap, a bind that is missing or would undo the sandbox (binds.ts), a device
@@ -202,11 +197,16 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   // Without a sandbox the plugin runs as the hub's user with its manifest's environment, loader variables included:
   // its code runs with the hub's rights anyway, and its manifest is part of what "always allow" trusts. The host's
   // mark goes to it and to bwrap, not into a sandbox (which ends with bwrap; the mark names the home).
-  const above = m.sandbox ? null : foreignPlaceAbove(realPathOr(req.dir, req.dir), realPathOr(engineDir, engineDir));
-  if (above !== null) return { ok: false, refusal: { code: "tools.path_refused", message: t(s.lang, "tools.foreignAbove", { plugin: req.name, path: above }) } };
-  // What its Node code imports by name stays inside its folder (hostile round 43, F43b-1: a package.json an agent
-  // wrote in the user's home, named like a package the plugin imports, ran in a plugin trusted by "always allow").
-  if (!m.sandbox) return { ok: true, launch: { argv: direct, cwd: req.dir, env: { ...env, ...nodeConfinement(req.dir, env.NODE_OPTIONS, s.lang), ...mark }, cgroup: null } };
+  if (!m.sandbox) {
+    const dir = realPathOr(req.dir, req.dir);
+    const engine = realPathOr(engineDir, engineDir);
+    const above = foreignPlaceAbove(dir, engine);
+    if (above !== null) return { ok: false, refusal: { code: "tools.path_refused", message: t(s.lang, "tools.foreignAbove", { plugin: req.name, path: above }) } };
+    // What its Node code imports stays inside its folder (hostile round 43, F43b-1: a package.json an agent wrote in
+    // the user's home, named like a package the plugin imports, ran in a plugin trusted by "always allow").
+    const confined = importConfinementEnv(dir, importRefusedText(s.lang), engine, env.NODE_OPTIONS);
+    return { ok: true, launch: { argv: direct, cwd: req.dir, env: { ...env, ...confined, ...mark }, cgroup: null } };
+  }
   const args = sandboxEnvArgs(env);
   if (args === null) return { ok: false, refusal: { code: "tools.env_refused", message: t(s.lang, "tools.sandbox.envNul", { plugin: req.name }) } };
   const outer = { ...launcherEnv(s.parentEnv), ...mark };

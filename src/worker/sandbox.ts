@@ -34,7 +34,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
-import { relative, isAbsolute, basename, delimiter, dirname, join, resolve, sep } from "node:path";
+import { relative, isAbsolute, delimiter, dirname, join, resolve, sep } from "node:path";
 import { homedir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
 import type { RepositoryState } from "./git-state.js";
@@ -306,8 +306,8 @@ const lookupNames = new Set(["node_modules", "package.json", "tsconfig.json", "j
  * a `node_modules`, `package.json`, `tsconfig.json` (`lookupNames`) or dot entry of such a folder; a `node_modules`
  * anywhere above them. Hostile rounds 43–45: an agent's `writable: ["~/package.json"]`, `["~/node_modules"]`,
  * `["~/tsconfig.json"]`, `["~/.npmrc"]` (npm's `script-shell`, `node-options`), `["~/.cache"]` (corepack's pnpm)
- * chose what a trusted plugin ran. The
- * import check refuses what such a file makes a plugin import; npm's PATH and configuration it cannot judge.
+ * chose what a trusted plugin ran. The import check refuses what such a file makes a plugin import; npm's PATH and
+ * configuration it cannot judge.
  * @returns the folder that place lies in, or null.
  */
 export function lookupPlaceProblem(path: string, folders: readonly string[], homes: readonly string[] = []): string | null {
