@@ -13,7 +13,7 @@ import { hubFixture, baseRules, engine, tempDir, until, untilLatestRun } from ".
 import { sandboxKit, workerLogText } from "./sandbox-kit.js";
 import { Worker } from "../src/worker/worker.js";
 import { homePaths, writeFileAtomic } from "../src/host/home.js";
-import { readOnlyPaths } from "../src/worker/sandbox.js";
+import { readOnlyPaths } from "../src/worker/hub-code.js";
 
 const kit = sandboxKit();
 /** Sets variables in the worker's environment (the agent's parent) for one test. */
@@ -302,21 +302,26 @@ test("a sandboxed agent whose rule works inside a folder the sandbox keeps read-
   assert.equal(st.runs[0].error, `cwd ${inside} lies inside ${realpathSync(engine)}, which the sandbox keeps read-only because the hub runs code or programs from there: choose another folder, or set "sandbox": false on agent bot`);
 });
 
-test("what stays read-only: the engine and the targets of its node_modules links, node and Node's global module folders, node_modules above the engine, PATH and NODE_PATH folders (relative ones from the hub's folder), tsx's cache; nested paths once", () => {
+test("what stays read-only: the engine and the targets of its node_modules links, node and Node's global module folders, node_modules above the engine, PATH and NODE_PATH folders (relative ones from the hub's folder), the install prefix of each PATH folder and of node (round 47), tsx's cache; nested paths once", () => {
   const root = realpathSync(tempDir("aa-readonly-"));
-  const dirs = ["top/node_modules", "top/engine/node_modules/@scope", "linked/pkg", "scoped", "node/bin", "node/lib/node", "user/.node_modules", "user/.node_libraries", "bin", "hubdir/rel-bin", "modules", "tsx-0"];
+  const dirs = ["top/node_modules", "top/engine/node_modules/@scope", "linked/pkg", "scoped", "node/bin", "node/lib/node", "user/.node_modules", "user/.node_libraries", "bin", "hubdir/rel-bin", "modules", "tsx-0", "progs",
+    "conda/bin", "conda/lib/python3.12/site-packages", "user/bin", "user/lib", "user/share", "tools/sbin", "venvlink-target/bin", "nodir/shims-not"];
   for (const d of dirs) mkdirSync(join(root, d), { recursive: true });
   writeFileSync(join(root, "node", "bin", "node"), "");
   symlinkSync(join(root, "linked", "pkg"), join(root, "top", "engine", "node_modules", "pkg"));
   symlinkSync(join(root, "scoped"), join(root, "top", "engine", "node_modules", "@scope", "s"));
   mkdirSync(join(root, "top", "engine", "node_modules", "plain"));
+  // A PATH folder reached through a link: its prefix by where it leads too.
+  symlinkSync(join(root, "venvlink-target", "bin"), join(root, "venvbin"));
   const paths = readOnlyPaths({
     engine: join(root, "top", "engine"), execPath: join(root, "node", "bin", "node"),
-    path: [join(root, "bin"), "rel-bin", join(root, "missing"), join(root, "top", "engine", "node_modules", ".bin"), ""].join(":"),
+    path: [join(root, "progs"), "rel-bin", join(root, "missing"), join(root, "top", "engine", "node_modules", ".bin"), "",
+      join(root, "conda", "bin"), join(root, "user", "bin"), join(root, "tools", "sbin"), join(root, "venvbin"), join(root, "nodir", "shims-not")].join(":"),
     nodePath: join(root, "modules"), userHome: join(root, "user"), tsxCache: join(root, "tsx-0"), cwd: join(root, "hubdir"),
   });
   assert.deepEqual(paths.filter((p) => p.startsWith(root)).sort(), [
-    "bin", "hubdir/rel-bin", "linked/pkg", "modules", "node/bin/node", "node/lib/node", "scoped", "top/engine", "top/node_modules", "tsx-0", "user/.node_libraries", "user/.node_modules",
+    "progs", "hubdir/rel-bin", "linked/pkg", "modules", "node", "scoped", "top/engine", "top/node_modules", "tsx-0", "user/.node_libraries", "user/.node_modules",
+    "conda", "user/bin", "user/lib", "tools", "venvlink-target", "nodir/shims-not",
   ].map((d) => join(root, d)).sort());
   rmSync(root, { recursive: true, force: true });
 });

@@ -18,7 +18,7 @@ import { serveProcess } from "./helpers.js";
 import { checkBinds } from "../src/tools/binds.js";
 import { bindRefusal } from "../src/tools/process.js";
 import { deviceRefusalText } from "../src/tools/devices.js";
-import { hubCodeFolders, hubCodeProblem } from "../src/worker/sandbox.js";
+import { hubCodeFolders, hubCodeProblem } from "../src/worker/hub-code.js";
 
 /** A plugin that writes `text` to `write` (a path inside its sandbox) and says how that went. */
 const writer = nodePlugin(`

@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { engine, tempDir } from "./helpers.js";
 
@@ -74,7 +74,22 @@ test("a writer killed with SIGKILL in the middle of its writes leaves the whole 
   }
   assert.deepEqual(seen.filter((s) => s.startsWith("partial")), [], seen.join(", "));
   // Each killed writer may leave its own temporary file; nothing else is there.
-  assert.deepEqual(readdirSync(dir).filter((n) => n !== "result.json" && !/^result\.json\.\d+\.tmp$/.test(n)), []);
+  assert.deepEqual(readdirSync(dir).filter((n) => n !== "result.json" && !/^result\.json\.\d+\.[0-9a-f]{12}\.tmp$/.test(n)), []);
+});
+
+test("hostile round 47b (the worker's artifact writer): a link planted at the temporary name a writer would take is never written through", async () => {
+  const { writeFileDurable } = await import("../src/worker/files.js");
+  const dir = tempDir();
+  const target = join(dir, "rules.json");
+  writeFileSync(target, "the owner's rules");
+  const file = join(dir, "note.md");
+  // The old name, <file>.<pid>.tmp: a pid is easy to guess; and a link at the file's own name.
+  symlinkSync(target, `${file}.${process.pid}.tmp`);
+  symlinkSync(target, join(dir, "out.md"));
+  writeFileDurable(file, "the agent's text");
+  writeFileDurable(join(dir, "out.md"), "the agent's text");
+  assert.equal(readFileSync(target, "utf8"), "the owner's rules");
+  assert.deepEqual([readFileSync(file, "utf8"), readFileSync(join(dir, "out.md"), "utf8")], ["the agent's text", "the agent's text"]);
 });
 
 test("every file the worker and its supervisor write goes through that writer", () => {

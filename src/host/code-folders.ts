@@ -11,7 +11,8 @@
 import { readFileSync } from "node:fs";
 import { codeFoldersKeptMax } from "../kernel/limits.js";
 import type { CodeFoldersSeen } from "../tools/types.js";
-import { hubCodeFolders, hubOrigin, userHomes } from "../worker/sandbox.js";
+import { userHomes } from "../worker/sandbox.js";
+import { hubCodeFolders, hubOrigin } from "../worker/hub-code.js";
 import { writeFileAtomic, type Home } from "./home.js";
 
 /** The record of home `h`: empty when there is none or it cannot be read (never throws). */

@@ -39,7 +39,7 @@ import { accessSync, constants, readdirSync, statSync, type Stats } from "node:f
 import { lstatOr, realPathOr } from "../common/file-checks.js";
 import { dirname, join, resolve, sep } from "node:path";
 import { bindSocketScanEntriesMax } from "./limits.js";
-import { hubCodeProblem } from "../worker/sandbox.js";
+import { hubCodeProblem } from "../worker/hub-code.js";
 import { linkInAgentFolder, readAgentFolders } from "../worker/agent-folders.js";
 import { checkDevice, isDevicePath, type DeviceRefusal } from "./devices.js";
 import { aliasesOf, kernelMountsAt, readMounts, type MountEntry } from "../common/mounts.js";

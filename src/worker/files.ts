@@ -137,16 +137,18 @@ function pinnedFolder(dir: string): { at: string; fd: number; close(): void } {
 }
 
 /**
- * Writes `content` to `path` atomically and durably: a temporary file beside it (`<path>.<pid>.tmp`), fsync, rename
- * over `path`, fsync of the folder. A reader sees the old file or the new one, never a part; a crash at any point
- * leaves one of the two (and at most one temporary file per crashed process, overwritten by its next write under
- * the same pid). `mode` is set on the new file whatever the umask.
+ * Writes `content` to `path` atomically and durably: a temporary file beside it (`<path>.<pid>.<12 random hex>.tmp`,
+ * made new — `O_EXCL`, so a link someone put at a name they guessed is never followed: hostile round 47b, a worker's
+ * artifact written through a planted link would have rewritten the home's rules), fsync, rename over `path` (which
+ * replaces a link there, never writes through it), fsync of the folder. A reader sees the old file or the new one,
+ * never a part; a crash at any point leaves one of the two and a temporary file, which a starting hub removes for its
+ * home's files (host/home-files.ts). `mode` is set on the new file whatever the umask.
  * @throws the file system's error (EISDIR, ENOSPC, EMFILE, …) after removing the temporary file; `path` is unchanged.
  */
 export function writeFileDurable(path: string, content: string | Buffer, mode = 0o600): void {
-  const tmp = `${path}.${process.pid}.tmp`;
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
   try {
-    const fd = openSync(tmp, "w", mode);
+    const fd = openSync(tmp, "wx", mode);
     try {
       const buf = typeof content === "string" ? Buffer.from(content, "utf8") : content;
       for (let at = 0; at < buf.length; ) at += writeSync(fd, buf, at, buf.length - at);

@@ -29,18 +29,16 @@
  * its id), with no capabilities (an agent run as root cannot unmount what hides the home).
  *
  * What the hub, its worker, supervisor, channels and plugins later run or load outside the sandbox is read-only inside
- * it (`readOnlyPaths`): an agent that could append to the engine's dist/ or to node would run its code with the hub's
+ * it (hub-code.ts `readOnlyPaths`): an agent that could append to the engine's dist/ or to node would run its code with the hub's
  * rights, master key included, at the next start.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from "node:fs";
-import { relative, isAbsolute, delimiter, dirname, join, resolve, sep } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { relative, isAbsolute, join } from "node:path";
 import { homedir, userInfo } from "node:os";
 import { findProgram } from "../sdk/index.js";
 import type { RepositoryState } from "./git-state.js";
 import { realPathOr } from "../common/file-checks.js";
-import { engineDir } from "../common/paths.js";
-import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
 import { bwrapBindsByFd, procMaskArgs } from "../common/bwrap.js";
 import { t, type Lang } from "../i18n/messages.js";
 import type { Seen } from "./steering.js";
@@ -291,39 +289,6 @@ export function placeProblem(path: string, places: SandboxPlaces): { why: "inHub
   return held ? { why: "holdsHub", folder: held } : null;
 }
 
-/**
- * What programs look for in a folder above the one they run in, besides their own (`lookupPlaceProblem`): Node's and
- * tsx's package scope and paths, bun's, deno's and mise's configuration, a virtual environment's marker. Any dot entry
- * there counts too (`.npmrc`, `.yarnrc.yml`, `.env`, `.tool-versions`, `.nvmrc`, `.envrc`, `.npm`, `.config`), `.cache`
- * with them: corepack runs the pnpm and yarn it keeps in `~/.cache/node/corepack` (round 46, F46-1), and other tools run
- * or link what they cache there (uv, Go's build cache).
- */
-const lookupNames = new Set(["node_modules", "package.json", "tsconfig.json", "jsconfig.json", "bunfig.toml", "deno.json", "deno.jsonc", "mise.toml", "pyvenv.cfg"]);
-
-/**
- * Whether `path` (real) is, or lies in, a place programs of the hub's user read for code or configuration above one of
- * `folders` (the hub's home, the folders it loads or runs code from) or at the top of one of `homes` (the hub user's):
- * a `node_modules`, `package.json`, `tsconfig.json` (`lookupNames`) or dot entry of such a folder; a `node_modules`
- * anywhere above them. Hostile rounds 43–45: an agent's `writable: ["~/package.json"]`, `["~/node_modules"]`,
- * `["~/tsconfig.json"]`, `["~/.npmrc"]` (npm's `script-shell`, `node-options`), `["~/.cache"]` (corepack's pnpm)
- * chose what a trusted plugin ran. The import check refuses what such a file makes a plugin import; npm's PATH and
- * configuration it cannot judge.
- * @returns the folder that place lies in, or null.
- */
-export function lookupPlaceProblem(path: string, folders: readonly string[], homes: readonly string[] = []): string | null {
-  const parts = path.split(sep);
-  const modules = parts.indexOf("node_modules");
-  const modulesAbove = modules > 0 ? parts.slice(0, modules).join(sep) || sep : null;
-  if (modulesAbove !== null && folders.some((f) => isInside(f, modulesAbove))) return modulesAbove;
-  for (let above = dirname(path); ; above = dirname(above)) {
-    if (homes.includes(above) || folders.some((f) => isInside(f, above) && f !== above)) {
-      const first = relative(above, path).split(sep)[0]!;
-      if (lookupNames.has(first) || first.startsWith(".")) return above;
-    }
-    if (dirname(above) === above) return null;
-  }
-}
-
 /** `path` with a leading `~/` (or `~` alone) taken from `home`. */
 export function expandTilde(path: string, home: string): string {
   if (path === "~") return home;
@@ -339,140 +304,6 @@ export function realPath(path: string): string {
 export function isInside(path: string, dir: string): boolean {
   const rel = relative(dir, path);
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-}
-
-/** Where the hub's code and the programs it starts come from (this process's, by default). */
-export interface HubOrigin {
-  /** The engine's folder (the checkout or the installed package: dist/, node_modules/, plugins/). */
-  engine: string;
-  /** The node executable the hub runs (`process.execPath`). */
-  execPath: string;
-  /** The hub's PATH and NODE_PATH (`delimiter`-separated). */
-  path: string;
-  nodePath: string;
-  /** The hub's user's home folder (Node's global module folders `~/.node_modules`, `~/.node_libraries`). */
-  userHome: string;
-  /** tsx's compile cache (`<tmpdir>/tsx-<uid>`): plugins written in TypeScript are loaded through it. */
-  tsxCache: string | null;
-  /** The folder relative PATH entries are taken from. */
-  cwd: string;
-}
-
-/**
- * This process's origin; tsx's cache folder is made when missing, so that no agent can make it first (one made by
- * someone else stays named here, read-only for agents; the plugin loader refuses to compile into it: common/tsx-cache.ts).
- */
-export function hubOrigin(): HubOrigin {
-  const tsxCache = tsxCacheDir();
-  makeTsxCache(tsxCache);
-  return {
-    engine: engineDir, execPath: process.execPath, path: process.env.PATH ?? "", nodePath: process.env.NODE_PATH ?? "",
-    userHome: homedir(), tsxCache, cwd: process.cwd(),
-  };
-}
-
-/**
- * What a sandboxed agent must not change because the hub runs or loads it outside the sandbox, as real paths that
- * exist: the engine's folder; the node executable and Node's global module folders (`<node>/../../lib/node`,
- * `~/.node_modules`, `~/.node_libraries`); the `node_modules` folders above the engine, where Node looks for a module
- * the engine lacks (an optional dependency); the targets of links in the engine's node_modules; every folder on PATH
- * (where the hub finds `ps`, `git`, `bwrap`, the agents' CLIs) and NODE_PATH; tsx's compile cache. Nested paths are
- * left out (their parent covers them).
- */
-export function readOnlyPaths(o: HubOrigin): string[] {
-  const found: string[] = [];
-  const add = (p: string) => {
-    if (existsSync(p)) found.push(realPath(p));
-  };
-  const engine = realPath(o.engine);
-  add(engine);
-  const node = realPath(o.execPath);
-  add(node);
-  add(join(dirname(dirname(node)), "lib", "node"));
-  add(join(o.userHome, ".node_modules"));
-  add(join(o.userHome, ".node_libraries"));
-  for (let d = dirname(engine); ; d = dirname(d)) {
-    add(join(d, "node_modules"));
-    if (dirname(d) === d) break;
-  }
-  // The engine's node_modules by where it leads (round 7, F12: a checkout whose node_modules is a link, or a
-  // package manager that links it), and the links among its packages.
-  add(join(engine, "node_modules"));
-  for (const link of linksIn(join(engine, "node_modules"))) add(link);
-  for (const list of [o.path, o.nodePath]) {
-    for (const entry of list.split(delimiter)) if (entry) add(resolve(o.cwd, entry));
-  }
-  if (o.tsxCache) add(o.tsxCache);
-  const unique = [...new Set(found)].sort((a, b) => a.length - b.length);
-  return unique.filter((p, i) => !unique.slice(0, i).some((q) => isInside(p, q)));
-}
-
-/**
- * What the hub runs or loads code from outside every sandbox (issue 26 rounds 3-7): `readOnlyPaths(o)` and the plugin
- * roots `roots` (`serve --plugins`, the home's plugins), each root by the path the hub loads from and by where it
- * leads now, existing or not, with every `node_modules` folder above a root that exists. No sandbox may write in, or
- * hold, any of them (`hubCodeProblem`).
- */
-export function hubCodeFolders(o: HubOrigin, roots: readonly string[]): string[] {
-  const out = readOnlyPaths(o);
-  for (const r of roots) {
-    out.push(resolve(r), realPath(r));
-    // Where Node looks for a module a plugin of the root lacks: every node_modules above it (round 7, F13: a plugin
-    // planted @grpc/grpc-js in one, and an unsandboxed service plugin of the root loaded it as the hub).
-    for (const start of new Set([resolve(r), realPath(r)])) {
-      for (let d = dirname(start); ; d = dirname(d)) {
-        const modules = join(d, "node_modules");
-        if (existsSync(modules)) out.push(modules, realPath(modules));
-        if (dirname(d) === d) break;
-      }
-    }
-  }
-  return [...new Set(out)];
-}
-
-/**
- * The one rule for a folder a sandbox may write — an agent's `writable` entry, a plugin's writable bind (issue 26
- * round 5, F1: a plugin's writable bind of a `serve --plugins` folder planted a plugin the hub ran as itself; one of
- * ~/.cargo/bin planted the `python3` an unsandboxed plugin ran): it must neither lie inside nor hold one of `folders`
- * (`hubCodeFolders`). Holding counts as much as lying inside: whoever writes a folder above one can move it aside,
- * make it when missing, or put a link or a `node_modules` on its way.
- * @param paths the folder's paths: as written and where it leads now (absolute)
- * @returns the first folder it lies inside (`inside`), else the first it holds (`holds`), or null.
- */
-export function hubCodeProblem(paths: readonly string[], folders: readonly string[]): { why: "inside" | "holds"; folder: string } | null {
-  for (const p of paths) {
-    const folder = folders.find((d) => isInside(p, d));
-    if (folder) return { why: "inside", folder };
-  }
-  for (const p of paths) {
-    const folder = folders.find((d) => isInside(d, p));
-    if (folder) return { why: "holds", folder };
-  }
-  return null;
-}
-
-/** The links among the packages of a node_modules folder (scoped ones too): `npm link` and workspaces make them. */
-function linksIn(modules: string): string[] {
-  const out: string[] = [];
-  const names = (dir: string) => {
-    try {
-      return readdirSync(dir);
-    } catch {
-      return [];
-    }
-  };
-  for (const name of names(modules)) {
-    const p = join(modules, name);
-    const entries = name.startsWith("@") ? names(p).map((n) => join(p, n)) : [p];
-    for (const e of entries) {
-      try {
-        if (lstatSync(e).isSymbolicLink()) out.push(e);
-      } catch {
-        // gone meanwhile
-      }
-    }
-  }
-  return out;
 }
 
 /**

@@ -13,6 +13,7 @@
  * `uninstall` asks first (`--yes` skips only that), stops and removes the service and the command's link, and keeps
  * every file of the home, which it names.
  */
+import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
@@ -70,11 +71,11 @@ function current(path: string, utf16 = false): string | null {
   }
 }
 
-/** Writes a file atomically (a temporary file renamed over it), making its folder. */
+/** Writes a file atomically (a temporary file of a random name, made new — never through a link — renamed over it), making its folder. */
 function write(path: string, content: string, mode: number, utf16 = false): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, utf16 ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(content, "utf16le")]) : content, { mode });
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  writeFileSync(tmp, utf16 ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(content, "utf16le")]) : content, { mode, flag: "wx" });
   renameSync(tmp, path);
 }
 
