@@ -4,7 +4,8 @@
  * slot), runs each job's command agent (`job.agent.command`, a real child process), and reports `started` and the
  * `result` with the run's token, as the protocol's worker does. Plain JavaScript on node:http (no tsx, no hub code)
  * so that hundreds of them fit beside the hub. On SIGTERM it prints one JSON line `{ runs, failed, failedBy, resultMs }`
- * (`failedBy`: the failed requests by `<request> <status>`, 0 for no answer; the result requests' times in ms) and exits.
+ * (`failedBy`: the failed requests by `<request> <status>`, 0 and the error's code for no answer; the result requests'
+ * times in ms) and exits.
  *
  * Usage: node capacity-worker.mjs <hub url> <worker key> <name> <capacity>
  */
@@ -20,17 +21,18 @@ const resultMs = [];
 let runs = 0;
 let failed = 0;
 const failedBy = {};
-/** Counts a failed request by what it was and its status. */
-const fail = (what, status) => {
+/** Counts a failed request by what it was and its status (0 and the error's code when there was no answer). */
+const fail = (what, status, code) => {
+  const k = `${what} ${status}${status === 0 && code ? ` ${code}` : ""}`;
   failed += 1;
-  failedBy[`${what} ${status}`] = (failedBy[`${what} ${status}`] ?? 0) + 1;
+  failedBy[k] = (failedBy[k] ?? 0) + 1;
 };
 let polling = false;
 let claims = 0;
 let stopping = false;
 
 /**
- * One JSON request; resolves with [status, parsed body] (status 0: no answer). A request on a kept-alive socket the
+ * One JSON request; resolves with [status, parsed body, error code] (status 0: no answer, with the error's code). A request on a kept-alive socket the
  * hub closed at its keep-alive timeout just as it was sent (ECONNRESET on a reused socket) is sent again once, as
  * Node's documentation advises and as fetch does: that race is the client's, not a refusal of the hub's.
  */
@@ -50,11 +52,11 @@ function request(method, path, token, body, again = true) {
           resolve([res.statusCode, null]);
         }
       });
-      res.on("error", () => resolve([0, null]));
+      res.on("error", (e) => resolve([0, null, e.code ?? e.message]));
     });
     req.on("error", (e) => {
       if (again && req.reusedSocket && e.code === "ECONNRESET") resolve(request(method, path, token, body, false));
-      else resolve([0, null]);
+      else resolve([0, null, e.code ?? e.message]);
     });
     req.end(data);
   });
@@ -63,8 +65,8 @@ function request(method, path, token, body, again = true) {
 /** Runs one job: started, the agent's command, the result. */
 async function run(job) {
   running.add(job.run);
-  const [s] = await request("POST", `/v1/runs/${job.run}/started`, job.token, {});
-  if (s !== 200) fail("started", s);
+  const [s, , sCode] = await request("POST", `/v1/runs/${job.run}/started`, job.token, {});
+  if (s !== 200) fail("started", s, sCode);
   const [command, ...args] = job.agent.command ?? ["true"];
   const code = await new Promise((resolve) => {
     const child = spawn(command, args, { stdio: "ignore" });
@@ -72,9 +74,9 @@ async function run(job) {
     child.on("exit", (c) => resolve(c ?? 1));
   });
   const t0 = performance.now();
-  const [r] = await request("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: code === 0 ? "done" : "failed", summary: `exit ${code}` });
+  const [r, , rCode] = await request("POST", `/v1/runs/${job.run}/result`, job.token, { outcome: code === 0 ? "done" : "failed", summary: `exit ${code}` });
   resultMs.push(performance.now() - t0);
-  if (r !== 200) fail("result", r);
+  if (r !== 200) fail("result", r, rCode);
   runs += 1;
   running.delete(job.run);
   poll();
@@ -85,10 +87,10 @@ async function poll() {
   if (polling || stopping || running.size >= capacity) return;
   polling = true;
   const free = capacity - running.size;
-  const [status, body] = await request("GET", `/v1/work?claim=${name}-${++claims}&capacity=${free}&wait=25&running=${[...running].join(",")}`, key);
+  const [status, body, code] = await request("GET", `/v1/work?claim=${name}-${++claims}&capacity=${free}&wait=25&running=${[...running].join(",")}`, key);
   polling = false;
   if (status !== 200) {
-    fail("work", status);
+    fail("work", status, code);
     if (!stopping) setTimeout(poll, 200);
     return;
   }

@@ -80,7 +80,7 @@ export async function capacityRun(o: { workers: number; capacity: number; second
       for (; sent < due; sent++) {
         const ts = performance.now();
         const p = call(hub.url, keys.source, "POST", "/v1/events", { id: `e${sent}`, type: "job.x", subject: `s${sent}` })
-          .then((b) => { if (typeof b?.event === "number") eventMs.push(performance.now() - ts); else fail(`event ${String(b?.error).slice(0, 60)}`); }, () => fail("event 0"))
+          .then((b) => { if (typeof b?.event === "number") eventMs.push(performance.now() - ts); else fail(`event ${String(b?.error).slice(0, 60)}`); }, (e: NodeJS.ErrnoException) => fail(`event 0 ${e.code ?? e.message}`))
           .finally(() => inFlight.delete(p));
         inFlight.add(p);
       }

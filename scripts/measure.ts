@@ -36,10 +36,11 @@ const keepAlive = new http.Agent({ keepAlive: true });
 /**
  * One request with a bearer key and an optional JSON body over node:http on a kept-alive connection (a lighter
  * client than fetch, whose own cost per request on this machine is larger than the hub's); resolves with the
- * parsed JSON answer.
- * @throws Error when the connection fails or the answer is not JSON.
+ * parsed JSON answer. A request on a kept-alive socket the hub closed at its keep-alive timeout just as it was sent
+ * (ECONNRESET on a reused socket) is sent again once, as Node's documentation advises and fetch does.
+ * @throws Error when the connection fails (its `code` kept) or the answer is not JSON.
  */
-export function call(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+export function call(url: string, key: string, method: string, path: string, body?: unknown, again = true): Promise<any> {
   const u = new URL(url);
   const data = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -58,7 +59,10 @@ export function call(url: string, key: string, method: string, path: string, bod
       });
       res.on("error", reject);
     });
-    req.on("error", reject);
+    req.on("error", (e: NodeJS.ErrnoException) => {
+      if (again && req.reusedSocket && e.code === "ECONNRESET") resolve(call(url, key, method, path, body, false));
+      else reject(e);
+    });
     req.end(data);
   });
 }
