@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync,
 import { join } from "node:path";
 import { nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
 import { initHome, runCli } from "./cli-homes.js";
-import { serveProcess } from "./helpers.js";
+import { engine, serveProcess } from "./helpers.js";
 import { checkBinds } from "../src/tools/binds.js";
 import { bindRefusal } from "../src/tools/process.js";
 import { deviceRefusalText } from "../src/tools/devices.js";
@@ -96,6 +96,29 @@ test("issue 26 r6 F8: a writable bind in a dot-folder right in a home of the hub
     ]);
     const ro = checkBinds({ mounts: mounts.map((m) => ({ ...m, readOnly: true })) }, plugin, { hidden: [], userHomes: [user] });
     assert.deepEqual(ro.map((b) => [b.refused, b.broad ?? null]), [[null, null], [null, "inHome"], [null, "inHome"], [null, "inHome"], [null, null], [null, "inHome"]]);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("issue 26 round 47, F47a-4 (reported case: a plugin's writable binds of ~/miniconda3/lib/…/site-packages, its bin on the hub's PATH, and ~/go/pkg/mod): refused as an agent's writable is — a PATH folder's install prefix, a home's go, R, perl5, package.json, node_modules", () => {
+  const base = tempDir("aa-binds-r47-");
+  try {
+    const user = join(base, "user");
+    const plugin = join(base, "plugins", "p");
+    const conda = join(user, "miniconda3");
+    for (const d of [join(conda, "bin"), join(conda, "lib", "python3.11", "site-packages"), join(user, "go", "pkg", "mod"), join(user, "R"), join(user, "perl5"), join(user, "node_modules"), join(user, "work"), plugin]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(user, "package.json"), "{}");
+    const hubCode = () => hubCodeFolders({ engine, execPath: process.execPath, path: join(conda, "bin"), nodePath: "", userHome: user, tsxCache: null, cwd: base }, []);
+    const sources = [join(conda, "lib", "python3.11", "site-packages"), join(user, "go", "pkg", "mod"), join(user, "R"), join(user, "perl5"), join(user, "package.json"), join(user, "node_modules"), join(user, "work")];
+    const checked = checkBinds({ mounts: sources.map((host) => ({ host, relative: false, container: "/x", readOnly: false })) }, plugin, { hidden: [], userHomes: [user], hubCode });
+    assert.deepEqual(checked.map((b) => [b.refused, b.folder ?? null]), [
+      ["hubCode", conda], ["homeDotFolder", join(user, "go")], ["homeDotFolder", join(user, "R")], ["homeDotFolder", join(user, "perl5")],
+      ["homeDotFolder", join(user, "package.json")], ["homeDotFolder", join(user, "node_modules")], [null, null],
+    ]);
+    // Read-only, each passes.
+    const ro = checkBinds({ mounts: sources.map((host) => ({ host, relative: false, container: "/x", readOnly: true })) }, plugin, { hidden: [], userHomes: [user], hubCode });
+    assert.deepEqual(ro.map((b) => b.refused), sources.map(() => null));
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

@@ -39,7 +39,7 @@ import { accessSync, constants, readdirSync, statSync, type Stats } from "node:f
 import { lstatOr, realPathOr } from "../common/file-checks.js";
 import { dirname, join, resolve, sep } from "node:path";
 import { bindSocketScanEntriesMax } from "./limits.js";
-import { hubCodeProblem } from "../worker/hub-code.js";
+import { hubCodeProblem, lookupEntry } from "../worker/hub-code.js";
 import { linkInAgentFolder, readAgentFolders } from "../worker/agent-folders.js";
 import { checkDevice, isDevicePath, type DeviceRefusal } from "./devices.js";
 import { aliasesOf, kernelMountsAt, readMounts, type MountEntry } from "../common/mounts.js";
@@ -186,16 +186,6 @@ function systemFolderOf(source: string): string | null {
   return systemFolders.find((f) => within(source, f) || within(f, source)) ?? null;
 }
 
-/** The dot-entry right in one of `homes` that `source` is or lies in (`/root/.config` for `/root/.config/a`), or null. */
-function homeDotEntryOf(source: string, homes: readonly string[]): string | null {
-  for (const home of homes) {
-    if (source === home || !within(source, home)) continue;
-    const first = source.slice(home.length + 1).split(sep)[0]!;
-    if (first.startsWith(".")) return resolve(home, first);
-  }
-  return null;
-}
-
 /** Whether anyone may make entries — sockets — in the folder `st` describes (mode o+w, sticky or not: /tmp, /dev/shm). */
 function worldWritable(st: Stats | null): boolean {
   return st !== null && st.isDirectory() && (st.mode & 0o002) !== 0;
@@ -297,8 +287,11 @@ function verdict(source: string, written: string, c: VerdictContext): Verdict {
     if (!device && c.kernel[0]) return { refused: "system", folder: `${c.kernel[0].at} (${c.kernel[0].fsType})` };
     const code = hubCodeProblem([source, written], hubCode());
     if (code) return { refused: "hubCode", folder: code.folder };
-    const dot = homeDotEntryOf(source, homes) ?? homeDotEntryOf(written, homes);
-    if (dot !== null) return { refused: "homeDotFolder", folder: dot };
+    // What programs of the hub's user look in at the top of a home or above the hub's code (the rule of an agent's
+    // `writable`): a dot entry, `node_modules`, `package.json`, a home's `go` (round 47, F47a-4: a plugin's writable
+    // bind of ~/go/pkg/mod rewrote what a trusted `go run` plugin compiled).
+    const place = lookupEntry(source, hubCode(), homes) ?? lookupEntry(written, hubCode(), homes);
+    if (place !== null) return { refused: "homeDotFolder", folder: place };
   }
   if (!inPlugin) {
     const socket = socketIn(source, c.sockets);

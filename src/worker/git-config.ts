@@ -208,24 +208,37 @@ function isTrue(value: string | undefined): boolean {
 let systemFile: string | undefined;
 
 /**
- * Where this machine's git reads its system configuration (built in: `$(prefix)/etc/gitconfig`), as `git config
- * --system --show-origin --list` names it; `/etc/gitconfig` when that file is empty or missing (git names no origin
- * then). Asked once per process.
+ * Where this machine's git reads its system configuration (built in: `$(prefix)/etc/gitconfig`, `/etc/gitconfig` for
+ * a prefix of `/usr`), as `git config --system --show-origin --list` names it; when the file is missing, as git's
+ * refusal names it (read in the C locale); when it is empty (git names nothing), from git's own prefix (`git
+ * --exec-path` is `<prefix>/libexec/git-core` or `<prefix>/lib/git-core`); `/etc/gitconfig` when git gives none of
+ * these. Hostile round 47, F47a-3: a git installed in `~/miniconda3` reads `~/miniconda3/etc/gitconfig`, which the
+ * guard took for `/etc/gitconfig` when missing, so an agent's new file there went unnoticed. Asked once per process.
  */
-function defaultSystemFile(): string {
+export function defaultSystemFile(): string {
   if (systemFile === undefined) {
+    const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/", LC_ALL: "C", LANGUAGE: "" };
+    const git = (args: string[]) => execFileSync("git", args, { env, stdio: ["ignore", "pipe", "pipe"], timeout: gitReadTimeoutMs }).toString("utf8");
     systemFile = "/etc/gitconfig";
     try {
-      const out = execFileSync("git", ["config", "--system", "--show-origin", "-z", "--list"], {
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/" }, stdio: ["ignore", "pipe", "ignore"], timeout: gitReadTimeoutMs,
-      }).toString("utf8");
-      const m = /^file:([^\0]+)\0/.exec(out);
+      const m = /^file:([^\0]+)\0/.exec(git(["config", "--system", "--show-origin", "-z", "--list"]));
       if (m) systemFile = m[1]!;
-    } catch {
-      // no system file (git exits 1 with no keys), or no git: the usual place
+      else systemFile = systemFileOfPrefix(git(["--exec-path"]).trim()) ?? systemFile;
+    } catch (e) {
+      // A missing file: git names it ("unable to read config file '<path>'"); no git: the usual place.
+      const m = /unable to read config file '([^']+)'/.exec(String((e as { stderr?: Buffer }).stderr ?? ""));
+      if (m && m[1]!.startsWith("/")) systemFile = m[1]!;
     }
   }
   return systemFile;
+}
+
+/** The system configuration file of a git whose `--exec-path` is `execPath`, by git's build rule; null when unknown. */
+function systemFileOfPrefix(execPath: string): string | null {
+  const m = /^(.*)\/(?:libexec|lib)\/git-core$/.exec(execPath);
+  if (!m) return null;
+  const prefix = m[1] || "/";
+  return prefix === "/usr" ? "/etc/gitconfig" : `${prefix === "/" ? "" : prefix}/etc/gitconfig`;
 }
 
 /**

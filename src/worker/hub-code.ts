@@ -50,6 +50,14 @@ export function lookupPlaceProblem(path: string, folders: readonly string[], hom
   }
 }
 
+/**
+ * The lookup place `path` is or lies in (`lookupPlaceProblem`), as the entry itself (`/home/u/go` for
+ * `/home/u/go/pkg/mod`, `/home/u/.config` for `/home/u/.config/x`), or null.
+ */
+export function lookupEntry(path: string, folders: readonly string[], homes: readonly string[] = []): string | null {
+  const above = lookupPlaceProblem(path, folders, homes);
+  return above === null ? null : join(above, relative(above, path).split(sep)[0]!);
+}
 
 /** Where the hub's code and the programs it starts come from (this process's, by default). */
 export interface HubOrigin {
