@@ -302,7 +302,7 @@ test("a sandboxed agent whose rule works inside a folder the sandbox keeps read-
   assert.equal(st.runs[0].error, `cwd ${inside} lies inside ${realpathSync(engine)}, which the sandbox keeps read-only because the hub runs code or programs from there: choose another folder, or set "sandbox": false on agent bot`);
 });
 
-test("what stays read-only: the engine and the targets of its node_modules links, node and Node's global module folders, node_modules above the engine, PATH and NODE_PATH folders (relative ones from the hub's folder), the install prefix of each PATH folder and of node (round 47), tsx's cache; nested paths once", () => {
+test("what stays read-only: the engine and the targets of its node_modules links, node and Node's global module folders, node_modules above the engine, PATH and NODE_PATH folders (relative ones from the hub's folder), the parts of the install prefix of each PATH folder and of node that exist (round 47), tsx's cache; nested paths once", () => {
   const root = realpathSync(tempDir("aa-readonly-"));
   const dirs = ["top/node_modules", "top/engine/node_modules/@scope", "linked/pkg", "scoped", "node/bin", "node/lib/node", "user/.node_modules", "user/.node_libraries", "bin", "hubdir/rel-bin", "modules", "tsx-0", "progs",
     "conda/bin", "conda/lib/python3.12/site-packages", "user/bin", "user/lib", "user/share", "tools/sbin", "venvlink-target/bin", "nodir/shims-not"];
@@ -320,8 +320,8 @@ test("what stays read-only: the engine and the targets of its node_modules links
     nodePath: join(root, "modules"), userHome: join(root, "user"), tsxCache: join(root, "tsx-0"), cwd: join(root, "hubdir"),
   });
   assert.deepEqual(paths.filter((p) => p.startsWith(root)).sort(), [
-    "progs", "hubdir/rel-bin", "linked/pkg", "modules", "node", "scoped", "top/engine", "top/node_modules", "tsx-0", "user/.node_libraries", "user/.node_modules",
-    "conda", "user/bin", "user/lib", "tools", "venvlink-target", "nodir/shims-not",
+    "progs", "hubdir/rel-bin", "linked/pkg", "modules", "node/bin/node", "node/lib", "scoped", "top/engine", "top/node_modules", "tsx-0", "user/.node_libraries", "user/.node_modules",
+    "conda/bin", "conda/lib", "user/bin", "user/lib", "user/share", "tools/sbin", "venvlink-target/bin", "nodir/shims-not",
   ].map((d) => join(root, d)).sort());
   rmSync(root, { recursive: true, force: true });
 });

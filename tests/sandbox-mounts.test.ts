@@ -162,8 +162,7 @@ test("issue 26 r10 High 2, Medium 3: an agent's cwd or writable folder is judged
     wrproc: `${join(proc, "sys")} in "writable" of agent wrproc lies on ${proc}, a mount of the kernel's proc file system: its files are the kernel's state and settings (or every process of the computer), and writing them changes the computer outside the sandbox: name a folder of data`,
     wrholdsproc: `${base} in "writable" of agent wrholdsproc holds ${home.dir}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`,
     wrsys: `${join(sys, "kernel")} in "writable" of agent wrsys lies on ${sys}, a mount of the kernel's sysfs file system: its files are the kernel's state and settings (or every process of the computer), and writing them changes the computer outside the sandbox: name a folder of data`,
-    // /usr/bin is on PATH: its install prefix /usr is read-only (round 47), by another mount of it too.
-    wrusr: `${join(usr, "bin")} in "writable" of agent wrusr lies inside ${usr}, which the sandbox keeps read-only because the hub runs code or programs from there`,
+    wrusr: `${join(usr, "bin")} in "writable" of agent wrusr lies inside ${join(usr, "bin")}, which the sandbox keeps read-only because the hub runs code or programs from there`,
   });
 });
 

@@ -118,30 +118,38 @@ test("issue 26 round 44, F44a-2, round 43, F43b-1/2 and round 45, F45b-1 (report
   ];
   const errors = await writableRefusals(cases, cwd, hub);
   assert.deepEqual(errors, Object.fromEntries(cases.map(([id, path]) => [id,
-    `${path} in agent ${id}'s writable is a place programs look in ${base} — a node_modules, package.json, tsconfig.json or the like, a dot entry (.npmrc, .yarnrc.yml, .env, .config, .cache…) or a home's go, R or perl5 — and ${base} is your home, or lies above the hub's home or a folder it loads or runs code from: Node, tsx, npm and your other programs read packages and settings there for the hub's plugins, so an agent that writes it chooses what they run. Leave it out of writable (give the agent its own, in its cwd for instance)`])));
+    `${path} in agent ${id}'s writable is a place programs look in ${base} — a node_modules, package.json, tsconfig.json or the like, a dot entry (.npmrc, .yarnrc.yml, .env, .config, .cache…), any file there (go.work, Cargo.toml…) or a home's go, R or perl5 — and ${base} is your home, or lies above the hub's home or a folder it loads or runs code from: Node, tsx, npm and your other programs read packages and settings there for the hub's plugins, so an agent that writes it chooses what they run. Leave it out of writable (give the agent its own, in its cwd for instance)`])));
 });
 
-test("issue 26 round 47, F47a-1/2/3 (reported cases: an agent's writable ~/miniconda3/lib/…/site-packages, ~/node-v20/lib/node_modules/npm/lib and ~/miniconda3/etc, each install's bin on PATH; ~/go/pkg/mod) and the kind (~/R, ~/perl5, ~/lib for ~/bin): refused, saying why", { skip: engineUnderTmp }, async () => {
+test("issue 26 round 47, F47a-1/2/3 and round 48, F48a-1/3 (reported cases: an agent's writable ~/miniconda3/lib/…/site-packages, ~/node-v20/lib/node_modules/npm/lib and ~/miniconda3/etc, each install's bin on PATH; ~/go/pkg/mod; ~/gocode/pkg/mod with GOPATH set by go env -w; ~/go.work) and the kind (~/R, ~/perl5, ~/lib for ~/bin, GOMODCACHE from the environment, Cargo.toml): refused, saying why", { skip: engineUnderTmp }, async () => {
   const userHome = realpathSync(tempDir("aa-r47-user-"));
   const hub = join(userHome, ".agent-autoloop");
   const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
   removed.push(userHome, cwd);
-  for (const d of ["go/pkg/mod", "R/x86_64-pc-linux-gnu-library/4.3", "perl5/lib/perl5", "miniconda3/bin", "miniconda3/lib/python3.12/site-packages", "miniconda3/etc", "node-v20/bin", "node-v20/lib/node_modules/npm/lib", "bin", "lib/python3/site-packages", ".agent-autoloop"]) mkdirSync(join(userHome, d), { recursive: true });
-  kit.setEnv({ HOME: userHome, PATH: `${join(userHome, "miniconda3", "bin")}:${join(userHome, "node-v20", "bin")}:${join(userHome, "bin")}:${process.env.PATH ?? ""}` });
+  for (const d of ["go/pkg/mod", "R/x86_64-pc-linux-gnu-library/4.3", "perl5/lib/perl5", "miniconda3/bin", "miniconda3/lib/python3.12/site-packages", "miniconda3/etc", "node-v20/bin", "node-v20/lib/node_modules/npm/lib", "bin", "lib/python3/site-packages", ".agent-autoloop",
+    "gocode/pkg/mod/example.com", ".config/go", "modcache/example.com"]) mkdirSync(join(userHome, d), { recursive: true });
+  // F48a-1: the owner's `go env -w GOPATH=~/gocode`; and a GOMODCACHE of the hub's environment.
+  writeFileSync(join(userHome, ".config", "go", "env"), `GOPATH=${join(userHome, "gocode")}\n`);
+  kit.setEnv({ HOME: userHome, GOMODCACHE: join(userHome, "modcache"), PATH: `${join(userHome, "miniconda3", "bin")}:${join(userHome, "node-v20", "bin")}:${join(userHome, "bin")}:${process.env.PATH ?? ""}` });
   const home = (id: string, path: string): [string, string, string] => [id, join(userHome, path), userHome];
-  const cases: [string, string, string][] = [home("go", "go"), home("gomod", "go/pkg/mod"), home("r", "R/x86_64-pc-linux-gnu-library/4.3"), home("perl", "perl5")];
+  // Round 48, F48a-3: a workspace file at the top of the home (go.work `replace`d a trusted Go plugin's dependency).
+  for (const f of ["go.work", "Cargo.toml", "pyproject.toml"]) writeFileSync(join(userHome, f), "");
+  const cases: [string, string, string][] = [home("go", "go"), home("gomod", "go/pkg/mod"), home("r", "R/x86_64-pc-linux-gnu-library/4.3"), home("perl", "perl5"),
+    home("gowork", "go.work"), home("cargo", "Cargo.toml"), home("pyproject", "pyproject.toml")];
   const prefixed: [string, string, string][] = [
-    ["conda", join(userHome, "miniconda3", "lib", "python3.12", "site-packages"), join(userHome, "miniconda3")],
+    ["conda", join(userHome, "miniconda3", "lib", "python3.12", "site-packages"), join(userHome, "miniconda3", "lib")],
     // F47a-3: a git installed in the prefix reads its system configuration from <prefix>/etc/gitconfig.
-    ["condaetc", join(userHome, "miniconda3", "etc"), join(userHome, "miniconda3")],
-    ["npm", join(userHome, "node-v20", "lib", "node_modules", "npm", "lib"), join(userHome, "node-v20")],
+    ["condaetc", join(userHome, "miniconda3", "etc"), join(userHome, "miniconda3", "etc")],
+    ["npm", join(userHome, "node-v20", "lib", "node_modules", "npm", "lib"), join(userHome, "node-v20", "lib")],
+    ["gocode", join(userHome, "gocode", "pkg", "mod", "example.com"), join(userHome, "gocode")],
+    ["modcache", join(userHome, "modcache", "example.com"), join(userHome, "modcache")],
     // ~/bin on PATH: a --prefix=$HOME install keeps its libraries in ~/lib.
     ["homelib", join(userHome, "lib", "python3", "site-packages"), join(userHome, "lib")],
   ];
   const errors = await writableRefusals([...cases, ...prefixed], cwd, hub);
   assert.deepEqual(errors, {
     ...Object.fromEntries(cases.map(([id, path]) => [id,
-      `${path} in agent ${id}'s writable is a place programs look in ${userHome} — a node_modules, package.json, tsconfig.json or the like, a dot entry (.npmrc, .yarnrc.yml, .env, .config, .cache…) or a home's go, R or perl5 — and ${userHome} is your home, or lies above the hub's home or a folder it loads or runs code from: Node, tsx, npm and your other programs read packages and settings there for the hub's plugins, so an agent that writes it chooses what they run. Leave it out of writable (give the agent its own, in its cwd for instance)`])),
+      `${path} in agent ${id}'s writable is a place programs look in ${userHome} — a node_modules, package.json, tsconfig.json or the like, a dot entry (.npmrc, .yarnrc.yml, .env, .config, .cache…), any file there (go.work, Cargo.toml…) or a home's go, R or perl5 — and ${userHome} is your home, or lies above the hub's home or a folder it loads or runs code from: Node, tsx, npm and your other programs read packages and settings there for the hub's plugins, so an agent that writes it chooses what they run. Leave it out of writable (give the agent its own, in its cwd for instance)`])),
     ...Object.fromEntries(prefixed.map(([id, path, folder]) => [id, `${path} in "writable" of agent ${id} lies inside ${folder}, which the sandbox keeps read-only because the hub runs code or programs from there`])),
   });
 });

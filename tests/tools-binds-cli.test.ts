@@ -19,6 +19,7 @@ import { checkBinds } from "../src/tools/binds.js";
 import { bindRefusal } from "../src/tools/process.js";
 import { deviceRefusalText } from "../src/tools/devices.js";
 import { hubCodeFolders, hubCodeProblem } from "../src/worker/hub-code.js";
+import { goPlaces } from "../src/worker/runtime-places.js";
 
 /** A plugin that writes `text` to `write` (a path inside its sandbox) and says how that went. */
 const writer = nodePlugin(`
@@ -101,7 +102,7 @@ test("issue 26 r6 F8: a writable bind in a dot-folder right in a home of the hub
   }
 });
 
-test("issue 26 round 47, F47a-4 (reported case: a plugin's writable binds of ~/miniconda3/lib/…/site-packages, its bin on the hub's PATH, and ~/go/pkg/mod): refused as an agent's writable is — a PATH folder's install prefix, a home's go, R, perl5, package.json, node_modules", () => {
+test("issue 26 round 47, F47a-4 and round 48, F48a-2 (reported cases: a plugin's writable binds of ~/miniconda3/lib/…/site-packages, its bin on the hub's PATH, ~/go/pkg/mod, and ~/gocode/pkg/mod with GOPATH set by go env -w): refused as an agent's writable is — a PATH folder's install prefix, Go's places, a home's go, R, perl5, package.json, node_modules, a file at its top", () => {
   const base = tempDir("aa-binds-r47-");
   try {
     const user = join(base, "user");
@@ -109,12 +110,20 @@ test("issue 26 round 47, F47a-4 (reported case: a plugin's writable binds of ~/m
     const conda = join(user, "miniconda3");
     for (const d of [join(conda, "bin"), join(conda, "lib", "python3.11", "site-packages"), join(user, "go", "pkg", "mod"), join(user, "R"), join(user, "perl5"), join(user, "node_modules"), join(user, "work"), plugin]) mkdirSync(d, { recursive: true });
     writeFileSync(join(user, "package.json"), "{}");
-    const hubCode = () => hubCodeFolders({ engine, execPath: process.execPath, path: join(conda, "bin"), nodePath: "", userHome: user, tsxCache: null, cwd: base }, []);
-    const sources = [join(conda, "lib", "python3.11", "site-packages"), join(user, "go", "pkg", "mod"), join(user, "R"), join(user, "perl5"), join(user, "package.json"), join(user, "node_modules"), join(user, "work")];
+    // Round 48, F48a-2: the owner's `go env -w GOPATH=~/gocode`; a workspace file at the home's top (F48a-3).
+    mkdirSync(join(user, "gocode", "pkg", "mod"), { recursive: true });
+    mkdirSync(join(user, ".config", "go"), { recursive: true });
+    writeFileSync(join(user, ".config", "go", "env"), `GOPATH=${join(user, "gocode")}\n`);
+    writeFileSync(join(user, "go.work"), "");
+    const runtimePlaces = goPlaces({}, user);
+    const hubCode = () => hubCodeFolders({ engine, execPath: process.execPath, path: join(conda, "bin"), nodePath: "", userHome: user, tsxCache: null, cwd: base, runtimePlaces }, []);
+    const sources = [join(conda, "lib", "python3.11", "site-packages"), join(user, "go", "pkg", "mod"), join(user, "R"), join(user, "perl5"), join(user, "package.json"), join(user, "node_modules"), join(user, "work"),
+      join(user, "gocode", "pkg", "mod"), join(user, "go.work")];
     const checked = checkBinds({ mounts: sources.map((host) => ({ host, relative: false, container: "/x", readOnly: false })) }, plugin, { hidden: [], userHomes: [user], hubCode });
     assert.deepEqual(checked.map((b) => [b.refused, b.folder ?? null]), [
-      ["hubCode", conda], ["homeDotFolder", join(user, "go")], ["homeDotFolder", join(user, "R")], ["homeDotFolder", join(user, "perl5")],
+      ["hubCode", join(conda, "lib")], ["hubCode", join(user, "go")], ["homeDotFolder", join(user, "R")], ["homeDotFolder", join(user, "perl5")],
       ["homeDotFolder", join(user, "package.json")], ["homeDotFolder", join(user, "node_modules")], [null, null],
+      ["hubCode", join(user, "gocode")], ["homeDotFolder", join(user, "go.work")],
     ]);
     // Read-only, each passes.
     const ro = checkBinds({ mounts: sources.map((host) => ({ host, relative: false, container: "/x", readOnly: true })) }, plugin, { hidden: [], userHomes: [user], hubCode });
@@ -174,6 +183,24 @@ test("issue 26 r7 F14: a bind of a socket, of a folder holding one (a few levels
     assert.equal(bindRefusal("p", checked, "en")?.message, `plugin p binds ${socket}: it is or holds the socket ${socket}; connecting needs no write permission and reaches services running as someone else (D-Bus, systemd, docker, tmux). Bind only the files and folders the plugin needs`);
   } finally {
     server.close();
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("round 48 (where Go runs code from): the defaults, GOPATH entries with their pkg/mod, GOMODCACHE, GOCACHE and GOROOT from the environment and from Go's environment file ($GOENV, $XDG_CONFIG_HOME/go/env, ~/.config/go/env); relative ones left out, as Go ignores them; GOENV=off reads no file", () => {
+  const base = tempDir("aa-go-places-");
+  try {
+    const home = join(base, "u");
+    mkdirSync(join(home, ".config", "go"), { recursive: true });
+    writeFileSync(join(home, ".config", "go", "env"), 'GOPATH=/srv/gp1:rel/gp\nGOCACHE="/srv/gocache"\nGOFLAGS=-mod=mod\n');
+    writeFileSync(join(base, "other-env"), "GOROOT=/opt/go-other\n");
+    const defaults = [join(home, "go"), join(home, "go", "pkg", "mod")];
+    assert.deepEqual(goPlaces({}, home), [...defaults, "/srv/gp1", "/srv/gp1/pkg/mod", "/srv/gocache"]);
+    assert.deepEqual(goPlaces({ GOMODCACHE: "/srv/mc", GOPATH: "/a:/b" }, home), [...defaults, "/a", "/a/pkg/mod", "/b", "/b/pkg/mod", "/srv/mc", "/srv/gp1", "/srv/gp1/pkg/mod", "/srv/gocache"]);
+    assert.deepEqual(goPlaces({ GOENV: join(base, "other-env") }, home), [...defaults, "/opt/go-other"]);
+    assert.deepEqual(goPlaces({ GOENV: "off", GOROOT: "/opt/go" }, home), [...defaults, "/opt/go"]);
+    assert.deepEqual(goPlaces({ XDG_CONFIG_HOME: join(base, "nowhere") }, home), defaults);
+  } finally {
     rmSync(base, { recursive: true, force: true });
   }
 });

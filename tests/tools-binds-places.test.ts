@@ -166,14 +166,14 @@ test("issue 26 r5 F1 (reported cases and variants): a writable bind in or holdin
     assert.deepEqual(await refusal(f, "p", { write: "/ext/planted/manifest.toml", text: 'name = "planted"' }), ["refused", "tools.bind_refused", code(ext, ext)]);
     assert.equal(existsSync(join(ext, "planted")), false, "nothing planted in the plugin root");
     plugin(f, "p", [`${bin}:/cb:rw`]);
-    // Round 47: a PATH folder's install prefix (`cargo` above `cargo/bin`) counts as the folder does.
-    assert.deepEqual(await refusal(f, "p", { write: "/cb/python3", text: "#!/bin/sh\n" }), ["refused", "tools.bind_refused", code(bin, dirname(bin))]);
+    assert.deepEqual(await refusal(f, "p", { write: "/cb/python3", text: "#!/bin/sh\n" }), ["refused", "tools.bind_refused", code(bin, bin)]);
     assert.equal(existsSync(join(bin, "python3")), false, "no shim on the hub's PATH");
     // Variants: inside a root, holding a PATH folder, holding a root that does not exist yet, inside the engine.
     for (const [bind, why] of [
       [`${join(ext, "sub")}:/s:rw`, code(join(ext, "sub"), ext)],
-      [`${dirname(bin)}:/c:rw`, code(dirname(bin), dirname(bin))],
-      [`${join(dirname(bin), "lib")}:/cl:rw`, code(join(dirname(bin), "lib"), dirname(bin))],
+      [`${dirname(bin)}:/c:rw`, code(dirname(bin), bin)],
+      // Round 47: the parts of a PATH folder's install prefix count as the folder does (`cargo/lib` beside `cargo/bin`).
+      [`${join(dirname(bin), "lib")}:/cl:rw`, code(join(dirname(bin), "lib"), join(dirname(bin), "lib"))],
       [`${join(base, "later")}:/l:rw`, code(join(base, "later"), later)],
       [`${join(engine, "docs")}:/d:rw`, code(join(engine, "docs"), engine)],
     ]) {

@@ -439,3 +439,10 @@ export const transcriptPageMaxBytes = 256 * 1024;
 export const transcriptRetentionMs = 14 * 24 * 60 * 60_000;
 /** How often the hub removes transcripts past their retention, in ms. */
 export const transcriptSweepIntervalMs = 60 * 60_000;
+
+/**
+ * The most bytes of Go's environment file (`go env -w` writes it: `~/.config/go/env`) read to learn where Go keeps
+ * its module cache, GOPATH, build cache and GOROOT (worker/runtime-places.ts, issue 26 round 48): the file holds a few
+ * `KEY=VALUE` lines; a larger one is read this far.
+ */
+export const goEnvFileBytesMax = 64 * 1024;

@@ -3,12 +3,13 @@
  * (issue 26, rounds 3–47): the folders a sandboxed agent or plugin may neither write nor hold (`hubCodeFolders`,
  * `readOnlyPaths`), and the lookup places a `writable` entry may not be (`lookupPlaceProblem`).
  */
-import { existsSync, lstatSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { basename, delimiter, dirname, join, relative, resolve, sep } from "node:path";
 import { homedir, tmpdir } from "node:os";
 import { engineDir } from "../common/paths.js";
 import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
 import { isInside, realPath } from "./sandbox.js";
+import { goPlaces } from "./runtime-places.js";
 
 /**
  * What programs look for in a folder above the one they run in, besides their own (`lookupPlaceProblem`): Node's and
@@ -29,8 +30,8 @@ const homeLookupNames = new Set(["go", "R", "perl5"]);
 /**
  * Whether `path` (real) is, or lies in, a place programs of the hub's user read for code or configuration above one of
  * `folders` (the hub's home, the folders it loads or runs code from) or at the top of one of `homes` (the hub user's):
- * a `node_modules`, `package.json`, `tsconfig.json` (`lookupNames`) or dot entry of such a folder, a home's `go`, `R`,
- * `perl5` (`homeLookupNames`); a `node_modules` anywhere above them. Hostile rounds 43–45: an agent's `writable: ["~/package.json"]`, `["~/node_modules"]`,
+ * a `node_modules`, `package.json`, `tsconfig.json` (`lookupNames`), dot entry or any entry but a folder (`go.work`,
+ * `Cargo.toml`) of such a folder, a home's `go`, `R`, `perl5` (`homeLookupNames`); a `node_modules` anywhere above them. Hostile rounds 43–45: an agent's `writable: ["~/package.json"]`, `["~/node_modules"]`,
  * `["~/tsconfig.json"]`, `["~/.npmrc"]` (npm's `script-shell`, `node-options`), `["~/.cache"]` (corepack's pnpm)
  * chose what a trusted plugin ran. The import check refuses what such a file makes a plugin import; npm's PATH and
  * configuration it cannot judge.
@@ -43,10 +44,24 @@ export function lookupPlaceProblem(path: string, folders: readonly string[], hom
   if (modulesAbove !== null && folders.some((f) => isInside(f, modulesAbove))) return modulesAbove;
   for (let above = dirname(path); ; above = dirname(above)) {
     if (homes.includes(above) || folders.some((f) => isInside(f, above) && f !== above)) {
-      const first = relative(above, path).split(sep)[0]!;
+      const rel = relative(above, path).split(sep);
+      const first = rel[0]!;
       if (lookupNames.has(first) || first.startsWith(".") || (homes.includes(above) && homeLookupNames.has(first))) return above;
+      // Any file right there: build tools look for their project or workspace file in every folder above the one
+      // they run in (round 48, F48a-3: an agent's writable ~/go.work `replace`d a trusted Go plugin's dependency;
+      // Cargo.toml, rust-toolchain.toml, global.json, Directory.Build.props, pyproject.toml, settings.gradle alike).
+      if (rel.length === 1 && isFileOrMissing(path)) return above;
     }
     if (dirname(above) === above) return null;
+  }
+}
+
+/** Whether `path` is anything but a folder (a link to one counts as what it leads to), or is not there. */
+function isFileOrMissing(path: string): boolean {
+  try {
+    return !statSync(path).isDirectory();
+  } catch {
+    return true;
   }
 }
 
@@ -74,6 +89,8 @@ export interface HubOrigin {
   tsxCache: string | null;
   /** The folder relative PATH entries are taken from. */
   cwd: string;
+  /** Where the user's runtimes run code from as configured, existing or not (runtime-places.ts: Go's); none when absent. */
+  runtimePlaces?: readonly string[];
 }
 
 /**
@@ -85,7 +102,7 @@ export function hubOrigin(): HubOrigin {
   makeTsxCache(tsxCache);
   return {
     engine: engineDir, execPath: process.execPath, path: process.env.PATH ?? "", nodePath: process.env.NODE_PATH ?? "",
-    userHome: homedir(), tsxCache, cwd: process.cwd(),
+    userHome: homedir(), tsxCache, cwd: process.cwd(), runtimePlaces: goPlaces(process.env, homedir()),
   };
 }
 
@@ -132,13 +149,15 @@ export function readOnlyPaths(o: HubOrigin): string[] {
 }
 
 /**
- * What the hub runs or loads code from outside every sandbox (issue 26 rounds 3-7): `readOnlyPaths(o)` and the plugin
+ * What the hub runs or loads code from outside every sandbox (issue 26 rounds 3-7, 48): `readOnlyPaths(o)`, the places
+ * the user's runtimes run code from as configured (`o.runtimePlaces`: Go's module cache, GOPATH…) and the plugin
  * roots `roots` (`serve --plugins`, the home's plugins), each root by the path the hub loads from and by where it
  * leads now, existing or not, with every `node_modules` folder above a root that exists. No sandbox may write in, or
  * hold, any of them (`hubCodeProblem`).
  */
 export function hubCodeFolders(o: HubOrigin, roots: readonly string[]): string[] {
   const out = readOnlyPaths(o);
+  for (const p of o.runtimePlaces ?? []) out.push(resolve(p), realPath(p));
   for (const r of roots) {
     out.push(resolve(r), realPath(r));
     // Where Node looks for a module a plugin of the root lacks: every node_modules above it (round 7, F13: a plugin
@@ -179,19 +198,34 @@ export function hubCodeProblem(paths: readonly string[], folders: readonly strin
 const programFolderNames = new Set(["bin", "sbin", "shims", ".bin"]);
 
 /**
- * Where the programs of folder `dir` (on PATH, or node's) load their own code from besides `dir`: the install prefix
- * above a `bin` (`sbin`, `shims`, `node_modules/.bin`) folder — a Python's `lib/python3.x` and its site-packages, a
- * conda or venv environment's, a Node's `lib/node_modules`, a Go's `src` and `pkg` (issue 26 round 47: with
- * `~/miniconda3/bin` on PATH, an agent's `writable: ["~/miniconda3/lib/python3.12/site-packages"]` chose what every
- * Python plugin imported). Not `/` nor a shared temporary root (`/tmp/bin`); for a home (`~/bin`), its `lib`, `lib64`
- * and `libexec`, where a `--prefix=$HOME` install keeps its libraries. @returns paths, existing or not.
+ * The parts of an install prefix its programs load code or settings from: libraries and site-packages (`lib*`,
+ * `libexec`), configuration (`etc`: a git's `etc/gitconfig`, conda's `etc/conda/activate.d`), data with code in it
+ * (`share`: git's templates and hooks), a Go's `src`, `pkg` and `go.env`, a JDK's `conf` and `jmods`, conda's
+ * `conda-meta`, `condabin`, `ssl`, a version manager's `versions` and `plugins`, a virtual environment's `pyvenv.cfg`.
+ */
+const installParts = ["lib", "lib32", "lib64", "libexec", "etc", "share", "include", "src", "pkg", "conf", "jmods", "conda-meta", "condabin", "ssl", "versions", "plugins", "pyvenv.cfg", "go.env"];
+
+/** The parts of a home that a `--prefix=$HOME` install uses beside `~/bin` (not `~/src`, `~/pkg`: people's own folders). */
+const homeInstallParts = ["lib", "lib64", "libexec", "etc", "share"];
+
+/**
+ * Where the programs of folder `dir` (on PATH, or node's) load their own code from besides `dir`: the parts of the
+ * install prefix above a `bin` (`sbin`, `shims`) folder (`installParts`) — a Python's `lib/python3.x` and its
+ * site-packages, a conda or venv environment's, a Node's `lib/node_modules`, a git's `etc/gitconfig`, a Go's `src` —
+ * and the whole `node_modules` above a `node_modules/.bin` (issue 26 round 47, F47a-1: with `~/miniconda3/bin` on PATH,
+ * an agent's `writable: ["~/miniconda3/lib/python3.12/site-packages"]` chose what every Python plugin imported). The
+ * parts, not the whole prefix: a repository whose `bin` is on PATH (`~/dotfiles/bin`) stays an agent's to work in,
+ * its `bin` and `lib` read-only. Not below `/` nor a shared temporary root (`/tmp/bin`); for a home (`~/bin`),
+ * `homeInstallParts`. @returns paths, existing or not.
  */
 function installPrefix(dir: string, userHome: string): string[] {
-  if (!programFolderNames.has(basename(dir))) return [];
+  const name = basename(dir);
+  if (!programFolderNames.has(name)) return [];
   const prefix = dirname(dir);
   if (prefix === dir || prefix === sep || ["/tmp", "/var/tmp", tmpdir()].includes(prefix)) return [];
-  if (prefix === userHome || prefix === realPath(userHome)) return ["lib", "lib64", "libexec"].map((n) => join(prefix, n));
-  return [prefix];
+  if (name === ".bin") return [prefix];
+  const parts = prefix === userHome || prefix === realPath(userHome) ? homeInstallParts : installParts;
+  return parts.map((n) => join(prefix, n));
 }
 
 /** The links among the packages of a node_modules folder (scoped ones too): `npm link` and workspaces make them. */
