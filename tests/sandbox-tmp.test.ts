@@ -130,6 +130,9 @@ test("issue 26 round 47, F47a-1/2/3 and round 48, F48a-1/3 (reported cases: an a
     "gocode/pkg/mod/example.com", ".config/go", "modcache/example.com"]) mkdirSync(join(userHome, d), { recursive: true });
   // F48a-1: the owner's `go env -w GOPATH=~/gocode`; and a GOMODCACHE of the hub's environment.
   writeFileSync(join(userHome, ".config", "go", "env"), `GOPATH=${join(userHome, "gocode")}\n`);
+  // Round 49: npm's cache named in ~/.npmrc (npx runs packages from its _npx).
+  mkdirSync(join(userHome, "npmcache", "_npx"), { recursive: true });
+  writeFileSync(join(userHome, ".npmrc"), "cache=~/npmcache\n");
   kit.setEnv({ HOME: userHome, GOMODCACHE: join(userHome, "modcache"), PATH: `${join(userHome, "miniconda3", "bin")}:${join(userHome, "node-v20", "bin")}:${join(userHome, "bin")}:${process.env.PATH ?? ""}` });
   const home = (id: string, path: string): [string, string, string] => [id, join(userHome, path), userHome];
   // Round 48, F48a-3: a workspace file at the top of the home (go.work `replace`d a trusted Go plugin's dependency).
@@ -143,6 +146,7 @@ test("issue 26 round 47, F47a-1/2/3 and round 48, F48a-1/3 (reported cases: an a
     ["npm", join(userHome, "node-v20", "lib", "node_modules", "npm", "lib"), join(userHome, "node-v20", "lib")],
     ["gocode", join(userHome, "gocode", "pkg", "mod", "example.com"), join(userHome, "gocode")],
     ["modcache", join(userHome, "modcache", "example.com"), join(userHome, "modcache")],
+    ["npx", join(userHome, "npmcache", "_npx"), join(userHome, "npmcache")],
     // ~/bin on PATH: a --prefix=$HOME install keeps its libraries in ~/lib.
     ["homelib", join(userHome, "lib", "python3", "site-packages"), join(userHome, "lib")],
   ];

@@ -11,6 +11,7 @@ import { test } from "node:test";
 import { createServer } from "node:net";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { nodePlugin, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
 import { initHome, runCli } from "./cli-homes.js";
@@ -19,7 +20,7 @@ import { checkBinds } from "../src/tools/binds.js";
 import { bindRefusal } from "../src/tools/process.js";
 import { deviceRefusalText } from "../src/tools/devices.js";
 import { hubCodeFolders, hubCodeProblem } from "../src/worker/hub-code.js";
-import { goPlaces } from "../src/worker/runtime-places.js";
+import { configuredPlaces, goPlaces } from "../src/worker/runtime-places.js";
 
 /** A plugin that writes `text` to `write` (a path inside its sandbox) and says how that went. */
 const writer = nodePlugin(`
@@ -204,3 +205,29 @@ test("round 48 (where Go runs code from): the defaults, GOPATH entries with thei
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test("round 49 (where other runtimes keep code, as configured): npm's cache and prefix, pnpm's store, yarn's cache, cargo's target-dir, uv's folders, Maven's repository, conda's package and environment folders, and the search paths of the environment; ~ and $HOME taken from the home; relative ones left out; a FIFO in a file's place not waited on", () => {
+  const base = tempDir("aa-runtime-places-");
+  try {
+    const home = join(base, "u");
+    for (const d of [".cargo", ".config/uv", ".config/pnpm", ".m2"]) mkdirSync(join(home, d), { recursive: true });
+    writeFileSync(join(home, ".npmrc"), "registry=https://registry.npmjs.org/\ncache=~/npmcache\nprefix = ${HOME}/npmglobal\n");
+    writeFileSync(join(home, ".config", "pnpm", "rc"), "store-dir=/srv/pnpm-store\n");
+    writeFileSync(join(home, ".yarnrc.yml"), "cacheFolder: \"/srv/yarn-cache\"\nnodeLinker: node-modules\n");
+    writeFileSync(join(home, ".cargo", "config.toml"), '[build]\ntarget-dir = "/srv/cargo-target"\n');
+    writeFileSync(join(home, ".config", "uv", "uv.toml"), 'cache-dir = "/srv/uv-cache"\n');
+    writeFileSync(join(home, ".m2", "settings.xml"), "<settings><localRepository> /srv/m2repo </localRepository></settings>");
+    writeFileSync(join(home, ".condarc"), "channels:\n  - conda-forge\npkgs_dirs:\n  - /srv/conda/pkgs\nenvs_dirs:\n  - ~/envs\n");
+    const env = { PYTHONPATH: "/srv/py:rel/py", LD_LIBRARY_PATH: "/srv/lib", CARGO_TARGET_DIR: "/srv/ct" };
+    assert.deepEqual(configuredPlaces(env, home), [
+      "/srv/ct", "/srv/py", "/srv/lib", join(home, "npmcache"), join(home, "npmglobal"), "/srv/pnpm-store", "/srv/yarn-cache", "/srv/cargo-target", "/srv/uv-cache", "/srv/m2repo",
+      "/srv/conda/pkgs", join(home, "envs"),
+    ]);
+    rmSync(join(home, ".npmrc"));
+    execFileSync("mkfifo", [join(home, ".npmrc")]);
+    assert.equal(configuredPlaces({}, home).includes(join(home, "npmcache")), false, "the FIFO was not read (nor waited on)");
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+

@@ -441,8 +441,8 @@ export const transcriptRetentionMs = 14 * 24 * 60 * 60_000;
 export const transcriptSweepIntervalMs = 60 * 60_000;
 
 /**
- * The most bytes of Go's environment file (`go env -w` writes it: `~/.config/go/env`) read to learn where Go keeps
- * its module cache, GOPATH, build cache and GOROOT (worker/runtime-places.ts, issue 26 round 48): the file holds a few
- * `KEY=VALUE` lines; a larger one is read this far.
+ * The most bytes of a runtime's configuration file read to learn where it keeps code (worker/runtime-places.ts, issue
+ * 26 rounds 48–49): Go's environment file (`go env -w` writes it), `~/.npmrc`, `~/.yarnrc.yml`, cargo's and uv's
+ * configuration, `~/.condarc`, Maven's `settings.xml`. Each holds a few lines; a larger one is read this far.
  */
-export const goEnvFileBytesMax = 64 * 1024;
+export const runtimeConfigFileBytesMax = 64 * 1024;

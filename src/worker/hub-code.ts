@@ -9,7 +9,7 @@ import { homedir, tmpdir } from "node:os";
 import { engineDir } from "../common/paths.js";
 import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
 import { isInside, realPath } from "./sandbox.js";
-import { goPlaces } from "./runtime-places.js";
+import { runtimePlaces } from "./runtime-places.js";
 
 /**
  * What programs look for in a folder above the one they run in, besides their own (`lookupPlaceProblem`): Node's and
@@ -89,7 +89,7 @@ export interface HubOrigin {
   tsxCache: string | null;
   /** The folder relative PATH entries are taken from. */
   cwd: string;
-  /** Where the user's runtimes run code from as configured, existing or not (runtime-places.ts: Go's); none when absent. */
+  /** Where the user's runtimes run code from as configured, existing or not (runtime-places.ts); none when absent. */
   runtimePlaces?: readonly string[];
 }
 
@@ -102,7 +102,7 @@ export function hubOrigin(): HubOrigin {
   makeTsxCache(tsxCache);
   return {
     engine: engineDir, execPath: process.execPath, path: process.env.PATH ?? "", nodePath: process.env.NODE_PATH ?? "",
-    userHome: homedir(), tsxCache, cwd: process.cwd(), runtimePlaces: goPlaces(process.env, homedir()),
+    userHome: homedir(), tsxCache, cwd: process.cwd(), runtimePlaces: runtimePlaces(process.env, homedir()),
   };
 }
 

@@ -1,6 +1,9 @@
 /**
  * Where runtimes of the hub's user run code from, besides PATH and its install prefixes, wherever the owner has
- * configured them (issue 26, hostile round 48, F48a-1/2): Go's module cache, GOPATH, build cache and GOROOT. A trusted
+ * configured them (issue 26, hostile rounds 48–49): Go's module cache, GOPATH, build cache and GOROOT; npm's cache
+ * (npx runs from `_npx` there) and prefix, pnpm's store, yarn's cache, cargo's target and home, rustup's, Ruby's gems,
+ * Gradle's and Maven's repositories, conda's packages and environments, uv's and pipx's, and the search paths of the
+ * hub's environment (`PYTHONPATH`, `PERL5LIB`, `LD_LIBRARY_PATH`…) which the owner's own programs use. A trusted
  * plugin's `go run` compiles what its module cache holds without checking it against `go.sum` again, and runs the
  * toolchain `GOTOOLCHAIN` switched to from there; with `go env -w GOPATH=~/gocode`, an agent's writable
  * `~/gocode/pkg/mod` (or a plugin's writable bind of it) chose what a trusted Go plugin and the owner's own `go build`
@@ -8,7 +11,7 @@
  * GOPATH nor GOENV from the hub: its Go reads the file and the defaults); nothing is run.
  */
 import { isAbsolute, join } from "node:path";
-import { goEnvFileBytesMax } from "../kernel/limits.js";
+import { runtimeConfigFileBytesMax } from "../kernel/limits.js";
 import { headOfRegular } from "./files.js";
 
 /** The Go variables that name where Go reads code: every GOPATH entry, the module and build caches, the toolchain. */
@@ -23,7 +26,7 @@ const goPlaceNames = ["GOPATH", "GOMODCACHE", "GOCACHE", "GOROOT"] as const;
  */
 export function goPlaces(env: NodeJS.ProcessEnv, home: string): string[] {
   const file = env.GOENV === "off" ? null : env.GOENV || join(env.XDG_CONFIG_HOME || join(home, ".config"), "go", "env");
-  const fromFile = file === null ? {} : parseGoEnv(headOfRegular(file, goEnvFileBytesMax));
+  const fromFile = file === null ? {} : parseGoEnv(headOfRegular(file, runtimeConfigFileBytesMax));
   const out = [join(home, "go"), join(home, "go", "pkg", "mod")];
   for (const source of [env, fromFile] as const) {
     for (const name of goPlaceNames) {
@@ -34,6 +37,60 @@ export function goPlaces(env: NodeJS.ProcessEnv, home: string): string[] {
     }
   }
   return [...new Set(out)];
+}
+
+/**
+ * Variables whose value names where a runtime keeps or finds code (a `:`-separated list for the search paths): the
+ * owner's programs read them from the hub's environment (a plugin process does not get them: its runtimes read their
+ * files and defaults, `configuredPlaces`).
+ */
+const placeVariables = [
+  "npm_config_cache", "NPM_CONFIG_CACHE", "npm_config_prefix", "NPM_CONFIG_PREFIX", "npm_config_store_dir", "PNPM_HOME", "YARN_CACHE_FOLDER",
+  "CARGO_HOME", "CARGO_TARGET_DIR", "RUSTUP_HOME", "GEM_HOME", "GEM_PATH", "BUNDLE_PATH", "GRADLE_USER_HOME", "COMPOSER_HOME",
+  "CONDA_PKGS_DIRS", "CONDA_ENVS_PATH", "PIPX_HOME", "POETRY_VIRTUALENVS_PATH", "UV_CACHE_DIR", "UV_PYTHON_INSTALL_DIR", "UV_TOOL_DIR",
+  "DENO_DIR", "BUN_INSTALL", "VOLTA_HOME", "NVM_DIR", "PYENV_ROOT", "RBENV_ROOT", "ASDF_DATA_DIR", "MISE_DATA_DIR", "JULIA_DEPOT_PATH",
+  "R_LIBS", "R_LIBS_USER", "PERL5LIB", "PERLLIB", "RUBYLIB", "PYTHONPATH", "PYTHONUSERBASE", "LD_LIBRARY_PATH", "CLASSPATH",
+];
+
+/**
+ * Where a file of configuration of `home`'s user names code places, and how to find them in its text: each pattern's
+ * first group is one place (`g` patterns: every match).
+ */
+const configFiles: readonly { file: (home: string, env: NodeJS.ProcessEnv) => string; pattern: RegExp }[] = [
+  // npm's cache (npx runs packages from its `_npx`), global prefix, pnpm's store, in the user's .npmrc.
+  { file: (h, e) => e.NPM_CONFIG_USERCONFIG || e.npm_config_userconfig || join(h, ".npmrc"), pattern: /^[ \t]*(?:cache|prefix|store-dir|global-dir)[ \t]*=[ \t]*"?([^"\r\n]+?)"?[ \t]*$/gm },
+  { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "pnpm", "rc"), pattern: /^[ \t]*(?:store-dir|global-dir)[ \t]*=[ \t]*"?([^"\r\n]+?)"?[ \t]*$/gm },
+  { file: (h) => join(h, ".yarnrc.yml"), pattern: /^[ \t]*(?:cacheFolder|globalFolder)[ \t]*:[ \t]*["']?([^"'\r\n]+?)["']?[ \t]*$/gm },
+  { file: (h, e) => join(e.CARGO_HOME || join(h, ".cargo"), "config.toml"), pattern: /^[ \t]*target-dir[ \t]*=[ \t]*["']([^"'\r\n]+)["']/gm },
+  { file: (h, e) => join(e.CARGO_HOME || join(h, ".cargo"), "config"), pattern: /^[ \t]*target-dir[ \t]*=[ \t]*["']([^"'\r\n]+)["']/gm },
+  { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "uv", "uv.toml"), pattern: /^[ \t]*(?:cache-dir|python-install-dir|tool-dir)[ \t]*=[ \t]*["']([^"'\r\n]+)["']/gm },
+  { file: (h) => join(h, ".m2", "settings.xml"), pattern: /<localRepository>\s*([^<\s][^<]*?)\s*<\/localRepository>/g },
+  // conda's package cache (linked into every environment) and environments: the items of pkgs_dirs and envs_dirs.
+  { file: (h) => join(h, ".condarc"), pattern: /^[ \t]+-[ \t]+["']?([^"'\r\n#]+?)["']?[ \t]*$/gm },
+  { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "conda", ".condarc"), pattern: /^[ \t]+-[ \t]+["']?([^"'\r\n#]+?)["']?[ \t]*$/gm },
+];
+
+/**
+ * The places `configuredPlaces` names for a user whose environment is `env` and home `home`: every entry of
+ * `placeVariables` in `env` and every place `configFiles` name (`~/` and `${HOME}`/`$HOME` taken from `home`), absolute
+ * ones only, existing or not. Never throws (an unreadable or irregular file counts as empty).
+ */
+export function configuredPlaces(env: NodeJS.ProcessEnv, home: string): string[] {
+  const out: string[] = [];
+  const take = (value: string) => {
+    const v = value.trim().replace(/^~(?=\/)/, home).replace(/\$\{HOME\}|\$HOME\b/g, home);
+    if (isAbsolute(v)) out.push(v);
+  };
+  for (const name of placeVariables) for (const entry of (env[name] ?? "").split(":")) if (entry) take(entry);
+  for (const { file, pattern } of configFiles) {
+    for (const m of headOfRegular(file(home, env), runtimeConfigFileBytesMax).matchAll(pattern)) take(m[1]!);
+  }
+  return [...new Set(out)];
+}
+
+/** Every place of `goPlaces` and `configuredPlaces`. */
+export function runtimePlaces(env: NodeJS.ProcessEnv, home: string): string[] {
+  return [...new Set([...goPlaces(env, home), ...configuredPlaces(env, home)])];
 }
 
 /** The `KEY=VALUE` lines of a Go environment file (a value in double quotes taken as written inside them). */
