@@ -291,3 +291,32 @@ console.log("Done: " + r);
   const plan = { bwrap: "/usr/bin/bwrap", writable: [], homes: [], readOnly: [], hide: "/h", alsoHide: [], show: [], devices: [], cwd: "/w" };
   assert.deepEqual([sandboxAround(null, 0), sandboxAround(plan, 0), sandboxAround(plan, 1000), sandboxAround(null, 1000)], ["none", "closed", "nestable", "none"]);
 });
+
+test("issue 26 round 49, F49a-2 (reported case: pnpm's store, whose files pnpm hard-links into every project's node_modules/.pnpm) and the kind (uv's cache, hard-linked into a project's .venv): an agent cannot write a store's file through its project; a project installed with copies stays writable", async () => {
+  const store = realpathSync(tempDir("aa-store-"));
+  const cwd = realpathSync(tempDir("aa-linked-cwd-"));
+  const copies = realpathSync(tempDir("aa-copied-"));
+  removed.push(store, cwd, copies);
+  const sitePackages = join(".venv", "lib", `python${pyVersion}`, "site-packages");
+  const pnpmFile = join("node_modules", ".pnpm", "is-number@7.0.0", "node_modules", "is-number", "index.js");
+  mkdirSync(join(store, "files"), { recursive: true });
+  writeFileSync(join(store, "files", "index.js"), "module.exports = 'the store';\n");
+  writeFileSync(join(store, "files", "m.py"), "WHO = 'the store'\n");
+  // pnpm's layout with hard links; uv's virtual environment with hard links; the same pnpm layout with copies.
+  for (const [root, linked] of [[cwd, true], [copies, false]] as const) {
+    mkdirSync(join(root, pnpmFile, ".."), { recursive: true });
+    writeFileSync(join(root, "node_modules", ".modules.yaml"), `storeDir: ${store}\nlayoutVersion: 5\n`);
+    if (linked) execFileSync("ln", [join(store, "files", "index.js"), join(root, pnpmFile)]);
+    else writeFileSync(join(root, pnpmFile), "module.exports = 'the store';\n");
+  }
+  mkdirSync(join(cwd, sitePackages), { recursive: true });
+  writeFileSync(join(cwd, ".venv", "pyvenv.cfg"), "home = /usr/bin\nuv = 0.4.30\n");
+  execFileSync("ln", [join(store, "files", "m.py"), join(cwd, sitePackages, "m.py")]);
+  const fx = await setup({ use: "command", command: [process.execPath, "-e", plant], writable: [copies] }, cwd);
+  const plants: [string, string][] = [[join(cwd, pnpmFile), "// the agent's\n"], [join(cwd, sitePackages, "m.py"), "WHO = 'the agent'\n"], [join(copies, pnpmFile), "// the agent's own copy\n"], [join(cwd, "work.txt"), "work"]];
+  writeFileSync(join(cwd, "plants.json"), JSON.stringify(plants));
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: planted");
+  assert.deepEqual(JSON.parse(readFileSync(join(cwd, "tried.json"), "utf8")), Object.fromEntries(plants.map(([p], i) => [p, i < 2 ? "EROFS" : "written"])));
+  assert.deepEqual([readFileSync(join(store, "files", "index.js"), "utf8"), readFileSync(join(store, "files", "m.py"), "utf8")], ["module.exports = 'the store';\n", "WHO = 'the store'\n"]);
+});

@@ -446,3 +446,9 @@ export const transcriptSweepIntervalMs = 60 * 60_000;
  * configuration, `~/.condarc`, Maven's `settings.xml`. Each holds a few lines; a larger one is read this far.
  */
 export const runtimeConfigFileBytesMax = 64 * 1024;
+
+/**
+ * The most entries looked at in a project's `node_modules/.pnpm` or uv `.venv/lib` to tell whether its files are hard
+ * links into a shared store (worker/shared-stores.ts, issue 26 round 49): every file is linked alike, so a sample tells.
+ */
+export const sharedStoreSampleEntriesMax = 2000;

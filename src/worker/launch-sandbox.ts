@@ -14,6 +14,7 @@ import { gitStateAt } from "./git-state.js";
 import { inGitFolder, linkInAgentFolder, readAgentFolders, recordAgentFolders } from "./agent-folders.js";
 import { autoloopFolders, expandTilde, isInside, placeProblem, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
 import { hubCodeFolders, hubCodeProblem, hubOrigin, lookupPlaceProblem, readOnlyPaths } from "./hub-code.js";
+import { sharedStoreParts } from "./shared-stores.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
 import { aliasesOf, aliasesOfAll, kernelFsTypes, kernelMountsAt, mountOf, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { knownHomes } from "./known-homes.js";
@@ -247,7 +248,9 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // link the agent made in a git folder leads, a gitfile's `gitdir:`) is read-only or hidden in the sandbox already,
   // and a bind of it, mounted over the hiding, would show it there (the home, /run/user, the host's /proc).
   const guardedParts = parts.flatMap((p) => p.readOnly).filter((p) => !named.some((w) => isInside(w, p)) && kept.some((w) => isInside(p, w)));
-  const guarded = [...new Set([...guardedParts, ...heldKernelMounts(kept, mounts), ...steering.readOnly, ...stateTargets])];
+  // Dependencies hard-linked from a store every project shares (pnpm, uv: round 49, F49a-2): read-only where written.
+  const storeLinked = kept.flatMap(sharedStoreParts).filter((p) => !named.some((w) => isInside(w, p)));
+  const guarded = [...new Set([...guardedParts, ...storeLinked, ...heldKernelMounts(kept, mounts), ...steering.readOnly, ...stateTargets])];
   // A read-only file with a second name the agent may write is no read-only file (round 35, F35a-2): refused.
   const linked = hardLinked([...guardedParts, ...steering.readOnly, ...stateTargets]);
   if (linked && "cut" in linked) return { error: t(lang, "sandbox.hardLinkCut", { folder: linked.cut, limit: String(hardLinkEntriesMax) }) };
