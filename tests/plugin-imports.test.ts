@@ -37,6 +37,9 @@ const shipped = {
   "node_modules/cjsdep/package.json": '{"name":"cjsdep","main":"index.js"}',
   "node_modules/cjsdep/index.js": 'module.exports = "+dep";\n',
 };
+/** A tool plugin's main.js answering every call with "npm ran me" (started by `npm run start`). */
+const npmEcho = `require("node:readline").createInterface({ input: process.stdin }).on("line", (text) => {\n  const r = JSON.parse(text);\n  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: "npm ran me" } }) + "\\n");\n});\n`;
+
 /** A channel plugin that imports `tinyfmt` by name and uses the SDK. */
 const channel = `import fmt from "tinyfmt";\nimport { eachCard } from "agent-autoloop/sdk";\nexport const said = fmt("x");\nexport default async function fmtchan() {}\nvoid eachCard;\n`;
 
@@ -253,8 +256,7 @@ test("hostile rounds 44–45, F44a-2, F45a-1, F45a-2 (reported cases: another us
   try {
     const root = realpathSync(f.root);
     const marker = join(root, "PWNED");
-    const main = `require("node:readline").createInterface({ input: process.stdin }).on("line", (text) => {\n  const r = JSON.parse(text);\n  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: r.id, result: { content: "npm ran me" } }) + "\\n");\n});\n`;
-    const files = { "main.js": main, "package.json": JSON.stringify({ private: true, scripts: { start: "node main.js" } }), "run.sh": "exec npm run --silent start\n" };
+    const files = { "main.js": npmEcho, "package.json": JSON.stringify({ private: true, scripts: { start: "node main.js" } }), "run.sh": "exec npm run --silent start\n" };
     writePlugin(f.root, "npmtool", syncManifest("npmtool", "npm", ["run", "--silent", "start"], toolToml("go")), files);
     writePlugin(f.root, "envnpm", syncManifest("envnpm", "/usr/bin/env", ["npm", "run", "--silent", "start"], toolToml("go")), files);
     writePlugin(f.root, "shnpm", syncManifest("shnpm", "sh", ["run.sh"], toolToml("go")), files);
@@ -277,6 +279,33 @@ test("hostile rounds 44–45, F44a-2, F45a-1, F45a-2 (reported cases: another us
     writeFileSync(join(bin, "node"), `#!/bin/sh\necho ran > ${JSON.stringify(marker)}\nexec ${JSON.stringify(process.execPath)} "$@"\n`, { mode: 0o755 });
     execFileSync("chmod", ["0777", bin]);
     for (const name of names) assert.deepEqual(pick(await call(name)), refusedFor(name, bin), name);
+    assert.equal(existsSync(marker), false);
+  } finally {
+    await f.close();
+  }
+});
+
+test("hostile round 45, F45a-3 (reported case: a plugin's own .npmrc says userconfig=<a file outside>, which its author later filled with node-options): no plugin without [sandbox] starts while its .npmrc names a configuration file outside its folder; one inside it is the plugin's", async () => {
+  const f = hostFixture();
+  try {
+    const root = realpathSync(f.root);
+    const marker = join(root, "PWNED");
+    const outside = join(root, "author-npmrc");
+    writeFileSync(outside, `node-options=--require=${join(root, "evil.cjs")}\n`);
+    writeFileSync(join(root, "evil.cjs"), plantedCjs(marker));
+    const files = { "main.js": npmEcho, "package.json": JSON.stringify({ private: true, scripts: { start: "node main.js" } }), "own-npmrc": "fund=false\n" };
+    const cases: [string, string, string | null][] = [
+      ["userout", `userconfig=${outside}`, `userconfig=${outside}`],
+      ["globalrel", "globalconfig = ../author-npmrc", "globalconfig=../author-npmrc"],
+      ["home", "userconfig=~/.npmrc-of-someone", "userconfig=~/.npmrc-of-someone"],
+      ["inside", "userconfig=./own-npmrc", null],
+    ];
+    for (const [name, line] of cases) writePlugin(f.root, name, syncManifest(name, "npm", ["run", "--silent", "start"], toolToml("go")), { ...files, ".npmrc": `fund=false\n${line}\n` });
+    f.registry.rescan();
+    for (const [name, , setting] of cases) {
+      const r = pick(await f.host.call(`${name}.go`, {}, { sessionKey: "s" }));
+      assert.deepEqual(r, setting === null ? { status: "ok", result: { content: "npm ran me" } } : { status: "refused", code: "tools.path_refused", message: `plugin ${name} was not started: ${setting} in its own .npmrc makes npm read a configuration file outside the plugin's folder, which the plugin's digest does not cover: whoever can change that file chooses what the plugin runs (node-options, for one). Put the settings in the plugin's own .npmrc` }, name);
+    }
     assert.equal(existsSync(marker), false);
   } finally {
     await f.close();

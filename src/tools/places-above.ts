@@ -10,7 +10,9 @@
  * `writable` cannot name one: worker/sandbox.ts `lookupPlaceProblem`).
  */
 import { lstatSync, type Stats } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { runtimeConfigFileBytesMax } from "../kernel/limits.js";
+import { headOfRegular } from "../worker/files.js";
 
 /** What is looked for in each folder above a plugin: package managers' and Node's places. */
 const placesAbove = ["node_modules", "package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "pnpm-workspace.yaml", "bunfig.toml", "tsconfig.json", "jsconfig.json"];
@@ -52,4 +54,24 @@ function stat(path: string): Stats | null {
 function foreign(st: Stats, uid: number | undefined): boolean {
   if (st.isSymbolicLink()) return true;
   return (uid !== undefined && st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0;
+}
+
+/** The keys of npm's configuration that name another configuration file npm then reads. */
+const npmConfigFileKeys = ["userconfig", "globalconfig"];
+
+/**
+ * The first setting of the plugin's own `.npmrc` (in `dir`, real) that makes npm read a configuration file outside the
+ * plugin's folder (`userconfig`, `globalconfig`; hostile round 45, F45a-3: an author's `userconfig=/srv/x/npmrc`, whose
+ * file they later filled with `node-options=--require=…`, ran in a plugin trusted by "always allow", the plugin's files
+ * unchanged), as `<key>=<value>`; null when there is none. `~/` and `${HOME}` count as outside.
+ */
+export function npmConfigOutside(dir: string): string | null {
+  const text = headOfRegular(join(dir, ".npmrc"), runtimeConfigFileBytesMax);
+  for (const m of text.matchAll(/^[ \t]*([\w-]+)[ \t]*=[ \t]*(.*?)[ \t]*$/gm)) {
+    if (!npmConfigFileKeys.includes(m[1]!.toLowerCase())) continue;
+    const value = m[2]!.replace(/^"(.*)"$/, "$1");
+    const at = resolve(dir, value);
+    if (/^~|\$\{?\w/.test(value) || relative(dir, at).startsWith("..") || isAbsolute(relative(dir, at))) return `${m[1]}=${value}`;
+  }
+  return null;
 }

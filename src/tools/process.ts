@@ -28,7 +28,7 @@ import { tsxCacheDir } from "../common/tsx-cache.js";
 import { engineDir } from "../common/paths.js";
 import { importConfinementEnv } from "../plugins/import-variables.cjs";
 import { importRefusedText } from "../plugins/import-confinement.js";
-import { foreignPlaceAbove } from "./places-above.js";
+import { foreignPlaceAbove, npmConfigOutside } from "./places-above.js";
 import { descendantsOf, processStart, sameGroup, sameProcessStart, type ProcStat } from "../common/proc.js";
 import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
@@ -203,6 +203,8 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
     const engine = realPathOr(engineDir, engineDir);
     const above = foreignPlaceAbove(dir, engine);
     if (above !== null) return { ok: false, refusal: { code: "tools.path_refused", message: t(s.lang, "tools.foreignAbove", { plugin: req.name, path: above }) } };
+    const npmrc = npmConfigOutside(dir);
+    if (npmrc !== null) return { ok: false, refusal: { code: "tools.path_refused", message: t(s.lang, "tools.npmrcOutside", { plugin: req.name, setting: npmrc }) } };
     // What its Node code imports stays inside its folder (hostile round 43, F43b-1: a package.json an agent wrote in
     // the user's home, named like a package the plugin imports, ran in a plugin trusted by "always allow").
     const confined = importConfinementEnv(dir, importRefusedText(s.lang), engine, env.NODE_OPTIONS);
