@@ -292,7 +292,7 @@ console.log("Done: " + r);
   assert.deepEqual([sandboxAround(null, 0), sandboxAround(plan, 0), sandboxAround(plan, 1000), sandboxAround(null, 1000)], ["none", "closed", "nestable", "none"]);
 });
 
-test("issue 26 round 49, F49a-2 (reported case: pnpm's store, whose files pnpm hard-links into every project's node_modules/.pnpm) and the kind (uv's cache, hard-linked into a project's .venv): an agent cannot write a store's file through its project; a project installed with copies stays writable", async () => {
+test("issue 26 round 49, F49a-2 and round 50, F50a-1 (reported cases: pnpm's store, whose files pnpm hard-links into every project's node_modules/.pnpm; a project one folder down, a hoisted or bun node_modules) and the kind (uv's cache, hard-linked into a .venv or another virtual environment): an agent cannot write a store's file through its project; a project installed with copies stays writable", async () => {
   const store = realpathSync(tempDir("aa-store-"));
   const cwd = realpathSync(tempDir("aa-linked-cwd-"));
   const copies = realpathSync(tempDir("aa-copied-"));
@@ -312,11 +312,21 @@ test("issue 26 round 49, F49a-2 (reported case: pnpm's store, whose files pnpm h
   mkdirSync(join(cwd, sitePackages), { recursive: true });
   writeFileSync(join(cwd, ".venv", "pyvenv.cfg"), "home = /usr/bin\nuv = 0.4.30\n");
   execFileSync("ln", [join(store, "files", "m.py"), join(cwd, sitePackages, "m.py")]);
+  // Round 50, F50a-1: a project one folder down with a hoisted (or bun's) node_modules, no pnpm layout file; a
+  // virtual environment of another name that `uv pip` filled (its pyvenv.cfg does not name uv).
+  const hoisted = join("web", "node_modules", "is-number", "index.js");
+  const envLib = join("web", "env", "lib", `python${pyVersion}`, "site-packages", "m.py");
+  mkdirSync(join(cwd, hoisted, ".."), { recursive: true });
+  mkdirSync(join(cwd, envLib, ".."), { recursive: true });
+  writeFileSync(join(cwd, "web", "env", "pyvenv.cfg"), "home = /usr/bin\n");
+  execFileSync("ln", [join(store, "files", "index.js"), join(cwd, hoisted)]);
+  execFileSync("ln", [join(store, "files", "m.py"), join(cwd, envLib)]);
   const fx = await setup({ use: "command", command: [process.execPath, "-e", plant], writable: [copies] }, cwd);
-  const plants: [string, string][] = [[join(cwd, pnpmFile), "// the agent's\n"], [join(cwd, sitePackages, "m.py"), "WHO = 'the agent'\n"], [join(copies, pnpmFile), "// the agent's own copy\n"], [join(cwd, "work.txt"), "work"]];
+  const plants: [string, string][] = [[join(cwd, pnpmFile), "// the agent's\n"], [join(cwd, sitePackages, "m.py"), "WHO = 'the agent'\n"], [join(cwd, hoisted), "// the agent's\n"], [join(cwd, envLib), "WHO = 'the agent'\n"],
+    [join(copies, pnpmFile), "// the agent's own copy\n"], [join(cwd, "work.txt"), "work"], [join(cwd, "web", "app.js"), "work"]];
   writeFileSync(join(cwd, "plants.json"), JSON.stringify(plants));
   await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
   assert.equal((await untilLatestRun(fx, "done", 30_000)).runs[0].summary, "Done: planted");
-  assert.deepEqual(JSON.parse(readFileSync(join(cwd, "tried.json"), "utf8")), Object.fromEntries(plants.map(([p], i) => [p, i < 2 ? "EROFS" : "written"])));
+  assert.deepEqual(JSON.parse(readFileSync(join(cwd, "tried.json"), "utf8")), Object.fromEntries(plants.map(([p], i) => [p, i < 4 ? "EROFS" : "written"])));
   assert.deepEqual([readFileSync(join(store, "files", "index.js"), "utf8"), readFileSync(join(store, "files", "m.py"), "utf8")], ["module.exports = 'the store';\n", "WHO = 'the store'\n"]);
 });

@@ -191,3 +191,26 @@ test("issue 26 r5 F1 (reported cases and variants): a writable bind in or holdin
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test("issue 26 round 50, F50a-2 (reported case: a sandboxed plugin's writable bind of a pnpm project, whose node_modules/.pnpm files are hard links into the store): the plugin cannot write the store's file through it; the project's own files stay writable", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const f = hostFixture();
+  const base = tempDir("aa-bind-store-");
+  try {
+    const store = join(base, "store");
+    const site = join(base, "site");
+    const file = join("node_modules", ".pnpm", "prettier@3.3.3", "node_modules", "prettier", "index.cjs");
+    mkdirSync(store);
+    mkdirSync(join(site, file, ".."), { recursive: true });
+    writeFileSync(join(store, "index.cjs"), "the store\n");
+    writeFileSync(join(site, "node_modules", ".modules.yaml"), `storeDir: ${store}\n`);
+    linkSync(join(store, "index.cjs"), join(site, file));
+    plugin(f, "p", [`${site}:/site:rw`]);
+    const wrote = async (path: string) => ((await f.host.call("p.go", { write: path, text: "the plugin's\n" }, { sessionKey: "s" })) as { result?: { wrote: unknown } }).result?.wrote;
+    assert.deepEqual([await wrote(`/site/${file}`), await wrote("/site/build.js")], ["EROFS", true]);
+    assert.equal(readFileSync(join(store, "index.cjs"), "utf8"), "the store\n");
+  } finally {
+    await f.close();
+    rmSync(base, { recursive: true, force: true });
+  }
+});

@@ -5,24 +5,41 @@
  * writing it in the folder it was given changes that package for every project and every trusted plugin that uses it
  * (pnpm's store rewritten ran in a trusted `pnpm dlx` plugin and in the owner's build of a project no agent had).
  * Such a folder is kept read-only in the sandbox when its files are hard links: looked at by a sample of its files,
- * so a project installed with copies (`package-import-method=copy`, `UV_LINK_MODE=copy`) stays the agent's.
+ * so a project installed with copies (`package-import-method=copy`, `UV_LINK_MODE=copy`) stays the agent's. The same
+ * for a sandboxed plugin's writable binds (round 50, F50a-2).
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sharedStoreSampleEntriesMax } from "../kernel/limits.js";
 import { lstatOr, namesUpTo } from "../common/file-checks.js";
+import { guardLimits } from "./guard-walk.js";
 
-/** The folders of `folder` (an agent's cwd or writable folder) whose files are linked from a shared store. */
-export function sharedStoreParts(folder: string): string[] {
+/**
+ * The folders in `folder` (an agent's cwd or writable folder, a plugin's writable bind) whose files are linked from a
+ * shared store: every `node_modules` (pnpm's isolated or hoisted layout, bun's, npm's when linked) and every Python
+ * virtual environment's `lib`/`lib64` (a folder holding `pyvenv.cfg`: uv, `uv pip` into a `python -m venv`) at any
+ * depth where a sample of its files holds a hard link (round 50, F50a-1: a pnpm project one folder below the cwd,
+ * pnpm's `node-linker=hoisted`, bun's install). Found by a walk that does not enter `node_modules`, `.git` or a
+ * virtual environment, and follows no link, within `limits` (the guard's: it refuses a larger folder first).
+ */
+export function sharedStoreParts(folder: string, limits: { folders: number; entries: number } = guardLimits): string[] {
   const out: string[] = [];
-  // pnpm: its layout file beside the virtual store.
-  const modules = join(folder, "node_modules");
-  if (isFile(join(modules, ".modules.yaml")) && hasHardLink(join(modules, ".pnpm"))) out.push(join(modules, ".pnpm"));
-  // uv: a virtual environment uv made (its pyvenv.cfg names uv).
-  for (const venv of [".venv", "venv"]) {
-    const dir = join(folder, venv);
-    if (!/^uv\s*=/m.test(readSmall(join(dir, "pyvenv.cfg")))) continue;
-    for (const lib of ["lib", "lib64"]) if (hasHardLink(join(dir, lib))) out.push(join(dir, lib));
+  const stack = [folder];
+  let folders = 0;
+  let entries = 0;
+  while (stack.length > 0 && folders++ < limits.folders) {
+    const dir = stack.pop()!;
+    if (isFile(join(dir, "pyvenv.cfg"))) {
+      for (const lib of ["lib", "lib64"]) if (hasHardLink(join(dir, lib))) out.push(join(dir, lib));
+      continue;
+    }
+    for (const name of namesUpTo(dir, limits.entries - entries)) {
+      if (++entries > limits.entries) break;
+      const path = join(dir, name);
+      if (!lstatOr(path)?.isDirectory() || name === ".git") continue;
+      if (name === "node_modules") {
+        if (hasHardLink(path)) out.push(path);
+      } else stack.push(path);
+    }
   }
   return out;
 }
@@ -30,17 +47,6 @@ export function sharedStoreParts(folder: string): string[] {
 /** Whether `path` is a regular file (not through a link). */
 function isFile(path: string): boolean {
   return lstatOr(path)?.isFile() ?? false;
-}
-
-/** The text of a small regular file (at most 4 KiB), or "". */
-function readSmall(path: string): string {
-  const st = lstatOr(path);
-  if (!st?.isFile() || st.size > 4096) return "";
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return "";
-  }
 }
 
 /**

@@ -34,6 +34,7 @@
  *
  * A repository the agent makes itself elsewhere in its folder is its output, as any file it writes (SECURITY.md).
  */
+import { sharedStoreParts } from "./shared-stores.js";
 import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -489,7 +490,8 @@ export function bindGuards(binds: readonly { source: string; container: string }
     const layered = [...[...pins, ...parts.mountPoints].map((p) => ({ p, ro: false })), ...parts.readOnlyParents.map((p) => ({ p, ro: true }))]
       .sort((a, b) => a.p.split("/").length - b.p.split("/").length || Number(a.ro) - Number(b.ro));
     out.push(...layered.filter((l) => inside(l.p)).map((l) => ({ path: l.p, at: at(l.p), readOnly: l.ro })));
-    out.push(...parts.readOnly.filter(inside).map((p) => ({ path: p, at: at(p), readOnly: true })));
+    // Dependencies hard-linked from a store every project shares (round 50, F50a-2), as in an agent's folder.
+    out.push(...[...parts.readOnly, ...sharedStoreParts(source)].filter(inside).map((p) => ({ path: p, at: at(p), readOnly: true })));
   }
   return { ok: true, guarded: out };
 }
