@@ -10,7 +10,7 @@
  */
 import { join } from "node:path";
 import { sharedStoreSampleEntriesMax } from "../kernel/limits.js";
-import { lstatOr, namesUpTo } from "../common/file-checks.js";
+import { entriesUpTo, lstatOr } from "../common/file-checks.js";
 import { guardLimits } from "./guard-walk.js";
 
 /**
@@ -32,10 +32,12 @@ export function sharedStoreParts(folder: string, limits: { folders: number; entr
       for (const lib of ["lib", "lib64"]) if (hasHardLink(join(dir, lib))) out.push(join(dir, lib));
       continue;
     }
-    for (const name of namesUpTo(dir, limits.entries - entries)) {
+    // The entries' types as the folder lists them (no stat of each: a project's tree is large).
+    for (const e of entriesUpTo(dir, limits.entries - entries)) {
       if (++entries > limits.entries) break;
+      const name = e.name;
       const path = join(dir, name);
-      if (!lstatOr(path)?.isDirectory() || name === ".git") continue;
+      if (!e.isDirectory() || name === ".git") continue;
       if (name === "node_modules") {
         if (hasHardLink(path)) out.push(path);
       } else stack.push(path);
@@ -59,11 +61,10 @@ function hasHardLink(dir: string): boolean {
   let seen = 0;
   while (stack.length > 0 && seen < sharedStoreSampleEntriesMax) {
     const d = stack.pop()!;
-    for (const n of namesUpTo(d, sharedStoreSampleEntriesMax - seen)) {
+    for (const e of entriesUpTo(d, sharedStoreSampleEntriesMax - seen)) {
       if (++seen > sharedStoreSampleEntriesMax) break;
-      const st = lstatOr(join(d, n));
-      if (st?.isFile() && st.nlink > 1) return true;
-      if (st?.isDirectory()) stack.push(join(d, n));
+      if (e.isDirectory()) stack.push(join(d, e.name));
+      else if (e.isFile() && (lstatOr(join(d, e.name))?.nlink ?? 1) > 1) return true;
     }
   }
   return false;
