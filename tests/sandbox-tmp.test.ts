@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { baseRules, engine, engineUnderTmp, hubFixture, makeHome, serveFixture, tempDir, untilLatestRun } from "./helpers.js";
 import { sandboxKit } from "./sandbox-kit.js";
@@ -157,3 +157,20 @@ test("issue 26 round 47, F47a-1/2/3 and round 48, F48a-1/3 (reported cases: an a
     ...Object.fromEntries(prefixed.map(([id, path, folder]) => [id, `${path} in "writable" of agent ${id} lies inside ${folder}, which the sandbox keeps read-only because the hub runs code or programs from there`])),
   });
 });
+
+test("issue 26 round 51, F51a-1/4 (reported cases: an agent's writable ~/site/node_modules/.cache, and a writable that is a node_modules, whose packages are hard links into a store): refused, saying why", { skip: engineUnderTmp }, async () => {
+  const base = realpathSync(tempDir("aa-r51-"));
+  const hub = join(base, "hub");
+  const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
+  removed.push(base, cwd);
+  const modules = join(base, "site", "node_modules");
+  mkdirSync(join(modules, "prettier"), { recursive: true });
+  mkdirSync(join(modules, ".cache"));
+  mkdirSync(join(base, "store"));
+  writeFileSync(join(base, "store", "package.json"), "{}");
+  linkSync(join(base, "store", "package.json"), join(modules, "prettier", "package.json"));
+  const cases: [string, string][] = [["cache", join(modules, ".cache")], ["modules", modules]];
+  const errors = await writableRefusals(cases, cwd, hub);
+  assert.deepEqual(errors, Object.fromEntries(cases.map(([id, path]) => [id, `${path} in agent ${id}'s writable is, or lies in, ${modules}, whose files are hard links into a package store every project shares (pnpm, bun, uv): writing them would change them for every project and trusted plugin. Install it with copies (package-import-method=copy, UV_LINK_MODE=copy, bun install --backend=copyfile), or name a folder outside it`])));
+});
+

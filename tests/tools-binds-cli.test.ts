@@ -206,12 +206,13 @@ test("round 48 (where Go runs code from): the defaults, GOPATH entries with thei
   }
 });
 
-test("round 49 (where other runtimes keep code, as configured): npm's cache and prefix, pnpm's store, yarn's cache, cargo's target-dir, uv's folders, Maven's repository, conda's package and environment folders, and the search paths of the environment; ~ and $HOME taken from the home; relative ones left out; a FIFO in a file's place not waited on", () => {
+test("round 49 and round 51, F51a-2/3 (where other runtimes keep code, as configured): npm's cache and prefix, pnpm's store, yarn's cache, cargo's target-dir, uv's folders, Maven's repository, conda's package and environment folders, and the search paths of the environment; ~ and $HOME taken from the home; relative ones left out; a FIFO in a file's place not waited on", () => {
   const base = tempDir("aa-runtime-places-");
   try {
     const home = join(base, "u");
     for (const d of [".cargo", ".config/uv", ".config/pnpm", ".m2"]) mkdirSync(join(home, d), { recursive: true });
-    writeFileSync(join(home, ".npmrc"), "registry=https://registry.npmjs.org/\ncache=~/npmcache\nprefix = ${HOME}/npmglobal\n");
+    // Round 51, F51a-2/3: pnpm's cache-dir (in either file), a value in single quotes.
+    writeFileSync(join(home, ".npmrc"), "registry=https://registry.npmjs.org/\ncache=~/npmcache\nprefix = ${HOME}/npmglobal\ncache-dir='/srv/pnpm-cache'\n");
     writeFileSync(join(home, ".config", "pnpm", "rc"), "store-dir=/srv/pnpm-store\n");
     writeFileSync(join(home, ".yarnrc.yml"), "cacheFolder: \"/srv/yarn-cache\"\nnodeLinker: node-modules\n");
     writeFileSync(join(home, ".cargo", "config.toml"), '[build]\ntarget-dir = "/srv/cargo-target"\n');
@@ -220,7 +221,7 @@ test("round 49 (where other runtimes keep code, as configured): npm's cache and 
     writeFileSync(join(home, ".condarc"), "channels:\n  - conda-forge\npkgs_dirs:\n  - /srv/conda/pkgs\nenvs_dirs:\n  - ~/envs\n");
     const env = { PYTHONPATH: "/srv/py:rel/py", LD_LIBRARY_PATH: "/srv/lib", CARGO_TARGET_DIR: "/srv/ct" };
     assert.deepEqual(configuredPlaces(env, home), [
-      "/srv/ct", "/srv/py", "/srv/lib", join(home, "npmcache"), join(home, "npmglobal"), "/srv/pnpm-store", "/srv/yarn-cache", "/srv/cargo-target", "/srv/uv-cache", "/srv/m2repo",
+      "/srv/ct", "/srv/py", "/srv/lib", join(home, "npmcache"), join(home, "npmglobal"), "/srv/pnpm-cache", "/srv/pnpm-store", "/srv/yarn-cache", "/srv/cargo-target", "/srv/uv-cache", "/srv/m2repo",
       "/srv/conda/pkgs", join(home, "envs"),
     ]);
     rmSync(join(home, ".npmrc"));

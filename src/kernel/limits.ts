@@ -452,3 +452,10 @@ export const runtimeConfigFileBytesMax = 64 * 1024;
  * links into a shared store (worker/shared-stores.ts, issue 26 round 49): every file is linked alike, so a sample tells.
  */
 export const sharedStoreSampleEntriesMax = 2000;
+
+/**
+ * The most packages of one `node_modules` or virtual environment looked at for a hard link into a shared store
+ * (worker/shared-stores.ts, issue 26 round 51): each package's `package.json` (or `*.dist-info/METADATA`); a folder with
+ * more is taken as linked (kept read-only), never as looked through.
+ */
+export const sharedStorePackagesMax = 20_000;

@@ -249,7 +249,10 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   // and a bind of it, mounted over the hiding, would show it there (the home, /run/user, the host's /proc).
   const guardedParts = parts.flatMap((p) => p.readOnly).filter((p) => !named.some((w) => isInside(w, p)) && kept.some((w) => isInside(p, w)));
   // Dependencies hard-linked from a store every project shares (pnpm, uv: round 49, F49a-2): read-only where written.
-  const storeLinked = kept.flatMap((w) => sharedStoreParts(w)).filter((p) => !named.some((w) => isInside(w, p)));
+  // A folder named writable inside one is refused, not left writable (round 51, F51a-1: ~/site/node_modules/.cache).
+  const storeLinked = kept.flatMap((w) => sharedStoreParts(w));
+  const inStore = named.find((w) => storeLinked.some((p) => isInside(w, p)));
+  if (inStore) return { error: t(lang, "sandbox.writable.storeLinked", { path: inStore, agent, folder: storeLinked.find((p) => isInside(inStore, p))! }) };
   const guarded = [...new Set([...guardedParts, ...storeLinked, ...heldKernelMounts(kept, mounts), ...steering.readOnly, ...stateTargets])];
   // A read-only file with a second name the agent may write is no read-only file (round 35, F35a-2): refused.
   const linked = hardLinked([...guardedParts, ...steering.readOnly, ...stateTargets]);

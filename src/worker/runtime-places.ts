@@ -52,14 +52,19 @@ const placeVariables = [
   "R_LIBS", "R_LIBS_USER", "PERL5LIB", "PERLLIB", "RUBYLIB", "PYTHONPATH", "PYTHONUSERBASE", "LD_LIBRARY_PATH", "CLASSPATH",
 ];
 
+/** The keys of npm's and pnpm's configuration that name where they keep or run code, with their value (quoted or not). */
+const npmrcPlaces = /^[ \t]*(?:cache|prefix|store-dir|global-dir|cache-dir|state-dir|global-bin-dir|virtual-store-dir)[ \t]*=[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\r\n]*?))[ \t]*$/gm;
+
 /**
  * Where a file of configuration of `home`'s user names code places, and how to find them in its text: each pattern's
  * first group is one place (`g` patterns: every match).
  */
 const configFiles: readonly { file: (home: string, env: NodeJS.ProcessEnv) => string; pattern: RegExp }[] = [
   // npm's cache (npx runs packages from its `_npx`), global prefix, pnpm's store, in the user's .npmrc.
-  { file: (h, e) => e.NPM_CONFIG_USERCONFIG || e.npm_config_userconfig || join(h, ".npmrc"), pattern: /^[ \t]*(?:cache|prefix|store-dir|global-dir)[ \t]*=[ \t]*"?([^"\r\n]+?)"?[ \t]*$/gm },
-  { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "pnpm", "rc"), pattern: /^[ \t]*(?:store-dir|global-dir)[ \t]*=[ \t]*"?([^"\r\n]+?)"?[ \t]*$/gm },
+  // pnpm reads the same keys from both (round 51, F51a-2: its cache-dir, whose dlx links it follows); a value in single
+  // or double quotes as npm reads it (F51a-3).
+  { file: (h, e) => e.NPM_CONFIG_USERCONFIG || e.npm_config_userconfig || join(h, ".npmrc"), pattern: npmrcPlaces },
+  { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "pnpm", "rc"), pattern: npmrcPlaces },
   { file: (h) => join(h, ".yarnrc.yml"), pattern: /^[ \t]*(?:cacheFolder|globalFolder)[ \t]*:[ \t]*["']?([^"'\r\n]+?)["']?[ \t]*$/gm },
   { file: (h, e) => join(e.CARGO_HOME || join(h, ".cargo"), "config.toml"), pattern: /^[ \t]*target-dir[ \t]*=[ \t]*["']([^"'\r\n]+)["']/gm },
   { file: (h, e) => join(e.CARGO_HOME || join(h, ".cargo"), "config"), pattern: /^[ \t]*target-dir[ \t]*=[ \t]*["']([^"'\r\n]+)["']/gm },
@@ -83,7 +88,7 @@ export function configuredPlaces(env: NodeJS.ProcessEnv, home: string): string[]
   };
   for (const name of placeVariables) for (const entry of (env[name] ?? "").split(":")) if (entry) take(entry);
   for (const { file, pattern } of configFiles) {
-    for (const m of headOfRegular(file(home, env), runtimeConfigFileBytesMax).matchAll(pattern)) take(m[1]!);
+    for (const m of headOfRegular(file(home, env), runtimeConfigFileBytesMax).matchAll(pattern)) take(m[1] ?? m[2] ?? m[3] ?? "");
   }
   return [...new Set(out)];
 }

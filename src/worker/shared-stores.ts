@@ -8,8 +8,8 @@
  * so a project installed with copies (`package-import-method=copy`, `UV_LINK_MODE=copy`) stays the agent's. The same
  * for a sandboxed plugin's writable binds (round 50, F50a-2).
  */
-import { join } from "node:path";
-import { sharedStoreSampleEntriesMax } from "../kernel/limits.js";
+import { basename, dirname, join } from "node:path";
+import { sharedStorePackagesMax, sharedStoreSampleEntriesMax } from "../kernel/limits.js";
 import { entriesUpTo, lstatOr } from "../common/file-checks.js";
 import { guardLimits } from "./guard-walk.js";
 
@@ -23,13 +23,18 @@ import { guardLimits } from "./guard-walk.js";
  */
 export function sharedStoreParts(folder: string, limits: { folders: number; entries: number } = guardLimits): string[] {
   const out: string[] = [];
+  // The folder itself may be one (round 51, F51a-4: a writable bind or entry that is a bun node_modules), or lie in one.
+  for (let d = folder; ; d = dirname(d)) {
+    if (basename(d) === "node_modules" && linkedModules(d)) return [d];
+    if (dirname(d) === d) break;
+  }
   const stack = [folder];
   let folders = 0;
   let entries = 0;
   while (stack.length > 0 && folders++ < limits.folders) {
     const dir = stack.pop()!;
     if (isFile(join(dir, "pyvenv.cfg"))) {
-      for (const lib of ["lib", "lib64"]) if (hasHardLink(join(dir, lib))) out.push(join(dir, lib));
+      for (const lib of ["lib", "lib64"]) if (linkedPackages(join(dir, lib))) out.push(join(dir, lib));
       continue;
     }
     // The entries' types as the folder lists them (no stat of each: a project's tree is large).
@@ -39,11 +44,44 @@ export function sharedStoreParts(folder: string, limits: { folders: number; entr
       const path = join(dir, name);
       if (!e.isDirectory() || name === ".git") continue;
       if (name === "node_modules") {
-        if (hasHardLink(path)) out.push(path);
+        if (linkedModules(path)) out.push(path);
       } else stack.push(path);
     }
   }
   return out;
+}
+
+/**
+ * Whether `modules` (a `node_modules`) holds a package linked from a store: a package's `package.json` with more than one
+ * name — every package folder at its top (scoped ones too) and in pnpm's `.pnpm/<id>/node_modules` — or, failing closed,
+ * more packages than `sharedStorePackagesMax`. By the packages, not a sample of entries, so no files an agent adds
+ * (40,000 empty ones in `node_modules/.cache`: round 51, F51a-5) hide them; then a sample of the rest (other layouts).
+ */
+function linkedModules(modules: string): boolean {
+  let n = 0;
+  const linked = (pkg: string) => ++n > sharedStorePackagesMax || (lstatOr(join(pkg, "package.json"))?.nlink ?? 1) > 1;
+  const packagesIn = (dir: string): string[] => entriesUpTo(dir, sharedStorePackagesMax).filter((e) => e.isDirectory() && !e.name.startsWith("."))
+    .flatMap((e) => (e.name.startsWith("@") ? entriesUpTo(join(dir, e.name), sharedStorePackagesMax).filter((x) => x.isDirectory()).map((x) => join(dir, e.name, x.name)) : [join(dir, e.name)]));
+  if (packagesIn(modules).some(linked)) return true;
+  const virtual = join(modules, ".pnpm");
+  for (const e of entriesUpTo(virtual, sharedStorePackagesMax)) if (e.isDirectory() && packagesIn(join(virtual, e.name, "node_modules")).some(linked)) return true;
+  return hasHardLink(modules);
+}
+
+/**
+ * Whether a virtual environment's `lib` holds a package linked from a store: a file of a `*.dist-info` folder of its
+ * site-packages with more than one name, or, failing closed, more than `sharedStorePackagesMax` of them; then a sample.
+ */
+function linkedPackages(lib: string): boolean {
+  let n = 0;
+  for (const py of entriesUpTo(lib, 16)) {
+    const site = join(lib, py.name, "site-packages");
+    for (const e of entriesUpTo(site, sharedStorePackagesMax)) {
+      if (!e.isDirectory() || !e.name.endsWith(".dist-info")) continue;
+      if (++n > sharedStorePackagesMax || (lstatOr(join(site, e.name, "METADATA"))?.nlink ?? 1) > 1) return true;
+    }
+  }
+  return hasHardLink(lib);
 }
 
 /** Whether `path` is a regular file (not through a link). */

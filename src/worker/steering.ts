@@ -39,7 +39,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { isLink, present, realPathOr, within } from "../common/file-checks.js";
-import type { Lang } from "../i18n/messages.js";
+import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
 import { countedEntries, GuardLimitError, guardLimits, guardLimitText, walkOf, type EntriesRead, type GuardLimits, type Walked } from "./guard-walk.js";
 export { GuardLimitError, guardLimits, guardLimitText, notWalked, walkOf, type GuardLimits, type Walked } from "./guard-walk.js";
@@ -476,6 +476,8 @@ export function bindGuards(binds: readonly { source: string; container: string }
   const pass = new ConfigPass(guardLimits.configFiles);
   for (const { source, container } of binds) {
     if (!isDir(source)) continue;
+    const stores = sharedStoreParts(source), holding = stores.find((p) => source === p || source.startsWith(`${p}/`));
+    if (holding) return { ok: false, message: t(lang, "tools.sandbox.bindStoreLinked", { path: source, folder: holding }) };
     let parts: Guarded;
     try {
       parts = executableParts(source, false, true, guardLimits, pass);
@@ -491,7 +493,7 @@ export function bindGuards(binds: readonly { source: string; container: string }
       .sort((a, b) => a.p.split("/").length - b.p.split("/").length || Number(a.ro) - Number(b.ro));
     out.push(...layered.filter((l) => inside(l.p)).map((l) => ({ path: l.p, at: at(l.p), readOnly: l.ro })));
     // Dependencies hard-linked from a store every project shares (round 50, F50a-2), as in an agent's folder.
-    out.push(...[...parts.readOnly, ...sharedStoreParts(source)].filter(inside).map((p) => ({ path: p, at: at(p), readOnly: true })));
+    out.push(...[...parts.readOnly, ...stores].filter(inside).map((p) => ({ path: p, at: at(p), readOnly: true })));
   }
   return { ok: true, guarded: out };
 }
