@@ -10,7 +10,8 @@
  */
 import { basename, dirname, join } from "node:path";
 import { sharedStorePackagesMax, sharedStoreSampleEntriesMax } from "../kernel/limits.js";
-import { entriesUpTo, lstatOr } from "../common/file-checks.js";
+import { entriesUpTo, lstatOr, realPathOr } from "../common/file-checks.js";
+import { tmpdir } from "node:os";
 import { guardLimits } from "./guard-walk.js";
 
 /**
@@ -28,6 +29,9 @@ export function sharedStoreParts(folder: string, limits: { folders: number; entr
     if (basename(d) === "node_modules" && linkedModules(d)) return [d];
     if (dirname(d) === d) break;
   }
+  // Not below a shared temporary root (a rule's cwd "/tmp"): every program's files lie there, as for the guard, which
+  // looks at such a folder's own repository only (steering.ts sharedTempRoots; SECURITY.md names this).
+  if (["/tmp", "/var/tmp", tmpdir()].some((d) => realPathOr(d, d) === folder)) return [];
   const stack = [folder];
   let folders = 0;
   let entries = 0;
