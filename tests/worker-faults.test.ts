@@ -65,7 +65,7 @@ test("worker/claim made a folder while serve runs: the worker logs it, claims no
   await until(async () => (await runState(url, keys.owner, 1))?.state === "done", 20_000, "run 1 to be done");
   await until(() => log.some((l) => l.includes("Not claiming")), 10_000, "the fault in the log");
   assert.match(log.find((l) => l.includes("Not claiming"))!,
-    /^worker w1: EISDIR: illegal operation on a directory, rename '.*claim\.\d+\.tmp' -> '.*claim'\. Not claiming new runs \(the runs in hand are watched and reported as usual\); trying again in 1 s$/);
+    /^worker w1: EISDIR: illegal operation on a directory, rename '.*claim\.\d+\.[0-9a-f]{12}\.tmp' -> '.*claim'\. Not claiming new runs \(the runs in hand are watched and reported as usual\); trying again in 1 s$/);
 
   await post(url, keys.source, { id: "e2", type: "alert.x", subject: "#2" });
   await new Promise((r) => setTimeout(r, 2500)); // a few fault retries
@@ -96,11 +96,11 @@ test("a run whose folder cannot be made is tried again, then reported 'not run' 
   }, 20_000, "run 1 to be reported not run");
   assert.match(run1.error!, /^the worker could not go on with this run: EEXIST: file already exists, mkdir '.*\/runs\/1-1'$/);
   const folder = join(fx.home.worker, "runs", "1-1");
-  assert.deepEqual(log.map((l) => l.replaceAll(folder, "<folder>").replace(`.${process.pid}.tmp`, ".<pid>.tmp")), [
+  assert.deepEqual(log.map((l) => l.replaceAll(folder, "<folder>").replace(new RegExp(`\\.${process.pid}\\.[0-9a-f]{12}\\.tmp`), ".<pid>.<random>.tmp")), [
     ...[0.1, 0.2, 0.4, 0.8].map((s) => `run 1: EEXIST: file already exists, mkdir '<folder>'. Trying again in ${s} s`),
     // reported all the same; only the records a restarted worker would use could not be kept
-    "run 1: ENOTDIR: not a directory, open '<folder>/result.json.<pid>.tmp'",
-    "run 1: ENOTDIR: not a directory, open '<folder>/submitted.<pid>.tmp'",
+    "run 1: ENOTDIR: not a directory, open '<folder>/result.json.<pid>.<random>.tmp'",
+    "run 1: ENOTDIR: not a directory, open '<folder>/submitted.<pid>.<random>.tmp'",
   ]);
 
   // Started again by hand, its next attempt has a folder of its own and runs.

@@ -187,8 +187,10 @@ export class Worker {
         faults = 0;
       } catch (e) {
         const text = (e as Error).message;
-        if (text !== fault) this.log(t(this.opts.lang, "worker.fileFault", { name: this.opts.name, error: text, seconds: this.faultWaitMs(faults + 1) / 1000 }));
-        fault = text;
+        // The same fault is said once: its temporary file's name is new at every try (files.ts writeFileDurable).
+        const same = text.replace(/\.\d+\.[0-9a-f]{12}\.tmp\b/g, ".tmp");
+        if (same !== fault) this.log(t(this.opts.lang, "worker.fileFault", { name: this.opts.name, error: text, seconds: this.faultWaitMs(faults + 1) / 1000 }));
+        fault = same;
       }
       // While faulty: a heartbeat for the runs in hand under an id kept nowhere, which can be given no job.
       const faulty = fault !== null;
