@@ -4,7 +4,8 @@
  */
 import { chmodSync, lstatSync, opendirSync, type Dirent } from "node:fs";
 import { dirname, join } from "node:path";
-import { byName, entriesUpTo } from "../common/file-checks.js";
+import { tmpdir } from "node:os";
+import { byName, entriesUpTo, realPathOr } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 
 /**
@@ -189,3 +190,10 @@ export function countedEntries(d: string, read: EntriesRead): Dirent[] {
   return entries.sort(byName);
 }
 
+/**
+ * The shared temporary roots (`/tmp`, `/var/tmp`, the system's temporary folder), as real paths: every program's
+ * files lie below them, so the guard and the check after a run look there at the folder's own repository only.
+ */
+export function sharedTempRoots(): string[] {
+  return [...new Set(["/tmp", "/var/tmp", tmpdir()].map((d) => realPathOr(d, d)))];
+}

@@ -55,6 +55,11 @@ const placeVariables = [
 /** The keys of npm's and pnpm's configuration that name where they keep or run code, with their value (quoted or not). */
 const npmrcPlaces = /^[ \t]*(?:cache|prefix|store-dir|global-dir|cache-dir|state-dir|global-bin-dir|virtual-store-dir)[ \t]*=[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\r\n]*?))[ \t]*$/gm;
 
+/** cargo's `target-dir` setting (where `cargo run` builds and runs from). */
+const cargoTargetDir = /^[ \t]*target-dir[ \t]*=[ \t]*["']([^"'\r\n]+)["']/gm;
+/** The items of a YAML list, one per line (`  - /path`): conda's `pkgs_dirs` and `envs_dirs`. */
+const yamlListItems = /^[ \t]+-[ \t]+["']?([^"'\r\n#]+?)["']?[ \t]*$/gm;
+
 /**
  * Where a file of configuration of `home`'s user names code places, and how to find them in its text: each pattern's
  * first group is one place (`g` patterns: every match).
@@ -66,13 +71,13 @@ const configFiles: readonly { file: (home: string, env: NodeJS.ProcessEnv) => st
   { file: (h, e) => e.NPM_CONFIG_USERCONFIG || e.npm_config_userconfig || join(h, ".npmrc"), pattern: npmrcPlaces },
   { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "pnpm", "rc"), pattern: npmrcPlaces },
   { file: (h) => join(h, ".yarnrc.yml"), pattern: /^[ \t]*(?:cacheFolder|globalFolder)[ \t]*:[ \t]*["']?([^"'\r\n]+?)["']?[ \t]*$/gm },
-  { file: (h, e) => join(e.CARGO_HOME || join(h, ".cargo"), "config.toml"), pattern: /^[ \t]*target-dir[ \t]*=[ \t]*["']([^"'\r\n]+)["']/gm },
-  { file: (h, e) => join(e.CARGO_HOME || join(h, ".cargo"), "config"), pattern: /^[ \t]*target-dir[ \t]*=[ \t]*["']([^"'\r\n]+)["']/gm },
+  { file: (h, e) => join(e.CARGO_HOME || join(h, ".cargo"), "config.toml"), pattern: cargoTargetDir },
+  { file: (h, e) => join(e.CARGO_HOME || join(h, ".cargo"), "config"), pattern: cargoTargetDir },
   { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "uv", "uv.toml"), pattern: /^[ \t]*(?:cache-dir|python-install-dir|tool-dir)[ \t]*=[ \t]*["']([^"'\r\n]+)["']/gm },
   { file: (h) => join(h, ".m2", "settings.xml"), pattern: /<localRepository>\s*([^<\s][^<]*?)\s*<\/localRepository>/g },
   // conda's package cache (linked into every environment) and environments: the items of pkgs_dirs and envs_dirs.
-  { file: (h) => join(h, ".condarc"), pattern: /^[ \t]+-[ \t]+["']?([^"'\r\n#]+?)["']?[ \t]*$/gm },
-  { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "conda", ".condarc"), pattern: /^[ \t]+-[ \t]+["']?([^"'\r\n#]+?)["']?[ \t]*$/gm },
+  { file: (h) => join(h, ".condarc"), pattern: yamlListItems },
+  { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "conda", ".condarc"), pattern: yamlListItems },
 ];
 
 /**

@@ -10,9 +10,8 @@
  */
 import { basename, dirname, join } from "node:path";
 import { sharedStorePackagesMax, sharedStoreSampleEntriesMax } from "../kernel/limits.js";
-import { entriesUpTo, lstatOr, realPathOr } from "../common/file-checks.js";
-import { tmpdir } from "node:os";
-import { guardLimits } from "./guard-walk.js";
+import { entriesUpTo, lstatOr } from "../common/file-checks.js";
+import { guardLimits, sharedTempRoots } from "./guard-walk.js";
 
 /**
  * The folders in `folder` (an agent's cwd or writable folder, a plugin's writable bind) whose files are linked from a
@@ -30,8 +29,8 @@ export function sharedStoreParts(folder: string, limits: { folders: number; entr
     if (dirname(d) === d) break;
   }
   // Not below a shared temporary root (a rule's cwd "/tmp"): every program's files lie there, as for the guard, which
-  // looks at such a folder's own repository only (steering.ts sharedTempRoots; SECURITY.md names this).
-  if (["/tmp", "/var/tmp", tmpdir()].some((d) => realPathOr(d, d) === folder)) return [];
+  // looks at such a folder's own repository only (SECURITY.md names this).
+  if (sharedTempRoots().includes(folder)) return [];
   const stack = [folder];
   let folders = 0;
   let entries = 0;

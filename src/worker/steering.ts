@@ -36,13 +36,12 @@
  */
 import { sharedStoreParts } from "./shared-stores.js";
 import { existsSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { isLink, present, realPathOr, within } from "../common/file-checks.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { pinnedFolders } from "./mount-pins.js";
-import { countedEntries, GuardLimitError, guardLimits, guardLimitText, walkOf, type EntriesRead, type GuardLimits, type Walked } from "./guard-walk.js";
-export { GuardLimitError, guardLimits, guardLimitText, notWalked, walkOf, type GuardLimits, type Walked } from "./guard-walk.js";
+import { countedEntries, GuardLimitError, guardLimits, guardLimitText, sharedTempRoots, walkOf, type EntriesRead, type GuardLimits, type Walked } from "./guard-walk.js";
+export { GuardLimitError, guardLimits, guardLimitText, notWalked, sharedTempRoots, walkOf, type GuardLimits, type Walked } from "./guard-walk.js";
 import { homeLinks, homeWalkLimits, type HomeWalkLimits } from "./home-links.js";
 import { hookShadows, scriptRefLimits, scriptRefs, type HookFolder } from "./script-refs.js";
 import { hookManagerFiles, hookManagerRefs, managerParts } from "./hook-managers.js";
@@ -257,14 +256,6 @@ export function homeLinkTargets(partial = false, limits: HomeWalkLimits = homeWa
   const found = homeLinks(process.env, limits, writable);
   if (!found.complete && !partial) throw new GuardLimitError("home", found.home ?? "", limits.entries);
   return found.targets;
-}
-
-/**
- * The shared temporary roots (`/tmp`, `/var/tmp`, the system's temporary folder), as real paths: every program's
- * files lie below them, so the guard and the check after a run look there at the folder's own repository only.
- */
-export function sharedTempRoots(): string[] {
-  return [...new Set(["/tmp", "/var/tmp", tmpdir()].map((d) => realPathOr(d, d)))];
 }
 
 /**
