@@ -16,9 +16,10 @@ export async function refusedRuns(fx: Fixture, ids: readonly string[], home: Hom
   workers.push(w);
   void w.run();
   for (const id of ids) await fx.call("POST", "/v1/events", fx.keys.source, { id, type: `${id}.x` });
+  let last: Awaited<ReturnType<Fixture["state"]>> | null = null;
   const st = await until(async () => {
-    const s = await fx.state();
+    const s = last = await fx.state();
     return s.runs.length === ids.length && s.runs.every((r) => r.state === "waiting") && s;
-  }, 60_000, "every run refused");
+  }, 60_000, () => `every run refused (not refused: ${last?.runs.filter((r) => r.state !== "waiting").map((r) => `${r.rule} ${r.state}`).join(", ") || "none"})`);
   return Object.fromEntries(st.runs.map((r) => [r.rule, r.error]));
 }

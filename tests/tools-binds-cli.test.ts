@@ -224,6 +224,11 @@ test("round 49 and round 51, F51a-2/3 (where other runtimes keep code, as config
       "/srv/ct", "/srv/py", "/srv/lib", join(home, "npmcache"), join(home, "npmglobal"), "/srv/pnpm-cache", "/srv/pnpm-store", "/srv/yarn-cache", "/srv/cargo-target", "/srv/uv-cache", "/srv/m2repo",
       "/srv/conda/pkgs", join(home, "envs"),
     ]);
+    // Under `npm test` the hub's environment names npm's own user's file (npm_config_userconfig): both files are read,
+    // the home's too, which a plugin's npm reads (its environment has no npm_config_*). A fresh CI run failed so.
+    writeFileSync(join(base, "other-npmrc"), "cache=/srv/other-cache\n");
+    const both = configuredPlaces({ npm_config_userconfig: join(base, "other-npmrc") }, home);
+    assert.deepEqual(both.filter((p) => p.includes("cache")), ["/srv/other-cache", join(home, "npmcache"), "/srv/pnpm-cache", "/srv/yarn-cache", "/srv/uv-cache"]);
     rmSync(join(home, ".npmrc"));
     execFileSync("mkfifo", [join(home, ".npmrc")]);
     assert.equal(configuredPlaces({}, home).includes(join(home, "npmcache")), false, "the FIFO was not read (nor waited on)");

@@ -64,11 +64,13 @@ const yamlListItems = /^[ \t]+-[ \t]+["']?([^"'\r\n#]+?)["']?[ \t]*$/gm;
  * Where a file of configuration of `home`'s user names code places, and how to find them in its text: each pattern's
  * first group is one place (`g` patterns: every match).
  */
-const configFiles: readonly { file: (home: string, env: NodeJS.ProcessEnv) => string; pattern: RegExp }[] = [
+const configFiles: readonly { file: (home: string, env: NodeJS.ProcessEnv) => string | readonly (string | undefined)[]; pattern: RegExp }[] = [
   // npm's cache (npx runs packages from its `_npx`), global prefix, pnpm's store, in the user's .npmrc.
   // pnpm reads the same keys from both (round 51, F51a-2: its cache-dir, whose dlx links it follows); a value in single
   // or double quotes as npm reads it (F51a-3).
-  { file: (h, e) => e.NPM_CONFIG_USERCONFIG || e.npm_config_userconfig || join(h, ".npmrc"), pattern: npmrcPlaces },
+  // Both the file the hub's environment names and the home's: `npm test` sets npm_config_userconfig to its own user's
+  // file, while a plugin process (whose environment has no npm_config_*) reads the home's.
+  { file: (h, e) => [e.NPM_CONFIG_USERCONFIG, e.npm_config_userconfig, join(h, ".npmrc")], pattern: npmrcPlaces },
   { file: (h, e) => join(e.XDG_CONFIG_HOME || join(h, ".config"), "pnpm", "rc"), pattern: npmrcPlaces },
   { file: (h) => join(h, ".yarnrc.yml"), pattern: /^[ \t]*(?:cacheFolder|globalFolder)[ \t]*:[ \t]*["']?([^"'\r\n]+?)["']?[ \t]*$/gm },
   { file: (h, e) => join(e.CARGO_HOME || join(h, ".cargo"), "config.toml"), pattern: cargoTargetDir },
@@ -93,7 +95,9 @@ export function configuredPlaces(env: NodeJS.ProcessEnv, home: string): string[]
   };
   for (const name of placeVariables) for (const entry of (env[name] ?? "").split(":")) if (entry) take(entry);
   for (const { file, pattern } of configFiles) {
-    for (const m of headOfRegular(file(home, env), runtimeConfigFileBytesMax).matchAll(pattern)) take(m[1] ?? m[2] ?? m[3] ?? "");
+    for (const path of new Set([file(home, env)].flat())) {
+      if (path) for (const m of headOfRegular(path, runtimeConfigFileBytesMax).matchAll(pattern)) take(m[1] ?? m[2] ?? m[3] ?? "");
+    }
   }
   return [...new Set(out)];
 }
