@@ -15,6 +15,7 @@ import { sandboxKit } from "./sandbox-kit.js";
 import { homePaths } from "../src/host/home.js";
 import { cliLines, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { refusedRuns } from "./sandbox-helpers.js";
+import { hubCodeFolders, hubOrigin } from "../src/worker/hub-code.js";
 
 const kit = sandboxKit();
 const { removed } = kit;
@@ -174,3 +175,29 @@ test("issue 26 round 51, F51a-1/4 (reported cases: an agent's writable ~/site/no
   assert.deepEqual(errors, Object.fromEntries(cases.map(([id, path]) => [id, `${path} in agent ${id}'s writable is, or lies in, ${modules}, whose files are hard links into a package store every project shares (pnpm, bun, uv): writing them would change them for every project and trusted plugin. Install it with copies (package-import-method=copy, UV_LINK_MODE=copy, bun install --backend=copyfile), or name a folder outside it`])));
 });
 
+
+test("issue 26 (the kind of round 47 through a plugin's own manifest): a program or script a trusted plugin names by absolute path outside PATH (~/venv/bin/python3, ~/tools/fmt.py), and its install prefix, refused as an agent's writable; the same manifest with a [sandbox] is not the hub's code", { skip: engineUnderTmp }, async () => {
+  const user = realpathSync(tempDir("aa-programs-"));
+  const hub = join(user, "hub");
+  const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
+  removed.push(user, cwd);
+  for (const d of ["venv/bin", "venv/lib/python3.12/site-packages", "tools", "data", "boxed/bin", "boxed/lib"]) mkdirSync(join(user, d), { recursive: true });
+  writeFileSync(join(user, "venv", "bin", "python3"), "#!/bin/sh\n", { mode: 0o755 });
+  writeFileSync(join(user, "tools", "fmt.py"), "print('hi')\n");
+  writeFileSync(join(user, "data", "words.txt"), "a\n");
+  writeFileSync(join(user, "boxed", "bin", "run"), "#!/bin/sh\n", { mode: 0o755 });
+  // Trusted (no [sandbox]): its interpreter and its script by absolute path; a data file among its arguments is not code.
+  writePlugin(join(hub, "plugins"), "fmt", syncManifest("fmt", join(user, "venv", "bin", "python3"), [join(user, "tools", "fmt.py"), join(user, "data", "words.txt")], toolToml("go")));
+  // Sandboxed: its program is not run with the hub's rights, so it does not make its folder the hub's.
+  writePlugin(join(hub, "plugins"), "boxed", syncManifest("boxed", join(user, "boxed", "bin", "run"), [], `${toolToml("go")}\n[sandbox]\n`));
+  const cases: [string, string][] = [["site", join(user, "venv", "lib", "python3.12", "site-packages")], ["script", join(user, "tools")], ["venv", join(user, "venv")]];
+  const errors = await writableRefusals(cases, cwd, hub);
+  assert.deepEqual(errors, {
+    site: `${cases[0]![1]} in "writable" of agent site lies inside ${join(user, "venv", "lib")}, which the sandbox keeps read-only because the hub runs code or programs from there`,
+    script: `${cases[1]![1]} in "writable" of agent script lies inside ${join(user, "tools")}, which the sandbox keeps read-only because the hub runs code or programs from there`,
+    venv: `${cases[2]![1]} in "writable" of agent venv holds ${join(user, "venv", "bin")}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`,
+  });
+  const folders = hubCodeFolders(hubOrigin(), [], [join(hub, "plugins")]);
+  assert.equal(folders.includes(join(user, "data")), false, "a data file's folder is not the hub's code");
+  assert.equal(folders.some((f) => f.startsWith(join(user, "boxed"))), false, "a sandboxed plugin's program is not the hub's code");
+});

@@ -81,6 +81,27 @@ test("issue 26 r6 F1v (reported cases): plugins invoke refuses writable binds of
   }
 });
 
+test("issue 26 (the kind of round 47 through a plugin's own manifest): a sandboxed plugin's writable bind of the install prefix of a program a trusted plugin names by absolute path (~/venv/lib for ~/venv/bin/python3) is refused by plugins invoke; read-only it runs", async (t) => {
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const base = tempDir("aa-binds-programs-");
+  try {
+    const home = initHome(join(base, "home"), "127.0.0.1:0");
+    const venv = join(base, "venv");
+    for (const d of [join(venv, "bin"), join(venv, "lib")]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(venv, "bin", "python3"), "#!/bin/sh\n", { mode: 0o755 });
+    writePlugin(join(home, "plugins"), "fmt", syncManifest("fmt", join(venv, "bin", "python3"), ["main.py"], toolToml("go")), { "main.py": "" });
+    evil(home, `${join(venv, "lib")}:/x:rw`);
+    const r = await runCli(home, ["plugins", "invoke", "evil.go", "--args", JSON.stringify({ write: "/x/planted.py", text: "x" })]);
+    const folder = join(venv, "lib");
+    assert.deepEqual([r.code, r.err.split("\n").at(-1), existsSync(join(folder, "planted.py"))], [2, `refused: plugin evil binds ${folder} writable: it lies inside or holds ${folder}, where the hub loads or runs code outside every sandbox (the engine, node, a folder on PATH, a plugin root such as serve --plugins or the home's plugins); what the plugin writes there would run as the hub's user. Bind it read-only ("…:ro"), or bind a folder of data elsewhere`, false], r.err);
+    evil(home, `${join(venv, "lib")}:/x:ro`);
+    const ro = await runCli(home, ["plugins", "invoke", "evil.go", "--args", "{}"]);
+    assert.deepEqual([ro.code, ro.out], [0, '{"wrote":null}'], ro.err);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
 test("issue 26 r6 F8: a writable bind in a dot-folder right in a home of the hub's user (~/.config/systemd/user, ~/.bashrc, ~/.npmrc) is refused; read-only it passes, marked broad", () => {
   const base = tempDir("aa-binds-dot-");
   try {

@@ -10,6 +10,7 @@ import { engineDir } from "../common/paths.js";
 import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
 import { isInside, realPath } from "./sandbox.js";
 import { runtimePlaces } from "./runtime-places.js";
+import { unsandboxedProgramFolders } from "./plugin-programs.js";
 
 /**
  * What programs look for in a folder above the one they run in, besides their own (`lookupPlaceProblem`): Node's and
@@ -152,12 +153,16 @@ export function readOnlyPaths(o: HubOrigin): string[] {
  * What the hub runs or loads code from outside every sandbox (issue 26 rounds 3-7, 48): `readOnlyPaths(o)`, the places
  * the user's runtimes run code from as configured (`o.runtimePlaces`: Go's module cache, GOPATH…) and the plugin
  * roots `roots` (`serve --plugins`, the home's plugins), each root by the path the hub loads from and by where it
- * leads now, existing or not, with every `node_modules` folder above a root that exists. No sandbox may write in, or
- * hold, any of them (`hubCodeProblem`).
+ * leads now, existing or not, with every `node_modules` folder above a root that exists; and the folders of the
+ * programs the tool plugins of `programRoots` (default: `roots`) without a sandbox name by absolute path, with their
+ * install prefix (plugin-programs.ts). No sandbox may write in, or hold, any of them (`hubCodeProblem`).
  */
-export function hubCodeFolders(o: HubOrigin, roots: readonly string[]): string[] {
+export function hubCodeFolders(o: HubOrigin, roots: readonly string[], programRoots: readonly string[] = roots): string[] {
   const out = readOnlyPaths(o);
   for (const p of o.runtimePlaces ?? []) out.push(resolve(p), realPath(p));
+  // The programs and scripts the plugins without a sandbox name by absolute path, with their install prefix, as PATH's
+  // (a trusted plugin's `command = "~/venv/bin/python"`: an agent's `writable: ["~/venv"]` chose what it ran).
+  for (const d of unsandboxedProgramFolders(programRoots)) out.push(d, realPath(d), ...installPrefix(d, o.userHome), ...installPrefix(realPath(d), o.userHome));
   for (const r of roots) {
     out.push(resolve(r), realPath(r));
     // Where Node looks for a module a plugin of the root lacks: every node_modules above it (round 7, F13: a plugin

@@ -147,7 +147,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const kernel = kernelProblem(cwd, mounts);
   if (kernel) return { error: t(lang, "sandbox.cwdKernelFs", { cwd: turn.cwd, agent, ...kernel }) };
   const places = { hubHome: home, homes, readOnly, hubAliases: [...hubAliases, ...engineElsewhere] };
-  const hubCode = hubCodeFolders(origin, serveRoots);
+  const hubCode = hubCodeFolders(origin, serveRoots, worker.plugins.roots.map((r) => r.dir));
   const userHome = env.HOME || homedir();
   const writable: string[] = [];
   for (const w of job.agent.writable ?? []) {

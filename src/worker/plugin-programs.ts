@@ -1,0 +1,70 @@
+/**
+ * The programs the hub's tool plugins without `[sandbox]` run from outside their own folders (issue 26: a sandboxed
+ * agent's `writable` or a sandboxed plugin's writable bind must not be where a trusted plugin's code comes from).
+ * The hub's PATH folders and the plugin folders are covered by `hubCodeFolders` already; a manifest may also name a
+ * program by absolute path (`command = "/home/ada/venv/bin/python"`) or a script outside its folder
+ * (`args = ["/home/ada/tools/fmt.py"]`), whose folders and install prefix the hub runs code from as much.
+ */
+import { readdirSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, sep } from "node:path";
+import { tmpdir } from "node:os";
+import { readManifest } from "../tools/manifest.js";
+import { manifestMaxBytes } from "../tools/limits.js";
+import { pluginFoldersMax } from "../plugins/limits.js";
+import { headOfRegular } from "./files.js";
+import { realPath } from "./sandbox.js";
+
+/** Folders no program of a plugin is taken from: the root, the shared temporary ones, the kernel's file systems. */
+const notProgramFolders = new Set([sep, "/tmp", "/var/tmp", tmpdir(), "/dev", "/proc", "/sys"]);
+
+/** A script an interpreter runs, by its name (an argument naming another file is data, not where code comes from). */
+const scriptName = /\.(?:py|js|mjs|cjs|ts|mts|cts|sh|bash|zsh|rb|pl|pm|php|lua|jar|r|jl|tcl|awk)$/i;
+
+/** Whether `path` is a regular file that runs as code: executable, or a script by its name. */
+function codeFile(path: string): boolean {
+  try {
+    const st = statSync(path);
+    return st.isFile() && ((st.mode & 0o111) !== 0 || scriptName.test(path));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every absolute path that a valid `manifest.toml` (a regular file, at most `manifestMaxBytes`) of a plugin folder of
+ * `roots` (the first `pluginFoldersMax` entries of each, by name) names as its entry command, or among its arguments
+ * as a file that runs as code (`codeFile`), when the manifest asks no `[sandbox]`; as written and where it leads now. Reads files only, never runs anything;
+ * a root or manifest that cannot be read gives nothing. @returns paths, existing or not, no duplicates.
+ */
+export function unsandboxedPrograms(roots: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const root of roots) {
+    let names: string[];
+    try {
+      names = readdirSync(root).sort().slice(0, pluginFoldersMax);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      // Bad UTF-8 reads as U+FFFD here: such a manifest is refused by the registry, and counting it only protects more.
+      const text = headOfRegular(join(root, name, "manifest.toml"), manifestMaxBytes + 1);
+      if (text === "") continue;
+      const read = readManifest(Buffer.from(text, "utf8"), "en");
+      if (!read.ok || read.manifest.sandbox !== null) continue;
+      const { command, args } = read.manifest.entry_point;
+      for (const p of [command, ...args.filter((a) => isAbsolute(a) && codeFile(a))]) {
+        if (isAbsolute(p)) out.add(p).add(realPath(p));
+      }
+    }
+  }
+  return [...out];
+}
+
+/**
+ * The folders `unsandboxedPrograms` come from — each program's folder as written and where it leads — without the
+ * root, the shared temporary folders and the kernel's (`notProgramFolders`: a script in `/tmp` does not make `/tmp`
+ * the hub's). The install prefix of each is added by the caller (hub-code.ts `installPrefix`).
+ */
+export function unsandboxedProgramFolders(roots: readonly string[]): string[] {
+  return [...new Set(unsandboxedPrograms(roots).map((p) => dirname(p)))].filter((d) => !notProgramFolders.has(d) && !notProgramFolders.has(realPath(d)));
+}
