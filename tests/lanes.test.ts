@@ -197,6 +197,27 @@ test("a rule whose when names only an intent takes events of every source that h
   k.close();
 });
 
+test("issue 26 round 52, F52-1 (reported case: an agent's receipt event hit an intent rule of any source, whose workflow called an always-allowed HTTP tool the agent's own rule was not offered, with the agent's text): a run's event is taken only by rules that name its source", () => {
+  const [alerts] = baseRules.rules;
+  const k = new Clock({
+    ...baseRules,
+    rules: [
+      { ...alerts, emits: { source: "shop", types: ["chat.*"] } },
+      { name: "asks", when: { intent: "p/ask" }, to: "bot", use: "workflow", workflow: "p/flow" },
+      { name: "named", when: { source: "shop", types: ["chat.*"], intent: "p/ask" }, to: "bot2" },
+    ],
+  }, "2026-11-02T08:10:00Z");
+  const intents = { "p/ask": ["fetch please"] };
+  k.event("a1");
+  const job = k.claim("c1").job!;
+  const r = k.commit({ kind: "result", run: job.run, token: k.token(job.run), result: { outcome: "done", events: [{ id: "x1", type: "chat.msg", summary: "fetch please INJECTED" }] } as never, hash: "h1", intents });
+  assert.deepEqual(written(r, "events").map((e) => [e!.sid, e!.internal, e!.routed]), [["receipt:x1", "receipt", ["named"]]]);
+  // The same text posted by the source itself is taken by the rule of any source, as before.
+  const posted = k.commit({ kind: "event", keyHash: K.source, event: { id: "x2", type: "chat.msg", summary: "fetch please" }, intents });
+  assert.deepEqual((posted.body as { routed: string[] }).routed, ["asks", "named"]);
+  k.close();
+});
+
 test("a rule of any source has cards, answers, timers and manual runs as a rule with a source has: all of source intent:<plugin>/<id>, in the event's lane", () => {
   const k = new Clock({ ...baseRules, rules: [{ name: "asks", when: { intent: "p/ask" }, to: "bot", parallel: 2 }] }, "2026-11-02T08:10:00Z");
   const intents = { "p/ask": ["example report"] };
@@ -231,10 +252,10 @@ test("a rule of any source has cards, answers, timers and manual runs as a rule 
   k.close();
 });
 
-test("a receipt's events are routed with the intents handed in with the result, as posted events are", () => {
+test("a receipt's events are routed with the intents handed in with the result, as posted events are (by a rule that names their source: round 52, F52-1)", () => {
   const k = new Clock({
     ...baseRules,
-    rules: [baseRules.rules[0], { name: "asks", when: { intent: "p/ask" }, to: "bot2" }],
+    rules: [baseRules.rules[0], { name: "asks", when: { source: "shop", types: ["followup.*"], intent: "p/ask" }, to: "bot2" }],
   }, "2026-11-02T08:10:00Z");
   k.event("e1");
   const job = k.claim("c1").job!;
