@@ -218,6 +218,23 @@ test("issue 26 round 52, F52-1 (reported case: an agent's receipt event hit an i
   k.close();
 });
 
+test("issue 26 round 52, F52-1 (the kind: an event a run's tool call posted to its own hub, as a declarative HTTP tool does): taken only by rules that name its source, as a receipt's", () => {
+  const [alerts] = baseRules.rules;
+  const k = new Clock({
+    ...baseRules,
+    approvals: [{ plugin: "jobs", mode: "auto" }],
+    rules: [{ ...alerts, tools: ["jobs.*"] }, { name: "asks", when: { intent: "p/ask" }, to: "bot2" }],
+  }, "2026-11-02T08:10:00Z");
+  const intents = { "p/ask": ["fetch please"] };
+  k.event("a1");
+  const job = k.claim("c1").job!;
+  const body = { tool: "jobs.run", argsDigest: "0".repeat(64), preview: "{}", manifestDigest: "a".repeat(64), builtIn: true, disableModelInvocation: false, kind: "sync" };
+  const call = (k.commit({ kind: "toolCall", run: job.run, token: k.token(job.run), body, plugin: { builtIn: true, kind: "sync", disableModelInvocation: false, http: null } } as never).body as { call: number }).call;
+  const post = (id: string, via?: number) => (k.commit({ kind: "event", keyHash: K.source, event: { id, type: "chat.msg", summary: "fetch please" }, intents, ...(via === undefined ? {} : { viaCall: via }) }).body as { routed: string[] }).routed;
+  assert.deepEqual([post("v1", call), post("v2")], [[], ["asks"]], "through the run's call: not the rule of any source; the source's own: taken");
+  k.close();
+});
+
 test("a rule of any source has cards, answers, timers and manual runs as a rule with a source has: all of source intent:<plugin>/<id>, in the event's lane", () => {
   const k = new Clock({ ...baseRules, rules: [{ name: "asks", when: { intent: "p/ask" }, to: "bot", parallel: 2 }] }, "2026-11-02T08:10:00Z");
   const intents = { "p/ask": ["example report"] };

@@ -181,7 +181,8 @@ function takeEvent(c: Ctx, source: string, e: InputOf<"event">["event"], intents
     source, sid: e.id, type: e.type, subject: e.subject ?? null, summary: e.summary ?? null, detail: e.detail ?? null,
     link: e.link ?? null, hops: Math.max(e.hops ?? 0, minHops), internal: null,
   });
-  const routed = routeEvent(c, ev, (deep) => tooDeepNotice(c, deep), intents, (rule) => mayStart(c, rule));
+  // Posted through a run's tool call (minHops > 0): the run's event, as a receipt's (lanes.ts routeEvent).
+  const routed = routeEvent(c, ev, (deep) => tooDeepNotice(c, deep), intents, (rule) => mayStart(c, rule), minHops > 0);
   return { event: ev.id, duplicate: false, routed: routed.routed, paused: routed.paused };
 }
 

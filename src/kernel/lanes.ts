@@ -95,8 +95,8 @@ export function rulesOf(rules: Rules, source: string): RuleDef[] {
 }
 
 /**
- * Matches an event against the event rules and queues it into each matching rule's lane; a receipt's event only into
- * the rules that name its source (not those of any source: an intent and no source).
+ * Matches an event against the event rules and queues it into each matching rule's lane; a run's event (`byRun`: by
+ * default a receipt's) only into the rules that name its source (not those of any source: an intent and no source).
  * Paused rules are listed in `paused` and take nothing; an event deeper than the hop limit is kept, not dispatched.
  * A run the event would start (its lane has none queued) is first offered to `mayStart`, which may pause the rule
  * instead (rate.ts: a rule starting runs too fast); then the rule is listed in `paused` too.
@@ -104,6 +104,7 @@ export function rulesOf(rules: Rules, source: string): RuleDef[] {
  */
 export function routeEvent(
   c: Ctx, ev: EventRow, onTooDeep: (ev: EventRow) => void, intents: IntentTable = {}, mayStart: (rule: RuleDef) => boolean = () => true,
+  byRun = ev.internal === "receipt",
 ): EventRow {
   if (ev.hops > hopsMax) {
     ev.tooDeep = true;
@@ -113,9 +114,10 @@ export function routeEvent(
   }
   for (const rule of rulesOf(c.rules, ev.source)) {
     if (rule.cron !== null || !anyGlob(rule.types, ev.type)) continue;
-    // A run's own event (a receipt's) is taken only by rules that name its source: a rule of any source would let an
-    // agent choose what another rule's workflow does with tools its own rule is not offered (issue 26 round 52, F52-1).
-    if (ev.internal === "receipt" && anySource(rule)) continue;
+    // A run's event (a receipt's, or one its tool call posted) is taken only by rules that name its source: a rule of
+    // any source would let an agent choose what another rule's workflow does with tools its own rule is not offered
+    // (issue 26 round 52, F52-1).
+    if (byRun && anySource(rule)) continue;
     // A rule with `when.intent` takes only events that hit that intent; an intent not loaded now matches nothing.
     if (rule.intent !== undefined && !intentHit(own(intents, rule.intent) ?? [], ev.summary, ev.detail)) continue;
     const lane = laneOf(rule, ev.subject);
