@@ -15,6 +15,7 @@ import { CliError, printable, say, sayError } from "./print.js";
 import type { ConsoleOptions } from "./console.js";
 import { exitWhenOutputBreaks, type OutputGuard } from "./log-streams.js";
 import { registerHomeCommands } from "./home-commands.js";
+import { fixedPath } from "../common/paths.js";
 import type { Config, Home } from "../host/home.js";
 import type { HubClient, HubError } from "../protocol/client.js";
 import type { ConformanceConfig } from "../protocol/conformance.js";
@@ -471,6 +472,9 @@ async function checkKey(kind: string, name: string, remove = false): Promise<Key
 /** Runs the CLI with `argv` (process.argv form). Exits non-zero with one line on stderr when a command fails. */
 export async function main(argv: string[]): Promise<void> {
   output ??= exitWhenOutputBreaks("command", lang);
+  // Programs are looked up only in absolute folders that exist now, by where they lead (common/paths.ts fixedPath):
+  // the children the hub and its worker start in an agent's folder never find that agent's programs there.
+  process.env.PATH = fixedPath(process.env.PATH ?? "", process.cwd());
   try {
     await (await program(argv)).parseAsync(argv);
   } catch (e) {

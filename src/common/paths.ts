@@ -3,9 +3,9 @@
  * and the layout of a home directory (`AGENT_AUTOLOOP_HOME`, default `~/.agent-autoloop`; DESIGN.md 接口). Only
  * paths: nothing here reads or writes a home's files.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The files and folders of a home directory (absolute paths). */
@@ -61,4 +61,28 @@ function findEngineDir(from: string): string {
     if (existsSync(pkg) && /"name":\s*"agent-autoloop"/.test(readFileSync(pkg, "utf8"))) return d;
     if (dirname(d) === d) return resolve(from, "../..");
   }
+}
+
+/**
+ * PATH as the hub and its worker look programs up with it (issue 26 round 53, F53a-1..4): each entry absolute —
+ * a relative one resolved against `cwd`, the folder the process started in, as the sandbox's guard takes it (the
+ * worker runs `git` with an agent's repository as its folder, where `./bin` or `node_modules/.bin` would be the
+ * agent's) —, taken where it leads now (a link an agent may replace later is not followed again), folders that do
+ * not exist now dropped (one made later inside an agent's folder would be the agent's), an empty entry (the current
+ * folder, wherever a child runs) dropped, duplicates dropped. On Windows, where a program is looked for in the current
+ * folder first anyway, `path` is returned as it is. Never throws.
+ */
+export function fixedPath(path: string, cwd: string, platform: NodeJS.Platform = process.platform): string {
+  if (platform === "win32") return path;
+  const out: string[] = [];
+  for (const entry of path.split(delimiter)) {
+    if (!entry) continue;
+    try {
+      const real = realpathSync(resolve(cwd, entry));
+      if (statSync(real).isDirectory() && !out.includes(real)) out.push(real);
+    } catch {
+      // missing or unreadable now: dropped
+    }
+  }
+  return out.join(delimiter);
 }
