@@ -911,6 +911,7 @@ const catalog = {
   "sandbox.writable.holdsHub": { zh: "Agent {agent} 的 writable 里的 {path} 包含 {folder}（中台的主目录，或中台从那里运行代码或程序）：能写它上面目录的 Agent 可以把它挪开，或在它上面放一个 node_modules 让中台加载：写一个不包含它的目录", en: "{path} in \"writable\" of agent {agent} holds {folder}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it" },
   "tools.sandbox.bindChanged": { zh: "插件 {plugin} 的绑定来源 {path} 已经不是检查过的那个（现在是 {now}）：有人把它或它上面的目录换成了链接；插件没有启动", en: "plugin {plugin} binds {path}, which is no longer the one checked (now {now}): a link was put in its place or above it; the plugin did not start" },
   "rulesJson.unknownField": { zh: "不认识的字段（认识的有：{known}）", en: "unknown field (known: {known})" },
+  "rulesJson.ruleColon": { zh: "规则名里不能有 \":\"（工具调用的会话键是 <规则>:<lane>，规则 ops 的 lane prod:x 和规则 ops:prod 的 lane x 会分不开）", en: "a rule's name cannot hold \":\" (a tool call's session key is <rule>:<lane>: rule ops with lane prod:x and rule ops:prod with lane x could not be told apart)" },
   "rulesJson.dotName": { zh: "\".\" 和 \"..\" 不能当名字（它们放不进 URL）", en: "\".\" and \"..\" cannot be names (they cannot stand in a URL)" },
   "rulesJson.name": { zh: "名字只能用字母、数字和 _ . -（最多 100 个）", en: "names use letters, digits, _ . - (at most 100)" },
   "rulesJson.timezone": { zh: "不认识的时区 {timezone}", en: "unknown time zone {timezone}" },

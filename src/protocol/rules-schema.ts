@@ -150,8 +150,19 @@ export const BudgetFile = closed({
   per: opt(Type.Unsafe<"day" | "week">({ type: "string", enum: ["day", "week"], description: "The period: day (default) or week.", [M]: { enum: "rulesJson.per" } })),
 }, "A budget: cost or tokens (or both) per day or week.", { type: "rulesJson.budget" });
 
+/**
+ * A rule's name: a task's name without ":" — a tool call's session key is `<rule>:<lane>`, so a rule `ops` with the lane
+ * `prod:x` and a rule `ops:prod` with the lane `x` would share one, and `allow_session_keys` or an "allow once" meant
+ * for one would let the other through (issue 26 round 53, F53b-4).
+ */
+const ruleName = (description: string) => {
+  const s = taskName(description) as unknown as { allOf: unknown[] };
+  s.allOf.push({ pattern: "^[^:]*$", [M]: { pattern: "rulesJson.ruleColon" } });
+  return s as unknown as ReturnType<typeof taskName>;
+};
+
 export const RuleFile = closed({
-  name: taskName("The rule's name: it stands in URLs and on cards."),
+  name: ruleName("The rule's name (no \":\"): it stands in URLs and on cards."),
   when: When,
   to: text({ description: "The agent that runs it (a key of agents).", filled: true }),
   cwd: opt(text({ description: "The folder the agent works in." })),
