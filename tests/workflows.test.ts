@@ -76,7 +76,7 @@ function writePlugins(home: Home): void {
     steps: [
       { id: "look", type: "tool", tool: "echo.say", args: { text: "{{event.summary}}" } },
       { id: "draft", type: "prompt", promptRef: "writer" },
-      { id: "confirm", type: "hitl", title: "Keep the draft?", text: "{{steps.draft}}", options: ["Keep", "Drop"] },
+      { id: "confirm", type: "hitl", title: "Keep the draft?", text: "{{steps.draft}}", options: ["Keep", "Drop"], continueOn: ["Keep"] },
       { id: "save", type: "artifact", from: "draft", file: "draft.md" },
     ],
   }));
@@ -196,6 +196,28 @@ test("a workflow with all four step types runs end to end: tool (approved, audit
   const served = await fetch(`${s.url}/v1/runs/2/artifacts/draft.md`, { headers: { authorization: `Bearer ${keys.owner}` } });
   assert.equal(await served.text(), draft);
   assert.ok(why2.facts.some((f) => JSON.stringify(f.changes).includes("doc-ref run:2/draft.md")), "the artifact is in why");
+  await s.stop();
+});
+
+test("issue 26 round 53, F53b-1/2 (reported cases: Cancel on a workflow's hitl card went on to the step that sent the draft; the drafting agent was offered the rule's tools and called them itself): an answer outside continueOn ends the workflow there; a prompt step's agent is offered no tools", async () => {
+  // The spy says what its launch was offered: the tools variable, and a tools socket in its folder.
+  const spy = `const fs = require("fs"), path = require("path"); const dir = path.dirname(process.env.AGENT_AUTOLOOP_CONTEXT);
+console.log("Done: drafted\\n\\noffered " + (process.env.AGENT_AUTOLOOP_TOOLS_MCP ? "tools" : "nothing") + ", socket " + (fs.existsSync(path.join(dir, "tools.sock")) || fs.existsSync(path.join(dir, "..", "tools.sock")) ? "yes" : "no"));`;
+  const made = makeHome({
+    timezone: "UTC", sources: { shop: { name: "Shop" } }, channels: {},
+    agents: { writer: { worker: "local", use: "command", command: ["node", "-e", spy] } },
+    rules: [reviewRule],
+  }, { worker: { name: "local", key: newKey(), capacity: 2 } });
+  homes.push(made.dir);
+  writePlugins(made.home);
+  const { dir, home, keys } = made;
+  const s = await serve(dir);
+  const { card } = await upToHitl(s, keys);
+  assert.equal(card.text, "Done: drafted\n\noffered nothing, socket no");
+  await answer(s, keys, card.id, { choice: 1 });
+  const second = await runEnded(s, keys, 2);
+  assert.deepEqual([second.state, second.summary], ["done", 'Workflow flow/review stopped at confirm: you answered "Drop"']);
+  assert.equal(existsSync(join(home.worker, "runs", "2-1", "agent", "artifacts", "draft.md")), false, "the step after it did not run");
   await s.stop();
 });
 

@@ -689,6 +689,7 @@ const catalog = {
   "workflow.placeholder": { zh: "步骤 {step}：{placeholder} 没有对应的值（只能用 event.<字段>、前面步骤的 steps.<id>、slots.<名字>）", en: "step {step}: {placeholder} names nothing (only event.<field>, steps.<id> of an earlier step, slots.<name>)" },
   "workflow.stepFailed": { zh: "步骤 {step} 没跑成：{error}", en: "step {step} failed: {error}" },
   "workflow.waiting": { zh: "工作流 {workflow} 等你回答：{title}", en: "Workflow {workflow} waits for your answer: {title}" },
+  "workflow.stopped": { zh: "工作流 {workflow} 在 {step} 停下：你的回答是“{answer}”", en: "Workflow {workflow} stopped at {step}: you answered \"{answer}\"" },
   "workflow.awaitingTool": { zh: "工作流 {workflow} 在步骤 {step} 等你批准工具调用（卡片 {card}）", en: "Workflow {workflow} waits at step {step} for your approval of a tool call (card {card})" },
   "workflow.done": { zh: "工作流 {workflow} 做完了：{steps} 步；文件：{files}", en: "Workflow {workflow} done: {steps} steps; files: {files}" },
   "workflow.slots.title": { zh: "开始 {workflow} 之前请填写", en: "Before {workflow} starts, please fill in" },

@@ -220,6 +220,8 @@ export const WorkflowStepSchema = {
     step("tool", { tool: Type.String({ maxLength: 2 * toolPluginNameMaxChars + 1, pattern: qualifiedToolPattern, ...patternText("pattern.qualifiedTool") }), args: Type.Record(Type.String(), Type.Unknown()) }, ["tool"]),
     step("hitl", {
       text: text(), options: list(line(), formFieldsMax, 1), form: list(formField, formFieldsMax, 1), card: assetName(),
+      // The options that go on to the next step; any other answer ends the workflow there (issue 26 round 53, F53b-1).
+      continueOn: list(line(), formFieldsMax, 1),
     }, []),
     step("artifact", { from: localId(), file: Type.String({ pattern: artifactFilePattern, ...patternText("pattern.artifactFile") }) }, ["from", "file"]),
   ],
@@ -228,7 +230,7 @@ export const WorkflowStepSchema = {
 export type WorkflowStep =
   | { id: string; type: "prompt"; title?: string; prompt?: string; promptRef?: string }
   | { id: string; type: "tool"; title?: string; tool: string; args?: Record<string, unknown> }
-  | { id: string; type: "hitl"; title?: string; text?: string; options?: string[]; form?: FormField[]; card?: string }
+  | { id: string; type: "hitl"; title?: string; text?: string; options?: string[]; form?: FormField[]; card?: string; continueOn?: string[] }
   | { id: string; type: "artifact"; title?: string; from: string; file: string };
 
 /** `workflows/<name>.json`: steps run in order; `intentId` binds it to an intent of the same plugin. */

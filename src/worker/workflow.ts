@@ -25,7 +25,7 @@ import { artifactPath, neutralise } from "../kernel/text.js";
 type Step =
   | { id: string; type: "prompt"; title?: string; prompt?: string; promptRef?: string }
   | { id: string; type: "tool"; title?: string; tool: string; args?: Record<string, unknown> }
-  | { id: string; type: "hitl"; title?: string; text?: string; options?: string[]; form?: Field[]; card?: string }
+  | { id: string; type: "hitl"; title?: string; text?: string; options?: string[]; form?: Field[]; card?: string; continueOn?: string[] }
   | { id: string; type: "artifact"; title?: string; from: string; file: string };
 
 /** A form field of a `hitl` step or an intent's slot (protocol/declarative/form-field.schema.json). */
@@ -298,8 +298,12 @@ const stepHandlers: { [K in Step["type"]]: StepHandler<K> } = {
     }
     return ended(end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: r.error }) }));
   },
-  /** A question to the owner (options, a form, or a card template); the answer is the output. */
-  async hitl(step, { h, s, ref, ask, answerTo }) {
+  /**
+   * A question to the owner (options, a form, or a card template); the answer is the output. With `continueOn`, an
+   * answer that is not one of those options (another option, or text) ends the workflow there, done (issue 26 round
+   * 53, F53b-1: "Cancel" went on to the step that sent the draft).
+   */
+  async hitl(step, { h, s, ref, ask, answerTo, end }) {
     const lang = h.lang;
     const title = step.title ?? step.id;
     const marker = askMarker(s, step.id);
@@ -317,7 +321,12 @@ const stepHandlers: { [K in Step["type"]]: StepHandler<K> } = {
       const card = step.card === undefined ? {} : { card: `${ref.slice(0, ref.indexOf("/"))}/${step.card}` };
       return ended(ask({ title: clip(title, 200), ...(text ? { text: clip(text, 4000) } : {}), options, about: marker, key: clip(marker, 200), ...card }, step.id));
     }
-    return { output: a.choice !== null && a.choice !== undefined ? (a.options[a.choice] ?? "") : (a.text ?? "") };
+    const answer = a.choice !== null && a.choice !== undefined ? (a.options[a.choice] ?? "") : (a.text ?? "");
+    const chosen = a.choice !== null && a.choice !== undefined;
+    if (step.continueOn && !(chosen && step.continueOn.includes(answer))) {
+      return ended(end({ outcome: "done", summary: t(lang, "workflow.stopped", { workflow: ref, step: step.id, answer: clip(answer, 200) }) }));
+    }
+    return { output: answer };
   },
   /** An earlier step's output written to a file of the agent's folder and sent to the hub; the file's path is the output. */
   async artifact(step, { h, s }) {
