@@ -315,6 +315,17 @@ test("an elsewhere task's answered asks run one at a time in the task's group, e
   k.close();
 });
 
+test("issue 26 round 53, F53b-7 (reported case: a worker's tell ask of an elsewhere task named another plugin's card template, whose button starts a deploy): refused, naming the field, nothing written; the same ask without it is made", () => {
+  const rules = { ...twoRules, elsewhere: [{ name: "nightly", to: "bot2", cwd: "/srv", prompt: "Look.", where: "an app" }] };
+  const k = new Clock(rules, "2026-11-02T08:00:00Z");
+  const ask = (card?: string) => k.commit({ kind: "tell", keyHash: K.worker2, body: { task: "nightly", ask: { title: "Nightly job finished", options: ["OK"], ...(card ? { card } : {}) } } });
+  const refused = ask("tp/go");
+  assert.deepEqual([refused.status, refused.body, refused.facts], [400, { error: "ask.card: task nightly has nothing to do with the plugin of card template tp/go (no source, emits, intent, workflow, prompt or tool of it names the plugin): its template cannot be used" }, []]);
+  assert.equal(ask().status, 200);
+  assert.deepEqual(k.state().cards.map((c) => [c.rule, c.title, c.template ?? null]), [["nightly", "Nightly job finished", null]]);
+  k.close();
+});
+
 test("an fyi notice not taken yet is still offered just before its day is over", () => {
   const k = new Clock(twoRules, "2026-11-02T08:00:00Z");
   receipt(k, { notice: [{ title: "F", fyi: true }] });

@@ -151,6 +151,7 @@ const catalog = {
   "tell.noTask": { zh: "没有这个 elsewhere 任务：{name}", en: "no such elsewhere task: {name}" },
   "tell.notYourTask": { zh: "任务「{name}」不是交给这个接单程序的", en: "task \"{name}\" is not given to this worker" },
   "tell.askOrText": { zh: "ask 和 key/text 只能写一种", en: "give either ask or key and text, not both" },
+  "tell.templateNotTied": { zh: "ask.card：任务 {task} 与卡片模板 {template} 的插件无关（来源、emits、意图、工作流、提示或工具都没用到它），不能用它的模板", en: "ask.card: task {task} has nothing to do with the plugin of card template {template} (no source, emits, intent, workflow, prompt or tool of it names the plugin): its template cannot be used" },
   "tell.askNeedsCwd": { zh: "ask：只有写了 cwd 的 elsewhere 任务能提问", en: "ask: only an elsewhere task with cwd can ask" },
   "event.receiptId": { zh: "id：事件 id 不能以 {prefix} 开头——hub 把这种 id 留给运行回执里报告的事件", en: "id: an event's id may not start with {prefix} — the hub keeps those for the events runs report in their receipts" },
   "in.noAdapter": { zh: "rules.json 里没有配置了 adapter 的来源 {source}", en: "rules.json declares no source {source} with an adapter" },

@@ -7,7 +7,7 @@ import type { Ctx } from "./context.js";
 import type { Caller } from "./types.js";
 import type { TellBody } from "../protocol/schema.js";
 import { createCard, dedupKey, openCardByKey, sentFyiNotice } from "./cards.js";
-import { elsewhereSource } from "./rules.js";
+import { elsewhereSource, templateTied } from "./rules.js";
 import { own } from "./own.js";
 import { assert } from "./assert.js";
 import { refuse as err, type Reply } from "./reply.js";
@@ -41,6 +41,8 @@ export function tell(c: Ctx, who: Caller, b: TellBody): Reply<TellAnswer> {
     if (b.key !== undefined || b.text !== undefined) return err(400, c.say("tell.askOrText"));
     const rule = task ? c.rule(task.name) : undefined;
     if (!task || !rule) return err(400, c.say("tell.askNeedsCwd"));
+    // A card template only of a plugin the task's rule uses, as a receipt's ask (issue 26 round 53, F53b-7).
+    if (b.ask.card !== undefined && !templateTied(rule, b.ask.card)) return err(400, c.say("tell.templateNotTied", { task: task.name, template: b.ask.card }));
     const existing = openCardByKey(c, rule.name, "", dedupKey(b.ask));
     if (existing) return { status: 200, body: { card: existing.id, duplicate: true } };
     const id = createCard(c, {
