@@ -52,11 +52,11 @@ async function run(args: string[], home: string, extra: Record<string, string> =
   return { code: r.status, out: r.stdout.trim(), err: r.stderr.trim(), loaded: [...new Set(loaded)].sort() };
 }
 
-test("--help and --version load commander, the catalog, print.ts, log-streams.ts and home-commands.ts (types only); --version also the home's paths", async () => {
+test("--help and --version load commander, the catalog, print.ts, log-streams.ts, home-commands.ts (types only) and the paths (every command fixes its PATH: issue 26 round 53); --version also the version", async () => {
   const help = await run(["--help"], join(dir, "none"));
   assert.equal(help.code, 0, help.err);
   assert.match(help.out, /^Usage: agent-autoloop \[options\] \[command\]/);
-  assert.deepEqual(help.loaded, ["bin/agent-autoloop.js", "dist/src/cli/commander-text.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/i18n/messages.js", "node_modules/commander"]);
+  assert.deepEqual(help.loaded, ["bin/agent-autoloop.js", "dist/src/cli/commander-text.js", "dist/src/cli/home-commands.js", "dist/src/cli/log-streams.js", "dist/src/cli/main.js", "dist/src/cli/print.js", "dist/src/common/paths.js", "dist/src/i18n/messages.js", "node_modules/commander"]);
   const version = await run(["--version"], join(dir, "none"));
   assert.equal(version.code, 0, version.err);
   assert.deepEqual(version.loaded, [
