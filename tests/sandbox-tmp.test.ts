@@ -176,7 +176,7 @@ test("issue 26 round 51, F51a-1/4 (reported cases: an agent's writable ~/site/no
 });
 
 
-test("issue 26 (the kind of round 47 through a plugin's own manifest): a program or script a trusted plugin names by absolute path outside PATH (~/venv/bin/python3, ~/tools/fmt.py), and its install prefix, refused as an agent's writable; the same manifest with a [sandbox] is not the hub's code", { skip: engineUnderTmp }, async () => {
+test("issue 26 (the kind of round 47 through a plugin's own manifest): a program or script a trusted plugin names by absolute path outside PATH (~/venv/bin/python3, ~/tools/fmt.py), its install prefix and (round 53, F53a-5) the project its venv's .pth names, refused as an agent's writable; the same manifest with a [sandbox] is not the hub's code", { skip: engineUnderTmp }, async () => {
   const user = realpathSync(tempDir("aa-programs-"));
   const hub = join(user, "hub");
   const cwd = realpathSync(tempDir("aa-tmp-cwd-"));
@@ -186,16 +186,20 @@ test("issue 26 (the kind of round 47 through a plugin's own manifest): a program
   writeFileSync(join(user, "tools", "fmt.py"), "print('hi')\n");
   writeFileSync(join(user, "data", "words.txt"), "a\n");
   writeFileSync(join(user, "boxed", "bin", "run"), "#!/bin/sh\n", { mode: 0o755 });
+  // Round 53, F53a-5: the owner's project installed editable into that venv (its .pth names the project).
+  mkdirSync(join(user, "pyproj"));
+  writeFileSync(join(user, "venv", "lib", "python3.12", "site-packages", "_editable_impl_pyproj.pth"), `${join(user, "pyproj")}\nimport sys\n`);
   // Trusted (no [sandbox]): its interpreter and its script by absolute path; a data file among its arguments is not code.
   writePlugin(join(hub, "plugins"), "fmt", syncManifest("fmt", join(user, "venv", "bin", "python3"), [join(user, "tools", "fmt.py"), join(user, "data", "words.txt")], toolToml("go")));
   // Sandboxed: its program is not run with the hub's rights, so it does not make its folder the hub's.
   writePlugin(join(hub, "plugins"), "boxed", syncManifest("boxed", join(user, "boxed", "bin", "run"), [], `${toolToml("go")}\n[sandbox]\n`));
-  const cases: [string, string][] = [["site", join(user, "venv", "lib", "python3.12", "site-packages")], ["script", join(user, "tools")], ["venv", join(user, "venv")]];
+  const cases: [string, string][] = [["site", join(user, "venv", "lib", "python3.12", "site-packages")], ["script", join(user, "tools")], ["venv", join(user, "venv")], ["proj", join(user, "pyproj")]];
   const errors = await writableRefusals(cases, cwd, hub);
   assert.deepEqual(errors, {
     site: `${cases[0]![1]} in "writable" of agent site lies inside ${join(user, "venv", "lib")}, which the sandbox keeps read-only because the hub runs code or programs from there`,
     script: `${cases[1]![1]} in "writable" of agent script lies inside ${join(user, "tools")}, which the sandbox keeps read-only because the hub runs code or programs from there`,
     venv: `${cases[2]![1]} in "writable" of agent venv holds ${join(user, "venv", "bin")}, the worker's home or a folder the hub runs code or programs from: an agent that writes above it can move it aside or put a node_modules above it for the hub to load: name a folder that does not hold it`,
+    proj: `${cases[3]![1]} in "writable" of agent proj lies inside ${join(user, "pyproj")}, which the sandbox keeps read-only because the hub runs code or programs from there`,
   });
   const folders = hubCodeFolders(hubOrigin(), [], [join(hub, "plugins")]);
   assert.equal(folders.includes(join(user, "data")), false, "a data file's folder is not the hub's code");

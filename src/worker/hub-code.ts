@@ -10,7 +10,7 @@ import { engineDir } from "../common/paths.js";
 import { makeTsxCache, tsxCacheDir } from "../common/tsx-cache.js";
 import { isInside, realPath } from "./sandbox.js";
 import { runtimePlaces } from "./runtime-places.js";
-import { unsandboxedProgramFolders } from "./plugin-programs.js";
+import { pthFolders, unsandboxedProgramFolders } from "./plugin-programs.js";
 
 /**
  * What programs look for in a folder above the one they run in, besides their own (`lookupPlaceProblem`): Node's and
@@ -141,7 +141,13 @@ export function readOnlyPaths(o: HubOrigin): string[] {
       if (!entry) continue;
       const dir = resolve(o.cwd, entry);
       add(dir);
-      if (programs) for (const p of [...installPrefix(dir, o.userHome), ...installPrefix(realPath(dir), o.userHome)]) add(p);
+      if (!programs) continue;
+      for (const d of new Set([dir, realPath(dir)])) {
+        const prefix = installPrefix(d, o.userHome);
+        for (const p of prefix) add(p);
+        // What its Python's .pth files put on its path (round 53, F53a-5: an editable install's project).
+        if (prefix.length > 0) for (const p of pthFolders(dirname(d))) add(p);
+      }
     }
   }
   if (o.tsxCache) add(o.tsxCache);
@@ -160,9 +166,7 @@ export function readOnlyPaths(o: HubOrigin): string[] {
 export function hubCodeFolders(o: HubOrigin, roots: readonly string[], programRoots: readonly string[] = roots): string[] {
   const out = readOnlyPaths(o);
   for (const p of o.runtimePlaces ?? []) out.push(resolve(p), realPath(p));
-  // The programs and scripts the plugins without a sandbox name by absolute path, with their install prefix, as PATH's
-  // (a trusted plugin's `command = "~/venv/bin/python"`: an agent's `writable: ["~/venv"]` chose what it ran).
-  for (const d of unsandboxedProgramFolders(programRoots)) out.push(d, realPath(d), ...installPrefix(d, o.userHome), ...installPrefix(realPath(d), o.userHome));
+  out.push(...unsandboxedCode(o.userHome, programRoots));
   for (const r of roots) {
     out.push(resolve(r), realPath(r));
     // Where Node looks for a module a plugin of the root lacks: every node_modules above it (round 7, F13: a plugin
@@ -173,6 +177,24 @@ export function hubCodeFolders(o: HubOrigin, roots: readonly string[], programRo
         if (existsSync(modules)) out.push(modules, realPath(modules));
         if (dirname(d) === d) break;
       }
+    }
+  }
+  return [...new Set(out)];
+}
+
+/**
+ * What the tool plugins of `roots` without a sandbox run from outside their folders (plugin-programs.ts): each program's
+ * and script's folder named by absolute path, as written and where it leads, with its install prefix (as PATH's: a
+ * trusted plugin's `command = "~/venv/bin/python"` — an agent's `writable: ["~/venv"]` chose what it ran) and the
+ * folders the `.pth` files there put on Python's path (round 53, F53a-5). Paths, existing or not.
+ */
+export function unsandboxedCode(userHome: string, roots: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const d of unsandboxedProgramFolders(roots)) {
+    for (const p of new Set([d, realPath(d)])) {
+      const prefix = installPrefix(p, userHome);
+      out.push(p, ...prefix);
+      if (prefix.length > 0) out.push(...pthFolders(dirname(p)));
     }
   }
   return [...new Set(out)];

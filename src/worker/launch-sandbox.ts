@@ -13,7 +13,7 @@ import { gitPrivateDir } from "./git-isolated.js";
 import { gitStateAt } from "./git-state.js";
 import { inGitFolder, linkInAgentFolder, readAgentFolders, recordAgentFolders } from "./agent-folders.js";
 import { autoloopFolders, expandTilde, isInside, placeProblem, realPath, sandboxHere, userHomes, type SandboxPlan } from "./sandbox.js";
-import { hubCodeFolders, hubCodeProblem, hubOrigin, lookupPlaceProblem, readOnlyPaths } from "./hub-code.js";
+import { hubCodeFolders, hubCodeProblem, hubOrigin, lookupPlaceProblem, readOnlyPaths, unsandboxedCode } from "./hub-code.js";
 import { sharedStoreParts } from "./shared-stores.js";
 import { checkDevice, deviceRefusalText } from "../tools/devices.js";
 import { aliasesOf, aliasesOfAll, kernelFsTypes, kernelMountsAt, mountOf, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
@@ -133,7 +133,10 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const origin = hubOrigin();
   const serveRoots = worker.plugins.roots.filter((r) => r.origin === "serve").map((r) => r.dir);
   const pluginRoots = serveRoots.filter((r) => existsSync(r)).map((r) => realPath(r));
-  const ownPaths = [...new Set([...readOnlyPaths(origin), ...pluginRoots])].filter((d) => !isInside(d, home));
+  // And what trusted tool plugins run from outside their folders (round 53, F53a-5: an editable project on a trusted
+  // plugin's Python path is the hub's code; an agent working in it would choose what the plugin imports).
+  const programs = unsandboxedCode(origin.userHome, worker.plugins.roots.map((r) => r.dir)).filter((d) => existsSync(d)).map((d) => realPath(d));
+  const ownPaths = [...new Set([...readOnlyPaths(origin), ...pluginRoots, ...programs])].filter((d) => !isInside(d, home));
   const readOnly = [...ownPaths, ...aliasesOfAll(ownPaths, mounts)].filter((d) => !hubAliases.some((h) => isInside(d, h)));
   const locked = readOnly.find((d) => cwdPaths.some((c) => isInside(c, d)));
   if (locked) return { error: t(lang, "sandbox.cwdReadOnly", { cwd: turn.cwd, folder: locked, agent }) };

@@ -68,3 +68,40 @@ export function unsandboxedPrograms(roots: readonly string[]): string[] {
 export function unsandboxedProgramFolders(roots: readonly string[]): string[] {
   return [...new Set(unsandboxedPrograms(roots).map((p) => dirname(p)))].filter((d) => !notProgramFolders.has(d) && !notProgramFolders.has(realPath(d)));
 }
+
+/** A `.pth` file's line that names a folder (not an `import` line, a comment or blank). */
+const pthPath = /^(?!import[ \t])(?!#)[ \t]*(\S.*?)[ \t]*$/;
+
+/**
+ * The folders the `.pth` files (and `*.egg-link` files) of the Python installs below `prefix` put on `sys.path`:
+ * the `site-packages` and `dist-packages` of each `python3.x` in `lib`, `lib32`, `lib64` of `prefix`, each file read as a regular file of at most
+ * `manifestMaxBytes`, a relative line taken from its folder (issue 26 round 53, F53a-5: `pip install -e ~/pyproj` into
+ * a trusted plugin's venv put the project on its path; an agent working there planted `simplejson.py`, which
+ * `requests` tries first). Never throws. @returns absolute paths, existing or not.
+ */
+export function pthFolders(prefix: string): string[] {
+  const out = new Set<string>();
+  const list = (dir: string) => {
+    try {
+      return readdirSync(dir).sort().slice(0, pluginFoldersMax);
+    } catch {
+      return [];
+    }
+  };
+  for (const lib of list(prefix).filter((n) => /^lib(?:32|64)?$/.test(n))) {
+    for (const py of list(join(prefix, lib)).filter((n) => n.startsWith("python"))) {
+      for (const site of ["site-packages", "dist-packages"]) {
+        const dir = join(prefix, lib, py, site);
+        for (const f of list(dir).filter((n) => n.endsWith(".pth") || n.endsWith(".egg-link"))) {
+          const text = headOfRegular(join(dir, f), manifestMaxBytes);
+          const lines = f.endsWith(".egg-link") ? text.split("\n").slice(0, 1) : text.split("\n");
+          for (const line of lines) {
+            const m = pthPath.exec(line.replace(/\r$/, ""));
+            if (m) out.add(isAbsolute(m[1]!) ? m[1]! : join(dir, m[1]!));
+          }
+        }
+      }
+    }
+  }
+  return [...out];
+}
