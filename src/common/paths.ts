@@ -78,7 +78,7 @@ export function fixedPath(path: string, cwd: string, platform: NodeJS.Platform =
   for (const entry of path.split(delimiter)) {
     if (!entry) continue;
     try {
-      const real = realpathSync(resolve(cwd, entry));
+      const real = realpathSync.native(resolve(cwd, entry));
       if (statSync(real).isDirectory() && !out.includes(real)) out.push(real);
     } catch {
       // missing or unreadable now: dropped

@@ -183,13 +183,11 @@ export class Attempt {
     if (job.declared?.prompt === null) return submit({ outcome: "failed", error: t(lang, "rule.promptNotLoaded", { prompt: job.rule.promptRef ?? "" }), session: job.session });
     const rulePrompt = [job.declared?.prompt, job.rule.prompt].filter((x): x is string => typeof x === "string" && x !== "").join("\n\n") || null;
     const prompt = buildPrompt({ rule: { ...job.rule, prompt: rulePrompt }, askFirst: job.askFirst, contextFile, lang });
-    // The tools the rule offers: a server of this run in this worker, which the agent's CLI reaches through a relay.
-    // Not for a workflow: its rule's tools are its tool steps' (called through the bridges directly), never its
-    // prompt steps' agent's, which would otherwise call them before the owner's hitl question (issue 26 round 53, F53b-2).
+    // The rule's tools: a server of this run, answering only its own processes (found under its launches' supervisors),
+    // reached through a relay; not for a workflow, whose tools are its tool steps' (issue 26 round 53, F53b-2).
     let bridge: RunBridge | null = null;
     if ((job.tools ?? []).length > 0 && job.rule.workflow === undefined) {
       try {
-        // Only the run's own processes, found under its launches' supervisors, are answered (issue 26).
         bridge = await (await this.host.toolBridges()).open(job, agentDir, () => launchSupervisors(dir), () => this.secrets);
       } catch (e) {
         return submit({ outcome: "failed", error: t(lang, "bridge.open", { error: (e as Error).message }), session: job.session });

@@ -8,8 +8,8 @@
 import { readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, sep } from "node:path";
 import { tmpdir } from "node:os";
-import { readManifest } from "../tools/manifest.js";
-import { manifestMaxBytes } from "../tools/limits.js";
+import { readToml } from "../tools/toml.js";
+import { manifestDepthMax, manifestMaxBytes } from "../tools/limits.js";
 import { pluginFoldersMax } from "../plugins/limits.js";
 import { headOfRegular } from "./files.js";
 import { realPath } from "./sandbox.js";
@@ -31,7 +31,7 @@ function codeFile(path: string): boolean {
 }
 
 /**
- * Every absolute path that a valid `manifest.toml` (a regular file, at most `manifestMaxBytes`) of a plugin folder of
+ * Every absolute path that a `manifest.toml` read as TOML (a regular file, at most `manifestMaxBytes`) of a plugin folder of
  * `roots` (the first `pluginFoldersMax` entries of each, by name) names as its entry command, or among its arguments
  * as a file that runs as code (`codeFile`), when the manifest asks no `[sandbox]`; as written and where it leads now. Reads files only, never runs anything;
  * a root or manifest that cannot be read gives nothing. @returns paths, existing or not, no duplicates.
@@ -46,13 +46,16 @@ export function unsandboxedPrograms(roots: readonly string[]): string[] {
       continue;
     }
     for (const name of names) {
-      // Bad UTF-8 reads as U+FFFD here: such a manifest is refused by the registry, and counting it only protects more.
-      const text = headOfRegular(join(root, name, "manifest.toml"), manifestMaxBytes + 1);
+      // Read as TOML only (not through the manifest's schema, which a start does not load): whatever the registry
+      // later refuses, counting its programs only protects more. Bad UTF-8 reads as U+FFFD here.
+      const text = headOfRegular(join(root, name, "manifest.toml"), manifestMaxBytes);
       if (text === "") continue;
-      const read = readManifest(Buffer.from(text, "utf8"), "en");
-      if (!read.ok || read.manifest.sandbox !== null) continue;
-      const { command, args } = read.manifest.entry_point;
-      for (const p of [command, ...args.filter((a) => isAbsolute(a) && codeFile(a))]) {
+      const read = readToml(text, manifestDepthMax, "en");
+      if (!read.ok || read.value.sandbox !== undefined) continue;
+      const entry = read.value.entry_point as { command?: unknown; args?: unknown } | undefined;
+      const strings = (v: unknown) => (Array.isArray(v) ? v.filter((a): a is string => typeof a === "string") : []);
+      const command = typeof entry?.command === "string" ? [entry.command] : [];
+      for (const p of [...command, ...strings(entry?.args).filter((a) => isAbsolute(a) && codeFile(a))]) {
         if (isAbsolute(p)) out.add(p).add(realPath(p));
       }
     }
