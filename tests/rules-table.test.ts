@@ -180,6 +180,7 @@ const refusals: [unknown, string, number, number][] = [
   [R({ name: ".." }), "rules[0].name: \".\" and \"..\" cannot be names (they cannot stand in a URL)", 1, 78],
   // Issue 26 round 53, F53b-4: rule ops with lane prod:evil had the session key of rule ops:prod's lanes, and the
   // owner's allow_session_keys ["ops:prod:*"] let it through.
+  [R({ name: "owner" }), "rules[0].name: a rule cannot be named \"owner\" (the session key of the owner's own tool calls is owner:<key name>, which this rule's could not be told from)", 1, 78],
   [R({ name: "ops:prod" }), "rules[0].name: a rule's name cannot hold \":\" (a tool call's session key is <rule>:<lane>: rule ops with lane prod:x and rule ops:prod with lane x could not be told apart)", 1, 78],
   [E({ name: ".." }), "elsewhere[0].name: \".\" and \"..\" cannot be names (they cannot stand in a URL)", 1, 82],
   [R({ name: " " }), "rules[0].name: must not be empty", 1, 78],

@@ -21,6 +21,7 @@ import { bindRefusal } from "../src/tools/process.js";
 import { deviceRefusalText } from "../src/tools/devices.js";
 import { hubCodeFolders, hubCodeProblem } from "../src/worker/hub-code.js";
 import { configuredPlaces, goPlaces } from "../src/worker/runtime-places.js";
+import { pthFolders } from "../src/worker/plugin-programs.js";
 
 /** A plugin that writes `text` to `write` (a path inside its sandbox) and says how that went. */
 const writer = nodePlugin(`
@@ -258,3 +259,20 @@ test("round 49 and round 51, F51a-2/3 (where other runtimes keep code, as config
   }
 });
 
+
+test("issue 26 round 55, F55-2/2b/6 (reported cases: a setuptools editable finder's MAPPING, a .pth import line appending to sys.path, a pyenv-like shims prefix): the folders they put on Python's path are found", () => {
+  const base = tempDir("aa-pth-r55-");
+  try {
+    const site = join(base, "venv", "lib", "python3.11", "site-packages");
+    const pyenvSite = join(base, "pyenv", "versions", "3.12.1", "lib", "python3.12", "site-packages");
+    for (const d of [site, pyenvSite]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(site, "__editable___edpkg_0_1_finder.py"), "MAPPING: dict[str, str] = {'edpkg': '/srv/proj/edpkg'}\nNAMESPACES: dict[str, list[str]] = {}\nPATH_PLACEHOLDER = '__editable__.edpkg-0.1.finder' + \".__path_hook__\"\n");
+    writeFileSync(join(site, "__editable__.edpkg-0.1.pth"), "import __editable___edpkg_0_1_finder; __editable___edpkg_0_1_finder.install()\n");
+    writeFileSync(join(site, "z.pth"), "import sys; sys.path.append('/srv/proj5')\n# a comment\nrel/dir\n/abs/dir\n");
+    writeFileSync(join(pyenvSite, "p.pth"), "/srv/pyenv-proj\n");
+    assert.deepEqual(pthFolders(join(base, "venv")), ["/srv/proj/edpkg", "/srv/proj5", join(site, "rel", "dir"), "/abs/dir"]);
+    assert.deepEqual(pthFolders(join(base, "pyenv")), ["/srv/pyenv-proj"]);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});

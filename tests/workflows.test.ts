@@ -221,6 +221,28 @@ console.log("Done: drafted\\n\\noffered " + (process.env.AGENT_AUTOLOOP_TOOLS_MC
   await s.stop();
 });
 
+test("issue 26 round 55, F55-1 (reported case: a hitl form with continueOn answered \"NO\" went on to the tool step): a form's answer is no option, so such a step never goes on", async () => {
+  const made = workflowHome([{ name: "gate", when: { source: "shop", types: ["gate.*"] }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "gate/send", tools: ["echo.*"] }]);
+  const gate = join(made.home.plugins, "gate");
+  mkdirSync(join(gate, "workflows"), { recursive: true });
+  writeFileSync(join(gate, "plugin.json"), JSON.stringify({ id: "gate", name: "Gate", version: "0.1.0", apiVersion: "1.0", provides: { workflows: ["send"] } }));
+  writeFileSync(join(gate, "workflows", "send.json"), JSON.stringify({
+    id: "send",
+    steps: [
+      { id: "ok", type: "hitl", title: "Send it?", form: [{ name: "ok", label: "Send?", required: true }], continueOn: ["Send"] },
+      { id: "send", type: "tool", tool: "echo.say", args: { text: "{{steps.ok}}" } },
+    ],
+  }));
+  const s = await serve(made.dir);
+  const posted = await call(s, "POST", "/v1/events", made.keys.source, { id: "g1", type: "gate.go" });
+  assert.deepEqual(posted.body.routed, ["gate"]);
+  await answer(s, made.keys, (await openCard(s, made.keys, "Send it?")).id, { text: "ok: NO. Do not send." });
+  const second = await runEnded(s, made.keys, 2);
+  assert.deepEqual([second.state, second.summary], ["done", 'Workflow gate/send stopped at ok: you answered "ok: NO. Do not send."']);
+  assert.equal(existsSync(join(made.home.plugins, "echo", "calls.log")), false, "the tool step did not run");
+  await s.stop();
+});
+
 test("a workflow survives a hub SIGKILL between its hitl and the answer: the answer resumes it at the next step", async () => {
   const { dir, home, keys } = workflowHome([reviewRule]);
   const first = await serve(dir);

@@ -158,6 +158,8 @@ export const BudgetFile = closed({
 const ruleName = (description: string) => {
   const s = taskName(description) as unknown as { allOf: unknown[] };
   s.allOf.push({ pattern: "^[^:]*$", [M]: { pattern: "rulesJson.ruleColon" } });
+  // `owner:<key name>` is the session key of the owner's own calls (round 55, F55-5).
+  s.allOf.push({ not: { const: "owner" }, [M]: { not: "rulesJson.ruleOwner" } });
   return s as unknown as ReturnType<typeof taskName>;
 };
 

@@ -74,13 +74,18 @@ export function unsandboxedProgramFolders(roots: readonly string[]): string[] {
 
 /** A `.pth` file's line that names a folder (not an `import` line, a comment or blank). */
 const pthPath = /^(?!import[ \t])(?!#)[ \t]*(\S.*?)[ \t]*$/;
+/** An absolute path in quotes: what an `import` line of a `.pth` file or an editable finder's `MAPPING` names. */
+const quotedAbsolute = /["'](\/[^"'\r\n]+)["']/g;
 
 /**
- * The folders the `.pth` files (and `*.egg-link` files) of the Python installs below `prefix` put on `sys.path`:
- * the `site-packages` and `dist-packages` of each `python3.x` in `lib`, `lib32`, `lib64` of `prefix`, each file read as a regular file of at most
- * `manifestMaxBytes`, a relative line taken from its folder (issue 26 round 53, F53a-5: `pip install -e ~/pyproj` into
- * a trusted plugin's venv put the project on its path; an agent working there planted `simplejson.py`, which
- * `requests` tries first). Never throws. @returns absolute paths, existing or not.
+ * The folders the `.pth` files (and `*.egg-link` files) of the Python installs of `prefix` put on `sys.path` — and,
+ * for a pyenv-like prefix, of each of its `versions/*` —: the `site-packages` and `dist-packages` of each `python3.x`
+ * in `lib`, `lib32`, `lib64`, each file read as a regular file of at most `manifestMaxBytes`; a relative line taken
+ * from its folder; the quoted absolute paths of an `import` line (`sys.path.append('/x')`: round 55, F55-2b) and of
+ * a setuptools editable finder (`__editable___*_finder.py`, whose `MAPPING` maps packages to their folders: F55-2).
+ * Issue 26 round 53, F53a-5: `pip install -e ~/pyproj` into a trusted plugin's venv put the project on its path; an
+ * agent working there planted `simplejson.py`, which `requests` tries first. Never throws. @returns absolute paths,
+ * existing or not.
  */
 export function pthFolders(prefix: string): string[] {
   const out = new Set<string>();
@@ -91,16 +96,31 @@ export function pthFolders(prefix: string): string[] {
       return [];
     }
   };
-  for (const lib of list(prefix).filter((n) => /^lib(?:32|64)?$/.test(n))) {
-    for (const py of list(join(prefix, lib)).filter((n) => n.startsWith("python"))) {
-      for (const site of ["site-packages", "dist-packages"]) {
-        const dir = join(prefix, lib, py, site);
-        for (const f of list(dir).filter((n) => n.endsWith(".pth") || n.endsWith(".egg-link"))) {
-          const text = headOfRegular(join(dir, f), manifestMaxBytes);
-          const lines = f.endsWith(".egg-link") ? text.split("\n").slice(0, 1) : text.split("\n");
-          for (const line of lines) {
-            const m = pthPath.exec(line.replace(/\r$/, ""));
-            if (m) out.add(isAbsolute(m[1]!) ? m[1]! : join(dir, m[1]!));
+  // pyenv's and asdf's layout (round 55, F55-6): `shims` on PATH, the Pythons in `<root>/versions/<version>`.
+  const prefixes = [prefix, ...list(join(prefix, "versions")).map((v) => join(prefix, "versions", v))];
+  for (const root of prefixes) {
+    for (const lib of list(root).filter((n) => /^lib(?:32|64)?$/.test(n))) {
+      for (const py of list(join(root, lib)).filter((n) => n.startsWith("python"))) {
+        for (const site of ["site-packages", "dist-packages"]) {
+          const dir = join(root, lib, py, site);
+          for (const f of list(dir)) {
+            const finder = /^__editable___.*_finder\.py$/.test(f);
+            if (!finder && !f.endsWith(".pth") && !f.endsWith(".egg-link")) continue;
+            const text = headOfRegular(join(dir, f), manifestMaxBytes);
+            if (finder) {
+              for (const m of text.matchAll(quotedAbsolute)) out.add(m[1]!);
+              continue;
+            }
+            const lines = f.endsWith(".egg-link") ? text.split("\n").slice(0, 1) : text.split("\n");
+            for (const raw of lines) {
+              const line = raw.replace(/\r$/, "");
+              if (/^import[ \t]/.test(line)) {
+                for (const m of line.matchAll(quotedAbsolute)) out.add(m[1]!);
+                continue;
+              }
+              const m = pthPath.exec(line);
+              if (m) out.add(isAbsolute(m[1]!) ? m[1]! : join(dir, m[1]!));
+            }
           }
         }
       }

@@ -312,6 +312,8 @@ const stepHandlers: { [K in Step["type"]]: StepHandler<K> } = {
     if (step.form) {
       const form = a ? readForm(a.text, step.form) : null;
       if (!form || form.missing.length) return ended(ask(formAsk(title, text, step.form, marker, lang, form?.missing ?? []), step.id));
+      // A form's answer is no option: with continueOn it never goes on (round 55, F55-1: "NO" went on to the tool step).
+      if (step.continueOn) return ended(end({ outcome: "done", summary: t(lang, "workflow.stopped", { workflow: ref, step: step.id, answer: clip(a?.text ?? "", 200) }) }));
       return { output: JSON.stringify(form.values) };
     }
     const options = step.options ?? [t(lang, "workflow.card.ok")];
