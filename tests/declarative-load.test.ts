@@ -162,6 +162,17 @@ const cases: [string, (dir: string) => void, string[]][] = [
     "example/workflows/triage.json#/steps/4: a prompt step needs prompt or promptRef (one of them)",
     "example/workflows/triage.json#/steps/5: a hitl step needs one of options, form or card",
   ]],
+  // Issue 26 round 55, F55-1 (reported case: a form step with continueOn answered "NO" went on to the tool step).
+  ["continueOn beside a form, and one no option names", (d) => editJson(d, "workflows/triage.json", (w) => ({
+    ...w,
+    steps: [
+      { id: "a", type: "hitl", form: [{ name: "ok", label: "Send?" }], continueOn: ["Send"] },
+      { id: "b", type: "hitl", options: ["Send", "Cancel"], continueOn: ["Send", "send"] },
+    ],
+  })), [
+    "example/workflows/triage.json#/steps/0/continueOn: continueOn is for options or a card: a form's answer is no option, so a form step with continueOn would never go on",
+    "example/workflows/triage.json#/steps/1/continueOn/1: \"send\" is not one of this step's options",
+  ]],
   ["placeholders that name nothing when the step runs", (d) => editJson(d, "workflows/triage.json", (w) => ({
     ...w,
     steps: [

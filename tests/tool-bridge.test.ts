@@ -526,11 +526,11 @@ test("issue 26 round 41, F41a-1 (reported case: 10 MB tool calls nested millions
   // refused call as before.
   const nested = (n: number) => "[".repeat(n) + "]".repeat(n);
   send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"steps.run","arguments":{"s":"${"[".repeat(500)}","a":${nested(64)}}}}`);
-  assert.deepEqual((await reply()).result, { content: [{ type: "text", text: "wrong arguments for steps.run: arguments: nested deeper than 64 levels" }], isError: true });
+  assert.deepEqual((await reply()).result, { content: [{ type: "text", text: "wrong arguments for steps.run: arguments: nested deeper than 64 levels" }], isError: true, _meta: { denied: true } });
   // Wide: 200,000 keys (2.4 MB), past the host's 1 MiB: the call is refused and recorded, its arguments left out.
   const wide = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 1]));
   send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "steps.run", arguments: wide } }));
-  assert.deepEqual(await reply(), { jsonrpc: "2.0", id: 4, result: { content: [{ type: "text", text: `wrong arguments for steps.run: arguments: larger than ${argumentsMaxBytes} bytes as JSON` }], isError: true } });
+  assert.deepEqual(await reply(), { jsonrpc: "2.0", id: 4, result: { content: [{ type: "text", text: `wrong arguments for steps.run: arguments: larger than ${argumentsMaxBytes} bytes as JSON` }], isError: true, _meta: { denied: true } } });
   const refused = await until(async () => (await callFacts(f, job.run)).filter((c) => c.status === "denied"), 10_000, "the refusals recorded");
   assert.deepEqual(refused.map((c) => [c.tool, c.reason]), [
     ["steps.run", "tools.invalid_arguments: wrong arguments for steps.run: arguments: nested deeper than 64 levels"],

@@ -221,25 +221,48 @@ console.log("Done: drafted\\n\\noffered " + (process.env.AGENT_AUTOLOOP_TOOLS_MC
   await s.stop();
 });
 
-test("issue 26 round 55, F55-1 (reported case: a hitl form with continueOn answered \"NO\" went on to the tool step): a form's answer is no option, so such a step never goes on", async () => {
-  const made = workflowHome([{ name: "gate", when: { source: "shop", types: ["gate.*"] }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "gate/send", tools: ["echo.*"] }]);
+test("issue 26 round 55, F55-3/F55-4 (reported cases: a hitl card showed 4,000 of a draft's 4,341 characters and the send step sent all; a tool step the owner denied was tried again 5 minutes later and ran once the plugin was trusted meanwhile): a card says what it leaves out and links the whole text, which the hub has; a denied tool step ends the workflow for good", async () => {
+  const long = `Done: drafted\n\n${"word ".repeat(900)}TAIL: wire the money to account 666`;
+  const made = makeHome({
+    timezone: "UTC", sources: { shop: { name: "Shop" } }, channels: {},
+    agents: { writer: { worker: "local", use: "command", command: ["node", "-e", `console.log("Done: drafted\\n\\n" + "word ".repeat(900) + "TAIL: wire the money to account 666")`] } },
+    rules: [{ name: "gate", when: { source: "shop", types: ["gate.*"] }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "gate/send", tools: ["echo.*"] }],
+  }, { worker: { name: "local", key: newKey(), capacity: 2 } });
+  homes.push(made.dir);
+  writePlugins(made.home);
   const gate = join(made.home.plugins, "gate");
   mkdirSync(join(gate, "workflows"), { recursive: true });
   writeFileSync(join(gate, "plugin.json"), JSON.stringify({ id: "gate", name: "Gate", version: "0.1.0", apiVersion: "1.0", provides: { workflows: ["send"] } }));
   writeFileSync(join(gate, "workflows", "send.json"), JSON.stringify({
     id: "send",
     steps: [
-      { id: "ok", type: "hitl", title: "Send it?", form: [{ name: "ok", label: "Send?", required: true }], continueOn: ["Send"] },
-      { id: "send", type: "tool", tool: "echo.say", args: { text: "{{steps.ok}}" } },
+      { id: "draft", type: "prompt", prompt: "Write it." },
+      { id: "confirm", type: "hitl", title: "Send it?", text: "{{steps.draft}}", options: ["Send", "Cancel"], continueOn: ["Send"] },
+      { id: "send", type: "tool", tool: "echo.say", args: { text: "{{steps.draft}}" } },
     ],
   }));
+  const { keys } = made;
   const s = await serve(made.dir);
-  const posted = await call(s, "POST", "/v1/events", made.keys.source, { id: "g1", type: "gate.go" });
+  const posted = await call(s, "POST", "/v1/events", keys.source, { id: "g1", type: "gate.go" });
   assert.deepEqual(posted.body.routed, ["gate"]);
-  await answer(s, made.keys, (await openCard(s, made.keys, "Send it?")).id, { text: "ok: NO. Do not send." });
-  const second = await runEnded(s, made.keys, 2);
-  assert.deepEqual([second.state, second.summary], ["done", 'Workflow gate/send stopped at ok: you answered "ok: NO. Do not send."']);
-  assert.equal(existsSync(join(made.home.plugins, "echo", "calls.log")), false, "the tool step did not run");
+  const card = await openCard(s, keys, "Send it?");
+  const text = [...card.text!];
+  assert.ok(text.length <= 4000, `${text.length} codepoints`);
+  const [head, note] = card.text!.split("…\n\n");
+  assert.ok(long.startsWith(head!), "the card shows the text's head");
+  assert.equal(note, `${[...long].length - [...head!].length} more characters not shown: the whole text is doc-ref run:1/confirm.card.txt · /v1/runs/1/artifacts/confirm.card.txt (the console opens it). Do not agree before reading it whole.`);
+  const whole = await fetch(`${s.url}/v1/runs/1/artifacts/confirm.card.txt`, { headers: { authorization: `Bearer ${keys.owner}` } });
+  assert.equal(await whole.text(), long, "the hub has the whole text the step after it sends");
+
+  await answer(s, keys, card.id, { choice: 0 });
+  const approval = await openCard(s, keys, "Allow echo.say?");
+  await answer(s, keys, approval.id, { choice: approval.options.indexOf("deny") });
+  const second = await runEnded(s, keys, 2);
+  assert.equal(second.state, "done");
+  assert.match(second.summary ?? "", /^Workflow gate\/send stopped at send for good: /);
+  assert.equal(existsSync(join(made.home.plugins, "echo", "calls.log")), false, "the tool did not run");
+  const after = await state(s, keys);
+  assert.deepEqual(after.runs.map((r) => [r.id, r.state]).sort(), [[1, "done"], [2, "done"]], "no retry waits");
   await s.stop();
 });
 

@@ -329,6 +329,12 @@ function checkWorkflow(
       if ([s.options, s.form, s.card].filter((x) => x !== undefined).length !== 1) r.error(file, at(), t(lang, "decl.workflow.hitl"));
       if (s.card !== undefined && !provided("cards", s.card)) r.error(file, at("card"), t(lang, "decl.workflow.notProvided", { kind: "card", name: s.card }));
       if (s.form) checkFields(r, file, s.form, ["steps", i, "form"]);
+      // continueOn gates on an option (round 55, F55-1): a form's answer is no option, and an entry no option names
+      // would never open the gate.
+      if (s.continueOn && s.form) r.error(file, at("continueOn"), t(lang, "decl.workflow.continueOnForm"));
+      s.continueOn?.forEach((o, k) => {
+        if (s.options && !s.options.includes(o)) r.error(file, at("continueOn", k), t(lang, "decl.workflow.continueOnOption", { option: o }));
+      });
     } else if (s.type === "tool") {
       const [plugin, tool] = [s.tool.slice(0, s.tool.indexOf(".")), s.tool.slice(s.tool.indexOf(".") + 1)];
       // A tool of another plugin is looked up when the step runs; one of this plugin must be here.

@@ -294,8 +294,8 @@ export class Attempt {
         const r = await (await this.host.toolBridges()).callFor(job, name, args, this.signal, this.secrets);
         const text = r.content.map((b) => (b.type === "text" ? b.text : JSON.stringify(b))).join("\n");
         if (!r.isError) return { ok: true, text };
-        const card = (r._meta as { awaitingCard?: number | null } | undefined)?.awaitingCard;
-        return { ok: false, error: text, ...(card !== undefined ? { awaitingCard: card } : {}) };
+        const meta = r._meta as { awaitingCard?: number | null; denied?: boolean } | undefined;
+        return { ok: false, error: text, ...(meta?.awaitingCard !== undefined ? { awaitingCard: meta.awaitingCard } : {}), ...(meta?.denied ? { denied: true } : {}) };
       },
       isCancelled: () => this.cancelled,
       sendArtifact: (file, text) => this.host.sendArtifact(job, file, redact(text, this.secrets)),

@@ -342,7 +342,7 @@ export class ToolBridges {
     } catch (e) {
       return toolError(t(lang, "bridge.hub", { tool: name, error: hubText(e) }));
     }
-    if (decision.decision === "deny") return toolError(t(lang, "bridge.denied", { tool: name, reason: decision.reason ?? "" }));
+    if (decision.decision === "deny") return { ...toolError(t(lang, "bridge.denied", { tool: name, reason: decision.reason ?? "" })), _meta: { denied: true } };
     if (decision.decision === "prompt") return { ...toolError(t(lang, "bridge.awaiting", { card: decision.card ?? "?" })), _meta: { awaitingCard: decision.card ?? null } };
 
     const callbackKey = newCallbackKey();
@@ -399,7 +399,7 @@ export class ToolBridges {
         this.o.log(t(this.o.lang, "bridge.log", { run: job.run, error: hubText(e) }));
       }
     }
-    return toolError(message);
+    return { ...toolError(message), _meta: { denied: true } };
   }
 
   /**

@@ -18,7 +18,7 @@ import type { AgentRead, Usage } from "../sdk/index.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { addUsage, type ReadMessage } from "./receipt.js";
-import { workflowOutputMaxChars } from "../kernel/limits.js";
+import { cardTextMaxCodepoints, workflowOutputMaxChars } from "../kernel/limits.js";
 import { artifactPath, neutralise } from "../kernel/text.js";
 
 /** A step of a workflow as the job carries it (protocol/declarative/workflow.schema.json `WorkflowStep`). */
@@ -78,7 +78,7 @@ export interface WorkflowHost {
   /** Reads a last message (outcome, receipt). */
   message(text: string): Promise<ReadMessage>;
   /** A tool call through the run's tool bridge. */
-  callTool(name: string, args: Record<string, unknown>): Promise<{ ok: true; text: string } | { ok: false; error: string; awaitingCard?: number | null }>;
+  callTool(name: string, args: Record<string, unknown>): Promise<{ ok: true; text: string } | { ok: false; error: string; awaitingCard?: number | null; denied?: boolean }>;
   isCancelled(): boolean;
   /**
    * Sends a file an `artifact` step wrote to the hub (`PUT /v1/runs/:id/artifacts/:file`), trying again a few times
@@ -175,6 +175,26 @@ function formAsk(title: string, text: string | undefined, fields: Field[], marke
     ...lines,
   ];
   return { title: clip(title, 200), text: clip(parts.join("\n"), 4000), options: [t(lang, "workflow.form.submit")], about: marker, key: clip(marker, 200) };
+}
+
+/**
+ * A hitl step's filled text as its card shows it, in at most `budget` codepoints: whole when it fits; else its head
+ * and a line saying how many characters are left out and where the whole text is — sent to the hub first as the run's
+ * artifact `<step>.card.txt` (issue 26 round 55, F55-3: a card showed 4,000 of a draft's 4,341 characters and the send
+ * step after it sent all). Resolves to `{ error }` when the hub did not get the whole text: a step does not ask about
+ * what the owner cannot read.
+ */
+async function cardText(text: string | undefined, budget: number, stepId: string, h: WorkflowHost): Promise<{ text: string | undefined } | { error: string }> {
+  if (text === undefined || [...text].length <= budget) return { text };
+  const file = `${stepId}.card.txt`;
+  const whole = neutralise(text, false);
+  const notSent = await h.sendArtifact(file, whole);
+  if (notSent !== null) return { error: t(h.lang, "workflow.cardTextNotSent", { step: stepId, error: notSent }) };
+  const total = [...whole].length;
+  const line = (kept: number) => t(h.lang, "workflow.card.cut", { count: total - kept, doc: `run:${h.job.run}/${file}`, route: artifactPath(h.job.run, file) });
+  // The note's length depends on the count's digits: measured with the largest count (nothing kept), the head fits.
+  const kept = Math.max(0, budget - [...line(0)].length - 3);
+  return { text: `${[...whole].slice(0, kept).join("")}…\n\n${line(kept)}` };
 }
 
 function clip(text: string, max: number): string {
@@ -296,6 +316,9 @@ const stepHandlers: { [K in Step["type"]]: StepHandler<K> } = {
       // run continues this session and calls again.
       return ended(end({ outcome: "done", summary: t(lang, "workflow.awaitingTool", { workflow: ref, step: step.id, card: r.awaitingCard ?? "?" }) }));
     }
+    // A call the hub denied or refused ends the workflow for good: a failed run is tried again later, and the retry
+    // ran the call once the plugin was trusted on another card (round 55, F55-4).
+    if (r.denied) return ended(end({ outcome: "done", summary: t(lang, "workflow.toolDenied", { workflow: ref, step: step.id, error: clip(r.error, 500) }) }));
     return ended(end({ outcome: "failed", error: t(lang, "workflow.stepFailed", { step: step.id, error: r.error }) }));
   },
   /**
@@ -311,7 +334,12 @@ const stepHandlers: { [K in Step["type"]]: StepHandler<K> } = {
     const a = s.waiting === step.id ? answerTo(step.id) : undefined;
     if (step.form) {
       const form = a ? readForm(a.text, step.form) : null;
-      if (!form || form.missing.length) return ended(ask(formAsk(title, text, step.form, marker, lang, form?.missing ?? []), step.id));
+      if (!form || form.missing.length) {
+        const missing = form?.missing ?? [];
+        const shown = await cardText(text, cardTextMaxCodepoints - [...formAsk(title, undefined, step.form, marker, lang, missing).text!].length - 1, step.id, h);
+        if ("error" in shown) return ended(end({ outcome: "failed", error: shown.error }));
+        return ended(ask(formAsk(title, shown.text, step.form, marker, lang, missing), step.id));
+      }
       // A form's answer is no option: with continueOn it never goes on (round 55, F55-1: "NO" went on to the tool step).
       if (step.continueOn) return ended(end({ outcome: "done", summary: t(lang, "workflow.stopped", { workflow: ref, step: step.id, answer: clip(a?.text ?? "", 200) }) }));
       return { output: JSON.stringify(form.values) };
@@ -321,7 +349,9 @@ const stepHandlers: { [K in Step["type"]]: StepHandler<K> } = {
       // A step of kind card names a card template of the workflow's own plugin: the ask names it as a receipt's
       // ask can (`<plugin>/<template>`), so the console shows the template whole; its options answer it.
       const card = step.card === undefined ? {} : { card: `${ref.slice(0, ref.indexOf("/"))}/${step.card}` };
-      return ended(ask({ title: clip(title, 200), ...(text ? { text: clip(text, 4000) } : {}), options, about: marker, key: clip(marker, 200), ...card }, step.id));
+      const shown = await cardText(text, cardTextMaxCodepoints, step.id, h);
+      if ("error" in shown) return ended(end({ outcome: "failed", error: shown.error }));
+      return ended(ask({ title: clip(title, 200), ...(shown.text ? { text: shown.text } : {}), options, about: marker, key: clip(marker, 200), ...card }, step.id));
     }
     const answer = a.choice !== null && a.choice !== undefined ? (a.options[a.choice] ?? "") : (a.text ?? "");
     const chosen = a.choice !== null && a.choice !== undefined;
