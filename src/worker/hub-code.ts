@@ -161,12 +161,14 @@ export function readOnlyPaths(o: HubOrigin): string[] {
  * roots `roots` (`serve --plugins`, the home's plugins), each root by the path the hub loads from and by where it
  * leads now, existing or not, with every `node_modules` folder above a root that exists; and the folders of the
  * programs the tool plugins of `programRoots` (default: `roots`) without a sandbox name by absolute path, with their
- * install prefix (plugin-programs.ts). No sandbox may write in, or hold, any of them (`hubCodeProblem`).
+ * install prefix (plugin-programs.ts) — `programCode`, when the caller has read it already (`unsandboxedCode`: each
+ * read walks every root's manifests and Python's `.pth` files). No sandbox may write in, or hold, any of them
+ * (`hubCodeProblem`).
  */
-export function hubCodeFolders(o: HubOrigin, roots: readonly string[], programRoots: readonly string[] = roots): string[] {
+export function hubCodeFolders(o: HubOrigin, roots: readonly string[], programRoots: readonly string[] = roots, programCode: readonly string[] = unsandboxedCode(o.userHome, programRoots)): string[] {
   const out = readOnlyPaths(o);
   for (const p of o.runtimePlaces ?? []) out.push(resolve(p), realPath(p));
-  out.push(...unsandboxedCode(o.userHome, programRoots));
+  out.push(...programCode);
   for (const r of roots) {
     out.push(resolve(r), realPath(r));
     // Where Node looks for a module a plugin of the root lacks: every node_modules above it (round 7, F13: a plugin

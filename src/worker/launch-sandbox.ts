@@ -135,7 +135,8 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const pluginRoots = serveRoots.filter((r) => existsSync(r)).map((r) => realPath(r));
   // And what trusted tool plugins run from outside their folders (round 53, F53a-5: an editable project on a trusted
   // plugin's Python path is the hub's code; an agent working in it would choose what the plugin imports).
-  const programs = unsandboxedCode(origin.userHome, worker.plugins.roots.map((r) => r.dir)).filter((d) => existsSync(d)).map((d) => realPath(d));
+  const programCode = unsandboxedCode(origin.userHome, worker.plugins.roots.map((r) => r.dir));
+  const programs = programCode.filter((d) => existsSync(d)).map((d) => realPath(d));
   const ownPaths = [...new Set([...readOnlyPaths(origin), ...pluginRoots, ...programs])].filter((d) => !isInside(d, home));
   const readOnly = [...ownPaths, ...aliasesOfAll(ownPaths, mounts)].filter((d) => !hubAliases.some((h) => isInside(d, h)));
   const locked = readOnly.find((d) => cwdPaths.some((c) => isInside(c, d)));
@@ -150,7 +151,7 @@ export function launchSandbox(worker: SandboxWorker, job: Job, turn: Turn, plugi
   const kernel = kernelProblem(cwd, mounts);
   if (kernel) return { error: t(lang, "sandbox.cwdKernelFs", { cwd: turn.cwd, agent, ...kernel }) };
   const places = { hubHome: home, homes, readOnly, hubAliases: [...hubAliases, ...engineElsewhere] };
-  const hubCode = hubCodeFolders(origin, serveRoots, worker.plugins.roots.map((r) => r.dir));
+  const hubCode = hubCodeFolders(origin, serveRoots, worker.plugins.roots.map((r) => r.dir), programCode);
   const userHome = env.HOME || homedir();
   const writable: string[] = [];
   for (const w of job.agent.writable ?? []) {

@@ -7,15 +7,18 @@
  */
 import { readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, sep } from "node:path";
-import { tmpdir } from "node:os";
 import { readToml } from "../tools/toml.js";
 import { manifestDepthMax, manifestMaxBytes } from "../tools/limits.js";
 import { pluginFoldersMax } from "../plugins/limits.js";
 import { headOfRegular } from "./files.js";
 import { realPath } from "./sandbox.js";
+import { sharedTempRoots } from "./guard-walk.js";
 
-/** Folders no program of a plugin is taken from: the root, the shared temporary ones, the kernel's file systems. */
-const notProgramFolders = new Set([sep, "/tmp", "/var/tmp", tmpdir(), "/dev", "/proc", "/sys"]);
+/**
+ * Folders no program of a plugin is taken from: the root, the shared temporary ones (real paths: a folder is compared
+ * as written and where it leads), the kernel's file systems.
+ */
+const notProgramFolders = new Set([sep, ...sharedTempRoots(), "/dev", "/proc", "/sys"]);
 
 /** A script an interpreter runs, by its name (an argument naming another file is data, not where code comes from). */
 const scriptName = /\.(?:py|js|mjs|cjs|ts|mts|cts|sh|bash|zsh|rb|pl|pm|php|lua|jar|r|jl|tcl|awk)$/i;
@@ -30,6 +33,15 @@ function codeFile(path: string): boolean {
   }
 }
 
+/** The first `pluginFoldersMax` names in folder `dir`, sorted; none when it cannot be read. */
+function firstEntries(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort().slice(0, pluginFoldersMax);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Every absolute path that a `manifest.toml` read as TOML (a regular file, at most `manifestMaxBytes`) of a plugin folder of
  * `roots` (the first `pluginFoldersMax` entries of each, by name) names as its entry command, or among its arguments
@@ -39,13 +51,7 @@ function codeFile(path: string): boolean {
 export function unsandboxedPrograms(roots: readonly string[]): string[] {
   const out = new Set<string>();
   for (const root of roots) {
-    let names: string[];
-    try {
-      names = readdirSync(root).sort().slice(0, pluginFoldersMax);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
+    for (const name of firstEntries(root)) {
       // Read as TOML only (not through the manifest's schema, which a start does not load): whatever the registry
       // later refuses, counting its programs only protects more. Bad UTF-8 reads as U+FFFD here.
       const text = headOfRegular(join(root, name, "manifest.toml"), manifestMaxBytes);
@@ -89,21 +95,14 @@ const quotedAbsolute = /["'](\/[^"'\r\n]+)["']/g;
  */
 export function pthFolders(prefix: string): string[] {
   const out = new Set<string>();
-  const list = (dir: string) => {
-    try {
-      return readdirSync(dir).sort().slice(0, pluginFoldersMax);
-    } catch {
-      return [];
-    }
-  };
   // pyenv's and asdf's layout (round 55, F55-6): `shims` on PATH, the Pythons in `<root>/versions/<version>`.
-  const prefixes = [prefix, ...list(join(prefix, "versions")).map((v) => join(prefix, "versions", v))];
+  const prefixes = [prefix, ...firstEntries(join(prefix, "versions")).map((v) => join(prefix, "versions", v))];
   for (const root of prefixes) {
-    for (const lib of list(root).filter((n) => /^lib(?:32|64)?$/.test(n))) {
-      for (const py of list(join(root, lib)).filter((n) => n.startsWith("python"))) {
+    for (const lib of firstEntries(root).filter((n) => /^lib(?:32|64)?$/.test(n))) {
+      for (const py of firstEntries(join(root, lib)).filter((n) => n.startsWith("python"))) {
         for (const site of ["site-packages", "dist-packages"]) {
           const dir = join(root, lib, py, site);
-          for (const f of list(dir)) {
+          for (const f of firstEntries(dir)) {
             const finder = /^__editable___.*_finder\.py$/.test(f);
             if (!finder && !f.endsWith(".pth") && !f.endsWith(".egg-link")) continue;
             const text = headOfRegular(join(dir, f), manifestMaxBytes);
