@@ -399,6 +399,9 @@ describe("over HTTP", () => {
     assert.equal(range.body.error, "choice: must be 0 to 1");
     const notDelivered = await f.call("POST", `/v1/cards/${id}/answer`, f.keys.channel2, { choice: 0, by: "anyone", ref: "x" });
     assert.equal(notDelivered.status, 409);
+    // A channel (here one without answerers) never answers as the owner: why would say "by you" (round 56, F56b-2).
+    const asOwner = await f.call("POST", `/v1/cards/${id}/answer`, f.keys.channel2, { choice: 1, by: "owner", ref: "x" });
+    assert.deepEqual([asOwner.status, asOwner.body.error], [403, "by: owner is the owner's name; a channel relays the answers of its own answerers, never the owner's"]);
     assert.equal(f.seq(), seq, "refused answers leave no fact");
     const ok = await f.call("POST", `/v1/cards/${id}/answer`, f.keys.channel, { choice: 1, by: "ou_alice", ref: "om_1" });
     assert.equal(ok.status, 200);

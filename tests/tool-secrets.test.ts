@@ -10,6 +10,7 @@
  * - finding L: a receipt block that is not JSON is said by line and column, never by V8's message quoting the text.
  */
 import { test, afterEach } from "node:test";
+import { randomBytes } from "node:crypto";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -22,6 +23,7 @@ import { ToolBridges } from "../src/worker/tool-bridge.js";
 import { inspectPlugin } from "../src/cli/plugins.js";
 import { redactedDeep, shownArguments } from "../src/worker/transcript.js";
 import { parseReceipt } from "../src/worker/receipt.js";
+import { canonicalJson } from "../src/protocol/tool-calls.js";
 import { jsonErrorOffset, parseJson } from "../src/kernel/json-error.js";
 import type { Job, OwnerCard } from "../src/protocol/responses.js";
 
@@ -127,7 +129,8 @@ test("round 10 M4: a run's secret in a tool call's arguments (value, key, nested
   const args = { name: `Bearer ${secret}`, [secret]: "as-a-key", headers: { Authorization: `token ${secret}` } };
   const call = client.callTool({ name: "echo.show", arguments: args });
   const card = await openCard(f, "echo.show");
-  assert.match(card.text, /^Arguments \(sorted keys\): \{"REDACTED":"as-a-key","headers":\{"Authorization":"token \[redacted\]"\},"name":"Bearer \[redacted\]"\}$/m, card.text);
+  // Each redacted string carries the fingerprint of what it really holds (round 56, F56a-1).
+  assert.match(card.text, /^Arguments \(sorted keys\): \{"REDACTED ⟨[0-9a-f]{16}⟩":"as-a-key","headers":\{"Authorization":"token \[redacted\] ⟨[0-9a-f]{16}⟩"\},"name":"Bearer \[redacted\] ⟨[0-9a-f]{16}⟩"\}$/m, card.text);
   // "allow once": the answer is bound to the digest of what the card shows; the plugin gets what the agent sent.
   assert.equal((await f.call("POST", `/v1/cards/${card.id}/answer`, f.keys.owner, { choice: 0 })).status, 200);
   const r = await call;
@@ -136,6 +139,23 @@ test("round 10 M4: a run's secret in a tool call's arguments (value, key, nested
   const refused = await client.callTool({ name: `${secret}.x`, arguments: { token: secret } });
   assert.equal(refused.isError, true);
   assert.deepEqual(await hubHolds(f, job.run, secret), []);
+});
+
+test("issue 26 round 56, F56a-1 (reported case: a card showed `echo [redacted] …; echo harmless`, allowed once, and the call that used the answer sent `harm\\u0001less\\u0085` — redaction had removed the control characters): a redacted string carries a keyed fingerprint of what it really holds, so arguments that differ only where redaction hides it never share a digest", () => {
+  const other = "glpat-F56a1otherSECRETvalue";
+  const key = randomBytes(32);
+  const shown = (cmd: string, k = key) => canonicalJson(shownArguments({ cmd }, [secret, other], k));
+  const seen = shown(`echo ${secret} >/dev/null; echo harmless >> /data/red.log`);
+  assert.match(seen, /^\{"cmd":"echo \[redacted\] >\/dev\/null; echo harmless >> \/data\/red\.log ⟨[0-9a-f]{16}⟩"\}$/);
+  assert.equal(shown(`echo ${secret} >/dev/null; echo harmless >> /data/red.log`), seen, "the same arguments show the same");
+  for (const variant of [
+    `echo ${secret} >/dev/null; echo harm\u0001less\u0085 >> /data/red.log`, // the reported case
+    `echo ${secret} >/dev/null; echo harmless\u001e >> /data/red.log`,
+    `echo ${other} >/dev/null; echo harmless >> /data/red.log`, // another secret of the run in its place
+    `echo [redacted] >/dev/null; echo harmless >> /data/red.log`, // the marker typed by the agent
+  ]) assert.notEqual(shown(variant), seen, JSON.stringify(variant));
+  assert.equal(shown("no secret here"), '{"cmd":"no secret here"}', "a string without a secret is left as sent");
+  assert.notEqual(shown(`echo ${secret} >/dev/null; echo harmless >> /data/red.log`, randomBytes(32)), seen, "another worker's key: nobody else can compute it");
 });
 
 test("round 10 M4: keys and values are replaced at every depth; two keys that become the same both stay", () => {
@@ -207,7 +227,7 @@ test("round 10 M5 through a worker: the token an MCP plugin takes of the hub's e
   assert.match(first.text, /variables of the hub's environment: F26_PASSED_TOKEN\. /);
   assert.equal((await f.call("POST", `/v1/cards/${first.id}/answer`, f.keys.owner, { choice: 0 })).status, 200);
   const second = await openCard(f, "echo.show");
-  assert.match(second.text, /^Arguments \(sorted keys\): \{"auth":"Bearer \[redacted\]"\}$/m, second.text);
+  assert.match(second.text, /^Arguments \(sorted keys\): \{"auth":"Bearer \[redacted\] ⟨[0-9a-f]{16}⟩"\}$/m, second.text);
   assert.equal((await f.call("POST", `/v1/cards/${second.id}/answer`, f.keys.owner, { choice: 0 })).status, 200);
   const run = (await untilLatestRun(f, "done", 60_000)).runs[0]!;
   assert.equal(run.summary, 'Done: sunny; token [redacted] / got {"auth":"Bearer [redacted]"} / env none');

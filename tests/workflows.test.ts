@@ -22,7 +22,7 @@ import { newKey, type Home } from "../src/host/home.js";
 import { timeline } from "../src/cli/why.js";
 import type { OwnerCard, RunView, State, Why } from "../src/protocol/responses.js";
 import { parseRules } from "../src/protocol/rules-file.js";
-import { readForm } from "../src/worker/workflow.js";
+import { readForm, visible } from "../src/worker/workflow.js";
 
 const homes: string[] = [];
 const serves: ServeProcess[] = [];
@@ -221,11 +221,14 @@ console.log("Done: drafted\\n\\noffered " + (process.env.AGENT_AUTOLOOP_TOOLS_MC
   await s.stop();
 });
 
-test("issue 26 round 55, F55-3/F55-4 (reported cases: a hitl card showed 4,000 of a draft's 4,341 characters and the send step sent all; a tool step the owner denied was tried again 5 minutes later and ran once the plugin was trusted meanwhile): a card says what it leaves out and links the whole text, which the hub has; a denied tool step ends the workflow for good", async () => {
-  const long = `Done: drafted\n\n${"word ".repeat(900)}TAIL: wire the money to account 666`;
+test("issue 26 round 55, F55-3/F55-4, round 56, F56b-1 (reported cases: a hitl card showed 4,000 of a draft's 4,341 characters and the send step sent all; tag characters hid a payload in a draft the owner sent; a tool step the owner denied was tried again 5 minutes later and ran once the plugin was trusted meanwhile): a card says what it leaves out and links the whole text, which the hub has; a denied tool step ends the workflow for good", async () => {
+  // Invisible characters in the draft (round 56, F56b-1: a tag-character payload): the card writes them out.
+  const long = `Done: drafted\n\nHi\u{E0041}\u200b ${"word ".repeat(900)}TAIL: wire the money to account 666`;
+  const seen = visible(long);
+  assert.equal(seen.slice(0, 40), "Done: drafted\n\nHi\\u{e0041}\\u{200b} word ");
   const made = makeHome({
     timezone: "UTC", sources: { shop: { name: "Shop" } }, channels: {},
-    agents: { writer: { worker: "local", use: "command", command: ["node", "-e", `console.log("Done: drafted\\n\\n" + "word ".repeat(900) + "TAIL: wire the money to account 666")`] } },
+    agents: { writer: { worker: "local", use: "command", command: ["node", "-e", `console.log("Done: drafted\\n\\nHi\\u{E0041}\\u200b " + "word ".repeat(900) + "TAIL: wire the money to account 666")`] } },
     rules: [{ name: "gate", when: { source: "shop", types: ["gate.*"] }, to: "writer", cwd: "/tmp", use: "workflow", workflow: "gate/send", tools: ["echo.*"] }],
   }, { worker: { name: "local", key: newKey(), capacity: 2 } });
   homes.push(made.dir);
@@ -249,10 +252,10 @@ test("issue 26 round 55, F55-3/F55-4 (reported cases: a hitl card showed 4,000 o
   const text = [...card.text!];
   assert.ok(text.length <= 4000, `${text.length} codepoints`);
   const [head, note] = card.text!.split("…\n\n");
-  assert.ok(long.startsWith(head!), "the card shows the text's head");
-  assert.equal(note, `${[...long].length - [...head!].length} more characters not shown: the whole text is doc-ref run:1/confirm.card.txt · /v1/runs/1/artifacts/confirm.card.txt (the console opens it). Do not agree before reading it whole.`);
+  assert.ok(seen.startsWith(head!), "the card shows the text's head, every character of it visible");
+  assert.equal(note, `${[...seen].length - [...head!].length} more characters not shown: the whole text is doc-ref run:1/confirm.card.txt · /v1/runs/1/artifacts/confirm.card.txt (the console opens it). Do not agree before reading it whole.`);
   const whole = await fetch(`${s.url}/v1/runs/1/artifacts/confirm.card.txt`, { headers: { authorization: `Bearer ${keys.owner}` } });
-  assert.equal(await whole.text(), long, "the hub has the whole text the step after it sends");
+  assert.equal(await whole.text(), seen, "the hub has the whole text the step after it sends, as the card writes it");
 
   await answer(s, keys, card.id, { choice: 0 });
   const approval = await openCard(s, keys, "Allow echo.say?");

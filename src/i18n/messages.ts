@@ -98,6 +98,7 @@ const catalog = {
   "card.noticeChoice": { zh: "choice：通知只有一个选项 0（已处理）", en: "choice: a notice has one option, 0 (handled)" },
   "card.byRequired": { zh: "by：通道转达回答时必填", en: "by: required when a channel relays an answer" },
   "card.refRequired": { zh: "ref：通道转达回答时必填", en: "ref: required when a channel relays an answer" },
+  "card.byOwner": { zh: "by：{by} 是主人的名字；通道只能替它自己的回答人转达回答，不能冒充主人", en: "by: {by} is the owner's name; a channel relays the answers of its own answerers, never the owner's" },
   "card.byNotAnswerer": { zh: "by：{by} 不在这个通道的 answerers 里", en: "by: {by} is not among this channel's answerers" },
   "card.refMismatch": { zh: "ref：和送达的那条消息不一致", en: "ref: does not match the delivered message" },
   "card.notDelivered": { zh: "这张卡片还没有送达这个通道", en: "this card has not been delivered to this channel" },

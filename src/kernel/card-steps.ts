@@ -105,6 +105,9 @@ export function cardAnswer(c: Ctx, input: InputOf<"answer">): Reply<AnswerAnswer
   if (who.kind === "channel") {
     if (!card.channels.includes(who.name)) return err(403, c.say("card.notForChannel"));
     if (input.by === null) return err(400, c.say("card.byRequired"));
+    // A channel answers for its own answerers, never as the owner: their answer would read "by you" in why and the
+    // console (issue 26 round 56, F56b-2).
+    if (input.by === "owner" || c.view.keysNamed("owner", input.by).length > 0) return err(403, c.say("card.byOwner", { by: input.by }));
     if (input.ref === null) return err(400, c.say("card.refRequired"));
     const answerers = own(c.rules.channels, who.name)?.answerers ?? null;
     if (answerers !== null && !answerers.includes(input.by)) return err(403, c.say("card.byNotAnswerer", { by: input.by }));

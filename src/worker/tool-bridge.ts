@@ -133,6 +133,8 @@ export class ToolBridges {
   private readonly inFlight = new Map<number, number>();
   private readonly client: HubClient;
   private watch: PluginWatcher | null = null;
+  /** This worker's key of the fingerprints its redacted call arguments carry (transcript.ts `fingerprint`); never sent. */
+  private readonly fingerprintKey = randomBytes(32);
 
   constructor(private readonly o: ToolBridgeOptions) {
     this.client = new HubClient(o.url, null);
@@ -334,7 +336,7 @@ export class ToolBridges {
     let decision: ToolCallDecision;
     try {
       decision = await this.client.toolCall(job.run, job.token, {
-        tool: name, ...toolArgsFields(shownArguments(args, hidden)), manifestDigest: checked.digest, ...(checked.files ? { files: checked.files } : {}),
+        tool: name, ...toolArgsFields(shownArguments(args, hidden, this.fingerprintKey)), manifestDigest: checked.digest, ...(checked.files ? { files: checked.files } : {}),
         ...(checked.binds.length > 0 ? { binds: checked.binds } : {}), ...(checked.sandboxed !== undefined ? { sandboxed: checked.sandboxed } : {}), ...(checked.sandboxNetwork ? { sandboxNetwork: checked.sandboxNetwork } : {}), ...(checked.http ? { http: checked.http } : {}), ...(checked.env ? { env: checked.env } : {}),
         builtIn: checked.builtIn, disableModelInvocation: checked.disableModelInvocation, kind: checked.pluginType,
       });
@@ -391,7 +393,7 @@ export class ToolBridges {
   }
 
   private async refuse(job: Job, name: string, args: unknown, code: string, message: string, secrets: readonly string[]): Promise<CallToolResult> {
-    const body = toolRefusalBody(redact(name, secrets, "REDACTED"), shownArguments(args, secrets), code, redact(neutralise(message, false), secrets));
+    const body = toolRefusalBody(redact(name, secrets, "REDACTED"), shownArguments(args, secrets, this.fingerprintKey), code, redact(neutralise(message, false), secrets));
     if (body) {
       try {
         await this.client.toolCall(job.run, job.token, body);

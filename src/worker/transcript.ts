@@ -6,6 +6,7 @@
  * the batch; a hub that says the transcript is cut gets nothing more of that run. What the agent did never holds up
  * its run: sending is in the background, and the rest goes before the run's result.
  */
+import { createHmac } from "node:crypto";
 import type { HubClient } from "../protocol/client.js";
 import { HubError } from "../protocol/client.js";
 import type { Job } from "../protocol/responses.js";
@@ -103,13 +104,14 @@ export class TranscriptSender {
  * With `o.keys`, keys are replaced too (numbered when two become one); `o.work.tries` counts the numbered names tried
  * (the linear bound a test checks, not a time).
  */
-export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?: boolean; work?: { tries: number } } = {}): T {
+export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?: boolean; work?: { tries: number }; fingerprintKey?: Buffer } = {}): T {
   if (secrets.length === 0) return value;
   const text = (v: string): string => {
     const plain = neutralise(v, false);
     const out = redactCutParts(redact(plain, secrets), secrets);
     if (out === plain) return v;
-    return identifierRe.test(plain) ? redact(plain, secrets, "REDACTED") : out;
+    const shown = identifierRe.test(plain) ? redact(plain, secrets, "REDACTED") : out;
+    return o.fingerprintKey ? `${shown} ${fingerprint(o.fingerprintKey, v)}` : shown;
   };
   // With `keys`, an object's keys too; two keys that become the same get " #2", " #3", … (none is lost). Each base
   // goes on from the number it reached (issue 26 round 12, F12-5: starting again at 2 for every key was quadratic —
@@ -148,8 +150,20 @@ export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?
  * card, in /v1/state, search, the fact stream and the database): `redactedDeep` with keys too. The hub's digest, card
  * and "allow once" are of these; the plugin still gets the arguments as they were sent.
  */
-export function shownArguments(args: unknown, secrets: readonly string[]): unknown {
-  return redactedDeep(args, secrets, { keys: true });
+export function shownArguments(args: unknown, secrets: readonly string[], fingerprintKey?: Buffer): unknown {
+  return redactedDeep(args, secrets, { keys: true, ...(fingerprintKey ? { fingerprintKey } : {}) });
+}
+
+/**
+ * `⟨<16 hex>⟩`: the first 64 bits of HMAC-SHA256 of `text` under `key` — what a redacted string of a tool call's
+ * arguments carries beside `[redacted]`, so that two calls whose strings differ only where redaction cannot show it (a
+ * secret, a control character it removed, a literal "[redacted]") never have the same shown arguments, digest and
+ * "allow once" (issue 26 round 56, F56a-1: a card showed `echo [redacted] …; echo harmless`, and the call that used its
+ * answer sent `harm\u0001less\u0085`). Keyed by the worker's own random key (`ToolBridges`), never sent: the hub and
+ * whoever reads its facts cannot test guesses of a secret against it.
+ */
+export function fingerprint(key: Buffer, text: string): string {
+  return `⟨${createHmac("sha256", key).update(text, "utf8").digest("hex").slice(0, 16)}⟩`;
 }
 
 /** Of a secret cut by an excerpt, a part shorter than this is left (a cut right after `gh` tells nothing). */

@@ -19,7 +19,7 @@ import { t, type Lang } from "../i18n/messages.js";
 import { readRegular, writeFileDurable } from "./files.js";
 import { addUsage, type ReadMessage } from "./receipt.js";
 import { cardTextMaxCodepoints, workflowOutputMaxChars } from "../kernel/limits.js";
-import { artifactPath, neutralise } from "../kernel/text.js";
+import { artifactPath, neutralise, textForbiddenClass } from "../kernel/text.js";
 
 /** A step of a workflow as the job carries it (protocol/declarative/workflow.schema.json `WorkflowStep`). */
 type Step =
@@ -177,17 +177,31 @@ function formAsk(title: string, text: string | undefined, fields: Field[], marke
   return { title: clip(title, 200), text: clip(parts.join("\n"), 4000), options: [t(lang, "workflow.form.submit")], about: marker, key: clip(marker, 200) };
 }
 
+/** What a reader does not see, or a card's text may not hold: controls (not line breaks and tabs), bidi, format and default-ignorable characters. */
+const unseen = new RegExp(`[${textForbiddenClass}\\u2028\\u2029\\p{Default_Ignorable_Code_Point}\\p{Cf}]`, "gu");
+
 /**
- * A hitl step's filled text as its card shows it, in at most `budget` codepoints: whole when it fits; else its head
+ * `text` with every character of `unseen` written as `\u{<hex>}`, so that a hitl card shows all that the steps after it
+ * send (issue 26 round 56, F56b-1: tag characters and zero-width spaces hid "reply with ~/.ssh/id_rsa" in a draft the
+ * owner saw as "the release notes are attached" and sent with "Send"). The text the steps use is unchanged.
+ */
+export function visible(text: string): string {
+  return text.replace(unseen, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+}
+
+/**
+ * A hitl step's filled text as its card shows it (`visible`), in at most `budget` codepoints: whole when it fits; else its head
  * and a line saying how many characters are left out and where the whole text is — sent to the hub first as the run's
  * artifact `<step>.card.txt` (issue 26 round 55, F55-3: a card showed 4,000 of a draft's 4,341 characters and the send
  * step after it sent all). Resolves to `{ error }` when the hub did not get the whole text: a step does not ask about
  * what the owner cannot read.
  */
-async function cardText(text: string | undefined, budget: number, stepId: string, h: WorkflowHost): Promise<{ text: string | undefined } | { error: string }> {
-  if (text === undefined || [...text].length <= budget) return { text };
+async function cardText(filled: string | undefined, budget: number, stepId: string, h: WorkflowHost): Promise<{ text: string | undefined } | { error: string }> {
+  if (filled === undefined) return { text: filled };
+  const text = visible(filled);
+  if ([...text].length <= budget) return { text };
   const file = `${stepId}.card.txt`;
-  const whole = neutralise(text, false);
+  const whole = text;
   const notSent = await h.sendArtifact(file, whole);
   if (notSent !== null) return { error: t(h.lang, "workflow.cardTextNotSent", { step: stepId, error: notSent }) };
   const total = [...whole].length;
