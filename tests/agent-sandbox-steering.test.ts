@@ -119,7 +119,14 @@ test("issue 26 r11 F1 variant D (reported case): a sandboxed plugin's writable b
   const repo = ownerRepo();
   const fx = hostFixture();
   removed.push(fx.root);
-  const s: LaunchSettings = { lang: "en", bwrap: "bwrap", hidden: [], cgroups: systemCgroups(), parentEnv: process.env, log: () => {} };
+  const logged: string[] = [];
+  const s: LaunchSettings = { lang: "en", bwrap: "bwrap", hidden: [], cgroups: systemCgroups(), parentEnv: process.env, log: (_, l) => logged.push(l) };
+  // Round 57, F57b-1 (reported case): a missing .git/commondir made towards a common folder of the plugin's, whose
+  // fsmonitor the owner's next git status ran — what no mount can refuse is moved aside once the plugin has ended.
+  const leak = realpathSync(tempDir("aa-steer-bindleak-"));
+  removed.push(leak);
+  mkdirSync(join(repo, ".plants"));
+  writeFileSync(join(repo, ".plants", "commondir"), fsmonitorConfig(leak, "plugin-commondir"));
   const git = `git -c user.name=a -c user.email=a@example.com -C /w`;
   const script = [
     tryFn.replace(/tried\.txt/g, "/w/tried.txt"),
@@ -129,6 +136,7 @@ test("issue 26 r11 F1 variant D (reported case): a sandboxed plugin's writable b
     `try hook sh -c 'echo x > /w/.git/hooks/pre-commit'`,
     `try rename mv /w/.git /w/.git-orig`,
     `try vscode sh -c 'mkdir -p /w/.vscode && echo x > /w/.vscode/tasks.json'`,
+    `try commondir sh -c 'mkdir -p /w/.cache/cd && cp -a /w/.git/objects /w/.git/refs /w/.git/HEAD /w/.cache/cd/ && cp /w/.plants/commondir /w/.cache/cd/config && echo ../.cache/cd > /w/.git/commondir'`,
     `echo done`,
   ].join("\n");
   const manifest = syncManifest("gitbind", "sh", ["-c", script], `[sandbox]\nbinds = [${JSON.stringify(`${repo}:/w:rw`)}]\n\n${toolToml("go")}`);
@@ -145,7 +153,11 @@ test("issue 26 r11 F1 variant D (reported case): a sandboxed plugin's writable b
   await proc.closed;
   await proc.end();
   assert.deepEqual(lines, ["done"]);
-  assert.deepEqual(readFileSync(join(repo, "tried.txt"), "utf8").trim().split("\n"), ["commit ok", "config no", "hook no", "rename no", "vscode no"]);
+  assert.deepEqual(readFileSync(join(repo, "tried.txt"), "utf8").trim().split("\n"), ["commit ok", "config no", "hook no", "rename no", "vscode no", "commondir ok"]);
+  assert.equal(existsSync(join(repo, ".git", "commondir")), false, "the planted commondir is moved aside");
+  assert.match(logged.join("\n"), /^plugin gitbind wrote files in its writable binds that your git or tools would run; moved aside: .*\.git\/commondir/m);
+  owner(repo, {}, "status", "--porcelain");
+  assert.deepEqual(readdirSync(leak), [], "no fsmonitor of the plugin's ran");
   assert.equal(owner(repo, {}, "log", "-1", "--format=%s").trim(), "plugin");
   assert.doesNotMatch(readFileSync(join(repo, ".git", "config"), "utf8"), /fsmonitor/);
   assert.deepEqual(readdirSync(join(repo, ".vscode")), [], "made empty, read-only");

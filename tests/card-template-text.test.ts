@@ -63,4 +63,8 @@ test("the file channel writes a card's template lines after its text", async () 
   const { renderCard } = await import("../plugins/file/channel.js");
   const out = renderCard({ ...base, options: [], recommend: null, kind: "notice", templateUi: { title: "T", data: [{ type: "kv", kv: [["k", 1]] }] } });
   assert.deepEqual(out.split("\n").slice(1, 5), ["Ship 1.2?", "Tests pass.", "T", "k: 1"]);
+  // Issue 26 round 57, F57a-1 (reported case): a carriage return that ends no line is written out; `cat` showed only
+  // "OK: routine weekly note" of the draft. A line's own \r\n stays.
+  const cr = renderCard({ ...base, text: "Please wire $5000 to mallory\rOK: routine weekly note\r\nend" });
+  assert.deepEqual(cr.split("\n").slice(2, 4), ["Please wire $5000 to mallory\\rOK: routine weekly note\r", "end"]);
 });

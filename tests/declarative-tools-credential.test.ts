@@ -44,7 +44,8 @@ const echo = await localServer((req, res) => {
     res.end();
     return;
   }
-  const f = transforms[req.url.slice(1)] ?? ((s: string) => s);
+  // Round 57, F57a-5: JSON's `\/` escape of a credential with a slash (PHP's json_encode), in a text/plain answer.
+  const f = req.url === "/jsonslash" ? (s: string) => `{"auth":"Bearer ${s.replace(/\//g, "\\/")}"}` : transforms[req.url.slice(1)] ?? ((s: string) => s);
   res.writeHead(200, { "content-type": "text/plain" });
   res.end(f(got));
 });
@@ -97,6 +98,19 @@ test("issue 26 #11: redaction catches the credential as it is, never transformed
   }
   const plain = await host.call("web.fetch", { url: `${echo.url}/plain` }, { sessionKey: "owner:test" });
   assert.equal(plain.status === "ok" && plain.result, "[redacted]");
+});
+
+test("issue 26 round 57, F57a-5 (reported case: a credential with a slash echoed JSON-escaped as `\\/` reached the agent): redaction catches the credential as a JSON string writes it, whatever the answer's type", async () => {
+  const slashed = "s3cret/To-ken";
+  const other = new DeclarativeCatalog({ roots: [{ dir: root, origin: "home" }], lang: "en", env: { WEB_TOKEN: slashed } });
+  assert.deepEqual((await other.reload()).loaded, ["web"]);
+  const h = new ToolHost(new ToolRegistry([], "en"), { lang: "en", data: other });
+  try {
+    const o = await h.call("web.fetch", { url: `${echo.url}/jsonslash` }, { sessionKey: "owner:test" });
+    assert.equal(o.status === "ok" && o.result, '{"auth":"Bearer [redacted]"}');
+  } finally {
+    await h.close();
+  }
 });
 
 test("issue 26 r29 F29b-1 (reported case: a declared host redirects to myapp://cb?token=<credential>, or to http://<credential>.example.org/): the error the call returns names the target with the credential redacted", async () => {

@@ -77,6 +77,25 @@ test("issue 26 #5 (reported case): allow once answered after the hold lets throu
   });
 });
 
+test("issue 26 round 57, F57a-2 (reported case: \"deny\" answered after the hold, the plugin trusted with \"always allow\" on another card meanwhile, and the call that came again ran): the owner's deny of that very call stands, once", async () => {
+  const f = await hubFixture(toolRules([], ["echo.*"], 0));
+  try {
+    const [client, owner, job] = [new HubClient(f.url, null), new HubClient(f.url, f.keys.owner), await runOf(f, "s57")];
+    const echo = (a: Record<string, unknown>) => callBody("echo.say", { argsDigest: toolArgsDigest(a), preview: toolArgsPreview(a) });
+    const held = await client.toolCall(job.run, job.token, echo({ text: "wire money" }));
+    const other = await client.toolCall(job.run, job.token, echo({ text: "date" }));
+    assert.deepEqual([held.decision, other.decision], ["prompt", "prompt"]);
+    await owner.answer(other.card!, { choice: 1 }); // always allow: the plugin is trusted
+    await owner.answer(held.card!, { choice: 2 }); // deny
+    assert.equal((await client.toolCall(job.run, job.token, echo({ text: "ls" }))).decision, "allow", "trusted");
+    const retried = await client.toolCall(job.run, job.token, echo({ text: "wire money" }));
+    assert.deepEqual([retried.decision, retried.card], ["deny", held.card]);
+    assert.equal((await client.toolCall(job.run, job.token, echo({ text: "wire money" }))).decision, "allow", "the deny was of that call, once");
+  } finally {
+    await f.close();
+  }
+});
+
 test("issue 26 #5: the card shows sorted keys and how much it left out; the whole arguments are on the owner's card and the link page; paddings of every kind", async () => {
   await withHub(async (f, client, _owner, job) => {
     const cases: { name: string; args: Record<string, unknown> }[] = [

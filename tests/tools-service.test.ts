@@ -134,6 +134,25 @@ test("issue 26 round 3 F2: a service that puts a link in place of its socket (to
   }
 });
 
+test("issue 26 round 57, F57a-3 (reported case: a service denied whole while it ran was started again by its restart after a crash): no process of a plugin denied whole starts, a restart either", async () => {
+  let denied = false;
+  const f = hostFixture({ denied: (plugin) => denied && plugin === "hello-service", restartBackoffMs: [50] });
+  try {
+    await withService(f);
+    const first = pid(f);
+    assert.ok(first, "running before the deny");
+    denied = true;
+    process.kill(first, "SIGKILL");
+    const status = () => f.host.statuses().find((s) => s.plugin === "hello-service");
+    await until(() => status()?.state === "stopped", 10_000, () => `the restart refused (${JSON.stringify(status())})`);
+    assert.match(status()?.lastError ?? "", /^hello-service was not started: rules\.json's approvals deny it whole/);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual([status()?.state, pid(f)], ["stopped", null], "no new process");
+  } finally {
+    await f.close();
+  }
+});
+
 test("hostile round 41, F41b-4 (reported case: approvals deny hello-service whole, serve started it anyway): a long-lived plugin denied whole is not started; allowed again, the first call the hub allows starts it", async () => {
   let denied = true;
   const f = hostFixture({ denied: (plugin) => denied && plugin === "hello-service" });

@@ -226,6 +226,7 @@ test("issue 26 round 55, F55-3/F55-4, round 56, F56b-1 (reported cases: a hitl c
   const long = `Done: drafted\n\nHi\u{E0041}\u200b ${"word ".repeat(900)}TAIL: wire the money to account 666`;
   const seen = visible(long);
   assert.equal(seen.slice(0, 40), "Done: drafted\n\nHi\\u{e0041}\\u{200b} word ");
+  assert.equal(visible("wire $5000\rOK: routine\r\nend"), "wire $5000\\u{d}OK: routine\r\nend", "round 57, F57a-1: a carriage return that ends no line");
   const made = makeHome({
     timezone: "UTC", sources: { shop: { name: "Shop" } }, channels: {},
     agents: { writer: { worker: "local", use: "command", command: ["node", "-e", `console.log("Done: drafted\\n\\nHi\\u{E0041}\\u200b " + "word ".repeat(900) + "TAIL: wire the money to account 666")`] } },

@@ -56,6 +56,12 @@ function asWrittenAndLower(secrets: readonly string[]): string[] {
   return [...secrets, ...secrets.map((x) => x.toLowerCase())];
 }
 
+/** Each secret as written and as the inside of a JSON string (escaped, and with `/` escaped as `\/`), longest first. */
+function jsonForms(secrets: readonly string[]): string[] {
+  const escaped = secrets.map((x) => JSON.stringify(x).slice(1, -1));
+  return [...new Set([...escaped.map((x) => x.replace(/\//g, "\\/")), ...escaped, ...secrets])].sort((a, b) => b.length - a.length);
+}
+
 /** Why the call's controller aborted. */
 type Ended = "timeout" | "caller" | "gone";
 
@@ -193,7 +199,9 @@ async function answer(res: Response, method: string, o: HttpCall, signal: AbortS
   const bytes = method === "HEAD" ? Buffer.alloc(0) : await bodyOf(res, signal);
   if (bytes === null) return { status: "error", code: "tools.http_too_large", message: t(o.lang, "decl.call.tooLarge", { limit: httpResponseMaxBytes }) };
   const raw = new TextDecoder("utf-8").decode(bytes);
-  const text = redact(raw, o.secrets);
+  // As written and as a JSON string writes it, `/` as `\/` too (PHP's json_encode; round 57, F57a-5), whatever the
+  // answer's content type says (a text/plain answer is not parsed).
+  const text = redact(raw, jsonForms(o.secrets));
   // JSON is redacted as the value it is: a credential it echoes escaped (`\u0073…`) is found once parsed.
   let parsed: { value: unknown } | null = null;
   const isJson = /\bjson\b/i.test(res.headers.get("content-type") ?? "") && text.trim() !== "";

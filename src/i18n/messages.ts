@@ -731,6 +731,8 @@ const catalog = {
   "receipt.laterAt": { zh: "回执不对：later[{index}].at 不是真实存在的日期时间", en: "receipt: later[{index}].at is not a real date-time" },
   "receipt.recommend": { zh: "回执不对：ask[{index}].recommend 不是它的选项之一", en: "receipt: ask[{index}].recommend is not one of its options" },
   "bridge.socketPathLong": { zh: "套接字路径 {path} 超过 {max} 字节", en: "the socket path {path} is longer than {max} bytes" },
+  "tools.bindCheck.planted": { zh: "插件 {plugin} 在它可写的 binds 里写了你的 git 或工具会运行的文件，已挪开：{text}", en: "plugin {plugin} wrote files in its writable binds that your git or tools would run; moved aside: {text}" },
+  "tools.bindCheck.failed": { zh: "插件 {plugin} 运行后，对它可写的 binds（{folders}）的检查没有做完：{error}。在那里运行 git 之前先看一看", en: "the check of plugin {plugin}'s writable binds ({folders}) after it ran did not finish: {error}. Look there before you run git in them" },
   "sandbox.planted.title": { zh: "Agent 写了你的 git 会运行的文件", en: "The agent wrote files your git would run" },
   "sandbox.planted.more": { zh: "……还有 {n} 项，同样处理了", en: "… and {n} more, handled the same way" },
   "sandbox.planted.replaceRef": { zh: "{path} → 已删除：这次运行加的 replace ref，它让 git 在同一个 id 下显示别的内容（钩子、脚本）；git replace -l 列出你自己的", en: "{path} → removed: a replace ref the run added, which makes git show other content (a hook, a script) under the same id; git replace -l lists yours" },

@@ -181,20 +181,21 @@ export function agentToolCall(c: Ctx, run: RunRow, input: ToolCallBody, known: K
   });
   call.why = verdict.why;
   call.approval = verdict.index;
-  if (verdict.mode === "deny") return deny(c, call, verdict.why, denyReason(c, verdict.why, verdict.index, body.tool));
-  if (verdict.mode === "auto") return allow(c, call);
-  // A prompt: an answer the owner gave after an earlier call of this tool in this session stopped waiting decides it,
-  // when this call has the arguments the owner saw (issue 26 #5); other arguments are asked about anew.
+  // The owner's answer after an earlier call with these arguments stopped waiting decides this one (issue 26 #5); a "deny" even
+  // once the plugin was trusted or made auto since (round 57, F57a-2: "always allow" on another card, then this "deny").
   const gKey = grantKey(sessionKey, body.tool, body.manifestDigest, body.argsDigest);
   const grant = c.tx.get("grants", gKey);
-  if (grant) {
+  const fresh = grant && c.now - grant.at < toolGrantValidMs ? grant : undefined;
+  const decided = (g: NonNullable<typeof grant>) => {
     c.tx.del("grants", gKey);
-    if (c.now - grant.at < toolGrantValidMs) {
-      call.why = "grant";
-      call.card = grant.card;
-      return grant.decision === "allow" ? allow(c, call) : deny(c, call, "grant", c.worded("tools.calls.deny.answer", { tool: body.tool, card: grant.card }));
-    }
-  }
+    Object.assign(call, { why: "grant", card: g.card });
+    return g.decision === "allow" ? allow(c, call) : deny(c, call, "grant", c.worded("tools.calls.deny.answer", { tool: body.tool, card: g.card }));
+  };
+  if (fresh?.decision === "deny" && verdict.mode !== "deny") return decided(fresh);
+  if (verdict.mode === "deny") return deny(c, call, verdict.why, denyReason(c, verdict.why, verdict.index, body.tool));
+  if (verdict.mode === "auto") return allow(c, call);
+  if (fresh) return decided(fresh);
+  if (grant) c.tx.del("grants", gKey);
   // A run asks about a bounded number of calls at once: the owner is not flooded with cards by one looping agent.
   const open = c.view.openApprovalsOfRun(run.id);
   if (open >= toolApprovalsOpenPerRunMax) {

@@ -115,7 +115,7 @@ export class ToolHost {
       lang: o.lang, bwrap: o.bwrap ?? "bwrap", hidden: o.hiddenPaths ?? [], cgroups: o.cgroups ?? systemCgroups(),
       parentEnv: o.env ?? process.env, log: o.log ?? (() => {}), pluginRoots: registry.roots.map((r) => r.dir),
       ...(o.seen ? { seen: o.seen } : {}),
-      hostMark: hostMark(o.hiddenPaths?.[0] ?? null),
+      hostMark: hostMark(o.hiddenPaths?.[0] ?? null), denied: this.denied,
     };
     // What a host of this home left when it died (SIGKILL, crash): its plugins' processes, and what they started.
     endOrphansOf(o.hiddenPaths?.[0] ?? null);

@@ -6,6 +6,8 @@
  * Reading never runs plugin code.
  */
 import { createHash } from "node:crypto";
+import { lstatSync } from "node:fs";
+import { join } from "node:path";
 import type { ErrorObject } from "ajv";
 import { t, type Lang, type MessageId, render } from "../i18n/messages.js";
 import { readToml, placeOf } from "./toml.js";
@@ -94,4 +96,22 @@ function deepestPath(doc: unknown): FilePath {
 /** One problem as a person reads it: `<file>:<line>: <message>` (the message names the key). */
 export function formatProblem(file: string, p: ManifestProblem): string {
   return p.line !== null ? `${file}:${p.line}: ${p.message}` : `${file}: ${p.message}`;
+}
+
+/**
+ * The manifest in `dir` that is no regular file of its own (a symbolic link, or a file with other hard links), or
+ * null (issue 26 round 5, F6: `manifest.toml` was a link into a subfolder the plugin bound writable; the registry
+ * refuses such a manifest when it reads it, and every start of a sandboxed plugin looks again).
+ */
+export function manifestLink(dir: string): string | null {
+  for (const name of manifestFileNames) {
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (!st.isFile() || st.nlink !== 1) return path;
+    } catch {
+      // not there
+    }
+  }
+  return null;
 }

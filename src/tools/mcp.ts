@@ -260,6 +260,7 @@ export class McpSession {
         }),
       });
       this.touch();
+      this.proc?.checkBinds(); // what it wrote in its writable binds during the call (bind-check.ts)
       const { _meta: _ignored, isError, ...result } = r as Record<string, unknown> & { isError?: boolean };
       void _ignored;
       // corlinman's MCP adapter (issue 34 #6): a tool error is JSON-RPC -32603 (internal error) with the tool's text, and

@@ -22,6 +22,7 @@ import { autoloopFolders, userHomes } from "../worker/sandbox.js";
 import { hubCodeFolders, hubOrigin } from "../worker/hub-code.js";
 import { knownHomes } from "../worker/known-homes.js";
 import { bindGuards } from "../worker/steering.js";
+import { plantedInBinds, type BindWatch } from "./bind-check.js";
 import { aliasesOfAll, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { realPathOr } from "../common/file-checks.js";
 import { tsxCacheDir } from "../common/tsx-cache.js";
@@ -32,7 +33,7 @@ import { foreignPlaceAbove, npmConfigOutside } from "./places-above.js";
 import { descendantsOf, processStart, sameGroup, sameProcessStart, type ProcStat } from "../common/proc.js";
 import { bwrapSetupFailed, closeBindSources, openBindSources, watchBwrapStatus } from "../common/bwrap.js";
 import { logLineMaxChars, longLivedStderrLogMaxBytes, pipeCloseWaitMs, stderrLogMaxBytes, stdoutLineMaxBytes, stdoutMaxBytes } from "./limits.js";
-import { manifestFileNames } from "./manifest.js";
+import { manifestLink } from "./manifest.js";
 import type { CodeFoldersSeen, Manifest } from "./types.js";
 
 /** Where the host's processes come from: settings shared by every launch. */
@@ -66,6 +67,8 @@ export interface LaunchSettings {
    * next start and at its stop (issue 26 round 10). Default: none.
    */
   hostMark?: string;
+  /** Whether rules.json's approvals deny plugin `name` whole: then no process of it starts — a restart either (round 57, F57a-3). */
+  denied?: (name: string) => boolean;
 }
 
 /** One plugin to start. `tag` makes its cgroup name unique. */
@@ -102,6 +105,8 @@ export interface Launch {
   args?: Buffer;
   /** Whether bwrap reports its status on the descriptor after the `--args` one (sandbox.ts `SandboxPlan.status`). */
   status?: boolean;
+  /** The writable folder binds to look through after the plugin wrote them (bind-check.ts; issue 26 round 57). */
+  watch?: BindWatch;
 }
 
 /** The catalog text of each way a bind is refused at start (binds.ts). */
@@ -150,24 +155,6 @@ function homesOf(s: Pick<LaunchSettings, "parentEnv" | "seen">, mounts: readonly
   return [...homes, ...aliasesOfAll(homes, mounts)];
 }
 
-/**
- * The manifest in `dir` that is no regular file of its own (a symbolic link, or a file with other hard links), or
- * null (issue 26 round 5, F6: `manifest.toml` was a link into a subfolder the plugin bound writable; the registry
- * refuses such a manifest when it reads it, and every start of a sandboxed plugin looks again).
- */
-export function manifestLink(dir: string): string | null {
-  for (const name of manifestFileNames) {
-    const path = join(dir, name);
-    try {
-      const st = lstatSync(path);
-      if (!st.isFile() || st.nlink !== 1) return path;
-    } catch {
-      // not there
-    }
-  }
-  return null;
-}
-
 /** The refusal of the first refused bind (`tools.bind_missing` or `tools.bind_refused`), or null. */
 export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang: Lang): LaunchRefusal | null {
   const bad = binds.find((b) => b.refused !== null);
@@ -192,6 +179,7 @@ export function bindRefusal(plugin: string, binds: readonly BindChecked[], lang:
  */
 export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Promise<{ ok: true; launch: Launch } | { ok: false; refusal: LaunchRefusal }> {
   const m = req.manifest;
+  if (s.denied?.(req.name)) return { ok: false, refusal: { code: "tools.denied", message: t(s.lang, "tools.longLived.denied", { plugin: req.name }) } };
   const mark: Record<string, string> = s.hostMark === undefined ? {} : { [hostMarkVariable]: s.hostMark };
   const env = pluginEnv(s.parentEnv, m, req.hostEnv);
   const direct = [m.entry_point.command, ...m.entry_point.args];
@@ -250,6 +238,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const guards = bindGuards(binds.filter((b) => !b.readOnly && !devices.has(b.source)), s.lang);
   if (!guards.ok) return { ok: false, refusal: { code: "tools.bind_refused", message: guards.message } };
   const guarded = guards.guarded;
+  const watch: BindWatch | undefined = guards.folders.length ? { folders: guards.folders, guarded: guarded.map((g) => g.path), seen: guards.seen, sinceMs: Date.now() } : undefined;
   const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realPathOr(req.dir, req.dir), hidden, homes, shown, devices, hostBinds, guarded, argv: direct, envArgs: true, status: true });
   const opened = openBindSources(sources);
   if ("problem" in opened) {
@@ -259,7 +248,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   }
   const fds = opened.fds;
   const limits = { memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids };
-  if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env: outer, cgroup: null, fds, args, status: true } };
+  if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env: outer, cgroup: null, fds, args, status: true, watch } };
   const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);
   if (!made.ok) {
     closeBindSources(fds);
@@ -268,7 +257,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   }
   // The shell keeps the descriptors as they are (3, 4, …) through its `exec` of bwrap.
   const argv = ["/bin/sh", "-c", joinScript, "sh", ...made.cgroup.procsFiles, "--", ...sandboxed];
-  return { ok: true, launch: { argv, cwd: req.dir, env: outer, cgroup: made.cgroup, fds, args, status: true } };
+  return { ok: true, launch: { argv, cwd: req.dir, env: outer, cgroup: made.cgroup, fds, args, status: true, watch } };
 }
 
 /** Why stdout was cut off: one line too long, or too much output in all. */
@@ -342,11 +331,17 @@ export class PluginProcess {
     // A spawn that failed (ENOENT) has no exit: no sandbox was set up either.
     const setup = status ? Promise.all([this.exited, endedByUs, status.closed]).then(([x, ours]) => !ours && bwrapSetupFailed(status.status, x)) : Promise.resolve(false);
     this.setupFailed = Promise.race([setup, this.spawnError.then(() => false)]);
-    this.closed = new Promise((r) => this.child.once("close", () => r()));
+    // Once the sandbox is gone, what it left in its writable binds is looked at (bind-check.ts).
+    this.closed = new Promise<void>((r) => this.child.once("close", () => r())).then(() => void this.checkBinds());
     this.child.stdin.on("error", () => {}); // a plugin that exits without reading its input
     this.child.stdout.on("data", (d: Buffer) => this.stdout(d));
     this.child.stderr.on("data", (d: Buffer) => this.stderr(d));
     this.child.stderr.on("end", () => this.flushStderr());
+  }
+
+  /** Looks through the writable binds (bind-check.ts `plantedInBinds`); none without. A long-lived plugin's after each call. */
+  checkBinds(): void {
+    if (this.launch.watch) plantedInBinds(this.launch.watch, this.name, this.s.hidden[0] ?? null, this.s.lang, this.s.log);
   }
 
   get pid(): number | null {

@@ -349,6 +349,7 @@ export class ServiceSupervisor {
         done = true;
         ctx.signal?.removeEventListener("abort", onAbort);
         stream.cancel();
+        this.proc?.checkBinds(); // what it wrote in its writable binds during the call (bind-check.ts)
         resolve(o);
       };
       const onAbort = () => finish({ status: "error", code: "tools.plugin_aborted", message: t(this.s.lang, "tools.call.aborted") });

@@ -460,10 +460,13 @@ export interface BindGuard {
 /**
  * What the owner's own tools run from the folders of a sandboxed plugin's writable binds (`source` bound at
  * `container`; see `executableParts`), each with its place in the sandbox, parents before what they hold; nothing for
- * a bind of a file. Refused (a message in `lang`) when a folder holds more than the guard looks through.
+ * a bind of a file; with the folders and what the guard saw in them (`Seen`), for the check after the plugin ran
+ * (tools/bind-check.ts). Refused (a message in `lang`) when a folder holds more than the guard looks through.
  */
-export function bindGuards(binds: readonly { source: string; container: string }[], lang: Lang): { ok: true; guarded: BindGuard[] } | { ok: false; message: string } {
+export function bindGuards(binds: readonly { source: string; container: string }[], lang: Lang): { ok: true; guarded: BindGuard[]; folders: string[]; seen: Seen } | { ok: false; message: string } {
   const out: BindGuard[] = [];
+  const folders: string[] = [];
+  const seen = noneSeen();
   const pass = new ConfigPass(guardLimits.configFiles);
   for (const { source, container } of binds) {
     if (!isDir(source)) continue;
@@ -476,6 +479,8 @@ export function bindGuards(binds: readonly { source: string; container: string }
       if (e instanceof GuardLimitError) return { ok: false, message: guardLimitText(lang, e) };
       throw e;
     }
+    folders.push(source);
+    for (const k of Object.keys(seen) as (keyof Seen)[]) seen[k].push(...parts.seen[k]);
     const inside = (p: string) => p.startsWith(`${source}/`);
     const at = (p: string) => container + p.slice(source.length);
     // Every folder between the bind and what is mounted in it a mount point too: none of them can be moved away (F13-10).
@@ -486,5 +491,5 @@ export function bindGuards(binds: readonly { source: string; container: string }
     // Dependencies hard-linked from a store every project shares (round 50, F50a-2), as in an agent's folder.
     out.push(...[...parts.readOnly, ...stores].filter(inside).map((p) => ({ path: p, at: at(p), readOnly: true })));
   }
-  return { ok: true, guarded: out };
+  return { ok: true, guarded: out, folders, seen };
 }

@@ -177,8 +177,12 @@ function formAsk(title: string, text: string | undefined, fields: Field[], marke
   return { title: clip(title, 200), text: clip(parts.join("\n"), 4000), options: [t(lang, "workflow.form.submit")], about: marker, key: clip(marker, 200) };
 }
 
-/** What a reader does not see, or a card's text may not hold: controls (not line breaks and tabs), bidi, format and default-ignorable characters. */
-const unseen = new RegExp(`[${textForbiddenClass}\\u2028\\u2029\\p{Default_Ignorable_Code_Point}\\p{Cf}]`, "gu");
+/**
+ * What a reader does not see, or a card's text may not hold: controls (not line breaks and tabs), bidi, format and
+ * default-ignorable characters, the braille blank (U+2800), and a carriage return that ends no line (round 57, F57a-1: in `cards.txt`, `cat`
+ * showed only what came after it: "Please wire $5000 to mallory\rOK: routine weekly note").
+ */
+const unseen = new RegExp(`[${textForbiddenClass}\\u2028\\u2029\\u2800\\p{Default_Ignorable_Code_Point}\\p{Cf}]|\\r(?!\\n)`, "gu");
 
 /**
  * `text` with every character of `unseen` written as `\u{<hex>}`, so that a hitl card shows all that the steps after it
@@ -186,7 +190,8 @@ const unseen = new RegExp(`[${textForbiddenClass}\\u2028\\u2029\\p{Default_Ignor
  * owner saw as "the release notes are attached" and sent with "Send"). The text the steps use is unchanged.
  */
 export function visible(text: string): string {
-  return text.replace(unseen, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+  // A backslash of the text's own is doubled, so a `\u{200b}` it spells out is told from one written here (F57a-6).
+  return text.replace(/\\/g, "\\\\").replace(unseen, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
 }
 
 /**
