@@ -15,14 +15,18 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { applyEdits, modify, parse as parseJsonc } from "jsonc-parser";
-import { engine, githubExamples, serveProcess, tempDir, until } from "./helpers.js";
+import { endAgentsIn, engine, githubExamples, serveProcess, tempDir, until } from "./helpers.js";
 import type { State } from "../src/protocol/responses.js";
 
 const bin = join(engine, "bin", "agent-autoloop.js");
 const dirs: string[] = [];
-after(() => {
-  // A hub of a test may still be writing its log as it stops: removal tries again (ENOTEMPTY under load, 2026-12-05).
-  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+after(async () => {
+  // An agent a stopped hub left under its own supervisor may still write its run's folder (ENOTEMPTY under load,
+  // 2026-12-05 and 2026-12-07): ended first; removal still tries again.
+  for (const d of dirs) {
+    await endAgentsIn(d);
+    rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  }
 });
 
 /** A fresh home under a fresh HOME (so `~/agent-autoloop-recipes` is in it too), and its CLI. */
