@@ -12,12 +12,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
 import { tempDir } from "./helpers.js";
 import { asideOf, fsmonitorConfig, owner, ownerRepo, removed, runAgent, sandboxed, tryFn } from "./steering-helpers.js";
 import { hostFixture, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { prepareLaunch, PluginProcess, type LaunchSettings } from "../src/tools/process.js";
 import { systemCgroups } from "../src/tools/cgroup.js";
-import { executableParts, noneSeen, projectSteeringFolders } from "../src/worker/steering.js";
+import { bindGuards, executableParts, noneSeen, projectSteeringFolders } from "../src/worker/steering.js";
+import { recordWatch } from "../src/tools/bind-check.js";
+import { ToolHost, ToolRegistry } from "../src/tools/index.js";
 import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
 import { check } from "../src/protocol/validate.js";
 
@@ -161,6 +164,35 @@ test("issue 26 r11 F1 variant D (reported case): a sandboxed plugin's writable b
   assert.equal(owner(repo, {}, "log", "-1", "--format=%s").trim(), "plugin");
   assert.doesNotMatch(readFileSync(join(repo, ".git", "config"), "utf8"), /fsmonitor/);
   assert.deepEqual(readdirSync(join(repo, ".vscode")), [], "made empty, read-only");
+});
+
+test("issue 26 round 58, F58b-1 (reported case: a long-lived plugin planted a nested repository after its last call's check, the hub was killed with SIGKILL, and the next serve's launch took the plant for the owner's): a watch is kept in the home until its check ran; a tool host that starts checks those of dead hosts", async () => {
+  const repo = ownerRepo();
+  const home = realpathSync(tempDir("aa-steer-home-"));
+  removed.push(home);
+  const guards = bindGuards([{ source: repo, container: "/w" }], "en");
+  assert.ok(guards.ok);
+  const kept = recordWatch(home, "lived", "1-mcp-1", { folders: guards.folders, guarded: guards.guarded.map((g) => g.path), seen: guards.seen, sinceMs: Date.now() });
+  assert.ok(kept.record && existsSync(kept.record));
+  // The host that launched it is gone (the pid of a process that ended), and the plant was made after its last check.
+  const dead = spawnSync("true").pid!;
+  writeFileSync(kept.record, JSON.stringify({ ...JSON.parse(readFileSync(kept.record, "utf8")), pid: dead, start: "0" }));
+  const leak = realpathSync(tempDir("aa-steer-leftleak-"));
+  removed.push(leak);
+  mkdirSync(join(repo, "vendor", "lib"), { recursive: true });
+  owner(join(repo, "vendor", "lib"), {}, "init", "-q");
+  writeFileSync(join(repo, "vendor", "lib", ".git", "config"), fsmonitorConfig(leak, "left"));
+  const logs: string[] = [];
+  const host = new ToolHost(new ToolRegistry([], "en"), { lang: "en", hiddenPaths: [home], log: (_, l) => logs.push(l) });
+  try {
+    assert.equal(existsSync(join(repo, "vendor", "lib", ".git")), false, "the plant is moved aside");
+    assert.match(logs.join("\n"), /^plugin lived wrote files in its writable binds that your git or tools would run; moved aside: .*vendor\/lib\/\.git/m);
+    assert.equal(existsSync(kept.record), false, "the record is forgotten once checked");
+    owner(join(repo, "vendor", "lib"), {}, "status", "--porcelain");
+    assert.deepEqual(readdirSync(leak), [], "no fsmonitor of the plugin's ran");
+  } finally {
+    await host.close();
+  }
 });
 
 test("issue 26 r11 F1, the same kind: a submodule's git folder (config, hooks, the folder itself), its gitfile, modules/, a linked worktree's commondir, config.worktree and a file the config includes stay out of the agent's reach; it still commits in both", async (t) => {

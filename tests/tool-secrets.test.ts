@@ -155,6 +155,11 @@ test("issue 26 round 56, F56a-1 (reported case: a card showed `echo [redacted] â
     `echo [redacted] >/dev/null; echo harmless >> /data/red.log`, // the marker typed by the agent
   ]) assert.notEqual(shown(variant), seen, JSON.stringify(variant));
   assert.equal(shown("no secret here"), '{"cmd":"no secret here"}', "a string without a secret is left as sent");
+  // Round 58, F58a-2 (reported case): a key the agent wrote as the card had shown one with a secret.
+  const keyed = (k: string) => canonicalJson(shownArguments({ [k]: 1 }, [secret], key));
+  const real = keyed(secret);
+  const spelled = JSON.parse(real) as Record<string, number>;
+  assert.notEqual(keyed(Object.keys(spelled)[0]!), real, "a fingerprint spelled out gets one of its own");
   assert.notEqual(shown(`echo ${secret} >/dev/null; echo harmless >> /data/red.log`, randomBytes(32)), seen, "another worker's key: nobody else can compute it");
 });
 

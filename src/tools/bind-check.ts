@@ -7,8 +7,11 @@
  * outside any sandbox, reading `master.key`. Run when the plugin's process has ended and, for a long-lived plugin,
  * after each of its calls (between two calls it may write unchecked: SECURITY.md says so).
  */
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { t, type Lang } from "../i18n/messages.js";
+import { processStart, sameProcessStart } from "../common/proc.js";
+import { readRegular, writeFileDurable } from "../worker/files.js";
 import { plantedFolderName, plantedNotice, plantedSteering, type Planted } from "../worker/planted.js";
 import type { Seen } from "../worker/steering.js";
 
@@ -21,6 +24,61 @@ export interface BindWatch {
   seen: Seen;
   /** When the launch was planned (ms since the epoch). */
   sinceMs: number;
+  /** The file that keeps this watch until its check ran (`recordWatch`), so a host killed before it is followed up. */
+  record?: string;
+}
+
+/** The folder of a home that keeps the watches of running sandboxed plugins (`<home>/worker/plugin-binds`). */
+const recordsOf = (home: string) => join(home, "worker", "plugin-binds");
+
+/**
+ * Keeps `w` of `plugin`'s launch `tag` in the home (`<home>/worker/plugin-binds/<tag>.json`, with this host's pid and
+ * start) until its check ran
+ * (`forgetWatch`): a hub killed with its plugin (SIGKILL, a crash, power loss) ran no check, and the next launch's
+ * guard would take a plant made after the last call for the owner's (round 58, F58b-1). @returns `w` with the
+ * record's path, or `w` as it is when it cannot be written (the check at the end still runs).
+ */
+export function recordWatch(home: string | null, plugin: string, tag: string, w: BindWatch): BindWatch {
+  if (!home) return w;
+  try {
+    mkdirSync(recordsOf(home), { recursive: true, mode: 0o700 });
+    const record = join(recordsOf(home), `${tag.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`);
+    writeFileDurable(record, JSON.stringify({ pid: process.pid, start: processStart(process.pid), plugin, watch: w }));
+    return { ...w, record };
+  } catch {
+    return w;
+  }
+}
+
+/** Removes `w`'s record once its final check ran. */
+export function forgetWatch(w: BindWatch): void {
+  if (w.record) rmSync(w.record, { force: true });
+}
+
+/**
+ * Runs the check of every watch kept in `home` whose host process is gone (killed before its plugins' checks), then
+ * forgets it; a record that cannot be read is removed. Called as a tool host starts, after the dead hosts' plugin
+ * processes were ended (orphans.ts). Never throws.
+ */
+export function checkLeftWatches(home: string | null, lang: Lang, log: (subsystem: string, line: string) => void): void {
+  if (!home) return;
+  let names: string[];
+  try {
+    names = readdirSync(recordsOf(home)).filter((n) => n.endsWith(".json"));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const path = join(recordsOf(home), name);
+    try {
+      const r = JSON.parse(readRegular(path)) as { pid: number; start: string; plugin: string; watch: BindWatch };
+      if (sameProcessStart(r.pid, r.start)) continue; // its host is alive: its own checks follow it
+      plantedInBinds({ ...r.watch, record: path }, r.plugin, home, lang, log);
+    } catch {
+      // unreadable: nothing to follow up
+    }
+    rmSync(path, { force: true });
+  }
 }
 
 /**

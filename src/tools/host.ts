@@ -18,6 +18,7 @@ import { shownBinds } from "./binds.js";
 import { envBoundDigest, passedEnv } from "./env.js";
 import { serviceSocketFolder } from "./service.js";
 import { endOrphansOf, endOwn, hostMark } from "./orphans.js";
+import { checkLeftWatches } from "./bind-check.js";
 import { runners } from "./runners.js";
 import type { ActivePlugin, Outcome, Runner, RunnerHost } from "./runner.js";
 import { callTimeoutMsMax, restartBackoffMs } from "./limits.js";
@@ -119,6 +120,8 @@ export class ToolHost {
     };
     // What a host of this home left when it died (SIGKILL, crash): its plugins' processes, and what they started.
     endOrphansOf(o.hiddenPaths?.[0] ?? null);
+    // …and what their sandboxed plugins wrote in writable binds that no check followed (bind-check.ts; F58b-1).
+    checkLeftWatches(o.hiddenPaths?.[0] ?? null, o.lang, this.settings.log);
     this.socketDir = o.socketDir ?? null;
     const h: RunnerHost = {
       settings: this.settings, backoff: o.restartBackoffMs ?? restartBackoffMs, background: this.background,

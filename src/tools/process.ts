@@ -22,7 +22,7 @@ import { autoloopFolders, userHomes } from "../worker/sandbox.js";
 import { hubCodeFolders, hubOrigin } from "../worker/hub-code.js";
 import { knownHomes } from "../worker/known-homes.js";
 import { bindGuards } from "../worker/steering.js";
-import { plantedInBinds, type BindWatch } from "./bind-check.js";
+import { forgetWatch, plantedInBinds, recordWatch, type BindWatch } from "./bind-check.js";
 import { aliasesOfAll, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { realPathOr } from "../common/file-checks.js";
 import { tsxCacheDir } from "../common/tsx-cache.js";
@@ -238,7 +238,7 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const guards = bindGuards(binds.filter((b) => !b.readOnly && !devices.has(b.source)), s.lang);
   if (!guards.ok) return { ok: false, refusal: { code: "tools.bind_refused", message: guards.message } };
   const guarded = guards.guarded;
-  const watch: BindWatch | undefined = guards.folders.length ? { folders: guards.folders, guarded: guarded.map((g) => g.path), seen: guards.seen, sinceMs: Date.now() } : undefined;
+  const planned: BindWatch | null = guards.folders.length ? { folders: guards.folders, guarded: guarded.map((g) => g.path), seen: guards.seen, sinceMs: Date.now() } : null;
   const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realPathOr(req.dir, req.dir), hidden, homes, shown, devices, hostBinds, guarded, argv: direct, envArgs: true, status: true });
   const opened = openBindSources(sources);
   if ("problem" in opened) {
@@ -247,11 +247,13 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
     return { ok: false, refusal: { code: "tools.bind_refused", message: t(s.lang, "tools.sandbox.bindChanged", { plugin: req.name, path, now: problem.now }) } };
   }
   const fds = opened.fds;
+  const watch = planned ? recordWatch(s.hidden[0] ?? null, req.name, req.tag, planned) : undefined;
   const limits = { memoryBytes: m.sandbox.memoryBytes, cpus: m.sandbox.cpus, pids: m.sandbox.pids };
   if (neededControllers(limits).length === 0) return { ok: true, launch: { argv: sandboxed, cwd: req.dir, env: outer, cgroup: null, fds, args, status: true, watch } };
   const made = createCgroup(`${req.name}-${req.tag}`, limits, s.cgroups);
   if (!made.ok) {
     closeBindSources(fds);
+    if (watch) forgetWatch(watch);
     const { controller, error } = made.failure;
     return { ok: false, refusal: { code: "tools.cgroup_unavailable", message: t(s.lang, "tools.sandbox.noCgroup", { plugin: req.name, what: controllerLimitName[controller], controller, error }) } };
   }
@@ -332,7 +334,7 @@ export class PluginProcess {
     const setup = status ? Promise.all([this.exited, endedByUs, status.closed]).then(([x, ours]) => !ours && bwrapSetupFailed(status.status, x)) : Promise.resolve(false);
     this.setupFailed = Promise.race([setup, this.spawnError.then(() => false)]);
     // Once the sandbox is gone, what it left in its writable binds is looked at (bind-check.ts).
-    this.closed = new Promise<void>((r) => this.child.once("close", () => r())).then(() => void this.checkBinds());
+    this.closed = new Promise<void>((r) => this.child.once("close", () => r())).then(() => void this.checkBinds(true));
     this.child.stdin.on("error", () => {}); // a plugin that exits without reading its input
     this.child.stdout.on("data", (d: Buffer) => this.stdout(d));
     this.child.stderr.on("data", (d: Buffer) => this.stderr(d));
@@ -340,8 +342,10 @@ export class PluginProcess {
   }
 
   /** Looks through the writable binds (bind-check.ts `plantedInBinds`); none without. A long-lived plugin's after each call. */
-  checkBinds(): void {
-    if (this.launch.watch) plantedInBinds(this.launch.watch, this.name, this.s.hidden[0] ?? null, this.s.lang, this.s.log);
+  checkBinds(final = false): void {
+    if (!this.launch.watch) return;
+    plantedInBinds(this.launch.watch, this.name, this.s.hidden[0] ?? null, this.s.lang, this.s.log);
+    if (final) forgetWatch(this.launch.watch); // its record is kept until the check after the process ended
   }
 
   get pid(): number | null {

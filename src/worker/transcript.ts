@@ -109,7 +109,9 @@ export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?
   const text = (v: string): string => {
     const plain = neutralise(v, false);
     const out = redactCutParts(redact(plain, secrets), secrets);
-    if (out === plain) return v;
+    // A string that spells a fingerprint out itself gets one of its own too (round 58, F58a-2: a key written as
+    // "REDACTED ⟨…⟩" by the agent looked like one the card showed for a secret).
+    if (out === plain && !(o.fingerprintKey && fingerprintLike.test(v))) return v;
     const shown = identifierRe.test(plain) ? redact(plain, secrets, "REDACTED") : out;
     return o.fingerprintKey ? `${shown} ${fingerprint(o.fingerprintKey, v)}` : shown;
   };
@@ -153,6 +155,9 @@ export function redactedDeep<T>(value: T, secrets: readonly string[], o: { keys?
 export function shownArguments(args: unknown, secrets: readonly string[], fingerprintKey?: Buffer): unknown {
   return redactedDeep(args, secrets, { keys: true, ...(fingerprintKey ? { fingerprintKey } : {}) });
 }
+
+/** What `fingerprint` writes, anywhere in a text. */
+const fingerprintLike = /⟨[0-9a-f]{16}⟩/;
 
 /**
  * `⟨<16 hex>⟩`: the first 64 bits of HMAC-SHA256 of `text` under `key` — what a redacted string of a tool call's
