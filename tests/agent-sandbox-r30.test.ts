@@ -17,7 +17,8 @@ import { asideOf, owner, ownerRepo, removed } from "./steering-helpers.js";
 import { tempDir, until, untilLatestRun } from "./helpers.js";
 import { quarantines, sandboxKit } from "./sandbox-kit.js";
 import { probeBwrap } from "./tools-helpers.js";
-import { executableParts } from "../src/worker/steering.js";
+import { bindGuards, executableParts } from "../src/worker/steering.js";
+import { plantedInBinds, uncheckedBind } from "../src/tools/bind-check.js";
 import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
 import { markUnchecked, uncheckedHolding } from "../src/worker/unchecked.js";
 import { launchRecordBytesMax, launchRecordFile, loadLaunchRecord, saveLaunchRecord } from "../src/worker/launch-record.js";
@@ -50,6 +51,29 @@ test("issue 26 r30 F30a-1 (reported case: 101,000 folders and a new sub/.git wit
   assert.equal(uncheckedHolding(workerHome, [workerHome]), null);
   execFileSync("rm", [mark]);
   assert.equal(uncheckedHolding(workerHome, [repo]), null);
+});
+
+test("issue 26 round 59, F59-1 (reported case: a sandboxed plugin filled its writable bind past the walk with a nested repository in it; the check after the call moved nothing and marked nothing, and once the owner removed the flood the next launch took the plant for theirs): the plugin's check marks the folder as an agent's does, and launches there are refused until the owner removes the mark", () => {
+  const repo = ownerRepo();
+  const home = realpathSync(tempDir("aa-r59-home-"));
+  removed.push(home);
+  const guards = bindGuards([{ source: repo, container: "/w" }], "en");
+  assert.ok(guards.ok);
+  execFileSync(process.execPath, ["-e", `const fs = require("node:fs"); for (let i = 0; i < 101000; i++) fs.mkdirSync("flood/" + String(Math.floor(i / 1000)).padStart(3, "0") + "/" + String(i % 1000).padStart(3, "0"), { recursive: true });`], { cwd: repo });
+  mkdirSync(join(repo, "sub"));
+  owner(join(repo, "sub"), {}, "init", "-q");
+  owner(join(repo, "sub"), {}, "config", "core.fsmonitor", "/nonexistent-aa-evil");
+  const logs: string[] = [];
+  const found = plantedInBinds({ folders: guards.folders, guarded: guards.guarded.map((g) => g.path), seen: guards.seen, sinceMs: Date.now() - 60_000 }, "flooder", home, "en", (_, l) => logs.push(l));
+  assert.deepEqual(found.map((p) => [p.path, p.kind]), [[repo, "walkCut"]]);
+  const mark = found[0]!.movedTo!;
+  assert.equal(mark.startsWith(join(home, "worker", "unchecked") + "/"), true, mark);
+  assert.match(logs.join("\n"), new RegExp(`delete the mark ${mark}`));
+  execFileSync("rm", ["-rf", join(repo, "flood")]);
+  assert.equal(uncheckedBind(home, "flooder", [repo], "en"), `plugin flooder is not started: ${repo} in its writable binds was not looked through after an earlier run (what was planted there may still be there). Look at the repositories in it (find ${repo} -name .git -o -name HEAD), then remove the mark ${mark}`);
+  assert.deepEqual(uncheckedHolding(join(home, "worker"), [join(repo, "sub")])?.file, mark, "an agent's launch there waits too");
+  execFileSync("rm", [mark]);
+  assert.equal(uncheckedBind(home, "flooder", [repo], "en"), null);
 });
 
 test("issue 26 r30 F30a-3 (reported case: HEAD, objects, refs and a config with core.pager at the project's top, its .git/HEAD made invalid): the HEAD the run made is moved aside, so git finds no repository there; the owner's bare repository left as it was stays", async () => {

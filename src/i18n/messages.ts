@@ -731,6 +731,7 @@ const catalog = {
   "receipt.laterAt": { zh: "回执不对：later[{index}].at 不是真实存在的日期时间", en: "receipt: later[{index}].at is not a real date-time" },
   "receipt.recommend": { zh: "回执不对：ask[{index}].recommend 不是它的选项之一", en: "receipt: ask[{index}].recommend is not one of its options" },
   "bridge.socketPathLong": { zh: "套接字路径 {path} 超过 {max} 字节", en: "the socket path {path} is longer than {max} bytes" },
+  "tools.sandbox.bindUnchecked": { zh: "插件 {plugin} 不启动：它可写的 bind 里的 {folder} 在上次运行之后没有检查完（放在里面的东西可能还在）。用 find {folder} -name .git -o -name HEAD 查看里面的仓库，然后删除标记文件 {mark}", en: "plugin {plugin} is not started: {folder} in its writable binds was not looked through after an earlier run (what was planted there may still be there). Look at the repositories in it (find {folder} -name .git -o -name HEAD), then remove the mark {mark}" },
   "tools.bindCheck.planted": { zh: "插件 {plugin} 在它可写的 binds 里写了你的 git 或工具会运行的文件，已挪开：{text}", en: "plugin {plugin} wrote files in its writable binds that your git or tools would run; moved aside: {text}" },
   "tools.bindCheck.failed": { zh: "插件 {plugin} 运行后，对它可写的 binds（{folders}）的检查没有做完：{error}。在那里运行 git 之前先看一看", en: "the check of plugin {plugin}'s writable binds ({folders}) after it ran did not finish: {error}. Look there before you run git in them" },
   "sandbox.planted.title": { zh: "Agent 写了你的 git 会运行的文件", en: "The agent wrote files your git would run" },

@@ -13,6 +13,7 @@ import { t, type Lang } from "../i18n/messages.js";
 import { processStart, sameProcessStart } from "../common/proc.js";
 import { readRegular, writeFileDurable } from "../worker/files.js";
 import { plantedFolderName, plantedNotice, plantedSteering, type Planted } from "../worker/planted.js";
+import { markUnchecked, uncheckedHolding } from "../worker/unchecked.js";
 import type { Seen } from "../worker/steering.js";
 
 /** What a sandboxed launch with writable folder binds guarded (steering.ts `bindGuards`), for the check after it. */
@@ -94,7 +95,20 @@ export function plantedInBinds(w: BindWatch, plugin: string, home: string | null
     log(`plugin.${plugin}`, t(lang, "tools.bindCheck.failed", { plugin, folders: w.folders.join(", "), error: (e as Error).message }));
     return [];
   }
+  // A folder the check could not look through is marked, as after an agent's run: every later launch in it — a
+  // plugin's or an agent's — is refused until the owner has looked (round 59, F59-1: 100,000 folders and a nested
+  // repository; the owner removed the flood, and the next launch took the plant for theirs).
+  if (home) markUnchecked(join(home, "worker"), 0, found);
   const notice = plantedNotice(found, lang);
   if (notice) log(`plugin.${plugin}`, t(lang, "tools.bindCheck.planted", { plugin, text: `${notice.text ?? ""}`.replace(/\n/g, " · ") }));
   return found;
+}
+
+/**
+ * The refusal text of a launch whose writable binds `folders` hold or lie in a folder marked unchecked (a check after a
+ * plugin's or an agent's run could not look through it: unchecked.ts), or null.
+ */
+export function uncheckedBind(home: string | null, plugin: string, folders: readonly string[], lang: Lang): string | null {
+  const held = home ? uncheckedHolding(join(home, "worker"), folders) : null;
+  return held ? t(lang, "tools.sandbox.bindUnchecked", { plugin, folder: held.mark.folder, mark: held.file }) : null;
 }

@@ -22,7 +22,7 @@ import { autoloopFolders, userHomes } from "../worker/sandbox.js";
 import { hubCodeFolders, hubOrigin } from "../worker/hub-code.js";
 import { knownHomes } from "../worker/known-homes.js";
 import { bindGuards } from "../worker/steering.js";
-import { forgetWatch, plantedInBinds, recordWatch, type BindWatch } from "./bind-check.js";
+import { forgetWatch, plantedInBinds, recordWatch, uncheckedBind, type BindWatch } from "./bind-check.js";
 import { aliasesOfAll, otherProcMounts, readMounts, type MountEntry } from "../common/mounts.js";
 import { realPathOr } from "../common/file-checks.js";
 import { tsxCacheDir } from "../common/tsx-cache.js";
@@ -238,6 +238,8 @@ export async function prepareLaunch(req: LaunchRequest, s: LaunchSettings): Prom
   const guards = bindGuards(binds.filter((b) => !b.readOnly && !devices.has(b.source)), s.lang);
   if (!guards.ok) return { ok: false, refusal: { code: "tools.bind_refused", message: guards.message } };
   const guarded = guards.guarded;
+  const unchecked = uncheckedBind(s.hidden[0] ?? null, req.name, guards.folders, s.lang);
+  if (unchecked) return { ok: false, refusal: { code: "tools.bind_refused", message: unchecked } };
   const planned: BindWatch | null = guards.folders.length ? { folders: guards.folders, guarded: guarded.map((g) => g.path), seen: guards.seen, sinceMs: Date.now() } : null;
   const { argv: sandboxed, sources } = bwrapArgv({ bwrap: s.bwrap, sandbox: { ...m.sandbox, mounts }, pluginDir: realPathOr(req.dir, req.dir), hidden, homes, shown, devices, hostBinds, guarded, argv: direct, envArgs: true, status: true });
   const opened = openBindSources(sources);
