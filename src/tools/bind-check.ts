@@ -34,9 +34,8 @@ const recordsOf = (home: string) => join(home, "worker", "plugin-binds");
 
 /**
  * Keeps `w` of `plugin`'s launch `tag` in the home (`<home>/worker/plugin-binds/<tag>.json`, with this host's pid and
- * start) until its check ran
- * (`forgetWatch`): a hub killed with its plugin (SIGKILL, a crash, power loss) ran no check, and the next launch's
- * guard would take a plant made after the last call for the owner's (round 58, F58b-1). @returns `w` with the
+ * start) until its check ran (`forgetWatch`): a hub killed with its plugin (SIGKILL, a crash, power loss) ran no
+ * check, and the next launch's guard would take a plant made after the last call for the owner's (round 58, F58b-1). @returns `w` with the
  * record's path, or `w` as it is when it cannot be written (the check at the end still runs).
  */
 export function recordWatch(home: string | null, plugin: string, tag: string, w: BindWatch): BindWatch {

@@ -204,16 +204,15 @@ export function visible(text: string): string {
 async function cardText(filled: string | undefined, budget: number, stepId: string, h: WorkflowHost): Promise<{ text: string | undefined } | { error: string }> {
   if (filled === undefined) return { text: filled };
   const text = visible(filled);
-  if ([...text].length <= budget) return { text };
+  const cps = [...text];
+  if (cps.length <= budget) return { text };
   const file = `${stepId}.card.txt`;
-  const whole = text;
-  const notSent = await h.sendArtifact(file, whole);
+  const notSent = await h.sendArtifact(file, text);
   if (notSent !== null) return { error: t(h.lang, "workflow.cardTextNotSent", { step: stepId, error: notSent }) };
-  const total = [...whole].length;
-  const line = (kept: number) => t(h.lang, "workflow.card.cut", { count: total - kept, doc: `run:${h.job.run}/${file}`, route: artifactPath(h.job.run, file) });
+  const line = (kept: number) => t(h.lang, "workflow.card.cut", { count: cps.length - kept, doc: `run:${h.job.run}/${file}`, route: artifactPath(h.job.run, file) });
   // The note's length depends on the count's digits: measured with the largest count (nothing kept), the head fits.
   const kept = Math.max(0, budget - [...line(0)].length - 3);
-  return { text: `${[...whole].slice(0, kept).join("")}…\n\n${line(kept)}` };
+  return { text: `${cps.slice(0, kept).join("")}…\n\n${line(kept)}` };
 }
 
 function clip(text: string, max: number): string {
