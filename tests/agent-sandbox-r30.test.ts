@@ -21,7 +21,7 @@ import { bindGuards, executableParts } from "../src/worker/steering.js";
 import { plantedInBinds, uncheckedBind } from "../src/tools/bind-check.js";
 import { plantedNotice, plantedSteering } from "../src/worker/planted.js";
 import { markUnchecked, uncheckedHolding } from "../src/worker/unchecked.js";
-import { launchRecordBytesMax, launchRecordFile, loadLaunchRecord, saveLaunchRecord } from "../src/worker/launch-record.js";
+import { latestLaunch, launchRecordBytesMax, launchRecordFile, loadLaunchRecord, sandboxedLaunchBegun, saveLaunchRecord } from "../src/worker/launch-record.js";
 
 const kit = sandboxKit();
 const guardedOf = (parts: ReturnType<typeof executableParts>) => new Set([...parts.mountPoints, ...parts.readOnlyParents, ...parts.readOnly]);
@@ -184,6 +184,39 @@ test("issue 26 r32 F32a-1: a run taken over after a restart whose launch record 
   });
   const card = st.cards.find((c) => c.kind === "notice");
   assert.equal(card?.text, `${cwd}: the worker restarted while the run was going, so the check after it had no record of the launch to compare with and what the agent left here was not looked at: list its repositories with find ${cwd} -name .git -o -name HEAD and read their config and hooks before you run git or an agent there`, JSON.stringify(st.cards));
+});
+
+test("a run taken over after a restart that stopped before its first launch started (the guard's walk, before the record and the supervisor) launches it then, and names nothing as not looked at (CI of 67e8684, tests/e2e: a hub killed during the launch; the run had failed as 'did not start')", async (t) => {
+  if (!(await probeBwrap("bwrap")).ok) return t.skip("bubblewrap cannot run here");
+  const cwd = ownerRepo();
+  const fx = await kit.setup({ use: "command", command: [process.execPath, "-e", `console.log("Done: ran")`] }, cwd);
+  // What a worker killed during the first launch's guard leaves: the launch's folder, no record, no spec.json.
+  mkdirSync(join(fx.home.worker, "runs", "1-1", "1"), { recursive: true });
+  await fx.call("POST", "/v1/events", fx.keys.source, { id: "e1", type: "alert.x" });
+  const st = await untilLatestRun(fx, "done", 60_000);
+  assert.equal(st.runs[0].summary, "Done: ran");
+  assert.deepEqual(st.cards.filter((c: { kind: string }) => c.kind === "notice"), [], JSON.stringify(st.cards));
+});
+
+test("launch folders: a folder whose supervisor never started (no spec.json) is no launch; only a sandboxed launch that left no readable record counts as begun unrecorded", () => {
+  const dir = tempDir("aa-launches-");
+  const spec = (n: string, sandboxed: boolean | string) => {
+    mkdirSync(join(dir, n), { recursive: true });
+    writeFileSync(join(dir, n, "spec.json"), typeof sandboxed === "string" ? sandboxed : JSON.stringify({ argv: ["x"], cwd: "/", env: [], sandboxed }));
+  };
+  mkdirSync(join(dir, "1"));
+  assert.deepEqual([latestLaunch(dir), sandboxedLaunchBegun(dir)], [0, false]);
+  spec("1", false);
+  mkdirSync(join(dir, "2"));
+  assert.deepEqual([latestLaunch(dir), sandboxedLaunchBegun(dir)], [1, false], "an unsandboxed launch is not checked after the run");
+  spec("2.setup-failed", true);
+  assert.deepEqual([latestLaunch(dir), sandboxedLaunchBegun(dir)], [1, true], "a sandboxed launch bwrap ended counts");
+  rmSync(join(dir, "2.setup-failed"), { recursive: true });
+  spec("3", "{ not json");
+  assert.deepEqual([latestLaunch(dir), sandboxedLaunchBegun(dir)], [3, true], "a spec that does not read counts as begun");
+  rmSync(join(dir, "3"), { recursive: true });
+  writeFileSync(join(dir, launchRecordFile), "damaged");
+  assert.equal(sandboxedLaunchBegun(dir), true, "a record there that does not read counts as begun");
 });
 
 test("launch.json: what a launch guarded reads back as written; a damaged, hand-made or oversized record is no record", () => {

@@ -29,7 +29,7 @@ import { receiptItemsMax, receiptRewritesMax, sandboxLaunchTriesMax, sessionMaxC
 import { plantedFolderName, type MovedAside } from "./planted.js";
 import { markUnchecked } from "./unchecked.js";
 import { mergeStateSeen, plantedRunNotice, plantedState, type StateFound, type StateSeen } from "./state-planted.js";
-import { loadLaunchRecord, plantedAfterRun, saveLaunchRecord, type Watched } from "./launch-record.js";
+import { latestLaunch, loadLaunchRecord, plantedAfterRun, sandboxedLaunchBegun, saveLaunchRecord, type Watched } from "./launch-record.js";
 import { neutralise, redact, relayed } from "../kernel/text.js";
 import { sessionLinkPattern } from "../protocol/patterns.js";
 import type { TranscriptEntry } from "../protocol/schema.js";
@@ -154,7 +154,7 @@ export class Attempt {
     const resultKept = recovered && existsSync(join(dir, "result.json"));
     const record = recovered && !resultKept ? loadLaunchRecord(dir) : null;
     if (record) [this.watched, this.stateWatched] = [record.watched, record.state];
-    this.unrecorded = recovered && !resultKept && !record;
+    this.unrecorded = recovered && !resultKept && !record && sandboxedLaunchBegun(dir);
     if (!recovered || !existsSync(contextFile)) {
       mkdirSync(agentDir, { recursive: true, mode: 0o700 });
       writeFileDurable(contextFile, JSON.stringify({ run: job.run, attempt: job.attempt, rule: job.rule.name, ...job.context }, null, 2));
@@ -490,11 +490,3 @@ export function agentRunning(dir: string): boolean {
     return code !== "ENOENT" && code !== "ENOTDIR";
   }
 }
-
-/** The number of the run's latest launch folder (`<dir>/<n>`), 0 when none. */
-function latestLaunch(dir: string): number {
-  let n = 0;
-  for (const name of readdirSync(dir)) if (/^\d+$/.test(name)) n = Math.max(n, Number(name));
-  return n;
-}
-

@@ -7,7 +7,7 @@
  * run over. A file that is missing, too large or not of this shape is no record (the run's folders are then named on
  * its card as not looked at: unchecked.ts `unwatchedFolders`).
  */
-import { statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { ConfigPass } from "./git-config.js";
 import type { RepositoryState } from "./git-state.js";
@@ -123,6 +123,40 @@ export function loadLaunchRecord(dir: string): { watched: Watched | null; state:
     },
     state,
   };
+}
+
+/** Whether launch folder `ldir` got as far as its supervisor: `spec.json` is written just before it starts (supervise.ts). */
+function launchStarted(ldir: string): boolean {
+  return existsSync(join(ldir, "spec.json"));
+}
+
+/**
+ * The number of the latest launch an earlier worker process started in the attempt folder `dir` (its folder `<n>`
+ * holds `spec.json`), or 0. A launch folder without it was left by a worker stopped before that launch's supervisor
+ * started — during the guard's walk of the cwd, which can take seconds: nothing ran there, so the launch is made again,
+ * not watched (that read "the agent process did not start" and failed the run).
+ */
+export function latestLaunch(dir: string): number {
+  let n = 0;
+  for (const name of readdirSync(dir)) if (/^\d+$/.test(name) && Number(name) > n && launchStarted(join(dir, name))) n = Number(name);
+  return n;
+}
+
+/**
+ * Whether an earlier worker process may have started a sandboxed launch in the attempt folder `dir` that left no
+ * record this worker can read: a record file is there but does not read (`loadLaunchRecord` null), or a launch folder
+ * (`<n>`, or one kept as `<n>.setup-failed`) holds a `spec.json` of a sandboxed launch. A launch stopped before its
+ * supervisor started ran nothing, and an unsandboxed one is not checked (CI, 2026-12-07: a hub killed during the
+ * launch named the run's cwd as "not looked at"). Never throws: what cannot be read counts as begun.
+ */
+export function sandboxedLaunchBegun(dir: string): boolean {
+  try {
+    if (existsSync(join(dir, launchRecordFile))) return true;
+    return readdirSync(dir).some((n) => /^\d+(\.setup-failed)?$/.test(n) && launchStarted(join(dir, n))
+      && (JSON.parse(readRegular(join(dir, n, "spec.json"), "en")) as { sandboxed?: unknown }).sandboxed !== false);
+  } catch {
+    return true;
+  }
 }
 
 /**
