@@ -8,7 +8,7 @@
  * every tool host of the home checks against the union: a folder some start of the hub used stays protected.
  * Bounded by `codeFoldersKeptMax` each (the most recent first). A file that cannot be read counts as empty.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { codeFoldersKeptMax } from "../kernel/limits.js";
 import type { CodeFoldersSeen } from "../tools/types.js";
 import { userHomes } from "../worker/sandbox.js";
@@ -34,6 +34,9 @@ export function recordCodeFolders(h: Home, now: CodeFoldersSeen): CodeFoldersSee
   const was = readCodeFolders(h);
   const merged = (a: readonly string[], b: readonly string[]) => [...new Set([...a, ...b])].slice(0, codeFoldersKeptMax);
   const out = { folders: merged(now.folders, was.folders), homes: merged(now.homes, was.homes) };
+  // A start like the last one changes nothing: no write, whose sync was a tenth of a start (issue 32).
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
+  if (same(out.folders, was.folders) && same(out.homes, was.homes) && existsSync(h.codeFolders)) return out;
   writeFileAtomic(h.codeFolders, JSON.stringify(out, null, 1) + "\n", 0o600);
   return out;
 }

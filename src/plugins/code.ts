@@ -147,11 +147,15 @@ export class PluginLoader {
     if (!known && this.failures.has(file)) throw new Error(this.failures.get(file)!);
     this.link(file);
     let mod: PluginModule;
+    const entry = findCode(kind, name, this.roots);
     try {
-      await this.confine();
+      // A built-in plugin is the engine's own code, outside every scope: loading one (a start's `command` agent) does
+      // not start the hooks' loader thread, through which every later import of the process then goes (issue 32: a
+      // fifth of a start).
+      if (entry?.origin !== "builtin") await this.confine();
       // The entry itself, a link leading out of the folder, is judged where it leads (hostile round 44, F44a-3: an
       // author re-pointed one after the owner had read the plugin); what it imports, the hooks judge.
-      const folder = realPathOr(findCode(kind, name, this.roots)?.dir ?? dirname(file), dirname(file));
+      const folder = realPathOr(entry?.dir ?? dirname(file), dirname(file));
       const target = realPathOr(file, file);
       if (!withinFolder(target, folder) && !withinFolder(target, realPathOr(engineDir, engineDir))) throw new Error(t(this.lang, "plugins.entryOutside", { file, target, folder }));
       mod = await importPlugin(file, this.lang);

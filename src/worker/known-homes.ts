@@ -43,7 +43,10 @@ export function recordKnownHome(home: string, userHomes: readonly string[]): voi
     // added, so one home was lost and not hidden from the other's sandboxes (seen in a full test run).
     const unlock = listLock(join(user, `${knownHomesFile}.lock`));
     try {
-      const homes = [...new Set([home, ...listed(user)])].filter(isFolder).slice(0, knownHomesMax);
+      const was = listed(user);
+      const homes = [...new Set([home, ...was])].filter(isFolder).slice(0, knownHomesMax);
+      // The same list again (every start after the first): not written, so a start makes no sync here (issue 32).
+      if (homes.length === was.length && homes.every((p, i) => p === was[i])) continue;
       writeFileDurable(join(user, knownHomesFile), JSON.stringify({ homes }, null, 1) + "\n", 0o600);
     } catch {
       // not writable here
