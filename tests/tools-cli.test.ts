@@ -307,3 +307,21 @@ test("tools mcp: --lang is zh or en, a wrong one refused in the user's language"
   assert.deepEqual(await cli(["tools", "mcp", "--socket", "/nonexistent/tools.sock", "--lang", "fr"], main.dir), { code: 1, out: [], err: ["agent-autoloop: --lang is zh or en, not fr"] });
   assert.deepEqual((await cli(["tools", "mcp", "--socket", "/nonexistent/tools.sock", "--lang", "fr"], main.dir, { AGENT_AUTOLOOP_LANG: "zh" })).err, ["agent-autoloop：--lang 只能是 zh 或 en，不是 fr"]);
 });
+
+test("check on this home's rules.json (hostile round 57, F57a-4: an approval naming SVCB or a plugin's folder denied nothing, and check said valid): valid, exit 0, and a warning on stderr for each entry naming no plugin — with the plugin meant when it differs only in case or is its folder", async () => {
+  const approvals = [{ plugin: "LISTER", mode: "deny" }, { plugin: "svcd", mode: "deny" }, { plugin: "ghost", mode: "auto" }, { plugin: "lister", tool: "lister.add", mode: "prompt" }];
+  const h = home({ ...baseRules, approvals });
+  writePlugin(h.plugins, "lister", syncManifest("lister", "node", ["main.js"], toolToml("add")), { "main.js": lister });
+  writePlugin(h.plugins, "svcd", syncManifest("svcd-real", "node", ["main.js"], toolToml("x")), { "main.js": lister });
+  const r = await cli(["check"], h.dir);
+  assert.equal(r.code, 0, r.err.join("\n"));
+  assert.match(r.out.join("\n"), /rules\.json is valid: /);
+  assert.deepEqual(r.err, [
+    "warn approvals[0]: LISTER: there is no tool plugin LISTER here; did you mean lister? Plugin names are case-sensitive and are the plugin's own name (its manifest's name), not its folder's",
+    "warn approvals[1]: svcd: there is no tool plugin svcd here; did you mean svcd-real? Plugin names are case-sensitive and are the plugin's own name (its manifest's name), not its folder's",
+    "warn approvals[2]: ghost: there is no tool plugin ghost here",
+  ]);
+  // A file named on the command line is checked alone: its plugins are not this home's.
+  const named = await cli(["check", join(h.dir, "rules.json")], h.dir);
+  assert.deepEqual([named.code, named.err], [0, []]);
+});

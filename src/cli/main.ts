@@ -434,7 +434,10 @@ export async function program(argv: readonly string[] = process.argv): Promise<C
     .argument("[file]", t(lang, "cli.arg.file"))
     .action(async (file: string | undefined) => {
       const { checkFile } = await import("./check.js");
-      say(await checkFile(file, (await home()).rules, lang));
+      const h = await home();
+      say(await checkFile(file, h.rules, lang));
+      // This home's rules.json: what it names of plugins not found here (warnings; the exit stays 0).
+      if (file === undefined) for (const line of await (await import("./plugins.js")).rulesPluginWarnings(h, lang)) sayError(line + "\n");
     });
   return p;
 }

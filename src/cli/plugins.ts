@@ -332,20 +332,39 @@ function inspectText(p: Inspected, lang: Lang): string[] {
   return out;
 }
 
-/** rules.json's tools and approvals that name a plugin not found here: warnings (it may be installed later). */
+/**
+ * rules.json's tools and approvals that name a plugin not found here: warnings (it may be installed later), naming the
+ * plugin meant when one differs only in case or has that folder name (hostile round 57, F57a-4: an approval naming
+ * `SVCB`, or the folder of a plugin whose manifest names it otherwise, denied nothing).
+ */
 function rulesWarnings(registry: ToolRegistry, rules: Rules, lang: Lang): ConformanceLine[] {
   const known = (plugin: string) => registry.get(plugin) !== null;
+  const near = (plugin: string) => registry.list().find((p) => p.status !== "shadowed" && p.name !== plugin && (p.name.toLowerCase() === plugin.toLowerCase() || basename(p.dir) === plugin))?.name;
+  const missing = (pattern: string, plugin: string) => {
+    const meant = near(plugin);
+    return meant === undefined ? t(lang, "cli.plugins.noPlugin", { pattern, plugin }) : t(lang, "cli.plugins.noPluginNear", { pattern, plugin, near: meant });
+  };
   const lines: ConformanceLine[] = [];
   for (const r of rules.rules) {
     for (const pattern of r.tools ?? []) {
       const plugin = pattern.slice(0, pattern.indexOf("."));
-      if (!known(plugin)) lines.push({ check: t(lang, "cli.plugins.rulesTools", { rule: r.name }), verdict: "warn", detail: t(lang, "cli.plugins.noPlugin", { pattern, plugin }) });
+      if (!known(plugin)) lines.push({ check: t(lang, "cli.plugins.rulesTools", { rule: r.name }), verdict: "warn", detail: missing(pattern, plugin) });
     }
   }
   approvalsOf(rules).forEach((a, i) => {
-    if (!known(a.plugin)) lines.push({ check: t(lang, "cli.plugins.rulesApproval", { index: i }), verdict: "warn", detail: t(lang, "cli.plugins.noPlugin", { pattern: a.tool ?? a.plugin, plugin: a.plugin }) });
+    if (!known(a.plugin)) lines.push({ check: t(lang, "cli.plugins.rulesApproval", { index: i }), verdict: "warn", detail: missing(a.tool ?? a.plugin, a.plugin) });
   });
   return lines;
+}
+
+/**
+ * What `check` says beside this home's valid rules.json (`h.rules`): its tools and approvals that name no tool plugin
+ * found here (`rulesWarnings`), as `plugins doctor` words them — `check` had said "valid" of an approval that denied
+ * nothing (F57a-4). Reads plugin folders, runs no plugin code; none when rules.json does not read.
+ */
+export async function rulesPluginWarnings(h: Home, lang: Lang): Promise<string[]> {
+  const { rules } = rulesOf(h, lang);
+  return rules ? rulesWarnings(await registryOf(h, lang), rules, lang).map((l) => checkLine(l, lang)) : [];
 }
 
 /**

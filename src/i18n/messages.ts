@@ -1259,6 +1259,7 @@ const catalog = {
   "cli.plugins.rulesTools": { zh: "规则 {rule} 的 tools", en: "the tools of rule {rule}" },
   "cli.plugins.rulesApproval": { zh: "approvals[{index}]", en: "approvals[{index}]" },
   "cli.plugins.noPlugin": { zh: "{pattern}：这里没有工具插件 {plugin}", en: "{pattern}: there is no tool plugin {plugin} here" },
+  "cli.plugins.noPluginNear": { zh: "{pattern}：这里没有工具插件 {plugin}，是指 {near} 吗？插件名区分大小写，写的是插件自己的名字（manifest 里的 name），不是它的文件夹名", en: "{pattern}: there is no tool plugin {plugin} here; did you mean {near}? Plugin names are case-sensitive and are the plugin's own name (its manifest's name), not its folder's" },
   "cli.plugins.doctorFine": { zh: "{plugins} 个工具插件，都没问题", en: "{plugins} tool plugin(s), all fine" },
   "cli.plugins.doctorFix": { zh: "{plugins} 个工具插件，{failing} 个待修", en: "{plugins} tool plugin(s), {failing} to fix" },
   "cli.doctor.ok": { zh: "正常 {line}", en: "ok   {line}" },
