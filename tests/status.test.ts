@@ -140,3 +140,18 @@ test("status spending reads right: '1 run', and a figure no run reported is not 
   assert.deepEqual(zh()[0], "  今天：3 轮 · 123 个词元 · 0.1250 美元 · 1 轮没报词元数 · 2 轮没报费用");
   k.close();
 });
+
+test("status shows a card's first lines and counts the rest, never drops them in silence (issue 26 round 57, F57b-2: a notice naming 10 moved entries showed 3 and no count)", () => {
+  const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
+  k.event("e1");
+  const text = Array.from({ length: 10 }, (_, i) => `entry ${i + 1} moved`).join("\n");
+  k.result(k.claim("c1").job!.run, { outcome: "done", notice: [{ title: "Moved", text }, { title: "Short", text: "one\ntwo\nthree" }] });
+  const shown = (lang: "en" | "zh") => section(formatStatus(k.state(), lang, "http://x"), lang === "en" ? "Cards waiting for you (2):" : "待处理的卡片（2）：");
+  assert.deepEqual(shown("en").filter((l) => l.startsWith("      ") && !l.includes("never polled")), [
+    "      entry 1 moved", "      entry 2 moved", "      entry 3 moved", "      … 7 more lines not shown: agent-autoloop status --json has card #1 whole",
+    "      → agent-autoloop answer 1 0",
+    "      one", "      two", "      three", "      → agent-autoloop answer 2 0",
+  ]);
+  assert.equal(shown("zh")[4], "      ……还有 7 行没显示：agent-autoloop status --json 里有卡片 #1 的全文");
+  k.close();
+});
