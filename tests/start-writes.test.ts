@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers.js";
 import { homePaths } from "../src/host/home.js";
@@ -24,6 +24,11 @@ test("a start like the last one leaves code-folders.json as it was (the same fil
   recordCodeFolders(h, { folders: ["/c"], homes: ["/home/u"] });
   assert.notEqual(inode(h.codeFolders), first);
   assert.deepEqual(readCodeFolders(h), { folders: ["/c", "/a", "/b"], homes: ["/home/u"] });
+  // A record that is not this user's private regular file is written anew though its lines are the same.
+  chmodSync(h.codeFolders, 0o644);
+  const loose = inode(h.codeFolders);
+  recordCodeFolders(h, { folders: ["/c", "/a", "/b"], homes: ["/home/u"] });
+  assert.deepEqual([inode(h.codeFolders) !== loose, statSync(h.codeFolders).mode & 0o777], [true, 0o600]);
   // The same folders in another order (a start whose PATH changed order): written, newest first.
   const before = inode(h.codeFolders);
   recordCodeFolders(h, { folders: ["/b"], homes: ["/home/u"] });
@@ -43,6 +48,13 @@ test("a start like the last one leaves the known-homes list as it was; another h
   assert.equal(inode(file), first);
   recordKnownHome(two, [user]);
   assert.deepEqual(JSON.parse(readFileSync(file, "utf8")), { homes: [two, one] });
+  // A list that is a link is replaced by a file of its own.
+  const elsewhere = join(user, "elsewhere.json");
+  writeFileSync(elsewhere, readFileSync(file));
+  rmSync(file);
+  symlinkSync(elsewhere, file);
+  recordKnownHome(two, [user]);
+  assert.equal(lstatSync(file).isFile(), true);
   const second = inode(file);
   recordKnownHome(one, [user]);
   assert.notEqual(inode(file), second);

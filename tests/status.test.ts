@@ -145,12 +145,13 @@ test("status shows a card's first lines and counts the rest, never drops them in
   const k = new Clock(baseRules, "2026-11-02T08:00:00Z");
   k.event("e1");
   const text = Array.from({ length: 10 }, (_, i) => `entry ${i + 1} moved`).join("\n");
-  k.result(k.claim("c1").job!.run, { outcome: "done", notice: [{ title: "Moved", text }, { title: "Short", text: "one\ntwo\nthree" }] });
-  const shown = (lang: "en" | "zh") => section(formatStatus(k.state(), lang, "http://x"), lang === "en" ? "Cards waiting for you (2):" : "待处理的卡片（2）：");
+  k.result(k.claim("c1").job!.run, { outcome: "done", notice: [{ title: "Moved", text }, { title: "Short", text: "one\ntwo\nthree\n" }, { title: "Four", text: "a\nb\nc\nd" }] });
+  const shown = (lang: "en" | "zh") => section(formatStatus(k.state(), lang, "http://x"), lang === "en" ? "Cards waiting for you (3):" : "待处理的卡片（3）：");
   assert.deepEqual(shown("en").filter((l) => l.startsWith("      ") && !l.includes("never polled")), [
     "      entry 1 moved", "      entry 2 moved", "      entry 3 moved", "      … 7 more lines not shown: agent-autoloop status --json has card #1 whole",
     "      → agent-autoloop answer 1 0",
     "      one", "      two", "      three", "      → agent-autoloop answer 2 0",
+    "      a", "      b", "      c", "      … 1 more line not shown: agent-autoloop status --json has card #3 whole", "      → agent-autoloop answer 3 0",
   ]);
   assert.equal(shown("zh")[4], "      ……还有 7 行没显示：agent-autoloop status --json 里有卡片 #1 的全文");
   k.close();

@@ -8,7 +8,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseRules, engine, makeHome } from "./helpers.js";
 import { everythingServer, examples, nodePlugin, processesIn, probeBwrap, syncManifest, tempDir, toolToml, writePlugin } from "./tools-helpers.js";
@@ -321,6 +321,11 @@ test("check on this home's rules.json (hostile round 57, F57a-4: an approval nam
     "warn approvals[1]: svcd: there is no tool plugin svcd here; did you mean svcd-real? Plugin names are case-sensitive and are the plugin's own name (its manifest's name), not its folder's",
     "warn approvals[2]: ghost: there is no tool plugin ghost here",
   ]);
+  // A home not set up (rules.json alone, no config.json): valid, exit 0, and nothing written into it (no home.id).
+  const bare = tempDir("aa-check-bare-");
+  writeFileSync(join(bare, "rules.json"), JSON.stringify({ ...baseRules, approvals: [{ plugin: "ghost", mode: "auto" }] }));
+  const b = await cli(["check"], bare);
+  assert.deepEqual([b.code, b.err, readdirSync(bare)], [0, ["warn approvals[0]: ghost: there is no tool plugin ghost here"], ["rules.json"]]);
   // A file named on the command line is checked alone: its plugins are not this home's.
   const named = await cli(["check", join(h.dir, "rules.json")], h.dir);
   assert.deepEqual([named.code, named.err], [0, []]);

@@ -16,6 +16,7 @@ import { bindRefusal, bindsOf, conformance, passedEnvNames, runners, serviceSock
 import type { PluginView } from "../protocol/responses.js";
 import { homePluginViews, hubPluginViews, localPlugins, serveDirsOf, type LocalPlugins } from "./plugin-home.js";
 import { readCodeFolders } from "../host/code-folders.js";
+import { recordedHubUrl } from "../host/lock.js";
 import { approvalRuleFor, approvalsOf, pluginDenied, ruleOffers, type ApprovalRule, type Rules } from "../kernel/rules.js";
 import { readRulesInput } from "../host/rules-file.js";
 import type { Home } from "../host/home.js";
@@ -363,8 +364,16 @@ function rulesWarnings(registry: ToolRegistry, rules: Rules, lang: Lang): Confor
  * nothing (F57a-4). Reads plugin folders, runs no plugin code; none when rules.json does not read.
  */
 export async function rulesPluginWarnings(h: Home, lang: Lang): Promise<string[]> {
-  const { rules } = rulesOf(h, lang);
-  return rules ? rulesWarnings(await registryOf(h, lang), rules, lang).map((l) => checkLine(l, lang)) : [];
+  try {
+    const { rules } = rulesOf(h, lang);
+    if (!rules) return [];
+    // A hub's `serve --plugins` folders are asked only of a home a hub has run on: finding one reads config.json and
+    // the master key and makes home.id, which `check` — a read of one file, before `init` or in CI — must not need.
+    const views = recordedHubUrl(h) === null ? null : await hubPluginViews(h, lang).catch(() => null);
+    return rulesWarnings((await localPlugins(h, lang, serveDirsOf(views))).tools, rules, lang).map((l) => checkLine(l, lang));
+  } catch {
+    return []; // best effort: the file is valid whatever the plugins' folders hold
+  }
 }
 
 /**

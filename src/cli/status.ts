@@ -42,12 +42,13 @@ export function formatStatus(s: State, lang: Lang, url: string, opts: StatusOpti
     // arguments left out and why it asks — must all be in front of them (issue 26 round 2). Others: their first lines.
     // A time in a text the hub wrote (a budget card's period end) is said in this computer's zone.
     const text = shown(lang, c.texts?.text ?? {}, c.text, tz);
-    const lines = text ? text.split("\n") : [];
+    const lines = text ? text.replace(/\n+$/, "").split("\n") : [];
     const whole = c.kind === "ask" && c.state === "open";
     for (const line of whole ? lines : lines.slice(0, statusCardLinesMax)) out.push(`      ${line}`);
     // What is left out is counted, never dropped in silence (issue 26 round 57, F57b-2: a notice naming 10 moved
     // entries showed 3 and no more).
-    if (!whole && lines.length > statusCardLinesMax) out.push(`      ${w("status.moreLines", { n: lines.length - statusCardLinesMax, card: c.id })}`);
+    const more = whole ? 0 : lines.length - statusCardLinesMax;
+    if (more > 0) out.push(`      ${w(more === 1 ? "status.moreLine" : "status.moreLines", { n: more, card: c.id })}`);
     c.options.forEach((o, i) => out.push(`      ${i}) ${shown(lang, c.texts?.options?.[i] ?? {}, o)}${c.recommend === i ? `  ${w("status.recommended")}` : ""}`));
     for (const [ch, d] of Object.entries(c.deliveries)) {
       if (d.error) out.push(`      ${w(d.gaveUp ? "status.deliveryGaveUp" : "status.deliveryFailing", { channel: ch, failures: d.failures, error: d.error })}`);

@@ -82,6 +82,15 @@ export function lstatOr(path: string): Stats | null {
   }
 }
 
+/**
+ * Whether `path` itself (not through a link) is a regular file of this process's user with mode 0600, as a record
+ * written by `writeFileAtomic(…, 0o600)` is: one that is not may be left as it is only after it is written anew.
+ */
+export function ownPrivateFile(path: string): boolean {
+  const st = lstatOr(path);
+  return st !== null && st.isFile() && (st.mode & 0o777) === 0o600 && (process.getuid === undefined || st.uid === process.getuid());
+}
+
 /** Orders folder entries by name, code unit by code unit (as `readdirSync` lists them; `opendirSync` keeps the disk's order). */
 export function byName(a: Dirent, b: Dirent): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;

@@ -8,7 +8,8 @@
  * every tool host of the home checks against the union: a folder some start of the hub used stays protected.
  * Bounded by `codeFoldersKeptMax` each (the most recent first). A file that cannot be read counts as empty.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { ownPrivateFile } from "../common/file-checks.js";
 import { codeFoldersKeptMax } from "../kernel/limits.js";
 import type { CodeFoldersSeen } from "../tools/types.js";
 import { userHomes } from "../worker/sandbox.js";
@@ -36,7 +37,8 @@ export function recordCodeFolders(h: Home, now: CodeFoldersSeen): CodeFoldersSee
   const out = { folders: merged(now.folders, was.folders), homes: merged(now.homes, was.homes) };
   // A start like the last one changes nothing: no write, whose sync was a tenth of a start (issue 32).
   const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((p, i) => p === b[i]);
-  if (same(out.folders, was.folders) && same(out.homes, was.homes) && existsSync(h.codeFolders)) return out;
+  // Written anew all the same when the file is not this user's private regular file (a link, looser mode): a start repairs it.
+  if (same(out.folders, was.folders) && same(out.homes, was.homes) && ownPrivateFile(h.codeFolders)) return out;
   writeFileAtomic(h.codeFolders, JSON.stringify(out, null, 1) + "\n", 0o600);
   return out;
 }

@@ -1273,6 +1273,7 @@ const catalog = {
   "status.header": { zh: "中台 {url} · 规则 v{version} · {timezone} · {now}", en: "hub {url} · rules v{version} · {timezone} · {now}" },
   "status.cards": { zh: "待处理的卡片（{n}）：", en: "Cards waiting for you ({n}):" },
   "status.none": { zh: "（无）", en: "(none)" },
+  "status.moreLine": { zh: "……还有 1 行没显示：agent-autoloop status --json 里有卡片 #{card} 的全文", en: "… 1 more line not shown: agent-autoloop status --json has card #{card} whole" },
   "status.moreLines": { zh: "……还有 {n} 行没显示：agent-autoloop status --json 里有卡片 #{card} 的全文", en: "… {n} more lines not shown: agent-autoloop status --json has card #{card} whole" },
   "status.recommended": { zh: "← 推荐", en: "← recommended" },
   "status.deliveryGaveUp": { zh: "! {channel}：放弃了（{failures} 次）：{error}", en: "! {channel}: gave up ({failures}×): {error}" },

@@ -140,22 +140,23 @@ export class PluginLoader {
    * @throws Error naming the plugin when it is missing, fails its check, or its module threw.
    */
   async loadModule(kind: CodeKind, name: string): Promise<PluginModule> {
-    const file = this.find(kind, name);
-    if (!file) throw new Error(t(this.lang, "plugins.notFound", { kind, name, dir: this.installDir ?? "-" }));
+    // One lookup: the file loaded and the origin that decides its confinement are of the same entry.
+    const entry = findCode(kind, name, this.roots);
+    const file = entry?.file ?? null;
+    if (!entry || !file) throw new Error(t(this.lang, "plugins.notFound", { kind, name, dir: this.installDir ?? "-" }));
     const known = this.loaded.get(file);
     if (known && !known.stale) return known.mod;
     if (!known && this.failures.has(file)) throw new Error(this.failures.get(file)!);
     this.link(file);
     let mod: PluginModule;
-    const entry = findCode(kind, name, this.roots);
     try {
       // A built-in plugin is the engine's own code, outside every scope: loading one (a start's `command` agent) does
       // not start the hooks' loader thread, through which every later import of the process then goes (issue 32: a
       // fifth of a start).
-      if (entry?.origin !== "builtin") await this.confine();
+      if (entry.origin !== "builtin") await this.confine();
       // The entry itself, a link leading out of the folder, is judged where it leads (hostile round 44, F44a-3: an
       // author re-pointed one after the owner had read the plugin); what it imports, the hooks judge.
-      const folder = realPathOr(entry?.dir ?? dirname(file), dirname(file));
+      const folder = realPathOr(entry.dir, dirname(file));
       const target = realPathOr(file, file);
       if (!withinFolder(target, folder) && !withinFolder(target, realPathOr(engineDir, engineDir))) throw new Error(t(this.lang, "plugins.entryOutside", { file, target, folder }));
       mod = await importPlugin(file, this.lang);

@@ -8,7 +8,7 @@
  * existed are added when their hub next starts or `init` runs on them again.
  */
 import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
-import { isFolder } from "../common/file-checks.js";
+import { isFolder, ownPrivateFile } from "../common/file-checks.js";
 import { isAbsolute, join } from "node:path";
 import { writeFileDurable } from "./files.js";
 
@@ -46,7 +46,7 @@ export function recordKnownHome(home: string, userHomes: readonly string[]): voi
       const was = listed(user);
       const homes = [...new Set([home, ...was])].filter(isFolder).slice(0, knownHomesMax);
       // The same list again (every start after the first): not written, so a start makes no sync here (issue 32).
-      if (homes.length === was.length && homes.every((p, i) => p === was[i])) continue;
+      if (homes.length === was.length && homes.every((p, i) => p === was[i]) && ownPrivateFile(join(user, knownHomesFile))) continue;
       writeFileDurable(join(user, knownHomesFile), JSON.stringify({ homes }, null, 1) + "\n", 0o600);
     } catch {
       // not writable here
