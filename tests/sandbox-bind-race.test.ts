@@ -150,6 +150,26 @@ test("issue 26 r2 #5 (reported case) and writable folders: an agent launch whose
   }
 });
 
+test("a bind source gone between the worker's plan and the launch (a mount that went away: another test's under /mnt, in a full run) ends the launch as a setup failure, which the worker plans again; a source changed into a link stays refused", async (t) => {
+  if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
+  const base = realpathSync(tempDir("aa-bind-gone-"));
+  try {
+    const cwd = join(base, "work");
+    const gone = join(base, "mounted", "usr", "lib");
+    mkdirSync(cwd);
+    mkdirSync(gone, { recursive: true });
+    const ldir = join(base, "launch");
+    mkdirSync(ldir);
+    const launch = sandboxArgv({ bwrap: "bwrap", writable: [cwd], readOnly: [gone], hide: join(base, "hub"), show: [], cwd }, ["sh", "-c", "echo ran"]);
+    rmSync(join(base, "mounted"), { recursive: true });
+    await startSupervised(ldir, launch.argv, cwd, { PATH: process.env.PATH ?? "" }, true, "en", launch.sources);
+    for (let i = 0; i < 200 && !readExit(ldir); i++) await sleep(50);
+    assert.deepEqual(readExit(ldir), { code: 127, signal: null, error: `the sandbox's folder ${gone} cannot be opened (ENOENT); the agent did not start`, setupFailed: true });
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
 test("issue 26 r2 #3-#5: a bubblewrap older than 0.8 (no --bind-fd) fails both probes, saying so, rather than running anything by path", async (t) => {
   if (!(await sandboxed())) return t.skip("bubblewrap cannot run here");
   const bin = realpathSync(tempDir("aa-old-bwrap-"));

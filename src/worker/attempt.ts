@@ -393,8 +393,8 @@ export class Attempt {
         const exit = readExit(ldir);
         if (exit) {
           if (stopping) await stopping;
-          if (exit.error) return { error: t(this.host.lang, "run.couldNotStart", { agent: job.agent.use, error: exit.error }) };
           if (exit.setupFailed && setupMayFail && !stopping) return setupFailed;
+          if (exit.error) return { error: t(this.host.lang, "run.couldNotStart", { agent: job.agent.use, error: exit.error }) };
           return await read(shellCode(exit));
         }
         const pids = readPids(ldir);

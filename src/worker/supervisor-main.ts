@@ -101,7 +101,10 @@ function openSources(paths: readonly string[]): number[] {
   if ("fds" in opened) return opened.fds;
   const { path, problem } = opened;
   const error = problem.why === "changed" ? t(lang, "sandbox.bindChanged", { path, now: problem.now }) : t(lang, "sandbox.bindGone", { path, error: problem.error });
-  writeJson("exit.json", { code: 127, signal: null, error });
+  // A source gone since the worker planned (a mount of the machine's that went away meanwhile: seen in a full test run,
+  // another test's mount under /mnt) is a setup failure the worker plans again, as bwrap's own; one changed into a link
+  // is refused for good.
+  writeJson("exit.json", { code: 127, signal: null, error, ...(problem.why === "missing" ? { setupFailed: true } : {}) });
   process.exit(0);
 }
 
