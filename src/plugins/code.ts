@@ -142,8 +142,8 @@ export class PluginLoader {
   async loadModule(kind: CodeKind, name: string): Promise<PluginModule> {
     // One lookup: the file loaded and the origin that decides its confinement are of the same entry.
     const entry = findCode(kind, name, this.roots);
-    const file = entry?.file ?? null;
-    if (!entry || !file) throw new Error(t(this.lang, "plugins.notFound", { kind, name, dir: this.installDir ?? "-" }));
+    if (!entry) throw new Error(t(this.lang, "plugins.notFound", { kind, name, dir: this.installDir ?? "-" }));
+    const file = entry.file;
     const known = this.loaded.get(file);
     if (known && !known.stale) return known.mod;
     if (!known && this.failures.has(file)) throw new Error(this.failures.get(file)!);
