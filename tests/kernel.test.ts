@@ -85,7 +85,10 @@ test("replaying the whole log gives exactly the live projection", () => {
   live.commit(keyInputs.map((input) => ({ input, now: 1_000 })), env);
   workload(live, 40, 10_000);
   const expected = dump(live);
+  const factRuns = () => live.db.prepare(`SELECT run, seq FROM fact_runs ORDER BY run, seq`).all();
+  const expectedRuns = factRuns();
   assert.ok(live.seq > 150, `seq ${live.seq}`);
+  assert.ok(expectedRuns.length > 100, `${expectedRuns.length} fact_runs rows`);
   live.close();
   const rebuilt = new Store({ path, master, fingerprint: "changed format" });
   assert.equal(rebuilt.opened.rebuilt, true);
@@ -99,6 +102,7 @@ test("replaying the whole log gives exactly the live projection", () => {
     const again = new Store({ path, master, fingerprint: `chunks of ${chunk}`, rebuildChunkFacts: chunk });
     assert.equal(again.opened.rebuilt, true);
     assert.deepEqual(dump(again), expected, `chunks of ${chunk} facts`);
+    assert.deepEqual(again.db.prepare(`SELECT run, seq FROM fact_runs ORDER BY run, seq`).all(), expectedRuns, `fact_runs, chunks of ${chunk} facts`);
     again.close();
   }
 });

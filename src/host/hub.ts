@@ -151,7 +151,7 @@ export class Hub {
     this.homeId = readHomeId(opts.home, true);
     this.secrets = readSecrets(opts.home);
     const master = readMasterKey(opts.home);
-    this.store = new Store({ path: opts.home.database, master });
+    this.store = new Store({ path: opts.home.database, master, lang: opts.lang });
     this.env = { master, lang: opts.lang, publicUrl: opts.publicUrl ? opts.publicUrl.replace(/\/+$/, "") : null };
     this.clock = opts.clock ?? Date.now;
     this.inputQueueMax = opts.inputQueueMax ?? hubInputQueueMax;

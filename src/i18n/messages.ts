@@ -1135,6 +1135,8 @@ const catalog = {
   "restore.factCount": { zh: "有 {n} 条事实，清单上写的是 {expected} 条", en: "{n} facts, the manifest says {expected}" },
   "restore.done": { zh: "已恢复到 {home}：{facts} 条事实（到 #{seq}），备份于 {at}，版本 {engine}。启动：agent-autoloop serve", en: "restored into {home}: {facts} facts (up to #{seq}), backed up at {at} by {engine}. Start it: agent-autoloop serve" },
   "restore.sameFormat": { zh: "数据格式和这个版本一样。", en: "The data format is this version's." },
+  "store.rebuildFailed": { zh: "无法从事实日志重建投影（数据库保持原样）：{error}", en: "the projection could not be rebuilt from the fact log (the database is left as it was): {error}" },
+  "store.rebuildSilent": { zh: "读取事实日志的线程 {ms} 毫秒内没有送来任何内容", en: "the thread reading the fact log sent nothing for {ms} ms" },
   "restore.otherFormat": { zh: "数据格式来自另一个版本：第一次启动时会从事实重建投影（事实原样保留）。", en: "The data format is another version's: the first start rebuilds the projection from the facts (the facts stay as they are)." },
   // `agent-autoloop recipe` (issue 29)
   "cli.desc.recipe": { zh: "现成的场景：列出、加进这个家目录、拿掉", en: "ready-made scenarios: list them, add one to this home, take it back" },

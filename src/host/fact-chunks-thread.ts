@@ -1,0 +1,38 @@
+/**
+ * The rebuild's reading thread (see fact-chunks.ts): streams the log from its own read-only connection, parses and
+ * collapses it into chunks, and posts each one, never more than two ahead of the store that writes them.
+ */
+import { workerData } from "node:worker_threads";
+import Database from "better-sqlite3";
+import { collapseFacts, type FactChunksMessage, type FactChunksThreadData } from "./fact-chunks.js";
+
+const { path, chunkFacts, counters, port } = workerData as FactChunksThreadData;
+
+/** Posts a message, then counts it: the store reads the count, then the message. */
+function post(m: FactChunksMessage): void {
+  port.postMessage(m);
+  Atomics.add(counters, 0, 1);
+  Atomics.notify(counters, 0);
+}
+
+let db: Database.Database | null = null;
+try {
+  db = new Database(path, { readonly: true, fileMustExist: true });
+  // The log is read once, in order: a page cache would only hold pages never read again.
+  db.pragma("cache_size = -256");
+  const rows = db.prepare(`SELECT seq, body FROM facts ORDER BY seq`).iterate() as IterableIterator<{ seq: number; body: string }>;
+  let posted = 0;
+  for (const chunk of collapseFacts(rows, chunkFacts)) {
+    // At most two chunks the store has not taken: the one it writes and this one.
+    for (let taken = Atomics.load(counters, 1); taken < posted - 1 && Atomics.load(counters, 2) === 0; taken = Atomics.load(counters, 1)) Atomics.wait(counters, 1, taken);
+    if (Atomics.load(counters, 2) !== 0) break;
+    post({ chunk });
+    posted++;
+  }
+  if (Atomics.load(counters, 2) === 0) post({ done: true });
+} catch (e) {
+  post({ error: e instanceof Error ? e.message : String(e) });
+} finally {
+  db?.close();
+  port.close();
+}
