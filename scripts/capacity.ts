@@ -1,3 +1,6 @@
+/** What a capacity worker prints on SIGTERM (scripts/capacity-worker.mjs). */
+interface WorkerReport { runs: number; failed: number; failedBy: Record<string, number>; resultMs: number[] }
+
 /**
  * The capacity of one hub (issue 32), measured: `workers` remote worker processes (scripts/capacity-worker.mjs, each
  * its own process on the loopback) long-poll with `capacity` slots each and run every job through a command agent
@@ -56,10 +59,20 @@ export async function capacityRun(o: { workers: number; capacity: number; second
   writeFileAtomic(home.config, JSON.stringify({ listen: "127.0.0.1:0", publicUrl: null, owner: keys.owner, worker: null, channels: {} }));
   const hub = await spawnHub(dir);
   const workers: ChildProcess[] = [];
+  /** Each worker's report, read from its first byte to the close of its stdout (a worker that ends early too). */
+  const reported: Promise<WorkerReport>[] = [];
   try {
     const script = join(import.meta.dirname, "capacity-worker.mjs");
     for (let i = 0; i < o.workers; i++) {
-      workers.push(endWithScript(spawn(process.execPath, [script, hub.url, keys.worker, `w${i}`, String(o.capacity)], { stdio: ["ignore", "pipe", "inherit"] })));
+      const w = endWithScript(spawn(process.execPath, [script, hub.url, keys.worker, `w${i}`, String(o.capacity)], { stdio: ["ignore", "pipe", "inherit"] }));
+      workers.push(w);
+      reported.push(new Promise((resolve) => {
+        let out = "";
+        w.stdout!.on("data", (d: Buffer) => (out += d));
+        // "close", not "exit": a process's stdout may still hold its report when it has exited (Node's documentation of
+        // 'exit'); one of 200 workers read at "exit" once counted as a failure, "no report", with its report unread.
+        w.once("close", () => resolve(out.trim() ? JSON.parse(out.trim().split("\n").pop()!) : { runs: 0, failed: 1, failedBy: { "no report": 1 }, resultMs: [] }));
+      }));
     }
     await new Promise((r) => setTimeout(r, Math.min(10_000, 500 + o.workers * 20))); // the workers start and hold their polls
     log(`capacity: ${o.workers} workers × ${o.capacity}, ${rate.toFixed(1)} events/s for ${o.seconds} s`);
@@ -102,12 +115,8 @@ export async function capacityRun(o: { workers: number; capacity: number; second
     const hubPeakRssMb = statusMb(hub.child.pid!, "VmHWM");
     const workersRssMb = workers.reduce((s, w) => s + (w.exitCode === null ? statusMb(w.pid!) : 0), 0);
     const claim = (await scrape()).find((m) => m.name === "autoloop_claim_seconds")!.metrics[0]!.buckets!;
-    const reports = await Promise.all(workers.map((w) => new Promise<{ runs: number; failed: number; failedBy: Record<string, number>; resultMs: number[] }>((resolve) => {
-      let out = "";
-      w.stdout!.on("data", (d: Buffer) => (out += d));
-      w.once("exit", () => resolve(out.trim() ? JSON.parse(out.trim().split("\n").pop()!) : { runs: 0, failed: 1, failedBy: { "no report": 1 }, resultMs: [] }));
-      w.kill("SIGTERM");
-    })));
+    for (const w of workers) w.kill("SIGTERM");
+    const reports = await Promise.all(reported);
     const resultMs = reports.flatMap((r) => r.resultMs);
     for (const r of reports) for (const [k, n] of Object.entries(r.failedBy)) failedBy[k] = (failedBy[k] ?? 0) + n;
     const q = (xs: number[]) => ({ p50: xs.length ? median(xs) : NaN, p99: xs.length ? pct(xs, 0.99) : NaN });
