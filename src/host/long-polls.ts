@@ -126,10 +126,12 @@ export class LongPolls {
       return d;
     };
     // A wake committed in the same group as this poll's decision fires before the poll waits: decide again then.
+    let wokenMeanwhile = false;
     for (let i = 0; ; i++) {
       const wakes = this.wakesOf(key);
       first = await decide();
-      if (!first.park || waitMs <= 0 || !caller || this.wakesOf(key) === wakes || i >= 3) break;
+      wokenMeanwhile = this.wakesOf(key) !== wakes;
+      if (!first.park || waitMs <= 0 || !caller || !wokenMeanwhile || i >= 3) break;
       // Never claim for nobody (the client went away), nor after a newer poll of the same claim.
       if (signal?.aborted || superseded()) return first;
     }
@@ -147,6 +149,9 @@ export class LongPolls {
         },
       });
       set.add(poll);
+      // Woken during its last decision here too: held now, it decides again at once (its rounds take further wakes),
+      // where it had waited for the next wake or its timeout with its work there (issue 32's capacity run).
+      if (wokenMeanwhile) poll.wake();
     });
   }
 }
