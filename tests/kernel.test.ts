@@ -98,11 +98,12 @@ test("replaying the whole log gives exactly the live projection", () => {
   assert.equal(normal.opened.rebuilt, false, "a normal start opens the projection as it is");
   normal.close();
   // A rebuild applies the last change of each row per chunk of facts: chunk edges anywhere give the same projection.
-  for (const chunk of [1, 7, 64]) {
-    const again = new Store({ path, master, fingerprint: `chunks of ${chunk}`, rebuildChunkFacts: chunk });
+  // Read here (a short log) and by the reading thread (made to take this one too).
+  for (const [chunk, threadMinFacts] of [[1, undefined], [7, undefined], [64, undefined], [1, 0], [7, 0], [64, 0]]) {
+    const again = new Store({ path, master, fingerprint: `chunks of ${chunk}, thread from ${threadMinFacts}`, rebuildChunkFacts: chunk, rebuildThreadMinFacts: threadMinFacts });
     assert.equal(again.opened.rebuilt, true);
-    assert.deepEqual(dump(again), expected, `chunks of ${chunk} facts`);
-    assert.deepEqual(again.db.prepare(`SELECT run, seq FROM fact_runs ORDER BY run, seq`).all(), expectedRuns, `fact_runs, chunks of ${chunk} facts`);
+    assert.deepEqual(dump(again), expected, `chunks of ${chunk} facts, thread from ${threadMinFacts}`);
+    assert.deepEqual(again.db.prepare(`SELECT run, seq FROM fact_runs ORDER BY run, seq`).all(), expectedRuns, `fact_runs, chunks of ${chunk} facts, thread from ${threadMinFacts}`);
     again.close();
   }
 });

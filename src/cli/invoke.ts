@@ -96,7 +96,7 @@ class Audit implements OwnerCallAudit {
   /** The parked call's end, waiting up to `waitSeconds` when a hub holds the answer; without a hub, as recorded now. */
   result(call: number, waitSeconds: number): Promise<ToolCallResult> {
     return throughHome(this.h, this.lang, "invoke", (c) => c.ownerToolCallResult(call, waitSeconds), async () => {
-      const row = (await local()).readLocally(this.h, (view) => view.get("calls", call));
+      const row = (await local()).readLocally(this.h, (view) => view.get("calls", call), this.lang);
       const end = row ? callResultOf(row, Date.now()) : null;
       if (!end) throw new CliError(t(this.lang, "tools.calls.notParked", { id: call }));
       return end;

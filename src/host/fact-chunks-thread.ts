@@ -6,7 +6,7 @@ import { workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { collapseFacts, type FactChunksMessage, type FactChunksThreadData } from "./fact-chunks.js";
 
-const { path, chunkFacts, counters, port } = workerData as FactChunksThreadData;
+const { path, chunkFacts, lang, counters, port } = workerData as FactChunksThreadData;
 
 /** Posts a message, then counts it: the store reads the count, then the message. */
 function post(m: FactChunksMessage): void {
@@ -22,9 +22,10 @@ try {
   db.pragma("cache_size = -256");
   const rows = db.prepare(`SELECT seq, body FROM facts ORDER BY seq`).iterate() as IterableIterator<{ seq: number; body: string }>;
   let posted = 0;
-  for (const chunk of collapseFacts(rows, chunkFacts)) {
-    // At most two chunks the store has not taken: the one it writes and this one.
-    for (let taken = Atomics.load(counters, 1); taken < posted - 1 && Atomics.load(counters, 2) === 0; taken = Atomics.load(counters, 1)) Atomics.wait(counters, 1, taken);
+  for (const chunk of collapseFacts(rows, chunkFacts, lang)) {
+    // Posted only when the store has taken every chunk before (it writes the last one meanwhile): one chunk waits for
+    // it at most, and this thread parses the next.
+    for (let taken = Atomics.load(counters, 1); taken < posted && Atomics.load(counters, 2) === 0; taken = Atomics.load(counters, 1)) Atomics.wait(counters, 1, taken);
     if (Atomics.load(counters, 2) !== 0) break;
     post({ chunk });
     posted++;

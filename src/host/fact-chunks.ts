@@ -6,7 +6,9 @@
  * meet synchronously (Atomics), because the rebuild is one SQLite transaction, which cannot wait for an event loop.
  */
 import { MessageChannel, Worker as Thread, receiveMessageOnPort } from "node:worker_threads";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { engineDir } from "../common/paths.js";
 import { assert } from "../kernel/assert.js";
 import { t, type Lang } from "../i18n/messages.js";
@@ -28,10 +30,21 @@ export const rebuildChunkFacts = 1024;
 export const rebuildChunkBytes = 4 * 2 ** 20;
 /** How long the store waits for the reading thread's next chunk before it gives the rebuild up (ms). */
 export const rebuildReaderSilentMs = 60_000;
-/** The reading thread's heap: a young generation this small keeps its RSS near its chunks' size (MB). */
+/** The reading thread's young generation (MB): this small keeps its RSS near its chunks' size. */
 const threadYoungMb = 4;
-/** The reading thread's old generation at most (MB): a chunk is ≤ 4 MB of text, two are in flight. */
-const threadOldMb = 512;
+/**
+ * The reading thread's old generation at most (MB): ~20× the longest body it parses (`factBodyMaxChars`). A heap
+ * limit reached in the middle of a JSON.parse would leave a thread that neither answers nor can be stopped (V8 only
+ * collects, ever longer); a larger limit grew its peak RSS with nothing to hold (152 against 136 MB at 119 k facts).
+ */
+const threadOldMb = 1024;
+/**
+ * The longest fact body a rebuild reads (UTF-16 code units). The hub writes none near it (a request body is at most
+ * 1 MB, a rules file 4 MB); a longer one is damage, refused by name before it is parsed.
+ */
+export const factBodyMaxChars = 32 * 2 ** 20;
+/** Logs shorter than this are read on the store's own thread: starting a thread costs more than they take. */
+export const rebuildThreadMinFacts = 10_000;
 
 /** The runs a fact's changes touch: its `runs` rows, and the runs its cards, timers, calls and artifacts belong to. */
 export function runsTouched(changes: readonly Change[]): Set<number> {
@@ -46,9 +59,10 @@ export function runsTouched(changes: readonly Change[]): Set<number> {
 /**
  * Collapses the log's rows `{ seq, body }` (in order of seq) into chunks of at most `chunkFacts` facts and about
  * `chunkBytes` of body each.
- * @throws SyntaxError naming the fact whose body is not JSON.
+ * @throws SyntaxError naming the fact whose body is not JSON; RangeError `store.factTooLong` in `lang` for a body over
+ *   `factBodyMaxChars`.
  */
-export function* collapseFacts(rows: Iterable<{ seq: number; body: string }>, chunkFacts: number, chunkBytes = rebuildChunkBytes): Generator<FactChunk> {
+export function* collapseFacts(rows: Iterable<{ seq: number; body: string }>, chunkFacts: number, lang: Lang, chunkBytes = rebuildChunkBytes): Generator<FactChunk> {
   const last = new Map<string, Change>();
   let runs: number[] = [];
   let rulesSeq: number | undefined;
@@ -63,6 +77,7 @@ export function* collapseFacts(rows: Iterable<{ seq: number; body: string }>, ch
     return out;
   };
   for (const row of rows) {
+    if (row.body.length > factBodyMaxChars) throw new RangeError(t(lang, "store.factTooLong", { seq: row.seq, chars: row.body.length, max: factBodyMaxChars }));
     let changes: Change[];
     try {
       changes = JSON.parse(row.body) as Change[];
@@ -88,9 +103,27 @@ export interface FactChunksThreadData {
   /** The database file. */
   path: string;
   chunkFacts: number;
+  /** The language of its errors. */
+  lang: Lang;
   /** [0]: messages posted by the thread; [1]: messages taken by the store; [2]: 1 when the store stopped reading. */
   counters: Int32Array;
   port: import("node:worker_threads").MessagePort;
+}
+
+/**
+ * The chunks of the log in the database file `path`: read by a thread of its own (`threadFactChunks`) when the log
+ * has at least `threadMinFacts` facts and the thread's compiled script is there (`npm ci` builds it), else here from
+ * a read-only connection of its own.
+ * @throws what `threadFactChunks` throws; SqliteError when the file cannot be read; SyntaxError naming a fact that is not JSON.
+ */
+export function* factChunks(path: string, facts: number, chunkFacts: number, lang: Lang, threadMinFacts = rebuildThreadMinFacts): Generator<FactChunk> {
+  if (facts >= threadMinFacts && existsSync(factChunksThreadScript)) return yield* threadFactChunks(path, chunkFacts, lang);
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    yield* collapseFacts(db.prepare(`SELECT seq, body FROM facts ORDER BY seq`).iterate() as Iterable<{ seq: number; body: string }>, chunkFacts, lang);
+  } finally {
+    db.close();
+  }
 }
 
 /** A message of the reading thread: a chunk, the end, or why it stopped. */
@@ -109,12 +142,16 @@ export function* threadFactChunks(path: string, chunkFacts: number, lang: Lang, 
   const counters = new Int32Array(new SharedArrayBuffer(12));
   const { port1, port2 } = new MessageChannel();
   const thread = new Thread(factChunksThreadScript, {
-    workerData: { path, chunkFacts, counters, port: port2 } satisfies FactChunksThreadData,
+    workerData: { path, chunkFacts, lang, counters, port: port2 } satisfies FactChunksThreadData,
     transferList: [port2],
+    // Compiled JavaScript: none of the process's flags (`--import tsx` under the tests, a profiler) is its business.
+    execArgv: [],
     resourceLimits: { maxYoungGenerationSizeMb: threadYoungMb, maxOldGenerationSizeMb: threadOldMb },
   });
-  // Its failures come as messages; an 'error' event (it could not start) is seen as its silence.
+  // Its failures come as messages; an 'error' event (it could not start) is seen as its silence. It never holds the
+  // process open.
   thread.on("error", () => {});
+  thread.unref();
   try {
     for (let taken = 0; ; ) {
       const waitedFrom = Date.now();

@@ -43,7 +43,7 @@ export { parseListen, urlOf, localUrlOf };
  */
 export function commitLocally(home: Home, inputs: Input[], lang: Lang): { status: number; body: unknown }[] {
   const master = readMasterKey(home);
-  const store = new Store({ path: home.database, master });
+  const store = new Store({ path: home.database, master, lang });
   try {
     const now = Date.now();
     return store.commit(inputs.map((input) => ({ input, now })), { master, lang, publicUrl: null }).map((d) => ({ status: d.status, body: d.body }));
@@ -54,10 +54,10 @@ export function commitLocally(home: Home, inputs: Input[], lang: Lang): { status
 
 /**
  * Reads the home's projection through `read` and closes the database again.
- * @throws Error when the database cannot be opened.
+ * @throws Error when the database cannot be opened, or its projection cannot be rebuilt (in `lang`).
  */
-export function readLocally<T>(home: Home, read: (view: Projection) => T): T {
-  const store = new Store({ path: home.database, master: readMasterKey(home) });
+export function readLocally<T>(home: Home, read: (view: Projection) => T, lang: Lang): T {
+  const store = new Store({ path: home.database, master: readMasterKey(home), lang });
   try {
     return read(store.view);
   } finally {

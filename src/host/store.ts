@@ -14,7 +14,7 @@ import { View } from "../kernel/view.js";
 import { decide } from "../kernel/decide.js";
 import { t, refusal, type Lang } from "../i18n/messages.js";
 import { SearchIndex } from "./search-index.js";
-import { rebuildChunkFacts, runsTouched, threadFactChunks } from "./fact-chunks.js";
+import { factChunks, rebuildChunkFacts, rebuildThreadMinFacts, runsTouched } from "./fact-chunks.js";
 import { searchLagFacts } from "../kernel/limits.js";
 import { assert } from "../kernel/assert.js";
 import type { Change, Decision, Env, Fact, FactDraft, Input } from "../kernel/types.js";
@@ -51,6 +51,8 @@ export interface OpenOptions {
   lang?: Lang;
   /** Facts per chunk of a rebuild (tests of chunk edges); default `rebuildChunkFacts`. */
   rebuildChunkFacts?: number;
+  /** Logs of at least this many facts are read by a thread of their own in a rebuild; default `rebuildThreadMinFacts`. */
+  rebuildThreadMinFacts?: number;
 }
 
 /** SQLite's page cache while the projection is rebuilt, as `PRAGMA cache_size` takes it (negative: KiB). */
@@ -90,11 +92,17 @@ export class Store {
     const cache = this.db.pragma("cache_size", { simple: true }) as number;
     if (rebuild) this.db.pragma(`cache_size = ${rebuildCacheKib}`);
     try {
-      if (rebuild) this.rebuild(fingerprint, opts.rebuildChunkFacts ?? rebuildChunkFacts, opts.lang ?? "en");
-      else for (const sql of projectionDdl()) this.db.exec(sql);
-      this.search.open(rebuild, this.lastSeq);
-    } finally {
-      this.db.pragma(`cache_size = ${cache}`);
+      try {
+        if (rebuild) this.rebuild(fingerprint, opts.rebuildChunkFacts ?? rebuildChunkFacts, opts.rebuildThreadMinFacts ?? rebuildThreadMinFacts, opts.lang ?? "en");
+        else for (const sql of projectionDdl()) this.db.exec(sql);
+        this.search.open(rebuild, this.lastSeq);
+      } finally {
+        this.db.pragma(`cache_size = ${cache}`);
+      }
+    } catch (e) {
+      // A store that did not open gives back the connection it opened.
+      if (!opts.db) this.db.close();
+      throw e;
     }
     this.opened = { rebuilt: rebuild, rebuildMs: rebuild ? performance.now() - started : 0, facts: this.lastSeq };
     this.view = new View(this.db, (seq) => this.factChanges(seq));
@@ -113,11 +121,11 @@ export class Store {
   /**
    * Replays the whole log into a fresh projection in one transaction, streaming the facts (never loading the
    * log whole). Done at open, before the hub accepts input, so no new commit can be overwritten.
-   * The log is read, parsed and collapsed to the last change of each row per chunk by a thread of its own
-   * (`fact-chunks.ts`) while this connection writes the chunk before; an in-memory database has no log to read.
+   * The log is read, parsed and collapsed to the last change of each row per chunk (`fact-chunks.ts`): by a thread of
+   * its own while this connection writes the chunk before, when the log is long; an in-memory database has none.
    * @throws Error `store.rebuildFailed` in `lang` when the log cannot be read or replayed; nothing is changed then.
    */
-  private rebuild(fingerprint: string, chunkFacts: number, lang: Lang): void {
+  private rebuild(fingerprint: string, chunkFacts: number, threadMinFacts: number, lang: Lang): void {
     const replay = this.db.transaction(() => {
       for (const sql of projectionDrop()) this.db.exec(sql);
       // The tables first and their indexes once they are filled: building an index over the finished table is
@@ -125,7 +133,7 @@ export class Store {
       const ddl = projectionDdl();
       for (const sql of ddl.filter((q) => !q.startsWith("CREATE INDEX"))) this.db.exec(sql);
       this.db.exec(`DELETE FROM fact_runs`);
-      const chunks = this.db.memory || this.lastSeq === 0 ? [] : threadFactChunks(this.db.name, chunkFacts, lang);
+      const chunks = this.db.memory || this.lastSeq === 0 ? [] : factChunks(this.db.name, this.lastSeq, chunkFacts, lang, threadMinFacts);
       const ins = this.stmt(`INSERT OR IGNORE INTO fact_runs (run, seq) VALUES (?, ?)`);
       for (const chunk of chunks) {
         evolve(this.db, [{ seq: chunk.rulesSeq, changes: chunk.changes }]);

@@ -1136,6 +1136,7 @@ const catalog = {
   "restore.done": { zh: "已恢复到 {home}：{facts} 条事实（到 #{seq}），备份于 {at}，版本 {engine}。启动：agent-autoloop serve", en: "restored into {home}: {facts} facts (up to #{seq}), backed up at {at} by {engine}. Start it: agent-autoloop serve" },
   "restore.sameFormat": { zh: "数据格式和这个版本一样。", en: "The data format is this version's." },
   "store.rebuildFailed": { zh: "无法从事实日志重建投影（数据库保持原样）：{error}", en: "the projection could not be rebuilt from the fact log (the database is left as it was): {error}" },
+  "store.factTooLong": { zh: "事实 {seq} 的内容有 {chars} 个字符，超过重建读取的上限 {max}（中台不会写出这样的事实：数据库已损坏）", en: "fact {seq}: its body is {chars} characters, more than the {max} a rebuild reads (the hub writes none so long: the database is damaged)" },
   "store.rebuildSilent": { zh: "读取事实日志的线程 {ms} 毫秒内没有送来任何内容", en: "the thread reading the fact log sent nothing for {ms} ms" },
   "restore.otherFormat": { zh: "数据格式来自另一个版本：第一次启动时会从事实重建投影（事实原样保留）。", en: "The data format is another version's: the first start rebuilds the projection from the facts (the facts stay as they are)." },
   // `agent-autoloop recipe` (issue 29)
