@@ -1,10 +1,9 @@
 /**
  * The rebuild's reading thread (see fact-chunks.ts): streams the log from its own read-only connection, parses and
- * collapses it into chunks, and posts each one, never more than two ahead of the store that writes them.
+ * collapses it into chunks, and posts each one when the store that writes them has taken the one before.
  */
 import { workerData } from "node:worker_threads";
-import Database from "better-sqlite3";
-import { collapseFacts, type FactChunksMessage, type FactChunksThreadData } from "./fact-chunks.js";
+import { collapseFile, type FactChunksMessage, type FactChunksThreadData } from "./fact-chunks.js";
 
 const { path, chunkFacts, lang, counters, port } = workerData as FactChunksThreadData;
 
@@ -15,14 +14,9 @@ function post(m: FactChunksMessage): void {
   Atomics.notify(counters, 0);
 }
 
-let db: Database.Database | null = null;
 try {
-  db = new Database(path, { readonly: true, fileMustExist: true });
-  // The log is read once, in order: a page cache would only hold pages never read again.
-  db.pragma("cache_size = -256");
-  const rows = db.prepare(`SELECT seq, body FROM facts ORDER BY seq`).iterate() as IterableIterator<{ seq: number; body: string }>;
   let posted = 0;
-  for (const chunk of collapseFacts(rows, chunkFacts, lang)) {
+  for (const chunk of collapseFile(path, chunkFacts, lang)) {
     // Posted only when the store has taken every chunk before (it writes the last one meanwhile): one chunk waits for
     // it at most, and this thread parses the next.
     for (let taken = Atomics.load(counters, 1); taken < posted && Atomics.load(counters, 2) === 0; taken = Atomics.load(counters, 1)) Atomics.wait(counters, 1, taken);
@@ -34,6 +28,5 @@ try {
 } catch (e) {
   post({ error: e instanceof Error ? e.message : String(e) });
 } finally {
-  db?.close();
   port.close();
 }

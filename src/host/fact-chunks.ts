@@ -1,9 +1,10 @@
 /**
  * The log read for a rebuild (protocol.md 日志与确定性), in chunks: every change is an upsert or delete of one row,
  * so within a chunk only the last change of each row need be applied — the same projection with far fewer writes.
- * The reading, parsing and collapsing run on a thread of their own (`fact-chunks-thread.ts`) while the store's
- * connection writes the chunk before (issue 32: JSON.parse of the bodies was a third of a rebuild); the two threads
- * meet synchronously (Atomics), because the rebuild is one SQLite transaction, which cannot wait for an event loop.
+ * For a long log the reading, parsing and collapsing run on a thread of their own (`fact-chunks-thread.ts`) while the
+ * store's connection writes the chunk before (issue 32: JSON.parse of the bodies was a third of a rebuild); the two
+ * threads meet synchronously (Atomics), because the rebuild is one SQLite transaction, which cannot wait for an event
+ * loop.
  */
 import { MessageChannel, Worker as Thread, receiveMessageOnPort } from "node:worker_threads";
 import { existsSync } from "node:fs";
@@ -45,6 +46,8 @@ const threadOldMb = 1024;
 export const factBodyMaxChars = 32 * 2 ** 20;
 /** Logs shorter than this are read on the store's own thread: starting a thread costs more than they take. */
 export const rebuildThreadMinFacts = 10_000;
+/** The reading thread's script (compiled: `npm ci` builds it, as the worker's output thread). */
+export const factChunksThreadScript = join(engineDir, "dist", "src", "host", "fact-chunks-thread.js");
 
 /** The runs a fact's changes touch: its `runs` rows, and the runs its cards, timers, calls and artifacts belong to. */
 export function runsTouched(changes: readonly Change[]): Set<number> {
@@ -98,6 +101,21 @@ export function* collapseFacts(rows: Iterable<{ seq: number; body: string }>, ch
   if (facts > 0) yield chunk();
 }
 
+/**
+ * `collapseFacts` over the log of the database file `path`, read from a read-only connection of its own (closed when
+ * the chunks end or the caller stops), with a small page cache: the log is read once, in order.
+ * @throws SqliteError when the file cannot be read; what `collapseFacts` throws.
+ */
+export function* collapseFile(path: string, chunkFacts: number, lang: Lang): Generator<FactChunk> {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma("cache_size = -256");
+    yield* collapseFacts(db.prepare(`SELECT seq, body FROM facts ORDER BY seq`).iterate() as Iterable<{ seq: number; body: string }>, chunkFacts, lang);
+  } finally {
+    db.close();
+  }
+}
+
 /** What the reading thread is given. */
 export interface FactChunksThreadData {
   /** The database file. */
@@ -111,30 +129,22 @@ export interface FactChunksThreadData {
 }
 
 /**
- * The chunks of the log in the database file `path`: read by a thread of its own (`threadFactChunks`) when the log
- * has at least `threadMinFacts` facts and the thread's compiled script is there (`npm ci` builds it), else here from
- * a read-only connection of its own.
- * @throws what `threadFactChunks` throws; SqliteError when the file cannot be read; SyntaxError naming a fact that is not JSON.
+ * The chunks of the log in the database file `path`, of `facts` facts: read by a thread of its own
+ * (`threadFactChunks`) when the log has at least `threadMinFacts` facts and the thread's compiled script is there
+ * (`npm ci` builds it), else here (`collapseFile`).
+ * @throws what `threadFactChunks` or `collapseFile` throws.
  */
 export function* factChunks(path: string, facts: number, chunkFacts: number, lang: Lang, threadMinFacts = rebuildThreadMinFacts): Generator<FactChunk> {
   if (facts >= threadMinFacts && existsSync(factChunksThreadScript)) return yield* threadFactChunks(path, chunkFacts, lang);
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    yield* collapseFacts(db.prepare(`SELECT seq, body FROM facts ORDER BY seq`).iterate() as Iterable<{ seq: number; body: string }>, chunkFacts, lang);
-  } finally {
-    db.close();
-  }
+  return yield* collapseFile(path, chunkFacts, lang);
 }
 
 /** A message of the reading thread: a chunk, the end, or why it stopped. */
 export type FactChunksMessage = { chunk: FactChunk } | { done: true } | { error: string };
 
-/** The reading thread's script (compiled: `npm ci` builds it, as the worker's output thread). */
-export const factChunksThreadScript = join(engineDir, "dist", "src", "host", "fact-chunks-thread.js");
-
 /**
- * The chunks of the log in the database file `path`, read, parsed and collapsed by a thread of its own, at most two
- * ahead of the caller. Synchronous: the caller's transaction stays on its own thread.
+ * The chunks of the log in the database file `path`, read, parsed and collapsed by a thread of its own, which posts
+ * the next one when the caller has taken the one before. Synchronous: the caller's transaction stays on its thread.
  * @throws Error when the thread reports a failure (a body that is not JSON, an unreadable file) or is silent for
  *   `silentMs` (it died: out of memory, terminated), its message in `lang`.
  */

@@ -61,7 +61,6 @@ const rebuildCacheKib = -2000;
 /** One input's decision as committed: the facts it wrote, and for a 500 the error its decision threw. */
 export type StoreCommitted = Decision & { committed: Fact[]; failure?: Error };
 
-
 export class Store {
   readonly db: Database.Database;
   readonly view: View;
