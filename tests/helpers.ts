@@ -9,7 +9,10 @@ import { basename, dirname, join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { homePaths, newKey, readMasterKey, writeFileAtomic, type Config, type Home } from "../src/host/home.js";
-import { registerKeysLocally, startServe, type Running, type ServeOptions } from "../src/host/serve.js";
+import { registerKeysLocally } from "../src/host/local-commits.js";
+// The hub itself (serve.js and all it loads, ~1 s of CPU under tsx) is loaded by the first fixture that starts one:
+// most test files start none, and each is its own process.
+import type { Running, ServeOptions } from "../src/host/serve.js";
 import { endpoints, type EndpointName } from "../src/protocol/endpoints.js";
 import { checkResponse } from "../src/protocol/response-check.js";
 import { afterEach, beforeEach } from "node:test";
@@ -201,6 +204,7 @@ export async function hubFixture(rules: unknown = baseRules, config: Partial<Con
  * fixture removes the home.
  */
 export async function serveFixture({ dir, home, keys }: { dir: string; home: Home; keys: Keys }, options: Partial<ServeOptions> = {}): Promise<Fixture> {
+  const { startServe } = await import("../src/host/serve.js");
   const running = await startServe(home, { lang: "en", log: () => {}, checkAnswer, ...options });
   const url = running.url;
   const fixture: Fixture = {

@@ -8,14 +8,11 @@ import type { Server } from "node:http";
 import { existsSync } from "node:fs";
 import { Hub, type HubOptions } from "./hub.js";
 import { createApp } from "./http.js";
-import { initHome, readConfig, readMasterKey, readSecrets, ownerKeyName, type Config, type Home } from "./home.js";
+import { initHome, readConfig, readSecrets, ownerKeyName, type Config, type Home } from "./home.js";
+import { registerKeysLocally } from "./local-commits.js";
 import { edgeLimits, guardConnections, keyedRequest, serverOptions, type EdgeLimits } from "./edge.js";
 import type { Worker } from "../worker/worker.js";
 import { Supervisor } from "../worker/loops.js";
-import { Store } from "./store.js";
-import type { Projection } from "../kernel/view.js";
-import type { Input } from "../kernel/types.js";
-import { hashKey } from "../kernel/credentials.js";
 import type { KeyKind } from "../kernel/types.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { readHomeId, removeHubRecord, tryLockHome, writeHubRecord } from "./lock.js";
@@ -31,39 +28,9 @@ import { warmConsoleFiles } from "./console-files.js";
 // Listen addresses live in listen.ts (the CLI reads them without loading the hub); named here too for callers of serve.
 export { parseListen, urlOf, localUrlOf };
 
-// Writing and reading a home's database while no hub runs (issue 14, item 9; issue 16): `init`, `key new|remove` and
-// `plugins invoke` decide their inputs with the kernel against the database itself, exactly as the hub would, so what
-// they do is recorded as facts. Callers hold the home's lock (cli/connect.ts `throughHome`): no hub starts meanwhile.
-// This module is the CLI's one door to the database (tests/layers.test.ts).
-
-/**
- * Decides `inputs` one after another, at the current time, in one transaction, and closes the database again.
- * @returns each input's status and body, as the hub would have answered it.
- * @throws Error when the database cannot be opened or written.
- */
-export function commitLocally(home: Home, inputs: Input[], lang: Lang): { status: number; body: unknown }[] {
-  const master = readMasterKey(home);
-  const store = new Store({ path: home.database, master, lang });
-  try {
-    const now = Date.now();
-    return store.commit(inputs.map((input) => ({ input, now })), { master, lang, publicUrl: null }).map((d) => ({ status: d.status, body: d.body }));
-  } finally {
-    store.close();
-  }
-}
-
-/**
- * Reads the home's projection through `read` and closes the database again.
- * @throws Error when the database cannot be opened, or its projection cannot be rebuilt (in `lang`).
- */
-export function readLocally<T>(home: Home, read: (view: Projection) => T, lang: Lang): T {
-  const store = new Store({ path: home.database, master: readMasterKey(home), lang });
-  try {
-    return read(store.view);
-  } finally {
-    store.close();
-  }
-}
+// Writing and reading a home's database while no hub runs: local-commits.ts. This module is the CLI's one door to the
+// database (tests/layers.test.ts), so the CLI reaches them through here.
+export { commitLocally, readLocally, registerKeysLocally, removeKeyLocally } from "./local-commits.js";
 
 /** `agent-autoloop backup` (src/host/backup.ts, loaded only when called: a starting hub never loads it or tar). */
 export async function backupHome(...args: Parameters<typeof import("./backup.js").backupHome>): Promise<string[]> {
@@ -73,22 +40,6 @@ export async function backupHome(...args: Parameters<typeof import("./backup.js"
 /** `agent-autoloop restore` (src/host/backup.ts, loaded only when called). */
 export async function restoreHome(...args: Parameters<typeof import("./backup.js").restoreHome>): Promise<string[]> {
   return (await import("./backup.js")).restoreHome(...args);
-}
-
-/**
- * Records keys in the home's database directly, for `init` and `key new` while no hub runs.
- * @throws Error when the store cannot be opened or a key is refused.
- */
-export function registerKeysLocally(home: Home, keys: { kind: KeyKind; name: string; key: string }[], lang: Lang): void {
-  const results = commitLocally(home, keys.map((k) => ({ kind: "keyNew", keyHash: null, local: true, keyKind: k.kind, name: k.name, newHash: hashKey(k.key) })), lang);
-  const bad = results.find((r) => r.status !== 200);
-  if (bad) throw new Error(JSON.stringify(bad.body));
-}
-
-/** Removes a key directly in the home's database (`key remove` while no hub runs). @returns whether one existed. */
-export function removeKeyLocally(home: Home, kind: KeyKind, name: string, lang: Lang): boolean {
-  const [r] = commitLocally(home, [{ kind: "keyRemove", keyHash: null, local: true, keyKind: kind, name }], lang);
-  return (r!.body as { changed: boolean }).changed;
 }
 
 /** The keys of a config.json that must be known to the hub. */
