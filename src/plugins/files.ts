@@ -35,10 +35,23 @@ import { fileHashCacheEntriesMax, pluginFilePathMaxChars, pluginFilesMax, plugin
 export function readBounded(path: string, max: number): Buffer {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
-    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "ENOTREG" });
-    const buf = Buffer.alloc(max + 1);
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "ENOTREG" });
+    // Sized by the file, one byte more to see it grew, doubled while it does, never past the bound: a buffer of the
+    // bound itself zero-filled 16 MB for each small JSON file of a plugin's last good state.
+    let buf = Buffer.alloc(Math.min(max + 1, st.size + 1));
     let n = 0;
-    for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
+    for (;;) {
+      if (n === buf.length) {
+        if (n > max) break;
+        const bigger = Buffer.alloc(Math.min(max + 1, n * 2));
+        buf.copy(bigger, 0, 0, n);
+        buf = bigger;
+      }
+      const got = readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+    }
     return buf.subarray(0, n);
   } finally {
     closeSync(fd);
