@@ -5,13 +5,14 @@
  * (protocol/declarative/, from src/protocol/plugin-schemas.ts) with the loader's validators compiled from them
  * (src/protocol/plugin-validators.generated.ts); and the schemas of the files people write (protocol/rules.schema.json,
  * config.schema.json, manifest.schema.json) with the validators compiled from them; and the arguments of
- * `agent-autoloop mcp`'s tools (src/protocol/mcp-validators.generated.ts).
+ * `agent-autoloop mcp`'s tools (src/protocol/mcp-validators.generated.ts); and JSON Schema's meta-schemas
+ * (src/protocol/meta-validators.generated.ts).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { schemaDocument } from "../src/protocol/schema-document.js";
 import { pluginSchemaDocument, pluginSchemaFiles, type PluginSchemaFile } from "../src/protocol/plugin-schemas.js";
-import { fileSchemaDocument, fileSchemas, fileValidatorModule, mcpValidatorsModule, pluginValidatorsModule, responseValidatorsModule, validatorsModule, type FileSchema } from "./validators.js";
+import { fileSchemaDocument, fileSchemas, fileValidatorModule, mcpValidatorsModule, metaValidatorsModule, pluginValidatorsModule, responseValidatorsModule, validatorsModule, type FileSchema } from "./validators.js";
 
 const root = join(import.meta.dirname, "..");
 writeFileSync(join(root, "protocol", "schema.json"), JSON.stringify(schemaDocument(), null, 2) + "\n");
@@ -27,3 +28,4 @@ for (const file of Object.keys(fileSchemas) as FileSchema[]) {
   writeFileSync(join(root, "protocol", file), JSON.stringify(fileSchemaDocument(file), null, 2) + "\n");
   writeFileSync(join(root, fileSchemas[file].module), fileValidatorModule(file));
 }
+writeFileSync(join(root, "src", "protocol", "meta-validators.generated.ts"), metaValidatorsModule());

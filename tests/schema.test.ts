@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { schemaDocument } from "../src/protocol/schema-document.js";
-import { fileSchemaDocument, fileSchemas, fileValidatorModule, mcpValidatorsModule, responseValidatorsModule, validatorsModule, type FileSchema } from "../scripts/validators.js";
+import { fileSchemaDocument, fileSchemas, fileValidatorModule, mcpValidatorsModule, metaValidatorsModule, responseValidatorsModule, validatorsModule, type FileSchema } from "../scripts/validators.js";
 import { endpoints } from "../src/protocol/endpoints.js";
 import { asShape } from "../src/protocol/response-check.js";
 import type { CardFactRow, EventFactRow, RulesFactRow, RunFactRow, TimerFactRow } from "../src/protocol/responses.js";
@@ -32,6 +32,10 @@ test("the clients' compiled answer validators are what `npm run schema` writes f
 
 test("the MCP server's compiled argument validators are what `npm run schema` writes from src/protocol/mcp-tools.ts", () => {
   assert.equal(readFileSync(join(engine, "src", "protocol", "mcp-validators.generated.ts"), "utf8"), mcpValidatorsModule());
+});
+
+test("the precompiled meta-schema validators are what `npm run schema` writes from Ajv's meta-schemas", () => {
+  assert.equal(readFileSync(join(engine, "src", "protocol", "meta-validators.generated.ts"), "utf8"), metaValidatorsModule());
 });
 
 test("protocol/rules.schema.json, config.schema.json and manifest.schema.json and their compiled validators are what `npm run schema` writes", () => {

@@ -375,7 +375,9 @@ let checker: Promise<import("ajv/dist/2020.js").Ajv2020> | null = null;
  */
 async function schemaProblem(schema: Record<string, unknown>): Promise<string | null> {
   // Ajv loads only when a plugin has tools (a hub without declarative tools never loads it).
-  checker ??= import("ajv/dist/2020.js").then(({ Ajv2020 }) => new Ajv2020({ strict: false, allErrors: false }));
+  // Its meta-schema's validator is precompiled (protocol/meta-schemas.ts).
+  checker ??= Promise.all([import("ajv/dist/2020.js"), import("../protocol/meta-schemas.js")])
+    .then(([{ Ajv2020 }, meta]) => meta.usePrecompiledMetaSchemas(new Ajv2020({ strict: false, allErrors: false })));
   const ajv = await checker;
   return ajv.validateSchema(schema) ? null : `schema is invalid: ${ajv.errorsText(ajv.errors, { separator: ", " })}`;
 }

@@ -3,18 +3,15 @@
  * that fail are refused and the plugin is not started (issue 16). Compiled schemas are cached by manifest digest and
  * tool name; the cache is bounded and starts over when full.
  */
-import { createRequire } from "node:module";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { RE2JS } from "re2js";
 import { describeError } from "../protocol/validate.js";
+import { draft07MetaSchema, usePrecompiledMetaSchemas } from "../protocol/meta-schemas.js";
 import { t, type Lang } from "../i18n/messages.js";
 import { argumentsDepthMax, argumentsMaxBytes, patternWorkMax } from "./limits.js";
 
 /** Compiled argument schemas kept at once. */
 const compiledSchemasMax = 1000;
-
-/** Draft-07's meta-schema: MCP servers' tool schemas often name it in `$schema` (zod's output does). */
-const draft07 = createRequire(import.meta.url)("ajv/dist/refs/json-schema-draft-07.json") as Record<string, unknown>;
 
 /**
  * The regular-expression engine of argument schemas (`pattern`, `patternProperties`, `propertyNames`): RE2's
@@ -96,8 +93,9 @@ export function asRe2(p: string): string {
  */
 export function schemaAjv(): Ajv2020 {
   const a = new Ajv2020({ strict: false, allErrors: false, code: { regExp: linearRegExp } });
-  a.addMetaSchema(draft07);
-  return a;
+  // Not checked against itself (Ajv would compile draft-07's validator to check its own meta-schema): it is Ajv's.
+  a.addMetaSchema(draft07MetaSchema, undefined, false);
+  return usePrecompiledMetaSchemas(a);
 }
 
 /** Made at the first check (a process that checks none makes none). */
