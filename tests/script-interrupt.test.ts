@@ -3,7 +3,7 @@
  * Ctrl-C (SIGINT to the job's process group), SIGTERM to npm alone (`kill`), and npm killed outright (the script's
  * job gone). Each run gets a temporary folder of its own as TMPDIR; a process it left behind is one whose environment
  * names that folder or whose working folder is inside it (Linux /proc). `npm run benchmark` builds first: its build is
- * TypeScript's build mode, so on the suite's freshly built tree it writes nothing. It runs its `idle` part, which
+ * incremental (tsconfig.build.json), so on the suite's freshly built tree it writes nothing. It runs its `idle` part, which
  * starts a hub at once: the whole benchmark first spawns 42 processes to time the CLI's start, and its hubs, scratch
  * folders and signal handling are the same in every part (scripts/benchmark.ts, sim/children.ts).
  */

@@ -89,10 +89,13 @@ export function asRe2(p: string): string {
 /**
  * An Ajv for tool argument schemas: draft 2020-12, also accepting schemas that declare draft-07 (compiled with 2020
  * rules, which agree with draft-07 on everything tool schemas use). Not strict: unknown keywords are annotations.
- * Patterns run in linear time (`linearRegExp`).
+ * Patterns of the schemas it compiles run in linear time (`linearRegExp`); the meta-schemas' own patterns (of `$id`,
+ * `$anchor`, `$dynamicAnchor`; linear by their form) are precompiled with JavaScript's (protocol/meta-schemas.ts).
  */
 export function schemaAjv(): Ajv2020 {
-  const a = new Ajv2020({ strict: false, allErrors: false, code: { regExp: linearRegExp } });
+  // `addUsedSchema: false`: a compiled schema's `$id` is not registered, so schemas of different plugins (or one naming
+  // a meta-schema's id) never collide in the Ajv they share (tests/tool-schema-ids.test.ts).
+  const a = new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, code: { regExp: linearRegExp } });
   // Not checked against itself (Ajv would compile draft-07's validator to check its own meta-schema): it is Ajv's.
   a.addMetaSchema(draft07MetaSchema, undefined, false);
   return usePrecompiledMetaSchemas(a);
