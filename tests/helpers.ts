@@ -3,7 +3,7 @@
  * and a small HTTP helper. Nothing here is a mock: the hub is the product's own `startServe`.
  */
 import { createServer } from "node:net";
-import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -335,6 +335,15 @@ export async function until<T>(f: () => T | Promise<T>, ms = 10_000, what: strin
     if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === "function" ? what() : what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * The JSON values of the complete lines of a file another process appends to (each line ended by its newline), [] while
+ * it is missing: a reader between the append's open (the file made, empty) and its write saw "" and failed to parse it.
+ */
+export function completeJsonLines(path: string): unknown[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8").split("\n").slice(0, -1).map((l) => JSON.parse(l) as unknown);
 }
 
 /** Waits until the newest run of the hub is in `state`; returns the whole owner state at that moment. */

@@ -7,9 +7,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseRules, hubFixture, until, type Fixture } from "./helpers.js";
+import { baseRules, completeJsonLines, hubFixture, until, type Fixture } from "./helpers.js";
 import { cliLines as cli, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 import { streamCalls } from "./tool-calls-helpers.js";
 
@@ -34,7 +34,7 @@ function asyncPlugin(task: string, url: string, body: unknown, wait: boolean): s
 
 /** The answers a plugin noted, once there are `n`. */
 async function answered(dir: string, n: number): Promise<unknown[]> {
-  const read = () => (existsSync(join(dir, "answers")) ? readFileSync(join(dir, "answers"), "utf8").trim().split("\n").map((l) => JSON.parse(l)) : []);
+  const read = () => completeJsonLines(join(dir, "answers"));
   await until(() => read().length >= n, 10_000, `${n} answers noted in ${dir}`);
   return read();
 }

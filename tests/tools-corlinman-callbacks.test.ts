@@ -6,9 +6,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { baseRules, hubFixture, makeHome, until } from "./helpers.js";
+import { baseRules, completeJsonLines, hubFixture, makeHome, until } from "./helpers.js";
 import { cliLines as cli, nodePlugin, syncManifest, toolToml, writePlugin } from "./tools-helpers.js";
 
 /**
@@ -32,7 +32,7 @@ function docsAsync(task: string, url: string, body: unknown, times = 1): string 
     return { jsonrpc: "2.0", id: req.id, result: { task_id: ${JSON.stringify(task)} } };`);
 }
 
-const answers = (dir: string): unknown[] => (existsSync(join(dir, "answers")) ? readFileSync(join(dir, "answers"), "utf8").trim().split("\n").map((l) => JSON.parse(l)) : []);
+const answers = (dir: string): unknown[] => completeJsonLines(join(dir, "answers"));
 
 /** The answers a plugin noted, once there are `n` (a plugin notes its answer after the hub took it: a moment later). */
 async function answered(dir: string, n: number): Promise<unknown[]> {
