@@ -23,9 +23,9 @@ const precompiled = {
 } as const;
 
 /**
- * Gives `ajv` (made with `allErrors`, `$data` and `verbose` off, messages on) the precompiled validator of each of these meta-schemas
- * it keeps (draft 2020-12 always; draft-07 when added with `addMetaSchema(draft07MetaSchema)`), so checking a schema
- * compiles none.
+ * Gives `ajv` (made with `allErrors`, `$data` and `verbose` off, messages on) the precompiled validator of each of
+ * these meta-schemas it keeps (draft 2020-12 always; draft-07 when added with `addMetaSchema(draft07MetaSchema)`), so
+ * checking a schema compiles none.
  * @throws Error when `ajv` was made with other options, or keeps no draft 2020-12 meta-schema under its id (an Ajv that
  *   keeps it otherwise).
  */
