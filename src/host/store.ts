@@ -67,6 +67,8 @@ export class Store {
   /** The owner's search index beside the projection (issue 30), brought up to the log in batches (`searchUpToDate`). */
   readonly search: SearchIndex;
   private lastSeq: number;
+  /** How many trials (`trial`) are open, one inside the other. */
+  private trials = 0;
   /** How the store was opened: whether the projection was rebuilt from the log, and how long it took (ms). */
   readonly opened: { rebuilt: boolean; rebuildMs: number; facts: number };
 
@@ -224,16 +226,21 @@ export class Store {
    * Runs `fn` against the store, then undoes everything committed meanwhile: the proofs start each ordering from the
    * same state on one connection, which keeps its prepared statements (reopening a copy of the database and preparing
    * ~130 statements again was a third of each ordering). Inside, `commit` is a savepoint of the trial's transaction,
-   * so nothing of it is durable: never used by the hub.
-   * @throws what `fn` throws, after undoing; InvariantError `trial-outside-transaction` when a transaction is open.
+   * so nothing of it is durable: never used by the hub. A trial inside a trial is a savepoint of its own, undone
+   * alone: the 8! enumeration walks the tree of orderings depth first and keeps each shared prefix once.
+   * @throws what `fn` throws, after undoing; InvariantError `trial-outside-transaction` when a transaction other than
+   *   a trial's is open.
    */
   trial<T>(fn: () => T): T {
-    assert(!this.db.inTransaction, "trial-outside-transaction");
-    this.db.exec("BEGIN");
+    const outer = this.trials === 0;
+    assert(!outer || !this.db.inTransaction, "trial-outside-transaction");
+    this.db.exec(outer ? "BEGIN" : "SAVEPOINT trial");
+    this.trials++;
     try {
       return fn();
     } finally {
-      this.db.exec("ROLLBACK");
+      this.trials--;
+      this.db.exec(outer ? "ROLLBACK" : "ROLLBACK TO trial; RELEASE trial");
       this.lastSeq = (this.stmt(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s;
       this.search.reread();
       this.view.forgetParsed();
