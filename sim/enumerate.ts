@@ -1,8 +1,8 @@
 /**
  * `npm run sim:enumerate`: every ordering (8! = 40,320) of the actions of two workers, two source events and one
- * question card against the real kernel, each from the same starting database, with the invariants checked after
- * every action, then everything drained and the log replayed (protocol.md 一致性和复现). It proves these finite
- * scenarios only.
+ * question card against the real kernel, all from the same starting database (each prefix applied once, for every
+ * ordering that shares it), with the invariants checked after every action, then everything drained and the log
+ * replayed (protocol.md 一致性和复现). It proves these finite scenarios only.
  */
 import { Store } from "../src/host/store.js";
 import { parseRules } from "../src/protocol/rules-file.js";
@@ -35,7 +35,8 @@ export interface EnumerateReport { orderings: number; transitions: number }
  *   the permutations of `actions` in lexicographic order of their positions); all of them when omitted.
  * @param each called at the end of each ordering that ran (after its drain and replay) with the ordering and the
  *   whole log: the tests compare an ordering reached through shared prefixes with the same one run alone.
- * @throws naming the ordering and the invariant that broke.
+ * @throws naming the ordering (or, for a break during a prefix, the prefix every ordering under it shares) and the
+ *   invariant that broke.
  */
 export function enumerate(pick: (i: number) => boolean = () => true, each?: (order: readonly string[], log: readonly Fact[]) => void): EnumerateReport {
   const env: Env = { master: Buffer.alloc(32, 7), lang: "en", publicUrl: null };
@@ -55,12 +56,14 @@ export function enumerate(pick: (i: number) => boolean = () => true, each?: (ord
   let now = now0;
   let jobs = new Map<string, { run: number; token: string }>();
   let order: Action[] = [];
+  /** The ordering reached, or the prefix of those that share it. */
+  const named = () => `${order.length === actions.length ? "ordering" : "orderings beginning"} ${order.join(" → ")}`;
   const apply = (input: Input) => {
     now += 1000;
     const [d] = store.commit([{ input, now }], env);
     transitions++;
     const problem = d!.status >= 500 ? `answered ${d!.status}` : invariantProblem(store);
-    if (problem) throw new Error(`ordering ${order.join(" → ")}: after ${input.kind}: ${problem}`);
+    if (problem) throw new Error(`${named()}: after ${input.kind}: ${problem}`);
     return d!;
   };
   /** Claims for worker `w`; whether it got a job. */
@@ -99,8 +102,10 @@ export function enumerate(pick: (i: number) => boolean = () => true, each?: (ord
   };
   /**
    * The end of an ordering: finish everything that is left, pass by pass, until a pass finds nothing to claim, report
-   * or answer (such a pass changes nothing but the clock; the bound of 10 only stops a drain gone wrong), then check
-   * that every run ended and that the log replays to the live projection.
+   * or answer, then check that every run ended and that the log replays to the live projection. After such a pass the
+   * old drain's further passes only polled for work again, seconds later, with no job to hand out, no card open and
+   * no tick sent (a poll writes a heartbeat at most once a minute; an ordering ends well within one); the bound of 10
+   * only stops a drain gone wrong.
    */
   const finish = () => {
     for (let i = 0; i < 10; i++) {
@@ -116,9 +121,9 @@ export function enumerate(pick: (i: number) => boolean = () => true, each?: (ord
       if (!moved) break;
     }
     const left = store.view.where("runs", "state NOT IN ('done', 'nothing', 'cancelled')").map((x) => x.row);
-    if (left.length > 0) throw new Error(`ordering ${order.join(" → ")}: runs left after draining: ${left.map((r) => `${r.id}:${r.state}`).join(", ")}`);
+    if (left.length > 0) throw new Error(`${named()}: runs left after draining: ${left.map((r) => `${r.id}:${r.state}`).join(", ")}`);
     const diff = replay.diff(store);
-    if (diff) throw new Error(`ordering ${order.join(" → ")}: replay of ${diff} differs`);
+    if (diff) throw new Error(`${named()}: replay of ${diff} differs`);
     orderings++;
     each?.(order, store.factsAfter(0, Number.MAX_SAFE_INTEGER));
   };

@@ -17,5 +17,6 @@ test("simulation: seed 24301, 8,192 steps, invariants after every transition, re
 test("every 37th ordering of two workers, two events and one question keeps the invariants and replays", () => {
   const r = enumerate((i) => i % 37 === 0);
   assert.equal(r.orderings, Math.ceil(40_320 / 37));
-  assert.ok(r.transitions > r.orderings * 5);
+  // As tests/enumerate.test.ts pins the full walk's count: a kernel that answers these scenarios otherwise changes it.
+  assert.equal(r.transitions, 10_147);
 });

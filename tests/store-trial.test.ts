@@ -145,3 +145,43 @@ test("a trial inside a trial undoes its own commits alone, and the outer one goe
   assert.equal(store.db.inTransaction, false);
   store.close();
 });
+
+test("nested trials and the search index: an inner trial that catches the index up leaves the outer one's cursor as it was", () => {
+  const { store, one } = opened();
+  const before = everything(store);
+  store.trial(() => {
+    one({ kind: "event", keyHash: src, event: { id: "outer", type: "other.x", subject: "outer" } });
+    const lag = store.search.lag(store.seq);
+    const afterOuter = everything(store);
+    store.trial(() => {
+      for (let i = 0; i < searchLagFacts + 10; i++) one({ kind: "event", keyHash: src, event: { id: `in${i}`, type: "other.x", subject: `inner ${i}` } });
+      assert.ok(store.search.lag(store.seq) < lag + searchLagFacts, "the index caught up inside");
+    });
+    assert.equal(store.search.lag(store.seq), lag);
+    assert.deepEqual(everything(store), afterOuter);
+  });
+  assert.deepEqual(everything(store), before);
+  store.close();
+});
+
+test("a transaction SQLite rolled back whole inside a nested trial: the error is the one thrown, nothing is left, and no trial starts in its place", () => {
+  const { store, one } = opened();
+  const before = everything(store);
+  let thrown: unknown;
+  store.trial(() => {
+    one({ kind: "event", keyHash: src, event: { id: "outer", type: "alert.x" } });
+    // A trigger of this transaction that rolls all of it back (itself too) on the log cursor's next write.
+    store.db.exec(`CREATE TEMP TRIGGER gone BEFORE INSERT ON store_meta BEGIN SELECT RAISE(ROLLBACK, 'all of it rolled back'); END`);
+    try {
+      store.trial(() => one({ kind: "event", keyHash: src, event: { id: "inner", type: "alert.x" } }));
+    } catch (e) {
+      thrown = e;
+    }
+    assert.equal(store.db.inTransaction, false);
+    assert.throws(() => store.trial(() => 0), /trial-outside-transaction/);
+  });
+  assert.equal(String(thrown), "SqliteError: all of it rolled back");
+  assert.deepEqual(everything(store), before);
+  assert.equal(store.db.inTransaction, false);
+  store.close();
+});

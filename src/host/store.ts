@@ -45,8 +45,6 @@ export interface OpenOptions {
   master: Buffer;
   /** Overrides the computed fingerprint (tests of the rebuild). */
   fingerprint?: string;
-  /** An open database to use instead of opening `path` (a copy of a prepared image, in the enumeration). */
-  db?: Database.Database;
   /** The language of a failed rebuild's error; default English. */
   lang?: Lang;
   /** Facts per chunk of a rebuild (tests of chunk edges); default `rebuildChunkFacts`. */
@@ -73,8 +71,8 @@ export class Store {
   readonly opened: { rebuilt: boolean; rebuildMs: number; facts: number };
 
   constructor(opts: OpenOptions) {
-    if (!opts.db && opts.path !== ":memory:") closeSync(openSync(opts.path, "a", 0o600)); // created private: it holds key hashes
-    this.db = opts.db ?? new Database(opts.path);
+    if (opts.path !== ":memory:") closeSync(openSync(opts.path, "a", 0o600)); // created private: it holds key hashes
+    this.db = new Database(opts.path);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 5000");
@@ -102,16 +100,11 @@ export class Store {
       }
     } catch (e) {
       // A store that did not open gives back the connection it opened.
-      if (!opts.db) this.db.close();
+      this.db.close();
       throw e;
     }
     this.opened = { rebuilt: rebuild, rebuildMs: rebuild ? performance.now() - started : 0, facts: this.lastSeq };
     this.view = new View(this.db, (seq) => this.factChanges(seq));
-  }
-
-  /** A store over an already open database (its format fingerprint must be "enum" or match). */
-  static fromDatabase(db: Database.Database, master: Buffer, fingerprint = "enum"): Store {
-    return new Store({ path: ":memory:", master, fingerprint, db });
   }
 
   /** The sequence number of the last fact in the log. */
@@ -182,7 +175,8 @@ export class Store {
    * invariant, a kernel bug, a write SQLite refuses) is rolled back alone to its savepoint and answered 500 with the
    * error in `failure`; the others stand.
    * @returns one decision per input, in order, each with the facts it committed.
-   * @throws when the transaction itself cannot commit (for example SQLITE_BUSY after the busy timeout).
+   * @throws when the transaction itself cannot commit (for example SQLITE_BUSY after the busy timeout), or SQLite's
+   *   error when SQLite rolled the whole transaction back itself (a full disk, an I/O error): nothing is written then.
    */
   commit(batch: { input: Input; now: number }[], env: Env): StoreCommitted[] {
     const out: StoreCommitted[] = [];
@@ -203,6 +197,9 @@ export class Store {
           this.db.exec("RELEASE one");
           out.push({ ...d, committed });
         } catch (e) {
+          // SQLite rolled back the whole transaction itself (a full disk, an I/O error, no memory): the batch is lost
+          // whole, and its cause goes to the caller (undoing the savepoint would throw "no such savepoint" over it).
+          if (!this.db.inTransaction) throw e;
           this.db.exec("ROLLBACK TO one");
           this.db.exec("RELEASE one");
           this.lastSeq = seq;
@@ -214,8 +211,7 @@ export class Store {
       if (this.search.lag(this.lastSeq) >= searchLagFacts) this.search.catchUp(this.lastSeq);
       this.db.exec(nested ? "RELEASE batch" : "COMMIT");
     } catch (e) {
-      if (nested) this.db.exec("ROLLBACK TO batch; RELEASE batch");
-      else if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      if (this.db.inTransaction) this.db.exec(nested ? "ROLLBACK TO batch; RELEASE batch" : "ROLLBACK");
       this.lastSeq = seqBefore;
       throw e;
     }
@@ -229,18 +225,22 @@ export class Store {
    * so nothing of it is durable: never used by the hub. A trial inside a trial is a savepoint of its own, undone
    * alone: the 8! enumeration walks the tree of orderings depth first and keeps each shared prefix once.
    * @throws what `fn` throws, after undoing; InvariantError `trial-outside-transaction` when a transaction other than
-   *   a trial's is open.
+   *   a trial's is open, or an inner trial finds its parent's transaction gone.
    */
   trial<T>(fn: () => T): T {
     const outer = this.trials === 0;
-    assert(!outer || !this.db.inTransaction, "trial-outside-transaction");
+    // An outer trial begins the transaction; an inner one needs its parent's still open (SQLite may have rolled it all
+    // back on an I/O error or a trigger's RAISE(ROLLBACK): a savepoint then would begin a new one).
+    assert(outer !== this.db.inTransaction, "trial-outside-transaction");
     this.db.exec(outer ? "BEGIN" : "SAVEPOINT trial");
     this.trials++;
     try {
       return fn();
     } finally {
       this.trials--;
-      this.db.exec(outer ? "ROLLBACK" : "ROLLBACK TO trial; RELEASE trial");
+      // Gone already when SQLite rolled back the whole transaction itself: then everything is undone, and what `fn`
+      // threw goes on (a rollback with no transaction would throw over it).
+      if (this.db.inTransaction) this.db.exec(outer ? "ROLLBACK" : "ROLLBACK TO trial; RELEASE trial");
       this.lastSeq = (this.stmt(`SELECT COALESCE(MAX(seq), 0) AS s FROM facts`).get() as { s: number }).s;
       this.search.reread();
       this.view.forgetParsed();
