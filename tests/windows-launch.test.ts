@@ -586,9 +586,12 @@ function fakeJobSupervisor(dir: string, stubborn: boolean): void {
   const supervisor = `
     const { spawn } = require("node:child_process"); const fs = require("node:fs"); const path = require("node:path");
     const dir = ${JSON.stringify(dir)};
+    // Whole or not at all, as the real supervisor writes them (worker/files.ts): a reader between the file's creation
+    // and its write read "" (stopJob then took the launch for one that never started, and asked nothing).
+    const whole = (name, value) => { fs.writeFileSync(path.join(dir, name + ".tmp"), JSON.stringify(value)); fs.renameSync(path.join(dir, name + ".tmp"), path.join(dir, name)); };
     const host = spawn(process.execPath, ["-e", ${JSON.stringify(host)}], { stdio: "ignore" });
-    fs.writeFileSync(path.join(dir, "pid.json"), JSON.stringify({ supervisor: process.pid, pgid: host.pid }));
-    host.on("exit", (code, signal) => { fs.writeFileSync(path.join(dir, "exit.json"), JSON.stringify({ code, signal, error: null })); process.exit(0); });`;
+    whole("pid.json", { supervisor: process.pid, pgid: host.pid });
+    host.on("exit", (code, signal) => { whole("exit.json", { code, signal, error: null }); process.exit(0); });`;
   spawn(process.execPath, ["-e", supervisor], { stdio: "ignore", detached: true }).unref();
 }
 
